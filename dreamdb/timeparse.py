@@ -1,0 +1,191 @@
+"""Parsing of time expressions (``--since``, ``--until``, ``--now``) and frontmatter dates.
+
+Every datetime this module returns is timezone-aware and in UTC. Naive inputs
+(an ISO string without an offset, a YAML ``date``) are taken to be UTC, so the
+same vault and the same ``--now`` give the same answer on every machine.
+
+This module is on the CLI's hot path: it imports only the standard library at
+module level; ``dateutil`` is imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta, timezone
+
+__all__ = ["ACCEPTED_FORMS", "age_days", "parse_date_value", "parse_when"]
+
+ACCEPTED_FORMS = (
+    "an ISO-8601 date or instant (2026-08-01, 2026-08-01T12:00:00Z), "
+    "a relative span meaning that long before now (-30d, 30d, 12h, 2 weeks, "
+    "1 week ago, 3 months, 1y; a leading '+' means after now), "
+    "or one of: now, today, yesterday, tomorrow"
+)
+
+# unit word -> (kind, multiplier). kind "td" = timedelta seconds, "months" = calendar months.
+_UNITS: dict[str, tuple[str, float]] = {}
+for _names, _spec in (
+    (("s", "sec", "secs", "second", "seconds"), ("td", 1.0)),
+    (("m", "min", "mins", "minute", "minutes"), ("td", 60.0)),
+    (("h", "hr", "hrs", "hour", "hours"), ("td", 3600.0)),
+    (("d", "day", "days"), ("td", 86400.0)),
+    (("w", "wk", "wks", "week", "weeks"), ("td", 7 * 86400.0)),
+    (("mo", "mon", "mos", "month", "months"), ("months", 1.0)),
+    (("y", "yr", "yrs", "year", "years"), ("months", 12.0)),
+):
+    for _n in _names:
+        _UNITS[_n] = _spec
+
+_RELATIVE_RE = re.compile(
+    r"^(?P<sign>[+-])?\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]+)(?P<ago>\s+ago)?$"
+)
+
+
+def _as_utc(value: datetime) -> datetime:
+    """Return ``value`` as an aware UTC datetime (naive values are taken as UTC)."""
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def _start_of_day(value: datetime) -> datetime:
+    return value.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def parse_when(text: str, now: datetime) -> datetime:
+    """Parse a ``--since``/``--until`` style time expression.
+
+    Accepted forms:
+
+    * ISO-8601 dates and instants (``2026-08-01``, ``2026-08-01T12:00``,
+      ``2026-08-01T12:00:00+03:00``, ``...Z``); a value without an offset is UTC,
+      a date alone means midnight UTC.
+    * Relative spans, counted back from ``now``: ``-30d``, ``30d``, ``12h``,
+      ``90m`` (minutes), ``2 weeks``, ``1 week ago``, ``3 months`` / ``3mo``
+      (calendar months), ``1y``. A leading ``+`` counts forward instead
+      (``+7d`` = a week after ``now``).
+    * Keywords: ``now``; ``today``, ``yesterday``, ``tomorrow`` (midnight UTC
+      starting that day).
+
+    Args:
+        text: the expression, case-insensitive, surrounding spaces ignored.
+        now: the reference instant (the evaluation clock); a naive value is
+            taken as UTC.
+
+    Returns:
+        A timezone-aware datetime in UTC.
+
+    Raises:
+        UsageError: the text matches none of the accepted forms (the message
+            lists them).
+    """
+    now_utc = _as_utc(now)
+    if not isinstance(text, str):
+        _bad(text)
+    raw = text.strip()
+    lowered = raw.lower()
+    if not lowered:
+        _bad(text)
+
+    keyword = {
+        "now": lambda: now_utc,
+        "today": lambda: _start_of_day(now_utc),
+        "yesterday": lambda: _start_of_day(now_utc) - timedelta(days=1),
+        "tomorrow": lambda: _start_of_day(now_utc) + timedelta(days=1),
+    }.get(lowered)
+    if keyword is not None:
+        return keyword()
+
+    match = _RELATIVE_RE.match(lowered)
+    if match:
+        unit = _UNITS.get(match.group("unit"))
+        if unit is None:
+            _bad(text)
+        if match.group("sign") == "+" and match.group("ago"):
+            _bad(text)
+        direction = 1 if match.group("sign") == "+" else -1
+        amount = float(match.group("num"))
+        kind, mult = unit
+        try:
+            if kind == "td":
+                return now_utc + direction * timedelta(seconds=amount * mult)
+            months = amount * mult
+            if months != int(months):
+                # Fractional months: approximate with 30.436875-day months.
+                return now_utc + direction * timedelta(days=months * 30.436875)
+            from dateutil.relativedelta import relativedelta
+
+            return now_utc + direction * relativedelta(months=int(months))
+        except (OverflowError, ValueError):
+            _bad(text)
+
+    if raw[:1].isdigit():
+        from dateutil.parser import isoparse
+
+        try:
+            return _as_utc(isoparse(raw))
+        except (ValueError, OverflowError):
+            pass
+    _bad(text)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _bad(text: object) -> None:
+    from dreamdb.errors import UsageError
+
+    raise UsageError(
+        f"Cannot understand the time {text!r}.",
+        hint=f"Use {ACCEPTED_FORMS}.",
+    )
+
+
+def parse_date_value(value: object) -> datetime | None:
+    """Interpret a frontmatter or changelog date value.
+
+    YAML gives ``date``/``datetime`` objects for unquoted dates and ``str`` for
+    quoted ones; both are accepted. This never raises: a value that is not a
+    recognisable date gives ``None`` (the caller treats the date as unknown).
+
+    Args:
+        value: a ``datetime``, ``date``, ISO-8601 string, or anything else.
+
+    Returns:
+        A timezone-aware UTC datetime (a date alone is midnight UTC; naive
+        values are UTC), or ``None`` when the value is missing or unparseable.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, datetime):
+        return _as_utc(value)
+    if isinstance(value, date):
+        return datetime.combine(value, time(0, 0), tzinfo=timezone.utc)
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or not text[:1].isdigit():
+            return None
+        from dateutil.parser import isoparse
+
+        try:
+            return _as_utc(isoparse(text))
+        except (ValueError, OverflowError):
+            pass
+        # Tolerate "2026-08-01 12:00:00" and similar near-ISO forms.
+        try:
+            return _as_utc(datetime.fromisoformat(text))
+        except ValueError:
+            return None
+    return None
+
+
+def age_days(then: datetime, now: datetime) -> float:
+    """Age of ``then`` as seen from ``now``.
+
+    Args:
+        then: the instant (naive = UTC).
+        now: the reference instant (naive = UTC).
+
+    Returns:
+        ``now - then`` in days (float, 1.0 = 86,400 s); negative when ``then``
+        is after ``now``.
+    """
+    return (_as_utc(now) - _as_utc(then)).total_seconds() / 86400.0

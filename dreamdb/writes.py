@@ -1,0 +1,999 @@
+"""Atomic, byte-preserving edits of the vault (the user's data).
+
+Three operations: :func:`remember` (append a CHANGELOG entry), :func:`update`
+(edit a markdown document's frontmatter or body) and :func:`delete` (remove a
+markdown document). The rules every one of them follows:
+
+* **Atomic writes.** New content goes to a temporary file in the target's own
+  folder, is fsynced, then ``os.replace``-d over the target (the folder is
+  fsynced too, best effort). A reader sees the old file or the new one, never
+  half of one; a crash leaves at most a stray ``.<name>.*.tmp`` file.
+* **One writer at a time.** Every write holds ``<vault>/.dreamdb/vault.lock``
+  (a :class:`filelock.FileLock`) across its whole read-modify-write, so two
+  processes calling :func:`remember` together both land. Waiting longer than
+  :data:`LOCK_TIMEOUT_S` raises :class:`~dreamdb.errors.LockTimeout`.
+* **Refuse rather than guess.** An invalid or unknown-shaped ``CHANGELOG.json``
+  is never rewritten (:class:`~dreamdb.errors.WriteRefused`); the result of
+  every edit is re-parsed and compared with what was intended before it is
+  written.
+* **Slugs cannot escape the vault.** A slug is a file name, not a path:
+  separators, ``..``, NUL and absolute paths are rejected
+  (:class:`~dreamdb.errors.UsageError`); a document whose real path (after
+  symlinks) lies outside the vault is refused
+  (:class:`~dreamdb.errors.WriteRefused`).
+
+Byte preservation:
+
+* ``CHANGELOG.json``: the new entry is *inserted as text* into the existing
+  file; every other byte of the file is kept. The entry is serialised in the
+  file's own style (indent width, ``ensure_ascii`` or raw UTF-8, one-line or
+  pretty). The vault stores entries newest first (the reference tool's
+  convention), so a new entry goes first; a file whose dates ascend gets it
+  last.
+* Markdown frontmatter: only the lines of the keys being changed are
+  rewritten (a top-level key's lines = its ``key:`` line plus the indented or
+  ``- `` lines under it); all other keys keep their bytes, order, comments and
+  quoting. The edited block is re-parsed with PyYAML and compared with the
+  intended mapping; if the line edit did not produce it (exotic YAML), the
+  frontmatter is re-dumped whole with PyYAML (key order kept, formatting and
+  comments not) rather than writing something wrong.
+* The body after the frontmatter is not touched unless ``content`` or
+  ``append`` asks for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
+
+__all__ = [
+    "LOCK_TIMEOUT_S",
+    "MARKDOWN_TYPES",
+    "REFERENCE_PREFIXES",
+    "atomic_write_bytes",
+    "changelog_id",
+    "delete",
+    "find_document",
+    "remember",
+    "update",
+    "vault_lock",
+]
+
+#: Seconds a write waits for another dreamdb process's vault lock.
+LOCK_TIMEOUT_S = 10.0
+
+#: Name of the index folder inside the vault (holds the lock and the trash).
+INDEX_DIRNAME = ".dreamdb"
+
+#: Evidence-token prefixes accepted in ``remember(references=...)``.
+REFERENCE_PREFIXES = ("commit:", "file:", "knowledge:", "feature:", "task:", "url:")
+
+#: Document types stored one per markdown file, and where their files live:
+#: (folder relative to the vault, recursive?). ``knowledge`` excludes
+#: ``knowledge/features/`` (those are features).
+MARKDOWN_TYPES: dict[str, tuple[tuple[str, bool], ...]] = {
+    "knowledge": (("knowledge", True),),
+    "feature": (("knowledge/features", True), ("core/features", False)),
+    "task": (("state", False),),
+    "objective": (("core/objectives", False),),
+    "insight": (("lab/insights", False),),
+    "thesis": (("theses", False),),
+}
+
+_NON_FILE_TYPES = ("memory", "changelog", "bookmark", "capture")
+
+CHANGELOG_RELPATH = Path("core") / "CHANGELOG.json"
+
+# Field order of a new CHANGELOG entry: the vault's dominant order.
+_ENTRY_ORDER = ("date", "type", "scope", "description", "breaking", "summary",
+                "references", "authors", "supersedes")
+
+
+# --------------------------------------------------------------------------
+# Low-level safety: atomic writes, the vault lock, vault checks
+# --------------------------------------------------------------------------
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path``'s content with ``data`` atomically.
+
+    Writes a temporary file in the same folder, fsyncs it, gives it the
+    existing file's permission bits (0644 minus umask for a new file) and
+    ``os.replace``-s it over ``path``; then fsyncs the folder (best effort).
+
+    Args:
+        path: the file to create or replace. If it is a symlink, the link is
+            replaced by a regular file; callers pass resolved paths.
+        data: the complete new content.
+
+    Raises:
+        OSError: the folder is not writable or the disk is full (the target is
+            then unchanged and the temporary file removed).
+    """
+    path = Path(path)
+    folder = path.parent
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    if os.name != "posix":  # pragma: no cover - Windows has no directory fsync
+        return
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _check_vault(vault: Path) -> Path:
+    vault = Path(vault)
+    if not vault.is_dir():
+        raise VaultNotFound(f"No vault folder at {vault}.",
+                            hint="Pass the path of a _dream_context folder.")
+    return vault
+
+
+def _index_dir(vault: Path) -> Path:
+    """Return ``<vault>/.dreamdb``, creating it (with a ``*`` .gitignore) if needed."""
+    index_dir = vault / INDEX_DIRNAME
+    if not os.access(vault, os.W_OK):
+        raise WriteRefused(f"The vault folder {vault} is not writable.",
+                           hint="Check its permissions; dreamdb never writes elsewhere.")
+    try:
+        if not index_dir.is_dir():
+            index_dir.mkdir(exist_ok=True)
+            gitignore = index_dir / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("# dreamdb's local index folder: derived, never commit\n*\n",
+                                     encoding="utf-8")
+    except OSError as exc:
+        raise WriteRefused(f"Cannot create the index folder {index_dir}: {exc.strerror or exc}.",
+                           hint="Check the vault's permissions.") from exc
+    return index_dir
+
+
+@contextlib.contextmanager
+def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
+    """Hold the vault's write lock (``<vault>/.dreamdb/vault.lock``).
+
+    Every vault write in dreamdb runs inside this lock, so concurrent writers
+    (several agents, a hook and a CLI call) are serialised.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        timeout: seconds to wait for the lock; default :data:`LOCK_TIMEOUT_S`.
+
+    Yields:
+        The path of the lock file.
+
+    Raises:
+        VaultNotFound: ``vault`` is not a folder.
+        WriteRefused: the vault folder is not writable.
+        LockTimeout: another process held the lock longer than ``timeout``.
+    """
+    from filelock import FileLock, Timeout
+
+    vault = _check_vault(vault)
+    lock_path = _index_dir(vault) / "vault.lock"
+    wait = LOCK_TIMEOUT_S if timeout is None else timeout
+    lock = FileLock(str(lock_path), timeout=wait)
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise LockTimeout(
+            f"Another dreamdb process has held the vault lock for more than {wait:g} s.",
+            hint=f"Retry; if no dreamdb process is running, delete {lock_path}.",
+        ) from exc
+    except OSError as exc:
+        raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.") from exc
+    try:
+        yield lock_path
+    finally:
+        lock.release()
+
+
+def _confined(vault: Path, path: Path) -> Path:
+    """Return ``path`` resolved, or raise WriteRefused if it lies outside ``vault``."""
+    root = vault.resolve()
+    real = path.resolve()
+    if real != root and root not in real.parents:
+        raise WriteRefused(f"{path} resolves to {real}, outside the vault {root}.",
+                           hint="dreamdb only edits files inside the vault.")
+    return real
+
+
+# --------------------------------------------------------------------------
+# CHANGELOG: remember
+# --------------------------------------------------------------------------
+
+
+def _slugify(text: str) -> str:
+    """Lowercase; runs of anything but letters/digits become one ``-``."""
+    return re.sub(r"[\W_]+", "-", text.lower()).strip("-")
+
+
+def changelog_id(entry: dict, index: int) -> str:
+    """Return the identity slug of a CHANGELOG entry.
+
+    The slug is ``<date>-<scope or type>-<index>`` with scope/type slugified
+    (lowercase, runs of non-alphanumerics → ``-``), e.g.
+    ``2026-08-17-skill-0``. ``index`` is the entry's 0-based position in the
+    file's array, so the slugs of existing entries shift when a new entry is
+    inserted before them (newest-first vaults).
+
+    Args:
+        entry: the entry object.
+        index: its position in the array (0-based).
+
+    Returns:
+        The slug, without the ``changelog/`` type prefix.
+    """
+    when = str(entry.get("date") or "undated")
+    label = _slugify(str(entry.get("scope") or "")) or _slugify(str(entry.get("type") or "")) or "entry"
+    return f"{when}-{label}-{index}"
+
+
+class _ChangelogFile:
+    """Where the entry array sits in CHANGELOG.json text, and its style."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        try:
+            self.data = json.loads(text)
+        except ValueError as exc:
+            raise WriteRefused(f"core/CHANGELOG.json is not valid JSON ({exc}); it was not changed.",
+                               hint="Fix the file by hand (git diff shows what changed).") from exc
+        if isinstance(self.data, list):
+            self.entries = self.data
+            self.array_start = len(text) - len(text.lstrip())
+            self.array_end = len(text.rstrip())  # one past "]"
+            self.depth = 1
+        elif isinstance(self.data, dict) and isinstance(self.data.get("entries"), list):
+            self.entries = self.data["entries"]
+            self.array_start, self.array_end = self._find_entries_array(text)
+            self.depth = 2
+        else:
+            raise WriteRefused(
+                "core/CHANGELOG.json is neither a JSON array nor an object with an \"entries\" array; "
+                "it was not changed.",
+                hint="dreamdb only appends to a bare array or {\"entries\": [...]}.")
+        if text[self.array_start] != "[" or text[self.array_end - 1] != "]":
+            raise WriteRefused("Cannot locate the entry array in core/CHANGELOG.json; it was not changed.")
+
+    @staticmethod
+    def _find_entries_array(text: str) -> tuple[int, int]:
+        decoder = json.JSONDecoder()
+        ws = re.compile(r"\s*")
+        idx = ws.match(text, 0).end()
+        if text[idx] != "{":
+            raise WriteRefused("Cannot locate the entry array in core/CHANGELOG.json; it was not changed.")
+        idx = ws.match(text, idx + 1).end()
+        found: tuple[int, int] | None = None
+        while text[idx] != "}":
+            key, idx = decoder.raw_decode(text, idx)
+            idx = ws.match(text, idx).end()
+            if text[idx] != ":":
+                raise WriteRefused("Cannot parse core/CHANGELOG.json's top-level object.")
+            idx = ws.match(text, idx + 1).end()
+            _, end = decoder.raw_decode(text, idx)
+            if key == "entries":
+                found = (idx, end)  # the last duplicate wins, as in json.loads
+            idx = ws.match(text, end).end()
+            if text[idx] == ",":
+                idx = ws.match(text, idx + 1).end()
+        if found is None:  # pragma: no cover - json.loads found it
+            raise WriteRefused("Cannot locate the entry array in core/CHANGELOG.json.")
+        return found
+
+    def newest_first(self) -> bool:
+        """True unless the entries' dates ascend from first to last."""
+        dated = [str(e.get("date")) for e in self.entries if isinstance(e, dict) and e.get("date")]
+        if len(dated) < 2:
+            return True
+        return not dated[0] < dated[-1]
+
+    def ensure_ascii(self) -> bool:
+        if any(ord(ch) > 127 for ch in self.text):
+            return False
+        return bool(re.search(r"\\u[0-9a-fA-F]{4}", self.text))
+
+    def insert(self, entry: dict, first: bool) -> str:
+        """Return the file text with ``entry`` inserted first or last in the array."""
+        text, start, end = self.text, self.array_start, self.array_end
+        inner = text[start + 1:end - 1]
+        ensure_ascii = self.ensure_ascii()
+        if not inner.strip():  # empty array
+            if self.depth == 2 and "\n" not in text.strip():  # one-line {"entries": []}
+                body = json.dumps(entry, ensure_ascii=ensure_ascii)
+                return text[:start + 1] + body + text[end - 1:]
+            unit = self._indent_unit() or "  "
+            outer = unit * (self.depth - 1)
+            body = self._dump(entry, unit, outer + unit, ensure_ascii)
+            return text[:start + 1] + "\n" + outer + unit + body + "\n" + outer + text[end - 1:]
+        lead = re.match(r"\s*", inner).group(0)  # whitespace before the first element
+        if "\n" in lead:
+            elem_indent = lead.rsplit("\n", 1)[1]
+            unit = self._indent_unit() or "  "
+            body = self._dump(entry, unit, elem_indent, ensure_ascii)
+            gap = lead
+        else:  # a one-line array: match its separators
+            spaced = re.search(r"[\]}\"\d el],\s", inner) or re.search(r"\":\s", inner)
+            sep = (", ", ": ") if spaced else (",", ":")
+            body = json.dumps(entry, ensure_ascii=ensure_ascii, separators=sep)
+            gap = " " if spaced else ""
+        if first:
+            pos = start + 1 + len(lead)
+            return text[:pos] + body + "," + gap + text[pos:]
+        tail = re.search(r"\s*$", inner).group(0)
+        pos = end - 1 - len(tail)
+        return text[:pos] + "," + gap + body + text[pos:]
+
+    def _indent_unit(self) -> str | None:
+        """Indent width of the file, read from the first element's first key."""
+        m = re.search(r"\n([ \t]+)\{\s*\n([ \t]+)\"", self.text)
+        if m and m.group(2).startswith(m.group(1)) and len(m.group(2)) > len(m.group(1)):
+            return m.group(2)[len(m.group(1)):]
+        m = re.search(r"\n([ \t]+)\S", self.text)
+        return m.group(1) if m else None
+
+    @staticmethod
+    def _dump(entry: dict, unit: str, elem_indent: str, ensure_ascii: bool) -> str:
+        indent: int | str = len(unit) if unit.strip(" ") == "" else unit
+        dumped = json.dumps(entry, indent=indent, ensure_ascii=ensure_ascii)
+        return dumped.replace("\n", "\n" + elem_indent)
+
+
+def _read_changelog(path: Path) -> _ChangelogFile:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raw = b"[]\n"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WriteRefused("core/CHANGELOG.json is not UTF-8; it was not changed.") from exc
+    if text.startswith("\ufeff"):
+        raise WriteRefused("core/CHANGELOG.json starts with a byte-order mark; it was not changed.",
+                           hint="Remove the BOM; JSON files are plain UTF-8.")
+    return _ChangelogFile(text)
+
+
+def _resolve_supersedes(ref: str, entries: Sequence[Any]) -> str:
+    """Map an entry id (or ``date|scope``) to the stable ``date|scope`` form."""
+    ident = ref.strip()
+    for prefix in ("changelog/", "changelog:"):
+        if ident.startswith(prefix):
+            ident = ident[len(prefix):]
+    dicts = [(i, e) for i, e in enumerate(entries) if isinstance(e, dict)]
+
+    def stable(e: dict) -> str:
+        return f"{e.get('date')}|{e.get('scope') or e.get('type')}"
+
+    if "|" in ident:
+        when, _, label = ident.partition("|")
+        for _, e in dicts:
+            if str(e.get("date")) == when.strip() and (e.get("scope") or e.get("type")) == label.strip():
+                return stable(e)
+    m = re.fullmatch(r"(.+)-(\d+)", ident)
+    if m:
+        index = int(m.group(2))
+        if 0 <= index < len(entries) and isinstance(entries[index], dict):
+            if changelog_id(entries[index], index) == ident:
+                return stable(entries[index])
+    ids = [changelog_id(e, i) for i, e in dicts]
+    close = difflib.get_close_matches(ident, ids, n=3, cutoff=0.6)
+    raise NotFound(f"No CHANGELOG entry {ref!r} to supersede.",
+                   hint=("Close matches: " + ", ".join(close)) if close else
+                   "Use an id such as changelog/<date>-<scope>-<index> or <date>|<scope>.")
+
+
+def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{name} must be a non-empty string.")
+    if "\x00" in value:
+        raise UsageError(f"{name} contains a NUL character.")
+    if not allow_newlines and ("\n" in value or "\r" in value):
+        raise UsageError(f"{name} must be one line.")
+    return value
+
+
+def remember(
+    vault: Path,
+    text: str,
+    *,
+    type: str = "note",  # noqa: A002 - the CHANGELOG field's name
+    scope: str | None = None,
+    summary: str | None = None,
+    references: Iterable[str] = (),
+    supersedes: str | None = None,
+    authors: Iterable[str] = (),
+    breaking: bool = False,
+    now: datetime | None = None,
+) -> dict:
+    """Add a new entry to the vault's ``core/CHANGELOG.json``.
+
+    The entry goes where this vault puts new entries: first when the file is
+    newest-first (the reference convention, and the choice for an empty
+    file), last when its dates ascend. It is inserted as text, so every other
+    byte of the file stays as it was; the file is created as an array if it
+    does not exist.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        text: the entry's ``description`` (free text, may span lines).
+        type: the entry's ``type`` (``note``, ``feat``, ``fix``, ``decision``…), one line.
+        scope: the entry's ``scope`` (area of the project), one line; written
+            as ``""`` when omitted, and the id then uses the type.
+        summary: one-line headline (soft cap 200 characters, not enforced).
+        references: evidence tokens, each starting with one of
+            :data:`REFERENCE_PREFIXES` (``commit:<sha>``, ``file:<path>``,
+            ``knowledge:<slug>``, ``feature:<slug>``, ``task:<slug>``,
+            ``url:<href>``).
+        supersedes: id of the entry this one replaces:
+            ``[changelog/]<date>-<scope>-<index>`` (see :func:`changelog_id`)
+            or the vault's own ``<date>|<scope>`` form. It is stored in the
+            stable ``<date>|<scope>`` form, because index-based ids shift
+            when entries are inserted.
+        authors: author handles, stored as ``authors`` when not empty.
+        breaking: the entry's ``breaking`` flag.
+        now: the clock; the entry's ``date`` is ``now``'s calendar date in
+            ``now``'s own time zone (local time when ``None``).
+
+    Returns:
+        The entry as written (its fields in file order) plus ``"id"``, its
+        changelog slug at the moment of writing, e.g. ``2026-08-18-recall-0``.
+
+    Raises:
+        UsageError: empty text, multi-line type/scope/summary, a reference
+            without an accepted prefix.
+        NotFound: ``supersedes`` names no existing entry.
+        WriteRefused: CHANGELOG.json is invalid JSON, not UTF-8, or neither an
+            array nor ``{"entries": [...]}`` (the file is left untouched); the
+            vault is not writable.
+        LockTimeout: another writer held the vault lock too long.
+        VaultNotFound: ``vault`` is not a folder.
+    """
+    vault = _check_vault(vault)
+    _check_text("The entry text", text)
+    _check_text("type", type, allow_newlines=False)
+    if scope is not None and scope != "":
+        _check_text("scope", scope, allow_newlines=False)
+    if summary is not None:
+        _check_text("summary", summary, allow_newlines=False)
+    if isinstance(references, str):
+        references = [references]
+    refs = [str(r).strip() for r in references]
+    for ref in refs:
+        if not ref.startswith(REFERENCE_PREFIXES) or len(ref) == ref.find(":") + 1 or "\x00" in ref:
+            raise UsageError(f"Reference {ref!r} is not a prefixed evidence token.",
+                             hint="Start each reference with one of: " + ", ".join(REFERENCE_PREFIXES))
+    if isinstance(authors, str):
+        authors = [authors]
+    author_list = [_check_text("author", a, allow_newlines=False).strip() for a in authors]
+
+    clock = now if now is not None else datetime.now().astimezone()
+    entry: dict[str, Any] = {
+        "date": clock.date().isoformat(),
+        "type": type.strip(),
+        "scope": (scope or "").strip(),
+        "description": text,
+        "breaking": bool(breaking),
+    }
+    if summary is not None:
+        entry["summary"] = summary.strip()
+    if refs:
+        entry["references"] = refs
+    if author_list:
+        entry["authors"] = author_list
+
+    path = vault / CHANGELOG_RELPATH
+    with vault_lock(vault):
+        path = _confined(vault, path)
+        changelog = _read_changelog(path)
+        if supersedes is not None:
+            entry["supersedes"] = _resolve_supersedes(supersedes, changelog.entries)
+        entry = {k: entry[k] for k in _ENTRY_ORDER if k in entry}
+        first = changelog.newest_first()
+        new_text = changelog.insert(entry, first)
+        # Verify before writing: same data plus exactly our entry.
+        expected_entries = list(changelog.entries)
+        index = 0 if first else len(expected_entries)
+        expected_entries.insert(index, entry)
+        try:
+            parsed = json.loads(new_text)
+        except ValueError as exc:  # pragma: no cover - a bug, never written
+            raise WriteRefused("Internal error: the edited CHANGELOG.json would not parse; nothing written.") from exc
+        got = parsed if changelog.depth == 1 else parsed.get("entries")
+        if got != expected_entries:  # pragma: no cover - a bug, never written
+            raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, new_text.encode("utf-8"))
+    return {**entry, "id": changelog_id(entry, index)}
+
+
+# --------------------------------------------------------------------------
+# Markdown documents: locating them
+# --------------------------------------------------------------------------
+
+
+def _iter_markdown(vault: Path, doc_type: str) -> Iterator[Path]:
+    for rel, recursive in MARKDOWN_TYPES[doc_type]:
+        root = vault / rel
+        if not root.is_dir():
+            continue
+        if recursive:
+            for folder, dirs, files in os.walk(root):
+                here = Path(folder)
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                if doc_type == "knowledge" and here == vault / "knowledge":
+                    dirs[:] = [d for d in dirs if d != "features"]
+                for name in sorted(files):
+                    if name.endswith(".md") and not name.startswith("."):
+                        yield here / name
+        else:
+            for name in sorted(os.listdir(root)):
+                if name.endswith(".md") and not name.startswith(".") and (root / name).is_file():
+                    yield root / name
+
+
+def _parse_slug(slug: str) -> tuple[str | None, str]:
+    if not isinstance(slug, str) or not slug.strip():
+        raise UsageError("The slug is empty.", hint="Name a document as type/slug or slug.")
+    raw = slug.strip()
+    if "\x00" in raw:
+        raise UsageError("The slug contains a NUL character.")
+    doc_type: str | None = None
+    head, sep, rest = raw.partition("/")
+    if sep and head in MARKDOWN_TYPES:
+        doc_type, raw = head, rest
+    elif sep and head in _NON_FILE_TYPES:
+        if head == "changelog":
+            raise UsageError("CHANGELOG entries are append-only.",
+                             hint="Record a correction with remember --supersedes <id>.")
+        raise UsageError(f"{head} documents cannot be edited or deleted by slug.",
+                         hint="Edit the source file by hand.")
+    if raw.endswith(".md"):
+        raw = raw[:-3]
+    if (not raw or raw in (".", "..") or ".." in raw or "/" in raw or "\\" in raw
+            or raw.startswith(".") or os.path.isabs(raw) or any(ord(c) < 32 for c in raw)):
+        raise UsageError(f"{slug!r} is not a document slug.",
+                         hint="A slug is a file name without .md (e.g. knowledge/my-note), never a path.")
+    return doc_type, raw
+
+
+def find_document(vault: Path, slug: str) -> tuple[str, Path]:
+    """Find the markdown file of a document.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        slug: ``type/slug`` (``knowledge/my-note``) or a bare ``slug``; a
+            trailing ``.md`` is ignored. Types: knowledge, feature, task,
+            objective, insight, thesis. Archive folders (names starting with
+            ``.``) are not searched.
+
+    Returns:
+        ``(type, path)``; ``path`` is inside the vault (not resolved).
+
+    Raises:
+        UsageError: the slug is a path or otherwise malformed; the bare slug
+            names documents of several types or several files (candidates
+            listed); it names a memory section or changelog entry.
+        NotFound: no such document (close matches in the hint).
+        VaultNotFound: ``vault`` is not a folder.
+    """
+    vault = _check_vault(vault)
+    doc_type, bare = _parse_slug(slug)
+    types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
+    matches: list[tuple[str, Path]] = []
+    known: list[str] = []
+    for t in types:
+        for path in _iter_markdown(vault, t):
+            name = path.name[:-3]
+            known.append(f"{t}/{name}")
+            if name == bare:
+                matches.append((t, path))
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        pool = known + [k.split("/", 1)[1] for k in known]
+        target = f"{doc_type}/{bare}" if doc_type else bare
+        close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
+        raise NotFound(f"No document {slug!r} in the vault.",
+                       hint=("Did you mean: " + ", ".join(close)) if close else
+                       "Run dreamdb recall to find the slug.")
+    listing = ", ".join(f"{t}/{bare} ({p.relative_to(vault).as_posix()})" for t, p in matches)
+    raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}.",
+                     hint="Say which one with type/slug; two files of one type need renaming.")
+
+
+# --------------------------------------------------------------------------
+# Frontmatter editing (line-level)
+# --------------------------------------------------------------------------
+
+_KEY_RE = re.compile(r"""^(?:"(?P<dq>[^"\\]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))\s*:(?:\s|$)""")
+
+
+class _Markdown:
+    """A markdown file split into BOM, frontmatter lines and body text."""
+
+    def __init__(self, text: str) -> None:
+        self.bom = "\ufeff" if text.startswith("\ufeff") else ""
+        text = text[len(self.bom):]
+        self.newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
+        lines = re.split(r"(?<=\n)", text)
+        if lines and lines[-1] == "":
+            lines.pop()
+        self.has_fm = False
+        self.fm_closed = False
+        self.open_line = ""
+        self.fm_lines: list[str] = []
+        self.close_line = ""
+        self.body = text
+        if lines and lines[0].rstrip("\r\n") == "---":
+            for i in range(1, len(lines)):
+                if lines[i].rstrip("\r\n").rstrip() in ("---", "..."):
+                    self.has_fm = self.fm_closed = True
+                    self.open_line = lines[0]
+                    self.fm_lines = lines[1:i]
+                    self.close_line = lines[i]
+                    self.body = "".join(lines[i + 1:])
+                    break
+
+    def render(self) -> str:
+        if not self.has_fm:
+            return self.bom + self.body
+        close = self.close_line if self.close_line.endswith("\n") else self.close_line + self.newline
+        return self.bom + self.open_line + "".join(self.fm_lines) + close + self.body
+
+    def frontmatter(self) -> dict:
+        import yaml
+
+        if not self.has_fm:
+            return {}
+        try:
+            data = yaml.safe_load("".join(self.fm_lines))
+        except yaml.YAMLError as exc:
+            raise WriteRefused(f"The document's YAML frontmatter is malformed ({_yaml_problem(exc)}).",
+                               hint="Fix the frontmatter by hand; dreamdb will not guess.") from exc
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise WriteRefused("The document's frontmatter is not a YAML mapping.",
+                               hint="Fix the frontmatter by hand; dreamdb will not guess.")
+        return data
+
+    def key_spans(self) -> dict[str, tuple[int, int]]:
+        """Map each top-level key to its [start, end) line range in fm_lines."""
+        starts: list[tuple[str, int]] = []
+        for i, line in enumerate(self.fm_lines):
+            m = _KEY_RE.match(line)
+            if m:
+                key = m.group("dq") if m.group("dq") is not None else (
+                    m.group("sq") if m.group("sq") is not None else m.group("plain"))
+                starts.append((key, i))
+        spans: dict[str, tuple[int, int]] = {}
+        for n, (key, start) in enumerate(starts):
+            end = starts[n + 1][1] if n + 1 < len(starts) else len(self.fm_lines)
+            # A column-0 comment ends the span; trailing blank lines stay outside it.
+            for j in range(start + 1, end):
+                if self.fm_lines[j].startswith("#"):
+                    end = j
+                    break
+            while end - 1 > start and not self.fm_lines[end - 1].strip():
+                end -= 1
+            spans[key] = (start, end)
+        return spans
+
+
+def _yaml_problem(exc: Exception) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    return f"{problem} at line {mark.line + 2}" if mark is not None else str(problem)
+
+
+def _scalar(value: Any) -> str:
+    """One YAML scalar, safe in block and flow context."""
+    import yaml
+
+    dumped = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9)
+    dumped = dumped.strip()
+    assert dumped.startswith("[") and dumped.endswith("]")
+    return dumped[1:-1]
+
+
+def _render_key(key: str, value: Any, old: list[str], newline: str) -> list[str]:
+    """Render ``key: value`` as frontmatter lines, following the old lines' style."""
+    first = old[0] if old else ""
+    after_colon = first.split(":", 1)[1].strip() if ":" in first else ""
+    if isinstance(value, list):
+        if old and (after_colon.startswith("[") or not old[1:]) and after_colon:
+            quote_json = '"' in after_colon
+            items = [json.dumps(v, ensure_ascii=False) if quote_json and isinstance(v, str) else _scalar(v)
+                     for v in value]
+            return [f"{key}: [{', '.join(items)}]{newline}"]
+        if not value:
+            return [f"{key}: []{newline}"]
+        indent = "  "
+        for line in old[1:]:
+            m = re.match(r"^(\s*)- ", line)
+            if m:
+                indent = m.group(1)
+                break
+        else:
+            if not old:
+                indent = "  "
+        return [f"{key}:{newline}"] + [f"{indent}- {_scalar(v)}{newline}" for v in value]
+    if isinstance(value, str) and old and after_colon in (">-", ">", "|-", "|") and value.strip():
+        cont_indent = "  "
+        for line in old[1:]:
+            if line.strip():
+                cont_indent = re.match(r"^(\s*)", line).group(1) or "  "
+                break
+        if after_colon.startswith(">") and "\n" not in value and value == value.strip() and "  " not in value:
+            lines = _wrap(value, 80 - len(cont_indent))
+            return [f"{key}: >-{newline}"] + [f"{cont_indent}{ln}{newline}" for ln in lines]
+        if after_colon.startswith("|"):
+            body = value.rstrip("\n").split("\n")
+            return [f"{key}: |-{newline}"] + [f"{cont_indent}{ln}{newline}" if ln else newline for ln in body]
+    if isinstance(value, str) and old and after_colon[:1] in ('"', "'") and "\n" not in value:
+        if after_colon[:1] == '"':
+            return [f"{key}: {json.dumps(value, ensure_ascii=False)}{newline}"]
+        if not any(ord(c) < 32 for c in value):
+            return [f"{key}: '" + value.replace("'", "''") + f"'{newline}"]
+    return [f"{key}: {_scalar(value)}{newline}"]
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    words = text.split(" ")
+    lines: list[str] = []
+    current = ""
+    for word in words:
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    lines.append(current)
+    return lines
+
+
+def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
+    """Set top-level frontmatter keys, editing only their lines (see module doc)."""
+    import yaml
+
+    original = doc.frontmatter()
+    expected = dict(original)
+    expected.update(changes)
+    if not doc.has_fm:
+        doc.has_fm = True
+        doc.open_line = "---" + doc.newline
+        doc.close_line = "---" + doc.newline
+        doc.fm_lines = []
+    lines = list(doc.fm_lines)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += doc.newline
+    doc.fm_lines = lines
+    for key, value in changes.items():
+        spans = doc.key_spans()
+        if key in spans:
+            start, end = spans[key]
+            rendered = _render_key(key, value, doc.fm_lines[start:end], doc.newline)
+            candidate = yaml.safe_load("".join(rendered)) if rendered else None
+            if not isinstance(candidate, dict) or candidate.get(key) != value:
+                rendered = [f"{key}: {_scalar(value)}{doc.newline}"]
+            doc.fm_lines[start:end] = rendered
+        else:
+            rendered = _render_key(key, value, [], doc.newline)
+            insert_at = len(doc.fm_lines)
+            while insert_at > 0 and not doc.fm_lines[insert_at - 1].strip():
+                insert_at -= 1
+            doc.fm_lines[insert_at:insert_at] = rendered
+    try:
+        got = yaml.safe_load("".join(doc.fm_lines)) or {}
+    except yaml.YAMLError:
+        got = None
+    if got != expected:
+        # The line edit did not produce the intended mapping: re-dump whole.
+        dumped = yaml.safe_dump(expected, allow_unicode=True, sort_keys=False, width=10**9)
+        doc.fm_lines = [ln + doc.newline for ln in dumped.splitlines()]
+        if (yaml.safe_load("".join(doc.fm_lines)) or {}) != expected:  # pragma: no cover
+            raise WriteRefused("Internal error: could not write the frontmatter faithfully; nothing written.")
+
+
+def _updated_value(old: Any, now: datetime) -> Any:
+    if isinstance(old, datetime):
+        return now.replace(microsecond=0) if old.tzinfo else now.replace(microsecond=0, tzinfo=None)
+    if isinstance(old, date):
+        return now.date()
+    if isinstance(old, str) and "T" in old:
+        return now.replace(microsecond=0).isoformat()
+    return now.date().isoformat()
+
+
+def _load_markdown(path: Path) -> _Markdown:
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WriteRefused(f"{path.name} is not UTF-8 text; it was not changed.") from exc
+    return _Markdown(text)
+
+
+def update(
+    vault: Path,
+    slug: str,
+    *,
+    description: str | None = None,
+    tags: Sequence[str] | str | None = None,
+    content: str | None = None,
+    append: str | None = None,
+    pin: bool | None = None,
+    now: datetime | None = None,
+) -> Path:
+    """Edit a markdown document's frontmatter and/or body.
+
+    Only what is asked changes: ``description``, ``tags`` and ``pinned`` are
+    set in the frontmatter by rewriting just their lines (the other keys keep
+    their bytes and order); ``content`` replaces the body after the
+    frontmatter; ``append`` adds a paragraph at the end of the body. If the
+    frontmatter already has ``updated`` and/or ``updated_at``, they are set to
+    ``now`` (same value type as before). A file without frontmatter gets one
+    when a frontmatter field is set.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        slug: ``type/slug`` or a bare slug (see :func:`find_document`).
+        description: new ``description``.
+        tags: new ``tags`` (a list, or a comma-separated string), replacing the old list.
+        content: new body (everything after the frontmatter).
+        append: text to add at the end of the body, after a blank line.
+        pin: ``True`` sets ``pinned: true``; ``False`` sets ``pinned: false``
+            (only if the key exists or the document was pinned).
+        now: the clock for ``updated``/``updated_at`` (default: now, local time).
+
+    Returns:
+        The path of the edited file (the real path inside the vault).
+
+    Raises:
+        UsageError: nothing to change; ``content`` and ``append`` together; a
+            malformed or ambiguous slug.
+        NotFound: no such document.
+        WriteRefused: the frontmatter must change but is malformed YAML or
+            not a mapping; the file is not UTF-8; the document resolves
+            outside the vault; the vault is not writable.
+        LockTimeout: another writer held the vault lock too long.
+        VaultNotFound: ``vault`` is not a folder.
+    """
+    if all(v is None for v in (description, tags, content, append, pin)):
+        raise UsageError("Nothing to update.", hint="Give a description, tags, content, append or pin.")
+    if content is not None and append is not None:
+        raise UsageError("Give either content (replace the body) or append, not both.")
+    changes: dict[str, Any] = {}
+    if description is not None:
+        changes["description"] = _check_text("description", description)
+    if tags is not None:
+        tag_list = [t.strip() for t in tags.split(",")] if isinstance(tags, str) else [str(t).strip() for t in tags]
+        changes["tags"] = [t for t in tag_list if t]
+    for name, value in (("content", content), ("append", append)):
+        if value is not None and (not isinstance(value, str) or "\x00" in value):
+            raise UsageError(f"{name} must be text without NUL characters.")
+    if append is not None and not append.strip():
+        raise UsageError("Nothing to append.")
+    vault = _check_vault(vault)
+    with vault_lock(vault):
+        _, path = find_document(vault, slug)
+        real = _confined(vault, path)
+        doc = _load_markdown(real)
+        if pin is not None:
+            current = doc.frontmatter() if doc.has_fm else {}
+            if pin or "pinned" in current:
+                changes["pinned"] = bool(pin)
+        if changes and doc.has_fm:
+            current = doc.frontmatter()
+            clock = now if now is not None else datetime.now().astimezone()
+            for key in ("updated", "updated_at"):
+                if key in current:
+                    changes[key] = _updated_value(current[key], clock)
+        if changes:
+            _apply_frontmatter(doc, changes)
+        if content is not None:
+            doc.body = content if content.endswith("\n") or not content else content + doc.newline
+            if doc.has_fm and doc.body and not doc.body.startswith(("\n", "\r\n")):
+                doc.body = doc.newline + doc.body
+        elif append is not None:
+            body = doc.body
+            if body.strip():
+                if not body.endswith("\n"):
+                    body += doc.newline
+                if not body.endswith(doc.newline * 2) and not body.endswith("\n\n"):
+                    body += doc.newline
+            else:
+                body = doc.newline if doc.has_fm else ""
+            text = append.strip("\r\n").replace("\r\n", "\n").replace("\n", doc.newline)
+            doc.body = body + text + doc.newline
+        atomic_write_bytes(real, doc.render().encode("utf-8"))
+    return real
+
+
+def _is_pinned(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on", "1")
+    return bool(value)
+
+
+def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
+    """Remove a markdown document from the vault, keeping a local copy.
+
+    The file is moved (``os.replace``, atomic) to
+    ``<vault>/.dreamdb/trash/<type>/<UTC timestamp>-<file name>`` rather than
+    destroyed, so a mistaken delete can be undone by moving it back; the
+    trash is inside the gitignored index folder.
+
+    Rule without ``force``: a document that is pinned (``pinned: true``) is
+    refused, and so is one whose frontmatter cannot be parsed (dreamdb cannot
+    tell whether it is pinned). ``force=True`` deletes either.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        slug: ``type/slug`` or a bare slug (see :func:`find_document`).
+        force: delete even a pinned document or one with malformed frontmatter.
+
+    Returns:
+        The path the document had (it no longer exists there).
+
+    Raises:
+        UsageError: a malformed or ambiguous slug, or a changelog/memory id.
+        NotFound: no such document.
+        WriteRefused: the document is pinned or its frontmatter is malformed
+            (without ``force``); it resolves outside the vault; the vault is
+            not writable.
+        LockTimeout: another writer held the vault lock too long.
+        VaultNotFound: ``vault`` is not a folder.
+    """
+    vault = _check_vault(vault)
+    with vault_lock(vault):
+        doc_type, path = find_document(vault, slug)
+        _confined(vault, path)
+        if not force:
+            try:
+                meta = _load_markdown(path).frontmatter()
+            except WriteRefused as exc:
+                raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
+                                   hint="Pass force=True (--force) to delete it anyway.") from exc
+            if _is_pinned(meta.get("pinned")):
+                raise WriteRefused(f"{doc_type}/{path.name[:-3]} is pinned; not deleting it.",
+                                   hint="Unpin it first (update --unpin) or pass --force.")
+        trash = _index_dir(vault) / "trash" / doc_type
+        trash.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        os.replace(path, trash / f"{stamp}-{path.name}")
+        _fsync_dir(path.parent)
+    return path

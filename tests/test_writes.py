@@ -1,0 +1,463 @@
+"""Tests of dreamdb.writes against a copy of the real dreamcontext vault."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import threading
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dreamdb import writes
+from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
+from dreamdb.writes import changelog_id, delete, find_document, remember, update
+
+REAL_VAULT = Path(__file__).resolve().parents[2] / "shared" / "vaults" / "dreamcontext" / "_dream_context"
+if not REAL_VAULT.is_dir():  # the shared folder sits next to the checkout
+    REAL_VAULT = Path("/work/shared/vaults/dreamcontext/_dream_context")
+
+NOW = datetime(2026, 8, 18, 9, 30, tzinfo=timezone.utc)
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under root (outside .dreamdb) -> bytes."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and ".dreamdb" not in path.relative_to(root).parts:
+            out[path.relative_to(root).as_posix()] = path.read_bytes()
+    return out
+
+
+@pytest.fixture()
+def vault(tmp_path: Path) -> Path:
+    """A writable copy of the real vault (without its large workspace/ folder)."""
+    dest = tmp_path / "proj" / "_dream_context"
+    shutil.copytree(REAL_VAULT, dest, ignore=shutil.ignore_patterns("workspace"))
+    for folder, dirs, files in os.walk(dest):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    return dest
+
+
+def _entries_text(raw: str) -> list[str]:
+    """Split a pretty-printed top-level JSON array into its elements' exact text."""
+    decoder = json.JSONDecoder()
+    idx = raw.index("[") + 1
+    out = []
+    while True:
+        while raw[idx] in " \n\r\t,":
+            idx += 1
+        if raw[idx] == "]":
+            return out
+        _, end = decoder.raw_decode(raw, idx)
+        out.append(raw[idx:end])
+        idx = end
+
+
+# ---------------------------------------------------------------- remember
+
+
+def test_real_changelog_style_round_trips():
+    raw = (REAL_VAULT / "core" / "CHANGELOG.json").read_bytes()
+    data = json.loads(raw)
+    assert (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode() == raw
+
+
+def test_remember_prepends_and_keeps_every_other_byte(vault: Path):
+    path = vault / "core" / "CHANGELOG.json"
+    before = path.read_bytes()
+    old_entries = _entries_text(before.decode())
+    entry = remember(vault, "Chose FTS5 vocab tables for exact BM25 — çok hızlı.", type="decision",
+                     scope="recall", summary="Exact BM25 from fts5vocab",
+                     references=["file:dreamdb/ranking/bm25.py", "url:https://sqlite.org/fts5.html"],
+                     authors=["mehmet-nuraydin"], now=NOW)
+    after = path.read_bytes()
+    assert entry["id"] == "2026-08-18-recall-0"
+    assert entry["date"] == "2026-08-18"
+    data = json.loads(after)
+    assert len(data) == 623
+    assert data[0] == {k: v for k, v in entry.items() if k != "id"}
+    assert list(data[0]) == ["date", "type", "scope", "description", "breaking", "summary",
+                             "references", "authors"]
+    # every other entry's text is byte-for-byte the same, in the same order
+    new_entries = _entries_text(after.decode())
+    assert new_entries[1:] == old_entries
+    # the whole old file is the suffix after the inserted entry
+    assert after.endswith(before[len(b"[\n"):])
+    # the new entry follows the file's style: 2-space indent, raw UTF-8, trailing newline
+    assert (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode() == after
+    assert "çok hızlı" in after.decode()
+
+
+def test_remember_supersedes_by_id_and_by_date_scope(vault: Path):
+    data = json.loads((vault / "core" / "CHANGELOG.json").read_text())
+    target_id = changelog_id(data[3], 3)
+    first = remember(vault, "Replaces an older decision.", scope="skill",
+                     supersedes=f"changelog/{target_id}", now=NOW)
+    assert first["supersedes"] == f"{data[3]['date']}|{data[3]['scope']}"
+    second = remember(vault, "Another.", supersedes="2026-07-26|automations", now=NOW)
+    assert second["supersedes"] == "2026-07-26|automations"
+    stored = json.loads((vault / "core" / "CHANGELOG.json").read_text())
+    assert stored[0]["supersedes"] == "2026-07-26|automations"
+    assert stored[1]["supersedes"] == first["supersedes"]
+
+
+def test_remember_unknown_supersedes_is_not_found_and_file_untouched(vault: Path):
+    path = vault / "core" / "CHANGELOG.json"
+    before = path.read_bytes()
+    with pytest.raises(NotFound) as info:
+        remember(vault, "x", supersedes="2026-08-17-skill-1", now=NOW)  # index 1 is scope 'pm'
+    assert "2026-08-17-skill-0" in (info.value.hint or "")
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("ref", ["abc123", "pr:296", "commit:", "http://x"])
+def test_remember_rejects_unprefixed_references(vault: Path, ref: str):
+    before = (vault / "core" / "CHANGELOG.json").read_bytes()
+    with pytest.raises(UsageError):
+        remember(vault, "text", references=[ref], now=NOW)
+    assert (vault / "core" / "CHANGELOG.json").read_bytes() == before
+
+
+def test_remember_rejects_empty_text(vault: Path):
+    with pytest.raises(UsageError):
+        remember(vault, "   ", now=NOW)
+
+
+@pytest.mark.parametrize("content", [
+    b'[\n  {"date": "2026-01-01",\n',           # truncated
+    b'{"changes": []}\n',                        # unknown shape
+    b'"just a string"\n',
+    b'',
+])
+def test_invalid_changelog_is_refused_and_left_byte_for_byte(vault: Path, content: bytes):
+    path = vault / "core" / "CHANGELOG.json"
+    path.write_bytes(content)
+    with pytest.raises(WriteRefused):
+        remember(vault, "should not land", now=NOW)
+    assert path.read_bytes() == content
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_missing_changelog_is_created_as_array(vault: Path):
+    path = vault / "core" / "CHANGELOG.json"
+    path.unlink()
+    entry = remember(vault, "first ever", type="note", scope="setup", now=NOW)
+    assert entry["id"] == "2026-08-18-setup-0"
+    raw = path.read_text(encoding="utf-8")
+    assert json.loads(raw) == [{"date": "2026-08-18", "type": "note", "scope": "setup",
+                                "description": "first ever", "breaking": False}]
+    assert raw == json.dumps(json.loads(raw), indent=2, ensure_ascii=False) + "\n"
+
+
+def test_entries_object_shape_and_ascending_order(vault: Path):
+    path = vault / "core" / "CHANGELOG.json"
+    original = ('{\n  "version": 1,\n  "entries": [\n'
+                '    {\n      "date": "2026-01-01",\n      "type": "feat",\n      "scope": "a",\n'
+                '      "description": "old",\n      "breaking": false\n    },\n'
+                '    {\n      "date": "2026-02-01",\n      "type": "fix",\n      "scope": "b",\n'
+                '      "description": "newer \\u00e7",\n      "breaking": false\n    }\n  ],\n'
+                '  "meta": {"x": 1}\n}\n')
+    path.write_text(original, encoding="utf-8")
+    entry = remember(vault, "newest ü", scope="c", now=NOW)
+    assert entry["id"] == "2026-08-18-c-2"  # dates ascend: appended last
+    raw = path.read_text(encoding="utf-8")
+    data = json.loads(raw)
+    assert [e["scope"] for e in data["entries"]] == ["a", "b", "c"]
+    assert data["version"] == 1 and data["meta"] == {"x": 1}
+    # file used \u escapes and no raw non-ASCII: the new entry does the same
+    assert "\\u00fc" in raw and "ü" not in raw
+    cut = original.index("\n  ],")
+    assert raw.startswith(original[:cut])  # everything before the insertion point is intact
+    assert raw.endswith(original[cut:])  # and everything after it
+    assert raw[cut:-len(original[cut:])] == ",\n    " + json.dumps(data["entries"][2], indent=2).replace("\n", "\n    ")
+
+
+def test_empty_array_and_one_line_shapes(vault: Path):
+    path = vault / "core" / "CHANGELOG.json"
+    path.write_text('{"entries": []}', encoding="utf-8")
+    remember(vault, "one", scope="s", now=NOW)
+    assert json.loads(path.read_text())["entries"][0]["description"] == "one"
+    path.write_text('[{"date": "2026-08-01", "type": "a", "scope": "x", "description": "d", "breaking": false}]')
+    remember(vault, "two", scope="s", now=NOW)
+    raw = path.read_text()
+    assert "\n" not in raw.strip()
+    assert raw.startswith('[{"date": "2026-08-18", "type": "note", "scope": "s", "description": "two", ')
+    assert raw.endswith('"breaking": false}, {"date": "2026-08-01", "type": "a", "scope": "x", "description": "d", "breaking": false}]')
+    assert [e["description"] for e in json.loads(raw)] == ["two", "d"]
+
+
+def _remember_many(vault: str, tag: str, count: int, barrier) -> None:
+    barrier.wait(30)  # start together so the writers really contend
+    for i in range(count):
+        remember(Path(vault), f"{tag} entry {i}", scope=tag, now=NOW)
+
+
+def test_two_processes_remember_concurrently_both_land(vault: Path):
+    before = json.loads((vault / "core" / "CHANGELOG.json").read_text())
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    procs = [ctx.Process(target=_remember_many, args=(str(vault), tag, 5, barrier)) for tag in ("alpha", "beta")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    data = json.loads((vault / "core" / "CHANGELOG.json").read_text())
+    assert len(data) == len(before) + 10
+    assert data[10:] == before
+    got = sorted(e["description"] for e in data[:10])
+    assert got == sorted(f"{t} entry {i}" for t in ("alpha", "beta") for i in range(5))
+
+
+def test_lock_timeout(vault: Path, monkeypatch: pytest.MonkeyPatch):
+    from filelock import FileLock
+
+    (vault / ".dreamdb").mkdir(exist_ok=True)
+    holder = FileLock(str(vault / ".dreamdb" / "vault.lock"))
+    holder.acquire()
+    try:
+        monkeypatch.setattr(writes, "LOCK_TIMEOUT_S", 0.2)
+        done: list[BaseException] = []
+
+        def attempt() -> None:  # another thread = another lock owner for filelock
+            try:
+                remember(vault, "blocked", now=NOW)
+            except BaseException as exc:  # noqa: BLE001
+                done.append(exc)
+
+        t = threading.Thread(target=attempt)
+        t.start()
+        t.join(10)
+        assert len(done) == 1 and isinstance(done[0], LockTimeout)
+    finally:
+        holder.release()
+
+
+def test_index_dir_not_creatable_is_write_refused(vault: Path):
+    (vault / ".dreamdb").write_text("not a folder")
+    with pytest.raises(WriteRefused):
+        remember(vault, "x", now=NOW)
+
+
+def test_missing_vault(tmp_path: Path):
+    with pytest.raises(VaultNotFound):
+        remember(tmp_path / "nope", "x", now=NOW)
+
+
+def test_index_dir_is_gitignored(vault: Path):
+    remember(vault, "x", now=NOW)
+    assert (vault / ".dreamdb" / ".gitignore").read_text().strip().endswith("*")
+
+
+# ---------------------------------------------------------------- slugs
+
+
+@pytest.mark.parametrize("slug", [
+    "../../etc/passwd", "/etc/passwd", "knowledge/../../etc/passwd", "..", ".",
+    "knowledge/..", "a\x00b", "knowledge/sub/x", "..\\..\\x", "", "  ", ".hidden",
+])
+def test_path_traversal_is_rejected_and_nothing_touched(vault: Path, slug: str):
+    before = _snapshot(vault.parent)
+    with pytest.raises((UsageError, NotFound)):
+        update(vault, slug, description="pwned")
+    with pytest.raises((UsageError, NotFound)):
+        delete(vault, slug, force=True)
+    assert _snapshot(vault.parent) == before
+
+
+def test_symlink_outside_vault_is_refused(vault: Path, tmp_path: Path):
+    outside = tmp_path / "secret.md"
+    outside.write_text("---\nname: secret\n---\nbody\n")
+    (vault / "knowledge" / "evil.md").symlink_to(outside)
+    with pytest.raises(WriteRefused):
+        update(vault, "knowledge/evil", description="pwned")
+    with pytest.raises(WriteRefused):
+        delete(vault, "evil", force=True)
+    assert outside.read_text() == "---\nname: secret\n---\nbody\n"
+    assert (vault / "knowledge" / "evil.md").is_symlink()
+
+
+def test_find_document_types_and_close_matches(vault: Path):
+    assert find_document(vault, "knowledge/freeze-and-receipt-delivery") == (
+        "knowledge", vault / "knowledge" / "patterns" / "freeze-and-receipt-delivery.md")
+    assert find_document(vault, "hybrid-recall-beats-bm25f")[0] == "thesis"
+    assert find_document(vault, "objective/simplified-ux.md")[0] == "objective"
+    assert find_document(vault, "demo-mrr")[0] == "insight"
+    with pytest.raises(NotFound) as info:
+        find_document(vault, "freeze-and-receipt-delivry")
+    assert "freeze-and-receipt-delivery" in info.value.hint
+    with pytest.raises(NotFound):
+        find_document(vault, "thesis/freeze-and-receipt-delivery")  # wrong type
+    with pytest.raises(UsageError):
+        find_document(vault, "changelog/2026-08-17-skill-0")
+
+
+def test_ambiguous_bare_slug_lists_candidates(vault: Path):
+    (vault / "theses" / "simplified-ux.md").write_text("---\nclaim: x\n---\n")
+    with pytest.raises(UsageError) as info:
+        update(vault, "simplified-ux", description="d")
+    assert "objective/simplified-ux" in info.value.message
+    assert "thesis/simplified-ux" in info.value.message
+    update(vault, "thesis/simplified-ux", description="d")
+    assert "description: d" in (vault / "theses" / "simplified-ux.md").read_text()
+
+
+def test_features_are_not_knowledge(vault: Path):
+    feats = list((vault / "knowledge" / "features").glob("*.md")) if (vault / "knowledge" / "features").is_dir() else []
+    target = vault / "knowledge" / "features" / "zz-probe.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("---\nname: probe\n---\n")
+    assert find_document(vault, "zz-probe")[0] == "feature"
+    with pytest.raises(NotFound):
+        find_document(vault, "knowledge/zz-probe")
+    assert len(feats) >= 0
+
+
+# ---------------------------------------------------------------- update
+
+
+def test_update_description_only_changes_its_lines(vault: Path):
+    path = vault / "knowledge" / "patterns" / "freeze-and-receipt-delivery.md"
+    before = path.read_text(encoding="utf-8")
+    meta_before = yaml.safe_load(before.split("---\n")[1])
+    out = update(vault, "freeze-and-receipt-delivery", description="Freeze a passing artifact; deliver it with a receipt.")
+    assert out == path.resolve()
+    after = path.read_text(encoding="utf-8")
+    fm_after = after.split("---\n")[1]
+    meta_after = yaml.safe_load(fm_after)
+    assert meta_after["description"] == "Freeze a passing artifact; deliver it with a receipt."
+    assert list(meta_after) == list(meta_before)
+    assert {k: v for k, v in meta_after.items() if k != "description"} == {
+        k: v for k, v in meta_before.items() if k != "description"}
+    # only the description lines differ: all other lines and the body are identical
+    old_lines, new_lines = before.splitlines(), after.splitlines()
+    desc_start = next(i for i, ln in enumerate(old_lines) if ln.startswith("description:"))
+    desc_end = next(i for i in range(desc_start + 1, len(old_lines)) if not old_lines[i].startswith(" "))
+    new_desc_end = next(i for i in range(desc_start + 1, len(new_lines)) if not new_lines[i].startswith(" "))
+    assert old_lines[:desc_start] == new_lines[:desc_start]
+    assert old_lines[desc_end:] == new_lines[new_desc_end:]
+    assert new_lines[desc_start] == "description: >-"  # the folded style is kept
+
+
+def test_update_tags_pin_and_updated_date_keep_style(vault: Path):
+    path = vault / "knowledge" / "patterns" / "runtime-measurement-verification.md"
+    before = path.read_text(encoding="utf-8")
+    update(vault, "knowledge/runtime-measurement-verification", tags=["testing", "topic:frontend", "kind:pattern"],
+           pin=True, now=NOW)
+    after = path.read_text(encoding="utf-8")
+    assert 'tags: ["testing", "topic:frontend", "kind:pattern"]\n' in after  # flow + double quotes kept
+    assert "pinned: true\n" in after
+    assert 'updated: "2026-08-18"\n' in after
+    assert 'date: "2026-08-02"\n' in after  # other dates untouched
+    assert after.split("\n---\n", 1)[1] == before.split("\n---\n", 1)[1]  # body bytes identical
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    assert len(changed) == 3
+
+
+def test_update_block_tags_keep_indent(vault: Path):
+    path = vault / "knowledge" / "patterns" / "presentation-field-must-not-double-as-safety-predicate.md"
+    update(vault, "presentation-field-must-not-double-as-safety-predicate", tags="architecture, domain:frontend")
+    text = path.read_text(encoding="utf-8")
+    assert "tags:\n  - architecture\n  - 'domain:frontend'\npinned: false\n" in text
+    assert yaml.safe_load(text.split("---\n")[1])["tags"] == ["architecture", "domain:frontend"]
+
+
+def test_update_append_and_content(vault: Path):
+    path = vault / "theses" / "hybrid-recall-beats-bm25f.md"
+    before = path.read_text(encoding="utf-8")
+    update(vault, "thesis/hybrid-recall-beats-bm25f", append="## Update\n\nMeasured again: still true.")
+    after = path.read_text(encoding="utf-8")
+    assert after.startswith(before.rstrip("\n"))
+    assert after.endswith("\n\n## Update\n\nMeasured again: still true.\n")
+    fm = before.split("\n---\n", 1)[0]
+    update(vault, "thesis/hybrid-recall-beats-bm25f", content="New body.\n")
+    final = path.read_text(encoding="utf-8")
+    assert final.startswith(fm + "\n---\n")
+    assert final.endswith("New body.\n")
+
+
+def test_update_file_without_frontmatter_gets_one(vault: Path):
+    path = vault / "knowledge" / "plain-note.md"
+    path.write_text("# Plain\n\nNo frontmatter here.\n")
+    update(vault, "plain-note", description="A plain note", pin=True)
+    text = path.read_text()
+    assert text == "---\ndescription: A plain note\npinned: true\n---\n# Plain\n\nNo frontmatter here.\n"
+
+
+def test_update_malformed_frontmatter_refused_but_body_edit_allowed(vault: Path):
+    path = vault / "knowledge" / "broken.md"
+    original = "---\nname: [unclosed\n---\nbody\n"
+    path.write_text(original)
+    with pytest.raises(WriteRefused):
+        update(vault, "broken", description="x")
+    assert path.read_text() == original
+    update(vault, "broken", append="more")
+    assert path.read_text() == original + "\nmore\n"
+
+
+def test_update_preserves_crlf_and_comments(vault: Path):
+    path = vault / "knowledge" / "crlf.md"
+    original = "---\r\nname: crlf\r\n# a comment\r\ndescription: old\r\nstatus: active\r\n---\r\nBody\r\n"
+    path.write_bytes(original.encode())
+    update(vault, "crlf", description="new one")
+    assert path.read_bytes() == original.replace("description: old", "description: new one").encode()
+
+
+def test_update_requires_something(vault: Path):
+    with pytest.raises(UsageError):
+        update(vault, "simplified-ux")
+    with pytest.raises(UsageError):
+        update(vault, "simplified-ux", content="a", append="b")
+
+
+def test_update_unknown_slug_not_found(vault: Path):
+    with pytest.raises(NotFound):
+        update(vault, "knowledge/does-not-exist-anywhere", description="x")
+
+
+def test_unpin_and_yaml_dates_stay_dates(vault: Path):
+    path = vault / "knowledge" / "dated.md"
+    path.write_text("---\nname: dated\npinned: true\nupdated: 2026-01-02\n---\nx\n")
+    update(vault, "dated", pin=False, now=NOW)
+    assert path.read_text() == "---\nname: dated\npinned: false\nupdated: 2026-08-18\n---\nx\n"
+    assert yaml.safe_load(path.read_text().split("---\n")[1])["updated"] == date(2026, 8, 18)
+
+
+# ---------------------------------------------------------------- delete
+
+
+def test_delete_moves_to_trash(vault: Path):
+    path = vault / "lab" / "insights" / "demo-mrr.md"
+    content = path.read_bytes()
+    assert delete(vault, "insight/demo-mrr") == path
+    assert not path.exists()
+    trashed = list((vault / ".dreamdb" / "trash" / "insight").glob("*-demo-mrr.md"))
+    assert len(trashed) == 1 and trashed[0].read_bytes() == content
+    with pytest.raises(NotFound):
+        delete(vault, "insight/demo-mrr")
+
+
+def test_delete_refuses_pinned_without_force(vault: Path):
+    path = vault / "knowledge" / "patterns" / "feature-integration-pattern.md"
+    with pytest.raises(WriteRefused):
+        delete(vault, "feature-integration-pattern")
+    assert path.exists()
+    delete(vault, "feature-integration-pattern", force=True)
+    assert not path.exists()
+
+
+def test_delete_refuses_malformed_frontmatter_without_force(vault: Path):
+    path = vault / "knowledge" / "broken.md"
+    path.write_text("---\npinned: [true\n---\nbody\n")
+    with pytest.raises(WriteRefused):
+        delete(vault, "broken")
+    assert path.exists()
+    delete(vault, "broken", force=True)
+    assert not path.exists()
