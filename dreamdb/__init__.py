@@ -1,0 +1,42 @@
+"""dreamdb: a local memory-recall engine for AI coding agents.
+
+Public API (see README "Python API")::
+
+    import dreamdb
+    index = dreamdb.open()                 # vault found from the cwd or DREAMDB_VAULT
+    hits = index.recall("sleep fan-out", top=5)
+    for hit in hits:
+        print(hit.rank_score, hit.doc_id, hit.title)
+
+Importing this package is cheap: heavy modules (numpy, onnxruntime,
+sqlite-vec) load only when a function that needs them runs.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from dreamdb.errors import DreamdbError  # noqa: E402
+
+__all__ = ["DreamdbError", "__version__", "open"]
+
+
+def open(vault=None, **kwargs):  # noqa: A001 - the documented name
+    """Open the dreamdb index of one vault (or several) and return it.
+
+    Args:
+        vault: path to a ``_dream_context`` folder (or a folder above one), a
+            list of such paths, or ``None`` to use ``DREAMDB_VAULT`` or walk up
+            from the working directory.
+        **kwargs: passed to :class:`dreamdb.api.Index`.
+
+    Returns:
+        dreamdb.api.Index (or dreamdb.api.MultiIndex for a list of vaults).
+
+    Raises:
+        VaultNotFound: no vault at the path, or none found walking up.
+        IndexUnavailable: the index cannot be created or rebuilt.
+    """
+    from dreamdb.api import open_index
+
+    return open_index(vault, **kwargs)

@@ -1,0 +1,155 @@
+"""Text analysis shared by indexing and querying (SPEC §2 "Analyzer").
+
+Pipeline, identical for documents and queries:
+
+1. Lowercase with Turkish-aware folding of ``İ`` (→ ``i``); Turkish letters
+   ç ğ ı ö ş ü are kept.
+2. Split on everything that is not a letter or digit (whitespace, ``-``,
+   ``_``, punctuation), so ``DEC-0054`` → ``dec``, ``0054`` and FTS syntax
+   characters (``"``, ``*``, ``:``, ``(``, ``NOT``…) are plain text: the
+   query is never parsed as a query language.
+3. Drop tokens of length ≤ 1 and stopwords (English + Turkish particles and
+   question words).
+4. Conservative stemming that only collapses inflections: English plurals
+   with Harman's S-stemmer (Harman 1991, "How effective is suffixing?",
+   JASIS 42(1)); Turkish nominal inflection with the Snowball Turkish
+   stemmer (Eryiğit & Adalı 2004) applied only to text detected as Turkish.
+   Tokens containing digits are identifiers and never stemmed.
+
+Changing anything here changes every score: bump :data:`ANALYZER_VERSION`,
+which makes the next sync rebuild the index.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+ANALYZER_VERSION = "1"
+
+_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+# English: the NLTK stopword list (BSD-licensed corpus, 179 words).
+ENGLISH_STOPWORDS = frozenset(
+    """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
+    yourselves he him his himself she she's her hers herself it it's its itself they them their
+    theirs themselves what which who whom this that that'll these those am is are was were be been
+    being have has had having do does did doing a an the and but if or because as until while of
+    at by for with about against between into through during before after above below to from up
+    down in out on off over under again further then once here there when where why how all any
+    both each few more most other some such no nor not only own same so than too very s t can
+    will just don don't should should've now d ll m o re ve y ain aren aren't couldn couldn't
+    didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't
+    mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't
+    wouldn wouldn't""".split()
+)
+
+# Turkish: the NLTK Turkish stopword list (53 words) plus the particles and
+# question words named in SPEC §2 (veya, için, gibi, nasıl, neden, nedir, hangi…).
+TURKISH_STOPWORDS = frozenset(
+    """acaba ama aslında az bazı belki biri birkaç birşey biz bu çok çünkü da daha de defa diye eğer
+    en gibi hem hep hepsi her hiç için ile ise kez ki kim mı mu mü mi nasıl ne neden nerde nerede
+    nereye niçin niye o sanki şey siz şu tüm ve veya ya yani nedir hangi hangisi kadar olarak
+    sonra önce ben sen onlar bir bunu şunu onu bunun onun dir dır dur dür mısın misin musun müsün
+    değil var yok""".split()
+)
+
+STOPWORDS = ENGLISH_STOPWORDS | TURKISH_STOPWORDS
+
+_TURKISH_ONLY_LETTERS = frozenset("ğışı")
+_TURKISH_LETTERS = frozenset("çğıöşü")
+TURKISH_DETECTION_RATIO = 0.08
+"""A text is Turkish when this share of its words carry ç ğ ı ö ş ü or are Turkish stopwords.
+
+Turkish prose has a Turkish letter in roughly every second word; English
+prose has none. 0.08 leaves room for English text quoting a Turkish word.
+"""
+
+
+def fold_case(text: str) -> str:
+    """Lowercase ``text``, mapping Turkish dotted capital ``İ`` to ``i`` (not ``i̇``)."""
+    return text.replace("İ", "i").lower()
+
+
+def raw_tokens(text: str) -> list[str]:
+    """Split folded text into letter/digit runs (no stopword removal, no stemming)."""
+    return _TOKEN_RE.findall(fold_case(text))
+
+
+def is_turkish(words: list[str]) -> bool:
+    """Guess whether a tokenised text is Turkish (see :data:`TURKISH_DETECTION_RATIO`)."""
+    if not words:
+        return False
+    hits = 0
+    for w in words:
+        if w in TURKISH_STOPWORDS or not _TURKISH_LETTERS.isdisjoint(w):
+            hits += 1
+    return hits / len(words) >= TURKISH_DETECTION_RATIO
+
+
+def s_stem(word: str) -> str:
+    """Harman's S-stemmer: collapse English plurals only (``databases`` → ``database``).
+
+    Rules, first match wins (Harman 1991, table 1):
+    ``-ies`` (not ``-eies``/``-aies``) → ``-y``; ``-es`` (not ``-aes``/``-ees``/``-oes``) → ``-e``;
+    ``-s`` (not ``-us``/``-ss``) → drop. Words of ≤ 3 letters are kept.
+    """
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if word.endswith("s") and not word.endswith(("us", "ss", "is")):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1)
+def _turkish_stemmer():
+    from snowballstemmer.turkish_stemmer import TurkishStemmer
+
+    return TurkishStemmer()
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str, turkish: bool) -> str:
+    if any(c.isdigit() for c in word):
+        return word
+    if turkish and len(word) > 3:
+        stem = _turkish_stemmer().stemWord(word)
+        return stem if len(stem) >= 2 else word
+    return s_stem(word)
+
+
+def analyze(text: str, turkish: bool | None = None) -> list[str]:
+    """Turn text into index/query terms, in order, duplicates kept.
+
+    Args:
+        text: any text (a document field or a query).
+        turkish: force the language decision; ``None`` detects it with :func:`is_turkish`.
+
+    Returns:
+        list[str]: terms (lowercase, stopwords removed, stemmed).
+
+    Example:
+        >>> analyze("Which databases did DEC-0054 pick?")
+        ['database', 'dec', '0054', 'pick']
+    """
+    words = raw_tokens(text)
+    if turkish is None:
+        turkish = is_turkish(words)
+    out = []
+    for w in words:
+        if len(w) <= 1 or w in STOPWORDS:
+            continue
+        out.append(_stem(w, turkish))
+    return out
+
+
+def term_frequencies(terms: list[str]) -> dict[str, int]:
+    """Count terms: ``{term: term frequency}``."""
+    tf: dict[str, int] = {}
+    for t in terms:
+        tf[t] = tf.get(t, 0) + 1
+    return tf

@@ -1,0 +1,332 @@
+"""The library API: open a vault's index, sync it, recall from it.
+
+The CLI, the prompt hook and agents all go through :class:`Index`; nothing
+here imports click. Heavy modules (YAML, numpy, onnxruntime) load only on the
+paths that need them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dreamdb import config
+from dreamdb.errors import IndexUnavailable, UsageError
+from dreamdb.ranking.rank import Filters, plan_query, rank
+from dreamdb.store import connect as db
+from dreamdb.store.migrations import current_version, migrate
+from dreamdb.store.sync import SyncReport, sync
+from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault
+
+MODES = ("bm25", "hybrid", "dense", "rrf")
+TOP_MIN, TOP_MAX = 1, 50
+
+
+@dataclass
+class Hit:
+    """One recall result.
+
+    Attributes:
+        doc_id: ``type/slug``.
+        type, slug, title, description: from the document.
+        path: absolute path of the source file.
+        snippet: best body line ±1 (SPEC §2).
+        score: raw BM25 (what thresholds gate on; unaffected by mode, synonyms, recency).
+        rank_score: what hits are sorted by.
+        date: ISO date or ``None``; status, level, tags as indexed.
+        superseded_by: doc_id of a changelog entry that supersedes this one, or ``None``.
+        vault: the vault root this hit came from.
+        mode: recall mode that produced it (``bm25`` …).
+        signals: every ranking signal (only with ``explain=True``).
+        terms: per-term BM25/BM25F breakdown (only with ``explain=True``).
+    """
+
+    doc_id: str
+    type: str
+    slug: str
+    title: str
+    description: str
+    path: str
+    snippet: str
+    score: float
+    rank_score: float
+    date: str | None
+    status: str | None
+    level: int
+    tags: list[str]
+    superseded_by: str | None
+    vault: str
+    mode: str = "bm25"
+    signals: dict | None = None
+    terms: list[dict] | None = None
+
+    def as_dict(self) -> dict:
+        """JSON-ready mapping (floats rounded to 6 decimals)."""
+        d = asdict(self)
+        d["score"] = round(self.score, 6)
+        d["rank_score"] = round(self.rank_score, 6)
+        d["rankScore"] = d["rank_score"]  # the reference system's name
+        return d
+
+
+def _now(now) -> datetime:
+    if now is None:
+        return datetime.now(timezone.utc)
+    if isinstance(now, datetime):
+        return now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    text = str(now).strip()
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--now must be an ISO-8601 instant, got {text!r}", hint="Example: --now 2026-08-18T00:00:00Z") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def _days(dt: datetime) -> float:
+    return dt.timestamp() / 86400.0
+
+
+def _split(values) -> list[str] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [values]
+    out = [v.strip() for item in values for v in str(item).split(",") if v.strip()]
+    return out or None
+
+
+class Index:
+    """One vault and its index.
+
+    Args:
+        vault: vault path (or a folder containing ``_dream_context``); ``None`` → discovery.
+        index_path: index file; default :func:`dreamdb.config.index_path_for`.
+        include_archives: index dot-folders (default: ``DREAMDB_INCLUDE_ARCHIVES``).
+        auto_sync: sync (stat pre-filter) before every recall.
+
+    Raises:
+        VaultNotFound: no vault found.
+        IndexUnavailable: the index cannot be created.
+    """
+
+    def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True) -> None:
+        self.vault = find_vault(vault)
+        self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
+        self.include_archives = config.include_archives_default() if include_archives is None else include_archives
+        self.auto_sync = auto_sync
+        self.warnings: list[str] = []
+        self._conn = None
+
+    # -- connection -------------------------------------------------------------
+    @property
+    def conn(self):
+        """The open connection (opened, migrated, rebuilt if corrupt, on first use)."""
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _open(self):
+        try:
+            config.prepare_index_dir(self.index_path)
+        except OSError as exc:
+            raise IndexUnavailable(
+                f"Cannot create the index at {self.index_path}: {exc.strerror or exc}",
+                hint="Set DREAMDB_INDEX to a writable file path, or make the vault writable.",
+            ) from exc
+        try:
+            conn = db.connect(self.index_path)
+            migrate(conn)
+            return conn
+        except db.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            return self._rebuild(exc)
+        except (db.DatabaseError, IndexUnavailable) as exc:
+            return self._rebuild(exc)
+
+    def _rebuild(self, reason) -> object:
+        """Delete a corrupt/foreign index and create an empty one (the vault is the source of truth)."""
+        self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); rebuilt from the vault")
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except db.DatabaseError:
+                pass
+            self._conn = None
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(f"{self.index_path}{suffix}")
+            except FileNotFoundError:
+                pass
+        config.prepare_index_dir(self.index_path)
+        conn = db.connect(self.index_path)
+        migrate(conn)
+        return conn
+
+    def _guarded(self, fn):
+        """Run ``fn()``; if the index turns out corrupt, rebuild it and run once more."""
+        try:
+            return fn()
+        except db.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc) or "no such" not in str(exc):
+                if "malformed" not in str(exc) and "not a database" not in str(exc) and "no such" not in str(exc):
+                    raise
+            self._conn = self._rebuild(exc)
+            return fn()
+        except db.DatabaseError as exc:
+            self._conn = self._rebuild(exc)
+            return fn()
+
+    def close(self) -> None:
+        """Close the connection (the object can be used again; it reopens)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- sync -------------------------------------------------------------------
+    def sync(self, *, force: bool = False, progress=None) -> SyncReport:
+        """Mirror the vault into the index (content-hash incremental; see :mod:`dreamdb.store.sync`).
+
+        Raises:
+            LockTimeout: another process held the write lock too long.
+        """
+        report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives, force=force, progress=progress))
+        if self.warnings:
+            report.warnings = self.warnings + report.warnings
+            report.rebuilt = True
+            self.warnings = []
+        return report
+
+    # -- recall -----------------------------------------------------------------
+    def recall(self, query: str, top: int = 5, *, mode: str | None = None, types=None, exclude_types=None,
+               tags=None, since=None, until=None, status=None, level: int | None = None,
+               include_expired: bool = False, now=None, explain: bool = False) -> list[Hit]:
+        """Recall the best ``top`` documents for ``query``.
+
+        Args:
+            query: free text (never parsed as a query language; OR semantics).
+            top: 1–50.
+            mode: ``bm25`` (default), ``hybrid``, ``dense`` or ``rrf``; default ``DREAMDB_RECALL_MODE``.
+            types, exclude_types: document types to keep / drop (list or comma string).
+            tags: keep documents with any of these tags.
+            since, until: ISO-8601 or relative (``-30d``, ``2 weeks``) bounds on the document date.
+            status: keep documents with one of these statuses.
+            level: minimum importance 1–3.
+            include_expired: keep documents past their ``expires`` date.
+            now: the clock (datetime or ISO string); default the current time.
+            explain: attach every signal (``Hit.signals``, ``Hit.terms``).
+
+        Returns:
+            list[Hit], best first.
+
+        Raises:
+            UsageError: bad ``top``, ``mode``, type, level or date.
+        """
+        if not isinstance(top, int) or not TOP_MIN <= top <= TOP_MAX:
+            raise UsageError(f"top must be an integer from {TOP_MIN} to {TOP_MAX}, got {top!r}")
+        mode = (mode or os.environ.get("DREAMDB_RECALL_MODE") or "bm25").lower()
+        if mode not in MODES:
+            raise UsageError(f"Unknown recall mode {mode!r}", hint=f"Use one of: {', '.join(MODES)}")
+        now_dt = _now(now)
+        filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
+        if self.auto_sync:
+            self.sync()
+        from dreamdb.ranking.synonyms import load_synonyms
+
+        plan = plan_query(query, load_synonyms(self.vault))
+        ranked = self._guarded(lambda: rank(self.conn, plan, top=top, now_days=_days(now_dt), filters=filters))
+        return self._hits(ranked, plan, mode="bm25", explain=explain)
+
+    def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
+        types_l = _split(types)
+        for t in (types_l or []) + (_split(exclude_types) or []):
+            if t not in DOCUMENT_TYPES:
+                raise UsageError(f"Unknown document type {t!r}", hint=f"Types: {', '.join(DOCUMENT_TYPES)}")
+        if level is not None and (not isinstance(level, int) or not 1 <= level <= 3):
+            raise UsageError(f"level must be 1, 2 or 3, got {level!r}")
+        since_d = until_d = None
+        if since is not None or until is not None:
+            from dreamdb.timeparse import parse_when
+
+            if since is not None:
+                since_d = _days(since if isinstance(since, datetime) else parse_when(str(since), now_dt))
+            if until is not None:
+                until_d = _days(until if isinstance(until, datetime) else parse_when(str(until), now_dt))
+        return Filters(types=types_l, exclude_types=_split(exclude_types), tags=_split(tags), statuses=_split(status),
+                       min_level=level, since_days=since_d, until_days=until_d, include_expired=include_expired)
+
+    def _hits(self, ranked, plan, *, mode: str, explain: bool) -> list[Hit]:
+        from dreamdb.ranking.rank import explain_terms
+        from dreamdb.ranking.snippet import best_snippet
+
+        out = []
+        for r in ranked:
+            row = self.conn.execute(
+                "SELECT slug, title, description, body, source_path, level, tags FROM documents WHERE id = ?", (r.rowid,)
+            ).fetchone()
+            slug, title, description, body, source_path, level, tags = row
+            sup = self.conn.execute("SELECT doc_id FROM documents WHERE supersedes = ? ORDER BY date DESC LIMIT 1", (r.doc_id,)).fetchone()
+            import json
+
+            out.append(Hit(
+                doc_id=r.doc_id, type=r.type, slug=slug, title=title, description=description,
+                path=str(self.vault / source_path), snippet=best_snippet(body, plan.terms, fallback=description),
+                score=r.score, rank_score=r.rank_score, date=r.date, status=r.status, level=level,
+                tags=json.loads(tags), superseded_by=sup[0] if sup else None, vault=str(self.vault), mode=mode,
+                signals=r.signals() if explain else None,
+                terms=explain_terms(self.conn, r.rowid, plan) if explain else None,
+            ))
+        return out
+
+    # -- inspection -------------------------------------------------------------
+    def status(self) -> dict:
+        """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver."""
+        c = self.conn
+        by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
+        meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
+        size = sum(os.path.getsize(f"{self.index_path}{s}") for s in ("", "-wal") if os.path.exists(f"{self.index_path}{s}"))
+        return {
+            "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
+            "documents": sum(by_type.values()), "by_type": by_type,
+            "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
+            "terms": c.execute("SELECT COUNT(DISTINCT term) FROM postings").fetchone()[0],
+            "last_sync": meta.get("last_sync"), "schema_version": current_version(c),
+            "analyzer_version": meta.get("analyzer_version"), "sqlite_driver": db.DRIVER_NAME,
+            "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
+        }
+
+    def list_documents(self, types=None) -> list[dict]:
+        """Every indexed document (doc_id, type, title, date, status, level, path), sorted by doc_id."""
+        types_l = _split(types)
+        where, params = "", []
+        if types_l:
+            for t in types_l:
+                if t not in DOCUMENT_TYPES:
+                    raise UsageError(f"Unknown document type {t!r}", hint=f"Types: {', '.join(DOCUMENT_TYPES)}")
+            where = f"WHERE type IN ({','.join('?' * len(types_l))})"
+            params = types_l
+        rows = self.conn.execute(
+            f"SELECT doc_id, type, title, date, status, level, source_path FROM documents {where} ORDER BY doc_id", params
+        ).fetchall()
+        keys = ("doc_id", "type", "title", "date", "status", "level", "path")
+        return [dict(zip(keys, r)) for r in rows]
+
+
+def open_index(vault=None, **kwargs):
+    """Open one vault (:class:`Index`) or several (:class:`MultiIndex`, for a list/tuple)."""
+    if isinstance(vault, (list, tuple)):
+        if len(vault) == 1:
+            return Index(vault[0], **kwargs)
+        from dreamdb.multi import MultiIndex
+
+        return MultiIndex(vault, **kwargs)
+    return Index(vault, **kwargs)

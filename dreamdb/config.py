@@ -1,0 +1,82 @@
+"""Where things live: the index file for a vault, environment variables, defaults.
+
+Environment variables:
+    DREAMDB_VAULT: vault path used when ``--vault`` is not given.
+    DREAMDB_INDEX: index file path (overrides the default location; one vault only).
+    DREAMDB_CACHE_DIR: folder for indexes of read-only vaults (default: the user cache dir).
+    DREAMDB_RECALL_MODE: default recall mode (bm25, hybrid, dense, rrf).
+    DREAMDB_INCLUDE_ARCHIVES: ``1`` indexes dot-folders (``knowledge/.archive/``) too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from dreamdb.vault.discover import INDEX_DIR_NAME
+
+INDEX_FILE_NAME = "index.db"
+GITIGNORE_TEXT = "# dreamdb's index: derived from the vault, rebuilt on demand. Never commit it.\n*\n"
+
+
+def _vault_is_writable(vault: Path) -> bool:
+    """Writable in intent, not only in permission: a folder with no write bit at all counts as read-only even for root."""
+    try:
+        mode = vault.stat().st_mode
+    except OSError:
+        return False
+    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(vault, os.W_OK)
+
+
+def cache_root() -> Path:
+    """Folder for the indexes of read-only vaults (``DREAMDB_CACHE_DIR`` or the platform's user cache dir)."""
+    env = os.environ.get("DREAMDB_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("dreamdb"))
+
+
+def index_path_for(vault: Path) -> Path:
+    """The index file for ``vault``.
+
+    ``DREAMDB_INDEX`` if set; else ``<vault>/.dreamdb/index.db`` when the vault
+    is writable; else a per-vault file under :func:`cache_root` (keyed by the
+    sha256 of the vault's absolute path).
+    """
+    env = os.environ.get("DREAMDB_INDEX")
+    if env:
+        return Path(env).expanduser()
+    in_vault = vault / INDEX_DIR_NAME
+    if in_vault.is_dir() and os.access(in_vault, os.W_OK) or _vault_is_writable(vault):
+        return in_vault / INDEX_FILE_NAME
+    key = hashlib.sha256(str(vault.resolve()).encode()).hexdigest()[:16]
+    return cache_root() / key / INDEX_FILE_NAME
+
+
+def prepare_index_dir(index_path: Path) -> None:
+    """Create the index folder (mode 0700) with its own ``.gitignore``, and the index file with mode 0600.
+
+    The index holds partially invertible vectors: SPEC §3 treats it as credential-class.
+    """
+    folder = index_path.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    gi = folder / ".gitignore"
+    if folder.name == INDEX_DIR_NAME and not gi.exists():
+        gi.write_text(GITIGNORE_TEXT, encoding="utf-8")
+    if not index_path.exists():
+        fd = os.open(index_path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    else:
+        try:
+            os.chmod(index_path, 0o600)
+        except OSError:
+            pass
+
+
+def include_archives_default() -> bool:
+    """Whether dot-folders are indexed (``DREAMDB_INCLUDE_ARCHIVES=1``)."""
+    return os.environ.get("DREAMDB_INCLUDE_ARCHIVES", "") in ("1", "true", "yes")

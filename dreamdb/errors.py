@@ -1,0 +1,82 @@
+"""Exceptions raised by the dreamdb library.
+
+Every error the library raises on purpose is a :class:`DreamdbError`. The CLI
+converts them in one place (``dreamdb/cli/__init__.py``): a
+:class:`UsageError` exits with code 2, every other error with code 1, and the
+user sees one ``Error: …`` line, never a traceback.
+"""
+
+from __future__ import annotations
+
+
+class DreamdbError(Exception):
+    """Base class of every error dreamdb raises on purpose.
+
+    Args:
+        message: what went wrong, in one sentence.
+        hint: how to fix it (optional); shown on its own line by the CLI.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.message if not self.hint else f"{self.message}\n{self.hint}"
+
+
+class UsageError(DreamdbError):
+    """The caller's input is wrong (bad option value, unparsable date, …). Exit 2."""
+
+    exit_code = 2
+
+
+class VaultNotFound(DreamdbError):
+    """No ``_dream_context`` vault was found at the given or discovered path. Exit 3."""
+
+    exit_code = 3
+
+
+class IndexUnavailable(DreamdbError):
+    """The index could not be opened, migrated or rebuilt. Exit 4."""
+
+    exit_code = 4
+
+
+class DriverError(DreamdbError):
+    """No SQLite driver that can load extensions is available. Exit 4."""
+
+    exit_code = 4
+
+
+class LockTimeout(DreamdbError):
+    """Another dreamdb process held the index or vault lock for too long. Exit 5."""
+
+    exit_code = 5
+
+
+class WriteRefused(DreamdbError):
+    """A vault write was refused to protect the user's data (invalid JSON, slug outside the vault…). Exit 6."""
+
+    exit_code = 6
+
+
+class NotFound(DreamdbError):
+    """A slug, document or entry that the caller named does not exist. Exit 7."""
+
+    exit_code = 7
+
+
+class ModelNotInstalled(DreamdbError):
+    """No embedding model is installed (hybrid recall falls back to BM25). Exit 8."""
+
+    exit_code = 8
+
+
+class ModelError(DreamdbError):
+    """The embedding model exists but cannot be loaded or run (corrupt file, wrong tokenizer). Exit 8."""
+
+    exit_code = 8

@@ -1,0 +1,331 @@
+"""Exact BM25 recall over the postings tables, sorted by rankScore.
+
+One SQL statement aggregates, per matching document, the raw BM25 score
+(flat, over the union of fields), BM25F (field-weighted, with synonyms at half
+weight) and how many query terms the slug/title cover, and orders documents by
+the upper bound ``base + identity`` of rankScore. Python then applies the
+multipliers (all ≤ 1) in that order and stops as soon as the bound falls
+below the k-th best rankScore: the top k is exact without scoring every match.
+
+Everything is deterministic: the clock comes in as ``now_days``; ties break by
+rankScore, then newest, then ``doc_id``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from dataclasses import dataclass, field
+
+from dreamdb.analyzer import analyze, is_turkish, raw_tokens
+from dreamdb.ranking import bm25 as F
+from dreamdb.ranking import signals as S
+
+MAX_QUERY_TERMS = 256
+"""Distinct query terms kept (a 10,000-character query stays cheap); the rest are ignored."""
+
+
+@dataclass
+class QueryPlan:
+    """An analyzed query.
+
+    Attributes:
+        text: the query as typed.
+        terms: distinct analyzed terms, in order (they make the raw score).
+        synonyms: ``{term: weight}`` of expansion terms (BM25F only).
+        turkish: whether the query was analyzed as Turkish.
+    """
+
+    text: str
+    terms: list[str]
+    synonyms: dict[str, float] = field(default_factory=dict)
+    turkish: bool = False
+
+
+def plan_query(text: str, synonym_table=None) -> QueryPlan:
+    """Analyze a query (same analyzer as documents; never parsed as a query language)."""
+    words = raw_tokens(text)
+    turkish = is_turkish(words)
+    terms = list(dict.fromkeys(analyze(text, turkish=turkish)))[:MAX_QUERY_TERMS]
+    syn: dict[str, float] = {}
+    if synonym_table is not None:
+        for t in terms:
+            for s in sorted(synonym_table.expand(t)):
+                if s not in terms:
+                    syn[s] = S.SYNONYM_WEIGHT
+    return QueryPlan(text, terms, syn, turkish)
+
+
+@dataclass
+class Filters:
+    """Filters applied in SQL, before the result limit (SPEC §5).
+
+    Attributes:
+        types: keep only these document types (``None`` = all).
+        exclude_types: drop these types.
+        tags: keep documents carrying any of these tags (case-insensitive, facet prefix ignored).
+        statuses: keep documents whose status is one of these.
+        min_level: keep documents of importance ≥ this (1–3).
+        since_days, until_days: keep documents dated inside this window (days since epoch, inclusive);
+            undated documents are dropped when a window is set.
+        include_expired: keep documents whose ``expires`` is before now.
+    """
+
+    types: list[str] | None = None
+    exclude_types: list[str] | None = None
+    tags: list[str] | None = None
+    statuses: list[str] | None = None
+    min_level: int | None = None
+    since_days: float | None = None
+    until_days: float | None = None
+    include_expired: bool = False
+
+    def sql(self, now_days: float) -> tuple[str, dict]:
+        """``(WHERE clause over alias d, parameters)``."""
+        where, params = [], {}
+        if self.types:
+            where.append(f"d.type IN ({_in(self.types, 'ty', params)})")
+        if self.exclude_types:
+            where.append(f"d.type NOT IN ({_in(self.exclude_types, 'xt', params)})")
+        if self.tags:
+            tags = [t.strip().lower().split(":", 1)[-1].strip() for t in self.tags if t.strip()]
+            where.append(f"EXISTS (SELECT 1 FROM document_tags g WHERE g.doc = d.id AND g.tag IN ({_in(tags, 'tg', params)}))")
+        if self.statuses:
+            where.append(f"LOWER(d.status) IN ({_in([s.lower() for s in self.statuses], 'st', params)})")
+        if self.min_level is not None:
+            where.append("d.level >= :min_level")
+            params["min_level"] = self.min_level
+        if self.since_days is not None:
+            where.append("d.date_days >= :since")
+            params["since"] = self.since_days
+        if self.until_days is not None:
+            where.append("d.date_days <= :until")
+            params["until"] = self.until_days
+        if not self.include_expired:
+            where.append("(d.expires_days IS NULL OR d.expires_days >= :now_days)")
+            params["now_days"] = now_days
+        return (" AND ".join(where) or "1"), params
+
+
+def _in(values, prefix: str, params: dict) -> str:
+    names = []
+    for i, v in enumerate(values):
+        params[f"{prefix}{i}"] = v
+        names.append(f":{prefix}{i}")
+    return ", ".join(names)
+
+
+@dataclass
+class Ranked:
+    """One ranked document with every signal that produced its rankScore.
+
+    Attributes:
+        rowid: ``documents.id``.
+        doc_id, type, date, status: from ``documents``.
+        score: raw BM25 (SPEC §2 ``score``; thresholds gate on it).
+        bm25f: BM25F with synonyms.
+        coverage: query terms found in slug/title ÷ query terms.
+        identity: identity boost added.
+        base: raw + 0.5·max(0, BM25F − raw).
+        recency, status_factor, type_factor, confidence_factor: multipliers.
+        rank_score: what hits are sorted by.
+    """
+
+    rowid: int
+    doc_id: str
+    type: str
+    date: str | None
+    date_days: float | None
+    status: str | None
+    score: float
+    bm25f: float
+    coverage: float
+    identity: float
+    base: float
+    recency: float
+    status_factor: float
+    type_factor: float
+    confidence_factor: float
+    rank_score: float
+
+    def signals(self) -> dict:
+        """Every signal, JSON-ready (``--explain``)."""
+        return {
+            "bm25": round(self.score, 6), "bm25f": round(self.bm25f, 6), "base": round(self.base, 6),
+            "coverage": round(self.coverage, 6), "identity_boost": round(self.identity, 6),
+            "recency": round(self.recency, 6), "status_factor": self.status_factor,
+            "type_factor": self.type_factor, "confidence_factor": round(self.confidence_factor, 6),
+            "rank_score": round(self.rank_score, 6),
+        }
+
+
+_SQL = """
+WITH q(term, idf, w_raw, w_f) AS (
+    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]')
+    FROM json_each(:q)
+),
+r AS (
+    SELECT p.doc AS doc, q.idf AS idf, q.w_raw AS w_raw, q.w_f AS w_f,
+           p.tf_title + p.tf_description + p.tf_tags + p.tf_body AS tf,
+           d.len_title + d.len_description + d.len_tags + d.len_body AS dl,
+           :w_title * p.tf_title / (:nb + :b_title * d.len_title)
+         + :w_description * p.tf_description / (:nb + :b_description * d.len_description)
+         + :w_tags * p.tf_tags / (:nb + :b_tags * d.len_tags)
+         + :w_body * p.tf_body / (:nb + :b_body * d.len_body) AS tff,
+           (p.tf_title > 0 OR p.tf_slug > 0) AS in_id,
+           d.identity_boost AS ib
+    FROM q JOIN postings p ON p.term = q.term JOIN documents d ON d.id = p.doc
+    WHERE {where}
+),
+agg AS (
+    SELECT doc,
+           SUM(CASE WHEN tf > 0 THEN w_raw * idf * tf * (:k1 + 1) / (tf + :k1 * (:nb + :b_avg * dl)) ELSE 0 END) AS raw,
+           SUM(CASE WHEN tff > 0 THEN w_f * idf * tff * (:k1 + 1) / (tff + :k1) ELSE 0 END) AS bm25f,
+           SUM(w_raw > 0 AND in_id) AS id_hits,
+           MAX(ib) AS ib
+    FROM r GROUP BY doc
+)
+SELECT a.doc, a.raw, a.bm25f, a.id_hits, a.ib,
+       a.raw + :mix * MAX(0, a.bm25f - a.raw)
+         + CASE WHEN a.ib AND a.id_hits > 0
+                THEN :idw * (a.id_hits * 1.0 / :nq) * (a.id_hits * 1.0 / :nq) * MAX(a.raw, 1) ELSE 0 END AS ub,
+       d.doc_id, d.type, d.date, d.date_days, d.status, d.is_capture, d.confidence
+FROM agg a JOIN documents d ON d.id = a.doc
+WHERE a.raw > 0 OR a.bm25f > 0 OR (a.ib AND a.id_hits > 0)
+ORDER BY ub DESC, d.doc_id
+"""
+
+
+def corpus_stats(conn) -> dict:
+    """``corpus_stats`` row as a dict (n_docs, avg_len, avg_len_<field>)."""
+    row = conn.execute(
+        "SELECT n_docs, avg_len, avg_len_title, avg_len_description, avg_len_tags, avg_len_body FROM corpus_stats WHERE id = 1"
+    ).fetchone()
+    keys = ("n_docs", "avg_len", "avg_len_title", "avg_len_description", "avg_len_tags", "avg_len_body")
+    return dict(zip(keys, row)) if row else dict.fromkeys(keys, 0)
+
+
+def document_frequencies(conn, terms: list[str]) -> dict[str, int]:
+    """``{term: df}`` over the union of BM25 fields (slug-only occurrences do not count)."""
+    if not terms:
+        return {}
+    marks = ",".join("?" * len(terms))
+    rows = conn.execute(
+        f"SELECT term, SUM(tf_title + tf_description + tf_tags + tf_body > 0) FROM postings WHERE term IN ({marks}) GROUP BY term",
+        terms,
+    )
+    return {t: int(df or 0) for t, df in rows}
+
+
+def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
+    """The exact top ``top`` documents for ``plan`` by rankScore.
+
+    Args:
+        conn: index connection.
+        plan: from :func:`plan_query`.
+        top: result limit (applied after filters).
+        now_days: the clock, as days since epoch (recency, expiry).
+        filters: SQL filters, or ``None``.
+
+    Returns:
+        list[Ranked], best first (rankScore desc, then newest, then doc_id).
+    """
+    if not plan.terms or top <= 0:
+        return []
+    stats = corpus_stats(conn)
+    n = stats["n_docs"]
+    if not n:
+        return []
+    all_terms = plan.terms + list(plan.synonyms)
+    df = document_frequencies(conn, all_terms)
+    q = []
+    for t in plan.terms:
+        if df.get(t):
+            q.append([t, F.idf(n, df[t]), 1.0, 1.0])
+    for t, w in plan.synonyms.items():
+        if df.get(t):
+            q.append([t, F.idf(n, df[t]), 0.0, w])
+    # slug-only terms (df 0) still count for identity coverage
+    for t in plan.terms:
+        if not df.get(t):
+            q.append([t, 0.0, 1.0, 0.0])
+    where, params = (filters or Filters()).sql(now_days)
+    b = F.B
+    params.update(
+        q=json.dumps(q), k1=F.K1, nb=1.0 - b, mix=S.BM25F_MIX, idw=S.IDENTITY_WEIGHT, nq=len(plan.terms),
+        b_avg=b / stats["avg_len"] if stats["avg_len"] > 0 else 0.0,
+    )
+    for f in ("title", "description", "tags", "body"):
+        avg = stats[f"avg_len_{f}"]
+        params[f"w_{f}"] = F.FIELD_WEIGHTS[f]
+        params[f"b_{f}"] = b / avg if avg > 0 else 0.0
+    heap: list = []  # min-heap of (sort key, Ranked), size ≤ top
+    for row in conn.execute(_SQL.format(where=where), params):
+        doc, raw, bm25f, id_hits, ib, ub, doc_id, typ, date, date_days, status, is_capture, confidence = row
+        if len(heap) >= top and ub < heap[0][0][0]:
+            break
+        coverage = (id_hits / len(plan.terms)) if ib else 0.0
+        base = S.base_score(raw, bm25f)
+        identity = S.identity_boost(raw, coverage)
+        age = None if date_days is None else now_days - date_days
+        rec = S.recency_factor(age)
+        sf = S.status_factor(status)
+        tf_ = S.type_factor(typ, bool(is_capture))
+        cf = S.confidence_factor(confidence)
+        rank_score = (base + identity) * rec * sf * tf_ * cf
+        item = Ranked(doc, doc_id, typ, date, date_days, status, raw, bm25f, coverage, identity, base, rec, sf, tf_, cf, rank_score)
+        key = _sort_key(item)
+        if len(heap) < top:
+            heapq.heappush(heap, (key, item))
+        elif key > heap[0][0]:
+            heapq.heapreplace(heap, (key, item))
+    return [item for _, item in sorted(heap, key=lambda kv: kv[0], reverse=True)]
+
+
+class _DocIdDesc(str):
+    """Reverses string order so that, inside a max-sort key, smaller doc_ids win ties."""
+
+    def __lt__(self, other):  # noqa: D105
+        return str.__gt__(self, other)
+
+    def __gt__(self, other):  # noqa: D105
+        return str.__lt__(self, other)
+
+
+def _sort_key(item: Ranked) -> tuple:
+    newest = item.date_days if item.date_days is not None else float("-inf")
+    return (item.rank_score, newest, _DocIdDesc(item.doc_id))
+
+
+def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
+    """Per-term breakdown of one document's raw BM25 and BM25F, recomputed with :mod:`dreamdb.ranking.bm25`.
+
+    Returns:
+        ``[{term, kind ('query'|'synonym'), df, idf, tf: {field: n}, bm25, bm25f}]`` for matched terms.
+    """
+    stats = corpus_stats(conn)
+    terms = plan.terms + list(plan.synonyms)
+    df = document_frequencies(conn, terms)
+    lens = conn.execute(
+        "SELECT len_title, len_description, len_tags, len_body FROM documents WHERE id = ?", (rowid,)
+    ).fetchone()
+    lengths = dict(zip(("title", "description", "tags", "body"), lens))
+    avgs = {f: stats[f"avg_len_{f}"] for f in lengths}
+    marks = ",".join("?" * len(terms))
+    rows = conn.execute(
+        f"SELECT term, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings WHERE doc = ? AND term IN ({marks})",
+        [rowid, *terms],
+    ).fetchall()
+    out = []
+    for term, tt, td, tg, tb, ts in sorted(rows, key=lambda r: terms.index(r[0])):
+        is_syn = term not in plan.terms
+        tfs = {"title": tt, "description": td, "tags": tg, "body": tb}
+        idf_v = F.idf(stats["n_docs"], df.get(term, 0)) if df.get(term) else 0.0
+        raw = 0.0 if is_syn else F.bm25_term(tt + td + tg + tb, sum(lengths.values()), stats["avg_len"], idf_v)
+        w = plan.synonyms.get(term, 1.0)
+        f = w * F.bm25f_term(F.bm25f_pseudo_tf(tfs, lengths, avgs), idf_v)
+        out.append({
+            "term": term, "kind": "synonym" if is_syn else "query", "df": df.get(term, 0), "idf": round(idf_v, 6),
+            "tf": {**tfs, "slug": ts}, "bm25": round(raw, 6), "bm25f": round(f, 6),
+        })
+    return out

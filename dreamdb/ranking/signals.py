@@ -1,0 +1,68 @@
+"""The rankScore signals of SPEC §2 as pure functions (no clock, no I/O).
+
+rankScore = (base + identity) · recency · status · capture · changelog · confidence, where
+base = raw + 0.5·max(0, BM25F − raw) and identity = 1.5·coverage²·max(raw, 1).
+Every multiplier is ≤ 1, so ``base + identity`` bounds rankScore from above:
+:mod:`dreamdb.ranking.rank` uses that bound to stop early, exactly.
+"""
+
+from __future__ import annotations
+
+BM25F_MIX = 0.5
+"""Weight of BM25F's excess over raw BM25 (SPEC §2: raw + 0.5·max(0, BM25F − raw))."""
+
+IDENTITY_WEIGHT = 1.5
+"""Exact-identity boost 1.5 · coverage² · max(raw, 1) (SPEC §2)."""
+
+RECENCY_FLOOR = 0.85
+RECENCY_HALF_LIFE_DAYS = 120.0
+RECENCY_UNKNOWN = 0.925
+"""Recency 0.85 + 0.15 · 0.5^(age_days/120); unknown date 0.925 (SPEC §2)."""
+
+COMPLETED_FACTOR = 0.85
+CAPTURE_FACTOR = 0.4
+CHANGELOG_FACTOR = 0.85
+"""Status ``completed`` ×0.85, captures ×0.4, changelog entries ×0.85 (SPEC §2)."""
+
+CONFIDENCE_FLOOR = 0.8
+"""dreamdb's own choice: frontmatter ``confidence`` c ∈ [0, 1] multiplies by 0.8 + 0.2·c (absent: 1)."""
+
+SYNONYM_WEIGHT = 0.5
+"""Query-time synonyms count at half weight, in BM25F only (SPEC §2)."""
+
+
+def base_score(raw: float, bm25f: float) -> float:
+    """raw + 0.5·max(0, BM25F − raw)."""
+    return raw + BM25F_MIX * max(0.0, bm25f - raw)
+
+
+def identity_boost(raw: float, coverage: float) -> float:
+    """1.5 · coverage² · max(raw, 1); coverage = query terms found in slug/title ÷ query terms."""
+    if coverage <= 0:
+        return 0.0
+    return IDENTITY_WEIGHT * coverage * coverage * max(raw, 1.0)
+
+
+def recency_factor(age_days: float | None) -> float:
+    """0.85 + 0.15·0.5^(age/120); ``None`` (unknown date) → 0.925; future dates count as age 0."""
+    if age_days is None:
+        return RECENCY_UNKNOWN
+    return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * 0.5 ** (max(0.0, age_days) / RECENCY_HALF_LIFE_DAYS)
+
+
+def status_factor(status: str | None) -> float:
+    """×0.85 for ``completed`` (also ``done``), else 1."""
+    return COMPLETED_FACTOR if (status or "").lower() in ("completed", "done") else 1.0
+
+
+def type_factor(doc_type: str, is_capture: bool) -> float:
+    """×0.85 for changelog entries, ×0.4 for captures (bookmarks, digests), else 1."""
+    f = CHANGELOG_FACTOR if doc_type == "changelog" else 1.0
+    return f * (CAPTURE_FACTOR if is_capture else 1.0)
+
+
+def confidence_factor(confidence: float | None) -> float:
+    """0.8 + 0.2·c for a confidence c in [0, 1]; 1 when absent."""
+    if confidence is None:
+        return 1.0
+    return CONFIDENCE_FLOOR + (1.0 - CONFIDENCE_FLOOR) * min(1.0, max(0.0, confidence))

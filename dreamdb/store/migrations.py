@@ -1,0 +1,102 @@
+"""Apply the numbered SQL files of ``migrations/`` in order (llm's habit).
+
+Each file ``NNN_name.sql`` runs once, inside one transaction together with
+its row in ``schema_migrations``; the highest applied number is the index's
+schema version. The folder is the repository's top-level ``migrations/`` in a
+source checkout and ``dreamdb/migrations/`` inside an installed wheel.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dreamdb.errors import IndexUnavailable
+from dreamdb.store.connect import write_transaction
+
+_NAME_RE = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+
+
+def migrations_dir() -> Path:
+    """The folder holding the numbered SQL files (wheel first, then source tree).
+
+    Raises:
+        IndexUnavailable: neither location exists (a broken install).
+    """
+    pkg = Path(__file__).resolve().parents[1]
+    for candidate in (pkg / "migrations", pkg.parent / "migrations"):
+        if candidate.is_dir():
+            return candidate
+    raise IndexUnavailable("dreamdb's migrations folder is missing.", hint="Reinstall dreamdb: pip install --force-reinstall dreamdb")
+
+
+def available() -> list[tuple[int, str, Path]]:
+    """``[(version, name, path)]`` of every migration file, in version order."""
+    out = []
+    for p in migrations_dir().iterdir():
+        m = _NAME_RE.match(p.name)
+        if m:
+            out.append((int(m.group(1)), m.group(2), p))
+    return sorted(out)
+
+
+def current_version(conn) -> int:
+    """Highest applied migration number (0 for an empty database)."""
+    row = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='schema_migrations'").fetchone()
+    if not row:
+        return 0
+    return conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+
+
+def latest_version() -> int:
+    """Highest migration number this dreamdb ships."""
+    migs = available()
+    return migs[-1][0] if migs else 0
+
+
+def migrate(conn) -> list[int]:
+    """Apply every pending migration; return the versions applied.
+
+    Raises:
+        IndexUnavailable: the index was made by a newer dreamdb (higher version).
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    have = current_version(conn)
+    migs = available()
+    if migs and have > migs[-1][0]:
+        raise IndexUnavailable(f"The index has schema version {have}, newer than this dreamdb knows ({migs[-1][0]}).")
+    applied = []
+    for version, name, path in migs:
+        if version <= have:
+            continue
+        sql = path.read_text(encoding="utf-8")
+        with write_transaction(conn):
+            if current_version(conn) >= version:  # another process got there first
+                continue
+            for statement in _split_sql(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+            )
+        applied.append(version)
+    return applied
+
+
+def _split_sql(sql: str) -> list[str]:
+    """Split a migration file into statements with SQLite's own completeness check."""
+    from dreamdb.store.connect import sqlite3
+
+    statements, buf = [], ""
+    for line in sql.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip() and not all(l.strip().startswith("--") or not l.strip() for l in buf.splitlines()):
+        statements.append(buf.strip())
+    return statements

@@ -1,0 +1,287 @@
+"""Content-hash incremental sync: mirror the vault into the index.
+
+1. Stat pre-filter: list the vault's source files (:func:`walk_sources`) and
+   compare (mtime_ns, size) with the ``files`` table. Nothing differs → done,
+   without taking the write lock (the no-change path costs a few ms).
+2. Otherwise, inside one ``BEGIN IMMEDIATE`` transaction: re-check (another
+   process may have synced meanwhile), read each candidate, hash it (sha256);
+   same hash → only the stat is refreshed; new hash → its documents are
+   re-parsed and replaced; files gone from the vault → their documents removed.
+   Corpus statistics are refreshed. A crash anywhere rolls everything back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dreamdb.analyzer import ANALYZER_VERSION, analyze, is_turkish, raw_tokens
+from dreamdb.store.connect import write_transaction
+from dreamdb.vault.discover import SourceFile, walk_sources
+
+FIELDS = ("title", "description", "tags", "body")
+"""BM25F fields, in the column order of ``postings`` and ``documents.len_*``."""
+
+
+@dataclass
+class SyncReport:
+    """What a sync did.
+
+    Attributes:
+        added, changed, removed, unchanged: source files in each state.
+        documents: documents in the index afterwards.
+        elapsed_ms: wall time (ms).
+        warnings: one line per file that could only be partly indexed.
+        rebuilt: the index was rebuilt from scratch (new analyzer or schema).
+    """
+
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    documents: int = 0
+    elapsed_ms: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    rebuilt: bool = False
+
+    @property
+    def touched(self) -> bool:
+        """True when the index content changed."""
+        return bool(self.added or self.changed or self.removed or self.rebuilt)
+
+    def as_dict(self) -> dict:
+        """JSON-ready mapping."""
+        return {
+            "added": self.added, "changed": self.changed, "removed": self.removed, "unchanged": self.unchanged,
+            "documents": self.documents, "elapsed_ms": round(self.elapsed_ms, 2), "warnings": self.warnings,
+            "rebuilt": self.rebuilt,
+        }
+
+
+def iso_to_days(value: str | None) -> float | None:
+    """ISO-8601 date or instant → days since 1970-01-01 UTC (float), ``None`` if unparsable."""
+    if not value:
+        return None
+    text = str(value).strip().replace("Z", "+00:00")
+    for candidate in (text, text[:10]):
+        try:
+            dt = datetime.fromisoformat(candidate)
+        except ValueError:
+            continue
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return dt.timestamp() / 86400.0
+    return None
+
+
+def _stored_state(conn) -> dict[str, tuple[int, int, str]]:
+    return {row[0]: (row[1], row[2], row[3]) for row in conn.execute("SELECT path, mtime_ns, size, sha256 FROM files")}
+
+
+def _plan(sources: list[SourceFile], stored: dict) -> tuple[list[SourceFile], list[str], int]:
+    candidates = []
+    unchanged = 0
+    for s in sources:
+        old = stored.get(s.rel_path)
+        if old is not None and old[0] == s.mtime_ns and old[1] == s.size:
+            unchanged += 1
+        else:
+            candidates.append(s)
+    present = {s.rel_path for s in sources}
+    removed = [p for p in stored if p not in present]
+    return candidates, removed, unchanged
+
+
+def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
+    """Cheap check (stat only, no lock): does the index differ from the vault?"""
+    candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn))
+    return bool(candidates or removed) or _analyzer_changed(conn)
+
+
+def _analyzer_changed(conn) -> bool:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+    return row is None or row[0] != ANALYZER_VERSION
+
+
+def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = False, progress=None) -> SyncReport:
+    """Bring the index in line with the vault (see module docstring).
+
+    Args:
+        conn: connection from :func:`dreamdb.store.connect.connect`, migrated.
+        vault: vault root.
+        include_archives: index dot-folders too.
+        force: re-parse every file even if unchanged.
+        progress: optional callable ``(done, total)`` for a progress bar.
+
+    Returns:
+        SyncReport.
+
+    Raises:
+        LockTimeout: another process held the write lock too long.
+    """
+    t0 = time.perf_counter()
+    report = SyncReport()
+    warnings: list[str] = []
+    sources = walk_sources(vault, include_archives=include_archives, warn=warnings.append)
+    rebuild = force or _analyzer_changed(conn)
+    candidates, removed, unchanged = _plan(sources, _stored_state(conn))
+    if not (candidates or removed or rebuild):
+        report.unchanged = unchanged
+        report.documents = conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]
+        report.warnings = warnings
+        report.elapsed_ms = (time.perf_counter() - t0) * 1000
+        return report
+    from dreamdb.vault.parse import parse_file  # YAML only when something changed
+
+    with write_transaction(conn):
+        if rebuild:
+            conn.execute("DELETE FROM files")  # cascades to documents, postings, tags
+            report.rebuilt = True
+        stored = _stored_state(conn)
+        candidates, removed, report.unchanged = _plan(sources, stored)
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        for i, src in enumerate(candidates):
+            if progress:
+                progress(i, len(candidates))
+            try:
+                raw = (vault / src.rel_path).read_bytes()
+            except OSError as exc:
+                warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")
+                _replace_file(conn, src, "unreadable", [], now)
+                report.changed += src.rel_path in stored
+                report.added += src.rel_path not in stored
+                continue
+            sha = hashlib.sha256(raw).hexdigest()
+            old = stored.get(src.rel_path)
+            if old is not None and old[2] == sha:
+                conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (src.mtime_ns, src.size, src.rel_path))
+                report.unchanged += 1
+                continue
+            docs, file_warnings = parse_file(src.rel_path, src.kind, src.type, raw)
+            warnings.extend(file_warnings)
+            _replace_file(conn, src, sha, docs, now, warn=warnings.append)
+            if old is None:
+                report.added += 1
+            else:
+                report.changed += 1
+        for path in removed:
+            conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            report.removed += 1
+        _refresh_stats(conn)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (ANALYZER_VERSION,))
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sync', ?)", (now,))
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
+    if progress:
+        progress(len(candidates), len(candidates))
+    report.documents = conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]
+    report.warnings = warnings
+    report.elapsed_ms = (time.perf_counter() - t0) * 1000
+    return report
+
+
+def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, warn=None) -> None:
+    conn.execute("DELETE FROM documents WHERE source_path = ?", (src.rel_path,))
+    conn.execute(
+        "INSERT INTO files (path, mtime_ns, size, sha256, synced_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, size = excluded.size, "
+        "sha256 = excluded.sha256, synced_at = excluded.synced_at",
+        (src.rel_path, src.mtime_ns, src.size, sha, now),
+    )
+    for doc in docs:
+        insert_document(conn, doc, warn=warn)
+
+
+def _unique_doc_id(conn, doc, warn) -> str:
+    doc_id = doc.doc_id
+    if conn.execute("SELECT 1 FROM documents WHERE doc_id = ?", (doc_id,)).fetchone() is None:
+        return doc_id
+    n = 2
+    while conn.execute("SELECT 1 FROM documents WHERE doc_id = ?", (f"{doc_id}-{n}",)).fetchone():
+        n += 1
+    if warn:
+        warn(f"{doc.source_path}: {doc_id} already exists (another file has the same name); indexed as {doc_id}-{n}")
+    doc.slug = f"{doc.slug}-{n}"
+    return doc.doc_id
+
+
+def document_terms(doc) -> tuple[dict[str, list[int]], list[int]]:
+    """Analyze a document's fields.
+
+    Returns:
+        ``(postings, lengths)``: ``postings[term] = [tf_title, tf_description,
+        tf_tags, tf_body, tf_slug]``; ``lengths`` = terms per BM25F field (4 ints).
+        The language (Turkish or not) is decided once for the whole document.
+    """
+    texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
+    turkish = is_turkish(raw_tokens(" ".join(texts)))
+    postings: dict[str, list[int]] = {}
+    lengths = []
+    for f, text in enumerate(texts):
+        terms = analyze(text, turkish=turkish)
+        lengths.append(len(terms))
+        for t in terms:
+            row = postings.get(t)
+            if row is None:
+                row = postings[t] = [0, 0, 0, 0, 0]
+            row[f] += 1
+    for t in analyze(doc.slug.replace("-", " ").replace("_", " "), turkish=turkish):
+        row = postings.get(t)
+        if row is None:
+            row = postings[t] = [0, 0, 0, 0, 0]
+        row[4] += 1
+    return postings, lengths
+
+
+def content_hash(doc) -> str:
+    """sha256 (hex) of a document's indexed text: identity of its content for chunk/embedding reuse."""
+    h = hashlib.sha256()
+    for part in (doc.doc_id, doc.title, doc.description, "\x1f".join(doc.tags), doc.body):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x1e")
+    return h.hexdigest()
+
+
+def insert_document(conn, doc, warn=None) -> int:
+    """Insert one document with its tags and postings; return its row id."""
+    doc_id = _unique_doc_id(conn, doc, warn)
+    postings, lengths = document_terms(doc)
+    cur = conn.execute(
+        """INSERT INTO documents (doc_id, type, slug, source_path, ordinal, title, description, tags, body,
+               date, date_days, status, level, pinned, confidence, expires, expires_days, supersedes,
+               identity_boost, is_capture, len_title, len_description, len_tags, len_body, content_hash)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (
+            doc_id, doc.type, doc.slug, doc.source_path, doc.ordinal, doc.title, doc.description,
+            json.dumps(doc.tags, ensure_ascii=False), doc.body, doc.date, iso_to_days(doc.date), doc.status,
+            doc.level, int(doc.pinned), doc.confidence, doc.expires, iso_to_days(doc.expires), doc.supersedes,
+            int(doc.identity_boost), int(doc.type == "bookmark"), *lengths, content_hash(doc),
+        ),
+    )
+    rowid = cur.lastrowid
+    tags = set()
+    for tag in doc.tags:
+        tags.add(tag.lower())
+    if tags:
+        conn.executemany("INSERT OR IGNORE INTO document_tags (tag, doc) VALUES (?, ?)", [(t, rowid) for t in tags])
+    conn.executemany(
+        "INSERT INTO postings (term, doc, tf_title, tf_description, tf_tags, tf_body, tf_slug) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(t, rowid, *tf) for t, tf in postings.items()],
+    )
+    return rowid
+
+
+def _refresh_stats(conn) -> None:
+    conn.execute(
+        """UPDATE corpus_stats SET
+             n_docs = (SELECT COUNT(*) FROM documents),
+             avg_len = COALESCE((SELECT AVG(len_title + len_description + len_tags + len_body) FROM documents), 0),
+             avg_len_title = COALESCE((SELECT AVG(len_title) FROM documents), 0),
+             avg_len_description = COALESCE((SELECT AVG(len_description) FROM documents), 0),
+             avg_len_tags = COALESCE((SELECT AVG(len_tags) FROM documents), 0),
+             avg_len_body = COALESCE((SELECT AVG(len_body) FROM documents), 0)
+           WHERE id = 1"""
+    )

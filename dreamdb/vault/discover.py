@@ -1,0 +1,172 @@
+"""Find the vault and the files in it that become documents (SPEC §1).
+
+The corpus table of SPEC §1, as code: :func:`classify` maps a path relative
+to the vault root to a document type, :func:`walk_sources` lists every such
+file with its ``os.stat_result`` (the sync's stat pre-filter input).
+"""
+
+from __future__ import annotations
+
+import os
+import stat as _stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from dreamdb.errors import VaultNotFound
+
+VAULT_DIR_NAME = "_dream_context"
+INDEX_DIR_NAME = ".dreamdb"
+
+MEMORY_FILE = "core/2.memory.md"
+CHANGELOG_FILE = "core/CHANGELOG.json"
+
+# (top folder, recursive?, type). knowledge/features is matched before knowledge.
+_MD_ROOTS: tuple[tuple[str, bool, str], ...] = (
+    ("knowledge/features", True, "feature"),
+    ("knowledge", True, "knowledge"),
+    ("core/features", False, "feature"),
+    ("state", False, "task"),
+    ("core/objectives", False, "objective"),
+    ("lab/insights", False, "insight"),
+    ("theses", False, "thesis"),
+)
+
+DOCUMENT_TYPES = (
+    "knowledge", "feature", "task", "memory", "changelog", "objective", "insight", "thesis", "bookmark",
+)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One vault file that yields documents.
+
+    Attributes:
+        rel_path: POSIX path relative to the vault root.
+        kind: ``markdown``, ``memory`` or ``changelog``.
+        type: document type for ``markdown`` (``None`` otherwise: set per document).
+        mtime_ns: modification time (ns).
+        size: size (bytes).
+    """
+
+    rel_path: str
+    kind: str
+    type: str | None
+    mtime_ns: int
+    size: int
+
+
+def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None) -> Path:
+    """Resolve the vault root (the ``_dream_context`` folder).
+
+    Order: ``path`` (the folder itself or a folder containing ``_dream_context``),
+    else ``$DREAMDB_VAULT``, else walk up from ``cwd`` looking for
+    ``_dream_context`` (or being inside one).
+
+    Raises:
+        VaultNotFound: nothing found; the hint says how to point dreamdb at a vault.
+    """
+    explicit = path if path is not None else os.environ.get("DREAMDB_VAULT") or None
+    if explicit is not None:
+        p = Path(explicit).expanduser()
+        if not p.exists():
+            raise VaultNotFound(f"Vault path does not exist: {p}", hint="Pass --vault PATH to a _dream_context folder (or a folder containing one).")
+        if not p.is_dir():
+            raise VaultNotFound(f"Vault path is not a folder: {p}", hint="Pass --vault PATH to a _dream_context folder.")
+        if p.name != VAULT_DIR_NAME and (p / VAULT_DIR_NAME).is_dir():
+            p = p / VAULT_DIR_NAME
+        return p.resolve()
+    here = (cwd or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if d.name == VAULT_DIR_NAME:
+            return d
+        if (d / VAULT_DIR_NAME).is_dir():
+            return (d / VAULT_DIR_NAME).resolve()
+    raise VaultNotFound(
+        f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it.",
+        hint="Run inside a project with a _dream_context/ vault, pass --vault PATH, or set DREAMDB_VAULT.",
+    )
+
+
+def classify(rel_path: str) -> tuple[str, str | None] | None:
+    """Map a vault-relative POSIX path to ``(kind, type)``, or ``None`` if not indexed."""
+    if rel_path == MEMORY_FILE:
+        return ("memory", "memory")
+    if rel_path == CHANGELOG_FILE:
+        return ("changelog", "changelog")
+    if not rel_path.endswith(".md"):
+        return None
+    for root, recursive, typ in _MD_ROOTS:
+        prefix = root + "/"
+        if rel_path.startswith(prefix):
+            rest = rel_path[len(prefix):]
+            if not recursive and "/" in rest:
+                return None
+            return ("markdown", typ)
+    return None
+
+
+def walk_sources(vault: Path, *, include_archives: bool = False, warn=None) -> list[SourceFile]:
+    """List every indexable file of the vault with its stat (no file is read).
+
+    Folders whose names start with ``.`` are archives, skipped unless
+    ``include_archives``. Symlinked folders are not followed (no loops);
+    symlinked files are followed only when they resolve inside the vault.
+    Unreadable entries are skipped with a warning through ``warn(msg)``.
+
+    Returns:
+        list[SourceFile], sorted by path.
+    """
+    out: list[SourceFile] = []
+    vault = str(vault)
+    vault_real = os.path.realpath(vault)
+
+    def note(msg: str) -> None:
+        if warn:
+            warn(msg)
+
+    def add(rel: str, entry_path: str, is_link: bool) -> None:
+        cls = classify(rel)
+        if cls is None:
+            return
+        try:
+            st = os.stat(entry_path)  # follows a file symlink
+        except OSError as exc:
+            note(f"{rel}: skipped ({exc.strerror or exc})")
+            return
+        if is_link and not os.path.realpath(entry_path).startswith(vault_real + os.sep):
+            note(f"{rel}: skipped (symlink points outside the vault)")
+            return
+        if _stat.S_ISREG(st.st_mode):
+            out.append(SourceFile(rel, cls[0], cls[1] if cls[0] == "markdown" else None, st.st_mtime_ns, st.st_size))
+
+    def scan(rel_dir: str, recursive: bool) -> None:
+        try:
+            entries = list(os.scandir(os.path.join(vault, rel_dir)))
+        except OSError as exc:
+            note(f"{rel_dir}: skipped ({exc.strerror or exc})")
+            return
+        for e in entries:
+            rel = f"{rel_dir}/{e.name}"
+            try:
+                is_link = e.is_symlink()
+                is_dir = not is_link and e.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if recursive and (include_archives or not e.name.startswith(".")):
+                    scan(rel, True)
+            elif e.name.endswith(".md"):
+                add(rel, e.path, is_link)
+
+    for fixed in (MEMORY_FILE, CHANGELOG_FILE):
+        full = os.path.join(vault, fixed)
+        if os.path.lexists(full):
+            add(fixed, full, os.path.islink(full))
+    for root, recursive, _typ in _MD_ROOTS:
+        if root == "knowledge/features":
+            continue  # walked as part of knowledge/
+        base = os.path.join(vault, root)
+        if os.path.isdir(base) and not os.path.islink(base):
+            scan(root, recursive)
+    out.sort(key=lambda s: s.rel_path)
+    return out

@@ -1,0 +1,337 @@
+"""Turn vault files into documents (SPEC §1): markdown files, memory sections, changelog entries.
+
+Everything here is pure: text in, :class:`Document` objects and warnings out.
+Malformed input never raises; the document is built from what can be read and
+one warning says what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+
+from dreamdb.vault.frontmatter import split_frontmatter
+
+DATE_KEYS = ("updated_at", "updated", "date", "created", "created_at")
+"""Frontmatter date keys, most specific first (SPEC §1)."""
+
+_REF_PREFIXES = ("commit:", "file:", "knowledge:", "feature:", "task:", "url:")
+
+
+@dataclass
+class Document:
+    """One searchable unit of the vault.
+
+    Attributes:
+        type: document type (SPEC §1 table), e.g. ``knowledge``.
+        slug: identity within the type; ``doc_id`` is ``type/slug``.
+        source_path: vault-relative POSIX path of the file it came from.
+        ordinal: position inside the file (memory section, changelog entry), else 0.
+        title, description, body: text fields (BM25F fields with ``tags``).
+        tags: tags with facet prefixes such as ``topic:`` stripped.
+        date: ISO-8601 date or instant string, or ``None`` when unknown.
+        status: lowercased frontmatter ``status`` or ``None``.
+        level: importance 1–3 (SPEC §5; a filter, never a ranking signal).
+        pinned: frontmatter ``pinned: true``.
+        confidence: frontmatter ``confidence`` in [0, 1], or ``None``.
+        expires: ISO date/instant after which the document leaves recall, or ``None``.
+        supersedes: changelog id this entry replaces (``changelog/<slug>``), or ``None``.
+        identity_boost: whether slug/title earn the exact-identity boost (not for changelog).
+    """
+
+    type: str
+    slug: str
+    source_path: str
+    ordinal: int = 0
+    title: str = ""
+    description: str = ""
+    body: str = ""
+    tags: list[str] = field(default_factory=list)
+    date: str | None = None
+    status: str | None = None
+    level: int = 2
+    pinned: bool = False
+    confidence: float | None = None
+    expires: str | None = None
+    supersedes: str | None = None
+    identity_boost: bool = True
+
+    @property
+    def doc_id(self) -> str:
+        """``type/slug``: the document's identity."""
+        return f"{self.type}/{self.slug}"
+
+
+def slugify(text: str) -> str:
+    """Lowercase ASCII-ish slug: letters/digits joined by ``-`` (Turkish letters kept)."""
+    text = unicodedata.normalize("NFC", text).replace("İ", "i").lower()
+    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-_")
+    return re.sub(r"-{2,}", "-", text) or "section"
+
+
+def _as_text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return " ".join(_as_text(v) for v in value)
+    if isinstance(value, dict):
+        return " ".join(_as_text(v) for v in value.values())
+    return str(value)
+
+
+def normalize_tags(value) -> list[str]:
+    """Tags from a list or a comma string, facet prefixes (``topic:x`` → ``x``) stripped, order kept, no duplicates."""
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    out: list[str] = []
+    for item in items:
+        tag = _as_text(item).strip().lstrip("#")
+        if ":" in tag:
+            tag = tag.split(":", 1)[1].strip()
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
+def date_value(value) -> str | None:
+    """Normalise a frontmatter date (``date``, ``datetime`` or string) to an ISO string, else ``None``."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    text = str(value).strip()
+    return text if re.match(r"^\d{4}-\d{2}-\d{2}", text) else None
+
+
+def _first_date(meta: dict) -> str | None:
+    for key in DATE_KEYS:
+        d = date_value(meta.get(key))
+        if d:
+            return d
+    return None
+
+
+def importance_level(text: str, pinned: bool, priority) -> int:
+    """SPEC §5: ★★★/★★ or pinned → 3, ★ → 2, ``priority: low`` → 1, otherwise 2."""
+    if pinned or "★★" in text:
+        return 3
+    if "★" in text:
+        return 2
+    if str(priority or "").strip().lower() == "low":
+        return 1
+    return 2
+
+
+def _confidence(value) -> float | None:
+    try:
+        c = float(value)
+    except (TypeError, ValueError):
+        return None
+    return c if 0.0 <= c <= 1.0 else None
+
+
+def _bool(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "1")
+    return bool(value)
+
+
+def excalidraw_text(body: str) -> str:
+    """Text elements of an Excalidraw board (``## Text Elements`` section), block ids removed; never the scene JSON."""
+    m = re.search(r"^##\s+Text Elements\s*$(.*?)(?=^##\s|^%%|\Z)", body, re.MULTILINE | re.DOTALL)
+    if not m:
+        return ""
+    return re.sub(r"\s*\^[A-Za-z0-9_-]{6,}\s*$", "", m.group(1), flags=re.MULTILINE).strip()
+
+
+def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Document], list[str]]:
+    """One markdown file → one document (SPEC §1).
+
+    Title falls back name → title → claim → slug; description falls back to
+    ``summary``. Excalidraw boards contribute only their text elements.
+
+    Returns:
+        ``([document], warnings)``.
+    """
+    warnings: list[str] = []
+    meta, body, warn = split_frontmatter(text)
+    if warn:
+        warnings.append(f"{rel_path}: {warn}; indexed the body only")
+    fname = rel_path.rsplit("/", 1)[-1]
+    slug = fname[:-3] if fname.endswith(".md") else fname
+    if fname.endswith(".excalidraw.md") or "excalidraw-plugin" in meta:
+        body = excalidraw_text(body)
+    title = next((str(meta[k]).strip() for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), slug)
+    description = _as_text(meta.get("description") or meta.get("summary")).strip()
+    pinned = _bool(meta.get("pinned"))
+    status = str(meta["status"]).strip().lower() if meta.get("status") not in (None, "") else None
+    doc = Document(
+        type=doc_type,
+        slug=slug,
+        source_path=rel_path,
+        title=title,
+        description=description,
+        body=body.strip(),
+        tags=normalize_tags(meta.get("tags")),
+        date=_first_date(meta),
+        status=status,
+        level=importance_level(f"{title}\n{description}", pinned, meta.get("priority")),
+        pinned=pinned,
+        confidence=_confidence(meta.get("confidence")),
+        expires=date_value(meta.get("expires")),
+    )
+    return [doc], warnings
+
+
+def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
+    """``core/2.memory.md`` → one document per H2 section (slug = slugified heading)."""
+    warnings: list[str] = []
+    meta, body, warn = split_frontmatter(text)
+    if warn:
+        warnings.append(f"{rel_path}: {warn}; indexed the sections only")
+    file_date = _first_date(meta)
+    docs: list[Document] = []
+    seen: dict[str, int] = {}
+    parts = re.split(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", body, flags=re.MULTILINE)
+    # parts = [preamble, heading1, content1, heading2, content2, ...]
+    for i in range(1, len(parts) - 1, 2):
+        heading, content = parts[i].strip(), parts[i + 1].strip()
+        base = slugify(heading)
+        n = seen.get(base, 0) + 1
+        seen[base] = n
+        slug = base if n == 1 else f"{base}-{n}"
+        docs.append(
+            Document(
+                type="memory",
+                slug=slug,
+                source_path=rel_path,
+                ordinal=len(docs),
+                title=heading,
+                body=content,
+                date=file_date,
+                level=importance_level(f"{heading}\n{content}", False, None),
+            )
+        )
+    return docs, warnings
+
+
+def changelog_entries(data) -> list | None:
+    """The entry list of a parsed CHANGELOG.json (bare array or ``{"entries": [...]}``), else ``None``."""
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict) and isinstance(data.get("entries"), list):
+        return data["entries"]
+    return None
+
+
+def changelog_slugs(entries: list) -> list[str]:
+    """Stable slugs ``<date>-<scope or type>-<n>`` for changelog entries, in file order.
+
+    ``n`` (1-based) counts the entries sharing the same date and scope from the
+    oldest end of the file, so adding a new entry at the newest end (either
+    order, detected from the first and last dates) never renames old ones.
+    """
+    bases = []
+    for e in entries:
+        e = e if isinstance(e, dict) else {}
+        d = str(e.get("date") or "undated")[:10]
+        scope = slugify(str(e.get("scope") or e.get("type") or "entry"))
+        bases.append(f"{d}-{scope}")
+    dates = [str(e.get("date") or "") for e in entries if isinstance(e, dict) and e.get("date")]
+    newest_first = len(dates) >= 2 and dates[0] > dates[-1]
+    order = range(len(entries) - 1, -1, -1) if newest_first else range(len(entries))
+    counts: dict[str, int] = {}
+    slugs = [""] * len(entries)
+    for i in order:
+        counts[bases[i]] = counts.get(bases[i], 0) + 1
+        slugs[i] = f"{bases[i]}-{counts[bases[i]]}"
+    return slugs
+
+
+def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
+    """``core/CHANGELOG.json`` → one document per entry (SPEC §1).
+
+    Title ``<date> [<type>] <scope> — <summary>``; tags type, scope, authors;
+    body = summary + description + references; level 1; no identity boost.
+    Invalid JSON yields no documents and one warning.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return [], [f"{rel_path}: not valid JSON ({exc}); changelog not indexed"]
+    entries = changelog_entries(data)
+    if entries is None:
+        return [], [f"{rel_path}: expected a JSON array or {{\"entries\": [...]}}; changelog not indexed"]
+    docs: list[Document] = []
+    skipped = 0
+    for i, (entry, slug) in enumerate(zip(entries, changelog_slugs(entries))):
+        if not isinstance(entry, dict):
+            skipped += 1
+            continue
+        d = date_value(entry.get("date"))
+        etype = _as_text(entry.get("type")).strip()
+        scope = _as_text(entry.get("scope")).strip()
+        summary = _as_text(entry.get("summary")).strip()
+        description = _as_text(entry.get("description")).strip()
+        headline = summary or description.split("\n", 1)[0][:200]
+        refs = entry.get("references") if isinstance(entry.get("references"), list) else []
+        authors = entry.get("authors") if isinstance(entry.get("authors"), list) else []
+        supersedes = _as_text(entry.get("supersedes")).strip() or None
+        if supersedes and not supersedes.startswith("changelog/"):
+            supersedes = f"changelog/{supersedes}"
+        docs.append(
+            Document(
+                type="changelog",
+                slug=slug,
+                source_path=rel_path,
+                ordinal=i,
+                title=" ".join(x for x in (d or "", f"[{etype}]" if etype else "", scope) if x) + (f" — {headline}" if headline else ""),
+                body="\n\n".join(x for x in (summary, description, "\n".join(_as_text(r) for r in refs)) if x),
+                tags=normalize_tags([t for t in [etype, scope, *[_as_text(a) for a in authors]] if t]),
+                date=d,
+                level=1,
+                supersedes=supersedes,
+                identity_boost=False,
+            )
+        )
+    warnings = [f"{rel_path}: {skipped} entries are not JSON objects; skipped"] if skipped else []
+    return docs, warnings
+
+
+def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
+    """Decode file bytes as UTF-8 (BOM stripped; invalid bytes replaced, with a warning).
+
+    Returns ``(text, warning)``; ``text`` is ``None`` for a binary file (NUL bytes).
+    """
+    if b"\x00" in raw[:8192]:
+        return None, f"{rel_path}: looks binary (NUL bytes); skipped"
+    try:
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        return raw.decode("utf-8-sig", errors="replace"), f"{rel_path}: invalid UTF-8; undecodable bytes replaced"
+
+
+def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str]]:
+    """Dispatch one source file's bytes to the right parser.
+
+    Returns:
+        ``(documents, warnings)``; never raises on bad content.
+    """
+    text, warn = decode(raw, rel_path)
+    if text is None:
+        return [], [warn]
+    if kind == "changelog":
+        docs, warnings = parse_changelog(rel_path, text)
+    elif kind == "memory":
+        docs, warnings = parse_memory(rel_path, text)
+    else:
+        docs, warnings = parse_markdown(rel_path, doc_type or "knowledge", text)
+    return docs, ([warn] if warn else []) + warnings
