@@ -1,0 +1,204 @@
+"""Install and remove dreamdb's Claude Code ``UserPromptSubmit`` hook.
+
+The hook lives in ``<project>/.claude/settings.json``::
+
+    {"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "dreamdb hook user-prompt-submit"}]}
+    ]}}
+
+Both functions merge with what is there: other keys, other events and other
+hooks are kept as they are (their values and key order). Before an existing
+file changes, its previous bytes are saved to ``settings.json.bak``; the new
+file is written atomically (temp file + fsync + rename) with 2-space
+indentation. An existing file that is not valid JSON, or whose ``hooks``
+part has an unexpected shape, is never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from dreamdb.errors import NotFound, WriteRefused
+
+__all__ = ["DEFAULT_COMMAND", "EVENT", "install_hook", "is_dreamdb_hook", "settings_path", "uninstall_hook"]
+
+DEFAULT_COMMAND = "dreamdb hook user-prompt-submit"
+EVENT = "UserPromptSubmit"
+
+
+def settings_path(project_dir: Path) -> Path:
+    """Return ``<project_dir>/.claude/settings.json`` (it need not exist)."""
+    return Path(project_dir) / ".claude" / "settings.json"
+
+
+def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
+    """Tell whether a hook command is dreamdb's prompt hook.
+
+    Args:
+        command: the hook's ``command`` value.
+        ours: the command dreamdb installed.
+
+    Returns:
+        True for ``ours`` itself (whitespace-insensitive) and for any command
+        whose program is named ``dreamdb`` (any path) followed by the
+        arguments ``hook user-prompt-submit``.
+    """
+    if not isinstance(command, str):
+        return False
+    if command.split() == ours.split():
+        return True
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return False
+    return (len(parts) == 3 and Path(parts[0]).name in ("dreamdb", "dreamdb.exe")
+            and parts[1:] == ["hook", "user-prompt-submit"])
+
+
+def _load(path: Path) -> tuple[dict, bytes | None]:
+    if not path.exists():
+        return {}, None
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WriteRefused(f"{path} is not valid JSON; it was not changed.",
+                           hint="Fix or remove the file, then install the hook again.") from exc
+    if not isinstance(data, dict):
+        raise WriteRefused(f"{path} is not a JSON object; it was not changed.")
+    return data, raw
+
+
+def _event_list(data: dict, path: Path, create: bool) -> list | None:
+    hooks = data.get("hooks")
+    if hooks is None:
+        if not create:
+            return None
+        hooks = data["hooks"] = {}
+    if not isinstance(hooks, dict):
+        raise WriteRefused(f"\"hooks\" in {path} is not an object; it was not changed.")
+    groups = hooks.get(EVENT)
+    if groups is None:
+        if not create:
+            return None
+        groups = hooks[EVENT] = []
+    if not isinstance(groups, list):
+        raise WriteRefused(f"\"hooks.{EVENT}\" in {path} is not a list; it was not changed.")
+    return groups
+
+
+def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
+    from dreamdb.writes import atomic_write_bytes
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if old_raw is not None:
+        atomic_write_bytes(path.with_name(path.name + ".bak"), old_raw)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
+    """Add dreamdb's ``UserPromptSubmit`` hook to a project's Claude Code settings.
+
+    Idempotent: when a dreamdb prompt hook with exactly this command is
+    already there, nothing is written. A dreamdb prompt hook with another
+    command (another path to ``dreamdb``) is updated in place rather than
+    added twice. Otherwise a new group ``{"hooks": [{"type": "command",
+    "command": command}]}`` is appended to ``hooks.UserPromptSubmit``.
+
+    Args:
+        project_dir: the project root (the folder that holds or will hold ``.claude/``).
+        command: the shell command Claude Code runs for each prompt.
+
+    Returns:
+        The path of ``settings.json``.
+
+    Raises:
+        NotFound: ``project_dir`` is not a folder.
+        WriteRefused: the existing settings file is not valid JSON, not an
+            object, or its ``hooks``/``hooks.UserPromptSubmit`` has the wrong
+            type (the file is left untouched).
+        OSError: the file cannot be written.
+    """
+    project_dir = Path(project_dir)
+    if not project_dir.is_dir():
+        raise NotFound(f"No project folder at {project_dir}.")
+    path = settings_path(project_dir)
+    data, old_raw = _load(path)
+    groups = _event_list(data, path, create=True)
+    assert groups is not None
+    found_exact = False
+    changed = False
+    for group in groups:
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        for hook in group["hooks"]:
+            if isinstance(hook, dict) and is_dreamdb_hook(hook.get("command"), command):
+                if hook.get("command") == command and not found_exact:
+                    found_exact = True
+                elif not found_exact:
+                    hook["command"] = command
+                    hook.setdefault("type", "command")
+                    found_exact = changed = True
+    if not found_exact:
+        groups.append({"hooks": [{"type": "command", "command": command}]})
+        changed = True
+    if changed:
+        _write(path, data, old_raw)
+    return path
+
+
+def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:
+    """Remove dreamdb's ``UserPromptSubmit`` hook from a project's settings.
+
+    Only hooks recognised by :func:`is_dreamdb_hook` are removed. A group left
+    with no hooks is removed, and so are ``UserPromptSubmit`` and ``hooks``
+    if removing ours emptied them; everything else stays. The previous file
+    is saved to ``settings.json.bak``.
+
+    Args:
+        project_dir: the project root.
+        command: the command that was installed (other ``dreamdb hook
+            user-prompt-submit`` commands are recognised too).
+
+    Returns:
+        True if a hook was removed, False if none was installed (or there is
+        no settings file).
+
+    Raises:
+        WriteRefused: the settings file is not valid JSON or has an unexpected
+            shape (left untouched).
+        OSError: the file cannot be written.
+    """
+    path = settings_path(Path(project_dir))
+    data, old_raw = _load(path)
+    if old_raw is None:
+        return False
+    groups = _event_list(data, path, create=False)
+    if not groups:
+        return False
+    removed = False
+    kept_groups: list[Any] = []
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            kept = [h for h in group["hooks"]
+                    if not (isinstance(h, dict) and is_dreamdb_hook(h.get("command"), command))]
+            if len(kept) != len(group["hooks"]):
+                removed = True
+                if not kept:
+                    continue
+                group["hooks"] = kept
+        kept_groups.append(group)
+    if not removed:
+        return False
+    if kept_groups:
+        data["hooks"][EVENT] = kept_groups
+    else:
+        del data["hooks"][EVENT]
+        if not data["hooks"]:
+            del data["hooks"]
+    _write(path, data, old_raw)
+    return True

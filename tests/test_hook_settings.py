@@ -1,0 +1,127 @@
+"""Tests of dreamdb.hook_settings on real settings files in tmp dirs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dreamdb.errors import NotFound, WriteRefused
+from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook, is_dreamdb_hook, uninstall_hook
+
+OURS = {"hooks": [{"type": "command", "command": DEFAULT_COMMAND}]}
+
+EXISTING = {
+    "permissions": {"allow": ["Bash(npm test:*)"], "deny": []},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "dreamcontext hook prompt", "timeout": 5}]}],
+    },
+    "model": "opus",
+}
+
+
+def _write(project: Path, data) -> Path:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=4) + "\n", encoding="utf-8")
+    return path
+
+
+def test_install_into_fresh_project(tmp_path: Path):
+    path = install_hook(tmp_path)
+    assert path == tmp_path / ".claude" / "settings.json"
+    assert json.loads(path.read_text()) == {"hooks": {"UserPromptSubmit": [OURS]}}
+    assert path.read_text().endswith("\n")
+    assert not (path.parent / "settings.json.bak").exists()  # nothing existed to back up
+
+
+def test_install_merges_and_keeps_everything_else(tmp_path: Path):
+    path = _write(tmp_path, EXISTING)
+    original = path.read_bytes()
+    install_hook(tmp_path)
+    data = json.loads(path.read_text())
+    assert list(data) == ["permissions", "hooks", "model"]
+    assert data["permissions"] == EXISTING["permissions"] and data["model"] == "opus"
+    assert data["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
+    assert data["hooks"]["UserPromptSubmit"] == EXISTING["hooks"]["UserPromptSubmit"] + [OURS]
+    assert (path.parent / "settings.json.bak").read_bytes() == original
+
+
+def test_install_twice_adds_once_and_does_not_rewrite(tmp_path: Path):
+    path = install_hook(tmp_path)
+    first = path.read_bytes()
+    mtime = path.stat().st_mtime_ns
+    install_hook(tmp_path)
+    assert path.read_bytes() == first
+    assert path.stat().st_mtime_ns == mtime
+    assert json.loads(first)["hooks"]["UserPromptSubmit"] == [OURS]
+
+
+def test_install_updates_other_dreamdb_path_in_place(tmp_path: Path):
+    _write(tmp_path, {"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "/old/venv/bin/dreamdb hook user-prompt-submit"}]}]}})
+    path = install_hook(tmp_path)
+    assert json.loads(path.read_text())["hooks"]["UserPromptSubmit"] == [OURS]
+
+
+def test_invalid_json_is_refused_untouched(tmp_path: Path):
+    path = _write(tmp_path, '{"hooks": {,}')
+    with pytest.raises(WriteRefused):
+        install_hook(tmp_path)
+    with pytest.raises(WriteRefused):
+        uninstall_hook(tmp_path)
+    assert path.read_text() == '{"hooks": {,}'
+    assert not (path.parent / "settings.json.bak").exists()
+
+
+@pytest.mark.parametrize("data", [[1, 2], {"hooks": []}, {"hooks": {"UserPromptSubmit": {"x": 1}}}])
+def test_unexpected_shapes_are_refused(tmp_path: Path, data):
+    path = _write(tmp_path, data)
+    before = path.read_bytes()
+    with pytest.raises(WriteRefused):
+        install_hook(tmp_path)
+    assert path.read_bytes() == before
+
+
+def test_missing_project_dir(tmp_path: Path):
+    with pytest.raises(NotFound):
+        install_hook(tmp_path / "nope")
+
+
+def test_uninstall_removes_only_ours(tmp_path: Path):
+    path = _write(tmp_path, EXISTING)
+    install_hook(tmp_path)
+    assert uninstall_hook(tmp_path) is True
+    assert json.loads(path.read_text()) == EXISTING
+    assert uninstall_hook(tmp_path) is False
+
+
+def test_uninstall_cleans_up_containers_it_emptied(tmp_path: Path):
+    path = _write(tmp_path, {"model": "opus"})
+    install_hook(tmp_path)
+    assert uninstall_hook(tmp_path) is True
+    assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_uninstall_keeps_shared_group(tmp_path: Path):
+    path = _write(tmp_path, {"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo hi"},
+        {"type": "command", "command": DEFAULT_COMMAND}]}]}})
+    assert uninstall_hook(tmp_path) is True
+    assert json.loads(path.read_text()) == {"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo hi"}]}]}}
+
+
+def test_uninstall_without_file(tmp_path: Path):
+    assert uninstall_hook(tmp_path) is False
+
+
+def test_is_dreamdb_hook():
+    assert is_dreamdb_hook(DEFAULT_COMMAND)
+    assert is_dreamdb_hook("  dreamdb   hook user-prompt-submit ")
+    assert is_dreamdb_hook("/home/u/.venv/bin/dreamdb hook user-prompt-submit")
+    assert not is_dreamdb_hook("dreamcontext hook prompt")
+    assert not is_dreamdb_hook("dreamdb hook user-prompt-submit && rm -rf /")
+    assert not is_dreamdb_hook(None)

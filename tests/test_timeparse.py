@@ -1,0 +1,103 @@
+"""Tests of dreamdb.timeparse with a fixed evaluation clock."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from dreamdb.errors import UsageError
+from dreamdb.timeparse import age_days, parse_date_value, parse_when
+
+NOW = datetime(2026, 8, 18, 12, 0, tzinfo=timezone.utc)
+UTC = timezone.utc
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("-30d", datetime(2026, 7, 19, 12, 0, tzinfo=UTC)),
+    ("30d", datetime(2026, 7, 19, 12, 0, tzinfo=UTC)),
+    ("30 days", datetime(2026, 7, 19, 12, 0, tzinfo=UTC)),
+    ("2 weeks", datetime(2026, 8, 4, 12, 0, tzinfo=UTC)),
+    ("1 week ago", datetime(2026, 8, 11, 12, 0, tzinfo=UTC)),
+    ("1 WEEK", datetime(2026, 8, 11, 12, 0, tzinfo=UTC)),
+    ("3 months", datetime(2026, 5, 18, 12, 0, tzinfo=UTC)),
+    ("3mo", datetime(2026, 5, 18, 12, 0, tzinfo=UTC)),
+    ("1y", datetime(2025, 8, 18, 12, 0, tzinfo=UTC)),
+    ("12h", datetime(2026, 8, 18, 0, 0, tzinfo=UTC)),
+    ("90m", datetime(2026, 8, 18, 10, 30, tzinfo=UTC)),
+    ("+7d", datetime(2026, 8, 25, 12, 0, tzinfo=UTC)),
+    ("1.5d", datetime(2026, 8, 17, 0, 0, tzinfo=UTC)),
+    ("  yesterday ", datetime(2026, 8, 17, 0, 0, tzinfo=UTC)),
+    ("today", datetime(2026, 8, 18, 0, 0, tzinfo=UTC)),
+    ("tomorrow", datetime(2026, 8, 19, 0, 0, tzinfo=UTC)),
+    ("now", NOW),
+    ("2026-08-01", datetime(2026, 8, 1, tzinfo=UTC)),
+    ("2026-08-01T10:15:00Z", datetime(2026, 8, 1, 10, 15, tzinfo=UTC)),
+    ("2026-08-01T10:15:00+03:00", datetime(2026, 8, 1, 7, 15, tzinfo=UTC)),
+    ("2026-08-01T10:15", datetime(2026, 8, 1, 10, 15, tzinfo=UTC)),
+    ("20260801", datetime(2026, 8, 1, tzinfo=UTC)),
+])
+def test_parse_when(text: str, expected: datetime):
+    got = parse_when(text, NOW)
+    assert got == expected
+    assert got.tzinfo is not None and got.utcoffset() == timedelta(0)
+
+
+def test_month_arithmetic_is_calendar_aware():
+    end_of_march = datetime(2026, 3, 31, tzinfo=UTC)
+    assert parse_when("1 month", end_of_march) == datetime(2026, 2, 28, tzinfo=UTC)
+
+
+def test_naive_now_is_utc():
+    assert parse_when("1d", datetime(2026, 8, 18)) == datetime(2026, 8, 17, tzinfo=UTC)
+
+
+def test_aware_non_utc_now_is_converted():
+    istanbul = timezone(timedelta(hours=3))
+    assert parse_when("now", datetime(2026, 8, 18, 3, 0, tzinfo=istanbul)) == datetime(2026, 8, 18, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "soon", "30 parsecs", "+3 days ago", "2026-13-45", "last tuesday", "d30"])
+def test_unparseable_is_usage_error_naming_forms(text: str):
+    with pytest.raises(UsageError) as info:
+        parse_when(text, NOW)
+    assert "-30d" in info.value.hint and "ISO-8601" in info.value.hint
+    assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("value, expected", [
+    (date(2026, 8, 2), datetime(2026, 8, 2, tzinfo=UTC)),
+    (datetime(2026, 8, 2, 5, 6), datetime(2026, 8, 2, 5, 6, tzinfo=UTC)),
+    (datetime(2026, 8, 2, 5, 6, tzinfo=timezone(timedelta(hours=2))), datetime(2026, 8, 2, 3, 6, tzinfo=UTC)),
+    ("2026-08-02", datetime(2026, 8, 2, tzinfo=UTC)),
+    ("2026-08-02T01:02:03Z", datetime(2026, 8, 2, 1, 2, 3, tzinfo=UTC)),
+    ("2026-08-02 01:02:03", datetime(2026, 8, 2, 1, 2, 3, tzinfo=UTC)),
+    (" 2026-08-02 ", datetime(2026, 8, 2, tzinfo=UTC)),
+    ("yesterday", None),
+    ("not a date", None),
+    ("2026-02-30", None),
+    ("", None),
+    (None, None),
+    (True, None),
+    (20260802, None),
+    (["2026-08-02"], None),
+])
+def test_parse_date_value(value, expected):
+    assert parse_date_value(value) == expected
+
+
+def test_age_days():
+    assert age_days(datetime(2026, 8, 17, 12, tzinfo=UTC), NOW) == 1.0
+    assert age_days(datetime(2026, 8, 18, 0, tzinfo=UTC), NOW) == 0.5
+    assert age_days(datetime(2026, 8, 19, 12), NOW) == -1.0  # naive = UTC; future is negative
+    assert age_days(parse_date_value("2026-04-20"), NOW) == pytest.approx(120.5)
+
+
+def test_import_is_light():
+    code = ("import sys, dreamdb.timeparse; "
+            "bad = [m for m in ('dateutil', 'yaml', 'numpy', 'filelock') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
