@@ -748,22 +748,23 @@ def _render_key(key: str, value: Any, old: list[str], newline: str) -> list[str]
             if m:
                 indent = m.group(1)
                 break
-        else:
-            if not old:
-                indent = "  "
         return [f"{key}:{newline}"] + [f"{indent}- {_scalar(v)}{newline}" for v in value]
-    if isinstance(value, str) and old and after_colon in (">-", ">", "|-", "|") and value.strip():
+    if isinstance(value, str) and value.strip():
         cont_indent = "  "
         for line in old[1:]:
             if line.strip():
                 cont_indent = re.match(r"^(\s*)", line).group(1) or "  "
                 break
-        if after_colon.startswith(">") and "\n" not in value and value == value.strip() and "  " not in value:
+        if "\n" in value and not value.endswith("\n\n"):
+            # Multi-line text: a literal block keeps it readable (| keeps one final newline, |- none).
+            chomp = "|" if value.endswith("\n") else "|-"
+            body = value[:-1] if value.endswith("\n") else value
+            return [f"{key}: {chomp}{newline}"] + [
+                f"{cont_indent}{ln}{newline}" if ln else newline for ln in body.split("\n")]
+        if (after_colon in (">-", ">") and "\n" not in value and value == value.strip()
+                and "  " not in value):
             lines = _wrap(value, 80 - len(cont_indent))
             return [f"{key}: >-{newline}"] + [f"{cont_indent}{ln}{newline}" for ln in lines]
-        if after_colon.startswith("|"):
-            body = value.rstrip("\n").split("\n")
-            return [f"{key}: |-{newline}"] + [f"{cont_indent}{ln}{newline}" if ln else newline for ln in body]
     if isinstance(value, str) and old and after_colon[:1] in ('"', "'") and "\n" not in value:
         if after_colon[:1] == '"':
             return [f"{key}: {json.dumps(value, ensure_ascii=False)}{newline}"]
@@ -807,12 +808,21 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
         if key in spans:
             start, end = spans[key]
             rendered = _render_key(key, value, doc.fm_lines[start:end], doc.newline)
-            candidate = yaml.safe_load("".join(rendered)) if rendered else None
+            try:
+                candidate = yaml.safe_load("".join(rendered))
+            except yaml.YAMLError:
+                candidate = None
             if not isinstance(candidate, dict) or candidate.get(key) != value:
                 rendered = [f"{key}: {_scalar(value)}{doc.newline}"]
             doc.fm_lines[start:end] = rendered
         else:
             rendered = _render_key(key, value, [], doc.newline)
+            try:
+                candidate = yaml.safe_load("".join(rendered))
+            except yaml.YAMLError:
+                candidate = None
+            if not isinstance(candidate, dict) or candidate.get(key) != value:
+                rendered = [f"{key}: {_scalar(value)}{doc.newline}"]
             insert_at = len(doc.fm_lines)
             while insert_at > 0 and not doc.fm_lines[insert_at - 1].strip():
                 insert_at -= 1
@@ -908,6 +918,7 @@ def update(
     if append is not None and not append.strip():
         raise UsageError("Nothing to append.")
     vault = _check_vault(vault)
+    _parse_slug(slug)  # reject a malformed slug before touching anything (even the lock)
     with vault_lock(vault):
         _, path = find_document(vault, slug)
         real = _confined(vault, path)
@@ -979,6 +990,7 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         VaultNotFound: ``vault`` is not a folder.
     """
     vault = _check_vault(vault)
+    _parse_slug(slug)  # reject a malformed slug before touching anything (even the lock)
     with vault_lock(vault):
         doc_type, path = find_document(vault, slug)
         _confined(vault, path)
