@@ -29,7 +29,8 @@ Byte preservation:
   file's own style (indent width, ``ensure_ascii`` or raw UTF-8, one-line or
   pretty). The vault stores entries newest first (the reference tool's
   convention), so a new entry goes first; a file whose dates ascend gets it
-  last.
+  last. Entry ids come from :func:`dreamdb.vault.parse.changelog_slugs`
+  (counted from the oldest end), so a new entry never renames another.
 * Markdown frontmatter: only the lines of the keys being changed are
   rewritten (a top-level key's lines = its ``key:`` line plus the indented or
   ``- `` lines under it); all other keys keep their bytes, order, comments and
@@ -61,7 +62,7 @@ __all__ = [
     "MARKDOWN_TYPES",
     "REFERENCE_PREFIXES",
     "atomic_write_bytes",
-    "changelog_id",
+    "changelog_ids",
     "delete",
     "find_document",
     "remember",
@@ -236,30 +237,23 @@ def _confined(vault: Path, path: Path) -> Path:
 # --------------------------------------------------------------------------
 
 
-def _slugify(text: str) -> str:
-    """Lowercase; runs of anything but letters/digits become one ``-``."""
-    return re.sub(r"[\W_]+", "-", text.lower()).strip("-")
+def changelog_ids(entries: Sequence[Any]) -> list[str]:
+    """Return the identity slugs of CHANGELOG entries, in file order.
 
-
-def changelog_id(entry: dict, index: int) -> str:
-    """Return the identity slug of a CHANGELOG entry.
-
-    The slug is ``<date>-<scope or type>-<index>`` with scope/type slugified
-    (lowercase, runs of non-alphanumerics → ``-``), e.g.
-    ``2026-08-17-skill-0``. ``index`` is the entry's 0-based position in the
-    file's array, so the slugs of existing entries shift when a new entry is
-    inserted before them (newest-first vaults).
+    Delegates to :func:`dreamdb.vault.parse.changelog_slugs` so writes and the
+    index agree: ``<date>-<scope or type>-<n>``, where ``n`` (1-based) counts
+    the entries sharing that date and scope from the *oldest* end of the file,
+    so adding an entry at the newest end never renames an existing one.
 
     Args:
-        entry: the entry object.
-        index: its position in the array (0-based).
+        entries: the entry array as parsed from the file.
 
     Returns:
-        The slug, without the ``changelog/`` type prefix.
+        One slug per entry (without the ``changelog/`` type prefix).
     """
-    when = str(entry.get("date") or "undated")
-    label = _slugify(str(entry.get("scope") or "")) or _slugify(str(entry.get("type") or "")) or "entry"
-    return f"{when}-{label}-{index}"
+    from dreamdb.vault.parse import changelog_slugs
+
+    return changelog_slugs(list(entries))
 
 
 class _ChangelogFile:
@@ -314,12 +308,10 @@ class _ChangelogFile:
             raise WriteRefused("Cannot locate the entry array in core/CHANGELOG.json.")
         return found
 
-    def newest_first(self) -> bool:
-        """True unless the entries' dates ascend from first to last."""
+    def prefers_first(self) -> bool:
+        """True when new entries go first: the file is newest-first, or has < 2 dated entries."""
         dated = [str(e.get("date")) for e in self.entries if isinstance(e, dict) and e.get("date")]
-        if len(dated) < 2:
-            return True
-        return not dated[0] < dated[-1]
+        return len(dated) < 2 or dated[0] > dated[-1]
 
     def ensure_ascii(self) -> bool:
         if any(ord(ch) > 127 for ch in self.text):
@@ -388,32 +380,27 @@ def _read_changelog(path: Path) -> _ChangelogFile:
 
 
 def _resolve_supersedes(ref: str, entries: Sequence[Any]) -> str:
-    """Map an entry id (or ``date|scope``) to the stable ``date|scope`` form."""
+    """Map ``[changelog/|changelog:]<id>`` or ``<date>|<scope>`` to the entry's stable id."""
     ident = ref.strip()
     for prefix in ("changelog/", "changelog:"):
         if ident.startswith(prefix):
             ident = ident[len(prefix):]
-    dicts = [(i, e) for i, e in enumerate(entries) if isinstance(e, dict)]
-
-    def stable(e: dict) -> str:
-        return f"{e.get('date')}|{e.get('scope') or e.get('type')}"
-
+    ids = changelog_ids(entries)
+    if ident in ids:
+        return ident
     if "|" in ident:
-        when, _, label = ident.partition("|")
-        for _, e in dicts:
-            if str(e.get("date")) == when.strip() and (e.get("scope") or e.get("type")) == label.strip():
-                return stable(e)
-    m = re.fullmatch(r"(.+)-(\d+)", ident)
-    if m:
-        index = int(m.group(2))
-        if 0 <= index < len(entries) and isinstance(entries[index], dict):
-            if changelog_id(entries[index], index) == ident:
-                return stable(entries[index])
-    ids = [changelog_id(e, i) for i, e in dicts]
+        when, _, label = (part.strip() for part in ident.partition("|"))
+        hits = [ids[i] for i, e in enumerate(entries) if isinstance(e, dict)
+                and str(e.get("date")) == when and str(e.get("scope") or e.get("type")) == label]
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            raise UsageError(f"{ref!r} matches {len(hits)} CHANGELOG entries: {', '.join(hits)}.",
+                             hint="Name one of them by its id.")
     close = difflib.get_close_matches(ident, ids, n=3, cutoff=0.6)
     raise NotFound(f"No CHANGELOG entry {ref!r} to supersede.",
                    hint=("Close matches: " + ", ".join(close)) if close else
-                   "Use an id such as changelog/<date>-<scope>-<index> or <date>|<scope>.")
+                   "Use an entry id (changelog/<date>-<scope>-<n>, as recall shows it) or <date>|<scope>.")
 
 
 def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str:
@@ -442,10 +429,12 @@ def remember(
     """Add a new entry to the vault's ``core/CHANGELOG.json``.
 
     The entry goes where this vault puts new entries: first when the file is
-    newest-first (the reference convention, and the choice for an empty
-    file), last when its dates ascend. It is inserted as text, so every other
-    byte of the file stays as it was; the file is created as an array if it
-    does not exist.
+    newest-first (the reference convention, and the choice for a file with
+    fewer than two dated entries), last when its dates ascend or tie, and
+    never where it would rename an existing entry's id (see
+    :func:`changelog_ids`). It is inserted as text, so every other byte of
+    the file stays as it was; the file is created as an array if it does not
+    exist.
 
     Args:
         vault: the ``_dream_context`` folder.
@@ -458,11 +447,10 @@ def remember(
             :data:`REFERENCE_PREFIXES` (``commit:<sha>``, ``file:<path>``,
             ``knowledge:<slug>``, ``feature:<slug>``, ``task:<slug>``,
             ``url:<href>``).
-        supersedes: id of the entry this one replaces:
-            ``[changelog/]<date>-<scope>-<index>`` (see :func:`changelog_id`)
-            or the vault's own ``<date>|<scope>`` form. It is stored in the
-            stable ``<date>|<scope>`` form, because index-based ids shift
-            when entries are inserted.
+        supersedes: id of the entry this one replaces, as recall shows it
+            (``[changelog/]<date>-<scope>-<n>``, see :func:`changelog_ids`),
+            or the vault's legacy ``<date>|<scope>`` form when that names
+            exactly one entry. Stored as the bare id (``<date>-<scope>-<n>``).
         authors: author handles, stored as ``authors`` when not empty.
         breaking: the entry's ``breaking`` flag.
         now: the clock; the entry's ``date`` is ``now``'s calendar date in
@@ -470,11 +458,12 @@ def remember(
 
     Returns:
         The entry as written (its fields in file order) plus ``"id"``, its
-        changelog slug at the moment of writing, e.g. ``2026-08-18-recall-0``.
+        changelog slug, e.g. ``2026-08-18-recall-1``.
 
     Raises:
         UsageError: empty text, multi-line type/scope/summary, a reference
-            without an accepted prefix.
+            without an accepted prefix, a ``<date>|<scope>`` supersedes that
+            matches several entries.
         NotFound: ``supersedes`` names no existing entry.
         WriteRefused: CHANGELOG.json is invalid JSON, not UTF-8, or neither an
             array nor ``{"entries": [...]}`` (the file is left untouched); the
@@ -522,12 +511,23 @@ def remember(
         if supersedes is not None:
             entry["supersedes"] = _resolve_supersedes(supersedes, changelog.entries)
         entry = {k: entry[k] for k in _ENTRY_ORDER if k in entry}
-        first = changelog.newest_first()
+        old_ids = changelog_ids(changelog.entries)
+        preferred = changelog.prefers_first()
+        for first in (preferred, not preferred):
+            index = 0 if first else len(changelog.entries)
+            expected_entries = list(changelog.entries)
+            expected_entries.insert(index, entry)
+            new_ids = changelog_ids(expected_entries)
+            if new_ids[:index] + new_ids[index + 1:] == old_ids:
+                break  # this position renames no existing entry
+        else:  # pragma: no cover - appending at the newest end never renames
+            first = preferred
+            index = 0 if first else len(changelog.entries)
+            expected_entries = list(changelog.entries)
+            expected_entries.insert(index, entry)
+            new_ids = changelog_ids(expected_entries)
         new_text = changelog.insert(entry, first)
-        # Verify before writing: same data plus exactly our entry.
-        expected_entries = list(changelog.entries)
-        index = 0 if first else len(expected_entries)
-        expected_entries.insert(index, entry)
+        # Verify before writing: the same data plus exactly our entry.
         try:
             parsed = json.loads(new_text)
         except ValueError as exc:  # pragma: no cover - a bug, never written
@@ -537,7 +537,7 @@ def remember(
             raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, new_text.encode("utf-8"))
-    return {**entry, "id": changelog_id(entry, index)}
+    return {**entry, "id": new_ids[index]}
 
 
 # --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import yaml
 
 from dreamdb import writes
 from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
-from dreamdb.writes import changelog_id, delete, find_document, remember, update
+from dreamdb.writes import changelog_ids, delete, find_document, remember, update
 
 REAL_VAULT = Path(__file__).resolve().parents[2] / "shared" / "vaults" / "dreamcontext" / "_dream_context"
 if not REAL_VAULT.is_dir():  # the shared folder sits next to the checkout
@@ -37,7 +37,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 def vault(tmp_path: Path) -> Path:
     """A writable copy of the real vault (without its large workspace/ folder)."""
     dest = tmp_path / "proj" / "_dream_context"
-    shutil.copytree(REAL_VAULT, dest, ignore=shutil.ignore_patterns("workspace"))
+    shutil.copytree(REAL_VAULT, dest, ignore=shutil.ignore_patterns("workspace", "cache", "scripts", "RELEASES.json", "*.png"))
     for folder, dirs, files in os.walk(dest):
         os.chmod(folder, 0o755)
         for name in files:
@@ -78,8 +78,10 @@ def test_remember_prepends_and_keeps_every_other_byte(vault: Path):
                      references=["file:dreamdb/ranking/bm25.py", "url:https://sqlite.org/fts5.html"],
                      authors=["mehmet-nuraydin"], now=NOW)
     after = path.read_bytes()
-    assert entry["id"] == "2026-08-18-recall-0"
+    assert entry["id"] == "2026-08-18-recall-1"
     assert entry["date"] == "2026-08-18"
+    # no existing entry was renamed
+    assert changelog_ids(json.loads(after))[1:] == changelog_ids(json.loads(before))
     data = json.loads(after)
     assert len(data) == 623
     assert data[0] == {k: v for k, v in entry.items() if k != "id"}
@@ -97,23 +99,26 @@ def test_remember_prepends_and_keeps_every_other_byte(vault: Path):
 
 def test_remember_supersedes_by_id_and_by_date_scope(vault: Path):
     data = json.loads((vault / "core" / "CHANGELOG.json").read_text())
-    target_id = changelog_id(data[3], 3)
+    target_id = changelog_ids(data)[5]
+    same = [e for e in data[5:] if (e["date"], e["scope"]) == ("2026-08-17", "chrome")]
+    assert target_id == f"2026-08-17-chrome-{len(same)}" and len(same) >= 2  # counted from the oldest
     first = remember(vault, "Replaces an older decision.", scope="skill",
                      supersedes=f"changelog/{target_id}", now=NOW)
-    assert first["supersedes"] == f"{data[3]['date']}|{data[3]['scope']}"
-    second = remember(vault, "Another.", supersedes="2026-07-26|automations", now=NOW)
-    assert second["supersedes"] == "2026-07-26|automations"
+    assert first["supersedes"] == target_id
+    second = remember(vault, "Another.", supersedes="2026-08-17|pm", now=NOW)  # legacy form, one match
+    assert second["supersedes"] == "2026-08-17-pm-1"
     stored = json.loads((vault / "core" / "CHANGELOG.json").read_text())
-    assert stored[0]["supersedes"] == "2026-07-26|automations"
-    assert stored[1]["supersedes"] == first["supersedes"]
+    assert stored[1]["supersedes"] == target_id
+    with pytest.raises(UsageError):
+        remember(vault, "ambiguous", supersedes="2026-07-06|release", now=NOW)
 
 
 def test_remember_unknown_supersedes_is_not_found_and_file_untouched(vault: Path):
     path = vault / "core" / "CHANGELOG.json"
     before = path.read_bytes()
     with pytest.raises(NotFound) as info:
-        remember(vault, "x", supersedes="2026-08-17-skill-1", now=NOW)  # index 1 is scope 'pm'
-    assert "2026-08-17-skill-0" in (info.value.hint or "")
+        remember(vault, "x", supersedes="2026-08-17-skill-2", now=NOW)  # only one skill entry that day
+    assert "2026-08-17-skill-1" in (info.value.hint or "")
     assert path.read_bytes() == before
 
 
@@ -149,7 +154,7 @@ def test_missing_changelog_is_created_as_array(vault: Path):
     path = vault / "core" / "CHANGELOG.json"
     path.unlink()
     entry = remember(vault, "first ever", type="note", scope="setup", now=NOW)
-    assert entry["id"] == "2026-08-18-setup-0"
+    assert entry["id"] == "2026-08-18-setup-1"
     raw = path.read_text(encoding="utf-8")
     assert json.loads(raw) == [{"date": "2026-08-18", "type": "note", "scope": "setup",
                                 "description": "first ever", "breaking": False}]
@@ -166,7 +171,8 @@ def test_entries_object_shape_and_ascending_order(vault: Path):
                 '  "meta": {"x": 1}\n}\n')
     path.write_text(original, encoding="utf-8")
     entry = remember(vault, "newest ü", scope="c", now=NOW)
-    assert entry["id"] == "2026-08-18-c-2"  # dates ascend: appended last
+    assert entry["id"] == "2026-08-18-c-1"  # dates ascend: appended last
+    assert changelog_ids(json.loads(path.read_text())["entries"]) == ["2026-01-01-a-1", "2026-02-01-b-1", "2026-08-18-c-1"]
     raw = path.read_text(encoding="utf-8")
     data = json.loads(raw)
     assert [e["scope"] for e in data["entries"]] == ["a", "b", "c"]
@@ -191,6 +197,16 @@ def test_empty_array_and_one_line_shapes(vault: Path):
     assert raw.startswith('[{"date": "2026-08-18", "type": "note", "scope": "s", "description": "two", ')
     assert raw.endswith('"breaking": false}, {"date": "2026-08-01", "type": "a", "scope": "x", "description": "d", "breaking": false}]')
     assert [e["description"] for e in json.loads(raw)] == ["two", "d"]
+
+
+def test_same_day_entries_never_rename_existing_ids(vault: Path):
+    path = vault / "core" / "CHANGELOG.json"
+    path.write_text("[]\n")
+    ids = [remember(vault, f"n{i}", scope="same", now=NOW)["id"] for i in range(3)]
+    assert ids == ["2026-08-18-same-1", "2026-08-18-same-2", "2026-08-18-same-3"]
+    data = json.loads(path.read_text())
+    assert dict(zip(changelog_ids(data), (e["description"] for e in data))) == {
+        "2026-08-18-same-1": "n0", "2026-08-18-same-2": "n1", "2026-08-18-same-3": "n2"}
 
 
 def _remember_many(vault: str, tag: str, count: int, barrier) -> None:
