@@ -10,10 +10,10 @@ Pipeline, identical for documents and queries:
    query is never parsed as a query language.
 3. Drop tokens of length ≤ 1 and stopwords (English + Turkish particles and
    question words).
-4. Conservative stemming that only collapses inflections: English plurals
-   with Harman's S-stemmer (Harman 1991, "How effective is suffixing?",
-   JASIS 42(1)); Turkish nominal inflection with the Snowball Turkish
-   stemmer (Eryiğit & Adalı 2004) applied only to text detected as Turkish.
+4. Conservative stemming that only collapses inflections: English with the
+   inflectional steps of Porter2 (:mod:`dreamdb.stemming`); Turkish nominal
+   inflection with the Snowball Turkish stemmer (Eryiğit & Adalı 2004)
+   applied only to text detected as Turkish.
    Tokens containing digits are identifiers and never stemmed.
 
 Changing anything here changes every score: bump :data:`ANALYZER_VERSION`,
@@ -25,7 +25,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-ANALYZER_VERSION = "1"
+from dreamdb.stemming import english_stem
+
+ANALYZER_VERSION = "2"
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -87,24 +89,6 @@ def is_turkish(words: list[str]) -> bool:
     return hits / len(words) >= TURKISH_DETECTION_RATIO
 
 
-def s_stem(word: str) -> str:
-    """Harman's S-stemmer: collapse English plurals only (``databases`` → ``database``).
-
-    Rules, first match wins (Harman 1991, table 1):
-    ``-ies`` (not ``-eies``/``-aies``) → ``-y``; ``-es`` (not ``-aes``/``-ees``/``-oes``) → ``-e``;
-    ``-s`` (not ``-us``/``-ss``) → drop. Words of ≤ 3 letters are kept.
-    """
-    if len(word) <= 3:
-        return word
-    if word.endswith("ies") and not word.endswith(("eies", "aies")):
-        return word[:-3] + "y"
-    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
-        return word[:-1]
-    if word.endswith("s") and not word.endswith(("us", "ss", "is")):
-        return word[:-1]
-    return word
-
-
 @lru_cache(maxsize=1)
 def _turkish_stemmer():
     from snowballstemmer.turkish_stemmer import TurkishStemmer
@@ -113,13 +97,14 @@ def _turkish_stemmer():
 
 
 @lru_cache(maxsize=200_000)
-def _stem(word: str, turkish: bool) -> str:
+def stem(word: str, turkish: bool) -> str:
+    """Stem one lowercase word (cached): identifiers with digits unchanged, Turkish or English rules."""
     if any(c.isdigit() for c in word):
         return word
     if turkish and len(word) > 3:
         stem = _turkish_stemmer().stemWord(word)
         return stem if len(stem) >= 2 else word
-    return s_stem(word)
+    return english_stem(word)
 
 
 def analyze(text: str, turkish: bool | None = None) -> list[str]:
@@ -134,7 +119,7 @@ def analyze(text: str, turkish: bool | None = None) -> list[str]:
 
     Example:
         >>> analyze("Which databases did DEC-0054 pick?")
-        ['database', 'dec', '0054', 'pick']
+        ['databas', 'dec', '0054', 'pick']
     """
     words = raw_tokens(text)
     if turkish is None:
@@ -143,7 +128,7 @@ def analyze(text: str, turkish: bool | None = None) -> list[str]:
     for w in words:
         if len(w) <= 1 or w in STOPWORDS:
             continue
-        out.append(_stem(w, turkish))
+        out.append(stem(w, turkish))
     return out
 
 

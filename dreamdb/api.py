@@ -118,6 +118,7 @@ class Index:
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         self.auto_sync = auto_sync
         self.warnings: list[str] = []
+        self.notes: list[str] = []
         self._conn = None
 
     # -- connection -------------------------------------------------------------
@@ -239,7 +240,7 @@ class Index:
         now_dt = _now(now)
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
         if self.auto_sync:
-            self.sync()
+            self.notes.extend(self.sync().warnings)
         from dreamdb.ranking.synonyms import load_synonyms
 
         plan = plan_query(query, load_synonyms(self.vault))
@@ -268,24 +269,34 @@ class Index:
         from dreamdb.ranking.rank import explain_terms
         from dreamdb.ranking.snippet import best_snippet
 
+        if not ranked:
+            return []
+        import json
+
+        ids = [r.rowid for r in ranked]
+        marks = ",".join("?" * len(ids))
+        rows = {row[0]: row[1:] for row in self.conn.execute(
+            f"SELECT id, slug, title, description, body, source_path, level, tags, turkish FROM documents WHERE id IN ({marks})", ids)}
+        doc_ids = [r.doc_id for r in ranked]
+        superseded = dict(self.conn.execute(
+            f"SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IN ({marks}) GROUP BY supersedes", doc_ids))
         out = []
         for r in ranked:
-            row = self.conn.execute(
-                "SELECT slug, title, description, body, source_path, level, tags FROM documents WHERE id = ?", (r.rowid,)
-            ).fetchone()
-            slug, title, description, body, source_path, level, tags = row
-            sup = self.conn.execute("SELECT doc_id FROM documents WHERE supersedes = ? ORDER BY date DESC LIMIT 1", (r.doc_id,)).fetchone()
-            import json
-
+            slug, title, description, body, source_path, level, tags, turkish = rows[r.rowid]
             out.append(Hit(
                 doc_id=r.doc_id, type=r.type, slug=slug, title=title, description=description,
-                path=str(self.vault / source_path), snippet=best_snippet(body, plan.terms, fallback=description),
+                path=str(self.vault / source_path), snippet=best_snippet(body, plan.terms, fallback=description, turkish=bool(turkish)),
                 score=r.score, rank_score=r.rank_score, date=r.date, status=r.status, level=level,
-                tags=json.loads(tags), superseded_by=sup[0] if sup else None, vault=str(self.vault), mode=mode,
+                tags=json.loads(tags), superseded_by=superseded.get(r.doc_id), vault=str(self.vault), mode=mode,
                 signals=r.signals() if explain else None,
                 terms=explain_terms(self.conn, r.rowid, plan) if explain else None,
             ))
         return out
+
+    def take_notes(self) -> list[str]:
+        """Warnings gathered since the last call (lazy-sync warnings, rebuilds, fallbacks), then cleared."""
+        notes, self.notes = self.notes, []
+        return notes
 
     # -- inspection -------------------------------------------------------------
     def status(self) -> dict:

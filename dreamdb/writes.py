@@ -78,6 +78,7 @@ INDEX_DIRNAME = ".dreamdb"
 
 #: Evidence-token prefixes accepted in ``remember(references=...)``.
 REFERENCE_PREFIXES = ("commit:", "file:", "knowledge:", "feature:", "task:", "url:")
+_REFERENCE_RE = re.compile(r"^[a-z][a-z0-9_-]*:\S")
 
 #: Document types stored one per markdown file, and where their files live:
 #: (folder relative to the vault, recursive?). ``knowledge`` excludes
@@ -444,9 +445,10 @@ def remember(
             as ``""`` when omitted, and the id then uses the type.
         summary: one-line headline (soft cap 200 characters, not enforced).
         references: evidence tokens, each starting with one of
-            :data:`REFERENCE_PREFIXES` (``commit:<sha>``, ``file:<path>``,
-            ``knowledge:<slug>``, ``feature:<slug>``, ``task:<slug>``,
-            ``url:<href>``).
+            a lowercase kind and a colon: the SPEC's :data:`REFERENCE_PREFIXES`
+            (``commit:<sha>``, ``file:<path>``, ``knowledge:<slug>``,
+            ``feature:<slug>``, ``task:<slug>``, ``url:<href>``) or the vault's
+            own kinds (``pr:``, ``decision:``…).
         supersedes: id of the entry this one replaces, as recall shows it
             (``[changelog/]<date>-<scope>-<n>``, see :func:`changelog_ids`),
             or the vault's legacy ``<date>|<scope>`` form when that names
@@ -482,9 +484,10 @@ def remember(
         references = [references]
     refs = [str(r).strip() for r in references]
     for ref in refs:
-        if not ref.startswith(REFERENCE_PREFIXES) or len(ref) == ref.find(":") + 1 or "\x00" in ref:
+        if not _REFERENCE_RE.match(ref) or "\x00" in ref:
             raise UsageError(f"Reference {ref!r} is not a prefixed evidence token.",
-                             hint="Start each reference with one of: " + ", ".join(REFERENCE_PREFIXES))
+                             hint="Write <kind>:<value>, e.g. " + ", ".join(p + "…" for p in REFERENCE_PREFIXES)
+                             + " (the vault's own kinds such as pr: or decision: work too).")
     if isinstance(authors, str):
         authors = [authors]
     author_list = [_check_text("author", a, allow_newlines=False).strip() for a in authors]

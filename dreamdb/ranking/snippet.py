@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dreamdb.analyzer import analyze, is_turkish, raw_tokens
+import re
+from bisect import bisect_right
+
+from dreamdb.analyzer import analyze, fold_case, is_turkish, raw_tokens, stem
 
 MAX_LINE_CHARS = 240
 """Each snippet line is cut to this many characters (a 1 MB single line stays readable)."""
@@ -23,13 +26,31 @@ def _clip(line: str, terms: set[str], turkish: bool) -> str:
     return ("…" if pos else "") + clipped + ("…" if pos + MAX_LINE_CHARS < len(line) else "")
 
 
-def best_snippet(body: str, query_terms: list[str], *, fallback: str = "") -> str:
+def _prefilter(terms: set[str]) -> re.Pattern:
+    """A regex whose matches are the only words of folded text (``_`` → space) that can analyze to one of ``terms``.
+
+    Stemming only rewrites a word's ending (plural ``-ies`` → ``-y``, Turkish
+    consonant softening ``ğ`` → ``k``), so a token starting with all but the
+    stem's last letter (capped at 5) is a safe pre-filter; terms of ≤ 3
+    letters are never stemmed and must match a whole token.
+    """
+    parts = []
+    for t in sorted(terms):
+        if len(t) <= 3:
+            parts.append(re.escape(t) + r"\b")
+        else:
+            parts.append(re.escape(t[: min(len(t) - 1, 5)]))
+    return re.compile(r"\b(?:" + "|".join(parts) + r")\w*")
+
+
+def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turkish: bool | None = None) -> str:
     """The most query-dense non-empty body line with one non-empty line before and after.
 
     Args:
         body: document body.
         query_terms: analyzed query terms.
         fallback: returned when the body is empty (e.g. the description).
+        turkish: analyze as Turkish (the document's language); ``None`` detects it.
 
     Returns:
         Up to three lines joined by ``\\n``; ties go to the earliest line.
@@ -38,10 +59,27 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "") -> st
     if not lines:
         return fallback.strip()[:MAX_LINE_CHARS]
     terms = set(query_terms)
-    turkish = is_turkish(raw_tokens(body[:20000]))
+    if turkish is None:
+        turkish = is_turkish(raw_tokens(body[:20000]))
+    if not terms:
+        return "\n".join(_clip(ln, terms, bool(turkish)) for ln in lines[:2])
+    pre = _prefilter(terms)
+    # One regex pass over the whole folded text; hits are mapped to lines by offset.
+    text = "\n".join(lines)
+    folded = fold_case(text).replace("_", " ")
+    if len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
+        counts = [sum(1 for w in pre.findall(fold_case(ln).replace("_", " ")) if stem(w, turkish) in terms) for ln in lines]
+    else:
+        starts, pos = [], 0
+        for ln in lines:
+            starts.append(pos)
+            pos += len(ln) + 1
+        counts = [0] * len(lines)
+        for m in pre.finditer(folded):
+            if stem(m.group(), turkish) in terms:
+                counts[bisect_right(starts, m.start()) - 1] += 1
     best_i, best_hits = 0, 0
-    for i, line in enumerate(lines):
-        hits = sum(1 for t in analyze(line[:20000], turkish=turkish) if t in terms)
+    for i, hits in enumerate(counts):
         if hits > best_hits:
             best_i, best_hits = i, hits
     lo, hi = max(0, best_i - 1), min(len(lines), best_i + 2)

@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from dreamdb.analyzer import ANALYZER_VERSION, analyze, is_turkish, raw_tokens
+from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import write_transaction
 from dreamdb.vault.discover import SourceFile, walk_sources
+
+INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}"
+"""Analyzer and parser versions: an index built with another format is rebuilt by the next sync."""
 
 FIELDS = ("title", "description", "tags", "body")
 """BM25F fields, in the column order of ``postings`` and ``documents.len_*``."""
@@ -96,6 +101,36 @@ def _plan(sources: list[SourceFile], stored: dict) -> tuple[list[SourceFile], li
     return candidates, removed, unchanged
 
 
+def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
+    """The no-change fast path: stat only the known files and folders.
+
+    Returns the number of files when every stored file and folder still has
+    its recorded stat (nothing added, removed or edited), else ``None``.
+    """
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('analyzer_version', 'include_archives')").fetchall())
+    if meta.get("analyzer_version") != INDEX_FORMAT or meta.get("include_archives") != str(int(include_archives)):
+        return None
+    base = str(vault)
+    dir_rows = conn.execute("SELECT path, mtime_ns FROM dirs").fetchall()
+    if not dir_rows:
+        return None
+    stat = os.stat
+    join = os.path.join
+    try:
+        for path, mtime_ns in dir_rows:
+            if stat(join(base, path)).st_mtime_ns != mtime_ns:
+                return None
+        n = 0
+        for path, mtime_ns, size in conn.execute("SELECT path, mtime_ns, size FROM files"):
+            st = stat(join(base, path))
+            if st.st_mtime_ns != mtime_ns or st.st_size != size:
+                return None
+            n += 1
+    except OSError:
+        return None
+    return n
+
+
 def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
     """Cheap check (stat only, no lock): does the index differ from the vault?"""
     candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn))
@@ -104,7 +139,7 @@ def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
 
 def _analyzer_changed(conn) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
-    return row is None or row[0] != ANALYZER_VERSION
+    return row is None or row[0] != INDEX_FORMAT
 
 
 def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = False, progress=None) -> SyncReport:
@@ -125,11 +160,22 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
     """
     t0 = time.perf_counter()
     report = SyncReport()
+    if not force:
+        n = _fast_unchanged(conn, vault, include_archives)
+        if n is not None:
+            report.unchanged = n
+            report.documents = conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]
+            report.elapsed_ms = (time.perf_counter() - t0) * 1000
+            return report
     warnings: list[str] = []
-    sources = walk_sources(vault, include_archives=include_archives, warn=warnings.append)
+    dirs: dict[str, int] = {}
+    sources = walk_sources(vault, include_archives=include_archives, warn=warnings.append, dirs=dirs)
     rebuild = force or _analyzer_changed(conn)
     candidates, removed, unchanged = _plan(sources, _stored_state(conn))
     if not (candidates or removed or rebuild):
+        if _dirs_changed(conn, dirs, include_archives):
+            with write_transaction(conn):
+                _save_dirs(conn, dirs, include_archives)
         report.unchanged = unchanged
         report.documents = conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]
         report.warnings = warnings
@@ -172,7 +218,8 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
             conn.execute("DELETE FROM files WHERE path = ?", (path,))
             report.removed += 1
         _refresh_stats(conn)
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (ANALYZER_VERSION,))
+        _save_dirs(conn, dirs, include_archives)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sync', ?)", (now,))
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
     if progress:
@@ -181,6 +228,18 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
     report.warnings = warnings
     report.elapsed_ms = (time.perf_counter() - t0) * 1000
     return report
+
+
+def _dirs_changed(conn, dirs: dict[str, int], include_archives: bool) -> bool:
+    stored = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+    row = conn.execute("SELECT value FROM meta WHERE key = 'include_archives'").fetchone()
+    return stored != dirs or row is None or row[0] != str(int(include_archives))
+
+
+def _save_dirs(conn, dirs: dict[str, int], include_archives: bool) -> None:
+    conn.execute("DELETE FROM dirs")
+    conn.executemany("INSERT INTO dirs (path, mtime_ns) VALUES (?, ?)", sorted(dirs.items()))
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('include_archives', ?)", (str(int(include_archives)),))
 
 
 def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, warn=None) -> None:
@@ -208,11 +267,11 @@ def _unique_doc_id(conn, doc, warn) -> str:
     return doc.doc_id
 
 
-def document_terms(doc) -> tuple[dict[str, list[int]], list[int]]:
+def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
     """Analyze a document's fields.
 
     Returns:
-        ``(postings, lengths)``: ``postings[term] = [tf_title, tf_description,
+        ``(postings, lengths, turkish)``: ``postings[term] = [tf_title, tf_description,
         tf_tags, tf_body, tf_slug]``; ``lengths`` = terms per BM25F field (4 ints).
         The language (Turkish or not) is decided once for the whole document.
     """
@@ -233,7 +292,7 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int]]:
         if row is None:
             row = postings[t] = [0, 0, 0, 0, 0]
         row[4] += 1
-    return postings, lengths
+    return postings, lengths, turkish
 
 
 def content_hash(doc) -> str:
@@ -248,17 +307,17 @@ def content_hash(doc) -> str:
 def insert_document(conn, doc, warn=None) -> int:
     """Insert one document with its tags and postings; return its row id."""
     doc_id = _unique_doc_id(conn, doc, warn)
-    postings, lengths = document_terms(doc)
+    postings, lengths, turkish = document_terms(doc)
     cur = conn.execute(
         """INSERT INTO documents (doc_id, type, slug, source_path, ordinal, title, description, tags, body,
                date, date_days, status, level, pinned, confidence, expires, expires_days, supersedes,
-               identity_boost, is_capture, len_title, len_description, len_tags, len_body, content_hash)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+               identity_boost, is_capture, turkish, len_title, len_description, len_tags, len_body, content_hash)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
             doc_id, doc.type, doc.slug, doc.source_path, doc.ordinal, doc.title, doc.description,
             json.dumps(doc.tags, ensure_ascii=False), doc.body, doc.date, iso_to_days(doc.date), doc.status,
             doc.level, int(doc.pinned), doc.confidence, doc.expires, iso_to_days(doc.expires), doc.supersedes,
-            int(doc.identity_boost), int(doc.type == "bookmark"), *lengths, content_hash(doc),
+            int(doc.identity_boost), int(doc.type == "bookmark"), int(turkish), *lengths, content_hash(doc),
         ),
     )
     rowid = cur.lastrowid

@@ -105,13 +105,15 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
     return None
 
 
-def walk_sources(vault: Path, *, include_archives: bool = False, warn=None) -> list[SourceFile]:
+def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs: dict | None = None) -> list[SourceFile]:
     """List every indexable file of the vault with its stat (no file is read).
 
     Folders whose names start with ``.`` are archives, skipped unless
     ``include_archives``. Symlinked folders are not followed (no loops);
     symlinked files are followed only when they resolve inside the vault.
     Unreadable entries are skipped with a warning through ``warn(msg)``.
+    When ``dirs`` is a dict, it receives ``{rel_dir: mtime_ns}`` of the vault
+    root, the folders above each source root and every folder walked.
 
     Returns:
         list[SourceFile], sorted by path.
@@ -140,8 +142,11 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None) -> l
             out.append(SourceFile(rel, cls[0], cls[1] if cls[0] == "markdown" else None, st.st_mtime_ns, st.st_size))
 
     def scan(rel_dir: str, recursive: bool) -> None:
+        full = os.path.join(vault, rel_dir)
         try:
-            entries = list(os.scandir(os.path.join(vault, rel_dir)))
+            if dirs is not None:
+                dirs[rel_dir] = os.stat(full).st_mtime_ns
+            entries = list(os.scandir(full))
         except OSError as exc:
             note(f"{rel_dir}: skipped ({exc.strerror or exc})")
             return
@@ -158,6 +163,12 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None) -> l
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
 
+    if dirs is not None:
+        for rel_dir in (".", "core", "lab", "knowledge"):
+            try:
+                dirs[rel_dir] = os.stat(os.path.join(vault, rel_dir)).st_mtime_ns
+            except OSError:
+                pass
     for fixed in (MEMORY_FILE, CHANGELOG_FILE):
         full = os.path.join(vault, fixed)
         if os.path.lexists(full):

@@ -256,6 +256,29 @@ def changelog_slugs(entries: list) -> list[str]:
     return slugs
 
 
+def resolve_supersedes(value: str, entries: list, slugs: list[str], own: int = -1) -> str | None:
+    """A changelog ``supersedes`` value → ``changelog/<slug>`` (``None`` if empty).
+
+    Accepts an entry id (``[changelog/|changelog:]<date>-<scope>-<n>``) or the
+    legacy ``<date>|<scope>`` form, which resolves to the first (in file order)
+    entry of that date and scope other than the entry itself (index ``own``);
+    an unresolvable value is kept as written.
+    """
+    ident = value.strip()
+    if not ident:
+        return None
+    for prefix in ("changelog/", "changelog:"):
+        if ident.startswith(prefix):
+            ident = ident[len(prefix):]
+    if ident not in slugs and "|" in ident:
+        when, _, label = (part.strip() for part in ident.partition("|"))
+        for i, (e, s) in enumerate(zip(entries, slugs)):
+            if i != own and isinstance(e, dict) and str(e.get("date")) == when and str(e.get("scope") or e.get("type")) == label:
+                ident = s
+                break
+    return f"changelog/{ident}"
+
+
 def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     """``core/CHANGELOG.json`` → one document per entry (SPEC §1).
 
@@ -272,7 +295,8 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
         return [], [f"{rel_path}: expected a JSON array or {{\"entries\": [...]}}; changelog not indexed"]
     docs: list[Document] = []
     skipped = 0
-    for i, (entry, slug) in enumerate(zip(entries, changelog_slugs(entries))):
+    slugs = changelog_slugs(entries)
+    for i, (entry, slug) in enumerate(zip(entries, slugs)):
         if not isinstance(entry, dict):
             skipped += 1
             continue
@@ -284,9 +308,7 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
         headline = summary or description.split("\n", 1)[0][:200]
         refs = entry.get("references") if isinstance(entry.get("references"), list) else []
         authors = entry.get("authors") if isinstance(entry.get("authors"), list) else []
-        supersedes = _as_text(entry.get("supersedes")).strip() or None
-        if supersedes and not supersedes.startswith("changelog/"):
-            supersedes = f"changelog/{supersedes}"
+        supersedes = resolve_supersedes(_as_text(entry.get("supersedes")), entries, slugs, i)
         docs.append(
             Document(
                 type="changelog",

@@ -1,0 +1,142 @@
+"""The ``dreamdb`` command line: a thin click layer over :mod:`dreamdb.api`.
+
+Subcommands live in one module per group and are imported only when run
+(:class:`LazyGroup`), so ``dreamdb recall`` never pays for the embedding or
+evaluation code. Errors cross the boundary here, once: a
+:class:`~dreamdb.errors.DreamdbError` prints ``Error: …`` (and its hint) and
+exits with its code; anything unexpected prints one line (the traceback only
+with ``DREAMDB_DEBUG=1``) and exits 70.
+
+Exit codes: 0 ok · 1 runtime error · 2 usage error · 3 vault not found ·
+4 index/driver unavailable · 5 lock timeout · 6 write refused · 7 not found ·
+8 model unavailable · 70 internal error · 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from dreamdb import __version__
+from dreamdb.errors import DreamdbError
+
+_COMMANDS = {
+    "recall": ("dreamdb.cli.recall", "recall"),
+    "sync": ("dreamdb.cli.index", "sync_cmd"),
+    "status": ("dreamdb.cli.index", "status_cmd"),
+    "list": ("dreamdb.cli.index", "list_cmd"),
+    "sql": ("dreamdb.cli.index", "sql_cmd"),
+}
+"""Command name → (module, attribute); other modules register more with :func:`register`."""
+
+_HELP = {
+    "recall": "Recall the vault documents that best match a query.",
+    "sync": "Mirror the vault into the index (incremental).",
+    "status": "Show what the index holds.",
+    "list": "List indexed documents.",
+    "sql": "Run a read-only SQL query against the index.",
+}
+
+
+def register(name: str, module: str, attr: str, short_help: str) -> None:
+    """Add a lazily imported subcommand."""
+    _COMMANDS[name] = (module, attr)
+    _HELP[name] = short_help
+
+
+for _name, _mod, _attr, _help in (
+    ("embed", "dreamdb.cli.embed", "embed", "Embeddings: refresh, status, dedup."),
+    ("model", "dreamdb.cli.model", "model", "The local embedding model: status, install, download."),
+    ("hook", "dreamdb.cli.hook", "hook", "Agent prompt hook: run, install, uninstall."),
+    ("remember", "dreamdb.cli.writes", "remember", "Add a CHANGELOG entry to the vault."),
+    ("update", "dreamdb.cli.writes", "update", "Edit a document's frontmatter or body."),
+    ("delete", "dreamdb.cli.writes", "delete", "Delete a document from the vault."),
+    ("eval", "dreamdb.cli.evaluate", "evaluate", "Score recall against gold sets and IR collections."),
+):
+    register(_name, _mod, _attr, _help)
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx):  # noqa: D102
+        return sorted(n for n, (mod, _a) in _COMMANDS.items() if importlib.util.find_spec(mod) is not None)
+
+    def get_command(self, ctx, name):  # noqa: D102
+        target = _COMMANDS.get(name)
+        if target is None:
+            return None
+        try:
+            module = importlib.import_module(target[0])
+        except ModuleNotFoundError as exc:
+            if exc.name == target[0]:
+                return None
+            raise
+        return getattr(module, target[1])
+
+    def format_commands(self, ctx, formatter):  # noqa: D102
+        rows = [(n, _HELP.get(n, "")) for n in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+import importlib.util  # noqa: E402
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="dreamdb")
+def cli() -> None:
+    """dreamdb: local memory recall for AI coding agents.
+
+    Mirrors a _dream_context/ vault into a SQLite index and answers queries
+    with exact BM25 (and, opt-in, local multilingual embeddings).
+
+    The vault is found from --vault, then DREAMDB_VAULT, then by walking up
+    from the current folder.
+
+    \b
+    Examples:
+      dreamdb recall "how does sleep consolidation work"
+      dreamdb recall --vault ~/project/_dream_context --json "DEC-0054"
+      dreamdb sync
+      dreamdb sql "SELECT type, COUNT(*) FROM documents GROUP BY type"
+    """
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``dreamdb`` console script and ``python -m dreamdb``; returns the exit code."""
+    try:
+        cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
+        return 0
+    except DreamdbError as exc:
+        click.echo(f"Error: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(f"Hint: {exc.hint}", err=True)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
+        if os.environ.get("DREAMDB_DEBUG"):
+            raise
+        click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo("Hint: rerun with DREAMDB_DEBUG=1 for the traceback, and please report it.", err=True)
+        return 70

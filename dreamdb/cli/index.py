@@ -1,0 +1,143 @@
+"""``dreamdb sync``, ``status``, ``list`` and ``sql``: the index itself."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dreamdb.cli.options import json_option, open_index, vault_option
+
+
+@click.command("sync")
+@vault_option()
+@click.option("--force", is_flag=True, help="Re-parse every file, even unchanged ones.")
+@json_option
+def sync_cmd(vault, force, as_json):
+    """Mirror the vault into the index (incremental, by content hash).
+
+    Prints how many source files were added, changed, removed and unchanged.
+    Recall syncs lazily before every query, so this is never required; use it
+    to see warnings about files that could only be partly indexed.
+    """
+    from dreamdb import output
+
+    index = open_index(vault)
+    bar = None
+    state = {}
+
+    def progress(done, total):
+        nonlocal bar
+        if total < 50 or as_json or not sys.stderr.isatty():
+            return
+        if bar is None:
+            bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - state.get("done", 0))
+        state["done"] = done
+
+    report = index.sync(force=force, progress=progress)
+    if bar is not None:
+        bar.__exit__(None, None, None)
+    if as_json:
+        click.echo(output.to_json(report.as_dict()))
+        return
+    for w in report.warnings:
+        click.echo(f"warning: {w}", err=True)
+    click.echo(
+        f"{report.added} added, {report.changed} changed, {report.removed} removed, {report.unchanged} unchanged"
+        f" · {report.documents} documents · {report.elapsed_ms:.1f} ms" + (" (rebuilt)" if report.rebuilt else "")
+    )
+
+
+@click.command("status")
+@vault_option()
+@json_option
+def status_cmd(vault, as_json):
+    """Show what the index holds: documents by type, size, last sync, schema version, embeddings."""
+    from dreamdb import output
+
+    index = open_index(vault)
+    index.sync()
+    st = index.status()
+    if as_json:
+        click.echo(output.to_json(st))
+        return
+    click.echo(f"vault:          {st['vault']}")
+    click.echo(f"index:          {st['index']} ({st['index_bytes'] / 1e6:.1f} MB)")
+    click.echo(f"documents:      {st['documents']} from {st['files']} files, {st['terms']} distinct terms")
+    for t, n in st["by_type"].items():
+        click.echo(f"  {t:<13} {n}")
+    click.echo(f"last sync:      {st['last_sync']}")
+    click.echo(f"schema version: {st['schema_version']} · analyzer {st['analyzer_version']}")
+    click.echo(f"sqlite:         {st['sqlite_driver']} {st['sqlite_version']} · vector extension {'loadable' if st['vector_extension'] else 'NOT loadable'}")
+    emb = st.get("embeddings")
+    if emb:
+        click.echo(f"embeddings:     {emb.get('summary', '')}")
+
+
+@click.command("list")
+@vault_option()
+@click.option("--types", "-t", metavar="A,B", help="Only these document types.")
+@json_option
+def list_cmd(vault, types, as_json):
+    """List indexed documents (id, type, date, status, level, title)."""
+    from dreamdb import output
+
+    index = open_index(vault)
+    index.sync()
+    docs = index.list_documents(types=types)
+    if as_json:
+        click.echo(output.to_json(docs))
+        return
+    rows = [{"doc_id": d["doc_id"], "date": (d["date"] or "")[:10], "status": d["status"] or "", "level": d["level"],
+             "title": (d["title"] or "")[:70]} for d in docs]
+    click.echo(output.table(rows) if rows else "No documents.")
+
+
+@click.command("sql")
+@click.argument("query")
+@vault_option()
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@json_option
+@click.option("--no-sync", is_flag=True, help="Query the index as it is, without syncing first.")
+def sql_cmd(query, vault, fmt, as_json, no_sync):
+    """Run a read-only SQL QUERY against the index (sqlite-vec loaded).
+
+    The index is opened read-only: INSERT, UPDATE, DELETE and DDL are refused.
+    Tables and views are documented in docs/schema.md.
+
+    \b
+    Examples:
+      dreamdb sql "SELECT type, COUNT(*) AS n FROM documents GROUP BY type"
+      dreamdb sql "SELECT term, df FROM terms ORDER BY df DESC LIMIT 10" --format csv
+    """
+    import csv
+    import io
+
+    from dreamdb import output
+    from dreamdb.sqlquery import run_readonly
+
+    index = open_index(vault)
+    if not no_sync:
+        index.sync()
+    columns, rows = run_readonly(index.index_path, query)
+    if as_json or fmt == "json":
+        click.echo(output.to_json([dict(zip(columns, r)) for r in rows]))
+    elif fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(columns)
+        w.writerows(rows)
+        click.echo(buf.getvalue(), nl=False)
+    else:
+        shown = [[_cell(v) for v in r] for r in rows]
+        click.echo(output.table(shown, headers=columns) if columns else "(no result columns)")
+
+
+def _cell(v):
+    if isinstance(v, bytes):
+        return f"<{len(v)} bytes>"
+    if isinstance(v, str) and len(v) > 80:
+        return v[:77] + "…"
+    return v

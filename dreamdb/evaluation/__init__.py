@@ -1,0 +1,1 @@
+"""Evaluation: metrics and runners behind ``dreamdb eval`` / ``python -m eval``."""

@@ -1,0 +1,105 @@
+"""Gold JSONL sets (shared/eval format): ``{id, query, expected[], alt[], category, lang}`` per line.
+
+Protocol (shared/eval/README.md, same as the reference harness): take the top
+10, find the rank of the first hit in expected ∪ alt; report recall@1/3/5,
+MRR and nDCG@10 (binary), per category and overall, plus latency; the clock
+is fixed (2026-08-18T00:00:00Z for the dreamcontext snapshot); captures are
+excluded.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from dreamdb.errors import UsageError
+from dreamdb.evaluation import metrics as M
+
+GOLD_CLOCK = "2026-08-18T00:00:00Z"
+"""The dreamcontext snapshot's date: recency and expiry replay exactly."""
+
+
+@dataclass
+class GoldQuery:
+    """One gold query. ``targets`` = expected ∪ alt (``type/slug``)."""
+
+    id: str
+    query: str
+    expected: list[str]
+    alt: list[str]
+    category: str
+    lang: str
+
+    @property
+    def targets(self) -> set[str]:
+        """expected ∪ alt."""
+        return set(self.expected) | set(self.alt)
+
+
+def load_gold(path: Path) -> list[GoldQuery]:
+    """Read a gold JSONL file.
+
+    Raises:
+        UsageError: missing file or a malformed line (with its number).
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UsageError(f"Cannot read gold set {path}: {exc.strerror or exc}") from None
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            out.append(GoldQuery(str(d["id"]), d["query"], list(d.get("expected", [])), list(d.get("alt", [])),
+                                 d.get("category", "all"), d.get("lang", "")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}:{n}: not a gold query ({exc})") from None
+    return out
+
+
+def score_ranked(ranked: list[str], targets: set[str]) -> dict:
+    """Per-query metrics: r@1/3/5/10, mrr, ndcg@10 (binary), rank."""
+    return {
+        "r@1": M.hit_at(ranked, targets, 1), "r@3": M.hit_at(ranked, targets, 3), "r@5": M.hit_at(ranked, targets, 5),
+        "r@10": M.hit_at(ranked, targets, 10), "mrr": M.mrr_at(ranked, targets, 10),
+        "ndcg@10": M.ndcg_at(ranked, {t: 1 for t in targets}, 10), "rank": M.first_relevant_rank(ranked[:10], targets),
+    }
+
+
+def aggregate(rows: list[dict], key: str | None) -> dict[str, dict]:
+    """Mean metrics overall (``all``) and per ``key`` value (e.g. category, lang)."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups["all"].append(r)
+        if key:
+            groups[str(r[key])].append(r)
+    out = {}
+    for g, rs in groups.items():
+        n = len(rs)
+        out[g] = {"n": n, **{m: 100.0 * sum(r[m] for r in rs) / n for m in ("r@1", "r@3", "r@5", "r@10")},
+                  "mrr": sum(r["mrr"] for r in rs) / n, "ndcg@10": sum(r["ndcg@10"] for r in rs) / n}
+    return out
+
+
+def run_gold(index, queries: list[GoldQuery], *, mode: str = "bm25", now: str = GOLD_CLOCK, k: int = 10) -> dict:
+    """Run every query through ``index.recall`` and score it.
+
+    Returns:
+        ``{"rows": [per-query dict], "by_category": {...}, "by_lang": {...}, "latency_ms": {mean, p50, p90}}``.
+    """
+    index.sync()
+    rows, lat = [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        hits = index.recall(q.query, top=k, mode=mode, now=now, exclude_types="bookmark")
+        lat.append((time.perf_counter() - t0) * 1000)
+        ranked = [h.doc_id for h in hits]
+        rows.append({"id": q.id, "query": q.query, "category": q.category, "lang": q.lang, "top": ranked[:3],
+                     **score_ranked(ranked, q.targets)})
+    return {"rows": rows, "by_category": aggregate(rows, "category"), "by_lang": aggregate(rows, "lang"),
+            "latency_ms": M.latency_summary(lat)}
