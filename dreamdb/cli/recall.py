@@ -59,6 +59,8 @@ def recall(query, top, types, exclude_types, tags, since, until, status, level, 
         click.echo(output.hits_plain(hits), nl=False)
         return
     if not hits:
-        click.echo("No matches." if any(c.isalnum() for c in text) else "No searchable terms in the query.", err=True)
+        from dreamdb.analyzer import analyze
+
+        click.echo("No matches." if analyze(text) else "No searchable terms in the query (only stopwords or punctuation).", err=True)
         return
     click.echo(output.hits_text(hits, explain=explain), nl=False)

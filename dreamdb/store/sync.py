@@ -184,6 +184,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
     from dreamdb.vault.parse import parse_file  # YAML only when something changed
 
     with write_transaction(conn):
+        rebuild = force or _analyzer_changed(conn)  # re-check under the lock: another process may have rebuilt
         if rebuild:
             conn.execute("DELETE FROM files")  # cascades to documents, postings, tags
             report.rebuilt = True

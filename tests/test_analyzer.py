@@ -1,0 +1,49 @@
+"""The analyzer: one pipeline for documents and queries (SPEC §2)."""
+
+from __future__ import annotations
+
+from dreamdb.analyzer import analyze, is_turkish
+from dreamdb.stemming import english_stem
+
+
+def test_identifiers_and_query_syntax_are_plain_text():
+    assert analyze("DEC-0054") == ["dec", "0054"]
+    assert analyze('"ADR-016" NOT (foo*) bar:baz') == ["adr", "016", "foo", "bar", "baz"]
+    assert analyze("snake_case-and.dots") == ["snake", "case", "dot"]
+
+
+def test_stopwords_and_short_tokens_dropped():
+    assert analyze("what is the a of to") == []
+    assert analyze("?!... ()**") == []
+    assert analyze("x y z k8s") == ["k8s"]
+
+
+def test_english_inflections_collapse_but_derivations_do_not():
+    assert english_stem("databases") == english_stem("database")
+    assert english_stem("decided") == english_stem("decide")
+    assert english_stem("policies") == english_stem("policy")
+    assert english_stem("running") == english_stem("runs")
+    assert english_stem("organization") == "organization"
+    assert english_stem("protection") != english_stem("protect")
+
+
+def test_turkish_case_and_plural_suffixes_collapse():
+    q = analyze("veritabanları hakkında kararlar nasıl verildi")
+    assert is_turkish("veritabanları hakkında kararlar nasıl verildi".split())
+    assert "karar" in q
+    assert analyze("kararları evlerde", turkish=True) == ["karar", "ev"]
+    assert "nasıl" not in q  # Turkish question word is a stopword
+
+
+def test_turkish_letters_kept_and_dotted_capital_folded():
+    assert analyze("İstanbul ŞEHİR", turkish=True)[0].startswith("istanbul")
+    assert "ş" in analyze("şehir", turkish=True)[0]
+
+
+def test_digits_never_stemmed():
+    assert analyze("v0.24.1 releases") == ["v0", "24", english_stem("release")]
+
+
+def test_same_text_same_terms():
+    text = "The dashboards' servers were protecting files"
+    assert analyze(text) == analyze(text)

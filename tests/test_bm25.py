@@ -1,0 +1,93 @@
+"""Exact BM25 against hand-computed values (SPEC §2: k1 1.5, b 0.75, IDF ln(1+(N−df+0.5)/(df+0.5)))."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import dreamdb
+from dreamdb.ranking import bm25 as F
+from dreamdb.ranking import signals as S
+from tests.conftest import write_doc
+
+
+def test_idf_matches_formula_by_hand():
+    # N = 3, df = 1: ln(1 + 2.5/1.5) = ln(2.666…) = 0.980829
+    assert F.idf(3, 1) == pytest.approx(0.980829, abs=1e-6)
+    # df = 2: ln(1 + 1.5/2.5) = ln(1.6) = 0.470004
+    assert F.idf(3, 2) == pytest.approx(0.470004, abs=1e-6)
+    # df = N never goes negative
+    assert F.idf(3, 3) > 0
+
+
+def test_bm25_term_by_hand():
+    # tf 2, dl 4, avgdl 4: norm = 1 → 0.980829 · 2·2.5/(2 + 1.5) = 1.401185
+    assert F.bm25_term(2, 4, 4, F.idf(3, 1)) == pytest.approx(1.401185, abs=1e-6)
+    assert F.bm25_term(0, 4, 4, 1.0) == 0.0
+
+
+def _tiny(vault):
+    # After analysis: d1 = alpha | apple banana apple (len 4); d2 = beta | banana cherry (3);
+    # d3 = gamma | cherry date fig grape (5). avgdl = 4.
+    write_doc(vault, "knowledge/d1.md", "---\ntitle: alpha\n---\napple banana apple\n")
+    write_doc(vault, "knowledge/d2.md", "---\ntitle: beta\n---\nbanana cherry\n")
+    write_doc(vault, "knowledge/d3.md", "---\ntitle: gamma\n---\ncherry date fig grape\n")
+
+
+def test_raw_score_equals_hand_computed_bm25(tiny_vault):
+    _tiny(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    hits = {h.doc_id: h for h in index.recall("apple banana", top=5, now="2026-01-01T00:00:00Z")}
+    # d1: apple (tf 2, df 1) 1.401185 + banana (tf 1, df 2, dl = avgdl) 0.470004 = 1.871188
+    assert hits["knowledge/d1"].score == pytest.approx(1.871188, abs=1e-6)
+    # d2: banana, tf 1, dl 3: 0.470004 · 2.5/(1 + 1.5·(0.25 + 0.75·3/4)) = 0.529582
+    assert hits["knowledge/d2"].score == pytest.approx(0.529582, abs=1e-6)
+    assert "knowledge/d3" not in hits
+
+
+def test_raw_score_is_untouched_by_clock_synonyms_and_fields(tiny_vault):
+    _tiny(tiny_vault)
+    write_doc(tiny_vault, "synonyms.txt", "apple, pomme\n")
+    index = dreamdb.open(tiny_vault)
+    a = {h.doc_id: h for h in index.recall("apple banana", now="2026-01-01T00:00:00Z")}
+    b = {h.doc_id: h for h in index.recall("apple banana", now="2030-01-01T00:00:00Z")}
+    assert a["knowledge/d1"].score == b["knowledge/d1"].score
+    # undated docs: recency is the 'unknown' constant whatever the clock
+    assert a["knowledge/d1"].rank_score == b["knowledge/d1"].rank_score
+
+
+def test_explain_terms_sum_to_raw_score(tiny_vault):
+    _tiny(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    (hit,) = [h for h in index.recall("apple banana cherry", explain=True) if h.doc_id == "knowledge/d2"]
+    assert sum(t["bm25"] for t in hit.terms) == pytest.approx(hit.score, abs=1e-5)
+    s = hit.signals
+    expected = (S.base_score(s["bm25"], s["bm25f"]) + s["identity_boost"]) * s["recency"] * s["status_factor"] \
+        * s["type_factor"] * s["confidence_factor"]
+    assert hit.rank_score == pytest.approx(expected, rel=1e-5)
+
+
+def test_bm25f_by_hand(tiny_vault):
+    # The title field is weighted ×3: a query for 'alpha' on d1 (title only).
+    _tiny(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    (hit,) = index.recall("alpha", explain=True)
+    # avg title length 1, d1 title length 1 → pseudo-tf = 3·1/1 = 3; bm25f = idf·3·2.5/(3+1.5)
+    idf = math.log(1 + 2.5 / 1.5)
+    assert hit.signals["bm25f"] == pytest.approx(idf * 3 * 2.5 / 4.5, abs=1e-5)
+    # identity: 'alpha' covers the title fully → 1.5 · 1² · max(raw, 1)
+    assert hit.signals["coverage"] == 1.0
+    assert hit.signals["identity_boost"] == pytest.approx(1.5 * max(hit.score, 1.0), abs=1e-5)
+
+
+def test_signals_reference_constants():
+    assert S.recency_factor(None) == 0.925
+    assert S.recency_factor(0) == pytest.approx(1.0)
+    assert S.recency_factor(120) == pytest.approx(0.925)
+    assert S.recency_factor(-5) == pytest.approx(1.0)  # future dates count as today
+    assert S.status_factor("completed") == 0.85
+    assert S.type_factor("changelog", False) == 0.85
+    assert S.type_factor("knowledge", True) == 0.4
+    assert S.identity_boost(0.5, 0.5) == pytest.approx(1.5 * 0.25 * 1.0)
+    assert S.base_score(2.0, 4.0) == 3.0 and S.base_score(4.0, 2.0) == 4.0

@@ -1,0 +1,155 @@
+"""The CLI as users run it: click's CliRunner against real vaults and SQLite."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from dreamdb.cli import cli, main
+from tests.conftest import ROOT, needs_real_vault, write_doc
+
+EXAMPLES = ROOT / "examples"
+
+
+def run(*args, input=None):
+    """Invoke through ``main`` (the console script) so exit codes and error lines are the real ones."""
+    runner = CliRunner()
+    result = runner.invoke(cli, list(args), input=input, standalone_mode=False, catch_exceptions=True)
+    return result
+
+
+def run_main(*args, env=None):
+    proc = subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, text=True, env=env, timeout=120)
+    return proc
+
+
+@pytest.fixture()
+def example_vault(tmp_path):
+    import shutil
+
+    dest = tmp_path / "_dream_context"
+    shutil.copytree(EXAMPLES / "_dream_context", dest, ignore=shutil.ignore_patterns(".dreamdb"))
+    return dest
+
+
+def test_recall_json_fields(example_vault):
+    p = run_main("recall", "--vault", str(example_vault), "--json", "sleep", "debt")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    hit = data["hits"][0]
+    for key in ("score", "rankScore", "type", "slug", "path", "title", "snippet", "doc_id"):
+        assert key in hit
+    assert hit["doc_id"] == "feature/sleep-consolidation"
+    assert "debt" in hit["snippet"].lower()
+
+
+def test_plain_and_explain(example_vault):
+    p = run_main("recall", "--vault", str(example_vault), "--plain", "atomic", "writes")
+    assert p.returncode == 0
+    first = p.stdout.splitlines()[0].split("\t")
+    assert len(first) == 5 and float(first[0]) >= 0 and first[2].count("/") == 1
+    p = run_main("recall", "--vault", str(example_vault), "--explain", "atomic", "writes")
+    for word in ("bm25f", "identity", "recency", "rankScore", "idf"):
+        assert word in p.stdout
+
+
+def test_usage_errors_exit_2_without_traceback(example_vault):
+    for args in (["recall", "--top", "0", "x"], ["recall", "--top", "51", "x"], ["recall", "--types", "nope", "x"],
+                 ["recall", "--now", "yesterday-ish", "x"], ["recall", "--since", "soonish", "x"]):
+        p = run_main(*args, "--vault", str(example_vault))
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert "Traceback" not in p.stderr and "Error" in p.stderr
+
+
+def test_missing_vault_exit_3(tmp_path):
+    p = run_main("recall", "--vault", str(tmp_path / "nope"), "x")
+    assert p.returncode == 3 and "does not exist" in p.stderr and "Traceback" not in p.stderr
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "x"], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 3 and "--vault" in p.stderr
+
+
+def test_empty_vault_and_degenerate_queries(tiny_vault):
+    p = run_main("recall", "--vault", str(tiny_vault), "anything")
+    assert p.returncode == 0 and "No matches" in p.stderr
+    write_doc(tiny_vault, "knowledge/a.md", "some text\n")
+    p = run_main("recall", "--vault", str(tiny_vault), "the", "of", "?!")
+    assert p.returncode == 0 and "No searchable terms" in p.stderr
+    p = run_main("recall", "--vault", str(tiny_vault), "--json", "text " * 2500)
+    assert p.returncode == 0 and json.loads(p.stdout)["hits"][0]["doc_id"] == "knowledge/a"
+
+
+def test_sql_read_only(example_vault):
+    p = run_main("sql", "--vault", str(example_vault), "SELECT type, COUNT(*) AS n FROM documents GROUP BY type ORDER BY type", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert {"type": "changelog", "n": 2} in rows
+    p = run_main("sql", "--vault", str(example_vault), "DELETE FROM documents")
+    assert p.returncode == 2 and "refused" in p.stderr
+    p = run_main("sql", "--vault", str(example_vault), "SELECT vec_version()", "--format", "csv")
+    assert p.returncode == 0 and p.stdout.startswith("vec_version()")
+    p = run_main("sql", "--vault", str(example_vault), "SELEC nonsense")
+    assert p.returncode == 2 and "SQL error" in p.stderr
+
+
+def test_sync_status_list(example_vault):
+    p = run_main("sync", "--vault", str(example_vault), "--json")
+    assert json.loads(p.stdout)["added"] == 11
+    p = run_main("sync", "--vault", str(example_vault))
+    assert "0 added, 0 changed, 0 removed, 11 unchanged" in p.stdout
+    st = json.loads(run_main("status", "--vault", str(example_vault), "--json").stdout)
+    assert st["documents"] == 13 and st["schema_version"] >= 1 and st["by_type"]["memory"] == 2
+    docs = json.loads(run_main("list", "--vault", str(example_vault), "--types", "changelog", "--json").stdout)
+    assert [d["type"] for d in docs] == ["changelog", "changelog"]
+
+
+def test_main_returns_exit_codes(example_vault, capsys):
+    assert main(["recall", "--vault", str(example_vault), "--json", "hook"]) == 0
+    assert main(["recall", "--vault", str(example_vault / "missing"), "hook"]) == 3
+    assert "Error:" in capsys.readouterr().err
+
+
+@needs_real_vault
+def test_real_vault_titles_find_their_documents(real_index):
+    """Typing a document's exact title returns that document first (identity boost + BM25F), for every
+    knowledge/feature document whose title is unique in the vault."""
+    rows = real_index.conn.execute(
+        "SELECT doc_id, title FROM documents WHERE type IN ('knowledge', 'feature') AND title NOT LIKE '%excalidraw%'"
+    ).fetchall()
+    titles = {}
+    for doc_id, title in rows:
+        titles.setdefault(title.lower(), []).append(doc_id)
+    checked = misses = 0
+    for title, ids in titles.items():
+        if len(ids) != 1 or len(title) < 12:
+            continue
+        checked += 1
+        hits = real_index.recall(title, top=3, now="2026-08-18T00:00:00Z")
+        if not hits or hits[0].doc_id != ids[0]:
+            misses += 1
+    assert checked > 80
+    assert misses / checked < 0.05, (misses, checked)
+
+
+@needs_real_vault
+def test_real_vault_filters_apply_before_limit(real_index):
+    hits = real_index.recall("recall", top=5, types="changelog", now="2026-08-18T00:00:00Z")
+    assert len(hits) == 5 and all(h.type == "changelog" for h in hits)
+    dated = real_index.recall("recall", top=5, since="2026-08-01", until="2026-08-10", now="2026-08-18T00:00:00Z")
+    assert dated and all("2026-08-01" <= h.date[:10] <= "2026-08-10" for h in dated)
+    rel = real_index.recall("recall", top=5, since="-10d", now="2026-08-18T00:00:00Z")
+    assert rel and all(h.date[:10] >= "2026-08-08" for h in rel)
+
+
+@needs_real_vault
+def test_real_vault_superseded_entries_are_marked(real_index):
+    rows = real_index.conn.execute("SELECT doc_id, supersedes FROM documents WHERE supersedes IS NOT NULL").fetchall()
+    assert rows
+    newer, older = rows[0]
+    title = real_index.conn.execute("SELECT title FROM documents WHERE doc_id = ?", (older,)).fetchone()[0]
+    hits = real_index.recall(title, top=10, types="changelog", now="2026-08-18T00:00:00Z")
+    marked = {h.doc_id: h.superseded_by for h in hits}
+    assert marked.get(older) == newer

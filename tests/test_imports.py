@@ -1,0 +1,34 @@
+"""Start-up cost: the CLI and the recall path import nothing heavy (STYLE-EXAMPLES: watch -X importtime)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("numpy", "onnxruntime", "sqlite_vec", "tokenizers", "yaml", "bm25s", "tabulate")
+
+
+def _loaded_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, check=True).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def test_cli_import_is_light():
+    mods = _loaded_after("import dreamdb.cli, dreamdb.cli.recall, dreamdb.api")
+    assert not [m for m in HEAVY if m in mods]
+
+
+def test_recall_on_synced_vault_stays_light(tmp_path):
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nsome words here\n")
+    subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], check=True, capture_output=True)
+    mods = _loaded_after(
+        "import dreamdb\n"
+        f"ix = dreamdb.open({str(vault)!r})\n"
+        "hits = ix.recall('words')\n"
+        "assert hits"
+    )
+    assert not [m for m in HEAVY if m in mods]

@@ -1,0 +1,204 @@
+"""Content-hash incremental sync and the index as a cache: real files, real SQLite."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+
+import pytest
+
+import dreamdb
+from dreamdb.store import connect as db
+from tests.conftest import needs_real_vault, write_doc
+
+
+def _docs(index) -> set[str]:
+    return {r[0] for r in index.conn.execute("SELECT doc_id FROM documents")}
+
+
+def _integrity(index) -> str:
+    return index.conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def test_first_sync_then_nothing_changes(tiny_vault):
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nalpha text\n")
+    write_doc(tiny_vault, "knowledge/features/f.md", "feature body\n")
+    index = dreamdb.open(tiny_vault)
+    r = index.sync()
+    assert (r.added, r.changed, r.removed) == (2, 0, 0)
+    assert _docs(index) == {"knowledge/a", "feature/f"}
+    r2 = index.sync()
+    assert (r2.added, r2.changed, r2.removed, r2.unchanged) == (0, 0, 0, 2)
+    assert not r2.touched
+
+
+def test_edit_rename_delete_touch(tiny_vault):
+    p = write_doc(tiny_vault, "knowledge/a.md", "first version\n")
+    write_doc(tiny_vault, "knowledge/b.md", "bravo\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    # edit
+    p.write_text("second version with zebra\n")
+    r = index.sync()
+    assert r.changed == 1 and r.unchanged == 1
+    assert [h.doc_id for h in index.recall("zebra")] == ["knowledge/a"]
+    # touch without change: stat differs, hash equal → no re-parse
+    os.utime(p, (time.time() + 10, time.time() + 10))
+    r = index.sync()
+    assert (r.changed, r.unchanged) == (0, 2)
+    # rename
+    p.rename(tiny_vault / "knowledge" / "c.md")
+    r = index.sync()
+    assert (r.added, r.removed) == (1, 1)
+    assert _docs(index) == {"knowledge/b", "knowledge/c"}
+    # delete
+    (tiny_vault / "knowledge" / "b.md").unlink()
+    r = index.sync()
+    assert r.removed == 1 and _docs(index) == {"knowledge/c"}
+    assert index.recall("bravo") == []
+    assert _integrity(index) == "ok"
+
+
+def test_file_replaced_by_directory(tiny_vault):
+    p = write_doc(tiny_vault, "knowledge/x.md", "xylophone\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    p.unlink()
+    p.mkdir()
+    write_doc(tiny_vault, "knowledge/x.md/inner.md", "inner note\n")
+    r = index.sync()
+    assert r.removed == 1 and r.added == 1
+    assert _docs(index) == {"knowledge/inner"}
+
+
+def test_malformed_inputs_indexed_as_well_as_possible(tiny_vault):
+    write_doc(tiny_vault, "knowledge/badyaml.md", "---\ntitle: [unclosed\n---\nbody survives quokka\n")
+    (tiny_vault / "knowledge" / "latin1.md").write_bytes(b"caf\xe9 numbat\n")
+    (tiny_vault / "knowledge" / "binary.md").write_bytes(b"\x00\x01\x02PNG")
+    write_doc(tiny_vault, "core/CHANGELOG.json", "[{not json")
+    write_doc(tiny_vault, "knowledge/long.md", "wombat " + "x" * 1_000_000 + "\n")
+    write_doc(tiny_vault, "knowledge/empty.md", "")
+    os.symlink("loop2.md", tiny_vault / "knowledge" / "loop1.md")
+    os.symlink("loop1.md", tiny_vault / "knowledge" / "loop2.md")
+    os.symlink(tiny_vault / "knowledge", tiny_vault / "knowledge" / "dirloop")
+    index = dreamdb.open(tiny_vault)
+    r = index.sync()
+    text = "\n".join(r.warnings)
+    assert "badyaml.md" in text and "invalid UTF-8" in text and "binary" in text and "CHANGELOG.json" in text
+    assert "loop1.md" in text
+    assert [h.doc_id for h in index.recall("quokka")] == ["knowledge/badyaml"]
+    assert [h.doc_id for h in index.recall("numbat")] == ["knowledge/latin1"]
+    (long_hit,) = index.recall("wombat")
+    assert len(long_hit.snippet) < 1000
+    assert "changelog" not in {d.split("/")[0] for d in _docs(index)}
+    assert _integrity(index) == "ok"
+    # warnings appear once: the next sync has nothing to re-parse
+    assert index.sync().warnings == []
+
+
+def test_archives_are_opt_in(tiny_vault):
+    write_doc(tiny_vault, "knowledge/.archive/old.md", "archived aardvark\n")
+    assert dreamdb.open(tiny_vault).recall("aardvark") == []
+    idx = dreamdb.open(tiny_vault, include_archives=True, index_path=tiny_vault / "archives.db")
+    assert [h.doc_id for h in idx.recall("aardvark")] == ["knowledge/old"]
+
+
+@pytest.mark.parametrize("damage", ["delete", "truncate", "garbage"])
+def test_index_deleted_or_corrupt_is_rebuilt(tiny_vault, damage):
+    write_doc(tiny_vault, "knowledge/a.md", "pangolin\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    path = index.index_path
+    index.close()
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{path}{suffix}"):
+            os.unlink(f"{path}{suffix}")
+    if damage == "delete":
+        path.unlink()
+    elif damage == "truncate":
+        with open(path, "r+b") as fh:
+            fh.truncate(1000)
+    else:
+        path.write_bytes(b"this is not a database" * 100)
+    again = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in again.recall("pangolin")] == ["knowledge/a"]
+    assert _integrity(again) == "ok"
+
+
+def test_index_is_private_and_gitignored(tiny_vault):
+    write_doc(tiny_vault, "knowledge/a.md", "x\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    assert index.index_path == tiny_vault / ".dreamdb" / "index.db"
+    assert oct(index.index_path.stat().st_mode & 0o777) == oct(0o600)
+    assert (tiny_vault / ".dreamdb" / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_read_only_vault_indexes_into_cache(tiny_vault, tmp_path):
+    write_doc(tiny_vault, "knowledge/a.md", "okapi\n")
+    os.chmod(tiny_vault, 0o555)
+    try:
+        index = dreamdb.open(tiny_vault)
+        assert [h.doc_id for h in index.recall("okapi")] == ["knowledge/a"]
+        assert not (tiny_vault / ".dreamdb").exists()
+        assert os.environ["DREAMDB_CACHE_DIR"] in str(index.index_path)
+    finally:
+        os.chmod(tiny_vault, 0o755)
+
+
+def _sync_worker(vault: str, q) -> None:
+    try:
+        r = dreamdb.open(vault).sync()
+        q.put(("ok", r.added, r.unchanged))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        q.put(("error", repr(exc), 0))
+
+
+def test_two_syncs_at_once(tiny_vault):
+    for i in range(150):
+        write_doc(tiny_vault, f"knowledge/n{i}.md", f"note {i} " + "lorem ipsum " * 200)
+    dreamdb.open(tiny_vault).conn  # create + migrate once
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_sync_worker, args=(str(tiny_vault), q)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    results = [q.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(30)
+    assert all(r[0] == "ok" for r in results), results
+    # one did the work, the other found it done (or waited and re-checked)
+    assert sorted(r[1] for r in results) == [0, 150]
+    index = dreamdb.open(tiny_vault)
+    assert len(_docs(index)) == 150 and _integrity(index) == "ok"
+
+
+@needs_real_vault
+def test_real_vault_corpus(real_index):
+    st = real_index.status()
+    # SPEC §1 corpus of the 2026-08-18 snapshot: 148 source files, 622 changelog entries, 3 memory sections
+    assert st["by_type"]["changelog"] == 622
+    assert st["by_type"]["memory"] == 3
+    assert st["files"] == 148
+    assert st["schema_version"] >= 1
+    ids = _docs(real_index)
+    assert "knowledge/haiku-recall-architecture" in ids and "feature/memory-recall-bm25" in ids
+    # archives (knowledge/.archive) are not indexed by default; knowledge/archive (no dot) is
+    assert not any(".archive" in p for (p,) in real_index.conn.execute("SELECT path FROM files"))
+    # excalidraw boards contribute text elements, never the scene JSON
+    body = real_index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/recall.excalidraw'").fetchone()[0]
+    assert "BM25F keyword match" in body and '"type": "excalidraw"' not in body
+
+
+@needs_real_vault
+def test_real_vault_no_change_sync_is_cheap(real_index):
+    real_index.sync()
+    t0 = time.perf_counter()
+    r = real_index.sync()
+    assert not r.touched and r.unchanged == 148
+    assert time.perf_counter() - t0 < 1.0  # generous: the benchmark measures the real figure
+
+
+def test_driver_exceptions_come_from_one_module():
+    assert issubclass(db.OperationalError, db.DatabaseError)
