@@ -93,10 +93,10 @@ def engine():
 
 @pytest.fixture
 def clean_env(monkeypatch, tmp_path):
-    """No DREAMDB_MODEL_DIR / base URL from the outside; user dirs under tmp."""
+    """No DREAMDB_MODEL_DIR / base URL from the outside; the user data dir under tmp."""
     monkeypatch.delenv(locate.ENV_MODEL_DIR, raising=False)
     monkeypatch.delenv("DREAMDB_MODEL_BASE_URL", raising=False)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setattr(locate, "user_data_root", lambda: tmp_path / "data" / "dreamdb")
     return tmp_path
 
 
@@ -198,7 +198,7 @@ def test_missing_dir_raises_model_not_installed(clean_env):
     assert st["installed"] is False and "no model directory" in st["reason"] and st["hint"]
     # default location (nothing there)
     assert locate.find_model_dir() is None
-    assert locate.default_model_dir() == clean_env / "xdg-data" / "dreamdb" / "models" / "multilingual-e5-small"
+    assert locate.default_model_dir() == clean_env / "data" / "dreamdb" / "models" / "multilingual-e5-small"
 
 
 @pytest.mark.model
@@ -287,6 +287,12 @@ def test_ensure_model(model_dir, clean_env, monkeypatch):
     monkeypatch.setenv(locate.ENV_MODEL_DIR, str(clean_env / "empty"))
     with pytest.raises(ModelNotInstalled):
         ensure_model(build_if_missing=False)
+
+
+def test_default_dir_uses_platformdirs():
+    platformdirs = pytest.importorskip("platformdirs")
+    want = Path(platformdirs.user_data_dir("dreamdb", appauthor=False)) / "models" / "multilingual-e5-small"
+    assert locate.default_model_dir() == want
 
 
 def test_heavy_modules_stay_unloaded():
