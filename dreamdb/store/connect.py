@@ -91,13 +91,14 @@ def load_vec(conn) -> None:
         raise DriverError(f"Loading sqlite-vec failed: {exc}", hint="pip install --force-reinstall sqlite-vec") from exc
 
 
-def connect(path: Path | str, *, readonly: bool = False, vec: bool = False):
+def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
     """Open the index database with dreamdb's pragmas.
 
     Args:
         path: database file.
         readonly: open with ``mode=ro`` (used by ``dreamdb sql``); writes then fail.
         vec: load sqlite-vec (needed for vector tables).
+        busy_timeout_ms: how long to wait for another writer's lock (ms).
 
     Returns:
         A DB-API connection in autocommit mode (``isolation_level=None``): callers
@@ -110,10 +111,10 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False):
     try:
         if readonly:
             uri = Path(path).resolve().as_uri() + "?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_ms / 1000)
         else:
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout_ms / 1000)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
@@ -147,7 +148,7 @@ class write_transaction:
         except OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise LockTimeout(
-                    f"The index is locked by another dreamdb process (waited {BUSY_TIMEOUT_MS / 1000:.0f} s).",
+                    "The index is locked by another dreamdb process (a sync or embedding refresh).",
                     hint="Wait for the other sync or refresh to finish, then retry.",
                 ) from exc
             raise

@@ -1,0 +1,70 @@
+"""``dreamdb hook``: the agent prompt hook and its installation."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from dreamdb.cli.options import json_option
+
+
+@click.group("hook")
+def hook():
+    """Agent prompt hook (Claude Code UserPromptSubmit).
+
+    \b
+    Install it in a project:   dreamdb hook install
+    Opt out for a session:     DREAMDB_MEMORY_HOOK=0
+    """
+
+
+@hook.command("user-prompt-submit")
+def user_prompt_submit():
+    """Read the hook payload on stdin, print the memory-recall block if the match is strong.
+
+    Always exits 0; failures print nothing and go to the hook log
+    ($DREAMDB_HOOK_LOG, default in the user cache folder).
+    """
+    from dreamdb.hook import run
+
+    try:
+        data = sys.stdin.read()
+    except (OSError, UnicodeDecodeError):
+        data = ""
+    out = run(data)
+    if out:
+        sys.stdout.write(out)
+
+
+@hook.command("install")
+@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
+              help="Project folder whose .claude/settings.json gets the hook.")
+@click.option("--command", "command", default=None, help="Hook command (default: dreamdb hook user-prompt-submit).")
+@json_option
+def install(project, command, as_json):
+    """Add the prompt hook to PROJECT/.claude/settings.json (merges, keeps a .bak, idempotent)."""
+    from dreamdb import output
+    from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
+
+    path = install_hook(project, command or DEFAULT_COMMAND)
+    if as_json:
+        click.echo(output.to_json({"installed": True, "settings": str(path)}))
+    else:
+        click.echo(f"Prompt hook installed in {path}")
+
+
+@hook.command("uninstall")
+@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True)
+@json_option
+def uninstall(project, as_json):
+    """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json (other hooks untouched)."""
+    from dreamdb import output
+    from dreamdb.hook_settings import uninstall_hook
+
+    removed = uninstall_hook(project)
+    if as_json:
+        click.echo(output.to_json({"removed": removed}))
+    else:
+        click.echo("Prompt hook removed." if removed else "No dreamdb prompt hook was installed.")

@@ -1,0 +1,124 @@
+"""The Claude Code ``UserPromptSubmit`` prompt hook (SPEC §6).
+
+Reads the hook payload (JSON on stdin: ``prompt``, ``session_id``, ``cwd``),
+recalls the top 3 documents and returns a 5–9 line block headed
+``— Memory recall (top 3) —`` when the best raw BM25 score is at least
+:data:`INJECT_THRESHOLD`. It never fails the prompt: every failure returns an
+empty string and is appended to a log file; the process always exits 0.
+It never downloads a model: hybrid mode falls back to BM25 quietly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+
+MIN_PROMPT_CHARS = 8
+"""Prompts shorter than this are skipped (SPEC §6)."""
+
+INJECT_THRESHOLD = 2.0
+"""Raw BM25 score the top hit needs before anything is printed (SPEC §2/§6)."""
+
+HIT_FLOOR = 1.0
+"""Hits below this raw score (the skill gate, SPEC §2) are left out of the block."""
+
+MAX_QUERY_CHARS = 4000
+"""A longer prompt is cut to its first 4,000 characters before recall (a 1 MB prompt stays fast)."""
+
+TOP = 3
+HEADER = "— Memory recall (top 3) —"
+LOCK_WAIT_MS = 1500
+"""How long the hook waits for another writer before recalling from the index as it is (ms)."""
+
+
+def log_path() -> Path:
+    """Where hook failures are logged: ``$DREAMDB_HOOK_LOG`` or ``<user cache>/dreamdb/hook.log``."""
+    env = os.environ.get("DREAMDB_HOOK_LOG")
+    if env:
+        return Path(env)
+    from dreamdb.config import cache_root
+
+    return cache_root() / "hook.log"
+
+
+def _log(message: str) -> None:
+    try:
+        p = log_path()
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "a", encoding="utf-8") as fh:
+            fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n")
+    except OSError:
+        pass
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_block(hits) -> str:
+    """The block printed into the agent's context: header, two lines per hit, footer (5–9 lines for 1–3 hits)."""
+    lines = [HEADER]
+    for i, h in enumerate(hits, 1):
+        sup = f" — superseded by {h.superseded_by}" if h.superseded_by else ""
+        lines.append(f"{i}. [{h.doc_id}] {_one_line(h.title, 90)} (score {h.score:.1f}){sup}")
+        lines.append(f"   {_one_line(h.snippet or h.description, 160)}")
+    lines.append('More: dreamdb recall "<query>" · files: ' + _one_line(os.path.dirname(hits[0].path), 80))
+    return "\n".join(lines) + "\n"
+
+
+def run(payload_text: str) -> str:
+    """Run the hook on a raw stdin payload; return what to print ("" for nothing). Never raises."""
+    t0 = time.perf_counter()
+    try:
+        if os.environ.get("DREAMDB_MEMORY_HOOK", "1").strip().lower() in ("0", "false", "no", "off"):
+            return ""
+        if not payload_text.strip():
+            _log("empty payload on stdin; nothing done")
+            return ""
+        try:
+            payload = json.loads(payload_text)
+        except ValueError as exc:
+            _log(f"payload is not JSON ({exc}); nothing done")
+            return ""
+        if not isinstance(payload, dict):
+            _log("payload is not a JSON object; nothing done")
+            return ""
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str) or len(prompt.strip()) < MIN_PROMPT_CHARS:
+            return ""
+        cwd = payload.get("cwd")
+        return _recall_block(prompt[:MAX_QUERY_CHARS], cwd if isinstance(cwd, str) and cwd else None)
+    except Exception as exc:  # noqa: BLE001 - the hook must never fail the prompt
+        _log(f"hook failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        return ""
+    finally:
+        if os.environ.get("DREAMDB_HOOK_TIMING"):
+            _log(f"hook took {(time.perf_counter() - t0) * 1000:.1f} ms")
+
+
+def _recall_block(prompt: str, cwd: str | None) -> str:
+    from dreamdb.api import Index
+    from dreamdb.errors import LockTimeout, VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    try:
+        vault = find_vault(None, cwd=Path(cwd) if cwd else None)
+    except VaultNotFound:
+        return ""
+    index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False)
+    try:
+        try:
+            index.sync()
+        except LockTimeout:
+            _log("index locked by another writer; recalled from the index as it is")
+        hits = index.recall(prompt, top=TOP, exclude_types="bookmark")
+    finally:
+        index.close()
+    if not hits or hits[0].score < INJECT_THRESHOLD:
+        return ""
+    return render_block([h for h in hits if h.score >= HIT_FLOOR])
