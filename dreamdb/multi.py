@@ -1,0 +1,62 @@
+"""Several vaults searched together (SPEC §5): e.g. a user-level vault and a project vault.
+
+Each vault keeps its own index; recall asks each for its top N and merges the
+hits by rankScore (then newest, then doc_id, then vault). Every hit names its vault.
+"""
+
+from __future__ import annotations
+
+from dreamdb.api import Hit, Index
+
+
+class MultiIndex:
+    """A read-mostly view over several :class:`~dreamdb.api.Index` objects.
+
+    Args:
+        vaults: vault paths (duplicates, after resolving, are searched once).
+        **kwargs: passed to every :class:`Index`.
+
+    Raises:
+        VaultNotFound: one of the paths is not a vault.
+    """
+
+    def __init__(self, vaults, **kwargs) -> None:
+        self.indexes: list[Index] = []
+        seen = set()
+        for v in vaults:
+            index = Index(v, **kwargs)
+            if index.vault not in seen:
+                seen.add(index.vault)
+                self.indexes.append(index)
+
+    def recall(self, query: str, top: int = 5, **kwargs) -> list[Hit]:
+        """Recall from every vault and merge by rankScore; arguments as :meth:`Index.recall`."""
+        hits: list[Hit] = []
+        for index in self.indexes:
+            hits.extend(index.recall(query, top=top, **kwargs))
+        hits.sort(key=lambda h: (-h.rank_score, -(_date_key(h.date)), h.doc_id, h.vault))
+        return hits[:top]
+
+    def sync(self, **kwargs) -> list:
+        """Sync every vault; one :class:`~dreamdb.store.sync.SyncReport` per vault."""
+        return [index.sync(**kwargs) for index in self.indexes]
+
+    def status(self) -> dict:
+        """``{"vaults": [status of each vault]}``."""
+        return {"vaults": [index.status() for index in self.indexes]}
+
+    def take_notes(self) -> list[str]:
+        """Notes of every vault, prefixed with the vault path."""
+        return [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()]
+
+    def close(self) -> None:
+        """Close every index."""
+        for index in self.indexes:
+            index.close()
+
+
+def _date_key(date: str | None) -> float:
+    from dreamdb.store.sync import iso_to_days
+
+    d = iso_to_days(date)
+    return d if d is not None else float("-inf")
