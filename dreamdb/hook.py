@@ -23,9 +23,6 @@ MIN_PROMPT_CHARS = 8
 INJECT_THRESHOLD = 2.0
 """Raw BM25 score the top hit needs before anything is printed (SPEC §2/§6)."""
 
-HIT_FLOOR = 1.0
-"""Hits below this raw score (the skill gate, SPEC §2) are left out of the block."""
-
 MAX_QUERY_CHARS = 4000
 """A longer prompt is cut to its first 4,000 characters before recall (a 1 MB prompt stays fast)."""
 
@@ -61,7 +58,7 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def render_block(hits) -> str:
-    """The block printed into the agent's context: header, two lines per hit, footer (5–9 lines for 1–3 hits)."""
+    """The block printed into the agent's context: header, two lines per hit, footer (8 lines for the top 3)."""
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
         sup = f" — superseded by {h.superseded_by}" if h.superseded_by else ""
@@ -121,4 +118,4 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         index.close()
     if not hits or hits[0].score < INJECT_THRESHOLD:
         return ""
-    return render_block([h for h in hits if h.score >= HIT_FLOOR])
+    return render_block(hits)

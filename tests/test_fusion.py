@@ -1,0 +1,38 @@
+"""Fusion arithmetic by hand (SPEC §3 reference constants)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dreamdb import fusion as F
+
+
+def test_min_max():
+    assert F.min_max({"a": 2.0, "b": 4.0, "c": 3.0}) == {"a": 0.0, "b": 1.0, "c": 0.5}
+    assert F.min_max({"a": 5.0}) == {"a": 1.0}
+
+
+def test_relative_fusion_cannot_flip_a_decisive_bm25_win():
+    # a: 0.9·1 + 0.1·0 = 0.9 ; b: 0.9·0 + 0.1·1 = 0.1
+    fused = F.relative_fusion({"a": 30.0, "b": 20.0}, {"a": 0.80, "b": 0.90})
+    assert fused[0] == ("a", pytest.approx(0.9)) and fused[1] == ("b", pytest.approx(0.1))
+    fused, info = F.adaptive_fusion(["a", "b"], {"a": 30.0, "b": 20.0}, 25.0, ["b", "a"], {"a": 0.8, "b": 0.9})
+    assert info["method"] == "relative" and fused[0][0] == "a"
+
+
+def test_weighted_rrf_by_hand():
+    fused = dict(F.weighted_rrf([["a", "b"], ["b", "a"]], [0.6, 0.4]))
+    assert fused["a"] == pytest.approx(0.6 / 61 + 0.4 / 62)
+    assert fused["b"] == pytest.approx(0.6 / 62 + 0.4 / 61)
+    assert fused["a"] > fused["b"]
+
+
+def test_pin_guard_keeps_a_clear_bm25_winner():
+    # RRF alone: b = 0.6/62 + 0.4/61 = 0.016235 beats a = 0.6/61 = 0.009836
+    bm_keys, bm_scores = ["a", "b"], {"a": 10.0, "b": 7.0}  # 10 ≥ 1.35 × 7
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 9.0, ["b", "c", "d"], {"b": 0.9, "c": 0.8, "d": 0.7})
+    assert info == {"method": "rrf", "weights": [0.6, 0.4], "k": 60, "pinned": True}
+    assert [k for k, _ in fused][:2] == ["a", "b"]
+    # no pin when BM25's lead is small (10 < 1.35 × 8)
+    fused, info = F.adaptive_fusion(bm_keys, {"a": 10.0, "b": 8.0}, 9.0, ["b", "c"], {"b": 0.9, "c": 0.8})
+    assert not info["pinned"] and fused[0][0] == "b"

@@ -1,0 +1,92 @@
+"""The prompt hook as Claude Code runs it: a subprocess, JSON on stdin, always exit 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from dreamdb.hook import HEADER
+from dreamdb.store import connect as db
+from tests.conftest import ROOT, write_doc
+
+
+@pytest.fixture()
+def project(tmp_path):
+    dest = tmp_path / "proj"
+    shutil.copytree(ROOT / "examples", dest, ignore=shutil.ignore_patterns(".dreamdb"))
+    return dest
+
+
+def hook(stdin: str | bytes, env_extra=None, cwd=None):
+    env = {**os.environ, **(env_extra or {})}
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run([sys.executable, "-m", "dreamdb", "hook", "user-prompt-submit"], input=data,
+                          capture_output=True, env=env, cwd=cwd, timeout=120)
+
+
+def payload(prompt, cwd):
+    return json.dumps({"prompt": prompt, "session_id": "s-1", "cwd": str(cwd)})
+
+
+def test_strong_match_prints_block(project, tmp_path):
+    p = hook(payload("how is sleep debt computed before consolidation", project), {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")})
+    assert p.returncode == 0
+    out = p.stdout.decode().splitlines()
+    assert out[0] == HEADER and 5 <= len(out) <= 9
+    assert "feature/sleep-consolidation" in out[1]
+
+
+def test_weak_short_or_disabled_prints_nothing(project, tmp_path):
+    log = {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")}
+    assert hook(payload("sleep!", project), log).stdout == b""  # under 8 characters: skipped
+    assert hook(payload("   debt   ", project), log).stdout == b""
+    assert hook(payload("zqxv blorf wexil quasar xylophone", project), log).stdout == b""  # nothing matches
+    p = hook(payload("how is sleep debt computed", project), {**log, "DREAMDB_MEMORY_HOOK": "0"})
+    assert p.returncode == 0 and p.stdout == b""
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"prompt": 42}', b"\xff\xfe\x00garbage"])
+def test_bad_payloads_exit_0_and_log(stdin, tmp_path, project):
+    log = tmp_path / "h.log"
+    p = hook(stdin, {"DREAMDB_HOOK_LOG": str(log)}, cwd=project)
+    assert p.returncode == 0 and p.stdout == b"" and b"Traceback" not in p.stderr
+
+
+def test_huge_prompt_and_no_index_yet(project, tmp_path):
+    assert not (project / "_dream_context" / ".dreamdb").exists()
+    big = "sleep debt " + "lorem ipsum dolor " * 60_000  # ~1 MB
+    p = hook(payload(big, project), {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")})
+    assert p.returncode == 0 and p.stdout.decode().startswith(HEADER)
+
+
+def test_locked_index_still_answers(project, tmp_path):
+    hook(payload("sleep debt consolidation", project))  # creates the index
+    write_doc(project / "_dream_context", "knowledge/new.md", "a new note about sleep debt\n")
+    conn = db.connect(project / "_dream_context" / ".dreamdb" / "index.db")
+    conn.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    try:
+        p = hook(payload("sleep debt consolidation", project), {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")})
+    finally:
+        conn.execute("ROLLBACK")
+    assert p.returncode == 0 and p.stdout.decode().startswith(HEADER)
+    assert "locked" in (tmp_path / "h.log").read_text()
+
+
+def test_hook_install_uninstall_cli(tmp_path):
+    proj = tmp_path / "p"
+    (proj / ".claude").mkdir(parents=True)
+    (proj / ".claude" / "settings.json").write_text(json.dumps({"model": "x", "hooks": {"Stop": [{"hooks": []}]}}))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "dreamdb", "hook", *a, "--project", str(proj)],  # noqa: E731
+                                    capture_output=True, text=True)
+    assert run("install").returncode == 0
+    data = json.loads((proj / ".claude" / "settings.json").read_text())
+    assert data["model"] == "x" and "Stop" in data["hooks"]
+    assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == "dreamdb hook user-prompt-submit"
+    assert (proj / ".claude" / "settings.json.bak").exists()
+    assert run("uninstall").returncode == 0
+    assert "UserPromptSubmit" not in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]
