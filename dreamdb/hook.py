@@ -58,13 +58,14 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def render_block(hits) -> str:
-    """The block printed into the agent's context: header, two lines per hit, footer (8 lines for the top 3)."""
+    """The block printed into the agent's context: header, two lines per hit, two footer lines (5–9 lines for 1–3 hits)."""
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
         sup = f" — superseded by {h.superseded_by}" if h.superseded_by else ""
         lines.append(f"{i}. [{h.doc_id}] {_one_line(h.title, 90)} (score {h.score:.1f}){sup}")
         lines.append(f"   {_one_line(h.snippet or h.description, 160)}")
-    lines.append('More: dreamdb recall "<query>" · files: ' + _one_line(os.path.dirname(hits[0].path), 80))
+    lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
+    lines.append('More: dreamdb recall --explain "<query>"')
     return "\n".join(lines) + "\n"
 
 
