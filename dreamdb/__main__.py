@@ -2,6 +2,6 @@
 
 import sys
 
-from dreamdb.cli import main
+from dreamdb.entry import main
 
 sys.exit(main())

@@ -10,7 +10,6 @@ Environment variables:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -53,7 +52,9 @@ def index_path_for(vault: Path) -> Path:
     in_vault = vault / INDEX_DIR_NAME
     if in_vault.is_dir() and os.access(in_vault, os.W_OK) or _vault_is_writable(vault):
         return in_vault / INDEX_FILE_NAME
-    key = hashlib.sha256(str(vault.resolve()).encode()).hexdigest()[:16]
+    from hashlib import sha256
+
+    key = sha256(str(vault.resolve()).encode()).hexdigest()[:16]
     return cache_root() / key / INDEX_FILE_NAME
 
 

@@ -99,6 +99,24 @@ def run(payload_text: str) -> str:
             _log(f"hook took {(time.perf_counter() - t0) * 1000:.1f} ms")
 
 
+def run_stdin() -> int:
+    """Read the payload from stdin, print the block (if any); always return 0 (the exit code)."""
+    import sys
+
+    try:
+        data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    except (OSError, ValueError, AttributeError):
+        data = ""
+    out = run(data)
+    if out:
+        try:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
 def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.api import Index
     from dreamdb.errors import LockTimeout, VaultNotFound

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -27,15 +26,9 @@ def user_prompt_submit():
     Always exits 0; failures print nothing and go to the hook log
     ($DREAMDB_HOOK_LOG, default in the user cache folder).
     """
-    from dreamdb.hook import run
+    from dreamdb.hook import run_stdin
 
-    try:
-        data = sys.stdin.read()
-    except (OSError, UnicodeDecodeError):
-        data = ""
-    out = run(data)
-    if out:
-        sys.stdout.write(out)
+    run_stdin()
 
 
 @hook.command("install")

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -181,7 +180,9 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
         report.warnings = warnings
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
         return report
-    from dreamdb.vault.parse import parse_file  # YAML only when something changed
+    from hashlib import sha256  # hashing and YAML only when something changed
+
+    from dreamdb.vault.parse import parse_file
 
     with write_transaction(conn):
         rebuild = force or _analyzer_changed(conn)  # re-check under the lock: another process may have rebuilt
@@ -202,7 +203,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
                 report.changed += src.rel_path in stored
                 report.added += src.rel_path not in stored
                 continue
-            sha = hashlib.sha256(raw).hexdigest()
+            sha = sha256(raw).hexdigest()
             old = stored.get(src.rel_path)
             if old is not None and old[2] == sha:
                 conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (src.mtime_ns, src.size, src.rel_path))
@@ -298,7 +299,9 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
 
 def content_hash(doc) -> str:
     """sha256 (hex) of a document's indexed text: identity of its content for chunk/embedding reuse."""
-    h = hashlib.sha256()
+    from hashlib import sha256
+
+    h = sha256()
     for part in (doc.doc_id, doc.title, doc.description, "\x1f".join(doc.tags), doc.body):
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\x1e")
