@@ -1,0 +1,122 @@
+"""``dreamdb eval``: the evaluation suite (also ``python -m eval`` from the repository root)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from dreamdb.cli.options import json_option
+
+SET_CHOICES = ["dreamcontext", "scifact", "xquad", "eips", "all"]
+
+
+@contextmanager
+def _progress(label: str, length: int):
+    """A click progress bar on stderr (hidden automatically when stderr is not a terminal)."""
+    with click.progressbar(length=length, label=label, file=sys.stderr, show_pos=True, width=30) as bar:
+        yield bar
+
+
+@click.command()
+@click.option("--set", "sets", multiple=True, type=click.Choice(SET_CHOICES), default=("all",), show_default=True,
+              help="Which set(s) to run; repeatable.")
+@click.option("--modes", default="bm25", show_default=True, metavar="A,B",
+              help="dreamdb recall modes to score (bm25, hybrid, dense, rrf). A mode that fails or falls back "
+                   "is reported as unavailable.")
+@click.option("--baseline/--no-baseline", default=True, show_default=True,
+              help="Also run the bm25s library over the same documents, timed in the same run.")
+@click.option("--quick", is_flag=True, help="Only the first 50 queries of each track (deterministic; for CI smoke).")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), envvar="DREAMDB_EVAL_DATA",
+              help="Folder holding eval/, eval-data/ and vaults/. Default: $DREAMDB_EVAL_DATA, else ../shared "
+                   "beside the repository.")
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where converted vaults and indexes go. Default: eval/.cache in the repository.")
+@click.option("--write-results", is_flag=True, help="Regenerate eval/RESULTS.md from this run.")
+@click.option("--results-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results).")
+@json_option
+def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, results_file, as_json):
+    """Score dreamdb's recall on the gold set and public IR collections.
+
+    Sets: dreamcontext (60 gold queries over the dreamcontext vault, clock
+    fixed at 2026-08-18), scifact (BEIR SciFact), xquad (XQuAD Turkish/English,
+    four directions, paragraphs and sentences), eips (EIPs/ERCs markdown vault).
+    Every figure is printed beside the bm25s library over the same documents.
+    Per-query details of the last run go to <cache>/last-run.json.
+
+    No evaluation query may be used to tune a constant, synonym or stopword.
+
+    \b
+    Examples:
+      dreamdb eval --set scifact --quick
+      dreamdb eval --set all --modes bm25,hybrid --write-results
+      python -m eval --set dreamcontext --json
+    """
+    from dreamdb import output
+    from dreamdb.evaluation import suite
+
+    mode_list = [m.strip().lower() for m in modes.split(",") if m.strip()]
+    explicit = "all" not in sets
+    chosen = list(suite.SETS) if not explicit else list(dict.fromkeys(sets))
+    data = Path(data_dir) if data_dir else suite.default_data_dir()
+    cache = Path(cache_dir) if cache_dir else suite.repo_root() / "eval" / ".cache"
+    command = _command_line()
+
+    def log(msg: str) -> None:
+        click.echo(msg, err=True)
+
+    results = suite.run_suite(chosen, data=data, cache=cache, modes=mode_list, baseline=baseline, quick=quick,
+                              explicit=explicit, progress=_progress, log=log, command=command)
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")
+    if write_results or results_file:
+        target = results_file or suite.repo_root() / "eval" / "RESULTS.md"
+        target.write_text(suite.render_markdown(results), encoding="utf-8")
+        log(f"wrote {target}")
+    if as_json:
+        click.echo(output.to_json(suite.strip_rows(results)))
+        return
+    click.echo(_text_table(suite, results), nl=False)
+
+
+def _command_line() -> str:
+    """The command as the user typed it (for the report), best effort."""
+    argv = sys.argv
+    if argv and Path(argv[0]).name == "__main__.py" and Path(argv[0]).parent.name == "eval":
+        return " ".join(["python -m eval", *map(shlex.quote, argv[1:])])
+    if argv[1:2] == ["eval"]:
+        return " ".join(["dreamdb eval", *map(shlex.quote, argv[2:])])
+    return "dreamdb eval"
+
+
+def _text_table(suite, results) -> str:
+    rows = suite.summary_rows(results)
+    head = f"{'set':<13}{'track':<14}{'system':<16}{'n':>6}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'nDCG':>7}{'p50ms':>8}{'p90ms':>8}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        pre = f"{r['set']:<13}{r['track']:<14}{r['system']:<16}{r['n']:>6}"
+        if "unavailable" in r:
+            lines.append(pre + f"  unavailable: {r['unavailable']}")
+        else:
+            lines.append(pre + f"{r['r@1']:>7.1f}{r['r@5']:>7.1f}{r['r@10']:>7.1f}{r['mrr']:>7.3f}{r['ndcg@10']:>7.3f}"
+                         f"{r['ms_p50']:>8.1f}{r['ms_p90']:>8.1f}")
+    lines.append("")
+    for s, sres in results["sets"].items():
+        for key, i in sres["indexes"].items():
+            if "error" in i:
+                lines.append(f"{s}/{key}: {i['error']}")
+                continue
+            b = i.get("bm25s") or {}
+            bl = f"; bm25s {b['build_s']:.2f} s, {b['index_bytes'] / 1e6:.1f} MB" if "build_s" in b else ""
+            lines.append(f"{s}/{key}: {i['documents']} docs, dreamdb build {i['build_s']:.2f} s, "
+                         f"{i['index_bytes'] / 1e6:.1f} MB{bl}")
+    for label, measured, verdict in suite.targets_check(results):
+        lines.append(f"target: {label}: {measured} [{verdict}]")
+    for n in results.get("notes", []):
+        lines.append(f"note: {n}")
+    lines.append(f"wall time: {results['wall_s']:.0f} s")
+    return "\n".join(lines) + "\n"

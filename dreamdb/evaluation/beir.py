@@ -1,0 +1,385 @@
+"""BEIR-style IR collections: load them, turn them into dreamdb vaults, score recall.
+
+A collection folder holds ``corpus.jsonl`` (``{id, title, text, ...}``),
+``queries.jsonl`` (``{id, text, ...}``) and ``qrels.tsv`` (``qid docid rel``
+with a header line), and optionally more query/qrels files (a train split,
+title queries, per-direction qrels). See ``../shared/eval-data/*/SOURCE.txt``.
+
+dreamdb indexes vaults, not corpora, so a corpus is written out as markdown
+files through the path users get: one ``knowledge/<safe-id>.md`` per
+document with a YAML frontmatter ``title:`` and the text as the body. The
+safe id is an opaque ``d000123`` (not derived from the corpus id) so that
+the slug carries no words a query could match (``en-p001`` would match the
+Turkish word *en*; ``eip-20`` the query "ERC-20"). The conversion is cached
+and keyed by a hash of its input, so it is redone only when the corpus
+changes; ``manifest.json`` beside the vault keeps the safe-id ↔ corpus-id
+mapping.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dreamdb.errors import UsageError
+from dreamdb.evaluation import metrics as M
+
+CONVERT_VERSION = "1"
+"""Bumped when the conversion's output changes (invalidates every cached vault)."""
+
+VAULT_DIR = "_dream_context"
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class Collection:
+    """One loaded BEIR-style collection (or one track of it).
+
+    Attributes:
+        name: a label (e.g. ``scifact`` or ``xquad/tr2en``).
+        corpus: corpus id → record (``title``, ``text`` and any extra fields).
+        queries: query id → record (``text`` and any extra fields), in file order.
+        qrels: query id → {corpus id: grade}; only queries with a judgement.
+    """
+
+    name: str
+    corpus: dict[str, dict]
+    queries: dict[str, dict]
+    qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def judged_queries(self) -> list[tuple[str, str]]:
+        """``(qid, text)`` of every query that has at least one relevant document, in file order."""
+        return [(qid, q["text"]) for qid, q in self.queries.items() if any(g > 0 for g in self.qrels.get(qid, {}).values())]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Read a JSON-lines file.
+
+    Args:
+        path: the file.
+
+    Returns:
+        One dict per non-blank line.
+
+    Raises:
+        UsageError: unreadable file or a malformed line (with its number).
+    """
+    out = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        out.append(json.loads(line))
+                    except ValueError as exc:
+                        raise UsageError(f"{path}:{n}: not JSON ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
+    return out
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """Read a qrels TSV (``qid<TAB>docid<TAB>rel``; a header line is skipped).
+
+    Args:
+        path: the file.
+
+    Returns:
+        query id → {doc id: grade}.
+
+    Raises:
+        UsageError: unreadable file or a malformed line.
+    """
+    out: dict[str, dict[str, int]] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
+    for n, line in enumerate(lines, 1):
+        parts = line.split("\t") if "\t" in line else line.split()
+        if not parts or not line.strip():
+            continue
+        if n == 1 and parts[0].lower() in ("qid", "query-id", "query_id"):
+            continue
+        try:
+            qid, did, rel = parts[0], parts[1], int(float(parts[2]))
+        except (IndexError, ValueError):
+            raise UsageError(f"{path}:{n}: expected 'qid docid rel'") from None
+        out.setdefault(qid, {})[did] = rel
+    return out
+
+
+def load_collection(root: Path, *, corpus: str = "corpus.jsonl", queries: str = "queries.jsonl",
+                    qrels: str = "qrels.tsv", name: str | None = None) -> Collection:
+    """Load a collection folder (or a variant of it through other file names).
+
+    Args:
+        root: the collection folder.
+        corpus: corpus file name (e.g. ``corpus_sent.jsonl``).
+        queries: queries file name (e.g. ``queries_title.jsonl``).
+        qrels: qrels file name (e.g. ``qrels_tr2en.tsv``).
+        name: label; default the folder name.
+
+    Returns:
+        Collection.
+
+    Raises:
+        UsageError: a file is missing or malformed.
+    """
+    root = Path(root)
+    docs = {}
+    for d in read_jsonl(root / corpus):
+        did = str(d["id"])
+        docs[did] = {**d, "title": d.get("title") or "", "text": d.get("text") or ""}
+    qs = {}
+    for q in read_jsonl(root / queries):
+        qs[str(q["id"])] = {**q, "text": q.get("text") or ""}
+    return Collection(name or root.name, docs, qs, read_qrels(root / qrels))
+
+
+def subset(coll: Collection, *, doc_filter=None, query_filter=None, name: str | None = None) -> Collection:
+    """A track of a collection: keep the documents and queries the filters accept.
+
+    Args:
+        coll: the collection.
+        doc_filter: ``f(record) -> bool`` over corpus records (e.g. ``lang == "en"``).
+        query_filter: ``f(record) -> bool`` over query records.
+        name: label of the track.
+
+    Returns:
+        Collection whose qrels are restricted to the kept queries and documents.
+    """
+    docs = {k: v for k, v in coll.corpus.items() if doc_filter is None or doc_filter(v)}
+    qs = {k: v for k, v in coll.queries.items() if query_filter is None or query_filter(v)}
+    qrels = {q: {d: g for d, g in rel.items() if d in docs} for q, rel in coll.qrels.items() if q in qs}
+    return Collection(name or coll.name, docs, qs, {q: r for q, r in qrels.items() if r})
+
+
+# -- vaults -------------------------------------------------------------------------------------------------------------
+@dataclass
+class VaultBuild:
+    """A vault made (or reused) for evaluation.
+
+    Attributes:
+        vault: the ``_dream_context`` folder.
+        slug_to_id: dreamdb slug (file name without ``.md``) → corpus id.
+        rebuilt: whether the files were (re)written in this call.
+        seconds: time spent writing/copying the files (0 when reused).
+    """
+
+    vault: Path
+    slug_to_id: dict[str, str]
+    rebuilt: bool
+    seconds: float
+
+    def corpus_id(self, doc_id: str) -> str | None:
+        """Map a hit's ``type/slug`` back to its corpus id (``None`` for a document not from the corpus)."""
+        return self.slug_to_id.get(doc_id.split("/", 1)[-1])
+
+
+def _yaml_str(s: str) -> str:
+    # A JSON string is a valid YAML double-quoted scalar.
+    return json.dumps(s, ensure_ascii=False)
+
+
+def render_markdown(title: str, text: str) -> str:
+    """The markdown file of one corpus document: frontmatter ``title:`` (if any) and the text as body.
+
+    Args:
+        title: document title ("" → no title line; dreamdb then falls back to the slug).
+        text: document body.
+
+    Returns:
+        The file content.
+    """
+    head = f"title: {_yaml_str(title)}\n" if title else ""
+    return f"---\n{head}---\n\n{text.rstrip()}\n"
+
+
+def _cached(dest: Path, key: str) -> dict | None:
+    try:
+        man = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if man.get("key") == key and (dest / VAULT_DIR).is_dir():
+        return man
+    return None
+
+
+def _write_manifest(dest: Path, key: str, slug_to_id: dict[str, str], source: str) -> None:
+    tmp = dest / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps({"key": key, "source": source, "slug_to_id": slug_to_id}, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, dest / MANIFEST)
+
+
+def corpus_to_vault(docs: list[tuple[str, str, str]], dest: Path, *, source: str = "") -> VaultBuild:
+    """Write a corpus as a dreamdb vault ``dest/_dream_context/knowledge/d000000.md …`` (cached).
+
+    Args:
+        docs: ``(corpus id, title, text)`` in a fixed order (the order gives the safe ids).
+        dest: cache folder for this collection/track (created; ``_dream_context`` and
+            ``manifest.json`` inside it are owned by this function).
+        source: free-text provenance stored in the manifest.
+
+    Returns:
+        VaultBuild; files are rewritten only if the documents changed.
+    """
+    dest = Path(dest)
+    h = hashlib.sha256(f"convert-v{CONVERT_VERSION}\n".encode())
+    for did, title, text in docs:
+        h.update(json.dumps([did, title, text], ensure_ascii=False).encode())
+    key = h.hexdigest()
+    man = _cached(dest, key)
+    if man:
+        return VaultBuild(dest / VAULT_DIR, man["slug_to_id"], False, 0.0)
+    t0 = time.perf_counter()
+    vault = dest / VAULT_DIR
+    if vault.exists():
+        shutil.rmtree(vault)
+    kdir = vault / "knowledge"
+    kdir.mkdir(parents=True)
+    width = max(6, len(str(len(docs))))
+    slug_to_id = {}
+    for i, (did, title, text) in enumerate(docs):
+        slug = f"d{i:0{width}d}"
+        slug_to_id[slug] = did
+        (kdir / f"{slug}.md").write_text(render_markdown(title, text), encoding="utf-8")
+    _write_manifest(dest, key, slug_to_id, source)
+    return VaultBuild(vault, slug_to_id, True, time.perf_counter() - t0)
+
+
+def _tree_key(src: Path) -> str:
+    h = hashlib.sha256(f"copy-v{CONVERT_VERSION}\n".encode())
+    for p in sorted(src.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(src)).encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _make_writable(root: Path) -> None:
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            try:
+                mode = os.lstat(p).st_mode
+                if not stat.S_ISLNK(mode):
+                    os.chmod(p, mode | stat.S_IWUSR | (stat.S_IXUSR if stat.S_ISDIR(mode) else 0))
+            except OSError:
+                pass
+    os.chmod(root, os.stat(root).st_mode | stat.S_IWUSR)
+
+
+def copy_vault(src: Path, dest: Path, *, into: str = "", slug_map: bool = True) -> VaultBuild:
+    """Copy a folder into ``dest/_dream_context/<into>`` (cached by content), writable, never touching ``src``.
+
+    Used for the realistic paths: the dreamcontext vault itself (``into=""``;
+    ``src`` is the ``_dream_context`` folder) and the eips_ercs ``vault/``
+    notes (``into="knowledge"``).
+
+    Args:
+        src: the folder to copy.
+        dest: cache folder (owns ``_dream_context`` and ``manifest.json`` inside it).
+        into: sub-folder of the vault receiving the copy.
+        slug_map: record slug → slug for every ``*.md`` (the file names are the corpus ids).
+
+    Returns:
+        VaultBuild.
+
+    Raises:
+        UsageError: ``src`` is not a folder.
+    """
+    src, dest = Path(src), Path(dest)
+    if not src.is_dir():
+        raise UsageError(f"Not a folder: {src}")
+    key = _tree_key(src) + f":{into}"
+    man = _cached(dest, key)
+    if man:
+        return VaultBuild(dest / VAULT_DIR, man["slug_to_id"], False, 0.0)
+    t0 = time.perf_counter()
+    vault = dest / VAULT_DIR
+    if vault.exists():
+        _make_writable(vault)
+        shutil.rmtree(vault)
+    target = vault / into if into else vault
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, target, ignore=shutil.ignore_patterns(".dreamdb"))
+    _make_writable(vault)
+    slugs = {p.name[:-3]: p.name[:-3] for p in target.rglob("*.md")} if slug_map else {}
+    _write_manifest(dest, key, slugs, str(src))
+    return VaultBuild(vault, slugs, True, time.perf_counter() - t0)
+
+
+# -- scoring ------------------------------------------------------------------------------------------------------------
+def score_beir(ranked: list[str], qrels: dict[str, int], k: int = 10) -> dict:
+    """Per-query BEIR metrics over a ranked list of corpus ids.
+
+    Args:
+        ranked: corpus ids, best first.
+        qrels: {corpus id: grade} of the query.
+        k: cut-off of MRR and nDCG.
+
+    Returns:
+        ``r@1/3/5/10`` (fraction of relevant found, BEIR's Recall@k), ``mrr``
+        (MRR@k), ``ndcg@10`` (graded, 2^rel − 1 gains) and ``rank`` of the
+        first relevant document (or ``None``).
+    """
+    rel = {d for d, g in qrels.items() if g > 0}
+    return {
+        "r@1": M.recall_at(ranked, qrels, 1), "r@3": M.recall_at(ranked, qrels, 3),
+        "r@5": M.recall_at(ranked, qrels, 5), "r@10": M.recall_at(ranked, qrels, 10),
+        "mrr": M.mrr_at(ranked, rel, k), "ndcg@10": M.ndcg_at(ranked, qrels, k),
+        "rank": M.first_relevant_rank(ranked[:k], rel),
+    }
+
+
+def run_queries(search, queries: list[tuple[str, str]], qrels: dict[str, dict[str, int]], *, k: int = 10,
+                progress=None) -> dict:
+    """Run ``search(text) -> [corpus id]`` over every query, timing each, and score it.
+
+    Args:
+        search: the system under test; returns corpus ids best first.
+        queries: ``(qid, text)``.
+        qrels: qid → {corpus id: grade}.
+        k: how many results to ask for and score.
+        progress: optional ``f(n)`` called after each query.
+
+    Returns:
+        ``{"rows": [per query], "metrics": {n, r@1.., mrr, ndcg@10} (recalls ×100),
+        "latency_ms": {mean, p50, p90}}``.
+    """
+    import time as _t
+
+    rows, lat = [], []
+    for qid, text in queries:
+        t0 = _t.perf_counter()
+        ranked = search(text)
+        lat.append((_t.perf_counter() - t0) * 1000)
+        rows.append({"id": qid, "query": text, "top": ranked[:3], **score_beir(ranked[:k], qrels.get(qid, {}), k)})
+    return {"rows": rows, "metrics": mean_metrics(rows), "latency_ms": M.latency_summary(lat)}
+
+
+def mean_metrics(rows: list[dict]) -> dict:
+    """Mean of per-query metrics: recalls as percentages, MRR and nDCG as fractions.
+
+    Args:
+        rows: per-query dicts with ``r@1/3/5/10``, ``mrr``, ``ndcg@10``.
+
+    Returns:
+        ``{"n", "r@1", "r@3", "r@5", "r@10", "mrr", "ndcg@10"}``.
+    """
+    n = len(rows)
+    if not n:
+        return {"n": 0, "r@1": 0.0, "r@3": 0.0, "r@5": 0.0, "r@10": 0.0, "mrr": 0.0, "ndcg@10": 0.0}
+    out = {"n": n}
+    for m in ("r@1", "r@3", "r@5", "r@10"):
+        out[m] = 100.0 * sum(r[m] for r in rows) / n
+    for m in ("mrr", "ndcg@10"):
+        out[m] = sum(r[m] for r in rows) / n
+    return out

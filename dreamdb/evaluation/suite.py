@@ -1,0 +1,569 @@
+"""The evaluation suite behind ``dreamdb eval`` and ``python -m eval``.
+
+Sets (``--set``):
+
+* ``dreamcontext`` — the gold JSONL queries over a copy of the dreamcontext
+  vault, clock fixed at :data:`~dreamdb.evaluation.gold.GOLD_CLOCK`.
+* ``scifact`` — BEIR SciFact test queries over 5,183 abstracts.
+* ``xquad`` — XQuAD tr/en, paragraphs and sentences, directions
+  tr→tr, en→en, tr→en, en→tr (one index per corpus language).
+* ``eips`` — EIPs/ERCs: description queries over the ready ``vault/``
+  notes (the realistic path) and title queries over body-only documents.
+
+For every index: first-sync time and index size; for every track and mode:
+recall@1/3/5/10, MRR@10, nDCG@10 and per-query latency; beside each, the
+``bm25s`` baseline (:mod:`dreamdb.evaluation.baseline`) over the very same
+documents (read back from dreamdb's ``documents`` table), built and timed in
+the same run. Nothing in the shared data folder is ever written: vaults are
+copied or converted into the cache folder, and indexes live there too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from dreamdb.errors import UsageError
+from dreamdb.evaluation import beir, gold
+from dreamdb.evaluation import metrics as M
+
+SETS = ("dreamcontext", "scifact", "xquad", "eips")
+MODES = ("bm25", "hybrid", "dense", "rrf")
+QUICK_QUERIES = 50
+"""Queries per track under ``--quick`` (the first ones in file order: deterministic)."""
+
+DATA_ENV = "DREAMDB_EVAL_DATA"
+
+
+class ModeUnavailable(Exception):
+    """A recall mode raised or silently fell back to another mode."""
+
+
+# -- locations --------------------------------------------------------------------------------------------------------
+def repo_root() -> Path:
+    """The source checkout (folder holding ``pyproject.toml`` and ``dreamdb/``), else the working directory."""
+    here = Path(__file__).resolve().parents[2]
+    return here if (here / "pyproject.toml").is_file() and (here / "dreamdb").is_dir() else Path.cwd()
+
+
+def default_data_dir() -> Path:
+    """``$DREAMDB_EVAL_DATA``, else ``../shared`` next to the repository."""
+    env = os.environ.get(DATA_ENV)
+    return Path(env).expanduser() if env else (repo_root().parent / "shared")
+
+
+def set_paths(data: Path) -> dict[str, list[Path]]:
+    """The files/folders each set needs under the data folder."""
+    ed = data / "eval-data"
+    return {
+        "dreamcontext": [data / "eval" / "dreamcontext-gold-train.jsonl", data / "vaults" / "dreamcontext" / "_dream_context"],
+        "scifact": [ed / "scifact" / "corpus.jsonl"],
+        "xquad": [ed / "xquad_tr_en" / "corpus.jsonl", ed / "xquad_tr_en" / "corpus_sent.jsonl"],
+        "eips": [ed / "eips_ercs" / "vault", ed / "eips_ercs" / "corpus.jsonl"],
+    }
+
+
+def check_data(data: Path, sets: list[str], *, explicit: bool) -> tuple[list[str], list[str]]:
+    """Split ``sets`` into those whose data is present and notes about the missing ones.
+
+    Args:
+        data: the data folder.
+        sets: requested sets.
+        explicit: the user named the sets (a missing one is an error) rather than ``all``.
+
+    Returns:
+        (present sets, notes).
+
+    Raises:
+        UsageError: the data folder is absent, or an explicitly requested set's files are.
+    """
+    if not data.is_dir():
+        raise UsageError(f"Evaluation data folder not found: {data}",
+                         hint=f"Pass --data DIR (the folder holding eval/, eval-data/ and vaults/) or set {DATA_ENV}.")
+    paths = set_paths(data)
+    ok, notes = [], []
+    for s in sets:
+        missing = [p for p in paths[s] if not p.exists()]
+        if not missing:
+            ok.append(s)
+        elif explicit:
+            raise UsageError(f"Data for set {s!r} not found: {missing[0]}", hint=f"Check --data (now {data}) or ${DATA_ENV}.")
+        else:
+            notes.append(f"set {s}: skipped, missing {missing[0]}")
+    if not ok:
+        raise UsageError(f"No evaluation data under {data}", hint=f"Pass --data DIR or set {DATA_ENV}.")
+    return ok, notes
+
+
+# -- plan -------------------------------------------------------------------------------------------------------------
+@dataclass
+class IndexSpec:
+    """One vault to index, shared by the tracks that query it."""
+
+    key: str
+    make: Callable[[Path], beir.VaultBuild]
+    desc: str
+
+
+@dataclass
+class Track:
+    """A query set over one index.
+
+    ``qrels`` is None for gold tracks (``gold`` holds the queries and their targets).
+    """
+
+    name: str
+    index: str
+    queries: list[tuple[str, str]]
+    qrels: dict | None = None
+    gold: list[gold.GoldQuery] | None = None
+    now: str | None = None
+    desc: str = ""
+
+
+@dataclass
+class SetPlan:
+    """Indexes and tracks of one set."""
+
+    name: str
+    indexes: list[IndexSpec] = field(default_factory=list)
+    tracks: list[Track] = field(default_factory=list)
+
+
+def _limit(qs: list, quick: bool) -> list:
+    return qs[:QUICK_QUERIES] if quick else qs
+
+
+def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
+    """Load one set's data and describe its indexes and tracks.
+
+    Args:
+        name: one of :data:`SETS`.
+        data: the data folder.
+        quick: keep only the first :data:`QUICK_QUERIES` queries of each track.
+
+    Returns:
+        SetPlan.
+    """
+    ed = data / "eval-data"
+    p = SetPlan(name)
+    if name == "dreamcontext":
+        src = data / "vaults" / "dreamcontext" / "_dream_context"
+        qs = _limit(gold.load_gold(data / "eval" / "dreamcontext-gold-train.jsonl"), quick)
+        p.indexes.append(IndexSpec("vault", lambda d, src=src: beir.copy_vault(src, d, slug_map=False),
+                                   "copy of vaults/dreamcontext/_dream_context"))
+        p.tracks.append(Track("gold-train", "vault", [(q.id, q.query) for q in qs], gold=qs, now=gold.GOLD_CLOCK,
+                              desc=f"{len(qs)} gold queries, known-item (expected ∪ alt), clock {gold.GOLD_CLOCK}"))
+    elif name == "scifact":
+        c = beir.load_collection(ed / "scifact")
+        docs = [(d, r["title"], r["text"]) for d, r in c.corpus.items()]
+        p.indexes.append(IndexSpec("corpus", lambda d, docs=docs: beir.corpus_to_vault(docs, d, source="scifact"),
+                                   f"{len(docs)} abstracts, title + text"))
+        p.tracks.append(Track("test", "corpus", _limit(c.judged_queries(), quick), c.qrels, desc="BEIR test split"))
+    elif name == "xquad":
+        root = ed / "xquad_tr_en"
+        queries = beir.read_jsonl(root / "queries.jsonl")
+        for gran, corpus_file, prefix in (("para", "corpus.jsonl", "qrels_"), ("sent", "corpus_sent.jsonl", "qrels_sent_")):
+            corpus = beir.read_jsonl(root / corpus_file)
+            for lang in ("en", "tr"):
+                docs = [(str(d["id"]), d.get("title") or "", d["text"]) for d in corpus if d.get("lang") == lang]
+                p.indexes.append(IndexSpec(f"{gran}-{lang}", lambda d, docs=docs, s=f"xquad {gran} {lang}": beir.corpus_to_vault(docs, d, source=s),
+                                           f"{len(docs)} {lang} {'paragraphs' if gran == 'para' else 'sentences'}"))
+            for src_l, tgt_l in (("tr", "tr"), ("en", "en"), ("tr", "en"), ("en", "tr")):
+                qrels = beir.read_qrels(root / f"{prefix}{src_l}2{tgt_l}.tsv")
+                qs = [(str(q["id"]), q["text"]) for q in queries if q.get("lang") == src_l and str(q["id"]) in qrels]
+                p.tracks.append(Track(f"{gran} {src_l}→{tgt_l}", f"{gran}-{tgt_l}", _limit(qs, quick), qrels,
+                                      desc=f"{src_l} questions → {tgt_l} {gran}"))
+    elif name == "eips":
+        root = ed / "eips_ercs"
+        c = beir.load_collection(root)
+        p.indexes.append(IndexSpec("vault", lambda d, src=root / "vault": beir.copy_vault(src, d, into="knowledge"),
+                                   "eips_ercs/vault as-is (frontmatter without description)"))
+        p.tracks.append(Track("description", "vault", _limit(c.judged_queries(), quick), c.qrels,
+                              desc="frontmatter description → note (paraphrase known-item)"))
+        ct = beir.load_collection(root, queries="queries_title.jsonl", qrels="qrels_title.tsv")
+        docs = [(d, "", r["text"]) for d, r in ct.corpus.items()]
+        p.indexes.append(IndexSpec("body", lambda d, docs=docs: beir.corpus_to_vault(docs, d, source="eips body only"),
+                                   f"{len(docs)} bodies without title"))
+        p.tracks.append(Track("title", "body", _limit(ct.judged_queries(), quick), ct.qrels, desc="title → body-only note"))
+    else:
+        raise UsageError(f"Unknown set {name!r}", hint=f"Sets: {', '.join(SETS)}, all")
+    return p
+
+
+# -- running ----------------------------------------------------------------------------------------------------------
+@contextmanager
+def _null_progress(label: str, length: int):
+    class _P:
+        def update(self, n):
+            pass
+
+    yield _P()
+
+
+def _remove_index(path: Path) -> None:
+    for s in ("", "-wal", "-shm"):
+        try:
+            os.unlink(f"{path}{s}")
+        except FileNotFoundError:
+            pass
+
+
+def _index_bytes(ix) -> int:
+    try:
+        ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except Exception:  # noqa: BLE001 - size is informative only
+        pass
+    return sum(os.path.getsize(f"{ix.index_path}{s}") for s in ("", "-wal") if os.path.exists(f"{ix.index_path}{s}"))
+
+
+def _index_documents(ix) -> list[tuple[str, str]]:
+    """(doc_id, text) of every non-capture document, text = title + description + tags + body (what dreamdb indexes)."""
+    out = []
+    for doc_id, title, desc, tags, body in ix.conn.execute(
+            "SELECT doc_id, title, description, tags, body FROM documents WHERE type != 'bookmark' ORDER BY doc_id"):
+        try:
+            tag_text = " ".join(json.loads(tags or "[]"))
+        except ValueError:
+            tag_text = tags or ""
+        out.append((doc_id, "\n".join(x for x in (title, desc, tag_text, body) if x)))
+    return out
+
+
+def _dreamdb_search(ix, mode: str, now, mapper):
+    def search(text: str) -> list[str]:
+        hits = ix.recall(text, top=10, mode=mode, now=now, exclude_types="bookmark")
+        if hits and hits[0].mode != mode:
+            notes = "; ".join(ix.take_notes())
+            raise ModeUnavailable(f"recall fell back to {hits[0].mode!r}" + (f" ({notes})" if notes else ""))
+        return [m for m in (mapper(h.doc_id) for h in hits) if m is not None]
+
+    return search
+
+
+def _run_track(track: Track, search, progress, label: str) -> dict:
+    out_rows, lat = [], []
+    with progress(label, len(track.queries)) as bar:
+        if track.gold is not None:
+            for q in track.gold:
+                t0 = time.perf_counter()
+                ranked = search(q.query)
+                lat.append((time.perf_counter() - t0) * 1000)
+                out_rows.append({"id": q.id, "query": q.query, "category": q.category, "lang": q.lang,
+                                 "top": ranked[:3], "targets": sorted(q.targets), **gold.score_ranked(ranked, q.targets)})
+                bar.update(1)
+            return {"rows": out_rows, "metrics": gold.aggregate(out_rows, None)["all"],
+                    "by_category": gold.aggregate(out_rows, "category"), "by_lang": gold.aggregate(out_rows, "lang"),
+                    "latency_ms": M.latency_summary(lat)}
+        for qid, text in track.queries:
+            t0 = time.perf_counter()
+            ranked = search(text)
+            lat.append((time.perf_counter() - t0) * 1000)
+            out_rows.append({"id": qid, "query": text, "top": ranked[:3],
+                             **beir.score_beir(ranked[:10], track.qrels.get(qid, {}), 10)})
+            bar.update(1)
+    return {"rows": out_rows, "metrics": beir.mean_metrics(out_rows), "latency_ms": M.latency_summary(lat)}
+
+
+def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes, baseline, progress, log) -> None:
+    """Build one index (timed) and run its tracks into ``out`` (see :func:`run_set`)."""
+    import dreamdb
+    from dreamdb.evaluation import baseline as BL
+
+    folder = cache / plan.name / spec.key
+    folder.mkdir(parents=True, exist_ok=True)
+    vb = spec.make(folder)
+    idx_path = folder / "index.db"
+    _remove_index(idx_path)
+    log(f"{plan.name}/{spec.key}: indexing {spec.desc}")
+    ix = dreamdb.open(vb.vault, index_path=idx_path, auto_sync=False)
+    t0 = time.perf_counter()
+    report = ix.sync()
+    build_s = time.perf_counter() - t0
+    info = {"desc": spec.desc, "documents": report.documents, "build_s": build_s, "index_bytes": _index_bytes(ix),
+            "vault_written": vb.rebuilt, "sync_warnings": len(report.warnings)}
+    mapper = (lambda d: d) if not vb.slug_to_id else vb.corpus_id
+    bl = None
+    if baseline:
+        reason = BL.available()
+        if reason:
+            info["bm25s"] = {"unavailable": reason}
+        else:
+            docs = _index_documents(ix)
+            ids = [mapper(d) for d, _t in docs]
+            bl = BL.Bm25sBaseline(ids, [t for _d, t in docs])
+            info["bm25s"] = {"build_s": bl.build_seconds, "index_bytes": bl.size_bytes(), "settings": bl.describe(),
+                             "documents": len(ids)}
+    out["indexes"][spec.key] = info
+    for track in (t for t in plan.tracks if t.index == spec.key):
+        res = {"desc": track.desc, "index": spec.key, "n": len(track.queries), "dreamdb": {}}
+        for mode in modes:
+            search = _dreamdb_search(ix, mode, track.now, mapper)
+            try:
+                warm = None
+                if mode != "bm25" and track.queries:  # lazy model load / embedding refresh, timed apart
+                    t0 = time.perf_counter()
+                    search(track.queries[0][1])
+                    warm = time.perf_counter() - t0
+                r = _run_track(track, search, progress, f"{plan.name} {track.name} dreamdb {mode}")
+                if warm is not None:
+                    r["warmup_s"] = warm
+            except ModeUnavailable as exc:
+                r = {"unavailable": str(exc)}
+            except Exception as exc:  # noqa: BLE001 - a broken mode must not stop the suite
+                if mode == "bm25":
+                    raise
+                r = {"unavailable": f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"}
+            if "unavailable" in r:
+                log(f"{plan.name} {track.name} {mode}: unavailable: {r['unavailable']}")
+            res["dreamdb"][mode] = r
+        if bl is not None:
+            res["bm25s"] = _run_track(track, bl.search, progress, f"{plan.name} {track.name} bm25s")
+        elif baseline:
+            res["bm25s"] = {"unavailable": info["bm25s"]["unavailable"]}
+        out["tracks"][track.name] = res
+    ix.close()
+
+
+def run_set(plan: SetPlan, cache: Path, *, modes: list[str], baseline: bool = True, progress=None,
+            log: Callable[[str], None] = lambda s: None) -> dict:
+    """Build each index from scratch (timed), run every track in every mode and the baseline.
+
+    Args:
+        plan: from :func:`plan_set`.
+        cache: the cache root; this set uses ``cache/<set>/<index>/``.
+        modes: dreamdb recall modes to run; a mode that raises or falls back is
+            reported as ``{"unavailable": reason}``.
+        baseline: also run bm25s over the same documents.
+        progress: ``progress(label, length)`` context manager yielding ``.update(n)``.
+        log: receives one-line status messages.
+
+    Returns:
+        ``{"indexes": {key: {...build facts}}, "tracks": {name: {"desc", "n", "dreamdb": {mode: result},
+        "bm25s": result}}}``.
+    """
+    progress = progress or _null_progress
+    out = {"indexes": {}, "tracks": {}}
+    for spec in plan.indexes:
+        try:
+            _run_index(plan, spec, cache, out, modes=modes, baseline=baseline, progress=progress, log=log)
+        except Exception as exc:  # noqa: BLE001 - one broken index must not lose the whole run
+            if os.environ.get("DREAMDB_DEBUG"):
+                raise
+            reason = f"error: {type(exc).__name__}: {getattr(exc, 'message', None) or exc}"
+            log(f"{plan.name}/{spec.key}: {reason}")
+            out["indexes"][spec.key] = {"desc": spec.desc, "error": reason}
+            for track in (t for t in plan.tracks if t.index == spec.key):
+                out["tracks"][track.name] = {"desc": track.desc, "index": spec.key, "n": len(track.queries),
+                                             "dreamdb": {m: {"unavailable": reason} for m in modes}}
+    return out
+
+
+def machine_info() -> dict:
+    """Cores, platform, Python, SQLite driver/version, dreamdb/bm25s versions and the git commit."""
+    import dreamdb
+    from dreamdb.store import connect as db
+
+    info = {"cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+            "sqlite": f"{db.sqlite3.sqlite_version} ({db.DRIVER_NAME})", "dreamdb": dreamdb.__version__}
+    try:
+        import bm25s
+
+        info["bm25s"] = bm25s.__version__
+    except Exception:  # noqa: BLE001
+        info["bm25s"] = "not installed"
+    try:
+        root = repo_root()
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             timeout=5).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        info["commit"] = (sha + ("+dirty" if dirty else "")) if sha else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        info["commit"] = "unknown"
+    return info
+
+
+def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], baseline: bool = True, quick: bool = False,
+              explicit: bool = True, progress=None, log: Callable[[str], None] = lambda s: None,
+              command: str = "") -> dict:
+    """Run the requested sets end to end.
+
+    Args:
+        sets: names from :data:`SETS`.
+        data: data folder (``eval/``, ``eval-data/``, ``vaults/``).
+        cache: cache root for vault copies and indexes (e.g. ``eval/.cache``).
+        modes: dreamdb recall modes.
+        baseline: run bm25s beside each.
+        quick: first :data:`QUICK_QUERIES` queries per track only.
+        explicit: the sets were named (missing data is an error) rather than ``all``.
+        progress: progress-bar factory (see :func:`run_set`).
+        log: status-line sink.
+        command: the command line, recorded in the results.
+
+    Returns:
+        ``{"date", "command", "machine", "quick", "modes", "notes", "wall_s", "sets": {name: run_set(...)}}``.
+
+    Raises:
+        UsageError: bad mode/set or missing data.
+    """
+    for m in modes:
+        if m not in MODES:
+            raise UsageError(f"Unknown mode {m!r}", hint=f"Modes: {', '.join(MODES)}")
+    if not modes:
+        raise UsageError("No modes given", hint="e.g. --modes bm25,hybrid")
+    ok, notes = check_data(Path(data), sets, explicit=explicit)
+    t0 = time.perf_counter()
+    out = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "command": command,
+           "machine": machine_info(), "quick": quick, "modes": modes, "baseline": baseline, "notes": notes, "sets": {}}
+    for s in ok:
+        log(f"set {s}: loading")
+        out["sets"][s] = run_set(plan_set(s, Path(data), quick=quick), Path(cache), modes=modes, baseline=baseline,
+                                 progress=progress, log=log)
+    out["wall_s"] = time.perf_counter() - t0
+    return out
+
+
+# -- reporting --------------------------------------------------------------------------------------------------------
+TARGETS = [
+    # (set, track, system/mode, metric, threshold, label)
+    ("dreamcontext", "gold-train", "bm25", "r@1", 80.0, "dreamcontext gold BM25 recall@1 ≥ 80"),
+    ("dreamcontext", "gold-train", "bm25", "r@5", 95.0, "dreamcontext gold BM25 recall@5 ≥ 95"),
+    ("scifact", "test", "bm25", "ndcg@10", 0.67, "SciFact BM25 nDCG@10 ≥ 0.67"),
+    ("scifact", "test", "hybrid", "ndcg@10", 0.72, "SciFact hybrid nDCG@10 ≥ 0.72"),
+    ("xquad", "para tr→en", "hybrid", "ndcg@10", 0.80, "XQuAD tr→en (paragraphs) hybrid nDCG@10 ≥ 0.80"),
+    ("eips", "description", "hybrid", "ndcg@10", 0.93, "EIPs (description) hybrid nDCG@10 ≥ 0.93"),
+]
+
+
+def _fmt_metric(m: str, v: float) -> str:
+    return f"{v:.1f}" if m.startswith("r@") else f"{v:.3f}"
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
+
+
+def summary_rows(results: dict) -> list[dict]:
+    """One row per (set, track, system): the headline figures, for tables and JSON consumers."""
+    rows = []
+    for s, sres in results["sets"].items():
+        for tname, t in sres["tracks"].items():
+            systems = [(f"dreamdb {m}", r) for m, r in t["dreamdb"].items()]
+            if "bm25s" in t:
+                systems.append(("bm25s", t["bm25s"]))
+            for sysname, r in systems:
+                row = {"set": s, "track": tname, "system": sysname, "n": t["n"]}
+                if "unavailable" in r:
+                    row["unavailable"] = r["unavailable"]
+                else:
+                    row.update({k: r["metrics"][k] for k in ("r@1", "r@3", "r@5", "r@10", "mrr", "ndcg@10")})
+                    row.update({f"ms_{k}": v for k, v in r["latency_ms"].items()})
+                rows.append(row)
+    return rows
+
+
+def targets_check(results: dict) -> list[tuple[str, str, str]]:
+    """(label, measured, verdict) for each target in :data:`TARGETS` plus "dreamdb BM25 ≥ bm25s" per track."""
+    out = []
+    for s, track, mode, metric, thr, label in TARGETS:
+        t = results["sets"].get(s, {}).get("tracks", {}).get(track)
+        r = (t or {}).get("dreamdb", {}).get(mode)
+        if r is None:
+            out.append((label, "not run", "–"))
+        elif "unavailable" in r:
+            out.append((label, "unavailable", "–"))
+        else:
+            v = r["metrics"][metric]
+            out.append((label, _fmt_metric(metric, v), "met" if v >= thr - 1e-9 else "NOT met"))
+    for s, sres in results["sets"].items():
+        for tname, t in sres["tracks"].items():
+            d, b = t["dreamdb"].get("bm25"), t.get("bm25s")
+            if not d or not b or "unavailable" in d or "unavailable" in b:
+                continue
+            q = d["metrics"]["ndcg@10"] >= b["metrics"]["ndcg@10"] - 1e-9
+            f = d["latency_ms"]["p50"] <= b["latency_ms"]["p50"]
+            out.append((f"{s} {tname}: dreamdb BM25 ≥ bm25s (nDCG@10) and faster (p50)",
+                        f"{d['metrics']['ndcg@10']:.3f} vs {b['metrics']['ndcg@10']:.3f}; "
+                        f"{d['latency_ms']['p50']:.1f} vs {b['latency_ms']['p50']:.1f} ms",
+                        ("quality met" if q else "quality NOT met") + ", " + ("speed met" if f else "speed NOT met")))
+    return out
+
+
+def render_markdown(results: dict) -> str:
+    """The ``eval/RESULTS.md`` report."""
+    mi = results["machine"]
+    L = ["# dreamdb evaluation results", "",
+         "Generated by the evaluation suite; do not edit by hand (see `eval/README.md`).", "",
+         f"- date: {results['date']}",
+         f"- command: `{results['command']}`",
+         f"- machine: {mi['cores']} cores, {mi['platform']}, Python {mi['python']}, SQLite {mi['sqlite']}",
+         f"- versions: dreamdb {mi['dreamdb']} (commit {mi['commit']}), bm25s {mi['bm25s']}",
+         f"- modes: {', '.join(results['modes'])}; baseline: {'bm25s' if results['baseline'] else 'off'}"
+         + ("; **quick run** (first 50 queries per track)" if results["quick"] else ""),
+         f"- full-run wall time: {results['wall_s']:.0f} s", ""]
+    for n in results.get("notes", []):
+        L.append(f"- note: {n}")
+    L += ["Recall@k is BEIR's (fraction of the relevant documents in the top k) on the IR collections and the "
+          "known-item hit rate on the gold set, ×100; MRR@10 and nDCG@10 are fractions. Latency is per query, "
+          "in process, index already synced (no lazy sync). Build = first sync of an empty index (parse + index), "
+          "size after a WAL checkpoint; the bm25s neighbour is built from the same document texts dreamdb stored "
+          "(title + description + tags + body).", ""]
+    bl_settings = next((i["bm25s"]["settings"] for s in results["sets"].values() for i in s["indexes"].values()
+                        if isinstance(i.get("bm25s"), dict) and "settings" in i["bm25s"]), None)
+    if bl_settings:
+        L += [f"Baseline: {bl_settings}.", ""]
+    L += ["## Targets", "", "| target | measured | verdict |", "|---|---|---|"]
+    L += [f"| {a} | {b} | {c} |" for a, b, c in targets_check(results)]
+    L.append("")
+    head = "| track | system | n | R@1 | R@3 | R@5 | R@10 | MRR@10 | nDCG@10 | mean ms | p50 ms | p90 ms |"
+    for s, sres in results["sets"].items():
+        L += [f"## {s}", "", "### Quality and query latency", "", head, "|" + "---|" * 12]
+        for r in (r for r in summary_rows(results) if r["set"] == s):
+            if "unavailable" in r:
+                L.append(f"| {r['track']} | {r['system']} | {r['n']} | unavailable: {r['unavailable']} |" + " |" * 8)
+            else:
+                L.append(f"| {r['track']} | {r['system']} | {r['n']} | " + " | ".join(
+                    _fmt_metric(m, r[m]) for m in ("r@1", "r@3", "r@5", "r@10", "mrr", "ndcg@10"))
+                    + f" | {r['ms_mean']:.1f} | {r['ms_p50']:.1f} | {r['ms_p90']:.1f} |")
+        L += ["", "### Index build and size", "",
+              "| index | documents | dreamdb build s | dreamdb size | bm25s build s | bm25s size |", "|---|---|---|---|---|---|"]
+        for key, i in sres["indexes"].items():
+            if "error" in i:
+                L.append(f"| {key}: {i['desc']} | {i['error']} | | | | |")
+                continue
+            b = i.get("bm25s") or {}
+            bcol = (f"{b['build_s']:.2f} | {_bytes(b['index_bytes'])}" if "build_s" in b
+                    else f"{b.get('unavailable', 'off')} | –")
+            L.append(f"| {key}: {i['desc']} | {i['documents']} | {i['build_s']:.2f} | {_bytes(i['index_bytes'])} | {bcol} |")
+        for tname, t in sres["tracks"].items():
+            d = t["dreamdb"].get("bm25")
+            if d and "by_category" in d:
+                b = t.get("bm25s") if t.get("bm25s") and "by_category" in t.get("bm25s", {}) else None
+                for key, title in (("by_category", "category"), ("by_lang", "language")):
+                    L += ["", f"### {tname} by {title} (dreamdb bm25 vs bm25s)", "",
+                          f"| {title} | n | R@1 | R@3 | R@5 | MRR | bm25s R@1 | bm25s R@5 | bm25s MRR |", "|---|---|---|---|---|---|---|---|---|"]
+                    for g, m in sorted(d[key].items(), key=lambda kv: (kv[0] != "all", kv[0])):
+                        bm = b[key].get(g) if b else None
+                        tail = f"{bm['r@1']:.1f} | {bm['r@5']:.1f} | {bm['mrr']:.3f}" if bm else "– | – | –"
+                        L.append(f"| {g} | {m['n']} | {m['r@1']:.1f} | {m['r@3']:.1f} | {m['r@5']:.1f} | {m['mrr']:.3f} | {tail} |")
+        L.append("")
+    return "\n".join(L) + "\n"
+
+
+def strip_rows(results: dict) -> dict:
+    """A copy of ``results`` without the per-query rows (for ``--json`` output)."""
+    out = json.loads(json.dumps(results))
+    for sres in out["sets"].values():
+        for t in sres["tracks"].values():
+            for r in list(t["dreamdb"].values()) + ([t["bm25s"]] if "bm25s" in t else []):
+                r.pop("rows", None)
+    return out

@@ -1,0 +1,248 @@
+#!/usr/bin/env python
+"""Benchmark dreamdb recall and sync speed, each figure beside a baseline measured in the same run.
+
+On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
+
+* first sync (empty index → full), no-change sync, index size;
+* recall latency in process: query only (``auto_sync=False``) and query +
+  lazy no-change sync (``auto_sync=True``, what the CLI and hook do);
+* ``dreamdb recall`` as a CLI process (wall time incl. Python start-up,
+  median of ≥ 10), beside ``python -c pass`` (the start-up floor);
+* bm25s over the same documents: build time and query latency.
+
+On a generated vault (``scripts/gen_vault.py``; 100k notes, or 2k with
+``--quick``): first sync, index size, no-change sync, query p50/p90 over 50
+generated queries, beside bm25s build time and query p50/p90.
+
+Every figure is the median over ``--runs`` runs (a 100k first sync runs
+once: it takes minutes). Usage::
+
+    .venv/bin/python scripts/bench_recall.py [--quick] [--runs 5] [--docs 100000] [--data DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import dreamdb  # noqa: E402
+from dreamdb.evaluation import beir, suite  # noqa: E402
+from dreamdb.evaluation import metrics as M  # noqa: E402
+
+CACHE = ROOT / "eval" / ".cache" / "bench"
+FALLBACK_QUERIES = [
+    "sleep consolidation", "BM25 ranking", "hybrid recall embeddings", "dashboard security", "release notes",
+    "how does the hook work", "changelog entry supersedes", "turkish stemming", "index rebuild", "vault sync",
+]
+
+
+def med(xs: list[float]) -> float:
+    """Median (0.0 for an empty list)."""
+    return statistics.median(xs) if xs else 0.0
+
+
+def remove_index(path: Path) -> None:
+    """Delete an index file and its WAL/SHM."""
+    for s in ("", "-wal", "-shm"):
+        try:
+            os.unlink(f"{path}{s}")
+        except FileNotFoundError:
+            pass
+
+
+def index_bytes(ix) -> int:
+    """Index size after a WAL checkpoint."""
+    ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(os.path.getsize(f"{ix.index_path}{s}") for s in ("", "-wal") if os.path.exists(f"{ix.index_path}{s}"))
+
+
+def time_sync(vault: Path, idx: Path, runs: int) -> dict:
+    """First-sync and no-change-sync medians; returns an open, synced index too."""
+    firsts = []
+    for _ in range(runs):
+        remove_index(idx)
+        ix = dreamdb.open(vault, index_path=idx, auto_sync=False)
+        t0 = time.perf_counter()
+        ix.sync()
+        firsts.append(time.perf_counter() - t0)
+        ix.close()
+    ix = dreamdb.open(vault, index_path=idx, auto_sync=False)
+    nochange = []
+    for _ in range(max(runs, 5)):
+        t0 = time.perf_counter()
+        ix.sync()
+        nochange.append((time.perf_counter() - t0) * 1000)
+    return {"ix": ix, "first_sync_s": med(firsts), "first_sync_runs": len(firsts), "nochange_sync_ms": med(nochange),
+            "index_bytes": index_bytes(ix)}
+
+
+def query_latency(search, queries: list[str], runs: int) -> dict:
+    """Median over runs of the per-run p50/p90 (ms); one untimed warm-up pass first."""
+    for q in queries[:5]:
+        search(q)
+    p50, p90 = [], []
+    for _ in range(runs):
+        lat = []
+        for q in queries:
+            t0 = time.perf_counter()
+            search(q)
+            lat.append((time.perf_counter() - t0) * 1000)
+        p50.append(M.percentile(lat, 50))
+        p90.append(M.percentile(lat, 90))
+    return {"p50_ms": med(p50), "p90_ms": med(p90)}
+
+
+def baseline_for(ix):
+    """bm25s over the documents dreamdb stored (or None if bm25s is missing)."""
+    from dreamdb.evaluation import baseline as BL
+
+    if BL.available():
+        return None
+    docs = suite._index_documents(ix)
+    return BL.Bm25sBaseline([d for d, _ in docs], [t for _, t in docs])
+
+
+def wall(cmd: list[str], runs: int, env=None) -> float:
+    """Median wall time (ms) of running ``cmd`` ``runs`` times (one warm-up run first)."""
+    subprocess.run(cmd, capture_output=True, env=env, check=False)
+    ts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, env=env, check=False)
+        ts.append((time.perf_counter() - t0) * 1000)
+    return med(ts)
+
+
+def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
+    """The real-vault figures (see module doc)."""
+    src = data / "vaults" / "dreamcontext" / "_dream_context"
+    if not src.is_dir():
+        return {"skipped": f"no vault at {src}"}
+    vb = beir.copy_vault(src, CACHE / "dreamcontext", slug_map=False)
+    idx = CACHE / "dreamcontext" / "index.db"
+    gold_file = data / "eval" / "dreamcontext-gold-train.jsonl"
+    if gold_file.exists():  # timing only: the queries' text, never their judgements
+        queries = [json.loads(line)["query"] for line in gold_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    else:
+        queries = FALLBACK_QUERIES
+    out = time_sync(vb.vault, idx, runs)
+    ix = out.pop("ix")
+    now = "2026-08-18T00:00:00Z"
+    out["docs"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    out["query_only"] = query_latency(lambda q: ix.recall(q, top=10, now=now), queries, runs)
+    ix_lazy = dreamdb.open(vb.vault, index_path=idx, auto_sync=True)
+    out["query_lazy_sync"] = query_latency(lambda q: ix_lazy.recall(q, top=10, now=now), queries, runs)
+    bl = baseline_for(ix)
+    if bl:
+        out["bm25s"] = {"build_s": bl.build_seconds, "index_bytes": bl.size_bytes(),
+                        **query_latency(lambda q: bl.search(q, 10), queries, runs)}
+    env = {**os.environ, "DREAMDB_INDEX": str(idx)}
+    dreamdb_exe = Path(sys.executable).with_name("dreamdb")
+    cli = [str(dreamdb_exe)] if dreamdb_exe.exists() else [sys.executable, "-m", "dreamdb"]
+    out["cli_recall_ms"] = wall(cli + ["recall", "--vault", str(vb.vault), "--now", now, queries[0]], cli_runs, env)
+    out["python_pass_ms"] = wall([sys.executable, "-c", "pass"], cli_runs)
+    out["python_import_dreamdb_cli_ms"] = wall([sys.executable, "-c", "import dreamdb.cli"], cli_runs)
+    ix.close()
+    ix_lazy.close()
+    return out
+
+
+def gen_queries(vault: Path, n: int = 50) -> list[str]:
+    """``n`` deterministic queries: 2–4 title/body words of every k-th generated note."""
+    import random
+
+    files = sorted((vault / "knowledge").rglob("*.md"))
+    rng = random.Random(11)
+    out = []
+    for f in rng.sample(files, min(n, len(files))):
+        words = [w.strip(".,").lower() for w in f.read_text(encoding="utf-8").split("---", 2)[2].split()
+                 if w.isalpha() and len(w) > 3]
+        out.append(" ".join(rng.sample(words, min(len(words), rng.randint(2, 4)))))
+    return out
+
+
+def bench_synthetic(docs: int, runs: int) -> dict:
+    """The generated-vault figures (see module doc)."""
+    import gen_vault
+
+    t0 = time.perf_counter()
+    vault = gen_vault.generate(CACHE / f"gen-{docs}", docs)
+    gen_s = time.perf_counter() - t0
+    idx = CACHE / f"gen-{docs}" / "index.db"
+    out = time_sync(vault, idx, 1 if docs > 20000 else runs)
+    ix = out.pop("ix")
+    out["docs"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    out["generate_s"] = gen_s
+    queries = gen_queries(vault)
+    out["query_only"] = query_latency(lambda q: ix.recall(q, top=10), queries, runs)
+    bl = baseline_for(ix)
+    if bl:
+        out["bm25s"] = {"build_s": bl.build_seconds, "index_bytes": bl.size_bytes(),
+                        **query_latency(lambda q: bl.search(q, 10), queries, runs)}
+    ix.close()
+    return out
+
+
+def render(res: dict) -> str:
+    """Plain-text report."""
+    L = [f"bench_recall  ({res['machine']['cores']} cores, Python {res['machine']['python']}, SQLite {res['machine']['sqlite']}; "
+         f"medians of {res['runs']} runs)"]
+    for name, r in (("real vault (dreamcontext)", res["real"]), (f"generated vault ({res['docs']} docs)", res["synthetic"])):
+        L.append(f"\n== {name}")
+        if "skipped" in r:
+            L.append(f"  skipped: {r['skipped']}")
+            continue
+        b = r.get("bm25s", {})
+        L.append(f"  documents               {r['docs']}")
+        L.append(f"  first sync              {r['first_sync_s']:8.2f} s  (runs: {r['first_sync_runs']})"
+                 + (f"   | bm25s build {b['build_s']:.2f} s" if b else ""))
+        L.append(f"  no-change sync          {r['nochange_sync_ms']:8.1f} ms")
+        L.append(f"  index size              {r['index_bytes'] / 1e6:8.1f} MB" + (f"   | bm25s {b['index_bytes'] / 1e6:.1f} MB" if b else ""))
+        q = r["query_only"]
+        L.append(f"  query only  p50/p90     {q['p50_ms']:8.1f} / {q['p90_ms']:.1f} ms"
+                 + (f"   | bm25s {b['p50_ms']:.2f} / {b['p90_ms']:.2f} ms" if b else ""))
+        if "query_lazy_sync" in r:
+            q = r["query_lazy_sync"]
+            L.append(f"  query + lazy sync       {q['p50_ms']:8.1f} / {q['p90_ms']:.1f} ms")
+        if "cli_recall_ms" in r:
+            L.append(f"  CLI `dreamdb recall`    {r['cli_recall_ms']:8.0f} ms  | floor `python -c pass` {r['python_pass_ms']:.0f} ms, "
+                     f"`import dreamdb.cli` {r['python_import_dreamdb_cli_ms']:.0f} ms")
+        if "generate_s" in r:
+            L.append(f"  (vault generation       {r['generate_s']:8.1f} s, cached)")
+    return "\n".join(L) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    ap = argparse.ArgumentParser(description="dreamdb recall/sync benchmark (medians, beside baselines)")
+    ap.add_argument("--quick", action="store_true", help="2k generated docs, 3 runs, 10 CLI runs (CI)")
+    ap.add_argument("--runs", type=int, help="runs per figure (default 5; 3 with --quick)")
+    ap.add_argument("--docs", type=int, help="generated vault size (default 100000; 2000 with --quick)")
+    ap.add_argument("--data", type=Path, default=None, help="evaluation data folder (default as dreamdb eval)")
+    ap.add_argument("--json", action="store_true", help="print JSON")
+    a = ap.parse_args(argv)
+    runs = a.runs or (3 if a.quick else 5)
+    docs = a.docs or (2000 if a.quick else 100_000)
+    data = a.data or suite.default_data_dir()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    res = {"machine": suite.machine_info(), "runs": runs, "docs": docs}
+    print("benchmarking the real vault …", file=sys.stderr)
+    res["real"] = bench_real(data, runs, 10)
+    print(f"benchmarking a generated {docs}-document vault …", file=sys.stderr)
+    res["synthetic"] = bench_synthetic(docs, runs)
+    print(json.dumps(res, indent=2) if a.json else render(res), end="" if not a.json else "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

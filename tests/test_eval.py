@@ -1,0 +1,162 @@
+"""The evaluation suite: metrics by hand, the BEIR loader + vault conversion end to end, a CLI smoke run."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dreamdb
+from dreamdb.errors import UsageError
+from dreamdb.evaluation import beir, suite
+from dreamdb.evaluation import metrics as M
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- metrics, hand-computed -------------------------------------------------------------------------------------------
+def test_ndcg_graded_gains():
+    ranked = ["x", "a", "y", "b"]
+    rel = {"a": 2, "b": 1}
+    dcg = 3 / math.log2(3) + 1 / math.log2(5)  # (2^2-1) at rank 2, (2^1-1) at rank 4
+    idcg = 3 / math.log2(2) + 1 / math.log2(3)
+    assert M.ndcg_at(ranked, rel, 10) == pytest.approx(dcg / idcg)
+    assert M.ndcg_at(["a", "b"], rel, 10) == pytest.approx(1.0)
+    assert M.ndcg_at(["x"], rel, 10) == 0.0
+    assert M.ndcg_at(ranked, rel, 1) == 0.0
+
+
+def test_mrr_recall_hit():
+    assert M.mrr_at(["x", "y", "a"], {"a"}, 10) == pytest.approx(1 / 3)
+    assert M.mrr_at(["x", "y", "a"], {"a"}, 2) == 0.0
+    assert M.recall_at(["a", "x", "b"], {"a", "b", "c"}, 1) == pytest.approx(1 / 3)
+    assert M.recall_at(["a", "x", "b"], {"a", "b", "c"}, 3) == pytest.approx(2 / 3)
+    assert M.recall_at(["a"], {"a": 0, "b": 1}, 1) == 0.0  # grade 0 is not relevant
+    assert M.hit_at(["x", "a"], {"a", "b"}, 1) == 0.0 and M.hit_at(["x", "a"], {"a", "b"}, 2) == 1.0
+    assert M.percentile([1, 2, 3, 4], 50) == pytest.approx(2.5)
+
+
+def test_score_beir_and_mean():
+    row = beir.score_beir(["x", "a", "y"], {"a": 1, "b": 1})
+    assert row["r@1"] == 0.0 and row["r@3"] == 0.5 and row["mrr"] == 0.5 and row["rank"] == 2
+    m = beir.mean_metrics([row, beir.score_beir(["b"], {"b": 1})])
+    assert m["n"] == 2 and m["r@1"] == pytest.approx(50.0) and m["mrr"] == pytest.approx(0.75)
+
+
+# -- loader + conversion, end to end through dreamdb ------------------------------------------------------------------
+DOCS = [
+    {"id": "S-1", "title": "Sleep consolidation", "text": "The nightly sleep cycle consolidates agent memory into knowledge notes."},
+    {"id": "S-2", "title": "Database postings", "text": "SQLite postings store term frequencies for exact BM25 scoring."},
+    {"id": "S-3", "title": "Turkish morphology", "text": "Suffixes such as -lar and -ler mark the plural in Turkish words."},
+    {"id": "S-4", "title": "Release notes", "text": "Version two ships a hybrid recall mode with local embeddings."},
+]
+QUERIES = [{"id": "q1", "text": "sqlite postings"}, {"id": "q2", "text": "memory consolidation during sleep"}]
+QRELS = "qid\tdocid\trel\nq1\tS-2\t1\nq2\tS-1\t2\nq2\tS-4\t1\n"
+
+
+@pytest.fixture()
+def tiny(tmp_path):
+    root = tmp_path / "tiny"
+    root.mkdir()
+    (root / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in DOCS) + "\n", encoding="utf-8")
+    (root / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in QUERIES) + "\n", encoding="utf-8")
+    (root / "qrels.tsv").write_text(QRELS, encoding="utf-8")
+    return root
+
+
+def test_loader(tiny):
+    c = beir.load_collection(tiny)
+    assert list(c.corpus) == ["S-1", "S-2", "S-3", "S-4"]
+    assert c.qrels == {"q1": {"S-2": 1}, "q2": {"S-1": 2, "S-4": 1}}
+    assert c.judged_queries() == [("q1", "sqlite postings"), ("q2", "memory consolidation during sleep")]
+    sub = beir.subset(c, doc_filter=lambda d: d["id"] != "S-4", name="t")
+    assert sub.qrels["q2"] == {"S-1": 2}
+    (tiny / "bad.tsv").write_text("qid docid rel\nq1 S-1\n", encoding="utf-8")
+    with pytest.raises(UsageError):
+        beir.read_qrels(tiny / "bad.tsv")
+
+
+def test_conversion_and_recall_end_to_end(tiny, tmp_path):
+    c = beir.load_collection(tiny)
+    docs = [(d, r["title"], r["text"]) for d, r in c.corpus.items()]
+    vb = beir.corpus_to_vault(docs, tmp_path / "cache")
+    assert vb.rebuilt and len(vb.slug_to_id) == 4
+    md = (vb.vault / "knowledge" / "d000001.md").read_text(encoding="utf-8")
+    assert md.startswith('---\ntitle: "Database postings"\n---\n') and "SQLite postings" in md
+    assert not beir.corpus_to_vault(docs, tmp_path / "cache").rebuilt  # cached: same corpus, no rewrite
+    assert beir.corpus_to_vault(docs[:3], tmp_path / "cache").rebuilt  # corpus changed: rebuilt
+
+    vb = beir.corpus_to_vault(docs, tmp_path / "cache")
+    ix = dreamdb.open(vb.vault, index_path=tmp_path / "cache" / "index.db", auto_sync=False)
+    assert ix.sync().documents == 4
+    hits = ix.recall("sqlite postings", top=10)
+    assert hits[0].doc_id == "knowledge/d000001" and vb.corpus_id(hits[0].doc_id) == "S-2"
+
+    def search(text):
+        return [vb.corpus_id(h.doc_id) for h in ix.recall(text, top=10)]
+
+    res = beir.run_queries(search, c.judged_queries(), c.qrels)
+    by_id = {r["id"]: r for r in res["rows"]}
+    assert by_id["q1"]["ndcg@10"] == pytest.approx(1.0)
+    q2 = by_id["q2"]
+    assert q2["rank"] == 1  # S-1 first
+    assert q2["r@10"] == pytest.approx(0.5)  # S-4 shares no term with the query
+    assert q2["ndcg@10"] == pytest.approx(3 / (3 + 1 / math.log2(3)))
+    assert res["metrics"]["n"] == 2 and res["latency_ms"]["p50"] > 0
+    ix.close()
+
+
+def test_baseline_same_documents(tiny):
+    pytest.importorskip("bm25s")
+    from dreamdb.evaluation.baseline import Bm25sBaseline
+
+    c = beir.load_collection(tiny)
+    bl = Bm25sBaseline(list(c.corpus), [f"{r['title']}\n{r['text']}" for r in c.corpus.values()])
+    assert bl.search("sqlite postings")[0] == "S-2"
+    assert bl.search("zzzunknownzzz") == []
+    assert "lucene" in bl.describe() and bl.size_bytes() > 0
+
+
+def test_copy_vault_never_writes_source(tmp_path):
+    src = tmp_path / "src" / "EIPS"
+    src.mkdir(parents=True)
+    (src / "eip-1.md").write_text("---\ntitle: Purpose\n---\n\nBody text.\n", encoding="utf-8")
+    os.chmod(src / "eip-1.md", 0o444)
+    vb = beir.copy_vault(tmp_path / "src", tmp_path / "cache", into="knowledge")
+    assert (vb.vault / "knowledge" / "EIPS" / "eip-1.md").exists() and vb.slug_to_id == {"eip-1": "eip-1"}
+    assert os.access(vb.vault / "knowledge" / "EIPS" / "eip-1.md", os.W_OK)
+    assert vb.corpus_id("knowledge/eip-1") == "eip-1"
+
+
+def test_missing_data_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError):
+        suite.check_data(tmp_path / "absent", ["scifact"], explicit=True)
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 2 and "Evaluation data folder not found" in r.stderr and "Traceback" not in r.stderr
+
+
+# -- CLI smoke --------------------------------------------------------------------------------------------------------
+DATA = suite.default_data_dir()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (DATA / "eval-data" / "scifact" / "corpus.jsonl").exists(),
+                    reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
+def test_cli_quick_scifact(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--quick", "--set", "scifact", "--no-baseline",
+                        "--modes", "bm25,hybrid", "--cache", str(tmp_path), "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    t = out["sets"]["scifact"]["tracks"]["test"]
+    assert t["n"] == suite.QUICK_QUERIES
+    m = t["dreamdb"]["bm25"]["metrics"]
+    assert 0.3 < m["ndcg@10"] <= 1.0 and m["n"] == suite.QUICK_QUERIES
+    assert "hybrid" in t["dreamdb"]  # measured, or reported as unavailable; never a crash
+    assert out["sets"]["scifact"]["indexes"]["corpus"]["documents"] == 5183
