@@ -10,10 +10,11 @@ Pipeline, identical for documents and queries:
    query is never parsed as a query language.
 3. Drop tokens of length ≤ 1 and stopwords (English + Turkish particles and
    question words).
-4. Conservative stemming that only collapses inflections: English with the
-   inflectional steps of Porter2 (:mod:`dreamdb.stemming`); Turkish nominal
-   inflection with the Snowball Turkish stemmer (Eryiğit & Adalı 2004)
-   applied only to text detected as Turkish.
+4. Conservative stemming that only collapses inflections: Turkish nominal
+   inflection with the Snowball Turkish stemmer (Eryiğit & Adalı 2004) on
+   text detected as Turkish, then, for every text, the inflectional steps of
+   Porter2 (:mod:`dreamdb.stemming`), so names shared by Turkish and English
+   text get the same term.
    Tokens containing digits are identifiers and never stemmed.
 
 Changing anything here changes every score: bump :data:`ANALYZER_VERSION`,
@@ -27,7 +28,7 @@ from functools import lru_cache
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "2"
+ANALYZER_VERSION = "4"
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -98,12 +99,18 @@ def _turkish_stemmer():
 
 @lru_cache(maxsize=200_000)
 def stem(word: str, turkish: bool) -> str:
-    """Stem one lowercase word (cached): identifiers with digits unchanged, Turkish or English rules."""
+    """Stem one lowercase word (cached).
+
+    Identifiers with digits are unchanged. Every other word goes through the
+    English inflectional stemmer, so a name or loanword is stemmed the same in
+    Turkish and English text (``Panthers'ın`` → ``panther`` like ``Panthers``);
+    in Turkish text the Turkish stemmer first removes Turkish inflection.
+    """
     if any(c.isdigit() for c in word):
         return word
     if turkish and len(word) > 3:
         stem = _turkish_stemmer().stemWord(word)
-        return stem if len(stem) >= 2 else word
+        word = stem if len(stem) >= 2 else word
     return english_stem(word)
 
 
@@ -125,10 +132,19 @@ def analyze(text: str, turkish: bool | None = None) -> list[str]:
     if turkish is None:
         turkish = is_turkish(words)
     out = []
+    if turkish:
+        # Turkish orthography separates suffixes of proper nouns with an apostrophe
+        # (Allen'ın), so a capitalised token is already bare: no Turkish stemming.
+        originals = _TOKEN_RE.findall(text)
+        if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
+            originals = words
+        for w, o in zip(words, originals):
+            if len(w) > 1 and w not in STOPWORDS:
+                out.append(stem(w, not o[:1].isupper()))
+        return out
     for w in words:
-        if len(w) <= 1 or w in STOPWORDS:
-            continue
-        out.append(stem(w, turkish))
+        if len(w) > 1 and w not in STOPWORDS:
+            out.append(stem(w, False))
     return out
 
 
