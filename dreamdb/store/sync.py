@@ -221,6 +221,10 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
             report.removed += 1
         _refresh_stats(conn)
         _save_dirs(conn, dirs, include_archives)
+        conn.execute(  # in-memory caches (dreamdb.ranking.memory) reload when this changes
+            "INSERT INTO meta (key, value) VALUES ('generation', 1) "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sync', ?)", (now,))
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))

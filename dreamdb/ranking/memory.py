@@ -1,0 +1,246 @@
+"""In-memory BM25 engine for long-lived processes (the Python API, evaluations, servers).
+
+Same formulas, same signals and same tie-breaking as the SQL engine of
+:mod:`dreamdb.ranking.rank`, evaluated with numpy over arrays cached in memory:
+
+* per document (loaded once per index generation): field lengths, date,
+  the static multipliers (status × type × confidence), identity eligibility;
+* per term (loaded on first use, kept until the index changes): the positions
+  of the documents containing it and, precomputed, its BM25 term-frequency
+  part tf·(k1+1)/(tf + k1·(1 − b + b·dl/avgdl)), its BM25F pseudo term
+  frequency (Robertson, Zaragoza & Taylor 2004) and whether it is in the
+  slug/title.
+
+A query then costs a few vector operations on the matched documents only:
+a cold CLI process keeps the SQL engine (no numpy import), a warm process
+answers from here. ``tests/test_memory_engine.py`` checks that both engines
+return the same documents with the same scores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dreamdb.ranking import bm25 as F
+from dreamdb.ranking import signals as S
+from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, _sort_key, corpus_stats
+
+_FIELDS = ("title", "description", "tags", "body")
+
+PRELOAD_MAX_POSTINGS = 2_000_000
+"""Indexes with at most this many postings rows are loaded whole on first use (≈ 2 s and ≈ 100 MB at the cap);
+larger ones load each term's postings on first use."""
+
+
+class MemoryEngine:
+    """Caches of one index connection; reloads itself when the index changes.
+
+    Args:
+        conn: the index connection (the engine reads from it; it never writes).
+        max_cached_terms: posting arrays kept in memory (least recently loaded dropped first).
+    """
+
+    def __init__(self, conn, *, max_cached_terms: int = 50_000) -> None:
+        self.conn = conn
+        self.max_cached_terms = max_cached_terms
+        self._generation = None
+        self._terms: dict[str, tuple] = {}
+        self._filter_cache: dict = {}
+
+    # -- loading ------------------------------------------------------------------
+    def _current_generation(self):
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        stats = self.conn.execute("SELECT n_docs, avg_len FROM corpus_stats WHERE id = 1").fetchone()
+        return (row[0] if row else None, stats)
+
+    def _ensure_loaded(self) -> None:
+        gen = self._current_generation()
+        if gen == self._generation:
+            return
+        self._terms.clear()
+        self._filter_cache.clear()
+        rows = self.conn.execute(
+            "SELECT id, doc_id, type, date_days, status, is_capture, confidence, identity_boost, level, expires_days,"
+            " len_title, len_description, len_tags, len_body FROM documents ORDER BY id"
+        ).fetchall()
+        n = len(rows)
+        self.rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        self.doc_ids = [r[1] for r in rows]
+        self.types = np.array([r[2] for r in rows], dtype=object)
+        self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
+        self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
+                                for r in rows], dtype=np.float64)
+        self.identity_ok = np.array([bool(r[7]) for r in rows], dtype=bool)
+        self.levels = np.array([r[8] for r in rows], dtype=np.int64)
+        self.expires = np.array([np.inf if r[9] is None else r[9] for r in rows], dtype=np.float64)
+        self.lens = np.array([r[10:14] for r in rows], dtype=np.float64).reshape(n, 4)
+        self.stats = corpus_stats(self.conn)
+        self.n_docs = self.stats["n_docs"]
+        b = F.B
+        avg = self.stats["avg_len"]
+        self._raw_norm = F.K1 * ((1.0 - b) + (b * self.lens.sum(axis=1) / avg if avg > 0 else 0.0))
+        self._field_norm = np.empty((n, 4))
+        for j, f in enumerate(_FIELDS):
+            a = self.stats[f"avg_len_{f}"]
+            self._field_norm[:, j] = (1.0 - b) + (b * self.lens[:, j] / a if a > 0 else 0.0)
+        self._field_w = np.array([F.FIELD_WEIGHTS[f] for f in _FIELDS])
+        self._slices: dict[str, tuple[int, int]] | None = None
+        n_post = self.conn.execute("SELECT COUNT(*) FROM postings").fetchone()[0]
+        if 0 < n_post <= PRELOAD_MAX_POSTINGS:
+            self._preload()
+        self._generation = gen
+
+    def _derive(self, arr):
+        """Per-posting arrays from rows ``[doc, tf_title, tf_description, tf_tags, tf_body, tf_slug]`` (int64[m, 6])."""
+        pos = np.searchsorted(self.rowids, arr[:, 0])
+        tfs = arr[:, 1:5].astype(np.float64)
+        tf = tfs.sum(axis=1)
+        raw_part = np.where(tf > 0, tf * (F.K1 + 1.0) / (tf + self._raw_norm[pos]), 0.0)
+        pseudo = (tfs * self._field_w / self._field_norm[pos]).sum(axis=1)
+        in_id = (arr[:, 1] > 0) | (arr[:, 5] > 0)
+        return pos, raw_part, pseudo, in_id, tf > 0
+
+    def _preload(self) -> None:
+        """Load every posting in one pass (rows come in (term, doc) primary-key order)."""
+        rows = self.conn.execute(
+            "SELECT term, doc, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings"
+        ).fetchall()
+        terms = [r[0] for r in rows]
+        arr = np.array([r[1:] for r in rows], dtype=np.int64).reshape(len(rows), 6)
+        self._all = self._derive(arr)
+        self._slices = {}
+        start = 0
+        for i in range(1, len(terms) + 1):
+            if i == len(terms) or terms[i] != terms[start]:
+                self._slices[terms[start]] = (start, i)
+                start = i
+
+    def _term(self, term: str):
+        """``(positions int64[m], raw_tf_part float64[m], pseudo_tf float64[m], in_identity bool[m], df)``."""
+        cached = self._terms.get(term)
+        if cached is not None:
+            return cached
+        if self._slices is not None:
+            a, b = self._slices.get(term, (0, 0))
+            pos, raw_part, pseudo, in_id, has_tf = (x[a:b] for x in self._all)
+            cached = self._terms[term] = (pos, raw_part, pseudo, in_id, int(np.count_nonzero(has_tf)))
+            return cached
+        rows = self.conn.execute(
+            "SELECT doc, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings WHERE term = ?", (term,)
+        ).fetchall()
+        if rows:
+            pos, raw_part, pseudo, in_id, has_tf = self._derive(np.array(rows, dtype=np.int64))
+            df = int(np.count_nonzero(has_tf))
+        else:
+            pos = np.empty(0, dtype=np.int64)
+            raw_part = pseudo = np.empty(0)
+            in_id = np.empty(0, dtype=bool)
+            df = 0
+        if len(self._terms) >= self.max_cached_terms:
+            self._terms.pop(next(iter(self._terms)))
+        cached = self._terms[term] = (pos, raw_part, pseudo, in_id, df)
+        return cached
+
+    def _mask(self, filters: Filters, now_days: float):
+        """bool[n] of the documents the filters keep (tags/status via SQL, cached per generation)."""
+        key = (tuple(filters.types or ()), tuple(filters.exclude_types or ()), tuple(filters.tags or ()),
+               tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days,
+               filters.include_expired, None if filters.include_expired else now_days)
+        hit = self._filter_cache.get(key)
+        if hit is not None:
+            return hit
+        if not (filters.types or filters.exclude_types or filters.tags or filters.statuses or filters.min_level
+                or filters.since_days is not None or filters.until_days is not None):
+            mask = np.ones(len(self.rowids), dtype=bool) if filters.include_expired else self.expires >= now_days
+        else:
+            where, params = filters.sql(now_days)
+            keep = np.fromiter((r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)),
+                               dtype=np.int64)
+            mask = np.zeros(len(self.rowids), dtype=bool)
+            mask[np.searchsorted(self.rowids, keep)] = True
+        if len(self._filter_cache) > 64:
+            self._filter_cache.clear()
+        self._filter_cache[key] = mask
+        return mask
+
+    # -- ranking ------------------------------------------------------------------
+    def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
+        """The exact top ``top`` documents by rankScore; same contract as :func:`dreamdb.ranking.rank.rank`."""
+        if not plan.terms or top <= 0:
+            return []
+        self._ensure_loaded()
+        n = len(self.rowids)
+        if not n or not self.n_docs:
+            return []
+        raw = np.zeros(n)
+        bm25f = np.zeros(n)
+        id_hits = np.zeros(n)
+        touched = np.zeros(n, dtype=bool)
+        sat = F.K1 + 1.0
+        for t in plan.terms:
+            pos, raw_part, pseudo, in_id, df = self._term(t)
+            if not len(pos):
+                continue
+            touched[pos] = True
+            id_hits[pos] += in_id
+            if df:
+                idf = F.idf(self.n_docs, df)
+                raw[pos] += idf * raw_part
+                bm25f[pos] += np.where(pseudo > 0, idf * pseudo * sat / (pseudo + F.K1), 0.0)
+        for t, w in plan.synonyms.items():
+            pos, _raw_part, pseudo, _in_id, df = self._term(t)
+            if df:
+                idf = F.idf(self.n_docs, df)
+                touched[pos] = True
+                bm25f[pos] += np.where(pseudo > 0, w * idf * pseudo * sat / (pseudo + F.K1), 0.0)
+        idx = np.flatnonzero(touched & self._mask(filters or Filters(), now_days))
+        if not len(idx):
+            return []
+        r, f = raw[idx], bm25f[idx]
+        ib = self.identity_ok[idx]
+        cov = np.where(ib, id_hits[idx] / len(plan.terms), 0.0)
+        keep = (r > 0) | (f > 0) | (ib & (cov > 0))
+        idx, r, f, cov = idx[keep], r[keep], f[keep], cov[keep]
+        if not len(idx):
+            return []
+        base = r + S.BM25F_MIX * np.maximum(0.0, f - r)
+        identity = np.where(cov > 0, S.IDENTITY_WEIGHT * cov * cov * np.maximum(r, 1.0), 0.0)
+        dd = self.date_days[idx]
+        known = ~np.isnan(dd)
+        age = np.where(known, np.maximum(0.0, now_days - np.where(known, dd, now_days)), 0.0)
+        recency = np.where(known, S.RECENCY_FLOOR + (1.0 - S.RECENCY_FLOOR) * 0.5 ** (age / S.RECENCY_HALF_LIFE_DAYS),
+                           S.RECENCY_UNKNOWN)
+        score = (base + identity) * recency * self.static[idx]
+        if len(idx) > top:
+            kth = np.partition(score, len(score) - top)[len(score) - top]
+            sel = np.flatnonzero(score >= kth)
+        else:
+            sel = np.arange(len(idx))
+        items = []
+        for j in sel.tolist():
+            i = int(idx[j])
+            d = self.date_days[i]
+            typ = str(self.types[i])
+            items.append(Ranked(
+                int(self.rowids[i]), self.doc_ids[i], typ, None, None if np.isnan(d) else float(d), None,
+                float(r[j]), float(f[j]), float(cov[j]), float(identity[j]), float(base[j]), float(recency[j]),
+                1.0, 1.0, 1.0, float(score[j]),
+            ))
+        items.sort(key=_sort_key, reverse=True)
+        items = items[:top]
+        self._fill_details(items)
+        return items
+
+    def _fill_details(self, items: list[Ranked]) -> None:
+        """Date string, status and the individual static factors of the returned documents (for hits/--explain)."""
+        if not items:
+            return
+        marks = ",".join("?" * len(items))
+        rows = {r[0]: r[1:] for r in self.conn.execute(
+            f"SELECT id, date, status, is_capture, confidence FROM documents WHERE id IN ({marks})", [it.rowid for it in items])}
+        for it in items:
+            date, status, is_capture, confidence = rows[it.rowid]
+            it.date, it.status = date, status
+            it.status_factor = S.status_factor(status)
+            it.type_factor = S.type_factor(it.type, bool(is_capture))
+            it.confidence_factor = S.confidence_factor(confidence)
