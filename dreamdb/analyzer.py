@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "4"
+ANALYZER_VERSION = "5"
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -58,6 +58,11 @@ TURKISH_STOPWORDS = frozenset(
 )
 
 STOPWORDS = ENGLISH_STOPWORDS | TURKISH_STOPWORDS
+
+MIN_TURKISH_STEM = 3
+"""Shortest Turkish stem kept: the Snowball Turkish stemmer, having no dictionary, cuts short
+words to fragments (ürün → ür, isimle → is) that collide with unrelated terms; shorter stems
+fall back to the unstemmed word."""
 
 _TURKISH_ONLY_LETTERS = frozenset("ğışı")
 _TURKISH_LETTERS = frozenset("çğıöşü")
@@ -110,7 +115,8 @@ def stem(word: str, turkish: bool) -> str:
         return word
     if turkish and len(word) > 3:
         stem = _turkish_stemmer().stemWord(word)
-        word = stem if len(stem) >= 2 else word
+        if len(stem) >= MIN_TURKISH_STEM and stem not in STOPWORDS:
+            word = stem
     return english_stem(word)
 
 
