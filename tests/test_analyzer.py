@@ -31,7 +31,8 @@ def test_turkish_case_and_plural_suffixes_collapse():
     q = analyze("veritabanları hakkında kararlar nasıl verildi")
     assert is_turkish("veritabanları hakkında kararlar nasıl verildi".split())
     assert "karar" in q
-    assert analyze("kararları evlerde", turkish=True) == ["karar", "ev"]
+    assert analyze("kararları kitaplarımızdan", turkish=True) == ["karar", "kitap"]
+    assert analyze("ürünün isimle", turkish=True) == [english_stem("ürünün"), english_stem("isimle")]  # no 2-letter fragments
     assert "nasıl" not in q  # Turkish question word is a stopword
 
 
