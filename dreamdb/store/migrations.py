@@ -4,6 +4,12 @@ Each file ``NNN_name.sql`` runs once, inside one transaction together with
 its row in ``schema_migrations``; the highest applied number is the index's
 schema version. The folder is the repository's top-level ``migrations/`` in a
 source checkout and ``dreamdb/migrations/`` inside an installed wheel.
+
+A file whose first line is ``-- requires: vec0`` needs sqlite-vec. When the
+connection has not loaded it, :func:`migrate` loads it if the driver can; if
+the driver cannot load extensions, that migration is skipped and stays
+pending (:func:`pending`) while later ones still apply, so the index works
+BM25-only and gains the vector tables once a capable driver opens it.
 """
 
 from __future__ import annotations
@@ -55,8 +61,58 @@ def latest_version() -> int:
     return migs[-1][0] if migs else 0
 
 
+def requirements(path: Path) -> set[str]:
+    """Capabilities a migration file declares on its first line (``-- requires: vec0``)."""
+    with open(path, encoding="utf-8") as f:
+        first = f.readline().strip()
+    m = re.match(r"^--\s*requires:\s*(.+)$", first)
+    return {r.strip() for r in m.group(1).split(",") if r.strip()} if m else set()
+
+
+def has_vec(conn) -> bool:
+    """True when sqlite-vec is loaded in ``conn``."""
+    from dreamdb.store.connect import DatabaseError
+
+    try:
+        conn.execute("SELECT vec_version()").fetchone()
+        return True
+    except DatabaseError:
+        return False
+
+
+def _ensure_capable(conn, needs: set[str]) -> bool:
+    if "vec0" in needs and not has_vec(conn):
+        from dreamdb.errors import DriverError
+        from dreamdb.store.connect import CAN_LOAD_EXTENSIONS, load_vec
+
+        if not CAN_LOAD_EXTENSIONS:
+            return False
+        try:
+            load_vec(conn)
+        except DriverError:
+            return False
+    return True
+
+
+def applied_versions(conn) -> set[int]:
+    """Versions recorded in ``schema_migrations`` (empty for a new database)."""
+    row = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='schema_migrations'").fetchone()
+    if not row:
+        return set()
+    return {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+
+
+def pending(conn) -> list[int]:
+    """Versions shipped but not applied (read-only; e.g. ``vec0`` ones skipped for lack of sqlite-vec)."""
+    have = applied_versions(conn)
+    return [v for v, _n, _p in available() if v not in have]
+
+
 def migrate(conn) -> list[int]:
     """Apply every pending migration; return the versions applied.
+
+    Migrations that need sqlite-vec (``-- requires: vec0``) are skipped, and
+    stay pending, when the connection cannot load it.
 
     Raises:
         IndexUnavailable: the index was made by a newer dreamdb (higher version).
@@ -68,13 +124,16 @@ def migrate(conn) -> list[int]:
     migs = available()
     if migs and have > migs[-1][0]:
         raise IndexUnavailable(f"The index has schema version {have}, newer than this dreamdb knows ({migs[-1][0]}).")
+    done = applied_versions(conn)
     applied = []
     for version, name, path in migs:
-        if version <= have:
+        if version in done:
+            continue
+        if not _ensure_capable(conn, requirements(path)):
             continue
         sql = path.read_text(encoding="utf-8")
         with write_transaction(conn):
-            if current_version(conn) >= version:  # another process got there first
+            if version in applied_versions(conn):  # another process got there first
                 continue
             for statement in _split_sql(sql):
                 conn.execute(statement)

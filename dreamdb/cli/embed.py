@@ -1,0 +1,266 @@
+"""``dreamdb embed refresh | status | dedup``: the local vector index.
+
+Imports of numpy / onnxruntime happen inside the commands, so ``dreamdb embed
+--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+import click
+
+from dreamdb.cli.options import json_option, open_index, vault_option
+
+_THREADS_HELP = "onnxruntime threads (default: $DREAMDB_EMBED_THREADS, else 2)."
+
+
+@click.group("embed", context_settings={"help_option_names": ["-h", "--help"]})
+def embed() -> None:
+    """Embeddings for hybrid recall: refresh the vectors, show status, check for duplicates.
+
+    Vectors come from the local multilingual-e5-small model (install it once
+    with `dreamdb model install`) and live in the index next to the keyword
+    tables; nothing leaves the machine.
+
+    \b
+    Examples:
+      dreamdb embed refresh
+      dreamdb embed status --json
+      dreamdb embed dedup --title "Sleep fan-out" --file draft.md
+    """
+
+
+class _Bar:
+    """click progress bar on stderr with the embedding rate and ETA (only for ≥ 1 text, not with --json)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = None
+        self.done = 0
+        self.t0 = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        if self.bar is None:
+            self.t0 = time.perf_counter()
+            self.bar = click.progressbar(length=total, label="Embedding chunks", file=sys.stderr, show_eta=True,
+                                         show_pos=True, item_show_func=lambda _x: self._rate())
+            self.bar.__enter__()
+        self.bar.update(done - self.done, current_item=done)
+        self.done = done
+
+    def _rate(self) -> str:
+        dt = time.perf_counter() - self.t0
+        return f"{self.done / dt:.1f} chunks/s" if dt > 0 and self.done else ""
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def _sigterm_as_interrupt():
+    """Make SIGTERM behave like Ctrl-C during a refresh (the running batch rolls back, finished ones stay)."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (e.g. some test runners)
+        return None
+
+
+def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
+    from dreamdb.embeddings.store import embed_status, refresh
+
+    bar = _Bar(show_bar)
+    old = _sigterm_as_interrupt()
+    try:
+        return refresh(index.conn, embedder, force=force, progress=bar)
+    except KeyboardInterrupt:
+        bar.close()
+        st = embed_status(index.conn, embedder.model_id)
+        click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
+                   "run `dreamdb embed refresh` again to finish.", err=True)
+        raise click.exceptions.Exit(130) from None
+    finally:
+        bar.close()
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+@embed.command("refresh")
+@vault_option()
+@click.option("--force", is_flag=True, help="Re-chunk every document and re-embed every chunk for the current model.")
+@click.option("--threads", type=click.IntRange(min=1), metavar="N", help=_THREADS_HELP)
+@json_option
+def refresh_cmd(vault, force, threads, as_json):
+    """Chunk changed documents and embed the chunks that have no vector yet.
+
+    Syncs the vault first, then embeds only chunk texts that have no vector
+    for the installed model (an edit re-embeds only the chunks it changed).
+    Each batch is saved as soon as it is done: Ctrl-C or a kill keeps the
+    finished work and the next run resumes. Hybrid recall also refreshes
+    lazily; run this once after installing the model (the real vault's
+    ~1,900 chunks take a few minutes on 2 cores).
+
+    \b
+    Examples:
+      dreamdb embed refresh
+      dreamdb embed refresh --force --threads 4
+      dreamdb embed refresh --vault ~/project/_dream_context --json
+    """
+    from dreamdb import output
+    from dreamdb.embeddings.model import get_embedder
+
+    index = open_index(vault)
+    index.sync()
+    embedder = get_embedder(threads=threads)
+    report = _run_refresh(index, embedder, force=force, show_bar=not as_json)
+    if as_json:
+        click.echo(output.to_json(report.as_dict()))
+        return
+    click.echo(
+        f"{report.embedded} embedded, {report.reused} reused, {report.pruned} pruned, {report.chunked_docs} documents chunked"
+        f" · {report.chunks} chunks · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
+    )
+
+
+def _current_model_id() -> str | None:
+    from dreamdb.embeddings.locate import model_status
+
+    return model_status().get("model_id")
+
+
+@embed.command("status")
+@vault_option()
+@json_option
+def status_cmd(vault, as_json):
+    """Show chunks, vectors and what a refresh would still do (no model load).
+
+    \b
+    Examples:
+      dreamdb embed status
+      dreamdb embed status --json
+    """
+    from dreamdb import output
+    from dreamdb.embeddings.locate import model_status
+    from dreamdb.embeddings.store import embed_status
+
+    index = open_index(vault)
+    index.sync()
+    ms = model_status()
+    st = embed_status(index.conn, ms.get("model_id"))
+    st["model_installed"] = ms["installed"]
+    st["model_path"] = ms["path"]
+    if as_json:
+        click.echo(output.to_json(st))
+        return
+    if not st["available"]:
+        click.echo(f"vectors: {st['summary']}")
+        return
+    click.echo(f"model:     {'installed' if ms['installed'] else 'not installed'} at {ms['path']}"
+               + (f" ({ms['model_id']})" if ms.get("model_id") else ""))
+    click.echo(f"documents: {st['documents']} ({st['chunked_documents']} chunked, {st['docs_pending']} to chunk)")
+    click.echo(f"chunks:    {st['chunks']} ({st['distinct_texts']} distinct texts)")
+    click.echo(f"vectors:   {st['embedded']} chunks embedded, {st['pending']} texts pending, "
+               f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")
+    for m in st["models"]:
+        click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
+    if not ms["installed"]:
+        click.echo(f"hint: {ms['hint']}")
+
+
+@embed.command("dedup")
+@vault_option()
+@click.option("--title", required=True, help="Title of the candidate document.")
+@click.option("--description", default="", help="One-line description of the candidate.")
+@click.option("--file", "file_", type=click.Path(exists=True, dir_okay=False, allow_dash=False), metavar="FILE",
+              help="Read the candidate's content from FILE.")
+@click.option("--stdin", "from_stdin", is_flag=True, help="Read the candidate's content from standard input.")
+@click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="Neighbours to report.")
+@click.option("--merge", type=float, default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
+@click.option("--margin", type=float, default=0.02, show_default=True, help="… and this far ahead of the second.")
+@click.option("--review", type=float, default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
+@click.option("--if-present", is_flag=True,
+              help="Do nothing (exit 0, verdict SKIPPED) when no model is installed or the index has no vectors yet.")
+@click.option("--threads", type=click.IntRange(min=1), metavar="N", help=_THREADS_HELP)
+@json_option
+def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, review, if_present, threads, as_json):
+    """Check a new document against the vault before creating it: MERGE, REVIEW or CREATE.
+
+    The candidate is chunked and embedded like an indexed document; each
+    existing document scores the best cosine between any of its chunks and
+    any candidate chunk. MERGE: top ≥ --merge and ahead of the second by
+    ≥ --margin; REVIEW: top ≥ --review; else CREATE. Advice only: nothing is
+    written to the vault; the decision is appended to dedup.log.jsonl in the
+    index folder.
+
+    \b
+    Examples:
+      dreamdb embed dedup --title "Hybrid recall" --file draft.md
+      cat draft.md | dreamdb embed dedup --title "Hybrid recall" --stdin --json
+      dreamdb embed dedup --title "X" --description "…" --stdin --if-present --json < draft.md
+    """
+    from dreamdb import output
+    from dreamdb.errors import UsageError
+
+    if file_ and from_stdin:
+        raise UsageError("Give the content with --file or --stdin, not both.")
+    if not (file_ or from_stdin):
+        raise UsageError("Give the candidate's content with --file FILE or --stdin.",
+                         hint='Example: dreamdb embed dedup --title "X" --file draft.md')
+    if file_:
+        try:
+            with open(file_, encoding="utf-8", errors="replace") as f:
+                content = f.read()
+        except OSError as exc:
+            raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}") from None
+    else:
+        content = click.get_text_stream("stdin").read()
+
+    if if_present:
+        skipped = _skip_reason(vault)
+        if skipped:
+            if as_json:
+                click.echo(output.to_json({"verdict": "SKIPPED", "reason": skipped, "neighbours": []}))
+            return
+
+    from dreamdb.dedup import dedup
+    from dreamdb.embeddings.model import get_embedder
+    from dreamdb.embeddings.store import pending
+
+    index = open_index(vault)
+    index.sync()
+    embedder = get_embedder(threads=threads)
+    if pending(index.conn, embedder.model_id):
+        _run_refresh(index, embedder, force=False, show_bar=not as_json)
+    result = dedup(index, embedder, title=title, description=description, content=content, top=top,
+                   merge=merge, margin=margin, review=review)
+    if as_json:
+        click.echo(output.to_json(result.as_dict()))
+        return
+    click.echo(f"{result.verdict}: {result.reason}")
+    rows = [{"score": f"{s:.4f}", "doc_id": d, "title": t[:70]} for d, t, s in result.neighbours]
+    if rows:
+        click.echo(output.table(rows))
+
+
+def _skip_reason(vault) -> str | None:
+    """Why ``--if-present`` should skip (no model, no vector tables, no vectors), or None."""
+    from dreamdb.embeddings.locate import find_model_dir
+
+    if find_model_dir() is None:
+        return "no embedding model installed"
+    from dreamdb.embeddings.store import vectors_available
+
+    index = open_index(vault)
+    if not vectors_available(index.conn):
+        return "the index has no vector tables (sqlite-vec unavailable)"
+    if index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 0:
+        return "the index has no vectors yet (run: dreamdb embed refresh)"
+    return None

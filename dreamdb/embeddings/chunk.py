@@ -1,0 +1,245 @@
+"""Split a document into embedding chunks (SPEC §3). Pure: no I/O, no heavy imports.
+
+Rules (reference constants from SPEC §3, "about 200–512 tokens"):
+
+1. The text is the document's description (as a first paragraph, unless the
+   body already contains it) followed by its body.
+2. It is cut into *sections* at ATX markdown headings (``#`` … ``######``),
+   never inside a fenced code block opened by ``` or ``~~~`` (a
+   heading-looking line inside a fence is code, not a heading). An unclosed
+   fence runs to the end of the document.
+3. Sections under :data:`MERGE_BELOW_WORDS` (100) words merge forward into the
+   next one; a small last section merges backward when the result stays
+   within :data:`SPLIT_ABOVE_WORDS`.
+4. Pieces over :data:`SPLIT_ABOVE_WORDS` (380) words are split at paragraph
+   boundaries (blank lines outside fences), packed greedily up to that size.
+   A paragraph that is itself over the limit (a long fence included: the one
+   exception to "never inside a fence", needed to keep chunks bounded) is
+   split at line ends, and a line over the limit by words. No chunk exceeds
+   380 words or :data:`MAX_CHUNK_CHARS` characters of content.
+5. The title is prepended to every chunk: ``"<title>\\n\\n<content>"``.
+6. At most :data:`MAX_CHUNKS_PER_DOCUMENT` chunks per document; the rest of a
+   huge document is left to keyword search (BM25 indexes all of it). Work is
+   bounded too: a 2 MB document chunks in well under a second.
+
+Edge cases: a document with a title but no description/body gives one chunk
+holding the title; a document with no text at all (no title either) gives no
+chunk.
+
+The chunk's ``content_hash`` is the sha256 (hex) of its full text (title
+included), so identical text gets the identical key in every document and an
+edit re-embeds only the chunks whose text changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+#: Sections shorter than this (words) merge forward (SPEC §3 reference).
+MERGE_BELOW_WORDS = 100
+#: Pieces longer than this (words) are split at paragraphs (SPEC §3 reference).
+SPLIT_ABOVE_WORDS = 380
+#: Hard cap on one chunk's content in characters (a 380-"word" run of base64 or
+#: unspaced text could otherwise be megabytes; the model sees ≤ 512 tokens anyway).
+MAX_CHUNK_CHARS = 4000
+#: Chunks kept per document (≈ 48k words); the tail of a longer document is not embedded.
+MAX_CHUNKS_PER_DOCUMENT = 128
+#: Version of these rules, stored with each chunked document: changing it re-chunks the index.
+CHUNKER_VERSION = "1"
+
+_HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One embedding unit of a document.
+
+    Attributes:
+        ordinal: position in the document, from 0.
+        text: title + blank line + content (what gets embedded as a passage).
+        content_hash: sha256 hex of ``text`` (UTF-8): the embedding's key.
+        n_words: whitespace-separated words in ``text``.
+    """
+
+    ordinal: int
+    text: str
+    content_hash: str
+    n_words: int
+
+
+def text_hash(text: str) -> str:
+    """sha256 (hex, 64 chars) of ``text`` encoded as UTF-8 (lone surrogates kept)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """Cut text into ``(kind, text)`` blocks: ``heading`` lines, ``fence`` blocks, ``para`` paragraphs.
+
+    Blank lines separate paragraphs; fences are kept whole (with their blank lines).
+    """
+    out: list[tuple[str, str]] = []
+    para: list[str] = []
+    lines = text.split("\n")
+    i, n = 0, len(lines)
+
+    def flush() -> None:
+        if para:
+            out.append(("para", "\n".join(para)))
+            para.clear()
+
+    while i < n:
+        line = lines[i]
+        m = _FENCE_RE.match(line)
+        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            flush()
+            mark = m.group(1)
+            close = re.compile(r"^ {0,3}" + re.escape(mark[0]) + "{" + str(len(mark)) + r",}[ \t]*$")
+            j = i + 1
+            while j < n and not close.match(lines[j]):
+                j += 1
+            out.append(("fence", "\n".join(lines[i : j + 1])))
+            i = j + 1
+            continue
+        if _HEADING_RE.match(line):
+            flush()
+            out.append(("heading", line))
+        elif not line.strip():
+            flush()
+        else:
+            para.append(line)
+        i += 1
+    flush()
+    return out
+
+
+def _sections(blocks: list[tuple[str, str]]) -> list[list[str]]:
+    """Group blocks into sections, each starting at a heading (the first may have none)."""
+    sections: list[list[str]] = []
+    cur: list[str] = []
+    for kind, text in blocks:
+        if kind == "heading" and cur:
+            sections.append(cur)
+            cur = []
+        cur.append(text)
+    if cur:
+        sections.append(cur)
+    return sections
+
+
+def _wc(paras: list[str]) -> int:
+    return sum(len(p.split()) for p in paras)
+
+
+def _split_oversized(par: str) -> list[str]:
+    """Split one paragraph over the limits at line ends, then by words, then by characters."""
+    if len(par.split()) <= SPLIT_ABOVE_WORDS and len(par) <= MAX_CHUNK_CHARS:
+        return [par]
+    pieces: list[str] = []
+    for line in par.split("\n"):
+        if len(line.split()) <= SPLIT_ABOVE_WORDS and len(line) <= MAX_CHUNK_CHARS:
+            pieces.append(line)
+            continue
+        run: list[str] = []
+        run_chars = 0
+        for word in line.split():
+            while len(word) > MAX_CHUNK_CHARS:  # one enormous "word" (base64, unspaced text)
+                if run:
+                    pieces.append(" ".join(run))
+                    run, run_chars = [], 0
+                pieces.append(word[:MAX_CHUNK_CHARS])
+                word = word[MAX_CHUNK_CHARS:]
+            if run and (len(run) >= SPLIT_ABOVE_WORDS or run_chars + 1 + len(word) > MAX_CHUNK_CHARS):
+                pieces.append(" ".join(run))
+                run, run_chars = [], 0
+            run.append(word)
+            run_chars += len(word) + 1
+        if run:
+            pieces.append(" ".join(run))
+    return _pack(pieces, "\n")
+
+
+def _pack(parts: list[str], sep: str) -> list[str]:
+    """Greedily join parts (each within the limits) into pieces within the limits."""
+    out: list[str] = []
+    cur: list[str] = []
+    words = chars = 0
+    for p in parts:
+        w, c = len(p.split()), len(p)
+        if cur and (words + w > SPLIT_ABOVE_WORDS or chars + len(sep) + c > MAX_CHUNK_CHARS):
+            out.append(sep.join(cur))
+            cur, words, chars = [], 0, 0
+        cur.append(p)
+        words += w
+        chars += c + (len(sep) if len(cur) > 1 else 0)
+    if cur:
+        out.append(sep.join(cur))
+    return out
+
+
+def _split_piece(paras: list[str]) -> list[str]:
+    """One merged piece → contents within the limits (split at paragraphs, then inside)."""
+    text = "\n\n".join(paras)
+    if _wc(paras) <= SPLIT_ABOVE_WORDS and len(text) <= MAX_CHUNK_CHARS:
+        return [text]
+    parts: list[str] = []
+    for p in paras:
+        parts.extend(_split_oversized(p))
+    return _pack(parts, "\n\n")
+
+
+def chunk_document(title: str, body: str, description: str = "", *,
+                   max_chunks: int = MAX_CHUNKS_PER_DOCUMENT) -> list[Chunk]:
+    """Chunk one document for embedding (rules in the module docstring).
+
+    Args:
+        title: document title, prepended to every chunk.
+        body: markdown body.
+        description: one-line description; becomes the first paragraph unless the body contains it.
+        max_chunks: keep at most this many chunks (default :data:`MAX_CHUNKS_PER_DOCUMENT`).
+
+    Returns:
+        list[Chunk], ordinals 0..n-1 in document order; ``[]`` only when title,
+        description and body are all blank.
+    """
+    title = (title or "").strip()
+    body = (body or "").replace("\r\n", "\n").replace("\r", "\n")
+    description = (description or "").strip()
+    if description and description not in body:
+        body = description + "\n\n" + body
+    sections = _sections(_blocks(body))
+
+    # Merge forward: a section under MERGE_BELOW_WORDS words joins the next one.
+    merged: list[list[str]] = []
+    buf: list[str] = []
+    for sec in sections:
+        buf.extend(sec)
+        if _wc(buf) >= MERGE_BELOW_WORDS:
+            merged.append(buf)
+            buf = []
+        if len(merged) > max_chunks:  # bounded work on huge documents
+            break
+    if buf:
+        if merged and _wc(merged[-1]) + _wc(buf) <= SPLIT_ABOVE_WORDS:
+            merged[-1] = merged[-1] + buf
+        else:
+            merged.append(buf)
+
+    contents: list[str] = []
+    for piece in merged:
+        contents.extend(c for c in _split_piece(piece) if c.strip())
+        if len(contents) >= max_chunks:
+            break
+    contents = contents[:max_chunks]
+
+    if not contents:
+        if not title:
+            return []
+        contents = [""]
+    chunks = []
+    for i, content in enumerate(contents):
+        text = f"{title}\n\n{content}" if title and content else (title or content)
+        chunks.append(Chunk(ordinal=i, text=text, content_hash=text_hash(text), n_words=len(text.split())))
+    return chunks

@@ -1,0 +1,577 @@
+"""Chunks and vectors in the index: refresh, pending check, dense search, status.
+
+Tables (``migrations/002_embeddings.sql``): ``chunked_documents`` (chunking
+state per document), ``chunks`` (one row per chunk, keyed by the sha256 of its
+text), ``embeddings`` (one row per (chunk hash, model id); its ``id`` is the
+vector's rowid) and the sqlite-vec table ``vec_embeddings`` (float32[384],
+cosine distance, ``model_id`` partition key), plus ``models``.
+
+Every function takes a connection that has sqlite-vec loaded (the
+:class:`dreamdb.api.Index` connection does when the driver can load
+extensions) and raises :class:`dreamdb.errors.DriverError` when the vector
+tables are missing (migration 002 pending because the driver cannot load
+sqlite-vec).
+
+Only numpy is imported at module level; the model is passed in by the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from dreamdb.embeddings.chunk import CHUNKER_VERSION, chunk_document
+from dreamdb.errors import DriverError, LockTimeout, UsageError
+from dreamdb.store.connect import DatabaseError, write_transaction
+
+#: Embedding width (multilingual-e5-small, model card hidden_size).
+DIM = 384
+#: sqlite-vec 0.1.x limit on ``k`` in a KNN query (PLATFORM-NOTES).
+VEC_MAX_K = 4096
+#: Chunk texts embedded and committed per transaction by :func:`refresh`.
+DEFAULT_BATCH_SIZE = 32
+#: Documents chunked per write transaction by :func:`refresh`.
+CHUNK_WRITE_BATCH = 200
+#: File lock next to the index serialising refreshes across processes.
+LOCK_FILE_NAME = "embed.lock"
+
+#: progress(done, total): chunk texts embedded so far / to embed in this run.
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class RefreshReport:
+    """What :func:`refresh` did.
+
+    Attributes:
+        chunked_docs: documents (re)chunked.
+        embedded: chunk texts embedded by this run (each distinct text once).
+        reused: distinct chunk texts of (re)chunked documents that already had a vector.
+        pruned: vectors deleted because no chunk uses their text any more.
+        elapsed_ms: wall time, in ms (lock wait included).
+        model_id: the embedder's model id.
+        chunks: chunks in the index afterwards.
+        pending: chunk texts still without a vector for this model (0 after a complete run).
+    """
+
+    chunked_docs: int = 0
+    embedded: int = 0
+    reused: int = 0
+    pruned: int = 0
+    elapsed_ms: float = 0.0
+    model_id: str = ""
+    chunks: int = 0
+    pending: int = 0
+
+    def as_dict(self) -> dict:
+        """JSON-ready mapping."""
+        d = asdict(self)
+        d["elapsed_ms"] = round(self.elapsed_ms, 2)
+        return d
+
+
+# --------------------------------------------------------------------- helpers
+
+
+def vectors_available(conn) -> bool:
+    """True when the index has the vector tables (migration 002 applied)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunks'").fetchone() is not None
+
+
+def _require_tables(conn) -> None:
+    if not vectors_available(conn):
+        from dreamdb.store.connect import DRIVER_NAME
+
+        raise DriverError(
+            f"This index has no vector tables: its SQLite driver ({DRIVER_NAME}) could not load sqlite-vec when it was opened.",
+            hint="pip install 'sqlean.py>=3.45' sqlite-vec (dreamdb then adds the tables on the next open).",
+        )
+
+
+def index_file(conn) -> Path | None:
+    """The main database file of ``conn`` (None for an in-memory database)."""
+    for _seq, name, file in conn.execute("PRAGMA database_list").fetchall():
+        if name == "main":
+            return Path(file) if file else None
+    return None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _as_query(vec) -> bytes:
+    q = np.asarray(vec, dtype=np.float32).reshape(-1)
+    if q.shape != (DIM,):
+        raise UsageError(f"query vector must have {DIM} values, got shape {np.shape(vec)}")
+    return q.tobytes()
+
+
+class _RefreshLock:
+    """Cross-process lock (``filelock``) in the index folder; no-op for in-memory databases."""
+
+    def __init__(self, conn, timeout: float | None) -> None:
+        path = index_file(conn)
+        self._lock = None
+        if path is not None:
+            from filelock import FileLock
+
+            self._lock = FileLock(str(path.parent / LOCK_FILE_NAME), timeout=-1 if timeout is None else timeout)
+
+    def __enter__(self):
+        if self._lock is not None:
+            from filelock import Timeout
+
+            try:
+                self._lock.acquire()
+            except Timeout:
+                raise LockTimeout(
+                    "Another dreamdb process is refreshing the embeddings of this index.",
+                    hint="Wait for it to finish (dreamdb embed status shows the progress), then retry.",
+                ) from None
+            except OSError:  # read-only folder: rely on the SQLite write lock + INSERT OR IGNORE
+                self._lock = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._lock is not None:
+            self._lock.release()
+
+
+def register_model(conn, embedder) -> None:
+    """Record the embedder in ``models`` (once per model id)."""
+    with write_transaction(conn):
+        conn.execute(
+            "INSERT OR IGNORE INTO models (model_id, name, path, dim, source, first_seen) VALUES (?, ?, ?, ?, ?, ?)",
+            (embedder.model_id, getattr(embedder, "name", "multilingual-e5-small"), str(getattr(embedder, "path", "") or ""),
+             int(getattr(embedder, "dim", DIM)), getattr(embedder, "source", None), _now()),
+        )
+
+
+# --------------------------------------------------------------------- chunking
+
+
+def _docs_to_chunk(conn, force: bool) -> list[tuple]:
+    if force:
+        return conn.execute("SELECT id, title, description, body, content_hash FROM documents ORDER BY id").fetchall()
+    return conn.execute(
+        """SELECT d.id, d.title, d.description, d.body, d.content_hash FROM documents d
+           LEFT JOIN chunked_documents s ON s.doc = d.id
+           WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?
+           ORDER BY d.id""",
+        (CHUNKER_VERSION,),
+    ).fetchall()
+
+
+def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]]:
+    """(Re)chunk documents with no or outdated chunks; return (documents chunked, hashes of new chunks).
+
+    Each group of :data:`CHUNK_WRITE_BATCH` documents is written in its own
+    ``BEGIN IMMEDIATE`` transaction, re-checking that each document still has
+    the content hash it was chunked from (a concurrent sync may replace it).
+    """
+    todo = _docs_to_chunk(conn, force)
+    n = 0
+    new_hashes: set[str] = set()
+    for b0 in range(0, len(todo), CHUNK_WRITE_BATCH):
+        batch = [(row, chunk_document(row[1], row[3], row[2])) for row in todo[b0 : b0 + CHUNK_WRITE_BATCH]]
+        with write_transaction(conn):
+            for (doc, _t, _d, _b, chash), chunks in batch:
+                cur = conn.execute("SELECT content_hash FROM documents WHERE id = ?", (doc,)).fetchone()
+                if cur is None or cur[0] != chash:
+                    continue
+                conn.execute("DELETE FROM chunks WHERE doc = ?", (doc,))
+                conn.executemany(
+                    "INSERT INTO chunks (doc, ordinal, content_hash, text, n_words) VALUES (?, ?, ?, ?, ?)",
+                    [(doc, c.ordinal, c.content_hash, c.text, c.n_words) for c in chunks],
+                )
+                conn.execute(
+                    "INSERT OR REPLACE INTO chunked_documents (doc, content_hash, chunker, n_chunks) VALUES (?, ?, ?, ?)",
+                    (doc, chash, CHUNKER_VERSION, len(chunks)),
+                )
+                new_hashes.update(c.content_hash for c in chunks)
+                n += 1
+    return n, new_hashes
+
+
+def prune(conn) -> int:
+    """Delete vectors (of every model) whose chunk text no chunk uses any more; return how many."""
+    with write_transaction(conn):
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)")]
+        _delete_vectors(conn, ids)
+    return len(ids)
+
+
+def _delete_vectors(conn, ids: list[int]) -> None:
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        marks = ",".join("?" * len(part))
+        conn.execute(f"DELETE FROM vec_embeddings WHERE rowid IN ({marks})", part)
+        conn.execute(f"DELETE FROM embeddings WHERE id IN ({marks})", part)
+
+
+def _missing(conn, model_id: str) -> list[tuple[str, str]]:
+    """(hash, text) of every distinct chunk text without a vector for ``model_id``."""
+    return conn.execute(
+        """SELECT c.content_hash, MIN(c.text) FROM chunks c
+           WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model_id = ?)
+           GROUP BY c.content_hash""",
+        (model_id,),
+    ).fetchall()
+
+
+# --------------------------------------------------------------------- refresh
+
+
+def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None = None,
+            batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None) -> RefreshReport:
+    """Bring chunks and vectors in line with the documents table.
+
+    Steps: (1) chunk documents that have no chunks or whose content hash or
+    chunker version changed; (2) prune vectors no chunk uses; (3) embed, as
+    passages, each distinct chunk text that has no vector for this model,
+    shortest first, ``batch_size`` texts per batch, each batch committed in its
+    own short ``BEGIN IMMEDIATE`` transaction (a killed run keeps finished
+    batches; the next run embeds exactly the remainder). A text is never
+    embedded twice: vectors are keyed by (sha256 of the chunk text, model id),
+    refreshes are serialised by a file lock next to the index, and the insert
+    re-checks under the write lock.
+
+    Args:
+        conn: index connection with sqlite-vec loaded, documents synced.
+        embedder: object with ``model_id`` (str), ``embed_passages(list[str]) -> float32[n, 384]``
+            and optionally ``name``, ``path``, ``dim``, ``source`` (an
+            :class:`dreamdb.embeddings.model.Embedder`).
+        force: re-chunk every document and re-embed every text for this model
+            (its old vectors are deleted first).
+        progress: called as ``progress(done, total)`` after each committed batch
+            (texts embedded so far, texts to embed in this run), and once with
+            ``(0, total)`` before the first. An exception raised by it stops the
+            run; committed batches stay.
+        batch_size: texts per embedding call and per transaction (≥ 1).
+        lock_timeout: seconds to wait for another process's refresh (None: wait as long as it takes).
+
+    Returns:
+        RefreshReport.
+
+    Raises:
+        DriverError: the index has no vector tables.
+        LockTimeout: another refresh held the lock past ``lock_timeout`` or the SQLite write lock past its busy timeout.
+        ModelError: the model failed to run.
+        UsageError: ``batch_size`` < 1.
+    """
+    if batch_size < 1:
+        raise UsageError(f"batch_size must be at least 1 (got {batch_size}).")
+    _require_tables(conn)
+    t0 = time.perf_counter()
+    model_id = embedder.model_id
+    report = RefreshReport(model_id=model_id)
+    if not force and _up_to_date(conn, model_id):  # the common case: read-only, no lock, < 1 ms
+        report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        report.elapsed_ms = (time.perf_counter() - t0) * 1000
+        return report
+    with _RefreshLock(conn, lock_timeout):
+        register_model(conn, embedder)
+        if force:
+            with write_transaction(conn):
+                _delete_vectors(conn, [r[0] for r in conn.execute("SELECT id FROM embeddings WHERE model_id = ?", (model_id,))])
+        report.chunked_docs, new_hashes = chunk_pending_documents(conn, force=force)
+        report.pruned = prune(conn)
+        todo = _missing(conn, model_id)
+        if new_hashes:
+            report.reused = len(new_hashes) - len(new_hashes.intersection(h for h, _t in todo))
+        todo.sort(key=lambda ht: len(ht[1]))  # similar lengths per batch: less padding
+        total = len(todo)
+        if progress:
+            progress(0, total)
+        for b0 in range(0, total, batch_size):
+            batch = todo[b0 : b0 + batch_size]
+            vecs = np.asarray(embedder.embed_passages([t for _h, t in batch]), dtype=np.float32)
+            if vecs.shape != (len(batch), DIM):
+                from dreamdb.errors import ModelError
+
+                raise ModelError(f"The model returned vectors of shape {vecs.shape}, expected ({len(batch)}, {DIM}).")
+            now = _now()
+            with write_transaction(conn):
+                for (h, _t), v in zip(batch, vecs):
+                    cur = conn.execute(
+                        "INSERT OR IGNORE INTO embeddings (content_hash, model_id, created_at) VALUES (?, ?, ?)", (h, model_id, now))
+                    if cur.rowcount == 1:
+                        conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
+                                     (cur.lastrowid, model_id, v.tobytes()))
+                        report.embedded += 1
+            if progress:
+                progress(min(b0 + batch_size, total), total)
+    report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    report.pending = len(_missing(conn, model_id))
+    report.elapsed_ms = (time.perf_counter() - t0) * 1000
+    return report
+
+
+def _up_to_date(conn, model_id: str) -> bool:
+    """Nothing to chunk, embed or prune for ``model_id``, and the model is registered (read-only check)."""
+    if conn.execute("SELECT 1 FROM models WHERE model_id = ?", (model_id,)).fetchone() is None:
+        return False
+    if pending(conn, model_id):
+        return False
+    return conn.execute(
+        "SELECT NOT EXISTS (SELECT 1 FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash))"
+    ).fetchone()[0] == 1
+
+
+def pending(conn, model_id: str) -> int:
+    """How much a :func:`refresh` would do: documents needing (re)chunking + chunk texts without a vector.
+
+    Cheap (two indexed COUNT queries, ~1 ms for a few thousand chunks): meant
+    to run before every hybrid query; 0 means the vectors are current.
+
+    Args:
+        conn: index connection.
+        model_id: the embedder's model id.
+
+    Returns:
+        int ≥ 0.
+
+    Raises:
+        DriverError: the index has no vector tables.
+    """
+    _require_tables(conn)
+    return conn.execute(
+        """SELECT
+             (SELECT COUNT(*) FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
+               WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?)
+           + (SELECT COUNT(DISTINCT c.content_hash) FROM chunks c
+               WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model_id = ?))""",
+        (CHUNKER_VERSION, model_id),
+    ).fetchone()[0]
+
+
+# --------------------------------------------------------------------- search
+
+
+def _docs_for_vectors(conn, rowids: Iterable[int]) -> list[tuple[int, int]]:
+    """(vector rowid, documents.id) for every chunk using each vector."""
+    ids = list(rowids)
+    out: list[tuple[int, int]] = []
+    for i in range(0, len(ids), 900):
+        part = ids[i : i + 900]
+        marks = ",".join("?" * len(part))
+        out.extend(conn.execute(
+            f"SELECT e.id, c.doc FROM embeddings e JOIN chunks c ON c.content_hash = e.content_hash WHERE e.id IN ({marks})",
+            part).fetchall())
+    return out
+
+
+def _best_per_doc(pairs: list[tuple[int, int]], cos: dict[int, float], allowed: set[int] | None) -> dict[int, float]:
+    best: dict[int, float] = {}
+    for rowid, doc in pairs:
+        if allowed is not None and doc not in allowed:
+            continue
+        s = cos[rowid]
+        if s > best.get(doc, -2.0):
+            best[doc] = s
+    return best
+
+
+def _top(best: dict[int, float], k: int) -> list[tuple[int, float]]:
+    return sorted(best.items(), key=lambda ds: (-ds[1], ds[0]))[:k]
+
+
+def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None) -> list[tuple[int, float]]:
+    """The ``k`` documents nearest to a query vector, by their best chunk.
+
+    A document's score is the max cosine similarity over its chunks. Uses the
+    sqlite-vec KNN (``embedding MATCH ? AND k = ? AND model_id = ?``; vectors of
+    other models are never compared), over-fetching chunks (4×k, growing
+    ×4 up to sqlite-vec's k ≤ 4096) until ``k`` distinct allowed documents come
+    back or every vector was seen. When ``allowed_docs`` is small (≤ 2,000
+    chunks) or the KNN cap is reached, the allowed documents' vectors are
+    scored exactly instead.
+
+    Args:
+        conn: index connection with sqlite-vec loaded.
+        query_vec: float32[384] (or [1, 384]), L2-normalised (``Embedder.embed_queries``).
+        model_id: the model the query was embedded with.
+        k: documents wanted (≥ 1).
+        allowed_docs: restrict to these ``documents.id`` values (None: all).
+
+    Returns:
+        list of (documents.id, cosine similarity in [-1, 1]), best first (ties by id); fewer than
+        ``k`` when fewer documents have vectors.
+
+    Raises:
+        DriverError: the index has no vector tables.
+        UsageError: wrong vector shape or k < 1.
+    """
+    if not isinstance(k, int) or k < 1:
+        raise UsageError(f"k must be a positive integer, got {k!r}")
+    _require_tables(conn)
+    q = _as_query(query_vec)
+    if allowed_docs is not None:
+        if not allowed_docs:
+            return []
+        if len(allowed_docs) <= 2000:
+            n_allowed = _count_chunks(conn, allowed_docs)
+            if n_allowed <= 2000:
+                return _exact_for_docs(conn, q, model_id, k, allowed_docs)
+    n_vec = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()[0]
+    if n_vec == 0:
+        return []
+    kk = min(max(4 * k, 32), VEC_MAX_K, n_vec)
+    while True:
+        rows = conn.execute(
+            "SELECT rowid, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ? AND model_id = ?",
+            (q, kk, model_id)).fetchall()
+        cos = {r: 1.0 - d for r, d in rows}
+        best = _best_per_doc(_docs_for_vectors(conn, cos), cos, allowed_docs)
+        if len(best) >= k or kk >= n_vec:
+            return _top(best, k)
+        if kk >= VEC_MAX_K:
+            return _exact_for_docs(conn, q, model_id, k, allowed_docs)
+        kk = min(kk * 4, VEC_MAX_K, n_vec)
+
+
+def _count_chunks(conn, docs: set[int]) -> int:
+    ids = list(docs)
+    n = 0
+    for i in range(0, len(ids), 900):
+        part = ids[i : i + 900]
+        n += conn.execute(f"SELECT COUNT(*) FROM chunks WHERE doc IN ({','.join('?' * len(part))})", part).fetchone()[0]
+    return n
+
+
+def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """(doc ids int64[m], vectors float32[m, 384]) for every chunk of ``docs`` (None: all) with a vector."""
+    if docs is None:
+        rows = conn.execute(
+            """SELECT c.doc, v.embedding FROM vec_embeddings v
+               JOIN embeddings e ON e.id = v.rowid JOIN chunks c ON c.content_hash = e.content_hash
+               WHERE v.model_id = ?""", (model_id,)).fetchall()
+    else:
+        ids = list(docs)
+        rows = []
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            rows.extend(conn.execute(
+                f"""SELECT c.doc, (SELECT embedding FROM vec_embeddings WHERE rowid = e.id) FROM chunks c
+                    JOIN embeddings e ON e.content_hash = c.content_hash AND e.model_id = ?
+                    WHERE c.doc IN ({','.join('?' * len(part))})""", (model_id, *part)).fetchall())
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32)
+    doc_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
+    return doc_ids, mat
+
+
+def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None) -> list[tuple[int, float]]:
+    doc_ids, mat = _vectors_for_docs(conn, model_id, docs)
+    if not len(doc_ids):
+        return []
+    sims = mat @ np.frombuffer(q, dtype=np.float32)
+    best: dict[int, float] = {}
+    for d, s in zip(doc_ids.tolist(), sims.tolist()):
+        if s > best.get(d, -2.0):
+            best[d] = s
+    return _top(best, k)
+
+
+def dense_search_numpy(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None) -> list[tuple[int, float]]:
+    """Exact brute force with numpy over every vector of ``model_id`` (the baseline of :func:`dense_search`).
+
+    Same arguments, result and errors as :func:`dense_search`; reads all
+    vectors from the index on every call (benchmarks compare the two).
+    """
+    if not isinstance(k, int) or k < 1:
+        raise UsageError(f"k must be a positive integer, got {k!r}")
+    _require_tables(conn)
+    return _exact_for_docs(conn, _as_query(query_vec), model_id, k, allowed_docs)
+
+
+def doc_chunk_vectors(conn, doc_ids: Iterable[int], model_id: str) -> dict[int, np.ndarray]:
+    """Vectors of each document's chunks.
+
+    Args:
+        conn: index connection with sqlite-vec loaded.
+        doc_ids: ``documents.id`` values.
+        model_id: which model's vectors.
+
+    Returns:
+        {documents.id: float32[n_chunks_with_vectors, 384]} (documents without vectors are absent).
+
+    Raises:
+        DriverError: the index has no vector tables.
+    """
+    _require_tables(conn)
+    ids, mat = _vectors_for_docs(conn, model_id, set(doc_ids))
+    out: dict[int, np.ndarray] = {}
+    for d in np.unique(ids).tolist():
+        out[d] = mat[ids == d]
+    return out
+
+
+# --------------------------------------------------------------------- status
+
+
+def embed_status(conn, model_id: str | None = None) -> dict:
+    """What the vector index holds (cheap: a few COUNT queries).
+
+    Args:
+        conn: index connection (sqlite-vec need not be loaded).
+        model_id: the model to report on; default the model with the most vectors.
+
+    Returns:
+        dict with keys: available (bool: vector tables exist), model_id, model_name,
+        documents, chunked_documents, docs_pending (need (re)chunking), chunks,
+        distinct_texts, embedded (chunks whose text has a vector for the model),
+        pending (distinct chunk texts without one), vectors (for the model),
+        vectors_total (all models), vectors_bytes (float32 payload, 384 × 4 bytes
+        per vector), models (list of {model_id, name, dim, source, first_seen, vectors}),
+        summary (one line for ``dreamdb status``).
+    """
+    if not vectors_available(conn):
+        return {"available": False, "model_id": model_id, "model_name": None, "chunks": 0, "embedded": 0, "pending": 0,
+                "vectors": 0, "vectors_total": 0, "vectors_bytes": 0, "models": [],
+                "summary": "unavailable (sqlite-vec cannot be loaded by this SQLite driver)"}
+    models = [dict(zip(("model_id", "name", "dim", "source", "first_seen", "vectors"), r)) for r in conn.execute(
+        """SELECT m.model_id, m.name, m.dim, m.source, m.first_seen,
+                  (SELECT COUNT(*) FROM embeddings e WHERE e.model_id = m.model_id) FROM models m ORDER BY m.first_seen""")]
+    if model_id is None and models:
+        model_id = max(models, key=lambda m: (m["vectors"], m["first_seen"]))["model_id"]
+    name = next((m["name"] for m in models if m["model_id"] == model_id), None)
+    n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    chunked = conn.execute("SELECT COUNT(*) FROM chunked_documents").fetchone()[0]
+    docs_pending = conn.execute(
+        """SELECT COUNT(*) FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
+           WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?""", (CHUNKER_VERSION,)).fetchone()[0]
+    chunks, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks").fetchone()
+    embedded = pend = vectors = 0
+    if model_id is not None:
+        embedded = conn.execute(
+            "SELECT COUNT(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model_id = ?)",
+            (model_id,)).fetchone()[0]
+        vectors = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()[0]
+        pend = conn.execute(
+            """SELECT COUNT(DISTINCT content_hash) FROM chunks c
+               WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model_id = ?)""",
+            (model_id,)).fetchone()[0]
+    else:
+        pend = distinct
+    total = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+    if model_id is None:
+        summary = f"no vectors yet ({chunks} chunks); run: dreamdb embed refresh"
+    else:
+        summary = (f"{embedded}/{chunks} chunks embedded with {name or 'model'} {model_id}"
+                   + (f", {pend + docs_pending} pending" if pend or docs_pending else ", up to date"))
+    return {
+        "available": True, "model_id": model_id, "model_name": name, "documents": n_docs, "chunked_documents": chunked,
+        "docs_pending": docs_pending, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,
+        "pending": pend, "vectors": vectors, "vectors_total": total, "vectors_bytes": total * DIM * 4,
+        "models": models, "summary": summary,
+    }

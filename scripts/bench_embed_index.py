@@ -1,0 +1,190 @@
+#!/usr/bin/env python
+"""Benchmark the vector index: full embedding, no-change refresh, dense search, vec load cost.
+
+Each figure has a baseline beside it:
+
+* vec load per connection: ``connect(vec=True)`` vs ``connect()``.
+* first full embedding: wall time of ``refresh`` vs the time spent inside
+  ``embed_passages`` (the model itself), i.e. the store's overhead.
+* no-change refresh: ``refresh`` vs ``pending`` (the lazy check before each
+  hybrid query) vs a no-change ``Index.sync``.
+* dense search p50: vec0 KNN (``dense_search``) vs numpy brute force reading the
+  vectors from SQLite (``dense_search_numpy``) vs numpy on a matrix already in RAM.
+
+All timings are medians over ``--runs`` repetitions, except the full embedding
+(one run: minutes on 2 cores). The vault is copied to a work folder first; the
+shared vault is never written. ``--workdir DIR`` keeps the copy and its index,
+so a later run skips the full embedding and reports the saved figure.
+
+Usage:
+    python scripts/bench_embed_index.py                 # the real vault (~1,900 chunks; several minutes)
+    python scripts/bench_embed_index.py --quick         # 40 small documents, 3 runs (CI)
+    python scripts/bench_embed_index.py --workdir /tmp/bench-embed --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DEFAULT_VAULT = ROOT.parent / "shared" / "vaults" / "dreamcontext" / "_dream_context"
+
+
+def median_ms(fn, runs: int) -> float:
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(out)
+
+
+def copy_vault(src: Path, work: Path, quick: bool) -> Path:
+    dest = work / "_dream_context"
+    if dest.is_dir():
+        return dest
+    if quick:
+        files = sorted((p for p in (src / "knowledge").rglob("*.md") if "/." not in str(p.relative_to(src))),
+                       key=lambda p: (p.stat().st_size, str(p)))[:40]  # the 40 smallest: ~1 min
+        for p in files:
+            t = dest / p.relative_to(src)
+            t.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, t)
+    else:
+        shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".dreamdb"))
+    for dirpath, _dirs, files in os.walk(dest):
+        os.chmod(dirpath, 0o755)
+        for f in files:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+    return dest
+
+
+class TimedEmbedder:
+    """Wraps an Embedder and accumulates the time spent in the model."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.model_id, self.name, self.dim, self.source, self.path = inner.model_id, inner.name, inner.dim, inner.source, inner.path
+        self.seconds = 0.0
+        self.texts = 0
+
+    def embed_passages(self, texts):
+        t0 = time.perf_counter()
+        v = self.inner.embed_passages(texts)
+        self.seconds += time.perf_counter() - t0
+        self.texts += len(texts)
+        return v
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--vault", type=Path, default=DEFAULT_VAULT)
+    ap.add_argument("--quick", action="store_true", help="the 40 smallest knowledge files, 3 runs")
+    ap.add_argument("--runs", type=int, default=None, help="repetitions per timing (default 20, quick 3)")
+    ap.add_argument("--queries", type=int, default=50, help="dense-search queries (quick: 10)")
+    ap.add_argument("--workdir", type=Path, help="keep the vault copy + index here (reused by later runs)")
+    ap.add_argument("--model-dir", help="model directory (default: DREAMDB_MODEL_DIR / user data dir)")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    runs = args.runs or (3 if args.quick else 20)
+    n_queries = 10 if args.quick else args.queries
+
+    import numpy as np
+
+    import dreamdb
+    from dreamdb.embeddings import store
+    from dreamdb.embeddings.model import Embedder
+    from dreamdb.store import connect as db
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-embed-"))
+    work.mkdir(parents=True, exist_ok=True)
+    vault = copy_vault(args.vault, work, args.quick)
+    res: dict = {"vault": str(vault), "quick": args.quick, "runs": runs, "driver": f"{db.DRIVER_NAME} {db.sqlite3.sqlite_version}"}
+
+    # vec load cost per connection
+    probe = work / "probe.db"
+    db.connect(probe).close()
+    res["connect_ms"] = median_ms(lambda: db.connect(probe).close(), max(runs, 20))
+    res["connect_vec_ms"] = median_ms(lambda: db.connect(probe, vec=True).close(), max(runs, 20))
+
+    emb = Embedder(args.model_dir, threads=args.threads)
+    res["model_id"], res["model_load_ms"] = emb.model_id, round(emb.load_ms, 1)
+    index = dreamdb.open(vault)
+    sync = index.sync()
+    res["documents"] = sync.documents
+    c = index.conn
+
+    saved = work / "full_embed.json"
+    if store.pending(c, emb.model_id) or not saved.exists():
+        timed = TimedEmbedder(emb)
+        t0 = time.perf_counter()
+        rep = store.refresh(c, timed)
+        wall = time.perf_counter() - t0
+        full = {"chunks": rep.chunks, "embedded": rep.embedded, "seconds": round(wall, 2),
+                "chunks_per_s": round(rep.embedded / wall, 2) if wall else None,
+                "model_seconds": round(timed.seconds, 2), "store_overhead_s": round(wall - timed.seconds, 2)}
+        saved.write_text(json.dumps(full), encoding="utf-8")
+    else:
+        full = {**json.loads(saved.read_text(encoding="utf-8")), "cached": True}
+    res["full_embed"] = full
+
+    res["refresh_nochange_ms"] = median_ms(lambda: store.refresh(c, emb), runs)
+    res["pending_ms"] = median_ms(lambda: store.pending(c, emb.model_id), runs)
+    res["sync_nochange_ms"] = median_ms(lambda: index.sync(), runs)
+
+    rows = c.execute("SELECT id, title, description FROM documents WHERE description != '' ORDER BY id").fetchall()
+    rng = np.random.default_rng(0)
+    picks = [rows[i] for i in rng.choice(len(rows), size=min(n_queries, len(rows)), replace=False)]
+    qv = emb.embed_queries([f"{t}: {d}" for _i, t, d in picks])
+    n_vec = c.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (emb.model_id,)).fetchone()[0]
+    res["vectors"] = n_vec
+
+    def per_query(fn) -> float:
+        return statistics.median(median_ms(lambda q=q: fn(q), max(1, runs // 4)) for q in qv)
+
+    res["dense_vec0_p50_ms"] = per_query(lambda q: store.dense_search(c, q, emb.model_id, 10))
+    res["dense_numpy_sql_p50_ms"] = per_query(lambda q: store.dense_search_numpy(c, q, emb.model_id, 10))
+    doc_ids, mat = store._vectors_for_docs(c, emb.model_id, None)
+
+    def in_ram(q):
+        s = mat @ q
+        best: dict = {}
+        for d, v in zip(doc_ids.tolist(), s.tolist()):
+            if v > best.get(d, -2):
+                best[d] = v
+        return sorted(best.items(), key=lambda x: -x[1])[:10]
+
+    res["dense_numpy_ram_p50_ms"] = per_query(in_ram)
+    hit3 = 0
+    for (doc, _t, _d), q in zip(picks, qv):
+        hit3 += doc in [d for d, _s in store.dense_search(c, q, emb.model_id, 3)]
+    res["title_description_query_top3"] = f"{hit3}/{len(picks)}"
+    index.close()
+
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    f = res["full_embed"]
+    print(f"vault {res['vault']} · {res['documents']} documents · {res['vectors']} vectors · {res['driver']} · model {res['model_id']}")
+    print(f"vec load per connection    {res['connect_vec_ms']:.2f} ms   (baseline connect without vec {res['connect_ms']:.2f} ms)")
+    print(f"full embedding             {f['chunks']} chunks, {f['seconds']} s, {f['chunks_per_s']} chunks/s"
+          f"   (model alone {f['model_seconds']} s; store overhead {f['store_overhead_s']} s){' [cached]' if f.get('cached') else ''}")
+    print(f"no-change refresh          {res['refresh_nochange_ms']:.2f} ms   (pending() {res['pending_ms']:.2f} ms; no-change sync {res['sync_nochange_ms']:.2f} ms)")
+    print(f"dense_search p50 (k=10)    vec0 {res['dense_vec0_p50_ms']:.2f} ms   (numpy via SQL {res['dense_numpy_sql_p50_ms']:.2f} ms;"
+          f" numpy in RAM {res['dense_numpy_ram_p50_ms']:.2f} ms)")
+    print(f"title+description as query → own doc in top 3: {res['title_description_query_top3']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,159 @@
+"""The SPEC §3 chunker: headings, fences, merge/split sizes, title, bounds, stable hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+from dreamdb.embeddings.chunk import (
+    MAX_CHUNK_CHARS,
+    MAX_CHUNKS_PER_DOCUMENT,
+    MERGE_BELOW_WORDS,
+    SPLIT_ABOVE_WORDS,
+    chunk_document,
+)
+
+
+def words(n: int, tag: str = "w") -> str:
+    return " ".join(f"{tag}{i}" for i in range(n))
+
+
+def content(c) -> str:
+    return c.text.split("\n\n", 1)[1] if "\n\n" in c.text else ""
+
+
+def test_splits_at_headings_when_sections_are_big_enough():
+    body = f"# One\n\n{words(150, 'a')}\n\n## Two\n\n{words(150, 'b')}\n\n### Three\n\n{words(150, 'c')}\n"
+    cs = chunk_document("Doc", body)
+    assert [c.ordinal for c in cs] == [0, 1, 2]
+    assert content(cs[0]).startswith("# One") and "b0" not in cs[0].text
+    assert content(cs[1]).startswith("## Two") and "a0" not in cs[1].text
+    assert content(cs[2]).startswith("### Three")
+
+
+def test_title_prepended_to_every_chunk():
+    body = f"# A\n\n{words(200)}\n\n# B\n\n{words(200)}"
+    cs = chunk_document("My Title", body)
+    assert len(cs) == 2 and all(c.text.startswith("My Title\n\n") for c in cs)
+
+
+def test_small_sections_merge_forward():
+    body = f"# A\n\n{words(30, 'a')}\n\n# B\n\n{words(30, 'b')}\n\n# C\n\n{words(150, 'c')}\n\n# D\n\n{words(150, 'd')}"
+    cs = chunk_document("T", body)
+    assert len(cs) == 2
+    assert "a0" in cs[0].text and "b0" in cs[0].text and "c0" in cs[0].text
+    assert content(cs[1]).startswith("# D")
+
+
+def test_small_last_section_merges_backward():
+    body = f"# A\n\n{words(150, 'a')}\n\n# B\n\n{words(20, 'b')}"
+    cs = chunk_document("T", body)
+    assert len(cs) == 1 and "b19" in cs[0].text
+
+
+def test_big_section_split_at_paragraphs():
+    paras = [words(100, f"p{i}x") for i in range(8)]  # 800 words, one section
+    cs = chunk_document("T", "# Big\n\n" + "\n\n".join(paras))
+    assert len(cs) >= 3
+    for c in cs:
+        assert len(content(c).split()) <= SPLIT_ABOVE_WORDS
+        # paragraphs are never cut: each paragraph's first and last word are in the same chunk
+    for i in range(8):
+        holder = [c for c in cs if f"p{i}x0 " in c.text]
+        assert len(holder) == 1 and f"p{i}x99" in holder[0].text
+
+
+def test_oversized_paragraph_split_by_words():
+    cs = chunk_document("T", words(1000))
+    assert len(cs) == 3
+    assert all(len(content(c).split()) <= SPLIT_ABOVE_WORDS for c in cs)
+    assert " ".join(content(c) for c in cs) == words(1000)
+
+
+def test_heading_inside_fence_is_not_a_boundary():
+    fence = "```python\n# not a heading\nx = 1\n\n# still code\n```"
+    body = f"# Real\n\n{words(120, 'a')}\n\n{fence}\n\n{words(5, 'z')}\n\n# Next\n\n{words(120, 'b')}"
+    cs = chunk_document("T", body)
+    assert len(cs) == 2
+    assert fence in cs[0].text  # the whole fence, blank line included, in one chunk
+    assert content(cs[1]).startswith("# Next")
+
+
+def test_tilde_fence_and_longer_fence_markers():
+    fence = "~~~~\n# comment\n~~~\n## also code\n~~~~"
+    body = f"# A\n\n{words(120)}\n\n{fence}\n\n# B\n\n{words(120, 'b')}"
+    cs = chunk_document("T", body)
+    assert len(cs) == 2 and fence in cs[0].text
+
+
+def test_fences_never_split_when_a_section_is_split():
+    fence = "```\n" + "\n".join(f"line {i} of code" for i in range(40)) + "\n```"  # 160 words
+    body = "# S\n\n" + "\n\n".join([words(150, "a"), fence, words(150, "b"), words(150, "c")])
+    cs = chunk_document("T", body)
+    assert sum(fence in c.text for c in cs) == 1
+    assert all("```" not in c.text or fence in c.text for c in cs)
+
+
+def test_unclosed_fence_runs_to_the_end():
+    body = f"# A\n\n{words(120)}\n\n```\n# inside\n{words(10, 'z')}"
+    cs = chunk_document("T", body)
+    assert len(cs) == 1 and "# inside" in cs[0].text
+
+
+def test_description_first_unless_in_body():
+    cs = chunk_document("T", words(20), description="A short summary.")
+    assert len(cs) == 1 and content(cs[0]).startswith("A short summary.")
+    cs2 = chunk_document("T", "A short summary.\n\n" + words(20), description="A short summary.")
+    assert content(cs2[0]).count("A short summary.") == 1
+
+
+def test_empty_documents():
+    only_title = chunk_document("Just a title", "")
+    assert len(only_title) == 1 and only_title[0].text == "Just a title" and only_title[0].n_words == 3
+    assert chunk_document("", "  \n\n ") == []
+    assert chunk_document("", "", "") == []
+    assert chunk_document("", "body only")[0].text == "body only"
+
+
+def test_hashes_are_sha256_of_text_and_stable():
+    body = f"# A\n\n{words(150)}\n\n# B\n\n{words(150, 'b')}"
+    a = chunk_document("T", body)
+    b = chunk_document("T", body)
+    assert [c.content_hash for c in a] == [c.content_hash for c in b]
+    assert a[0].content_hash == hashlib.sha256(a[0].text.encode()).hexdigest()
+    # editing section B leaves A's hash alone
+    c = chunk_document("T", body.replace("b149", "changed"))
+    assert c[0].content_hash == a[0].content_hash and c[1].content_hash != a[1].content_hash
+    # the title is part of the text, so another title gives other hashes
+    assert chunk_document("U", body)[0].content_hash != a[0].content_hash
+
+
+def test_crlf_same_as_lf():
+    body = f"# A\n\n{words(150)}\n\n# B\n\n{words(150, 'b')}"
+    assert [c.content_hash for c in chunk_document("T", body.replace("\n", "\r\n"))] == \
+           [c.content_hash for c in chunk_document("T", body)]
+
+
+def test_two_megabyte_document_is_bounded():
+    section = "## Section\n\n" + ("Karar: hibrit aramada BM25 taban kalır; dense sadece yeniden sıralar. " * 60) + "\n\n"
+    body = (section * 2000)[:2_000_000]
+    t0 = time.perf_counter()
+    cs = chunk_document("Huge", body)
+    took = time.perf_counter() - t0
+    assert len(cs) == MAX_CHUNKS_PER_DOCUMENT
+    assert took < 2.0, f"2 MB took {took:.2f} s"
+    assert all(len(content(c)) <= MAX_CHUNK_CHARS and len(content(c).split()) <= SPLIT_ABOVE_WORDS for c in cs)
+
+
+def test_no_spaces_megabyte_line_is_cut_by_characters():
+    cs = chunk_document("B64", "x" * 1_000_000)
+    assert 1 < len(cs) <= MAX_CHUNKS_PER_DOCUMENT
+    assert all(len(content(c)) <= MAX_CHUNK_CHARS for c in cs)
+
+
+def test_merge_constant_is_respected():
+    # every chunk but possibly the last has at least MERGE_BELOW_WORDS words of content
+    body = "\n\n".join(f"# H{i}\n\n{words(40, f's{i}x')}" for i in range(20))
+    cs = chunk_document("T", body)
+    assert all(len(content(c).split()) >= MERGE_BELOW_WORDS for c in cs[:-1])
+    assert sum(len(content(c).split()) for c in cs) == 20 * 41 + 20  # every word kept ('#', 'Hi', 40 words)

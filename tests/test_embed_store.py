@@ -1,0 +1,351 @@
+"""Chunks + vectors in the index: refresh, resume, prune, parallel refreshes, dense search.
+
+Mechanics use a deterministic hash embedder (``HashEmbedder``: fast, and the
+counts are what matters); retrieval quality and the end-to-end path use the
+real model on a ~20-document subset of the real vault (``embedded_subset``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import dreamdb
+from dreamdb.embeddings import store
+from dreamdb.store import connect as db
+from tests.conftest import ROOT, copy_vault, write_doc
+
+pytestmark = pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+
+
+class HashEmbedder:
+    """Deterministic unit vectors from the sha256 of the text; counts every text it embeds."""
+
+    def __init__(self, model_id: str = "test-hash-1") -> None:
+        self.model_id = model_id
+        self.name = "hash"
+        self.dim = 384
+        self.source = "custom"
+        self.path = None
+        self.calls: list[str] = []
+
+    def embed_passages(self, texts):
+        self.calls.extend(texts)
+        return np.stack([self.vec(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
+
+    @staticmethod
+    def vec(text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+
+def para(tag: str, n: int = 150) -> str:
+    return " ".join(f"{tag}{i}" for i in range(n))
+
+
+def make_vault(vault, n_docs: int = 6):
+    for i in range(n_docs):
+        write_doc(vault, f"knowledge/doc{i}.md",
+                  f"---\nname: Doc {i}\ndescription: about topic {i}\n---\n# Part A\n\n{para(f'a{i}x')}\n\n# Part B\n\n{para(f'b{i}x')}\n")
+    return vault
+
+
+def open_synced(vault):
+    index = dreamdb.open(vault)
+    index.sync()
+    return index
+
+
+def test_refresh_embeds_all_then_nothing_twice(tiny_vault):
+    make_vault(tiny_vault)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        r1 = store.refresh(index.conn, emb, batch_size=4)
+        assert r1.chunked_docs == 6 and r1.embedded == 12 and r1.chunks == 12 and r1.pending == 0 and r1.pruned == 0
+        assert store.pending(index.conn, emb.model_id) == 0
+        r2 = store.refresh(index.conn, emb)
+        assert (r2.chunked_docs, r2.embedded, r2.pruned) == (0, 0, 0)
+        assert len(emb.calls) == len(set(emb.calls)) == 12
+        st = store.embed_status(index.conn, emb.model_id)
+        assert st["embedded"] == st["chunks"] == 12 and st["pending"] == 0 and st["vectors"] == 12
+        assert st["vectors_bytes"] == 12 * 384 * 4 and st["model_name"] == "hash"
+        # the views work
+        assert index.conn.execute("SELECT COUNT(*) FROM chunk_vectors WHERE model_id = ?", (emb.model_id,)).fetchone()[0] == 12
+        cov = index.conn.execute("SELECT chunks, embedded, vectors FROM embedding_coverage").fetchone()
+        assert tuple(cov) == (12, 12, 12)
+
+
+def test_edit_reembeds_only_changed_chunks_and_delete_prunes(tiny_vault):
+    make_vault(tiny_vault)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb)
+        emb.calls.clear()
+        p = tiny_vault / "knowledge" / "doc2.md"
+        p.write_text(p.read_text().replace("b2x149", "edited"), encoding="utf-8")
+        index.sync()
+        assert store.pending(index.conn, emb.model_id) >= 1
+        r = store.refresh(index.conn, emb)
+        assert r.chunked_docs == 1 and r.embedded == 1 and r.reused == 1 and r.pruned == 1
+        assert len(emb.calls) == 1 and "edited" in emb.calls[0]
+        # delete a document: its vectors go
+        (tiny_vault / "knowledge" / "doc3.md").unlink()
+        index.sync()
+        r = store.refresh(index.conn, emb)
+        assert r.pruned == 2 and r.embedded == 0 and r.chunks == 10
+        n_vec = index.conn.execute("SELECT COUNT(*) FROM vec_embeddings WHERE model_id = ?", (emb.model_id,)).fetchone()[0]
+        assert n_vec == index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 10
+
+
+def test_resync_of_same_text_reuses_vectors(tiny_vault):
+    make_vault(tiny_vault, 3)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb)
+        emb.calls.clear()
+        index.sync(force=True)  # every document row deleted and re-inserted
+        r = store.refresh(index.conn, emb)
+        assert r.chunked_docs == 3 and r.embedded == 0 and r.reused == 6 and emb.calls == []
+
+
+def test_force_reembeds_everything_for_this_model_only(tiny_vault):
+    make_vault(tiny_vault, 2)
+    a, b = HashEmbedder("model-a"), HashEmbedder("model-b")
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, a)
+        store.refresh(index.conn, b)
+        a.calls.clear()
+        r = store.refresh(index.conn, a, force=True)
+        assert r.embedded == 4 and len(a.calls) == 4
+        assert index.conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = 'model-b'").fetchone()[0] == 4
+
+
+def test_interrupted_refresh_keeps_finished_batches_and_resumes(tiny_vault):
+    make_vault(tiny_vault, 6)  # 12 chunks
+    emb = HashEmbedder()
+
+    class Stop(Exception):
+        pass
+
+    def progress(done, total):
+        if done >= 8:  # after two batches of 4
+            raise Stop
+
+    with open_synced(tiny_vault) as index:
+        with pytest.raises(Stop):
+            store.refresh(index.conn, emb, batch_size=4, progress=progress)
+        assert store.embed_status(index.conn, emb.model_id)["embedded"] == 8
+        assert store.pending(index.conn, emb.model_id) == 4
+        emb.calls.clear()
+        r = store.refresh(index.conn, emb, batch_size=4)
+        assert r.embedded == 4 and len(emb.calls) == 4 and r.pending == 0
+        assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_killed_refresh_process_resumes(tiny_vault):
+    make_vault(tiny_vault, 8)  # 16 chunks
+    with open_synced(tiny_vault):
+        pass
+    code = _worker_code(tiny_vault, delay=0.3, batch=2, out=None)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    for line in proc.stdout:  # wait until some batches are committed
+        if line.startswith("progress") and int(line.split()[1]) >= 6:
+            break
+    proc.kill()
+    proc.wait(timeout=30)
+    emb = HashEmbedder()
+    with dreamdb.open(tiny_vault) as index:
+        done = store.embed_status(index.conn, emb.model_id)["embedded"]
+        assert 6 <= done < 16
+        r = store.refresh(index.conn, emb)
+        assert r.embedded == 16 - done and len(emb.calls) == 16 - done
+        assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _worker_code(vault, *, delay: float, batch: int, out) -> str:
+    return textwrap.dedent(f"""
+        import json, sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        import dreamdb
+        from dreamdb.embeddings import store
+        from tests.test_embed_store import HashEmbedder
+
+        class Slow(HashEmbedder):
+            def embed_passages(self, texts):
+                time.sleep({delay})
+                return super().embed_passages(texts)
+
+        emb = Slow()
+        with dreamdb.open({str(vault)!r}) as index:
+            r = store.refresh(index.conn, emb, batch_size={batch},
+                              progress=lambda d, t: print("progress", d, t, flush=True))
+        print("report", json.dumps(r.as_dict()), len(emb.calls), flush=True)
+    """)
+
+
+def test_two_refreshes_in_parallel_processes(tiny_vault):
+    make_vault(tiny_vault, 6)  # 12 chunks
+    with open_synced(tiny_vault):
+        pass
+    code = _worker_code(tiny_vault, delay=0.05, batch=3, out=None)
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    reports = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        line = [l for l in out.splitlines() if l.startswith("report")][0]
+        reports.append((json.loads(line.split(" ", 1)[1].rsplit(" ", 1)[0]), int(line.rsplit(" ", 1)[1])))
+    assert sorted(r["embedded"] for r, _calls in reports) == [0, 12]
+    assert sum(calls for _r, calls in reports) == 12  # nothing embedded twice
+    with dreamdb.open(tiny_vault) as index:
+        c = index.conn
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert c.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 12
+        assert c.execute("SELECT COUNT(*) FROM vec_embeddings").fetchone()[0] == 12
+        assert c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 12
+
+
+def test_dense_search_never_compares_other_models(tiny_vault):
+    make_vault(tiny_vault, 4)
+    a, b = HashEmbedder("model-a"), HashEmbedder("model-b")
+    with open_synced(tiny_vault) as index:
+        c = index.conn
+        store.refresh(c, a)
+        # model-b vectors: only for doc0, and equal to the query
+        doc0 = c.execute("SELECT id FROM documents WHERE doc_id = 'knowledge/doc0'").fetchone()[0]
+        text = c.execute("SELECT text FROM chunks WHERE doc = ? AND ordinal = 0", (doc0,)).fetchone()[0]
+        store.refresh(c, b)
+        q = HashEmbedder.vec(text)
+        hits_a = store.dense_search(c, q, "model-a", 10)
+        assert hits_a[0][0] == doc0 and abs(hits_a[0][1] - 1.0) < 1e-5 and len(hits_a) == 4
+        # a model with no vectors returns nothing, never model-a's vectors
+        assert store.dense_search(c, q, "model-unknown", 5) == []
+        # delete model-a's vectors: model-b's are not returned for model-a
+        with db.write_transaction(c):
+            store._delete_vectors(c, [r[0] for r in c.execute("SELECT id FROM embeddings WHERE model_id = 'model-a'")])
+        assert store.dense_search(c, q, "model-a", 5) == []
+        assert store.dense_search(c, q, "model-b", 1)[0][0] == doc0
+
+
+def test_dense_search_scores_doc_by_best_chunk_and_filters(tiny_vault):
+    make_vault(tiny_vault, 5)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        c = index.conn
+        store.refresh(c, emb)
+        ids = dict(c.execute("SELECT doc_id, id FROM documents"))
+        text = c.execute("SELECT text FROM chunks WHERE doc = ? AND ordinal = 1", (ids["knowledge/doc3"],)).fetchone()[0]
+        q = HashEmbedder.vec(text)
+        hits = store.dense_search(c, q, emb.model_id, 5)
+        assert hits[0][0] == ids["knowledge/doc3"] and hits[0][1] > 0.9999
+        assert [d for d, _s in hits] == [d for d, _s in store.dense_search_numpy(c, q, emb.model_id, 5)]
+        assert all(hits[i][1] >= hits[i + 1][1] for i in range(len(hits) - 1))
+        allowed = {ids["knowledge/doc1"], ids["knowledge/doc4"]}
+        got = store.dense_search(c, q, emb.model_id, 5, allowed_docs=allowed)
+        assert {d for d, _s in got} == allowed
+        assert store.dense_search(c, q, emb.model_id, 5, allowed_docs=set()) == []
+        vecs = store.doc_chunk_vectors(c, [ids["knowledge/doc3"]], emb.model_id)
+        assert vecs[ids["knowledge/doc3"]].shape == (2, 384)
+        with pytest.raises(dreamdb.errors.UsageError):
+            store.dense_search(c, np.zeros(10, np.float32), emb.model_id, 5)
+
+
+def test_pending_is_cheap(real_index):
+    c = real_index.conn
+    store.chunk_pending_documents(c)
+    store.pending(c, "any")
+    t0 = time.perf_counter()
+    for _ in range(20):
+        store.pending(c, "any")
+    ms = (time.perf_counter() - t0) / 20 * 1000
+    assert ms < 20, f"pending() took {ms:.1f} ms on the real vault"
+
+
+def test_status_without_vector_tables(tmp_path):
+    conn = db.connect(tmp_path / "plain.db")
+    conn.execute("CREATE TABLE documents (id INTEGER PRIMARY KEY)")
+    assert store.embed_status(conn)["available"] is False
+    with pytest.raises(dreamdb.errors.DriverError):
+        store.pending(conn, "m")
+
+
+def test_migration_skipped_without_vec(tmp_path, monkeypatch):
+    from dreamdb.store import migrations
+
+    monkeypatch.setattr(db, "CAN_LOAD_EXTENSIONS", False)
+    conn = db.connect(tmp_path / "i.db")
+    applied = migrations.migrate(conn)
+    assert 2 not in applied and 2 in migrations.pending(conn)
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks'").fetchone() is None
+    monkeypatch.setattr(db, "CAN_LOAD_EXTENSIONS", True)
+    assert 2 in migrations.migrate(conn) and migrations.pending(conn) == []
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_embeddings'").fetchone()
+
+
+# ------------------------------------------------------------- real model
+
+
+PARAPHRASES = {
+    "knowledge/freeze-and-receipt-delivery": "after an artifact passes its last check, lock it and never change it; ship a copy of the exact bytes and validate that copy",
+    "knowledge/git-pinned-evidence": "statements about where code lives go stale, so anchor each to a file path and a full commit hash and verify them",
+    "knowledge/diagnostic-repair-loop": "a checker that only says invalid makes the agent guess; report each failure as a structured diagnosis it can act on",
+    "knowledge/canonical-form-delta": "before comparing two structured documents normalise both into one deterministic form so key order and URL spelling do not hide the real change",
+    "knowledge/forward-compatible-field-cast": "read a model field that does not exist yet through a typed cast with a fallback so the code works now and upgrades later",
+    "knowledge/hook-delivered-must-not-miss-rules": "rules that must never be missed belong in the hook itself, not only in the skill text",
+    "knowledge/pid-lockfile-concurrent-json": "serialise concurrent command line invocations writing shared JSON state with exclusive PID lock files",
+    "knowledge/per-session-live-state-files": "live progress of agent runs shown in the dashboard has to be stored in one file per session",
+    "knowledge/test-isolation-injectable-home": "keep tests that touch the home directory away from the developer's real files by injecting the home path",
+    "knowledge/shared-local-config-split": "split application settings into a team file kept in version control and a personal local file",
+    "knowledge/lean-task-authoring-pattern": "tasks get sentence style names instead of slugs and every creation requires a reason why",
+    "knowledge/graphify-coexistence-decision": "how the tool works alongside code graph tools: read-only detection and routing exploration to them",
+}
+
+
+@pytest.mark.model
+def test_real_refresh_report(embedded_subset, embedder, tmp_path):
+    vault = copy_vault(embedded_subset, tmp_path)
+    with dreamdb.open(vault) as index:
+        index.sync()
+        c = index.conn
+        st = store.embed_status(c, embedder.model_id)
+        assert st["chunks"] >= 40 and st["embedded"] == st["chunks"] and st["pending"] == 0
+        t0 = time.perf_counter()
+        r = store.refresh(c, embedder)
+        assert (r.embedded, r.chunked_docs, r.pruned) == (0, 0, 0)
+        assert (time.perf_counter() - t0) * 1000 < 200
+        # edit one section of a real document: only its changed chunk is embedded
+        p = vault / "knowledge/patterns/git-pinned-evidence.md"
+        text = p.read_text(encoding="utf-8")
+        chunks_before = c.execute("SELECT COUNT(*) FROM chunks c JOIN documents d ON d.id = c.doc "
+                                  "WHERE d.doc_id = 'knowledge/git-pinned-evidence'").fetchone()[0]
+        assert chunks_before >= 2
+        p.write_text(text.rstrip() + "\n\nOne more sentence about verifying pinned commit evidence.\n", encoding="utf-8")
+        index.sync()
+        r = store.refresh(c, embedder)
+        assert r.chunked_docs == 1 and r.embedded == 1 and r.reused == chunks_before - 1
+        assert store.pending(c, embedder.model_id) == 0
+
+
+@pytest.mark.model
+def test_dense_search_finds_paraphrased_descriptions(embedded_subset, embedder):
+    with dreamdb.open(embedded_subset, auto_sync=False) as index:
+        c = index.conn
+        ids = dict(c.execute("SELECT doc_id, id FROM documents"))
+        qs = embedder.embed_queries(list(PARAPHRASES.values()))
+        ranks = {}
+        for (doc_id, _text), q in zip(PARAPHRASES.items(), qs):
+            hits = [d for d, _s in store.dense_search(c, q, embedder.model_id, 10)]
+            assert hits == [d for d, _s in store.dense_search_numpy(c, q, embedder.model_id, 10)]
+            ranks[doc_id] = hits.index(ids[doc_id]) + 1 if ids[doc_id] in hits else None
+        top3 = sum(1 for r in ranks.values() if r is not None and r <= 3)
+        print(f"\nparaphrase ranks: {ranks}")
+        assert top3 >= 0.75 * len(PARAPHRASES), ranks
