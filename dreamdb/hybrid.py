@@ -41,7 +41,7 @@ def _dense_only(conn, rowids: list[int], now_days: float) -> dict[int, Ranked]:
 
 
 def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_days: float,
-                filters: Filters) -> list[Ranked]:
+                filters: Filters, bm25_rank=None) -> list[Ranked]:
     """Rank with the dense channel: ``hybrid`` (adaptive fusion), ``dense`` (cosine only) or ``rrf`` (plain RRF).
 
     Args:
@@ -52,6 +52,7 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         top: result limit.
         now_days: the clock (days since epoch).
         filters: applied to both channels before the limit.
+        bm25_rank: the BM25 ranking function to use (the index's engine); default the SQL engine.
 
     Returns:
         list[Ranked] best first; ``rank_score`` is the fused score, ``score`` stays raw BM25,
@@ -59,7 +60,8 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     """
     from dreamdb.embeddings import store
 
-    bm = rank(conn, plan, top=CANDIDATES, now_days=now_days, filters=filters) if plan.terms else []
+    bm25_rank = bm25_rank or (lambda p, **kw: rank(conn, p, **kw))
+    bm = bm25_rank(plan, top=CANDIDATES, now_days=now_days, filters=filters) if plan.terms else []
     qvec = embedder.embed_queries([plan.text])[0]
     dense = store.dense_search(conn, qvec, embedder.model_id, CANDIDATES, allowed_docs=_allowed_docs(conn, filters, now_days))
     by_row = {r.rowid: r for r in bm}

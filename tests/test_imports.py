@@ -27,8 +27,23 @@ def test_recall_on_synced_vault_stays_light(tmp_path):
     subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], check=True, capture_output=True)
     mods = _loaded_after(
         "import dreamdb\n"
-        f"ix = dreamdb.open({str(vault)!r})\n"
+        f"ix = dreamdb.open({str(vault)!r}, engine='sql')\n"
         "hits = ix.recall('words')\n"
-        "assert hits"
+        "assert hits and hits[0].snippet"
     )
     assert not [m for m in HEAVY if m in mods]
+
+
+def test_cli_recall_process_stays_light(tmp_path):
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nsome words here\n")
+    subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], check=True, capture_output=True)
+    mods = _loaded_after(
+        "import contextlib, io\n"
+        "from dreamdb.entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['recall', '--vault', {str(vault)!r}, '--json', 'words']) == 0\n"
+        "    assert main(['hook', 'user-prompt-submit']) == 0\n"
+    )
+    assert not [m for m in HEAVY if m in mods and m != "tabulate"]

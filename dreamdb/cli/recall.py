@@ -45,7 +45,7 @@ def recall(query, top, types, exclude_types, tags, since, until, status, level, 
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty.")
-    index = open_index(list(vaults) if vaults else None)
+    index = open_index(list(vaults) if vaults else None, engine="sql")  # one query per process: no numpy
     hits = index.recall(text, top=top, mode=mode, types=types, exclude_types=exclude_types, tags=tags, since=since,
                         until=until, status=status, level=level, include_expired=include_expired, now=now, explain=explain)
     notes = index.take_notes()
