@@ -78,7 +78,8 @@ INDEX_DIRNAME = ".dreamdb"
 
 #: Evidence-token prefixes accepted in ``remember(references=...)``.
 REFERENCE_PREFIXES = ("commit:", "file:", "knowledge:", "feature:", "task:", "url:")
-_REFERENCE_RE = re.compile(r"^[a-z][a-z0-9_-]*:\S")
+_REFERENCE_RE = re.compile(r"^[a-z][a-z0-9_-]*:(?!//)\S")
+"""``kind:value``; a bare URL (``https://…``) is not a kind: write ``url:https://…``."""
 
 #: Document types stored one per markdown file, and where their files live:
 #: (folder relative to the vault, recursive?). ``knowledge`` excludes

@@ -122,12 +122,17 @@ def test_remember_unknown_supersedes_is_not_found_and_file_untouched(vault: Path
     assert path.read_bytes() == before
 
 
-@pytest.mark.parametrize("ref", ["abc123", "pr:296", "commit:", "http://x"])
+@pytest.mark.parametrize("ref", ["abc123", "commit:", "http://x", "Commit:abc"])
 def test_remember_rejects_unprefixed_references(vault: Path, ref: str):
     before = (vault / "core" / "CHANGELOG.json").read_bytes()
     with pytest.raises(UsageError):
         remember(vault, "text", references=[ref], now=NOW)
     assert (vault / "core" / "CHANGELOG.json").read_bytes() == before
+
+
+def test_remember_accepts_the_vaults_own_reference_kinds(vault: Path):
+    entry = remember(vault, "text", references=["pr:296", "decision:sqlite", "url:https://example.org"], now=NOW)
+    assert entry["references"] == ["pr:296", "decision:sqlite", "url:https://example.org"]
 
 
 def test_remember_rejects_empty_text(vault: Path):
