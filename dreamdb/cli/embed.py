@@ -86,7 +86,7 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
         st = embed_status(index.conn, embedder.model_id)
         click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
                    "run `dreamdb embed refresh` again to finish.", err=True)
-        raise click.exceptions.Exit(130) from None
+        raise  # the CLI's entry point prints "Aborted." and exits 130
     finally:
         bar.close()
         if old is not None:
