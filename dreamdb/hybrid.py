@@ -40,6 +40,22 @@ def _dense_only(conn, rowids: list[int], now_days: float) -> dict[int, Ranked]:
     return out
 
 
+_QUERY_CACHE: dict[tuple[str, str], object] = {}
+_QUERY_CACHE_MAX = 256
+
+
+def query_vector(embedder, text: str):
+    """The query's embedding, float32[384], cached per (model, text) for the process (agents repeat queries)."""
+    key = (embedder.model_id, text)
+    vec = _QUERY_CACHE.get(key)
+    if vec is None:
+        vec = embedder.embed_queries([text])[0]
+        if len(_QUERY_CACHE) >= _QUERY_CACHE_MAX:
+            _QUERY_CACHE.pop(next(iter(_QUERY_CACHE)))
+        _QUERY_CACHE[key] = vec
+    return vec
+
+
 def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_days: float,
                 filters: Filters, bm25_rank=None) -> list[Ranked]:
     """Rank with the dense channel: ``hybrid`` (adaptive fusion), ``dense`` (cosine only) or ``rrf`` (plain RRF).
@@ -62,8 +78,11 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
 
     bm25_rank = bm25_rank or (lambda p, **kw: rank(conn, p, **kw))
     bm = bm25_rank(plan, top=CANDIDATES, now_days=now_days, filters=filters) if plan.terms else []
-    qvec = embedder.embed_queries([plan.text])[0]
-    dense = store.dense_search(conn, qvec, embedder.model_id, CANDIDATES, allowed_docs=_allowed_docs(conn, filters, now_days))
+    qvec = query_vector(embedder, plan.text)
+    allowed = _allowed_docs(conn, filters, now_days)
+    if len(allowed) == conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]:
+        allowed = None  # nothing filtered out: plain KNN
+    dense = store.dense_search(conn, qvec, embedder.model_id, CANDIDATES, allowed_docs=allowed)
     by_row = {r.rowid: r for r in bm}
     cos = dict(dense)
     missing = [d for d, _ in dense if d not in by_row]
