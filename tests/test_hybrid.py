@@ -1,0 +1,70 @@
+"""Hybrid, dense and RRF recall through the public API, with the real model on real documents."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import dreamdb
+from tests.conftest import write_doc
+
+
+def test_hybrid_falls_back_to_bm25_without_a_model(tiny_vault, tmp_path, monkeypatch):
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "no-model-here"))
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    bm25 = index.recall("tapir feeding")
+    hits = index.recall("tapir feeding", mode="hybrid")
+    assert [h.doc_id for h in hits] == [h.doc_id for h in bm25] == ["knowledge/a"]
+    assert hits[0].mode == "bm25" and hits[0].score == bm25[0].score
+    notes = index.take_notes()
+    assert any("hybrid recall unavailable, used bm25" in n for n in notes)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tiny_vault), "--mode", "hybrid",
+                        "--json", "tapir"], capture_output=True, text=True,
+                       env={**__import__("os").environ, "DREAMDB_MODEL_DIR": str(tmp_path / "none")})
+    out = json.loads(p.stdout)
+    assert p.returncode == 0 and out["hits"][0]["mode"] == "bm25" and any("unavailable" in n for n in out["notes"])
+
+
+@pytest.mark.model
+def test_hybrid_modes_on_real_documents(embedded_subset, model_dir, monkeypatch):
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    index = dreamdb.open(embedded_subset, allow_model_build=False)
+    rows = index.conn.execute(
+        "SELECT doc_id, title, description FROM documents WHERE description != '' ORDER BY doc_id").fetchall()
+    assert len(rows) >= 15
+    found = 0
+    for doc_id, _title, description in rows:
+        hits = index.recall(description, top=3, mode="hybrid", explain=True)
+        assert all(h.mode == "hybrid" for h in hits)
+        bm = {h.doc_id: h.score for h in index.recall(description, top=50)}
+        for h in hits:
+            assert h.score == pytest.approx(bm.get(h.doc_id, 0.0))  # score stays raw BM25 in every mode
+            assert h.signals["fusion"] in ("relative", "rrf", "rrf+pin") and h.signals["dense"] is not None
+        found += doc_id in [h.doc_id for h in hits]
+    assert found / len(rows) >= 0.9
+    dense = index.recall("how to keep tests from touching the real home folder", top=5, mode="dense")
+    cos = [h.rank_score for h in dense]
+    assert cos == sorted(cos, reverse=True) and all(0.0 < c <= 1.0 for c in cos)
+    assert dense[0].doc_id == "knowledge/test-isolation-injectable-home"
+    rrf = index.recall("how to keep tests from touching the real home folder", top=5, mode="rrf")
+    assert rrf and rrf[0].signals is None and rrf[0].mode == "rrf"
+
+
+@pytest.mark.model
+def test_exact_title_wins_are_kept_by_hybrid(embedded_subset, model_dir, monkeypatch):
+    """Dense can never flip an exact-token win (relative fusion when BM25 is decisive, pin guard otherwise)."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    index = dreamdb.open(embedded_subset, allow_model_build=False)
+    titles = index.conn.execute("SELECT doc_id, title FROM documents").fetchall()
+    kept = total = 0
+    for doc_id, title in titles:
+        bm = index.recall(title, top=5)
+        if not bm or bm[0].doc_id != doc_id or (len(bm) > 1 and bm[0].rank_score < 1.35 * bm[1].rank_score):
+            continue
+        total += 1
+        kept += index.recall(title, top=1, mode="hybrid")[0].doc_id == doc_id
+    assert total >= 10 and kept == total
