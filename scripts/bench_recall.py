@@ -140,6 +140,9 @@ def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
     now = "2026-08-18T00:00:00Z"
     out["docs"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     out["query_only"] = query_latency(lambda q: ix.recall(q, top=10, now=now), queries, runs)
+    ix_sql = dreamdb.open(vb.vault, index_path=idx, auto_sync=False, engine="sql")
+    out["query_only_sql"] = query_latency(lambda q: ix_sql.recall(q, top=10, now=now), queries, runs)
+    ix_sql.close()
     ix_lazy = dreamdb.open(vb.vault, index_path=idx, auto_sync=True)
     out["query_lazy_sync"] = query_latency(lambda q: ix_lazy.recall(q, top=10, now=now), queries, runs)
     bl = baseline_for(ix)
@@ -185,6 +188,9 @@ def bench_synthetic(docs: int, runs: int) -> dict:
     out["generate_s"] = gen_s
     queries = gen_queries(vault)
     out["query_only"] = query_latency(lambda q: ix.recall(q, top=10), queries, runs)
+    ix_sql = dreamdb.open(vault, index_path=idx, auto_sync=False, engine="sql")
+    out["query_only_sql"] = query_latency(lambda q: ix_sql.recall(q, top=10), queries, runs)
+    ix_sql.close()
     bl = baseline_for(ix)
     if bl:
         out["bm25s"] = {"build_s": bl.build_seconds, "index_bytes": bl.size_bytes(),
@@ -209,11 +215,14 @@ def render(res: dict) -> str:
         L.append(f"  no-change sync          {r['nochange_sync_ms']:8.1f} ms")
         L.append(f"  index size              {r['index_bytes'] / 1e6:8.1f} MB" + (f"   | bm25s {b['index_bytes'] / 1e6:.1f} MB" if b else ""))
         q = r["query_only"]
-        L.append(f"  query only  p50/p90     {q['p50_ms']:8.1f} / {q['p90_ms']:.1f} ms"
+        L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine)"
                  + (f"   | bm25s {b['p50_ms']:.2f} / {b['p90_ms']:.2f} ms" if b else ""))
+        if "query_only_sql" in r:
+            q = r["query_only_sql"]
+            L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (sql engine, as the CLI)")
         if "query_lazy_sync" in r:
             q = r["query_lazy_sync"]
-            L.append(f"  query + lazy sync       {q['p50_ms']:8.1f} / {q['p90_ms']:.1f} ms")
+            L.append(f"  query + lazy sync       {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine)")
         if "cli_recall_ms" in r:
             L.append(f"  CLI `dreamdb recall`    {r['cli_recall_ms']:8.0f} ms  | floor `python -c pass` {r['python_pass_ms']:.0f} ms, "
                      f"`import dreamdb.cli` {r['python_import_dreamdb_cli_ms']:.0f} ms")
