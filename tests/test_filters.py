@@ -1,0 +1,65 @@
+"""Filters before the limit, time windows, expiry and confidence (SPEC §5)."""
+
+from __future__ import annotations
+
+import pytest
+
+import dreamdb
+from dreamdb.errors import UsageError
+from tests.conftest import write_doc
+
+NOW = "2026-08-18T00:00:00Z"
+
+
+@pytest.fixture()
+def vault(tiny_vault):
+    write_doc(tiny_vault, "knowledge/old.md", "---\ntitle: Old\ndate: 2025-01-01\ntags: [ops]\n---\nquokka notes\n")
+    write_doc(tiny_vault, "knowledge/new.md", "---\ntitle: New\nupdated: 2026-08-10\ntags: ['topic:ops', misc]\n---\nquokka notes\n")
+    write_doc(tiny_vault, "knowledge/gone.md", "---\ntitle: Gone\nexpires: 2026-01-01\n---\nquokka notes\n")
+    write_doc(tiny_vault, "knowledge/unsure.md",
+              "---\ntitle: Unsure\nconfidence: 0.1\nupdated: 2026-08-10\ntags: ['topic:ops', misc]\n---\nquokka notes\n")
+    write_doc(tiny_vault, "state/task.md", "---\ntitle: Task\nstatus: completed\npriority: low\nupdated: 2026-08-10\n---\nquokka notes\n")
+    write_doc(tiny_vault, "knowledge/star.md", "---\ntitle: Star ★★★ rule\nupdated: 2026-08-10\n---\nquokka notes\n")
+    return tiny_vault
+
+
+def ids(hits):
+    return [h.doc_id for h in hits]
+
+
+def test_expired_documents_leave_recall(vault):
+    index = dreamdb.open(vault)
+    assert "knowledge/gone" not in ids(index.recall("quokka", top=10, now=NOW))
+    assert "knowledge/gone" in ids(index.recall("quokka", top=10, now=NOW, include_expired=True))
+    assert "knowledge/gone" in ids(index.recall("quokka", top=10, now="2025-12-01T00:00:00Z"))
+
+
+def test_confidence_status_and_recency_order_equal_matches(vault):
+    hits = dreamdb.open(vault).recall("quokka", top=10, now=NOW, explain=True)
+    by = {h.doc_id: h for h in hits}
+    assert by["knowledge/new"].score == pytest.approx(by["knowledge/unsure"].score)  # same text length and terms
+    assert by["knowledge/unsure"].signals["confidence_factor"] == pytest.approx(0.8 + 0.2 * 0.1)
+    assert by["task/task"].signals["status_factor"] == 0.85
+    assert by["knowledge/new"].rank_score > by["knowledge/unsure"].rank_score
+    assert by["knowledge/new"].signals["recency"] > by["knowledge/old"].signals["recency"]
+
+
+def test_filters_apply_before_the_limit(vault):
+    index = dreamdb.open(vault)
+    assert ids(index.recall("quokka", top=1, tags="misc", now=NOW)) == ["knowledge/new"]
+    assert set(ids(index.recall("quokka", top=5, tags="topic:ops", now=NOW))) == {"knowledge/new", "knowledge/old", "knowledge/unsure"}
+    assert ids(index.recall("quokka", top=1, types="task", now=NOW)) == ["task/task"]
+    assert ids(index.recall("quokka", top=5, status="completed", now=NOW)) == ["task/task"]
+    assert ids(index.recall("quokka", top=5, level=3, now=NOW)) == ["knowledge/star"]
+    assert "task/task" not in ids(index.recall("quokka", top=10, level=2, now=NOW))  # priority: low → level 1
+    assert ids(index.recall("quokka", top=5, until="2025-06-01", now=NOW)) == ["knowledge/old"]
+    window = ids(index.recall("quokka", top=10, since="-30d", now=NOW))
+    assert "knowledge/old" not in window and "knowledge/new" in window
+    assert ids(index.recall("quokka", top=10, since="2 weeks", now=NOW)) == ids(index.recall("quokka", top=10, since="-14d", now=NOW))
+
+
+def test_bad_filter_values(vault):
+    index = dreamdb.open(vault)
+    for kwargs in ({"since": "whenever"}, {"level": 4}, {"types": "nope"}, {"top": 0}, {"mode": "fuzzy"}, {"now": "soon"}):
+        with pytest.raises(UsageError):
+            index.recall("quokka", **kwargs)
