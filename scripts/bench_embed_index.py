@@ -171,6 +171,25 @@ def main() -> int:
     res["title_description_query_top3"] = f"{hit3}/{len(picks)}"
     index.close()
 
+    # Whole recall calls in process: hybrid (query embedding uncached) beside BM25 on the same index.
+    import os
+
+    from dreamdb import hybrid
+
+    os.environ.setdefault("DREAMDB_MODEL_DIR", str(emb.path))
+    texts = [t for _i, t, _d in picks]
+    ix = dreamdb.open(vault)
+    ix.recall(texts[0], mode="hybrid")  # loads the model once
+
+    def hybrid_uncached(t):
+        hybrid._QUERY_CACHE.clear()
+        return ix.recall(t, top=10, mode="hybrid")
+
+    res["hybrid_recall_p50_ms"] = statistics.median(median_ms(lambda t=t: hybrid_uncached(t), max(1, runs // 4)) for t in texts)
+    res["bm25_recall_p50_ms"] = statistics.median(median_ms(lambda t=t: ix.recall(t, top=10), max(1, runs // 4)) for t in texts)
+    res["query_embed_p50_ms"] = statistics.median(median_ms(lambda t=t: emb.embed_queries([t]), max(1, runs // 4)) for t in texts)
+    ix.close()
+
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -183,6 +202,8 @@ def main() -> int:
     print(f"dense_search p50 (k=10)    vec0 {res['dense_vec0_p50_ms']:.2f} ms   (numpy via SQL {res['dense_numpy_sql_p50_ms']:.2f} ms;"
           f" numpy in RAM {res['dense_numpy_ram_p50_ms']:.2f} ms)")
     print(f"title+description as query → own doc in top 3: {res['title_description_query_top3']}")
+    print(f"recall p50 in process      hybrid {res['hybrid_recall_p50_ms']:.1f} ms   (bm25 {res['bm25_recall_p50_ms']:.2f} ms;"
+          f" query embedding alone {res['query_embed_p50_ms']:.1f} ms)")
     return 0
 
 
