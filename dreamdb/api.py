@@ -229,8 +229,10 @@ class Index:
                                       hint="Wait for the other sync or embedding refresh to finish, then retry.") from exc
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
             self._conn = self._rebuild(exc)
+            self._memory = None
             self.notes.extend(self.warnings)
             self.warnings = []
+            self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
             return fn()
 
     def close(self) -> None:
@@ -373,7 +375,8 @@ class Index:
             if pending <= self.lazy_refresh_max:
                 store.refresh(self.conn, emb)
             else:
-                self.notes.append(f"{pending} chunks are not embedded yet (dense results are partial); run: dreamdb embed refresh")
+                self.notes.append(f"{pending} documents or chunks are waiting to be embedded (dense results are partial);"
+                                  " run: dreamdb embed refresh")
         return hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters, bm25_rank=self._rank)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
@@ -391,6 +394,8 @@ class Index:
                 since_d = _days(since if isinstance(since, datetime) else parse_when(str(since), now_dt))
             if until is not None:
                 until_d = _days(until if isinstance(until, datetime) else parse_when(str(until), now_dt))
+            if since_d is not None and until_d is not None and since_d > until_d:
+                raise UsageError(f"--since ({since}) is after --until ({until}): the window is empty.")
         return Filters(types=types_l, exclude_types=_split(exclude_types), tags=_split(tags), statuses=_split(status),
                        min_level=level, since_days=since_d, until_days=until_d, include_expired=include_expired)
 
@@ -447,7 +452,12 @@ class Index:
 
     # -- inspection -------------------------------------------------------------
     def status(self) -> dict:
-        """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver."""
+        """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver, embeddings.
+
+        Syncs first when ``auto_sync`` (so a write made through this object shows up).
+        """
+        if self.auto_sync:
+            self.notes.extend(self.sync().warnings)
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
         meta = dict(c.execute("SELECT key, value FROM meta").fetchall())

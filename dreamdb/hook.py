@@ -26,6 +26,14 @@ INJECT_THRESHOLD = 2.0
 MAX_QUERY_CHARS = 4000
 """A longer prompt is cut to its first 4,000 characters before recall (a 1 MB prompt stays fast)."""
 
+ACKNOWLEDGEMENTS = frozenset(
+    """ok okay okey k thanks thank thx ty yes yeah yep yup no nope nah please pls continue go ahead sure great good
+    nice cool done proceed lgtm right fine perfect awesome agreed carry keep going next do it that this again retry
+    evet tamam teşekkürler teşekkür sağol sağ ol hayır lütfen devam et peki olur güzel harika""".split()
+)
+"""Chat acknowledgements: a prompt made only of these (and stopwords) is conversation, not a question
+about the project, so the hook stays silent however rare the words are in the vault."""
+
 TOP = 3
 HEADER = "— Memory recall (top 3) —"
 LOCK_WAIT_MS = 1500
@@ -89,6 +97,8 @@ def run(payload_text: str) -> str:
         prompt = payload.get("prompt")
         if not isinstance(prompt, str) or len(prompt.strip()) < MIN_PROMPT_CHARS:
             return ""
+        if _is_acknowledgement(prompt):
+            return ""
         cwd = payload.get("cwd")
         return _recall_block(prompt[:MAX_QUERY_CHARS], cwd if isinstance(cwd, str) and cwd else None)
     except Exception as exc:  # noqa: BLE001 - the hook must never fail the prompt
@@ -97,6 +107,13 @@ def run(payload_text: str) -> str:
     finally:
         if os.environ.get("DREAMDB_HOOK_TIMING"):
             _log(f"hook took {(time.perf_counter() - t0) * 1000:.1f} ms")
+
+
+def _is_acknowledgement(prompt: str) -> bool:
+    from dreamdb.analyzer import STOPWORDS, raw_tokens
+
+    words = [w for w in raw_tokens(prompt[:MAX_QUERY_CHARS]) if w not in STOPWORDS]
+    return all(w in ACKNOWLEDGEMENTS for w in words)
 
 
 def run_stdin() -> int:

@@ -42,9 +42,10 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         ours: the command dreamdb installed.
 
     Returns:
-        True for ``ours`` itself (whitespace-insensitive) and for any command
+        True for ``ours`` itself (whitespace-insensitive), for any command
         whose program is named ``dreamdb`` (any path) followed by the
-        arguments ``hook user-prompt-submit``.
+        arguments ``hook user-prompt-submit``, and for
+        ``<python> -m dreamdb hook user-prompt-submit``.
     """
     if not isinstance(command, str):
         return False
@@ -54,8 +55,10 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         parts = shlex.split(command)
     except ValueError:
         return False
-    return (len(parts) == 3 and Path(parts[0]).name in ("dreamdb", "dreamdb.exe")
-            and parts[1:] == ["hook", "user-prompt-submit"])
+    if len(parts) == 3 and Path(parts[0]).name in ("dreamdb", "dreamdb.exe"):
+        return parts[1:] == ["hook", "user-prompt-submit"]
+    # "<python> -m dreamdb hook user-prompt-submit", what install writes when dreamdb is not on PATH
+    return len(parts) == 5 and Path(parts[0]).name.startswith("python") and parts[1:] == ["-m", "dreamdb", "hook", "user-prompt-submit"]
 
 
 def _load(path: Path) -> tuple[dict, bytes | None]:

@@ -982,7 +982,7 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         force: delete even a pinned document or one with malformed frontmatter.
 
     Returns:
-        The path the document had (it no longer exists there).
+        Where the document's copy now is (``.dreamdb/trash/<type>/<UTC time>-<name>.md``).
 
     Raises:
         UsageError: a malformed or ambiguous slug, or a changelog/memory id.
@@ -1010,6 +1010,7 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         trash = _index_dir(vault) / "trash" / doc_type
         trash.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        os.replace(path, trash / f"{stamp}-{path.name}")
+        kept = trash / f"{stamp}-{path.name}"
+        os.replace(path, kept)
         _fsync_dir(path.parent)
-    return path
+    return kept

@@ -46,6 +46,8 @@ def test_weak_short_or_disabled_prints_nothing(project, tmp_path):
     assert hook(payload("sleep!", project), log).stdout == b""  # under 8 characters: skipped
     assert hook(payload("   debt   ", project), log).stdout == b""
     assert hook(payload("zqxv blorf wexil quasar xylophone", project), log).stdout == b""  # nothing matches
+    for chat in ("ok thanks, continue", "yes please do it", "the and of is it ok?", "tamam, devam et lütfen"):
+        assert hook(payload(chat, project), log).stdout == b"", chat
     p = hook(payload("how is sleep debt computed", project), {**log, "DREAMDB_MEMORY_HOOK": "0"})
     assert p.returncode == 0 and p.stdout == b""
 
@@ -86,7 +88,11 @@ def test_hook_install_uninstall_cli(tmp_path):
     assert run("install").returncode == 0
     data = json.loads((proj / ".claude" / "settings.json").read_text())
     assert data["model"] == "x" and "Stop" in data["hooks"]
-    assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == "dreamdb hook user-prompt-submit"
+    command = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    # dreamdb is not on PATH here (python -m dreamdb): the hook gets an absolute command that works from anywhere
+    assert command.endswith("dreamdb hook user-prompt-submit") and command.startswith("/")
+    ran = subprocess.run(command + " < /dev/null", shell=True, capture_output=True, timeout=60)
+    assert ran.returncode == 0
     assert (proj / ".claude" / "settings.json.bak").exists()
     assert run("uninstall").returncode == 0
     assert "UserPromptSubmit" not in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]

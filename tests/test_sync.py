@@ -202,3 +202,36 @@ def test_real_vault_no_change_sync_is_cheap(real_index):
 
 def test_driver_exceptions_come_from_one_module():
     assert issubclass(db.OperationalError, db.DatabaseError)
+
+
+@needs_real_vault
+def test_index_damaged_in_the_middle_is_rebuilt_and_answers(fresh_real_vault):
+    """QA repro: pages in the middle of the file overwritten; the first recall must still answer correctly."""
+    index = dreamdb.open(fresh_real_vault)
+    index.sync()
+    expected = [h.doc_id for h in index.recall("dashboard thresholds", now="2026-08-18T00:00:00Z")]
+    path = index.index_path
+    index.close()
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{path}{suffix}"):
+            os.unlink(f"{path}{suffix}")
+    with open(path, "r+b") as fh:
+        fh.seek(200_000)
+        fh.write(os.urandom(10_000))
+    again = dreamdb.open(fresh_real_vault)
+    assert [h.doc_id for h in again.recall("dashboard thresholds", now="2026-08-18T00:00:00Z")] == expected
+    assert any("rebuilt" in n for n in again.take_notes())
+    assert _integrity(again) == "ok"
+
+
+def test_broken_changelog_keeps_last_good_entries_and_keeps_warning(tiny_vault):
+    write_doc(tiny_vault, "core/CHANGELOG.json", '[{"date": "2026-01-02", "type": "fix", "scope": "x", "description": "ocelot fix"}]')
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("ocelot")] == ["changelog/2026-01-02-x-1"]
+    write_doc(tiny_vault, "core/CHANGELOG.json", '[{"date": "2026-01-02", broken')
+    for _ in range(2):  # every sync says so until the file is fixed
+        r = index.sync()
+        assert any("kept the 1 documents" in w for w in r.warnings)
+        assert [h.doc_id for h in index.recall("ocelot")] == ["changelog/2026-01-02-x-1"]
+    write_doc(tiny_vault, "core/CHANGELOG.json", "[]")
+    assert index.sync().warnings == [] and index.recall("ocelot") == []

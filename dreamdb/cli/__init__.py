@@ -104,6 +104,11 @@ def cli() -> None:
       dreamdb recall --vault ~/project/_dream_context --json "DEC-0054"
       dreamdb sync
       dreamdb sql "SELECT type, COUNT(*) FROM documents GROUP BY type"
+
+    \b
+    Exit codes: 0 ok · 1 runtime error · 2 bad usage · 3 vault not found ·
+    4 index/driver unavailable · 5 lock timeout · 6 write refused (data untouched) ·
+    7 not found · 8 embedding model unavailable · 70 internal error · 130 interrupted.
     """
 
 

@@ -41,11 +41,27 @@ def install(project, command, as_json):
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
 
-    path = install_hook(project, command or DEFAULT_COMMAND)
+    command = command or _hook_command(DEFAULT_COMMAND)
+    path = install_hook(project, command)
     if as_json:
-        click.echo(output.to_json({"installed": True, "settings": str(path)}))
+        click.echo(output.to_json({"installed": True, "settings": str(path), "command": command}))
     else:
-        click.echo(f"Prompt hook installed in {path}")
+        click.echo(f"Prompt hook installed in {path}: {command}")
+
+
+def _hook_command(default: str) -> str:
+    """``dreamdb hook user-prompt-submit`` if ``dreamdb`` is on PATH, else an absolute command that works from anywhere."""
+    import os
+    import shlex
+    import shutil
+    import sys
+
+    if shutil.which("dreamdb"):
+        return default
+    exe = os.path.abspath(sys.argv[0]) if sys.argv and os.path.basename(sys.argv[0]).startswith("dreamdb") else None
+    if exe and os.access(exe, os.X_OK):
+        return f"{shlex.quote(exe)} hook user-prompt-submit"
+    return f"{shlex.quote(sys.executable)} -m dreamdb hook user-prompt-submit"
 
 
 @hook.command("uninstall")

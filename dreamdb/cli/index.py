@@ -17,8 +17,9 @@ def sync_cmd(vault, force, as_json):
     """Mirror the vault into the index (incremental, by content hash).
 
     Prints how many source files were added, changed, removed and unchanged.
-    Recall syncs lazily before every query, so this is never required; use it
-    to see warnings about files that could only be partly indexed.
+    Recall syncs lazily before every query, so this is never required.
+    Warnings about files that could only be partly indexed appear when a file
+    is (re)parsed; --force re-parses everything and shows them all.
     """
     from dreamdb import output
 
@@ -90,7 +91,7 @@ def list_cmd(vault, types, as_json):
     if as_json:
         click.echo(output.to_json(docs))
         return
-    rows = [{"doc_id": d["doc_id"], "date": (d["date"] or "")[:10], "status": d["status"] or "", "level": d["level"],
+    rows = [{"doc_id": d["doc_id"], "type": d["type"], "date": (d["date"] or "")[:10], "status": d["status"] or "", "level": d["level"],
              "title": (d["title"] or "")[:70]} for d in docs]
     click.echo(output.table(rows) if rows else "No documents.")
 

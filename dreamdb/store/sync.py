@@ -209,8 +209,16 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
                 conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (src.mtime_ns, src.size, src.rel_path))
                 report.unchanged += 1
                 continue
-            docs, file_warnings = parse_file(src.rel_path, src.kind, src.type, raw)
+            docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw)
             warnings.extend(file_warnings)
+            if not readable and old is not None:
+                kept = conn.execute("SELECT COUNT(*) FROM documents WHERE source_path = ?", (src.rel_path,)).fetchone()[0]
+                if kept:
+                    # Keep the last good documents (and the old stat, so every sync re-checks and warns)
+                    # rather than silently dropping them; they go once the file is fixed or deleted.
+                    warnings.append(f"{src.rel_path}: kept the {kept} documents indexed before it broke; fix the file to update them")
+                    report.unchanged += 1
+                    continue
             _replace_file(conn, src, sha, docs, now, warn=warnings.append)
             if old is None:
                 report.added += 1

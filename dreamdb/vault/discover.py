@@ -58,7 +58,8 @@ class SourceFile:
 def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None) -> Path:
     """Resolve the vault root (the ``_dream_context`` folder).
 
-    Order: ``path`` (the folder itself or a folder containing ``_dream_context``),
+    Order: ``path`` (the ``_dream_context`` folder itself or a folder containing one; any
+    other folder is refused, so a typo never gets files written into it),
     else ``$DREAMDB_VAULT``, else walk up from ``cwd`` looking for
     ``_dream_context`` (or being inside one).
 
@@ -72,7 +73,13 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
             raise VaultNotFound(f"Vault path does not exist: {p}", hint="Pass --vault PATH to a _dream_context folder (or a folder containing one).")
         if not p.is_dir():
             raise VaultNotFound(f"Vault path is not a folder: {p}", hint="Pass --vault PATH to a _dream_context folder.")
-        if p.name != VAULT_DIR_NAME and (p / VAULT_DIR_NAME).is_dir():
+        if p.name != VAULT_DIR_NAME:
+            if not (p / VAULT_DIR_NAME).is_dir():
+                raise VaultNotFound(
+                    f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
+                    hint=f"Point --vault (or DREAMDB_VAULT) at the {VAULT_DIR_NAME} folder or the project that contains it;"
+                    f" to start a vault, create {p / VAULT_DIR_NAME}.",
+                )
             p = p / VAULT_DIR_NAME
         return p.resolve()
     here = (cwd or Path.cwd()).resolve()

@@ -341,19 +341,23 @@ def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
         return raw.decode("utf-8-sig", errors="replace"), f"{rel_path}: invalid UTF-8; undecodable bytes replaced"
 
 
-def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str]]:
+def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str], bool]:
     """Dispatch one source file's bytes to the right parser.
 
     Returns:
-        ``(documents, warnings)``; never raises on bad content.
+        ``(documents, warnings, readable)``; ``readable`` is False when nothing
+        could be read at all (a binary file, a CHANGELOG.json that is not valid
+        JSON or of an unknown shape). Never raises on bad content.
     """
     text, warn = decode(raw, rel_path)
     if text is None:
-        return [], [warn]
+        return [], [warn], False
+    readable = True
     if kind == "changelog":
         docs, warnings = parse_changelog(rel_path, text)
+        readable = bool(docs) or not warnings
     elif kind == "memory":
         docs, warnings = parse_memory(rel_path, text)
     else:
         docs, warnings = parse_markdown(rel_path, doc_type or "knowledge", text)
-    return docs, ([warn] if warn else []) + warnings
+    return docs, ([warn] if warn else []) + warnings, readable
