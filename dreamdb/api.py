@@ -191,11 +191,7 @@ class Index:
             except db.DatabaseError:
                 pass
             self._conn = None
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(f"{self.index_path}{suffix}")
-            except FileNotFoundError:
-                pass
+        config.remove_index_files(self.index_path)
         config.prepare_index_dir(self.index_path)
         conn = self._connect()
         migrate(conn)
@@ -461,7 +457,7 @@ class Index:
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
         meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
-        size = sum(os.path.getsize(f"{self.index_path}{s}") for s in ("", "-wal") if os.path.exists(f"{self.index_path}{s}"))
+        size = config.index_size_bytes(self.index_path)
         return {
             "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
             "documents": sum(by_type.values()), "by_type": by_type,

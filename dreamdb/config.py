@@ -81,3 +81,17 @@ def prepare_index_dir(index_path: Path) -> None:
 def include_archives_default() -> bool:
     """Whether dot-folders are indexed (``DREAMDB_INCLUDE_ARCHIVES=1``)."""
     return os.environ.get("DREAMDB_INCLUDE_ARCHIVES", "") in ("1", "true", "yes")
+
+
+def remove_index_files(index_path: Path) -> None:
+    """Delete an index file with its ``-wal`` and ``-shm`` companions (missing ones are fine)."""
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.unlink(f"{index_path}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+def index_size_bytes(index_path: Path) -> int:
+    """Bytes of an index file plus its WAL (what ``status`` reports)."""
+    return sum(os.path.getsize(f"{index_path}{s}") for s in ("", "-wal") if os.path.exists(f"{index_path}{s}"))

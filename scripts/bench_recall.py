@@ -51,19 +51,8 @@ def med(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
 
-def remove_index(path: Path) -> None:
-    """Delete an index file and its WAL/SHM."""
-    for s in ("", "-wal", "-shm"):
-        try:
-            os.unlink(f"{path}{s}")
-        except FileNotFoundError:
-            pass
-
-
-def index_bytes(ix) -> int:
-    """Index size after a WAL checkpoint."""
-    ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return sum(os.path.getsize(f"{ix.index_path}{s}") for s in ("", "-wal") if os.path.exists(f"{ix.index_path}{s}"))
+remove_index = suite._remove_index
+index_bytes = suite._index_bytes
 
 
 def time_sync(vault: Path, idx: Path, runs: int) -> dict:

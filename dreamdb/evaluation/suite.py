@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from dreamdb.config import index_size_bytes, remove_index_files
 from dreamdb.errors import UsageError
 from dreamdb.evaluation import beir, gold
 from dreamdb.evaluation import metrics as M
@@ -209,20 +210,16 @@ def _null_progress(label: str, length: int):
     yield _P()
 
 
-def _remove_index(path: Path) -> None:
-    for s in ("", "-wal", "-shm"):
-        try:
-            os.unlink(f"{path}{s}")
-        except FileNotFoundError:
-            pass
+_remove_index = remove_index_files
 
 
 def _index_bytes(ix) -> int:
+    """Index size after a WAL checkpoint (bytes)."""
     try:
         ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except Exception:  # noqa: BLE001 - size is informative only
         pass
-    return sum(os.path.getsize(f"{ix.index_path}{s}") for s in ("", "-wal") if os.path.exists(f"{ix.index_path}{s}"))
+    return index_size_bytes(ix.index_path)
 
 
 def _index_documents(ix) -> list[tuple[str, str]]:
