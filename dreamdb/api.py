@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
+from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import Filters, plan_query, rank
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate
@@ -405,18 +406,24 @@ class Index:
         ids = [r.rowid for r in ranked]
         marks = ",".join("?" * len(ids))
         rows = {row[0]: row[1:] for row in self.conn.execute(
-            f"SELECT id, slug, title, description, body, source_path, level, tags, turkish FROM documents WHERE id IN ({marks})", ids)}
+            f"SELECT id, slug, title, description, body, source_path, level, tags, turkish, date, status, is_capture,"
+            f" confidence FROM documents WHERE id IN ({marks})", ids)}
         doc_ids = [r.doc_id for r in ranked]
         superseded = dict(self.conn.execute(
             f"SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IN ({marks}) GROUP BY supersedes", doc_ids))
         out = []
+        vault = str(self.vault)
         for r in ranked:
-            slug, title, description, body, source_path, level, tags, turkish = rows[r.rowid]
+            slug, title, description, body, source_path, level, tags, turkish, date, status, is_capture, confidence = rows[r.rowid]
+            r.date, r.status = date, status  # the memory engine leaves these to us
+            r.status_factor = S.status_factor(status)
+            r.type_factor = S.type_factor(r.type, bool(is_capture))
+            r.confidence_factor = S.confidence_factor(confidence)
             out.append(Hit(
                 doc_id=r.doc_id, type=r.type, slug=slug, title=title, description=description,
-                path=str(self.vault / source_path), _snippet_source=(body, plan.terms, description, bool(turkish)),
+                path=os.path.join(vault, source_path), _snippet_source=(body, plan.terms, description, bool(turkish)),
                 score=r.score, rank_score=r.rank_score, date=r.date, status=r.status, level=level,
-                tags=json.loads(tags), superseded_by=superseded.get(r.doc_id), vault=str(self.vault), mode=mode,
+                tags=json.loads(tags), superseded_by=superseded.get(r.doc_id), vault=vault, mode=mode,
                 signals=r.signals() if explain else None,
                 terms=explain_terms(self.conn, r.rowid, plan) if explain else None,
             ))

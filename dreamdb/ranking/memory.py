@@ -11,7 +11,9 @@ Same formulas, same signals and same tie-breaking as the SQL engine of
   frequency (Robertson, Zaragoza & Taylor 2004) and whether it is in the
   slug/title.
 
-A query then costs a few vector operations on the matched documents only:
+A query then costs a few vector operations on the matched documents only
+(the date string, status and static factors of the returned documents are
+filled in by :meth:`dreamdb.api.Index._hits` with the rest of each hit):
 a cold CLI process keeps the SQL engine (no numpy import), a warm process
 answers from here. ``tests/test_memory_engine.py`` checks that both engines
 return the same documents with the same scores.
@@ -49,9 +51,9 @@ class MemoryEngine:
 
     # -- loading ------------------------------------------------------------------
     def _current_generation(self):
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        stats = self.conn.execute("SELECT n_docs, avg_len FROM corpus_stats WHERE id = 1").fetchone()
-        return (row[0] if row else None, stats)
+        return self.conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'generation'), n_docs, avg_len FROM corpus_stats WHERE id = 1"
+        ).fetchone()
 
     def _ensure_loaded(self) -> None:
         gen = self._current_generation()
@@ -97,8 +99,9 @@ class MemoryEngine:
         tf = tfs.sum(axis=1)
         raw_part = np.where(tf > 0, tf * (F.K1 + 1.0) / (tf + self._raw_norm[pos]), 0.0)
         pseudo = (tfs * self._field_w / self._field_norm[pos]).sum(axis=1)
+        sat = np.where(pseudo > 0, pseudo * (F.K1 + 1.0) / (pseudo + F.K1), 0.0)  # BM25F saturation, idf applied later
         in_id = (arr[:, 1] > 0) | (arr[:, 5] > 0)
-        return pos, raw_part, pseudo, in_id, tf > 0
+        return pos, raw_part, sat, in_id, tf > 0
 
     def _preload(self) -> None:
         """Load every posting in one pass (rows come in (term, doc) primary-key order)."""
@@ -116,29 +119,29 @@ class MemoryEngine:
                 start = i
 
     def _term(self, term: str):
-        """``(positions int64[m], raw_tf_part float64[m], pseudo_tf float64[m], in_identity bool[m], df)``."""
+        """``(positions int64[m], raw_tf_part float64[m], bm25f_sat float64[m], in_identity bool[m], df)``."""
         cached = self._terms.get(term)
         if cached is not None:
             return cached
         if self._slices is not None:
             a, b = self._slices.get(term, (0, 0))
-            pos, raw_part, pseudo, in_id, has_tf = (x[a:b] for x in self._all)
-            cached = self._terms[term] = (pos, raw_part, pseudo, in_id, int(np.count_nonzero(has_tf)))
+            pos, raw_part, sat, in_id, has_tf = (x[a:b] for x in self._all)
+            cached = self._terms[term] = (pos, raw_part, sat, in_id, int(np.count_nonzero(has_tf)))
             return cached
         rows = self.conn.execute(
             "SELECT doc, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings WHERE term = ?", (term,)
         ).fetchall()
         if rows:
-            pos, raw_part, pseudo, in_id, has_tf = self._derive(np.array(rows, dtype=np.int64))
+            pos, raw_part, sat, in_id, has_tf = self._derive(np.array(rows, dtype=np.int64))
             df = int(np.count_nonzero(has_tf))
         else:
             pos = np.empty(0, dtype=np.int64)
-            raw_part = pseudo = np.empty(0)
+            raw_part = sat = np.empty(0)
             in_id = np.empty(0, dtype=bool)
             df = 0
         if len(self._terms) >= self.max_cached_terms:
             self._terms.pop(next(iter(self._terms)))
-        cached = self._terms[term] = (pos, raw_part, pseudo, in_id, df)
+        cached = self._terms[term] = (pos, raw_part, sat, in_id, df)
         return cached
 
     def _mask(self, filters: Filters, now_days: float):
@@ -176,9 +179,8 @@ class MemoryEngine:
         bm25f = np.zeros(n)
         id_hits = np.zeros(n)
         touched = np.zeros(n, dtype=bool)
-        sat = F.K1 + 1.0
         for t in plan.terms:
-            pos, raw_part, pseudo, in_id, df = self._term(t)
+            pos, raw_part, sat, in_id, df = self._term(t)
             if not len(pos):
                 continue
             touched[pos] = True
@@ -186,13 +188,12 @@ class MemoryEngine:
             if df:
                 idf = F.idf(self.n_docs, df)
                 raw[pos] += idf * raw_part
-                bm25f[pos] += np.where(pseudo > 0, idf * pseudo * sat / (pseudo + F.K1), 0.0)
+                bm25f[pos] += idf * sat
         for t, w in plan.synonyms.items():
-            pos, _raw_part, pseudo, _in_id, df = self._term(t)
+            pos, _raw_part, sat, _in_id, df = self._term(t)
             if df:
-                idf = F.idf(self.n_docs, df)
                 touched[pos] = True
-                bm25f[pos] += np.where(pseudo > 0, w * idf * pseudo * sat / (pseudo + F.K1), 0.0)
+                bm25f[pos] += (w * F.idf(self.n_docs, df)) * sat
         idx = np.flatnonzero(touched & self._mask(filters or Filters(), now_days))
         if not len(idx):
             return []
@@ -227,20 +228,4 @@ class MemoryEngine:
                 1.0, 1.0, 1.0, float(score[j]),
             ))
         items.sort(key=_sort_key, reverse=True)
-        items = items[:top]
-        self._fill_details(items)
-        return items
-
-    def _fill_details(self, items: list[Ranked]) -> None:
-        """Date string, status and the individual static factors of the returned documents (for hits/--explain)."""
-        if not items:
-            return
-        marks = ",".join("?" * len(items))
-        rows = {r[0]: r[1:] for r in self.conn.execute(
-            f"SELECT id, date, status, is_capture, confidence FROM documents WHERE id IN ({marks})", [it.rowid for it in items])}
-        for it in items:
-            date, status, is_capture, confidence = rows[it.rowid]
-            it.date, it.status = date, status
-            it.status_factor = S.status_factor(status)
-            it.type_factor = S.type_factor(it.type, bool(is_capture))
-            it.confidence_factor = S.confidence_factor(confidence)
+        return items[:top]
