@@ -18,7 +18,20 @@ __version__ = "0.1.0"
 
 from dreamdb.errors import DreamdbError  # noqa: E402
 
-__all__ = ["DreamdbError", "__version__", "open"]
+__all__ = ["DreamdbError", "Hit", "Index", "MultiIndex", "__version__", "open"]
+
+
+def __getattr__(name: str):
+    """``dreamdb.Hit``, ``dreamdb.Index`` and ``dreamdb.MultiIndex``, imported on first use."""
+    if name in ("Hit", "Index"):
+        from dreamdb import api
+
+        return getattr(api, name)
+    if name == "MultiIndex":
+        from dreamdb.multi import MultiIndex
+
+        return MultiIndex
+    raise AttributeError(f"module 'dreamdb' has no attribute {name!r}")
 
 
 def open(vault=None, **kwargs):  # noqa: A001 - the documented name

@@ -1,0 +1,41 @@
+"""The benchmark scripts still run (CI smoke: tiny sizes, one run; the figures come from full runs)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, SHARED
+
+SCRIPTS = ROOT / "scripts"
+
+
+def run(*args, timeout=600):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_bench_recall_smoke():
+    p = run(SCRIPTS / "bench_recall.py", "--quick", "--runs", "1", "--docs", "300", "--json", "--data", SHARED)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(p.stdout)
+    syn = res["synthetic"]
+    assert syn["docs"] == 300 and syn["query_only"]["p50_ms"] > 0 and syn["nochange_sync_ms"] > 0
+    if "skipped" not in res["real"]:
+        assert res["real"]["docs"] > 700 and res["real"]["cli_recall_ms"] > res["real"]["python_pass_ms"]
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_bench_embed_scripts_smoke(model_dir):
+    p = run(SCRIPTS / "bench_embed.py", "--quick", "--no-baseline", "--json", "--model-dir", model_dir)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout)
+    if (SHARED / "vaults" / "dreamcontext").is_dir():
+        p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--runs", "1", "--queries", "2", "--json", "--model-dir", model_dir)
+        assert p.returncode == 0, p.stderr[-2000:]
+        res = json.loads(p.stdout)
+        assert res["refresh_nochange_ms"] > 0 and res["hybrid_recall_p50_ms"] > 0
