@@ -38,8 +38,10 @@ def _progress(label: str, length: int):
 @click.option("--write-results", is_flag=True, help="Regenerate eval/RESULTS.md from this run.")
 @click.option("--results-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results).")
+@click.option("--max-embed", type=click.IntRange(0), default=None, metavar="N",
+              help="Skip the dense modes of an index that still needs more than N chunks embedded (default: embed all).")
 @json_option
-def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, results_file, as_json):
+def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, results_file, max_embed, as_json):
     """Score dreamdb's recall on the gold set and public IR collections.
 
     Sets: dreamcontext (60 gold queries over the dreamcontext vault, clock
@@ -70,7 +72,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
         click.echo(msg, err=True)
 
     results = suite.run_suite(chosen, data=data, cache=cache, modes=mode_list, baseline=baseline, quick=quick,
-                              explicit=explicit, progress=_progress, log=log, command=command)
+                              explicit=explicit, progress=_progress, log=log, command=command, max_embed=max_embed)
     cache.mkdir(parents=True, exist_ok=True)
     (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")
     if write_results or results_file:

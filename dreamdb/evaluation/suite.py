@@ -270,7 +270,8 @@ def _run_track(track: Track, search, progress, label: str) -> dict:
     return {"rows": out_rows, "metrics": beir.mean_metrics(out_rows), "latency_ms": M.latency_summary(lat)}
 
 
-def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes, baseline, progress, log) -> None:
+def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes, baseline, progress, log,
+               max_embed: int | None = None) -> None:
     """Build one index (timed) and run its tracks into ``out`` (see :func:`run_set`)."""
     import dreamdb
     from dreamdb.evaluation import baseline as BL
@@ -293,9 +294,20 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
     _remove_index(build_path)
     ix = dreamdb.open(vb.vault, index_path=folder / "index.db", auto_sync=False)
     ix.sync()
+    skip_dense = None
     if any(m != "bm25" for m in modes):
         t0 = time.perf_counter()
         try:
+            emb_model = ix.embedder()
+            if emb_model is not None and max_embed is not None:
+                from dreamdb.embeddings.store import chunk_pending_documents, pending
+
+                chunk_pending_documents(ix.conn)  # cheap; makes the count below a count of chunks
+                waiting = pending(ix.conn, emb_model.model_id)
+                if waiting > max_embed:
+                    skip_dense = (f"{waiting} chunks would need embedding first (over --max-embed {max_embed});"
+                                  f" run dreamdb embed refresh on {ix.index_path} or raise --max-embed")
+                    raise RuntimeError(skip_dense)
             emb = ix.refresh_embeddings(progress=None)
             info["embed"] = {"seconds": time.perf_counter() - t0, "embedded": emb.embedded, "reused": emb.reused}
             log(f"{plan.name}/{spec.key}: embeddings ready ({emb.embedded} embedded, {emb.reused} reused,"
@@ -318,6 +330,10 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
     for track in (t for t in plan.tracks if t.index == spec.key):
         res = {"desc": track.desc, "index": spec.key, "n": len(track.queries), "dreamdb": {}}
         for mode in modes:
+            if mode != "bm25" and skip_dense:
+                res["dreamdb"][mode] = {"unavailable": skip_dense}
+                log(f"{plan.name} {track.name} {mode}: unavailable: {skip_dense}")
+                continue
             search = _dreamdb_search(ix, mode, track.now, mapper)
             try:
                 warm = None
@@ -346,7 +362,7 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
 
 
 def run_set(plan: SetPlan, cache: Path, *, modes: list[str], baseline: bool = True, progress=None,
-            log: Callable[[str], None] = lambda s: None) -> dict:
+            log: Callable[[str], None] = lambda s: None, max_embed: int | None = None) -> dict:
     """Build each index from scratch (timed), run every track in every mode and the baseline.
 
     Args:
@@ -366,7 +382,8 @@ def run_set(plan: SetPlan, cache: Path, *, modes: list[str], baseline: bool = Tr
     out = {"indexes": {}, "tracks": {}}
     for spec in plan.indexes:
         try:
-            _run_index(plan, spec, cache, out, modes=modes, baseline=baseline, progress=progress, log=log)
+            _run_index(plan, spec, cache, out, modes=modes, baseline=baseline, progress=progress, log=log,
+                       max_embed=max_embed)
         except Exception as exc:  # noqa: BLE001 - one broken index must not lose the whole run
             if os.environ.get("DREAMDB_DEBUG"):
                 raise
@@ -406,7 +423,7 @@ def machine_info() -> dict:
 
 def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], baseline: bool = True, quick: bool = False,
               explicit: bool = True, progress=None, log: Callable[[str], None] = lambda s: None,
-              command: str = "") -> dict:
+              command: str = "", max_embed: int | None = None) -> dict:
     """Run the requested sets end to end.
 
     Args:
@@ -420,6 +437,8 @@ def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], bas
         progress: progress-bar factory (see :func:`run_set`).
         log: status-line sink.
         command: the command line, recorded in the results.
+        max_embed: leave the dense modes of an index unmeasured when more chunks than this
+            still need embedding (embedding runs at a few chunks/s on 2 cores).
 
     Returns:
         ``{"date", "command", "machine", "quick", "modes", "notes", "wall_s", "sets": {name: run_set(...)}}``.
@@ -439,7 +458,7 @@ def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], bas
     for s in ok:
         log(f"set {s}: loading")
         out["sets"][s] = run_set(plan_set(s, Path(data), quick=quick), Path(cache), modes=modes, baseline=baseline,
-                                 progress=progress, log=log)
+                                 progress=progress, log=log, max_embed=max_embed)
     out["wall_s"] = time.perf_counter() - t0
     return out
 
