@@ -468,10 +468,10 @@ def test_unpin_and_yaml_dates_stay_dates(vault: Path):
 def test_delete_moves_to_trash(vault: Path):
     path = vault / "lab" / "insights" / "demo-mrr.md"
     content = path.read_bytes()
-    assert delete(vault, "insight/demo-mrr") == path
+    kept = delete(vault, "insight/demo-mrr")
     assert not path.exists()
     trashed = list((vault / ".dreamdb" / "trash" / "insight").glob("*-demo-mrr.md"))
-    assert len(trashed) == 1 and trashed[0].read_bytes() == content
+    assert trashed == [kept] and kept.read_bytes() == content
     with pytest.raises(NotFound):
         delete(vault, "insight/demo-mrr")
 
