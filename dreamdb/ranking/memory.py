@@ -68,7 +68,7 @@ class MemoryEngine:
         n = len(rows)
         self.rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         self.doc_ids = [r[1] for r in rows]
-        self.types = np.array([r[2] for r in rows], dtype=object)
+        self.types = np.array([r[2] for r in rows], dtype=str)
         self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
@@ -145,26 +145,35 @@ class MemoryEngine:
         return cached
 
     def _mask(self, filters: Filters, now_days: float):
-        """bool[n] of the documents the filters keep (tags/status via SQL, cached per generation)."""
+        """bool[n] of the documents the filters keep: types, level and dates from the cached arrays,
+        tags and statuses through SQL (cached per generation), expiry against ``now_days``."""
         key = (tuple(filters.types or ()), tuple(filters.exclude_types or ()), tuple(filters.tags or ()),
-               tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days,
-               filters.include_expired, None if filters.include_expired else now_days)
-        hit = self._filter_cache.get(key)
-        if hit is not None:
-            return hit
-        if not (filters.types or filters.exclude_types or filters.tags or filters.statuses or filters.min_level
-                or filters.since_days is not None or filters.until_days is not None):
-            mask = np.ones(len(self.rowids), dtype=bool) if filters.include_expired else self.expires >= now_days
-        else:
-            where, params = filters.sql(now_days)
-            keep = np.fromiter((r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)),
-                               dtype=np.int64)
-            mask = np.zeros(len(self.rowids), dtype=bool)
-            mask[np.searchsorted(self.rowids, keep)] = True
-        if len(self._filter_cache) > 64:
-            self._filter_cache.clear()
-        self._filter_cache[key] = mask
-        return mask
+               tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days)
+        mask = self._filter_cache.get(key)
+        if mask is None:
+            mask = np.ones(len(self.rowids), dtype=bool)
+            if filters.types:
+                mask &= np.isin(self.types, list(filters.types))
+            if filters.exclude_types:
+                mask &= ~np.isin(self.types, list(filters.exclude_types))
+            if filters.min_level is not None:
+                mask &= self.levels >= filters.min_level
+            with np.errstate(invalid="ignore"):  # undated documents (NaN) fail any date window
+                if filters.since_days is not None:
+                    mask &= self.date_days >= filters.since_days
+                if filters.until_days is not None:
+                    mask &= self.date_days <= filters.until_days
+            if filters.tags or filters.statuses:
+                where, params = Filters(tags=filters.tags, statuses=filters.statuses, include_expired=True).sql(now_days)
+                keep = np.fromiter((r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)),
+                                   dtype=np.int64)
+                sel = np.zeros(len(self.rowids), dtype=bool)
+                sel[np.searchsorted(self.rowids, keep)] = True
+                mask &= sel
+            if len(self._filter_cache) > 64:
+                self._filter_cache.clear()
+            self._filter_cache[key] = mask
+        return mask if filters.include_expired else mask & (self.expires >= now_days)
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
