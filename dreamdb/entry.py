@@ -1,8 +1,9 @@
 """The ``dreamdb`` executable's entry point.
 
 ``dreamdb hook user-prompt-submit`` runs on every prompt an agent's user
-types, so it skips the click layer entirely (click alone costs ~50 ms to
-import); everything else goes through :func:`dreamdb.cli.main`.
+types and ``dreamdb recall`` on every question an agent asks, so both skip
+the click layer when they can (click alone costs ~80 ms to import here; see
+:mod:`dreamdb.quickcli`); everything else goes through :func:`dreamdb.cli.main`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ def main(argv: list[str] | None = None) -> int:
         from dreamdb.hook import run_stdin
 
         return run_stdin()
+    if args[:1] == ["recall"]:
+        from dreamdb.quickcli import fast_recall
+
+        code = fast_recall(args[1:])
+        if code is not None:
+            return code
     from dreamdb.cli import main as cli_main
 
     return cli_main(args)

@@ -153,3 +153,23 @@ def test_real_vault_superseded_entries_are_marked(real_index):
     hits = real_index.recall(title, top=10, types="changelog", now="2026-08-18T00:00:00Z")
     marked = {h.doc_id: h.superseded_by for h in hits}
     assert marked.get(older) == newer
+
+
+@pytest.mark.parametrize("args", [
+    ["--json", "sleep", "debt"], ["--plain", "--top", "2", "atomic", "writes"], ["--explain", "-n", "3", "hook"],
+    ["the", "of"], ["zzzqqq"],
+])
+def test_fast_path_prints_exactly_what_click_prints(example_vault, args):
+    """`dreamdb recall` skips click for common options (start-up time); its output must not differ."""
+    full = ["recall", "--vault", str(example_vault), "--now", "2026-08-18T00:00:00Z", *args]
+    fast = run_main(*full)
+    slow = subprocess.run([sys.executable, "-c", "import sys; from dreamdb.cli import main; sys.exit(main(sys.argv[1:]))", *full],
+                          capture_output=True, text=True, timeout=120)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+
+
+def test_fast_path_leaves_uncommon_options_to_click(example_vault):
+    from dreamdb.quickcli import fast_recall
+
+    for args in (["--help"], ["--since", "-30d", "x"], ["--top", "99", "x"], ["--mode", "fuzzy", "x"], ["--vault"], []):
+        assert fast_recall(args) is None

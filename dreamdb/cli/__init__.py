@@ -118,10 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
         return 0
     except DreamdbError as exc:
-        click.echo(f"Error: {exc.message}", err=True)
-        if exc.hint:
-            click.echo(f"Hint: {exc.hint}", err=True)
-        return exc.exit_code
+        from dreamdb.quickcli import report_error
+
+        return report_error(exc)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:

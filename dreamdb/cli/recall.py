@@ -39,28 +39,11 @@ def recall(query, top, types, exclude_types, tags, since, until, status, level, 
       dreamdb recall --types knowledge,feature --top 10 "dashboard security"
       dreamdb recall --since -30d --json release
     """
-    from dreamdb import output
-    from dreamdb.api import open_index
+    from dreamdb.quickcli import run_recall
 
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("QUERY is empty.")
-    index = open_index(list(vaults) if vaults else None, engine="sql")  # one query per process: no numpy
-    hits = index.recall(text, top=top, mode=mode, types=types, exclude_types=exclude_types, tags=tags, since=since,
-                        until=until, status=status, level=level, include_expired=include_expired, now=now, explain=explain)
-    notes = index.take_notes()
-    if as_json:
-        click.echo(output.to_json({"query": text, "mode": mode or "bm25", "hits": [h.as_dict() for h in hits],
-                                   "notes": notes}))
-        return
-    for n in notes:
-        click.echo(f"note: {n}", err=True)
-    if plain:
-        click.echo(output.hits_plain(hits), nl=False)
-        return
-    if not hits:
-        from dreamdb.analyzer import analyze
-
-        click.echo("No matches." if analyze(text) else "No searchable terms in the query (only stopwords or punctuation).", err=True)
-        return
-    click.echo(output.hits_text(hits, explain=explain), nl=False)
+    run_recall(text, vaults=vaults, top=top, mode=mode, as_json=as_json, plain=plain, explain=explain, types=types,
+               exclude_types=exclude_types, tags=tags, since=since, until=until, status=status, level=level,
+               include_expired=include_expired, now=now)

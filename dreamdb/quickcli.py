@@ -1,0 +1,103 @@
+"""The CLI's hot path without click: ``dreamdb recall`` in its common forms.
+
+Agents call ``dreamdb recall`` once per question, so process start-up is most
+of its cost, and click alone takes ~80 ms to import on a 2-core machine.
+:func:`fast_recall` handles the common options itself and returns ``None``
+for anything else (``--help``, filters, unknown or malformed options), which
+then goes through the click command in :mod:`dreamdb.cli.recall` — the
+reference behaviour. Both paths share :func:`run_recall` and
+:func:`report_error`, so their output is the same byte for byte
+(``tests/test_cli_recall.py`` checks it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from dreamdb.errors import DreamdbError
+
+_FLAGS = {"--json": "as_json", "--plain": "plain", "--explain": "explain"}
+_VALUED = {"--top": "top", "-n": "top", "--vault": "vaults", "--mode": "mode", "--now": "now", "--types": "types", "-t": "types"}
+
+
+def report_error(exc: DreamdbError) -> int:
+    """Print ``Error: …`` (and ``Hint: …``) to stderr; return the error's exit code."""
+    sys.stderr.write(f"Error: {exc.message}\n")
+    if exc.hint:
+        sys.stderr.write(f"Hint: {exc.hint}\n")
+    return exc.exit_code
+
+
+def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool = False, plain: bool = False,
+               explain: bool = False, **filters) -> None:
+    """Recall and print, exactly as ``dreamdb recall`` does (the single implementation of its output).
+
+    Raises:
+        DreamdbError: from the library (the caller reports it).
+    """
+    from dreamdb import output
+    from dreamdb.api import open_index
+
+    index = open_index(list(vaults) if vaults else None, engine="sql")  # one query per process: no numpy
+    hits = index.recall(text, top=top, mode=mode, explain=explain, **filters)
+    notes = index.take_notes()
+    out = sys.stdout
+    if as_json:
+        out.write(output.to_json({"query": text, "mode": mode or os.environ.get("DREAMDB_RECALL_MODE") or "bm25",
+                                  "hits": [h.as_dict() for h in hits], "notes": notes}) + "\n")
+        return
+    for n in notes:
+        sys.stderr.write(f"note: {n}\n")
+    if plain:
+        out.write(output.hits_plain(hits))
+        return
+    if not hits:
+        from dreamdb.analyzer import analyze
+
+        sys.stderr.write(("No matches." if analyze(text) else "No searchable terms in the query (only stopwords or punctuation).")
+                         + "\n")
+        return
+    out.write(output.hits_text(hits, explain=explain))
+
+
+def fast_recall(args: list[str]) -> int | None:
+    """Run ``recall`` without click when ``args`` use only common options; else ``None``."""
+    opts: dict = {"vaults": []}
+    words: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _FLAGS:
+            opts[_FLAGS[a]] = True
+        elif a in _VALUED:
+            if i + 1 >= len(args):
+                return None
+            value = args[i + 1]
+            i += 1
+            key = _VALUED[a]
+            if key == "vaults":
+                opts["vaults"].append(value)
+            elif key == "top":
+                if not value.isdigit() or not 1 <= int(value) <= 50:
+                    return None
+                opts["top"] = int(value)
+            elif key == "mode" and value not in ("bm25", "hybrid", "dense", "rrf"):
+                return None
+            else:
+                opts[key] = value
+        elif a.startswith("-"):
+            return None  # --help, filters, typos: click's job
+        else:
+            words.append(a)
+        i += 1
+    text = " ".join(words).strip()
+    if not text:
+        return None
+    if "mode" not in opts and os.environ.get("DREAMDB_RECALL_MODE"):
+        return None  # let click validate the environment variable
+    try:
+        run_recall(text, **opts)
+    except DreamdbError as exc:
+        return report_error(exc)
+    return 0
