@@ -809,24 +809,17 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
     doc.fm_lines = lines
     for key, value in changes.items():
         spans = doc.key_spans()
-        if key in spans:
-            start, end = spans[key]
-            rendered = _render_key(key, value, doc.fm_lines[start:end], doc.newline)
-            try:
-                candidate = yaml.safe_load("".join(rendered))
-            except yaml.YAMLError:
-                candidate = None
-            if not isinstance(candidate, dict) or candidate.get(key) != value:
-                rendered = [f"{key}: {_scalar(value)}{doc.newline}"]
+        start, end = spans.get(key, (None, None))
+        rendered = _render_key(key, value, doc.fm_lines[start:end] if start is not None else [], doc.newline)
+        try:
+            candidate = yaml.safe_load("".join(rendered))
+        except yaml.YAMLError:
+            candidate = None
+        if not isinstance(candidate, dict) or candidate.get(key) != value:
+            rendered = [f"{key}: {_scalar(value)}{doc.newline}"]
+        if start is not None:
             doc.fm_lines[start:end] = rendered
         else:
-            rendered = _render_key(key, value, [], doc.newline)
-            try:
-                candidate = yaml.safe_load("".join(rendered))
-            except yaml.YAMLError:
-                candidate = None
-            if not isinstance(candidate, dict) or candidate.get(key) != value:
-                rendered = [f"{key}: {_scalar(value)}{doc.newline}"]
             insert_at = len(doc.fm_lines)
             while insert_at > 0 and not doc.fm_lines[insert_at - 1].strip():
                 insert_at -= 1

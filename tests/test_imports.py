@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("numpy", "onnxruntime", "sqlite_vec", "tokenizers", "yaml", "bm25s", "tabulate")
 
 
@@ -20,11 +22,17 @@ def test_cli_import_is_light():
     assert not [m for m in HEAVY if m in mods]
 
 
-def test_recall_on_synced_vault_stays_light(tmp_path):
+@pytest.fixture()
+def synced_vault(tmp_path):
     vault = tmp_path / "_dream_context"
     (vault / "knowledge").mkdir(parents=True)
     (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nsome words here\n")
     subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], check=True, capture_output=True)
+    return vault
+
+
+def test_recall_on_synced_vault_stays_light(synced_vault):
+    vault = synced_vault
     mods = _loaded_after(
         "import dreamdb\n"
         f"ix = dreamdb.open({str(vault)!r}, engine='sql')\n"
@@ -34,11 +42,8 @@ def test_recall_on_synced_vault_stays_light(tmp_path):
     assert not [m for m in HEAVY if m in mods]
 
 
-def test_cli_recall_process_stays_light(tmp_path):
-    vault = tmp_path / "_dream_context"
-    (vault / "knowledge").mkdir(parents=True)
-    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nsome words here\n")
-    subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], check=True, capture_output=True)
+def test_cli_recall_process_stays_light(synced_vault):
+    vault = synced_vault
     mods = _loaded_after(
         "import contextlib, io\n"
         "from dreamdb.entry import main\n"
