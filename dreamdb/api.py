@@ -74,9 +74,16 @@ class Hit:
             from dreamdb.ranking.snippet import best_snippet
 
             body, terms, description, turkish = self._snippet_source or ("", [], self.description, False)
+            if callable(body):  # fetched from the index on first use (bodies can be long)
+                body = body()
             self._snippet = best_snippet(body, terms, fallback=description, turkish=turkish)
             self._snippet_source = None
         return self._snippet
+
+    def __getstate__(self) -> dict:
+        """Pickling computes the snippet first (the lazy body reader cannot be pickled)."""
+        _ = self.snippet
+        return dict(self.__dict__)
 
     def as_dict(self) -> dict:
         """JSON-ready mapping (floats rounded to 6 decimals)."""
@@ -406,28 +413,38 @@ class Index:
         ids = [r.rowid for r in ranked]
         marks = ",".join("?" * len(ids))
         rows = {row[0]: row[1:] for row in self.conn.execute(
-            f"SELECT id, slug, title, description, body, source_path, level, tags, turkish, date, status, is_capture,"
+            f"SELECT id, slug, title, description, source_path, level, tags, turkish, date, status, is_capture,"
             f" confidence FROM documents WHERE id IN ({marks})", ids)}
-        doc_ids = [r.doc_id for r in ranked]
-        superseded = dict(self.conn.execute(
-            f"SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IN ({marks}) GROUP BY supersedes", doc_ids))
+        superseded = {}
+        if any(r.type == "changelog" for r in ranked):  # only changelog entries can be superseded
+            doc_ids = [r.doc_id for r in ranked]
+            superseded = dict(self.conn.execute(
+                f"SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IN ({marks}) GROUP BY supersedes", doc_ids))
         out = []
         vault = str(self.vault)
+        prefix = vault if vault.endswith(os.sep) else vault + os.sep  # os.path.join(vault, relative path), cheaper
         for r in ranked:
-            slug, title, description, body, source_path, level, tags, turkish, date, status, is_capture, confidence = rows[r.rowid]
+            slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence = rows[r.rowid]
             r.date, r.status = date, status  # the memory engine leaves these to us
             r.status_factor = S.status_factor(status)
             r.type_factor = S.type_factor(r.type, bool(is_capture))
             r.confidence_factor = S.confidence_factor(confidence)
             out.append(Hit(
                 doc_id=r.doc_id, type=r.type, slug=slug, title=title, description=description,
-                path=os.path.join(vault, source_path), _snippet_source=(body, plan.terms, description, bool(turkish)),
+                path=prefix + source_path, _snippet_source=(self._body_loader(r.rowid), plan.terms, description, bool(turkish)),
                 score=r.score, rank_score=r.rank_score, date=r.date, status=r.status, level=level,
-                tags=json.loads(tags), superseded_by=superseded.get(r.doc_id), vault=vault, mode=mode,
+                tags=[] if tags == "[]" else json.loads(tags), superseded_by=superseded.get(r.doc_id), vault=vault, mode=mode,
                 signals=r.signals() if explain else None,
                 terms=explain_terms(self.conn, r.rowid, plan) if explain else None,
             ))
         return out
+
+    def _body_loader(self, rowid: int):
+        """A callable returning document ``rowid``'s body ("" once it is gone), read when a snippet is first needed."""
+        def load() -> str:
+            row = self.conn.execute("SELECT body FROM documents WHERE id = ?", (rowid,)).fetchone()
+            return row[0] if row else ""
+        return load
 
     def take_notes(self) -> list[str]:
         """Warnings gathered since the last call (lazy-sync warnings, rebuilds, fallbacks), then cleared."""

@@ -9,6 +9,12 @@ Confidence-adaptive fusion, reference constants from dreamcontext v0.24:
 * Otherwise weighted reciprocal rank fusion Σ wᵢ/(k + rankᵢ) (Cormack,
   Clarke & Büttcher 2009, k = 60) with BM25 0.6 / dense 0.4, and a pin guard
   that keeps BM25's top-1 first when its rankScore is ≥ 1.35× the runner-up's.
+  dreamdb scales the BM25 weight by the query's term coverage (the fraction of
+  its terms that occur in the corpus; 1.0 for almost every query written in
+  the corpus's language): a question in another language shares only names
+  and numbers with the corpus, and BM25's ranking of those few terms should
+  not outvote the multilingual dense channel. No constant is involved; at full
+  coverage the weights are the reference's.
 
 Plain RRF (equal weights, no pin guard) exists for A/B comparison only.
 Inputs are ``{key: score}`` maps or best-first key lists; outputs are
@@ -74,7 +80,7 @@ def pin_guard(fused: list[tuple], bm25_ranked: list, bm25_scores: dict, ratio: f
 
 
 def adaptive_fusion(bm25_ranked: list, bm25_scores: dict, top_raw: float, dense_ranked: list,
-                    dense_scores: dict) -> tuple[list[tuple], dict]:
+                    dense_scores: dict, term_coverage: float = 1.0) -> tuple[list[tuple], dict]:
     """SPEC §3 hybrid: relative fusion when BM25 is decisive, else weighted RRF + pin guard.
 
     Args:
@@ -83,6 +89,8 @@ def adaptive_fusion(bm25_ranked: list, bm25_scores: dict, top_raw: float, dense_
         top_raw: the best raw BM25 score of the query (the decisiveness test).
         dense_ranked: keys best-first by cosine.
         dense_scores: ``{key: cosine}``.
+        term_coverage: fraction (0–1) of the query's terms found in the corpus; the BM25 RRF
+            weight is ``BM25_WEIGHT × term_coverage`` (relative fusion is not affected).
 
     Returns:
         ``(fused best-first [(key, score)], info)`` where ``info`` names the
@@ -90,6 +98,7 @@ def adaptive_fusion(bm25_ranked: list, bm25_scores: dict, top_raw: float, dense_
     """
     if top_raw >= DECISIVE_BM25:
         return relative_fusion(bm25_scores, dense_scores), {"method": "relative", "lambda": RELATIVE_LAMBDA, "pinned": False}
-    fused = weighted_rrf([bm25_ranked, dense_ranked], [BM25_WEIGHT, DENSE_WEIGHT])
+    w_bm25 = BM25_WEIGHT * term_coverage
+    fused = weighted_rrf([bm25_ranked, dense_ranked], [w_bm25, DENSE_WEIGHT])
     fused, pinned = pin_guard(fused, bm25_ranked, bm25_scores)
-    return fused, {"method": "rrf", "weights": [BM25_WEIGHT, DENSE_WEIGHT], "k": RRF_K, "pinned": pinned}
+    return fused, {"method": "rrf", "weights": [w_bm25, DENSE_WEIGHT], "k": RRF_K, "pinned": pinned}

@@ -40,6 +40,20 @@ def _dense_only(conn, rowids: list[int], now_days: float) -> dict[int, Ranked]:
     return out
 
 
+def term_coverage(conn, terms: list[str]) -> float:
+    """Fraction of the query's terms that occur in the corpus (0.0–1.0; 0.0 for no terms).
+
+    The lexical evidence BM25 can have for this query: a Turkish question over an English
+    vault may share only names and numbers with it, so most of its terms are unknown.
+    """
+    if not terms:
+        return 0.0
+    uniq = sorted(set(terms))
+    known = {r[0] for r in conn.execute(
+        f"SELECT DISTINCT term FROM postings WHERE term IN ({','.join('?' * len(uniq))})", uniq)}
+    return sum(1 for t in terms if t in known) / len(terms)
+
+
 _QUERY_CACHE: dict[tuple[str, str], object] = {}
 _QUERY_CACHE_MAX = 256
 
@@ -96,7 +110,8 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         fused, info = fusion.weighted_rrf([bm_keys, dense_keys], [1.0, 1.0]), {"method": "rrf-plain"}
     else:
         top_raw = max((r.score for r in bm), default=0.0)
-        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos)
+        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos,
+                                             term_coverage=term_coverage(conn, plan.terms))
     method = info["method"] + ("+pin" if info.get("pinned") else "")
     out = []
     for key, value in fused[:top]:

@@ -83,6 +83,32 @@ def test_refresh_embeds_all_then_nothing_twice(tiny_vault):
         assert tuple(cov) == (12, 12, 12)
 
 
+def test_changelog_entries_get_no_vectors(tiny_vault):
+    """DENSE_EXCLUDED_TYPES: changelog entries are chunked to nothing, so the dense channel never returns them."""
+    make_vault(tiny_vault, 2)
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-05-01", "type": "feat", "scope": "recall", "description": para("a0x", 40)},
+        {"date": "2026-05-02", "type": "fix", "scope": "sync", "description": "renamed files keep their vectors"},
+    ]))
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        c = index.conn
+        assert c.execute("SELECT COUNT(*) FROM documents WHERE type = 'changelog'").fetchone()[0] == 2
+        r = store.refresh(c, emb)
+        assert r.chunked_docs == 4 and r.chunks == 4 and r.embedded == 4
+        assert not any("renamed files" in t for t in emb.calls)
+        assert c.execute("""SELECT COUNT(*) FROM chunks ch JOIN documents d ON d.id = ch.doc
+                            WHERE d.type = 'changelog'""").fetchone()[0] == 0
+        assert c.execute("""SELECT COUNT(*) FROM chunked_documents s JOIN documents d ON d.id = s.doc
+                            WHERE d.type = 'changelog' AND s.n_chunks = 0""").fetchone()[0] == 2
+        assert store.pending(c, emb.model_id) == 0
+        # the changelog entry's exact text as the query: still only knowledge documents come back
+        q = emb.embed_passages(["renamed files keep their vectors"])[0]
+        types = {c.execute("SELECT type FROM documents WHERE id = ?", (d,)).fetchone()[0]
+                 for d, _s in store.dense_search(c, q, emb.model_id, 10)}
+        assert types == {"knowledge"}
+
+
 def test_edit_reembeds_only_changed_chunks_and_delete_prunes(tiny_vault):
     make_vault(tiny_vault)
     emb = HashEmbedder()

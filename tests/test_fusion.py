@@ -36,3 +36,20 @@ def test_pin_guard_keeps_a_clear_bm25_winner():
     # no pin when BM25's lead is small (10 < 1.35 × 8)
     fused, info = F.adaptive_fusion(bm_keys, {"a": 10.0, "b": 8.0}, 9.0, ["b", "c"], {"b": 0.9, "c": 0.8})
     assert not info["pinned"] and fused[0][0] == "b"
+
+
+def test_rrf_bm25_weight_follows_term_coverage():
+    bm_keys, bm_scores = ["a", "b"], {"a": 5.0, "b": 4.9}  # no pin: 5.0 < 1.35 × 4.9
+    dense_keys, cos = ["b", "a"], {"a": 0.80, "b": 0.90}
+    # every query term known to the corpus: the reference weights, BM25's top-1 wins
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 5.0, dense_keys, cos, term_coverage=1.0)
+    assert info["weights"] == [0.6, 0.4] and fused[0][0] == "a"
+    # half of them unknown (a question in another language): BM25 weight 0.6 × 0.5 = 0.3
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 5.0, dense_keys, cos, term_coverage=0.5)
+    assert info["weights"] == [pytest.approx(0.3), 0.4]
+    d = dict(fused)
+    assert d["a"] == pytest.approx(0.3 / 61 + 0.4 / 62) and d["b"] == pytest.approx(0.3 / 62 + 0.4 / 61)
+    assert fused[0][0] == "b"
+    # relative fusion (BM25 decisive) ignores coverage
+    fused, info = F.adaptive_fusion(bm_keys, {"a": 30.0, "b": 20.0}, 30.0, dense_keys, cos, term_coverage=0.1)
+    assert info["method"] == "relative" and fused[0][0] == "a"

@@ -68,3 +68,17 @@ def test_exact_title_wins_are_kept_by_hybrid(embedded_subset, model_dir, monkeyp
         total += 1
         kept += index.recall(title, top=1, mode="hybrid")[0].doc_id == doc_id
     assert total >= 10 and kept == total
+
+
+def test_term_coverage_counts_query_terms_the_corpus_knows(tiny_vault):
+    from dreamdb.hybrid import term_coverage
+    from dreamdb.ranking.rank import plan_query
+
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    plan = plan_query("tapir beslenme takvimi")  # one English word the vault has, two Turkish ones it has not
+    assert len(plan.terms) == 3
+    assert term_coverage(index.conn, plan.terms) == pytest.approx(1 / 3)
+    assert term_coverage(index.conn, plan_query("tapir feeding schedule").terms) == 1.0
+    assert term_coverage(index.conn, []) == 0.0

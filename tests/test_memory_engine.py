@@ -56,3 +56,14 @@ def test_memory_engine_follows_index_changes(tiny_vault):
     got = engine.rank(plan, top=5, now_days=NOW)
     _same(got, rank(index.conn, plan, top=5, now_days=NOW))
     assert [r.doc_id for r in got] == ["knowledge/b", "knowledge/a"]
+
+
+def test_hits_read_bodies_lazily_and_pickle(real_index):
+    import pickle
+
+    hits = real_index.recall("sleep debt thresholds", top=3)
+    assert hits and all(h._snippet_source is not None for h in hits)
+    copies = pickle.loads(pickle.dumps(hits))  # computes each snippet from the body in the index
+    for h, c in zip(hits, copies):
+        body = real_index.conn.execute("SELECT body FROM documents WHERE doc_id = ?", (h.doc_id,)).fetchone()[0]
+        assert c.snippet == h.snippet and c.snippet.splitlines()[0] in body

@@ -46,8 +46,15 @@ SPLIT_ABOVE_WORDS = 380
 MAX_CHUNK_CHARS = 4000
 #: Chunks kept per document (≈ 48k words); the tail of a longer document is not embedded.
 MAX_CHUNKS_PER_DOCUMENT = 128
-#: Version of these rules, stored with each chunked document: changing it re-chunks the index.
-CHUNKER_VERSION = "1"
+#: Document types that get no chunks, hence no vectors: the dense channel never returns
+#: them (BM25 still does). Reference: dreamcontext v0.14 ``DENSE_EXCLUDED_TYPES`` —
+#: short changelog pointer entries have focused vectors that crowd out the canonical
+#: documents they point to; excluding them lifted the reference's held-out dense-only
+#: recall@1 from 36.7 to 56.7. It also saves about a fifth of the real vault's embedding time.
+DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
+#: Version of these rules, stored with each chunked document: changing it re-chunks the index
+#: (unchanged chunk texts keep their vectors: they are keyed by content hash).
+CHUNKER_VERSION = "2"
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")

@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from dreamdb.embeddings.chunk import CHUNKER_VERSION, chunk_document
+from dreamdb.embeddings.chunk import CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, chunk_document
 from dreamdb.errors import DriverError, LockTimeout, UsageError
 from dreamdb.store.connect import DatabaseError, write_transaction
 
@@ -160,9 +160,9 @@ def register_model(conn, embedder) -> None:
 
 def _docs_to_chunk(conn, force: bool) -> list[tuple]:
     if force:
-        return conn.execute("SELECT id, title, description, body, content_hash FROM documents ORDER BY id").fetchall()
+        return conn.execute("SELECT id, title, description, body, content_hash, type FROM documents ORDER BY id").fetchall()
     return conn.execute(
-        """SELECT d.id, d.title, d.description, d.body, d.content_hash FROM documents d
+        """SELECT d.id, d.title, d.description, d.body, d.content_hash, d.type FROM documents d
            LEFT JOIN chunked_documents s ON s.doc = d.id
            WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?
            ORDER BY d.id""",
@@ -176,14 +176,17 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]
     Each group of :data:`CHUNK_WRITE_BATCH` documents is written in its own
     ``BEGIN IMMEDIATE`` transaction, re-checking that each document still has
     the content hash it was chunked from (a concurrent sync may replace it).
+    Documents of :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES` are
+    recorded with zero chunks.
     """
     todo = _docs_to_chunk(conn, force)
     n = 0
     new_hashes: set[str] = set()
     for b0 in range(0, len(todo), CHUNK_WRITE_BATCH):
-        batch = [(row, chunk_document(row[1], row[3], row[2])) for row in todo[b0 : b0 + CHUNK_WRITE_BATCH]]
+        batch = [(row, [] if row[5] in DENSE_EXCLUDED_TYPES else chunk_document(row[1], row[3], row[2]))
+                 for row in todo[b0 : b0 + CHUNK_WRITE_BATCH]]
         with write_transaction(conn):
-            for (doc, _t, _d, _b, chash), chunks in batch:
+            for (doc, _t, _d, _b, chash, _ty), chunks in batch:
                 cur = conn.execute("SELECT content_hash FROM documents WHERE id = ?", (doc,)).fetchone()
                 if cur is None or cur[0] != chash:
                     continue

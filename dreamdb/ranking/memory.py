@@ -46,6 +46,7 @@ class MemoryEngine:
         self.conn = conn
         self.max_cached_terms = max_cached_terms
         self._generation = None
+        self._probe = None
         self._terms: dict[str, tuple] = {}
         self._filter_cache: dict = {}
 
@@ -56,6 +57,12 @@ class MemoryEngine:
         ).fetchone()
 
     def _ensure_loaded(self) -> None:
+        # Cheap change detection first: PRAGMA data_version moves when another connection commits,
+        # total_changes when this one writes; only then is the generation row read.
+        probe = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        if probe == self._probe and self._generation is not None:
+            return
+        self._probe = probe
         gen = self._current_generation()
         if gen == self._generation:
             return
@@ -70,6 +77,9 @@ class MemoryEngine:
         self.doc_ids = [r[1] for r in rows]
         self.types = np.array([r[2] for r in rows], dtype=str)
         self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
+        self._dated = ~np.isnan(self.date_days)
+        self._dates0 = np.where(self._dated, self.date_days, 0.0)
+        self.types_list = [r[2] for r in rows]
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
         self.identity_ok = np.array([bool(r[7]) for r in rows], dtype=bool)
@@ -92,56 +102,57 @@ class MemoryEngine:
             self._preload()
         self._generation = gen
 
-    def _derive(self, arr):
-        """Per-posting arrays from rows ``[doc, tf_title, tf_description, tf_tags, tf_body, tf_slug]`` (int64[m, 6])."""
+    def _derive(self, arr, idf):
+        """Per-posting arrays from rows ``[doc, tf_title, tf_description, tf_tags, tf_body, tf_slug]`` (int64[m, 6])
+        and each row's term IDF (float64[m]): ``(positions, idf·raw tf part, idf·BM25F saturation, in identity)``."""
         pos = np.searchsorted(self.rowids, arr[:, 0])
         tfs = arr[:, 1:5].astype(np.float64)
         tf = tfs.sum(axis=1)
         raw_part = np.where(tf > 0, tf * (F.K1 + 1.0) / (tf + self._raw_norm[pos]), 0.0)
         pseudo = (tfs * self._field_w / self._field_norm[pos]).sum(axis=1)
-        sat = np.where(pseudo > 0, pseudo * (F.K1 + 1.0) / (pseudo + F.K1), 0.0)  # BM25F saturation, idf applied later
-        in_id = (arr[:, 1] > 0) | (arr[:, 5] > 0)
-        return pos, raw_part, sat, in_id, tf > 0
+        sat = np.where(pseudo > 0, pseudo * (F.K1 + 1.0) / (pseudo + F.K1), 0.0)  # BM25F saturation
+        in_id = ((arr[:, 1] > 0) | (arr[:, 5] > 0)).astype(np.float64)
+        return pos, idf * raw_part, idf * sat, in_id
 
     def _preload(self) -> None:
-        """Load every posting in one pass (rows come in (term, doc) primary-key order)."""
+        """Load every posting in one pass (rows come in (term, doc) primary-key order); IDF is folded in per term."""
         rows = self.conn.execute(
             "SELECT term, doc, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings"
         ).fetchall()
         terms = [r[0] for r in rows]
         arr = np.array([r[1:] for r in rows], dtype=np.int64).reshape(len(rows), 6)
-        self._all = self._derive(arr)
-        self._slices = {}
-        start = 0
-        for i in range(1, len(terms) + 1):
-            if i == len(terms) or terms[i] != terms[start]:
-                self._slices[terms[start]] = (start, i)
-                start = i
+        starts = [0] + [i for i in range(1, len(terms)) if terms[i] != terms[i - 1]]
+        bounds = starts[1:] + [len(terms)]
+        has_tf = (arr[:, 1:5].sum(axis=1) > 0).astype(np.int64)
+        df = np.add.reduceat(has_tf, starts) if starts and len(terms) else np.zeros(0, dtype=np.int64)
+        lengths = np.diff(np.array(starts + [len(terms)]))
+        idf_term = np.log1p((self.n_docs - df + 0.5) / (df + 0.5))  # F.idf, vectorised
+        self._all = self._derive(arr, np.repeat(idf_term, lengths))
+        self._slices = {terms[a]: (a, b, int(d)) for a, b, d in zip(starts, bounds, df.tolist())}
 
     def _term(self, term: str):
-        """``(positions int64[m], raw_tf_part float64[m], bm25f_sat float64[m], in_identity bool[m], df)``."""
+        """``(positions int64[m], idf·raw_tf_part float64[m], idf·bm25f_sat float64[m], in_identity float64[m], df)``."""
         cached = self._terms.get(term)
         if cached is not None:
             return cached
         if self._slices is not None:
-            a, b = self._slices.get(term, (0, 0))
-            pos, raw_part, sat, in_id, has_tf = (x[a:b] for x in self._all)
-            cached = self._terms[term] = (pos, raw_part, sat, in_id, int(np.count_nonzero(has_tf)))
+            a, b, df = self._slices.get(term, (0, 0, 0))
+            cached = self._terms[term] = (*(x[a:b] for x in self._all), df)
             return cached
         rows = self.conn.execute(
             "SELECT doc, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings WHERE term = ?", (term,)
         ).fetchall()
         if rows:
-            pos, raw_part, sat, in_id, has_tf = self._derive(np.array(rows, dtype=np.int64))
-            df = int(np.count_nonzero(has_tf))
+            arr = np.array(rows, dtype=np.int64)
+            df = int(np.count_nonzero(arr[:, 1:5].sum(axis=1)))
+            pos, raw_w, sat_w, in_id = self._derive(arr, F.idf(self.n_docs, df))
         else:
             pos = np.empty(0, dtype=np.int64)
-            raw_part = sat = np.empty(0)
-            in_id = np.empty(0, dtype=bool)
+            raw_w = sat_w = in_id = np.empty(0)
             df = 0
         if len(self._terms) >= self.max_cached_terms:
             self._terms.pop(next(iter(self._terms)))
-        cached = self._terms[term] = (pos, raw_part, sat, in_id, df)
+        cached = self._terms[term] = (pos, raw_w, sat_w, in_id, df)
         return cached
 
     def _mask(self, filters: Filters, now_days: float):
@@ -184,26 +195,25 @@ class MemoryEngine:
         n = len(self.rowids)
         if not n or not self.n_docs:
             return []
-        raw = np.zeros(n)
-        bm25f = np.zeros(n)
-        id_hits = np.zeros(n)
-        touched = np.zeros(n, dtype=bool)
-        for t in plan.terms:
-            pos, raw_part, sat, in_id, df = self._term(t)
-            if not len(pos):
-                continue
-            touched[pos] = True
-            id_hits[pos] += in_id
-            if df:
-                idf = F.idf(self.n_docs, df)
-                raw[pos] += idf * raw_part
-                bm25f[pos] += idf * sat
-        for t, w in plan.synonyms.items():
-            pos, _raw_part, sat, _in_id, df = self._term(t)
-            if df:
-                touched[pos] = True
-                bm25f[pos] += (w * F.idf(self.n_docs, df)) * sat
-        idx = np.flatnonzero(touched & self._mask(filters or Filters(), now_days))
+        # One pass per signal: every matched posting's contribution summed per document (np.bincount).
+        # IDF is already folded into the cached arrays; a term with df 0 (slug-only postings) adds 0
+        # to both BM25 sums but still counts for identity coverage.
+        terms = [self._term(t) for t in plan.terms]
+        syns = [(self._term(t), w) for t, w in plan.synonyms.items()]
+        syns = [(p, w) for p, w in syns if p[4]]
+        if not any(len(p[0]) for p in terms) and not syns:
+            return []
+        pos_t = np.concatenate([p[0] for p in terms])
+        raw = np.bincount(pos_t, weights=np.concatenate([p[1] for p in terms]), minlength=n)
+        id_hits = np.bincount(pos_t, weights=np.concatenate([p[3] for p in terms]), minlength=n)
+        touched = np.bincount(pos_t, minlength=n)
+        f_pos, f_w = [pos_t], [np.concatenate([p[2] for p in terms])]
+        for p, w in syns:
+            f_pos.append(p[0])
+            f_w.append(w * p[2])
+            touched[p[0]] += 1
+        bm25f = np.bincount(np.concatenate(f_pos), weights=np.concatenate(f_w), minlength=n)
+        idx = np.flatnonzero((touched > 0) & self._mask(filters or Filters(), now_days))
         if not len(idx):
             return []
         r, f = raw[idx], bm25f[idx]
@@ -215,10 +225,9 @@ class MemoryEngine:
             return []
         base = r + S.BM25F_MIX * np.maximum(0.0, f - r)
         identity = np.where(cov > 0, S.IDENTITY_WEIGHT * cov * cov * np.maximum(r, 1.0), 0.0)
-        dd = self.date_days[idx]
-        known = ~np.isnan(dd)
-        age = np.where(known, np.maximum(0.0, now_days - np.where(known, dd, now_days)), 0.0)
-        recency = np.where(known, S.RECENCY_FLOOR + (1.0 - S.RECENCY_FLOOR) * 0.5 ** (age / S.RECENCY_HALF_LIFE_DAYS),
+        dd = self._dates0[idx]
+        age = np.maximum(0.0, now_days - dd)
+        recency = np.where(self._dated[idx], S.RECENCY_FLOOR + (1.0 - S.RECENCY_FLOOR) * 0.5 ** (age / S.RECENCY_HALF_LIFE_DAYS),
                            S.RECENCY_UNKNOWN)
         score = (base + identity) * recency * self.static[idx]
         if len(idx) > top:
@@ -226,15 +235,15 @@ class MemoryEngine:
             sel = np.flatnonzero(score >= kth)
         else:
             sel = np.arange(len(idx))
-        items = []
-        for j in sel.tolist():
-            i = int(idx[j])
-            d = self.date_days[i]
-            typ = str(self.types[i])
-            items.append(Ranked(
-                int(self.rowids[i]), self.doc_ids[i], typ, None, None if np.isnan(d) else float(d), None,
-                float(r[j]), float(f[j]), float(cov[j]), float(identity[j]), float(base[j]), float(recency[j]),
-                1.0, 1.0, 1.0, float(score[j]),
-            ))
+        rows = idx[sel]
+        dates = self.date_days[rows]
+        items = [
+            Ranked(rowid, self.doc_ids[i], self.types_list[i], None, None if d != d else d, None,
+                   *signals, 1.0, 1.0, 1.0, sc)
+            for rowid, i, d, sc, *signals in zip(
+                self.rowids[rows].tolist(), rows.tolist(), dates.tolist(), score[sel].tolist(),
+                r[sel].tolist(), f[sel].tolist(), cov[sel].tolist(), identity[sel].tolist(), base[sel].tolist(),
+                recency[sel].tolist())
+        ]
         items.sort(key=_sort_key, reverse=True)
         return items[:top]

@@ -10,6 +10,7 @@ queries.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from dreamdb.analyzer import analyze
@@ -85,13 +86,13 @@ _cache: dict[str, tuple[tuple[int, int], SynonymTable]] = {}
 
 def load_synonyms(vault: Path | None) -> SynonymTable:
     """Built-in groups plus ``<vault>/synonyms.txt`` (re-read when the file's mtime or size changes)."""
-    path = (vault / VAULT_SYNONYMS_FILE) if vault else None
+    ck = os.path.join(vault, VAULT_SYNONYMS_FILE) if vault else ""
     try:
-        st = path.stat() if path else None
+        st = os.stat(ck) if ck else None
         key = (st.st_mtime_ns, st.st_size) if st else (0, 0)
     except OSError:
         key = (0, 0)
-    ck = str(path)
+    path = Path(ck) if ck else None
     hit = _cache.get(ck)
     if hit and hit[0] == key:
         return hit[1]
