@@ -375,3 +375,29 @@ def test_dense_search_finds_paraphrased_descriptions(embedded_subset, embedder):
         top3 = sum(1 for r in ranks.values() if r is not None and r <= 3)
         print(f"\nparaphrase ranks: {ranks}")
         assert top3 >= 0.75 * len(PARAPHRASES), ranks
+
+
+def test_compact_gives_back_the_space_of_deleted_vectors(tiny_vault):
+    make_vault(tiny_vault, 560)  # 1,120 chunks: sqlite-vec allocates vectors 1,024 at a time
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb)
+        for i in range(60, 560):
+            (tiny_vault / "knowledge" / f"doc{i}.md").unlink()
+        index.sync()
+        assert store.refresh(index.conn, emb).pruned == 1000
+        c = index.conn
+        q = HashEmbedder.vec(c.execute("SELECT text FROM chunks ORDER BY id LIMIT 1").fetchone()[0])
+        before_hits = store.dense_search(c, q, emb.model_id, 10)
+        ids_before = sorted(r[0] for r in c.execute("SELECT id FROM embeddings"))
+        r = store.compact(c)
+        assert r["vectors"] == 120 and r["bytes_after"] < r["bytes_before"] - 1024 * 384 * 4
+        assert sorted(r[0] for r in c.execute("SELECT rowid FROM vec_embeddings")) == ids_before
+        assert store.dense_search(c, q, emb.model_id, 10) == before_hits
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert store.refresh(index.conn, emb).embedded == 0  # nothing to redo
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "compact", "--vault", str(tiny_vault), "--json"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["vectors"] == 120 and out["bytes_after"] <= out["bytes_before"]

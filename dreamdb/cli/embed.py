@@ -1,4 +1,4 @@
-"""``dreamdb embed refresh | status | dedup``: the local vector index.
+"""``dreamdb embed refresh | status | compact | dedup``: the local vector index.
 
 Imports of numpy / onnxruntime happen inside the commands, so ``dreamdb embed
 --help`` stays fast.
@@ -173,6 +173,34 @@ def status_cmd(vault, as_json):
         click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
     if not ms["installed"]:
         click.echo(f"hint: {ms['hint']}")
+
+
+@embed.command("compact")
+@vault_option()
+@json_option
+def compact_cmd(vault, as_json):
+    """Give back the disk space of deleted vectors (rebuilds the vector table, then VACUUM).
+
+    sqlite-vec keeps the space of every vector it deletes (after edits,
+    deleted documents or a model change); this rewrites the vector table with
+    the vectors in use and shrinks the file. Nothing is re-embedded. Safe to
+    interrupt: the rebuild is one transaction.
+
+    \b
+    Examples:
+      dreamdb embed compact
+      dreamdb embed compact --json
+    """
+    from dreamdb import output
+    from dreamdb.embeddings.store import compact
+
+    index = open_index(vault)
+    index.sync()
+    r = compact(index.conn)
+    if as_json:
+        click.echo(output.to_json(r))
+        return
+    click.echo(f"kept {r['vectors']} vectors; index {r['bytes_before'] / 1e6:.1f} MB → {r['bytes_after'] / 1e6:.1f} MB")
 
 
 @embed.command("dedup")

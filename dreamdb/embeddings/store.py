@@ -520,6 +520,53 @@ def doc_chunk_vectors(conn, doc_ids: Iterable[int], model_id: str) -> dict[int, 
     return out
 
 
+# --------------------------------------------------------------------- compaction
+
+
+def compact(conn, *, lock_timeout: float | None = None) -> dict:
+    """Give back the space of deleted vectors: rebuild ``vec_embeddings``, then ``VACUUM``.
+
+    sqlite-vec 0.1.x never frees the slot of a deleted vector (upstream issues
+    asg017/sqlite-vec#54, #184, #220), so vectors pruned after edits, deletes or a
+    model change keep their space. The table is copied, dropped and re-created
+    from its own ``CREATE`` statement (``sqlite_master``; the schema stays the
+    migration's) in one write transaction; rowids, models and vectors are kept
+    exactly. Serialised with refreshes by the same file lock.
+
+    Args:
+        conn: index connection with sqlite-vec loaded, not inside a transaction.
+        lock_timeout: seconds to wait for a running refresh (None: as long as it takes).
+
+    Returns:
+        dict: ``vectors`` (kept), ``bytes_before``, ``bytes_after`` (index file + WAL, bytes).
+
+    Raises:
+        DriverError: the index has no vector tables.
+        LockTimeout: a refresh held the lock past ``lock_timeout``.
+    """
+    _require_tables(conn)
+    path = index_file(conn)
+
+    def size() -> int:
+        return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if path and os.path.exists(f"{path}{s}"))
+
+    before = size()
+    with _RefreshLock(conn, lock_timeout):
+        ddl = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'vec_embeddings'").fetchone()[0]
+        with write_transaction(conn):
+            conn.execute("DROP TABLE IF EXISTS temp.vec_compact")
+            conn.execute("CREATE TEMP TABLE vec_compact AS SELECT rowid AS id, model_id, embedding FROM vec_embeddings")
+            n = conn.execute("SELECT COUNT(*) FROM temp.vec_compact").fetchone()[0]
+            conn.execute("DROP TABLE vec_embeddings")
+            conn.execute(ddl)
+            conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) "
+                         "SELECT id, model_id, embedding FROM temp.vec_compact ORDER BY id")
+            conn.execute("DROP TABLE temp.vec_compact")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return {"vectors": n, "bytes_before": before, "bytes_after": size()}
+
+
 # --------------------------------------------------------------------- status
 
 

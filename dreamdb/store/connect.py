@@ -31,6 +31,12 @@ WAL_SIZE_LIMIT_BYTES = 8 * 1024 * 1024
 MMAP_SIZE_BYTES = 256 * 1024 * 1024
 """mmap_size: PLATFORM-NOTES measured vec0 point lookups 290 µs → 21 µs with mmap."""
 
+CACHE_SIZE_KIB = 64 * 1024
+"""Page cache of a writable connection, in KiB (SQLite's default is 2 MiB). A first sync inserts
+postings all over the B-tree; with 64 MiB a first sync of the generated 2,000-document vault
+(scripts/gen_vault.py) took ≈ 6.1 s of CPU instead of ≈ 6.6 s here; the gap grows with the index.
+Memory is only used as pages are read."""
+
 
 def _pick_driver() -> tuple[ModuleType, bool]:
     """Return (DB-API module, can_load_extensions)."""
@@ -119,6 +125,7 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA cache_size = -{CACHE_SIZE_KIB}")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE_BYTES}")
     except DatabaseError as exc:
