@@ -372,8 +372,13 @@ class Index:
             self.notes.append(f"{mode} recall unavailable, used bm25: {self.model_problem}")
             return None
         from dreamdb.embeddings import store
+        from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
         from dreamdb.hybrid import hybrid_rank
 
+        if mode == "dense" and filters.types and set(filters.types) <= DENSE_EXCLUDED_TYPES:
+            self.notes.append(f"dense recall has no vectors for {', '.join(sorted(filters.types))} entries"
+                              " (they are left to BM25); used bm25")
+            return None
         pending = store.pending(self.conn, emb.model_id)
         if pending:
             if pending <= self.lazy_refresh_max:

@@ -82,3 +82,19 @@ def test_term_coverage_counts_query_terms_the_corpus_knows(tiny_vault):
     assert term_coverage(index.conn, plan.terms) == pytest.approx(1 / 3)
     assert term_coverage(index.conn, plan_query("tapir feeding schedule").terms) == 1.0
     assert term_coverage(index.conn, []) == 0.0
+
+
+@pytest.mark.model
+def test_dense_mode_over_changelog_only_falls_back_to_bm25(embedded_subset, model_dir, monkeypatch, tmp_path):
+    from tests.conftest import copy_vault
+
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    vault = copy_vault(embedded_subset, tmp_path)
+    write_doc(vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-05-02", "type": "fix", "scope": "sync", "description": "renamed vault files keep their vectors"}]))
+    index = dreamdb.open(vault, allow_model_build=False)
+    hits = index.recall("renamed vault files", mode="dense", types="changelog")
+    assert [h.type for h in hits] == ["changelog"] and hits[0].mode == "bm25"
+    assert any("no vectors for changelog" in n for n in index.take_notes())
+    # hybrid still ranks changelog entries (through BM25)
+    assert "changelog/2026-05-02-sync-1" in [h.doc_id for h in index.recall("renamed vault files", mode="hybrid", top=10)]
