@@ -28,7 +28,7 @@ def _same(a, b):
 @pytest.mark.parametrize("preload", [True, False])
 def test_engines_agree_on_real_vault(real_index, preload, monkeypatch):
     if not preload:  # the per-term path used for indexes too large to load whole
-        monkeypatch.setattr("dreamdb.ranking.memory.PRELOAD_MAX_POSTINGS", 0)
+        monkeypatch.setattr("dreamdb.ranking.memory.PRELOAD_MAX_TOKENS", 0)
     conn = real_index.conn
     syn = load_synonyms(real_index.vault)
     rng = random.Random(7)

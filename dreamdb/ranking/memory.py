@@ -29,9 +29,10 @@ from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, _sort_key, corpus_s
 
 _FIELDS = ("title", "description", "tags", "body")
 
-PRELOAD_MAX_POSTINGS = 2_000_000
-"""Indexes with at most this many postings rows are loaded whole on first use (≈ 2 s and ≈ 100 MB at the cap);
-larger ones load each term's postings on first use."""
+PRELOAD_MAX_TOKENS = 6_000_000
+"""Indexes of at most this many tokens (documents × average length, from ``corpus_stats``: free to read,
+and never fewer than the postings rows, typically ≈ 3× as many) are loaded whole on first use
+(≈ 2 s and ≈ 100 MB at the cap); larger ones load each term's postings on first use."""
 
 
 class MemoryEngine:
@@ -97,8 +98,8 @@ class MemoryEngine:
             self._field_norm[:, j] = (1.0 - b) + (b * self.lens[:, j] / a if a > 0 else 0.0)
         self._field_w = np.array([F.FIELD_WEIGHTS[f] for f in _FIELDS])
         self._slices: dict[str, tuple[int, int]] | None = None
-        n_post = self.conn.execute("SELECT COUNT(*) FROM postings").fetchone()[0]
-        if 0 < n_post <= PRELOAD_MAX_POSTINGS:
+        tokens = self.n_docs * avg  # COUNT(*) over postings would scan millions of rows on a big index
+        if 0 < tokens <= PRELOAD_MAX_TOKENS:
             self._preload()
         self._generation = gen
 
