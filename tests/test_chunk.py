@@ -107,6 +107,17 @@ def test_description_first_unless_in_body():
     assert content(cs2[0]).count("A short summary.") == 1
 
 
+def test_summary_chunk_for_documents_of_several_chunks():
+    body = f"# A\n\n{words(150)}\n\n# B\n\n{words(150, 'b')}"
+    cs = chunk_document("Sleep debt", body, description="How sleep debt is scored.")
+    assert [c.ordinal for c in cs] == [0, 1, 2]
+    assert cs[-1].text == "Sleep debt\n\nHow sleep debt is scored." and cs[-1].n_words == 7
+    assert content(cs[0]).startswith("How sleep debt is scored.")  # still the first paragraph too
+    assert len(chunk_document("Sleep debt", body)) == 2  # no description, no summary chunk
+    # one chunk: the description is already a large part of it
+    assert len(chunk_document("Sleep debt", words(50), description="How sleep debt is scored.")) == 1
+
+
 def test_empty_documents():
     only_title = chunk_document("Just a title", "")
     assert len(only_title) == 1 and only_title[0].text == "Just a title" and only_title[0].n_words == 3

@@ -54,7 +54,7 @@ def para(tag: str, n: int = 150) -> str:
 def make_vault(vault, n_docs: int = 6):
     for i in range(n_docs):
         write_doc(vault, f"knowledge/doc{i}.md",
-                  f"---\nname: Doc {i}\ndescription: about topic {i}\n---\n# Part A\n\n{para(f'a{i}x')}\n\n# Part B\n\n{para(f'b{i}x')}\n")
+                  f"---\nname: Doc {i}\n---\n# Part A\n\n{para(f'a{i}x')}\n\n# Part B\n\n{para(f'b{i}x')}\n")
     return vault
 
 
