@@ -417,9 +417,22 @@ class Index:
 
         ids = [r.rowid for r in ranked]
         marks = ",".join("?" * len(ids))
-        rows = {row[0]: row[1:] for row in self.conn.execute(
-            f"SELECT id, slug, title, description, source_path, level, tags, turkish, date, status, is_capture,"
-            f" confidence FROM documents WHERE id IN ({marks})", ids)}
+        # A warm process (memory engine) keeps each returned document's metadata until the index changes.
+        memory = self._memory if self.engine != "sql" and self._memory is not None and self._memory.conn is self.conn else None
+        if memory is not None:
+            memory._ensure_loaded()  # drops the cache if the index changed (cheap probe)
+        cache = memory.hit_metadata if memory is not None else {}
+        missing = [i for i in ids if i not in cache]
+        rows = {i: cache[i] for i in ids if i in cache}
+        if missing:
+            fetched = {row[0]: row[1:] for row in self.conn.execute(
+                f"SELECT id, slug, title, description, source_path, level, tags, turkish, date, status, is_capture,"
+                f" confidence FROM documents WHERE id IN ({','.join('?' * len(missing))})", missing)}
+            rows.update(fetched)
+            if memory is not None:
+                if len(cache) > 20_000:
+                    cache.clear()
+                cache.update(fetched)
         superseded = {}
         if any(r.type == "changelog" for r in ranked):  # only changelog entries can be superseded
             doc_ids = [r.doc_id for r in ranked]

@@ -67,3 +67,19 @@ def test_hits_read_bodies_lazily_and_pickle(real_index):
     for h, c in zip(hits, copies):
         body = real_index.conn.execute("SELECT body FROM documents WHERE doc_id = ?", (h.doc_id,)).fetchone()[0]
         assert c.snippet == h.snippet and c.snippet.splitlines()[0] in body
+
+
+def test_hit_metadata_cache_follows_edits(tiny_vault):
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    index = dreamdb.open(tiny_vault)  # memory engine, lazy sync before every recall
+    assert [h.title for h in index.recall("tapir")] == ["Tapir care"]
+    assert [h.title for h in index.recall("tapir")] == ["Tapir care"]  # second time from the cache
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir husbandry\n---\ntapir feeding schedule, revised\n")
+    hits = index.recall("tapir")
+    assert [h.title for h in hits] == ["Tapir husbandry"] and "revised" in hits[0].snippet
+    # a second Index on the same file edits through its own connection: the first one sees it too
+    other = dreamdb.open(tiny_vault)
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir keeping\n---\ntapir feeding schedule\n")
+    other.sync()
+    index.auto_sync = False
+    assert [h.title for h in index.recall("tapir")] == ["Tapir keeping"]

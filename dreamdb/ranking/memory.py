@@ -50,6 +50,9 @@ class MemoryEngine:
         self._probe = None
         self._terms: dict[str, tuple] = {}
         self._filter_cache: dict = {}
+        #: ``{documents.id: row}`` of returned documents, filled and read by :meth:`dreamdb.api.Index._hits`;
+        #: cleared with the other caches when the index changes.
+        self.hit_metadata: dict[int, tuple] = {}
 
     # -- loading ------------------------------------------------------------------
     def _current_generation(self):
@@ -69,6 +72,7 @@ class MemoryEngine:
             return
         self._terms.clear()
         self._filter_cache.clear()
+        self.hit_metadata.clear()
         rows = self.conn.execute(
             "SELECT id, doc_id, type, date_days, status, is_capture, confidence, identity_boost, level, expires_days,"
             " len_title, len_description, len_tags, len_body FROM documents ORDER BY id"
