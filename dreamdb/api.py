@@ -8,7 +8,6 @@ paths that need them.
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path

@@ -104,6 +104,9 @@ def run(payload_text: str) -> str:
     except Exception as exc:  # noqa: BLE001 - the hook must never fail the prompt
         _log(f"hook failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         return ""
+    except KeyboardInterrupt:  # Ctrl-C / SIGINT while recalling: the prompt goes on without memories
+        _log("hook interrupted; nothing printed")
+        return ""
     finally:
         if os.environ.get("DREAMDB_HOOK_TIMING"):
             _log(f"hook took {(time.perf_counter() - t0) * 1000:.1f} ms")
@@ -121,16 +124,19 @@ def run_stdin() -> int:
     import sys
 
     try:
-        data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    except (OSError, ValueError, AttributeError):
-        data = ""
-    out = run(data)
-    if out:
         try:
-            sys.stdout.write(out)
-            sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
+            data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        except (OSError, ValueError, AttributeError):
+            data = ""
+        out = run(data)
+        if out:
+            try:
+                sys.stdout.write(out)
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass
+    except KeyboardInterrupt:
+        pass
     return 0
 
 

@@ -29,6 +29,35 @@ def report_error(exc: DreamdbError) -> int:
     return exc.exit_code
 
 
+def run_guarded(fn) -> int:
+    """Run ``fn()`` and turn every way it can end into an exit code (the CLI's one error policy).
+
+    0 on success; a :class:`DreamdbError` prints its message and hint and returns its code;
+    Ctrl-C prints ``Interrupted.`` and returns 130; a closed stdout pipe returns 0; anything
+    else prints one ``internal error`` line (the traceback with ``DREAMDB_DEBUG=1``) and returns 70.
+    """
+    try:
+        fn()
+        return 0
+    except DreamdbError as exc:
+        return report_error(exc)
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
+        if os.environ.get("DREAMDB_DEBUG"):
+            raise
+        sys.stderr.write(f"Error: internal error: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write("Hint: rerun with DREAMDB_DEBUG=1 for the traceback, and please report it.\n")
+        return 70
+
+
 def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool = False, plain: bool = False,
                explain: bool = False, **filters) -> None:
     """Recall and print, exactly as ``dreamdb recall`` does (the single implementation of its output).
@@ -96,8 +125,4 @@ def fast_recall(args: list[str]) -> int | None:
         return None
     if "mode" not in opts and os.environ.get("DREAMDB_RECALL_MODE"):
         return None  # let click validate the environment variable
-    try:
-        run_recall(text, **opts)
-    except DreamdbError as exc:
-        return report_error(exc)
-    return 0
+    return run_guarded(lambda: run_recall(text, **opts))

@@ -173,3 +173,56 @@ def test_fast_path_leaves_uncommon_options_to_click(example_vault):
 
     for args in (["--help"], ["--since", "-30d", "x"], ["--top", "99", "x"], ["--mode", "fuzzy", "x"], ["--vault"], []):
         assert fast_recall(args) is None
+
+
+def test_recall_errors_and_interrupts_never_show_a_traceback(example_vault, monkeypatch, capsys):
+    from dreamdb import quickcli
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(quickcli, "run_recall", boom)
+    assert quickcli.fast_recall(["sleep", "debt"]) == 130
+    assert capsys.readouterr().err == "Interrupted.\n"
+    # a directory where the index file should be: one line, exit 70, on the fast path and through click
+    (example_vault / ".dreamdb").mkdir(exist_ok=True)
+    index_file = example_vault / ".dreamdb" / "index.db"
+    if index_file.exists():
+        index_file.unlink()
+    index_file.mkdir()
+    for args in (["recall", "--vault", str(example_vault), "sleep"],
+                 ["recall", "--vault", str(example_vault), "--tags", "x", "sleep"]):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, text=True, cwd=ROOT)
+        assert p.returncode in (4, 70) and "Traceback" not in p.stderr and p.stderr.startswith("Error: "), p.stderr
+
+
+@pytest.mark.parametrize("query, message", [
+    ("PRAGMA journal_mode=DELETE", "This PRAGMA would change the index"),
+    ("ATTACH 'elsewhere.db' AS x", "ATTACH is refused"),
+    ("VACUUM", "VACUUM is refused"),
+    ("SELECT load_extension('x')", "Loading extensions is refused"),
+])
+def test_sql_refusals_say_what_was_refused(example_vault, tmp_path, query, message):
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sql", "--vault", str(example_vault), query],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.startswith(f"Error: {message}"), p.stderr
+    assert not (tmp_path / "elsewhere.db").exists()
+    p = run_main("sql", "--vault", str(example_vault), "PRAGMA table_info(documents)", "--json")
+    assert p.returncode == 0 and {"name": "doc_id"}.items() <= json.loads(p.stdout)[1].items()
+
+
+def test_sql_stops_on_ctrl_c(example_vault):
+    import signal
+    import time
+
+    run_main("sync", "--vault", str(example_vault))
+    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sql", "--vault", str(example_vault),
+                          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)  # well inside the endless query
+    p.send_signal(signal.SIGINT)
+    try:
+        _out, err = p.communicate(timeout=20)
+    finally:
+        p.kill()
+    assert p.returncode == 130 and "Traceback" not in err

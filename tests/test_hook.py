@@ -96,3 +96,19 @@ def test_hook_install_uninstall_cli(tmp_path):
     assert (proj / ".claude" / "settings.json.bak").exists()
     assert run("uninstall").returncode == 0
     assert "UserPromptSubmit" not in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]
+
+
+def test_interrupted_hook_prints_nothing_and_exits_0(monkeypatch, tmp_path, project):
+    import io
+
+    from dreamdb import hook as H
+
+    def interrupted(prompt, cwd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(H, "_recall_block", interrupted)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "hook.log"))
+    assert H.run(payload("how is sleep debt computed", project)) == ""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(payload("how is sleep debt computed", project).encode())))
+    assert H.run_stdin() == 0
+    assert "interrupted" in (tmp_path / "hook.log").read_text()

@@ -15,13 +15,10 @@ Exit codes: 0 ok · 1 runtime error · 2 usage error · 3 vault not found ·
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 
 import click
 
 from dreamdb import __version__
-from dreamdb.errors import DreamdbError
 
 _COMMANDS = {
     "recall": ("dreamdb.cli.recall", "recall"),
@@ -114,33 +111,21 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dreamdb`` console script and ``python -m dreamdb``; returns the exit code."""
-    try:
-        cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
-        return 0
-    except DreamdbError as exc:
-        from dreamdb.quickcli import report_error
+    from dreamdb.quickcli import run_guarded
 
-        return report_error(exc)
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.Abort:
-        click.echo("Aborted.", err=True)
-        return 130
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        return 130
-    except BrokenPipeError:
+    code = 0
+
+    def run() -> None:
+        nonlocal code
         try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
-        return 0
-    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
-        if os.environ.get("DREAMDB_DEBUG"):
-            raise
-        click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
-        click.echo("Hint: rerun with DREAMDB_DEBUG=1 for the traceback, and please report it.", err=True)
-        return 70
+            cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
+        except click.exceptions.Exit as exc:
+            code = exc.exit_code
+        except click.ClickException as exc:
+            exc.show()
+            code = exc.exit_code
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            code = 130
+
+    return run_guarded(run) or code

@@ -28,7 +28,7 @@ import numpy as np
 
 from dreamdb.embeddings.chunk import CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, chunk_document
 from dreamdb.errors import DriverError, LockTimeout, UsageError
-from dreamdb.store.connect import DatabaseError, write_transaction
+from dreamdb.store.connect import write_transaction
 
 #: Embedding width (multilingual-e5-small, model card hidden_size).
 DIM = 384
