@@ -20,13 +20,15 @@ INDEX_FILE_NAME = "index.db"
 GITIGNORE_TEXT = "# dreamdb's index: derived from the vault, rebuilt on demand. Never commit it.\n*\n"
 
 
-def _vault_is_writable(vault: Path) -> bool:
-    """Writable in intent, not only in permission: a folder with no write bit at all counts as read-only even for root."""
+def is_writable(folder: Path) -> bool:
+    """Writable in intent, not only in permission: a folder with no write bit at all counts as
+    read-only even for root. dreamdb then keeps the vault's index in the user cache and refuses
+    writes to the vault (:mod:`dreamdb.writes`), so the index never moves between the two."""
     try:
-        mode = vault.stat().st_mode
+        mode = folder.stat().st_mode
     except OSError:
         return False
-    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(vault, os.W_OK)
+    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(folder, os.W_OK)
 
 
 def cache_root() -> Path:
@@ -50,7 +52,7 @@ def index_path_for(vault: Path) -> Path:
     if env:
         return Path(env).expanduser()
     in_vault = vault / INDEX_DIR_NAME
-    if in_vault.is_dir() and os.access(in_vault, os.W_OK) or _vault_is_writable(vault):
+    if in_vault.is_dir() and is_writable(in_vault) or is_writable(vault):
         return in_vault / INDEX_FILE_NAME
     from hashlib import sha256
 

@@ -130,6 +130,11 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
     if not project_dir.is_dir():
         raise NotFound(f"No project folder at {project_dir}.")
     path = settings_path(project_dir)
+    if path.parent.exists() and not path.parent.is_dir():
+        raise WriteRefused(f"{path.parent} is a file, not a folder; nothing was changed.",
+                           hint="Claude Code keeps project settings in a .claude folder: move that file away first.")
+    if path.is_dir():
+        raise WriteRefused(f"{path} is a folder, not a settings file; nothing was changed.")
     data, old_raw = _load(path)
     groups = _event_list(data, path, create=True)
     assert groups is not None

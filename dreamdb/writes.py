@@ -167,10 +167,12 @@ def _check_vault(vault: Path) -> Path:
 
 def _index_dir(vault: Path) -> Path:
     """Return ``<vault>/.dreamdb``, creating it (with a ``*`` .gitignore) if needed."""
+    from dreamdb.config import is_writable
+
     index_dir = vault / INDEX_DIRNAME
-    if not os.access(vault, os.W_OK):
-        raise WriteRefused(f"The vault folder {vault} is not writable.",
-                           hint="Check its permissions; dreamdb never writes elsewhere.")
+    if not is_writable(vault):
+        raise WriteRefused(f"The vault folder {vault} is read-only (no write permission), so dreamdb does not write to it.",
+                           hint="Give it write permission (chmod u+w) to remember, update or delete.")
     try:
         if not index_dir.is_dir():
             index_dir.mkdir(exist_ok=True)

@@ -94,6 +94,14 @@ def test_hook_install_uninstall_cli(tmp_path):
     ran = subprocess.run(command + " < /dev/null", shell=True, capture_output=True, timeout=60)
     assert ran.returncode == 0
     assert (proj / ".claude" / "settings.json.bak").exists()
+    again = run("install")
+    assert again.returncode == 0 and again.stdout.startswith("Prompt hook already installed")
+    # the same hook through another path to dreamdb is updated in place, never added twice
+    other = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(proj), "--json",
+                            "--command", "dreamdb hook user-prompt-submit"], capture_output=True, text=True)
+    assert other.returncode == 0 and json.loads(other.stdout)["changed"] is True
+    groups = json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"]
+    assert [h["command"] for g in groups for h in g["hooks"]] == ["dreamdb hook user-prompt-submit"]
     assert run("uninstall").returncode == 0
     assert "UserPromptSubmit" not in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]
 
@@ -112,3 +120,13 @@ def test_interrupted_hook_prints_nothing_and_exits_0(monkeypatch, tmp_path, proj
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(payload("how is sleep debt computed", project).encode())))
     assert H.run_stdin() == 0
     assert "interrupted" in (tmp_path / "hook.log").read_text()
+
+
+def test_hook_install_refuses_a_claude_file(tmp_path):
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / ".claude").write_text("not a folder")
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(proj)],
+                       capture_output=True, text=True)
+    assert p.returncode == 6 and "is a file, not a folder" in p.stderr and "Traceback" not in p.stderr
+    assert (proj / ".claude").read_text() == "not a folder"

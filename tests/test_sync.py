@@ -143,6 +143,15 @@ def test_read_only_vault_indexes_into_cache(tiny_vault, tmp_path):
         assert [h.doc_id for h in index.recall("okapi")] == ["knowledge/a"]
         assert not (tiny_vault / ".dreamdb").exists()
         assert os.environ["DREAMDB_CACHE_DIR"] in str(index.index_path)
+        # a write is refused (even for root), nothing is created in the vault, the index stays where it is
+        before = (tiny_vault / "knowledge" / "a.md").read_bytes()
+        with pytest.raises(dreamdb.errors.WriteRefused, match="read-only"):
+            index.remember("a note")
+        with pytest.raises(dreamdb.errors.WriteRefused):
+            index.update("knowledge/a", description="x")
+        assert not (tiny_vault / ".dreamdb").exists() and not (tiny_vault / "core").exists()
+        assert (tiny_vault / "knowledge" / "a.md").read_bytes() == before
+        assert dreamdb.open(tiny_vault).index_path == index.index_path
     finally:
         os.chmod(tiny_vault, 0o755)
 

@@ -41,12 +41,19 @@ def install(project, command, as_json):
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
 
+    from dreamdb.hook_settings import settings_path
+
     command = command or _hook_command(DEFAULT_COMMAND)
+    target = settings_path(project)
+    before = target.read_bytes() if target.is_file() else None
     path = install_hook(project, command)
+    changed = before is None or path.read_bytes() != before
     if as_json:
-        click.echo(output.to_json({"installed": True, "settings": str(path), "command": command}))
-    else:
+        click.echo(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command}))
+    elif changed:
         click.echo(f"Prompt hook installed in {path}: {command}")
+    else:
+        click.echo(f"Prompt hook already installed in {path}: {command}")
 
 
 def _hook_command(default: str) -> str:
