@@ -289,11 +289,15 @@ class Index:
         Raises:
             UsageError: bad ``top``, ``mode``, type, level or date.
         """
+        if not isinstance(query, str):
+            raise UsageError(f"query must be a string, got {type(query).__name__}")
         if not isinstance(top, int) or not TOP_MIN <= top <= TOP_MAX:
             raise UsageError(f"top must be an integer from {TOP_MIN} to {TOP_MAX}, got {top!r}")
+        from_env = not mode and bool(os.environ.get("DREAMDB_RECALL_MODE"))
         mode = (mode or os.environ.get("DREAMDB_RECALL_MODE") or "bm25").lower()
         if mode not in MODES:
-            raise UsageError(f"Unknown recall mode {mode!r}", hint=f"Use one of: {', '.join(MODES)}")
+            where = "DREAMDB_RECALL_MODE" if from_env else "mode"
+            raise UsageError(f"Unknown recall mode {mode!r} (from {where})", hint=f"Use one of: {', '.join(MODES)}")
         now_dt = _now(now)
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
         if self.auto_sync:
@@ -301,6 +305,11 @@ class Index:
         from dreamdb.ranking.synonyms import load_synonyms
 
         plan = plan_query(query, load_synonyms(self.vault))
+        if not plan.terms:
+            self.notes.append("no searchable terms in the query (only stopwords or punctuation)")
+        elif plan.dropped:
+            self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
+                              f"{len(plan.terms)} were used")
         now_days = _days(now_dt)
         if mode != "bm25":
             ranked = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters))

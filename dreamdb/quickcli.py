@@ -82,10 +82,8 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
         out.write(output.hits_plain(hits))
         return
     if not hits:
-        from dreamdb.analyzer import analyze
-
-        sys.stderr.write(("No matches." if analyze(text) else "No searchable terms in the query (only stopwords or punctuation).")
-                         + "\n")
+        if not any("no searchable terms" in n for n in notes):
+            sys.stderr.write("No matches.\n")
         return
     out.write(output.hits_text(hits, explain=explain))
 
@@ -123,6 +121,4 @@ def fast_recall(args: list[str]) -> int | None:
     text = " ".join(words).strip()
     if not text:
         return None
-    if "mode" not in opts and os.environ.get("DREAMDB_RECALL_MODE"):
-        return None  # let click validate the environment variable
     return run_guarded(lambda: run_recall(text, **opts))

@@ -77,9 +77,18 @@ def test_empty_vault_and_degenerate_queries(tiny_vault):
     assert p.returncode == 0 and "No matches" in p.stderr
     write_doc(tiny_vault, "knowledge/a.md", "some text\n")
     p = run_main("recall", "--vault", str(tiny_vault), "the", "of", "?!")
-    assert p.returncode == 0 and "No searchable terms" in p.stderr
+    assert p.returncode == 0 and "no searchable terms" in p.stderr and "No matches" not in p.stderr
+    p = run_main("recall", "--vault", str(tiny_vault), "--json", "the", "?!")
+    assert p.returncode == 0 and any("no searchable terms" in n for n in json.loads(p.stdout)["notes"])
     p = run_main("recall", "--vault", str(tiny_vault), "--json", "text " * 2500)
     assert p.returncode == 0 and json.loads(p.stdout)["hits"][0]["doc_id"] == "knowledge/a"
+    # more distinct terms than a query keeps: said, not silent
+    many = " ".join(f"w{i}x" for i in range(300)) + " text"
+    out = json.loads(run_main("recall", "--vault", str(tiny_vault), "--json", many).stdout)
+    assert out["hits"] == [] and any("301 distinct terms; only the first 256" in n for n in out["notes"])
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tiny_vault), "text"],
+                       capture_output=True, text=True, env={**__import__("os").environ, "DREAMDB_RECALL_MODE": "fuzzy"})
+    assert p.returncode == 2 and "from DREAMDB_RECALL_MODE" in p.stderr
 
 
 def test_sql_read_only(example_vault):

@@ -31,6 +31,9 @@ def test_first_sync_then_nothing_changes(tiny_vault):
     r2 = index.sync()
     assert (r2.added, r2.changed, r2.removed, r2.unchanged) == (0, 0, 0, 2)
     assert not r2.touched
+    write_doc(tiny_vault, "knowledge/b.md", "beta\n")
+    r3 = index.sync(force=True)  # everything re-indexed: the known files count as changed, the new one as added
+    assert (r3.added, r3.changed, r3.removed, r3.rebuilt) == (1, 2, 0, True)
 
 
 def test_edit_rename_delete_touch(tiny_vault):
@@ -240,7 +243,18 @@ def test_broken_changelog_keeps_last_good_entries_and_keeps_warning(tiny_vault):
     write_doc(tiny_vault, "core/CHANGELOG.json", '[{"date": "2026-01-02", broken')
     for _ in range(2):  # every sync says so until the file is fixed
         r = index.sync()
-        assert any("kept the 1 documents" in w for w in r.warnings)
+        assert any("kept the 1 document indexed" in w for w in r.warnings)
         assert [h.doc_id for h in index.recall("ocelot")] == ["changelog/2026-01-02-x-1"]
     write_doc(tiny_vault, "core/CHANGELOG.json", "[]")
     assert index.sync().warnings == [] and index.recall("ocelot") == []
+
+
+def test_non_scalar_status_is_ignored_with_a_warning_and_bad_queries_are_usage_errors(tiny_vault):
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\nstatus:\n  a: 1\n---\nalpha text\n")
+    index = dreamdb.open(tiny_vault)
+    r = index.sync()
+    assert any("status is a dict" in w for w in r.warnings)
+    assert index.conn.execute("SELECT status FROM documents").fetchone()[0] is None
+    for bad in (None, 123, b"alpha"):
+        with pytest.raises(dreamdb.errors.UsageError, match="query must be a string"):
+            index.recall(bad)

@@ -157,9 +157,10 @@ def install_from_dir(
         else ("model.onnx", "onnx/model.onnx", "model_quantized.onnx", "onnx/model_quantized.onnx")
     model = next((src / r for r in order if (src / r).is_file()), None)
     if not src.is_dir() or not tok.is_file() or model is None:
-        missing = "the directory" if not src.is_dir() else (TOKENIZER_FILE if not tok.is_file() else "model.onnx (or onnx/model*.onnx)")
+        missing = "no such folder" if not src.is_dir() else (
+            f"{TOKENIZER_FILE} not found" if not tok.is_file() else "model.onnx (or onnx/model*.onnx) not found")
         raise ModelNotInstalled(
-            f"Cannot install from {src}: {missing} not found.",
+            f"Cannot install from {src}: {missing}.",
             hint="Point --from at a folder with tokenizer.json and model.onnx (e.g. a copy of the multilingual-e5-small ONNX export).",
         )
     src_prov = read_provenance(src) or {}

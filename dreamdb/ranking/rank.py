@@ -34,26 +34,29 @@ class QueryPlan:
         terms: distinct analyzed terms, in order (they make the raw score).
         synonyms: ``{term: weight}`` of expansion terms (BM25F only).
         turkish: whether the query was analyzed as Turkish.
+        dropped: distinct terms left out beyond :data:`MAX_QUERY_TERMS`.
     """
 
     text: str
     terms: list[str]
     synonyms: dict[str, float] = field(default_factory=dict)
     turkish: bool = False
+    dropped: int = 0
 
 
 def plan_query(text: str, synonym_table=None) -> QueryPlan:
     """Analyze a query (same analyzer as documents; never parsed as a query language)."""
     words = raw_tokens(text)
     turkish = is_turkish(words)
-    terms = list(dict.fromkeys(analyze(text, turkish=turkish)))[:MAX_QUERY_TERMS]
+    distinct = list(dict.fromkeys(analyze(text, turkish=turkish)))
+    terms = distinct[:MAX_QUERY_TERMS]
     syn: dict[str, float] = {}
     if synonym_table is not None:
         for t in terms:
             for s in sorted(synonym_table.expand(t)):
                 if s not in terms:
                     syn[s] = S.SYNONYM_WEIGHT
-    return QueryPlan(text, terms, syn, turkish)
+    return QueryPlan(text, terms, syn, turkish, len(distinct) - len(terms))
 
 
 @dataclass

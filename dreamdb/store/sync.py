@@ -186,6 +186,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
 
     with write_transaction(conn):
         rebuild = force or _analyzer_changed(conn)  # re-check under the lock: another process may have rebuilt
+        known = set(_stored_state(conn))  # before a rebuild empties it: re-indexed files count as changed
         if rebuild:
             conn.execute("DELETE FROM files")  # cascades to documents, postings, tags
             report.rebuilt = True
@@ -200,8 +201,8 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
             except OSError as exc:
                 warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")
                 _replace_file(conn, src, "unreadable", [], now)
-                report.changed += src.rel_path in stored
-                report.added += src.rel_path not in stored
+                report.changed += src.rel_path in known
+                report.added += src.rel_path not in known
                 continue
             sha = sha256(raw).hexdigest()
             old = stored.get(src.rel_path)
@@ -216,11 +217,11 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
                 if kept:
                     # Keep the last good documents (and the old stat, so every sync re-checks and warns)
                     # rather than silently dropping them; they go once the file is fixed or deleted.
-                    warnings.append(f"{src.rel_path}: kept the {kept} documents indexed before it broke; fix the file to update them")
+                    warnings.append(f"{src.rel_path}: kept the {kept} document{'s' if kept != 1 else ''} indexed before it broke; fix the file to update them")
                     report.unchanged += 1
                     continue
             _replace_file(conn, src, sha, docs, now, warn=warnings.append)
-            if old is None:
+            if src.rel_path not in known:
                 report.added += 1
             else:
                 report.changed += 1

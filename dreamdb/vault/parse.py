@@ -172,7 +172,10 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     title = next((str(meta[k]).strip() for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), slug)
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
     pinned = _bool(meta.get("pinned"))
-    status = str(meta["status"]).strip().lower() if meta.get("status") not in (None, "") else None
+    raw_status = meta.get("status")
+    status = str(raw_status).strip().lower() if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None
+    if raw_status not in (None, "") and status is None:
+        warnings.append(f"{rel_path}: frontmatter status is a {type(raw_status).__name__}, not a word; ignored")
     doc = Document(
         type=doc_type,
         slug=slug,
