@@ -45,7 +45,7 @@ def register(name: str, module: str, attr: str, short_help: str) -> None:
 
 
 for _name, _mod, _attr, _help in (
-    ("embed", "dreamdb.cli.embed", "embed", "Embeddings: refresh, status, dedup."),
+    ("embed", "dreamdb.cli.embed", "embed", "Embeddings: refresh, status, compact, dedup."),
     ("model", "dreamdb.cli.model", "model", "The local embedding model: status, install, download."),
     ("hook", "dreamdb.cli.hook", "hook", "Agent prompt hook: run, install, uninstall."),
     ("remember", "dreamdb.cli.writes", "remember", "Add a CHANGELOG entry to the vault."),
