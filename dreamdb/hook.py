@@ -156,8 +156,8 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         except LockTimeout:
             _log("index locked by another writer; recalled from the index as it is")
         hits = index.recall(prompt, top=TOP, exclude_types="bookmark")
+        if not hits or hits[0].score < INJECT_THRESHOLD:
+            return ""
+        return render_block(hits)  # before close: snippets read their bodies from the index
     finally:
         index.close()
-    if not hits or hits[0].score < INJECT_THRESHOLD:
-        return ""
-    return render_block(hits)
