@@ -433,9 +433,10 @@ class Index:
         missing = [i for i in ids if i not in cache]
         rows = {i: cache[i] for i in ids if i in cache}
         if missing:
+            from dreamdb.ranking.rank import HIT_COLUMNS
+
             fetched = {row[0]: row[1:] for row in self.conn.execute(
-                f"SELECT id, slug, title, description, source_path, level, tags, turkish, date, status, is_capture,"
-                f" confidence FROM documents WHERE id IN ({','.join('?' * len(missing))})", missing)}
+                f"SELECT id, {HIT_COLUMNS} FROM documents WHERE id IN ({','.join('?' * len(missing))})", missing)}
             rows.update(fetched)
             if memory is not None:
                 if len(cache) > 20_000:

@@ -25,7 +25,7 @@ import numpy as np
 
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, _sort_key, corpus_stats
+from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, _sort_key, corpus_stats
 
 _FIELDS = ("title", "description", "tags", "body")
 
@@ -50,8 +50,8 @@ class MemoryEngine:
         self._probe = None
         self._terms: dict[str, tuple] = {}
         self._filter_cache: dict = {}
-        #: ``{documents.id: row}`` of returned documents, filled and read by :meth:`dreamdb.api.Index._hits`;
-        #: cleared with the other caches when the index changes.
+        #: ``{documents.id: row of HIT_COLUMNS}``: every document's when the index is preloaded, else those
+        #: returned so far (filled by :meth:`dreamdb.api.Index._hits`); cleared when the index changes.
         self.hit_metadata: dict[int, tuple] = {}
 
     # -- loading ------------------------------------------------------------------
@@ -105,6 +105,7 @@ class MemoryEngine:
         tokens = self.n_docs * avg  # COUNT(*) over postings would scan millions of rows on a big index
         if 0 < tokens <= PRELOAD_MAX_TOKENS:
             self._preload()
+            self.hit_metadata.update((r[0], r[1:]) for r in self.conn.execute(f"SELECT id, {HIT_COLUMNS} FROM documents"))
         self._generation = gen
 
     def _derive(self, arr, idf):
@@ -160,6 +161,23 @@ class MemoryEngine:
         cached = self._terms[term] = (pos, raw_w, sat_w, in_id, df)
         return cached
 
+    def _postings(self, terms: list[str]):
+        """Every posting of ``terms``, concatenated: ``(positions, idf·raw part, idf·BM25F saturation, in identity)``.
+
+        A preloaded index gathers them from the flat arrays in one indexing step per array (no per-term
+        objects, so a term's first query costs what its later ones do).
+        """
+        if self._slices is not None:
+            spans = [self._slices.get(t) for t in terms]
+            spans = [(a, b) for a, b, _df in filter(None, spans) if b > a]
+            if not spans:
+                empty = np.empty(0)
+                return np.empty(0, dtype=np.int64), empty, empty, empty
+            sel = np.concatenate([np.arange(a, b) for a, b in spans]) if len(spans) > 1 else slice(*spans[0])
+            return tuple(x[sel] for x in self._all)
+        parts = [self._term(t) for t in terms]
+        return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
+
     def _mask(self, filters: Filters, now_days: float):
         """bool[n] of the documents the filters keep: types, level and dates from the cached arrays,
         tags and statuses through SQL (cached per generation), expiry against ``now_days``."""
@@ -203,16 +221,15 @@ class MemoryEngine:
         # One pass per signal: every matched posting's contribution summed per document (np.bincount).
         # IDF is already folded into the cached arrays; a term with df 0 (slug-only postings) adds 0
         # to both BM25 sums but still counts for identity coverage.
-        terms = [self._term(t) for t in plan.terms]
+        pos_t, raw_t, sat_t, id_t = self._postings(plan.terms)
         syns = [(self._term(t), w) for t, w in plan.synonyms.items()]
         syns = [(p, w) for p, w in syns if p[4]]
-        if not any(len(p[0]) for p in terms) and not syns:
+        if not len(pos_t) and not syns:
             return []
-        pos_t = np.concatenate([p[0] for p in terms])
-        raw = np.bincount(pos_t, weights=np.concatenate([p[1] for p in terms]), minlength=n)
-        id_hits = np.bincount(pos_t, weights=np.concatenate([p[3] for p in terms]), minlength=n)
+        raw = np.bincount(pos_t, weights=raw_t, minlength=n)
+        id_hits = np.bincount(pos_t, weights=id_t, minlength=n)
         touched = np.bincount(pos_t, minlength=n)
-        f_pos, f_w = [pos_t], [np.concatenate([p[2] for p in terms])]
+        f_pos, f_w = [pos_t], [sat_t]
         for p, w in syns:
             f_pos.append(p[0])
             f_w.append(w * p[2])

@@ -21,6 +21,9 @@ from dreamdb.analyzer import analyze, is_turkish, raw_tokens
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 
+HIT_COLUMNS = "slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence"
+"""``documents`` columns a hit is built from (:meth:`dreamdb.api.Index._hits`; the memory engine caches them)."""
+
 MAX_QUERY_TERMS = 256
 """Distinct query terms kept (a 10,000-character query stays cheap); the rest are ignored."""
 
