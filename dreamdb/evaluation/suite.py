@@ -247,27 +247,46 @@ def _dreamdb_search(ix, mode: str, now, mapper):
 
 
 def _run_track(track: Track, search, progress, label: str) -> dict:
-    out_rows, lat = [], []
-    with progress(label, len(track.queries)) as bar:
-        if track.gold is not None:
-            for q in track.gold:
+    """Run every query of ``track`` through ``search``; metrics and per-query latency (ms)."""
+    return _run_paired(track, [("only", search)], progress, label)["only"]
+
+
+def _run_paired(track: Track, searches: list[tuple[str, Callable]], progress, label: str) -> dict[str, dict]:
+    """Run every query through each of ``searches`` in turn, timing each call.
+
+    Systems compared for speed run side by side, query by query (the order alternates between
+    queries), so a slow patch of the machine costs all of them alike instead of whichever ran then.
+
+    Returns:
+        ``{name: {"rows", "metrics", ["by_category", "by_lang"], "latency_ms"}}``.
+    """
+    rows = {name: [] for name, _ in searches}
+    lat = {name: [] for name, _ in searches}
+    items = track.gold if track.gold is not None else track.queries
+    with progress(label, len(items)) as bar:
+        for i, item in enumerate(items):
+            text = item.query if track.gold is not None else item[1]
+            for name, search in (searches if i % 2 == 0 else searches[::-1]):
                 t0 = time.perf_counter()
-                ranked = search(q.query)
-                lat.append((time.perf_counter() - t0) * 1000)
-                out_rows.append({"id": q.id, "query": q.query, "category": q.category, "lang": q.lang,
-                                 "top": ranked[:3], "targets": sorted(q.targets), **gold.score_ranked(ranked, q.targets)})
-                bar.update(1)
-            return {"rows": out_rows, "metrics": gold.aggregate(out_rows, None)["all"],
-                    "by_category": gold.aggregate(out_rows, "category"), "by_lang": gold.aggregate(out_rows, "lang"),
-                    "latency_ms": M.latency_summary(lat)}
-        for qid, text in track.queries:
-            t0 = time.perf_counter()
-            ranked = search(text)
-            lat.append((time.perf_counter() - t0) * 1000)
-            out_rows.append({"id": qid, "query": text, "top": ranked[:3],
-                             **beir.score_beir(ranked[:10], track.qrels.get(qid, {}), 10)})
+                ranked = search(text)
+                lat[name].append((time.perf_counter() - t0) * 1000)
+                if track.gold is not None:
+                    rows[name].append({"id": item.id, "query": item.query, "category": item.category, "lang": item.lang,
+                                       "top": ranked[:3], "targets": sorted(item.targets),
+                                       **gold.score_ranked(ranked, item.targets)})
+                else:
+                    rows[name].append({"id": item[0], "query": text, "top": ranked[:3],
+                                       **beir.score_beir(ranked[:10], track.qrels.get(item[0], {}), 10)})
             bar.update(1)
-    return {"rows": out_rows, "metrics": beir.mean_metrics(out_rows), "latency_ms": M.latency_summary(lat)}
+    out = {}
+    for name, _ in searches:
+        r = rows[name]
+        if track.gold is not None:
+            out[name] = {"rows": r, "metrics": gold.aggregate(r, None)["all"], "by_category": gold.aggregate(r, "category"),
+                         "by_lang": gold.aggregate(r, "lang"), "latency_ms": M.latency_summary(lat[name])}
+        else:
+            out[name] = {"rows": r, "metrics": beir.mean_metrics(r), "latency_ms": M.latency_summary(lat[name])}
+    return out
 
 
 def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes, baseline, progress, log,
@@ -341,7 +360,12 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
                     t0 = time.perf_counter()
                     search(track.queries[0][1])
                     warm = time.perf_counter() - t0
-                r = _run_track(track, search, progress, f"{plan.name} {track.name} dreamdb {mode}")
+                if mode == "bm25" and bl is not None:  # timed side by side with the baseline
+                    both = _run_paired(track, [("dreamdb", search), ("bm25s", bl.search)], progress,
+                                       f"{plan.name} {track.name} dreamdb bm25 + bm25s")
+                    r, res["bm25s"] = both["dreamdb"], both["bm25s"]
+                else:
+                    r = _run_track(track, search, progress, f"{plan.name} {track.name} dreamdb {mode}")
                 if warm is not None:
                     r["warmup_s"] = warm
             except ModeUnavailable as exc:
@@ -353,9 +377,9 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
             if "unavailable" in r:
                 log(f"{plan.name} {track.name} {mode}: unavailable: {r['unavailable']}")
             res["dreamdb"][mode] = r
-        if bl is not None:
+        if bl is not None and "bm25s" not in res:
             res["bm25s"] = _run_track(track, bl.search, progress, f"{plan.name} {track.name} bm25s")
-        elif baseline:
+        elif bl is None and baseline:
             res["bm25s"] = {"unavailable": info["bm25s"]["unavailable"]}
         out["tracks"][track.name] = res
     ix.close()
@@ -545,7 +569,8 @@ def render_markdown(results: dict) -> str:
         L.append(f"- note: {n}")
     L += ["Recall@k is BEIR's (fraction of the relevant documents in the top k) on the IR collections and the "
           "known-item hit rate on the gold set, ×100; MRR@10 and nDCG@10 are fractions. Latency is per query, "
-          "in process, index already synced (no lazy sync). Build = first sync of an empty index (parse + index), "
+          "in process, index already synced (no lazy sync); dreamdb BM25 and bm25s are timed side by side, query by "
+          "query in alternating order, so a slow moment of the machine costs both alike. Build = first sync of an empty index (parse + index), "
           "size after a WAL checkpoint; the bm25s neighbour is built from the same document texts dreamdb stored "
           "(title + description + tags + body).", ""]
     bl_settings = next((i["bm25s"]["settings"] for s in results["sets"].values() for i in s["indexes"].values()
