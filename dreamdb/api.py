@@ -427,8 +427,8 @@ class Index:
         marks = ",".join("?" * len(ids))
         # A warm process (memory engine) keeps each returned document's metadata until the index changes.
         memory = self._memory if self.engine != "sql" and self._memory is not None and self._memory.conn is self.conn else None
-        if memory is not None:
-            memory._ensure_loaded()  # drops the cache if the index changed (cheap probe)
+        if memory is not None and mode != "bm25":
+            memory._ensure_loaded()  # dense-only hits: drop the caches if the index changed (cheap probe)
         cache = memory.hit_metadata if memory is not None else {}
         missing = [i for i in ids if i not in cache]
         rows = {i: cache[i] for i in ids if i in cache}
@@ -443,7 +443,9 @@ class Index:
                     cache.clear()
                 cache.update(fetched)
         superseded = {}
-        if any(r.type == "changelog" for r in ranked):  # only changelog entries can be superseded
+        if memory is not None:
+            superseded = memory.superseded_by
+        elif any(r.type == "changelog" for r in ranked):  # only changelog entries can be superseded
             doc_ids = [r.doc_id for r in ranked]
             superseded = dict(self.conn.execute(
                 f"SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IN ({marks}) GROUP BY supersedes", doc_ids))

@@ -48,3 +48,25 @@ def test_digits_never_stemmed():
 def test_same_text_same_terms():
     text = "The dashboards' servers were protecting files"
     assert analyze(text) == analyze(text)
+
+
+def test_c_and_python_turkish_stemmers_agree():
+    """PyStemmer (C) and snowballstemmer (pure Python) run the same Snowball algorithm: same stems."""
+    import json
+
+    from dreamdb.analyzer import _python_turkish_stemmer, _turkish_stemmer, raw_tokens
+    from tests.conftest import SHARED
+
+    c, py = _turkish_stemmer(), _python_turkish_stemmer()
+    assert type(c).__module__ == "Stemmer"  # the fast one is what dreamdb uses
+    words = {"kitaplarımızdan", "evlerinde", "geliyorlar", "çalışıyor", "öğrencilerin", "güvenlik", "açıkları",
+             "konsolidasyonu", "hesaplanıyor", "sunucusu", "Panthers'ın", "ağaçlar", "ılık", "İstanbul'da"}
+    corpus = SHARED / "eval-data" / "xquad_tr_en" / "corpus.jsonl"
+    if corpus.is_file():  # ~10,000 distinct Turkish words of XQuAD, where available
+        for line in corpus.open(encoding="utf-8"):
+            d = json.loads(line)
+            if d.get("lang") == "tr":
+                words.update(raw_tokens(d["text"]))
+    words = sorted(w.lower() for w in words if len(w) > 3)
+    assert [c.stemWord(w) for w in words] == [py.stemWord(w) for w in words]
+    assert len(words) >= 14

@@ -53,6 +53,7 @@ class MemoryEngine:
         #: ``{documents.id: row of HIT_COLUMNS}``: every document's when the index is preloaded, else those
         #: returned so far (filled by :meth:`dreamdb.api.Index._hits`); cleared when the index changes.
         self.hit_metadata: dict[int, tuple] = {}
+        self.superseded_by: dict[str, str] = {}
 
     # -- loading ------------------------------------------------------------------
     def _current_generation(self):
@@ -90,6 +91,10 @@ class MemoryEngine:
         self.identity_ok = np.array([bool(r[7]) for r in rows], dtype=bool)
         self.levels = np.array([r[8] for r in rows], dtype=np.int64)
         self.expires = np.array([np.inf if r[9] is None else r[9] for r in rows], dtype=np.float64)
+        self._has_expiry = bool(np.isfinite(self.expires).any())
+        #: ``{changelog doc_id: doc_id of the newest entry superseding it}`` (read by Index._hits).
+        self.superseded_by = dict(self.conn.execute(
+            "SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IS NOT NULL GROUP BY supersedes"))
         self.lens = np.array([r[10:14] for r in rows], dtype=np.float64).reshape(n, 4)
         self.stats = corpus_stats(self.conn)
         self.n_docs = self.stats["n_docs"]
@@ -164,8 +169,8 @@ class MemoryEngine:
     def _postings(self, terms: list[str]):
         """Every posting of ``terms``, concatenated: ``(positions, idf·raw part, idf·BM25F saturation, in identity)``.
 
-        A preloaded index gathers them from the flat arrays in one indexing step per array (no per-term
-        objects, so a term's first query costs what its later ones do).
+        A preloaded index concatenates slices of the flat arrays (no per-term objects are kept, so a
+        term's first query costs what its later ones do).
         """
         if self._slices is not None:
             spans = [self._slices.get(t) for t in terms]
@@ -173,8 +178,10 @@ class MemoryEngine:
             if not spans:
                 empty = np.empty(0)
                 return np.empty(0, dtype=np.int64), empty, empty, empty
-            sel = np.concatenate([np.arange(a, b) for a, b in spans]) if len(spans) > 1 else slice(*spans[0])
-            return tuple(x[sel] for x in self._all)
+            if len(spans) == 1:
+                a, b = spans[0]
+                return tuple(x[a:b] for x in self._all)
+            return tuple(np.concatenate([x[a:b] for a, b in spans]) for x in self._all)
         parts = [self._term(t) for t in terms]
         return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
 
@@ -207,7 +214,7 @@ class MemoryEngine:
             if len(self._filter_cache) > 64:
                 self._filter_cache.clear()
             self._filter_cache[key] = mask
-        return mask if filters.include_expired else mask & (self.expires >= now_days)
+        return mask if filters.include_expired or not self._has_expiry else mask & (self.expires >= now_days)
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
