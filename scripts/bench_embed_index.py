@@ -17,7 +17,7 @@ shared vault is never written. ``--workdir DIR`` keeps the copy and its index,
 so a later run skips the full embedding and reports the saved figure.
 
 Usage:
-    python scripts/bench_embed_index.py                 # the real vault (~1,900 chunks; several minutes)
+    python scripts/bench_embed_index.py                 # the real vault (~1,350 chunks; several minutes)
     python scripts/bench_embed_index.py --quick         # 40 small documents, 3 runs (CI)
     python scripts/bench_embed_index.py --workdir /tmp/bench-embed --json
 """

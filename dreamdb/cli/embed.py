@@ -106,7 +106,7 @@ def refresh_cmd(vault, force, threads, as_json):
     Each batch is saved as soon as it is done: Ctrl-C or a kill keeps the
     finished work and the next run resumes. Hybrid recall also refreshes
     lazily; run this once after installing the model (the real vault's
-    ~1,900 chunks take a few minutes on 2 cores).
+    ~1,350 chunks take about 7 minutes on 2 cores).
 
     \b
     Examples:
