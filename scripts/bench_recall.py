@@ -6,8 +6,8 @@ On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
 * first sync (empty index → full), no-change sync, index size;
 * recall latency in process: query only (``auto_sync=False``) and query +
   lazy no-change sync (``auto_sync=True``, what the CLI and hook do);
-* ``dreamdb recall`` as a CLI process (wall time incl. Python start-up,
-  median of ≥ 10), beside ``python -c pass`` (the start-up floor);
+* ``dreamdb recall`` and the prompt hook as processes (wall time incl. Python
+  start-up, median of ≥ 10), beside ``python -c pass`` (the start-up floor);
 * bm25s over the same documents: build time and query latency.
 
 On a generated vault (``scripts/gen_vault.py``; 100k notes, or 2k with
@@ -101,13 +101,13 @@ def baseline_for(ix):
     return BL.Bm25sBaseline([d for d, _ in docs], [t for _, t in docs])
 
 
-def wall(cmd: list[str], runs: int, env=None) -> float:
-    """Median wall time (ms) of running ``cmd`` ``runs`` times (one warm-up run first)."""
-    subprocess.run(cmd, capture_output=True, env=env, check=False)
+def wall(cmd: list[str], runs: int, env=None, stdin: bytes | None = None) -> float:
+    """Median wall time (ms) of running ``cmd`` ``runs`` times (one warm-up run first), ``stdin`` fed to each."""
+    subprocess.run(cmd, capture_output=True, env=env, check=False, input=stdin)
     ts = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, env=env, check=False)
+        subprocess.run(cmd, capture_output=True, env=env, check=False, input=stdin)
         ts.append((time.perf_counter() - t0) * 1000)
     return med(ts)
 
@@ -142,6 +142,8 @@ def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
     dreamdb_exe = Path(sys.executable).with_name("dreamdb")
     cli = [str(dreamdb_exe)] if dreamdb_exe.exists() else [sys.executable, "-m", "dreamdb"]
     out["cli_recall_ms"] = wall(cli + ["recall", "--vault", str(vb.vault), "--now", now, queries[0]], cli_runs, env)
+    payload = json.dumps({"prompt": queries[0], "session_id": "bench", "cwd": str(vb.vault.parent)}).encode()
+    out["hook_ms"] = wall(cli + ["hook", "user-prompt-submit"], cli_runs, env, stdin=payload)
     out["python_pass_ms"] = wall([sys.executable, "-c", "pass"], cli_runs)
     out["python_import_dreamdb_cli_ms"] = wall([sys.executable, "-c", "import dreamdb.cli"], cli_runs)
     ix.close()
@@ -215,6 +217,8 @@ def render(res: dict) -> str:
         if "cli_recall_ms" in r:
             L.append(f"  CLI `dreamdb recall`    {r['cli_recall_ms']:8.0f} ms  | floor `python -c pass` {r['python_pass_ms']:.0f} ms, "
                      f"`import dreamdb.cli` {r['python_import_dreamdb_cli_ms']:.0f} ms")
+        if "hook_ms" in r:
+            L.append(f"  prompt hook             {r['hook_ms']:8.0f} ms  (dreamdb hook user-prompt-submit, JSON payload on stdin)")
         if "generate_s" in r:
             L.append(f"  (vault generation       {r['generate_s']:8.1f} s, cached)")
     return "\n".join(L) + "\n"
