@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 
 from dreamdb import config
@@ -109,6 +110,18 @@ def _now(now) -> datetime:
 
 def _days(dt: datetime) -> float:
     return dt.timestamp() / 86400.0
+
+
+@lru_cache(maxsize=4096)
+def _tags_tuple(text: str) -> tuple:
+    import json
+
+    return tuple(json.loads(text))
+
+
+def _parse_tags(text: str | None) -> list[str]:
+    """The ``documents.tags`` JSON array as a new list (parsing is cached: the same few arrays recur)."""
+    return [] if not text or text == "[]" else list(_tags_tuple(text))
 
 
 def _split(values) -> list[str] | None:
@@ -421,8 +434,6 @@ class Index:
 
         if not ranked:
             return []
-        import json
-
         ids = [r.rowid for r in ranked]
         marks = ",".join("?" * len(ids))
         # A warm process (memory engine) keeps each returned document's metadata until the index changes.
@@ -462,7 +473,7 @@ class Index:
                 doc_id=r.doc_id, type=r.type, slug=slug, title=title, description=description,
                 path=prefix + source_path, _snippet_source=(self._body_loader(r.rowid), plan.terms, description, bool(turkish)),
                 score=r.score, rank_score=r.rank_score, date=r.date, status=r.status, level=level,
-                tags=[] if tags == "[]" else json.loads(tags), superseded_by=superseded.get(r.doc_id), vault=vault, mode=mode,
+                tags=_parse_tags(tags), superseded_by=superseded.get(r.doc_id), vault=vault, mode=mode,
                 signals=r.signals() if explain else None,
                 terms=explain_terms(self.conn, r.rowid, plan) if explain else None,
             ))

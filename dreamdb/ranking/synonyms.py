@@ -92,10 +92,10 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
         key = (st.st_mtime_ns, st.st_size) if st else (0, 0)
     except OSError:
         key = (0, 0)
-    path = Path(ck) if ck else None
     hit = _cache.get(ck)
     if hit and hit[0] == key:
         return hit[1]
+    path = Path(ck) if ck else None
     table = SynonymTable([*BUILTIN_GROUPS, *(read_groups(path) if path and key != (0, 0) else [])])
     _cache[ck] = (key, table)
     return table
