@@ -28,6 +28,7 @@ from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, _sort_key, corpus_stats
 
 _FIELDS = ("title", "description", "tags", "body")
+_NO_FILTERS = Filters()
 
 PRELOAD_MAX_TOKENS = 6_000_000
 """Indexes of at most this many tokens (documents × average length, from ``corpus_stats``: free to read,
@@ -186,12 +187,13 @@ class MemoryEngine:
         return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
 
     def _mask(self, filters: Filters, now_days: float):
-        """bool[n] of the documents the filters keep: types, level and dates from the cached arrays,
-        tags and statuses through SQL (cached per generation), expiry against ``now_days``."""
+        """bool[n] of the documents the filters keep (``None``: all of them): types, level and dates from
+        the cached arrays, tags and statuses through SQL (cached per generation), expiry against ``now_days``."""
         key = (tuple(filters.types or ()), tuple(filters.exclude_types or ()), tuple(filters.tags or ()),
                tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days)
-        mask = self._filter_cache.get(key)
-        if mask is None:
+        if key in self._filter_cache:
+            mask = self._filter_cache[key]
+        else:
             mask = np.ones(len(self.rowids), dtype=bool)
             if filters.types:
                 mask &= np.isin(self.types, list(filters.types))
@@ -211,10 +213,15 @@ class MemoryEngine:
                 sel = np.zeros(len(self.rowids), dtype=bool)
                 sel[np.searchsorted(self.rowids, keep)] = True
                 mask &= sel
+            if mask.all():
+                mask = None  # keeps everything: no masking work per query
             if len(self._filter_cache) > 64:
                 self._filter_cache.clear()
             self._filter_cache[key] = mask
-        return mask if filters.include_expired or not self._has_expiry else mask & (self.expires >= now_days)
+        if filters.include_expired or not self._has_expiry:
+            return mask
+        alive = self.expires >= now_days
+        return alive if mask is None else mask & alive
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
@@ -242,16 +249,18 @@ class MemoryEngine:
             f_w.append(w * p[2])
             touched[p[0]] += 1
         bm25f = np.bincount(np.concatenate(f_pos), weights=np.concatenate(f_w), minlength=n)
-        idx = np.flatnonzero((touched > 0) & self._mask(filters or Filters(), now_days))
+        mask = self._mask(filters or _NO_FILTERS, now_days)
+        idx = np.flatnonzero(touched if mask is None else (touched > 0) & mask)
         if not len(idx):
             return []
         r, f = raw[idx], bm25f[idx]
         ib = self.identity_ok[idx]
         cov = np.where(ib, id_hits[idx] / len(plan.terms), 0.0)
         keep = (r > 0) | (f > 0) | (ib & (cov > 0))
-        idx, r, f, cov = idx[keep], r[keep], f[keep], cov[keep]
-        if not len(idx):
-            return []
+        if not keep.all():  # touched only through slug-only postings, without an identity boost
+            idx, r, f, cov = idx[keep], r[keep], f[keep], cov[keep]
+            if not len(idx):
+                return []
         base = r + S.BM25F_MIX * np.maximum(0.0, f - r)
         identity = np.where(cov > 0, S.IDENTITY_WEIGHT * cov * cov * np.maximum(r, 1.0), 0.0)
         dd = self._dates0[idx]
