@@ -16,7 +16,7 @@ from pathlib import Path
 from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import Filters, plan_query, rank
+from dreamdb.ranking.rank import HIT_COLUMNS, Filters, plan_query, rank
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate
 from dreamdb.store.sync import SyncReport, sync
@@ -444,8 +444,6 @@ class Index:
         missing = [i for i in ids if i not in cache]
         rows = {i: cache[i] for i in ids if i in cache}
         if missing:
-            from dreamdb.ranking.rank import HIT_COLUMNS
-
             fetched = {row[0]: row[1:] for row in self.conn.execute(
                 f"SELECT id, {HIT_COLUMNS} FROM documents WHERE id IN ({','.join('?' * len(missing))})", missing)}
             rows.update(fetched)

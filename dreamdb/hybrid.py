@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from dreamdb import fusion
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, rank
+from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, document_frequencies, rank
 
 CANDIDATES = 50
 """Documents taken from each channel before fusion."""
@@ -41,17 +41,15 @@ def _dense_only(conn, rowids: list[int], now_days: float) -> dict[int, Ranked]:
 
 
 def term_coverage(conn, terms: list[str]) -> float:
-    """Fraction of the query's terms that occur in the corpus (0.0–1.0; 0.0 for no terms).
+    """Fraction of the query's terms with a document frequency above 0 (0.0–1.0; 0.0 for no terms).
 
     The lexical evidence BM25 can have for this query: a Turkish question over an English
     vault may share only names and numbers with it, so most of its terms are unknown.
     """
     if not terms:
         return 0.0
-    uniq = sorted(set(terms))
-    known = {r[0] for r in conn.execute(
-        f"SELECT DISTINCT term FROM postings WHERE term IN ({','.join('?' * len(uniq))})", uniq)}
-    return sum(1 for t in terms if t in known) / len(terms)
+    df = document_frequencies(conn, terms)
+    return sum(1 for t in terms if df.get(t)) / len(terms)
 
 
 _QUERY_CACHE: dict[tuple[str, str], object] = {}

@@ -17,7 +17,6 @@ Only numpy is imported at module level; the model is passed in by the caller.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -544,11 +543,13 @@ def compact(conn, *, lock_timeout: float | None = None) -> dict:
         DriverError: the index has no vector tables.
         LockTimeout: a refresh held the lock past ``lock_timeout``.
     """
+    from dreamdb.config import index_size_bytes
+
     _require_tables(conn)
     path = index_file(conn)
 
     def size() -> int:
-        return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if path and os.path.exists(f"{path}{s}"))
+        return index_size_bytes(path) if path else 0
 
     before = size()
     with _RefreshLock(conn, lock_timeout):

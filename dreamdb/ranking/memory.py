@@ -107,7 +107,7 @@ class MemoryEngine:
             a = self.stats[f"avg_len_{f}"]
             self._field_norm[:, j] = (1.0 - b) + (b * self.lens[:, j] / a if a > 0 else 0.0)
         self._field_w = np.array([F.FIELD_WEIGHTS[f] for f in _FIELDS])
-        self._slices: dict[str, tuple[int, int]] | None = None
+        self._slices: dict[str, tuple[int, int, int]] | None = None  # term → (start, end, df)
         tokens = self.n_docs * avg  # COUNT(*) over postings would scan millions of rows on a big index
         if 0 < tokens <= PRELOAD_MAX_TOKENS:
             self._preload()
@@ -134,13 +134,12 @@ class MemoryEngine:
         terms = [r[0] for r in rows]
         arr = np.array([r[1:] for r in rows], dtype=np.int64).reshape(len(rows), 6)
         starts = [0] + [i for i in range(1, len(terms)) if terms[i] != terms[i - 1]]
-        bounds = starts[1:] + [len(terms)]
+        ends = starts[1:] + [len(terms)]
         has_tf = (arr[:, 1:5].sum(axis=1) > 0).astype(np.int64)
-        df = np.add.reduceat(has_tf, starts) if starts and len(terms) else np.zeros(0, dtype=np.int64)
-        lengths = np.diff(np.array(starts + [len(terms)]))
-        idf_term = np.log1p((self.n_docs - df + 0.5) / (df + 0.5))  # F.idf, vectorised
-        self._all = self._derive(arr, np.repeat(idf_term, lengths))
-        self._slices = {terms[a]: (a, b, int(d)) for a, b, d in zip(starts, bounds, df.tolist())}
+        df = np.add.reduceat(has_tf, starts).tolist() if terms else []
+        idf_term = np.fromiter((F.idf(self.n_docs, d) for d in df), dtype=np.float64, count=len(df))
+        self._all = self._derive(arr, np.repeat(idf_term, np.subtract(ends, starts)))
+        self._slices = {terms[a]: (a, b, d) for a, b, d in zip(starts, ends, df)}
 
     def _term(self, term: str):
         """``(positions int64[m], idf·raw_tf_part float64[m], idf·bm25f_sat float64[m], in_identity float64[m], df)``."""
