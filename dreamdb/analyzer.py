@@ -156,12 +156,13 @@ def stem(word: str, turkish: bool) -> str:
     return english_stem(word)
 
 
-def analyze(text: str, turkish: bool | None = None) -> list[str]:
+def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None = None) -> list[str]:
     """Turn text into index/query terms, in order, duplicates kept.
 
     Args:
         text: any text (a document field or a query).
         turkish: force the language decision; ``None`` detects it with :func:`is_turkish`.
+        words: ``raw_tokens(text)`` when the caller already has them.
 
     Returns:
         list[str]: terms (lowercase, stopwords removed, stemmed).
@@ -170,7 +171,8 @@ def analyze(text: str, turkish: bool | None = None) -> list[str]:
         >>> analyze("Which databases did DEC-0054 pick?")
         ['databas', 'dec', '0054', 'pick']
     """
-    words = raw_tokens(text)
+    if words is None:
+        words = raw_tokens(text)
     if turkish is None:
         turkish = is_turkish(words)
     out = []

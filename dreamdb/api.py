@@ -119,9 +119,13 @@ def _tags_tuple(text: str) -> tuple:
     return tuple(json.loads(text))
 
 
-def _parse_tags(text: str | None) -> list[str]:
-    """The ``documents.tags`` JSON array as a new list (parsing is cached: the same few arrays recur)."""
-    return [] if not text or text == "[]" else list(_tags_tuple(text))
+def _prepare_hit_row(row: tuple, doc_type: str, prefix: str) -> tuple:
+    """A ``HIT_COLUMNS`` row as what :class:`Hit` needs: ``(slug, title, description, absolute path, level,
+    tags tuple, turkish bool, date, status, status factor, type factor, confidence factor)``."""
+    slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence = row
+    return (slug, title, description, prefix + source_path, level,
+            () if not tags or tags == "[]" else _tags_tuple(tags), bool(turkish), date, status,
+            S.status_factor(status), S.type_factor(doc_type, bool(is_capture)), S.confidence_factor(confidence))
 
 
 def _split(values) -> list[str] | None:
@@ -166,6 +170,7 @@ class Index:
             raise UsageError(f"Unknown engine {engine!r}", hint="Use 'memory' or 'sql'.")
         self.engine = engine
         self._memory = None
+        self._filters_cache: dict = {}
         self._embedder = None
         self.model_problem: str | None = None
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
@@ -306,8 +311,9 @@ class Index:
             raise UsageError(f"query must be a string, got {type(query).__name__}")
         if not isinstance(top, int) or not TOP_MIN <= top <= TOP_MAX:
             raise UsageError(f"top must be an integer from {TOP_MIN} to {TOP_MAX}, got {top!r}")
-        from_env = not mode and bool(os.environ.get("DREAMDB_RECALL_MODE"))
-        mode = (mode or os.environ.get("DREAMDB_RECALL_MODE") or "bm25").lower()
+        env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE")
+        from_env = bool(env_mode)
+        mode = (mode or env_mode or "bm25").lower()
         if mode not in MODES:
             where = "DREAMDB_RECALL_MODE" if from_env else "mode"
             raise UsageError(f"Unknown recall mode {mode!r} (from {where})", hint=f"Use one of: {', '.join(MODES)}")
@@ -410,6 +416,24 @@ class Index:
         return hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters, bm25_rank=self._rank)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
+        # Without a date window the result depends on the arguments only: kept per argument tuple.
+        key = None
+        if since is None and until is None:
+            key = (types, exclude_types, tags, status, level, include_expired)
+            try:
+                cached = self._filters_cache.get(key)
+            except TypeError:  # lists: not hashable, not cached
+                key = cached = None
+            if cached is not None:
+                return cached
+        made = self._make_filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
+        if key is not None:
+            if len(self._filters_cache) > 256:
+                self._filters_cache.clear()
+            self._filters_cache[key] = made
+        return made
+
+    def _make_filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         types_l = _split(types)
         for t in (types_l or []) + (_split(exclude_types) or []):
             if t not in DOCUMENT_TYPES:
@@ -441,16 +465,20 @@ class Index:
         if memory is not None and mode != "bm25":
             memory._ensure_loaded()  # dense-only hits: drop the caches if the index changed (cheap probe)
         cache = memory.hit_metadata if memory is not None else {}
-        missing = [i for i in ids if i not in cache]
-        rows = {i: cache[i] for i in ids if i in cache}
+        prepared = memory.hit_prepared if memory is not None else {}
+        vault = str(self.vault)
+        prefix = vault if vault.endswith(os.sep) else vault + os.sep  # os.path.join(vault, relative path), cheaper
+        missing = [i for i in ids if i not in prepared and i not in cache]
         if missing:
             fetched = {row[0]: row[1:] for row in self.conn.execute(
                 f"SELECT id, {HIT_COLUMNS} FROM documents WHERE id IN ({','.join('?' * len(missing))})", missing)}
-            rows.update(fetched)
             if memory is not None:
                 if len(cache) > 20_000:
                     cache.clear()
+                    prepared.clear()
                 cache.update(fetched)
+            else:
+                cache = fetched
         superseded = {}
         if memory is not None:
             superseded = memory.superseded_by
@@ -459,21 +487,20 @@ class Index:
             superseded = dict(self.conn.execute(
                 f"SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IN ({marks}) GROUP BY supersedes", doc_ids))
         out = []
-        vault = str(self.vault)
-        prefix = vault if vault.endswith(os.sep) else vault + os.sep  # os.path.join(vault, relative path), cheaper
+        terms = plan.terms
         for r in ranked:
-            slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence = rows[r.rowid]
+            p = prepared.get(r.rowid)
+            if p is None:
+                p = prepared[r.rowid] = _prepare_hit_row(cache[r.rowid], r.type, prefix)
+            slug, title, description, path, level, tags, turkish, date, status, sf, tf_, cf = p
             r.date, r.status = date, status  # the memory engine leaves these to us
-            r.status_factor = S.status_factor(status)
-            r.type_factor = S.type_factor(r.type, bool(is_capture))
-            r.confidence_factor = S.confidence_factor(confidence)
-            out.append(Hit(
-                doc_id=r.doc_id, type=r.type, slug=slug, title=title, description=description,
-                path=prefix + source_path, _snippet_source=(self._body_loader(r.rowid), plan.terms, description, bool(turkish)),
-                score=r.score, rank_score=r.rank_score, date=r.date, status=r.status, level=level,
-                tags=_parse_tags(tags), superseded_by=superseded.get(r.doc_id), vault=vault, mode=mode,
-                signals=r.signals() if explain else None,
-                terms=explain_terms(self.conn, r.rowid, plan) if explain else None,
+            r.status_factor, r.type_factor, r.confidence_factor = sf, tf_, cf
+            out.append(Hit(  # positional, in field order: a hot loop
+                r.doc_id, r.type, slug, title, description, path, r.score, r.rank_score, date, status, level,
+                list(tags), superseded.get(r.doc_id), vault, mode,
+                r.signals() if explain else None,
+                explain_terms(self.conn, r.rowid, plan) if explain else None,
+                None, (self._body_loader(r.rowid), terms, description, turkish),
             ))
         return out
 

@@ -83,3 +83,28 @@ def test_hit_metadata_cache_follows_edits(tiny_vault):
     other.sync()
     index.auto_sync = False
     assert [h.title for h in index.recall("tapir")] == ["Tapir keeping"]
+
+
+def test_ties_and_recency_pruning_match_sql_engine(tiny_vault):
+    """Equal rankScores break by newest date, then the smaller doc_id; recency is applied after exact
+    pruning (an older document with a higher BM25 can still lose to a recent one): same as SQL."""
+    same = "otter dam survey\n"
+    for name, date in [("b", "2026-08-01"), ("a", "2026-08-01"), ("c", "2026-07-01"), ("d", None), ("e", "2026-08-01")]:
+        front = f"---\nupdated: {date}\n---\n" if date else ""
+        write_doc(tiny_vault, f"knowledge/{name}.md", front + same)
+    # an old document with more matches and a recent one with fewer, among many weak matches
+    write_doc(tiny_vault, "knowledge/old.md", "---\nupdated: 2020-01-01\n---\notter otter dam dam survey notes\n")
+    write_doc(tiny_vault, "knowledge/new.md", "---\nupdated: 2026-08-17\n---\notter otter dam survey notes\n")
+    for i in range(40):
+        write_doc(tiny_vault, f"knowledge/filler-{i:02d}.md", f"---\nupdated: 2026-0{1 + i % 8}-10\n---\n"
+                  + "otter " + "padding words here " * (1 + i % 7) + "\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    engine = MemoryEngine(index.conn)
+    plan = plan_query("otter dam survey")
+    for top in (1, 2, 3, 5, 8, 20, 50):
+        _same(engine.rank(plan, top=top, now_days=NOW), rank(index.conn, plan, top=top, now_days=NOW))
+    order = [r.doc_id for r in engine.rank(plan, top=8, now_days=NOW)]
+    five = [d for d in order if d[-1] in "abcde" and len(d) == len("knowledge/a")]
+    assert five == ["knowledge/a", "knowledge/b", "knowledge/e", "knowledge/c", "knowledge/d"]  # tie: newest, then id
+    assert order.index("knowledge/new") < order.index("knowledge/old")

@@ -25,10 +25,12 @@ import numpy as np
 
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, _sort_key, corpus_stats
+from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus_stats
 
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
+_MIN_RECENCY = min(S.RECENCY_FLOOR, S.RECENCY_UNKNOWN) * (1.0 - 1e-9)
+"""Lowest recency multiplier, less a margin for rounding: the pruning bound of :meth:`MemoryEngine.rank`."""
 
 PRELOAD_MAX_TOKENS = 6_000_000
 """Indexes of at most this many tokens (documents × average length, from ``corpus_stats``: free to read,
@@ -54,6 +56,8 @@ class MemoryEngine:
         #: ``{documents.id: row of HIT_COLUMNS}``: every document's when the index is preloaded, else those
         #: returned so far (filled by :meth:`dreamdb.api.Index._hits`); cleared when the index changes.
         self.hit_metadata: dict[int, tuple] = {}
+        #: ``{documents.id: the row as prepared for a Hit}`` (filled and read by :meth:`dreamdb.api.Index._hits`).
+        self.hit_prepared: dict[int, tuple] = {}
         self.superseded_by: dict[str, str] = {}
 
     # -- loading ------------------------------------------------------------------
@@ -75,6 +79,7 @@ class MemoryEngine:
         self._terms.clear()
         self._filter_cache.clear()
         self.hit_metadata.clear()
+        self.hit_prepared.clear()
         rows = self.conn.execute(
             "SELECT id, doc_id, type, date_days, status, is_capture, confidence, identity_boost, level, expires_days,"
             " len_title, len_description, len_tags, len_body FROM documents ORDER BY id"
@@ -86,10 +91,14 @@ class MemoryEngine:
         self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
         self._dated = ~np.isnan(self.date_days)
         self._dates0 = np.where(self._dated, self.date_days, 0.0)
+        self._newest = np.where(self._dated, self.date_days, -np.inf)
+        self._doc_order = np.empty(n, dtype=np.int64)  # rank of each doc_id in string order (the last tie-break)
+        self._doc_order[sorted(range(n), key=[r[1] for r in rows].__getitem__)] = np.arange(n)
         self.types_list = [r[2] for r in rows]
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
         self.identity_ok = np.array([bool(r[7]) for r in rows], dtype=bool)
+        self._identity_f = self.identity_ok.astype(np.float64)
         self.levels = np.array([r[8] for r in rows], dtype=np.int64)
         self.expires = np.array([np.inf if r[9] is None else r[9] for r in rows], dtype=np.float64)
         self._has_expiry = bool(np.isfinite(self.expires).any())
@@ -116,15 +125,17 @@ class MemoryEngine:
 
     def _derive(self, arr, idf):
         """Per-posting arrays from rows ``[doc, tf_title, tf_description, tf_tags, tf_body, tf_slug]`` (int64[m, 6])
-        and each row's term IDF (float64[m]): ``(positions, idf·raw tf part, idf·BM25F saturation, in identity)``."""
+        and each row's term IDF (float64[m]): ``(positions int64[m], weights float64[3, m])``, the weights'
+        rows being idf·raw tf part, idf·BM25F saturation and 1.0 where the term is in the slug/title."""
         pos = np.searchsorted(self.rowids, arr[:, 0])
         tfs = arr[:, 1:5].astype(np.float64)
         tf = tfs.sum(axis=1)
-        raw_part = np.where(tf > 0, tf * (F.K1 + 1.0) / (tf + self._raw_norm[pos]), 0.0)
+        weights = np.empty((3, len(arr)))
+        weights[0] = idf * np.where(tf > 0, tf * (F.K1 + 1.0) / (tf + self._raw_norm[pos]), 0.0)
         pseudo = (tfs * self._field_w / self._field_norm[pos]).sum(axis=1)
-        sat = np.where(pseudo > 0, pseudo * (F.K1 + 1.0) / (pseudo + F.K1), 0.0)  # BM25F saturation
-        in_id = ((arr[:, 1] > 0) | (arr[:, 5] > 0)).astype(np.float64)
-        return pos, idf * raw_part, idf * sat, in_id
+        weights[1] = idf * np.where(pseudo > 0, pseudo * (F.K1 + 1.0) / (pseudo + F.K1), 0.0)  # BM25F saturation
+        weights[2] = (arr[:, 1] > 0) | (arr[:, 5] > 0)
+        return pos, weights
 
     def _preload(self) -> None:
         """Load every posting in one pass (rows come in (term, doc) primary-key order); IDF is folded in per term."""
@@ -138,17 +149,17 @@ class MemoryEngine:
         has_tf = (arr[:, 1:5].sum(axis=1) > 0).astype(np.int64)
         df = np.add.reduceat(has_tf, starts).tolist() if terms else []
         idf_term = np.fromiter((F.idf(self.n_docs, d) for d in df), dtype=np.float64, count=len(df))
-        self._all = self._derive(arr, np.repeat(idf_term, np.subtract(ends, starts)))
+        self._pos, self._weights = self._derive(arr, np.repeat(idf_term, np.subtract(ends, starts)))
         self._slices = {terms[a]: (a, b, d) for a, b, d in zip(starts, ends, df)}
 
     def _term(self, term: str):
-        """``(positions int64[m], idf·raw_tf_part float64[m], idf·bm25f_sat float64[m], in_identity float64[m], df)``."""
+        """``(positions int64[m], weights float64[3, m], df)`` of one term (weights as in :meth:`_derive`)."""
         cached = self._terms.get(term)
         if cached is not None:
             return cached
         if self._slices is not None:
             a, b, df = self._slices.get(term, (0, 0, 0))
-            cached = self._terms[term] = (*(x[a:b] for x in self._all), df)
+            cached = self._terms[term] = (self._pos[a:b], self._weights[:, a:b], df)
             return cached
         rows = self.conn.execute(
             "SELECT doc, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings WHERE term = ?", (term,)
@@ -156,34 +167,32 @@ class MemoryEngine:
         if rows:
             arr = np.array(rows, dtype=np.int64)
             df = int(np.count_nonzero(arr[:, 1:5].sum(axis=1)))
-            pos, raw_w, sat_w, in_id = self._derive(arr, F.idf(self.n_docs, df))
+            pos, weights = self._derive(arr, F.idf(self.n_docs, df))
         else:
-            pos = np.empty(0, dtype=np.int64)
-            raw_w = sat_w = in_id = np.empty(0)
-            df = 0
+            pos, weights, df = np.empty(0, dtype=np.int64), np.empty((3, 0)), 0
         if len(self._terms) >= self.max_cached_terms:
             self._terms.pop(next(iter(self._terms)))
-        cached = self._terms[term] = (pos, raw_w, sat_w, in_id, df)
+        cached = self._terms[term] = (pos, weights, df)
         return cached
 
     def _postings(self, terms: list[str]):
-        """Every posting of ``terms``, concatenated: ``(positions, idf·raw part, idf·BM25F saturation, in identity)``.
+        """Every posting of ``terms``, concatenated: ``(positions int64[m], weights float64[3, m])``.
 
         A preloaded index concatenates slices of the flat arrays (no per-term objects are kept, so a
         term's first query costs what its later ones do).
         """
         if self._slices is not None:
-            spans = [self._slices.get(t) for t in terms]
-            spans = [(a, b) for a, b, _df in filter(None, spans) if b > a]
-            if not spans:
-                empty = np.empty(0)
-                return np.empty(0, dtype=np.int64), empty, empty, empty
+            get = self._slices.get
+            spans = [s for s in map(get, terms) if s is not None and s[1] > s[0]]
             if len(spans) == 1:
-                a, b = spans[0]
-                return tuple(x[a:b] for x in self._all)
-            return tuple(np.concatenate([x[a:b] for a, b in spans]) for x in self._all)
+                a, b, _df = spans[0]
+                return self._pos[a:b], self._weights[:, a:b]
+            if not spans:
+                return np.empty(0, dtype=np.int64), np.empty((3, 0))
+            return (np.concatenate([self._pos[a:b] for a, b, _df in spans]),
+                    np.concatenate([self._weights[:, a:b] for a, b, _df in spans], axis=1))
         parts = [self._term(t) for t in terms]
-        return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
     def _mask(self, filters: Filters, now_days: float):
         """bool[n] of the documents the filters keep (``None``: all of them): types, level and dates from
@@ -224,7 +233,13 @@ class MemoryEngine:
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
-        """The exact top ``top`` documents by rankScore; same contract as :func:`dreamdb.ranking.rank.rank`."""
+        """The exact top ``top`` documents by rankScore; same contract as :func:`dreamdb.ranking.rank.rank`.
+
+        Candidates are the documents with a positive BM25F (every document with a positive raw BM25 has
+        one) or an identity match. rankScore = (base + identity) · recency · static with recency in
+        [0.85, 1], so ``(base + identity) · static`` bounds it within a factor of 0.85: recency is only
+        computed for the documents whose bound reaches 0.85 × the ``top``-th best bound (exact pruning).
+        """
         if not plan.terms or top <= 0:
             return []
         self._ensure_loaded()
@@ -232,55 +247,54 @@ class MemoryEngine:
         if not n or not self.n_docs:
             return []
         # One pass per signal: every matched posting's contribution summed per document (np.bincount).
-        # IDF is already folded into the cached arrays; a term with df 0 (slug-only postings) adds 0
+        # IDF is already folded into the cached weights; a term with df 0 (slug-only postings) adds 0
         # to both BM25 sums but still counts for identity coverage.
-        pos_t, raw_t, sat_t, id_t = self._postings(plan.terms)
-        syns = [(self._term(t), w) for t, w in plan.synonyms.items()]
-        syns = [(p, w) for p, w in syns if p[4]]
-        if not len(pos_t) and not syns:
+        pos, w = self._postings(plan.terms)
+        syns = [(p, wt) for p, wt in ((self._term(t), wt) for t, wt in plan.synonyms.items()) if p[2]]
+        if not len(pos) and not syns:
             return []
-        raw = np.bincount(pos_t, weights=raw_t, minlength=n)
-        id_hits = np.bincount(pos_t, weights=id_t, minlength=n)
-        touched = np.bincount(pos_t, minlength=n)
-        f_pos, f_w = [pos_t], [sat_t]
-        for p, w in syns:
-            f_pos.append(p[0])
-            f_w.append(w * p[2])
-            touched[p[0]] += 1
-        bm25f = np.bincount(np.concatenate(f_pos), weights=np.concatenate(f_w), minlength=n)
+        raw = np.bincount(pos, weights=w[0], minlength=n)
+        if syns:
+            bm25f = np.bincount(np.concatenate([pos, *(p[0] for p, _ in syns)]),
+                                weights=np.concatenate([w[1], *(wt * p[1][1] for p, wt in syns)]), minlength=n)
+        else:
+            bm25f = np.bincount(pos, weights=w[1], minlength=n)
+        id_hits = np.bincount(pos, weights=w[2], minlength=n) * self._identity_f
+        candidate = (bm25f > 0) | (id_hits > 0)
         mask = self._mask(filters or _NO_FILTERS, now_days)
-        idx = np.flatnonzero(touched if mask is None else (touched > 0) & mask)
+        idx = (candidate if mask is None else candidate & mask).nonzero()[0]
         if not len(idx):
             return []
-        r, f = raw[idx], bm25f[idx]
-        ib = self.identity_ok[idx]
-        cov = np.where(ib, id_hits[idx] / len(plan.terms), 0.0)
-        keep = (r > 0) | (f > 0) | (ib & (cov > 0))
-        if not keep.all():  # touched only through slug-only postings, without an identity boost
-            idx, r, f, cov = idx[keep], r[keep], f[keep], cov[keep]
-            if not len(idx):
-                return []
+        r = raw[idx]
+        f = bm25f[idx]
+        cov = id_hits[idx] / len(plan.terms)
         base = r + S.BM25F_MIX * np.maximum(0.0, f - r)
-        identity = np.where(cov > 0, S.IDENTITY_WEIGHT * cov * cov * np.maximum(r, 1.0), 0.0)
-        dd = self._dates0[idx]
-        age = np.maximum(0.0, now_days - dd)
+        identity = S.IDENTITY_WEIGHT * cov * cov * np.maximum(r, 1.0)
+        bound = base + identity
+        if len(idx) > top:
+            upper = bound * self.static[idx]
+            kth = np.partition(upper, len(upper) - top)[len(upper) - top]
+            near = (upper >= kth * _MIN_RECENCY).nonzero()[0]
+            if len(near) < len(idx):
+                idx, r, f, cov, identity, base, bound = (a[near] for a in (idx, r, f, cov, identity, base, bound))
+        age = np.maximum(0.0, now_days - self._dates0[idx])
         recency = np.where(self._dated[idx], S.RECENCY_FLOOR + (1.0 - S.RECENCY_FLOOR) * 0.5 ** (age / S.RECENCY_HALF_LIFE_DAYS),
                            S.RECENCY_UNKNOWN)
-        score = (base + identity) * recency * self.static[idx]
+        score = bound * recency * self.static[idx]
         if len(idx) > top:
             kth = np.partition(score, len(score) - top)[len(score) - top]
-            sel = np.flatnonzero(score >= kth)
+            sel = (score >= kth).nonzero()[0]
         else:
             sel = np.arange(len(idx))
         rows = idx[sel]
-        dates = self.date_days[rows]
-        items = [
-            Ranked(rowid, self.doc_ids[i], self.types_list[i], None, None if d != d else d, None,
-                   *signals, 1.0, 1.0, 1.0, sc)
-            for rowid, i, d, sc, *signals in zip(
-                self.rowids[rows].tolist(), rows.tolist(), dates.tolist(), score[sel].tolist(),
+        # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
+        sel = sel[np.lexsort((self._doc_order[rows], -self._newest[rows], -score[sel]))[:top]]
+        rows = idx[sel]
+        doc_ids, types = self.doc_ids, self.types_list
+        return [
+            Ranked(rowid, doc_ids[i], types[i], None, None if d != d else d, None, sc_r, sc_f, c, ib, b, rec, 1.0, 1.0, 1.0, sc)
+            for rowid, i, d, sc, sc_r, sc_f, c, ib, b, rec in zip(
+                self.rowids[rows].tolist(), rows.tolist(), self.date_days[rows].tolist(), score[sel].tolist(),
                 r[sel].tolist(), f[sel].tolist(), cov[sel].tolist(), identity[sel].tolist(), base[sel].tolist(),
                 recency[sel].tolist())
         ]
-        items.sort(key=_sort_key, reverse=True)
-        return items[:top]

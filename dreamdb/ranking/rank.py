@@ -51,12 +51,13 @@ def plan_query(text: str, synonym_table=None) -> QueryPlan:
     """Analyze a query (same analyzer as documents; never parsed as a query language)."""
     words = raw_tokens(text)
     turkish = is_turkish(words)
-    distinct = list(dict.fromkeys(analyze(text, turkish=turkish)))
+    distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words)))
     terms = distinct[:MAX_QUERY_TERMS]
     syn: dict[str, float] = {}
     if synonym_table is not None:
         for t in terms:
-            for s in sorted(synonym_table.expand(t)):
+            expansions = synonym_table.expand(t)
+            for s in sorted(expansions) if expansions else ():
                 if s not in terms:
                     syn[s] = S.SYNONYM_WEIGHT
     return QueryPlan(text, terms, syn, turkish, len(distinct) - len(terms))
