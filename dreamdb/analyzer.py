@@ -66,6 +66,8 @@ fall back to the unstemmed word."""
 
 _TURKISH_ONLY_LETTERS = frozenset("ğışı")
 _TURKISH_LETTERS = frozenset("çğıöşü")
+_TURKISH_ASCII_STOPWORDS = frozenset(w for w in TURKISH_STOPWORDS if _TURKISH_LETTERS.isdisjoint(w))
+"""Turkish stopwords without a Turkish letter (the others are counted by their letter)."""
 TURKISH_DETECTION_RATIO = 0.08
 """A text is Turkish when this share of its words carry ç ğ ı ö ş ü or are Turkish stopwords.
 
@@ -88,10 +90,9 @@ def is_turkish(words: list[str]) -> bool:
     """Guess whether a tokenised text is Turkish (see :data:`TURKISH_DETECTION_RATIO`)."""
     if not words:
         return False
-    hits = 0
-    for w in words:
-        if w in TURKISH_STOPWORDS or not _TURKISH_LETTERS.isdisjoint(w):
-            hits += 1
+    hits = sum(map(_TURKISH_ASCII_STOPWORDS.__contains__, words))
+    if not _TURKISH_LETTERS.isdisjoint("".join(words)):  # else no word has a Turkish letter: skip the loop
+        hits += sum(1 for w in words if not _TURKISH_LETTERS.isdisjoint(w))
     return hits / len(words) >= TURKISH_DETECTION_RATIO
 
 
@@ -156,6 +157,12 @@ def stem(word: str, turkish: bool) -> str:
     return english_stem(word)
 
 
+_ENGLISH_TERMS: dict[str, str] = {}
+_ENGLISH_TERMS_MAX = 500_000
+"""The term of each word met in non-Turkish text ("" for stopwords and 1-letter words), memoised:
+a plain dict read with ``map`` costs far less per word than a call per word."""
+
+
 def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None = None) -> list[str]:
     """Turn text into index/query terms, in order, duplicates kept.
 
@@ -186,10 +193,16 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
             if len(w) > 1 and w not in STOPWORDS:
                 out.append(stem(w, not o[:1].isupper()))
         return out
-    for w in words:
-        if len(w) > 1 and w not in STOPWORDS:
-            out.append(stem(w, False))
-    return out
+    global _ENGLISH_TERMS
+    terms = _ENGLISH_TERMS
+    new = set(words).difference(terms)
+    if new:
+        if len(terms) + len(new) > _ENGLISH_TERMS_MAX:  # a fresh dict: other threads keep reading the old one
+            terms = _ENGLISH_TERMS = {}
+            new = set(words)
+        for w in new:
+            terms[w] = stem(w, False) if len(w) > 1 and w not in STOPWORDS else ""
+    return [t for t in map(terms.__getitem__, words) if t]
 
 
 def term_frequencies(terms: list[str]) -> dict[str, int]:

@@ -70,3 +70,23 @@ def test_c_and_python_turkish_stemmers_agree():
     words = sorted(w.lower() for w in words if len(w) > 3)
     assert [c.stemWord(w) for w in words] == [py.stemWord(w) for w in words]
     assert len(words) >= 14
+
+
+def test_language_detection_counts_turkish_words():
+    # the ratio of Turkish words (stopwords or words with ç ğ ı ö ş ü) against TURKISH_DETECTION_RATIO = 8 %
+    words = "the cache layer keeps every hot key in memory until eviction ve done".split()
+    assert len(words) == 13 and not is_turkish(words)  # 1/13 = 7.7 %
+    assert is_turkish(words[1:])  # 1/12
+    assert is_turkish(["çalışıyor"] + ["word"] * 11) and not is_turkish(["çalışıyor"] + ["word"] * 12)
+    assert is_turkish(["için"] + ["word"] * 11)  # a stopword with a Turkish letter counts once
+    assert not is_turkish([])
+
+
+def test_word_cache_gives_the_same_terms_as_fresh_analysis():
+    from dreamdb import analyzer
+
+    text = "Databases were indexed; the indexing jobs index databases nightly (DEC-0054)."
+    first = analyze(text)
+    analyzer._ENGLISH_TERMS = {}  # a cold cache gives the same answer
+    assert analyze(text) == first == analyze(text, words=analyzer.raw_tokens(text))
+    assert first == ["databas", "index", "index", "job", "index", "databas", "nightli", "dec", "0054"]

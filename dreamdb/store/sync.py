@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -291,22 +292,20 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         The language (Turkish or not) is decided once for the whole document.
     """
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
-    turkish = is_turkish(raw_tokens(" ".join(texts)))
+    words = [raw_tokens(text) for text in texts]
+    turkish = is_turkish([w for field in words for w in field])
     postings: dict[str, list[int]] = {}
     lengths = []
-    for f, text in enumerate(texts):
-        terms = analyze(text, turkish=turkish)
-        lengths.append(len(terms))
-        for t in terms:
+    slug = doc.slug.replace("-", " ").replace("_", " ")
+    for f, terms in enumerate([*(analyze(t, turkish=turkish, words=w) for t, w in zip(texts, words)),
+                               analyze(slug, turkish=turkish)]):
+        if f < 4:
+            lengths.append(len(terms))
+        for t, n in Counter(terms).items():
             row = postings.get(t)
             if row is None:
                 row = postings[t] = [0, 0, 0, 0, 0]
-            row[f] += 1
-    for t in analyze(doc.slug.replace("-", " ").replace("_", " "), turkish=turkish):
-        row = postings.get(t)
-        if row is None:
-            row = postings[t] = [0, 0, 0, 0, 0]
-        row[4] += 1
+            row[f] = n
     return postings, lengths, turkish
 
 
