@@ -5,16 +5,19 @@ Same formulas, same signals and same tie-breaking as the SQL engine of
 
 * per document (loaded once per index generation): field lengths, date,
   the static multipliers (status × type × confidence), identity eligibility;
-* per term (loaded on first use, kept until the index changes): the positions
-  of the documents containing it and, precomputed, its BM25 term-frequency
-  part tf·(k1+1)/(tf + k1·(1 − b + b·dl/avgdl)), its BM25F pseudo term
-  frequency (Robertson, Zaragoza & Taylor 2004) and whether it is in the
-  slug/title.
+* per term (every posting at once for indexes of up to
+  :data:`PRELOAD_MAX_TOKENS` tokens, else on first use; kept until the index
+  changes): the positions of the documents containing it and, with its IDF
+  folded in, its BM25 term-frequency part tf·(k1+1)/(tf + k1·(1 − b + b·dl/avgdl)),
+  its BM25F saturation (Robertson, Zaragoza & Taylor 2004) and whether it is
+  in the slug/title.
 
-A query then costs a few vector operations on the matched documents only
+A query then costs about twenty vector operations (sums per document with
+np.bincount, an upper bound of every document's rankScore, one partition)
+and exact arithmetic in Python on the few documents that bound lets through
 (the date string, status and static factors of the returned documents are
-filled in by :meth:`dreamdb.api.Index._hits` with the rest of each hit):
-a cold CLI process keeps the SQL engine (no numpy import), a warm process
+filled in by :meth:`dreamdb.api.Index._hits` with the rest of each hit).
+A cold CLI process keeps the SQL engine (no numpy import), a warm process
 answers from here. ``tests/test_memory_engine.py`` checks that both engines
 return the same documents with the same scores.
 """
@@ -29,6 +32,14 @@ from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus
 
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
+def _doc_id_key(item: Ranked) -> str:
+    return item.doc_id
+
+
+def _score_date_key(item: Ranked) -> tuple:
+    return (item.rank_score, item.date_days if item.date_days is not None else -np.inf)
+
+
 _MIN_RECENCY = min(S.RECENCY_FLOOR, S.RECENCY_UNKNOWN) * (1.0 - 1e-9)
 """Lowest recency multiplier, less a margin for rounding: the pruning bound of :meth:`MemoryEngine.rank`."""
 
@@ -89,11 +100,6 @@ class MemoryEngine:
         self.doc_ids = [r[1] for r in rows]
         self.types = np.array([r[2] for r in rows], dtype=str)
         self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
-        self._dated = ~np.isnan(self.date_days)
-        self._dates0 = np.where(self._dated, self.date_days, 0.0)
-        self._newest = np.where(self._dated, self.date_days, -np.inf)
-        self._doc_order = np.empty(n, dtype=np.int64)  # rank of each doc_id in string order (the last tie-break)
-        self._doc_order[sorted(range(n), key=[r[1] for r in rows].__getitem__)] = np.arange(n)
         self.types_list = [r[2] for r in rows]
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
@@ -194,51 +200,51 @@ class MemoryEngine:
         parts = [self._term(t) for t in terms]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
-    def _mask(self, filters: Filters, now_days: float):
-        """bool[n] of the documents the filters keep (``None``: all of them): types, level and dates from
-        the cached arrays, tags and statuses through SQL (cached per generation), expiry against ``now_days``."""
+    def _static_kept(self, filters: Filters, now_days: float):
+        """float64[n]: each document's static factor (status × type × confidence), 0 for those the filters
+        drop: types, level and dates from the cached arrays, tags and statuses through SQL (cached per
+        generation), expiry against ``now_days``."""
         key = (tuple(filters.types or ()), tuple(filters.exclude_types or ()), tuple(filters.tags or ()),
                tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days)
         if key in self._filter_cache:
-            mask = self._filter_cache[key]
+            kept = self._filter_cache[key]
         else:
-            mask = np.ones(len(self.rowids), dtype=bool)
+            kept = np.ones(len(self.rowids), dtype=bool)
             if filters.types:
-                mask &= np.isin(self.types, list(filters.types))
+                kept &= np.isin(self.types, list(filters.types))
             if filters.exclude_types:
-                mask &= ~np.isin(self.types, list(filters.exclude_types))
+                kept &= ~np.isin(self.types, list(filters.exclude_types))
             if filters.min_level is not None:
-                mask &= self.levels >= filters.min_level
+                kept &= self.levels >= filters.min_level
             with np.errstate(invalid="ignore"):  # undated documents (NaN) fail any date window
                 if filters.since_days is not None:
-                    mask &= self.date_days >= filters.since_days
+                    kept &= self.date_days >= filters.since_days
                 if filters.until_days is not None:
-                    mask &= self.date_days <= filters.until_days
+                    kept &= self.date_days <= filters.until_days
             if filters.tags or filters.statuses:
                 where, params = Filters(tags=filters.tags, statuses=filters.statuses, include_expired=True).sql(now_days)
                 keep = np.fromiter((r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)),
                                    dtype=np.int64)
                 sel = np.zeros(len(self.rowids), dtype=bool)
                 sel[np.searchsorted(self.rowids, keep)] = True
-                mask &= sel
-            if mask.all():
-                mask = None  # keeps everything: no masking work per query
+                kept &= sel
+            kept = self.static if kept.all() else self.static * kept
             if len(self._filter_cache) > 64:
                 self._filter_cache.clear()
-            self._filter_cache[key] = mask
+            self._filter_cache[key] = kept
         if filters.include_expired or not self._has_expiry:
-            return mask
-        alive = self.expires >= now_days
-        return alive if mask is None else mask & alive
+            return kept
+        return kept * (self.expires >= now_days)
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
         """The exact top ``top`` documents by rankScore; same contract as :func:`dreamdb.ranking.rank.rank`.
 
-        Candidates are the documents with a positive BM25F (every document with a positive raw BM25 has
-        one) or an identity match. rankScore = (base + identity) · recency · static with recency in
-        [0.85, 1], so ``(base + identity) · static`` bounds it within a factor of 0.85: recency is only
-        computed for the documents whose bound reaches 0.85 × the ``top``-th best bound (exact pruning).
+        rankScore = (base + identity) · recency · static with recency in [0.85, 1], so the bound
+        (base + identity) · static, computed with numpy for every document, is within a factor 0.85 of
+        it. Only the documents whose bound reaches 0.85 × the ``top``-th best bound can make the top
+        (exact pruning); their recency, rankScore and order are computed in Python, with the very
+        formulas of the SQL engine (:mod:`dreamdb.ranking.signals`).
         """
         if not plan.terms or top <= 0:
             return []
@@ -259,42 +265,34 @@ class MemoryEngine:
                                 weights=np.concatenate([w[1], *(wt * p[1][1] for p, wt in syns)]), minlength=n)
         else:
             bm25f = np.bincount(pos, weights=w[1], minlength=n)
-        id_hits = np.bincount(pos, weights=w[2], minlength=n) * self._identity_f
-        candidate = (bm25f > 0) | (id_hits > 0)
-        mask = self._mask(filters or _NO_FILTERS, now_days)
-        idx = (candidate if mask is None else candidate & mask).nonzero()[0]
-        if not len(idx):
-            return []
-        r = raw[idx]
-        f = bm25f[idx]
-        cov = id_hits[idx] / len(plan.terms)
-        base = r + S.BM25F_MIX * np.maximum(0.0, f - r)
-        identity = S.IDENTITY_WEIGHT * cov * cov * np.maximum(r, 1.0)
-        bound = base + identity
-        if len(idx) > top:
-            upper = bound * self.static[idx]
-            kth = np.partition(upper, len(upper) - top)[len(upper) - top]
-            near = (upper >= kth * _MIN_RECENCY).nonzero()[0]
-            if len(near) < len(idx):
-                idx, r, f, cov, identity, base, bound = (a[near] for a in (idx, r, f, cov, identity, base, bound))
-        age = np.maximum(0.0, now_days - self._dates0[idx])
-        recency = np.where(self._dated[idx], S.RECENCY_FLOOR + (1.0 - S.RECENCY_FLOOR) * 0.5 ** (age / S.RECENCY_HALF_LIFE_DAYS),
-                           S.RECENCY_UNKNOWN)
-        score = bound * recency * self.static[idx]
-        if len(idx) > top:
-            kth = np.partition(score, len(score) - top)[len(score) - top]
-            sel = (score >= kth).nonzero()[0]
+        cov = np.bincount(pos, weights=w[2], minlength=n) * self._identity_f / len(plan.terms)
+        # Documents neither matched nor identity-covered get a bound of 0 (base = identity = 0), and
+        # so do those the filters drop (their static factor is multiplied by 0).
+        bound = raw + S.BM25F_MIX * np.maximum(0.0, bm25f - raw)
+        bound += S.IDENTITY_WEIGHT * cov * cov * np.maximum(raw, 1.0)
+        upper = bound * self._static_kept(filters or _NO_FILTERS, now_days)
+        if n > top:
+            kth = np.partition(upper, n - top)[n - top]
+            near = (upper >= kth * _MIN_RECENCY if kth > 0 else upper > 0).nonzero()[0]
         else:
-            sel = np.arange(len(idx))
-        rows = idx[sel]
-        # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
-        sel = sel[np.lexsort((self._doc_order[rows], -self._newest[rows], -score[sel]))[:top]]
-        rows = idx[sel]
+            near = (upper > 0).nonzero()[0]
+        if not len(near):
+            return []
+        items = []
+        floor, span, half_life = S.RECENCY_FLOOR, 1.0 - S.RECENCY_FLOOR, S.RECENCY_HALF_LIFE_DAYS
         doc_ids, types = self.doc_ids, self.types_list
-        return [
-            Ranked(rowid, doc_ids[i], types[i], None, None if d != d else d, None, sc_r, sc_f, c, ib, b, rec, 1.0, 1.0, 1.0, sc)
-            for rowid, i, d, sc, sc_r, sc_f, c, ib, b, rec in zip(
-                self.rowids[rows].tolist(), rows.tolist(), self.date_days[rows].tolist(), score[sel].tolist(),
-                r[sel].tolist(), f[sel].tolist(), cov[sel].tolist(), identity[sel].tolist(), base[sel].tolist(),
-                recency[sel].tolist())
-        ]
+        for i, rowid, r, f, c, st, d in zip(near.tolist(), self.rowids[near].tolist(), raw[near].tolist(),
+                                            bm25f[near].tolist(), cov[near].tolist(), self.static[near].tolist(),
+                                            self.date_days[near].tolist()):
+            base = r + S.BM25F_MIX * max(0.0, f - r)
+            identity = S.IDENTITY_WEIGHT * c * c * max(r, 1.0) if c > 0 else 0.0
+            if d != d:  # NaN: unknown date
+                d, rec = None, S.RECENCY_UNKNOWN
+            else:
+                rec = floor + span * 0.5 ** (max(0.0, now_days - d) / half_life)
+            items.append(Ranked(rowid, doc_ids[i], types[i], None, d, None, r, f, c, identity, base, rec,
+                                1.0, 1.0, 1.0, (base + identity) * rec * st))
+        # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
+        items.sort(key=_doc_id_key)
+        items.sort(key=_score_date_key, reverse=True)
+        return items[:top]
