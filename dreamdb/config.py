@@ -17,6 +17,9 @@ from pathlib import Path
 from dreamdb.vault.discover import INDEX_DIR_NAME
 
 INDEX_FILE_NAME = "index.db"
+APPLICATION_ID = 0x64726D64
+"""SQLite header ``application_id`` of a dreamdb index ("drmd"; set by ``migrations/003_application_id.sql``)."""
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 GITIGNORE_TEXT = "# dreamdb's index: derived from the vault, rebuilt on demand. Never commit it.\n*\n"
 
 
@@ -60,8 +63,9 @@ def index_path_for(vault: Path) -> Path:
     return cache_root() / key / INDEX_FILE_NAME
 
 
-def prepare_index_dir(index_path: Path) -> None:
-    """Create the index folder (mode 0700) with its own ``.gitignore``, and the index file with mode 0600.
+def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True) -> None:
+    """Create the index folder (mode 0700) with its own ``.gitignore``, and the index file with mode 0600
+    (an existing file is set to 0600 too unless ``chmod_existing`` is false).
 
     The index holds partially invertible vectors: SPEC §3 treats it as credential-class.
     """
@@ -73,11 +77,54 @@ def prepare_index_dir(index_path: Path) -> None:
     if not index_path.exists():
         fd = os.open(index_path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
-    else:
-        try:
-            os.chmod(index_path, 0o600)
-        except OSError:
-            pass
+    elif chmod_existing:
+        restrict_mode(index_path)
+
+
+def restrict_mode(index_path: Path) -> None:
+    """Set an index file to mode 0600 (best effort)."""
+    try:
+        os.chmod(index_path, 0o600)
+    except OSError:
+        pass
+
+
+def index_file_kind(index_path: Path) -> str:
+    """What is at ``index_path``, from its first 100 bytes (no SQLite connection):
+
+    ``missing``, ``empty``, ``directory``, ``dreamdb`` (SQLite with dreamdb's application id),
+    ``sqlite`` (SQLite, application id 0: a dreamdb index older than migration 003, or any other
+    database), ``foreign`` (SQLite with another application id) or ``other`` (not SQLite at all:
+    damaged, or somebody else's file).
+    """
+    try:
+        if index_path.is_dir():
+            return "directory"
+        with open(index_path, "rb") as f:
+            header = f.read(100)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "other"
+    if not header:
+        return "empty"
+    if not header.startswith(_SQLITE_MAGIC) or len(header) < 72:
+        return "other"
+    app_id = int.from_bytes(header[68:72], "big")
+    return "dreamdb" if app_id == APPLICATION_ID else "sqlite" if app_id == 0 else "foreign"
+
+
+def is_default_index_path(index_path: Path, vault: Path) -> bool:
+    """True for the locations dreamdb owns (``<vault>/.dreamdb/`` and the per-vault cache folder): a
+    damaged file there is dreamdb's own and may be deleted; elsewhere (``DREAMDB_INDEX``, an explicit
+    ``index_path``) only a file recognisably dreamdb's is ever deleted."""
+    p = Path(os.path.abspath(index_path))
+    if p.parent == Path(os.path.abspath(vault / INDEX_DIR_NAME)):
+        return True
+    try:
+        return p.parent.parent == Path(os.path.abspath(cache_root()))
+    except Exception:  # noqa: BLE001 - no cache dir: not a default location
+        return False
 
 
 def include_archives_default() -> bool:

@@ -54,7 +54,11 @@ def run_guarded(fn) -> int:
         if os.environ.get("DREAMDB_DEBUG"):
             raise
         sys.stderr.write(f"Error: internal error: {type(exc).__name__}: {exc}\n")
-        sys.stderr.write("Hint: rerun with DREAMDB_DEBUG=1 for the traceback, and please report it.\n")
+        if type(exc).__name__ in ("DatabaseError", "OperationalError", "IntegrityError"):
+            sys.stderr.write("Hint: the index may be damaged: `dreamdb sync --check` checks it and rebuilds it "
+                             "from the vault (the vault itself is never touched).\n")
+        else:
+            sys.stderr.write("Hint: rerun with DREAMDB_DEBUG=1 for the traceback, and please report it.\n")
         return 70
 
 

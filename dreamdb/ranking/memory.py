@@ -73,9 +73,10 @@ class MemoryEngine:
 
     # -- loading ------------------------------------------------------------------
     def _current_generation(self):
-        return self.conn.execute(
+        row = self.conn.execute(
             "SELECT (SELECT value FROM meta WHERE key = 'generation'), n_docs, avg_len FROM corpus_stats WHERE id = 1"
         ).fetchone()
+        return row if row is not None else corpus_stats(self.conn)  # raises: the index is damaged
 
     def _ensure_loaded(self) -> None:
         # Cheap change detection first: PRAGMA data_version moves when another connection commits,

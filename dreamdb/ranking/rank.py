@@ -209,12 +209,20 @@ ORDER BY ub DESC, d.doc_id
 
 
 def corpus_stats(conn) -> dict:
-    """``corpus_stats`` row as a dict (n_docs, avg_len, avg_len_<field>)."""
+    """``corpus_stats`` row as a dict (n_docs, avg_len, avg_len_<field>).
+
+    Raises:
+        DatabaseError: the row is missing (a damaged index; callers rebuild it).
+    """
     row = conn.execute(
         "SELECT n_docs, avg_len, avg_len_title, avg_len_description, avg_len_tags, avg_len_body FROM corpus_stats WHERE id = 1"
     ).fetchone()
+    if row is None:  # migration 001 inserts it and nothing deletes it: the file is damaged
+        from dreamdb.store.connect import DatabaseError
+
+        raise DatabaseError("database disk image is malformed (the corpus_stats row is missing)")
     keys = ("n_docs", "avg_len", "avg_len_title", "avg_len_description", "avg_len_tags", "avg_len_body")
-    return dict(zip(keys, row)) if row else dict.fromkeys(keys, 0)
+    return dict(zip(keys, row))
 
 
 def document_frequencies(conn, terms: list[str]) -> dict[str, int]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from dreamdb.analyzer import ANALYZER_VERSION, analyze, is_turkish, raw_tokens
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import write_transaction
+from dreamdb.ranking.rank import corpus_stats
 from dreamdb.vault.discover import SourceFile, walk_sources
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}"
@@ -164,7 +165,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
         n = _fast_unchanged(conn, vault, include_archives)
         if n is not None:
             report.unchanged = n
-            report.documents = conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]
+            report.documents = corpus_stats(conn)["n_docs"]
             report.elapsed_ms = (time.perf_counter() - t0) * 1000
             return report
     warnings: list[str] = []
@@ -177,7 +178,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
             with write_transaction(conn):
                 _save_dirs(conn, dirs, include_archives)
         report.unchanged = unchanged
-        report.documents = conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]
+        report.documents = corpus_stats(conn)["n_docs"]
         report.warnings = warnings
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
         return report
@@ -240,7 +241,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
     if progress:
         progress(len(candidates), len(candidates))
-    report.documents = conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]
+    report.documents = corpus_stats(conn)["n_docs"]
     report.warnings = warnings
     report.elapsed_ms = (time.perf_counter() - t0) * 1000
     return report

@@ -1,0 +1,185 @@
+"""The index is a cache dreamdb may rebuild, but only its own: damaged indexes are detected and
+rebuilt, other files are never overwritten, and a busy index does not stall a recall."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+import dreamdb
+from dreamdb import config
+from dreamdb.errors import IndexUnavailable, UsageError
+from dreamdb.store import connect as db
+from tests.conftest import write_doc
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "_dream_context"
+
+
+@pytest.fixture()
+def example_vault(tmp_path) -> Path:
+    """A copy of the shipped example vault (14 documents)."""
+    dst = tmp_path / "project" / "_dream_context"
+    shutil.copytree(EXAMPLES, dst, ignore=shutil.ignore_patterns(".dreamdb"))
+    return dst
+
+
+def _top(index, query):
+    return [h.doc_id for h in index.recall(query, now="2026-08-18T00:00:00Z")]
+
+
+def test_new_index_carries_dreamdbs_application_id(example_vault):
+    index = dreamdb.open(example_vault)
+    index.sync()
+    assert index.conn.execute("PRAGMA application_id").fetchone()[0] == config.APPLICATION_ID
+    index.close()  # the header is written back from the WAL when the last connection closes
+    assert config.index_file_kind(index.index_path) == "dreamdb"
+    assert stat.S_IMODE(os.stat(index.index_path).st_mode) == 0o600
+
+
+def test_index_from_before_the_application_id_is_adopted(example_vault):
+    index = dreamdb.open(example_vault)
+    index.sync()
+    expected = _top(index, "sleep debt")
+    index.conn.execute("PRAGMA application_id = 0")
+    index.conn.execute("DELETE FROM schema_migrations WHERE version = 3")
+    index.close()
+    assert config.index_file_kind(index.index_path) == "sqlite"
+    again = dreamdb.open(example_vault)
+    assert _top(again, "sleep debt") == expected and not again.take_notes()  # migrated, not rebuilt
+    again.close()
+    assert config.index_file_kind(again.index_path) == "dreamdb"
+
+
+def test_dreamdb_index_pointing_at_a_text_file_refuses_and_keeps_it(example_vault, tmp_path, monkeypatch):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious notes\n", encoding="utf-8")
+    monkeypatch.setenv("DREAMDB_INDEX", str(notes))
+    with pytest.raises(IndexUnavailable, match="not a SQLite database") as exc:
+        dreamdb.open(example_vault).recall("sleep")
+    assert exc.value.exit_code == 4
+    assert notes.read_text(encoding="utf-8") == "precious notes\n"
+    assert not Path(f"{notes}-wal").exists()
+
+
+def test_index_path_at_another_applications_database_is_never_written(example_vault, tmp_path):
+    other = tmp_path / "mydata.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("INSERT INTO t VALUES (42)")
+    conn.commit()
+    conn.close()
+    os.chmod(other, 0o644)
+    before = other.read_bytes()
+    with pytest.raises(IndexUnavailable, match="another application.*tables: t"):
+        dreamdb.open(example_vault, index_path=other).recall("sleep")
+    assert other.read_bytes() == before and stat.S_IMODE(os.stat(other).st_mode) == 0o644
+    # the same with an application id of its own, refused from the header alone
+    conn = sqlite3.connect(other)
+    conn.execute("PRAGMA application_id = 7")
+    conn.commit()
+    conn.close()
+    with pytest.raises(IndexUnavailable, match="another application"):
+        dreamdb.open(example_vault, index_path=other).sync()
+    assert sqlite3.connect(other).execute("SELECT x FROM t").fetchall() == [(42,)]
+
+
+def test_damaged_file_in_dreamdbs_own_folder_is_rebuilt(example_vault):
+    index = dreamdb.open(example_vault)
+    index.sync()
+    expected = _top(index, "sleep debt")
+    path = index.index_path
+    index.close()
+    path.write_bytes(b"garbage, not sqlite" * 100)
+    again = dreamdb.open(example_vault)
+    assert _top(again, "sleep debt") == expected
+    assert any("rebuilt from the vault" in n for n in again.take_notes())
+
+
+def test_index_path_that_is_a_folder_is_a_clear_error(example_vault, tmp_path):
+    folder = tmp_path / "idx"
+    folder.mkdir()
+    with pytest.raises(IndexUnavailable, match="is a folder, not a file") as exc:
+        dreamdb.open(example_vault, index_path=folder).recall("sleep")
+    assert exc.value.exit_code == 4 and folder.is_dir()
+
+
+def test_dreamdb_folder_blocked_by_a_file_names_the_file(example_vault):
+    (example_vault / ".dreamdb").write_text("in the way", encoding="utf-8")
+    with pytest.raises(IndexUnavailable, match=r"index folder .*\.dreamdb: a file is in the way"):
+        dreamdb.open(example_vault).recall("sleep")
+    assert (example_vault / ".dreamdb").read_text(encoding="utf-8") == "in the way"
+
+
+def test_overwritten_pages_are_found_by_check_and_repaired_by_sync(example_vault):
+    index = dreamdb.open(example_vault)
+    index.sync(force=True)
+    expected = _top(index, "sleep debt")
+    assert expected and index.check() == []
+    leaves = [p for (p,) in index.conn.execute("SELECT pageno FROM dbstat WHERE name = 'postings' AND pagetype = 'leaf'")]
+    page_size = index.conn.execute("PRAGMA page_size").fetchone()[0]
+    path = index.index_path
+    index.close()  # the last connection: the WAL is checkpointed into the file
+    with open(path, "r+b") as f:  # what the QA pass did: bytes overwritten inside the postings' leaf pages
+        for page in leaves:
+            f.seek((page - 1) * page_size + 8)
+            f.write(bytes(range(200, 255)) * 2)
+    damaged = dreamdb.open(example_vault, auto_sync=False)
+    problems = damaged.check()
+    assert problems and problems != ["ok"], "quick_check must report the overwritten pages"
+    report = damaged.sync(check=True)
+    assert report.rebuilt and any("quick_check" in w for w in report.warnings)
+    assert damaged.check() == [] and _top(damaged, "sleep debt") == expected
+
+
+def test_missing_corpus_stats_row_is_damage_not_an_empty_result(example_vault):
+    index = dreamdb.open(example_vault, auto_sync=False, engine="sql")
+    index.sync()
+    expected = _top(index, "sleep debt")
+    index.conn.execute("DELETE FROM corpus_stats")
+    assert _top(index, "sleep debt") == expected
+    assert any("corpus_stats row is missing" in n for n in index.take_notes())
+
+
+def test_recall_answers_from_the_index_while_another_process_holds_the_lock(example_vault):
+    index = dreamdb.open(example_vault)
+    index.sync()
+    writer = db.connect(index.index_path)
+    writer.execute("BEGIN IMMEDIATE")  # a long sync elsewhere
+    try:
+        write_doc(example_vault, "knowledge/okapi.md", "---\ntitle: Okapi notes\n---\nokapi sightings\n")
+        t0 = time.perf_counter()
+        hits = index.recall("sleep debt", now="2026-08-18T00:00:00Z")
+        waited = time.perf_counter() - t0
+        notes = index.take_notes()
+    finally:
+        writer.rollback()
+        writer.close()
+    assert hits and hits[0].doc_id == "feature/sleep-consolidation"
+    assert any("another dreamdb process is updating the index" in n for n in notes)
+    assert waited < 5  # the lazy sync waits 1.5 s, not the 10 s lock timeout of explicit writes
+    assert [h.doc_id for h in index.recall("okapi")] == ["knowledge/okapi"]  # next recall syncs
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"types": 5}, "types must be a string or a list of strings"),
+    ({"tags": [1, 2]}, "tags must be a string or a list of strings"),
+    ({"status": {"a": 1}}, "status must be a string or a list of strings"),
+    ({"top": True}, "top must be an integer"),
+])
+def test_api_rejects_wrong_argument_types(example_vault, kwargs, message):
+    index = dreamdb.open(example_vault)
+    with pytest.raises(UsageError, match=message):
+        index.recall("sleep", **kwargs)
+
+
+def test_open_rejects_a_non_path_and_an_empty_list():
+    with pytest.raises(UsageError, match="vault must be a path"):
+        dreamdb.open(5)
+    with pytest.raises(UsageError, match="No vault given"):
+        dreamdb.open([])
