@@ -688,6 +688,9 @@ class Index:
         if not model.get("installed"):
             st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25; "
                              f"{model.get('hint') or 'dreamdb model build'}")
+        elif model.get("runtime_missing"):
+            st["summary"] = (f"{' and '.join(model['runtime_missing'])} not installed: hybrid recall falls back to BM25; "
+                             "pip install 'dreamdb[embed]'")
         return st
 
     def list_documents(self, types=None) -> list[dict]:

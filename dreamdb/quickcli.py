@@ -77,8 +77,12 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
     notes = index.take_notes()
     out = sys.stdout
     if as_json:
-        out.write(output.to_json({"query": text, "mode": mode or os.environ.get("DREAMDB_RECALL_MODE") or "bm25",
-                                  "hits": [h.as_dict() for h in hits], "notes": notes}) + "\n")
+        requested = (mode or os.environ.get("DREAMDB_RECALL_MODE") or "bm25").lower()
+        used = hits[0].mode if hits else requested  # a fallback (e.g. no model) is named by the hits and notes
+        doc = {"query": text, "mode": used, "hits": [h.as_dict() for h in hits], "notes": notes}
+        if used != requested:
+            doc["requested_mode"] = requested
+        out.write(output.to_json(doc) + "\n")
         return
     for n in notes:
         sys.stderr.write(f"note: {n}\n")

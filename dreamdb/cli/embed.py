@@ -157,6 +157,8 @@ def status_cmd(vault, as_json):
     st = embed_status(index.conn, ms.get("model_id"))
     st["model_installed"] = ms["installed"]
     st["model_path"] = ms["path"]
+    st["runtime_missing"] = ms["runtime_missing"]
+    st["hybrid_ready"] = bool(st["available"] and ms["installed"] and not ms["runtime_missing"])
     if as_json:
         click.echo(output.to_json(st))
         return
@@ -173,6 +175,9 @@ def status_cmd(vault, as_json):
         click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
     if not ms["installed"]:
         click.echo(f"hint: {ms['hint']}")
+    elif ms["runtime_missing"]:
+        click.echo(f"runtime:   {' and '.join(ms['runtime_missing'])} not installed: hybrid recall falls back to BM25")
+        click.echo("hint: pip install 'dreamdb[embed]'")
 
 
 @embed.command("compact")

