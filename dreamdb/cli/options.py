@@ -5,10 +5,20 @@ from __future__ import annotations
 import click
 
 
+def _one_vault(ctx, param, value):
+    """A repeated ``--vault`` on a one-vault command is an error, not "the last one wins" (a write
+    must never go to a vault the user did not mean)."""
+    if len(value) > 1:
+        raise click.BadParameter(f"this command works on one vault; {len(value)} were given "
+                                 "(only `dreamdb recall` searches several).", ctx=ctx, param=param)
+    return value[0] if value else None
+
+
 def vault_option(multiple: bool = False):
     """``--vault PATH`` (repeatable when ``multiple``)."""
     return click.option(
-        "--vault", "vaults" if multiple else "vault", multiple=multiple, metavar="PATH",
+        "--vault", "vaults" if multiple else "vault", multiple=True, metavar="PATH",
+        callback=None if multiple else _one_vault,
         help="Vault folder (_dream_context or a folder containing one). "
         + ("Repeat to search several vaults. " if multiple else "")
         + "Default: $DREAMDB_VAULT, else found by walking up from the current folder.",

@@ -1,0 +1,22 @@
+"""Options shared by the commands."""
+
+from __future__ import annotations
+
+import shutil
+
+from click.testing import CliRunner
+
+from dreamdb.cli import cli
+from tests.conftest import ROOT
+
+
+def test_one_vault_commands_refuse_a_repeated_vault(tmp_path):
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    runner = CliRunner()
+    for args in (["status"], ["sync"], ["list"], ["remember", "a note"]):
+        r = runner.invoke(cli, [*args, "--vault", str(vault), "--vault", str(tmp_path)])
+        assert r.exit_code == 2 and "works on one vault; 2 were given" in r.output, (args, r.output)
+    assert not (vault / ".dreamdb").exists()  # refused before anything was opened
+    r = runner.invoke(cli, ["list", "--vault", str(vault), "--json"])
+    assert r.exit_code == 0 and '"doc_id"' in r.output
