@@ -60,17 +60,23 @@ def _log(message: str) -> None:
         pass
 
 
-def _one_line(text: str, limit: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _one_line(text: str, limit: int | None = None) -> str:
+    """``text`` on one line: control characters shown (ESC → ␛, see :func:`dreamdb.output.safe_text`), whitespace runs → one space, cut at ``limit``."""
+    from dreamdb.output import safe_text
+
+    text = " ".join(safe_text(text).split())
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 def render_block(hits) -> str:
-    """The block printed into the agent's context: header, two lines per hit, two footer lines (5–9 lines for 1–3 hits)."""
+    """The block printed into the agent's context: header, two lines per hit, two footer lines (5–9 lines for 1–3 hits).
+
+    Text from the vault goes through :func:`dreamdb.output.safe_text`: no escape sequence reaches the prompt.
+    """
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
-        sup = f" — superseded by {h.superseded_by}" if h.superseded_by else ""
-        lines.append(f"{i}. [{h.doc_id}] {_one_line(h.title, 90)} (score {h.score:.1f}){sup}")
+        sup = f" — superseded by {_one_line(h.superseded_by)}" if h.superseded_by else ""
+        lines.append(f"{i}. [{_one_line(h.doc_id)}] {_one_line(h.title, 90)} (score {h.score:.1f}){sup}")
         lines.append(f"   {_one_line(h.snippet or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
     lines.append('More: dreamdb recall --explain "<query>"')
@@ -158,6 +164,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         hits = index.recall(prompt, top=TOP, exclude_types="bookmark")
         if not hits or hits[0].score < INJECT_THRESHOLD:
             return ""
-        return render_block(hits)  # before close: snippets read their bodies from the index
+        # a runner-up with raw score 0 matched only through synonyms/identity: noise in the prompt, left out
+        return render_block([hits[0]] + [h for h in hits[1:] if h.score > 0])  # before close: snippets read their bodies from the index
     finally:
         index.close()

@@ -6,6 +6,47 @@ No click here: functions return strings, the CLI prints them.
 from __future__ import annotations
 
 import json
+import re
+
+
+# ---------------------------------------------------------------- terminal safety
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 controls except tab and newline, DEL, and the C1 controls U+0080–U+009F."""
+
+
+def _picture(m: re.Match) -> str:
+    c = ord(m.group())
+    if c < 0x20:
+        return chr(0x2400 + c)  # Control Pictures: ESC → ␛, BEL → ␇, CR → ␍ …
+    if c == 0x7F:
+        return "\u2421"  # ␡
+    return "\u241b" + chr(c - 0x40)  # a C1 control as ␛ + its 7-bit form: CSI U+009B → ␛[, OSC U+009D → ␛]
+
+
+def safe_text(text) -> str:
+    """``text`` made safe to print on a terminal or into an agent's prompt.
+
+    Every control character but newline and tab is replaced by a visible stand-in,
+    so an escape sequence shows up as text instead of acting: ESC → ``␛`` (so
+    ``ESC[31m`` prints as ``␛[31m``), BEL → ``␇``, CR → ``␍``, DEL → ``␡``, any other
+    C0 control → its Control Pictures symbol (U+2400 + code), and a C1 control
+    (U+0080–U+009F) → ``␛`` followed by its 7-bit equivalent (CSI U+009B → ``␛[``).
+    Everything else, newline and tab included, is kept.
+
+    For human-readable output only, applied when printing (the vault and the index
+    keep the text as it is; ``--json`` output encodes it faithfully).
+    ``None`` gives ``""``; other non-strings are converted with ``str``.
+    """
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    return _CONTROL.sub(_picture, text)
+
+
+def _safe_cell(v):
+    return safe_text(v) if isinstance(v, str) else v
 
 
 def to_json(obj) -> str:
@@ -14,12 +55,14 @@ def to_json(obj) -> str:
 
 
 def table(rows: list[dict] | list[list], headers: list[str] | None = None) -> str:
-    """A plain-text table (``tabulate``'s ``simple`` format)."""
+    """A plain-text table (``tabulate``'s ``simple`` format), control characters in cells and headers made visible (:func:`safe_text`)."""
     from tabulate import tabulate
 
     if rows and isinstance(rows[0], dict):
         headers = headers or list(rows[0].keys())
         rows = [[r.get(h) for h in headers] for r in rows]
+    rows = [[_safe_cell(v) for v in r] for r in rows]
+    headers = [safe_text(h) for h in headers or []]
     return tabulate(rows, headers=headers or [], tablefmt="simple", disable_numparse=True, missingval="")
 
 
@@ -28,7 +71,10 @@ def _fmt(x: float) -> str:
 
 
 def hits_text(hits, *, explain: bool = False) -> str:
-    """Human-readable recall results: rank, scores, id, title, path, snippet (and signals with ``explain``)."""
+    """Human-readable recall results: rank, scores, id, title, path, snippet (and signals with ``explain``).
+
+    Text from the vault is passed through :func:`safe_text` (escape sequences shown, never acted on).
+    """
     lines: list[str] = []
     for i, h in enumerate(hits, 1):
         meta = [f"rank {_fmt(h.rank_score)}", f"bm25 {_fmt(h.score)}"]
@@ -41,7 +87,7 @@ def hits_text(hits, *, explain: bool = False) -> str:
         if h.superseded_by:
             lines.append(f"   ⚠ superseded by {h.superseded_by}")
         lines.append(f"   {h.path}")
-        for sl in (h.snippet or "").splitlines():
+        for sl in safe_text(h.snippet).splitlines():  # after safe_text: a CR is shown as ␍, not taken as a line break
             lines.append(f"   │ {sl}")
         if explain and h.signals:
             s = h.signals
@@ -61,9 +107,14 @@ def hits_text(hits, *, explain: bool = False) -> str:
                     f" tags {tf['tags']} body {tf['body']} slug {tf['slug']}  bm25 {t['bm25']:.4f} bm25f {t['bm25f']:.4f}"
                 )
         lines.append("")
-    return "\n".join(lines).rstrip() + ("\n" if lines else "")
+    return safe_text("\n".join(lines).rstrip()) + ("\n" if lines else "")
+
+
+def _field(text) -> str:
+    """One tab-separated field: :func:`safe_text`, with tabs and newlines (which would split the line) as spaces."""
+    return safe_text(text).replace("\t", " ").replace("\n", " ")
 
 
 def hits_plain(hits) -> str:
-    """One tab-separated line per hit: rankScore, score, doc_id, title, path."""
-    return "".join(f"{h.rank_score:.4f}\t{h.score:.4f}\t{h.doc_id}\t{h.title}\t{h.path}\n" for h in hits)
+    """One tab-separated line per hit: rankScore, score, doc_id, title, path (fields made safe with :func:`safe_text`)."""
+    return "".join(f"{h.rank_score:.4f}\t{h.score:.4f}\t{_field(h.doc_id)}\t{_field(h.title)}\t{_field(h.path)}\n" for h in hits)

@@ -3,29 +3,41 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from dreamdb.errors import DriverError, UsageError
 from dreamdb.store import connect as db
 
 
-def run_readonly(index_path: Path, query: str, *, max_rows: int = 100_000) -> tuple[list[str], list[tuple]]:
+DEFAULT_MAX_ROWS = 100_000
+"""Rows ``dreamdb sql`` prints unless ``--max-rows`` says otherwise (0 = no limit)."""
+
+
+class SqlResult(NamedTuple):
+    """What :func:`run_readonly` returns: column names, rows, and whether ``max_rows`` cut the result."""
+
+    columns: list[str]
+    rows: list[tuple]
+    truncated: bool
+
+
+def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_ROWS) -> SqlResult:
     """Run one SQL statement on a read-only connection with sqlite-vec loaded (when possible).
 
     Args:
         index_path: the index file.
-        query: one SQL statement.
-        max_rows: stop after this many rows.
+        query: one SQL statement; trailing semicolons, whitespace and comments are allowed.
+        max_rows: keep at most this many rows (0 = no limit); ``truncated`` says when more were left.
 
     Returns:
-        ``(column names, rows)``.
+        ``SqlResult(columns, rows, truncated)`` (unpacks like a tuple).
 
     Raises:
         UsageError: a write statement, several statements, or an SQL error (message from SQLite).
     """
-    if not query.strip():
-        raise UsageError("The SQL query is empty.", hint='Example: dreamdb sql "SELECT type, COUNT(*) FROM documents GROUP BY type"')
-    if not db.sqlite3.complete_statement(query.strip().rstrip(";") + ";") or _several_statements(query):
-        raise UsageError("Give exactly one SQL statement.", hint="Run statements one at a time.")
+    if max_rows < 0:
+        raise UsageError(f"--max-rows must be 0 (no limit) or more, not {max_rows}.")
+    query = single_statement(query)
     try:
         conn = db.connect(index_path, readonly=True, vec=True)
     except DriverError:
@@ -42,14 +54,19 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = 100_000) -> tu
             try:
                 cur = conn.execute(query)
                 columns = [d[0] for d in cur.description or []]
-                rows = cur.fetchmany(max_rows)
+                if max_rows:
+                    rows = cur.fetchmany(max_rows + 1)  # one more than shown: tells whether the limit cut anything
+                    truncated = len(rows) > max_rows
+                    del rows[max_rows:]
+                else:
+                    rows, truncated = cur.fetchall(), False
             except db.DatabaseError as exc:  # OperationalError included
                 if interrupted:
                     raise KeyboardInterrupt from None
                 raise _explain_error(str(exc), query, denied) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
                 raise UsageError(f"SQL error: {exc}") from None
-        return columns, rows
+        return SqlResult(columns, rows, truncated)
     finally:
         conn.close()
 
@@ -59,12 +76,13 @@ _WRITE_HINT = "The index is derived from the vault; edit the vault instead (drea
 
 def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
     """The clearest message for an SQLite error of ``dreamdb sql``."""
+    head = _skip_trivia(query)[:6].upper()  # the first keyword, after any leading comments
     if denied:
-        what = "VACUUM" if query.lstrip()[:6].upper() == "VACUUM" else denied[0]  # VACUUM attaches a temp file first
+        what = "VACUUM" if head == "VACUUM" else denied[0]  # VACUUM attaches a temp file first
         return UsageError(f"{what} is refused: dreamdb sql only reads the index.", hint=_WRITE_HINT)
     if "load_extension" in query.lower() and "not authorized" in msg:
         return UsageError("Loading extensions is refused: dreamdb sql only reads the index (sqlite-vec is already loaded).")
-    if query.lstrip()[:6].upper() == "PRAGMA" and ("locked" in msg or "readonly" in msg or "read-only" in msg):
+    if head == "PRAGMA" and ("locked" in msg or "readonly" in msg or "read-only" in msg):
         return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).",
                           hint="Reading PRAGMAs work, e.g. dreamdb sql \"PRAGMA table_info(documents)\"")
     if "readonly" in msg or "query_only" in msg or "read-only" in msg or "not authorized" in msg:
@@ -112,10 +130,86 @@ def _authorize(denied: list[str], action, arg1, arg2, db_name, trigger):
     return 0  # SQLITE_OK
 
 
-def _several_statements(query: str) -> bool:
-    """True when ``query`` holds more than one complete statement (``SELECT 1; SELECT 2``)."""
+def single_statement(query: str) -> str:
+    """The one statement of ``query``, without what may trail it (semicolons, whitespace, comments).
+
+    ``SELECT 1; -- note`` gives ``SELECT 1;``; ``SELECT 1 -- note`` is returned as it is.
+
+    Raises:
+        UsageError: the query is empty (or only comments), or holds a second statement (``SELECT 1; SELECT 2``).
+    """
     text = query.strip()
+    if not _skip_trivia(text):
+        raise UsageError("The SQL query is empty.", hint='Example: dreamdb sql "SELECT type, COUNT(*) FROM documents GROUP BY type"')
     for i, ch in enumerate(text):
-        if ch == ";" and db.sqlite3.complete_statement(text[: i + 1]) and text[i + 1:].strip(" ;\n\t"):
-            return True
-    return False
+        # the first ';' that ends a complete statement (not one inside a string, comment or trigger body)
+        if ch == ";" and db.sqlite3.complete_statement(text[: i + 1]):
+            if _skip_trivia(text[i + 1:]):
+                raise UsageError("Give exactly one SQL statement.", hint="Run statements one at a time.")
+            return text[: i + 1]
+    return text  # no ending ';': one statement (or an unfinished one, which SQLite reports)
+
+
+_SQL_SPACE = " \t\n\f\r"  # SQLite's whitespace
+
+
+def _skip_trivia(text: str) -> str:
+    """``text`` from its first token on: leading whitespace, ';' and comments skipped ("" when nothing is left)."""
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] in _SQL_SPACE or text[i] == ";":
+            i += 1
+        elif text.startswith("--", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j + 1
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2  # SQLite lets a /* comment run to the end of the text
+        else:
+            return text[i:]
+    return ""
+
+
+# ---------------------------------------------------------------- JSON and CSV values
+
+
+def unique_names(columns: list[str]) -> list[str]:
+    """Column names made unique for JSON keys: a repeated ``a`` becomes ``a_2``, ``a_3`` … (never another column's name)."""
+    taken = set(columns)
+    seen: set[str] = set()
+    out: list[str] = []
+    for name in columns:
+        key = name
+        if key in seen:
+            n = 2
+            while f"{name}_{n}" in taken or f"{name}_{n}" in seen:
+                n += 1
+            key = f"{name}_{n}"
+        seen.add(key)
+        out.append(key)
+    return out
+
+
+def json_value(v):
+    """A cell as JSON: BLOB → uppercase hex string (as SQLite's ``hex()``), ±infinity → ``"Infinity"``/``"-Infinity"``,
+    everything else (INTEGER, REAL, TEXT, NULL) natively."""
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex().upper()
+    if isinstance(v, float) and v != v:  # NaN: SQLite stores it as NULL, but a function may still return one
+        return None
+    if isinstance(v, float) and v in (float("inf"), float("-inf")):
+        return "Infinity" if v > 0 else "-Infinity"
+    return v
+
+
+def json_rows(columns: list[str], rows: list[tuple]) -> list[dict]:
+    """Rows as JSON objects, one key per column (duplicates suffixed, see :func:`unique_names`)."""
+    keys = unique_names(columns)
+    return [dict(zip(keys, map(json_value, r))) for r in rows]
+
+
+def csv_value(v):
+    """A cell for CSV: BLOB → uppercase hex, the rest as the csv module writes it (NULL → empty)."""
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex().upper()
+    return v

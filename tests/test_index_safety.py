@@ -183,3 +183,26 @@ def test_open_rejects_a_non_path_and_an_empty_list():
         dreamdb.open(5)
     with pytest.raises(UsageError, match="No vault given"):
         dreamdb.open([])
+
+
+def test_sync_check_from_the_cli_reports_and_repairs(example_vault):
+    import json
+
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["sync", "--vault", str(example_vault)]).exit_code == 0
+    ok = runner.invoke(cli, ["sync", "--check", "--json", "--vault", str(example_vault)])
+    assert ok.exit_code == 0 and json.loads(ok.output)["rebuilt"] is False
+    index = dreamdb.open(example_vault)
+    leaves = [p for (p,) in index.conn.execute("SELECT pageno FROM dbstat WHERE name = 'postings' AND pagetype = 'leaf'")]
+    path = index.index_path
+    index.close()
+    with open(path, "r+b") as f:
+        f.seek((leaves[0] - 1) * 4096 + 8)
+        f.write(b"\xff" * 64)
+    fixed = runner.invoke(cli, ["sync", "--check", "--vault", str(example_vault)])
+    assert fixed.exit_code == 0 and "(rebuilt)" in fixed.output and "quick_check" in fixed.output
+    assert dreamdb.open(example_vault).check() == []

@@ -1,0 +1,192 @@
+"""``dreamdb sql`` as users run it: row limits, JSON/CSV values, one statement, refusals (real SQLite, real vaults)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dreamdb.cli import main
+from dreamdb.errors import UsageError
+from dreamdb.sqlquery import DEFAULT_MAX_ROWS, json_rows, json_value, single_statement, unique_names
+from tests.conftest import write_doc
+
+COUNT_TO = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}) SELECT x FROM c"
+
+
+@pytest.fixture()
+def vault(tiny_vault):
+    write_doc(tiny_vault, "knowledge/alpha.md", "---\nname: Alpha note\n---\nalpha body text\n")
+    write_doc(tiny_vault, "knowledge/beta.md", "---\nname: Beta note\n---\nbeta body text\n")
+    return tiny_vault
+
+
+def sql(capsys, vault, *args):
+    """Run ``dreamdb sql --vault VAULT ARGS…`` in-process; return (exit code, stdout, stderr)."""
+    code = main(["sql", "--vault", str(vault), *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_main(*args):
+    return subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, text=True, timeout=120)
+
+
+# ---------------------------------------------------------------- --max-rows
+
+
+def test_default_limit_is_said_on_stderr_and_max_rows_0_gives_all(vault, capsys):
+    assert DEFAULT_MAX_ROWS == 100_000
+    code, out, err = sql(capsys, vault, "--format", "csv", COUNT_TO.format(n=100_001))
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0] == "x" and len(lines) == 1 + 100_000 and lines[-1] == "100000"
+    assert err == "note: showing the first 100,000 rows; use --max-rows 0 for all\n"
+
+    code, out, err = sql(capsys, vault, "--format", "csv", "--max-rows", "0", COUNT_TO.format(n=100_001))
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 1 + 100_001 and lines[-1] == "100001" and err == ""
+
+
+def test_exactly_max_rows_is_not_truncated(vault, capsys):
+    code, out, err = sql(capsys, vault, "--json", "--max-rows", "3", COUNT_TO.format(n=3))
+    assert code == 0 and err == ""
+    assert json.loads(out) == [{"x": 1}, {"x": 2}, {"x": 3}]  # complete: the list shape of before
+
+
+def test_truncated_json_says_so_in_the_json(vault, capsys):
+    code, out, err = sql(capsys, vault, "--format", "json", "--max-rows", "3", COUNT_TO.format(n=10))
+    assert code == 0
+    assert json.loads(out) == {"columns": ["x"], "rows": [{"x": 1}, {"x": 2}, {"x": 3}], "truncated": True, "max_rows": 3}
+    assert err == "note: showing the first 3 rows; use --max-rows 0 for all\n"
+
+
+def test_truncated_table_and_csv(vault, capsys):
+    code, out, err = sql(capsys, vault, "--max-rows", "2", COUNT_TO.format(n=10))
+    assert code == 0 and out.split() == ["x", "---", "1", "2"]
+    assert "showing the first 2 rows" in err
+    code, out, err = sql(capsys, vault, "--max-rows", "2", "--format", "csv", COUNT_TO.format(n=10))
+    assert out.splitlines() == ["x", "1", "2"] and "use --max-rows 0 for all" in err
+
+
+def test_negative_max_rows_is_a_usage_error(vault):
+    p = run_main("sql", "--vault", str(vault), "--max-rows", "-1", "SELECT 1")
+    assert p.returncode == 2 and "--max-rows" in p.stderr and p.stdout == ""
+
+
+def test_help_documents_limit_json_shape_hex_and_double_dash():
+    p = run_main("sql", "--help")
+    text = " ".join(p.stdout.split())
+    assert p.returncode == 0
+    for phrase in ("--max-rows N", "100,000 by default", "--max-rows 0", '"truncated": true', "a, a_2, a_3",
+                   "uppercase hex string", "put -- before it", 'dreamdb sql --format csv -- "$(cat query.sql)"'):
+        assert phrase in text, phrase
+
+
+# ---------------------------------------------------------------- JSON and CSV values
+
+
+def test_json_values_blobs_numbers_null_and_duplicate_columns(vault, capsys):
+    code, out, err = sql(capsys, vault, "--json",
+                         "SELECT x'00ff10' AS b, 1.5 AS f, 42 AS i, 9223372036854775807 AS big, NULL AS n, 'tëxt' AS t,"
+                         " 1e999 AS inf, -1e999 AS ninf, zeroblob(0) AS empty")
+    assert code == 0 and err == ""
+    assert json.loads(out) == [{"b": "00FF10", "f": 1.5, "i": 42, "big": 9223372036854775807, "n": None, "t": "tëxt",
+                                "inf": "Infinity", "ninf": "-Infinity", "empty": ""}]
+    assert '"f": 1.5' in out and '"i": 42' in out  # numbers, not strings
+
+    code, out, _ = sql(capsys, vault, "--json", "SELECT 1 AS a, 2 AS a, 3 AS a")
+    assert json.loads(out) == [{"a": 1, "a_2": 2, "a_3": 3}]
+    code, out, _ = sql(capsys, vault, "--json", "SELECT 1 AS a, 2 AS a, 3 AS a_2")
+    assert json.loads(out) == [{"a": 1, "a_3": 2, "a_2": 3}]  # a real a_2 column keeps its name
+    code, out, _ = sql(capsys, vault, "--json", "--max-rows", "1", "SELECT 1 AS a, 2 AS a UNION ALL SELECT 3, 4")
+    assert json.loads(out) == {"columns": ["a", "a_2"], "rows": [{"a": 1, "a_2": 2}], "truncated": True, "max_rows": 1}
+
+
+def test_json_matches_sqlite_hex(vault, capsys):
+    code, out, _ = sql(capsys, vault, "--json", "SELECT randomblob(16) AS b")
+    b = json.loads(out)[0]["b"]
+    code, out, _ = sql(capsys, vault, "--json", f"SELECT hex(x'{b}') AS h")
+    assert json.loads(out) == [{"h": b}]
+
+
+def test_csv_blobs_as_hex_and_table_blobs_as_sizes(vault, capsys):
+    code, out, _ = sql(capsys, vault, "--format", "csv", "SELECT x'00ff' AS b, 'a,b' AS s, NULL AS n")
+    assert list(csv.reader(io.StringIO(out))) == [["b", "s", "n"], ["00FF", "a,b", ""]]
+    code, out, _ = sql(capsys, vault, "SELECT x'00ff' AS b")
+    assert out.split() == ["b", "---------", "<2", "bytes>"]
+
+
+def test_helpers():
+    assert unique_names(["a", "b", "a", "a", "b"]) == ["a", "b", "a_2", "a_3", "b_2"]
+    assert unique_names(["a", "a", "a_2"]) == ["a", "a_3", "a_2"]
+    assert json_value(b"\x00\xff") == "00FF" and json_value(memoryview(b"\x01")) == "01"
+    assert json_value(2.5) == 2.5 and json_value(7) == 7 and json_value(None) is None
+    assert json_value(float("nan")) is None and json_value(float("-inf")) == "-Infinity"
+    assert json_rows(["a", "a"], [(1, b"\x02")]) == [{"a": 1, "a_2": "02"}]
+
+
+# ---------------------------------------------------------------- one statement
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("SELECT 1 AS one; -- trailing comment", "SELECT 1 AS one;"),
+    ("SELECT 1 AS one -- no semicolon", "SELECT 1 AS one -- no semicolon"),
+    ("  SELECT 1 AS one;;  /* block */ \n\n", "SELECT 1 AS one;"),
+    ("SELECT 1 AS one; /* unterminated", "SELECT 1 AS one;"),
+    ("SELECT 'a;b' AS s; -- the ; in the string is not an end", "SELECT 'a;b' AS s;"),
+    ("-- leading\nSELECT 1 AS one;\n-- and trailing\n", "-- leading\nSELECT 1 AS one;"),
+])
+def test_single_statement_keeps_one_statement(query, expected):
+    assert single_statement(query) == expected
+
+
+@pytest.mark.parametrize("query", ["SELECT 1; SELECT 2", "SELECT 1; -- c\nSELECT 2", "SELECT 1; /* x */ DELETE FROM documents",
+                                   "SELECT 1;;SELECT 2"])
+def test_single_statement_refuses_a_second_one(query):
+    with pytest.raises(UsageError, match="exactly one SQL statement"):
+        single_statement(query)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "-- only a comment", "/* only */ ;"])
+def test_single_statement_refuses_nothing(query):
+    with pytest.raises(UsageError, match="empty"):
+        single_statement(query)
+
+
+def test_trailing_comments_accepted_second_statement_refused(vault, capsys):
+    for q in ("SELECT COUNT(*) AS n FROM documents; -- how many", "SELECT COUNT(*) AS n FROM documents -- how many",
+              "SELECT COUNT(*) AS n FROM documents;\n/* done */\n"):
+        code, out, err = sql(capsys, vault, "--json", q)
+        assert code == 0 and json.loads(out) == [{"n": 2}], (q, err)
+    code, out, err = sql(capsys, vault, "SELECT 1; SELECT 2")
+    assert code == 2 and out == "" and err.startswith("Error: Give exactly one SQL statement.")
+    code, out, err = sql(capsys, vault, "SELECT 1; -- first\nSELECT 2")
+    assert code == 2 and "exactly one" in err
+
+
+def test_query_starting_with_dash_after_double_dash(vault):
+    p = run_main("sql", "--vault", str(vault), "--json", "--", "-- titles first\nSELECT title FROM documents ORDER BY title")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == [{"title": "Alpha note"}, {"title": "Beta note"}]
+
+
+@pytest.mark.parametrize("query, message", [
+    ("DELETE FROM documents; -- cleanup", "Write statements are refused"),
+    ("VACUUM; -- tidy", "VACUUM is refused"),
+    ("ATTACH 'elsewhere.db' AS x; -- c", "ATTACH is refused"),
+    ("-- leading comment\nPRAGMA journal_mode=DELETE", "This PRAGMA would change the index"),
+    ("SELECT load_extension('x'); -- c", "Loading extensions is refused"),
+    ("CREATE TABLE t(x); -- c", "Write statements are refused"),
+])
+def test_refusals_hold_with_comments(vault, tmp_path, query, message):
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sql", "--vault", str(vault), "--", query],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert p.returncode == 2 and p.stderr.startswith(f"Error: {message}"), p.stderr
+    assert not (tmp_path / "elsewhere.db").exists()
+    p = run_main("sql", "--vault", str(vault), "--json", "SELECT COUNT(*) AS n FROM documents")
+    assert json.loads(p.stdout) == [{"n": 2}]  # nothing was changed

@@ -1,0 +1,185 @@
+"""Escape sequences from the vault never reach a terminal or the agent's prompt; --json stays faithful.
+
+Also the prompt hook's block leaves out runners-up whose raw score is 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from dreamdb.hook import HEADER, render_block
+from dreamdb.output import hits_plain, hits_text, safe_text, table
+from tests.conftest import write_doc
+
+ESC_TEXT = "zebrafish \x1b[31mRED\x1b[0m \x1b]0;title\x07 bell"
+CONTROLS = ("\x1b", "\x07", "\x9b", "\x9d", "\x7f", "\x00", "\r")
+
+
+def run_main(*args, cwd=None, input=None):
+    return subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, cwd=cwd, input=input, timeout=120)
+
+
+def assert_no_controls(text: str) -> None:
+    bad = [c for c in CONTROLS if c in text]
+    assert not bad, (bad, text)
+
+
+# ---------------------------------------------------------------- safe_text
+
+
+def test_safe_text_shows_every_control_character_visibly():
+    assert safe_text("a\x1b[31mRED\x1b[0m") == "a␛[31mRED␛[0m"
+    assert safe_text("\x1b]0;title\x07") == "␛]0;title␇"
+    assert safe_text("cr\rx del\x7f nul\x00 bs\x08 vt\x0b ff\x0c") == "cr␍x del␡ nul␀ bs␈ vt␋ ff␌"
+    assert safe_text("csi\x9b2J osc\x9d0;t nel\x85 pad\x80") == "csi␛[2J osc␛]0;t nel␛E pad␛@"  # C1 → ␛ + 7-bit form
+    assert safe_text("keep\ttab\nnewline é ü 漢字 🙂 ␛") == "keep\ttab\nnewline é ü 漢字 🙂 ␛"
+    assert safe_text(None) == "" and safe_text(12) == "12"
+    every = "".join(map(chr, range(0x00, 0xA0)))
+    shown = safe_text(every)
+    assert [c for c in shown if (ord(c) < 0x20 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F] == []
+    assert safe_text(shown) == shown  # idempotent
+
+
+def test_table_and_hit_renderers_are_safe():
+    out = table([["\x1b[31mred", 3, None]], headers=["h\x07", "n", "x"])
+    assert_no_controls(out)
+    assert "␛[31mred" in out and "h␇" in out and " 3" in out
+    hit = SimpleNamespace(doc_id="knowledge/a\x1b[2J", title="T\x1b]0;x\x07", path="/v/knowledge/a.md", score=3.0,
+                          rank_score=3.5, date="2026-01-01", status="\x9bactive", superseded_by="knowledge/b\x1b",
+                          snippet="one\x1b[1m\rtwo\nthree", signals=None, terms=None)
+    text = hits_text([hit])
+    assert_no_controls(text)
+    assert "   │ one␛[1m␍two\n   │ three" in text and "T␛]0;x␇" in text and "superseded by knowledge/b␛" in text
+    plain = hits_plain([SimpleNamespace(**{**vars(hit), "title": "tab\there\nnl\x1b"})])
+    assert_no_controls(plain)
+    assert plain.split("\t")[2:] == ["knowledge/a␛[2J", "tab here nl␛", "/v/knowledge/a.md\n"]
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+@pytest.fixture()
+def esc_vault(tiny_vault):
+    p = run_main("remember", "--vault", str(tiny_vault), ESC_TEXT)
+    assert p.returncode == 0, p.stderr
+    # raw control characters are not valid YAML: the title carries them as YAML escapes, the body raw
+    write_doc(tiny_vault, "knowledge/csi.md",
+              '---\nname: "Quokka \\x9b2J colony"\n---\n' "quokka colony notes \x1b[1mbold\x1b[0m with a bell\x07 and DEL\x7f\n")
+    return tiny_vault
+
+
+def test_recall_text_and_plain_show_escapes_json_keeps_them(esc_vault):
+    p = run_main("recall", "--vault", str(esc_vault), "zebrafish")
+    out = p.stdout.decode()
+    assert p.returncode == 0 and "zebrafish ␛[31mRED␛[0m ␛]0;title␇ bell" in out
+    assert_no_controls(out)
+    p = run_main("recall", "--vault", str(esc_vault), "--plain", "quokka")
+    out = p.stdout.decode()
+    assert p.returncode == 0 and "\tQuokka ␛[2J colony\t" in out
+    assert_no_controls(out)
+    p = run_main("recall", "--vault", str(esc_vault), "--explain", "quokka", "colony")
+    out = p.stdout.decode()
+    assert p.returncode == 0 and "␛[1mbold␛[0m with a bell␇ and DEL␡" in out
+    assert_no_controls(out)
+    # --json: exact, faithful (JSON escapes the control characters itself)
+    p = run_main("recall", "--vault", str(esc_vault), "--json", "zebrafish")
+    raw = p.stdout.decode()
+    assert "\x1b" not in raw and "\\u001b[31mRED" in raw
+    assert ESC_TEXT in json.loads(raw)["hits"][0]["title"]
+    p = run_main("recall", "--vault", str(esc_vault), "--json", "quokka")
+    hit = json.loads(p.stdout)["hits"][0]
+    assert hit["title"] == "Quokka \x9b2J colony" and "\x1b[1mbold\x1b[0m with a bell\x07 and DEL\x7f" in hit["snippet"]
+
+
+def test_list_and_sql_tables_show_escapes_json_keeps_them(esc_vault):
+    p = run_main("list", "--vault", str(esc_vault))
+    out = p.stdout.decode()
+    assert p.returncode == 0 and "Quokka ␛[2J colony" in out and "␛[31mRED␛[0m" in out
+    assert_no_controls(out)
+    q = "SELECT title AS \"t\x1b[1m\" FROM documents WHERE title LIKE '%zebrafish%'"
+    p = run_main("sql", "--vault", str(esc_vault), q)
+    out = p.stdout.decode()
+    assert p.returncode == 0 and out.startswith("t␛[1m") and "zebrafish ␛[31mRED␛[0m ␛]0;title␇" in out
+    assert_no_controls(out)
+    p = run_main("sql", "--vault", str(esc_vault), "--json", q)
+    rows = json.loads(p.stdout)
+    assert len(rows) == 1 and ESC_TEXT in rows[0]["t\x1b[1m"]
+    p = run_main("sql", "--vault", str(esc_vault), "--format", "csv", "SELECT char(27) || '[31m' AS s")
+    assert p.stdout == b"s\r\n\x1b[31m\r\n"  # CSV is for programs: kept exact
+
+
+def test_index_keeps_the_text_as_it_is(esc_vault):
+    p = run_main("sql", "--vault", str(esc_vault), "--json", "SELECT title FROM documents WHERE title LIKE 'Quokka%'")
+    assert json.loads(p.stdout) == [{"title": "Quokka \x9b2J colony"}]
+
+
+# ---------------------------------------------------------------- the prompt hook
+
+
+def hook(prompt: str, cwd, tmp_path):
+    env = {**os.environ, "DREAMDB_HOOK_LOG": str(tmp_path / "hook.log")}
+    data = json.dumps({"prompt": prompt, "session_id": "s", "cwd": str(cwd)}).encode()
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "user-prompt-submit"], input=data,
+                       capture_output=True, env=env, timeout=120)
+    assert p.returncode == 0
+    return p.stdout.decode()
+
+
+def test_hook_block_carries_no_escape_sequences(tiny_vault, tmp_path):
+    write_doc(tiny_vault, "knowledge/wombat.md",
+              '---\nname: "Wombat \\e]0;pwned\\a burrow"\ndescription: wombat burrow depth\n---\n'  # YAML escapes ESC, BEL
+              "The wombat burrow \x1b[2J\x1b[H is deep.\rWombat burrows reach \x9b31m three metres.\n")
+    for i in range(4):
+        write_doc(tiny_vault, f"knowledge/filler{i}.md", f"---\nname: Filler {i}\n---\ngardening tomatoes {i}\n")
+    out = hook("how deep is a wombat burrow", tiny_vault.parent, tmp_path)
+    lines = out.splitlines()
+    assert lines[0] == HEADER and len(lines) == 5, out
+    assert lines[1].startswith("1. [knowledge/wombat] Wombat ␛]0;pwned␇ burrow (score ")
+    assert "␛[2J␛[H" in lines[2] and "␛[31m" in lines[2]
+    assert_no_controls(out)
+
+
+def test_render_block_sanitises_every_field():
+    h = SimpleNamespace(doc_id="k/a\x1b[1m", title="t\x07", score=4.0, superseded_by="k/b\x9b", snippet="s\x1b\rx\ny",
+                        description="", vault="/v\x1b")
+    out = render_block([h])
+    assert_no_controls(out)
+    assert out.splitlines()[1:3] == ["1. [k/a␛[1m] t␇ (score 4.0) — superseded by k/b␛[", "   s␛␍x y"]
+    assert out.splitlines()[3].startswith("Vault: /v␛ · ")
+
+
+def test_hook_leaves_out_zero_score_runners_up(tiny_vault, tmp_path):
+    # knowledge/k8s matches "kubernetes" only through the built-in synonym k8s: raw BM25 score 0
+    write_doc(tiny_vault, "knowledge/rollout.md", "---\nname: Kubernetes rollout\ndescription: How we roll out kubernetes"
+              " deployments.\n---\nThe kubernetes rollout uses a canary stage. Kubernetes rollout strategy: canary first.\n")
+    write_doc(tiny_vault, "knowledge/k8s.md", "---\nname: Cluster notes\ndescription: k8s cluster notes.\n---\nThe k8s"
+              " cluster runs on three nodes.\n")
+    for i in range(5):
+        write_doc(tiny_vault, f"knowledge/filler{i}.md", f"---\nname: Filler {i}\n---\ngardening tomatoes {i}\n")
+    p = run_main("recall", "--vault", str(tiny_vault), "--json", "kubernetes rollout strategy")
+    hits = json.loads(p.stdout)["hits"]
+    assert [(h["doc_id"], h["score"] > 2.0, h["score"]) for h in hits][1] == ("knowledge/k8s", False, 0.0)
+    assert hits[0]["doc_id"] == "knowledge/rollout" and hits[0]["score"] >= 2.0
+    out = hook("kubernetes rollout strategy", tiny_vault.parent, tmp_path)
+    lines = out.splitlines()
+    assert lines[0] == HEADER and len(lines) == 5, out
+    assert lines[1].startswith("1. [knowledge/rollout] Kubernetes rollout (score ")
+    assert "knowledge/k8s" not in out and "(score 0.0)" not in out
+
+
+def test_hook_keeps_runners_up_with_a_positive_score(tiny_vault, tmp_path):
+    write_doc(tiny_vault, "knowledge/rollout.md", "---\nname: Kubernetes rollout\n---\nkubernetes rollout canary rollout\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\nname: Other rollout\n---\nanother rollout plan\n")
+    for i in range(5):
+        write_doc(tiny_vault, f"knowledge/filler{i}.md", f"---\nname: Filler {i}\n---\ngardening tomatoes {i}\n")
+    out = hook("kubernetes rollout canary", tiny_vault.parent, tmp_path)
+    lines = out.splitlines()
+    assert lines[0] == HEADER and len(lines) == 7, out
+    assert lines[1].startswith("1. [knowledge/rollout]") and lines[3].startswith("2. [knowledge/other]")
+    assert "(score 0.0)" not in out
