@@ -16,11 +16,22 @@ markdown document). The rules every one of them follows:
   is never rewritten (:class:`~dreamdb.errors.WriteRefused`); the result of
   every edit is re-parsed and compared with what was intended before it is
   written.
-* **Slugs cannot escape the vault.** A slug is a file name, not a path:
-  separators, ``..``, NUL and absolute paths are rejected
-  (:class:`~dreamdb.errors.UsageError`); a document whose real path (after
-  symlinks) lies outside the vault is refused
-  (:class:`~dreamdb.errors.WriteRefused`).
+* **Check first, create later.** Every input is validated, and the document
+  found and its edit computed, *before* anything is created: a refused write
+  leaves no trace (not even the ``.dreamdb/`` folder). The work is then done
+  again under the lock (the vault may have changed meanwhile). ``.dreamdb/``
+  is created as the index code creates it (:func:`dreamdb.config.prepare_index_dir`:
+  mode 0700, its own ``.gitignore``).
+* **Nothing is lost.** :func:`delete` moves the file to
+  ``.dreamdb/trash/<type>/``; :func:`update` first keeps the previous version
+  of the file there (same naming), then replaces it.
+* **Names cannot escape the vault.** A document is named by ``type/slug``, a
+  bare slug, the id recall prints (``knowledge/foo-2``) or its vault-relative
+  path (``knowledge/decisions/foo.md``). ``..``, ``.``-prefixed segments,
+  backslashes, NUL/control characters and absolute paths are rejected
+  (:class:`~dreamdb.errors.UsageError`); a path must lie in a document folder
+  of the vault; a document whose real path (after symlinks) lies outside the
+  vault is refused (:class:`~dreamdb.errors.WriteRefused`).
 
 Byte preservation:
 
@@ -50,7 +61,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -165,25 +176,52 @@ def _check_vault(vault: Path) -> Path:
     return vault
 
 
-def _index_dir(vault: Path) -> Path:
-    """Return ``<vault>/.dreamdb``, creating it (with a ``*`` .gitignore) if needed."""
+def _check_writable(vault: Path) -> None:
+    """Raise WriteRefused when the vault folder is read-only (checked before anything is created)."""
     from dreamdb.config import is_writable
 
-    index_dir = vault / INDEX_DIRNAME
     if not is_writable(vault):
         raise WriteRefused(f"The vault folder {vault} is read-only (no write permission), so dreamdb does not write to it.",
                            hint="Give it write permission (chmod u+w) to remember, update or delete.")
+
+
+def _index_dir(vault: Path) -> Path:
+    """Return ``<vault>/.dreamdb``, creating it as the index code does if needed.
+
+    :func:`dreamdb.config.prepare_index_dir` makes the folder (mode 0700) with
+    its ``.gitignore``, and an empty ``index.db`` (mode 0600) that the index
+    fills on its next sync.
+    """
+    from dreamdb import config
+
+    _check_writable(vault)
+    index_dir = vault / INDEX_DIRNAME
     try:
-        if not index_dir.is_dir():
-            index_dir.mkdir(exist_ok=True)
-            gitignore = index_dir / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# dreamdb's local index folder: derived, never commit\n*\n",
-                                     encoding="utf-8")
+        config.prepare_index_dir(index_dir / config.INDEX_FILE_NAME)
     except OSError as exc:
         raise WriteRefused(f"Cannot create the index folder {index_dir}: {exc.strerror or exc}.",
-                           hint="Check the vault's permissions.") from exc
+                           hint="Check the vault's permissions (a file named .dreamdb may be in the way).") from exc
     return index_dir
+
+
+def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
+    """A new, unused ``<vault>/.dreamdb/trash/<type>/<UTC timestamp>-<name>`` (folders created 0700).
+
+    Call with the vault lock held (the name is unused only until another writer picks it).
+    """
+    trash = _index_dir(vault) / "trash" / doc_type
+    try:
+        for folder in (trash.parent, trash):  # each level 0700, as the index folder
+            folder.mkdir(exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    kept = trash / f"{stamp}-{name}"
+    n = 2
+    while kept.exists() or kept.is_symlink():
+        kept = trash / f"{stamp}-{n}-{name}"
+        n += 1
+    return kept
 
 
 @contextlib.contextmanager
@@ -511,6 +549,11 @@ def remember(
         entry["authors"] = author_list
 
     path = vault / CHANGELOG_RELPATH
+    # Check first (nothing created yet): a refused write leaves no trace, not even .dreamdb/.
+    _check_writable(vault)
+    precheck = _read_changelog(_confined(vault, path))
+    if supersedes is not None:
+        _resolve_supersedes(supersedes, precheck.entries)
     with vault_lock(vault):
         path = _confined(vault, path)
         changelog = _read_changelog(path)
@@ -571,53 +614,202 @@ def _iter_markdown(vault: Path, doc_type: str) -> Iterator[Path]:
                     yield root / name
 
 
-def _parse_slug(slug: str) -> tuple[str | None, str]:
+_FOLDERS_HINT = ("A document is named type/slug (knowledge/my-note), by the id recall prints (knowledge/my-note-2) "
+                 "or by its path relative to the vault (knowledge/decisions/my-note.md).")
+
+
+def _bad_char(text: str) -> bool:
+    """True when ``text`` holds a control character (newline, tab, NUL, DEL…) or a Unicode line/paragraph separator."""
+    import unicodedata
+
+    return any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)
+
+
+def _check_rel_path(rel: str, original: str) -> str:
+    """Validate a vault-relative POSIX path (lexically); return it without a leading ``./``.
+
+    Raises:
+        UsageError: absolute, ``..`` or ``.``-prefixed (hidden/archive) segments, empty segments,
+            backslashes or control characters.
+    """
+    if os.path.isabs(rel) or rel.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", rel):
+        raise UsageError(f"{original!r} is an absolute path; dreamdb only edits files inside the vault.",
+                         hint="Give the path relative to the vault, e.g. knowledge/decisions/my-note.md.")
+    while rel.startswith("./"):
+        rel = rel[2:]
+    parts = rel.split("/")
+    if ("\\" in rel or _bad_char(rel) or any(not part or part.startswith(".") for part in parts)):
+        raise UsageError(f"{original!r} is not a document slug or a path inside the vault.",
+                         hint=_FOLDERS_HINT + " '..', hidden (.name) folders and absolute paths are refused.")
+    return rel
+
+
+def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
+    """Split a document name into ``(type, bare slug, vault-relative path)``.
+
+    * ``slug`` / ``type/slug`` (``.md`` optional): ``(type or None, slug, None)``;
+      ``type/slug.md`` also gives the path ``type/slug.md`` (tried first: it
+      names one file when a folder of that name exists, as ``knowledge/``).
+    * anything else with a ``/``: a path, ``(None, None, "a/b/c.md")``
+      (``.md`` added when missing); it must lie in a document folder.
+
+    Only the text is checked here; nothing is read.
+
+    Raises:
+        UsageError: empty, NUL/control characters, ``..``, absolute paths,
+            hidden segments, backslashes; a changelog/memory/bookmark id; a
+            path outside the document folders.
+    """
+    from dreamdb.vault.discover import classify
+
     if not isinstance(slug, str) or not slug.strip():
         raise UsageError("The slug is empty.", hint="Name a document as type/slug or slug.")
     raw = slug.strip()
     if "\x00" in raw:
         raise UsageError("The slug contains a NUL character.")
-    doc_type: str | None = None
     head, sep, rest = raw.partition("/")
-    if sep and head in MARKDOWN_TYPES:
-        doc_type, raw = head, rest
-    elif sep and head in _NON_FILE_TYPES:
+    if sep and head in _NON_FILE_TYPES:
         if head == "changelog":
             raise UsageError("CHANGELOG entries are append-only.",
                              hint="Record a correction with remember --supersedes <id>.")
         raise UsageError(f"{head} documents cannot be edited or deleted by slug.",
                          hint="Edit the source file by hand.")
-    if raw.endswith(".md"):
-        raw = raw[:-3]
-    if (not raw or raw in (".", "..") or ".." in raw or "/" in raw or "\\" in raw
-            or raw.startswith(".") or os.path.isabs(raw) or any(ord(c) < 32 for c in raw)):
-        raise UsageError(f"{slug!r} is not a document slug.",
-                         hint="A slug is a file name without .md (e.g. knowledge/my-note), never a path.")
-    return doc_type, raw
+    if not sep or (head in MARKDOWN_TYPES and "/" not in rest):
+        doc_type = head if sep else None
+        bare = rest if sep else raw
+        rel = None
+        if sep and bare.endswith(".md"):
+            rel = raw  # knowledge/foo.md: the file knowledge/foo.md, if there is one
+        if bare.endswith(".md"):
+            bare = bare[:-3]
+        if (not bare or bare in (".", "..") or ".." in bare or "\\" in bare or bare.startswith(".")
+                or os.path.isabs(bare) or _bad_char(bare)):
+            raise UsageError(f"{slug!r} is not a document slug.", hint=_FOLDERS_HINT)
+        if rel is not None:
+            rel = _check_rel_path(rel, slug)
+            kind = classify(rel)
+            if kind is None or kind[0] != "markdown":
+                rel = None
+        return doc_type, bare, rel
+    rel = _check_rel_path(raw, slug)
+    if not rel.endswith(".md"):
+        rel += ".md"
+    kind = classify(rel)
+    if kind is None or kind[0] != "markdown":
+        folders = ", ".join(sorted({f + "/" for spec in MARKDOWN_TYPES.values() for f, _ in spec}))
+        raise UsageError(f"{slug!r} is not a document file of the vault.",
+                         hint=f"Documents are the .md files under {folders} (paths are relative to the vault).")
+    return None, None, rel
+
+
+def _document_at(vault: Path, rel: str) -> tuple[str, Path] | None:
+    """``(type, path)`` of the markdown document at the vault-relative ``rel``, or ``None`` if no such file.
+
+    ``rel`` is checked lexically (see :func:`_check_rel_path`) and must be in
+    a document folder; the path is not resolved (callers confine it).
+    """
+    from dreamdb.vault.discover import classify
+
+    try:
+        rel = _check_rel_path(rel, rel)
+    except UsageError:
+        return None
+    kind = classify(rel)
+    if kind is None or kind[0] != "markdown":
+        return None
+    path = vault.joinpath(*rel.split("/"))
+    if not path.is_file():
+        return None
+    return kind[1], path
+
+
+def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | None:
+    """Run a read-only query on the vault's existing index; ``None`` when there is no usable index.
+
+    The index is never created here (no index file: nothing was ever
+    recalled, so no recall id can name a document), and not synced: its ids
+    are the ones recall printed last.
+    """
+    from dreamdb import config
+    from dreamdb.errors import DreamdbError
+
+    try:
+        index_path = config.index_path_for(vault)
+        if not index_path.is_file() or index_path.stat().st_size == 0:
+            return None
+        import dreamdb
+        from dreamdb.store.connect import DatabaseError
+    except (DreamdbError, OSError):
+        return None
+    try:
+        index = dreamdb.open(vault, auto_sync=False)
+        try:
+            if Path(index.vault).resolve() != vault.resolve():  # a folder holding a _dream_context: not this one
+                return None
+            return [tuple(row) for row in index.conn.execute(sql, tuple(params))]
+        finally:
+            index.close()
+    except (DreamdbError, DatabaseError, OSError):  # no usable index: the files alone decide
+        return None
+
+
+def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path] | None:
+    """Map the doc id recall prints (``type/slug``, or a bare slug) to its one source file, via the index."""
+    types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
+    marks = ", ".join("?" for _ in types)
+    rows = _index_rows(vault, f"SELECT DISTINCT type, source_path FROM documents WHERE slug = ? AND type IN ({marks})",
+                       [bare, *types])
+    if not rows or len({source for _, source in rows}) != 1:
+        return None
+    found = _document_at(vault, rows[0][1])
+    if found is None or found[0] != rows[0][0]:
+        return None
+    return found
 
 
 def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     """Find the markdown file of a document.
 
+    A document can be named:
+
+    * ``type/slug`` (``knowledge/my-note``) or a bare ``slug``; a trailing
+      ``.md`` is ignored. Types: knowledge, feature, task, objective, insight,
+      thesis. Archive folders (names starting with ``.``) are not searched.
+    * by the id recall prints, including the ``-N`` suffix the index gives a
+      second file of the same name (``knowledge/my-note-2``): when no file is
+      named so, the vault's existing index maps the id to its file (only if
+      it names exactly one file).
+    * by its path relative to the vault, ``.md`` optional
+      (``knowledge/decisions/my-note.md``, ``state/my-task``): always one file.
+      ``knowledge/my-note.md`` is the file ``knowledge/my-note.md`` when it
+      exists.
+
     Args:
         vault: the ``_dream_context`` folder.
-        slug: ``type/slug`` (``knowledge/my-note``) or a bare ``slug``; a
-            trailing ``.md`` is ignored. Types: knowledge, feature, task,
-            objective, insight, thesis. Archive folders (names starting with
-            ``.``) are not searched.
+        slug: the document's name, as above.
 
     Returns:
         ``(type, path)``; ``path`` is inside the vault (not resolved).
 
     Raises:
-        UsageError: the slug is a path or otherwise malformed; the bare slug
-            names documents of several types or several files (candidates
-            listed); it names a memory section or changelog entry.
+        UsageError: the name is malformed or reaches outside the vault
+            (``..``, absolute, hidden folders); the slug names several files
+            (their paths are listed: pass one); it names a memory section or
+            changelog entry.
         NotFound: no such document (close matches in the hint).
         VaultNotFound: ``vault`` is not a folder.
     """
     vault = _check_vault(vault)
-    doc_type, bare = _parse_slug(slug)
+    doc_type, bare, rel = _parse_slug(slug)
+    if rel is not None:
+        found = _document_at(vault, rel)
+        if found is not None:
+            return found
+        if bare is None:
+            raise NotFound(f"No document file {rel} in the vault.",
+                           hint="Paths are relative to the vault folder (e.g. knowledge/decisions/my-note.md); "
+                                "run dreamdb recall to find a document.")
+    assert bare is not None
     types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
     matches: list[tuple[str, Path]] = []
     known: list[str] = []
@@ -630,15 +822,25 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     if len(matches) == 1:
         return matches[0]
     if not matches:
+        found = _from_index(vault, doc_type, bare)
+        if found is not None:
+            return found
         pool = known + [k.split("/", 1)[1] for k in known]
         target = f"{doc_type}/{bare}" if doc_type else bare
         close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
         raise NotFound(f"No document {slug!r} in the vault.",
                        hint=("Did you mean: " + ", ".join(close)) if close else
                        "Run dreamdb recall to find the slug.")
-    listing = ", ".join(f"{t}/{bare} ({p.relative_to(vault).as_posix()})" for t, p in matches)
-    raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}.",
-                     hint="Say which one with type/slug; two files of one type need renaming.")
+    paths = [p.relative_to(vault).as_posix() for _, p in matches]
+    marks = ", ".join("?" for _ in paths)
+    ids = dict((r[0], r[1]) for r in _index_rows(
+        vault, f"SELECT source_path, doc_id FROM documents WHERE source_path IN ({marks})", paths) or [])
+    listing = ", ".join(f"{rel_path} ({ids.get(rel_path, f'{t}/{bare}')})" for (t, _), rel_path in zip(matches, paths))
+    raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}. "
+                     f"Pass the file's path to say which one (e.g. {paths[-1]}).",
+                     hint="A path relative to the vault always names one file"
+                     + (", and so does the id recall shows (in parentheses)." if len(set(ids.values())) == len(paths)
+                        else "."))
 
 
 # --------------------------------------------------------------------------
@@ -856,6 +1058,84 @@ def _load_markdown(path: Path) -> _Markdown:
     return _Markdown(text)
 
 
+def _clean_tags(tags: Sequence[str] | str) -> list[str]:
+    """Tags as given (a list, or one comma-separated string): stripped, empty ones and repeats dropped.
+
+    Repeats are exact (``a`` and ``A`` are two tags); the first one's place is kept.
+
+    Raises:
+        UsageError: a tag holds a newline, tab, NUL or other control character; ``tags`` is not text.
+    """
+    if isinstance(tags, str):
+        items = tags.split(",")
+    elif isinstance(tags, (list, tuple)) and all(isinstance(t, (str, int, float)) and not isinstance(t, bool)
+                                                 for t in tags):
+        items = [str(t) for t in tags]
+    else:
+        raise UsageError(f"tags must be a comma-separated string or a list of strings, got {tags!r}.")
+    out: list[str] = []
+    for item in items:
+        if _bad_char(item):
+            raise UsageError(f"The tag {item!r} contains a newline or another control character.",
+                             hint="Tags are one line each, separated by commas (e.g. --tags \"recall, storage\").")
+        tag = item.strip()
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
+def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str | None, append: str | None,
+                 pin: bool | None, clock: datetime) -> tuple[Path, bytes, bytes]:
+    """Compute an update without writing: ``(real path, current bytes, new bytes)``.
+
+    Raises:
+        WriteRefused: outside the vault, not UTF-8, malformed frontmatter that must change.
+    """
+    real = _confined(vault, path)
+    old = real.read_bytes()
+    try:
+        doc = _Markdown(old.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise WriteRefused(f"{real.name} is not UTF-8 text; it was not changed.") from exc
+    changes = dict(changes)
+    if pin is not None:
+        current = doc.frontmatter() if doc.has_fm else {}
+        if pin or "pinned" in current:
+            changes["pinned"] = bool(pin)
+    if changes and doc.has_fm:
+        current = doc.frontmatter()
+        for key in ("updated", "updated_at"):
+            if key in current:
+                changes[key] = _updated_value(current[key], clock)
+    if changes:
+        _apply_frontmatter(doc, changes)
+    if content is not None:
+        doc.body = content if content.endswith("\n") or not content else content + doc.newline
+        if doc.has_fm and doc.body and not doc.body.startswith(("\n", "\r\n")):
+            doc.body = doc.newline + doc.body
+    elif append is not None:
+        body = doc.body
+        if body.strip():
+            if not body.endswith("\n"):
+                body += doc.newline
+            if not body.endswith(doc.newline * 2) and not body.endswith("\n\n"):
+                body += doc.newline
+        else:
+            body = doc.newline if doc.has_fm else ""
+        text = append.strip("\r\n").replace("\r\n", "\n").replace("\n", doc.newline)
+        doc.body = body + text + doc.newline
+    return real, old, doc.render().encode("utf-8")
+
+
+def _relocate(vault: Path, slug: str, rel: str) -> tuple[str, Path]:
+    """Under the lock: the document found before the lock, by its path (it may have gone meanwhile)."""
+    found = _document_at(vault, rel)
+    if found is None:
+        raise NotFound(f"{slug!r} ({rel}) was moved or removed while dreamdb waited for the vault lock.",
+                       hint="Run dreamdb recall to find it again.")
+    return found
+
+
 def update(
     vault: Path,
     slug: str,
@@ -866,8 +1146,9 @@ def update(
     append: str | None = None,
     pin: bool | None = None,
     now: datetime | None = None,
+    on_kept: Callable[[Path], None] | None = None,
 ) -> Path:
-    """Edit a markdown document's frontmatter and/or body.
+    """Edit a markdown document's frontmatter and/or body, keeping its previous version.
 
     Only what is asked changes: ``description``, ``tags`` and ``pinned`` are
     set in the frontmatter by rewriting just their lines (the other keys keep
@@ -877,23 +1158,32 @@ def update(
     ``now`` (same value type as before). A file without frontmatter gets one
     when a frontmatter field is set.
 
+    Before the file is replaced, its previous bytes are kept (atomically) in
+    the trash :func:`delete` uses, ``<vault>/.dreamdb/trash/<type>/<UTC
+    timestamp>-<file name>``: moving that file back undoes the update. An
+    update that would not change a byte writes nothing.
+
     Args:
         vault: the ``_dream_context`` folder.
-        slug: ``type/slug`` or a bare slug (see :func:`find_document`).
+        slug: ``type/slug``, a bare slug, recall's id or a vault-relative path
+            (see :func:`find_document`).
         description: new ``description``.
-        tags: new ``tags`` (a list, or a comma-separated string), replacing the old list.
+        tags: new ``tags`` (a list, or a comma-separated string), replacing the
+            old list; blanks and repeats are dropped, each tag is stripped.
         content: new body (everything after the frontmatter).
         append: text to add at the end of the body, after a blank line.
         pin: ``True`` sets ``pinned: true``; ``False`` sets ``pinned: false``
             (only if the key exists or the document was pinned).
         now: the clock for ``updated``/``updated_at`` (default: now, local time).
+        on_kept: called with the path of the kept previous version (when one was written).
 
     Returns:
         The path of the edited file (the real path inside the vault).
 
     Raises:
         UsageError: nothing to change; ``content`` and ``append`` together; a
-            malformed or ambiguous slug.
+            malformed or ambiguous slug; a tag with a newline or another
+            control character.
         NotFound: no such document.
         WriteRefused: the frontmatter must change but is malformed YAML or
             not a mapping; the file is not UTF-8; the document resolves
@@ -909,47 +1199,29 @@ def update(
     if description is not None:
         changes["description"] = _check_text("description", description)
     if tags is not None:
-        tag_list = [t.strip() for t in tags.split(",")] if isinstance(tags, str) else [str(t).strip() for t in tags]
-        changes["tags"] = [t for t in tag_list if t]
+        changes["tags"] = _clean_tags(tags)
     for name, value in (("content", content), ("append", append)):
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{name} must be text without NUL characters.")
     if append is not None and not append.strip():
         raise UsageError("Nothing to append.")
     vault = _check_vault(vault)
-    _parse_slug(slug)  # reject a malformed slug before touching anything (even the lock)
+    _parse_slug(slug)  # reject a malformed slug before touching anything
+    _check_writable(vault)
+    clock = now if now is not None else datetime.now().astimezone()
+    # Check first, without creating anything: the document exists and the edit can be made.
+    _, path = find_document(vault, slug)
+    rel = path.relative_to(vault).as_posix()
+    _plan_update(vault, path, changes, content, append, pin, clock)
     with vault_lock(vault):
-        _, path = find_document(vault, slug)
-        real = _confined(vault, path)
-        doc = _load_markdown(real)
-        if pin is not None:
-            current = doc.frontmatter() if doc.has_fm else {}
-            if pin or "pinned" in current:
-                changes["pinned"] = bool(pin)
-        if changes and doc.has_fm:
-            current = doc.frontmatter()
-            clock = now if now is not None else datetime.now().astimezone()
-            for key in ("updated", "updated_at"):
-                if key in current:
-                    changes[key] = _updated_value(current[key], clock)
-        if changes:
-            _apply_frontmatter(doc, changes)
-        if content is not None:
-            doc.body = content if content.endswith("\n") or not content else content + doc.newline
-            if doc.has_fm and doc.body and not doc.body.startswith(("\n", "\r\n")):
-                doc.body = doc.newline + doc.body
-        elif append is not None:
-            body = doc.body
-            if body.strip():
-                if not body.endswith("\n"):
-                    body += doc.newline
-                if not body.endswith(doc.newline * 2) and not body.endswith("\n\n"):
-                    body += doc.newline
-            else:
-                body = doc.newline if doc.has_fm else ""
-            text = append.strip("\r\n").replace("\r\n", "\n").replace("\n", doc.newline)
-            doc.body = body + text + doc.newline
-        atomic_write_bytes(real, doc.render().encode("utf-8"))
+        doc_type, path = _relocate(vault, slug, rel)
+        real, old, new = _plan_update(vault, path, changes, content, append, pin, clock)
+        if new != old:
+            kept = _trash_path(vault, doc_type, real.name)
+            atomic_write_bytes(kept, old)
+            atomic_write_bytes(real, new)
+            if on_kept is not None:
+                on_kept(kept)
     return real
 
 
@@ -957,6 +1229,19 @@ def _is_pinned(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("true", "yes", "on", "1")
     return bool(value)
+
+
+def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
+    if force:
+        return
+    try:
+        meta = _load_markdown(path).frontmatter()
+    except WriteRefused as exc:
+        raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
+                           hint="Pass force=True (--force) to delete it anyway.") from exc
+    if _is_pinned(meta.get("pinned")):
+        raise WriteRefused(f"{doc_type}/{path.name[:-3]} is pinned; not deleting it.",
+                           hint="Unpin it first (update --unpin) or pass --force.")
 
 
 def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
@@ -973,7 +1258,8 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
 
     Args:
         vault: the ``_dream_context`` folder.
-        slug: ``type/slug`` or a bare slug (see :func:`find_document`).
+        slug: ``type/slug``, a bare slug, recall's id or a vault-relative path
+            (see :func:`find_document`).
         force: delete even a pinned document or one with malformed frontmatter.
 
     Returns:
@@ -989,23 +1275,19 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         VaultNotFound: ``vault`` is not a folder.
     """
     vault = _check_vault(vault)
-    _parse_slug(slug)  # reject a malformed slug before touching anything (even the lock)
+    _parse_slug(slug)  # reject a malformed slug before touching anything
+    _check_writable(vault)
+    # Check first, without creating anything.
+    doc_type, path = find_document(vault, slug)
+    rel = path.relative_to(vault).as_posix()
+    _confined(vault, path)
+    _check_deletable(doc_type, path, force)
     with vault_lock(vault):
-        doc_type, path = find_document(vault, slug)
+        doc_type, path = _relocate(vault, slug, rel)
         _confined(vault, path)
-        if not force:
-            try:
-                meta = _load_markdown(path).frontmatter()
-            except WriteRefused as exc:
-                raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
-                                   hint="Pass force=True (--force) to delete it anyway.") from exc
-            if _is_pinned(meta.get("pinned")):
-                raise WriteRefused(f"{doc_type}/{path.name[:-3]} is pinned; not deleting it.",
-                                   hint="Unpin it first (update --unpin) or pass --force.")
-        trash = _index_dir(vault) / "trash" / doc_type
-        trash.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        kept = trash / f"{stamp}-{path.name}"
+        _check_deletable(doc_type, path, force)
+        kept = _trash_path(vault, doc_type, path.name)
         os.replace(path, kept)
         _fsync_dir(path.parent)
+        _fsync_dir(kept.parent)
     return kept

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +71,118 @@ def test_write_refusals_keep_data(tmp_path):
     assert p.returncode == 2
     p = cli("update", "--vault", str(v), "no-such-doc", "--append", "x")
     assert p.returncode == 7
+
+
+# ---------------------------------------------------------------- update/delete: names, tags, previous versions
+
+TOP = "---\ntitle: Top foo\n---\nzebra top\n"
+DEC = "---\ntitle: Decision foo\n---\nzebra decision\n"
+
+
+@pytest.fixture()
+def twins(tmp_path):
+    v = tmp_path / "_dream_context"
+    write_doc(v, "knowledge/foo.md", TOP)
+    write_doc(v, "knowledge/decisions/foo.md", DEC)
+    return v
+
+
+def _recall_paths(v):
+    """{doc_id as recall prints it: vault-relative path}."""
+    p = cli("recall", "--vault", str(v), "--json", "zebra")
+    assert p.returncode == 0, p.stderr
+    return {h["doc_id"]: str(Path(h["path"]).relative_to(v.resolve()).as_posix()) for h in json.loads(p.stdout)["hits"]}
+
+
+def test_cli_same_file_name_twice_by_recall_id_and_by_path(twins):
+    v = twins
+    ids = _recall_paths(v)
+    assert sorted(ids) == ["knowledge/foo", "knowledge/foo-2"]
+    assert sorted(ids.values()) == ["knowledge/decisions/foo.md", "knowledge/foo.md"]
+    # The plain slug is ambiguous: exit 2, both paths listed, and the way out said.
+    p = cli("delete", "--vault", str(v), "knowledge/foo")
+    assert p.returncode == 2, p.stderr
+    assert "knowledge/foo.md" in p.stderr and "knowledge/decisions/foo.md" in p.stderr
+    assert "Pass the file's path" in p.stderr and "Traceback" not in p.stderr
+    # The id recall printed, with its -N suffix, names its own file.
+    p = cli("update", "--vault", str(v), "knowledge/foo-2", "--description", "via id", "--json")
+    assert p.returncode == 0, p.stderr
+    suffixed = v / ids["knowledge/foo-2"]
+    other = v / ids["knowledge/foo"]
+    assert json.loads(p.stdout)["updated"] == str(suffixed.resolve())
+    assert "description: via id" in suffixed.read_text()
+    assert "description" not in other.read_text()
+    # A vault-relative path names one file, with or without .md.
+    p = cli("update", "--vault", str(v), "knowledge/decisions/foo", "--append", "okapi addendum")
+    assert p.returncode == 0, p.stderr
+    assert (v / "knowledge" / "decisions" / "foo.md").read_text().endswith("\n\nokapi addendum\n")
+    p = cli("delete", "--vault", str(v), "knowledge/decisions/foo.md", "--json")
+    assert p.returncode == 0, p.stderr
+    assert not (v / "knowledge" / "decisions" / "foo.md").exists()
+    assert Path(json.loads(p.stdout)["moved_to"]).read_text().endswith("okapi addendum\n")
+    assert (v / "knowledge" / "foo.md").exists()
+    # Once recall has re-synced, the remaining file is plain knowledge/foo again.
+    assert list(_recall_paths(v).values()) == ["knowledge/foo.md"]
+    assert cli("delete", "--vault", str(v), "knowledge/foo").returncode == 0
+    assert not (v / "knowledge" / "foo.md").exists()
+
+
+@pytest.mark.parametrize("slug", ["../x", "../_dream_context/knowledge/foo.md", "knowledge/../../x.md"])
+def test_cli_paths_outside_the_vault_are_usage_errors_and_create_nothing(twins, slug):
+    p = cli("update", "--vault", str(twins), slug, "--description", "y")
+    assert p.returncode == 2, p.stderr
+    assert not (twins / ".dreamdb").exists()
+    p = cli("delete", "--vault", str(twins), str(twins / "knowledge" / "foo.md"))  # absolute, even inside
+    assert p.returncode == 2 and "absolute path" in p.stderr
+    assert (twins / "knowledge" / "foo.md").read_text() == TOP
+    assert not (twins / ".dreamdb").exists()
+
+
+def test_cli_symlink_out_of_the_vault_is_refused(twins, tmp_path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("secret\n")
+    (twins / "knowledge" / "evil.md").symlink_to(secret)
+    for slug in ("knowledge/evil.md", "knowledge/evil"):
+        p = cli("update", "--vault", str(twins), slug, "--content", "pwned")
+        assert p.returncode == 6, p.stderr
+        assert cli("delete", "--vault", str(twins), slug, "--force").returncode == 6
+    assert secret.read_text() == "secret\n"
+    assert not (twins / ".dreamdb").exists()
+
+
+def test_cli_tags_cleaned_and_control_characters_refused(twins):
+    path = twins / "knowledge" / "foo.md"
+    p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--tags", "a,,b, c ,a")
+    assert p.returncode == 0, p.stderr
+    assert path.read_text() == "---\ntitle: Top foo\ntags:\n  - a\n  - b\n  - c\n---\nzebra top\n"
+    p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--tags", "x,evil\nline")
+    assert p.returncode == 2
+    assert "control character" in p.stderr and "Traceback" not in p.stderr
+    assert path.read_text() == "---\ntitle: Top foo\ntags:\n  - a\n  - b\n  - c\n---\nzebra top\n"
+
+
+def test_cli_update_keeps_previous_version(twins):
+    path = twins / "knowledge" / "decisions" / "foo.md"
+    p = cli("update", "--vault", str(twins), "knowledge/decisions/foo.md", "--content", "", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert path.read_text() == "---\ntitle: Decision foo\n---\n"
+    kept = Path(out["previous_version"])
+    assert kept.parent == twins / ".dreamdb" / "trash" / "knowledge"
+    assert kept.read_text() == DEC
+    # Text output says where it went too.
+    p = cli("update", "--vault", str(twins), "knowledge/decisions/foo.md", "--append", "again")
+    assert p.returncode == 0 and "previous version kept at" in p.stdout
+    help_text = cli("update", "--help").stdout
+    assert "previous version" in help_text and ".dreamdb/trash" in help_text
+
+
+def test_cli_refused_write_creates_nothing_then_first_write_matches_recall(twins):
+    from dreamdb.config import GITIGNORE_TEXT
+
+    assert cli("update", "--vault", str(twins), "no-such-doc", "--description", "y").returncode == 7
+    assert cli("update", "--vault", str(twins), "knowledge/foo", "--description", "y").returncode == 2
+    assert not (twins / ".dreamdb").exists()
+    assert cli("update", "--vault", str(twins), "knowledge/foo.md", "--description", "y").returncode == 0
+    assert (twins / ".dreamdb").stat().st_mode & 0o777 == 0o700
+    assert (twins / ".dreamdb" / ".gitignore").read_text() == GITIGNORE_TEXT

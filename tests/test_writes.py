@@ -16,6 +16,7 @@ import yaml
 from dreamdb import writes
 from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
 from dreamdb.writes import changelog_ids, delete, find_document, remember, update
+from tests.conftest import write_doc
 
 REAL_VAULT = Path(__file__).resolve().parents[2] / "shared" / "vaults" / "dreamcontext" / "_dream_context"
 if not REAL_VAULT.is_dir():  # the shared folder sits next to the checkout
@@ -273,8 +274,13 @@ def test_missing_vault(tmp_path: Path):
 
 
 def test_index_dir_is_gitignored(vault: Path):
+    from dreamdb.config import GITIGNORE_TEXT
+
     remember(vault, "x", now=NOW)
     assert (vault / ".dreamdb" / ".gitignore").read_text().strip().endswith("*")
+    # Created exactly as the index code creates it (config.prepare_index_dir).
+    assert (vault / ".dreamdb" / ".gitignore").read_text() == GITIGNORE_TEXT
+    assert (vault / ".dreamdb").stat().st_mode & 0o777 == 0o700
 
 
 # ---------------------------------------------------------------- slugs
@@ -282,7 +288,10 @@ def test_index_dir_is_gitignored(vault: Path):
 
 @pytest.mark.parametrize("slug", [
     "../../etc/passwd", "/etc/passwd", "knowledge/../../etc/passwd", "..", ".",
-    "knowledge/..", "a\x00b", "knowledge/sub/x", "..\\..\\x", "", "  ", ".hidden",
+    "knowledge/..", "a\x00b", "..\\..\\x", "", "  ", ".hidden",
+    "../x", "../_dream_context/knowledge/x.md", "knowledge/../knowledge/x.md", "knowledge/./x.md",
+    "/etc/passwd.md", "~/x.md", "knowledge/.archive/x.md", "knowledge\\x.md", "knowledge//x.md",
+    "knowledge/a\nb.md", "state/x\ty", "core/CHANGELOG.json", "core/MEMORY", "notes/x.md", "changelog/x",
 ])
 def test_path_traversal_is_rejected_and_nothing_touched(vault: Path, slug: str):
     before = _snapshot(vault.parent)
@@ -504,3 +513,278 @@ def test_writes_module_imports_light():
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---------------------------------------------------------------- same file name twice, paths, recall ids
+
+
+FOO_TOP = "---\ntitle: Top foo\ntags: [old]\n---\ntop body\n"
+FOO_DEC = "---\ntitle: Decision foo\n---\ndecision body\n"
+
+
+@pytest.fixture()
+def twins(tiny_vault: Path) -> Path:
+    """knowledge/foo.md and knowledge/decisions/foo.md: one file name, two documents."""
+    write_doc(tiny_vault, "knowledge/foo.md", FOO_TOP)
+    write_doc(tiny_vault, "knowledge/decisions/foo.md", FOO_DEC)
+    write_doc(tiny_vault, "state/my-task.md", "---\nstatus: open\n---\ntask body\n")
+    return tiny_vault
+
+
+def _recall_ids(vault: Path) -> dict[str, str]:
+    """Sync the vault's index (as recall does) and return {source path: doc id as recall prints it}."""
+    import dreamdb
+
+    index = dreamdb.open(vault)
+    try:
+        index.sync()
+        return {path: doc_id for doc_id, path in index.conn.execute("SELECT doc_id, source_path FROM documents")}
+    finally:
+        index.close()
+
+
+def test_same_name_slug_is_ambiguous_and_lists_the_paths(twins: Path):
+    with pytest.raises(UsageError) as info:
+        find_document(twins, "knowledge/foo")
+    message = info.value.message
+    assert "knowledge/foo.md" in message and "knowledge/decisions/foo.md" in message
+    assert "Pass the file's path to say which one" in message
+    with pytest.raises(UsageError) as info:
+        delete(twins, "foo", force=True)  # bare slug too
+    assert "knowledge/decisions/foo.md" in info.value.message
+    assert (twins / "knowledge" / "foo.md").read_text() == FOO_TOP
+    assert (twins / "knowledge" / "decisions" / "foo.md").read_text() == FOO_DEC
+    assert not (twins / ".dreamdb").exists()  # refused before creating anything
+
+
+def test_vault_relative_path_names_one_file(twins: Path):
+    top, dec = twins / "knowledge" / "foo.md", twins / "knowledge" / "decisions" / "foo.md"
+    assert find_document(twins, "knowledge/decisions/foo.md") == ("knowledge", dec)
+    assert find_document(twins, "knowledge/decisions/foo") == ("knowledge", dec)
+    assert find_document(twins, "./knowledge/decisions/foo.md") == ("knowledge", dec)
+    assert find_document(twins, "knowledge/foo.md") == ("knowledge", top)  # the file, not the ambiguous slug
+    assert find_document(twins, "state/my-task") == ("task", twins / "state" / "my-task.md")
+    with pytest.raises(NotFound):
+        find_document(twins, "knowledge/decisions/bar.md")
+    update(twins, "knowledge/decisions/foo.md", description="chosen by path")
+    assert dec.read_text() == "---\ntitle: Decision foo\ndescription: chosen by path\n---\ndecision body\n"
+    assert top.read_text() == FOO_TOP
+    kept = delete(twins, "knowledge/foo.md")
+    assert not top.exists() and kept.read_text() == FOO_TOP
+    assert kept.parent == twins / ".dreamdb" / "trash" / "knowledge"
+    assert find_document(twins, "knowledge/foo") == ("knowledge", dec)  # no longer ambiguous
+
+
+def test_missing_path_is_not_found_and_creates_nothing(vault: Path):
+    before = _snapshot(vault.parent)
+    for slug in ("knowledge/sub/x", "knowledge/sub/x.md", "lab/insights/nope"):
+        with pytest.raises(NotFound):
+            update(vault, slug, description="pwned")
+        with pytest.raises(NotFound):
+            delete(vault, slug, force=True)
+    assert _snapshot(vault.parent) == before
+    assert not (vault / ".dreamdb").exists()
+
+
+def test_absolute_path_inside_the_vault_is_refused(twins: Path):
+    target = twins / "knowledge" / "decisions" / "foo.md"
+    for slug in (str(target), str(target)[:-3]):
+        with pytest.raises(UsageError) as info:
+            update(twins, slug, description="x")
+        assert "absolute path" in info.value.message
+        with pytest.raises(UsageError):
+            delete(twins, slug, force=True)
+    assert target.read_text() == FOO_DEC
+    assert not (twins / ".dreamdb").exists()
+
+
+def test_path_through_symlinks_out_of_the_vault_is_refused(twins: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.md"
+    secret.write_text("---\nname: secret\n---\nbody\n")
+    (twins / "knowledge" / "ext").symlink_to(outside, target_is_directory=True)  # a folder link
+    (twins / "knowledge" / "evil.md").symlink_to(secret)  # a file link
+    for slug in ("knowledge/ext/secret.md", "knowledge/ext/secret", "knowledge/evil.md", "knowledge/evil"):
+        with pytest.raises(WriteRefused) as info:
+            update(twins, slug, content="pwned")
+        assert "outside the vault" in info.value.message
+        with pytest.raises(WriteRefused):
+            delete(twins, slug, force=True)
+    assert secret.read_text() == "---\nname: secret\n---\nbody\n"
+    assert (twins / "knowledge" / "evil.md").is_symlink()
+    assert not (twins / ".dreamdb").exists()  # refused before creating anything
+
+
+def test_recall_id_with_suffix_names_its_file(twins: Path):
+    ids = _recall_ids(twins)
+    top_id, dec_id = ids["knowledge/foo.md"], ids["knowledge/decisions/foo.md"]
+    assert sorted([top_id, dec_id]) == ["knowledge/foo", "knowledge/foo-2"]
+    suffixed = "knowledge/decisions/foo.md" if dec_id == "knowledge/foo-2" else "knowledge/foo.md"
+    other = "knowledge/foo.md" if suffixed == "knowledge/decisions/foo.md" else "knowledge/decisions/foo.md"
+    assert find_document(twins, "knowledge/foo-2") == ("knowledge", twins / suffixed)
+    assert find_document(twins, "foo-2") == ("knowledge", twins / suffixed)  # bare id too
+    with pytest.raises(NotFound):
+        find_document(twins, "knowledge/foo-3")
+    with pytest.raises(NotFound):
+        find_document(twins, "thesis/foo-2")  # the id is knowledge's
+    # The ambiguity message also shows recall's ids.
+    with pytest.raises(UsageError) as info:
+        find_document(twins, "knowledge/foo")
+    assert f"{suffixed} (knowledge/foo-2)" in info.value.message
+    assert f"{other} (knowledge/foo)" in info.value.message
+    other_bytes = (twins / other).read_bytes()
+    kept = delete(twins, "knowledge/foo-2")
+    assert not (twins / suffixed).exists()
+    assert (twins / other).read_bytes() == other_bytes
+    assert kept.read_text() == (FOO_DEC if suffixed.startswith("knowledge/decisions") else FOO_TOP)
+
+
+def test_recall_id_without_an_index_is_not_found_and_creates_nothing(twins: Path):
+    with pytest.raises(NotFound):
+        update(twins, "knowledge/foo-2", description="x")
+    assert not (twins / ".dreamdb").exists()
+
+
+def test_recall_id_never_leads_outside_the_vault(twins: Path, tmp_path: Path):
+    """A tampered or stale index row pointing at ../ is ignored: the files decide."""
+    from dreamdb.store import connect as db
+
+    _recall_ids(twins)
+    secret = tmp_path / "secret.md"
+    secret.write_text("secret\n")
+    conn = db.connect(twins / ".dreamdb" / "index.db", vec=False)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute("UPDATE documents SET source_path = ? WHERE doc_id = 'knowledge/foo-2'",
+                 (os.path.relpath(secret, twins),))
+    conn.close()
+    with pytest.raises(NotFound):
+        update(twins, "knowledge/foo-2", content="pwned")
+    with pytest.raises(NotFound):
+        delete(twins, "knowledge/foo-2", force=True)
+    assert secret.read_text() == "secret\n"
+
+
+def test_recall_id_to_a_file_deleted_since_is_not_found(twins: Path):
+    ids = _recall_ids(twins)
+    suffixed = next(path for path, doc_id in ids.items() if doc_id == "knowledge/foo-2")
+    (twins / suffixed).unlink()
+    with pytest.raises(NotFound):
+        delete(twins, "knowledge/foo-2")
+
+
+# ---------------------------------------------------------------- tags
+
+
+def test_update_tags_are_stripped_and_deduplicated(twins: Path):
+    path = twins / "knowledge" / "foo.md"
+    update(twins, "knowledge/foo.md", tags="a,,b, c ,a")
+    assert path.read_text() == "---\ntitle: Top foo\ntags: [a, b, c]\n---\ntop body\n"
+    update(twins, "knowledge/foo.md", tags=[" x ", "", "y", "x", "y "])
+    assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == ["x", "y"]
+    update(twins, "knowledge/foo.md", tags=" , ,")
+    assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == []
+
+
+@pytest.mark.parametrize("tags", ["a,b\nc", "ok, bad\ttab", ["fine", "line\nbreak"], "esc\x1b", "nul\x00",
+                                  "del\x7f", "sep\u2028x", "a\r"])
+def test_update_tags_with_control_characters_are_refused(twins: Path, tags):
+    path = twins / "knowledge" / "foo.md"
+    with pytest.raises(UsageError) as info:
+        update(twins, "knowledge/foo.md", tags=tags)
+    assert "control character" in info.value.message
+    assert path.read_text() == FOO_TOP
+    assert not (twins / ".dreamdb").exists()
+
+
+def test_update_tags_must_be_text(twins: Path):
+    with pytest.raises(UsageError):
+        update(twins, "knowledge/foo.md", tags={"a": 1})  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- update keeps the previous version
+
+
+def test_update_keeps_previous_version_in_the_trash(twins: Path):
+    path = twins / "knowledge" / "decisions" / "foo.md"
+    kept: list[Path] = []
+    assert update(twins, "knowledge/decisions/foo.md", content="", on_kept=kept.append) == path.resolve()
+    assert path.read_text() == "---\ntitle: Decision foo\n---\n"  # body wiped, as asked
+    assert len(kept) == 1 and kept[0].parent == twins / ".dreamdb" / "trash" / "knowledge"
+    assert kept[0].name.endswith("-foo.md")
+    assert kept[0].read_text() == FOO_DEC  # ... but the old file is kept
+    update(twins, "knowledge/decisions/foo.md", append="second", on_kept=kept.append)
+    assert len(kept) == 2 and kept[1] != kept[0]
+    assert kept[1].read_text() == "---\ntitle: Decision foo\n---\n"
+    assert kept[0].read_text() == FOO_DEC
+    assert sorted((twins / ".dreamdb" / "trash" / "knowledge").iterdir()) == sorted(kept)
+    for folder in (twins / ".dreamdb", twins / ".dreamdb" / "trash", twins / ".dreamdb" / "trash" / "knowledge"):
+        assert folder.stat().st_mode & 0o777 == 0o700
+    assert not list(twins.rglob("*.tmp"))  # atomic writes leave no temp files
+
+
+def test_update_that_changes_nothing_writes_nothing(twins: Path):
+    path = twins / "knowledge" / "foo.md"
+    kept: list[Path] = []
+    update(twins, "knowledge/foo.md", tags=["old"], on_kept=kept.append)  # the same list
+    assert kept == [] and path.read_text() == FOO_TOP
+    assert not (twins / ".dreamdb" / "trash").exists()
+
+
+# ---------------------------------------------------------------- refused writes create nothing
+
+
+def test_refused_writes_leave_no_index_folder(twins: Path):
+    write_doc(twins, "knowledge/pinned.md", "---\npinned: true\n---\nkeep me\n")
+    write_doc(twins, "knowledge/broken.md", "---\ntags: [x\n---\nbody\n")
+    write_doc(twins, "core/CHANGELOG.json", '[{"date": "2026-01-01", broken')
+    before = _snapshot(twins)
+    refusals = [
+        (UsageError, lambda: update(twins, "../x", description="y")),
+        (NotFound, lambda: update(twins, "no-such-doc", description="y")),
+        (UsageError, lambda: update(twins, "knowledge/foo", description="y")),  # ambiguous
+        (UsageError, lambda: update(twins, "knowledge/foo.md", tags="a\nb")),
+        (WriteRefused, lambda: update(twins, "broken", description="y")),
+        (WriteRefused, lambda: delete(twins, "pinned")),
+        (WriteRefused, lambda: delete(twins, "broken")),
+        (NotFound, lambda: delete(twins, "knowledge/nope.md")),
+        (WriteRefused, lambda: remember(twins, "x", now=NOW)),  # invalid CHANGELOG.json
+    ]
+    for error, call in refusals:
+        with pytest.raises(error):
+            call()
+        assert not (twins / ".dreamdb").exists(), call
+    assert _snapshot(twins) == before
+
+
+def test_unknown_supersedes_leaves_no_index_folder(tiny_vault: Path):
+    with pytest.raises(NotFound):
+        remember(tiny_vault, "x", supersedes="2020-01-01-nothing-1", now=NOW)
+    assert list(tiny_vault.iterdir()) == []
+
+
+def test_first_write_creates_index_folder_like_the_index_does(twins: Path):
+    from dreamdb.config import GITIGNORE_TEXT
+
+    update(twins, "knowledge/foo.md", description="d")
+    index_dir = twins / ".dreamdb"
+    assert index_dir.stat().st_mode & 0o777 == 0o700
+    assert (index_dir / ".gitignore").read_text() == GITIGNORE_TEXT
+    # recall then uses the same folder as is.
+    ids = _recall_ids(twins)
+    assert "knowledge/decisions/foo.md" in ids
+    assert index_dir.stat().st_mode & 0o777 == 0o700
+    assert (index_dir / ".gitignore").read_text() == GITIGNORE_TEXT
+
+
+def test_read_only_vault_is_refused_before_creating_anything(twins: Path):
+    os.chmod(twins, 0o555)  # even root is refused: dreamdb reads "no write bit" as read-only
+    try:
+        with pytest.raises(WriteRefused):
+            update(twins, "knowledge/foo.md", description="d")
+        with pytest.raises(WriteRefused):
+            delete(twins, "knowledge/foo.md")
+        assert not (twins / ".dreamdb").exists()
+    finally:
+        os.chmod(twins, 0o755)
+    assert (twins / "knowledge" / "foo.md").read_text() == FOO_TOP

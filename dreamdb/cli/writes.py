@@ -45,22 +45,36 @@ def remember(text, entry_type, scope, summary, references, supersedes, authors, 
 @click.command()
 @click.argument("slug")
 @click.option("--description", help="New frontmatter description.")
-@click.option("--tags", help="New tags, comma-separated (replaces the list).")
-@click.option("--content", help="New body (replaces it).")
+@click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats are dropped).")
+@click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/).")
 @click.option("--append", help="Text appended to the body.")
 @click.option("--pin/--unpin", default=None, help="Set or clear 'pinned'.")
 @vault_option()
 @json_option
 def update(slug, description, tags, content, append, pin, vault, as_json):
-    """Edit the document SLUG (type/slug or slug): frontmatter keys or body.
+    """Edit the document SLUG: frontmatter keys or body.
+
+    SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
+    the file's path relative to the vault (knowledge/decisions/my-note.md),
+    which always names one file. Names cannot point outside the vault.
 
     Only the changed frontmatter lines are rewritten; the rest of the file
-    keeps its bytes. Slugs cannot point outside the vault.
+    keeps its bytes. The previous version of the file is kept in the vault's
+    trash, <vault>/.dreamdb/trash/<type>/<UTC time>-<file name> (the same
+    place delete moves files to): move it back to undo.
+
+    \b
+    Example:
+      dreamdb update knowledge/decisions/my-note.md --tags "recall, storage"
     """
     index = open_index(vault)
-    tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags is not None else None
-    path = index.update(slug, description=description, tags=tag_list, content=content, append=append, pin=pin)
-    _done(as_json, {"updated": str(path)}, f"Updated {path}")
+    kept = []
+    path = index.update(slug, description=description, tags=tags, content=content, append=append, pin=pin,
+                        on_kept=kept.append)
+    payload = {"updated": str(path), "previous_version": str(kept[0]) if kept else None}
+    text = (f"Updated {path} (previous version kept at {kept[0]})" if kept
+            else f"Unchanged: {path} already had these values")
+    _done(as_json, payload, text)
 
 
 @click.command()
@@ -69,7 +83,12 @@ def update(slug, description, tags, content, append, pin, vault, as_json):
 @vault_option()
 @json_option
 def delete(slug, force, vault, as_json):
-    """Delete the document SLUG (moved to the index folder's trash, so it can be restored)."""
+    """Delete the document SLUG (moved to the index folder's trash, so it can be restored).
+
+    SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
+    the file's path relative to the vault (knowledge/decisions/my-note.md).
+    The file goes to <vault>/.dreamdb/trash/<type>/<UTC time>-<file name>.
+    """
     index = open_index(vault)
     kept = index.delete(slug, force=force)
     _done(as_json, {"deleted": slug, "moved_to": str(kept)}, f"Deleted {slug} (a copy is kept at {kept})")
