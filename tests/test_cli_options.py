@@ -20,3 +20,12 @@ def test_one_vault_commands_refuse_a_repeated_vault(tmp_path):
     assert not (vault / ".dreamdb").exists()  # refused before anything was opened
     r = runner.invoke(cli, ["list", "--vault", str(vault), "--json"])
     assert r.exit_code == 0 and '"doc_id"' in r.output
+
+
+def test_a_bad_dreamdb_vault_is_named_as_the_source(tmp_path, monkeypatch, capsys):
+    from dreamdb.cli import main
+
+    monkeypatch.setenv("DREAMDB_VAULT", str(tmp_path / "nowhere"))
+    assert main(["status"]) == 3
+    err = capsys.readouterr().err
+    assert "(from DREAMDB_VAULT)" in err and "Set DREAMDB_VAULT" in err

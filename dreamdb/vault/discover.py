@@ -69,10 +69,13 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
     explicit = path if path is not None else os.environ.get("DREAMDB_VAULT") or None
     if explicit is not None:
         p = Path(explicit).expanduser()
+        source = "" if path is not None else " (from DREAMDB_VAULT)"
+        fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
         if not p.exists():
-            raise VaultNotFound(f"Vault path does not exist: {p}", hint="Pass --vault PATH to a _dream_context folder (or a folder containing one).")
+            raise VaultNotFound(f"Vault path does not exist: {p}{source}",
+                                hint=f"{fix} to a _dream_context folder (or a folder containing one).")
         if not p.is_dir():
-            raise VaultNotFound(f"Vault path is not a folder: {p}", hint="Pass --vault PATH to a _dream_context folder.")
+            raise VaultNotFound(f"Vault path is not a folder: {p}{source}", hint=f"{fix} to a _dream_context folder.")
         if p.name != VAULT_DIR_NAME:
             if not (p / VAULT_DIR_NAME).is_dir():
                 raise VaultNotFound(
