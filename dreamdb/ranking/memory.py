@@ -32,14 +32,6 @@ from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus
 
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
-def _doc_id_key(item: Ranked) -> str:
-    return item.doc_id
-
-
-def _score_date_key(item: Ranked) -> tuple:
-    return (item.rank_score, item.date_days if item.date_days is not None else -np.inf)
-
-
 _MIN_RECENCY = min(S.RECENCY_FLOOR, S.RECENCY_UNKNOWN) * (1.0 - 1e-9)
 """Lowest recency multiplier, less a margin for rounding: the pruning bound of :meth:`MemoryEngine.rank`."""
 
@@ -279,21 +271,24 @@ class MemoryEngine:
             near = (upper > 0).nonzero()[0]
         if not len(near):
             return []
-        items = []
+        scored = []
         floor, span, half_life = S.RECENCY_FLOOR, 1.0 - S.RECENCY_FLOOR, S.RECENCY_HALF_LIFE_DAYS
-        doc_ids, types = self.doc_ids, self.types_list
-        for i, rowid, r, f, c, st, d in zip(near.tolist(), self.rowids[near].tolist(), raw[near].tolist(),
-                                            bm25f[near].tolist(), cov[near].tolist(), self.static[near].tolist(),
-                                            self.date_days[near].tolist()):
-            base = r + S.BM25F_MIX * max(0.0, f - r)
-            identity = S.IDENTITY_WEIGHT * c * c * max(r, 1.0) if c > 0 else 0.0
+        mix, id_weight, unknown, inf = S.BM25F_MIX, S.IDENTITY_WEIGHT, S.RECENCY_UNKNOWN, float("inf")
+        doc_ids = self.doc_ids
+        for i, r, f, c, st, d in zip(near.tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(),
+                                     self.static[near].tolist(), self.date_days[near].tolist()):
+            base = r + mix * (f - r if f > r else 0.0)  # = r + 0.5·max(0, f − r), exactly
+            identity = id_weight * c * c * (r if r > 1.0 else 1.0) if c > 0 else 0.0
             if d != d:  # NaN: unknown date
-                d, rec = None, S.RECENCY_UNKNOWN
+                rec, newest = unknown, inf
             else:
-                rec = floor + span * 0.5 ** (max(0.0, now_days - d) / half_life)
-            items.append(Ranked(rowid, doc_ids[i], types[i], None, d, None, r, f, c, identity, base, rec,
-                                1.0, 1.0, 1.0, (base + identity) * rec * st))
-        # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
-        items.sort(key=_doc_id_key)
-        items.sort(key=_score_date_key, reverse=True)
-        return items[:top]
+                age = now_days - d
+                rec = floor + span * 0.5 ** ((age if age > 0.0 else 0.0) / half_life)
+                newest = -d
+            # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
+            scored.append((-((base + identity) * rec * st), newest, doc_ids[i], i, r, f, c, identity, base, rec))
+        scored.sort()
+        rowids, types = self.rowids, self.types_list
+        return [Ranked(int(rowids[i]), doc_id, types[i], None, None if newest == inf else -newest, None,
+                       r, f, c, identity, base, rec, 1.0, 1.0, 1.0, -neg)
+                for neg, newest, doc_id, i, r, f, c, identity, base, rec in scored[:top]]
