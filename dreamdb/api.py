@@ -255,24 +255,18 @@ class Index:
                                         "is a damaged dreamdb index).")
 
     def _check_tables(self, conn) -> None:
-        """A SQLite file without dreamdb's application id must be an older dreamdb index (it has
-        ``schema_migrations``) or empty; otherwise it is somebody else's database.
+        """In dreamdb's own folders, a SQLite file without dreamdb's application id must be an older
+        dreamdb index (it has ``schema_migrations``) or empty; anything else there is treated as damage.
+        (Elsewhere :meth:`_check_index_file` has already refused such a file, before any connection.)
 
         Raises:
-            IndexUnavailable: somebody else's database outside dreamdb's own folders.
-            DatabaseError: the same inside them (the caller rebuilds: it is dreamdb's file).
+            DatabaseError: a foreign database in dreamdb's own folder (the caller rebuilds it).
         """
-        if conn.execute("PRAGMA application_id").fetchone()[0] == config.APPLICATION_ID:
+        if not self._owns_any_file() or conn.execute("PRAGMA application_id").fetchone()[0] == config.APPLICATION_ID:
             return
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not names or "schema_migrations" in names:
-            return
-        if self._owns_any_file():
-            raise db.DatabaseError(f"not a dreamdb index (tables: {', '.join(sorted(names)[:5])})")
-        conn.close()
-        raise IndexUnavailable(f"{_NOT_OURS} {self.index_path} is a SQLite database of another application "
-                               f"(tables: {', '.join(sorted(names)[:5])}); dreamdb will not write into it.",
-                               hint="Point DREAMDB_INDEX at a new file path.")
+        names = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        if names and "schema_migrations" not in names:
+            raise db.DatabaseError(f"not a dreamdb index (tables: {', '.join(names[:5])})")
 
     def _rebuild(self, reason) -> object:
         """Delete a corrupt index and create an empty one (the vault is the source of truth).

@@ -550,7 +550,7 @@ def targets_check(results: dict) -> list[tuple[str, str, str]]:
             f = d["latency_ms"]["p50"] <= b["latency_ms"]["p50"]
             out.append((f"{s} {tname}: dreamdb BM25 ≥ bm25s (nDCG@10) and faster (p50)",
                         f"{d['metrics']['ndcg@10']:.3f} vs {b['metrics']['ndcg@10']:.3f}; "
-                        f"{d['latency_ms']['p50']:.1f} vs {b['latency_ms']['p50']:.1f} ms",
+                        f"{d['latency_ms']['p50']:.2f} vs {b['latency_ms']['p50']:.2f} ms",
                         ("quality met" if q else "quality NOT met") + ", " + ("speed met" if f else "speed NOT met")))
     return out
 
