@@ -71,7 +71,11 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
     """
     from dreamdb import output
     from dreamdb.api import open_index
+    from dreamdb.errors import UsageError
 
+    if plain and (as_json or explain):
+        raise UsageError(f"--plain cannot be combined with {'--json' if as_json else '--explain'}",
+                         hint="--plain prints one tab-separated line per hit; --json and --explain print everything.")
     index = open_index(list(vaults) if vaults else None, engine="sql")  # one query per process: no numpy
     hits = index.recall(text, top=top, mode=mode, explain=explain, **filters)
     notes = index.take_notes()

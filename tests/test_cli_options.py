@@ -29,3 +29,12 @@ def test_a_bad_dreamdb_vault_is_named_as_the_source(tmp_path, monkeypatch, capsy
     assert main(["status"]) == 3
     err = capsys.readouterr().err
     assert "(from DREAMDB_VAULT)" in err and "Set DREAMDB_VAULT" in err
+
+
+def test_recall_plain_refuses_json_and_explain(capsys):
+    from dreamdb.cli import main
+
+    vault = str(ROOT / "examples")
+    for other in ("--json", "--explain"):
+        assert main(["recall", "--vault", vault, "--plain", other, "sleep"]) == 2
+        assert f"--plain cannot be combined with {other}" in capsys.readouterr().err
