@@ -229,30 +229,33 @@ class Index:
             return self._rebuild(exc)
 
     def _owns_any_file(self) -> bool:
-        return config.is_default_index_path(self.index_path, self.vault)
+        """The index path is in dreamdb's own folders and is not a symlink (a link may lead anywhere)."""
+        return config.is_default_index_path(self.index_path, self.vault) and not os.path.islink(self.index_path)
 
     def _check_index_file(self) -> None:
-        """Refuse an index path that is a folder, or (outside dreamdb's own folders) a file that is not a
-        dreamdb index: dreamdb deletes and rebuilds damaged indexes, never somebody else's file.
+        """Refuse an index path that is a folder or unreadable, and, outside dreamdb's own folders, any
+        file that is not recognisably a dreamdb index (its application id, or an older index's tables,
+        read read-only): dreamdb deletes and rebuilds damaged indexes, never somebody else's file.
 
         Raises:
             IndexUnavailable: as above (exit code 4).
         """
         kind = config.index_file_kind(self.index_path)
-        if kind == "sqlite" and not self._owns_any_file():
-            tables = _foreign_tables(self.index_path)
-            if tables:
-                raise IndexUnavailable(f"{_NOT_OURS} {self.index_path} is a SQLite database of another application "
-                                       f"(tables: {', '.join(tables[:5])}); dreamdb will not write into it.",
-                                       hint="Point DREAMDB_INDEX at a new file path.")
         if kind == "directory":
             raise IndexUnavailable(f"The index path {self.index_path} is a folder, not a file.",
                                    hint="Remove that folder, or set DREAMDB_INDEX to a file path.")
-        if kind in ("other", "foreign") and not self._owns_any_file():
-            what = "a SQLite database of another application" if kind == "foreign" else "not a SQLite database"
-            raise IndexUnavailable(f"{_NOT_OURS} {self.index_path} is {what}; dreamdb will not overwrite it.",
-                                   hint="Point DREAMDB_INDEX at a new file path (or delete that file yourself if it "
-                                        "is a damaged dreamdb index).")
+        if kind == "unreadable":
+            raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
+                                   hint="Fix its permissions, or set DREAMDB_INDEX to a file path you can write.")
+        if kind in ("missing", "empty", "dreamdb") or self._owns_any_file():
+            return
+        if kind == "sqlite" and _is_older_dreamdb_index(self.index_path):
+            return
+        what = {"foreign": "a SQLite database of another application", "sqlite": "a SQLite database dreamdb did not make "
+                "(or cannot read)", "other": "not a SQLite database"}[kind]
+        raise IndexUnavailable(f"{_NOT_OURS} {self.index_path} is {what}; dreamdb will not touch it.",
+                               hint="Point DREAMDB_INDEX at a new file path (or delete that file yourself if it "
+                                    "is a damaged dreamdb index).")
 
     def _check_tables(self, conn) -> None:
         """In dreamdb's own folders, a SQLite file without dreamdb's application id must be an older
@@ -282,9 +285,14 @@ class Index:
                 pass
             self._conn = None
         self._check_index_file()
+        try:
+            config.remove_index_files(self.index_path)
+            config.prepare_index_dir(self.index_path)
+        except OSError as exc:
+            raise IndexUnavailable(f"The index at {self.index_path} needs rebuilding ({reason}) but cannot be "
+                                   f"replaced: {exc.strerror or exc}",
+                                   hint="Delete it yourself, or set DREAMDB_INDEX to a file path you can write.") from exc
         self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); rebuilt from the vault")
-        config.remove_index_files(self.index_path)
-        config.prepare_index_dir(self.index_path)
         conn = self._connect()
         migrate(conn)
         return conn
@@ -704,21 +712,25 @@ class Index:
         return [dict(zip(keys, r)) for r in rows]
 
 
-def _foreign_tables(path: Path) -> list[str]:
-    """Tables of a SQLite file with application id 0 when it is not a dreamdb index (an older dreamdb
-    index has ``schema_migrations``; an empty database has none), read without writing anything
-    (dreamdb's own connections switch the file to WAL mode)."""
+_DREAMDB_TABLES = {"schema_migrations", "meta", "files", "documents", "postings", "corpus_stats"}
+
+
+def _is_older_dreamdb_index(path: Path) -> bool:
+    """Whether a SQLite file with application id 0 is a dreamdb index from before migration 003: it has
+    dreamdb's tables, and ``schema_migrations`` has dreamdb's columns (other tools use that table name
+    too). Read read-only (dreamdb's own connections switch a file to WAL); unreadable or locked → False."""
     import sqlite3
 
     try:
-        ro = sqlite3.connect(Path(os.path.abspath(path)).as_uri() + "?mode=ro", uri=True)
+        ro = sqlite3.connect(Path(os.path.abspath(path)).as_uri() + "?mode=ro", uri=True, timeout=0.5)
         try:
-            names = sorted(r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+            names = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            cols = {r[1] for r in ro.execute("PRAGMA table_info(schema_migrations)")}
         finally:
             ro.close()
-    except sqlite3.DatabaseError:
-        return []  # unreadable: damaged, handled like any damaged index
-    return [] if not names or "schema_migrations" in names else names
+    except sqlite3.Error:
+        return False
+    return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
 
 
 def _is_corruption(exc: Exception) -> bool:

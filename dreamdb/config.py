@@ -92,7 +92,8 @@ def restrict_mode(index_path: Path) -> None:
 def index_file_kind(index_path: Path) -> str:
     """What is at ``index_path``, from its first 100 bytes (no SQLite connection):
 
-    ``missing``, ``empty``, ``directory``, ``dreamdb`` (SQLite with dreamdb's application id),
+    ``missing``, ``empty``, ``directory``, ``unreadable`` (no permission, or another read error), ``dreamdb`` (SQLite with
+    dreamdb's application id),
     ``sqlite`` (SQLite, application id 0: a dreamdb index older than migration 003, or any other
     database), ``foreign`` (SQLite with another application id) or ``other`` (not SQLite at all:
     damaged, or somebody else's file).
@@ -102,10 +103,10 @@ def index_file_kind(index_path: Path) -> str:
             return "directory"
         with open(index_path, "rb") as f:
             header = f.read(100)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (a file where the folder should be: said on creation)
         return "missing"
     except OSError:
-        return "other"
+        return "unreadable"
     if not header:
         return "empty"
     if not header.startswith(_SQLITE_MAGIC) or len(header) < 72:

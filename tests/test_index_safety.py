@@ -76,7 +76,7 @@ def test_index_path_at_another_applications_database_is_never_written(example_va
     conn.close()
     os.chmod(other, 0o644)
     before = other.read_bytes()
-    with pytest.raises(IndexUnavailable, match="another application.*tables: t"):
+    with pytest.raises(IndexUnavailable, match="a SQLite database dreamdb did not make"):
         dreamdb.open(example_vault, index_path=other).recall("sleep")
     assert other.read_bytes() == before and stat.S_IMODE(os.stat(other).st_mode) == 0o644
     # the same with an application id of its own, refused from the header alone
@@ -206,3 +206,48 @@ def test_sync_check_from_the_cli_reports_and_repairs(example_vault):
     fixed = runner.invoke(cli, ["sync", "--check", "--vault", str(example_vault)])
     assert fixed.exit_code == 0 and "(rebuilt)" in fixed.output and "quick_check" in fixed.output
     assert dreamdb.open(example_vault).check() == []
+
+
+def test_other_tools_schema_migrations_table_does_not_pass_for_dreamdbs(example_vault, tmp_path):
+    """golang-migrate and Rails also keep a schema_migrations table: such a database is refused too."""
+    other = tmp_path / "app.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER, dirty BOOLEAN)")
+    conn.execute("CREATE TABLE accounts (id INTEGER, name TEXT)")
+    conn.execute("INSERT INTO accounts VALUES (1, 'alice')")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    with pytest.raises(IndexUnavailable, match="dreamdb will not touch it"):
+        dreamdb.open(example_vault, index_path=other).recall("release")
+    assert other.read_bytes() == before
+
+
+def test_damaged_foreign_database_is_not_rebuilt_over(example_vault, tmp_path):
+    other = tmp_path / "photos.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE photos (id INTEGER, blob BLOB)")
+    conn.executemany("INSERT INTO photos VALUES (?, ?)", [(i, b"x" * 2000) for i in range(50)])
+    conn.commit()
+    conn.close()
+    with open(other, "r+b") as f:
+        f.seek(100)
+        f.write(b"\xff" * 12)
+    before = other.read_bytes()
+    with pytest.raises(IndexUnavailable):
+        dreamdb.open(example_vault, index_path=other).recall("release")
+    assert other.read_bytes() == before
+
+
+def test_symlinked_default_index_is_not_followed_into_another_file(example_vault, tmp_path):
+    other = tmp_path / "elsewhere.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    (example_vault / ".dreamdb").mkdir()
+    (example_vault / ".dreamdb" / "index.db").symlink_to(other)
+    with pytest.raises(IndexUnavailable, match="dreamdb will not touch it"):
+        dreamdb.open(example_vault).recall("release")
+    assert other.read_bytes() == before
