@@ -382,13 +382,13 @@ class Index:
             self.warnings = []
         return report
 
-    def _lazy_sync(self) -> None:
-        """The sync before a recall: waits at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's
+    def sync_for_read(self) -> None:
+        """The sync before a read (recall, list, status, sql): waits at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's
         write lock, then answers from the index as it is, with a note (a long ``sync --force`` or
         embedding refresh elsewhere must not stall every recall)."""
         from dreamdb.errors import LockTimeout
 
-        wait = min(self.lock_timeout_ms, LAZY_SYNC_LOCK_WAIT_MS)
+        wait = min(self.lock_timeout_ms, LAZY_SYNC_LOCK_WAIT_MS)  # notes: :meth:`take_notes`
         self.conn.execute(f"PRAGMA busy_timeout = {int(wait)}")
         try:
             self.notes.extend(self.sync().warnings)
@@ -437,7 +437,7 @@ class Index:
         now_dt = _now(now)
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
         if self.auto_sync:
-            self._lazy_sync()
+            self.sync_for_read()
         from dreamdb.ranking.synonyms import load_synonyms
 
         plan = plan_query(query, load_synonyms(self.vault))

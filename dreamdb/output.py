@@ -46,7 +46,8 @@ def safe_text(text) -> str:
 
 
 def _safe_cell(v):
-    return safe_text(v) if isinstance(v, str) else v
+    """A table cell on one line: control characters shown (:func:`safe_text`), a newline as ``␊``."""
+    return safe_text(v).replace("\n", "\u240a") if isinstance(v, str) else v
 
 
 def to_json(obj) -> str:

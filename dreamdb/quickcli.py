@@ -23,9 +23,11 @@ _VALUED = {"--top": "top", "-n": "top", "--vault": "vaults", "--mode": "mode", "
 
 def report_error(exc: DreamdbError) -> int:
     """Print ``Error: …`` (and ``Hint: …``) to stderr; return the error's exit code."""
-    sys.stderr.write(f"Error: {exc.message}\n")
+    from dreamdb.output import safe_text  # messages quote file names and ids from the vault
+
+    sys.stderr.write(f"Error: {safe_text(exc.message)}\n")
     if exc.hint:
-        sys.stderr.write(f"Hint: {exc.hint}\n")
+        sys.stderr.write(f"Hint: {safe_text(exc.hint)}\n")
     return exc.exit_code
 
 

@@ -38,3 +38,43 @@ def test_recall_plain_refuses_json_and_explain(capsys):
     for other in ("--json", "--explain"):
         assert main(["recall", "--vault", vault, "--plain", other, "sleep"]) == 2
         assert f"--plain cannot be combined with {other}" in capsys.readouterr().err
+
+
+def test_list_and_sql_answer_from_a_locked_index_with_a_note(tmp_path, capsys):
+    import time
+
+    import dreamdb
+    from dreamdb.cli import main
+    from dreamdb.store import connect as db
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    index = dreamdb.open(vault)
+    index.sync()
+    writer = db.connect(index.index_path)
+    writer.execute("BEGIN IMMEDIATE")  # a long sync elsewhere holds the write lock
+    try:
+        (vault / "knowledge" / "new-note.md").write_text("fresh text\n", encoding="utf-8")
+        for args in (["list", "--json"], ["sql", "SELECT COUNT(*) AS n FROM documents"]):
+            t0 = time.perf_counter()
+            assert main([*args, "--vault", str(vault)]) == 0
+            assert time.perf_counter() - t0 < 5  # not the 10 s lock timeout
+            assert "another dreamdb process is updating the index" in capsys.readouterr().err
+    finally:
+        writer.rollback()
+        writer.close()
+
+
+def test_error_messages_show_control_characters_from_names(tmp_path, capsys):
+    from dreamdb.cli import main
+
+    assert main(["status", "--vault", str(tmp_path / "va\x1b[31mult\x07")]) == 3
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "va␛[31mult␇" in err
+
+
+def test_table_cells_stay_on_one_line():
+    from dreamdb import output
+
+    text = output.table([["knowledge/a\nb", "x"]], headers=["id", "v"])
+    assert "knowledge/a␊b" in text and len(text.splitlines()) == 3

@@ -60,6 +60,14 @@ def sync_cmd(vault, force, check, as_json):
     )
 
 
+def _sync_for_read(index) -> None:
+    """Sync before reading, waiting at most 1.5 s for another process's write lock (then the index
+    as it is, with a note on stderr), as recall does."""
+    index.sync_for_read()
+    for note in index.take_notes():
+        click.echo(f"note: {note}", err=True)
+
+
 @click.command("status")
 @vault_option()
 @json_option
@@ -68,7 +76,7 @@ def status_cmd(vault, as_json):
     from dreamdb import output
 
     index = open_index(vault)
-    index.sync()
+    _sync_for_read(index)
     st = index.status()
     if as_json:
         click.echo(output.to_json(st))
@@ -95,7 +103,7 @@ def list_cmd(vault, types, as_json):
     from dreamdb import output
 
     index = open_index(vault)
-    index.sync()
+    _sync_for_read(index)
     docs = index.list_documents(types=types)
     if as_json:
         click.echo(output.to_json(docs))
@@ -111,7 +119,7 @@ def list_cmd(vault, types, as_json):
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
               help="table for people; json and csv for programs (see above).")
 @json_option
-@click.option("--max-rows", type=click.IntRange(min=0), default=100_000, show_default=True, metavar="N",
+@click.option("--max-rows", type=click.IntRange(min=0, max=2**31 - 2), default=100_000, show_default=True, metavar="N",
               help="Print at most N rows (0 = no limit). A cut result is said on stderr and in JSON output.")
 @click.option("--no-sync", is_flag=True, help="Query the index as it is, without syncing first.")
 def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):
@@ -153,10 +161,11 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):
 
     index = open_index(vault)
     if not no_sync:
-        index.sync()
+        _sync_for_read(index)
     columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows)
     if truncated:
-        click.echo(f"note: showing the first {max_rows:,} rows; use --max-rows 0 for all", err=True)
+        click.echo(f"note: showing the first {max_rows:,} row{'s' if max_rows != 1 else ''}; use --max-rows 0 for all",
+                   err=True)
     if as_json or fmt == "json":
         data = json_rows(columns, rows)
         if truncated:

@@ -10,7 +10,7 @@ from dreamdb.cli.options import json_option, open_index, vault_option
 def _done(as_json: bool, payload: dict, text: str) -> None:
     from dreamdb import output
 
-    click.echo(output.to_json(payload) if as_json else text)
+    click.echo(output.to_json(payload) if as_json else output.safe_text(text))  # text quotes vault paths
 
 
 @click.command()
