@@ -215,6 +215,7 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
             folder.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
         raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
+    _confined(vault, trash)  # a symlinked .dreamdb or trash must not carry copies out of the vault
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     kept = trash / f"{stamp}-{name}"
     n = 2
@@ -267,7 +268,10 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
 def _confined(vault: Path, path: Path) -> Path:
     """Return ``path`` resolved, or raise WriteRefused if it lies outside ``vault``."""
     root = vault.resolve()
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
+        raise WriteRefused(f"{path} cannot be resolved ({exc}).", hint="Fix the path or link in the vault.") from exc
     if real != root and root not in real.parents:
         raise WriteRefused(f"{path} resolves to {real}, outside the vault {root}.",
                            hint="dreamdb only edits files inside the vault.")
@@ -768,6 +772,22 @@ def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path
 
 
 def find_document(vault: Path, slug: str) -> tuple[str, Path]:
+    """Find the markdown file of a document (see :func:`_find_document` for the forms of name).
+
+    Raises:
+        UsageError: as :func:`_find_document`, and for a name the file system refuses (too long).
+        WriteRefused: the name leads into a symlink loop.
+        NotFound, VaultNotFound: as :func:`_find_document`.
+    """
+    try:
+        return _find_document(vault, slug)
+    except RuntimeError as exc:  # Path.resolve() on a symlink loop
+        raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
+    except OSError as exc:
+        raise UsageError(f"Cannot use {slug!r} as a document name: {exc.strerror or exc}.") from exc
+
+
+def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     """Find the markdown file of a document.
 
     A document can be named:
@@ -820,6 +840,12 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
             if name == bare:
                 matches.append((t, path))
     if len(matches) == 1:
+        other = _from_index(vault, doc_type, bare)  # recall's id of that name may belong to another file
+        if other is not None and other[1] != matches[0][1]:
+            file_rel, id_rel = (p.relative_to(vault).as_posix() for _, p in (matches[0], other))
+            raise UsageError(f"{slug!r} names two documents: the file {file_rel}, and the id recall shows for "
+                             f"{id_rel} (a second file of that name).",
+                             hint=f"Pass the file's path to say which one: {file_rel} or {id_rel}.")
         return matches[0]
     if not matches:
         found = _from_index(vault, doc_type, bare)

@@ -788,3 +788,44 @@ def test_read_only_vault_is_refused_before_creating_anything(twins: Path):
     finally:
         os.chmod(twins, 0o755)
     assert (twins / "knowledge" / "foo.md").read_text() == FOO_TOP
+
+
+def test_a_file_named_like_another_files_recall_id_is_ambiguous(tiny_vault):
+    import dreamdb
+
+    write_doc(tiny_vault, "knowledge/bar.md", "---\ntitle: Bar top\n---\nbar\n")
+    write_doc(tiny_vault, "knowledge/decisions/bar.md", "---\ntitle: Bar decision\n---\nbar\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    ids = {d["doc_id"]: d["path"] for d in index.list_documents()}
+    second = next(p for i, p in ids.items() if i == "knowledge/bar-2")
+    write_doc(tiny_vault, "knowledge/bar-2.md", "---\ntitle: A real bar-2\n---\nbar two\n")
+    index.sync()
+    index.close()
+    with pytest.raises(UsageError, match="names two documents") as exc:
+        find_document(tiny_vault, "knowledge/bar-2")
+    assert "knowledge/bar-2.md" in exc.value.hint and second in exc.value.hint
+    assert find_document(tiny_vault, "knowledge/bar-2.md")[1] == tiny_vault / "knowledge" / "bar-2.md"
+    assert find_document(tiny_vault, second)[1] == tiny_vault / second
+
+
+def test_trash_through_a_symlink_out_of_the_vault_is_refused(tiny_vault, tmp_path):
+    write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    outside = tmp_path / "outside-trash"
+    outside.mkdir()
+    (tiny_vault / ".dreamdb").mkdir(mode=0o700)
+    (tiny_vault / ".dreamdb" / "trash").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(WriteRefused, match="outside the vault"):
+        update(tiny_vault, "knowledge/note", append="more")
+    assert (tiny_vault / "knowledge" / "note.md").read_text(encoding="utf-8") == "---\ntitle: Note\n---\nbody\n"
+    assert [p for p in outside.rglob("*") if p.is_file()] == []
+
+
+def test_names_the_file_system_refuses_are_clear_errors(tiny_vault):
+    (tiny_vault / "knowledge").mkdir()
+    with pytest.raises(UsageError, match="Cannot use .* as a document name"):
+        find_document(tiny_vault, "knowledge/" + "b" * 300 + ".md")
+    (tiny_vault / "knowledge" / "loop.md").symlink_to("loop.md")
+    with pytest.raises((WriteRefused, NotFound)):
+        delete(tiny_vault, "knowledge/loop")
+    assert (tiny_vault / "knowledge" / "loop.md").is_symlink()
