@@ -29,6 +29,19 @@ def example_vault(tmp_path) -> Path:
     return dst
 
 
+def _other_apps_db(path: Path, *statements: str, rows: list | None = None) -> Path:
+    """A SQLite database made by another application: ``statements`` run, then ``rows`` inserted into its last table."""
+    conn = sqlite3.connect(path)
+    for sql in statements:
+        conn.execute(sql)
+    if rows:
+        table = statements[-1].split()[2]
+        conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    conn.commit()
+    conn.close()
+    return path
+
+
 def _top(index, query):
     return [h.doc_id for h in index.recall(query, now="2026-08-18T00:00:00Z")]
 
@@ -210,13 +223,8 @@ def test_sync_check_from_the_cli_reports_and_repairs(example_vault):
 
 def test_other_tools_schema_migrations_table_does_not_pass_for_dreamdbs(example_vault, tmp_path):
     """golang-migrate and Rails also keep a schema_migrations table: such a database is refused too."""
-    other = tmp_path / "app.db"
-    conn = sqlite3.connect(other)
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER, dirty BOOLEAN)")
-    conn.execute("CREATE TABLE accounts (id INTEGER, name TEXT)")
-    conn.execute("INSERT INTO accounts VALUES (1, 'alice')")
-    conn.commit()
-    conn.close()
+    other = _other_apps_db(tmp_path / "app.db", "CREATE TABLE schema_migrations (version INTEGER, dirty BOOLEAN)",
+                           "CREATE TABLE accounts (id INTEGER, name TEXT)", rows=[(1, "alice")])
     before = other.read_bytes()
     with pytest.raises(IndexUnavailable, match="dreamdb will not touch it"):
         dreamdb.open(example_vault, index_path=other).recall("release")
@@ -224,12 +232,8 @@ def test_other_tools_schema_migrations_table_does_not_pass_for_dreamdbs(example_
 
 
 def test_damaged_foreign_database_is_not_rebuilt_over(example_vault, tmp_path):
-    other = tmp_path / "photos.db"
-    conn = sqlite3.connect(other)
-    conn.execute("CREATE TABLE photos (id INTEGER, blob BLOB)")
-    conn.executemany("INSERT INTO photos VALUES (?, ?)", [(i, b"x" * 2000) for i in range(50)])
-    conn.commit()
-    conn.close()
+    other = _other_apps_db(tmp_path / "photos.db", "CREATE TABLE photos (id INTEGER, blob BLOB)",
+                           rows=[(i, b"x" * 2000) for i in range(50)])
     with open(other, "r+b") as f:
         f.seek(100)
         f.write(b"\xff" * 12)
@@ -240,11 +244,7 @@ def test_damaged_foreign_database_is_not_rebuilt_over(example_vault, tmp_path):
 
 
 def test_symlinked_default_index_is_not_followed_into_another_file(example_vault, tmp_path):
-    other = tmp_path / "elsewhere.db"
-    conn = sqlite3.connect(other)
-    conn.execute("CREATE TABLE t (x)")
-    conn.commit()
-    conn.close()
+    other = _other_apps_db(tmp_path / "elsewhere.db", "CREATE TABLE t (x)")
     before = other.read_bytes()
     (example_vault / ".dreamdb").mkdir()
     (example_vault / ".dreamdb" / "index.db").symlink_to(other)
