@@ -11,12 +11,16 @@ import re
 
 # ---------------------------------------------------------------- terminal safety
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""C0 controls except tab and newline, DEL, and the C1 controls U+0080–U+009F."""
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 controls except tab and newline, DEL, the C1 controls U+0080–U+009F, and the bidirectional
+embedding/override/isolate marks (U+202A–U+202E, U+2066–U+2069), which can make text display in
+another order than it reads ("Trojan Source", CVE-2021-42574)."""
 
 
 def _picture(m: re.Match) -> str:
     c = ord(m.group())
+    if c >= 0x2000:
+        return f"<U+{c:04X}>"  # a bidirectional mark, named instead of obeyed
     if c < 0x20:
         return chr(0x2400 + c)  # Control Pictures: ESC → ␛, BEL → ␇, CR → ␍ …
     if c == 0x7F:
@@ -31,7 +35,8 @@ def safe_text(text) -> str:
     so an escape sequence shows up as text instead of acting: ESC → ``␛`` (so
     ``ESC[31m`` prints as ``␛[31m``), BEL → ``␇``, CR → ``␍``, DEL → ``␡``, any other
     C0 control → its Control Pictures symbol (U+2400 + code), and a C1 control
-    (U+0080–U+009F) → ``␛`` followed by its 7-bit equivalent (CSI U+009B → ``␛[``).
+    (U+0080–U+009F) → ``␛`` followed by its 7-bit equivalent (CSI U+009B → ``␛[``), and a
+    bidirectional override or isolate mark → ``<U+202E>`` and the like.
     Everything else, newline and tab included, is kept.
 
     For human-readable output only, applied when printing (the vault and the index

@@ -183,3 +183,11 @@ def test_hook_keeps_runners_up_with_a_positive_score(tiny_vault, tmp_path):
     assert lines[0] == HEADER and len(lines) == 7, out
     assert lines[1].startswith("1. [knowledge/rollout]") and lines[3].startswith("2. [knowledge/other]")
     assert "(score 0.0)" not in out
+
+
+def test_bidirectional_marks_are_named_not_obeyed():
+    from dreamdb.output import safe_text
+
+    text = "access\u202e gnp.exe\u2066x\u2069 ok"
+    assert safe_text(text) == "access<U+202E> gnp.exe<U+2066>x<U+2069> ok"
+    assert safe_text("plain עברית and Türkçe") == "plain עברית and Türkçe"  # right-to-left letters are text
