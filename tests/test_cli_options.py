@@ -78,3 +78,12 @@ def test_table_cells_stay_on_one_line():
 
     text = output.table([["knowledge/a\nb", "x"]], headers=["id", "v"])
     assert "knowledge/a␊b" in text and len(text.splitlines()) == 3
+
+
+def test_every_command_help_ends_with_the_exit_codes(capsys):
+    from dreamdb.cli import main
+
+    for args in (["sync"], ["sql"], ["update"], ["embed", "refresh"], ["hook", "install"], ["model", "status"]):
+        assert main([*args, "--help"]) == 0
+        out = capsys.readouterr().out
+        assert "Exit codes: 0 ok" in " ".join(out.split()) and "6 write refused" in " ".join(out.split()), args

@@ -72,7 +72,9 @@ class LazyGroup(click.Group):
             if exc.name == target[0]:
                 return None
             raise
-        return getattr(module, target[1])
+        command = getattr(module, target[1])
+        _add_exit_codes(command)
+        return command
 
     def format_commands(self, ctx, formatter):  # noqa: D102
         rows = [(n, _HELP.get(n, "")) for n in self.list_commands(ctx)]
@@ -82,6 +84,19 @@ class LazyGroup(click.Group):
 
 
 import importlib.util  # noqa: E402
+
+EXIT_CODES = ("Exit codes: 0 ok · 1 runtime error · 2 bad usage · 3 vault not found · 4 index/driver unavailable · "
+              "5 lock timeout · 6 write refused (data untouched) · 7 not found · 8 embedding model unavailable · "
+              "70 internal error · 130 interrupted.")
+"""The same for every command; shown at the end of each command's ``--help``."""
+
+
+def _add_exit_codes(command: click.Command) -> None:
+    """Put :data:`EXIT_CODES` at the end of ``command``'s help (and its subcommands'), once."""
+    if not command.epilog:
+        command.epilog = EXIT_CODES
+    for sub in getattr(command, "commands", {}).values():
+        _add_exit_codes(sub)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
