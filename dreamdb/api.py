@@ -26,7 +26,6 @@ MODES = ("bm25", "hybrid", "dense", "rrf")
 LAZY_REFRESH_MAX = 64
 """Pending chunks a hybrid query embeds itself before answering (≈ 3 s at 20 chunks/s)."""
 TOP_MIN, TOP_MAX = 1, 50
-_NOT_OURS = "Not a dreamdb index:"
 LAZY_SYNC_LOCK_WAIT_MS = 1500
 """How long the sync before a recall waits for another process's write lock (ms), as the prompt hook does."""
 
@@ -221,11 +220,7 @@ class Index:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise
             return self._rebuild(exc)
-        except db.DatabaseError as exc:
-            return self._rebuild(exc)
-        except IndexUnavailable as exc:
-            if exc.message.startswith(_NOT_OURS):
-                raise
+        except (db.DatabaseError, IndexUnavailable) as exc:
             return self._rebuild(exc)
 
     def _owns_any_file(self) -> bool:
@@ -253,7 +248,7 @@ class Index:
             return
         what = {"foreign": "a SQLite database of another application", "sqlite": "a SQLite database dreamdb did not make "
                 "(or cannot read)", "other": "not a SQLite database"}[kind]
-        raise IndexUnavailable(f"{_NOT_OURS} {self.index_path} is {what}; dreamdb will not touch it.",
+        raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is {what}; dreamdb will not touch it.",
                                hint="Point DREAMDB_INDEX at a new file path (or delete that file yourself if it "
                                     "is a damaged dreamdb index).")
 
@@ -284,6 +279,7 @@ class Index:
             except db.DatabaseError:
                 pass
             self._conn = None
+        self._memory = None  # its caches describe the old file
         self._check_index_file()
         try:
             config.remove_index_files(self.index_path)
@@ -325,7 +321,6 @@ class Index:
                                       hint="Wait for the other sync or embedding refresh to finish, then retry.") from exc
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
             self._conn = self._rebuild(exc)
-            self._memory = None
             self.notes.extend(self.warnings)
             self.warnings = []
             self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
@@ -374,7 +369,6 @@ class Index:
             problems = self.check()
             if problems:
                 self._conn = self._rebuild("PRAGMA quick_check: " + "; ".join(problems[:3]))
-                self._memory = None
         report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives, force=force, progress=progress))
         if self.warnings:
             report.warnings = self.warnings + report.warnings
@@ -719,16 +713,14 @@ def _is_older_dreamdb_index(path: Path) -> bool:
     """Whether a SQLite file with application id 0 is a dreamdb index from before migration 003: it has
     dreamdb's tables, and ``schema_migrations`` has dreamdb's columns (other tools use that table name
     too). Read read-only (dreamdb's own connections switch a file to WAL); unreadable or locked → False."""
-    import sqlite3
-
     try:
-        ro = sqlite3.connect(Path(os.path.abspath(path)).as_uri() + "?mode=ro", uri=True, timeout=0.5)
+        ro = db.connect(path, readonly=True, busy_timeout_ms=500)
         try:
             names = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             cols = {r[1] for r in ro.execute("PRAGMA table_info(schema_migrations)")}
         finally:
             ro.close()
-    except sqlite3.Error:
+    except (IndexUnavailable, db.DatabaseError):
         return False
     return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
 

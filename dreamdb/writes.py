@@ -728,32 +728,25 @@ def _document_at(vault: Path, rel: str) -> tuple[str, Path] | None:
 
 
 def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | None:
-    """Run a read-only query on the vault's existing index; ``None`` when there is no usable index.
+    """Run a query on the vault's existing index, opened read-only; ``None`` when there is no usable index.
 
-    The index is never created here (no index file: nothing was ever
-    recalled, so no recall id can name a document), and not synced: its ids
-    are the ones recall printed last.
+    The index is never created, migrated or synced here (no index file: nothing was ever recalled,
+    so no recall id can name a document): its ids are the ones recall printed last.
     """
     from dreamdb import config
     from dreamdb.errors import DreamdbError
+    from dreamdb.store import connect as db
 
     try:
         index_path = config.index_path_for(vault)
-        if not index_path.is_file() or index_path.stat().st_size == 0:
+        if config.index_file_kind(index_path) not in ("dreamdb", "sqlite"):
             return None
-        import dreamdb
-        from dreamdb.store.connect import DatabaseError
-    except (DreamdbError, OSError):
-        return None
-    try:
-        index = dreamdb.open(vault, auto_sync=False)
+        conn = db.connect(index_path, readonly=True)
         try:
-            if Path(index.vault).resolve() != vault.resolve():  # a folder holding a _dream_context: not this one
-                return None
-            return [tuple(row) for row in index.conn.execute(sql, tuple(params))]
+            return [tuple(row) for row in conn.execute(sql, tuple(params))]
         finally:
-            index.close()
-    except (DreamdbError, DatabaseError, OSError):  # no usable index: the files alone decide
+            conn.close()
+    except (DreamdbError, db.DatabaseError, OSError):  # no usable index: the files alone decide
         return None
 
 

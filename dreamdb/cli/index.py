@@ -7,6 +7,7 @@ import sys
 import click
 
 from dreamdb.cli.options import json_option, open_index, vault_option
+from dreamdb.sqlquery import DEFAULT_MAX_ROWS
 
 
 @click.command("sync")
@@ -119,7 +120,7 @@ def list_cmd(vault, types, as_json):
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
               help="table for people; json and csv for programs (see above).")
 @json_option
-@click.option("--max-rows", type=click.IntRange(min=0, max=2**31 - 2), default=100_000, show_default=True, metavar="N",
+@click.option("--max-rows", type=click.IntRange(min=0, max=2**31 - 2), default=DEFAULT_MAX_ROWS, show_default=True, metavar="N",
               help="Print at most N rows (0 = no limit). A cut result is said on stderr and in JSON output.")
 @click.option("--no-sync", is_flag=True, help="Query the index as it is, without syncing first.")
 def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):

@@ -272,21 +272,14 @@ class MemoryEngine:
         if not len(near):
             return []
         scored = []
-        floor, span, half_life = S.RECENCY_FLOOR, 1.0 - S.RECENCY_FLOOR, S.RECENCY_HALF_LIFE_DAYS
-        mix, id_weight, unknown, inf = S.BM25F_MIX, S.IDENTITY_WEIGHT, S.RECENCY_UNKNOWN, float("inf")
-        doc_ids = self.doc_ids
+        doc_ids, inf = self.doc_ids, float("inf")
         for i, r, f, c, st, d in zip(near.tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(),
                                      self.static[near].tolist(), self.date_days[near].tolist()):
-            base = r + mix * (f - r if f > r else 0.0)  # = r + 0.5·max(0, f − r), exactly
-            identity = id_weight * c * c * (r if r > 1.0 else 1.0) if c > 0 else 0.0
-            if d != d:  # NaN: unknown date
-                rec, newest = unknown, inf
-            else:
-                age = now_days - d
-                rec = floor + span * 0.5 ** ((age if age > 0.0 else 0.0) / half_life)
-                newest = -d
+            base, identity = S.base_score(r, f), S.identity_boost(r, c)
+            dated = d == d  # NaN: unknown date
+            rec = S.recency_factor(now_days - d if dated else None)
             # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
-            scored.append((-((base + identity) * rec * st), newest, doc_ids[i], i, r, f, c, identity, base, rec))
+            scored.append((-((base + identity) * rec * st), -d if dated else inf, doc_ids[i], i, r, f, c, identity, base, rec))
         scored.sort()
         rowids, types = self.rowids, self.types_list
         return [Ranked(int(rowids[i]), doc_id, types[i], None, None if newest == inf else -newest, None,
