@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "5"
+ANALYZER_VERSION = "6"
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -64,6 +64,13 @@ MIN_TURKISH_STEM = 3
 words to fragments (ürün → ür, isimle → is) that collide with unrelated terms; shorter stems
 fall back to the unstemmed word."""
 
+_HARMONY_VOWELS = frozenset("ıiuü")
+"""The vowel the Snowball Turkish stemmer appends to every stem ending in ``d`` or ``g``
+(its ``append_U_to_stems_ending_with_d_or_g`` step, chosen by vowel harmony): an added
+letter, not a removed inflection, so it is taken off again. Left on, it turns the
+loanwords of Turkish text into terms their English text never has (``dashboard`` →
+``dashboardı``, ``backend`` → ``backendi``, ``thread`` → ``threadı``). Taken off every
+stem alike, it changes no conflation (``dashboardları`` and ``dashboardı`` still meet)."""
 _TURKISH_ONLY_LETTERS = frozenset("ğışı")
 _TURKISH_LETTERS = frozenset("çğıöşü")
 _TURKISH_ASCII_STOPWORDS = frozenset(w for w in TURKISH_STOPWORDS if _TURKISH_LETTERS.isdisjoint(w))
@@ -152,6 +159,8 @@ def stem(word: str, turkish: bool) -> str:
         return word
     if turkish and len(word) > 3:
         stem = _turkish_stemmer().stemWord(word)
+        if len(stem) > 2 and stem[-1] in _HARMONY_VOWELS and stem[-2] in "dg":
+            stem = stem[:-1]  # Snowball's appended vowel (see _HARMONY_VOWELS)
         if len(stem) >= MIN_TURKISH_STEM and stem not in STOPWORDS:
             word = stem
     return english_stem(word)

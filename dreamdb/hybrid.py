@@ -110,7 +110,7 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         top_raw = max((r.score for r in bm), default=0.0)
         fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos,
                                              term_coverage=term_coverage(conn, plan.terms))
-    method = info["method"] + ("+pin" if info.get("pinned") else "")
+    method = info["method"] + ("+pin" if info.get("pinned") else "") + ("+partial" if info.get("partial") else "")
     out = []
     for key, value in fused[:top]:
         out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), fusion=method))

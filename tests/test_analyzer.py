@@ -36,6 +36,19 @@ def test_turkish_case_and_plural_suffixes_collapse():
     assert "nasıl" not in q  # Turkish question word is a stopword
 
 
+def test_loanwords_in_turkish_text_get_their_english_terms():
+    """Snowball appends a vowel to Turkish stems ending in d/g (dashboard → dashboardı); dreamdb takes it off."""
+    from dreamdb.analyzer import _turkish_stemmer
+
+    assert _turkish_stemmer().stemWord("dashboard") == "dashboardı"  # the library's own behaviour
+    tr = analyze("dashboard sunucusu backend thread config hatası", turkish=True)
+    en = analyze("dashboard server backend thread config error", turkish=False)
+    assert [t for t in tr if t in en] == ["dashboard", "backend", "thread", "config"]
+    # inflected forms still meet their bare form
+    assert analyze("dashboardlar dashboardları dashboard", turkish=True) == ["dashboard"] * 3
+    assert analyze("kediler kedi", turkish=True) == [analyze("kedi", turkish=True)[0]] * 2
+
+
 def test_turkish_letters_kept_and_dotted_capital_folded():
     assert analyze("İstanbul ŞEHİR", turkish=True)[0].startswith("istanbul")
     assert "ş" in analyze("şehir", turkish=True)[0]

@@ -50,6 +50,24 @@ def test_rrf_bm25_weight_follows_term_coverage():
     d = dict(fused)
     assert d["a"] == pytest.approx(0.3 / 61 + 0.4 / 62) and d["b"] == pytest.approx(0.3 / 62 + 0.4 / 61)
     assert fused[0][0] == "b"
-    # relative fusion (BM25 decisive) ignores coverage
-    fused, info = F.adaptive_fusion(bm_keys, {"a": 30.0, "b": 20.0}, 30.0, dense_keys, cos, term_coverage=0.1)
+    # at full coverage a top raw score of 30 is decisive: relative fusion keeps BM25's winner
+    fused, info = F.adaptive_fusion(bm_keys, {"a": 30.0, "b": 20.0}, 30.0, dense_keys, cos, term_coverage=1.0)
     assert info["method"] == "relative" and fused[0][0] == "a"
+
+
+def test_partial_coverage_turns_off_decisive_test_and_pin_guard():
+    """BM25 that saw only part of the query is neither decisive nor allowed to pin its top hit."""
+    bm_keys, bm_scores = ["a", "b"], {"a": 30.0, "b": 10.0}  # decisive (30 ≥ 18) and a 3× lead
+    dense_keys, cos = ["b", "c", "a"], {"a": 0.70, "b": 0.90, "c": 0.85}
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 30.0, dense_keys, cos, term_coverage=1.0)
+    assert info["method"] == "relative" and fused[0][0] == "a"
+    # without the decisive test, at full coverage the pin guard still keeps "a" first (30 ≥ 1.35 × 10)
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 17.0, dense_keys, cos, term_coverage=1.0)
+    assert info["method"] == "rrf" and info["pinned"] and fused[0][0] == "a"
+    # two of three query terms unknown to the corpus: plain weighted RRF, BM25 weight 0.6 × 1/3
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 30.0, dense_keys, cos, term_coverage=1 / 3)
+    assert info["method"] == "rrf" and not info["pinned"] and info["partial"]
+    d = dict(fused)
+    assert d["a"] == pytest.approx(0.2 / 61 + 0.4 / 63)
+    assert d["b"] == pytest.approx(0.2 / 62 + 0.4 / 61)
+    assert [k for k, _ in fused] == ["b", "a", "c"]

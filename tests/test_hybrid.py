@@ -43,7 +43,7 @@ def test_hybrid_modes_on_real_documents(embedded_subset, model_dir, monkeypatch)
         bm = {h.doc_id: h.score for h in index.recall(description, top=50)}
         for h in hits:
             assert h.score == pytest.approx(bm.get(h.doc_id, 0.0))  # score stays raw BM25 in every mode
-            assert h.signals["fusion"] in ("relative", "rrf", "rrf+pin") and h.signals["dense"] is not None
+            assert h.signals["fusion"] in ("relative", "rrf", "rrf+pin", "rrf+partial") and h.signals["dense"] is not None
         found += doc_id in [h.doc_id for h in hits]
     assert found / len(rows) >= 0.9
     dense = index.recall("how to keep tests from touching the real home folder", top=5, mode="dense")
@@ -68,6 +68,20 @@ def test_exact_title_wins_are_kept_by_hybrid(embedded_subset, model_dir, monkeyp
         total += 1
         kept += index.recall(title, top=1, mode="hybrid")[0].doc_id == doc_id
     assert total >= 10 and kept == total
+
+
+@pytest.mark.model
+def test_turkish_question_over_english_notes_is_fused_as_partial(embedded_subset, model_dir, monkeypatch):
+    """A question whose words the English notes mostly lack: BM25 is neither decisive nor pinned."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    index = dreamdb.open(embedded_subset, allow_model_build=False)
+    query = "uyku uzmanları kadrosu kararı"  # "the sleep specialist roster decision"
+    assert index.recall(query, top=3) == []  # no word of it occurs in the notes
+    dense = index.recall(query, top=3, mode="dense")
+    hits = index.recall(query, top=3, mode="hybrid", explain=True)
+    assert {h.signals["fusion"] for h in hits} == {"rrf+partial"}
+    assert hits[0].doc_id == dense[0].doc_id == "knowledge/sleep-specialist-roster-decision"
+    assert all(h.score == 0.0 for h in hits)  # score stays raw BM25
 
 
 def test_term_coverage_counts_query_terms_the_corpus_knows(tiny_vault):

@@ -137,7 +137,9 @@ class Ranked:
         recency, status_factor, type_factor, confidence_factor: multipliers.
         rank_score: what hits are sorted by (the fused score in hybrid modes).
         dense: best-chunk cosine in hybrid modes, else ``None``.
-        fusion: fusion method in hybrid modes (``relative``, ``rrf``, ``rrf+pin``, ``dense``, ``rrf-plain``).
+        fusion: fusion method in hybrid modes (``relative``, ``rrf``, ``rrf+pin``,
+            ``rrf+partial`` when some query terms are unknown to the corpus so BM25 could neither
+            be decisive nor pin, ``dense``, ``rrf-plain``).
     """
 
     rowid: int
