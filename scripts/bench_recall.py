@@ -3,7 +3,8 @@
 
 On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
 
-* first sync (empty index → full), no-change sync, index size;
+* first sync (empty index → full), no-change sync, rebuild (``sync --force``,
+  what an analyzer upgrade costs), index size;
 * recall latency in process: query only (``auto_sync=False``) and query +
   lazy no-change sync (``auto_sync=True``, what the CLI and hook do);
 * ``dreamdb recall`` and the prompt hook as processes (wall time incl. Python
@@ -12,7 +13,7 @@ On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
 
 On a generated vault (``scripts/gen_vault.py``; 100k notes, or 2k with
 ``--quick``): first sync, index size, no-change sync, query p50/p90 over 50
-generated queries, beside bm25s build time and query p50/p90.
+generated queries, beside bm25s build time and query p50/p90; rebuild too.
 
 Every figure is the median over ``--runs`` runs (a 100k first sync runs
 once: it takes minutes). Usage::
@@ -71,8 +72,13 @@ def time_sync(vault: Path, idx: Path, runs: int) -> dict:
         t0 = time.perf_counter()
         ix.sync()
         nochange.append((time.perf_counter() - t0) * 1000)
+    rebuilds = []
+    for _ in range(runs):  # `dreamdb sync --force`: what an analyzer upgrade costs a user
+        t0 = time.perf_counter()
+        ix.sync(force=True)
+        rebuilds.append(time.perf_counter() - t0)
     return {"ix": ix, "first_sync_s": med(firsts), "first_sync_runs": len(firsts), "nochange_sync_ms": med(nochange),
-            "index_bytes": index_bytes(ix)}
+            "rebuild_s": med(rebuilds), "index_bytes": index_bytes(ix)}
 
 
 def query_latency(search, queries: list[str], runs: int) -> dict:
@@ -204,6 +210,8 @@ def render(res: dict) -> str:
         L.append(f"  first sync              {r['first_sync_s']:8.2f} s  (runs: {r['first_sync_runs']})"
                  + (f"   | bm25s build {b['build_s']:.2f} s" if b else ""))
         L.append(f"  no-change sync          {r['nochange_sync_ms']:8.1f} ms")
+        if "rebuild_s" in r:
+            L.append(f"  rebuild (sync --force)  {r['rebuild_s']:8.2f} s")
         L.append(f"  index size              {r['index_bytes'] / 1e6:8.1f} MB" + (f"   | bm25s {b['index_bytes'] / 1e6:.1f} MB" if b else ""))
         q = r["query_only"]
         L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine)"

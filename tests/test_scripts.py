@@ -24,6 +24,7 @@ def test_bench_recall_smoke():
     res = json.loads(p.stdout)
     syn = res["synthetic"]
     assert syn["docs"] == 300 and syn["query_only"]["p50_ms"] > 0 and syn["nochange_sync_ms"] > 0
+    assert syn["rebuild_s"] > syn["nochange_sync_ms"] / 1000  # a rebuild re-indexes every file
     if "skipped" not in res["real"]:
         assert res["real"]["docs"] > 700 and res["real"]["cli_recall_ms"] > res["real"]["python_pass_ms"]
 

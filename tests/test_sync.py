@@ -258,3 +258,98 @@ def test_non_scalar_status_is_ignored_with_a_warning_and_bad_queries_are_usage_e
     for bad in (None, 123, b"alpha"):
         with pytest.raises(dreamdb.errors.UsageError, match="query must be a string"):
             index.recall(bad)
+
+
+def _postings_by_source(index) -> set[tuple]:
+    return set(index.conn.execute(
+        "SELECT p.term, d.source_path, d.ordinal, p.tf_title, p.tf_description, p.tf_tags, p.tf_body, p.tf_slug"
+        " FROM postings p JOIN documents d ON d.id = p.doc"))
+
+
+def _has_doc_index(index) -> bool:
+    return index.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'postings_doc'").fetchone() is not None
+
+
+@needs_real_vault
+def test_first_sync_bulk_load_equals_row_by_row_sync(fresh_real_vault, tmp_path, monkeypatch):
+    """A first sync stages postings and loads them sorted; the index equals one built file by file."""
+    from dreamdb.store import sync as S
+
+    monkeypatch.setattr(S.BulkPostings, "BATCH_ROWS", 5_000)  # several sorted batches
+    finished = []
+    real_finish = S.BulkPostings.finish
+    monkeypatch.setattr(S.BulkPostings, "finish", lambda self: (finished.append(len(self.rows)), real_finish(self)))
+    bulk = dreamdb.open(fresh_real_vault, index_path=tmp_path / "bulk.db")
+    assert bulk.sync().added == 148 and len(finished) == 1
+    # the same vault, half of it synced first and the other half added by a second (incremental) sync
+    knowledge = sorted(p for p in (fresh_real_vault / "knowledge").rglob("*.md") if ".archive" not in p.parts)
+    parked = tmp_path / "parked"
+    moved = []
+    for i, p in enumerate(knowledge[::2]):
+        dest = parked / str(i)
+        dest.mkdir(parents=True)
+        moved.append((p, dest / p.name))
+        os.replace(p, dest / p.name)
+    stepwise = dreamdb.open(fresh_real_vault, index_path=tmp_path / "stepwise.db")
+    stepwise.sync()
+    for original, parked_file in moved:
+        os.replace(parked_file, original)
+    r = stepwise.sync()
+    assert r.added == len(moved) and len(finished) == 2  # the second sync was incremental: no bulk load
+    assert _postings_by_source(bulk) == _postings_by_source(stepwise)
+    assert len(_postings_by_source(bulk)) > 50_000
+    assert _has_doc_index(bulk) and _has_doc_index(stepwise)
+    assert _integrity(bulk) == _integrity(stepwise) == "ok"
+    q = "sleep debt thresholds"
+    assert [(h.doc_id, h.score) for h in bulk.recall(q, top=10)] == [(h.doc_id, h.score) for h in stepwise.recall(q, top=10)]
+
+
+def test_interrupted_bulk_load_leaves_the_index_as_it_was(tiny_vault, monkeypatch):
+    from dreamdb.store import sync as S
+
+    for i in range(30):
+        write_doc(tiny_vault, f"knowledge/n{i}.md", f"---\ntitle: Note {i}\n---\nokapi {i} walks the bm{i} path\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    before = _postings_by_source(index)
+    monkeypatch.setattr(S.BulkPostings, "BATCH_ROWS", 20)  # rows reach postings while its doc index is dropped
+
+    def crash(self):
+        raise RuntimeError("simulated crash before the doc index is re-created")
+
+    monkeypatch.setattr(S.BulkPostings, "finish", crash)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        index.sync(force=True)  # a rebuild empties the index, so it loads in bulk
+    monkeypatch.undo()
+    assert _postings_by_source(index) == before and _has_doc_index(index) and _integrity(index) == "ok"
+    assert index.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1  # switched back on after the failure
+    assert [h.doc_id for h in index.recall("okapi bm7")][0] == "knowledge/n7"
+
+
+@needs_real_vault
+def test_rebuild_empties_the_derived_tables_at_once_and_keeps_cascades(fresh_real_vault):
+    """A forced rebuild truncates files and its cascade children (foreign keys off for that one transaction)."""
+    from dreamdb.store.sync import _cascade_tables
+
+    index = dreamdb.open(fresh_real_vault)
+    index.sync()
+    order = _cascade_tables(index.conn)
+    assert set(order) == {"files", "documents", "postings", "document_tags", "chunks", "chunked_documents"}
+    assert order[-1] == "files" and order.index("documents") > max(order.index(t) for t in ("postings", "chunks"))
+    before = _postings_by_source(index)
+    tags = "SELECT t.tag, d.source_path, d.ordinal FROM document_tags t JOIN documents d ON d.id = t.doc"
+    tags_before = set(index.conn.execute(tags))
+    r = index.sync(force=True)
+    assert r.rebuilt and r.changed == 148 and r.added == 0
+    assert _postings_by_source(index) == before and set(index.conn.execute(tags)) == tags_before
+    assert index.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert index.conn.execute("PRAGMA foreign_key_check").fetchall() == [] and _integrity(index) == "ok"
+    # cascades work again: removing a file removes its documents' postings
+    victim = fresh_real_vault / "knowledge" / "haiku-recall-architecture.md"
+    if not victim.exists():
+        victim = next((fresh_real_vault / "knowledge").rglob("haiku-recall-architecture.md"))
+    rel = victim.relative_to(fresh_real_vault).as_posix()
+    victim.unlink()
+    assert index.sync().removed == 1
+    assert not [r for r in _postings_by_source(index) if r[1] == rel]
+    assert len(_postings_by_source(index)) < len(before)

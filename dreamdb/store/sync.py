@@ -182,69 +182,188 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
         report.warnings = warnings
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
         return report
-    from hashlib import sha256  # hashing and YAML only when something changed
-
-    from dreamdb.vault.parse import parse_file
-
-    with write_transaction(conn):
-        rebuild = force or _analyzer_changed(conn)  # re-check under the lock: another process may have rebuilt
-        known = set(_stored_state(conn))  # before a rebuild empties it: re-indexed files count as changed
-        if rebuild:
-            conn.execute("DELETE FROM files")  # cascades to documents, postings, tags
-            report.rebuilt = True
-        stored = _stored_state(conn)
-        candidates, removed, report.unchanged = _plan(sources, stored)
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        for i, src in enumerate(candidates):
-            if progress:
-                progress(i, len(candidates))
-            try:
-                raw = (vault / src.rel_path).read_bytes()
-            except OSError as exc:
-                warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")
-                _replace_file(conn, src, "unreadable", [], now)
-                report.changed += src.rel_path in known
-                report.added += src.rel_path not in known
-                continue
-            sha = sha256(raw).hexdigest()
-            old = stored.get(src.rel_path)
-            if old is not None and old[2] == sha:
-                conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (src.mtime_ns, src.size, src.rel_path))
-                report.unchanged += 1
-                continue
-            docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw)
-            warnings.extend(file_warnings)
-            if not readable and old is not None:
-                kept = conn.execute("SELECT COUNT(*) FROM documents WHERE source_path = ?", (src.rel_path,)).fetchone()[0]
-                if kept:
-                    # Keep the last good documents (and the old stat, so every sync re-checks and warns)
-                    # rather than silently dropping them; they go once the file is fixed or deleted.
-                    warnings.append(f"{src.rel_path}: kept the {kept} document{'s' if kept != 1 else ''} indexed before it broke; fix the file to update them")
-                    report.unchanged += 1
-                    continue
-            _replace_file(conn, src, sha, docs, now, warn=warnings.append)
-            if src.rel_path not in known:
-                report.added += 1
-            else:
-                report.changed += 1
-        for path in removed:
-            conn.execute("DELETE FROM files WHERE path = ?", (path,))
-            report.removed += 1
-        _refresh_stats(conn)
-        _save_dirs(conn, dirs, include_archives)
-        conn.execute(  # in-memory caches (dreamdb.ranking.memory) reload when this changes
-            "INSERT INTO meta (key, value) VALUES ('generation', 1) "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-        )
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sync', ?)", (now,))
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
-    if progress:
-        progress(len(candidates), len(candidates))
+    # A rebuild empties every table derived from the vault. With foreign keys off SQLite empties
+    # a table by dropping its pages (the truncate optimisation) instead of deleting row by row
+    # through the cascade: 0.2 s instead of 40-70 s for the 3.2 M postings of a 20,000-document
+    # vault. The pragma is a no-op inside a transaction, so it is set before BEGIN, and a sync
+    # that set it rebuilds even if another process rebuilt meanwhile (redundant, never wrong).
+    truncate = rebuild
+    if truncate:
+        conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        with write_transaction(conn):
+            rebuild = truncate or _analyzer_changed(conn)  # re-check under the lock
+            known = set(_stored_state(conn))  # before a rebuild empties it: re-indexed files count as changed
+            if truncate:
+                _truncate_vault_tables(conn)
+            elif rebuild:
+                conn.execute("DELETE FROM files")  # cascades to documents, postings, tags, chunks
+            report.rebuilt = rebuild
+            _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress)
+    finally:
+        if truncate:
+            conn.execute("PRAGMA foreign_keys = ON")
     report.documents = corpus_stats(conn)["n_docs"]
     report.warnings = warnings
     report.elapsed_ms = (time.perf_counter() - t0) * 1000
     return report
+
+
+def _cascade_tables(conn, root: str = "files") -> list[str]:
+    """``root`` and every table that references it through ``ON DELETE CASCADE`` chains, children first.
+
+    Read from the schema (``PRAGMA foreign_key_list``), so a table a later migration hangs
+    under ``documents`` is emptied too.
+    """
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%REFERENCES%'")]
+    children: dict[str, list[str]] = {}
+    for t in tables:
+        for fk in conn.execute(f'PRAGMA foreign_key_list("{t}")'):
+            if fk[6].upper() == "CASCADE":  # (id, seq, table, from, to, on_update, on_delete, match)
+                children.setdefault(fk[2], []).append(t)
+    order: list[str] = []
+
+    def visit(t: str) -> None:
+        for c in children.get(t, ()):
+            if c not in order and c != t:
+                visit(c)
+        if t not in order:
+            order.append(t)
+
+    visit(root)
+    return order
+
+
+def _truncate_vault_tables(conn) -> None:
+    """Empty ``files`` and everything cascading from it (foreign keys must be off; see :func:`sync`)."""
+    for t in _cascade_tables(conn):
+        conn.execute(f'DELETE FROM "{t}"')
+
+
+def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archives: bool, known: set,
+                   report: SyncReport, warnings: list, progress) -> None:
+    """The body of a sync's write transaction: re-index candidates, drop removed files, refresh stats."""
+    from hashlib import sha256  # hashing and YAML only when something changed
+
+    from dreamdb.vault.parse import parse_file
+
+    stored = _stored_state(conn)
+    candidates, removed, report.unchanged = _plan(sources, stored)
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    postings = BulkPostings(conn) if BulkPostings.wanted(conn) else None
+    for i, src in enumerate(candidates):
+        if progress:
+            progress(i, len(candidates))
+        try:
+            raw = (vault / src.rel_path).read_bytes()
+        except OSError as exc:
+            warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")
+            _replace_file(conn, src, "unreadable", [], now)
+            report.changed += src.rel_path in known
+            report.added += src.rel_path not in known
+            continue
+        sha = sha256(raw).hexdigest()
+        old = stored.get(src.rel_path)
+        if old is not None and old[2] == sha:
+            conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (src.mtime_ns, src.size, src.rel_path))
+            report.unchanged += 1
+            continue
+        docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw)
+        warnings.extend(file_warnings)
+        if not readable and old is not None:
+            kept = conn.execute("SELECT COUNT(*) FROM documents WHERE source_path = ?", (src.rel_path,)).fetchone()[0]
+            if kept:
+                # Keep the last good documents (and the old stat, so every sync re-checks and warns)
+                # rather than silently dropping them; they go once the file is fixed or deleted.
+                warnings.append(f"{src.rel_path}: kept the {kept} document{'s' if kept != 1 else ''} indexed before it broke; fix the file to update them")
+                report.unchanged += 1
+                continue
+        _replace_file(conn, src, sha, docs, now, warn=warnings.append, postings=postings)
+        if src.rel_path not in known:
+            report.added += 1
+        else:
+            report.changed += 1
+    if postings is not None:
+        postings.finish()
+    for path in removed:
+        conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        report.removed += 1
+    _refresh_stats(conn)
+    _save_dirs(conn, dirs, include_archives)
+    conn.execute(  # in-memory caches (dreamdb.ranking.memory) reload when this changes
+        "INSERT INTO meta (key, value) VALUES ('generation', 1) "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sync', ?)", (now,))
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
+    if progress:
+        progress(len(candidates), len(candidates))
+
+
+class BulkPostings:
+    """Loads the postings of a sync into an empty ``postings`` table in key order.
+
+    ``postings`` is keyed by (term, doc) and indexed by doc, so rows inserted one document at a
+    time land all over both B-trees; once the index outgrows SQLite's page cache every row
+    costs a page miss. A first sync (or a rebuild, which empties the table) instead stages the
+    rows in a TEMP table, moves them in batches with ``INSERT … SELECT … ORDER BY term, doc``
+    (written in key order) while the ``postings_doc`` index is dropped, and re-creates that index
+    from its own definition in ``sqlite_master`` at :meth:`finish`. Measured on the 3.2 M
+    postings of the generated 20,000-document vault (``scripts/bench_recall.py --docs 20000``):
+    24 s row by row → 17 s with the 64 MiB cache; 35 s → 16 s with an 8 MiB cache, the
+    situation of a 100k-document index. An incremental sync inserts row by row: with the doc
+    index in place, sorted batches gained nothing.
+
+    Everything happens inside the sync's write transaction, so a crash leaves the index as it
+    was, index included. While the index is dropped no document may be deleted (the cascade
+    would scan every posting); the index starts empty (:meth:`wanted`), so the sync only
+    inserts until :meth:`finish`.
+    """
+
+    BATCH_ROWS = 500_000
+    """Rows staged per sorted batch (bounds Python memory and the temp table, ~50 MB)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.rows: list[tuple] = []
+        row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'postings_doc'").fetchone()
+        self.index_sql = row[0] if row and row[0] else None
+        if self.index_sql:
+            conn.execute("DROP INDEX postings_doc")
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS staged_postings (term TEXT, doc INTEGER, tf_title INTEGER,"
+                     " tf_description INTEGER, tf_tags INTEGER, tf_body INTEGER, tf_slug INTEGER)")
+
+    @staticmethod
+    def wanted(conn) -> bool:
+        """True when the index holds no document (a first sync, or a rebuild after its reset).
+
+        Then each file of the sync is new, so nothing is deleted before :meth:`finish`.
+        """
+        return conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None
+
+    def add(self, rows: list[tuple]) -> None:
+        """Stage ``(term, doc, tf_title, tf_description, tf_tags, tf_body, tf_slug)`` rows."""
+        self.rows.extend(rows)
+        if len(self.rows) >= self.BATCH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.rows:
+            return
+        conn = self.conn
+        conn.executemany("INSERT INTO temp.staged_postings VALUES (?, ?, ?, ?, ?, ?, ?)", self.rows)
+        self.rows = []
+        conn.execute("INSERT INTO postings (term, doc, tf_title, tf_description, tf_tags, tf_body, tf_slug)"
+                     " SELECT * FROM temp.staged_postings ORDER BY term, doc")
+        conn.execute("DELETE FROM temp.staged_postings")
+
+    def finish(self) -> None:
+        """Write the staged rows and re-create the doc index (call before anything is deleted)."""
+        self._flush()
+        if self.index_sql:
+            self.conn.execute(self.index_sql)
+            self.index_sql = None
 
 
 def _dirs_changed(conn, dirs: dict[str, int], include_archives: bool) -> bool:
@@ -259,7 +378,8 @@ def _save_dirs(conn, dirs: dict[str, int], include_archives: bool) -> None:
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('include_archives', ?)", (str(int(include_archives)),))
 
 
-def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, warn=None) -> None:
+def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, warn=None, postings=None) -> None:
+    """Replace the documents of one source file (``postings``: a :class:`BulkPostings` or ``None``)."""
     conn.execute("DELETE FROM documents WHERE source_path = ?", (src.rel_path,))
     conn.execute(
         "INSERT INTO files (path, mtime_ns, size, sha256, synced_at) VALUES (?, ?, ?, ?, ?) "
@@ -268,7 +388,7 @@ def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, warn=No
         (src.rel_path, src.mtime_ns, src.size, sha, now),
     )
     for doc in docs:
-        insert_document(conn, doc, warn=warn)
+        insert_document(conn, doc, warn=warn, postings=postings)
 
 
 def _unique_doc_id(conn, doc, warn) -> str:
@@ -321,10 +441,14 @@ def content_hash(doc) -> str:
     return h.hexdigest()
 
 
-def insert_document(conn, doc, warn=None) -> int:
-    """Insert one document with its tags and postings; return its row id."""
+def insert_document(conn, doc, warn=None, postings: BulkPostings | None = None) -> int:
+    """Insert one document with its tags and postings; return its row id.
+
+    With ``postings`` (a :class:`BulkPostings`) the postings rows are staged there and reach
+    the ``postings`` table by its :meth:`~BulkPostings.finish`; without it they are inserted at once.
+    """
     doc_id = _unique_doc_id(conn, doc, warn)
-    postings, lengths, turkish = document_terms(doc)
+    terms, lengths, turkish = document_terms(doc)
     cur = conn.execute(
         """INSERT INTO documents (doc_id, type, slug, source_path, ordinal, title, description, tags, body,
                date, date_days, status, level, pinned, confidence, expires, expires_days, supersedes,
@@ -343,10 +467,14 @@ def insert_document(conn, doc, warn=None) -> int:
         tags.add(tag.lower())
     if tags:
         conn.executemany("INSERT OR IGNORE INTO document_tags (tag, doc) VALUES (?, ?)", [(t, rowid) for t in tags])
-    conn.executemany(
-        "INSERT INTO postings (term, doc, tf_title, tf_description, tf_tags, tf_body, tf_slug) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(t, rowid, *tf) for t, tf in postings.items()],
-    )
+    rows = [(t, rowid, *tf) for t, tf in terms.items()]
+    if postings is not None:
+        postings.add(rows)
+    else:
+        conn.executemany(
+            "INSERT INTO postings (term, doc, tf_title, tf_description, tf_tags, tf_body, tf_slug) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
     return rowid
 
 
