@@ -64,14 +64,6 @@ MIN_TURKISH_STEM = 3
 words to fragments (ürün → ür, isimle → is) that collide with unrelated terms; shorter stems
 fall back to the unstemmed word."""
 
-_HARMONY_VOWELS = frozenset("ıiuü")
-"""The vowel the Snowball Turkish stemmer appends to every stem ending in ``d`` or ``g``
-(its ``append_U_to_stems_ending_with_d_or_g`` step, chosen by vowel harmony): an added
-letter, not a removed inflection, so it is taken off again. Left on, it turns the
-loanwords of Turkish text into terms their English text never has (``dashboard`` →
-``dashboardı``, ``backend`` → ``backendi``, ``thread`` → ``threadı``). Taken off every
-stem alike, it changes no conflation (``dashboardları`` and ``dashboardı`` still meet)."""
-_TURKISH_ONLY_LETTERS = frozenset("ğışı")
 _TURKISH_LETTERS = frozenset("çğıöşü")
 _TURKISH_ASCII_STOPWORDS = frozenset(w for w in TURKISH_STOPWORDS if _TURKISH_LETTERS.isdisjoint(w))
 """Turkish stopwords without a Turkish letter (the others are counted by their letter)."""
@@ -159,8 +151,13 @@ def stem(word: str, turkish: bool) -> str:
         return word
     if turkish and len(word) > 3:
         stem = _turkish_stemmer().stemWord(word)
-        if len(stem) > 2 and stem[-1] in _HARMONY_VOWELS and stem[-2] in "dg":
-            stem = stem[:-1]  # Snowball's appended vowel (see _HARMONY_VOWELS)
+        if stem[:-1] == word:
+            # Snowball removed nothing and only appended a vowel, as its
+            # append_U_to_stems_ending_with_d_or_g step does to a bare word ending in d/g
+            # (dashboard → dashboardı, backend → backendi): nothing to collapse, and the added
+            # letter would keep the loanwords of Turkish text from meeting the same words in
+            # English text. A stem that lost a suffix keeps Snowball's form (bugün → bugu).
+            stem = word
         if len(stem) >= MIN_TURKISH_STEM and stem not in STOPWORDS:
             word = stem
     return english_stem(word)

@@ -25,6 +25,9 @@ from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault
 MODES = ("bm25", "hybrid", "dense", "rrf")
 LAZY_REFRESH_MAX = 64
 """Pending chunks a hybrid query embeds itself before answering (≈ 3 s at 20 chunks/s)."""
+LAZY_CHUNK_MAX = 5000
+"""Documents a hybrid query re-chunks itself (≈ 0.5-1.5 s) when more than :data:`LAZY_REFRESH_MAX`
+items are pending, to learn how many chunk texts really lack a vector."""
 TOP_MIN, TOP_MAX = 1, 50
 LAZY_SYNC_LOCK_WAIT_MS = 1500
 """How long the sync before a recall waits for another process's write lock (ms), as the prompt hook does."""
@@ -319,6 +322,16 @@ class Index:
 
                     raise LockTimeout("The index is locked by another dreamdb process.",
                                       hint="Wait for the other sync or embedding refresh to finish, then retry.") from exc
+                if "disk is full" in str(exc) or "disk I/O error" in str(exc):
+                    raise IndexUnavailable(
+                        f"Index error: {exc}",
+                        hint=f"Free space on the disk holding {self.index_path} (and the temp folder, or SQLITE_TMPDIR),"
+                             " then retry; the index was left as it was") from exc
+                if "readonly database" in str(exc) or "read-only" in str(exc):
+                    raise IndexUnavailable(
+                        f"Index error: {exc}",
+                        hint=f"Make {self.index_path} and the -wal/-shm files beside it writable (or remove them;"
+                             " the index is rebuilt from the vault)") from exc
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
             self._conn = self._rebuild(exc)
             self.notes.extend(self.warnings)
@@ -518,6 +531,12 @@ class Index:
                               " (they are left to BM25); used bm25")
             return None
         pending = store.pending(self.conn, emb.model_id)
+        if pending > self.lazy_refresh_max and 0 < store.documents_to_chunk(self.conn) <= LAZY_CHUNK_MAX:
+            # After a rebuild (new analyzer, sync --force) every document waits to be re-chunked, but
+            # its chunk texts mostly still have vectors (keyed by content hash): chunking needs no
+            # model and takes ~0.1-0.3 ms a document, after which little or nothing is left to embed.
+            store.chunk_pending_documents(self.conn)
+            pending = store.pending(self.conn, emb.model_id)
         if pending:
             if pending <= self.lazy_refresh_max:
                 store.refresh(self.conn, emb)

@@ -142,6 +142,45 @@ def test_resync_of_same_text_reuses_vectors(tiny_vault):
         assert r.chunked_docs == 3 and r.embedded == 0 and r.reused == 6 and emb.calls == []
 
 
+def test_prune_waits_while_documents_wait_to_be_chunked(tiny_vault):
+    """QA repro: a rebuild between a refresh's chunking and its pruning deleted every vector."""
+    make_vault(tiny_vault, 4)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb)
+        vectors = index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        assert vectors == 8
+        index.sync(force=True)  # chunks emptied: every document waits to be chunked again
+        assert store.documents_to_chunk(index.conn) == 4
+        assert store.prune(index.conn) == 0
+        assert index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == vectors
+        emb.calls.clear()
+        r = store.refresh(index.conn, emb)
+        assert (r.embedded, r.reused, r.pruned) == (0, 8, 0) and emb.calls == []
+
+
+def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
+    """QA repro: after a rebuild, hybrid recall used BM25 only ("… waiting to be embedded") until embed refresh."""
+
+    class QueryHashEmbedder(HashEmbedder):
+        def embed_queries(self, texts):
+            return np.stack([self.vec(t) for t in texts])
+
+    make_vault(tiny_vault, 6)
+    emb = QueryHashEmbedder()
+    index = dreamdb.open(tiny_vault, lazy_refresh_max=2)
+    index.sync()
+    store.refresh(index.conn, emb)
+    index.embedder = lambda: emb
+    index.sync(force=True)
+    assert store.pending(index.conn, emb.model_id) == 6 > index.lazy_refresh_max
+    emb.calls.clear()
+    hits = index.recall("a3x5 b3x7", mode="hybrid", explain=True)
+    assert hits[0].doc_id == "knowledge/doc3" and all(h.signals["dense"] is not None for h in hits)
+    assert not [n for n in index.take_notes() if "waiting" in n]
+    assert store.pending(index.conn, emb.model_id) == 0 and emb.calls == []  # nothing embedded again
+
+
 def test_force_reembeds_everything_for_this_model_only(tiny_vault):
     make_vault(tiny_vault, 2)
     a, b = HashEmbedder("model-a"), HashEmbedder("model-b")

@@ -55,19 +55,25 @@ def test_rrf_bm25_weight_follows_term_coverage():
     assert info["method"] == "relative" and fused[0][0] == "a"
 
 
-def test_partial_coverage_turns_off_decisive_test_and_pin_guard():
-    """BM25 that saw only part of the query is neither decisive nor allowed to pin its top hit."""
-    bm_keys, bm_scores = ["a", "b"], {"a": 30.0, "b": 10.0}  # decisive (30 ≥ 18) and a 3× lead
+def test_partial_coverage_scales_the_decisive_test_and_the_pin_guard():
+    """BM25's evidence counts in proportion to the share of the query it could see."""
+    bm_keys, bm_scores = ["a", "b"], {"a": 30.0, "b": 10.0}  # a 3× lead
     dense_keys, cos = ["b", "c", "a"], {"a": 0.70, "b": 0.90, "c": 0.85}
     fused, info = F.adaptive_fusion(bm_keys, bm_scores, 30.0, dense_keys, cos, term_coverage=1.0)
-    assert info["method"] == "relative" and fused[0][0] == "a"
-    # without the decisive test, at full coverage the pin guard still keeps "a" first (30 ≥ 1.35 × 10)
-    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 17.0, dense_keys, cos, term_coverage=1.0)
+    assert info["method"] == "relative" and "partial" not in info and fused[0][0] == "a"
+    # 3 of 4 terms known: 30 × 0.75 = 22.5 ≥ 18, still decisive
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 30.0, dense_keys, cos, term_coverage=0.75)
+    assert info["method"] == "relative" and info["partial"] and fused[0][0] == "a"
+    # 1 of 2 known: 30 × 0.5 = 15 < 18, RRF; the lead of 3× ≥ 1.35 / 0.5 = 2.7 still pins
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 30.0, dense_keys, cos, term_coverage=0.5)
     assert info["method"] == "rrf" and info["pinned"] and fused[0][0] == "a"
-    # two of three query terms unknown to the corpus: plain weighted RRF, BM25 weight 0.6 × 1/3
+    # 1 of 3 known: the pin would need a 4.05× lead; plain weighted RRF with BM25 weight 0.6 / 3
     fused, info = F.adaptive_fusion(bm_keys, bm_scores, 30.0, dense_keys, cos, term_coverage=1 / 3)
     assert info["method"] == "rrf" and not info["pinned"] and info["partial"]
     d = dict(fused)
     assert d["a"] == pytest.approx(0.2 / 61 + 0.4 / 63)
     assert d["b"] == pytest.approx(0.2 / 62 + 0.4 / 61)
     assert [k for k, _ in fused] == ["b", "a", "c"]
+    # nothing known (coverage 0): dense order, no pin
+    fused, info = F.adaptive_fusion([], {}, 0.0, dense_keys, cos, term_coverage=0.0)
+    assert [k for k, _ in fused] == ["b", "c", "a"] and not info["pinned"]

@@ -353,3 +353,41 @@ def test_rebuild_empties_the_derived_tables_at_once_and_keeps_cascades(fresh_rea
     assert index.sync().removed == 1
     assert not [r for r in _postings_by_source(index) if r[1] == rel]
     assert len(_postings_by_source(index)) < len(before)
+
+
+def test_a_rebuild_done_by_another_process_meanwhile_becomes_an_incremental_sync(tiny_vault, monkeypatch):
+    """QA repro: two first syncs at once rebuilt twice; the one that waited for the lock now syncs incrementally."""
+    from dreamdb.store import sync as S
+
+    for i in range(5):
+        write_doc(tiny_vault, f"knowledge/n{i}.md", f"note {i} about capybaras\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    p = write_doc(tiny_vault, "knowledge/n0.md", "note 0 about capybaras, edited\n")
+    os.utime(p, ns=(time.time_ns(), time.time_ns() + 10**9))
+    stale_view = [True]  # before the lock this process saw an index needing a rebuild; under the lock it is done
+    real = S._analyzer_changed
+    monkeypatch.setattr(S, "_analyzer_changed", lambda conn: stale_view.pop() if stale_view else real(conn))
+    r = index.sync()
+    assert not r.rebuilt and (r.added, r.changed, r.unchanged) == (0, 1, 4)
+    assert index.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1 and _integrity(index) == "ok"
+    assert [h.doc_id for h in index.recall("edited")] == ["knowledge/n0"]
+
+
+def test_bulk_load_without_temp_space_falls_back_to_row_by_row(tiny_vault, monkeypatch):
+    """QA repro: a first sync failed with 'database or disk is full' when the temp folder was small."""
+    from dreamdb.store import sync as S
+
+    for i in range(12):
+        write_doc(tiny_vault, f"knowledge/n{i}.md", f"---\ntitle: Note {i}\n---\nokapi {i} walks the bm{i} path\n")
+    clean = dreamdb.open(tiny_vault, index_path=tiny_vault.parent / "clean.db")
+    clean.sync()
+
+    def full(self):
+        raise db.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(S.BulkPostings, "_flush", full)
+    index = dreamdb.open(tiny_vault, index_path=tiny_vault.parent / "small-tmp.db")
+    r = index.sync()
+    assert r.added == 12 and _postings_by_source(index) == _postings_by_source(clean)
+    assert _has_doc_index(index) and _integrity(index) == "ok"

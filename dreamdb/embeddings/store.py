@@ -157,16 +157,20 @@ def register_model(conn, embedder) -> None:
 # --------------------------------------------------------------------- chunking
 
 
+_TO_CHUNK_SQL = """FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
+     WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?"""
+
+
 def _docs_to_chunk(conn, force: bool) -> list[tuple]:
     if force:
         return conn.execute("SELECT id, title, description, body, content_hash, type FROM documents ORDER BY id").fetchall()
-    return conn.execute(
-        """SELECT d.id, d.title, d.description, d.body, d.content_hash, d.type FROM documents d
-           LEFT JOIN chunked_documents s ON s.doc = d.id
-           WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?
-           ORDER BY d.id""",
-        (CHUNKER_VERSION,),
-    ).fetchall()
+    return conn.execute(f"SELECT d.id, d.title, d.description, d.body, d.content_hash, d.type {_TO_CHUNK_SQL} ORDER BY d.id",
+                        (CHUNKER_VERSION,)).fetchall()
+
+
+def documents_to_chunk(conn) -> int:
+    """How many documents have no chunks, or chunks of older content or an older chunker."""
+    return conn.execute(f"SELECT COUNT(*) {_TO_CHUNK_SQL}", (CHUNKER_VERSION,)).fetchone()[0]
 
 
 def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]]:
@@ -204,8 +208,16 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]
 
 
 def prune(conn) -> int:
-    """Delete vectors (of every model) whose chunk text no chunk uses any more; return how many."""
+    """Delete vectors (of every model) whose chunk text no chunk uses any more; return how many.
+
+    Nothing is pruned while a document waits to be chunked: another process's rebuild (or a
+    sync) between this refresh's chunking and its pruning empties ``chunks``, and the vectors
+    its documents are about to need again would otherwise all go (a QA repro). A later
+    refresh prunes.
+    """
     with write_transaction(conn):
+        if documents_to_chunk(conn):
+            return 0
         ids = [r[0] for r in conn.execute(
             "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)")]
         _delete_vectors(conn, ids)
@@ -347,9 +359,8 @@ def pending(conn, model_id: str) -> int:
     """
     _require_tables(conn)
     return conn.execute(
-        """SELECT
-             (SELECT COUNT(*) FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
-               WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?)
+        f"""SELECT
+             (SELECT COUNT(*) {_TO_CHUNK_SQL})
            + (SELECT COUNT(DISTINCT c.content_hash) FROM chunks c
                WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model_id = ?))""",
         (CHUNKER_VERSION, model_id),

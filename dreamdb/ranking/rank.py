@@ -138,8 +138,8 @@ class Ranked:
         rank_score: what hits are sorted by (the fused score in hybrid modes).
         dense: best-chunk cosine in hybrid modes, else ``None``.
         fusion: fusion method in hybrid modes (``relative``, ``rrf``, ``rrf+pin``,
-            ``rrf+partial`` when some query terms are unknown to the corpus so BM25 could neither
-            be decisive nor pin, ``dense``, ``rrf-plain``).
+            ``dense``, ``rrf-plain``; ``+partial`` when some query terms are unknown to the
+            corpus, so BM25's decisive test and pin guard were scaled by its term coverage).
     """
 
     rowid: int
