@@ -82,11 +82,17 @@ def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True) -> None:
 
 
 def restrict_mode(index_path: Path) -> None:
-    """Set an index file to mode 0600 (best effort)."""
-    try:
-        os.chmod(index_path, 0o600)
-    except OSError:
-        pass
+    """Set an index file and its ``-wal``/``-shm`` files to mode 0600 (best effort).
+
+    SQLite creates the ``-wal`` and ``-shm`` files with the mode the index file had when it
+    was opened, so a read-only (0444) index left a read-only ``-shm`` behind that made every
+    later write fail (a QA repro).
+    """
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.chmod(f"{index_path}{suffix}", 0o600)
+        except OSError:
+            pass
 
 
 def index_file_kind(index_path: Path) -> str:

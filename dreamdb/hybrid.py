@@ -41,15 +41,16 @@ def _dense_only(conn, rowids: list[int], now_days: float) -> dict[int, Ranked]:
 
 
 def term_coverage(conn, terms: list[str]) -> float:
-    """Fraction of the query's terms with a document frequency above 0 (0.0–1.0; 0.0 for no terms).
+    """Fraction of the query's terms that occur in the corpus (0.0–1.0; 0.0 for no terms).
 
     The lexical evidence BM25 can have for this query: a Turkish question over an English
-    vault may share only names and numbers with it, so most of its terms are unknown.
+    vault may share only names and numbers with it, so most of its terms are unknown. A term
+    found only in slugs counts as known (it feeds the identity boost of rankScore).
     """
     if not terms:
         return 0.0
     df = document_frequencies(conn, terms)
-    return sum(1 for t in terms if df.get(t)) / len(terms)
+    return sum(1 for t in terms if t in df) / len(terms)
 
 
 _QUERY_CACHE: dict[tuple[str, str], object] = {}

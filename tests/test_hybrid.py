@@ -96,6 +96,10 @@ def test_term_coverage_counts_query_terms_the_corpus_knows(tiny_vault):
     assert term_coverage(index.conn, plan.terms) == pytest.approx(1 / 3)
     assert term_coverage(index.conn, plan_query("tapir feeding schedule").terms) == 1.0
     assert term_coverage(index.conn, []) == 0.0
+    write_doc(tiny_vault, "knowledge/okapi-notes.md", "---\ntitle: Tapir care 2\n---\ntapir feeding\n")
+    index.sync()
+    # "okapi" is only in a slug (no BM25 field): still known, it feeds the identity boost
+    assert term_coverage(index.conn, plan_query("okapi tapir zebu").terms) == pytest.approx(2 / 3)
 
 
 @pytest.mark.model

@@ -138,6 +138,19 @@ def test_index_is_private_and_gitignored(tiny_vault):
     assert (tiny_vault / ".dreamdb" / ".gitignore").read_text().strip().endswith("*")
 
 
+def test_a_read_only_index_leaves_no_read_only_wal_or_shm(tiny_vault):
+    """QA repro: SQLite gives -wal/-shm the mode the index had when opened; a 0444 index left a 0444 -shm."""
+    write_doc(tiny_vault, "knowledge/a.md", "x\n")
+    dreamdb.open(tiny_vault).sync()
+    path = tiny_vault / ".dreamdb" / "index.db"
+    path.chmod(0o444)
+    index = dreamdb.open(tiny_vault)
+    index.recall("x")  # opens the index: -wal and -shm exist while the connection is open
+    for suffix in ("", "-wal", "-shm"):
+        f = path.with_name(path.name + suffix)
+        assert f.exists() and oct(f.stat().st_mode & 0o777) == oct(0o600), suffix
+
+
 def test_read_only_vault_indexes_into_cache(tiny_vault, tmp_path):
     write_doc(tiny_vault, "knowledge/a.md", "okapi\n")
     os.chmod(tiny_vault, 0o555)
