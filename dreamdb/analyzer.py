@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "6"
+ANALYZER_VERSION = "7"
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -58,6 +58,16 @@ TURKISH_STOPWORDS = frozenset(
 )
 
 STOPWORDS = ENGLISH_STOPWORDS | TURKISH_STOPWORDS
+
+_VOWELS = frozenset("aeıioöuüâîû")
+_HARMONY_VOWELS = frozenset("ıiuü")
+"""Snowball's Turkish stemmer appends one of these (by vowel harmony) to every stem that ends
+in d or g (its ``append_U_to_stems_ending_with_d_or_g`` step): ``dashboard`` → ``dashboardı``,
+``dashboardda`` → ``dashboardı``, ``threadde`` → ``threadı``. dreamdb takes the vowel off
+again when it stands where the word itself has a consonant or nothing, so the loanwords and
+names of Turkish text meet the same words in English text. Where the word has a vowel at that
+place the stem is Snowball's (``bugün`` → ``bugu``, not the English ``bug``; ``kedi``,
+``yardımı`` → ``yardı``)."""
 
 MIN_TURKISH_STEM = 3
 """Shortest Turkish stem kept: the Snowball Turkish stemmer, having no dictionary, cuts short
@@ -151,13 +161,9 @@ def stem(word: str, turkish: bool) -> str:
         return word
     if turkish and len(word) > 3:
         stem = _turkish_stemmer().stemWord(word)
-        if stem[:-1] == word:
-            # Snowball removed nothing and only appended a vowel, as its
-            # append_U_to_stems_ending_with_d_or_g step does to a bare word ending in d/g
-            # (dashboard → dashboardı, backend → backendi): nothing to collapse, and the added
-            # letter would keep the loanwords of Turkish text from meeting the same words in
-            # English text. A stem that lost a suffix keeps Snowball's form (bugün → bugu).
-            stem = word
+        if stem[-1:] in _HARMONY_VOWELS and stem[-2:-1] in ("d", "g") and word.startswith(stem[:-1]) \
+                and word[len(stem) - 1 : len(stem)] not in _VOWELS:
+            stem = stem[:-1]  # Snowball's appended vowel, see _HARMONY_VOWELS
         if len(stem) >= MIN_TURKISH_STEM and stem not in STOPWORDS:
             word = stem
     return english_stem(word)

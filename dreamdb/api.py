@@ -222,8 +222,16 @@ class Index:
         except db.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise
+            if _is_environment_error(exc):  # a full disk or a read-only file: the index is fine, keep it
+                raise IndexUnavailable(f"Cannot open the index at {self.index_path}: {exc}",
+                                       hint=_environment_hint(exc, self.index_path)) from exc
             return self._rebuild(exc)
-        except (db.DatabaseError, IndexUnavailable) as exc:
+        except IndexUnavailable as exc:
+            cause = exc.__cause__
+            if cause is not None and _is_environment_error(cause):
+                raise IndexUnavailable(exc.message, hint=_environment_hint(cause, self.index_path)) from cause
+            return self._rebuild(exc)
+        except db.DatabaseError as exc:
             return self._rebuild(exc)
 
     def _owns_any_file(self) -> bool:
@@ -322,16 +330,8 @@ class Index:
 
                     raise LockTimeout("The index is locked by another dreamdb process.",
                                       hint="Wait for the other sync or embedding refresh to finish, then retry.") from exc
-                if "disk is full" in str(exc) or "disk I/O error" in str(exc):
-                    raise IndexUnavailable(
-                        f"Index error: {exc}",
-                        hint=f"Free space on the disk holding {self.index_path} (and the temp folder, or SQLITE_TMPDIR),"
-                             " then retry; the index was left as it was") from exc
-                if "readonly database" in str(exc) or "read-only" in str(exc):
-                    raise IndexUnavailable(
-                        f"Index error: {exc}",
-                        hint=f"Make {self.index_path} and the -wal/-shm files beside it writable (or remove them;"
-                             " the index is rebuilt from the vault)") from exc
+                if _is_environment_error(exc):
+                    raise IndexUnavailable(f"Index error: {exc}", hint=_environment_hint(exc, self.index_path)) from exc
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
             self._conn = self._rebuild(exc)
             self.notes.extend(self.warnings)
@@ -535,7 +535,16 @@ class Index:
             # After a rebuild (new analyzer, sync --force) every document waits to be re-chunked, but
             # its chunk texts mostly still have vectors (keyed by content hash): chunking needs no
             # model and takes ~0.1-0.3 ms a document, after which little or nothing is left to embed.
-            store.chunk_pending_documents(self.conn)
+            # Like the lazy sync, it waits at most LAZY_SYNC_LOCK_WAIT_MS for another writer.
+            from dreamdb.errors import LockTimeout
+
+            self.conn.execute(f"PRAGMA busy_timeout = {int(min(self.lock_timeout_ms, LAZY_SYNC_LOCK_WAIT_MS))}")
+            try:
+                store.chunk_pending_documents(self.conn)
+            except LockTimeout:
+                pass  # the note below says what is missing
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_ms)}")
             pending = store.pending(self.conn, emb.model_id)
         if pending:
             if pending <= self.lazy_refresh_max:
@@ -742,6 +751,20 @@ def _is_older_dreamdb_index(path: Path) -> bool:
     except (IndexUnavailable, db.DatabaseError):
         return False
     return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
+
+
+def _is_environment_error(exc: BaseException) -> bool:
+    """A full disk or a read-only file: the machine's state, not damage to the index (never rebuilt)."""
+    text = str(exc)
+    return "disk is full" in text or "readonly database" in text or "read-only" in text
+
+
+def _environment_hint(exc: BaseException, index_path: Path) -> str:
+    if "disk is full" in str(exc):
+        return (f"Free space on the disk holding {index_path} (and the temp folder, or SQLITE_TMPDIR), then retry;"
+                " the index was left as it was")
+    return (f"Make {index_path}, the -wal/-shm files beside it and its folder writable, then retry"
+            " (removing the index also works but loses the stored embeddings)")
 
 
 def _is_corruption(exc: Exception) -> bool:

@@ -44,9 +44,12 @@ def test_loanwords_in_turkish_text_get_their_english_terms():
     tr = analyze("dashboard sunucusu backend thread config hatası", turkish=True)
     en = analyze("dashboard server backend thread config error", turkish=False)
     assert [t for t in tr if t in en] == ["dashboard", "backend", "thread", "config"]
-    assert analyze("dashboardlar dashboard", turkish=True) == ["dashboard"] * 2
-    # only a bare word loses the appended vowel: stems that lost a suffix are Snowball's, as before
+    # with case endings too (QA repro: dashboardda, threadde, cloudda kept Snowball's vowel)
+    assert analyze("dashboardlar dashboardları dashboardda dashboard", turkish=True) == ["dashboard"] * 4
+    assert analyze("threadde cloudda", turkish=True) == analyze("thread cloud", turkish=False)
+    # where the word itself has a vowel at that place, the stem is Snowball's
     assert analyze("bugün bugünü", turkish=True) == ["bugu", "bugu"]  # not the English "bug"
+    assert analyze("yardımı", turkish=True) == ["yardı"]  # not "yard"
     # native words ending in -di/-gi keep their terms, so a one-word ASCII query (read as English) meets them
     for word, inflected in (("kedi", "kediler"), ("bilgi", "bilgiler"), ("vergi", "vergileri"), ("sorgu", "sorgular")):
         assert analyze(inflected, turkish=True) == analyze(word, turkish=True) == analyze(word, turkish=False)

@@ -181,6 +181,35 @@ def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
     assert store.pending(index.conn, emb.model_id) == 0 and emb.calls == []  # nothing embedded again
 
 
+def test_lazy_rechunk_does_not_wait_out_another_writer(tiny_vault):
+    """QA repro: a hybrid query after a rebuild waited 10 s for another writer's lock, then failed with exit 5."""
+
+    class QueryHashEmbedder(HashEmbedder):
+        def embed_queries(self, texts):
+            return np.stack([self.vec(t) for t in texts])
+
+    make_vault(tiny_vault, 6)
+    emb = QueryHashEmbedder()
+    index = dreamdb.open(tiny_vault, lazy_refresh_max=2)
+    index.sync()
+    store.refresh(index.conn, emb)
+    index.embedder = lambda: emb
+    index.sync(force=True)
+    holder = db.connect(index.index_path)
+    holder.execute("BEGIN IMMEDIATE")  # another process's long sync or refresh
+    try:
+        t0 = time.perf_counter()
+        hits = index.recall("a3x5 b3x7", mode="hybrid")
+        waited = time.perf_counter() - t0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert hits[0].doc_id == "knowledge/doc3"  # answered (BM25 carries it), not a lock error
+    assert waited < 8  # at most the lazy wait of 1.5 s for the sync and for the chunking, not the 10 s timeout
+    assert [n for n in index.take_notes() if "waiting to be embedded" in n]
+    assert index.conn.execute("PRAGMA busy_timeout").fetchone()[0] == index.lock_timeout_ms
+
+
 def test_force_reembeds_everything_for_this_model_only(tiny_vault):
     make_vault(tiny_vault, 2)
     a, b = HashEmbedder("model-a"), HashEmbedder("model-b")

@@ -251,3 +251,29 @@ def test_symlinked_default_index_is_not_followed_into_another_file(example_vault
     with pytest.raises(IndexUnavailable, match="dreamdb will not touch it"):
         dreamdb.open(example_vault).recall("release")
     assert other.read_bytes() == before
+
+
+@pytest.mark.parametrize("message", ["database or disk is full", "attempt to write a readonly database"])
+def test_a_full_disk_or_read_only_file_at_open_keeps_the_index(example_vault, monkeypatch, message):
+    """QA repro: 'disk is full' while opening (creating -wal/-shm) was taken for damage and the index deleted."""
+    index = dreamdb.open(example_vault)
+    index.sync()
+    path = index.index_path
+    index.close()
+    before = path.read_bytes()
+    real_connect = db.connect
+
+    def failing(p, **kw):
+        try:
+            raise db.OperationalError(message)
+        except db.OperationalError as exc:
+            raise IndexUnavailable(f"Cannot open the index at {p}: {exc}") from exc
+
+    monkeypatch.setattr(db, "connect", failing)
+    again = dreamdb.open(example_vault)
+    with pytest.raises(IndexUnavailable) as err:
+        again.recall("sleep debt")
+    assert ("Free space" if "full" in message else "writable") in err.value.hint
+    assert path.read_bytes() == before  # not rebuilt, not deleted
+    monkeypatch.setattr(db, "connect", real_connect)
+    assert dreamdb.open(example_vault).recall("sleep debt")
