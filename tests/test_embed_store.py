@@ -159,20 +159,28 @@ def test_prune_waits_while_documents_wait_to_be_chunked(tiny_vault):
         assert (r.embedded, r.reused, r.pruned) == (0, 8, 0) and emb.calls == []
 
 
-def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
-    """QA repro: after a rebuild, hybrid recall used BM25 only ("… waiting to be embedded") until embed refresh."""
+class QueryHashEmbedder(HashEmbedder):
+    """HashEmbedder that also embeds queries (for recall through the Index)."""
 
-    class QueryHashEmbedder(HashEmbedder):
-        def embed_queries(self, texts):
-            return np.stack([self.vec(t) for t in texts])
+    def embed_queries(self, texts):
+        return np.stack([self.vec(t) for t in texts])
 
-    make_vault(tiny_vault, 6)
+
+def rebuilt_index_with_vectors(vault):
+    """6 embedded documents, then a forced rebuild (chunks emptied, vectors kept); lazy refresh limit 2."""
+    make_vault(vault, 6)
     emb = QueryHashEmbedder()
-    index = dreamdb.open(tiny_vault, lazy_refresh_max=2)
+    index = dreamdb.open(vault, lazy_refresh_max=2)
     index.sync()
     store.refresh(index.conn, emb)
     index.embedder = lambda: emb
     index.sync(force=True)
+    return index, emb
+
+
+def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
+    """QA repro: after a rebuild, hybrid recall used BM25 only ("… waiting to be embedded") until embed refresh."""
+    index, emb = rebuilt_index_with_vectors(tiny_vault)
     assert store.pending(index.conn, emb.model_id) == 6 > index.lazy_refresh_max
     emb.calls.clear()
     hits = index.recall("a3x5 b3x7", mode="hybrid", explain=True)
@@ -183,18 +191,7 @@ def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
 
 def test_lazy_rechunk_does_not_wait_out_another_writer(tiny_vault):
     """QA repro: a hybrid query after a rebuild waited 10 s for another writer's lock, then failed with exit 5."""
-
-    class QueryHashEmbedder(HashEmbedder):
-        def embed_queries(self, texts):
-            return np.stack([self.vec(t) for t in texts])
-
-    make_vault(tiny_vault, 6)
-    emb = QueryHashEmbedder()
-    index = dreamdb.open(tiny_vault, lazy_refresh_max=2)
-    index.sync()
-    store.refresh(index.conn, emb)
-    index.embedder = lambda: emb
-    index.sync(force=True)
+    index, _emb = rebuilt_index_with_vectors(tiny_vault)
     holder = db.connect(index.index_path)
     holder.execute("BEGIN IMMEDIATE")  # another process's long sync or refresh
     try:
