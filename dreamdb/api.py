@@ -8,6 +8,7 @@ paths that need them.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -395,13 +396,20 @@ class Index:
         embedding refresh elsewhere must not stall every recall)."""
         from dreamdb.errors import LockTimeout
 
-        wait = min(self.lock_timeout_ms, LAZY_SYNC_LOCK_WAIT_MS)  # notes: :meth:`take_notes`
-        self.conn.execute(f"PRAGMA busy_timeout = {int(wait)}")
         try:
-            self.notes.extend(self.sync().warnings)
+            with self._short_lock_wait():
+                self.notes.extend(self.sync().warnings)
         except LockTimeout:
             self.notes.append("another dreamdb process is updating the index; answered from the index as it is "
                               "(vault edits since its last sync may be missing)")
+
+    @contextmanager
+    def _short_lock_wait(self):
+        """Within the block, wait at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's write lock
+        (the lazy work before a read must not stall it); the index's own timeout is restored after."""
+        self.conn.execute(f"PRAGMA busy_timeout = {int(min(self.lock_timeout_ms, LAZY_SYNC_LOCK_WAIT_MS))}")
+        try:
+            yield
         finally:
             if self._conn is not None:
                 self._conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_ms)}")
@@ -535,16 +543,13 @@ class Index:
             # After a rebuild (new analyzer, sync --force) every document waits to be re-chunked, but
             # its chunk texts mostly still have vectors (keyed by content hash): chunking needs no
             # model and takes ~0.1-0.3 ms a document, after which little or nothing is left to embed.
-            # Like the lazy sync, it waits at most LAZY_SYNC_LOCK_WAIT_MS for another writer.
             from dreamdb.errors import LockTimeout
 
-            self.conn.execute(f"PRAGMA busy_timeout = {int(min(self.lock_timeout_ms, LAZY_SYNC_LOCK_WAIT_MS))}")
             try:
-                store.chunk_pending_documents(self.conn)
+                with self._short_lock_wait():
+                    store.chunk_pending_documents(self.conn)
             except LockTimeout:
                 pass  # the note below says what is missing
-            finally:
-                self.conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_ms)}")
             pending = store.pending(self.conn, emb.model_id)
         if pending:
             if pending <= self.lazy_refresh_max:

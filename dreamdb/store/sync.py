@@ -190,8 +190,8 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
             _apply(conn, vault, sources, dirs, include_archives, rebuild=rebuild, force=force, bulk=bulk,
                    report=report, warnings=run_warnings, progress=progress)
             break
-        except _RebuiltMeanwhile:
-            rebuild = False  # another process rebuilt while this one waited for the lock: sync incrementally
+        except _Replan as replan:  # another process changed the index while this one waited for the lock
+            rebuild = replan.rebuild
         except OperationalError as exc:
             if not (bulk and "full" in str(exc)):
                 raise
@@ -202,8 +202,13 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
     return report
 
 
-class _RebuiltMeanwhile(Exception):
-    """Raised inside a sync's transaction (rolling it back) when the rebuild it prepared for is done."""
+class _Replan(Exception):
+    """Raised inside a sync's transaction (rolling it back) when, under the lock, the index needs
+    the other kind of sync than the one prepared for (a rebuild done or made necessary meanwhile)."""
+
+    def __init__(self, rebuild: bool) -> None:
+        super().__init__(rebuild)
+        self.rebuild = rebuild
 
 
 def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool, *, rebuild: bool, force: bool,
@@ -214,26 +219,23 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
     a table by dropping its pages (the truncate optimisation) instead of deleting row by row
     through the cascade: 0.2 s instead of 40-70 s for the 3.2 M postings of a 20,000-document
     vault. The pragma is a no-op inside a transaction, so it is set before BEGIN; if under the
-    lock the rebuild turns out done by another process (and not forced), :class:`_RebuiltMeanwhile`
-    rolls back so the caller syncs incrementally, with foreign keys (and their cascades) on.
+    lock the decision turns out stale (another process rebuilt, or upgraded the analyzer),
+    :class:`_Replan` rolls back so the caller runs the other kind of sync, with foreign keys
+    off exactly when it rebuilds.
     """
-    truncate = rebuild
-    if truncate:
+    if rebuild:
         conn.execute("PRAGMA foreign_keys = OFF")
     try:
         with write_transaction(conn):
-            if truncate and not force and not _analyzer_changed(conn):
-                raise _RebuiltMeanwhile
-            rebuild = truncate or _analyzer_changed(conn)  # re-check under the lock
+            if (force or _analyzer_changed(conn)) != rebuild:  # re-check under the lock
+                raise _Replan(not rebuild)
             known = set(_stored_state(conn))  # before a rebuild empties it: re-indexed files count as changed
-            if truncate:
+            if rebuild:
                 _truncate_vault_tables(conn)
-            elif rebuild:
-                conn.execute("DELETE FROM files")  # cascades to documents, postings, tags, chunks
             report.rebuilt = rebuild
             _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk)
     finally:
-        if truncate:
+        if rebuild:
             conn.execute("PRAGMA foreign_keys = ON")
 
 
