@@ -551,6 +551,20 @@ class Index:
             except LockTimeout:
                 pass  # the note below says what is missing
             pending = store.pending(self.conn, emb.model_id)
+        if not pending and not store.languages_current(self.conn, emb.model_id):
+            # After an upgrade to schema 4 the vectors' languages are unknown; identifying them needs
+            # no model (~1 ms a text) and the per-language sums take ~20 µs a vector.
+            from dreamdb.errors import LockTimeout
+
+            if store.unidentified(self.conn, emb.model_id) <= LAZY_CHUNK_MAX:
+                try:
+                    with self._short_lock_wait():
+                        store.update_languages(self.conn, emb.model_id)
+                except LockTimeout:
+                    pass  # the previous sums (or plain cosine) serve this query
+            else:
+                self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
+                                  " language-centred); run: dreamdb embed refresh")
         if pending:
             if pending <= self.lazy_refresh_max:
                 store.refresh(self.conn, emb)

@@ -2,7 +2,8 @@
 
 BM25 stays the base: it supplies the candidates' raw ``score`` in every mode.
 The dense channel embeds the query with the local model, finds the nearest
-chunks in sqlite-vec and scores each document by its best chunk; the two
+chunks in sqlite-vec and scores each document by its best chunk (cosine,
+language-centred: :mod:`dreamdb.embeddings.language`); the two
 channels are then fused (:mod:`dreamdb.fusion`). When no model is usable the
 caller falls back to BM25 and says why.
 """
@@ -85,7 +86,9 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
 
     Returns:
         list[Ranked] best first; ``rank_score`` is the fused score, ``score`` stays raw BM25,
-        ``dense`` holds the cosine and ``fusion`` the method.
+        ``dense`` holds the dense score (cosine, language-centred by
+        :mod:`dreamdb.embeddings.language` for chunks outside the index's main language)
+        and ``fusion`` the method.
     """
     from dreamdb.embeddings import store
 
@@ -95,7 +98,9 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     allowed = _allowed_docs(conn, filters, now_days)
     if len(allowed) == conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]:
         allowed = None  # nothing filtered out: plain KNN
-    dense = store.dense_search(conn, qvec, embedder.model_id, CANDIDATES, allowed_docs=allowed)
+    centroids = store.load_centroids(conn, embedder.model_id)
+    adjust = centroids.adjustments(qvec) if centroids is not None else {}
+    dense = store.dense_search(conn, qvec, embedder.model_id, CANDIDATES, allowed_docs=allowed, lang_adjust=adjust)
     by_row = {r.rowid: r for r in bm}
     cos = dict(dense)
     missing = [d for d, _ in dense if d not in by_row]

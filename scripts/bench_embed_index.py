@@ -154,7 +154,7 @@ def main() -> int:
 
     res["dense_vec0_p50_ms"] = per_query(lambda q: store.dense_search(c, q, emb.model_id, 10))
     res["dense_numpy_sql_p50_ms"] = per_query(lambda q: store.dense_search_numpy(c, q, emb.model_id, 10))
-    doc_ids, mat = store._vectors_for_docs(c, emb.model_id, None)
+    doc_ids, mat, _langs = store._vectors_for_docs(c, emb.model_id, None)
 
     def in_ram(q):
         s = mat @ q

@@ -25,6 +25,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from dreamdb.embeddings import language
 from dreamdb.embeddings.chunk import CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, chunk_document
 from dreamdb.errors import DriverError, LockTimeout, UsageError
 from dreamdb.store.connect import write_transaction
@@ -288,7 +289,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     t0 = time.perf_counter()
     model_id = embedder.model_id
     report = RefreshReport(model_id=model_id)
-    if not force and _up_to_date(conn, model_id):  # the common case: read-only, no lock, < 1 ms
+    if not force and _up_to_date(conn, model_id) and languages_current(conn, model_id):  # the common case: read-only, no lock, ~1 ms
         report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
         return report
@@ -314,16 +315,19 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
 
                 raise ModelError(f"The model returned vectors of shape {vecs.shape}, expected ({len(batch)}, {DIM}).")
             now = _now()
+            langs = language.identify(t for _h, t in batch)
             with write_transaction(conn):
-                for (h, _t), v in zip(batch, vecs):
+                for (h, _t), v, lang in zip(batch, vecs, langs):
                     cur = conn.execute(
-                        "INSERT OR IGNORE INTO embeddings (content_hash, model_id, created_at) VALUES (?, ?, ?)", (h, model_id, now))
+                        "INSERT OR IGNORE INTO embeddings (content_hash, model_id, created_at, lang) VALUES (?, ?, ?, ?)",
+                        (h, model_id, now, lang))
                     if cur.rowcount == 1:
                         conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
                                      (cur.lastrowid, model_id, v.tobytes()))
                         report.embedded += 1
             if progress:
                 progress(min(b0 + batch_size, total), total)
+        update_languages(conn, model_id)
     report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     report.pending = len(_missing(conn, model_id))
     report.elapsed_ms = (time.perf_counter() - t0) * 1000
@@ -367,29 +371,118 @@ def pending(conn, model_id: str) -> int:
     ).fetchone()[0]
 
 
+# --------------------------------------------------------------------- languages
+
+
+def _signature(conn, model_id: str) -> str:
+    n, top = conn.execute("SELECT COUNT(*), MAX(id) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()
+    return f"{n}:{top or 0}"
+
+
+def unidentified(conn, model_id: str) -> int:
+    """Vectors of ``model_id`` whose text's language is not identified yet (after an upgrade to schema 4)."""
+    return conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ? AND lang IS NULL", (model_id,)).fetchone()[0]
+
+
+def languages_current(conn, model_id: str) -> bool:
+    """Every vector of ``model_id`` has its language and the per-language sums match the vectors (read-only, ~1 ms)."""
+    if conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? AND lang IS NULL LIMIT 1", (model_id,)).fetchone():
+        return False
+    stored = conn.execute("SELECT signature FROM language_centroids WHERE model_id = ? LIMIT 1", (model_id,)).fetchone()
+    sig = _signature(conn, model_id)
+    return (stored[0] if stored else "0:0") == sig
+
+
+def update_languages(conn, model_id: str, *, batch: int = 500) -> int:
+    """Identify the language of vectors that have none yet, then recompute stale per-language sums.
+
+    No model is needed: the text of each vector is read from its chunks. The sums are
+    recomputed from every vector of the model (~20 µs a vector) whenever vectors were added
+    or removed since they were computed (``language_centroids.signature``).
+
+    Args:
+        conn: index connection with sqlite-vec loaded, not inside a transaction.
+        model_id: which model's vectors.
+        batch: vectors identified per write transaction.
+
+    Returns:
+        int: vectors whose language was identified by this call.
+
+    Raises:
+        LockTimeout: another writer held the SQLite write lock past the busy timeout.
+    """
+    done = 0
+    while True:
+        rows = conn.execute(
+            """SELECT e.id, (SELECT MIN(c.text) FROM chunks c WHERE c.content_hash = e.content_hash)
+               FROM embeddings e WHERE e.model_id = ? AND e.lang IS NULL LIMIT ?""", (model_id, batch)).fetchall()
+        if not rows:
+            break
+        langs = language.identify(t or "" for _i, t in rows)
+        with write_transaction(conn):
+            conn.executemany("UPDATE embeddings SET lang = ? WHERE id = ? AND lang IS NULL",
+                             [(lang, i) for (i, _t), lang in zip(rows, langs)])
+        done += len(rows)
+    if done or not languages_current(conn, model_id):
+        with write_transaction(conn):
+            sig = _signature(conn, model_id)
+            sums: dict = {}
+            counts: dict = {}
+            cur = conn.execute(
+                """SELECT e.lang, v.embedding FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id
+                   WHERE e.model_id = ? AND e.lang IS NOT NULL""", (model_id,))
+            while True:
+                part = cur.fetchmany(4096)
+                if not part:
+                    break
+                mat = np.frombuffer(b"".join(r[1] for r in part), dtype=np.float32).reshape(len(part), DIM)
+                s, c = language.compute_centroids([r[0] for r in part], mat)
+                for lang, v in s.items():
+                    sums[lang] = sums.get(lang, 0.0) + v
+                    counts[lang] = counts.get(lang, 0) + c[lang]
+            conn.execute("DELETE FROM language_centroids WHERE model_id = ?", (model_id,))
+            conn.executemany(
+                "INSERT INTO language_centroids (model_id, lang, n, vector_sum, signature) VALUES (?, ?, ?, ?, ?)",
+                [(model_id, lang, counts[lang], np.asarray(sums[lang], dtype=np.float64).tobytes(), sig) for lang in sorted(sums)])
+    return done
+
+
+def load_centroids(conn, model_id: str) -> language.LanguageCentroids | None:
+    """The per-language means of ``model_id``'s vectors, or None when none are stored (read-only)."""
+    rows = conn.execute("SELECT lang, n, vector_sum FROM language_centroids WHERE model_id = ?", (model_id,)).fetchall()
+    if not rows:
+        return None
+    return language.centroids_from_sums({l: np.frombuffer(b, dtype=np.float64) for l, _n, b in rows},
+                                        {l: n for l, n, _b in rows})
+
+
 # --------------------------------------------------------------------- search
 
 
-def _docs_for_vectors(conn, rowids: Iterable[int]) -> list[tuple[int, int]]:
-    """(vector rowid, documents.id) for every chunk using each vector."""
+def _docs_for_vectors(conn, rowids: Iterable[int]) -> list[tuple[int, int, str]]:
+    """(vector rowid, documents.id, language) of every chunk using each vector."""
     ids = list(rowids)
-    out: list[tuple[int, int]] = []
-    for i in range(0, len(ids), 900):
-        part = ids[i : i + 900]
+    out: list[tuple[int, int, str]] = []
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
         marks = ",".join("?" * len(part))
         out.extend(conn.execute(
-            f"SELECT e.id, c.doc FROM embeddings e JOIN chunks c ON c.content_hash = e.content_hash WHERE e.id IN ({marks})",
-            part).fetchall())
+            f"SELECT e.id, c.doc, COALESCE(e.lang, '') FROM embeddings e JOIN chunks c ON c.content_hash = e.content_hash"
+            f" WHERE e.id IN ({marks})", part).fetchall())
     return out
 
 
-def _best_per_doc(pairs: list[tuple[int, int]], cos: dict[int, float], allowed: set[int] | None) -> dict[int, float]:
+def _best_per_doc(rows: list[tuple[int, int, str]], cos: dict[int, float], allowed: set[int] | None,
+                  adjust: dict[str, tuple[float, float]]) -> dict[int, float]:
     best: dict[int, float] = {}
-    for rowid, doc in pairs:
+    for rowid, doc, lang in rows:
         if allowed is not None and doc not in allowed:
             continue
         s = cos[rowid]
-        if s > best.get(doc, -2.0):
+        if lang in adjust:
+            scale, shift = adjust[lang]
+            s = scale * s + shift
+        if s > best.get(doc, -3.0):
             best[doc] = s
     return best
 
@@ -398,16 +491,19 @@ def _top(best: dict[int, float], k: int) -> list[tuple[int, float]]:
     return sorted(best.items(), key=lambda ds: (-ds[1], ds[0]))[:k]
 
 
-def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None) -> list[tuple[int, float]]:
+def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None,
+                 lang_adjust: dict[str, tuple[float, float]] | None = None) -> list[tuple[int, float]]:
     """The ``k`` documents nearest to a query vector, by their best chunk.
 
-    A document's score is the max cosine similarity over its chunks. Uses the
-    sqlite-vec KNN (``embedding MATCH ? AND k = ? AND model_id = ?``; vectors of
-    other models are never compared), over-fetching chunks (4×k, growing
-    ×4 up to sqlite-vec's k ≤ 4096) until ``k`` distinct allowed documents come
-    back or every vector was seen. When ``allowed_docs`` is small (≤ 2,000
-    chunks) or the KNN cap is reached, the allowed documents' vectors are
-    scored exactly instead.
+    A chunk's score is its cosine similarity, mapped to ``scale · cosine + shift`` for the
+    languages of ``lang_adjust`` (from :meth:`dreamdb.embeddings.language.LanguageCentroids.adjustments`;
+    other languages, the main one and undetermined texts keep the cosine), and a document's
+    score is its best chunk's. Uses the sqlite-vec KNN (``embedding MATCH ? AND k = ? AND
+    model_id = ?``; vectors of other models are never compared), over-fetching chunks (4×k,
+    growing ×4 up to sqlite-vec's k ≤ 4096) until ``k`` distinct allowed documents come back
+    whose scores no unseen chunk can beat (an unseen chunk's cosine is at most the last one
+    fetched, and every map is increasing), or every vector was seen. When ``allowed_docs`` is small (≤ 2,000 chunks) or the KNN cap is
+    reached, the allowed documents' vectors are scored exactly instead.
 
     Args:
         conn: index connection with sqlite-vec loaded.
@@ -415,10 +511,11 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
         model_id: the model the query was embedded with.
         k: documents wanted (≥ 1).
         allowed_docs: restrict to these ``documents.id`` values (None: all).
+        lang_adjust: {language code: (scale > 0, shift)} (None: plain cosine).
 
     Returns:
-        list of (documents.id, cosine similarity in [-1, 1]), best first (ties by id); fewer than
-        ``k`` when fewer documents have vectors.
+        list of (documents.id, score), best first (ties by id);
+        fewer than ``k`` when fewer documents have vectors.
 
     Raises:
         DriverError: the index has no vector tables.
@@ -428,13 +525,14 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
         raise UsageError(f"k must be a positive integer, got {k!r}")
     _require_tables(conn)
     q = _as_query(query_vec)
+    adjust = lang_adjust or {}
     if allowed_docs is not None:
         if not allowed_docs:
             return []
         if len(allowed_docs) <= 2000:
             n_allowed = _count_chunks(conn, allowed_docs)
             if n_allowed <= 2000:
-                return _exact_for_docs(conn, q, model_id, k, allowed_docs)
+                return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust)
     n_vec = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()[0]
     if n_vec == 0:
         return []
@@ -444,11 +542,14 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
             "SELECT rowid, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ? AND model_id = ?",
             (q, kk, model_id)).fetchall()
         cos = {r: 1.0 - d for r, d in rows}
-        best = _best_per_doc(_docs_for_vectors(conn, cos), cos, allowed_docs)
-        if len(best) >= k or kk >= n_vec:
-            return _top(best, k)
+        best = _best_per_doc(_docs_for_vectors(conn, cos), cos, allowed_docs, adjust)
+        top = _top(best, k)
+        last = min(cos.values()) if cos else -1.0
+        bound = max([last, *(scale * last + shift for scale, shift in adjust.values())])  # best an unseen chunk can score
+        if (len(top) >= k and top[-1][1] >= bound) or kk >= n_vec:
+            return top
         if kk >= VEC_MAX_K:
-            return _exact_for_docs(conn, q, model_id, k, allowed_docs)
+            return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust)
         kk = min(kk * 4, VEC_MAX_K, n_vec)
 
 
@@ -461,11 +562,11 @@ def _count_chunks(conn, docs: set[int]) -> int:
     return n
 
 
-def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.ndarray, np.ndarray]:
-    """(doc ids int64[m], vectors float32[m, 384]) for every chunk of ``docs`` (None: all) with a vector."""
+def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(doc ids int64[m], vectors float32[m, 384], languages) for every chunk of ``docs`` (None: all) with a vector."""
     if docs is None:
         rows = conn.execute(
-            """SELECT c.doc, v.embedding FROM vec_embeddings v
+            """SELECT c.doc, v.embedding, COALESCE(e.lang, '') FROM vec_embeddings v
                JOIN embeddings e ON e.id = v.rowid JOIN chunks c ON c.content_hash = e.content_hash
                WHERE v.model_id = ?""", (model_id,)).fetchall()
     else:
@@ -474,29 +575,35 @@ def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.nd
         for i in range(0, len(ids), 900):
             part = ids[i : i + 900]
             rows.extend(conn.execute(
-                f"""SELECT c.doc, (SELECT embedding FROM vec_embeddings WHERE rowid = e.id) FROM chunks c
+                f"""SELECT c.doc, (SELECT embedding FROM vec_embeddings WHERE rowid = e.id), COALESCE(e.lang, '') FROM chunks c
                     JOIN embeddings e ON e.content_hash = c.content_hash AND e.model_id = ?
                     WHERE c.doc IN ({','.join('?' * len(part))})""", (model_id, *part)).fetchall())
     if not rows:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32)
+        return np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32), []
     doc_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
-    return doc_ids, mat
+    return doc_ids, mat, [r[2] for r in rows]
 
 
-def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None) -> list[tuple[int, float]]:
-    doc_ids, mat = _vectors_for_docs(conn, model_id, docs)
+def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None,
+                    adjust: dict[str, tuple[float, float]] | None = None) -> list[tuple[int, float]]:
+    doc_ids, mat, langs = _vectors_for_docs(conn, model_id, docs)
     if not len(doc_ids):
         return []
-    sims = mat @ np.frombuffer(q, dtype=np.float32)
+    sims = (mat @ np.frombuffer(q, dtype=np.float32)).astype(np.float64)
+    if adjust:
+        scale = np.array([adjust.get(l, (1.0, 0.0))[0] for l in langs])
+        shift = np.array([adjust.get(l, (1.0, 0.0))[1] for l in langs])
+        sims = scale * sims + shift
     best: dict[int, float] = {}
     for d, s in zip(doc_ids.tolist(), sims.tolist()):
-        if s > best.get(d, -2.0):
+        if s > best.get(d, -3.0):
             best[d] = s
     return _top(best, k)
 
 
-def dense_search_numpy(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None) -> list[tuple[int, float]]:
+def dense_search_numpy(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None,
+                       lang_adjust: dict[str, tuple[float, float]] | None = None) -> list[tuple[int, float]]:
     """Exact brute force with numpy over every vector of ``model_id`` (the baseline of :func:`dense_search`).
 
     Same arguments, result and errors as :func:`dense_search`; reads all
@@ -505,7 +612,7 @@ def dense_search_numpy(conn, query_vec, model_id: str, k: int, allowed_docs: set
     if not isinstance(k, int) or k < 1:
         raise UsageError(f"k must be a positive integer, got {k!r}")
     _require_tables(conn)
-    return _exact_for_docs(conn, _as_query(query_vec), model_id, k, allowed_docs)
+    return _exact_for_docs(conn, _as_query(query_vec), model_id, k, allowed_docs, lang_adjust)
 
 
 def doc_chunk_vectors(conn, doc_ids: Iterable[int], model_id: str) -> dict[int, np.ndarray]:
@@ -523,7 +630,7 @@ def doc_chunk_vectors(conn, doc_ids: Iterable[int], model_id: str) -> dict[int, 
         DriverError: the index has no vector tables.
     """
     _require_tables(conn)
-    ids, mat = _vectors_for_docs(conn, model_id, set(doc_ids))
+    ids, mat, _langs = _vectors_for_docs(conn, model_id, set(doc_ids))
     out: dict[int, np.ndarray] = {}
     for d in np.unique(ids).tolist():
         out[d] = mat[ids == d]

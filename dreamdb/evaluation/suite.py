@@ -183,6 +183,8 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
                 qs = [(str(q["id"]), q["text"]) for q in queries if q.get("lang") == src_l and str(q["id"]) in qrels]
                 p.tracks.append(Track(f"{gran} {src_l}→{tgt_l}", f"{gran}-{tgt_l}", _limit(qs, quick), qrels,
                                       desc=f"{src_l} questions → {tgt_l} {gran}"))
+            if gran == "para":
+                _plan_xquad_mixed(p, corpus, queries, beir.read_qrels(root / "qrels.tsv"), quick)
     elif name == "eips":
         root = ed / "eips_ercs"
         c = beir.load_collection(root)
@@ -198,6 +200,28 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
     else:
         raise UsageError(f"Unknown set {name!r}", hint=f"Sets: {', '.join(SETS)}, all")
     return p
+
+
+def _plan_xquad_mixed(p: SetPlan, corpus: list[dict], queries: list[dict], qrels: dict, quick: bool) -> None:
+    """A corpus in two languages: the English paragraphs of every other article (in article-name
+    order), the Turkish paragraphs of the rest; each question's one paragraph in it is relevant.
+
+    It measures the same-language bias of a multilingual dense channel (a question drawn to
+    paragraphs in its own language), which the one-language tracks cannot show.
+    """
+    articles = sorted({str(d.get("article", "")) for d in corpus})
+    english = set(articles[0::2])
+    docs = [(str(d["id"]), d.get("title") or "", d["text"]) for d in corpus
+            if (d.get("lang") == "en") == (str(d.get("article", "")) in english)]
+    kept = {d for d, _t, _x in docs}
+    p.indexes.append(IndexSpec("para-mixed", lambda d, docs=docs: beir.corpus_to_vault(docs, d, source="xquad para mixed"),
+                               f"{len(docs)} paragraphs, English for half of the articles, Turkish for the other half"))
+    mixed = {q: {d: r for d, r in rel.items() if d in kept} for q, rel in qrels.items()}
+    mixed = {q: rel for q, rel in mixed.items() if rel}
+    for lang in ("tr", "en"):
+        qs = [(str(q["id"]), q["text"]) for q in queries if q.get("lang") == lang and str(q["id"]) in mixed]
+        p.tracks.append(Track(f"para {lang}→mixed", "para-mixed", _limit(qs, quick), mixed,
+                              desc=f"{lang} questions → paragraphs in both languages"))
 
 
 # -- running ----------------------------------------------------------------------------------------------------------
