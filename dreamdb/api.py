@@ -29,6 +29,9 @@ LAZY_REFRESH_MAX = 64
 LAZY_CHUNK_MAX = 5000
 """Documents a hybrid query re-chunks itself (≈ 0.5-1.5 s) when more than :data:`LAZY_REFRESH_MAX`
 items are pending, to learn how many chunk texts really lack a vector."""
+LAZY_LANGUAGE_MAX = 3000
+"""Vectors whose language a hybrid query identifies itself after an upgrade to schema 4 (≈ 3 s at
+~1 ms a text, the budget of :data:`LAZY_REFRESH_MAX`); more are left to ``dreamdb embed refresh``."""
 TOP_MIN, TOP_MAX = 1, 50
 LAZY_SYNC_LOCK_WAIT_MS = 1500
 """How long the sync before a recall waits for another process's write lock (ms), as the prompt hook does."""
@@ -556,7 +559,7 @@ class Index:
             # no model (~1 ms a text) and the per-language sums take ~20 µs a vector.
             from dreamdb.errors import LockTimeout
 
-            if store.unidentified(self.conn, emb.model_id) <= LAZY_CHUNK_MAX:
+            if store.unidentified(self.conn, emb.model_id) <= LAZY_LANGUAGE_MAX:
                 try:
                     with self._short_lock_wait():
                         store.update_languages(self.conn, emb.model_id)

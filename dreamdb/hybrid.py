@@ -100,7 +100,9 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         allowed = None  # nothing filtered out: plain KNN
     centroids = store.load_centroids(conn, embedder.model_id)
     adjust = centroids.adjustments(qvec) if centroids is not None else {}
-    dense = store.dense_search(conn, qvec, embedder.model_id, CANDIDATES, allowed_docs=allowed, lang_adjust=adjust)
+    centred: dict = {}
+    dense = store.dense_search(conn, qvec, embedder.model_id, CANDIDATES, allowed_docs=allowed, lang_adjust=adjust,
+                               best_lang=centred)
     by_row = {r.rowid: r for r in bm}
     cos = dict(dense)
     missing = [d for d, _ in dense if d not in by_row]
@@ -119,5 +121,5 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     method = info["method"] + ("+pin" if info.get("pinned") else "") + ("+partial" if info.get("partial") else "")
     out = []
     for key, value in fused[:top]:
-        out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), fusion=method))
+        out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), fusion=method, dense_centred=centred.get(key)))
     return out

@@ -103,6 +103,7 @@ def hits_text(hits, *, explain: bool = False) -> str:
                 f" · identity +{s['identity_boost']:.4f} · recency ×{s['recency']:.4f} · status ×{s['status_factor']}"
                 f" · type ×{s['type_factor']} · confidence ×{s['confidence_factor']:.3f}"
                 + (f" · dense {s['dense']:.4f}" if s.get("dense") is not None else "")
+                + (f" ({s['dense_centred']}-centred)" if s.get("dense_centred") else "")
                 + (f" · fusion {s['fusion']}" if s.get("fusion") else "")
                 + f" → rankScore {s['rank_score']:.4f}"
             )

@@ -135,8 +135,15 @@ def test_centring_ranks_the_answer_above_same_language_notes(tiny_vault):
         q2 = emb.vec("domates bahçe garden sulama")
         assert doc_ids(index, store.dense_search(c, q2, emb.model_id, 1, lang_adjust=cent.adjustments(q2))) == ["knowledge/garden"]
         # recall uses it: dense mode through the Index
-        hits = index.recall("yedekleme backup gecesi nasıl çalışıyor", mode="dense", top=4)
+        hits = index.recall("yedekleme backup gecesi nasıl çalışıyor", mode="dense", top=7, explain=True)
         assert hits[0].doc_id == "knowledge/backup"
+        # --explain says which scores were centred: the Turkish notes', not the English ones'
+        centred = {h.doc_id: h.signals["dense_centred"] for h in hits}
+        assert centred["knowledge/garden"] == centred["knowledge/train"] == "tr" and centred["knowledge/backup"] is None
+        from dreamdb.output import hits_text
+
+        text = hits_text(hits, explain=True)
+        assert "(tr-centred)" in text and text.count("(tr-centred)") == 3
 
 
 def test_one_language_index_ranks_by_plain_cosine(tiny_vault):
@@ -190,10 +197,12 @@ def test_upgrade_identifies_languages_lazily_and_refresh_keeps_sums_current(tiny
             c.execute("DELETE FROM language_centroids")
         assert not store.languages_current(c, emb.model_id) and store.unidentified(c, emb.model_id) == 7
         assert store.load_centroids(c, emb.model_id) is None
+        assert store.embed_status(c, emb.model_id)["languages"] == {"?": 7}
         hits = index.recall("yedekleme backup gecesi nasıl çalışıyor", mode="hybrid", top=3)
         assert hits[0].doc_id == "knowledge/backup"
         assert store.languages_current(c, emb.model_id) and store.unidentified(c, emb.model_id) == 0
         assert store.load_centroids(c, emb.model_id).counts == {"en": 4, "tr": 3}
+        assert store.embed_status(c, emb.model_id)["languages"] == {"en": 4, "tr": 3}
         # deleting a Turkish note: the next refresh prunes its vector and recomputes the sums
         (tiny_vault / "knowledge" / "train.md").unlink()
         index.sync()

@@ -173,6 +173,9 @@ def status_cmd(vault, as_json):
                f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")
     for m in st["models"]:
         click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
+    if st["languages"]:
+        names = {"": "undetermined", "?": "not identified yet"}
+        click.echo("languages: " + ", ".join(f"{names.get(l, l)} {n}" for l, n in st["languages"].items()))
     if not ms["installed"]:
         click.echo(f"hint: {ms['hint']}")
     elif ms["runtime_missing"]:

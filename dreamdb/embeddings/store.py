@@ -473,7 +473,7 @@ def _docs_for_vectors(conn, rowids: Iterable[int]) -> list[tuple[int, int, str]]
 
 
 def _best_per_doc(rows: list[tuple[int, int, str]], cos: dict[int, float], allowed: set[int] | None,
-                  adjust: dict[str, tuple[float, float]]) -> dict[int, float]:
+                  adjust: dict[str, tuple[float, float]], best_lang: dict | None = None) -> dict[int, float]:
     best: dict[int, float] = {}
     for rowid, doc, lang in rows:
         if allowed is not None and doc not in allowed:
@@ -484,6 +484,8 @@ def _best_per_doc(rows: list[tuple[int, int, str]], cos: dict[int, float], allow
             s = scale * s + shift
         if s > best.get(doc, -3.0):
             best[doc] = s
+            if best_lang is not None:
+                best_lang[doc] = lang if lang in adjust else None
     return best
 
 
@@ -492,7 +494,8 @@ def _top(best: dict[int, float], k: int) -> list[tuple[int, float]]:
 
 
 def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None,
-                 lang_adjust: dict[str, tuple[float, float]] | None = None) -> list[tuple[int, float]]:
+                 lang_adjust: dict[str, tuple[float, float]] | None = None,
+                 best_lang: dict | None = None) -> list[tuple[int, float]]:
     """The ``k`` documents nearest to a query vector, by their best chunk.
 
     A chunk's score is its cosine similarity, mapped to ``scale · cosine + shift`` for the
@@ -512,6 +515,8 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
         k: documents wanted (≥ 1).
         allowed_docs: restrict to these ``documents.id`` values (None: all).
         lang_adjust: {language code: (scale > 0, shift)} (None: plain cosine).
+        best_lang: if given, filled with {documents.id: language its best chunk's score was
+            centred for, or None} for the documents returned (for ``--explain``).
 
     Returns:
         list of (documents.id, score), best first (ties by id);
@@ -532,7 +537,7 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
         if len(allowed_docs) <= 2000:
             n_allowed = _count_chunks(conn, allowed_docs)
             if n_allowed <= 2000:
-                return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust)
+                return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust, best_lang)
     n_vec = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()[0]
     if n_vec == 0:
         return []
@@ -542,14 +547,14 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
             "SELECT rowid, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ? AND model_id = ?",
             (q, kk, model_id)).fetchall()
         cos = {r: 1.0 - d for r, d in rows}
-        best = _best_per_doc(_docs_for_vectors(conn, cos), cos, allowed_docs, adjust)
+        best = _best_per_doc(_docs_for_vectors(conn, cos), cos, allowed_docs, adjust, best_lang)
         top = _top(best, k)
         last = min(cos.values()) if cos else -1.0
         bound = max([last, *(scale * last + shift for scale, shift in adjust.values())])  # best an unseen chunk can score
         if (len(top) >= k and top[-1][1] >= bound) or kk >= n_vec:
             return top
         if kk >= VEC_MAX_K:
-            return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust)
+            return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust, best_lang)
         kk = min(kk * 4, VEC_MAX_K, n_vec)
 
 
@@ -586,7 +591,7 @@ def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.nd
 
 
 def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None,
-                    adjust: dict[str, tuple[float, float]] | None = None) -> list[tuple[int, float]]:
+                    adjust: dict[str, tuple[float, float]] | None = None, best_lang: dict | None = None) -> list[tuple[int, float]]:
     doc_ids, mat, langs = _vectors_for_docs(conn, model_id, docs)
     if not len(doc_ids):
         return []
@@ -596,9 +601,11 @@ def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None
         shift = np.array([adjust.get(l, (1.0, 0.0))[1] for l in langs])
         sims = scale * sims + shift
     best: dict[int, float] = {}
-    for d, s in zip(doc_ids.tolist(), sims.tolist()):
+    for d, s, lang in zip(doc_ids.tolist(), sims.tolist(), langs):
         if s > best.get(d, -3.0):
             best[d] = s
+            if best_lang is not None:
+                best_lang[d] = lang if adjust and lang in adjust else None
     return _top(best, k)
 
 
@@ -703,11 +710,12 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         pending (distinct chunk texts without one), vectors (for the model),
         vectors_total (all models), vectors_bytes (float32 payload, 384 × 4 bytes
         per vector), models (list of {model_id, name, dim, source, first_seen, vectors}),
-        summary (one line for ``dreamdb status``).
+        languages ({language code: vectors of the model}; ``''`` undetermined, ``'?'`` not
+        identified yet), summary (one line for ``dreamdb status``).
     """
     if not vectors_available(conn):
         return {"available": False, "model_id": model_id, "model_name": None, "chunks": 0, "embedded": 0, "pending": 0,
-                "vectors": 0, "vectors_total": 0, "vectors_bytes": 0, "models": [],
+                "vectors": 0, "vectors_total": 0, "vectors_bytes": 0, "models": [], "languages": {},
                 "summary": "unavailable (sqlite-vec cannot be loaded by this SQLite driver)"}
     models = [dict(zip(("model_id", "name", "dim", "source", "first_seen", "vectors"), r)) for r in conn.execute(
         """SELECT m.model_id, m.name, m.dim, m.source, m.first_seen,
@@ -734,6 +742,10 @@ def embed_status(conn, model_id: str | None = None) -> dict:
     else:
         pend = distinct
     total = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+    languages = {}
+    if model_id is not None and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'language_centroids'").fetchone():
+        languages = dict(conn.execute(
+            "SELECT COALESCE(lang, '?'), COUNT(*) FROM embeddings WHERE model_id = ? GROUP BY 1 ORDER BY 2 DESC, 1", (model_id,)))
     if model_id is None:
         summary = f"no vectors yet ({chunks} chunks); run: dreamdb embed refresh"
     else:
@@ -743,5 +755,5 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         "available": True, "model_id": model_id, "model_name": name, "documents": n_docs, "chunked_documents": chunked,
         "docs_pending": docs_pending, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,
         "pending": pend, "vectors": vectors, "vectors_total": total, "vectors_bytes": total * DIM * 4,
-        "models": models, "summary": summary,
+        "models": models, "languages": languages, "summary": summary,
     }

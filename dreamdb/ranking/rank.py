@@ -136,7 +136,9 @@ class Ranked:
         base: raw + 0.5·max(0, BM25F − raw).
         recency, status_factor, type_factor, confidence_factor: multipliers.
         rank_score: what hits are sorted by (the fused score in hybrid modes).
-        dense: best-chunk cosine in hybrid modes, else ``None``.
+        dense: best-chunk dense score in hybrid modes (cosine, language-centred for chunks
+            outside the index's main language), else ``None``.
+        dense_centred: the language the best chunk's score was centred for, else ``None``.
         fusion: fusion method in hybrid modes (``relative``, ``rrf``, ``rrf+pin``,
             ``dense``, ``rrf-plain``; ``+partial`` when some query terms are unknown to the
             corpus, so BM25's decisive test and pin guard were scaled by its term coverage).
@@ -160,6 +162,7 @@ class Ranked:
     rank_score: float
     dense: float | None = None
     fusion: str | None = None
+    dense_centred: str | None = None
 
     def signals(self) -> dict:
         """Every signal, JSON-ready (``--explain``)."""
@@ -170,6 +173,7 @@ class Ranked:
             "type_factor": self.type_factor, "confidence_factor": round(self.confidence_factor, 6),
             "rank_score": round(self.rank_score, 6),
             "dense": None if self.dense is None else round(self.dense, 6), "fusion": self.fusion,
+            "dense_centred": self.dense_centred,
         }
 
 
