@@ -460,8 +460,11 @@ class Index:
 
         plan = plan_query(query, load_synonyms(self.vault))
         if not plan.terms:
+            # Every mode alike: the dense channel would return its nearest chunks to "the of and",
+            # which is noise presented as an answer.
             self.notes.append("no searchable terms in the query (only stopwords or punctuation)")
-        elif plan.dropped:
+            return []
+        if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")
         now_days = _days(now_dt)

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import dreamdb
+from dreamdb.store import connect as db
 from tests.conftest import write_doc
 
 
@@ -116,3 +117,18 @@ def test_dense_mode_over_changelog_only_falls_back_to_bm25(embedded_subset, mode
     assert any("no vectors for changelog" in n for n in index.take_notes())
     # hybrid still ranks changelog entries (through BM25)
     assert "changelog/2026-05-02-sync-1" in [h.doc_id for h in index.recall("renamed vault files", mode="hybrid", top=10)]
+
+
+@pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_stopword_only_query_returns_nothing_in_every_mode(tiny_vault):
+    """The dense channel used to answer "the of and" with its nearest chunks, under a note saying there was nothing to search."""
+    from tests.test_language import embedded, mixed_vault
+
+    mixed_vault(tiny_vault)
+    index, _emb = embedded(tiny_vault)
+    with index:
+        assert index.recall("backup login", mode="dense")  # the vault answers real queries
+        index.take_notes()
+        for mode in ("bm25", "hybrid", "dense", "rrf"):
+            assert index.recall("the of and what ne nasıl", mode=mode) == []
+            assert any("no searchable terms" in n for n in index.take_notes())
