@@ -181,3 +181,27 @@ def test_hybrid_mode_on_a_tiny_collection(tiny, tmp_path, model_dir, monkeypatch
     assert {r["id"]: r["r@10"] for r in hy["rows"]}["q2"] == pytest.approx(1.0)  # S-4 via the dense channel
     assert hy["metrics"]["ndcg@10"] >= bm["metrics"]["ndcg@10"]
     ix.close()
+
+
+@pytest.mark.skipif(not (DATA / "eval-data" / "xquad_tr_en" / "corpus.jsonl").exists(),
+                    reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
+def test_xquad_mixed_language_track_plan():
+    """The mixed-language corpus holds each paragraph once, in English for half of the articles and in
+    Turkish for the rest, and every question's relevant paragraph is in it."""
+    p = suite.plan_set("xquad", DATA)
+    spec = next(s for s in p.indexes if s.key == "para-mixed")
+    assert "240 paragraphs" in spec.desc
+    tracks = {t.name: t for t in p.tracks if t.index == "para-mixed"}
+    assert set(tracks) == {"para tr→mixed", "para en→mixed"}
+    corpus = [json.loads(l) for l in (DATA / "eval-data" / "xquad_tr_en" / "corpus.jsonl").read_text().splitlines()]
+    by_id = {d["id"]: d for d in corpus}
+    for t in tracks.values():
+        assert len(t.queries) == 1190
+        docs = {d for q, _text in t.queries for d in t.qrels[q]}
+        assert all(len(t.qrels[q]) == 1 for q, _text in t.queries)  # only one language version is in the corpus
+        paras = {by_id[d]["para"] for d in docs}
+        assert len(docs) == len(paras) == 240  # each paragraph once
+        langs = {by_id[d]["lang"] for d in docs}
+        assert langs == {"en", "tr"}
+        for art in {by_id[d]["article"] for d in docs}:  # one language per article
+            assert len({by_id[d]["lang"] for d in docs if by_id[d]["article"] == art}) == 1
