@@ -559,24 +559,23 @@ class Index:
             pending = store.pending(self.conn, emb.model_id)
         if not pending and not store.languages_current(self.conn, emb.model_id):
             # After an upgrade to schema 4 the vectors' languages are unknown; identifying them needs
-            # no model (~1 ms a text) and the per-language sums take ~20 µs a vector.
+            # no model (~1-2 ms a text) and the per-language sums take ~20 µs a vector.
             from dreamdb.errors import LockTimeout
 
-            if store.unidentified(self.conn, emb.model_id) <= LAZY_LANGUAGE_MAX:
-                try:
-                    with self._short_lock_wait():
-                        store.update_languages(self.conn, emb.model_id)
-                except LockTimeout:
-                    pass  # the previous sums (or plain cosine) serve this query
-            else:
-                self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
-                                  " language-centred); run: dreamdb embed refresh")
+            try:
+                with self._short_lock_wait():
+                    store.update_languages(self.conn, emb.model_id, max_unidentified=LAZY_LANGUAGE_MAX)
+            except LockTimeout:
+                pass  # the previous sums (or plain cosine) serve this query
         if pending:
             if pending <= self.lazy_refresh_max:
-                store.refresh(self.conn, emb)
+                store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX)
             else:
                 self.notes.append(f"{pending} documents or chunks are waiting to be embedded (dense results are partial);"
                                   " run: dreamdb embed refresh")
+        if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
+            self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
+                              " language-centred); run: dreamdb embed refresh")
         return hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters, bm25_rank=self._rank)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:

@@ -210,9 +210,24 @@ def test_upgrade_identifies_languages_lazily_and_refresh_keeps_sums_current(tiny
         assert r.pruned == 1
         assert store.load_centroids(c, emb.model_id).counts == {"en": 4, "tr": 2}
         assert store.languages_current(c, emb.model_id)
+        # QA repro: replacing the newest note's vector reuses its id (same count, same largest id);
+        # the sums must follow the edit anyway
+        newest = c.execute("SELECT d.doc_id FROM embeddings e JOIN chunks ch ON ch.content_hash = e.content_hash "
+                           "JOIN documents d ON d.id = ch.doc ORDER BY e.id DESC LIMIT 1").fetchone()[0]
+        path = tiny_vault / "knowledge" / (newest.split("/", 1)[1] + ".md")
+        topic = newest.split("/", 1)[1]
+        was_turkish = topic in TR
+        body = EN["backup"] if was_turkish else TR["garden"]
+        path.write_text(f"---\nname: {topic}\n---\n{topic}: {body}\n", encoding="utf-8")
+        index.sync()
+        r = store.refresh(c, emb)
+        assert (r.embedded, r.pruned) == (1, 1)
+        want = {"en": 5, "tr": 1} if was_turkish else {"en": 3, "tr": 3}
+        assert store.embed_status(c, emb.model_id)["languages"] == want
+        assert store.load_centroids(c, emb.model_id).counts == want
         # a stale signature alone (a refresh killed after embedding) is repaired by the next refresh
         with db.write_transaction(c):
-            c.execute("UPDATE language_centroids SET signature = '0:0'")
+            c.execute("UPDATE language_centroids SET signature = 'g0'")
         assert not store.languages_current(c, emb.model_id)
         store.refresh(c, emb)
         assert store.languages_current(c, emb.model_id)
@@ -260,3 +275,26 @@ def test_real_model_turkish_question_finds_english_note_above_turkish_boards(emb
         q = embedder.embed_queries(["uyku borcu seviyeleri ve oturum skoru"])[0]
         assert doc_ids(index, store.dense_search(c, q, embedder.model_id, 1, lang_adjust=cent.adjustments(q))) == [
             "knowledge/sleep-debt.excalidraw"]
+
+
+def test_lazy_refresh_before_a_query_keeps_the_identification_cap(tiny_vault, monkeypatch):
+    """QA repro: with a note edited, the lazy refresh identified every waiting vector inside the query."""
+    import dreamdb.api
+
+    mixed_vault(tiny_vault)
+    index, emb = embedded(tiny_vault)
+    with index:
+        c = index.conn
+        with db.write_transaction(c):
+            c.execute("UPDATE embeddings SET lang = NULL")
+        monkeypatch.setattr(dreamdb.api, "LAZY_LANGUAGE_MAX", 2)
+        write_doc(tiny_vault, "knowledge/login.md", "---\nname: login notes\n---\nlogin: " + EN["login"] + " Also SSO.\n")
+        index.take_notes()
+        hits = index.recall("login password", mode="hybrid")
+        assert hits and hits[0].doc_id == "knowledge/login"
+        assert store.unidentified(c, emb.model_id) == 6  # the new vector got its language, the others wait
+        assert any("not identified yet" in n for n in index.take_notes())
+        store.refresh(c, emb)  # dreamdb embed refresh: no cap
+        assert store.unidentified(c, emb.model_id) == 0 and store.languages_current(c, emb.model_id)
+        index.recall("login password", mode="hybrid")
+        assert not [n for n in index.take_notes() if "not identified" in n]

@@ -247,7 +247,8 @@ def _missing(conn, model_id: str) -> list[tuple[str, str]]:
 
 
 def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None = None,
-            batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None) -> RefreshReport:
+            batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None,
+            max_unidentified: int | None = None) -> RefreshReport:
     """Bring chunks and vectors in line with the documents table.
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
@@ -273,6 +274,8 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             run; committed batches stay.
         batch_size: texts per embedding call and per transaction (≥ 1).
         lock_timeout: seconds to wait for another process's refresh (None: wait as long as it takes).
+        max_unidentified: passed to :func:`update_languages` (the lazy refresh before a query
+            leaves a large backlog of languages to identify to ``dreamdb embed refresh``).
 
     Returns:
         RefreshReport.
@@ -327,7 +330,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
                         report.embedded += 1
             if progress:
                 progress(min(b0 + batch_size, total), total)
-        update_languages(conn, model_id)
+        update_languages(conn, model_id, max_unidentified=max_unidentified)
     report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     report.pending = len(_missing(conn, model_id))
     report.elapsed_ms = (time.perf_counter() - t0) * 1000
@@ -375,8 +378,9 @@ def pending(conn, model_id: str) -> int:
 
 
 def _signature(conn, model_id: str) -> str:
-    n, top = conn.execute("SELECT COUNT(*), MAX(id) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()
-    return f"{n}:{top or 0}"
+    """The model's vector generation (migration 005: bumped by triggers on every insert, delete or language change)."""
+    row = conn.execute("SELECT generation FROM embedding_generations WHERE model_id = ?", (model_id,)).fetchone()
+    return f"g{row[0] if row else 0}"
 
 
 def unidentified(conn, model_id: str) -> int:
@@ -385,24 +389,32 @@ def unidentified(conn, model_id: str) -> int:
 
 
 def languages_current(conn, model_id: str) -> bool:
-    """Every vector of ``model_id`` has its language and the per-language sums match the vectors (read-only, ~1 ms)."""
+    """Every vector of ``model_id`` has its language and the per-language sums match the vectors (read-only, < 1 ms)."""
     if conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? AND lang IS NULL LIMIT 1", (model_id,)).fetchone():
         return False
+    return _sums_current(conn, model_id)
+
+
+def _sums_current(conn, model_id: str) -> bool:
     stored = conn.execute("SELECT signature FROM language_centroids WHERE model_id = ? LIMIT 1", (model_id,)).fetchone()
-    sig = _signature(conn, model_id)
-    return (stored[0] if stored else "0:0") == sig
+    if stored is None:  # no sums: current only while the model has no vectors
+        return conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone() is None
+    return stored[0] == _signature(conn, model_id)
 
 
-def update_languages(conn, model_id: str, *, batch: int = 500) -> int:
+def update_languages(conn, model_id: str, *, max_unidentified: int | None = None, batch: int = 500) -> int:
     """Identify the language of vectors that have none yet, then recompute stale per-language sums.
 
-    No model is needed: the text of each vector is read from its chunks. The sums are
-    recomputed from every vector of the model (~20 µs a vector) whenever vectors were added
-    or removed since they were computed (``language_centroids.signature``).
+    No model is needed: the text of each vector is read from its chunks (~1-2 ms a text).
+    The sums are recomputed from every vector of the model (~20 µs a vector) whenever a
+    vector was added, removed or re-labelled since they were computed
+    (``language_centroids.signature`` against ``embedding_generations``).
 
     Args:
         conn: index connection with sqlite-vec loaded, not inside a transaction.
         model_id: which model's vectors.
+        max_unidentified: identify nothing when more vectors than this wait (the lazy path
+            before a query; ``dreamdb embed refresh`` passes None: no limit).
         batch: vectors identified per write transaction.
 
     Returns:
@@ -412,7 +424,9 @@ def update_languages(conn, model_id: str, *, batch: int = 500) -> int:
         LockTimeout: another writer held the SQLite write lock past the busy timeout.
     """
     done = 0
-    while True:
+    if max_unidentified is not None and unidentified(conn, model_id) > max_unidentified:
+        batch = 0
+    while batch:
         rows = conn.execute(
             """SELECT e.id, (SELECT MIN(c.text) FROM chunks c WHERE c.content_hash = e.content_hash)
                FROM embeddings e WHERE e.model_id = ? AND e.lang IS NULL LIMIT ?""", (model_id, batch)).fetchall()
@@ -423,7 +437,7 @@ def update_languages(conn, model_id: str, *, batch: int = 500) -> int:
             conn.executemany("UPDATE embeddings SET lang = ? WHERE id = ? AND lang IS NULL",
                              [(lang, i) for (i, _t), lang in zip(rows, langs)])
         done += len(rows)
-    if done or not languages_current(conn, model_id):
+    if not _sums_current(conn, model_id):
         with write_transaction(conn):
             sig = _signature(conn, model_id)
             sums: dict = {}
