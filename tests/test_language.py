@@ -160,8 +160,11 @@ def test_one_language_index_ranks_by_plain_cosine(tiny_vault):
         assert a == b and doc_ids(index, a)[0] == "knowledge/login"
 
 
-def test_knn_search_is_exact_under_adjustments(tiny_vault):
-    """The over-fetching KNN stops only when no unseen chunk can beat the k-th document."""
+@pytest.mark.parametrize("exact_max", [store.EXACT_MAX_CHUNKS, 0])
+def test_knn_search_is_exact_under_adjustments(tiny_vault, monkeypatch, exact_max):
+    """The over-fetching KNN stops only when no unseen chunk can beat the k-th document: with the
+    centred languages' chunks scored exactly beforehand (few of them), or with the bound widened."""
+    monkeypatch.setattr(store, "EXACT_MAX_CHUNKS", exact_max)
     for i in range(40):
         write_doc(tiny_vault, f"knowledge/d{i:02d}.md", f"---\nname: D{i}\n---\nword{i} " * 30 + "\n")
     index, _ = embedded(tiny_vault, emb=None)
@@ -178,10 +181,13 @@ def test_knn_search_is_exact_under_adjustments(tiny_vault):
             c.executemany("UPDATE embeddings SET lang = 'xx' WHERE id = ?", [(r,) for r in rows[::2]])
         q = HashEmbedder.vec("query")
         for adj in ({"xx": (1.0, 0.3)}, {"xx": (2.0, -0.5)}, {"xx": (1.0, -0.3)}):
-            knn = store.dense_search(c, q, "hash-knn", 3, lang_adjust=adj)
+            got_lang, want_lang = {}, {}
+            knn = store.dense_search(c, q, "hash-knn", 3, lang_adjust=adj, best_lang=got_lang)
             exact = store.dense_search_numpy(c, q, "hash-knn", 3, lang_adjust=adj)
             assert [d for d, _ in knn] == [d for d, _ in exact]
             assert [s for _, s in knn] == pytest.approx([s for _, s in exact], abs=1e-5)
+            store.dense_search(c, q, "hash-knn", 40, lang_adjust=adj, allowed_docs=set(range(1, 100)), best_lang=want_lang)
+            assert {d: got_lang[d] for d, _ in knn} == {d: want_lang[d] for d, _ in knn}
         assert store.dense_search(c, q, "hash-knn", 3) != store.dense_search(c, q, "hash-knn", 3, lang_adjust={"xx": (1.0, 0.3)})
 
 

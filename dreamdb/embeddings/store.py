@@ -39,6 +39,9 @@ VEC_MAX_K = 4096
 DEFAULT_BATCH_SIZE = 16
 #: Documents chunked per write transaction by :func:`refresh`.
 CHUNK_WRITE_BATCH = 200
+#: Chunks scored exactly with numpy instead of by the KNN: an allowed-documents filter this
+#: small, or the chunks of the languages a query's scores are centred for (~20 µs a chunk).
+EXACT_MAX_CHUNKS = 2000
 #: File lock next to the index serialising refreshes across processes.
 LOCK_FILE_NAME = "embed.lock"
 
@@ -519,8 +522,12 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
     model_id = ?``; vectors of other models are never compared), over-fetching chunks (4×k,
     growing ×4 up to sqlite-vec's k ≤ 4096) until ``k`` distinct allowed documents come back
     whose scores no unseen chunk can beat (an unseen chunk's cosine is at most the last one
-    fetched, and every map is increasing), or every vector was seen. When ``allowed_docs`` is small (≤ 2,000 chunks) or the KNN cap is
-    reached, the allowed documents' vectors are scored exactly instead.
+    fetched, and every map is increasing), or every vector was seen. A centred score can
+    exceed its cosine, so when the centred languages have at most :data:`EXACT_MAX_CHUNKS`
+    chunks those are scored exactly beforehand (then the plain cosine bound holds for the
+    rest); otherwise the bound takes the maps into account and the KNN fetches deeper. When
+    ``allowed_docs`` is small (≤ :data:`EXACT_MAX_CHUNKS` chunks) or the KNN cap is reached,
+    the allowed documents' vectors are scored exactly instead.
 
     Args:
         conn: index connection with sqlite-vec loaded.
@@ -548,13 +555,22 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
     if allowed_docs is not None:
         if not allowed_docs:
             return []
-        if len(allowed_docs) <= 2000:
+        if len(allowed_docs) <= EXACT_MAX_CHUNKS:
             n_allowed = _count_chunks(conn, allowed_docs)
-            if n_allowed <= 2000:
+            if n_allowed <= EXACT_MAX_CHUNKS:
                 return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust, best_lang)
     n_vec = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()[0]
     if n_vec == 0:
         return []
+    exact: dict[int, tuple[float, str]] = {}  # documents' best (score, language) over all centred chunks
+    if adjust:
+        marks = ",".join("?" * len(adjust))
+        n_centred = conn.execute(f"SELECT COUNT(*) FROM embeddings WHERE model_id = ? AND lang IN ({marks})",
+                                 (model_id, *adjust)).fetchone()[0]
+        if n_centred <= EXACT_MAX_CHUNKS:
+            # A centred score can exceed the chunk's cosine, so an unseen centred chunk could beat
+            # any KNN cut-off: score those few chunks exactly, and the KNN bound is the plain one.
+            exact = _exact_in_languages(conn, q, model_id, adjust, allowed_docs)
     kk = min(max(4 * k, 32), VEC_MAX_K, n_vec)
     while True:
         rows = conn.execute(
@@ -562,14 +578,45 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
             (q, kk, model_id)).fetchall()
         cos = {r: 1.0 - d for r, d in rows}
         best = _best_per_doc(_docs_for_vectors(conn, cos), cos, allowed_docs, adjust, best_lang)
+        for doc, (score, lang) in exact.items():
+            if score >= best.get(doc, -3.0):
+                best[doc] = score
+                if best_lang is not None:
+                    best_lang[doc] = lang
         top = _top(best, k)
         last = min(cos.values()) if cos else -1.0
-        bound = max([last, *(scale * last + shift for scale, shift in adjust.values())])  # best an unseen chunk can score
+        if exact or not adjust:
+            bound = last  # best score an unseen chunk can have
+        else:
+            bound = max([last, *(scale * last + shift for scale, shift in adjust.values())])
         if (len(top) >= k and top[-1][1] >= bound) or kk >= n_vec:
             return top
         if kk >= VEC_MAX_K:
             return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust, best_lang)
         kk = min(kk * 4, VEC_MAX_K, n_vec)
+
+
+def _exact_in_languages(conn, q: bytes, model_id: str, adjust: dict[str, tuple[float, float]],
+                        allowed: set[int] | None) -> dict[int, tuple[float, str]]:
+    """{documents.id: (best centred score, its chunk's language)} over every chunk whose language is in ``adjust``."""
+    marks = ",".join("?" * len(adjust))
+    rows = conn.execute(
+        f"""SELECT c.doc, e.lang, v.embedding FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id
+            JOIN chunks c ON c.content_hash = e.content_hash
+            WHERE e.model_id = ? AND e.lang IN ({marks})""", (model_id, *adjust)).fetchall()
+    if not rows:
+        return {}
+    mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
+    sims = (mat @ np.frombuffer(q, dtype=np.float32)).tolist()
+    best: dict[int, tuple[float, str]] = {}
+    for (doc, lang, _v), cos in zip(rows, sims):
+        if allowed is not None and doc not in allowed:
+            continue
+        scale, shift = adjust[lang]
+        s = scale * cos + shift
+        if s > best.get(doc, (-3.0, ""))[0]:
+            best[doc] = (s, lang)
+    return best
 
 
 def _count_chunks(conn, docs: set[int]) -> int:
