@@ -20,8 +20,12 @@ CANDIDATES = 50
 """Documents taken from each channel before fusion."""
 
 
-def _allowed_docs(conn, filters: Filters, now_days: float) -> set[int]:
+def _allowed_docs(conn, filters: Filters, now_days: float) -> set[int] | None:
+    """The documents the filters keep, or None when they keep every document (plain KNN)."""
     where, params = filters.sql(now_days)
+    kept = conn.execute(f"SELECT COUNT(*) FROM documents d WHERE {where}", params).fetchone()[0]
+    if kept == conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]:
+        return None
     return {r[0] for r in conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)}
 
 
@@ -96,8 +100,6 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     bm = bm25_rank(plan, top=CANDIDATES, now_days=now_days, filters=filters) if plan.terms else []
     qvec = query_vector(embedder, plan.text)
     allowed = _allowed_docs(conn, filters, now_days)
-    if len(allowed) == conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]:
-        allowed = None  # nothing filtered out: plain KNN
     centroids = store.load_centroids(conn, embedder.model_id)
     adjust = centroids.adjustments(qvec) if centroids is not None else {}
     centred: dict = {}

@@ -565,8 +565,8 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
     exact: dict[int, tuple[float, str]] = {}  # documents' best (score, language) over all centred chunks
     if adjust:
         marks = ",".join("?" * len(adjust))
-        n_centred = conn.execute(f"SELECT COUNT(*) FROM embeddings WHERE model_id = ? AND lang IN ({marks})",
-                                 (model_id, *adjust)).fetchone()[0]
+        n_centred = conn.execute(f"SELECT COUNT(*) FROM embeddings"
+                                 f" WHERE model_id = ? AND lang IN ({marks})", (model_id, *adjust)).fetchone()[0]
         if n_centred <= EXACT_MAX_CHUNKS:
             # A centred score can exceed the chunk's cosine, so an unseen centred chunk could beat
             # any KNN cut-off: score those few chunks exactly, and the KNN bound is the plain one.
