@@ -557,9 +557,16 @@ class Index:
             except LockTimeout:
                 pass  # the note below says what is missing
             pending = store.pending(self.conn, emb.model_id)
-        if not pending and not store.languages_current(self.conn, emb.model_id):
-            # After an upgrade to schema 4 the vectors' languages are unknown; identifying them needs
-            # no model (~1-2 ms a text) and the per-language sums take ~20 µs a vector.
+        if pending:
+            if pending <= self.lazy_refresh_max:
+                store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX)
+            else:
+                self.notes.append(f"{pending} documents or chunks are waiting to be embedded (dense results are partial);"
+                                  " run: dreamdb embed refresh")
+        if not store.languages_current(self.conn, emb.model_id):
+            # After an upgrade to schema 4 the vectors' languages are unknown (identifying them needs no
+            # model, ~1-2 ms a text); after a deletion, or while many texts wait to be embedded, the
+            # per-language sums are stale (~20 µs a vector to recompute).
             from dreamdb.errors import LockTimeout
 
             try:
@@ -567,12 +574,6 @@ class Index:
                     store.update_languages(self.conn, emb.model_id, max_unidentified=LAZY_LANGUAGE_MAX)
             except LockTimeout:
                 pass  # the previous sums (or plain cosine) serve this query
-        if pending:
-            if pending <= self.lazy_refresh_max:
-                store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX)
-            else:
-                self.notes.append(f"{pending} documents or chunks are waiting to be embedded (dense results are partial);"
-                                  " run: dreamdb embed refresh")
         if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
             self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
                               " language-centred); run: dreamdb embed refresh")

@@ -304,3 +304,68 @@ def test_lazy_refresh_before_a_query_keeps_the_identification_cap(tiny_vault, mo
         assert store.unidentified(c, emb.model_id) == 0 and store.languages_current(c, emb.model_id)
         index.recall("login password", mode="hybrid")
         assert not [n for n in index.take_notes() if "not identified" in n]
+
+
+def test_sums_follow_a_deletion_without_an_explicit_refresh(tiny_vault):
+    """QA repro: a deleted Turkish note's vector (not yet pruned) kept counting in the Turkish mean."""
+    mixed_vault(tiny_vault)
+    index, emb = embedded(tiny_vault)
+    with index:
+        c = index.conn
+        (tiny_vault / "knowledge" / "recipe.md").unlink()
+        index.recall("yedekleme backup", mode="hybrid")  # lazy sync; nothing to embed
+        assert store.load_centroids(c, emb.model_id).counts == {"en": 4, "tr": 2}
+        (tiny_vault / "knowledge" / "train.md").unlink()
+        index.recall("yedekleme backup", mode="hybrid")
+        cent = store.load_centroids(c, emb.model_id)
+        assert cent.counts == {"en": 4, "tr": 1} and "tr" not in cent.means  # one vector: not centred
+
+
+def test_migration_5_on_an_index_with_vectors_signs_the_sums(tiny_vault):
+    """QA repro: migration 005 left the counter empty for vectors stored before it, so deletes never made the sums stale."""
+    mixed_vault(tiny_vault)
+    index, emb = embedded(tiny_vault)
+    path = index.index_path
+    c = index.conn
+    with db.write_transaction(c):  # back to schema 4, as an index embedded before this change
+        for name in ("embeddings_generation_insert", "embeddings_generation_delete", "embeddings_generation_lang",
+                     "chunks_generation_insert", "chunks_generation_delete"):
+            c.execute(f"DROP TRIGGER {name}")
+        c.execute("DROP TABLE embedding_generations")
+        c.execute("DROP INDEX embeddings_model_lang")
+        c.execute("DELETE FROM schema_migrations WHERE version = 5")
+        c.execute("UPDATE language_centroids SET signature = '7:7'")  # as migration 004 signed them
+    index.close()
+    index = dreamdb.open(tiny_vault, index_path=path)
+    index.embedder = lambda: emb
+    with index:
+        c = index.conn
+        assert c.execute("SELECT model_id, generation FROM embedding_generations").fetchall() == [(emb.model_id, 1)]
+        (tiny_vault / "knowledge" / "garden.md").unlink()
+        index.sync()
+        r = store.refresh(c, emb)
+        assert r.pruned == 1
+        assert store.load_centroids(c, emb.model_id).counts == {"en": 4, "tr": 2}
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_filter_without_centred_documents_keeps_the_plain_knn_bound(tiny_vault, monkeypatch):
+    """QA repro: a filter removing every Turkish document made the KNN fetch every vector."""
+    for i in range(30):
+        write_doc(tiny_vault, f"knowledge/e{i:02d}.md", f"---\nname: E{i}\n---\n" + EN["invoice"].replace("Every", f"Note {i}: every") + "\n")
+    mixed_vault(tiny_vault)
+    index, emb = embedded(tiny_vault)
+    with index:
+        c = index.conn
+        english = {r[0] for r in c.execute("SELECT id FROM documents WHERE doc_id NOT IN "
+                                           "('knowledge/garden', 'knowledge/recipe', 'knowledge/train')")}
+        q = emb.vec("invoice tax")
+        adj = store.load_centroids(c, emb.model_id).adjustments(q)
+        assert adj
+        monkeypatch.setattr(store, "EXACT_MAX_CHUNKS", 3)  # the allowed set is too big for the exact path
+        calls = []
+        real = store._docs_for_vectors
+        monkeypatch.setattr(store, "_docs_for_vectors", lambda conn, rowids: calls.append(1) or real(conn, rowids))
+        got = store.dense_search(c, q, emb.model_id, 1, allowed_docs=english, lang_adjust=adj)
+        assert len(calls) == 1  # one KNN round
+        assert got == store.dense_search_numpy(c, q, emb.model_id, 1, allowed_docs=english, lang_adjust=adj)

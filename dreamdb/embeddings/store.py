@@ -409,9 +409,9 @@ def update_languages(conn, model_id: str, *, max_unidentified: int | None = None
     """Identify the language of vectors that have none yet, then recompute stale per-language sums.
 
     No model is needed: the text of each vector is read from its chunks (~1-2 ms a text).
-    The sums are recomputed from every vector of the model (~20 µs a vector) whenever a
-    vector was added, removed or re-labelled since they were computed
-    (``language_centroids.signature`` against ``embedding_generations``).
+    The sums are recomputed from every vector of the model that a chunk uses (~20 µs a
+    vector) whenever a vector or a chunk was added, removed or re-labelled since they were
+    computed (``language_centroids.signature`` against ``embedding_generations``).
 
     Args:
         conn: index connection with sqlite-vec loaded, not inside a transaction.
@@ -447,7 +447,8 @@ def update_languages(conn, model_id: str, *, max_unidentified: int | None = None
             counts: dict = {}
             cur = conn.execute(
                 """SELECT e.lang, v.embedding FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id
-                   WHERE e.model_id = ? AND e.lang IS NOT NULL""", (model_id,))
+                   WHERE e.model_id = ? AND e.lang IS NOT NULL
+                     AND EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)""", (model_id,))
             while True:
                 part = cur.fetchmany(4096)
                 if not part:
@@ -563,6 +564,7 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
     if n_vec == 0:
         return []
     exact: dict[int, tuple[float, str]] = {}  # documents' best (score, language) over all centred chunks
+    scored_exactly = not adjust
     if adjust:
         marks = ",".join("?" * len(adjust))
         n_centred = conn.execute(f"SELECT COUNT(*) FROM embeddings"
@@ -571,6 +573,7 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
             # A centred score can exceed the chunk's cosine, so an unseen centred chunk could beat
             # any KNN cut-off: score those few chunks exactly, and the KNN bound is the plain one.
             exact = _exact_in_languages(conn, q, model_id, adjust, allowed_docs)
+            scored_exactly = True
     kk = min(max(4 * k, 32), VEC_MAX_K, n_vec)
     while True:
         rows = conn.execute(
@@ -585,7 +588,7 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
                     best_lang[doc] = lang
         top = _top(best, k)
         last = min(cos.values()) if cos else -1.0
-        if exact or not adjust:
+        if scored_exactly:
             bound = last  # best score an unseen chunk can have
         else:
             bound = max([last, *(scale * last + shift for scale, shift in adjust.values())])
