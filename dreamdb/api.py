@@ -574,9 +574,9 @@ class Index:
                     store.update_languages(self.conn, emb.model_id, max_unidentified=LAZY_LANGUAGE_MAX)
             except LockTimeout:
                 pass  # the previous sums (or plain cosine) serve this query
-        if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
-            self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
-                              " language-centred); run: dreamdb embed refresh")
+            if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
+                self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
+                                  " language-centred); run: dreamdb embed refresh")
         return hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters, bm25_rank=self._rank)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:

@@ -481,8 +481,8 @@ def _docs_for_vectors(conn, rowids: Iterable[int]) -> list[tuple[int, int, str]]
     """(vector rowid, documents.id, language) of every chunk using each vector."""
     ids = list(rowids)
     out: list[tuple[int, int, str]] = []
-    for i in range(0, len(ids), 500):
-        part = ids[i : i + 500]
+    for i in range(0, len(ids), 900):
+        part = ids[i : i + 900]
         marks = ",".join("?" * len(part))
         out.extend(conn.execute(
             f"SELECT e.id, c.doc, COALESCE(e.lang, '') FROM embeddings e JOIN chunks c ON c.content_hash = e.content_hash"
@@ -490,25 +490,32 @@ def _docs_for_vectors(conn, rowids: Iterable[int]) -> list[tuple[int, int, str]]
     return out
 
 
-def _best_per_doc(rows: list[tuple[int, int, str]], cos: dict[int, float], allowed: set[int] | None,
-                  adjust: dict[str, tuple[float, float]], best_lang: dict | None = None) -> dict[int, float]:
-    best: dict[int, float] = {}
-    for rowid, doc, lang in rows:
+def _best_by_doc(docs, sims, langs, adjust: dict[str, tuple[float, float]],
+                 allowed: set[int] | None = None) -> dict[int, tuple[float, str | None]]:
+    """{documents.id: (best chunk score, the language it was centred for or None)}.
+
+    ``docs``, ``sims`` (cosines) and ``langs`` run in parallel, one entry per chunk; a chunk
+    whose language is in ``adjust`` scores ``scale · cosine + shift``.
+    """
+    best: dict[int, tuple[float, str | None]] = {}
+    for doc, score, lang in zip(docs, sims, langs):
         if allowed is not None and doc not in allowed:
             continue
-        s = cos[rowid]
         if lang in adjust:
             scale, shift = adjust[lang]
-            s = scale * s + shift
-        if s > best.get(doc, -3.0):
-            best[doc] = s
-            if best_lang is not None:
-                best_lang[doc] = lang if lang in adjust else None
+            score = scale * score + shift
+        else:
+            lang = None
+        if score > best.get(doc, (-3.0, None))[0]:
+            best[doc] = (score, lang)
     return best
 
 
-def _top(best: dict[int, float], k: int) -> list[tuple[int, float]]:
-    return sorted(best.items(), key=lambda ds: (-ds[1], ds[0]))[:k]
+def _top(best: dict[int, tuple[float, str | None]], k: int, best_lang: dict | None = None) -> list[tuple[int, float]]:
+    top = sorted(best.items(), key=lambda ds: (-ds[1][0], ds[0]))[:k]
+    if best_lang is not None:
+        best_lang.update((doc, lang) for doc, (_s, lang) in top)
+    return [(doc, score) for doc, (score, _l) in top]
 
 
 def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None,
@@ -580,12 +587,11 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
             "SELECT rowid, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ? AND model_id = ?",
             (q, kk, model_id)).fetchall()
         cos = {r: 1.0 - d for r, d in rows}
-        best = _best_per_doc(_docs_for_vectors(conn, cos), cos, allowed_docs, adjust, best_lang)
-        for doc, (score, lang) in exact.items():
-            if score >= best.get(doc, -3.0):
-                best[doc] = score
-                if best_lang is not None:
-                    best_lang[doc] = lang
+        found = _docs_for_vectors(conn, cos)
+        best = _best_by_doc([r[1] for r in found], [cos[r[0]] for r in found], [r[2] for r in found], adjust, allowed_docs)
+        for doc, scored in exact.items():
+            if scored[0] >= best.get(doc, (-3.0, None))[0]:
+                best[doc] = scored
         top = _top(best, k)
         last = min(cos.values()) if cos else -1.0
         if scored_exactly:
@@ -593,15 +599,15 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
         else:
             bound = max([last, *(scale * last + shift for scale, shift in adjust.values())])
         if (len(top) >= k and top[-1][1] >= bound) or kk >= n_vec:
-            return top
+            return _top(best, k, best_lang)
         if kk >= VEC_MAX_K:
             return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust, best_lang)
         kk = min(kk * 4, VEC_MAX_K, n_vec)
 
 
 def _exact_in_languages(conn, q: bytes, model_id: str, adjust: dict[str, tuple[float, float]],
-                        allowed: set[int] | None) -> dict[int, tuple[float, str]]:
-    """{documents.id: (best centred score, its chunk's language)} over every chunk whose language is in ``adjust``."""
+                        allowed: set[int] | None) -> dict[int, tuple[float, str | None]]:
+    """:func:`_best_by_doc` over every chunk whose language is in ``adjust``."""
     marks = ",".join("?" * len(adjust))
     rows = conn.execute(
         f"""SELECT c.doc, e.lang, v.embedding FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id
@@ -611,15 +617,7 @@ def _exact_in_languages(conn, q: bytes, model_id: str, adjust: dict[str, tuple[f
         return {}
     mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
     sims = (mat @ np.frombuffer(q, dtype=np.float32)).tolist()
-    best: dict[int, tuple[float, str]] = {}
-    for (doc, lang, _v), cos in zip(rows, sims):
-        if allowed is not None and doc not in allowed:
-            continue
-        scale, shift = adjust[lang]
-        s = scale * cos + shift
-        if s > best.get(doc, (-3.0, ""))[0]:
-            best[doc] = (s, lang)
-    return best
+    return _best_by_doc([r[0] for r in rows], sims, [r[1] for r in rows], adjust, allowed)
 
 
 def _count_chunks(conn, docs: set[int]) -> int:
@@ -659,18 +657,8 @@ def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None
     doc_ids, mat, langs = _vectors_for_docs(conn, model_id, docs)
     if not len(doc_ids):
         return []
-    sims = (mat @ np.frombuffer(q, dtype=np.float32)).astype(np.float64)
-    if adjust:
-        scale = np.array([adjust.get(l, (1.0, 0.0))[0] for l in langs])
-        shift = np.array([adjust.get(l, (1.0, 0.0))[1] for l in langs])
-        sims = scale * sims + shift
-    best: dict[int, float] = {}
-    for d, s, lang in zip(doc_ids.tolist(), sims.tolist(), langs):
-        if s > best.get(d, -3.0):
-            best[d] = s
-            if best_lang is not None:
-                best_lang[d] = lang if adjust and lang in adjust else None
-    return _top(best, k)
+    sims = (mat @ np.frombuffer(q, dtype=np.float32)).tolist()
+    return _top(_best_by_doc(doc_ids.tolist(), sims, langs, adjust or {}), k, best_lang)
 
 
 def dense_search_numpy(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None,
