@@ -260,10 +260,11 @@ class MemoryEngine:
             bm25f = np.bincount(pos, weights=w[1], minlength=n)
         cov = np.bincount(pos, weights=w[2], minlength=n) * self._identity_f / len(plan.terms)
         # Documents neither matched nor identity-covered get a bound of 0 (base = identity = 0), and
-        # so do those the filters drop (their static factor is multiplied by 0).
-        bound = raw + S.BM25F_MIX * np.maximum(0.0, bm25f - raw)
-        bound += S.IDENTITY_WEIGHT * cov * cov * np.maximum(raw, 1.0)
-        upper = bound * self._static_kept(filters or _NO_FILTERS, now_days)
+        # so do those the filters drop (their static factor is multiplied by 0). The per-document
+        # arithmetic is that of signals.base_score and signals.identity_boost, in the same order.
+        base = raw + S.BM25F_MIX * np.maximum(0.0, bm25f - raw)
+        identity = S.IDENTITY_WEIGHT * cov * cov * np.maximum(raw, 1.0)
+        upper = (base + identity) * self._static_kept(filters or _NO_FILTERS, now_days)
         if n > top:
             kth = np.partition(upper, n - top)[n - top]
             near = (upper >= kth * _MIN_RECENCY if kth > 0 else upper > 0).nonzero()[0]
@@ -271,17 +272,19 @@ class MemoryEngine:
             near = (upper > 0).nonzero()[0]
         if not len(near):
             return []
-        scored = []
-        doc_ids, inf = self.doc_ids, float("inf")
-        for i, r, f, c, st, d in zip(near.tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(),
-                                     self.static[near].tolist(), self.date_days[near].tolist()):
-            base, identity = S.base_score(r, f), S.identity_boost(r, c)
-            dated = d == d  # NaN: unknown date
-            rec = S.recency_factor(now_days - d if dated else None)
-            # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
-            scored.append((-((base + identity) * rec * st), -d if dated else inf, doc_ids[i], i, r, f, c, identity, base, rec))
-        scored.sort()
+        dates = self.date_days[near].tolist()
+        recency = S.recency_factor
+        rec = [recency(now_days - d) if d == d else S.RECENCY_UNKNOWN for d in dates]  # NaN: unknown date
+        rank_score = (base[near] + identity[near]) * np.array(rec) * self.static[near]
+        # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
+        inf, doc_ids, idx = float("inf"), self.doc_ids, near.tolist()
+        order = sorted(zip((-rank_score).tolist(), [-d if d == d else inf for d in dates],
+                           [doc_ids[i] for i in idx], range(len(idx))))[:top]
         rowids, types = self.rowids, self.types_list
-        return [Ranked(int(rowids[i]), doc_id, types[i], None, None if newest == inf else -newest, None,
-                       r, f, c, identity, base, rec, 1.0, 1.0, 1.0, -neg)
-                for neg, newest, doc_id, i, r, f, c, identity, base, rec in scored[:top]]
+        out = []
+        for neg, newest, doc_id, j in order:
+            i = idx[j]
+            out.append(Ranked(int(rowids[i]), doc_id, types[i], None, None if newest == inf else -newest, None,
+                              float(raw[i]), float(bm25f[i]), float(cov[i]), float(identity[i]), float(base[i]),
+                              rec[j], 1.0, 1.0, 1.0, -neg))
+        return out
