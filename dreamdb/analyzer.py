@@ -17,6 +17,15 @@ Pipeline, identical for documents and queries:
    text get the same term.
    Tokens containing digits are identifiers and never stemmed.
 
+A capitalised word of Turkish text is ambiguous: a name (Turkish writes a
+name's suffixes after an apostrophe, so the token is bare and must not be
+Turkish-stemmed) or an ordinary word opening a sentence or a title
+(``Şifreleme anahtarı…``), which a lowercase query must find. Documents
+index both analyses at the same position (the second one, from
+``stacked``, adds to term frequency but not to length); a query, whose
+words have no reliable case, keeps one analysis per word and is matched
+against the index's vocabulary by :func:`alternate_terms`.
+
 Changing anything here changes every score: bump :data:`ANALYZER_VERSION`,
 which makes the next sync rebuild the index.
 """
@@ -28,7 +37,7 @@ from functools import lru_cache
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "7"
+ANALYZER_VERSION = "8"
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -157,7 +166,7 @@ def stem(word: str, turkish: bool) -> str:
     Turkish and English text (``Panthers'ın`` → ``panther`` like ``Panthers``);
     in Turkish text the Turkish stemmer first removes Turkish inflection.
     """
-    if any(c.isdigit() for c in word):
+    if not word.isalpha():  # tokens are runs of letters and digits: this one has a digit
         return word
     if turkish and len(word) > 3:
         stem = _turkish_stemmer().stemWord(word)
@@ -175,13 +184,17 @@ _ENGLISH_TERMS_MAX = 500_000
 a plain dict read with ``map`` costs far less per word than a call per word."""
 
 
-def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None = None) -> list[str]:
+def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None = None,
+            stacked: list[str] | None = None) -> list[str]:
     """Turn text into index/query terms, in order, duplicates kept.
 
     Args:
         text: any text (a document field or a query).
         turkish: force the language decision; ``None`` detects it with :func:`is_turkish`.
         words: ``raw_tokens(text)`` when the caller already has them.
+        stacked: documents pass a list: it receives the Turkish analysis of each capitalised
+            word of Turkish text where it differs from the name analysis returned (see the
+            module docstring). Queries pass nothing.
 
     Returns:
         list[str]: terms (lowercase, stopwords removed, stemmed).
@@ -197,13 +210,22 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
     out = []
     if turkish:
         # Turkish orthography separates suffixes of proper nouns with an apostrophe
-        # (Allen'ın), so a capitalised token is already bare: no Turkish stemming.
+        # (Allen'ın), so a capitalised token may be a bare name: its primary term is not
+        # Turkish-stemmed.
         originals = _TOKEN_RE.findall(text)
         if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
             originals = words
         for w, o in zip(words, originals):
             if len(w) > 1 and w not in STOPWORDS:
-                out.append(stem(w, not o[:1].isupper()))
+                if o[:1].isupper():
+                    term = stem(w, False)
+                    if stacked is not None:
+                        alt = stem(w, True)
+                        if alt != term:
+                            stacked.append(alt)
+                else:
+                    term = stem(w, True)
+                out.append(term)
         return out
     global _ENGLISH_TERMS
     terms = _ENGLISH_TERMS
@@ -215,6 +237,54 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
         for w in new:
             terms[w] = stem(w, False) if len(w) > 1 and w not in STOPWORDS else ""
     return [t for t in map(terms.__getitem__, words) if t]
+
+
+def query_words(text: str, turkish: bool, words: list[str] | None = None) -> list[tuple[str, str, bool]]:
+    """``(term, folded word, capitalised)`` for each word of a query that yields a term, in order.
+
+    The terms are exactly :func:`analyze`'s (same language decision, same rules); the word and
+    its case are kept for :func:`alternate_terms`.
+    """
+    if words is None:
+        words = raw_tokens(text)
+    originals = _TOKEN_RE.findall(text)
+    if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
+        originals = words
+    out = []
+    for w, o in zip(words, originals):
+        if len(w) > 1 and w not in STOPWORDS:
+            cap = o[:1].isupper()
+            out.append((stem(w, turkish and not cap), w, cap))
+    return out
+
+
+def alternate_terms(word: str, capitalised: bool, turkish: bool) -> list[str]:
+    """Other analyses of one query word, best first, for a term the index does not know.
+
+    The language of a short query is a guess (``yedekleme`` has no Turkish letter and is
+    analysed as English, while the Turkish note that contains it was Turkish-stemmed), and
+    so is whether a capitalised word is a name. Each alternative undoes one guess:
+
+    1. the other analysis: Turkish stemming for a word analysed as English or as a name,
+       the name (English) analysis for a word analysed as Turkish;
+    2. for a word starting with ``ı``, with that letter written ``i``: the index folds the
+       capital ``I`` to ``i`` (``Işık`` → ``işık``), as English text needs, so a query typed
+       ``ışık`` looks for that form too. (An all-capitals ``IŞIK`` is folded to ``işik``;
+       that rarer form is not looked for.)
+
+    Returns:
+        distinct terms other than the word's own term (may be empty).
+    """
+    own = stem(word, turkish and not capitalised)
+    variants = [word, "i" + word[1:]] if word[0] == "ı" else [word]
+    out = []
+    for w in variants:
+        for as_turkish in (not (turkish and not capitalised), turkish and not capitalised):
+            if len(w) > 1 and w not in STOPWORDS:
+                t = stem(w, as_turkish)
+                if t != own and t not in out:
+                    out.append(t)
+    return out
 
 
 def term_frequencies(terms: list[str]) -> dict[str, int]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import HIT_COLUMNS, Filters, plan_query, rank
+from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, plan_query, rank
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate
 from dreamdb.store.sync import SyncReport, sync
@@ -458,12 +458,18 @@ class Index:
             self.sync_for_read()
         from dreamdb.ranking.synonyms import load_synonyms
 
-        plan = plan_query(query, load_synonyms(self.vault))
+        try:
+            plan = plan_query(query, load_synonyms(self.vault), vocabulary=self._vocabulary())
+        except db.DatabaseError:  # the ranking below meets the damage and rebuilds; plan without the index
+            plan = plan_query(query, load_synonyms(self.vault))
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.
             self.notes.append("no searchable terms in the query (only stopwords or punctuation)")
             return []
+        if plan.resolved and explain:
+            self.notes.append("matched through another analysis of the query word (its own is not in the index): "
+                              + ", ".join(f"{a} → {b}" for a, b in plan.resolved.items()))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")
@@ -472,18 +478,31 @@ class Index:
             ranked = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters))
             if ranked is not None:
                 return self._hits(ranked, plan, mode=mode, explain=explain)
-        ranked = self._guarded(lambda: self._rank(plan, top=top, now_days=now_days, filters=filters))
+        # Planning probed the index for changes just now, unless a hybrid attempt ran in between.
+        ranked = self._guarded(lambda: self._rank(plan, top=top, now_days=now_days, filters=filters, probe=mode != "bm25"))
         return self._hits(ranked, plan, mode="bm25", explain=explain)
 
-    def _rank(self, plan, *, top: int, now_days: float, filters: Filters) -> list:
-        """BM25 ranking with this index's engine (see ``engine``)."""
+    def _vocabulary(self):
+        """The index's vocabulary for query planning (see :func:`dreamdb.ranking.rank.plan_query`);
+        the memory engine is probed for index changes here, and the BM25 ranking that follows skips it."""
         if self.engine == "sql":
-            return rank(self.conn, plan, top=top, now_days=now_days, filters=filters)
+            return SqlVocabulary(self.conn)
+        engine = self._memory_engine()
+        engine.refresh()
+        return engine
+
+    def _memory_engine(self):
         if self._memory is None or self._memory.conn is not self.conn:
             from dreamdb.ranking.memory import MemoryEngine
 
             self._memory = MemoryEngine(self.conn)
-        return self._memory.rank(plan, top=top, now_days=now_days, filters=filters)
+        return self._memory
+
+    def _rank(self, plan, *, top: int, now_days: float, filters: Filters, probe: bool = True) -> list:
+        """BM25 ranking with this index's engine (see ``engine``); ``probe=False`` right after :meth:`_vocabulary`."""
+        if self.engine == "sql":
+            return rank(self.conn, plan, top=top, now_days=now_days, filters=filters)
+        return self._memory_engine().rank(plan, top=top, now_days=now_days, filters=filters, probe=probe)
 
     # -- embeddings ---------------------------------------------------------------
     def embedder(self):

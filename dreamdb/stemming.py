@@ -67,7 +67,8 @@ def english_stem(word: str) -> str:
     w = word.lstrip("'")
     if w.startswith("y"):
         w = "Y" + w[1:]
-    w = "".join("Y" if c == "y" and i > 0 and w[i - 1] in _VOWELS else c for i, c in enumerate(w))
+    if "y" in w:
+        w = "".join("Y" if c == "y" and i > 0 and w[i - 1] in _VOWELS else c for i, c in enumerate(w))
     r1, r2 = _r1_r2(w)
     # Step 0: possessive apostrophes
     for suf in ("'s'", "'s", "'"):

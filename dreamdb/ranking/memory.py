@@ -28,7 +28,7 @@ import numpy as np
 
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus_stats
+from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus_stats, known_terms
 
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
@@ -70,6 +70,10 @@ class MemoryEngine:
         ).fetchone()
         return row if row is not None else corpus_stats(self.conn)  # raises: the index is damaged
 
+    def refresh(self) -> None:
+        """Bring the caches in line with the index if it changed (a cheap probe when it did not)."""
+        self._ensure_loaded()
+
     def _ensure_loaded(self) -> None:
         # Cheap change detection first: PRAGMA data_version moves when another connection commits,
         # total_changes when this one writes; only then is the generation row read.
@@ -101,6 +105,7 @@ class MemoryEngine:
         self.levels = np.array([r[8] for r in rows], dtype=np.int64)
         self.expires = np.array([np.inf if r[9] is None else r[9] for r in rows], dtype=np.float64)
         self._has_expiry = bool(np.isfinite(self.expires).any())
+        self._has_turkish = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE turkish)").fetchone()[0])
         #: ``{changelog doc_id: doc_id of the newest entry superseding it}`` (read by Index._hits).
         self.superseded_by = dict(self.conn.execute(
             "SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IS NOT NULL GROUP BY supersedes"))
@@ -193,6 +198,24 @@ class MemoryEngine:
         parts = [self._term(t) for t in terms]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
+    # -- vocabulary (query planning, :func:`dreamdb.ranking.rank.plan_query`) ------
+    # They read the caches as of the last probe: callers :meth:`refresh` first (Index.recall does).
+    @property
+    def has_turkish(self) -> bool:
+        """Whether any document was analysed as Turkish."""
+        if self._generation is None:
+            self._ensure_loaded()
+        return self._has_turkish
+
+    def known(self, terms: list[str]) -> set[str]:
+        """The subset of ``terms`` with postings in the index (as :func:`dreamdb.ranking.rank.known_terms`)."""
+        if self._generation is None:
+            self._ensure_loaded()
+        if self._slices is not None:
+            slices = self._slices
+            return {t for t in terms if t in slices}
+        return known_terms(self.conn, terms)
+
     def _static_kept(self, filters: Filters, now_days: float):
         """float64[n]: each document's static factor (status × type × confidence), 0 for those the filters
         drop: types, level and dates from the cached arrays, tags and statuses through SQL (cached per
@@ -230,8 +253,12 @@ class MemoryEngine:
         return kept * (self.expires >= now_days)
 
     # -- ranking ------------------------------------------------------------------
-    def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
+    def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None,
+             probe: bool = True) -> list[Ranked]:
         """The exact top ``top`` documents by rankScore; same contract as :func:`dreamdb.ranking.rank.rank`.
+
+        ``probe=False`` skips the check for index changes when the caller has just made it
+        (:meth:`refresh`; Index.recall plans the query against the vocabulary in between).
 
         rankScore = (base + identity) · recency · static with recency in [0.85, 1], so the bound
         (base + identity) · static, computed with numpy for every document, is within a factor 0.85 of
@@ -241,7 +268,8 @@ class MemoryEngine:
         """
         if not plan.terms or top <= 0:
             return []
-        self._ensure_loaded()
+        if probe or self._generation is None:
+            self._ensure_loaded()
         n = len(self.rowids)
         if not n or not self.n_docs:
             return []

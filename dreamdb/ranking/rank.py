@@ -17,7 +17,7 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from dreamdb.analyzer import analyze, is_turkish, raw_tokens
+from dreamdb.analyzer import alternate_terms, analyze, is_turkish, query_words, raw_tokens
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 
@@ -38,6 +38,8 @@ class QueryPlan:
         synonyms: ``{term: weight}`` of expansion terms (BM25F only).
         turkish: whether the query was analyzed as Turkish.
         dropped: distinct terms left out beyond :data:`MAX_QUERY_TERMS`.
+        resolved: ``{term as analyzed: the index's term used instead}`` for query words whose
+            own analysis is not in the index but another analysis is (see :func:`plan_query`).
     """
 
     text: str
@@ -45,14 +47,47 @@ class QueryPlan:
     synonyms: dict[str, float] = field(default_factory=dict)
     turkish: bool = False
     dropped: int = 0
+    resolved: dict[str, str] = field(default_factory=dict)
 
 
-def plan_query(text: str, synonym_table=None) -> QueryPlan:
-    """Analyze a query (same analyzer as documents; never parsed as a query language)."""
+def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
+    """Analyze a query (same analyzer as documents; never parsed as a query language).
+
+    Args:
+        text: the query.
+        synonym_table: :class:`dreamdb.ranking.synonyms.SynonymTable` or ``None``.
+        vocabulary: the index's vocabulary (:class:`SqlVocabulary`, or the memory engine), or
+            ``None``. With it, a query word whose term the index does not know is looked up in
+            its other analyses (:func:`dreamdb.analyzer.alternate_terms`: the other language,
+            the name reading, ``ı`` typed for a folded ``I``) and the first one the index knows
+            is used instead. A word the index knows is never changed, and a query analysed as
+            English over an index without Turkish documents is not looked up at all (its only
+            alternative would be a Turkish stem), so English queries on English notes analyse
+            exactly as before. The score stays BM25 over one term per query word.
+
+    Returns:
+        QueryPlan.
+    """
     words = raw_tokens(text)
     turkish = is_turkish(words)
     distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words)))
-    terms = distinct[:MAX_QUERY_TERMS]
+    dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
+    distinct = distinct[:MAX_QUERY_TERMS]
+    resolved: dict[str, str] = {}
+    if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish):
+        known = vocabulary.known
+        wanted = set(distinct).difference(known(distinct))
+        if wanted:  # only then is each word's case and spelling needed
+            options: dict[str, list[str]] = {}
+            for t, w, cap in query_words(text, turkish, words):
+                if t in wanted and t not in options:
+                    options[t] = alternate_terms(w, cap, turkish)
+            found = known(sorted({a for alts in options.values() for a in alts}))
+            for t, alts in options.items():
+                hit = next((a for a in alts if a in found), None)
+                if hit is not None:
+                    resolved[t] = hit
+    terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
     if synonym_table is not None:
         for t in terms:
@@ -60,7 +95,35 @@ def plan_query(text: str, synonym_table=None) -> QueryPlan:
             for s in sorted(expansions) if expansions else ():
                 if s not in terms:
                     syn[s] = S.SYNONYM_WEIGHT
-    return QueryPlan(text, terms, syn, turkish, len(distinct) - len(terms))
+    return QueryPlan(text, terms, syn, turkish, dropped, resolved)
+
+
+def known_terms(conn, terms: list[str]) -> set[str]:
+    """The subset of ``terms`` that have postings in the index (slug-only postings count)."""
+    if not terms:
+        return set()
+    rows = conn.execute("SELECT j.value FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM postings p WHERE p.term = j.value)",
+                        (json.dumps(terms),))
+    return {r[0] for r in rows}
+
+
+class SqlVocabulary:
+    """The index's vocabulary for :func:`plan_query`, read with SQL (one recall's worth; not cached).
+
+    Attributes:
+        has_turkish: whether any document was analysed as Turkish.
+    """
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    @property
+    def has_turkish(self) -> bool:
+        return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE turkish)").fetchone()[0])
+
+    def known(self, terms: list[str]) -> set[str]:
+        """See :func:`known_terms`."""
+        return known_terms(self.conn, terms)
 
 
 @dataclass

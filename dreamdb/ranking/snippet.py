@@ -43,6 +43,12 @@ def _prefilter(terms: set[str]) -> re.Pattern:
     return re.compile(r"\b(?:" + "|".join(parts) + r")\w*")
 
 
+def _matches(word: str, terms: set[str], turkish: bool) -> bool:
+    """Whether a folded body word analyzes to a query term; in Turkish text a capitalised word is
+    indexed under its name and Turkish analyses (case is gone here, so both are tried)."""
+    return stem(word, turkish) in terms or (turkish and stem(word, False) in terms)
+
+
 def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turkish: bool | None = None) -> str:
     """The most query-dense non-empty body line with one non-empty line before and after.
 
@@ -68,7 +74,7 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
     text = "\n".join(lines)
     folded = fold_case(text).replace("_", " ")
     if len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
-        counts = [sum(1 for w in pre.findall(fold_case(ln).replace("_", " ")) if stem(w, turkish) in terms) for ln in lines]
+        counts = [sum(1 for w in pre.findall(fold_case(ln).replace("_", " ")) if _matches(w, terms, turkish)) for ln in lines]
     else:
         starts, pos = [], 0
         for ln in lines:
@@ -76,7 +82,7 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
             pos += len(ln) + 1
         counts = [0] * len(lines)
         for m in pre.finditer(folded):
-            if stem(m.group(), turkish) in terms:
+            if _matches(m.group(), terms, turkish):
                 counts[bisect_right(starts, m.start()) - 1] += 1
     best_i, best_hits = 0, 0
     for i, hits in enumerate(counts):

@@ -450,7 +450,9 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
     Returns:
         ``(postings, lengths, turkish)``: ``postings[term] = [tf_title, tf_description,
         tf_tags, tf_body, tf_slug]``; ``lengths`` = terms per BM25F field (4 ints).
-        The language (Turkish or not) is decided once for the whole document.
+        The language (Turkish or not) is decided once for the whole document. In Turkish
+        text a capitalised word also counts under its Turkish stem (``stacked``, see
+        :mod:`dreamdb.analyzer`), which adds to its term frequency but not to the length.
     """
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
     words = [raw_tokens(text) for text in texts]
@@ -458,11 +460,13 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
     postings: dict[str, list[int]] = {}
     lengths = []
     slug = doc.slug.replace("-", " ").replace("_", " ")
-    for f, terms in enumerate([*(analyze(t, turkish=turkish, words=w) for t, w in zip(texts, words)),
-                               analyze(slug, turkish=turkish)]):
+    fields = [(t, w) for t, w in zip(texts, words)] + [(slug, None)]
+    for f, (text, w) in enumerate(fields):
+        stacked: list[str] | None = [] if turkish else None
+        terms = analyze(text, turkish=turkish, words=w, stacked=stacked)
         if f < 4:
             lengths.append(len(terms))
-        for t, n in Counter(terms).items():
+        for t, n in Counter(terms + stacked if stacked else terms).items():
             row = postings.get(t)
             if row is None:
                 row = postings[t] = [0, 0, 0, 0, 0]

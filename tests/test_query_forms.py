@@ -1,0 +1,122 @@
+"""Query words the index knows under another analysis (language guess, name reading, folded I).
+
+A short query carries little evidence of its language, and a query's case says little about
+whether a word is a name, while documents are analysed with the whole text's evidence. These
+tests pin the failures a new user met (QA, session 6) to the rules that fix them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import dreamdb
+from dreamdb.analyzer import alternate_terms, analyze, query_words
+from dreamdb.ranking.rank import plan_query
+from dreamdb.store.sync import document_terms
+from dreamdb.vault.parse import Document
+from tests.conftest import write_doc
+
+TURKISH_NOTE = """---
+title: Veritabanı yedekleme politikası
+tags: [yedekleme, güvenlik]
+---
+
+Şifreleme anahtarı kasada tutulur, yedekler her gece alınır.
+Işık sensörü kayıtları da yedeklenir.
+"""
+
+ENGLISH_NOTE = """---
+title: Bank teller scheduling
+---
+
+The teller rota is published weekly; Miller approves the changes.
+"""
+
+
+@pytest.fixture()
+def index(tiny_vault):
+    write_doc(tiny_vault, "knowledge/turkce-not.md", TURKISH_NOTE)
+    write_doc(tiny_vault, "knowledge/teller.md", ENGLISH_NOTE)
+    write_doc(tiny_vault, "knowledge/miller-notu.md",
+              "---\ntitle: Toplantı notu\n---\n\nMiller'ın önerisi kabul edildi ve bütçe onaylandı.\n")
+    ix = dreamdb.open(tiny_vault)
+    ix.sync()
+    yield ix
+    ix.close()
+
+
+def _slugs(ix, query, **kw):
+    return [h.slug for h in ix.recall(query, top=5, **kw)]
+
+
+def test_capitalised_turkish_word_is_indexed_under_both_analyses():
+    stacked: list[str] = []
+    terms = analyze("Şifreleme anahtarı ve Miller'ın kitabı", turkish=True, stacked=stacked)
+    assert terms == ["şifrelem", "anahtar", "miller", "ın", "kitap"]  # primary: the name reading
+    assert stacked == ["şifrel", "mil"]  # what a lowercase Turkish query word analyses to
+    assert analyze("şifreleme", turkish=True) == ["şifrel"]
+
+
+def test_stacked_terms_add_frequency_not_length():
+    doc = Document(type="knowledge", slug="x", source_path="knowledge/x.md", title="Şifreleme notları",
+                   description="", tags=[], body="şifreleme anahtarı ve şifreleme kuralları")
+    postings, lengths, turkish = document_terms(doc)
+    assert turkish
+    assert lengths[0] == 2  # "Şifreleme notları": two words, whatever is stacked
+    assert postings["şifrel"][:4] == [1, 0, 0, 2]  # title (stacked) + body twice
+    assert postings["şifrelem"][:4] == [1, 0, 0, 0]
+
+
+def test_alternate_terms_undo_one_guess_each():
+    assert query_words("yedekleme", False) == [("yedeklem", "yedekleme", False)]
+    assert alternate_terms("yedekleme", False, False) == ["yedekl"]  # English guess → Turkish
+    assert alternate_terms("ışık", False, True) == ["işık"]  # a folded capital I
+    assert alternate_terms("miller", True, True)[0] == "mil"  # name reading → Turkish
+
+
+@pytest.mark.parametrize("query", ["yedekleme", "şifreleme", "ışık", "Işık", "yedekler", "veritabanı"])
+def test_turkish_words_find_the_note_that_contains_them(index, query):
+    assert _slugs(index, query)[:1] == ["turkce-not"]
+
+
+def test_known_word_is_never_changed(index):
+    # 'teller' is an English term of the index; its Turkish reading ('tel') must not replace it
+    plan = plan_query("teller", vocabulary=index._vocabulary())
+    assert plan.terms == ["teller"] and plan.resolved == {}
+    assert _slugs(index, "teller") == ["teller"]
+
+
+def test_unknown_word_resolves_to_the_indexed_form(index):
+    plan = plan_query("yedekleme politikası", vocabulary=index._vocabulary())
+    assert plan.turkish and "yedekl" in plan.terms
+    plan = plan_query("yedekleme", vocabulary=index._vocabulary())
+    assert plan.terms == ["yedekl"] and plan.resolved == {"yedeklem": "yedekl"}
+    assert plan_query("yedekleme").terms == ["yedeklem"]  # without the index: analysis only
+    assert plan_query("zzqx", vocabulary=index._vocabulary()).terms == ["zzqx"]  # nothing better: kept
+
+
+def test_names_still_match_across_languages(index):
+    # English query, name in Turkish text; Turkish query word for an English note's name
+    assert "miller-notu" in _slugs(index, "Miller")
+    assert "teller" in _slugs(index, "Miller'ın rotası")
+
+
+def test_engines_resolve_alike(index, tiny_vault):
+    sql = dreamdb.open(tiny_vault, engine="sql")
+    try:
+        for q in ("yedekleme", "ışık", "hedefler", "Miller", "teller scheduling"):
+            assert [h.doc_id for h in sql.recall(q)] == [h.doc_id for h in index.recall(q)]
+            assert [h.score for h in sql.recall(q)] == pytest.approx([h.score for h in index.recall(q)])
+    finally:
+        sql.close()
+
+
+def test_explain_names_the_resolution(index):
+    index.take_notes()
+    index.recall("yedekleme", explain=True)
+    assert any("yedeklem → yedekl" in n for n in index.take_notes())
+
+
+def test_snippet_finds_capitalised_turkish_word(index):
+    hit = index.recall("şifreleme")[0]
+    assert "Şifreleme anahtarı" in hit.snippet
