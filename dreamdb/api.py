@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -480,7 +480,18 @@ class Index:
                 return self._hits(ranked, plan, mode=mode, explain=explain)
         # Planning probed the index for changes just now, unless a hybrid attempt ran in between.
         ranked = self._guarded(lambda: self._rank(plan, top=top, now_days=now_days, filters=filters, probe=mode != "bm25"))
+        if not ranked and not filters.include_expired:
+            self._note_expired_matches(plan, now_days, filters)
         return self._hits(ranked, plan, mode="bm25", explain=explain)
+
+    def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> None:
+        """After an empty BM25 result: a note when documents past their ``expires`` date would have matched."""
+        if not self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)", (now_days,)).fetchone()[0]:
+            return
+        expired = replace(filters, include_expired=True)
+        found = self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=expired))
+        if found:
+            self.notes.append("only documents past their expires date match (--include-expired shows them)")
 
     def _vocabulary(self):
         """The index's vocabulary for query planning (see :func:`dreamdb.ranking.rank.plan_query`);
@@ -617,8 +628,10 @@ class Index:
         return made
 
     def _make_filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
-        types_l = _split(types, "types")
-        for t in (types_l or []) + (_split(exclude_types, "exclude_types") or []):
+        # Type names are lowercase words: FEATURE and Feature mean feature.
+        types_l = [t.lower() for t in _split(types, "types") or []] or None
+        exclude_l = [t.lower() for t in _split(exclude_types, "exclude_types") or []] or None
+        for t in (types_l or []) + (exclude_l or []):
             if t not in DOCUMENT_TYPES:
                 raise UsageError(f"Unknown document type {t!r}", hint=f"Types: {', '.join(DOCUMENT_TYPES)}")
         if level is not None and (not isinstance(level, int) or not 1 <= level <= 3):
@@ -633,7 +646,7 @@ class Index:
                 until_d = _days(until if isinstance(until, datetime) else parse_when(str(until), now_dt))
             if since_d is not None and until_d is not None and since_d > until_d:
                 raise UsageError(f"--since ({since}) is after --until ({until}): the window is empty.")
-        return Filters(types=types_l, exclude_types=_split(exclude_types, "exclude_types"), tags=_split(tags, "tags"),
+        return Filters(types=types_l, exclude_types=exclude_l, tags=_split(tags, "tags"),
                        statuses=_split(status, "status"),
                        min_level=level, since_days=since_d, until_days=until_d, include_expired=include_expired)
 
@@ -763,7 +776,7 @@ class Index:
 
     def list_documents(self, types=None) -> list[dict]:
         """Every indexed document (doc_id, type, title, date, status, level, path), sorted by doc_id."""
-        types_l = _split(types)
+        types_l = [t.lower() for t in _split(types) or []] or None  # FEATURE means feature
         where, params = "", []
         if types_l:
             for t in types_l:

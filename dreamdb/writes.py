@@ -854,7 +854,16 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     marks = ", ".join("?" for _ in paths)
     ids = dict((r[0], r[1]) for r in _index_rows(
         vault, f"SELECT source_path, doc_id FROM documents WHERE source_path IN ({marks})", paths) or [])
-    listing = ", ".join(f"{rel_path} ({ids.get(rel_path, f'{t}/{bare}')})" for (t, _), rel_path in zip(matches, paths))
+    # The id in parentheses is the index's (a second file of a name gets ``-2``). For a file the index
+    # has not seen yet, ``type/name`` is shown only when no other candidate has the same type: two
+    # such files would both seem to be ``type/name``.
+    n_of_type = {t: sum(1 for u, _ in matches if u == t) for t, _ in matches}
+
+    def shown_id(t: str, rel_path: str) -> str | None:
+        return ids.get(rel_path) or (f"{t}/{bare}" if n_of_type[t] == 1 else None)
+
+    listing = ", ".join(f"{rel_path} ({i})" if (i := shown_id(t, rel_path)) else rel_path
+                        for (t, _), rel_path in zip(matches, paths))
     raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}. "
                      f"Pass the file's path to say which one (e.g. {paths[-1]}).",
                      hint="A path relative to the vault always names one file"

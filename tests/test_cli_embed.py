@@ -96,6 +96,11 @@ def test_dedup_usage_errors(tiny_vault, capsys):
     assert code == 2 and "--file FILE or --stdin" in err
     code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/nonexistent/x.md")
     assert code == 2 and "Traceback" not in err
+    binary = tiny_vault.parent / "draft.md"
+    for data in (bytes(range(256)) * 4, b"text\x00more"):  # invalid UTF-8; a NUL byte
+        binary.write_bytes(data)
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(binary))
+        assert code == 2 and "is not a UTF-8 text file" in err and out == ""
 
 
 @pytest.mark.model

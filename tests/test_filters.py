@@ -34,6 +34,24 @@ def test_expired_documents_leave_recall(vault):
     assert "knowledge/gone" in ids(index.recall("quokka", top=10, now="2025-12-01T00:00:00Z"))
 
 
+def test_only_expired_matches_get_a_note(vault):
+    write_doc(vault, "knowledge/giraffe.md", "---\ntitle: Giraffe\nexpires: 2026-01-01\n---\ngiraffe census\n")
+    index = dreamdb.open(vault)
+    index.take_notes()
+    assert index.recall("giraffe", now=NOW) == []
+    assert any("past their expires date" in n for n in index.take_notes())
+    assert index.recall("zebra", now=NOW) == []  # no match at all: no such note
+    assert not any("expires" in n for n in index.take_notes())
+    assert ids(index.recall("quokka", top=10, now=NOW)) and not any("expires" in n for n in index.take_notes())
+
+
+def test_type_names_ignore_case(vault):
+    index = dreamdb.open(vault)
+    assert ids(index.recall("quokka", top=1, types="TASK", now=NOW)) == ["task/task"]
+    assert "task/task" not in ids(index.recall("quokka", top=10, exclude_types="Task", now=NOW))
+    assert [d["doc_id"] for d in index.list_documents(types="TASK")] == ["task/task"]
+
+
 def test_confidence_status_and_recency_order_equal_matches(vault):
     hits = dreamdb.open(vault).recall("quokka", top=10, now=NOW, explain=True)
     by = {h.doc_id: h for h in hits}

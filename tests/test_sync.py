@@ -100,6 +100,17 @@ def test_malformed_inputs_indexed_as_well_as_possible(tiny_vault):
     assert index.sync().warnings == []
 
 
+def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
+    write_doc(tiny_vault, "knowledge/listname.md", "---\nname: [kudu, notes]\ndate: not-a-date\n---\nkudu body\n")
+    write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Eland\ndate: 2026-05-01\nexpires: 2030-01-01\n---\neland body\n")
+    index = dreamdb.open(tiny_vault)
+    text = "\n".join(index.sync().warnings)
+    assert "listname.md: frontmatter name is a list" in text and "frontmatter date 'not-a-date' is not a date" in text
+    assert "fine.md" not in text
+    (hit,) = index.recall("kudu")
+    assert hit.title == "kudu notes" and hit.date is None
+
+
 def test_archives_are_opt_in(tiny_vault):
     write_doc(tiny_vault, "knowledge/.archive/old.md", "archived aardvark\n")
     assert dreamdb.open(tiny_vault).recall("aardvark") == []

@@ -543,6 +543,19 @@ def _recall_ids(vault: Path) -> dict[str, str]:
         index.close()
 
 
+def test_ambiguous_name_shows_only_ids_the_index_gave(twins: Path):
+    # Before any sync there are no ids: none is guessed (both files would get knowledge/foo).
+    with pytest.raises(UsageError) as info:
+        find_document(twins, "foo")
+    assert "(knowledge/foo)" not in info.value.message
+    ids = _recall_ids(twins)
+    with pytest.raises(UsageError) as info:
+        find_document(twins, "foo")
+    for path in ("knowledge/foo.md", "knowledge/decisions/foo.md"):
+        assert f"{path} ({ids[path]})" in info.value.message
+    assert sorted(ids[p] for p in ("knowledge/foo.md", "knowledge/decisions/foo.md")) == ["knowledge/foo", "knowledge/foo-2"]
+
+
 def test_same_name_slug_is_ambiguous_and_lists_the_paths(twins: Path):
     with pytest.raises(UsageError) as info:
         find_document(twins, "knowledge/foo")

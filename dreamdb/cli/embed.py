@@ -256,10 +256,17 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
                          hint='Example: dreamdb embed dedup --title "X" --file draft.md')
     if file_:
         try:
-            with open(file_, encoding="utf-8", errors="replace") as f:
-                content = f.read()
+            with open(file_, "rb") as f:
+                raw = f.read()
         except OSError as exc:
             raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}") from None
+        try:
+            content = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            content = None
+        if content is None or "\x00" in content:
+            raise UsageError(f"{file_} is not a UTF-8 text file: the dedup gate compares notes.",
+                             hint="Pass the markdown draft of the note (UTF-8).")
     else:
         content = click.get_text_stream("stdin").read()
 

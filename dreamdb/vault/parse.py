@@ -169,7 +169,15 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     slug = fname[:-3] if fname.endswith(".md") else fname
     if fname.endswith(".excalidraw.md") or "excalidraw-plugin" in meta:
         body = excalidraw_text(body)
-    title = next((str(meta[k]).strip() for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), slug)
+    title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), None)
+    raw_title = meta.get(title_key) if title_key else slug
+    if isinstance(raw_title, (list, tuple, dict)):
+        warnings.append(f"{rel_path}: frontmatter {title_key} is a {type(raw_title).__name__}, not text; its items joined")
+    title = _as_text(raw_title).strip() or slug
+    for key in (*DATE_KEYS, "expires"):
+        value = meta.get(key)
+        if value not in (None, "") and date_value(value) is None:
+            warnings.append(f"{rel_path}: frontmatter {key} {str(value)[:40]!r} is not a date (YYYY-MM-DD…); ignored")
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
     pinned = _bool(meta.get("pinned"))
     raw_status = meta.get("status")
