@@ -287,6 +287,45 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> list[str]:
     return out
 
 
+_ASCII_TO_TURKISH = {"c": "ç", "g": "ğ", "i": "ı", "o": "ö", "s": "ş", "u": "ü"}
+MAX_DIACRITIC_VARIANTS = 256
+"""Most spellings :func:`diacritic_terms` tries for one word (2^8: eight letters that Turkish
+may have written with a diacritic); a longer ambiguous word is not tried."""
+
+
+@lru_cache(maxsize=4096)
+def diacritic_terms(word: str) -> tuple[str, ...]:
+    """Turkish analyses of ``word`` as it may have been meant with Turkish letters, for a query
+    typed without them (``sifrelenir`` → ``şifrelenir``).
+
+    Every spelling that puts ç ğ ı ö ş ü where c g i o s u stand is analysed as Turkish; the
+    index's vocabulary picks among them (:func:`dreamdb.ranking.rank.plan_query`). Spellings with
+    fewer changed letters come first, then alphabetical order.
+
+    Returns:
+        distinct terms (empty for a word with a non-ASCII letter or with more than
+        log2(:data:`MAX_DIACRITIC_VARIANTS`) ambiguous letters); cached per word.
+    """
+    if not word.isascii() or not word.isalpha():
+        return ()
+    slots = [i for i, c in enumerate(word) if c in _ASCII_TO_TURKISH]
+    if not slots or 2 ** len(slots) > MAX_DIACRITIC_VARIANTS:
+        return ()
+    spellings = []
+    for mask in range(1, 2 ** len(slots)):
+        chars = list(word)
+        for bit, i in enumerate(slots):
+            if mask >> bit & 1:
+                chars[i] = _ASCII_TO_TURKISH[chars[i]]
+        spellings.append((bin(mask).count("1"), "".join(chars)))
+    out: list[str] = []
+    for _n, spelled in sorted(spellings):
+        t = stem(spelled, True)
+        if t not in out:
+            out.append(t)
+    return tuple(out)
+
+
 def term_frequencies(terms: list[str]) -> dict[str, int]:
     """Count terms: ``{term: term frequency}``."""
     tf: dict[str, int] = {}

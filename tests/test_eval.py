@@ -205,3 +205,21 @@ def test_xquad_mixed_language_track_plan():
         assert langs == {"en", "tr"}
         for art in {by_id[d]["article"] for d in docs}:  # one language per article
             assert len({by_id[d]["lang"] for d in docs if by_id[d]["article"] == art}) == 1
+
+
+def test_without_turkish_letters():
+    assert suite.without_turkish_letters("Işık ÇAĞRI şöyle: İstanbul'u gördü") == "Isik CAGRI soyle: Istanbul'u gordu"
+
+
+@pytest.mark.skipif(not (DATA / "eval-data" / "xquad_tr_en" / "corpus.jsonl").exists(),
+                    reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
+def test_xquad_ascii_track_plan():
+    """The Turkish questions typed without Turkish letters ask the Turkish paragraphs, with the tr→tr judgements."""
+    p = suite.plan_set("xquad", DATA)
+    tracks = {t.name: t for t in p.tracks}
+    ascii_t, plain = tracks["para tr-ascii→tr"], tracks["para tr→tr"]
+    assert ascii_t.index == plain.index == "para-tr" and ascii_t.qrels == plain.qrels
+    assert [q for q, _ in ascii_t.queries] == [q for q, _ in plain.queries] and len(ascii_t.queries) == 1190
+    assert all(text.isascii() or not set(text) & set("çğıöşüÇĞİÖŞÜ") for _, text in ascii_t.queries)
+    changed = sum(a != b for (_, a), (_, b) in zip(ascii_t.queries, plain.queries))
+    assert changed > 1000  # almost every Turkish question has a Turkish letter

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import dreamdb
-from dreamdb.analyzer import alternate_terms, analyze, query_words
+from dreamdb.analyzer import alternate_terms, analyze, diacritic_terms, query_words
 from dreamdb.ranking.rank import plan_query
 from dreamdb.store.sync import document_terms
 from dreamdb.vault.parse import Document
@@ -74,7 +74,8 @@ def test_alternate_terms_undo_one_guess_each():
     assert alternate_terms("miller", True, True)[0] == "mil"  # name reading → Turkish
 
 
-@pytest.mark.parametrize("query", ["yedekleme", "şifreleme", "ışık", "Işık", "yedekler", "veritabanı"])
+@pytest.mark.parametrize("query", ["yedekleme", "şifreleme", "ışık", "Işık", "yedekler", "veritabanı",
+                                   "sifreleme", "guvenlik", "isik", "veritabani politikasi"])
 def test_turkish_words_find_the_note_that_contains_them(index, query):
     assert _slugs(index, query)[:1] == ["turkce-not"]
 
@@ -120,3 +121,18 @@ def test_explain_names_the_resolution(index):
 def test_snippet_finds_capitalised_turkish_word(index):
     hit = index.recall("şifreleme")[0]
     assert "Şifreleme anahtarı" in hit.snippet
+
+
+def test_diacritic_spellings_fewest_changes_first():
+    assert diacritic_terms("guvenlik")[:2] == ("guvenlık", "güvenlik")
+    assert diacritic_terms("yedekler") == ()  # no letter Turkish writes otherwise
+    assert diacritic_terms("şifre") == ()  # already Turkish
+    assert diacritic_terms("ioioioiosu") == ()  # 2^10 spellings: not tried
+
+
+def test_ascii_spelling_is_not_tried_without_turkish_notes(tiny_vault):
+    write_doc(tiny_vault, "knowledge/en.md", "---\ntitle: Guide\n---\nThe word süs appears once in this long enough plain English text about ordinary release checklists and build notes.\n")
+    ix = dreamdb.open(tiny_vault)
+    ix.sync()
+    assert not ix._vocabulary().has_turkish
+    assert plan_query("sus", vocabulary=ix._vocabulary()).terms == ["sus"]  # 'süs' is in the index, but no Turkish note

@@ -6,7 +6,9 @@ Sets (``--set``):
   vault, clock fixed at :data:`~dreamdb.evaluation.gold.GOLD_CLOCK`.
 * ``scifact`` — BEIR SciFact test queries over 5,183 abstracts.
 * ``xquad`` — XQuAD tr/en, paragraphs and sentences, directions
-  tr→tr, en→en, tr→en, en→tr (one index per corpus language).
+  tr→tr, en→en, tr→en, en→tr (one index per corpus language); paragraphs in
+  both languages (``para tr→mixed``, ``para en→mixed``); Turkish questions typed
+  without Turkish letters (``para tr-ascii→tr``).
 * ``eips`` — EIPs/ERCs: description queries over the ready ``vault/``
   notes (the realistic path) and title queries over body-only documents.
 
@@ -185,6 +187,11 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
                                       desc=f"{src_l} questions → {tgt_l} {gran}"))
             if gran == "para":
                 _plan_xquad_mixed(p, corpus, queries, beir.read_qrels(root / "qrels.tsv"), quick)
+                qrels = beir.read_qrels(root / f"{prefix}tr2tr.tsv")
+                qs = [(str(q["id"]), without_turkish_letters(q["text"])) for q in queries
+                      if q.get("lang") == "tr" and str(q["id"]) in qrels]
+                p.tracks.append(Track("para tr-ascii→tr", "para-tr", _limit(qs, quick), qrels,
+                                      desc="tr questions typed without Turkish letters (ç→c … ş→s) → tr paragraphs"))
     elif name == "eips":
         root = ed / "eips_ercs"
         c = beir.load_collection(root)
@@ -200,6 +207,14 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
     else:
         raise UsageError(f"Unknown set {name!r}", hint=f"Sets: {', '.join(SETS)}, all")
     return p
+
+
+_ASCII_FOLD = str.maketrans("çğıöşüÇĞİÖŞÜ", "cgiosuCGIOSU")
+
+
+def without_turkish_letters(text: str) -> str:
+    """``text`` as typed on a keyboard without Turkish letters: ç ğ ı ö ş ü (and capitals) → c g i o s u."""
+    return text.translate(_ASCII_FOLD)
 
 
 def _plan_xquad_mixed(p: SetPlan, corpus: list[dict], queries: list[dict], qrels: dict, quick: bool) -> None:

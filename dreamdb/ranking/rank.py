@@ -17,7 +17,7 @@ import heapq
 import json
 from dataclasses import dataclass, field
 
-from dreamdb.analyzer import alternate_terms, analyze, is_turkish, query_words, raw_tokens
+from dreamdb.analyzer import alternate_terms, analyze, diacritic_terms, is_turkish, query_words, raw_tokens
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 
@@ -59,8 +59,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
         vocabulary: the index's vocabulary (:class:`SqlVocabulary`, or the memory engine), or
             ``None``. With it, a query word whose term the index does not know is looked up in
             its other analyses (:func:`dreamdb.analyzer.alternate_terms`: the other language,
-            the name reading, ``ı`` typed for a folded ``I``) and the first one the index knows
-            is used instead. A word the index knows is never changed, and a query analysed as
+            the name reading, ``ı`` typed for a folded ``I``; then, over an index with Turkish
+            notes, an ASCII word's Turkish spellings, :func:`dreamdb.analyzer.diacritic_terms`)
+            and the first one the index knows is used instead. A word the index knows is never changed, and a query analysed as
             English over an index without Turkish documents is not looked up at all (its only
             alternative would be a Turkish stem), so English queries on English notes analyse
             exactly as before. The score stays BM25 over one term per query word.
@@ -79,14 +80,26 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
         wanted = set(distinct).difference(known(distinct))
         if wanted:  # only then is each word's case and spelling needed
             options: dict[str, list[str]] = {}
+            words_of: dict[str, str] = {}
             for t, w, cap in query_words(text, turkish, words):
                 if t in wanted and t not in options:
                     options[t] = alternate_terms(w, cap, turkish)
+                    words_of[t] = w
             found = known(sorted({a for alts in options.values() for a in alts}))
             for t, alts in options.items():
                 hit = next((a for a in alts if a in found), None)
                 if hit is not None:
                     resolved[t] = hit
+            # Turkish typed without its letters (sifrelenir): only over an index with Turkish notes
+            spelled = {t: diacritic_terms(words_of[t]) for t in options
+                       if t not in resolved and vocabulary.has_turkish and words_of[t].isascii()} if options else {}
+            spelled = {t: alts for t, alts in spelled.items() if alts}
+            if spelled:
+                found = known(sorted({a for alts in spelled.values() for a in alts}))
+                for t, alts in spelled.items():
+                    hit = next((a for a in alts if a in found), None)
+                    if hit is not None:
+                        resolved[t] = hit
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
     if synonym_table is not None:
