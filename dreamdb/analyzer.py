@@ -273,17 +273,18 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> list[str]:
        that rarer form is not looked for.)
 
     Returns:
-        distinct terms other than the word's own term (may be empty).
+        ``[(term, analysed as Turkish?)]``: distinct terms other than the word's own term (may
+        be empty).
     """
     own = stem(word, turkish and not capitalised)
     variants = [word, "i" + word[1:]] if word[0] == "ı" else [word]
-    out = []
+    out: list[tuple[str, bool]] = []
     for w in variants:
         for as_turkish in (not (turkish and not capitalised), turkish and not capitalised):
             if len(w) > 1 and w not in STOPWORDS:
                 t = stem(w, as_turkish)
-                if t != own and t not in out:
-                    out.append(t)
+                if t != own and all(t != o for o, _ in out):
+                    out.append((t, as_turkish))
     return out
 
 

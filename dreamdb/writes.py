@@ -864,11 +864,12 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
     listing = ", ".join(f"{rel_path} ({i})" if (i := shown_id(t, rel_path)) else rel_path
                         for (t, _), rel_path in zip(matches, paths))
+    # An index id that is not a file name (knowledge/foo-2) names one file; the plain name does not.
+    suffixed = [i for i in ids.values() if i.split("/", 1)[-1] != bare]
     raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}. "
                      f"Pass the file's path to say which one (e.g. {paths[-1]}).",
                      hint="A path relative to the vault always names one file"
-                     + (", and so does the id recall shows (in parentheses)." if len(set(ids.values())) == len(paths)
-                        else "."))
+                     + (f" (an id with a number suffix, such as {suffixed[0]}, does too)." if suffixed else "."))
 
 
 # --------------------------------------------------------------------------
@@ -920,6 +921,9 @@ class _Markdown:
         except yaml.YAMLError as exc:
             raise WriteRefused(f"The document's YAML frontmatter is malformed ({_yaml_problem(exc)}).",
                                hint="Fix the frontmatter by hand; dreamdb will not guess.") from exc
+        except (ValueError, OverflowError) as exc:  # PyYAML building an impossible date (2026-13-45)
+            raise WriteRefused(f"The document's YAML frontmatter holds an impossible value ({exc}).",
+                               hint="Fix the frontmatter by hand (e.g. a date like 2026-13-45); dreamdb will not guess.") from exc
         if data is None:
             return {}
         if not isinstance(data, dict):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import json
 import os
 
@@ -91,7 +93,7 @@ def test_no_model_exits_8_with_hint(tiny_vault, no_model, capsys):
         assert "Traceback" not in err and out == ""
 
 
-def test_dedup_usage_errors(tiny_vault, capsys):
+def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
     code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T")
     assert code == 2 and "--file FILE or --stdin" in err
     code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/nonexistent/x.md")
@@ -100,7 +102,10 @@ def test_dedup_usage_errors(tiny_vault, capsys):
     for data in (bytes(range(256)) * 4, b"text\x00more"):  # invalid UTF-8; a NUL byte
         binary.write_bytes(data)
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(binary))
-        assert code == 2 and "is not a UTF-8 text file" in err and out == ""
+        assert code == 2 and "is not UTF-8 text" in err and out == ""
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin")
+        assert code == 2 and "standard input is not UTF-8 text" in err and out == ""
 
 
 @pytest.mark.model

@@ -69,9 +69,9 @@ def test_stacked_terms_add_frequency_not_length():
 
 def test_alternate_terms_undo_one_guess_each():
     assert query_words("yedekleme", False) == [("yedeklem", "yedekleme", False)]
-    assert alternate_terms("yedekleme", False, False) == ["yedekl"]  # English guess → Turkish
-    assert alternate_terms("ışık", False, True) == ["işık"]  # a folded capital I
-    assert alternate_terms("miller", True, True)[0] == "mil"  # name reading → Turkish
+    assert alternate_terms("yedekleme", False, False) == [("yedekl", True)]  # English guess → Turkish
+    assert alternate_terms("ışık", False, True) == [("işık", False)]  # a folded capital I
+    assert alternate_terms("miller", True, True)[0] == ("mil", True)  # name reading → Turkish
 
 
 @pytest.mark.parametrize("query", ["yedekleme", "şifreleme", "ışık", "Işık", "yedekler", "veritabanı",
@@ -136,3 +136,39 @@ def test_ascii_spelling_is_not_tried_without_turkish_notes(tiny_vault):
     ix.sync()
     assert not ix._vocabulary().has_turkish
     assert plan_query("sus", vocabulary=ix._vocabulary()).terms == ["sus"]  # 'süs' is in the index, but no Turkish note
+
+
+def test_a_slug_alone_does_not_hide_the_turkish_spelling(tiny_vault):
+    # The slug 'sifreleme' (ASCII, as Turkish titles get slugged) is indexed, the word itself is 'şifreleme'.
+    write_doc(tiny_vault, "knowledge/sifreleme.md", "---\ntitle: Şifreleme anahtarı yönetimi\n---\n"
+              "Anahtarlar her ay döndürülür ve kasada saklanır.\n")
+    write_doc(tiny_vault, "knowledge/zebra.md", "---\ntitle: Zebra balığı\n---\nZebrafish şifreleme notları burada.\n")
+    ix = dreamdb.open(tiny_vault)
+    hits = ix.recall("sifreleme", top=5)
+    assert {h.slug for h in hits} == {"sifreleme", "zebra"}
+    assert all(h.score > 0 for h in hits)
+    assert plan_query("sifreleme", vocabulary=ix._vocabulary()).terms == ["şifrel"]
+
+
+def test_english_words_take_turkish_readings_only_from_turkish_notes(tiny_vault):
+    write_doc(tiny_vault, "knowledge/budget.md", "---\ntitle: Budget\n---\nThe cost of the festival and its design.\n")
+    write_doc(tiny_vault, "knowledge/festival.md", "---\ntitle: Festival design\n---\nStage design and lighting plans.\n")
+    write_doc(tiny_vault, "knowledge/not.md", "---\ntitle: Toplantı notu\n---\nBütçe ve tasarım görüşüldü, kararlar alındı.\n")
+    ix = dreamdb.open(tiny_vault)
+    ix.sync()
+    assert ix._vocabulary().has_turkish
+    # 'costume' is in no text; its Turkish stem 'cost' is, but only in an English note: not taken
+    plan = plan_query("costume design", vocabulary=ix._vocabulary())
+    assert plan.terms == ["costum", "design"] and plan.resolved == {}
+    assert [h.slug for h in ix.recall("costume design")][:2] == ["festival", "budget"]
+
+
+def test_turkish_spellings_tried_for_the_first_words_only(index, monkeypatch):
+    import dreamdb.ranking.rank as R
+
+    seen = []
+    real = R.diacritic_terms
+    monkeypatch.setattr(R, "diacritic_terms", lambda w: seen.append(w) or real(w))
+    words = " ".join(f"zqcg{'' if i < 10 else 'x' * (i // 10)}{chr(97 + i % 10)}" for i in range(40))
+    plan_query(words, vocabulary=index._vocabulary())
+    assert len(seen) == R.MAX_SPELLED_WORDS

@@ -103,10 +103,21 @@ def test_malformed_inputs_indexed_as_well_as_possible(tiny_vault):
 def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     write_doc(tiny_vault, "knowledge/listname.md", "---\nname: [kudu, notes]\ndate: not-a-date\n---\nkudu body\n")
     write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Eland\ndate: 2026-05-01\nexpires: 2030-01-01\n---\neland body\n")
+    write_doc(tiny_vault, "knowledge/month13.md", "---\nname: Oryx\ndate: 2026-13-45\n---\noryx body\n")  # PyYAML raises
     index = dreamdb.open(tiny_vault)
     text = "\n".join(index.sync().warnings)
     assert "listname.md: frontmatter name is a list" in text and "frontmatter date 'not-a-date' is not a date" in text
+    assert "month13.md: frontmatter date '2026-13-45' is not a date" in text
     assert "fine.md" not in text
+    (oryx,) = index.recall("oryx")
+    assert oryx.title == "Oryx" and oryx.date is None
+    from dreamdb.errors import WriteRefused
+    from dreamdb.writes import update
+
+    before = (tiny_vault / "knowledge" / "month13.md").read_bytes()
+    with pytest.raises(WriteRefused, match="impossible value"):
+        update(tiny_vault, "month13", description="x")
+    assert (tiny_vault / "knowledge" / "month13.md").read_bytes() == before
     (hit,) = index.recall("kudu")
     assert hit.title == "kudu notes" and hit.date is None
 

@@ -260,15 +260,17 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
                 raw = f.read()
         except OSError as exc:
             raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}") from None
-        try:
-            content = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            content = None
-        if content is None or "\x00" in content:
-            raise UsageError(f"{file_} is not a UTF-8 text file: the dedup gate compares notes.",
-                             hint="Pass the markdown draft of the note (UTF-8).")
     else:
-        content = click.get_text_stream("stdin").read()
+        stdin = sys.stdin
+        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8", "surrogateescape")
+    source = file_ or "The standard input"
+    try:
+        content = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        content = None
+    if content is None or "\x00" in content:
+        raise UsageError(f"{source} is not UTF-8 text: the dedup gate compares notes.",
+                         hint="Pass the markdown draft of the note (UTF-8).")
 
     if if_present:
         skipped = _skip_reason(vault)

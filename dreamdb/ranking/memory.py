@@ -105,7 +105,10 @@ class MemoryEngine:
         self.levels = np.array([r[8] for r in rows], dtype=np.int64)
         self.expires = np.array([np.inf if r[9] is None else r[9] for r in rows], dtype=np.float64)
         self._has_expiry = bool(np.isfinite(self.expires).any())
-        self._has_turkish = bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE turkish)").fetchone()[0])
+        self._turkish_doc = np.zeros(n, dtype=bool)
+        turkish_ids = np.fromiter((r[0] for r in self.conn.execute("SELECT id FROM documents WHERE turkish")), dtype=np.int64)
+        self._turkish_doc[np.searchsorted(self.rowids, turkish_ids)] = True
+        self._has_turkish = bool(len(turkish_ids))
         #: ``{changelog doc_id: doc_id of the newest entry superseding it}`` (read by Index._hits).
         self.superseded_by = dict(self.conn.execute(
             "SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IS NOT NULL GROUP BY supersedes"))
@@ -207,14 +210,23 @@ class MemoryEngine:
             self._ensure_loaded()
         return self._has_turkish
 
-    def known(self, terms: list[str]) -> set[str]:
-        """The subset of ``terms`` with postings in the index (as :func:`dreamdb.ranking.rank.known_terms`)."""
+    def known(self, terms: list[str], *, in_turkish: bool = False) -> set[str]:
+        """The subset of ``terms`` found in some document's text (as :func:`dreamdb.ranking.rank.known_terms`)."""
         if self._generation is None:
             self._ensure_loaded()
-        if self._slices is not None:
-            slices = self._slices
-            return {t for t in terms if t in slices}
-        return known_terms(self.conn, terms)
+        if self._slices is None:
+            return known_terms(self.conn, terms, in_turkish=in_turkish)
+        out = set()
+        for t in terms:
+            span = self._slices.get(t)
+            if span is None or not span[2]:  # df 0: the term is in slugs only
+                continue
+            if in_turkish:
+                a, b, _df = span
+                if not (self._turkish_doc[self._pos[a:b]] & (self._weights[0, a:b] > 0)).any():
+                    continue
+            out.add(t)
+        return out
 
     def _static_kept(self, filters: Filters, now_days: float):
         """float64[n]: each document's static factor (status × type × confidence), 0 for those the filters

@@ -57,14 +57,18 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
         text: the query.
         synonym_table: :class:`dreamdb.ranking.synonyms.SynonymTable` or ``None``.
         vocabulary: the index's vocabulary (:class:`SqlVocabulary`, or the memory engine), or
-            ``None``. With it, a query word whose term the index does not know is looked up in
-            its other analyses (:func:`dreamdb.analyzer.alternate_terms`: the other language,
-            the name reading, ``ı`` typed for a folded ``I``; then, over an index with Turkish
-            notes, an ASCII word's Turkish spellings, :func:`dreamdb.analyzer.diacritic_terms`)
-            and the first one the index knows is used instead. A word the index knows is never changed, and a query analysed as
-            English over an index without Turkish documents is not looked up at all (its only
-            alternative would be a Turkish stem), so English queries on English notes analyse
-            exactly as before. The score stays BM25 over one term per query word.
+            ``None``. With it, a query word whose term is in no document's text (title,
+            description, tags, body) is looked up in its other analyses
+            (:func:`dreamdb.analyzer.alternate_terms`: the other language, the name reading,
+            ``ı`` typed for a folded ``I``; then, over an index with Turkish notes, the Turkish
+            spellings of an ASCII word, :func:`dreamdb.analyzer.diacritic_terms`, for at most
+            :data:`MAX_SPELLED_WORDS` words) and the first one found in a text is used instead.
+            A Turkish analysis of a word of a query analysed as English must be found in a
+            Turkish document (``costume`` must not become English ``cost`` through a Turkish
+            stem). A word found in a text is never changed, and a query analysed as English
+            over an index without Turkish documents is not looked up at all, so English queries
+            on English notes analyse exactly as before. The score stays BM25 over one term per
+            query word.
 
     Returns:
         QueryPlan.
@@ -76,30 +80,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
     if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish):
-        known = vocabulary.known
-        wanted = set(distinct).difference(known(distinct))
-        if wanted:  # only then is each word's case and spelling needed
-            options: dict[str, list[str]] = {}
-            words_of: dict[str, str] = {}
-            for t, w, cap in query_words(text, turkish, words):
-                if t in wanted and t not in options:
-                    options[t] = alternate_terms(w, cap, turkish)
-                    words_of[t] = w
-            found = known(sorted({a for alts in options.values() for a in alts}))
-            for t, alts in options.items():
-                hit = next((a for a in alts if a in found), None)
-                if hit is not None:
-                    resolved[t] = hit
-            # Turkish typed without its letters (sifrelenir): only over an index with Turkish notes
-            spelled = {t: diacritic_terms(words_of[t]) for t in options
-                       if t not in resolved and vocabulary.has_turkish and words_of[t].isascii()} if options else {}
-            spelled = {t: alts for t, alts in spelled.items() if alts}
-            if spelled:
-                found = known(sorted({a for alts in spelled.values() for a in alts}))
-                for t, alts in spelled.items():
-                    hit = next((a for a in alts if a in found), None)
-                    if hit is not None:
-                        resolved[t] = hit
+        resolved = _resolve(text, words, turkish, distinct, vocabulary)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
     if synonym_table is not None:
@@ -111,12 +92,46 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     return QueryPlan(text, terms, syn, turkish, dropped, resolved)
 
 
-def known_terms(conn, terms: list[str]) -> set[str]:
-    """The subset of ``terms`` that have postings in the index (slug-only postings count)."""
+MAX_SPELLED_WORDS = 16
+"""Query words tried in their Turkish spellings (up to 255 each): a question typed without Turkish
+letters has a handful of unknown words; a pasted text of hundreds would cost seconds."""
+
+
+def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vocabulary) -> dict[str, str]:
+    """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`)."""
+    wanted = set(distinct).difference(vocabulary.known(distinct))
+    if not wanted:
+        return {}
+    options: dict[str, list[tuple[str, bool]]] = {}
+    words_of: dict[str, str] = {}
+    for t, w, cap in query_words(text, turkish, words):
+        if t in wanted and t not in options:
+            options[t] = alternate_terms(w, cap, turkish)
+            words_of[t] = w
+    if not turkish and vocabulary.has_turkish:  # Turkish spellings of ASCII words, first words first
+        for t in list(options)[:MAX_SPELLED_WORDS]:
+            options[t] = options[t] + [(a, True) for a in diacritic_terms(words_of[t])]
+    candidates = {a for alts in options.values() for a, _tr in alts}
+    in_text = vocabulary.known(sorted(candidates))
+    # A Turkish reading of a word of an English-analysed query must come from a Turkish document.
+    foreign = sorted({a for alts in options.values() for a, tr in alts if tr and not turkish and a in in_text})
+    in_turkish = vocabulary.known(foreign, in_turkish=True) if foreign else set()
+    resolved = {}
+    for t, alts in options.items():
+        hit = next((a for a, tr in alts if a in (in_turkish if tr and not turkish else in_text)), None)
+        if hit is not None:
+            resolved[t] = hit
+    return resolved
+
+
+def known_terms(conn, terms: list[str], *, in_turkish: bool = False) -> set[str]:
+    """The subset of ``terms`` found in some document's text (title, description, tags or body:
+    a slug alone does not count), in a document analysed as Turkish if ``in_turkish``."""
     if not terms:
         return set()
-    rows = conn.execute("SELECT j.value FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM postings p WHERE p.term = j.value)",
-                        (json.dumps(terms),))
+    turkish = " AND EXISTS (SELECT 1 FROM documents d WHERE d.id = p.doc AND d.turkish)" if in_turkish else ""
+    rows = conn.execute("SELECT j.value FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM postings p WHERE p.term = j.value"
+                        f" AND p.tf_title + p.tf_description + p.tf_tags + p.tf_body > 0{turkish})", (json.dumps(terms),))
     return {r[0] for r in rows}
 
 
@@ -134,9 +149,9 @@ class SqlVocabulary:
     def has_turkish(self) -> bool:
         return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE turkish)").fetchone()[0])
 
-    def known(self, terms: list[str]) -> set[str]:
+    def known(self, terms: list[str], *, in_turkish: bool = False) -> set[str]:
         """See :func:`known_terms`."""
-        return known_terms(self.conn, terms)
+        return known_terms(self.conn, terms, in_turkish=in_turkish)
 
 
 @dataclass

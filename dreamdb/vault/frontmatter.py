@@ -17,6 +17,15 @@ try:  # the C loader is ~10x faster where libyaml is available
 except AttributeError:  # pragma: no cover - depends on the PyYAML build
     _Loader = yaml.SafeLoader
 
+
+
+class _DatesAsText(_Loader):
+    """The same loader with timestamps kept as text: PyYAML raises on an impossible date such as
+    ``2026-13-45`` while it builds the mapping; the document's date is then checked like any text."""
+
+
+_DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+
 _FENCE_RE = re.compile(r"^---[ \t]*\r?\n(.*?)(?:\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|$)", re.DOTALL)
 
 
@@ -38,7 +47,10 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         return {}, text, "frontmatter block is not closed by a '---' line"
     body = text[m.end():]
     try:
-        meta = yaml.load(m.group(1), Loader=_Loader)
+        try:
+            meta = yaml.load(m.group(1), Loader=_Loader)
+        except (ValueError, OverflowError):  # an impossible date (month 13): read dates as text
+            meta = yaml.load(m.group(1), Loader=_DatesAsText)
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return {}, body, f"frontmatter is not valid YAML ({first})"

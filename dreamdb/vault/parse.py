@@ -108,7 +108,13 @@ def date_value(value) -> str | None:
     if isinstance(value, date):
         return value.isoformat()
     text = str(value).strip()
-    return text if re.match(r"^\d{4}-\d{2}-\d{2}", text) else None
+    if not re.match(r"^\d{4}-\d{2}-\d{2}", text):
+        return None
+    try:
+        date.fromisoformat(text[:10])  # 2026-13-45 has the shape of a date but is none
+    except ValueError:
+        return None
+    return text
 
 
 def _first_date(meta: dict) -> str | None:
