@@ -289,9 +289,11 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> list[str]:
 
 
 _ASCII_TO_TURKISH = {"c": "ç", "g": "ğ", "i": "ı", "o": "ö", "s": "ş", "u": "ü"}
-MAX_DIACRITIC_VARIANTS = 256
-"""Most spellings :func:`diacritic_terms` tries for one word (2^8: eight letters that Turkish
-may have written with a diacritic); a longer ambiguous word is not tried."""
+MAX_DIACRITIC_VARIANTS = 64
+"""Most spellings :func:`diacritic_terms` tries for one word (2^6: six letters that Turkish may
+have written with a diacritic); a more ambiguous word is not tried. A cost bound: a spelling
+costs ≈ 3 µs to analyse, so the 16 words of :data:`dreamdb.ranking.rank.MAX_SPELLED_WORDS` stay
+within ≈ 3 ms, the in-process recall budget."""
 
 
 @lru_cache(maxsize=4096)

@@ -21,6 +21,9 @@ _EXCEPTIONS = {
     "ugly": "ugli", "early": "earli", "only": "onli", "singly": "singl", "sky": "sky", "news": "news", "howe": "howe",
     "atlas": "atlas", "cosmos": "cosmos", "bias": "bias", "andes": "andes",
 }
+_RULE_ENDINGS = frozenset("'sdgyel")
+"""Last letters some step acts on: ' and s (steps 0, 1a), d and g (-ed, -eed, -ing), y (-edly,
+-ingly, step 1c), e and l (step 5). A word ending otherwise is its own stem."""
 _AFTER_1A = frozenset(("inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"))
 
 
@@ -64,6 +67,8 @@ def english_stem(word: str) -> str:
         return word
     if word in _EXCEPTIONS:
         return _EXCEPTIONS[word]
+    if word[-1] not in _RULE_ENDINGS:  # no step below can apply (a fast path; same result)
+        return word
     w = word.lstrip("'")
     if w.startswith("y"):
         w = "Y" + w[1:]

@@ -93,7 +93,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
 
 
 MAX_SPELLED_WORDS = 16
-"""Query words tried in their Turkish spellings (up to 255 each): a question typed without Turkish
+"""Query words tried in their Turkish spellings (up to 63 each): a question typed without Turkish
 letters has a handful of unknown words; a pasted text of hundreds would cost seconds."""
 
 
@@ -108,7 +108,7 @@ def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vo
         if t in wanted and t not in options:
             options[t] = alternate_terms(w, cap, turkish)
             words_of[t] = w
-    if not turkish and vocabulary.has_turkish:  # Turkish spellings of ASCII words, first words first
+    if vocabulary.has_turkish:  # Turkish spellings of ASCII words, first words first
         for t in list(options)[:MAX_SPELLED_WORDS]:
             options[t] = options[t] + [(a, True) for a in diacritic_terms(words_of[t])]
     candidates = {a for alts in options.values() for a, _tr in alts}
