@@ -172,3 +172,11 @@ def test_turkish_spellings_tried_for_the_first_words_only(index, monkeypatch):
     words = " ".join(f"zqcg{'' if i < 10 else 'x' * (i // 10)}{chr(97 + i % 10)}" for i in range(40))
     plan_query(words, vocabulary=index._vocabulary())
     assert len(seen) == R.MAX_SPELLED_WORDS
+
+
+def test_sql_vocabulary_asks_for_turkish_documents_through_an_index(index):
+    plan = " ".join(str(r) for r in index.conn.execute("EXPLAIN QUERY PLAN SELECT EXISTS (SELECT 1 FROM documents WHERE turkish)"))
+    assert "documents_turkish" in plan  # migration 006: no scan of the documents (bodies) per CLI recall
+    from dreamdb.ranking.rank import SqlVocabulary
+
+    assert SqlVocabulary(index.conn).has_turkish is True
