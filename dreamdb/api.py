@@ -480,9 +480,20 @@ class Index:
                 return self._hits(ranked, plan, mode=mode, explain=explain)
         # Planning probed the index for changes just now, unless a hybrid attempt ran in between.
         ranked = self._guarded(lambda: self._rank(plan, top=top, now_days=now_days, filters=filters, probe=mode != "bm25"))
-        if not ranked and not filters.include_expired:
-            self._note_expired_matches(plan, now_days, filters)
+        if not ranked:
+            self._note_empty_result(plan, now_days, filters)
         return self._hits(ranked, plan, mode="bm25", explain=explain)
+
+    def _note_empty_result(self, plan, now_days: float, filters: Filters) -> None:
+        """After an empty BM25 result: notes on the filters that may explain it (unknown statuses, expiry)."""
+        if filters.statuses:
+            present = {s for (s,) in self.conn.execute("SELECT DISTINCT LOWER(status) FROM documents WHERE status IS NOT NULL")}
+            unknown = [s for s in filters.statuses if s.lower() not in present]
+            if unknown:
+                self.notes.append(f"no document has the status {', '.join(unknown)}; statuses in the index: "
+                                  + (", ".join(sorted(present)) or "none"))
+        if not filters.include_expired:
+            self._note_expired_matches(plan, now_days, filters)
 
     def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty BM25 result: a note when documents past their ``expires`` date would have matched."""

@@ -117,7 +117,10 @@ def parse_when(text: str, now: datetime) -> datetime:
 
             return now_utc + direction * relativedelta(months=int(months))
         except (OverflowError, ValueError):
-            _bad(text)
+            from dreamdb.errors import UsageError
+
+            raise UsageError(f"The time {text!r} is out of range (before year 1 or after year 9999).",
+                             hint="Use a smaller amount, e.g. -30d or 2 years.") from None
 
     if raw[:1].isdigit():
         from dateutil.parser import isoparse

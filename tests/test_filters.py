@@ -45,6 +45,16 @@ def test_only_expired_matches_get_a_note(vault):
     assert ids(index.recall("quokka", top=10, now=NOW)) and not any("expires" in n for n in index.take_notes())
 
 
+def test_unknown_status_is_named_with_the_ones_present(vault):
+    index = dreamdb.open(vault)
+    index.take_notes()
+    assert index.recall("quokka", status="bogus", now=NOW) == []
+    (note,) = [n for n in index.take_notes() if "status" in n]
+    assert "no document has the status bogus" in note and "completed" in note
+    assert ids(index.recall("quokka", status="COMPLETED", now=NOW)) == ["task/task"]
+    assert not [n for n in index.take_notes() if "status" in n]
+
+
 def test_type_names_ignore_case(vault):
     index = dreamdb.open(vault)
     assert ids(index.recall("quokka", top=1, types="TASK", now=NOW)) == ["task/task"]

@@ -67,6 +67,13 @@ def test_unparseable_is_usage_error_naming_forms(text: str):
     assert info.value.exit_code == 2
 
 
+@pytest.mark.parametrize("text", ["-99999999999d", "+5000000 years", "-999999999999999 hours"])
+def test_out_of_range_amount_says_so(text: str):
+    with pytest.raises(UsageError) as info:
+        parse_when(text, NOW)
+    assert "out of range" in info.value.message and info.value.exit_code == 2
+
+
 @pytest.mark.parametrize("value, expected", [
     (date(2026, 8, 2), datetime(2026, 8, 2, tzinfo=UTC)),
     (datetime(2026, 8, 2, 5, 6), datetime(2026, 8, 2, 5, 6, tzinfo=UTC)),
