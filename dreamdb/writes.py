@@ -864,8 +864,9 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
     listing = ", ".join(f"{rel_path} ({i})" if (i := shown_id(t, rel_path)) else rel_path
                         for (t, _), rel_path in zip(matches, paths))
-    # An index id that is not a file name (knowledge/foo-2) names one file; the plain name does not.
-    suffixed = [i for i in ids.values() if i.split("/", 1)[-1] != bare]
+    # An index id that is no file's name (knowledge/foo-2 with no foo-2.md) names one file; the plain name does not.
+    file_ids = set(known)
+    suffixed = [i for i in ids.values() if i.split("/", 1)[-1] != bare and i not in file_ids]
     raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}. "
                      f"Pass the file's path to say which one (e.g. {paths[-1]}).",
                      hint="A path relative to the vault always names one file"

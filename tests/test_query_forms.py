@@ -180,3 +180,17 @@ def test_sql_vocabulary_asks_for_turkish_documents_through_an_index(index):
     from dreamdb.ranking.rank import SqlVocabulary
 
     assert SqlVocabulary(index.conn).has_turkish is True
+
+
+def test_english_words_in_an_english_query_are_not_spelled_in_turkish(tiny_vault):
+    write_doc(tiny_vault, "knowledge/crew.md", "---\ntitle: Crew rota\n---\nThe crew rota for the river trips and flooding drills.\n")
+    write_doc(tiny_vault, "knowledge/tr.md", "---\ntitle: Büyüme\n---\nDünya çapında büyüme yavaşladı; yılın başında veriler açıklandı.\n")
+    ix = dreamdb.open(tiny_vault)
+    ix.sync()
+    voc = ix._vocabulary()
+    # "crew"/"river" are in an English note: the query is English, "cabin"/"basin" stay as typed
+    assert plan_query("cabin crew", vocabulary=voc).resolved == {}
+    assert plan_query("river basin flooding", vocabulary=voc).resolved == {}
+    assert [h.slug for h in ix.recall("river basin flooding")] == ["crew"]
+    # a query with no English evidence is still spelled out
+    assert plan_query("dunya capinda", vocabulary=voc).terms == [t for t in plan_query("dünya çapında", vocabulary=voc).terms]

@@ -210,7 +210,7 @@ class MemoryEngine:
             self._ensure_loaded()
         return self._has_turkish
 
-    def known(self, terms: list[str], *, in_turkish: bool = False) -> set[str]:
+    def known(self, terms: list[str], *, in_turkish: bool | None = None) -> set[str]:
         """The subset of ``terms`` found in some document's text (as :func:`dreamdb.ranking.rank.known_terms`)."""
         if self._generation is None:
             self._ensure_loaded()
@@ -221,9 +221,10 @@ class MemoryEngine:
             span = self._slices.get(t)
             if span is None or not span[2]:  # df 0: the term is in slugs only
                 continue
-            if in_turkish:
+            if in_turkish is not None:
                 a, b, _df = span
-                if not (self._turkish_doc[self._pos[a:b]] & (self._weights[0, a:b] > 0)).any():
+                turkish = self._turkish_doc[self._pos[a:b]]
+                if not ((turkish if in_turkish else ~turkish) & (self._weights[0, a:b] > 0)).any():
                     continue
             out.add(t)
         return out

@@ -62,7 +62,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
             (:func:`dreamdb.analyzer.alternate_terms`: the other language, the name reading,
             ``ı`` typed for a folded ``I``; then, over an index with Turkish notes, the Turkish
             spellings of an ASCII word, :func:`dreamdb.analyzer.diacritic_terms`, for at most
-            :data:`MAX_SPELLED_WORDS` words) and the first one found in a text is used instead.
+            :data:`MAX_SPELLED_WORDS` words, and in a query analysed as English only when none
+            of its words is in a non-Turkish note) and the first one found in a text is used instead.
             A Turkish analysis of a word of a query analysed as English must be found in a
             Turkish document (``costume`` must not become English ``cost`` through a Turkish
             stem). A word found in a text is never changed, and a query analysed as English
@@ -99,7 +100,8 @@ letters has a handful of unknown words; a pasted text of hundreds would cost sec
 
 def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vocabulary) -> dict[str, str]:
     """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`)."""
-    wanted = set(distinct).difference(vocabulary.known(distinct))
+    found = vocabulary.known(distinct)
+    wanted = set(distinct).difference(found)
     if not wanted:
         return {}
     options: dict[str, list[tuple[str, bool]]] = {}
@@ -108,7 +110,10 @@ def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vo
         if t in wanted and t not in options:
             options[t] = alternate_terms(w, cap, turkish)
             words_of[t] = w
-    if vocabulary.has_turkish:  # Turkish spellings of ASCII words, first words first
+    # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
+    # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
+    # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
+    if vocabulary.has_turkish and (turkish or not vocabulary.known(sorted(found), in_turkish=False)):
         for t in list(options)[:MAX_SPELLED_WORDS]:
             options[t] = options[t] + [(a, True) for a in diacritic_terms(words_of[t])]
     candidates = {a for alts in options.values() for a, _tr in alts}
@@ -124,12 +129,14 @@ def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vo
     return resolved
 
 
-def known_terms(conn, terms: list[str], *, in_turkish: bool = False) -> set[str]:
+def known_terms(conn, terms: list[str], *, in_turkish: bool | None = None) -> set[str]:
     """The subset of ``terms`` found in some document's text (title, description, tags or body:
-    a slug alone does not count), in a document analysed as Turkish if ``in_turkish``."""
+    a slug alone does not count); with ``in_turkish`` True (False), in a document analysed as
+    Turkish (as another language)."""
     if not terms:
         return set()
-    turkish = " AND EXISTS (SELECT 1 FROM documents d WHERE d.id = p.doc AND d.turkish)" if in_turkish else ""
+    turkish = "" if in_turkish is None else \
+        f" AND EXISTS (SELECT 1 FROM documents d WHERE d.id = p.doc AND {'' if in_turkish else 'NOT '}d.turkish)"
     rows = conn.execute("SELECT j.value FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM postings p WHERE p.term = j.value"
                         f" AND p.tf_title + p.tf_description + p.tf_tags + p.tf_body > 0{turkish})", (json.dumps(terms),))
     return {r[0] for r in rows}
@@ -149,7 +156,7 @@ class SqlVocabulary:
     def has_turkish(self) -> bool:
         return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE turkish)").fetchone()[0])
 
-    def known(self, terms: list[str], *, in_turkish: bool = False) -> set[str]:
+    def known(self, terms: list[str], *, in_turkish: bool | None = None) -> set[str]:
         """See :func:`known_terms`."""
         return known_terms(self.conn, terms, in_turkish=in_turkish)
 
