@@ -153,6 +153,19 @@ def _split(values, name: str = "value") -> list[str] | None:
     return out or None
 
 
+def _types(values, name: str = "types") -> list[str] | None:
+    """Document types from a comma string or list (see :func:`_split`), lowercased: FEATURE means feature.
+
+    Raises:
+        UsageError: a name that is not a document type (the hint lists them).
+    """
+    out = [t.lower() for t in _split(values, name) or []] or None
+    for t in out or []:
+        if t not in DOCUMENT_TYPES:
+            raise UsageError(f"Unknown document type {t!r}", hint=f"Types: {', '.join(DOCUMENT_TYPES)}")
+    return out
+
+
 class Index:
     """One vault and its index.
 
@@ -458,10 +471,11 @@ class Index:
             self.sync_for_read()
         from dreamdb.ranking.synonyms import load_synonyms
 
+        synonyms = load_synonyms(self.vault)
         try:
-            plan = plan_query(query, load_synonyms(self.vault), vocabulary=self._vocabulary())
+            plan = plan_query(query, synonyms, vocabulary=self._vocabulary())
         except db.DatabaseError:  # the ranking below meets the damage and rebuilds; plan without the index
-            plan = plan_query(query, load_synonyms(self.vault))
+            plan = plan_query(query, synonyms)
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.
@@ -639,12 +653,7 @@ class Index:
         return made
 
     def _make_filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
-        # Type names are lowercase words: FEATURE and Feature mean feature.
-        types_l = [t.lower() for t in _split(types, "types") or []] or None
-        exclude_l = [t.lower() for t in _split(exclude_types, "exclude_types") or []] or None
-        for t in (types_l or []) + (exclude_l or []):
-            if t not in DOCUMENT_TYPES:
-                raise UsageError(f"Unknown document type {t!r}", hint=f"Types: {', '.join(DOCUMENT_TYPES)}")
+        types_l, exclude_l = _types(types, "types"), _types(exclude_types, "exclude_types")
         if level is not None and (not isinstance(level, int) or not 1 <= level <= 3):
             raise UsageError(f"level must be 1, 2 or 3, got {level!r}")
         since_d = until_d = None
@@ -787,12 +796,9 @@ class Index:
 
     def list_documents(self, types=None) -> list[dict]:
         """Every indexed document (doc_id, type, title, date, status, level, path), sorted by doc_id."""
-        types_l = [t.lower() for t in _split(types) or []] or None  # FEATURE means feature
+        types_l = _types(types)
         where, params = "", []
         if types_l:
-            for t in types_l:
-                if t not in DOCUMENT_TYPES:
-                    raise UsageError(f"Unknown document type {t!r}", hint=f"Types: {', '.join(DOCUMENT_TYPES)}")
             where = f"WHERE type IN ({','.join('?' * len(types_l))})"
             params = types_l
         rows = self.conn.execute(
