@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +17,7 @@ from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, plan_query, rank
+from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate
 from dreamdb.store.sync import SyncReport, sync
@@ -37,7 +37,7 @@ LAZY_SYNC_LOCK_WAIT_MS = 1500
 """How long the sync before a recall waits for another process's write lock (ms), as the prompt hook does."""
 
 
-@dataclass
+@record
 class Hit:
     """One recall result.
 
@@ -73,8 +73,8 @@ class Hit:
     mode: str = "bm25"
     signals: dict | None = None
     terms: list[dict] | None = None
-    _snippet: str | None = field(default=None, repr=False, compare=False)
-    _snippet_source: tuple | None = field(default=None, repr=False, compare=False)
+    _snippet: str | None = None  # a leading underscore: left out of repr and ==
+    _snippet_source: tuple | None = None
 
     @property
     def snippet(self) -> str:
@@ -96,7 +96,7 @@ class Hit:
 
     def as_dict(self) -> dict:
         """JSON-ready mapping (floats rounded to 6 decimals)."""
-        d = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
+        d = {name: getattr(self, name) for name in fields(self) if not name.startswith("_")}
         d["snippet"] = self.snippet
         d["score"] = round(self.score, 6)
         d["rank_score"] = round(self.rank_score, 6)

@@ -10,11 +10,10 @@ caller falls back to BM25 and says why.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dreamdb import fusion
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, document_frequencies, rank
+from dreamdb.records import replace
 
 CANDIDATES = 50
 """Documents taken from each channel before fusion."""

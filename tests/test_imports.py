@@ -9,6 +9,8 @@ import sys
 import pytest
 
 HEAVY = ("numpy", "onnxruntime", "sqlite_vec", "tokenizers", "yaml", "bm25s", "tabulate")
+STDLIB_SLOW = ("dataclasses", "inspect")
+"""Imported by ``dataclasses``: ≈ 20–40 ms of a one-shot recall process (see :mod:`dreamdb.records`)."""
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -52,3 +54,4 @@ def test_cli_recall_process_stays_light(synced_vault):
         "    assert main(['hook', 'user-prompt-submit']) == 0\n"
     )
     assert not [m for m in HEAVY if m in mods and m != "tabulate"]
+    assert not [m for m in STDLIB_SLOW if m in mods]

@@ -158,6 +158,7 @@ class MemoryEngine:
         idf_term = np.fromiter((F.idf(self.n_docs, d) for d in df), dtype=np.float64, count=len(df))
         self._pos, self._weights = self._derive(arr, np.repeat(idf_term, np.subtract(ends, starts)))
         self._slices = {terms[a]: (a, b, d) for a, b, d in zip(starts, ends, df)}
+        self._text_terms = frozenset(terms[a] for a, d in zip(starts, df) if d)  # df 0: in slugs only
 
     def _term(self, term: str):
         """``(positions int64[m], weights float64[3, m], df)`` of one term (weights as in :meth:`_derive`)."""
@@ -216,17 +217,15 @@ class MemoryEngine:
             self._ensure_loaded()
         if self._slices is None:
             return known_terms(self.conn, terms, in_turkish=in_turkish)
+        found = self._text_terms.intersection(terms)
+        if in_turkish is None:
+            return set(found)
         out = set()
-        for t in terms:
-            span = self._slices.get(t)
-            if span is None or not span[2]:  # df 0: the term is in slugs only
-                continue
-            if in_turkish is not None:
-                a, b, _df = span
-                turkish = self._turkish_doc[self._pos[a:b]]
-                if not ((turkish if in_turkish else ~turkish) & (self._weights[0, a:b] > 0)).any():
-                    continue
-            out.add(t)
+        for t in found:
+            a, b, _df = self._slices[t]
+            turkish = self._turkish_doc[self._pos[a:b]]
+            if ((turkish if in_turkish else ~turkish) & (self._weights[0, a:b] > 0)).any():
+                out.add(t)
         return out
 
     def _static_kept(self, filters: Filters, now_days: float):

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import heapq
 import json
-from dataclasses import dataclass, field
 
 from dreamdb.analyzer import alternate_terms, analyze, diacritic_terms, is_turkish, query_words, raw_tokens
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
+from dreamdb.records import factory, record
 
 HIT_COLUMNS = "slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence"
 """``documents`` columns a hit is built from (:meth:`dreamdb.api.Index._hits`; the memory engine caches them)."""
@@ -28,7 +28,7 @@ MAX_QUERY_TERMS = 256
 """Distinct query terms kept (a 10,000-character query stays cheap); the rest are ignored."""
 
 
-@dataclass
+@record
 class QueryPlan:
     """An analyzed query.
 
@@ -44,10 +44,10 @@ class QueryPlan:
 
     text: str
     terms: list[str]
-    synonyms: dict[str, float] = field(default_factory=dict)
+    synonyms: dict[str, float] = factory(dict)
     turkish: bool = False
     dropped: int = 0
-    resolved: dict[str, str] = field(default_factory=dict)
+    resolved: dict[str, str] = factory(dict)
 
 
 def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
@@ -161,7 +161,7 @@ class SqlVocabulary:
         return known_terms(self.conn, terms, in_turkish=in_turkish)
 
 
-@dataclass
+@record
 class Filters:
     """Filters applied in SQL, before the result limit (SPEC §5).
 
@@ -220,7 +220,7 @@ def _in(values, prefix: str, params: dict) -> str:
     return ", ".join(names)
 
 
-@dataclass
+@record
 class Ranked:
     """One ranked document with every signal that produced its rankScore.
 

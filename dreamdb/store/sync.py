@@ -16,11 +16,11 @@ import json
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from dreamdb.analyzer import ANALYZER_VERSION, analyze, is_turkish, raw_tokens
+from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
@@ -33,7 +33,7 @@ FIELDS = ("title", "description", "tags", "body")
 """BM25F fields, in the column order of ``postings`` and ``documents.len_*``."""
 
 
-@dataclass
+@record
 class SyncReport:
     """What a sync did.
 
@@ -51,7 +51,7 @@ class SyncReport:
     unchanged: int = 0
     documents: int = 0
     elapsed_ms: float = 0.0
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = factory(list)
     rebuilt: bool = False
 
     @property

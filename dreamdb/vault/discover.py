@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import stat as _stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from dreamdb.errors import VaultNotFound
+from dreamdb.records import record
 
 VAULT_DIR_NAME = "_dream_context"
 INDEX_DIR_NAME = ".dreamdb"
@@ -36,7 +36,7 @@ DOCUMENT_TYPES = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SourceFile:
     """One vault file that yields documents.
 

@@ -1,0 +1,124 @@
+"""Plain record classes for the recall path, without importing :mod:`dataclasses`.
+
+``import dataclasses`` imports :mod:`inspect` and with it ``ast``, ``dis`` and ``tokenize``: about
+20 ms of a one-shot ``dreamdb recall`` process on this project's 2-core machine (≈ 140 ms in all;
+``python -c "import dataclasses"`` beside ``python -c pass``, 31 runs alternating, median 81 against
+58 ms with ``re``, ``json``, ``pathlib``, ``datetime`` already imported). The classes every recall
+builds (:class:`dreamdb.api.Hit`, the query plan, filters, ranked rows, the sync report, source
+files) use :func:`record` instead; everything else keeps :mod:`dataclasses`.
+
+:func:`record` is the subset of ``@dataclass`` those classes need: fields are the class's own
+annotations in order, a class attribute is the field's default (:func:`factory` for a mutable
+one), and the generated methods are ``__init__`` (positional or keyword), ``__repr__`` and
+``__eq__`` (fields whose name starts with ``_`` are left out of both), plus ``__hash__`` and
+immutability with ``frozen=True``. :func:`fields` and :func:`replace` mirror their
+:mod:`dataclasses` namesakes.
+"""
+
+from __future__ import annotations
+
+_NO_DEFAULT = object()
+
+
+class _Factory:
+    __slots__ = ("make",)
+
+    def __init__(self, make) -> None:
+        self.make = make
+
+
+def factory(make) -> _Factory:
+    """A field default made fresh for every instance (``factory(list)``, as ``field(default_factory=list)``)."""
+    return _Factory(make)
+
+
+class FrozenRecordError(AttributeError):
+    """Raised on assignment to a field of a ``frozen`` record."""
+
+
+def record(cls=None, *, frozen: bool = False):
+    """Class decorator: generate ``__init__``, ``__repr__``, ``__eq__`` (and ``__hash__`` when frozen)
+    from the class's annotations; see the module docstring.
+
+    Raises:
+        TypeError: a field without a default follows one with a default.
+    """
+    def wrap(c):
+        return _build(c, frozen)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _build(cls, frozen: bool):
+    names = list(cls.__dict__.get("__annotations__", {}))
+    env: dict = {"_NO_DEFAULT": _NO_DEFAULT}
+    params, body = [], []
+    seen_default = False
+    for name in names:
+        default = cls.__dict__.get(name, _NO_DEFAULT)
+        if isinstance(default, _Factory):
+            env[f"_make_{name}"] = default.make
+            params.append(f"{name}=_NO_DEFAULT")
+            value = f"_make_{name}() if {name} is _NO_DEFAULT else {name}"
+            delattr(cls, name)
+        elif default is not _NO_DEFAULT:
+            env[f"_default_{name}"] = default
+            params.append(f"{name}=_default_{name}")
+            value = name
+        else:
+            if seen_default:
+                raise TypeError(f"{cls.__name__}: field {name!r} without a default follows one with a default")
+            params.append(name)
+            value = name
+        seen_default = seen_default or default is not _NO_DEFAULT
+        body.append(f"    _set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}")
+    env["_set"] = object.__setattr__
+    source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
+    exec(source, env)  # noqa: S102 - generated from the class's own field names, as dataclasses does
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init
+    shown = tuple(n for n in names if not n.startswith("_"))
+    cls.__record_fields__ = tuple(names)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return tuple(getattr(self, n) for n in shown) == tuple(getattr(other, n) for n in shown)
+
+    cls.__repr__ = __repr__
+    cls.__eq__ = __eq__
+    if frozen:
+        def __setattr__(self, name, value=None):
+            raise FrozenRecordError(f"cannot assign to or delete field {name!r} of a frozen {type(self).__name__}")
+
+        def __hash__(self) -> int:
+            return hash(tuple(getattr(self, n) for n in shown))
+
+        cls.__setattr__ = __setattr__
+        cls.__delattr__ = __setattr__
+        cls.__hash__ = __hash__
+    else:
+        cls.__hash__ = None  # mutable and compared by value, as a non-frozen dataclass
+    return cls
+
+
+def fields(obj) -> tuple[str, ...]:
+    """The field names of a record class or instance, in order."""
+    return obj.__record_fields__
+
+
+def replace(obj, **changes):
+    """A copy of record ``obj`` with ``changes`` applied (every field passed to ``__init__`` again).
+
+    Raises:
+        TypeError: a name in ``changes`` is not a field.
+    """
+    names = obj.__record_fields__
+    unknown = set(changes).difference(names)
+    if unknown:
+        raise TypeError(f"{type(obj).__name__} has no field {', '.join(sorted(unknown))}")
+    return type(obj)(**{n: changes[n] if n in changes else getattr(obj, n) for n in names})

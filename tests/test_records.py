@@ -1,0 +1,76 @@
+"""dreamdb.records: the dataclass subset the recall path uses without importing dataclasses."""
+
+from __future__ import annotations
+
+import pytest
+
+from dreamdb.records import FrozenRecordError, factory, fields, record, replace
+
+
+@record
+class Point:
+    x: int
+    y: int = 0
+    tags: list = factory(list)
+    _cache: str | None = None
+
+
+@record(frozen=True)
+class Key:
+    name: str
+    size: int
+
+
+def test_init_positional_keyword_and_defaults():
+    p = Point(1)
+    assert (p.x, p.y, p.tags, p._cache) == (1, 0, [], None)
+    q = Point(2, y=5, tags=["a"], _cache="c")
+    assert (q.x, q.y, q.tags, q._cache) == (2, 5, ["a"], "c")
+    with pytest.raises(TypeError):
+        Point()  # x has no default
+    with pytest.raises(TypeError):
+        Point(1, nope=3)
+
+
+def test_factory_default_is_fresh_per_instance():
+    a, b = Point(1), Point(1)
+    a.tags.append("x")
+    assert b.tags == [] and a.tags == ["x"]
+    assert "tags" not in Point.__dict__  # the factory is not left behind as a shared class attribute
+
+
+def test_repr_and_eq_leave_out_underscore_fields():
+    assert repr(Point(1, 2, ["t"], _cache="hidden")) == "Point(x=1, y=2, tags=['t'])"
+    assert Point(1, 2, _cache="a") == Point(1, 2, _cache="b")
+    assert Point(1, 2) != Point(1, 3)
+    assert Point(1) != (1, 0, [])  # another class never equals
+    with pytest.raises(TypeError):
+        hash(Point(1))  # mutable records are unhashable, as non-frozen dataclasses
+
+
+def test_frozen_records_are_hashable_and_immutable():
+    k = Key("a.md", 3)
+    assert k == Key("a.md", 3) and len({k, Key("a.md", 3), Key("b.md", 3)}) == 2
+    with pytest.raises(FrozenRecordError):
+        k.size = 4
+    with pytest.raises(AttributeError):  # FrozenRecordError is an AttributeError, like dataclasses'
+        del k.name
+    assert k.size == 3
+
+
+def test_fields_and_replace():
+    assert fields(Point) == ("x", "y", "tags", "_cache") == fields(Point(1))
+    p = Point(1, 2, ["t"], _cache="c")
+    q = replace(p, y=9)
+    assert (q.x, q.y, q.tags, q._cache) == (1, 9, ["t"], "c") and p.y == 2
+    assert replace(Key("a", 1), size=2) == Key("a", 2)
+    with pytest.raises(TypeError, match="no field z"):
+        replace(p, z=1)
+
+
+def test_field_without_default_after_default_is_refused():
+    with pytest.raises(TypeError, match="without a default"):
+        @record
+        class Bad:
+            a: int = 1
+            b: int
