@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from functools import lru_cache
+from _thread import RLock
+from functools import lru_cache, wraps
 from pathlib import Path
 
 from dreamdb import config
-from dreamdb.errors import IndexUnavailable, UsageError
+from dreamdb.errors import IndexTooNew, IndexUnavailable, UsageError
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, plan_query, rank
 from dreamdb.records import fields, record, replace
@@ -166,8 +167,19 @@ def _types(values, name: str = "types") -> list[str] | None:
     return out
 
 
+def _serialized(method):
+    """Run an :class:`Index` method holding the index's lock: one thread at a time uses its connection
+    and caches (an index opened in one thread can be used from others, e.g. ``asyncio.to_thread``)."""
+    @wraps(method)
+    def run(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class Index:
-    """One vault and its index.
+    """One vault and its index. Usable from any thread; calls from several threads run one at a time.
 
     Args:
         vault: vault path (or a folder containing ``_dream_context``); ``None`` → discovery.
@@ -200,6 +212,7 @@ class Index:
         if engine not in ("memory", "sql"):
             raise UsageError(f"Unknown engine {engine!r}", hint="Use 'memory' or 'sql'.")
         self.engine = engine
+        self._lock = RLock()
         self._memory = None
         self._filters_cache: dict = {}
         self._embedder = None
@@ -239,17 +252,26 @@ class Index:
         except db.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise
-            if _is_environment_error(exc):  # a full disk or a read-only file: the index is fine, keep it
+            if _is_environment_error(exc) or self._cannot_write_beside(exc):
+                # a full disk or a read-only file or folder: the index is fine, keep it
                 raise IndexUnavailable(f"Cannot open the index at {self.index_path}: {exc}",
                                        hint=_environment_hint(exc, self.index_path)) from exc
             return self._rebuild(exc)
+        except IndexTooNew:
+            raise
         except IndexUnavailable as exc:
             cause = exc.__cause__
-            if cause is not None and _is_environment_error(cause):
+            if cause is not None and (_is_environment_error(cause) or self._cannot_write_beside(cause)):
                 raise IndexUnavailable(exc.message, hint=_environment_hint(cause, self.index_path)) from cause
             return self._rebuild(exc)
         except db.DatabaseError as exc:
             return self._rebuild(exc)
+
+    def _cannot_write_beside(self, exc) -> bool:
+        """SQLite could not open an existing index because its folder is read-only (WAL mode needs the
+        -wal and -shm files beside it): the machine's state, not damage."""
+        folder = self.index_path.parent
+        return "unable to open" in str(exc) and self.index_path.is_file() and not config.is_writable(folder)
 
     def _owns_any_file(self) -> bool:
         """The index path is in dreamdb's own folders and is not a symlink (a link may lead anywhere)."""
@@ -356,6 +378,7 @@ class Index:
             self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
             return fn()
 
+    @_serialized
     def close(self) -> None:
         """Close the connection (the object can be used again; it reopens)."""
         if self._conn is not None:
@@ -369,6 +392,7 @@ class Index:
         self.close()
 
     # -- sync -------------------------------------------------------------------
+    @_serialized
     def check(self) -> list[str]:
         """SQLite's ``PRAGMA quick_check`` of the index file (≈ 0.1 s for the 15 MB real-vault index,
         ≈ 12 s for a 1.1 GB one): the problems it reports, ``[]`` when the file is sound.
@@ -383,6 +407,7 @@ class Index:
             return [str(exc)]
         return [] if rows == ["ok"] else rows
 
+    @_serialized
     def sync(self, *, force: bool = False, progress=None, check: bool = False) -> SyncReport:
         """Mirror the vault into the index (content-hash incremental; see :mod:`dreamdb.store.sync`).
 
@@ -406,6 +431,18 @@ class Index:
             self.warnings = []
         return report
 
+    @_serialized
+    def rebuild(self, reason: str) -> SyncReport:
+        """Delete the index and rebuild it from the vault (for damage found outside this object, e.g. by
+        ``dreamdb sql``'s own read-only connection); ``reason`` goes into the report's warnings.
+
+        Raises:
+            IndexUnavailable: the file cannot be replaced, or is not recognisably dreamdb's.
+        """
+        self._conn = self._rebuild(reason)
+        return self.sync()
+
+    @_serialized
     def sync_for_read(self) -> None:
         """The sync before a read (recall, list, status, sql): waits at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's
         write lock, then answers from the index as it is, with a note (a long ``sync --force`` or
@@ -431,6 +468,7 @@ class Index:
                 self._conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_ms)}")
 
     # -- recall -----------------------------------------------------------------
+    @_serialized
     def recall(self, query: str, top: int = 5, *, mode: str | None = None, types=None, exclude_types=None,
                tags=None, since=None, until=None, status=None, level: int | None = None,
                include_expired: bool = False, now=None, explain: bool = False) -> list[Hit]:
@@ -569,6 +607,7 @@ class Index:
             self.model_problem = f"embedding runtime not installed ({exc.name}); pip install 'dreamdb[embed]'"
         return self._embedder
 
+    @_serialized
     def refresh_embeddings(self, *, force: bool = False, progress=None):
         """Chunk and embed what changed (see :func:`dreamdb.embeddings.store.refresh`).
 
@@ -734,18 +773,21 @@ class Index:
         return notes
 
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------
+    @_serialized
     def remember(self, text: str, **kwargs) -> dict:
         """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for arguments and errors."""
         from dreamdb import writes
 
         return writes.remember(self.vault, text, **kwargs)
 
+    @_serialized
     def update(self, slug: str, **kwargs) -> Path:
         """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update`."""
         from dreamdb import writes
 
         return writes.update(self.vault, slug, **kwargs)
 
+    @_serialized
     def delete(self, slug: str, *, force: bool = False) -> Path:
         """Delete a document (moved to the index folder's trash); see :func:`dreamdb.writes.delete`."""
         from dreamdb import writes
@@ -753,6 +795,7 @@ class Index:
         return writes.delete(self.vault, slug, force=force)
 
     # -- inspection -------------------------------------------------------------
+    @_serialized
     def status(self) -> dict:
         """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver, embeddings.
 
@@ -760,6 +803,9 @@ class Index:
         """
         if self.auto_sync:
             self.notes.extend(self.sync().warnings)
+        return self._guarded(self._status)
+
+    def _status(self) -> dict:
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
         meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
@@ -794,6 +840,7 @@ class Index:
                              "pip install 'dreamdb[embed]'")
         return st
 
+    @_serialized
     def list_documents(self, types=None) -> list[dict]:
         """Every indexed document (doc_id, type, title, date, status, level, path), sorted by doc_id."""
         types_l = _types(types)
@@ -801,9 +848,9 @@ class Index:
         if types_l:
             where = f"WHERE type IN ({','.join('?' * len(types_l))})"
             params = types_l
-        rows = self.conn.execute(
+        rows = self._guarded(lambda: self.conn.execute(
             f"SELECT doc_id, type, title, date, status, level, source_path FROM documents {where} ORDER BY doc_id", params
-        ).fetchall()
+        ).fetchall())
         keys = ("doc_id", "type", "title", "date", "status", "level", "path")
         return [dict(zip(keys, r)) for r in rows]
 
@@ -849,8 +896,7 @@ def _is_corruption(exc: Exception) -> bool:
     msg = str(exc).lower()
     if not isinstance(exc, db.OperationalError):
         return "locked" not in msg
-    return any(s in msg for s in ("malformed", "not a database", "no such table", "no such column", "disk image",
-                                  "encrypted", "could not decode"))
+    return db.is_damage(exc) or any(s in msg for s in ("no such table", "no such column", "could not decode"))
 
 
 def open_index(vault=None, **kwargs):

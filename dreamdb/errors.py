@@ -46,6 +46,16 @@ class IndexUnavailable(DreamdbError):
     exit_code = 4
 
 
+class IndexDamaged(IndexUnavailable):
+    """SQLite reports the index file damaged where dreamdb could not rebuild it itself (``dreamdb sql``
+    reads through its own read-only connection; ``dreamdb sync --check`` rebuilds). Exit 4."""
+
+
+class IndexTooNew(IndexUnavailable):
+    """The index was written by a newer dreamdb (a higher schema version): never rebuilt behind the
+    back of the version that made it. Exit 4."""
+
+
 class DriverError(DreamdbError):
     """No SQLite driver that can load extensions is available. Exit 4."""
 

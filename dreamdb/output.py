@@ -88,11 +88,11 @@ def hits_text(hits, *, explain: bool = False) -> str:
             meta.append(str(h.date)[:10])
         if h.status:
             meta.append(h.status)
-        lines.append(f"{i}. {h.doc_id}  ({' · '.join(meta)})")
-        lines.append(f"   {h.title}")
+        lines.append(f"{i}. {_safe_cell(h.doc_id)}  ({' · '.join(meta)})")
+        lines.append(f"   {_safe_cell(h.title)}")  # one line each: a newline in a title or file name is shown as ␊
         if h.superseded_by:
             lines.append(f"   ⚠ superseded by {h.superseded_by}")
-        lines.append(f"   {h.path}")
+        lines.append(f"   {_safe_cell(h.path)}")
         for sl in safe_text(h.snippet).splitlines():  # after safe_text: a CR is shown as ␍, not taken as a line break
             lines.append(f"   │ {sl}")
         if explain and h.signals:
@@ -118,8 +118,9 @@ def hits_text(hits, *, explain: bool = False) -> str:
 
 
 def _field(text) -> str:
-    """One tab-separated field: :func:`safe_text`, with tabs and newlines (which would split the line) as spaces."""
-    return safe_text(text).replace("\t", " ").replace("\n", " ")
+    """One tab-separated field: :func:`safe_text`, with a tab or newline (which would split the line) shown as
+    ``␉`` / ``␊``: visibly not the character, never passed off as a space in a path that would not exist."""
+    return safe_text(text).replace("\t", "\u2409").replace("\n", "\u240a")
 
 
 def hits_plain(hits) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from dreamdb.errors import DriverError, UsageError
+from dreamdb.errors import DriverError, IndexDamaged, UsageError
 from dreamdb.store import connect as db
 
 
@@ -34,6 +34,7 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
 
     Raises:
         UsageError: a write statement, several statements, or an SQL error (message from SQLite).
+        IndexDamaged: SQLite reports the index file damaged.
     """
     if max_rows < 0:
         raise UsageError(f"--max-rows must be 0 (no limit) or more, not {max_rows}.")
@@ -63,6 +64,9 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
             except db.DatabaseError as exc:  # OperationalError included
                 if interrupted:
                     raise KeyboardInterrupt from None
+                if db.is_damage(exc):
+                    raise IndexDamaged(f"The index at {index_path} is damaged ({exc}).",
+                                       hint="dreamdb sync --check rebuilds it from the vault.") from None
                 raise _explain_error(str(exc), query, denied) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
                 raise UsageError(f"SQL error: {exc}") from None
@@ -72,6 +76,7 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
 
 
 _WRITE_HINT = "The index is derived from the vault; edit the vault instead (dreamdb remember/update/delete)."
+_PRAGMA_HINT = 'Reading PRAGMAs work, e.g. dreamdb sql "PRAGMA table_info(documents)"'
 
 
 def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
@@ -79,12 +84,12 @@ def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
     head = _skip_trivia(query)[:6].upper()  # the first keyword, after any leading comments
     if denied:
         what = "VACUUM" if head == "VACUUM" else denied[0]  # VACUUM attaches a temp file first
-        return UsageError(f"{what} is refused: dreamdb sql only reads the index.", hint=_WRITE_HINT)
+        return UsageError(f"{what} is refused: dreamdb sql only reads the index.",
+                          hint=_PRAGMA_HINT if what.startswith("PRAGMA") else _WRITE_HINT)
     if "load_extension" in query.lower() and "not authorized" in msg:
         return UsageError("Loading extensions is refused: dreamdb sql only reads the index (sqlite-vec is already loaded).")
     if head == "PRAGMA" and ("locked" in msg or "readonly" in msg or "read-only" in msg):
-        return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).",
-                          hint="Reading PRAGMAs work, e.g. dreamdb sql \"PRAGMA table_info(documents)\"")
+        return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).", hint=_PRAGMA_HINT)
     if "readonly" in msg or "query_only" in msg or "read-only" in msg or "not authorized" in msg:
         return UsageError("Write statements are refused: the index is opened read-only.", hint=_WRITE_HINT)
     return UsageError(f"SQL error: {msg}", hint="Tables and views: documents, postings, terms, files, chunks … (docs/schema.md)")
@@ -116,8 +121,19 @@ class _sigint_flag:
 _DENIED = {24, 25}  # SQLITE_ATTACH, SQLITE_DETACH: attaching would create or touch other files
 
 
+_READING_PRAGMAS_WITH_ARGUMENT = frozenset({
+    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo", "foreign_key_list",
+    "foreign_key_check", "integrity_check", "quick_check", "function_list", "module_list", "pragma_list",
+    "collation_list", "database_list", "compile_options"})
+"""PRAGMAs whose argument names what to read (``PRAGMA table_info(documents)``); any other PRAGMA given
+a value sets something, and is refused like a write."""
+_WRITING_PRAGMAS = frozenset({"wal_checkpoint", "optimize", "incremental_vacuum"})
+"""PRAGMAs that write to the database file even without a value."""
+
+
 def _authorize(denied: list[str], action, arg1, arg2, db_name, trigger):
-    """SQLite authorizer: refuse ATTACH/DETACH and VACUUM (reads of the index are allowed).
+    """SQLite authorizer: refuse ATTACH/DETACH, VACUUM and PRAGMAs that set or write something
+    (reads of the index are allowed).
 
     The name of a refused operation is appended to ``denied`` for the error message.
     """
@@ -127,6 +143,11 @@ def _authorize(denied: list[str], action, arg1, arg2, db_name, trigger):
     if action == 9 and str(arg1).upper() == "VACUUM":
         denied.append("VACUUM")
         return 1
+    if action == 19:  # SQLITE_PRAGMA: arg1 the name, arg2 its value or argument (None without one)
+        name = str(arg1).lower()
+        if name in _WRITING_PRAGMAS or (arg2 is not None and name not in _READING_PRAGMAS_WITH_ARGUMENT):
+            denied.append(f"PRAGMA {name}" + (f" = {arg2}" if arg2 is not None else ""))
+            return 1
     return 0  # SQLITE_OK
 
 

@@ -277,3 +277,121 @@ def test_a_full_disk_or_read_only_file_at_open_keeps_the_index(example_vault, mo
     assert path.read_bytes() == before  # not rebuilt, not deleted
     monkeypatch.setattr(db, "connect", real_connect)
     assert dreamdb.open(example_vault).recall("sleep debt")
+
+
+def _zero_postings_root(index) -> Path:
+    """Zero the postings table's root page (what the QA pass did with dd), after a checkpoint."""
+    root = index.conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'postings'").fetchone()[0]
+    page_size = index.conn.execute("PRAGMA page_size").fetchone()[0]
+    path = index.index_path
+    index.close()
+    with open(path, "r+b") as f:
+        f.seek((root - 1) * page_size)
+        f.write(b"\0" * page_size)
+    return path
+
+
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["sql", "SELECT SUM(tf_body) FROM postings"]])
+def test_reading_commands_rebuild_a_damaged_index(example_vault, args):
+    """QA round 7: status and sql met a zeroed postings page with exit 70 / 'SQL error' (exit 2)."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    index = dreamdb.open(example_vault)
+    index.sync()
+    total = index.conn.execute("SELECT SUM(tf_body) FROM postings").fetchone()[0]
+    _zero_postings_root(index)
+    result = CliRunner().invoke(cli, [*args, "--vault", str(example_vault)])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "rebuilt from the vault" in result.stderr
+    if args[0] == "sql":
+        assert str(total) in result.stdout  # the answer comes from the rebuilt index
+    assert dreamdb.open(example_vault).check() == []
+
+
+def test_sql_no_sync_on_a_damaged_or_missing_index_is_exit_4(example_vault, capsys):
+    from dreamdb.entry import main
+
+    assert main(["sql", "--no-sync", "SELECT 1", "--vault", str(example_vault)]) == 4
+    assert "No index yet" in capsys.readouterr().err
+    index = dreamdb.open(example_vault)
+    index.sync()
+    _zero_postings_root(index)
+    assert main(["sql", "--no-sync", "SELECT SUM(tf_body) FROM postings", "--vault", str(example_vault)]) == 4
+    err = capsys.readouterr().err
+    assert "damaged" in err and "sync --check" in err
+
+
+def test_embed_refresh_and_compact_check_the_index_first(example_vault):
+    """QA round 7: embed refresh ran on a damaged index (the next recall rebuilt it and dropped the vectors)."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    index = dreamdb.open(example_vault)
+    index.sync()
+    _zero_postings_root(index)
+    result = CliRunner().invoke(cli, ["embed", "compact", "--vault", str(example_vault)])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert dreamdb.open(example_vault, auto_sync=False).check() == []
+
+
+def test_index_of_a_newer_dreamdb_is_refused_not_rebuilt(example_vault):
+    index = dreamdb.open(example_vault)
+    index.sync()
+    index.conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', '2027-01-01')")
+    path = index.index_path
+    index.close()
+    before = path.read_bytes()
+    from dreamdb.errors import IndexTooNew
+
+    with pytest.raises(IndexTooNew, match="newer than this dreamdb") as err:
+        dreamdb.open(example_vault).recall("sleep debt")
+    assert "Upgrade dreamdb" in err.value.hint and err.value.exit_code == 4
+    assert path.read_bytes() == before
+
+
+def test_read_only_index_folder_is_not_called_damaged(example_vault):
+    """QA round 7: a read-only .dreamdb folder (bind-mounted read-only) was reported as needing a rebuild."""
+    import subprocess
+
+    index = dreamdb.open(example_vault)
+    index.sync()
+    folder = index.index_path.parent
+    index.close()
+    before = index.index_path.read_bytes()
+    bind = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
+    if bind.returncode != 0:
+        pytest.skip("needs mount (root in a container that allows bind mounts): " + bind.stderr.decode().strip())
+    try:
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        with pytest.raises(IndexUnavailable) as err:
+            dreamdb.open(example_vault).recall("sleep debt")
+        assert "needs rebuilding" not in err.value.message and "writable" in err.value.hint
+    finally:
+        import gc
+
+        gc.collect()  # close any connection object left from the failed open before unmounting
+        subprocess.run(["umount", "--lazy", str(folder)], capture_output=True)
+    assert index.index_path.read_bytes() == before
+    assert dreamdb.open(example_vault).recall("sleep debt")
+
+
+def test_an_index_opened_in_one_thread_works_in_others(example_vault):
+    """QA round 7: asyncio.to_thread(index.recall, ...) raised sqlite's 'created in a thread' error."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    index = dreamdb.open(example_vault)
+    queries = ["sleep debt", "hybrid recall", "dedup gate", "release"]
+    expected = {q: _top(index, q) for q in queries}
+    assert asyncio.run(asyncio.to_thread(_top, index, "sleep debt")) == expected["sleep debt"]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda q: (q, _top(index, q)), queries * 10))
+    assert all(r == expected[q] for q, r in results)
+    fresh = dreamdb.open(example_vault)  # first used in a worker thread, then in this one
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(_top, fresh, "release").result()
+    assert fresh.list_documents() == index.list_documents() != []

@@ -179,7 +179,12 @@ def test_query_starting_with_dash_after_double_dash(vault):
     ("DELETE FROM documents; -- cleanup", "Write statements are refused"),
     ("VACUUM; -- tidy", "VACUUM is refused"),
     ("ATTACH 'elsewhere.db' AS x; -- c", "ATTACH is refused"),
-    ("-- leading comment\nPRAGMA journal_mode=DELETE", "This PRAGMA would change the index"),
+    ("-- leading comment\nPRAGMA journal_mode=DELETE", "PRAGMA journal_mode = DELETE is refused"),
+    # QA round 7: accepted (without effect on the read-only connection) although the help says refused
+    ("PRAGMA writable_schema=ON", "PRAGMA writable_schema = ON is refused"),
+    ("PRAGMA query_only=OFF", "PRAGMA query_only = OFF is refused"),
+    ("PRAGMA wal_checkpoint(TRUNCATE)", "PRAGMA wal_checkpoint = TRUNCATE is refused"),
+    ("PRAGMA wal_checkpoint", "PRAGMA wal_checkpoint is refused"),
     ("SELECT load_extension('x'); -- c", "Loading extensions is refused"),
     ("CREATE TABLE t(x); -- c", "Write statements are refused"),
 ])
@@ -190,3 +195,15 @@ def test_refusals_hold_with_comments(vault, tmp_path, query, message):
     assert not (tmp_path / "elsewhere.db").exists()
     p = run_main("sql", "--vault", str(vault), "--json", "SELECT COUNT(*) AS n FROM documents")
     assert json.loads(p.stdout) == [{"n": 2}]  # nothing was changed
+
+
+@pytest.mark.parametrize("query", ["PRAGMA table_info(documents)", "PRAGMA quick_check(5)", "PRAGMA page_count",
+                                   "SELECT name FROM pragma_table_info('documents')", "PRAGMA index_list(postings)"])
+def test_reading_pragmas_still_work(vault, query):
+    p = run_main("sql", "--vault", str(vault), "--json", query)
+    assert p.returncode == 0 and json.loads(p.stdout), p.stderr
+
+
+def test_json_and_csv_together_are_refused(vault):
+    p = run_main("sql", "--vault", str(vault), "--json", "--format", "csv", "SELECT 1")
+    assert p.returncode == 2 and "--json and --format csv" in p.stderr and p.stdout == ""

@@ -58,7 +58,10 @@ def test_table_and_hit_renderers_are_safe():
     assert "   │ one␛[1m␍two\n   │ three" in text and "T␛]0;x␇" in text and "superseded by knowledge/b␛" in text
     plain = hits_plain([SimpleNamespace(**{**vars(hit), "title": "tab\there\nnl\x1b"})])
     assert_no_controls(plain)
-    assert plain.split("\t")[2:] == ["knowledge/a␛[2J", "tab here nl␛", "/v/knowledge/a.md\n"]
+    assert plain.split("\t")[2:] == ["knowledge/a␛[2J", "tab␉here␊nl␛", "/v/knowledge/a.md\n"]
+    # QA round 7: a newline in a title or file name broke the layout of plain recall output
+    two_line = hits_text([SimpleNamespace(**{**vars(hit), "title": "first\nsecond", "path": "/v/a\nb.md"})])
+    assert "   first␊second\n" in two_line and "   /v/a␊b.md\n" in two_line
 
 
 # ---------------------------------------------------------------- the CLI

@@ -118,7 +118,7 @@ def refresh_cmd(vault, force, threads, as_json):
     from dreamdb.embeddings.model import get_embedder
 
     index = open_index(vault)
-    index.sync()
+    index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
     embedder = get_embedder(threads=threads)
     report = _run_refresh(index, embedder, force=force, show_bar=not as_json)
     if as_json:
@@ -203,7 +203,7 @@ def compact_cmd(vault, as_json):
     from dreamdb.embeddings.store import compact
 
     index = open_index(vault)
-    index.sync()
+    index.sync(check=True)  # a damaged index is rebuilt from the vault first (compact would fail on it)
     r = compact(index.conn)
     for note in index.take_notes():
         click.echo(f"note: {note}", err=True)
@@ -284,7 +284,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     from dreamdb.embeddings.store import pending
 
     index = open_index(vault)
-    index.sync()
+    index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
     embedder = get_embedder(threads=threads)
     waiting = pending(index.conn, embedder.model_id)
     if waiting:

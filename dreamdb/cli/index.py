@@ -65,6 +65,10 @@ def _sync_for_read(index) -> None:
     """Sync before reading, waiting at most 1.5 s for another process's write lock (then the index
     as it is, with a note on stderr), as recall does."""
     index.sync_for_read()
+    _print_notes(index)
+
+
+def _print_notes(index) -> None:
     for note in index.take_notes():
         click.echo(f"note: {note}", err=True)
 
@@ -79,6 +83,7 @@ def status_cmd(vault, as_json):
     index = open_index(vault)
     _sync_for_read(index)
     st = index.status()
+    _print_notes(index)  # e.g. a damaged index rebuilt while reading it
     if as_json:
         click.echo(output.to_json(st))
         return
@@ -106,6 +111,7 @@ def list_cmd(vault, types, as_json):
     index = open_index(vault)
     _sync_for_read(index)
     docs = index.list_documents(types=types)
+    _print_notes(index)
     if as_json:
         click.echo(output.to_json(docs))
         return
@@ -160,10 +166,23 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):
     from dreamdb import output
     from dreamdb.sqlquery import csv_value, json_rows, run_readonly, unique_names
 
+    from dreamdb.errors import IndexDamaged, IndexUnavailable, UsageError
+
+    if as_json and fmt == "csv":
+        raise UsageError("--json and --format csv ask for two different outputs.", hint="Give one of them.")
     index = open_index(vault)
     if not no_sync:
         _sync_for_read(index)
-    columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows)
+    elif not index.index_path.is_file():
+        raise IndexUnavailable(f"No index yet at {index.index_path}.", hint="Run without --no-sync (or dreamdb sync) first.")
+    try:
+        columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows)
+    except IndexDamaged as exc:
+        if no_sync:
+            raise
+        report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
+        click.echo(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)", err=True)
+        columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows)
     if truncated:
         click.echo(f"note: showing the first {max_rows:,} row{'s' if max_rows != 1 else ''}; use --max-rows 0 for all",
                    err=True)

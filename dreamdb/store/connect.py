@@ -97,6 +97,16 @@ def load_vec(conn) -> None:
         raise DriverError(f"Loading sqlite-vec failed: {exc}", hint="pip install --force-reinstall sqlite-vec") from exc
 
 
+DAMAGE_MESSAGES = ("malformed", "not a database", "disk image", "encrypted")
+"""Parts of SQLite's messages for a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB)."""
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether an SQLite error says the database file itself is damaged."""
+    msg = str(exc).lower()
+    return any(s in msg for s in DAMAGE_MESSAGES)
+
+
 def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
     """Open the index database with dreamdb's pragmas.
 
@@ -108,7 +118,9 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
 
     Returns:
         A DB-API connection in autocommit mode (``isolation_level=None``): callers
-        open write transactions explicitly with :func:`write_transaction`.
+        open write transactions explicitly with :func:`write_transaction`. It may be used
+        from any thread (SQLite's serialized mode); :class:`dreamdb.api.Index` lets one
+        thread at a time use it.
 
     Raises:
         IndexUnavailable: the file cannot be opened.
@@ -117,9 +129,11 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
     try:
         if readonly:
             uri = Path(path).resolve().as_uri() + "?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_ms / 1000)
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_ms / 1000,
+                                   check_same_thread=False)
         else:
-            conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout_ms / 1000)
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout_ms / 1000,
+                                   check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")

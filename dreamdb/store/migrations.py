@@ -18,7 +18,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamdb.errors import IndexUnavailable
+from dreamdb.errors import IndexTooNew, IndexUnavailable
 from dreamdb.store.connect import write_transaction
 
 _NAME_RE = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
@@ -115,7 +115,7 @@ def migrate(conn) -> list[int]:
     stay pending, when the connection cannot load it.
 
     Raises:
-        IndexUnavailable: the index was made by a newer dreamdb (higher version).
+        IndexTooNew: the index was made by a newer dreamdb (higher version).
     """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -123,7 +123,11 @@ def migrate(conn) -> list[int]:
     have = current_version(conn)
     migs = available()
     if migs and have > migs[-1][0]:
-        raise IndexUnavailable(f"The index has schema version {have}, newer than this dreamdb knows ({migs[-1][0]}).")
+        raise IndexTooNew(f"The index has schema version {have}, newer than this dreamdb knows ({migs[-1][0]}): "
+                          "it was written by a newer dreamdb, and is left as it is.",
+                          hint="Upgrade dreamdb (pip install -U dreamdb) where you run this command, or delete the "
+                               "index to rebuild it with this version (it is a cache of the vault; stored "
+                               "embeddings are lost).")
     done = applied_versions(conn)
     applied = []
     for version, name, path in migs:
