@@ -1,9 +1,11 @@
 """Exceptions raised by the dreamdb library.
 
 Every error the library raises on purpose is a :class:`DreamdbError`. The CLI
-converts them in one place (``dreamdb/cli/__init__.py``): a
-:class:`UsageError` exits with code 2, every other error with code 1, and the
-user sees one ``Error: …`` line, never a traceback.
+converts them in one place (``dreamdb/cli/__init__.py``): each class's
+``exit_code`` is the process's exit code (2 bad usage, 3 vault not found, 4
+index unavailable, 5 lock timeout, 6 write refused, 7 not found, 8 model
+unavailable, 1 otherwise), and the user sees one ``Error: …`` line and a hint,
+never a traceback.
 """
 
 from __future__ import annotations

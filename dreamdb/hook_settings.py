@@ -10,8 +10,10 @@ Both functions merge with what is there: other keys, other events and other
 hooks are kept as they are (their values and key order). Before an existing
 file changes, its previous bytes are saved to ``settings.json.bak``; the new
 file is written atomically (temp file + fsync + rename) with 2-space
-indentation. An existing file that is not valid JSON, or whose ``hooks``
-part has an unexpected shape, is never rewritten.
+indentation. A ``settings.json`` that is a symlink (to a dotfiles repository,
+say) stays one: the file it points to is replaced. An existing file that is
+not valid JSON, or whose ``hooks`` part has an unexpected shape, is never
+rewritten.
 """
 
 from __future__ import annotations
@@ -94,13 +96,19 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
 
 
 def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
-    from dreamdb.writes import atomic_write_bytes
+    """Keep the old bytes in ``settings.json.bak``, write ``data``; a symlinked file is written through the link."""
+    from dreamdb.writes import refuse_os_errors, atomic_write_bytes
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if old_raw is not None:
-        atomic_write_bytes(path.with_name(path.name + ".bak"), old_raw)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    atomic_write_bytes(path, text.encode("utf-8"))
+    with refuse_os_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:  # a settings.json linked to a dotfile stays a link: its target gets the new content
+            target = path.resolve() if path.is_symlink() else path
+        except RuntimeError as exc:  # a symlink loop (Python < 3.13)
+            raise WriteRefused(f"{path} is a symlink loop; nothing was changed.") from exc
+        if old_raw is not None:
+            atomic_write_bytes(path.with_name(path.name + ".bak"), old_raw)
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        atomic_write_bytes(target, text.encode("utf-8"))
 
 
 def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
@@ -124,7 +132,7 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
         WriteRefused: the existing settings file is not valid JSON, not an
             object, or its ``hooks``/``hooks.UserPromptSubmit`` has the wrong
             type (the file is left untouched).
-        OSError: the file cannot be written.
+        WriteRefused: the file cannot be written (disk full, no permission…).
     """
     project_dir = Path(project_dir)
     if not project_dir.is_dir():
@@ -179,7 +187,7 @@ def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:
     Raises:
         WriteRefused: the settings file is not valid JSON or has an unexpected
             shape (left untouched).
-        OSError: the file cannot be written.
+        WriteRefused: the file cannot be written (disk full, no permission…).
     """
     path = settings_path(Path(project_dir))
     data, old_raw = _load(path)

@@ -49,6 +49,18 @@ class MultiIndex:
         """Notes of every vault, prefixed with the vault path."""
         return [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()]
 
+    def remember(self, *args, **kwargs):
+        """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""
+        _single_vault_only("remember")
+
+    def update(self, *args, **kwargs):
+        """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""
+        _single_vault_only("update")
+
+    def delete(self, *args, **kwargs):
+        """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""
+        _single_vault_only("delete")
+
     def close(self) -> None:
         """Close every index."""
         for index in self.indexes:
@@ -60,3 +72,11 @@ def _date_key(date: str | None) -> float:
 
     d = iso_to_days(date)
     return d if d is not None else float("-inf")
+
+
+def _single_vault_only(operation: str) -> None:
+    from dreamdb.errors import UsageError
+
+    raise UsageError(f"Writes need a single vault: {operation} is not available on an index of several vaults.",
+                     hint=f"Open the vault to write to alone: dreamdb.open(path).{operation}(…), "
+                          "or use one of this object's .indexes.")

@@ -24,7 +24,13 @@ markdown document). The rules every one of them follows:
   mode 0700, its own ``.gitignore``).
 * **Nothing is lost.** :func:`delete` moves the file to
   ``.dreamdb/trash/<type>/``; :func:`update` first keeps the previous version
-  of the file there (same naming), then replaces it.
+  of the file there (same naming; a name too long for the file system is
+  shortened and given a short hash), then replaces it.
+* **File protection is respected.** A write-protected file (no write bit, or
+  no write access) is not replaced; a replaced file keeps its mode bits and,
+  when the process may set them, its owner and group. A failed write (disk
+  full, quota, read-only file system, permission) raises
+  :class:`~dreamdb.errors.WriteRefused` and changes nothing.
 * **Names cannot escape the vault.** A document is named by ``type/slug``, a
   bare slug, the id recall prints (``knowledge/foo-2``) or its vault-relative
   path (``knowledge/decisions/foo.md``). ``..``, ``.``-prefixed segments,
@@ -57,6 +63,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
+import hashlib
 import json
 import os
 import re
@@ -118,12 +126,74 @@ _ENTRY_ORDER = ("date", "type", "scope", "description", "breaking", "summary",
 # --------------------------------------------------------------------------
 
 
+#: Longest file name (UTF-8 bytes) most file systems accept (ext4, APFS, NTFS in UTF-16 units).
+NAME_MAX = 255
+
+_OS_REASONS = {errno.ENOSPC: "the disk is full", getattr(errno, "EDQUOT", -1): "the disk quota is exceeded",
+               errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+               errno.EPERM: "permission denied", errno.EISDIR: "it is a folder, not a file"}
+
+
+@contextlib.contextmanager
+def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
+    """Turn an :class:`OSError` raised in the block into :class:`~dreamdb.errors.WriteRefused`.
+
+    The message names the file (the error's own file name, else ``path``) and
+    the cause in words (disk full, quota exceeded, read-only file system,
+    permission denied); the block's writes are atomic, so nothing was changed.
+
+    Args:
+        path: the file the block reads or writes.
+        action: the verb for the message (``write``, ``read``, ``move``).
+    """
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or path
+        reason = _OS_REASONS.get(exc.errno or 0)
+        detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
+        raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.",
+                           hint="Free some disk space or fix the permissions, then retry.") from exc
+
+
+def _fit_name(name: str, limit: int = NAME_MAX) -> str:
+    """Return ``name``, or when its UTF-8 form exceeds ``limit`` bytes, a shortened unique form.
+
+    The short form keeps the start of the name and its extension and puts
+    ``~`` and 8 hex digits of the full name's SHA-1 between them
+    (``20261130T…Z-very-long-na~1a2b3c4d.md``), so different names stay different.
+    """
+    raw = name.encode("utf-8")
+    if len(raw) <= limit:
+        return name
+    ext = os.path.splitext(name)[1]
+    ext = ext if len(ext.encode("utf-8")) <= 16 else ""
+    tag = "~" + hashlib.sha1(raw).hexdigest()[:8]
+    room = limit - len(tag) - len(ext.encode("utf-8"))
+    return name[:len(name) - len(ext)].encode("utf-8")[:room].decode("utf-8", "ignore") + tag + ext
+
+
+def _check_file_writable(path: Path) -> None:
+    """Raise WriteRefused when the existing file ``path`` is write-protected (no write bit, or no W_OK access).
+
+    A missing file passes (it will be created).
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
+        raise WriteRefused(f"{path} is write-protected (mode {st.st_mode & 0o7777:o}); it was not changed.",
+                           hint="Give it write permission (chmod u+w) if dreamdb should edit it.")
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace ``path``'s content with ``data`` atomically.
 
     Writes a temporary file in the same folder, fsyncs it, gives it the
     existing file's permission bits (0644 minus umask for a new file) and
-    ``os.replace``-s it over ``path``; then fsyncs the folder (best effort).
+    owner and group (when the process may; failures to chown are ignored),
+    and ``os.replace``-s it over ``path``; then fsyncs the folder (best effort).
 
     Args:
         path: the file to create or replace. If it is a symlink, the link is
@@ -131,29 +201,40 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         data: the complete new content.
 
     Raises:
-        OSError: the folder is not writable or the disk is full (the target is
-            then unchanged and the temporary file removed).
+        WriteRefused: the file is write-protected (see :func:`_check_file_writable`),
+            or writing failed: disk full, quota exceeded, read-only file
+            system, no permission on the folder (the target is then
+            unchanged and the temporary file removed).
     """
     path = Path(path)
     folder = path.parent
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    _check_file_writable(path)
+    with refuse_os_errors(path):
+        try:
+            st: os.stat_result | None = os.stat(path)
+            mode = st.st_mode & 0o7777
+        except FileNotFoundError:
+            st = None
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        # mkstemp adds 8 random characters and the suffix: the prefix leaves room for them.
+        prefix = _fit_name(f".{path.name}.", NAME_MAX - 8 - len(".tmp"))
+        fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if st is not None and hasattr(os, "chown"):  # keep owner and group when allowed
+                with contextlib.suppress(OSError):
+                    os.chown(tmp_name, st.st_uid, st.st_gid)
+            os.chmod(tmp_name, mode)
+            os.replace(tmp_name, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+            raise
     _fsync_dir(folder)
 
 
@@ -207,6 +288,7 @@ def _index_dir(vault: Path) -> Path:
 def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
     """A new, unused ``<vault>/.dreamdb/trash/<type>/<UTC timestamp>-<name>`` (folders created 0700).
 
+    A name too long for the file system is shortened by :func:`_fit_name`.
     Call with the vault lock held (the name is unused only until another writer picks it).
     """
     trash = _index_dir(vault) / "trash" / doc_type
@@ -217,10 +299,10 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
         raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
     _confined(vault, trash)  # a symlinked .dreamdb or trash must not carry copies out of the vault
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    kept = trash / f"{stamp}-{name}"
+    kept = trash / _fit_name(f"{stamp}-{name}")
     n = 2
     while kept.exists() or kept.is_symlink():
-        kept = trash / f"{stamp}-{n}-{name}"
+        kept = trash / _fit_name(f"{stamp}-{n}-{name}")
         n += 1
     return kept
 
@@ -411,10 +493,14 @@ class _ChangelogFile:
 
 
 def _read_changelog(path: Path) -> _ChangelogFile:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raw = b"[]\n"
+    if path.is_dir():
+        raise WriteRefused(f"{path} is a folder, not a file; nothing was changed.",
+                           hint="core/CHANGELOG.json must be a JSON file: move the folder away, then retry.")
+    with refuse_os_errors(path, "read"):
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raw = b"[]\n"
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -556,9 +642,10 @@ def remember(
     # Check first (nothing created yet): a refused write leaves no trace, not even .dreamdb/.
     _check_writable(vault)
     precheck = _read_changelog(_confined(vault, path))
+    _check_file_writable(path)
     if supersedes is not None:
         _resolve_supersedes(supersedes, precheck.entries)
-    with vault_lock(vault):
+    with vault_lock(vault), refuse_os_errors(path):
         path = _confined(vault, path)
         changelog = _read_changelog(path)
         if supersedes is not None:
@@ -764,16 +851,39 @@ def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path
     return found
 
 
+def _refuse_bare_name(vault: Path, bare: str) -> None:
+    """For a bare name that is no file: the error its full form gets (a type alone, a memory section…).
+
+    A type name alone (``knowledge``) is refused as not a document; a name the
+    index knows as exactly one non-file document (``known-issues`` for
+    ``memory/known-issues``) gets the same answer as that id.
+    """
+    if bare in MARKDOWN_TYPES or bare in _NON_FILE_TYPES:
+        raise UsageError(f"{bare!r} is a document type, not a document.",
+                         hint=f"Name a document as {bare}/<slug> (run dreamdb recall to find the slug)." if bare in
+                         MARKDOWN_TYPES else f"{bare} documents cannot be edited or deleted by slug.")
+    marks = ", ".join("?" for _ in _NON_FILE_TYPES)
+    rows = _index_rows(vault, f"SELECT DISTINCT doc_id FROM documents WHERE slug = ? AND type IN ({marks})",
+                       [bare, *_NON_FILE_TYPES])
+    if rows and len(rows) == 1:
+        _parse_slug(rows[0][0])  # raises the full id's UsageError
+
+
 def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     """Find the markdown file of a document (see :func:`_find_document` for the forms of name).
+
+    The name is NFC-normalised first (``ç`` typed as ``c`` + combining cedilla
+    finds ``ç``), and file names are compared in NFC too.
 
     Raises:
         UsageError: as :func:`_find_document`, and for a name the file system refuses (too long).
         WriteRefused: the name leads into a symlink loop.
         NotFound, VaultNotFound: as :func:`_find_document`.
     """
+    import unicodedata
+
     try:
-        return _find_document(vault, slug)
+        return _find_document(vault, unicodedata.normalize("NFC", slug) if isinstance(slug, str) else slug)
     except RuntimeError as exc:  # Path.resolve() on a symlink loop
         raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
     except OSError as exc:
@@ -812,6 +922,8 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         NotFound: no such document (close matches in the hint).
         VaultNotFound: ``vault`` is not a folder.
     """
+    import unicodedata
+
     vault = _check_vault(vault)
     doc_type, bare, rel = _parse_slug(slug)
     if rel is not None:
@@ -828,7 +940,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     known: list[str] = []
     for t in types:
         for path in _iter_markdown(vault, t):
-            name = path.name[:-3]
+            name = unicodedata.normalize("NFC", path.name[:-3])
             known.append(f"{t}/{name}")
             if name == bare:
                 matches.append((t, path))
@@ -844,6 +956,8 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         found = _from_index(vault, doc_type, bare)
         if found is not None:
             return found
+        if doc_type is None:
+            _refuse_bare_name(vault, bare)
         pool = known + [k.split("/", 1)[1] for k in known]
         target = f"{doc_type}/{bare}" if doc_type else bare
         close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
@@ -891,7 +1005,7 @@ class _Markdown:
         if lines and lines[-1] == "":
             lines.pop()
         self.has_fm = False
-        self.fm_closed = False
+        self.unclosed = bool(lines) and lines[0].rstrip("\r\n") == "---"  # until its closing line is found
         self.open_line = ""
         self.fm_lines: list[str] = []
         self.close_line = ""
@@ -899,7 +1013,7 @@ class _Markdown:
         if lines and lines[0].rstrip("\r\n") == "---":
             for i in range(1, len(lines)):
                 if lines[i].rstrip("\r\n").rstrip() in ("---", "..."):
-                    self.has_fm = self.fm_closed = True
+                    self.has_fm, self.unclosed = True, False
                     self.open_line = lines[0]
                     self.fm_lines = lines[1:i]
                     self.close_line = lines[i]
@@ -912,9 +1026,18 @@ class _Markdown:
         close = self.close_line if self.close_line.endswith("\n") else self.close_line + self.newline
         return self.bom + self.open_line + "".join(self.fm_lines) + close + self.body
 
+    def check_closed(self) -> None:
+        """Raise WriteRefused when the file opens a frontmatter block (``---``) that no ``---`` line closes."""
+        if self.unclosed:
+            raise WriteRefused("The document's frontmatter is not closed: its first line is --- but no later "
+                               "line is --- (or ...), so dreamdb cannot tell frontmatter from body.",
+                               hint="Add a line --- after the last frontmatter key (or remove the first line "
+                                    "if the file has no frontmatter), then retry.")
+
     def frontmatter(self) -> dict:
         import yaml
 
+        self.check_closed()
         if not self.has_fm:
             return {}
         try:
@@ -1122,14 +1245,18 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     """Compute an update without writing: ``(real path, current bytes, new bytes)``.
 
     Raises:
-        WriteRefused: outside the vault, not UTF-8, malformed frontmatter that must change.
+        WriteRefused: outside the vault, write-protected, not UTF-8, unclosed frontmatter (any edit,
+            even an append: where the body starts is unknown), malformed frontmatter that must change.
     """
     real = _confined(vault, path)
-    old = real.read_bytes()
+    _check_file_writable(real)
+    with refuse_os_errors(real, "read"):
+        old = real.read_bytes()
     try:
         doc = _Markdown(old.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise WriteRefused(f"{real.name} is not UTF-8 text; it was not changed.") from exc
+    doc.check_closed()
     changes = dict(changes)
     if pin is not None:
         current = doc.frontmatter() if doc.has_fm else {}
@@ -1219,8 +1346,11 @@ def update(
             control character.
         NotFound: no such document.
         WriteRefused: the frontmatter must change but is malformed YAML or
-            not a mapping; the file is not UTF-8; the document resolves
-            outside the vault; the vault is not writable.
+            not a mapping; the frontmatter is not closed (refused for every
+            edit, ``append`` included); the file is not UTF-8 or is
+            write-protected; the document resolves outside the vault; the
+            vault is not writable; writing failed (disk full, quota, read-only
+            file system: the file is then unchanged).
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
@@ -1252,7 +1382,12 @@ def update(
         if new != old:
             kept = _trash_path(vault, doc_type, real.name)
             atomic_write_bytes(kept, old)
-            atomic_write_bytes(real, new)
+            try:
+                atomic_write_bytes(real, new)
+            except BaseException:  # the document is unchanged: its copy is not needed
+                with contextlib.suppress(OSError):
+                    kept.unlink()
+                raise
             if on_kept is not None:
                 on_kept(kept)
     return real
@@ -1268,6 +1403,7 @@ def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
     if force:
         return
     try:
+        _check_file_writable(path)
         meta = _load_markdown(path).frontmatter()
     except WriteRefused as exc:
         raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
@@ -1286,8 +1422,9 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
     trash is inside the gitignored index folder.
 
     Rule without ``force``: a document that is pinned (``pinned: true``) is
-    refused, and so is one whose frontmatter cannot be parsed (dreamdb cannot
-    tell whether it is pinned). ``force=True`` deletes either.
+    refused, and so is one whose frontmatter cannot be parsed or is not
+    closed (dreamdb cannot tell whether it is pinned) and a write-protected
+    file (no write permission). ``force=True`` deletes any of them.
 
     Args:
         vault: the ``_dream_context`` folder.
@@ -1301,9 +1438,9 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
     Raises:
         UsageError: a malformed or ambiguous slug, or a changelog/memory id.
         NotFound: no such document.
-        WriteRefused: the document is pinned or its frontmatter is malformed
-            (without ``force``); it resolves outside the vault; the vault is
-            not writable.
+        WriteRefused: the document is pinned, write-protected or its
+            frontmatter is malformed (without ``force``); it resolves outside
+            the vault; the vault is not writable; the move failed.
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
@@ -1320,7 +1457,8 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         _confined(vault, path)
         _check_deletable(doc_type, path, force)
         kept = _trash_path(vault, doc_type, path.name)
-        os.replace(path, kept)
+        with refuse_os_errors(path, "move"):
+            os.replace(path, kept)
         _fsync_dir(path.parent)
         _fsync_dir(kept.parent)
     return kept

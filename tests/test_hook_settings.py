@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -125,3 +127,35 @@ def test_is_dreamdb_hook():
     assert not is_dreamdb_hook("dreamcontext hook prompt")
     assert not is_dreamdb_hook("dreamdb hook user-prompt-submit && rm -rf /")
     assert not is_dreamdb_hook(None)
+
+
+def test_symlinked_settings_are_written_through_the_link(tmp_path: Path):
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps(EXISTING, indent=4) + "\n", encoding="utf-8")
+    link = tmp_path / "proj" / ".claude" / "settings.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(Path("..", "..", "dotfiles", "claude-settings.json"))  # relative, as dotfile managers make them
+    install_hook(tmp_path / "proj")
+    assert link.is_symlink() and link.resolve() == dotfiles.resolve()
+    assert json.loads(dotfiles.read_text())["hooks"]["UserPromptSubmit"][-1] == OURS
+    assert json.loads((link.parent / "settings.json.bak").read_text()) == EXISTING
+    assert uninstall_hook(tmp_path / "proj")
+    assert link.is_symlink() and json.loads(dotfiles.read_text()) == EXISTING
+    assert [p.name for p in dotfiles.parent.iterdir()] == ["claude-settings.json"]  # no stray temp file
+
+
+def test_write_failure_is_refused_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A full disk is simulated by monkeypatching os.fsync to raise OSError(ENOSPC)."""
+    path = _write(tmp_path, EXISTING)
+    before = path.read_bytes()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(WriteRefused, match="disk is full"):
+        install_hook(tmp_path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
 
 import dreamdb
+from dreamdb.errors import UsageError
 from tests.conftest import ROOT, write_doc
 
 
@@ -186,3 +190,65 @@ def test_cli_refused_write_creates_nothing_then_first_write_matches_recall(twins
     assert cli("update", "--vault", str(twins), "knowledge/foo.md", "--description", "y").returncode == 0
     assert (twins / ".dreamdb").stat().st_mode & 0o777 == 0o700
     assert (twins / ".dreamdb" / ".gitignore").read_text() == GITIGNORE_TEXT
+
+
+@pytest.mark.parametrize("write", [lambda i: i.remember("x"), lambda i: i.update("global-style", append="x"),
+                                   lambda i: i.delete("global-style")])
+def test_writes_on_several_vaults_are_a_usage_error(two_vaults, write):
+    a, b = two_vaults
+    before = (a / "knowledge" / "global-style.md").read_bytes()
+    index = dreamdb.open([a, b])
+    with pytest.raises(UsageError, match="single vault"):
+        write(index)
+    index.close()
+    assert (a / "knowledge" / "global-style.md").read_bytes() == before
+    assert not (a / "core").exists() and not (b / "core").exists()
+
+
+def _cli_with_failing_fsync(code, *args):
+    """Run the CLI with os.fsync patched to raise OSError(code): a full disk (or quota, read-only
+    file system) cannot be produced on demand in a test."""
+    script = ("import os, runpy, sys\n"
+              f"def fail(fd): raise OSError({code}, os.strerror({code}))\n"
+              "os.fsync = fail\n"
+              f"sys.argv = ['dreamdb', *{list(args)!r}]\n"
+              "runpy.run_module('dreamdb', run_name='__main__')\n")
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES])
+def test_cli_write_failures_exit_6_and_change_nothing(twins, code):
+    assert cli("remember", "--vault", str(twins), "first").returncode == 0
+    files = {p: p.read_bytes() for p in twins.rglob("*") if p.is_file() and ".dreamdb" not in p.parts}
+    for args in (["remember", "x"], ["update", "knowledge/foo.md", "--append", "x"]):
+        p = _cli_with_failing_fsync(code, *args, "--vault", str(twins))
+        assert p.returncode == 6, p.stderr
+        assert os.strerror(code) in p.stderr and str(twins) in p.stderr and "internal error" not in p.stderr
+    assert {p: p.read_bytes() for p in twins.rglob("*") if p.is_file() and ".dreamdb" not in p.parts} == files
+    assert [p for p in twins.rglob("*.tmp")] == []
+
+
+def test_cli_qa_cases_exit_with_clear_codes(twins):
+    v = str(twins)
+    long_name = "l" * 250
+    write_doc(twins, f"knowledge/{long_name}.md", "---\ntitle: Long\n---\nbody\n")
+    assert cli("sync", "--vault", v).returncode == 0
+    p = cli("update", "--vault", v, long_name, "--append", "x")
+    assert p.returncode == 0, p.stderr
+    assert cli("delete", "--vault", v, long_name).returncode == 0
+    unclosed = write_doc(twins, "knowledge/unclosed.md", "---\ntitle: Unclosed\ntags: [x]\nbody\n")
+    p = cli("update", "--vault", v, "unclosed", "--tags", "a")
+    assert p.returncode == 6 and "not closed" in p.stderr
+    assert unclosed.read_text() == "---\ntitle: Unclosed\ntags: [x]\nbody\n"
+    (twins / "core" / "CHANGELOG.json").mkdir(parents=True)
+    p = cli("remember", "--vault", v, "x")
+    assert p.returncode == 6 and "CHANGELOG.json is a folder" in p.stderr
+    foo = twins / "knowledge" / "foo.md"
+    foo.chmod(0o444)
+    p = cli("update", "--vault", v, "knowledge/foo.md", "--append", "x")
+    assert p.returncode == 6 and "write-protected" in p.stderr and foo.read_text() == TOP
+    nfd = unicodedata.normalize("NFD", "çözüm-ışık")
+    write_doc(twins, "knowledge/çözüm-ışık.md", "---\ntitle: Ç\n---\nbody\n")
+    assert cli("update", "--vault", v, nfd, "--append", "x").returncode == 0
+    p = cli("update", "--vault", v, "knowledge", "--append", "x")
+    assert p.returncode == 2 and "knowledge/<slug>" in p.stderr

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import threading
+import unicodedata
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -842,3 +845,142 @@ def test_names_the_file_system_refuses_are_clear_errors(tiny_vault):
     with pytest.raises((WriteRefused, NotFound)):
         delete(tiny_vault, "knowledge/loop")
     assert (tiny_vault / "knowledge" / "loop.md").is_symlink()
+
+
+# ---------------------------------------------------------------- QA round: names, disk, protection, unicode
+
+
+@pytest.mark.parametrize("stem", ["l" * 250, "ş" * 125])  # 253 bytes with .md: no room for a timestamp
+def test_long_file_names_are_shortened_in_the_trash(tiny_vault: Path, stem: str):
+    path = write_doc(tiny_vault, f"knowledge/{stem}.md", "---\ntitle: Long\n---\nbody\n")
+    kept = []
+    update(tiny_vault, stem, append="more", on_kept=kept.append)
+    assert path.read_text(encoding="utf-8") == "---\ntitle: Long\n---\nbody\n\nmore\n"
+    moved = delete(tiny_vault, stem)
+    assert not path.exists()
+    for trashed in (kept[0], moved):
+        assert len(trashed.name.encode("utf-8")) <= 255
+        assert re.match(r"^\d{8}T\d{12}Z-" + stem[:20], trashed.name) and trashed.name.endswith(".md")
+    assert kept[0].name != moved.name  # the hash keeps them apart
+    assert kept[0].read_text(encoding="utf-8") == "---\ntitle: Long\n---\nbody\n"
+    assert moved.read_text(encoding="utf-8").endswith("\nmore\n")
+    assert [p for p in tiny_vault.rglob("*.tmp")] == []
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES])
+def test_write_failures_are_refused_and_change_nothing(tiny_vault: Path, monkeypatch: pytest.MonkeyPatch, code: int):
+    """The disk filling up (or a quota, a read-only remount, a permission change) is simulated by
+    monkeypatching os.fsync to raise OSError(code): the file system cannot be made to fail on demand."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    remember(tiny_vault, "first", now=NOW)  # creates CHANGELOG.json and .dreamdb/
+    before = _snapshot(tiny_vault)
+
+    def fail(fd):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "fsync", fail)
+    for call in (lambda: remember(tiny_vault, "second", now=NOW), lambda: update(tiny_vault, "note", append="x")):
+        with pytest.raises(WriteRefused) as info:
+            call()
+        assert os.strerror(code) in info.value.message and str(tiny_vault) in info.value.message
+    if code == errno.ENOSPC:
+        assert "disk is full" in info.value.message and "note.md" in info.value.message
+    monkeypatch.undo()
+    assert _snapshot(tiny_vault) == before
+    assert note.read_text(encoding="utf-8") == "---\ntitle: Note\n---\nbody\n"
+    assert [p.name for p in tiny_vault.rglob("*") if p.name.endswith(".tmp")] == []
+    assert [p for p in (tiny_vault / ".dreamdb" / "trash").rglob("*") if p.is_file()] == []  # no orphan copy
+
+
+@pytest.mark.parametrize("text", ["---\ntitle: Unclosed\ntags: [x]\nbody\n", "---\r\ntitle: U\r\n"])
+def test_unclosed_frontmatter_is_refused_for_every_edit(tiny_vault: Path, text: str):
+    path = tiny_vault / "knowledge" / "unclosed.md"
+    path.parent.mkdir()
+    path.write_bytes(text.encode())
+    for kwargs in ({"tags": "a"}, {"description": "d"}, {"append": "x"}, {"content": "new"}, {"pin": True}):
+        with pytest.raises(WriteRefused, match="frontmatter is not closed") as info:
+            update(tiny_vault, "unclosed", **kwargs)
+        assert "---" in info.value.hint
+    with pytest.raises(WriteRefused, match="not closed"):
+        delete(tiny_vault, "unclosed")  # pinned or not cannot be told
+    assert path.read_bytes() == text.encode()
+    assert not (tiny_vault / ".dreamdb").exists()
+    delete(tiny_vault, "unclosed", force=True)
+    assert not path.exists()
+
+
+def test_changelog_that_is_a_folder_is_refused(tiny_vault: Path):
+    (tiny_vault / "core" / "CHANGELOG.json").mkdir(parents=True)
+    with pytest.raises(WriteRefused, match="is a folder") as info:
+        remember(tiny_vault, "x", now=NOW)
+    assert str(tiny_vault / "core" / "CHANGELOG.json") in info.value.message
+    assert list((tiny_vault / "core" / "CHANGELOG.json").iterdir()) == []
+    assert not (tiny_vault / ".dreamdb").exists()
+
+
+@pytest.mark.parametrize("mode", [0o444, 0o400])
+def test_write_protected_files_are_refused(tiny_vault: Path, mode: int):
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    changelog = write_doc(tiny_vault, "core/CHANGELOG.json", "[]\n")
+    for path in (note, changelog):
+        path.chmod(mode)
+    with pytest.raises(WriteRefused, match="write-protected"):
+        update(tiny_vault, "note", append="x")
+    with pytest.raises(WriteRefused, match="write-protected"):
+        remember(tiny_vault, "x", now=NOW)
+    with pytest.raises(WriteRefused, match="write-protected"):
+        delete(tiny_vault, "note")
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\n" and changelog.read_text() == "[]\n"
+    assert note.stat().st_mode & 0o7777 == mode
+    assert not (tiny_vault / ".dreamdb").exists()
+    assert delete(tiny_vault, "note", force=True).read_text() == "---\ntitle: Note\n---\nbody\n"
+
+
+def test_replaced_file_keeps_its_mode_and_owner(tiny_vault: Path):
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    note.chmod(0o640)
+    uid, gid = os.getuid(), os.getgid()
+    if uid == 0:  # root may give the file away: the replacement must take the same owner back
+        os.chown(note, 12345, 23456)
+    before = note.stat()
+    update(tiny_vault, "note", append="x")
+    after = note.stat()
+    assert after.st_ino != before.st_ino  # really replaced (atomic rename)
+    assert after.st_mode & 0o7777 == 0o640
+    assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
+    if uid == 0:
+        assert (after.st_uid, after.st_gid) == (12345, 23456)
+
+
+def test_slugs_are_nfc_normalised(tiny_vault: Path):
+    nfc = unicodedata.normalize("NFC", "çözüm-ışık")
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert nfc != nfd
+    path = write_doc(tiny_vault, f"knowledge/{nfc}.md", "---\ntitle: Çözüm\n---\nbody\n")
+    assert find_document(tiny_vault, nfd) == ("knowledge", path)
+    assert find_document(tiny_vault, f"knowledge/{nfd}") == ("knowledge", path)
+    assert find_document(tiny_vault, f"knowledge/{nfd}.md") == ("knowledge", path)
+    update(tiny_vault, nfd, append="x")
+    assert path.read_text(encoding="utf-8").endswith("body\n\nx\n")
+    # a file whose name is stored in NFD (as older macOS file systems do) is found by the NFC name
+    other = write_doc(tiny_vault, "knowledge/" + unicodedata.normalize("NFD", "ağaç") + ".md", "a\n")
+    assert find_document(tiny_vault, "ağaç") == ("knowledge", other)
+
+
+def test_bare_names_answer_like_their_full_id(tiny_vault: Path):
+    import dreamdb
+
+    write_doc(tiny_vault, "core/2.memory.md", "# Memory\n\n## Known Issues\n\n- slow tests\n")
+    write_doc(tiny_vault, "knowledge/uyku-borcu.md", "---\ntitle: Uyku\n---\nbody\n")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+    with pytest.raises(UsageError, match="memory documents cannot be edited") as full:
+        update(tiny_vault, "memory/known-issues", append="x")
+    with pytest.raises(UsageError) as bare:
+        update(tiny_vault, "known-issues", append="x")
+    assert (bare.value.message, bare.value.hint) == (full.value.message, full.value.hint)
+    with pytest.raises(UsageError, match="'knowledge' is a document type, not a document") as info:
+        update(tiny_vault, "knowledge", append="x")
+    assert "knowledge/<slug>" in info.value.hint and "uyku-borcu" not in info.value.hint
+    with pytest.raises(UsageError, match="document type"):
+        delete(tiny_vault, "feature")
