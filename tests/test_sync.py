@@ -426,3 +426,23 @@ def test_bulk_load_without_temp_space_falls_back_to_row_by_row(tiny_vault, monke
     r = index.sync()
     assert r.added == 12 and _postings_by_source(index) == _postings_by_source(clean)
     assert _has_doc_index(index) and _integrity(index) == "ok"
+
+
+def test_same_size_edit_with_the_old_mtime_put_back_is_seen(tmp_path):
+    """QA round 7: cp -p / rsync -t / os.utime can restore a file's mtime after an edit of the same
+    size; the stat pre-filter then took it for unchanged. The ctime (which no program can set) moves."""
+    import dreamdb
+
+    vault = tmp_path / "_dream_context"
+    note = vault / "knowledge" / "a.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("---\ntitle: A\n---\nthe zebra grazes here\n")
+    index = dreamdb.open(vault)
+    assert [h.doc_id for h in index.recall("zebra")] == ["knowledge/a"]
+    st = os.stat(note)
+    time.sleep(0.02)
+    note.write_text("---\ntitle: A\n---\nthe okapi grazes here\n")  # same size: zebra → okapi
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(note).st_size == st.st_size and os.stat(note).st_mtime_ns == st.st_mtime_ns
+    assert [h.doc_id for h in index.recall("okapi")] == ["knowledge/a"]
+    assert index.recall("zebra") == []

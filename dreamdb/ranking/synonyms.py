@@ -85,13 +85,13 @@ _cache: dict[str, tuple[tuple[int, int], SynonymTable]] = {}
 
 
 def load_synonyms(vault: Path | None) -> SynonymTable:
-    """Built-in groups plus ``<vault>/synonyms.txt`` (re-read when the file's mtime or size changes)."""
+    """Built-in groups plus ``<vault>/synonyms.txt`` (re-read when the file's mtime, size or ctime changes)."""
     ck = os.path.join(vault, VAULT_SYNONYMS_FILE) if vault else ""
     try:
         st = os.stat(ck) if ck else None
-        key = (st.st_mtime_ns, st.st_size) if st else (0, 0)
+        key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns) if st else (0, 0, 0)
     except OSError:
-        key = (0, 0)
+        key = (0, 0, 0)
     hit = _cache.get(ck)
     if hit and hit[0] == key:
         return hit[1]

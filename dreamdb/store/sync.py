@@ -1,7 +1,7 @@
 """Content-hash incremental sync: mirror the vault into the index.
 
 1. Stat pre-filter: list the vault's source files (:func:`walk_sources`) and
-   compare (mtime_ns, size) with the ``files`` table. Nothing differs → done,
+   compare (mtime_ns, size, ctime_ns) with the ``files`` table. Nothing differs → done,
    without taking the write lock (the no-change path costs a few ms).
 2. Otherwise, inside one ``BEGIN IMMEDIATE`` transaction: re-check (another
    process may have synced meanwhile), read each candidate, hash it (sha256);
@@ -84,8 +84,9 @@ def iso_to_days(value: str | None) -> float | None:
     return None
 
 
-def _stored_state(conn) -> dict[str, tuple[int, int, str]]:
-    return {row[0]: (row[1], row[2], row[3]) for row in conn.execute("SELECT path, mtime_ns, size, sha256 FROM files")}
+def _stored_state(conn) -> dict[str, tuple[int, int, str, int | None]]:
+    """``{path: (mtime_ns, size, sha256, ctime_ns)}`` of the files as last synced."""
+    return {row[0]: row[1:] for row in conn.execute("SELECT path, mtime_ns, size, sha256, ctime_ns FROM files")}
 
 
 def _plan(sources: list[SourceFile], stored: dict) -> tuple[list[SourceFile], list[str], int]:
@@ -93,7 +94,7 @@ def _plan(sources: list[SourceFile], stored: dict) -> tuple[list[SourceFile], li
     unchanged = 0
     for s in sources:
         old = stored.get(s.rel_path)
-        if old is not None and old[0] == s.mtime_ns and old[1] == s.size:
+        if old is not None and old[0] == s.mtime_ns and old[1] == s.size and old[3] == s.ctime_ns:
             unchanged += 1
         else:
             candidates.append(s)
@@ -122,9 +123,9 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
             if stat(join(base, path)).st_mtime_ns != mtime_ns:
                 return None
         n = 0
-        for path, mtime_ns, size in conn.execute("SELECT path, mtime_ns, size FROM files"):
+        for path, mtime_ns, size, ctime_ns in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM files"):
             st = stat(join(base, path))
-            if st.st_mtime_ns != mtime_ns or st.st_size != size:
+            if st.st_mtime_ns != mtime_ns or st.st_size != size or st.st_ctime_ns != ctime_ns:
                 return None
             n += 1
     except OSError:
@@ -295,7 +296,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         sha = sha256(raw).hexdigest()
         old = stored.get(src.rel_path)
         if old is not None and old[2] == sha:
-            conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (src.mtime_ns, src.size, src.rel_path))
+            conn.execute("UPDATE files SET mtime_ns = ?, size = ?, ctime_ns = ? WHERE path = ?",
+                         (src.mtime_ns, src.size, src.ctime_ns, src.rel_path))
             report.unchanged += 1
             continue
         docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw)
@@ -422,10 +424,10 @@ def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, warn=No
     """Replace the documents of one source file (``postings``: a :class:`BulkPostings` or ``None``)."""
     conn.execute("DELETE FROM documents WHERE source_path = ?", (src.rel_path,))
     conn.execute(
-        "INSERT INTO files (path, mtime_ns, size, sha256, synced_at) VALUES (?, ?, ?, ?, ?) "
+        "INSERT INTO files (path, mtime_ns, size, sha256, synced_at, ctime_ns) VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, size = excluded.size, "
-        "sha256 = excluded.sha256, synced_at = excluded.synced_at",
-        (src.rel_path, src.mtime_ns, src.size, sha, now),
+        "sha256 = excluded.sha256, synced_at = excluded.synced_at, ctime_ns = excluded.ctime_ns",
+        (src.rel_path, src.mtime_ns, src.size, sha, now, src.ctime_ns),
     )
     for doc in docs:
         insert_document(conn, doc, warn=warn, postings=postings)

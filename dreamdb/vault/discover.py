@@ -45,6 +45,8 @@ class SourceFile:
         kind: ``markdown``, ``memory`` or ``changelog``.
         type: document type for ``markdown`` (``None`` otherwise: set per document).
         mtime_ns: modification time (ns).
+        ctime_ns: status-change time (ns): moves on every change of content or metadata and,
+            unlike the modification time, cannot be set back by a program.
         size: size (bytes).
     """
 
@@ -53,6 +55,7 @@ class SourceFile:
     type: str | None
     mtime_ns: int
     size: int
+    ctime_ns: int
 
 
 def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None) -> Path:
@@ -149,7 +152,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             note(f"{rel}: skipped (symlink points outside the vault)")
             return
         if _stat.S_ISREG(st.st_mode):
-            out.append(SourceFile(rel, cls[0], cls[1] if cls[0] == "markdown" else None, st.st_mtime_ns, st.st_size))
+            out.append(SourceFile(rel, cls[0], cls[1] if cls[0] == "markdown" else None, st.st_mtime_ns, st.st_size,
+                                      st.st_ctime_ns))
 
     def scan(rel_dir: str, recursive: bool) -> None:
         full = os.path.join(vault, rel_dir)
