@@ -14,6 +14,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     args = sys.argv[1:] if argv is None else argv
+    from dreamdb import quickcli
+
+    quickcli.JSON_ERRORS = quickcli.wants_json(args)
     if args == ["hook", "user-prompt-submit"]:
         from dreamdb.hook import run_stdin
 

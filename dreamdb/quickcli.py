@@ -21,14 +21,44 @@ _FLAGS = {"--json": "as_json", "--plain": "plain", "--explain": "explain"}
 _VALUED = {"--top": "top", "-n": "top", "--vault": "vaults", "--mode": "mode", "--now": "now", "--types": "types", "-t": "types"}
 
 
-def report_error(exc: DreamdbError) -> int:
-    """Print ``Error: …`` (and ``Hint: …``) to stderr; return the error's exit code."""
+JSON_ERRORS = False
+"""Set by :func:`dreamdb.entry.main` when the command asked for JSON (:func:`wants_json`): an error is
+then also printed to stdout as ``{"error": {"message", "hint", "exit_code"}}``, so a program reading
+stdout gets JSON whatever happens (stderr keeps the ``Error:`` lines for people)."""
+
+
+def wants_json(args: list[str]) -> bool:
+    """Whether command-line ``args`` ask for JSON output (``--json`` or ``--format json``, before any ``--``)."""
+    args = args[:args.index("--")] if "--" in args else args
+    return "--json" in args or "--format=json" in args or any(
+        a == "--format" and b == "json" for a, b in zip(args, args[1:]))
+
+
+def print_error(message: str, hint: str | None, exit_code: int) -> int:
+    """Print ``Error: …`` (and ``Hint: …``) to stderr, and the JSON error to stdout when :data:`JSON_ERRORS`;
+    return ``exit_code``."""
     from dreamdb.output import safe_text  # messages quote file names and ids from the vault
 
-    sys.stderr.write(f"Error: {safe_text(exc.message)}\n")
-    if exc.hint:
-        sys.stderr.write(f"Hint: {safe_text(exc.hint)}\n")
-    return exc.exit_code
+    sys.stderr.write(f"Error: {safe_text(message)}\n")
+    if hint:
+        sys.stderr.write(f"Hint: {safe_text(hint)}\n")
+    json_error(message, hint, exit_code)
+    return exit_code
+
+
+def json_error(message: str, hint: str | None, exit_code: int) -> None:
+    """When :data:`JSON_ERRORS`: ``{"error": {"message", "hint", "exit_code"}}`` on stdout (else nothing)."""
+    if JSON_ERRORS:
+        import json
+
+        sys.stdout.write(json.dumps({"error": {"message": message, "hint": hint, "exit_code": exit_code}},
+                                    ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+def report_error(exc: DreamdbError) -> int:
+    """Report a :class:`DreamdbError` (see :func:`print_error`); return its exit code."""
+    return print_error(exc.message, exc.hint, exc.exit_code)
 
 
 def run_guarded(fn) -> int:
@@ -45,6 +75,7 @@ def run_guarded(fn) -> int:
         return report_error(exc)
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
+        json_error("Interrupted.", None, 130)
         return 130
     except BrokenPipeError:
         try:
@@ -55,13 +86,12 @@ def run_guarded(fn) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
         if os.environ.get("DREAMDB_DEBUG"):
             raise
-        sys.stderr.write(f"Error: internal error: {type(exc).__name__}: {exc}\n")
         if type(exc).__name__ in ("DatabaseError", "OperationalError", "IntegrityError"):
-            sys.stderr.write("Hint: the index may be damaged: `dreamdb sync --check` checks it and rebuilds it "
-                             "from the vault (the vault itself is never touched).\n")
+            hint = ("the index may be damaged: `dreamdb sync --check` checks it and rebuilds it "
+                    "from the vault (the vault itself is never touched).")
         else:
-            sys.stderr.write("Hint: rerun with DREAMDB_DEBUG=1 for the traceback, and please report it.\n")
-        return 70
+            hint = "rerun with DREAMDB_DEBUG=1 for the traceback, and please report it."
+        return print_error(f"internal error: {type(exc).__name__}: {exc}", hint, 70)
 
 
 def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool = False, plain: bool = False,

@@ -206,4 +206,23 @@ def test_reading_pragmas_still_work(vault, query):
 
 def test_json_and_csv_together_are_refused(vault):
     p = run_main("sql", "--vault", str(vault), "--json", "--format", "csv", "SELECT 1")
-    assert p.returncode == 2 and "--json and --format csv" in p.stderr and p.stdout == ""
+    assert p.returncode == 2 and "--json and --format csv" in p.stderr
+    assert json.loads(p.stdout)["error"]["exit_code"] == 2
+
+
+@pytest.mark.parametrize("args, code", [
+    (["recall", "--json", "--vault", "/nonexistent/vault", "x"], 3),   # the click-free fast path
+    (["recall", "--json", "--top", "99", "x"], 2),                      # a bad option value (click)
+    (["status", "--json", "--bogus"], 2),                               # an unknown option (click)
+    (["sql", "--format", "json", "SELECT * FROM nope"], 2),             # an SQL error
+])
+def test_errors_of_json_commands_are_json_on_stdout(vault, args, code):
+    """A program reading a --json command's stdout gets JSON on failure too; people keep stderr's lines."""
+    extra = [] if "--vault" in args or args[0] == "status" and "--bogus" in args else ["--vault", str(vault)]
+    p = run_main(*args[:1], *extra, *args[1:])
+    assert p.returncode == code and "Error: " in p.stderr
+    err = json.loads(p.stdout)["error"]
+    assert err["exit_code"] == code and err["message"] in p.stderr and "Traceback" not in p.stderr
+    plain = run_main(*[a for a in args if a != "--json"], *extra) if "--json" in args else None
+    if plain is not None:
+        assert plain.stdout == ""  # without --json nothing goes to stdout on an error

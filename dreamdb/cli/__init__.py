@@ -126,7 +126,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dreamdb`` console script and ``python -m dreamdb``; returns the exit code."""
-    from dreamdb.quickcli import run_guarded
+    from dreamdb.quickcli import json_error, run_guarded
 
     code = 0
 
@@ -138,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             code = exc.exit_code
         except click.ClickException as exc:
             exc.show()
+            json_error(exc.format_message(), None, exc.exit_code)  # with --json: on stdout too
             code = exc.exit_code
         except click.Abort:
             click.echo("Aborted.", err=True)

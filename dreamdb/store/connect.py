@@ -140,6 +140,9 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
             conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute(f"PRAGMA cache_size = -{CACHE_SIZE_KIB}")
+            # Temp tables and sorts in memory (a small temp folder must not fail a sync); set here, as
+            # SQLite refuses to change it inside a transaction once temp storage is in use.
+            conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE_BYTES}")
     except DatabaseError as exc:

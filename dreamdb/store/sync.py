@@ -369,8 +369,8 @@ class BulkPostings:
         self.index_sql = row[0] if row and row[0] else None
         if self.index_sql:
             conn.execute("DROP INDEX postings_doc")
-        # In memory, like SQLite's sorter for the ORDER BY: a small temp folder must not fail the sync.
-        conn.execute("PRAGMA temp_store = MEMORY")
+        # In memory, like SQLite's sorter for the ORDER BY: a small temp folder must not fail the sync
+        # (dreamdb's connections are opened so: db.connect).
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS staged_postings (term TEXT, doc INTEGER, tf_title INTEGER,"
                      " tf_description INTEGER, tf_tags INTEGER, tf_body INTEGER, tf_slug INTEGER)")
 
