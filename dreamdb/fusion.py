@@ -9,12 +9,16 @@ Confidence-adaptive fusion, reference constants from dreamcontext v0.24:
 * Otherwise weighted reciprocal rank fusion Σ wᵢ/(k + rankᵢ) (Cormack,
   Clarke & Büttcher 2009, k = 60) with BM25 0.6 / dense 0.4, and a pin guard
   that keeps BM25's top-1 first when its rankScore is ≥ 1.35× the runner-up's.
-  dreamdb scales the BM25 weight by the query's term coverage (the fraction of
-  its terms that occur in the corpus; 1.0 for almost every query written in
-  the corpus's language): a question in another language shares only names
-  and numbers with the corpus, and BM25's ranking of those few terms should
-  not outvote the multilingual dense channel. No constant is involved; at full
-  coverage the weights are the reference's.
+  dreamdb scales the BM25 weight by the query's term coverage: the fraction of
+  its terms that occur in the corpus, and at most the fraction that BM25's top
+  document contains (:func:`dreamdb.hybrid.top_match_coverage`). A question
+  in another language shares only names and numbers with the corpus, and
+  BM25's ranking of those few terms should not outvote the multilingual dense
+  channel; likewise a top hit that matched two rare words of a five-word
+  question (a note in the question's language quoting them, while the answer
+  is written in another) is confident about those two words only. No constant
+  is involved; when the top document holds every query term the weights are
+  the reference's.
 * For the same reason BM25's two confidence signals count in proportion to
   the part of the query BM25 could see: it is decisive when top raw score ×
   coverage ≥ 18, and the pin guard needs a lead of 1.35 / coverage. A top hit
@@ -22,12 +26,17 @@ Confidence-adaptive fusion, reference constants from dreamcontext v0.24:
   match whose lead says little about the words BM25 could not see, while one
   stray unknown word in an exact title barely changes the test. At full
   coverage both are the reference's. Measured with ``python -m eval --set all
-  --modes hybrid`` against the reference rule: XQuAD paragraphs tr→en nDCG@10
+  --modes hybrid`` against the reference rule (corpus coverage only): XQuAD paragraphs tr→en nDCG@10
   0.814 → 0.818, en→tr 0.831 → 0.841, SciFact 0.687 → 0.691 (train split
   0.710 → 0.713), gold recall@1 76.7 → 78.3 (Turkish 25.0 → 37.5), no set lower. Turning both signals
   off below full coverage scored a little higher on those sets but lost exact
   titles followed by one unknown word (77 instead of 79 of 80 real-vault titles
-  kept first), so the proportional form was kept.
+  kept first), so the proportional form was kept. Bounding the coverage by the
+  top document's (30 Nov 2026, same command): gold recall@1 78.3 → 80.0, SciFact
+  0.691 → 0.696, XQuAD paragraphs tr→mixed 0.720 → 0.768, en→mixed 0.757 →
+  0.802, en→tr 0.837 → 0.844, sentences en→en 0.869 → 0.878; lower: EIPs
+  descriptions 0.934 → 0.932 and Turkish typed without its letters 0.946 → 0.934
+  (an ASCII word with no Turkish spelling in the index now counts as uncovered).
 
 Plain RRF (equal weights, no pin guard) exists for A/B comparison only.
 Inputs are ``{key: score}`` maps or best-first key lists; outputs are

@@ -57,6 +57,21 @@ def term_coverage(conn, terms: list[str]) -> float:
     return sum(1 for t in terms if t in df) / len(terms)
 
 
+def top_match_coverage(conn, rowid: int, terms: list[str]) -> float:
+    """Fraction of the query's terms found in the text (title, description, tags, body) of document
+    ``rowid`` — BM25's best match (0.0–1.0; 0.0 for no terms).
+
+    How much of the query BM25's confidence rests on: a top hit that matched two rare words of a
+    five-word question (a Turkish board quoting them, say) scores high on those two alone.
+    """
+    if not terms:
+        return 0.0
+    marks = ",".join("?" * len(terms))
+    found = conn.execute(f"SELECT COUNT(*) FROM postings WHERE doc = ? AND term IN ({marks})"
+                         " AND tf_title + tf_description + tf_tags + tf_body > 0", [rowid, *terms]).fetchone()[0]
+    return found / len(terms)
+
+
 _QUERY_CACHE: dict[tuple[str, str], object] = {}
 _QUERY_CACHE_MAX = 256
 
@@ -117,8 +132,12 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         fused, info = fusion.weighted_rrf([bm_keys, dense_keys], [1.0, 1.0]), {"method": "rrf-plain"}
     else:
         top_raw = max((r.score for r in bm), default=0.0)
-        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos,
-                                             term_coverage=term_coverage(conn, plan.terms))
+        # The part of the query BM25's evidence covers: its terms known to the corpus, and at most
+        # those its best match contains (see dreamdb.fusion).
+        coverage = term_coverage(conn, plan.terms)
+        if bm:
+            coverage = min(coverage, top_match_coverage(conn, bm[0].rowid, plan.terms))
+        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos, term_coverage=coverage)
     method = info["method"] + ("+pin" if info.get("pinned") else "") + ("+partial" if info.get("partial") else "")
     out = []
     for key, value in fused[:top]:

@@ -103,6 +103,23 @@ def test_term_coverage_counts_query_terms_the_corpus_knows(tiny_vault):
     assert term_coverage(index.conn, plan_query("okapi tapir zebu").terms) == pytest.approx(2 / 3)
 
 
+def test_top_match_coverage_counts_the_query_terms_in_one_document(tiny_vault):
+    from dreamdb.hybrid import top_match_coverage
+    from dreamdb.ranking.rank import plan_query
+
+    write_doc(tiny_vault, "knowledge/full.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    write_doc(tiny_vault, "knowledge/okapi-only.md", "---\ntitle: Zoo\n---\nthe tapir sleeps\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    rowid = dict(index.conn.execute("SELECT doc_id, id FROM documents").fetchall())
+    terms = plan_query("tapir feeding schedule").terms
+    assert top_match_coverage(index.conn, rowid["knowledge/full"], terms) == 1.0
+    assert top_match_coverage(index.conn, rowid["knowledge/okapi-only"], terms) == pytest.approx(1 / 3)
+    # a term only in the slug ("okapi") is no text match: it does not count
+    assert top_match_coverage(index.conn, rowid["knowledge/okapi-only"], plan_query("okapi tapir").terms) == 0.5
+    assert top_match_coverage(index.conn, rowid["knowledge/full"], []) == 0.0
+
+
 @pytest.mark.model
 def test_dense_mode_over_changelog_only_falls_back_to_bm25(embedded_subset, model_dir, monkeypatch, tmp_path):
     from tests.conftest import copy_vault
