@@ -136,3 +136,25 @@ def test_model_install_from_dir(model_dir, tmp_path, capsys):
 def test_help_has_examples(args, capsys):
     code, out, _ = run(capsys, *args, "--help")
     assert code == 0 and "Examples:" in out and "dreamdb" in out
+
+
+@pytest.mark.model
+def test_model_status_check_loads_the_model(model_dir, tmp_path, monkeypatch, capsys):
+    """QA round 7: `model status` called a garbage model.onnx installed; --check loads and runs it."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    code, out, err = run(capsys, "model", "status", "--check", "--json")
+    assert code == 0, err
+    st = json.loads(out)
+    assert st["check"]["ok"] and st["check"]["dim"] == 384 and st["check"]["model_id"].startswith("e5s-")
+    bad = tmp_path / "bad-model"
+    bad.mkdir()
+    (bad / "model.onnx").write_bytes(b"not an onnx graph" * 1000)
+    os.symlink(model_dir / "tokenizer.json", bad / "tokenizer.json")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(bad))
+    code, out, err = run(capsys, "model", "status")  # without --check nothing is loaded
+    assert code == 0 and "installed:" in out
+    code, out, err = run(capsys, "model", "status", "--check", "--json")
+    st = json.loads(out)
+    assert code == 8 and st["check"]["ok"] is False and "cannot be loaded" in st["check"]["error"]
+    code, out, err = run(capsys, "model", "status", "--check")
+    assert code == 8 and "cannot be loaded" in err and "Traceback" not in err

@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> None:
         nonlocal code
         try:
-            cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
+            result = cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
+            if isinstance(result, int) and not isinstance(result, bool):  # click returns ctx.exit()'s code
+                code = result
         except click.exceptions.Exit as exc:
             code = exc.exit_code
         except click.ClickException as exc:

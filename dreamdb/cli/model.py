@@ -68,21 +68,39 @@ def _report(path, as_json: bool, verb: str) -> None:
 
 
 @model.command("status")
+@click.option("--check", is_flag=True, help="Also load the model and embed one sentence (≈ 1–2 s); exit 8 if that fails.")
 @json_option
-def status_cmd(as_json):
-    """Show whether the model is installed, where, from which source, and its id (no model load).
+def status_cmd(check, as_json):
+    """Show whether the model is installed, where, from which source, and its id.
+
+    Without --check nothing is loaded: the files are only found and described.
 
     \b
     Examples:
       dreamdb model status
-      dreamdb model status --json
+      dreamdb model status --check --json
     """
     from dreamdb import output
     from dreamdb.embeddings.locate import model_status
+    from dreamdb.errors import DreamdbError
 
     st = model_status()
+    problem = None
+    if check and st["installed"]:
+        from pathlib import Path
+
+        from dreamdb.embeddings.install import validate_model
+
+        try:
+            st["check"] = {"ok": True, **validate_model(Path(st["path"]))}
+        except DreamdbError as exc:
+            problem = exc
+            st["check"] = {"ok": False, "error": exc.message}
     if as_json:
-        click.echo(output.to_json(st))
+        click.echo(output.to_json(st))  # one JSON document, the failed check in it
+        if problem is not None:
+            click.echo(f"Error: {problem.message}", err=True)
+            raise click.exceptions.Exit(problem.exit_code)
         return
     if not st["installed"]:
         click.echo(f"not installed: {st['reason']}")
@@ -93,6 +111,10 @@ def status_cmd(as_json):
     click.echo(f"source:     {st['source']}" + (f", {st['built_at']}" if st["built_at"] else ""))
     click.echo(f"file:       {st['model_file']} · {st['size_bytes'] / 1e6:.0f} MB")
     click.echo(f"model id:   {st['model_id'] or '(computed on first load)'}")
+    if problem is not None:
+        raise problem
+    if check:
+        click.echo(f"check:      loaded and ran in {st['check']['load_ms']:.0f} ms ({st['check']['dim']} dimensions)")
 
 
 @model.command("install")

