@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from dreamdb.cli import cli
@@ -29,6 +30,27 @@ def test_a_bad_dreamdb_vault_is_named_as_the_source(tmp_path, monkeypatch, capsy
     assert main(["status"]) == 3
     err = capsys.readouterr().err
     assert "(from DREAMDB_VAULT)" in err and "Set DREAMDB_VAULT" in err
+
+
+def test_empty_vault_path_and_a_symlink_to_a_vault(tmp_path, monkeypatch):
+    """QA round 7: --vault "" meant the current folder; DREAMDB_VAULT set to a symlink to a
+    _dream_context folder was refused (its own name is not _dream_context)."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    with pytest.raises(VaultNotFound, match="empty"):
+        find_vault("")
+    with pytest.raises(VaultNotFound, match="empty"):
+        find_vault("  ")
+    real = tmp_path / "project" / "_dream_context"
+    real.mkdir(parents=True)
+    link = tmp_path / "my-notes"
+    link.symlink_to(real)
+    assert find_vault(link) == real.resolve()
+    monkeypatch.setenv("DREAMDB_VAULT", str(link))
+    assert find_vault() == real.resolve()
+    monkeypatch.setenv("DREAMDB_VAULT", "")  # empty means unset: discovery from the working folder
+    assert find_vault(cwd=real) == real
 
 
 def test_recall_plain_refuses_json_and_explain(capsys):

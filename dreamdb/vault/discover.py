@@ -70,6 +70,9 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
         VaultNotFound: nothing found; the hint says how to point dreamdb at a vault.
     """
     explicit = path if path is not None else os.environ.get("DREAMDB_VAULT") or None
+    if explicit is not None and not str(explicit).strip():
+        raise VaultNotFound("The vault path is empty.", hint="Pass --vault PATH to a _dream_context folder "
+                                                             "(or a folder containing one).")
     if explicit is not None:
         p = Path(explicit).expanduser()
         source = "" if path is not None else " (from DREAMDB_VAULT)"
@@ -79,7 +82,7 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
                                 hint=f"{fix} to a _dream_context folder (or a folder containing one).")
         if not p.is_dir():
             raise VaultNotFound(f"Vault path is not a folder: {p}{source}", hint=f"{fix} to a _dream_context folder.")
-        if p.name != VAULT_DIR_NAME:
+        if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
             if not (p / VAULT_DIR_NAME).is_dir():
                 raise VaultNotFound(
                     f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
