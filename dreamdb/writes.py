@@ -277,6 +277,8 @@ def _index_dir(vault: Path) -> Path:
 
     _check_writable(vault)
     index_dir = vault / INDEX_DIRNAME
+    if index_dir.is_symlink():  # the lock and the trash must stay inside the vault: refuse before creating either
+        _confined(vault, index_dir)
     try:
         config.prepare_index_dir(index_dir / config.INDEX_FILE_NAME)
     except OSError as exc:

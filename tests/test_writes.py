@@ -837,6 +837,20 @@ def test_trash_through_a_symlink_out_of_the_vault_is_refused(tiny_vault, tmp_pat
     assert [p for p in outside.rglob("*") if p.is_file()] == []
 
 
+def test_symlinked_index_folder_out_of_the_vault_gets_no_lock_or_trash(tiny_vault, tmp_path):
+    """QA round 7: with .dreamdb linked outside the vault, update refused only after creating
+    trash/ and vault.lock out there."""
+    write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    outside = tmp_path / "outside-index"
+    outside.mkdir()
+    (tiny_vault / ".dreamdb").symlink_to(outside, target_is_directory=True)
+    for write in (lambda: update(tiny_vault, "knowledge/note", append="more"), lambda: remember(tiny_vault, "x")):
+        with pytest.raises(WriteRefused, match="outside the vault"):
+            write()
+    assert list(outside.iterdir()) == []
+    assert (tiny_vault / "knowledge" / "note.md").read_text(encoding="utf-8") == "---\ntitle: Note\n---\nbody\n"
+
+
 def test_names_the_file_system_refuses_are_clear_errors(tiny_vault):
     (tiny_vault / "knowledge").mkdir()
     with pytest.raises(UsageError, match="Cannot use .* as a document name"):
