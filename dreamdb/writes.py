@@ -785,9 +785,16 @@ def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
                 rel = None
         return doc_type, bare, rel
     rel = _check_rel_path(raw, slug)
-    if not rel.endswith(".md"):
-        rel += ".md"
     kind = classify(rel)
+    if kind is None and not rel.endswith(".md"):
+        rel += ".md"
+        kind = classify(rel)
+    if kind is not None and kind[0] == "memory":
+        raise UsageError(f"{rel} holds the memory sections (memory/<section>); dreamdb does not edit it.",
+                         hint="Edit the file by hand.")
+    if kind is not None and kind[0] == "changelog":
+        raise UsageError(f"{rel} holds the changelog entries; dreamdb only appends to it.",
+                         hint='Add an entry with dreamdb remember "…" (--supersedes ID replaces an older one).')
     if kind is None or kind[0] != "markdown":
         folders = ", ".join(sorted({f + "/" for spec in MARKDOWN_TYPES.values() for f, _ in spec}))
         raise UsageError(f"{slug!r} is not a document file of the vault.",

@@ -851,6 +851,13 @@ def test_symlinked_index_folder_out_of_the_vault_gets_no_lock_or_trash(tiny_vaul
     assert (tiny_vault / "knowledge" / "note.md").read_text(encoding="utf-8") == "---\ntitle: Note\n---\nbody\n"
 
 
+def test_memory_and_changelog_files_named_by_path_say_what_they_are(tiny_vault):
+    with pytest.raises(UsageError, match="holds the memory sections"):
+        find_document(tiny_vault, "core/2.memory.md")
+    with pytest.raises(UsageError, match="dreamdb remember"):
+        find_document(tiny_vault, "core/CHANGELOG.json")
+
+
 def test_names_the_file_system_refuses_are_clear_errors(tiny_vault):
     (tiny_vault / "knowledge").mkdir()
     with pytest.raises(UsageError, match="Cannot use .* as a document name"):
