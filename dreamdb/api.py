@@ -799,10 +799,12 @@ class Index:
     def status(self) -> dict:
         """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver, embeddings.
 
-        Syncs first when ``auto_sync`` (so a write made through this object shows up).
+        Syncs first when ``auto_sync`` (so a write made through this object shows up), as a read does
+        (:meth:`sync_for_read`: another process's write lock is waited for briefly, then the index is
+        described as it is, with a note).
         """
         if self.auto_sync:
-            self.notes.extend(self.sync().warnings)
+            self.sync_for_read()
         return self._guarded(self._status)
 
     def _status(self) -> dict:

@@ -135,11 +135,13 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         # The part of the query BM25's evidence covers: its terms known to the corpus, and at most
         # those its best match contains (see dreamdb.fusion).
         coverage = term_coverage(conn, plan.terms)
-        if bm:
+        if bm:  # BM25's top hit by rankScore, the one the pin guard keeps first
             coverage = min(coverage, top_match_coverage(conn, bm[0].rowid, plan.terms))
         fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos, term_coverage=coverage)
+        info["coverage"] = coverage
     method = info["method"] + ("+pin" if info.get("pinned") else "") + ("+partial" if info.get("partial") else "")
     out = []
     for key, value in fused[:top]:
-        out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), fusion=method, dense_centred=centred.get(key)))
+        out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), fusion=method, dense_centred=centred.get(key),
+                           bm25_coverage=info.get("coverage")))
     return out

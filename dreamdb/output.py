@@ -105,6 +105,7 @@ def hits_text(hits, *, explain: bool = False) -> str:
                 + (f" · dense {s['dense']:.4f}" if s.get("dense") is not None else "")
                 + (f" ({s['dense_centred']}-centred)" if s.get("dense_centred") else "")
                 + (f" · fusion {s['fusion']}" if s.get("fusion") else "")
+                + (f" (BM25 coverage {s['bm25_coverage']:.2f})" if s.get("bm25_coverage") is not None else "")
                 + f" → rankScore {s['rank_score']:.4f}"
             )
             for t in h.terms or []:

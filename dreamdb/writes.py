@@ -342,7 +342,9 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
             hint=f"Retry; if no dreamdb process is running, delete {lock_path}.",
         ) from exc
     except OSError as exc:
-        raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.") from exc
+        raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",
+                           hint="Vault writes need a writable .dreamdb folder in the vault (check its permissions, "
+                                "or whether the file system is mounted read-only).") from exc
     try:
         yield lock_path
     finally:
@@ -1416,7 +1418,7 @@ def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
         meta = _load_markdown(path).frontmatter()
     except WriteRefused as exc:
         raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
-                           hint="Pass force=True (--force) to delete it anyway.") from exc
+                           hint="dreamdb delete --force deletes it anyway (force=True from Python).") from exc
     if _is_pinned(meta.get("pinned")):
         raise WriteRefused(f"{doc_type}/{path.name[:-3]} is pinned; not deleting it.",
                            hint="Unpin it first (update --unpin) or pass --force.")

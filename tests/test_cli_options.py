@@ -77,7 +77,9 @@ def test_list_and_sql_answer_from_a_locked_index_with_a_note(tmp_path, capsys):
     writer.execute("BEGIN IMMEDIATE")  # a long sync elsewhere holds the write lock
     try:
         (vault / "knowledge" / "new-note.md").write_text("fresh text\n", encoding="utf-8")
-        for args in (["list", "--json"], ["sql", "SELECT COUNT(*) AS n FROM documents"]):
+        # status and embed status too (QA round 8: they waited 10 s, then exited 5)
+        for args in (["list", "--json"], ["sql", "SELECT COUNT(*) AS n FROM documents"], ["status", "--json"],
+                     ["embed", "status", "--json"]):
             t0 = time.perf_counter()
             assert main([*args, "--vault", str(vault)]) == 0
             assert time.perf_counter() - t0 < 5  # not the 10 s lock timeout

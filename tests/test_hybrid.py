@@ -81,6 +81,7 @@ def test_turkish_question_over_english_notes_is_fused_as_partial(embedded_subset
     dense = index.recall(query, top=3, mode="dense")
     hits = index.recall(query, top=3, mode="hybrid", explain=True)
     assert {h.signals["fusion"] for h in hits} == {"rrf+partial"}
+    assert {h.signals["bm25_coverage"] for h in hits} == {0.0}  # shown by --explain beside the method
     assert hits[0].doc_id == dense[0].doc_id == "knowledge/sleep-specialist-roster-decision"
     assert all(h.score == 0.0 for h in hits)  # score stays raw BM25
 

@@ -334,6 +334,7 @@ def test_embed_refresh_and_compact_check_the_index_first(example_vault):
     _zero_postings_root(index)
     result = CliRunner().invoke(cli, ["embed", "compact", "--vault", str(example_vault)])
     assert result.exit_code == 0, result.output + result.stderr
+    assert "quick_check" in result.stderr and "rebuilt" in result.stderr  # said, as every other command says it
     assert dreamdb.open(example_vault, auto_sync=False).check() == []
 
 

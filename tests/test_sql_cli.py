@@ -226,3 +226,22 @@ def test_errors_of_json_commands_are_json_on_stdout(vault, args, code):
     plain = run_main(*[a for a in args if a != "--json"], *extra) if "--json" in args else None
     if plain is not None:
         assert plain.stdout == ""  # without --json nothing goes to stdout on an error
+
+
+@pytest.mark.parametrize("query", ["SELECT json('x')", "SELECT * FROM json_each('[1,')", "SELECT json_array_length('[')"])
+def test_malformed_json_in_a_query_is_an_sql_error_not_index_damage(vault, query):
+    """QA round 8: "malformed JSON" matched the damage test by its message; the index was rebuilt
+    (on a real vault that throws away every stored embedding)."""
+    from dreamdb.store import connect as db
+
+    index_file = vault / ".dreamdb" / "index.db"
+    run_main("sql", "--vault", str(vault), "SELECT 1")
+    conn = db.connect(index_file)
+    conn.execute("CREATE TABLE IF NOT EXISTS qa_marker (x)")  # a rebuild would drop it
+    conn.close()
+    for extra in ([], ["--no-sync"]):
+        p = run_main("sql", "--vault", str(vault), *extra, query)
+        assert p.returncode == 2 and "malformed JSON" in p.stderr and "damaged" not in p.stderr, p.stderr
+    check = db.connect(index_file)
+    assert check.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'qa_marker'").fetchone()[0] == 1
+    check.close()

@@ -142,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             exc.show()
             json_error(exc.format_message(), None, exc.exit_code)  # with --json: on stdout too
             code = exc.exit_code
-        except click.Abort:
+        except click.Abort:  # Ctrl-C inside click
             click.echo("Aborted.", err=True)
+            json_error("Interrupted.", None, 130)
             code = 130
 
     return run_guarded(run) or code

@@ -12,7 +12,7 @@ import time
 
 import click
 
-from dreamdb.cli.options import json_option, open_index, vault_option
+from dreamdb.cli.options import json_option, open_index, print_notes, vault_option
 
 _THREADS_HELP = "onnxruntime threads (default: $DREAMDB_EMBED_THREADS, else 2)."
 
@@ -118,7 +118,8 @@ def refresh_cmd(vault, force, threads, as_json):
     from dreamdb.embeddings.model import get_embedder
 
     index = open_index(vault)
-    index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
+    # minutes of embedding must not go into a damaged index that a later recall rebuilds
+    print_notes(index, index.sync(check=True).warnings)
     embedder = get_embedder(threads=threads)
     report = _run_refresh(index, embedder, force=force, show_bar=not as_json)
     if as_json:
@@ -152,7 +153,8 @@ def status_cmd(vault, as_json):
     from dreamdb.embeddings.store import embed_status
 
     index = open_index(vault)
-    index.sync()
+    index.sync_for_read()  # a read: another process's long refresh must not stall it (a note instead)
+    print_notes(index)
     ms = model_status()
     st = embed_status(index.conn, ms.get("model_id"))
     st["model_installed"] = ms["installed"]
@@ -203,10 +205,10 @@ def compact_cmd(vault, as_json):
     from dreamdb.embeddings.store import compact
 
     index = open_index(vault)
-    index.sync(check=True)  # a damaged index is rebuilt from the vault first (compact would fail on it)
+    # a damaged index is rebuilt from the vault first (compact would fail on it)
+    print_notes(index, index.sync(check=True).warnings)
     r = compact(index.conn)
-    for note in index.take_notes():
-        click.echo(f"note: {note}", err=True)
+    print_notes(index)
     if as_json:
         click.echo(output.to_json(r))
         return

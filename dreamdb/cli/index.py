@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from dreamdb.cli.options import json_option, open_index, vault_option
+from dreamdb.cli.options import json_option, open_index, print_notes, vault_option
 from dreamdb.sqlquery import DEFAULT_MAX_ROWS
 
 
@@ -65,12 +65,7 @@ def _sync_for_read(index) -> None:
     """Sync before reading, waiting at most 1.5 s for another process's write lock (then the index
     as it is, with a note on stderr), as recall does."""
     index.sync_for_read()
-    _print_notes(index)
-
-
-def _print_notes(index) -> None:
-    for note in index.take_notes():
-        click.echo(f"note: {note}", err=True)
+    print_notes(index)
 
 
 @click.command("status")
@@ -83,7 +78,7 @@ def status_cmd(vault, as_json):
     index = open_index(vault)
     _sync_for_read(index)
     st = index.status()
-    _print_notes(index)  # e.g. a damaged index rebuilt while reading it
+    print_notes(index)  # e.g. a damaged index rebuilt while reading it
     if as_json:
         click.echo(output.to_json(st))
         return
@@ -111,7 +106,7 @@ def list_cmd(vault, types, as_json):
     index = open_index(vault)
     _sync_for_read(index)
     docs = index.list_documents(types=types)
-    _print_notes(index)
+    print_notes(index)
     if as_json:
         click.echo(output.to_json(docs))
         return

@@ -33,3 +33,10 @@ def open_index(vault):
     from dreamdb.api import open_index as _open
 
     return _open(vault)
+
+
+def print_notes(index, extra=()) -> None:
+    """``note:`` lines on stderr: ``extra`` (e.g. a sync report's warnings), then the index's notes
+    (lazy-sync warnings, a damaged index rebuilt, a lock waited for)."""
+    for note in [*extra, *index.take_notes()]:
+        click.echo(f"note: {note}", err=True)

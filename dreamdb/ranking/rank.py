@@ -237,6 +237,8 @@ class Ranked:
         dense: best-chunk dense score in hybrid modes (cosine, language-centred for chunks
             outside the index's main language), else ``None``.
         dense_centred: the language the best chunk's score was centred for, else ``None``.
+        bm25_coverage: in hybrid mode, the share of query terms BM25's evidence covers (known to the
+            corpus and found in BM25's top hit; :mod:`dreamdb.fusion`), else ``None``.
         fusion: fusion method in hybrid modes (``relative``, ``rrf``, ``rrf+pin``,
             ``dense``, ``rrf-plain``; ``+partial`` when some query terms are unknown to the
             corpus, so BM25's decisive test and pin guard were scaled by its term coverage).
@@ -261,6 +263,7 @@ class Ranked:
     dense: float | None = None
     fusion: str | None = None
     dense_centred: str | None = None
+    bm25_coverage: float | None = None
 
     def signals(self) -> dict:
         """Every signal, JSON-ready (``--explain``)."""
@@ -272,6 +275,7 @@ class Ranked:
             "rank_score": round(self.rank_score, 6),
             "dense": None if self.dense is None else round(self.dense, 6), "fusion": self.fusion,
             "dense_centred": self.dense_centred,
+            "bm25_coverage": None if self.bm25_coverage is None else round(self.bm25_coverage, 6),
         }
 
 

@@ -97,12 +97,18 @@ def load_vec(conn) -> None:
         raise DriverError(f"Loading sqlite-vec failed: {exc}", hint="pip install --force-reinstall sqlite-vec") from exc
 
 
-DAMAGE_MESSAGES = ("malformed", "not a database", "disk image", "encrypted")
-"""Parts of SQLite's messages for a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB)."""
+DAMAGE_CODES = (11, 26)
+"""SQLite's primary result codes for a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB."""
+DAMAGE_MESSAGES = ("database disk image is malformed", "file is not a database", "file is encrypted")
+"""SQLite's messages for those codes, for a driver that does not expose ``sqlite_errorcode``."""
 
 
 def is_damage(exc: BaseException) -> bool:
-    """Whether an SQLite error says the database file itself is damaged."""
+    """Whether an SQLite error says the database file itself is damaged (by its result code where the
+    driver gives it: a message alone would also match "malformed JSON" from a user's query)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in DAMAGE_CODES
     msg = str(exc).lower()
     return any(s in msg for s in DAMAGE_MESSAGES)
 
