@@ -960,7 +960,7 @@ def test_write_protected_files_are_refused(tiny_vault: Path, mode: int):
 def test_replaced_file_keeps_its_mode_and_owner(tiny_vault: Path):
     note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
     note.chmod(0o640)
-    uid, gid = os.getuid(), os.getgid()
+    uid = os.getuid()
     if uid == 0:  # root may give the file away: the replacement must take the same owner back
         os.chown(note, 12345, 23456)
     before = note.stat()
