@@ -47,15 +47,17 @@ def cache_root() -> Path:
 def index_path_for(vault: Path) -> Path:
     """The index file for ``vault``.
 
-    ``DREAMDB_INDEX`` if set; else ``<vault>/.dreamdb/index.db`` when the vault
-    is writable; else a per-vault file under :func:`cache_root` (keyed by the
-    sha256 of the vault's absolute path).
+    ``DREAMDB_INDEX`` if set; else ``<vault>/.dreamdb/index.db`` when that folder
+    is writable (or does not exist yet and the vault is writable); else a per-vault
+    file under :func:`cache_root` (keyed by the sha256 of the vault's absolute
+    path): a read-only vault, or a read-only ``.dreamdb`` folder (SQLite needs to
+    write the -wal and -shm files beside the index), is indexed there.
     """
     env = os.environ.get("DREAMDB_INDEX")
     if env:
         return Path(env).expanduser()
     in_vault = vault / INDEX_DIR_NAME
-    if in_vault.is_dir() and is_writable(in_vault) or is_writable(vault):
+    if is_writable(in_vault) if in_vault.is_dir() else is_writable(vault):
         return in_vault / INDEX_FILE_NAME
     from hashlib import sha256
 

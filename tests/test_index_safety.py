@@ -353,12 +353,15 @@ def test_index_of_a_newer_dreamdb_is_refused_not_rebuilt(example_vault):
     assert path.read_bytes() == before
 
 
-def test_read_only_index_folder_is_not_called_damaged(example_vault):
-    """QA round 7: a read-only .dreamdb folder (bind-mounted read-only) was reported as needing a rebuild."""
+def test_read_only_index_folder_is_not_called_damaged(example_vault, tmp_path, monkeypatch):
+    """QA rounds 7 and 8: a read-only .dreamdb folder (bind-mounted read-only) was reported as needing a
+    rebuild; then read-only commands failed. Now the index goes to the user cache, as for a read-only
+    vault, and an index path given inside that folder is a clear permission error."""
     import subprocess
 
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "cache"))
     index = dreamdb.open(example_vault)
-    index.sync()
+    expected = _top(index, "sleep debt")
     folder = index.index_path.parent
     index.close()
     before = index.index_path.read_bytes()
@@ -368,8 +371,11 @@ def test_read_only_index_folder_is_not_called_damaged(example_vault):
     try:
         if subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], capture_output=True).returncode != 0:
             pytest.skip("cannot remount read-only here")
+        cached = dreamdb.open(example_vault)
+        assert cached.index_path.is_relative_to(tmp_path / "cache") and _top(cached, "sleep debt") == expected
+        cached.close()
         with pytest.raises(IndexUnavailable) as err:
-            dreamdb.open(example_vault).recall("sleep debt")
+            dreamdb.open(example_vault, index_path=index.index_path).recall("sleep debt")
         assert "needs rebuilding" not in err.value.message and "writable" in err.value.hint
     finally:
         import gc
