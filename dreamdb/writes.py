@@ -152,8 +152,9 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
         where = exc.filename or path
         reason = _OS_REASONS.get(exc.errno or 0)
         detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
-        raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.",
-                           hint="Free some disk space or fix the permissions, then retry.") from exc
+        hint = ("A file is expected there: move the folder away, then retry." if exc.errno == errno.EISDIR
+                else "Free some disk space or fix the permissions, then retry.")
+        raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.", hint=hint) from exc
 
 
 def _fit_name(name: str, limit: int = NAME_MAX) -> str:

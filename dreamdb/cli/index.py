@@ -76,9 +76,8 @@ def status_cmd(vault, as_json):
     from dreamdb import output
 
     index = open_index(vault)
-    _sync_for_read(index)
-    st = index.status()
-    print_notes(index)  # e.g. a damaged index rebuilt while reading it
+    st = index.status()  # syncs as a read does (Index.sync_for_read)
+    print_notes(index)  # lazy-sync notes, or a damaged index rebuilt while reading it
     if as_json:
         click.echo(output.to_json(st))
         return
@@ -159,9 +158,8 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):
     import io
 
     from dreamdb import output
-    from dreamdb.sqlquery import csv_value, json_rows, run_readonly, unique_names
-
     from dreamdb.errors import IndexDamaged, IndexUnavailable, UsageError
+    from dreamdb.sqlquery import csv_value, json_rows, run_readonly, unique_names
 
     if as_json and fmt == "csv":
         raise UsageError("--json and --format csv ask for two different outputs.", hint="Give one of them.")
