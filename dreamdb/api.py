@@ -17,7 +17,7 @@ from pathlib import Path
 from dreamdb import config
 from dreamdb.errors import IndexTooNew, IndexUnavailable, UsageError
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, plan_query, rank
+from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate
@@ -549,7 +549,7 @@ class Index:
 
     def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty BM25 result: a note when documents past their ``expires`` date would have matched."""
-        if not self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)", (now_days,)).fetchone()[0]:
+        if not any_expired(self.conn, now_days):
             return
         expired = replace(filters, include_expired=True)
         found = self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=expired))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dreamdb import fusion
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, document_frequencies, rank
+from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, any_expired, document_frequencies, rank
 from dreamdb.records import replace
 
 CANDIDATES = 50
@@ -21,6 +21,8 @@ CANDIDATES = 50
 
 def _allowed_docs(conn, filters: Filters, now_days: float) -> set[int] | None:
     """The documents the filters keep, or None when they keep every document (plain KNN)."""
+    if filters == Filters() and not any_expired(conn, now_days):
+        return None  # the default filter drops only expired documents, and there are none (an indexed lookup)
     where, params = filters.sql(now_days)
     kept = conn.execute(f"SELECT COUNT(*) FROM documents d WHERE {where}", params).fetchone()[0]
     if kept == conn.execute("SELECT n_docs FROM corpus_stats WHERE id = 1").fetchone()[0]:

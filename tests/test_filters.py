@@ -91,3 +91,35 @@ def test_bad_filter_values(vault):
     for kwargs in ({"since": "whenever"}, {"level": 4}, {"types": "nope"}, {"top": 0}, {"mode": "fuzzy"}, {"now": "soon"}):
         with pytest.raises(UsageError):
             index.recall("quokka", **kwargs)
+
+
+def test_expiry_questions_use_an_index(vault):
+    """Migration 008: 'has anything expired?' (after an empty result, before a hybrid query) reads an
+    index, not the documents table with its bodies, and gives the same answer."""
+    from dreamdb.ranking.rank import any_expired
+
+    index = dreamdb.open(vault)
+    index.sync()
+    sql = "EXPLAIN QUERY PLAN SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)"
+    plan = " ".join(str(r) for r in index.conn.execute(sql, (0.0,)))
+    assert "documents_expires" in plan and "SCAN documents" not in plan
+    gone = index.conn.execute("SELECT expires_days FROM documents WHERE doc_id = 'knowledge/gone'").fetchone()[0]
+    assert any_expired(index.conn, gone + 1) and not any_expired(index.conn, gone)
+
+
+def test_dense_channel_filters_documents_only_when_some_are_dropped(vault):
+    from dreamdb.hybrid import _allowed_docs
+    from dreamdb.ranking.rank import Filters
+
+    index = dreamdb.open(vault)
+    index.sync()
+    conn = index.conn
+    gone = conn.execute("SELECT expires_days FROM documents WHERE doc_id = 'knowledge/gone'").fetchone()[0]
+    every = {r[0] for r in conn.execute("SELECT id FROM documents")}
+    assert _allowed_docs(conn, Filters(), gone - 1) is None  # nothing expired yet: plain KNN
+    kept = _allowed_docs(conn, Filters(), gone + 1)
+    gone_id = conn.execute("SELECT id FROM documents WHERE doc_id = 'knowledge/gone'").fetchone()[0]
+    assert kept == every - {gone_id}
+    assert _allowed_docs(conn, Filters(include_expired=True), gone + 1) is None
+    assert _allowed_docs(conn, Filters(types=["task"]), gone - 1) == \
+        {r[0] for r in conn.execute("SELECT id FROM documents WHERE type = 'task'")}

@@ -159,6 +159,16 @@ class MemoryEngine:
         self._pos, self._weights = self._derive(arr, np.repeat(idf_term, np.subtract(ends, starts)))
         self._slices = {terms[a]: (a, b, d) for a, b, d in zip(starts, ends, df)}
         self._text_terms = frozenset(terms[a] for a, d in zip(starts, df) if d)  # df 0: in slugs only
+        # The terms in the text of a document analysed as Turkish, and of one analysed otherwise: query
+        # planning asks which language's notes hold a word (:meth:`known` with ``in_turkish``).
+        if terms:
+            turkish = self._turkish_doc[self._pos]
+            in_tr = np.add.reduceat(has_tf & turkish, starts).tolist()
+            in_other = np.add.reduceat(has_tf & ~turkish, starts).tolist()
+        else:
+            in_tr = in_other = []
+        self._turkish_text_terms = frozenset(terms[a] for a, c in zip(starts, in_tr) if c)
+        self._other_text_terms = frozenset(terms[a] for a, c in zip(starts, in_other) if c)
 
     def _term(self, term: str):
         """``(positions int64[m], weights float64[3, m], df)`` of one term (weights as in :meth:`_derive`)."""
@@ -217,16 +227,9 @@ class MemoryEngine:
             self._ensure_loaded()
         if self._slices is None:
             return known_terms(self.conn, terms, in_turkish=in_turkish)
-        found = self._text_terms.intersection(terms)
         if in_turkish is None:
-            return set(found)
-        out = set()
-        for t in found:
-            a, b, _df = self._slices[t]
-            turkish = self._turkish_doc[self._pos[a:b]]
-            if ((turkish if in_turkish else ~turkish) & (self._weights[0, a:b] > 0)).any():
-                out.add(t)
-        return out
+            return set(self._text_terms.intersection(terms))
+        return set((self._turkish_text_terms if in_turkish else self._other_text_terms).intersection(terms))
 
     def _static_kept(self, filters: Filters, now_days: float):
         """float64[n]: each document's static factor (status × type × confidence), 0 for those the filters

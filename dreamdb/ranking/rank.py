@@ -129,6 +129,12 @@ def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vo
     return resolved
 
 
+def any_expired(conn, now_days: float) -> bool:
+    """Whether some document's ``expires`` date is before ``now_days`` (days since epoch; an
+    indexed lookup since schema 8)."""
+    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)", (now_days,)).fetchone()[0])
+
+
 def known_terms(conn, terms: list[str], *, in_turkish: bool | None = None) -> set[str]:
     """The subset of ``terms`` found in some document's text (title, description, tags or body:
     a slug alone does not count); with ``in_turkish`` True (False), in a document analysed as
