@@ -93,9 +93,10 @@ def test_bad_filter_values(vault):
             index.recall("quokka", **kwargs)
 
 
-def test_expiry_questions_use_an_index(vault):
-    """Migration 008: 'has anything expired?' (after an empty result, before a hybrid query) reads an
-    index, not the documents table with its bodies, and gives the same answer."""
+def test_corpus_wide_filter_questions_use_an_index(vault):
+    """Migration 008: 'has anything expired?' (after an empty result, before a hybrid query) and 'which
+    statuses exist?' (after an empty result filtered by status) read an index, not the documents table
+    with its bodies; the answers stay the same."""
     from dreamdb.ranking.rank import any_expired
 
     index = dreamdb.open(vault)
@@ -103,6 +104,9 @@ def test_expiry_questions_use_an_index(vault):
     sql = "EXPLAIN QUERY PLAN SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)"
     plan = " ".join(str(r) for r in index.conn.execute(sql, (0.0,)))
     assert "documents_expires" in plan and "SCAN documents" not in plan
+    sql = "EXPLAIN QUERY PLAN SELECT DISTINCT LOWER(status) FROM documents WHERE status IS NOT NULL"
+    plan = " ".join(str(r) for r in index.conn.execute(sql))
+    assert "COVERING INDEX documents_status" in plan and "SCAN documents" not in plan
     gone = index.conn.execute("SELECT expires_days FROM documents WHERE doc_id = 'knowledge/gone'").fetchone()[0]
     assert any_expired(index.conn, gone + 1) and not any_expired(index.conn, gone)
 
