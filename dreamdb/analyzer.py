@@ -258,7 +258,8 @@ def query_words(text: str, turkish: bool, words: list[str] | None = None) -> lis
     return out
 
 
-def alternate_terms(word: str, capitalised: bool, turkish: bool) -> list[str]:
+@lru_cache(maxsize=16_384)
+def alternate_terms(word: str, capitalised: bool, turkish: bool) -> tuple[tuple[str, bool], ...]:
     """Other analyses of one query word, best first, for a term the index does not know.
 
     The language of a short query is a guess (``yedekleme`` has no Turkish letter and is
@@ -273,8 +274,8 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> list[str]:
        that rarer form is not looked for.)
 
     Returns:
-        ``[(term, analysed as Turkish?)]``: distinct terms other than the word's own term (may
-        be empty).
+        ``((term, analysed as Turkish?), ...)``: distinct terms other than the word's own term (may
+        be empty); cached per (word, capitalised, turkish).
     """
     own = stem(word, turkish and not capitalised)
     variants = [word, "i" + word[1:]] if word[0] == "ı" else [word]
@@ -285,7 +286,7 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> list[str]:
                 t = stem(w, as_turkish)
                 if t != own and all(t != o for o, _ in out):
                     out.append((t, as_turkish))
-    return out
+    return tuple(out)
 
 
 _ASCII_TO_TURKISH = {"c": "ç", "g": "ğ", "i": "ı", "o": "ö", "s": "ş", "u": "ü"}

@@ -69,8 +69,8 @@ def test_stacked_terms_add_frequency_not_length():
 
 def test_alternate_terms_undo_one_guess_each():
     assert query_words("yedekleme", False) == [("yedeklem", "yedekleme", False)]
-    assert alternate_terms("yedekleme", False, False) == [("yedekl", True)]  # English guess → Turkish
-    assert alternate_terms("ışık", False, True) == [("işık", False)]  # a folded capital I
+    assert alternate_terms("yedekleme", False, False) == (("yedekl", True),)  # English guess → Turkish
+    assert alternate_terms("ışık", False, True) == (("işık", False),)  # a folded capital I
     assert alternate_terms("miller", True, True)[0] == ("mil", True)  # name reading → Turkish
 
 

@@ -104,7 +104,7 @@ def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vo
     wanted = set(distinct).difference(found)
     if not wanted:
         return {}
-    options: dict[str, list[tuple[str, bool]]] = {}
+    options: dict[str, tuple[tuple[str, bool], ...]] = {}
     words_of: dict[str, str] = {}
     for t, w, cap in query_words(text, turkish, words):
         if t in wanted and t not in options:
@@ -115,7 +115,7 @@ def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vo
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
     if vocabulary.has_turkish and (turkish or not vocabulary.known(sorted(found), in_turkish=False)):
         for t in list(options)[:MAX_SPELLED_WORDS]:
-            options[t] = options[t] + [(a, True) for a in diacritic_terms(words_of[t])]
+            options[t] = options[t] + tuple((a, True) for a in diacritic_terms(words_of[t]))
     candidates = {a for alts in options.values() for a, _tr in alts}
     in_text = vocabulary.known(sorted(candidates))
     # A Turkish reading of a word of an English-analysed query must come from a Turkish document.
