@@ -601,7 +601,7 @@ class Index:
             from dreamdb.embeddings.model import get_embedder
 
             self._embedder = get_embedder(path)
-        except (ModelNotInstalled, ModelError, DriverError) as exc:
+        except (ModelNotInstalled, ModelError, DriverError, UsageError) as exc:  # UsageError: DREAMDB_EMBED_THREADS
             self.model_problem = f"{exc.message}" + (f" ({exc.hint})" if exc.hint else "")
         except ImportError as exc:
             self.model_problem = f"embedding runtime not installed ({exc.name}); pip install 'dreamdb[embed]'"

@@ -238,6 +238,25 @@ def test_bad_thread_setting(monkeypatch, tmp_path):
     assert _resolve_threads(None) == 2
 
 
+def test_thread_count_is_bounded(monkeypatch):
+    """onnxruntime creates every thread up front: DREAMDB_EMBED_THREADS=100000 took a recall to 11 GB."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli.embed import _MAX_THREADS, embed
+    from dreamdb.embeddings.model import MAX_THREADS, _resolve_threads
+    from dreamdb.errors import UsageError
+
+    assert _MAX_THREADS == MAX_THREADS
+    assert _resolve_threads(MAX_THREADS) == MAX_THREADS
+    monkeypatch.setenv("DREAMDB_EMBED_THREADS", "100000")
+    with pytest.raises(UsageError, match=r"DREAMDB_EMBED_THREADS=100000 is out of range: use 1 to 64"):
+        _resolve_threads(None)
+    with pytest.raises(UsageError, match=r"thread count 0 is out of range"):
+        _resolve_threads(0)
+    result = CliRunner().invoke(embed, ["refresh", "--threads", str(MAX_THREADS + 1)])
+    assert result.exit_code == 2 and "1<=x<=64" in result.stderr
+
+
 # ----------------------------------------------------------- locate / ids
 
 

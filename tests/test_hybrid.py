@@ -31,6 +31,18 @@ def test_hybrid_falls_back_to_bm25_without_a_model(tiny_vault, tmp_path, monkeyp
 
 
 @pytest.mark.model
+def test_hybrid_falls_back_to_bm25_on_a_bad_thread_setting(tiny_vault, model_dir, monkeypatch):
+    """A bad DREAMDB_EMBED_THREADS makes the model unusable, not recall: the prompt hook keeps its memories."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    monkeypatch.setenv("DREAMDB_EMBED_THREADS", "100000")
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    hits = index.recall("tapir feeding", mode="hybrid")
+    assert [h.doc_id for h in hits] == ["knowledge/a"] and hits[0].mode == "bm25"
+    assert any("used bm25" in n and "DREAMDB_EMBED_THREADS=100000 is out of range" in n for n in index.take_notes())
+
+
+@pytest.mark.model
 def test_hybrid_modes_on_real_documents(embedded_subset, model_dir, monkeypatch):
     monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
     index = dreamdb.open(embedded_subset, allow_model_build=False)

@@ -14,7 +14,8 @@ import click
 
 from dreamdb.cli.options import json_option, open_index, print_notes, vault_option
 
-_THREADS_HELP = "onnxruntime threads (default: $DREAMDB_EMBED_THREADS, else 2)."
+_MAX_THREADS = 64  # dreamdb.embeddings.model.MAX_THREADS (a heavy import; a test keeps the two equal)
+_THREADS_HELP = "onnxruntime threads, 1-64 (default: $DREAMDB_EMBED_THREADS, else 2)."
 
 
 @click.group("embed", context_settings={"help_option_names": ["-h", "--help"]})
@@ -96,7 +97,7 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
 @embed.command("refresh")
 @vault_option()
 @click.option("--force", is_flag=True, help="Re-chunk every document and re-embed every chunk for the current model.")
-@click.option("--threads", type=click.IntRange(min=1), metavar="N", help=_THREADS_HELP)
+@click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def refresh_cmd(vault, force, threads, as_json):
     """Chunk changed documents and embed the chunks that have no vector yet.
@@ -228,7 +229,7 @@ def compact_cmd(vault, as_json):
 @click.option("--review", type=float, default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
 @click.option("--if-present", is_flag=True,
               help="Do nothing (exit 0, verdict SKIPPED) when no model is installed or the index has no vectors yet.")
-@click.option("--threads", type=click.IntRange(min=1), metavar="N", help=_THREADS_HELP)
+@click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, review, if_present, threads, as_json):
     """Check a new document against the vault before creating it: MERGE, REVIEW or CREATE.

@@ -58,6 +58,9 @@ PASSAGE_PREFIX = "passage: "
 ENV_THREADS = "DREAMDB_EMBED_THREADS"
 #: Default thread count (the project's reference machine has 2 cores).
 DEFAULT_THREADS = 2
+#: Most threads accepted: onnxruntime creates each one up front (100,000 took 11 GB of memory
+#: before the first text), and threads beyond the cores only slow it down.
+MAX_THREADS = 64
 #: Default texts per onnxruntime call (PLATFORM-NOTES: batch 8 measured best).
 DEFAULT_BATCH_SIZE = 8
 #: Texts longer than this (characters) are tokenised from a growing prefix
@@ -68,6 +71,7 @@ _INSTALL_HINT = "Run: pip install 'dreamdb[embed]'  then: dreamdb model install"
 
 
 def _resolve_threads(threads: int | None) -> int:
+    threads_from_env = threads is None
     if threads is None:
         env = os.environ.get(ENV_THREADS, "").strip()
         if not env:
@@ -76,8 +80,10 @@ def _resolve_threads(threads: int | None) -> int:
             threads = int(env)
         except ValueError:
             raise UsageError(f"{ENV_THREADS}={env!r} is not a whole number.", hint="Use e.g. DREAMDB_EMBED_THREADS=2") from None
-    if threads < 1:
-        raise UsageError(f"Embedding thread count must be at least 1 (got {threads}).")
+    if not 1 <= threads <= MAX_THREADS:
+        where = f"{ENV_THREADS}={threads}" if threads_from_env else f"Embedding thread count {threads}"
+        raise UsageError(f"{where} is out of range: use 1 to {MAX_THREADS}.",
+                         hint=f"This machine has {os.cpu_count() or '?'} cores; more threads than cores do not help.")
     return int(threads)
 
 
@@ -88,7 +94,7 @@ class Embedder:
         path: model directory (``model.onnx`` or ``onnx/model*.onnx`` +
             ``tokenizer.json``). Default: ``DREAMDB_MODEL_DIR``, else the user
             data dir (see :mod:`dreamdb.embeddings.locate`).
-        threads: onnxruntime intra-op threads. Default: ``DREAMDB_EMBED_THREADS``, else 2.
+        threads: onnxruntime intra-op threads, 1 to :data:`MAX_THREADS`. Default: ``DREAMDB_EMBED_THREADS``, else 2.
         batch_size: texts per onnxruntime call (texts are sorted by token
             length first so a batch pads little). Default 8.
         max_length: tokens per text incl. ``<s>``/``</s>``; longer texts are
