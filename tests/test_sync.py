@@ -100,6 +100,23 @@ def test_malformed_inputs_indexed_as_well_as_possible(tiny_vault):
     assert index.sync().warnings == []
 
 
+def test_file_and_folder_names_that_are_not_utf8_are_skipped_with_a_warning(tiny_vault):
+    """A name with undecodable bytes (a Latin-1 é) once made every sync and recall fail (QA round 9)."""
+    write_doc(tiny_vault, "knowledge/ok.md", "---\ntitle: Ok\n---\nzebracorn text\n")
+    knowledge = os.fsencode(tiny_vault / "knowledge")
+    with open(knowledge + b"/latin1-\xe9.md", "wb") as f:
+        f.write(b"zebracorn in a file with a Latin-1 name\n")
+    os.mkdir(knowledge + b"/dir-\xe9")
+    with open(knowledge + b"/dir-\xe9/inside.md", "wb") as f:
+        f.write(b"zebracorn in a folder with a Latin-1 name\n")
+    index = dreamdb.open(tiny_vault)
+    r = index.sync()
+    skipped = [w for w in r.warnings if "not valid UTF-8" in w]
+    assert sorted(w.split(":")[0] for w in skipped) == ["knowledge/dir-\ufffd", "knowledge/latin1-\ufffd.md"]
+    assert [h.doc_id for h in index.recall("zebracorn")] == ["knowledge/ok"]
+    assert _integrity(index) == "ok"
+
+
 def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     write_doc(tiny_vault, "knowledge/listname.md", "---\nname: [kudu, notes]\ndate: not-a-date\n---\nkudu body\n")
     write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Eland\ndate: 2026-05-01\nexpires: 2030-01-01\n---\neland body\n")

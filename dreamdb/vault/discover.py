@@ -121,6 +121,15 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
     return None
 
 
+def _utf8_name(name: str) -> bool:
+    """Whether a file name from the OS is valid UTF-8 (undecodable bytes come back as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs: dict | None = None) -> list[SourceFile]:
     """List every indexable file of the vault with its stat (no file is read).
 
@@ -169,6 +178,15 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             return
         for e in entries:
             rel = f"{rel_dir}/{e.name}"
+            if not _utf8_name(e.name):  # undecodable bytes (surrogate escapes): SQLite stores UTF-8 only
+                try:
+                    named_dir = e.is_dir(follow_symlinks=False)
+                except OSError:
+                    named_dir = False
+                if named_dir or e.name.endswith(".md"):
+                    shown = os.fsencode(rel).decode("utf-8", "replace")
+                    note(f"{shown}: skipped (the name is not valid UTF-8; rename it, e.g. with convmv)")
+                continue
             try:
                 is_link = e.is_symlink()
                 is_dir = not is_link and e.is_dir(follow_symlinks=False)
