@@ -83,6 +83,43 @@ def test_refresh_embeds_all_then_nothing_twice(tiny_vault):
         assert tuple(cov) == (12, 12, 12)
 
 
+def test_a_refresh_that_must_wait_for_another_says_so_first(tiny_vault):
+    """QA round 9: a second `embed refresh` waited minutes for the first without a word."""
+    import threading
+
+    from filelock import FileLock
+
+    from dreamdb.errors import LockTimeout
+
+    make_vault(tiny_vault, n_docs=2)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        path = str(store.index_file(index.conn).parent / store.LOCK_FILE_NAME)
+        held, done = threading.Event(), threading.Event()
+
+        def other_refresh(seconds: float) -> None:  # another holder (filelock refuses one thread twice)
+            with FileLock(path):
+                held.set()
+                done.wait(seconds)
+
+        threading.Thread(target=other_refresh, args=(0.5,)).start()
+        held.wait()
+        waits: list[float] = []
+        t0 = time.monotonic()
+        r = store.refresh(index.conn, emb, on_wait=lambda: waits.append(time.monotonic() - t0))
+        assert len(waits) == 1 and waits[0] < 0.4 and time.monotonic() - t0 >= 0.45  # told first, then waited
+        assert r.embedded == 4
+        calls: list[int] = []
+        assert store.refresh(index.conn, emb, on_wait=lambda: calls.append(1)).embedded == 0 and calls == []
+        held.clear()
+        threading.Thread(target=other_refresh, args=(5.0,)).start()
+        held.wait()
+        with pytest.raises(LockTimeout):  # a set timeout still ends in LockTimeout, after the notice
+            store.compact(index.conn, lock_timeout=0.2, on_wait=lambda: calls.append(1))
+        done.set()
+        assert calls == [1]
+
+
 def test_changelog_entries_get_no_vectors(tiny_vault):
     """DENSE_EXCLUDED_TYPES: changelog entries are chunked to nothing, so the dense channel never returns them."""
     make_vault(tiny_vault, 2)

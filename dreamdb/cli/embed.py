@@ -75,13 +75,18 @@ def _sigterm_as_interrupt():
         return None
 
 
+def _say_waiting() -> None:
+    click.echo("Another dreamdb process is refreshing this index's embeddings; waiting for it to finish"
+               " (dreamdb embed status shows its progress; Ctrl-C stops waiting, nothing is lost).", err=True)
+
+
 def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
     from dreamdb.embeddings.store import embed_status, refresh
 
     bar = _Bar(show_bar)
     old = _sigterm_as_interrupt()
     try:
-        return refresh(index.conn, embedder, force=force, progress=bar)
+        return refresh(index.conn, embedder, force=force, progress=bar, on_wait=_say_waiting)
     except KeyboardInterrupt:
         bar.close()
         st = embed_status(index.conn, embedder.model_id)
@@ -208,7 +213,7 @@ def compact_cmd(vault, as_json):
     index = open_index(vault)
     # a damaged index is rebuilt from the vault first (compact would fail on it)
     print_notes(index, index.sync(check=True).warnings)
-    r = compact(index.conn)
+    r = compact(index.conn, on_wait=_say_waiting)
     print_notes(index)
     if as_json:
         click.echo(output.to_json(r))

@@ -120,20 +120,27 @@ def _as_query(vec) -> bytes:
 class _RefreshLock:
     """Cross-process lock (``filelock``) in the index folder; no-op for in-memory databases."""
 
-    def __init__(self, conn, timeout: float | None) -> None:
+    def __init__(self, conn, timeout: float | None, on_wait: Callable[[], None] | None = None) -> None:
         path = index_file(conn)
         self._lock = None
+        self._timeout = -1 if timeout is None else timeout
+        self._on_wait = on_wait
         if path is not None:
             from filelock import FileLock
 
-            self._lock = FileLock(str(path.parent / LOCK_FILE_NAME), timeout=-1 if timeout is None else timeout)
+            self._lock = FileLock(str(path.parent / LOCK_FILE_NAME), timeout=self._timeout)
 
     def __enter__(self):
         if self._lock is not None:
             from filelock import Timeout
 
             try:
-                self._lock.acquire()
+                try:
+                    self._lock.acquire(timeout=0)
+                except Timeout:
+                    if self._on_wait is not None and self._timeout != 0:
+                        self._on_wait()  # say why nothing happens yet: the other refresh may take minutes
+                    self._lock.acquire()
             except Timeout:
                 raise LockTimeout(
                     "Another dreamdb process is refreshing the embeddings of this index.",
@@ -251,7 +258,7 @@ def _missing(conn, model_id: str) -> list[tuple[str, str]]:
 
 def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None = None,
             batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None,
-            max_unidentified: int | None = None) -> RefreshReport:
+            max_unidentified: int | None = None, on_wait: Callable[[], None] | None = None) -> RefreshReport:
     """Bring chunks and vectors in line with the documents table.
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
@@ -279,6 +286,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         lock_timeout: seconds to wait for another process's refresh (None: wait as long as it takes).
         max_unidentified: passed to :func:`update_languages` (the lazy refresh before a query
             leaves a large backlog of languages to identify to ``dreamdb embed refresh``).
+        on_wait: called once, before waiting, when another process holds the refresh lock.
 
     Returns:
         RefreshReport.
@@ -299,7 +307,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
         return report
-    with _RefreshLock(conn, lock_timeout):
+    with _RefreshLock(conn, lock_timeout, on_wait):
         register_model(conn, embedder)
         if force:
             with write_transaction(conn):
@@ -699,7 +707,7 @@ def doc_chunk_vectors(conn, doc_ids: Iterable[int], model_id: str) -> dict[int, 
 # --------------------------------------------------------------------- compaction
 
 
-def compact(conn, *, lock_timeout: float | None = None) -> dict:
+def compact(conn, *, lock_timeout: float | None = None, on_wait: Callable[[], None] | None = None) -> dict:
     """Give back the space of deleted vectors: rebuild ``vec_embeddings``, then ``VACUUM``.
 
     sqlite-vec 0.1.x never frees the slot of a deleted vector (upstream issues
@@ -712,6 +720,7 @@ def compact(conn, *, lock_timeout: float | None = None) -> dict:
     Args:
         conn: index connection with sqlite-vec loaded, not inside a transaction.
         lock_timeout: seconds to wait for a running refresh (None: as long as it takes).
+        on_wait: called once, before waiting, when a refresh holds the lock.
 
     Returns:
         dict: ``vectors`` (kept), ``bytes_before``, ``bytes_after`` (index file + WAL, bytes).
@@ -729,7 +738,7 @@ def compact(conn, *, lock_timeout: float | None = None) -> dict:
         return index_size_bytes(path) if path else 0
 
     before = size()
-    with _RefreshLock(conn, lock_timeout):
+    with _RefreshLock(conn, lock_timeout, on_wait):
         ddl = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'vec_embeddings'").fetchone()[0]
         with write_transaction(conn):
             conn.execute("DROP TABLE IF EXISTS temp.vec_compact")
