@@ -94,7 +94,13 @@ def parse_when(text: str, now: datetime) -> datetime:
         "tomorrow": lambda: _start_of_day(now_utc) + timedelta(days=1),
     }.get(lowered)
     if keyword is not None:
-        return keyword()
+        try:
+            return keyword()
+        except OverflowError:  # yesterday of 0001-01-01, tomorrow of 9999-12-31
+            from dreamdb.errors import UsageError
+
+            raise UsageError(f"The time {text!r} is out of range (before year 1 or after year 9999)"
+                             f" for the clock {now_utc.isoformat()}.", hint="Check --now.") from None
 
     match = _RELATIVE_RE.match(lowered)
     if match:

@@ -74,6 +74,15 @@ def test_out_of_range_amount_says_so(text: str):
     assert "out of range" in info.value.message and info.value.exit_code == 2
 
 
+@pytest.mark.parametrize("now, text", [(datetime(1, 1, 1, tzinfo=UTC), "yesterday"),
+                                       (datetime(9999, 12, 31, 12, tzinfo=UTC), "tomorrow")])
+def test_keyword_past_the_calendar_edge_says_so(now: datetime, text: str):
+    with pytest.raises(UsageError) as info:
+        parse_when(text, now)
+    assert "out of range" in info.value.message and info.value.exit_code == 2
+    assert parse_when("today", now).year == now.year
+
+
 @pytest.mark.parametrize("value, expected", [
     (date(2026, 8, 2), datetime(2026, 8, 2, tzinfo=UTC)),
     (datetime(2026, 8, 2, 5, 6), datetime(2026, 8, 2, 5, 6, tzinfo=UTC)),
