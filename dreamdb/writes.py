@@ -263,6 +263,13 @@ def _check_writable(vault: Path) -> None:
     from dreamdb.config import is_writable
 
     if not is_writable(vault):
+        try:
+            read_only_fs = bool(os.statvfs(vault).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+            read_only_fs = False
+        if read_only_fs:
+            raise WriteRefused(f"The vault folder {vault} is on a read-only file system, so dreamdb does not write to it.",
+                               hint="Remount it read-write (or work on a writable copy) to remember, update or delete.")
         raise WriteRefused(f"The vault folder {vault} is read-only (no write permission), so dreamdb does not write to it.",
                            hint="Give it write permission (chmod u+w) to remember, update or delete.")
 

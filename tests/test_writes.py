@@ -796,14 +796,26 @@ def test_first_write_creates_index_folder_like_the_index_does(twins: Path):
 def test_read_only_vault_is_refused_before_creating_anything(twins: Path):
     os.chmod(twins, 0o555)  # even root is refused: dreamdb reads "no write bit" as read-only
     try:
-        with pytest.raises(WriteRefused):
+        with pytest.raises(WriteRefused) as info:
             update(twins, "knowledge/foo.md", description="d")
+        assert "no write permission" in info.value.message and "chmod u+w" in info.value.hint
         with pytest.raises(WriteRefused):
             delete(twins, "knowledge/foo.md")
         assert not (twins / ".dreamdb").exists()
     finally:
         os.chmod(twins, 0o755)
     assert (twins / "knowledge" / "foo.md").read_text() == FOO_TOP
+
+
+def test_read_only_file_system_gets_a_remount_hint(twins: Path, monkeypatch):
+    """chmod cannot fix a read-only mount (QA round 9); the statvfs flag tells the two apart."""
+    real = os.statvfs
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if mode == os.W_OK else True)
+    monkeypatch.setattr(os, "statvfs", lambda p: type("V", (), {"f_flag": real(p).f_flag | os.ST_RDONLY})())
+    with pytest.raises(WriteRefused) as info:
+        update(twins, "knowledge/foo.md", description="d")
+    assert "read-only file system" in info.value.message and "Remount" in info.value.hint
+    assert not (twins / ".dreamdb").exists()
 
 
 def test_a_file_named_like_another_files_recall_id_is_ambiguous(tiny_vault):
