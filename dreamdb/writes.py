@@ -304,10 +304,13 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
     trash = _index_dir(vault) / "trash" / doc_type
     try:
         for folder in (trash.parent, trash):  # each level 0700, as the index folder
+            # a symlinked trash (or type folder) must not carry copies out of the vault, nor get a
+            # folder created outside it: checked before each level is made
+            _confined(vault, folder)
             folder.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
         raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
-    _confined(vault, trash)  # a symlinked .dreamdb or trash must not carry copies out of the vault
+    _confined(vault, trash)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     kept = trash / _fit_name(f"{stamp}-{name}")
     n = 2
