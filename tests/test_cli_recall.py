@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -70,6 +71,13 @@ def test_missing_vault_exit_3(tmp_path):
     assert p.returncode == 3 and "does not exist" in p.stderr and "Traceback" not in p.stderr
     p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "x"], cwd=tmp_path, capture_output=True, text=True)
     assert p.returncode == 3 and "--vault" in p.stderr
+    gone = tmp_path / "gone"  # the working folder deleted under the shell (QA round 9: an internal error)
+    gone.mkdir()
+    script = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); " \
+             "from dreamdb.entry import main; sys.exit(main(['recall', 'x']))"
+    env = {k: v for k, v in os.environ.items() if k != "DREAMDB_VAULT"}
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert p.returncode == 3 and "current folder no longer exists" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_empty_vault_and_degenerate_queries(tiny_vault):

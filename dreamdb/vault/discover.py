@@ -91,7 +91,11 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
                 )
             p = p / VAULT_DIR_NAME
         return p.resolve()
-    here = (cwd or Path.cwd()).resolve()
+    try:
+        here = (cwd or Path.cwd()).resolve()
+    except OSError:  # the working folder was deleted (or is unreadable)
+        raise VaultNotFound("The current folder no longer exists (or cannot be read), so no vault can be found from it.",
+                            hint="cd into your project, pass --vault PATH, or set DREAMDB_VAULT.") from None
     for d in (here, *here.parents):
         if d.name == VAULT_DIR_NAME:
             return d
