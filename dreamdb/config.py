@@ -137,8 +137,20 @@ def is_default_index_path(index_path: Path, vault: Path) -> bool:
 
 
 def include_archives_default() -> bool:
-    """Whether dot-folders are indexed (``DREAMDB_INCLUDE_ARCHIVES=1``)."""
-    return os.environ.get("DREAMDB_INCLUDE_ARCHIVES", "") in ("1", "true", "yes")
+    """Whether dot-folders are indexed (``DREAMDB_INCLUDE_ARCHIVES=1``).
+
+    Raises:
+        UsageError: a value other than 1/true/yes/on or 0/false/no/off/empty (case-insensitive).
+    """
+    value = os.environ.get("DREAMDB_INCLUDE_ARCHIVES", "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    from dreamdb.errors import UsageError
+
+    raise UsageError(f"DREAMDB_INCLUDE_ARCHIVES={os.environ['DREAMDB_INCLUDE_ARCHIVES']!r} is neither on nor off.",
+                     hint="Use DREAMDB_INCLUDE_ARCHIVES=1 to index dot-folders such as knowledge/.archive/, 0 (or unset) not to.")
 
 
 def remove_index_files(index_path: Path) -> None:

@@ -111,3 +111,21 @@ def test_every_command_help_ends_with_the_exit_codes(capsys):
         assert main([*args, "--help"]) == 0
         out = capsys.readouterr().out
         assert "Exit codes: 0 ok" in " ".join(out.split()) and "6 write refused" in " ".join(out.split()), args
+
+
+@pytest.mark.parametrize("value, expected", [("1", True), ("TRUE", True), (" yes ", True), ("on", True),
+                                             ("", False), ("0", False), ("no", False), ("Off", False)])
+def test_include_archives_setting(monkeypatch, value, expected):
+    from dreamdb.config import include_archives_default
+
+    monkeypatch.setenv("DREAMDB_INCLUDE_ARCHIVES", value)
+    assert include_archives_default() is expected
+
+
+def test_include_archives_setting_of_another_value_is_refused(monkeypatch, tiny_vault):
+    import dreamdb
+    from dreamdb.errors import UsageError
+
+    monkeypatch.setenv("DREAMDB_INCLUDE_ARCHIVES", "maybe")
+    with pytest.raises(UsageError, match="DREAMDB_INCLUDE_ARCHIVES='maybe' is neither on nor off"):
+        dreamdb.open(tiny_vault)
