@@ -31,7 +31,9 @@ def recall(query, top, types, exclude_types, tags, since, until, status, level, 
 
     QUERY is plain text: quotes, NOT, *, : and parentheses are ordinary
     characters, and a document matching any term can be returned. Hits are
-    sorted by rankScore; 'score' is the raw BM25 that thresholds use.
+    sorted by rankScore (in hybrid mode the fused score, except that BM25's
+    top hit stays first when it leads clearly: the pin guard, shown by
+    --explain); 'score' is the raw BM25 that thresholds use.
 
     \b
     Examples:
