@@ -51,8 +51,9 @@ def safe_text(text) -> str:
 
 
 def _safe_cell(v):
-    """A table cell on one line: control characters shown (:func:`safe_text`), a newline as ``␊``."""
-    return safe_text(v).replace("\n", "\u240a") if isinstance(v, str) else v
+    """A table cell on one line: control characters shown (:func:`safe_text`), a tab as ``␉`` and a newline
+    as ``␊`` (as :func:`hits_plain` shows them; a raw tab broke the columns)."""
+    return _field(v) if isinstance(v, str) else v
 
 
 def to_json(obj) -> str:

@@ -50,6 +50,8 @@ def test_table_and_hit_renderers_are_safe():
     out = table([["\x1b[31mred", 3, None]], headers=["h\x07", "n", "x"])
     assert_no_controls(out)
     assert "␛[31mred" in out and "h␇" in out and " 3" in out
+    out = table([{"doc_id": "knowledge/tab\tname", "title": "new\nline"}])  # QA round 9: a raw tab broke the columns
+    assert "knowledge/tab␉name" in out and "new␊line" in out and "\t" not in out
     hit = SimpleNamespace(doc_id="knowledge/a\x1b[2J", title="T\x1b]0;x\x07", path="/v/knowledge/a.md", score=3.0,
                           rank_score=3.5, date="2026-01-01", status="\x9bactive", superseded_by="knowledge/b\x1b",
                           snippet="one\x1b[1m\rtwo\nthree", signals=None, terms=None)
