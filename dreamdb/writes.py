@@ -731,6 +731,17 @@ def _bad_char(text: str) -> bool:
     return any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)
 
 
+def _refuse_control_chars(text: str, original: str) -> None:
+    """Raise UsageError when a name holds a control character: such a file is found by recall (shown with
+    ``␉``/``␊``) but not written by dreamdb, whose names must survive every shell and terminal."""
+    if _bad_char(text):
+        from dreamdb.output import safe_text
+
+        shown = safe_text(original).replace("\t", "\u2409").replace("\n", "\u240a")
+        raise UsageError(f"{shown!r} holds a control character (tab, newline…); dreamdb does not edit or delete"
+                         " files with such names.", hint="Rename the file without it (e.g. with mv), then retry.")
+
+
 def _check_rel_path(rel: str, original: str) -> str:
     """Validate a vault-relative POSIX path (lexically); return it without a leading ``./``.
 
@@ -744,7 +755,8 @@ def _check_rel_path(rel: str, original: str) -> str:
     while rel.startswith("./"):
         rel = rel[2:]
     parts = rel.split("/")
-    if ("\\" in rel or _bad_char(rel) or any(not part or part.startswith(".") for part in parts)):
+    _refuse_control_chars(rel, original)
+    if ("\\" in rel or any(not part or part.startswith(".") for part in parts)):
         raise UsageError(f"{original!r} is not a document slug or a path inside the vault.",
                          hint=_FOLDERS_HINT + " '..', hidden (.name) folders and absolute paths are refused.")
     return rel
@@ -788,8 +800,9 @@ def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
             rel = raw  # knowledge/foo.md: the file knowledge/foo.md, if there is one
         if bare.endswith(".md"):
             bare = bare[:-3]
+        _refuse_control_chars(bare, slug)
         if (not bare or bare in (".", "..") or ".." in bare or "\\" in bare or bare.startswith(".")
-                or os.path.isabs(bare) or _bad_char(bare)):
+                or os.path.isabs(bare)):
             raise UsageError(f"{slug!r} is not a document slug.", hint=_FOLDERS_HINT)
         if rel is not None:
             rel = _check_rel_path(rel, slug)

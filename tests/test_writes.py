@@ -702,6 +702,17 @@ def test_update_tags_are_stripped_and_deduplicated(twins: Path):
     assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == []
 
 
+@pytest.mark.parametrize("name", ["knowledge/tab\tname", "knowledge/tab\tname.md", "knowledge/new\nline.md", "new\nline"])
+def test_names_with_control_characters_are_refused_with_a_rename_hint(tiny_vault, name):
+    """Recall finds such a file (shown with ␉/␊); writes refuse it, saying why (QA round 9: 'not a document slug')."""
+    write_doc(tiny_vault, name if name.endswith(".md") else "knowledge/x.md", "body\n")
+    for write in (lambda: update(tiny_vault, name, append="more"), lambda: delete(tiny_vault, name)):
+        with pytest.raises(UsageError) as info:
+            write()
+        assert "control character" in info.value.message and "\t" not in info.value.message
+        assert "Rename" in info.value.hint
+
+
 @pytest.mark.parametrize("tags", ["a,b\nc", "ok, bad\ttab", ["fine", "line\nbreak"], "esc\x1b", "nul\x00",
                                   "del\x7f", "sep\u2028x", "a\r"])
 def test_update_tags_with_control_characters_are_refused(twins: Path, tags):
