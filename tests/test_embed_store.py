@@ -191,9 +191,13 @@ def test_prune_waits_while_documents_wait_to_be_chunked(tiny_vault):
         assert store.documents_to_chunk(index.conn) == 4
         assert store.prune(index.conn) == 0
         assert index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == vectors
+        # status says the vectors are kept (QA round 9: "0/0 chunks embedded, 4 pending" looked like a loss)
+        summary = store.embed_status(index.conn, emb.model_id)["summary"]
+        assert "0/0 chunks embedded" in summary and "4 documents to chunk" in summary and "8 vectors stored" in summary
         emb.calls.clear()
         r = store.refresh(index.conn, emb)
         assert (r.embedded, r.reused, r.pruned) == (0, 8, 0) and emb.calls == []
+        assert store.embed_status(index.conn, emb.model_id)["summary"].endswith("8/8 chunks embedded with hash test-hash-1, up to date")
 
 
 class QueryHashEmbedder(HashEmbedder):

@@ -810,8 +810,12 @@ def embed_status(conn, model_id: str | None = None) -> dict:
     if model_id is None:
         summary = f"no vectors yet ({chunks} chunks); run: dreamdb embed refresh"
     else:
-        summary = (f"{embedded}/{chunks} chunks embedded with {name or 'model'} {model_id}"
-                   + (f", {pend + docs_pending} pending" if pend or docs_pending else ", up to date"))
+        summary = f"{embedded}/{chunks} chunks embedded with {name or 'model'} {model_id}"
+        if docs_pending:  # e.g. after sync --force: documents wait to be re-chunked, their vectors are kept
+            summary += (f", {docs_pending} documents to chunk, {pend} chunk texts to embed ({vectors} vectors stored"
+                        " are reused for unchanged texts; run: dreamdb embed refresh)")
+        else:
+            summary += f", {pend} pending" if pend else ", up to date"
     return {
         "available": True, "model_id": model_id, "model_name": name, "documents": n_docs, "chunked_documents": chunked,
         "docs_pending": docs_pending, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,
