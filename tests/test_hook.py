@@ -83,13 +83,16 @@ def test_hook_install_uninstall_cli(tmp_path):
     proj = tmp_path / "p"
     (proj / ".claude").mkdir(parents=True)
     (proj / ".claude" / "settings.json").write_text(json.dumps({"model": "x", "hooks": {"Stop": [{"hooks": []}]}}))
+    # dreamdb is not on PATH here (python -m dreamdb; an activated virtualenv's bin folder is left out)
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not os.path.exists(os.path.join(d, "dreamdb")))
     run = lambda *a: subprocess.run([sys.executable, "-m", "dreamdb", "hook", *a, "--project", str(proj)],  # noqa: E731
-                                    capture_output=True, text=True)
+                                    capture_output=True, text=True, env={**os.environ, "PATH": path})
     assert run("install").returncode == 0
     data = json.loads((proj / ".claude" / "settings.json").read_text())
     assert data["model"] == "x" and "Stop" in data["hooks"]
     command = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    # dreamdb is not on PATH here (python -m dreamdb): the hook gets an absolute command that works from anywhere
+    # so the hook gets an absolute command that works from anywhere
     assert command.endswith("dreamdb hook user-prompt-submit") and command.startswith("/")
     ran = subprocess.run(command + " < /dev/null", shell=True, capture_output=True, timeout=60)
     assert ran.returncode == 0
