@@ -13,7 +13,9 @@ On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
 
 On a generated vault (``scripts/gen_vault.py``; 100k notes, or 2k with
 ``--quick``): first sync, index size, no-change sync, query p50/p90 over 50
-generated queries, beside bm25s build time and query p50/p90; rebuild too.
+generated queries, beside bm25s build time and query p50/p90; rebuild too;
+queries that match nothing, beside the same on a copy of the index without
+migration 008's indexes.
 
 Every figure is the median over ``--runs`` runs (a 100k first sync runs
 once: it takes minutes). Usage::
@@ -193,7 +195,37 @@ def bench_synthetic(docs: int, runs: int) -> dict:
         out["bm25s"] = {"build_s": bl.build_seconds, "index_bytes": bl.size_bytes(),
                         **query_latency(lambda q: bl.search(q, 10), queries, runs)}
     ix.close()
+    out["no_match"] = bench_no_match(vault, idx, runs)
     return out
+
+
+NO_MATCH_QUERIES = [f"zqxv{i} wkjq{i}" for i in range(20)]
+"""Queries no generated note matches: a recall that finds nothing then asks the index whether expired
+documents would have matched (to say so) — the question migration 008's indexes answer."""
+
+
+def bench_no_match(vault: Path, idx: Path, runs: int) -> dict:
+    """p50/p90 (ms, SQL engine as the CLI) of queries that match nothing, on the index as it is and on a
+    copy without migration 008's indexes (the baseline: the same question answered by a table scan)."""
+    import shutil
+    import sqlite3
+    import tempfile
+
+    ix = dreamdb.open(vault, index_path=idx, auto_sync=False, engine="sql")
+    res = {"with_indexes": query_latency(lambda q: ix.recall(q, top=10), NO_MATCH_QUERIES, runs)}
+    ix.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "index.db"
+        shutil.copy(idx, copy)
+        conn = sqlite3.connect(copy)
+        conn.execute("DROP INDEX IF EXISTS documents_expires")
+        conn.execute("DROP INDEX IF EXISTS documents_status")
+        conn.commit()
+        conn.close()
+        ix = dreamdb.open(vault, index_path=copy, auto_sync=False, engine="sql")
+        res["without_indexes"] = query_latency(lambda q: ix.recall(q, top=10), NO_MATCH_QUERIES, runs)
+        ix.close()
+    return res
 
 
 def render(res: dict) -> str:
@@ -219,6 +251,10 @@ def render(res: dict) -> str:
         if "query_only_sql" in r:
             q = r["query_only_sql"]
             L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (sql engine, as the CLI)")
+        if "no_match" in r:
+            a, z = r["no_match"]["with_indexes"], r["no_match"]["without_indexes"]
+            L.append(f"  no-match query p50/p90  {a['p50_ms']:8.2f} / {a['p90_ms']:.2f} ms (sql engine)"
+                     f"   | without migration 008's indexes {z['p50_ms']:.2f} / {z['p90_ms']:.2f} ms")
         if "query_lazy_sync" in r:
             q = r["query_lazy_sync"]
             L.append(f"  query + lazy sync       {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine)")
