@@ -42,10 +42,20 @@ _RELATIVE_RE = re.compile(
 
 
 def _as_utc(value: datetime) -> datetime:
-    """Return ``value`` as an aware UTC datetime (naive values are taken as UTC)."""
+    """Return ``value`` as an aware UTC datetime (naive values are taken as UTC).
+
+    Raises:
+        UsageError: the instant falls before year 1 or after year 9999 in UTC (0001-01-01T00:00+14:00).
+    """
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:
+        from dreamdb.errors import UsageError
+
+        raise UsageError(f"The time {value.isoformat()} is out of range in UTC (before year 1 or after year 9999).",
+                         hint="Use a time at least a day inside the years 1-9999.") from None
 
 
 def _start_of_day(value: datetime) -> datetime:

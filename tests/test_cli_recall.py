@@ -78,6 +78,21 @@ def test_missing_vault_exit_3(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "DREAMDB_VAULT"}
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT)
     assert p.returncode == 3 and "current folder no longer exists" in p.stderr and "Traceback" not in p.stderr
+    gone.mkdir()  # again, and now a relative --vault from it
+    script = script.replace("['recall', 'x']", "['recall', '--vault', '../elsewhere', 'x']")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert p.returncode == 3 and "Traceback" not in p.stderr and "internal error" not in p.stderr
+
+
+def test_vault_on_a_path_that_is_not_utf8_is_refused_clearly(tmp_path):
+    """QA round 10: a Latin-1 folder name above the vault made every command an internal error."""
+    project = os.fsencode(tmp_path) + b"/proj\xe9"
+    os.makedirs(project + b"/_dream_context/knowledge")
+    with open(project + b"/_dream_context/knowledge/a.md", "wb") as f:
+        f.write(b"zebracorn\n")
+    for args, cwd in ((["recall", "zebracorn"], project), (["recall", "--vault", project, "zebracorn"], tmp_path)):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args], cwd=cwd, capture_output=True, text=True)
+        assert p.returncode == 3 and "is not valid UTF-8" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 def test_empty_vault_and_degenerate_queries(tiny_vault):

@@ -83,6 +83,14 @@ def test_keyword_past_the_calendar_edge_says_so(now: datetime, text: str):
     assert parse_when("today", now).year == now.year
 
 
+@pytest.mark.parametrize("now", [datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))),
+                                 datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=-12)))])
+def test_clock_with_an_offset_past_the_calendar_edge_says_so(now: datetime):
+    """QA round 10: the clock's conversion to UTC overflowed (an internal error) before any keyword was read."""
+    with pytest.raises(UsageError, match="out of range in UTC"):
+        parse_when("2026-01-01", now)
+
+
 @pytest.mark.parametrize("value, expected", [
     (date(2026, 8, 2), datetime(2026, 8, 2, tzinfo=UTC)),
     (datetime(2026, 8, 2, 5, 6), datetime(2026, 8, 2, 5, 6, tzinfo=UTC)),

@@ -74,23 +74,11 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
         raise VaultNotFound("The vault path is empty.", hint="Pass --vault PATH to a _dream_context folder "
                                                              "(or a folder containing one).")
     if explicit is not None:
-        p = Path(explicit).expanduser()
-        source = "" if path is not None else " (from DREAMDB_VAULT)"
-        fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
-        if not p.exists():
-            raise VaultNotFound(f"Vault path does not exist: {p}{source}",
-                                hint=f"{fix} to a _dream_context folder (or a folder containing one).")
-        if not p.is_dir():
-            raise VaultNotFound(f"Vault path is not a folder: {p}{source}", hint=f"{fix} to a _dream_context folder.")
-        if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
-            if not (p / VAULT_DIR_NAME).is_dir():
-                raise VaultNotFound(
-                    f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
-                    hint=f"Point --vault (or DREAMDB_VAULT) at the {VAULT_DIR_NAME} folder or the project that contains it;"
-                    f" to start a vault, create {p / VAULT_DIR_NAME}.",
-                )
-            p = p / VAULT_DIR_NAME
-        return p.resolve()
+        try:
+            return _utf8_vault(_explicit_vault(path, explicit))
+        except OSError as exc:  # a relative path from a deleted working folder, a loop
+            raise VaultNotFound(f"The vault path {explicit} cannot be resolved ({exc.strerror or exc}).",
+                                hint="Pass --vault with an absolute path, or cd into your project.") from None
     try:
         here = (cwd or Path.cwd()).resolve()
     except OSError:  # the working folder was deleted (or is unreadable)
@@ -98,13 +86,43 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
                             hint="cd into your project, pass --vault PATH, or set DREAMDB_VAULT.") from None
     for d in (here, *here.parents):
         if d.name == VAULT_DIR_NAME:
-            return d
+            return _utf8_vault(d)
         if (d / VAULT_DIR_NAME).is_dir():
-            return (d / VAULT_DIR_NAME).resolve()
+            return _utf8_vault((d / VAULT_DIR_NAME).resolve())
     raise VaultNotFound(
         f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it.",
         hint="Run inside a project with a _dream_context/ vault, pass --vault PATH, or set DREAMDB_VAULT.",
     )
+
+
+def _utf8_vault(vault: Path) -> Path:
+    """``vault``, or VaultNotFound when its path is not valid UTF-8 (the index stores it as text)."""
+    if not _utf8_name(str(vault)):
+        shown = os.fsencode(str(vault)).decode("utf-8", "replace")
+        raise VaultNotFound(f"The vault path {shown} is not valid UTF-8, which dreamdb cannot store in its index.",
+                            hint="Rename the folders on that path (e.g. with convmv), or move the project.")
+    return vault
+
+
+def _explicit_vault(path, explicit) -> Path:
+    """The vault named by ``--vault`` or ``DREAMDB_VAULT`` (see :func:`find_vault`)."""
+    p = Path(explicit).expanduser()
+    source = "" if path is not None else " (from DREAMDB_VAULT)"
+    fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
+    if not p.exists():
+        raise VaultNotFound(f"Vault path does not exist: {p}{source}",
+                            hint=f"{fix} to a _dream_context folder (or a folder containing one).")
+    if not p.is_dir():
+        raise VaultNotFound(f"Vault path is not a folder: {p}{source}", hint=f"{fix} to a _dream_context folder.")
+    if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
+        if not (p / VAULT_DIR_NAME).is_dir():
+            raise VaultNotFound(
+                f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
+                hint=f"Point --vault (or DREAMDB_VAULT) at the {VAULT_DIR_NAME} folder or the project that contains it;"
+                f" to start a vault, create {p / VAULT_DIR_NAME}.",
+            )
+        p = p / VAULT_DIR_NAME
+    return p.resolve()
 
 
 def classify(rel_path: str) -> tuple[str, str | None] | None:
