@@ -75,6 +75,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
+from dreamdb.vault.discover import is_utf8
 
 __all__ = [
     "LOCK_TIMEOUT_S",
@@ -619,6 +620,12 @@ def remember(
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
+    if not isinstance(references, str):
+        references = list(references)  # read once (an iterator could not be read twice)
+    if not isinstance(authors, str):
+        authors = list(authors)
+    _require_utf8(text=text, type=type, scope=scope, summary=summary, supersedes=supersedes,
+                  references=references, authors=authors)
     vault = _check_vault(vault)
     _check_text("The entry text", text)
     _check_text("type", type, allow_newlines=False)
@@ -729,6 +736,18 @@ def _bad_char(text: str) -> bool:
     import unicodedata
 
     return any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)
+
+
+def _require_utf8(**values) -> None:
+    """Raise UsageError for an argument (text, or a list of texts) that is not valid UTF-8: bytes a terminal
+    could not decode arrive as surrogates, which no UTF-8 file or index can hold."""
+    for name, value in values.items():
+        items = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
+        for item in items:
+            if isinstance(item, str) and not is_utf8(item):
+                raise UsageError(f"The {name} is not valid UTF-8 (it holds bytes that are not text); nothing was changed.",
+                                 hint="Retype it in UTF-8; for a file whose name is not UTF-8, rename the file first"
+                                      " (e.g. with convmv).")
 
 
 def _refuse_control_chars(text: str, original: str) -> None:
@@ -995,6 +1014,8 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             _refuse_bare_name(vault, bare)
         pool = known + [k.split("/", 1)[1] for k in known]
         target = f"{doc_type}/{bare}" if doc_type else bare
+        # only names dreamdb can write (UTF-8, no control characters), shown as they are
+        pool = [k for k in pool if is_utf8(k) and not _bad_char(k)]
         close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
         raise NotFound(f"No document {slug!r} in the vault.",
                        hint=("Did you mean: " + ", ".join(close)) if close else
@@ -1403,6 +1424,7 @@ def update(
             raise UsageError(f"{name} must be text without NUL characters.")
     if append is not None and not append.strip():
         raise UsageError("Nothing to append.")
+    _require_utf8(slug=slug, description=description, tags=tags, content=content, append=append)
     vault = _check_vault(vault)
     _parse_slug(slug)  # reject a malformed slug before touching anything
     _check_writable(vault)
@@ -1479,6 +1501,7 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
+    _require_utf8(slug=slug)
     vault = _check_vault(vault)
     _parse_slug(slug)  # reject a malformed slug before touching anything
     _check_writable(vault)

@@ -1028,3 +1028,22 @@ def test_bare_names_answer_like_their_full_id(tiny_vault: Path):
     assert "knowledge/<slug>" in info.value.hint and "uyku-borcu" not in info.value.hint
     with pytest.raises(UsageError, match="document type"):
         delete(tiny_vault, "feature")
+
+
+def test_arguments_that_are_not_utf8_are_refused_and_suggestions_leave_out_such_names(tiny_vault):
+    """QA round 10: bytes a terminal could not decode reached remember/update/delete as surrogates (exit 70), and
+    the 'Did you mean' hint offered names sync skips."""
+    write_doc(tiny_vault, "knowledge/cafe-notes.md", "---\ntitle: Cafe\n---\nbody\n")
+    with open(os.fsencode(tiny_vault / "knowledge") + b"/cafe-note\xe9.md", "wb") as f:
+        f.write(b"body\n")
+    bad = os.fsdecode(b"caf\xe9")
+    for write in (lambda: remember(tiny_vault, f"note {bad}"), lambda: remember(tiny_vault, "x", references=[f"file:{bad}"]),
+                  lambda: update(tiny_vault, f"knowledge/{bad}", append="x"), lambda: delete(tiny_vault, f"knowledge/{bad}"),
+                  lambda: update(tiny_vault, "knowledge/cafe-notes", append=bad)):
+        with pytest.raises(UsageError, match="is not valid UTF-8"):
+            write()
+    assert not (tiny_vault / "core" / "CHANGELOG.json").exists()
+    with pytest.raises(NotFound) as info:
+        update(tiny_vault, "knowledge/cafe-note", append="x")
+    assert "knowledge/cafe-notes" in info.value.hint and "\udce9" not in info.value.hint
+    assert remember(tiny_vault, "fine", references=iter(["file:a.md"]))["references"] == ["file:a.md"]

@@ -97,7 +97,7 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
 
 def _utf8_vault(vault: Path) -> Path:
     """``vault``, or VaultNotFound when its path is not valid UTF-8 (the index stores it as text)."""
-    if not _utf8_name(str(vault)):
+    if not is_utf8(str(vault)):
         shown = os.fsencode(str(vault)).decode("utf-8", "replace")
         raise VaultNotFound(f"The vault path {shown} is not valid UTF-8, which dreamdb cannot store in its index.",
                             hint="Rename the folders on that path (e.g. with convmv), or move the project.")
@@ -143,10 +143,11 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _utf8_name(name: str) -> bool:
-    """Whether a file name from the OS is valid UTF-8 (undecodable bytes come back as surrogates)."""
+def is_utf8(text: str) -> bool:
+    """Whether a text (a file name from the OS, an argument) is valid UTF-8: undecodable bytes come back as
+    surrogates, which no UTF-8 file or SQLite text can hold."""
     try:
-        name.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
@@ -200,7 +201,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             return
         for e in entries:
             rel = f"{rel_dir}/{e.name}"
-            if not _utf8_name(e.name):  # undecodable bytes (surrogate escapes): SQLite stores UTF-8 only
+            if not is_utf8(e.name):  # undecodable bytes (surrogate escapes): SQLite stores UTF-8 only
                 try:
                     named_dir = e.is_dir(follow_symlinks=False)
                 except OSError:
