@@ -306,12 +306,13 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
     try:
         for folder in (trash.parent, trash):  # each level 0700, as the index folder
             # a symlinked trash (or type folder) must not carry copies out of the vault, nor get a
-            # folder created outside it: checked before each level is made
-            _confined(vault, folder)
+            # folder created outside it, nor put them among the notes sync indexes: checked before
+            # each level is made
+            _confined_to_hidden(vault, folder)
             folder.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
         raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
-    _confined(vault, trash)
+    _confined_to_hidden(vault, trash)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     kept = trash / _fit_name(f"{stamp}-{name}")
     n = 2
@@ -361,6 +362,18 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
         yield lock_path
     finally:
         lock.release()
+
+
+def _confined_to_hidden(vault: Path, path: Path) -> Path:
+    """:func:`_confined`, and inside a hidden top-level folder of the vault (``.dreamdb``), which sync
+    never indexes: a trash linked into ``knowledge/`` would make every trashed copy a document."""
+    real = _confined(vault, path)
+    rel = real.relative_to(vault.resolve()).parts
+    if not rel or not rel[0].startswith("."):
+        raise WriteRefused(f"{path} resolves to {real}, among the vault's notes: copies kept there would be indexed"
+                           " as documents; nothing was changed.",
+                           hint=f"Remove the symlink on that path; dreamdb keeps its trash in {INDEX_DIRNAME}/trash.")
+    return real
 
 
 def _confined(vault: Path, path: Path) -> Path:

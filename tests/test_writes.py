@@ -860,6 +860,21 @@ def test_trash_through_a_symlink_out_of_the_vault_is_refused(tiny_vault, tmp_pat
     assert list(outside.rglob("*")) == []  # not even the type folder (QA round 9)
 
 
+def test_trash_through_a_symlink_into_the_notes_is_refused(tiny_vault):
+    """QA round 10: a trash linked to knowledge/ made every trashed copy an indexed document."""
+    import dreamdb
+
+    write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nzebracorn body\n")
+    (tiny_vault / ".dreamdb").mkdir(mode=0o700)
+    (tiny_vault / ".dreamdb" / "trash").symlink_to(tiny_vault / "knowledge", target_is_directory=True)
+    for write in (lambda: delete(tiny_vault, "knowledge/note"), lambda: update(tiny_vault, "knowledge/note", content="new")):
+        with pytest.raises(WriteRefused, match="among the vault's notes"):
+            write()
+    assert (tiny_vault / "knowledge" / "note.md").read_text(encoding="utf-8") == "---\ntitle: Note\n---\nzebracorn body\n"
+    assert sorted(p.name for p in (tiny_vault / "knowledge").rglob("*")) == ["note.md"]
+    assert [h.doc_id for h in dreamdb.open(tiny_vault).recall("zebracorn")] == ["knowledge/note"]
+
+
 def test_symlinked_index_folder_out_of_the_vault_gets_no_lock_or_trash(tiny_vault, tmp_path):
     """QA round 7: with .dreamdb linked outside the vault, update refused only after creating
     trash/ and vault.lock out there."""
