@@ -75,20 +75,33 @@ def _sigterm_as_interrupt():
         return None
 
 
-def _say_waiting() -> None:
-    click.echo("Another dreamdb process is refreshing this index's embeddings; waiting for it to finish"
-               " (dreamdb embed status shows its progress; Ctrl-C stops waiting, nothing is lost).", err=True)
+class _Waiting:
+    """``on_wait`` of :func:`dreamdb.embeddings.store.refresh`/``compact``: says on stderr that another
+    process's refresh is being waited for, and remembers whether it still is (for Ctrl-C's message)."""
+
+    def __init__(self) -> None:
+        self.now = False
+
+    def __call__(self, waiting: bool) -> None:
+        self.now = waiting
+        if waiting:
+            click.echo("Another dreamdb process is refreshing this index's embeddings; waiting for it to finish"
+                       " (dreamdb embed status shows its progress; Ctrl-C stops waiting, nothing is lost).", err=True)
 
 
 def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
     from dreamdb.embeddings.store import embed_status, refresh
 
     bar = _Bar(show_bar)
+    waiting = _Waiting()
     old = _sigterm_as_interrupt()
     try:
-        return refresh(index.conn, embedder, force=force, progress=bar, on_wait=_say_waiting)
+        return refresh(index.conn, embedder, force=force, progress=bar, on_wait=waiting)
     except KeyboardInterrupt:
         bar.close()
+        if waiting.now:
+            click.echo("Stopped waiting; the other refresh goes on (dreamdb embed status shows its progress).", err=True)
+            raise
         st = embed_status(index.conn, embedder.model_id)
         click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
                    "run `dreamdb embed refresh` again to finish.", err=True)
@@ -213,7 +226,7 @@ def compact_cmd(vault, as_json):
     index = open_index(vault)
     # a damaged index is rebuilt from the vault first (compact would fail on it)
     print_notes(index, index.sync(check=True).warnings)
-    r = compact(index.conn, on_wait=_say_waiting)
+    r = compact(index.conn, on_wait=_Waiting())
     print_notes(index)
     if as_json:
         click.echo(output.to_json(r))

@@ -120,7 +120,7 @@ def _as_query(vec) -> bytes:
 class _RefreshLock:
     """Cross-process lock (``filelock``) in the index folder; no-op for in-memory databases."""
 
-    def __init__(self, conn, timeout: float | None, on_wait: Callable[[], None] | None = None) -> None:
+    def __init__(self, conn, timeout: float | None, on_wait: Callable[[bool], None] | None = None) -> None:
         path = index_file(conn)
         self._lock = None
         self._timeout = -1 if timeout is None else timeout
@@ -138,9 +138,12 @@ class _RefreshLock:
                 try:
                     self._lock.acquire(timeout=0)
                 except Timeout:
-                    if self._on_wait is not None and self._timeout != 0:
-                        self._on_wait()  # say why nothing happens yet: the other refresh may take minutes
-                    self._lock.acquire()
+                    if self._on_wait is None or self._timeout == 0:
+                        self._lock.acquire()  # raises Timeout at once for a zero timeout
+                    else:
+                        self._on_wait(True)  # say why nothing happens yet: the other refresh may take minutes
+                        self._lock.acquire()
+                        self._on_wait(False)
             except Timeout:
                 raise LockTimeout(
                     "Another dreamdb process is refreshing the embeddings of this index.",
@@ -258,7 +261,7 @@ def _missing(conn, model_id: str) -> list[tuple[str, str]]:
 
 def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None = None,
             batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None,
-            max_unidentified: int | None = None, on_wait: Callable[[], None] | None = None) -> RefreshReport:
+            max_unidentified: int | None = None, on_wait: Callable[[bool], None] | None = None) -> RefreshReport:
     """Bring chunks and vectors in line with the documents table.
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
@@ -286,7 +289,8 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         lock_timeout: seconds to wait for another process's refresh (None: wait as long as it takes).
         max_unidentified: passed to :func:`update_languages` (the lazy refresh before a query
             leaves a large backlog of languages to identify to ``dreamdb embed refresh``).
-        on_wait: called once, before waiting, when another process holds the refresh lock.
+        on_wait: when another process holds the refresh lock: called with True before waiting for it, and
+            with False once it is taken.
 
     Returns:
         RefreshReport.
@@ -707,7 +711,7 @@ def doc_chunk_vectors(conn, doc_ids: Iterable[int], model_id: str) -> dict[int, 
 # --------------------------------------------------------------------- compaction
 
 
-def compact(conn, *, lock_timeout: float | None = None, on_wait: Callable[[], None] | None = None) -> dict:
+def compact(conn, *, lock_timeout: float | None = None, on_wait: Callable[[bool], None] | None = None) -> dict:
     """Give back the space of deleted vectors: rebuild ``vec_embeddings``, then ``VACUUM``.
 
     sqlite-vec 0.1.x never frees the slot of a deleted vector (upstream issues
@@ -720,7 +724,7 @@ def compact(conn, *, lock_timeout: float | None = None, on_wait: Callable[[], No
     Args:
         conn: index connection with sqlite-vec loaded, not inside a transaction.
         lock_timeout: seconds to wait for a running refresh (None: as long as it takes).
-        on_wait: called once, before waiting, when a refresh holds the lock.
+        on_wait: when a refresh holds the lock: called with True before waiting, False once it is taken.
 
     Returns:
         dict: ``vectors`` (kept), ``bytes_before``, ``bytes_after`` (index file + WAL, bytes).
