@@ -529,6 +529,8 @@ class Index:
         if mode != "bm25":
             ranked = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters))
             if ranked is not None:
+                if not ranked:
+                    self._note_empty_result(plan, now_days, filters)
                 return self._hits(ranked, plan, mode=mode, explain=explain)
         # Planning probed the index for changes just now, unless a hybrid attempt ran in between.
         ranked = self._guarded(lambda: self._rank(plan, top=top, now_days=now_days, filters=filters, probe=mode != "bm25"))

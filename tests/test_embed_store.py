@@ -219,6 +219,20 @@ def rebuilt_index_with_vectors(vault):
     return index, emb
 
 
+def test_an_empty_hybrid_result_gets_the_notes_bm25_gives(tiny_vault):
+    """QA round 10: the notes explaining an empty result (here an unknown status) were BM25's only."""
+    make_vault(tiny_vault, 2)
+    emb = QueryHashEmbedder()
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    store.refresh(index.conn, emb)
+    index.embedder = lambda: emb
+    index.take_notes()
+    for mode in ("hybrid", "dense", "rrf"):
+        assert index.recall("a0x1", mode=mode, status="bogus", now="2026-08-18T00:00:00Z") == []
+        assert any("no document has the status bogus" in n for n in index.take_notes()), mode
+
+
 def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
     """QA repro: after a rebuild, hybrid recall used BM25 only ("… waiting to be embedded") until embed refresh."""
     index, emb = rebuilt_index_with_vectors(tiny_vault)
