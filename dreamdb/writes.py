@@ -1030,6 +1030,10 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         # only names dreamdb can write (UTF-8, no control characters), shown as they are
         pool = [k for k in pool if is_utf8(k) and not _bad_char(k)]
         close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
+        if "\u2409" in slug or "\u240a" in slug:  # copied from recall's output, where they stand for a tab/newline
+            raise NotFound(f"No document {slug!r} in the vault.",
+                           hint="recall shows a tab or newline in a name as ␉ or ␊; dreamdb does not edit files with"
+                                " such names: rename the file without it (e.g. with mv), then retry.")
         raise NotFound(f"No document {slug!r} in the vault.",
                        hint=("Did you mean: " + ", ".join(close)) if close else
                        "Run dreamdb recall to find the slug.")

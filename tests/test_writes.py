@@ -711,6 +711,10 @@ def test_names_with_control_characters_are_refused_with_a_rename_hint(tiny_vault
             write()
         assert "control character" in info.value.message and "\t" not in info.value.message
         assert "Rename" in info.value.hint
+    shown = name.replace("\t", "\u2409").replace("\n", "\u240a")  # the id as recall prints it
+    with pytest.raises(NotFound) as info:
+        update(tiny_vault, shown, append="more")
+    assert "rename the file" in info.value.hint and "\t" not in info.value.hint and "\n" not in info.value.hint
 
 
 @pytest.mark.parametrize("tags", ["a,b\nc", "ok, bad\ttab", ["fine", "line\nbreak"], "esc\x1b", "nul\x00",
