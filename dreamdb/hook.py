@@ -162,6 +162,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         except LockTimeout:
             _log("index locked by another writer; recalled from the index as it is")
         hits = index.recall(prompt, top=TOP, exclude_types="bookmark")
+        for note in index.take_notes():  # a quiet fallback (no model, a bad setting) is still written down
+            if "used bm25" in note:
+                _log(note)
         if not hits or hits[0].score < INJECT_THRESHOLD:
             return ""
         # a runner-up with raw score 0 matched only through synonyms/identity: noise in the prompt, left out

@@ -41,6 +41,17 @@ def test_strong_match_prints_block(project, tmp_path):
     assert "feature/sleep-consolidation" in out[1]
 
 
+def test_a_quiet_fallback_to_bm25_is_written_to_the_hook_log(project, tmp_path):
+    """QA round 10: with hybrid asked for and no usable model, the hook fell back without a trace."""
+    (tmp_path / "empty-model").mkdir()
+    env = {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log"), "DREAMDB_RECALL_MODE": "hybrid",
+           "DREAMDB_MODEL_DIR": str(tmp_path / "empty-model")}
+    p = hook(payload("how is sleep debt computed before consolidation", project), env)
+    assert p.returncode == 0 and p.stdout.decode().startswith(HEADER)  # the memories still come, from BM25
+    log = (tmp_path / "h.log").read_text()
+    assert "hybrid recall unavailable, used bm25" in log and "DREAMDB_MODEL_DIR=" in log
+
+
 def test_weak_short_or_disabled_prints_nothing(project, tmp_path):
     log = {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")}
     assert hook(payload("sleep!", project), log).stdout == b""  # under 8 characters: skipped
