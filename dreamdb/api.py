@@ -590,12 +590,12 @@ class Index:
         try:
             if not db.CAN_LOAD_EXTENSIONS:
                 raise DriverError("the SQLite driver cannot load sqlite-vec")
-            from dreamdb.embeddings.locate import find_model_dir
+            from dreamdb.embeddings.locate import find_model_dir, model_dir_candidate
 
             path = find_model_dir()
             if path is None:
-                chosen = os.environ.get("DREAMDB_MODEL_DIR", "").strip()
-                if chosen:  # the user pointed somewhere: say where, a model elsewhere is not used
+                chosen, origin = model_dir_candidate()
+                if origin == "env":  # the user pointed somewhere: say where, a model elsewhere is not used
                     raise ModelNotInstalled(f"no embedding model in DREAMDB_MODEL_DIR={chosen}",
                                             hint="unset DREAMDB_MODEL_DIR to use the installed model, or install one"
                                                  " there: dreamdb model install --from DIR")

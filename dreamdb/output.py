@@ -53,7 +53,7 @@ def safe_text(text) -> str:
 def _safe_cell(v):
     """A table cell on one line: control characters shown (:func:`safe_text`), a tab as ``␉`` and a newline
     as ``␊`` (as :func:`hits_plain` shows them; a raw tab broke the columns)."""
-    return _field(v) if isinstance(v, str) else v
+    return visible_field(v) if isinstance(v, str) else v
 
 
 def to_json(obj) -> str:
@@ -119,7 +119,7 @@ def hits_text(hits, *, explain: bool = False) -> str:
     return safe_text("\n".join(lines).rstrip()) + ("\n" if lines else "")
 
 
-def _field(text) -> str:
+def visible_field(text) -> str:
     """One tab-separated field: :func:`safe_text`, with a tab or newline (which would split the line) shown as
     ``␉`` / ``␊``: visibly not the character, never passed off as a space in a path that would not exist."""
     return safe_text(text).replace("\t", "\u2409").replace("\n", "\u240a")
@@ -127,4 +127,4 @@ def _field(text) -> str:
 
 def hits_plain(hits) -> str:
     """One tab-separated line per hit: rankScore, score, doc_id, title, path (fields made safe with :func:`safe_text`)."""
-    return "".join(f"{h.rank_score:.4f}\t{h.score:.4f}\t{_field(h.doc_id)}\t{_field(h.title)}\t{_field(h.path)}\n" for h in hits)
+    return "".join(f"{h.rank_score:.4f}\t{h.score:.4f}\t{visible_field(h.doc_id)}\t{visible_field(h.title)}\t{visible_field(h.path)}\n" for h in hits)

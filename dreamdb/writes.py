@@ -312,7 +312,6 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
             folder.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
         raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
-    _confined_to_hidden(vault, trash)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     kept = trash / _fit_name(f"{stamp}-{name}")
     n = 2
@@ -767,9 +766,9 @@ def _refuse_control_chars(text: str, original: str) -> None:
     """Raise UsageError when a name holds a control character: such a file is found by recall (shown with
     ``␉``/``␊``) but not written by dreamdb, whose names must survive every shell and terminal."""
     if _bad_char(text):
-        from dreamdb.output import safe_text
+        from dreamdb.output import visible_field
 
-        shown = safe_text(original).replace("\t", "\u2409").replace("\n", "\u240a")
+        shown = visible_field(original)
         raise UsageError(f"{shown!r} holds a control character (tab, newline…); dreamdb does not edit or delete"
                          " files with such names.", hint="Rename the file without it (e.g. with mv), then retry.")
 
