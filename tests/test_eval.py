@@ -149,16 +149,24 @@ DATA = suite.default_data_dir()
 @pytest.mark.skipif(not (DATA / "eval-data" / "scifact" / "corpus.jsonl").exists(),
                     reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
 def test_cli_quick_scifact(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--quick", "--set", "scifact", "--no-baseline",
-                        "--modes", "bm25", "--cache", str(tmp_path), "--json"],
+    report = tmp_path / "RESULTS.md"
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--quick", "--set", "scifact",
+                        "--modes", "bm25", "--cache", str(tmp_path), "--results-file", str(report), "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=180)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     t = out["sets"]["scifact"]["tracks"]["test"]
     assert t["n"] == suite.QUICK_QUERIES
-    m = t["dreamdb"]["bm25"]["metrics"]
+    m, b = t["dreamdb"]["bm25"]["metrics"], t["bm25s"]["metrics"]
     assert 0.3 < m["ndcg@10"] <= 1.0 and m["n"] == suite.QUICK_QUERIES
     assert out["sets"]["scifact"]["indexes"]["corpus"]["documents"] == 5183
+    # The paired comparison of dreamdb BM25 with bm25s, from the per-query rows the JSON leaves out.
+    (c,) = out["comparisons"]
+    assert (c["a"], c["b"], c["metric"], c["n"]) == ("dreamdb bm25", "bm25s", "ndcg@10", suite.QUICK_QUERIES)
+    assert c["delta"] == pytest.approx(m["ndcg@10"] - b["ndcg@10"]) and c["low"] <= c["delta"] <= c["high"]
+    assert 0.0 < c["p"] <= 1.0
+    md = report.read_text(encoding="utf-8")
+    assert "## Paired comparisons" in md and f"| scifact | test | dreamdb bm25 | bm25s | ndcg@10 | {suite.QUICK_QUERIES} |" in md
 
 
 @pytest.mark.model

@@ -118,6 +118,10 @@ def _text_table(suite, results) -> str:
                          f"{i['index_bytes'] / 1e6:.1f} MB{bl}")
     for label, measured, verdict in suite.targets_check(results):
         lines.append(f"target: {label}: {measured} [{verdict}]")
+    for c in results.get("comparisons", []):
+        f = "{:+.1f}" if c["metric"].startswith("r@") else "{:+.3f}"
+        lines.append(f"compare: {c['set']} {c['track']}: {c['a']} − {c['b']}, {c['metric']} Δ {f.format(c['delta'])} "
+                     f"[{f.format(c['low'])}, {f.format(c['high'])}], p {suite._fmt_p(c['p'])}")
     for n in results.get("notes", []):
         lines.append(f"note: {n}")
     lines.append(f"wall time: {results['wall_s']:.0f} s")

@@ -1,0 +1,119 @@
+"""Paired significance of a difference between two systems on the same queries.
+
+A mean over 60 or 300 queries moves by chance: is hybrid's 0.696 nDCG@10 on
+SciFact really above BM25's 0.678, or is dreamdb's BM25 really below bm25s's
+0.686? Both systems answer the same queries, so the test is paired, on the
+per-query differences d_i = metric_A(q_i) − metric_B(q_i):
+
+* **p-value**: Fisher's randomization (permutation) test, two-sided. Under the
+  null hypothesis that A and B are interchangeable, each d_i is as likely to
+  have the opposite sign; p is the share of the 2^n sign assignments whose
+  mean difference is at least as far from 0 as the one observed. Computed
+  exactly for n ≤ :data:`EXACT_MAX_N`, else estimated from :data:`TRIALS`
+  random sign assignments, with the (count + 1)/(trials + 1) estimate that is
+  never 0 (Phipson & Smyth 2010). Smucker, Allan & Carterette (CIKM 2007)
+  recommend this test for IR evaluation.
+* **95 % interval** of the mean difference: percentile bootstrap over the
+  queries (Efron & Tibshirani 1993, ch. 13), :data:`TRIALS` resamples.
+
+Both are deterministic: the random generator is seeded (:data:`SEED`), so a
+report regenerated from the same per-query rows prints the same figures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TRIALS = 10_000
+"""Random sign assignments (randomization test) and resamples (bootstrap); at 10,000 the Monte
+Carlo error of a p-value near 0.05 is about ±0.002 (binomial standard error)."""
+EXACT_MAX_N = 16
+"""Up to this many queries, the randomization test enumerates all 2^n sign assignments (65,536)."""
+SEED = 20071106
+"""Seed of the random generator (any fixed value: the figures must replay exactly)."""
+_CHUNK = 1_000
+"""Sign assignments / resamples drawn per block (memory: _CHUNK × n float64)."""
+_TIE = 1e-12
+"""Mean differences this close to the observed one count as equally extreme (float rounding)."""
+
+
+def randomization_p(diffs, *, trials: int = TRIALS, seed: int = SEED) -> float:
+    """Two-sided p-value of the paired randomization test on per-query differences.
+
+    Args:
+        diffs: float64[n], metric of system A minus metric of system B, query by query.
+        trials: random sign assignments when n > :data:`EXACT_MAX_N`.
+        seed: random generator seed.
+
+    Returns:
+        p in (0, 1]; 1.0 when every difference is 0 (or there are none).
+
+    Example:
+        >>> randomization_p([1.0, 2.0, 3.0])  # 2 of the 8 sign assignments reach |mean| 2
+        0.25
+    """
+    d = np.asarray(diffs, dtype=np.float64)
+    n = len(d)
+    observed = abs(float(d.mean())) if n else 0.0
+    if n == 0 or observed <= _TIE:
+        return 1.0
+    if n <= EXACT_MAX_N:
+        masks = np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n) & 1  # int64[2^n, n]
+        means = ((1 - 2 * masks) @ d) / n
+        return float(np.count_nonzero(np.abs(means) >= observed - _TIE)) / 2 ** n
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for start in range(0, trials, _CHUNK):
+        size = min(_CHUNK, trials - start)
+        signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
+        extreme += int(np.count_nonzero(np.abs(signs @ d) / n >= observed - _TIE))
+    return (extreme + 1) / (trials + 1)
+
+
+def bootstrap_interval(diffs, *, level: float = 0.95, trials: int = TRIALS, seed: int = SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``diffs``.
+
+    Args:
+        diffs: float64[n] per-query differences.
+        level: coverage, e.g. 0.95.
+        trials: resamples of the n queries (with replacement).
+        seed: random generator seed.
+
+    Returns:
+        ``(low, high)``; ``(0.0, 0.0)`` for no differences.
+    """
+    d = np.asarray(diffs, dtype=np.float64)
+    n = len(d)
+    if n == 0:
+        return 0.0, 0.0
+    rng = np.random.default_rng(seed)
+    means = np.empty(trials)
+    for start in range(0, trials, _CHUNK):
+        size = min(_CHUNK, trials - start)
+        means[start:start + size] = d[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def compare(a: list[float], b: list[float], *, level: float = 0.95) -> dict:
+    """Paired comparison of two systems' per-query values (same queries, same order).
+
+    Args:
+        a, b: per-query metric values of systems A and B (e.g. nDCG@10 in [0, 1]).
+        level: coverage of the interval.
+
+    Returns:
+        ``{"n", "mean_a", "mean_b", "delta", "low", "high", "p"}``: delta = mean(a) − mean(b), its
+        bootstrap interval [low, high] and the randomization test's p-value.
+
+    Raises:
+        ValueError: ``a`` and ``b`` differ in length.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired comparison needs the same queries: {len(a)} against {len(b)} values")
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    d = x - y
+    low, high = bootstrap_interval(d, level=level)
+    return {"n": len(d), "mean_a": float(x.mean()) if len(d) else 0.0, "mean_b": float(y.mean()) if len(d) else 0.0,
+            "delta": float(d.mean()) if len(d) else 0.0, "low": low, "high": high, "p": randomization_p(d)}

@@ -1,0 +1,108 @@
+"""Paired significance (dreamdb.evaluation.significance) and the report rows built on it."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from dreamdb.evaluation import significance as SIG
+from dreamdb.evaluation import suite
+
+
+def _exact_by_hand(diffs):
+    """The randomization test written out: every sign assignment, one by one."""
+    observed = abs(sum(diffs) / len(diffs))
+    extreme = 0
+    for signs in itertools.product((1, -1), repeat=len(diffs)):
+        if abs(sum(s * d for s, d in zip(signs, diffs)) / len(diffs)) >= observed - 1e-12:
+            extreme += 1
+    return extreme / 2 ** len(diffs)
+
+
+def test_randomization_p_hand_computed():
+    # Sums of ±1 ±2 ±3: 6, 4, 2, 0, 0, -2, -4, -6; only ±6 reach the observed |sum| 6.
+    assert SIG.randomization_p([1.0, 2.0, 3.0]) == 0.25
+    # Zeros cannot change sign: [1, 0, 0, 1] has |sum| 2 under half of the 16 assignments.
+    assert SIG.randomization_p([1.0, 0.0, 0.0, 1.0]) == 0.5
+    assert SIG.randomization_p([0.0, 0.0, 0.0]) == 1.0
+    assert SIG.randomization_p([]) == 1.0
+
+
+def test_exact_enumeration_matches_the_written_out_test():
+    rng = np.random.default_rng(3)
+    for n in (5, 9, 12):
+        d = rng.normal(0.05, 0.2, n).round(3).tolist()
+        assert SIG.randomization_p(d) == pytest.approx(_exact_by_hand(d), abs=1e-12)
+
+
+def test_monte_carlo_estimate_is_close_to_the_exact_value():
+    # n = 18 > EXACT_MAX_N: sampled; compared with all 262,144 assignments.
+    rng = np.random.default_rng(11)
+    d = rng.normal(0.04, 0.3, 18)
+    masks = np.arange(2 ** 18)[:, None] >> np.arange(18) & 1
+    exact = float(np.mean(np.abs((1 - 2 * masks) @ d) / 18 >= abs(d.mean()) - 1e-12))
+    estimate = SIG.randomization_p(d)
+    assert 0.05 < exact < 0.95  # a case where the estimate has something to get right
+    assert estimate == pytest.approx(exact, abs=0.02)
+    assert SIG.randomization_p(d) == estimate  # seeded: the same figure every time
+
+
+def test_clear_difference_gets_the_smallest_estimable_p():
+    assert SIG.randomization_p([0.1] * 100) == pytest.approx(1 / (SIG.TRIALS + 1))
+
+
+def test_bootstrap_interval():
+    assert SIG.bootstrap_interval([0.5] * 10) == (0.5, 0.5)
+    assert SIG.bootstrap_interval([]) == (0.0, 0.0)
+    rng = np.random.default_rng(5)
+    d = rng.exponential(0.2, 300) - 0.1
+    low, high = SIG.bootstrap_interval(d)
+    assert low < d.mean() < high
+    # Width ≈ 2 × 1.96 × standard error of the mean for n = 300.
+    assert high - low == pytest.approx(2 * 1.96 * d.std() / np.sqrt(len(d)), rel=0.15)
+    assert SIG.bootstrap_interval(d) == (low, high)
+
+
+def test_compare():
+    c = SIG.compare([1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0])
+    assert (c["n"], c["mean_a"], c["mean_b"], c["delta"], c["p"]) == (4, 0.75, 0.25, 0.5, 0.5)
+    assert c["low"] <= 0.5 <= c["high"]
+    with pytest.raises(ValueError):
+        SIG.compare([1.0], [1.0, 0.0])
+
+
+def _gold_rows(hits_at_1, category="x"):
+    return [{"id": f"q{i}", "category": category, "r@1": float(h), "ndcg@10": float(h)} for i, h in enumerate(hits_at_1)]
+
+
+def _gold_result(rows):
+    return {"rows": rows, "by_category": {"all": _agg(rows), **{c: _agg([r for r in rows if r["category"] == c])
+                                                               for c in {r["category"] for r in rows}}}}
+
+
+def _agg(rows):
+    n = len(rows)
+    return {"n": n, "r@1": 100.0 * sum(r["r@1"] for r in rows) / n, "r@5": 100.0 * sum(r["r@1"] for r in rows) / n}
+
+
+def test_comparisons_and_category_floor_on_a_gold_track():
+    bm25 = _gold_rows([1, 0, 0, 1]) + _gold_rows([1, 1], category="turkish")
+    hybrid = _gold_rows([1, 1, 1, 1]) + _gold_rows([0, 1], category="turkish")
+    results = {"sets": {"dreamcontext": {"tracks": {"gold-train": {
+        "dreamdb": {"bm25": _gold_result(bm25), "hybrid": _gold_result(hybrid)},
+        "bm25s": {"rows": _gold_rows([0, 0, 0, 1]) + _gold_rows([0, 0], category="turkish")}}}}}}
+    comps = suite.comparisons(results)
+    pairs = [(c["a"], c["b"], c["metric"]) for c in comps]
+    assert pairs == [("dreamdb hybrid", "dreamdb bm25", "r@1"), ("dreamdb hybrid", "dreamdb bm25", "ndcg@10"),
+                     ("dreamdb bm25", "bm25s", "r@1"), ("dreamdb bm25", "bm25s", "ndcg@10")]
+    first = comps[0]
+    # recall@1 per query ×100 like the tables: hybrid 5/6, bm25 4/6.
+    assert first["mean_a"] == pytest.approx(500 / 6) and first["delta"] == pytest.approx(100 / 6)
+    # Per-query differences [0, 100, 100, 0, -100, 0]: ±100 ±100 ±100 never sums to less than 100 in
+    # absolute value, so no sign assignment is less extreme than the observed one.
+    assert first["p"] == 1.0
+    floor = suite._category_floor(results)
+    assert len(floor) == 1 and floor[0][2] == "NOT met"
+    assert "turkish r@1 50.0 < 100.0" in floor[0][1]
