@@ -326,8 +326,9 @@ def diacritic_terms(word: str) -> tuple[str, ...]:
                 chars[i] = _ASCII_TO_TURKISH[chars[i]]
         spellings.append((bin(mask).count("1"), "".join(chars)))
     out: list[str] = []
+    analyse = stem.__wrapped__  # uncached: the spellings are met once each, and this result is cached per word
     for _n, spelled in sorted(spellings):
-        t = stem(spelled, True)
+        t = analyse(spelled, True)
         if t not in out:
             out.append(t)
     return tuple(out)
