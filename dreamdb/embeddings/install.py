@@ -28,6 +28,7 @@ from dreamdb.embeddings.locate import (
     MODEL_FILE,
     PROVENANCE_FILE,
     TOKENIZER_FILE,
+    check_replaceable,
     find_model_dir,
     model_dir_candidate,
     read_provenance,
@@ -62,6 +63,7 @@ def _default_dest(dest: str | os.PathLike | None) -> Path:
 
 
 def _tmp_dir_for(dest: Path) -> Path:
+    check_replaceable(dest)  # before copying or downloading anything
     dest.parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=f".{dest.name}.install-", dir=dest.parent))
 

@@ -33,6 +33,9 @@ TOKENIZER_FILE = "tokenizer.json"
 PROVENANCE_FILE = "dreamdb-model.json"
 #: Cache of the content hash, keyed by file size + mtime.
 HASH_SIDECAR = ".dreamdb-model-id.json"
+#: Every name dreamdb writes in a model directory (``config.json`` is copied from an official export):
+#: a folder holding anything else is not a model folder, and is never replaced (:func:`check_replaceable`).
+MODEL_DIR_NAMES = frozenset({MODEL_FILE, TOKENIZER_FILE, PROVENANCE_FILE, HASH_SIDECAR, "config.json"})
 #: Prefix of model ids ("e5s-" + 16 hex digits of sha256).
 MODEL_ID_PREFIX = "e5s-"
 #: Where the ONNX file may sit in a model dir, in order of preference. The
@@ -264,3 +267,32 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
         built_at=prov.get("built_at") or prov.get("installed_at"),
     )
     return st
+
+
+def check_replaceable(dest: str | os.PathLike) -> None:
+    """Refuse to install a model over anything but a model folder.
+
+    A model install, build or download replaces its destination folder as a whole (the new files are
+    moved into place, the old folder deleted). That is safe for a missing folder, an empty one, or one
+    holding only the files dreamdb writes there (:data:`MODEL_DIR_NAMES`); any other folder may be the
+    user's (``--dest ~`` would have deleted a home folder), and a file is not a folder.
+
+    Raises:
+        WriteRefused: ``dest`` is a file, or a folder holding other files (nothing was changed).
+    """
+    from dreamdb.errors import WriteRefused
+
+    path = Path(dest)
+    if not os.path.lexists(path):
+        return
+    hint = "choose a new or empty folder, e.g. --dest ~/.local/share/dreamdb/models/multilingual-e5-small"
+    if path.is_symlink() or not path.is_dir():
+        raise WriteRefused(f"{path} exists and is not a folder; a model is installed into a folder of its own.", hint=hint)
+    try:
+        others = sorted(n for n in os.listdir(path) if n not in MODEL_DIR_NAMES)
+    except OSError as exc:
+        raise WriteRefused(f"Cannot read {path}: {exc.strerror or exc}.", hint=hint) from None
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise WriteRefused(f"{path} holds files that are not a dreamdb model ({shown}); installing there would"
+                           " replace the whole folder, so nothing was changed.", hint=hint)
