@@ -289,6 +289,9 @@ class Index:
         if kind == "directory":
             raise IndexUnavailable(f"The index path {self.index_path} is a folder, not a file.",
                                    hint="Remove that folder, or set DREAMDB_INDEX to a file path.")
+        if kind == "special":
+            raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
+                                   " dreamdb will not touch it.", hint="Set DREAMDB_INDEX to a file path.")
         if kind == "unreadable":
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
                                    hint="Fix its permissions, or set DREAMDB_INDEX to a file path you can write.")

@@ -100,15 +100,19 @@ def restrict_mode(index_path: Path) -> None:
 def index_file_kind(index_path: Path) -> str:
     """What is at ``index_path``, from its first 100 bytes (no SQLite connection):
 
-    ``missing``, ``empty``, ``directory``, ``unreadable`` (no permission, or another read error), ``dreamdb`` (SQLite with
-    dreamdb's application id),
+    ``missing``, ``empty``, ``directory``, ``special`` (a device, FIFO or socket: never opened, since reading
+    a FIFO blocks and a device such as ``/dev/null`` reads as empty), ``unreadable`` (no permission, or another
+    read error), ``dreamdb`` (SQLite with dreamdb's application id),
     ``sqlite`` (SQLite, application id 0: a dreamdb index older than migration 003, or any other
     database), ``foreign`` (SQLite with another application id) or ``other`` (not SQLite at all:
     damaged, or somebody else's file).
     """
     try:
-        if index_path.is_dir():
+        mode = os.stat(index_path).st_mode
+        if stat.S_ISDIR(mode):
             return "directory"
+        if not stat.S_ISREG(mode):
+            return "special"
         with open(index_path, "rb") as f:
             header = f.read(100)
     except (FileNotFoundError, NotADirectoryError):  # (a file where the folder should be: said on creation)

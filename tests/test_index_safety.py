@@ -402,3 +402,34 @@ def test_an_index_opened_in_one_thread_works_in_others(example_vault):
     with ThreadPoolExecutor(1) as pool:
         pool.submit(_top, fresh, "release").result()
     assert fresh.list_documents() == index.list_documents() != []
+
+
+def _special_files(tmp_path: Path) -> list[Path]:
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    out = [fifo]
+    try:  # a device that reads as empty, like /dev/null (needs root)
+        os.mknod(tmp_path / "null.db", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        out.append(tmp_path / "null.db")
+    except (PermissionError, OSError):
+        pass
+    return out
+
+
+def test_index_path_that_is_a_device_or_pipe_is_refused_untouched(example_vault, tmp_path):
+    """QA round 11: an index path reading as empty (/dev/null) was deleted and replaced by a SQLite
+    file ("rebuilt"), and a FIFO made recall hang."""
+    import subprocess
+    import sys
+
+    for special in _special_files(tmp_path):
+        kind = stat.S_IFMT(os.stat(special).st_mode)
+        assert config.index_file_kind(special) == "special"
+        with pytest.raises(IndexUnavailable, match="not a regular file"):
+            dreamdb.open(example_vault, index_path=special).recall("sleep")
+        for args in (["recall", "sleep"], ["status"], ["sql", "SELECT 1"]):
+            r = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(example_vault)],
+                               env={**os.environ, "DREAMDB_INDEX": str(special)}, capture_output=True, text=True,
+                               timeout=60)
+            assert r.returncode == 4 and "not a regular file" in r.stderr, (args, r.stderr)
+        assert stat.S_IFMT(os.stat(special).st_mode) == kind  # still the same kind of file
