@@ -1120,11 +1120,21 @@ class _Markdown:
         except (ValueError, OverflowError) as exc:  # PyYAML building an impossible date (2026-13-45)
             raise WriteRefused(f"The document's YAML frontmatter holds an impossible value ({exc}).",
                                hint="Fix the frontmatter by hand (e.g. a date like 2026-13-45); dreamdb will not guess.") from exc
+        except RecursionError:
+            raise WriteRefused("The document's YAML frontmatter is nested too deeply to read.",
+                               hint="Fix the frontmatter by hand; dreamdb will not guess.") from None
         if data is None:
             return {}
         if not isinstance(data, dict):
             raise WriteRefused("The document's frontmatter is not a YAML mapping.",
                                hint="Fix the frontmatter by hand; dreamdb will not guess.")
+        from dreamdb.vault.frontmatter import TooLarge, check_size
+
+        try:
+            check_size(data)  # as the indexer: aliases can stand for billions of values, or a list holding itself
+        except TooLarge as exc:
+            raise WriteRefused(f"The document's YAML frontmatter is too large to edit safely: {exc}.",
+                               hint="Fix the frontmatter by hand (write the values out instead of YAML aliases).") from None
         return data
 
     def key_spans(self) -> dict[str, tuple[int, int]]:

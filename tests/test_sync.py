@@ -100,6 +100,37 @@ def test_malformed_inputs_indexed_as_well_as_possible(tiny_vault):
     assert index.sync().warnings == []
 
 
+def _yaml_bomb(levels: int = 9) -> str:
+    """A "billion laughs" frontmatter: 9 levels of 9 aliases each stand for 9^9 values."""
+    lines = ["a: &a [" + ", ".join(["lol"] * 9) + "]"]
+    names = "abcdefghijk"
+    for i in range(1, levels):
+        lines.append(f"{names[i]}: &{names[i]} [" + ", ".join([f"*{names[i - 1]}"] * 9) + "]")
+    return "\n".join(lines) + f"\ntags: *{names[levels - 1]}\ndescription: *{names[levels - 1]}\n"
+
+
+def test_frontmatter_too_large_or_self_referencing_is_skipped_with_a_warning(tiny_vault):
+    """QA round 11: a list holding itself (`&r [q, *r]`) or 400 nested lists made every sync fail
+    (RecursionError); a 600-byte alias bomb took 74 s and 4 GB."""
+    write_doc(tiny_vault, "knowledge/selfref.md", "---\ntitle: Selfref\ntags: &r [q, *r]\n---\nbody aardwolf\n")
+    write_doc(tiny_vault, "knowledge/nested.md", "---\ntitle: x\ndescription: " + "[" * 400 + "x" + "]" * 400
+              + "\n---\nbody aardwolf\n")
+    write_doc(tiny_vault, "knowledge/bomb.md", "---\ntitle: Bomb\n" + _yaml_bomb() + "---\nbody aardwolf\n")
+    write_doc(tiny_vault, "knowledge/fine.md", "---\ntitle: Fine\n" + _yaml_bomb(3) + "---\nbody aardwolf\n")
+    index = dreamdb.open(tiny_vault)
+    t0 = time.perf_counter()
+    warnings = "\n".join(index.sync().warnings)
+    assert time.perf_counter() - t0 < 30  # not a timing claim: the bomb took minutes before
+    assert "knowledge/selfref.md: frontmatter is too large to read: nested more than 32 levels" in warnings
+    assert "knowledge/bomb.md: frontmatter is too large to read: more than 10,000 values" in warnings
+    assert "knowledge/nested.md: frontmatter is" in warnings and "fine.md" not in warnings
+    hits = {h.doc_id: h for h in index.recall("aardwolf", top=10)}
+    assert set(hits) == {"knowledge/selfref", "knowledge/nested", "knowledge/bomb", "knowledge/fine"}
+    assert hits["knowledge/fine"].title == "Fine" and hits["knowledge/fine"].tags == [" ".join(["lol"] * 81)]  # 3 levels: read
+    assert hits["knowledge/bomb"].title == "bomb"  # frontmatter dropped: the file name
+    assert _integrity(index) == "ok"
+
+
 def test_file_and_folder_names_that_are_not_utf8_are_skipped_with_a_warning(tiny_vault):
     """A name with undecodable bytes (a Latin-1 é) once made every sync and recall fail (QA round 9)."""
     write_doc(tiny_vault, "knowledge/ok.md", "---\ntitle: Ok\n---\nzebracorn text\n")

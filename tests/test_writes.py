@@ -446,6 +446,23 @@ def test_update_malformed_frontmatter_refused_but_body_edit_allowed(vault: Path)
     assert path.read_text() == original + "\nmore\n"
 
 
+def test_update_refuses_frontmatter_too_large_or_deep_to_edit(vault: Path):
+    """QA round 11: updating a note whose frontmatter is a YAML alias bomb never finished."""
+    from tests.test_sync import _yaml_bomb
+
+    path = vault / "knowledge" / "bomb.md"
+    original = "---\nname: bomb\n" + _yaml_bomb() + "---\nbody\n"
+    path.write_text(original)
+    with pytest.raises(WriteRefused, match="too large to edit safely"):
+        update(vault, "bomb", tags=["t1"])
+    deep = vault / "knowledge" / "deep.md"
+    deep_text = "---\nname: deep\ndescription: " + "[" * 5000 + "x" + "]" * 5000 + "\n---\nbody\n"
+    deep.write_text(deep_text)
+    with pytest.raises(WriteRefused):
+        update(vault, "deep", tags=["t1"])
+    assert path.read_text() == original and deep.read_text() == deep_text
+
+
 def test_update_preserves_crlf_and_comments(vault: Path):
     path = vault / "knowledge" / "crlf.md"
     original = "---\r\nname: crlf\r\n# a comment\r\ndescription: old\r\nstatus: active\r\n---\r\nBody\r\n"

@@ -3,7 +3,10 @@
 A file starts with frontmatter when its first line is ``---``; the block ends
 at the next line that is ``---`` (or ``...``). Malformed YAML never drops the
 document: :func:`split_frontmatter` returns an empty mapping and a warning,
-and the whole text after the block is still the body.
+and the whole text after the block is still the body. So does a block too
+large or too deep to read (:data:`MAX_VALUES`, :data:`MAX_DEPTH`): YAML
+aliases can make a few hundred bytes stand for billions of values, or for a
+list that contains itself.
 """
 
 from __future__ import annotations
@@ -25,6 +28,37 @@ class _DatesAsText(_Loader):
 
 
 _DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+
+MAX_VALUES = 10_000
+"""Most values (scalars, lists and mappings, each alias counted every time it is used) a frontmatter
+block may hold. A real one holds tens; YAML aliases let 600 bytes stand for billions of values (the
+"billion laughs" pattern), which every reader of the mapping would walk: 74 s and 4 GB in a QA repro."""
+MAX_DEPTH = 32
+"""Deepest nesting of lists and mappings accepted (an alias to an enclosing list nests without end)."""
+
+
+class TooLarge(ValueError):
+    """A frontmatter mapping beyond :data:`MAX_VALUES` or :data:`MAX_DEPTH` (see :func:`check_size`)."""
+
+
+def check_size(meta) -> None:
+    """Raise :class:`TooLarge` when ``meta`` holds more than :data:`MAX_VALUES` values or nests deeper
+    than :data:`MAX_DEPTH` (iteratively: a self-referencing list must not exhaust Python's stack)."""
+    seen = 0
+    stack = [(meta, 0)]
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise TooLarge(f"more than {MAX_VALUES:,} values (YAML aliases repeating others?)")
+        if isinstance(value, (list, tuple, dict)):
+            if depth >= MAX_DEPTH:
+                raise TooLarge(f"nested more than {MAX_DEPTH} levels deep (an alias to an enclosing list?)")
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((v, depth + 1) for v in items)
+            if isinstance(value, dict):
+                stack.extend((k, depth + 1) for k in value if isinstance(k, tuple))
+
 
 _FENCE_RE = re.compile(r"^---[ \t]*\r?\n(.*?)(?:\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|$)", re.DOTALL)
 
@@ -54,8 +88,14 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return {}, body, f"frontmatter is not valid YAML ({first})"
+    except RecursionError:  # PyYAML builds nested collections recursively
+        return {}, body, f"frontmatter is nested too deeply to read (over {MAX_DEPTH} levels)"
     if meta is None:
         return {}, body, None
     if not isinstance(meta, dict):
         return {}, body, "frontmatter is not a YAML mapping"
+    try:
+        check_size(meta)
+    except TooLarge as exc:
+        return {}, body, f"frontmatter is too large to read: {exc}"
     return meta, body, None
