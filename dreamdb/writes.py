@@ -1077,14 +1077,16 @@ class _Markdown:
         if lines and lines[-1] == "":
             lines.pop()
         self.has_fm = False
-        self.unclosed = bool(lines) and lines[0].rstrip("\r\n") == "---"  # until its closing line is found
+        # The indexer's rule (dreamdb.vault.frontmatter): fences are ---, closing also ..., trailing spaces or tabs allowed.
+        opens = bool(lines) and lines[0].rstrip("\r\n").rstrip(" \t") == "---"
+        self.unclosed = opens  # until its closing line is found
         self.open_line = ""
         self.fm_lines: list[str] = []
         self.close_line = ""
         self.body = text
-        if lines and lines[0].rstrip("\r\n") == "---":
+        if opens:
             for i in range(1, len(lines)):
-                if lines[i].rstrip("\r\n").rstrip() in ("---", "..."):
+                if lines[i].rstrip("\r\n").rstrip(" \t") in ("---", "..."):
                     self.has_fm, self.unclosed = True, False
                     self.open_line = lines[0]
                     self.fm_lines = lines[1:i]

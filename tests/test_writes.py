@@ -463,6 +463,40 @@ def test_update_refuses_frontmatter_too_large_or_deep_to_edit(vault: Path):
     assert path.read_text() == original and deep.read_text() == deep_text
 
 
+FENCE_CASES = [
+    "---   \ntitle: Trailing spaces\n---   \nbody\n",
+    "---\t\ntitle: Tabs\n...\t\nbody\n",
+    "---\n---\nbody\n---\nmore\n",
+    "---\r\ntitle: CRLF\r\n---  \r\nbody\r\n",
+    "----\nA markdown rule, no frontmatter\n",
+    "---\ntitle: Unclosed\nbody\n",
+    "\ufeff---\ntitle: BOM\n---\nbody\n",
+    "no frontmatter\n---\ntitle: not at the top\n---\n",
+]
+
+
+@pytest.mark.parametrize("text", FENCE_CASES)
+def test_writer_and_indexer_agree_on_the_frontmatter_block(text):
+    """QA round 11: the indexer accepted `---   ` fences, the writer did not, so `update --tags` put a
+    second block on top and the real title became body text."""
+    from dreamdb.vault.frontmatter import split_frontmatter
+    from dreamdb.writes import _Markdown
+
+    meta, body, warning = split_frontmatter(text.lstrip("\ufeff"))  # the indexer decodes with utf-8-sig
+    doc = _Markdown(text)
+    assert doc.unclosed == (warning is not None and "not closed" in warning)
+    if not doc.unclosed:
+        assert doc.body == body and (doc.frontmatter() if doc.has_fm else {}) == meta
+        assert doc.render() == text
+
+
+def test_update_keeps_a_block_fenced_with_trailing_spaces(vault: Path):
+    path = vault / "knowledge" / "tws.md"
+    path.write_text("---   \ntitle: Trailing ws fence\n---   \nbody\n")
+    update(vault, "tws", tags=["t1"])
+    assert path.read_text() == "---   \ntitle: Trailing ws fence\ntags:\n  - t1\n---   \nbody\n"
+
+
 def test_update_preserves_crlf_and_comments(vault: Path):
     path = vault / "knowledge" / "crlf.md"
     original = "---\r\nname: crlf\r\n# a comment\r\ndescription: old\r\nstatus: active\r\n---\r\nBody\r\n"

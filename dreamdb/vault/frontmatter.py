@@ -60,7 +60,12 @@ def check_size(meta) -> None:
                 stack.extend((k, depth + 1) for k in value if isinstance(k, tuple))
 
 
-_FENCE_RE = re.compile(r"^---[ \t]*\r?\n(.*?)(?:\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|$)", re.DOTALL)
+_OPEN_RE = re.compile(r"---[ \t]*\r?(?:\n|$)")
+"""The first line opens a frontmatter block when it is ``---``, trailing spaces or tabs allowed (``----`` is a
+markdown rule, not a block)."""
+_FENCE_RE = re.compile(r"^---[ \t]*\r?\n(?:(.*?)\r?\n)??(?:---|\.\.\.)[ \t]*(?:\r?\n|$)", re.DOTALL)
+"""The whole block: the opening line, the YAML (none for an empty block ``---`` / ``---``), the closing
+``---`` or ``...`` line. The same rule as the writer's (:class:`dreamdb.writes._Markdown`)."""
 
 
 def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
@@ -74,17 +79,18 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         it is not a YAML mapping (then ``warning`` says why); ``body`` is the
         text after the block (the whole text when there is none).
     """
-    if not text.startswith("---"):
+    if not _OPEN_RE.match(text):
         return {}, text, None
     m = _FENCE_RE.match(text)
     if not m:
         return {}, text, "frontmatter block is not closed by a '---' line"
     body = text[m.end():]
+    block = m.group(1) or ""
     try:
         try:
-            meta = yaml.load(m.group(1), Loader=_Loader)
+            meta = yaml.load(block, Loader=_Loader)
         except (ValueError, OverflowError):  # an impossible date (month 13): read dates as text
-            meta = yaml.load(m.group(1), Loader=_DatesAsText)
+            meta = yaml.load(block, Loader=_DatesAsText)
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return {}, body, f"frontmatter is not valid YAML ({first})"
