@@ -68,6 +68,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime, timezone
@@ -176,7 +177,8 @@ def _fit_name(name: str, limit: int = NAME_MAX) -> str:
 
 
 def _check_file_writable(path: Path) -> None:
-    """Raise WriteRefused when the existing file ``path`` is write-protected (no write bit, or no W_OK access).
+    """Raise WriteRefused when the existing file ``path`` is write-protected (no write bit, or no W_OK access)
+    or is not a regular file (a pipe, device or socket named ``*.md``: reading a pipe waits forever).
 
     A missing file passes (it will be created).
     """
@@ -184,6 +186,9 @@ def _check_file_writable(path: Path) -> None:
         st = os.stat(path)
     except FileNotFoundError:
         return
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
+                           hint="dreamdb edits only regular files.")
     if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
         raise WriteRefused(f"{path} is write-protected (mode {st.st_mode & 0o7777:o}); it was not changed.",
                            hint="Give it write permission (chmod u+w) if dreamdb should edit it.")

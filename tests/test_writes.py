@@ -497,6 +497,19 @@ def test_update_keeps_a_block_fenced_with_trailing_spaces(vault: Path):
     assert path.read_text() == "---   \ntitle: Trailing ws fence\ntags:\n  - t1\n---   \nbody\n"
 
 
+def test_update_and_delete_refuse_a_pipe_named_md(vault: Path):
+    """QA round 11: update/delete of a FIFO named *.md waited forever for a writer."""
+    import os
+
+    fifo = vault / "knowledge" / "fifo.md"
+    os.mkfifo(fifo)
+    with pytest.raises(WriteRefused, match="not a regular file"):
+        update(vault, "fifo", append="x")
+    with pytest.raises(WriteRefused, match="not a regular file"):
+        delete(vault, "knowledge/fifo")
+    assert fifo.exists() and not fifo.is_file()
+
+
 def test_update_preserves_crlf_and_comments(vault: Path):
     path = vault / "knowledge" / "crlf.md"
     original = "---\r\nname: crlf\r\n# a comment\r\ndescription: old\r\nstatus: active\r\n---\r\nBody\r\n"
