@@ -629,7 +629,8 @@ def remember(
     Raises:
         UsageError: empty text, multi-line type/scope/summary, a reference
             without an accepted prefix, a ``<date>|<scope>`` supersedes that
-            matches several entries.
+            matches several entries; ``breaking`` not a bool, ``now`` neither a
+            datetime nor an ISO-8601 string.
         NotFound: ``supersedes`` names no existing entry.
         WriteRefused: CHANGELOG.json is invalid JSON, not UTF-8, or neither an
             array nor ``{"entries": [...]}`` (the file is left untouched); the
@@ -661,8 +662,8 @@ def remember(
     if isinstance(authors, str):
         authors = [authors]
     author_list = [_check_text("author", a, allow_newlines=False).strip() for a in authors]
-
-    clock = now if now is not None else datetime.now().astimezone()
+    _flag("breaking", breaking)
+    clock = _clock(now)
     entry: dict[str, Any] = {
         "date": clock.date().isoformat(),
         "type": type.strip(),
@@ -765,6 +766,50 @@ def _require_utf8(**values) -> None:
                 raise UsageError(f"The {name} is not valid UTF-8 (it holds bytes that are not text); nothing was changed.",
                                  hint="Retype it in UTF-8; for a file whose name is not UTF-8, rename the file first"
                                       " (e.g. with convmv).")
+
+
+def _flag(name: str, value, *, optional: bool = False) -> None:
+    """Raise UsageError unless ``value`` is a bool (or ``None`` when ``optional``): from Python, ``"no"``
+    is a true value, and writing ``breaking: true`` or pinning for it would be a silent mistake."""
+    if value is None and optional:
+        return
+    if not isinstance(value, bool):
+        raise UsageError(f"{name} must be True or False, got {value!r}; nothing was changed.")
+
+
+def _clock(now) -> datetime:
+    """The write's clock: ``now`` as a datetime (an ISO-8601 string is parsed; a naive value stays local
+    time), the current local time for ``None``.
+
+    Raises:
+        UsageError: ``now`` is neither a datetime nor an ISO-8601 string.
+    """
+    if now is None:
+        return datetime.now().astimezone()
+    if isinstance(now, datetime):
+        return now
+    if isinstance(now, date):
+        return datetime(now.year, now.month, now.day)
+    if isinstance(now, str):
+        try:
+            return datetime.fromisoformat(now.strip().replace("Z", "+00:00"))
+        except ValueError:
+            pass
+    raise UsageError(f"now must be a datetime or an ISO-8601 string, got {now!r}; nothing was changed.",
+                     hint="Example: now='2026-08-18T09:30:00+02:00'")
+
+
+def _slug_text(slug):
+    """A path-like name as text (``Path("knowledge/x.md")`` names that file); other non-text is refused.
+
+    Raises:
+        UsageError: ``slug`` is not text or a path.
+    """
+    if isinstance(slug, os.PathLike):
+        slug = os.fspath(slug)
+    if not isinstance(slug, str):
+        raise UsageError(f"A document name must be text such as 'knowledge/my-note', got {type(slug).__name__} {slug!r}.")
+    return slug
 
 
 def _refuse_control_chars(text: str, original: str) -> None:
@@ -954,7 +999,8 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     import unicodedata
 
     try:
-        return _find_document(vault, unicodedata.normalize("NFC", slug) if isinstance(slug, str) else slug)
+        slug = _slug_text(slug)
+        return _find_document(vault, unicodedata.normalize("NFC", slug))
     except RuntimeError as exc:  # Path.resolve() on a symlink loop
         raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
     except OSError as exc:
@@ -1432,7 +1478,8 @@ def update(
     Raises:
         UsageError: nothing to change; ``content`` and ``append`` together; a
             malformed or ambiguous slug; a tag with a newline or another
-            control character.
+            control character; ``pin`` not a bool or None, ``now`` neither a
+            datetime nor an ISO-8601 string.
         NotFound: no such document.
         WriteRefused: the frontmatter must change but is malformed YAML or
             not a mapping; the frontmatter is not closed (refused for every
@@ -1457,11 +1504,13 @@ def update(
             raise UsageError(f"{name} must be text without NUL characters.")
     if append is not None and not append.strip():
         raise UsageError("Nothing to append.")
+    _flag("pin", pin, optional=True)
+    slug = _slug_text(slug)
     _require_utf8(slug=slug, description=description, tags=tags, content=content, append=append)
     vault = _check_vault(vault)
     _parse_slug(slug)  # reject a malformed slug before touching anything
     _check_writable(vault)
-    clock = now if now is not None else datetime.now().astimezone()
+    clock = _clock(now)
     # Check first, without creating anything: the document exists and the edit can be made.
     _, path = find_document(vault, slug)
     rel = path.relative_to(vault).as_posix()
@@ -1534,6 +1583,8 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
+    _flag("force", force)
+    slug = _slug_text(slug)
     _require_utf8(slug=slug)
     vault = _check_vault(vault)
     _parse_slug(slug)  # reject a malformed slug before touching anything

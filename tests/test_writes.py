@@ -510,6 +510,30 @@ def test_update_and_delete_refuse_a_pipe_named_md(vault: Path):
     assert fifo.exists() and not fifo.is_file()
 
 
+def test_python_arguments_of_the_wrong_type_are_refused_before_any_write(vault: Path):
+    """QA round 11: remember(now="2026-01-01") raised AttributeError; breaking="no" wrote true, pin="no"
+    pinned, force="no" forced; update(Path(...)) said "The slug is empty"."""
+    log = vault / "core" / "CHANGELOG.json"
+    before = log.read_bytes()
+    for kwargs in ({"breaking": "no"}, {"breaking": 1}, {"now": 20260101}, {"now": "yesterday"}):
+        with pytest.raises(UsageError):
+            remember(vault, "typed wrong", **kwargs)
+    assert log.read_bytes() == before
+    entry = remember(vault, "typed right", now="2026-01-02T10:00:00+03:00")
+    assert entry["date"] == "2026-01-02" and entry["breaking"] is False
+    path = vault / "knowledge" / "typed.md"
+    path.write_text("---\ntitle: Typed\n---\nbody\n")
+    with pytest.raises(UsageError, match="pin must be True or False"):
+        update(vault, "typed", pin="no")
+    with pytest.raises(UsageError, match="must be text"):
+        update(vault, 5, append="x")
+    with pytest.raises(UsageError, match="force must be True or False"):
+        delete(vault, "typed", force="no")
+    assert path.read_text() == "---\ntitle: Typed\n---\nbody\n"
+    assert update(vault, Path("knowledge/typed.md"), append="more") == path.resolve()
+    assert path.read_text().endswith("more\n")
+
+
 def test_update_preserves_crlf_and_comments(vault: Path):
     path = vault / "knowledge" / "crlf.md"
     original = "---\r\nname: crlf\r\n# a comment\r\ndescription: old\r\nstatus: active\r\n---\r\nBody\r\n"
