@@ -520,7 +520,7 @@ class Index:
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.
-            self.notes.append("no searchable terms in the query (only stopwords or punctuation)")
+            self.notes.append("no searchable terms in the query (only stopwords, punctuation or one-character words)")
             return []
         if plan.resolved and explain:
             self.notes.append("matched through another analysis of the query word (its own is not in the index): "

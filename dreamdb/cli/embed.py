@@ -125,7 +125,7 @@ def refresh_cmd(vault, force, threads, as_json):
     Each batch is saved as soon as it is done: Ctrl-C or a kill keeps the
     finished work and the next run resumes. Hybrid recall also refreshes
     lazily; run this once after installing the model (the real vault's
-    ~1,350 chunks take about 7 minutes on 2 cores).
+    ~1,350 chunks take about 5 minutes on 2 cores).
 
     \b
     Examples:
@@ -258,7 +258,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     ≥ --margin; REVIEW: top ≥ --review; else CREATE. Advice only: nothing is
     written to the vault; the decision is appended to dedup.log.jsonl in the
     index folder. Vectors of the vault that are missing are embedded first
-    (a vault never embedded takes minutes: the real vault ≈ 8 min on 2 cores;
+    (a vault never embedded takes minutes: the real vault ≈ 5 min on 2 cores;
     --if-present skips instead).
 
     \b
