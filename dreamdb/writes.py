@@ -484,19 +484,20 @@ class _ChangelogFile:
         text, start, end = self.text, self.array_start, self.array_end
         inner = text[start + 1:end - 1]
         ensure_ascii = self.ensure_ascii()
+        nl = "\r\n" if "\r\n" in text else "\n"  # the file's line ending (a CRLF file stays CRLF)
         if not inner.strip():  # empty array
             if self.depth == 2 and "\n" not in text.strip():  # one-line {"entries": []}
                 body = json.dumps(entry, ensure_ascii=ensure_ascii)
                 return text[:start + 1] + body + text[end - 1:]
             unit = self._indent_unit() or "  "
             outer = unit * (self.depth - 1)
-            body = self._dump(entry, unit, outer + unit, ensure_ascii)
-            return text[:start + 1] + "\n" + outer + unit + body + "\n" + outer + text[end - 1:]
+            body = self._dump(entry, unit, outer + unit, ensure_ascii, nl)
+            return text[:start + 1] + nl + outer + unit + body + nl + outer + text[end - 1:]
         lead = re.match(r"\s*", inner).group(0)  # whitespace before the first element
         if "\n" in lead:
             elem_indent = lead.rsplit("\n", 1)[1]
             unit = self._indent_unit() or "  "
-            body = self._dump(entry, unit, elem_indent, ensure_ascii)
+            body = self._dump(entry, unit, elem_indent, ensure_ascii, nl)
             gap = lead
         else:  # a one-line array: match its separators
             spaced = re.search(r"[\]}\"\d el],\s", inner) or re.search(r"\":\s", inner)
@@ -519,10 +520,10 @@ class _ChangelogFile:
         return m.group(1) if m else None
 
     @staticmethod
-    def _dump(entry: dict, unit: str, elem_indent: str, ensure_ascii: bool) -> str:
+    def _dump(entry: dict, unit: str, elem_indent: str, ensure_ascii: bool, nl: str = "\n") -> str:
         indent: int | str = len(unit) if unit.strip(" ") == "" else unit
         dumped = json.dumps(entry, indent=indent, ensure_ascii=ensure_ascii)
-        return dumped.replace("\n", "\n" + elem_indent)
+        return dumped.replace("\n", nl + elem_indent)
 
 
 def _read_changelog(path: Path) -> _ChangelogFile:

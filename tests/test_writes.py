@@ -534,6 +534,25 @@ def test_python_arguments_of_the_wrong_type_are_refused_before_any_write(vault: 
     assert path.read_text().endswith("more\n")
 
 
+@pytest.mark.parametrize("original", [
+    '[\r\n  {\r\n    "date": "2026-01-01",\r\n    "type": "note",\r\n    "scope": "a",\r\n    "description": "old"\r\n  }\r\n]\r\n',
+    '[\r\n]\r\n',
+    '{\r\n  "entries": [\r\n  ]\r\n}\r\n',
+])
+def test_remember_keeps_a_crlf_changelog_crlf(vault: Path, original: str):
+    """QA round 11: the new entry's lines ended in LF inside a CRLF file."""
+    import json as _json
+
+    log = vault / "core" / "CHANGELOG.json"
+    log.write_bytes(original.encode())
+    remember(vault, "line endings\nkept", now=datetime(2026, 1, 2, tzinfo=timezone.utc))
+    raw = log.read_bytes()
+    assert raw.count(b"\n") == raw.count(b"\r\n") > original.count("\n")
+    data = _json.loads(raw)
+    entries = data["entries"] if isinstance(data, dict) else data
+    assert entries[0]["description"] == "line endings\nkept" and len(entries) == original.count('"date"') + 1
+
+
 def test_update_preserves_crlf_and_comments(vault: Path):
     path = vault / "knowledge" / "crlf.md"
     original = "---\r\nname: crlf\r\n# a comment\r\ndescription: old\r\nstatus: active\r\n---\r\nBody\r\n"
