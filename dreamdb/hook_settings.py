@@ -19,11 +19,12 @@ rewritten.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 from typing import Any
 
-from dreamdb.errors import NotFound, WriteRefused
+from dreamdb.errors import NotFound, UsageError, WriteRefused
 
 __all__ = ["DEFAULT_COMMAND", "EVENT", "install_hook", "is_dreamdb_hook", "settings_path", "uninstall_hook"]
 
@@ -47,7 +48,8 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         True for ``ours`` itself (whitespace-insensitive), for any command
         whose program is named ``dreamdb`` (any path) followed by the
         arguments ``hook user-prompt-submit``, and for
-        ``<python> -m dreamdb hook user-prompt-submit``.
+        ``<python> -m dreamdb hook user-prompt-submit``; either may follow
+        environment settings (``PYTHONPATH=… dreamdb …``, ``env A=b dreamdb …``).
     """
     if not isinstance(command, str):
         return False
@@ -57,6 +59,10 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         parts = shlex.split(command)
     except ValueError:
         return False
+    if parts[:1] == ["env"] or (parts and Path(parts[0]).name == "env"):
+        parts = parts[1:]
+    while parts and "=" in parts[0] and not parts[0].startswith("-"):  # VAR=value before the program
+        parts = parts[1:]
     if len(parts) == 3 and Path(parts[0]).name in ("dreamdb", "dreamdb.exe"):
         return parts[1:] == ["hook", "user-prompt-submit"]
     # "<python> -m dreamdb hook user-prompt-submit", what install writes when dreamdb is not on PATH
@@ -96,7 +102,11 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
 
 
 def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
-    """Keep the old bytes in ``settings.json.bak``, write ``data``; a symlinked file is written through the link."""
+    """Keep the old bytes in ``settings.json.bak``, write ``data``; a symlinked file is written through the link.
+
+    The backup replaces the previous ``.bak`` only once the new settings are written: a refused write
+    (a write-protected file) leaves both files as they were.
+    """
     from dreamdb.writes import refuse_os_errors, atomic_write_bytes
 
     with refuse_os_errors(path):
@@ -105,10 +115,19 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
             target = path.resolve() if path.is_symlink() else path
         except RuntimeError as exc:  # a symlink loop (Python < 3.13)
             raise WriteRefused(f"{path} is a symlink loop; nothing was changed.") from exc
+        backup = path.with_name(path.name + ".bak")
+        pending = backup.with_name(backup.name + ".new")
         if old_raw is not None:
-            atomic_write_bytes(path.with_name(path.name + ".bak"), old_raw)
+            atomic_write_bytes(pending, old_raw)
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        atomic_write_bytes(target, text.encode("utf-8"))
+        try:
+            atomic_write_bytes(target, text.encode("utf-8"))
+        except BaseException:
+            if old_raw is not None:
+                pending.unlink(missing_ok=True)
+            raise
+        if old_raw is not None:
+            os.replace(pending, backup)
 
 
 def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
@@ -128,6 +147,7 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
         The path of ``settings.json``.
 
     Raises:
+        UsageError: ``command`` is empty or spans lines.
         NotFound: ``project_dir`` is not a folder.
         WriteRefused: the existing settings file is not valid JSON, not an
             object, or its ``hooks``/``hooks.UserPromptSubmit`` has the wrong
@@ -135,6 +155,9 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
         WriteRefused: the file cannot be written (disk full, no permission…).
     """
     project_dir = Path(project_dir)
+    if not isinstance(command, str) or not command.strip() or any(c in command for c in "\n\r\x00"):
+        raise UsageError(f"The hook command must be one line of text, got {command!r}; nothing was changed.",
+                         hint="e.g. --command 'dreamdb hook user-prompt-submit'")
     if not project_dir.is_dir():
         raise NotFound(f"No project folder at {project_dir}.")
     path = settings_path(project_dir)

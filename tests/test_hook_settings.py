@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dreamdb.errors import NotFound, WriteRefused
-from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook, is_dreamdb_hook, uninstall_hook
+from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook, is_dreamdb_hook, settings_path, uninstall_hook
 
 OURS = {"hooks": [{"type": "command", "command": DEFAULT_COMMAND}]}
 
@@ -159,3 +159,46 @@ def test_write_failure_is_refused_untouched(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_refused_write_keeps_the_previous_backup(tmp_path: Path):
+    """QA round 11: an uninstall refused by a write-protected settings.json still replaced settings.json.bak."""
+    import os
+
+    from dreamdb.errors import WriteRefused
+
+    path = settings_path(tmp_path)
+    path.parent.mkdir()
+    path.write_text('{"orig": true}\n')
+    install_hook(tmp_path)
+    backup = path.with_name("settings.json.bak")
+    assert json.loads(backup.read_text()) == {"orig": True}
+    installed = path.read_bytes()
+    os.chmod(path, 0o444)
+    try:
+        with pytest.raises(WriteRefused):
+            uninstall_hook(tmp_path)
+    finally:
+        os.chmod(path, 0o644)
+    assert path.read_bytes() == installed and json.loads(backup.read_text()) == {"orig": True}
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json", "settings.json.bak"]
+
+
+@pytest.mark.parametrize("first", ["PYTHONPATH=/x python3 -m dreamdb hook user-prompt-submit",
+                                   "env PYTHONPATH=/x /opt/bin/dreamdb hook user-prompt-submit"])
+def test_install_recognises_a_hook_run_with_environment_settings(tmp_path: Path, first: str):
+    """QA round 11: a dreamdb hook behind VAR=value was not recognised, so a second install added a second hook."""
+    install_hook(tmp_path, command=first)
+    install_hook(tmp_path)
+    groups = json.loads(settings_path(tmp_path).read_text())["hooks"]["UserPromptSubmit"]
+    assert [h["command"] for g in groups for h in g["hooks"]] == ["dreamdb hook user-prompt-submit"]
+    assert uninstall_hook(tmp_path) and not settings_path(tmp_path).read_text().count("dreamdb")
+
+
+@pytest.mark.parametrize("command", ["a\nb", "", "dreamdb hook user-prompt-submit\r"])
+def test_install_refuses_a_command_that_is_not_one_line(tmp_path: Path, command: str):
+    from dreamdb.errors import UsageError
+
+    with pytest.raises(UsageError, match="one line"):
+        install_hook(tmp_path, command=command)
+    assert not settings_path(tmp_path).exists()
