@@ -449,7 +449,8 @@ class Index:
     def sync_for_read(self) -> None:
         """The sync before a read (recall, list, status, sql): waits at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's
         write lock, then answers from the index as it is, with a note (a long ``sync --force`` or
-        embedding refresh elsewhere must not stall every recall)."""
+        embedding refresh elsewhere must not stall every recall). An index that cannot be written (a
+        read-only or immutable file, a full disk) is read as it is, with a note saying why."""
         from dreamdb.errors import LockTimeout
 
         try:
@@ -458,6 +459,13 @@ class Index:
         except LockTimeout:
             self.notes.append("another dreamdb process is updating the index; answered from the index as it is "
                               "(vault edits since its last sync may be missing)")
+        except IndexUnavailable as exc:
+            # A read-only index file (or folder, or file system) or a full disk: the index cannot follow the
+            # vault, but it can still be read; the read that follows fails on its own if it cannot.
+            if exc.__cause__ is None or not _is_environment_error(exc.__cause__) or self._conn is None:
+                raise
+            self.notes.append(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
+                              f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
 
     @contextmanager
     def _short_lock_wait(self):

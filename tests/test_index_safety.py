@@ -433,3 +433,27 @@ def test_index_path_that_is_a_device_or_pipe_is_refused_untouched(example_vault,
                                timeout=60)
             assert r.returncode == 4 and "not a regular file" in r.stderr, (args, r.stderr)
         assert stat.S_IFMT(os.stat(special).st_mode) == kind  # still the same kind of file
+
+
+def test_an_index_that_cannot_be_written_is_read_as_it_is_with_a_note(example_vault):
+    """QA round 11: an immutable index.db (chattr +i) made recall, status and list fail (exit 4) though
+    the index could still be read; now they answer from it and say why it is not up to date."""
+    import subprocess
+
+    index = dreamdb.open(example_vault)
+    index.sync()
+    path = index.index_path
+    index.close()
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here (needs root and a file system with the immutable flag)")
+    try:
+        write_doc(example_vault, "knowledge/new-note.md", "---\ntitle: New\n---\nzebrafish arrived after the sync\n")
+        again = dreamdb.open(example_vault)
+        assert again.recall("zebrafish") == []  # not in the index, which could not follow the vault
+        notes = again.take_notes()
+        assert any("could not be updated" in n and "readonly" in n for n in notes), notes
+        assert again.recall("sleep")  # the indexed notes are still found
+        again.close()
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+    assert [h.doc_id for h in dreamdb.open(example_vault).recall("zebrafish")] == ["knowledge/new-note"]
