@@ -131,6 +131,28 @@ def test_frontmatter_too_large_or_self_referencing_is_skipped_with_a_warning(tin
     assert _integrity(index) == "ok"
 
 
+def test_symlinked_folders_are_not_followed_and_say_so(tiny_vault, tmp_path):
+    """QA round 11: a symlinked core/ was followed (its memory and changelog read from outside the vault)
+    and a symlinked folder under knowledge/ was skipped without a word."""
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "dir" / "far.md").write_text("---\ntitle: Far\n---\nokapi outside the vault\n")
+    write_doc(outside, "core/2.memory.md", "# Memory\n\n## Okapi\n\nokapi memory section\n")
+    write_doc(outside, "core/CHANGELOG.json", '[{"date": "2026-01-01", "type": "note", "scope": "x", "description": "okapi"}]')
+    write_doc(outside, "core/objectives/goal.md", "---\ntitle: Goal\n---\nokapi objective\n")
+    os.symlink(outside / "core", tiny_vault / "core")
+    write_doc(tiny_vault, "knowledge/here.md", "---\ntitle: Here\n---\nnot the animal\n")
+    os.symlink(outside / "dir", tiny_vault / "knowledge" / "linked")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    assert "knowledge/linked: skipped (a symlinked folder; dreamdb does not follow folder links)" in warnings
+    assert "core/objectives: skipped (a symlinked folder; dreamdb does not follow folder links)" in warnings
+    assert {"core/2.memory.md: skipped (symlink points outside the vault)",
+            "core/CHANGELOG.json: skipped (symlink points outside the vault)"} <= set(warnings)
+    assert index.recall("okapi") == []
+    assert not {d.split("/")[0] for d in _docs(index)} & {"memory", "changelog", "objective"}
+
+
 def test_file_and_folder_names_that_are_not_utf8_are_skipped_with_a_warning(tiny_vault):
     """A name with undecodable bytes (a Latin-1 é) once made every sync and recall fail (QA round 9)."""
     write_doc(tiny_vault, "knowledge/ok.md", "---\ntitle: Ok\n---\nzebracorn text\n")

@@ -157,8 +157,9 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
     """List every indexable file of the vault with its stat (no file is read).
 
     Folders whose names start with ``.`` are archives, skipped unless
-    ``include_archives``. Symlinked folders are not followed (no loops);
-    symlinked files are followed only when they resolve inside the vault.
+    ``include_archives``. Symlinked folders are not followed (no loops; a
+    warning names each, ``core`` itself included); symlinked files are followed
+    only when they resolve inside the vault.
     Unreadable entries are skipped with a warning through ``warn(msg)``.
     When ``dirs`` is a dict, it receives ``{rel_dir: mtime_ns}`` of the vault
     root, the folders above each source root and every folder walked.
@@ -220,6 +221,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                     scan(rel, True)
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
+            elif is_link and recursive and (include_archives or not e.name.startswith(".")) and os.path.isdir(e.path):
+                note(f"{rel}: skipped (a symlinked folder; dreamdb does not follow folder links)")
 
     if dirs is not None:
         for rel_dir in (".", "core", "lab", "knowledge"):
@@ -227,15 +230,22 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 dirs[rel_dir] = os.stat(os.path.join(vault, rel_dir)).st_mtime_ns
             except OSError:
                 pass
+    def linked(rel: str) -> bool:
+        """Whether a symlink is on the way to ``rel`` (``core`` itself may be one, not only the file)."""
+        return os.path.realpath(os.path.join(vault, rel)) != os.path.join(vault_real, rel)
+
     for fixed in (MEMORY_FILE, CHANGELOG_FILE):
         full = os.path.join(vault, fixed)
         if os.path.lexists(full):
-            add(fixed, full, os.path.islink(full))
+            add(fixed, full, linked(fixed))
     for root, recursive, _typ in _MD_ROOTS:
         if root == "knowledge/features":
             continue  # walked as part of knowledge/
         base = os.path.join(vault, root)
-        if os.path.isdir(base) and not os.path.islink(base):
-            scan(root, recursive)
+        if os.path.isdir(base):
+            if linked(root):
+                note(f"{root}: skipped (a symlinked folder; dreamdb does not follow folder links)")
+            else:
+                scan(root, recursive)
     out.sort(key=lambda s: s.rel_path)
     return out
