@@ -123,7 +123,9 @@ def test_cli_same_file_name_twice_by_recall_id_and_by_path(twins):
     p = cli("delete", "--vault", str(v), "knowledge/decisions/foo.md", "--json")
     assert p.returncode == 0, p.stderr
     assert not (v / "knowledge" / "decisions" / "foo.md").exists()
-    assert Path(json.loads(p.stdout)["moved_to"]).read_text().endswith("okapi addendum\n")
+    out = json.loads(p.stdout)
+    assert Path(out["moved_to"]).read_text().endswith("okapi addendum\n")
+    assert (out["deleted"], out["path"]) == ("knowledge/decisions/foo.md", str(v / "knowledge" / "decisions" / "foo.md"))
     assert (v / "knowledge" / "foo.md").exists()
     # Once recall has re-synced, the remaining file is plain knowledge/foo again.
     assert list(_recall_paths(v).values()) == ["knowledge/foo.md"]

@@ -89,6 +89,10 @@ def delete(slug, force, vault, as_json):
     the file's path relative to the vault (knowledge/decisions/my-note.md).
     The file goes to <vault>/.dreamdb/trash/<type>/<UTC time>-<file name>.
     """
+    from dreamdb.writes import find_document
+
     index = open_index(vault)
+    _type, path = find_document(index.vault, slug)  # the file the name stands for, for the report
     kept = index.delete(slug, force=force)
-    _done(as_json, {"deleted": slug, "moved_to": str(kept)}, f"Deleted {slug} (a copy is kept at {kept})")
+    _done(as_json, {"deleted": slug, "path": str(path), "moved_to": str(kept)},
+          f"Deleted {path} (a copy is kept at {kept})")
