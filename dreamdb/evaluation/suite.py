@@ -636,7 +636,8 @@ recall@1, every track reports nDCG@10."""
 
 
 def comparisons(results: dict) -> list[dict]:
-    """Paired significance of each mode against BM25, and of dreamdb BM25 against bm25s, per track.
+    """Paired significance of each mode against BM25, of dreamdb BM25 against bm25s, and of hybrid
+    against dense, per track.
 
     Uses the per-query rows (same queries in the same order for every system of a track); see
     :mod:`dreamdb.evaluation.significance`. Gold recall@1 values are 0/1 per query and are reported
@@ -655,6 +656,8 @@ def comparisons(results: dict) -> list[dict]:
             if "rows" in t.get("bm25s", {}):
                 systems["bm25s"] = t["bm25s"]
             pairs = [(f"dreamdb {m}", "dreamdb bm25") for m in d if m != "bm25"] + [("dreamdb bm25", "bm25s")]
+            if "hybrid" in d and "dense" in d:  # does fusing BM25 in help the dense channel, or cost it?
+                pairs.append(("dreamdb hybrid", "dreamdb dense"))
             kind = "gold" if any("category" in r["rows"][0] for r in systems.values() if r["rows"]) else "beir"
             for a, b in pairs:
                 if a not in systems or b not in systems:
