@@ -106,3 +106,16 @@ def test_comparisons_and_category_floor_on_a_gold_track():
     floor = suite._category_floor(results)
     assert len(floor) == 1 and floor[0][2] == "NOT met"
     assert "turkish r@1 50.0 < 100.0" in floor[0][1]
+
+
+def test_hybrid_is_compared_with_dense_when_both_ran():
+    rows = _gold_rows([1, 0, 1])
+    track = {"dreamdb": {"bm25": _gold_result(rows), "hybrid": _gold_result(_gold_rows([1, 1, 1])),
+                         "dense": _gold_result(_gold_rows([0, 1, 1]))}}
+    comps = suite.comparisons({"sets": {"s": {"tracks": {"t": track}}}})
+    assert [(c["a"], c["b"]) for c in comps if c["metric"] == "r@1"] == [
+        ("dreamdb hybrid", "dreamdb bm25"), ("dreamdb dense", "dreamdb bm25"), ("dreamdb hybrid", "dreamdb dense")]
+    last = [c for c in comps if c["metric"] == "r@1"][-1]
+    # Differences [+100, 0, 0]: half of the 8 sign assignments reach |sum| 100.
+    assert last["delta"] == pytest.approx(100 / 3) and last["p"] == 0.5
+
