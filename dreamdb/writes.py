@@ -77,6 +77,7 @@ from typing import Any
 
 from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
 from dreamdb.vault.discover import is_utf8
+from dreamdb.vault.fences import find_block
 
 __all__ = [
     "LOCK_TIMEOUT_S",
@@ -1125,31 +1126,27 @@ class _Markdown:
         self.bom = "\ufeff" if text.startswith("\ufeff") else ""
         text = text[len(self.bom):]
         self.newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
-        lines = re.split(r"(?<=\n)", text)
-        if lines and lines[-1] == "":
-            lines.pop()
         self.has_fm = False
-        # The indexer's rule (dreamdb.vault.frontmatter): fences are ---, closing also ..., trailing spaces or tabs allowed.
-        opens = bool(lines) and lines[0].rstrip("\r\n").rstrip(" \t") == "---"
-        self.unclosed = opens  # until its closing line is found
         self.open_line = ""
         self.fm_lines: list[str] = []
         self.close_line = ""
         self.body = text
-        if opens:
-            for i in range(1, len(lines)):
-                if lines[i].rstrip("\r\n").rstrip(" \t") in ("---", "..."):
-                    self.has_fm, self.unclosed = True, False
-                    self.open_line = lines[0]
-                    self.fm_lines = lines[1:i]
-                    self.close_line = lines[i]
-                    self.body = "".join(lines[i + 1:])
-                    break
+        block = find_block(text)  # the indexer's rule, shared
+        self.unclosed = block is not None and block.close_start is None
+        if block is not None and not self.unclosed:
+            self.has_fm = True
+            self.open_line = text[:block.open_end]
+            self.fm_lines = re.split(r"(?<=\n)", text[block.open_end:block.close_start])
+            if self.fm_lines[-1] == "":
+                self.fm_lines.pop()
+            self.close_line = text[block.close_start:block.close_end]
+            self.body = text[block.close_end:]
 
     def render(self) -> str:
         if not self.has_fm:
             return self.bom + self.body
-        close = self.close_line if self.close_line.endswith("\n") else self.close_line + self.newline
+        ends = self.close_line.endswith("\n") or not self.body  # a file ending on its closing fence stays so
+        close = self.close_line if ends else self.close_line + self.newline
         return self.bom + self.open_line + "".join(self.fm_lines) + close + self.body
 
     def check_closed(self) -> None:

@@ -472,6 +472,14 @@ FENCE_CASES = [
     "---\ntitle: Unclosed\nbody\n",
     "\ufeff---\ntitle: BOM\n---\nbody\n",
     "no frontmatter\n---\ntitle: not at the top\n---\n",
+    # Session 10: the two line-level rules disagreed on a doubled carriage return ("---\r\r\n" opened and
+    # closed a block for the writer only); one function now decides for both.
+    "---\r\r\ntitle: Doubled CR\n---\nbody\n",
+    "---\ntitle: Doubled CR closing\n---\r\r\nbody\n",
+    "---\ntitle: Old Mac line end\r---\nbody\n",
+    "---\ntitle: No newline at the end\n---",
+    "---\n...\n",
+    "---",
 ]
 
 

@@ -11,9 +11,9 @@ list that contains itself.
 
 from __future__ import annotations
 
-import re
-
 import yaml
+
+from dreamdb.vault.fences import find_block
 
 try:  # the C loader is ~10x faster where libyaml is available
     _Loader = yaml.CSafeLoader
@@ -60,14 +60,6 @@ def check_size(meta) -> None:
                 stack.extend((k, depth + 1) for k in value if isinstance(k, tuple))
 
 
-_OPEN_RE = re.compile(r"---[ \t]*\r?(?:\n|$)")
-"""The first line opens a frontmatter block when it is ``---``, trailing spaces or tabs allowed (``----`` is a
-markdown rule, not a block)."""
-_FENCE_RE = re.compile(r"^---[ \t]*\r?\n(?:(.*?)\r?\n)??(?:---|\.\.\.)[ \t]*(?:\r?\n|$)", re.DOTALL)
-"""The whole block: the opening line, the YAML (none for an empty block ``---`` / ``---``), the closing
-``---`` or ``...`` line. The same rule as the writer's (:class:`dreamdb.writes._Markdown`)."""
-
-
 def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     """Split a markdown file into (frontmatter mapping, body, warning or None).
 
@@ -79,13 +71,13 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         it is not a YAML mapping (then ``warning`` says why); ``body`` is the
         text after the block (the whole text when there is none).
     """
-    if not _OPEN_RE.match(text):
+    found = find_block(text)
+    if found is None:
         return {}, text, None
-    m = _FENCE_RE.match(text)
-    if not m:
+    if found.close_start is None:
         return {}, text, "frontmatter block is not closed by a '---' line"
-    body = text[m.end():]
-    block = m.group(1) or ""
+    body = text[found.close_end:]
+    block = text[found.open_end:found.close_start]
     try:
         try:
             meta = yaml.load(block, Loader=_Loader)

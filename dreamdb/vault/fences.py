@@ -1,0 +1,55 @@
+"""Where a markdown file's frontmatter block begins and ends: the one rule shared by the indexer
+(:func:`dreamdb.vault.frontmatter.split_frontmatter`) and the writer (:class:`dreamdb.writes._Markdown`).
+
+The first line opens a block when it is ``---``; the first later line that is ``---`` or ``...`` closes
+it (the YAML document markers; Jekyll and Hugo accept the same). Trailing spaces or tabs are allowed on
+both fence lines, and ``----`` is a markdown horizontal rule, not a fence. Kept free of heavy imports:
+the writer runs on the CLI's fast path.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+def _is_fence(line: str, closing: bool) -> bool:
+    """Whether ``line`` (its line end included, if any) is a frontmatter fence: ``---``, or also ``...``
+    when ``closing``, followed by spaces or tabs at most, then ``\\n``, ``\\r\\n`` or the end of the text.
+    ``----`` is a markdown rule, not a fence."""
+    if line.endswith("\n"):
+        line = line[:-1]
+    if line.endswith("\r"):
+        line = line[:-1]
+    line = line.rstrip(" \t")
+    return line == "---" or (closing and line == "...")
+
+
+class Block(NamedTuple):
+    """Where a file's frontmatter block lies, as character offsets into the text.
+
+    ``text[:open_end]`` is the opening fence line, ``text[open_end:close_start]`` the YAML (its lines with
+    their line ends; empty for the block ``---`` / ``---``), ``text[close_start:close_end]`` the closing
+    fence line and ``text[close_end:]`` the body. An unclosed block has ``close_start = close_end = None``.
+    """
+
+    open_end: int
+    close_start: int | None
+    close_end: int | None
+
+
+def find_block(text: str) -> Block | None:
+    """Locate the frontmatter block of ``text`` (a whole file, decoded, BOM removed); None when the first line
+    is not a fence. The one rule shared by the indexer (:func:`split_frontmatter`) and the writer
+    (:class:`dreamdb.writes._Markdown`), so they always agree on where the frontmatter ends."""
+    end = text.find("\n")
+    open_end = len(text) if end < 0 else end + 1
+    if not _is_fence(text[:open_end], closing=False):
+        return None
+    start = open_end
+    while start < len(text):
+        end = text.find("\n", start)
+        stop = len(text) if end < 0 else end + 1
+        if _is_fence(text[start:stop], closing=True):
+            return Block(open_end, start, stop)
+        start = stop
+    return Block(open_end, None, None)
