@@ -428,6 +428,9 @@ class _ChangelogFile:
         except ValueError as exc:
             raise WriteRefused(f"core/CHANGELOG.json is not valid JSON ({exc}); it was not changed.",
                                hint="Fix the file by hand (git diff shows what changed).") from exc
+        except RecursionError as exc:
+            raise WriteRefused("core/CHANGELOG.json is nested too deeply to read; it was not changed.",
+                               hint="Fix the file by hand (git diff shows what changed).") from exc
         if isinstance(self.data, list):
             self.entries = self.data
             self.array_start = len(text) - len(text.lstrip())

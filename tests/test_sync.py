@@ -131,6 +131,21 @@ def test_frontmatter_too_large_or_self_referencing_is_skipped_with_a_warning(tin
     assert _integrity(index) == "ok"
 
 
+@pytest.mark.parametrize("depth", [500, 1200])
+def test_a_changelog_nested_too_deeply_is_skipped_with_a_warning(tiny_vault, depth):
+    """QA round 12: a 1,200-deep array in CHANGELOG.json (the JSON twin of the YAML bomb) failed every
+    command with RecursionError (exit 70); at 500 the parse worked and the text conversion failed."""
+    deep = "[" * depth + "]" * depth
+    write_doc(tiny_vault, "core/CHANGELOG.json",
+              '[{"date": "2026-01-01", "type": "fix", "description": "deep", "references": ' + deep + "}]")
+    write_doc(tiny_vault, "knowledge/fine.md", "---\ntitle: Fine\n---\nbody aardwolf\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = "\n".join(index.sync().warnings)
+    assert "core/CHANGELOG.json:" in warnings and "nested too deeply to read; changelog not indexed" in warnings
+    assert [h.doc_id for h in index.recall("aardwolf")] == ["knowledge/fine"]
+    assert _integrity(index) == "ok"
+
+
 def test_symlinked_folders_are_not_followed_and_say_so(tiny_vault, tmp_path):
     """QA round 11: a symlinked core/ was followed (its memory and changelog read from outside the vault)
     and a symlinked folder under knowledge/ was skipped without a word."""

@@ -126,6 +126,17 @@ def test_remember_unknown_supersedes_is_not_found_and_file_untouched(vault: Path
     assert path.read_bytes() == before
 
 
+def test_remember_refuses_a_changelog_nested_too_deeply(vault: Path):
+    """QA round 12: a 1,200-deep array made remember fail with RecursionError (exit 70)."""
+    path = vault / "core" / "CHANGELOG.json"
+    path.write_text('[{"date": "2026-01-01", "type": "fix", "description": "x", "references": '
+                    + "[" * 1200 + "]" * 1200 + "}]")
+    before = path.read_bytes()
+    with pytest.raises(WriteRefused, match="nested too deeply"):
+        remember(vault, "text", now=NOW)
+    assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize("ref", ["abc123", "commit:", "http://x", "Commit:abc"])
 def test_remember_rejects_unprefixed_references(vault: Path, ref: str):
     before = (vault / "core" / "CHANGELOG.json").read_bytes()

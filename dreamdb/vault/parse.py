@@ -307,6 +307,16 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
         data = json.loads(text)
     except ValueError as exc:
         return [], [f"{rel_path}: not valid JSON ({exc}); changelog not indexed"]
+    except RecursionError:  # QA round 12: a 1,200-deep array crashed every command
+        return [], [f"{rel_path}: nested too deeply to read; changelog not indexed"]
+    try:
+        return _changelog_documents(rel_path, data)
+    except RecursionError:  # an entry field nested deeper than the text conversion can walk
+        return [], [f"{rel_path}: an entry is nested too deeply to read; changelog not indexed"]
+
+
+def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]]:
+    """The documents of a parsed CHANGELOG.json (see :func:`parse_changelog`)."""
     entries = changelog_entries(data)
     if entries is None:
         return [], [f"{rel_path}: expected a JSON array or {{\"entries\": [...]}}; changelog not indexed"]
