@@ -531,3 +531,52 @@ def test_same_size_edit_with_the_old_mtime_put_back_is_seen(tmp_path):
     assert os.stat(note).st_size == st.st_size and os.stat(note).st_mtime_ns == st.st_mtime_ns
     assert [h.doc_id for h in index.recall("okapi")] == ["knowledge/a"]
     assert index.recall("zebra") == []
+
+
+def _ids_by_path(index) -> dict[str, str]:
+    return dict(index.conn.execute("SELECT source_path, doc_id FROM documents WHERE type = 'knowledge'"))
+
+
+SAME_NAMES = ["knowledge/notes.md", "knowledge/a/notes.md", "knowledge/b/notes.md", "knowledge/notes-2.md"]
+
+
+@pytest.mark.parametrize("arrival", [[0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1]])
+def test_same_named_files_are_numbered_in_path_order_whatever_order_they_arrive_in(tiny_vault, arrival):
+    index = dreamdb.open(tiny_vault)
+    warnings = []
+    for i in arrival:  # one sync per file: each arrives after the others
+        write_doc(tiny_vault, SAME_NAMES[i], f"body {i}\n")
+        warnings += index.sync().warnings
+    incremental = _ids_by_path(index)
+    # path order: a/notes.md < b/notes.md < notes-2.md < notes.md; the file named notes-2 keeps its name
+    assert incremental == {"knowledge/a/notes.md": "knowledge/notes", "knowledge/b/notes.md": "knowledge/notes-3",
+                           "knowledge/notes-2.md": "knowledge/notes-2", "knowledge/notes.md": "knowledge/notes-4"}
+    assert index.sync(force=True).rebuilt and _ids_by_path(index) == incremental
+    slugs = dict(index.conn.execute("SELECT doc_id, slug FROM documents"))
+    assert all(doc_id == f"knowledge/{slug}" for doc_id, slug in slugs.items())
+    said = [w for w in warnings if w.startswith("knowledge/b/notes.md: ")]
+    assert said and "knowledge/notes-3" in said[-1] and "knowledge/notes is the file knowledge/a/notes.md" in said[-1]
+    # the number is not a search term: every notes.md has the same slug terms, without "3" or "4"
+    slug_terms = {path: {r[0] for r in index.conn.execute(
+        "SELECT term FROM postings p JOIN documents d ON d.id = p.doc WHERE d.source_path = ? AND p.tf_slug > 0",
+        (path,))} for path in SAME_NAMES[:3]}
+    assert slug_terms[SAME_NAMES[0]] and all(t == slug_terms[SAME_NAMES[0]] for t in slug_terms.values())
+    assert not slug_terms[SAME_NAMES[0]] & {"2", "3", "4"}
+
+
+def test_removing_or_renaming_a_same_named_file_renumbers_the_rest(tiny_vault):
+    for i, path in enumerate(SAME_NAMES):
+        write_doc(tiny_vault, path, f"body {i}\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    (tiny_vault / "knowledge/a/notes.md").unlink()
+    index.sync()
+    assert _ids_by_path(index) == {"knowledge/b/notes.md": "knowledge/notes", "knowledge/notes-2.md": "knowledge/notes-2",
+                                   "knowledge/notes.md": "knowledge/notes-3"}
+    (tiny_vault / "knowledge/notes-2.md").rename(tiny_vault / "knowledge/other.md")  # frees the number 2
+    index.sync()
+    assert _ids_by_path(index) == {"knowledge/b/notes.md": "knowledge/notes", "knowledge/notes.md": "knowledge/notes-2",
+                                   "knowledge/other.md": "knowledge/other"}
+    index.sync(force=True)
+    assert _ids_by_path(index)["knowledge/notes.md"] == "knowledge/notes-2"
+    assert [h.doc_id for h in index.recall("body 3")][:1] == ["knowledge/other"]

@@ -969,13 +969,18 @@ def test_a_file_named_like_another_files_recall_id_is_ambiguous(tiny_vault):
     ids = {d["doc_id"]: d["path"] for d in index.list_documents()}
     second = next(p for i, p in ids.items() if i == "knowledge/bar-2")
     write_doc(tiny_vault, "knowledge/bar-2.md", "---\ntitle: A real bar-2\n---\nbar two\n")
-    index.sync()
-    index.close()
+    # before the next sync, the id recall showed and the new file's name are two documents
     with pytest.raises(UsageError, match="names two documents") as exc:
         find_document(tiny_vault, "knowledge/bar-2")
     assert "knowledge/bar-2.md" in exc.value.hint and second in exc.value.hint
     assert find_document(tiny_vault, "knowledge/bar-2.md")[1] == tiny_vault / "knowledge" / "bar-2.md"
     assert find_document(tiny_vault, second)[1] == tiny_vault / second
+    # the sync gives the file its own name, and the second bar.md the next free number
+    report = index.sync()
+    index.close()
+    assert any(w.startswith(second) and "knowledge/bar-3" in w for w in report.warnings)
+    assert find_document(tiny_vault, "knowledge/bar-2")[1] == tiny_vault / "knowledge" / "bar-2.md"
+    assert find_document(tiny_vault, "knowledge/bar-3")[1] == tiny_vault / second
 
 
 def test_trash_through_a_symlink_out_of_the_vault_is_refused(tiny_vault, tmp_path):

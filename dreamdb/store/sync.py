@@ -24,7 +24,7 @@ from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
-from dreamdb.vault.discover import SourceFile, walk_sources
+from dreamdb.vault.discover import SourceFile, classify, walk_sources
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}"
 """Analyzer and parser versions: an index built with another format is rebuilt by the next sync."""
@@ -282,6 +282,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     candidates, removed, report.unchanged = _plan(sources, stored)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     postings = BulkPostings(conn) if bulk and BulkPostings.wanted(conn) else None
+    touched: set[str] = set()  # own ids of markdown files whose documents came or went (number_same_names)
+    new_paths: set[str] = set()
     for i, src in enumerate(candidates):
         if progress:
             progress(i, len(candidates))
@@ -290,6 +292,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         except OSError as exc:
             warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")
             _replace_file(conn, src, "unreadable", [], now)
+            if src.kind == "markdown":
+                touched.add(natural_doc_id(src.type, src.rel_path))
             report.changed += src.rel_path in known
             report.added += src.rel_path not in known
             continue
@@ -310,7 +314,10 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                 warnings.append(f"{src.rel_path}: kept the {kept} document{'s' if kept != 1 else ''} indexed before it broke; fix the file to update them")
                 report.unchanged += 1
                 continue
-        _replace_file(conn, src, sha, docs, now, warn=warnings.append, postings=postings)
+        _replace_file(conn, src, sha, docs, now, postings=postings)
+        if src.kind == "markdown":
+            touched.add(natural_doc_id(src.type, src.rel_path))
+            new_paths.add(src.rel_path)
         if src.rel_path not in known:
             report.added += 1
         else:
@@ -318,8 +325,12 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     if postings is not None:
         postings.finish()
     for path in removed:
+        kind = classify(path)
+        if kind is not None and kind[0] == "markdown":
+            touched.add(natural_doc_id(kind[1], path))
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
         report.removed += 1
+    number_same_names(conn, touched, new_paths, warn=warnings.append)
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)
     conn.execute(  # in-memory caches (dreamdb.ranking.memory) reload when this changes
@@ -420,7 +431,7 @@ def _save_dirs(conn, dirs: dict[str, int], include_archives: bool) -> None:
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('include_archives', ?)", (str(int(include_archives)),))
 
 
-def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, warn=None, postings=None) -> None:
+def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, postings=None) -> None:
     """Replace the documents of one source file (``postings``: a :class:`BulkPostings` or ``None``)."""
     conn.execute("DELETE FROM documents WHERE source_path = ?", (src.rel_path,))
     conn.execute(
@@ -430,20 +441,103 @@ def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, warn=No
         (src.rel_path, src.mtime_ns, src.size, sha, now, src.ctime_ns),
     )
     for doc in docs:
-        insert_document(conn, doc, warn=warn, postings=postings)
+        insert_document(conn, doc, postings=postings)
 
 
-def _unique_doc_id(conn, doc, warn) -> str:
+def _provisional_doc_id(conn, doc) -> str:
+    """The document's own id, or while another document holds it a free ``<id>-N``.
+
+    Only provisional for files of the same name: :func:`number_same_names` gives the final
+    ids at the end of the sync, in path order.
+    """
     doc_id = doc.doc_id
     if conn.execute("SELECT 1 FROM documents WHERE doc_id = ?", (doc_id,)).fetchone() is None:
         return doc_id
     n = 2
     while conn.execute("SELECT 1 FROM documents WHERE doc_id = ?", (f"{doc_id}-{n}",)).fetchone():
         n += 1
+    return f"{doc_id}-{n}"
+
+
+_NAMED_BY_SECTION = ("memory", "changelog")
+"""Types whose slugs come from inside one file (headings, entries), unique there: never renumbered."""
+
+
+def natural_doc_id(doc_type: str, rel_path: str) -> str:
+    """The id a markdown file's document has when no other file shares its name:
+    ``type/<file name without .md>`` (``knowledge/decisions/foo.md`` → ``knowledge/foo``)."""
+    name = rel_path.rsplit("/", 1)[-1]
+    return f"{doc_type}/{name[:-3] if name.endswith('.md') else name}"
+
+
+def _suffix_space_used(conn, doc_id: str) -> bool:
+    """Whether a document's id starts with ``<doc_id>-`` (a numbered same-name file, or a look-alike)."""
+    return conn.execute("SELECT 1 FROM documents WHERE doc_id > ? AND doc_id < ? LIMIT 1",
+                        (doc_id + "-", doc_id + ".")).fetchone() is not None  # "." follows "-" in code-point order
+
+
+def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -> int:
+    """Number the documents of same-named files in path order; return how many ids changed.
+
+    Files in different folders of one type can share a name (``knowledge/foo.md`` and
+    ``knowledge/decisions/foo.md``), so their ids would collide. The file first in path
+    order (code-point order of the vault-relative path) keeps ``type/name``; the others
+    get ``type/name-2``, ``-3``… skipping any id that is some file's own name (a file
+    ``foo-2.md`` keeps ``foo-2``). The ids are so a function of the vault's files alone:
+    an incremental sync and a rebuild give every document the same id, whatever order the
+    files arrived in, and ``update``/``delete`` by such an id reach the file recall showed.
+
+    Args:
+        conn: inside the sync's write transaction.
+        touched: own ids (:func:`natural_doc_id`) of the markdown files added, changed or
+            removed by this sync; when none of them has a same-named or look-alike id
+            nothing is read.
+        new_paths: vault-relative paths indexed by this sync (their numbered ids are warned about).
+        warn: callable receiving one line per newly indexed file that got a number.
+    """
+    # a file's own name ``x-2`` also reserves a number of the files named ``x``: look there too
+    near = touched | {n.rsplit("-", 1)[0] for n in touched if n.rsplit("-", 1)[-1].isdigit()}
+    if not any(_suffix_space_used(conn, n) for n in near):
+        return 0
+    marks = ", ".join("?" for _ in _NAMED_BY_SECTION)
+    rows = conn.execute(f"SELECT id, type, source_path, doc_id FROM documents WHERE type NOT IN ({marks})",
+                        _NAMED_BY_SECTION).fetchall()
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for rowid, doc_type, path, _ in rows:
+        groups.setdefault(natural_doc_id(doc_type, path), []).append((path, rowid))
+    taken = set(groups)  # a file's own name is never another file's number
+    wanted: dict[int, str] = {}
+    first: dict[str, str] = {}
+    for own, members in groups.items():
+        members.sort()
+        first[own] = members[0][0]
+        wanted[members[0][1]] = own
+        n = 2
+        for _, rowid in members[1:]:
+            while f"{own}-{n}" in taken:
+                n += 1
+            wanted[rowid] = f"{own}-{n}"
+            taken.add(wanted[rowid])
+    moved = [(rowid, path, doc_id, wanted[rowid]) for rowid, _, path, doc_id in rows if wanted[rowid] != doc_id]
+    # two steps, so no id is ever held twice (doc_id is UNIQUE): first out of the way, then in place
+    conn.executemany("UPDATE documents SET doc_id = char(0) || id WHERE id = ?", [(m[0],) for m in moved])
+    conn.executemany("UPDATE documents SET doc_id = ?, slug = substr(?, instr(?, '/') + 1) WHERE id = ?",
+                     [(new, new, new, rowid) for rowid, _, _, new in moved])
     if warn:
-        warn(f"{doc.source_path}: {doc_id} already exists (another file has the same name); indexed as {doc_id}-{n}")
-    doc.slug = f"{doc.slug}-{n}"
-    return doc.doc_id
+        said = set()
+        for rowid, path, old, new in moved:
+            own = natural_doc_id(new.split("/", 1)[0], path)
+            why = f"{own} is the file {first[own]}, first in path order" if new != own else "it is first in path order"
+            if path in new_paths:
+                warn(f"{path}: indexed as {new} ({why})")
+            else:
+                warn(f"{path}: its id is now {new}, was {old} ({why})")
+            said.add(path)
+        for rowid, doc_type, path, _ in rows:
+            own = natural_doc_id(doc_type, path)
+            if path in new_paths and path not in said and wanted[rowid] != own:
+                warn(f"{path}: indexed as {wanted[rowid]} ({own} is the file {first[own]}, first in path order)")
+    return len(moved)
 
 
 def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
@@ -487,13 +581,13 @@ def content_hash(doc) -> str:
     return h.hexdigest()
 
 
-def insert_document(conn, doc, warn=None, postings: BulkPostings | None = None) -> int:
+def insert_document(conn, doc, postings: BulkPostings | None = None) -> int:
     """Insert one document with its tags and postings; return its row id.
 
     With ``postings`` (a :class:`BulkPostings`) the postings rows are staged there and reach
     the ``postings`` table by its :meth:`~BulkPostings.finish`; without it they are inserted at once.
     """
-    doc_id = _unique_doc_id(conn, doc, warn)
+    doc_id = _provisional_doc_id(conn, doc)
     terms, lengths, turkish = document_terms(doc)
     cur = conn.execute(
         """INSERT INTO documents (doc_id, type, slug, source_path, ordinal, title, description, tags, body,
@@ -501,7 +595,7 @@ def insert_document(conn, doc, warn=None, postings: BulkPostings | None = None) 
                identity_boost, is_capture, turkish, len_title, len_description, len_tags, len_body, content_hash)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
-            doc_id, doc.type, doc.slug, doc.source_path, doc.ordinal, doc.title, doc.description,
+            doc_id, doc.type, doc_id.split("/", 1)[1], doc.source_path, doc.ordinal, doc.title, doc.description,
             json.dumps(doc.tags, ensure_ascii=False), doc.body, doc.date, iso_to_days(doc.date), doc.status,
             doc.level, int(doc.pinned), doc.confidence, doc.expires, iso_to_days(doc.expires), doc.supersedes,
             int(doc.identity_boost), int(doc.type == "bookmark"), int(turkish), *lengths, content_hash(doc),
