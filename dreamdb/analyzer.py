@@ -2,6 +2,10 @@
 
 Pipeline, identical for documents and queries:
 
+0. Unicode NFKC normalisation: text typed or saved decomposed (``S`` +
+   combining cedilla, as macOS file names and some editors produce) reads
+   as the composed ``Ş``, and compatibility forms (ligatures ``ﬁ``,
+   full-width ``Ａ``) as their plain letters.
 1. Lowercase with Turkish-aware folding of ``İ`` (→ ``i``); Turkish letters
    ç ğ ı ö ş ü are kept.
 2. Split on everything that is not a letter or digit (whitespace, ``-``,
@@ -33,11 +37,12 @@ which makes the next sync rebuild the index.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "8"
+ANALYZER_VERSION = "9"
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -94,9 +99,18 @@ prose has none. 0.08 leaves room for English text quoting a Turkish word.
 """
 
 
+def normalize(text: str) -> str:
+    """Unicode NFKC (Unicode Standard Annex #15) of ``text``; ASCII text is returned as it is.
+
+    Decomposed letters become one code point (``S`` + U+0327 → ``Ş``), so they are not split at
+    the combining mark; compatibility forms become plain letters (``ﬁ`` → ``fi``).
+    """
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
 def fold_case(text: str) -> str:
-    """Lowercase ``text``, mapping Turkish dotted capital ``İ`` to ``i`` (not ``i̇``)."""
-    return text.replace("İ", "i").lower()
+    """:func:`normalize`, then lowercase, mapping Turkish dotted capital ``İ`` to ``i`` (not ``i̇``)."""
+    return normalize(text).replace("İ", "i").lower()
 
 
 def raw_tokens(text: str) -> list[str]:
@@ -215,7 +229,7 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
         # Turkish orthography separates suffixes of proper nouns with an apostrophe
         # (Allen'ın), so a capitalised token may be a bare name: its primary term is not
         # Turkish-stemmed.
-        originals = _TOKEN_RE.findall(text)
+        originals = _TOKEN_RE.findall(normalize(text))
         if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
             originals = words
         for w, o in zip(words, originals):
@@ -250,7 +264,7 @@ def query_words(text: str, turkish: bool, words: list[str] | None = None) -> lis
     """
     if words is None:
         words = raw_tokens(text)
-    originals = _TOKEN_RE.findall(text)
+    originals = _TOKEN_RE.findall(normalize(text))
     if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
         originals = words
     out = []

@@ -109,3 +109,32 @@ def test_word_cache_gives_the_same_terms_as_fresh_analysis():
     analyzer._ENGLISH_TERMS = {}  # a cold cache gives the same answer
     assert analyze(text) == first == analyze(text, words=analyzer.raw_tokens(text))
     assert first == ["databas", "index", "index", "job", "index", "databas", "nightli", "dec", "0054"]
+
+
+def test_decomposed_and_compatibility_forms_analyse_like_composed_text():
+    """QA round 12: ``Şifreleme`` saved in NFD (S + combining cedilla) was indexed as ``ifrel``."""
+    import unicodedata
+
+    composed = "Şifreleme anahtarı İstanbul'da değiştirildi"
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert decomposed != composed and len(decomposed) > len(composed)
+    assert analyze(decomposed) == analyze(composed)
+    assert "ifrel" not in analyze(decomposed)
+    stacked_nfd, stacked_nfc = [], []
+    assert analyze(decomposed, stacked=stacked_nfd) == analyze(composed, stacked=stacked_nfc)
+    assert stacked_nfd == stacked_nfc and stacked_nfc  # the capitalised words' second analysis too
+    assert analyze("ﬁle ＳＱＬｉｔｅ") == analyze("file SQLite")  # ligature, full-width letters
+
+
+def test_decomposed_text_is_found_by_composed_queries_and_back(tiny_vault):
+    import unicodedata
+
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/nfd.md", unicodedata.normalize("NFD", "Şifreleme anahtarı döndürülür\n"))
+    write_doc(tiny_vault, "knowledge/nfc.md", "Günlük yedekleme çalışır\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("şifreleme")] == ["knowledge/nfd"]
+    assert [h.doc_id for h in index.recall(unicodedata.normalize("NFD", "günlük yedekleme"))] == ["knowledge/nfc"]
+    index.close()
