@@ -15,7 +15,7 @@ from functools import lru_cache, wraps
 from pathlib import Path
 
 from dreamdb import config
-from dreamdb.errors import IndexTooNew, IndexUnavailable, UsageError
+from dreamdb.errors import DreamdbError, IndexTooNew, IndexUnavailable, UsageError
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
@@ -537,17 +537,22 @@ class Index:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")
         now_days = _days(now_dt)
+        # Ranking and reading the hits' rows run under one damage guard: a rebuild in between
+        # would renumber the rows the ranking returned.
         if mode != "bm25":
-            ranked = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters))
-            if ranked is not None:
-                if not ranked:
+            hits = self._guarded(lambda: self._hits(self._hybrid(plan, mode, top, now_days, filters), plan,
+                                                    mode=mode, explain=explain))
+            if hits is not None:
+                if not hits:
                     self._note_empty_result(plan, now_days, filters)
-                return self._hits(ranked, plan, mode=mode, explain=explain)
+                return hits
         # Planning probed the index for changes just now, unless a hybrid attempt ran in between.
-        ranked = self._guarded(lambda: self._rank(plan, top=top, now_days=now_days, filters=filters, probe=mode != "bm25"))
-        if not ranked:
+        hits = self._guarded(lambda: self._hits(
+            self._rank(plan, top=top, now_days=now_days, filters=filters, probe=mode != "bm25"), plan,
+            mode="bm25", explain=explain))
+        if not hits:
             self._note_empty_result(plan, now_days, filters)
-        return self._hits(ranked, plan, mode="bm25", explain=explain)
+        return hits
 
     def _note_empty_result(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty BM25 result: notes on the filters that may explain it (unknown statuses, expiry)."""
@@ -727,9 +732,12 @@ class Index:
                        statuses=_split(status, "status"),
                        min_level=level, since_days=since_d, until_days=until_d, include_expired=include_expired)
 
-    def _hits(self, ranked, plan, *, mode: str, explain: bool) -> list[Hit]:
+    def _hits(self, ranked, plan, *, mode: str, explain: bool) -> list[Hit] | None:
+        """:class:`Hit` objects for ranked results (``None`` passes through: a hybrid ranking that fell back)."""
         from dreamdb.ranking.rank import explain_terms
 
+        if ranked is None:
+            return None
         if not ranked:
             return []
         ids = [r.rowid for r in ranked]
@@ -774,14 +782,29 @@ class Index:
                 list(tags), superseded.get(r.doc_id), vault, mode,
                 r.signals() if explain else None,
                 explain_terms(self.conn, r.rowid, plan) if explain else None,
-                None, (self._body_loader(r.rowid), terms, description, turkish),
+                None, (self._body_loader(r.rowid, r.doc_id, path[len(prefix):]), terms, description, turkish),
             ))
         return out
 
-    def _body_loader(self, rowid: int):
-        """A callable returning document ``rowid``'s body ("" once it is gone), read when a snippet is first needed."""
+    def _body_loader(self, rowid: int, doc_id: str, source_path: str):
+        """A callable returning the body of the document recall returned, read when its snippet is first needed.
+
+        Bound to the document's row *and* id: once a later sync has replaced that row (an
+        edit re-inserts a document; a rebuild renumbers every row) the body is looked up by
+        id and source file, so a snippet never comes from another document. ``""`` (the snippet falls back
+        to the description) when the document is gone or the index cannot be read now: a
+        snippet never raises (recall's own calls meet any damage and rebuild).
+        """
         def load() -> str:
-            row = self.conn.execute("SELECT body FROM documents WHERE id = ?", (rowid,)).fetchone()
+            with self._lock:
+                try:
+                    row = self.conn.execute("SELECT body FROM documents WHERE id = ? AND doc_id = ?",
+                                            (rowid, doc_id)).fetchone()
+                    if row is None:
+                        row = self.conn.execute("SELECT body FROM documents WHERE doc_id = ? AND source_path = ?",
+                                                (doc_id, source_path)).fetchone()
+                except (db.DatabaseError, DreamdbError):
+                    return ""
             return row[0] if row else ""
         return load
 

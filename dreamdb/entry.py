@@ -16,6 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     from dreamdb import quickcli
 
+    if sys.stdout is None:  # started with standard output closed: writing it is an error, said on stderr
+        sys.stdout = quickcli.ClosedOutput()
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
     if args == ["hook", "user-prompt-submit"]:
         from dreamdb.hook import run_stdin

@@ -12,6 +12,7 @@ reference behaviour. Both paths share :func:`run_recall` and
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -51,9 +52,12 @@ def json_error(message: str, hint: str | None, exit_code: int) -> None:
     if JSON_ERRORS:
         import json
 
-        sys.stdout.write(json.dumps({"error": {"message": message, "hint": hint, "exit_code": exit_code}},
-                                    ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(json.dumps({"error": {"message": message, "hint": hint, "exit_code": exit_code}},
+                                        ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        except OSError:  # stdout itself is what failed: stderr has the message
+            _silence_stdout()
 
 
 def report_error(exc: DreamdbError) -> int:
@@ -61,15 +65,62 @@ def report_error(exc: DreamdbError) -> int:
     return print_error(exc.message, exc.hint, exc.exit_code)
 
 
+OUTPUT_ERROR_EXIT = 74
+"""Exit code when the results cannot be written: standard output closed, or its disk full
+(``EX_IOERR`` of BSD's sysexits.h)."""
+
+_OUTPUT_ERRNOS = frozenset((errno.ENOSPC, errno.EIO, errno.EBADF, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)))
+
+
+class ClosedOutput:
+    """Stands for a standard output that was closed before dreamdb started (``sys.stdout`` is ``None``):
+    anything written raises the ``EBADF`` error a closed descriptor gives, which :func:`run_guarded` reports."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OSError(errno.EBADF, "standard output is closed")
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _silence_stdout() -> None:
+    """Point ``sys.stdout`` at the null device, so the interpreter's flush at exit cannot fail again."""
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+    except OSError:
+        pass
+
+
+def _unwritable_output(exc: BaseException) -> bool:
+    """Whether ``exc`` is the failure to write standard output (a stream's errors carry no file name)."""
+    return isinstance(exc, OSError) and exc.errno in _OUTPUT_ERRNOS and exc.filename is None
+
+
 def run_guarded(fn) -> int:
     """Run ``fn()`` and turn every way it can end into an exit code (the CLI's one error policy).
 
     0 on success; a :class:`DreamdbError` prints its message and hint and returns its code;
-    Ctrl-C prints ``Interrupted.`` and returns 130; a closed stdout pipe returns 0; anything
-    else prints one ``internal error`` line (the traceback with ``DREAMDB_DEBUG=1``) and returns 70.
+    Ctrl-C prints ``Interrupted.`` and returns 130; a closed stdout pipe returns 0 (the reader
+    stopped reading, as ``| head`` does); output that cannot be written (standard output closed,
+    or on a full disk) prints one error line to stderr and returns :data:`OUTPUT_ERROR_EXIT`;
+    anything else prints one ``internal error`` line (the traceback with ``DREAMDB_DEBUG=1``)
+    and returns 70. Standard output is flushed here, so its last write fails inside the guard
+    rather than at the interpreter's exit.
     """
     try:
         fn()
+        sys.stdout.flush()
         return 0
     except DreamdbError as exc:
         return report_error(exc)
@@ -78,12 +129,15 @@ def run_guarded(fn) -> int:
         json_error("Interrupted.", None, 130)
         return 130
     except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
+        _silence_stdout()
         return 0
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
+        if _unwritable_output(exc):
+            _silence_stdout()
+            sys.stderr.write(f"Error: cannot write the output: {exc.strerror or exc}.\n"
+                             "Hint: standard output is closed or its disk is full; "
+                             "redirect it to a file or pipe that can be written.\n")
+            return OUTPUT_ERROR_EXIT
         if os.environ.get("DREAMDB_DEBUG"):
             raise
         if type(exc).__name__ in ("DatabaseError", "OperationalError", "IntegrityError"):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -129,3 +131,30 @@ def test_include_archives_setting_of_another_value_is_refused(monkeypatch, tiny_
     monkeypatch.setenv("DREAMDB_INCLUDE_ARCHIVES", "maybe")
     with pytest.raises(UsageError, match="DREAMDB_INCLUDE_ARCHIVES='maybe' is neither on nor off"):
         dreamdb.open(tiny_vault)
+
+
+@pytest.mark.parametrize("args", [["recall", "sqlite"], ["recall", "--json", "sqlite"], ["status"],
+                                  ["recall", "--types", "knowledge", "sqlite"]])
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_output_that_cannot_be_written_is_one_error_line_and_exit_74(tmp_path, args, stdout):
+    """QA round 12: a closed or full standard output gave a traceback or "internal error" (exit 70)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from dreamdb.quickcli import OUTPUT_ERROR_EXIT
+
+    if stdout == "full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault)
+    command = [sys.executable, "-m", "dreamdb", *args[:1], "--vault", str(vault), *args[1:]]
+    if stdout == "full":
+        with open("/dev/full", "w") as full:
+            p = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    else:
+        p = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                           preexec_fn=lambda: os.close(1))
+    assert p.returncode == OUTPUT_ERROR_EXIT == 74, p.stderr
+    assert p.stderr.startswith("Error: cannot write the output: ") and "Traceback" not in p.stderr
+    assert "internal error" not in p.stderr and len(p.stderr.splitlines()) == 2

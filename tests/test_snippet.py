@@ -42,3 +42,41 @@ def test_long_line_is_clipped_around_the_first_match():
 
 def test_empty_body_falls_back_to_description():
     assert best_snippet("", _terms("x y"), fallback="  the description  ") == "the description"
+
+
+def test_a_hits_snippet_comes_from_its_own_document_after_a_rebuild_renumbers_rows(tiny_vault):
+    """QA round 12: the body was read later by row id, which a rebuild gives to another document."""
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/a.md", "---\ndescription: about a\n---\nalpha line\n")
+    write_doc(tiny_vault, "knowledge/b.md", "---\ndescription: about b\n---\nzebra stripes line\n")
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("zebra")
+    assert [h.doc_id for h in hits] == ["knowledge/b"]
+    (tiny_vault / "knowledge" / "a.md").unlink()
+    write_doc(tiny_vault, "knowledge/c.md", "---\ndescription: about c\n---\ncarrot line\n")
+    index.sync(force=True)  # b is now row 1 and c row 2, the row b had
+    rowid_b = index.conn.execute("SELECT id FROM documents WHERE doc_id = 'knowledge/b'").fetchone()[0]
+    assert rowid_b == 1
+    assert hits[0].snippet == "zebra stripes line"
+    gone = index.recall("carrot")
+    (tiny_vault / "knowledge" / "c.md").unlink()
+    index.sync()
+    assert gone[0].snippet == "about c"  # the document is gone: its description, never another body
+    index.close()
+
+
+def test_a_snippet_read_from_a_damaged_index_falls_back_to_the_description(tiny_vault):
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/b.md", "---\ndescription: about b\n---\nzebra stripes line\n")
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("zebra")
+    path = index.index_path
+    index.close()
+    size = path.stat().st_size
+    path.write_bytes(b"\x00garbage" * (size // 8))  # same size: overwritten, not truncated
+    assert hits[0].snippet == "about b"
+    index.close()
