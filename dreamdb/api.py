@@ -502,10 +502,14 @@ class Index:
             list[Hit], best first.
 
         Raises:
-            UsageError: bad ``top``, ``mode``, type, level or date.
+            UsageError: bad ``top``, ``mode``, type, level or date; ``explain`` or
+                ``include_expired`` not a bool (``"no"`` would read as true).
         """
         if not isinstance(query, str):
             raise UsageError(f"query must be a string, got {type(query).__name__}")
+        for name, flag in (("explain", explain), ("include_expired", include_expired)):
+            if not isinstance(flag, bool):
+                raise UsageError(f"{name} must be True or False, got {flag!r}")
         if not isinstance(top, int) or isinstance(top, bool) or not TOP_MIN <= top <= TOP_MAX:
             raise UsageError(f"top must be an integer from {TOP_MIN} to {TOP_MAX}, got {top!r}")
         env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE")

@@ -1533,12 +1533,6 @@ def update(
     return real
 
 
-def _is_pinned(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "on", "1")
-    return bool(value)
-
-
 def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
     if force:
         return
@@ -1548,7 +1542,9 @@ def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
     except WriteRefused as exc:
         raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
                            hint="dreamdb delete --force deletes it anyway (force=True from Python).") from exc
-    if _is_pinned(meta.get("pinned")):
+    from dreamdb.vault.parse import frontmatter_bool
+
+    if frontmatter_bool(meta.get("pinned")):
         raise WriteRefused(f"{doc_type}/{path.name[:-3]} is pinned; not deleting it.",
                            hint="Unpin it first (update --unpin) or pass --force.")
 

@@ -77,6 +77,16 @@ def test_model_status_json_not_installed(no_model, capsys):
     assert code == 0 and st["installed"] is False and "dreamdb model install" in st["hint"]
 
 
+def test_model_status_check_without_a_model_exits_8(no_model, capsys):
+    """QA round 12: ``model status --check`` said "not installed" and exited 0."""
+    code, out, err = run(capsys, "model", "status", "--check", "--json")
+    st = json.loads(out)
+    assert code == 8 and st["installed"] is False and st["check"]["ok"] is False
+    assert "No embedding model to check" in err
+    code, out, err = run(capsys, "model", "status", "--check")
+    assert code == 8 and "Error: No embedding model to check" in err and "dreamdb model install" in err
+
+
 @pytest.mark.model
 def test_model_status_json_installed(with_model, capsys):
     code, out, _ = run(capsys, "model", "status", "--json")

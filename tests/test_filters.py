@@ -127,3 +127,15 @@ def test_dense_channel_filters_documents_only_when_some_are_dropped(vault):
     assert _allowed_docs(conn, Filters(include_expired=True), gone + 1) is None
     assert _allowed_docs(conn, Filters(types=["task"]), gone - 1) == \
         {r[0] for r in conn.execute("SELECT id FROM documents WHERE type = 'task'")}
+
+
+@pytest.mark.parametrize("flag", ["explain", "include_expired"])
+@pytest.mark.parametrize("value", ["no", 0, None, "false"])
+def test_recall_flags_must_be_bools(vault, flag, value):
+    """QA round 12: ``include_expired="no"`` was true and returned expired documents."""
+    index = dreamdb.open(vault)
+    with pytest.raises(UsageError, match=f"{flag} must be True or False"):
+        index.recall("quokka", now=NOW, **{flag: value})
+    assert "knowledge/gone" in [h.doc_id for h in index.recall("quokka", top=10, now=NOW, include_expired=True)]
+    assert "knowledge/gone" not in [h.doc_id for h in index.recall("quokka", top=10, now=NOW, include_expired=False)]
+    index.close()

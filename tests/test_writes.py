@@ -623,6 +623,27 @@ def test_delete_refuses_pinned_without_force(vault: Path):
     assert not path.exists()
 
 
+@pytest.mark.parametrize("flag, pinned", [("'on'", True), ('"Yes"', True), ("on", True), ("'1'", True),
+                                          ("'off'", False), ("'no'", False), ("false", False)])
+def test_delete_and_the_index_read_a_pinned_flag_alike(tiny_vault, flag, pinned):
+    """QA round 12: ``pinned: "on"`` was pinned for delete and not for the index's ranking."""
+    import dreamdb
+
+    path = write_doc(tiny_vault, "knowledge/flagged.md", f"---\npinned: {flag}\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    indexed = index.conn.execute("SELECT pinned FROM documents WHERE doc_id = 'knowledge/flagged'").fetchone()[0]
+    index.close()
+    assert bool(indexed) is pinned
+    if pinned:
+        with pytest.raises(WriteRefused, match="pinned"):
+            delete(tiny_vault, "knowledge/flagged")
+        assert path.exists()
+    else:
+        delete(tiny_vault, "knowledge/flagged")
+        assert not path.exists()
+
+
 def test_delete_refuses_malformed_frontmatter_without_force(vault: Path):
     path = vault / "knowledge" / "broken.md"
     path.write_text("---\npinned: [true\n---\nbody\n")

