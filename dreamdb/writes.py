@@ -1230,10 +1230,54 @@ def _scalar(value: Any) -> str:
     return dumped[1:-1]
 
 
+def _timestamp(value: date, old_text: str) -> str:
+    """A date or datetime as the plain YAML timestamp PyYAML reads back to the same value
+    (``2026-08-18``, ``2026-08-18 10:00:00``, ``2026-08-18T10:00:00Z``), with a ``T`` between date
+    and time when the old value had one (a flow dump would write ``!!timestamp '…'``)."""
+    if not isinstance(value, datetime):
+        return value.isoformat()
+    sep = "T" if re.match(r"\d{4}-\d\d-\d\dT", old_text) or value.tzinfo else " "
+    text = value.isoformat(sep=sep)
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _trailing_comment(line: str) -> str:
+    """The `` # comment`` ending a one-line ``key: value`` (``""`` when none): the first `` #`` after
+    which the line still reads as the same mapping (a ``#`` inside quotes is part of the value)."""
+    import yaml
+
+    body = line.rstrip("\r\n")
+    if " #" not in body and "\t#" not in body:
+        return ""
+    try:
+        whole = yaml.safe_load(body)
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+        return ""
+    for m in re.finditer(r"[ \t]+#", body):
+        try:
+            if yaml.safe_load(body[:m.start()]) == whole:
+                return body[m.start():]
+        except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+            continue
+    return ""
+
+
 def _render_key(key: str, value: Any, old: list[str], newline: str) -> list[str]:
-    """Render ``key: value`` as frontmatter lines, following the old lines' style."""
+    """Render ``key: value`` as frontmatter lines, following the old lines' style; a one-line key
+    keeps its trailing comment when its new value is one line too."""
+    lines = _render_value(key, value, old, newline)
+    if len(old) == 1 and len(lines) == 1:
+        comment = _trailing_comment(old[0])
+        if comment:
+            lines = [lines[0][:-len(newline)] + comment + newline]
+    return lines
+
+
+def _render_value(key: str, value: Any, old: list[str], newline: str) -> list[str]:
     first = old[0] if old else ""
     after_colon = first.split(":", 1)[1].strip() if ":" in first else ""
+    if isinstance(value, date):
+        return [f"{key}: {_timestamp(value, after_colon)}{newline}"]
     if isinstance(value, list):
         if old and (after_colon.startswith("[") or not old[1:]) and after_colon:
             quote_json = '"' in after_colon
@@ -1406,6 +1450,8 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     if changes:
         _apply_frontmatter(doc, changes)
     if content is not None:
+        if doc.has_fm:  # the new body takes the frontmatter's line endings: never a file of mixed endings
+            content = content.replace("\r\n", "\n").replace("\n", doc.newline)
         doc.body = content if content.endswith("\n") or not content else content + doc.newline
         if doc.has_fm and doc.body and not doc.body.startswith(("\n", "\r\n")):
             doc.body = doc.newline + doc.body

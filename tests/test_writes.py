@@ -580,6 +580,34 @@ def test_update_preserves_crlf_and_comments(vault: Path):
     assert path.read_bytes() == original.replace("description: old", "description: new one").encode()
 
 
+def test_update_content_takes_the_files_line_endings(vault: Path):
+    """QA round 12: new content written with LF into a CRLF file left it with mixed line endings."""
+    path = vault / "knowledge" / "crlf.md"
+    path.write_bytes(b"---\r\nname: crlf\r\n---\r\nBody\r\n")
+    update(vault, "crlf", content="# New\n\nline one\nline two\n")
+    assert path.read_bytes() == b"---\r\nname: crlf\r\n---\r\n\r\n# New\r\n\r\nline one\r\nline two\r\n"
+    lf = vault / "knowledge" / "lf.md"
+    lf.write_bytes(b"---\nname: lf\n---\nBody\n")
+    update(vault, "lf", content="a\r\nb")
+    assert lf.read_bytes() == b"---\nname: lf\n---\n\na\nb\n"
+
+
+@pytest.mark.parametrize("old, new", [
+    ("updated: 2026-01-03 09:00:00 # auto", "updated: 2026-08-18 00:00:00 # auto"),
+    ("updated: 2026-01-03T09:00:00Z", "updated: 2026-08-18T00:00:00Z"),
+    ("updated: 2026-01-03  # by hand", "updated: 2026-08-18  # by hand"),
+    ("updated: '2026-01-03'", "updated: '2026-08-18'"),
+])
+def test_update_writes_timestamps_plainly_and_keeps_trailing_comments(vault: Path, old, new):
+    """QA round 12: the updated: bump wrote ``!!timestamp '…'`` and dropped the line's comment."""
+    path = vault / "knowledge" / "stamped.md"
+    path.write_text(f"---\nname: stamped\n{old}\ntags: [a] # kept too\nq: \"x # y\" # z\n---\nbody\n")
+    update(vault, "knowledge/stamped", tags=["b"], now=datetime(2026, 8, 18, tzinfo=timezone.utc))
+    text = path.read_text()
+    assert text == f"---\nname: stamped\n{new}\ntags: [b] # kept too\nq: \"x # y\" # z\n---\nbody\n"
+    assert "!!" not in text
+
+
 def test_update_requires_something(vault: Path):
     with pytest.raises(UsageError):
         update(vault, "simplified-ux")
