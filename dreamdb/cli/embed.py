@@ -234,6 +234,11 @@ def compact_cmd(vault, as_json):
     click.echo(f"kept {r['vectors']} vectors; index {r['bytes_before'] / 1e6:.1f} MB → {r['bytes_after'] / 1e6:.1f} MB")
 
 
+MAX_CANDIDATE_BYTES = 8 * 2**20
+"""Largest candidate ``embed dedup`` reads (bytes): a note is a few KB (the real vault's largest
+file is far below this); the cap keeps ``--file /dev/zero`` from filling memory."""
+
+
 @embed.command("dedup")
 @vault_option()
 @click.option("--title", required=True, help="Title of the candidate document.")
@@ -242,9 +247,9 @@ def compact_cmd(vault, as_json):
               help="Read the candidate's content from FILE.")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the candidate's content from standard input.")
 @click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="Neighbours to report.")
-@click.option("--merge", type=float, default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
-@click.option("--margin", type=float, default=0.02, show_default=True, help="… and this far ahead of the second.")
-@click.option("--review", type=float, default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
+@click.option("--merge", type=click.FloatRange(-1, 1), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
+@click.option("--margin", type=click.FloatRange(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
+@click.option("--review", type=click.FloatRange(-1, 1), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
 @click.option("--if-present", is_flag=True,
               help="Do nothing (exit 0, verdict SKIPPED) when no model is installed or the index has no vectors yet.")
 @click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
@@ -270,6 +275,9 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     from dreamdb import output
     from dreamdb.errors import UsageError
 
+    for name, value in (("--merge", merge), ("--margin", margin), ("--review", review)):
+        if value != value:  # NaN passes click's range check (every comparison with it is false)
+            raise UsageError(f"{name} must be a number, got nan.")
     if file_ and from_stdin:
         raise UsageError("Give the content with --file or --stdin, not both.")
     if not (file_ or from_stdin):
@@ -278,13 +286,17 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     if file_:
         try:
             with open(file_, "rb") as f:
-                raw = f.read()
+                raw = f.read(MAX_CANDIDATE_BYTES + 1)
         except OSError as exc:
             raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}") from None
     else:
         stdin = sys.stdin
-        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8", "surrogateescape")
+        raw = (stdin.buffer.read(MAX_CANDIDATE_BYTES + 1) if hasattr(stdin, "buffer")
+               else stdin.read(MAX_CANDIDATE_BYTES + 1).encode("utf-8", "surrogateescape"))
     source = file_ or "The standard input"
+    if len(raw) > MAX_CANDIDATE_BYTES:
+        raise UsageError(f"{source} holds more than {MAX_CANDIDATE_BYTES // 2**20} MiB: the dedup gate compares one note.",
+                         hint="Pass the markdown draft of the note (not a device like /dev/zero or a whole export).")
     try:
         content = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
