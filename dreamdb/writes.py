@@ -1601,7 +1601,9 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
     The file is moved (``os.replace``, atomic) to
     ``<vault>/.dreamdb/trash/<type>/<UTC timestamp>-<file name>`` rather than
     destroyed, so a mistaken delete can be undone by moving it back; the
-    trash is inside the gitignored index folder.
+    trash is inside the gitignored index folder. A document that is a symbolic
+    link (to a file inside the vault) is removed as a link: the trash gets a
+    link to the same file by absolute path, and the file itself stays.
 
     Rule without ``force``: a document that is pinned (``pinned: true``) is
     refused, and so is one whose frontmatter cannot be parsed or is not
@@ -1643,7 +1645,14 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         _check_deletable(doc_type, path, force)
         kept = _trash_path(vault, doc_type, path.name)
         with refuse_os_errors(path, "move"):
-            os.replace(path, kept)
+            if path.is_symlink():
+                # A relative link moved into the trash would point nowhere from there: the trash gets
+                # a link to the same file by absolute path (moving it back restores the document),
+                # then the vault's link goes. The file it points to is never touched.
+                os.symlink(os.path.realpath(path), kept)
+                os.unlink(path)
+            else:
+                os.replace(path, kept)
         _fsync_dir(path.parent)
         _fsync_dir(kept.parent)
     return kept

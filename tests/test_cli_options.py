@@ -106,6 +106,21 @@ def test_table_cells_stay_on_one_line():
     assert "knowledge/a␊b" in text and len(text.splitlines()) == 3
 
 
+def test_table_columns_align_for_decomposed_and_wide_names():
+    """QA round 12: a file name in NFD (combining marks) pushed its row's later columns left."""
+    import unicodedata
+
+    from wcwidth import wcswidth
+
+    from dreamdb import output
+
+    names = [unicodedata.normalize("NFD", "knowledge/şifreleme-çözüm"), "knowledge/plain", "knowledge/日本語"]
+    lines = output.table([[n, "x"] for n in names], headers=["id", "v"]).splitlines()[2:]
+    assert len(lines) == 3
+    columns = {wcswidth(line[:line.rindex("x")]) for line in lines}  # display column of the second cell
+    assert len(columns) == 1, lines
+
+
 def test_every_command_help_ends_with_the_exit_codes(capsys):
     from dreamdb.cli import main
 

@@ -789,6 +789,19 @@ def test_absolute_path_inside_the_vault_is_refused(twins: Path):
     assert not (twins / ".dreamdb").exists()
 
 
+def test_deleting_a_linked_document_keeps_a_working_link_in_the_trash(tiny_vault):
+    """QA round 12: a relative link moved into the trash pointed nowhere."""
+    real = write_doc(tiny_vault, "knowledge/shared/real-note.md", "---\ntitle: Real\n---\nthe real text\n")
+    link = tiny_vault / "knowledge" / "alias.md"
+    link.symlink_to("shared/real-note.md")
+    kept = delete(tiny_vault, "knowledge/alias")
+    assert not link.exists() and not link.is_symlink()
+    assert real.read_text() == "---\ntitle: Real\n---\nthe real text\n"  # the file itself stays
+    assert kept.is_symlink() and kept.read_text() == real.read_text()  # not dangling
+    os.replace(kept, link)  # moving it back restores the document
+    assert link.read_text() == real.read_text()
+
+
 def test_path_through_symlinks_out_of_the_vault_is_refused(twins: Path, tmp_path: Path):
     outside = tmp_path / "outside"
     outside.mkdir()
