@@ -559,7 +559,15 @@ class Index:
         return hits
 
     def _note_empty_result(self, plan, now_days: float, filters: Filters) -> None:
-        """After an empty BM25 result: notes on the filters that may explain it (unknown statuses, expiry)."""
+        """After an empty result: notes on what may explain it (an empty index, unknown statuses, expiry)."""
+        if self.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+            from dreamdb.vault.discover import unindexed_markdown
+
+            count, _ = unindexed_markdown(self.vault, include_archives=self.include_archives)
+            self.notes.append("the index holds no documents: the vault has no notes in the folders dreamdb reads"
+                              + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere; `dreamdb status` "
+                                 "lists them)" if count else "") + "; see the README, \"Which files become documents\"")
+            return
         if filters.statuses:
             present = {s for (s,) in self.conn.execute("SELECT DISTINCT LOWER(status) FROM documents WHERE status IS NOT NULL")}
             unknown = [s for s in filters.statuses if s.lower() not in present]
@@ -842,7 +850,9 @@ class Index:
     # -- inspection -------------------------------------------------------------
     @_serialized
     def status(self) -> dict:
-        """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver, embeddings.
+        """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver, embeddings
+        (``hybrid_ready``: a model and vectors to use), and the ``.md`` files outside the folders dreamdb indexes
+        (``unindexed_markdown``: how many; ``unindexed_examples``: the first five paths).
 
         Syncs first when ``auto_sync`` (so a write made through this object shows up), as a read does
         (:meth:`sync_for_read`: another process's write lock is waited for briefly, then the index is
@@ -853,14 +863,18 @@ class Index:
         return self._guarded(self._status)
 
     def _status(self) -> dict:
+        from dreamdb.vault.discover import unindexed_markdown
+
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
         meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
         size = config.index_size_bytes(self.index_path)
+        outside, examples = unindexed_markdown(self.vault, include_archives=self.include_archives)
         return {
             "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
             "documents": sum(by_type.values()), "by_type": by_type,
             "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
+            "unindexed_markdown": outside, "unindexed_examples": examples,
             "terms": c.execute("SELECT COUNT(DISTINCT term) FROM postings").fetchone()[0],
             "last_sync": meta.get("last_sync"), "schema_version": current_version(c),
             "analyzer_version": meta.get("analyzer_version"), "sqlite_driver": db.DRIVER_NAME,
@@ -879,6 +893,9 @@ class Index:
         except Exception as exc:  # noqa: BLE001 - status must always answer
             return {"summary": f"unavailable ({type(exc).__name__}: {exc}); hybrid recall falls back to BM25"}
         st["model"] = model
+        # what hybrid recall needs: a model that loads, and vectors in the index (pending ones make it partial)
+        st["hybrid_ready"] = bool(model.get("installed") and not model.get("runtime_missing")
+                                  and st.get("available") and st.get("embedded", 0) > 0)
         if not model.get("installed"):
             st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25; "
                              f"{model.get('hint') or 'dreamdb model build'}")

@@ -258,3 +258,29 @@ def test_sql_stops_on_ctrl_c(example_vault):
     finally:
         p.kill()
     assert p.returncode == 130 and "Traceback" not in err
+
+
+def test_a_vault_with_notes_only_outside_the_indexed_folders_is_said_so(tiny_vault, capsys):
+    """New-user review: a first own vault kept its notes in notes/; sync indexed nothing and recall said only
+    "No matches."."""
+    write_doc(tiny_vault, "notes/sqlite-decision.md", "# We chose SQLite\n")
+    write_doc(tiny_vault, "state/deep/task.md", "too deep for state/\n")
+    write_doc(tiny_vault, ".archive/old.md", "an archive, skipped silently\n")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "0 documents" in out and "(rebuilt)" not in out
+    assert "2 .md files in the vault are outside the folders dreamdb reads (notes/sqlite-decision.md, state/deep/task.md)" in err
+    code = main(["recall", "--vault", str(tiny_vault), "sqlite"])
+    out, err = capsys.readouterr()
+    assert code == 0 and out == "" and "No matches." in err
+    assert "the index holds no documents" in err and "2 .md files are elsewhere" in err
+    code = main(["status", "--vault", str(tiny_vault), "--json"])
+    st = json.loads(capsys.readouterr().out)
+    assert (st["unindexed_markdown"], st["unindexed_examples"]) == (2, ["notes/sqlite-decision.md", "state/deep/task.md"])
+    assert st["embeddings"]["hybrid_ready"] is False  # no vectors in this index
+    write_doc(tiny_vault, "knowledge/sqlite-decision.md", "# We chose SQLite\n")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "1 documents" in out and "note:" not in err  # documents: no note
+    code = main(["status", "--vault", str(tiny_vault)])
+    assert "not indexed:    2 .md files outside the folders dreamdb reads" in capsys.readouterr().out

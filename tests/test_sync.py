@@ -27,6 +27,7 @@ def test_first_sync_then_nothing_changes(tiny_vault):
     index = dreamdb.open(tiny_vault)
     r = index.sync()
     assert (r.added, r.changed, r.removed) == (2, 0, 0)
+    assert not r.rebuilt  # a first sync builds; it rebuilds nothing (new-user review: a new index said "(rebuilt)")
     assert _docs(index) == {"knowledge/a", "feature/f"}
     r2 = index.sync()
     assert (r2.added, r2.changed, r2.removed, r2.unchanged) == (0, 0, 0, 2)

@@ -59,6 +59,24 @@ def sync_cmd(vault, force, check, as_json):
         f"{report.added} added, {report.changed} changed, {report.removed} removed, {report.unchanged} unchanged"
         f" · {report.documents} documents · {report.elapsed_ms:.1f} ms" + (" (rebuilt)" if report.rebuilt else "")
     )
+    if not report.documents:
+        note_unindexed(index)
+
+
+def note_unindexed(index) -> None:
+    """On stderr, for an index with no documents: where dreamdb looks, and the .md files it found elsewhere."""
+    from dreamdb.output import safe_text
+    from dreamdb.vault.discover import INDEXED_FOLDERS, unindexed_markdown
+
+    count, examples = unindexed_markdown(index.vault, include_archives=index.include_archives)
+    where = ", ".join(INDEXED_FOLDERS)
+    if count:
+        click.echo(f"note: no documents indexed; {count} .md file{'s' if count != 1 else ''} in the vault "
+                   f"{'are' if count != 1 else 'is'} outside the folders dreamdb reads ({', '.join(map(safe_text, examples))}"
+                   f"{', …' if count > len(examples) else ''}). Documents come from: {where} "
+                   "(README, \"Which files become documents\").", err=True)
+    else:
+        click.echo(f"note: no documents indexed: the vault has no notes yet. Documents come from: {where}.", err=True)
 
 
 def _sync_for_read(index) -> None:
@@ -86,6 +104,10 @@ def status_cmd(vault, as_json):
     click.echo(f"documents:      {st['documents']} from {st['files']} files, {st['terms']} distinct terms")
     for t, n in st["by_type"].items():
         click.echo(f"  {t:<13} {n}")
+    if st["unindexed_markdown"]:
+        more = ", …" if st["unindexed_markdown"] > len(st["unindexed_examples"]) else ""
+        click.echo(f"not indexed:    {st['unindexed_markdown']} .md files outside the folders dreamdb reads "
+                   f"({', '.join(output.safe_text(p) for p in st['unindexed_examples'])}{more})")
     click.echo(f"last sync:      {st['last_sync']}")
     click.echo(f"schema version: {st['schema_version']} · analyzer {st['analyzer_version']}")
     click.echo(f"sqlite:         {st['sqlite_driver']} {st['sqlite_version']} · vector extension {'loadable' if st['vector_extension'] else 'NOT loadable'}")

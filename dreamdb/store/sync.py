@@ -42,7 +42,7 @@ class SyncReport:
         documents: documents in the index afterwards.
         elapsed_ms: wall time (ms).
         warnings: one line per file that could only be partly indexed.
-        rebuilt: the index was rebuilt from scratch (new analyzer or schema).
+        rebuilt: an index that held files was rebuilt from scratch (``force``, a new analyzer or parser).
     """
 
     added: int = 0
@@ -233,7 +233,7 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
             known = set(_stored_state(conn))  # before a rebuild empties it: re-indexed files count as changed
             if rebuild:
                 _truncate_vault_tables(conn)
-            report.rebuilt = rebuild
+            report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
             _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk)
     finally:
         if rebuild:

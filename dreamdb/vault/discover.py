@@ -249,3 +249,37 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 scan(root, recursive)
     out.sort(key=lambda s: s.rel_path)
     return out
+
+
+INDEXED_FOLDERS = ("core/2.memory.md", "core/CHANGELOG.json", "knowledge/", "core/features/", "state/",
+                   "core/objectives/", "lab/insights/", "theses/")
+"""Where documents come from (:func:`classify`), as shown to people."""
+
+
+def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
+    """Markdown files of the vault that :func:`classify` does not index (wrong folder, too deep).
+
+    A first vault of one's own often keeps notes where dreamdb does not look (``notes/x.md``,
+    ``state/sub/t.md``); ``sync`` and ``status`` say so instead of indexing nothing silently.
+    Archive folders (``.`` names) are left out unless ``include_archives``; the index folder
+    always; symlinked folders are not followed.
+
+    Returns:
+        ``(count, the first `limit` vault-relative paths in path order)``.
+    """
+    found: list[str] = []
+    count = 0
+    root = str(vault)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith(".")))
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        for name in sorted(filenames):
+            if not name.endswith(".md") or not is_utf8(name):
+                continue
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if classify(rel) is None:
+                count += 1
+                if len(found) < limit:
+                    found.append(rel)
+    return count, found
+
