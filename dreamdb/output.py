@@ -74,7 +74,9 @@ def table(rows: list[dict] | list[list], headers: list[str] | None = None) -> st
 
 
 def _fmt(x: float) -> str:
-    return f"{x:.3f}"
+    """A score with 4 significant digits: BM25 (12.35) and fused scores (0.01639, where 3 decimals
+    would print three different hits as 0.016) both stay distinguishable."""
+    return f"{x:.4g}"
 
 
 def hits_text(hits, *, explain: bool = False) -> str:
@@ -100,13 +102,13 @@ def hits_text(hits, *, explain: bool = False) -> str:
             s = h.signals
             lines.append(
                 "   signals: "
-                f"bm25 {s['bm25']:.4f} · bm25f {s['bm25f']:.4f} · base {s['base']:.4f} · coverage {s['coverage']:.2f}"
+                f"bm25 {s['bm25']:.4f} · bm25f {s['bm25f']:.4f} · base {s['base']:.4f} · title coverage {s['coverage']:.2f}"
                 f" · identity +{s['identity_boost']:.4f} · recency ×{s['recency']:.4f} · status ×{s['status_factor']}"
                 f" · type ×{s['type_factor']} · confidence ×{s['confidence_factor']:.3f}"
                 + (f" · dense {s['dense']:.4f}" if s.get("dense") is not None else "")
                 + (f" ({s['dense_centred']}-centred)" if s.get("dense_centred") else "")
                 + (f" · fusion {s['fusion']}" if s.get("fusion") else "")
-                + (f" (BM25 coverage {s['bm25_coverage']:.2f})" if s.get("bm25_coverage") is not None else "")
+                + (f" (BM25 term coverage {s['bm25_coverage']:.2f})" if s.get("bm25_coverage") is not None else "")
                 + f" → rankScore {s['rank_score']:.4f}"
             )
             for t in h.terms or []:

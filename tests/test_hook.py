@@ -120,6 +120,36 @@ def test_hook_install_uninstall_cli(tmp_path):
     assert "UserPromptSubmit" not in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]
 
 
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="the tests do not run in a virtualenv")
+def test_hook_install_writes_an_absolute_path_for_a_virtualenv_dreamdb(tmp_path):
+    """New-user review: a venv install found dreamdb on PATH only through the shell's activation, and wrote a
+    bare ``dreamdb`` that Claude Code could not run."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    venv_bin = os.path.join(sys.prefix, "bin")
+    global_bin = tmp_path / "global-bin"
+    global_bin.mkdir()
+    (global_bin / "dreamdb").write_text("#!/bin/sh\nexit 0\n")
+    (global_bin / "dreamdb").chmod(0o755)
+
+    def installed(path: str, *extra: str) -> str:
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(proj), "--json", *extra],
+                           capture_output=True, text=True, env={**os.environ, "PATH": path}, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)["command"]
+
+    if os.path.exists(os.path.join(venv_bin, "dreamdb")):  # activated virtualenv: its bin first on PATH
+        command = installed(os.pathsep.join([venv_bin, "/usr/bin", "/bin"]))
+        assert command.startswith("/") and command.endswith("dreamdb hook user-prompt-submit")
+    # a dreamdb on PATH outside the virtualenv (a global or pipx install): the portable bare command
+    assert installed(os.pathsep.join([str(global_bin), "/usr/bin", "/bin"])) == "dreamdb hook user-prompt-submit"
+    absolute = installed(os.pathsep.join([str(global_bin), "/usr/bin", "/bin"]), "--absolute")
+    assert absolute.startswith("/") and absolute.endswith("hook user-prompt-submit")
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(proj), "--absolute",
+                        "--command", "x"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "not both" in p.stderr
+
+
 def test_interrupted_hook_prints_nothing_and_exits_0(monkeypatch, tmp_path, project):
     import io
 

@@ -34,16 +34,35 @@ def user_prompt_submit():
 @hook.command("install")
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
               help="Project folder whose .claude/settings.json gets the hook.")
-@click.option("--command", "command", default=None, help="Hook command (default: dreamdb hook user-prompt-submit).")
+@click.option("--command", "command", default=None,
+              help="Hook command. Default: 'dreamdb hook user-prompt-submit' when dreamdb is on PATH by itself; "
+                   "the absolute path of this dreamdb when it is only in an activated virtualenv.")
+@click.option("--absolute", is_flag=True, help="Install this dreamdb's absolute path even when dreamdb is on PATH.")
 @json_option
-def install(project, command, as_json):
-    """Add the prompt hook to PROJECT/.claude/settings.json (merges, keeps a .bak, idempotent)."""
+def install(project, command, absolute, as_json):
+    """Add the prompt hook to PROJECT/.claude/settings.json (merges, keeps a .bak, idempotent).
+
+    Claude Code runs the command for every prompt, outside your shell's
+    virtualenv: a dreamdb installed in a virtualenv is therefore written by
+    its absolute path (.claude/settings.json is often shared: teammates with
+    another path can use --command, or .claude/settings.local.json).
+
+    \b
+    Examples:
+      dreamdb hook install
+      dreamdb hook install --project ~/code/app --absolute
+      dreamdb hook install --command 'uvx dreamdb hook user-prompt-submit'
+    """
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
 
     from dreamdb.hook_settings import settings_path
 
-    command = command or _hook_command(DEFAULT_COMMAND)
+    if command and absolute:
+        from dreamdb.errors import UsageError
+
+        raise UsageError("Give --command or --absolute, not both.")
+    command = command or _hook_command(DEFAULT_COMMAND, absolute)
     target = settings_path(project)
     before = target.read_bytes() if target.is_file() else None
     path = install_hook(project, command)
@@ -56,18 +75,30 @@ def install(project, command, as_json):
         click.echo(f"Prompt hook already installed in {path}: {command}")
 
 
-def _hook_command(default: str) -> str:
-    """``dreamdb hook user-prompt-submit`` if ``dreamdb`` is on PATH, else an absolute command that works from anywhere."""
+def _hook_command(default: str, absolute: bool = False) -> str:
+    """The hook command to install.
+
+    ``dreamdb hook user-prompt-submit`` when ``dreamdb`` is on PATH by itself (a global or pipx
+    install); an absolute command otherwise, or with ``absolute``. A ``dreamdb`` found only in the
+    active virtualenv's ``bin`` counts as not on PATH: Claude Code does not run hooks inside that
+    shell's activation, so a bare command would not be found there.
+    """
     import os
     import shlex
     import shutil
     import sys
 
-    if shutil.which("dreamdb"):
+    found = shutil.which("dreamdb")
+    in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
+    venv_bin = os.path.realpath(os.path.join(sys.prefix, "Scripts" if os.name == "nt" else "bin"))
+    only_by_activation = found is not None and in_venv and os.path.realpath(os.path.dirname(found)) == venv_bin
+    if found and not absolute and not only_by_activation:
         return default
     exe = os.path.abspath(sys.argv[0]) if sys.argv and os.path.basename(sys.argv[0]).startswith("dreamdb") else None
     if exe and os.access(exe, os.X_OK):
         return f"{shlex.quote(exe)} hook user-prompt-submit"
+    if found and os.access(found, os.X_OK):
+        return f"{shlex.quote(os.path.abspath(found))} hook user-prompt-submit"
     return f"{shlex.quote(sys.executable)} -m dreamdb hook user-prompt-submit"
 
 
