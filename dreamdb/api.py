@@ -122,6 +122,11 @@ def _days(dt: datetime) -> float:
     return dt.timestamp() / 86400.0
 
 
+def _iso_day(days: float) -> str:
+    """Days since 1970-01-01 UTC → ``YYYY-MM-DD`` (UTC)."""
+    return datetime.fromtimestamp(days * 86400.0, timezone.utc).date().isoformat()
+
+
 @lru_cache(maxsize=4096)
 def _tags_tuple(text: str) -> tuple:
     import json
@@ -574,8 +579,33 @@ class Index:
             if unknown:
                 self.notes.append(f"no document has the status {', '.join(unknown)}; statuses in the index: "
                                   + (", ".join(sorted(present)) or "none"))
+                return  # that is why: no other note
         if not filters.include_expired:
             self._note_expired_matches(plan, now_days, filters)
+        self._note_filtered_matches(plan, now_days, filters)
+
+    def _note_filtered_matches(self, plan, now_days: float, filters: Filters) -> None:
+        """After an empty result under filters: a note when the query does match without them (a date
+        window relative to today, say, that the vault's dates all fall before)."""
+        names = [name for name, on in (
+            ("--types", filters.types), ("--exclude-types", filters.exclude_types), ("--tags", filters.tags),
+            ("--status", filters.statuses), ("--level", filters.min_level is not None),
+            ("--since", filters.since_days is not None), ("--until", filters.until_days is not None)) if on]
+        if not names:
+            return
+        bare = Filters(include_expired=filters.include_expired)
+        found = self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=bare))
+        if not found:
+            return
+        window = ""
+        if filters.since_days is not None or filters.until_days is not None:
+            window = " (dates " + (_iso_day(filters.since_days) if filters.since_days is not None else "…") + " to " \
+                + (_iso_day(filters.until_days) if filters.until_days is not None else "…") + ")"
+        top = found[0]
+        row = self.conn.execute("SELECT date FROM documents WHERE id = ?", (top.rowid,)).fetchone()
+        dated = f", dated {row[0][:10]}" if row and row[0] else ", undated"
+        self.notes.append(f"the query matches, but not within {' '.join(names)}{window}: the best match without the "
+                          f"filters is {top.doc_id}{dated}")
 
     def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty BM25 result: a note when documents past their ``expires`` date would have matched."""

@@ -139,3 +139,16 @@ def test_recall_flags_must_be_bools(vault, flag, value):
     assert "knowledge/gone" in [h.doc_id for h in index.recall("quokka", top=10, now=NOW, include_expired=True)]
     assert "knowledge/gone" not in [h.doc_id for h in index.recall("quokka", top=10, now=NOW, include_expired=False)]
     index.close()
+
+
+def test_an_empty_result_under_filters_says_the_query_matches_without_them(vault):
+    """New-user review: ``--since -30d`` on the example vault returned nothing and said nothing."""
+    index = dreamdb.open(vault)
+    assert index.recall("quokka", since="2026-08-15", until="2026-08-17", now=NOW) == []
+    notes = index.take_notes()
+    assert any("not within --since --until (dates 2026-08-15 to 2026-08-17)" in n and "the best match without the filters is"
+               in n for n in notes), notes
+    assert index.recall("quokka", types="thesis", now=NOW) == []
+    assert any("not within --types" in n and ", dated 2026-" in n for n in index.take_notes())
+    assert index.recall("zzqxv", types="thesis", now=NOW) == [] and not any("not within" in n for n in index.take_notes())
+    index.close()
