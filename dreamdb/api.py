@@ -225,6 +225,9 @@ class Index:
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         self.auto_sync = auto_sync
+        self.sync_progress = None
+        """Optional callable ``(done, total)`` given the progress of the sync a read runs first
+        (the CLI shows a progress bar with it: a vault's first recall indexes it whole)."""
         self.warnings: list[str] = []
         self.notes: list[str] = []
         self._conn = None
@@ -460,7 +463,7 @@ class Index:
 
         try:
             with self._short_lock_wait():
-                self.notes.extend(self.sync().warnings)
+                self.notes.extend(self.sync(progress=self.sync_progress).warnings)
         except LockTimeout:
             self.notes.append("another dreamdb process is updating the index; answered from the index as it is "
                               "(vault edits since its last sync may be missing)")

@@ -130,3 +130,43 @@ def visible_field(text) -> str:
 def hits_plain(hits) -> str:
     """One tab-separated line per hit: rankScore, score, doc_id, title, path (fields made safe with :func:`safe_text`)."""
     return "".join(f"{h.rank_score:.4f}\t{h.score:.4f}\t{visible_field(h.doc_id)}\t{visible_field(h.title)}\t{visible_field(h.path)}\n" for h in hits)
+
+
+class SyncProgress:
+    """A ``(done, total)`` callable drawing a progress bar on stderr for a sync, closed by :meth:`close`.
+
+    Drawn only when stderr is a terminal and the sync has at least :data:`MIN_FILES` files to
+    read (a no-change or small sync shows nothing); click is imported only then, so the one-shot
+    recall path stays light.
+    """
+
+    MIN_FILES = 50
+    """Fewer files are read in well under a second: no bar."""
+
+    def __init__(self, label: str = "Indexing") -> None:
+        import sys
+
+        self.label = label
+        self.enabled = sys.stderr.isatty()
+        self.bar = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total < self.MIN_FILES:
+            return
+        if self.bar is None:
+            import sys
+
+            import click
+
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        """End the bar's line (no-op when none was drawn)."""
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+

@@ -163,7 +163,13 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
         raise UsageError(f"--plain cannot be combined with {'--json' if as_json else '--explain'}",
                          hint="--plain prints one tab-separated line per hit; --json and --explain print everything.")
     index = open_index(list(vaults) if vaults else None, engine="sql")  # one query per process: no numpy
-    hits = index.recall(text, top=top, mode=mode, explain=explain, **filters)
+    progress = output.SyncProgress(label="Indexing the vault")
+    for one in getattr(index, "indexes", [index]):  # a first recall indexes the whole vault: a bar
+        one.sync_progress = progress
+    try:
+        hits = index.recall(text, top=top, mode=mode, explain=explain, **filters)
+    finally:
+        progress.close()
     notes = index.take_notes()
     out = sys.stdout
     if as_json:

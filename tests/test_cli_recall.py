@@ -284,3 +284,37 @@ def test_a_vault_with_notes_only_outside_the_indexed_folders_is_said_so(tiny_vau
     assert code == 0 and "1 documents" in out and "note:" not in err  # documents: no note
     code = main(["status", "--vault", str(tiny_vault)])
     assert "not indexed:    2 .md files outside the folders dreamdb reads" in capsys.readouterr().out
+
+
+def test_a_first_recall_on_a_terminal_shows_the_indexing_progress(tiny_vault):
+    """New-user review: the lazy full sync of a first recall ran for seconds with nothing on screen."""
+    import pty
+
+    for i in range(60):
+        write_doc(tiny_vault, f"knowledge/note-{i:02d}.md", f"---\ntitle: Note {i}\n---\nwalrus fact {i}\n")
+
+    def recall_with_stderr_on_a_terminal() -> str:
+        leader, follower = pty.openpty()
+        try:
+            p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tiny_vault), "walrus"],
+                               stdout=subprocess.PIPE, stderr=follower, timeout=120)
+            os.close(follower)
+            follower = None
+            assert p.returncode == 0 and b"knowledge/note-" in p.stdout
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal's other end is closed: everything was read
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return b"".join(chunks).decode("utf-8", "replace")
+        finally:
+            os.close(leader)
+            if follower is not None:
+                os.close(follower)
+
+    assert "Indexing the vault" in recall_with_stderr_on_a_terminal()
+    assert "Indexing the vault" not in recall_with_stderr_on_a_terminal()  # nothing to index: no bar

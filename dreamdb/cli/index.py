@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from dreamdb.cli.options import json_option, open_index, print_notes, vault_option
@@ -34,22 +32,12 @@ def sync_cmd(vault, force, check, as_json):
     from dreamdb import output
 
     index = open_index(vault)
-    bar = None
-    state = {}
-
-    def progress(done, total):
-        nonlocal bar
-        if total < 50 or as_json or not sys.stderr.isatty():
-            return
-        if bar is None:
-            bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
-            bar.__enter__()
-        bar.update(done - state.get("done", 0))
-        state["done"] = done
-
-    report = index.sync(force=force, progress=progress, check=check)
-    if bar is not None:
-        bar.__exit__(None, None, None)
+    progress = output.SyncProgress()
+    progress.enabled = progress.enabled and not as_json
+    try:
+        report = index.sync(force=force, progress=progress, check=check)
+    finally:
+        progress.close()
     if as_json:
         click.echo(output.to_json(report.as_dict()))
         return
