@@ -9,7 +9,8 @@ with ``DREAMDB_DEBUG=1``) and exits 70.
 
 Exit codes: 0 ok · 1 runtime error · 2 usage error · 3 vault not found ·
 4 index/driver unavailable · 5 lock timeout · 6 write refused · 7 not found ·
-8 model unavailable · 70 internal error · 74 output not writable · 130 interrupted.
+8 model unavailable · 70 internal error · 74 output not writable · 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -120,7 +121,8 @@ def cli() -> None:
     \b
     Exit codes: 0 ok · 1 runtime error · 2 bad usage · 3 vault not found ·
     4 index/driver unavailable · 5 lock timeout · 6 write refused (data untouched) ·
-    7 not found · 8 embedding model unavailable · 70 internal error · 74 output not writable · 130 interrupted.
+    7 not found · 8 embedding model unavailable · 70 internal error ·
+    74 output not writable · 130 interrupted.
     """
 
 

@@ -25,6 +25,10 @@ def user_prompt_submit():
 
     Always exits 0; failures print nothing and go to the hook log
     ($DREAMDB_HOOK_LOG, default in the user cache folder).
+
+    \b
+    Example (what Claude Code sends on stdin):
+      echo '{"prompt": "how is sleep debt computed", "cwd": "."}' | dreamdb hook user-prompt-submit
     """
     from dreamdb.hook import run_stdin
 
@@ -106,7 +110,13 @@ def _hook_command(default: str, absolute: bool = False) -> str:
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True)
 @json_option
 def uninstall(project, as_json):
-    """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json (other hooks untouched)."""
+    """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json (other hooks untouched).
+
+    \b
+    Examples:
+      dreamdb hook uninstall
+      dreamdb hook uninstall --project ~/code/app --json
+    """
     from dreamdb import output
     from dreamdb.hook_settings import uninstall_hook
 

@@ -78,7 +78,16 @@ def _sync_for_read(index) -> None:
 @vault_option()
 @json_option
 def status_cmd(vault, as_json):
-    """Show what the index holds: documents by type, size, last sync, schema version, embeddings."""
+    """Show what the index holds: documents by type, size, last sync, schema version, embeddings.
+
+    Also counts the .md files outside the folders dreamdb reads (they are not
+    indexed: see the README, "Which files become documents").
+
+    \b
+    Examples:
+      dreamdb status
+      dreamdb status --vault ~/code/app/_dream_context --json
+    """
     from dreamdb import output
 
     index = open_index(vault)
@@ -109,7 +118,13 @@ def status_cmd(vault, as_json):
 @click.option("--types", "-t", metavar="A,B", help="Only these document types.")
 @json_option
 def list_cmd(vault, types, as_json):
-    """List indexed documents (id, type, date, status, level, title)."""
+    """List indexed documents (id, type, date, status, level, title).
+
+    \b
+    Examples:
+      dreamdb list
+      dreamdb list --types feature,task --json
+    """
     from dreamdb import output
 
     index = open_index(vault)

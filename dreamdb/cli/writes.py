@@ -61,11 +61,14 @@ def update(slug, description, tags, content, append, pin, vault, as_json):
     Only the changed frontmatter lines are rewritten; the rest of the file
     keeps its bytes. The previous version of the file is kept in the vault's
     trash, <vault>/.dreamdb/trash/<type>/<UTC time>-<file name> (the same
-    place delete moves files to): move it back to undo.
+    place delete moves files to): move it back to undo. A frontmatter edit also
+    sets an updated: (or updated_at:) key the file already has to today.
 
     \b
-    Example:
+    Examples:
       dreamdb update knowledge/decisions/my-note.md --tags "recall, storage"
+      dreamdb update knowledge/my-note --append "Follow-up: measured 2.1 ms."
+      dreamdb update my-note --pin --json
     """
     index = open_index(vault)
     kept = []
@@ -88,6 +91,12 @@ def delete(slug, force, vault, as_json):
     SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
     the file's path relative to the vault (knowledge/decisions/my-note.md).
     The file goes to <vault>/.dreamdb/trash/<type>/<UTC time>-<file name>.
+    A pinned document, or one whose frontmatter cannot be read, needs --force.
+
+    \b
+    Examples:
+      dreamdb delete knowledge/old-note
+      dreamdb delete knowledge/decisions/old-note.md --json
     """
     from dreamdb.writes import find_document
 
