@@ -128,8 +128,8 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     if not isinstance(top, int) or not 1 <= top <= 50:
         raise UsageError(f"top must be an integer from 1 to 50, got {top!r}")
     for name, v in (("merge", merge), ("review", review)):
-        if not -1.0 <= float(v) <= 1.0:
-            raise UsageError(f"--{name} must be a cosine similarity between -1 and 1, got {v}")
+        if not -1.0 <= float(v) <= 2.0:  # above 1: never reached (float32 cosines of near copies reach 1.0000001)
+            raise UsageError(f"--{name} is a cosine threshold: between -1 and 2 (above 1 it is never reached), got {v}")
     if not 0.0 <= float(margin) <= 2.0:
         raise UsageError(f"--margin is a difference of two cosines: between 0 and 2, got {margin}")
     chunks = chunk_document(title, content, description)

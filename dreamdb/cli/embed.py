@@ -247,9 +247,9 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
               help="Read the candidate's content from FILE.")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the candidate's content from standard input.")
 @click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="Neighbours to report.")
-@click.option("--merge", type=click.FloatRange(-1, 1), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
+@click.option("--merge", type=click.FloatRange(-1, 2), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
 @click.option("--margin", type=click.FloatRange(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
-@click.option("--review", type=click.FloatRange(-1, 1), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
+@click.option("--review", type=click.FloatRange(-1, 2), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
 @click.option("--if-present", is_flag=True,
               help="Do nothing (exit 0, verdict SKIPPED) when no model is installed or the index has no vectors yet.")
 @click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
