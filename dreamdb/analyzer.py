@@ -5,7 +5,10 @@ Pipeline, identical for documents and queries:
 0. Unicode NFKC normalisation: text typed or saved decomposed (``S`` +
    combining cedilla, as macOS file names and some editors produce) reads
    as the composed ``Ş``, and compatibility forms (ligatures ``ﬁ``,
-   full-width ``Ａ``) as their plain letters.
+   full-width ``Ａ``) as their plain letters. Combining marks left after
+   it (Devanagari vowel signs, Arabic short vowels, an ``i`` + dot above)
+   are removed, so they never split a word and a word matches with or
+   without them.
 1. Lowercase with Turkish-aware folding of ``İ`` (→ ``i``); Turkish letters
    ç ğ ı ö ş ü are kept.
 2. Split on everything that is not a letter or digit (whitespace, ``-``,
@@ -26,7 +29,9 @@ name's suffixes after an apostrophe, so the token is bare and must not be
 Turkish-stemmed) or an ordinary word opening a sentence or a title
 (``Şifreleme anahtarı…``), which a lowercase query must find. Documents
 index both analyses at the same position (the second one, from
-``stacked``, adds to term frequency but not to length); a query, whose
+``stacked``, adds to term frequency but not to length; a word written with
+capital ``I`` gets a third, with the Turkish lowercase ``ı``: ``KIRMIZI``
+is ``kırmızı``); a query, whose
 words have no reliable case, keeps one analysis per word and is matched
 against the index's vocabulary by :func:`alternate_terms`.
 
@@ -99,13 +104,28 @@ prose has none. 0.08 leaves room for English text quoting a Turkish word.
 """
 
 
+@lru_cache(maxsize=1)
+def _marks_re() -> re.Pattern:
+    """Runs of combining marks (compiled on the first non-ASCII text: ASCII-only calls never pay for it)."""
+    from dreamdb.unicode_marks import MARK_CLASS
+
+    return re.compile(f"[{MARK_CLASS}]+")
+
+
 def normalize(text: str) -> str:
-    """Unicode NFKC (Unicode Standard Annex #15) of ``text``; ASCII text is returned as it is.
+    """Unicode NFKC (Unicode Standard Annex #15) of ``text``, then without combining marks; ASCII text
+    is returned as it is.
 
     Decomposed letters become one code point (``S`` + U+0327 → ``Ş``), so they are not split at
-    the combining mark; compatibility forms become plain letters (``ﬁ`` → ``fi``).
+    the combining mark; compatibility forms become plain letters (``ﬁ`` → ``fi``). Marks with no
+    composed form (``हिन्दी``'s vowel signs, ``مَدْرَسَة``'s short vowels, ``i`` + U+0307) are
+    removed rather than splitting the word at each one: ``मदरस`` matches with or without them.
     """
-    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text)
+    marks = _marks_re()
+    return marks.sub("", text) if marks.search(text) else text
 
 
 def fold_case(text: str) -> str:
@@ -240,6 +260,12 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
                         alt = stem(w, True)
                         if alt != term:
                             stacked.append(alt)
+                        if "I" in o and len(o) == len(w):
+                            # Turkish capital I is the capital of dotless ı (KIRMIZI = kırmızı), but
+                            # lowercasing gives i, right for names and English (IBM): index both.
+                            dotless = stem("".join("ı" if c == "I" else x for c, x in zip(o, w)), True)
+                            if dotless not in (term, alt):
+                                stacked.append(dotless)
                 else:
                     term = stem(w, True)
                 out.append(term)

@@ -834,20 +834,19 @@ class Index:
     def _body_loader(self, rowid: int, doc_id: str, source_path: str):
         """A callable returning the body of the document recall returned, read when its snippet is first needed.
 
-        Bound to the document's row *and* id: once a later sync has replaced that row (an
-        edit re-inserts a document; a rebuild renumbers every row) the body is looked up by
-        id and source file, so a snippet never comes from another document. ``""`` (the snippet falls back
-        to the description) when the document is gone or the index cannot be read now: a
+        Bound to the document's source file, not to its row or id, which a later sync may give
+        to another document (an edit re-inserts a row; a rebuild renumbers every row; a new
+        same-named file renumbers ids): a markdown file holds one document, found by its path;
+        a memory section or changelog entry by its id within its file. ``""`` (the snippet falls
+        back to the description) when the document is gone or the index cannot be read now: a
         snippet never raises (recall's own calls meet any damage and rebuild).
         """
         def load() -> str:
             with self._lock:
                 try:
-                    row = self.conn.execute("SELECT body FROM documents WHERE id = ? AND doc_id = ?",
-                                            (rowid, doc_id)).fetchone()
-                    if row is None:
-                        row = self.conn.execute("SELECT body FROM documents WHERE doc_id = ? AND source_path = ?",
-                                                (doc_id, source_path)).fetchone()
+                    row = self.conn.execute(
+                        "SELECT body FROM documents WHERE source_path = ? AND (doc_id = ? OR type NOT IN "
+                        "('memory', 'changelog')) ORDER BY id = ? DESC LIMIT 1", (source_path, doc_id, rowid)).fetchone()
                 except (db.DatabaseError, DreamdbError):
                     return ""
             return row[0] if row else ""

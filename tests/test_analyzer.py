@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dreamdb.analyzer import analyze, is_turkish
 from dreamdb.stemming import english_stem
 
@@ -138,3 +140,33 @@ def test_decomposed_text_is_found_by_composed_queries_and_back(tiny_vault):
     assert [h.doc_id for h in index.recall("şifreleme")] == ["knowledge/nfd"]
     assert [h.doc_id for h in index.recall(unicodedata.normalize("NFD", "günlük yedekleme"))] == ["knowledge/nfc"]
     index.close()
+
+
+def test_combining_marks_without_a_composed_form_never_split_words():
+    """QA round 13: Hindi vowel signs and Arabic short vowels split every word into letters."""
+    assert analyze("हिन्दी भाषा") == analyze("हनद भष") and len(analyze("हिन्दी भाषा")) == 2
+    assert analyze("مَدْرَسَة") == analyze("مدرسة") == ["مدرسة"]  # with or without the short vowels
+    assert analyze("i\u0307stanbul") == analyze("istanbul")  # i + combining dot above
+
+
+def test_the_mark_table_matches_this_pythons_unicode_data():
+    import re
+    import unicodedata
+
+    from dreamdb.unicode_marks import MARK_CLASS, UNICODE_VERSION, mark_class
+
+    marks = re.compile(f"[{MARK_CLASS}]")
+    for ch in ("\u0301", "\u094d", "\u093f", "\u064e", "\u20dd"):  # Mn, Mn, Mc, Mn, Me
+        assert marks.fullmatch(ch)
+    assert not any(marks.fullmatch(ch) for ch in "aZ09şİı-_ हم")
+    if unicodedata.unidata_version != UNICODE_VERSION:
+        pytest.skip(f"this Python has Unicode {unicodedata.unidata_version}, the table {UNICODE_VERSION}")
+    assert MARK_CLASS == mark_class()
+
+
+def test_capital_i_in_turkish_text_is_also_indexed_as_dotless():
+    """QA round 13: KIRMIZI in a Turkish note was only kirmizi, so the query kırmızı missed it."""
+    stacked: list[str] = []
+    terms = analyze("KIRMIZI ve ILIK su, IBM ile çalışıyoruz", stacked=stacked)
+    assert set(analyze("kırmızı ılık")) <= set(stacked)
+    assert analyze("ibm", turkish=True)[0] in terms  # the name keeps its own term

@@ -80,3 +80,19 @@ def test_a_snippet_read_from_a_damaged_index_falls_back_to_the_description(tiny_
     path.write_bytes(b"\x00garbage" * (size // 8))  # same size: overwritten, not truncated
     assert hits[0].snippet == "about b"
     index.close()
+
+
+def test_a_snippet_follows_its_file_when_a_new_same_named_file_takes_its_id(tiny_vault):
+    """QA round 13: after a rebuild the hit's id and row could both belong to another notes.md."""
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/a/notes.md", "zebra text of file A\n")
+    write_doc(tiny_vault, "knowledge/b/notes.md", "zebra text of file B\n")
+    index = dreamdb.open(tiny_vault)
+    (hit,) = [h for h in index.recall("zebra") if h.doc_id == "knowledge/notes-2"]
+    assert hit.path.endswith("knowledge/b/notes.md")
+    write_doc(tiny_vault, "knowledge/0/notes.md", "zebra text of file 0\n")
+    index.sync(force=True)  # b/notes.md is now knowledge/notes-3; notes-2 is a/notes.md, on b's old row
+    assert hit.snippet == "zebra text of file B"
+    index.close()
