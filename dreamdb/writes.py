@@ -931,8 +931,36 @@ def _document_at(vault: Path, rel: str) -> tuple[str, Path] | None:
         return None
     path = vault.joinpath(*rel.split("/"))
     if not path.is_file():
-        return None
+        path = _nfc_match(vault, rel.split("/"))
+        if path is None or not path.is_file():
+            return None
     return kind[1], path
+
+
+def _nfc_match(vault: Path, parts: list[str]) -> Path | None:
+    """The path under ``vault`` whose components equal ``parts`` once both are NFC-normalised, or ``None``.
+
+    A name typed composed (``café``, as ``find_document`` normalises it) reaches a file or folder
+    saved decomposed (``cafe`` + U+0301, as macOS and some tools write names), and back; a
+    component matching two entries (both spellings exist side by side) matches none.
+    """
+    import unicodedata
+
+    here = vault
+    for part in parts:
+        exact = here / part
+        if os.path.lexists(exact):
+            here = exact
+            continue
+        want = unicodedata.normalize("NFC", part)
+        try:
+            names = [n for n in os.listdir(here) if is_utf8(n) and unicodedata.normalize("NFC", n) == want]
+        except OSError:
+            return None
+        if len(names) != 1:
+            return None
+        here = here / names[0]
+    return here
 
 
 def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | None:
@@ -958,13 +986,27 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
         return None
 
 
-def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path] | None:
-    """Map the doc id recall prints (``type/slug``, or a bare slug) to its one source file, via the index."""
+def _index_sources(vault: Path, doc_type: str | None, bare: str) -> list[tuple[str, str]]:
+    """``(type, source path)`` of the documents whose id recall prints as ``type/bare`` (or ``bare`` of any
+    markdown type), from the vault's existing index; ``[]`` without one."""
+    import unicodedata
+
     types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
     marks = ", ".join("?" for _ in types)
     rows = _index_rows(vault, f"SELECT DISTINCT type, source_path FROM documents WHERE slug = ? AND type IN ({marks})",
                        [bare, *types])
-    if not rows or len({source for _, source in rows}) != 1:
+    if not rows and not bare.isascii():  # the index keeps names as the files have them: maybe decomposed (NFD)
+        rows = [(t, source) for t, source, slug in _index_rows(
+            vault, f"SELECT type, source_path, slug FROM documents WHERE type IN ({marks})", types) or []
+            if unicodedata.normalize("NFC", slug) == bare]
+    return sorted(set(rows or []))
+
+
+def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path] | None:
+    """Map the doc id recall prints (``type/slug``, or a bare slug) to its one source file, via the index
+    (``None`` when the index names no file, or several)."""
+    rows = _index_sources(vault, doc_type, bare)
+    if len({source for _, source in rows}) != 1:
         return None
     found = _document_at(vault, rows[0][1])
     if found is None or found[0] != rows[0][0]:
@@ -1078,6 +1120,11 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         found = _from_index(vault, doc_type, bare)
         if found is not None:
             return found
+        sources = sorted({source for _, source in _index_sources(vault, doc_type, bare)})
+        if len(sources) > 1:  # numbered ids of two types (knowledge/n-2, feature/n-2) named without a type
+            raise UsageError(f"{slug!r} is the id of {len(sources)} documents: {', '.join(sources)}.",
+                             hint="Pass the type too (knowledge/…, feature/…) or the file's path: "
+                                  + " or ".join(sources) + ".")
         if doc_type is None:
             _refuse_bare_name(vault, bare)
         pool = known + [k.split("/", 1)[1] for k in known]

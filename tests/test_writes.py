@@ -1259,3 +1259,40 @@ def test_arguments_that_are_not_utf8_are_refused_and_suggestions_leave_out_such_
         update(tiny_vault, "knowledge/cafe-note", append="x")
     assert "knowledge/cafe-notes" in info.value.hint and "\udce9" not in info.value.hint
     assert remember(tiny_vault, "fine", references=iter(["file:a.md"]))["references"] == ["file:a.md"]
+
+
+def test_decomposed_file_and_folder_names_are_reached_by_composed_names(tiny_vault):
+    """QA round 13: find_document composed (NFC) the name, but the files and the index kept NFD, so
+    a numbered id or a path of such a file could not be updated or deleted."""
+    import unicodedata
+
+    import dreamdb
+
+    nfd = lambda text: unicodedata.normalize("NFD", text)  # noqa: E731
+    a = write_doc(tiny_vault, nfd("knowledge/a/café.md"), "first café\n")
+    b = write_doc(tiny_vault, nfd("knowledge/b/café.md"), "second café\n")
+    solo = write_doc(tiny_vault, nfd("knowledge/ärger/solo.md"), "solo\n")
+    index = dreamdb.open(tiny_vault)
+    ids = {h.path: h.doc_id for h in index.recall("café", top=10)}
+    index.close()
+    assert ids[str(b)] == nfd("knowledge/café-2")
+    for name in ("knowledge/café-2", nfd("knowledge/café-2"), "café-2"):
+        assert find_document(tiny_vault, name) == ("knowledge", b)
+    assert find_document(tiny_vault, "knowledge/b/café.md") == ("knowledge", b)
+    assert find_document(tiny_vault, "knowledge/ärger/solo.md") == ("knowledge", solo)
+    update(tiny_vault, "knowledge/ärger/solo.md", append="more")
+    assert solo.read_text().endswith("more\n")
+    delete(tiny_vault, "knowledge/café-2")
+    assert a.exists() and not b.exists()
+
+
+def test_a_numbered_id_of_two_types_named_without_its_type_lists_both(tiny_vault):
+    import dreamdb
+
+    for path in ("knowledge/x/n.md", "knowledge/y/n.md", "knowledge/features/x/n.md", "knowledge/features/y/n.md"):
+        write_doc(tiny_vault, path, "body\n")
+    dreamdb.open(tiny_vault).sync()
+    with pytest.raises(UsageError, match="is the id of 2 documents") as info:
+        find_document(tiny_vault, "n-2")
+    assert "knowledge/y/n.md" in info.value.message and "knowledge/features/y/n.md" in info.value.message
+    assert find_document(tiny_vault, "feature/n-2")[1] == tiny_vault / "knowledge/features/y/n.md"
