@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if sys.stdout is None:  # started with standard output closed: writing it is an error, said on stderr
         sys.stdout = quickcli.ClosedOutput()
+    sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
     if args == ["hook", "user-prompt-submit"]:
         from dreamdb.hook import run_stdin

@@ -94,6 +94,43 @@ class ClosedOutput:
         raise OSError(errno.EBADF, "standard output is closed")
 
 
+class ForgivingStderr:
+    """Wraps standard error so a message that cannot be written (stderr closed, ``2>/dev/full``) is
+    dropped instead of raised: messages on stderr are for people, and failing to show one must not
+    change the command's result, its exit code or the JSON on stdout."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is not None:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):  # ValueError: the stream was closed
+                self._stream = None
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._stream = None
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str):
+        if self._stream is None:
+            if name in ("encoding", "errors"):
+                return {"encoding": "utf-8", "errors": "strict"}[name]
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
 def _silence_stdout() -> None:
     """Point ``sys.stdout`` at the null device, so the interpreter's flush at exit cannot fail again."""
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -173,3 +174,51 @@ def test_output_that_cannot_be_written_is_one_error_line_and_exit_74(tmp_path, a
     assert p.returncode == OUTPUT_ERROR_EXIT == 74, p.stderr
     assert p.stderr.startswith("Error: cannot write the output: ") and "Traceback" not in p.stderr
     assert "internal error" not in p.stderr and len(p.stderr.splitlines()) == 2
+
+
+@pytest.mark.parametrize("stderr", ["closed", "full"])
+def test_a_stderr_that_cannot_be_written_changes_neither_results_nor_exit_codes(tmp_path, stderr):
+    """QA round 13: an error line to a closed stderr raised again, so --json lost its error and exit 3 became 1."""
+    import subprocess
+    import sys
+
+    if stderr == "full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault)
+
+    def run(*args):
+        command = [sys.executable, "-m", "dreamdb", *args]
+        if stderr == "full":
+            with open("/dev/full", "w") as full:
+                return subprocess.run(command, stdout=subprocess.PIPE, stderr=full, text=True, timeout=120)
+        return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=120,
+                              preexec_fn=lambda: os.close(2))
+
+    p = run("recall", "--json", "--vault", str(tmp_path / "missing"), "x")
+    assert p.returncode == 3 and json.loads(p.stdout)["error"]["exit_code"] == 3
+    p = run("recall", "--vault", str(vault), "--mode", "hybrid", "sleep debt")  # a fallback note goes to stderr
+    assert p.returncode == 0 and "feature/sleep-consolidation" in p.stdout
+    p = run("sync", "--force", "--vault", str(vault))
+    assert p.returncode == 0 and "documents" in p.stdout
+    p = run("status", "--vault", str(vault), "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["documents"] > 0
+
+
+@pytest.mark.parametrize("args", [["status"], ["list", "--json"], ["--help"], ["recall", "sleep"]])
+def test_a_reader_that_stopped_reading_is_exit_0(tmp_path, args):
+    """QA round 13: click turned a closed stdout pipe into exit 1 on every command but recall's fast path."""
+    import subprocess
+    import sys
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault)
+    extra = [] if args == ["--help"] else ["--vault", str(vault)]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write
+    try:
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args[:1], *extra, *args[1:]], stdout=write_end,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
