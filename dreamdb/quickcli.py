@@ -65,6 +65,10 @@ def report_error(exc: DreamdbError) -> int:
     return print_error(exc.message, exc.hint, exc.exit_code)
 
 
+SAVED: str | None = None
+"""Set by a write command once its change is on disk (what it did, one line): an error writing the
+report afterwards says the change was saved."""
+
 OUTPUT_ERROR_EXIT = 74
 """Exit code when the results cannot be written: standard output closed, or its disk full
 (``EX_IOERR`` of BSD's sysexits.h)."""
@@ -171,7 +175,8 @@ def run_guarded(fn) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
         if _unwritable_output(exc):
             _silence_stdout()
-            sys.stderr.write(f"Error: cannot write the output: {exc.strerror or exc}.\n"
+            saved = f" The change itself was saved ({SAVED}): do not repeat it." if SAVED else ""
+            sys.stderr.write(f"Error: cannot write the output: {exc.strerror or exc}.{saved}\n"
                              "Hint: standard output is closed or its disk is full; "
                              "redirect it to a file or pipe that can be written.\n")
             return OUTPUT_ERROR_EXIT

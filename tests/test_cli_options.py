@@ -222,3 +222,23 @@ def test_a_reader_that_stopped_reading_is_exit_0(tmp_path, args):
     finally:
         os.close(write_end)
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+def test_a_write_whose_report_cannot_be_written_says_the_change_was_saved(tmp_path):
+    """QA round 13: remember >/dev/full wrote the entry, then said only "cannot write the output"."""
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault)
+    before = json.loads((vault / "core" / "CHANGELOG.json").read_text())
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "--vault", str(vault), "--json", "walrus entry"],
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    after = json.loads((vault / "core" / "CHANGELOG.json").read_text())
+    entries = after["entries"] if isinstance(after, dict) else after
+    assert len(entries) == len(before["entries"] if isinstance(before, dict) else before) + 1
+    assert p.returncode == 74 and "The change itself was saved (Remembered as changelog/" in p.stderr
+    assert "do not repeat it" in p.stderr

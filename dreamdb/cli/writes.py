@@ -8,8 +8,11 @@ from dreamdb.cli.options import json_option, open_index, vault_option
 
 
 def _done(as_json: bool, payload: dict, text: str) -> None:
-    from dreamdb import output
+    from dreamdb import output, quickcli
 
+    # The change is on disk now: if the report cannot be written (stdout closed or full), the error says
+    # so, and a script does not retry (and duplicate) a write that happened.
+    quickcli.SAVED = output.safe_text(text)
     click.echo(output.to_json(payload) if as_json else output.safe_text(text))  # text quotes vault paths
 
 
