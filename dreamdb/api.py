@@ -430,7 +430,11 @@ class Index:
 
         Raises:
             LockTimeout: another process held the write lock too long.
+            UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true).
         """
+        for name, flag in (("force", force), ("check", check)):
+            if not isinstance(flag, bool):
+                raise UsageError(f"{name} must be True or False, got {flag!r}")
         if check:
             problems = self.check()
             if problems:
@@ -520,6 +524,8 @@ class Index:
                 raise UsageError(f"{name} must be True or False, got {flag!r}")
         if not isinstance(top, int) or isinstance(top, bool) or not TOP_MIN <= top <= TOP_MAX:
             raise UsageError(f"top must be an integer from {TOP_MIN} to {TOP_MAX}, got {top!r}")
+        if mode is not None and not isinstance(mode, str):
+            raise UsageError(f"mode must be a string ({', '.join(MODES)}), got {mode!r}")
         env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE")
         from_env = bool(env_mode)
         mode = (mode or env_mode or "bm25").lower()

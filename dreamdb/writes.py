@@ -1415,12 +1415,28 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
         got = yaml.safe_load("".join(doc.fm_lines)) or {}
     except yaml.YAMLError:
         got = None
-    if got != expected:
+    if got != expected or _repeats_a_key("".join(doc.fm_lines)):
         # The line edit did not produce the intended mapping: re-dump whole.
         dumped = yaml.safe_dump(expected, allow_unicode=True, sort_keys=False, width=10**9)
         doc.fm_lines = [ln + doc.newline for ln in dumped.splitlines()]
         if (yaml.safe_load("".join(doc.fm_lines)) or {}) != expected:  # pragma: no cover
             raise WriteRefused("Internal error: could not write the frontmatter faithfully; nothing written.")
+
+
+def _repeats_a_key(text: str) -> bool:
+    """Whether a YAML mapping names a top-level key twice (PyYAML keeps the last; strict parsers refuse
+    the file). A key written in a form the line editor does not see (``? description`` on its own
+    line) gets a second line from it: the frontmatter is then dumped whole instead."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return False
+    if not isinstance(node, yaml.MappingNode):
+        return False
+    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+    return len(keys) != len(set(keys))
 
 
 def _updated_value(old: Any, now: datetime) -> Any:

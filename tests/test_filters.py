@@ -152,3 +152,16 @@ def test_an_empty_result_under_filters_says_the_query_matches_without_them(vault
     assert any("not within --types" in n and ", dated 2026-" in n for n in index.take_notes())
     assert index.recall("zzqxv", types="thesis", now=NOW) == [] and not any("not within" in n for n in index.take_notes())
     index.close()
+
+
+def test_api_arguments_of_the_wrong_type_are_usage_errors(vault):
+    """QA round 13: recall(mode=3) raised AttributeError; sync(force="no") rebuilt the index."""
+    index = dreamdb.open(vault)
+    index.sync()
+    with pytest.raises(UsageError, match="mode must be a string"):
+        index.recall("quokka", mode=3)
+    for flag in ("force", "check"):
+        with pytest.raises(UsageError, match=f"{flag} must be True or False"):
+            index.sync(**{flag: "no"})
+    assert not index.sync(force=False).rebuilt
+    index.close()

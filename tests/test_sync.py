@@ -581,3 +581,37 @@ def test_removing_or_renaming_a_same_named_file_renumbers_the_rest(tiny_vault):
     index.sync(force=True)
     assert _ids_by_path(index)["knowledge/notes.md"] == "knowledge/notes-2"
     assert [h.doc_id for h in index.recall("body 3")][:1] == ["knowledge/other"]
+
+
+def test_archived_same_named_files_number_after_live_ones_and_own_names_are_not_warned_about(tiny_vault):
+    """QA round 13: an archived notes.md took knowledge/notes once archives were indexed; a rebuild warned
+    that notes-2.md was "indexed as knowledge/notes-2", its own name."""
+    for path in ("knowledge/a/notes.md", "knowledge/b/notes.md", "knowledge/notes-2.md", "knowledge/.archive/notes.md"):
+        write_doc(tiny_vault, path, "body\n")
+    live = dreamdb.open(tiny_vault, include_archives=False)
+    report = live.sync(force=True)
+    ids = _ids_by_path(live)
+    assert not [w for w in report.warnings if w.startswith("knowledge/notes-2.md")]
+    live.close()
+    with_archives = dreamdb.open(tiny_vault, include_archives=True)
+    with_archives.sync()
+    both = _ids_by_path(with_archives)
+    assert {p: both[p] for p in ids} == ids == {"knowledge/a/notes.md": "knowledge/notes",
+                                                "knowledge/b/notes.md": "knowledge/notes-3",
+                                                "knowledge/notes-2.md": "knowledge/notes-2"}
+    assert both["knowledge/.archive/notes.md"] == "knowledge/notes-4"
+    with_archives.sync(force=True)
+    assert _ids_by_path(with_archives) == both
+    with_archives.close()
+
+
+def test_hidden_markdown_files_are_not_documents(tiny_vault):
+    """QA round 13: knowledge/.md became the id "knowledge/" that update and delete refused as no slug."""
+    write_doc(tiny_vault, "knowledge/.md", "nameless\n")
+    write_doc(tiny_vault, "knowledge/._note.md", "macOS leftover\n")
+    write_doc(tiny_vault, "knowledge/.draft.md", "a hidden draft\n")
+    write_doc(tiny_vault, "knowledge/note.md", "the note\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    assert _docs(index) == {"knowledge/note"}
+    index.close()

@@ -1296,3 +1296,13 @@ def test_a_numbered_id_of_two_types_named_without_its_type_lists_both(tiny_vault
         find_document(tiny_vault, "n-2")
     assert "knowledge/y/n.md" in info.value.message and "knowledge/features/y/n.md" in info.value.message
     assert find_document(tiny_vault, "feature/n-2")[1] == tiny_vault / "knowledge/features/y/n.md"
+
+
+def test_update_never_writes_a_key_twice(vault: Path):
+    """QA round 13: a key written as ``? description`` got a second ``description:`` line."""
+    path = vault / "knowledge" / "explicit.md"
+    path.write_text("---\nname: explicit\n? description\n: old\n---\nbody\n")
+    update(vault, "knowledge/explicit", description="new")
+    fm = path.read_text().split("---\n")[1]
+    assert yaml.safe_load(fm) == {"name": "explicit", "description": "new"}
+    assert fm.count("description") == 1

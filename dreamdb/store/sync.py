@@ -476,6 +476,13 @@ def _suffix_space_used(conn, doc_id: str) -> bool:
                         (doc_id + "-", doc_id + ".")).fetchone() is not None  # "." follows "-" in code-point order
 
 
+def _numbering_order(member: tuple[str, int]) -> tuple[bool, str]:
+    """Sort key of a same-named file: live files before archived ones (in a ``.`` folder, indexed with
+    ``DREAMDB_INCLUDE_ARCHIVES``), then path order; so switching archives on leaves live ids as they were."""
+    path = member[0]
+    return (any(part.startswith(".") for part in path.split("/")[:-1]), path)
+
+
 def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -> int:
     """Number the documents of same-named files in path order; return how many ids changed.
 
@@ -483,7 +490,8 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -
     ``knowledge/decisions/foo.md``), so their ids would collide. The file first in path
     order (code-point order of the vault-relative path) keeps ``type/name``; the others
     get ``type/name-2``, ``-3``… skipping any id that is some file's own name (a file
-    ``foo-2.md`` keeps ``foo-2``). The ids are so a function of the vault's files alone:
+    ``foo-2.md`` keeps ``foo-2``). Files in archive folders (``.`` names) come after live
+    ones, so indexing archives never renumbers a live file. The ids are so a function of the vault's files alone:
     an incremental sync and a rebuild give every document the same id, whatever order the
     files arrived in, and ``update``/``delete`` by such an id reach the file recall showed.
 
@@ -509,7 +517,7 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -
     wanted: dict[int, str] = {}
     first: dict[str, str] = {}
     for own, members in groups.items():
-        members.sort()
+        members.sort(key=_numbering_order)
         first[own] = members[0][0]
         wanted[members[0][1]] = own
         n = 2
@@ -529,7 +537,8 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -
             own = natural_doc_id(new.split("/", 1)[0], path)
             why = f"{own} is the file {first[own]}, first in path order" if new != own else "it is first in path order"
             if path in new_paths:
-                warn(f"{path}: indexed as {new} ({why})")
+                if new != own:  # a new file that got its own name (it held a number only meanwhile): nothing to say
+                    warn(f"{path}: indexed as {new} ({why})")
             else:
                 warn(f"{path}: its id is now {new}, was {old} ({why})")
             said.add(path)

@@ -131,8 +131,8 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
         return ("memory", "memory")
     if rel_path == CHANGELOG_FILE:
         return ("changelog", "changelog")
-    if not rel_path.endswith(".md"):
-        return None
+    if not rel_path.endswith(".md") or rel_path.rsplit("/", 1)[-1].startswith("."):
+        return None  # hidden files (".md", editor and macOS "._x.md" leftovers) are no notes: writes skip them too
     for root, recursive, typ in _MD_ROOTS:
         prefix = root + "/"
         if rel_path.startswith(prefix):
@@ -274,7 +274,7 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
         dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith(".")))
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         for name in sorted(filenames):
-            if not name.endswith(".md") or not is_utf8(name):
+            if not name.endswith(".md") or name.startswith(".") or not is_utf8(name):
                 continue
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
             if classify(rel) is None:
