@@ -132,41 +132,62 @@ def hits_plain(hits) -> str:
     return "".join(f"{h.rank_score:.4f}\t{h.score:.4f}\t{visible_field(h.doc_id)}\t{visible_field(h.title)}\t{visible_field(h.path)}\n" for h in hits)
 
 
-class SyncProgress:
-    """A ``(done, total)`` callable drawing a progress bar on stderr for a sync, closed by :meth:`close`.
+class ProgressBar:
+    """A click progress bar on stderr, drawn lazily: click is imported on the first update, so a
+    command that never reports progress stays light. One bar per ``label``: an update with a new
+    label ends the current bar and starts the next (one bar per file of a model download).
 
-    Drawn only when stderr is a terminal and the sync has at least :data:`MIN_FILES` files to
-    read (a no-change or small sync shows nothing); click is imported only then, so the one-shot
-    recall path stays light.
+    Args:
+        enabled: draw anything at all (callers pass ``not as_json`` and the like); also off when
+            stderr is not a terminal.
+        min_total: draw no bar for a task of fewer steps than this.
+        show_eta: show click's time estimate (only when a total is known).
     """
 
-    MIN_FILES = 50
-    """Fewer files are read in well under a second: no bar."""
-
-    def __init__(self, label: str = "Indexing") -> None:
+    def __init__(self, enabled: bool = True, *, min_total: int = 0, show_eta: bool = True) -> None:
         import sys
 
-        self.label = label
-        self.enabled = sys.stderr.isatty()
+        self.enabled = enabled and sys.stderr.isatty()
+        self.min_total = min_total
+        self.show_eta = show_eta
         self.bar = None
+        self.label = None
         self.done = 0
 
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total < self.MIN_FILES:
+    def update(self, label: str, done: int, total: int | None) -> None:
+        """Move the bar of ``label`` to ``done`` of ``total`` (``None``: unknown total)."""
+        if not self.enabled or (total or 0) < self.min_total:
             return
-        if self.bar is None:
+        if label != self.label or self.bar is None:
             import sys
 
             import click
 
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.close()
+            self.label, self.done = label, 0
+            self.bar = click.progressbar(length=total or 0, label=label, file=sys.stderr,
+                                         show_eta=self.show_eta and bool(total))
             self.bar.__enter__()
         self.bar.update(done - self.done)
         self.done = done
 
     def close(self) -> None:
-        """End the bar's line (no-op when none was drawn)."""
+        """End the current bar's line (no-op when none was drawn)."""
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
 
+
+class SyncProgress(ProgressBar):
+    """The ``(done, total)`` callable a sync reports to (:func:`dreamdb.store.sync.sync`): a bar only
+    when at least :data:`MIN_FILES` files are read (a no-change or small sync shows nothing)."""
+
+    MIN_FILES = 50
+    """Fewer files are read in well under a second: no bar."""
+
+    def __init__(self, label: str = "Indexing", enabled: bool = True) -> None:
+        super().__init__(enabled, min_total=self.MIN_FILES)
+        self.sync_label = label
+
+    def __call__(self, done: int, total: int) -> None:
+        self.update(self.sync_label, done, total)

@@ -32,8 +32,7 @@ def sync_cmd(vault, force, check, as_json):
     from dreamdb import output
 
     index = open_index(vault)
-    progress = output.SyncProgress()
-    progress.enabled = progress.enabled and not as_json
+    progress = output.SyncProgress(enabled=not as_json)
     try:
         report = index.sync(force=force, progress=progress, check=check)
     finally:

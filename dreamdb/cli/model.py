@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from dreamdb.cli.options import json_option
+from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
 
@@ -26,32 +25,6 @@ def model() -> None:
       dreamdb model install --from ~/Downloads/multilingual-e5-small
       dreamdb model download                     # needs access to huggingface.co
     """
-
-
-class _ByteBar:
-    """Progress bar for copies/downloads: one bar per file, on stderr (off with --json)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.bar = None
-        self.name = None
-        self.done = 0
-
-    def __call__(self, name: str, done: int, total) -> None:
-        if not self.enabled:
-            return
-        if name != self.name:
-            self.close()
-            self.name, self.done = name, 0
-            self.bar = click.progressbar(length=total or 0, label=name, file=sys.stderr, show_eta=bool(total))
-            self.bar.__enter__()
-        self.bar.update(done - self.done)
-        self.done = done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
 
 
 def _report(path, as_json: bool, verb: str) -> None:
@@ -146,9 +119,9 @@ def install_cmd(src, quantized, dest, as_json):
         return _build(dest, force=False, as_json=as_json)
     from dreamdb.embeddings.install import install_from_dir
 
-    bar = _ByteBar(not as_json)
+    bar = ProgressBar(not as_json)  # one bar per file, on stderr
     try:
-        path = install_from_dir(src, dest, prefer_quantized=quantized, progress=bar)
+        path = install_from_dir(src, dest, prefer_quantized=quantized, progress=bar.update)
     finally:
         bar.close()
     _report(path, as_json, "Installed")
@@ -175,9 +148,9 @@ def download_cmd(base_url, dest, timeout, as_json):
     """
     from dreamdb.embeddings.install import download_official
 
-    bar = _ByteBar(not as_json)
+    bar = ProgressBar(not as_json)  # one bar per file, on stderr
     try:
-        path = download_official(dest, base_url, progress=bar, timeout=timeout)
+        path = download_official(dest, base_url, progress=bar.update, timeout=timeout)
     finally:
         bar.close()
     _report(path, as_json, "Downloaded")
