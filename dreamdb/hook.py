@@ -50,6 +50,13 @@ def log_path() -> Path:
     return cache_root() / "hook.log"
 
 
+def _why(message: str) -> None:
+    """Log why a prompt got what it got (nothing, or a block) when ``DREAMDB_HOOK_VERBOSE`` is set: the
+    hook is silent by design, and this is how to find out whether it ran and what it saw."""
+    if os.environ.get("DREAMDB_HOOK_VERBOSE"):
+        _log(message)
+
+
 def _log(message: str) -> None:
     try:
         p = log_path()
@@ -102,8 +109,10 @@ def run(payload_text: str) -> str:
             return ""
         prompt = payload.get("prompt")
         if not isinstance(prompt, str) or len(prompt.strip()) < MIN_PROMPT_CHARS:
+            _why(f"prompt missing or shorter than {MIN_PROMPT_CHARS} characters; nothing printed")
             return ""
         if _is_acknowledgement(prompt):
+            _why("prompt is only an acknowledgement (ok, thanks…); nothing printed")
             return ""
         cwd = payload.get("cwd")
         return _recall_block(prompt[:MAX_QUERY_CHARS], cwd if isinstance(cwd, str) and cwd else None)
@@ -154,6 +163,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
     try:
         vault = find_vault(None, cwd=Path(cwd) if cwd else None)
     except VaultNotFound:
+        _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (nor DREAMDB_VAULT); nothing printed")
         return ""
     index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False, engine="sql")
     try:
@@ -166,7 +176,10 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             if "used bm25" in note:
                 _log(note)
         if not hits or hits[0].score < INJECT_THRESHOLD:
+            _why(f"{vault}: no hit" if not hits else f"{vault}: best raw BM25 score {hits[0].score:.2f} "
+                 f"({hits[0].doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
             return ""
+        _why(f"{vault}: injected {len(hits)} hits, best {hits[0].doc_id} (score {hits[0].score:.2f})")
         # a runner-up with raw score 0 matched only through synonyms/identity: noise in the prompt, left out
         return render_block([hits[0]] + [h for h in hits[1:] if h.score > 0])  # before close: snippets read their bodies from the index
     finally:

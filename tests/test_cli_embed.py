@@ -74,7 +74,7 @@ def test_dedup_json_and_text(embedded_subset, with_model, tmp_path, capsys):
 def test_model_status_json_not_installed(no_model, capsys):
     code, out, _ = run(capsys, "model", "status", "--json")
     st = json.loads(out)
-    assert code == 0 and st["installed"] is False and "dreamdb model install" in st["hint"]
+    assert code == 0 and st["installed"] is False and "dreamdb model build" in st["hint"]
 
 
 def test_model_status_check_without_a_model_exits_8(no_model, capsys):
@@ -84,7 +84,7 @@ def test_model_status_check_without_a_model_exits_8(no_model, capsys):
     assert code == 8 and st["installed"] is False and st["check"]["ok"] is False
     assert "No embedding model to check" in err
     code, out, err = run(capsys, "model", "status", "--check")
-    assert code == 8 and "Error: No embedding model to check" in err and "dreamdb model install" in err
+    assert code == 8 and "Error: No embedding model to check" in err and "dreamdb model build" in err
 
 
 @pytest.mark.model
@@ -99,7 +99,7 @@ def test_no_model_exits_8_with_hint(tiny_vault, no_model, capsys):
     for args in (["embed", "refresh"], ["embed", "dedup", "--title", "T", "--file", str(tiny_vault / "knowledge/alpha.md")]):
         code, out, err = run(capsys, *args, "--vault", str(tiny_vault))
         assert code == 8, err
-        assert err.startswith("Error: No embedding model installed") and "Hint:" in err and "dreamdb model install" in err
+        assert err.startswith("Error: No embedding model installed") and "Hint:" in err and "dreamdb model build" in err
         assert "Traceback" not in err and out == ""
 
 

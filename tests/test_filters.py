@@ -146,10 +146,10 @@ def test_an_empty_result_under_filters_says_the_query_matches_without_them(vault
     index = dreamdb.open(vault)
     assert index.recall("quokka", since="2026-08-15", until="2026-08-17", now=NOW) == []
     notes = index.take_notes()
-    assert any("not within --since --until (dates 2026-08-15 to 2026-08-17)" in n and "the best match without the filters is"
-               in n for n in notes), notes
+    assert any("not within the filters (since, until: dates 2026-08-15 to 2026-08-17)" in n
+               and "the best match without them is" in n for n in notes), notes
     assert index.recall("quokka", types="thesis", now=NOW) == []
-    assert any("not within --types" in n and ", dated 2026-" in n for n in index.take_notes())
+    assert any("not within the filters (types)" in n and ", dated 2026-" in n for n in index.take_notes())
     assert index.recall("zzqxv", types="thesis", now=NOW) == [] and not any("not within" in n for n in index.take_notes())
     index.close()
 

@@ -174,3 +174,41 @@ def test_hook_install_refuses_a_claude_file(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 6 and "is a file, not a folder" in p.stderr and "Traceback" not in p.stderr
     assert (proj / ".claude").read_text() == "not a folder"
+
+
+def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch):
+    """New-user review: the hook was silent for three different reasons and nothing told them apart."""
+    from dreamdb import hook as H
+
+    log = tmp_path / "hook.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    elsewhere = tmp_path / "no-vault-here"
+    elsewhere.mkdir()
+    assert H.run(payload("how is sleep debt computed", elsewhere)) == ""
+    assert H.run(payload("ok thanks", project)) == ""
+    assert H.run(payload("zebra unicorn quasar nebula", project)) == ""
+    assert H.run(payload("how is sleep debt computed before consolidation", project)).startswith(H.HEADER)
+    lines = log.read_text().splitlines()
+    assert f"no _dream_context vault in or above {elsewhere}" in lines[0]
+    assert "acknowledgement" in lines[1] or "shorter than" in lines[1]
+    assert "no hit" in lines[2] or "is below 2" in lines[2]
+    assert "injected" in lines[3] and "feature/sleep-consolidation" in lines[3]
+    monkeypatch.delenv("DREAMDB_HOOK_VERBOSE")
+    log.unlink()
+    assert H.run(payload("zebra unicorn quasar nebula", project)) == "" and not log.exists()  # silent by default
+
+
+def test_hook_install_says_when_the_project_has_no_vault(tmp_path):
+    empty = tmp_path / "empty-project"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "DREAMDB_VAULT"}
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(empty)],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0 and f"no _dream_context/ folder in or above {empty}" in p.stderr
+    with_vault = tmp_path / "proj"
+    shutil.copytree(ROOT / "examples", with_vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(with_vault)],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0 and "no _dream_context" not in p.stderr

@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 code = result
         except click.exceptions.Exit as exc:
             code = exc.exit_code
-        except SystemExit as exc:
+        except SystemExit:
             # click turns a closed stdout pipe (EPIPE) into exit 1 after wrapping the streams; the
             # reader stopped reading (`| head`), which is not a failure: 0, as recall's fast path.
             if type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):

@@ -112,7 +112,7 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
             signal.signal(signal.SIGTERM, old)
 
 
-@embed.command("refresh")
+@embed.command("refresh", short_help="Embed new or changed chunks (progress bar; resumable).")
 @vault_option()
 @click.option("--force", is_flag=True, help="Re-chunk every document and re-embed every chunk for the current model.")
 @click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
@@ -156,7 +156,7 @@ def _current_model_id() -> str | None:
     return model_status().get("model_id")
 
 
-@embed.command("status")
+@embed.command("status", short_help="Chunks, vectors, and what a refresh would do.")
 @vault_option()
 @json_option
 def status_cmd(vault, as_json):
@@ -204,7 +204,7 @@ def status_cmd(vault, as_json):
         click.echo("hint: pip install 'dreamdb[embed]'")
 
 
-@embed.command("compact")
+@embed.command("compact", short_help="Give back the space of deleted vectors.")
 @vault_option()
 @json_option
 def compact_cmd(vault, as_json):
@@ -239,7 +239,7 @@ MAX_CANDIDATE_BYTES = 8 * 2**20
 file is far below this); the cap keeps ``--file /dev/zero`` from filling memory."""
 
 
-@embed.command("dedup")
+@embed.command("dedup", short_help="MERGE, REVIEW or CREATE for a new document.")
 @vault_option()
 @click.option("--title", required=True, help="Title of the candidate document.")
 @click.option("--description", default="", help="One-line description of the candidate.")

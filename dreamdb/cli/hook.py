@@ -19,7 +19,7 @@ def hook():
     """
 
 
-@hook.command("user-prompt-submit")
+@hook.command("user-prompt-submit", short_help="The hook itself: prompt payload on stdin.")
 def user_prompt_submit():
     """Read the hook payload on stdin, print the memory-recall block if the match is strong.
 
@@ -35,7 +35,7 @@ def user_prompt_submit():
     run_stdin()
 
 
-@hook.command("install")
+@hook.command("install", short_help="Add the hook to a project's .claude/settings.json.")
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
               help="Project folder whose .claude/settings.json gets the hook.")
 @click.option("--command", "command", default=None,
@@ -71,12 +71,27 @@ def install(project, command, absolute, as_json):
     before = target.read_bytes() if target.is_file() else None
     path = install_hook(project, command)
     changed = before is None or path.read_bytes() != before
+    _warn_without_vault(project)
     if as_json:
         click.echo(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command}))
     elif changed:
         click.echo(f"Prompt hook installed in {path}: {command}")
     else:
         click.echo(f"Prompt hook already installed in {path}: {command}")
+
+
+def _warn_without_vault(project) -> None:
+    """On stderr: the hook stays silent in a project where no vault is found (it looks from the prompt's folder up)."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    try:
+        find_vault(None, cwd=project)
+    except VaultNotFound:
+        click.echo(f"note: no _dream_context/ folder in or above {project}: the hook prints nothing until there "
+                   "is one (see the README, \"Which files become documents\").", err=True)
+    except Exception:  # noqa: BLE001 - only a note: never fail an install that succeeded
+        pass
 
 
 def _hook_command(default: str, absolute: bool = False) -> str:
@@ -106,7 +121,7 @@ def _hook_command(default: str, absolute: bool = False) -> str:
     return f"{shlex.quote(sys.executable)} -m dreamdb hook user-prompt-submit"
 
 
-@hook.command("uninstall")
+@hook.command("uninstall", short_help="Remove the hook (other hooks untouched).")
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True)
 @json_option
 def uninstall(project, as_json):

