@@ -5,10 +5,10 @@ Pipeline, identical for documents and queries:
 0. Unicode NFKC normalisation: text typed or saved decomposed (``S`` +
    combining cedilla, as macOS file names and some editors produce) reads
    as the composed ``Ş``, and compatibility forms (ligatures ``ﬁ``,
-   full-width ``Ａ``) as their plain letters. Combining marks left after
-   it (Devanagari vowel signs, Arabic short vowels, an ``i`` + dot above)
-   are removed, so they never split a word and a word matches with or
-   without them.
+   full-width ``Ａ``) as their plain letters. Invisible format characters
+   (soft hyphen, zero-width joiners), Hebrew points, Arabic short vowels
+   and tatweel are removed (a word matches with or without them); other
+   combining marks (Devanagari, Thai vowel signs) stay inside their word.
 1. Lowercase with Turkish-aware folding of ``İ`` (→ ``i``); Turkish letters
    ç ğ ı ö ş ü are kept.
 2. Split on everything that is not a letter or digit (whitespace, ``-``,
@@ -104,28 +104,47 @@ prose has none. 0.08 leaves room for English text quoting a Turkish word.
 """
 
 
-@lru_cache(maxsize=1)
-def _marks_re() -> re.Pattern:
-    """Runs of combining marks (compiled on the first non-ASCII text: ASCII-only calls never pay for it)."""
-    from dreamdb.unicode_marks import MARK_CLASS
-
-    return re.compile(f"[{MARK_CLASS}]+")
+_IGNORABLE_RE = re.compile(
+    "["
+    "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"  # format characters (Cf)
+    "\u0300-\u036f"  # combining diacritical marks NFKC could not compose (i + dot above)
+    "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"  # Hebrew points and cantillation
+    "\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed"  # Arabic marks
+    "\u0640"  # Arabic tatweel (kashida): stretches a word, is no letter
+    "]+"
+)
+"""What :func:`normalize` removes: characters that change how a word looks, never which word it is.
+Format characters (soft hyphen, zero-width (non-)joiner, word joiner, bidi controls, BOM) would
+otherwise split a word in two; Hebrew points and Arabic short vowels are written in some texts
+and left out in most, so a word must match either way. Marks that tell words apart (Devanagari
+and Thai vowel signs: काम work, कम less) are kept, inside their word (:func:`tokens`)."""
 
 
 def normalize(text: str) -> str:
-    """Unicode NFKC (Unicode Standard Annex #15) of ``text``, then without combining marks; ASCII text
-    is returned as it is.
+    """Unicode NFKC (Unicode Standard Annex #15) of ``text``, without the characters of
+    :data:`_IGNORABLE_RE`; ASCII text is returned as it is.
 
     Decomposed letters become one code point (``S`` + U+0327 → ``Ş``), so they are not split at
-    the combining mark; compatibility forms become plain letters (``ﬁ`` → ``fi``). Marks with no
-    composed form (``हिन्दी``'s vowel signs, ``مَدْرَسَة``'s short vowels, ``i`` + U+0307) are
-    removed rather than splitting the word at each one: ``मदरस`` matches with or without them.
+    the combining mark; compatibility forms become plain letters (``ﬁ`` → ``fi``).
     """
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", text)
-    marks = _marks_re()
-    return marks.sub("", text) if marks.search(text) else text
+    return _IGNORABLE_RE.sub("", text) if _IGNORABLE_RE.search(text) else text
+
+
+@lru_cache(maxsize=1)
+def _marked_token_re() -> re.Pattern:
+    """Words whose letters may carry combining marks (compiled on the first non-ASCII text)."""
+    from dreamdb.unicode_marks import MARK_CLASS
+
+    return re.compile(f"(?:[^\\W_]|[{MARK_CLASS}])+")
+
+
+def tokens(text: str) -> list[str]:
+    """The letter/digit runs of already normalised text, each word's combining marks kept inside it
+    (a Devanagari vowel sign or a Thai tone mark does not end a word)."""
+    return (_TOKEN_RE if text.isascii() else _marked_token_re()).findall(text)
 
 
 def fold_case(text: str) -> str:
@@ -135,7 +154,7 @@ def fold_case(text: str) -> str:
 
 def raw_tokens(text: str) -> list[str]:
     """Split folded text into letter/digit runs (no stopword removal, no stemming)."""
-    return _TOKEN_RE.findall(fold_case(text))
+    return tokens(fold_case(text))
 
 
 def is_turkish(words: list[str]) -> bool:
@@ -249,7 +268,7 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
         # Turkish orthography separates suffixes of proper nouns with an apostrophe
         # (Allen'ın), so a capitalised token may be a bare name: its primary term is not
         # Turkish-stemmed.
-        originals = _TOKEN_RE.findall(normalize(text))
+        originals = tokens(normalize(text))
         if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
             originals = words
         for w, o in zip(words, originals):
@@ -290,7 +309,7 @@ def query_words(text: str, turkish: bool, words: list[str] | None = None) -> lis
     """
     if words is None:
         words = raw_tokens(text)
-    originals = _TOKEN_RE.findall(normalize(text))
+    originals = tokens(normalize(text))
     if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
         originals = words
     out = []

@@ -914,11 +914,13 @@ def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
     return None, None, rel
 
 
-def _document_at(vault: Path, rel: str) -> tuple[str, Path] | None:
+def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Path] | None:
     """``(type, path)`` of the markdown document at the vault-relative ``rel``, or ``None`` if no such file.
 
     ``rel`` is checked lexically (see :func:`_check_rel_path`) and must be in
-    a document folder; the path is not resolved (callers confine it).
+    a document folder; the path is not resolved (callers confine it). Unless
+    ``exact``, a name that differs from the file's only in Unicode normalisation
+    (NFC/NFD) finds it too.
     """
     from dreamdb.vault.discover import classify
 
@@ -931,7 +933,7 @@ def _document_at(vault: Path, rel: str) -> tuple[str, Path] | None:
         return None
     path = vault.joinpath(*rel.split("/"))
     if not path.is_file():
-        path = _nfc_match(vault, rel.split("/"))
+        path = None if exact else _nfc_match(vault, rel.split("/"))
         if path is None or not path.is_file():
             return None
     return kind[1], path
@@ -1047,7 +1049,13 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
     try:
         slug = _slug_text(slug)
-        return _find_document(vault, unicodedata.normalize("NFC", slug))
+        composed = unicodedata.normalize("NFC", slug)
+        if composed != slug:  # typed decomposed: the file of exactly that name first (it may have a composed twin)
+            _, _, rel = _parse_slug(slug)
+            exact = _document_at(_check_vault(vault), rel, exact=True) if rel is not None else None
+            if exact is not None:
+                return exact
+        return _find_document(vault, composed)
     except RuntimeError as exc:  # Path.resolve() on a symlink loop
         raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
     except OSError as exc:

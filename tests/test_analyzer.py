@@ -142,11 +142,18 @@ def test_decomposed_text_is_found_by_composed_queries_and_back(tiny_vault):
     index.close()
 
 
-def test_combining_marks_without_a_composed_form_never_split_words():
-    """QA round 13: Hindi vowel signs and Arabic short vowels split every word into letters."""
-    assert analyze("हिन्दी भाषा") == analyze("हनद भष") and len(analyze("हिन्दी भाषा")) == 2
-    assert analyze("مَدْرَسَة") == analyze("مدرسة") == ["مدرسة"]  # with or without the short vowels
+def test_combining_marks_never_split_words_and_only_optional_ones_are_ignored():
+    """QA rounds 13 and 14: Hindi vowel signs split every word into letters; then removing every mark
+    merged different words (काम work, कम less)."""
+    assert analyze("हिन्दी भाषा") == ["हिन्दी", "भाषा"]  # vowel signs and virama stay inside the word
+    assert analyze("काम") != analyze("कम") and analyze("ข้าว") != analyze("ขาว")
+    assert analyze("مَدْرَسَة") == analyze("مدرسة") == analyze("مـدرسـة") == ["مدرسة"]  # short vowels, tatweel
+    assert analyze("שָׁלוֹם") == analyze("שלום")  # Hebrew points
     assert analyze("i\u0307stanbul") == analyze("istanbul")  # i + combining dot above
+    # invisible format characters never split a word
+    assert analyze("inter\u00adnationalization") == analyze("internationalization")
+    assert analyze("می\u200cخواهم") == analyze("میخواهم") and analyze("ab\u2060cd") == analyze("abcd")
+    assert analyze("क्\u200dष") == analyze("क्ष") != []
 
 
 def test_the_mark_table_matches_this_pythons_unicode_data():

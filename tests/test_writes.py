@@ -1275,7 +1275,7 @@ def test_decomposed_file_and_folder_names_are_reached_by_composed_names(tiny_vau
     index = dreamdb.open(tiny_vault)
     ids = {h.path: h.doc_id for h in index.recall("café", top=10)}
     index.close()
-    assert ids[str(b)] == nfd("knowledge/café-2")
+    assert ids[str(b)] == "knowledge/café-2"  # ids are NFC, whatever the file name's form
     for name in ("knowledge/café-2", nfd("knowledge/café-2"), "café-2"):
         assert find_document(tiny_vault, name) == ("knowledge", b)
     assert find_document(tiny_vault, "knowledge/b/café.md") == ("knowledge", b)
@@ -1306,3 +1306,23 @@ def test_update_never_writes_a_key_twice(vault: Path):
     fm = path.read_text().split("---\n")[1]
     assert yaml.safe_load(fm) == {"name": "explicit", "description": "new"}
     assert fm.count("description") == 1
+
+
+def test_a_decomposed_name_with_a_composed_twin_reaches_exactly_the_file_named(tiny_vault):
+    """QA round 14: delete given the NFD file's exact path removed its NFC twin; the two files were both
+    indexed as knowledge/résumé (different bytes, no number)."""
+    import unicodedata
+
+    import dreamdb
+
+    nfc_name, nfd_name = "knowledge/résumé.md", unicodedata.normalize("NFD", "knowledge/résumé.md")
+    composed = write_doc(tiny_vault, nfc_name, "NFC file\n")
+    decomposed = write_doc(tiny_vault, nfd_name, "NFD file\n")
+    index = dreamdb.open(tiny_vault)
+    ids = {h.path: h.doc_id for h in index.recall("file", top=10)}
+    index.close()
+    assert sorted(ids.values()) == ["knowledge/résumé", "knowledge/résumé-2"]  # one name, numbered, in NFC
+    assert find_document(tiny_vault, nfd_name) == ("knowledge", decomposed)
+    assert find_document(tiny_vault, nfc_name) == ("knowledge", composed)
+    delete(tiny_vault, nfd_name)
+    assert composed.read_text() == "NFC file\n" and not os.path.lexists(decomposed)

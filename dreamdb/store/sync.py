@@ -465,9 +465,11 @@ _NAMED_BY_SECTION = ("memory", "changelog")
 
 def natural_doc_id(doc_type: str, rel_path: str) -> str:
     """The id a markdown file's document has when no other file shares its name:
-    ``type/<file name without .md>`` (``knowledge/decisions/foo.md`` → ``knowledge/foo``)."""
+    ``type/<file name without .md>`` (``knowledge/decisions/foo.md`` → ``knowledge/foo``), in NFC."""
+    import unicodedata
+
     name = rel_path.rsplit("/", 1)[-1]
-    return f"{doc_type}/{name[:-3] if name.endswith('.md') else name}"
+    return f"{doc_type}/{unicodedata.normalize('NFC', name[:-3] if name.endswith('.md') else name)}"
 
 
 def _suffix_space_used(conn, doc_id: str) -> bool:

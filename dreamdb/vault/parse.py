@@ -175,7 +175,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     if warn:
         warnings.append(f"{rel_path}: {warn}; indexed the body only")
     fname = rel_path.rsplit("/", 1)[-1]
-    slug = fname[:-3] if fname.endswith(".md") else fname
+    # NFC: a name saved decomposed (macOS) and one typed composed are one id (and numbered as one name)
+    slug = unicodedata.normalize("NFC", fname[:-3] if fname.endswith(".md") else fname)
     if fname.endswith(".excalidraw.md") or "excalidraw-plugin" in meta:
         body = excalidraw_text(body)
     title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), None)
