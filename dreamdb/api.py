@@ -144,10 +144,12 @@ def _prepare_hit_row(row: tuple, doc_type: str, prefix: str) -> tuple:
 
 
 def _split(values, name: str = "value") -> list[str] | None:
-    """A comma string or a list/tuple/set of strings → list of non-empty stripped items (``None``: no filter).
+    """A comma string or a list/tuple/set of strings → list of non-empty stripped items in NFC (``None``: no
+    filter), compared so with the index's tags and statuses (stored in NFC too).
 
     Raises:
-        UsageError: anything else (a number, a dict, a list holding non-strings).
+        UsageError: anything else (a number, a dict, a list holding non-strings); an item that is not
+            valid UTF-8 (undecodable bytes from the command line).
     """
     if values is None:
         return None
@@ -155,7 +157,15 @@ def _split(values, name: str = "value") -> list[str] | None:
         values = [values]
     elif not isinstance(values, (list, tuple, set, frozenset)) or not all(isinstance(v, str) for v in values):
         raise UsageError(f"{name} must be a string or a list of strings, got {values!r}")
-    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    import unicodedata
+
+    from dreamdb.vault.discover import is_utf8
+
+    out = [unicodedata.normalize("NFC", v.strip()) for item in values for v in item.split(",") if v.strip()]
+    for v in out:
+        if not is_utf8(v):
+            raise UsageError(f"{name} {v!r} is not valid UTF-8 text.",
+                             hint="Retype it (a terminal or file in another encoding sent undecodable bytes).")
     return out or None
 
 

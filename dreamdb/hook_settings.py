@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -45,11 +46,11 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         ours: the command dreamdb installed.
 
     Returns:
-        True for ``ours`` itself (whitespace-insensitive), for any command
-        whose program is named ``dreamdb`` (any path) followed by the
-        arguments ``hook user-prompt-submit``, and for
-        ``<python> -m dreamdb hook user-prompt-submit``; either may follow
-        environment settings (``PYTHONPATH=… dreamdb …``, ``env A=b dreamdb …``).
+        True for ``ours`` itself (whitespace-insensitive), and for any command
+        ending in ``dreamdb hook user-prompt-submit``, whatever runs it:
+        a path to ``dreamdb``, ``<python> -m dreamdb``, a runner (``uvx``,
+        ``pipx run``, ``uv run``; ``dreamdb@0.1`` pinned), environment
+        settings (``PYTHONPATH=… dreamdb …``, ``env A=b dreamdb …``).
     """
     if not isinstance(command, str):
         return False
@@ -59,14 +60,12 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         parts = shlex.split(command)
     except ValueError:
         return False
-    if parts[:1] == ["env"] or (parts and Path(parts[0]).name == "env"):
-        parts = parts[1:]
-    while parts and "=" in parts[0] and not parts[0].startswith("-"):  # VAR=value before the program
-        parts = parts[1:]
-    if len(parts) == 3 and Path(parts[0]).name in ("dreamdb", "dreamdb.exe"):
-        return parts[1:] == ["hook", "user-prompt-submit"]
-    # "<python> -m dreamdb hook user-prompt-submit", what install writes when dreamdb is not on PATH
-    return len(parts) == 5 and Path(parts[0]).name.startswith("python") and parts[1:] == ["-m", "dreamdb", "hook", "user-prompt-submit"]
+    if len(parts) < 3 or parts[-2:] != ["hook", "user-prompt-submit"]:
+        return False
+    # whatever runs it (env A=b, uvx, pipx run, uv run --with …): the program before the arguments is
+    # dreamdb (any path, or a pinned dreamdb@0.1 / dreamdb==0.1), or "<python> -m dreamdb"
+    program = Path(parts[-3]).name
+    return bool(re.fullmatch(r"dreamdb(\.exe)?([@=<>~!].*)?", program))
 
 
 def _load(path: Path) -> tuple[dict, bytes | None]:
@@ -155,7 +154,10 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
         WriteRefused: the file cannot be written (disk full, no permission…).
     """
     project_dir = Path(project_dir)
-    if not isinstance(command, str) or not command.strip() or any(c in command for c in "\n\r\x00"):
+    from dreamdb.vault.discover import is_utf8
+
+    if not isinstance(command, str) or not command.strip() or any(c in command for c in "\n\r\x00") \
+            or not is_utf8(command):
         raise UsageError(f"The hook command must be one line of text, got {command!r}; nothing was changed.",
                          hint="e.g. --command 'dreamdb hook user-prompt-submit'")
     if not project_dir.is_dir():

@@ -165,3 +165,20 @@ def test_api_arguments_of_the_wrong_type_are_usage_errors(vault):
             index.sync(**{flag: "no"})
     assert not index.sync(force=False).rebuilt
     index.close()
+
+
+def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodable_text(tiny_vault):
+    """QA round 14: a tag or status saved decomposed (NFD) was not found by the composed spelling, while the
+    note listed the same-looking status as present; undecodable bytes crashed with exit 70."""
+    import unicodedata
+
+    nfd = lambda text: unicodedata.normalize("NFD", text)  # noqa: E731
+    write_doc(tiny_vault, "knowledge/n.md", f"---\ntags: [{nfd('café')}]\nstatus: {nfd('açık')}\n---\nwalrus note\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("walrus", tags="café")] == ["knowledge/n"]
+    assert [h.doc_id for h in index.recall("walrus", status="açık")] == ["knowledge/n"]
+    assert [h.doc_id for h in index.recall("walrus", tags=nfd("café"), status=nfd("Açık"))] == ["knowledge/n"]
+    for name in ("tags", "status", "types"):
+        with pytest.raises(UsageError, match="not valid UTF-8"):
+            index.recall("walrus", **{name: "\udcff"})
+    index.close()

@@ -202,3 +202,27 @@ def test_install_refuses_a_command_that_is_not_one_line(tmp_path: Path, command:
     with pytest.raises(UsageError, match="one line"):
         install_hook(tmp_path, command=command)
     assert not settings_path(tmp_path).exists()
+
+
+@pytest.mark.parametrize("command", ["uvx dreamdb hook user-prompt-submit", "pipx run dreamdb hook user-prompt-submit",
+                                     "uvx dreamdb@0.1 hook user-prompt-submit", "uv run --with dreamdb dreamdb hook user-prompt-submit"])
+def test_a_hook_installed_through_a_runner_is_recognised_and_uninstalled(tmp_path, command):
+    """QA round 14: the --help example `uvx dreamdb …` was not recognised: uninstall said no hook was
+    installed and the next default install added a second one (the block injected twice)."""
+    assert is_dreamdb_hook(command)
+    install_hook(tmp_path, command)
+    install_hook(tmp_path)  # the default command replaces it, never adds a second hook
+    groups = json.loads(settings_path(tmp_path).read_text())["hooks"]["UserPromptSubmit"]
+    assert [h["command"] for g in groups for h in g["hooks"]] == [DEFAULT_COMMAND]
+    assert uninstall_hook(tmp_path)
+    assert not any(is_dreamdb_hook(c) for c in ("echo hook user-prompt-submit", "mydreamdb hook user-prompt-submit",
+                                                "dreamdb hook other"))
+
+
+@pytest.mark.parametrize("command", ["", " ", "dreamdb \udcff hook user-prompt-submit"])
+def test_a_blank_or_undecodable_hook_command_is_refused(tmp_path, command):
+    from dreamdb.errors import UsageError
+
+    with pytest.raises(UsageError):
+        install_hook(tmp_path, command)
+    assert not settings_path(tmp_path).exists()

@@ -66,7 +66,7 @@ def install(project, command, absolute, as_json):
         from dreamdb.errors import UsageError
 
         raise UsageError("Give --command or --absolute, not both.")
-    command = command or _hook_command(DEFAULT_COMMAND, absolute)
+    command = command if command is not None else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
     target = settings_path(project)
     before = target.read_bytes() if target.is_file() else None
     path = install_hook(project, command)

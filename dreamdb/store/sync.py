@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import unicodedata
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
@@ -466,8 +467,6 @@ _NAMED_BY_SECTION = ("memory", "changelog")
 def natural_doc_id(doc_type: str, rel_path: str) -> str:
     """The id a markdown file's document has when no other file shares its name:
     ``type/<file name without .md>`` (``knowledge/decisions/foo.md`` → ``knowledge/foo``), in NFC."""
-    import unicodedata
-
     name = rel_path.rsplit("/", 1)[-1]
     return f"{doc_type}/{unicodedata.normalize('NFC', name[:-3] if name.endswith('.md') else name)}"
 
@@ -615,7 +614,7 @@ def insert_document(conn, doc, postings: BulkPostings | None = None) -> int:
     rowid = cur.lastrowid
     tags = set()
     for tag in doc.tags:
-        tags.add(tag.lower())
+        tags.add(unicodedata.normalize("NFC", tag).lower())  # as filters are: a tag saved decomposed is found
     if tags:
         conn.executemany("INSERT OR IGNORE INTO document_tags (tag, doc) VALUES (?, ?)", [(t, rowid) for t in tags])
     rows = [(t, rowid, *tf) for t, tf in terms.items()]

@@ -191,7 +191,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
     pinned = frontmatter_bool(meta.get("pinned"))
     raw_status = meta.get("status")
-    status = str(raw_status).strip().lower() if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None
+    status = (unicodedata.normalize("NFC", str(raw_status).strip()).lower()
+              if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None)
     if raw_status not in (None, "") and status is None:
         warnings.append(f"{rel_path}: frontmatter status is a {type(raw_status).__name__}, not a word; ignored")
     doc = Document(
