@@ -1117,12 +1117,15 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             if name == bare:
                 matches.append((t, path))
     if len(matches) == 1:
-        other = _from_index(vault, doc_type, bare)  # recall's id of that name may belong to another file
-        if other is not None and other[1] != matches[0][1]:
-            file_rel, id_rel = (p.relative_to(vault).as_posix() for _, p in (matches[0], other))
-            raise UsageError(f"{slug!r} names two documents: the file {file_rel}, and the id recall shows for "
-                             f"{id_rel} (a second file of that name).",
-                             hint=f"Pass the file's path to say which one: {file_rel} or {id_rel}.")
+        # recall's id of that name may belong to another file (a numbered one, maybe of another type)
+        file_rel = matches[0][1].relative_to(vault).as_posix()
+        others = sorted({source for _, source in _index_sources(vault, doc_type, bare)
+                         if unicodedata.normalize("NFC", source) != unicodedata.normalize("NFC", file_rel)})
+        if others:
+            count = {2: "two", 3: "three"}.get(len(others) + 1, str(len(others) + 1))
+            raise UsageError(f"{slug!r} names {count} documents: the file {file_rel}, and the id recall "
+                             f"shows for {', '.join(others)} (another file of that name).",
+                             hint=f"Pass the file's path to say which one: {' or '.join([file_rel, *others])}.")
         return matches[0]
     if not matches:
         found = _from_index(vault, doc_type, bare)
@@ -1133,6 +1136,12 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             raise UsageError(f"{slug!r} is the id of {len(sources)} documents: {', '.join(sources)}.",
                              hint="Pass the type too (knowledge/…, feature/…) or the file's path: "
                                   + " or ".join(sources) + ".")
+        archived = [p for p in sources if any(part.startswith(".") and part not in (".", "..")
+                                              for part in p.split("/")[:-1])]
+        if archived:  # indexed with DREAMDB_INCLUDE_ARCHIVES: searchable, never edited
+            raise UsageError(f"{slug!r} is the archived file {archived[0]}; dreamdb does not edit or delete "
+                             "files in archive folders (names starting with .).",
+                             hint="Edit or move it by hand if you mean to.")
         if doc_type is None:
             _refuse_bare_name(vault, bare)
         pool = known + [k.split("/", 1)[1] for k in known]

@@ -1326,3 +1326,30 @@ def test_a_decomposed_name_with_a_composed_twin_reaches_exactly_the_file_named(t
     assert find_document(tiny_vault, nfc_name) == ("knowledge", composed)
     delete(tiny_vault, nfd_name)
     assert composed.read_text() == "NFC file\n" and not os.path.lexists(decomposed)
+
+
+def test_a_bare_name_that_is_a_file_and_another_types_id_is_refused(tiny_vault):
+    """QA round 14: with knowledge/c/notes-2.md and the id feature/notes-2, `delete notes-2` deleted the file."""
+    import dreamdb
+
+    for path in ("knowledge/a/notes.md", "knowledge/b/notes.md", "knowledge/c/notes-2.md",
+                 "knowledge/features/notes.md", "knowledge/features/x/notes.md"):
+        write_doc(tiny_vault, path, "body\n")
+    dreamdb.open(tiny_vault).sync()
+    with pytest.raises(UsageError, match="names two documents") as info:
+        find_document(tiny_vault, "notes-2")
+    assert "knowledge/c/notes-2.md" in info.value.hint and "knowledge/features/x/notes.md" in info.value.hint
+    assert find_document(tiny_vault, "feature/notes-2")[1] == tiny_vault / "knowledge/features/x/notes.md"
+    assert find_document(tiny_vault, "knowledge/c/notes-2.md")[1] == tiny_vault / "knowledge/c/notes-2.md"
+
+
+def test_an_archived_files_id_says_archives_are_not_edited(tiny_vault):
+    """QA round 14: recall's id of an archived file got "No document … Did you mean" the live file."""
+    import dreamdb
+
+    write_doc(tiny_vault, "knowledge/z/notes.md", "live\n")
+    archived = write_doc(tiny_vault, "knowledge/.archive/notes.md", "archived\n")
+    dreamdb.open(tiny_vault, include_archives=True).sync()
+    with pytest.raises(UsageError, match="is the archived file knowledge/.archive/notes.md"):
+        delete(tiny_vault, "knowledge/notes-2")
+    assert archived.exists()
