@@ -1329,7 +1329,8 @@ def _trailing_comment(line: str) -> str:
 def _render_key(key: str, value: Any, old: list[str], newline: str) -> list[str]:
     """Render ``key: value`` as frontmatter lines, following the old lines' style; a one-line key
     keeps its trailing comment when its new value is one line too."""
-    lines = _render_value(key, value, old, newline)
+    # a value's own line breaks (a quoted scalar spanning lines) take the file's line ending too
+    lines = [ln.replace("\r\n", "\n").replace("\n", newline) for ln in _render_value(key, value, old, newline)]
     if len(old) == 1 and len(lines) == 1:
         comment = _trailing_comment(old[0])
         if comment:
@@ -1407,6 +1408,7 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
         doc.open_line = "---" + doc.newline
         doc.close_line = "---" + doc.newline
         doc.fm_lines = []
+    original_lines = list(doc.fm_lines)
     lines = list(doc.fm_lines)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += doc.newline
@@ -1433,7 +1435,12 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
     except yaml.YAMLError:
         got = None
     if got != expected or _repeats_a_key("".join(doc.fm_lines)):
-        # The line edit did not produce the intended mapping: re-dump whole.
+        # The line edit did not produce the intended mapping: re-dump whole, unless that would drop comments.
+        if any(ln.lstrip().startswith("#") or _trailing_comment(ln) for ln in original_lines):
+            raise WriteRefused("The document's frontmatter uses YAML that dreamdb cannot edit line by line "
+                               "(anchors and aliases, explicit ? keys…), and rewriting it whole would drop its "
+                               "comments; nothing was written.",
+                               hint="Make that edit by hand, or remove the comments first.")
         dumped = yaml.safe_dump(expected, allow_unicode=True, sort_keys=False, width=10**9)
         doc.fm_lines = [ln + doc.newline for ln in dumped.splitlines()]
         if (yaml.safe_load("".join(doc.fm_lines)) or {}) != expected:  # pragma: no cover
@@ -1530,8 +1537,8 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     if changes:
         _apply_frontmatter(doc, changes)
     if content is not None:
-        if doc.has_fm:  # the new body takes the frontmatter's line endings: never a file of mixed endings
-            content = content.replace("\r\n", "\n").replace("\n", doc.newline)
+        # the new body takes the file's line endings (its first line's): never a file of mixed endings
+        content = content.replace("\r\n", "\n").replace("\n", doc.newline)
         doc.body = content if content.endswith("\n") or not content else content + doc.newline
         if doc.has_fm and doc.body and not doc.body.startswith(("\n", "\r\n")):
             doc.body = doc.newline + doc.body

@@ -590,6 +590,15 @@ def test_update_content_takes_the_files_line_endings(vault: Path):
     lf.write_bytes(b"---\nname: lf\n---\nBody\n")
     update(vault, "lf", content="a\r\nb")
     assert lf.read_bytes() == b"---\nname: lf\n---\n\na\nb\n"
+    # QA round 14: a CRLF file without frontmatter, and a multi-line description in a CRLF file
+    bare = vault / "knowledge" / "crlf-bare.md"
+    bare.write_bytes(b"old one\r\nold two\r\n")
+    update(vault, "crlf-bare", content="new1\nnew2")
+    assert bare.read_bytes() == b"new1\r\nnew2\r\n"
+    update(vault, "crlf", description="x\ny\n\n")
+    raw = path.read_bytes()
+    assert raw.count(b"\n") == raw.count(b"\r\n")
+    assert yaml.safe_load(raw.decode().split("---")[1])["description"] == "x\ny\n\n"
 
 
 @pytest.mark.parametrize("old, new", [
@@ -1353,3 +1362,17 @@ def test_an_archived_files_id_says_archives_are_not_edited(tiny_vault):
     with pytest.raises(UsageError, match="is the archived file knowledge/.archive/notes.md"):
         delete(tiny_vault, "knowledge/notes-2")
     assert archived.exists()
+
+
+def test_an_edit_that_would_drop_comments_is_refused(vault: Path):
+    """QA round 14: when the line edit fell back to rewriting the frontmatter whole, every comment went."""
+    path = vault / "knowledge" / "anchor.md"
+    original = "---\ntitle: F # c1\ntags: &t [a, b]\naliases: *t\ndescription: d # c2\n---\nbody\n"
+    path.write_text(original)
+    with pytest.raises(WriteRefused, match="drop its comments"):
+        update(vault, "knowledge/anchor", tags=["p", "q"])
+    assert path.read_text() == original
+    plain = vault / "knowledge" / "anchor-plain.md"
+    plain.write_text("---\ntitle: F\ntags: &t [a, b]\naliases: *t\n---\nbody\n")
+    update(vault, "knowledge/anchor-plain", tags=["p", "q"])  # no comment to lose: rewritten whole
+    assert yaml.safe_load(plain.read_text().split("---\n")[1]) == {"title": "F", "tags": ["p", "q"], "aliases": ["a", "b"]}
