@@ -611,26 +611,38 @@ class Index:
 
     def _note_filtered_matches(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty result under filters: a note when the query does match without them (a date
-        window relative to today, say, that the vault's dates all fall before)."""
-        names = [name for name, on in (  # the filters' names, as both the CLI (--types) and Python (types=) spell them
-            ("types", filters.types), ("exclude-types", filters.exclude_types), ("tags", filters.tags),
-            ("status", filters.statuses), ("level", filters.min_level is not None),
-            ("since", filters.since_days is not None), ("until", filters.until_days is not None)) if on]
-        if not names:
+        window relative to today, say, that the vault's dates all fall before), naming the filters that
+        exclude every match on their own (else all of them: only together do they), and saying when the
+        best match is also past its ``expires`` date."""
+        fields = (  # the filters' names, as both the CLI (--types) and Python (types=) spell them
+            ("types", "types"), ("exclude-types", "exclude_types"), ("tags", "tags"), ("status", "statuses"),
+            ("level", "min_level"), ("since", "since_days"), ("until", "until_days"))
+        active = [(name, field) for name, field in fields if getattr(filters, field) not in (None, [])]
+        if not active:
             return
-        bare = Filters(include_expired=filters.include_expired)
-        found = self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=bare))
+
+        def best(f: Filters):
+            return self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=f))
+
+        found = best(Filters(include_expired=filters.include_expired))
+        expired = False
+        if not found and not filters.include_expired:
+            found, expired = best(Filters(include_expired=True)), True
         if not found:
             return
+        culprits = [name for name, field in active
+                    if not best(Filters(include_expired=True, **{field: getattr(filters, field)}))]
+        names = culprits or [name for name, _ in active]
         window = ""
-        if filters.since_days is not None or filters.until_days is not None:
+        if {"since", "until"} & set(names):
             window = ": dates " + (_iso_day(filters.since_days) if filters.since_days is not None else "…") + " to " \
                 + (_iso_day(filters.until_days) if filters.until_days is not None else "…")
         top = found[0]
         row = self.conn.execute("SELECT date FROM documents WHERE id = ?", (top.rowid,)).fetchone()
         dated = f", dated {row[0][:10]}" if row and row[0] else ", undated"
         self.notes.append(f"the query matches, but not within the filters ({', '.join(names)}{window}): the best "
-                          f"match without them is {top.doc_id}{dated}")
+                          f"match without them is {top.doc_id}{dated}"
+                          + (", and past its expires date (--include-expired)" if expired else ""))
 
     def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty BM25 result: a note when documents past their ``expires`` date would have matched."""

@@ -148,8 +148,8 @@ def run_stdin() -> int:
             try:
                 sys.stdout.write(out)
                 sys.stdout.flush()
-            except (OSError, ValueError):
-                pass
+            except (OSError, ValueError) as exc:  # the prompt goes on without its memories: say so in the log
+                _log(f"could not print the recall block ({exc}); nothing injected")
     except KeyboardInterrupt:
         pass
     return 0

@@ -321,3 +321,12 @@ def test_a_first_recall_on_a_terminal_shows_the_indexing_progress(tiny_vault):
 
     assert "Indexing the vault" in recall_with_stderr_on_a_terminal()
     assert "Indexing the vault" not in recall_with_stderr_on_a_terminal()  # nothing to index: no bar
+
+
+def test_an_empty_index_over_archived_or_hidden_notes_says_so(tiny_vault, capsys):
+    """QA round 14: a vault whose notes were all archived or hidden was said to have "no notes yet"."""
+    write_doc(tiny_vault, "knowledge/.archive/a.md", "archived\n")
+    write_doc(tiny_vault, "knowledge/.draft.md", "hidden\n")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    err = capsys.readouterr().err
+    assert code == 0 and "2 .md files are in archive folders" in err and "DREAMDB_INCLUDE_ARCHIVES=1" in err

@@ -146,7 +146,7 @@ def test_an_empty_result_under_filters_says_the_query_matches_without_them(vault
     index = dreamdb.open(vault)
     assert index.recall("quokka", since="2026-08-15", until="2026-08-17", now=NOW) == []
     notes = index.take_notes()
-    assert any("not within the filters (since, until: dates 2026-08-15 to 2026-08-17)" in n
+    assert any("not within the filters (since: dates 2026-08-15 to 2026-08-17)" in n
                and "the best match without them is" in n for n in notes), notes
     assert index.recall("quokka", types="thesis", now=NOW) == []
     assert any("not within the filters (types)" in n and ", dated 2026-" in n for n in index.take_notes())
@@ -181,4 +181,18 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
     for name in ("tags", "status", "types"):
         with pytest.raises(UsageError, match="not valid UTF-8"):
             index.recall("walrus", **{name: "\udcff"})
+    index.close()
+
+
+def test_the_filter_note_names_the_filter_that_excludes_the_matches(vault):
+    """QA round 14: --types feature --since -30d blamed both filters though the match was a feature; a match
+    that was expired and outside --types got no note."""
+    index = dreamdb.open(vault)
+    assert index.recall("quokka", types="task", since="2026-08-15", now=NOW) == []
+    (note,) = [n for n in index.take_notes() if "not within" in n]
+    assert "not within the filters (since: dates 2026-08-15 to …)" in note  # the task is dated 2026-08-10
+    write_doc(vault, "knowledge/stale.md", "---\ntitle: Stale\nexpires: 2026-01-01\n---\nnarwhal tusk\n")
+    assert index.recall("narwhal", types="task", now=NOW) == []
+    (note,) = [n for n in index.take_notes() if "not within" in n]
+    assert "(types)" in note and "knowledge/stale" in note and "past its expires date" in note
     index.close()

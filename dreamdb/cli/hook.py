@@ -71,6 +71,9 @@ def install(project, command, absolute, as_json):
     before = target.read_bytes() if target.is_file() else None
     path = install_hook(project, command)
     changed = before is None or path.read_bytes() != before
+    from dreamdb import quickcli
+
+    quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     _warn_without_vault(project)
     if as_json:
         click.echo(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command}))

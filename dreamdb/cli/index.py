@@ -63,7 +63,15 @@ def note_unindexed(index) -> None:
                    f"{', …' if count > len(examples) else ''}). Documents come from: {where} "
                    "(README, \"Which files become documents\").", err=True)
     else:
-        click.echo(f"note: no documents indexed: the vault has no notes yet. Documents come from: {where}.", err=True)
+        from dreamdb.vault.discover import archived_markdown
+
+        hidden = archived_markdown(index.vault)
+        if hidden:
+            click.echo(f"note: no documents indexed; the vault's {hidden} .md file{'s are' if hidden != 1 else ' is'} in "
+                       "archive folders (names starting with .) or hidden (.name.md): archives are indexed with "
+                       "DREAMDB_INCLUDE_ARCHIVES=1, hidden files never.", err=True)
+        else:
+            click.echo(f"note: no documents indexed: the vault has no notes yet. Documents come from: {where}.", err=True)
 
 
 def _sync_for_read(index) -> None:

@@ -28,6 +28,9 @@ def model() -> None:
 
 
 def _report(path, as_json: bool, verb: str) -> None:
+    from dreamdb import quickcli
+
+    quickcli.SAVED = f"{verb} the model at {path}"  # an unwritable report must not hide that it is done
     from dreamdb import output
     from dreamdb.embeddings.locate import compute_model_id, model_status
 

@@ -283,3 +283,16 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
                     found.append(rel)
     return count, found
 
+
+def archived_markdown(vault: Path) -> int:
+    """How many ``.md`` files sit in archive folders (``.`` names, the index folder aside) or are hidden
+    (``.draft.md``): skipped by a sync unless ``DREAMDB_INCLUDE_ARCHIVES`` (archives) or always (hidden),
+    which an empty index should say."""
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(str(vault)):
+        dirnames[:] = [d for d in dirnames if d != INDEX_DIR_NAME]
+        in_archive = any(part.startswith(".") for part in os.path.relpath(dirpath, str(vault)).split(os.sep)
+                         if part not in (".", ".."))
+        count += sum(1 for n in filenames if n.endswith(".md") and (in_archive or n.startswith(".")))
+    return count
+
