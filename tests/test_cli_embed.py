@@ -117,7 +117,8 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin")
         assert code == 2 and "standard input is not UTF-8 text" in err and out == ""
     binary.write_text("a draft\n")
-    for option, value in (("--margin", "-1"), ("--merge", "2.5"), ("--review", "-2"), ("--margin", "nan")):
+    for option, value in (("--margin", "-1"), ("--merge", "2.5"), ("--review", "-2"), ("--margin", "nan"),
+                          ("--merge", "0.5")):  # the last: a MERGE threshold below the REVIEW one (0.91)
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(binary),
                              option, value)
         assert code == 2 and option in err and "Traceback" not in err, (option, value, err)

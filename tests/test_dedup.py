@@ -80,4 +80,5 @@ def test_if_present_without_model_is_skipped(tiny_vault, tmp_path):
     quiet = subprocess.run(
         [sys.executable, "-m", "dreamdb", "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin",
          "--if-present"], input="some content", capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
-    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
+    # the verdict line, as for CREATE/MERGE/REVIEW (QA round 14: it printed nothing), and nothing on stderr
+    assert quiet.returncode == 0 and quiet.stdout.startswith("SKIPPED: ") and quiet.stderr == ""

@@ -278,6 +278,9 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     for name, value in (("--merge", merge), ("--margin", margin), ("--review", review)):
         if value != value:  # NaN passes click's range check (every comparison with it is false)
             raise UsageError(f"{name} must be a number, got nan.")
+    if merge < review:
+        raise UsageError(f"--merge {merge} is below --review {review}: a MERGE needs a closer neighbour than a REVIEW.",
+                         hint="Give --merge at least --review (defaults: 0.97 and 0.91).")
     if file_ and from_stdin:
         raise UsageError("Give the content with --file or --stdin, not both.")
     if not (file_ or from_stdin):
@@ -310,6 +313,8 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         if skipped:
             if as_json:
                 click.echo(output.to_json({"verdict": "SKIPPED", "reason": skipped, "neighbours": []}))
+            else:
+                click.echo(f"SKIPPED: {skipped}")
             return
 
     from dreamdb.dedup import dedup
