@@ -332,8 +332,8 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> tuple[tuple[
        the name (English) analysis for a word analysed as Turkish;
     2. for a word starting with ``ı``, with that letter written ``i``: the index folds the
        capital ``I`` to ``i`` (``Işık`` → ``işık``), as English text needs, so a query typed
-       ``ışık`` looks for that form too. (An all-capitals ``IŞIK`` is folded to ``işik``;
-       that rarer form is not looked for.)
+       ``ışık`` looks for that form too; and back, for a capitalised word: ``Işık`` (folded
+       ``işık``) and ``KIRMIZI`` (``kirmizi``) also look for ``ışık`` and ``kırmızı``.
 
     Returns:
         ``((term, analysed as Turkish?), ...)``: distinct terms other than the word's own term (may
@@ -341,6 +341,11 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> tuple[tuple[
     """
     own = stem(word, turkish and not capitalised)
     variants = [word, "i" + word[1:]] if word[0] == "ı" else [word]
+    if capitalised and "i" in word:
+        # a capital I typed for Turkish dotless ı (Işık → işık, KIRMIZI → kirmizi): the word with ı
+        # for its first letter, and with ı for every i (an all-capitals word)
+        variants += list(dict.fromkeys(v for v in ("ı" + word[1:] if word[0] == "i" else word, word.replace("i", "ı"))
+                                       if v != word))
     out: list[tuple[str, bool]] = []
     for w in variants:
         for as_turkish in (not (turkish and not capitalised), turkish and not capitalised):

@@ -194,3 +194,15 @@ def test_english_words_in_an_english_query_are_not_spelled_in_turkish(tiny_vault
     assert [h.slug for h in ix.recall("river basin flooding")] == ["crew"]
     # a query with no English evidence is still spelled out
     assert plan_query("dunya capinda", vocabulary=voc).terms == [t for t in plan_query("dünya çapında", vocabulary=voc).terms]
+
+
+@pytest.mark.parametrize("query", ["Işık", "DOLAŞIYOR", "KIRMIZI", "ışık", "kırmızı"])
+def test_a_capital_i_typed_for_turkish_dotless_i_finds_the_word(tiny_vault, query):
+    """QA round 14: the dotless-ı reading of a capital I was indexed for documents, not tried for queries."""
+    import dreamdb
+
+    write_doc(tiny_vault, "knowledge/tr.md", "Odada ışık yok ve dolaşıyor kırmızı kedi\n")
+    write_doc(tiny_vault, "knowledge/en.md", "An English note about light and a red cat\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall(query)] == ["knowledge/tr"]
+    index.close()
