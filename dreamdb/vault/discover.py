@@ -262,7 +262,8 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
     A first vault of one's own often keeps notes where dreamdb does not look (``notes/x.md``,
     ``state/sub/t.md``); ``sync`` and ``status`` say so instead of indexing nothing silently.
     Archive folders (``.`` names) are left out unless ``include_archives``; the index folder
-    always; symlinked folders are not followed.
+    always; symlinked folders are not followed. ``knowledge/``, where every note is indexed at
+    any depth, is not walked: the cost follows the rest of the vault, usually a few folders.
 
     Returns:
         ``(count, the first `limit` vault-relative paths in path order)``.
@@ -271,8 +272,11 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
     count = 0
     root = str(vault)
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith(".")))
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        if rel_dir == "knowledge":  # every note below is indexed: not walked (it holds most of a vault)
+            dirnames[:] = []
+            continue
+        dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith(".")))
         for name in sorted(filenames):
             if not name.endswith(".md") or name.startswith(".") or not is_utf8(name):
                 continue
