@@ -1295,18 +1295,6 @@ def test_decomposed_file_and_folder_names_are_reached_by_composed_names(tiny_vau
     assert a.exists() and not b.exists()
 
 
-def test_a_numbered_id_of_two_types_named_without_its_type_lists_both(tiny_vault):
-    import dreamdb
-
-    for path in ("knowledge/x/n.md", "knowledge/y/n.md", "knowledge/features/x/n.md", "knowledge/features/y/n.md"):
-        write_doc(tiny_vault, path, "body\n")
-    dreamdb.open(tiny_vault).sync()
-    with pytest.raises(UsageError, match="is the id of 2 documents") as info:
-        find_document(tiny_vault, "n-2")
-    assert "knowledge/y/n.md" in info.value.message and "knowledge/features/y/n.md" in info.value.message
-    assert find_document(tiny_vault, "feature/n-2")[1] == tiny_vault / "knowledge/features/y/n.md"
-
-
 def test_update_never_writes_a_key_twice(vault: Path):
     """QA round 13: a key written as ``? description`` got a second ``description:`` line."""
     path = vault / "knowledge" / "explicit.md"
@@ -1337,19 +1325,26 @@ def test_a_decomposed_name_with_a_composed_twin_reaches_exactly_the_file_named(t
     assert composed.read_text() == "NFC file\n" and not os.path.lexists(decomposed)
 
 
-def test_a_bare_name_that_is_a_file_and_another_types_id_is_refused(tiny_vault):
-    """QA round 14: with knowledge/c/notes-2.md and the id feature/notes-2, `delete notes-2` deleted the file."""
+@pytest.mark.parametrize("files, bare, refusal, typed, its_file", [
+    # numbered ids of two types, named without a type
+    (("knowledge/x/n.md", "knowledge/y/n.md", "knowledge/features/x/n.md", "knowledge/features/y/n.md"),
+     "n-2", "is the id of 2 documents", "feature/n-2", "knowledge/features/y/n.md"),
+    # QA round 14: a file named notes-2.md and the id feature/notes-2; `delete notes-2` deleted the file
+    (("knowledge/a/notes.md", "knowledge/b/notes.md", "knowledge/c/notes-2.md", "knowledge/features/notes.md",
+      "knowledge/features/x/notes.md"), "notes-2", "names two documents", "feature/notes-2",
+     "knowledge/features/x/notes.md"),
+])
+def test_a_bare_name_of_two_documents_is_refused_with_both_paths(tiny_vault, files, bare, refusal, typed, its_file):
     import dreamdb
 
-    for path in ("knowledge/a/notes.md", "knowledge/b/notes.md", "knowledge/c/notes-2.md",
-                 "knowledge/features/notes.md", "knowledge/features/x/notes.md"):
+    for path in files:
         write_doc(tiny_vault, path, "body\n")
     dreamdb.open(tiny_vault).sync()
-    with pytest.raises(UsageError, match="names two documents") as info:
-        find_document(tiny_vault, "notes-2")
-    assert "knowledge/c/notes-2.md" in info.value.hint and "knowledge/features/x/notes.md" in info.value.hint
-    assert find_document(tiny_vault, "feature/notes-2")[1] == tiny_vault / "knowledge/features/x/notes.md"
-    assert find_document(tiny_vault, "knowledge/c/notes-2.md")[1] == tiny_vault / "knowledge/c/notes-2.md"
+    with pytest.raises(UsageError, match=refusal) as info:
+        find_document(tiny_vault, bare)
+    both = f"{info.value.message} {info.value.hint}"
+    assert its_file in both and sum(p in both for p in files) == 2
+    assert find_document(tiny_vault, typed)[1] == tiny_vault / its_file
 
 
 def test_an_archived_files_id_says_archives_are_not_edited(tiny_vault):
