@@ -106,7 +106,8 @@ prose has none. 0.08 leaves room for English text quoting a Turkish word.
 
 _IGNORABLE_RE = re.compile(
     "["
-    "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"  # format characters (Cf)
+    "\u00ad\u061c\u180e\u200c-\u200f\u202a-\u202e\u2060-\u2062\u2064\u2066-\u206f\ufeff"  # format characters (Cf)
+    "\ufe00-\ufe0f\U000e0100-\U000e01ef\U000e0001\U000e0020-\U000e007f"  # variation selectors, tag characters
     "\u0300-\u036f"  # combining diacritical marks NFKC could not compose (i + dot above)
     "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"  # Hebrew points and cantillation
     "\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed"  # Arabic marks
@@ -114,8 +115,9 @@ _IGNORABLE_RE = re.compile(
     "]+"
 )
 """What :func:`normalize` removes: characters that change how a word looks, never which word it is.
-Format characters (soft hyphen, zero-width (non-)joiner, word joiner, bidi controls, BOM) would
-otherwise split a word in two; Hebrew points and Arabic short vowels are written in some texts
+Format characters (soft hyphen, zero-width (non-)joiner, word joiner, bidi controls, BOM) and
+variation selectors would otherwise split a word in two or stick to it (the zero-width space and
+the invisible separator do mark a break between words, as Thai writes it: they become spaces); Hebrew points and Arabic short vowels are written in some texts
 and left out in most, so a word must match either way. Marks that tell words apart (Devanagari
 and Thai vowel signs: काम work, कम less) are kept, inside their word (:func:`tokens`)."""
 
@@ -130,6 +132,8 @@ def normalize(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", text)
+    if "\u200b" in text or "\u2063" in text:  # zero-width space, invisible separator: a break between words
+        text = text.replace("\u200b", " ").replace("\u2063", " ")
     return _IGNORABLE_RE.sub("", text) if _IGNORABLE_RE.search(text) else text
 
 
@@ -351,7 +355,7 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> tuple[tuple[
         for as_turkish in (not (turkish and not capitalised), turkish and not capitalised):
             if len(w) > 1 and w not in STOPWORDS:
                 t = stem(w, as_turkish)
-                if t != own and all(t != o for o, _ in out):
+                if t != own and (t, as_turkish) not in out:  # one term can be both readings: English notes too
                     out.append((t, as_turkish))
     return tuple(out)
 

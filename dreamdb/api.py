@@ -585,9 +585,15 @@ class Index:
     def _note_empty_result(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty result: notes on what may explain it (an empty index, unknown statuses, expiry)."""
         if self.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
-            from dreamdb.vault.discover import unindexed_markdown
+            from dreamdb.vault.discover import archived_markdown, unindexed_markdown
 
             count, _ = unindexed_markdown(self.vault, include_archives=self.include_archives)
+            hidden = 0 if count else archived_markdown(self.vault)
+            if hidden:
+                self.notes.append(f"the index holds no documents: the vault's {hidden} .md file"
+                                  f"{'s are' if hidden != 1 else ' is'} in archive folders (names starting with .) or "
+                                  "hidden (.name.md): archives are indexed with DREAMDB_INCLUDE_ARCHIVES=1, hidden files never")
+                return
             self.notes.append("the index holds no documents: the vault has no notes in the folders dreamdb reads"
                               + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere; `dreamdb status` "
                                  "lists them)" if count else "") + "; see the README, \"Which files become documents\"")
@@ -599,9 +605,8 @@ class Index:
                 self.notes.append(f"no document has the status {', '.join(unknown)}; statuses in the index: "
                                   + (", ".join(sorted(present)) or "none"))
                 return  # that is why: no other note
-        if not filters.include_expired:
-            self._note_expired_matches(plan, now_days, filters)
-        self._note_filtered_matches(plan, now_days, filters)
+        if filters.include_expired or not self._note_expired_matches(plan, now_days, filters):
+            self._note_filtered_matches(plan, now_days, filters)  # (an expired match is the whole story)
         from dreamdb.vault.discover import unindexed_markdown
 
         count, _ = unindexed_markdown(self.vault, include_archives=self.include_archives)
@@ -644,14 +649,16 @@ class Index:
                           f"match without them is {top.doc_id}{dated}"
                           + (", and past its expires date (--include-expired)" if expired else ""))
 
-    def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> None:
-        """After an empty BM25 result: a note when documents past their ``expires`` date would have matched."""
+    def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> bool:
+        """After an empty BM25 result: a note when documents past their ``expires`` date would have matched
+        (returns whether it was added)."""
         if not any_expired(self.conn, now_days):
-            return
+            return False
         expired = replace(filters, include_expired=True)
         found = self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=expired))
         if found:
             self.notes.append("only documents past their expires date match (--include-expired shows them)")
+        return bool(found)
 
     def _vocabulary(self):
         """The index's vocabulary for query planning (see :func:`dreamdb.ranking.rank.plan_query`);

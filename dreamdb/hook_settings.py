@@ -47,7 +47,8 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
 
     Returns:
         True for ``ours`` itself (whitespace-insensitive), and for any command
-        ending in ``dreamdb hook user-prompt-submit``, whatever runs it:
+        holding ``dreamdb hook user-prompt-submit`` (then maybe ``2>/dev/null``,
+        ``|| true``), whatever runs it:
         a path to ``dreamdb``, ``<python> -m dreamdb``, a runner (``uvx``,
         ``pipx run``, ``uv run``; ``dreamdb@0.1`` pinned), environment
         settings (``PYTHONPATH=… dreamdb …``, ``env A=b dreamdb …``).
@@ -60,12 +61,34 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         parts = shlex.split(command)
     except ValueError:
         return False
-    if len(parts) < 3 or parts[-2:] != ["hook", "user-prompt-submit"]:
-        return False
-    # whatever runs it (env A=b, uvx, pipx run, uv run --with …): the program before the arguments is
-    # dreamdb (any path, or a pinned dreamdb@0.1 / dreamdb==0.1), or "<python> -m dreamdb"
-    program = Path(parts[-3]).name
-    return bool(re.fullmatch(r"dreamdb(\.exe)?([@=<>~!].*)?", program))
+    # whatever runs it (env A=b, uvx, pipx run, uv run --with …) and whatever follows (2>/dev/null,
+    # || true): "dreamdb hook user-prompt-submit" in it, the program being dreamdb (any path, or a
+    # pinned dreamdb@0.1 / dreamdb==0.1; "<python> -m dreamdb" too)
+    for i in range(len(parts) - 2):
+        if parts[i + 1:i + 3] == ["hook", "user-prompt-submit"] and re.fullmatch(
+                r"dreamdb(\.exe)?([@=<>~!].*)?", Path(parts[i]).name):
+            # nothing else may run: no shell operator before it, only redirections (or "|| true") after it
+            return not _SHELL_OPERATORS.intersection(parts[:i]) and _only_redirections(parts[i + 3:])
+    return False
+
+
+_SHELL_OPERATORS = frozenset(("&&", "||", ";", "|", "&"))
+
+
+def _only_redirections(rest: list[str]) -> bool:
+    """Whether the words after the hook's arguments only redirect its streams (``2>/dev/null``,
+    ``> log 2>&1``) or end it with ``|| true``: the command still runs dreamdb's hook and nothing else."""
+    if rest[-2:] in (["||", "true"], ["||", ":"]):
+        rest = rest[:-2]
+    i = 0
+    while i < len(rest):
+        if re.fullmatch(r"\d*(>>?|<)(&\d+)?", rest[i]):  # an operator; its file, if any, comes next
+            i += 1 if re.search(r"&\d+$", rest[i]) else 2
+        elif re.fullmatch(r"\d*(>>?|<)\S+", rest[i]):  # operator and file in one word
+            i += 1
+        else:
+            return False
+    return True
 
 
 def _load(path: Path) -> tuple[dict, bytes | None]:

@@ -177,3 +177,13 @@ def test_capital_i_in_turkish_text_is_also_indexed_as_dotless():
     terms = analyze("KIRMIZI ve ILIK su, IBM ile çalışıyoruz", stacked=stacked)
     assert set(analyze("kırmızı ılık")) <= set(stacked)
     assert analyze("ibm", turkish=True)[0] in terms  # the name keeps its own term
+
+
+def test_zero_width_spaces_separate_words_and_variation_selectors_vanish():
+    """QA round 15: removing U+200B glued words (Thai writes it between words); variation selectors stuck to
+    their word so it no longer matched."""
+    assert analyze("release\u200bchecklist") == analyze("release checklist")
+    assert analyze("ภาษา\u200bไทย") == analyze("ภาษา ไทย") and len(analyze("ภาษา\u200bไทย")) == 2
+    assert analyze("alpha\u2063beta") == analyze("alpha beta")
+    assert analyze("葛\U000E0100城") == analyze("葛城") and analyze("café\ufe0f") == analyze("café")
+    assert analyze("wo\U000E0020rd") == analyze("word")

@@ -330,3 +330,11 @@ def test_an_empty_index_over_archived_or_hidden_notes_says_so(tiny_vault, capsys
     code = main(["sync", "--vault", str(tiny_vault)])
     err = capsys.readouterr().err
     assert code == 0 and "2 .md files are in archive folders" in err and "DREAMDB_INCLUDE_ARCHIVES=1" in err
+
+
+def test_recall_over_an_index_of_only_archived_or_hidden_notes_says_so(tiny_vault, capsys):
+    write_doc(tiny_vault, "knowledge/.archive/z.md", "zebra archived\n")
+    write_doc(tiny_vault, "state/.draft.md", "zebra hidden\n")
+    code = main(["recall", "--vault", str(tiny_vault), "zebra"])
+    err = capsys.readouterr().err
+    assert code == 0 and "2 .md files are in archive folders" in err and "folders dreamdb reads" not in err

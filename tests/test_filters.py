@@ -196,3 +196,14 @@ def test_the_filter_note_names_the_filter_that_excludes_the_matches(vault):
     (note,) = [n for n in index.take_notes() if "not within" in n]
     assert "(types)" in note and "knowledge/stale" in note and "past its expires date" in note
     index.close()
+
+
+def test_an_expired_match_under_filters_gets_the_expiry_note_alone(tiny_vault):
+    """QA round 15: the filter note blamed --tags although only the match's expiry excluded it."""
+    write_doc(tiny_vault, "knowledge/kiwi.md", "---\ntags: [fruit]\nexpires: 2020-01-01\n---\nkiwi\n")
+    write_doc(tiny_vault, "state/kiwi2.md", "---\ntags: [veg]\n---\nkiwi\n")
+    index = dreamdb.open(tiny_vault)
+    assert index.recall("kiwi", tags="fruit", now=NOW) == []
+    notes = index.take_notes()
+    assert any("past their expires date" in n for n in notes) and not any("not within" in n for n in notes)
+    index.close()

@@ -226,3 +226,20 @@ def test_a_blank_or_undecodable_hook_command_is_refused(tmp_path, command):
     with pytest.raises(UsageError):
         install_hook(tmp_path, command)
     assert not settings_path(tmp_path).exists()
+
+
+@pytest.mark.parametrize("command, ours", [
+    ("dreamdb hook user-prompt-submit 2>/dev/null", True), ("dreamdb hook user-prompt-submit || true", True),
+    ("dreamdb hook user-prompt-submit > /tmp/log 2>&1", True),
+    ("dreamdb hook user-prompt-submit | tee x", False), ("rm -rf / ; dreamdb hook user-prompt-submit", False),
+    ("dreamdb hook user-prompt-submit --json", False),
+])
+def test_a_hook_with_redirections_is_ours_and_anything_more_is_not(tmp_path, command, ours):
+    """QA round 15: `… 2>/dev/null` was installed but not recognised: uninstall left it, the next install added a
+    second hook. Redirections keep it dreamdb's; a command that runs anything more is never touched."""
+    assert is_dreamdb_hook(command) is ours
+    install_hook(tmp_path, command)
+    install_hook(tmp_path)
+    commands = [h["command"] for g in json.loads(settings_path(tmp_path).read_text())["hooks"]["UserPromptSubmit"]
+                for h in g["hooks"]]
+    assert commands == ([DEFAULT_COMMAND] if ours else [command, DEFAULT_COMMAND])

@@ -1371,3 +1371,17 @@ def test_an_edit_that_would_drop_comments_is_refused(vault: Path):
     plain.write_text("---\ntitle: F\ntags: &t [a, b]\naliases: *t\n---\nbody\n")
     update(vault, "knowledge/anchor-plain", tags=["p", "q"])  # no comment to lose: rewritten whole
     assert yaml.safe_load(plain.read_text().split("---\n")[1]) == {"title": "F", "tags": ["p", "q"], "aliases": ["a", "b"]}
+
+
+def test_a_name_shared_with_an_archived_file_offers_only_the_editable_one(tiny_vault):
+    """QA round 15: the hint offered knowledge/.archive/lonely.md, a path that is then refused."""
+    import dreamdb
+
+    write_doc(tiny_vault, "knowledge/.archive/lonely.md", "archived\n")
+    live = write_doc(tiny_vault, "state/lonely.md", "live\n")
+    dreamdb.open(tiny_vault, include_archives=True).sync()
+    with pytest.raises(UsageError, match="archived file knowledge/.archive/lonely.md") as info:
+        update(tiny_vault, "lonely", append="x")
+    assert info.value.hint == "Pass state/lonely.md to edit that file."
+    update(tiny_vault, "state/lonely.md", append="x")
+    assert live.read_text().endswith("x\n")

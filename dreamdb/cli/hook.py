@@ -66,12 +66,19 @@ def install(project, command, absolute, as_json):
         from dreamdb.errors import UsageError
 
         raise UsageError("Give --command or --absolute, not both.")
-    command = command if command is not None else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
+    given = command is not None
+    command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
     target = settings_path(project)
     before = target.read_bytes() if target.is_file() else None
     path = install_hook(project, command)
     changed = before is None or path.read_bytes() != before
     from dreamdb import quickcli
+    from dreamdb.hook_settings import is_dreamdb_hook
+
+    if given and not is_dreamdb_hook(command):
+        click.echo("note: this command does more than run `dreamdb hook user-prompt-submit`, so it is not "
+                   "recognised as dreamdb's hook: `dreamdb hook uninstall` leaves it, and another install adds a "
+                   "second hook beside it. Remove it from .claude/settings.json by hand when done.", err=True)
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     _warn_without_vault(project)

@@ -80,7 +80,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
-    if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish):
+    # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text
+    if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text):
         resolved = _resolve(text, words, turkish, distinct, vocabulary)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
