@@ -76,7 +76,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
-from dreamdb.vault.discover import is_utf8
+from dreamdb.vault.discover import in_archive, is_utf8
 from dreamdb.vault.fences import find_block
 
 __all__ = [
@@ -1004,11 +1004,6 @@ def _index_sources(vault: Path, doc_type: str | None, bare: str) -> list[tuple[s
     return sorted(set(rows or []))
 
 
-def _in_archive(rel: str) -> bool:
-    """Whether a vault-relative path lies in an archive folder (a ``.`` name; ``..`` is no folder name)."""
-    return any(part.startswith(".") and part not in (".", "..") for part in rel.split("/")[:-1])
-
-
 def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path] | None:
     """Map the doc id recall prints (``type/slug``, or a bare slug) to its one source file, via the index
     (``None`` when the index names no file, or several)."""
@@ -1126,7 +1121,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         file_rel = matches[0][1].relative_to(vault).as_posix()
         others = sorted({source for _, source in _index_sources(vault, doc_type, bare)
                          if unicodedata.normalize("NFC", source) != unicodedata.normalize("NFC", file_rel)})
-        archived = [p for p in others if _in_archive(p)]
+        archived = [p for p in others if in_archive(p)]
         others = [p for p in others if p not in archived]
         if archived and not others:  # the other one is archived: never edited, but maybe the one meant
             raise UsageError(f"{slug!r} names the file {file_rel} and the archived file {archived[0]} (recall's id "
@@ -1147,7 +1142,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             raise UsageError(f"{slug!r} is the id of {len(sources)} documents: {', '.join(sources)}.",
                              hint="Pass the type too (knowledge/…, feature/…) or the file's path: "
                                   + " or ".join(sources) + ".")
-        archived = [p for p in sources if _in_archive(p)]
+        archived = [p for p in sources if in_archive(p)]
         if archived:  # indexed with DREAMDB_INCLUDE_ARCHIVES: searchable, never edited
             raise UsageError(f"{slug!r} is the archived file {archived[0]}; dreamdb does not edit or delete "
                              "files in archive folders (names starting with .).",

@@ -25,7 +25,7 @@ from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
-from dreamdb.vault.discover import SourceFile, classify, walk_sources
+from dreamdb.vault.discover import SourceFile, classify, in_archive, walk_sources
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}"
 """Analyzer and parser versions: an index built with another format is rebuilt by the next sync."""
@@ -480,8 +480,7 @@ def _suffix_space_used(conn, doc_id: str) -> bool:
 def _numbering_order(member: tuple[str, int]) -> tuple[bool, str]:
     """Sort key of a same-named file: live files before archived ones (in a ``.`` folder, indexed with
     ``DREAMDB_INCLUDE_ARCHIVES``), then path order; so switching archives on leaves live ids as they were."""
-    path = member[0]
-    return (any(part.startswith(".") for part in path.split("/")[:-1]), path)
+    return (in_archive(member[0]), member[0])
 
 
 def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -> int:

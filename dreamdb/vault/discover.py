@@ -288,6 +288,11 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
     return count, found
 
 
+def in_archive(rel_path: str) -> bool:
+    """Whether a vault-relative POSIX path lies in an archive folder (a ``.`` name; ``..`` is no folder name)."""
+    return any(part.startswith(".") and part not in (".", "..") for part in rel_path.split("/")[:-1])
+
+
 def archived_markdown(vault: Path) -> int:
     """How many ``.md`` files sit in archive folders (``.`` names, the index folder aside) or are hidden
     (``.draft.md``): skipped by a sync unless ``DREAMDB_INCLUDE_ARCHIVES`` (archives) or always (hidden),
@@ -295,8 +300,7 @@ def archived_markdown(vault: Path) -> int:
     count = 0
     for dirpath, dirnames, filenames in os.walk(str(vault)):
         dirnames[:] = [d for d in dirnames if d != INDEX_DIR_NAME]
-        in_archive = any(part.startswith(".") for part in os.path.relpath(dirpath, str(vault)).split(os.sep)
-                         if part not in (".", ".."))
-        count += sum(1 for n in filenames if n.endswith(".md") and (in_archive or n.startswith(".")))
+        archived = in_archive(os.path.relpath(dirpath, str(vault)).replace(os.sep, "/") + "/")
+        count += sum(1 for n in filenames if n.endswith(".md") and (archived or n.startswith(".")))
     return count
 
