@@ -108,3 +108,31 @@ def test_ties_and_recency_pruning_match_sql_engine(tiny_vault):
     five = [d for d in order if d[-1] in "abcde" and len(d) == len("knowledge/a")]
     assert five == ["knowledge/a", "knowledge/b", "knowledge/e", "knowledge/c", "knowledge/d"]  # tie: newest, then id
     assert order.index("knowledge/new") < order.index("knowledge/old")
+
+
+def test_candidates_matched_only_by_slug_synonym_or_filtered_out_agree_with_sql_engine(tiny_vault):
+    """The memory engine scores only the documents a query term (or synonym) reaches: a document whose
+    only match is its file name (identity coverage without BM25), one reached only through a vault
+    synonym, an expired one and one the type filter drops must come out exactly as in the SQL engine."""
+    write_doc(tiny_vault, "knowledge/wombat-burrow.md", "---\ntitle: Digging plans\n---\ndepth notes\n")
+    write_doc(tiny_vault, "knowledge/dig.md", "---\ntitle: Dig log\n---\nwombat burrow digging log\n")
+    write_doc(tiny_vault, "knowledge/tunnel.md", "---\ntitle: Tunnel\n---\nexcavation tunnel under the shed\n")
+    write_doc(tiny_vault, "knowledge/old-burrow.md",
+              "---\ntitle: Old burrow\nexpires: 2026-01-01\n---\nwombat burrow abandoned\n")
+    write_doc(tiny_vault, "state/burrow-task.md", "---\ntitle: Burrow task\nstatus: active\n---\nwombat burrow repair\n")
+    (tiny_vault / "synonyms.txt").write_text("burrow, excavation\n", encoding="utf-8")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    engine = MemoryEngine(index.conn)
+    syn = load_synonyms(index.vault)
+    plan = plan_query("wombat burrow", syn)
+    cases = [Filters(), Filters(types=["knowledge"]), Filters(include_expired=True), Filters(exclude_types=["task"])]
+    for f in cases:
+        for top in (1, 2, 10):
+            _same(engine.rank(plan, top=top, now_days=NOW, filters=f), rank(index.conn, plan, top=top, now_days=NOW, filters=f))
+    got = {r.doc_id: r for r in engine.rank(plan, top=10, now_days=NOW)}
+    assert got["knowledge/wombat-burrow"].score == 0 and got["knowledge/wombat-burrow"].identity > 0  # slug only
+    assert got["knowledge/tunnel"].score == 0 and got["knowledge/tunnel"].bm25f > 0  # synonym only
+    assert "knowledge/old-burrow" not in got  # expired at NOW
+    assert "knowledge/old-burrow" in {r.doc_id for r in engine.rank(plan, top=10, now_days=NOW, filters=cases[2])}
+    assert "task/burrow-task" not in {r.doc_id for r in engine.rank(plan, top=10, now_days=NOW, filters=cases[3])}

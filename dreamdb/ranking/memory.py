@@ -13,7 +13,8 @@ Same formulas, same signals and same tie-breaking as the SQL engine of
   in the slug/title.
 
 A query then costs about twenty vector operations (sums per document with
-np.bincount, an upper bound of every document's rankScore, one partition)
+np.bincount; then, on the candidates alone, the documents a query term or
+synonym reaches: an upper bound of each one's rankScore and one partition)
 and exact arithmetic in Python on the few documents that bound lets through
 (the date string, status and static factors of the returned documents are
 filled in by :meth:`dreamdb.api.Index._hits` with the rest of each hit).
@@ -231,10 +232,10 @@ class MemoryEngine:
             return set(self._text_terms.intersection(terms))
         return set((self._turkish_text_terms if in_turkish else self._other_text_terms).intersection(terms))
 
-    def _static_kept(self, filters: Filters, now_days: float):
-        """float64[n]: each document's static factor (status × type × confidence), 0 for those the filters
-        drop: types, level and dates from the cached arrays, tags and statuses through SQL (cached per
-        generation), expiry against ``now_days``."""
+    def _static_kept(self, filters: Filters, now_days: float, docs):
+        """float64[len(docs)]: the static factor (status × type × confidence) of the documents at
+        positions ``docs`` (int64[m]), 0 for those the filters drop: types, level and dates from the
+        cached arrays, tags and statuses through SQL (cached per generation), expiry against ``now_days``."""
         key = (tuple(filters.types or ()), tuple(filters.exclude_types or ()), tuple(filters.tags or ()),
                tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days)
         if key in self._filter_cache:
@@ -264,8 +265,8 @@ class MemoryEngine:
                 self._filter_cache.clear()
             self._filter_cache[key] = kept
         if filters.include_expired or not self._has_expiry:
-            return kept
-        return kept * (self.expires >= now_days)
+            return kept[docs]
+        return kept[docs] * (self.expires[docs] >= now_days)
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None,
@@ -276,7 +277,7 @@ class MemoryEngine:
         (:meth:`refresh`; Index.recall plans the query against the vocabulary in between).
 
         rankScore = (base + identity) · recency · static with recency in [0.85, 1], so the bound
-        (base + identity) · static, computed with numpy for every document, is within a factor 0.85 of
+        (base + identity) · static, computed with numpy for every candidate document, is within a factor 0.85 of
         it. Only the documents whose bound reaches 0.85 × the ``top``-th best bound can make the top
         (exact pruning); their recency, rankScore and order are computed in Python, with the very
         formulas of the SQL engine (:mod:`dreamdb.ranking.signals`).
@@ -301,33 +302,46 @@ class MemoryEngine:
                                 weights=np.concatenate([w[1], *(wt * p[1][1] for p, wt in syns)]), minlength=n)
         else:
             bm25f = np.bincount(pos, weights=w[1], minlength=n)
-        cov = np.bincount(pos, weights=w[2], minlength=n) * self._identity_f / len(plan.terms)
-        # Documents neither matched nor identity-covered get a bound of 0 (base = identity = 0), and
-        # so do those the filters drop (their static factor is multiplied by 0). The per-document
-        # arithmetic is that of signals.base_score and signals.identity_boost, in the same order.
+        in_title = np.bincount(pos, weights=w[2], minlength=n)
+        # Candidates: documents with a positive BM25F (every match, synonyms included) or a query term
+        # in their slug/title (identity coverage alone). Every other document's bound is 0; the rest
+        # of the arithmetic runs on the candidates only (typically a fraction of the corpus).
+        cand = np.flatnonzero(bm25f + in_title)
+        if not len(cand):
+            return []
+        raw, bm25f = raw[cand], bm25f[cand]
+        cov = in_title[cand] * self._identity_f[cand] / len(plan.terms)
+        # The per-document arithmetic is that of signals.base_score and signals.identity_boost, in the
+        # same order; documents the filters drop get a bound of 0 (their static factor is multiplied by 0).
         base = raw + S.BM25F_MIX * np.maximum(0.0, bm25f - raw)
         identity = S.IDENTITY_WEIGHT * cov * cov * np.maximum(raw, 1.0)
-        upper = (base + identity) * self._static_kept(filters or _NO_FILTERS, now_days)
-        if n > top:
-            kth = np.partition(upper, n - top)[n - top]
-            near = (upper >= kth * _MIN_RECENCY if kth > 0 else upper > 0).nonzero()[0]
-        else:
-            near = (upper > 0).nonzero()[0]
+        upper = (base + identity) * self._static_kept(filters or _NO_FILTERS, now_days, cand)
+        # Only documents with a positive bound can be returned; the top-th best bound is selected
+        # among those alone.
+        near = upper.nonzero()[0]
+        m = len(near)
+        if m > top:
+            bounds = upper[near]
+            kth = np.partition(bounds, m - top)[m - top]
+            near = near[bounds >= kth * _MIN_RECENCY]
         if not len(near):
             return []
-        dates = self.date_days[near].tolist()
+        docs = cand[near]  # positions in the document arrays; ``near`` indexes the candidate arrays
+        dates = self.date_days[docs].tolist()
         recency = S.recency_factor
         rec = [recency(now_days - d) if d == d else S.RECENCY_UNKNOWN for d in dates]  # NaN: unknown date
-        rank_score = (base[near] + identity[near]) * np.array(rec) * self.static[near]
+        rank_score = (base[near] + identity[near]) * np.array(rec) * self.static[docs]
         # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
-        inf, doc_ids, idx = float("inf"), self.doc_ids, near.tolist()
+        inf, doc_ids, positions = float("inf"), self.doc_ids, docs.tolist()
         order = sorted(zip((-rank_score).tolist(), [-d if d == d else inf for d in dates],
-                           [doc_ids[i] for i in idx], range(len(idx))))[:top]
-        rowids, types = self.rowids, self.types_list
+                           [doc_ids[i] for i in positions], range(len(positions))))[:top]
+        js = [o[3] for o in order]
+        k = near[js]
+        columns = zip(self.rowids[docs[js]].tolist(), raw[k].tolist(), bm25f[k].tolist(), cov[k].tolist(),
+                      identity[k].tolist(), base[k].tolist())
+        types = self.types_list
         out = []
-        for neg, newest, doc_id, j in order:
-            i = idx[j]
-            out.append(Ranked(int(rowids[i]), doc_id, types[i], None, None if newest == inf else -newest, None,
-                              float(raw[i]), float(bm25f[i]), float(cov[i]), float(identity[i]), float(base[i]),
-                              rec[j], 1.0, 1.0, 1.0, -neg))
+        for (neg, newest, doc_id, j), (rowid, r, f, c, ident, bs) in zip(order, columns):
+            out.append(Ranked(rowid, doc_id, types[positions[j]], None, None if newest == inf else -newest, None,
+                              r, f, c, ident, bs, rec[j], 1.0, 1.0, 1.0, -neg))
         return out
