@@ -513,7 +513,8 @@ class Index:
             mode: ``bm25`` (default), ``hybrid``, ``dense`` or ``rrf``; default ``DREAMDB_RECALL_MODE``.
             types, exclude_types: document types to keep / drop (list or comma string).
             tags: keep documents with any of these tags.
-            since, until: ISO-8601 or relative (``-30d``, ``2 weeks``) bounds on the document date.
+            since, until: ISO-8601 or relative (``-30d``, ``2 weeks``) bounds on the document date, both
+                inclusive; a date (``2026-08-11``) as ``until`` means the end of that day.
             status: keep documents with one of these statuses.
             level: minimum importance 1–3.
             include_expired: keep documents past their ``expires`` date.
@@ -549,10 +550,19 @@ class Index:
         from dreamdb.ranking.synonyms import load_synonyms
 
         synonyms = load_synonyms(self.vault)
-        try:
-            plan = plan_query(query, synonyms, vocabulary=self._vocabulary())
-        except db.DatabaseError:  # the ranking below meets the damage and rebuilds; plan without the index
-            plan = plan_query(query, synonyms)
+        now_days = _days(now_dt)
+
+        def plan_and_rank():
+            # One read snapshot from planning to the hits' rows: a sync committing in between (another
+            # process) would otherwise leave a ranking of rows that are gone or renumbered.
+            with db.read_snapshot(self.conn):
+                plan = plan_query(query, synonyms, vocabulary=self._vocabulary())
+                if mode != "bm25" or not plan.terms:
+                    return plan, None
+                return plan, self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters, probe=False),
+                                        plan, mode="bm25", explain=explain)
+
+        plan, hits = self._guarded(plan_and_rank)
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.
@@ -564,20 +574,15 @@ class Index:
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")
-        now_days = _days(now_dt)
-        # Ranking and reading the hits' rows run under one damage guard: a rebuild in between
-        # would renumber the rows the ranking returned.
-        if mode != "bm25":
-            hits = self._guarded(lambda: self._hits(self._hybrid(plan, mode, top, now_days, filters), plan,
-                                                    mode=mode, explain=explain))
-            if hits is not None:
-                if not hits:
-                    self._note_empty_result(plan, now_days, filters)
-                return hits
-        # Planning probed the index for changes just now, unless a hybrid attempt ran in between.
-        hits = self._guarded(lambda: self._hits(
-            self._rank(plan, top=top, now_days=now_days, filters=filters, probe=mode != "bm25"), plan,
-            mode="bm25", explain=explain))
+        if hits is None and mode != "bm25":
+            hits = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters, explain))
+        if hits is None:  # BM25, or the fallback of a hybrid mode whose dense channel is unavailable
+            def bm25():
+                with db.read_snapshot(self.conn):
+                    return self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters), plan,
+                                      mode="bm25", explain=explain)
+
+            hits = self._guarded(bm25)
         if not hits:
             self._note_empty_result(plan, now_days, filters)
         return hits
@@ -735,8 +740,11 @@ class Index:
             raise ModelNotInstalled(f"Embeddings unavailable: {self.model_problem}", hint=install_hint())
         return store.refresh(self.conn, emb, force=force, progress=progress)
 
-    def _hybrid(self, plan, mode, top, now_days, filters):
-        """Hybrid/dense/RRF ranking, or ``None`` (with a note) when the dense channel is unavailable."""
+    def _hybrid(self, plan, mode, top, now_days, filters, explain: bool):
+        """Hybrid/dense/RRF hits, or ``None`` (with a note) when the dense channel is unavailable.
+
+        Pending chunks are embedded first (writes); the ranking and the hits' rows then share one
+        read snapshot."""
         emb = self.embedder()
         if emb is None:
             self.notes.append(f"{mode} recall unavailable, used bm25: {self.model_problem}")
@@ -782,7 +790,9 @@ class Index:
             if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
                 self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
                                   " language-centred); run: dreamdb embed refresh")
-        return hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters, bm25_rank=self._rank)
+        with db.read_snapshot(self.conn):
+            return self._hits(hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters,
+                                          bm25_rank=self._rank), plan, mode=mode, explain=explain)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         # Without a date window the result depends on the arguments only: kept per argument tuple.
@@ -808,12 +818,12 @@ class Index:
             raise UsageError(f"level must be 1, 2 or 3, got {level!r}")
         since_d = until_d = None
         if since is not None or until is not None:
-            from dreamdb.timeparse import parse_when
+            from dreamdb.timeparse import parse_until, parse_when
 
             if since is not None:
                 since_d = _days(since if isinstance(since, datetime) else parse_when(str(since), now_dt))
-            if until is not None:
-                until_d = _days(until if isinstance(until, datetime) else parse_when(str(until), now_dt))
+            if until is not None:  # a date names its whole day: --until 2026-08-11 keeps 2026-08-11T23:59
+                until_d = _days(until if isinstance(until, datetime) else parse_until(str(until), now_dt))
             if since_d is not None and until_d is not None and since_d > until_d:
                 raise UsageError(f"--since ({since}) is after --until ({until}): the window is empty.")
         return Filters(types=types_l, exclude_types=exclude_l, tags=_split(tags, "tags"),

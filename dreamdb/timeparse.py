@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta, timezone
 
-__all__ = ["ACCEPTED_FORMS", "age_days", "parse_date_value", "parse_when"]
+__all__ = ["ACCEPTED_FORMS", "age_days", "parse_date_value", "parse_until", "parse_when"]
 
 ACCEPTED_FORMS = (
     "an ISO-8601 date or instant (2026-08-01, 2026-08-01T12:00:00Z), "
@@ -60,6 +60,43 @@ def _as_utc(value: datetime) -> datetime:
 
 def _start_of_day(value: datetime) -> datetime:
     return value.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+_DAY_RE = re.compile(r"^\d{4}-?\d{2}-?\d{2}$")
+_MONTH_RE = re.compile(r"^\d{4}-\d{2}$")
+_YEAR_RE = re.compile(r"^\d{4}$")
+_LAST_MICROSECOND = timedelta(microseconds=1)
+
+
+def parse_until(text: str, now: datetime) -> datetime:
+    """Parse an ``--until`` bound: as :func:`parse_when`, but a calendar period names its last instant.
+
+    ``2026-08-11`` (or ``20260811``, ``today``, ``yesterday``, ``tomorrow``) means up to the end of
+    that day, ``2026-08`` the end of that month, ``2026`` the end of that year (each minus one
+    microsecond: the bound is inclusive), so ``--until 2026-08-11`` keeps a document dated
+    2026-08-11T23:59 and ``--since D --until D`` is the whole day D. Instants and relative spans
+    (``-30d``) are taken as they are.
+
+    Returns:
+        A timezone-aware datetime in UTC.
+
+    Raises:
+        UsageError: as :func:`parse_when`.
+    """
+    start = parse_when(text, now)
+    lowered = text.strip().lower() if isinstance(text, str) else ""
+    try:
+        if _DAY_RE.match(lowered) or lowered in ("today", "yesterday", "tomorrow"):
+            return start + timedelta(days=1) - _LAST_MICROSECOND
+        if _MONTH_RE.match(lowered):
+            from dateutil.relativedelta import relativedelta
+
+            return start + relativedelta(months=1) - _LAST_MICROSECOND
+        if _YEAR_RE.match(lowered):
+            return start.replace(year=start.year + 1) - _LAST_MICROSECOND
+    except (OverflowError, ValueError):  # the last day, month or year of 9999: its end is the largest time
+        return datetime.max.replace(tzinfo=timezone.utc)
+    return start
 
 
 def parse_when(text: str, now: datetime) -> datetime:

@@ -207,3 +207,18 @@ def test_an_expired_match_under_filters_gets_the_expiry_note_alone(tiny_vault):
     notes = index.take_notes()
     assert any("past their expires date" in n for n in notes) and not any("not within" in n for n in notes)
     index.close()
+
+
+def test_until_a_date_keeps_documents_of_that_whole_day(tiny_vault):
+    write_doc(tiny_vault, "knowledge/e.md", "---\ntitle: E\ndate: 2026-08-11T23:59:59\n---\nwalrus e\n")
+    write_doc(tiny_vault, "knowledge/b.md", "---\ntitle: B\ndate: 2026-08-12T10:00:00Z\n---\nwalrus b\n")
+    write_doc(tiny_vault, "knowledge/c.md", "---\ntitle: C\ndate: 2026-08-12\n---\nwalrus c\n")
+    write_doc(tiny_vault, "knowledge/d.md", "---\ntitle: D\ndate: 2026-08-13T00:00:00Z\n---\nwalrus d\n")
+    index = dreamdb.open(tiny_vault)
+    assert ids(index.recall("walrus", top=10, until="2026-08-11", now=NOW)) == ["knowledge/e"]
+    assert sorted(ids(index.recall("walrus", top=10, since="2026-08-12", until="2026-08-12", now=NOW))) == [
+        "knowledge/b", "knowledge/c"]
+    assert sorted(ids(index.recall("walrus", top=10, until="2026-08-12T09:00:00Z", now=NOW))) == [
+        "knowledge/c", "knowledge/e"]  # an instant is a bound to the second
+    assert sorted(ids(index.recall("walrus", top=10, until="2026-08", now=NOW))) == [
+        "knowledge/b", "knowledge/c", "knowledge/d", "knowledge/e"]

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from dreamdb.errors import UsageError
-from dreamdb.timeparse import age_days, parse_date_value, parse_when
+from dreamdb.timeparse import age_days, parse_date_value, parse_until, parse_when
 
 NOW = datetime(2026, 8, 18, 12, 0, tzinfo=timezone.utc)
 UTC = timezone.utc
@@ -125,3 +125,23 @@ def test_import_is_light():
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+_CLOCK = datetime(2026, 8, 18, 13, 0, tzinfo=timezone.utc)
+_END = timedelta(microseconds=1)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("2026-08-11", datetime(2026, 8, 12, tzinfo=timezone.utc) - _END),  # a date: its whole day
+    ("20260811", datetime(2026, 8, 12, tzinfo=timezone.utc) - _END),
+    ("today", datetime(2026, 8, 19, tzinfo=timezone.utc) - _END),
+    ("yesterday", datetime(2026, 8, 18, tzinfo=timezone.utc) - _END),
+    ("2026-02", datetime(2026, 3, 1, tzinfo=timezone.utc) - _END),  # a month: to its last day
+    ("2026", datetime(2027, 1, 1, tzinfo=timezone.utc) - _END),
+    ("9999-12-31", datetime.max.replace(tzinfo=timezone.utc)),  # no next day to count back from
+    ("2026-08-11T10:00", datetime(2026, 8, 11, 10, tzinfo=timezone.utc)),  # an instant is itself
+    ("-3d", _CLOCK - timedelta(days=3)),
+    ("now", _CLOCK),
+])
+def test_until_names_the_last_instant_of_a_calendar_period(text, expected):
+    assert parse_until(text, _CLOCK) == expected

@@ -14,7 +14,7 @@ from dreamdb.cli.options import json_option, vault_option
 @click.option("--exclude-types", metavar="A,B", help="Drop these document types.")
 @click.option("--tags", metavar="A,B", help="Only documents with any of these tags.")
 @click.option("--since", metavar="WHEN", help="Only documents dated on/after WHEN (ISO-8601 or relative: -30d, '2 weeks').")
-@click.option("--until", metavar="WHEN", help="Only documents dated on/before WHEN.")
+@click.option("--until", metavar="WHEN", help="Only documents dated on/before WHEN (a date: up to the end of that day).")
 @click.option("--status", metavar="A,B", help="Only documents with one of these statuses.")
 @click.option("--level", type=click.IntRange(1, 3), help="Only documents of at least this importance (1–3).")
 @click.option("--include-expired", is_flag=True, help="Keep documents past their 'expires' date.")

@@ -30,6 +30,7 @@ import numpy as np
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus_stats, known_terms
+from dreamdb.store.connect import read_snapshot
 
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
@@ -76,6 +77,12 @@ class MemoryEngine:
         self._ensure_loaded()
 
     def _ensure_loaded(self) -> None:
+        # One snapshot for the probe and every table the caches are built from: a sync committing
+        # in between would leave postings of documents the document arrays do not hold.
+        with read_snapshot(self.conn):
+            self._load()
+
+    def _load(self) -> None:
         # Cheap change detection first: PRAGMA data_version moves when another connection commits,
         # total_changes when this one writes; only then is the generation row read.
         probe = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)

@@ -158,6 +158,35 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
     return conn
 
 
+class read_snapshot:
+    """Context manager: every read inside sees one state of the index (deferred ``BEGIN`` … ``COMMIT``).
+
+    In WAL mode a read transaction keeps the snapshot of its first read while other processes
+    commit; several statements that must agree (a ranking and the rows of the documents it
+    returned, the document table and the postings a cache is built from) run inside one.
+    Readers never block writers, and the snapshot holds no lock a writer waits on. Nested use,
+    or use inside a write transaction, is a no-op (the outer transaction is the snapshot).
+    """
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self.began = False
+
+    def __enter__(self):
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.began = True
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if self.began:
+            try:
+                self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")  # nothing was written
+            except DatabaseError:  # the connection was closed or the file damaged: nothing to end
+                pass
+        return False
+
+
 class write_transaction:
     """Context manager: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error).
 

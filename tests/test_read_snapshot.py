@@ -1,0 +1,95 @@
+"""A recall reads one state of the index while another process syncs it.
+
+The interfering process is played by a second ``Index`` on the same file (its own SQLite
+connection) committing a sync at the worst moment: after the ranking, before the hits' rows are
+read, or while the memory engine loads its caches. Before read snapshots, these raised
+``KeyError`` (a returned row was gone) or ``IndexError`` (postings of a document the cached
+document table did not hold), surfacing as exit 70 from the CLI.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import dreamdb
+from dreamdb.api import Index
+from dreamdb.ranking.memory import MemoryEngine
+from dreamdb.store.connect import read_snapshot
+from tests.conftest import write_doc
+
+
+def _vault(tiny_vault):
+    for i in range(6):
+        write_doc(tiny_vault, f"knowledge/gerbil-{i}.md", f"---\ntitle: Gerbil {i}\n---\ngerbil care sheet {i}\n")
+    return tiny_vault
+
+
+def _interfere(vault, remove: list[str], add: dict[str, str]) -> None:
+    """Change the vault and commit a sync through another connection."""
+    for rel in remove:
+        (vault / rel).unlink()
+    for rel, text in add.items():
+        write_doc(vault, rel, text)
+    other = dreamdb.open(vault)
+    other.sync()
+    other.close()
+
+
+@pytest.mark.parametrize("engine", ["sql", "memory"])
+def test_rows_deleted_between_ranking_and_hit_rows_do_not_break_recall(tiny_vault, engine):
+    vault = _vault(tiny_vault)
+    fired = []
+
+    class RacingIndex(Index):
+        def _rank(self, plan, **kw):
+            ranked = super()._rank(plan, **kw)
+            if not fired:  # another process deletes every document the ranking returned
+                fired.append(True)
+                _interfere(vault, [f"knowledge/gerbil-{i}.md" for i in range(6)], {})
+            return ranked
+
+    index = RacingIndex(vault, engine=engine, auto_sync=False)
+    index.sync()
+    hits = index.recall("gerbil care", top=10)
+    assert fired
+    # the ranking's snapshot: every document as it was when the query started, with its title
+    assert sorted(h.title for h in hits) == [f"Gerbil {i}" for i in range(6)]
+    # the next query sees the sync the other process committed
+    assert index.recall("gerbil care", top=10) == []
+    index.close()
+
+
+def test_memory_engine_loads_documents_and_postings_from_one_state(tiny_vault, monkeypatch):
+    vault = _vault(tiny_vault)
+    index = dreamdb.open(vault, auto_sync=False)
+    index.sync()
+    original = MemoryEngine._preload
+    fired = []
+
+    def preload_after_a_commit(self):
+        if not fired:  # documents were read; another process adds documents (and postings) now
+            fired.append(True)
+            _interfere(vault, [], {f"knowledge/hamster-{i}.md": f"gerbil hamster {i}\n" for i in range(40)})
+        original(self)
+
+    monkeypatch.setattr(MemoryEngine, "_preload", preload_after_a_commit)
+    hits = index.recall("gerbil", top=50)
+    assert fired and len(hits) == 6  # the state the engine started loading
+    hits = index.recall("gerbil", top=50)
+    assert len(hits) == 46  # reloaded: the other process's commit is seen now
+    index.close()
+
+
+def test_read_snapshot_nests_and_ends_on_a_closed_connection(tiny_vault):
+    index = dreamdb.open(_vault(tiny_vault), auto_sync=False)
+    index.sync()
+    conn = index.conn
+    with read_snapshot(conn):
+        assert conn.in_transaction
+        with read_snapshot(conn):  # nested: the outer snapshot goes on
+            conn.execute("SELECT count(*) FROM documents").fetchone()
+        assert conn.in_transaction
+    assert not conn.in_transaction
+    with read_snapshot(conn):
+        conn.execute("SELECT 1").fetchone()
+        index.close()  # a rebuild closes the connection inside a snapshot: leaving it must not raise
