@@ -266,6 +266,8 @@ class Index:
             self._check_tables(conn)
             config.restrict_mode(self.index_path)
             migrate(conn)
+            if not config.is_default_index_path(self.index_path, self.vault):
+                self._check_index_vault(conn)
             return conn
         except db.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
@@ -284,6 +286,35 @@ class Index:
             return self._rebuild(exc)
         except db.DatabaseError as exc:
             return self._rebuild(exc)
+
+    def _check_index_vault(self, conn) -> None:
+        """Refuse an index file (``DREAMDB_INDEX``, ``index_path``) that mirrors another vault that still
+        exists: two vaults sharing one file would empty and refill it on every sync, pruning every
+        vector each time. An index whose vault is gone (moved) is taken over by this one.
+
+        Raises:
+            UsageError: the index belongs to another existing vault (the connection is closed).
+        """
+        row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
+        other = Path(row[0]) if row and row[0] else None
+        if other is None or os.path.abspath(other) == os.path.abspath(self.vault):
+            return
+        try:
+            same = os.path.samefile(other, self.vault)
+        except OSError:  # the recorded vault is gone: this one (moved, or new) takes the index over
+            same = None
+        if same is None or not other.is_dir():
+            try:
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(self.vault),))
+            except db.DatabaseError:  # a read-only index: the next writing sync records it
+                pass
+            return
+        if same:
+            return
+        conn.close()
+        raise UsageError(f"The index {self.index_path} mirrors another vault ({other}); one index file serves one vault.",
+                         hint="Unset DREAMDB_INDEX (each vault keeps its own index in <vault>/.dreamdb/), or point it "
+                              "(or index_path) at a file of its own for this vault.")
 
     def _cannot_write_beside(self, exc) -> bool:
         """SQLite could not open an existing index because its folder is read-only (WAL mode needs the
@@ -991,8 +1022,16 @@ class Index:
 
     @_serialized
     def list_documents(self, types=None) -> list[dict]:
-        """Every indexed document (doc_id, type, title, date, status, level, path), sorted by doc_id."""
+        """Every indexed document (doc_id, type, title, date, status, level, path), sorted by doc_id.
+
+        Syncs first when ``auto_sync``, as :meth:`recall` and :meth:`status` do.
+
+        Raises:
+            UsageError: an unknown type.
+        """
         types_l = _types(types)
+        if self.auto_sync:
+            self.sync_for_read()
         where, params = "", []
         if types_l:
             where = f"WHERE type IN ({','.join('?' * len(types_l))})"

@@ -7,6 +7,8 @@ import os
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -457,3 +459,27 @@ def test_an_index_that_cannot_be_written_is_read_as_it_is_with_a_note(example_va
     finally:
         subprocess.run(["chattr", "-i", str(path)], check=True)
     assert [h.doc_id for h in dreamdb.open(example_vault).recall("zebrafish")] == ["knowledge/new-note"]
+
+
+def test_one_index_file_for_two_existing_vaults_is_refused(tmp_path):
+    for name in ("a", "b"):
+        shutil.copytree(EXAMPLES, tmp_path / name / "_dream_context", ignore=shutil.ignore_patterns(".dreamdb"))
+    shared = tmp_path / "shared.db"
+    first = dreamdb.open(tmp_path / "a", index_path=shared)
+    assert first.recall("sleep debt")
+    first.close()
+    with pytest.raises(UsageError, match="mirrors another vault") as info:
+        dreamdb.open(tmp_path / "b", index_path=shared).recall("sleep debt")
+    assert "DREAMDB_INDEX" in info.value.hint
+    env = {**os.environ, "DREAMDB_INDEX": str(shared)}
+    run = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tmp_path / "b"), "sleep"],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 2 and "mirrors another vault" in run.stderr and "Traceback" not in run.stderr
+    # the first vault moved away: the second one takes the index over (and it is recorded)
+    (tmp_path / "a").rename(tmp_path / "a-moved")
+    second = dreamdb.open(tmp_path / "b", index_path=shared)
+    assert second.recall("sleep debt")
+    second.close()
+    (tmp_path / "a-moved").rename(tmp_path / "a")
+    with pytest.raises(UsageError, match=r"mirrors another vault \(.*b"):
+        dreamdb.open(tmp_path / "a", index_path=shared).recall("sleep debt")

@@ -615,3 +615,31 @@ def test_hidden_markdown_files_are_not_documents(tiny_vault):
     index.sync()
     assert _docs(index) == {"knowledge/note"}
     index.close()
+
+
+def test_a_vault_moved_away_under_an_open_index_keeps_the_index(tiny_vault):
+    from dreamdb.errors import VaultNotFound
+
+    write_doc(tiny_vault, "knowledge/ferret.md", "---\ntitle: Ferret\n---\nferret notes\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("ferret")] == ["knowledge/ferret"]
+    moved = tiny_vault.parent / "moved"
+    tiny_vault.rename(moved)  # the index file (inside the vault) moves with it; the connection stays open
+    with pytest.raises(VaultNotFound, match="is gone"):
+        index.recall("ferret")
+    with pytest.raises(VaultNotFound):
+        index.sync()
+    moved.rename(tiny_vault)
+    assert [h.doc_id for h in index.recall("ferret")] == ["knowledge/ferret"]  # nothing was removed
+    assert index.sync().removed == 0
+
+
+def test_list_documents_syncs_first_like_recall(tiny_vault):
+    write_doc(tiny_vault, "knowledge/otter.md", "---\ntitle: Otter\n---\notter notes\n")
+    index = dreamdb.open(tiny_vault)
+    assert [d["doc_id"] for d in index.list_documents()] == ["knowledge/otter"]  # a fresh index: synced
+    write_doc(tiny_vault, "knowledge/stoat.md", "---\ntitle: Stoat\n---\nstoat notes\n")
+    assert [d["doc_id"] for d in index.list_documents()] == ["knowledge/otter", "knowledge/stoat"]
+    index.auto_sync = False
+    (tiny_vault / "knowledge" / "otter.md").unlink()
+    assert len(index.list_documents()) == 2  # auto_sync off: the index as it is

@@ -135,8 +135,7 @@ def list_cmd(vault, types, as_json):
     from dreamdb import output
 
     index = open_index(vault)
-    _sync_for_read(index)
-    docs = index.list_documents(types=types)
+    docs = index.list_documents(types=types)  # syncs as a read does (Index.sync_for_read)
     print_notes(index)
     if as_json:
         click.echo(output.to_json(docs))

@@ -160,6 +160,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
 
     Raises:
         LockTimeout: another process held the write lock too long.
+        VaultNotFound: the vault folder no longer exists (the index is left untouched).
     """
     t0 = time.perf_counter()
     report = SyncReport()
@@ -173,6 +174,13 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
     warnings: list[str] = []
     dirs: dict[str, int] = {}
     sources = walk_sources(vault, include_archives=include_archives, warn=warnings.append, dirs=dirs)
+    if not sources and not os.path.isdir(vault):
+        # A vault moved or deleted while an Index on it stays open would read as an empty vault and
+        # empty the index (its chunks and vectors with it); the index is kept for the vault's return.
+        from dreamdb.errors import VaultNotFound
+
+        raise VaultNotFound(f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
+                            hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
     rebuild = force or _analyzer_changed(conn)
     candidates, removed, unchanged = _plan(sources, _stored_state(conn))
     if not (candidates or removed or rebuild):
