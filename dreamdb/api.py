@@ -630,6 +630,12 @@ class Index:
                                   f"{'s are' if hidden != 1 else ' is'} in archive folders (names starting with .) or "
                                   "hidden (.name.md): archives are indexed with DREAMDB_INCLUDE_ARCHIVES=1, hidden files never")
                 return
+            read = [p for (p,) in self.conn.execute("SELECT path FROM files ORDER BY path LIMIT 4")]
+            if read:  # files dreamdb reads, holding no document (2.memory.md without '## ' sections, [])
+                self.notes.append(f"the index holds no documents: {', '.join(read[:3])}{' …' if len(read) > 3 else ''} "
+                                  f"{'hold' if len(read) > 1 else 'holds'} no indexable text (a memory file needs "
+                                  "'## ' sections; see the sync warnings)")
+                return
             self.notes.append("the index holds no documents: the vault has no notes in the folders dreamdb reads"
                               + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere; `dreamdb status` "
                                  "lists them)" if count else "") + "; see the README, \"Which files become documents\"")

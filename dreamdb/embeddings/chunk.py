@@ -42,6 +42,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from dreamdb.vault.codefence import closes_fence, fence_opening
+
 #: Sections shorter than this (words) merge forward (SPEC §3 reference).
 MERGE_BELOW_WORDS = 100
 #: Pieces longer than this (words) are split at paragraphs (SPEC §3 reference).
@@ -62,7 +64,6 @@ DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 CHUNKER_VERSION = "3"
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
 @dataclass(frozen=True)
@@ -104,13 +105,11 @@ def _blocks(text: str) -> list[tuple[str, str]]:
 
     while i < n:
         line = lines[i]
-        m = _FENCE_RE.match(line)
-        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+        mark = fence_opening(line)
+        if mark:
             flush()
-            mark = m.group(1)
-            close = re.compile(r"^ {0,3}" + re.escape(mark[0]) + "{" + str(len(mark)) + r",}[ \t]*$")
             j = i + 1
-            while j < n and not close.match(lines[j]):
+            while j < n and not closes_fence(lines[j], mark):
                 j += 1
             out.append(("fence", "\n".join(lines[i : j + 1])))
             i = j + 1

@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 
+from dreamdb.vault.codefence import closes_fence, fence_opening
 from dreamdb.vault.frontmatter import split_frontmatter
 
 DATE_KEYS = ("updated_at", "updated", "date", "created", "created_at")
@@ -213,8 +214,97 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     return [doc], warnings
 
 
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+"""One line with its line end (``\\n``, ``\\r\\n`` or ``\\r``, as in CommonMark), or a last line without one."""
+_H2_RE = re.compile(r" {0,3}##(?:[ \t](.*))?")
+"""An H2 line (fullmatch, no line end): at most 3 spaces, ``##``, then a space or tab, or nothing."""
+_H1_RE = re.compile(r" {0,3}#(?:[ \t].*)?")
+"""An H1 line (fullmatch): at most 3 spaces, ``#``, then a space or tab, or nothing."""
+_RULE_RE = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")
+"""A thematic break (horizontal rule) line: 3 or more ``*``, ``-`` or ``_``, spaces and tabs between."""
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+"""An HTML comment, possibly over several lines; one never closed runs to the end."""
+
+
+def h2_title(line: str) -> str | None:
+    """The text of an ATX level-2 heading, after CommonMark
+    (https://spec.commonmark.org/0.31.2/#atx-headings, section "ATX headings").
+
+    Args:
+        line: one line, without its line end.
+
+    Returns:
+        ``None`` when ``line`` is not an H2 heading: ``##`` indented at most 3 spaces (4 make it code)
+        and followed by a space, a tab or the end of the line (``##x`` and ``###`` are not H2).
+        Otherwise the heading's text, stripped, without its optional closing run of ``#``, which
+        counts only after a space or tab (``## Notes on C#`` → ``Notes on C#``, ``## Alpha ##`` →
+        ``Alpha``) or when it is all the text (``##    ###`` → ``""``, an empty heading).
+    """
+    m = _H2_RE.fullmatch(line)
+    if m is None:
+        return None
+    text = (m.group(1) or "").strip(" \t")
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1] in " \t"):
+        text = bare
+    return text.strip()
+
+
+def _memory_headings(body: str) -> list[tuple[int, int, str]]:
+    """``(start, end, title)`` of every H2 heading line of ``body`` outside fenced code blocks, in order.
+
+    ``body[start:end]`` is the heading line with its line end. Fences open and close as in
+    :mod:`dreamdb.vault.codefence` (CommonMark "Fenced code blocks"); an unclosed fence runs to the
+    end, so a ``## `` line inside any fence is body text, never a heading.
+    """
+    out: list[tuple[int, int, str]] = []
+    fence: str | None = None
+    for m in _LINE_RE.finditer(body):
+        line = m.group().rstrip("\r\n")
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+            continue
+        fence = fence_opening(line)
+        if fence is None and (title := h2_title(line)) is not None:
+            out.append((m.start(), m.end(), title))
+    return out
+
+
+def _has_text(preamble: str) -> bool:
+    """Whether markdown holds more than blank lines, one ``# Title`` line, HTML comments and horizontal rules."""
+    h1 = False
+    for m in _LINE_RE.finditer(_COMMENT_RE.sub("", preamble)):
+        line = m.group().rstrip("\r\n")
+        if not line.strip() or _RULE_RE.fullmatch(line):
+            continue
+        if not h1 and _H1_RE.fullmatch(line):
+            h1 = True
+            continue
+        return True
+    return False
+
+
 def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
-    """``core/2.memory.md`` → one document per H2 section (slug = slugified heading)."""
+    """``core/2.memory.md`` → one document per H2 section (SPEC §1), headings and fences read as
+    CommonMark does (https://spec.commonmark.org/0.31.2/, sections "ATX headings" and "Fenced code blocks").
+
+    A section runs from its ``## `` heading line to the next one; slug = slugified heading
+    (``-2``, ``-3``… for repeats), title = the heading's text (see :func:`h2_title`), body = the
+    section's text, stripped. A ``## `` line inside a fenced code block (an unclosed fence runs to
+    the end; see :mod:`dreamdb.vault.codefence`) belongs to the body, not a new section.
+    An empty heading (``##``, ``## ##``) still ends the previous section; its own section is
+    indexed under the slug fallback ``section`` with an empty title, or not at all when it holds
+    no text either (a divider).
+
+    Text before the first heading (the preamble) is not indexed; a warning says so when it holds
+    more than blank lines, one ``# Title`` line, HTML comments and horizontal rules, and another
+    when the file has such text but no ``## `` heading at all.
+
+    Returns:
+        ``(documents, warnings)``: the sections in file order (``ordinal`` 0, 1, …), and one line
+        per problem, each starting with ``rel_path``.
+    """
     warnings: list[str] = []
     meta, body, warn = split_frontmatter(text)
     if warn:
@@ -222,10 +312,16 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     file_date = _first_date(meta)
     docs: list[Document] = []
     seen: dict[str, int] = {}
-    parts = re.split(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", body, flags=re.MULTILINE)
-    # parts = [preamble, heading1, content1, heading2, content2, ...]
-    for i in range(1, len(parts) - 1, 2):
-        heading, content = parts[i].strip(), parts[i + 1].strip()
+    headings = _memory_headings(body)
+    unclosed = warn is not None and body == text  # the frontmatter warning already covers its lines
+    if not unclosed and _has_text(body[:headings[0][0]] if headings else body):
+        warnings.append(f"{rel_path}: text before the first '## ' heading is not indexed; put it under a '## ' heading"
+                        if headings else
+                        f"{rel_path}: no '## ' heading, so none of its text is indexed; put it under a '## ' heading")
+    for k, (_, end, heading) in enumerate(headings):
+        content = body[end:headings[k + 1][0] if k + 1 < len(headings) else len(body)].strip()
+        if not heading and not content:
+            continue
         base = slugify(heading)
         n = seen.get(base, 0) + 1
         seen[base] = n
