@@ -584,14 +584,15 @@ class Index:
         now_days = _days(now_dt)
 
         def plan_and_rank():
-            # One read snapshot from planning to the hits' rows: a sync committing in between (another
-            # process) would otherwise leave a ranking of rows that are gone or renumbered.
-            with db.read_snapshot(self.conn):
-                plan = plan_query(query, synonyms, vocabulary=self._vocabulary())
-                if mode != "bm25" or not plan.terms:
-                    return plan, None
+            plan = plan_query(query, synonyms, vocabulary=self._vocabulary())
+            if mode != "bm25" or not plan.terms:
+                return plan, None
+            memory = self._memory if self.engine != "sql" else None
+            if memory is not None and memory.self_contained and not explain:
+                # Ranking and hits from the caches planning just probed: one state, no statement to run.
                 return plan, self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters, probe=False),
                                         plan, mode="bm25", explain=explain)
+            return plan, self._bm25_snapshot(plan, top, now_days, filters, explain)
 
         plan, hits = self._guarded(plan_and_rank)
         if not plan.terms:
@@ -607,16 +608,18 @@ class Index:
                               f"{len(plan.terms)} were used")
         if hits is None and mode != "bm25":
             hits = self._guarded(lambda: self._hybrid(plan, mode, top, now_days, filters, explain))
-        if hits is None:  # BM25, or the fallback of a hybrid mode whose dense channel is unavailable
-            def bm25():
-                with db.read_snapshot(self.conn):
-                    return self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters), plan,
-                                      mode="bm25", explain=explain)
-
-            hits = self._guarded(bm25)
+        if hits is None:  # the fallback of a hybrid mode whose dense channel is unavailable
+            hits = self._guarded(lambda: self._bm25_snapshot(plan, top, now_days, filters, explain))
         if not hits:
             self._note_empty_result(plan, now_days, filters)
         return hits
+
+    def _bm25_snapshot(self, plan, top: int, now_days: float, filters: Filters, explain: bool) -> list[Hit]:
+        """BM25 hits with the ranking and the hits' rows read in one snapshot of the index: a sync
+        committing in between (another process) would leave a ranking of rows that are gone or renumbered."""
+        with db.read_snapshot(self.conn):
+            return self._hits(self._rank(plan, top=top, now_days=now_days, filters=filters), plan,
+                              mode="bm25", explain=explain)
 
     def _note_empty_result(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty result: notes on what may explain it (an empty index, unknown statuses, expiry)."""

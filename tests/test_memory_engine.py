@@ -136,3 +136,23 @@ def test_candidates_matched_only_by_slug_synonym_or_filtered_out_agree_with_sql_
     assert "knowledge/old-burrow" not in got  # expired at NOW
     assert "knowledge/old-burrow" in {r.doc_id for r in engine.rank(plan, top=10, now_days=NOW, filters=cases[2])}
     assert "task/burrow-task" not in {r.doc_id for r in engine.rank(plan, top=10, now_days=NOW, filters=cases[3])}
+
+
+def test_near_top_keeps_exactly_the_bounds_within_reach_of_the_top():
+    """_near_top must return every position whose bound reaches 0.85 × the top-th largest positive bound
+    (so no document that could make the top is pruned), and nothing else; checked against a plain sort."""
+    import numpy as np
+
+    from dreamdb.ranking.memory import _MIN_RECENCY, _near_top
+
+    rng = np.random.default_rng(3)
+    for trial in range(400):
+        m = int(rng.integers(0, 60))
+        upper = rng.choice([0.0, 0.0, 1.0, 2.0, 5.0], size=m) * rng.random(m) ** int(rng.integers(1, 6))
+        top = int(rng.integers(1, 12))
+        positive = np.sort(upper[upper > 0])[::-1]
+        if len(positive) <= top:
+            expected = set(np.flatnonzero(upper > 0))
+        else:
+            expected = set(np.flatnonzero(upper >= positive[top - 1] * _MIN_RECENCY))
+        assert set(_near_top(upper, top).tolist()) == expected, (trial, upper.tolist(), top)
