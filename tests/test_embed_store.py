@@ -521,3 +521,49 @@ def test_compact_gives_back_the_space_of_deleted_vectors(tiny_vault):
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["vectors"] == 120 and out["bytes_after"] <= out["bytes_before"]
+
+
+def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
+    """--force replaces each text's vector in the transaction that stores the new one: stopped halfway,
+    every chunk text still has a vector (half new, half old), and hybrid recall is never partial."""
+    make_vault(tiny_vault, 6)  # 12 chunk texts
+    emb = HashEmbedder()
+
+    class Stop(Exception):
+        pass
+
+    def progress(done, total):
+        if done >= 4:
+            raise Stop
+
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb)
+        before = dict(index.conn.execute("SELECT content_hash, id FROM embeddings"))
+        with pytest.raises(Stop):
+            store.refresh(index.conn, emb, force=True, batch_size=4, progress=progress)
+        after = dict(index.conn.execute("SELECT content_hash, id FROM embeddings"))
+        assert set(after) == set(before) and store.pending(index.conn, emb.model_id) == 0
+        assert sum(after[h] != before[h] for h in before) == 4  # one batch replaced, the rest kept
+        assert index.conn.execute("SELECT COUNT(*) FROM vec_embeddings").fetchone()[0] == 12
+        assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_refresh_rechunks_after_a_sync_force_in_the_middle(tiny_vault):
+    """Another process's sync --force empties the chunks while a refresh embeds: the refresh chunks the
+    documents again before it ends (their vectors are kept), instead of reporting success with 0 chunks."""
+    make_vault(tiny_vault, 6)
+    emb = HashEmbedder()
+    fired = []
+
+    with open_synced(tiny_vault) as index:
+        def progress(done, total):
+            if done and not fired:  # after the first committed batch
+                fired.append(True)
+                other = dreamdb.open(tiny_vault)
+                other.sync(force=True)
+                other.close()
+
+        r = store.refresh(index.conn, emb, batch_size=4, progress=progress)
+        assert fired and r.chunks == 12 and r.pending == 0
+        assert store.documents_to_chunk(index.conn) == 0
+        assert r.embedded == 12  # each text once: the re-chunked texts kept their vectors

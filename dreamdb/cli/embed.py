@@ -114,7 +114,7 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
 
 @embed.command("refresh", short_help="Embed new or changed chunks (progress bar; resumable).")
 @vault_option()
-@click.option("--force", is_flag=True, help="Re-chunk every document and re-embed every chunk for the current model.")
+@click.option("--force", is_flag=True, help="Re-chunk every document and re-embed every chunk for the current model (each old vector is kept until its new one is stored).")
 @click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def refresh_cmd(vault, force, threads, as_json):

@@ -256,6 +256,49 @@ def _missing(conn, model_id: str) -> list[tuple[str, str]]:
     ).fetchall()
 
 
+def _all_texts(conn) -> list[tuple[str, str]]:
+    """(hash, text) of every distinct chunk text (what ``refresh(force=True)`` re-embeds)."""
+    return conn.execute("SELECT content_hash, MIN(text) FROM chunks GROUP BY content_hash").fetchall()
+
+
+def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, batch_size: int,
+                 progress: ProgressFn | None, report: RefreshReport) -> None:
+    """Embed ``todo`` ((hash, text) pairs) as passages, shortest first, ``batch_size`` per call, each batch
+    committed in its own write transaction. With ``replace``, a text's old vector for this model is
+    deleted in the transaction that stores its new one: a killed ``--force`` run leaves every text
+    with a vector (new or old), never without."""
+    model_id = embedder.model_id
+    todo = sorted(todo, key=lambda ht: len(ht[1]))  # similar lengths per batch: less padding
+    total = len(todo)
+    if progress:
+        progress(0, total)
+    for b0 in range(0, total, batch_size):
+        batch = todo[b0 : b0 + batch_size]
+        vecs = np.asarray(embedder.embed_passages([t for _h, t in batch]), dtype=np.float32)
+        if vecs.shape != (len(batch), DIM):
+            from dreamdb.errors import ModelError
+
+            raise ModelError(f"The model returned vectors of shape {vecs.shape}, expected ({len(batch)}, {DIM}).")
+        now = _now()
+        langs = language.identify(t for _h, t in batch)
+        with write_transaction(conn):
+            if replace:
+                hashes = [h for h, _t in batch]
+                marks = ",".join("?" * len(hashes))
+                _delete_vectors(conn, [r[0] for r in conn.execute(
+                    f"SELECT id FROM embeddings WHERE model_id = ? AND content_hash IN ({marks})", [model_id, *hashes])])
+            for (h, _t), v, lang in zip(batch, vecs, langs):
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO embeddings (content_hash, model_id, created_at, lang) VALUES (?, ?, ?, ?)",
+                    (h, model_id, now, lang))
+                if cur.rowcount == 1:
+                    conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
+                                 (cur.lastrowid, model_id, v.tobytes()))
+                    report.embedded += 1
+        if progress:
+            progress(min(b0 + batch_size, total), total)
+
+
 # --------------------------------------------------------------------- refresh
 
 
@@ -279,8 +322,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         embedder: object with ``model_id`` (str), ``embed_passages(list[str]) -> float32[n, 384]``
             and optionally ``name``, ``path``, ``dim``, ``source`` (an
             :class:`dreamdb.embeddings.model.Embedder`).
-        force: re-chunk every document and re-embed every text for this model
-            (its old vectors are deleted first).
+        force: re-chunk every document and re-embed every text for this model; each text's
+            old vector is replaced in the transaction that stores its new one (a killed run
+            leaves old vectors for the texts it did not reach).
         progress: called as ``progress(done, total)`` after each committed batch
             (texts embedded so far, texts to embed in this run), and once with
             ``(0, total)`` before the first. An exception raised by it stops the
@@ -313,38 +357,19 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         return report
     with _RefreshLock(conn, lock_timeout, on_wait):
         register_model(conn, embedder)
-        if force:
-            with write_transaction(conn):
-                _delete_vectors(conn, [r[0] for r in conn.execute("SELECT id FROM embeddings WHERE model_id = ?", (model_id,))])
-        report.chunked_docs, new_hashes = chunk_pending_documents(conn, force=force)
-        report.pruned = prune(conn)
-        todo = _missing(conn, model_id)
-        if new_hashes:
-            report.reused = len(new_hashes) - len(new_hashes.intersection(h for h, _t in todo))
-        todo.sort(key=lambda ht: len(ht[1]))  # similar lengths per batch: less padding
-        total = len(todo)
-        if progress:
-            progress(0, total)
-        for b0 in range(0, total, batch_size):
-            batch = todo[b0 : b0 + batch_size]
-            vecs = np.asarray(embedder.embed_passages([t for _h, t in batch]), dtype=np.float32)
-            if vecs.shape != (len(batch), DIM):
-                from dreamdb.errors import ModelError
-
-                raise ModelError(f"The model returned vectors of shape {vecs.shape}, expected ({len(batch)}, {DIM}).")
-            now = _now()
-            langs = language.identify(t for _h, t in batch)
-            with write_transaction(conn):
-                for (h, _t), v, lang in zip(batch, vecs, langs):
-                    cur = conn.execute(
-                        "INSERT OR IGNORE INTO embeddings (content_hash, model_id, created_at, lang) VALUES (?, ?, ?, ?)",
-                        (h, model_id, now, lang))
-                    if cur.rowcount == 1:
-                        conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
-                                     (cur.lastrowid, model_id, v.tobytes()))
-                        report.embedded += 1
-            if progress:
-                progress(min(b0 + batch_size, total), total)
+        # A sync --force in another process while this runs deletes every chunk (documents are re-inserted):
+        # the texts are chunked again (their vectors are kept) and what is new is embedded, up to twice.
+        for attempt in range(3):
+            redo = force and attempt == 0
+            chunked, new_hashes = chunk_pending_documents(conn, force=redo)
+            report.chunked_docs += chunked
+            report.pruned += prune(conn)
+            todo = _all_texts(conn) if redo else _missing(conn, model_id)
+            if new_hashes and not redo:  # (a forced run re-embeds every text: it reuses none)
+                report.reused += len(new_hashes) - len(new_hashes.intersection(h for h, _t in todo))
+            _embed_texts(conn, embedder, todo, replace=redo, batch_size=batch_size, progress=progress, report=report)
+            if not documents_to_chunk(conn):
+                break
         update_languages(conn, model_id, max_unidentified=max_unidentified)
     report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     report.pending = len(_missing(conn, model_id))
