@@ -7,7 +7,8 @@ markdown document). The rules every one of them follows:
 * **Atomic writes.** New content goes to a temporary file in the target's own
   folder, is fsynced, then ``os.replace``-d over the target (the folder is
   fsynced too, best effort). A reader sees the old file or the new one, never
-  half of one; a crash leaves at most a stray ``.<name>.*.tmp`` file.
+  half of one; a crash leaves at most a stray ``.<name>.*.tmp`` file, which
+  the next write of that file removes once it is ten minutes old.
 * **One writer at a time.** Every write holds ``<vault>/.dreamdb/vault.lock``
   (a :class:`filelock.FileLock`) across its whole read-modify-write, so two
   processes calling :func:`remember` together both land. Waiting longer than
@@ -70,6 +71,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -244,6 +246,27 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
                 os.unlink(tmp_name)
             raise
     _fsync_dir(folder)
+    _remove_stale_temp_files(folder, prefix)
+
+
+STALE_TEMP_SECONDS = 600
+"""Age (s) after which a ``.<name>.XXXXXXXX.tmp`` file beside a file dreamdb writes is a crashed write's
+leftover (a write takes milliseconds; a killed one leaves its temporary file)."""
+
+
+def _remove_stale_temp_files(folder: Path, prefix: str) -> None:
+    """Delete the temporary files of earlier writes of the same file that were killed before their rename:
+    regular files named ``prefix`` + 8 characters of :func:`tempfile.mkstemp` + ``.tmp``, older than
+    :data:`STALE_TEMP_SECONDS` (a concurrent write's fresh one is left alone). Best effort, never raises."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            name = entry.name
+            if (len(name) == len(prefix) + 12 and name.startswith(prefix) and name.endswith(".tmp")
+                    and entry.is_file(follow_symlinks=False)):
+                with contextlib.suppress(OSError):
+                    if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
+                        os.unlink(entry.path)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import threading
+import time
 import unicodedata
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -1385,3 +1386,22 @@ def test_a_name_shared_with_an_archived_file_offers_only_the_editable_one(tiny_v
     assert info.value.hint == "Pass state/lonely.md to edit that file."
     update(tiny_vault, "state/lonely.md", append="x")
     assert live.read_text().endswith("x\n")
+
+
+def test_a_killed_writes_temporary_file_is_removed_by_the_next_write_once_stale(tmp_path):
+    from dreamdb.writes import STALE_TEMP_SECONDS, atomic_write_bytes
+
+    target = tmp_path / "CHANGELOG.json"
+    target.write_bytes(b"[]")
+    old = tmp_path / ".CHANGELOG.json.ab12cd34.tmp"  # what a write killed before its rename leaves
+    fresh = tmp_path / ".CHANGELOG.json.zz99yy88.tmp"  # a concurrent write's, seconds old
+    other = tmp_path / ".notes.md.ab12cd34.tmp"  # another file's: not this write's business
+    mine = tmp_path / ".CHANGELOG.json.backup"  # not a temporary file name
+    for p in (old, fresh, other, mine):
+        p.write_bytes(b"x" * 10)
+    stale = time.time() - STALE_TEMP_SECONDS - 60
+    for p in (old, other, mine):
+        os.utime(p, (stale, stale))
+    atomic_write_bytes(target, b'[{"a": 1}]')
+    assert target.read_bytes() == b'[{"a": 1}]'
+    assert not old.exists() and fresh.exists() and other.exists() and mine.exists()
