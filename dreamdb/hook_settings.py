@@ -236,7 +236,10 @@ def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:
         WriteRefused: the settings file is not valid JSON or has an unexpected
             shape (left untouched).
         WriteRefused: the file cannot be written (disk full, no permission…).
+        NotFound: no folder at ``project_dir`` (a mistyped path must not read as "nothing to remove").
     """
+    if not Path(project_dir).is_dir():
+        raise NotFound(f"No project folder at {project_dir}.")
     path = settings_path(Path(project_dir))
     data, old_raw = _load(path)
     if old_raw is None:

@@ -82,6 +82,7 @@ def test_model_status_check_without_a_model_exits_8(no_model, capsys):
     code, out, err = run(capsys, "model", "status", "--check", "--json")
     st = json.loads(out)
     assert code == 8 and st["installed"] is False and st["check"]["ok"] is False
+    assert st["error"]["exit_code"] == 8 and "No embedding model to check" in st["error"]["message"]  # the JSON contract
     assert "No embedding model to check" in err
     code, out, err = run(capsys, "model", "status", "--check")
     assert code == 8 and "Error: No embedding model to check" in err and "dreamdb model build" in err

@@ -243,3 +243,11 @@ def test_a_hook_with_redirections_is_ours_and_anything_more_is_not(tmp_path, com
     commands = [h["command"] for g in json.loads(settings_path(tmp_path).read_text())["hooks"]["UserPromptSubmit"]
                 for h in g["hooks"]]
     assert commands == ([DEFAULT_COMMAND] if ours else [command, DEFAULT_COMMAND])
+
+
+def test_uninstall_from_a_missing_project_folder_is_not_found(tmp_path: Path):
+    from dreamdb.errors import NotFound
+
+    with pytest.raises(NotFound, match="No project folder"):
+        uninstall_hook(tmp_path / "no-such-project")
+    assert uninstall_hook(tmp_path) is False  # an existing folder without settings: nothing to remove

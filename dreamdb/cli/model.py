@@ -78,6 +78,8 @@ def status_cmd(check, as_json):
             problem = exc
             st["check"] = {"ok": False, "error": exc.message}
     if as_json:
+        if problem is not None:  # the error object every command prints with --json, beside the status
+            st["error"] = {"message": problem.message, "hint": problem.hint, "exit_code": problem.exit_code}
         click.echo(output.to_json(st))  # one JSON document, the failed check in it
         if problem is not None:
             click.echo(f"Error: {problem.message}", err=True)
