@@ -69,6 +69,11 @@ def test_dedup_json_and_text(embedded_subset, with_model, tmp_path, capsys):
     code, out, _ = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze", "--file", str(f),
                        "--review", "1.5", "--merge", "1.5", "--top", "2", "--if-present")
     assert code == 0 and out.startswith("CREATE") and "knowledge/freeze-and-receipt-delivery" in out
+    # the title and description alone (no --file/--stdin) are a candidate too
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze and receipt delivery",
+                         "--description", "freeze the state, then deliver a receipt", "--json")
+    assert code == 0, err
+    assert json.loads(out)["neighbours"][0]["doc_id"] == "knowledge/freeze-and-receipt-delivery"
 
 
 def test_model_status_json_not_installed(no_model, capsys):
@@ -105,8 +110,8 @@ def test_no_model_exits_8_with_hint(tiny_vault, no_model, capsys):
 
 
 def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
-    code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T")
-    assert code == 2 and "--file FILE or --stdin" in err
+    code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "  ")
+    assert code == 2 and "--title is empty" in err
     code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/nonexistent/x.md")
     assert code == 2 and "Traceback" not in err
     binary = tiny_vault.parent / "draft.md"

@@ -244,7 +244,7 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
 @click.option("--title", required=True, help="Title of the candidate document.")
 @click.option("--description", default="", help="One-line description of the candidate.")
 @click.option("--file", "file_", type=click.Path(exists=True, dir_okay=False, allow_dash=False), metavar="FILE",
-              help="Read the candidate's content from FILE.")
+              help="Read the candidate's content from FILE (without --file or --stdin: the title and description alone).")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the candidate's content from standard input.")
 @click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="Neighbours to report.")
 @click.option("--merge", type=click.FloatRange(-1, 2), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
@@ -283,10 +283,12 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
                          hint="Give --merge at least --review (defaults: 0.97 and 0.91).")
     if file_ and from_stdin:
         raise UsageError("Give the content with --file or --stdin, not both.")
+    if not title.strip():
+        raise UsageError("Give the candidate's title (--title is empty).",
+                         hint='Example: dreamdb embed dedup --title "Hybrid recall" --file draft.md')
     if not (file_ or from_stdin):
-        raise UsageError("Give the candidate's content with --file FILE or --stdin.",
-                         hint='Example: dreamdb embed dedup --title "X" --file draft.md')
-    if file_:
+        raw = b""  # the title and description alone (a proposal before its content is written)
+    elif file_:
         try:
             with open(file_, "rb") as f:
                 raw = f.read(MAX_CANDIDATE_BYTES + 1)
@@ -296,7 +298,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         stdin = sys.stdin
         raw = (stdin.buffer.read(MAX_CANDIDATE_BYTES + 1) if hasattr(stdin, "buffer")
                else stdin.read(MAX_CANDIDATE_BYTES + 1).encode("utf-8", "surrogateescape"))
-    source = file_ or "The standard input"
+    source = file_ or ("The standard input" if from_stdin else "The content")
     if len(raw) > MAX_CANDIDATE_BYTES:
         raise UsageError(f"{source} holds more than {MAX_CANDIDATE_BYTES // 2**20} MiB: the dedup gate compares one note.",
                          hint="Pass the markdown draft of the note (not a device like /dev/zero or a whole export).")
