@@ -854,7 +854,7 @@ class Index:
 
     def _make_filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         types_l, exclude_l = _types(types, "types"), _types(exclude_types, "exclude_types")
-        if level is not None and (not isinstance(level, int) or not 1 <= level <= 3):
+        if level is not None and (isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 3):
             raise UsageError(f"level must be 1, 2 or 3, got {level!r}")
         since_d = until_d = None
         if since is not None or until is not None:

@@ -61,10 +61,20 @@ class MultiIndex:
         """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""
         _single_vault_only("delete")
 
+    def list_documents(self, types=None) -> list[dict]:
+        """Every vault's documents (as :meth:`Index.list_documents`, each with its ``vault``), by vault then doc_id."""
+        return [{**doc, "vault": str(index.vault)} for index in self.indexes for doc in index.list_documents(types)]
+
     def close(self) -> None:
         """Close every index."""
         for index in self.indexes:
             index.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _date_key(date: str | None) -> float:

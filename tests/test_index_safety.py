@@ -186,6 +186,7 @@ def test_recall_answers_from_the_index_while_another_process_holds_the_lock(exam
     ({"tags": [1, 2]}, "tags must be a string or a list of strings"),
     ({"status": {"a": 1}}, "status must be a string or a list of strings"),
     ({"top": True}, "top must be an integer"),
+    ({"level": True}, "level must be 1, 2 or 3"),
 ])
 def test_api_rejects_wrong_argument_types(example_vault, kwargs, message):
     index = dreamdb.open(example_vault)

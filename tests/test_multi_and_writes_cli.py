@@ -42,6 +42,16 @@ def test_hits_merged_by_rank_score_each_naming_its_vault(two_vaults):
     assert [h["vault"] for h in json.loads(p.stdout)["hits"]] == [str(b.resolve()), str(a.resolve())]
 
 
+def test_several_vaults_list_their_documents_and_close_as_a_context_manager(two_vaults):
+    a, b = two_vaults
+    with dreamdb.open([a, b]) as index:
+        docs = index.list_documents()
+        assert [(d["doc_id"], d["vault"]) for d in docs] == [("knowledge/global-style", str(a.resolve())),
+                                                             ("knowledge/proj-note", str(b.resolve()))]
+        assert index.list_documents(types="task") == []
+    assert all(i._conn is None for i in index.indexes)  # closed on leaving the block
+
+
 def test_writes_show_up_at_next_recall(tmp_path):
     v = tmp_path / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import time
@@ -643,3 +644,18 @@ def test_list_documents_syncs_first_like_recall(tiny_vault):
     index.auto_sync = False
     (tiny_vault / "knowledge" / "otter.md").unlink()
     assert len(index.list_documents()) == 2  # auto_sync off: the index as it is
+
+
+def test_yaml_booleans_index_as_written_and_bad_changelog_dates_warn(tiny_vault):
+    write_doc(tiny_vault, "knowledge/flags.md", "---\ntitle: Flags\ntags: [true, beta]\n---\nfeature flags\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-02-30", "type": "fix", "scope": "sync", "summary": "leap day that is not"},
+        {"date": "2026-03-01", "type": "fix", "scope": "sync", "summary": "a real day"}]))
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    tags = {d["doc_id"]: d for d in index.list_documents()}
+    row = index.conn.execute("SELECT tags FROM documents WHERE doc_id = 'knowledge/flags'").fetchone()[0]
+    assert json.loads(row) == ["true", "beta"]  # not "True": the file says true
+    assert [w for w in report.warnings if "CHANGELOG.json: 1 entry has a date that is not a date" in w and "2026-02-30" in w]
+    dated = sorted((d["doc_id"], d["date"]) for d in tags.values() if d["type"] == "changelog")
+    assert [d for _, d in dated].count(None) == 1 and "2026-03-01" in [d for _, d in dated]

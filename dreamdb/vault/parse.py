@@ -76,6 +76,8 @@ def slugify(text: str) -> str:
 def _as_text(value) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):  # YAML true/false: written lowercase in the file, so indexed lowercase
+        return "true" if value else "false"
     if isinstance(value, (list, tuple)):
         return " ".join(_as_text(v) for v in value)
     if isinstance(value, dict):
@@ -423,12 +425,15 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
         return [], [f"{rel_path}: expected a JSON array or {{\"entries\": [...]}}; changelog not indexed"]
     docs: list[Document] = []
     skipped = 0
+    bad_dates: list[str] = []
     slugs = changelog_slugs(entries)
     for i, (entry, slug) in enumerate(zip(entries, slugs)):
         if not isinstance(entry, dict):
             skipped += 1
             continue
         d = date_value(entry.get("date"))
+        if d is None and entry.get("date") not in (None, ""):
+            bad_dates.append(str(entry.get("date"))[:40])
         etype = _as_text(entry.get("type")).strip()
         scope = _as_text(entry.get("scope")).strip()
         summary = _as_text(entry.get("summary")).strip()
@@ -453,6 +458,9 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
             )
         )
     warnings = [f"{rel_path}: {skipped} entries are not JSON objects; skipped"] if skipped else []
+    if bad_dates:  # one line for the file, as for frontmatter dates (the entries stay, undated)
+        warnings.append(f"{rel_path}: {len(bad_dates)} entr{'ies have' if len(bad_dates) > 1 else 'y has'} a date that is "
+                        f"not a date (YYYY-MM-DD…), e.g. {bad_dates[0]!r}; indexed without a date")
     return docs, warnings
 
 
