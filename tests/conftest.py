@@ -83,6 +83,12 @@ def write_doc(vault: Path, rel: str, text: str) -> Path:
     return p
 
 
+def write_docs(vault: Path, files: dict[str, str]) -> None:
+    """Write several vault files: ``{vault-relative path: text}``."""
+    for rel, text in files.items():
+        write_doc(vault, rel, text)
+
+
 @pytest.fixture()
 def tiny_vault(tmp_path) -> Path:
     """An empty ``_dream_context`` folder in a temporary project."""

@@ -210,10 +210,9 @@ def test_an_expired_match_under_filters_gets_the_expiry_note_alone(tiny_vault):
 
 
 def test_until_a_date_keeps_documents_of_that_whole_day(tiny_vault):
-    write_doc(tiny_vault, "knowledge/e.md", "---\ntitle: E\ndate: 2026-08-11T23:59:59\n---\nwalrus e\n")
-    write_doc(tiny_vault, "knowledge/b.md", "---\ntitle: B\ndate: 2026-08-12T10:00:00Z\n---\nwalrus b\n")
-    write_doc(tiny_vault, "knowledge/c.md", "---\ntitle: C\ndate: 2026-08-12\n---\nwalrus c\n")
-    write_doc(tiny_vault, "knowledge/d.md", "---\ntitle: D\ndate: 2026-08-13T00:00:00Z\n---\nwalrus d\n")
+    for name, when in [("e", "2026-08-11T23:59:59"), ("b", "2026-08-12T10:00:00Z"), ("c", "2026-08-12"),
+                       ("d", "2026-08-13T00:00:00Z")]:
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\ntitle: {name.upper()}\ndate: {when}\n---\nwalrus {name}\n")
     index = dreamdb.open(tiny_vault)
     assert ids(index.recall("walrus", top=10, until="2026-08-11", now=NOW)) == ["knowledge/e"]
     assert sorted(ids(index.recall("walrus", top=10, since="2026-08-12", until="2026-08-12", now=NOW))) == [

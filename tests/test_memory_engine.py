@@ -10,7 +10,7 @@ import dreamdb
 from dreamdb.ranking.memory import MemoryEngine
 from dreamdb.ranking.rank import Filters, plan_query, rank
 from dreamdb.ranking.synonyms import load_synonyms
-from tests.conftest import needs_real_vault, write_doc
+from tests.conftest import needs_real_vault, write_doc, write_docs
 
 NOW = 20683.0  # 2026-08-18 in days since epoch
 
@@ -114,12 +114,13 @@ def test_candidates_matched_only_by_slug_synonym_or_filtered_out_agree_with_sql_
     """The memory engine scores only the documents a query term (or synonym) reaches: a document whose
     only match is its file name (identity coverage without BM25), one reached only through a vault
     synonym, an expired one and one the type filter drops must come out exactly as in the SQL engine."""
-    write_doc(tiny_vault, "knowledge/wombat-burrow.md", "---\ntitle: Digging plans\n---\ndepth notes\n")
-    write_doc(tiny_vault, "knowledge/dig.md", "---\ntitle: Dig log\n---\nwombat burrow digging log\n")
-    write_doc(tiny_vault, "knowledge/tunnel.md", "---\ntitle: Tunnel\n---\nexcavation tunnel under the shed\n")
-    write_doc(tiny_vault, "knowledge/old-burrow.md",
-              "---\ntitle: Old burrow\nexpires: 2026-01-01\n---\nwombat burrow abandoned\n")
-    write_doc(tiny_vault, "state/burrow-task.md", "---\ntitle: Burrow task\nstatus: active\n---\nwombat burrow repair\n")
+    write_docs(tiny_vault, {
+        "knowledge/wombat-burrow.md": "---\ntitle: Digging plans\n---\ndepth notes\n",
+        "knowledge/dig.md": "---\ntitle: Dig log\n---\nwombat burrow digging log\n",
+        "knowledge/tunnel.md": "---\ntitle: Tunnel\n---\nexcavation tunnel under the shed\n",
+        "knowledge/old-burrow.md": "---\ntitle: Old burrow\nexpires: 2026-01-01\n---\nwombat burrow abandoned\n",
+        "state/burrow-task.md": "---\ntitle: Burrow task\nstatus: active\n---\nwombat burrow repair\n",
+    })
     (tiny_vault / "synonyms.txt").write_text("burrow, excavation\n", encoding="utf-8")
     index = dreamdb.open(tiny_vault)
     index.sync()
