@@ -1707,7 +1707,7 @@ def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
 
     if frontmatter_bool(meta.get("pinned")):
         raise WriteRefused(f"{doc_type}/{path.name[:-3]} is pinned; not deleting it.",
-                           hint="Unpin it first (update --unpin) or pass --force.")
+                           hint="Unpin it first (update --unpin), or pass --force (force=True from Python).")
 
 
 def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
