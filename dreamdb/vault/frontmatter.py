@@ -50,7 +50,8 @@ def check_size(meta) -> None:
         value, depth = stack.pop()
         seen += 1
         if seen > MAX_VALUES:
-            raise TooLarge(f"more than {MAX_VALUES:,} values (YAML aliases repeating others?)")
+            raise TooLarge(f"more than {MAX_VALUES:,} values (metadata is tens of values: move data into the body, "
+                           "or look for YAML aliases repeating others)")
         if isinstance(value, (list, tuple, dict)):
             if depth >= MAX_DEPTH:
                 raise TooLarge(f"nested more than {MAX_DEPTH} levels deep (an alias to an enclosing list?)")
