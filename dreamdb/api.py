@@ -7,9 +7,10 @@ paths that need them.
 
 from __future__ import annotations
 
+import math
 import os
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from _thread import RLock
 from functools import lru_cache, wraps
 from pathlib import Path
@@ -123,8 +124,11 @@ def _days(dt: datetime) -> float:
 
 
 def _iso_day(days: float) -> str:
-    """Days since 1970-01-01 UTC → ``YYYY-MM-DD`` (UTC)."""
-    return datetime.fromtimestamp(days * 86400.0, timezone.utc).date().isoformat()
+    """Days since 1970-01-01 UTC → ``YYYY-MM-DD`` (UTC), clamped to the years 1-9999."""
+    try:
+        return (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(days=math.floor(days))).date().isoformat()
+    except (OverflowError, ValueError):  # an --until past 9999 (an infinite bound) or a --since before year 1
+        return "9999-12-31" if days > 0 else "0001-01-01"
 
 
 @lru_cache(maxsize=4096)
@@ -287,10 +291,31 @@ class Index:
         except db.DatabaseError as exc:
             return self._rebuild(exc)
 
-    def _check_index_vault(self, conn) -> None:
+    def check_index_vault_readonly(self) -> None:
+        """For reads that do not open the index for writing (``dreamdb sql --no-sync``): refuse, as opening
+        it would, an index file (``DREAMDB_INDEX``, ``index_path``) that mirrors another existing vault.
+
+        Raises:
+            UsageError: the index belongs to another existing vault.
+        """
+        if config.is_default_index_path(self.index_path, self.vault) or not self.index_path.is_file():
+            return
+        try:
+            conn = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
+        except DreamdbError:
+            return  # the read itself says what is wrong with the file
+        try:
+            self._check_index_vault(conn, readonly=True)
+        except db.DatabaseError:
+            pass
+        finally:
+            conn.close()
+
+    def _check_index_vault(self, conn, *, readonly: bool = False) -> None:
         """Refuse an index file (``DREAMDB_INDEX``, ``index_path``) that mirrors another vault that still
         exists: two vaults sharing one file would empty and refill it on every sync, pruning every
-        vector each time. An index whose vault is gone (moved) is taken over by this one.
+        vector each time. An index whose vault is gone (moved) is taken over by this one (recorded
+        unless ``readonly``).
 
         Raises:
             UsageError: the index belongs to another existing vault (the connection is closed).
@@ -304,6 +329,8 @@ class Index:
         except OSError:  # the recorded vault is gone: this one (moved, or new) takes the index over
             same = None
         if same is None or not other.is_dir():
+            if readonly:
+                return
             try:
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(self.vault),))
             except db.DatabaseError:  # a read-only index: the next writing sync records it
@@ -611,7 +638,10 @@ class Index:
         if hits is None:  # the fallback of a hybrid mode whose dense channel is unavailable
             hits = self._guarded(lambda: self._bm25_snapshot(plan, top, now_days, filters, explain))
         if not hits:
-            self._note_empty_result(plan, now_days, filters)
+            try:
+                self._note_empty_result(plan, now_days, filters)
+            except db.DatabaseError:  # the notes explain an empty result; the next recall meets any damage
+                pass
         return hits
 
     def _bm25_snapshot(self, plan, top: int, now_days: float, filters: Filters, explain: bool) -> list[Hit]:
@@ -858,12 +888,12 @@ class Index:
             raise UsageError(f"level must be 1, 2 or 3, got {level!r}")
         since_d = until_d = None
         if since is not None or until is not None:
-            from dreamdb.timeparse import parse_until, parse_when
+            from dreamdb.timeparse import parse_when, until_days
 
             if since is not None:
                 since_d = _days(since if isinstance(since, datetime) else parse_when(str(since), now_dt))
             if until is not None:  # a date names its whole day: --until 2026-08-11 keeps 2026-08-11T23:59
-                until_d = _days(until if isinstance(until, datetime) else parse_until(str(until), now_dt))
+                until_d = _days(until) if isinstance(until, datetime) else until_days(str(until), now_dt)
             if since_d is not None and until_d is not None and since_d > until_d:
                 raise UsageError(f"--since ({since}) is after --until ({until}): the window is empty.")
         return Filters(types=types_l, exclude_types=exclude_l, tags=_split(tags, "tags"),

@@ -105,14 +105,22 @@ def index_file_kind(index_path: Path) -> str:
     read error), ``dreamdb`` (SQLite with dreamdb's application id),
     ``sqlite`` (SQLite, application id 0: a dreamdb index older than migration 003, or any other
     database), ``foreign`` (SQLite with another application id) or ``other`` (not SQLite at all:
-    damaged, or somebody else's file).
+    damaged, or somebody else's file). A file this process has an open SQLite connection to is
+    ``dreamdb`` without being read (see :data:`dreamdb.store.connect._OPEN_FILES`).
     """
     try:
-        mode = os.stat(index_path).st_mode
+        st = os.stat(index_path)
+        mode = st.st_mode
         if stat.S_ISDIR(mode):
             return "directory"
         if not stat.S_ISREG(mode):
             return "special"
+        from dreamdb.store.connect import connected_in_process
+
+        if connected_in_process(st):
+            # Open in this process (so checked and migrated already): reading it here would release the
+            # process's SQLite locks on close (POSIX record locks), exposing its connections to other writers.
+            return "dreamdb"
         with open(index_path, "rb") as f:
             header = f.read(100)
     except (FileNotFoundError, NotADirectoryError):  # (a file where the folder should be: said on creation)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta, timezone
 
-__all__ = ["ACCEPTED_FORMS", "age_days", "parse_date_value", "parse_until", "parse_when"]
+__all__ = ["ACCEPTED_FORMS", "age_days", "parse_date_value", "parse_until", "parse_when", "until_days"]
 
 ACCEPTED_FORMS = (
     "an ISO-8601 date or instant (2026-08-01, 2026-08-01T12:00:00Z), "
@@ -62,20 +62,43 @@ def _start_of_day(value: datetime) -> datetime:
     return value.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-_DAY_RE = re.compile(r"^\d{4}-?\d{2}-?\d{2}$")
+_DAY_RE = re.compile(r"^\d{4}(?:-?\d{2}-?\d{2}|-?\d{3}|-?w\d{2}-?\d)$")
+"""A calendar day: 2026-08-11, 20260811, the ordinal 2026-223, the week date 2026-W33-2 (lowercased)."""
+_WEEK_RE = re.compile(r"^\d{4}-?w\d{2}$")
 _MONTH_RE = re.compile(r"^\d{4}-\d{2}$")
 _YEAR_RE = re.compile(r"^\d{4}$")
 _LAST_MICROSECOND = timedelta(microseconds=1)
 
 
+def _next_period_start(text: str, start: datetime) -> datetime | None:
+    """The start of the period after the one ``text`` names (a day, ISO week, month or year starting at
+    ``start``); ``None`` when ``text`` names an instant; :data:`datetime.max` past the year 9999."""
+    lowered = text.strip().lower() if isinstance(text, str) else ""
+    try:
+        if _DAY_RE.match(lowered) or lowered in ("today", "yesterday", "tomorrow"):
+            return start + timedelta(days=1)
+        if _WEEK_RE.match(lowered):
+            return start + timedelta(days=7)
+        if _MONTH_RE.match(lowered):
+            from dateutil.relativedelta import relativedelta
+
+            return start + relativedelta(months=1)
+        if _YEAR_RE.match(lowered):
+            return start.replace(year=start.year + 1)
+    except (OverflowError, ValueError):  # the last day, week, month or year of 9999
+        return datetime.max.replace(tzinfo=timezone.utc)
+    return None
+
+
 def parse_until(text: str, now: datetime) -> datetime:
     """Parse an ``--until`` bound: as :func:`parse_when`, but a calendar period names its last instant.
 
-    ``2026-08-11`` (or ``20260811``, ``today``, ``yesterday``, ``tomorrow``) means up to the end of
-    that day, ``2026-08`` the end of that month, ``2026`` the end of that year (each minus one
-    microsecond: the bound is inclusive), so ``--until 2026-08-11`` keeps a document dated
-    2026-08-11T23:59 and ``--since D --until D`` is the whole day D. Instants and relative spans
-    (``-30d``) are taken as they are.
+    ``2026-08-11`` (also ``20260811``, ``2026-223``, ``2026-W33-2``, ``today``, ``yesterday``,
+    ``tomorrow``) means up to the end of that day, ``2026-W33`` the end of that ISO week, ``2026-08``
+    the end of that month, ``2026`` the end of that year (each minus one microsecond: the bound is
+    inclusive), so ``--until 2026-08-11`` keeps a document dated 2026-08-11T23:59 and
+    ``--since D --until D`` is the whole day D. Instants and relative spans (``-30d``) are taken as
+    they are. :func:`until_days` gives the same bound as a day count for filtering.
 
     Returns:
         A timezone-aware datetime in UTC.
@@ -84,19 +107,34 @@ def parse_until(text: str, now: datetime) -> datetime:
         UsageError: as :func:`parse_when`.
     """
     start = parse_when(text, now)
-    lowered = text.strip().lower() if isinstance(text, str) else ""
-    try:
-        if _DAY_RE.match(lowered) or lowered in ("today", "yesterday", "tomorrow"):
-            return start + timedelta(days=1) - _LAST_MICROSECOND
-        if _MONTH_RE.match(lowered):
-            from dateutil.relativedelta import relativedelta
+    nxt = _next_period_start(text, start)
+    if nxt is None:
+        return start
+    return nxt if nxt == datetime.max.replace(tzinfo=timezone.utc) else nxt - _LAST_MICROSECOND
 
-            return start + relativedelta(months=1) - _LAST_MICROSECOND
-        if _YEAR_RE.match(lowered):
-            return start.replace(year=start.year + 1) - _LAST_MICROSECOND
-    except (OverflowError, ValueError):  # the last day, month or year of 9999: its end is the largest time
-        return datetime.max.replace(tzinfo=timezone.utc)
-    return start
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def until_days(text: str, now: datetime) -> float:
+    """The ``--until`` bound of :func:`parse_until` in days since 1970-01-01 UTC (what the index stores).
+
+    A period's bound is the largest float below the next period's start (:func:`math.nextafter`):
+    one microsecond is below a float's resolution in days far from 1970 (``--until 0999`` would
+    keep a document dated 1000-01-01). Past the year 9999 the bound is infinite.
+
+    Raises:
+        UsageError: as :func:`parse_when`.
+    """
+    import math
+
+    start = parse_when(text, now)
+    nxt = _next_period_start(text, start)
+    if nxt is None:
+        return start.timestamp() / 86400.0
+    if nxt == datetime.max.replace(tzinfo=timezone.utc):
+        return math.inf
+    return math.nextafter(nxt.timestamp() / 86400.0, -math.inf)
 
 
 def parse_when(text: str, now: datetime) -> datetime:

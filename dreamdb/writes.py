@@ -7,7 +7,7 @@ markdown document). The rules every one of them follows:
 * **Atomic writes.** New content goes to a temporary file in the target's own
   folder, is fsynced, then ``os.replace``-d over the target (the folder is
   fsynced too, best effort). A reader sees the old file or the new one, never
-  half of one; a crash leaves at most a stray ``.<name>.*.tmp`` file, which
+  half of one; a crash leaves at most a stray ``.<name>.dreamdb-*.tmp`` file, which
   the next write of that file removes once it is ten minutes old.
 * **One writer at a time.** Every write holds ``<vault>/.dreamdb/vault.lock``
   (a :class:`filelock.FileLock`) across its whole read-modify-write, so two
@@ -228,8 +228,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-        # mkstemp adds 8 random characters and the suffix: the prefix leaves room for them.
-        prefix = _fit_name(f".{path.name}.", NAME_MAX - 8 - len(".tmp"))
+        # mkstemp adds 8 random characters and the suffix: the prefix leaves room for them. The
+        # "dreamdb-" marker lets a later write tell its own leftovers from a user's files.
+        prefix = _fit_name(f".{path.name}.", NAME_MAX - 8 - len(".tmp") - len(TEMP_MARK)) + TEMP_MARK
         fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -249,21 +250,26 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     _remove_stale_temp_files(folder, prefix)
 
 
+TEMP_MARK = "dreamdb-"
+"""Part of every temporary file name dreamdb writes (``.<name>.dreamdb-XXXXXXXX.tmp``)."""
+_MKSTEMP_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
 STALE_TEMP_SECONDS = 600
-"""Age (s) after which a ``.<name>.XXXXXXXX.tmp`` file beside a file dreamdb writes is a crashed write's
+"""Age (s) after which a ``.<name>.dreamdb-XXXXXXXX.tmp`` file beside a file dreamdb writes is a crashed write's
 leftover (a write takes milliseconds; a killed one leaves its temporary file)."""
 
 
 def _remove_stale_temp_files(folder: Path, prefix: str) -> None:
     """Delete the temporary files of earlier writes of the same file that were killed before their rename:
-    regular files named ``prefix`` + 8 characters of :func:`tempfile.mkstemp` + ``.tmp``, older than
-    :data:`STALE_TEMP_SECONDS` (a concurrent write's fresh one is left alone). Best effort, never raises."""
+    regular files named ``prefix`` (which ends in :data:`TEMP_MARK`) + the 8 characters of
+    :func:`tempfile.mkstemp` + ``.tmp``, older than :data:`STALE_TEMP_SECONDS` (a concurrent write's
+    fresh one is left alone). Best effort, never raises."""
     now = time.time()
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             name = entry.name
             if (len(name) == len(prefix) + 12 and name.startswith(prefix) and name.endswith(".tmp")
-                    and entry.is_file(follow_symlinks=False)):
+                    and _MKSTEMP_CHARS.issuperset(name[len(prefix):-4]) and entry.is_file(follow_symlinks=False)):
                 with contextlib.suppress(OSError):
                     if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
                         os.unlink(entry.path)

@@ -221,3 +221,16 @@ def test_until_a_date_keeps_documents_of_that_whole_day(tiny_vault):
         "knowledge/c", "knowledge/e"]  # an instant is a bound to the second
     assert sorted(ids(index.recall("walrus", top=10, until="2026-08", now=NOW))) == [
         "knowledge/b", "knowledge/c", "knowledge/d", "knowledge/e"]
+
+
+def test_until_at_the_ends_of_the_calendar(tiny_vault):
+    """QA round 17: --until 9999 crashed (exit 70) when the empty-result note printed the window;
+    --until 0999 kept a document of 1000-01-01 (float days)."""
+    for name, when in [("first", "1000-01-01"), ("late", "2026-08-01")]:
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\ntitle: {name}\ndate: {when}\n---\nmarmot {name}\n")
+    index = dreamdb.open(tiny_vault)
+    assert ids(index.recall("marmot", top=10, until="0999", now=NOW)) == []
+    assert any("to 0999-12-31" in n for n in index.take_notes())
+    assert ids(index.recall("marmot", top=10, since="2030", until="9999", now=NOW)) == []
+    assert any("to 9999-12-31" in n for n in index.take_notes())
+    assert sorted(ids(index.recall("marmot", top=10, until="9999", now=NOW))) == ["knowledge/first", "knowledge/late"]

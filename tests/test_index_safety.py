@@ -476,6 +476,9 @@ def test_one_index_file_for_two_existing_vaults_is_refused(tmp_path):
     run = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tmp_path / "b"), "sleep"],
                          capture_output=True, text=True, env=env)
     assert run.returncode == 2 and "mirrors another vault" in run.stderr and "Traceback" not in run.stderr
+    run = subprocess.run([sys.executable, "-m", "dreamdb", "sql", "--no-sync", "--vault", str(tmp_path / "b"),
+                          "SELECT count(*) FROM documents"], capture_output=True, text=True, env=env)
+    assert run.returncode == 2 and "mirrors another vault" in run.stderr  # read-only, refused alike
     # the first vault moved away: the second one takes the index over (and it is recorded)
     (tmp_path / "a").rename(tmp_path / "a-moved")
     second = dreamdb.open(tmp_path / "b", index_path=shared)

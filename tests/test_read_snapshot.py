@@ -9,6 +9,8 @@ document table did not hold), surfacing as exit 70 from the CLI.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import dreamdb
@@ -93,3 +95,33 @@ def test_read_snapshot_nests_and_ends_on_a_closed_connection(tiny_vault):
     with read_snapshot(conn):
         conn.execute("SELECT 1").fetchone()
         index.close()  # a rebuild closes the connection inside a snapshot: leaving it must not raise
+
+
+def _posix_locks_on(path) -> list[str]:
+    """This process's POSIX lock lines on ``path`` in /proc/locks (Linux)."""
+    ino = os.stat(path).st_ino
+    me = str(os.getpid())
+    return [line for line in open("/proc/locks", encoding="ascii").read().splitlines()
+            if line.split()[4] == me and line.split()[5].rsplit(":", 1)[-1] == str(ino)]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux /proc/locks to see POSIX locks")
+def test_a_second_index_in_the_process_keeps_the_first_ones_sqlite_locks(tiny_vault):
+    """POSIX locks belong to the process: opening and closing the index file in Python (to read its
+    header) beside a live connection released SQLite's shared lock, after which another process's
+    sync could rewrite pages under it (QA round 17: "database disk image is malformed", a rebuild,
+    every vector lost)."""
+    from dreamdb import config
+
+    vault = _vault(tiny_vault)
+    first = dreamdb.open(vault, engine="sql")
+    first.recall("gerbil")
+    held = _posix_locks_on(first.index_path)
+    assert held, "SQLite holds a shared lock on a WAL database it has open"
+    second = dreamdb.open(vault)
+    assert second.recall("gerbil")
+    assert config.index_file_kind(first.index_path) == "dreamdb"
+    assert _posix_locks_on(first.index_path) == held
+    first.close()
+    second.close()
+    assert config.index_file_kind(first.index_path) == "dreamdb"  # closed: read from the header again

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from dreamdb.errors import UsageError
-from dreamdb.timeparse import age_days, parse_date_value, parse_until, parse_when
+from dreamdb.timeparse import age_days, parse_date_value, parse_until, parse_when, until_days
 
 NOW = datetime(2026, 8, 18, 12, 0, tzinfo=timezone.utc)
 UTC = timezone.utc
@@ -139,9 +139,28 @@ _END = timedelta(microseconds=1)
     ("2026-02", datetime(2026, 3, 1, tzinfo=timezone.utc) - _END),  # a month: to its last day
     ("2026", datetime(2027, 1, 1, tzinfo=timezone.utc) - _END),
     ("9999-12-31", datetime.max.replace(tzinfo=timezone.utc)),  # no next day to count back from
+    ("2026-223", datetime(2026, 8, 12, tzinfo=timezone.utc) - _END),  # ordinal date: day 223
+    ("2026-W33-2", datetime(2026, 8, 12, tzinfo=timezone.utc) - _END),  # ISO week date: that Tuesday
+    ("2026-W33", datetime(2026, 8, 17, tzinfo=timezone.utc) - _END),  # ISO week: to its Sunday
     ("2026-08-11T10:00", datetime(2026, 8, 11, 10, tzinfo=timezone.utc)),  # an instant is itself
     ("-3d", _CLOCK - timedelta(days=3)),
     ("now", _CLOCK),
 ])
 def test_until_names_the_last_instant_of_a_calendar_period(text, expected):
     assert parse_until(text, _CLOCK) == expected
+
+
+def test_until_days_is_just_below_the_next_period_even_far_from_1970():
+    """A microsecond is below a float's resolution in days before ~1600: the bound is the largest
+    float below the next period's start, so a document dated 1000-01-01 is after ``--until 0999``."""
+    import math
+
+    def days(dt):
+        return dt.timestamp() / 86400.0
+
+    for text, nxt in [("0999", datetime(1000, 1, 1, tzinfo=timezone.utc)), ("0001", datetime(2, 1, 1, tzinfo=timezone.utc)),
+                      ("2026-08-11", datetime(2026, 8, 12, tzinfo=timezone.utc))]:
+        bound = until_days(text, _CLOCK)
+        assert bound < days(nxt) and bound == math.nextafter(days(nxt), -math.inf)
+        assert bound >= days(nxt - timedelta(seconds=1))
+    assert until_days("9999", _CLOCK) == math.inf and until_days("-3d", _CLOCK) == days(_CLOCK - timedelta(days=3))

@@ -1393,15 +1393,17 @@ def test_a_killed_writes_temporary_file_is_removed_by_the_next_write_once_stale(
 
     target = tmp_path / "CHANGELOG.json"
     target.write_bytes(b"[]")
-    old = tmp_path / ".CHANGELOG.json.ab12cd34.tmp"  # what a write killed before its rename leaves
-    fresh = tmp_path / ".CHANGELOG.json.zz99yy88.tmp"  # a concurrent write's, seconds old
-    other = tmp_path / ".notes.md.ab12cd34.tmp"  # another file's: not this write's business
-    mine = tmp_path / ".CHANGELOG.json.backup"  # not a temporary file name
-    for p in (old, fresh, other, mine):
+    old = tmp_path / ".CHANGELOG.json.dreamdb-ab12cd34.tmp"  # what a write killed before its rename leaves
+    fresh = tmp_path / ".CHANGELOG.json.dreamdb-zz99yy88.tmp"  # a concurrent write's, seconds old
+    other = tmp_path / ".notes.md.dreamdb-ab12cd34.tmp"  # another file's: not this write's business
+    users = [tmp_path / ".CHANGELOG.json.backup01.tmp",  # the user's own files, shaped alike
+             tmp_path / ".CHANGELOG.json.dreamdb-BACKUP01.tmp", tmp_path / ".CHANGELOG.json.backup"]
+    for p in (old, fresh, other, *users):
         p.write_bytes(b"x" * 10)
     stale = time.time() - STALE_TEMP_SECONDS - 60
-    for p in (old, other, mine):
+    for p in (old, other, *users):
         os.utime(p, (stale, stale))
     atomic_write_bytes(target, b'[{"a": 1}]')
     assert target.read_bytes() == b'[{"a": 1}]'
-    assert not old.exists() and fresh.exists() and other.exists() and mine.exists()
+    assert not old.exists() and fresh.exists() and other.exists() and all(p.exists() for p in users)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp") and p not in (fresh, other, *users)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import weakref
 from pathlib import Path
 from types import ModuleType
 
@@ -136,10 +137,10 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
         if readonly:
             uri = Path(path).resolve().as_uri() + "?mode=ro"
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_ms / 1000,
-                                   check_same_thread=False)
+                                   check_same_thread=False, factory=_Connection)
         else:
             conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout_ms / 1000,
-                                   check_same_thread=False)
+                                   check_same_thread=False, factory=_Connection)
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
@@ -153,9 +154,48 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
         conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE_BYTES}")
     except DatabaseError as exc:
         raise IndexUnavailable(f"Cannot open the index at {path}: {exc}") from exc
+    _remember_open(conn, path)
     if vec:
         load_vec(conn)
     return conn
+
+
+class _Connection(sqlite3.Connection):
+    """A SQLite connection that leaves the registry of open index files when closed (and, being a
+    Python subclass, can be referenced weakly: one dropped without ``close()`` leaves it too)."""
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            for conns in _OPEN_FILES.values():
+                conns.discard(self)
+
+
+_OPEN_FILES: dict[tuple[int, int], weakref.WeakSet] = {}
+"""``{(st_dev, st_ino): open connections}`` of the index files this process has connected to.
+
+POSIX record locks belong to the process, and closing *any* descriptor of a file releases all of
+them: a plain ``open(index).read(100); close()`` beside a live connection silently drops SQLite's
+locks, so another process may checkpoint or rewrite the pages this one is reading ("database disk
+image is malformed", then a needless rebuild). SQLite's own connections share one descriptor per
+file and never do this; dreamdb's Python read of the header (:func:`dreamdb.config.index_file_kind`)
+must not happen while a connection is open (see :func:`connected_in_process`)."""
+
+
+def _remember_open(conn, path) -> None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    _OPEN_FILES.setdefault((st.st_dev, st.st_ino), weakref.WeakSet()).add(conn)
+
+
+def connected_in_process(st: os.stat_result) -> bool:
+    """Whether this process has an open SQLite connection to the file ``st`` describes (then it must not
+    ``open()`` and ``close()`` the file itself: see :data:`_OPEN_FILES`)."""
+    conns = _OPEN_FILES.get((st.st_dev, st.st_ino))
+    return bool(conns)
 
 
 class read_snapshot:
