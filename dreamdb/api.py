@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta, timezone
 from _thread import RLock
 from functools import lru_cache, wraps
@@ -328,15 +328,12 @@ class Index:
             same = os.path.samefile(other, self.vault)
         except OSError:  # the recorded vault is gone: this one (moved, or new) takes the index over
             same = None
-        if same is None or not other.is_dir():
-            if readonly:
-                return
-            try:
-                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(self.vault),))
-            except db.DatabaseError:  # a read-only index: the next writing sync records it
-                pass
-            return
         if same:
+            return
+        if same is None or not other.is_dir():  # taken over: recorded now unless read-only
+            if not readonly:
+                with suppress(db.DatabaseError):  # a read-only file: the next writing sync records it
+                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(self.vault),))
             return
         conn.close()
         raise UsageError(f"The index {self.index_path} mirrors another vault ({other}); one index file serves one vault.",

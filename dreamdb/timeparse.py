@@ -68,6 +68,7 @@ _WEEK_RE = re.compile(r"^\d{4}-?w\d{2}$")
 _MONTH_RE = re.compile(r"^\d{4}-\d{2}$")
 _YEAR_RE = re.compile(r"^\d{4}$")
 _LAST_MICROSECOND = timedelta(microseconds=1)
+_END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
 
 
 def _next_period_start(text: str, start: datetime) -> datetime | None:
@@ -86,7 +87,7 @@ def _next_period_start(text: str, start: datetime) -> datetime | None:
         if _YEAR_RE.match(lowered):
             return start.replace(year=start.year + 1)
     except (OverflowError, ValueError):  # the last day, week, month or year of 9999
-        return datetime.max.replace(tzinfo=timezone.utc)
+        return _END_OF_TIME
     return None
 
 
@@ -110,10 +111,7 @@ def parse_until(text: str, now: datetime) -> datetime:
     nxt = _next_period_start(text, start)
     if nxt is None:
         return start
-    return nxt if nxt == datetime.max.replace(tzinfo=timezone.utc) else nxt - _LAST_MICROSECOND
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return nxt if nxt == _END_OF_TIME else nxt - _LAST_MICROSECOND
 
 
 def until_days(text: str, now: datetime) -> float:
@@ -132,7 +130,7 @@ def until_days(text: str, now: datetime) -> float:
     nxt = _next_period_start(text, start)
     if nxt is None:
         return start.timestamp() / 86400.0
-    if nxt == datetime.max.replace(tzinfo=timezone.utc):
+    if nxt == _END_OF_TIME:
         return math.inf
     return math.nextafter(nxt.timestamp() / 86400.0, -math.inf)
 
