@@ -171,6 +171,31 @@ def test_the_mark_table_matches_this_pythons_unicode_data():
     assert MARK_CLASS == mark_class()
 
 
+def test_text_below_the_first_mark_takes_the_plain_token_pattern_with_the_same_tokens():
+    """The fast path of tokens(): no mark lies below _FIRST_MARK, so both patterns split Latin text alike."""
+    import random
+    import re
+    import unicodedata
+
+    from dreamdb import analyzer as A
+    from dreamdb.unicode_marks import MARK_CLASS
+
+    assert not any(re.fullmatch(f"[{MARK_CLASS}]", chr(c)) for c in range(ord(A._FIRST_MARK)))
+    assert re.fullmatch(f"[{MARK_CLASS}]", A._FIRST_MARK)
+    assert [chr(c) for c in range(ord(A._FIRST_MARK)) if A._IGNORABLE_RE.fullmatch(chr(c))] == ["\u00ad"]
+    rnd = random.Random(7)
+    alphabet = [chr(c) for c in range(0x20, 0x300)] + [" "] * 40
+    for _ in range(3000):
+        raw = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 30)))
+        nfkc = unicodedata.normalize("NFKC", raw)
+        slow = A._IGNORABLE_RE.sub("", nfkc)  # the general path of normalize()
+        assert A.normalize(raw) == (slow.replace("\u200b", " ") if A._FROM_FIRST_MARK_RE.search(nfkc) else slow), raw
+        text = A.normalize(raw)
+        assert A.tokens(text) == A._marked_token_re().findall(text), text
+    assert A.tokens("Çağrı şöyle: ölçüm") == ["Çağrı", "şöyle", "ölçüm"]
+    assert A.tokens("ca\u0301fe\u0301") == ["ca\u0301fe\u0301"]  # a mark (NFKC left it) keeps its word whole
+
+
 def test_capital_i_in_turkish_text_is_also_indexed_as_dotless():
     """QA round 13: KIRMIZI in a Turkish note was only kirmizi, so the query kırmızı missed it."""
     stacked: list[str] = []

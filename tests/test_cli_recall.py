@@ -289,6 +289,20 @@ def test_a_vault_with_notes_only_outside_the_indexed_folders_is_said_so(tiny_vau
     assert code == 0 and "2 .md files outside the folders dreamdb reads were not searched" in err
 
 
+def test_the_unindexed_note_never_lists_the_knowledge_folder(tiny_vault, monkeypatch):
+    """Profiling the eval: every empty recall listed knowledge/ (all of a big vault's notes) before pruning it,
+    ~1 ms per 1,000 notes for a note about the few files elsewhere."""
+    from dreamdb.vault import discover
+
+    write_doc(tiny_vault, "notes/elsewhere.md", "not read\n")
+    write_doc(tiny_vault, "knowledge/deep/kept.md", "indexed\n")
+    listed = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": listed.append(os.path.relpath(path, tiny_vault)) or real(path))
+    assert discover.unindexed_markdown(tiny_vault) == (1, ["notes/elsewhere.md"])
+    assert "notes" in listed and not [p for p in listed if p.split(os.sep)[0] == "knowledge"], listed
+
+
 def test_a_first_recall_on_a_terminal_shows_the_indexing_progress(tiny_vault):
     """New-user review: the lazy full sync of a first recall ran for seconds with nothing on screen."""
     import pty

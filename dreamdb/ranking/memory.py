@@ -78,6 +78,9 @@ class MemoryEngine:
         self._probe = None
         self._terms: dict[str, tuple] = {}
         self._filter_cache: dict = {}
+        #: ``{(word, capitalised, Turkish query, spelled out): the index term it resolves to, or None}``
+        #: (filled by :func:`dreamdb.ranking.rank.plan_query`; emptied when the index changes).
+        self.resolved_words: dict[tuple, str | None] = {}
         #: ``{documents.id: row of HIT_COLUMNS}``: every document's when the index is preloaded, else those
         #: returned so far (filled by :meth:`dreamdb.api.Index._hits`); cleared when the index changes.
         self.hit_metadata: dict[int, tuple] = {}
@@ -125,6 +128,7 @@ class MemoryEngine:
             return
         self._terms.clear()
         self._filter_cache.clear()
+        self.resolved_words.clear()
         self.hit_metadata.clear()
         self.hit_prepared.clear()
         rows = self.conn.execute(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import json
 
-from dreamdb.analyzer import alternate_terms, analyze, diacritic_terms, is_turkish, query_words, raw_tokens
+from dreamdb.analyzer import alternate_terms, analyze, diacritic_terms, is_turkish, lower, normalize, query_words, tokens
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.records import factory, record
@@ -74,15 +74,18 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     Returns:
         QueryPlan.
     """
-    words = raw_tokens(text)
+    written = normalize(text)
+    words = tokens(lower(written))  # raw_tokens(text), from the one normalisation
     turkish = is_turkish(words)
-    distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words)))
+    originals = tokens(written) if turkish else None  # the words as written (capitals: names)
+    distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words, originals=originals)))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text
     if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text):
-        resolved = _resolve(text, words, turkish, distinct, vocabulary)
+        resolved = _resolve(text, words, tokens(written) if originals is None else originals, turkish, distinct,
+                            vocabulary)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
     if synonym_table is not None:
@@ -99,35 +102,51 @@ MAX_SPELLED_WORDS = 16
 letters has a handful of unknown words; a pasted text of hundreds would cost seconds."""
 
 
-def _resolve(text: str, words: list[str], turkish: bool, distinct: list[str], vocabulary) -> dict[str, str]:
-    """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`)."""
+RESOLVED_WORDS_MAX = 100_000
+"""Outcomes kept in a vocabulary's ``resolved_words`` (a few MB) before it starts afresh."""
+
+
+def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
+             vocabulary) -> dict[str, str]:
+    """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`).
+
+    A word's replacement depends on the word, its case, the query's language, whether its Turkish
+    spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
+    memory engine's, emptied when the index changes) keeps each word's outcome, so a word met
+    again is not spelled out again.
+    """
     found = vocabulary.known(distinct)
     wanted = set(distinct).difference(found)
     if not wanted:
         return {}
-    options: dict[str, tuple[tuple[str, bool], ...]] = {}
-    words_of: dict[str, str] = {}
-    for t, w, cap in query_words(text, turkish, words):
-        if t in wanted and t not in options:
-            options[t] = alternate_terms(w, cap, turkish)
-            words_of[t] = w
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
-    if vocabulary.has_turkish and (turkish or not vocabulary.known(sorted(found), in_turkish=False)):
-        for t in list(options)[:MAX_SPELLED_WORDS]:
-            options[t] = options[t] + tuple((a, True) for a in diacritic_terms(words_of[t]))
-    candidates = {a for alts in options.values() for a, _tr in alts}
-    in_text = vocabulary.known(sorted(candidates))
-    # A Turkish reading of a word of an English-analysed query must come from a Turkish document.
-    foreign = sorted({a for alts in options.values() for a, tr in alts if tr and not turkish and a in in_text})
-    in_turkish = vocabulary.known(foreign, in_turkish=True) if foreign else set()
-    resolved = {}
-    for t, alts in options.items():
-        hit = next((a for a, tr in alts if a in (in_turkish if tr and not turkish else in_text)), None)
-        if hit is not None:
-            resolved[t] = hit
-    return resolved
+    spell = vocabulary.has_turkish and (turkish or not vocabulary.known(sorted(found), in_turkish=False))
+    memo = getattr(vocabulary, "resolved_words", None)
+    keys: dict[str, tuple] = {}  # term → (folded word, capitalised, query analysed as Turkish, spelled out)
+    for t, w, cap in query_words(text, turkish, words, originals):
+        if t in wanted and t not in keys:
+            keys[t] = (w, cap, turkish, spell and len(keys) < MAX_SPELLED_WORDS)
+    outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
+    options: dict[str, tuple[tuple[str, bool], ...]] = {}
+    for t, (w, cap, _turkish, spelled) in keys.items():
+        if t not in outcome:
+            alts = alternate_terms(w, cap, turkish)
+            options[t] = alts + tuple((a, True) for a in diacritic_terms(w)) if spelled else alts
+    if options:
+        candidates = {a for alts in options.values() for a, _tr in alts}
+        in_text = vocabulary.known(sorted(candidates))
+        # A Turkish reading of a word of an English-analysed query must come from a Turkish document.
+        foreign = sorted({a for alts in options.values() for a, tr in alts if tr and not turkish and a in in_text})
+        in_turkish = vocabulary.known(foreign, in_turkish=True) if foreign else set()
+        for t, alts in options.items():
+            outcome[t] = next((a for a, tr in alts if a in (in_turkish if tr and not turkish else in_text)), None)
+            if memo is not None:
+                if len(memo) >= RESOLVED_WORDS_MAX:
+                    memo.clear()
+                memo[keys[t]] = outcome[t]
+    return {t: outcome[t] for t in keys if outcome[t] is not None}
 
 
 def any_expired(conn, now_days: float) -> bool:

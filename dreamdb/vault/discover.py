@@ -273,10 +273,10 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
     root = str(vault)
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        if rel_dir == "knowledge":  # every note below is indexed: not walked (it holds most of a vault)
-            dirnames[:] = []
-            continue
-        dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith(".")))
+        # knowledge/: every note below is indexed, so it is pruned here, before os.walk lists it
+        # (it holds most of a vault: listing it made an empty recall's note cost ~1 ms per 1,000 notes)
+        dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith("."))
+                             and not (rel_dir == "." and d == "knowledge"))
         for name in sorted(filenames):
             if not name.endswith(".md") or name.startswith(".") or not is_utf8(name):
                 continue
