@@ -219,3 +219,20 @@ def test_an_all_capitals_turkish_word_finds_it_in_an_english_note(tiny_vault):
     for query in ("SICAKLIK", "YAZILIM", "sıcaklık"):
         assert [h.doc_id for h in index.recall(query)] == ["knowledge/en"], query
     index.close()
+
+
+def test_a_word_is_spelled_out_once_per_index_state(index, tiny_vault, monkeypatch):
+    """Each unknown word's outcome is remembered by the memory engine until the index changes."""
+    import dreamdb.ranking.rank as R
+
+    seen = []
+    real = R.diacritic_terms
+    monkeypatch.setattr(R, "diacritic_terms", lambda w: seen.append(w) or real(w))
+    first = plan_query("sifreleme gunesi", vocabulary=index._vocabulary())
+    assert list(first.resolved.values()) == ["şifrel"] and len(first.terms) == 2  # no note holds güneş yet
+    again = plan_query("gunesi sifreleme", vocabulary=index._vocabulary())
+    assert again.resolved == first.resolved and seen == ["sifreleme", "gunesi"]  # nothing spelled out twice
+    write_doc(tiny_vault, "knowledge/gunes.md", "---\ntitle: Güneş paneli\n---\nGüneşi izleyen paneller kuruldu.\n")
+    index.sync()
+    after = plan_query("gunesi", vocabulary=index._vocabulary())
+    assert after.terms == analyze("güneşi", turkish=True) and [h.slug for h in index.recall("gunesi")] == ["gunes"]
