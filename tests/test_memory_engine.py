@@ -121,7 +121,7 @@ def test_candidates_matched_only_by_slug_synonym_or_filtered_out_agree_with_sql_
         "knowledge/old-burrow.md": "---\ntitle: Old burrow\nexpires: 2026-01-01\n---\nwombat burrow abandoned\n",
         "state/burrow-task.md": "---\ntitle: Burrow task\nstatus: active\n---\nwombat burrow repair\n",
     })
-    (tiny_vault / "synonyms.txt").write_text("burrow, excavation\n", encoding="utf-8")
+    (tiny_vault / "synonyms.txt").write_text("burrow, excavation\nspade, excavation\n", encoding="utf-8")
     index = dreamdb.open(tiny_vault)
     index.sync()
     engine = MemoryEngine(index.conn)
@@ -135,6 +135,12 @@ def test_candidates_matched_only_by_slug_synonym_or_filtered_out_agree_with_sql_
     assert got["knowledge/wombat-burrow"].score == 0 and got["knowledge/wombat-burrow"].identity > 0  # slug only
     assert got["knowledge/tunnel"].score == 0 and got["knowledge/tunnel"].bm25f > 0  # synonym only
     assert "knowledge/old-burrow" not in got  # expired at NOW
+    # no query term in the index, a synonym alone matches: the score is a float 0.0 (np.bincount of no
+    # postings gives int64 zeros), as the SQL engine returns it
+    spade = plan_query("spade", syn)
+    only = engine.rank(spade, top=5, now_days=NOW)
+    assert [r.doc_id for r in only] == ["knowledge/tunnel"] and repr(only[0].score) == "0.0"
+    _same(only, rank(index.conn, spade, top=5, now_days=NOW))
     assert "knowledge/old-burrow" in {r.doc_id for r in engine.rank(plan, top=10, now_days=NOW, filters=cases[2])}
     assert "task/burrow-task" not in {r.doc_id for r in engine.rank(plan, top=10, now_days=NOW, filters=cases[3])}
 
