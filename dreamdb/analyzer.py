@@ -401,7 +401,8 @@ def diacritic_terms(word: str) -> tuple[str, ...]:
     """Turkish analyses of ``word`` as it may have been meant with Turkish letters, for a query
     typed without them (``sifrelenir`` → ``şifrelenir``).
 
-    Every spelling that puts ç ğ ı ö ş ü where c g i o s u stand is analysed as Turkish; the
+    Every spelling that puts ç ğ ı ö ş ü where c g i o s u stand (ğ only after a vowel, as Turkish
+    writes it) is analysed as Turkish; the
     index's vocabulary picks among them (:func:`dreamdb.ranking.rank.plan_query`). Spellings with
     fewer changed letters come first, then alphabetical order.
 
@@ -411,7 +412,9 @@ def diacritic_terms(word: str) -> tuple[str, ...]:
     """
     if not word.isascii() or not word.isalpha():
         return ()
-    slots = [i for i, c in enumerate(word) if c in _ASCII_TO_TURKISH]
+    # ğ (soft g) only ever follows a vowel in Turkish spelling: never first, never after a consonant
+    # (the letter before a g is a vowel or not whichever way it is spelled: c/ç, s/ş are both consonants)
+    slots = [i for i, c in enumerate(word) if c in _ASCII_TO_TURKISH and (c != "g" or (i and word[i - 1] in _VOWELS))]
     if not slots or 2 ** len(slots) > MAX_DIACRITIC_VARIANTS:
         return ()
     spellings = []

@@ -133,6 +133,15 @@ def test_diacritic_spellings_fewest_changes_first():
     assert diacritic_terms("ioioioi") == ()  # 2^7 spellings: not tried
 
 
+def test_soft_g_is_only_spelled_after_a_vowel():
+    """Turkish writes ğ only after a vowel: a g that starts the word or follows a consonant stays g
+    (half the spellings of such a word, each a Turkish stemmer call, were never Turkish)."""
+    assert "doğru" in diacritic_terms("dogru")
+    assert diacritic_terms("gelir") == ("gelır",)  # not ğelir
+    assert not any("ğ" in t for t in diacritic_terms("ingilizce"))  # after n
+    assert "görgü" in diacritic_terms("gorgu") and not any(t.startswith("ğ") for t in diacritic_terms("gorgu"))
+
+
 def test_ascii_spelling_is_not_tried_without_turkish_notes(tiny_vault):
     write_doc(tiny_vault, "knowledge/en.md", "---\ntitle: Guide\n---\nThe word süs appears once in this long enough plain English text about ordinary release checklists and build notes.\n")
     ix = dreamdb.open(tiny_vault)

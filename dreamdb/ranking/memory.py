@@ -265,8 +265,9 @@ class MemoryEngine:
             self._ensure_loaded()
         return self._has_turkish
 
-    def known(self, terms: list[str], *, in_turkish: bool | None = None) -> set[str]:
-        """The subset of ``terms`` found in some document's text (as :func:`dreamdb.ranking.rank.known_terms`)."""
+    def known(self, terms, *, in_turkish: bool | None = None) -> set[str]:
+        """The subset of ``terms`` (any iterable of str) found in some document's text (as
+        :func:`dreamdb.ranking.rank.known_terms`)."""
         if self._generation is None:
             self._ensure_loaded()
         if self._slices is None:

@@ -122,7 +122,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
-    spell = vocabulary.has_turkish and (turkish or not vocabulary.known(sorted(found), in_turkish=False))
+    spell = vocabulary.has_turkish and (turkish or not vocabulary.known(found, in_turkish=False))
     memo = getattr(vocabulary, "resolved_words", None)
     keys: dict[str, tuple] = {}  # term → (folded word, capitalised, query analysed as Turkish, spelled out)
     for t, w, cap in query_words(text, turkish, words, originals):
@@ -136,9 +136,9 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
             options[t] = alts + tuple((a, True) for a in diacritic_terms(w)) if spelled else alts
     if options:
         candidates = {a for alts in options.values() for a, _tr in alts}
-        in_text = vocabulary.known(sorted(candidates))
+        in_text = vocabulary.known(candidates)
         # A Turkish reading of a word of an English-analysed query must come from a Turkish document.
-        foreign = sorted({a for alts in options.values() for a, tr in alts if tr and not turkish and a in in_text})
+        foreign = {a for alts in options.values() for a, tr in alts if tr and not turkish and a in in_text}
         in_turkish = vocabulary.known(foreign, in_turkish=True) if foreign else set()
         for t, alts in options.items():
             outcome[t] = next((a for a, tr in alts if a in (in_turkish if tr and not turkish else in_text)), None)
@@ -155,16 +155,16 @@ def any_expired(conn, now_days: float) -> bool:
     return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)", (now_days,)).fetchone()[0])
 
 
-def known_terms(conn, terms: list[str], *, in_turkish: bool | None = None) -> set[str]:
-    """The subset of ``terms`` found in some document's text (title, description, tags or body:
-    a slug alone does not count); with ``in_turkish`` True (False), in a document analysed as
-    Turkish (as another language)."""
+def known_terms(conn, terms, *, in_turkish: bool | None = None) -> set[str]:
+    """The subset of ``terms`` (any iterable of str) found in some document's text (title, description,
+    tags or body: a slug alone does not count); with ``in_turkish`` True (False), in a document
+    analysed as Turkish (as another language)."""
     if not terms:
         return set()
     turkish = "" if in_turkish is None else \
         f" AND EXISTS (SELECT 1 FROM documents d WHERE d.id = p.doc AND {'' if in_turkish else 'NOT '}d.turkish)"
     rows = conn.execute("SELECT j.value FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM postings p WHERE p.term = j.value"
-                        f" AND p.tf_title + p.tf_description + p.tf_tags + p.tf_body > 0{turkish})", (json.dumps(terms),))
+                        f" AND p.tf_title + p.tf_description + p.tf_tags + p.tf_body > 0{turkish})", (json.dumps(sorted(terms)),))
     return {r[0] for r in rows}
 
 
@@ -182,7 +182,7 @@ class SqlVocabulary:
     def has_turkish(self) -> bool:
         return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE turkish)").fetchone()[0])
 
-    def known(self, terms: list[str], *, in_turkish: bool | None = None) -> set[str]:
+    def known(self, terms, *, in_turkish: bool | None = None) -> set[str]:
         """See :func:`known_terms`."""
         return known_terms(self.conn, terms, in_turkish=in_turkish)
 
