@@ -67,14 +67,20 @@ def english_stem(word: str) -> str:
         return word
     if word in _EXCEPTIONS:
         return _EXCEPTIONS[word]
-    if word[-1] not in _RULE_ENDINGS:  # no step below can apply (a fast path; same result)
+    last = word[-1]
+    if last not in _RULE_ENDINGS:  # no step below can apply (a fast path; same result)
+        return word
+    # Fast paths, same result: of the rules on a last l, g or d, only -ll (step 5), -ing (step 1b)
+    # and -ed (-ied, -eed, -ed: steps 1a and 1b; the -ed words of _AFTER_1A) can apply.
+    if ((last == "l" and word[-2] != "l") or (last == "g" and not word.endswith("ing"))
+            or (last == "d" and word[-2] != "e")) and word[0] != "'":  # (a leading ' is stripped below)
         return word
     w = word.lstrip("'")
     if w.startswith("y"):
         w = "Y" + w[1:]
     if "y" in w:
         w = "".join("Y" if c == "y" and i > 0 and w[i - 1] in _VOWELS else c for i, c in enumerate(w))
-    r1, r2 = _r1_r2(w)
+    marked = w  # R1 and R2 are regions of the word as marked here (computed when a rule needs them)
     # Step 0: possessive apostrophes
     for suf in ("'s'", "'s", "'"):
         if w.endswith(suf):
@@ -94,7 +100,7 @@ def english_stem(word: str) -> str:
     # Step 1b: -eed, -ed, -ing
     for suf in ("eedly", "eed"):
         if w.endswith(suf):
-            if len(w) - len(suf) >= r1:
+            if len(w) - len(suf) >= _r1_r2(marked)[0]:
                 w = w[: -len(suf)] + "ee"
             break
     else:
@@ -107,13 +113,16 @@ def english_stem(word: str) -> str:
                         w += "e"
                     elif w.endswith(_DOUBLES):
                         w = w[:-1]
-                    elif r1 >= len(w) and _short_syllable_at_end(w):
+                    elif _r1_r2(marked)[0] >= len(w) and _short_syllable_at_end(w):
                         w += "e"
                 break
     # Step 1c: final y → i after a consonant that is not the first letter
     if len(w) > 2 and w[-1] in "yY" and w[-2] not in _VOWELS:
         w = w[:-1] + "i"
     # Step 5: final e, ll
+    if not w.endswith(("e", "ll")):
+        return w.replace("Y", "y")
+    r1, r2 = _r1_r2(marked)
     r1, r2 = min(r1, len(w)), min(r2, len(w))
     if w.endswith("e"):
         if len(w) - 1 >= r2 or (len(w) - 1 >= r1 and not _short_syllable_at_end(w[:-1])):

@@ -29,6 +29,15 @@ def test_english_inflections_collapse_but_derivations_do_not():
     assert english_stem("protection") != english_stem("protect")
 
 
+def test_english_stem_on_the_endings_its_fast_paths_skip():
+    """Porter2 step by step on words ending in l, g or d, which the fast paths return whole unless -ll,
+    -ing or -ed; the regions R1/R2 (computed only when a rule needs them) decide -ll and -e."""
+    cases = {"travel": "travel", "install": "instal", "fall": "fall", "spilled": "spill", "swing": "swing",
+             "king": "king", "hoping": "hope", "fed": "fed", "bled": "bled", "need": "need", "agreed": "agre",
+             "proceed": "proceed", "tangled": "tangl", "curled": "curl", "kissed": "kiss", "'tell": "tell"}
+    assert {w: english_stem(w) for w in cases} == cases
+
+
 def test_turkish_case_and_plural_suffixes_collapse():
     q = analyze("veritabanları hakkında kararlar nasıl verildi")
     assert is_turkish("veritabanları hakkında kararlar nasıl verildi".split())
