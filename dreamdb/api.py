@@ -915,6 +915,11 @@ class Index:
         prepared = memory.hit_prepared if memory is not None else {}
         vault = str(self.vault)
         prefix = vault if vault.endswith(os.sep) else vault + os.sep  # os.path.join(vault, relative path), cheaper
+        if memory is not None and not prepared and memory.self_contained and len(cache) == len(memory.rowid_list):
+            # A preloaded index's first hits since it was loaded: every document's row prepared at once
+            # (≈ 3 µs a document, paid once per index state, instead of on each document's first hit)
+            prepared.update((rowid, _prepare_hit_row(cache[rowid], doc_type, prefix))
+                            for rowid, doc_type in zip(memory.rowid_list, memory.types_list))
         missing = [i for i in ids if i not in prepared and i not in cache]
         if missing:
             fetched = {row[0]: row[1:] for row in self.conn.execute(

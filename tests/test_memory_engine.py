@@ -85,6 +85,24 @@ def test_hit_metadata_cache_follows_edits(tiny_vault):
     assert [h.title for h in index.recall("tapir")] == ["Tapir keeping"]
 
 
+def test_first_hits_of_a_preloaded_index_prepare_every_row_alike(tiny_vault):
+    """The first recall of a preloaded index prepares every document's hit row at once; a later hit
+    on another document is served from them, equal to what the SQL engine builds."""
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\ntags: [zoo, mammals]\n---\ntapir feeding\n")
+    write_doc(tiny_vault, "state/b.md", "---\ntitle: Okapi task\nstatus: completed\nlevel: 3\n---\nokapi check\n")
+    write_doc(tiny_vault, "knowledge/c.md", "---\ntitle: Wombat\ndate: 2026-05-01\n---\nwombat burrow\n")
+    index, sql = dreamdb.open(tiny_vault), dreamdb.open(tiny_vault, engine="sql")
+    index.recall("tapir")
+    assert len(index._memory.hit_prepared) == 3
+    for q in ("okapi", "wombat", "tapir okapi wombat"):
+        got, want = index.recall(q, top=5), sql.recall(q, top=5)
+        assert [h.as_dict() for h in got] == [h.as_dict() for h in want] and got
+    write_doc(tiny_vault, "state/b.md", "---\ntitle: Okapi task\nstatus: active\nlevel: 1\n---\nokapi check\n")
+    got = index.recall("okapi")
+    assert [h.as_dict() for h in got] == [h.as_dict() for h in sql.recall("okapi")]
+    assert got[0].status == "active" and len(index._memory.hit_prepared) == 3
+
+
 def test_ties_and_recency_pruning_match_sql_engine(tiny_vault):
     """Equal rankScores break by newest date, then the smaller doc_id; recency is applied after exact
     pruning (an older document with a higher BM25 can still lose to a recent one): same as SQL."""
