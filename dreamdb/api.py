@@ -677,8 +677,11 @@ class Index:
                 self.notes.append(f"no document has the status {', '.join(unknown)}; statuses in the index: "
                                   + (", ".join(sorted(present)) or "none"))
                 return  # that is why: no other note
-        if filters.include_expired or not self._note_expired_matches(plan, now_days, filters):
-            self._note_filtered_matches(plan, now_days, filters)  # (an expired match is the whole story)
+        # Notes on filters and expiry only when some document matches without them (one ranking to
+        # ask, instead of one per note for a query whose words are in no document)
+        if self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=Filters(include_expired=True))):
+            if filters.include_expired or not self._note_expired_matches(plan, now_days, filters):
+                self._note_filtered_matches(plan, now_days, filters)  # (an expired match is the whole story)
         from dreamdb.vault.discover import unindexed_markdown
 
         count, _ = unindexed_markdown(self.vault, include_archives=self.include_archives)

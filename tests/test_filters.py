@@ -151,6 +151,11 @@ def test_an_empty_result_under_filters_says_the_query_matches_without_them(vault
     assert index.recall("quokka", types="thesis", now=NOW) == []
     assert any("not within the filters (types)" in n and ", dated 2026-" in n for n in index.take_notes())
     assert index.recall("zzqxv", types="thesis", now=NOW) == [] and not any("not within" in n for n in index.take_notes())
+    rankings = []
+    real = index._rank
+    index._rank = lambda *a, **k: rankings.append(k["filters"]) or real(*a, **k)
+    assert index.recall("zzqxv", types="thesis", since="2026-01-01", now=NOW) == []
+    assert len(rankings) == 2 and rankings[1].include_expired  # the recall's own, then one to ask: no match anywhere
     index.close()
 
 
