@@ -7,6 +7,7 @@ hits by rankScore (then newest, then doc_id, then vault). Every hit names its va
 from __future__ import annotations
 
 from dreamdb.api import Hit, Index
+from dreamdb.ranking.signals import tie_score
 
 
 class MultiIndex:
@@ -34,7 +35,7 @@ class MultiIndex:
         hits: list[Hit] = []
         for index in self.indexes:
             hits.extend(index.recall(query, top=top, **kwargs))
-        hits.sort(key=lambda h: (-h.rank_score, -(_date_key(h.date)), h.doc_id, h.vault))
+        hits.sort(key=lambda h: (-tie_score(h.rank_score), -(_date_key(h.date)), h.doc_id, h.vault))
         return hits[:top]
 
     def sync(self, **kwargs) -> list:

@@ -91,3 +91,14 @@ def test_signals_reference_constants():
     assert S.type_factor("knowledge", True) == 0.4
     assert S.identity_boost(0.5, 0.5) == pytest.approx(1.5 * 0.25 * 1.0)
     assert S.base_score(2.0, 4.0) == 3.0 and S.base_score(4.0, 2.0) == 4.0
+
+
+def test_tie_score_keeps_order_and_ties_last_bit_differences():
+    """signals.tie_score: what hits sort by before (newest, doc_id)."""
+    x = 0.15670808455621799
+    assert S.tie_score(x) == S.tie_score(math.nextafter(x, 1.0)) == S.tie_score(0.156708084556218)
+    assert S.tie_score(0.0) == 0.0 and S.tie_score(1.0) == 1.0 and S.tie_score(2.5) == 2.5
+    assert S.tie_score(x * (1 + 1e-9)) > S.tie_score(x)  # a real difference still orders
+    values = sorted(abs(math.sin(i)) * 10 ** (i % 7 - 3) for i in range(2000))
+    keys = [S.tie_score(v) for v in values]
+    assert keys == sorted(keys) and all(abs(k - v) <= v * 2.0 ** -S.TIE_BITS for k, v in zip(keys, values))

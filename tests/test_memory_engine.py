@@ -151,6 +151,8 @@ def test_candidates_matched_only_by_slug_synonym_or_filtered_out_agree_with_sql_
             _same(engine.rank(plan, top=top, now_days=NOW, filters=f), rank(index.conn, plan, top=top, now_days=NOW, filters=f))
     got = {r.doc_id: r for r in engine.rank(plan, top=10, now_days=NOW)}
     assert got["knowledge/wombat-burrow"].score == 0 and got["knowledge/wombat-burrow"].identity > 0  # slug only
+    by_sql = {r.doc_id: r for r in rank(index.conn, plan, top=10, now_days=NOW)}
+    assert repr(by_sql["knowledge/wombat-burrow"].score) == repr(got["knowledge/wombat-burrow"].score) == "0.0"
     assert got["knowledge/tunnel"].score == 0 and got["knowledge/tunnel"].bm25f > 0  # synonym only
     assert "knowledge/old-burrow" not in got  # expired at NOW
     # no query term in the index, a synonym alone matches: the score is a float 0.0 (np.bincount of no
@@ -181,3 +183,29 @@ def test_near_top_keeps_exactly_the_bounds_within_reach_of_the_top():
         else:
             expected = set(np.flatnonzero(upper >= positive[top - 1] * _MIN_RECENCY))
         assert set(_near_top(upper, top).tolist()) == expected, (trial, upper.tolist(), top)
+
+
+def test_near_ties_break_alike_in_both_engines(tiny_vault):
+    """QA round 18: the engines group the BM25 factors differently, so equal rankScores could differ in
+    their last bits and break ties (newest, doc_id) differently at the cut-off; rankScore is compared
+    to 40 significant bits (signals.tie_score) in both."""
+    import random
+
+    rnd = random.Random(5)
+    for i in range(240):
+        fm = [f"title: {rnd.choice(['Same', 'Güneş', 'encryption'])}"]
+        fm += [f"date: '{d}'" for d in [rnd.choice([None, "2026-05-01", "2026-11-30"])] if d]
+        fm += [f"status: {s}" for s in [rnd.choice([None, "completed", "active"])] if s]
+        fm += [f"confidence: {c}" for c in [rnd.choice([None, 0.25, 0.5, 1])] if c is not None]
+        body = rnd.choice(["güneş paneli şifreleme", "encryption backup sun", "encryption backup sun panel"])
+        folder = rnd.choice(["knowledge", "state"])
+        write_doc(tiny_vault, f"{folder}/{rnd.choice(['same', 'sun', 'x'])}-{i}.md", "---\n" + "\n".join(fm) + f"\n---\n{body}\n")
+    memory, sql = dreamdb.open(tiny_vault), dreamdb.open(tiny_vault, engine="sql")
+    memory.sync()
+    for query in ("panel", "encryption backup", "sun", "güneş şifreleme"):
+        for types in (None, "task"):
+            a = [h.doc_id for h in memory.recall(query, top=50, types=types, now="2026-12-01")]
+            b = [h.doc_id for h in sql.recall(query, top=50, types=types, now="2026-12-01")]
+            assert a == b and a, (query, types)
+            for top in (3, 7, 15):
+                assert [h.doc_id for h in memory.recall(query, top=top, types=types, now="2026-12-01")] == a[:top]

@@ -372,22 +372,22 @@ class MemoryEngine:
         rows = list(zip(raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(), self.date_days[docs].tolist(),
                         self.static[docs].tolist()))
         positions = docs.tolist()
-        recency, unknown, mix, weight = S.recency_factor, S.RECENCY_UNKNOWN, S.BM25F_MIX, S.IDENTITY_WEIGHT
+        recency, unknown, mix, weight, tie = S.recency_factor, S.RECENCY_UNKNOWN, S.BM25F_MIX, S.IDENTITY_WEIGHT, S.tie_score
         inf, doc_ids = float("inf"), self.doc_ids
         keyed = []
         for j, (r, f, c, d, static) in enumerate(rows):
             base_j = r + mix * max(0.0, f - r)
             identity_j = weight * c * c * max(r, 1.0)
             rec = recency(now_days - d) if d == d else unknown  # NaN: unknown date
-            # Ties break as in the SQL engine: rankScore, then newest, then the smaller doc_id.
-            keyed.append((-((base_j + identity_j) * rec * static), -d if d == d else inf, doc_ids[positions[j]], j,
-                          base_j, identity_j, rec))
+            # Ties break as in the SQL engine: rankScore (S.tie_score), then newest, then the smaller doc_id.
+            score = (base_j + identity_j) * rec * static
+            keyed.append((-tie(score), -d if d == d else inf, doc_ids[positions[j]], j, base_j, identity_j, rec, score))
         keyed.sort()
         rowids, types = self.rowid_list, self.types_list
         out = []
-        for neg, newest, doc_id, j, base_j, identity_j, rec in keyed[:top]:
+        for _tie, newest, doc_id, j, base_j, identity_j, rec, score in keyed[:top]:
             r, f, c = rows[j][:3]
             i = positions[j]
             out.append(Ranked(rowids[i], doc_id, types[i], None, None if newest == inf else -newest, None,
-                              r, f, c, identity_j, base_j, rec, 1.0, 1.0, 1.0, -neg))
+                              r, f, c, identity_j, base_j, rec, 1.0, 1.0, 1.0, score))
         return out

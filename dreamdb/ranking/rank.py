@@ -325,8 +325,8 @@ r AS (
 ),
 agg AS (
     SELECT doc,
-           SUM(CASE WHEN tf > 0 THEN w_raw * idf * tf * (:k1 + 1) / (tf + :k1 * (:nb + :b_avg * dl)) ELSE 0 END) AS raw,
-           SUM(CASE WHEN tff > 0 THEN w_f * idf * tff * (:k1 + 1) / (tff + :k1) ELSE 0 END) AS bm25f,
+           SUM(CASE WHEN tf > 0 THEN w_raw * idf * tf * (:k1 + 1) / (tf + :k1 * (:nb + :b_avg * dl)) ELSE 0.0 END) AS raw,
+           SUM(CASE WHEN tff > 0 THEN w_f * idf * tff * (:k1 + 1) / (tff + :k1) ELSE 0.0 END) AS bm25f,
            SUM(w_raw > 0 AND in_id) AS id_hits,
            MAX(ib) AS ib
     FROM r GROUP BY doc
@@ -416,7 +416,7 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
     heap: list = []  # min-heap of (sort key, Ranked), size ≤ top
     for row in conn.execute(_SQL.format(where=where), params):
         doc, raw, bm25f, id_hits, ib, ub, doc_id, typ, date, date_days, status, is_capture, confidence = row
-        if len(heap) >= top and ub < heap[0][0][0]:
+        if len(heap) >= top and ub < heap[0][0][0] * (1.0 - S.TIE_MARGIN):
             break
         coverage = (id_hits / len(plan.terms)) if ib else 0.0
         base = S.base_score(raw, bm25f)
@@ -448,7 +448,7 @@ class _DocIdDesc(str):
 
 def _sort_key(item: Ranked) -> tuple:
     newest = item.date_days if item.date_days is not None else float("-inf")
-    return (item.rank_score, newest, _DocIdDesc(item.doc_id))
+    return (S.tie_score(item.rank_score), newest, _DocIdDesc(item.doc_id))
 
 
 def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:

@@ -8,6 +8,8 @@ Every multiplier is ≤ 1, so ``base + identity`` bounds rankScore from above:
 
 from __future__ import annotations
 
+from math import frexp, ldexp
+
 BM25F_MIX = 0.5
 """Weight of BM25F's excess over raw BM25 (SPEC §2: raw + 0.5·max(0, BM25F − raw))."""
 
@@ -66,3 +68,23 @@ def confidence_factor(confidence: float | None) -> float:
     if confidence is None:
         return 1.0
     return CONFIDENCE_FLOOR + (1.0 - CONFIDENCE_FLOOR) * min(1.0, max(0.0, confidence))
+
+
+TIE_BITS = 40
+"""Significant bits of rankScore that order hits (:func:`tie_score`); the last 13 of a double's 53 are
+where two evaluation orders of the same formula differ (the SQL and memory engines group the BM25
+factors and sum the terms differently)."""
+
+TIE_MARGIN = 2.0 ** (2 - TIE_BITS)
+"""A relative margin larger than :func:`tie_score`'s rounding: a bound this far below the k-th best
+rankScore cannot reach a tie with it (the early stops of both engines keep it)."""
+
+
+def tie_score(rank_score: float) -> float:
+    """rankScore rounded to :data:`TIE_BITS` significant bits: what hits are sorted by before the tie-breaks
+    (newest, then doc_id), so scores equal but for their last bits tie in every engine alike.
+
+    Monotone (never reorders scores that differ by more than the rounding); 0.0 stays 0.0.
+    """
+    m, e = frexp(rank_score)
+    return ldexp(round(m * 1099511627776.0), e - TIE_BITS)  # 2**40

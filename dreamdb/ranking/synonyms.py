@@ -96,6 +96,6 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
     if hit and hit[0] == key:
         return hit[1]
     path = Path(ck) if ck else None
-    table = SynonymTable([*BUILTIN_GROUPS, *(read_groups(path) if path and key != (0, 0) else [])])
+    table = SynonymTable([*BUILTIN_GROUPS, *(read_groups(path) if path and key != (0, 0, 0) else [])])
     _cache[ck] = (key, table)
     return table
