@@ -87,4 +87,4 @@ def tie_score(rank_score: float) -> float:
     Monotone (never reorders scores that differ by more than the rounding); 0.0 stays 0.0.
     """
     m, e = frexp(rank_score)
-    return ldexp(round(m * 1099511627776.0), e - TIE_BITS)  # 2**40
+    return ldexp(round(ldexp(m, TIE_BITS)), e - TIE_BITS)
