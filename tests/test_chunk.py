@@ -79,6 +79,15 @@ def test_heading_inside_fence_is_not_a_boundary():
     assert content(cs[1]).startswith("# Next")
 
 
+def test_heading_inside_an_html_comment_block_is_not_a_boundary():
+    comment = "<!--\n# not a heading\n\n## nor this\n-->"
+    body = f"# Real\n\n{words(120, 'a')}\n\n{comment}\n\n{words(5, 'z')}\n\n# Next\n\n{words(120, 'b')}"
+    cs = chunk_document("T", body)
+    assert len(cs) == 2
+    assert comment in cs[0].text  # kept whole, blank line included
+    assert content(cs[1]).startswith("# Next")
+
+
 def test_tilde_fence_and_longer_fence_markers():
     fence = "~~~~\n# comment\n~~~\n## also code\n~~~~"
     body = f"# A\n\n{words(120)}\n\n{fence}\n\n# B\n\n{words(120, 'b')}"

@@ -107,6 +107,39 @@ def test_repeated_headings_are_numbered_and_fenced_ones_do_not_count():
     ]
 
 
+# ---------------------------------------------------------------- HTML comment blocks
+
+
+def test_a_heading_inside_an_html_comment_block_stays_in_the_section_body():
+    """CommonMark HTML block type 2: from a line starting with <!-- to the first line containing -->."""
+    text = "## First\nhello\n<!--\n## hidden\nstill comment\n-->\nmore\n## Second\nbye\n"
+    assert sections(text) == [
+        ("first", "First", "hello\n<!--\n## hidden\nstill comment\n-->\nmore"),
+        ("second", "Second", "bye"),
+    ]
+
+
+def test_what_opens_and_closes_an_html_comment_block():
+    text = ("## A\n   <!-- draft\n## in one -->\n"       # indented up to 3 spaces; closes on the line holding -->
+            "## B\n<!-- one line --> text\n"            # closed on its opening line: nothing stays open
+            "## C\n<!-->\n"                              # <!--> holds --> too (CommonMark's end condition)
+            "## D\ntext <!-- inline\n## E\n-->\n"       # a comment opened mid-line hides no heading
+            "## F\n    <!--\n## G\n")                    # 4 spaces: indented code, not a comment block
+    assert [slug for slug, _t, _b in sections(text)] == ["a", "b", "c", "d", "e", "f", "g"]
+    assert sections(text)[0] == ("a", "A", "<!-- draft\n## in one -->")
+    assert sections(text)[4] == ("e", "E", "-->")
+
+
+def test_an_unclosed_html_comment_runs_to_the_end_and_a_fence_inside_it_is_comment_text():
+    text = "## A\n<!--\n```\n-->\n## B\nb\n<!--\n## C\n"
+    assert sections(text) == [("a", "A", "<!--\n```\n-->"), ("b", "B", "b\n<!--\n## C")]
+
+
+def test_a_comment_opening_inside_a_fence_is_code():
+    text = "## A\n```\n<!--\n```\n## B\nb\n"
+    assert sections(text) == [("a", "A", "```\n<!--\n```"), ("b", "B", "b")]
+
+
 # ---------------------------------------------------------------- ATX headings
 
 

@@ -5,9 +5,10 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
 1. The text is the document's description (as a first paragraph, unless the
    body already contains it) followed by its body.
 2. It is cut into *sections* at ATX markdown headings (``#`` … ``######``),
-   never inside a fenced code block opened by ``` or ``~~~`` (a
-   heading-looking line inside a fence is code, not a heading). An unclosed
-   fence runs to the end of the document.
+   never inside a fenced code block opened by ``` or ``~~~`` or an HTML
+   comment block (``<!--`` … ``-->``): a heading-looking line inside one is
+   code or hidden text, not a heading (:mod:`dreamdb.vault.literal_blocks`).
+   An unclosed one runs to the end of the document.
 3. Sections under :data:`MERGE_BELOW_WORDS` (100) words merge forward into the
    next one; a small last section merges backward when the result stays
    within :data:`SPLIT_ABOVE_WORDS`.
@@ -42,7 +43,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from dreamdb.vault.codefence import closes_fence, fence_opening
+from dreamdb.vault.literal_blocks import block_opening, closes_block
 
 #: Sections shorter than this (words) merge forward (SPEC §3 reference).
 MERGE_BELOW_WORDS = 100
@@ -61,7 +62,7 @@ MAX_CHUNKS_PER_DOCUMENT = 128
 DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 #: Version of these rules, stored with each chunked document: changing it re-chunks the index
 #: (unchanged chunk texts keep their vectors: they are keyed by content hash).
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "4"
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
@@ -89,9 +90,10 @@ def text_hash(text: str) -> str:
 
 
 def _blocks(text: str) -> list[tuple[str, str]]:
-    """Cut text into ``(kind, text)`` blocks: ``heading`` lines, ``fence`` blocks, ``para`` paragraphs.
+    """Cut text into ``(kind, text)`` blocks: ``heading`` lines, ``fence`` blocks (fenced code and HTML
+    comment blocks), ``para`` paragraphs.
 
-    Blank lines separate paragraphs; fences are kept whole (with their blank lines).
+    Blank lines separate paragraphs; fences and comments are kept whole (with their blank lines).
     """
     out: list[tuple[str, str]] = []
     para: list[str] = []
@@ -105,11 +107,11 @@ def _blocks(text: str) -> list[tuple[str, str]]:
 
     while i < n:
         line = lines[i]
-        mark = fence_opening(line)
+        mark = block_opening(line)
         if mark:
             flush()
             j = i + 1
-            while j < n and not closes_fence(lines[j], mark):
+            while j < n and not closes_block(lines[j], mark):
                 j += 1
             out.append(("fence", "\n".join(lines[i : j + 1])))
             i = j + 1

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 
-from dreamdb.vault.codefence import closes_fence, fence_opening
+from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.frontmatter import split_frontmatter
 
 DATE_KEYS = ("updated_at", "updated", "date", "created", "created_at")
@@ -253,22 +253,22 @@ def h2_title(line: str) -> str | None:
 
 
 def _memory_headings(body: str) -> list[tuple[int, int, str]]:
-    """``(start, end, title)`` of every H2 heading line of ``body`` outside fenced code blocks, in order.
+    """``(start, end, title)`` of every H2 heading line of ``body`` outside literal blocks, in order.
 
-    ``body[start:end]`` is the heading line with its line end. Fences open and close as in
-    :mod:`dreamdb.vault.codefence` (CommonMark "Fenced code blocks"); an unclosed fence runs to the
-    end, so a ``## `` line inside any fence is body text, never a heading.
+    ``body[start:end]`` is the heading line with its line end. Fenced code blocks and HTML comment
+    blocks open and close as in :mod:`dreamdb.vault.literal_blocks` (CommonMark); an unclosed one
+    runs to the end, so a ``## `` line inside any of them is body text, never a heading.
     """
     out: list[tuple[int, int, str]] = []
-    fence: str | None = None
+    block: str | None = None
     for m in _LINE_RE.finditer(body):
         line = m.group().rstrip("\r\n")
-        if fence is not None:
-            if closes_fence(line, fence):
-                fence = None
+        if block is not None:
+            if closes_block(line, block):
+                block = None
             continue
-        fence = fence_opening(line)
-        if fence is None and (title := h2_title(line)) is not None:
+        block = block_opening(line)
+        if block is None and (title := h2_title(line)) is not None:
             out.append((m.start(), m.end(), title))
     return out
 
@@ -289,12 +289,14 @@ def _has_text(preamble: str) -> bool:
 
 def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     """``core/2.memory.md`` → one document per H2 section (SPEC §1), headings and fences read as
-    CommonMark does (https://spec.commonmark.org/0.31.2/, sections "ATX headings" and "Fenced code blocks").
+    CommonMark does (https://spec.commonmark.org/0.31.2/, sections "ATX headings", "Fenced code blocks"
+    and "HTML blocks").
 
     A section runs from its ``## `` heading line to the next one; slug = slugified heading
     (``-2``, ``-3``… for repeats), title = the heading's text (see :func:`h2_title`), body = the
-    section's text, stripped. A ``## `` line inside a fenced code block (an unclosed fence runs to
-    the end; see :mod:`dreamdb.vault.codefence`) belongs to the body, not a new section.
+    section's text, stripped. A ``## `` line inside a fenced code block or an HTML comment block
+    (an unclosed one runs to the end; see :mod:`dreamdb.vault.literal_blocks`) belongs to the body,
+    not a new section.
     An empty heading (``##``, ``## ##``) still ends the previous section; its own section is
     indexed under the slug fallback ``section`` with an empty title, or not at all when it holds
     no text either (a divider).
