@@ -51,7 +51,10 @@ def test_refresh_status_json(tiny_vault, with_model, capsys):
     code, out, _ = run(capsys, "embed", "status", "--vault", str(tiny_vault))
     assert code == 0 and "2 chunks embedded" in out
     code, out, _ = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
-    assert code == 0 and out.startswith("0 embedded")
+    assert code == 0 and out.startswith("0 embedded") and "0 documents chunked · 2 chunks ·" in out
+    write_doc(tiny_vault, "knowledge/beta.md", "---\nname: Beta\n---\n# Recall\n\nHybrid recall fuses BM25 and vectors.\n")
+    code, out, _ = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
+    assert code == 0 and out.startswith("1 embedded") and "1 document chunked · 2 chunks ·" in out
 
 
 @pytest.mark.model
