@@ -659,3 +659,74 @@ def test_yaml_booleans_index_as_written_and_bad_changelog_dates_warn(tiny_vault)
     assert [w for w in report.warnings if "CHANGELOG.json: 1 entry has a date that is not a date" in w and "2026-02-30" in w]
     dated = sorted((d["doc_id"], d["date"]) for d in tags.values() if d["type"] == "changelog")
     assert [d for _, d in dated].count(None) == 1 and "2026-03-01" in [d for _, d in dated]
+
+
+def _rows_by_doc_id(index) -> dict[str, tuple]:
+    """Every ``documents`` column but the row id, by doc_id, with the document's tags and postings."""
+    cols = [r[1] for r in index.conn.execute("PRAGMA table_info(documents)") if r[1] != "id"]
+    out = {}
+    for row in index.conn.execute(f"SELECT id, {', '.join(cols)} FROM documents"):
+        rowid, values = row[0], row[1:]
+        tags = sorted(t for (t,) in index.conn.execute("SELECT tag FROM document_tags WHERE doc = ?", (rowid,)))
+        postings = sorted(index.conn.execute(
+            "SELECT term, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings WHERE doc = ?", (rowid,)))
+        out[values[0]] = (values, tags, postings)
+    return out
+
+
+@needs_real_vault
+def test_a_changed_file_re_indexes_only_its_changed_documents_and_equals_a_rebuild(fresh_real_vault, tmp_path):
+    """One entry added to the real CHANGELOG.json (622 entries) used to delete and re-insert all of them
+    (1.3 s of sync after every `dreamdb remember`). Now unchanged documents keep their rows; the index
+    must still equal one built from scratch: edited, added, removed and moved entries and memory sections."""
+    index = dreamdb.open(fresh_real_vault, index_path=tmp_path / "incremental.db")
+    index.sync()
+    before = dict(index.conn.execute("SELECT doc_id, id FROM documents WHERE type IN ('changelog', 'memory')"))
+    log = fresh_real_vault / "core" / "CHANGELOG.json"
+    entries = json.loads(log.read_text(encoding="utf-8"))
+    assert len(entries) == 622
+    newest_first = entries[0]["date"] > entries[-1]["date"]
+    added = {"date": "2026-08-19", "type": "decision", "scope": "recall", "summary": "Narwhal entry",
+             "description": "A narwhal decision.", "supersedes": f"{entries[5]['date']}|{entries[5].get('scope') or entries[5]['type']}"}
+    entries.insert(0 if newest_first else len(entries), added)  # every old entry moves in file order one way
+    entries[10] = dict(entries[10], description="Edited: narwhal tusk.")                 # text changed
+    entries[20] = dict(entries[20], date="2025-01-01T00:00:00Z")                          # metadata changed
+    del entries[30]                                                                      # removed
+    log.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    memory = fresh_real_vault / "core" / "2.memory.md"
+    text = memory.read_text(encoding="utf-8")
+    heads = [i for i, line in enumerate(text.split("\n")) if line.startswith("## ")]
+    lines = text.split("\n")
+    first, second = lines[heads[0]:heads[1]], lines[heads[1]:heads[2]]
+    lines[heads[0]:heads[2]] = second + first + ["", "## Narwhal section", "narwhal body", ""]  # swapped, one added
+    memory.write_text("\n".join(lines), encoding="utf-8")
+    r = index.sync()
+    assert (r.changed, r.added, r.removed) == (2, 0, 0)
+    after = dict(index.conn.execute("SELECT doc_id, id FROM documents WHERE type IN ('changelog', 'memory')"))
+    kept = [d for d in after if before.get(d) == after[d]]
+    assert len(kept) >= len(before) - 8  # unchanged entries and sections kept their rows
+    rebuilt = dreamdb.open(fresh_real_vault, index_path=tmp_path / "rebuilt.db")
+    rebuilt.sync()
+    assert _rows_by_doc_id(index) == _rows_by_doc_id(rebuilt)
+    assert _integrity(index) == "ok"
+    assert index.recall("narwhal", top=3)[0].doc_id in {d for d in after if d not in before}
+
+
+def test_changelog_supersedes_resolve_by_id_and_by_date_and_scope_never_to_the_entry_itself(tiny_vault):
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-01-01", "type": "fix", "scope": "x", "description": "alpha", "supersedes": "2026-01-01|x"},
+        {"date": "2026-01-01", "type": "fix", "scope": "x", "description": "beta", "supersedes": "2026-01-01|x"},
+        {"date": "2026-01-02", "type": "note", "description": "gamma", "supersedes": "changelog:2026-01-01-x-1"},
+        {"date": "2026-01-03", "type": "note", "description": "delta", "supersedes": " 2020-01-01 | zzz "},
+        {"date": "2026-01-04", "type": "note", "description": "epsilon", "supersedes": "2026-01-02|note"},
+    ]))
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    got = dict(index.conn.execute("SELECT doc_id, supersedes FROM documents WHERE type = 'changelog'"))
+    assert got == {
+        "changelog/2026-01-01-x-1": "changelog/2026-01-01-x-2",   # the first entry of that date and scope but itself
+        "changelog/2026-01-01-x-2": "changelog/2026-01-01-x-1",
+        "changelog/2026-01-02-note-1": "changelog/2026-01-01-x-1",
+        "changelog/2026-01-03-note-1": "changelog/2020-01-01 | zzz",  # unresolvable: kept as written
+        "changelog/2026-01-04-note-1": "changelog/2026-01-02-note-1",
+    }

@@ -378,27 +378,45 @@ def changelog_slugs(entries: list) -> list[str]:
     return slugs
 
 
-def resolve_supersedes(value: str, entries: list, slugs: list[str], own: int = -1) -> str | None:
-    """A changelog ``supersedes`` value → ``changelog/<slug>`` (``None`` if empty).
+class SupersedesResolver:
+    """Resolves changelog ``supersedes`` values against one file's entries (set and dict lookups: a
+    file of 20,000 entries resolves in milliseconds, where a scan per entry took seconds).
 
-    Accepts an entry id (``[changelog/|changelog:]<date>-<scope>-<n>``) or the
-    legacy ``<date>|<scope>`` form, which resolves to the first (in file order)
-    entry of that date and scope other than the entry itself (index ``own``);
-    an unresolvable value is kept as written.
+    Args:
+        entries: the file's entries, in file order (non-dicts are skipped).
+        slugs: their slugs (:func:`changelog_slugs`).
     """
-    ident = value.strip()
-    if not ident:
-        return None
-    for prefix in ("changelog/", "changelog:"):
-        if ident.startswith(prefix):
-            ident = ident[len(prefix):]
-    if ident not in slugs and "|" in ident:
-        when, _, label = (part.strip() for part in ident.partition("|"))
-        for i, (e, s) in enumerate(zip(entries, slugs)):
-            if i != own and isinstance(e, dict) and str(e.get("date")) == when and str(e.get("scope") or e.get("type")) == label:
-                ident = s
-                break
-    return f"changelog/{ident}"
+
+    def __init__(self, entries: list, slugs: list[str]) -> None:
+        self._slugs = frozenset(slugs)
+        self._slug_list = slugs
+        #: (date, scope or type) as written → the first two entries with them, in file order
+        self._legacy: dict[tuple[str, str], list[int]] = {}
+        for i, e in enumerate(entries):
+            if isinstance(e, dict):
+                first = self._legacy.setdefault((str(e.get("date")), str(e.get("scope") or e.get("type"))), [])
+                if len(first) < 2:
+                    first.append(i)
+
+    def resolve(self, value: str, own: int = -1) -> str | None:
+        """A ``supersedes`` value → ``changelog/<slug>`` (``None`` if empty).
+
+        Accepts an entry id (``[changelog/|changelog:]<date>-<scope>-<n>``) or the legacy
+        ``<date>|<scope>`` form, which resolves to the first (in file order) entry of that date and
+        scope other than the entry itself (index ``own``); an unresolvable value is kept as written.
+        """
+        ident = value.strip()
+        if not ident:
+            return None
+        for prefix in ("changelog/", "changelog:"):
+            if ident.startswith(prefix):
+                ident = ident[len(prefix):]
+        if ident not in self._slugs and "|" in ident:
+            when, _, label = (part.strip() for part in ident.partition("|"))
+            match = [i for i in self._legacy.get((when, label), ()) if i != own]
+            if match:
+                ident = self._slug_list[match[0]]
+        return f"changelog/{ident}"
 
 
 def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
@@ -429,6 +447,7 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
     skipped = 0
     bad_dates: list[str] = []
     slugs = changelog_slugs(entries)
+    supersedes_of = SupersedesResolver(entries, slugs)
     for i, (entry, slug) in enumerate(zip(entries, slugs)):
         if not isinstance(entry, dict):
             skipped += 1
@@ -443,7 +462,7 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
         headline = summary or description.split("\n", 1)[0][:200]
         refs = entry.get("references") if isinstance(entry.get("references"), list) else []
         authors = entry.get("authors") if isinstance(entry.get("authors"), list) else []
-        supersedes = resolve_supersedes(_as_text(entry.get("supersedes")), entries, slugs, i)
+        supersedes = supersedes_of.resolve(_as_text(entry.get("supersedes")), i)
         docs.append(
             Document(
                 type="changelog",
