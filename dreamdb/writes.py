@@ -136,7 +136,15 @@ NAME_MAX = 255
 
 _OS_REASONS = {errno.ENOSPC: "the disk is full", getattr(errno, "EDQUOT", -1): "the disk quota is exceeded",
                errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-               errno.EPERM: "permission denied", errno.EISDIR: "it is a folder, not a file"}
+               errno.EPERM: "permission denied", errno.EISDIR: "it is a folder, not a file",
+               errno.ENOTDIR: "a part of its path is a file, not a folder", errno.EFBIG: "the file is too large"}
+_OS_HINTS = {errno.ENOSPC: "Free some disk space, then retry.",
+             getattr(errno, "EDQUOT", -1): "Free some space within your disk quota, then retry.",
+             errno.EFBIG: "The file size limit (ulimit -f) or the file system's limit was reached.",
+             errno.EROFS: "Remount the file system read-write, or work on a writable copy.",
+             errno.EACCES: "Fix the permissions, then retry.", errno.EPERM: "Fix the permissions, then retry.",
+             errno.EISDIR: "A file is expected there: move the folder away, then retry.",
+             errno.ENOTDIR: "A folder is expected there: move the file that stands in its way, then retry."}
 
 
 @contextlib.contextmanager
@@ -157,8 +165,7 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
         where = exc.filename or path
         reason = _OS_REASONS.get(exc.errno or 0)
         detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
-        hint = ("A file is expected there: move the folder away, then retry." if exc.errno == errno.EISDIR
-                else "Free some disk space or fix the permissions, then retry.")
+        hint = _OS_HINTS.get(exc.errno or 0, "Check the file and its folder, then retry.")
         raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.", hint=hint) from exc
 
 
@@ -566,6 +573,9 @@ def _read_changelog(path: Path) -> _ChangelogFile:
                            hint="core/CHANGELOG.json must be a JSON file: move the folder away, then retry.")
     with refuse_os_errors(path, "read"):
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # reading a pipe would wait forever (QA round 19)
+                raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); nothing was changed.",
+                                   hint="core/CHANGELOG.json must be a JSON file: move this one away, then retry.")
             raw = path.read_bytes()
         except FileNotFoundError:
             raw = b"[]\n"
@@ -898,7 +908,9 @@ def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
 
     if not isinstance(slug, str) or not slug.strip():
         raise UsageError("The slug is empty.", hint="Name a document as type/slug or slug.")
-    raw = slug.strip()
+    # Only line ends are trimmed (a pasted id): spaces may be part of a file's name, and the id recall
+    # prints for "foo .md" is "knowledge/foo " (QA round 19: stripping it made delete hit foo.md).
+    raw = slug.strip("\r\n")
     if "\x00" in raw:
         raise UsageError("The slug contains a NUL character.")
     head, sep, rest = raw.partition("/")

@@ -730,3 +730,17 @@ def test_changelog_supersedes_resolve_by_id_and_by_date_and_scope_never_to_the_e
         "changelog/2026-01-03-note-1": "changelog/2020-01-01 | zzz",  # unresolvable: kept as written
         "changelog/2026-01-04-note-1": "changelog/2026-01-02-note-1",
     }
+
+
+def test_a_pipe_named_like_a_vault_file_is_skipped_with_a_warning(tiny_vault):
+    """QA round 19: a FIFO CHANGELOG.json or 2.memory.md was skipped without a word."""
+    for rel in ("core/CHANGELOG.json", "core/2.memory.md", "knowledge/pipe.md"):
+        (tiny_vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        if (tiny_vault / rel).exists():
+            (tiny_vault / rel).unlink()
+        os.mkfifo(tiny_vault / rel)
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    for rel in ("core/CHANGELOG.json", "core/2.memory.md", "knowledge/pipe.md"):
+        assert f"{rel}: skipped (not a regular file: a pipe, device or socket)" in warnings
+    assert _integrity(index) == "ok"

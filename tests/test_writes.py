@@ -151,6 +151,37 @@ def test_remember_accepts_the_vaults_own_reference_kinds(vault: Path):
     assert entry["references"] == ["pr:296", "decision:sqlite", "url:https://example.org"]
 
 
+def test_remember_refuses_a_changelog_that_is_a_pipe_instead_of_waiting_forever(tiny_vault):
+    """QA round 19: reading a FIFO named CHANGELOG.json blocked ``remember`` (and an agent) for good."""
+    fifo = tiny_vault / "core" / "CHANGELOG.json"
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(fifo)
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(_raised(lambda: remember(tiny_vault, "hello", now=NOW))),
+                              daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "remember waited on the pipe"
+    assert isinstance(result[0], WriteRefused) and "not a regular file" in result[0].message
+
+
+def test_a_write_error_hint_fits_its_cause(tiny_vault):
+    shutil.rmtree(tiny_vault / "core", ignore_errors=True)
+    (tiny_vault / "core").write_text("not a folder")
+    with pytest.raises(WriteRefused) as info:
+        remember(tiny_vault, "hello", now=NOW)
+    assert "part of its path is a file" in info.value.message and "move the file" in info.value.hint
+    assert "disk space" not in info.value.hint
+
+
+def _raised(call):
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        return exc
+    return None
+
+
 def test_remember_rejects_empty_text(vault: Path):
     with pytest.raises(UsageError):
         remember(vault, "   ", now=NOW)
@@ -650,6 +681,24 @@ def test_delete_moves_to_trash(vault: Path):
     assert trashed == [kept] and kept.read_bytes() == content
     with pytest.raises(NotFound):
         delete(vault, "insight/demo-mrr")
+
+
+@pytest.mark.parametrize("space", [" ", "\u00a0"])
+def test_an_id_ending_in_a_space_names_its_own_file_not_the_one_without(tiny_vault, space):
+    """QA round 19: ``delete "knowledge/foo "`` (the id recall prints for ``foo .md``) deleted foo.md."""
+    import dreamdb
+
+    plain = write_doc(tiny_vault, "knowledge/foo.md", "---\ntitle: Foo\n---\nalpha\n")
+    spaced = write_doc(tiny_vault, f"knowledge/foo{space}.md", "---\ntitle: Foo spaced\n---\nbeta\n")
+    lead = write_doc(tiny_vault, "knowledge/ lead.md", "lead body\n")
+    ids = {h.doc_id for h in dreamdb.open(tiny_vault).recall("foo", top=5)}
+    assert ids == {"knowledge/foo", f"knowledge/foo{space}"}
+    delete(tiny_vault, f"knowledge/foo{space}")
+    assert plain.exists() and not spaced.exists()
+    update(tiny_vault, " lead", description="Lead note")
+    assert lead.read_text(encoding="utf-8") == "---\ndescription: Lead note\n---\nlead body\n"
+    delete(tiny_vault, "knowledge/foo\n")  # a pasted line end is still trimmed
+    assert not plain.exists()
 
 
 def test_delete_refuses_pinned_without_force(vault: Path):

@@ -190,6 +190,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if _stat.S_ISREG(st.st_mode):
             out.append(SourceFile(rel, cls[0], cls[1] if cls[0] == "markdown" else None, st.st_mtime_ns, st.st_size,
                                       st.st_ctime_ns))
+        elif not _stat.S_ISDIR(st.st_mode):  # reading a pipe would wait forever
+            note(f"{rel}: skipped (not a regular file: a pipe, device or socket)")
 
     def scan(rel_dir: str, recursive: bool) -> None:
         full = os.path.join(vault, rel_dir)
