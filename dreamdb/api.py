@@ -244,6 +244,7 @@ class Index:
         (the CLI shows a progress bar with it: a vault's first recall indexes it whole)."""
         self.warnings: list[str] = []
         self.notes: list[str] = []
+        self._updating_elsewhere = False  # the last sync before a read found another process's write lock
         self._conn = None
 
     # -- connection -------------------------------------------------------------
@@ -530,10 +531,12 @@ class Index:
         read-only or immutable file, a full disk) is read as it is, with a note saying why."""
         from dreamdb.errors import LockTimeout
 
+        self._updating_elsewhere = False
         try:
             with self._short_lock_wait():
                 self.notes.extend(self.sync(progress=self.sync_progress).warnings)
         except LockTimeout:
+            self._updating_elsewhere = True
             self.notes.append("another dreamdb process is updating the index; answered from the index as it is "
                               "(vault edits since its last sync may be missing)")
         except IndexUnavailable as exc:
@@ -651,6 +654,10 @@ class Index:
     def _note_empty_result(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty result: notes on what may explain it (an empty index, unknown statuses, expiry)."""
         if self.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+            if self._updating_elsewhere:  # most likely its first sync, still running: the vault is not empty
+                self.notes.append("the index holds no documents yet: another dreamdb process is still building it; "
+                                  "retry in a moment")
+                return
             from dreamdb.vault.discover import archived_markdown, unindexed_markdown
 
             count, _ = unindexed_markdown(self.vault, include_archives=self.include_archives)

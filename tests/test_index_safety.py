@@ -181,6 +181,26 @@ def test_recall_answers_from_the_index_while_another_process_holds_the_lock(exam
     assert [h.doc_id for h in index.recall("okapi")] == ["knowledge/okapi"]  # next recall syncs
 
 
+def test_a_recall_during_another_process_first_sync_does_not_call_the_vault_empty(example_vault):
+    """QA round 19: a recall while the first sync ran elsewhere said "the vault has no notes in the folders
+    dreamdb reads" (it had 148 files; the index was just not built yet)."""
+    first = dreamdb.open(example_vault, auto_sync=False)
+    assert first.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0  # the schema, no documents yet
+    writer = db.connect(first.index_path)
+    writer.execute("BEGIN IMMEDIATE")  # the first sync, elsewhere
+    try:
+        index = dreamdb.open(example_vault)
+        hits = index.recall("sleep debt")
+        notes = index.take_notes()
+    finally:
+        writer.rollback()
+        writer.close()
+    assert hits == []
+    assert any("another dreamdb process is still building it" in n for n in notes)
+    assert not any("no notes in the folders dreamdb reads" in n for n in notes)
+    assert index.recall("sleep debt") and not any("building" in n for n in index.take_notes())
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"types": 5}, "types must be a string or a list of strings"),
     ({"tags": [1, 2]}, "tags must be a string or a list of strings"),
