@@ -223,7 +223,19 @@ def test_substantive_text_before_the_first_heading_is_reported():
         assert docs[0].body == "a"  # the rule stays: one document per section, the preamble in none
     # an unclosed frontmatter block is the body: its own warning covers those lines, no second one
     docs, warnings = parse_memory(MEM, "---\nname: m\n## A\na\n")
-    assert warnings == [f"{MEM}: frontmatter block is not closed by a '---' line; indexed the sections only"]
+    assert warnings == [f"{MEM}: frontmatter block is not closed by a '---' line; indexed every section of the file"]
+
+
+def test_a_file_opening_with_a_horizontal_rule_loses_no_section():
+    """QA round 19: '---' rules around text read as a frontmatter block that was no mapping, and the text
+    between them (here the whole section Alpha) was dropped from the index."""
+    docs, warnings = parse_memory(MEM, "---\n## Alpha\nalpha body\n\n---\n## Beta\nbeta body\n")
+    assert [(d.doc_id, d.body) for d in docs] == [("memory/alpha", "alpha body\n\n---"), ("memory/beta", "beta body")]
+    assert warnings == [f"{MEM}: the lines between the first two '---' lines are no YAML mapping (a text), so no "
+                        "frontmatter; indexed every section of the file"]
+    docs, warnings = parse_memory(MEM, "---\n- one\n- two\n---\n## A\na\n")  # a list: no frontmatter either
+    assert [d.doc_id for d in docs] == ["memory/a"] and "(a list)" in warnings[0]
+    assert warnings[1:] == [PREAMBLE_WARNING]  # "- one - two" is in no section: said
 
 
 def test_a_file_with_text_but_no_section_is_reported():

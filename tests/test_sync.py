@@ -744,3 +744,16 @@ def test_a_pipe_named_like_a_vault_file_is_skipped_with_a_warning(tiny_vault):
     for rel in ("core/CHANGELOG.json", "core/2.memory.md", "knowledge/pipe.md"):
         assert f"{rel}: skipped (not a regular file: a pipe, device or socket)" in warnings
     assert _integrity(index) == "ok"
+
+
+def test_a_note_opening_with_a_horizontal_rule_is_indexed_whole(tiny_vault):
+    """QA round 19: '---' rules around a heading and a paragraph read as frontmatter that was no mapping;
+    only the text after the second rule was indexed."""
+    write_doc(tiny_vault, "knowledge/rules.md", "---\n# Heading\nwalrus body\n\n---\nmore text\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    assert ("knowledge/rules.md: the lines between the first two '---' lines are no YAML mapping (a text), so no "
+            "frontmatter; indexed the whole file as text") in warnings
+    assert [h.doc_id for h in index.recall("walrus")] == ["knowledge/rules"]
+    body = index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/rules'").fetchone()[0]
+    assert body == "---\n# Heading\nwalrus body\n\n---\nmore text"  # stripped, as every body

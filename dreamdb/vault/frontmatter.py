@@ -3,7 +3,9 @@
 A file starts with frontmatter when its first line is ``---``; the block ends
 at the next line that is ``---`` (or ``...``). Malformed YAML never drops the
 document: :func:`split_frontmatter` returns an empty mapping and a warning,
-and the whole text after the block is still the body. So does a block too
+and the whole text after the block is still the body. A block that is valid
+YAML but no mapping (a scalar or a list: most often markdown between two
+``---`` horizontal rules) is no frontmatter at all: the whole file is the body. So does a block too
 large or too deep to read (:data:`MAX_VALUES`, :data:`MAX_DEPTH`): YAML
 aliases can make a few hundred bytes stand for billions of values, or for a
 list that contains itself.
@@ -61,6 +63,10 @@ def check_size(meta) -> None:
                 stack.extend((k, depth + 1) for k in value if isinstance(k, tuple))
 
 
+def _kind(value) -> str:
+    return "list" if isinstance(value, list) else "text" if isinstance(value, str) else type(value).__name__
+
+
 def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     """Split a markdown file into (frontmatter mapping, body, warning or None).
 
@@ -69,8 +75,9 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
 
     Returns:
         ``(meta, body, warning)``: ``meta`` is ``{}`` when there is no block or
-        it is not a YAML mapping (then ``warning`` says why); ``body`` is the
-        text after the block (the whole text when there is none).
+        it cannot be read as a YAML mapping (then ``warning`` says why); ``body`` is the
+        text after the block, or the whole text when there is no block, it is not
+        closed, or it is YAML but no mapping (text between two ``---`` rules).
     """
     found = find_block(text)
     if found is None:
@@ -91,8 +98,8 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         return {}, body, f"frontmatter is nested too deeply to read (over {MAX_DEPTH} levels)"
     if meta is None:
         return {}, body, None
-    if not isinstance(meta, dict):
-        return {}, body, "frontmatter is not a YAML mapping"
+    if not isinstance(meta, dict):  # "---\n## Alpha\nalpha body\n\n---": rules around text, not frontmatter
+        return {}, text, f"the lines between the first two '---' lines are no YAML mapping (a {_kind(meta)}), so no frontmatter"
     try:
         check_size(meta)
     except TooLarge as exc:

@@ -176,7 +176,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     warnings: list[str] = []
     meta, body, warn = split_frontmatter(text)
     if warn:
-        warnings.append(f"{rel_path}: {warn}; indexed the body only")
+        warnings.append(f"{rel_path}: {warn}; indexed {'the whole file as text' if body is text else 'the body only'}")
     fname = rel_path.rsplit("/", 1)[-1]
     # NFC: a name saved decomposed (macOS) and one typed composed are one id (and numbered as one name)
     slug = unicodedata.normalize("NFC", fname[:-3] if fname.endswith(".md") else fname)
@@ -312,12 +312,12 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     warnings: list[str] = []
     meta, body, warn = split_frontmatter(text)
     if warn:
-        warnings.append(f"{rel_path}: {warn}; indexed the sections only")
+        warnings.append(f"{rel_path}: {warn}; indexed {'every section of the file' if body is text else 'the sections only'}")
     file_date = _first_date(meta)
     docs: list[Document] = []
     seen: dict[str, int] = {}
     headings = _memory_headings(body)
-    unclosed = warn is not None and body == text  # the frontmatter warning already covers its lines
+    unclosed = warn is not None and "not closed" in warn  # the frontmatter warning already covers its lines
     if not unclosed and _has_text(body[:headings[0][0]] if headings else body):
         warnings.append(f"{rel_path}: text before the first '## ' heading is not indexed; put it under a '## ' heading"
                         if headings else
