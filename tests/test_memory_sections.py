@@ -140,6 +140,22 @@ def test_a_comment_opening_inside_a_fence_is_code():
     assert sections(text) == [("a", "A", "```\n<!--\n```"), ("b", "B", "b")]
 
 
+def test_a_heading_inside_a_raw_html_block_stays_in_the_section_body():
+    """QA round 19: ``## `` lines inside <pre>…</pre> started sections. CommonMark HTML block type 1."""
+    text = ("## A\n<pre>\n## inside pre\n</pre>\n"
+            "## B\n<PRE class=x>one line</pre>\n"       # closed on its opening line, any case
+            "## C\n<script\n## in script\n</SCRIPT> after\n"
+            "## D\n<presentation>\n"                    # not a pre tag: the next ## is a heading
+            "## E\n<textarea>\n## F\n")                 # never closed: runs to the end
+    assert sections(text) == [
+        ("a", "A", "<pre>\n## inside pre\n</pre>"),
+        ("b", "B", "<PRE class=x>one line</pre>"),
+        ("c", "C", "<script\n## in script\n</SCRIPT> after"),
+        ("d", "D", "<presentation>"),
+        ("e", "E", "<textarea>\n## F"),
+    ]
+
+
 # ---------------------------------------------------------------- ATX headings
 
 

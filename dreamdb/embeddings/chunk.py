@@ -5,9 +5,10 @@ Rules (reference constants from SPEC §3, "about 200–512 tokens"):
 1. The text is the document's description (as a first paragraph, unless the
    body already contains it) followed by its body.
 2. It is cut into *sections* at ATX markdown headings (``#`` … ``######``),
-   never inside a fenced code block opened by ``` or ``~~~`` or an HTML
-   comment block (``<!--`` … ``-->``): a heading-looking line inside one is
-   code or hidden text, not a heading (:mod:`dreamdb.vault.literal_blocks`).
+   never inside a fenced code block opened by ``` or ``~~~``, an HTML
+   comment block (``<!--`` … ``-->``) or a raw HTML block (``<pre>`` …
+   ``</pre>``, also script, style, textarea): a heading-looking line inside
+   one is code or hidden text, not a heading (:mod:`dreamdb.vault.literal_blocks`).
    An unclosed one runs to the end of the document.
 3. Sections under :data:`MERGE_BELOW_WORDS` (100) words merge forward into the
    next one; a small last section merges backward when the result stays
