@@ -107,6 +107,14 @@ def test_repeated_headings_are_numbered_and_fenced_ones_do_not_count():
     ]
 
 
+def test_a_repeated_heading_skips_the_number_another_section_has_as_its_own_slug():
+    """QA round 19: ## Beta, ## Beta, ## Beta 2 were beta, beta-2, beta-2-2: memory/beta-2 was not "Beta 2"."""
+    text = "## Beta\none\n## Beta\ntwo\n## Beta 2\nthree\n## Beta\nfour\n"
+    assert sections(text) == [
+        ("beta", "Beta", "one"), ("beta-3", "Beta", "two"), ("beta-2", "Beta 2", "three"), ("beta-4", "Beta", "four"),
+    ]
+
+
 # ---------------------------------------------------------------- HTML comment blocks
 
 

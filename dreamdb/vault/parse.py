@@ -293,7 +293,8 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     and "HTML blocks").
 
     A section runs from its ``## `` heading line to the next one; slug = slugified heading
-    (``-2``, ``-3``… for repeats), title = the heading's text (see :func:`h2_title`), body = the
+    (``-2``, ``-3``… for repeats, skipping a number another section has as its own slug: ``## Beta``,
+    ``## Beta``, ``## Beta 2`` are ``beta``, ``beta-3``, ``beta-2``), title = the heading's text (see :func:`h2_title`), body = the
     section's text, stripped. A ``## `` line inside a fenced code block or an HTML comment block
     (an unclosed one runs to the end; see :mod:`dreamdb.vault.literal_blocks`) belongs to the body,
     not a new section.
@@ -322,12 +323,16 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
         warnings.append(f"{rel_path}: text before the first '## ' heading is not indexed; put it under a '## ' heading"
                         if headings else
                         f"{rel_path}: no '## ' heading, so none of its text is indexed; put it under a '## ' heading")
+    sections = []
     for k, (_, end, heading) in enumerate(headings):
         content = body[end:headings[k + 1][0] if k + 1 < len(headings) else len(body)].strip()
-        if not heading and not content:
-            continue
-        base = slugify(heading)
+        if heading or content:
+            sections.append((heading, content, slugify(heading)))
+    own = {base for _h, _c, base in sections}  # a repeat's number skips another section's own slug
+    for heading, content, base in sections:
         n = seen.get(base, 0) + 1
+        while n > 1 and f"{base}-{n}" in own:
+            n += 1
         seen[base] = n
         slug = base if n == 1 else f"{base}-{n}"
         docs.append(
