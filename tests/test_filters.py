@@ -189,6 +189,17 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
     index.close()
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_tag_filter_reads_its_tags_as_the_indexer_reads_frontmatter_tags(tiny_vault, engine):
+    """QA round 19: a tag written '#hash' was indexed as 'hash', but --tags '#hash' looked for '#hash'."""
+    write_doc(tiny_vault, "knowledge/n.md", "---\ntags: ['#hash', 'topic:Recall', Plain]\n---\nwalrus note\n")
+    index = dreamdb.open(tiny_vault, engine=engine)
+    for tags in ("#hash", "hash", " #HASH ", "topic:recall", "#topic:Recall", "recall", "plain", "#Plain"):
+        assert [h.doc_id for h in index.recall("walrus", tags=tags)] == ["knowledge/n"], tags
+    assert index.recall("walrus", tags="topic") == [] and index.recall("walrus", tags="#") == []
+    index.close()
+
+
 def test_the_filter_note_names_the_filter_that_excludes_the_matches(vault):
     """QA round 14: --types feature --since -30d blamed both filters though the match was a feature; a match
     that was expired and outside --types got no note."""

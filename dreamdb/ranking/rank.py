@@ -20,6 +20,7 @@ from dreamdb.analyzer import alternate_terms, analyze, diacritic_terms, is_turki
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.records import factory, record
+from dreamdb.vault.tags import tag_key
 
 HIT_COLUMNS = "slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence"
 """``documents`` columns a hit is built from (:meth:`dreamdb.api.Index._hits`; the memory engine caches them)."""
@@ -219,7 +220,7 @@ class Filters:
         if self.exclude_types:
             where.append(f"d.type NOT IN ({_in(self.exclude_types, 'xt', params)})")
         if self.tags:
-            tags = [t.strip().lower().split(":", 1)[-1].strip() for t in self.tags if t.strip()]
+            tags = [tag_key(t) for t in self.tags if tag_key(t)]
             where.append(f"EXISTS (SELECT 1 FROM document_tags g WHERE g.doc = d.id AND g.tag IN ({_in(tags, 'tg', params)}))")
         if self.statuses:
             where.append(f"LOWER(d.status) IN ({_in([s.lower() for s in self.statuses], 'st', params)})")

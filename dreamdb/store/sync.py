@@ -26,6 +26,7 @@ from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
 from dreamdb.vault.discover import SourceFile, classify, in_archive, walk_sources
+from dreamdb.vault.tags import tag_key
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}"
 """Analyzer and parser versions: an index built with another format is rebuilt by the next sync."""
@@ -650,9 +651,7 @@ def insert_document(conn, doc, postings: BulkPostings | None = None) -> int:
         (doc_id, *key[1:], doc_id.split("/", 1)[1], doc.ordinal, int(turkish), *lengths),
     )
     rowid = cur.lastrowid
-    tags = set()
-    for tag in doc.tags:
-        tags.add(unicodedata.normalize("NFC", tag).lower())  # as filters are: a tag saved decomposed is found
+    tags = {tag_key(tag) for tag in doc.tags}  # as filters read --tags: a tag saved decomposed is found
     if tags:
         conn.executemany("INSERT OR IGNORE INTO document_tags (tag, doc) VALUES (?, ?)", [(t, rowid) for t in tags])
     rows = [(t, rowid, *tf) for t, tf in terms.items()]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 
 from dreamdb.vault.literal_blocks import block_opening, closes_block
+from dreamdb.vault.tags import clean_tag
 from dreamdb.vault.frontmatter import split_frontmatter
 
 DATE_KEYS = ("updated_at", "updated", "date", "created", "created_at")
@@ -92,9 +93,7 @@ def normalize_tags(value) -> list[str]:
     items = value if isinstance(value, (list, tuple)) else str(value).split(",")
     out: list[str] = []
     for item in items:
-        tag = _as_text(item).strip().lstrip("#")
-        if ":" in tag:
-            tag = tag.split(":", 1)[1].strip()
+        tag = clean_tag(_as_text(item))
         if tag and tag not in out:
             out.append(tag)
     return out

@@ -1,0 +1,23 @@
+"""Tags: how a tag is read from frontmatter and how it is matched, one rule for the indexer and the filters.
+
+Light (``unicodedata`` only): the query path imports it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def clean_tag(text: str) -> str:
+    """A tag as written (``"#topic:Recall "``) → the tag itself (``"Recall"``): stripped, a leading ``#``
+    (Obsidian's inline form) and a facet prefix up to the first ``:`` removed; case kept."""
+    tag = text.strip().lstrip("#")
+    if ":" in tag:
+        tag = tag.split(":", 1)[1].strip()
+    return tag
+
+
+def tag_key(text: str) -> str:
+    """What tags are matched by: :func:`clean_tag`, NFC-normalised (a name saved decomposed, as macOS
+    does, is the same tag) and lowercased. ``document_tags.tag`` holds these; ``--tags`` is read alike."""
+    return unicodedata.normalize("NFC", clean_tag(text)).lower()
