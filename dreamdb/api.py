@@ -1114,15 +1114,19 @@ def _is_older_dreamdb_index(path: Path) -> bool:
 
 
 def _is_environment_error(exc: BaseException) -> bool:
-    """A full disk or a read-only file: the machine's state, not damage to the index (never rebuilt)."""
+    """A full disk, a read-only file or a failed read/write (a file size limit, a quota, a failing device):
+    the machine's state, not damage to the index (never rebuilt)."""
     text = str(exc)
-    return "disk is full" in text or "readonly database" in text or "read-only" in text
+    return "disk is full" in text or "readonly database" in text or "read-only" in text or "disk I/O error" in text
 
 
 def _environment_hint(exc: BaseException, index_path: Path) -> str:
     if "disk is full" in str(exc):
         return (f"Free space on the disk holding {index_path} (and the temp folder, or SQLITE_TMPDIR), then retry;"
                 " the index was left as it was")
+    if "disk I/O error" in str(exc):
+        return (f"Reading or writing {index_path} failed: a file size limit (ulimit -f), a disk quota, a full temp"
+                " folder or a failing disk; fix that, then retry (the index was left as it was)")
     return (f"Make {index_path}, the -wal/-shm files beside it and its folder writable, then retry"
             " (removing the index also works but loses the stored embeddings)")
 

@@ -1,6 +1,7 @@
 """Install and remove dreamdb's Claude Code ``UserPromptSubmit`` hook.
 
-The hook lives in ``<project>/.claude/settings.json``::
+The hook lives in ``<project>/.claude/settings.json`` (shared with the team) or, installed with
+``local=True``, in ``<project>/.claude/settings.local.json`` (one person's, not committed)::
 
     {"hooks": {"UserPromptSubmit": [
         {"hooks": [{"type": "command", "command": "dreamdb hook user-prompt-submit"}]}
@@ -27,15 +28,16 @@ from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
 
-__all__ = ["DEFAULT_COMMAND", "EVENT", "install_hook", "is_dreamdb_hook", "settings_path", "uninstall_hook"]
+__all__ = ["DEFAULT_COMMAND", "EVENT", "install_hook", "is_dreamdb_hook", "settings_path", "uninstall_hook",
+           "uninstall_hooks"]
 
 DEFAULT_COMMAND = "dreamdb hook user-prompt-submit"
 EVENT = "UserPromptSubmit"
 
 
-def settings_path(project_dir: Path) -> Path:
-    """Return ``<project_dir>/.claude/settings.json`` (it need not exist)."""
-    return Path(project_dir) / ".claude" / "settings.json"
+def settings_path(project_dir: Path, local: bool = False) -> Path:
+    """Return ``<project_dir>/.claude/settings.json``, or ``settings.local.json`` when ``local`` (it need not exist)."""
+    return Path(project_dir) / ".claude" / ("settings.local.json" if local else "settings.json")
 
 
 def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
@@ -99,7 +101,7 @@ def _load(path: Path) -> tuple[dict, bytes | None]:
         data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
     except (ValueError, UnicodeDecodeError) as exc:
         raise WriteRefused(f"{path} is not valid JSON; it was not changed.",
-                           hint="Fix or remove the file, then install the hook again.") from exc
+                           hint="Fix its JSON (or move the file away), then retry.") from exc
     if not isinstance(data, dict):
         raise WriteRefused(f"{path} is not a JSON object; it was not changed.")
     return data, raw
@@ -124,7 +126,7 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
 
 
 def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
-    """Keep the old bytes in ``settings.json.bak``, write ``data``; a symlinked file is written through the link.
+    """Keep the old bytes in ``<name>.bak``, write ``data``; a symlinked file is written through the link.
 
     The backup replaces the previous ``.bak`` only once the new settings are written: a refused write
     (a write-protected file) leaves both files as they were.
@@ -152,7 +154,7 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
             os.replace(pending, backup)
 
 
-def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
+def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False) -> Path:
     """Add dreamdb's ``UserPromptSubmit`` hook to a project's Claude Code settings.
 
     Idempotent: when a dreamdb prompt hook with exactly this command is
@@ -164,9 +166,10 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
     Args:
         project_dir: the project root (the folder that holds or will hold ``.claude/``).
         command: the shell command Claude Code runs for each prompt.
+        local: write ``settings.local.json`` (this person's settings) instead of ``settings.json``.
 
     Returns:
-        The path of ``settings.json``.
+        The path of the settings file.
 
     Raises:
         UsageError: ``command`` is empty or spans lines.
@@ -185,7 +188,7 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
                          hint="e.g. --command 'dreamdb hook user-prompt-submit'")
     if not project_dir.is_dir():
         raise NotFound(f"No project folder at {project_dir}.")
-    path = settings_path(project_dir)
+    path = settings_path(project_dir, local)
     if path.parent.exists() and not path.parent.is_dir():
         raise WriteRefused(f"{path.parent} is a file, not a folder; nothing was changed.",
                            hint="Claude Code keeps project settings in a .claude folder: move that file away first.")
@@ -216,12 +219,18 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> Path:
 
 
 def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:
-    """Remove dreamdb's ``UserPromptSubmit`` hook from a project's settings.
+    """Remove dreamdb's ``UserPromptSubmit`` hook from a project's settings (``settings.json`` and
+    ``settings.local.json``); ``True`` if one was removed. See :func:`uninstall_hooks`."""
+    return bool(uninstall_hooks(project_dir, command))
+
+
+def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[Path]:
+    """Remove dreamdb's ``UserPromptSubmit`` hook from a project's ``settings.json`` and ``settings.local.json``.
 
     Only hooks recognised by :func:`is_dreamdb_hook` are removed. A group left
     with no hooks is removed, and so are ``UserPromptSubmit`` and ``hooks``
     if removing ours emptied them; everything else stays. The previous file
-    is saved to ``settings.json.bak``.
+    is saved to ``<name>.bak``.
 
     Args:
         project_dir: the project root.
@@ -229,24 +238,35 @@ def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:
             user-prompt-submit`` commands are recognised too).
 
     Returns:
-        True if a hook was removed, False if none was installed (or there is
-        no settings file).
+        The settings files a hook was removed from (empty if none was installed, or there is no
+        settings file).
 
     Raises:
-        WriteRefused: the settings file is not valid JSON or has an unexpected
-            shape (left untouched).
-        WriteRefused: the file cannot be written (disk full, no permission…).
+        WriteRefused: a settings file is not valid JSON or has an unexpected
+            shape (left untouched; nothing is changed in either file).
+        WriteRefused: a file cannot be written (disk full, no permission…).
         NotFound: no folder at ``project_dir`` (a mistyped path must not read as "nothing to remove").
     """
     if not Path(project_dir).is_dir():
         raise NotFound(f"No project folder at {project_dir}.")
-    path = settings_path(Path(project_dir))
+    plans = [(path, *_without_our_hook(path, command)) for path in (settings_path(Path(project_dir)),
+                                                                     settings_path(Path(project_dir), local=True))]
+    done = []
+    for path, data, old_raw in plans:  # both files read and checked before either is written
+        if data is not None:
+            _write(path, data, old_raw)
+            done.append(path)
+    return done
+
+
+def _without_our_hook(path: Path, command: str) -> tuple[dict | None, bytes | None]:
+    """``(settings without dreamdb's hook, their old bytes)``, or ``(None, None)`` when the file holds none."""
     data, old_raw = _load(path)
     if old_raw is None:
-        return False
+        return None, None
     groups = _event_list(data, path, create=False)
     if not groups:
-        return False
+        return None, None
     removed = False
     kept_groups: list[Any] = []
     for group in groups:
@@ -260,12 +280,11 @@ def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:
                 group["hooks"] = kept
         kept_groups.append(group)
     if not removed:
-        return False
+        return None, None
     if kept_groups:
         data["hooks"][EVENT] = kept_groups
     else:
         del data["hooks"][EVENT]
         if not data["hooks"]:
             del data["hooks"]
-    _write(path, data, old_raw)
-    return True
+    return data, old_raw

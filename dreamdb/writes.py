@@ -393,7 +393,8 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
     except Timeout as exc:
         raise LockTimeout(
             f"Another dreamdb process has held the vault lock for more than {wait:g} s.",
-            hint=f"Retry; if no dreamdb process is running, delete {lock_path}.",
+            hint=f"Retry once the other write (remember, update, delete) is done; its lock on {lock_path} ends"
+                 " with its process, so the file never needs deleting.",
         ) from exc
     except OSError as exc:
         raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",

@@ -116,8 +116,14 @@ def test_hook_install_uninstall_cli(tmp_path):
     assert other.returncode == 0 and json.loads(other.stdout)["changed"] is True
     groups = json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"]
     assert [h["command"] for g in groups for h in g["hooks"]] == ["dreamdb hook user-prompt-submit"]
-    assert run("uninstall").returncode == 0
+    assert run("install", "--local", "--json").returncode == 0
+    local = proj / ".claude" / "settings.local.json"
+    assert "dreamdb hook user-prompt-submit" in local.read_text()
+    gone = run("uninstall")
+    assert gone.returncode == 0 and gone.stdout.splitlines() == [
+        f"Prompt hook removed from {proj / '.claude' / 'settings.json'}.", f"Prompt hook removed from {local}."]
     assert "UserPromptSubmit" not in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]
+    assert json.loads(local.read_text()) == {}
 
 
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="the tests do not run in a virtualenv")

@@ -116,6 +116,32 @@ def test_uninstall_keeps_shared_group(tmp_path: Path):
         {"type": "command", "command": "echo hi"}]}]}}
 
 
+def test_install_local_and_uninstall_from_both_settings_files(tmp_path: Path):
+    """QA round 19: the install help sends teammates to settings.local.json, but uninstall only looked in
+    settings.json and said "Prompt hook removed." while the local hook stayed."""
+    from dreamdb.hook_settings import uninstall_hooks
+
+    shared = _write(tmp_path, EXISTING)
+    local = install_hook(tmp_path, "/opt/dreamdb/bin/dreamdb hook user-prompt-submit", local=True)
+    assert local == tmp_path / ".claude" / "settings.local.json" and json.loads(shared.read_text()) == EXISTING
+    assert is_dreamdb_hook(json.loads(local.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"])
+    install_hook(tmp_path)
+    assert uninstall_hooks(tmp_path) == [shared, local]
+    assert json.loads(shared.read_text()) == EXISTING and json.loads(local.read_text()) == {}
+    assert uninstall_hooks(tmp_path) == [] and uninstall_hook(tmp_path) is False
+
+
+def test_uninstall_changes_neither_file_when_one_is_not_json(tmp_path: Path):
+    shared = _write(tmp_path, EXISTING)
+    install_hook(tmp_path)
+    before = shared.read_bytes()
+    (tmp_path / ".claude" / "settings.local.json").write_text("{not json")
+    with pytest.raises(WriteRefused, match="settings.local.json is not valid JSON") as info:
+        uninstall_hook(tmp_path)
+    assert "install" not in info.value.hint
+    assert shared.read_bytes() == before
+
+
 def test_uninstall_without_file(tmp_path: Path):
     assert uninstall_hook(tmp_path) is False
 

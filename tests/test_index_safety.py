@@ -18,7 +18,7 @@ import dreamdb
 from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
 from dreamdb.store import connect as db
-from tests.conftest import write_doc
+from tests.conftest import needs_real_vault, write_doc
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "_dream_context"
 
@@ -507,3 +507,18 @@ def test_one_index_file_for_two_existing_vaults_is_refused(tmp_path):
     (tmp_path / "a-moved").rename(tmp_path / "a")
     with pytest.raises(UsageError, match=r"mirrors another vault \(.*b"):
         dreamdb.open(tmp_path / "a", index_path=shared).recall("sleep debt")
+
+
+@needs_real_vault
+def test_a_failed_write_of_the_index_gets_a_hint_about_its_cause_not_to_delete_the_index(fresh_real_vault):
+    """QA round 19: a write that hit the file size limit (ulimit -f) said "Delete the index file to rebuild it"."""
+    import resource
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
+
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(fresh_real_vault)], capture_output=True,
+                         text=True, preexec_fn=small_files, timeout=120)
+    assert ran.returncode == 4, ran.stderr
+    assert "disk I/O error" in ran.stderr and "file size limit (ulimit -f)" in ran.stderr
+    assert "Delete the index file" not in ran.stderr and "Traceback" not in ran.stderr

@@ -42,20 +42,24 @@ def user_prompt_submit():
               help="Hook command. Default: 'dreamdb hook user-prompt-submit' when dreamdb is on PATH by itself; "
                    "the absolute path of this dreamdb when it is only in an activated virtualenv.")
 @click.option("--absolute", is_flag=True, help="Install this dreamdb's absolute path even when dreamdb is on PATH.")
+@click.option("--local", is_flag=True,
+              help="Write .claude/settings.local.json (your own settings, not committed) instead of settings.json.")
 @json_option
-def install(project, command, absolute, as_json):
+def install(project, command, absolute, local, as_json):
     """Add the prompt hook to PROJECT/.claude/settings.json (merges, keeps a .bak, idempotent).
 
     Claude Code runs the command for every prompt, outside your shell's
     virtualenv: a dreamdb installed in a virtualenv is therefore written by
     its absolute path (.claude/settings.json is often shared: teammates with
-    another path can use --command, or .claude/settings.local.json).
+    another path can use --command, or --local to keep the hook in their own
+    .claude/settings.local.json).
 
     \b
     Examples:
       dreamdb hook install
       dreamdb hook install --project ~/code/app --absolute
       dreamdb hook install --command 'uvx dreamdb hook user-prompt-submit'
+      dreamdb hook install --local
     """
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
@@ -68,9 +72,9 @@ def install(project, command, absolute, as_json):
         raise UsageError("Give --command or --absolute, not both.")
     given = command is not None
     command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
-    target = settings_path(project)
+    target = settings_path(project, local)
     before = target.read_bytes() if target.is_file() else None
-    path = install_hook(project, command)
+    path = install_hook(project, command, local=local)
     changed = before is None or path.read_bytes() != before
     from dreamdb import quickcli
     from dreamdb.hook_settings import is_dreamdb_hook
@@ -135,7 +139,8 @@ def _hook_command(default: str, absolute: bool = False) -> str:
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True)
 @json_option
 def uninstall(project, as_json):
-    """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json (other hooks untouched).
+    """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json and settings.local.json
+    (other hooks untouched).
 
     \b
     Examples:
@@ -143,10 +148,12 @@ def uninstall(project, as_json):
       dreamdb hook uninstall --project ~/code/app --json
     """
     from dreamdb import output
-    from dreamdb.hook_settings import uninstall_hook
+    from dreamdb.hook_settings import uninstall_hooks
 
-    removed = uninstall_hook(project)
+    paths = uninstall_hooks(project)
     if as_json:
-        click.echo(output.to_json({"removed": removed}))
+        click.echo(output.to_json({"removed": bool(paths), "settings": [str(p) for p in paths]}))
+    elif paths:
+        click.echo("\n".join(f"Prompt hook removed from {p}." for p in paths))
     else:
-        click.echo("Prompt hook removed." if removed else "No dreamdb prompt hook was installed.")
+        click.echo("No dreamdb prompt hook was installed.")
