@@ -1601,6 +1601,11 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
             body = doc.newline if doc.has_fm else ""
         text = append.strip("\r\n").replace("\r\n", "\n").replace("\n", doc.newline)
         doc.body = body + text + doc.newline
+    if not doc.has_fm and find_block(doc.body) is not None:
+        # New text that opens with a '---' line would be read as frontmatter (QA round 19: --content
+        # "---\ntitle: X\npinned: true\n---\n…" on a note without frontmatter renamed and pinned it). An
+        # empty frontmatter block first keeps the body a body, as it stays in a note that has frontmatter.
+        doc.has_fm, doc.open_line, doc.close_line = True, "---" + doc.newline, "---" + doc.newline
     return real, old, doc.render().encode("utf-8")
 
 

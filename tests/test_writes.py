@@ -701,6 +701,27 @@ def test_an_id_ending_in_a_space_names_its_own_file_not_the_one_without(tiny_vau
     assert not plain.exists()
 
 
+def test_new_text_that_looks_like_frontmatter_stays_body_in_a_note_without_frontmatter(tiny_vault):
+    """QA round 19: --content '---\\ntitle: Injected\\npinned: true\\n---\\n…' on a note without frontmatter
+    became its frontmatter (renamed and pinned it); in a note with frontmatter the same text stays body."""
+    import dreamdb
+
+    injected = "---\ntitle: Injected\npinned: true\n---\nnew body"
+    plain = write_doc(tiny_vault, "knowledge/plain.md", "plain body\n")
+    update(tiny_vault, "plain", content=injected)
+    assert plain.read_text(encoding="utf-8") == "---\n---\n" + injected + "\n"
+    empty = write_doc(tiny_vault, "knowledge/empty.md", "")
+    update(tiny_vault, "empty", append=injected)
+    assert empty.read_text(encoding="utf-8") == "---\n---\n" + injected + "\n"
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    rows = dict(index.conn.execute("SELECT doc_id, title || '|' || pinned FROM documents WHERE doc_id IN "
+                                   "('knowledge/plain', 'knowledge/empty')"))
+    assert rows == {"knowledge/plain": "plain|0", "knowledge/empty": "empty|0"}
+    update(tiny_vault, "plain", content="ordinary text")  # the empty block stays, as any note's frontmatter does
+    assert plain.read_text(encoding="utf-8") == "---\n---\n\nordinary text\n"
+
+
 def test_delete_refuses_pinned_without_force(vault: Path):
     path = vault / "knowledge" / "patterns" / "feature-integration-pattern.md"
     with pytest.raises(WriteRefused):
