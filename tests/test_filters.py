@@ -192,12 +192,19 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
 @pytest.mark.parametrize("engine", ["memory", "sql"])
 def test_a_tag_filter_reads_its_tags_as_the_indexer_reads_frontmatter_tags(tiny_vault, engine):
     """QA round 19: a tag written '#hash' was indexed as 'hash', but --tags '#hash' looked for '#hash'."""
-    write_doc(tiny_vault, "knowledge/n.md", "---\ntags: ['#hash', 'topic:Recall', Plain]\n---\nwalrus note\n")
+    from dreamdb.vault.tags import clean_tag
+
+    write_doc(tiny_vault, "knowledge/n.md", "---\ntags: ['#hash', 'topic:Recall', Plain, 'topic:api:V2']\n---\nwalrus note\n")
     index = dreamdb.open(tiny_vault, engine=engine)
-    for tags in ("#hash", "hash", " #HASH ", "topic:recall", "#topic:Recall", "recall", "plain", "#Plain"):
+    shown = index.recall("walrus")[0].tags
+    assert shown == ["hash", "Recall", "Plain", "V2"]
+    for tags in ("#hash", "hash", " #HASH ", "topic:recall", "#topic:Recall", "recall", "plain", "#Plain",
+                 "v2", "api:v2", "topic:api:V2", *shown):
         assert [h.doc_id for h in index.recall("walrus", tags=tags)] == ["knowledge/n"], tags
     assert index.recall("walrus", tags="topic") == [] and index.recall("walrus", tags="#") == []
     index.close()
+    for text in ("#topic:Recall ", "topic:api:v2", "topic:#x", " # y", "a:", "#", "x:y:#z ", "##a"):
+        assert clean_tag(clean_tag(text)) == clean_tag(text), text  # a shown tag reads back as itself
 
 
 def test_the_filter_note_names_the_filter_that_excludes_the_matches(vault):

@@ -10,10 +10,14 @@ import unicodedata
 
 def clean_tag(text: str) -> str:
     """A tag as written (``"#topic:Recall "``) → the tag itself (``"Recall"``): stripped, a leading ``#``
-    (Obsidian's inline form) and a facet prefix up to the first ``:`` removed; case kept."""
-    tag = text.strip().lstrip("#")
+    (Obsidian's inline form) and a facet prefix up to the last ``:`` removed; case kept.
+
+    Idempotent (a cleaned tag has no ``:`` and no leading ``#``), so a tag copied from dreamdb's output
+    into ``--tags`` is read as the same tag.
+    """
+    tag = text.strip().lstrip("#").strip()
     if ":" in tag:
-        tag = tag.split(":", 1)[1].strip()
+        tag = tag.rsplit(":", 1)[1].strip().lstrip("#").strip()
     return tag
 
 
