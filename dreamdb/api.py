@@ -29,8 +29,8 @@ MODES = ("bm25", "hybrid", "dense", "rrf")
 LAZY_REFRESH_MAX = 64
 """Pending chunks a hybrid query embeds itself before answering (≈ 3 s at 20 chunks/s)."""
 LAZY_CHUNK_MAX = 5000
-"""Documents a hybrid query re-chunks itself (≈ 0.5-1.5 s) when more than :data:`LAZY_REFRESH_MAX`
-items are pending, to learn how many chunk texts really lack a vector."""
+"""Documents a hybrid query re-chunks itself (≈ 0.5-1.5 s at most) to learn how many chunk texts really
+lack a vector before it embeds up to :data:`LAZY_REFRESH_MAX` of them."""
 LAZY_LANGUAGE_MAX = 3000
 """Vectors whose language a hybrid query identifies itself after an upgrade to schema 4 (≈ 3 s at
 ~1 ms a text, the budget of :data:`LAZY_REFRESH_MAX`); more are left to ``dreamdb embed refresh``."""
@@ -835,10 +835,12 @@ class Index:
                               " (they are left to BM25); used bm25")
             return None
         pending = store.pending(self.conn, emb.model_id)
-        if pending > self.lazy_refresh_max and 0 < store.documents_to_chunk(self.conn) <= LAZY_CHUNK_MAX:
-            # After a rebuild (new analyzer, sync --force) every document waits to be re-chunked, but
-            # its chunk texts mostly still have vectors (keyed by content hash): chunking needs no
-            # model and takes ~0.1-0.3 ms a document, after which little or nothing is left to embed.
+        if pending and 0 < store.documents_to_chunk(self.conn) <= LAZY_CHUNK_MAX:
+            # A document waiting to be (re)chunked counts as one pending item, though it may hold up to
+            # 128 chunks (QA round 20: one rewritten 400-section note made a recall embed for 73 s), and
+            # after a rebuild (new analyzer, sync --force) every document waits, though its chunk texts
+            # mostly still have vectors (keyed by content hash). Chunking needs no model and takes
+            # ~0.1-0.3 ms a document; after it, pending counts the chunk texts that lack a vector.
             from dreamdb.errors import LockTimeout
 
             try:
@@ -851,8 +853,10 @@ class Index:
             if pending <= self.lazy_refresh_max:
                 store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX)
             else:
-                self.notes.append(f"{pending} documents or chunks are waiting to be embedded (dense results are partial);"
-                                  " run: dreamdb embed refresh")
+                docs = store.documents_to_chunk(self.conn)  # (0 unless another writer kept the chunking out)
+                waiting = " and ".join(x for x in (_count(pending - docs, "chunk text"), _count(docs, "document to chunk",
+                                                                                                 "documents to chunk")) if x)
+                self.notes.append(f"dense results are partial: {waiting} still wait for embedding; run: dreamdb embed refresh")
         if not store.languages_current(self.conn, emb.model_id):
             # After an upgrade to schema 4 the vectors' languages are unknown (identifying them needs no
             # model, ~1-2 ms a text); after a deletion, or while many texts wait to be embedded, the
@@ -1111,6 +1115,11 @@ def _is_older_dreamdb_index(path: Path) -> bool:
     except (IndexUnavailable, db.DatabaseError):
         return False
     return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """``"1 chunk text"``, ``"3 chunk texts"``; ``""`` for 0."""
+    return "" if n <= 0 else f"{n} {one}" if n == 1 else f"{n} {many or one + 's'}"
 
 
 def _is_environment_error(exc: BaseException) -> bool:

@@ -240,8 +240,32 @@ def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
     emb.calls.clear()
     hits = index.recall("a3x5 b3x7", mode="hybrid", explain=True)
     assert hits[0].doc_id == "knowledge/doc3" and all(h.signals["dense"] is not None for h in hits)
-    assert not [n for n in index.take_notes() if "waiting" in n]
+    assert not [n for n in index.take_notes() if "wait for embedding" in n]
     assert store.pending(index.conn, emb.model_id) == 0 and emb.calls == []  # nothing embedded again
+
+
+def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault):
+    """QA round 20: a note waiting to be chunked counted as 1 pending item, so a recall (and the prompt hook)
+    embedded all its chunks: 73 s for a rewritten 400-section note. Chunk first, then count chunk texts."""
+    make_vault(tiny_vault, 2)
+    emb = QueryHashEmbedder()
+    index = dreamdb.open(tiny_vault, lazy_refresh_max=3)
+    index.sync()
+    store.refresh(index.conn, emb)
+    index.embedder = lambda: emb
+    big = "\n\n".join(f"# Section {i}\n\n{para(f'big{i}x')}" for i in range(8))  # 8 chunks
+    write_doc(tiny_vault, "knowledge/big.md", f"---\nname: Big\n---\n{big}\n")
+    emb.calls.clear()
+    hits = index.recall("a0x1 big3x5", mode="hybrid")
+    assert hits and emb.calls == []  # nothing embedded inside the query
+    assert "dense results are partial: 8 chunk texts still wait for embedding; run: dreamdb embed refresh" \
+        in index.take_notes()
+    write_doc(tiny_vault, "knowledge/small.md", f"---\nname: Small\n---\n{para('small')}\n")
+    store.refresh(index.conn, emb)  # (the large note's 8 texts, and the small one's)
+    write_doc(tiny_vault, "knowledge/small.md", f"---\nname: Small\n---\n{para('tiny')}\n")
+    emb.calls.clear()
+    assert index.recall("tiny3", mode="hybrid")[0].doc_id == "knowledge/small"
+    assert len(emb.calls) == 1 and not [n for n in index.take_notes() if "waiting" in n]  # within the limit: embedded
 
 
 def test_lazy_rechunk_does_not_wait_out_another_writer(tiny_vault):
@@ -258,7 +282,7 @@ def test_lazy_rechunk_does_not_wait_out_another_writer(tiny_vault):
         holder.close()
     assert hits[0].doc_id == "knowledge/doc3"  # answered (BM25 carries it), not a lock error
     assert waited < 8  # at most the lazy wait of 1.5 s for the sync and for the chunking, not the 10 s timeout
-    assert [n for n in index.take_notes() if "waiting to be embedded" in n]
+    assert [n for n in index.take_notes() if "wait for embedding" in n]
     assert index.conn.execute("PRAGMA busy_timeout").fetchone()[0] == index.lock_timeout_ms
 
 
