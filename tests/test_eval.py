@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import dreamdb
 from dreamdb.errors import UsageError
 from dreamdb.evaluation import beir, suite
+from dreamdb.evaluation.gold import load_gold
 from dreamdb.evaluation import metrics as M
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,6 +141,51 @@ def test_missing_data_is_a_usage_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent")],
                        capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 2 and "Evaluation data folder not found" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("line, said", [
+    (b"\xff\n", "not UTF-8 text"),
+    (b"", "holds no query"),
+    (b'{"id": "q1", "query": 5, "expected": ["feature/x"]}\n', "'query' must be a non-empty string"),
+    (b'{"id": "q1", "query": "sleep", "expected": "feature/x"}\n', "'expected' must be a list of type/slug strings"),
+    (b'{"id": "q1", "query": "sleep", "expected": [1]}\n', "'expected' must be a list"),
+    (b'{"id": "q1", "query": "sleep"}\n', "no target"),
+    (b'["q1"]\n', "must be a JSON object"),
+])
+def test_a_malformed_gold_set_is_refused_with_its_line(tmp_path, line, said):
+    """QA round 20: a non-UTF-8 gold file ended in exit 70, an empty one in "KeyError: 'all'" and exit 0, and
+    "expected": "feature/x" (a string) was scored against its characters: R@1 0.0, silently."""
+    gold = tmp_path / "gold.jsonl"
+    gold.write_bytes(line)
+    with pytest.raises(UsageError, match=re.escape(said)):
+        load_gold(gold)
+
+
+@pytest.mark.parametrize("corpus, queries, said", [
+    (b"\xff\n", None, "corpus.jsonl:1: not UTF-8 text"),
+    (b'{"title": "T", "text": "no id"}\n', None, 'corpus.jsonl:1: a record needs an "id"'),
+    (b'{"id": "S-1", "text": 5}\n', None, 'corpus.jsonl:1: "text" must be text, got int'),
+    (None, b'{"text": "a query"}\n', 'queries.jsonl:1: a record needs an "id"'),
+    (None, b'"just text"\n', "queries.jsonl:1: a record must be a JSON object"),
+])
+def test_a_malformed_collection_is_refused_with_its_line(tiny, corpus, queries, said):
+    if corpus is not None:
+        (tiny / "corpus.jsonl").write_bytes(corpus)
+    if queries is not None:
+        (tiny / "queries.jsonl").write_bytes(queries)
+    with pytest.raises(UsageError, match=re.escape(said)):
+        beir.load_collection(tiny)
+
+
+def test_a_malformed_gold_set_exits_2_through_the_cli(tmp_path):
+    data = tmp_path / "data"
+    (data / "eval").mkdir(parents=True)
+    (data / "vaults" / "dreamcontext" / "_dream_context" / "knowledge").mkdir(parents=True)
+    (data / "eval" / "dreamcontext-gold-train.jsonl").write_bytes(b"\xff\n")
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                        "--no-baseline", "--cache", str(tmp_path / "cache")], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert r.returncode == 2 and "not UTF-8 text" in r.stderr and "Traceback" not in r.stderr
 
 
 # -- CLI smoke --------------------------------------------------------------------------------------------------------

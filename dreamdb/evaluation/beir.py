@@ -58,30 +58,48 @@ class Collection:
         return [(qid, q["text"]) for qid, q in self.queries.items() if any(g > 0 for g in self.qrels.get(qid, {}).values())]
 
 
-def read_jsonl(path: Path) -> list[dict]:
+def read_jsonl(path: Path, *, records: bool = False) -> list[dict]:
     """Read a JSON-lines file.
 
     Args:
         path: the file.
+        records: check that each line is a corpus or query record: a JSON object with an ``id`` (string
+            or integer) whose ``title`` and ``text``, when present, are strings or null.
 
     Returns:
         One dict per non-blank line.
 
     Raises:
-        UsageError: unreadable file or a malformed line (with its number).
+        UsageError: unreadable or non-UTF-8 file, or a malformed line (with its number).
     """
     out = []
+    n = 0
     try:
         with open(path, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 if line.strip():
                     try:
-                        out.append(json.loads(line))
+                        d = json.loads(line)
                     except ValueError as exc:
                         raise UsageError(f"{path}:{n}: not JSON ({exc})") from None
+                    if records:
+                        _check_record(d, path, n)
+                    out.append(d)
     except OSError as exc:
         raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}:{n + 1}: not UTF-8 text ({exc.reason})") from None
     return out
+
+
+def _check_record(d, path: Path, n: int) -> None:
+    if not isinstance(d, dict):
+        raise UsageError(f"{path}:{n}: a record must be a JSON object")
+    if not isinstance(d.get("id"), (str, int)) or isinstance(d.get("id"), bool) or d.get("id") == "":
+        raise UsageError(f"{path}:{n}: a record needs an \"id\" (string or integer), got {d.get('id')!r}"[:300])
+    for key in ("title", "text"):
+        if d.get(key) is not None and not isinstance(d[key], str):
+            raise UsageError(f"{path}:{n}: \"{key}\" must be text, got {type(d[key]).__name__}")
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -101,6 +119,8 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     for n, line in enumerate(lines, 1):
         parts = line.split("\t") if "\t" in line else line.split()
         if not parts or not line.strip():
@@ -134,11 +154,11 @@ def load_collection(root: Path, *, corpus: str = "corpus.jsonl", queries: str = 
     """
     root = Path(root)
     docs = {}
-    for d in read_jsonl(root / corpus):
+    for d in read_jsonl(root / corpus, records=True):
         did = str(d["id"])
         docs[did] = {**d, "title": d.get("title") or "", "text": d.get("text") or ""}
     qs = {}
-    for q in read_jsonl(root / queries):
+    for q in read_jsonl(root / queries, records=True):
         qs[str(q["id"])] = {**q, "text": q.get("text") or ""}
     return Collection(name or root.name, docs, qs, read_qrels(root / qrels))
 

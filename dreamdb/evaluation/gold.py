@@ -39,26 +39,48 @@ class GoldQuery:
         return set(self.expected) | set(self.alt)
 
 
+def _strings(d: dict, key: str) -> list[str]:
+    """``d[key]`` as a list of non-empty strings (missing: ``[]``); anything else is refused (a bare string
+    would be read as its characters)."""
+    value = d.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{key!r} must be a list of type/slug strings, got {value!r}"[:200])
+    return value
+
+
 def load_gold(path: Path) -> list[GoldQuery]:
     """Read a gold JSONL file.
 
     Raises:
-        UsageError: missing file or a malformed line (with its number).
+        UsageError: missing, unreadable or non-UTF-8 file, no query in it, or a malformed line (with its
+            number): not a JSON object, ``query`` not a non-empty string, ``expected``/``alt`` not lists of
+            strings, or no target at all.
     """
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise UsageError(f"Cannot read gold set {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"Gold set {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     out = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             d = json.loads(line)
-            out.append(GoldQuery(str(d["id"]), d["query"], list(d.get("expected", [])), list(d.get("alt", [])),
-                                 d.get("category", "all"), d.get("lang", "")))
+            if not isinstance(d, dict):
+                raise ValueError("a line must be a JSON object")
+            if not isinstance(d.get("query"), str) or not d["query"].strip():
+                raise ValueError(f"'query' must be a non-empty string, got {d.get('query')!r}"[:200])
+            expected, alt = _strings(d, "expected"), _strings(d, "alt")
+            if not expected and not alt:
+                raise ValueError("no target: 'expected' and 'alt' are both empty")
+            out.append(GoldQuery(str(d["id"]), d["query"], expected, alt, str(d.get("category") or "all"),
+                                 str(d.get("lang") or "")))
         except (ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}:{n}: not a gold query ({exc})") from None
+    if not out:
+        raise UsageError(f"Gold set {path} holds no query")
     return out
 
 

@@ -173,22 +173,22 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
         p.tracks.append(Track("test", "corpus", _limit(c.judged_queries(), quick), c.qrels, desc="BEIR test split"))
     elif name == "xquad":
         root = ed / "xquad_tr_en"
-        queries = beir.read_jsonl(root / "queries.jsonl")
+        queries = beir.read_jsonl(root / "queries.jsonl", records=True)
         for gran, corpus_file, prefix in (("para", "corpus.jsonl", "qrels_"), ("sent", "corpus_sent.jsonl", "qrels_sent_")):
-            corpus = beir.read_jsonl(root / corpus_file)
+            corpus = beir.read_jsonl(root / corpus_file, records=True)
             for lang in ("en", "tr"):
-                docs = [(str(d["id"]), d.get("title") or "", d["text"]) for d in corpus if d.get("lang") == lang]
+                docs = [(str(d["id"]), d.get("title") or "", d.get("text") or "") for d in corpus if d.get("lang") == lang]
                 p.indexes.append(IndexSpec(f"{gran}-{lang}", lambda d, docs=docs, s=f"xquad {gran} {lang}": beir.corpus_to_vault(docs, d, source=s),
                                            f"{len(docs)} {lang} {'paragraphs' if gran == 'para' else 'sentences'}"))
             for src_l, tgt_l in (("tr", "tr"), ("en", "en"), ("tr", "en"), ("en", "tr")):
                 qrels = beir.read_qrels(root / f"{prefix}{src_l}2{tgt_l}.tsv")
-                qs = [(str(q["id"]), q["text"]) for q in queries if q.get("lang") == src_l and str(q["id"]) in qrels]
+                qs = [(str(q["id"]), q.get("text") or "") for q in queries if q.get("lang") == src_l and str(q["id"]) in qrels]
                 p.tracks.append(Track(f"{gran} {src_l}→{tgt_l}", f"{gran}-{tgt_l}", _limit(qs, quick), qrels,
                                       desc=f"{src_l} questions → {tgt_l} {gran}"))
             if gran == "para":
                 _plan_xquad_mixed(p, corpus, queries, beir.read_qrels(root / "qrels.tsv"), quick)
                 qrels = beir.read_qrels(root / f"{prefix}tr2tr.tsv")
-                qs = [(str(q["id"]), without_turkish_letters(q["text"])) for q in queries
+                qs = [(str(q["id"]), without_turkish_letters(q.get("text") or "")) for q in queries
                       if q.get("lang") == "tr" and str(q["id"]) in qrels]
                 p.tracks.append(Track("para tr-ascii→tr", "para-tr", _limit(qs, quick), qrels,
                                       desc="tr questions typed without Turkish letters (ç→c … ş→s) → tr paragraphs"))
@@ -226,7 +226,7 @@ def _plan_xquad_mixed(p: SetPlan, corpus: list[dict], queries: list[dict], qrels
     """
     articles = sorted({str(d.get("article", "")) for d in corpus})
     english = set(articles[0::2])
-    docs = [(str(d["id"]), d.get("title") or "", d["text"]) for d in corpus
+    docs = [(str(d["id"]), d.get("title") or "", d.get("text") or "") for d in corpus
             if (d.get("lang") == "en") == (str(d.get("article", "")) in english)]
     kept = {d for d, _t, _x in docs}
     p.indexes.append(IndexSpec("para-mixed", lambda d, docs=docs: beir.corpus_to_vault(docs, d, source="xquad para mixed"),
@@ -234,7 +234,7 @@ def _plan_xquad_mixed(p: SetPlan, corpus: list[dict], queries: list[dict], qrels
     mixed = {q: {d: r for d, r in rel.items() if d in kept} for q, rel in qrels.items()}
     mixed = {q: rel for q, rel in mixed.items() if rel}
     for lang in ("tr", "en"):
-        qs = [(str(q["id"]), q["text"]) for q in queries if q.get("lang") == lang and str(q["id"]) in mixed]
+        qs = [(str(q["id"]), q.get("text") or "") for q in queries if q.get("lang") == lang and str(q["id"]) in mixed]
         p.tracks.append(Track(f"para {lang}→mixed", "para-mixed", _limit(qs, quick), mixed,
                               desc=f"{lang} questions → paragraphs in both languages"))
 
