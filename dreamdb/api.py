@@ -1057,16 +1057,14 @@ class Index:
         """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""
         try:
             from dreamdb.embeddings.locate import model_status
-            from dreamdb.embeddings.store import embed_status
+            from dreamdb.embeddings.store import embed_status, hybrid_ready
 
             model = model_status()
             st = embed_status(self.conn, model.get("model_id"))
         except Exception as exc:  # noqa: BLE001 - status must always answer
             return {"summary": f"unavailable ({type(exc).__name__}: {exc}); hybrid recall falls back to BM25"}
         st["model"] = model
-        # what hybrid recall needs: a model that loads, and vectors in the index (pending ones make it partial)
-        st["hybrid_ready"] = bool(model.get("installed") and not model.get("runtime_missing")
-                                  and st.get("available") and st.get("embedded", 0) > 0)
+        st["hybrid_ready"] = hybrid_ready(st, model)
         if not model.get("installed"):
             st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25; "
                              f"{model.get('hint') or 'dreamdb model build'}")

@@ -216,3 +216,19 @@ def test_model_download_refuses_bad_options_before_any_network(tmp_path, capsys,
     code, out, err = run(capsys, "model", "download", "--dest", str(tmp_path / "m"), *args)
     assert code == 2 and said in out + err and "Traceback" not in err
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.model
+def test_both_status_commands_mean_the_same_by_hybrid_ready(tiny_vault, with_model, capsys):
+    """QA round 20: on a vault never embedded, status said hybrid_ready false and embed status true."""
+    small_vault(tiny_vault)
+
+    def ready() -> tuple[bool, bool]:
+        _code, out, _ = run(capsys, "status", "--vault", str(tiny_vault), "--json")
+        plain = json.loads(out)["embeddings"]["hybrid_ready"]
+        _code, out, _ = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+        return plain, json.loads(out)["hybrid_ready"]
+
+    assert ready() == (False, False)
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+    assert ready() == (True, True)

@@ -169,7 +169,7 @@ def status_cmd(vault, as_json):
     """
     from dreamdb import output
     from dreamdb.embeddings.locate import model_status
-    from dreamdb.embeddings.store import embed_status
+    from dreamdb.embeddings.store import embed_status, hybrid_ready
 
     index = open_index(vault)
     index.sync_for_read()  # a read: another process's long refresh must not stall it (a note instead)
@@ -179,7 +179,7 @@ def status_cmd(vault, as_json):
     st["model_installed"] = ms["installed"]
     st["model_path"] = ms["path"]
     st["runtime_missing"] = ms["runtime_missing"]
-    st["hybrid_ready"] = bool(st["available"] and ms["installed"] and not ms["runtime_missing"])
+    st["hybrid_ready"] = hybrid_ready(st, ms)
     if as_json:
         click.echo(output.to_json(st))
         return

@@ -786,6 +786,14 @@ def compact(conn, *, lock_timeout: float | None = None, on_wait: Callable[[bool]
 # --------------------------------------------------------------------- status
 
 
+def hybrid_ready(status: dict, model: dict) -> bool:
+    """What hybrid recall needs, one rule for ``dreamdb status`` and ``dreamdb embed status``: a model that
+    loads (``model``: :func:`dreamdb.embeddings.locate.model_status`) and vectors in the index
+    (``status``: :func:`embed_status`; pending ones make the dense channel partial, not unavailable)."""
+    return bool(model.get("installed") and not model.get("runtime_missing") and status.get("available")
+                and status.get("embedded", 0) > 0)
+
+
 def embed_status(conn, model_id: str | None = None) -> dict:
     """What the vector index holds (cheap: a few COUNT queries).
 
