@@ -106,8 +106,10 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
         index_or_conn: a :class:`dreamdb.api.Index` or an index connection with sqlite-vec loaded.
         embedder: an :class:`dreamdb.embeddings.model.Embedder` (``model_id``, ``embed_passages``).
         title: candidate title (prepended to each chunk, as for indexed documents).
-        description: candidate description.
-        content: candidate markdown body.
+        description: candidate description; when empty, the ``description`` (or ``summary``) of the
+            content's frontmatter, if it has one.
+        content: candidate markdown: a body, or a whole note whose YAML frontmatter is then read as the
+            indexer reads it (its block is not compared as text: an indexed note's chunks hold none).
         top: neighbours reported (1–50).
         merge: MERGE needs top1 ≥ this cosine (default 0.97, SPEC §4).
         margin: … and top1 − top2 ≥ this (default 0.02).
@@ -132,6 +134,14 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
             raise UsageError(f"--{name} is a cosine threshold: between -1 and 2 (above 1 it is never reached), got {v}")
     if not 0.0 <= float(margin) <= 2.0:
         raise UsageError(f"--margin is a difference of two cosines: between 0 and 2, got {margin}")
+    if content.startswith(("---\n", "---\r\n", "--- ", "---\t")):
+        from dreamdb.vault.frontmatter import split_frontmatter
+
+        meta, body, _warning = split_frontmatter(content)
+        if body is not content:  # a closed block (an unclosed one, or rules around text, stay text as when indexed)
+            content = body
+            given = meta.get("description") or meta.get("summary")
+            description = description or (given.strip() if isinstance(given, str) else "")
     chunks = chunk_document(title, content, description)
     if not chunks:
         raise UsageError("The candidate has no text (give a title, a description or content).")
