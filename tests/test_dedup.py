@@ -72,15 +72,15 @@ def test_near_copy_merges_unrelated_creates_and_log(embedded_subset, embedder, t
 def test_a_whole_note_with_frontmatter_scores_as_its_indexed_self(embedded_subset, embedder, tmp_path):
     """QA round 20: the exact file of an indexed note scored 0.9797 (its YAML compared as text), its body 1.0."""
     vault = copy_vault(embedded_subset, tmp_path)
-    text = (vault / DOC).read_text(encoding="utf-8")
+    text = (vault / "knowledge/patterns/code-structure-patterns.md").read_text(encoding="utf-8")  # one chunk
     meta, body = _front(text)
     with dreamdb.open(vault) as index:
         index.sync()
         whole = dedup(index, embedder, title=meta["name"], content=text, log=False)
         parts = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""), content=body, log=False)
-    assert whole.neighbours[0][0] == parts.neighbours[0][0] == "knowledge/git-pinned-evidence"
+    assert whole.neighbours[0][0] == parts.neighbours[0][0] == "knowledge/code-structure-patterns"
     assert whole.neighbours[0][2] == pytest.approx(parts.neighbours[0][2], abs=1e-6) and whole.neighbours[0][2] > 0.999
-    assert whole.verdict == "MERGE"
+    assert whole.candidate_chunks == 1 and whole.verdict == "MERGE"
 
 
 def test_if_present_without_model_is_skipped(tiny_vault, tmp_path):
