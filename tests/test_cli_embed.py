@@ -232,3 +232,8 @@ def test_both_status_commands_mean_the_same_by_hybrid_ready(tiny_vault, with_mod
     assert ready() == (False, False)
     assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
     assert ready() == (True, True)
+
+
+def test_model_install_quantized_without_from_is_a_usage_error(tmp_path, capsys):
+    code, out, err = run(capsys, "model", "install", "--quantized", "--dest", str(tmp_path / "m"))
+    assert code == 2 and "give --from DIR too" in out + err and not (tmp_path / "m").exists()

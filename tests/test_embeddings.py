@@ -345,8 +345,11 @@ def test_install_from_dir_community_layout(model_dir, embedder, clean_env):
     bad.mkdir()
     (bad / "model.onnx").write_bytes(b"nope" * 10)
     os.symlink(model_dir / "tokenizer.json", bad / "tokenizer.json")
-    with pytest.raises(ModelError):
+    with pytest.raises(ModelError) as info:
         install_from_dir(bad)
+    # QA round 20: the error named the copy in a temporary folder and said "Reinstall the model"
+    assert str(bad / "model.onnx") in info.value.message and ".install-" not in info.value.message
+    assert f"The files in {bad} do not load" in info.value.hint
     assert locate.model_status()["model_id"] == embedder.model_id
     with pytest.raises(ModelNotInstalled):
         install_from_dir(clean_env / "does-not-exist")

