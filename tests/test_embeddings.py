@@ -335,7 +335,9 @@ def test_install_from_dir_community_layout(model_dir, embedder, clean_env):
     assert (dest / "model.onnx").is_file() and not (dest / "model.onnx").is_symlink()
     st = locate.model_status()
     assert st["installed"] and st["source"] == "official" and st["model_id"] == embedder.model_id
+    assert st["model_file_bytes"] == (dest / "model.onnx").stat().st_size < st["size_bytes"]  # the graph, the folder
     assert seen and seen[-1][1] == seen[-1][2]
+    assert locate.model_status(clean_env / "export" / "config.json")["reason"].endswith("is a file, not a model directory")
     v = Embedder().embed_passages(SENTENCES[:3])
     np.testing.assert_allclose(v, embedder.embed_passages(SENTENCES[:3]), atol=1e-6)
     leftovers = [p.name for p in dest.parent.iterdir() if p.name.startswith(".")]

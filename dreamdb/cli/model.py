@@ -93,7 +93,8 @@ def status_cmd(check, as_json):
         return
     click.echo(f"installed:  {st['path']} (via {st['origin']})")
     click.echo(f"source:     {st['source']}" + (f", {st['built_at']}" if st["built_at"] else ""))
-    click.echo(f"file:       {st['model_file']} · {st['size_bytes'] / 1e6:.0f} MB")
+    click.echo(f"file:       {st['model_file']} · {st['model_file_bytes'] / 1e6:.0f} MB"
+               f" (folder {st['size_bytes'] / 1e6:.0f} MB)")
     click.echo(f"model id:   {st['model_id'] or '(computed on first load)'}")
     if problem is not None:
         raise problem

