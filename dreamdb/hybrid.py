@@ -74,6 +74,30 @@ def top_match_coverage(conn, rowid: int, terms: list[str]) -> float:
     return found / len(terms)
 
 
+_TURKISH_LETTERS = frozenset("çğıöşü")
+
+
+def query_is_turkish(plan: QueryPlan) -> bool:
+    """Whether the query is written in Turkish: analysed as Turkish, or one of its ASCII words was found
+    only in a Turkish spelling (``kac`` read as ``kaç``: Turkish typed without its letters, which the
+    stopword test misses for about a fifth of XQuAD's questions)."""
+    return plan.turkish or any(_TURKISH_LETTERS.intersection(found) and not _TURKISH_LETTERS.intersection(word)
+                               for word, found in plan.resolved.items())
+
+
+def cross_language_documents(conn, plan: QueryPlan, rowids) -> set[int]:
+    """The documents among ``rowids`` written in another language than the query (Turkish and not Turkish,
+    as the analyzer tells them: ``documents.turkish``; :func:`query_is_turkish`): BM25 cannot read them
+    (:func:`dreamdb.fusion.imputed_bm25_ranks`)."""
+    rowids = list(rowids)
+    if not rowids:
+        return set()
+    turkish = query_is_turkish(plan)
+    marks = ",".join("?" * len(rowids))
+    return {r for r, tr in conn.execute(f"SELECT id, turkish FROM documents WHERE id IN ({marks})", rowids)
+            if bool(tr) != turkish}
+
+
 _QUERY_CACHE: dict[tuple[str, str], object] = {}
 _QUERY_CACHE_MAX = 256
 
@@ -139,11 +163,14 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         coverage = term_coverage(conn, plan.terms)
         if bm:  # BM25's top hit by rankScore, the one the pin guard keeps first
             coverage = min(coverage, top_match_coverage(conn, bm[0].rowid, plan.terms))
-        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos, term_coverage=coverage)
+        other_language = cross_language_documents(conn, plan, set(bm_keys) | set(dense_keys))
+        fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos, term_coverage=coverage,
+                                             cross_language=other_language)
         info["coverage"] = coverage
     method = info["method"] + ("+pin" if info.get("pinned") else "") + ("+partial" if info.get("partial") else "")
+    imputed = info.get("imputed", ())
     out = []
     for key, value in fused[:top]:
-        out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), fusion=method, dense_centred=centred.get(key),
-                           bm25_coverage=info.get("coverage")))
+        out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), dense_centred=centred.get(key),
+                           fusion=method + "+imputed" if key in imputed else method, bm25_coverage=info.get("coverage")))
     return out

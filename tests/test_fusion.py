@@ -77,3 +77,51 @@ def test_partial_coverage_scales_the_decisive_test_and_the_pin_guard():
     # nothing known (coverage 0): dense order, no pin
     fused, info = F.adaptive_fusion([], {}, 0.0, dense_keys, cos, term_coverage=0.0)
     assert [k for k, _ in fused] == ["b", "c", "a"] and not info["pinned"]
+
+
+def test_a_cross_language_document_takes_its_dense_rank_when_that_is_better():
+    """BM25 ranks two same-language notes that share words with the question; the note that answers it is
+    written in the other language, so BM25 misses it, and the dense channel ranks it first."""
+    bm_keys, bm_scores = ["same-1", "same-2", "other-2"], {"same-1": 6.0, "same-2": 5.5, "other-2": 5.0}
+    dense_keys, cos = ["other-1", "same-2", "other-2", "same-1"], {"other-1": 0.9, "same-2": 0.8, "other-2": 0.7, "same-1": 0.6}
+    plain, info = F.adaptive_fusion(bm_keys, bm_scores, 6.0, dense_keys, cos)
+    assert plain[0][0] == "same-2" and "imputed" not in info
+    fused, info = F.adaptive_fusion(bm_keys, bm_scores, 6.0, dense_keys, cos, cross_language={"other-1", "other-2"})
+    assert fused[0][0] == "other-1" and info["imputed"] == {"other-1"}  # other-2: rank 3 in both, kept
+    ranks, imputed = F.imputed_bm25_ranks(bm_keys, dense_keys, {"other-1", "other-2", "same-1"})
+    assert ranks == {"same-1": 1, "same-2": 2, "other-2": 3, "other-1": 1} and imputed == {"other-1"}
+    # the fused score is the RRF of the imputed ranks, exactly
+    w = F.BM25_WEIGHT
+    assert dict(fused)["other-1"] == pytest.approx(w / (F.RRF_K + 1) + F.DENSE_WEIGHT / (F.RRF_K + 1))
+    assert dict(fused)["same-1"] == dict(plain)["same-1"]  # a document in the query's language is fused as before
+    # no BM25 weight (no query word in the vault): nothing to impute
+    _fused, info = F.adaptive_fusion([], {}, 0.0, dense_keys, cos, term_coverage=0.0, cross_language={"other-1"})
+    assert "imputed" not in info
+
+
+def test_the_query_language_counts_turkish_typed_without_its_letters():
+    from dreamdb.hybrid import query_is_turkish
+    from dreamdb.ranking.rank import QueryPlan
+
+    assert query_is_turkish(QueryPlan("x", ["x"], turkish=True))
+    assert query_is_turkish(QueryPlan("panthers kac puan", ["panther", "kac", "puan"], resolved={"kac": "kaç"}))
+    assert not query_is_turkish(QueryPlan("Panthers points", ["panther", "point"], resolved={"panthers": "panther"}))
+    assert not query_is_turkish(QueryPlan("şu", ["şu"], resolved={"şu": "şu"}))  # letters typed: analysed already
+
+
+def test_cross_language_documents_are_those_of_the_other_language(tiny_vault):
+    import dreamdb
+    from dreamdb.hybrid import cross_language_documents
+    from dreamdb.ranking.rank import QueryPlan
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/en.md", "---\ntitle: Backups\n---\nThe database is backed up every night at two.\n")
+    write_doc(tiny_vault, "knowledge/tr.md", "---\ntitle: Yedekler\n---\nVeritabanı her gece saat ikide yedeklenir ve bu "
+                                              "yedekler bir hafta saklanır.\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    ids = dict(index.conn.execute("SELECT doc_id, id FROM documents"))
+    both = [ids["knowledge/en"], ids["knowledge/tr"]]
+    assert cross_language_documents(index.conn, QueryPlan("q", ["q"], turkish=True), both) == {ids["knowledge/en"]}
+    assert cross_language_documents(index.conn, QueryPlan("q", ["q"]), both) == {ids["knowledge/tr"]}
+    assert cross_language_documents(index.conn, QueryPlan("q", ["q"]), []) == set()

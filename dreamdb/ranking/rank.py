@@ -268,7 +268,9 @@ class Ranked:
             corpus and found in BM25's top hit; :mod:`dreamdb.fusion`), else ``None``.
         fusion: fusion method in hybrid modes (``relative``, ``rrf``, ``rrf+pin``,
             ``dense``, ``rrf-plain``; ``+partial`` when some query terms are unknown to the
-            corpus, so BM25's decisive test and pin guard were scaled by its term coverage).
+            corpus, so BM25's decisive test and pin guard were scaled by its term coverage;
+            ``+imputed`` on a document in another language than the query whose BM25 rank was
+            taken from the dense channel, :func:`dreamdb.fusion.imputed_bm25_ranks`).
     """
 
     rowid: int
