@@ -207,26 +207,27 @@ class QueryHashEmbedder(HashEmbedder):
         return np.stack([self.vec(t) for t in texts])
 
 
-def rebuilt_index_with_vectors(vault):
-    """6 embedded documents, then a forced rebuild (chunks emptied, vectors kept); lazy refresh limit 2."""
-    make_vault(vault, 6)
+def embedded_index(vault, n_docs: int, **kwargs):
+    """An index of ``n_docs`` embedded documents whose recalls use a :class:`QueryHashEmbedder`: ``(index, embedder)``."""
+    make_vault(vault, n_docs)
     emb = QueryHashEmbedder()
-    index = dreamdb.open(vault, lazy_refresh_max=2)
+    index = dreamdb.open(vault, **kwargs)
     index.sync()
     store.refresh(index.conn, emb)
     index.embedder = lambda: emb
+    return index, emb
+
+
+def rebuilt_index_with_vectors(vault):
+    """6 embedded documents, then a forced rebuild (chunks emptied, vectors kept); lazy refresh limit 2."""
+    index, emb = embedded_index(vault, 6, lazy_refresh_max=2)
     index.sync(force=True)
     return index, emb
 
 
 def test_an_empty_hybrid_result_gets_the_notes_bm25_gives(tiny_vault):
     """QA round 10: the notes explaining an empty result (here an unknown status) were BM25's only."""
-    make_vault(tiny_vault, 2)
-    emb = QueryHashEmbedder()
-    index = dreamdb.open(tiny_vault)
-    index.sync()
-    store.refresh(index.conn, emb)
-    index.embedder = lambda: emb
+    index, _emb = embedded_index(tiny_vault, 2)
     index.take_notes()
     for mode in ("hybrid", "dense", "rrf"):
         assert index.recall("a0x1", mode=mode, status="bogus", now="2026-08-18T00:00:00Z") == []
@@ -247,12 +248,7 @@ def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
 def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault):
     """QA round 20: a note waiting to be chunked counted as 1 pending item, so a recall (and the prompt hook)
     embedded all its chunks: 73 s for a rewritten 400-section note. Chunk first, then count chunk texts."""
-    make_vault(tiny_vault, 2)
-    emb = QueryHashEmbedder()
-    index = dreamdb.open(tiny_vault, lazy_refresh_max=3)
-    index.sync()
-    store.refresh(index.conn, emb)
-    index.embedder = lambda: emb
+    index, emb = embedded_index(tiny_vault, 2, lazy_refresh_max=3)
     big = "\n\n".join(f"# Section {i}\n\n{para(f'big{i}x')}" for i in range(8))  # 8 chunks
     write_doc(tiny_vault, "knowledge/big.md", f"---\nname: Big\n---\n{big}\n")
     emb.calls.clear()
