@@ -757,3 +757,15 @@ def test_a_note_opening_with_a_horizontal_rule_is_indexed_whole(tiny_vault):
     assert [h.doc_id for h in index.recall("walrus")] == ["knowledge/rules"]
     body = index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/rules'").fetchone()[0]
     assert body == "---\n# Heading\nwalrus body\n\n---\nmore text"  # stripped, as every body
+
+
+def test_every_documents_column_is_compared_or_derived_when_a_row_is_kept(tiny_vault):
+    """A kept row must equal a re-inserted one: a column added to ``documents`` must join the compared key
+    (:data:`dreamdb.store.sync._KEY_COLUMNS`) or be derived from it, or this test fails."""
+    from dreamdb.store.sync import _KEY_COLUMNS
+
+    index = dreamdb.open(tiny_vault)
+    columns = {r[1] for r in index.conn.execute("PRAGMA table_info(documents)")}
+    compared = {c.strip() for c in _KEY_COLUMNS.split(",")}
+    derived = {"id", "slug", "ordinal", "turkish", "len_title", "len_description", "len_tags", "len_body"}
+    assert columns == compared | derived and not compared & derived
