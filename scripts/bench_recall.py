@@ -5,6 +5,9 @@ On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
 
 * first sync (empty index → full), no-change sync, rebuild (``sync --force``,
   what an analyzer upgrade costs), index size;
+* the sync after one ``dreamdb remember`` (one entry added to the 622-entry
+  CHANGELOG.json), beside the same sync re-indexing the whole file (what every
+  changed file cost before unchanged documents kept their rows);
 * recall latency in process: query only (``auto_sync=False``) and query +
   lazy no-change sync (``auto_sync=True``, what the CLI and hook do);
 * ``dreamdb recall`` and the prompt hook as processes (wall time incl. Python
@@ -83,6 +86,39 @@ def time_sync(vault: Path, idx: Path, runs: int) -> dict:
             "rebuild_s": med(rebuilds), "index_bytes": index_bytes(ix)}
 
 
+def time_remembered_entry(vault: Path, idx: Path, runs: int) -> dict:
+    """Median sync (ms) after one remembered CHANGELOG entry, beside the whole file re-indexed (the file is
+    put back as it was afterwards)."""
+    from datetime import datetime, timezone
+
+    from dreamdb.writes import remember
+
+    log = vault / "core" / "CHANGELOG.json"
+    if not log.is_file():
+        return {}
+    original = log.read_bytes()
+    ix = dreamdb.open(vault, index_path=idx, auto_sync=False)
+    ix.sync()
+    kept, whole = [], []
+    try:
+        for i in range(runs):
+            remember(vault, f"benchmark entry {i}", now=datetime(2026, 8, 18, 12, i, tzinfo=timezone.utc))
+            t0 = time.perf_counter()
+            ix.sync()
+            kept.append((time.perf_counter() - t0) * 1000)
+            # the baseline: the same file's documents all re-inserted (its stored stat and hash made stale)
+            ix.conn.execute("DELETE FROM documents WHERE source_path = 'core/CHANGELOG.json'")
+            ix.conn.execute("UPDATE files SET mtime_ns = 0, sha256 = 'stale' WHERE path = 'core/CHANGELOG.json'")
+            t0 = time.perf_counter()
+            ix.sync()
+            whole.append((time.perf_counter() - t0) * 1000)
+    finally:
+        log.write_bytes(original)
+        ix.sync()
+        ix.close()
+    return {"remember_sync_ms": med(kept), "remember_sync_whole_file_ms": med(whole)}
+
+
 def query_latency(search, queries: list[str], runs: int) -> dict:
     """Median over runs of the per-run p50/p90 (ms); one untimed warm-up pass first."""
     for q in queries[:5]:
@@ -133,7 +169,10 @@ def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
     else:
         queries = FALLBACK_QUERIES
     out = time_sync(vb.vault, idx, runs)
-    ix = out.pop("ix")
+    out.pop("ix").close()
+    out.update(time_remembered_entry(vb.vault, idx, runs))
+    ix = dreamdb.open(vb.vault, index_path=idx, auto_sync=False)
+    ix.sync()
     now = "2026-08-18T00:00:00Z"
     out["docs"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     out["query_only"] = query_latency(lambda q: ix.recall(q, top=10, now=now), queries, runs)
@@ -244,6 +283,9 @@ def render(res: dict) -> str:
         L.append(f"  no-change sync          {r['nochange_sync_ms']:8.1f} ms")
         if "rebuild_s" in r:
             L.append(f"  rebuild (sync --force)  {r['rebuild_s']:8.2f} s")
+        if "remember_sync_ms" in r:
+            L.append(f"  sync after remember     {r['remember_sync_ms']:8.1f} ms  | the whole CHANGELOG.json re-indexed "
+                     f"{r['remember_sync_whole_file_ms']:.1f} ms")
         L.append(f"  index size              {r['index_bytes'] / 1e6:8.1f} MB" + (f"   | bm25s {b['index_bytes'] / 1e6:.1f} MB" if b else ""))
         q = r["query_only"]
         L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine)"

@@ -27,6 +27,10 @@ def test_bench_recall_smoke():
     assert syn["rebuild_s"] > syn["nochange_sync_ms"] / 1000  # a rebuild re-indexes every file
     if "skipped" not in res["real"]:
         assert res["real"]["docs"] > 700 and res["real"]["cli_recall_ms"] > res["real"]["python_pass_ms"]
+        assert 0 < res["real"]["remember_sync_ms"] < res["real"]["remember_sync_whole_file_ms"]
+        # the vault copy is left as it was: no benchmark entry stays in it
+        copy = ROOT / "eval" / ".cache" / "bench" / "dreamcontext" / "_dream_context" / "core" / "CHANGELOG.json"
+        assert "benchmark entry" not in copy.read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
