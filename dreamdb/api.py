@@ -1066,8 +1066,9 @@ class Index:
         st["model"] = model
         st["hybrid_ready"] = hybrid_ready(st, model)
         if not model.get("installed"):
+            hint = model.get("hint") or "Run: dreamdb model build"
             st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25; "
-                             f"{model.get('hint') or 'dreamdb model build'}")
+                             f"{hint[:1].lower()}{hint[1:]}")
         elif model.get("runtime_missing"):
             st["summary"] = (f"{' and '.join(model['runtime_missing'])} not installed: hybrid recall falls back to BM25; "
                              "pip install 'dreamdb[embed]'")

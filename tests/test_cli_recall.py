@@ -281,7 +281,10 @@ def test_a_vault_with_notes_only_outside_the_indexed_folders_is_said_so(tiny_vau
     write_doc(tiny_vault, "knowledge/sqlite-decision.md", "# We chose SQLite\n")
     code = main(["sync", "--vault", str(tiny_vault)])
     out, err = capsys.readouterr()
-    assert code == 0 and "1 documents" in out and "note:" not in err  # documents: no note
+    assert code == 0 and "· 1 document ·" in out and "note:" not in err  # documents: no note
+    assert "index checked" not in out
+    code = main(["sync", "--vault", str(tiny_vault), "--check"])
+    assert code == 0 and capsys.readouterr().out.rstrip().endswith("· index checked: ok")
     code = main(["status", "--vault", str(tiny_vault)])
     assert "not indexed:    2 .md files outside the folders dreamdb reads" in capsys.readouterr().out
     code = main(["recall", "--vault", str(tiny_vault), "rollback"])  # no match in an index that has documents

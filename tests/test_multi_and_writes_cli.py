@@ -60,7 +60,9 @@ def test_writes_show_up_at_next_recall(tmp_path):
     assert p.returncode == 0, p.stderr
     entry = json.loads(p.stdout)
     hits = json.loads(cli("recall", "--vault", str(v), "--json", "axolotl").stdout)["hits"]
-    assert hits[0]["doc_id"] == f"changelog/{entry['id']}"
+    assert hits[0]["doc_id"] == entry["doc_id"] == f"changelog/{entry['id']}"
+    log = json.loads((v / "core" / "CHANGELOG.json").read_text(encoding="utf-8"))
+    assert "doc_id" not in str(log)  # the output's field, not the file's
     p = cli("remember", "--vault", str(v), "--supersedes", f"changelog/{entry['id']}", "--scope", "storage",
             "--summary", "Axolotl format replaced", "Axolotl records move to SQLite.")
     assert p.returncode == 0, p.stderr

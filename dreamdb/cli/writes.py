@@ -42,7 +42,8 @@ def remember(text, entry_type, scope, summary, references, supersedes, authors, 
     index = open_index(vault)
     entry = index.remember(" ".join(text), type=entry_type, scope=scope, summary=summary, references=references,
                            supersedes=supersedes, authors=authors, breaking=breaking)
-    _done(as_json, entry, f"Remembered as changelog/{entry['id']}")
+    # "id" is the entry's field in CHANGELOG.json; "doc_id" the id recall and --supersedes use
+    _done(as_json, {**entry, "doc_id": f"changelog/{entry['id']}"}, f"Remembered as changelog/{entry['id']}")
 
 
 @click.command()
