@@ -93,8 +93,9 @@ MIN_TURKISH_STEM = 3
 words to fragments (ürün → ür, isimle → is) that collide with unrelated terms; shorter stems
 fall back to the unstemmed word."""
 
-_TURKISH_LETTERS = frozenset("çğıöşü")
-_TURKISH_ASCII_STOPWORDS = frozenset(w for w in TURKISH_STOPWORDS if _TURKISH_LETTERS.isdisjoint(w))
+TURKISH_LETTERS = frozenset("çğıöşü")
+"""The lowercase letters of Turkish that English lacks."""
+_TURKISH_ASCII_STOPWORDS = frozenset(w for w in TURKISH_STOPWORDS if TURKISH_LETTERS.isdisjoint(w))
 """Turkish stopwords without a Turkish letter (the others are counted by their letter)."""
 TURKISH_DETECTION_RATIO = 0.08
 """A text is Turkish when this share of its words carry ç ğ ı ö ş ü or are Turkish stopwords.
@@ -190,8 +191,8 @@ def is_turkish(words: list[str]) -> bool:
     if not words:
         return False
     hits = sum(map(_TURKISH_ASCII_STOPWORDS.__contains__, words))
-    if not _TURKISH_LETTERS.isdisjoint("".join(words)):  # else no word has a Turkish letter: skip the loop
-        hits += sum(1 for w in words if not _TURKISH_LETTERS.isdisjoint(w))
+    if not TURKISH_LETTERS.isdisjoint("".join(words)):  # else no word has a Turkish letter: skip the loop
+        hits += sum(1 for w in words if not TURKISH_LETTERS.isdisjoint(w))
     return hits / len(words) >= TURKISH_DETECTION_RATIO
 
 

@@ -11,6 +11,7 @@ caller falls back to BM25 and says why.
 from __future__ import annotations
 
 from dreamdb import fusion
+from dreamdb.analyzer import TURKISH_LETTERS
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, any_expired, document_frequencies, rank
 from dreamdb.records import replace
@@ -74,14 +75,11 @@ def top_match_coverage(conn, rowid: int, terms: list[str]) -> float:
     return found / len(terms)
 
 
-_TURKISH_LETTERS = frozenset("çğıöşü")
-
-
 def query_is_turkish(plan: QueryPlan) -> bool:
     """Whether the query is written in Turkish: analysed as Turkish, or one of its ASCII words was found
     only in a Turkish spelling (``kac`` read as ``kaç``: Turkish typed without its letters, which the
     stopword test misses for about a fifth of XQuAD's questions)."""
-    return plan.turkish or any(_TURKISH_LETTERS.intersection(found) and not _TURKISH_LETTERS.intersection(word)
+    return plan.turkish or any(TURKISH_LETTERS.intersection(found) and not TURKISH_LETTERS.intersection(word)
                                for word, found in plan.resolved.items())
 
 
