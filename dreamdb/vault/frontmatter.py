@@ -3,12 +3,12 @@
 A file starts with frontmatter when its first line is ``---``; the block ends
 at the next line that is ``---`` (or ``...``). Malformed YAML never drops the
 document: :func:`split_frontmatter` returns an empty mapping and a warning,
-and the whole text after the block is still the body. A block that is valid
-YAML but no mapping (a scalar or a list: most often markdown between two
-``---`` horizontal rules) is no frontmatter at all: the whole file is the body. So does a block too
+and the whole text after the block is still the body. So does a block too
 large or too deep to read (:data:`MAX_VALUES`, :data:`MAX_DEPTH`): YAML
 aliases can make a few hundred bytes stand for billions of values, or for a
-list that contains itself.
+list that contains itself. A block that is valid YAML but no mapping (a
+scalar or a list: most often markdown between two ``---`` horizontal rules)
+is no frontmatter at all: the whole file is the body.
 """
 
 from __future__ import annotations

@@ -254,9 +254,10 @@ def h2_title(line: str) -> str | None:
 def _memory_headings(body: str) -> list[tuple[int, int, str]]:
     """``(start, end, title)`` of every H2 heading line of ``body`` outside literal blocks, in order.
 
-    ``body[start:end]`` is the heading line with its line end. Fenced code blocks and HTML comment
-    blocks open and close as in :mod:`dreamdb.vault.literal_blocks` (CommonMark); an unclosed one
-    runs to the end, so a ``## `` line inside any of them is body text, never a heading.
+    ``body[start:end]`` is the heading line with its line end. Literal blocks (fenced code, HTML
+    comments, raw HTML such as ``<pre>``) open and close as in :mod:`dreamdb.vault.literal_blocks`
+    (CommonMark); an unclosed one runs to the end, so a ``## `` line inside any of them is body
+    text, never a heading.
     """
     out: list[tuple[int, int, str]] = []
     block: str | None = None
@@ -292,11 +293,12 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     and "HTML blocks").
 
     A section runs from its ``## `` heading line to the next one; slug = slugified heading
-    (``-2``, ``-3``… for repeats, skipping a number another section has as its own slug: ``## Beta``,
-    ``## Beta``, ``## Beta 2`` are ``beta``, ``beta-3``, ``beta-2``), title = the heading's text (see :func:`h2_title`), body = the
-    section's text, stripped. A ``## `` line inside a fenced code block or an HTML comment block
-    (an unclosed one runs to the end; see :mod:`dreamdb.vault.literal_blocks`) belongs to the body,
-    not a new section.
+    (``-2``, ``-3``… for repeats, skipping a number another section has as its own slug:
+    ``## Beta``, ``## Beta``, ``## Beta 2`` are ``beta``, ``beta-3``, ``beta-2``), title = the
+    heading's text (see :func:`h2_title`), body = the section's text, stripped. A ``## `` line
+    inside a literal block (fenced code, an HTML comment, raw HTML such as ``<pre>``; an unclosed
+    one runs to the end; see :mod:`dreamdb.vault.literal_blocks`) belongs to the body, not a new
+    section.
     An empty heading (``##``, ``## ##``) still ends the previous section; its own section is
     indexed under the slug fallback ``section`` with an empty title, or not at all when it holds
     no text either (a divider).
