@@ -145,8 +145,9 @@ def refresh_cmd(vault, force, threads, as_json):
         click.echo(output.to_json(report.as_dict()))
         return
     click.echo(
-        f"{report.embedded} embedded, {report.reused} reused, {report.pruned} pruned, {report.chunked_docs} document{'' if report.chunked_docs == 1 else 's'}"
-        f" chunked · {report.chunks} chunk{'' if report.chunks == 1 else 's'} · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
+        f"{report.embedded} embedded, {report.reused} reused, {report.pruned} pruned, "
+        f"{report.chunked_docs} document{'' if report.chunked_docs == 1 else 's'} chunked · "
+        f"{report.chunks} chunk{'' if report.chunks == 1 else 's'} · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
     )
 
 
