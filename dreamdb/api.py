@@ -853,9 +853,11 @@ class Index:
             if pending <= self.lazy_refresh_max:
                 store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX)
             else:
+                from dreamdb.output import count_noun
+
                 docs = store.documents_to_chunk(self.conn)  # (0 unless another writer kept the chunking out)
-                waiting = " and ".join(x for x in (_count(pending - docs, "chunk text"), _count(docs, "document to chunk",
-                                                                                                 "documents to chunk")) if x)
+                waiting = " and ".join(count_noun(n, one, many) for n, one, many in (
+                    (pending - docs, "chunk text", None), (docs, "document to chunk", "documents to chunk")) if n > 0)
                 self.notes.append(f"dense results are partial: {waiting} still wait for embedding; run: dreamdb embed refresh")
         if not store.languages_current(self.conn, emb.model_id):
             # After an upgrade to schema 4 the vectors' languages are unknown (identifying them needs no
@@ -1114,11 +1116,6 @@ def _is_older_dreamdb_index(path: Path) -> bool:
     except (IndexUnavailable, db.DatabaseError):
         return False
     return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
-
-
-def _count(n: int, one: str, many: str | None = None) -> str:
-    """``"1 chunk text"``, ``"3 chunk texts"``; ``""`` for 0."""
-    return "" if n <= 0 else f"{n} {one}" if n == 1 else f"{n} {many or one + 's'}"
 
 
 def _is_environment_error(exc: BaseException) -> bool:

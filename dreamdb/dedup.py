@@ -134,7 +134,9 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
             raise UsageError(f"--{name} is a cosine threshold: between -1 and 2 (above 1 it is never reached), got {v}")
     if not 0.0 <= float(margin) <= 2.0:
         raise UsageError(f"--margin is a difference of two cosines: between 0 and 2, got {margin}")
-    if content.startswith(("---\n", "---\r\n", "--- ", "---\t")):
+    from dreamdb.vault.fences import find_block
+
+    if find_block(content) is not None:  # (YAML is imported only for a note that has a frontmatter block)
         from dreamdb.vault.frontmatter import split_frontmatter
 
         meta, body, _warning = split_frontmatter(content)

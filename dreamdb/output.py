@@ -17,6 +17,11 @@ embedding/override/isolate marks (U+202A–U+202E, U+2066–U+2069), which can m
 another order than it reads ("Trojan Source", CVE-2021-42574)."""
 
 
+def count_noun(n: int, one: str, many: str | None = None) -> str:
+    """``"1 chunk text"``, ``"3 chunk texts"``, ``"0 chunk texts"`` (``many``: an irregular plural)."""
+    return f"{n} {one}" if n == 1 else f"{n} {many or one + 's'}"
+
+
 def _picture(m: re.Match) -> str:
     c = ord(m.group())
     if c >= 0x2000:

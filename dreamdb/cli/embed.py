@@ -146,8 +146,8 @@ def refresh_cmd(vault, force, threads, as_json):
         return
     click.echo(
         f"{report.embedded} embedded, {report.reused} reused, {report.pruned} pruned, "
-        f"{report.chunked_docs} document{'' if report.chunked_docs == 1 else 's'} chunked · "
-        f"{report.chunks} chunk{'' if report.chunks == 1 else 's'} · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
+        f"{output.count_noun(report.chunked_docs, 'document')} chunked · "
+        f"{output.count_noun(report.chunks, 'chunk')} · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
     )
 
 

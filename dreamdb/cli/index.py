@@ -44,7 +44,7 @@ def sync_cmd(vault, force, check, as_json):
         click.echo(f"warning: {w}", err=True)
     click.echo(
         f"{report.added} added, {report.changed} changed, {report.removed} removed, {report.unchanged} unchanged"
-        f" · {report.documents} document{'' if report.documents == 1 else 's'} · {report.elapsed_ms:.1f} ms"
+        f" · {output.count_noun(report.documents, 'document')} · {report.elapsed_ms:.1f} ms"
         + (" (rebuilt)" if report.rebuilt else "") + (" · index checked: ok" if check and not report.rebuilt else "")
     )
     if not report.documents:

@@ -454,13 +454,14 @@ def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, posting
         old.setdefault(tuple(row[2:]), []).append((row[0], row[1]))
     fresh, reorder = [], []
     for doc in docs:
-        same = old.get(stored_key(doc)) if old else None
+        key = stored_key(doc) if old else None
+        same = old.get(key) if old else None
         if same:
             rowid, ordinal = same.pop()
             if ordinal != doc.ordinal:
                 reorder.append((doc.ordinal, rowid))
         else:
-            fresh.append(doc)
+            fresh.append((doc, key))
     gone = [(rowid,) for rows in old.values() for rowid, _ordinal in rows]
     if gone:  # before the inserts: a new document may take back the id of one that goes
         conn.executemany("DELETE FROM documents WHERE id = ?", gone)
@@ -472,8 +473,8 @@ def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, posting
         "sha256 = excluded.sha256, synced_at = excluded.synced_at, ctime_ns = excluded.ctime_ns",
         (src.rel_path, src.mtime_ns, src.size, sha, now, src.ctime_ns),
     )
-    for doc in fresh:
-        insert_document(conn, doc, postings=postings)
+    for doc, key in fresh:
+        insert_document(conn, doc, postings=postings, key=key)
 
 
 def _provisional_doc_id(conn, doc) -> str:
@@ -636,15 +637,16 @@ def stored_key(doc) -> tuple:
             content_hash(doc))
 
 
-def insert_document(conn, doc, postings: BulkPostings | None = None) -> int:
-    """Insert one document with its tags and postings; return its row id.
+def insert_document(conn, doc, postings: BulkPostings | None = None, key: tuple | None = None) -> int:
+    """Insert one document with its tags and postings; return its row id (``key``: its :func:`stored_key`,
+    when already computed).
 
     With ``postings`` (a :class:`BulkPostings`) the postings rows are staged there and reach
     the ``postings`` table by its :meth:`~BulkPostings.finish`; without it they are inserted at once.
     """
     doc_id = _provisional_doc_id(conn, doc)
     terms, lengths, turkish = document_terms(doc)
-    key = stored_key(doc)
+    key = key or stored_key(doc)
     cur = conn.execute(
         f"""INSERT INTO documents ({_KEY_COLUMNS}, slug, ordinal, turkish, len_title, len_description, len_tags, len_body)
            VALUES ({", ".join("?" * (len(key) + 7))})""",
