@@ -182,7 +182,7 @@ def test_near_top_keeps_exactly_the_bounds_within_reach_of_the_top():
             expected = set(np.flatnonzero(upper > 0))
         else:
             expected = set(np.flatnonzero(upper >= positive[top - 1] * _MIN_RECENCY))
-        assert set(_near_top(upper, top).tolist()) == expected, (trial, upper.tolist(), top)
+        assert set(_near_top(upper, np.ones(m), top).tolist()) == expected, (trial, upper.tolist(), top)
 
 
 def test_near_ties_break_alike_in_both_engines(tiny_vault):

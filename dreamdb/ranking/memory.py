@@ -32,6 +32,11 @@ from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus_stats, known_terms
 from dreamdb.store.connect import read_snapshot
 
+try:  # the C accumulator (dreamdb/ranking/_kernel.c), built at install time where a C compiler is present
+    from dreamdb.ranking import _kernel as KERNEL
+except ImportError:
+    KERNEL = None
+
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
 _MIN_RECENCY = min(S.RECENCY_FLOOR, S.RECENCY_UNKNOWN) * (1.0 - 1e-9)
@@ -43,14 +48,16 @@ and never fewer than the postings rows, typically ≈ 3× as many) are loaded wh
 (≈ 2 s and ≈ 100 MB at the cap); larger ones load each term's postings on first use."""
 
 
-def _near_top(upper, top: int):
-    """Positions (int64[k]) of the positive bounds in ``upper`` (float64[m]) that reach
-    ``_MIN_RECENCY`` × the ``top``-th largest bound: the only documents that can make the top (exact).
+def _near_top(bound, kept, top: int):
+    """Positions (int64[k]) of the documents whose rankScore bound ``bound`` · ``kept`` (float64[m] each:
+    base + identity, and the static factor, 0 when filtered out) is positive and reaches ``_MIN_RECENCY``
+    × the ``top``-th largest: the only documents that can make the top (exact).
 
     The ``top``-th largest is selected among the bounds of at least half the largest one when
     ``top`` of them reach it (then they hold the whole top, so the value is exact), else among all
     positive bounds: np.partition over a few elements instead of every candidate.
     """
+    upper = bound * kept
     if not len(upper):
         return upper.nonzero()[0]
     high = upper >= upper.max() * 0.5
@@ -71,9 +78,14 @@ class MemoryEngine:
         max_cached_terms: posting arrays kept in memory (least recently loaded dropped first).
     """
 
-    def __init__(self, conn, *, max_cached_terms: int = 50_000) -> None:
+    def __init__(self, conn, *, max_cached_terms: int = 50_000, kernel: bool | None = None) -> None:
         self.conn = conn
         self.max_cached_terms = max_cached_terms
+        #: the C accumulator's module when it is used (``kernel`` None: when it was built), else ``None``
+        #: (the numpy passes: same rankings, same floats; ``tests/test_kernel.py``).
+        self.kernel = KERNEL if kernel is None or kernel else None
+        if kernel and KERNEL is None:
+            raise ImportError("dreamdb.ranking._kernel was not built (no C compiler at install time?)")
         self._generation = None
         self._probe = None
         self._terms: dict[str, tuple] = {}
@@ -142,8 +154,12 @@ class MemoryEngine:
         self.types = np.array([r[2] for r in rows], dtype=str)
         self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
         self.types_list = [r[2] for r in rows]
+        self.date_days_list = self.date_days.tolist()
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
+        self.static_list = self.static.tolist()
+        # The accumulator's scratch arrays (C kernel): zeros between queries, each query restores them.
+        self._acc, self._marks, self._touched = np.zeros((3, n)), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
         self.identity_ok = np.array([bool(r[7]) for r in rows], dtype=bool)
         self._identity_f = self.identity_ok.astype(np.float64)
         self.levels = np.array([r[8] for r in rows], dtype=np.int64)
@@ -178,7 +194,7 @@ class MemoryEngine:
         """Per-posting arrays from rows ``[doc, tf_title, tf_description, tf_tags, tf_body, tf_slug]`` (int64[m, 6])
         and each row's term IDF (float64[m]): ``(positions int64[m], weights float64[3, m])``, the weights'
         rows being idf·raw tf part, idf·BM25F saturation and 1.0 where the term is in the slug/title."""
-        pos = np.searchsorted(self.rowids, arr[:, 0])
+        pos = np.searchsorted(self.rowids, arr[:, 0]).astype(np.int64, copy=False)
         tfs = arr[:, 1:5].astype(np.float64)
         tf = tfs.sum(axis=1)
         weights = np.empty((3, len(arr)))
@@ -276,41 +292,107 @@ class MemoryEngine:
             return set(self._text_terms.intersection(terms))
         return set((self._turkish_text_terms if in_turkish else self._other_text_terms).intersection(terms))
 
-    def _static_kept(self, filters: Filters, now_days: float, docs):
-        """float64[len(docs)]: the static factor (status × type × confidence) of the documents at
-        positions ``docs`` (int64[m]), 0 for those the filters drop: types, level and dates from the
-        cached arrays, tags and statuses through SQL (cached per generation), expiry against ``now_days``."""
+    def _kept(self, filters: Filters):
+        """float64[n]: every document's static factor (status × type × confidence), 0 for those the
+        filters drop: types, level and dates from the cached arrays, tags and statuses through SQL
+        (cached per generation). Expiry is left to the caller (it depends on the clock)."""
         key = (tuple(filters.types or ()), tuple(filters.exclude_types or ()), tuple(filters.tags or ()),
                tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days)
-        if key in self._filter_cache:
-            kept = self._filter_cache[key]
+        kept = self._filter_cache.get(key)
+        if kept is not None:
+            return kept
+        kept = np.ones(len(self.rowids), dtype=bool)
+        if filters.types:
+            kept &= np.isin(self.types, list(filters.types))
+        if filters.exclude_types:
+            kept &= ~np.isin(self.types, list(filters.exclude_types))
+        if filters.min_level is not None:
+            kept &= self.levels >= filters.min_level
+        with np.errstate(invalid="ignore"):  # undated documents (NaN) fail any date window
+            if filters.since_days is not None:
+                kept &= self.date_days >= filters.since_days
+            if filters.until_days is not None:
+                kept &= self.date_days <= filters.until_days
+        if filters.tags or filters.statuses:
+            where, params = Filters(tags=filters.tags, statuses=filters.statuses, include_expired=True).sql(0.0)
+            keep = np.fromiter((r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)),
+                               dtype=np.int64)
+            sel = np.zeros(len(self.rowids), dtype=bool)
+            sel[np.searchsorted(self.rowids, keep)] = True
+            kept &= sel
+        kept = self.static if kept.all() else self.static * kept
+        if len(self._filter_cache) > 64:
+            self._filter_cache.clear()
+        self._filter_cache[key] = kept
+        return kept
+
+    def _checks_expiry(self, filters: Filters) -> bool:
+        return not filters.include_expired and self._has_expiry
+
+    def _near_top_numpy(self, plan: QueryPlan, top: int, now_days: float, filters: Filters):
+        """``(positions, raw, bm25f, coverage)`` lists of the documents that can make the top ``top``
+        (see :meth:`rank`), or ``None`` when no document matches: numpy passes over every posting."""
+        n = len(self.rowids)
+        # One pass per signal: every matched posting's contribution summed per document (np.bincount).
+        # IDF is already folded into the cached weights; a term with df 0 (slug-only postings) adds 0
+        # to both BM25 sums but still counts for identity coverage.
+        pos, w = self._postings(plan.terms)
+        syns = [(p, wt) for p, wt in ((self._term(t), wt) for t, wt in plan.synonyms.items()) if p[2]]
+        if not len(pos) and not syns:
+            return None
+        if not len(pos):  # a synonym alone matches (np.bincount of no postings gives int64 zeros)
+            pos, w = np.zeros(1, dtype=np.int64), np.zeros((3, 1))
+        raw = np.bincount(pos, weights=w[0], minlength=n)
+        if syns:
+            bm25f = np.bincount(np.concatenate([pos, *(p[0] for p, _ in syns)]),
+                                weights=np.concatenate([w[1], *(wt * p[1][1] for p, wt in syns)]), minlength=n)
         else:
-            kept = np.ones(len(self.rowids), dtype=bool)
-            if filters.types:
-                kept &= np.isin(self.types, list(filters.types))
-            if filters.exclude_types:
-                kept &= ~np.isin(self.types, list(filters.exclude_types))
-            if filters.min_level is not None:
-                kept &= self.levels >= filters.min_level
-            with np.errstate(invalid="ignore"):  # undated documents (NaN) fail any date window
-                if filters.since_days is not None:
-                    kept &= self.date_days >= filters.since_days
-                if filters.until_days is not None:
-                    kept &= self.date_days <= filters.until_days
-            if filters.tags or filters.statuses:
-                where, params = Filters(tags=filters.tags, statuses=filters.statuses, include_expired=True).sql(now_days)
-                keep = np.fromiter((r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)),
-                                   dtype=np.int64)
-                sel = np.zeros(len(self.rowids), dtype=bool)
-                sel[np.searchsorted(self.rowids, keep)] = True
-                kept &= sel
-            kept = self.static if kept.all() else self.static * kept
-            if len(self._filter_cache) > 64:
-                self._filter_cache.clear()
-            self._filter_cache[key] = kept
-        if filters.include_expired or not self._has_expiry:
-            return kept[docs]
-        return kept[docs] * (self.expires[docs] >= now_days)
+            bm25f = np.bincount(pos, weights=w[1], minlength=n)
+        in_title = np.bincount(pos, weights=w[2], minlength=n)
+        # Candidates: documents with a positive BM25F (every match, synonyms included) or a query term
+        # in their slug/title (identity coverage alone). Every other document's bound is 0; the rest
+        # of the arithmetic runs on the candidates only (typically a fraction of the corpus).
+        cand = ((bm25f > 0.0) | (in_title > 0.0)).nonzero()[0]  # nonzero of a bool mask: ~4× faster than of floats
+        if not len(cand):
+            return None
+        raw, bm25f = raw[cand], bm25f[cand]
+        cov = in_title[cand] * self._identity_f[cand] / len(plan.terms)
+        # The per-document arithmetic is that of signals.base_score and signals.identity_boost, in the
+        # same order; documents the filters drop get a bound of 0 (their static factor is multiplied by 0).
+        base = raw + S.BM25F_MIX * np.maximum(0.0, bm25f - raw)
+        identity = S.IDENTITY_WEIGHT * cov * cov * np.maximum(raw, 1.0)
+        kept = self._kept(filters)[cand]
+        if self._checks_expiry(filters):
+            kept = kept * (self.expires[cand] >= now_days)
+        near = _near_top(base + identity, kept, top)
+        if not len(near):
+            return None
+        return cand[near].tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist()
+
+    def _near_top_kernel(self, plan: QueryPlan, top: int, now_days: float, filters: Filters):
+        """:meth:`_near_top_numpy` in one call of the C accumulator (the same floats), which touches
+        only the documents the query's postings reach."""
+        syn = [(t, wt) for t, wt in plan.synonyms.items() if wt > 0.0]
+        if self._slices is not None:
+            pos, weights, get = self._pos, self._weights, self._slices.get
+            spans = [(a, b, 0.0) for a, b, _df in filter(None, map(get, plan.terms)) if b > a]
+            spans += [(s[0], s[1], wt) for s, wt in ((get(t), wt) for t, wt in syn) if s is not None and s[2]]
+        else:  # terms loaded one by one: their arrays concatenated, each a span of the whole
+            parts = [(self._term(t), 0.0) for t in plan.terms] + [(p, wt) for p, wt in ((self._term(t), wt) for t, wt in syn)
+                                                                   if p[2]]
+            parts = [(p, wt) for p, wt in parts if len(p[0])]
+            ends = np.cumsum([len(p[0]) for p, _ in parts]).tolist()
+            spans = [(e - len(p[0]), e, wt) for (p, wt), e in zip(parts, ends)]
+            if parts:
+                pos = np.concatenate([p[0] for p, _ in parts])
+                weights = np.concatenate([p[1] for p, _ in parts], axis=1)
+        if not spans:
+            return None
+        expires = self.expires if self._checks_expiry(filters) else None
+        near = self.kernel.near_top(pos, weights, spans, self._acc, self._marks, self._touched, self._identity_f,
+                                    self._kept(filters), expires, now_days, len(plan.terms), top,
+                                    S.BM25F_MIX, S.IDENTITY_WEIGHT, _MIN_RECENCY)
+        return near if near[0] else None
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None,
@@ -333,45 +415,19 @@ class MemoryEngine:
         n = len(self.rowids)
         if not n or not self.n_docs:
             return []
-        # One pass per signal: every matched posting's contribution summed per document (np.bincount).
-        # IDF is already folded into the cached weights; a term with df 0 (slug-only postings) adds 0
-        # to both BM25 sums but still counts for identity coverage.
-        pos, w = self._postings(plan.terms)
-        syns = [(p, wt) for p, wt in ((self._term(t), wt) for t, wt in plan.synonyms.items()) if p[2]]
-        if not len(pos) and not syns:
-            return []
-        if not len(pos):  # a synonym alone matches (np.bincount of no postings gives int64 zeros)
-            pos, w = np.zeros(1, dtype=np.int64), np.zeros((3, 1))
-        raw = np.bincount(pos, weights=w[0], minlength=n)
-        if syns:
-            bm25f = np.bincount(np.concatenate([pos, *(p[0] for p, _ in syns)]),
-                                weights=np.concatenate([w[1], *(wt * p[1][1] for p, wt in syns)]), minlength=n)
+        filters = filters or _NO_FILTERS
+        if self.kernel is not None:
+            near = self._near_top_kernel(plan, top, now_days, filters)
         else:
-            bm25f = np.bincount(pos, weights=w[1], minlength=n)
-        in_title = np.bincount(pos, weights=w[2], minlength=n)
-        # Candidates: documents with a positive BM25F (every match, synonyms included) or a query term
-        # in their slug/title (identity coverage alone). Every other document's bound is 0; the rest
-        # of the arithmetic runs on the candidates only (typically a fraction of the corpus).
-        cand = ((bm25f > 0.0) | (in_title > 0.0)).nonzero()[0]  # nonzero of a bool mask: ~4× faster than of floats
-        if not len(cand):
+            near = self._near_top_numpy(plan, top, now_days, filters)
+        if near is None:
             return []
-        raw, bm25f = raw[cand], bm25f[cand]
-        cov = in_title[cand] * self._identity_f[cand] / len(plan.terms)
-        # The per-document arithmetic is that of signals.base_score and signals.identity_boost, in the
-        # same order; documents the filters drop get a bound of 0 (their static factor is multiplied by 0).
-        base = raw + S.BM25F_MIX * np.maximum(0.0, bm25f - raw)
-        identity = S.IDENTITY_WEIGHT * cov * cov * np.maximum(raw, 1.0)
-        upper = (base + identity) * self._static_kept(filters or _NO_FILTERS, now_days, cand)
-        near = _near_top(upper, top)
-        if not len(near):
-            return []
-        docs = cand[near]  # positions in the document arrays; ``near`` indexes the candidate arrays
+        positions, raws, bm25fs, covs = near
         # The few documents that can make the top, a row of Python floats each; their base, identity,
         # recency and rankScore are computed in Python with the very formulas and operation order of
         # signals.base_score, signals.identity_boost and the SQL engine (identical floats, fewer numpy calls).
-        rows = list(zip(raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(), self.date_days[docs].tolist(),
-                        self.static[docs].tolist()))
-        positions = docs.tolist()
+        dates, statics = self.date_days_list, self.static_list
+        rows = [(r, f, c, dates[i], statics[i]) for r, f, c, i in zip(raws, bm25fs, covs, positions)]
         recency, unknown, mix, weight, tie = S.recency_factor, S.RECENCY_UNKNOWN, S.BM25F_MIX, S.IDENTITY_WEIGHT, S.tie_score
         inf, doc_ids = float("inf"), self.doc_ids
         keyed = []

@@ -1,0 +1,273 @@
+/* BM25 accumulator of the memory engine (dreamdb.ranking.memory), in C.
+ *
+ * One call does what MemoryEngine.rank's numpy passes do between the postings and the
+ * documents that can make the top (three np.bincount sums, the candidate mask, the rankScore
+ * upper bound and _near_top): a term-at-a-time accumulator over the query's postings, touching
+ * only the documents they reach, with the very floating-point operations of the numpy code in
+ * the same order (so the same doubles come out; compiled with -ffp-contract=off, no fused
+ * multiply-add).
+ *
+ * Built by hatch_build.py when a C compiler is present; without it dreamdb uses the numpy
+ * passes (tests/test_kernel.py checks both give identical rankings).
+ *
+ * It reads every array through the buffer protocol (no numpy headers at build time).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef SOURCE_SHA256
+#define SOURCE_SHA256 ""  /* hatch_build.py passes this file's sha256 */
+#endif
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Buf;
+
+static int get_buf(PyObject *obj, Buf *b, const char *name, Py_ssize_t itemsize, int writable) {
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &b->view, flags) < 0) {
+        PyErr_Format(PyExc_TypeError, "%s: a C-contiguous%s buffer is needed", name, writable ? " writable" : "");
+        return -1;
+    }
+    b->held = 1;
+    if (b->view.itemsize != itemsize && !(b->view.itemsize == 1 && b->view.len % itemsize == 0)) {
+        PyErr_Format(PyExc_TypeError, "%s: items of %zd bytes are needed", name, itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+static void release(Buf *b) {
+    if (b->held) {
+        PyBuffer_Release(&b->view);
+        b->held = 0;
+    }
+}
+
+/* Min-heap of the `size` largest bounds seen so far (top <= a few dozen). */
+static void heap_push(double *heap, Py_ssize_t *size, Py_ssize_t cap, double v) {
+    Py_ssize_t i;
+    if (*size < cap) {
+        i = (*size)++;
+        while (i > 0) {
+            Py_ssize_t parent = (i - 1) / 2;
+            if (heap[parent] <= v)
+                break;
+            heap[i] = heap[parent];
+            i = parent;
+        }
+        heap[i] = v;
+        return;
+    }
+    if (v <= heap[0])
+        return;
+    i = 0;
+    for (;;) {
+        Py_ssize_t l = 2 * i + 1, r = l + 1, m = i;
+        double mv = v;
+        if (l < cap && heap[l] < mv) { m = l; mv = heap[l]; }
+        if (r < cap && heap[r] < mv) { m = r; mv = heap[r]; }
+        if (m == i)
+            break;
+        heap[i] = heap[m];
+        i = m;
+    }
+    heap[i] = v;
+}
+
+PyDoc_STRVAR(near_top_doc,
+"near_top(pos, weights, spans, acc, marks, touched, identity, kept, expires, now_days, n_terms, top,\n"
+"         bm25f_mix, identity_weight, min_recency) -> (positions, raw, bm25f, coverage)\n"
+"\n"
+"The documents whose rankScore bound reaches min_recency x the top-th best bound (see\n"
+"dreamdb.ranking.memory.MemoryEngine.rank), with their raw BM25, BM25F and coverage, as lists.\n"
+"\n"
+"pos: int64[m] document positions of the postings; weights: float64[3, m] (idf x raw tf part,\n"
+"idf x BM25F saturation, 1.0 where the term is in the slug/title); spans: sequence of\n"
+"(start, end, synonym_weight): postings [start, end) of a query term (synonym_weight 0) or of a\n"
+"synonym (its BM25F weight times synonym_weight, nothing else). acc: float64[3, n] zeros,\n"
+"marks: uint8[n] zeros, touched: int64[n] (scratch, left as found); identity: float64[n] 1.0\n"
+"where identity coverage counts; kept: float64[n] static factor, 0 for filtered documents;\n"
+"expires: float64[n] or None (a document with expires < now_days is dropped).");
+
+static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *o_pos, *o_w, *spans, *o_acc, *o_marks, *o_touched, *o_ident, *o_kept, *o_exp;
+    double now_days, mix, iweight, min_recency;
+    Py_ssize_t n_terms, top;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOdnnddd", &o_pos, &o_w, &spans, &o_acc, &o_marks, &o_touched, &o_ident,
+                          &o_kept, &o_exp, &now_days, &n_terms, &top, &mix, &iweight, &min_recency))
+        return NULL;
+    Buf b_pos = {0}, b_w = {0}, b_acc = {0}, b_marks = {0}, b_touched = {0}, b_ident = {0}, b_kept = {0}, b_exp = {0};
+    PyObject *result = NULL, *seq = NULL;
+    double *heap = NULL;
+    Py_ssize_t n_touched = 0;
+    double *acc = NULL;
+    uint8_t *marks = NULL;
+    int64_t *touched = NULL;
+    Py_ssize_t n = 0;
+
+    if (get_buf(o_pos, &b_pos, "pos", 8, 0) < 0 || get_buf(o_w, &b_w, "weights", 8, 0) < 0 ||
+        get_buf(o_acc, &b_acc, "acc", 8, 1) < 0 || get_buf(o_marks, &b_marks, "marks", 1, 1) < 0 ||
+        get_buf(o_touched, &b_touched, "touched", 8, 1) < 0 || get_buf(o_ident, &b_ident, "identity", 8, 0) < 0 ||
+        get_buf(o_kept, &b_kept, "kept", 8, 0) < 0)
+        goto done;
+    if (o_exp != Py_None && get_buf(o_exp, &b_exp, "expires", 8, 0) < 0)
+        goto done;
+    Py_ssize_t m = b_pos.view.len / 8;
+    n = b_marks.view.len;
+    if (b_w.view.len != 3 * m * 8 || b_acc.view.len != 3 * n * 8 || b_touched.view.len != n * 8 ||
+        b_ident.view.len != n * 8 || b_kept.view.len != n * 8 || (b_exp.held && b_exp.view.len != n * 8)) {
+        PyErr_SetString(PyExc_ValueError, "near_top: array lengths disagree");
+        goto done;
+    }
+    if (n_terms <= 0 || top <= 0) {
+        PyErr_SetString(PyExc_ValueError, "near_top: n_terms and top must be positive");
+        goto done;
+    }
+    const int64_t *pos = (const int64_t *)b_pos.view.buf;
+    const double *w0 = (const double *)b_w.view.buf, *w1 = w0 + m, *w2 = w0 + 2 * m;
+    acc = (double *)b_acc.view.buf;
+    double *raw = acc, *f = acc + n, *title = acc + 2 * n;
+    marks = (uint8_t *)b_marks.view.buf;
+    touched = (int64_t *)b_touched.view.buf;
+    const double *ident = (const double *)b_ident.view.buf, *kept = (const double *)b_kept.view.buf;
+    const double *expires = b_exp.held ? (const double *)b_exp.view.buf : NULL;
+
+    seq = PySequence_Fast(spans, "spans must be a sequence");
+    if (!seq)
+        goto done;
+    Py_ssize_t n_spans = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t s = 0; s < n_spans; s++) {
+        Py_ssize_t a, e;
+        double syn;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, s), "nnd", &a, &e, &syn))
+            goto done;
+        if (a < 0 || e > m || a > e) {
+            PyErr_SetString(PyExc_ValueError, "near_top: a span lies outside the postings");
+            goto done;
+        }
+        for (Py_ssize_t i = a; i < e; i++) {
+            int64_t d = pos[i];
+            if (d < 0 || d >= n) {
+                PyErr_SetString(PyExc_ValueError, "near_top: a posting's document position is out of range");
+                goto done;
+            }
+            if (!marks[d]) {
+                marks[d] = 1;
+                touched[n_touched++] = d;
+            }
+            if (syn == 0.0) {
+                raw[d] += w0[i];
+                f[d] += w1[i];
+                title[d] += w2[i];
+            } else {
+                f[d] += syn * w1[i];
+            }
+        }
+    }
+
+    /* The rankScore bound of every touched document (0 unless it is a candidate: a positive BM25F
+       or a query term in its slug/title), in touched order, and the top-th largest of them. */
+    heap = (double *)PyMem_Malloc(sizeof(double) * (size_t)top);
+    if (!heap) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t heap_size = 0, positive = 0;
+    double *upper = (double *)PyMem_Malloc(sizeof(double) * (size_t)(n_touched ? n_touched : 1));
+    if (!upper) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < n_touched; t++) {
+        int64_t d = touched[t];
+        double u = 0.0;
+        if (f[d] > 0.0 || title[d] > 0.0) {
+            double r = raw[d];
+            double cov = title[d] * ident[d] / (double)n_terms;
+            double diff = f[d] - r;
+            double base = r + mix * (diff > 0.0 ? diff : 0.0);
+            double identity = iweight * cov * cov * (r > 1.0 ? r : 1.0);
+            double k = kept[d];
+            if (expires && !(expires[d] >= now_days))
+                k = k * 0.0;
+            u = (base + identity) * k;
+        }
+        upper[t] = u;
+        if (u > 0.0) {
+            positive++;
+            heap_push(heap, &heap_size, top, u);
+        }
+    }
+    double threshold = 0.0;
+    int all_positive = positive <= top;
+    if (!all_positive)
+        threshold = heap[0] * min_recency;
+
+    PyObject *l_pos = PyList_New(0), *l_raw = PyList_New(0), *l_f = PyList_New(0), *l_cov = PyList_New(0);
+    if (!l_pos || !l_raw || !l_f || !l_cov) {
+        Py_XDECREF(l_pos); Py_XDECREF(l_raw); Py_XDECREF(l_f); Py_XDECREF(l_cov);
+        PyMem_Free(upper);
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < n_touched; t++) {
+        double u = upper[t];
+        if (!(u > 0.0) || (!all_positive && !(u >= threshold)))
+            continue;
+        int64_t d = touched[t];
+        double cov = title[d] * ident[d] / (double)n_terms;
+        PyObject *v;
+        int bad = 0;
+        v = PyLong_FromLongLong(d); bad |= !v || PyList_Append(l_pos, v) < 0; Py_XDECREF(v);
+        v = PyFloat_FromDouble(raw[d]); bad |= !v || PyList_Append(l_raw, v) < 0; Py_XDECREF(v);
+        v = PyFloat_FromDouble(f[d]); bad |= !v || PyList_Append(l_f, v) < 0; Py_XDECREF(v);
+        v = PyFloat_FromDouble(cov); bad |= !v || PyList_Append(l_cov, v) < 0; Py_XDECREF(v);
+        if (bad) {
+            Py_DECREF(l_pos); Py_DECREF(l_raw); Py_DECREF(l_f); Py_DECREF(l_cov);
+            PyMem_Free(upper);
+            goto done;
+        }
+    }
+    PyMem_Free(upper);
+    result = Py_BuildValue("(NNNN)", l_pos, l_raw, l_f, l_cov);
+
+done:
+    /* Leave the scratch arrays as found (zeros), whatever happened. */
+    if (acc && marks && touched) {
+        for (Py_ssize_t t = 0; t < n_touched; t++) {
+            int64_t d = touched[t];
+            acc[d] = 0.0;
+            acc[n + d] = 0.0;
+            acc[2 * n + d] = 0.0;
+            marks[d] = 0;
+        }
+    }
+    PyMem_Free(heap);
+    Py_XDECREF(seq);
+    release(&b_pos); release(&b_w); release(&b_acc); release(&b_marks); release(&b_touched);
+    release(&b_ident); release(&b_kept); release(&b_exp);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"near_top", near_top, METH_VARARGS, near_top_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_kernel",
+    "BM25 accumulator of dreamdb's memory engine (see dreamdb.ranking.memory); optional, built from C.",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddStringConstant(m, "SOURCE_SHA256", SOURCE_SHA256) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

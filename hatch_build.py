@@ -1,0 +1,66 @@
+"""Build hook: compile dreamdb's optional C accumulator, ``dreamdb/ranking/_kernel.c``.
+
+The memory engine (:mod:`dreamdb.ranking.memory`) sums a query's postings with it when it was
+built, and with numpy passes otherwise (same rankings, same floats; slower). So a missing or
+failing C compiler never fails the install: the wheel then stays pure Python, with a warning.
+
+The module is compiled next to its source (an editable install imports it from there) with the
+interpreter's own compiler and flags (``sysconfig``: ``LDSHARED``, ``CCSHARED``), plus
+``-ffp-contract=off`` so no multiply-add is fused (the floats must be the numpy passes' own).
+The source's sha256 is compiled in (``_kernel.SOURCE_SHA256``): ``tests/test_kernel.py`` tells
+when the built module is older than its source. ``DREAMDB_NO_KERNEL=1`` skips the build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+SOURCE = Path("dreamdb") / "ranking" / "_kernel.c"
+
+
+def compile_kernel(root: Path) -> tuple[Path | None, str]:
+    """Compile ``SOURCE`` under ``root``; ``(path of the built module, "")`` or ``(None, why not)``."""
+    src = root / SOURCE
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    ldshared = sysconfig.get_config_var("LDSHARED")
+    if not suffix or not ldshared:
+        return None, "this Python names no C compiler (sysconfig LDSHARED)"
+    out = src.with_name("_kernel" + suffix)
+    tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()
+    cmd = [*shlex.split(ldshared), *shlex.split(sysconfig.get_config_var("CCSHARED") or ""), "-O2",
+           "-ffp-contract=off", f"-DSOURCE_SHA256=\"{digest}\"", f"-I{sysconfig.get_paths()['include']}",
+           str(src), "-o", str(tmp)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{cmd[0]}: {exc}"
+    if done.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        return None, (done.stderr or done.stdout).strip()[-2000:]
+    os.replace(tmp, out)
+    return out, ""
+
+
+class KernelBuildHook(BuildHookInterface):
+    """Compiles the C accumulator into the wheel (or beside its source, for an editable install)."""
+
+    def initialize(self, version: str, build_data: dict) -> None:
+        if self.target_name != "wheel" or os.environ.get("DREAMDB_NO_KERNEL"):
+            return
+        built, why = compile_kernel(Path(self.root))
+        if built is None:
+            print(f"dreamdb: the C accumulator was not built, so recall uses numpy passes (same results, slower): {why}",
+                  file=sys.stderr)
+            return
+        build_data["pure_python"] = False
+        build_data["infer_tag"] = True
+        build_data["artifacts"].append("/" + built.relative_to(self.root).as_posix())

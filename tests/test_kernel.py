@@ -1,0 +1,154 @@
+"""The C accumulator (dreamdb/ranking/_kernel.c) ranks exactly as the numpy passes it replaces,
+is built by the install where a C compiler exists, and never breaks an install where none does."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import random
+import shutil
+import sys
+import sysconfig
+
+import numpy as np
+import pytest
+
+import dreamdb
+from dreamdb.ranking import memory as M
+from dreamdb.ranking.memory import MemoryEngine
+from dreamdb.ranking.rank import Filters, plan_query
+from dreamdb.ranking.synonyms import load_synonyms
+from tests.conftest import ROOT, needs_real_vault, write_docs
+
+NOW = 20683.0  # 2026-08-18 in days since epoch
+SOURCE = ROOT / "dreamdb" / "ranking" / "_kernel.c"
+needs_kernel = pytest.mark.skipif(M.KERNEL is None, reason="the C accumulator is not built (no C compiler at install)")
+
+
+def _compiler() -> str | None:
+    ld = sysconfig.get_config_var("LDSHARED")
+    return shutil.which(ld.split()[0]) if ld else None
+
+
+@pytest.mark.skipif(_compiler() is None, reason="no C compiler named by this Python (sysconfig LDSHARED)")
+def test_kernel_is_built_from_the_current_source():
+    assert M.KERNEL is not None, "dreamdb.ranking._kernel is missing: reinstall (pip install -e .) to compile it"
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()
+    assert M.KERNEL.SOURCE_SHA256 == digest, "the built _kernel is older than _kernel.c: reinstall (pip install -e .)"
+
+
+def _queries(conn, rng, n):
+    vocab = [t for (t,) in conn.execute("SELECT term FROM terms WHERE df >= 1 ORDER BY term")]
+    titles = [t for (t,) in conn.execute("SELECT title FROM documents ORDER BY doc_id LIMIT 40")]
+    return titles + [" ".join(rng.sample(vocab, rng.randint(1, min(12, len(vocab))))) for _ in range(n)]
+
+
+def _agree(index, queries, *, preload: bool, monkeypatch):
+    if not preload:  # the per-term path of indexes too large to load whole
+        monkeypatch.setattr(M, "PRELOAD_MAX_TOKENS", 0)
+    conn = index.conn
+    syn = load_synonyms(index.vault)
+    kernel, numpy = MemoryEngine(conn, kernel=True), MemoryEngine(conn, kernel=False)
+    assert kernel.kernel is not None and numpy.kernel is None
+    filters = [Filters(), Filters(types=["knowledge", "feature"]), Filters(since_days=NOW - 60, min_level=2),
+               Filters(tags=["recall"]), Filters(exclude_types=["changelog"], include_expired=True)]
+    compared = 0
+    for i, q in enumerate(queries):
+        plan = plan_query(q, syn, vocabulary=kernel)
+        f = filters[i % len(filters)]
+        for top in (1, 5, 50):
+            a = kernel.rank(plan, top=top, now_days=NOW, filters=f)
+            b = numpy.rank(plan, top=top, now_days=NOW, filters=f)
+            assert a == b, (q, f, top)  # every field, floats compared exactly
+            compared += bool(a)
+    assert compared > len(queries)  # most queries return hits: the comparison is not of empty lists
+    assert not kernel._acc.any() and not kernel._marks.any()  # the scratch arrays are left as found
+
+
+@needs_kernel
+@needs_real_vault
+@pytest.mark.parametrize("preload", [True, False])
+def test_kernel_and_numpy_passes_rank_alike_on_real_vault(real_index, preload, monkeypatch):
+    _agree(real_index, _queries(real_index.conn, random.Random(11), 150), preload=preload, monkeypatch=monkeypatch)
+
+
+@needs_kernel
+@pytest.mark.parametrize("preload", [True, False])
+def test_kernel_and_numpy_passes_rank_alike_with_synonyms_slugs_expiry(tiny_vault, preload, monkeypatch):
+    """Synonym-only matches, slug-only matches (identity without BM25), expired and filtered documents,
+    ties between identical notes: the cases where the accumulator's candidates and bound can differ."""
+    rng = random.Random(3)
+    words = "otter dam survey burrow wombat tunnel excavation güneş paneli şifreleme backup encryption".split()
+    files = {}
+    for i in range(160):
+        fm = [f"title: {rng.choice(['Otter dam', 'Survey', 'Güneş', 'Backup plan', 'Misc'])}"]
+        fm += [f"updated: {d}" for d in [rng.choice([None, "2026-01-05", "2026-08-01", "2020-03-03"])] if d]
+        fm += [f"expires: {d}" for d in [rng.choice([None, None, "2026-01-01", "2027-01-01"])] if d]
+        fm += [f"status: {s}" for s in [rng.choice([None, "completed", "active"])] if s]
+        fm += [f"tags: [{t}]" for t in [rng.choice([None, "recall", "ops"])] if t]
+        body = " ".join(rng.choice(words) for _ in range(rng.randint(1, 30)))
+        folder = rng.choice(["knowledge", "state", "feature"])
+        files[f"{folder}/{rng.choice(['otter', 'dam', 'note'])}-{i}.md"] = "---\n" + "\n".join(fm) + f"\n---\n{body}\n"
+    files["knowledge/spade-digging.md"] = "---\ntitle: Digging plans\n---\ndepth notes\n"
+    write_docs(tiny_vault, files)
+    (tiny_vault / "synonyms.txt").write_text("burrow, excavation\nspade, tunnel\n", encoding="utf-8")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    queries = [" ".join(rng.sample(words, rng.randint(1, 5))) for _ in range(80)] + ["spade", "digging", "otter otter"]
+    _agree(index, queries, preload=preload, monkeypatch=monkeypatch)
+
+
+@needs_kernel
+def test_kernel_refuses_inconsistent_arrays_and_leaves_scratch_clean():
+    n = 4
+    acc, marks, touched = np.zeros((3, n)), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
+    ones = np.ones(n)
+    pos, w = np.array([0, 3, 1], dtype=np.int64), np.ones((3, 3))
+
+    def call(p=pos, weights=w, spans=((0, 3, 0.0),), kept=ones, top=2):
+        return M.KERNEL.near_top(p, weights, list(spans), acc, marks, touched, ones, kept, None, NOW, 2, top,
+                                 0.5, 1.5, M._MIN_RECENCY)
+
+    positions, raw, bm25f, cov = call()
+    assert sorted(positions) == [0, 1, 3] and raw == bm25f == [1.0, 1.0, 1.0] and cov == [0.5, 0.5, 0.5]
+    for bad, message in [(dict(p=np.array([0, 9, 1], dtype=np.int64)), "out of range"),
+                         (dict(spans=((0, 4, 0.0),)), "outside"),
+                         (dict(weights=np.ones((3, 2))), "disagree"),
+                         (dict(kept=np.ones(3)), "disagree"),
+                         (dict(top=0), "positive")]:
+        with pytest.raises(ValueError, match=message):
+            call(**bad)
+        assert not acc.any() and not marks.any()
+    with pytest.raises(TypeError):
+        call(weights=np.ones((3, 3)).T)  # float64 but not C-contiguous
+    assert not acc.any() and not marks.any()
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location("_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(_compiler() is None, reason="no C compiler named by this Python (sysconfig LDSHARED)")
+def test_build_hook_compiles_the_kernel_and_falls_back_without_a_compiler(tmp_path, monkeypatch):
+    pytest.importorskip("hatchling")
+    sys.path.insert(0, str(ROOT))
+    try:
+        import hatch_build
+    finally:
+        sys.path.remove(str(ROOT))
+    root = tmp_path / "tree"
+    (root / "dreamdb" / "ranking").mkdir(parents=True)
+    shutil.copy(SOURCE, root / "dreamdb" / "ranking" / "_kernel.c")
+    built, why = hatch_build.compile_kernel(root)
+    assert built is not None and why == "", why
+    assert _load(built).SOURCE_SHA256 == hashlib.sha256(SOURCE.read_bytes()).hexdigest()
+    built.unlink()
+    real = sysconfig.get_config_var
+    monkeypatch.setattr(sysconfig, "get_config_var",
+                        lambda name: "/nonexistent/cc -shared" if name == "LDSHARED" else real(name))
+    built, why = hatch_build.compile_kernel(root)
+    assert built is None and "/nonexistent/cc" in why
+    assert sorted(p.name for p in (root / "dreamdb" / "ranking").iterdir()) == ["_kernel.c"]  # nothing half-written
