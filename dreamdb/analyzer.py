@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
@@ -254,13 +255,17 @@ def stem(word: str, turkish: bool) -> str:
     if not word.isalpha():  # tokens are runs of letters and digits: this one has a digit
         return word
     if turkish and len(word) > 3:
-        stem = _turkish_stemmer().stemWord(word)
-        if stem[-1:] in _HARMONY_VOWELS and stem[-2:-1] in ("d", "g") and word.startswith(stem[:-1]) \
-                and word[len(stem) - 1 : len(stem)] not in _VOWELS:
-            stem = stem[:-1]  # Snowball's appended vowel, see _HARMONY_VOWELS
-        if len(stem) >= MIN_TURKISH_STEM and stem not in STOPWORDS:
-            word = stem
+        word = _turkish_root(word, _turkish_stemmer().stemWord(word))
     return english_stem(word)
+
+
+def _turkish_root(word: str, stem: str) -> str:
+    """What :func:`stem` keeps of a word of 4+ letters given Snowball Turkish's stem of it: the stem
+    less an appended harmony vowel, or the word itself when the stem is too short or a stopword."""
+    if stem[-1:] in _HARMONY_VOWELS and stem[-2:-1] in ("d", "g") and word.startswith(stem[:-1]) \
+            and word[len(stem) - 1 : len(stem)] not in _VOWELS:
+        stem = stem[:-1]  # Snowball's appended vowel, see _HARMONY_VOWELS
+    return stem if len(stem) >= MIN_TURKISH_STEM and stem not in STOPWORDS else word
 
 
 _ENGLISH_TERMS: dict[str, str] = {}
@@ -397,41 +402,64 @@ costs ≈ 3 µs to analyse, so the 16 words of :data:`dreamdb.ranking.rank.MAX_S
 within ≈ 3 ms, the in-process recall budget."""
 
 
+def _diacritic_slots(word: str) -> list[int]:
+    """Positions of ``word`` where Turkish may have written ç ğ ı ö ş ü for c g i o s u (ğ only after a
+    vowel, as Turkish writes it); empty for a word not tried (a non-ASCII letter, a digit, more than
+    log2(:data:`MAX_DIACRITIC_VARIANTS`) such letters)."""
+    if not word.isascii() or not word.isalpha():
+        return []
+    # ğ (soft g) only ever follows a vowel in Turkish spelling: never first, never after a consonant
+    # (the letter before a g is a vowel or not whichever way it is spelled: c/ç, s/ş are both consonants)
+    slots = [i for i, c in enumerate(word) if c in _ASCII_TO_TURKISH and (c != "g" or (i and word[i - 1] in _VOWELS))]
+    return slots if 2 ** len(slots) <= MAX_DIACRITIC_VARIANTS else []
+
+
+def diacritic_rounds(word: str) -> int:
+    """How many letters of ``word`` :func:`diacritic_round` may change (0: the word is not tried)."""
+    return len(_diacritic_slots(word))
+
+
+@lru_cache(maxsize=16_384)
+def diacritic_round(word: str, changes: int) -> tuple[str, ...]:
+    """Turkish analyses of the spellings of ``word`` with exactly ``changes`` of its letters written
+    as Turkish letters (``sifrelenir`` → ``şifrelenir`` at 1), in the alphabetical order of the
+    spellings: one round of :func:`diacritic_terms`, so a caller can stop at the first round that
+    holds a known term.
+
+    Returns:
+        distinct terms (empty when ``changes`` is not in 1 … :func:`diacritic_rounds`); cached.
+    """
+    slots = _diacritic_slots(word)
+    if not 1 <= changes <= len(slots):
+        return ()
+    spelled = []
+    for chosen in combinations(slots, changes):
+        chars = list(word)
+        for i in chosen:
+            chars[i] = _ASCII_TO_TURKISH[chars[i]]
+        spelled.append("".join(chars))
+    spelled.sort()
+    # stem(w, True) of each spelling, with Snowball called once for all of them (one C call) and the
+    # English step once per distinct root (spellings often share one)
+    roots = list(map(_turkish_root, spelled, _turkish_stemmer().stemWords(spelled))) if len(word) > 3 else spelled
+    return tuple(dict.fromkeys(map(english_stem, dict.fromkeys(roots))))
+
+
 @lru_cache(maxsize=4096)
 def diacritic_terms(word: str) -> tuple[str, ...]:
     """Turkish analyses of ``word`` as it may have been meant with Turkish letters, for a query
     typed without them (``sifrelenir`` → ``şifrelenir``).
 
     Every spelling that puts ç ğ ı ö ş ü where c g i o s u stand (ğ only after a vowel, as Turkish
-    writes it) is analysed as Turkish; the
-    index's vocabulary picks among them (:func:`dreamdb.ranking.rank.plan_query`). Spellings with
+    writes it) is analysed as Turkish; the index's vocabulary picks among them
+    (:func:`dreamdb.ranking.rank.plan_query`, one :func:`diacritic_round` at a time). Spellings with
     fewer changed letters come first, then alphabetical order.
 
     Returns:
         distinct terms (empty for a word with a non-ASCII letter or with more than
         log2(:data:`MAX_DIACRITIC_VARIANTS`) ambiguous letters); cached per word.
     """
-    if not word.isascii() or not word.isalpha():
-        return ()
-    # ğ (soft g) only ever follows a vowel in Turkish spelling: never first, never after a consonant
-    # (the letter before a g is a vowel or not whichever way it is spelled: c/ç, s/ş are both consonants)
-    slots = [i for i, c in enumerate(word) if c in _ASCII_TO_TURKISH and (c != "g" or (i and word[i - 1] in _VOWELS))]
-    if not slots or 2 ** len(slots) > MAX_DIACRITIC_VARIANTS:
-        return ()
-    spellings = []
-    for mask in range(1, 2 ** len(slots)):
-        chars = list(word)
-        for bit, i in enumerate(slots):
-            if mask >> bit & 1:
-                chars[i] = _ASCII_TO_TURKISH[chars[i]]
-        spellings.append((bin(mask).count("1"), "".join(chars)))
-    out: list[str] = []
-    analyse = stem.__wrapped__  # uncached: the spellings are met once each, and this result is cached per word
-    for _n, spelled in sorted(spellings):
-        t = analyse(spelled, True)
-        if t not in out:
-            out.append(t)
-    return tuple(out)
+    return tuple(dict.fromkeys(t for n in range(1, diacritic_rounds(word) + 1) for t in diacritic_round(word, n)))
 
 
 def term_frequencies(terms: list[str]) -> dict[str, int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import json
 
-from dreamdb.analyzer import alternate_terms, analyze, diacritic_terms, is_turkish, lower, normalize, query_words, tokens
+from dreamdb.analyzer import alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish, lower, normalize, query_words, tokens
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.records import factory, record
@@ -130,23 +130,32 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
         if t in wanted and t not in keys:
             keys[t] = (w, cap, turkish, spell and len(keys) < MAX_SPELLED_WORDS)
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
-    options: dict[str, tuple[tuple[str, bool], ...]] = {}
-    for t, (w, cap, _turkish, spelled) in keys.items():
-        if t not in outcome:
-            alts = alternate_terms(w, cap, turkish)
-            options[t] = alts + tuple((a, True) for a in diacritic_terms(w)) if spelled else alts
-    if options:
+    # Each word's options in order: its other analyses, then its Turkish spellings one round at a time
+    # (one changed letter, then two, …): the first option in a text is the outcome, so a round is
+    # analysed only when every option before it is in no text.
+    options: dict[str, tuple[tuple[str, bool], ...]] = {
+        t: alternate_terms(w, cap, turkish) for t, (w, cap, _turkish, _spelled) in keys.items() if t not in outcome}
+    rounds = {t: diacritic_rounds(keys[t][0]) if keys[t][3] else 0 for t in options}
+    done = 0
+    while options:
         candidates = {a for alts in options.values() for a, _tr in alts}
         in_text = vocabulary.known(candidates)
         # A Turkish reading of a word of an English-analysed query must come from a Turkish document.
         foreign = {a for alts in options.values() for a, tr in alts if tr and not turkish and a in in_text}
         in_turkish = vocabulary.known(foreign, in_turkish=True) if foreign else set()
+        done += 1
+        later: dict[str, tuple[tuple[str, bool], ...]] = {}
         for t, alts in options.items():
-            outcome[t] = next((a for a, tr in alts if a in (in_turkish if tr and not turkish else in_text)), None)
+            hit = next((a for a, tr in alts if a in (in_turkish if tr and not turkish else in_text)), None)
+            if hit is None and done <= rounds[t]:
+                later[t] = tuple((a, True) for a in diacritic_round(keys[t][0], done))
+                continue
+            outcome[t] = hit
             if memo is not None:
                 if len(memo) >= RESOLVED_WORDS_MAX:
                     memo.clear()
-                memo[keys[t]] = outcome[t]
+                memo[keys[t]] = hit
+        options = later
     return {t: outcome[t] for t in keys if outcome[t] is not None}
 
 
