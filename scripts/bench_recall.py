@@ -135,6 +135,22 @@ def query_latency(search, queries: list[str], runs: int) -> dict:
     return {"p50_ms": med(p50), "p90_ms": med(p90)}
 
 
+def numpy_passes_latency(vault: Path, idx: Path, queries: list[str], runs: int, now=None) -> dict | None:
+    """Query latency of the memory engine with its numpy passes instead of the C accumulator
+    (``DREAMDB_KERNEL=0``; the baseline of the ``query only`` row), or None when the accumulator was not
+    built (then that row already is this one)."""
+    from dreamdb.ranking import memory
+
+    if memory.KERNEL is None:
+        return None
+    ix = dreamdb.open(vault, index_path=idx, auto_sync=False)
+    ix._memory = memory.MemoryEngine(ix.conn, kernel=False)  # the engine recall uses (same connection)
+    try:
+        return query_latency(lambda q: ix.recall(q, top=10, now=now), queries, runs)
+    finally:
+        ix.close()
+
+
 def baseline_for(ix):
     """bm25s over the documents dreamdb stored (or None if bm25s is missing)."""
     from dreamdb.evaluation import baseline as BL
@@ -176,6 +192,7 @@ def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
     now = "2026-08-18T00:00:00Z"
     out["docs"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     out["query_only"] = query_latency(lambda q: ix.recall(q, top=10, now=now), queries, runs)
+    out["query_only_numpy"] = numpy_passes_latency(vb.vault, idx, queries, runs, now=now)
     ix_sql = dreamdb.open(vb.vault, index_path=idx, auto_sync=False, engine="sql")
     out["query_only_sql"] = query_latency(lambda q: ix_sql.recall(q, top=10, now=now), queries, runs)
     ix_sql.close()
@@ -226,6 +243,7 @@ def bench_synthetic(docs: int, runs: int) -> dict:
     out["generate_s"] = gen_s
     queries = gen_queries(vault)
     out["query_only"] = query_latency(lambda q: ix.recall(q, top=10), queries, runs)
+    out["query_only_numpy"] = numpy_passes_latency(vault, idx, queries, runs)
     ix_sql = dreamdb.open(vault, index_path=idx, auto_sync=False, engine="sql")
     out["query_only_sql"] = query_latency(lambda q: ix_sql.recall(q, top=10), queries, runs)
     ix_sql.close()
@@ -288,8 +306,13 @@ def render(res: dict) -> str:
                      f"{r['remember_sync_whole_file_ms']:.1f} ms")
         L.append(f"  index size              {r['index_bytes'] / 1e6:8.1f} MB" + (f"   | bm25s {b['index_bytes'] / 1e6:.1f} MB" if b else ""))
         q = r["query_only"]
-        L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine)"
+        kernel = "C accumulator" if r.get("query_only_numpy") else "numpy passes: the C accumulator is not built"
+        L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine, {kernel})"
                  + (f"   | bm25s {b['p50_ms']:.2f} / {b['p90_ms']:.2f} ms" if b else ""))
+        if r.get("query_only_numpy"):
+            q = r["query_only_numpy"]
+            L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine, numpy passes,"
+                     " DREAMDB_KERNEL=0)")
         if "query_only_sql" in r:
             q = r["query_only_sql"]
             L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (sql engine, as the CLI)")

@@ -37,6 +37,15 @@ def test_kernel_is_built_from_the_current_source():
     assert M.KERNEL.SOURCE_SHA256 == digest, "the built _kernel is older than _kernel.c: reinstall (pip install -e .)"
 
 
+@needs_kernel
+def test_kernel_can_be_turned_off_for_comparisons(tiny_vault, monkeypatch):
+    index = dreamdb.open(tiny_vault)
+    assert MemoryEngine(index.conn).kernel is M.KERNEL
+    monkeypatch.setenv("DREAMDB_KERNEL", "0")
+    assert MemoryEngine(index.conn).kernel is None
+    assert MemoryEngine(index.conn, kernel=True).kernel is M.KERNEL  # an explicit choice wins
+
+
 def _queries(conn, rng, n):
     vocab = [t for (t,) in conn.execute("SELECT term FROM terms WHERE df >= 1 ORDER BY term")]
     titles = [t for (t,) in conn.execute("SELECT title FROM documents ORDER BY doc_id LIMIT 40")]

@@ -25,6 +25,8 @@ return the same documents with the same scores.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from dreamdb.ranking import bm25 as F
@@ -36,6 +38,9 @@ try:  # the C accumulator (dreamdb/ranking/_kernel.c), built at install time whe
     from dreamdb.ranking import _kernel as KERNEL
 except ImportError:
     KERNEL = None
+
+KERNEL_ENV = "DREAMDB_KERNEL"
+"""``0`` makes engines use the numpy passes even where the C accumulator was built (to compare them)."""
 
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
@@ -81,9 +86,11 @@ class MemoryEngine:
     def __init__(self, conn, *, max_cached_terms: int = 50_000, kernel: bool | None = None) -> None:
         self.conn = conn
         self.max_cached_terms = max_cached_terms
-        #: the C accumulator's module when it is used (``kernel`` None: when it was built), else ``None``
-        #: (the numpy passes: same rankings, same floats; ``tests/test_kernel.py``).
-        self.kernel = KERNEL if kernel is None or kernel else None
+        #: the C accumulator's module when it is used (``kernel`` None: when it was built, unless
+        #: ``DREAMDB_KERNEL=0``), else ``None`` (the numpy passes: same rankings, same floats; ``tests/test_kernel.py``).
+        if kernel is None:
+            kernel = os.environ.get(KERNEL_ENV, "").strip() != "0"
+        self.kernel = KERNEL if kernel else None
         if kernel and KERNEL is None:
             raise ImportError("dreamdb.ranking._kernel was not built (no C compiler at install time?)")
         self._generation = None
