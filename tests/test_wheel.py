@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 
 import pytest
@@ -22,13 +23,18 @@ def test_wheel_contains_migrations_and_runs_outside_the_tree(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(n for n in names if n.startswith("dreamdb/migrations/"))
     assert shipped == sorted(f"dreamdb/migrations/{p.name}" for p in (ROOT / "migrations").glob("*.sql"))
+    ldshared = sysconfig.get_config_var("LDSHARED")
+    kernel = f"dreamdb/ranking/_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
+    if ldshared and shutil.which(ldshared.split()[0]):  # the C accumulator is compiled into the wheel
+        assert kernel in names and "-none-any" not in wheel.name
     # unpack the wheel somewhere else and run it with the source tree out of reach
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     vault = tmp_path / "v" / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
     p = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import dreamdb.entry as e, dreamdb;"
-                        "assert 'site' in dreamdb.__file__; sys.exit(e.main(sys.argv[2:]))",
+                        "from dreamdb.ranking import memory; assert 'site' in dreamdb.__file__;"
+                        "assert memory.KERNEL is None or 'site' in memory.KERNEL.__file__; sys.exit(e.main(sys.argv[2:]))",
                         str(site), "recall", "--vault", str(vault), "--json", "sleep", "debt"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert p.returncode == 0, p.stderr
