@@ -110,7 +110,7 @@ def test_kernel_and_numpy_passes_rank_alike_with_synonyms_slugs_expiry(tiny_vaul
 @needs_kernel
 def test_kernel_refuses_inconsistent_arrays_and_leaves_scratch_clean():
     n = 4
-    acc, marks, touched = np.zeros((3, n)), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
+    acc, marks, touched = np.zeros((n, 4)), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
     ones = np.ones(n)
     pos, w = np.array([0, 3, 1], dtype=np.int64), np.ones((3, 3))
 

@@ -88,7 +88,7 @@ PyDoc_STRVAR(near_top_doc,
 "pos: int64[m] document positions of the postings; weights: float64[3, m] (idf x raw tf part,\n"
 "idf x BM25F saturation, 1.0 where the term is in the slug/title); spans: sequence of\n"
 "(start, end, synonym_weight): postings [start, end) of a query term (synonym_weight 0) or of a\n"
-"synonym (its BM25F weight times synonym_weight, nothing else). acc: float64[3, n] zeros,\n"
+"synonym (its BM25F weight times synonym_weight, nothing else). acc: float64[n, 4] zeros,\n"
 "marks: uint8[n] zeros, touched: int64[n] (scratch, left as found); identity: float64[n] 1.0\n"
 "where identity coverage counts; kept: float64[n] static factor, 0 for filtered documents;\n"
 "expires: float64[n] or None (a document with expires < now_days is dropped).");
@@ -118,7 +118,7 @@ static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
         goto done;
     Py_ssize_t m = b_pos.view.len / 8;
     n = b_marks.view.len;
-    if (b_w.view.len != 3 * m * 8 || b_acc.view.len != 3 * n * 8 || b_touched.view.len != n * 8 ||
+    if (b_w.view.len != 3 * m * 8 || b_acc.view.len != 4 * n * 8 || b_touched.view.len != n * 8 ||
         b_ident.view.len != n * 8 || b_kept.view.len != n * 8 || (b_exp.held && b_exp.view.len != n * 8)) {
         PyErr_SetString(PyExc_ValueError, "near_top: array lengths disagree");
         goto done;
@@ -130,7 +130,7 @@ static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
     const int64_t *pos = (const int64_t *)b_pos.view.buf;
     const double *w0 = (const double *)b_w.view.buf, *w1 = w0 + m, *w2 = w0 + 2 * m;
     acc = (double *)b_acc.view.buf;
-    double *raw = acc, *f = acc + n, *title = acc + 2 * n;
+    /* acc[4 d + 0, 1, 2]: document d's raw BM25, BM25F and slug/title count (one cache line a document) */
     marks = (uint8_t *)b_marks.view.buf;
     touched = (int64_t *)b_touched.view.buf;
     const double *ident = (const double *)b_ident.view.buf, *kept = (const double *)b_kept.view.buf;
@@ -159,12 +159,13 @@ static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
                 marks[d] = 1;
                 touched[n_touched++] = d;
             }
+            double *a_d = acc + 4 * d;
             if (syn == 0.0) {
-                raw[d] += w0[i];
-                f[d] += w1[i];
-                title[d] += w2[i];
+                a_d[0] += w0[i];
+                a_d[1] += w1[i];
+                a_d[2] += w2[i];
             } else {
-                f[d] += syn * w1[i];
+                a_d[1] += syn * w1[i];
             }
         }
     }
@@ -184,11 +185,12 @@ static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     for (Py_ssize_t t = 0; t < n_touched; t++) {
         int64_t d = touched[t];
+        const double *a_d = acc + 4 * d;
         double u = 0.0;
-        if (f[d] > 0.0 || title[d] > 0.0) {
-            double r = raw[d];
-            double cov = title[d] * ident[d] / (double)n_terms;
-            double diff = f[d] - r;
+        if (a_d[1] > 0.0 || a_d[2] > 0.0) {
+            double r = a_d[0];
+            double cov = a_d[2] * ident[d] / (double)n_terms;
+            double diff = a_d[1] - r;
             double base = r + mix * (diff > 0.0 ? diff : 0.0);
             double identity = iweight * cov * cov * (r > 1.0 ? r : 1.0);
             double k = kept[d];
@@ -218,12 +220,13 @@ static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
         if (!(u > 0.0) || (!all_positive && !(u >= threshold)))
             continue;
         int64_t d = touched[t];
-        double cov = title[d] * ident[d] / (double)n_terms;
+        const double *a_d = acc + 4 * d;
+        double cov = a_d[2] * ident[d] / (double)n_terms;
         PyObject *v;
         int bad = 0;
         v = PyLong_FromLongLong(d); bad |= !v || PyList_Append(l_pos, v) < 0; Py_XDECREF(v);
-        v = PyFloat_FromDouble(raw[d]); bad |= !v || PyList_Append(l_raw, v) < 0; Py_XDECREF(v);
-        v = PyFloat_FromDouble(f[d]); bad |= !v || PyList_Append(l_f, v) < 0; Py_XDECREF(v);
+        v = PyFloat_FromDouble(a_d[0]); bad |= !v || PyList_Append(l_raw, v) < 0; Py_XDECREF(v);
+        v = PyFloat_FromDouble(a_d[1]); bad |= !v || PyList_Append(l_f, v) < 0; Py_XDECREF(v);
         v = PyFloat_FromDouble(cov); bad |= !v || PyList_Append(l_cov, v) < 0; Py_XDECREF(v);
         if (bad) {
             Py_DECREF(l_pos); Py_DECREF(l_raw); Py_DECREF(l_f); Py_DECREF(l_cov);
@@ -239,9 +242,7 @@ done:
     if (acc && marks && touched) {
         for (Py_ssize_t t = 0; t < n_touched; t++) {
             int64_t d = touched[t];
-            acc[d] = 0.0;
-            acc[n + d] = 0.0;
-            acc[2 * n + d] = 0.0;
+            acc[4 * d] = acc[4 * d + 1] = acc[4 * d + 2] = 0.0;
             marks[d] = 0;
         }
     }

@@ -12,10 +12,13 @@ Same formulas, same signals and same tie-breaking as the SQL engine of
   its BM25F saturation (Robertson, Zaragoza & Taylor 2004) and whether it is
   in the slug/title.
 
-A query then costs about twenty vector operations (sums per document with
-np.bincount; then, on the candidates alone, the documents a query term or
-synonym reaches: an upper bound of each one's rankScore and one partition)
-and exact arithmetic in Python on the few documents that bound lets through
+A query then costs one call of the C accumulator (:mod:`dreamdb.ranking._kernel`,
+compiled at install where a C compiler is present): a term-at-a-time pass over
+the query's postings that touches only the documents they reach, bounds each
+one's rankScore and keeps those within reach of the top; or, without it, about
+twenty numpy passes doing the same (sums per document with np.bincount; then, on
+the candidates alone, the bound and one partition), with the same floats. Then
+exact arithmetic in Python on the few documents that bound lets through
 (the date string, status and static factors of the returned documents are
 filled in by :meth:`dreamdb.api.Index._hits` with the rest of each hit).
 A cold CLI process keeps the SQL engine (no numpy import), a warm process
@@ -81,6 +84,9 @@ class MemoryEngine:
     Args:
         conn: the index connection (the engine reads from it; it never writes).
         max_cached_terms: posting arrays kept in memory (least recently loaded dropped first).
+        kernel: ``True`` sums postings with the C accumulator (ImportError where it was not built),
+            ``False`` with numpy passes, ``None`` with the accumulator where it was built unless the
+            environment says ``DREAMDB_KERNEL=0``. Both give the same rankings, float for float.
     """
 
     def __init__(self, conn, *, max_cached_terms: int = 50_000, kernel: bool | None = None) -> None:
@@ -166,7 +172,7 @@ class MemoryEngine:
                                 for r in rows], dtype=np.float64)
         self.static_list = self.static.tolist()
         # The accumulator's scratch arrays (C kernel): zeros between queries, each query restores them.
-        self._acc, self._marks, self._touched = np.zeros((3, n)), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
+        self._acc, self._marks, self._touched = np.zeros((n, 4)), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
         self.identity_ok = np.array([bool(r[7]) for r in rows], dtype=bool)
         self._identity_f = self.identity_ok.astype(np.float64)
         self.levels = np.array([r[8] for r in rows], dtype=np.int64)
@@ -410,7 +416,7 @@ class MemoryEngine:
         (:meth:`refresh`; Index.recall plans the query against the vocabulary in between).
 
         rankScore = (base + identity) · recency · static with recency in [0.85, 1], so the bound
-        (base + identity) · static, computed with numpy for every candidate document, is within a factor 0.85 of
+        (base + identity) · static, computed for every candidate document (C accumulator or numpy passes), is within a factor 0.85 of
         it. Only the documents whose bound reaches 0.85 × the ``top``-th best bound can make the top
         (exact pruning); their recency, rankScore and order are computed in Python, with the very
         formulas of the SQL engine (:mod:`dreamdb.ranking.signals`).
