@@ -27,13 +27,22 @@ SOURCE = Path("dreamdb") / "ranking" / "_kernel.c"
 
 
 def compile_kernel(root: Path) -> tuple[Path | None, str]:
-    """Compile ``SOURCE`` under ``root``; ``(path of the built module, "")`` or ``(None, why not)``."""
+    """Compile ``SOURCE`` under ``root``; ``(path of the built module, "")`` or ``(None, why not)``.
+    A module built earlier is removed when this build fails: an editable install would import it
+    though its source may have changed since."""
     src = root / SOURCE
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     ldshared = sysconfig.get_config_var("LDSHARED")
-    if not suffix or not ldshared:
-        return None, "this Python names no C compiler (sysconfig LDSHARED)"
+    if not suffix:
+        return None, "this Python names no extension suffix (sysconfig EXT_SUFFIX)"
     out = src.with_name("_kernel" + suffix)
+    built, why = _compile(src, out, ldshared) if ldshared else (None, "this Python names no C compiler (sysconfig LDSHARED)")
+    if built is None:
+        out.unlink(missing_ok=True)
+    return built, why
+
+
+def _compile(src: Path, out: Path, ldshared: str) -> tuple[Path | None, str]:
     tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
     digest = hashlib.sha256(src.read_bytes()).hexdigest()
     cmd = [*shlex.split(ldshared), *shlex.split(sysconfig.get_config_var("CCSHARED") or ""), "-O2",

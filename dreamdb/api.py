@@ -186,6 +186,24 @@ def _types(values, name: str = "types") -> list[str] | None:
     return out
 
 
+def _accumulator() -> str:
+    """How a long-lived process (the memory engine) sums BM25 postings: ``C`` (the accumulator compiled at
+    install, dreamdb/ranking/_kernel.c), ``numpy`` (none was compiled) or ``numpy (DREAMDB_KERNEL=0)``;
+    same results either way. Found without importing numpy (``status`` stays a light command)."""
+    import importlib.util
+
+    try:
+        built = importlib.util.find_spec("dreamdb.ranking._kernel") is not None
+    except (ImportError, ValueError):
+        built = False
+    if not built:
+        return "numpy"
+    try:
+        return "C" if config.env_switch("DREAMDB_KERNEL", True, "") else "numpy (DREAMDB_KERNEL=0)"
+    except UsageError:
+        return "C (DREAMDB_KERNEL has a value that is neither on nor off)"
+
+
 def _serialized(method):
     """Run an :class:`Index` method holding the index's lock: one thread at a time uses its connection
     and caches (an index opened in one thread can be used from others, e.g. ``asyncio.to_thread``)."""
@@ -559,6 +577,22 @@ class Index:
                 self._conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_ms)}")
 
     # -- recall -----------------------------------------------------------------
+    @_serialized
+    def warm(self) -> None:
+        """Load the index into this process's memory now (after the lazy sync, if ``auto_sync``), so that
+        the first queries of a long-lived process do not pay for it; recall does it by itself once an
+        index state has served :data:`dreamdb.ranking.memory.PRELOAD_AFTER_QUERIES` queries. Nothing
+        for ``engine="sql"``.
+
+        Raises:
+            IndexUnavailable: the index cannot be read (a damaged one is rebuilt first).
+        """
+        if self.engine == "sql":
+            return
+        if self.auto_sync:
+            self.sync_for_read()
+        self._guarded(lambda: self._memory_engine().preload())
+
     @_serialized
     def recall(self, query: str, top: int = 5, *, mode: str | None = None, types=None, exclude_types=None,
                tags=None, since=None, until=None, status=None, level: int | None = None,
@@ -1052,7 +1086,7 @@ class Index:
             "last_sync": meta.get("last_sync"), "schema_version": current_version(c),
             "analyzer_version": meta.get("analyzer_version"), "sqlite_driver": db.DRIVER_NAME,
             "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
-            "embeddings": self._embedding_status(),
+            "embeddings": self._embedding_status(), "bm25_accumulator": _accumulator(),
         }
 
     def _embedding_status(self) -> dict:

@@ -148,21 +148,33 @@ def is_default_index_path(index_path: Path, vault: Path) -> bool:
         return False
 
 
+def env_switch(name: str, default: bool, hint: str) -> bool:
+    """An on/off environment variable: ``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``
+    (case-insensitive, spaces ignored); unset or empty gives ``default``.
+
+    Raises:
+        UsageError: any other value (``hint`` says what the variable does).
+    """
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    if not value:
+        return default
+    from dreamdb.errors import UsageError
+
+    raise UsageError(f"{name}={os.environ[name]!r} is neither on nor off.", hint=hint)
+
+
 def include_archives_default() -> bool:
     """Whether dot-folders are indexed (``DREAMDB_INCLUDE_ARCHIVES=1``).
 
     Raises:
         UsageError: a value other than 1/true/yes/on or 0/false/no/off/empty (case-insensitive).
     """
-    value = os.environ.get("DREAMDB_INCLUDE_ARCHIVES", "").strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("", "0", "false", "no", "off"):
-        return False
-    from dreamdb.errors import UsageError
-
-    raise UsageError(f"DREAMDB_INCLUDE_ARCHIVES={os.environ['DREAMDB_INCLUDE_ARCHIVES']!r} is neither on nor off.",
-                     hint="Use DREAMDB_INCLUDE_ARCHIVES=1 to index dot-folders such as knowledge/.archive/, 0 (or unset) not to.")
+    return env_switch("DREAMDB_INCLUDE_ARCHIVES", False,
+                      "Use DREAMDB_INCLUDE_ARCHIVES=1 to index dot-folders such as knowledge/.archive/, 0 (or unset) not to.")
 
 
 def remove_index_files(index_path: Path) -> None:

@@ -38,6 +38,11 @@ class MultiIndex:
         hits.sort(key=lambda h: (-tie_score(h.rank_score), -(_date_key(h.date)), h.doc_id, h.vault))
         return hits[:top]
 
+    def warm(self) -> None:
+        """:meth:`dreamdb.api.Index.warm` for every vault."""
+        for index in self.indexes:
+            index.warm()
+
     def sync(self, **kwargs) -> list:
         """Sync every vault; one :class:`~dreamdb.store.sync.SyncReport` per vault."""
         return [index.sync(**kwargs) for index in self.indexes]

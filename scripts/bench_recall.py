@@ -8,11 +8,14 @@ On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
 * the sync after one ``dreamdb remember`` (one entry added to the 622-entry
   CHANGELOG.json), beside the same sync re-indexing the whole file (what every
   changed file cost before unchanged documents kept their rows);
-* recall latency in process: query only (``auto_sync=False``) and query +
-  lazy no-change sync (``auto_sync=True``, what the CLI and hook do);
+* recall latency in process: query only (``auto_sync=False``) with the C
+  accumulator, beside the same engine's numpy passes (``DREAMDB_KERNEL=0``)
+  and bm25s over the same documents, the three timed side by side (each query
+  through each in turn, alternating order); query + lazy no-change sync
+  (``auto_sync=True``, what the CLI and hook do);
 * ``dreamdb recall`` and the prompt hook as processes (wall time incl. Python
   start-up, median of ≥ 10), beside ``python -c pass`` (the start-up floor);
-* bm25s over the same documents: build time and query latency.
+* bm25s over the same documents: build time and index size.
 
 On a generated vault (``scripts/gen_vault.py``; 100k notes, or 2k with
 ``--quick``): first sync, index size, no-change sync, query p50/p90 over 50
@@ -121,34 +124,53 @@ def time_remembered_entry(vault: Path, idx: Path, runs: int) -> dict:
 
 def query_latency(search, queries: list[str], runs: int) -> dict:
     """Median over runs of the per-run p50/p90 (ms); one untimed warm-up pass first."""
+    return paired_latency({"only": search}, queries, runs)["only"]
+
+
+def paired_latency(searches: dict, queries: list[str], runs: int) -> dict:
+    """``{name: {"p50_ms", "p90_ms"}}`` of each search, timed side by side: every query goes through
+    each search in turn (the order alternating between queries), so a slow moment of the machine costs
+    them alike; medians over runs of the per-run p50/p90; one untimed warm-up pass first."""
+    names = list(searches)
     for q in queries[:5]:
-        search(q)
-    p50, p90 = [], []
+        for name in names:
+            searches[name](q)
+    p50 = {name: [] for name in names}
+    p90 = {name: [] for name in names}
     for _ in range(runs):
-        lat = []
-        for q in queries:
-            t0 = time.perf_counter()
-            search(q)
-            lat.append((time.perf_counter() - t0) * 1000)
-        p50.append(M.percentile(lat, 50))
-        p90.append(M.percentile(lat, 90))
-    return {"p50_ms": med(p50), "p90_ms": med(p90)}
+        lat = {name: [] for name in names}
+        for i, q in enumerate(queries):
+            for name in (names if i % 2 == 0 else names[::-1]):
+                t0 = time.perf_counter()
+                searches[name](q)
+                lat[name].append((time.perf_counter() - t0) * 1000)
+        for name in names:
+            p50[name].append(M.percentile(lat[name], 50))
+            p90[name].append(M.percentile(lat[name], 90))
+    return {name: {"p50_ms": med(p50[name]), "p90_ms": med(p90[name])} for name in names}
 
 
-def numpy_passes_latency(vault: Path, idx: Path, queries: list[str], runs: int, now=None) -> dict | None:
-    """Query latency of the memory engine with its numpy passes instead of the C accumulator
-    (``DREAMDB_KERNEL=0``; the baseline of the ``query only`` row), or None when the accumulator was not
-    built (then that row already is this one)."""
+def in_process_latency(ix, vault: Path, idx: Path, queries: list[str], runs: int, now=None) -> dict:
+    """The memory engine with the C accumulator (``query_only``), with its numpy passes
+    (``query_only_numpy``, DREAMDB_KERNEL=0; None when the accumulator was not built) and bm25s over the
+    same documents (``bm25s``, with its build time and size; None without bm25s), timed side by side."""
     from dreamdb.ranking import memory
 
-    if memory.KERNEL is None:
-        return None
-    ix = dreamdb.open(vault, index_path=idx, auto_sync=False)
-    ix._memory = memory.MemoryEngine(ix.conn, kernel=False)  # the engine recall uses (same connection)
-    try:
-        return query_latency(lambda q: ix.recall(q, top=10, now=now), queries, runs)
-    finally:
-        ix.close()
+    searches = {"query_only": lambda q: ix.recall(q, top=10, now=now)}
+    numpy_ix = None
+    if memory.KERNEL is not None:
+        numpy_ix = dreamdb.open(vault, index_path=idx, auto_sync=False)
+        numpy_ix._memory = memory.MemoryEngine(numpy_ix.conn, kernel=False)  # the engine its recall uses
+        searches["query_only_numpy"] = lambda q: numpy_ix.recall(q, top=10, now=now)
+    bl = baseline_for(ix)
+    if bl:
+        searches["bm25s"] = lambda q: bl.search(q, 10)
+    out = {"query_only_numpy": None, **paired_latency(searches, queries, runs)}
+    if bl:
+        out["bm25s"].update(build_s=bl.build_seconds, index_bytes=bl.size_bytes())
+    if numpy_ix is not None:
+        numpy_ix.close()
+    return out
 
 
 def baseline_for(ix):
@@ -191,17 +213,12 @@ def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
     ix.sync()
     now = "2026-08-18T00:00:00Z"
     out["docs"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-    out["query_only"] = query_latency(lambda q: ix.recall(q, top=10, now=now), queries, runs)
-    out["query_only_numpy"] = numpy_passes_latency(vb.vault, idx, queries, runs, now=now)
+    out.update(in_process_latency(ix, vb.vault, idx, queries, runs, now=now))
     ix_sql = dreamdb.open(vb.vault, index_path=idx, auto_sync=False, engine="sql")
     out["query_only_sql"] = query_latency(lambda q: ix_sql.recall(q, top=10, now=now), queries, runs)
     ix_sql.close()
     ix_lazy = dreamdb.open(vb.vault, index_path=idx, auto_sync=True)
     out["query_lazy_sync"] = query_latency(lambda q: ix_lazy.recall(q, top=10, now=now), queries, runs)
-    bl = baseline_for(ix)
-    if bl:
-        out["bm25s"] = {"build_s": bl.build_seconds, "index_bytes": bl.size_bytes(),
-                        **query_latency(lambda q: bl.search(q, 10), queries, runs)}
     env = {**os.environ, "DREAMDB_INDEX": str(idx)}
     dreamdb_exe = Path(sys.executable).with_name("dreamdb")
     cli = [str(dreamdb_exe)] if dreamdb_exe.exists() else [sys.executable, "-m", "dreamdb"]
@@ -242,15 +259,10 @@ def bench_synthetic(docs: int, runs: int) -> dict:
     out["docs"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     out["generate_s"] = gen_s
     queries = gen_queries(vault)
-    out["query_only"] = query_latency(lambda q: ix.recall(q, top=10), queries, runs)
-    out["query_only_numpy"] = numpy_passes_latency(vault, idx, queries, runs)
+    out.update(in_process_latency(ix, vault, idx, queries, runs))
     ix_sql = dreamdb.open(vault, index_path=idx, auto_sync=False, engine="sql")
     out["query_only_sql"] = query_latency(lambda q: ix_sql.recall(q, top=10), queries, runs)
     ix_sql.close()
-    bl = baseline_for(ix)
-    if bl:
-        out["bm25s"] = {"build_s": bl.build_seconds, "index_bytes": bl.size_bytes(),
-                        **query_latency(lambda q: bl.search(q, 10), queries, runs)}
     ix.close()
     out["no_match"] = bench_no_match(vault, idx, runs)
     return out
@@ -294,7 +306,7 @@ def render(res: dict) -> str:
         if "skipped" in r:
             L.append(f"  skipped: {r['skipped']}")
             continue
-        b = r.get("bm25s", {})
+        b = r.get("bm25s") or {}
         L.append(f"  documents               {r['docs']}")
         L.append(f"  first sync              {r['first_sync_s']:8.2f} s  (runs: {r['first_sync_runs']})"
                  + (f"   | bm25s build {b['build_s']:.2f} s" if b else ""))
@@ -308,11 +320,11 @@ def render(res: dict) -> str:
         q = r["query_only"]
         kernel = "C accumulator" if r.get("query_only_numpy") else "numpy passes: the C accumulator is not built"
         L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine, {kernel})"
-                 + (f"   | bm25s {b['p50_ms']:.2f} / {b['p90_ms']:.2f} ms" if b else ""))
+                 + (f"   | bm25s {b['p50_ms']:.2f} / {b['p90_ms']:.2f} ms (timed side by side)" if b else ""))
         if r.get("query_only_numpy"):
             q = r["query_only_numpy"]
             L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine, numpy passes,"
-                     " DREAMDB_KERNEL=0)")
+                     " DREAMDB_KERNEL=0, timed side by side)")
         if "query_only_sql" in r:
             q = r["query_only_sql"]
             L.append(f"  query only  p50/p90     {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (sql engine, as the CLI)")

@@ -39,11 +39,41 @@ def test_kernel_is_built_from_the_current_source():
 
 @needs_kernel
 def test_kernel_can_be_turned_off_for_comparisons(tiny_vault, monkeypatch):
+    from dreamdb.errors import UsageError
+
     index = dreamdb.open(tiny_vault)
     assert MemoryEngine(index.conn).kernel is M.KERNEL
-    monkeypatch.setenv("DREAMDB_KERNEL", "0")
-    assert MemoryEngine(index.conn).kernel is None
+    for off in ("0", "false", " OFF ", "no"):
+        monkeypatch.setenv("DREAMDB_KERNEL", off)
+        assert MemoryEngine(index.conn).kernel is None, off
     assert MemoryEngine(index.conn, kernel=True).kernel is M.KERNEL  # an explicit choice wins
+    monkeypatch.setenv("DREAMDB_KERNEL", "1")
+    assert MemoryEngine(index.conn).kernel is M.KERNEL
+    monkeypatch.setenv("DREAMDB_KERNEL", "fast")
+    with pytest.raises(UsageError, match="DREAMDB_KERNEL"):
+        MemoryEngine(index.conn)
+
+
+def test_status_says_which_accumulator_a_long_lived_process_uses(tiny_vault, monkeypatch):
+    index = dreamdb.open(tiny_vault)
+    assert index.status()["bm25_accumulator"] == ("C" if M.KERNEL is not None else "numpy")
+    monkeypatch.setenv("DREAMDB_KERNEL", "off")
+    assert index.status()["bm25_accumulator"] == ("numpy (DREAMDB_KERNEL=0)" if M.KERNEL is not None else "numpy")
+
+
+def test_without_the_accumulator_recall_uses_the_numpy_passes(tiny_vault, monkeypatch):
+    """QA session 15: where nothing was compiled (no C compiler at install), every recall through the
+    Python API raised ImportError: the engine's default asked for the accumulator regardless."""
+    write_docs(tiny_vault, {"knowledge/otter.md": "---\ntitle: Otter dam\n---\notter dam survey\n",
+                            "knowledge/dam.md": "dam notes, otter sighting\n"})
+    monkeypatch.setattr(M, "KERNEL", None)
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("otter dam")
+    assert [h.doc_id for h in hits] == ["knowledge/otter", "knowledge/dam"] and index._memory.kernel is None
+    sql = dreamdb.open(tiny_vault, engine="sql")
+    assert [h.as_dict() for h in hits] == [h.as_dict() for h in sql.recall("otter dam")]
+    with pytest.raises(ImportError, match="not built"):
+        MemoryEngine(index.conn, kernel=True)
 
 
 def _queries(conn, rng, n):
@@ -158,6 +188,8 @@ def test_build_hook_compiles_the_kernel_and_falls_back_without_a_compiler(tmp_pa
     real = sysconfig.get_config_var
     monkeypatch.setattr(sysconfig, "get_config_var",
                         lambda name: "/nonexistent/cc -shared" if name == "LDSHARED" else real(name))
+    stale = root / "dreamdb" / "ranking" / f"_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
+    stale.write_bytes(b"an older build")  # QA session 15: kept and imported though its source had changed
     built, why = hatch_build.compile_kernel(root)
     assert built is None and "/nonexistent/cc" in why
-    assert sorted(p.name for p in (root / "dreamdb" / "ranking").iterdir()) == ["_kernel.c"]  # nothing half-written
+    assert sorted(p.name for p in (root / "dreamdb" / "ranking").iterdir()) == ["_kernel.c"]  # nothing half-written or stale

@@ -92,12 +92,17 @@ def test_first_hits_of_a_preloaded_index_prepare_every_row_alike(tiny_vault):
     write_doc(tiny_vault, "state/b.md", "---\ntitle: Okapi task\nstatus: completed\nlevel: 3\n---\nokapi check\n")
     write_doc(tiny_vault, "knowledge/c.md", "---\ntitle: Wombat\ndate: 2026-05-01\n---\nwombat burrow\n")
     index, sql = dreamdb.open(tiny_vault), dreamdb.open(tiny_vault, engine="sql")
+    index.warm()  # preloaded at once (recall does it by itself after a few queries)
     index.recall("tapir")
     assert len(index._memory.hit_prepared) == 3
     for q in ("okapi", "wombat", "tapir okapi wombat"):
         got, want = index.recall(q, top=5), sql.recall(q, top=5)
         assert [h.as_dict() for h in got] == [h.as_dict() for h in want] and got
     write_doc(tiny_vault, "state/b.md", "---\ntitle: Okapi task\nstatus: active\nlevel: 1\n---\nokapi check\n")
+    got = index.recall("okapi")  # a new state, not preloaded yet: its hits' rows are prepared one by one
+    assert [h.as_dict() for h in got] == [h.as_dict() for h in sql.recall("okapi")]
+    assert got[0].status == "active" and len(index._memory.hit_prepared) == 1
+    index.warm()
     got = index.recall("okapi")
     assert [h.as_dict() for h in got] == [h.as_dict() for h in sql.recall("okapi")]
     assert got[0].status == "active" and len(index._memory.hit_prepared) == 3
@@ -209,3 +214,28 @@ def test_near_ties_break_alike_in_both_engines(tiny_vault):
             assert a == b and a, (query, types)
             for top in (3, 7, 15):
                 assert [h.doc_id for h in memory.recall(query, top=top, types=types, now="2026-12-01")] == a[:top]
+
+
+def test_an_index_state_is_loaded_whole_only_once_it_has_served_queries(tiny_vault):
+    """QA session 15: each recall after a vault change loaded every posting again (≈ 0.3 s on the real
+    vault), so a process that writes before each recall (an agent) paid it every time. A new state is
+    served from each query's own terms until it has served PRELOAD_AFTER_QUERIES queries."""
+    from dreamdb.ranking.memory import PRELOAD_AFTER_QUERIES
+
+    write_docs(tiny_vault, {f"knowledge/n{i}.md": f"---\ntitle: Note {i}\n---\notter dam survey {i}\n" for i in range(5)})
+    index, sql = dreamdb.open(tiny_vault), dreamdb.open(tiny_vault, engine="sql")
+    for i in range(3):
+        write_doc(tiny_vault, f"knowledge/new-{i}.md", f"otter count {i}, dam height\n")  # a change before each recall
+        got = index.recall("otter dam", top=10)
+        assert [h.as_dict() for h in got] == [h.as_dict() for h in sql.recall("otter dam", top=10)]
+        assert f"knowledge/new-{i}" in {h.doc_id for h in got} and not index._memory.self_contained
+    for _ in range(PRELOAD_AFTER_QUERIES):
+        index.recall("survey")
+    assert index._memory.self_contained  # this state has served enough queries: every posting is loaded
+    assert [h.as_dict() for h in index.recall("otter dam", top=10)] == [h.as_dict() for h in sql.recall("otter dam", top=10)]
+    write_doc(tiny_vault, "knowledge/last.md", "otter\n")
+    index.recall("otter")
+    assert not index._memory.self_contained
+    index.warm()  # a long-lived process can load it at once
+    assert index._memory.self_contained
+    assert [h.as_dict() for h in index.recall("otter", top=10)] == [h.as_dict() for h in sql.recall("otter", top=10)]

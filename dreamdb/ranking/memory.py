@@ -5,9 +5,10 @@ Same formulas, same signals and same tie-breaking as the SQL engine of
 
 * per document (loaded once per index generation): field lengths, date,
   the static multipliers (status × type × confidence), identity eligibility;
-* per term (every posting at once for indexes of up to
-  :data:`PRELOAD_MAX_TOKENS` tokens, else on first use; kept until the index
-  changes): the positions of the documents containing it and, with its IDF
+* per term (on first use, and every posting at once once an index state has
+  served :data:`PRELOAD_AFTER_QUERIES` queries, for indexes of up to
+  :data:`PRELOAD_MAX_TOKENS` tokens; kept until the index changes): the
+  positions of the documents containing it and, with its IDF
   folded in, its BM25 term-frequency part tf·(k1+1)/(tf + k1·(1 − b + b·dl/avgdl)),
   its BM25F saturation (Robertson, Zaragoza & Taylor 2004) and whether it is
   in the slug/title.
@@ -28,10 +29,9 @@ return the same documents with the same scores.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from dreamdb.config import env_switch
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus_stats, known_terms
@@ -43,17 +43,26 @@ except ImportError:
     KERNEL = None
 
 KERNEL_ENV = "DREAMDB_KERNEL"
-"""``0`` makes engines use the numpy passes even where the C accumulator was built (to compare them)."""
+"""``0`` (or false/no/off) makes engines use the numpy passes even where the C accumulator was built
+(to compare them); any value but on/off is refused (UsageError)."""
 
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
 _MIN_RECENCY = min(S.RECENCY_FLOOR, S.RECENCY_UNKNOWN) * (1.0 - 1e-9)
 """Lowest recency multiplier, less a margin for rounding: the pruning bound of :meth:`MemoryEngine.rank`."""
 
+PRELOAD_AFTER_QUERIES = 2
+"""Queries an index state serves before every posting is loaded at once (:meth:`MemoryEngine.preload`):
+until then each query loads its own terms' postings (a few ms). A process that changes the vault
+between queries (an agent's ``remember`` before each recall) thus never pays for loading every
+posting (≈ 0.3 s on the real vault, at each change), and one serving many queries pays it once.
+dreamdb's own choice: the third query of a state is the first that the whole load can pay back."""
+
 PRELOAD_MAX_TOKENS = 6_000_000
 """Indexes of at most this many tokens (documents × average length, from ``corpus_stats``: free to read,
-and never fewer than the postings rows, typically ≈ 3× as many) are loaded whole on first use
-(≈ 2 s and ≈ 100 MB at the cap); larger ones load each term's postings on first use."""
+and never fewer than the postings rows, typically ≈ 3× as many) are loaded whole once an index state
+has served :data:`PRELOAD_AFTER_QUERIES` queries (≈ 2 s and ≈ 100 MB at the cap); larger ones load
+each term's postings on first use only."""
 
 
 def _near_top(bound, kept, top: int):
@@ -86,7 +95,12 @@ class MemoryEngine:
         max_cached_terms: posting arrays kept in memory (least recently loaded dropped first).
         kernel: ``True`` sums postings with the C accumulator (ImportError where it was not built),
             ``False`` with numpy passes, ``None`` with the accumulator where it was built unless the
-            environment says ``DREAMDB_KERNEL=0``. Both give the same rankings, float for float.
+            environment says ``DREAMDB_KERNEL=0``, else with numpy passes. Both give the same rankings,
+            float for float.
+
+    Raises:
+        ImportError: ``kernel=True`` where the accumulator was not built.
+        UsageError: ``DREAMDB_KERNEL`` neither on nor off.
     """
 
     def __init__(self, conn, *, max_cached_terms: int = 50_000, kernel: bool | None = None) -> None:
@@ -95,10 +109,11 @@ class MemoryEngine:
         #: the C accumulator's module when it is used (``kernel`` None: when it was built, unless
         #: ``DREAMDB_KERNEL=0``), else ``None`` (the numpy passes: same rankings, same floats; ``tests/test_kernel.py``).
         if kernel is None:
-            kernel = os.environ.get(KERNEL_ENV, "").strip() != "0"
-        self.kernel = KERNEL if kernel else None
-        if kernel and KERNEL is None:
+            kernel = KERNEL is not None and env_switch(
+                KERNEL_ENV, True, f"{KERNEL_ENV}=0 ranks with numpy passes instead of the C accumulator; 1 or unset with it.")
+        elif kernel and KERNEL is None:
             raise ImportError("dreamdb.ranking._kernel was not built (no C compiler at install time?)")
+        self.kernel = KERNEL if kernel else None
         self._generation = None
         self._probe = None
         self._terms: dict[str, tuple] = {}
@@ -112,6 +127,8 @@ class MemoryEngine:
         #: ``{documents.id: the row as prepared for a Hit}`` (filled and read by :meth:`dreamdb.api.Index._hits`).
         self.hit_prepared: dict[int, tuple] = {}
         self.superseded_by: dict[str, str] = {}
+        self._served = 0  # rankings served since the index state was loaded
+        self._preload_due = False  # every posting is to be loaded at once (small enough, not yet done)
 
     # -- loading ------------------------------------------------------------------
     def _current_generation(self):
@@ -130,9 +147,31 @@ class MemoryEngine:
         # probe and every table the caches are built from: a sync committing in between would leave
         # postings of documents the document arrays do not hold.
         if self._generation is not None and self._probe == self._read_probe():
+            if self._preload_due and self._served >= PRELOAD_AFTER_QUERIES:
+                self._preload_unchanged()
             return
         with read_snapshot(self.conn):
             self._load()
+
+    def preload(self) -> None:
+        """Load every posting of the index now (if it has at most :data:`PRELOAD_MAX_TOKENS` tokens), so
+        that no later query pays for it; done by itself once an index state has served
+        :data:`PRELOAD_AFTER_QUERIES` queries (:meth:`dreamdb.api.Index.warm` calls it)."""
+        self._ensure_loaded()
+        if self._preload_due:
+            self._preload_unchanged()
+
+    def _preload_unchanged(self) -> None:
+        """:meth:`_preload` in a snapshot of the state the document arrays were loaded from; nothing when
+        the index changed since (the next probe sees the change and reloads, with a preload due again)."""
+        with read_snapshot(self.conn):
+            gen = self._current_generation()  # the snapshot's first read, then the probe: unchanged since
+            if gen != self._generation or self._read_probe() != self._probe:  # the arrays' state, or not
+                return
+            self._preload()
+            self.hit_metadata.update((r[0], r[1:]) for r in self.conn.execute(f"SELECT id, {HIT_COLUMNS} FROM documents"))
+            self.hit_prepared.clear()  # Index._hits then prepares every document's row at once
+            self._preload_due = False
 
     def _read_probe(self) -> tuple:
         return self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes
@@ -198,9 +237,8 @@ class MemoryEngine:
         self._field_w = np.array([F.FIELD_WEIGHTS[f] for f in _FIELDS])
         self._slices: dict[str, tuple[int, int, int]] | None = None  # term → (start, end, df)
         tokens = self.n_docs * avg  # COUNT(*) over postings would scan millions of rows on a big index
-        if 0 < tokens <= PRELOAD_MAX_TOKENS:
-            self._preload()
-            self.hit_metadata.update((r[0], r[1:]) for r in self.conn.execute(f"SELECT id, {HIT_COLUMNS} FROM documents"))
+        self._preload_due = 0 < tokens <= PRELOAD_MAX_TOKENS  # after PRELOAD_AFTER_QUERIES queries
+        self._served = 0
         self._generation = gen
 
     def _derive(self, arr, idf):
@@ -425,6 +463,7 @@ class MemoryEngine:
             return []
         if probe or self._generation is None:
             self._ensure_loaded()
+        self._served += 1
         n = len(self.rowids)
         if not n or not self.n_docs:
             return []
