@@ -16,6 +16,7 @@ import pytest
 import dreamdb
 from dreamdb.api import Index
 from dreamdb.ranking.memory import MemoryEngine
+from dreamdb.ranking.rank import plan_query
 from dreamdb.store.connect import read_snapshot
 from tests.conftest import write_doc
 
@@ -65,20 +66,46 @@ def test_memory_engine_loads_documents_and_postings_from_one_state(tiny_vault, m
     vault = _vault(tiny_vault)
     index = dreamdb.open(vault, auto_sync=False)
     index.sync()
+    assert len(index.recall("gerbil", top=50)) == 6  # the document arrays are loaded; postings term by term
     original = MemoryEngine._preload
     fired = []
 
     def preload_after_a_commit(self):
-        if not fired:  # documents were read; another process adds documents (and postings) now
+        if not fired:  # every posting is being read; another process adds documents (and postings) now
             fired.append(True)
             _interfere(vault, [], {f"knowledge/hamster-{i}.md": f"gerbil hamster {i}\n" for i in range(40)})
         original(self)
 
     monkeypatch.setattr(MemoryEngine, "_preload", preload_after_a_commit)
+    index.warm()
+    assert fired and index._memory.self_contained
+    # the postings loaded are those of the state the document arrays hold
+    assert len(index._memory.rank(plan_query("gerbil"), top=50, now_days=20683.0, probe=False)) == 6
+    assert len(index.recall("gerbil", top=50)) == 46  # reloaded: the other process's commit is seen now
+    index.close()
+
+
+def test_postings_read_term_by_term_come_from_the_state_the_documents_were_loaded_from(tiny_vault, monkeypatch):
+    """A ranking that reads each term's postings as it goes (an index state that has not served enough
+    queries to be loaded whole) reads them in one snapshot with the probe that found the state unchanged:
+    a commit in between must not give postings of documents the engine does not know."""
+    vault = _vault(tiny_vault)
+    index = dreamdb.open(vault, auto_sync=False)
+    index.sync()
+    assert len(index.recall("care", top=50)) == 6  # loads the document arrays and one term's postings
+    original = MemoryEngine._term
+    fired = []
+
+    def term_after_a_commit(self, term):
+        if not fired:  # the probe found the index unchanged; another process commits before the postings are read
+            fired.append(True)
+            _interfere(vault, [], {f"knowledge/hamster-{i}.md": f"gerbil hamster {i}\n" for i in range(40)})
+        return original(self, term)
+
+    monkeypatch.setattr(MemoryEngine, "_term", term_after_a_commit)
     hits = index.recall("gerbil", top=50)
-    assert fired and len(hits) == 6  # the state the engine started loading
-    hits = index.recall("gerbil", top=50)
-    assert len(hits) == 46  # reloaded: the other process's commit is seen now
+    assert fired and sorted(h.title for h in hits) == [f"Gerbil {i}" for i in range(6)]
+    assert len(index.recall("gerbil", top=50)) == 46
     index.close()
 
 

@@ -146,6 +146,11 @@ class MemoryEngine:
         # connection commits, total_changes when this one writes. On a change, one snapshot for the
         # probe and every table the caches are built from: a sync committing in between would leave
         # postings of documents the document arrays do not hold.
+        if self._generation is not None and self.conn.in_transaction:
+            # Inside a caller's snapshot (a ranking read term by term): its first read fixes the state
+            # every later read sees, so it must come before the probe. A probe read first, then a
+            # commit elsewhere, then the first read of postings would mix two states.
+            self.conn.execute("SELECT 1 FROM meta LIMIT 1").fetchall()
         if self._generation is not None and self._probe == self._read_probe():
             if self._preload_due and self._served >= PRELOAD_AFTER_QUERIES:
                 self._preload_unchanged()
