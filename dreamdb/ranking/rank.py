@@ -16,7 +16,8 @@ from __future__ import annotations
 import heapq
 import json
 
-from dreamdb.analyzer import alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish, lower, normalize, query_words, tokens
+from dreamdb.analyzer import (alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish, lower, normalize,
+                               query_words, tokens)
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.records import factory, record
