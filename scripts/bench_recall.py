@@ -13,6 +13,8 @@ On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
   and bm25s over the same documents, the three timed side by side (each query
   through each in turn, alternating order); query + lazy no-change sync
   (``auto_sync=True``, what the CLI and hook do);
+* the first in-process recall after a note is edited, beside the same
+  recall after loading every posting of the new state at once;
 * ``dreamdb recall`` and the prompt hook as processes (wall time incl. Python
   start-up, median of ≥ 10), beside ``python -c pass`` (the start-up floor);
 * bm25s over the same documents: build time and index size.
@@ -122,6 +124,31 @@ def time_remembered_entry(vault: Path, idx: Path, runs: int) -> dict:
     return {"remember_sync_ms": med(kept), "remember_sync_whole_file_ms": med(whole)}
 
 
+def time_recall_after_edit(vault: Path, idx: Path, query: str, runs: int, now=None) -> dict:
+    """Median time (ms) of the first in-process recall after a note is edited (lazy sync included),
+    beside the same recall made after loading every posting of the new state at once (``Index.warm()``:
+    what every first recall after a change cost before an index state had to serve
+    ``PRELOAD_AFTER_QUERIES`` queries first). The note is removed afterwards."""
+    note = vault / "knowledge" / "zz-bench-edited-note.md"
+    ix = dreamdb.open(vault, index_path=idx)
+    ix.recall(query, top=10, now=now)
+    lazy, whole = [], []
+    try:
+        for i in range(runs):
+            for out, load_whole in ((lazy, False), (whole, True)):
+                note.write_text(f"---\ntitle: Edited note {i} {load_whole}\n---\nan edited note, {query}\n", encoding="utf-8")
+                t0 = time.perf_counter()
+                if load_whole:
+                    ix.warm()
+                ix.recall(query, top=10, now=now)
+                out.append((time.perf_counter() - t0) * 1000)
+    finally:
+        note.unlink(missing_ok=True)
+        ix.sync()
+        ix.close()
+    return {"recall_after_edit_ms": med(lazy), "recall_after_edit_whole_load_ms": med(whole)}
+
+
 def query_latency(search, queries: list[str], runs: int) -> dict:
     """Median over runs of the per-run p50/p90 (ms); one untimed warm-up pass first."""
     return paired_latency({"only": search}, queries, runs)["only"]
@@ -214,6 +241,7 @@ def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
     now = "2026-08-18T00:00:00Z"
     out["docs"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     out.update(in_process_latency(ix, vb.vault, idx, queries, runs, now=now))
+    out.update(time_recall_after_edit(vb.vault, idx, queries[0], runs, now=now))
     ix_sql = dreamdb.open(vb.vault, index_path=idx, auto_sync=False, engine="sql")
     out["query_only_sql"] = query_latency(lambda q: ix_sql.recall(q, top=10, now=now), queries, runs)
     ix_sql.close()
@@ -332,6 +360,9 @@ def render(res: dict) -> str:
             a, z = r["no_match"]["with_indexes"], r["no_match"]["without_indexes"]
             L.append(f"  no-match query p50/p90  {a['p50_ms']:8.2f} / {a['p90_ms']:.2f} ms (sql engine)"
                      f"   | without migration 008's indexes {z['p50_ms']:.2f} / {z['p90_ms']:.2f} ms")
+        if "recall_after_edit_ms" in r:
+            L.append(f"  recall after an edit    {r['recall_after_edit_ms']:8.1f} ms (memory engine, lazy sync)"
+                     f"   | loading every posting first {r['recall_after_edit_whole_load_ms']:.1f} ms")
         if "query_lazy_sync" in r:
             q = r["query_lazy_sync"]
             L.append(f"  query + lazy sync       {q['p50_ms']:8.2f} / {q['p90_ms']:.2f} ms (memory engine)")

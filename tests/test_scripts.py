@@ -31,6 +31,9 @@ def test_bench_recall_smoke():
         # the vault copy is left as it was: no benchmark entry stays in it
         copy = ROOT / "eval" / ".cache" / "bench" / "dreamcontext" / "_dream_context" / "core" / "CHANGELOG.json"
         assert "benchmark entry" not in copy.read_text(encoding="utf-8")
+        # the first recall after an edit reads only its terms' postings: far less than loading them all
+        assert 0 < res["real"]["recall_after_edit_ms"] < res["real"]["recall_after_edit_whole_load_ms"]
+        assert not (copy.parent.parent / "knowledge" / "zz-bench-edited-note.md").exists()
 
 
 @pytest.mark.slow
