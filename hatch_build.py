@@ -2,7 +2,8 @@
 
 The memory engine (:mod:`dreamdb.ranking.memory`) sums a query's postings with it when it was
 built, and with numpy passes otherwise (same rankings, same floats; slower). So a missing or
-failing C compiler never fails the install: the wheel then stays pure Python, with a warning.
+failing C compiler never fails the install: the wheel then stays pure Python, with a warning in
+the build's output (pip shows it with ``-v``).
 
 The module is compiled next to its source (an editable install imports it from there) with the
 interpreter's own compiler and flags (``sysconfig``: ``LDSHARED``, ``CCSHARED``), plus

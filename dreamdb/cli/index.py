@@ -120,9 +120,11 @@ def status_cmd(vault, as_json):
     if emb:
         click.echo(f"embeddings:     {emb.get('summary', '')}")
     acc = st["bm25_accumulator"]
-    click.echo("accumulator:    " + (f"{acc} (BM25 sums of a long-lived process, e.g. the Python API)" if acc.startswith("C")
-                                     else f"{acc}: the C accumulator was not compiled at install (no C compiler); "
-                                          "same results, slower" if acc == "numpy" else acc))
+    if acc == "C":
+        acc += " (BM25 sums of a long-lived process, e.g. the Python API)"
+    elif acc == "numpy":
+        acc += ": the C accumulator was not compiled at install (no C compiler); same results, slower"
+    click.echo(f"accumulator:    {acc}")
 
 
 @click.command("list")

@@ -56,7 +56,8 @@ PRELOAD_AFTER_QUERIES = 2
 until then each query loads its own terms' postings (a few ms). A process that changes the vault
 between queries (an agent's ``remember`` before each recall) thus never pays for loading every
 posting (≈ 0.3 s on the real vault, at each change), and one serving many queries pays it once.
-dreamdb's own choice: the third query of a state is the first that the whole load can pay back."""
+dreamdb's own choice, not tuned: a state that has served two rankings (empty-result notes rank too)
+is taken to be one a process keeps querying (a server, an evaluation)."""
 
 PRELOAD_MAX_TOKENS = 6_000_000
 """Indexes of at most this many tokens (documents × average length, from ``corpus_stats``: free to read,
@@ -459,10 +460,10 @@ class MemoryEngine:
         (:meth:`refresh`; Index.recall plans the query against the vocabulary in between).
 
         rankScore = (base + identity) · recency · static with recency in [0.85, 1], so the bound
-        (base + identity) · static, computed for every candidate document (C accumulator or numpy passes), is within a factor 0.85 of
-        it. Only the documents whose bound reaches 0.85 × the ``top``-th best bound can make the top
-        (exact pruning); their recency, rankScore and order are computed in Python, with the very
-        formulas of the SQL engine (:mod:`dreamdb.ranking.signals`).
+        (base + identity) · static, computed for every candidate document (C accumulator or numpy
+        passes), is within a factor 0.85 of it. Only the documents whose bound reaches 0.85 × the
+        ``top``-th best bound can make the top (exact pruning); their recency, rankScore and order
+        are computed in Python, with the very formulas of the SQL engine (:mod:`dreamdb.ranking.signals`).
         """
         if not plan.terms or top <= 0:
             return []
