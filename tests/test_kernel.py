@@ -158,8 +158,13 @@ def test_kernel_refuses_inconsistent_arrays_and_leaves_scratch_clean():
         with pytest.raises(ValueError, match=message):
             call(**bad)
         assert not acc.any() and not marks.any()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="C-contiguous"):
         call(weights=np.ones((3, 3)).T)  # float64 but not C-contiguous
+    with pytest.raises(TypeError, match="int64"):
+        call(p=pos.astype(np.float64))  # 8-byte items, but not positions
+    with pytest.raises(TypeError, match="float64"):
+        call(weights=np.ones((3, 3), dtype=np.int64))
+    assert not acc.any() and not marks.any()
     assert not acc.any() and not marks.any()
 
 

@@ -26,15 +26,30 @@ typedef struct {
     int held;
 } Buf;
 
-static int get_buf(PyObject *obj, Buf *b, const char *name, Py_ssize_t itemsize, int writable) {
-    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+/* Kinds of items a buffer must hold: 'i' int64, 'f' float64, 'u' uint8. */
+static int format_is(const char *format, char kind) {
+    if (!format)
+        return kind == 'u'; /* no format given: unsigned bytes */
+    if (*format == '@' || *format == '=' || *format == '<')
+        format++;
+    switch (kind) {
+    case 'i': return (format[0] == 'q' || (format[0] == 'l' && sizeof(long) == 8)) && !format[1];
+    case 'f': return format[0] == 'd' && !format[1];
+    case 'u': return format[0] == 'B' && !format[1];
+    }
+    return 0;
+}
+
+static int get_buf(PyObject *obj, Buf *b, const char *name, char kind, int writable) {
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, &b->view, flags) < 0) {
         PyErr_Format(PyExc_TypeError, "%s: a C-contiguous%s buffer is needed", name, writable ? " writable" : "");
         return -1;
     }
     b->held = 1;
-    if (b->view.itemsize != itemsize && !(b->view.itemsize == 1 && b->view.len % itemsize == 0)) {
-        PyErr_Format(PyExc_TypeError, "%s: items of %zd bytes are needed", name, itemsize);
+    if (!format_is(b->view.format, kind)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s items are needed", name,
+                     kind == 'i' ? "int64" : kind == 'f' ? "float64" : "uint8");
         return -1;
     }
     return 0;
@@ -109,12 +124,12 @@ static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
     int64_t *touched = NULL;
     Py_ssize_t n = 0;
 
-    if (get_buf(o_pos, &b_pos, "pos", 8, 0) < 0 || get_buf(o_w, &b_w, "weights", 8, 0) < 0 ||
-        get_buf(o_acc, &b_acc, "acc", 8, 1) < 0 || get_buf(o_marks, &b_marks, "marks", 1, 1) < 0 ||
-        get_buf(o_touched, &b_touched, "touched", 8, 1) < 0 || get_buf(o_ident, &b_ident, "identity", 8, 0) < 0 ||
-        get_buf(o_kept, &b_kept, "kept", 8, 0) < 0)
+    if (get_buf(o_pos, &b_pos, "pos", 'i', 0) < 0 || get_buf(o_w, &b_w, "weights", 'f', 0) < 0 ||
+        get_buf(o_acc, &b_acc, "acc", 'f', 1) < 0 || get_buf(o_marks, &b_marks, "marks", 'u', 1) < 0 ||
+        get_buf(o_touched, &b_touched, "touched", 'i', 1) < 0 || get_buf(o_ident, &b_ident, "identity", 'f', 0) < 0 ||
+        get_buf(o_kept, &b_kept, "kept", 'f', 0) < 0)
         goto done;
-    if (o_exp != Py_None && get_buf(o_exp, &b_exp, "expires", 8, 0) < 0)
+    if (o_exp != Py_None && get_buf(o_exp, &b_exp, "expires", 'f', 0) < 0)
         goto done;
     Py_ssize_t m = b_pos.view.len / 8;
     n = b_marks.view.len;
