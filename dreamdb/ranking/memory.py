@@ -216,8 +216,9 @@ class MemoryEngine:
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
         self.static_list = self.static.tolist()
-        # The accumulator's scratch arrays (C kernel): zeros between queries, each query restores them.
-        self._acc, self._marks, self._touched = np.zeros((n, 4)), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
+        # The accumulator's scratch arrays (C kernel only): zeros between queries, each query restores them.
+        if self.kernel is not None:
+            self._acc, self._marks, self._touched = np.zeros((n, 4)), np.zeros(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
         self.identity_ok = np.array([bool(r[7]) for r in rows], dtype=bool)
         self._identity_f = self.identity_ok.astype(np.float64)
         self.levels = np.array([r[8] for r in rows], dtype=np.int64)
