@@ -129,8 +129,10 @@ _FIRST_MARK = "\u0300"
 U+00AD (both checked by tests/test_analyzer.py): text below it (ASCII, Latin-1, Turkish, most
 European languages) holds no combining mark and, the soft hyphen aside, nothing to remove."""
 
-_FROM_FIRST_MARK_RE = re.compile(f"[{_FIRST_MARK}-\U0010ffff]")
-"""A code point from :data:`_FIRST_MARK` up (a search costs a tenth of what ``max(text)`` does)."""
+_FROM_FIRST_MARK_RE = re.compile(f"[^\x00-{chr(ord(_FIRST_MARK) - 1)}]")
+"""A code point from :data:`_FIRST_MARK` up (a search costs a tenth of what ``max(text)`` does).
+Written as the complement of the range below it: the same set, but ``[\u0300-\U0010ffff]`` takes
+the regex compiler ~5–9 ms (it maps the whole range), paid by every CLI call at import."""
 
 
 def normalize(text: str) -> str:

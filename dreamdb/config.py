@@ -34,6 +34,10 @@ def is_writable(folder: Path) -> bool:
     return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(folder, os.W_OK)
 
 
+APP_NAME = "dreamdb"
+"""The application name platformdirs builds the user cache folder from (every platform's path holds it)."""
+
+
 def cache_root() -> Path:
     """Folder for the indexes of read-only vaults (``DREAMDB_CACHE_DIR`` or the platform's user cache dir)."""
     env = os.environ.get("DREAMDB_CACHE_DIR")
@@ -41,7 +45,7 @@ def cache_root() -> Path:
         return Path(env).expanduser()
     from platformdirs import user_cache_dir
 
-    return Path(user_cache_dir("dreamdb"))
+    return Path(user_cache_dir(APP_NAME))
 
 
 def index_path_for(vault: Path) -> Path:
@@ -142,6 +146,11 @@ def is_default_index_path(index_path: Path, vault: Path) -> bool:
     p = Path(os.path.abspath(index_path))
     if p.parent == Path(os.path.abspath(vault / INDEX_DIR_NAME)):
         return True
+    if not os.environ.get("DREAMDB_CACHE_DIR") and APP_NAME not in (part.lower() for part in p.parent.parent.parts):
+        # platformdirs puts the application's name in every platform's cache path (~/.cache/dreamdb,
+        # ~/Library/Caches/dreamdb, …\dreamdb\Cache): a path without it is not there, and the
+        # import (~15 ms) is spared to a DREAMDB_INDEX elsewhere
+        return False
     try:
         return p.parent.parent == Path(os.path.abspath(cache_root()))
     except Exception:  # noqa: BLE001 - no cache dir: not a default location

@@ -192,6 +192,10 @@ def test_text_below_the_first_mark_takes_the_plain_token_pattern_with_the_same_t
     assert not any(re.fullmatch(f"[{MARK_CLASS}]", chr(c)) for c in range(ord(A._FIRST_MARK)))
     assert re.fullmatch(f"[{MARK_CLASS}]", A._FIRST_MARK)
     assert [chr(c) for c in range(ord(A._FIRST_MARK)) if A._IGNORABLE_RE.fullmatch(chr(c))] == ["\u00ad"]
+    # _FROM_FIRST_MARK_RE matches exactly the code points from _FIRST_MARK up (whatever way it is written)
+    first = ord(A._FIRST_MARK)
+    assert not any(A._FROM_FIRST_MARK_RE.search(chr(c)) for c in range(first))
+    assert all(A._FROM_FIRST_MARK_RE.fullmatch(chr(c)) for c in [*range(first, 0x3000), *range(0x3000, 0x110000, 97), 0x10FFFF])
     rnd = random.Random(7)
     alphabet = [chr(c) for c in range(0x20, 0x300)] + [" "] * 40
     for _ in range(3000):

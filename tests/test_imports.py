@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -13,9 +14,9 @@ STDLIB_SLOW = ("dataclasses", "inspect")
 """Imported by ``dataclasses``: ≈ 20–40 ms of a one-shot recall process (see :mod:`dreamdb.records`)."""
 
 
-def _loaded_after(code: str) -> set[str]:
+def _loaded_after(code: str, env: dict | None = None) -> set[str]:
     out = subprocess.run([sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, env=env).stdout
     return set(json.loads(out.splitlines()[-1]))
 
 
@@ -55,3 +56,15 @@ def test_cli_recall_process_stays_light(synced_vault):
     )
     assert not [m for m in HEAVY if m in mods and m != "tabulate"]
     assert not [m for m in STDLIB_SLOW if m in mods]
+
+
+def test_recall_with_an_index_outside_dreamdbs_folders_spares_platformdirs(synced_vault, tmp_path):
+    """platformdirs (~15 ms of a recall process) is needed only for an index in the user cache folder."""
+    index = tmp_path / "elsewhere" / "index.db"
+    mods = _loaded_after(
+        "import dreamdb\n"
+        f"ix = dreamdb.open({str(synced_vault)!r}, index_path={str(index)!r}, engine='sql')\n"
+        "assert ix.recall('words')",
+        env={k: v for k, v in os.environ.items() if k != "DREAMDB_CACHE_DIR"},  # the platform's cache folder
+    )
+    assert "platformdirs" not in mods

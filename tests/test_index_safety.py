@@ -522,3 +522,17 @@ def test_a_failed_write_of_the_index_gets_a_hint_about_its_cause_not_to_delete_t
     assert ran.returncode == 4, ran.stderr
     assert "disk I/O error" in ran.stderr and "file size limit (ulimit -f)" in ran.stderr
     assert "Delete the index file" not in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_dreamdbs_own_index_folders_are_told_from_other_paths(tmp_path, monkeypatch):
+    from dreamdb import config
+
+    vault = tmp_path / "_dream_context"
+    monkeypatch.delenv("DREAMDB_CACHE_DIR", raising=False)
+    assert config.is_default_index_path(vault / ".dreamdb" / "index.db", vault)
+    assert config.is_default_index_path(config.cache_root() / "0123456789abcdef" / "index.db", vault)
+    assert not config.is_default_index_path(tmp_path / "elsewhere" / "index.db", vault)
+    assert not config.is_default_index_path(config.cache_root() / "index.db", vault)  # not a per-vault folder
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "cache"))
+    assert config.is_default_index_path(tmp_path / "cache" / "0123456789abcdef" / "index.db", vault)
+    assert not config.is_default_index_path(tmp_path / "elsewhere" / "index.db", vault)
