@@ -96,6 +96,15 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        return bench(args, args.workdir)
+    with tempfile.TemporaryDirectory(prefix="bench-embed-") as tmp:  # removed afterwards, whatever happens
+        return bench(args, Path(tmp))
+
+
+def bench(args, work: Path) -> int:
+    """Run every measurement in the folder ``work`` and print them (``args``: the parsed options)."""
     runs = args.runs or (3 if args.quick else 20)
     n_queries = 10 if args.quick else args.queries
 
@@ -106,8 +115,6 @@ def main() -> int:
     from dreamdb.embeddings.model import Embedder
     from dreamdb.store import connect as db
 
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-embed-"))
-    work.mkdir(parents=True, exist_ok=True)
     vault = copy_vault(args.vault, work, args.quick)
     res: dict = {"vault": str(vault), "quick": args.quick, "runs": runs, "driver": f"{db.DRIVER_NAME} {db.sqlite3.sqlite_version}"}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,3 +48,4 @@ def test_bench_embed_scripts_smoke(model_dir):
         assert p.returncode == 0, p.stderr[-2000:]
         res = json.loads(p.stdout)
         assert res["refresh_nochange_ms"] > 0 and res["hybrid_recall_p50_ms"] > 0
+        assert not Path(res["vault"]).exists()  # no --workdir: its temporary copy is removed
