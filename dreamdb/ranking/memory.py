@@ -228,6 +228,7 @@ class MemoryEngine:
         turkish_ids = np.fromiter((r[0] for r in self.conn.execute("SELECT id FROM documents WHERE turkish")), dtype=np.int64)
         self._turkish_doc[np.searchsorted(self.rowids, turkish_ids)] = True
         self._has_turkish = bool(len(turkish_ids))
+        self._has_non_turkish = len(turkish_ids) < n
         #: ``{changelog doc_id: doc_id of the newest entry superseding it}`` (read by Index._hits).
         self.superseded_by = dict(self.conn.execute(
             "SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IS NOT NULL GROUP BY supersedes"))
@@ -338,6 +339,13 @@ class MemoryEngine:
         if self._generation is None:
             self._ensure_loaded()
         return self._has_turkish
+
+    @property
+    def has_non_turkish(self) -> bool:
+        """Whether any document was not analysed as Turkish."""
+        if self._generation is None:
+            self._ensure_loaded()
+        return self._has_non_turkish
 
     def known(self, terms, *, in_turkish: bool | None = None) -> set[str]:
         """The subset of ``terms`` (any iterable of str) found in some document's text (as

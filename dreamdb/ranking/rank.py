@@ -17,7 +17,9 @@ import heapq
 import json
 
 from dreamdb.analyzer import (alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish, lower, normalize,
-                               query_words, tokens)
+                               query_words, stem, tokens)
+from dreamdb.cognates import english_spellings
+from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.records import factory, record
@@ -65,7 +67,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
             ``ı`` typed for a folded ``I``; then, over an index with Turkish notes, the Turkish
             spellings of an ASCII word, :func:`dreamdb.analyzer.diacritic_terms`, for at most
             :data:`MAX_SPELLED_WORDS` words, and in a query analysed as English only when none
-            of its words is in a non-Turkish note) and the first one found in a text is used instead.
+            of its words is in a non-Turkish note; last, the English words it may be a Turkish
+            loanword of, :func:`loanword_terms`, found in a note not analysed as Turkish) and the
+            first one found in a text is used instead.
             A Turkish analysis of a word of a query analysed as English must be found in a
             Turkish document (``costume`` must not become English ``cost`` through a Turkish
             stem). A word found in a text is never changed, and a query analysed as English
@@ -108,6 +112,26 @@ RESOLVED_WORDS_MAX = 100_000
 """Outcomes kept in a vocabulary's ``resolved_words`` (a few MB) before it starts afresh."""
 
 
+ANY, TURKISH, OTHER = 0, 1, 2
+"""Where a query word's replacement must occur (:func:`_resolve`): in any text, in a document analysed
+as Turkish, in one that is not."""
+
+
+def loanword_terms(term: str, word: str) -> tuple[str, ...]:
+    """English terms a query word may stand for as a Turkish loanword (``konsolidasyonu`` →
+    ``consolidation``), in order; may be empty.
+
+    The Turkish stemmer may cut a loanword short (``sistemi`` → ``sist``: ``-em`` reads as a
+    possessive), so the roots tried are the word's own term, then the word cut after each letter from
+    its Turkish stem's end to its own end, longest first (``sistemi``, ``sistem``, ``siste``,
+    ``sist``); each root's :func:`dreamdb.cognates.english_spellings` are analysed as English."""
+    base = stem(word, True)
+    cut = len(base) if word.startswith(base) else len(word)
+    roots = dict.fromkeys([term, *(word[:n] for n in range(len(word), cut - 1, -1))])
+    spelled = dict.fromkeys(s for root in roots for s in english_spellings(root))  # letters only: stem(s) is
+    return tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term)  # english_stem(s)
+
+
 def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
              vocabulary) -> dict[str, str]:
     """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`).
@@ -132,25 +156,36 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
             keys[t] = (w, cap, turkish, spell and len(keys) < MAX_SPELLED_WORDS)
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
     # Each word's options in order: its other analyses, then its Turkish spellings one round at a time
-    # (one changed letter, then two, …): the first option in a text is the outcome, so a round is
-    # analysed only when every option before it is in no text.
-    options: dict[str, tuple[tuple[str, bool], ...]] = {
-        t: alternate_terms(w, cap, turkish) for t, (w, cap, _turkish, _spelled) in keys.items() if t not in outcome}
+    # (one changed letter, then two, …), then the English words it may be a Turkish loanword of: the
+    # first option in a text is the outcome, so a round is analysed only when every option before it
+    # is in no text. An option is (term, where): ANY text, a TURKISH document (the Turkish reading of a
+    # word of a query analysed as English: "costume" must not become English "cost"), or an OTHER one
+    # (an English spelling of a Turkish word: an English note is where it can stand for the word).
+    where = TURKISH if not turkish else ANY
+    loanwords = turkish and vocabulary.has_non_turkish  # (a Turkish question, English notes to find)
+    options: dict[str, tuple[tuple[str, int], ...]] = {
+        t: tuple((a, where if tr else ANY) for a, tr in alternate_terms(w, cap, turkish))
+        for t, (w, cap, _turkish, _spelled) in keys.items() if t not in outcome}
     rounds = {t: diacritic_rounds(keys[t][0]) if keys[t][3] else 0 for t in options}
     done = 0
     while options:
-        candidates = {a for alts in options.values() for a, _tr in alts}
-        in_text = vocabulary.known(candidates)
-        # A Turkish reading of a word of an English-analysed query must come from a Turkish document.
-        foreign = {a for alts in options.values() for a, tr in alts if tr and not turkish and a in in_text}
-        in_turkish = vocabulary.known(foreign, in_turkish=True) if foreign else set()
+        in_text = vocabulary.known({a for alts in options.values() for a, _w in alts})
+        found = {ANY: in_text}
+        for need, in_turkish in ((TURKISH, True), (OTHER, False)):
+            wanted_here = {a for alts in options.values() for a, w in alts if w == need and a in in_text}
+            found[need] = vocabulary.known(wanted_here, in_turkish=in_turkish) if wanted_here else set()
         done += 1
-        later: dict[str, tuple[tuple[str, bool], ...]] = {}
+        later: dict[str, tuple[tuple[str, int], ...]] = {}
         for t, alts in options.items():
-            hit = next((a for a, tr in alts if a in (in_turkish if tr and not turkish else in_text)), None)
+            hit = next((a for a, w in alts if a in found[w]), None)
             if hit is None and done <= rounds[t]:
-                later[t] = tuple((a, True) for a in diacritic_round(keys[t][0], done))
+                later[t] = tuple((a, where) for a in diacritic_round(keys[t][0], done))
                 continue
+            if hit is None and done == rounds[t] + 1 and loanwords:
+                later[t] = tuple((a, OTHER) for a in loanword_terms(t, keys[t][0]))
+                if later[t]:
+                    continue
+                del later[t]
             outcome[t] = hit
             if memo is not None:
                 if len(memo) >= RESOLVED_WORDS_MAX:
@@ -184,6 +219,7 @@ class SqlVocabulary:
 
     Attributes:
         has_turkish: whether any document was analysed as Turkish.
+        has_non_turkish: whether any document was not.
     """
 
     def __init__(self, conn) -> None:
@@ -192,6 +228,10 @@ class SqlVocabulary:
     @property
     def has_turkish(self) -> bool:
         return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE turkish)").fetchone()[0])
+
+    @property
+    def has_non_turkish(self) -> bool:
+        return bool(self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE NOT turkish)").fetchone()[0])
 
     def known(self, terms, *, in_turkish: bool | None = None) -> set[str]:
         """See :func:`known_terms`."""

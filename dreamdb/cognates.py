@@ -1,0 +1,116 @@
+"""English spellings of Turkish loanwords (cognates), for query words the index does not know.
+
+Turkish writes the international vocabulary it borrowed from French and
+English as it is pronounced, by regular rules (Türk Dil Kurumu, *Yazım
+Kılavuzu*, on the spelling of words of foreign origin): ``c`` sounding k is
+written ``k``, ``x`` is ``ks``, ``ph`` is ``f``, ``y`` in a vowel's place is
+``i``, a soft ``g`` is ``j``, ``s`` between vowels ``z``; and the learned
+endings take Turkish forms: -tion/-sion → -syon (-siyon), -ction → -ksiyon,
+-ty → -te, -ic/-ical → -ik, -ive → -if, -ism → -izm, -logy → -loji, -graphy
+→ -grafi, -nomy → -nomi, -ance/-ence → -ans/-ens, in- → en- before a
+consonant (information → enformasyon). So ``konsolidasyon`` is
+*consolidation*, ``sistem`` *system*, ``strateji`` *strategy*, ``müzik``
+*music*: a Turkish question about an English note shares these words with
+it, though BM25 sees different strings.
+
+:func:`english_spellings` undoes the rules: it lists the English spellings a
+Turkish root may stand for. Most of them are no word at all; the index's
+vocabulary picks the ones that occur in a note not written in Turkish
+(:func:`dreamdb.ranking.rank.plan_query`), so the rules only ever connect a
+query word to a word that is there. No rule comes from, or was tuned on, an
+evaluation query; the rules are the spelling conventions above.
+
+Limits, by design: roots shorter than :data:`MIN_ROOT_LETTERS` (four-letter
+roots read as English words are mostly false friends: ``kare`` square is not
+*care*), roots with ``ğ`` (it is silent, and dropping it pairs native words
+with English ones: ``ağır`` heavy is not *air*), doubled English consonants
+(``komisyon`` is not matched to *commission*) and irregular borrowings
+(``kalite`` *quality*) are left alone.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import combinations, product
+
+MIN_ROOT_LETTERS = 5
+"""Shortest Turkish root given English spellings (see the module docstring)."""
+
+MAX_SPELLINGS = 32
+"""Most English spellings listed for one root, fewest letter changes first: a cost bound (each is
+stemmed and looked up); a root with more ambiguous letters keeps its likelier spellings."""
+
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzçıöşüâîû")
+"""The letters of a root that is given spellings (ASCII and Turkish, no ``ğ``)."""
+_VOWELS_TO_ASCII = str.maketrans({"ı": "i", "ü": "u", "ö": "o", "â": "a", "î": "i", "û": "u"})
+
+_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # Turkish ending (after the vowels above became ASCII) → English endings, longest first
+    ("ksiyon", ("ction",)), ("lojik", ("logical",)), ("siyon", ("sion", "tion")), ("ziyon", ("sion",)),
+    ("syon", ("tion", "sion")), ("zyon", ("sion",)), ("grafi", ("graphy",)), ("metri", ("metry",)),
+    ("loji", ("logy",)), ("nomi", ("nomy",)), ("sofi", ("sophy",)), ("tik", ("tic", "tical")),
+    ("izm", ("ism",)), ("ite", ("ity",)), ("ans", ("ance",)), ("ens", ("ence",)), ("ik", ("ic", "ical")),
+    ("if", ("ive",)),
+)
+_SOUNDED = {"k": ("c", "ch"), "f": ("ph",), "i": ("y",), "j": ("g",), "z": ("s",), "y": ("i", ""), "ş": ("sh", "ch"),
+            "ç": ("ch",)}
+"""Letters that stand for other English letters some of the time (``teknoloji`` *technology*,
+``şampiyon`` *champion*, ``stadyum`` *stadium*): each is tried as it is and as each of these. ``ş`` and ``ç`` must change
+(English has no such letter): a spelling that keeps one is dropped."""
+_ENDINGS_BY_LAST: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    last: tuple(e for e in _ENDINGS if e[0][-1] == last) for last in {tr[-1] for tr, _en in _ENDINGS}}
+""":data:`_ENDINGS` by their last letter (a root is compared with the few that may fit)."""
+_MUST_CHANGE = frozenset("şç")
+MAX_SOUNDED = 5
+"""Letters of one root tried both ways (2^5 · … spellings): a cost bound; later ones stay as written."""
+
+
+@lru_cache(maxsize=16_384)
+def english_spellings(root: str) -> tuple[str, ...]:
+    """English spellings a Turkish word's root may stand for, as a loanword (see the module docstring).
+
+    Args:
+        root: a lowercase Turkish root (the Turkish stemmer's output, e.g. ``konsolidasyon``).
+
+    Returns:
+        distinct lowercase candidates, fewest changed letters first (``sistem`` →
+        ``("sistem"…, "system", …)`` without the root itself), at most :data:`MAX_SPELLINGS`;
+        empty for a root shorter than :data:`MIN_ROOT_LETTERS`, with ``ğ``, or not all letters.
+        Cached.
+
+    Example:
+        >>> "consolidation" in english_spellings("konsolidasyon")
+        True
+    """
+    if len(root) < MIN_ROOT_LETTERS or "ğ" in root or not _LETTERS.issuperset(root):
+        return ()
+    word = root.translate(_VOWELS_TO_ASCII)
+    endings = _ENDINGS_BY_LAST.get(word[-1], ())
+    splits = next(([(word[: -len(tr)], en) for en in ens] for tr, ens in endings
+                   if word.endswith(tr) and len(word) > len(tr) + 1), [(word, "")])
+    out: dict[str, None] = {}
+    for head, ending in splits:  # the rules below apply to the Turkish part only
+        if head[:2] == "en" and len(head) > 2 and head[2] not in "aeiou":
+            head = "in" + head[2:]  # enformasyon → information
+        if "ks" in head:
+            head = head.replace("ks", "x")
+        forced, optional = [], []  # (position, readings) of ş ç, and of the letters tried both ways
+        for i, c in enumerate(head):
+            if c in _SOUNDED:
+                (forced if c in _MUST_CHANGE else optional).append((i, _SOUNDED[c]))
+        letters = list(head)
+        for n in range(min(len(optional), MAX_SOUNDED) + 1):  # fewest changed letters first
+            for chosen in combinations(optional[:MAX_SOUNDED], n):
+                changes = forced + list(chosen)
+                for readings in product(*(alts for _i, alts in changes)):
+                    spelled = letters[:]
+                    for (i, _alts), reading in zip(changes, readings):
+                        spelled[i] = reading
+                    text = "".join(spelled) + ending
+                    if text != root:
+                        out[text] = None
+                        if len(out) >= MAX_SPELLINGS:
+                            return tuple(out)
+    return tuple(out)
+    return tuple(out)
+

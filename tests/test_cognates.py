@@ -1,0 +1,124 @@
+"""Turkish loanwords meet their English words (dreamdb/cognates.py, rank.loanword_terms)."""
+
+from __future__ import annotations
+
+import pytest
+
+import dreamdb
+from dreamdb.cognates import MAX_SPELLINGS, english_spellings
+from dreamdb.ranking import rank
+from dreamdb.ranking.rank import loanword_terms, plan_query
+from tests.conftest import SHARED, write_doc
+
+ENGLISH_NOTE = """---
+title: Memory consolidation strategy
+---
+
+The consolidation system merges new learnings into core files; the strategy keeps the
+configuration small and the television of the team calm.
+"""
+
+
+@pytest.mark.parametrize("root, english", [
+    ("konsolidasyon", "consolidation"), ("sistem", "system"), ("strateji", "strategy"), ("teknoloji", "technology"),
+    ("enformasyon", "information"), ("müzik", "music"), ("televizyon", "television"), ("pozitif", "positive"),
+    ("kapitalizm", "capitalism"), ("şampiyon", "champion"), ("stadyum", "stadium"), ("üniversite", "university"),
+    ("aksiyon", "action"), ("organizasyon", "organization"), ("konfigürasyon", "configuration"), ("kategori", "category"),
+])
+def test_loanword_spelling_rules_give_the_english_word(root, english):
+    assert english in english_spellings(root)
+
+
+def test_spellings_are_english_letters_bounded_and_fewest_changes_first():
+    assert english_spellings("sistem")[0] == "system"  # one change
+    assert english_spellings("doktor") == ("doctor", "dochtor")  # k read as c, then as ch
+    assert all(s.isascii() and s.isalpha() for s in english_spellings("şampiyonluk"))  # ş never kept
+    assert len(english_spellings("kikikikikikisyon")) == MAX_SPELLINGS
+    assert english_spellings("kare") == ()  # too short: a false friend (square, not care)
+    assert english_spellings("ağırlık") == ()  # ğ: dropping the silent letter pairs native words with English ones
+    assert english_spellings("abc12") == english_spellings("привет") == ()
+
+
+@pytest.fixture()
+def mixed_vault(tiny_vault):
+    write_doc(tiny_vault, "knowledge/consolidation.md", ENGLISH_NOTE)
+    write_doc(tiny_vault, "knowledge/turkce.md", "---\ntitle: Toplantı notu\n---\n\nBütçe onaylandı ve ekip "
+              "haftalık planı gözden geçirdi; yeni görevler dağıtıldı.\n")
+    return tiny_vault
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_turkish_question_finds_the_english_note_through_its_loanwords(mixed_vault, engine):
+    ix = dreamdb.open(mixed_vault, engine=engine)
+    ix.sync()
+    query = "konsolidasyon sistemi ve stratejisi nasıl çalışıyor"
+    plan = plan_query(query, vocabulary=ix._vocabulary())
+    assert plan.turkish
+    assert {"consolidation", "system", "strategi"} <= set(plan.terms)
+    assert set(plan.resolved.values()) >= {"consolidation", "system", "strategi"}
+    hits = ix.recall(query, top=3, explain=True)
+    assert hits[0].slug == "consolidation" and hits[0].score > 0
+    assert any("→ consolidation" in n and "→ system" in n for n in ix.take_notes())
+    ix.close()
+
+
+def test_a_word_in_a_note_is_never_read_as_a_loanword(mixed_vault):
+    write_doc(mixed_vault, "knowledge/turkce-sistem.md", "---\ntitle: Sistem notu\n---\n\nSistem her gece "
+              "yedeklenir ve kayıtlar saklanır; bu sistem eski.\n")
+    ix = dreamdb.open(mixed_vault)
+    ix.sync()
+    plan = plan_query("sistem nasıl yedekleniyor", vocabulary=ix._vocabulary())
+    assert "system" not in plan.terms and not any(v == "system" for v in plan.resolved.values())
+    ix.close()
+
+
+def test_the_english_word_must_be_in_a_note_not_written_in_turkish(tiny_vault):
+    # "strategy" occurs, but only quoted inside a Turkish note: it cannot stand for the Turkish word there
+    write_doc(tiny_vault, "knowledge/turkce.md", "---\ntitle: Toplantı notu\n---\n\nEkip yeni planı (strategy "
+              "başlığıyla) gözden geçirdi ve görevler dağıtıldı; bütçe onaylandı.\n")
+    write_doc(tiny_vault, "knowledge/english.md", "---\ntitle: Release notes\n---\n\nThe build ships weekly.\n")
+    ix = dreamdb.open(tiny_vault)
+    ix.sync()
+    vocab = ix._vocabulary()
+    assert vocab.known(["strategi"]) == {"strategi"} and vocab.known(["strategi"], in_turkish=False) == set()
+    assert "strategi" not in plan_query("stratejisi nasıl belirlendi", vocabulary=vocab).terms
+    ix.close()
+
+
+def test_loanwords_are_not_looked_up_for_english_queries_or_turkish_only_notes(tiny_vault, monkeypatch):
+    calls = []
+    monkeypatch.setattr(rank, "loanword_terms", lambda term, word: calls.append(word) or ())
+    write_doc(tiny_vault, "knowledge/turkce.md", "---\ntitle: Toplantı notu\n---\n\nBütçe onaylandı ve ekip "
+              "haftalık planı gözden geçirdi; yeni görevler dağıtıldı.\n")
+    ix = dreamdb.open(tiny_vault)
+    ix.sync()
+    assert not ix._vocabulary().has_non_turkish
+    plan_query("konsolidasyon sistemi nasıl çalışıyor", vocabulary=ix._vocabulary())
+    assert calls == []  # nothing English to find
+    write_doc(tiny_vault, "knowledge/english.md", ENGLISH_NOTE)
+    ix.sync()
+    assert ix._vocabulary().has_non_turkish
+    plan_query("the consolidasyon of teams", vocabulary=ix._vocabulary())  # analysed as English
+    assert calls == []
+    plan_query("konsolidasyonu nasıl çalışıyor", vocabulary=ix._vocabulary())
+    assert calls == ["konsolidasyonu", "çalışıyor"]  # every word no note holds
+    ix.close()
+
+
+def test_roots_cover_a_loanword_the_turkish_stemmer_cut_short():
+    from dreamdb.analyzer import stem
+
+    assert stem("sistemi", True) == "sist"  # "-em" read as a possessive suffix
+    assert "system" in loanword_terms(stem("sistemi", True), "sistemi")
+    assert "consolidation" in loanword_terms(stem("konsolidasyonu", True), "konsolidasyonu")
+
+
+@pytest.mark.skipif(not (SHARED / "vaults" / "dreamcontext").is_dir(), reason="needs ../shared/vaults/dreamcontext")
+def test_turkish_questions_reach_english_words_of_the_real_vault():
+    ix = dreamdb.open(SHARED / "vaults" / "dreamcontext" / "_dream_context")
+    ix.sync()
+    vocab = ix._vocabulary()
+    plan = plan_query("konfigürasyon dosyası ve versiyon stratejisi", vocabulary=vocab)
+    assert {"configuration", "version", "strategi"} <= set(plan.terms)
+    assert vocab.known(["configuration", "version", "strategi"], in_turkish=False) == {"configuration", "version", "strategi"}
+    ix.close()
