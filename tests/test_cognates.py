@@ -122,3 +122,17 @@ def test_turkish_questions_reach_english_words_of_the_real_vault():
     assert {"configuration", "version", "strategi"} <= set(plan.terms)
     assert vocab.known(["configuration", "version", "strategi"], in_turkish=False) == {"configuration", "version", "strategi"}
     ix.close()
+
+
+def test_loanwords_are_tried_for_the_first_words_only(mixed_vault, monkeypatch):
+    seen = []
+    real = rank.loanword_terms
+    monkeypatch.setattr(rank, "loanword_terms", lambda term, word: seen.append(word) or real(term, word))
+    ix = dreamdb.open(mixed_vault)
+    ix.sync()
+    words = " ".join(f"kelimeçik{chr(97 + i)}ler" for i in range(rank.MAX_SPELLED_WORDS + 4))
+    plan = plan_query(words + " konsolidasyon", vocabulary=ix._vocabulary())
+    assert len(seen) == rank.MAX_SPELLED_WORDS and "konsolidasyon" not in seen  # a pasted text stays cheap
+    assert "consolidation" not in plan.terms
+    assert "consolidation" in plan_query("konsolidasyon " + words, vocabulary=ix._vocabulary()).terms
+    ix.close()

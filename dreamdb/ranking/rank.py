@@ -67,9 +67,10 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
             ``ı`` typed for a folded ``I``; then, over an index with Turkish notes, the Turkish
             spellings of an ASCII word, :func:`dreamdb.analyzer.diacritic_terms`, for at most
             :data:`MAX_SPELLED_WORDS` words, and in a query analysed as English only when none
-            of its words is in a non-Turkish note; last, the English words it may be a Turkish
-            loanword of, :func:`loanword_terms`, found in a note not analysed as Turkish) and the
-            first one found in a text is used instead.
+            of its words is in a non-Turkish note; last, in a query analysed as Turkish, the
+            English words it may be a loanword of, :func:`loanword_terms`, found in a note not
+            analysed as Turkish, for at most :data:`MAX_SPELLED_WORDS` words too) and the first
+            one found in a text is used instead.
             A Turkish analysis of a word of a query analysed as English must be found in a
             Turkish document (``costume`` must not become English ``cost`` through a Turkish
             stem). A word found in a text is never changed, and a query analysed as English
@@ -104,8 +105,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
 
 
 MAX_SPELLED_WORDS = 16
-"""Query words tried in their Turkish spellings (up to 63 each): a question typed without Turkish
-letters has a handful of unknown words; a pasted text of hundreds would cost seconds."""
+"""Query words tried in their Turkish spellings (up to 63 each) or as loanwords (up to 32 English
+spellings of a few roots each, ≈ 0.1 ms a word): a question has a handful of unknown words; a
+pasted text of hundreds would cost seconds."""
 
 
 RESOLVED_WORDS_MAX = 100_000
@@ -150,10 +152,13 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
     spell = vocabulary.has_turkish and (turkish or not vocabulary.known(found, in_turkish=False))
     memo = getattr(vocabulary, "resolved_words", None)
-    keys: dict[str, tuple] = {}  # term → (folded word, capitalised, query analysed as Turkish, spelled out)
-    for t, w, cap in query_words(text, turkish, words, originals):
+    # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms)
+    loanwords = turkish and vocabulary.has_non_turkish
+    keys: dict[str, tuple] = {}  # term → (folded word, capitalised, query analysed as Turkish, spelled out,
+    for t, w, cap in query_words(text, turkish, words, originals):  # read as a loanword)
         if t in wanted and t not in keys:
-            keys[t] = (w, cap, turkish, spell and len(keys) < MAX_SPELLED_WORDS)
+            first = len(keys) < MAX_SPELLED_WORDS
+            keys[t] = (w, cap, turkish, spell and first, loanwords and first)
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
     # Each word's options in order: its other analyses, then its Turkish spellings one round at a time
     # (one changed letter, then two, …), then the English words it may be a Turkish loanword of: the
@@ -162,10 +167,9 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # word of a query analysed as English: "costume" must not become English "cost"), or an OTHER one
     # (an English spelling of a Turkish word: an English note is where it can stand for the word).
     where = TURKISH if not turkish else ANY
-    loanwords = turkish and vocabulary.has_non_turkish  # (a Turkish question, English notes to find)
     options: dict[str, tuple[tuple[str, int], ...]] = {
         t: tuple((a, where if tr else ANY) for a, tr in alternate_terms(w, cap, turkish))
-        for t, (w, cap, _turkish, _spelled) in keys.items() if t not in outcome}
+        for t, (w, cap, *_rest) in keys.items() if t not in outcome}
     rounds = {t: diacritic_rounds(keys[t][0]) if keys[t][3] else 0 for t in options}
     done = 0
     while options:
@@ -181,7 +185,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
             if hit is None and done <= rounds[t]:
                 later[t] = tuple((a, where) for a in diacritic_round(keys[t][0], done))
                 continue
-            if hit is None and done == rounds[t] + 1 and loanwords:
+            if hit is None and done == rounds[t] + 1 and keys[t][4]:
                 later[t] = tuple((a, OTHER) for a in loanword_terms(t, keys[t][0]))
                 if later[t]:
                     continue
