@@ -55,7 +55,9 @@ _ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _SOUNDED = {"k": ("c", "ch"), "f": ("ph",), "i": ("y",), "j": ("g",), "z": ("s",), "y": ("i", ""), "ş": ("sh", "ch"),
             "ç": ("ch",)}
 """Letters that stand for other English letters some of the time (``teknoloji`` *technology*,
-``şampiyon`` *champion*, ``stadyum`` *stadium*): each is tried as it is and as each of these. ``ş`` and ``ç`` must change
+``şampiyon`` *champion*, ``stadyum`` *stadium*): each is tried as it is and as each of these; ``y``
+only where Turkish writes it as a glide, inside the word before a vowel (``medya``, ``radyo``), not at
+either end, where it is the same letter in both languages (``party`` must not become *part*). ``ş`` and ``ç`` must change
 (English has no such letter): a spelling that keeps one is dropped."""
 _ENDINGS_BY_LAST: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     last: tuple(e for e in _ENDINGS if e[0][-1] == last) for last in {tr[-1] for tr, _en in _ENDINGS}}
@@ -96,7 +98,7 @@ def english_spellings(root: str) -> tuple[str, ...]:
             head = head.replace("ks", "x")
         forced, optional = [], []  # (position, readings) of ş ç, and of the letters tried both ways
         for i, c in enumerate(head):
-            if c in _SOUNDED:
+            if c in _SOUNDED and (c != "y" or 0 < i < len(head) - 1 and head[i + 1] in "aeiou"):
                 (forced if c in _MUST_CHANGE else optional).append((i, _SOUNDED[c]))
         letters = list(head)
         for n in range(min(len(optional), MAX_SOUNDED) + 1):  # fewest changed letters first

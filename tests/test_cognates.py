@@ -136,3 +136,45 @@ def test_loanwords_are_tried_for_the_first_words_only(mixed_vault, monkeypatch):
     assert "consolidation" not in plan.terms
     assert "consolidation" in plan_query("konsolidasyon " + words, vocabulary=ix._vocabulary()).terms
     ix.close()
+
+
+def test_y_is_read_as_a_turkish_glide_only_inside_a_word_before_a_vowel():
+    assert "stadium" in english_spellings("stadyum") and "media" in english_spellings("medya")
+    assert "part" not in english_spellings("party") and "ourselves" not in english_spellings("yourselves")
+
+
+QA_NOTE = """---
+title: Consolidation
+---
+
+The consolidation strategy system merges memory notes nightly. Parts list. We are ready for review.
+"""
+
+
+def test_a_name_with_turkish_letters_does_not_make_an_english_query_turkish_for_loanwords(mixed_vault):
+    """QA round 22: "Müller party invitation" (one word in three has a Turkish letter, so the query is
+    analysed as Turkish) read "party" as a loanword of "part"."""
+    write_doc(mixed_vault, "knowledge/qa.md", QA_NOTE)
+    ix = dreamdb.open(mixed_vault)
+    ix.sync()
+    vocab = ix._vocabulary()
+    for query in ("Müller party invitation", "Gödel reading group"):
+        plan = plan_query(query, vocabulary=vocab)
+        assert plan.turkish and plan.resolved == {}, query
+        assert ix.recall(query) == [], query  # nothing in the vault is about parties or reading
+    assert "consolidation" in plan_query("Müller konsolidasyon sürecini nasıl anlattı", vocabulary=vocab).terms
+    ix.close()
+
+
+def test_a_turkish_question_in_capitals_is_read_as_turkish(mixed_vault):
+    """QA round 22: lowercasing hides Turkish capitals (İ → i, NASIL → nasil), so "KONSOLİDASYON NASIL"
+    read as English and found nothing; a dotted capital İ in a word written in capitals is Turkish."""
+    ix = dreamdb.open(mixed_vault)
+    ix.sync()
+    vocab = ix._vocabulary()
+    for query in ("KONSOLİDASYON NASIL", "STRATEJİSİ NASIL"):
+        plan = plan_query(query, vocabulary=vocab)
+        assert plan.turkish and set(plan.resolved.values()) & {"consolidation", "strategi"}, query
+        assert [h.slug for h in ix.recall(query)] == ["consolidation"], query
+    assert not plan_query("İzmir weather report", vocabulary=vocab).turkish  # a name, not a capitalised sentence
+    ix.close()

@@ -67,7 +67,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
             ``ı`` typed for a folded ``I``; then, over an index with Turkish notes, the Turkish
             spellings of an ASCII word, :func:`dreamdb.analyzer.diacritic_terms`, for at most
             :data:`MAX_SPELLED_WORDS` words, and in a query analysed as English only when none
-            of its words is in a non-Turkish note; last, in a query analysed as Turkish, the
+            of its words is in a non-Turkish note; last, in a query whose own words, not only a
+            name in it, read as Turkish (or that is written in capitals with a dotted ``İ``), the
             English words it may be a loanword of, :func:`loanword_terms`, found in a note not
             analysed as Turkish, for at most :data:`MAX_SPELLED_WORDS` words too) and the first
             one found in a text is used instead.
@@ -83,7 +84,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     """
     written = normalize(text)
     words = tokens(lower(written))  # raw_tokens(text), from the one normalisation
-    turkish = is_turkish(words)
+    turkish = is_turkish(words) or _shouted_turkish(written)
     originals = tokens(written) if turkish else None  # the words as written (capitals: names)
     distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words, originals=originals)))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
@@ -102,6 +103,13 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
                 if s not in terms:
                     syn[s] = S.SYNONYM_WEIGHT
     return QueryPlan(text, terms, syn, turkish, dropped, resolved)
+
+
+def _shouted_turkish(text: str) -> bool:
+    """Whether ``text`` has a word written in capitals with a dotted capital ``İ`` (``KONSOLİDASYON
+    NASIL``): only Turkish (and Azerbaijani) writes that letter, and lowercasing hides it (``İ`` → ``i``,
+    and ``NASIL`` reads ``nasil``, not the stopword ``nasıl``). A name (``İzmir``) is not such a word."""
+    return "\u0130" in text and any("\u0130" in w and w.isupper() for w in tokens(normalize(text)))
 
 
 MAX_SPELLED_WORDS = 16
@@ -152,8 +160,10 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
     spell = vocabulary.has_turkish and (turkish or not vocabulary.known(found, in_turkish=False))
     memo = getattr(vocabulary, "resolved_words", None)
-    # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms)
-    loanwords = turkish and vocabulary.has_non_turkish
+    # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms). Its own
+    # words must read as Turkish, not only a name in it: "Müller party invitation" is English.
+    loanwords = turkish and vocabulary.has_non_turkish and (_shouted_turkish(text) or is_turkish(
+        [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper())]))
     keys: dict[str, tuple] = {}  # term → (folded word, capitalised, query analysed as Turkish, spelled out,
     for t, w, cap in query_words(text, turkish, words, originals):  # read as a loanword)
         if t in wanted and t not in keys:
