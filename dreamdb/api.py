@@ -282,7 +282,8 @@ class Index:
             raise IndexUnavailable(
                 f"Cannot create the index folder {blocker}: a file is in the way" if blocker
                 else f"Cannot create the index at {self.index_path}: {exc.strerror or exc}",
-                hint="Move that file away, set DREAMDB_INDEX to a writable file path, or make the vault writable.",
+                hint="Move that file away, or set DREAMDB_INDEX to a writable file path." if blocker
+                else "Set DREAMDB_INDEX to a file path in a folder you can write, or make the vault writable.",
             ) from exc
         try:
             conn = self._connect()

@@ -96,11 +96,17 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    if args.workdir is not None:
-        args.workdir.mkdir(parents=True, exist_ok=True)
-        return bench(args, args.workdir)
-    with tempfile.TemporaryDirectory(prefix="bench-embed-") as tmp:  # removed afterwards, whatever happens
-        return bench(args, Path(tmp))
+    from dreamdb.errors import DreamdbError
+
+    try:
+        if args.workdir is not None:
+            args.workdir.mkdir(parents=True, exist_ok=True)
+            return bench(args, args.workdir)
+        with tempfile.TemporaryDirectory(prefix="bench-embed-") as tmp:  # removed afterwards, whatever happens
+            return bench(args, Path(tmp))
+    except DreamdbError as exc:  # no model, no vault, …: say so, as the CLI does
+        print(f"bench_embed_index: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+        return exc.exit_code
 
 
 def bench(args, work: Path) -> int:

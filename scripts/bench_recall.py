@@ -258,16 +258,25 @@ def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
     ix_sql.close()
     ix_lazy = dreamdb.open(vb.vault, index_path=idx, auto_sync=True)
     out["query_lazy_sync"] = query_latency(lambda q: ix_lazy.recall(q, top=10, now=now), queries, runs)
+    out.update(time_cli(vb.vault, idx, queries[0], cli_runs, now=now, hook=True))
+    ix.close()
+    ix_lazy.close()
+    return out
+
+
+def time_cli(vault: Path, idx: Path, query: str, cli_runs: int, *, now: str | None = None, hook: bool = False) -> dict:
+    """``dreamdb recall`` (and with ``hook``, the prompt hook) as processes on ``vault``'s index ``idx``,
+    beside the start-up floors ``python -c pass`` and ``import dreamdb.cli``: medians (ms) of ``cli_runs``."""
     env = {**cli_env(), "DREAMDB_INDEX": str(idx)}
     dreamdb_exe = Path(sys.executable).with_name("dreamdb")
     cli = [str(dreamdb_exe)] if dreamdb_exe.exists() else [sys.executable, "-m", "dreamdb"]
-    out["cli_recall_ms"] = wall(cli + ["recall", "--vault", str(vb.vault), "--now", now, queries[0]], cli_runs, env)
-    payload = json.dumps({"prompt": queries[0], "session_id": "bench", "cwd": str(vb.vault.parent)}).encode()
-    out["hook_ms"] = wall(cli + ["hook", "user-prompt-submit"], cli_runs, env, stdin=payload)
+    out = {"cli_recall_ms": wall(cli + ["recall", "--vault", str(vault), *(["--now", now] if now else []), query],
+                                 cli_runs, env)}
+    if hook:
+        payload = json.dumps({"prompt": query, "session_id": "bench", "cwd": str(vault.parent)}).encode()
+        out["hook_ms"] = wall(cli + ["hook", "user-prompt-submit"], cli_runs, env, stdin=payload)
     out["python_pass_ms"] = wall([sys.executable, "-c", "pass"], cli_runs, cli_env())
     out["python_import_dreamdb_cli_ms"] = wall([sys.executable, "-c", "import dreamdb.cli"], cli_runs, cli_env())
-    ix.close()
-    ix_lazy.close()
     return out
 
 
@@ -285,7 +294,7 @@ def gen_queries(vault: Path, n: int = 50) -> list[str]:
     return out
 
 
-def bench_synthetic(docs: int, runs: int) -> dict:
+def bench_synthetic(docs: int, runs: int, cli_runs: int) -> dict:
     """The generated-vault figures (see module doc)."""
     import gen_vault
 
@@ -304,6 +313,7 @@ def bench_synthetic(docs: int, runs: int) -> dict:
     ix_sql.close()
     ix.close()
     out["no_match"] = bench_no_match(vault, idx, runs)
+    out.update(time_cli(vault, idx, queries[0], cli_runs))
     return out
 
 
@@ -404,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     print("benchmarking the real vault …", file=sys.stderr)
     res["real"] = bench_real(data, runs, 10)
     print(f"benchmarking a generated {docs}-document vault …", file=sys.stderr)
-    res["synthetic"] = bench_synthetic(docs, runs)
+    res["synthetic"] = bench_synthetic(docs, runs, 10 if docs <= 20_000 else 3)
     print(json.dumps(res, indent=2) if a.json else render(res), end="" if not a.json else "\n")
     return 0
 

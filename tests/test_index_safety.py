@@ -536,3 +536,12 @@ def test_dreamdbs_own_index_folders_are_told_from_other_paths(tmp_path, monkeypa
     monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "cache"))
     assert config.is_default_index_path(tmp_path / "cache" / "0123456789abcdef" / "index.db", vault)
     assert not config.is_default_index_path(tmp_path / "elsewhere" / "index.db", vault)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc (a folder no one can create in)")
+def test_an_index_folder_that_cannot_be_created_gets_a_hint_without_a_file_to_move(example_vault):
+    """QA round 22: the hint said "Move that file away" when no file was in the way."""
+    with pytest.raises(IndexUnavailable) as err:
+        dreamdb.open(example_vault, index_path="/proc/no-such-dreamdb-folder/index.db").sync()
+    assert "Cannot create the index" in err.value.message
+    assert "Move that file" not in err.value.hint and "DREAMDB_INDEX" in err.value.hint

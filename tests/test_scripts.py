@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ def test_bench_recall_smoke():
     syn = res["synthetic"]
     assert syn["docs"] == 300 and syn["query_only"]["p50_ms"] > 0 and syn["nochange_sync_ms"] > 0
     assert syn["rebuild_s"] > syn["nochange_sync_ms"] / 1000  # a rebuild re-indexes every file
+    assert syn["cli_recall_ms"] > syn["python_pass_ms"] > 0  # the CLI is timed without ../shared too
     if "skipped" not in res["real"]:
         assert res["real"]["docs"] > 700 and res["real"]["cli_recall_ms"] > res["real"]["python_pass_ms"]
         assert 0 < res["real"]["remember_sync_ms"] < res["real"]["remember_sync_whole_file_ms"]
@@ -49,3 +51,11 @@ def test_bench_embed_scripts_smoke(model_dir):
         res = json.loads(p.stdout)
         assert res["refresh_nochange_ms"] > 0 and res["hybrid_recall_p50_ms"] > 0
         assert not Path(res["vault"]).exists()  # no --workdir: its temporary copy is removed
+
+
+def test_bench_embed_index_without_a_model_says_so(tmp_path):
+    """QA round 22: without a model the script ended in a traceback."""
+    p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--model-dir", tmp_path / "no-model", "--vault", ROOT / "examples" / "_dream_context")
+    assert p.returncode == 8, p.stderr[-2000:]  # ModelNotInstalled's exit code, as the CLI's
+    assert "Traceback" not in p.stderr and p.stderr.startswith("bench_embed_index: ")
+    assert not list(Path(tempfile.gettempdir()).glob("bench-embed-*"))
