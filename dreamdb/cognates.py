@@ -55,10 +55,10 @@ _ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _SOUNDED = {"k": ("c", "ch"), "f": ("ph",), "i": ("y",), "j": ("g",), "z": ("s",), "y": ("i", ""), "ş": ("sh", "ch"),
             "ç": ("ch",)}
 """Letters that stand for other English letters some of the time (``teknoloji`` *technology*,
-``şampiyon`` *champion*, ``stadyum`` *stadium*): each is tried as it is and as each of these; ``y``
-only where Turkish writes it as a glide, inside the word before a vowel (``medya``, ``radyo``), not at
-either end, where it is the same letter in both languages (``party`` must not become *part*). ``ş`` and ``ç`` must change
-(English has no such letter): a spelling that keeps one is dropped."""
+``şampiyon`` *champion*, ``stadyum`` *stadium*): each is tried as it is and as each of these. ``y``
+only where Turkish writes it as a glide, inside the word before a vowel (``medya``, ``radyo``), not
+at either end, where it is the same letter in both languages (``party`` must not become *part*).
+``ş`` and ``ç`` must change (English has no such letter)."""
 _ENDINGS_BY_LAST: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     last: tuple(e for e in _ENDINGS if e[0][-1] == last) for last in {tr[-1] for tr, _en in _ENDINGS}}
 """:data:`_ENDINGS` by their last letter (a root is compared with the few that may fit)."""
@@ -75,10 +75,11 @@ def english_spellings(root: str) -> tuple[str, ...]:
         root: a lowercase Turkish root (the Turkish stemmer's output, e.g. ``konsolidasyon``).
 
     Returns:
-        distinct lowercase candidates, fewest changed letters first (``sistem`` →
-        ``("sistem"…, "system", …)`` without the root itself), at most :data:`MAX_SPELLINGS`;
-        empty for a root shorter than :data:`MIN_ROOT_LETTERS`, with ``ğ``, or not all letters.
-        Cached.
+        distinct lowercase ASCII candidates, never the root itself (``sistem`` → ``("system",)``):
+        for each English ending the root's ending may stand for, in :data:`_ENDINGS`' order, its
+        spellings with the fewest changed letters first; at most :data:`MAX_SPELLINGS`. Empty for a
+        root shorter than :data:`MIN_ROOT_LETTERS`, with ``ğ``, or with a letter that is neither
+        ASCII nor Turkish. Cached.
 
     Example:
         >>> "consolidation" in english_spellings("konsolidasyon")
@@ -113,6 +114,5 @@ def english_spellings(root: str) -> tuple[str, ...]:
                         out[text] = None
                         if len(out) >= MAX_SPELLINGS:
                             return tuple(out)
-    return tuple(out)
     return tuple(out)
 

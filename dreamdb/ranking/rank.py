@@ -138,8 +138,9 @@ def loanword_terms(term: str, word: str) -> tuple[str, ...]:
     base = stem(word, True)
     cut = len(base) if word.startswith(base) else len(word)
     roots = dict.fromkeys([term, *(word[:n] for n in range(len(word), cut - 1, -1))])
-    spelled = dict.fromkeys(s for root in roots for s in english_spellings(root))  # letters only: stem(s) is
-    return tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term)  # english_stem(s)
+    spelled = dict.fromkeys(s for root in roots for s in english_spellings(root))
+    # (spellings are ASCII letters only, whose English analysis, stem(s, False), is english_stem(s))
+    return tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term)
 
 
 def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
@@ -164,8 +165,9 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # words must read as Turkish, not only a name in it: "Müller party invitation" is English.
     loanwords = turkish and vocabulary.has_non_turkish and (_shouted_turkish(text) or is_turkish(
         [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper())]))
-    keys: dict[str, tuple] = {}  # term → (folded word, capitalised, query analysed as Turkish, spelled out,
-    for t, w, cap in query_words(text, turkish, words, originals):  # read as a loanword)
+    # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword)
+    keys: dict[str, tuple] = {}
+    for t, w, cap in query_words(text, turkish, words, originals):
         if t in wanted and t not in keys:
             first = len(keys) < MAX_SPELLED_WORDS
             keys[t] = (w, cap, turkish, spell and first, loanwords and first)
