@@ -84,7 +84,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     """
     written = normalize(text)
     words = tokens(lower(written))  # raw_tokens(text), from the one normalisation
-    turkish = is_turkish(words) or _shouted_turkish(written)
+    shouted = _shouted_turkish(written)
+    turkish = shouted or is_turkish(words)
     originals = tokens(written) if turkish else None  # the words as written (capitals: names)
     distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words, originals=originals)))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
@@ -93,7 +94,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text
     if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text):
         resolved = _resolve(text, words, tokens(written) if originals is None else originals, turkish, distinct,
-                            vocabulary)
+                            vocabulary, shouted=shouted)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
     if synonym_table is not None:
@@ -105,11 +106,11 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     return QueryPlan(text, terms, syn, turkish, dropped, resolved)
 
 
-def _shouted_turkish(text: str) -> bool:
-    """Whether ``text`` has a word written in capitals with a dotted capital ``İ`` (``KONSOLİDASYON
+def _shouted_turkish(written: str) -> bool:
+    """Whether ``written`` (a query after :func:`dreamdb.analyzer.normalize`) has a word written in capitals with a dotted capital ``İ`` (``KONSOLİDASYON
     NASIL``): only Turkish (and Azerbaijani) writes that letter, and lowercasing hides it (``İ`` → ``i``,
     and ``NASIL`` reads ``nasil``, not the stopword ``nasıl``). A name (``İzmir``) is not such a word."""
-    return "\u0130" in text and any("\u0130" in w and w.isupper() for w in tokens(normalize(text)))
+    return "\u0130" in written and any("\u0130" in w and w.isupper() for w in tokens(written))
 
 
 MAX_SPELLED_WORDS = 16
@@ -144,8 +145,9 @@ def loanword_terms(term: str, word: str) -> tuple[str, ...]:
 
 
 def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
-             vocabulary) -> dict[str, str]:
-    """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`).
+             vocabulary, *, shouted: bool = False) -> dict[str, str]:
+    """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`;
+    ``shouted``: :func:`_shouted_turkish` of the query).
 
     A word's replacement depends on the word, its case, the query's language, whether its Turkish
     spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
@@ -163,7 +165,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     memo = getattr(vocabulary, "resolved_words", None)
     # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms). Its own
     # words must read as Turkish, not only a name in it: "Müller party invitation" is English.
-    loanwords = turkish and vocabulary.has_non_turkish and (_shouted_turkish(text) or is_turkish(
+    loanwords = turkish and vocabulary.has_non_turkish and (shouted or is_turkish(
         [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper())]))
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword)
     keys: dict[str, tuple] = {}
