@@ -116,3 +116,23 @@ def english_spellings(root: str) -> tuple[str, ...]:
                             return tuple(out)
     return tuple(out)
 
+
+HEAD_LETTERS = MIN_ROOT_LETTERS - 1
+"""Letters of a spelling's start compared with an index's terms (:func:`term_heads`). English
+stemming keeps a word's start (:func:`dreamdb.stemming.english_stem` only cuts a word's end and may
+add one letter), so a stem of more than ``HEAD_LETTERS`` letters begins with the word's first
+``HEAD_LETTERS``, and one of ``HEAD_LETTERS`` with its first ``HEAD_LETTERS - 1``: a spelling that
+begins none of an index's terms that way cannot be analysed into one, and is not analysed."""
+
+
+def term_heads(terms) -> frozenset[str]:
+    """The starts a spelling must begin with to be analysed into one of ``terms`` (English terms of
+    at least :data:`HEAD_LETTERS` letters; shorter ones are ignored): the first ``HEAD_LETTERS``
+    letters of the longer terms, the first ``HEAD_LETTERS - 1`` of those of ``HEAD_LETTERS`` letters
+    (see :data:`HEAD_LETTERS`; :func:`begins_one`)."""
+    return frozenset(t[:HEAD_LETTERS] if len(t) > HEAD_LETTERS else t[:-1] for t in terms if len(t) >= HEAD_LETTERS)
+
+
+def begins_one(spelling: str, heads: frozenset[str]) -> bool:
+    """Whether ``spelling`` begins with one of ``heads`` (:func:`term_heads`)."""
+    return spelling[:HEAD_LETTERS] in heads or spelling[:HEAD_LETTERS - 1] in heads

@@ -87,7 +87,7 @@ def test_the_english_word_must_be_in_a_note_not_written_in_turkish(tiny_vault):
 
 def test_loanwords_are_not_looked_up_for_english_queries_or_turkish_only_notes(tiny_vault, monkeypatch):
     calls = []
-    monkeypatch.setattr(rank, "loanword_terms", lambda term, word: calls.append(word) or ())
+    monkeypatch.setattr(rank, "loanword_terms", lambda term, word, heads=None: calls.append(word) or ())
     write_doc(tiny_vault, "knowledge/turkce.md", "---\ntitle: Toplantı notu\n---\n\nBütçe onaylandı ve ekip "
               "haftalık planı gözden geçirdi; yeni görevler dağıtıldı.\n")
     ix = dreamdb.open(tiny_vault)
@@ -111,6 +111,8 @@ def test_roots_cover_a_loanword_the_turkish_stemmer_cut_short():
     assert stem("sistemi", True) == "sist"  # "-em" read as a possessive suffix
     assert "system" in loanword_terms(stem("sistemi", True), "sistemi")
     assert "consolidation" in loanword_terms(stem("konsolidasyonu", True), "konsolidasyonu")
+    assert stem("stadyumda", True) == "stadi"  # not a prefix of the word: roots down to where they part
+    assert "stadium" in loanword_terms("stadi", "stadyumda")
 
 
 @pytest.mark.skipif(not (SHARED / "vaults" / "dreamcontext").is_dir(), reason="needs ../shared/vaults/dreamcontext")
@@ -127,7 +129,7 @@ def test_turkish_questions_reach_english_words_of_the_real_vault():
 def test_loanwords_are_tried_for_the_first_words_only(mixed_vault, monkeypatch):
     seen = []
     real = rank.loanword_terms
-    monkeypatch.setattr(rank, "loanword_terms", lambda term, word: seen.append(word) or real(term, word))
+    monkeypatch.setattr(rank, "loanword_terms", lambda term, word, heads=None: seen.append(word) or real(term, word, heads))
     ix = dreamdb.open(mixed_vault)
     ix.sync()
     words = " ".join(f"kelimeçik{chr(97 + i)}ler" for i in range(rank.MAX_SPELLED_WORDS + 4))
@@ -177,4 +179,62 @@ def test_a_turkish_question_in_capitals_is_read_as_turkish(mixed_vault):
         assert plan.turkish and set(plan.resolved.values()) & {"consolidation", "strategi"}, query
         assert [h.slug for h in ix.recall(query)] == ["consolidation"], query
     assert not plan_query("İzmir weather report", vocabulary=vocab).turkish  # a name, not a capitalised sentence
+    ix.close()
+
+
+# -- the vocabulary's heads: roots and spellings that can reach no English term are not analysed -------
+
+def test_english_stems_keep_the_start_the_heads_rely_on():
+    """A stem of at least HEAD_LETTERS letters begins the word it came from (english_stem cuts the end
+    and may add one letter): begins_one(word, term_heads([stem])) for inflected words of every rule."""
+    import random
+
+    from dreamdb.cognates import HEAD_LETTERS, begins_one, term_heads
+    from dreamdb.stemming import _EXCEPTIONS, english_stem
+
+    bases = ["hope", "hop", "plan", "agree", "feed", "cry", "try", "fly", "tie", "die", "play", "stay", "bless",
+             "pass", "rate", "trouble", "size", "happy", "fall", "tell", "fill", "control", "conflate", "system",
+             "strategy", "taxi", "media", "consolidation", "university", "dye", "yield", "eye", "sky", "gene"]
+    suffixes = ["", "s", "es", "'s", "s'", "ed", "ing", "ings", "ingly", "edly", "eedly", "ies", "ied", "ly", "e", "l", "y"]
+    rng = random.Random(11)
+    words = [b + s for b in bases for s in suffixes] + list(_EXCEPTIONS)
+    words += ["".join(rng.choice("aeiouybcdeglnrsty") for _ in range(rng.randint(4, 14))) for _ in range(3000)]
+    checked = 0
+    for word in words:
+        t = english_stem(word)
+        if len(t) >= HEAD_LETTERS and not word.startswith("'"):
+            checked += 1
+            assert begins_one(word, term_heads([t])), (word, t)
+    assert checked > 3000
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_heads_leave_every_loanword_outcome_as_it_was(mixed_vault, engine):
+    from dreamdb.analyzer import stem
+    from dreamdb.cognates import begins_one, term_heads
+
+    write_doc(mixed_vault, "knowledge/taxi.md", "---\ntitle: Travel\n---\n\nA taxi to the stadium; the media "
+              "version of the music television information.\n")
+    ix = dreamdb.open(mixed_vault, engine=engine)
+    ix.sync()
+    ix.warm()
+    vocab = ix._vocabulary()
+    heads = getattr(vocab, "loanword_heads", None)
+    if engine == "sql":
+        assert heads is None  # the SQL engine spells every root out: same outcomes, more work
+        heads = term_heads(t for (t,) in ix.conn.execute("SELECT DISTINCT term FROM postings"))
+    else:
+        assert heads is not None and "taxi"[:3] in heads and "stad" in heads
+    english = vocab.known([w for (w,) in ix.conn.execute("SELECT DISTINCT term FROM postings")], in_turkish=False)
+    words = ["konsolidasyonu", "sistemi", "stratejisi", "taksiye", "stadyumda", "medyada", "versiyonu", "müziği",
+             "televizyonda", "enformasyonu", "görüşmeler", "toplantıda", "bütçesi", "haftalık"]
+    for w in words:
+        t = stem(w, True)
+        full = [x for x in loanword_terms(t, w) if x in english]
+        assert [x for x in loanword_terms(t, w, heads) if x in english] == full, w
+    native = [s for w in ("görüşmeler", "toplantıda", "bütçesi", "haftalık", "yazılımcı") for s in english_spellings(w)]
+    assert len(native) > 20 and sum(begins_one(s, heads) for s in native) < len(native) / 4  # never analysed
+    plan = plan_query("taksiye binip stadyumda medyanın konsolidasyonu nasıl", vocabulary=vocab)
+    assert plan.turkish
+    assert {"taxi", "stadium", "media", "consolidation"} <= set(plan.terms)
     ix.close()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dreamdb.cognates import term_heads
 from dreamdb.config import env_switch
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
@@ -117,6 +118,7 @@ class MemoryEngine:
         self.kernel = KERNEL if kernel else None
         self._generation = None
         self._probe = None
+        self._loanword_heads: frozenset[str] | None = None
         self._terms: dict[str, tuple] = {}
         self._filter_cache: dict = {}
         #: ``{(word, capitalised, Turkish query, spelled out): the index term it resolves to, or None}``
@@ -244,6 +246,7 @@ class MemoryEngine:
             self._field_norm[:, j] = (1.0 - b) + (b * self.lens[:, j] / a if a > 0 else 0.0)
         self._field_w = np.array([F.FIELD_WEIGHTS[f] for f in _FIELDS])
         self._slices: dict[str, tuple[int, int, int]] | None = None  # term → (start, end, df)
+        self._loanword_heads: frozenset[str] | None = None
         tokens = self.n_docs * avg  # COUNT(*) over postings would scan millions of rows on a big index
         self._preload_due = 0 < tokens <= PRELOAD_MAX_TOKENS  # after PRELOAD_AFTER_QUERIES queries
         self._served = 0
@@ -346,6 +349,19 @@ class MemoryEngine:
         if self._generation is None:
             self._ensure_loaded()
         return self._has_non_turkish
+
+    @property
+    def loanword_heads(self) -> frozenset[str] | None:
+        """:func:`dreamdb.cognates.term_heads` of the terms in the text of a document not analysed as
+        Turkish (see :func:`dreamdb.ranking.rank.loanword_terms`); ``None`` until every posting is
+        loaded. Built at first use for each index state (≈ 1 ms for 10,000 terms)."""
+        if self._generation is None:
+            self._ensure_loaded()
+        if self._slices is None:
+            return None
+        if self._loanword_heads is None:
+            self._loanword_heads = term_heads(self._other_text_terms)
+        return self._loanword_heads
 
     def known(self, terms, *, in_turkish: bool | None = None) -> set[str]:
         """The subset of ``terms`` (any iterable of str) found in some document's text (as

@@ -18,7 +18,7 @@ import json
 
 from dreamdb.analyzer import (alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish, lower, normalize,
                                query_words, stem, tokens)
-from dreamdb.cognates import english_spellings
+from dreamdb.cognates import HEAD_LETTERS, begins_one, english_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
@@ -128,20 +128,34 @@ ANY, TURKISH, OTHER = 0, 1, 2
 as Turkish, in one that is not."""
 
 
-def loanword_terms(term: str, word: str) -> tuple[str, ...]:
+def loanword_terms(term: str, word: str, heads=None) -> tuple[str, ...]:
     """English terms a query word may stand for as a Turkish loanword (``konsolidasyonu`` →
     ``consolidation``), in order; may be empty.
 
     The Turkish stemmer may cut a loanword short (``sistemi`` → ``sist``: ``-em`` reads as a
     possessive), so the roots tried are the word's own term, then the word cut after each letter from
-    its Turkish stem's end to its own end, longest first (``sistemi``, ``sistem``, ``siste``,
-    ``sist``); each root's :func:`dreamdb.cognates.english_spellings` are analysed as English."""
+    its own end back to where its Turkish stem departs from it, longest first (``sistemi``,
+    ``sistem``, ``siste``, ``sist``; ``stadyumda``, whose stem is ``stadi``: down to ``stad``);
+    each root's :func:`dreamdb.cognates.english_spellings` are analysed as English. Terms shorter
+    than :data:`dreamdb.cognates.HEAD_LETTERS` letters are left out: from a root of at least five
+    letters, a three-letter English word is a false friend (and ``heads`` relies on it).
+
+    Args:
+        term: the word's term (its analysis as the query read it).
+        word: the word, lowercase.
+        heads: optional, :func:`dreamdb.cognates.term_heads` of the terms the result will be
+            looked up among (a vocabulary's ``loanword_heads``). Spellings that begin none of them
+            are not analysed (most of them): the terms returned that are among those looked up
+            are the same, in the same order.
+    """
     base = stem(word, True)
-    cut = len(base) if word.startswith(base) else len(word)
+    cut = next((i for i, (a, b) in enumerate(zip(base, word)) if a != b), min(len(base), len(word)))
     roots = dict.fromkeys([term, *(word[:n] for n in range(len(word), cut - 1, -1))])
     spelled = dict.fromkeys(s for root in roots for s in english_spellings(root))
+    if heads is not None:
+        spelled = [s for s in spelled if begins_one(s, heads)]
     # (spellings are ASCII letters only, whose English analysis, stem(s, False), is english_stem(s))
-    return tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term)
+    return tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term and len(t) >= HEAD_LETTERS)
 
 
 def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
@@ -167,6 +181,8 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # words must read as Turkish, not only a name in it: "Müller party invitation" is English.
     loanwords = turkish and vocabulary.has_non_turkish and (shouted or is_turkish(
         [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper())]))
+    # (the memory engine lists its English terms' first letters: most spellings begin none, and are not analysed)
+    heads = getattr(vocabulary, "loanword_heads", None) if loanwords else None
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword)
     keys: dict[str, tuple] = {}
     for t, w, cap in query_words(text, turkish, words, originals):
@@ -200,7 +216,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
                 later[t] = tuple((a, where) for a in diacritic_round(keys[t][0], done))
                 continue
             if hit is None and done == rounds[t] + 1 and keys[t][4]:
-                later[t] = tuple((a, OTHER) for a in loanword_terms(t, keys[t][0]))
+                later[t] = tuple((a, OTHER) for a in loanword_terms(t, keys[t][0], heads))
                 if later[t]:
                     continue
                 del later[t]
