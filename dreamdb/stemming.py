@@ -14,6 +14,8 @@ word (``decided`` and ``decide`` → ``decid``), used only to match.
 
 from __future__ import annotations
 
+import re
+
 _VOWELS = frozenset("aeiouy")
 _DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
 _EXCEPTIONS = {
@@ -24,6 +26,8 @@ _EXCEPTIONS = {
 _RULE_ENDINGS = frozenset("'sdgyel")
 """Last letters some step acts on: ' and s (steps 0, 1a), d and g (-ed, -eed, -ing), y (-edly,
 -ingly, step 1c), e and l (step 5). A word ending otherwise is its own stem."""
+_Y_AFTER_VOWEL = re.compile("(?<=[aeiouy])y")
+"""A ``y`` after a vowel, which Porter2 marks as a consonant (``Y``)."""
 _AFTER_1A = frozenset(("inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"))
 
 
@@ -79,7 +83,7 @@ def english_stem(word: str) -> str:
     if w.startswith("y"):
         w = "Y" + w[1:]
     if "y" in w:
-        w = "".join("Y" if c == "y" and i > 0 and w[i - 1] in _VOWELS else c for i, c in enumerate(w))
+        w = _Y_AFTER_VOWEL.sub("Y", w)
     marked = w  # R1 and R2 are regions of the word as marked here (computed when a rule needs them)
     # Step 0: possessive apostrophes
     for suf in ("'s'", "'s", "'"):

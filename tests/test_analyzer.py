@@ -38,6 +38,15 @@ def test_english_stem_on_the_endings_its_fast_paths_skip():
     assert {w: english_stem(w) for w in cases} == cases
 
 
+def test_english_stem_reads_a_y_after_a_vowel_as_a_consonant():
+    """Porter2 marks y after a vowel (and a first y) as a consonant: it then neither ends a short
+    syllable nor turns into i (step 1c)."""
+    cases = {"saying": "say", "playing": "play", "obeyed": "obey", "yelling": "yell", "enjoying": "enjoy",
+             "toys": "toy", "keyed": "key", "cries": "cri", "happy": "happi", "yes": "yes", "eyed": "eye", "payee": "paye",
+             "sayyed": "sayi", "tyyes": "tyy"}  # (as Snowball's own stemmer: a y after a y follows a vowel)
+    assert {w: english_stem(w) for w in cases} == cases
+
+
 def test_turkish_case_and_plural_suffixes_collapse():
     q = analyze("veritabanları hakkında kararlar nasıl verildi")
     assert is_turkish("veritabanları hakkında kararlar nasıl verildi".split())
