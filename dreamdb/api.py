@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import deque
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta, timezone
 from _thread import RLock
@@ -26,6 +27,9 @@ from dreamdb.store.sync import SyncReport, sync
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault
 
 MODES = ("bm25", "hybrid", "dense", "rrf")
+MAX_NOTES = 100
+"""Notes an :class:`Index` keeps until :meth:`Index.take_notes` (the newest): a long-lived process that
+never takes them (an agent's server calling recall all day) keeps a bounded list."""
 LAZY_REFRESH_MAX = 64
 """Pending chunks a hybrid query embeds itself before answering (≈ 3 s at 20 chunks/s)."""
 LAZY_CHUNK_MAX = 5000
@@ -261,7 +265,7 @@ class Index:
         """Optional callable ``(done, total)`` given the progress of the sync a read runs first
         (the CLI shows a progress bar with it: a vault's first recall indexes it whole)."""
         self.warnings: list[str] = []
-        self.notes: list[str] = []
+        self.notes: deque[str] = deque(maxlen=MAX_NOTES)
         self._updating_elsewhere = False  # the last sync before a read found another process's write lock
         self._conn = None
 
@@ -1029,8 +1033,10 @@ class Index:
         return load
 
     def take_notes(self) -> list[str]:
-        """Warnings gathered since the last call (lazy-sync warnings, rebuilds, fallbacks), then cleared."""
-        notes, self.notes = self.notes, []
+        """Warnings gathered since the last call (lazy-sync warnings, rebuilds, fallbacks; the newest
+        :data:`MAX_NOTES`), then cleared."""
+        notes = list(self.notes)
+        self.notes.clear()
         return notes
 
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------

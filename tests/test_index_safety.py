@@ -545,3 +545,19 @@ def test_an_index_folder_that_cannot_be_created_gets_a_hint_without_a_file_to_mo
         dreamdb.open(example_vault, index_path="/proc/no-such-dreamdb-folder/index.db").sync()
     assert "Cannot create the index" in err.value.message
     assert "Move that file" not in err.value.hint and "DREAMDB_INDEX" in err.value.hint
+
+
+def test_notes_a_long_lived_index_never_takes_stay_bounded(example_vault):
+    """An agent's server may call recall all day without take_notes: the notes keep the newest ones."""
+    from dreamdb.api import MAX_NOTES
+
+    ix = dreamdb.open(example_vault)
+    ix.recall("sleep", top=1)
+    for i in range(MAX_NOTES + 50):
+        assert ix.recall(f"sleep zzqx{i}", top=1, since="2999-01-01") == []  # each adds "matches, but not within"
+    notes = ix.take_notes()
+    assert len(notes) == MAX_NOTES
+    assert ix.take_notes() == []  # taken: cleared
+    assert ix.recall("the of and", top=1) == [] and ix.take_notes() == [
+        "no searchable terms in the query (only stopwords, punctuation or one-character words)"]
+    ix.close()
