@@ -48,7 +48,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "9"
+ANALYZER_VERSION = "10"
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -180,8 +180,38 @@ def fold_case(text: str) -> str:
 
 
 def lower(normalized: str) -> str:
-    """Lowercase already normalised text, mapping Turkish dotted capital ``İ`` to ``i`` (not ``i̇``)."""
-    return normalized.replace("İ", "i").lower()
+    """Lowercase already normalised text, mapping Turkish dotted capital ``İ`` to ``i`` (not ``i̇``),
+    and Latin letters with diacritics other than Turkish letters to their base letter
+    (:func:`latin_fold_table`: ``café`` → ``cafe``, ``Ça`` → ``ça``)."""
+    low = normalized.replace("İ", "i").lower()
+    return low if low.isascii() else low.translate(latin_fold_table())
+
+
+KEPT_LETTERS = frozenset("çğıöşü")
+"""Letters with a diacritic that :func:`lower` keeps: Turkish writes different words with them
+(``şık`` elegant, ``sık`` frequent)."""
+
+
+@lru_cache(maxsize=1)
+def latin_fold_table() -> dict[int, str]:
+    """``str.translate`` table: each lowercase Latin letter with diacritics (Latin-1 Supplement,
+    Latin Extended-A and -B, Latin Extended Additional) that decomposes into an ASCII letter and
+    combining marks, to that letter, but :data:`KEPT_LETTERS`; and ``ø ł đ ħ`` (no decomposition)
+    to ``o l d h``. One letter for one, so offsets into the text stay valid.
+
+    Folding diacritics is what SQLite's own FTS5 tokenizer does by default (``unicode61``,
+    ``remove_diacritics``): a query typed ``cafe`` or ``Beyonce`` finds ``café`` and ``Beyoncé``,
+    and the other way round.
+    """
+    table = {ord(c): b for c, b in zip("øłđħ", "oldh")}
+    for cp in [*range(0xC0, 0x250), *range(0x1E00, 0x1F00)]:
+        c = chr(cp)
+        if c != c.lower() or c in KEPT_LETTERS:
+            continue
+        d = unicodedata.normalize("NFD", c)
+        if len(d) > 1 and d[0].isascii() and d[0].isalpha():
+            table[cp] = d[0]
+    return table
 
 
 def raw_tokens(text: str) -> list[str]:

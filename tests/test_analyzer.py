@@ -234,3 +234,33 @@ def test_zero_width_spaces_separate_words_and_variation_selectors_vanish():
     assert analyze("alpha\u2063beta") == analyze("alpha beta")
     assert analyze("葛\U000E0100城") == analyze("葛城") and analyze("café\ufe0f") == analyze("café")
     assert analyze("wo\U000E0020rd") == analyze("word")
+
+
+def test_latin_diacritics_fold_to_their_letter_but_turkish_letters_stay():
+    from dreamdb.analyzer import KEPT_LETTERS, latin_fold_table, lower
+
+    pairs = [("Beyoncé", "Beyonce"), ("café crème", "cafe creme"), ("naïve", "naive"), ("Łódź", "Lodz"),
+             ("Ørsted", "Orsted"), ("Việt", "Viet"), ("Åland", "Aland"), ("señor", "senor"), ("Dvořák", "Dvorak")]
+    for accented, plain in pairs:
+        assert analyze(accented, turkish=False) == analyze(plain, turkish=False), accented
+    for a, b in (("şık", "sık"), ("çok", "cok"), ("gül", "gul"), ("göz", "goz"), ("ığdır", "igdir"), ("dağ", "dag")):
+        assert analyze(a, turkish=True) != analyze(b, turkish=True), a  # Turkish words differ by these letters
+    table = latin_fold_table()
+    assert not KEPT_LETTERS & {chr(c) for c in table} and all(len(v) == 1 and v.isascii() for v in table.values())
+    text = "".join(chr(c) for c in table)
+    assert len(lower(text)) == len(text)  # one letter for one: snippet offsets stay valid
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_query_without_accents_finds_the_accented_note_and_back(tiny_vault, engine):
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/cafe.md", "---\ntitle: Team café\n---\n\nThe résumé review happens at the café.\n")
+    write_doc(tiny_vault, "knowledge/naive.md", "---\ntitle: Naive Bayes\n---\n\nA naive baseline for the classifier.\n")
+    ix = dreamdb.open(tiny_vault, engine=engine)
+    assert [h.slug for h in ix.recall("resume cafe", top=2)] == ["cafe"]
+    hits = ix.recall("naïve", top=2, explain=True)
+    assert [h.slug for h in hits] == ["naive"] and hits[0].score > 0
+    assert "café" in ix.recall("cafe", top=1)[0].snippet  # the line is found, shown as written
+    ix.close()
