@@ -162,9 +162,36 @@ def test_a_name_with_turkish_letters_does_not_make_an_english_query_turkish_for_
     vocab = ix._vocabulary()
     for query in ("Müller party invitation", "Gödel reading group"):
         plan = plan_query(query, vocabulary=vocab)
-        assert plan.turkish and plan.resolved == {}, query
+        assert not plan.turkish and plan.resolved == {}, query  # (QA round 23: the name aside, English)
         assert ix.recall(query) == [], query  # nothing in the vault is about parties or reading
     assert "consolidation" in plan_query("Müller konsolidasyon sürecini nasıl anlattı", vocabulary=vocab).terms
+    ix.close()
+
+
+LICENSE_NOTE = """---
+title: Licensing policy
+---
+
+Delete the license file only after the release; the license file must ship with every package.
+"""
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_name_with_turkish_letters_leaves_an_english_query_english(mixed_vault, engine):
+    """QA round 23: "Gülşen: delete the license file" was analysed as Turkish (one word in five has a
+    Turkish letter): "file" and "delete" became the Turkish stems "fil" and "dele", and Turkish notes
+    holding those strings ranked first."""
+    write_doc(mixed_vault, "knowledge/licensing.md", LICENSE_NOTE)
+    write_doc(mixed_vault, "knowledge/fil.md", "---\ntitle: Hayvanat bahçesi\n---\n\nFil ve zürafa dele dele "
+              "bakıyordu; fil çok büyüktü ve bahçede dolaştı.\n")
+    ix = dreamdb.open(mixed_vault, engine=engine)
+    for query in ("Gülşen: delete the license file", "Ayşe, please delete the license file"):
+        plan = plan_query(query, vocabulary=ix._vocabulary())
+        assert not plan.turkish and {"file", "licens"} <= set(plan.terms), query
+        slugs = [h.slug for h in ix.recall(query, top=5)]
+        assert slugs[0] == "licensing" and "fil" not in slugs, query
+    for query in ("Şifreleme", "Yedekleme Şifreleme", "Güvenlik açıkları nelerdi"):  # names only: their own words
+        assert plan_query(query).turkish, query
     ix.close()
 
 

@@ -84,16 +84,19 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     """
     written = normalize(text)
     words = tokens(lower(written))  # raw_tokens(text), from the one normalisation
+    written_words = tokens(written)  # the words as written (capitals: names)
     shouted = _shouted_turkish(written)
-    turkish = shouted or is_turkish(words)
-    originals = tokens(written) if turkish else None  # the words as written (capitals: names)
+    # The language is the query's own words', names aside: "Gülşen: delete the license file" is English
+    # (read as Turkish, "file" and "delete" would become the Turkish stems "fil" and "dele").
+    turkish = shouted or is_turkish(_own_words(words, written_words) or words)
+    originals = written_words if turkish else None
     distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words, originals=originals)))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text
     if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text):
-        resolved = _resolve(text, words, tokens(written) if originals is None else originals, turkish, distinct,
+        resolved = _resolve(text, words, written_words, turkish, distinct,
                             vocabulary, shouted=shouted)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
@@ -104,6 +107,14 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
                 if s not in terms:
                     syn[s] = S.SYNONYM_WEIGHT
     return QueryPlan(text, terms, syn, turkish, dropped, resolved)
+
+
+def _own_words(words: list[str], originals: list[str]) -> list[str]:
+    """The query's ``words`` less its names: those written with a capital first letter (not in
+    capitals throughout), as ``originals`` has them."""
+    if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
+        return words
+    return [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper())]
 
 
 def _shouted_turkish(written: str) -> bool:
@@ -179,8 +190,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     memo = getattr(vocabulary, "resolved_words", None)
     # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms). Its own
     # words must read as Turkish, not only a name in it: "Müller party invitation" is English.
-    loanwords = turkish and vocabulary.has_non_turkish and (shouted or is_turkish(
-        [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper())]))
+    loanwords = turkish and vocabulary.has_non_turkish and (shouted or is_turkish(_own_words(words, originals)))
     # (the memory engine lists its English terms' first letters: most spellings begin none, and are not analysed)
     heads = getattr(vocabulary, "loanword_heads", None) if loanwords else None
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword)
