@@ -10,7 +10,7 @@ status=0
 for script in "$here"/bench_*.py; do
   [ -e "$script" ] || continue
   echo "### $(basename "$script") $*"
-  "$py" "$script" "$@" || { echo "### $(basename "$script") failed (exit $?)"; status=1; }
+  "$py" "$script" "$@" || { rc=$?; echo "### $(basename "$script") failed (exit $rc)"; status=1; }
   echo
 done
 exit $status

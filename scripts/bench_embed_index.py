@@ -96,6 +96,13 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if not (args.vault / "knowledge").is_dir() if args.quick else not args.vault.is_dir():
+        ap.error(f"no vault at {args.vault} (a _dream_context folder{' with knowledge/' if args.quick else ''}):"
+                 " give one with --vault"
+                 + (" (the default needs ../shared beside the repository)" if args.vault == DEFAULT_VAULT else ""))
+    for name in ("runs", "queries", "threads"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            ap.error(f"--{name} must be at least 1 (got {getattr(args, name)})")
     from dreamdb.errors import DreamdbError
 
     try:

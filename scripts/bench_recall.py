@@ -406,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=None, help="evaluation data folder (default as dreamdb eval)")
     ap.add_argument("--json", action="store_true", help="print JSON")
     a = ap.parse_args(argv)
+    for name in ("runs", "docs"):
+        if getattr(a, name) is not None and getattr(a, name) < 1:
+            ap.error(f"--{name} must be at least 1 (got {getattr(a, name)})")
     runs = a.runs or (3 if a.quick else 5)
     docs = a.docs or (2000 if a.quick else 100_000)
     data = a.data or suite.default_data_dir()
@@ -414,7 +417,13 @@ def main(argv: list[str] | None = None) -> int:
     print("benchmarking the real vault …", file=sys.stderr)
     res["real"] = bench_real(data, runs, 10)
     print(f"benchmarking a generated {docs}-document vault …", file=sys.stderr)
-    res["synthetic"] = bench_synthetic(docs, runs, 10 if docs <= 20_000 else 3)
+    import gen_vault
+
+    try:
+        res["synthetic"] = bench_synthetic(docs, runs, 10 if docs <= 20_000 else 3)
+    except gen_vault.GenError as exc:
+        print(f"bench_recall: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(res, indent=2) if a.json else render(res), end="" if not a.json else "\n")
     return 0
 

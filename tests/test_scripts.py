@@ -59,3 +59,51 @@ def test_bench_embed_index_without_a_model_says_so(tmp_path):
     assert p.returncode == 8, p.stderr[-2000:]  # ModelNotInstalled's exit code, as the CLI's
     assert "Traceback" not in p.stderr and p.stderr.startswith("bench_embed_index: ")
     assert not list(Path(tempfile.gettempdir()).glob("bench-embed-*"))
+
+
+def test_gen_vault_replaces_only_its_own_vaults(tmp_path):
+    """QA round 23: gen_vault.py OUT deleted an existing OUT/_dream_context (a user's notes) unasked."""
+    user = tmp_path / "user"
+    note = user / "_dream_context" / "knowledge" / "mine.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("---\ntitle: Mine\n---\nkeep me\n", encoding="utf-8")
+    p = run(SCRIPTS / "gen_vault.py", user, "--docs", "2", "--vocab", "5000")
+    assert p.returncode == 2 and "not made by this script" in p.stderr and "Traceback" not in p.stderr
+    assert note.read_text(encoding="utf-8") == "---\ntitle: Mine\n---\nkeep me\n"
+    own = tmp_path / "own"
+    for docs in (2, 3):  # a second size replaces the script's own vault
+        p = run(SCRIPTS / "gen_vault.py", own, "--docs", docs, "--vocab", "5000")
+        assert p.returncode == 0, p.stderr
+        assert len(list((own / "_dream_context" / "knowledge").rglob("*.md"))) == docs
+    for args in (("--vocab", "0"), ("--docs", "0")):
+        p = run(SCRIPTS / "gen_vault.py", tmp_path / "x", *args)
+        assert p.returncode == 2 and "at least" in p.stderr and "Traceback" not in p.stderr, args
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    p = run(SCRIPTS / "gen_vault.py", afile, "--docs", "2", "--vocab", "5000")
+    assert p.returncode == 2 and "not a folder" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_bench_recall_refuses_runs_or_docs_below_one():
+    for args in (("--runs", "0"), ("--docs", "-5")):
+        p = run(SCRIPTS / "bench_recall.py", "--quick", *args)
+        assert p.returncode == 2 and "must be at least 1" in p.stderr and "Traceback" not in p.stderr, args
+
+
+def test_bench_embed_index_names_a_missing_vault(tmp_path):
+    """QA round 23: without ../shared the quick run failed naming its own temporary copy."""
+    p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--vault", tmp_path / "nowhere")
+    assert p.returncode == 2 and f"no vault at {tmp_path / 'nowhere'}" in p.stderr and "bench-embed-" not in p.stderr
+
+
+def test_bench_all_reports_a_failing_scripts_exit_code(tmp_path):
+    """QA round 23: the failure line read "failed (exit 0)" ($? was basename's)."""
+    import shutil
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    shutil.copy(SCRIPTS / "bench_all.sh", scripts)
+    (scripts / "bench_fail.py").write_text("import sys\nsys.exit(3)\n")
+    p = subprocess.run(["sh", str(scripts / "bench_all.sh")], capture_output=True, text=True,
+                       env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert p.returncode == 1 and "bench_fail.py failed (exit 3)" in p.stdout
