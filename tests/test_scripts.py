@@ -104,6 +104,7 @@ def test_bench_all_reports_a_failing_scripts_exit_code(tmp_path):
     scripts.mkdir()
     shutil.copy(SCRIPTS / "bench_all.sh", scripts)
     (scripts / "bench_fail.py").write_text("import sys\nsys.exit(3)\n")
-    p = subprocess.run(["sh", str(scripts / "bench_all.sh")], capture_output=True, text=True,
-                       env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}, timeout=60)
-    assert p.returncode == 1 and "bench_fail.py failed (exit 3)" in p.stdout
+    for shell in ("sh", "bash"):  # (bash gave $? of the command substitution)
+        p = subprocess.run([shell, str(scripts / "bench_all.sh")], capture_output=True, text=True,
+                           env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}, timeout=60)
+        assert p.returncode == 1 and "bench_fail.py failed (exit 3)" in p.stdout, shell
