@@ -208,12 +208,23 @@ def _accumulator() -> str:
         return "C (DREAMDB_KERNEL has a value that is neither on nor off)"
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of ``path``; ``None`` when it does not exist or cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _serialized(method):
     """Run an :class:`Index` method holding the index's lock: one thread at a time uses its connection
     and caches (an index opened in one thread can be used from others, e.g. ``asyncio.to_thread``)."""
     @wraps(method)
     def run(self, *args, **kwargs):
         with self._lock:
+            if self._conn is not None:
+                self._follow_index_file()
             return method(self, *args, **kwargs)
 
     return run
@@ -268,6 +279,7 @@ class Index:
         self.notes: deque[str] = deque(maxlen=MAX_NOTES)
         self._updating_elsewhere = False  # the last sync before a read found another process's write lock
         self._conn = None
+        self._opened_file: tuple[int, int] | None = None  # (device, inode) of the index file the connection opened
 
     # -- connection -------------------------------------------------------------
     @property
@@ -392,7 +404,13 @@ class Index:
         if kind == "unreadable":
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
                                    hint="Fix its permissions, or set DREAMDB_INDEX to a file path you can write.")
-        if kind in ("missing", "empty", "dreamdb") or self._owns_any_file():
+        if kind == "missing":
+            # A deleted index's -wal/-shm: SQLite would read the WAL's pages into the new file, or fail
+            # on them ("disk I/O error") while a process that still has the deleted file open holds them.
+            if os.path.lexists(f"{self.index_path}-wal") or os.path.lexists(f"{self.index_path}-shm"):
+                config.remove_index_files(self.index_path)
+            return
+        if kind in ("empty", "dreamdb") or self._owns_any_file():
             return
         if kind == "sqlite" and _is_older_dreamdb_index(self.index_path):
             return
@@ -448,10 +466,25 @@ class Index:
         from dreamdb.errors import DriverError
 
         try:
-            return db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=db.CAN_LOAD_EXTENSIONS)
+            conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=db.CAN_LOAD_EXTENSIONS)
         except DriverError as exc:
             self.notes.append(f"sqlite-vec unavailable ({exc.message}); BM25 only")
-            return db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=False)
+            conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=False)
+        self._opened_file = _file_identity(self.index_path)
+        return conn
+
+    def _follow_index_file(self) -> None:
+        """Close the connection when the index file is no longer the one it opened: deleted, or deleted
+        and rebuilt by another process. The connection would go on reading the deleted file, and its
+        ``-wal``/``-shm`` files, shared by name with the new one, fail every statement ("disk I/O
+        error"); the next use reopens the file there now, or builds one."""
+        now = _file_identity(self.index_path)
+        if now == self._opened_file or (now is None and not os.path.isdir(self.vault)):
+            return  # (a vault moved away with its index inside: the read's sync says so, and creates nothing)
+        self.notes.append(f"the index file {self.index_path} was deleted or replaced since it was opened; reopened")
+        with suppress(Exception):
+            self._conn.close()
+        self._conn = None
 
     def _guarded(self, fn):
         """Run ``fn()``; if the index turns out corrupt, rebuild it from the vault and run once more.

@@ -561,3 +561,22 @@ def test_notes_a_long_lived_index_never_takes_stay_bounded(example_vault):
     assert ix.recall("the of and", top=1) == [] and ix.take_notes() == [
         "no searchable terms in the query (only stopwords, punctuation or one-character words)"]
     ix.close()
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_long_lived_index_follows_its_file_deleted_and_rebuilt_elsewhere(example_vault, engine):
+    """QA round 23: after `rm index.db` (its -wal/-shm stay) and a `dreamdb sync` in another process,
+    every call of an open Index raised "disk I/O error" for good."""
+    ix = dreamdb.open(example_vault, engine=engine)
+    before = [h.doc_id for h in ix.recall("sleep debt", top=3)]
+    assert before
+    os.remove(ix.index_path)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(example_vault)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert [h.doc_id for h in ix.recall("sleep debt", top=3)] == before
+    assert any("deleted or replaced" in n for n in ix.take_notes())
+    assert ix.status()["documents"] > 0
+    os.remove(ix.index_path)  # deleted, and nobody rebuilt it: this process does
+    assert [h.doc_id for h in ix.recall("sleep debt", top=3)] == before and ix.index_path.is_file()
+    ix.close()
