@@ -278,3 +278,16 @@ def test_xquad_ascii_track_plan():
     assert all(text.isascii() or not set(text) & set("çğıöşüÇĞİÖŞÜ") for _, text in ascii_t.queries)
     changed = sum(a != b for (_, a), (_, b) in zip(ascii_t.queries, plain.queries))
     assert changed > 1000  # almost every Turkish question has a Turkish letter
+
+
+def test_unwritable_report_or_cache_paths_are_refused_before_the_run(tmp_path):
+    """QA round 23: a --results-file in a missing folder, or a --cache that cannot be made, ended a whole
+    run with exit 70 (internal error); both are usage errors found before any work."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for args, said in ((["--results-file", str(tmp_path / "missing" / "sub" / "r.md")], "does not exist"),
+                       (["--cache", str(afile / "cache")], "Cannot use the cache folder")):
+        # no data at all: had the run started, it would have stopped on that first
+        r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent"), *args],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from pathlib import Path
 import click
 
 from dreamdb.cli.options import json_option
+from dreamdb.errors import UsageError
 
 SET_CHOICES = ["dreamcontext", "scifact", "xquad", "eips", "all"]
 
@@ -66,6 +68,8 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     chosen = list(suite.SETS) if not explicit else list(dict.fromkeys(sets))
     data = Path(data_dir) if data_dir else suite.default_data_dir()
     cache = Path(cache_dir) if cache_dir else suite.repo_root() / "eval" / ".cache"
+    target = (results_file or suite.repo_root() / "eval" / "RESULTS.md") if write_results or results_file else None
+    _check_writable(cache, target)  # before a run of minutes, not after it
     command = _command_line()
 
     def log(msg: str) -> None:
@@ -73,16 +77,42 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
 
     results = suite.run_suite(chosen, data=data, cache=cache, modes=mode_list, baseline=baseline, quick=quick,
                               explicit=explicit, progress=_progress, log=log, command=command, max_embed=max_embed)
-    cache.mkdir(parents=True, exist_ok=True)
-    (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")
-    if write_results or results_file:
-        target = results_file or suite.repo_root() / "eval" / "RESULTS.md"
-        target.write_text(suite.render_markdown(results), encoding="utf-8")
-        log(f"wrote {target}")
+    try:
+        (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")
+        if target is not None:
+            target.write_text(suite.render_markdown(results), encoding="utf-8")
+            log(f"wrote {target}")
+    except OSError as exc:
+        raise UsageError(f"Cannot write the results: {exc}", hint="Free some space or fix the folder's permissions, "
+                         "then run again.") from exc
     if as_json:
         click.echo(output.to_json(suite.strip_rows(results)))
         return
     click.echo(_text_table(suite, results), nl=False)
+
+
+def _check_writable(cache: Path, target: Path | None) -> None:
+    """Refuse a cache folder that cannot be made or written, and a report whose folder does not exist
+    or cannot be written.
+
+    Raises:
+        UsageError: as above (exit code 2).
+    """
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"Cannot use the cache folder {cache}: {exc.strerror or exc}",
+                         hint="Give --cache a folder you can write.") from exc
+    if not os.access(cache, os.W_OK | os.X_OK):
+        raise UsageError(f"Cannot write in the cache folder {cache}", hint="Give --cache a folder you can write.")
+    if target is not None:
+        folder = target.parent
+        if not folder.is_dir():
+            raise UsageError(f"Cannot write the report {target}: the folder {folder} does not exist",
+                             hint="Create it first, or give --results-file a path in an existing folder.")
+        if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+            raise UsageError(f"Cannot write the report {target}: permission denied",
+                             hint="Give --results-file a path you can write.")
 
 
 def _command_line() -> str:
