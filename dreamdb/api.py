@@ -156,12 +156,14 @@ def _split(values, name: str = "value") -> list[str] | None:
     filter), compared so with the index's tags and statuses (stored in NFC too).
 
     Raises:
-        UsageError: anything else (a number, a dict, a list holding non-strings); an item that is not
-            valid UTF-8 (undecodable bytes from the command line).
+        UsageError: anything else (a number, a dict, a list holding non-strings); a string holding no
+            item (``""``, ``","``); an item that is not valid UTF-8 (undecodable bytes from the command line).
     """
     if values is None:
         return None
     if isinstance(values, str):
+        if not values.replace(",", "").strip():  # `--types ""`, an unset shell variable: not "every type"
+            raise UsageError(f"{name} is empty", hint=f"Give at least one name, or leave {name} out.")
         values = [values]
     elif not isinstance(values, (list, tuple, set, frozenset)) or not all(isinstance(v, str) for v in values):
         raise UsageError(f"{name} must be a string or a list of strings, got {values!r}")

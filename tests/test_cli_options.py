@@ -242,3 +242,20 @@ def test_a_write_whose_report_cannot_be_written_says_the_change_was_saved(tmp_pa
     assert len(entries) == len(before["entries"] if isinstance(before, dict) else before) + 1
     assert p.returncode == 74 and "The change itself was saved (Remembered as changelog/" in p.stderr
     assert "do not repeat it" in p.stderr
+
+
+def test_a_folder_inside_a_vault_is_pointed_back_at_the_vault(tmp_path):
+    """QA round 23: --vault <vault>/knowledge suggested creating <vault>/knowledge/_dream_context."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    vault = tmp_path / "project" / "_dream_context"
+    (vault / "knowledge" / "deep").mkdir(parents=True)
+    for inner in (vault / "knowledge", vault / "knowledge" / "deep"):
+        with pytest.raises(VaultNotFound) as info:
+            find_vault(str(inner))
+        assert f"inside the vault {vault}" in info.value.hint and "create" not in info.value.hint
+    (tmp_path / "other").mkdir()
+    with pytest.raises(VaultNotFound) as info:
+        find_vault(str(tmp_path / "other"))  # (a project that has none yet: start one)
+    assert "create" in info.value.hint

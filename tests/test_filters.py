@@ -91,6 +91,11 @@ def test_bad_filter_values(vault):
     for kwargs in ({"since": "whenever"}, {"level": 4}, {"types": "nope"}, {"top": 0}, {"mode": "fuzzy"}, {"now": "soon"}):
         with pytest.raises(UsageError):
             index.recall("quokka", **kwargs)
+    # an empty filter string (`--types ""`, an unset shell variable) is not "every type" (QA round 23)
+    for kwargs in ({"types": ""}, {"exclude_types": " "}, {"tags": ","}, {"status": ""}):
+        with pytest.raises(UsageError, match="is empty"):
+            index.recall("quokka", **kwargs)
+    assert [h.doc_id for h in index.recall("quokka", types=[])] == [h.doc_id for h in index.recall("quokka")]  # no filter
 
 
 def test_corpus_wide_filter_questions_use_an_index(vault):

@@ -87,6 +87,14 @@ def test_write_refusals_keep_data(tmp_path):
     assert p.returncode == 2
     p = cli("update", "--vault", str(v), "no-such-doc", "--append", "x")
     assert p.returncode == 7
+    note = v / "knowledge" / "decisions" / "decision-sqlite-index.md"
+    before = note.read_bytes()
+    p = cli("update", "--vault", str(v), "knowledge/decision-sqlite-index", "--pin", "--unpin")  # QA round 23
+    assert p.returncode == 2 and "contradict" in p.stderr and note.read_bytes() == before
+    p = cli("update", "--vault", str(v), "knowledge/decision-sqlite-index", "--pin", "--json")
+    assert p.returncode == 0 and "pinned: true" in note.read_text(encoding="utf-8")
+    p = cli("update", "--vault", str(v), "knowledge/decision-sqlite-index", "--unpin")
+    assert p.returncode == 0 and "pinned: true" not in note.read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------- update/delete: names, tags, previous versions

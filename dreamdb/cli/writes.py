@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from dreamdb.cli.options import json_option, open_index, vault_option
+from dreamdb.errors import UsageError
 
 
 def _done(as_json: bool, payload: dict, text: str) -> None:
@@ -52,10 +53,11 @@ def remember(text, entry_type, scope, summary, references, supersedes, authors, 
 @click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats are dropped).")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/).")
 @click.option("--append", help="Text appended to the body.")
-@click.option("--pin/--unpin", default=None, help="Set or clear 'pinned'.")
+@click.option("--pin", "pin", is_flag=True, help="Set 'pinned: true'.")
+@click.option("--unpin", is_flag=True, help="Clear 'pinned'.")
 @vault_option()
 @json_option
-def update(slug, description, tags, content, append, pin, vault, as_json):
+def update(slug, description, tags, content, append, pin, unpin, vault, as_json):
     """Edit the document SLUG: frontmatter keys or body.
 
     SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
@@ -74,9 +76,12 @@ def update(slug, description, tags, content, append, pin, vault, as_json):
       dreamdb update knowledge/my-note --append "Follow-up: measured 2.1 ms."
       dreamdb update my-note --pin --json
     """
+    if pin and unpin:
+        raise UsageError("--pin and --unpin contradict each other", hint="Give one of them.")
     index = open_index(vault)
     kept = []
-    path = index.update(slug, description=description, tags=tags, content=content, append=append, pin=pin,
+    path = index.update(slug, description=description, tags=tags, content=content, append=append,
+                        pin=True if pin else False if unpin else None,
                         on_kept=kept.append)
     payload = {"updated": str(path), "previous_version": str(kept[0]) if kept else None}
     text = (f"Updated {path} (previous version kept at {kept[0]})" if kept

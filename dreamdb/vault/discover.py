@@ -116,9 +116,12 @@ def _explicit_vault(path, explicit) -> Path:
         raise VaultNotFound(f"Vault path is not a folder: {p}{source}", hint=f"{fix} to a _dream_context folder.")
     if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
         if not (p / VAULT_DIR_NAME).is_dir():
+            inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
             raise VaultNotFound(
                 f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
-                hint=f"Point --vault (or DREAMDB_VAULT) at the {VAULT_DIR_NAME} folder or the project that contains it;"
+                hint=f"It is inside the vault {inside}: point --vault (or DREAMDB_VAULT) there (--types picks "
+                f"document types)." if inside is not None else
+                f"Point --vault (or DREAMDB_VAULT) at the {VAULT_DIR_NAME} folder or the project that contains it;"
                 f" to start a vault, create {p / VAULT_DIR_NAME}.",
             )
         p = p / VAULT_DIR_NAME
