@@ -136,3 +136,10 @@ def term_heads(terms) -> frozenset[str]:
 def begins_one(spelling: str, heads: frozenset[str]) -> bool:
     """Whether ``spelling`` begins with one of ``heads`` (:func:`term_heads`)."""
     return spelling[:HEAD_LETTERS] in heads or spelling[:HEAD_LETTERS - 1] in heads
+
+
+def has_loanword_ending(root: str) -> bool:
+    """Whether ``root`` ends in one of the Turkish endings of :data:`_ENDINGS` (``-syon``, ``-loji``,
+    ``-ik`` …) with at least two letters before it, as :func:`english_spellings` reads them."""
+    word = root.translate(_VOWELS_TO_ASCII)
+    return any(word.endswith(tr) and len(word) > len(tr) + 1 for tr, _ens in _ENDINGS_BY_LAST.get(word[-1:], ()))

@@ -265,3 +265,31 @@ def test_heads_leave_every_loanword_outcome_as_it_was(mixed_vault, engine):
     assert plan.turkish
     assert {"taxi", "stadium", "media", "consolidation"} <= set(plan.terms)
     ix.close()
+
+
+ASCII_NOTES = [("taxi", "Taxi", "The taxi fare to the airport."), ("stadium", "Stadium", "How to get to the stadium by metro."),
+               ("config", "System configuration", "Install the configuration file; the system loads it."),
+               ("tv", "Television", "The television in the lobby.")]
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_turkish_typed_without_its_letters_reaches_english_notes_through_loanwords(mixed_vault, engine):
+    """QA round 23: "taksiye binmek istiyorum" (correct Turkish without a Turkish letter) reads as English,
+    so its loanwords were never looked up. A query none of whose words is in a non-Turkish note now is."""
+    for slug, title, body in ASCII_NOTES:
+        write_doc(mixed_vault, f"knowledge/{slug}.md", f"---\ntitle: {title}\n---\n\n{body}\n")
+    ix = dreamdb.open(mixed_vault, engine=engine)
+    for query, slug, said in (("taksiye binmek istiyorum", "taxi", "→ taxi"), ("stadyuma nasil gidilir", "stadium", "→ stadium"),
+                              ("SISTEM KONFIGURASYONU", "config", "→ configuration"), ("televizyonda", "tv", "→ television")):
+        plan = plan_query(query, vocabulary=ix._vocabulary())
+        assert not plan.turkish, query  # read as English: no Turkish letter, no Turkish stopword
+        hits = ix.recall(query, top=2, explain=True)
+        assert hits and hits[0].slug == slug, query
+        assert any(said in n for n in ix.take_notes()), query
+    from dreamdb.ranking.rank import turkish_looking
+
+    assert turkish_looking("taksiye") and not turkish_looking("reading")  # ("reading" would become "ready")
+    # a query with a word of an English note is English: its unknown words are not read as loanwords
+    assert plan_query("the taxi to the stadyum", vocabulary=ix._vocabulary()).resolved == {}
+    assert ix.recall("zebra quagga") == []
+    ix.close()

@@ -18,7 +18,7 @@ import json
 
 from dreamdb.analyzer import (alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish, lower, normalize,
                                query_words, stem, tokens)
-from dreamdb.cognates import HEAD_LETTERS, begins_one, english_spellings
+from dreamdb.cognates import HEAD_LETTERS, begins_one, english_spellings, has_loanword_ending
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
@@ -109,6 +109,15 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     return QueryPlan(text, terms, syn, turkish, dropped, resolved)
 
 
+def turkish_looking(word: str) -> bool:
+    """Whether a word typed in ASCII shows Turkish form: a Turkish suffix (its Turkish analysis is
+    not its English one: ``taksiye``, ``televizyonda``) or a loanword ending
+    (:func:`dreamdb.cognates.has_loanword_ending`: ``konfigurasyon``). A guard, not a language test:
+    ``reading`` shows neither, so an English query that matches nothing is not read as loanwords
+    (``reading`` → *ready*)."""
+    return stem(word, True) != stem(word, False) or has_loanword_ending(word)
+
+
 def _own_words(words: list[str], originals: list[str]) -> list[str]:
     """The query's ``words`` less its names: those written with a capital first letter (not in
     capitals throughout), as ``originals`` has them."""
@@ -186,11 +195,16 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
-    spell = vocabulary.has_turkish and (turkish or not vocabulary.known(found, in_turkish=False))
+    no_english_word = not turkish and not vocabulary.known(found, in_turkish=False)
+    spell = vocabulary.has_turkish and (turkish or no_english_word)
     memo = getattr(vocabulary, "resolved_words", None)
     # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms). Its own
-    # words must read as Turkish, not only a name in it: "Müller party invitation" is English.
-    loanwords = turkish and vocabulary.has_non_turkish and (shouted or is_turkish(_own_words(words, originals)))
+    # words must read as Turkish, not only a name in it: "Müller party invitation" is English. A query
+    # analysed as English, none of whose words is in a non-Turkish note, may be Turkish typed without
+    # its letters ("taksiye binmek istiyorum"): its words that look Turkish are tried too
+    # (turkish_looking: "taksiye", not "reading", which would become "ready").
+    loanwords = vocabulary.has_non_turkish and (
+        (shouted or is_turkish(_own_words(words, originals))) if turkish else no_english_word)
     # (the memory engine lists its English terms' first letters: most spellings begin none, and are not analysed)
     heads = getattr(vocabulary, "loanword_heads", None) if loanwords else None
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword)
@@ -198,7 +212,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     for t, w, cap in query_words(text, turkish, words, originals):
         if t in wanted and t not in keys:
             first = len(keys) < MAX_SPELLED_WORDS
-            keys[t] = (w, cap, turkish, spell and first, loanwords and first)
+            keys[t] = (w, cap, turkish, spell and first, loanwords and first and (turkish or turkish_looking(w)))
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
     # Each word's options in order: its other analyses, then its Turkish spellings one round at a time
     # (one changed letter, then two, …), then the English words it may be a Turkish loanword of: the
