@@ -31,7 +31,9 @@ def _progress(label: str, length: int):
                    "is reported as unavailable.")
 @click.option("--baseline/--no-baseline", default=True, show_default=True,
               help="Also run the bm25s library over the same documents, timed in the same run.")
-@click.option("--quick", is_flag=True, help="Only the first 50 queries of each track (deterministic; for CI smoke).")
+@click.option("--quick", is_flag=True, help="Only the first 50 queries of each track (deterministic; for CI smoke). "
+              "Indexes are still built whole, and a dense mode embeds every chunk first (minutes on the large "
+              "sets; see --max-embed).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), envvar="DREAMDB_EVAL_DATA",
               help="Folder holding eval/, eval-data/ and vaults/. Default: $DREAMDB_EVAL_DATA, else ../shared "
                    "beside the repository.")
