@@ -78,6 +78,10 @@ TURKISH_STOPWORDS = frozenset(
 )
 
 STOPWORDS = ENGLISH_STOPWORDS | TURKISH_STOPWORDS
+ENGLISH_ONLY_STOPWORDS = frozenset(w for w in ENGLISH_STOPWORDS if len(w) >= 3) - TURKISH_STOPWORDS
+"""English stopwords of three letters or more that are not Turkish ones: evidence that a text is English.
+Shorter ones are left out: Turkish splits suffixes off names at an apostrophe (``Harvard'a``,
+``Paris'in``), which leaves ``a`` and ``in`` as words."""
 
 _VOWELS = frozenset("aeıioöuüâîû")
 _HARMONY_VOWELS = frozenset("ıiuü")

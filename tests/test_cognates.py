@@ -162,7 +162,7 @@ def test_a_name_with_turkish_letters_does_not_make_an_english_query_turkish_for_
     vocab = ix._vocabulary()
     for query in ("Müller party invitation", "Gödel reading group"):
         plan = plan_query(query, vocabulary=vocab)
-        assert not plan.turkish and plan.resolved == {}, query  # (QA round 23: the name aside, English)
+        assert plan.turkish and plan.resolved == {}, query  # (no English stopword: every word counts)
         assert ix.recall(query) == [], query  # nothing in the vault is about parties or reading
     assert "consolidation" in plan_query("Müller konsolidasyon sürecini nasıl anlattı", vocabulary=vocab).terms
     ix.close()
@@ -190,8 +190,10 @@ def test_a_name_with_turkish_letters_leaves_an_english_query_english(mixed_vault
         assert not plan.turkish and {"file", "licens"} <= set(plan.terms), query
         slugs = [h.slug for h in ix.recall(query, top=5)]
         assert slugs[0] == "licensing" and "fil" not in slugs, query
-    for query in ("Şifreleme", "Yedekleme Şifreleme", "Güvenlik açıkları nelerdi"):  # names only: their own words
+    for query in ("Şifreleme", "Yedekleme Şifreleme", "Güvenlik açıkları nelerdi", "Hangi BM sekreteri Harvard'a gitti",
+                  "Doğu Almanyanın son Başbakanı kimdi"):  # no English stopword: every word counts, capitals too
         assert plan_query(query).turkish, query
+    assert not plan_query("The license file Gülşen deleted").turkish  # (a capitalised stopword is no name)
     ix.close()
 
 

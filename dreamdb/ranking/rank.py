@@ -16,8 +16,8 @@ from __future__ import annotations
 import heapq
 import json
 
-from dreamdb.analyzer import (alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish, lower, normalize,
-                               query_words, stem, tokens)
+from dreamdb.analyzer import (ENGLISH_ONLY_STOPWORDS, STOPWORDS, alternate_terms, analyze, diacritic_round,
+                               diacritic_rounds, is_turkish, lower, normalize, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, begins_one, english_spellings, has_loanword_ending
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -86,9 +86,12 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     words = tokens(lower(written))  # raw_tokens(text), from the one normalisation
     written_words = tokens(written)  # the words as written (capitals: names)
     shouted = _shouted_turkish(written)
-    # The language is the query's own words', names aside: "Gülşen: delete the license file" is English
-    # (read as Turkish, "file" and "delete" would become the Turkish stems "fil" and "dele").
-    turkish = shouted or is_turkish(_own_words(words, written_words) or words)
+    # An English sentence with a name in Turkish letters is English: its own words, names aside, decide
+    # when they hold an English stopword ("Gülşen: delete the license file"; read as Turkish, "file" and
+    # "delete" would become the Turkish stems "fil" and "dele"). Otherwise every word counts: Turkish
+    # capitalises titles and places too ("Doğu Almanyanın son Başbakanı kimdi").
+    own = _own_words(words, written_words)
+    turkish = shouted or is_turkish(own if not ENGLISH_ONLY_STOPWORDS.isdisjoint(own) else words)
     originals = written_words if turkish else None
     distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words, originals=originals)))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
@@ -120,10 +123,10 @@ def turkish_looking(word: str) -> bool:
 
 def _own_words(words: list[str], originals: list[str]) -> list[str]:
     """The query's ``words`` less its names: those written with a capital first letter (not in
-    capitals throughout), as ``originals`` has them."""
+    capitals throughout), as ``originals`` has them, unless they are stopwords (``The``, ``Hangi``)."""
     if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
         return words
-    return [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper())]
+    return [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper()) or w in STOPWORDS]
 
 
 def _shouted_turkish(written: str) -> bool:
