@@ -225,12 +225,26 @@ def raw_tokens(text: str) -> list[str]:
 
 def is_turkish(words: list[str]) -> bool:
     """Guess whether a tokenised text is Turkish (see :data:`TURKISH_DETECTION_RATIO`)."""
-    if not words:
-        return False
+    return bool(words) and _turkish_hits(words) / len(words) >= TURKISH_DETECTION_RATIO
+
+
+def _turkish_hits(words: list[str]) -> int:
+    """How many of ``words`` carry a Turkish letter or are Turkish stopwords."""
     hits = sum(map(_TURKISH_ASCII_STOPWORDS.__contains__, words))
     if not TURKISH_LETTERS.isdisjoint("".join(words)):  # else no word has a Turkish letter: skip the loop
         hits += sum(1 for w in words if not TURKISH_LETTERS.isdisjoint(w))
-    return hits / len(words) >= TURKISH_DETECTION_RATIO
+    return hits
+
+
+def is_turkish_query(words: list[str]) -> bool:
+    """:func:`is_turkish` for a query, which may be an English sentence holding one Turkish name or a
+    foreign word (``delete the façade file``, ``ask özge to delete the license file``): English when
+    its :data:`ENGLISH_ONLY_STOPWORDS` are at least as many as its words with Turkish letters and
+    its Turkish stopwords. (A document is long enough for :func:`is_turkish` alone.)"""
+    if not is_turkish(words):
+        return False
+    english = sum(map(ENGLISH_ONLY_STOPWORDS.__contains__, words))
+    return not english or _turkish_hits(words) > english
 
 
 @lru_cache(maxsize=1)

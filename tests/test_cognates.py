@@ -185,7 +185,8 @@ def test_a_name_with_turkish_letters_leaves_an_english_query_english(mixed_vault
     write_doc(mixed_vault, "knowledge/fil.md", "---\ntitle: Hayvanat bahçesi\n---\n\nFil ve zürafa dele dele "
               "bakıyordu; fil çok büyüktü ve bahçede dolaştı.\n")
     ix = dreamdb.open(mixed_vault, engine=engine)
-    for query in ("Gülşen: delete the license file", "Ayşe, please delete the license file"):
+    for query in ("Gülşen: delete the license file", "Ayşe, please delete the license file",  # QA round 24:
+                  "ÖZGE: delete the license file", "please ask özge to delete the license file", "delete the façade license file"):
         plan = plan_query(query, vocabulary=ix._vocabulary())
         assert not plan.turkish and {"file", "licens"} <= set(plan.terms), query
         slugs = [h.slug for h in ix.recall(query, top=5)]
@@ -193,7 +194,9 @@ def test_a_name_with_turkish_letters_leaves_an_english_query_english(mixed_vault
     for query in ("Şifreleme", "Yedekleme Şifreleme", "Güvenlik açıkları nelerdi", "Hangi BM sekreteri Harvard'a gitti",
                   "Doğu Almanyanın son Başbakanı kimdi"):  # no English stopword: every word counts, capitals too
         assert plan_query(query).turkish, query
-    assert not plan_query("The license file Gülşen deleted").turkish  # (a capitalised stopword is no name)
+    assert not plan_query("The license file Gülşen deleted").turkish
+    for query in ("the dashboard'da neden hata var", "API key nasıl alınır with curl"):  # more Turkish than English
+        assert plan_query(query).turkish, query
     ix.close()
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import heapq
 import json
 
-from dreamdb.analyzer import (ENGLISH_ONLY_STOPWORDS, STOPWORDS, alternate_terms, analyze, diacritic_round,
-                               diacritic_rounds, is_turkish, lower, normalize, query_words, stem, tokens)
+from dreamdb.analyzer import (STOPWORDS, alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish,
+                               is_turkish_query, lower, normalize, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, begins_one, english_spellings, has_loanword_ending
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -86,12 +86,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     words = tokens(lower(written))  # raw_tokens(text), from the one normalisation
     written_words = tokens(written)  # the words as written (capitals: names)
     shouted = _shouted_turkish(written)
-    # An English sentence with a name in Turkish letters is English: its own words, names aside, decide
-    # when they hold an English stopword ("Gülşen: delete the license file"; read as Turkish, "file" and
-    # "delete" would become the Turkish stems "fil" and "dele"). Otherwise every word counts: Turkish
-    # capitalises titles and places too ("Doğu Almanyanın son Başbakanı kimdi").
-    own = _own_words(words, written_words)
-    turkish = shouted or is_turkish(own if not ENGLISH_ONLY_STOPWORDS.isdisjoint(own) else words)
+    # An English sentence with a name in Turkish letters is English ("Gülşen: delete the license file";
+    # read as Turkish, "file" and "delete" would become the Turkish stems "fil" and "dele").
+    turkish = shouted or is_turkish_query(words)
     originals = written_words if turkish else None
     distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words, originals=originals)))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
