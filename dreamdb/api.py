@@ -156,17 +156,19 @@ def _split(values, name: str = "value") -> list[str] | None:
     filter), compared so with the index's tags and statuses (stored in NFC too).
 
     Raises:
-        UsageError: anything else (a number, a dict, a list holding non-strings); a string holding no
-            item (``""``, ``","``); an item that is not valid UTF-8 (undecodable bytes from the command line).
+        UsageError: anything else (a number, a dict, a list holding non-strings); a value holding no
+            item (``""``, ``","``, ``[]``); an item that is not valid UTF-8 (undecodable bytes from the command line).
     """
     if values is None:
         return None
     if isinstance(values, str):
-        if not values.replace(",", "").strip():  # `--types ""`, an unset shell variable: not "every type"
-            raise UsageError(f"{name} is empty", hint=f"Give at least one name, or leave {name} out.")
         values = [values]
     elif not isinstance(values, (list, tuple, set, frozenset)) or not all(isinstance(v, str) for v in values):
         raise UsageError(f"{name} must be a string or a list of strings, got {values!r}")
+    if not any(v.replace(",", "").strip() for v in values):  # `--types ""`, an unset variable: not "every type"
+        flag = name.replace("_", "-")
+        raise UsageError(f"{name} is empty (--{flag} \"\" on the command line)",
+                         hint=f"Give at least one name, or leave {name} out (None: no filter).")
     import unicodedata
 
     from dreamdb.vault.discover import is_utf8
@@ -399,7 +401,9 @@ class Index:
         kind = config.index_file_kind(self.index_path)
         if kind == "directory":
             raise IndexUnavailable(f"The index path {self.index_path} is a folder, not a file.",
-                                   hint="Remove that folder, or set DREAMDB_INDEX to a file path.")
+                                   hint="Set DREAMDB_INDEX to a file path." if not config.is_default_index_path(
+                                       self.index_path, self.vault) else "Remove that folder (dreamdb's own), or set "
+                                       "DREAMDB_INDEX to a file path.")
         if kind == "special":
             raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
                                    " dreamdb will not touch it.", hint="Set DREAMDB_INDEX to a file path.")

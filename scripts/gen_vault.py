@@ -105,13 +105,16 @@ def generate(out: Path, docs: int, seed: int = 7, vocab_size: int = 60000) -> Pa
 
     Raises:
         GenError: ``out/_dream_context`` exists and this script did not write it (it holds no
-            :data:`OWN_MARK`), ``out`` is not a folder, or ``docs`` < 1 or ``vocab_size`` < :data:`MIN_VOCAB`.
+            :data:`OWN_MARK`), ``out`` is not a folder or lies in a vault, or ``docs`` < 1 or
+            ``vocab_size`` < :data:`MIN_VOCAB`.
     """
     out = Path(out)
     if docs < 1 or vocab_size < MIN_VOCAB:
         raise GenError(f"--docs must be at least 1 and --vocab at least {MIN_VOCAB} (got {docs}, {vocab_size})")
     if out.exists() and not out.is_dir():
         raise GenError(f"{out} is not a folder")
+    if out.name == "_dream_context" or any(a.name == "_dream_context" for a in out.absolute().parents):
+        raise GenError(f"{out} is inside a vault; give a folder outside any _dream_context")
     params = {"docs": docs, "seed": seed, "vocab": vocab_size, "version": 1}
     vault = out / "_dream_context"
     marker = out / "gen.json"

@@ -122,6 +122,12 @@ def test_index_path_that_is_a_folder_is_a_clear_error(example_vault, tmp_path):
     with pytest.raises(IndexUnavailable, match="is a folder, not a file") as exc:
         dreamdb.open(example_vault, index_path=folder).recall("sleep")
     assert exc.value.exit_code == 4 and folder.is_dir()
+    assert "Remove" not in exc.value.hint  # (QA round 24: DREAMDB_INDEX=/tmp was told to remove /tmp)
+    own = example_vault / ".dreamdb" / "index.db"
+    own.mkdir(parents=True)
+    with pytest.raises(IndexUnavailable, match="is a folder, not a file") as exc:
+        dreamdb.open(example_vault).recall("sleep")
+    assert "Remove that folder (dreamdb's own)" in exc.value.hint
 
 
 def test_dreamdb_folder_blocked_by_a_file_names_the_file(example_vault):

@@ -82,6 +82,10 @@ def test_gen_vault_replaces_only_its_own_vaults(tmp_path):
     afile.write_text("x")
     p = run(SCRIPTS / "gen_vault.py", afile, "--docs", "2", "--vocab", "5000")
     assert p.returncode == 2 and "not a folder" in p.stderr and "Traceback" not in p.stderr
+    for inside in (user / "_dream_context", user / "_dream_context" / "knowledge"):  # QA round 24: into a vault
+        p = run(SCRIPTS / "gen_vault.py", inside, "--docs", "2", "--vocab", "5000")
+        assert p.returncode == 2 and "inside a vault" in p.stderr, inside
+    assert sorted(x.name for x in (user / "_dream_context").iterdir()) == ["knowledge"]
 
 
 def test_bench_recall_refuses_runs_or_docs_below_one():

@@ -119,8 +119,7 @@ def _explicit_vault(path, explicit) -> Path:
             inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
             raise VaultNotFound(
                 f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
-                hint=f"It is inside the vault {inside}: point --vault (or DREAMDB_VAULT) there (--types picks "
-                f"document types)." if inside is not None else
+                hint=f"It is inside the vault {inside}: point --vault (or DREAMDB_VAULT) there." if inside is not None else
                 f"Point --vault (or DREAMDB_VAULT) at the {VAULT_DIR_NAME} folder or the project that contains it;"
                 f" to start a vault, create {p / VAULT_DIR_NAME}.",
             )
