@@ -148,6 +148,12 @@ ANY, TURKISH, OTHER = 0, 1, 2
 as Turkish, in one that is not."""
 
 
+LOANWORD_SUFFIX_LETTERS = 2
+"""Letters cut off, one at a time, a word the Turkish stemmer leaves whole (:func:`loanword_terms`):
+a possessive or case ending after a loanword (``performans-ı``, ``sistem-de``), which Snowball
+Turkish does not strip when the word's vowels break vowel harmony, as loanwords' do."""
+
+
 def loanword_terms(term: str, word: str, heads=None) -> tuple[str, ...]:
     """English terms a query word may stand for as a Turkish loanword (``konsolidasyonu`` →
     ``consolidation``), in order; may be empty.
@@ -170,6 +176,8 @@ def loanword_terms(term: str, word: str, heads=None) -> tuple[str, ...]:
     """
     base = stem(word, True)
     cut = next((i for i, (a, b) in enumerate(zip(base, word)) if a != b), min(len(base), len(word)))
+    if cut == len(word):  # left whole: Snowball strips no suffix across a loanword's mixed vowels (performansı)
+        cut -= LOANWORD_SUFFIX_LETTERS
     roots = dict.fromkeys([term, *(word[:n] for n in range(len(word), cut - 1, -1))])
     spelled = dict.fromkeys(s for root in roots for s in english_spellings(root))
     if heads is not None:
