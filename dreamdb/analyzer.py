@@ -241,10 +241,11 @@ def is_turkish_query(words: list[str]) -> bool:
     foreign word (``delete the façade file``, ``ask özge to delete the license file``): English when
     its :data:`ENGLISH_ONLY_STOPWORDS` are at least as many as its words with Turkish letters and
     its Turkish stopwords. (A document is long enough for :func:`is_turkish` alone.)"""
-    if not is_turkish(words):
+    hits = _turkish_hits(words) if words else 0
+    if not words or hits / len(words) < TURKISH_DETECTION_RATIO:  # is_turkish, with the hits kept
         return False
     english = sum(map(ENGLISH_ONLY_STOPWORDS.__contains__, words))
-    return not english or _turkish_hits(words) > english
+    return not english or hits > english
 
 
 @lru_cache(maxsize=1)
