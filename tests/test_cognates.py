@@ -39,6 +39,51 @@ def test_spellings_are_english_letters_bounded_and_fewest_changes_first():
     assert english_spellings("abc12") == english_spellings("привет") == ()
 
 
+def test_the_c_kernel_spells_every_root_out_as_the_python_reference_does():
+    """dreamdb.ranking._kernel.english_spellings gives the very tuples of cognates.english_spellings
+    (its tables are a copy): over random roots of Turkish and other letters, roots with each ending,
+    the en- prefix, ks, glide y, ş and ç, and words long enough to hit MAX_SPELLINGS."""
+    import random
+
+    from dreamdb.cognates import _ENDINGS
+    from dreamdb.ranking.memory import KERNEL
+
+    if KERNEL is None:
+        pytest.skip("the C kernel is not built (no C compiler at install)")
+    reference = english_spellings.__wrapped__  # uncached
+    rng = random.Random(5)
+    letters = "abcçdefgğhıijklmnoöprsştuüvyzâîûqwx"
+
+    def word(lo, hi, alphabet=letters):
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(lo, hi)))
+
+    roots = [word(0, 16) for _ in range(20_000)]
+    roots += [word(0, 8) + tr for tr, _en in _ENDINGS for _ in range(300)]
+    roots += ["en" + word(1, 12, "kfijzyşçsaeo") + tr for tr in ("", "syon", "ik") for _ in range(1000)]
+    roots += ["konsolidasyon", "enformasyon", "şampiyonluk", "kikikikikikisyon", "ş" * 40, "k" * 500 + "syon",
+              "medya", "yoyoyo", "İstanbul", "Sistem", "sis tem", "sistem1", "ağırlık", "", "ksks", "enks"]
+    differing = [r for r in roots if KERNEL.english_spellings(r) != reference(r)]
+    assert differing == []
+    assert sum(len(reference(r)) == MAX_SPELLINGS for r in roots) > 100  # the cap is exercised
+    with pytest.raises(TypeError):
+        KERNEL.english_spellings(b"sistem")
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_loanwords_resolve_alike_with_and_without_the_c_kernel(mixed_vault, kernel):
+    from dreamdb.ranking.memory import KERNEL, MemoryEngine
+
+    if kernel and KERNEL is None:
+        pytest.skip("the C kernel is not built (no C compiler at install)")
+    ix = dreamdb.open(mixed_vault)
+    ix.sync()
+    engine = MemoryEngine(ix.conn, kernel=kernel)
+    assert (engine.kernel is not None) == kernel
+    plan = plan_query("konsolidasyon sistemi ve stratejisi nasıl çalışıyor", vocabulary=engine)
+    assert plan.resolved == {"konsolidasyo": "consolidation", "sist": "system", "strateji": "strategi"}
+    ix.close()
+
+
 @pytest.fixture()
 def mixed_vault(tiny_vault):
     write_doc(tiny_vault, "knowledge/consolidation.md", ENGLISH_NOTE)
@@ -87,7 +132,7 @@ def test_the_english_word_must_be_in_a_note_not_written_in_turkish(tiny_vault):
 
 def test_loanwords_are_not_looked_up_for_english_queries_or_turkish_only_notes(tiny_vault, monkeypatch):
     calls = []
-    monkeypatch.setattr(rank, "loanword_terms", lambda term, word, heads=None: calls.append(word) or ())
+    monkeypatch.setattr(rank, "loanword_terms", lambda term, word, *rest: calls.append(word) or ())
     write_doc(tiny_vault, "knowledge/turkce.md", "---\ntitle: Toplantı notu\n---\n\nBütçe onaylandı ve ekip "
               "haftalık planı gözden geçirdi; yeni görevler dağıtıldı.\n")
     ix = dreamdb.open(tiny_vault)
@@ -131,7 +176,7 @@ def test_turkish_questions_reach_english_words_of_the_real_vault():
 def test_loanwords_are_tried_for_the_first_words_only(mixed_vault, monkeypatch):
     seen = []
     real = rank.loanword_terms
-    monkeypatch.setattr(rank, "loanword_terms", lambda term, word, heads=None: seen.append(word) or real(term, word, heads))
+    monkeypatch.setattr(rank, "loanword_terms", lambda term, word, *rest: seen.append(word) or real(term, word, *rest))
     ix = dreamdb.open(mixed_vault)
     ix.sync()
     words = " ".join(f"kelimeçik{chr(97 + i)}ler" for i in range(rank.MAX_SPELLED_WORDS + 4))

@@ -1,4 +1,5 @@
-/* BM25 accumulator of the memory engine (dreamdb.ranking.memory), in C.
+/* The memory engine's hot paths (dreamdb.ranking.memory), in C: its BM25 accumulator, and the
+ * English spellings of Turkish loanwords that query planning looks up (dreamdb.cognates).
  *
  * One call does what MemoryEngine.rank's numpy passes do between the postings and the
  * documents that can make the top (three np.bincount sums, the candidate mask, the rankScore
@@ -8,7 +9,8 @@
  * multiply-add).
  *
  * Built by hatch_build.py when a C compiler is present; without it dreamdb uses the numpy
- * passes (tests/test_kernel.py checks both give identical rankings).
+ * passes and the Python spellings (tests/test_kernel.py and tests/test_cognates.py check both give
+ * identical rankings and spellings).
  *
  * It reads every array through the buffer protocol (no numpy headers at build time).
  */
@@ -268,14 +270,251 @@ done:
     return result;
 }
 
+/* ---- English spellings of Turkish loanwords: dreamdb.cognates.english_spellings, in C ----
+ *
+ * The same rules, tables and output order as the Python function, which is the reference and
+ * documents the rules and their source (tests/test_cognates.py checks both give the same tuples on
+ * a large random set of roots that exercises every ending and letter). A root's letters are held
+ * as bytes: ASCII letters as themselves, the Turkish vowels already read as ASCII (ı î -> i,
+ * ü û -> u, ö -> o, â -> a), 'C' for ç and 'S' for ş (English has neither, so both must change). */
+
+#define SP_MIN_ROOT 5       /* cognates.MIN_ROOT_LETTERS */
+#define SP_MAX_SPELLINGS 32 /* cognates.MAX_SPELLINGS */
+#define SP_MAX_SOUNDED 5    /* cognates.MAX_SOUNDED */
+
+static const struct { const char *tr; const char *en[2]; } SP_ENDINGS[] = { /* cognates._ENDINGS */
+    {"ksiyon", {"ction", NULL}}, {"lojik", {"logical", NULL}}, {"siyon", {"sion", "tion"}},
+    {"ziyon", {"sion", NULL}}, {"syon", {"tion", "sion"}}, {"zyon", {"sion", NULL}},
+    {"grafi", {"graphy", NULL}}, {"metri", {"metry", NULL}}, {"loji", {"logy", NULL}},
+    {"nomi", {"nomy", NULL}}, {"sofi", {"sophy", NULL}}, {"tik", {"tic", "tical"}},
+    {"izm", {"ism", NULL}}, {"ite", {"ity", NULL}}, {"ans", {"ance", NULL}}, {"ens", {"ence", NULL}},
+    {"ik", {"ic", "ical"}}, {"if", {"ive", NULL}},
+};
+
+/* cognates._SOUNDED: a letter's other readings (NULL-terminated), or NULL for a letter kept as written. */
+static const char *const *sp_readings(char c) {
+    static const char *const k[] = {"c", "ch", NULL}, *const f[] = {"ph", NULL}, *const i[] = {"y", NULL},
+                             *const j[] = {"g", NULL}, *const z[] = {"s", NULL}, *const y[] = {"i", "", NULL},
+                             *const sh[] = {"sh", "ch", NULL}, *const ch[] = {"ch", NULL};
+    switch (c) {
+    case 'k': return k;
+    case 'f': return f;
+    case 'i': return i;
+    case 'j': return j;
+    case 'z': return z;
+    case 'y': return y;
+    case 'S': return sh;
+    case 'C': return ch;
+    }
+    return NULL;
+}
+
+static int sp_vowel(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
+
+typedef struct {
+    char *buf;          /* the spellings one after another; the one being built after them */
+    Py_ssize_t used, start[SP_MAX_SPELLINGS], len[SP_MAX_SPELLINGS];
+    int count;
+    const char *root;   /* the root, when it is ASCII (a spelling equal to it is left out), else NULL */
+    Py_ssize_t root_len;
+    /* scratch, one slot per letter of the root: */
+    Py_ssize_t *pos, *reading;  /* the changed letters' positions (forced, then chosen), their reading */
+    const char *const **alts;   /* the changed letters' readings */
+    Py_ssize_t *opt;            /* positions of the letters that may change */
+    const char **sub;           /* per letter of the head: its reading, or NULL */
+} Spellings;
+
+/* Lists buf[used:used+n] unless it is the root or listed already; 1 when the list is then full. */
+static int sp_add(Spellings *o, Py_ssize_t n) {
+    const char *text = o->buf + o->used;
+    if (o->root && n == o->root_len && memcmp(text, o->root, (size_t)n) == 0)
+        return 0;
+    for (int s = 0; s < o->count; s++)
+        if (o->len[s] == n && memcmp(o->buf + o->start[s], text, (size_t)n) == 0)
+            return 0;
+    o->start[o->count] = o->used;
+    o->len[o->count] = n;
+    o->used += n;
+    return ++o->count >= SP_MAX_SPELLINGS;
+}
+
+/* Lists the spellings of one (head, ending) split, fewest changed letters first; 1 when the list is
+ * full. head is changed in place. */
+static int sp_split(Spellings *o, char *head, Py_ssize_t hl, const char *ending) {
+    Py_ssize_t el = (Py_ssize_t)strlen(ending);
+    if (hl > 2 && head[0] == 'e' && head[1] == 'n' && !sp_vowel(head[2]))
+        head[0] = 'i'; /* enformasyon -> information */
+    Py_ssize_t w = 0;
+    for (Py_ssize_t r = 0; r < hl; r++) { /* ks -> x, left to right */
+        if (head[r] == 'k' && r + 1 < hl && head[r + 1] == 's') {
+            head[w++] = 'x';
+            r++;
+        } else {
+            head[w++] = head[r];
+        }
+    }
+    hl = w;
+    Py_ssize_t n_forced = 0, n_opt = 0;
+    for (Py_ssize_t i = 0; i < hl; i++) {
+        char c = head[i];
+        const char *const *r = sp_readings(c);
+        if (!r || (c == 'y' && !(i > 0 && i < hl - 1 && sp_vowel(head[i + 1]))))
+            continue;
+        if (c == 'S' || c == 'C') {
+            o->pos[n_forced] = i;
+            o->alts[n_forced++] = r;
+        } else if (n_opt < SP_MAX_SOUNDED) {
+            o->opt[n_opt++] = i;
+        }
+    }
+    Py_ssize_t chosen[SP_MAX_SOUNDED];
+    for (Py_ssize_t i = 0; i < hl; i++)
+        o->sub[i] = NULL;
+    for (Py_ssize_t n = 0; n <= n_opt; n++) {
+        for (Py_ssize_t c = 0; c < n; c++)
+            chosen[c] = c;
+        for (;;) { /* each n-combination of the letters that may change, in itertools.combinations order */
+            Py_ssize_t m = n_forced + n;
+            for (Py_ssize_t c = 0; c < n; c++) {
+                o->pos[n_forced + c] = o->opt[chosen[c]];
+                o->alts[n_forced + c] = sp_readings(head[o->opt[chosen[c]]]);
+            }
+            for (Py_ssize_t c = 0; c < m; c++)
+                o->reading[c] = 0;
+            for (;;) { /* each reading of the changed letters, in itertools.product order (last fastest) */
+                for (Py_ssize_t c = 0; c < m; c++)
+                    o->sub[o->pos[c]] = o->alts[c][o->reading[c]];
+                char *t = o->buf + o->used;
+                for (Py_ssize_t i = 0; i < hl; i++) {
+                    if (o->sub[i]) {
+                        for (const char *s = o->sub[i]; *s; s++)
+                            *t++ = *s;
+                    } else {
+                        *t++ = head[i];
+                    }
+                }
+                memcpy(t, ending, (size_t)el);
+                t += el;
+                if (sp_add(o, t - (o->buf + o->used)))
+                    return 1;
+                Py_ssize_t c = m - 1;
+                while (c >= 0 && !o->alts[c][++o->reading[c]]) {
+                    o->reading[c] = 0;
+                    c--;
+                }
+                if (c < 0)
+                    break;
+            }
+            for (Py_ssize_t c = 0; c < m; c++)
+                o->sub[o->pos[c]] = NULL;
+            Py_ssize_t c = n - 1; /* the next combination */
+            while (c >= 0 && chosen[c] == n_opt - n + c)
+                c--;
+            if (c < 0)
+                break;
+            chosen[c]++;
+            for (Py_ssize_t d = c + 1; d < n; d++)
+                chosen[d] = chosen[d - 1] + 1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(english_spellings_doc,
+"english_spellings(root) -> tuple[str, ...]\n"
+"\n"
+"dreamdb.cognates.english_spellings, in C: the English spellings a Turkish root may stand for as\n"
+"a loanword, the same tuple in the same order (see that function for the rules).");
+
+static PyObject *english_spellings(PyObject *Py_UNUSED(self), PyObject *arg) {
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "english_spellings: a str is needed, not %.80s", Py_TYPE(arg)->tp_name);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+    if (n < SP_MIN_ROOT)
+        return PyTuple_New(0);
+    int kind = PyUnicode_KIND(arg);
+    const void *data = PyUnicode_DATA(arg);
+    Py_ssize_t most = 2 * n + 8; /* longest spelling: every letter read as two, the longest ending */
+    size_t slots = (size_t)n + 1;
+    char *mem = PyMem_Malloc(2 * slots + (size_t)(SP_MAX_SPELLINGS + 1) * (size_t)most);
+    void *scratch = PyMem_Malloc(slots * (3 * sizeof(Py_ssize_t) + sizeof(const char *const *) + sizeof(const char *)));
+    if (!mem || !scratch) {
+        PyMem_Free(mem);
+        PyMem_Free(scratch);
+        return PyErr_NoMemory();
+    }
+    char *word = mem, *head = mem + slots;
+    Spellings o = {0};
+    o.buf = mem + 2 * slots;
+    o.pos = scratch;
+    o.reading = o.pos + slots;
+    o.opt = o.reading + slots;
+    o.alts = (const char *const **)(o.opt + slots);
+    o.sub = (const char **)(o.alts + slots);
+    int ascii = 1, letters = 1;
+    for (Py_ssize_t i = 0; i < n && letters; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 'a' && c <= 'z') {
+            word[i] = (char)c;
+            continue;
+        }
+        ascii = 0;
+        switch (c) {
+        case 0x131: case 0xEE: word[i] = 'i'; break; /* ı î */
+        case 0xFC: case 0xFB: word[i] = 'u'; break;  /* ü û */
+        case 0xF6: word[i] = 'o'; break;             /* ö */
+        case 0xE2: word[i] = 'a'; break;             /* â */
+        case 0xE7: word[i] = 'C'; break;             /* ç */
+        case 0x15F: word[i] = 'S'; break;            /* ş */
+        default: letters = 0;                        /* ğ (silent), or no Turkish letter */
+        }
+    }
+    PyObject *result = NULL;
+    if (letters) {
+        o.root = ascii ? word : NULL;
+        o.root_len = n;
+        const char *const *endings = NULL;
+        Py_ssize_t tl = 0;
+        for (size_t e = 0; e < sizeof SP_ENDINGS / sizeof SP_ENDINGS[0] && !endings; e++) {
+            tl = (Py_ssize_t)strlen(SP_ENDINGS[e].tr);
+            if (n > tl + 1 && memcmp(word + n - tl, SP_ENDINGS[e].tr, (size_t)tl) == 0)
+                endings = SP_ENDINGS[e].en;
+        }
+        static const char *const none[] = {"", NULL};
+        if (!endings) {
+            endings = none;
+            tl = 0;
+        }
+        for (int e = 0; e < 2 && endings[e]; e++) {
+            memcpy(head, word, (size_t)(n - tl));
+            if (sp_split(&o, head, n - tl, endings[e]))
+                break;
+        }
+    }
+    result = PyTuple_New(o.count);
+    for (int s = 0; result && s < o.count; s++) {
+        PyObject *v = PyUnicode_DecodeASCII(o.buf + o.start[s], o.len[s], NULL);
+        if (!v) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SET_ITEM(result, s, v);
+    }
+    PyMem_Free(mem);
+    PyMem_Free(scratch);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"near_top", near_top, METH_VARARGS, near_top_doc},
+    {"english_spellings", english_spellings, METH_O, english_spellings_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_kernel",
-    "BM25 accumulator of dreamdb's memory engine (see dreamdb.ranking.memory); optional, built from C.",
+    "Hot paths of dreamdb's memory engine (see dreamdb.ranking.memory): the BM25 accumulator and the English "
+    "spellings of Turkish loanwords; optional, built from C.",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
