@@ -1,9 +1,10 @@
-"""Build hook: compile dreamdb's optional C accumulator, ``dreamdb/ranking/_kernel.c``.
+"""Build hook: compile dreamdb's optional C kernel, ``dreamdb/ranking/_kernel.c``.
 
 The memory engine (:mod:`dreamdb.ranking.memory`) sums a query's postings with it when it was
-built, and with numpy passes otherwise (same rankings, same floats; slower). So a missing or
-failing C compiler never fails the install: the wheel then stays pure Python, with a warning in
-the build's output (pip shows it with ``-v``).
+built, and with numpy passes otherwise (same rankings, same floats; slower); the English stemmer
+(:mod:`dreamdb.stemming`) and the loanword spellings (:mod:`dreamdb.cognates`) have Python twins
+too. So a missing or failing C compiler never fails the install: the wheel then stays pure Python,
+with a warning in the build's output (pip shows it with ``-v``).
 
 The module is compiled next to its source (an editable install imports it from there) with the
 interpreter's own compiler and flags (``sysconfig``: ``LDSHARED``, ``CCSHARED``), plus
@@ -68,7 +69,7 @@ class KernelBuildHook(BuildHookInterface):
             return
         built, why = compile_kernel(Path(self.root))
         if built is None:
-            print(f"dreamdb: the C accumulator was not built, so recall uses numpy passes (same results, slower): {why}",
+            print(f"dreamdb: the C kernel was not built, so recall uses numpy passes and Python (same results, slower): {why}",
                   file=sys.stderr)
             return
         build_data["pure_python"] = False

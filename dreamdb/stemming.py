@@ -10,6 +10,11 @@ would merge words of different meaning (``organization`` → ``organ``), so
 they are left out. The Snowball library implements only the whole algorithm,
 hence this transcription of the steps we keep. Its output is a stem, not a
 word (``decided`` and ``decide`` → ``decid``), used only to match.
+
+:func:`english_stem_reference` is the transcription, in Python. :data:`english_stem`, which
+dreamdb calls, is its C twin ``dreamdb.ranking._kernel.english_stem`` where the install compiled
+it (same stems, ≈ 10× faster; ``tests/test_stemming.py`` holds the two together), else the
+reference itself.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ def _has_vowel(s: str) -> bool:
     return any(c in _VOWELS for c in s)
 
 
-def english_stem(word: str) -> str:
+def english_stem_reference(word: str) -> str:
     """Stem a lowercase English word with Porter2's inflectional steps (0, 1a, 1b, 1c, 5).
 
     Words of ≤ 2 letters and the algorithm's exception words are returned as
@@ -134,3 +139,9 @@ def english_stem(word: str) -> str:
     elif w.endswith("ll") and len(w) - 1 >= r2:
         w = w[:-1]
     return w.replace("Y", "y")
+
+
+try:  # the C twin, built at install where a C compiler is present (dreamdb/ranking/_kernel.c)
+    from dreamdb.ranking._kernel import english_stem
+except ImportError:  # pragma: no cover - an install without a C compiler
+    english_stem = english_stem_reference

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dreamdb.analyzer import analyze, is_turkish
-from dreamdb.stemming import english_stem
+from dreamdb.stemming import english_stem, english_stem_reference
 
 
 def test_identifiers_and_query_syntax_are_plain_text():
@@ -20,7 +20,8 @@ def test_stopwords_and_short_tokens_dropped():
     assert analyze("x y z k8s") == ["k8s"]
 
 
-def test_english_inflections_collapse_but_derivations_do_not():
+@pytest.mark.parametrize("english_stem", [english_stem, english_stem_reference], ids=["dreamdb", "reference"])
+def test_english_inflections_collapse_but_derivations_do_not(english_stem):
     assert english_stem("databases") == english_stem("database")
     assert english_stem("decided") == english_stem("decide")
     assert english_stem("policies") == english_stem("policy")
@@ -29,7 +30,8 @@ def test_english_inflections_collapse_but_derivations_do_not():
     assert english_stem("protection") != english_stem("protect")
 
 
-def test_english_stem_on_the_endings_its_fast_paths_skip():
+@pytest.mark.parametrize("english_stem", [english_stem, english_stem_reference], ids=["dreamdb", "reference"])
+def test_english_stem_on_the_endings_its_fast_paths_skip(english_stem):
     """Porter2 step by step on words ending in l, g or d, which the fast paths return whole unless -ll,
     -ing or -ed; the regions R1/R2 (computed only when a rule needs them) decide -ll and -e."""
     cases = {"travel": "travel", "install": "instal", "fall": "fall", "spilled": "spill", "swing": "swing",
@@ -38,7 +40,8 @@ def test_english_stem_on_the_endings_its_fast_paths_skip():
     assert {w: english_stem(w) for w in cases} == cases
 
 
-def test_english_stem_reads_a_y_after_a_vowel_as_a_consonant():
+@pytest.mark.parametrize("english_stem", [english_stem, english_stem_reference], ids=["dreamdb", "reference"])
+def test_english_stem_reads_a_y_after_a_vowel_as_a_consonant(english_stem):
     """Porter2 marks y after a vowel (and a first y) as a consonant: it then neither ends a short
     syllable nor turns into i (step 1c)."""
     cases = {"saying": "say", "playing": "play", "obeyed": "obey", "yelling": "yell", "enjoying": "enjoy",
