@@ -18,9 +18,10 @@ Turkish root may stand for. Most of them are no word at all; the index's
 vocabulary picks the ones that occur in a note not written in Turkish
 (:func:`dreamdb.ranking.rank.plan_query`), so the rules only ever connect a
 query word to a word that is there. No rule comes from, or was tuned on, an
-evaluation query; the rules are the spelling conventions above. The memory engine calls its C
-twin, ``dreamdb.ranking._kernel.english_spellings`` (same tuples, ≈ 14× faster; built at install
-where a C compiler exists); this function is the reference, and a test holds the two together.
+evaluation query; the rules are the spelling conventions above. The memory engine calls the C
+twin of :func:`loanword_spellings`, ``dreamdb.ranking._kernel.loanword_spellings`` (built at install
+where a C compiler exists; same lists, and ``english_spellings`` ≈ 14× faster); the functions here
+are the reference, and tests hold the two together.
 
 Limits, by design: roots shorter than :data:`MIN_ROOT_LETTERS` (four-letter
 roots read as English words are mostly false friends: ``kare`` square is not
@@ -145,3 +146,11 @@ def has_loanword_ending(root: str) -> bool:
     ``-ik`` …) with at least two letters before it, as :func:`english_spellings` reads them."""
     word = root.translate(_VOWELS_TO_ASCII)
     return any(word.endswith(tr) and len(word) > len(tr) + 1 for tr, _ens in _ENDINGS_BY_LAST.get(word[-1:], ()))
+
+
+def loanword_spellings(roots, heads: frozenset[str] | None = None) -> list[str]:
+    """The distinct :func:`english_spellings` of ``roots`` (a sequence of str), in order, less those
+    that begin none of ``heads`` (:func:`begins_one`; ``None`` keeps them all). The memory engine
+    calls its C twin, ``dreamdb.ranking._kernel.loanword_spellings`` (same list)."""
+    spelled = dict.fromkeys(s for root in roots for s in english_spellings(root))
+    return [s for s in spelled if heads is None or begins_one(s, heads)]

@@ -67,6 +67,23 @@ def test_the_c_kernel_spells_every_root_out_as_the_python_reference_does():
     assert sum(len(reference(r)) == MAX_SPELLINGS for r in roots) > 100  # the cap is exercised
     with pytest.raises(TypeError):
         KERNEL.english_spellings(b"sistem")
+    # roots spelled out together, less the spellings that begin no head: cognates.loanword_spellings
+    from dreamdb.cognates import loanword_spellings, term_heads
+
+    named = ["system", "consolidation", "strategi", "music", "champion", "taxi", "stadium", "chemic"]
+    heads = term_heads(named + [reference(r)[-1] for r in roots[::9] if reference(r)])  # some begin one
+    groups = [tuple(roots[i:i + 4]) for i in range(0, len(roots), 4)]
+    groups += [("sistemi", "sistem", "siste", "sist"), ("sistem", "sistem"), (), ("kisa",), ("şampiyon", "sampiyon")]
+    for group in groups:
+        assert KERNEL.loanword_spellings(group, heads) == loanword_spellings(group, heads), group
+        assert KERNEL.loanword_spellings(list(group), None) == loanword_spellings(group), group
+    kept = sum(len(loanword_spellings(g, heads)) for g in groups)
+    assert 1000 < kept < sum(len(loanword_spellings(g)) for g in groups) / 2  # the heads keep some, not all
+    assert KERNEL.loanword_spellings(("sistemi", "sistem", "sist"), heads) == ["systemi", "systemy", "system"]
+    assert KERNEL.loanword_spellings(("sistemi", "sistem", "sist"), term_heads(["consolidation"])) == []
+    for bad in ((("sistem", 1), heads), (("sistem",), ["syst"]), (5, None)):
+        with pytest.raises(TypeError):
+            KERNEL.loanword_spellings(*bad)
 
 
 @pytest.mark.parametrize("kernel", [True, False])

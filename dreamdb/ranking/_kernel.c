@@ -281,6 +281,7 @@ done:
 #define SP_MIN_ROOT 5       /* cognates.MIN_ROOT_LETTERS */
 #define SP_MAX_SPELLINGS 32 /* cognates.MAX_SPELLINGS */
 #define SP_MAX_SOUNDED 5    /* cognates.MAX_SOUNDED */
+#define SP_HEAD_LETTERS 4   /* cognates.HEAD_LETTERS */
 
 static const struct { const char *tr; const char *en[2]; } SP_ENDINGS[] = { /* cognates._ENDINGS */
     {"ksiyon", {"ction", NULL}}, {"lojik", {"logical", NULL}}, {"siyon", {"sion", "tion"}},
@@ -312,6 +313,8 @@ static const char *const *sp_readings(char c) {
 static int sp_vowel(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
 
 typedef struct {
+    char *mem;          /* what sp_spell allocated (sp_free releases it) */
+    void *scratch;
     char *buf;          /* the spellings one after another; the one being built after them */
     Py_ssize_t used, start[SP_MAX_SPELLINGS], len[SP_MAX_SPELLINGS];
     int count;
@@ -420,20 +423,15 @@ static int sp_split(Spellings *o, char *head, Py_ssize_t hl, const char *ending)
     return 0;
 }
 
-PyDoc_STRVAR(english_spellings_doc,
-"english_spellings(root) -> tuple[str, ...]\n"
-"\n"
-"dreamdb.cognates.english_spellings, in C: the English spellings a Turkish root may stand for as\n"
-"a loanword, the same tuple in the same order (see that function for the rules).");
-
-static PyObject *english_spellings(PyObject *Py_UNUSED(self), PyObject *arg) {
-    if (!PyUnicode_Check(arg))
-        return PyErr_Format(PyExc_TypeError, "english_spellings: a str is needed, not %.80s", Py_TYPE(arg)->tp_name);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+/* Lists the spellings of `root` (a str) in o, whose buffers it allocates (sp_free releases them);
+ * -1 with an exception set on failure. */
+static int sp_spell(Spellings *o, PyObject *root) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(root);
+    memset(o, 0, sizeof *o);
     if (n < SP_MIN_ROOT)
-        return PyTuple_New(0);
-    int kind = PyUnicode_KIND(arg);
-    const void *data = PyUnicode_DATA(arg);
+        return 0;
+    int kind = PyUnicode_KIND(root);
+    const void *data = PyUnicode_DATA(root);
     Py_ssize_t most = 2 * n + 8; /* longest spelling: every letter read as two, the longest ending */
     size_t slots = (size_t)n + 1;
     char *mem = PyMem_Malloc(2 * slots + (size_t)(SP_MAX_SPELLINGS + 1) * (size_t)most);
@@ -441,18 +439,20 @@ static PyObject *english_spellings(PyObject *Py_UNUSED(self), PyObject *arg) {
     if (!mem || !scratch) {
         PyMem_Free(mem);
         PyMem_Free(scratch);
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        return -1;
     }
+    o->mem = mem;
+    o->scratch = scratch;
     char *word = mem, *head = mem + slots;
-    Spellings o = {0};
-    o.buf = mem + 2 * slots;
-    o.pos = scratch;
-    o.reading = o.pos + slots;
-    o.opt = o.reading + slots;
-    o.alts = (const char *const **)(o.opt + slots);
-    o.sub = (const char **)(o.alts + slots);
-    int ascii = 1, letters = 1;
-    for (Py_ssize_t i = 0; i < n && letters; i++) {
+    o->buf = mem + 2 * slots;
+    o->pos = scratch;
+    o->reading = o->pos + slots;
+    o->opt = o->reading + slots;
+    o->alts = (const char *const **)(o->opt + slots);
+    o->sub = (const char **)(o->alts + slots);
+    int ascii = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         if (c >= 'a' && c <= 'z') {
             word[i] = (char)c;
@@ -466,32 +466,49 @@ static PyObject *english_spellings(PyObject *Py_UNUSED(self), PyObject *arg) {
         case 0xE2: word[i] = 'a'; break;             /* â */
         case 0xE7: word[i] = 'C'; break;             /* ç */
         case 0x15F: word[i] = 'S'; break;            /* ş */
-        default: letters = 0;                        /* ğ (silent), or no Turkish letter */
+        default: return 0;                           /* ğ (silent), or no Turkish letter: none */
         }
     }
-    PyObject *result = NULL;
-    if (letters) {
-        o.root = ascii ? word : NULL;
-        o.root_len = n;
-        const char *const *endings = NULL;
-        Py_ssize_t tl = 0;
-        for (size_t e = 0; e < sizeof SP_ENDINGS / sizeof SP_ENDINGS[0] && !endings; e++) {
-            tl = (Py_ssize_t)strlen(SP_ENDINGS[e].tr);
-            if (n > tl + 1 && memcmp(word + n - tl, SP_ENDINGS[e].tr, (size_t)tl) == 0)
-                endings = SP_ENDINGS[e].en;
-        }
-        static const char *const none[] = {"", NULL};
-        if (!endings) {
-            endings = none;
-            tl = 0;
-        }
-        for (int e = 0; e < 2 && endings[e]; e++) {
-            memcpy(head, word, (size_t)(n - tl));
-            if (sp_split(&o, head, n - tl, endings[e]))
-                break;
-        }
+    o->root = ascii ? word : NULL;
+    o->root_len = n;
+    const char *const *endings = NULL;
+    Py_ssize_t tl = 0;
+    for (size_t e = 0; e < sizeof SP_ENDINGS / sizeof SP_ENDINGS[0] && !endings; e++) {
+        tl = (Py_ssize_t)strlen(SP_ENDINGS[e].tr);
+        if (n > tl + 1 && memcmp(word + n - tl, SP_ENDINGS[e].tr, (size_t)tl) == 0)
+            endings = SP_ENDINGS[e].en;
     }
-    result = PyTuple_New(o.count);
+    static const char *const none[] = {"", NULL};
+    if (!endings) {
+        endings = none;
+        tl = 0;
+    }
+    for (int e = 0; e < 2 && endings[e]; e++) {
+        memcpy(head, word, (size_t)(n - tl));
+        if (sp_split(o, head, n - tl, endings[e]))
+            break;
+    }
+    return 0;
+}
+
+static void sp_free(Spellings *o) {
+    PyMem_Free(o->mem);
+    PyMem_Free(o->scratch);
+}
+
+PyDoc_STRVAR(english_spellings_doc,
+"english_spellings(root) -> tuple[str, ...]\n"
+"\n"
+"dreamdb.cognates.english_spellings, in C: the English spellings a Turkish root may stand for as\n"
+"a loanword, the same tuple in the same order (see that function for the rules).");
+
+static PyObject *english_spellings(PyObject *Py_UNUSED(self), PyObject *arg) {
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "english_spellings: a str is needed, not %.80s", Py_TYPE(arg)->tp_name);
+    Spellings o;
+    if (sp_spell(&o, arg) < 0)
+        return NULL;
+    PyObject *result = PyTuple_New(o.count);
     for (int s = 0; result && s < o.count; s++) {
         PyObject *v = PyUnicode_DecodeASCII(o.buf + o.start[s], o.len[s], NULL);
         if (!v) {
@@ -500,9 +517,73 @@ static PyObject *english_spellings(PyObject *Py_UNUSED(self), PyObject *arg) {
         }
         PyTuple_SET_ITEM(result, s, v);
     }
-    PyMem_Free(mem);
-    PyMem_Free(scratch);
+    sp_free(&o);
     return result;
+}
+
+/* Whether text[0..n) begins one of heads (cognates.begins_one: its first SP_HEAD_LETTERS letters,
+ * or SP_HEAD_LETTERS - 1 of them, are a member); -1 on error. */
+static int sp_begins_one(const char *text, Py_ssize_t n, PyObject *heads) {
+    for (Py_ssize_t k = SP_HEAD_LETTERS; k >= SP_HEAD_LETTERS - 1; k--) {
+        PyObject *start = PyUnicode_DecodeASCII(text, n < k ? n : k, NULL);
+        if (!start)
+            return -1;
+        int in = PySet_Contains(heads, start);
+        Py_DECREF(start);
+        if (in)
+            return in;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(loanword_spellings_doc,
+"loanword_spellings(roots, heads) -> list[str]\n"
+"\n"
+"dreamdb.cognates.loanword_spellings, in C: the distinct English spellings of the roots (a tuple or\n"
+"list of str), in order, less those that begin none of heads (a frozenset, or None: keep all).");
+
+static PyObject *loanword_spellings(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *roots, *heads;
+    if (!PyArg_ParseTuple(args, "OO", &roots, &heads))
+        return NULL;
+    if (heads == Py_None)
+        heads = NULL;
+    else if (!PyAnySet_Check(heads))
+        return PyErr_Format(PyExc_TypeError, "loanword_spellings: heads must be a set or None");
+    PyObject *seq = PySequence_Fast(roots, "loanword_spellings: roots must be a sequence of str");
+    if (!seq)
+        return NULL;
+    PyObject *out = PyList_New(0), *seen = PySet_New(NULL);
+    if (!seen)
+        Py_CLEAR(out);
+    for (Py_ssize_t r = 0; out && seen && r < PySequence_Fast_GET_SIZE(seq); r++) {
+        PyObject *root = PySequence_Fast_GET_ITEM(seq, r);
+        if (!PyUnicode_Check(root)) {
+            PyErr_Format(PyExc_TypeError, "loanword_spellings: a root is a %.80s, not a str", Py_TYPE(root)->tp_name);
+            Py_CLEAR(out);
+            break;
+        }
+        Spellings o;
+        if (sp_spell(&o, root) < 0) {
+            Py_CLEAR(out);
+            break;
+        }
+        for (int s = 0; s < o.count; s++) {
+            int keep = heads ? sp_begins_one(o.buf + o.start[s], o.len[s], heads) : 1;
+            PyObject *v = keep > 0 ? PyUnicode_DecodeASCII(o.buf + o.start[s], o.len[s], NULL) : NULL;
+            int fresh = v ? !PySet_Contains(seen, v) : 0;
+            if (keep < 0 || (keep && !v) || (fresh && (PySet_Add(seen, v) < 0 || PyList_Append(out, v) < 0))) {
+                Py_XDECREF(v);
+                Py_CLEAR(out);
+                break;
+            }
+            Py_XDECREF(v);
+        }
+        sp_free(&o);
+    }
+    Py_DECREF(seq);
+    Py_XDECREF(seen);
+    return out;
 }
 
 /* ---- Porter2's inflectional steps: dreamdb.stemming.english_stem_reference, in C ----
@@ -715,6 +796,7 @@ done:
 static PyMethodDef methods[] = {
     {"near_top", near_top, METH_VARARGS, near_top_doc},
     {"english_spellings", english_spellings, METH_O, english_spellings_doc},
+    {"loanword_spellings", loanword_spellings, METH_VARARGS, loanword_spellings_doc},
     {"english_stem", english_stem, METH_O, english_stem_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -18,7 +18,7 @@ import json
 
 from dreamdb.analyzer import (STOPWORDS, alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish,
                                is_turkish_query, lower, normalize, query_words, stem, tokens)
-from dreamdb.cognates import HEAD_LETTERS, begins_one, english_spellings, has_loanword_ending
+from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
@@ -154,7 +154,7 @@ a possessive or case ending after a loanword (``performans-ı``, ``sistem-de``),
 Turkish does not strip when the word's vowels break vowel harmony, as loanwords' do."""
 
 
-def loanword_terms(term: str, word: str, heads=None, spellings=english_spellings) -> tuple[str, ...]:
+def loanword_terms(term: str, word: str, heads=None, spellings=loanword_spellings) -> tuple[str, ...]:
     """English terms a query word may stand for as a Turkish loanword (``konsolidasyonu`` →
     ``consolidation``), in order; may be empty.
 
@@ -173,17 +173,15 @@ def loanword_terms(term: str, word: str, heads=None, spellings=english_spellings
             looked up among (a vocabulary's ``loanword_heads``). Spellings that begin none of them
             are not analysed (most of them): the terms returned that are among those looked up
             are the same, in the same order.
-        spellings: the function that spells a root out: :func:`dreamdb.cognates.english_spellings`,
-            or its C twin ``dreamdb.ranking._kernel.english_spellings`` (same tuples, ≈ 14× faster).
+        spellings: the function that spells roots out, :func:`dreamdb.cognates.loanword_spellings`
+            or its C twin ``dreamdb.ranking._kernel.loanword_spellings`` (the same list, faster).
     """
     base = stem(word, True)
     cut = next((i for i, (a, b) in enumerate(zip(base, word)) if a != b), min(len(base), len(word)))
     if cut == len(word):  # left whole: Snowball strips no suffix across a loanword's mixed vowels (performansı)
         cut -= LOANWORD_SUFFIX_LETTERS
     roots = dict.fromkeys([term, *(word[:n] for n in range(len(word), cut - 1, -1))])
-    spelled = dict.fromkeys(s for root in roots for s in spellings(root))
-    if heads is not None:
-        spelled = [s for s in spelled if begins_one(s, heads)]
+    spelled = spellings(tuple(roots), heads)
     # (spellings are ASCII letters only, whose English analysis, stem(s, False), is english_stem(s))
     return tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term and len(t) >= HEAD_LETTERS)
 
@@ -218,7 +216,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # (the memory engine lists its English terms' first letters: most spellings begin none, and are not analysed)
     heads = getattr(vocabulary, "loanword_heads", None) if loanwords else None
     kernel = getattr(vocabulary, "kernel", None)  # the memory engine's C kernel spells roots out faster
-    spellings = kernel.english_spellings if kernel is not None else english_spellings
+    spellings = kernel.loanword_spellings if kernel is not None else loanword_spellings
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword)
     keys: dict[str, tuple] = {}
     for t, w, cap in query_words(text, turkish, words, originals):
