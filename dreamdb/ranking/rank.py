@@ -215,8 +215,8 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
         (shouted or is_turkish(_own_words(words, originals))) if turkish else no_english_word)
     # (the memory engine lists its English terms' first letters: most spellings begin none, and are not analysed)
     heads = getattr(vocabulary, "loanword_heads", None) if loanwords else None
-    kernel = getattr(vocabulary, "kernel", None)  # the memory engine's C kernel spells roots out faster
-    spellings = kernel.loanword_spellings if kernel is not None else loanword_spellings
+    # the memory engine's C kernel spells roots out faster (a module built before it could is passed over)
+    spellings = getattr(getattr(vocabulary, "kernel", None), "loanword_spellings", loanword_spellings)
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword)
     keys: dict[str, tuple] = {}
     for t, w, cap in query_words(text, turkish, words, originals):
