@@ -28,16 +28,32 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 SOURCE = Path("dreamdb") / "ranking" / "_kernel.c"
 
 
+def built_kernel(root: Path) -> Path | None:
+    """Where the kernel built from ``SOURCE`` under ``root`` goes (beside its source), or ``None``
+    when this Python names no extension suffix."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    return (root / SOURCE).with_name("_kernel" + suffix) if suffix else None
+
+
+def skip_kernel(root: Path) -> Path | None:
+    """``DREAMDB_NO_KERNEL=1``: no kernel is built, and one an earlier install built beside its source
+    is removed (an editable install would import it: QA session 18). Returns the removed file."""
+    out = built_kernel(root)
+    if out is None or not out.exists():
+        return None
+    out.unlink()
+    return out
+
+
 def compile_kernel(root: Path) -> tuple[Path | None, str]:
     """Compile ``SOURCE`` under ``root``; ``(path of the built module, "")`` or ``(None, why not)``.
     A module built earlier is removed when this build fails: an editable install would import it
     though its source may have changed since."""
     src = root / SOURCE
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    out = built_kernel(root)
     ldshared = sysconfig.get_config_var("LDSHARED")
-    if not suffix:
+    if out is None:
         return None, "this Python names no extension suffix (sysconfig EXT_SUFFIX)"
-    out = src.with_name("_kernel" + suffix)
     built, why = _compile(src, out, ldshared) if ldshared else (None, "this Python names no C compiler (sysconfig LDSHARED)")
     if built is None:
         out.unlink(missing_ok=True)
@@ -62,10 +78,15 @@ def _compile(src: Path, out: Path, ldshared: str) -> tuple[Path | None, str]:
 
 
 class KernelBuildHook(BuildHookInterface):
-    """Compiles the C accumulator into the wheel (or beside its source, for an editable install)."""
+    """Compiles the C kernel into the wheel (or beside its source, for an editable install)."""
 
     def initialize(self, version: str, build_data: dict) -> None:
-        if self.target_name != "wheel" or os.environ.get("DREAMDB_NO_KERNEL"):
+        if self.target_name != "wheel":
+            return
+        if os.environ.get("DREAMDB_NO_KERNEL"):
+            removed = skip_kernel(Path(self.root))
+            print("dreamdb: DREAMDB_NO_KERNEL is set: the C kernel is not built, so recall uses numpy passes and "
+                  f"Python (same results, slower){f'; removed {removed}' if removed else ''}", file=sys.stderr)
             return
         built, why = compile_kernel(Path(self.root))
         if built is None:

@@ -81,7 +81,9 @@ def test_the_c_kernel_spells_every_root_out_as_the_python_reference_does():
     assert 1000 < kept < sum(len(loanword_spellings(g)) for g in groups) / 2  # the heads keep some, not all
     assert KERNEL.loanword_spellings(("sistemi", "sistem", "sist"), heads) == ["systemi", "systemy", "system"]
     assert KERNEL.loanword_spellings(("sistemi", "sistem", "sist"), term_heads(["consolidation"])) == []
-    for bad in ((("sistem", 1), heads), (("sistem",), ["syst"]), (5, None)):
+    assert KERNEL.loanword_spellings(iter(["sistem"]), ["syst", "x"]) == loanword_spellings(["sistem"], ["syst", "x"])
+    assert KERNEL.loanword_spellings(["sistem"]) == loanword_spellings(["sistem"])  # heads may be left out
+    for bad in ((("sistem", 1), heads), (("sistem",), 5), (5, None), ()):
         with pytest.raises(TypeError):
             KERNEL.loanword_spellings(*bad)
 

@@ -49,7 +49,7 @@ def register(name: str, module: str, attr: str, short_help: str) -> None:
 for _name, _mod, _attr, _help in (
     ("embed", "dreamdb.cli.embed", "embed", "Embeddings: refresh, status, compact, dedup."),
     ("model", "dreamdb.cli.model", "model", "The local embedding model: status, build, install, download."),
-    ("hook", "dreamdb.cli.hook", "hook", "Agent prompt hook: run, install, uninstall."),
+    ("hook", "dreamdb.cli.hook", "hook", "Agent prompt hook: install, uninstall, user-prompt-submit."),
     ("remember", "dreamdb.cli.writes", "remember", "Add a CHANGELOG entry to the vault."),
     ("update", "dreamdb.cli.writes", "update", "Edit a document's frontmatter or body."),
     ("delete", "dreamdb.cli.writes", "delete", "Delete a document from the vault."),

@@ -123,7 +123,7 @@ def status_cmd(vault, as_json):
     if acc == "C":
         acc += " (BM25 sums of a long-lived process, e.g. the Python API)"
     elif acc == "numpy":
-        acc += ": the C accumulator was not compiled at install (no C compiler); same results, slower"
+        acc += ": the C kernel was not built at install (DREAMDB_NO_KERNEL=1, or no C compiler); same results, slower"
     click.echo(f"accumulator:    {acc}")
 
 

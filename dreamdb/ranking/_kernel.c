@@ -528,7 +528,7 @@ static int sp_begins_one(const char *text, Py_ssize_t n, PyObject *heads) {
         PyObject *start = PyUnicode_DecodeASCII(text, n < k ? n : k, NULL);
         if (!start)
             return -1;
-        int in = PySet_Contains(heads, start);
+        int in = PySequence_Contains(heads, start);
         Py_DECREF(start);
         if (in)
             return in;
@@ -537,19 +537,18 @@ static int sp_begins_one(const char *text, Py_ssize_t n, PyObject *heads) {
 }
 
 PyDoc_STRVAR(loanword_spellings_doc,
-"loanword_spellings(roots, heads) -> list[str]\n"
+"loanword_spellings(roots, heads=None) -> list[str]\n"
 "\n"
-"dreamdb.cognates.loanword_spellings, in C: the distinct English spellings of the roots (a tuple or\n"
-"list of str), in order, less those that begin none of heads (a frozenset, or None: keep all).");
+"dreamdb.cognates.loanword_spellings, in C: the distinct English spellings of the roots (an iterable\n"
+"of str), in order, less those that begin none of heads (a container of str, best a frozenset; None:\n"
+"keep all).");
 
 static PyObject *loanword_spellings(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *roots, *heads;
-    if (!PyArg_ParseTuple(args, "OO", &roots, &heads))
+    PyObject *roots, *heads = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O", &roots, &heads))
         return NULL;
     if (heads == Py_None)
         heads = NULL;
-    else if (!PyAnySet_Check(heads))
-        return PyErr_Format(PyExc_TypeError, "loanword_spellings: heads must be a set or None");
     PyObject *seq = PySequence_Fast(roots, "loanword_spellings: roots must be a sequence of str");
     if (!seq)
         return NULL;
