@@ -37,7 +37,7 @@ def built_kernel(root: Path) -> Path | None:
 
 def skip_kernel(root: Path) -> Path | None:
     """``DREAMDB_NO_KERNEL=1``: no kernel is built, and one an earlier install built beside its source
-    is removed (an editable install would import it: QA session 18). Returns the removed file."""
+    is removed (an editable install would import it: QA round 25). Returns the removed file."""
     out = built_kernel(root)
     if out is None or not out.exists():
         return None

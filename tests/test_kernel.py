@@ -198,7 +198,7 @@ def test_build_hook_compiles_the_kernel_and_falls_back_without_a_compiler(tmp_pa
     built, why = hatch_build.compile_kernel(root)
     assert built is None and "/nonexistent/cc" in why
     assert sorted(p.name for p in (root / "dreamdb" / "ranking").iterdir()) == ["_kernel.c"]  # nothing half-written or stale
-    stale.write_bytes(b"an editable install's build")  # QA session 18: DREAMDB_NO_KERNEL=1 kept it, and it was imported
+    stale.write_bytes(b"an editable install's build")  # QA round 25: DREAMDB_NO_KERNEL=1 kept it, and it was imported
     assert hatch_build.skip_kernel(root) == stale
     assert sorted(p.name for p in (root / "dreamdb" / "ranking").iterdir()) == ["_kernel.c"]
     assert hatch_build.skip_kernel(root) is None
