@@ -2,6 +2,13 @@
 
 Each vault keeps its own index; recall asks each for its top N and merges the
 hits by rankScore (then newest, then doc_id, then vault). Every hit names its vault.
+
+Hybrid hits merge by their rank in their own vault instead (each vault's first, then each one's
+second, …; ties by raw BM25, then as above): a vault picks its fusion by its own BM25 evidence
+(min-max relative fusion when BM25 is decisive, weighted RRF otherwise, :mod:`dreamdb.fusion`),
+and the two scales do not compare (0.99, 0.10 … against ≈ 0.016), so by rankScore one vault's
+second hit outranked another's first (QA round 26). Dense (cosine) and plain RRF scores are on
+one scale in every vault and merge by rankScore.
 """
 
 from __future__ import annotations
@@ -31,12 +38,8 @@ class MultiIndex:
                 self.indexes.append(index)
 
     def recall(self, query: str, top: int = 5, **kwargs) -> list[Hit]:
-        """Recall from every vault and merge by rankScore; arguments as :meth:`Index.recall`."""
-        hits: list[Hit] = []
-        for index in self.indexes:
-            hits.extend(index.recall(query, top=top, **kwargs))
-        hits.sort(key=lambda h: (-tie_score(h.rank_score), -(_date_key(h.date)), h.doc_id, h.vault))
-        return hits[:top]
+        """Recall from every vault and merge them (see the module docstring); arguments as :meth:`Index.recall`."""
+        return merge_hits([index.recall(query, top=top, **kwargs) for index in self.indexes], top)
 
     def warm(self) -> None:
         """:meth:`dreamdb.api.Index.warm` for every vault."""
@@ -81,6 +84,24 @@ class MultiIndex:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def merge_hits(lists: list[list[Hit]], top: int) -> list[Hit]:
+    """The best ``top`` of several vaults' hits (each list best first, as one vault ranked it).
+
+    When some list holds ``hybrid`` hits, every hit merges by its rank in its own list, then raw
+    BM25 (a vault's fused scores are on its fusion method's scale; a vault that fell back to BM25
+    is merged the same way); otherwise by rankScore. Ties: newest first, then doc_id, then vault
+    (deterministic).
+    """
+    by_rank = any(h.mode == "hybrid" for hits in lists for h in hits)
+    keyed = []
+    for hits in lists:
+        for rank, h in enumerate(hits):
+            first = (rank, -h.score) if by_rank else (0, -tie_score(h.rank_score))
+            keyed.append((first, -_date_key(h.date), h.doc_id, h.vault, h))
+    keyed.sort(key=lambda k: k[:4])
+    return [k[-1] for k in keyed[:top]]
 
 
 def _date_key(date: str | None) -> float:

@@ -42,6 +42,34 @@ def test_hits_merged_by_rank_score_each_naming_its_vault(two_vaults):
     assert [h["vault"] for h in json.loads(p.stdout)["hits"]] == [str(b.resolve()), str(a.resolve())]
 
 
+def test_hybrid_hits_of_several_vaults_merge_by_their_rank_in_each_vault(two_vaults):
+    """QA round 26: one vault's hybrid fused by min-max (scores 0.99, 0.10, 0.08), another's by RRF
+    (≈ 0.016): merged by rankScore, the second vault's best hit fell below all of the first's."""
+    from dreamdb.multi import merge_hits
+    from dreamdb.records import replace
+
+    a, b = two_vaults
+    write_doc(a, "knowledge/other-a.md", "---\ntitle: Other\n---\nnarwhal tusk\n")
+    write_doc(a, "knowledge/third-a.md", "---\ntitle: Third\n---\nnarwhal pod\n")
+    write_doc(b, "knowledge/other-b.md", "---\ntitle: Other b\n---\nnarwhal once\n")
+    index = dreamdb.open([a, b])
+    va, vb = (dreamdb.open(v).recall("narwhal", top=5) for v in (a, b))
+    assert len(va) == 3 and len(vb) == 2
+    relative = [replace(h, mode="hybrid", rank_score=s) for h, s in zip(va, (0.99, 0.10, 0.08))]
+    rrf = [replace(h, mode="hybrid", rank_score=s) for h, s in zip(vb, (0.0164, 0.0161))]
+    merged = merge_hits([relative, rrf], top=5)
+    firsts = sorted((relative[0], rrf[0]), key=lambda h: -h.score)  # each vault's first, by raw BM25
+    assert [(h.vault, h.doc_id) for h in merged[:2]] == [(h.vault, h.doc_id) for h in firsts]
+    assert {h.doc_id for h in merged[2:4]} == {relative[1].doc_id, rrf[1].doc_id}  # then each one's second
+    assert merged[4].doc_id == relative[2].doc_id
+    # a vault that fell back to BM25 (no vectors yet) merges by rank too; BM25 alone merges by rankScore
+    fallback = [replace(h, mode="bm25", rank_score=s) for h, s in zip(vb, (9.0, 8.0))]
+    assert merge_hits([relative, fallback], top=2)[1].doc_id in {relative[0].doc_id, fallback[0].doc_id}
+    assert merge_hits([va, vb], top=5) == index.recall("narwhal", top=5)
+    assert [h.rank_score for h in index.recall("narwhal", top=5)] == sorted(
+        (h.rank_score for h in va + vb), reverse=True)
+
+
 def test_several_vaults_list_their_documents_and_close_as_a_context_manager(two_vaults):
     a, b = two_vaults
     with dreamdb.open([a, b]) as index:
