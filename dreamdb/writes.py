@@ -1564,6 +1564,10 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
             even an append: where the body starts is unknown), malformed frontmatter that must change.
     """
     real = _confined(vault, path)
+    if (vault.resolve() / INDEX_DIRNAME) in real.parents:  # a link into dreamdb's own folder (QA round 26)
+        raise WriteRefused(f"{path} resolves to {real}, in dreamdb's own folder {INDEX_DIRNAME}/ (the index, its "
+                           "trash and settings), not a note; nothing was changed.",
+                           hint="Remove the symlink, or edit the file it points to by hand.")
     _check_file_writable(real)
     with refuse_os_errors(real, "read"):
         old = real.read_bytes()

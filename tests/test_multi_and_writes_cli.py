@@ -204,6 +204,18 @@ def test_cli_symlink_out_of_the_vault_is_refused(twins, tmp_path):
     assert not (twins / ".dreamdb").exists()
 
 
+def test_cli_symlink_into_dreamdbs_own_folder_is_refused(twins):
+    """QA round 26: a note linked to .dreamdb/.gitignore was appended to."""
+    assert cli("sync", "--vault", str(twins)).returncode == 0
+    ignore = twins / ".dreamdb" / ".gitignore"
+    before = ignore.read_bytes()
+    (twins / "knowledge" / "gi.md").symlink_to(Path("..") / ".dreamdb" / ".gitignore")
+    p = cli("update", "--vault", str(twins), "knowledge/gi.md", "--append", "PWNED")
+    assert p.returncode == 6 and ".dreamdb" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert ignore.read_bytes() == before
+    assert not (twins / ".dreamdb" / "trash").exists() or not any((twins / ".dreamdb" / "trash").rglob("*gitignore*"))
+
+
 def test_cli_tags_cleaned_and_control_characters_refused(twins):
     path = twins / "knowledge" / "foo.md"
     p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--tags", "a,,b, c ,a")
