@@ -1056,7 +1056,26 @@ def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path
     found = _document_at(vault, rows[0][1])
     if found is None or found[0] != rows[0][0]:
         return None
+    _refuse_moved_id(vault, f"{rows[0][0]}/{bare}", rows[0][1])
     return found
+
+
+def _refuse_moved_id(vault: Path, doc_id: str, source: str) -> None:
+    """Raise WriteRefused when a sync moved ``doc_id`` from another file to ``source`` lately
+    (:data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`): whoever was shown the id meant the other file."""
+    import time
+
+    from dreamdb.store.sync import RENUMBERED_GUARD_DAYS
+
+    # (an index older than schema 9 has no such table: _index_rows answers None)
+    moved = _index_rows(vault, "SELECT source_path, at_days FROM renumbered_ids WHERE doc_id = ? AND at_days >= ?"
+                               " ORDER BY at_days DESC LIMIT 1", [doc_id, time.time() / 86400.0 - RENUMBERED_GUARD_DAYS])
+    if moved and moved[0][0] != source:
+        when = datetime.fromtimestamp(moved[0][1] * 86400.0, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        raise WriteRefused(f"{doc_id} named {moved[0][0]} until {when}, when a file of the same name was added or"
+                           f" removed and the same-named files were renumbered; it now names {source}. Nothing was"
+                           " changed.", hint=f"Pass the file's path to say which one (e.g. {source}); recall --json"
+                                             " gives each hit's path.")
 
 
 def _refuse_bare_name(vault: Path, bare: str) -> None:

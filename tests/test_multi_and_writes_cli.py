@@ -204,6 +204,32 @@ def test_cli_symlink_out_of_the_vault_is_refused(twins, tmp_path):
     assert not (twins / ".dreamdb").exists()
 
 
+def test_an_id_a_sync_moved_to_another_file_is_refused_for_writes(twins):
+    """QA round 26: adding a same-named file renumbered the others, and update by the id recall had
+    shown edited another file."""
+    v = twins
+    assert _recall_paths(v) == {"knowledge/foo": "knowledge/decisions/foo.md", "knowledge/foo-2": "knowledge/foo.md"}
+    write_doc(v, "knowledge/a/foo.md", "---\ntitle: A foo\n---\nzebra a\n")  # first in path order now
+    assert _recall_paths(v) == {"knowledge/foo": "knowledge/a/foo.md", "knowledge/foo-2": "knowledge/decisions/foo.md",
+                                "knowledge/foo-3": "knowledge/foo.md"}  # (the recall syncs)
+    files = {p: p.read_bytes() for p in v.rglob("*.md")}
+    for command in (["update", "knowledge/foo-2", "--append", "meant for the top foo"],
+                    ["delete", "knowledge/foo-2", "--force"]):
+        p = cli(command[0], "--vault", str(v), *command[1:])
+        assert p.returncode == 6, p.stderr
+        assert "knowledge/foo-2 named knowledge/foo.md" in p.stderr and "now names knowledge/decisions/foo.md" in p.stderr
+        assert "Pass the file's path" in p.stderr and "Traceback" not in p.stderr
+    assert {p: p.read_bytes() for p in v.rglob("*.md")} == files  # nothing changed
+    # an id that named no other file before is not refused, nor is a path
+    assert cli("update", "--vault", str(v), "knowledge/foo-3", "--append", "by new id").returncode == 0
+    assert cli("update", "--vault", str(v), "knowledge/decisions/foo.md", "--append", "by path").returncode == 0
+    assert "by new id" in (v / "knowledge" / "foo.md").read_text() and "by path" in (v / "knowledge/decisions/foo.md").read_text()
+    with dreamdb.open(v) as ix:
+        rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
+    assert [tuple(r) for r in rows] == [("knowledge/foo", "knowledge/decisions/foo.md"),
+                                        ("knowledge/foo-2", "knowledge/foo.md")]
+
+
 def test_cli_symlink_into_dreamdbs_own_folder_is_refused(twins):
     """QA round 26: a note linked to .dreamdb/.gitignore was appended to."""
     assert cli("sync", "--vault", str(twins)).returncode == 0

@@ -515,6 +515,11 @@ def _numbering_order(member: tuple[str, int]) -> tuple[bool, str]:
     return (in_archive(member[0]), member[0])
 
 
+RENUMBERED_GUARD_DAYS = 1.0
+"""How long an id that a sync moved to another file is refused by ``update``/``delete`` (days; the
+``renumbered_ids`` table, migration 009): an agent's recall and its write come minutes apart."""
+
+
 def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -> int:
     """Number the documents of same-named files in path order; return how many ids changed.
 
@@ -525,7 +530,9 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -
     ``foo-2.md`` keeps ``foo-2``). Files in archive folders (``.`` names) come after live
     ones, so indexing archives never renumbers a live file. The ids are so a function of the vault's files alone:
     an incremental sync and a rebuild give every document the same id, whatever order the
-    files arrived in, and ``update``/``delete`` by such an id reach the file recall showed.
+    files arrived in, and ``update``/``delete`` by such an id reach the file recall showed. An
+    id that moves to another file is kept in ``renumbered_ids`` for :data:`RENUMBERED_GUARD_DAYS`,
+    and writes by it are refused meanwhile (:func:`dreamdb.writes.find_document`).
 
     Args:
         conn: inside the sync's write transaction.
@@ -559,6 +566,13 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -
             wanted[rowid] = f"{own}-{n}"
             taken.add(wanted[rowid])
     moved = [(rowid, path, doc_id, wanted[rowid]) for rowid, _, path, doc_id in rows if wanted[rowid] != doc_id]
+    # ids that named another file until now (not those a file indexed by this sync held meanwhile)
+    shown = [(old, path) for _, path, old, _new in moved if path not in new_paths]
+    if shown:
+        now_days = time.time() / 86400.0
+        conn.execute("DELETE FROM renumbered_ids WHERE at_days < ?", (now_days - RENUMBERED_GUARD_DAYS,))
+        conn.executemany("INSERT INTO renumbered_ids (doc_id, source_path, at_days) VALUES (?, ?, ?)",
+                         [(old, path, now_days) for old, path in shown])
     # two steps, so no id is ever held twice (doc_id is UNIQUE): first out of the way, then in place
     conn.executemany("UPDATE documents SET doc_id = char(0) || id WHERE id = ?", [(m[0],) for m in moved])
     conn.executemany("UPDATE documents SET doc_id = ?, slug = substr(?, instr(?, '/') + 1) WHERE id = ?",
