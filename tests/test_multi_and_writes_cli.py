@@ -161,7 +161,7 @@ def test_cli_same_file_name_twice_by_recall_id_and_by_path(twins):
     assert p.returncode == 0, p.stderr
     suffixed = v / ids["knowledge/foo-2"]
     other = v / ids["knowledge/foo"]
-    assert json.loads(p.stdout)["updated"] == str(suffixed.resolve())
+    assert json.loads(p.stdout)["updated"] == json.loads(p.stdout)["path"] == str(suffixed.resolve())
     assert "description: via id" in suffixed.read_text()
     assert "description" not in other.read_text()
     # A vault-relative path names one file, with or without .md.

@@ -83,7 +83,8 @@ def update(slug, description, tags, content, append, pin, unpin, vault, as_json)
     path = index.update(slug, description=description, tags=tags, content=content, append=append,
                         pin=True if pin else False if unpin else None,
                         on_kept=kept.append)
-    payload = {"updated": str(path), "previous_version": str(kept[0]) if kept else None}
+    # ("path" as delete's output names the file; "updated" kept for existing callers)
+    payload = {"updated": str(path), "path": str(path), "previous_version": str(kept[0]) if kept else None}
     text = (f"Updated {path} (previous version kept at {kept[0]})" if kept
             else f"Unchanged: {path} already had these values")
     _done(as_json, payload, text)
