@@ -250,6 +250,9 @@ class Index:
             Both return the same hits.
         lazy_refresh_max: a hybrid query embeds up to this many pending chunks first; with more
             pending it uses the vectors that exist and says so (``dreamdb embed refresh`` does the rest).
+        lexicon: the Turkish–English dictionary recall translates query words with that are in no
+            note (:mod:`dreamdb.lexicon`): ``"auto"`` (the built one, if any: ``DREAMDB_LEXICON``
+            or the user data folder), ``None`` (none), or a :class:`dreamdb.lexicon.Lexicon`.
 
     Raises:
         VaultNotFound: no vault found.
@@ -258,7 +261,7 @@ class Index:
 
     def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True,
                  lock_timeout_ms: int = db.BUSY_TIMEOUT_MS, allow_model_build: bool = False,
-                 lazy_refresh_max: int = LAZY_REFRESH_MAX, engine: str = "memory") -> None:
+                 lazy_refresh_max: int = LAZY_REFRESH_MAX, engine: str = "memory", lexicon="auto") -> None:
         if vault is not None and not isinstance(vault, (str, os.PathLike)):
             raise UsageError(f"vault must be a path (str or os.PathLike), got {vault!r}")
         self.vault = find_vault(vault)
@@ -268,6 +271,7 @@ class Index:
         if engine not in ("memory", "sql"):
             raise UsageError(f"Unknown engine {engine!r}", hint="Use 'memory' or 'sql'.")
         self.engine = engine
+        self.lexicon = lexicon
         self._lock = RLock()
         self._memory = None
         self._filters_cache: dict = {}
@@ -689,7 +693,7 @@ class Index:
         now_days = _days(now_dt)
 
         def plan_and_rank():
-            plan = plan_query(query, synonyms, vocabulary=self._vocabulary())
+            plan = plan_query(query, synonyms, vocabulary=self._vocabulary(), lexicon=self._lexicon())
             if mode != "bm25" or not plan.terms:
                 return plan, None
             memory = self._memory if self.engine != "sql" else None
@@ -828,6 +832,14 @@ class Index:
         engine = self._memory_engine()
         engine.refresh()
         return engine
+
+    def _lexicon(self):
+        """The lexicon for this query (see ``lexicon``): ``"auto"`` costs one ``stat``, the file opened once."""
+        if self.lexicon != "auto":
+            return self.lexicon
+        from dreamdb.lexicon import load_lexicon
+
+        return load_lexicon()
 
     def _memory_engine(self):
         if self._memory is None or self._memory.conn is not self.conn:
@@ -1133,7 +1145,18 @@ class Index:
             "analyzer_version": meta.get("analyzer_version"), "sqlite_driver": db.DRIVER_NAME,
             "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
             "embeddings": self._embedding_status(), "bm25_accumulator": _accumulator(),
+            "lexicon": self._lexicon_status(),
         }
+
+    def _lexicon_status(self) -> dict:
+        """:func:`dreamdb.lexicon.lexicon_status` of what recall uses (``installed`` false when ``lexicon=None``)."""
+        from dreamdb.lexicon import lexicon_status
+
+        if self.lexicon is None:
+            return {"installed": False, "path": None, "reason": "switched off (Index(lexicon=None))"}
+        if self.lexicon != "auto":
+            return {"installed": True, "path": str(self.lexicon.path), **self.lexicon.meta}
+        return lexicon_status()
 
     def _embedding_status(self) -> dict:
         """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""

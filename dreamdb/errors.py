@@ -92,3 +92,7 @@ class ModelError(DreamdbError):
     """The embedding model exists but cannot be loaded or run (corrupt file, wrong tokenizer). Exit 8."""
 
     exit_code = 8
+
+
+class LexiconError(DreamdbError):
+    """The Turkish–English lexicon cannot be built or read (source package missing, unreadable data). Exit 1."""

@@ -49,6 +49,7 @@ def register(name: str, module: str, attr: str, short_help: str) -> None:
 for _name, _mod, _attr, _help in (
     ("embed", "dreamdb.cli.embed", "embed", "Embeddings: refresh, status, compact, dedup."),
     ("model", "dreamdb.cli.model", "model", "The local embedding model: status, build, install, download."),
+    ("lexicon", "dreamdb.cli.lexicon", "lexicon", "The Turkish–English dictionary: status, build."),
     ("hook", "dreamdb.cli.hook", "hook", "Agent prompt hook: install, uninstall, user-prompt-submit."),
     ("remember", "dreamdb.cli.writes", "remember", "Add a CHANGELOG entry to the vault."),
     ("update", "dreamdb.cli.writes", "update", "Edit a document's frontmatter or body."),

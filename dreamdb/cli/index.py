@@ -125,6 +125,9 @@ def status_cmd(vault, as_json):
     elif acc == "numpy":
         acc += ": the C kernel was not built at install (DREAMDB_NO_KERNEL=1, or no C compiler); same results, slower"
     click.echo(f"accumulator:    {acc}")
+    lex = st["lexicon"]
+    click.echo("lexicon:        " + (f"{lex['path']} (Turkish–English, from {lex.get('source')} {lex.get('source_version')})"
+                                     if lex["installed"] else f"none, {lex['reason']}"))
 
 
 @click.command("list")

@@ -54,7 +54,7 @@ class QueryPlan:
     resolved: dict[str, str] = factory(dict)
 
 
-def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
+def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> QueryPlan:
     """Analyze a query (same analyzer as documents; never parsed as a query language).
 
     Args:
@@ -70,14 +70,18 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
             of its words is in a non-Turkish note; last, in a query whose own words, not only a
             name in it, read as Turkish (or that is written in capitals with a dotted ``İ``), the
             English words it may be a loanword of, :func:`loanword_terms`, found in a note not
-            analysed as Turkish, for at most :data:`MAX_SPELLED_WORDS` words too) and the first
-            one found in a text is used instead.
+            analysed as Turkish, for at most :data:`MAX_SPELLED_WORDS` words too; with a
+            ``lexicon``, then its translations, :func:`translated_terms`: a Turkish query's word
+            into English, found in a note not analysed as Turkish, or a word of a query analysed
+            as English into Turkish, found in a Turkish note) and the first one found in a text is
+            used instead.
             A Turkish analysis of a word of a query analysed as English must be found in a
             Turkish document (``costume`` must not become English ``cost`` through a Turkish
             stem). A word found in a text is never changed, and a query analysed as English
             over an index without Turkish documents is not looked up at all, so English queries
             on English notes analyse exactly as before. The score stays BM25 over one term per
             query word.
+        lexicon: :class:`dreamdb.lexicon.Lexicon` (a Turkish–English dictionary) or ``None``.
 
     Returns:
         QueryPlan.
@@ -97,7 +101,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None) -> QueryPlan:
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text
     if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text):
         resolved = _resolve(text, words, written_words, turkish, distinct,
-                            vocabulary, shouted=shouted)
+                            vocabulary, shouted=shouted, lexicon=lexicon)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
     if synonym_table is not None:
@@ -186,8 +190,40 @@ def loanword_terms(term: str, word: str, heads=None, spellings=loanword_spelling
     return tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term and len(t) >= HEAD_LETTERS)
 
 
+TRANSLATION_MIN_LETTERS = 4
+"""Shortest beginning of a Turkish word looked up in the lexicon (:func:`translated_terms`)."""
+
+
+def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple[str, ...]:
+    """The terms of a query word's translations (``uykusu`` → ``sleep``, ``nap``, ``slumber``), most
+    common sense first; may be empty.
+
+    A Turkish word is looked up as its term (its Snowball stem: ``güvenliği`` → ``güvenlik``), as
+    written, then cut one letter at a time from its end down to :data:`TRANSLATION_MIN_LETTERS`
+    letters, the first form the lexicon has winning (``sunucusu``, whose stem ``sunucus`` is no
+    word, → ``sunucu``); an English word as written, then as its term (``cities`` → ``citi``, the
+    stem of *city*). Translations are analysed in their language; stopwords and the word's own
+    term are left out.
+
+    Args:
+        term: the word's term (its analysis as the query read it).
+        word: the word, lowercase.
+        lexicon: :class:`dreamdb.lexicon.Lexicon`.
+        from_turkish: translate Turkish → English (else English → Turkish).
+    """
+    from dreamdb.lexicon import EN_TR, TR_EN
+
+    if from_turkish:
+        keys = (term, word, *(word[:n] for n in range(len(word) - 1, TRANSLATION_MIN_LETTERS - 1, -1)))
+        found = lexicon.first_translations(TR_EN, dict.fromkeys(keys))
+    else:
+        found = lexicon.first_translations(EN_TR, dict.fromkeys((word, term)))
+    out = (stem(w, not from_turkish) for w in found if w not in STOPWORDS)
+    return tuple(t for t in dict.fromkeys(out) if t != term and len(t) >= 3)
+
+
 def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
-             vocabulary, *, shouted: bool = False) -> dict[str, str]:
+             vocabulary, *, shouted: bool = False, lexicon=None) -> dict[str, str]:
     """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`;
     ``shouted``: :func:`_shouted_turkish` of the query).
 
@@ -217,16 +253,24 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     heads = getattr(vocabulary, "loanword_heads", None) if loanwords else None
     # the memory engine's C kernel spells roots out faster (a module built before it could is passed over)
     spellings = getattr(getattr(vocabulary, "kernel", None), "loanword_spellings", loanword_spellings)
-    # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword)
+    # Translations (with a lexicon): a Turkish question's words into English where the index has
+    # English notes (as for loanwords), an English query's words into Turkish where it has Turkish ones.
+    translate = lexicon is not None and (
+        (vocabulary.has_non_turkish and (shouted or is_turkish(_own_words(words, originals))))
+        if turkish else vocabulary.has_turkish)
+    stamp = lexicon.stamp if translate else None
+    # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword,
+    # translated (by the lexicon of this stamp))
     keys: dict[str, tuple] = {}
     for t, w, cap in query_words(text, turkish, words, originals):
         if t in wanted and t not in keys:
             first = len(keys) < MAX_SPELLED_WORDS
-            keys[t] = (w, cap, turkish, spell and first, loanwords and first and (turkish or turkish_looking(w)))
+            keys[t] = (w, cap, turkish, spell and first, loanwords and first and (turkish or turkish_looking(w)),
+                       translate and first, stamp)
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
     # Each word's options in order: its other analyses, then its Turkish spellings one round at a time
-    # (one changed letter, then two, …), then the English words it may be a Turkish loanword of: the
-    # first option in a text is the outcome, so a round is analysed only when every option before it
+    # (one changed letter, then two, …), then the English words it may be a Turkish loanword of and
+    # its translations (English into a Turkish note, Turkish into another): the first option in a text is the outcome, so a round is analysed only when every option before it
     # is in no text. An option is (term, where): ANY text, a TURKISH document (the Turkish reading of a
     # word of a query analysed as English: "costume" must not become English "cost"), or an OTHER one
     # (an English spelling of a Turkish word: an English note is where it can stand for the word).
@@ -249,8 +293,12 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
             if hit is None and done <= rounds[t]:
                 later[t] = tuple((a, where) for a in diacritic_round(keys[t][0], done))
                 continue
-            if hit is None and done == rounds[t] + 1 and keys[t][4]:
-                later[t] = tuple((a, OTHER) for a in loanword_terms(t, keys[t][0], heads, spellings))
+            if hit is None and done == rounds[t] + 1 and (keys[t][4] or keys[t][5]):
+                w = keys[t][0]
+                later[t] = tuple(dict.fromkeys(
+                    ((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ())) + tuple(
+                    ((a, OTHER if turkish else TURKISH) for a in translated_terms(t, w, lexicon, turkish))
+                    if keys[t][5] else ())
                 if later[t]:
                     continue
                 del later[t]
