@@ -17,9 +17,9 @@ once (about 10 s) and writes a small SQLite file into the user data folder,
 which recall then reads, a few lookups per query, only for query words that
 are in no note.
 
-The file holds words as written (``uyku``) and as dreamdb's analyzer stems
-them (its Snowball stem, which undoes ``güvenliği`` → ``güvenlik``), each
-with its translations in order: the Turkish word's senses in KeNet's order,
+The file holds words as written (``uyku``) and, apart, as dreamdb's analyzer
+stems them (``citi`` for *city*, which *cities* also gives), each with its
+translations in order: the Turkish word's senses in KeNet's order,
 then the English synset's words in WordNet's order (most frequent first).
 Translations are stored as words and analysed at query time, so an analyzer
 change never leaves stale terms; a change of the key stems bumps
@@ -55,6 +55,16 @@ ENGLISH_FILE = "english_wordnet_version_31.xml"
 
 TR_EN, EN_TR = "tr-en", "en-tr"
 """The two directions of :meth:`Lexicon.translations`."""
+
+VERB_ENDINGS = ("mak", "mek")
+"""Turkish infinitive endings: KeNet lists a verb as ``hesaplamak``; its root ``hesapla`` is kept as a
+word too (after the words KeNet lists, so ``yaz`` the season comes before ``yazmak``'s root)."""
+
+VERB_ROOT_LETTERS = 3
+"""Shortest verb root kept as a word."""
+
+STEMMED = " stem"
+"""Suffix of a direction's table keyed by dreamdb's stems of the words (``tr-en stem``)."""
 
 MAX_TRANSLATIONS = 24
 """Translations kept per word and direction (the most frequent senses come first)."""
@@ -158,19 +168,17 @@ def read_kenet(data_dir: str | os.PathLike) -> list[tuple[str, int, int, str, in
             for n, en in enumerate(english.get(sid, ())) if en.isalpha()]
 
 
-def _table(pairs: list[tuple[str, str]], key_forms, limit: int) -> dict[str, list[str]]:
-    """``{key: [translation, …]}`` from ``(source word, translation)`` pairs in order: each source
-    word under its own form first, then under its other ``key_forms`` (stems), translations
-    deduplicated in order, at most ``limit`` a key."""
-    table: dict[str, dict[str, None]] = {}
-    for own in (True, False):
-        for src, dst in pairs:
-            keys = key_forms(src)
-            for key in (keys[:1] if own else keys[1:]):
-                row = table.setdefault(key, {})
-                if len(row) < limit:
-                    row.setdefault(dst, None)
-    return {k: list(v) for k, v in table.items()}
+def _tables(pairs: list[tuple[str, str]], stem_of, limit: int) -> tuple[dict, dict]:
+    """``({word: [translation, …]}, {stem: [translation, …]})`` from ``(source word, translation)``
+    pairs in order: translations deduplicated in order, at most ``limit`` a key."""
+    words: dict[str, dict[str, None]] = {}
+    stems: dict[str, dict[str, None]] = {}
+    for src, dst in pairs:
+        for table, key in ((words, src), (stems, stem_of(src))):
+            row = table.setdefault(key, {})
+            if len(row) < limit:
+                row.setdefault(dst, None)
+    return ({k: list(v) for k, v in words.items()}, {k: list(v) for k, v in stems.items()})
 
 
 def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLike | None = None) -> dict:
@@ -200,13 +208,14 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     links = read_kenet(data)
     # Turkish → English: the Turkish word's senses in order, each synset's English words in order.
     by_turkish = sorted((lower(tr), sense, en_place, en.lower()) for tr, sense, _p, en, en_place in links)
-    tr_en = _table([(tr, en) for tr, _s, _n, en in by_turkish],
-                   lambda w: list(dict.fromkeys((w, stem(w, True)))), MAX_TRANSLATIONS)
+    pairs = [(tr, en) for tr, _s, _n, en in by_turkish]
+    # a verb is listed by its infinitive (hesaplamak); a query has its root and suffixes (hesaplanıyor)
+    pairs += [(tr[:-3], en) for tr, en in pairs if tr.endswith(VERB_ENDINGS) and len(tr) - 3 >= VERB_ROOT_LETTERS]
+    tr_en = _tables(pairs, lambda w: stem(w, True), MAX_TRANSLATIONS)
     # English → Turkish: first the Turkish words of whom this is the commonest sense, then by their
     # place in their synset (KeNet lists a synset's usual word first).
     by_english = sorted((en.lower(), sense, place, lower(tr)) for tr, sense, place, en, _n in links)
-    en_tr = _table([(en, tr) for en, _s, _p, tr in by_english],
-                   lambda w: list(dict.fromkeys((w, stem(w, False)))), MAX_TRANSLATIONS)
+    en_tr = _tables([(en, tr) for en, _s, _p, tr in by_english], lambda w: stem(w, False), MAX_TRANSLATIONS)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
@@ -217,8 +226,9 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
                 "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "CREATE TABLE translations (direction TEXT NOT NULL, word TEXT NOT NULL, targets TEXT NOT NULL,"
                 " PRIMARY KEY (direction, word)) WITHOUT ROWID;")
-            rows = [(TR_EN, k, "\t".join(v)) for k, v in tr_en.items()]
-            rows += [(EN_TR, k, "\t".join(v)) for k, v in en_tr.items()]
+            rows = [(direction + suffix, k, "\t".join(v))
+                    for direction, tables in ((TR_EN, tr_en), (EN_TR, en_tr))
+                    for suffix, table in zip(("", STEMMED), tables) for k, v in table.items()]
             conn.executemany("INSERT INTO translations VALUES (?, ?, ?)", rows)
             meta = {"format": str(LEXICON_FORMAT), "source": SOURCE_PACKAGE, "source_version": _source_version(),
                     "links": str(len(links)), "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -233,7 +243,7 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     finally:
         tmp.unlink(missing_ok=True)
     _OPENED.clear()
-    return {"path": str(target), "tr_en": len(tr_en), "en_tr": len(en_tr), "links": len(links),
+    return {"path": str(target), "tr_en": len(tr_en[0]), "en_tr": len(en_tr[0]), "links": len(links),
             "seconds": round(time.perf_counter() - started, 2), "source": SOURCE_PACKAGE,
             "source_version": meta["source_version"]}
 
@@ -261,32 +271,44 @@ class Lexicon:
         if self.meta.get("format") != str(LEXICON_FORMAT):
             raise LexiconError(f"{self.path} has format {self.meta.get('format')}, this dreamdb reads {LEXICON_FORMAT}",
                                hint="Rebuild it: dreamdb lexicon build")
-        self._cache: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._cache: dict[tuple[str, str], tuple[str, ...]] = {}  # (table, key) → translations
 
-    def translations(self, direction: str, word: str) -> tuple[str, ...]:
-        """The translations of ``word`` (lowercase, as written or as dreamdb stems it), most common
-        sense first; ``()`` when it has none. ``direction``: :data:`TR_EN` or :data:`EN_TR`."""
-        key = (direction, word)
-        found = self._cache.get(key)
-        if found is None:
-            try:
-                row = self._conn.execute("SELECT targets FROM translations WHERE direction = ? AND word = ?",
-                                         key).fetchone()
-            except sqlite3.Error:  # the file was replaced or damaged under us: no translations, never a crash
-                row = None
-            found = tuple(row[0].split("\t")) if row else ()
-            if len(self._cache) > 100_000:
-                self._cache.clear()
-            self._cache[key] = found
-        return found
+    def translations(self, direction: str, word: str, *, stemmed: bool = False) -> tuple[str, ...]:
+        """The translations of ``word`` (lowercase as written; with ``stemmed``, a stem of dreamdb's
+        analyzer, matching every word of that stem), most common sense first; ``()`` when it has
+        none. ``direction``: :data:`TR_EN` or :data:`EN_TR`."""
+        return self._lookup(direction + STEMMED if stemmed else direction, (word,))[0]
 
-    def first_translations(self, direction: str, keys) -> tuple[str, ...]:
-        """The translations of the first of ``keys`` that has any (``()`` if none has)."""
-        for k in keys:
-            found = self.translations(direction, k)
-            if found:
-                return found
+    def first_translations(self, direction: str, words, stems=()) -> tuple[str, ...]:
+        """The translations of the first of ``words`` (as written) that has any, else of the first of
+        ``stems`` (see :meth:`translations`); ``()`` if none has. One SQL statement per kind of key."""
+        for keys, table in ((words, direction), (stems, direction + STEMMED)):
+            keys = tuple(keys)
+            if keys:
+                found = next((f for f in self._lookup(table, keys) if f), None)
+                if found:
+                    return found
         return ()
+
+    def _lookup(self, table: str, keys: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """The translations of each key (``()`` for none), from the cache or one statement."""
+        cache = self._cache
+        missing = [k for k in dict.fromkeys(keys) if (table, k) not in cache]
+        if missing:
+            if len(cache) > 100_000:
+                cache.clear()
+            found: dict[str, str] = {}
+            try:
+                for i in range(0, len(missing), 500):
+                    chunk = missing[i:i + 500]
+                    found.update(self._conn.execute(
+                        f"SELECT word, targets FROM translations WHERE direction = ? AND word IN "
+                        f"({', '.join('?' * len(chunk))})", (table, *chunk)))
+            except sqlite3.Error:  # the file was replaced or damaged under us: no translations, never a crash
+                found = {}
+            for k in missing:
+                cache[(table, k)] = tuple(found[k].split("\t")) if k in found else ()
+        return [cache[(table, k)] for k in keys]
 
 
 _OPENED: dict[Path, Lexicon] = {}

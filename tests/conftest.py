@@ -31,6 +31,8 @@ def _isolated_env(tmp_path_factory, monkeypatch):
                 "DREAMDB_MEMORY_HOOK", "DREAMDB_DEBUG"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    # no translations unless a test builds a lexicon (a user's built one must not change other tests' results)
+    monkeypatch.setenv("DREAMDB_LEXICON", "off")
 
 
 def _make_writable(root: Path) -> None:
@@ -196,4 +198,21 @@ def copy_vault(src: Path, dest_parent: Path) -> Path:
     """Copy a vault with its ``.dreamdb`` index (mtimes kept, so the next sync is a no-op)."""
     dest = dest_parent / "_dream_context"
     shutil.copytree(src, dest)
+    return dest
+
+
+# ---------------------------------------------------------------- Turkish–English lexicon
+
+HAVE_KENET = importlib.util.find_spec("WordNet") is not None
+
+
+@pytest.fixture(scope="session")
+def kenet_lexicon(tmp_path_factory) -> Path:
+    """The lexicon built from the installed NlpToolkit-WordNet package (KeNet), once per session (≈ 10 s)."""
+    from dreamdb.lexicon import build_lexicon, source_dir
+
+    if source_dir() is None:
+        pytest.skip("needs NlpToolkit-WordNet (pip install 'dreamdb[lexicon]'; the dev extra has it)")
+    dest = tmp_path_factory.mktemp("lexicon") / "kenet.sqlite"
+    build_lexicon(dest)
     return dest

@@ -463,7 +463,7 @@ def run_set(plan: SetPlan, cache: Path, *, modes: list[str], baseline: bool = Tr
 
 
 def machine_info() -> dict:
-    """Cores, platform, Python, SQLite driver/version, dreamdb/bm25s versions and the git commit."""
+    """Cores, platform, Python, SQLite driver/version, dreamdb/bm25s versions, the lexicon recall uses and the git commit."""
     import dreamdb
     from dreamdb.store import connect as db
 
@@ -475,6 +475,11 @@ def machine_info() -> dict:
         info["bm25s"] = bm25s.__version__
     except Exception:  # noqa: BLE001
         info["bm25s"] = "not installed"
+    from dreamdb.lexicon import lexicon_status
+
+    lex = lexicon_status()
+    info["lexicon"] = (f"{lex['source']} {lex['source_version']} (KeNet), built {lex['built_at']}" if lex["installed"]
+                       else f"none ({lex['reason']})")
     try:
         root = repo_root()
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -680,6 +685,7 @@ def render_markdown(results: dict) -> str:
          f"- command: `{results['command']}`",
          f"- machine: {mi['cores']} cores, {mi['platform']}, Python {mi['python']}, SQLite {mi['sqlite']}",
          f"- versions: dreamdb {mi['dreamdb']} (commit {mi['commit']}), bm25s {mi['bm25s']}",
+         f"- Turkish–English lexicon (`dreamdb lexicon build`): {mi.get('lexicon', 'none')}",
          f"- modes: {', '.join(results['modes'])}; baseline: {'bm25s' if results['baseline'] else 'off'}"
          + ("; **quick run** (first 50 queries per track)" if results["quick"] else ""),
          f"- full-run wall time: {results['wall_s']:.0f} s", ""]

@@ -104,6 +104,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
                             vocabulary, shouted=shouted, lexicon=lexicon)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
+    if lexicon is not None and vocabulary is not None and terms and _translates(turkish, words, written_words,
+                                                                                vocabulary, shouted):
+        syn.update(translation_synonyms(text, words, written_words, turkish, terms, vocabulary, lexicon))
     if synonym_table is not None:
         for t in terms:
             expansions = synonym_table.expand(t)
@@ -193,17 +196,34 @@ def loanword_terms(term: str, word: str, heads=None, spellings=loanword_spelling
 TRANSLATION_MIN_LETTERS = 4
 """Shortest beginning of a Turkish word looked up in the lexicon (:func:`translated_terms`)."""
 
+_HARDENED = {"b": "p", "c": "ç", "d": "t", "g": "k", "ğ": "k"}
+"""Turkish final devoicing read backwards: a stem ending in a voiced consonant before a suffix's vowel
+is written with its voiceless twin on its own (``borcu`` → *borç*, ``kitabı`` → *kitap*, ``ırmağı`` → *ırmak*)."""
+
+
+def _turkish_lookup_forms(word: str) -> list[str]:
+    """The beginnings of a Turkish word looked up in the lexicon, longest first (see :func:`translated_terms`)."""
+    forms = []
+    for n in range(len(word), TRANSLATION_MIN_LETTERS - 1, -1):
+        head = word[:n]
+        if head[-1] in _HARDENED and n < len(word):
+            forms.append(head[:-1] + _HARDENED[head[-1]])
+        forms.append(head)
+    return list(dict.fromkeys(forms))
+
 
 def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple[str, ...]:
-    """The terms of a query word's translations (``uykusu`` → ``sleep``, ``nap``, ``slumber``), most
+    """The terms of a query word's translations (``uykusu`` → ``sleep``, ``slumber``, ``nap``), most
     common sense first; may be empty.
 
-    A Turkish word is looked up as its term (its Snowball stem: ``güvenliği`` → ``güvenlik``), as
-    written, then cut one letter at a time from its end down to :data:`TRANSLATION_MIN_LETTERS`
-    letters, the first form the lexicon has winning (``sunucusu``, whose stem ``sunucus`` is no
-    word, → ``sunucu``); an English word as written, then as its term (``cities`` → ``citi``, the
-    stem of *city*). Translations are analysed in their language; stopwords and the word's own
-    term are left out.
+    A Turkish word is a root and suffixes, so its root is the longest beginning of it (of at least
+    :data:`TRANSLATION_MIN_LETTERS` letters) that the lexicon has as a word, each beginning tried
+    first with its last consonant devoiced (:data:`_HARDENED`): ``uykusu`` → *uyku* (not
+    *uykusuz*, "sleepless", whose stem is also ``uykus``), ``güvenliği`` → *güvenlik* (before
+    *güvenli*), ``borcu`` → *borç*; failing that, its term is looked up among the stems of the
+    lexicon's words. An English word is looked up as written, then by its term (``cities`` →
+    ``citi``, the stem of *city*). Translations are analysed in their language; stopwords and the
+    word's own term are left out.
 
     Args:
         term: the word's term (its analysis as the query read it).
@@ -214,12 +234,48 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     from dreamdb.lexicon import EN_TR, TR_EN
 
     if from_turkish:
-        keys = (term, word, *(word[:n] for n in range(len(word) - 1, TRANSLATION_MIN_LETTERS - 1, -1)))
-        found = lexicon.first_translations(TR_EN, dict.fromkeys(keys))
+        found = lexicon.first_translations(TR_EN, _turkish_lookup_forms(word), (term,))
     else:
-        found = lexicon.first_translations(EN_TR, dict.fromkeys((word, term)))
+        found = lexicon.first_translations(EN_TR, (word,), (term,))
     out = (stem(w, not from_turkish) for w in found if w not in STOPWORDS)
     return tuple(t for t in dict.fromkeys(out) if t != term and len(t) >= 3)
+
+
+def _translates(turkish: bool, words: list[str], originals: list[str], vocabulary, shouted: bool) -> bool:
+    """Whether a query's words are translated (with a lexicon): a Turkish question's (its own words
+    Turkish, not only a name in it, as for loanwords) where the index has notes not analysed as
+    Turkish; a query analysed as English where it has Turkish notes."""
+    if turkish:
+        return vocabulary.has_non_turkish and (shouted or is_turkish(_own_words(words, originals)))
+    return vocabulary.has_turkish
+
+
+def translation_synonyms(text: str, words: list[str], originals: list[str], turkish: bool, terms: list[str],
+                         vocabulary, lexicon) -> dict[str, float]:
+    """``{term: weight}``: for each query word a note has (of the first :data:`MAX_SPELLED_WORDS`),
+    its first translation (:func:`translated_terms`) in a note of the other language, as a synonym
+    (BM25F at :data:`dreamdb.ranking.signals.SYNONYM_WEIGHT`; the raw score is unchanged).
+
+    In a vault of both languages a query word may be in a few notes of its own language while the
+    note sought is in the other (``sunucu`` in one Turkish note, *server* in the English ones);
+    the synonym lets both count, as a user's synonym table would (Pirkola, "The effects of query
+    structure and dictionary setups in dictionary-based cross-language information retrieval",
+    SIGIR 1998: translations as synonyms of one another).
+    """
+    candidates: dict[str, tuple[str, ...]] = {}
+    for t, w, _cap in query_words(text, turkish, words, originals):
+        if t in terms and t not in candidates and len(candidates) < MAX_SPELLED_WORDS:
+            candidates[t] = translated_terms(t, w, lexicon, turkish)
+    pool = {c for found in candidates.values() for c in found}
+    if not pool:
+        return {}
+    there = vocabulary.known(pool, in_turkish=not turkish)
+    out: dict[str, float] = {}
+    for found in candidates.values():
+        hit = next((c for c in found if c in there), None)
+        if hit is not None and hit not in terms:
+            out[hit] = S.SYNONYM_WEIGHT
+    return out
 
 
 def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
@@ -255,9 +311,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     spellings = getattr(getattr(vocabulary, "kernel", None), "loanword_spellings", loanword_spellings)
     # Translations (with a lexicon): a Turkish question's words into English where the index has
     # English notes (as for loanwords), an English query's words into Turkish where it has Turkish ones.
-    translate = lexicon is not None and (
-        (vocabulary.has_non_turkish and (shouted or is_turkish(_own_words(words, originals))))
-        if turkish else vocabulary.has_turkish)
+    translate = lexicon is not None and _translates(turkish, words, originals, vocabulary, shouted)
     stamp = lexicon.stamp if translate else None
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword,
     # translated (by the lexicon of this stamp))

@@ -1,0 +1,268 @@
+"""The Turkish–English lexicon (dreamdb/lexicon.py) and recall's translations (rank.translated_terms,
+rank.translation_synonyms): built from a small file in KeNet's format, and from the real KeNet package."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+import dreamdb
+from dreamdb.cli import cli, main
+from dreamdb.errors import LexiconError
+from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TR_EN, Lexicon, build_lexicon, lexicon_path, lexicon_status,
+                             load_lexicon, read_kenet)
+from dreamdb.ranking.rank import plan_query, translated_terms
+from tests.conftest import needs_real_vault, write_doc
+
+TURKISH_XML = """<SYNSETS>
+<SYNSET><ID>TUR10-1</ID><SYNONYM><LITERAL>uyku<SENSE>1</SENSE></LITERAL></SYNONYM><POS>n</POS><ILR>ENG31-1-n<TYPE>SYNONYM</TYPE></ILR><DEF>uyumak</DEF></SYNSET>
+<SYNSET><ID>TUR10-2</ID><SYNONYM><LITERAL>borç<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-2-n<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-3</ID><SYNONYM><LITERAL>görev<SENSE>1</SENSE></LITERAL><LITERAL>borç<SENSE>2</SENSE></LITERAL></SYNONYM><ILR>ENG31-3-n<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-4</ID><SYNONYM><LITERAL>nehir<SENSE>1</SENSE></LITERAL><LITERAL>ırmak<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-4-n<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-5</ID><SYNONYM><LITERAL>sunucu<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-5-n<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-6</ID><SYNONYM><LITERAL>güvenlik<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-6-n<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-7</ID><SYNONYM><LITERAL>güvenli<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-9-a<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-8</ID><SYNONYM><LITERAL>su yolu<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-4-n<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-9</ID><SYNONYM><LITERAL>şehir<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-7-n<TYPE>HYPERNYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-10</ID><SYNONYM><LITERAL>hesaplamak<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-8-v<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+<SYNSET><ID>TUR10-11</ID><SYNONYM><LITERAL>uykusuz<SENSE>1</SENSE></LITERAL></SYNONYM><ILR>ENG31-10-a<TYPE>SYNONYM</TYPE></ILR></SYNSET>
+</SYNSETS>
+"""
+
+ENGLISH_XML = """<SYNSETS>
+<SYNSET><ID>ENG31-1-n</ID><SYNONYM><LITERAL>sleep<SENSE>0</SENSE></LITERAL><LITERAL>slumber<SENSE>0</SENSE></LITERAL></SYNONYM><POS>n</POS><DEF>a natural state</DEF></SYNSET>
+<SYNSET><ID>ENG31-2-n</ID><SYNONYM><LITERAL>debt<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+<SYNSET><ID>ENG31-3-n</ID><SYNONYM><LITERAL>duty<SENSE>0</SENSE></LITERAL><LITERAL>task<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+<SYNSET><ID>ENG31-4-n</ID><SYNONYM><LITERAL>river<SENSE>0</SENSE></LITERAL><LITERAL>body of water<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+<SYNSET><ID>ENG31-5-n</ID><SYNONYM><LITERAL>host<SENSE>0</SENSE></LITERAL><LITERAL>server<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+<SYNSET><ID>ENG31-6-n</ID><SYNONYM><LITERAL>security<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+<SYNSET><ID>ENG31-7-n</ID><SYNONYM><LITERAL>city<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+<SYNSET><ID>ENG31-8-v</ID><SYNONYM><LITERAL>calculate<SENSE>0</SENSE></LITERAL><LITERAL>compute<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+<SYNSET><ID>ENG31-9-a</ID><SYNONYM><LITERAL>safe<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+<SYNSET><ID>ENG31-10-a</ID><SYNONYM><LITERAL>sleepless<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>
+</SYNSETS>
+"""
+
+
+@pytest.fixture()
+def kenet_dir(tmp_path):
+    """A folder with two small files in KeNet's format."""
+    d = tmp_path / "kenet"
+    d.mkdir()
+    (d / "turkish_wordnet.xml").write_text(TURKISH_XML, encoding="utf-8")
+    (d / "english_wordnet_version_31.xml").write_text(ENGLISH_XML, encoding="utf-8")
+    return d
+
+
+@pytest.fixture()
+def small_lexicon(kenet_dir, tmp_path):
+    path = tmp_path / "lex" / "small.sqlite"
+    build_lexicon(path, kenet_dir)
+    return Lexicon(path)
+
+
+def test_read_kenet_keeps_one_word_synonym_links_with_their_sense_and_place(kenet_dir):
+    links = read_kenet(kenet_dir)
+    assert ("uyku", 1, 0, "sleep", 0) in links and ("uyku", 1, 0, "slumber", 1) in links
+    assert ("borç", 2, 1, "task", 1) in links
+    assert not any(tr == "su yolu" or en == "body of water" for tr, _s, _p, en, _n in links)  # several words
+    assert not any(tr == "şehir" for tr, *_ in links)  # a hypernym link is no translation
+    assert len(links) == 16
+
+
+def test_translations_are_ordered_by_sense_then_synset_order(small_lexicon):
+    lex = small_lexicon
+    assert lex.translations(TR_EN, "uyku") == ("sleep", "slumber")
+    assert lex.translations(TR_EN, "borç") == ("debt", "duty", "task")  # sense 1 before sense 2
+    assert lex.translations(TR_EN, "hesapla") == ("calculate", "compute")  # a verb's root, from its infinitive
+    assert lex.translations(EN_TR, "duty") == ("görev", "borç")  # görev's first sense, borç's second
+    assert lex.translations(EN_TR, "river") == ("nehir", "ırmak")
+    assert lex.translations(EN_TR, "citi", stemmed=True) == ()  # şehir links by hypernym only
+    assert lex.translations(EN_TR, "server", stemmed=True) == ("sunucu",)
+    assert lex.translations(TR_EN, "kedi") == ()
+    assert lex.meta["format"] == str(LEXICON_FORMAT) and int(lex.meta["links"]) == 16
+
+
+def test_a_turkish_word_is_looked_up_by_its_longest_root(small_lexicon):
+    lex = small_lexicon
+    assert translated_terms("uykus", "uykusu", lex, True) == ("sleep", "slumber")  # not uykusuz, "sleepless"
+    assert translated_terms("güvenlik", "güvenliği", lex, True) == ("securiti",)  # devoiced ğ → k before güvenli
+    assert translated_terms("güvenli", "güvenli", lex, True) == ("safe",)
+    assert translated_terms("borcu", "borcu", lex, True)[:2] == ("debt", "duti")  # c → ç
+    assert translated_terms("sunucus", "sunucusu", lex, True) == ("host", "server")
+    assert translated_terms("hesaplanıyor", "hesaplanıyor", lex, True) == ("calculat", "comput")
+    assert translated_terms("nehir", "nehirlerde", lex, True) == ("river",)
+    assert translated_terms("kedi", "kedisi", lex, True) == ()
+    # English → Turkish: as written, then by its stem; the Turkish words analysed as Turkish
+    assert translated_terms("river", "rivers", lex, False) == ("nehir", "ırmak")
+    assert translated_terms("sleep", "sleeping", lex, False) == ("uyku",)
+
+
+ENGLISH_NOTES = {
+    "knowledge/sleep-debt.md": "---\ntitle: Sleep debt scoring\n---\nEach skipped consolidation adds to the sleep debt; "
+                               "the debt decides when to run.\n",
+    "knowledge/server-hardening.md": "---\ntitle: Dashboard server hardening\n---\nThe local server checks the Origin "
+                                     "header: security against malicious websites.\n",
+    "knowledge/release-notes.md": "---\ntitle: Release notes\n---\nWe shipped the installer and the dashboard theme.\n",
+}
+
+
+def test_a_turkish_question_finds_english_notes_through_the_lexicon(tiny_vault, small_lexicon):
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    query = "uyku borcu nasıl hesaplanıyor"
+    with dreamdb.open(tiny_vault, lexicon=None) as ix:
+        assert ix.recall(query, top=3) == []  # no word of the question is in a note
+    for engine in ("memory", "sql"):
+        with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine=engine) as ix:
+            hits = ix.recall(query, top=3)
+            assert [h.slug for h in hits] == ["sleep-debt"], engine
+            plan = plan_query(query, vocabulary=ix._vocabulary(), lexicon=small_lexicon)
+            assert plan.resolved == {"uyku": "sleep", "borcu": "debt"}
+            assert ix.recall("sunucu güvenliği", top=1)[0].slug == "server-hardening"
+
+
+def test_a_word_a_note_has_is_kept_and_its_translation_only_added_as_a_synonym(tiny_vault, small_lexicon):
+    write_docs = dict(ENGLISH_NOTES)
+    write_docs["knowledge/sunucu-notlari.md"] = ("---\ntitle: Sunucu notları\n---\nBu sunucu için yedekleme planı ve "
+                                                 "günlük kontroller burada tutulur.\n")
+    for rel, text in write_docs.items():
+        write_doc(tiny_vault, rel, text)
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        ix.sync()
+        plan = plan_query("sunucu güvenliği nasıl sağlanıyor", vocabulary=ix._vocabulary(), lexicon=small_lexicon)
+        assert "sunuç" in plan.terms  # (Snowball's stem of sunucu) in a Turkish note: never replaced
+        assert plan.resolved.get("güvenlik") == "securiti"  # in no note: translated
+        assert plan.synonyms == {"server": 0.5}  # the English notes' word for it, at synonym weight
+        hits = ix.recall("sunucu güvenliği nasıl sağlanıyor", top=3, explain=True)
+        assert {h.slug for h in hits[:2]} == {"sunucu-notlari", "server-hardening"}  # the Turkish note and the English one
+        english = next(h for h in hits if h.slug == "server-hardening")
+        assert {t["term"]: t["kind"] for t in english.terms} == {"securiti": "query", "server": "synonym"}
+    with dreamdb.open(tiny_vault, lexicon=None) as ix:
+        assert [h.slug for h in ix.recall("sunucu güvenliği nasıl sağlanıyor", top=3)] == ["sunucu-notlari"]
+        assert plan_query("sunucu güvenliği", vocabulary=ix._vocabulary()).synonyms == {}
+
+
+def test_an_english_query_finds_turkish_notes_through_the_lexicon(tiny_vault, small_lexicon):
+    write_doc(tiny_vault, "knowledge/nehir-olcumleri.md", "---\ntitle: Nehir ölçümleri\n---\nNehir kenarındaki "
+              "istasyonların su seviyesi ölçümleri haftalık toplanır.\n")
+    write_doc(tiny_vault, "knowledge/kahve.md", "---\ntitle: Kahve makinesi\n---\nOfisteki kahve makinesinin "
+              "bakım takvimi.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        assert [h.slug for h in ix.recall("rivers", top=2)] == ["nehir-olcumleri"]
+    with dreamdb.open(tiny_vault, lexicon=None) as ix:
+        assert ix.recall("rivers", top=2) == []
+
+
+def test_english_queries_on_english_notes_are_untouched(tiny_vault, small_lexicon):
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        ix.sync()
+        with_lexicon = plan_query("server sleep rivers", vocabulary=ix._vocabulary(), lexicon=small_lexicon)
+        without = plan_query("server sleep rivers", vocabulary=ix._vocabulary())
+        assert with_lexicon == without and without.synonyms == {} and without.resolved == {}
+
+
+def test_the_environment_chooses_or_switches_off_the_lexicon(monkeypatch, small_lexicon, tmp_path):
+    monkeypatch.setenv("DREAMDB_LEXICON", "off")
+    assert lexicon_path() is None and load_lexicon() is None
+    assert lexicon_status()["reason"] == "switched off by DREAMDB_LEXICON"
+    monkeypatch.setenv("DREAMDB_LEXICON", str(small_lexicon.path))
+    assert load_lexicon() is load_lexicon()  # opened once
+    st = lexicon_status()
+    assert st["installed"] and st["links"] == 16 and st["path"] == str(small_lexicon.path)
+    monkeypatch.setenv("DREAMDB_LEXICON", str(tmp_path / "none.sqlite"))
+    assert load_lexicon() is None and lexicon_status()["reason"].startswith("not built")
+
+
+def test_a_lexicon_of_another_format_or_a_damaged_file_is_not_used(monkeypatch, small_lexicon, tmp_path):
+    conn = sqlite3.connect(small_lexicon.path)
+    conn.execute("UPDATE meta SET value = '999' WHERE key = 'format'")
+    conn.commit()
+    conn.close()
+    monkeypatch.setenv("DREAMDB_LEXICON", str(small_lexicon.path))
+    assert load_lexicon() is None
+    assert "format 999" in lexicon_status()["reason"] and "dreamdb lexicon build" in lexicon_status()["reason"]
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database" * 100)
+    monkeypatch.setenv("DREAMDB_LEXICON", str(junk))
+    assert load_lexicon() is None
+    with pytest.raises(LexiconError, match="not a dreamdb lexicon"):
+        Lexicon(junk)
+
+
+def test_a_failed_build_keeps_the_previous_lexicon(kenet_dir, tmp_path):
+    dest = tmp_path / "lex.sqlite"
+    build_lexicon(dest, kenet_dir)
+    before = dest.read_bytes()
+    (kenet_dir / "turkish_wordnet.xml").write_text("<SYNSETS><SYNSET>broken", encoding="utf-8")
+    with pytest.raises(LexiconError, match="Cannot read KeNet"):
+        build_lexicon(dest, kenet_dir)
+    assert dest.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp file left
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for name in ("turkish_wordnet.xml", "english_wordnet_version_31.xml"):
+        (empty / name).write_text("<SYNSETS></SYNSETS>", encoding="utf-8")
+    with pytest.raises(LexiconError, match="No interlingual links"):
+        build_lexicon(dest, empty)
+
+
+def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys):
+    dest = tmp_path / "cli.sqlite"
+    runner = CliRunner()
+    res = runner.invoke(cli, ["lexicon", "build", "--from", str(kenet_dir), "--to", str(dest), "--json"])
+    assert res.exit_code == 0, res.output
+    built = json.loads(res.stdout)
+    assert built["path"] == str(dest) and built["links"] == 16 and built["tr_en"] >= 8
+    monkeypatch.setenv("DREAMDB_LEXICON", str(dest))
+    res = runner.invoke(cli, ["lexicon", "status", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["installed"] is True
+    res = runner.invoke(cli, ["lexicon", "status"])
+    assert "16 Turkish–English word pairs" in res.output
+    # a folder that is not KeNet's: one clear error, exit 1, no traceback
+    assert main(["lexicon", "build", "--from", str(tmp_path), "--to", str(tmp_path / "x.sqlite")]) == 1
+    err = capsys.readouterr().err
+    assert "Error: Cannot read KeNet" in err and "pip install --force-reinstall" in err and "Traceback" not in err
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_build_without_the_source_package_says_what_to_install(monkeypatch, tmp_path):
+    import dreamdb.lexicon as L
+
+    monkeypatch.setattr(L, "source_dir", lambda: None)
+    with pytest.raises(LexiconError) as err:
+        build_lexicon(tmp_path / "x.sqlite")
+    assert "pip install 'dreamdb[lexicon]'" in err.value.hint
+
+
+@pytest.mark.slow
+def test_the_real_kenet_lexicon(kenet_lexicon):
+    lex = Lexicon(kenet_lexicon)
+    assert int(lex.meta["links"]) > 50_000
+    assert lex.translations(TR_EN, "uyku")[0] == "sleep"
+    assert "security" in lex.translations(TR_EN, "güvenlik")
+    assert "uyku" in lex.translations(EN_TR, "sleep")
+    assert "şehir" in lex.translations(EN_TR, "citi", stemmed=True)
+    assert translated_terms("nehir", "nehirde", lex, True)[0] == "river"
+
+
+@needs_real_vault
+@pytest.mark.slow
+def test_turkish_questions_on_the_real_vault_reach_its_english_notes(kenet_lexicon, real_vault_copy):
+    """The real vault's notes are mostly English, with some Turkish; "fiyatlandırma" (pricing) is in none."""
+    lex = Lexicon(kenet_lexicon)
+    query = "fiyatlandırma stratejisi"
+    with dreamdb.open(real_vault_copy, lexicon=lex) as ix:
+        ix.sync()
+        plan = plan_query(query, vocabulary=ix._vocabulary(), lexicon=lex)
+        assert plan.resolved["fiyatlandırma"] == "price"  # KeNet's first translation an English note has
+        hits = ix.recall(query, top=3, explain=True)
+        assert all("price" in {t["term"] for t in h.terms} for h in hits[:2])
+    with dreamdb.open(real_vault_copy, lexicon=None) as ix:
+        hits = ix.recall(query, top=3, explain=True)
+        assert not any("price" in {t["term"] for t in h.terms} for h in hits)
