@@ -13,7 +13,7 @@ slumber*). The same links read backwards give the English → Turkish side.
 The data ships in the PyPI package ``NlpToolkit-WordNet`` (GPL-3.0; the
 ``lexicon`` extra installs it). dreamdb does not redistribute it:
 ``dreamdb lexicon build`` reads the two XML files of the installed package
-once (about 10 s) and writes a small SQLite file into the user data folder,
+once (about 10 s) and writes a SQLite file (about 5 MB) into the user data folder,
 which recall then reads, a few lookups per query, only for query words that
 are in no note.
 
@@ -31,6 +31,7 @@ Resolution of the file: ``DREAMDB_LEXICON`` (a path, or ``off``), else
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import time
@@ -44,7 +45,7 @@ ENV_LEXICON = "DREAMDB_LEXICON"
 FILE_NAME = "kenet-tr-en.sqlite"
 """File name of the built lexicon in ``<user data dir>/lexicons/``."""
 
-LEXICON_FORMAT = 1
+LEXICON_FORMAT = 2
 """Version of the file's layout and key stems; a file of another version is not used (rebuild it)."""
 
 SOURCE_PACKAGE = "NlpToolkit-WordNet"
@@ -81,8 +82,14 @@ def default_lexicon_path() -> Path:
 
 def lexicon_path() -> Path | None:
     """The lexicon file recall uses: ``DREAMDB_LEXICON`` if set (``None`` when it says ``off``), else
-    :func:`default_lexicon_path`. The file may not exist."""
-    env = os.environ.get(ENV_LEXICON, "").strip()
+    :func:`default_lexicon_path`. The file may not exist. (Worked out once per value of the variables
+    it depends on: recall asks on every query.)"""
+    return _lexicon_path(os.environ.get(ENV_LEXICON, "").strip(), os.environ.get("XDG_DATA_HOME"),
+                         os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _lexicon_path(env: str, _data_home, _home) -> Path | None:
     if env.lower() in _OFF and env:
         return None
     return Path(env).expanduser() if env else default_lexicon_path()
@@ -114,7 +121,7 @@ def _source_version() -> str:
         return "unknown"
 
 
-def read_kenet(data_dir: str | os.PathLike) -> list[tuple[str, int, int, str, int]]:
+def read_kenet(data_dir: str | os.PathLike, *, hint: str | None = None) -> list[tuple[str, int, int, str, int]]:
     """Read KeNet's interlingual synonym links.
 
     Only one-word entries on both sides are kept (``sleep``, not *body of water*): a query word
@@ -122,6 +129,7 @@ def read_kenet(data_dir: str | os.PathLike) -> list[tuple[str, int, int, str, in
 
     Args:
         data_dir: the folder holding ``turkish_wordnet.xml`` and ``english_wordnet_version_31.xml``.
+        hint: what the error tells to do (default: reinstall the package).
 
     Returns:
         ``[(turkish word, its sense number, its place in its synset, english word, its place in its
@@ -160,10 +168,10 @@ def read_kenet(data_dir: str | os.PathLike) -> list[tuple[str, int, int, str, in
             el.clear()
     except (OSError, ET.ParseError, ValueError) as exc:
         raise LexiconError(f"Cannot read KeNet's data in {data}: {exc}",
-                           hint=f"Reinstall it: pip install --force-reinstall {SOURCE_PACKAGE}") from exc
+                           hint=hint or f"Reinstall it: pip install --force-reinstall {SOURCE_PACKAGE}") from exc
     if not links or not english:
         raise LexiconError(f"No interlingual links found in {data / TURKISH_FILE}",
-                           hint=f"Is this {SOURCE_PACKAGE}'s data folder? Reinstall it.")
+                           hint=hint or f"Is this {SOURCE_PACKAGE}'s data folder? Reinstall it.")
     return [(tr, sense, place, en, n) for tr, sense, place, sid in links
             for n, en in enumerate(english.get(sid, ())) if en.isalpha()]
 
@@ -185,7 +193,7 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     """Build the lexicon file from KeNet's XML (see the module docstring); atomic (temp file + rename).
 
     Args:
-        dest: the file to write; default :func:`lexicon_path` (or the default path when that is ``off``).
+        dest: the file to write (a symlink is written through); default :func:`lexicon_path`.
         source: KeNet's data folder; default the installed ``NlpToolkit-WordNet`` package's.
 
     Returns:
@@ -193,19 +201,23 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
 
     Raises:
         LexiconError: the source package is not installed, or its data cannot be read.
-        UsageError: ``dest`` is a folder.
+        UsageError: ``dest`` is a folder or a file that is not a lexicon (see :func:`writable_target`),
+            or ``DREAMDB_LEXICON`` is off and no ``dest`` is given.
     """
-    from dreamdb.analyzer import lower, stem
+    from dreamdb.analyzer import ANALYZER_VERSION, lower, stem
 
     started = time.perf_counter()
     data = Path(source) if source is not None else source_dir()
     if data is None:
         raise LexiconError(f"KeNet's data is not installed (PyPI package {SOURCE_PACKAGE})",
                            hint="Run: pip install 'dreamdb[lexicon]'  then: dreamdb lexicon build")
-    target = Path(dest) if dest is not None else (lexicon_path() or default_lexicon_path())
-    if target.is_dir():
-        raise UsageError(f"{target} is a folder", hint="Give the lexicon file's path, e.g. …/kenet-tr-en.sqlite")
-    links = read_kenet(data)
+    if dest is None and lexicon_path() is None:
+        raise UsageError(f"{ENV_LEXICON} switches the lexicon off, so there is no file to build",
+                         hint=f"Give one with --to FILE (or {ENV_LEXICON}=FILE), or unset {ENV_LEXICON}.")
+    target = writable_target(Path(dest) if dest is not None else lexicon_path())
+    hint = ("Is this KeNet's data folder (turkish_wordnet.xml, english_wordnet_version_31.xml)?" if source is not None
+            else f"Reinstall it: pip install --force-reinstall {SOURCE_PACKAGE}")
+    links = read_kenet(data, hint=hint)
     # Turkish → English: the Turkish word's senses in order, each synset's English words in order.
     by_turkish = sorted((lower(tr), sense, en_place, en.lower()) for tr, sense, _p, en, en_place in links)
     pairs = [(tr, en) for tr, _s, _n, en in by_turkish]
@@ -216,36 +228,94 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     # place in their synset (KeNet lists a synset's usual word first).
     by_english = sorted((en.lower(), sense, place, lower(tr)) for tr, sense, place, en, _n in links)
     en_tr = _tables([(en, tr) for en, _s, _p, tr in by_english], lambda w: stem(w, False), MAX_TRANSLATIONS)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.unlink(missing_ok=True)
-        conn = sqlite3.connect(tmp)
-        try:
-            conn.executescript(
-                "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                "CREATE TABLE translations (direction TEXT NOT NULL, word TEXT NOT NULL, targets TEXT NOT NULL,"
-                " PRIMARY KEY (direction, word)) WITHOUT ROWID;")
-            rows = [(direction + suffix, k, "\t".join(v))
-                    for direction, tables in ((TR_EN, tr_en), (EN_TR, en_tr))
-                    for suffix, table in zip(("", STEMMED), tables) for k, v in table.items()]
-            conn.executemany("INSERT INTO translations VALUES (?, ?, ?)", rows)
-            meta = {"format": str(LEXICON_FORMAT), "source": SOURCE_PACKAGE, "source_version": _source_version(),
-                    "links": str(len(links)), "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
-            conn.commit()
-        finally:
-            conn.close()
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise LexiconError(f"Cannot write the lexicon to {target}: {exc.strerror or exc}",
-                           hint=f"Choose a writable path with {ENV_LEXICON}=FILE or --to FILE") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
+    meta = {"format": str(LEXICON_FORMAT), "source": SOURCE_PACKAGE, "source_version": _source_version(),
+            "links": str(len(links)), "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    meta["analyzer_version"] = ANALYZER_VERSION
+    rows = [(direction + suffix, k, "\t".join(v), "\t".join(analysed_translations(v, direction == EN_TR)))
+            for direction, tables in ((TR_EN, tr_en), (EN_TR, en_tr))
+            for suffix, table in zip(("", STEMMED), tables) for k, v in table.items()]
+    _write_atomic(target, meta, rows)
     _OPENED.clear()
     return {"path": str(target), "tr_en": len(tr_en[0]), "en_tr": len(en_tr[0]), "links": len(links),
             "seconds": round(time.perf_counter() - started, 2), "source": SOURCE_PACKAGE,
             "source_version": meta["source_version"]}
+
+
+def writable_target(path: Path) -> Path:
+    """The file a build may write for ``path`` (a symlink is written through), its folder created.
+
+    Raises:
+        UsageError: ``path`` is a folder, or a file that is not a lexicon (a mistyped path must not
+            replace a note, an index or a device).
+        LexiconError: the folder cannot be created.
+    """
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise UsageError(f"{path} is a folder", hint=f"Give the lexicon file's path, e.g. {path}/{FILE_NAME}")
+    if os.path.lexists(target):
+        if not target.is_file() or not _is_lexicon_file(target):
+            raise UsageError(f"{path} exists and is not a dreamdb lexicon: it is never replaced",
+                             hint=f"Give a new file's path (e.g. …/{FILE_NAME}), or delete that file first.")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LexiconError(f"Cannot create the folder {target.parent}: {exc.strerror or exc}",
+                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
+    return target
+
+
+def _is_lexicon_file(path: Path) -> bool:
+    """Whether ``path`` is a SQLite file with a lexicon's tables (any format: an old one may be rebuilt)."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                return False
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error):
+        return False
+    return {"meta", "translations"} <= names
+
+
+def _write_atomic(target: Path, meta: dict, rows: list) -> None:
+    """Write a lexicon file beside ``target`` and rename it over ``target`` when complete."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        try:
+            tmp.unlink(missing_ok=True)
+            conn = sqlite3.connect(tmp)
+            try:
+                conn.executescript(
+                    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                    "CREATE TABLE translations (direction TEXT NOT NULL, word TEXT NOT NULL, targets TEXT NOT NULL,"
+                    " terms TEXT NOT NULL, PRIMARY KEY (direction, word)) WITHOUT ROWID;")
+                conn.executemany("INSERT INTO translations VALUES (?, ?, ?, ?)", rows)
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
+                conn.commit()
+            finally:
+                conn.close()
+            os.replace(tmp, target)
+        finally:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+    except (OSError, sqlite3.Error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise LexiconError(f"Cannot write the lexicon to {target}: {reason}",
+                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
+
+
+def analysed_translations(words, into_turkish: bool) -> tuple[str, ...]:
+    """Translations as dreamdb indexes their language: each word's term (Turkish analysis for
+    Turkish words), stopwords and terms under 3 letters left out, duplicates dropped, in order."""
+    from dreamdb.analyzer import STOPWORDS, stem
+
+    out = (stem(w, into_turkish) for w in words if w not in STOPWORDS)
+    return tuple(t for t in dict.fromkeys(out) if len(t) >= 3)
 
 
 class Lexicon:
@@ -254,6 +324,8 @@ class Lexicon:
     Attributes:
         path: the file.
         stamp: ``(size in bytes, mtime in ns)`` of the file when opened (what a cache keyed on it sees).
+        meta: the file's ``meta`` table (``format``, ``source``, ``source_version``, ``links``, ``built_at``).
+        memo: a dict for the caller's outcomes derived from this file (it lives as long as the file is unchanged).
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -261,54 +333,90 @@ class Lexicon:
         self.path = Path(path)
         st = self.path.stat()
         self.stamp = (st.st_size, st.st_mtime_ns)
+        from dreamdb.analyzer import ANALYZER_VERSION
+
+        conn = None
         try:
-            self._conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                         check_same_thread=False)
-            self.meta = dict(self._conn.execute("SELECT key, value FROM meta"))
-        except sqlite3.Error as exc:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            self.meta = dict(conn.execute("SELECT key, value FROM meta"))
+            if self.meta.get("format") != str(LEXICON_FORMAT):
+                raise LexiconError(f"{self.path} has format {self.meta.get('format')}, this dreamdb reads "
+                                   f"{LEXICON_FORMAT}", hint="Rebuild it: dreamdb lexicon build")
+            conn.execute("SELECT direction, word, targets, terms FROM translations LIMIT 1").fetchall()
+        except (sqlite3.Error, LexiconError) as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, LexiconError):
+                raise
             raise LexiconError(f"{self.path} is not a dreamdb lexicon ({exc})",
                                hint="Rebuild it: dreamdb lexicon build") from exc
-        if self.meta.get("format") != str(LEXICON_FORMAT):
-            raise LexiconError(f"{self.path} has format {self.meta.get('format')}, this dreamdb reads {LEXICON_FORMAT}",
-                               hint="Rebuild it: dreamdb lexicon build")
-        self._cache: dict[tuple[str, str], tuple[str, ...]] = {}  # (table, key) → translations
+        self._conn = conn
+        #: whether the file's analysed terms are this analyzer's (else translations are analysed when looked up)
+        self.analysed = self.meta.get("analyzer_version") == ANALYZER_VERSION
+        self._cache: dict[tuple[str, str, str], tuple[str, ...]] = {}  # (table, key, column) → translations
+        #: For the caller: outcomes derived from this file (e.g. a query word's analysed translations).
+        self.memo: dict = {}
+
+    def translated_terms(self, direction: str, words, stems=()) -> tuple[str, ...]:
+        """:meth:`first_translations` analysed as dreamdb indexes their language
+        (:func:`analysed_translations`): read from the file when it was built by this analyzer, else
+        analysed now."""
+        if self.analysed:
+            return self.first_translations(direction, words, stems, column="terms")
+        return analysed_translations(self.first_translations(direction, words, stems), direction == EN_TR)
 
     def translations(self, direction: str, word: str, *, stemmed: bool = False) -> tuple[str, ...]:
         """The translations of ``word`` (lowercase as written; with ``stemmed``, a stem of dreamdb's
         analyzer, matching every word of that stem), most common sense first; ``()`` when it has
         none. ``direction``: :data:`TR_EN` or :data:`EN_TR`."""
-        return self._lookup(direction + STEMMED if stemmed else direction, (word,))[0]
+        return self._lookup(direction + STEMMED if stemmed else direction, (word,), "targets")[0]
 
-    def first_translations(self, direction: str, words, stems=()) -> tuple[str, ...]:
+    def first_translations(self, direction: str, words, stems=(), *, column: str = "targets") -> tuple[str, ...]:
         """The translations of the first of ``words`` (as written) that has any, else of the first of
-        ``stems`` (see :meth:`translations`); ``()`` if none has. One SQL statement per kind of key."""
+        ``stems`` (see :meth:`translations`); ``()`` if none has. One SQL statement per kind of key.
+        ``column="terms"``: their analysed terms (:meth:`translated_terms`)."""
         for keys, table in ((words, direction), (stems, direction + STEMMED)):
             keys = tuple(keys)
             if keys:
-                found = next((f for f in self._lookup(table, keys) if f), None)
+                found = next((f for f in self._lookup(table, keys, column) if f), None)
                 if found:
                     return found
         return ()
 
-    def _lookup(self, table: str, keys: tuple[str, ...]) -> list[tuple[str, ...]]:
-        """The translations of each key (``()`` for none), from the cache or one statement."""
+    def prefetch(self, direction: str, words=(), stems=(), *, column: str = "terms") -> None:
+        """Look up many keys at once (a statement a table), so that the lookups that
+        follow (:meth:`translated_terms` of a query's words) are found in the cache."""
+        wanted = [(t, k) for keys, t in ((words, direction), (stems, direction + STEMMED)) for k in keys]
+        self._fetch(list(dict.fromkeys(wanted)), column)
+
+    def _lookup(self, table: str, keys: tuple[str, ...], column: str) -> list[tuple[str, ...]]:
+        """The ``column`` (``targets`` or ``terms``) of each key (``()`` for none), from the cache or one statement."""
+        self._fetch([(table, k) for k in dict.fromkeys(keys)], column)
+        return [self._cache[(table, k, column)] for k in keys]
+
+    def _fetch(self, pairs: list[tuple[str, str]], column: str) -> None:
+        """Read the ``(table, key)`` pairs not in the cache into it (``()`` for those the file lacks)."""
         cache = self._cache
-        missing = [k for k in dict.fromkeys(keys) if (table, k) not in cache]
-        if missing:
-            if len(cache) > 100_000:
-                cache.clear()
-            found: dict[str, str] = {}
-            try:
-                for i in range(0, len(missing), 500):
-                    chunk = missing[i:i + 500]
-                    found.update(self._conn.execute(
-                        f"SELECT word, targets FROM translations WHERE direction = ? AND word IN "
+        missing = [p for p in pairs if (*p, column) not in cache]
+        if not missing:
+            return
+        if len(cache) > 100_000:
+            cache.clear()
+        by_table: dict[str, list[str]] = {}
+        for table, key in missing:
+            by_table.setdefault(table, []).append(key)
+        found: dict[tuple[str, str], str] = {}
+        try:
+            for table, keys in by_table.items():  # one statement a table (the primary key's range scans)
+                for i in range(0, len(keys), 500):
+                    chunk = keys[i:i + 500]
+                    found.update(((table, w), v) for w, v in self._conn.execute(
+                        f"SELECT word, {column} FROM translations WHERE direction = ? AND word IN "
                         f"({', '.join('?' * len(chunk))})", (table, *chunk)))
-            except sqlite3.Error:  # the file was replaced or damaged under us: no translations, never a crash
-                found = {}
-            for k in missing:
-                cache[(table, k)] = tuple(found[k].split("\t")) if k in found else ()
-        return [cache[(table, k)] for k in keys]
+        except sqlite3.Error:  # the file was replaced or damaged under us: no translations, never a crash
+            found = {}
+        for p in missing:
+            cache[(*p, column)] = tuple(t for t in found[p].split("\t") if t) if p in found else ()
 
 
 _OPENED: dict[Path, Lexicon] = {}
@@ -347,15 +455,23 @@ def lexicon_status() -> dict:
     if path is None:
         status["reason"] = f"switched off by {ENV_LEXICON}"
         return status
+    if path.is_dir():
+        status["reason"] = f"{path} is a folder ({ENV_LEXICON} must name a file)"
+        return status
     if not path.is_file():
-        status["reason"] = f"not built (run: {hint})"
+        status["reason"] = (f"not built (run: {hint})" if not os.path.lexists(path)
+                            else f"{path} is not a regular file (run: {hint})")
         return status
     try:
         lex = Lexicon(path)
-    except (LexiconError, OSError) as exc:
-        status["reason"] = f"{exc} (run: dreamdb lexicon build)"
+    except LexiconError as exc:
+        status["reason"] = f"{exc.message} (run: dreamdb lexicon build)"
         return status
+    except OSError as exc:
+        status["reason"] = f"cannot read {path}: {exc.strerror or exc}"
+        return status
+    links = lex.meta.get("links", "")
     status.update(installed=True, size_bytes=path.stat().st_size,
                   **{k: lex.meta.get(k) for k in ("source", "source_version", "built_at")},
-                  links=int(lex.meta.get("links", 0)))
+                  links=int(links) if links.isdigit() else None)
     return status

@@ -227,7 +227,7 @@ def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys):
     # a folder that is not KeNet's: one clear error, exit 1, no traceback
     assert main(["lexicon", "build", "--from", str(tmp_path), "--to", str(tmp_path / "x.sqlite")]) == 1
     err = capsys.readouterr().err
-    assert "Error: Cannot read KeNet" in err and "pip install --force-reinstall" in err and "Traceback" not in err
+    assert "Error: Cannot read KeNet" in err and "Is this KeNet's data folder" in err and "Traceback" not in err
     assert not (tmp_path / "x.sqlite").exists()
 
 
@@ -266,3 +266,80 @@ def test_turkish_questions_on_the_real_vault_reach_its_english_notes(kenet_lexic
     with dreamdb.open(real_vault_copy, lexicon=None) as ix:
         hits = ix.recall(query, top=3, explain=True)
         assert not any("price" in {t["term"] for t in h.terms} for h in hits)
+
+
+def test_a_build_never_replaces_a_file_that_is_not_a_lexicon(kenet_dir, tmp_path, monkeypatch):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my precious notes", encoding="utf-8")
+    with pytest.raises(dreamdb.errors.UsageError, match="is not a dreamdb lexicon: it is never replaced"):
+        build_lexicon(notes, kenet_dir)
+    assert notes.read_text(encoding="utf-8") == "my precious notes"
+    other_db = tmp_path / "index.db"
+    conn = sqlite3.connect(other_db)
+    conn.execute("CREATE TABLE documents (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(dreamdb.errors.UsageError):
+        build_lexicon(other_db, kenet_dir)
+    # an earlier lexicon, even of another format, is rebuilt; a symlink to one is written through
+    real = tmp_path / "real.sqlite"
+    build_lexicon(real, kenet_dir)
+    link = tmp_path / "link.sqlite"
+    link.symlink_to(real)
+    build_lexicon(link, kenet_dir)
+    assert link.is_symlink() and Lexicon(link).translations(TR_EN, "uyku") == ("sleep", "slumber")
+    # a file under a file: one clear error
+    with pytest.raises((LexiconError, dreamdb.errors.UsageError)):
+        build_lexicon(notes / "x.sqlite", kenet_dir)
+    # DREAMDB_LEXICON=off: no default file to build into
+    monkeypatch.setenv("DREAMDB_LEXICON", "off")
+    with pytest.raises(dreamdb.errors.UsageError, match="switches the lexicon off"):
+        build_lexicon(None, kenet_dir)
+
+
+def test_status_names_what_is_wrong_with_the_file(monkeypatch, small_lexicon, tmp_path):
+    monkeypatch.setenv("DREAMDB_LEXICON", str(tmp_path))
+    assert "is a folder" in lexicon_status()["reason"]
+    conn = sqlite3.connect(small_lexicon.path)
+    conn.execute("UPDATE meta SET value = 'abc' WHERE key = 'links'")
+    conn.commit()
+    monkeypatch.setenv("DREAMDB_LEXICON", str(small_lexicon.path))
+    st = lexicon_status()
+    assert st["installed"] and st["links"] is None
+    conn.execute("DROP TABLE translations")
+    conn.commit()
+    conn.close()
+    st = lexicon_status()
+    assert not st["installed"] and "\n" not in st["reason"] and "no such table" in st["reason"]
+    assert load_lexicon() is None
+
+
+def test_turkish_typed_without_its_letters_or_in_title_case_is_translated(tiny_vault, small_lexicon):
+    """Over English notes only: "uyku borcu" reads as English (no Turkish letter), but none of its words is
+    in a note, so its words are tried as Turkish; a query in Title Case names nothing by its capitals."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        assert [h.slug for h in ix.recall("uyku borcu", top=2)] == ["sleep-debt"]
+        assert [h.slug for h in ix.recall("Sunucu Güvenliği", top=2)] == ["server-hardening"]
+        # an English query with a word a note has is not read as Turkish
+        assert plan_query("sleep nehir", vocabulary=ix._vocabulary(), lexicon=small_lexicon).resolved == {}
+
+
+def test_a_lexicon_built_by_another_analyzer_version_is_analysed_when_looked_up(small_lexicon, tmp_path):
+    """The analysed terms stored at build time are used only by the analyzer that made them."""
+    import shutil
+
+    copy = tmp_path / "older.sqlite"
+    shutil.copy(small_lexicon.path, copy)
+    conn = sqlite3.connect(copy)
+    conn.execute("UPDATE meta SET value = 'older' WHERE key = 'analyzer_version'")
+    conn.execute("UPDATE translations SET terms = 'stale'")
+    conn.commit()
+    conn.close()
+    older = Lexicon(copy)
+    assert small_lexicon.analysed and not older.analysed
+    for term, word, from_turkish in (("uykus", "uykusu", True), ("borcu", "borcu", True), ("river", "rivers", False),
+                                     ("server", "server", False)):
+        assert translated_terms(term, word, older, from_turkish) == translated_terms(term, word, small_lexicon,
+                                                                                     from_turkish) != ()

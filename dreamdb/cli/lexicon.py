@@ -51,7 +51,8 @@ def status_cmd(as_json):
         return
     click.echo(f"installed:  {st['path']} ({st['size_bytes'] / 1e6:.1f} MB)")
     click.echo(f"source:     {st['source']} {st['source_version']}, built {st['built_at']}")
-    click.echo(f"links:      {st['links']:,} Turkish–English word pairs")
+    if st["links"] is not None:
+        click.echo(f"links:      {st['links']:,} Turkish–English word pairs")
 
 
 @lexicon.command("build", short_help="Build it from the installed KeNet package (offline).")
@@ -62,7 +63,7 @@ def status_cmd(as_json):
               help="File to write (default: $DREAMDB_LEXICON, else the user data dir).")
 @json_option
 def build_cmd(src, dest, as_json):
-    """Build the lexicon from KeNet's XML files (about 10 s, 2 MB), replacing any earlier one.
+    """Build the lexicon from KeNet's XML files (about 10 s, 5 MB), replacing any earlier one.
 
     The file is written beside its destination and renamed over it when
     complete: an interrupted build leaves the previous lexicon in place.

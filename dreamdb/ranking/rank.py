@@ -98,8 +98,10 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
-    # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text
-    if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text):
+    # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text;
+    # with a lexicon, Turkish typed without its letters may be translated into English notes
+    if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text
+                                                or (lexicon is not None and vocabulary.has_non_turkish)):
         resolved = _resolve(text, words, written_words, turkish, distinct,
                             vocabulary, shouted=shouted, lexicon=lexicon)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
@@ -127,10 +129,15 @@ def turkish_looking(word: str) -> bool:
 
 def _own_words(words: list[str], originals: list[str]) -> list[str]:
     """The query's ``words`` less its names: those written with a capital first letter (not in
-    capitals throughout), as ``originals`` has them, unless they are stopwords (``The``, ``Hangi``)."""
+    capitals throughout), as ``originals`` has them, unless they are stopwords (``The``, ``Hangi``).
+    A query whose every word is so written (``Sunucu Güvenliği``, a title) names nothing by it: all
+    its words are its own."""
     if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
         return words
-    return [w for w, o in zip(words, originals) if not (o[:1].isupper() and not o.isupper()) or w in STOPWORDS]
+    names = [o[:1].isupper() and not o.isupper() for o in originals]
+    if all(names):
+        return words
+    return [w for w, o, name in zip(words, originals, names) if not name or w in STOPWORDS]
 
 
 def _shouted_turkish(written: str) -> bool:
@@ -212,6 +219,22 @@ def _turkish_lookup_forms(word: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+def _lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...]]:
+    """``(words, stems)`` a query word is looked up by, in order (see :func:`translated_terms`)."""
+    return (_turkish_lookup_forms(word), (term,)) if from_turkish else ([word], (term,))
+
+
+def _prefetch(lexicon, pairs: list[tuple[str, str]], from_turkish: bool) -> None:
+    """Look the ``(term, word)`` pairs up in the lexicon in one statement (see :meth:`dreamdb.lexicon.Lexicon.prefetch`)."""
+    from dreamdb.lexicon import EN_TR, TR_EN
+
+    pairs = [(t, w) for t, w in pairs if (t, w, from_turkish) not in lexicon.memo]
+    if len(pairs) > 1 and lexicon.analysed:
+        forms = [_lookup_keys(t, w, from_turkish) for t, w in pairs]
+        lexicon.prefetch(TR_EN if from_turkish else EN_TR, [k for f in forms for k in f[0]],
+                         [k for f in forms for k in f[1]])
+
+
 def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple[str, ...]:
     """The terms of a query word's translations (``uykusu`` → ``sleep``, ``slumber``, ``nap``), most
     common sense first; may be empty.
@@ -228,17 +251,21 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     Args:
         term: the word's term (its analysis as the query read it).
         word: the word, lowercase.
-        lexicon: :class:`dreamdb.lexicon.Lexicon`.
+        lexicon: :class:`dreamdb.lexicon.Lexicon` (its ``memo`` keeps each word's outcome).
         from_turkish: translate Turkish → English (else English → Turkish).
     """
     from dreamdb.lexicon import EN_TR, TR_EN
 
-    if from_turkish:
-        found = lexicon.first_translations(TR_EN, _turkish_lookup_forms(word), (term,))
-    else:
-        found = lexicon.first_translations(EN_TR, (word,), (term,))
-    out = (stem(w, not from_turkish) for w in found if w not in STOPWORDS)
-    return tuple(t for t in dict.fromkeys(out) if t != term and len(t) >= 3)
+    memo = lexicon.memo
+    key = (term, word, from_turkish)
+    terms = memo.get(key)
+    if terms is None:
+        found = lexicon.translated_terms(TR_EN if from_turkish else EN_TR, *_lookup_keys(term, word, from_turkish))
+        terms = tuple(t for t in found if t != term)
+        if len(memo) >= RESOLVED_WORDS_MAX:
+            memo.clear()
+        memo[key] = terms
+    return terms
 
 
 def _translates(turkish: bool, words: list[str], originals: list[str], vocabulary, shouted: bool) -> bool:
@@ -260,22 +287,27 @@ def translation_synonyms(text: str, words: list[str], originals: list[str], turk
     note sought is in the other (``sunucu`` in one Turkish note, *server* in the English ones);
     the synonym lets both count, as a user's synonym table would (Pirkola, "The effects of query
     structure and dictionary setups in dictionary-based cross-language information retrieval",
-    SIGIR 1998: translations as synonyms of one another).
+    SIGIR 1998: translations as synonyms of one another). A vocabulary's ``resolved_words`` (the
+    memory engine's, emptied when the index changes) keeps each word's outcome.
     """
-    candidates: dict[str, tuple[str, ...]] = {}
+    memo = getattr(vocabulary, "resolved_words", None)
+    if memo is None:
+        memo = {}
+    keys: dict[str, tuple] = {}  # term → its memo key (a word's outcome depends on it, the lexicon and the index)
     for t, w, _cap in query_words(text, turkish, words, originals):
-        if t in terms and t not in candidates and len(candidates) < MAX_SPELLED_WORDS:
-            candidates[t] = translated_terms(t, w, lexicon, turkish)
+        if t in terms and t not in keys and len(keys) < MAX_SPELLED_WORDS:
+            keys[t] = ("synonym", t, w, turkish, lexicon.stamp)
+    _prefetch(lexicon, [(t, k[2]) for t, k in keys.items() if k not in memo], turkish)
+    candidates = {t: translated_terms(t, k[2], lexicon, turkish) for t, k in keys.items() if k not in memo}
     pool = {c for found in candidates.values() for c in found}
-    if not pool:
-        return {}
-    there = vocabulary.known(pool, in_turkish=not turkish)
-    out: dict[str, float] = {}
-    for found in candidates.values():
-        hit = next((c for c in found if c in there), None)
-        if hit is not None and hit not in terms:
-            out[hit] = S.SYNONYM_WEIGHT
-    return out
+    there = vocabulary.known(pool, in_turkish=not turkish) if pool else set()
+    outcome = {t: memo[k] for t, k in keys.items() if t not in candidates}
+    for t, found in candidates.items():
+        outcome[t] = next((c for c in found if c in there), None)
+        if len(memo) >= RESOLVED_WORDS_MAX:
+            memo.clear()
+        memo[keys[t]] = outcome[t]
+    return {outcome[t]: S.SYNONYM_WEIGHT for t in keys if outcome[t] is not None and outcome[t] not in terms}
 
 
 def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
@@ -311,8 +343,11 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     spellings = getattr(getattr(vocabulary, "kernel", None), "loanword_spellings", loanword_spellings)
     # Translations (with a lexicon): a Turkish question's words into English where the index has
     # English notes (as for loanwords), an English query's words into Turkish where it has Turkish ones.
-    translate = lexicon is not None and _translates(turkish, words, originals, vocabulary, shouted)
-    stamp = lexicon.stamp if translate else None
+    # (and a query analysed as English none of whose words is in a non-Turkish note may be Turkish typed
+    # without its letters, "uyku borcu": its words are tried as Turkish too, into an English note)
+    directions = ((turkish,) if lexicon is not None and _translates(turkish, words, originals, vocabulary, shouted)
+                  else ()) + ((True,) if lexicon is not None and no_english_word and vocabulary.has_non_turkish else ())
+    stamp = lexicon.stamp if directions else None
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword,
     # translated (by the lexicon of this stamp))
     keys: dict[str, tuple] = {}
@@ -320,8 +355,11 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
         if t in wanted and t not in keys:
             first = len(keys) < MAX_SPELLED_WORDS
             keys[t] = (w, cap, turkish, spell and first, loanwords and first and (turkish or turkish_looking(w)),
-                       translate and first, stamp)
+                       directions if first else (), stamp)
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
+    for from_turkish in directions:  # each word's lexicon keys in one statement, should its turn come
+        _prefetch(lexicon, [(t if from_turkish == turkish else stem(k[0], from_turkish), k[0])
+                            for t, k in keys.items() if t not in outcome and k[5]], from_turkish)
     # Each word's options in order: its other analyses, then its Turkish spellings one round at a time
     # (one changed letter, then two, …), then the English words it may be a Turkish loanword of and
     # its translations (English into a Turkish note, Turkish into another): the first option in a text is the outcome, so a round is analysed only when every option before it
@@ -350,9 +388,11 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
             if hit is None and done == rounds[t] + 1 and (keys[t][4] or keys[t][5]):
                 w = keys[t][0]
                 later[t] = tuple(dict.fromkeys(
-                    ((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ())) + tuple(
-                    ((a, OTHER if turkish else TURKISH) for a in translated_terms(t, w, lexicon, turkish))
-                    if keys[t][5] else ())
+                    [*(((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ()),
+                     *((a, OTHER if from_turkish else TURKISH)
+                       for from_turkish in keys[t][5]
+                       for a in translated_terms(t if from_turkish == turkish else stem(w, from_turkish), w,
+                                                 lexicon, from_turkish))]))
                 if later[t]:
                     continue
                 del later[t]
