@@ -322,6 +322,11 @@ def test_turkish_typed_without_its_letters_or_in_title_case_is_translated(tiny_v
     with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
         assert [h.slug for h in ix.recall("uyku borcu", top=2)] == ["sleep-debt"]
         assert [h.slug for h in ix.recall("Sunucu Güvenliği", top=2)] == ["server-hardening"]
+    write_doc(tiny_vault, "knowledge/flood.md", "---\ntitle: Flood gauges\n---\nThe river gauge readings.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        # in capitals, I may stand for dotless ı: IRMAĞI is ırmağı (lowercased irmağı), the river
+        assert [h.slug for h in ix.recall("IRMAĞI", top=2)] == ["flood"]
+        assert plan_query("IRMAĞI", vocabulary=ix._vocabulary(), lexicon=small_lexicon).resolved == {"irmaği": "river"}
         # an English query with a word a note has is not read as Turkish
         assert plan_query("sleep nehir", vocabulary=ix._vocabulary(), lexicon=small_lexicon).resolved == {}
 

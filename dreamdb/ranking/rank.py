@@ -235,6 +235,16 @@ def _prefetch(lexicon, pairs: list[tuple[str, str]], from_turkish: bool) -> None
                          [k for f in forms for k in f[1]])
 
 
+def _word_translations(term: str, word: str, lexicon, from_turkish: bool, capital_i: bool) -> tuple[str, ...]:
+    """:func:`translated_terms`; for a Turkish word of a query with a capital ``I`` (which may stand for
+    dotless ``ı``: ``TAŞKINI``, lowercased ``taşkini``), then of the word with its ``i`` read as ``ı``."""
+    found = translated_terms(term, word, lexicon, from_turkish)
+    if found or not (from_turkish and capital_i and "i" in word):
+        return found
+    dotless = word.replace("i", "ı")
+    return translated_terms(stem(dotless, True), dotless, lexicon, True)
+
+
 def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple[str, ...]:
     """The terms of a query word's translations (``uykusu`` → ``sleep``, ``slumber``, ``nap``), most
     common sense first; may be empty.
@@ -391,8 +401,8 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
                     [*(((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ()),
                      *((a, OTHER if from_turkish else TURKISH)
                        for from_turkish in keys[t][5]
-                       for a in translated_terms(t if from_turkish == turkish else stem(w, from_turkish), w,
-                                                 lexicon, from_turkish))]))
+                       for a in _word_translations(t if from_turkish == turkish else stem(w, from_turkish), w,
+                                                   lexicon, from_turkish, "I" in text))]))
                 if later[t]:
                     continue
                 del later[t]
