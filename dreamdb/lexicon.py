@@ -13,7 +13,7 @@ slumber*). The same links read backwards give the English → Turkish side.
 The data ships in the PyPI package ``NlpToolkit-WordNet`` (GPL-3.0; the
 ``lexicon`` extra installs it). dreamdb does not redistribute it:
 ``dreamdb lexicon build`` reads the two XML files of the installed package
-once (about 10 s) and writes a SQLite file (about 5 MB) into the user data folder,
+once (about 10 s) and writes a SQLite file (about 7 MB) into the user data folder,
 which recall then reads, a few lookups per query, only for query words that
 are in no note.
 
@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
@@ -45,7 +46,7 @@ ENV_LEXICON = "DREAMDB_LEXICON"
 FILE_NAME = "kenet-tr-en.sqlite"
 """File name of the built lexicon in ``<user data dir>/lexicons/``."""
 
-LEXICON_FORMAT = 2
+LEXICON_FORMAT = 3
 """Version of the file's layout and key stems; a file of another version is not used (rebuild it)."""
 
 SOURCE_PACKAGE = "NlpToolkit-WordNet"
@@ -65,10 +66,17 @@ VERB_ROOT_LETTERS = 3
 """Shortest verb root kept as a word."""
 
 STEMMED = " stem"
+
+ASCII = " ascii"
+"""Suffix of the Turkish → English table keyed by the words with their Turkish letters typed as plain
+ones (``guvenlik`` for *güvenlik*, ``ı`` as ``i``: :data:`_PLAIN_LETTERS`)."""
 """Suffix of a direction's table keyed by dreamdb's stems of the words (``tr-en stem``)."""
 
 MAX_TRANSLATIONS = 24
 """Translations kept per word and direction (the most frequent senses come first)."""
+
+_PLAIN_LETTERS = str.maketrans("çğıöşüâîû", "cgiosuaiu")
+"""Turkish letters as typed on a keyboard without them."""
 
 _OFF = frozenset({"off", "0", "no", "false", "none"})
 
@@ -189,12 +197,14 @@ def _tables(pairs: list[tuple[str, str]], stem_of, limit: int) -> tuple[dict, di
     return ({k: list(v) for k, v in words.items()}, {k: list(v) for k, v in stems.items()})
 
 
-def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLike | None = None) -> dict:
+def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLike | None = None,
+                  announce=None) -> dict:
     """Build the lexicon file from KeNet's XML (see the module docstring); atomic (temp file + rename).
 
     Args:
         dest: the file to write (a symlink is written through); default :func:`lexicon_path`.
         source: KeNet's data folder; default the installed ``NlpToolkit-WordNet`` package's.
+        announce: called with no argument once the destination is checked, before the reading starts.
 
     Returns:
         ``{"path", "tr_en" (keys), "en_tr" (keys), "links", "seconds", "source", "source_version"}``.
@@ -217,6 +227,8 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     target = writable_target(Path(dest) if dest is not None else lexicon_path())
     hint = ("Is this KeNet's data folder (turkish_wordnet.xml, english_wordnet_version_31.xml)?" if source is not None
             else f"Reinstall it: pip install --force-reinstall {SOURCE_PACKAGE}")
+    if announce is not None:
+        announce()
     links = read_kenet(data, hint=hint)
     # Turkish → English: the Turkish word's senses in order, each synset's English words in order.
     by_turkish = sorted((lower(tr), sense, en_place, en.lower()) for tr, sense, _p, en, en_place in links)
@@ -224,6 +236,14 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     # a verb is listed by its infinitive (hesaplamak); a query has its root and suffixes (hesaplanıyor)
     pairs += [(tr[:-3], en) for tr, en in pairs if tr.endswith(VERB_ENDINGS) and len(tr) - 3 >= VERB_ROOT_LETTERS]
     tr_en = _tables(pairs, lambda w: stem(w, True), MAX_TRANSLATIONS)
+    typed = {}  # the Turkish words typed without their letters (guvenlik), first words first
+    for word, translations in tr_en[0].items():
+        plain = word.translate(_PLAIN_LETTERS)
+        if plain != word:
+            row = typed.setdefault(plain, {})
+            for t in translations:
+                if len(row) < MAX_TRANSLATIONS:
+                    row.setdefault(t, None)
     # English → Turkish: first the Turkish words of whom this is the commonest sense, then by their
     # place in their synset (KeNet lists a synset's usual word first).
     by_english = sorted((en.lower(), sense, place, lower(tr)) for tr, sense, place, en, _n in links)
@@ -231,9 +251,10 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     meta = {"format": str(LEXICON_FORMAT), "source": SOURCE_PACKAGE, "source_version": _source_version(),
             "links": str(len(links)), "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     meta["analyzer_version"] = ANALYZER_VERSION
+    tr_en = (*tr_en, {k: list(v) for k, v in typed.items()})
     rows = [(direction + suffix, k, "\t".join(v), "\t".join(analysed_translations(v, direction == EN_TR)))
             for direction, tables in ((TR_EN, tr_en), (EN_TR, en_tr))
-            for suffix, table in zip(("", STEMMED), tables) for k, v in table.items()]
+            for suffix, table in zip(("", STEMMED, ASCII), tables) for k, v in table.items()]
     _write_atomic(target, meta, rows)
     _OPENED.clear()
     return {"path": str(target), "tr_en": len(tr_en[0]), "en_tr": len(en_tr[0]), "links": len(links),
@@ -253,36 +274,55 @@ def writable_target(path: Path) -> Path:
     if target.is_dir():
         raise UsageError(f"{path} is a folder", hint=f"Give the lexicon file's path, e.g. {path}/{FILE_NAME}")
     if os.path.lexists(target):
-        if not target.is_file() or not _is_lexicon_file(target):
+        if not target.is_file():
+            raise UsageError(f"{path} exists and is not a regular file: it is never replaced",
+                             hint=f"Give a new file's path (e.g. …/{FILE_NAME}).")
+        if target != Path(os.path.realpath(default_lexicon_path())) and not _is_lexicon_file(target):
             raise UsageError(f"{path} exists and is not a dreamdb lexicon: it is never replaced",
-                             hint=f"Give a new file's path (e.g. …/{FILE_NAME}), or delete that file first.")
+                             hint=f"Give a new file's path (e.g. …/{FILE_NAME}), or, if it is a damaged "
+                                  "lexicon, delete it first.")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LexiconError(f"Cannot create the folder {target.parent}: {exc.strerror or exc}",
                            hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
+    probe = _temp_path(target)
+    try:  # before the 10 s of reading: can a file be written beside it?
+        with open(probe, "xb"):
+            pass
+        probe.unlink()
+    except OSError as exc:
+        raise LexiconError(f"Cannot write the lexicon to {target}: {exc.strerror or exc}",
+                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
     return target
 
 
+def _temp_path(target: Path) -> Path:
+    """The file a build writes before renaming it over ``target``."""
+    return target.with_name(f".{target.name}.{os.getpid()}.tmp")
+
+
 def _is_lexicon_file(path: Path) -> bool:
-    """Whether ``path`` is a SQLite file with a lexicon's tables (any format: an old one may be rebuilt)."""
+    """Whether ``path`` (a regular file) is a SQLite file with a lexicon's ``meta`` table naming KeNet's
+    package as its source (any format, even damaged otherwise: such a file may be rebuilt). Read as
+    immutable: no lock, no ``-wal``/``-shm`` file left beside someone else's database."""
     try:
         with open(path, "rb") as fh:
             if fh.read(16) != b"SQLite format 3\x00":
                 return False
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
         try:
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            row = conn.execute("SELECT value FROM meta WHERE key = 'source'").fetchone()
         finally:
             conn.close()
     except (OSError, sqlite3.Error):
         return False
-    return {"meta", "translations"} <= names
+    return row is not None and row[0] == SOURCE_PACKAGE
 
 
 def _write_atomic(target: Path, meta: dict, rows: list) -> None:
     """Write a lexicon file beside ``target`` and rename it over ``target`` when complete."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp = _temp_path(target)
     try:
         try:
             tmp.unlink(missing_ok=True)
@@ -332,6 +372,8 @@ class Lexicon:
         """Open ``path``. Raises :class:`LexiconError` when it is not a lexicon of this format."""
         self.path = Path(path)
         st = self.path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise LexiconError(f"{self.path} is not a regular file", hint="Point DREAMDB_LEXICON at a lexicon file.")
         self.stamp = (st.st_size, st.st_mtime_ns)
         from dreamdb.analyzer import ANALYZER_VERSION
 
@@ -342,7 +384,7 @@ class Lexicon:
             conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
                                    check_same_thread=False)
             self.meta = dict(conn.execute("SELECT key, value FROM meta"))
-            if self.meta.get("format") != str(LEXICON_FORMAT):
+            if str(self.meta.get("format")) != str(LEXICON_FORMAT):
                 raise LexiconError(f"{self.path} has format {self.meta.get('format')}, this dreamdb reads "
                                    f"{LEXICON_FORMAT}", hint="Rebuild it: dreamdb lexicon build")
             conn.execute("SELECT direction, word, targets, terms FROM translations LIMIT 1").fetchall()
@@ -360,37 +402,43 @@ class Lexicon:
         #: For the caller: outcomes derived from this file (e.g. a query word's analysed translations).
         self.memo: dict = {}
 
-    def translated_terms(self, direction: str, words, stems=()) -> tuple[str, ...]:
+    def translated_terms(self, direction: str, words, stems=(), *, ascii: bool = False) -> tuple[str, ...]:
         """:meth:`first_translations` analysed as dreamdb indexes their language
         (:func:`analysed_translations`): read from the file when it was built by this analyzer, else
         analysed now."""
         if self.analysed:
-            return self.first_translations(direction, words, stems, column="terms")
-        return analysed_translations(self.first_translations(direction, words, stems), direction == EN_TR)
+            return self.first_translations(direction, words, stems, column="terms", ascii=ascii)
+        return analysed_translations(self.first_translations(direction, words, stems, ascii=ascii), direction == EN_TR)
 
-    def translations(self, direction: str, word: str, *, stemmed: bool = False) -> tuple[str, ...]:
+    def translations(self, direction: str, word: str, *, stemmed: bool = False, ascii: bool = False) -> tuple[str, ...]:
         """The translations of ``word`` (lowercase as written; with ``stemmed``, a stem of dreamdb's
-        analyzer, matching every word of that stem), most common sense first; ``()`` when it has
-        none. ``direction``: :data:`TR_EN` or :data:`EN_TR`."""
-        return self._lookup(direction + STEMMED if stemmed else direction, (word,), "targets")[0]
+        analyzer, matching every word of that stem; with ``ascii``, a Turkish word typed without its
+        letters, ``guvenlik`` for *güvenlik*), most common sense first; ``()`` when it has none.
+        ``direction``: :data:`TR_EN` or :data:`EN_TR`."""
+        table = direction + (STEMMED if stemmed else ASCII if ascii else "")
+        return self._lookup(table, (word,), "targets")[0]
 
-    def first_translations(self, direction: str, words, stems=(), *, column: str = "targets") -> tuple[str, ...]:
-        """The translations of the first of ``words`` (as written) that has any, else of the first of
-        ``stems`` (see :meth:`translations`); ``()`` if none has. One SQL statement per kind of key.
+    @staticmethod
+    def _pairs(direction: str, words, stems, ascii: bool) -> list[tuple[str, str]]:
+        """``(table, key)`` in the order they are tried: each word as written (then, with ``ascii``,
+        as a Turkish word typed without its letters), then each stem."""
+        tables = (direction, direction + ASCII) if ascii else (direction,)
+        return [*((t, k) for k in words for t in tables), *((direction + STEMMED, k) for k in stems)]
+
+    def first_translations(self, direction: str, words, stems=(), *, column: str = "targets",
+                           ascii: bool = False) -> tuple[str, ...]:
+        """The translations of the first of ``words`` that has any (as written; with ``ascii``, each
+        also as Turkish typed without its letters), else of the first of ``stems`` (see
+        :meth:`translations`); ``()`` if none has. At most one SQL statement.
         ``column="terms"``: their analysed terms (:meth:`translated_terms`)."""
-        for keys, table in ((words, direction), (stems, direction + STEMMED)):
-            keys = tuple(keys)
-            if keys:
-                found = next((f for f in self._lookup(table, keys, column) if f), None)
-                if found:
-                    return found
-        return ()
+        pairs = self._pairs(direction, words, stems, ascii)
+        self._fetch(list(dict.fromkeys(pairs)), column)
+        return next((f for f in (self._cache[(*p, column)] for p in pairs) if f), ())
 
-    def prefetch(self, direction: str, words=(), stems=(), *, column: str = "terms") -> None:
-        """Look up many keys at once (a statement a table), so that the lookups that
-        follow (:meth:`translated_terms` of a query's words) are found in the cache."""
-        wanted = [(t, k) for keys, t in ((words, direction), (stems, direction + STEMMED)) for k in keys]
-        self._fetch(list(dict.fromkeys(wanted)), column)
+    def prefetch(self, direction: str, words=(), stems=(), *, column: str = "terms", ascii: bool = False) -> None:
+        """Look up many keys at once (one statement), so that the lookups that follow
+        (:meth:`translated_terms` of a query's words) are found in the cache."""
+        self._fetch(list(dict.fromkeys(self._pairs(direction, words, stems, ascii))), column)
 
     def _lookup(self, table: str, keys: tuple[str, ...], column: str) -> list[tuple[str, ...]]:
         """The ``column`` (``targets`` or ``terms``) of each key (``()`` for none), from the cache or one statement."""
@@ -436,6 +484,8 @@ def load_lexicon() -> Lexicon | None:
         st = path.stat()
     except OSError:
         return None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or mislead the open
+        return None
     opened = _OPENED.get(path)
     if opened is not None and opened.stamp == (st.st_size, st.st_mtime_ns):
         return opened
@@ -473,8 +523,8 @@ def lexicon_status() -> dict:
     except OSError as exc:
         status["reason"] = f"cannot read {path}: {exc.strerror or exc}"
         return status
-    links = lex.meta.get("links", "")
+    links = str(lex.meta.get("links"))
     status.update(installed=True, size_bytes=path.stat().st_size,
                   **{k: lex.meta.get(k) for k in ("source", "source_version", "built_at")},
-                  links=int(links) if links.isdigit() else None)
+                  links=int(links) if links.isascii() and links.isdigit() else None)
     return status

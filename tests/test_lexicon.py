@@ -4,6 +4,7 @@ rank.translation_synonyms): built from a small file in KeNet's format, and from 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 
 import pytest
@@ -321,6 +322,10 @@ def test_turkish_typed_without_its_letters_or_in_title_case_is_translated(tiny_v
         write_doc(tiny_vault, rel, text)
     with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
         assert [h.slug for h in ix.recall("uyku borcu", top=2)] == ["sleep-debt"]
+        # its Turkish letters typed as plain ones: güvenliği as guvenligi
+        assert plan_query("sunucu guvenligi", vocabulary=ix._vocabulary(),
+                          lexicon=small_lexicon).resolved == {"sunucu": "server", "guvenligi": "securiti"}
+        assert small_lexicon.translations(TR_EN, "guvenlik", ascii=True) == ("security",)
         assert [h.slug for h in ix.recall("Sunucu Güvenliği", top=2)] == ["server-hardening"]
     write_doc(tiny_vault, "knowledge/flood.md", "---\ntitle: Flood gauges\n---\nThe river gauge readings.\n")
     with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
@@ -348,3 +353,56 @@ def test_a_lexicon_built_by_another_analyzer_version_is_analysed_when_looked_up(
                                      ("server", "server", False)):
         assert translated_terms(term, word, older, from_turkish) == translated_terms(term, word, small_lexicon,
                                                                                      from_turkish) != ()
+
+
+def test_a_damaged_lexicon_is_rebuilt_in_place_and_a_fifo_is_never_opened(kenet_dir, tmp_path, monkeypatch):
+    dest = tmp_path / "lex.sqlite"
+    build_lexicon(dest, kenet_dir)
+    conn = sqlite3.connect(dest)
+    conn.execute("DROP TABLE translations")
+    conn.commit()
+    conn.close()
+    monkeypatch.setenv("DREAMDB_LEXICON", str(dest))
+    assert load_lexicon() is None and "no such table" in lexicon_status()["reason"]
+    build_lexicon(None, kenet_dir)  # what status advises: rebuilt where it is
+    assert load_lexicon().translations(TR_EN, "uyku") == ("sleep", "slumber")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("DREAMDB_LEXICON", str(fifo))
+    assert load_lexicon() is None  # returns at once: a FIFO is not opened
+    assert "not a regular file" in lexicon_status()["reason"]
+    with pytest.raises(dreamdb.errors.UsageError, match="not a regular file"):
+        build_lexicon(None, kenet_dir)
+
+
+def test_refusing_a_wal_database_leaves_nothing_beside_it_and_odd_meta_values_do_not_crash(kenet_dir, tmp_path,
+                                                                                           monkeypatch):
+    db = tmp_path / "idx.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(dreamdb.errors.UsageError):
+        build_lexicon(db, kenet_dir)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    lex = tmp_path / "lex.sqlite"
+    build_lexicon(lex, kenet_dir)
+    monkeypatch.setenv("DREAMDB_LEXICON", str(lex))
+    for value in ("²", None, 7, "abc"):
+        conn = sqlite3.connect(lex)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'links'", (value if value is not None else "",))
+        conn.commit()
+        conn.close()
+        st = lexicon_status()
+        assert st["installed"] and st["links"] == (7 if value == 7 else None)
+
+
+def test_an_unwritable_destination_is_refused_before_the_reading(kenet_dir, tmp_path):
+    announced = []
+    a_file = tmp_path / "afile"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(LexiconError, match="Cannot create the folder"):
+        build_lexicon(a_file / "x.sqlite", kenet_dir, announce=lambda: announced.append(1))
+    assert announced == []

@@ -63,7 +63,7 @@ def status_cmd(as_json):
               help="File to write (default: $DREAMDB_LEXICON, else the user data dir).")
 @json_option
 def build_cmd(src, dest, as_json):
-    """Build the lexicon from KeNet's XML files (about 10 s, 5 MB), replacing any earlier one.
+    """Build the lexicon from KeNet's XML files (about 10 s, 7 MB), replacing any earlier one.
 
     The file is written beside its destination and renamed over it when
     complete: an interrupted build leaves the previous lexicon in place.
@@ -76,9 +76,11 @@ def build_cmd(src, dest, as_json):
     from dreamdb import output
     from dreamdb.lexicon import build_lexicon
 
-    if not as_json:
-        click.echo("Reading KeNet's Turkish and English WordNet files (about 10 s) ...", err=True)
-    st = build_lexicon(dest, src)
+    def announce():
+        if not as_json:
+            click.echo("Reading KeNet's Turkish and English WordNet files (about 10 s) ...", err=True)
+
+    st = build_lexicon(dest, src, announce=announce)
     if as_json:
         click.echo(output.to_json(st))
         return

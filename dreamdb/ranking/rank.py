@@ -219,9 +219,11 @@ def _turkish_lookup_forms(word: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-def _lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...]]:
-    """``(words, stems)`` a query word is looked up by, in order (see :func:`translated_terms`)."""
-    return (_turkish_lookup_forms(word), (term,)) if from_turkish else ([word], (term,))
+def _lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...], bool]:
+    """``(words, stems, ascii)`` a query word is looked up by, in order (see :func:`translated_terms`)."""
+    if from_turkish:
+        return _turkish_lookup_forms(word), (term,), word.isascii()
+    return [word], (term,), False
 
 
 def _prefetch(lexicon, pairs: list[tuple[str, str]], from_turkish: bool) -> None:
@@ -232,7 +234,7 @@ def _prefetch(lexicon, pairs: list[tuple[str, str]], from_turkish: bool) -> None
     if len(pairs) > 1 and lexicon.analysed:
         forms = [_lookup_keys(t, w, from_turkish) for t, w in pairs]
         lexicon.prefetch(TR_EN if from_turkish else EN_TR, [k for f in forms for k in f[0]],
-                         [k for f in forms for k in f[1]])
+                         [k for f in forms for k in f[1]], ascii=any(f[2] for f in forms))
 
 
 def _word_translations(term: str, word: str, lexicon, from_turkish: bool, capital_i: bool) -> tuple[str, ...]:
@@ -253,8 +255,9 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     :data:`TRANSLATION_MIN_LETTERS` letters) that the lexicon has as a word, each beginning tried
     first with its last consonant devoiced (:data:`_HARDENED`): ``uykusu`` → *uyku* (not
     *uykusuz*, "sleepless", whose stem is also ``uykus``), ``güvenliği`` → *güvenlik* (before
-    *güvenli*), ``borcu`` → *borç*; failing that, its term is looked up among the stems of the
-    lexicon's words. An English word is looked up as written, then by its term (``cities`` →
+    *güvenli*), ``borcu`` → *borç*; each beginning of a word typed in plain letters is also read as
+    Turkish typed without its letters (``guvenligi`` → *güvenlik*); failing that, its term is looked
+    up among the stems of the lexicon's words. An English word is looked up as written, then by its term (``cities`` →
     ``citi``, the stem of *city*). Translations are analysed in their language; stopwords and the
     word's own term are left out.
 
@@ -270,7 +273,8 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     key = (term, word, from_turkish)
     terms = memo.get(key)
     if terms is None:
-        found = lexicon.translated_terms(TR_EN if from_turkish else EN_TR, *_lookup_keys(term, word, from_turkish))
+        words, stems, ascii = _lookup_keys(term, word, from_turkish)
+        found = lexicon.translated_terms(TR_EN if from_turkish else EN_TR, words, stems, ascii=ascii)
         terms = tuple(t for t in found if t != term)
         if len(memo) >= RESOLVED_WORDS_MAX:
             memo.clear()
