@@ -4,9 +4,8 @@ A Turkish question over English notes shares few words with them: BM25 needs
 the English word. :func:`dreamdb.ranking.rank.plan_query` already turns a
 Turkish loanword into its English spelling (``konsolidasyon`` →
 *consolidation*); this module supplies the rest of the vocabulary: the
-interlingual links of KeNet, the Turkish WordNet (Bakay et al., "A Tree-based
-Approach for English-to-Turkish Translation", and Ehsani et al., "KeNet:
-A Comprehensive Turkish Wordnet", GWC 2021), whose 23,000 Turkish synsets
+interlingual links of KeNet, the Turkish WordNet (Bakay et al., "Turkish
+WordNet KeNet", Global WordNet Conference 2021), whose 23,000 Turkish synsets
 point to their English WordNet 3.1 synsets (``uyku`` → *sleep, nap,
 slumber*). The same links read backwards give the English → Turkish side.
 
@@ -17,12 +16,14 @@ once (about 10 s) and writes a SQLite file (about 7 MB) into the user data folde
 which recall then reads, a few lookups per query, only for query words that
 are in no note.
 
-The file holds words as written (``uyku``) and, apart, as dreamdb's analyzer
-stems them (``citi`` for *city*, which *cities* also gives), each with its
-translations in order: the Turkish word's senses in KeNet's order,
-then the English synset's words in WordNet's order (most frequent first).
-Translations are stored as words and analysed at query time, so an analyzer
-change never leaves stale terms; a change of the key stems bumps
+The file holds words as written (``uyku``), apart as dreamdb's analyzer stems
+them (``citi`` for *city*, which *cities* also gives), and Turkish words apart
+as typed without their letters (``guvenlik``), each with its translations in
+order: the Turkish word's senses in KeNet's order, then the English synset's
+words in WordNet's order (most frequent first). Translations are stored as
+words and as their terms, tagged with the analyzer version that made them: a
+file built by another version is analysed at lookup time, so an analyzer change
+never leaves stale terms. A change of the layout or of the key stems bumps
 :data:`LEXICON_FORMAT`, and :func:`lexicon_status` then says to rebuild.
 
 Resolution of the file: ``DREAMDB_LEXICON`` (a path, or ``off``), else
@@ -66,11 +67,11 @@ VERB_ROOT_LETTERS = 3
 """Shortest verb root kept as a word."""
 
 STEMMED = " stem"
+"""Suffix of a direction's table keyed by dreamdb's stems of the words (``tr-en stem``)."""
 
 ASCII = " ascii"
 """Suffix of the Turkish → English table keyed by the words with their Turkish letters typed as plain
 ones (``guvenlik`` for *güvenlik*, ``ı`` as ``i``: :data:`_PLAIN_LETTERS`)."""
-"""Suffix of a direction's table keyed by dreamdb's stems of the words (``tr-en stem``)."""
 
 MAX_TRANSLATIONS = 24
 """Translations kept per word and direction (the most frequent senses come first)."""

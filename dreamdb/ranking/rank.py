@@ -205,7 +205,8 @@ TRANSLATION_MIN_LETTERS = 4
 
 _HARDENED = {"b": "p", "c": "ç", "d": "t", "g": "k", "ğ": "k"}
 """Turkish final devoicing read backwards: a stem ending in a voiced consonant before a suffix's vowel
-is written with its voiceless twin on its own (``borcu`` → *borç*, ``kitabı`` → *kitap*, ``ırmağı`` → *ırmak*)."""
+is written with its voiceless twin on its own (``borcu`` → *borç*, ``kitabı`` → *kitap*,
+``ırmağı`` → *ırmak*)."""
 
 
 def _turkish_lookup_forms(word: str) -> list[str]:
@@ -227,7 +228,8 @@ def _lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], t
 
 
 def _prefetch(lexicon, pairs: list[tuple[str, str]], from_turkish: bool) -> None:
-    """Look the ``(term, word)`` pairs up in the lexicon in one statement (see :meth:`dreamdb.lexicon.Lexicon.prefetch`)."""
+    """Look the ``(term, word)`` pairs up in the lexicon in one statement
+    (:meth:`dreamdb.lexicon.Lexicon.prefetch`), so that their :func:`translated_terms` find them cached."""
     from dreamdb.lexicon import EN_TR, TR_EN
 
     pairs = [(t, w) for t, w in pairs if (t, w, from_turkish) not in lexicon.memo]
@@ -257,9 +259,9 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     *uykusuz*, "sleepless", whose stem is also ``uykus``), ``güvenliği`` → *güvenlik* (before
     *güvenli*), ``borcu`` → *borç*; each beginning of a word typed in plain letters is also read as
     Turkish typed without its letters (``guvenligi`` → *güvenlik*); failing that, its term is looked
-    up among the stems of the lexicon's words. An English word is looked up as written, then by its term (``cities`` →
-    ``citi``, the stem of *city*). Translations are analysed in their language; stopwords and the
-    word's own term are left out.
+    up among the stems of the lexicon's words. An English word is looked up as written, then by its
+    term (``cities`` → ``citi``, the stem of *city*). Translations are analysed in their language;
+    stopwords and the word's own term are left out.
 
     Args:
         term: the word's term (its analysis as the query read it).
@@ -376,10 +378,11 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
                             for t, k in keys.items() if t not in outcome and k[5]], from_turkish)
     # Each word's options in order: its other analyses, then its Turkish spellings one round at a time
     # (one changed letter, then two, …), then the English words it may be a Turkish loanword of and
-    # its translations (English into a Turkish note, Turkish into another): the first option in a text is the outcome, so a round is analysed only when every option before it
-    # is in no text. An option is (term, where): ANY text, a TURKISH document (the Turkish reading of a
-    # word of a query analysed as English: "costume" must not become English "cost"), or an OTHER one
-    # (an English spelling of a Turkish word: an English note is where it can stand for the word).
+    # its translations (English into a Turkish note, Turkish into another): the first option in a
+    # text is the outcome, so a round is analysed only when every option before it is in no text.
+    # An option is (term, where): ANY text, a TURKISH document (the Turkish reading of a word of a
+    # query analysed as English: "costume" must not become English "cost"), or an OTHER one (an
+    # English spelling of a Turkish word: an English note is where it can stand for the word).
     where = TURKISH if not turkish else ANY
     options: dict[str, tuple[tuple[str, int], ...]] = {
         t: tuple((a, where if tr else ANY) for a, tr in alternate_terms(w, cap, turkish))
