@@ -99,9 +99,10 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text;
-    # with a lexicon, Turkish typed without its letters may be translated into English notes
-    if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text
-                                                or (lexicon is not None and vocabulary.has_non_turkish)):
+    # with a lexicon, a query none of whose words a note holds may be Turkish typed without its
+    # letters, translated into English notes (a query with a word the notes hold is left as before)
+    if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text or (
+            lexicon is not None and vocabulary.has_non_turkish and not vocabulary.known(distinct))):
         resolved = _resolve(text, words, written_words, turkish, distinct,
                             vocabulary, shouted=shouted, lexicon=lexicon)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
