@@ -110,6 +110,19 @@ class Hit:
         return d
 
 
+def _lexicon_option(value):
+    """``Index(lexicon=…)``: ``"auto"``, ``None``, a :class:`dreamdb.lexicon.Lexicon`, or a path opened as one."""
+    if value is None or value == "auto":
+        return value
+    from dreamdb.lexicon import Lexicon
+
+    if isinstance(value, Lexicon):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return Lexicon(value)
+    raise UsageError(f"lexicon must be 'auto', None, a Lexicon or a path, got {value!r}")
+
+
 def _now(now) -> datetime:
     if now is None:
         return datetime.now(timezone.utc)
@@ -252,7 +265,8 @@ class Index:
             pending it uses the vectors that exist and says so (``dreamdb embed refresh`` does the rest).
         lexicon: the Turkish–English dictionary recall translates query words with that are in no
             note (:mod:`dreamdb.lexicon`): ``"auto"`` (the built one, if any: ``DREAMDB_LEXICON``
-            or the user data folder), ``None`` (none), or a :class:`dreamdb.lexicon.Lexicon`.
+            or the user data folder), ``None`` (none), a :class:`dreamdb.lexicon.Lexicon`, or a
+            lexicon file's path (opened now: :class:`~dreamdb.errors.LexiconError` if it is not one).
 
     Raises:
         VaultNotFound: no vault found.
@@ -271,7 +285,7 @@ class Index:
         if engine not in ("memory", "sql"):
             raise UsageError(f"Unknown engine {engine!r}", hint="Use 'memory' or 'sql'.")
         self.engine = engine
-        self.lexicon = lexicon
+        self.lexicon = _lexicon_option(lexicon)
         self._lock = RLock()
         self._memory = None
         self._filters_cache: dict = {}

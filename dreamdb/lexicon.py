@@ -370,9 +370,13 @@ class Lexicon:
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
-        """Open ``path``. Raises :class:`LexiconError` when it is not a lexicon of this format."""
+        """Open ``path``. Raises :class:`LexiconError` when it cannot be read or is not a lexicon of this format."""
         self.path = Path(path)
-        st = self.path.stat()
+        try:
+            st = self.path.stat()
+        except OSError as exc:
+            raise LexiconError(f"Cannot read the lexicon {self.path}: {exc.strerror or exc}",
+                               hint="Build it: dreamdb lexicon build") from exc
         if not stat.S_ISREG(st.st_mode):
             raise LexiconError(f"{self.path} is not a regular file", hint="Point DREAMDB_LEXICON at a lexicon file.")
         self.stamp = (st.st_size, st.st_mtime_ns)

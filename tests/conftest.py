@@ -203,9 +203,6 @@ def copy_vault(src: Path, dest_parent: Path) -> Path:
 
 # ---------------------------------------------------------------- Turkish–English lexicon
 
-HAVE_KENET = importlib.util.find_spec("WordNet") is not None
-
-
 @pytest.fixture(scope="session")
 def kenet_lexicon(tmp_path_factory) -> Path:
     """The lexicon built from the installed NlpToolkit-WordNet package (KeNet), once per session (≈ 10 s)."""

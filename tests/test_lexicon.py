@@ -406,3 +406,15 @@ def test_an_unwritable_destination_is_refused_before_the_reading(kenet_dir, tmp_
     with pytest.raises(LexiconError, match="Cannot create the folder"):
         build_lexicon(a_file / "x.sqlite", kenet_dir, announce=lambda: announced.append(1))
     assert announced == []
+
+
+def test_the_api_takes_a_lexicon_path_and_refuses_anything_else(tiny_vault, small_lexicon, tmp_path):
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    with dreamdb.open(tiny_vault, lexicon=str(small_lexicon.path)) as ix:
+        assert [h.slug for h in ix.recall("uyku borcu", top=1)] == ["sleep-debt"]
+        assert ix.status()["lexicon"]["installed"] is True
+    with pytest.raises(dreamdb.errors.UsageError, match="lexicon must be"):
+        dreamdb.open(tiny_vault, lexicon=42)
+    with pytest.raises(LexiconError):
+        dreamdb.open(tiny_vault, lexicon=tmp_path / "missing.sqlite")
