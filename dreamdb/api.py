@@ -1164,13 +1164,11 @@ class Index:
 
     def _lexicon_status(self) -> dict:
         """:func:`dreamdb.lexicon.lexicon_status` of what recall uses (``installed`` false when ``lexicon=None``)."""
-        from dreamdb.lexicon import lexicon_status
+        from dreamdb.lexicon import describe, lexicon_status
 
         if self.lexicon is None:
             return {"installed": False, "path": None, "reason": "switched off (Index(lexicon=None))"}
-        if self.lexicon != "auto":
-            return {"installed": True, "path": str(self.lexicon.path), **self.lexicon.meta}
-        return lexicon_status()
+        return lexicon_status() if self.lexicon == "auto" else describe(self.lexicon)
 
     def _embedding_status(self) -> dict:
         """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""

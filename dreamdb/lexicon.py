@@ -185,17 +185,15 @@ def read_kenet(data_dir: str | os.PathLike, *, hint: str | None = None) -> list[
             for n, en in enumerate(english.get(sid, ())) if en.isalpha()]
 
 
-def _tables(pairs: list[tuple[str, str]], stem_of, limit: int) -> tuple[dict, dict]:
-    """``({word: [translation, …]}, {stem: [translation, …]})`` from ``(source word, translation)``
-    pairs in order: translations deduplicated in order, at most ``limit`` a key."""
-    words: dict[str, dict[str, None]] = {}
-    stems: dict[str, dict[str, None]] = {}
+def _table(pairs, key_of, limit: int) -> dict[str, list[str]]:
+    """``{key_of(source word): [translation, …]}`` from ``(source word, translation)`` pairs in order:
+    translations deduplicated in order, at most ``limit`` a key."""
+    table: dict[str, dict[str, None]] = {}
     for src, dst in pairs:
-        for table, key in ((words, src), (stems, stem_of(src))):
-            row = table.setdefault(key, {})
-            if len(row) < limit:
-                row.setdefault(dst, None)
-    return ({k: list(v) for k, v in words.items()}, {k: list(v) for k, v in stems.items()})
+        row = table.setdefault(key_of(src), {})
+        if len(row) < limit:
+            row.setdefault(dst, None)
+    return {k: list(v) for k, v in table.items()}
 
 
 def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLike | None = None,
@@ -236,23 +234,19 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     pairs = [(tr, en) for tr, _s, _n, en in by_turkish]
     # a verb is listed by its infinitive (hesaplamak); a query has its root and suffixes (hesaplanıyor)
     pairs += [(tr[:-3], en) for tr, en in pairs if tr.endswith(VERB_ENDINGS) and len(tr) - 3 >= VERB_ROOT_LETTERS]
-    tr_en = _tables(pairs, lambda w: stem(w, True), MAX_TRANSLATIONS)
-    typed = {}  # the Turkish words typed without their letters (guvenlik), first words first
-    for word, translations in tr_en[0].items():
-        plain = word.translate(_PLAIN_LETTERS)
-        if plain != word:
-            row = typed.setdefault(plain, {})
-            for t in translations:
-                if len(row) < MAX_TRANSLATIONS:
-                    row.setdefault(t, None)
+    by_word = _table(pairs, str, MAX_TRANSLATIONS)
+    # the Turkish words typed without their letters (guvenlik), first words first
+    typed = [(w, t) for w, ts in by_word.items() if w != w.translate(_PLAIN_LETTERS) for t in ts]
+    tr_en = (by_word, _table(pairs, lambda w: stem(w, True), MAX_TRANSLATIONS),
+             _table(typed, lambda w: w.translate(_PLAIN_LETTERS), MAX_TRANSLATIONS))
     # English → Turkish: first the Turkish words of whom this is the commonest sense, then by their
     # place in their synset (KeNet lists a synset's usual word first).
     by_english = sorted((en.lower(), sense, place, lower(tr)) for tr, sense, place, en, _n in links)
-    en_tr = _tables([(en, tr) for en, _s, _p, tr in by_english], lambda w: stem(w, False), MAX_TRANSLATIONS)
+    en_pairs = [(en, tr) for en, _s, _p, tr in by_english]
+    en_tr = (_table(en_pairs, str, MAX_TRANSLATIONS), _table(en_pairs, lambda w: stem(w, False), MAX_TRANSLATIONS))
     meta = {"format": str(LEXICON_FORMAT), "source": SOURCE_PACKAGE, "source_version": _source_version(),
             "links": str(len(links)), "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     meta["analyzer_version"] = ANALYZER_VERSION
-    tr_en = (*tr_en, {k: list(v) for k, v in typed.items()})
     rows = [(direction + suffix, k, "\t".join(v), "\t".join(analysed_translations(v, direction == EN_TR)))
             for direction, tables in ((TR_EN, tr_en), (EN_TR, en_tr))
             for suffix, table in zip(("", STEMMED, ASCII), tables) for k, v in table.items()]
@@ -528,8 +522,14 @@ def lexicon_status() -> dict:
     except OSError as exc:
         status["reason"] = f"cannot read {path}: {exc.strerror or exc}"
         return status
-    links = str(lex.meta.get("links"))
-    status.update(installed=True, size_bytes=path.stat().st_size,
-                  **{k: lex.meta.get(k) for k in ("source", "source_version", "built_at")},
-                  links=int(links) if links.isascii() and links.isdigit() else None)
+    status.update(describe(lex))
     return status
+
+
+def describe(lex: Lexicon) -> dict:
+    """``{"installed": True, "path", "size_bytes", "source", "source_version", "built_at", "links"
+    (int, or None when the file's is not a number)}`` of an opened lexicon."""
+    links = str(lex.meta.get("links"))
+    return {"installed": True, "path": str(lex.path), "size_bytes": lex.stamp[0],
+            **{k: lex.meta.get(k) for k in ("source", "source_version", "built_at")},
+            "links": int(links) if links.isascii() and links.isdigit() else None}
