@@ -12,7 +12,7 @@ slumber*). The same links read backwards give the English → Turkish side.
 The data ships in the PyPI package ``NlpToolkit-WordNet`` (GPL-3.0; the
 ``lexicon`` extra installs it). dreamdb does not redistribute it:
 ``dreamdb lexicon build`` reads the two XML files of the installed package
-once (about 10 s) and writes a SQLite file (about 7 MB) into the user data folder,
+once (about 10 s) and writes a SQLite file (about 8 MB) into the user data folder,
 which recall then reads, a few lookups per query, only for query words that
 are in no note.
 

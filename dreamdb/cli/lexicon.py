@@ -63,7 +63,7 @@ def status_cmd(as_json):
               help="File to write (default: $DREAMDB_LEXICON, else the user data dir).")
 @json_option
 def build_cmd(src, dest, as_json):
-    """Build the lexicon from KeNet's XML files (about 10 s, 7 MB), replacing any earlier one.
+    """Build the lexicon from KeNet's XML files (about 10 s, 8 MB), replacing any earlier one.
 
     The file is written beside its destination and renamed over it when
     complete: an interrupted build leaves the previous lexicon in place.
