@@ -644,11 +644,16 @@ class Index:
         """Load the index into this process's memory now (after the lazy sync, if ``auto_sync``), so that
         the first queries of a long-lived process do not pay for it; recall does it by itself once an
         index state has served :data:`dreamdb.ranking.memory.PRELOAD_AFTER_QUERIES` queries. Nothing
-        for ``engine="sql"``.
+        for ``engine="sql"``. The Turkish–English lexicon, if any, is read into memory too
+        (:meth:`dreamdb.lexicon.Lexicon.preload`; recall does it by itself after
+        :data:`dreamdb.lexicon.PRELOAD_AFTER_SECONDS` of lookups).
 
         Raises:
             IndexUnavailable: the index cannot be read (a damaged one is rebuilt first).
         """
+        lexicon = self._lexicon()
+        if lexicon is not None:  # its lookups in memory too (see dreamdb.lexicon.PRELOAD_AFTER_SECONDS)
+            lexicon.preload()
         if self.engine == "sql":
             return
         if self.auto_sync:

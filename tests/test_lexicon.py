@@ -102,6 +102,36 @@ def test_a_turkish_word_is_looked_up_by_its_longest_root(small_lexicon):
     assert translated_terms("sleep", "sleeping", lex, False) == ("uyku",)
 
 
+def test_a_preloaded_lexicon_answers_as_its_statements_do(small_lexicon, kenet_dir, tmp_path, monkeypatch,
+                                                         tiny_vault):
+    """Lookups after :meth:`Lexicon.preload` (dicts in memory) equal those made by SQL statements."""
+    import dreamdb.lexicon as L
+
+    words = ["uyku", "borç", "hesapla", "kedi", "güvenlik", "guvenlik", "uykus"]
+    by_sql = Lexicon(small_lexicon.path)
+    expected = [(by_sql.translations(TR_EN, w), by_sql.translations(TR_EN, w, ascii=True),
+                 by_sql.translations(EN_TR, w, stemmed=True), translated_terms(w, w + "su", by_sql, True))
+                for w in words] + [by_sql.translations(EN_TR, "duty")]
+    assert by_sql._loaded == {}  # lookups well under PRELOAD_AFTER_SECONDS read nothing whole
+    fresh = Lexicon(small_lexicon.path)
+    fresh.preload()
+    fresh.preload("targets")
+    assert set(fresh._loaded) == {"terms", "targets"} and fresh._loaded["targets"]["tr-en"]["uyku"] == "sleep\tslumber"
+    fresh._conn.close()  # from now on a statement would fail (and read as "no translation")
+    got = [(fresh.translations(TR_EN, w), fresh.translations(TR_EN, w, ascii=True),
+            fresh.translations(EN_TR, w, stemmed=True), translated_terms(w, w + "su", fresh, True))
+           for w in words] + [fresh.translations(EN_TR, "duty")]
+    assert got == expected and expected[0][0] == ("sleep", "slumber")
+    # The rule of PRELOAD_AFTER_SECONDS: once lookups have cost that much, the column is read whole
+    monkeypatch.setattr(L, "PRELOAD_AFTER_SECONDS", 0.0)
+    eager = Lexicon(small_lexicon.path)
+    assert eager.translations(TR_EN, "borç") == ("debt", "duty", "task") and "targets" in eager._loaded
+    # Index.warm() reads the index's lexicon into memory at once
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon.path) as ix:
+        ix.warm()
+        assert "terms" in ix._lexicon()._loaded
+
+
 ENGLISH_NOTES = {
     "knowledge/sleep-debt.md": "---\ntitle: Sleep debt scoring\n---\nEach skipped consolidation adds to the sleep debt; "
                                "the debt decides when to run.\n",
