@@ -361,6 +361,15 @@ def analysed_translations(words, into_turkish: bool) -> tuple[str, ...]:
     return tuple(t for t in dict.fromkeys(out) if len(t) >= 3)
 
 
+_EMPTY: dict = {}
+
+
+@functools.lru_cache(maxsize=65536)
+def _split(value: str) -> tuple[str, ...]:
+    """A stored list of translations (tab-joined) as a tuple; ``""`` → ``()``."""
+    return tuple(t for t in value.split("\t") if t)
+
+
 class Lexicon:
     """A built lexicon file, opened read-only; lookups are cached.
 
@@ -411,6 +420,12 @@ class Lexicon:
         self._sql_seconds = 0.0  # time spent in lookup statements (see PRELOAD_AFTER_SECONDS)
         self._loaded: dict[str, dict[str, dict[str, str]]] = {}  # column → table → key → tab-joined value
 
+    @property
+    def in_memory(self) -> bool:
+        """Whether the column lookups read (``terms`` or ``targets``, see :meth:`translated_terms`) is
+        in memory (:meth:`preload`): lookups then cost a dict access each, and need no prefetch."""
+        return ("terms" if self.analysed else "targets") in self._loaded
+
     def preload(self, column: str | None = None) -> None:
         """Read every key of ``column`` (``terms``, the default when the file was built by this
         analyzer, else ``targets``) into memory, so that lookups run no statement: about 0.2 s and
@@ -458,12 +473,22 @@ class Lexicon:
         :meth:`translations`); ``()`` if none has. At most one SQL statement.
         ``column="terms"``: their analysed terms (:meth:`translated_terms`)."""
         pairs = self._pairs(direction, words, stems, ascii)
+        loaded = self._loaded.get(column)
+        if loaded is not None:  # in memory: each key a dict access, until the first that has translations
+            for table, key in pairs:
+                found = _split(loaded.get(table, _EMPTY).get(key, ""))
+                if found:
+                    return found
+            return ()
         self._fetch(list(dict.fromkeys(pairs)), column)
         return next((f for f in (self._cache[(*p, column)] for p in pairs) if f), ())
 
     def prefetch(self, direction: str, words=(), stems=(), *, column: str = "terms", ascii: bool = False) -> None:
         """Look up many keys at once (one statement), so that the lookups that follow
-        (:meth:`translated_terms` of a query's words) are found in the cache."""
+        (:meth:`translated_terms` of a query's words) are found in the cache. Nothing to do once the
+        lexicon is in memory (:attr:`in_memory`)."""
+        if self.in_memory:
+            return
         self._fetch(list(dict.fromkeys(self._pairs(direction, words, stems, ascii))), column)
 
     def _lookup(self, table: str, keys: tuple[str, ...], column: str) -> list[tuple[str, ...]]:
@@ -500,7 +525,7 @@ class Lexicon:
         except sqlite3.Error:  # the file was replaced or damaged under us: no translations, never a crash
             found = {}
         for p in missing:
-            cache[(*p, column)] = tuple(t for t in found[p].split("\t") if t) if p in found else ()
+            cache[(*p, column)] = _split(found.get(p, ""))
         if by_table:
             self._sql_seconds += time.perf_counter() - started
             if self._sql_seconds >= PRELOAD_AFTER_SECONDS:

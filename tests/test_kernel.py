@@ -88,6 +88,8 @@ def _agree(index, queries, *, preload: bool, monkeypatch):
     conn = index.conn
     syn = load_synonyms(index.vault)
     kernel, numpy = MemoryEngine(conn, kernel=True), MemoryEngine(conn, kernel=False)
+    near_top = MemoryEngine(conn, kernel=True)  # the kernel's candidates, ranked by the Python loop
+    near_top.rank_in_kernel = False
     assert kernel.kernel is not None and numpy.kernel is None
     filters = [Filters(), Filters(types=["knowledge", "feature"]), Filters(since_days=NOW - 60, min_level=2),
                Filters(tags=["recall"]), Filters(exclude_types=["changelog"], include_expired=True)]
@@ -98,7 +100,7 @@ def _agree(index, queries, *, preload: bool, monkeypatch):
         for top in (1, 5, 50):
             a = kernel.rank(plan, top=top, now_days=NOW, filters=f)
             b = numpy.rank(plan, top=top, now_days=NOW, filters=f)
-            assert a == b, (q, f, top)  # every field, floats compared exactly
+            assert a == b == near_top.rank(plan, top=top, now_days=NOW, filters=f), (q, f, top)  # floats exactly
             compared += bool(a)
     assert compared > len(queries)  # most queries return hits: the comparison is not of empty lists
     assert not kernel._acc.any() and not kernel._marks.any()  # the scratch arrays are left as found
@@ -157,6 +159,16 @@ def test_kernel_refuses_inconsistent_arrays_and_leaves_scratch_clean():
                          (dict(top=0), "positive")]:
         with pytest.raises(ValueError, match=message):
             call(**bad)
+        assert not acc.any() and not marks.any()
+    dates, order = np.array([NOW - 1, np.nan, NOW, NOW]), np.array([3, 2, 1, 0], dtype=np.int64)
+    ranked = M.KERNEL.ranked_top(pos, w, [(0, 3, 0.0)], acc, marks, touched, ones, ones, None, NOW, 2, 2, 0.5, 1.5,
+                                 M._MIN_RECENCY, (dates, order, 0.85, 120.0, 0.925, 40))
+    # document 3, dated today, first; then 0, dated yesterday; the undated 1 (recency 0.925) cut at top 2
+    assert [(r[0], r[1]) for r in ranked] == [(3, NOW), (0, NOW - 1)] and ranked[0][7] == 1.0
+    for bad_dates, bad_order in [(np.ones(3), order), (dates, order[:3]), (dates, order.astype(np.float64))]:
+        with pytest.raises((ValueError, TypeError)):
+            M.KERNEL.ranked_top(pos, w, [(0, 3, 0.0)], acc, marks, touched, ones, ones, None, NOW, 2, 2, 0.5, 1.5,
+                                M._MIN_RECENCY, (bad_dates, bad_order, 0.85, 120.0, 0.925, 40))
         assert not acc.any() and not marks.any()
     with pytest.raises(TypeError, match="C-contiguous"):
         call(weights=np.ones((3, 3)).T)  # float64 but not C-contiguous

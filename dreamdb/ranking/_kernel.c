@@ -16,7 +16,9 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef SOURCE_SHA256
@@ -110,14 +112,47 @@ PyDoc_STRVAR(near_top_doc,
 "where identity coverage counts; kept: float64[n] static factor, 0 for filtered documents;\n"
 "expires: float64[n] or None (a document with expires < now_days is dropped).");
 
-static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
+/* One candidate of ranked_top: its rankScore and what orders it (see rank_order). */
+typedef struct {
+    double tie;      /* rankScore rounded to tie_bits significant bits (signals.tie_score) */
+    double newest;   /* -date_days, +inf for an unknown date (newest first, undated last) */
+    int64_t order;   /* the rank of its doc_id in code-point order (smaller first) */
+    int64_t d;       /* its position */
+    double raw, f, cov, identity, base, recency, score;
+} Ranked;
+
+static int rank_order(const void *pa, const void *pb) {
+    const Ranked *a = (const Ranked *)pa, *b = (const Ranked *)pb;
+    if (a->tie != b->tie)
+        return a->tie > b->tie ? -1 : 1;
+    if (a->newest != b->newest)
+        return a->newest < b->newest ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+/* signals.tie_score: frexp, the mantissa scaled to `bits` bits and rounded half to even (Python's
+   round(); nearbyint in the default rounding mode), scaled back. */
+static double tie_score(double x, int bits) {
+    int e;
+    double m = frexp(x, &e);
+    return ldexp(nearbyint(ldexp(m, bits)), e - bits);
+}
+
+static PyObject *accumulate(PyObject *args, int final) {
     PyObject *o_pos, *o_w, *spans, *o_acc, *o_marks, *o_touched, *o_ident, *o_kept, *o_exp;
-    double now_days, mix, iweight, min_recency;
+    PyObject *o_dates = NULL, *o_order = NULL;
+    double now_days, mix, iweight, min_recency, floor_ = 0.0, half_life = 1.0, unknown = 0.0;
     Py_ssize_t n_terms, top;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOdnnddd", &o_pos, &o_w, &spans, &o_acc, &o_marks, &o_touched, &o_ident,
-                          &o_kept, &o_exp, &now_days, &n_terms, &top, &mix, &iweight, &min_recency))
+    int tie_bits = 0;
+    if (!final ? !PyArg_ParseTuple(args, "OOOOOOOOOdnnddd", &o_pos, &o_w, &spans, &o_acc, &o_marks, &o_touched,
+                                   &o_ident, &o_kept, &o_exp, &now_days, &n_terms, &top, &mix, &iweight, &min_recency)
+               : !PyArg_ParseTuple(args, "OOOOOOOOOdnnddd(OOdddi)", &o_pos, &o_w, &spans, &o_acc, &o_marks,
+                                   &o_touched, &o_ident, &o_kept, &o_exp, &now_days, &n_terms, &top, &mix, &iweight,
+                                   &min_recency, &o_dates, &o_order, &floor_, &half_life, &unknown, &tie_bits))
         return NULL;
     Buf b_pos = {0}, b_w = {0}, b_acc = {0}, b_marks = {0}, b_touched = {0}, b_ident = {0}, b_kept = {0}, b_exp = {0};
+    Buf b_dates = {0}, b_order = {0};
+    Ranked *ranked = NULL;
     PyObject *result = NULL, *seq = NULL;
     double *heap = NULL;
     Py_ssize_t n_touched = 0;
@@ -133,10 +168,13 @@ static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
         goto done;
     if (o_exp != Py_None && get_buf(o_exp, &b_exp, "expires", 'f', 0) < 0)
         goto done;
+    if (final && (get_buf(o_dates, &b_dates, "date_days", 'f', 0) < 0 || get_buf(o_order, &b_order, "order", 'i', 0) < 0))
+        goto done;
     Py_ssize_t m = b_pos.view.len / 8;
     n = b_marks.view.len;
     if (b_w.view.len != 3 * m * 8 || b_acc.view.len != 4 * n * 8 || b_touched.view.len != n * 8 ||
-        b_ident.view.len != n * 8 || b_kept.view.len != n * 8 || (b_exp.held && b_exp.view.len != n * 8)) {
+        b_ident.view.len != n * 8 || b_kept.view.len != n * 8 || (b_exp.held && b_exp.view.len != n * 8) ||
+        (final && (b_dates.view.len != n * 8 || b_order.view.len != n * 8))) {
         PyErr_SetString(PyExc_ValueError, "near_top: array lengths disagree");
         goto done;
     }
@@ -226,6 +264,72 @@ static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
     if (!all_positive)
         threshold = heap[0] * min_recency;
 
+    if (final) {
+        /* The candidates' rankScore, with the formulas and operation order of MemoryEngine.rank's
+           Python (signals.base_score, identity_boost, recency_factor; kept is the static factor of a
+           document the filters keep), sorted as it sorts them; the first `top`, as tuples. */
+        const double *dates = (const double *)b_dates.view.buf;
+        const int64_t *order = (const int64_t *)b_order.view.buf;
+        ranked = (Ranked *)PyMem_Malloc(sizeof(Ranked) * (size_t)(n_touched ? n_touched : 1));
+        if (!ranked) {
+            PyMem_Free(upper);
+            PyErr_NoMemory();
+            goto done;
+        }
+        Py_ssize_t k = 0;
+        for (Py_ssize_t t = 0; t < n_touched; t++) {
+            double u = upper[t];
+            if (!(u > 0.0) || (!all_positive && !(u >= threshold)))
+                continue;
+            int64_t d = touched[t];
+            const double *a_d = acc + 4 * d;
+            Ranked *c = ranked + k++;
+            double r = a_d[0], f = a_d[1];
+            double cov = a_d[2] * ident[d] / (double)n_terms;
+            double diff = f - r;
+            c->base = r + mix * (diff > 0.0 ? diff : 0.0);
+            c->identity = iweight * cov * cov * (r > 1.0 ? r : 1.0);
+            double date = dates[d];
+            if (date == date) {
+                double age = now_days - date;
+                c->recency = floor_ + (1.0 - floor_) * pow(0.5, (age > 0.0 ? age : 0.0) / half_life);
+                c->newest = -date;
+            } else {
+                c->recency = unknown;
+                c->newest = Py_HUGE_VAL;
+            }
+            c->score = (c->base + c->identity) * c->recency * kept[d];
+            c->tie = tie_score(c->score, tie_bits);
+            c->order = order[d];
+            c->d = d;
+            c->raw = r;
+            c->f = f;
+            c->cov = cov;
+        }
+        PyMem_Free(upper);
+        qsort(ranked, (size_t)k, sizeof(Ranked), rank_order);
+        if (k > top)
+            k = top;
+        PyObject *out = PyList_New(k);
+        if (!out)
+            goto done;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            Ranked *c = ranked + j;
+            PyObject *row = c->newest == Py_HUGE_VAL
+                ? Py_BuildValue("(LOddddddd)", (long long)c->d, Py_None, c->raw, c->f, c->cov, c->identity, c->base,
+                                c->recency, c->score)
+                : Py_BuildValue("(Ldddddddd)", (long long)c->d, -c->newest, c->raw, c->f, c->cov, c->identity,
+                                c->base, c->recency, c->score);
+            if (!row) {
+                Py_DECREF(out);
+                goto done;
+            }
+            PyList_SET_ITEM(out, j, row);
+        }
+        result = out;
+        goto done;
+    }
+
     PyObject *l_pos = PyList_New(0), *l_raw = PyList_New(0), *l_f = PyList_New(0), *l_cov = PyList_New(0);
     if (!l_pos || !l_raw || !l_f || !l_cov) {
         Py_XDECREF(l_pos); Py_XDECREF(l_raw); Py_XDECREF(l_f); Py_XDECREF(l_cov);
@@ -264,10 +368,32 @@ done:
         }
     }
     PyMem_Free(heap);
+    PyMem_Free(ranked);
     Py_XDECREF(seq);
     release(&b_pos); release(&b_w); release(&b_acc); release(&b_marks); release(&b_touched);
-    release(&b_ident); release(&b_kept); release(&b_exp);
+    release(&b_ident); release(&b_kept); release(&b_exp); release(&b_dates); release(&b_order);
     return result;
+}
+
+static PyObject *near_top(PyObject *Py_UNUSED(self), PyObject *args) {
+    return accumulate(args, 0);
+}
+
+PyDoc_STRVAR(ranked_top_doc,
+"ranked_top(pos, weights, spans, acc, marks, touched, identity, kept, expires, now_days, n_terms, top,\n"
+"           bm25f_mix, identity_weight, min_recency,\n"
+"           (date_days, order, recency_floor, half_life_days, recency_unknown, tie_bits))\n"
+"    -> [(position, date_days or None, raw, bm25f, coverage, identity, base, recency, rank_score)]\n"
+"\n"
+"near_top's candidates ranked as dreamdb.ranking.memory.MemoryEngine.rank ranks them in Python\n"
+"(the same formulas, operation order and doubles): rankScore = (base + identity) x recency x kept,\n"
+"recency = floor + (1 - floor) x 0.5^(max(0, now_days - date) / half_life), recency_unknown for an\n"
+"unknown date (NaN); sorted by rankScore rounded to tie_bits significant bits (signals.tie_score),\n"
+"then newest, then doc_id (order: int64[n], each document's doc_id rank in code-point order); the\n"
+"first `top`, best first. date_days: float64[n].");
+
+static PyObject *ranked_top(PyObject *Py_UNUSED(self), PyObject *args) {
+    return accumulate(args, 1);
 }
 
 /* ---- English spellings of Turkish loanwords: dreamdb.cognates.english_spellings, in C ----
@@ -794,6 +920,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"near_top", near_top, METH_VARARGS, near_top_doc},
+    {"ranked_top", ranked_top, METH_VARARGS, ranked_top_doc},
     {"english_spellings", english_spellings, METH_O, english_spellings_doc},
     {"loanword_spellings", loanword_spellings, METH_VARARGS, loanword_spellings_doc},
     {"english_stem", english_stem, METH_O, english_stem_doc},

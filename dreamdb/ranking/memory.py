@@ -116,6 +116,10 @@ class MemoryEngine:
         elif kernel and KERNEL is None:
             raise ImportError("dreamdb.ranking._kernel was not built (no C compiler at install time?)")
         self.kernel = KERNEL if kernel else None
+        #: with the kernel, rank its candidates in C too (``ranked_top``: the same floats and order as
+        #: the Python loop of :meth:`rank`, which ``False`` keeps; ``tests/test_kernel.py`` compares them)
+        self.rank_in_kernel = True
+        self._order = None
         self._generation = None
         self._probe = None
         self._loanword_heads: frozenset[str] | None = None
@@ -211,6 +215,7 @@ class MemoryEngine:
         self.rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         self.rowid_list = [r[0] for r in rows]
         self.doc_ids = [r[1] for r in rows]
+        self._order = None  # see _id_order
         self.types = np.array([r[2] for r in rows], dtype=str)
         self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
         self.types_list = [r[2] for r in rows]
@@ -471,10 +476,23 @@ class MemoryEngine:
         if not spans:
             return None
         expires = self.expires if self._checks_expiry(filters) else None
-        near = self.kernel.near_top(pos, weights, spans, self._acc, self._marks, self._touched, self._identity_f,
-                                    self._kept(filters), expires, now_days, len(plan.terms), top,
-                                    S.BM25F_MIX, S.IDENTITY_WEIGHT, _MIN_RECENCY)
+        args = (pos, weights, spans, self._acc, self._marks, self._touched, self._identity_f, self._kept(filters),
+                expires, now_days, len(plan.terms), top, S.BM25F_MIX, S.IDENTITY_WEIGHT, _MIN_RECENCY)
+        ranked_top = getattr(self.kernel, "ranked_top", None)  # (a module built before it had only near_top)
+        if ranked_top is not None and self.rank_in_kernel:
+            return ranked_top(*args, (self.date_days, self._id_order(), S.RECENCY_FLOOR, S.RECENCY_HALF_LIFE_DAYS,
+                                      S.RECENCY_UNKNOWN, S.TIE_BITS)) or None
+        near = self.kernel.near_top(*args)
         return near if near[0] else None
+
+    def _id_order(self):
+        """int64[n]: each document's rank in doc_id order (code points, as Python and SQLite's BINARY
+        collation compare), the last tie-break of a ranking; computed once per index state."""
+        if self._order is None:
+            order = np.empty(len(self.doc_ids), dtype=np.int64)
+            order[sorted(range(len(self.doc_ids)), key=self.doc_ids.__getitem__)] = np.arange(len(self.doc_ids))
+            self._order = order
+        return self._order
 
     # -- ranking ------------------------------------------------------------------
     def rank(self, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None,
@@ -505,6 +523,10 @@ class MemoryEngine:
             near = self._near_top_numpy(plan, top, now_days, filters)
         if near is None:
             return []
+        if type(near) is list:  # ranked by the C kernel (ranked_top), best first
+            rowids, doc_ids, types = self.rowid_list, self.doc_ids, self.types_list
+            return [Ranked(rowids[i], doc_ids[i], types[i], None, d, None, r, f, c, identity_j, base_j, rec,
+                           1.0, 1.0, 1.0, score) for i, d, r, f, c, identity_j, base_j, rec, score in near]
         positions, raws, bm25fs, covs = near
         # The few documents that can make the top, a row of Python floats each; their base, identity,
         # recency and rankScore are computed in Python with the very formulas and operation order of

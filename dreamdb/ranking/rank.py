@@ -233,6 +233,8 @@ def _prefetch(lexicon, pairs: list[tuple[str, str]], from_turkish: bool) -> None
     (:meth:`dreamdb.lexicon.Lexicon.prefetch`), so that their :func:`translated_terms` find them cached."""
     from dreamdb.lexicon import EN_TR, TR_EN
 
+    if lexicon.in_memory:
+        return
     pairs = [(t, w) for t, w in pairs if (t, w, from_turkish) not in lexicon.memo]
     if len(pairs) > 1 and lexicon.analysed:
         forms = [_lookup_keys(t, w, from_turkish) for t, w in pairs]
