@@ -453,16 +453,17 @@ costs ≈ 3 µs to analyse, so the 16 words of :data:`dreamdb.ranking.rank.MAX_S
 within ≈ 3 ms, the in-process recall budget."""
 
 
-def _diacritic_slots(word: str) -> list[int]:
+@lru_cache(maxsize=16_384)
+def _diacritic_slots(word: str) -> tuple[int, ...]:
     """Positions of ``word`` where Turkish may have written ç ğ ı ö ş ü for c g i o s u (ğ only after a
     vowel, as Turkish writes it); empty for a word not tried (a non-ASCII letter, a digit, more than
-    log2(:data:`MAX_DIACRITIC_VARIANTS`) such letters)."""
+    log2(:data:`MAX_DIACRITIC_VARIANTS`) such letters). Cached: each round of a word asks again."""
     if not word.isascii() or not word.isalpha():
-        return []
+        return ()
     # ğ (soft g) only ever follows a vowel in Turkish spelling: never first, never after a consonant
     # (the letter before a g is a vowel or not whichever way it is spelled: c/ç, s/ş are both consonants)
-    slots = [i for i, c in enumerate(word) if c in _ASCII_TO_TURKISH and (c != "g" or (i and word[i - 1] in _VOWELS))]
-    return slots if 2 ** len(slots) <= MAX_DIACRITIC_VARIANTS else []
+    slots = tuple(i for i, c in enumerate(word) if c in _ASCII_TO_TURKISH and (c != "g" or (i and word[i - 1] in _VOWELS)))
+    return slots if 2 ** len(slots) <= MAX_DIACRITIC_VARIANTS else ()
 
 
 def diacritic_rounds(word: str) -> int:
