@@ -25,6 +25,10 @@
 #define SOURCE_SHA256 ""  /* hatch_build.py passes this file's sha256 */
 #endif
 
+/* Documents ahead whose accumulator lines the bound pass prefetches: on an index too large for the
+   caches (100k notes: 3.2 MB of accumulators) the pass over the touched documents is a gather. */
+#define PREFETCH_AHEAD 16
+
 typedef struct {
     Py_buffer view;
     int held;
@@ -240,6 +244,12 @@ static PyObject *accumulate(PyObject *args, int final) {
     }
     for (Py_ssize_t t = 0; t < n_touched; t++) {
         int64_t d = touched[t];
+        if (t + PREFETCH_AHEAD < n_touched) {  /* a gather from three arrays: ask for the lines early */
+            int64_t ahead = touched[t + PREFETCH_AHEAD];
+            __builtin_prefetch(acc + 4 * ahead, 0);
+            __builtin_prefetch(ident + ahead, 0);
+            __builtin_prefetch(kept + ahead, 0);
+        }
         const double *a_d = acc + 4 * d;
         double u = 0.0;
         if (a_d[1] > 0.0 || a_d[2] > 0.0) {
