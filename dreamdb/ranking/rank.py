@@ -93,23 +93,36 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     # An English sentence with a name in Turkish letters is English ("Gülşen: delete the license file";
     # read as Turkish, "file" and "delete" would become the Turkish stems "fil" and "dele").
     turkish = shouted or is_turkish_query(words)
-    originals = written_words if turkish else None
-    distinct = list(dict.fromkeys(analyze(text, turkish=turkish, words=words, originals=originals)))
+    qwords = None  # query_words(…): (term, word, capitalised), computed once, when a stage needs it
+    if turkish:  # its terms are analyze's (a Turkish query keeps the words beside them anyway)
+        qwords = query_words(text, True, words, written_words)
+        distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
+    else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
+        distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
+    # A Turkish question whose own words, not only a name in it, read as Turkish, over an index with
+    # notes that are not Turkish: its words may be loanwords of theirs, or be translated into theirs
+    reads_turkish = bool(turkish and vocabulary is not None and vocabulary.has_non_turkish
+                         and (shouted or is_turkish(_own_words(words, written_words))))
+    translates = bool(lexicon is not None and vocabulary is not None and distinct
+                      and _translates(turkish, vocabulary, reads_turkish))
     # "I" in the query: a capital I may stand for Turkish dotless ı (SICAKLIK), in any note's text;
     # with a lexicon, a query none of whose words a note holds may be Turkish typed without its
     # letters, translated into English notes (a query with a word the notes hold is left as before)
     if vocabulary is not None and distinct and (turkish or vocabulary.has_turkish or "I" in text or (
             lexicon is not None and vocabulary.has_non_turkish and not vocabulary.known(distinct))):
-        resolved = _resolve(text, words, written_words, turkish, distinct,
-                            vocabulary, shouted=shouted, lexicon=lexicon)
+        if qwords is None:
+            qwords = query_words(text, turkish, words, written_words)
+        resolved = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
+                            translates=translates, lexicon=lexicon)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
-    if lexicon is not None and vocabulary is not None and terms and _translates(turkish, words, written_words,
-                                                                                vocabulary, shouted):
-        syn.update(translation_synonyms(text, words, written_words, turkish, terms, vocabulary, lexicon))
+    if translates and terms:
+        if qwords is None:
+            qwords = query_words(text, turkish, words, written_words)
+        syn.update(translation_synonyms(qwords, turkish, terms, vocabulary, lexicon))
     if synonym_table is not None:
         for t in terms:
             expansions = synonym_table.expand(t)
@@ -287,16 +300,15 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     return terms
 
 
-def _translates(turkish: bool, words: list[str], originals: list[str], vocabulary, shouted: bool) -> bool:
+def _translates(turkish: bool, vocabulary, reads_turkish: bool) -> bool:
     """Whether a query's words are translated (with a lexicon): a Turkish question's (its own words
-    Turkish, not only a name in it, as for loanwords) where the index has notes not analysed as
-    Turkish; a query analysed as English where it has Turkish notes."""
-    if turkish:
-        return vocabulary.has_non_turkish and (shouted or is_turkish(_own_words(words, originals)))
-    return vocabulary.has_turkish
+    Turkish, not only a name in it, as for loanwords: ``reads_turkish``, see :func:`plan_query`)
+    where the index has notes not analysed as Turkish; a query analysed as English where it has
+    Turkish notes."""
+    return reads_turkish if turkish else vocabulary.has_turkish
 
 
-def translation_synonyms(text: str, words: list[str], originals: list[str], turkish: bool, terms: list[str],
+def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, terms: list[str],
                          vocabulary, lexicon) -> dict[str, float]:
     """``{term: weight}``: for each query word a note has (of the first :data:`MAX_SPELLED_WORDS`),
     its first translation (:func:`translated_terms`) in a note of the other language, as a synonym
@@ -313,7 +325,7 @@ def translation_synonyms(text: str, words: list[str], originals: list[str], turk
     if memo is None:
         memo = {}
     keys: dict[str, tuple] = {}  # term → its memo key (a word's outcome depends on it, the lexicon and the index)
-    for t, w, _cap in query_words(text, turkish, words, originals):
+    for t, w, _cap in qwords:
         if t in terms and t not in keys and len(keys) < MAX_SPELLED_WORDS:
             keys[t] = ("synonym", t, w, turkish, lexicon.stamp)
     _prefetch(lexicon, [(t, k[2]) for t, k in keys.items() if k not in memo], turkish)
@@ -329,10 +341,11 @@ def translation_synonyms(text: str, words: list[str], originals: list[str], turk
     return {outcome[t]: S.SYNONYM_WEIGHT for t in keys if outcome[t] is not None and outcome[t] not in terms}
 
 
-def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, distinct: list[str],
-             vocabulary, *, shouted: bool = False, lexicon=None) -> dict[str, str]:
+def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, distinct: list[str],
+             vocabulary, *, reads_turkish: bool = False, translates: bool = False, lexicon=None) -> dict[str, str]:
     """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`;
-    ``shouted``: :func:`_shouted_turkish` of the query).
+    ``qwords``: :func:`dreamdb.analyzer.query_words` of the query; ``reads_turkish`` and
+    ``translates``: as :func:`plan_query` found them).
 
     A word's replacement depends on the word, its case, the query's language, whether its Turkish
     spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
@@ -354,8 +367,7 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # analysed as English, none of whose words is in a non-Turkish note, may be Turkish typed without
     # its letters ("taksiye binmek istiyorum"): its words that look Turkish are tried too
     # (turkish_looking: "taksiye", not "reading", which would become "ready").
-    loanwords = vocabulary.has_non_turkish and (
-        (shouted or is_turkish(_own_words(words, originals))) if turkish else no_english_word)
+    loanwords = vocabulary.has_non_turkish and (reads_turkish if turkish else no_english_word)
     # (the memory engine lists its English terms' first letters: most spellings begin none, and are not analysed)
     heads = getattr(vocabulary, "loanword_heads", None) if loanwords else None
     # the memory engine's C kernel spells roots out faster (a module built before it could is passed over)
@@ -364,13 +376,13 @@ def _resolve(text: str, words: list[str], originals: list[str], turkish: bool, d
     # English notes (as for loanwords), an English query's words into Turkish where it has Turkish ones.
     # (and a query analysed as English none of whose words is in a non-Turkish note may be Turkish typed
     # without its letters, "uyku borcu": its words are tried as Turkish too, into an English note)
-    directions = ((turkish,) if lexicon is not None and _translates(turkish, words, originals, vocabulary, shouted)
-                  else ()) + ((True,) if lexicon is not None and no_english_word and vocabulary.has_non_turkish else ())
+    directions = ((turkish,) if translates else ()) + (
+        (True,) if lexicon is not None and no_english_word and vocabulary.has_non_turkish else ())
     stamp = lexicon.stamp if directions else None
     # term → (folded word, capitalised, query analysed as Turkish, spelled out, read as a loanword,
     # translated (by the lexicon of this stamp))
     keys: dict[str, tuple] = {}
-    for t, w, cap in query_words(text, turkish, words, originals):
+    for t, w, cap in qwords:
         if t in wanted and t not in keys:
             first = len(keys) < MAX_SPELLED_WORDS
             keys[t] = (w, cap, turkish, spell and first, loanwords and first and (turkish or turkish_looking(w)),
