@@ -19,9 +19,10 @@ the query's postings that touches only the documents they reach, bounds each
 one's rankScore and keeps those within reach of the top; or, without it, about
 twenty numpy passes doing the same (sums per document with np.bincount; then, on
 the candidates alone, the bound and one partition), with the same floats. Then
-exact arithmetic in Python on the few documents that bound lets through
-(the date string, status and static factors of the returned documents are
-filled in by :meth:`dreamdb.api.Index._hits` with the rest of each hit).
+exact arithmetic on the few documents that bound lets through, in the same call
+of the kernel (``ranked_top``) or in Python (the date string, status and static
+factors of the returned documents are filled in by :meth:`dreamdb.api.Index._hits`
+with the rest of each hit).
 A cold CLI process keeps the SQL engine (no numpy import), a warm process
 answers from here. ``tests/test_memory_engine.py`` checks that both engines
 return the same documents with the same scores.
@@ -506,7 +507,8 @@ class MemoryEngine:
         (base + identity) · static, computed for every candidate document (C accumulator or numpy
         passes), is within a factor 0.85 of it. Only the documents whose bound reaches 0.85 × the
         ``top``-th best bound can make the top (exact pruning); their recency, rankScore and order
-        are computed in Python, with the very formulas of the SQL engine (:mod:`dreamdb.ranking.signals`).
+        are computed with the very formulas of the SQL engine (:mod:`dreamdb.ranking.signals`): by the
+        C kernel's ``ranked_top`` where it was built (:attr:`rank_in_kernel`), else in Python.
         """
         if not plan.terms or top <= 0:
             return []
