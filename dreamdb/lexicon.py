@@ -529,6 +529,7 @@ class Lexicon:
         if by_table:
             self._sql_seconds += time.perf_counter() - started
             if self._sql_seconds >= PRELOAD_AFTER_SECONDS:
+                self._sql_seconds = 0.0  # (the other column, if ever looked up, earns its own read)
                 self.preload(column)
 
 
