@@ -220,7 +220,7 @@ def _accumulator() -> str:
     if not built:
         return "numpy"
     try:
-        return "C" if config.env_switch("DREAMDB_KERNEL", True, "") else "numpy (DREAMDB_KERNEL=0)"
+        return "C" if config.kernel_switch() else "numpy (DREAMDB_KERNEL=0)"
     except UsageError:
         return "C (DREAMDB_KERNEL has a value that is neither on nor off)"
 
@@ -286,6 +286,7 @@ class Index:
             raise UsageError(f"Unknown engine {engine!r}", hint="Use 'memory' or 'sql'.")
         self.engine = engine
         self.lexicon = _lexicon_option(lexicon)
+        self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
         self._lock = RLock()
         self._memory = None
         self._filters_cache: dict = {}
@@ -293,6 +294,7 @@ class Index:
         self.model_problem: str | None = None
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
+        config.kernel_switch()  # refused here, as for the memory engine, though a SQL-engine index never reads it
         self.auto_sync = auto_sync
         self.sync_progress = None
         """Optional callable ``(done, total)`` given the progress of the sync a read runs first
@@ -856,9 +858,16 @@ class Index:
         """The lexicon for this query (see ``lexicon``): ``"auto"`` costs one ``stat``, the file opened once."""
         if self.lexicon != "auto":
             return self.lexicon
-        from dreamdb.lexicon import load_lexicon
+        from dreamdb.lexicon import load_lexicon, unusable_lexicon
 
-        return load_lexicon()
+        lexicon = load_lexicon()
+        if lexicon is None:
+            unusable = unusable_lexicon()
+            if unusable is not None and unusable[0] != self._lexicon_noted:  # said once per file state
+                self._lexicon_noted = unusable[0]
+                self.notes.append(f"the Turkish–English lexicon is not used: {unusable[1]} "
+                                  "(rebuild it: dreamdb lexicon build; or DREAMDB_LEXICON=off)")
+        return lexicon
 
     def _memory_engine(self):
         if self._memory is None or self._memory.conn is not self.conn:

@@ -176,6 +176,21 @@ def env_switch(name: str, default: bool, hint: str) -> bool:
     raise UsageError(f"{name}={os.environ[name]!r} is neither on nor off.", hint=hint)
 
 
+KERNEL_ENV = "DREAMDB_KERNEL"
+"""``0`` (or false/no/off) makes long-lived processes rank with numpy passes even where the C
+accumulator was built (to compare them); any value but on/off is refused (UsageError)."""
+
+
+def kernel_switch() -> bool:
+    """Whether the memory engine may use the C accumulator (``DREAMDB_KERNEL``, on by default).
+
+    Raises:
+        UsageError: a value other than 1/true/yes/on or 0/false/no/off/empty (case-insensitive).
+    """
+    return env_switch(KERNEL_ENV, True,
+                      f"{KERNEL_ENV}=0 ranks with numpy passes instead of the C accumulator; 1 or unset with it.")
+
+
 def include_archives_default() -> bool:
     """Whether dot-folders are indexed (``DREAMDB_INCLUDE_ARCHIVES=1``).
 

@@ -522,8 +522,8 @@ class Lexicon:
                     found.update(((table, w), v) for w, v in self._conn.execute(
                         f"SELECT word, {column} FROM translations WHERE direction = ? AND word IN "
                         f"({', '.join('?' * len(chunk))})", (table, *chunk)))
-        except sqlite3.Error:  # the file was replaced or damaged under us: no translations, never a crash
-            found = {}
+        except (sqlite3.Error, UnicodeError):  # the file was replaced or damaged under us, or a key is no
+            found = {}  # text SQLite can take (a lone surrogate): no translations, never a crash
         for p in missing:
             cache[(*p, column)] = _split(found.get(p, ""))
         if by_table:
@@ -554,10 +554,24 @@ def load_lexicon() -> Lexicon | None:
         return opened
     try:
         opened = Lexicon(path)
-    except (LexiconError, OSError):
+    except (LexiconError, OSError) as exc:
+        _UNUSABLE[path] = ((st.st_size, st.st_mtime_ns), getattr(exc, "message", None) or str(exc))
         return None
+    _UNUSABLE.pop(path, None)
     _OPENED[path] = opened
     return opened
+
+
+_UNUSABLE: dict[Path, tuple[tuple[int, int], str]] = {}  # path → (stamp, why), for unusable_lexicon
+
+
+def unusable_lexicon() -> tuple[tuple, str] | None:
+    """After :func:`load_lexicon` returned ``None``: ``((path, size, mtime), why)`` when that was
+    because the file recall would read exists but is no lexicon of this format (an older build, a
+    damaged file), else ``None`` (none is built, or it is switched off: nothing to say)."""
+    path = lexicon_path()
+    found = _UNUSABLE.get(path) if path is not None else None
+    return ((path, *found[0]), found[1]) if found else None
 
 
 def lexicon_status() -> dict:

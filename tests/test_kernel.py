@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import dreamdb
+from dreamdb.cli import main
 from dreamdb.ranking import memory as M
 from dreamdb.ranking.memory import MemoryEngine
 from dreamdb.ranking.rank import Filters, plan_query
@@ -38,7 +39,7 @@ def test_kernel_is_built_from_the_current_source():
 
 
 @needs_kernel
-def test_kernel_can_be_turned_off_for_comparisons(tiny_vault, monkeypatch):
+def test_kernel_can_be_turned_off_for_comparisons(tiny_vault, monkeypatch, capsys):
     from dreamdb.errors import UsageError
 
     index = dreamdb.open(tiny_vault)
@@ -52,6 +53,9 @@ def test_kernel_can_be_turned_off_for_comparisons(tiny_vault, monkeypatch):
     monkeypatch.setenv("DREAMDB_KERNEL", "fast")
     with pytest.raises(UsageError, match="DREAMDB_KERNEL"):
         MemoryEngine(index.conn)
+    # QA session 20: the CLI (SQL engine, which never reads it) accepted any value
+    assert main(["recall", "--vault", str(tiny_vault), "anything"]) == 2
+    assert "DREAMDB_KERNEL='fast' is neither on nor off" in capsys.readouterr().err
 
 
 def test_status_says_which_accumulator_a_long_lived_process_uses(tiny_vault, monkeypatch):
@@ -165,6 +169,10 @@ def test_kernel_refuses_inconsistent_arrays_and_leaves_scratch_clean():
                                  M._MIN_RECENCY, (dates, order, 0.85, 120.0, 0.925, 40))
     # document 3, dated today, first; then 0, dated yesterday; the undated 1 (recency 0.925) cut at top 2
     assert [(r[0], r[1]) for r in ranked] == [(3, NOW), (0, NOW - 1)] and ranked[0][7] == 1.0
+    # QA session 20: a huge top overflowed the heap's allocation (a crash); it means every document
+    everything = M.KERNEL.ranked_top(pos, w, [(0, 3, 0.0)], acc, marks, touched, ones, ones, None, NOW, 2, 2 ** 61,
+                                     0.5, 1.5, M._MIN_RECENCY, (dates, order, 0.85, 120.0, 0.925, 40))
+    assert [r[0] for r in everything] == [3, 0, 1] and len(call(top=2 ** 61)[0]) == 3
     for bad_dates, bad_order in [(np.ones(3), order), (dates, order[:3]), (dates, order.astype(np.float64))]:
         with pytest.raises((ValueError, TypeError)):
             M.KERNEL.ranked_top(pos, w, [(0, 3, 0.0)], acc, marks, touched, ones, ones, None, NOW, 2, 2, 0.5, 1.5,

@@ -226,6 +226,32 @@ def test_a_lexicon_of_another_format_or_a_damaged_file_is_not_used(monkeypatch, 
         Lexicon(junk)
 
 
+def test_recall_says_once_when_the_lexicon_file_it_would_use_is_unusable(monkeypatch, tiny_vault, small_lexicon,
+                                                                          tmp_path):
+    """QA session 20: an old-format or damaged lexicon was ignored in silence (only `lexicon status` said why)."""
+    write_doc(tiny_vault, "knowledge/sleep-debt.md", ENGLISH_NOTES["knowledge/sleep-debt.md"])
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database" * 100)
+    monkeypatch.setenv("DREAMDB_LEXICON", str(junk))
+    with dreamdb.open(tiny_vault) as ix:
+        assert [h.slug for h in ix.recall("sleep debt")] == ["sleep-debt"]
+        first = ix.take_notes()
+        assert any("lexicon is not used" in n and "not a dreamdb lexicon" in n for n in first), first
+        ix.recall("sleep debt")
+        assert not any("lexicon" in n for n in ix.take_notes())  # once per file state, not per query
+    result = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "sleep", "debt", "--json"])
+    assert result.exit_code == 0 and any("lexicon is not used" in n for n in json.loads(result.output)["notes"])
+    for quiet in (str(tmp_path / "never-built.sqlite"), "off"):  # nothing built, or off: nothing to say
+        monkeypatch.setenv("DREAMDB_LEXICON", quiet)
+        with dreamdb.open(tiny_vault) as ix:
+            ix.recall("sleep debt")
+            assert not any("lexicon" in n for n in ix.take_notes())
+    # a key SQLite cannot take (a lone surrogate) reads as "no translation", preloaded or not
+    assert small_lexicon.translations(TR_EN, "uy\ud800") == ()
+    small_lexicon.preload("targets")
+    assert small_lexicon.translations(TR_EN, "uy\ud800") == ()
+
+
 def test_a_failed_build_keeps_the_previous_lexicon(kenet_dir, tmp_path):
     dest = tmp_path / "lex.sqlite"
     build_lexicon(dest, kenet_dir)

@@ -186,6 +186,8 @@ static PyObject *accumulate(PyObject *args, int final) {
         PyErr_SetString(PyExc_ValueError, "near_top: n_terms and top must be positive");
         goto done;
     }
+    if (top > n)  /* no more than every document (and a size the heap's allocation cannot overflow) */
+        top = n > 0 ? n : 1;
     const int64_t *pos = (const int64_t *)b_pos.view.buf;
     const double *w0 = (const double *)b_w.view.buf, *w1 = w0 + m, *w2 = w0 + 2 * m;
     acc = (double *)b_acc.view.buf;

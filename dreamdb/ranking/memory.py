@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from dreamdb.cognates import term_heads
-from dreamdb.config import env_switch
+from dreamdb.config import KERNEL_ENV, kernel_switch  # noqa: F401 - KERNEL_ENV: this module's name for it
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus_stats, known_terms
@@ -44,9 +44,6 @@ try:  # the C accumulator (dreamdb/ranking/_kernel.c), built at install time whe
 except ImportError:
     KERNEL = None
 
-KERNEL_ENV = "DREAMDB_KERNEL"
-"""``0`` (or false/no/off) makes engines use the numpy passes even where the C accumulator was built
-(to compare them); any value but on/off is refused (UsageError)."""
 
 _FIELDS = ("title", "description", "tags", "body")
 _NO_FILTERS = Filters()
@@ -112,8 +109,7 @@ class MemoryEngine:
         #: the C accumulator's module when it is used (``kernel`` None: when it was built, unless
         #: ``DREAMDB_KERNEL=0``), else ``None`` (the numpy passes: same rankings, same floats; ``tests/test_kernel.py``).
         if kernel is None:
-            kernel = KERNEL is not None and env_switch(
-                KERNEL_ENV, True, f"{KERNEL_ENV}=0 ranks with numpy passes instead of the C accumulator; 1 or unset with it.")
+            kernel = KERNEL is not None and kernel_switch()
         elif kernel and KERNEL is None:
             raise ImportError("dreamdb.ranking._kernel was not built (no C compiler at install time?)")
         self.kernel = KERNEL if kernel else None
