@@ -157,6 +157,8 @@ static PyObject *accumulate(PyObject *args, int final) {
     Buf b_pos = {0}, b_w = {0}, b_acc = {0}, b_marks = {0}, b_touched = {0}, b_ident = {0}, b_kept = {0}, b_exp = {0};
     Buf b_dates = {0}, b_order = {0};
     Ranked *ranked = NULL;
+    double *upper = NULL;   /* each touched document's bound */
+    int64_t *cand = NULL;   /* the candidates' positions */
     PyObject *result = NULL, *seq = NULL;
     double *heap = NULL;
     Py_ssize_t n_touched = 0;
@@ -239,7 +241,7 @@ static PyObject *accumulate(PyObject *args, int final) {
         goto done;
     }
     Py_ssize_t heap_size = 0, positive = 0;
-    double *upper = (double *)PyMem_Malloc(sizeof(double) * (size_t)(n_touched ? n_touched : 1));
+    upper = (double *)PyMem_Malloc(sizeof(double) * (size_t)(n_touched ? n_touched : 1));
     if (!upper) {
         PyErr_NoMemory();
         goto done;
@@ -275,6 +277,19 @@ static PyObject *accumulate(PyObject *args, int final) {
     int all_positive = positive <= top;
     if (!all_positive)
         threshold = heap[0] * min_recency;
+    /* The candidates: the touched documents whose bound reaches the threshold (every positive one
+       when there are no more than `top`), in touched order. */
+    cand = (int64_t *)PyMem_Malloc(sizeof(int64_t) * (size_t)(n_touched ? n_touched : 1));
+    if (!cand) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n_cand = 0;
+    for (Py_ssize_t t = 0; t < n_touched; t++) {
+        double u = upper[t];
+        if (u > 0.0 && (all_positive || u >= threshold))
+            cand[n_cand++] = touched[t];
+    }
 
     if (final) {
         /* The candidates' rankScore, with the formulas and operation order of MemoryEngine.rank's
@@ -282,20 +297,16 @@ static PyObject *accumulate(PyObject *args, int final) {
            document the filters keep), sorted as it sorts them; the first `top`, as tuples. */
         const double *dates = (const double *)b_dates.view.buf;
         const int64_t *order = (const int64_t *)b_order.view.buf;
-        ranked = (Ranked *)PyMem_Malloc(sizeof(Ranked) * (size_t)(n_touched ? n_touched : 1));
+        ranked = (Ranked *)PyMem_Malloc(sizeof(Ranked) * (size_t)(n_cand ? n_cand : 1));
         if (!ranked) {
-            PyMem_Free(upper);
             PyErr_NoMemory();
             goto done;
         }
-        Py_ssize_t k = 0;
-        for (Py_ssize_t t = 0; t < n_touched; t++) {
-            double u = upper[t];
-            if (!(u > 0.0) || (!all_positive && !(u >= threshold)))
-                continue;
-            int64_t d = touched[t];
+        Py_ssize_t k = n_cand;
+        for (Py_ssize_t j = 0; j < n_cand; j++) {
+            int64_t d = cand[j];
             const double *a_d = acc + 4 * d;
-            Ranked *c = ranked + k++;
+            Ranked *c = ranked + j;
             double r = a_d[0], f = a_d[1];
             double cov = a_d[2] * ident[d] / (double)n_terms;
             double diff = f - r;
@@ -318,7 +329,6 @@ static PyObject *accumulate(PyObject *args, int final) {
             c->f = f;
             c->cov = cov;
         }
-        PyMem_Free(upper);
         qsort(ranked, (size_t)k, sizeof(Ranked), rank_order);
         if (k > top)
             k = top;
@@ -345,14 +355,10 @@ static PyObject *accumulate(PyObject *args, int final) {
     PyObject *l_pos = PyList_New(0), *l_raw = PyList_New(0), *l_f = PyList_New(0), *l_cov = PyList_New(0);
     if (!l_pos || !l_raw || !l_f || !l_cov) {
         Py_XDECREF(l_pos); Py_XDECREF(l_raw); Py_XDECREF(l_f); Py_XDECREF(l_cov);
-        PyMem_Free(upper);
         goto done;
     }
-    for (Py_ssize_t t = 0; t < n_touched; t++) {
-        double u = upper[t];
-        if (!(u > 0.0) || (!all_positive && !(u >= threshold)))
-            continue;
-        int64_t d = touched[t];
+    for (Py_ssize_t j = 0; j < n_cand; j++) {
+        int64_t d = cand[j];
         const double *a_d = acc + 4 * d;
         double cov = a_d[2] * ident[d] / (double)n_terms;
         PyObject *v;
@@ -363,11 +369,9 @@ static PyObject *accumulate(PyObject *args, int final) {
         v = PyFloat_FromDouble(cov); bad |= !v || PyList_Append(l_cov, v) < 0; Py_XDECREF(v);
         if (bad) {
             Py_DECREF(l_pos); Py_DECREF(l_raw); Py_DECREF(l_f); Py_DECREF(l_cov);
-            PyMem_Free(upper);
             goto done;
         }
     }
-    PyMem_Free(upper);
     result = Py_BuildValue("(NNNN)", l_pos, l_raw, l_f, l_cov);
 
 done:
@@ -380,6 +384,8 @@ done:
         }
     }
     PyMem_Free(heap);
+    PyMem_Free(upper);
+    PyMem_Free(cand);
     PyMem_Free(ranked);
     Py_XDECREF(seq);
     release(&b_pos); release(&b_w); release(&b_acc); release(&b_marks); release(&b_touched);
