@@ -222,3 +222,50 @@ def test_build_hook_compiles_the_kernel_and_falls_back_without_a_compiler(tmp_pa
     assert hatch_build.skip_kernel(root) == stale
     assert sorted(p.name for p in (root / "dreamdb" / "ranking").iterdir()) == ["_kernel.c"]
     assert hatch_build.skip_kernel(root) is None
+
+
+@needs_real_vault
+def test_cooccurrence_counts_agree_between_kernel_numpy_and_sql(real_index, monkeypatch):
+    """The document counts that choose among a word's translations (rank.by_cooccurrence): the C kernel over a
+    preloaded index, numpy over terms loaded one by one, and SQL give the same integers, and the kernel's
+    scratch marks are left zeros."""
+    from dreamdb.ranking.rank import cooccurrence_counts
+
+    conn = real_index.conn
+    vocab = [r[0] for r in conn.execute("SELECT term FROM postings GROUP BY term HAVING COUNT(*) BETWEEN 1 AND 80")]
+    rng = random.Random(5)
+    preloaded = MemoryEngine(conn)
+    preloaded.preload()
+    one_by_one = MemoryEngine(conn, kernel=False)
+    one_by_one.refresh()
+    engines = [preloaded, one_by_one]
+    assert preloaded._slices is not None and one_by_one._slices is None
+    nonzero = 0
+    for _ in range(60):
+        terms, anchors = rng.sample(vocab, 6) + ["no-such-term"], rng.sample(vocab, rng.randint(1, 5))
+        expected = cooccurrence_counts(conn, terms, anchors)
+        for engine in engines:
+            n_docs, n_anchor, counts = engine.cooccurrence(terms, anchors)
+            assert (n_docs, n_anchor) == expected[:2]
+            assert {t: c for t, c in counts.items() if c[1]} == expected[2], (terms, anchors)
+        nonzero += sum(both > 0 for both, _n in expected[2].values())
+        assert all(0 <= both <= n <= expected[0] for both, n in expected[2].values())
+    assert nonzero > 20  # terms that share documents with the anchors: not a comparison of zeros
+    if M.KERNEL is not None:  # the kernel counted, and left its scratch as it found it
+        assert preloaded._cooccurrence_marks is not None and not preloaded._cooccurrence_marks.any()
+
+
+@needs_kernel
+def test_kernel_cooccurrence_counts_and_checks_its_spans():
+    pos = np.array([0, 1, 2, 1, 3, 3], dtype=np.int64)  # anchor a: docs 0, 1; b: doc 2; term t: docs 1, 3, 3
+    marks = np.zeros(4, dtype=np.uint8)
+    assert M.KERNEL.cooccurrence(pos, [(0, 2, 2)], [(2, 3, 1), (3, 6, 3)], marks) == (2, [0, 1])
+    assert M.KERNEL.cooccurrence(pos, [(0, 2), (0, 3)], [(3, 5)], marks) == (3, [1])  # docs 0, 1, 2 hold an anchor
+    assert not marks.any()
+    with pytest.raises(ValueError, match="outside the postings"):
+        M.KERNEL.cooccurrence(pos, [(0, 9)], [], marks)
+    with pytest.raises(ValueError, match="outside marks"):
+        M.KERNEL.cooccurrence(pos, [(0, 5)], [], np.zeros(3, dtype=np.uint8))
+    with pytest.raises(TypeError):
+        M.KERNEL.cooccurrence(pos, [(0,)], [], marks)
+    assert not marks.any()

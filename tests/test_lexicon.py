@@ -177,6 +177,35 @@ def test_a_word_a_note_has_is_kept_and_its_translation_only_added_as_a_synonym(t
         assert plan_query("sunucu güvenliği", vocabulary=ix._vocabulary()).synonyms == {}
 
 
+def test_a_word_of_several_senses_is_translated_into_the_one_the_query_s_other_words_go_with(tiny_vault, small_lexicon):
+    """``sunucu`` is *host* (its first sense) or *server*; beside *dashboard*, which the notes hold as written,
+    the notes' *server* is the one meant (Ballesteros & Croft's co-occurrence), in both engines."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    write_doc(tiny_vault, "knowledge/party.md", "---\ntitle: Party host duties\n---\nThe host greets every guest.\n")
+    for engine in ("memory", "sql"):
+        with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine=engine) as ix:
+            ix.sync()
+            if engine == "memory":
+                ix.warm()  # the kernel's counts (a preloaded index)
+            vocabulary = ix._vocabulary()
+            assert translated_terms("sunucus", "sunucusu", small_lexicon, True)[:2] == ("host", "server")
+            plan = plan_query("dashboard sunucusu ölçümü", vocabulary=vocabulary, lexicon=small_lexicon)
+            assert plan.resolved["sunucus"] == "server", engine
+            assert ix.recall("dashboard sunucusu ölçümü", top=1)[0].slug == "server-hardening"
+            # with no other word the notes hold, the lexicon's order stands
+            assert plan_query("sunucusu ölçümü", vocabulary=vocabulary, lexicon=small_lexicon).resolved["sunucus"] == "host"
+
+
+def test_association_is_co_occurrence_beyond_chance():
+    from dreamdb.ranking.rank import association
+
+    # 10 documents, 4 hold the anchors; a term in 2 documents, both with an anchor: (2 - 2*4/10) / (2 + 4)
+    assert association(2, 2, 4, 10) == pytest.approx(0.2)
+    assert association(1, 5, 4, 10) == 0.0  # fewer than chance (expected 2): no association, never negative
+    assert association(0, 0, 4, 10) == association(3, 3, 0, 10) == 0.0
+
+
 def test_an_english_query_finds_turkish_notes_through_the_lexicon(tiny_vault, small_lexicon):
     write_doc(tiny_vault, "knowledge/nehir-olcumleri.md", "---\ntitle: Nehir ölçümleri\n---\nNehir kenarındaki "
               "istasyonların su seviyesi ölçümleri haftalık toplanır.\n")

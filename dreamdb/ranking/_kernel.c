@@ -936,12 +936,116 @@ done:
     return result;
 }
 
+/* Read span `s` of a sequence of (start, end) pairs into *a, *e, checked against the postings' length m. */
+static int get_span(PyObject *seq, Py_ssize_t s, Py_ssize_t m, Py_ssize_t *a, Py_ssize_t *e) {
+    PyObject *span = PySequence_Fast_GET_ITEM(seq, s);
+    if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) < 2) {
+        PyErr_SetString(PyExc_TypeError, "cooccurrence: each span must be a tuple (start, end, ...)");
+        return -1;
+    }
+    *a = PyLong_AsSsize_t(PyTuple_GET_ITEM(span, 0));
+    *e = PyLong_AsSsize_t(PyTuple_GET_ITEM(span, 1));
+    if ((*a == -1 || *e == -1) && PyErr_Occurred())
+        return -1;
+    if (*a < 0 || *e > m || *a > *e) {
+        PyErr_SetString(PyExc_ValueError, "cooccurrence: a span lies outside the postings");
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(cooccurrence_doc,
+"cooccurrence(pos, anchor_spans, term_spans, marks) -> (documents holding an anchor, [per term span: those of\n"
+"its documents that hold an anchor])\n\n"
+"pos: int64[m] document positions of the postings; anchor_spans, term_spans: sequences of tuples whose first two\n"
+"items are a (start, end) slice of pos, one per term (MemoryEngine's (start, end, df) will do); marks: uint8[n] scratch, all zeros (left all zeros). The counts of\n"
+"dreamdb.ranking.rank.cooccurrence_counts, which MemoryEngine.cooccurrence gives with numpy without this.");
+
+static PyObject *cooccurrence(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *o_pos, *anchor_spans, *term_spans, *o_marks, *anchors = NULL, *terms = NULL, *counts = NULL;
+    PyObject *result = NULL;
+    Buf b_pos = {0}, b_marks = {0};
+    const int64_t *pos = NULL;
+    uint8_t *marks = NULL;
+    Py_ssize_t m = 0, n = 0, n_anchor = 0, a = 0, e = 0, n_a = 0, n_t = 0, s, i;
+    int marked = 0;
+    if (!PyArg_ParseTuple(args, "OOOO", &o_pos, &anchor_spans, &term_spans, &o_marks))
+        return NULL;
+    if (get_buf(o_pos, &b_pos, "pos", 'i', 0) < 0 || get_buf(o_marks, &b_marks, "marks", 'u', 1) < 0)
+        goto done;
+    anchors = PySequence_Fast(anchor_spans, "anchor_spans must be a sequence");
+    terms = anchors ? PySequence_Fast(term_spans, "term_spans must be a sequence") : NULL;
+    if (!terms)
+        goto done;
+    pos = (const int64_t *)b_pos.view.buf;
+    marks = (uint8_t *)b_marks.view.buf;
+    m = b_pos.view.len / 8;
+    n = b_marks.view.len;
+    n_a = PySequence_Fast_GET_SIZE(anchors);
+    n_t = PySequence_Fast_GET_SIZE(terms);
+    for (s = 0; s < n_a; s++) {  /* check every span and position before writing a mark */
+        if (get_span(anchors, s, m, &a, &e) < 0)
+            goto done;
+        for (i = a; i < e; i++)
+            if (pos[i] < 0 || pos[i] >= n) {
+                PyErr_SetString(PyExc_ValueError, "cooccurrence: a position lies outside marks");
+                goto done;
+            }
+    }
+    for (s = 0; s < n_t; s++) {
+        if (get_span(terms, s, m, &a, &e) < 0)
+            goto done;
+        for (i = a; i < e; i++)
+            if (pos[i] < 0 || pos[i] >= n) {
+                PyErr_SetString(PyExc_ValueError, "cooccurrence: a position lies outside marks");
+                goto done;
+            }
+    }
+    for (s = 0; s < n_a; s++) {
+        get_span(anchors, s, m, &a, &e);
+        for (i = a; i < e; i++)
+            if (!marks[pos[i]]) {
+                marks[pos[i]] = 1;
+                n_anchor++;
+            }
+    }
+    marked = 1;
+    counts = PyList_New(n_t);
+    if (!counts)
+        goto done;
+    for (s = 0; s < n_t; s++) {
+        Py_ssize_t both = 0;
+        get_span(terms, s, m, &a, &e);
+        for (i = a; i < e; i++)
+            both += marks[pos[i]];
+        PyObject *v = PyLong_FromSsize_t(both);
+        if (!v)
+            goto done;
+        PyList_SET_ITEM(counts, s, v);  /* steals v */
+    }
+    result = Py_BuildValue("(nO)", n_anchor, counts);
+done:
+    if (marked)  /* leave the scratch as it came: zeros */
+        for (s = 0; s < n_a; s++) {
+            get_span(anchors, s, m, &a, &e);
+            for (i = a; i < e; i++)
+                marks[pos[i]] = 0;
+        }
+    Py_XDECREF(counts);
+    Py_XDECREF(anchors);
+    Py_XDECREF(terms);
+    release(&b_pos);
+    release(&b_marks);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"near_top", near_top, METH_VARARGS, near_top_doc},
     {"ranked_top", ranked_top, METH_VARARGS, ranked_top_doc},
     {"english_spellings", english_spellings, METH_O, english_spellings_doc},
     {"loanword_spellings", loanword_spellings, METH_VARARGS, loanword_spellings_doc},
     {"english_stem", english_stem, METH_O, english_stem_doc},
+    {"cooccurrence", cooccurrence, METH_VARARGS, cooccurrence_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -248,6 +248,7 @@ class MemoryEngine:
             self._field_norm[:, j] = (1.0 - b) + (b * self.lens[:, j] / a if a > 0 else 0.0)
         self._field_w = np.array([F.FIELD_WEIGHTS[f] for f in _FIELDS])
         self._slices: dict[str, tuple[int, int, int]] | None = None  # term → (start, end, df)
+        self._cooccurrence_marks = None  # the C kernel's scratch for cooccurrence (uint8[n], zeros)
         self._loanword_heads: frozenset[str] | None = None
         tokens = self.n_docs * avg  # COUNT(*) over postings would scan millions of rows on a big index
         self._preload_due = 0 < tokens <= PRELOAD_MAX_TOKENS  # after PRELOAD_AFTER_QUERIES queries
@@ -375,6 +376,35 @@ class MemoryEngine:
         if in_turkish is None:
             return set(self._text_terms.intersection(terms))
         return set((self._turkish_text_terms if in_turkish else self._other_text_terms).intersection(terms))
+
+    def cooccurrence(self, terms, anchors) -> tuple[int, int, dict[str, tuple[int, int]]]:
+        """Document counts for :func:`dreamdb.ranking.rank.by_cooccurrence`, as
+        :func:`dreamdb.ranking.rank.cooccurrence_counts` gives them, from the postings in memory (the C
+        kernel's ``cooccurrence`` over a preloaded index, else numpy)."""
+        if self._generation is None:
+            self._ensure_loaded()
+        n_docs = len(self.rowid_list)
+        if not terms or not anchors:
+            return n_docs, 0, {}
+        terms, anchors = set(terms), set(anchors)
+        count = getattr(self.kernel, "cooccurrence", None)  # (a module built before it had none)
+        if count is not None and self._slices is not None:
+            get = self._slices.get
+            held = [(t, s) for t, s in zip(terms, map(get, terms)) if s is not None]
+            if self._cooccurrence_marks is None:
+                self._cooccurrence_marks = np.zeros(n_docs, dtype=np.uint8)
+            n_anchor, both = count(self._pos, [s for s in map(get, anchors) if s is not None],
+                                   [s for _t, s in held], self._cooccurrence_marks)
+            return n_docs, n_anchor, {t: (k, s[1] - s[0]) for (t, s), k in zip(held, both)}
+        with_anchor = np.zeros(n_docs, dtype=bool)  # by document position
+        for a in anchors:
+            with_anchor[self._term(a)[0]] = True
+        out = {}
+        for t in terms:
+            pos = self._term(t)[0]
+            if len(pos):
+                out[t] = (int(np.count_nonzero(with_anchor[pos])), len(pos))
+        return n_docs, int(np.count_nonzero(with_anchor)), out
 
     def _kept(self, filters: Filters):
         """float64[n]: every document's static factor (status × type × confidence), 0 for those the

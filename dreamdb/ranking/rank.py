@@ -122,7 +122,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     if translates and terms:
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
-        syn.update(translation_synonyms(qwords, turkish, terms, vocabulary, lexicon))
+        syn.update(translation_synonyms(qwords, turkish, terms, vocabulary, lexicon, resolved))
     if synonym_table is not None:
         for t in terms:
             expansions = synonym_table.expand(t)
@@ -309,7 +309,7 @@ def _translates(turkish: bool, vocabulary, reads_turkish: bool) -> bool:
 
 
 def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, terms: list[str],
-                         vocabulary, lexicon) -> dict[str, float]:
+                         vocabulary, lexicon, resolved: dict[str, str] | None = None) -> dict[str, float]:
     """``{term: weight}``: for each query word a note has (of the first :data:`MAX_SPELLED_WORDS`),
     its first translation (:func:`translated_terms`) in a note of the other language, as a synonym
     (BM25F at :data:`dreamdb.ranking.signals.SYNONYM_WEIGHT`; the raw score is unchanged).
@@ -320,25 +320,74 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
     structure and dictionary setups in dictionary-based cross-language information retrieval",
     SIGIR 1998: translations as synonyms of one another). A vocabulary's ``resolved_words`` (the
     memory engine's, emptied when the index changes) keeps each word's outcome.
+
+    ``resolved`` is :func:`_resolve`'s ``{term: replacement}``: a word a note has under another
+    analysis (``sunucusu``, whose own term ``sunucus`` no note has) is in ``terms`` as its
+    replacement, and is translated all the same.
     """
+    resolved = resolved or {}
     memo = getattr(vocabulary, "resolved_words", None)
     if memo is None:
         memo = {}
     keys: dict[str, tuple] = {}  # term → its memo key (a word's outcome depends on it, the lexicon and the index)
     for t, w, _cap in qwords:
-        if t in terms and t not in keys and len(keys) < MAX_SPELLED_WORDS:
+        if resolved.get(t, t) in terms and t not in keys and len(keys) < MAX_SPELLED_WORDS:
             keys[t] = ("synonym", t, w, turkish, lexicon.stamp)
     _prefetch(lexicon, [(t, k[2]) for t, k in keys.items() if k not in memo], turkish)
     candidates = {t: translated_terms(t, k[2], lexicon, turkish) for t, k in keys.items() if k not in memo}
     pool = {c for found in candidates.values() for c in found}
     there = vocabulary.known(pool, in_turkish=not turkish) if pool else set()
-    outcome = {t: memo[k] for t, k in keys.items() if t not in candidates}
+    held = {t: memo[k] for t, k in keys.items() if t not in candidates}  # term → its translations the notes hold
     for t, found in candidates.items():
-        outcome[t] = next((c for c in found if c in there), None)
+        held[t] = tuple(c for c in found if c in there)
         if len(memo) >= RESOLVED_WORDS_MAX:
             memo.clear()
-        memo[keys[t]] = outcome[t]
+        memo[keys[t]] = held[t]
+    outcome = {t: _in_context(t, held, set(terms), vocabulary) for t in keys}
     return {outcome[t]: S.SYNONYM_WEIGHT for t in keys if outcome[t] is not None and outcome[t] not in terms}
+
+
+def _in_context(t: str, held: dict[str, tuple[str, ...]], anchors: set[str], vocabulary) -> str | None:
+    """The translation of query term ``t`` among ``held[t]`` (those the notes hold) that its query's other
+    words choose (:func:`by_cooccurrence`: the anchors are ``anchors`` and the other terms' translations)."""
+    own = held[t]
+    if len(own) < 2:
+        return own[0] if own else None
+    return by_cooccurrence(list(own), anchors, vocabulary)[0]
+
+
+def association(both: int, n_term: int, n_anchor: int, n_docs: int) -> float:
+    """Ballesteros & Croft's association of a term with the anchors: ``max(0, (both − expected) /
+    (n_term + n_anchor))``, ``expected = n_term · n_anchor / n_docs`` (the co-occurrences chance
+    would give): documents holding both beyond chance, so a word common everywhere gains nothing
+    from being common. 0.0 when either count is 0.
+
+    Source: L. Ballesteros and W. B. Croft, "Resolving ambiguity for cross-language retrieval",
+    SIGIR 1998, §3 (the ``em`` measure).
+    """
+    if n_term <= 0 or n_anchor <= 0 or n_docs <= 0:
+        return 0.0
+    return max(0.0, (both - n_term * n_anchor / n_docs) / (n_term + n_anchor))
+
+
+def by_cooccurrence(candidates: list[str], anchors: set[str], vocabulary) -> list[str]:
+    """``candidates`` (the translations of one query word that notes hold, in the lexicon's order)
+    sorted by their :func:`association` with ``anchors`` (the query's other words as the notes have
+    them) in the index's documents, most first; ties (none associated, or a query with no other word
+    the notes hold) keep the lexicon's order.
+
+    A dictionary lists a word's senses, and its first is often not the one a note means (``sunucu``:
+    *host* before *server*); the query's other words tell which (``dashboard sunucusu güvenliği``:
+    *server* is the one written beside *dashboard* and *security*). This is the co-occurrence
+    disambiguation of Ballesteros & Croft (SIGIR 1998), counted in the index itself; no constant
+    is involved.
+    """
+    anchors = anchors.difference(candidates)
+    if len(candidates) < 2 or not anchors:
+        return candidates
+    n_docs, n_anchor, counts = vocabulary.cooccurrence(candidates, anchors)
+    score = {c: association(*counts.get(c, (0, 0)), n_anchor, n_docs) for c in candidates}
+    return sorted(candidates, key=lambda c: -score[c])
 
 
 def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, distinct: list[str],
@@ -350,16 +399,17 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     A word's replacement depends on the word, its case, the query's language, whether its Turkish
     spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
     memory engine's, emptied when the index changes) keeps each word's outcome, so a word met
-    again is not spelled out again.
+    again is not spelled out again. A word translated into several terms the notes hold keeps them
+    all as its outcome; which one replaces it depends on the rest of the query (:func:`by_cooccurrence`).
     """
-    found = vocabulary.known(distinct)
-    wanted = set(distinct).difference(found)
+    found_as_is = vocabulary.known(distinct)
+    wanted = set(distinct).difference(found_as_is)
     if not wanted:
         return {}
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
-    no_english_word = not turkish and not vocabulary.known(found, in_turkish=False)
+    no_english_word = not turkish and not vocabulary.known(found_as_is, in_turkish=False)
     spell = vocabulary.has_turkish and (turkish or no_english_word)
     memo = getattr(vocabulary, "resolved_words", None)
     # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms). Its own
@@ -403,6 +453,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
         t: tuple((a, where if tr else ANY) for a, tr in alternate_terms(w, cap, turkish))
         for t, (w, cap, *_rest) in keys.items() if t not in outcome}
     rounds = {t: diacritic_rounds(keys[t][0]) if keys[t][3] else 0 for t in options}
+    translations: dict[str, set[str]] = {}  # term → its translations among its options (the last round's)
     done = 0
     while options:
         in_text = vocabulary.known({a for alts in options.values() for a, _w in alts})
@@ -414,18 +465,20 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
         later: dict[str, tuple[tuple[str, int], ...]] = {}
         for t, alts in options.items():
             hit = next((a for a, w in alts if a in found[w]), None)
+            if hit in translations.get(t, ()):  # no loanword reading held: all its translations the notes hold
+                hit = tuple(a for a, w in alts if a in translations[t] and a in found[w])
             if hit is None and done <= rounds[t]:
                 later[t] = tuple((a, where) for a in diacritic_round(keys[t][0], done))
                 continue
             if hit is None and done == rounds[t] + 1 and (keys[t][4] or keys[t][5]):
                 w = keys[t][0]
+                translated = [(a, OTHER if from_turkish else TURKISH) for from_turkish in keys[t][5]
+                              for a in _word_translations(t if from_turkish == turkish else stem(w, from_turkish), w,
+                                                          lexicon, from_turkish, "I" in text)]
                 later[t] = tuple(dict.fromkeys(
-                    [*(((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ()),
-                     *((a, OTHER if from_turkish else TURKISH)
-                       for from_turkish in keys[t][5]
-                       for a in _word_translations(t if from_turkish == turkish else stem(w, from_turkish), w,
-                                                   lexicon, from_turkish, "I" in text))]))
+                    [*(((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ()), *translated]))
                 if later[t]:
+                    translations[t] = {a for a, _w in translated}
                     continue
                 del later[t]
             outcome[t] = hit
@@ -434,6 +487,11 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
                     memo.clear()
                 memo[keys[t]] = hit
         options = later
+    # A word translated into several terms the notes hold: the query's other words choose among them
+    held = {t: o for t, o in outcome.items() if isinstance(o, tuple)}
+    if held:
+        anchors = set(found_as_is) | {o for o in outcome.values() if isinstance(o, str)}
+        outcome.update({t: _in_context(t, held, anchors, vocabulary) for t in held})
     return {t: outcome[t] for t in keys if outcome[t] is not None}
 
 
@@ -454,6 +512,22 @@ def known_terms(conn, terms, *, in_turkish: bool | None = None) -> set[str]:
     rows = conn.execute("SELECT j.value FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM postings p WHERE p.term = j.value"
                         f" AND p.tf_title + p.tf_description + p.tf_tags + p.tf_body > 0{turkish})", (json.dumps(sorted(terms)),))
     return {r[0] for r in rows}
+
+
+def cooccurrence_counts(conn, terms, anchors) -> tuple[int, int, dict[str, tuple[int, int]]]:
+    """Document counts for :func:`by_cooccurrence`: ``(documents, documents holding an anchor,
+    {term: (documents holding it and an anchor, documents holding it)})`` for each of ``terms`` that
+    some document holds (a posting of any field, slug included, counts as holding)."""
+    n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    if not terms or not anchors:
+        return n_docs, 0, {}
+    anchors_json = json.dumps(sorted(set(anchors)))
+    with_anchor = "SELECT a.doc FROM postings a WHERE a.term IN (SELECT value FROM json_each(?))"
+    n_anchor = conn.execute(f"SELECT COUNT(DISTINCT doc) FROM ({with_anchor})", (anchors_json,)).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT p.term, SUM(p.doc IN ({with_anchor})), COUNT(*) FROM postings p"
+        " WHERE p.term IN (SELECT value FROM json_each(?)) GROUP BY p.term", (anchors_json, json.dumps(sorted(set(terms)))))
+    return n_docs, n_anchor, {t: (both, n) for t, both, n in rows}
 
 
 class SqlVocabulary:
@@ -478,6 +552,10 @@ class SqlVocabulary:
     def known(self, terms, *, in_turkish: bool | None = None) -> set[str]:
         """See :func:`known_terms`."""
         return known_terms(self.conn, terms, in_turkish=in_turkish)
+
+    def cooccurrence(self, terms, anchors) -> tuple[int, int, dict[str, tuple[int, int]]]:
+        """See :func:`cooccurrence_counts`."""
+        return cooccurrence_counts(self.conn, terms, anchors)
 
 
 @record
