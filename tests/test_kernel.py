@@ -226,7 +226,7 @@ def test_build_hook_compiles_the_kernel_and_falls_back_without_a_compiler(tmp_pa
 
 @needs_real_vault
 def test_cooccurrence_counts_agree_between_kernel_numpy_and_sql(real_index, monkeypatch):
-    """The document counts that choose among a word's translations (rank.by_cooccurrence): the C kernel over a
+    """The document counts that choose among a word's translations (rank.in_context): the C kernel over a
     preloaded index, numpy over terms loaded one by one, and SQL give the same integers, and the kernel's
     scratch marks are left zeros."""
     from dreamdb.ranking.rank import cooccurrence_counts

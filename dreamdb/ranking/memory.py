@@ -378,7 +378,7 @@ class MemoryEngine:
         return set((self._turkish_text_terms if in_turkish else self._other_text_terms).intersection(terms))
 
     def cooccurrence(self, terms, anchors) -> tuple[int, int, dict[str, tuple[int, int]]]:
-        """Document counts for :func:`dreamdb.ranking.rank.by_cooccurrence`, as
+        """Document counts for :func:`dreamdb.ranking.rank.in_context`, as
         :func:`dreamdb.ranking.rank.cooccurrence_counts` gives them, from the postings in memory (the C
         kernel's ``cooccurrence`` over a preloaded index, else numpy)."""
         if self._generation is None:

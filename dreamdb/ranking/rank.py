@@ -343,17 +343,8 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
         if len(memo) >= RESOLVED_WORDS_MAX:
             memo.clear()
         memo[keys[t]] = held[t]
-    outcome = {t: _in_context(t, held, set(terms), vocabulary) for t in keys}
+    outcome = in_context(held, set(terms), vocabulary)
     return {outcome[t]: S.SYNONYM_WEIGHT for t in keys if outcome[t] is not None and outcome[t] not in terms}
-
-
-def _in_context(t: str, held: dict[str, tuple[str, ...]], anchors: set[str], vocabulary) -> str | None:
-    """The translation of query term ``t`` among ``held[t]`` (those the notes hold) that its query's other
-    words choose (:func:`by_cooccurrence`: the anchors are ``anchors`` and the other terms' translations)."""
-    own = held[t]
-    if len(own) < 2:
-        return own[0] if own else None
-    return by_cooccurrence(list(own), anchors, vocabulary)[0]
 
 
 def association(both: int, n_term: int, n_anchor: int, n_docs: int) -> float:
@@ -370,24 +361,34 @@ def association(both: int, n_term: int, n_anchor: int, n_docs: int) -> float:
     return max(0.0, (both - n_term * n_anchor / n_docs) / (n_term + n_anchor))
 
 
-def by_cooccurrence(candidates: list[str], anchors: set[str], vocabulary) -> list[str]:
-    """``candidates`` (the translations of one query word that notes hold, in the lexicon's order)
-    sorted by their :func:`association` with ``anchors`` (the query's other words as the notes have
-    them) in the index's documents, most first; ties (none associated, or a query with no other word
-    the notes hold) keep the lexicon's order.
+def in_context(held: dict[str, tuple[str, ...]], anchors: set[str], vocabulary) -> dict[str, str | None]:
+    """``{term: translation}``: for each query term, of its translations the notes hold (``held[term]``, in
+    the lexicon's order), the one most associated (:func:`association`) in the index's documents with
+    ``anchors``, the query's words as the notes hold them (its translations left out of them); ties (none
+    associated, or a query with no such word) keep the lexicon's order; ``None`` for a term with none.
 
     A dictionary lists a word's senses, and its first is often not the one a note means (``sunucu``:
-    *host* before *server*); the query's other words tell which (``dashboard sunucusu güvenliği``:
-    *server* is the one written beside *dashboard* and *security*). This is the co-occurrence
-    disambiguation of Ballesteros & Croft (SIGIR 1998), counted in the index itself; no constant
-    is involved.
+    *host* before *server*); the query's other words tell which (``dashboard sunucusu``: *server* is the
+    one written beside *dashboard*). This is the co-occurrence disambiguation of Ballesteros & Croft,
+    "Resolving ambiguity for cross-language retrieval", SIGIR 1998, counted in the index itself; no
+    constant is involved. One count of the vocabulary (``cooccurrence``) serves every term of the query.
     """
-    anchors = anchors.difference(candidates)
-    if len(candidates) < 2 or not anchors:
-        return candidates
-    n_docs, n_anchor, counts = vocabulary.cooccurrence(candidates, anchors)
-    score = {c: association(*counts.get(c, (0, 0)), n_anchor, n_docs) for c in candidates}
-    return sorted(candidates, key=lambda c: -score[c])
+    out = {t: (own[0] if own else None) for t, own in held.items()}
+    ambiguous = {t: own for t, own in held.items() if len(own) > 1}
+    candidates = {c for own in ambiguous.values() for c in own}
+    # each term's anchors leave out its own translations; when no anchor is a translation of any of them
+    # (the usual case), those are the same anchors for all, counted once
+    groups = [(list(ambiguous), anchors)] if anchors.isdisjoint(candidates) else \
+        [([t], anchors.difference(own)) for t, own in ambiguous.items()]
+    for terms, their_anchors in groups:
+        if not their_anchors:
+            continue
+        wanted = {c for t in terms for c in ambiguous[t]}
+        n_docs, n_anchor, counts = vocabulary.cooccurrence(wanted, their_anchors)
+        score = {c: association(*counts.get(c, (0, 0)), n_anchor, n_docs) for c in wanted}
+        for t in terms:
+            out[t] = max(ambiguous[t], key=score.__getitem__)  # the first of the best: the lexicon's order breaks ties
+    return out
 
 
 def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, distinct: list[str],
@@ -400,7 +401,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
     memory engine's, emptied when the index changes) keeps each word's outcome, so a word met
     again is not spelled out again. A word translated into several terms the notes hold keeps them
-    all as its outcome; which one replaces it depends on the rest of the query (:func:`by_cooccurrence`).
+    all as its outcome; which one replaces it depends on the rest of the query (:func:`in_context`).
     """
     found_as_is = vocabulary.known(distinct)
     wanted = set(distinct).difference(found_as_is)
@@ -491,7 +492,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     held = {t: o for t, o in outcome.items() if isinstance(o, tuple)}
     if held:
         anchors = set(found_as_is) | {o for o in outcome.values() if isinstance(o, str)}
-        outcome.update({t: _in_context(t, held, anchors, vocabulary) for t in held})
+        outcome.update(in_context(held, anchors, vocabulary))
     return {t: outcome[t] for t in keys if outcome[t] is not None}
 
 
@@ -515,7 +516,7 @@ def known_terms(conn, terms, *, in_turkish: bool | None = None) -> set[str]:
 
 
 def cooccurrence_counts(conn, terms, anchors) -> tuple[int, int, dict[str, tuple[int, int]]]:
-    """Document counts for :func:`by_cooccurrence`: ``(documents, documents holding an anchor,
+    """Document counts for :func:`in_context`: ``(documents, documents holding an anchor,
     {term: (documents holding it and an anchor, documents holding it)})`` for each of ``terms`` that
     some document holds (a posting of any field, slug included, counts as holding)."""
     n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
