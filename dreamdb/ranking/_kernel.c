@@ -954,6 +954,21 @@ static int get_span(PyObject *seq, Py_ssize_t s, Py_ssize_t m, Py_ssize_t *a, Py
     return 0;
 }
 
+/* Check that each of the n_spans spans of seq lies inside pos[0:m] and that its positions lie inside marks[0:n]. */
+static int check_spans(PyObject *seq, Py_ssize_t n_spans, const int64_t *pos, Py_ssize_t m, Py_ssize_t n) {
+    Py_ssize_t a, e;
+    for (Py_ssize_t s = 0; s < n_spans; s++) {
+        if (get_span(seq, s, m, &a, &e) < 0)
+            return -1;
+        for (Py_ssize_t i = a; i < e; i++)
+            if (pos[i] < 0 || pos[i] >= n) {
+                PyErr_SetString(PyExc_ValueError, "cooccurrence: a position lies outside marks");
+                return -1;
+            }
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(cooccurrence_doc,
 "cooccurrence(pos, anchor_spans, term_spans, marks) -> (documents holding an anchor, [per term span: those of\n"
 "its documents that hold an anchor])\n\n"
@@ -983,24 +998,9 @@ static PyObject *cooccurrence(PyObject *Py_UNUSED(self), PyObject *args) {
     n = b_marks.view.len;
     n_a = PySequence_Fast_GET_SIZE(anchors);
     n_t = PySequence_Fast_GET_SIZE(terms);
-    for (s = 0; s < n_a; s++) {  /* check every span and position before writing a mark */
-        if (get_span(anchors, s, m, &a, &e) < 0)
-            goto done;
-        for (i = a; i < e; i++)
-            if (pos[i] < 0 || pos[i] >= n) {
-                PyErr_SetString(PyExc_ValueError, "cooccurrence: a position lies outside marks");
-                goto done;
-            }
-    }
-    for (s = 0; s < n_t; s++) {
-        if (get_span(terms, s, m, &a, &e) < 0)
-            goto done;
-        for (i = a; i < e; i++)
-            if (pos[i] < 0 || pos[i] >= n) {
-                PyErr_SetString(PyExc_ValueError, "cooccurrence: a position lies outside marks");
-                goto done;
-            }
-    }
+    /* every span and position checked before a mark is written */
+    if (check_spans(anchors, n_a, pos, m, n) < 0 || check_spans(terms, n_t, pos, m, n) < 0)
+        goto done;
     for (s = 0; s < n_a; s++) {
         get_span(anchors, s, m, &a, &e);
         for (i = a; i < e; i++)
