@@ -197,6 +197,21 @@ def test_a_word_of_several_senses_is_translated_into_the_one_the_query_s_other_w
             assert plan_query("sunucusu ölçümü", vocabulary=vocabulary, lexicon=small_lexicon).resolved["sunucus"] == "host"
 
 
+def test_a_choice_made_in_context_is_not_remembered_for_another_query(tiny_vault, small_lexicon):
+    """The per-word memo keeps every sense the notes hold, not the one a query chose: ``sunucusu`` is
+    *server* beside *dashboard*, and *host* again in the next query without it, in one process."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    write_doc(tiny_vault, "knowledge/party.md", "---\ntitle: Party host duties\n---\nThe host greets every guest.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine="memory") as ix:
+        ix.sync()
+        vocabulary = ix._vocabulary()
+        for query, sense in [("dashboard sunucusu ölçümü", "server"), ("sunucusu ölçümü", "host"),
+                             ("dashboard sunucusu ölçümü", "server")]:
+            assert plan_query(query, vocabulary=vocabulary, lexicon=small_lexicon).resolved["sunucus"] == sense
+        assert any(isinstance(v, tuple) and "server" in v for v in vocabulary.resolved_words.values())
+
+
 def test_association_is_co_occurrence_beyond_chance():
     from dreamdb.ranking.rank import association
 
