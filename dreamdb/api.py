@@ -733,6 +733,9 @@ class Index:
         if plan.resolved and explain:
             self.notes.append("matched through another analysis of the query word (its own is not in the index): "
                               + ", ".join(f"{a} → {b}" for a, b in plan.resolved.items()))
+        if plan.translated and explain:
+            self.notes.append("translations added as synonyms (the sense the query's words go with): "
+                              + ", ".join(f"{a} → {b}" for a, b in plan.translated.items()))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")

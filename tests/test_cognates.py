@@ -8,7 +8,7 @@ import dreamdb
 from dreamdb.cognates import MAX_SPELLINGS, english_spellings
 from dreamdb.ranking import rank
 from dreamdb.ranking.rank import loanword_terms, plan_query
-from tests.conftest import SHARED, write_doc
+from tests.conftest import write_doc
 
 ENGLISH_NOTE = """---
 title: Memory consolidation strategy
@@ -185,9 +185,8 @@ def test_roots_cover_a_loanword_the_turkish_stemmer_cut_short():
     assert stem("performansı", True) == "performansı" and "performanc" in loanword_terms("performansı", "performansı")
 
 
-@pytest.mark.skipif(not (SHARED / "vaults" / "dreamcontext").is_dir(), reason="needs ../shared/vaults/dreamcontext")
-def test_turkish_questions_reach_english_words_of_the_real_vault():
-    ix = dreamdb.open(SHARED / "vaults" / "dreamcontext" / "_dream_context")
+def test_turkish_questions_reach_english_words_of_the_real_vault(real_vault_copy):
+    ix = dreamdb.open(real_vault_copy)  # a copy: the shared vault is never written to (its .dreamdb/ index)
     ix.sync()
     vocab = ix._vocabulary()
     plan = plan_query("konfigürasyon dosyası ve versiyon stratejisi", vocabulary=vocab)

@@ -269,3 +269,9 @@ def test_kernel_cooccurrence_counts_and_checks_its_spans():
     with pytest.raises(TypeError):
         M.KERNEL.cooccurrence(pos, [(0,)], [], marks)
     assert not marks.any()
+    with pytest.raises(ValueError, match="share memory"):  # a mark written would change a position read
+        M.KERNEL.cooccurrence(pos, [(0, 1)], [(0, 4)], pos.view(np.uint8))
+    dirty = np.array([0, 1, 0, 0], dtype=np.uint8)
+    with pytest.raises(ValueError, match="must be zeros"):
+        M.KERNEL.cooccurrence(pos, [(0, 2)], [(3, 5)], dirty)
+    assert dirty.tolist() == [0, 1, 0, 0]  # rejected before any mark was written

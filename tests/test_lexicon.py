@@ -168,7 +168,9 @@ def test_a_word_a_note_has_is_kept_and_its_translation_only_added_as_a_synonym(t
         assert "sunuç" in plan.terms  # (Snowball's stem of sunucu) in a Turkish note: never replaced
         assert plan.resolved.get("güvenlik") == "securiti"  # in no note: translated
         assert plan.synonyms == {"server": 0.5}  # the English notes' word for it, at synonym weight
+        assert plan.translated == {"sunuç": "server"}
         hits = ix.recall("sunucu güvenliği nasıl sağlanıyor", top=3, explain=True)
+        assert "translations added as synonyms (the sense the query's words go with): sunuç → server" in ix.take_notes()
         assert {h.slug for h in hits[:2]} == {"sunucu-notlari", "server-hardening"}  # the Turkish note and the English one
         english = next(h for h in hits if h.slug == "server-hardening")
         assert {t["term"]: t["kind"] for t in english.terms} == {"securiti": "query", "server": "synonym"}
@@ -212,13 +214,18 @@ def test_a_choice_made_in_context_is_not_remembered_for_another_query(tiny_vault
         assert any(isinstance(v, tuple) and "server" in v for v in vocabulary.resolved_words.values())
 
 
-def test_association_is_co_occurrence_beyond_chance():
+def test_association_is_dunnings_g2_of_documents_beyond_chance():
+    import math
+
     from dreamdb.ranking.rank import association
 
-    # 10 documents, 4 hold the anchors; a term in 2 documents, both with an anchor: (2 - 2*4/10) / (2 + 4)
-    assert association(2, 2, 4, 10) == pytest.approx(0.2)
-    assert association(1, 5, 4, 10) == 0.0  # fewer than chance (expected 2): no association, never negative
+    # 10 documents, 4 hold an anchor, a term in 2, both with an anchor: cells 2, 0, 2, 6 (rows 2 / 8, columns 4 / 6)
+    expected = 2 * (2 * math.log(2 * 10 / (2 * 4)) + 2 * math.log(2 * 10 / (8 * 4)) + 6 * math.log(6 * 10 / (8 * 6)))
+    assert association(2, 2, 4, 10) == pytest.approx(expected) == pytest.approx(4.4629, abs=1e-4)
+    assert association(1, 5, 4, 10) == 0.0  # fewer shared documents than chance (2): no association
     assert association(0, 0, 4, 10) == association(3, 3, 0, 10) == 0.0
+    # one shared document of a rare term weighs less than two of a common one (771 notes, 5 with an anchor)
+    assert association(1, 12, 5, 771) < association(2, 60, 5, 771)
 
 
 def test_an_english_query_finds_turkish_notes_through_the_lexicon(tiny_vault, small_lexicon):

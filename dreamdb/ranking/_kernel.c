@@ -954,17 +954,24 @@ static int get_span(PyObject *seq, Py_ssize_t s, Py_ssize_t m, Py_ssize_t *a, Py
     return 0;
 }
 
-/* Check that each of the n_spans spans of seq lies inside pos[0:m] and that its positions lie inside marks[0:n]. */
-static int check_spans(PyObject *seq, Py_ssize_t n_spans, const int64_t *pos, Py_ssize_t m, Py_ssize_t n) {
+/* Check that each of the n_spans spans of seq lies inside pos[0:m], that its positions lie inside
+   marks[0:n], and that their marks are zeros (a dirty scratch would be counted as anchors). */
+static int check_spans(PyObject *seq, Py_ssize_t n_spans, const int64_t *pos, Py_ssize_t m, const uint8_t *marks,
+                       Py_ssize_t n) {
     Py_ssize_t a, e;
     for (Py_ssize_t s = 0; s < n_spans; s++) {
         if (get_span(seq, s, m, &a, &e) < 0)
             return -1;
-        for (Py_ssize_t i = a; i < e; i++)
+        for (Py_ssize_t i = a; i < e; i++) {
             if (pos[i] < 0 || pos[i] >= n) {
                 PyErr_SetString(PyExc_ValueError, "cooccurrence: a position lies outside marks");
                 return -1;
             }
+            if (marks[pos[i]]) {
+                PyErr_SetString(PyExc_ValueError, "cooccurrence: marks must be zeros");
+                return -1;
+            }
+        }
     }
     return 0;
 }
@@ -998,8 +1005,12 @@ static PyObject *cooccurrence(PyObject *Py_UNUSED(self), PyObject *args) {
     n = b_marks.view.len;
     n_a = PySequence_Fast_GET_SIZE(anchors);
     n_t = PySequence_Fast_GET_SIZE(terms);
-    /* every span and position checked before a mark is written */
-    if (check_spans(anchors, n_a, pos, m, n) < 0 || check_spans(terms, n_t, pos, m, n) < 0)
+    if ((const char *)marks < (const char *)pos + b_pos.view.len && (const char *)pos < (const char *)marks + n) {
+        PyErr_SetString(PyExc_ValueError, "cooccurrence: marks must not share memory with pos");
+        goto done;
+    }
+    /* every span, position and mark checked before a mark is written */
+    if (check_spans(anchors, n_a, pos, m, marks, n) < 0 || check_spans(terms, n_t, pos, m, marks, n) < 0)
         goto done;
     for (s = 0; s < n_a; s++) {
         get_span(anchors, s, m, &a, &e);

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 
 from dreamdb.analyzer import (STOPWORDS, alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish,
                                is_turkish_query, lower, normalize, query_words, stem, tokens)
@@ -44,6 +45,7 @@ class QueryPlan:
         dropped: distinct terms left out beyond :data:`MAX_QUERY_TERMS`.
         resolved: ``{term as analyzed: the index's term used instead}`` for query words whose
             own analysis is not in the index but another analysis is (see :func:`plan_query`).
+        translated: ``{query term: its translation added to synonyms}`` (:func:`translation_synonyms`).
     """
 
     text: str
@@ -52,6 +54,7 @@ class QueryPlan:
     turkish: bool = False
     dropped: int = 0
     resolved: dict[str, str] = factory(dict)
+    translated: dict[str, str] = factory(dict)
 
 
 def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> QueryPlan:
@@ -119,17 +122,19 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
                             translates=translates, lexicon=lexicon)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
+    translated: dict[str, str] = {}
     if translates and terms:
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
-        syn.update(translation_synonyms(qwords, turkish, terms, vocabulary, lexicon, resolved))
+        translated = translation_synonyms(qwords, turkish, terms, vocabulary, lexicon, resolved)
+        syn.update(dict.fromkeys(translated.values(), S.SYNONYM_WEIGHT))
     if synonym_table is not None:
         for t in terms:
             expansions = synonym_table.expand(t)
             for s in sorted(expansions) if expansions else ():
                 if s not in terms:
                     syn[s] = S.SYNONYM_WEIGHT
-    return QueryPlan(text, terms, syn, turkish, dropped, resolved)
+    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated)
 
 
 def turkish_looking(word: str) -> bool:
@@ -309,10 +314,12 @@ def _translates(turkish: bool, vocabulary, reads_turkish: bool) -> bool:
 
 
 def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, terms: list[str],
-                         vocabulary, lexicon, resolved: dict[str, str] | None = None) -> dict[str, float]:
-    """``{term: weight}``: for each query word a note has (of the first :data:`MAX_SPELLED_WORDS`),
-    its first translation (:func:`translated_terms`) in a note of the other language, as a synonym
-    (BM25F at :data:`dreamdb.ranking.signals.SYNONYM_WEIGHT`; the raw score is unchanged).
+                         vocabulary, lexicon, resolved: dict[str, str] | None = None) -> dict[str, str]:
+    """``{query term: synonym}``: for each query word a note has (of the first :data:`MAX_SPELLED_WORDS`),
+    its translation (:func:`translated_terms`) that a note of the other language holds, as a synonym
+    (BM25F at :data:`dreamdb.ranking.signals.SYNONYM_WEIGHT`; the raw score is unchanged); of several,
+    the one the query's words go with (:func:`in_context`; the word itself is one of them: a note
+    writing *sunucu* beside *server* tells which sense the notes use).
 
     In a vault of both languages a query word may be in a few notes of its own language while the
     note sought is in the other (``sunucu`` in one Turkish note, *server* in the English ones);
@@ -321,9 +328,14 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
     SIGIR 1998: translations as synonyms of one another). A vocabulary's ``resolved_words`` (the
     memory engine's, emptied when the index changes) keeps each word's outcome.
 
-    ``resolved`` is :func:`_resolve`'s ``{term: replacement}``: a word a note has under another
-    analysis (``sunucusu``, whose own term ``sunucus`` no note has) is in ``terms`` as its
-    replacement, and is translated all the same.
+    ``resolved`` is :func:`_resolve`'s ``{term: replacement}``: a word that no note holds as the
+    query analysed it is in ``terms`` as its replacement, and is translated all the same: one a note
+    has under another analysis (``sunucusu``, whose own term ``sunucus`` no note has), and one
+    replaced by a translation or a loanword, whose synonym is then another sense of it, when the
+    query's words go with another (``güvenliği`` → *security*, and *safety* as a synonym): dictionary
+    translations as synonyms of one another (Pirkola 1998). Measured (XQuAD, BM25 nDCG@10, quick run,
+    2 Dec): leaving the translated words out of this stage lowers paragraphs tr→en 0.813 → 0.797
+    and en→tr 0.744 → 0.732.
     """
     resolved = resolved or {}
     memo = getattr(vocabulary, "resolved_words", None)
@@ -344,21 +356,24 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
             memo.clear()
         memo[keys[t]] = held[t]
     outcome = in_context(held, set(terms), vocabulary)
-    return {outcome[t]: S.SYNONYM_WEIGHT for t in keys if outcome[t] is not None and outcome[t] not in terms}
+    return {resolved.get(t, t): outcome[t] for t in keys if outcome[t] is not None and outcome[t] not in terms}
 
 
 def association(both: int, n_term: int, n_anchor: int, n_docs: int) -> float:
-    """Ballesteros & Croft's association of a term with the anchors: ``max(0, (both − expected) /
-    (n_term + n_anchor))``, ``expected = n_term · n_anchor / n_docs`` (the co-occurrences chance
-    would give): documents holding both beyond chance, so a word common everywhere gains nothing
-    from being common. 0.0 when either count is 0.
+    """How strongly a term goes with the anchors across ``n_docs`` documents: Dunning's log-likelihood
+    ratio G² of the 2×2 table (documents with the term or not × with an anchor or not) when they share
+    more documents than chance gives (``both > n_term · n_anchor / n_docs``), else 0.0.
 
-    Source: L. Ballesteros and W. B. Croft, "Resolving ambiguity for cross-language retrieval",
-    SIGIR 1998, §3 (the ``em`` measure).
+    G² weighs the evidence, not only its size: one shared document between a rare term and a rare anchor
+    is little evidence, and a rare sense no longer wins on it (a ratio such as Ballesteros & Croft's
+    ``em`` would pick it). Source: T. Dunning, "Accurate methods for the statistics of surprise and
+    coincidence", Computational Linguistics 19(1), 1993.
     """
-    if n_term <= 0 or n_anchor <= 0 or n_docs <= 0:
+    if n_term <= 0 or n_anchor <= 0 or n_docs <= 0 or both * n_docs <= n_term * n_anchor:
         return 0.0
-    return max(0.0, (both - n_term * n_anchor / n_docs) / (n_term + n_anchor))
+    cells = (both, n_term - both, n_anchor - both, n_docs - n_term - n_anchor + both)
+    rows, cols = (n_term, n_docs - n_term), (n_anchor, n_docs - n_anchor)
+    return 2.0 * sum(o * math.log(o * n_docs / (rows[i // 2] * cols[i % 2])) for i, o in enumerate(cells) if o > 0)
 
 
 def in_context(held: dict[str, tuple[str, ...]], anchors: set[str], vocabulary) -> dict[str, str | None]:
@@ -368,9 +383,11 @@ def in_context(held: dict[str, tuple[str, ...]], anchors: set[str], vocabulary) 
     associated, or a query with no such word) keep the lexicon's order; ``None`` for a term with none.
 
     A dictionary lists a word's senses, and its first is often not the one a note means (``sunucu``:
-    *host* before *server*); the query's other words tell which (``dashboard sunucusu``: *server* is the
-    one written beside *dashboard*). This is the co-occurrence disambiguation of Ballesteros & Croft,
-    "Resolving ambiguity for cross-language retrieval", SIGIR 1998, counted in the index itself; no
+    *host* before *server*); the query's words tell which (``dashboard sunucusu nasıl``: *server* is
+    the one written beside *dashboard*). This is the co-occurrence disambiguation of Ballesteros &
+    Croft, "Resolving ambiguity for cross-language retrieval", SIGIR 1998, counted in the index itself,
+    with Dunning's G² as the measure (their ``em`` ratio let one shared document pick a rare sense:
+    gold set BM25 recall@5 88.3 with it, 91.7 with G², XQuAD unchanged; quick runs, 2 Dec); no
     constant is involved. One count of the vocabulary (``cooccurrence``) serves every term of the query.
     """
     out = {t: (own[0] if own else None) for t, own in held.items()}
