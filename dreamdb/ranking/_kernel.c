@@ -1,5 +1,6 @@
-/* The memory engine's hot paths (dreamdb.ranking.memory), in C: its BM25 accumulator, and the
- * English spellings of Turkish loanwords that query planning looks up (dreamdb.cognates).
+/* The memory engine's hot paths (dreamdb.ranking.memory), in C: its BM25 accumulator, the
+ * English spellings of Turkish loanwords that query planning looks up (dreamdb.cognates), and the
+ * document counts that choose among a query word's translations (dreamdb.ranking.rank.in_context).
  *
  * One call does what MemoryEngine.rank's numpy passes do between the postings and the
  * documents that can make the top (three np.bincount sums, the candidate mask, the rankScore
@@ -1062,8 +1063,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_kernel",
-    "Hot paths of dreamdb's memory engine (see dreamdb.ranking.memory): the BM25 accumulator and the English "
-    "spellings of Turkish loanwords; optional, built from C.",
+    "Hot paths of dreamdb's memory engine (see dreamdb.ranking.memory): the BM25 accumulator, the English "
+    "spellings of Turkish loanwords and the co-occurrence counts of translations; optional, built from C.",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
