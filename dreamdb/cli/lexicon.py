@@ -14,7 +14,7 @@ def lexicon() -> None:
     A Turkish question over English notes (or an English one over Turkish
     notes) shares few words with them. With the lexicon built, recall looks up
     a query word that is in no note and uses its translation that is (of
-    several, the one the query's other words go with in the notes):
+    several, the one the query's words go with in the notes):
     "uyku borcu" finds the note on sleep debt. Words a note has are never
     changed (their translation only counts as a synonym); without the
     lexicon recall works as before.
