@@ -46,7 +46,8 @@ def test_bench_embed_scripts_smoke(model_dir):
     assert p.returncode == 0, p.stderr[-2000:]
     assert json.loads(p.stdout)
     if (SHARED / "vaults" / "dreamcontext").is_dir():
-        p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--runs", "1", "--queries", "2", "--json", "--model-dir", model_dir)
+        p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--runs", "1", "--queries", "2", "--json", "--model-dir", model_dir,
+                "--vault", SHARED / "vaults" / "dreamcontext" / "_dream_context")  # (SHARED may come from DREAMDB_SHARED)
         assert p.returncode == 0, p.stderr[-2000:]
         res = json.loads(p.stdout)
         assert res["refresh_nochange_ms"] > 0 and res["hybrid_recall_p50_ms"] > 0
