@@ -390,7 +390,7 @@ class MemoryEngine:
         count = getattr(self.kernel, "cooccurrence", None)  # (a module built before it had none)
         if count is not None and self._slices is not None:
             get = self._slices.get
-            held = [(t, s) for t, s in zip(terms, map(get, terms)) if s is not None]
+            held = [(t, s) for t in terms if (s := get(t)) is not None]
             if self._cooccurrence_marks is None:
                 self._cooccurrence_marks = np.zeros(n_docs, dtype=np.uint8)
             n_anchor, both = count(self._pos, [s for s in map(get, anchors) if s is not None],
