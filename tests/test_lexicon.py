@@ -179,6 +179,46 @@ def test_a_word_a_note_has_is_kept_and_its_translation_only_added_as_a_synonym(t
         assert plan_query("sunucu güvenliği", vocabulary=ix._vocabulary()).synonyms == {}
 
 
+def test_documents_a_translated_query_reads_are_not_treated_as_unreadable_by_the_fusion(tiny_vault, small_lexicon):
+    """Hybrid fusion imputes a dense rank for documents in another language than the query, which BM25
+    cannot read (dreamdb.fusion.imputed_bm25_ranks); a query translated into their language reads them."""
+    from dreamdb.hybrid import cross_language_documents, reads_other_language
+    from dreamdb.ranking.rank import QueryPlan
+
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    write_doc(tiny_vault, "knowledge/sunucu-notlari.md", "---\ntitle: Sunucu notları\n---\nBu sunucu için yedekleme "
+              "planı ve günlük kontroller burada tutulur.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        ix.sync()
+        rows = dict(ix.conn.execute("SELECT doc_id, id FROM documents"))
+        everything = set(rows.values())
+        english = everything - {rows["knowledge/sunucu-notlari"]}
+        query = "sunucu güvenliği nasıl sağlanıyor"
+        translated = plan_query(query, vocabulary=ix._vocabulary(), lexicon=small_lexicon)
+        assert translated.translated and reads_other_language(ix.conn, translated)
+        assert cross_language_documents(ix.conn, translated, everything) == set()
+        # the same question without a lexicon shares no word with the English notes: they are imputed
+        alone = plan_query(query, vocabulary=ix._vocabulary(), lexicon=None)
+        assert not reads_other_language(ix.conn, alone)
+        assert cross_language_documents(ix.conn, alone, everything) == english
+        # a word replaced by a term of an English note (a translation) is enough, without synonyms …
+        replaced = QueryPlan(query, ["sunuç", "securiti"], turkish=True, resolved={"güvenlik": "securiti"})
+        assert reads_other_language(ix.conn, replaced)
+        # … but not one replaced by another Turkish analysis (a note of the query's own language)
+        own = QueryPlan(query, ["sunuç"], turkish=True, resolved={"sunucus": "sunuç"})
+        assert not reads_other_language(ix.conn, own) and cross_language_documents(ix.conn, own, everything) == english
+        # translated, but more of its terms are in the Turkish note than in English ones: read in Turkish
+        turkish_terms = [t for (t,) in ix.conn.execute(
+            "SELECT term FROM postings WHERE doc = ? AND tf_body > 0 ORDER BY term", (rows["knowledge/sunucu-notlari"],))]
+        mostly_turkish = QueryPlan(query, [*turkish_terms[:2], "securiti"], turkish=True, translated={"sunuç": "server"},
+                                   resolved={"güvenlik": "securiti"})
+        assert not reads_other_language(ix.conn, mostly_turkish)
+        assert cross_language_documents(ix.conn, mostly_turkish, everything) == english
+        even = QueryPlan(query, [turkish_terms[0], "securiti"], turkish=True, translated={"sunuç": "server"})
+        assert reads_other_language(ix.conn, even)  # as many terms in each language: read in the other
+
+
 def test_a_word_of_several_senses_is_translated_into_the_one_the_query_s_other_words_go_with(tiny_vault, small_lexicon):
     """``sunucu`` is *host* (its first sense) or *server*; beside *dashboard*, which the notes hold as written,
     the notes' *server* is the one meant (Ballesteros & Croft's co-occurrence), in both engines."""
