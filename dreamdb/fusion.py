@@ -48,7 +48,8 @@ Confidence-adaptive fusion, reference constants from dreamcontext v0.24:
   every document of a one-language vault queried in its language, and of a
   query that BM25 reads in the other language: translated into it through
   the lexicon or a loanword, with at least as many of its terms there as in
-  its own (:func:`dreamdb.hybrid.reads_other_language`); no constant is involved. Measured with ``python -m eval --set all --modes
+  its own (:func:`dreamdb.hybrid.reads_other_language`; measured there); no
+  constant is involved. Measured with ``python -m eval --set all --modes
   hybrid`` (1 Dec 2026) against the same code without it: XQuAD paragraphs
   tr→mixed nDCG@10 0.772 → 0.896, en→mixed 0.800 → 0.920 (both now above
   dense alone, 0.880 and 0.906), en→tr 0.847 → 0.853, sentences tr→en 0.714 →
