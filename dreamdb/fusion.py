@@ -45,10 +45,7 @@ Confidence-adaptive fusion, reference constants from dreamcontext v0.24:
   BM25 rank is therefore imputed from the channel that can read it: the
   better of its own BM25 rank and its dense rank (a missing rank counts as
   none). Documents in the query's language are fused as before, and so is
-  every document of a one-language vault queried in its language, and of a
-  query that BM25 reads in the other language: translated into it through
-  the lexicon or a loanword, with at least as many of its terms there as in
-  its own (:func:`dreamdb.hybrid.reads_other_language`; measured there); no
+  every document of a one-language vault queried in its language; no
   constant is involved. Measured with ``python -m eval --set all --modes
   hybrid`` (1 Dec 2026) against the same code without it: XQuAD paragraphs
   tr→mixed nDCG@10 0.772 → 0.896, en→mixed 0.800 → 0.920 (both now above
@@ -59,6 +56,10 @@ Confidence-adaptive fusion, reference constants from dreamcontext v0.24:
   tracks unchanged. Counting a question typed in Turkish without its letters
   as Turkish (:func:`dreamdb.hybrid.query_is_turkish`) kept Turkish typed in
   ASCII at 0.935 (0.926 when only the stopword test named the language).
+  Nothing is imputed for a query that BM25 reads in the other language:
+  one translated into it through the lexicon or a loanword, with at least
+  as many of its terms found there as in its own language
+  (:func:`dreamdb.hybrid.reads_other_language`, 2 Dec 2026; measured there).
 
 Plain RRF (equal weights, no pin guard) exists for A/B comparison only.
 Inputs are ``{key: score}`` maps or best-first key lists; outputs are

@@ -75,12 +75,31 @@ def top_match_coverage(conn, rowid: int, terms: list[str]) -> float:
     return found / len(terms)
 
 
+_TURKISH_TO_ASCII = str.maketrans("çğıöşü", "cgiosu")
+
+
+def _same_word(term: str, found: str) -> bool:
+    """Whether ``found`` is another form of the query term ``term`` rather than a translation of it: the
+    two agree, Turkish letters read as their ASCII look-alikes, up to the last letter of the shorter
+    (a stem's final consonant may be hardened: ``guvenligi`` → ``güvenlik``; ``sunuç`` → ``sunucu``,
+    another analysis of the same word); ``server`` → ``sunuç`` or ``güvenlik`` → ``securiti`` are
+    translations."""
+    n = max(min(len(term), len(found)) - 1, 2)
+    return term.translate(_TURKISH_TO_ASCII)[:n] == found.translate(_TURKISH_TO_ASCII)[:n]
+
+
+def _turkish_spelling(term: str, found: str) -> bool:
+    """Whether ``found`` is the ASCII query term ``term`` spelled with Turkish letters (``kac`` → ``kaç``)."""
+    return (bool(TURKISH_LETTERS.intersection(found)) and not TURKISH_LETTERS.intersection(term)
+            and _same_word(term, found))
+
+
 def query_is_turkish(plan: QueryPlan) -> bool:
     """Whether the query is written in Turkish: analysed as Turkish, or one of its ASCII words was found
     only in a Turkish spelling (``kac`` read as ``kaç``: Turkish typed without its letters, which the
-    stopword test misses for about a fifth of XQuAD's questions)."""
-    return plan.turkish or any(TURKISH_LETTERS.intersection(found) and not TURKISH_LETTERS.intersection(word)
-                               for word, found in plan.resolved.items())
+    stopword test misses for about a fifth of XQuAD's questions). An English word replaced by its
+    Turkish translation (``server`` → ``sunuç``) does not make the query Turkish."""
+    return plan.turkish or any(_turkish_spelling(term, found) for term, found in plan.resolved.items())
 
 
 def reads_other_language(conn, plan: QueryPlan) -> bool:
@@ -89,21 +108,24 @@ def reads_other_language(conn, plan: QueryPlan) -> bool:
 
     Two things must hold. The query's terms reach into that language through the lexicon or a
     loanword: translations added as synonyms (``plan.translated``), or a query word replaced
-    (``plan.resolved``) by a term that a document of the other language holds (``güvenliği`` →
-    *security*); names shared by both languages are found as typed, not replaced, and do not count.
-    And at least as many of its terms (``plan.terms``) occur in documents of the other language as
-    in documents of its own: a Turkish question over a vault of English notes and a few Turkish
+    (``plan.resolved``) by a term, not another form of the word (:func:`_same_word`), that a document
+    of the other language holds (``güvenliği`` → *security*; not ``sunucu``, which an English note
+    quoting the Turkish word holds as typed); names shared by both languages are found as typed, not
+    replaced, and do not count. And some of its terms (``plan.terms``: the query's words as BM25 scores them,
+    after any replacement; synonyms aside) occur in documents of the other language, at least as
+    many as in documents of its own: a Turkish question over a vault of English notes and a few Turkish
     ones is read in English, while over a vault of both languages in equal parts most of its words
     are found as typed in the Turkish notes, and the English ones are reached only through a
     synonym here and there (which counts at half weight, in rankScore alone).
     """
     turkish = query_is_turkish(plan)
     if not plan.translated:
-        replaced = {term for word, term in plan.resolved.items() if term != word}
+        # (another form of the word, which an English note quoting it may hold, is no translation)
+        replaced = {found for term, found in plan.resolved.items() if not _same_word(term, found)}
         if not (replaced and known_terms(conn, replaced, in_turkish=not turkish)):
             return False
     other = known_terms(conn, plan.terms, in_turkish=not turkish)
-    return len(other) >= len(known_terms(conn, plan.terms, in_turkish=turkish))
+    return bool(other) and len(other) >= len(known_terms(conn, plan.terms, in_turkish=turkish))
 
 
 def cross_language_documents(conn, plan: QueryPlan, rowids) -> set[int]:

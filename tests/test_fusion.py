@@ -107,6 +107,10 @@ def test_the_query_language_counts_turkish_typed_without_its_letters():
     assert query_is_turkish(QueryPlan("panthers kac puan", ["panther", "kac", "puan"], resolved={"kac": "kaç"}))
     assert not query_is_turkish(QueryPlan("Panthers points", ["panther", "point"], resolved={"panthers": "panther"}))
     assert not query_is_turkish(QueryPlan("şu", ["şu"], resolved={"şu": "şu"}))  # letters typed: analysed already
+    assert query_is_turkish(QueryPlan("sunucu guvenligi", ["sunucu", "guvenligi"], resolved={"guvenligi": "güvenlik"}))
+    # an English word replaced by its Turkish translation is no Turkish spelling of it
+    assert not query_is_turkish(QueryPlan("how often are server files backed up", ["server", "file", "back"],
+                                          resolved={"server": "sunuç", "file": "dosya"}))
 
 
 def test_cross_language_documents_are_those_of_the_other_language(tiny_vault):

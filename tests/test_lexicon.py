@@ -208,6 +208,16 @@ def test_documents_a_translated_query_reads_are_not_treated_as_unreadable_by_the
         # … but not one replaced by another Turkish analysis (a note of the query's own language)
         own = QueryPlan(query, ["sunuç"], turkish=True, resolved={"sunucus": "sunuç"})
         assert not reads_other_language(ix.conn, own) and cross_language_documents(ix.conn, own, everything) == english
+        # nor by the word as an English note quoting it holds it (another form of it, no translation)
+        write_doc(tiny_vault, "knowledge/eval-notes.md", "---\ntitle: Eval notes\n---\nThe question 'sunucu "
+                  "güvenliği' was asked in Turkish; the answer is the server note.\n")
+        ix.sync()
+        quoted = QueryPlan(query, ["sunucu"], turkish=True, resolved={"sunuç": "sunucu"})
+        assert "sunucu" in ix._vocabulary().known({"sunucu"}, in_turkish=False)
+        assert not reads_other_language(ix.conn, quoted)
+        rows = dict(ix.conn.execute("SELECT doc_id, id FROM documents"))
+        everything = set(rows.values())
+        english = everything - {rows["knowledge/sunucu-notlari"]}
         # translated, but more of its terms are in the Turkish note than in English ones: read in Turkish
         turkish_terms = [t for (t,) in ix.conn.execute(
             "SELECT term FROM postings WHERE doc = ? AND tf_body > 0 ORDER BY term", (rows["knowledge/sunucu-notlari"],))]
@@ -217,6 +227,8 @@ def test_documents_a_translated_query_reads_are_not_treated_as_unreadable_by_the
         assert cross_language_documents(ix.conn, mostly_turkish, everything) == english
         even = QueryPlan(query, [turkish_terms[0], "securiti"], turkish=True, translated={"sunuç": "server"})
         assert reads_other_language(ix.conn, even)  # as many terms in each language: read in the other
+        # translated, but BM25 reads none of its terms anywhere: it reads nothing, in no language
+        assert not reads_other_language(ix.conn, QueryPlan("zzz", ["zzzq"], turkish=True, translated={"zzzq": "server"}))
 
 
 def test_a_word_of_several_senses_is_translated_into_the_one_the_query_s_other_words_go_with(tiny_vault, small_lexicon):
