@@ -446,6 +446,9 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> tuple[tuple[
 
 
 _ASCII_TO_TURKISH = {"c": "ç", "g": "ğ", "i": "ı", "o": "ö", "s": "ş", "u": "ü"}
+TURKISH_TO_ASCII = str.maketrans({t: a for a, t in _ASCII_TO_TURKISH.items()})
+"""``str.translate`` table: each of ç ğ ı ö ş ü to the ASCII letter Turkish typed without its letters
+puts in its place (the reverse of :func:`diacritic_terms`' spellings)."""
 MAX_DIACRITIC_VARIANTS = 64
 """Most spellings :func:`diacritic_terms` tries for one word (2^6: six letters that Turkish may
 have written with a diacritic); a more ambiguous word is not tried. A cost bound: a spelling

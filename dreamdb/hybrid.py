@@ -11,7 +11,7 @@ caller falls back to BM25 and says why.
 from __future__ import annotations
 
 from dreamdb import fusion
-from dreamdb.analyzer import TURKISH_LETTERS
+from dreamdb.analyzer import TURKISH_LETTERS, TURKISH_TO_ASCII
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, any_expired, document_frequencies, known_terms, rank
 from dreamdb.records import replace
@@ -75,9 +75,6 @@ def top_match_coverage(conn, rowid: int, terms: list[str]) -> float:
     return found / len(terms)
 
 
-_TURKISH_TO_ASCII = str.maketrans("çğıöşü", "cgiosu")
-
-
 def _same_word(term: str, found: str) -> bool:
     """Whether ``found`` is another form of the query term ``term`` rather than a translation of it: the
     two agree, Turkish letters read as their ASCII look-alikes, up to the last letter of the shorter
@@ -85,7 +82,7 @@ def _same_word(term: str, found: str) -> bool:
     another analysis of the same word); ``server`` → ``sunuç`` or ``güvenlik`` → ``securiti`` are
     translations."""
     n = max(min(len(term), len(found)) - 1, 2)
-    return term.translate(_TURKISH_TO_ASCII)[:n] == found.translate(_TURKISH_TO_ASCII)[:n]
+    return term.translate(TURKISH_TO_ASCII)[:n] == found.translate(TURKISH_TO_ASCII)[:n]
 
 
 def _turkish_spelling(term: str, found: str) -> bool:
@@ -102,7 +99,7 @@ def query_is_turkish(plan: QueryPlan) -> bool:
     return plan.turkish or any(_turkish_spelling(term, found) for term, found in plan.resolved.items())
 
 
-def reads_other_language(conn, plan: QueryPlan) -> bool:
+def reads_other_language(conn, plan: QueryPlan, turkish: bool | None = None) -> bool:
     """Whether BM25 reads the query in the other language (Turkish and not Turkish, see
     :func:`query_is_turkish`), so that documents of that language are not ones it cannot read.
 
@@ -123,11 +120,12 @@ def reads_other_language(conn, plan: QueryPlan) -> bool:
         conn: the index connection (up to three ``known_terms`` lookups: 0.03–0.07 ms on the
             real vault).
         plan: the analysed query (:func:`dreamdb.ranking.rank.plan_query`).
+        turkish: :func:`query_is_turkish` of ``plan``, when the caller has it.
 
     Returns:
         bool; no constant is involved (measured: :func:`cross_language_documents`).
     """
-    turkish = query_is_turkish(plan)
+    turkish = query_is_turkish(plan) if turkish is None else turkish
     if not plan.translated:
         # (another form of the word, which an English note quoting it may hold, is no translation)
         replaced = {found for term, found in plan.resolved.items() if not _same_word(term, found)}
@@ -156,9 +154,11 @@ def cross_language_documents(conn, plan: QueryPlan, rowids) -> set[int]:
     questions over both languages scored 0.919 and sentences en→tr 0.725.
     """
     rowids = list(rowids)
-    if not rowids or reads_other_language(conn, plan):
+    if not rowids:
         return set()
     turkish = query_is_turkish(plan)
+    if reads_other_language(conn, plan, turkish):
+        return set()
     marks = ",".join("?" * len(rowids))
     return {r for r, tr in conn.execute(f"SELECT id, turkish FROM documents WHERE id IN ({marks})", rowids)
             if bool(tr) != turkish}
