@@ -484,9 +484,26 @@ def diacritic_round(word: str, changes: int) -> tuple[str, ...]:
     Returns:
         distinct terms (empty when ``changes`` is not in 1 … :func:`diacritic_rounds`); cached.
     """
+    return tuple(dict.fromkeys(_spelling_terms(word, _spellings(word, changes))))
+
+
+def _spelling_terms(word: str, spelled: list[str]) -> list[str]:
+    """``stem(s, True)`` of each of ``spelled`` (spellings of ``word``, so of its length), in order:
+    Snowball called once for all of them (one C call) and the English step once per distinct root
+    (spellings often share one)."""
+    if not spelled:
+        return []
+    roots = list(map(_turkish_root, spelled, _turkish_stemmer().stemWords(spelled))) if len(word) > 3 else spelled
+    terms = {root: english_stem(root) for root in dict.fromkeys(roots)}
+    return [terms[root] for root in roots]
+
+
+def _spellings(word: str, changes: int) -> list[str]:
+    """The spellings of ``word`` with exactly ``changes`` of its :func:`_diacritic_slots` letters written
+    as Turkish letters, in alphabetical order (empty when ``changes`` is not in 1 … their number)."""
     slots = _diacritic_slots(word)
     if not 1 <= changes <= len(slots):
-        return ()
+        return []
     spelled = []
     for chosen in combinations(slots, changes):
         chars = list(word)
@@ -494,10 +511,53 @@ def diacritic_round(word: str, changes: int) -> tuple[str, ...]:
             chars[i] = _ASCII_TO_TURKISH[chars[i]]
         spelled.append("".join(chars))
     spelled.sort()
-    # stem(w, True) of each spelling, with Snowball called once for all of them (one C call) and the
-    # English step once per distinct root (spellings often share one)
-    roots = list(map(_turkish_root, spelled, _turkish_stemmer().stemWords(spelled))) if len(word) > 3 else spelled
-    return tuple(dict.fromkeys(map(english_stem, dict.fromkeys(roots))))
+    return spelled
+
+
+_BACK_VOWELS = frozenset("aıou")
+_FRONT_VOWELS = frozenset("eiöü")
+
+
+def harmony_breaks(word: str) -> int:
+    """How many times the vowels of ``word`` switch between back (a ı o u) and front (e i ö ü): 0 for a
+    word that keeps Turkish vowel harmony (``yılında``), more for one that does not (``yılinda``).
+
+    Source: the major (palatal) vowel harmony of Turkish suffixes, A. Göksel and C. Kerslake,
+    *Turkish: A Comprehensive Grammar*, Routledge 2005, §2.2.
+    """
+    breaks, last = 0, None
+    for c in word:
+        back = True if c in _BACK_VOWELS else False if c in _FRONT_VOWELS else None
+        if back is not None:
+            breaks += last is not None and back != last
+            last = back
+    return breaks
+
+
+def turkish_spelling(word: str, term: str) -> str | None:
+    """The spelling of ``word`` with Turkish letters whose Turkish analysis is ``term``: the word as it
+    was meant, for one typed without its letters (``guvenligi`` and ``güvenlik`` → ``güvenliği``).
+
+    Several spellings often share the analysis (the stem is the same whether the suffix is spelled
+    ``-inda`` or ``-ında``); the one chosen keeps vowel harmony best (:func:`harmony_breaks`:
+    ``yilinda`` → ``yılında``, not ``yılinda``), then changes the fewest letters, then comes first
+    alphabetically.
+
+    Args:
+        word: a query word, lowercase (as :func:`query_words` gives it).
+        term: a term of :func:`diacritic_terms` of ``word`` (what recall found in the index).
+
+    Returns:
+        the spelling, or ``None`` when no spelling of ``word`` (at most
+        :data:`MAX_DIACRITIC_VARIANTS`) is analysed as ``term``.
+    """
+    best = None  # (harmony breaks, spelling): the first of the fewest breaks
+    for changes in range(1, diacritic_rounds(word) + 1):
+        spelled = _spellings(word, changes)
+        for s, analysed in zip(spelled, _spelling_terms(word, spelled)):
+            if analysed == term and (best is None or harmony_breaks(s) < best[0]):
+                best = (harmony_breaks(s), s)
+    return best[1] if best is not None else None
 
 
 @lru_cache(maxsize=4096)

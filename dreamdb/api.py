@@ -994,6 +994,12 @@ class Index:
             if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
                 self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
                                   " language-centred); run: dreamdb embed refresh")
+        if explain:
+            from dreamdb.hybrid import dense_query_text
+
+            embedded = dense_query_text(plan)
+            if embedded != plan.text:
+                self.notes.append(f"the dense channel embedded the query with its Turkish letters restored: {embedded}")
         with db.read_snapshot(self.conn):
             return self._hits(hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters,
                                           bm25_rank=self._rank), plan, mode=mode, explain=explain)

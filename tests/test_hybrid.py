@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import dreamdb
+from dreamdb.ranking.rank import plan_query
 from dreamdb.store import connect as db
 from tests.conftest import write_doc
 
@@ -97,6 +98,54 @@ def test_turkish_question_over_english_notes_is_fused_as_partial(embedded_subset
     assert {h.signals["bm25_coverage"] for h in hits} == {0.0}  # shown by --explain beside the method
     assert hits[0].doc_id == dense[0].doc_id == "knowledge/sleep-specialist-roster-decision"
     assert all(h.score == 0.0 for h in hits)  # score stays raw BM25
+
+
+TURKISH_NOTES = {
+    "knowledge/sunucu-guvenligi.md": "---\ntitle: Sunucu güvenliği\n---\nPanonun sunucusu yerel ağ tarafından "
+                                    "korunur; güvenliği yılında iki kez denetlenir.\n",
+    "knowledge/backup-plan.md": "---\ntitle: Backup plan\n---\nThe server is backed up every night by Matlin.\n",
+}
+
+
+def test_dense_query_text_restores_the_turkish_letters_bm25_found(tiny_vault):
+    """The dense channel embeds a question typed without Turkish letters as BM25 read it."""
+    from dreamdb.hybrid import dense_query_text
+
+    for rel, text in TURKISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    with dreamdb.open(tiny_vault) as ix:
+        ix.sync()
+        vocab = ix._vocabulary()
+
+        def embedded(query: str) -> str:
+            return dense_query_text(plan_query(query, vocabulary=vocab))
+
+        # words found only in a Turkish spelling (of two with the analysis yıl, the one keeping vowel harmony)
+        assert embedded("Sunucu guvenligi yilinda kac kez denetlenir?") == "Sunucu güvenliği yılında kac kez denetlenir?"
+        # a word read as typed (its Turkish analysis, taraf, is the note's) is left as typed
+        assert embedded("GUVENLIGI tarafindan") == "GÜVENLIĞI tarafindan"
+        # typed with Turkish letters (each word as meant), English (stopwords), or with a word of an
+        # English note (BM25 read it as English and tried no Turkish spelling): as typed
+        for query in ("Sunucu güvenliği yilinda denetlenir", "who checks the sunucu guvenligi",
+                      "server backed up every night", "Matlin guvenligi"):
+            assert embedded(query) == query
+
+
+@pytest.mark.model
+def test_dense_recall_of_turkish_typed_without_letters_matches_the_spelled_question(tiny_vault, model_dir, monkeypatch):
+    """The model reads the restored question: the same cosines as the question typed with its letters."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    for rel, text in TURKISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    with dreamdb.open(tiny_vault, allow_model_build=False) as ix:
+        ix.sync()
+        typed = ix.recall("sunucu guvenligi tarafindan denetlenir", top=2, mode="dense", explain=True)
+        notes = ix.take_notes()
+        spelled = ix.recall("sunucu güvenliği tarafindan denetlenir", top=2, mode="dense")
+        assert [h.doc_id for h in typed] == [h.doc_id for h in spelled]
+        assert [h.rank_score for h in typed] == pytest.approx([h.rank_score for h in spelled], abs=1e-6)  # cosine
+        assert "the dense channel embedded the query with its Turkish letters restored: " \
+               "sunucu güvenliği tarafindan denetlenir" in notes
 
 
 def test_term_coverage_counts_query_terms_the_corpus_knows(tiny_vault):

@@ -133,6 +133,27 @@ def test_diacritic_spellings_fewest_changes_first():
     assert diacritic_terms("ioioioi") == ()  # 2^7 spellings: not tried
 
 
+def test_turkish_spelling_is_the_word_as_meant_keeping_vowel_harmony():
+    """The spelling with Turkish letters of a word typed without them, among those whose analysis recall matched."""
+    from dreamdb.analyzer import harmony_breaks, turkish_spelling
+
+    assert [harmony_breaks(w) for w in ("yılında", "yılinda", "kaç", "televizyon", "")] == [0, 2, 0, 1, 0]
+    assert turkish_spelling("guvenligi", "güvenlik") == "güvenliği"
+    assert turkish_spelling("kac", "kaç") == "kaç"
+    # several spellings share the analysis (the suffix is stripped either way): the harmonic one
+    assert turkish_spelling("yilinda", "yıl") == "yılında" and stem_of("yılinda") == stem_of("yılında") == "yıl"
+    assert turkish_spelling("tarafindan", "taraf") == "tarafından"
+    assert turkish_spelling("guvenligi", "securiti") is None  # no spelling of it is analysed so
+    assert turkish_spelling("yedekler", "yedek") is None  # no letter Turkish writes otherwise
+    assert turkish_spelling("şifre", "şifr") is None  # already Turkish
+
+
+def stem_of(word: str) -> str:
+    from dreamdb.analyzer import stem
+
+    return stem(word, True)
+
+
 def _spelled_reference(word: str) -> tuple[str, ...]:
     """diacritic_terms as first written: every spelling (ğ only after a vowel) through stem(), one by one,
     fewest changed letters first, then alphabetical; first occurrences kept."""
