@@ -534,30 +534,58 @@ def harmony_breaks(word: str) -> int:
     return breaks
 
 
-def turkish_spelling(word: str, term: str) -> str | None:
-    """The spelling of ``word`` with Turkish letters whose Turkish analysis is ``term``: the word as it
-    was meant, for one typed without its letters (``guvenligi`` and ``güvenlik`` → ``güvenliği``).
+def turkish_spellings(word: str) -> list[tuple[str, str]]:
+    """``(spelling, its Turkish analysis)`` for every spelling of ``word`` with Turkish letters that
+    :func:`diacritic_terms` tries, in its order (fewer changed letters first, then alphabetical);
+    empty for a word it does not try."""
+    out = []
+    for changes in range(1, diacritic_rounds(word) + 1):
+        spelled = _spellings(word, changes)
+        out.extend(zip(spelled, _spelling_terms(word, spelled)))
+    return out
 
-    Several spellings often share the analysis (the stem is the same whether the suffix is spelled
-    ``-inda`` or ``-ında``); the one chosen keeps vowel harmony best (:func:`harmony_breaks`:
-    ``yilinda`` → ``yılında``, not ``yılinda``), then changes the fewest letters, then comes first
-    alphabetically.
+
+def turkish_spelling(word: str, known) -> str | None:
+    """The spelling of ``word`` with Turkish letters that was meant, for a word typed without them:
+    of its spellings (:func:`turkish_spellings`) whose analysis is in ``known`` (the terms an index
+    holds), the one that keeps vowel harmony best (:func:`harmony_breaks`), then the first.
+
+    Several spellings are often analysed into terms an index holds, the stem being the same
+    whatever the suffix's letters or cut short by one of them (``sirasinda``: *sıras* from
+    ``sırasinda``, *sıra* from ``sırasında``); the harmonic one is the word (``sırasında``,
+    ``yılında`` rather than ``yılinda``).
 
     Args:
         word: a query word, lowercase (as :func:`query_words` gives it).
-        term: a term of :func:`diacritic_terms` of ``word`` (what recall found in the index).
+        known: a container of terms (``in`` is all it needs).
 
     Returns:
         the spelling, or ``None`` when no spelling of ``word`` (at most
-        :data:`MAX_DIACRITIC_VARIANTS`) is analysed as ``term``.
+        :data:`MAX_DIACRITIC_VARIANTS`) is analysed into a known term.
     """
     best = None  # (harmony breaks, spelling): the first of the fewest breaks
-    for changes in range(1, diacritic_rounds(word) + 1):
-        spelled = _spellings(word, changes)
-        for s, analysed in zip(spelled, _spelling_terms(word, spelled)):
-            if analysed == term and (best is None or harmony_breaks(s) < best[0]):
-                best = (harmony_breaks(s), s)
+    for spelled, analysed in turkish_spellings(word):
+        if analysed in known and (best is None or harmony_breaks(spelled) < best[0]):
+            best = (harmony_breaks(spelled), spelled)
     return best[1] if best is not None else None
+
+
+ASCII_TURKISH_STOPWORDS = frozenset(w.translate(TURKISH_TO_ASCII) for w in TURKISH_STOPWORDS)
+"""The Turkish stopwords as typed without Turkish letters (``nasil``, ``icin``, ``ne``)."""
+
+
+def typed_without_turkish_letters(words: list[str]) -> bool:
+    """Whether folded words (:func:`raw_tokens`) read as Turkish typed on a keyboard without its
+    letters: none has a Turkish letter, and more of them are Turkish stopwords so typed
+    (:data:`ASCII_TURKISH_STOPWORDS`: ``nasil``, ``hangi``) than English-only stopwords (a word that
+    is both, ``once`` for *önce*, counts for neither). A few keywords (``wind turbine status``,
+    ``sunucu guvenligi``) carry no such evidence and read as not.
+    """
+    if not TURKISH_LETTERS.isdisjoint("".join(words)):
+        return False
+    turkish = sum(map(ASCII_TURKISH_STOPWORDS.__contains__, words))
+    english = sum(1 for w in words if w in ENGLISH_ONLY_STOPWORDS and w not in ASCII_TURKISH_STOPWORDS)
+    return turkish > english
 
 
 @lru_cache(maxsize=4096)

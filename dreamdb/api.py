@@ -997,9 +997,10 @@ class Index:
         if explain:
             from dreamdb.hybrid import dense_query_text
 
-            embedded = dense_query_text(plan)
+            embedded = dense_query_text(self.conn, plan)
             if embedded != plan.text:
-                self.notes.append(f"the dense channel embedded the query with its Turkish letters restored: {embedded}")
+                shown = embedded if len(embedded) <= 200 else embedded[:199] + "…"
+                self.notes.append(f"the dense channel embedded the query with its Turkish letters restored: {shown}")
         with db.read_snapshot(self.conn):
             return self._hits(hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters,
                                           bm25_rank=self._rank), plan, mode=mode, explain=explain)

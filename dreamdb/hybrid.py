@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 
 from dreamdb import fusion
-from dreamdb.analyzer import (ENGLISH_ONLY_STOPWORDS, TURKISH_LETTERS, TURKISH_TO_ASCII, fold_case, query_words,
-                              raw_tokens, stem, turkish_spelling)
+from dreamdb.analyzer import (TURKISH_LETTERS, TURKISH_STOPWORDS, TURKISH_TO_ASCII, fold_case, query_words, raw_tokens,
+                              stem, turkish_spelling, turkish_spellings, typed_without_turkish_letters)
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, any_expired, document_frequencies, known_terms, rank
 from dreamdb.records import replace
@@ -177,38 +177,62 @@ _WORD_RE = re.compile(r"[^\W_]+")
 """A word of the query as typed (the analyzer's letter and digit runs)."""
 
 
-def dense_query_text(plan: QueryPlan) -> str:
-    """The query as the dense channel embeds it: for a query typed without any Turkish letter and with
-    no English stopword (:data:`dreamdb.analyzer.ENGLISH_ONLY_STOPWORDS`), ``plan.text`` with each word
-    that BM25 found only in a Turkish spelling (``guvenligi`` read as *güvenlik*) written in that
-    spelling (:func:`dreamdb.analyzer.turkish_spelling`: ``güvenliği``; of several with that
-    analysis, the one that keeps vowel harmony); the text as typed otherwise.
+def _stopword_spellings() -> dict[str, str]:
+    by_ascii: dict[str, set[str]] = {}
+    for w in TURKISH_STOPWORDS:
+        by_ascii.setdefault(w.translate(TURKISH_TO_ASCII), set()).add(w)
+    return {a: next(iter(ws)) for a, ws in by_ascii.items() if len(ws) == 1 and a not in ws}
+
+
+_STOPWORD_SPELLINGS = _stopword_spellings()
+"""``{typed without Turkish letters: Turkish stopword}`` for the Turkish stopwords with a Turkish letter
+whose ASCII form is neither another stopword's spelling nor a stopword itself (``nasil`` → ``nasıl``;
+not ``mi``, a stopword as typed, whose ``mı`` vowel harmony decides)."""
+
+
+def dense_query_text(conn, plan: QueryPlan) -> str:
+    """The query as the dense channel embeds it: for a query typed in Turkish without its letters
+    (:func:`dreamdb.analyzer.typed_without_turkish_letters`: no Turkish letter, and more Turkish
+    stopwords so typed, ``nasil``, than English ones), ``plan.text`` with each word that BM25 did
+    not find as typed (``plan.resolved``) and whose Turkish analysis no Turkish note holds written
+    with the letters meant
+    (:func:`dreamdb.analyzer.turkish_spelling`: of its spellings that a Turkish note holds, the one
+    that keeps vowel harmony: ``guvenligi`` → ``güvenliği``, ``sirasinda`` → ``sırasında``), and each
+    Turkish stopword so typed with its letters when that spelling is the only one and no note holds
+    the word as typed (``nasil`` → ``nasıl``); the text as typed otherwise.
 
     The embedding model reads ``guvenligi`` as a different, rarer string than ``güvenliği``, so a
     question typed on a keyboard without Turkish letters finds less than the same question spelled
-    out; BM25 has already worked out which spelling the index holds. No constant is involved.
+    out, while the index's Turkish notes show which spelling was meant. Words a note holds as
+    typed are kept (a loanword's own vowels, ``mezunu``, are not "harmonised"); English keywords
+    (``wind turbine status``, whose ``turbine`` a Turkish note may hold as *türbin*) carry no
+    Turkish stopword and are left alone. No constant is involved.
     Measured (``python -m eval --set xquad --modes hybrid,dense``, 2 Dec 2026), XQuAD Turkish
-    questions typed without their letters → Turkish paragraphs, nDCG@10: dense 0.857 → 0.923,
-    hybrid 0.935 → 0.952 (the same questions with their letters: dense 0.939, hybrid 0.960); no
+    questions typed without their letters → Turkish paragraphs, nDCG@10: dense 0.857 → 0.916,
+    hybrid 0.935 → 0.951 (the same questions with their letters: dense 0.939, hybrid 0.960); no
     other track's query text changes (gold set included).
+
+    Args:
+        conn: the index connection (one or two ``known_terms`` lookups).
+        plan: the analysed query (:func:`dreamdb.ranking.rank.plan_query`).
 
     Returns:
         str: the text to embed as a ``query:``.
     """
-    spelled: dict[str, str] = {}
     words = raw_tokens(plan.text)
-    if not TURKISH_LETTERS.isdisjoint("".join(words)) or not ENGLISH_ONLY_STOPWORDS.isdisjoint(words):
-        # typed with Turkish letters (each word as meant: ``oyunun``, not ``oyunün``), or English (whose
-        # ``one`` BM25 may find as Turkish ``öne`` in a Turkish note): as typed
+    if not typed_without_turkish_letters(words):
         return plan.text
-    for term, word, _cap in query_words(plan.text, plan.turkish):
-        found = plan.resolved.get(term)
-        # (not a word Turkish as typed, ``evleri`` → ``ev``, which needs no letter; an English word's
-        # Turkish spellings are not tried, see dreamdb.ranking.rank.plan_query)
-        if found is not None and word not in spelled and stem(word, True) != found:
-            restored = turkish_spelling(word, found)
-            if restored is not None:
-                spelled[word] = restored
+    # the words BM25 did not find as typed (it found another analysis, or, beyond MAX_QUERY_TERMS, did not look)
+    unread = {w: stem(w, True) for term, w, _cap in query_words(plan.text, plan.turkish)
+              if term in plan.resolved or term not in plan.terms}
+    options = {w: turkish_spellings(w) for w in unread}
+    stopwords = {w: _STOPWORD_SPELLINGS[w] for w in set(words) if w in _STOPWORD_SPELLINGS}
+    wanted = {t for found in options.values() for _s, t in found} | set(unread.values()) | \
+        {stem(w, True) for w in stopwords}
+    known = known_terms(conn, wanted, in_turkish=True)
+    spelled = {w: sp for w, sp in ((w, turkish_spelling(w, known)) for w, own in unread.items() if own not in known)
+               if sp is not None}
+    spelled.update((w, sp) for w, sp in stopwords.items() if stem(w, True) not in known)
     if not spelled:
         return plan.text
 
@@ -217,8 +241,10 @@ def dense_query_text(plan: QueryPlan) -> str:
         restored = spelled.get(fold_case(typed))
         if restored is None:
             return typed
-        return restored.upper() if typed.isupper() and len(typed) > 1 else \
-            (restored[0].upper() + restored[1:] if typed[0].isupper() else restored)
+        upper = restored.replace("i", "İ").upper()  # Turkish capitals: i → İ, ı → I
+        if typed.isupper() and len(typed) > 1:
+            return upper
+        return upper[0] + restored[1:] if typed[0].isupper() else restored
 
     return _WORD_RE.sub(restore, plan.text)
 
@@ -259,7 +285,7 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
 
     bm25_rank = bm25_rank or (lambda p, **kw: rank(conn, p, **kw))
     bm = bm25_rank(plan, top=CANDIDATES, now_days=now_days, filters=filters) if plan.terms else []
-    qvec = query_vector(embedder, dense_query_text(plan))
+    qvec = query_vector(embedder, dense_query_text(conn, plan))
     allowed = _allowed_docs(conn, filters, now_days)
     centroids = store.load_centroids(conn, embedder.model_id)
     adjust = centroids.adjustments(qvec) if centroids is not None else {}

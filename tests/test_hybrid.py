@@ -102,13 +102,13 @@ def test_turkish_question_over_english_notes_is_fused_as_partial(embedded_subset
 
 TURKISH_NOTES = {
     "knowledge/sunucu-guvenligi.md": "---\ntitle: Sunucu güvenliği\n---\nPanonun sunucusu yerel ağ tarafından "
-                                    "korunur; güvenliği yılında iki kez denetlenir.\n",
+                                    "korunur; güvenliği yılında iki kez denetlenir. Rüzgar türbini statüsü de izlenir.\n",
     "knowledge/backup-plan.md": "---\ntitle: Backup plan\n---\nThe server is backed up every night by Matlin.\n",
 }
 
 
-def test_dense_query_text_restores_the_turkish_letters_bm25_found(tiny_vault):
-    """The dense channel embeds a question typed without Turkish letters as BM25 read it."""
+def test_dense_query_text_restores_the_turkish_letters_the_notes_hold(tiny_vault):
+    """The dense channel embeds a question typed without Turkish letters with the letters meant."""
     from dreamdb.hybrid import dense_query_text
 
     for rel, text in TURKISH_NOTES.items():
@@ -118,16 +118,18 @@ def test_dense_query_text_restores_the_turkish_letters_bm25_found(tiny_vault):
         vocab = ix._vocabulary()
 
         def embedded(query: str) -> str:
-            return dense_query_text(plan_query(query, vocabulary=vocab))
+            return dense_query_text(ix.conn, plan_query(query, vocabulary=vocab))
 
-        # words found only in a Turkish spelling (of two with the analysis yıl, the one keeping vowel harmony)
+        # words no note holds as typed, in the spelling a Turkish note holds (of two with the analysis
+        # yıl, the one keeping vowel harmony); kac's kaç is in no note; kez is as typed
         assert embedded("Sunucu guvenligi yilinda kac kez denetlenir?") == "Sunucu güvenliği yılında kac kez denetlenir?"
-        # a word read as typed (its Turkish analysis, taraf, is the note's) is left as typed
-        assert embedded("GUVENLIGI tarafindan") == "GÜVENLIĞI tarafindan"
-        # typed with Turkish letters (each word as meant), English (stopwords), or with a word of an
-        # English note (BM25 read it as English and tried no Turkish spelling): as typed
-        for query in ("Sunucu güvenliği yilinda denetlenir", "who checks the sunucu guvenligi",
-                      "server backed up every night", "Matlin guvenligi"):
+        # Turkish stopwords too; capitals in Turkish (İ); a name no note holds is left as typed
+        assert embedded("GUVENLIGI NASIL") == "GÜVENLİĞİ NASIL"
+        assert embedded("Ayse guvenligi nasil denetlenir") == "Ayse güvenliği nasıl denetlenir"
+        # typed with Turkish letters, English (a Turkish note holds türbin and statü: false friends), or
+        # keywords with no Turkish stopword: as typed
+        for query in ("Sunucu güvenliği yilinda nasil denetlenir", "wind turbine status", "who checks the sunucu guvenligi",
+                      "server backed up every night", "sunucu guvenligi"):
             assert embedded(query) == query
 
 
@@ -139,13 +141,16 @@ def test_dense_recall_of_turkish_typed_without_letters_matches_the_spelled_quest
         write_doc(tiny_vault, rel, text)
     with dreamdb.open(tiny_vault, allow_model_build=False) as ix:
         ix.sync()
-        typed = ix.recall("sunucu guvenligi tarafindan denetlenir", top=2, mode="dense", explain=True)
+        typed = ix.recall("sunucu guvenligi nasil denetlenir", top=2, mode="dense", explain=True)
         notes = ix.take_notes()
-        spelled = ix.recall("sunucu güvenliği tarafindan denetlenir", top=2, mode="dense")
+        spelled = ix.recall("sunucu güvenliği nasıl denetlenir", top=2, mode="dense")
         assert [h.doc_id for h in typed] == [h.doc_id for h in spelled]
         assert [h.rank_score for h in typed] == pytest.approx([h.rank_score for h in spelled], abs=1e-6)  # cosine
         assert "the dense channel embedded the query with its Turkish letters restored: " \
-               "sunucu güvenliği tarafindan denetlenir" in notes
+               "sunucu güvenliği nasıl denetlenir" in notes
+        ix.recall("sunucu guvenligi nasil denetlenir " * 100, top=1, mode="dense", explain=True)
+        restored = [n for n in ix.take_notes() if n.startswith("the dense channel embedded")]
+        assert len(restored) == 1 and len(restored[0]) < 300 and restored[0].endswith("…")  # a long query, cut short
 
 
 def test_term_coverage_counts_query_terms_the_corpus_knows(tiny_vault):

@@ -134,18 +134,34 @@ def test_diacritic_spellings_fewest_changes_first():
 
 
 def test_turkish_spelling_is_the_word_as_meant_keeping_vowel_harmony():
-    """The spelling with Turkish letters of a word typed without them, among those whose analysis recall matched."""
-    from dreamdb.analyzer import harmony_breaks, turkish_spelling
+    """The spelling with Turkish letters of a word typed without them, among those an index holds."""
+    from dreamdb.analyzer import harmony_breaks, turkish_spelling, turkish_spellings
 
     assert [harmony_breaks(w) for w in ("yılında", "yılinda", "kaç", "televizyon", "")] == [0, 2, 0, 1, 0]
-    assert turkish_spelling("guvenligi", "güvenlik") == "güvenliği"
-    assert turkish_spelling("kac", "kaç") == "kaç"
+    assert turkish_spellings("kac") == [("kaç", "kaç")] and turkish_spellings("şifre") == []
+    assert turkish_spelling("guvenligi", {"güvenlik"}) == "güvenliği"
+    assert turkish_spelling("kac", {"kaç"}) == "kaç"
     # several spellings share the analysis (the suffix is stripped either way): the harmonic one
-    assert turkish_spelling("yilinda", "yıl") == "yılında" and stem_of("yılinda") == stem_of("yılında") == "yıl"
-    assert turkish_spelling("tarafindan", "taraf") == "tarafından"
-    assert turkish_spelling("guvenligi", "securiti") is None  # no spelling of it is analysed so
-    assert turkish_spelling("yedekler", "yedek") is None  # no letter Turkish writes otherwise
-    assert turkish_spelling("şifre", "şifr") is None  # already Turkish
+    assert turkish_spelling("yilinda", {"yıl"}) == "yılında" and stem_of("yılinda") == stem_of("yılında") == "yıl"
+    assert turkish_spelling("tarafindan", {"taraf"}) == "tarafından"
+    # or the stem is cut short by a suffix typed without its letters (sırasinda → sıras): still the harmonic one
+    assert stem_of("sırasinda") == "sıras" and turkish_spelling("sirasinda", {"sıras", "sıra"}) == "sırasında"
+    assert turkish_spelling("guvenligi", {"securiti"}) is None  # no spelling of it is analysed so
+    assert turkish_spelling("yedekler", {"yedek"}) is None  # no letter Turkish writes otherwise
+    assert turkish_spelling("şifre", {"şifr"}) is None  # already Turkish
+
+
+def test_typed_without_turkish_letters_needs_turkish_stopwords():
+    from dreamdb.analyzer import raw_tokens, typed_without_turkish_letters
+
+    def typed(text: str) -> bool:
+        return typed_without_turkish_letters(raw_tokens(text))
+
+    assert typed("sunucu guvenligi nasil saglaniyor") and typed("hangi takim kazandi")
+    assert typed("kayittan once odeme yapiliyor mu")  # once (önce) is no English evidence here
+    assert not typed("sunucu güvenliği nasıl sağlanıyor")  # its letters typed
+    assert not typed("wind turbine status") and not typed("sunucu guvenligi")  # no evidence either way
+    assert not typed("who checks the sunucu ne zaman")  # as many English stopwords as Turkish ones
 
 
 def stem_of(word: str) -> str:
