@@ -570,21 +570,34 @@ def turkish_spelling(word: str, known) -> str | None:
     return best[1] if best is not None else None
 
 
-ASCII_TURKISH_STOPWORDS = frozenset(w.translate(TURKISH_TO_ASCII) for w in TURKISH_STOPWORDS)
+ASCII_TYPED_TURKISH_STOPWORDS = frozenset(w.translate(TURKISH_TO_ASCII) for w in TURKISH_STOPWORDS)
 """The Turkish stopwords as typed without Turkish letters (``nasil``, ``icin``, ``ne``)."""
+
+
+def _stopword_spellings() -> dict[str, str]:
+    by_ascii: dict[str, set[str]] = {}
+    for w in TURKISH_STOPWORDS:
+        by_ascii.setdefault(w.translate(TURKISH_TO_ASCII), set()).add(w)
+    return {a: next(iter(ws)) for a, ws in by_ascii.items() if len(ws) == 1 and a not in ws}
+
+
+TURKISH_STOPWORD_SPELLINGS = _stopword_spellings()
+"""``{typed without Turkish letters: Turkish stopword}`` for the Turkish stopwords with a Turkish letter
+whose ASCII form is neither another stopword's spelling nor a stopword itself (``nasil`` → ``nasıl``;
+not ``mi``, a stopword as typed, whose ``mı`` vowel harmony decides)."""
 
 
 def typed_without_turkish_letters(words: list[str]) -> bool:
     """Whether folded words (:func:`raw_tokens`) read as Turkish typed on a keyboard without its
     letters: none has a Turkish letter, and more of them are Turkish stopwords so typed
-    (:data:`ASCII_TURKISH_STOPWORDS`: ``nasil``, ``hangi``) than English-only stopwords (a word that
+    (:data:`ASCII_TYPED_TURKISH_STOPWORDS`: ``nasil``, ``hangi``) than English-only stopwords (a word that
     is both, ``once`` for *önce*, counts for neither). A few keywords (``wind turbine status``,
     ``sunucu guvenligi``) carry no such evidence and read as not.
     """
     if not TURKISH_LETTERS.isdisjoint("".join(words)):
         return False
-    turkish = sum(map(ASCII_TURKISH_STOPWORDS.__contains__, words))
-    english = sum(1 for w in words if w in ENGLISH_ONLY_STOPWORDS and w not in ASCII_TURKISH_STOPWORDS)
+    turkish = sum(map(ASCII_TYPED_TURKISH_STOPWORDS.__contains__, words))
+    english = sum(1 for w in words if w in ENGLISH_ONLY_STOPWORDS and w not in ASCII_TYPED_TURKISH_STOPWORDS)
     return turkish > english
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 
 from dreamdb import fusion
-from dreamdb.analyzer import (TURKISH_LETTERS, TURKISH_STOPWORDS, TURKISH_TO_ASCII, fold_case, query_words, raw_tokens,
-                              stem, turkish_spelling, turkish_spellings, typed_without_turkish_letters)
+from dreamdb.analyzer import (TURKISH_LETTERS, TURKISH_STOPWORD_SPELLINGS, TURKISH_TO_ASCII, fold_case, query_words,
+                              raw_tokens, stem, turkish_spelling, turkish_spellings, typed_without_turkish_letters)
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, any_expired, document_frequencies, known_terms, rank
 from dreamdb.records import replace
@@ -177,19 +177,6 @@ _WORD_RE = re.compile(r"[^\W_]+")
 """A word of the query as typed (the analyzer's letter and digit runs)."""
 
 
-def _stopword_spellings() -> dict[str, str]:
-    by_ascii: dict[str, set[str]] = {}
-    for w in TURKISH_STOPWORDS:
-        by_ascii.setdefault(w.translate(TURKISH_TO_ASCII), set()).add(w)
-    return {a: next(iter(ws)) for a, ws in by_ascii.items() if len(ws) == 1 and a not in ws}
-
-
-_STOPWORD_SPELLINGS = _stopword_spellings()
-"""``{typed without Turkish letters: Turkish stopword}`` for the Turkish stopwords with a Turkish letter
-whose ASCII form is neither another stopword's spelling nor a stopword itself (``nasil`` → ``nasıl``;
-not ``mi``, a stopword as typed, whose ``mı`` vowel harmony decides)."""
-
-
 def dense_query_text(conn, plan: QueryPlan) -> str:
     """The query as the dense channel embeds it: for a query typed in Turkish without its letters
     (:func:`dreamdb.analyzer.typed_without_turkish_letters`: no Turkish letter, and more Turkish
@@ -226,7 +213,7 @@ def dense_query_text(conn, plan: QueryPlan) -> str:
     unread = {w: stem(w, True) for term, w, _cap in query_words(plan.text, plan.turkish)
               if term in plan.resolved or term not in plan.terms}
     options = {w: turkish_spellings(w) for w in unread}
-    stopwords = {w: _STOPWORD_SPELLINGS[w] for w in set(words) if w in _STOPWORD_SPELLINGS}
+    stopwords = {w: TURKISH_STOPWORD_SPELLINGS[w] for w in set(words) if w in TURKISH_STOPWORD_SPELLINGS}
     wanted = {t for found in options.values() for _s, t in found} | set(unread.values()) | \
         {stem(w, True) for w in stopwords}
     known = known_terms(conn, wanted, in_turkish=True)
