@@ -3,9 +3,9 @@
 BM25 stays the base: it supplies the candidates' raw ``score`` in every mode.
 The dense channel embeds the query with the local model, finds the nearest
 chunks in sqlite-vec and scores each document by its best chunk (cosine,
-language-centred: :mod:`dreamdb.embeddings.language`); a query typed in
-Turkish without its letters is embedded as BM25 read it, the letters restored
-(:func:`dense_query_text`); the two
+language-centred: :mod:`dreamdb.embeddings.language`); a question typed in
+Turkish without its letters is embedded with the letters its words have in the
+Turkish notes (:func:`dense_query_text`); the two
 channels are then fused (:mod:`dreamdb.fusion`). When no model is usable the
 caller falls back to BM25 and says why.
 """
@@ -200,7 +200,7 @@ def dense_query_text(conn, plan: QueryPlan) -> str:
     other track's query text changes (gold set included).
 
     Args:
-        conn: the index connection (one or two ``known_terms`` lookups).
+        conn: the index connection (one ``known_terms`` lookup, for a query typed in Turkish without its letters).
         plan: the analysed query (:func:`dreamdb.ranking.rank.plan_query`).
 
     Returns:
