@@ -949,7 +949,7 @@ class Index:
             return None
         from dreamdb.embeddings import store
         from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
-        from dreamdb.hybrid import hybrid_rank
+        from dreamdb.hybrid import dense_query_text, hybrid_rank
 
         if mode == "dense" and filters.types and set(filters.types) <= DENSE_EXCLUDED_TYPES:
             self.notes.append(f"dense recall has no vectors for {', '.join(sorted(filters.types))} entries"
@@ -994,16 +994,13 @@ class Index:
             if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
                 self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
                                   " language-centred); run: dreamdb embed refresh")
-        if explain:
-            from dreamdb.hybrid import dense_query_text
-
+        with db.read_snapshot(self.conn):
             embedded = dense_query_text(self.conn, plan)
-            if embedded != plan.text:
+            if explain and embedded != plan.text:
                 shown = embedded if len(embedded) <= 200 else embedded[:199] + "…"
                 self.notes.append(f"the dense channel embedded the query with its Turkish letters restored: {shown}")
-        with db.read_snapshot(self.conn):
             return self._hits(hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters,
-                                          bm25_rank=self._rank), plan, mode=mode, explain=explain)
+                                          bm25_rank=self._rank, dense_text=embedded), plan, mode=mode, explain=explain)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         # Without a date window the result depends on the arguments only: kept per argument tuple.

@@ -249,7 +249,7 @@ def query_vector(embedder, text: str):
 
 
 def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_days: float,
-                filters: Filters, bm25_rank=None) -> list[Ranked]:
+                filters: Filters, bm25_rank=None, dense_text: str | None = None) -> list[Ranked]:
     """Rank with the dense channel: ``hybrid`` (adaptive fusion), ``dense`` (cosine only) or ``rrf`` (plain RRF).
 
     Args:
@@ -261,6 +261,7 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         now_days: the clock (days since epoch).
         filters: applied to both channels before the limit.
         bm25_rank: the BM25 ranking function to use (the index's engine); default the SQL engine.
+        dense_text: :func:`dense_query_text` of ``plan``, when the caller has it (worked out here otherwise).
 
     Returns:
         list[Ranked] best first; ``rank_score`` is the fused score, ``score`` stays raw BM25,
@@ -272,7 +273,7 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
 
     bm25_rank = bm25_rank or (lambda p, **kw: rank(conn, p, **kw))
     bm = bm25_rank(plan, top=CANDIDATES, now_days=now_days, filters=filters) if plan.terms else []
-    qvec = query_vector(embedder, dense_query_text(conn, plan))
+    qvec = query_vector(embedder, dense_text if dense_text is not None else dense_query_text(conn, plan))
     allowed = _allowed_docs(conn, filters, now_days)
     centroids = store.load_centroids(conn, embedder.model_id)
     adjust = centroids.adjustments(qvec) if centroids is not None else {}
