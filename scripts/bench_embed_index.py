@@ -8,6 +8,7 @@ Each figure has a baseline beside it:
   ``embed_passages`` (the model itself), i.e. the store's overhead.
 * no-change refresh: ``refresh`` vs ``pending`` (the lazy check before each
   hybrid query) vs a no-change ``Index.sync``.
+* ``dreamdb recall --mode hybrid`` as a process (wall ms) vs the same in BM25 mode.
 * dense search p50: vec0 KNN (``dense_search``) vs numpy brute force reading the
   vectors from SQLite (``dense_search_numpy``) vs numpy on a matrix already in RAM.
 
@@ -225,6 +226,20 @@ def bench(args, work: Path) -> int:
     res["query_embed_p50_ms"] = statistics.median(median_ms(lambda t=t: emb.embed_queries([t]), max(1, runs // 4)) for t in texts)
     ix.close()
 
+    # `dreamdb recall` as a process (Python start-up, model load, one query), hybrid beside BM25, alternating
+    import subprocess
+
+    walls: dict = {"hybrid": [], "bm25": []}
+    for i in range(2 if args.quick else 5):
+        for mode in (("hybrid", "bm25") if i % 2 == 0 else ("bm25", "hybrid")):
+            t0 = time.perf_counter()
+            p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", texts[i % len(texts)], "--vault", str(vault),
+                                "--mode", mode, "--json"], capture_output=True, text=True, env=os.environ.copy())
+            walls[mode].append((time.perf_counter() - t0) * 1000)
+            if p.returncode != 0 or json.loads(p.stdout or "{}").get("mode", mode) != mode:
+                raise SystemExit(f"bench_embed_index: dreamdb recall --mode {mode} failed: {p.stderr[-500:]}")
+    res["cli_hybrid_ms"], res["cli_bm25_ms"] = (round(statistics.median(walls[m]), 1) for m in ("hybrid", "bm25"))
+
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -240,6 +255,7 @@ def bench(args, work: Path) -> int:
     print(f"recall p50 in process      hybrid {res['hybrid_recall_p50_ms']:.1f} ms   (without language centring"
           f" {res['hybrid_uncentred_p50_ms']:.1f} ms; bm25 {res['bm25_recall_p50_ms']:.2f} ms;"
           f" query embedding alone {res['query_embed_p50_ms']:.1f} ms)")
+    print(f"dreamdb recall as a process hybrid {res['cli_hybrid_ms']:.0f} ms   (bm25 {res['cli_bm25_ms']:.0f} ms; wall, median)")
     return 0
 
 

@@ -33,9 +33,12 @@ TOKENIZER_FILE = "tokenizer.json"
 PROVENANCE_FILE = "dreamdb-model.json"
 #: Cache of the content hash, keyed by file size + mtime.
 HASH_SIDECAR = ".dreamdb-model-id.json"
+#: The tokenizer's pieces in SQLite, keyed by the tokenizer file's size + mtime
+#: (:mod:`dreamdb.embeddings.query_tokens`: a query is tokenised without loading all of them).
+PIECES_SIDECAR = ".dreamdb-pieces.sqlite"
 #: Every name dreamdb writes in a model directory (``config.json`` is copied from an official export):
 #: a folder holding anything else is not a model folder, and is never replaced (:func:`check_replaceable`).
-MODEL_DIR_NAMES = frozenset({MODEL_FILE, TOKENIZER_FILE, PROVENANCE_FILE, HASH_SIDECAR, "config.json"})
+MODEL_DIR_NAMES = frozenset({MODEL_FILE, TOKENIZER_FILE, PROVENANCE_FILE, HASH_SIDECAR, PIECES_SIDECAR, "config.json"})
 #: Prefix of model ids ("e5s-" + 16 hex digits of sha256).
 MODEL_ID_PREFIX = "e5s-"
 #: Where the ONNX file may sit in a model dir, in order of preference. The
@@ -163,7 +166,12 @@ def read_provenance(model_dir: str | os.PathLike) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _stat_key(p: Path) -> list[int]:
+def stat_key(p: Path) -> list[int]:
+    """``[size in bytes, mtime in ns]`` of a file: a sidecar keyed by it is valid for that state only.
+
+    Raises:
+        OSError: the file cannot be stat'ed.
+    """
     st = p.stat()
     return [st.st_size, st.st_mtime_ns]
 
@@ -175,7 +183,7 @@ def cached_model_id(model_dir: str | os.PathLike) -> str | None:
         return None
     try:
         side = json.loads((Path(model_dir) / HASH_SIDECAR).read_text(encoding="utf-8"))
-        key = {"model": [str(files[0].name), *_stat_key(files[0])], "tokenizer": _stat_key(files[1])}
+        key = {"model": [str(files[0].name), *stat_key(files[0])], "tokenizer": stat_key(files[1])}
         if side.get("key") == key and str(side.get("model_id", "")).startswith(MODEL_ID_PREFIX):
             return side["model_id"]
     except (OSError, ValueError, AttributeError):
@@ -209,7 +217,7 @@ def compute_model_id(model_dir: str | os.PathLike) -> str:
                 h.update(block)
         outer.update(h.digest())
     mid = MODEL_ID_PREFIX + outer.hexdigest()[:16]
-    key = {"model": [str(files[0].name), *_stat_key(files[0])], "tokenizer": _stat_key(files[1])}
+    key = {"model": [str(files[0].name), *stat_key(files[0])], "tokenizer": stat_key(files[1])}
     side = Path(model_dir) / HASH_SIDECAR
     try:
         tmp = side.with_name(f"{side.name}.{os.getpid()}.tmp")

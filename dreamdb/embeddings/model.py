@@ -67,6 +67,10 @@ DEFAULT_BATCH_SIZE = 8
 #: Texts longer than this (characters) are tokenised from a growing prefix
 #: rather than whole: tokenising 2 MB takes ~2 s, the first 512 tokens ~5 ms.
 CLIP_CHARS = 8192
+#: Most texts in one call tokenised without the full tokenizer (:mod:`dreamdb.embeddings.query_tokens`)
+#: while it is not loaded: a query, or the chunks of a note or two refreshed before a hybrid query. A
+#: larger batch (an ``embed refresh``) loads the full tokenizer, whose ``encode_batch`` is faster per text.
+SMALL_BATCH = 16
 
 
 
@@ -156,8 +160,15 @@ class Embedder:
         self.name = str(prov.get("model") or self.path.name or MODEL_NAME).rsplit("/", 1)[-1]
         self.provenance = prov
         self._lock = threading.Lock()
-
-        self._tok = _load_tokenizer(tok_file)
+        self._tok_lock = threading.Lock()
+        self._tok_file = tok_file
+        self._full_tok = None
+        #: :class:`dreamdb.embeddings.query_tokens.QueryTokenizer` while its piece table is valid: the
+        #: full tokenizer (0.7-1.5 s to load) is then loaded only when a larger batch needs it
+        self._query_tok = _query_tokenizer(self.path, tok_file)
+        if self._query_tok is None:
+            self._full_tok = _load_tokenizer(tok_file)
+            _write_piece_table(self.path, tok_file)
         self._session, self._feeds, self._output = _load_session(self.model_file, self.threads)
         self.dim = DIM
         self._probe()
@@ -241,6 +252,15 @@ class Embedder:
         """
         return count_tokens_with(self._tok, texts, prefix)
 
+    @property
+    def _tok(self):
+        """The full tokenizer (``tokenizers.Tokenizer``), loaded and validated on first use."""
+        if self._full_tok is None:
+            with self._tok_lock:
+                if self._full_tok is None:
+                    self._full_tok = _load_tokenizer(self._tok_file)
+        return self._full_tok
+
     def __repr__(self) -> str:
         return f"Embedder(name={self.name!r}, model_id={self.model_id!r}, source={self.source!r}, path={str(self.path)!r})"
 
@@ -248,13 +268,16 @@ class Embedder:
 
     def _encode(self, texts: list[str], truncate: bool) -> list[list[int]]:
         """Token ids incl. <s>/</s>, truncated to max_length (head kept)."""
-        short = [i for i, t in enumerate(texts) if len(t) <= CLIP_CHARS]
         res: list[list[int]] = [[] for _ in texts]
+        if self._query_tok is not None and self._full_tok is None and len(texts) <= SMALL_BATCH:
+            for i, t in enumerate(texts):
+                res[i] = self._query_tok.encode(t) or []
+        short = [i for i, t in enumerate(texts) if len(t) <= CLIP_CHARS and not res[i]]
         if short:
             for i, enc in zip(short, self._tok.encode_batch([texts[i] for i in short])):
                 res[i] = enc.ids
         for i, t in enumerate(texts):
-            if len(t) > CLIP_CHARS:
+            if len(t) > CLIP_CHARS and not res[i]:
                 res[i] = self._encode_long(t)
         if truncate:
             m = self.max_length
@@ -356,6 +379,27 @@ def _load_tokenizer(tok_file: Path):
     tok.no_truncation()
     tok.no_padding()
     return tok
+
+
+def _query_tokenizer(model_dir: Path, tok_file: Path):
+    """The model's :class:`dreamdb.embeddings.query_tokens.QueryTokenizer`, or ``None`` when its piece
+    table is missing or out of date (it is written from the full tokenizer, once loaded)."""
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+    from dreamdb.embeddings.query_tokens import QueryTokenizer
+
+    try:
+        return QueryTokenizer(tok_file, model_dir / PIECES_SIDECAR)
+    except ValueError:
+        return None
+
+
+def _write_piece_table(model_dir: Path, tok_file: Path) -> None:
+    """Write the piece table of a tokenizer just validated (best effort: a read-only model directory
+    keeps loading the full tokenizer)."""
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+    from dreamdb.embeddings.query_tokens import write_piece_table
+
+    write_piece_table(tok_file, model_dir / PIECES_SIDECAR)
 
 
 def _load_session(model_file: Path, threads: int):
