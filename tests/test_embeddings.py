@@ -338,7 +338,10 @@ def test_install_from_dir_community_layout(model_dir, embedder, clean_env):
     assert st["model_file_bytes"] == (dest / "model.onnx").stat().st_size < st["size_bytes"]  # the graph, the folder
     assert seen and seen[-1][1] == seen[-1][2]
     assert locate.model_status(clean_env / "export" / "config.json")["reason"].endswith("is a file, not a model directory")
-    v = Embedder().embed_passages(SENTENCES[:3])
+    assert (dest / locate.PIECES_SIDECAR).is_file()  # written while the install was checked
+    installed = Embedder()
+    v = installed.embed_passages(SENTENCES[:3])  # a small batch: tokenised from the piece table
+    assert installed._full_tok is None
     np.testing.assert_allclose(v, embedder.embed_passages(SENTENCES[:3]), atol=1e-6)
     leftovers = [p.name for p in dest.parent.iterdir() if p.name.startswith(".")]
     assert not [n for n in leftovers if "install-" in n], leftovers
