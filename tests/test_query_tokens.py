@@ -96,21 +96,25 @@ def test_texts_it_leaves_to_the_full_tokenizer(query_tok):
 
 
 def test_a_table_of_another_tokenizer_state_is_refused(model_copy):
-    from dreamdb.embeddings.query_tokens import QueryTokenizer, write_piece_table
+    from dreamdb.embeddings.query_tokens import QueryTokenizer, piece_table_state, write_piece_table
 
     tok, table = model_copy / "tokenizer.json", model_copy / "pieces.sqlite"
     assert write_piece_table(tok, table)
     QueryTokenizer(tok, table).close()
+    assert piece_table_state(tok, table) == "current"
     st = tok.stat()
     os.utime(tok, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     with pytest.raises(ValueError, match="out of date"):
         QueryTokenizer(tok, table)
+    assert piece_table_state(tok, table) == "out of date"
     table.write_bytes(b"not a database at all" * 100)
     with pytest.raises(ValueError, match="cannot be read"):
         QueryTokenizer(tok, table)
+    assert piece_table_state(tok, table) == "unreadable"
     table.unlink()
     with pytest.raises(ValueError, match="no piece table"):
         QueryTokenizer(tok, table)
+    assert piece_table_state(tok, table) == "missing"
 
 
 def test_only_unigram_tokenizers_get_a_table(tmp_path):

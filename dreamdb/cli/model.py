@@ -59,7 +59,7 @@ def status_cmd(check, as_json):
       dreamdb model status --check --json
     """
     from dreamdb import output
-    from dreamdb.embeddings.locate import model_status
+    from dreamdb.embeddings.locate import PIECES_SIDECAR, model_status
     from dreamdb.errors import DreamdbError, ModelNotInstalled
 
     st = model_status()
@@ -96,6 +96,8 @@ def status_cmd(check, as_json):
     click.echo(f"file:       {st['model_file']} · {st['model_file_bytes'] / 1e6:.0f} MB"
                f" (folder {st['size_bytes'] / 1e6:.0f} MB)")
     click.echo(f"model id:   {st['model_id'] or '(computed on first load)'}")
+    click.echo("tokenizer:  " + (f"queries from the piece table ({PIECES_SIDECAR})" if st["piece_table"] == "current" else
+                                 f"queries from the whole tokenizer.json (piece table {st['piece_table']}: written on the next load)"))
     if problem is not None:
         raise problem
     if check:

