@@ -48,7 +48,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "10"
+ANALYZER_VERSION = "11"  # 11: a document is Turkish by is_turkish_text, as a query is
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -236,11 +236,18 @@ def _turkish_hits(words: list[str]) -> int:
     return hits
 
 
-def is_turkish_query(words: list[str]) -> bool:
-    """:func:`is_turkish` for a query, which may be an English sentence holding one Turkish name or a
-    foreign word (``delete the façade file``, ``ask özge to delete the license file``): English when
-    its :data:`ENGLISH_ONLY_STOPWORDS` are at least as many as its words with Turkish letters and
-    its Turkish stopwords. (A document is long enough for :func:`is_turkish` alone.)"""
+def is_turkish_text(words: list[str]) -> bool:
+    """Whether a tokenised query or document is Turkish: :func:`is_turkish`, unless the text is English
+    that names someone or quotes a word in Turkish letters (``delete the façade file``, ``ask özge to
+    delete the license file``, ``In 1186, Temüjin was elected khan``): English when its
+    :data:`ENGLISH_ONLY_STOPWORDS` are at least as many as its words with Turkish letters and its
+    Turkish stopwords.
+
+    A short text is where this matters: one name in a ten-word English sentence is 10 % of its words,
+    over :data:`TURKISH_DETECTION_RATIO`, and an English note read as Turkish gets Turkish stems
+    (``elected`` → ``elect`` no longer matches). Turkish prose has few English-only stopwords (``the``,
+    ``and``, ``was``), English prose has them in every line.
+    """
     hits = _turkish_hits(words) if words else 0
     if not words or hits / len(words) < TURKISH_DETECTION_RATIO:  # is_turkish, with the hits kept
         return False
@@ -331,7 +338,7 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
 
     Args:
         text: any text (a document field or a query).
-        turkish: force the language decision; ``None`` detects it with :func:`is_turkish`.
+        turkish: force the language decision; ``None`` detects it with :func:`is_turkish_text`.
         words: ``raw_tokens(text)`` when the caller already has them.
         originals: ``tokens(normalize(text))`` (the words as written) when the caller has them.
         stacked: documents pass a list: it receives the Turkish analysis of each capitalised
@@ -348,7 +355,7 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
     if words is None:
         words = raw_tokens(text)
     if turkish is None:
-        turkish = is_turkish(words)
+        turkish = is_turkish_text(words)
     out = []
     if turkish:
         # Turkish orthography separates suffixes of proper nouns with an apostrophe

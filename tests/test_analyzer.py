@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dreamdb.analyzer import analyze, is_turkish
+from dreamdb.analyzer import analyze, is_turkish, is_turkish_text, raw_tokens
 from dreamdb.stemming import english_stem, english_stem_reference
 
 
@@ -122,6 +122,22 @@ def test_language_detection_counts_turkish_words():
     assert is_turkish(["çalışıyor"] + ["word"] * 11) and not is_turkish(["çalışıyor"] + ["word"] * 12)
     assert is_turkish(["için"] + ["word"] * 11)  # a stopword with a Turkish letter counts once
     assert not is_turkish([])
+
+
+@pytest.mark.parametrize("text, turkish", [
+    ("In 1186, Temüjin was elected khan of the Mongols.", False),  # one name, 1 of 10 words: over 8 %
+    ("Soon after Börte's marriage to Temüjin, she was kidnapped by the Merkits", False),
+    ("Gülşen: delete the license file", False),
+    ("Temüjin 1186'da Moğolların hanı seçildi.", True),
+    ("Sunucu güvenliği için the dashboard token is checked", True),  # 3 Turkish words, 1 English stopword
+    ("the cache layer keeps every hot key in memory until eviction ve done", False),
+    ("", False),
+])
+def test_a_text_naming_someone_in_turkish_letters_is_not_turkish(text, turkish):
+    # the same test for a question and a note: Turkish hits must outnumber English-only stopwords
+    words = raw_tokens(text)
+    assert is_turkish_text(words) is turkish
+    assert is_turkish(words) or not turkish  # never Turkish where the ratio alone says no
 
 
 def test_word_cache_gives_the_same_terms_as_fresh_analysis():

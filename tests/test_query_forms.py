@@ -319,3 +319,21 @@ def test_a_word_is_spelled_out_once_per_index_state(index, tiny_vault, monkeypat
     index.sync()
     after = plan_query("gunesi", vocabulary=index._vocabulary())
     assert after.terms == analyze("güneşi", turkish=True) and [h.slug for h in index.recall("gunesi")] == ["gunes"]
+
+
+def test_a_short_english_note_naming_someone_in_turkish_letters_is_indexed_as_english(tiny_vault):
+    """XQuAD's English sentences (``In 1186, Temüjin was elected khan of the Mongols.``) were analysed
+    as Turkish for one name among ten words: ``elected`` became a Turkish stem, not English ``elect``."""
+    write_doc(tiny_vault, "knowledge/khan.md", "---\nname: Khan\n---\nIn 1186, Temüjin was elected khan of the Mongols.\n")
+    write_doc(tiny_vault, "knowledge/seçim.md", "---\nname: Seçim\n---\nTemüjin 1186'da Moğolların hanı seçildi.\n")
+    ix = dreamdb.open(tiny_vault)
+    try:
+        ix.sync()
+        assert dict(ix.conn.execute("SELECT slug, turkish FROM documents")) == {"khan": 0, "seçim": 1}
+        hits = ix.recall("who was elected", top=3)
+        assert [h.slug for h in hits] == ["khan"] and hits[0].score > 0
+        assert "elect" in {t for (t,) in ix.conn.execute("SELECT term FROM postings p JOIN documents d ON d.id = p.doc"
+                                                       " WHERE d.slug = 'khan'")}
+    finally:
+        ix.close()
+

@@ -18,7 +18,7 @@ import json
 import math
 
 from dreamdb.analyzer import (STOPWORDS, alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish,
-                               is_turkish_query, lower, normalize, query_words, stem, tokens)
+                               is_turkish_text, lower, normalize, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -95,7 +95,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     shouted = _shouted_turkish(written)
     # An English sentence with a name in Turkish letters is English ("Gülşen: delete the license file";
     # read as Turkish, "file" and "delete" would become the Turkish stems "fil" and "dele").
-    turkish = shouted or is_turkish_query(words)
+    turkish = shouted or is_turkish_text(words)
     qwords = None  # query_words(…): (term, word, capitalised), computed once, when a stage needs it
     if turkish:  # its terms are analyze's (a Turkish query keeps the words beside them anyway)
         qwords = query_words(text, True, words, written_words)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from dreamdb.analyzer import analyze, fold_case, is_turkish, raw_tokens, stem
+from dreamdb.analyzer import analyze, fold_case, is_turkish_text, raw_tokens, stem
 
 MAX_LINE_CHARS = 240
 """Each snippet line is cut to this many characters (a 1 MB single line stays readable)."""
@@ -84,7 +84,7 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
         return fallback.strip()[:MAX_LINE_CHARS]
     terms = set(query_terms)
     if turkish is None:
-        turkish = is_turkish(raw_tokens(body[:20000]))
+        turkish = is_turkish_text(raw_tokens(body[:20000]))
     if not terms:
         return "\n".join(_clip(ln, terms, bool(turkish)) for ln in lines[:2])
     pre = _prefilter(terms)

@@ -20,7 +20,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamdb.analyzer import ANALYZER_VERSION, analyze, is_turkish, raw_tokens
+from dreamdb.analyzer import ANALYZER_VERSION, analyze, is_turkish_text, raw_tokens
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
@@ -607,7 +607,7 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
     """
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
     words = [raw_tokens(text) for text in texts]
-    turkish = is_turkish([w for field in words for w in field])
+    turkish = is_turkish_text([w for field in words for w in field])
     postings: dict[str, list[int]] = {}
     lengths = []
     slug = doc.slug.replace("-", " ").replace("_", " ")
