@@ -197,7 +197,7 @@ def test_model_status_check_loads_the_model(model_dir, tmp_path, monkeypatch, ca
     monkeypatch.setenv("DREAMDB_MODEL_DIR", str(bad))
     code, out, err = run(capsys, "model", "status")  # without --check nothing is loaded
     assert code == 0 and "installed:" in out
-    assert "queries from the whole tokenizer.json (piece table missing: written on the next load)" in out
+    assert "queries from the whole tokenizer.json (piece table missing: written on the next load" in out
     code, out, err = run(capsys, "model", "status", "--check", "--json")
     st = json.loads(out)
     assert code == 8 and st["check"]["ok"] is False and "cannot be loaded" in st["check"]["error"]

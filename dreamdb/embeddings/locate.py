@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 #: Environment variable naming the model directory.
@@ -309,6 +310,17 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
     return st
 
 
+_SIDECAR_TEMP = re.compile(r"(" + "|".join(re.escape(n) for n in (HASH_SIDECAR, PIECES_SIDECAR)) + r")\.\d+\.tmp(-journal)?")
+"""A sidecar being written (``<name>.<pid>.tmp``), which an interrupted process may leave behind."""
+
+
+def _dreamdb_file(p: Path) -> bool:
+    """Whether ``p`` is a file dreamdb writes in a model folder (:data:`MODEL_DIR_NAMES`, or a sidecar's
+    temp file): a folder under such a name is not (its contents may be anyone's)."""
+    known = p.name in MODEL_DIR_NAMES or _SIDECAR_TEMP.fullmatch(p.name) is not None
+    return known and (p.is_symlink() or p.is_file())
+
+
 def check_replaceable(dest: str | os.PathLike) -> None:
     """Refuse to install a model over anything but a model folder.
 
@@ -329,7 +341,7 @@ def check_replaceable(dest: str | os.PathLike) -> None:
     if path.is_symlink() or not path.is_dir():
         raise WriteRefused(f"{path} exists and is not a folder; a model is installed into a folder of its own.", hint=hint)
     try:
-        others = sorted(n for n in os.listdir(path) if n not in MODEL_DIR_NAMES)
+        others = sorted(n for n in os.listdir(path) if not _dreamdb_file(path / n))
     except OSError as exc:
         raise WriteRefused(f"Cannot read {path}: {exc.strerror or exc}.", hint=hint) from None
     if others:

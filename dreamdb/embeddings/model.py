@@ -67,10 +67,12 @@ DEFAULT_BATCH_SIZE = 8
 #: Texts longer than this (characters) are tokenised from a growing prefix
 #: rather than whole: tokenising 2 MB takes ~2 s, the first 512 tokens ~5 ms.
 CLIP_CHARS = 8192
-#: Most texts in one call tokenised without the full tokenizer (:mod:`dreamdb.embeddings.query_tokens`)
-#: while it is not loaded: a query, or the chunks of a note or two refreshed before a hybrid query. A
-#: larger batch (an ``embed refresh``) loads the full tokenizer, whose ``encode_batch`` is faster per text.
-SMALL_BATCH = 16
+#: Characters an Embedder tokenises from the piece table (:mod:`dreamdb.embeddings.query_tokens`) before
+#: it loads the full tokenizer: queries, or the chunks of a note or two refreshed before a hybrid query.
+#: The table takes ≈ 1 ms a question and ≈ 8 ms a 1,000-character chunk (≈ 8 µs a character, against
+#: well under 1 µs with the full tokenizer), so past ≈ 100,000 characters its extra time reaches the
+#: full tokenizer's one-off load (0.7–1.5 s): an ``embed refresh`` or a long-lived process then loads it.
+TABLE_CHARS = 100_000
 
 
 
@@ -166,6 +168,7 @@ class Embedder:
         #: :class:`dreamdb.embeddings.query_tokens.QueryTokenizer` while its piece table is valid: the
         #: full tokenizer (0.7-1.5 s to load) is then loaded only when a larger batch needs it
         self._query_tok = _query_tokenizer(self.path, tok_file)
+        self._table_chars = 0  # characters tokenised from the piece table so far (see TABLE_CHARS)
         if self._query_tok is None:
             self._full_tok = _load_tokenizer(tok_file)
             _write_piece_table(self.path, tok_file)
@@ -228,6 +231,7 @@ class Embedder:
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"texts must be str, got {type(t).__name__}")
+        texts = [_encodable(t) for t in texts]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -250,7 +254,7 @@ class Embedder:
             list of int: tokens incl. the prefix and ``<s>``/``</s>``. A value
             above 512 means the text would be truncated when embedded.
         """
-        return count_tokens_with(self._tok, texts, prefix)
+        return count_tokens_with(self._tok, [_encodable(t) for t in texts], prefix)
 
     @property
     def _tok(self):
@@ -269,9 +273,18 @@ class Embedder:
     def _encode(self, texts: list[str], truncate: bool) -> list[list[int]]:
         """Token ids incl. <s>/</s>, truncated to max_length (head kept)."""
         res: list[list[int]] = [[] for _ in texts]
-        if self._query_tok is not None and self._full_tok is None and len(texts) <= SMALL_BATCH:
+        table = self._query_tok
+        if table is not None and self._full_tok is None and self._table_chars + sum(map(len, texts)) <= TABLE_CHARS:
+            self._table_chars += sum(map(len, texts))
             for i, t in enumerate(texts):
-                res[i] = self._query_tok.encode(t) or []
+                try:
+                    res[i] = table.encode(t) or []
+                except Exception:  # noqa: BLE001 - a pipeline the table cannot follow: the full tokenizer, as before
+                    table.broken = True
+            if table.broken:  # a damaged table: tokenise with the full tokenizer and write the table anew
+                self._query_tok = None
+                if self._tok is not None:  # (loads and checks the full tokenizer, which the rest of this call uses)
+                    _write_piece_table(self.path, self._tok_file)
         short = [i for i, t in enumerate(texts) if len(t) <= CLIP_CHARS and not res[i]]
         if short:
             for i, enc in zip(short, self._tok.encode_batch([texts[i] for i in short])):
@@ -351,6 +364,16 @@ class Embedder:
 
 
 # ---------------------------------------------------------------------- loading
+
+
+def _encodable(text: str) -> str:
+    """``text`` with any lone surrogate (a byte that was not UTF-8, as Python decodes a command-line
+    argument: ``sleep \\xfe debt``) replaced by U+FFFD, which the tokenizer reads as an unknown character."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -71,11 +72,14 @@ def write_piece_table(tokenizer_file: Path, dest: Path) -> bool:
     spec["truncation"] = spec["padding"] = None
     meta = {"format": PIECES_FORMAT, "source": key, "pieces": len(vocab), "lowest": lowest,
             "longest": max(len(p) for p, _s in vocab), "pipeline": spec, "added": added}
+    _sweep_stale_temps(dest)
     tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
+    written = False
     try:
         tmp.unlink(missing_ok=True)
         conn = sqlite3.connect(tmp)
         try:
+            conn.execute("PRAGMA journal_mode = OFF")  # a temp file renamed when complete: no journal to leave behind
             conn.execute("CREATE TABLE piece (text TEXT NOT NULL, id INTEGER PRIMARY KEY, score REAL NOT NULL)")
             conn.execute("CREATE TABLE meta (value TEXT NOT NULL)")
             conn.executemany("INSERT INTO piece VALUES (?, ?, ?)", ((p, i, s) for i, (p, s) in enumerate(vocab)))
@@ -85,13 +89,48 @@ def write_piece_table(tokenizer_file: Path, dest: Path) -> bool:
         finally:
             conn.close()
         os.replace(tmp, dest)
-        return True
+        written = True
     except (OSError, sqlite3.Error):
+        pass
+    finally:  # also on Ctrl-C: the table is written again on a later load
+        if not written:
+            for leftover in (tmp, tmp.with_name(tmp.name + "-journal")):
+                try:
+                    leftover.unlink(missing_ok=True)
+                except OSError:
+                    pass
+    return written
+
+
+TEMP_NAME = re.compile(r"\.(\d+)\.tmp(-journal)?")
+"""A table being written: ``<table name>.<pid>.tmp`` (and its journal, from a version that kept one)."""
+
+
+def _sweep_stale_temps(dest: Path) -> None:
+    """Remove temp files of ``dest`` whose writer is gone (a ``kill -9`` mid-write leaves one behind)."""
+    try:
+        names = [n for n in os.listdir(dest.parent) if n.startswith(dest.name + ".")]
+    except OSError:
+        return
+    for name in names:
+        m = TEMP_NAME.fullmatch(name[len(dest.name):])
+        if m is None or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+            continue
         try:
-            tmp.unlink(missing_ok=True)
+            (dest.parent / name).unlink()
         except OSError:
             pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one writing a table now)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
         return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or a pid we cannot ask about: leave its file alone
+    return True
 
 
 def piece_table_state(tokenizer_file: Path, table: Path) -> str:
@@ -99,11 +138,12 @@ def piece_table_state(tokenizer_file: Path, table: Path) -> str:
 
     Returns:
         ``"current"`` (from the piece table), ``"missing"`` or ``"out of date"`` (from the whole
-        ``tokenizer.json``, and the table is written on the next load), or ``"unreadable"``
-        (rewritten on the next load too).
+        ``tokenizer.json``, and the table is written on the next load where the model folder is
+        writable), ``"unreadable"`` (rewritten then too), or ``"blocked"`` (something that is not a
+        file has the table's name: never replaced).
     """
     if not table.is_file():
-        return "missing"
+        return "blocked" if os.path.lexists(table) else "missing"
     try:
         conn = sqlite3.connect(f"file:{table}?mode=ro", uri=True)
         try:
@@ -156,6 +196,8 @@ class QueryTokenizer:
         self._conn = conn
         self._lock = threading.Lock()
         self._specials = specials
+        #: set when a lookup failed (a damaged page): the table should be written again
+        self.broken = False
 
     def encode(self, text: str) -> list[int] | None:
         """Token ids of ``text`` with ``<s>``/``</s>``, as the full tokenizer gives them (no truncation);
@@ -167,7 +209,8 @@ class QueryTokenizer:
         if len(text) > MAX_QUERY_CHARS or any(a in text for a in self._added):
             return None
         base = self._base
-        words = base.pre_tokenizer.pre_tokenize_str(base.normalizer.normalize_str(text))
+        normalized = base.normalizer.normalize_str(text) if base.normalizer is not None else text
+        words = base.pre_tokenizer.pre_tokenize_str(normalized) if base.pre_tokenizer is not None else [(normalized, None)]
         longest = self._longest
         wanted = {w[i:j] for w, _span in words for i in range(len(w)) for j in range(i + 1, min(len(w), i + longest) + 1)}
         try:
@@ -175,7 +218,8 @@ class QueryTokenizer:
                 found = self._conn.execute(
                     "SELECT text, id, score FROM piece WHERE text IN (SELECT value FROM json_each(?)) AND id >= ?",
                     (json.dumps(sorted(wanted)), len(SPECIAL_PIECES))).fetchall()
-        except sqlite3.Error:  # the table went bad since it was opened: the full tokenizer then
+        except sqlite3.Error:  # a damaged table: the full tokenizer then, and the caller rewrites it
+            self.broken = True
             return None
         rows = {i: (p, i, s) for p, i, s in (*self._specials, *found)}  # (the lowest-scoring piece may be found too)
         ids = sorted(rows)  # the special pieces first, at their own ids 0-3
