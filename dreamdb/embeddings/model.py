@@ -24,6 +24,7 @@ import numpy as np
 from dreamdb.errors import ModelError, ModelNotInstalled, UsageError
 from dreamdb.embeddings.locate import (
     MODEL_NAME,
+    PIECES_SIDECAR,
     compute_model_id,
     install_hint,
     model_dir_candidate,
@@ -31,6 +32,7 @@ from dreamdb.embeddings.locate import (
     read_provenance,
     resolve_model_files,
 )
+from dreamdb.embeddings.query_tokens import QueryTokenizer, write_piece_table
 
 try:  # the ``embed`` extra; a missing one becomes ModelNotInstalled in Embedder()
     import onnxruntime as ort
@@ -166,12 +168,12 @@ class Embedder:
         self._tok_file = tok_file
         self._full_tok = None
         #: :class:`dreamdb.embeddings.query_tokens.QueryTokenizer` while its piece table is valid: the
-        #: full tokenizer (0.7-1.5 s to load) is then loaded only when a larger batch needs it
+        #: full tokenizer (0.7-1.5 s to load) is then loaded only past TABLE_CHARS or for a text the table leaves
         self._query_tok = _query_tokenizer(self.path, tok_file)
         self._table_chars = 0  # characters tokenised from the piece table so far (see TABLE_CHARS)
         if self._query_tok is None:
             self._full_tok = _load_tokenizer(tok_file)
-            _write_piece_table(self.path, tok_file)
+            write_piece_table(tok_file, self.path / PIECES_SIDECAR)  # best effort: a read-only folder has none
         self._session, self._feeds, self._output = _load_session(self.model_file, self.threads)
         self.dim = DIM
         self._probe()
@@ -273,18 +275,16 @@ class Embedder:
     def _encode(self, texts: list[str], truncate: bool) -> list[list[int]]:
         """Token ids incl. <s>/</s>, truncated to max_length (head kept)."""
         res: list[list[int]] = [[] for _ in texts]
-        table = self._query_tok
-        if table is not None and self._full_tok is None and self._table_chars + sum(map(len, texts)) <= TABLE_CHARS:
-            self._table_chars += sum(map(len, texts))
+        table, chars = self._query_tok, sum(map(len, texts))
+        if table is not None and self._full_tok is None and self._table_chars + chars <= TABLE_CHARS:
+            self._table_chars += chars
             for i, t in enumerate(texts):
                 try:
                     res[i] = table.encode(t) or []
                 except Exception:  # noqa: BLE001 - a pipeline the table cannot follow: the full tokenizer, as before
                     table.broken = True
-            if table.broken:  # a damaged table: tokenise with the full tokenizer and write the table anew
+            if table.broken:  # a damaged table: the texts it failed go to the full tokenizer below, then it is rewritten
                 self._query_tok = None
-                if self._tok is not None:  # (loads and checks the full tokenizer, which the rest of this call uses)
-                    _write_piece_table(self.path, self._tok_file)
         short = [i for i, t in enumerate(texts) if len(t) <= CLIP_CHARS and not res[i]]
         if short:
             for i, enc in zip(short, self._tok.encode_batch([texts[i] for i in short])):
@@ -292,6 +292,8 @@ class Embedder:
         for i, t in enumerate(texts):
             if len(t) > CLIP_CHARS and not res[i]:
                 res[i] = self._encode_long(t)
+        if table is not None and table.broken:  # (the full tokenizer, loaded and checked above, is its source)
+            write_piece_table(self._tok_file, self.path / PIECES_SIDECAR)
         if truncate:
             m = self.max_length
             res = [r if len(r) <= m else r[: m - 1] + [EOS_ID] for r in res]
@@ -404,25 +406,13 @@ def _load_tokenizer(tok_file: Path):
     return tok
 
 
-def _query_tokenizer(model_dir: Path, tok_file: Path):
+def _query_tokenizer(model_dir: Path, tok_file: Path) -> QueryTokenizer | None:
     """The model's :class:`dreamdb.embeddings.query_tokens.QueryTokenizer`, or ``None`` when its piece
     table is missing or out of date (it is written from the full tokenizer, once loaded)."""
-    from dreamdb.embeddings.locate import PIECES_SIDECAR
-    from dreamdb.embeddings.query_tokens import QueryTokenizer
-
     try:
         return QueryTokenizer(tok_file, model_dir / PIECES_SIDECAR)
     except ValueError:
         return None
-
-
-def _write_piece_table(model_dir: Path, tok_file: Path) -> None:
-    """Write the piece table of a tokenizer just validated (best effort: a read-only model directory
-    keeps loading the full tokenizer)."""
-    from dreamdb.embeddings.locate import PIECES_SIDECAR
-    from dreamdb.embeddings.query_tokens import write_piece_table
-
-    write_piece_table(tok_file, model_dir / PIECES_SIDECAR)
 
 
 def _load_session(model_file: Path, threads: int):
