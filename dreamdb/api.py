@@ -734,7 +734,8 @@ class Index:
             self.notes.append("matched through another analysis of the query word (its own is not in the index): "
                               + ", ".join(f"{a} → {b}" for a, b in plan.resolved.items()))
         if plan.translated and explain:
-            self.notes.append("translations added as synonyms (the sense the query's words go with): "
+            self.notes.append("translations counted with the query word as one term in rankScore "
+                              "(the sense the query's words go with): "
                               + ", ".join(f"{a} → {b}" for a, b in plan.translated.items()))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "

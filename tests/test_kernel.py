@@ -19,6 +19,7 @@ from dreamdb.ranking import memory as M
 from dreamdb.ranking.memory import MemoryEngine
 from dreamdb.ranking.rank import Filters, plan_query
 from dreamdb.ranking.synonyms import load_synonyms
+from dreamdb.records import replace
 from tests.conftest import ROOT, needs_real_vault, write_docs
 
 NOW = 20683.0  # 2026-08-18 in days since epoch
@@ -97,9 +98,13 @@ def _agree(index, queries, *, preload: bool, monkeypatch):
     assert kernel.kernel is not None and numpy.kernel is None
     filters = [Filters(), Filters(types=["knowledge", "feature"]), Filters(since_days=NOW - 60, min_level=2),
                Filters(tags=["recall"]), Filters(exclude_types=["changelog"], include_expired=True)]
+    vocab = [t for (t,) in conn.execute("SELECT term FROM terms WHERE df >= 1 ORDER BY term")]
+    rng = random.Random(5)
     compared = 0
     for i, q in enumerate(queries):
         plan = plan_query(q, syn, vocabulary=kernel)
+        if i % 3 == 1 and plan.terms:  # translated words: classes (rank.class_members), spans of kinds 1 and 2
+            plan = replace(plan, translated={t: rng.choice(vocab) for t in plan.terms[:2]})
         f = filters[i % len(filters)]
         for top in (1, 5, 50):
             a = kernel.rank(plan, top=top, now_days=NOW, filters=f)
@@ -154,13 +159,20 @@ def test_kernel_refuses_inconsistent_arrays_and_leaves_scratch_clean():
         return M.KERNEL.near_top(p, weights, list(spans), acc, marks, touched, ones, kept, None, NOW, 2, top,
                                  0.5, 1.5, M._MIN_RECENCY)
 
-    positions, raw, bm25f, cov = call()
-    assert sorted(positions) == [0, 1, 3] and raw == bm25f == [1.0, 1.0, 1.0] and cov == [0.5, 0.5, 0.5]
+    positions, raw, bm25f, cov, structured = call()
+    assert sorted(positions) == [0, 1, 3] and raw == bm25f == structured == [1.0, 1.0, 1.0] and cov == [0.5, 0.5, 0.5]
+    # a query term of a class (kind 1: the raw score and coverage) and its class (kind 2: BM25F and the
+    # raw BM25 rankScore starts from), in one array: postings 0-2 the term's, 3-4 the class's
+    p5, w5 = np.array([0, 3, 1, 0, 2], dtype=np.int64), np.array([[1.0, 1, 1, 4, 8], [2, 2, 2, 5, 9], [1, 0, 0, 0, 0]])
+    rows = {d: (r, f, c, x) for d, r, f, c, x in zip(*call(p=p5, weights=w5, spans=((0, 3, 0.0, 1), (3, 5, 0.0, 2)), top=4))}
+    # (documents 1 and 3 have the term's raw score only: no BM25F, no slug/title match, no bound)
+    assert rows == {0: (1.0, 5.0, 0.5, 4.0), 2: (0.0, 9.0, 0.0, 8.0)} and not acc.any() and not marks.any()
     for bad, message in [(dict(p=np.array([0, 9, 1], dtype=np.int64)), "out of range"),
                          (dict(spans=((0, 4, 0.0),)), "outside"),
                          (dict(weights=np.ones((3, 2))), "disagree"),
                          (dict(kept=np.ones(3)), "disagree"),
-                         (dict(top=0), "positive")]:
+                         (dict(top=0), "positive"),
+                         (dict(spans=((0, 3, 0.0, 3),)), "kind"), (dict(spans=((0, 3, 0.5, 2),)), "kind")]:
         with pytest.raises(ValueError, match=message):
             call(**bad)
         assert not acc.any() and not marks.any()
@@ -186,6 +198,38 @@ def test_kernel_refuses_inconsistent_arrays_and_leaves_scratch_clean():
         call(weights=np.ones((3, 3), dtype=np.int64))
     assert not acc.any() and not marks.any()
     assert not acc.any() and not marks.any()
+
+
+@needs_kernel
+@needs_real_vault
+def test_class_postings_in_c_equal_numpy_and_leave_scratch_clean(real_index):
+    """MemoryEngine._class (a translated word and its translation as one term, rank.class_members) from the
+    kernel's class_postings and from numpy: the same positions and the same doubles, with 16-bit and
+    64-bit term frequencies."""
+    kernel, numpy = MemoryEngine(real_index.conn, kernel=True), MemoryEngine(real_index.conn, kernel=False)
+    kernel.preload(), numpy.preload()
+    conn = real_index.conn
+    common = [t for (t,) in conn.execute("SELECT term FROM terms WHERE df BETWEEN 20 AND 400 ORDER BY term LIMIT 30")]
+    rare = [t for (t,) in conn.execute("SELECT term FROM terms WHERE df = 1 ORDER BY term LIMIT 10")]
+    classes = [(a, b) for a, b in zip(rare, common)] + [(a, b) for a, b in zip(common, common[1:])] + [("nosuchterm", common[0])]
+    for wide in (False, True):
+        if wide:
+            kernel._tf = kernel._tf.astype(np.int64)
+            kernel._classes.clear()
+        for members in classes:
+            (p1, w1, df1), (p2, w2, df2) = kernel._class(members), numpy._class(members)
+            assert df1 == df2 > 0 and p1.tolist() == p2.tolist() and w1.tolist() == w2.tolist(), members
+    marks, sums = kernel._class_scratch
+    assert not marks.any() and not sums.any()  # left as found
+    args = (kernel._pos, kernel._tf, [(0, 3)], kernel._raw_norm, kernel._field_norm, kernel._field_w, kernel.n_docs,
+            1.5, marks, sums, kernel._touched)
+    with pytest.raises(ValueError, match="fewer"):
+        M.KERNEL.class_postings(*args, np.empty(2, dtype=np.int64), np.empty(6))
+    with pytest.raises(ValueError, match="outside"):
+        M.KERNEL.class_postings(*args[:2], [(0, len(kernel._pos) + 1)], *args[3:], np.empty(2, dtype=np.int64), np.empty(6))
+    with pytest.raises(TypeError, match="uint16 or int64"):
+        M.KERNEL.class_postings(args[0], kernel._tf.astype(np.float64), *args[2:], np.empty(3, dtype=np.int64), np.empty(9))
+    assert not marks.any() and not sums.any()
 
 
 def _load(path):

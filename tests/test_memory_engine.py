@@ -8,7 +8,8 @@ import pytest
 
 import dreamdb
 from dreamdb.ranking.memory import MemoryEngine
-from dreamdb.ranking.rank import Filters, plan_query, rank
+from dreamdb.ranking.rank import Filters, class_members, plan_query, rank
+from dreamdb.records import replace
 from dreamdb.ranking.synonyms import load_synonyms
 from tests.conftest import needs_real_vault, write_doc, write_docs
 
@@ -21,6 +22,7 @@ def _same(a, b):
         assert x.score == pytest.approx(y.score, rel=1e-9, abs=1e-12)
         assert x.rank_score == pytest.approx(y.rank_score, rel=1e-9, abs=1e-12)
         assert x.signals()["identity_boost"] == pytest.approx(y.signals()["identity_boost"], abs=1e-9)
+        assert x.signals()["bm25_structured"] == pytest.approx(y.signals()["bm25_structured"], rel=1e-9, abs=1e-12)
         assert x.date_days == y.date_days and x.type == y.type  # date string and factors are filled by Index._hits
 
 
@@ -38,10 +40,15 @@ def test_engines_agree_on_real_vault(real_index, preload, monkeypatch):
     engine = MemoryEngine(conn)
     filters = [Filters(), Filters(types=["knowledge", "feature"]), Filters(since_days=NOW - 60, min_level=2),
                Filters(tags=["recall"]), Filters(exclude_types=["changelog"], include_expired=True)]
+    classed = 0
     for i, q in enumerate(queries):
         plan = plan_query(q, syn)
+        if i % 2 and plan.terms:  # translated words (a lexicon's): each counted with its translation as a class
+            plan = replace(plan, translated={t: rng.choice(vocab) for t in plan.terms[::2]})
+            classed += bool(class_members(plan))
         f = filters[i % len(filters)]
         _same(rank(conn, plan, top=10, now_days=NOW, filters=f), engine.rank(plan, top=10, now_days=NOW, filters=f))
+    assert classed > 50
 
 
 def test_memory_engine_follows_index_changes(tiny_vault):

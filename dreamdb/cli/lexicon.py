@@ -55,6 +55,11 @@ def status_cmd(as_json):
     click.echo(f"source:     {st['source']} {st['source_version']}, built {st['built_at']}")
     if st["links"] is not None:
         click.echo(f"links:      {st['links']:,} Turkish–English word pairs")
+    if not st["analysed"]:
+        from dreamdb.analyzer import ANALYZER_VERSION
+
+        click.echo(f"terms:      stored by analyzer {st['analyzer_version'] or '?'}, this dreamdb's is {ANALYZER_VERSION}: "
+                   "each lookup analyses its translations (correct, slower); run `dreamdb lexicon build` to store them again")
 
 
 @lexicon.command("build", short_help="Build it from the installed KeNet package (offline).")

@@ -104,15 +104,17 @@ static void heap_push(double *heap, Py_ssize_t *size, Py_ssize_t cap, double v) 
 
 PyDoc_STRVAR(near_top_doc,
 "near_top(pos, weights, spans, acc, marks, touched, identity, kept, expires, now_days, n_terms, top,\n"
-"         bm25f_mix, identity_weight, min_recency) -> (positions, raw, bm25f, coverage)\n"
+"         bm25f_mix, identity_weight, min_recency) -> (positions, raw, bm25f, coverage, structured)\n"
 "\n"
 "The documents whose rankScore bound reaches min_recency x the top-th best bound (see\n"
 "dreamdb.ranking.memory.MemoryEngine.rank), with their raw BM25, BM25F and coverage, as lists.\n"
 "\n"
 "pos: int64[m] document positions of the postings; weights: float64[3, m] (idf x raw tf part,\n"
 "idf x BM25F saturation, 1.0 where the term is in the slug/title); spans: sequence of\n"
-"(start, end, synonym_weight): postings [start, end) of a query term (synonym_weight 0) or of a\n"
-"synonym (its BM25F weight times synonym_weight, nothing else). acc: float64[n, 4] zeros,\n"
+"(start, end, synonym_weight[, kind]): postings [start, end) of a query term (synonym_weight 0) or of a\n"
+"synonym (its BM25F weight times synonym_weight, nothing else); kind 1: a query term of a class, in the\n"
+"raw score and the slug/title count only; kind 2: a class (dreamdb.ranking.rank.class_members), in BM25F\n"
+"and the raw BM25 rankScore starts from only (returned as a fifth list). acc: float64[n, 4] zeros,\n"
 "marks: uint8[n] zeros, touched: int64[n] (scratch, left as found); identity: float64[n] 1.0\n"
 "where identity coverage counts; kept: float64[n] static factor, 0 for filtered documents;\n"
 "expires: float64[n] or None (a document with expires < now_days is dropped).");
@@ -123,7 +125,7 @@ typedef struct {
     double newest;   /* -date_days, +inf for an unknown date (newest first, undated last) */
     int64_t order;   /* the rank of its doc_id in code-point order (smaller first) */
     int64_t d;       /* its position */
-    double raw, f, cov, identity, base, recency, score;
+    double raw, f, cov, identity, base, recency, score, structured;
 } Ranked;
 
 static int rank_order(const void *pa, const void *pb) {
@@ -194,7 +196,8 @@ static PyObject *accumulate(PyObject *args, int final) {
     const int64_t *pos = (const int64_t *)b_pos.view.buf;
     const double *w0 = (const double *)b_w.view.buf, *w1 = w0 + m, *w2 = w0 + 2 * m;
     acc = (double *)b_acc.view.buf;
-    /* acc[4 d + 0, 1, 2]: document d's raw BM25, BM25F and slug/title count (one cache line a document) */
+    /* acc[4 d + 0, 1, 2, 3]: document d's raw BM25, BM25F, slug/title count and the raw BM25 with classes
+       in place of their terms, which base and identity start from (one cache line a document) */
     marks = (uint8_t *)b_marks.view.buf;
     touched = (int64_t *)b_touched.view.buf;
     const double *ident = (const double *)b_ident.view.buf, *kept = (const double *)b_kept.view.buf;
@@ -207,10 +210,15 @@ static PyObject *accumulate(PyObject *args, int final) {
     for (Py_ssize_t s = 0; s < n_spans; s++) {
         Py_ssize_t a, e;
         double syn;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, s), "nnd", &a, &e, &syn))
+        int kind = 0;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, s), "nnd|i", &a, &e, &syn, &kind))
             goto done;
         if (a < 0 || e > m || a > e) {
             PyErr_SetString(PyExc_ValueError, "near_top: a span lies outside the postings");
+            goto done;
+        }
+        if (kind < 0 || kind > 2 || (kind && syn != 0.0)) {
+            PyErr_SetString(PyExc_ValueError, "near_top: a span's kind is 0, 1 or 2 (1 and 2 with synonym_weight 0)");
             goto done;
         }
         for (Py_ssize_t i = a; i < e; i++) {
@@ -224,10 +232,17 @@ static PyObject *accumulate(PyObject *args, int final) {
                 touched[n_touched++] = d;
             }
             double *a_d = acc + 4 * d;
-            if (syn == 0.0) {
+            if (kind == 1) {
+                a_d[0] += w0[i];
+                a_d[2] += w2[i];
+            } else if (kind == 2) {
+                a_d[1] += w1[i];
+                a_d[3] += w0[i];
+            } else if (syn == 0.0) {
                 a_d[0] += w0[i];
                 a_d[1] += w1[i];
                 a_d[2] += w2[i];
+                a_d[3] += w0[i];
             } else {
                 a_d[1] += syn * w1[i];
             }
@@ -258,7 +273,7 @@ static PyObject *accumulate(PyObject *args, int final) {
         const double *a_d = acc + 4 * d;
         double u = 0.0;
         if (a_d[1] > 0.0 || a_d[2] > 0.0) {
-            double r = a_d[0];
+            double r = a_d[3];
             double cov = a_d[2] * ident[d] / (double)n_terms;
             double diff = a_d[1] - r;
             double base = r + mix * (diff > 0.0 ? diff : 0.0);
@@ -308,7 +323,7 @@ static PyObject *accumulate(PyObject *args, int final) {
             int64_t d = cand[j];
             const double *a_d = acc + 4 * d;
             Ranked *c = ranked + j;
-            double r = a_d[0], f = a_d[1];
+            double r = a_d[3], f = a_d[1];
             double cov = a_d[2] * ident[d] / (double)n_terms;
             double diff = f - r;
             c->base = r + mix * (diff > 0.0 ? diff : 0.0);
@@ -326,7 +341,8 @@ static PyObject *accumulate(PyObject *args, int final) {
             c->tie = tie_score(c->score, tie_bits);
             c->order = order[d];
             c->d = d;
-            c->raw = r;
+            c->raw = a_d[0];
+            c->structured = r;
             c->f = f;
             c->cov = cov;
         }
@@ -339,10 +355,10 @@ static PyObject *accumulate(PyObject *args, int final) {
         for (Py_ssize_t j = 0; j < k; j++) {
             Ranked *c = ranked + j;
             PyObject *row = c->newest == Py_HUGE_VAL
-                ? Py_BuildValue("(LOddddddd)", (long long)c->d, Py_None, c->raw, c->f, c->cov, c->identity, c->base,
-                                c->recency, c->score)
-                : Py_BuildValue("(Ldddddddd)", (long long)c->d, -c->newest, c->raw, c->f, c->cov, c->identity,
-                                c->base, c->recency, c->score);
+                ? Py_BuildValue("(LOdddddddd)", (long long)c->d, Py_None, c->raw, c->f, c->cov, c->identity, c->base,
+                                c->recency, c->score, c->structured)
+                : Py_BuildValue("(Lddddddddd)", (long long)c->d, -c->newest, c->raw, c->f, c->cov, c->identity,
+                                c->base, c->recency, c->score, c->structured);
             if (!row) {
                 Py_DECREF(out);
                 goto done;
@@ -354,8 +370,9 @@ static PyObject *accumulate(PyObject *args, int final) {
     }
 
     PyObject *l_pos = PyList_New(0), *l_raw = PyList_New(0), *l_f = PyList_New(0), *l_cov = PyList_New(0);
-    if (!l_pos || !l_raw || !l_f || !l_cov) {
-        Py_XDECREF(l_pos); Py_XDECREF(l_raw); Py_XDECREF(l_f); Py_XDECREF(l_cov);
+    PyObject *l_st = PyList_New(0);
+    if (!l_pos || !l_raw || !l_f || !l_cov || !l_st) {
+        Py_XDECREF(l_pos); Py_XDECREF(l_raw); Py_XDECREF(l_f); Py_XDECREF(l_cov); Py_XDECREF(l_st);
         goto done;
     }
     for (Py_ssize_t j = 0; j < n_cand; j++) {
@@ -368,19 +385,20 @@ static PyObject *accumulate(PyObject *args, int final) {
         v = PyFloat_FromDouble(a_d[0]); bad |= !v || PyList_Append(l_raw, v) < 0; Py_XDECREF(v);
         v = PyFloat_FromDouble(a_d[1]); bad |= !v || PyList_Append(l_f, v) < 0; Py_XDECREF(v);
         v = PyFloat_FromDouble(cov); bad |= !v || PyList_Append(l_cov, v) < 0; Py_XDECREF(v);
+        v = PyFloat_FromDouble(a_d[3]); bad |= !v || PyList_Append(l_st, v) < 0; Py_XDECREF(v);
         if (bad) {
-            Py_DECREF(l_pos); Py_DECREF(l_raw); Py_DECREF(l_f); Py_DECREF(l_cov);
+            Py_DECREF(l_pos); Py_DECREF(l_raw); Py_DECREF(l_f); Py_DECREF(l_cov); Py_DECREF(l_st);
             goto done;
         }
     }
-    result = Py_BuildValue("(NNNN)", l_pos, l_raw, l_f, l_cov);
+    result = Py_BuildValue("(NNNNN)", l_pos, l_raw, l_f, l_cov, l_st);
 
 done:
     /* Leave the scratch arrays as found (zeros), whatever happened. */
     if (acc && marks && touched) {
         for (Py_ssize_t t = 0; t < n_touched; t++) {
             int64_t d = touched[t];
-            acc[4 * d] = acc[4 * d + 1] = acc[4 * d + 2] = 0.0;
+            acc[4 * d] = acc[4 * d + 1] = acc[4 * d + 2] = acc[4 * d + 3] = 0.0;
             marks[d] = 0;
         }
     }
@@ -402,10 +420,11 @@ PyDoc_STRVAR(ranked_top_doc,
 "ranked_top(pos, weights, spans, acc, marks, touched, identity, kept, expires, now_days, n_terms, top,\n"
 "           bm25f_mix, identity_weight, min_recency,\n"
 "           (date_days, order, recency_floor, half_life_days, recency_unknown, tie_bits))\n"
-"    -> [(position, date_days or None, raw, bm25f, coverage, identity, base, recency, rank_score)]\n"
+"    -> [(position, date_days or None, raw, bm25f, coverage, identity, base, recency, rank_score, structured)]\n"
 "\n"
 "near_top's candidates ranked as dreamdb.ranking.memory.MemoryEngine.rank ranks them in Python\n"
-"(the same formulas, operation order and doubles): rankScore = (base + identity) x recency x kept,\n"
+"(the same formulas, operation order and doubles, base and identity from `structured`, the raw BM25\n"
+"with classes in place of their terms): rankScore = (base + identity) x recency x kept,\n"
 "recency = floor + (1 - floor) x 0.5^(max(0, now_days - date) / half_life), recency_unknown for an\n"
 "unknown date (NaN); sorted by rankScore rounded to tie_bits significant bits (signals.tie_score),\n"
 "then newest, then doc_id (order: int64[n], each document's doc_id rank in code-point order); the\n"
@@ -1051,6 +1070,152 @@ done:
     return result;
 }
 
+static int cmp_int64(const void *pa, const void *pb) {
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+PyDoc_STRVAR(class_postings_doc,
+"class_postings(pos, tf, spans, raw_norm, field_norm, field_w, n_docs, k1, marks, sums, touched, out_pos, out_w)\n"
+"    -> (k, df)\n\n"
+"dreamdb.ranking.memory.MemoryEngine._class in C: the postings of a class of terms (each of `spans`, a\n"
+"(start, end, ...) slice of the flat postings, one per member), their term frequencies summed per\n"
+"document and field, weighed as MemoryEngine._weigh weighs a term's (the same formulas, operation order\n"
+"and doubles) with the IDF of the class's document frequency df (documents whose summed text tf is\n"
+"positive): ln(1 + (n_docs - df + 0.5)/(df + 0.5)). pos: int64[m]; tf: uint16 or int64 [m, 4] (title,\n"
+"description, tags, body); raw_norm: float64[n]; field_norm: float64[n, 4]; field_w: float64[4]; marks:\n"
+"uint8[n] and sums: int64[n, 4], zeros (left zeros); touched: int64[n] scratch; out_pos: int64[cap],\n"
+"out_w: float64[3 * cap], cap at least the spans' total length: out_pos[:k] receives the class's document\n"
+"positions, ascending, and out_w[:3 k] its weights as float64[3, k] (idf x raw tf part, idf x BM25F\n"
+"saturation, 0).");
+
+static PyObject *class_postings(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *o_pos, *o_tf, *spans, *o_rn, *o_fn, *o_fw, *o_marks, *o_sums, *o_touched, *o_opos, *o_ow;
+    Py_ssize_t n_docs;
+    double k1;
+    if (!PyArg_ParseTuple(args, "OOOOOOndOOOOO", &o_pos, &o_tf, &spans, &o_rn, &o_fn, &o_fw, &n_docs, &k1, &o_marks,
+                          &o_sums, &o_touched, &o_opos, &o_ow))
+        return NULL;
+    Buf b_pos = {0}, b_tf = {0}, b_rn = {0}, b_fn = {0}, b_fw = {0}, b_marks = {0}, b_sums = {0}, b_touched = {0};
+    Buf b_opos = {0}, b_ow = {0};
+    PyObject *seq = NULL, *result = NULL;
+    uint8_t *marks = NULL;
+    int64_t *sums = NULL, *touched = NULL;
+    Py_ssize_t k = 0;
+    if (get_buf(o_pos, &b_pos, "pos", 'i', 0) < 0 || get_buf(o_rn, &b_rn, "raw_norm", 'f', 0) < 0 ||
+        get_buf(o_fn, &b_fn, "field_norm", 'f', 0) < 0 || get_buf(o_fw, &b_fw, "field_w", 'f', 0) < 0 ||
+        get_buf(o_marks, &b_marks, "marks", 'u', 1) < 0 || get_buf(o_sums, &b_sums, "sums", 'i', 1) < 0 ||
+        get_buf(o_touched, &b_touched, "touched", 'i', 1) < 0 || get_buf(o_opos, &b_opos, "out_pos", 'i', 1) < 0 ||
+        get_buf(o_ow, &b_ow, "out_w", 'f', 1) < 0)
+        goto done;
+    if (PyObject_GetBuffer(o_tf, &b_tf.view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_SetString(PyExc_TypeError, "tf: a C-contiguous buffer is needed");
+        goto done;
+    }
+    b_tf.held = 1;
+    const char *tf_format = b_tf.view.format ? b_tf.view.format : "B";
+    if (*tf_format == '@' || *tf_format == '=' || *tf_format == '<')
+        tf_format++;
+    int wide = format_is(b_tf.view.format, 'i');
+    if (!wide && !(tf_format[0] == 'H' && !tf_format[1])) {
+        PyErr_SetString(PyExc_TypeError, "tf: uint16 or int64 items are needed");
+        goto done;
+    }
+    Py_ssize_t m = b_pos.view.len / 8, n = b_marks.view.len, cap = b_opos.view.len / 8;
+    if (b_tf.view.len != 4 * m * (wide ? 8 : 2) || b_rn.view.len != n * 8 || b_fn.view.len != 4 * n * 8 ||
+        b_fw.view.len != 4 * 8 || b_sums.view.len != 4 * n * 8 || b_touched.view.len != n * 8 ||
+        b_ow.view.len != 3 * cap * 8) {
+        PyErr_SetString(PyExc_ValueError, "class_postings: array lengths disagree");
+        goto done;
+    }
+    const int64_t *pos = (const int64_t *)b_pos.view.buf;
+    const uint16_t *tf16 = (const uint16_t *)b_tf.view.buf;
+    const int64_t *tf64 = (const int64_t *)b_tf.view.buf;
+    const double *rn = (const double *)b_rn.view.buf, *fn = (const double *)b_fn.view.buf;
+    const double *fw = (const double *)b_fw.view.buf;
+    marks = (uint8_t *)b_marks.view.buf;
+    sums = (int64_t *)b_sums.view.buf;
+    touched = (int64_t *)b_touched.view.buf;
+    int64_t *opos = (int64_t *)b_opos.view.buf;
+    double *ow = (double *)b_ow.view.buf;
+    seq = PySequence_Fast(spans, "spans must be a sequence");
+    if (!seq)
+        goto done;
+    Py_ssize_t n_spans = PySequence_Fast_GET_SIZE(seq), total = 0, a, e;
+    for (Py_ssize_t s = 0; s < n_spans; s++) {  /* every span and position checked before a mark is written */
+        PyObject *span = PySequence_Fast_GET_ITEM(seq, s);
+        if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) < 2) {
+            PyErr_SetString(PyExc_TypeError, "class_postings: each span must be a tuple (start, end, ...)");
+            goto done;
+        }
+        a = PyLong_AsSsize_t(PyTuple_GET_ITEM(span, 0));
+        e = PyLong_AsSsize_t(PyTuple_GET_ITEM(span, 1));
+        if ((a == -1 || e == -1) && PyErr_Occurred())
+            goto done;
+        if (a < 0 || e > m || a > e) {
+            PyErr_SetString(PyExc_ValueError, "class_postings: a span lies outside the postings");
+            goto done;
+        }
+        for (Py_ssize_t i = a; i < e; i++)
+            if (pos[i] < 0 || pos[i] >= n) {
+                PyErr_SetString(PyExc_ValueError, "class_postings: a posting's document position is out of range");
+                goto done;
+            }
+        total += e - a;
+    }
+    if (total > cap) {
+        PyErr_SetString(PyExc_ValueError, "class_postings: out_pos holds fewer items than the spans");
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s < n_spans; s++) {
+        PyObject *span = PySequence_Fast_GET_ITEM(seq, s);
+        a = PyLong_AsSsize_t(PyTuple_GET_ITEM(span, 0));
+        e = PyLong_AsSsize_t(PyTuple_GET_ITEM(span, 1));
+        for (Py_ssize_t i = a; i < e; i++) {
+            int64_t d = pos[i];
+            if (!marks[d]) {
+                marks[d] = 1;
+                touched[k++] = d;
+            }
+            for (int f = 0; f < 4; f++)
+                sums[4 * d + f] += wide ? tf64[4 * i + f] : (int64_t)tf16[4 * i + f];
+        }
+    }
+    qsort(touched, (size_t)k, sizeof(int64_t), cmp_int64);
+    Py_ssize_t df = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        const int64_t *t = sums + 4 * touched[j];
+        df += (t[0] + t[1] + t[2] + t[3]) > 0;
+    }
+    /* F.idf and MemoryEngine._weigh, operation for operation */
+    double idf = log(1.0 + ((double)(n_docs - df) + 0.5) / ((double)df + 0.5));
+    for (Py_ssize_t j = 0; j < k; j++) {
+        int64_t d = touched[j];
+        const int64_t *t = sums + 4 * d;
+        double tfs[4] = {(double)t[0], (double)t[1], (double)t[2], (double)t[3]};
+        double tf = ((tfs[0] + tfs[1]) + tfs[2]) + tfs[3];
+        double pseudo = 0.0;
+        for (int f = 0; f < 4; f++)
+            pseudo += (tfs[f] * fw[f]) / fn[4 * d + f];
+        opos[j] = d;
+        ow[j] = idf * (tf > 0.0 ? (tf * (k1 + 1.0)) / (tf + rn[d]) : 0.0);
+        ow[k + j] = idf * (pseudo > 0.0 ? (pseudo * (k1 + 1.0)) / (pseudo + k1) : 0.0);
+        ow[2 * k + j] = 0.0;
+    }
+    result = Py_BuildValue("(nn)", k, df);
+done:
+    if (marks && sums && touched)  /* leave the scratch as it came: zeros */
+        for (Py_ssize_t j = 0; j < k; j++) {
+            int64_t d = touched[j];
+            marks[d] = 0;
+            sums[4 * d] = sums[4 * d + 1] = sums[4 * d + 2] = sums[4 * d + 3] = 0;
+        }
+    Py_XDECREF(seq);
+    release(&b_pos); release(&b_tf); release(&b_rn); release(&b_fn); release(&b_fw); release(&b_marks);
+    release(&b_sums); release(&b_touched); release(&b_opos); release(&b_ow);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"near_top", near_top, METH_VARARGS, near_top_doc},
     {"ranked_top", ranked_top, METH_VARARGS, ranked_top_doc},
@@ -1058,6 +1223,7 @@ static PyMethodDef methods[] = {
     {"loanword_spellings", loanword_spellings, METH_VARARGS, loanword_spellings_doc},
     {"english_stem", english_stem, METH_O, english_stem_doc},
     {"cooccurrence", cooccurrence, METH_VARARGS, cooccurrence_doc},
+    {"class_postings", class_postings, METH_VARARGS, class_postings_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1070,7 +1236,9 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__kernel(void) {
     PyObject *m = PyModule_Create(&module);
-    if (m && PyModule_AddStringConstant(m, "SOURCE_SHA256", SOURCE_SHA256) < 0) {
+    /* CLASSES: spans take a kind (see near_top), and rankings carry the raw BM25 with classes */
+    if (m && (PyModule_AddStringConstant(m, "SOURCE_SHA256", SOURCE_SHA256) < 0 ||
+              PyModule_AddIntConstant(m, "CLASSES", 1) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -23,6 +23,10 @@ exact arithmetic on the few documents that bound lets through, in the same call
 of the kernel (``ranked_top``) or in Python (the date string, status and static
 factors of the returned documents are filled in by :meth:`dreamdb.api.Index._hits`
 with the rest of each hit).
+A translated query word counts with its translation as one term in rankScore, a class
+(:func:`dreamdb.ranking.rank.class_members`): its postings are its members' merged, their term
+frequencies (kept per field with every posting once all are loaded) summed per document, weighed with
+the class's IDF (the kernel's ``class_postings``, else numpy; kept until the index changes).
 A cold CLI process keeps the SQL engine (no numpy import), a warm process
 answers from here. ``tests/test_memory_engine.py`` checks that both engines
 return the same documents with the same scores.
@@ -30,13 +34,15 @@ return the same documents with the same scores.
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 import numpy as np
 
 from dreamdb.cognates import term_heads
 from dreamdb.config import KERNEL_ENV, kernel_switch  # noqa: F401 - KERNEL_ENV: this module's name for it
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, corpus_stats, known_terms
+from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, class_members, corpus_stats, known_terms
 from dreamdb.store.connect import read_snapshot
 
 try:  # the C accumulator (dreamdb/ranking/_kernel.c), built at install time where a C compiler is present
@@ -121,6 +127,7 @@ class MemoryEngine:
         self._probe = None
         self._loanword_heads: frozenset[str] | None = None
         self._terms: dict[str, tuple] = {}
+        self._classes: dict[tuple[str, ...], tuple] = {}  # class members → as _term gives a term (see _class)
         self._filter_cache: dict = {}
         #: ``{(word, capitalised, Turkish query, spelled out): the index term it resolves to, or None}``
         #: (filled by :func:`dreamdb.ranking.rank.plan_query`; emptied when the index changes).
@@ -200,6 +207,7 @@ class MemoryEngine:
         if gen == self._generation:
             return
         self._terms.clear()
+        self._classes.clear()
         self._filter_cache.clear()
         self.resolved_words.clear()
         self.hit_metadata.clear()
@@ -249,6 +257,7 @@ class MemoryEngine:
         self._field_w = np.array([F.FIELD_WEIGHTS[f] for f in _FIELDS])
         self._slices: dict[str, tuple[int, int, int]] | None = None  # term → (start, end, df)
         self._cooccurrence_marks = None  # the C kernel's scratch for cooccurrence (uint8[n], zeros)
+        self._class_scratch = None  # the C kernel's scratch for class_postings (uint8[n], int64[n, 4]: zeros)
         self._loanword_heads: frozenset[str] | None = None
         tokens = self.n_docs * avg  # COUNT(*) over postings would scan millions of rows on a big index
         self._preload_due = 0 < tokens <= PRELOAD_MAX_TOKENS  # after PRELOAD_AFTER_QUERIES queries
@@ -260,14 +269,21 @@ class MemoryEngine:
         and each row's term IDF (float64[m]): ``(positions int64[m], weights float64[3, m])``, the weights'
         rows being idf·raw tf part, idf·BM25F saturation and 1.0 where the term is in the slug/title."""
         pos = np.searchsorted(self.rowids, arr[:, 0]).astype(np.int64, copy=False)
-        tfs = arr[:, 1:5].astype(np.float64)
+        weights = self._weigh(pos, arr[:, 1:5], idf)
+        weights[2] = (arr[:, 1] > 0) | (arr[:, 5] > 0)
+        return pos, weights
+
+    def _weigh(self, pos, tfs, idf):
+        """float64[3, m]: :meth:`_derive`'s weights of postings at document positions ``pos`` (int64[m])
+        with term frequencies ``tfs`` (int[m, 4]: title, description, tags, body); the third row is left
+        to the caller."""
+        tfs = tfs.astype(np.float64)
         tf = tfs.sum(axis=1)
-        weights = np.empty((3, len(arr)))
+        weights = np.empty((3, len(pos)))
         weights[0] = idf * np.where(tf > 0, tf * (F.K1 + 1.0) / (tf + self._raw_norm[pos]), 0.0)
         pseudo = (tfs * self._field_w / self._field_norm[pos]).sum(axis=1)
         weights[1] = idf * np.where(pseudo > 0, pseudo * (F.K1 + 1.0) / (pseudo + F.K1), 0.0)  # BM25F saturation
-        weights[2] = (arr[:, 1] > 0) | (arr[:, 5] > 0)
-        return pos, weights
+        return weights
 
     def _preload(self) -> None:
         """Load every posting in one pass (rows come in (term, doc) primary-key order); IDF is folded in per term."""
@@ -282,6 +298,10 @@ class MemoryEngine:
         df = np.add.reduceat(has_tf, starts).tolist() if terms else []
         idf_term = np.fromiter((F.idf(self.n_docs, d) for d in df), dtype=np.float64, count=len(df))
         self._pos, self._weights = self._derive(arr, np.repeat(idf_term, np.subtract(ends, starts)))
+        # each posting's term frequency per field (title, description, tags, body): classes (_class)
+        # sum them across their terms; 16 bits a number unless a term occurs more often in one field
+        tfs = arr[:, 1:5]
+        self._tf = tfs.astype(np.uint16 if not len(tfs) or tfs.max() <= np.iinfo(np.uint16).max else np.int64)
         self._slices = {terms[a]: (a, b, d) for a, b, d in zip(starts, ends, df)}
         self._text_terms = frozenset(terms[a] for a, d in zip(starts, df) if d)  # df 0: in slugs only
         # The terms in the text of a document analysed as Turkish, and of one analysed otherwise: query
@@ -316,6 +336,58 @@ class MemoryEngine:
         if len(self._terms) >= self.max_cached_terms:
             self._terms.pop(next(iter(self._terms)))
         cached = self._terms[term] = (pos, weights, df)
+        return cached
+
+    def _class(self, members: tuple[str, ...]):
+        """``(positions int64[m], weights float64[3, m], df)`` of a class of terms
+        (:func:`dreamdb.ranking.rank.class_members`): its members' postings with their term frequencies
+        summed per document and field, its IDF that of the documents holding any of them; the slug/title
+        row is 0 (identity coverage counts the query term itself). From the term frequencies in memory
+        once every posting is (:meth:`_preload`), else read from the index (a statement, in the
+        caller's snapshot: :meth:`rank` holds one); kept until the index changes."""
+        cached = self._classes.get(members)
+        if cached is not None:
+            return cached
+        build = getattr(self.kernel, "class_postings", None)  # (a module built before classes has none)
+        if self._slices is not None and build is not None:
+            spans = [s for s in map(self._slices.get, members) if s is not None and s[1] > s[0]]
+            total = sum(b - a for a, b, _df in spans)
+            if self._class_scratch is None:
+                n = len(self.rowids)
+                self._class_scratch = (np.zeros(n, dtype=np.uint8), np.zeros((n, 4), dtype=np.int64))
+            pos, weights = np.empty(total, dtype=np.int64), np.empty(3 * total)
+            k, df = build(self._pos, self._tf, spans, self._raw_norm, self._field_norm, self._field_w, self.n_docs,
+                          F.K1, *self._class_scratch, self._touched, pos, weights)
+            cached = (pos[:k], weights[:3 * k].reshape(3, k), df) if df else (pos[:0], np.empty((3, 0)), 0)
+            if len(self._classes) >= 1000:
+                self._classes.clear()
+            self._classes[members] = cached
+            return cached
+        if self._slices is not None:
+            spans = [s for s in map(self._slices.get, members) if s is not None and s[1] > s[0]]
+            pos = np.concatenate([self._pos[a:b] for a, b, _df in spans]) if spans else np.empty(0, dtype=np.int64)
+            tfs = np.concatenate([self._tf[a:b] for a, b, _df in spans]) if spans else np.empty((0, 4), dtype=np.int64)
+            if len(spans) > 1:  # each term's postings are in document order: merged, a document's summed
+                order = np.argsort(pos, kind="stable")
+                pos, tfs = pos[order], tfs[order].astype(np.int64)
+                starts = np.flatnonzero(np.concatenate(([True], pos[1:] != pos[:-1])))
+                pos, tfs = pos[starts], np.add.reduceat(tfs, starts, axis=0)
+        else:
+            arr = np.array(self.conn.execute(
+                "SELECT doc, SUM(tf_title), SUM(tf_description), SUM(tf_tags), SUM(tf_body) FROM postings"
+                f" WHERE term IN ({','.join('?' * len(members))}) GROUP BY doc ORDER BY doc", members).fetchall(),
+                dtype=np.int64).reshape(-1, 5)
+            pos, tfs = np.searchsorted(self.rowids, arr[:, 0]).astype(np.int64, copy=False), arr[:, 1:5]
+        df = int(np.count_nonzero(tfs.sum(axis=1)))
+        if df:
+            weights = self._weigh(pos, tfs, F.idf(self.n_docs, df))
+            weights[2] = 0.0
+        else:
+            pos, weights = np.empty(0, dtype=np.int64), np.empty((3, 0))
+        cached = (pos, weights, df)
+        if len(self._classes) >= 1000:
+            self._classes.clear()
+        self._classes[members] = cached
         return cached
 
     def _postings(self, terms: list[str]):
@@ -452,16 +524,26 @@ class MemoryEngine:
         # to both BM25 sums but still counts for identity coverage.
         pos, w = self._postings(plan.terms)
         syns = [(p, wt) for p, wt in ((self._term(t), wt) for t, wt in plan.synonyms.items()) if p[2]]
-        if not len(pos) and not syns:
+        classes = class_members(plan)
+        held = [c for c in map(self._class, classes.values()) if c[2]]
+        if not len(pos) and not syns and not held:
             return None
         if not len(pos):  # a synonym alone matches (np.bincount of no postings gives int64 zeros)
             pos, w = np.zeros(1, dtype=np.int64), np.zeros((3, 1))
         raw = np.bincount(pos, weights=w[0], minlength=n)
-        if syns:
-            bm25f = np.bincount(np.concatenate([pos, *(p[0] for p, _ in syns)]),
-                                weights=np.concatenate([w[1], *(wt * p[1][1] for p, wt in syns)]), minlength=n)
+        if classes:  # BM25F and the raw BM25 rankScore starts from count each class instead of its term
+            free = [t for t in plan.terms if t not in classes]
+            fpos, fw = self._postings(free) if free else (np.empty(0, dtype=np.int64), np.empty((3, 0)))
+            f_pos = np.concatenate([fpos, *(c[0] for c in held)])
+            structured = np.bincount(f_pos, weights=np.concatenate([fw[0], *(c[1][0] for c in held)]), minlength=n)
+            f_w = np.concatenate([fw[1], *(c[1][1] for c in held)])
         else:
-            bm25f = np.bincount(pos, weights=w[1], minlength=n)
+            f_pos, f_w, structured = pos, w[1], raw
+        if syns:
+            bm25f = np.bincount(np.concatenate([f_pos, *(p[0] for p, _ in syns)]),
+                                weights=np.concatenate([f_w, *(wt * p[1][1] for p, wt in syns)]), minlength=n)
+        else:
+            bm25f = np.bincount(f_pos, weights=f_w, minlength=n)
         in_title = np.bincount(pos, weights=w[2], minlength=n)
         # Candidates: documents with a positive BM25F (every match, synonyms included) or a query term
         # in their slug/title (identity coverage alone). Every other document's bound is 0; the rest
@@ -469,37 +551,42 @@ class MemoryEngine:
         cand = ((bm25f > 0.0) | (in_title > 0.0)).nonzero()[0]  # nonzero of a bool mask: ~4× faster than of floats
         if not len(cand):
             return None
-        raw, bm25f = raw[cand], bm25f[cand]
+        raw, structured, bm25f = raw[cand], structured[cand], bm25f[cand]
         cov = in_title[cand] * self._identity_f[cand] / len(plan.terms)
         # The per-document arithmetic is that of signals.base_score and signals.identity_boost, in the
         # same order; documents the filters drop get a bound of 0 (their static factor is multiplied by 0).
-        base = raw + S.BM25F_MIX * np.maximum(0.0, bm25f - raw)
-        identity = S.IDENTITY_WEIGHT * cov * cov * np.maximum(raw, 1.0)
+        base = structured + S.BM25F_MIX * np.maximum(0.0, bm25f - structured)
+        identity = S.IDENTITY_WEIGHT * cov * cov * np.maximum(structured, 1.0)
         kept = self._kept(filters)[cand]
         if self._checks_expiry(filters):
             kept = kept * (self.expires[cand] >= now_days)
         near = _near_top(base + identity, kept, top)
         if not len(near):
             return None
-        return cand[near].tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist()
+        return cand[near].tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(), structured[near].tolist()
 
     def _near_top_kernel(self, plan: QueryPlan, top: int, now_days: float, filters: Filters):
         """:meth:`_near_top_numpy` in one call of the C accumulator (the same floats), which touches
         only the documents the query's postings reach."""
         syn = [(t, wt) for t, wt in plan.synonyms.items() if wt > 0.0]
-        if self._slices is not None:
+        classes = class_members(plan)
+        if self._slices is not None and not classes:
             pos, weights, get = self._pos, self._weights, self._slices.get
             spans = [(a, b, 0.0) for a, b, _df in filter(None, map(get, plan.terms)) if b > a]
             spans += [(s[0], s[1], wt) for s, wt in ((get(t), wt) for t, wt in syn) if s is not None and s[2]]
-        else:  # terms loaded one by one: their arrays concatenated, each a span of the whole
-            parts = [(self._term(t), 0.0) for t in plan.terms] + [(p, wt) for p, wt in ((self._term(t), wt) for t, wt in syn)
-                                                                   if p[2]]
-            parts = [(p, wt) for p, wt in parts if len(p[0])]
-            ends = np.cumsum([len(p[0]) for p, _ in parts]).tolist()
-            spans = [(e - len(p[0]), e, wt) for (p, wt), e in zip(parts, ends)]
+        else:  # terms loaded one by one, or classes: their arrays concatenated, each a span of the whole
+            # (kind 0: a query term, or with a weight a synonym; 1: a query term of a class, in the raw
+            # score and identity coverage only; 2: a class, in BM25F and the raw BM25 rankScore starts from)
+            parts = [(self._term(t), 0.0, 1 if t in classes else 0) for t in plan.terms]
+            parts += [(c, 0.0, 2) for c in map(self._class, classes.values()) if c[2]]
+            parts += [(p, wt, 0) for p, wt in ((self._term(t), wt) for t, wt in syn) if p[2]]
+            parts = [(p, wt, kind) for p, wt, kind in parts if len(p[0])]
+            ends = list(accumulate(len(p[0]) for p, _wt, _kind in parts))
+            spans = [(e - len(p[0]), e, wt, kind) if kind else (e - len(p[0]), e, wt)
+                     for (p, wt, kind), e in zip(parts, ends)]
             if parts:
-                pos = np.concatenate([p[0] for p, _ in parts])
-                weights = np.concatenate([p[1] for p, _ in parts], axis=1)
+                pos = np.concatenate([p[0] for p, _wt, _kind in parts])
+                weights = np.concatenate([p[1] for p, _wt, _kind in parts], axis=1)
         if not spans:
             return None
         expires = self.expires if self._checks_expiry(filters) else None
@@ -538,6 +625,10 @@ class MemoryEngine:
         """
         if not plan.terms or top <= 0:
             return []
+        if plan.translated and self._slices is None and not self.conn.in_transaction:
+            # (classes are then read from the index, :meth:`_class`: in one state with the rest)
+            with read_snapshot(self.conn):
+                return self.rank(plan, top=top, now_days=now_days, filters=filters, probe=True)
         if probe or self._generation is None:
             self._ensure_loaded()
         self._served += 1
@@ -545,7 +636,8 @@ class MemoryEngine:
         if not n or not self.n_docs:
             return []
         filters = filters or _NO_FILTERS
-        if self.kernel is not None:
+        if self.kernel is not None and (getattr(self.kernel, "CLASSES", False) or not plan.translated):
+            # (a module built before classes, dreamdb.ranking.rank.class_members, leaves them to numpy)
             near = self._near_top_kernel(plan, top, now_days, filters)
         else:
             near = self._near_top_numpy(plan, top, now_days, filters)
@@ -553,20 +645,23 @@ class MemoryEngine:
             return []
         if type(near) is list:  # ranked by the C kernel (ranked_top), best first
             rowids, doc_ids, types = self.rowid_list, self.doc_ids, self.types_list
-            return [Ranked(rowids[i], doc_ids[i], types[i], None, d, None, r, f, c, identity_j, base_j, rec,
-                           1.0, 1.0, 1.0, score) for i, d, r, f, c, identity_j, base_j, rec, score in near]
-        positions, raws, bm25fs, covs = near
+            # (i, date, raw, bm25f, coverage, identity, base, recency, rankScore, structured: none from a
+            # module built before classes)
+            return [Ranked(rowids[t[0]], doc_ids[t[0]], types[t[0]], None, t[1], None, *t[2:8], 1.0, 1.0, 1.0, t[8],
+                           structured=t[9] if len(t) > 9 else t[2]) for t in near]
+        positions, raws, bm25fs, covs, *rest = near  # (a module built before classes gives no fifth list)
+        structured = rest[0] if rest else raws
         # The few documents that can make the top, a row of Python floats each; their base, identity,
         # recency and rankScore are computed in Python with the very formulas and operation order of
         # signals.base_score, signals.identity_boost and the SQL engine (identical floats, fewer numpy calls).
         dates, statics = self.date_days_list, self.static_list
-        rows = [(r, f, c, dates[i], statics[i]) for r, f, c, i in zip(raws, bm25fs, covs, positions)]
+        rows = [(r, f, c, dates[i], statics[i], x) for r, f, c, i, x in zip(raws, bm25fs, covs, positions, structured)]
         recency, unknown, mix, weight, tie = S.recency_factor, S.RECENCY_UNKNOWN, S.BM25F_MIX, S.IDENTITY_WEIGHT, S.tie_score
         inf, doc_ids = float("inf"), self.doc_ids
         keyed = []
-        for j, (r, f, c, d, static) in enumerate(rows):
-            base_j = r + mix * max(0.0, f - r)
-            identity_j = weight * c * c * max(r, 1.0)
+        for j, (_r, f, c, d, static, x) in enumerate(rows):
+            base_j = x + mix * max(0.0, f - x)
+            identity_j = weight * c * c * max(x, 1.0)
             rec = recency(now_days - d) if d == d else unknown  # NaN: unknown date
             # Ties break as in the SQL engine: rankScore (S.tie_score), then newest, then the smaller doc_id.
             score = (base_j + identity_j) * rec * static
@@ -578,5 +673,5 @@ class MemoryEngine:
             r, f, c = rows[j][:3]
             i = positions[j]
             out.append(Ranked(rowids[i], doc_id, types[i], None, None if newest == inf else -newest, None,
-                              r, f, c, identity_j, base_j, rec, 1.0, 1.0, 1.0, score))
+                              r, f, c, identity_j, base_j, rec, 1.0, 1.0, 1.0, score, structured=rows[j][5]))
         return out

@@ -2,7 +2,9 @@
 
 One SQL statement aggregates, per matching document, the raw BM25 score
 (flat, over the union of fields), BM25F (field-weighted, with synonyms at half
-weight) and how many query terms the slug/title cover, and orders documents by
+weight; a translated word and its translation as one term, :func:`class_members`),
+the raw BM25 rankScore starts from (with those classes in place of their words)
+and how many query terms the slug/title cover, and orders documents by
 the upper bound ``base + identity`` of rankScore. Python then applies the
 multipliers (all ≤ 1) in that order and stops as soon as the bound falls
 below the k-th best rankScore: the top k is exact without scoring every match.
@@ -45,7 +47,9 @@ class QueryPlan:
         dropped: distinct terms left out beyond :data:`MAX_QUERY_TERMS`.
         resolved: ``{term as analyzed: the index's term used instead}`` for query words whose
             own analysis is not in the index but another analysis is (see :func:`plan_query`).
-        translated: ``{query term: its translation added to synonyms}`` (:func:`translation_synonyms`).
+        translated: ``{query term: its translation}`` (:func:`translation_synonyms`): in rankScore the term
+            and its translation count as one term, a *class* (:func:`class_members`); the raw ``score``
+            keeps the term alone.
     """
 
     text: str
@@ -55,6 +59,30 @@ class QueryPlan:
     dropped: int = 0
     resolved: dict[str, str] = factory(dict)
     translated: dict[str, str] = factory(dict)
+
+
+def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
+    """``{query term: (the term, its translation)}``: the query's translated words that the notes hold
+    as the query wrote them, as the ranking counts them in rankScore, each with its translation as one
+    term, a *class* (Pirkola's structured query: a word's translations are synonyms of one another, and
+    their class has one term frequency, the sum of its members', and one document frequency, that of the
+    documents holding any of them). A word the notes do not hold was replaced (``plan.resolved``: by a
+    translation, a loanword, another analysis): its replacement is already in the notes' words, and a
+    translation of it beside is another sense, kept a synonym (``sayısal`` → *score*, and *decision*
+    beside: one class of the two would blur *score*, the precise one).
+
+    A Turkish word written once in an English vault (``uyku``, df 1) would otherwise weigh as a rare
+    term while the notes about it (*sleep*, df 215) get only a synonym's half weight: with the class,
+    both count alike. The raw ``score`` (SPEC §2) keeps the term alone; the class replaces it in the
+    raw BM25 rankScore starts from (:attr:`Ranked.structured`) and in BM25F. Source: A. Pirkola, "The
+    effects of query structure and dictionary setups in dictionary-based cross-language information
+    retrieval", SIGIR 1998 (the ``#syn`` operator of InQuery); K. Darwish & D. Oard, "Probabilistic
+    structured query methods", SIGIR 2003. Measured (BM25 nDCG@10, a rerank of the top 30 first,
+    2 Dec): XQuAD paragraphs tr→en 0.833 → 0.841, en→tr 0.804 → 0.812, sentences tr→en 0.666 → 0.684
+    (400 queries each), gold set 0.777 → 0.789; no constant is involved.
+    """
+    replaced = set(plan.resolved.values())
+    return {t: (t, c) for t, c in plan.translated.items() if t in plan.terms and t not in replaced and c != t}
 
 
 def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> QueryPlan:
@@ -127,7 +155,10 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
         translated = translation_synonyms(qwords, turkish, terms, vocabulary, lexicon, resolved)
-        syn.update(dict.fromkeys(translated.values(), S.SYNONYM_WEIGHT))
+        # a word the notes hold as written counts with its translation as one term (class_members); a word
+        # replaced (by a translation, a loanword, another analysis) keeps its other sense as a synonym
+        replaced = set(resolved.values())
+        syn.update(dict.fromkeys((c for t, c in translated.items() if t in replaced), S.SYNONYM_WEIGHT))
     if synonym_table is not None:
         for t in terms:
             expansions = synonym_table.expand(t)
@@ -643,10 +674,11 @@ class Ranked:
         rowid: ``documents.id``.
         doc_id, type, date, status: from ``documents``.
         score: raw BM25 (SPEC §2 ``score``; thresholds gate on it).
-        bm25f: BM25F with synonyms.
+        bm25f: BM25F with synonyms (a translated query word counts with its translation as one term:
+            :func:`class_members`).
         coverage: query terms found in slug/title ÷ query terms.
         identity: identity boost added.
-        base: raw + 0.5·max(0, BM25F − raw).
+        base: structured + 0.5·max(0, BM25F − structured).
         recency, status_factor, type_factor, confidence_factor: multipliers.
         rank_score: what hits are sorted by (the fused score in hybrid modes).
         dense: best-chunk dense score in hybrid modes (cosine, language-centred for chunks
@@ -659,6 +691,8 @@ class Ranked:
             corpus, so BM25's decisive test and pin guard were scaled by its term coverage;
             ``+imputed`` on a document in another language than the query whose BM25 rank was
             taken from the dense channel, :func:`dreamdb.fusion.imputed_bm25_ranks`).
+        structured: the raw BM25 that base and identity start from: ``score``, with each translated
+            query word's class in place of the word (:func:`class_members`); ``None``: ``score``.
     """
 
     rowid: int
@@ -681,6 +715,7 @@ class Ranked:
     fusion: str | None = None
     dense_centred: str | None = None
     bm25_coverage: float | None = None
+    structured: float | None = None
 
     def signals(self) -> dict:
         """Every signal, JSON-ready (``--explain``)."""
@@ -693,39 +728,54 @@ class Ranked:
             "dense": None if self.dense is None else round(self.dense, 6), "fusion": self.fusion,
             "dense_centred": self.dense_centred,
             "bm25_coverage": None if self.bm25_coverage is None else round(self.bm25_coverage, 6),
+            "bm25_structured": round(self.score if self.structured is None else self.structured, 6),
         }
 
 
 _SQL = """
-WITH q(term, idf, w_raw, w_f) AS (
-    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]')
+WITH q(term, idf, w_raw, w_f, w_rank) AS (
+    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+           json_extract(value, '$[3]'), json_extract(value, '$[4]')
     FROM json_each(:q)
 ),
+c(term, cls) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:c)),
+ci(cls, idf) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:ci)),
+src AS (
+    SELECT p.doc AS doc, q.idf AS idf, q.w_raw AS w_raw, q.w_f AS w_f, q.w_rank AS w_rank, p.tf_title AS tf_title,
+           p.tf_description AS tf_description, p.tf_tags AS tf_tags, p.tf_body AS tf_body, p.tf_slug AS tf_slug
+    FROM q JOIN postings p ON p.term = q.term
+    UNION ALL
+    SELECT k.doc, ci.idf, 0.0, 1.0, 1.0, k.tf_title, k.tf_description, k.tf_tags, k.tf_body, 0
+    FROM (SELECT c.cls AS cls, p.doc AS doc, SUM(p.tf_title) AS tf_title, SUM(p.tf_description) AS tf_description,
+                 SUM(p.tf_tags) AS tf_tags, SUM(p.tf_body) AS tf_body
+          FROM c JOIN postings p ON p.term = c.term GROUP BY c.cls, p.doc) k JOIN ci ON ci.cls = k.cls
+),
 r AS (
-    SELECT p.doc AS doc, q.idf AS idf, q.w_raw AS w_raw, q.w_f AS w_f,
-           p.tf_title + p.tf_description + p.tf_tags + p.tf_body AS tf,
+    SELECT s.doc AS doc, s.idf AS idf, s.w_raw AS w_raw, s.w_f AS w_f, s.w_rank AS w_rank,
+           s.tf_title + s.tf_description + s.tf_tags + s.tf_body AS tf,
            d.len_title + d.len_description + d.len_tags + d.len_body AS dl,
-           :w_title * p.tf_title / (:nb + :b_title * d.len_title)
-         + :w_description * p.tf_description / (:nb + :b_description * d.len_description)
-         + :w_tags * p.tf_tags / (:nb + :b_tags * d.len_tags)
-         + :w_body * p.tf_body / (:nb + :b_body * d.len_body) AS tff,
-           (p.tf_title > 0 OR p.tf_slug > 0) AS in_id,
+           :w_title * s.tf_title / (:nb + :b_title * d.len_title)
+         + :w_description * s.tf_description / (:nb + :b_description * d.len_description)
+         + :w_tags * s.tf_tags / (:nb + :b_tags * d.len_tags)
+         + :w_body * s.tf_body / (:nb + :b_body * d.len_body) AS tff,
+           (s.tf_title > 0 OR s.tf_slug > 0) AS in_id,
            d.identity_boost AS ib
-    FROM q JOIN postings p ON p.term = q.term JOIN documents d ON d.id = p.doc
+    FROM src s JOIN documents d ON d.id = s.doc
     WHERE {where}
 ),
 agg AS (
     SELECT doc,
            SUM(CASE WHEN tf > 0 THEN w_raw * idf * tf * (:k1 + 1) / (tf + :k1 * (:nb + :b_avg * dl)) ELSE 0.0 END) AS raw,
+           SUM(CASE WHEN tf > 0 THEN w_rank * idf * tf * (:k1 + 1) / (tf + :k1 * (:nb + :b_avg * dl)) ELSE 0.0 END) AS rr,
            SUM(CASE WHEN tff > 0 THEN w_f * idf * tff * (:k1 + 1) / (tff + :k1) ELSE 0.0 END) AS bm25f,
            SUM(w_raw > 0 AND in_id) AS id_hits,
            MAX(ib) AS ib
     FROM r GROUP BY doc
 )
-SELECT a.doc, a.raw, a.bm25f, a.id_hits, a.ib,
-       a.raw + :mix * MAX(0, a.bm25f - a.raw)
+SELECT a.doc, a.raw, a.rr, a.bm25f, a.id_hits, a.ib,
+       a.rr + :mix * MAX(0, a.bm25f - a.rr)
          + CASE WHEN a.ib AND a.id_hits > 0
-                THEN :idw * (a.id_hits * 1.0 / :nq) * (a.id_hits * 1.0 / :nq) * MAX(a.raw, 1) ELSE 0 END AS ub,
+                THEN :idw * (a.id_hits * 1.0 / :nq) * (a.id_hits * 1.0 / :nq) * MAX(a.rr, 1) ELSE 0 END AS ub,
        d.doc_id, d.type, d.date, d.date_days, d.status, d.is_capture, d.confidence
 FROM agg a JOIN documents d ON d.id = a.doc
 WHERE a.raw > 0 OR a.bm25f > 0 OR (a.ib AND a.id_hits > 0)
@@ -762,6 +812,17 @@ def document_frequencies(conn, terms: list[str]) -> dict[str, int]:
     return {t: int(df or 0) for t, df in rows}
 
 
+def class_frequencies(conn, classes: list[tuple[str, ...]]) -> list[int]:
+    """Each class's document frequency (:func:`class_members`): the documents holding any of its
+    terms in a BM25 field (slug-only occurrences do not count), in order."""
+    out = []
+    for members in classes:
+        marks = ",".join("?" * len(members))
+        out.append(conn.execute(f"SELECT COUNT(DISTINCT doc) FROM postings WHERE term IN ({marks}) "
+                                "AND tf_title + tf_description + tf_tags + tf_body > 0", members).fetchone()[0])
+    return out
+
+
 def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
     """The exact top ``top`` documents for ``plan`` by rankScore.
 
@@ -783,21 +844,28 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         return []
     all_terms = plan.terms + list(plan.synonyms)
     df = document_frequencies(conn, all_terms)
+    classes = class_members(plan)
+    # q rows: [term, idf, weight in the raw score, in BM25F, in the raw BM25 rankScore starts from];
+    # a term of a class counts in the raw score (and identity coverage) only, its class in the other two
     q = []
     for t in plan.terms:
         if df.get(t):
-            q.append([t, F.idf(n, df[t]), 1.0, 1.0])
+            q.append([t, F.idf(n, df[t]), 1.0, 0.0, 0.0] if t in classes else [t, F.idf(n, df[t]), 1.0, 1.0, 1.0])
     for t, w in plan.synonyms.items():
         if df.get(t):
-            q.append([t, F.idf(n, df[t]), 0.0, w])
+            q.append([t, F.idf(n, df[t]), 0.0, w, 0.0])
     # slug-only terms (df 0) still count for identity coverage
     for t in plan.terms:
         if not df.get(t):
-            q.append([t, 0.0, 1.0, 0.0])
+            q.append([t, 0.0, 1.0, 0.0, 0.0])
+    class_df = class_frequencies(conn, list(classes.values()))
+    c = [[m, i] for i, members in enumerate(classes.values()) for m in members]
+    ci = [[i, F.idf(n, class_df[i])] for i in range(len(classes)) if class_df[i]]
     where, params = (filters or Filters()).sql(now_days)
     b = F.B
     params.update(
-        q=json.dumps(q), k1=F.K1, nb=1.0 - b, mix=S.BM25F_MIX, idw=S.IDENTITY_WEIGHT, nq=len(plan.terms),
+        q=json.dumps(q), c=json.dumps(c), ci=json.dumps(ci), k1=F.K1, nb=1.0 - b, mix=S.BM25F_MIX,
+        idw=S.IDENTITY_WEIGHT, nq=len(plan.terms),
         b_avg=b / stats["avg_len"] if stats["avg_len"] > 0 else 0.0,
     )
     for f in ("title", "description", "tags", "body"):
@@ -806,19 +874,20 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         params[f"b_{f}"] = b / avg if avg > 0 else 0.0
     heap: list = []  # min-heap of (sort key, Ranked), size ≤ top
     for row in conn.execute(_SQL.format(where=where), params):
-        doc, raw, bm25f, id_hits, ib, ub, doc_id, typ, date, date_days, status, is_capture, confidence = row
+        doc, raw, structured, bm25f, id_hits, ib, ub, doc_id, typ, date, date_days, status, is_capture, confidence = row
         if len(heap) >= top and ub < heap[0][0][0] * (1.0 - S.TIE_MARGIN):
             break
         coverage = (id_hits / len(plan.terms)) if ib else 0.0
-        base = S.base_score(raw, bm25f)
-        identity = S.identity_boost(raw, coverage)
+        base = S.base_score(structured, bm25f)
+        identity = S.identity_boost(structured, coverage)
         age = None if date_days is None else now_days - date_days
         rec = S.recency_factor(age)
         sf = S.status_factor(status)
         tf_ = S.type_factor(typ, bool(is_capture))
         cf = S.confidence_factor(confidence)
         rank_score = (base + identity) * rec * sf * tf_ * cf
-        item = Ranked(doc, doc_id, typ, date, date_days, status, raw, bm25f, coverage, identity, base, rec, sf, tf_, cf, rank_score)
+        item = Ranked(doc, doc_id, typ, date, date_days, status, raw, bm25f, coverage, identity, base, rec, sf, tf_, cf,
+                      rank_score, structured=structured)
         key = _sort_key(item)
         if len(heap) < top:
             heapq.heappush(heap, (key, item))
@@ -845,32 +914,48 @@ def _sort_key(item: Ranked) -> tuple:
 def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
     """Per-term breakdown of one document's raw BM25 and BM25F, recomputed with :mod:`dreamdb.ranking.bm25`.
 
+    A translated query word's line gives its raw BM25 (part of ``score``) and a BM25F of 0: it counts
+    in BM25F, and in the raw BM25 that rankScore starts from, through its class's line (kind
+    ``class``, term ``word|translation``: the members' term frequencies summed, the class's document
+    frequency; :func:`class_members`), whose ``bm25`` is its part of ``Ranked.structured``.
+
     Returns:
-        ``[{term, kind ('query'|'synonym'), df, idf, tf: {field: n}, bm25, bm25f}]`` for matched terms.
+        ``[{term, kind ('query'|'synonym'|'class'), df, idf, tf: {field: n}, bm25, bm25f}]`` for matched terms.
     """
     stats = corpus_stats(conn)
+    classes = class_members(plan)
     terms = plan.terms + list(plan.synonyms)
+    looked_up = list(dict.fromkeys(terms + [m for members in classes.values() for m in members]))
     df = document_frequencies(conn, terms)
     lens = conn.execute(
         "SELECT len_title, len_description, len_tags, len_body FROM documents WHERE id = ?", (rowid,)
     ).fetchone()
     lengths = dict(zip(("title", "description", "tags", "body"), lens))
     avgs = {f: stats[f"avg_len_{f}"] for f in lengths}
-    marks = ",".join("?" * len(terms))
-    rows = conn.execute(
+    marks = ",".join("?" * len(looked_up))
+    rows = {r[0]: r[1:] for r in conn.execute(
         f"SELECT term, tf_title, tf_description, tf_tags, tf_body, tf_slug FROM postings WHERE doc = ? AND term IN ({marks})",
-        [rowid, *terms],
-    ).fetchall()
+        [rowid, *looked_up],
+    )}
+
+    def line(term, kind, tfs, slug, df_v, weight, raw_counts, f_counts):
+        idf_v = F.idf(stats["n_docs"], df_v) if df_v else 0.0
+        tf = sum(tfs.values())
+        raw = F.bm25_term(tf, sum(lengths.values()), stats["avg_len"], idf_v) if raw_counts else 0.0
+        f = weight * F.bm25f_term(F.bm25f_pseudo_tf(tfs, lengths, avgs), idf_v) if f_counts else 0.0
+        return {"term": term, "kind": kind, "df": df_v, "idf": round(idf_v, 6), "tf": {**tfs, "slug": slug},
+                "bm25": round(raw, 6), "bm25f": round(f, 6)}
+
     out = []
-    for term, tt, td, tg, tb, ts in sorted(rows, key=lambda r: terms.index(r[0])):
+    for term in (t for t in terms if t in rows):
+        tt, td, tg, tb, ts = rows[term]
         is_syn = term not in plan.terms
-        tfs = {"title": tt, "description": td, "tags": tg, "body": tb}
-        idf_v = F.idf(stats["n_docs"], df.get(term, 0)) if df.get(term) else 0.0
-        raw = 0.0 if is_syn else F.bm25_term(tt + td + tg + tb, sum(lengths.values()), stats["avg_len"], idf_v)
-        w = plan.synonyms.get(term, 1.0)
-        f = w * F.bm25f_term(F.bm25f_pseudo_tf(tfs, lengths, avgs), idf_v)
-        out.append({
-            "term": term, "kind": "synonym" if is_syn else "query", "df": df.get(term, 0), "idf": round(idf_v, 6),
-            "tf": {**tfs, "slug": ts}, "bm25": round(raw, 6), "bm25f": round(f, 6),
-        })
+        out.append(line(term, "synonym" if is_syn else "query", {"title": tt, "description": td, "tags": tg, "body": tb},
+                        ts, df.get(term, 0), plan.synonyms.get(term, 1.0) if is_syn else 1.0, not is_syn,
+                        term not in classes))
+    for members, df_v in zip(classes.values(), class_frequencies(conn, list(classes.values()))):
+        held = [rows[m] for m in members if m in rows]
+        if held:
+            tfs = {f: sum(r[j] for r in held) for j, f in enumerate(("title", "description", "tags", "body"))}
+            out.append(line("|".join(members), "class", tfs, max(r[4] for r in held), df_v, 1.0, True, True))
     return out

@@ -1,7 +1,9 @@
 """The rankScore signals of SPEC §2 as pure functions (no clock, no I/O).
 
 rankScore = (base + identity) · recency · status · capture · changelog · confidence, where
-base = raw + 0.5·max(0, BM25F − raw) and identity = 1.5·coverage²·max(raw, 1).
+base = raw + 0.5·max(0, BM25F − raw) and identity = 1.5·coverage²·max(raw, 1), raw being the
+query's raw BM25 with each translated word's class in place of the word
+(:func:`dreamdb.ranking.rank.class_members`; the reported ``score`` keeps the word alone).
 Every multiplier is ≤ 1, so ``base + identity`` bounds rankScore from above:
 :mod:`dreamdb.ranking.rank` uses that bound to stop early, exactly.
 """
