@@ -349,8 +349,9 @@ class MemoryEngine:
         if cached is not None:
             return cached
         build = getattr(self.kernel, "class_postings", None)  # (a module built before classes has none)
-        if self._slices is not None and build is not None:
-            spans = [s for s in map(self._slices.get, members) if s is not None and s[1] > s[0]]
+        spans = [s for s in map(self._slices.get, members) if s is not None and s[1] > s[0]] \
+            if self._slices is not None else []
+        if self._slices is not None and build is not None:  # merged and weighed in C: the same doubles
             total = sum(b - a for a, b, _df in spans)
             if self._class_scratch is None:
                 n = len(self.rowids)
@@ -358,33 +359,27 @@ class MemoryEngine:
             pos, weights = np.empty(total, dtype=np.int64), np.empty(3 * total)
             k, df = build(self._pos, self._tf, spans, self._raw_norm, self._field_norm, self._field_w, self.n_docs,
                           F.K1, *self._class_scratch, self._touched, pos, weights)
-            cached = (pos[:k], weights[:3 * k].reshape(3, k), df) if df else (pos[:0], np.empty((3, 0)), 0)
-            if len(self._classes) >= 1000:
-                self._classes.clear()
-            self._classes[members] = cached
-            return cached
-        if self._slices is not None:
-            spans = [s for s in map(self._slices.get, members) if s is not None and s[1] > s[0]]
-            pos = np.concatenate([self._pos[a:b] for a, b, _df in spans]) if spans else np.empty(0, dtype=np.int64)
-            tfs = np.concatenate([self._tf[a:b] for a, b, _df in spans]) if spans else np.empty((0, 4), dtype=np.int64)
-            if len(spans) > 1:  # each term's postings are in document order: merged, a document's summed
-                order = np.argsort(pos, kind="stable")
-                pos, tfs = pos[order], tfs[order].astype(np.int64)
-                starts = np.flatnonzero(np.concatenate(([True], pos[1:] != pos[:-1])))
-                pos, tfs = pos[starts], np.add.reduceat(tfs, starts, axis=0)
+            pos, weights = pos[:k], weights[:3 * k].reshape(3, k)
         else:
-            arr = np.array(self.conn.execute(
-                "SELECT doc, SUM(tf_title), SUM(tf_description), SUM(tf_tags), SUM(tf_body) FROM postings"
-                f" WHERE term IN ({','.join('?' * len(members))}) GROUP BY doc ORDER BY doc", members).fetchall(),
-                dtype=np.int64).reshape(-1, 5)
-            pos, tfs = np.searchsorted(self.rowids, arr[:, 0]).astype(np.int64, copy=False), arr[:, 1:5]
-        df = int(np.count_nonzero(tfs.sum(axis=1)))
-        if df:
-            weights = self._weigh(pos, tfs, F.idf(self.n_docs, df))
-            weights[2] = 0.0
-        else:
-            pos, weights = np.empty(0, dtype=np.int64), np.empty((3, 0))
-        cached = (pos, weights, df)
+            if self._slices is not None:
+                pos = np.concatenate([self._pos[a:b] for a, b, _df in spans]) if spans else np.empty(0, dtype=np.int64)
+                tfs = np.concatenate([self._tf[a:b] for a, b, _df in spans]) if spans else np.empty((0, 4), dtype=np.int64)
+                if len(spans) > 1:  # each term's postings are in document order: merged, a document's summed
+                    order = np.argsort(pos, kind="stable")
+                    pos, tfs = pos[order], tfs[order].astype(np.int64)
+                    starts = np.flatnonzero(np.concatenate(([True], pos[1:] != pos[:-1])))
+                    pos, tfs = pos[starts], np.add.reduceat(tfs, starts, axis=0)
+            else:
+                arr = np.array(self.conn.execute(
+                    "SELECT doc, SUM(tf_title), SUM(tf_description), SUM(tf_tags), SUM(tf_body) FROM postings"
+                    f" WHERE term IN ({','.join('?' * len(members))}) GROUP BY doc ORDER BY doc", members).fetchall(),
+                    dtype=np.int64).reshape(-1, 5)
+                pos, tfs = np.searchsorted(self.rowids, arr[:, 0]).astype(np.int64, copy=False), arr[:, 1:5]
+            df = int(np.count_nonzero(tfs.sum(axis=1)))
+            if df:
+                weights = self._weigh(pos, tfs, F.idf(self.n_docs, df))
+                weights[2] = 0.0
+        cached = (pos, weights, df) if df else (np.empty(0, dtype=np.int64), np.empty((3, 0)), 0)
         if len(self._classes) >= 1000:
             self._classes.clear()
         self._classes[members] = cached
