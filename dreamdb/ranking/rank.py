@@ -68,8 +68,8 @@ def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
     their class has one term frequency, the sum of its members', and one document frequency, that of the
     documents holding any of them). A word the notes do not hold was replaced (``plan.resolved``: by a
     translation, a loanword, another analysis): its replacement is already in the notes' words, and a
-    translation of it beside is another sense, kept a synonym (``sayısal`` → *score*, and *decision*
-    beside: one class of the two would blur *score*, the precise one).
+    translation of it beside is another sense, kept a synonym (``güvenliği`` → *security*, and
+    *safety* beside: one class of the two would give *security* the document frequency of both).
 
     A Turkish word written once in an English vault (``uyku``, df 1) would otherwise weigh as a rare
     term while the notes about it (*sleep*, df 215) get only a synonym's half weight: with the class,
