@@ -21,7 +21,7 @@ MIN_PROMPT_CHARS = 8
 """Prompts shorter than this are skipped (SPEC §6)."""
 
 INJECT_THRESHOLD = 2.0
-"""Raw BM25 score the top hit needs before anything is printed (SPEC §2/§6)."""
+"""Raw BM25 score the best of the top hits needs before anything is printed (SPEC §2/§6)."""
 
 MAX_QUERY_CHARS = 4000
 """A longer prompt is cut to its first 4,000 characters before recall (a 1 MB prompt stays fast)."""
@@ -175,12 +175,16 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting) is still written down
             if "used bm25" in note:
                 _log(note)
-        if not hits or hits[0].score < INJECT_THRESHOLD:
-            _why(f"{vault}: no hit" if not hits else f"{vault}: best raw BM25 score {hits[0].score:.2f} "
-                 f"({hits[0].doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
+        # The gate is the best raw score among the top hits, not the first one's: rank 1 may have a raw score
+        # of 0 (matched through a translation counted with the query's word, or through the dense channel)
+        # while a runner-up holds the query's words themselves.
+        best = max(hits, key=lambda h: h.score, default=None)
+        if best is None or best.score < INJECT_THRESHOLD:
+            _why(f"{vault}: no hit" if best is None else f"{vault}: best raw BM25 score {best.score:.2f} "
+                 f"({best.doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
             return ""
-        _why(f"{vault}: injected {len(hits)} hits, best {hits[0].doc_id} (score {hits[0].score:.2f})")
-        # a runner-up with raw score 0 matched only through synonyms/identity: noise in the prompt, left out
-        return render_block([hits[0]] + [h for h in hits[1:] if h.score > 0])  # before close: snippets read their bodies from the index
+        shown = [h for h in hits if h.score > 0]  # raw score 0: not the query's own words; left out of the prompt
+        _why(f"{vault}: injected {len(shown)} hits, best {best.doc_id} (score {best.score:.2f})")
+        return render_block(shown)  # before close: snippets read their bodies from the index
     finally:
         index.close()

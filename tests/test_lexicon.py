@@ -213,6 +213,30 @@ def test_a_rare_turkish_word_in_an_english_vault_weighs_as_its_class_not_as_a_ra
             assert hits[0].score > 0  # debt: the translation of borcu, a query term (no note has borcu)
 
 
+def test_the_hook_gates_on_the_best_raw_score_of_its_hits_not_the_first_ones(tiny_vault, small_lexicon, monkeypatch,
+                                                                              tmp_path):
+    """QA session 25: a note matched through a translation alone (raw score 0) can rank first now that the
+    translation counts with the word; the hook checked the first hit's raw score and printed nothing,
+    though the second held the prompt's word itself (raw score ≥ 2)."""
+    from dreamdb import hook
+
+    write_doc(tiny_vault, "knowledge/board.md", "---\ntitle: Whiteboard\n---\nShapes and arrows of the week: uyku\n")
+    write_doc(tiny_vault, "knowledge/sleep-guide.md", "---\ntitle: Sleep guide\n---\nSleep, sleep and sleep again: "
+              "how sleep works, when sleep runs, why sleep matters.\n")
+    for i in range(20):
+        write_doc(tiny_vault, f"knowledge/filler-{i}.md", f"---\ntitle: Garden {i}\n---\nTomatoes and beans {i}.\n")
+    monkeypatch.setenv("DREAMDB_LEXICON", str(small_lexicon.path))
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "hook.log"))
+    prompt = "uyku nasıl işliyor acaba"
+    with dreamdb.open(tiny_vault) as ix:
+        hits = ix.recall(prompt, top=3)
+    assert [(h.slug, h.score > 0) for h in hits[:2]] == [("sleep-guide", False), ("board", True)]
+    assert hits[1].score >= hook.INJECT_THRESHOLD
+    out = hook.run(json.dumps({"prompt": prompt, "session_id": "s", "cwd": str(tiny_vault.parent)}))
+    lines = out.splitlines()
+    assert lines[0] == hook.HEADER and lines[1].startswith("1. [knowledge/board]") and "sleep-guide" not in out, out
+
+
 def test_documents_a_translated_query_reads_are_not_treated_as_unreadable_by_the_fusion(tiny_vault, small_lexicon):
     """Hybrid fusion imputes a dense rank for documents in another language than the query, which BM25
     cannot read (dreamdb.fusion.imputed_bm25_ranks); a query translated into their language reads them."""
