@@ -734,9 +734,17 @@ class Index:
             self.notes.append("matched through another analysis of the query word (its own is not in the index): "
                               + ", ".join(f"{a} → {b}" for a, b in plan.resolved.items()))
         if plan.translated and explain:
-            self.notes.append("translations counted with the query word as one term in rankScore "
-                              "(the sense the query's words go with): "
-                              + ", ".join(f"{a} → {b}" for a, b in plan.translated.items()))
+            from dreamdb.ranking.rank import class_members
+
+            classes = class_members(plan)
+            synonyms = {a: b for a, b in plan.translated.items() if a not in classes}
+            if classes:
+                self.notes.append("translations counted with the query word as one term in rankScore "
+                                  "(the sense the query's words go with): "
+                                  + ", ".join(f"{a} → {members[1]}" for a, members in classes.items()))
+            if synonyms:
+                self.notes.append("other senses of replaced words added as synonyms (the sense the query's words "
+                                  "go with): " + ", ".join(f"{a} → {b}" for a, b in synonyms.items()))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")

@@ -607,10 +607,19 @@ def lexicon_status() -> dict:
 def describe(lex: Lexicon) -> dict:
     """``{"installed": True, "path", "size_bytes", "source", "source_version", "built_at", "links"
     (int, or None when the file's is not a number), "analyzer_version" (the file's, or None),
-    "analysed" (bool: its terms are this dreamdb's analyzer's; else each lookup analyses the
-    translations it returns, slower until the file is built again)}`` of an opened lexicon."""
+    "analysed" (bool: its terms are this dreamdb's analyzer's, "current_analyzer_version"; else each
+    lookup analyses the translations it returns, slower until the file is built again)}`` of an opened
+    lexicon."""
     links = str(lex.meta.get("links"))
     return {"installed": True, "path": str(lex.path), "size_bytes": lex.stamp[0],
             **{k: lex.meta.get(k) for k in ("source", "source_version", "built_at")},
             "links": int(links) if links.isascii() and links.isdigit() else None,
-            "analyzer_version": lex.meta.get("analyzer_version"), "analysed": lex.analysed}
+            "analyzer_version": lex.meta.get("analyzer_version"), "analysed": lex.analysed,
+            "current_analyzer_version": _analyzer_version()}
+
+
+def _analyzer_version() -> str:
+    """This dreamdb's :data:`dreamdb.analyzer.ANALYZER_VERSION` (imported when asked: status only)."""
+    from dreamdb.analyzer import ANALYZER_VERSION
+
+    return ANALYZER_VERSION

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import dreamdb
-from dreamdb.analyzer import stem
+from dreamdb.analyzer import ANALYZER_VERSION, stem
 from dreamdb.cli import cli, main
 from dreamdb.errors import LexiconError
 from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TR_EN, Lexicon, build_lexicon, lexicon_path, lexicon_status,
@@ -211,6 +211,32 @@ def test_a_rare_turkish_word_in_an_english_vault_weighs_as_its_class_not_as_a_ra
             assert uyku["df"] == 1 and board.score == pytest.approx(uyku["bm25"], abs=1e-6)  # its raw score: SPEC's
             assert board.signals["bm25_structured"] < board.score  # the class {uyku, sleep}: df 6, a lower IDF
             assert hits[0].score > 0  # debt: the translation of borcu, a query term (no note has borcu)
+
+
+def test_explain_names_classes_and_synonyms_apart(tiny_vault, small_lexicon):
+    """QA session 25: the note called every translation "counted with the query word as one term", also the
+    other sense of a replaced word, which is a half-weight synonym."""
+    notes = dict(ENGLISH_NOTES)
+    # an English note quoting the Turkish word: its English analysis (sunucusu) is the index's term, not the
+    # query's Turkish one (sunucus), which is replaced by it
+    notes["knowledge/hosting.md"] = "---\ntitle: Hosting\n---\nThe dashboard server, sunucusu in Turkish.\n"
+    notes["knowledge/uyku-notu.md"] = "---\ntitle: Uyku notu\n---\nGece uyku düzeni ve uyku saatleri burada.\n"
+    for rel, text in notes.items():
+        write_doc(tiny_vault, rel, text)
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon) as ix:
+        ix.sync()
+        query = "uyku sunucusu nasıl"
+        plan = plan_query(query, vocabulary=ix._vocabulary(), lexicon=small_lexicon)
+        classes = class_members(plan)
+        replaced = {b: a for a, b in plan.resolved.items()}
+        assert classes and "uyku" in classes and any(t in replaced for t in plan.translated), plan
+        ix.recall(query, top=3, explain=True)
+        notes = ix.take_notes()
+        one_term = next(n for n in notes if n.startswith("translations counted with the query word as one term"))
+        as_synonym = next(n for n in notes if n.startswith("other senses of replaced words added as synonyms"))
+        assert "uyku → sleep" in one_term and "uyku" not in as_synonym
+        assert all(f"{t} → {c}" in as_synonym and f"{t} →" not in one_term
+                   for t, c in plan.translated.items() if t not in classes)
 
 
 def test_the_hook_gates_on_the_best_raw_score_of_its_hits_not_the_first_ones(tiny_vault, small_lexicon, monkeypatch,
@@ -449,7 +475,8 @@ def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "x.sqlite").exists()
 
 
-def test_a_lexicon_built_by_another_analyzer_is_analysed_at_lookup_and_status_says_so(kenet_dir, tmp_path, monkeypatch):
+def test_a_lexicon_built_by_another_analyzer_is_analysed_at_lookup_and_status_says_so(kenet_dir, tmp_path, monkeypatch,
+                                                                                       tiny_vault):
     """A file whose stored terms are another analyzer version's (dreamdb upgraded since `lexicon build`)
     gives the same translations, analysed at each lookup, and `lexicon status` says to build it again
     (measured 2 Dec: gold-set recall 0.86 → 0.62 ms p50 on the first pass once it was rebuilt)."""
@@ -468,8 +495,12 @@ def test_a_lexicon_built_by_another_analyzer_is_analysed_at_lookup_and_status_sa
     monkeypatch.setenv("DREAMDB_LEXICON", str(dest))
     st = lexicon_status()
     assert st["installed"] and st["analysed"] is False and st["analyzer_version"] == "1"
+    assert st["current_analyzer_version"] == ANALYZER_VERSION != "1"
     out = CliRunner().invoke(cli, ["lexicon", "status"]).output
-    assert "stored by analyzer 1" in out and "dreamdb lexicon build" in out
+    assert f"stored by analyzer 1, this dreamdb's is {ANALYZER_VERSION}" in out and "dreamdb lexicon build" in out
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nsleep\n")
+    out = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)]).output
+    assert "its terms are another analyzer's (slower lookups): run `dreamdb lexicon build`" in out
 
 
 def test_build_without_the_source_package_says_what_to_install(monkeypatch, tmp_path):

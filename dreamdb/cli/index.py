@@ -127,7 +127,9 @@ def status_cmd(vault, as_json):
     click.echo(f"accumulator:    {acc}")
     lex = st["lexicon"]
     click.echo("lexicon:        " + (f"{lex['path']} (Turkish–English, from {lex.get('source')} {lex.get('source_version')})"
-                                     if lex["installed"] else f"none, {lex['reason']}"))
+                                     if lex["installed"] else f"none, {lex['reason']}")
+               + ("; its terms are another analyzer's (slower lookups): run `dreamdb lexicon build`"
+                  if lex["installed"] and lex.get("analysed") is False else ""))
 
 
 @click.command("list")

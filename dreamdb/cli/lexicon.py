@@ -56,9 +56,8 @@ def status_cmd(as_json):
     if st["links"] is not None:
         click.echo(f"links:      {st['links']:,} Turkish–English word pairs")
     if not st["analysed"]:
-        from dreamdb.analyzer import ANALYZER_VERSION
-
-        click.echo(f"terms:      stored by analyzer {st['analyzer_version'] or '?'}, this dreamdb's is {ANALYZER_VERSION}: "
+        click.echo(f"terms:      stored by analyzer {st['analyzer_version'] or '?'}, this dreamdb's is "
+                   f"{st['current_analyzer_version']}: "
                    "each lookup analyses its translations (correct, slower); run `dreamdb lexicon build` to store them again")
 
 
