@@ -109,7 +109,8 @@ def reads_other_language(conn, plan: QueryPlan, turkish: bool | None = None) -> 
     :func:`query_is_turkish`), so that documents of that language are not ones it cannot read.
 
     Two things must hold. The query's terms reach into that language through the lexicon or a
-    loanword: translations added as synonyms (``plan.translated``), or a query word replaced
+    loanword: translations of the query's words (``plan.translated``: counted with them as one term,
+    or as synonyms), or a query word replaced
     (``plan.resolved``) by a term, not another form of the word (:func:`_same_word`), that a
     document of the other language holds (``güvenliği`` → *security*; not ``sunucu``, which an
     English note quoting the Turkish word holds as typed); names shared by both languages are
@@ -118,8 +119,8 @@ def reads_other_language(conn, plan: QueryPlan, turkish: bool | None = None) -> 
     of the other language, at least as many as in documents of its own: a Turkish question over a
     vault of English notes and a few Turkish ones is read in English, while over a vault of both
     languages in equal parts most of its words are found as typed in the Turkish notes, and the
-    English ones are reached only through a synonym here and there (which counts at half weight,
-    in rankScore alone).
+    English ones are reached only through a translation here and there (which counts in rankScore
+    alone).
 
     Args:
         conn: the index connection (up to three ``known_terms`` lookups: 0.03–0.07 ms on the
