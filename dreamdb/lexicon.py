@@ -548,6 +548,8 @@ def load_lexicon() -> Lexicon | None:
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or mislead the open
+        why = f"{path} is a folder" if stat.S_ISDIR(st.st_mode) else f"{path} is not a regular file"
+        _UNUSABLE[path] = ((st.st_size, st.st_mtime_ns), f"{why} ({ENV_LEXICON} must name a lexicon file)")
         return None
     opened = _OPENED.get(path)
     if opened is not None and opened.stamp == (st.st_size, st.st_mtime_ns):

@@ -569,9 +569,13 @@ def test_a_build_never_replaces_a_file_that_is_not_a_lexicon(kenet_dir, tmp_path
         build_lexicon(None, kenet_dir)
 
 
-def test_status_names_what_is_wrong_with_the_file(monkeypatch, small_lexicon, tmp_path):
+def test_status_names_what_is_wrong_with_the_file(monkeypatch, small_lexicon, tmp_path, tiny_vault):
     monkeypatch.setenv("DREAMDB_LEXICON", str(tmp_path))
     assert "is a folder" in lexicon_status()["reason"]
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nsleep notes\n")
+    with dreamdb.open(tiny_vault) as ix:  # QA session 25: recall said nothing of it
+        assert [h.slug for h in ix.recall("sleep notes")] == ["a"]
+        assert any(f"{tmp_path} is a folder (DREAMDB_LEXICON must name a lexicon file)" in n for n in ix.take_notes())
     conn = sqlite3.connect(small_lexicon.path)
     conn.execute("UPDATE meta SET value = 'abc' WHERE key = 'links'")
     conn.commit()
