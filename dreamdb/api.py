@@ -877,8 +877,7 @@ class Index:
             unusable = unusable_lexicon()
             if unusable is not None and unusable[0] != self._lexicon_noted:  # said once per file state
                 self._lexicon_noted = unusable[0]
-                self.notes.append(f"the Turkish–English lexicon is not used: {unusable[1]} "
-                                  "(rebuild it: dreamdb lexicon build; or DREAMDB_LEXICON=off)")
+                self.notes.append(f"the Turkish–English lexicon is not used: {unusable[1]}")
         return lexicon
 
     def _memory_engine(self):

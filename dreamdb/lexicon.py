@@ -549,7 +549,8 @@ def load_lexicon() -> Lexicon | None:
         return None
     if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or mislead the open
         why = f"{path} is a folder" if stat.S_ISDIR(st.st_mode) else f"{path} is not a regular file"
-        _UNUSABLE[path] = ((st.st_size, st.st_mtime_ns), f"{why} ({ENV_LEXICON} must name a lexicon file)")
+        _UNUSABLE[path] = ((st.st_size, st.st_mtime_ns), f"{why} (point {ENV_LEXICON} at a lexicon file, or set "
+                                                          f"{ENV_LEXICON}=off)")
         return None
     opened = _OPENED.get(path)
     if opened is not None and opened.stamp == (st.st_size, st.st_mtime_ns):
@@ -557,7 +558,8 @@ def load_lexicon() -> Lexicon | None:
     try:
         opened = Lexicon(path)
     except (LexiconError, OSError) as exc:
-        _UNUSABLE[path] = ((st.st_size, st.st_mtime_ns), getattr(exc, "message", None) or str(exc))
+        _UNUSABLE[path] = ((st.st_size, st.st_mtime_ns), (getattr(exc, "message", None) or str(exc))
+                           + f" (rebuild it: dreamdb lexicon build; or {ENV_LEXICON}=off)")
         return None
     _UNUSABLE.pop(path, None)
     _OPENED[path] = opened
@@ -570,7 +572,8 @@ _UNUSABLE: dict[Path, tuple[tuple[int, int], str]] = {}  # path → (stamp, why)
 def unusable_lexicon() -> tuple[tuple, str] | None:
     """After :func:`load_lexicon` returned ``None``: ``((path, size, mtime), why)`` when that was
     because the file recall would read exists but is no lexicon of this format (an older build, a
-    damaged file), else ``None`` (none is built, or it is switched off: nothing to say)."""
+    damaged file) or no file (a folder), ``why`` ending with what to do; else ``None`` (none is
+    built, or it is switched off: nothing to say)."""
     path = lexicon_path()
     found = _UNUSABLE.get(path) if path is not None else None
     return ((path, *found[0]), found[1]) if found else None

@@ -575,7 +575,8 @@ def test_status_names_what_is_wrong_with_the_file(monkeypatch, small_lexicon, tm
     write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nsleep notes\n")
     with dreamdb.open(tiny_vault) as ix:  # QA session 25: recall said nothing of it
         assert [h.slug for h in ix.recall("sleep notes")] == ["a"]
-        assert any(f"{tmp_path} is a folder (DREAMDB_LEXICON must name a lexicon file)" in n for n in ix.take_notes())
+        assert f"the Turkish–English lexicon is not used: {tmp_path} is a folder (point DREAMDB_LEXICON at a lexicon " \
+               "file, or set DREAMDB_LEXICON=off)" in ix.take_notes()
     conn = sqlite3.connect(small_lexicon.path)
     conn.execute("UPDATE meta SET value = 'abc' WHERE key = 'links'")
     conn.commit()
