@@ -510,16 +510,16 @@ class MemoryEngine:
     def _checks_expiry(self, filters: Filters) -> bool:
         return not filters.include_expired and self._has_expiry
 
-    def _near_top_numpy(self, plan: QueryPlan, top: int, now_days: float, filters: Filters):
-        """``(positions, raw, bm25f, coverage)`` lists of the documents that can make the top ``top``
-        (see :meth:`rank`), or ``None`` when no document matches: numpy passes over every posting."""
+    def _near_top_numpy(self, plan: QueryPlan, top: int, now_days: float, filters: Filters, classes: dict):
+        """``(positions, raw, bm25f, coverage, structured)`` lists of the documents that can make the top
+        ``top`` (see :meth:`rank`; ``classes``: :func:`dreamdb.ranking.rank.class_members` of ``plan``), or
+        ``None`` when no document matches: numpy passes over every posting."""
         n = len(self.rowids)
         # One pass per signal: every matched posting's contribution summed per document (np.bincount).
         # IDF is already folded into the cached weights; a term with df 0 (slug-only postings) adds 0
         # to both BM25 sums but still counts for identity coverage.
         pos, w = self._postings(plan.terms)
         syns = [(p, wt) for p, wt in ((self._term(t), wt) for t, wt in plan.synonyms.items()) if p[2]]
-        classes = class_members(plan)
         held = [c for c in map(self._class, classes.values()) if c[2]]
         if not len(pos) and not syns and not held:
             return None
@@ -560,11 +560,10 @@ class MemoryEngine:
             return None
         return cand[near].tolist(), raw[near].tolist(), bm25f[near].tolist(), cov[near].tolist(), structured[near].tolist()
 
-    def _near_top_kernel(self, plan: QueryPlan, top: int, now_days: float, filters: Filters):
+    def _near_top_kernel(self, plan: QueryPlan, top: int, now_days: float, filters: Filters, classes: dict):
         """:meth:`_near_top_numpy` in one call of the C accumulator (the same floats), which touches
         only the documents the query's postings reach."""
         syn = [(t, wt) for t, wt in plan.synonyms.items() if wt > 0.0]
-        classes = class_members(plan)
         if self._slices is not None and not classes:
             pos, weights, get = self._pos, self._weights, self._slices.get
             spans = [(a, b, 0.0) for a, b, _df in filter(None, map(get, plan.terms)) if b > a]
@@ -620,7 +619,8 @@ class MemoryEngine:
         """
         if not plan.terms or top <= 0:
             return []
-        if plan.translated and self._slices is None and not self.conn.in_transaction:
+        classes = class_members(plan)  # {term: (term, translation)}: ranked as one term each
+        if classes and self._slices is None and not self.conn.in_transaction:
             # (classes are then read from the index, :meth:`_class`: in one state with the rest)
             with read_snapshot(self.conn):
                 return self.rank(plan, top=top, now_days=now_days, filters=filters, probe=True)
@@ -631,11 +631,11 @@ class MemoryEngine:
         if not n or not self.n_docs:
             return []
         filters = filters or _NO_FILTERS
-        if self.kernel is not None and (getattr(self.kernel, "CLASSES", False) or not plan.translated):
-            # (a module built before classes, dreamdb.ranking.rank.class_members, leaves them to numpy)
-            near = self._near_top_kernel(plan, top, now_days, filters)
+        if self.kernel is not None and (getattr(self.kernel, "CLASSES", False) or not classes):
+            # (a module built before classes leaves them to numpy)
+            near = self._near_top_kernel(plan, top, now_days, filters, classes)
         else:
-            near = self._near_top_numpy(plan, top, now_days, filters)
+            near = self._near_top_numpy(plan, top, now_days, filters, classes)
         if near is None:
             return []
         if type(near) is list:  # ranked by the C kernel (ranked_top), best first

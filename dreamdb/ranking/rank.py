@@ -85,8 +85,13 @@ def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
     XQuAD BM25 tr→en 0.818 and sentences tr→en 0.660, but lowered gold hybrid recall@1 to 83.3
     (``--set dreamcontext --set xquad``, same day): a broad second sense blurs a precise first one.
     """
-    replaced = set(plan.resolved.values())
-    return {t: (t, c) for t, c in plan.translated.items() if t in plan.terms and t not in replaced and c != t}
+    return _classes(plan.translated, plan.resolved, plan.terms)
+
+
+def _classes(translated: dict[str, str], resolved: dict[str, str], terms: list[str]) -> dict[str, tuple[str, ...]]:
+    """:func:`class_members` from a plan's parts (:func:`plan_query` needs it before the plan is made)."""
+    replaced = set(resolved.values())
+    return {t: (t, c) for t, c in translated.items() if t in terms and t not in replaced and c != t}
 
 
 def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> QueryPlan:
@@ -161,8 +166,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         translated = translation_synonyms(qwords, turkish, terms, vocabulary, lexicon, resolved)
         # a word the notes hold as written counts with its translation as one term (class_members); a word
         # replaced (by a translation, a loanword, another analysis) keeps its other sense as a synonym
-        replaced = set(resolved.values())
-        syn.update(dict.fromkeys((c for t, c in translated.items() if t in replaced), S.SYNONYM_WEIGHT))
+        classes = _classes(translated, resolved, terms)
+        syn.update(dict.fromkeys((c for t, c in translated.items() if t not in classes), S.SYNONYM_WEIGHT))
     if synonym_table is not None:
         for t in terms:
             expansions = synonym_table.expand(t)
