@@ -364,6 +364,29 @@ def test_association_is_dunnings_g2_of_documents_beyond_chance():
     assert association(1, 12, 5, 771) < association(2, 60, 5, 771)
 
 
+def test_a_sense_the_notes_significantly_associate_keeps_the_lexicon_s_order(tiny_vault):
+    """20 notes, 4 holding the anchor. ``alpha`` (the lexicon's first sense) is in 2 of them (G² 7.5, significant
+    at p < 0.05) and ``beta`` in all 4 (G² 20.0): the evidence supports both, and the first stays. ``delta`` (in
+    one note with the anchor and one without, G² 1.0) and ``gamma`` (in one, with it, G² 3.4) are neither
+    significant: the stronger one wins, as it did before, in both engines."""
+    from dreamdb.ranking.rank import SIGNIFICANT_G2, association, in_context
+
+    words = {1: "anchor alpha beta delta", 2: "anchor alpha beta", 3: "anchor beta gamma", 4: "anchor beta", 5: "delta"}
+    for n in range(1, 21):
+        write_doc(tiny_vault, f"knowledge/n{n:02d}.md", f"---\ntitle: Nota\n---\n{words.get(n, 'filler')} text\n")
+    assert association(2, 2, 4, 20) >= SIGNIFICANT_G2 > association(1, 1, 4, 20) > association(1, 2, 4, 20) > 0
+    assert association(4, 4, 4, 20) > association(2, 2, 4, 20)
+    for engine in ("memory", "sql"):
+        with dreamdb.open(tiny_vault, engine=engine) as ix:
+            ix.sync()
+            vocabulary = ix._vocabulary()
+            assert vocabulary.cooccurrence({"alpha", "beta", "gamma", "delta"}, {"anchor"}) == \
+                (20, 4, {"alpha": (2, 2), "beta": (4, 4), "gamma": (1, 1), "delta": (1, 2)})
+            chosen = in_context({"a": ("alpha", "beta"), "b": ("beta", "alpha"), "c": ("delta", "gamma")},
+                                {"anchor"}, vocabulary)
+            assert chosen == {"a": "alpha", "b": "beta", "c": "gamma"}, engine
+
+
 def test_an_english_query_finds_turkish_notes_through_the_lexicon(tiny_vault, small_lexicon):
     write_doc(tiny_vault, "knowledge/nehir-olcumleri.md", "---\ntitle: Nehir ölçümleri\n---\nNehir kenarındaki "
               "istasyonların su seviyesi ölçümleri haftalık toplanır.\n")
