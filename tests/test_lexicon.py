@@ -97,10 +97,29 @@ def test_a_turkish_word_is_looked_up_by_its_longest_root(small_lexicon):
     assert translated_terms("sunucus", "sunucusu", lex, True) == ("host", "server")
     assert translated_terms("hesaplanıyor", "hesaplanıyor", lex, True) == ("calculat", "comput")
     assert translated_terms("nehir", "nehirlerde", lex, True) == ("river",)
+    # a noun that drops its last vowel before a suffix's (nehir → nehri): the vowel restored, by vowel harmony,
+    # also typed without Turkish letters; a word of the same shape that lost no vowel is no river
+    assert translated_terms(stem("nehrinde", True), "nehrinde", lex, True) == ("river",)
+    assert translated_terms("nehr", "nehri", lex, True) == ("river",)
     assert translated_terms("kedi", "kedisi", lex, True) == ()
+    assert translated_terms("nahri", "nahri", lex, True) == ()  # after a, the dropped vowel is ı: nahır
     # English → Turkish: as written, then by its stem; the Turkish words analysed as Turkish
     assert translated_terms("river", "rivers", lex, False) == ("nehir", "ırmak")
     assert translated_terms("sleep", "sleeping", lex, False) == ("uyku",)
+
+
+def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_devoicing():
+    from dreamdb.ranking.rank import _turkish_lookup_forms
+
+    assert _turkish_lookup_forms("beynini") == ["beynini", "beynin", "beyni", "beyn", "beyin"]
+    assert _turkish_lookup_forms("kaydı") == ["kaydı", "kayt", "kayd", "kayıt", "kayıd"]  # kayıt, "record"
+    assert _turkish_lookup_forms("oğlu") == ["oğlu", "oğul"]  # restored to four letters from a three-letter beginning
+    assert _turkish_lookup_forms("göğsü") == ["göğsü", "göğs", "göğüs"]  # harmony: ö → ü
+    assert _turkish_lookup_forms("akli") == ["akli", "akil"]  # typed without its letters: ı → i, as in the ASCII table
+    # a restored form comes after the longer beginnings as written: uyku is found before uyuk is tried
+    assert _turkish_lookup_forms("uykusu") == ["uykusu", "uykus", "uyku", "uyuk"]
+    assert "sunuç" in _turkish_lookup_forms("sunucusu") and len(_turkish_lookup_forms("sunucusu")) == 6  # no CC: none
+    assert _turkish_lookup_forms("evi") == []  # under four letters
 
 
 def test_a_preloaded_lexicon_answers_as_its_statements_do(small_lexicon, kenet_dir, tmp_path, monkeypatch,

@@ -20,7 +20,7 @@ import json
 import math
 
 from dreamdb.analyzer import (STOPWORDS, alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish,
-                               is_turkish_text, lower, normalize, query_words, stem, tokens)
+                               is_turkish_text, lower, normalize, query_words, stem, tokens, TURKISH_TO_ASCII)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -268,15 +268,41 @@ is written with its voiceless twin on its own (``borcu`` → *borç*, ``kitabı`
 ``ırmağı`` → *ırmak*)."""
 
 
+_TURKISH_VOWELS = frozenset("aeıioöuü")
+
+_DROPPED_VOWEL = {"a": "ı", "ı": "ı", "e": "i", "i": "i", "o": "u", "u": "u", "ö": "ü", "ü": "ü"}
+"""Turkish vowel elision read backwards: some nouns lose the high vowel of their last syllable before a
+suffix's vowel (``beyin`` → ``beyni``, ``şehir`` → ``şehri``, ``oğul`` → ``oğlu``, ``kayıt`` → ``kaydı``);
+the vowel restored between a beginning's last two consonants follows two-way vowel harmony with the
+vowel before them (Göksel & Kerslake, *Turkish: A Comprehensive Grammar*, Routledge 2005, on stems that
+lose a vowel). Keyed by that vowel."""
+
+
 def _turkish_lookup_forms(word: str) -> list[str]:
-    """The beginnings of a Turkish word looked up in the lexicon, longest first (see :func:`translated_terms`)."""
+    """The beginnings of a Turkish word looked up in the lexicon, longest first (see :func:`translated_terms`):
+    each beginning followed by more of the word with its last consonant devoiced (:data:`_HARDENED`), then as
+    written, then, where it ends in two consonants before a vowel, with the vowel they may have lost
+    (:data:`_DROPPED_VOWEL`; in plain letters for a word typed without Turkish letters), devoiced then as
+    it is."""
     forms = []
-    for n in range(len(word), TRANSLATION_MIN_LETTERS - 1, -1):
+    plain = word.isascii()
+    for n in range(len(word), TRANSLATION_MIN_LETTERS - 2, -1):  # (a vowel restored lengthens a beginning)
         head = word[:n]
-        if head[-1] in _HARDENED and n < len(word):
+        if n == len(word):
+            forms.append(head)
+            continue
+        if head[-1] in _HARDENED:
             forms.append(head[:-1] + _HARDENED[head[-1]])
         forms.append(head)
-    return list(dict.fromkeys(forms))
+        if word[n] in _TURKISH_VOWELS and head[-2] not in _TURKISH_VOWELS and head[-1] not in _TURKISH_VOWELS:
+            before = next((c for c in reversed(head[:-2]) if c in _TURKISH_VOWELS), None)
+            vowel = _DROPPED_VOWEL.get(before)
+            if vowel is not None:
+                restored = head[:-1] + (vowel.translate(TURKISH_TO_ASCII) if plain else vowel) + head[-1]
+                if restored[-1] in _HARDENED:
+                    forms.append(restored[:-1] + _HARDENED[restored[-1]])
+                forms.append(restored)
+    return [f for f in dict.fromkeys(forms) if len(f) >= TRANSLATION_MIN_LETTERS]
 
 
 def _lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...], bool]:
@@ -318,7 +344,9 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     :data:`TRANSLATION_MIN_LETTERS` letters) that the lexicon has as a word, each beginning tried
     first with its last consonant devoiced (:data:`_HARDENED`): ``uykusu`` → *uyku* (not
     *uykusuz*, "sleepless", whose stem is also ``uykus``), ``güvenliği`` → *güvenlik* (before
-    *güvenli*), ``borcu`` → *borç*; each beginning of a word typed in plain letters is also read as
+    *güvenli*), ``borcu`` → *borç*, and then, where it ends in two consonants before a vowel, with the
+    vowel a noun may drop there restored (:data:`_DROPPED_VOWEL`: ``beynini`` → *beyin*, ``kaydı`` →
+    *kayıt*); each beginning of a word typed in plain letters is also read as
     Turkish typed without its letters (``guvenligi`` → *güvenlik*); failing that, its term is looked
     up among the stems of the lexicon's words. An English word is looked up as written, then by its
     term (``cities`` → ``citi``, the stem of *city*). Translations are analysed in their language;
