@@ -582,6 +582,22 @@ def test_turkish_questions_on_the_real_vault_reach_its_english_notes(kenet_lexic
         assert not any("price" in {t["term"] for t in h.terms} for h in hits)
 
 
+@needs_real_vault
+@pytest.mark.slow
+def test_a_significant_first_sense_and_a_dropped_vowel_on_the_real_vault(kenet_lexicon, real_vault_copy):
+    """Beside ``uyku``, ``borcu`` is *debt* (KeNet's first sense, G² 4.0 over the notes holding an anchor), not
+    the commoner *post* (G² 5.7); ``beynini`` is looked up as *beyin* (brain), ``kaydı`` as *kayıt* (registration, record)."""
+    lex = Lexicon(kenet_lexicon)
+    with dreamdb.open(real_vault_copy, lexicon=lex) as ix:
+        ix.sync()
+        vocabulary = ix._vocabulary()
+        plan = plan_query("uyku borcu nasıl hesaplanıyor", vocabulary=vocabulary, lexicon=lex)
+        assert plan.translated["borcu"] == "debt"
+        assert translated_terms("borcu", "borcu", lex, True).index("post") > 0  # a later sense, the notes hold it
+        assert plan_query("projenin beynini bağlama", vocabulary=vocabulary, lexicon=lex).resolved["beyn"] == "brain"
+        assert "record" in translated_terms(stem("kaydı", True), "kaydı", lex, True)  # none without the vowel
+
+
 def test_a_build_never_replaces_a_file_that_is_not_a_lexicon(kenet_dir, tmp_path, monkeypatch):
     notes = tmp_path / "notes.txt"
     notes.write_text("my precious notes", encoding="utf-8")
