@@ -384,26 +384,28 @@ def test_association_is_dunnings_g2_of_documents_beyond_chance():
 
 
 def test_a_sense_the_notes_significantly_associate_keeps_the_lexicon_s_order(tiny_vault):
-    """20 notes, 4 holding the anchor. ``alpha`` (the lexicon's first sense) is in 2 of them (G² 7.5, significant
-    at p < 0.05) and ``beta`` in all 4 (G² 20.0): the evidence supports both, and the first stays. ``delta`` (in
-    one note with the anchor and one without, G² 1.0) and ``gamma`` (in one, with it, G² 3.4) are neither
-    significant: the stronger one wins, as it did before, in both engines."""
+    """20 notes, 4 holding the anchor. ``alpha`` (G² 7.5) and ``beta`` (8.0) are both significant (p < 0.05)
+    and less than 3.84 apart: the lexicon's order decides. ``zeta`` (in all 4, G² 20.0) is far above ``alpha``:
+    it wins. ``delta`` (G² 1.0) and ``gamma`` (3.4) are neither significant: the stronger one wins, as it did
+    before. In both engines."""
     from dreamdb.ranking.rank import SIGNIFICANT_G2, association, in_context
 
-    words = {1: "anchor alpha beta delta", 2: "anchor alpha beta", 3: "anchor beta gamma", 4: "anchor beta", 5: "delta"}
+    words = {1: "anchor alpha beta zeta delta", 2: "anchor alpha beta zeta", 3: "anchor beta zeta gamma",
+             4: "anchor zeta", 5: "delta beta"}
     for n in range(1, 21):
         write_doc(tiny_vault, f"knowledge/n{n:02d}.md", f"---\ntitle: Nota\n---\n{words.get(n, 'filler')} text\n")
-    assert association(2, 2, 4, 20) >= SIGNIFICANT_G2 > association(1, 1, 4, 20) > association(1, 2, 4, 20) > 0
-    assert association(4, 4, 4, 20) > association(2, 2, 4, 20)
+    alpha, beta, zeta = association(2, 2, 4, 20), association(3, 4, 4, 20), association(4, 4, 4, 20)
+    assert SIGNIFICANT_G2 <= alpha < beta < alpha + SIGNIFICANT_G2 < zeta
+    assert association(1, 2, 4, 20) < association(1, 1, 4, 20) < SIGNIFICANT_G2
     for engine in ("memory", "sql"):
         with dreamdb.open(tiny_vault, engine=engine) as ix:
             ix.sync()
             vocabulary = ix._vocabulary()
-            assert vocabulary.cooccurrence({"alpha", "beta", "gamma", "delta"}, {"anchor"}) == \
-                (20, 4, {"alpha": (2, 2), "beta": (4, 4), "gamma": (1, 1), "delta": (1, 2)})
-            chosen = in_context({"a": ("alpha", "beta"), "b": ("beta", "alpha"), "c": ("delta", "gamma")},
-                                {"anchor"}, vocabulary)
-            assert chosen == {"a": "alpha", "b": "beta", "c": "gamma"}, engine
+            assert vocabulary.cooccurrence({"alpha", "beta", "zeta", "gamma", "delta"}, {"anchor"}) == \
+                (20, 4, {"alpha": (2, 2), "beta": (3, 4), "zeta": (4, 4), "gamma": (1, 1), "delta": (1, 2)})
+            chosen = in_context({"a": ("alpha", "beta"), "b": ("beta", "alpha"), "c": ("delta", "gamma"),
+                                 "d": ("alpha", "beta", "zeta")}, {"anchor"}, vocabulary)
+            assert chosen == {"a": "alpha", "b": "beta", "c": "gamma", "d": "zeta"}, engine
 
 
 def test_an_english_query_finds_turkish_notes_through_the_lexicon(tiny_vault, small_lexicon):
