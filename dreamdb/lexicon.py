@@ -365,9 +365,11 @@ _EMPTY: dict = {}
 
 
 @functools.lru_cache(maxsize=65536)
-def _split(value: str) -> tuple[str, ...]:
-    """A stored list of translations (tab-joined) as a tuple; ``""`` → ``()``."""
-    return tuple(t for t in value.split("\t") if t)
+def _split(value) -> tuple[str, ...]:
+    """A stored list of translations (tab-joined) as a tuple; ``""`` → ``()``, and so is a value that is
+    not text (a damaged or hand-edited row: a blob, a number, NULL), as a damaged page is: no translations,
+    never a crash."""
+    return tuple(t for t in value.split("\t") if t) if isinstance(value, str) else ()
 
 
 class Lexicon:
@@ -546,6 +548,10 @@ def load_lexicon() -> Lexicon | None:
     try:
         st = path.stat()
     except OSError:
+        if os.environ.get(ENV_LEXICON, "").strip():  # named by the user: a missing file is worth a word
+            _UNUSABLE[path] = ((0, 0), f"{ENV_LEXICON} names {path}, which does not exist (build it there: "
+                                       f"dreamdb lexicon build; point {ENV_LEXICON} at a lexicon file; or set "
+                                       f"{ENV_LEXICON}=off)")
         return None
     if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or mislead the open
         why = f"{path} is a folder" if stat.S_ISDIR(st.st_mode) else f"{path} is not a regular file"
@@ -594,7 +600,7 @@ def lexicon_status() -> dict:
         status["reason"] = f"{path} is a folder ({ENV_LEXICON} must name a file)"
         return status
     if not path.is_file():
-        status["reason"] = (f"not built (run: {hint})" if not os.path.lexists(path)
+        status["reason"] = (f"not built: no file at {path} (run: {hint})" if not os.path.lexists(path)
                             else f"{path} is not a regular file (run: {hint})")
         return status
     try:

@@ -120,6 +120,9 @@ def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_dev
     assert _turkish_lookup_forms("uykusu") == ["uykusu", "uykus", "uyku", "uyuk"]
     assert "sunuç" in _turkish_lookup_forms("sunucusu") and len(_turkish_lookup_forms("sunucusu")) == 6  # no CC: none
     assert _turkish_lookup_forms("evi") == []  # under four letters
+    # a token of thousands of letters is looked up by its beginnings of at most 48 (QA round 35: 1.7 s, 98 MB)
+    forms = _turkish_lookup_forms("a" * 10_000)
+    assert forms[0] == "a" * 48 and len(forms) == 45 and max(map(len, forms)) == 48
 
 
 def test_a_preloaded_lexicon_answers_as_its_statements_do(small_lexicon, kenet_dir, tmp_path, monkeypatch,
@@ -472,7 +475,15 @@ def test_recall_says_once_when_the_lexicon_file_it_would_use_is_unusable(monkeyp
         assert not any("lexicon" in n for n in ix.take_notes())  # once per file state, not per query
     result = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "sleep", "debt", "--json"])
     assert result.exit_code == 0 and any("lexicon is not used" in n for n in json.loads(result.output)["notes"])
-    for quiet in (str(tmp_path / "never-built.sqlite"), "off"):  # nothing built, or off: nothing to say
+    # a file DREAMDB_LEXICON names that does not exist (a typo, or not built yet): said, with the path (QA round 35)
+    missing = tmp_path / "never-built.sqlite"
+    monkeypatch.setenv("DREAMDB_LEXICON", str(missing))
+    with dreamdb.open(tiny_vault) as ix:
+        ix.recall("sleep debt")
+        assert any(f"DREAMDB_LEXICON names {missing}, which does not exist" in n for n in ix.take_notes())
+    assert str(missing) in lexicon_status()["reason"]
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    for quiet in ("", "off"):  # nothing built where dreamdb looks by default, or switched off: nothing to say
         monkeypatch.setenv("DREAMDB_LEXICON", quiet)
         with dreamdb.open(tiny_vault) as ix:
             ix.recall("sleep debt")
@@ -481,6 +492,28 @@ def test_recall_says_once_when_the_lexicon_file_it_would_use_is_unusable(monkeyp
     assert small_lexicon.translations(TR_EN, "uy\ud800") == ()
     small_lexicon.preload("targets")
     assert small_lexicon.translations(TR_EN, "uy\ud800") == ()
+
+
+def test_a_row_that_is_not_text_reads_as_no_translation(monkeypatch, tiny_vault, small_lexicon, tmp_path):
+    """QA round 35: a row whose translations were a blob crashed recall (exit 70, a TypeError in the API)."""
+    import shutil
+
+    damaged = tmp_path / "damaged.sqlite"
+    shutil.copy(small_lexicon.path, damaged)
+    conn = sqlite3.connect(damaged)
+    assert conn.execute("UPDATE translations SET terms = x'ff00', targets = x'00' WHERE word = 'uyku'").rowcount > 0
+    conn.commit()
+    conn.close()
+    write_doc(tiny_vault, "knowledge/sleep-debt.md", ENGLISH_NOTES["knowledge/sleep-debt.md"])
+    monkeypatch.setenv("DREAMDB_LEXICON", str(damaged))
+    for warm in (False, True):  # by SQL statements, then preloaded
+        with dreamdb.open(tiny_vault) as ix:
+            if warm:
+                ix.warm()
+            assert [h.slug for h in ix.recall("uyku borcu nasıl hesaplanıyor")] == ["sleep-debt"]  # through borç
+            assert Lexicon(damaged).translations(TR_EN, "uyku") == ()
+    result = CliRunner().invoke(cli, ["recall", "--vault", str(tiny_vault), "uyku borcu nasıl", "--json"])
+    assert result.exit_code == 0, result.output
 
 
 def test_a_failed_build_keeps_the_previous_lexicon(kenet_dir, tmp_path):
