@@ -108,6 +108,25 @@ def test_a_turkish_word_is_looked_up_by_its_longest_root(small_lexicon):
     assert translated_terms("sleep", "sleeping", lex, False) == ("uyku",)
 
 
+def test_a_shorter_root_is_tried_when_no_note_holds_the_longest_root_s_translations(tiny_vault, small_lexicon):
+    """``güvenliği`` is first *güvenlik* (security), then *güvenli* (safe): over notes that say *safe* but
+    never *security*, the word is not dropped (QA round 35: ``öncelikler`` was *öncelikle*, "primarily",
+    and never *öncelik*, "priority"), in both engines."""
+    from dreamdb.ranking.rank import _shorter_root_translations
+
+    assert translated_terms("güvenlik", "güvenliği", small_lexicon, True) == ("securiti",)
+    assert _shorter_root_translations("güvenlik", "güvenliği", small_lexicon) == [("safe",)]
+    assert _shorter_root_translations("uykus", "uykusu", small_lexicon) == []  # one root only
+    write_doc(tiny_vault, "knowledge/backups.md", "---\ntitle: Backups\n---\nBackups stay safe offline.\n")
+    write_doc(tiny_vault, "knowledge/party.md", ENGLISH_NOTES["knowledge/sleep-debt.md"])
+    for engine in ("memory", "sql"):
+        with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine=engine) as ix:
+            ix.sync()
+            plan = plan_query("güvenliği nasıl sağlanıyor", vocabulary=ix._vocabulary(), lexicon=small_lexicon)
+            assert plan.resolved == {"güvenlik": "safe"}, engine
+            assert [h.slug for h in ix.recall("güvenliği nasıl sağlanıyor")] == ["backups"]
+
+
 def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_devoicing():
     from dreamdb.ranking.rank import _turkish_lookup_forms
 

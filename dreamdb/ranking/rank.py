@@ -311,6 +311,17 @@ def _turkish_lookup_forms(word: str) -> list[str]:
     return [f for f in dict.fromkeys(forms) if len(f) >= TRANSLATION_MIN_LETTERS]
 
 
+def _shorter_root_translations(term: str, word: str, lexicon) -> list[tuple[str, ...]]:
+    """The terms of the translations of each root of a Turkish word after the first that has any (see
+    :func:`translated_terms`), longest first: ``öncelikler`` is first *öncelikle* (primarily), then
+    *öncelik* (priority). :func:`_resolve` tries them in turn while no note holds the ones before."""
+    from dreamdb.lexicon import TR_EN
+
+    ascii = word.isascii()
+    found = [f for f in (lexicon.translated_terms(TR_EN, [form], ascii=ascii) for form in _turkish_lookup_forms(word)) if f]
+    return [kept for f in found[1:] if (kept := tuple(a for a in f if a != term))]
+
+
 def _lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...], bool]:
     """``(words, stems, ascii)`` a query word is looked up by, in order (see :func:`translated_terms`)."""
     if from_turkish:
@@ -352,7 +363,8 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     *uykusuz*, "sleepless", whose stem is also ``uykus``), ``güvenliği`` → *güvenlik* (before
     *güvenli*), ``borcu`` → *borç*, and then, where it ends in two consonants before a vowel, with the
     vowel a noun may drop there restored (:data:`_DROPPED_VOWEL`: ``beynini`` → *beyin*, ``kaydı`` →
-    *kayıt*); each beginning of a word typed in plain letters is also read as
+    *kayıt*; :func:`_resolve` tries the shorter roots' translations when no note holds these,
+    :func:`_shorter_root_translations`); each beginning of a word typed in plain letters is also read as
     Turkish typed without its letters (``guvenligi`` → *güvenlik*); failing that, its term is looked
     up among the stems of the lexicon's words. An English word is looked up as written, then by its
     term (``cities`` → ``citi``, the stem of *city*). Translations are analysed in their language;
@@ -573,6 +585,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
         for t, (w, cap, *_rest) in keys.items() if t not in outcome}
     rounds = {t: diacritic_rounds(keys[t][0]) if keys[t][3] else 0 for t in options}
     translations: dict[str, set[str]] = {}  # term → its translations among its options (the last round's)
+    shorter: dict[str, list[tuple[str, ...]]] = {}  # term → the translations of its shorter roots, longest first
     done = 0
     while options:
         in_text = vocabulary.known({a for alts in options.values() for a, _w in alts})
@@ -596,10 +609,16 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
                                                           lexicon, from_turkish, "I" in text)]
                 later[t] = tuple(dict.fromkeys(
                     [*(((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ()), *translated]))
+                if True in keys[t][5] and translated:  # a Turkish word's shorter roots, should no note hold these
+                    shorter[t] = _shorter_root_translations(t if turkish else stem(w, True), w, lexicon)
                 if later[t]:
                     translations[t] = {a for a, _w in translated}
                     continue
                 del later[t]
+            if hit is None and shorter.get(t):  # its longest root's translations in no note: the next root's
+                later[t] = tuple((a, OTHER) for a in shorter[t].pop(0))
+                translations[t] = {a for a, _w in later[t]}
+                continue
             outcome[t] = hit
             if memo is not None:
                 if len(memo) >= RESOLVED_WORDS_MAX:
