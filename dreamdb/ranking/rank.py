@@ -318,7 +318,8 @@ def _shorter_root_translations(term: str, word: str, lexicon) -> list[tuple[str,
     from dreamdb.lexicon import TR_EN
 
     ascii = word.isascii()
-    found = [f for f in (lexicon.translated_terms(TR_EN, [form], ascii=ascii) for form in _turkish_lookup_forms(word)) if f]
+    looked_up = (lexicon.translated_terms(TR_EN, [form], ascii=ascii) for form in _turkish_lookup_forms(word))
+    found = [f for f in looked_up if f]
     return [kept for f in found[1:] if (kept := tuple(a for a in f if a != term))]
 
 
