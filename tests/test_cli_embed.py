@@ -10,7 +10,7 @@ import os
 import pytest
 
 from dreamdb.cli import main
-from tests.conftest import copy_vault, write_doc
+from tests.conftest import copy_vault, link_piece_table, write_doc
 
 
 def run(capsys, *args):
@@ -143,6 +143,7 @@ def test_corrupt_model_is_a_clear_error(tiny_vault, model_dir, tmp_path, monkeyp
     bad.mkdir()
     (bad / "model.onnx").write_bytes(b"not an onnx graph" * 1000)
     os.symlink(model_dir / "tokenizer.json", bad / "tokenizer.json")
+    link_piece_table(model_dir, bad)
     monkeypatch.setenv("DREAMDB_MODEL_DIR", str(bad))
     code, _out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
     assert code == 8 and "model.onnx" in err and "cannot be loaded" in err and "Traceback" not in err

@@ -24,6 +24,7 @@ import pytest
 
 from dreamdb.errors import ModelError, ModelNotInstalled
 from dreamdb.embeddings import locate
+from tests.conftest import link_piece_table
 
 import importlib.util
 
@@ -217,6 +218,7 @@ def test_corrupt_model_onnx_raises_model_error(model_dir, tmp_path):
         d.mkdir()
         (d / "model.onnx").write_bytes(data)
         os.symlink(model_dir / "tokenizer.json", d / "tokenizer.json")
+        link_piece_table(model_dir, d)
         with pytest.raises(ModelError) as ei:
             Embedder(d)
         assert "model.onnx" in ei.value.message and "Traceback" not in str(ei.value)

@@ -45,12 +45,20 @@ def model_copy(model_dir, tmp_path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def query_tok(model_dir, tmp_path_factory):
-    from dreamdb.embeddings.query_tokens import QueryTokenizer, write_piece_table
+def piece_table(model_dir, tmp_path_factory) -> Path:
+    """The piece table of the model's tokenizer.json, written once for the module (read-only use: copy it)."""
+    from dreamdb.embeddings.query_tokens import write_piece_table
 
     table = tmp_path_factory.mktemp("pieces") / "pieces.sqlite"
     assert write_piece_table(model_dir / "tokenizer.json", table)
-    return QueryTokenizer(model_dir / "tokenizer.json", table)
+    return table
+
+
+@pytest.fixture(scope="module")
+def query_tok(model_dir, piece_table):
+    from dreamdb.embeddings.query_tokens import QueryTokenizer
+
+    return QueryTokenizer(model_dir / "tokenizer.json", piece_table)
 
 
 def _generated(n: int, seed: int) -> list[str]:
@@ -147,9 +155,12 @@ def test_the_embedder_embeds_a_query_without_the_full_tokenizer(model_copy):
     passages = [f"note {i}: the chunker splits at headings " * 20 for i in range(8)]
     assert np.array_equal(second.embed_passages(passages), first.embed_passages(passages))
     assert second._full_tok is None
-    many = [f"chunk {i}: " + "sleep debt levels and consolidation " * 30 for i in range(TABLE_CHARS // 1000)]
-    assert np.array_equal(second.embed_passages(many[:3]), first.embed_passages(many[:3]))
-    second.embed_passages(many)  # past TABLE_CHARS characters: the full tokenizer is loaded
+    chunks = [f"chunk {i}: " + "sleep debt levels and consolidation " * 30 for i in range(3)]
+    assert np.array_equal(second.embed_passages(chunks), first.embed_passages(chunks))
+    assert second._full_tok is None
+    # past TABLE_CHARS characters: the full tokenizer is loaded. The budget counts characters, so chunks of
+    # 1,000 padded with spaces (one token to the model) cross it as 100 chunks of prose do, in a tenth of the inference
+    second.embed_passages([f"chunk {i}: sleep debt levels" + " " * 980 for i in range(TABLE_CHARS // 1000)])
     assert second._full_tok is not None
 
     st = (model_copy / "tokenizer.json").stat()  # an edited tokenizer.json: the table is rewritten
@@ -159,7 +170,7 @@ def test_the_embedder_embeds_a_query_without_the_full_tokenizer(model_copy):
     assert np.array_equal(fourth.embed_queries(queries), want) and fourth._full_tok is None
 
 
-def test_a_damaged_table_is_written_anew(model_copy):
+def test_a_damaged_table_is_written_anew(model_copy, piece_table):
     """QA round 33: pages zeroed inside the table left it "current" while every query fell back, forever."""
     import sqlite3
 
@@ -167,8 +178,9 @@ def test_a_damaged_table_is_written_anew(model_copy):
     from dreamdb.embeddings.model import Embedder
     from dreamdb.embeddings.query_tokens import piece_table_state
 
-    want = Embedder(model_copy).embed_queries(["how is sleep debt computed?"])
     table = model_copy / PIECES_SIDECAR
+    shutil.copy2(piece_table, table)  # the table of the copied tokenizer.json, as a first load writes it
+    want = Embedder(model_copy).embed_queries(["how is sleep debt computed?"])
     page = sqlite3.connect(table).execute("PRAGMA page_size").fetchone()[0]
     data = bytearray(table.read_bytes())
     at = len(data) * 3 // 4 // page * page  # the text index, written last, takes the file's end

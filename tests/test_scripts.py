@@ -45,13 +45,15 @@ def test_bench_embed_scripts_smoke(model_dir):
     p = run(SCRIPTS / "bench_embed.py", "--quick", "--no-baseline", "--json", "--model-dir", model_dir)
     assert p.returncode == 0, p.stderr[-2000:]
     assert json.loads(p.stdout)
-    if (SHARED / "vaults" / "dreamcontext").is_dir():
-        p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--runs", "1", "--queries", "2", "--json", "--model-dir", model_dir,
-                "--vault", SHARED / "vaults" / "dreamcontext" / "_dream_context")  # (SHARED may come from DREAMDB_SHARED)
-        assert p.returncode == 0, p.stderr[-2000:]
-        res = json.loads(p.stdout)
-        assert res["refresh_nochange_ms"] > 0 and res["hybrid_recall_p50_ms"] > 0
-        assert not Path(res["vault"]).exists()  # no --workdir: its temporary copy is removed
+    # the example vault (5 notes, English and Turkish): every step runs as on the real vault, whose 40
+    # smallest notes --quick would otherwise embed first (most of a minute on 2 cores)
+    p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--runs", "1", "--queries", "2", "--json", "--model-dir", model_dir,
+            "--vault", ROOT / "examples" / "_dream_context")
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(p.stdout)
+    assert res["documents"] == 5 and res["full_embed"]["embedded"] == res["vectors"] > 0
+    assert res["refresh_nochange_ms"] > 0 and res["hybrid_recall_p50_ms"] > 0
+    assert not Path(res["vault"]).exists()  # no --workdir: its temporary copy is removed
 
 
 def test_bench_embed_index_without_a_model_says_so(tmp_path):

@@ -339,10 +339,10 @@ def test_driver_exceptions_come_from_one_module():
 
 
 @needs_real_vault
-def test_index_damaged_in_the_middle_is_rebuilt_and_answers(fresh_real_vault):
+def test_index_damaged_in_the_middle_is_rebuilt_and_answers(fresh_synced_vault):
     """QA repro: pages in the middle of the file overwritten; the first recall must still answer correctly."""
-    index = dreamdb.open(fresh_real_vault)
-    index.sync()
+    index = dreamdb.open(fresh_synced_vault)
+    assert index.sync().unchanged == 148  # the copied index is current
     expected = [h.doc_id for h in index.recall("dashboard thresholds", now="2026-08-18T00:00:00Z")]
     path = index.index_path
     index.close()
@@ -352,7 +352,7 @@ def test_index_damaged_in_the_middle_is_rebuilt_and_answers(fresh_real_vault):
     with open(path, "r+b") as fh:
         fh.seek(200_000)
         fh.write(os.urandom(10_000))
-    again = dreamdb.open(fresh_real_vault)
+    again = dreamdb.open(fresh_synced_vault)
     assert [h.doc_id for h in again.recall("dashboard thresholds", now="2026-08-18T00:00:00Z")] == expected
     assert any("rebuilt" in n for n in again.take_notes())
     assert _integrity(again) == "ok"
@@ -449,12 +449,12 @@ def test_interrupted_bulk_load_leaves_the_index_as_it_was(tiny_vault, monkeypatc
 
 
 @needs_real_vault
-def test_rebuild_empties_the_derived_tables_at_once_and_keeps_cascades(fresh_real_vault):
+def test_rebuild_empties_the_derived_tables_at_once_and_keeps_cascades(fresh_synced_vault):
     """A forced rebuild truncates files and its cascade children (foreign keys off for that one transaction)."""
     from dreamdb.store.sync import _cascade_tables
 
-    index = dreamdb.open(fresh_real_vault)
-    index.sync()
+    index = dreamdb.open(fresh_synced_vault)
+    assert index.sync().unchanged == 148  # the copied index is current
     order = _cascade_tables(index.conn)
     assert set(order) == {"files", "documents", "postings", "document_tags", "chunks", "chunked_documents"}
     assert order[-1] == "files" and order.index("documents") > max(order.index(t) for t in ("postings", "chunks"))
@@ -467,10 +467,10 @@ def test_rebuild_empties_the_derived_tables_at_once_and_keeps_cascades(fresh_rea
     assert index.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert index.conn.execute("PRAGMA foreign_key_check").fetchall() == [] and _integrity(index) == "ok"
     # cascades work again: removing a file removes its documents' postings
-    victim = fresh_real_vault / "knowledge" / "haiku-recall-architecture.md"
+    victim = fresh_synced_vault / "knowledge" / "haiku-recall-architecture.md"
     if not victim.exists():
-        victim = next((fresh_real_vault / "knowledge").rglob("haiku-recall-architecture.md"))
-    rel = victim.relative_to(fresh_real_vault).as_posix()
+        victim = next((fresh_synced_vault / "knowledge").rglob("haiku-recall-architecture.md"))
+    rel = victim.relative_to(fresh_synced_vault).as_posix()
     victim.unlink()
     assert index.sync().removed == 1
     assert not [r for r in _postings_by_source(index) if r[1] == rel]
@@ -675,14 +675,14 @@ def _rows_by_doc_id(index) -> dict[str, tuple]:
 
 
 @needs_real_vault
-def test_a_changed_file_re_indexes_only_its_changed_documents_and_equals_a_rebuild(fresh_real_vault, tmp_path):
+def test_a_changed_file_re_indexes_only_its_changed_documents_and_equals_a_rebuild(fresh_synced_vault, tmp_path):
     """One entry added to the real CHANGELOG.json (622 entries) used to delete and re-insert all of them
     (1.3 s of sync after every `dreamdb remember`). Now unchanged documents keep their rows; the index
     must still equal one built from scratch: edited, added, removed and moved entries and memory sections."""
-    index = dreamdb.open(fresh_real_vault, index_path=tmp_path / "incremental.db")
-    index.sync()
+    index = dreamdb.open(fresh_synced_vault)
+    assert index.sync().unchanged == 148  # the copied index is current
     before = dict(index.conn.execute("SELECT doc_id, id FROM documents WHERE type IN ('changelog', 'memory')"))
-    log = fresh_real_vault / "core" / "CHANGELOG.json"
+    log = fresh_synced_vault / "core" / "CHANGELOG.json"
     entries = json.loads(log.read_text(encoding="utf-8"))
     assert len(entries) == 622
     newest_first = entries[0]["date"] > entries[-1]["date"]
@@ -693,7 +693,7 @@ def test_a_changed_file_re_indexes_only_its_changed_documents_and_equals_a_rebui
     entries[20] = dict(entries[20], date="2025-01-01T00:00:00Z")                          # metadata changed
     del entries[30]                                                                      # removed
     log.write_text(json.dumps(entries, indent=2), encoding="utf-8")
-    memory = fresh_real_vault / "core" / "2.memory.md"
+    memory = fresh_synced_vault / "core" / "2.memory.md"
     text = memory.read_text(encoding="utf-8")
     heads = [i for i, line in enumerate(text.split("\n")) if line.startswith("## ")]
     lines = text.split("\n")
@@ -705,7 +705,7 @@ def test_a_changed_file_re_indexes_only_its_changed_documents_and_equals_a_rebui
     after = dict(index.conn.execute("SELECT doc_id, id FROM documents WHERE type IN ('changelog', 'memory')"))
     kept = [d for d in after if before.get(d) == after[d]]
     assert len(kept) >= len(before) - 8  # unchanged entries and sections kept their rows
-    rebuilt = dreamdb.open(fresh_real_vault, index_path=tmp_path / "rebuilt.db")
+    rebuilt = dreamdb.open(fresh_synced_vault, index_path=tmp_path / "rebuilt.db")
     rebuilt.sync()
     assert _rows_by_doc_id(index) == _rows_by_doc_id(rebuilt)
     assert _integrity(index) == "ok"
