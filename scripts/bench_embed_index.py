@@ -91,7 +91,7 @@ def main() -> int:
     ap.add_argument("--vault", type=Path, default=DEFAULT_VAULT)
     ap.add_argument("--quick", action="store_true", help="the 40 smallest knowledge files, 3 runs")
     ap.add_argument("--runs", type=int, default=None, help="repetitions per timing (default 20, quick 3)")
-    ap.add_argument("--queries", type=int, default=50, help="dense-search queries (quick: 10)")
+    ap.add_argument("--queries", type=int, default=None, help="dense-search queries (default 50; quick: 10)")
     ap.add_argument("--workdir", type=Path, help="keep the vault copy + index here (reused by later runs)")
     ap.add_argument("--model-dir", help="model directory (default: DREAMDB_MODEL_DIR / user data dir)")
     ap.add_argument("--threads", type=int, default=None)
@@ -120,7 +120,7 @@ def main() -> int:
 def bench(args, work: Path) -> int:
     """Run every measurement in the folder ``work`` and print them (``args``: the parsed options)."""
     runs = args.runs or (3 if args.quick else 20)
-    n_queries = 10 if args.quick else args.queries
+    n_queries = args.queries or (10 if args.quick else 50)
 
     import numpy as np
 
@@ -167,6 +167,7 @@ def bench(args, work: Path) -> int:
     rng = np.random.default_rng(0)
     picks = [rows[i] for i in rng.choice(len(rows), size=min(n_queries, len(rows)), replace=False)]
     qv = emb.embed_queries([f"{t}: {d}" for _i, t, d in picks])
+    res["queries"] = len(picks)
     n_vec = c.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (emb.model_id,)).fetchone()[0]
     res["vectors"] = n_vec
 

@@ -403,24 +403,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="2k generated docs, 3 runs, 10 CLI runs (CI)")
     ap.add_argument("--runs", type=int, help="runs per figure (default 5; 3 with --quick)")
     ap.add_argument("--docs", type=int, help="generated vault size (default 100000; 2000 with --quick)")
+    ap.add_argument("--cli-runs", type=int, help="runs of each process timing (default 10; 3 above 20,000 docs)")
     ap.add_argument("--data", type=Path, default=None, help="evaluation data folder (default as dreamdb eval)")
     ap.add_argument("--json", action="store_true", help="print JSON")
     a = ap.parse_args(argv)
-    for name in ("runs", "docs"):
+    for name in ("runs", "docs", "cli_runs"):
         if getattr(a, name) is not None and getattr(a, name) < 1:
-            ap.error(f"--{name} must be at least 1 (got {getattr(a, name)})")
+            ap.error(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(a, name)})")
     runs = a.runs or (3 if a.quick else 5)
     docs = a.docs or (2000 if a.quick else 100_000)
     data = a.data or suite.default_data_dir()
     CACHE.mkdir(parents=True, exist_ok=True)
     res = {"machine": suite.machine_info(), "runs": runs, "docs": docs}
     print("benchmarking the real vault …", file=sys.stderr)
-    res["real"] = bench_real(data, runs, 10)
+    res["real"] = bench_real(data, runs, a.cli_runs or 10)
     print(f"benchmarking a generated {docs}-document vault …", file=sys.stderr)
     import gen_vault
 
     try:
-        res["synthetic"] = bench_synthetic(docs, runs, 10 if docs <= 20_000 else 3)
+        res["synthetic"] = bench_synthetic(docs, runs, a.cli_runs or (10 if docs <= 20_000 else 3))
     except gen_vault.GenError as exc:
         print(f"bench_recall: {exc}", file=sys.stderr)
         return 2

@@ -21,7 +21,8 @@ def run(*args, timeout=600):
 
 @pytest.mark.slow
 def test_bench_recall_smoke():
-    p = run(SCRIPTS / "bench_recall.py", "--quick", "--runs", "1", "--docs", "300", "--json", "--data", SHARED)
+    p = run(SCRIPTS / "bench_recall.py", "--quick", "--runs", "1", "--cli-runs", "2", "--docs", "300", "--json",
+            "--data", SHARED)
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads(p.stdout)
     syn = res["synthetic"]
@@ -51,7 +52,7 @@ def test_bench_embed_scripts_smoke(model_dir):
             "--vault", ROOT / "examples" / "_dream_context")
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads(p.stdout)
-    assert res["documents"] == 5 and res["full_embed"]["embedded"] == res["vectors"] > 0
+    assert res["documents"] == 5 and res["full_embed"]["embedded"] == res["vectors"] > 0 and res["queries"] == 2
     assert res["refresh_nochange_ms"] > 0 and res["hybrid_recall_p50_ms"] > 0
     assert not Path(res["vault"]).exists()  # no --workdir: its temporary copy is removed
 
@@ -92,7 +93,7 @@ def test_gen_vault_replaces_only_its_own_vaults(tmp_path):
 
 
 def test_bench_recall_refuses_runs_or_docs_below_one():
-    for args in (("--runs", "0"), ("--docs", "-5")):
+    for args in (("--runs", "0"), ("--docs", "-5"), ("--cli-runs", "0")):
         p = run(SCRIPTS / "bench_recall.py", "--quick", *args)
         assert p.returncode == 2 and "must be at least 1" in p.stderr and "Traceback" not in p.stderr, args
 
