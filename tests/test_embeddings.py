@@ -125,6 +125,18 @@ def test_shape_dtype_norm(embedder):
 
 
 @pytest.mark.model
+def test_the_session_runs_the_thread_count_asked_without_spinning(model_dir):
+    """Idle onnxruntime threads do not busy-wait (model.SPINNING): on cores other jobs share, spinning
+    doubled a query's embedding time."""
+    from dreamdb.embeddings.model import SPINNING, Embedder
+
+    for threads in (1, 2):
+        options = Embedder(model_dir, threads=threads)._session.get_session_options()
+        assert options.intra_op_num_threads == threads and options.inter_op_num_threads == 1
+        assert SPINNING is False and options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+@pytest.mark.model
 def test_batch_order_preserved_with_mixed_lengths(model_dir, embedder):
     from dreamdb.embeddings.model import Embedder
 

@@ -64,6 +64,11 @@ DEFAULT_THREADS = 2
 #: Most threads accepted: onnxruntime creates each one up front (100,000 took 11 GB of memory
 #: before the first text), and threads beyond the cores only slow it down.
 MAX_THREADS = 64
+#: Whether onnxruntime's idle intra-op threads spin (busy-wait) for work: no. Spinning wins a little on an
+#: idle machine and loses much when other jobs share the cores, as an agent's builds and tests do (one
+#: query, 2 threads, 2 cores, p50: idle 14.0–15.4 ms spinning, 16.0–19.6 ms not; under a load of about 3,
+#: 85–96 ms spinning, 46 ms not; passages/s alike; 2 Dec, /tmp A/B of the same model in one process).
+SPINNING = False
 #: Default texts per onnxruntime call (PLATFORM-NOTES: batch 8 measured best).
 DEFAULT_BATCH_SIZE = 8
 #: Texts longer than this (characters) are tokenised from a growing prefix
@@ -420,6 +425,7 @@ def _load_session(model_file: Path, threads: int):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if SPINNING else "0")
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3  # errors only; warnings about unused initialisers are noise
     try:
