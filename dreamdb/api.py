@@ -586,7 +586,7 @@ class Index:
         if check:
             problems = self.check()
             if problems:
-                self._conn = self._rebuild("PRAGMA quick_check: " + "; ".join(problems[:3]))
+                self._conn = self._rebuild("PRAGMA quick_check: " + _first_problems(problems))
         report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives, force=force, progress=progress))
         if self.warnings:
             report.warnings = self.warnings + report.warnings
@@ -1289,6 +1289,14 @@ def _is_corruption(exc: Exception) -> bool:
     if not isinstance(exc, db.OperationalError):
         return "locked" not in msg
     return db.is_damage(exc) or any(s in msg for s in ("no such table", "no such column", "could not decode"))
+
+
+def _first_problems(problems: list[str], shown: int = 3) -> str:
+    """The first ``shown`` lines of :meth:`Index.check`'s problems (a row may hold many lines; SQLite heads
+    them with ``*** in database main ***``), and how many more there are: a warning, not a dump."""
+    lines = [line.strip() for p in problems for line in p.splitlines() if line.strip() and not line.startswith("***")]
+    more = len(lines) - shown
+    return "; ".join(lines[:shown]) + (f"; and {more} more" if more > 0 else "")
 
 
 def open_index(vault=None, **kwargs):

@@ -155,6 +155,11 @@ def test_overwritten_pages_are_found_by_check_and_repaired_by_sync(example_vault
     assert problems and problems != ["ok"], "quick_check must report the overwritten pages"
     report = damaged.sync(check=True)
     assert report.rebuilt and any("quick_check" in w for w in report.warnings)
+    # the warning names the first problems and counts the rest: one line, not SQLite's whole report (QA round 35)
+    lines = [line for p in problems for line in p.splitlines() if line.strip() and not line.startswith("***")]
+    warning = next(w for w in report.warnings if "quick_check" in w)
+    assert len(lines) > 3 and "\n" not in warning and lines[0].strip() in warning
+    assert warning.count(";") <= 4 and f"and {len(lines) - 3} more" in warning
     assert damaged.check() == [] and _top(damaged, "sleep debt") == expected
 
 
