@@ -180,7 +180,9 @@ def _split(values, name: str = "value") -> list[str] | None:
         raise UsageError(f"{name} must be a string or a list of strings, got {values!r}")
     if not any(v.replace(",", "").strip() for v in values):  # `--types ""`, an unset variable: not "every type"
         flag = name.replace("_", "-")
-        raise UsageError(f"{name} is empty (--{flag} \"\" on the command line)",
+        given = ",".join(values)
+        raise UsageError(f"{name} names nothing (--{flag} {given!r} on the command line)" if given.strip()
+                         else f"{name} is empty (--{flag} \"\" on the command line)",
                          hint=f"Give at least one name, or leave {name} out (None: no filter).")
     import unicodedata
 
