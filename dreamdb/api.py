@@ -732,9 +732,14 @@ class Index:
             # which is noise presented as an answer.
             self.notes.append("no searchable terms in the query (only stopwords, punctuation or one-character words)")
             return []
-        if plan.resolved and explain:
+        analysed = {a: b for a, b in plan.resolved.items() if a not in plan.by_lexicon}
+        if analysed and explain:
             self.notes.append("matched through another analysis of the query word (its own is not in the index): "
-                              + ", ".join(f"{a} → {b}" for a, b in plan.resolved.items()))
+                              + ", ".join(f"{a} → {b}" for a, b in analysed.items()))
+        if plan.by_lexicon and explain:
+            self.notes.append("replaced by a translation (no note holds the query word; of the senses the notes "
+                              "hold, the one the query's words go with, else the dictionary's first): "
+                              + ", ".join(f"{a} → {plan.resolved[a]}" for a in plan.by_lexicon))
         if plan.translated and explain:
             from dreamdb.ranking.rank import class_members
 
@@ -742,11 +747,12 @@ class Index:
             synonyms = {a: b for a, b in plan.translated.items() if a not in classes}
             if classes:
                 self.notes.append("translations counted with the query word as one term in rankScore "
-                                  "(the sense the query's words go with): "
+                                  "(the sense the query's words go with, else the dictionary's first): "
                                   + ", ".join(f"{a} → {members[1]}" for a, members in classes.items()))
             if synonyms:
                 self.notes.append("other senses of replaced words added as synonyms (the sense the query's words "
-                                  "go with): " + ", ".join(f"{a} → {b}" for a, b in synonyms.items()))
+                                  "go with, else the dictionary's first): "
+                                  + ", ".join(f"{a} → {b}" for a, b in synonyms.items()))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")

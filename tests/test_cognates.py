@@ -104,6 +104,7 @@ def test_loanwords_resolve_alike_with_and_without_the_c_kernel(mixed_vault, kern
         engine.kernel = types.SimpleNamespace(near_top=KERNEL.near_top)
     plan = plan_query("konsolidasyon sistemi ve stratejisi nasıl çalışıyor", vocabulary=engine)
     assert plan.resolved == {"konsolidasyo": "consolidation", "sist": "system", "strateji": "strategi"}
+    assert plan.by_lexicon == []  # loanword readings, not translations (explain: "another analysis")
     ix.close()
 
 

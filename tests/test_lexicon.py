@@ -194,7 +194,9 @@ def test_a_turkish_question_finds_english_notes_through_the_lexicon(tiny_vault, 
             hits = ix.recall(query, top=3)
             assert [h.slug for h in hits] == ["sleep-debt"], engine
             plan = plan_query(query, vocabulary=ix._vocabulary(), lexicon=small_lexicon)
-            assert plan.resolved == {"uyku": "sleep", "borcu": "debt"}
+            assert plan.resolved == {"uyku": "sleep", "borcu": "debt"} and plan.by_lexicon == ["uyku", "borcu"]
+            # met again (the memo keeps each word's outcome), a translation is still one
+            assert plan_query(query, vocabulary=ix._vocabulary(), lexicon=small_lexicon).by_lexicon == ["uyku", "borcu"]
             assert ix.recall("sunucu güvenliği", top=1)[0].slug == "server-hardening"
 
 
@@ -212,8 +214,13 @@ def test_a_word_a_note_has_is_kept_and_counted_with_its_translation_as_one_term(
         assert plan.synonyms == {}  # the English notes' word for it is no synonym: the two are one term, a class
         assert plan.translated == {"sunuç": "server"} and class_members(plan) == {"sunuç": ("sunuç", "server")}
         hits = ix.recall("sunucu güvenliği nasıl sağlanıyor", top=3, explain=True)
+        notes = ix.take_notes()
         assert ("translations counted with the query word as one term in rankScore (the sense the query's words go "
-                "with): sunuç → server") in ix.take_notes()
+                "with, else the dictionary's first): sunuç → server") in notes
+        # a word replaced by its translation is said to be, not "matched through another analysis" (QA round 35)
+        assert plan.by_lexicon == ["güvenlik"]
+        assert any(n.startswith("replaced by a translation") and n.endswith(": güvenlik → securiti") for n in notes)
+        assert not any("another analysis" in n for n in notes)
         assert {h.slug for h in hits[:2]} == {"sunucu-notlari", "server-hardening"}  # the Turkish note and the English one
         english = next(h for h in hits if h.slug == "server-hardening")
         terms = {t["term"]: t for t in english.terms}

@@ -50,6 +50,8 @@ class QueryPlan:
         translated: ``{query term: its translation}`` (:func:`translation_synonyms`): in rankScore the term
             and its translation count as one term, a *class* (:func:`class_members`); the raw ``score``
             keeps the term alone.
+        by_lexicon: the terms of ``resolved`` replaced by a translation (not another analysis, spelling
+            or loanword reading), in query order: what ``--explain`` calls translations.
     """
 
     text: str
@@ -59,6 +61,7 @@ class QueryPlan:
     dropped: int = 0
     resolved: dict[str, str] = factory(dict)
     translated: dict[str, str] = factory(dict)
+    by_lexicon: list[str] = factory(list)
 
 
 def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
@@ -142,6 +145,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
+    by_lexicon: list[str] = []
     # A Turkish question whose own words, not only a name in it, read as Turkish, over an index with
     # notes that are not Turkish: its words may be loanwords of theirs, or be translated into theirs
     reads_turkish = bool(turkish and vocabulary is not None and vocabulary.has_non_turkish
@@ -155,8 +159,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             lexicon is not None and vocabulary.has_non_turkish and not vocabulary.known(distinct))):
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
-        resolved = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
-                            translates=translates, lexicon=lexicon)
+        resolved, by_lexicon = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
+                                        translates=translates, lexicon=lexicon)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
     syn: dict[str, float] = {}
     translated: dict[str, str] = {}
@@ -174,7 +178,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             for s in sorted(expansions) if expansions else ():
                 if s not in terms:
                     syn[s] = S.SYNONYM_WEIGHT
-    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated)
+    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon)
 
 
 def turkish_looking(word: str) -> bool:
@@ -523,10 +527,11 @@ def in_context(held: dict[str, tuple[str, ...]], anchors: set[str], vocabulary) 
 
 
 def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, distinct: list[str],
-             vocabulary, *, reads_turkish: bool = False, translates: bool = False, lexicon=None) -> dict[str, str]:
-    """``{term: replacement}`` for the query terms in no document's text (see :func:`plan_query`;
-    ``qwords``: :func:`dreamdb.analyzer.query_words` of the query; ``reads_turkish`` and
-    ``translates``: as :func:`plan_query` found them).
+             vocabulary, *, reads_turkish: bool = False, translates: bool = False,
+             lexicon=None) -> tuple[dict[str, str], list[str]]:
+    """``({term: replacement}, [terms replaced by a translation])`` for the query terms in no document's
+    text (see :func:`plan_query`; ``qwords``: :func:`dreamdb.analyzer.query_words` of the query;
+    ``reads_turkish`` and ``translates``: as :func:`plan_query` found them).
 
     A word's replacement depends on the word, its case, the query's language, whether its Turkish
     spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
@@ -537,7 +542,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     found_as_is = vocabulary.known(distinct)
     wanted = set(distinct).difference(found_as_is)
     if not wanted:
-        return {}
+        return {}, []
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
@@ -626,12 +631,13 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
                     memo.clear()
                 memo[keys[t]] = hit
         options = later
-    # A word translated into several terms the notes hold: the query's other words choose among them
+    # A word translated (its outcome: the translations the notes hold, a tuple): the query's other words
+    # choose among them
     held = {t: o for t, o in outcome.items() if isinstance(o, tuple)}
     if held:
         anchors = set(found_as_is) | {o for o in outcome.values() if isinstance(o, str)}
         outcome.update(in_context(held, anchors, vocabulary))
-    return {t: outcome[t] for t in keys if outcome[t] is not None}
+    return {t: outcome[t] for t in keys if outcome[t] is not None}, [t for t in keys if t in held and outcome[t]]
 
 
 def any_expired(conn, now_days: float) -> bool:
