@@ -591,7 +591,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
         for t, (w, cap, *_rest) in keys.items() if t not in outcome}
     rounds = {t: diacritic_rounds(keys[t][0]) if keys[t][3] else 0 for t in options}
     translations: dict[str, set[str]] = {}  # term → its translations among its options (the last round's)
-    shorter: dict[str, list[tuple[str, ...]]] = {}  # term → the translations of its shorter roots, longest first
+    shorter: dict[str, list[tuple[str, ...]] | None] = {}  # term → the translations of its shorter roots, longest first
     done = 0
     while options:
         in_text = vocabulary.known({a for alts in options.values() for a, _w in alts})
@@ -616,15 +616,19 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
                 later[t] = tuple(dict.fromkeys(
                     [*(((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ()), *translated]))
                 if True in keys[t][5] and translated:  # a Turkish word's shorter roots, should no note hold these
-                    shorter[t] = _shorter_root_translations(t if turkish else stem(w, True), w, lexicon)
+                    shorter[t] = None  # (looked up when needed)
                 if later[t]:
                     translations[t] = {a for a, _w in translated}
                     continue
                 del later[t]
-            if hit is None and shorter.get(t):  # its longest root's translations in no note: the next root's
-                later[t] = tuple((a, OTHER) for a in shorter[t].pop(0))
-                translations[t] = {a for a, _w in later[t]}
-                continue
+            if hit is None and t in shorter:  # its longest root's translations in no note: the next root's
+                if shorter[t] is None:
+                    shorter[t] = _shorter_root_translations(t if turkish else stem(keys[t][0], True), keys[t][0],
+                                                            lexicon)
+                if shorter[t]:
+                    later[t] = tuple((a, OTHER) for a in shorter[t].pop(0))
+                    translations[t] = {a for a, _w in later[t]}
+                    continue
             outcome[t] = hit
             if memo is not None:
                 if len(memo) >= RESOLVED_WORDS_MAX:
