@@ -738,7 +738,7 @@ class Index:
                               + ", ".join(f"{a} → {b}" for a, b in analysed.items()))
         if plan.by_lexicon and explain:
             self.notes.append("replaced by a translation (no note holds the query word; of the senses the notes "
-                              "hold, the one the query's words go with, else the dictionary's first): "
+                              f"hold, {_SENSE_CHOICE}): "
                               + ", ".join(f"{a} → {plan.resolved[a]}" for a in plan.by_lexicon))
         if plan.translated and explain:
             from dreamdb.ranking.rank import class_members
@@ -747,11 +747,11 @@ class Index:
             synonyms = {a: b for a, b in plan.translated.items() if a not in classes}
             if classes:
                 self.notes.append("translations counted with the query word as one term in rankScore "
-                                  "(the sense the query's words go with, else the dictionary's first): "
+                                  f"({_SENSE_CHOICE}): "
                                   + ", ".join(f"{a} → {members[1]}" for a, members in classes.items()))
             if synonyms:
-                self.notes.append("other senses of replaced words added as synonyms (the sense the query's words "
-                                  "go with, else the dictionary's first): "
+                self.notes.append("translations of words the query had replaced, added as synonyms "
+                                  f"({_SENSE_CHOICE}): "
                                   + ", ".join(f"{a} → {b}" for a, b in synonyms.items()))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
@@ -1299,12 +1299,22 @@ def _is_corruption(exc: Exception) -> bool:
     return db.is_damage(exc) or any(s in msg for s in ("no such table", "no such column", "could not decode"))
 
 
+QUICK_CHECK_ROWS = 100
+"""Problems ``PRAGMA quick_check`` reports before it stops (SQLite's default ``N``)."""
+
+_SENSE_CHOICE = ("the one the query's other words go with most in the notes, the dictionary's order deciding "
+                 "among those they go with about as much")
+"""How ``--explain`` says a translation's sense was chosen (:func:`dreamdb.ranking.rank.in_context`)."""
+
+
 def _first_problems(problems: list[str], shown: int = 3) -> str:
     """The first ``shown`` lines of :meth:`Index.check`'s problems (a row may hold many lines; SQLite heads
-    them with ``*** in database main ***``), and how many more there are: a warning, not a dump."""
+    them with ``*** in database main ***``), and how many more there are (at least, when it reported
+    :data:`QUICK_CHECK_ROWS`, where it stops): a warning, not a dump."""
     lines = [line.strip() for p in problems for line in p.splitlines() if line.strip() and not line.startswith("***")]
     more = len(lines) - shown
-    return "; ".join(lines[:shown]) + (f"; and {more} more" if more > 0 else "")
+    capped = len(problems) >= QUICK_CHECK_ROWS  # quick_check stops there: there may be more
+    return "; ".join(lines[:shown]) + (f"; and {'at least ' if capped else ''}{more} more" if more > 0 else "")
 
 
 def open_index(vault=None, **kwargs):
