@@ -732,27 +732,8 @@ class Index:
             # which is noise presented as an answer.
             self.notes.append("no searchable terms in the query (only stopwords, punctuation or one-character words)")
             return []
-        analysed = {a: b for a, b in plan.resolved.items() if a not in plan.by_lexicon}
-        if analysed and explain:
-            self.notes.append("matched through another analysis of the query word (its own is not in the index): "
-                              + ", ".join(f"{a} → {b}" for a, b in analysed.items()))
-        if plan.by_lexicon and explain:
-            self.notes.append("replaced by a translation (no note holds the query word; of the senses the notes "
-                              f"hold, {_SENSE_CHOICE}): "
-                              + ", ".join(f"{a} → {plan.resolved[a]}" for a in plan.by_lexicon))
-        if plan.translated and explain:
-            from dreamdb.ranking.rank import class_members
-
-            classes = class_members(plan)
-            synonyms = {a: b for a, b in plan.translated.items() if a not in classes}
-            if classes:
-                self.notes.append("translations counted with the query word as one term in rankScore "
-                                  f"({_SENSE_CHOICE}): "
-                                  + ", ".join(f"{a} → {members[1]}" for a, members in classes.items()))
-            if synonyms:
-                self.notes.append("translations of words the query had replaced, added as synonyms "
-                                  f"({_SENSE_CHOICE}): "
-                                  + ", ".join(f"{a} → {b}" for a, b in synonyms.items()))
+        if explain:
+            self.notes.extend(_plan_notes(plan))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")
@@ -1302,9 +1283,43 @@ def _is_corruption(exc: Exception) -> bool:
 QUICK_CHECK_ROWS = 100
 """Problems ``PRAGMA quick_check`` reports before it stops (SQLite's default ``N``)."""
 
-_SENSE_CHOICE = ("the one the query's other words go with most in the notes, the dictionary's order deciding "
-                 "among those they go with about as much")
+_SENSE_CHOICE = "the sense the query's other words go with most in the notes; the dictionary's order among near ties"
 """How ``--explain`` says a translation's sense was chosen (:func:`dreamdb.ranking.rank.in_context`)."""
+
+
+def _plan_notes(plan) -> list[str]:
+    """``--explain``'s notes on how a query's words were read (:class:`dreamdb.ranking.rank.QueryPlan`): other
+    analyses (by terms), translations replacing words, translations counted with words (classes) or beside
+    replaced ones (synonyms); a translation's note names the query's word as typed (lowercase), not its term."""
+    from dreamdb.analyzer import query_words
+    from dreamdb.ranking.rank import class_members
+
+    words: dict[str, str] = {}
+    for term, word, _cap in query_words(plan.text, plan.turkish):
+        words.setdefault(term, word)
+    words.update((found, words.get(term, term)) for term, found in plan.resolved.items() if found not in words)
+
+    def pairs(items) -> str:
+        return ", ".join(f"{words.get(a, a)} → {b}" for a, b in items)
+
+    notes = []
+    analysed = [(a, b) for a, b in plan.resolved.items() if a not in plan.by_lexicon]
+    if analysed:  # (by terms: the analysis is what changed)
+        notes.append("matched through another analysis of the query word (its own is not in the index): "
+                     + ", ".join(f"{a} → {b}" for a, b in analysed))
+    if plan.by_lexicon:
+        notes.append(f"replaced by a translation (no note holds the query word; of the senses the notes hold, "
+                     f"{_SENSE_CHOICE}): " + pairs((a, plan.resolved[a]) for a in plan.by_lexicon))
+    if plan.translated:
+        classes = class_members(plan)
+        if classes:
+            notes.append(f"translations counted with the query word as one term in rankScore ({_SENSE_CHOICE}): "
+                         + pairs((a, members[1]) for a, members in classes.items()))
+        synonyms = [(a, b) for a, b in plan.translated.items() if a not in classes]
+        if synonyms:
+            notes.append(f"translations of words the query had replaced, added as synonyms ({_SENSE_CHOICE}): "
+                         + pairs(synonyms))
+    return notes
 
 
 def _first_problems(problems: list[str], shown: int = 3) -> str:

@@ -215,11 +215,12 @@ def test_a_word_a_note_has_is_kept_and_counted_with_its_translation_as_one_term(
         assert plan.translated == {"sunuç": "server"} and class_members(plan) == {"sunuç": ("sunuç", "server")}
         hits = ix.recall("sunucu güvenliği nasıl sağlanıyor", top=3, explain=True)
         notes = ix.take_notes()
-        assert any(n.startswith("translations counted with the query word as one term in rankScore (the one the "
-                                "query's other words go with most") and n.endswith("): sunuç → server") for n in notes)
+        # (a translation's note names the query's word as typed, not its term: sunucu, not sunuç)
+        assert any(n.startswith("translations counted with the query word as one term in rankScore (the sense the "
+                                "query's other words go with most") and n.endswith("): sunucu → server") for n in notes)
         # a word replaced by its translation is said to be, not "matched through another analysis" (QA round 35)
         assert plan.by_lexicon == ["güvenlik"]
-        assert any(n.startswith("replaced by a translation") and n.endswith(": güvenlik → securiti") for n in notes)
+        assert any(n.startswith("replaced by a translation") and n.endswith(": güvenliği → securiti") for n in notes)
         assert not any("another analysis" in n for n in notes)
         assert {h.slug for h in hits[:2]} == {"sunucu-notlari", "server-hardening"}  # the Turkish note and the English one
         english = next(h for h in hits if h.slug == "server-hardening")
