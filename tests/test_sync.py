@@ -111,6 +111,28 @@ def _yaml_bomb(levels: int = 9) -> str:
     return "\n".join(lines) + f"\ntags: *{names[levels - 1]}\ndescription: *{names[levels - 1]}\n"
 
 
+def test_a_pasted_image_payload_is_not_indexed(tiny_vault):
+    """A base64 data: URI's payload is left out of the body: its letter runs would be thousands of terms and
+    make the note too long for BM25 to rank it on the words around the image."""
+    import base64
+
+    payload = base64.b64encode(bytes(range(256)) * 400).decode()  # 136 KB of base64
+    write_doc(tiny_vault, "knowledge/shot.md",
+              f"---\nname: shot\n---\nThe screenshot ![login](data:image/png;base64,{payload}) shows the crash.\n")
+    write_doc(tiny_vault, "core/2.memory.md",
+              f"# Memory\n\n## Crash\n\n<img src=\"data:image/jpeg;name=a.jpg;base64,{payload}\"> crash at login\n")
+    write_doc(tiny_vault, "knowledge/plain.md", "---\nname: plain\n---\nThe words data:text/plain,hello stay.\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    bodies = dict(index.conn.execute("SELECT doc_id, body FROM documents"))
+    assert bodies["knowledge/shot"] == "The screenshot ![login](data:image/png;base64,) shows the crash."
+    assert bodies["memory/crash"] == '<img src="data:image/jpeg;name=a.jpg;base64,"> crash at login'
+    assert bodies["knowledge/plain"] == "The words data:text/plain,hello stay."  # not base64: text, kept
+    longest = index.conn.execute("SELECT MAX(LENGTH(term)) FROM postings").fetchone()[0]
+    assert longest < 20
+    assert [h.doc_id for h in index.recall("crash screenshot")][:1] == ["knowledge/shot"]
+
+
 def test_frontmatter_too_large_or_self_referencing_is_skipped_with_a_warning(tiny_vault):
     """QA round 11: a list holding itself (`&r [q, *r]`) or 400 nested lists made every sync fail
     (RecursionError); a 600-byte alias bomb took 74 s and 4 GB."""

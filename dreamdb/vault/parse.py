@@ -155,6 +155,20 @@ def frontmatter_bool(value) -> bool:
     return bool(value)
 
 
+_DATA_URI_PAYLOAD_RE = re.compile(r"(data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[^;,\s()]*)*;base64,)[A-Za-z0-9+/]+=*")
+
+
+def without_data_payloads(body: str) -> str:
+    """``body`` with the payload of every base64 ``data:`` URI left out (``![](data:image/png;base64,iVBOR…)``
+    → ``![](data:image/png;base64,)``; RFC 2397).
+
+    A pasted image is text to no reader: indexed, its payload's random letter runs would become
+    thousands of terms, make the note the longest of the vault (BM25's length normalisation then
+    buries it) and fill its snippets and chunks.
+    """
+    return _DATA_URI_PAYLOAD_RE.sub(r"\1", body) if ";base64," in body else body
+
+
 def excalidraw_text(body: str) -> str:
     """Text elements of an Excalidraw board (``## Text Elements`` section), block ids removed; never the scene JSON."""
     m = re.search(r"^##\s+Text Elements\s*$(.*?)(?=^##\s|^%%|\Z)", body, re.MULTILINE | re.DOTALL)
@@ -181,6 +195,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     slug = unicodedata.normalize("NFC", fname[:-3] if fname.endswith(".md") else fname)
     if fname.endswith(".excalidraw.md") or "excalidraw-plugin" in meta:
         body = excalidraw_text(body)
+    body = without_data_payloads(body)
     title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), None)
     raw_title = meta.get(title_key) if title_key else slug
     if isinstance(raw_title, (list, tuple, dict)):
@@ -315,6 +330,7 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     meta, body, warn = split_frontmatter(text)
     if warn:
         warnings.append(f"{rel_path}: {warn}; indexed {'every section of the file' if body is text else 'the sections only'}")
+    body = without_data_payloads(body)
     file_date = _first_date(meta)
     docs: list[Document] = []
     seen: dict[str, int] = {}
