@@ -239,3 +239,34 @@ def test_both_status_commands_mean_the_same_by_hybrid_ready(tiny_vault, with_mod
 def test_model_install_quantized_without_from_is_a_usage_error(tmp_path, capsys):
     code, out, err = run(capsys, "model", "install", "--quantized", "--dest", str(tmp_path / "m"))
     assert code == 2 and "give --from DIR too" in out + err and not (tmp_path / "m").exists()
+
+
+@pytest.mark.model
+def test_an_interrupted_refresh_says_what_it_kept_and_nothing_more(tiny_vault, with_model, capsys, monkeypatch):
+    """QA round 35: Ctrl-C on `embed refresh` printed "Interrupted: … kept" and then click's "Aborted."."""
+    from dreamdb.embeddings import store
+
+    small_vault(tiny_vault)
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+    write_doc(tiny_vault, "knowledge/gamma.md", "---\nname: Gamma\n---\nA third note.\n")
+
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "refresh", interrupted)
+    code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
+    assert code == 130 and "Interrupted: 2/2 chunks have vectors and are kept" in err
+    assert "Aborted." not in err and "Traceback" not in err
+    code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
+    assert code == 130 and json.loads(out)["error"] == {"message": "Interrupted.", "hint": None, "exit_code": 130}
+
+
+def test_model_build_refusal_comes_before_building(tmp_path, capsys):
+    """QA round 35: `model install --dest` at a folder that is not a model printed "Building …" before refusing."""
+    dest = tmp_path / "notes"
+    dest.mkdir()
+    (dest / "keep.txt").write_text("mine", encoding="utf-8")
+    for cmd in (["model", "build"], ["model", "install"]):
+        code, out, err = run(capsys, *cmd, "--dest", str(dest))
+        assert code == 6 and "Building" not in err and "Traceback" not in err, err
+    assert (dest / "keep.txt").read_text(encoding="utf-8") == "mine"

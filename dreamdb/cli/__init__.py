@@ -153,8 +153,11 @@ def main(argv: list[str] | None = None) -> int:
             exc.show()
             json_error(exc.format_message(), None, exc.exit_code)  # with --json: on stdout too
             code = exc.exit_code
-        except click.Abort:  # Ctrl-C inside click
-            click.echo("Aborted.", err=True)
+        except click.Abort as exc:  # Ctrl-C inside click
+            from dreamdb.cli.options import Interrupted
+
+            if not isinstance(exc, Interrupted):  # (else the command said what the interruption left)
+                click.echo("Aborted.", err=True)
             json_error("Interrupted.", None, 130)
             code = 130
 

@@ -12,7 +12,7 @@ import time
 
 import click
 
-from dreamdb.cli.options import json_option, open_index, print_notes, vault_option
+from dreamdb.cli.options import Interrupted, json_option, open_index, print_notes, vault_option
 
 _MAX_THREADS = 64  # dreamdb.embeddings.model.MAX_THREADS (a heavy import; a test keeps the two equal)
 _THREADS_HELP = "onnxruntime threads, 1-64 (default: $DREAMDB_EMBED_THREADS, else 2)."
@@ -105,7 +105,7 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
         st = embed_status(index.conn, embedder.model_id)
         click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
                    "run `dreamdb embed refresh` again to finish.", err=True)
-        raise  # the CLI's entry point prints "Aborted." and exits 130
+        raise Interrupted() from None  # said: the CLI's entry point exits 130 without its own "Aborted."
     finally:
         bar.close()
         if old is not None:

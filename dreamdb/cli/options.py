@@ -40,3 +40,8 @@ def print_notes(index, extra=()) -> None:
     (lazy-sync warnings, a damaged index rebuilt, a lock waited for)."""
     for note in [*extra, *index.take_notes()]:
         click.echo(f"note: {note}", err=True)
+
+
+class Interrupted(click.Abort):
+    """Ctrl-C on a command that has already said what the interruption left behind: the entry point
+    exits 130 (with ``--json``, its JSON error) without adding click's "Aborted."."""
