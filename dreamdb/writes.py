@@ -1194,6 +1194,8 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             raise UsageError(f"{slug!r} names {count} documents: the file {file_rel}, and the id recall "
                              f"shows for {', '.join(others)} (another file of that name).",
                              hint=f"Pass the file's path to say which one: {' or '.join([file_rel, *others])}.")
+        # the id may have named another file of that name until a sync removed that one (QA round 37)
+        _refuse_moved_id(vault, f"{matches[0][0]}/{bare}", file_rel)
         return matches[0]
     if not matches:
         found = _from_index(vault, doc_type, bare)

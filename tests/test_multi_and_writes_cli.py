@@ -175,9 +175,12 @@ def test_cli_same_file_name_twice_by_recall_id_and_by_path(twins):
     assert Path(out["moved_to"]).read_text().endswith("okapi addendum\n")
     assert (out["deleted"], out["path"]) == ("knowledge/decisions/foo.md", str(v / "knowledge" / "decisions" / "foo.md"))
     assert (v / "knowledge" / "foo.md").exists()
-    # Once recall has re-synced, the remaining file is plain knowledge/foo again.
-    assert list(_recall_paths(v).values()) == ["knowledge/foo.md"]
-    assert cli("delete", "--vault", str(v), "knowledge/foo").returncode == 0
+    # Once recall has re-synced, the remaining file is plain knowledge/foo again; for a day the id, which
+    # recall showed for the removed file, is refused (QA round 37), while the path works
+    assert _recall_paths(v) == {"knowledge/foo": "knowledge/foo.md"}
+    p = cli("delete", "--vault", str(v), "knowledge/foo")
+    assert p.returncode == 6 and "knowledge/foo named knowledge/decisions/foo.md" in p.stderr, p.stderr
+    assert cli("delete", "--vault", str(v), "knowledge/foo.md").returncode == 0
     assert not (v / "knowledge" / "foo.md").exists()
 
 
@@ -224,6 +227,26 @@ def test_an_id_a_sync_moved_to_another_file_is_refused_for_writes(twins):
     assert cli("update", "--vault", str(v), "knowledge/foo-3", "--append", "by new id").returncode == 0
     assert cli("update", "--vault", str(v), "knowledge/decisions/foo.md", "--append", "by path").returncode == 0
     assert "by new id" in (v / "knowledge" / "foo.md").read_text() and "by path" in (v / "knowledge/decisions/foo.md").read_text()
+    with dreamdb.open(v) as ix:
+        rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
+    assert [tuple(r) for r in rows] == [("knowledge/foo", "knowledge/decisions/foo.md"),
+                                        ("knowledge/foo-2", "knowledge/foo.md")]
+
+
+def test_an_id_a_removed_file_held_is_refused_for_writes_once_another_file_takes_it(twins):
+    """QA round 37: with the first of two same-named files removed, the next file took its id, and
+    delete by that id (recall had shown it for the removed file) deleted the other file."""
+    v = twins
+    assert _recall_paths(v) == {"knowledge/foo": "knowledge/decisions/foo.md", "knowledge/foo-2": "knowledge/foo.md"}
+    (v / "knowledge" / "decisions" / "foo.md").unlink()
+    assert _recall_paths(v) == {"knowledge/foo": "knowledge/foo.md"}  # (the recall syncs)
+    before = (v / "knowledge" / "foo.md").read_bytes()
+    for command in (["delete", "knowledge/foo", "--force"], ["update", "knowledge/foo", "--append", "x"]):
+        p = cli(command[0], "--vault", str(v), *command[1:])
+        assert p.returncode == 6, p.stderr
+        assert "knowledge/foo named knowledge/decisions/foo.md" in p.stderr and "now names knowledge/foo.md" in p.stderr
+    assert (v / "knowledge" / "foo.md").read_bytes() == before
+    assert cli("update", "--vault", str(v), "knowledge/foo.md", "--append", "by path").returncode == 0
     with dreamdb.open(v) as ix:
         rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
     assert [tuple(r) for r in rows] == [("knowledge/foo", "knowledge/decisions/foo.md"),

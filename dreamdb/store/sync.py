@@ -334,13 +334,16 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             report.changed += 1
     if postings is not None:
         postings.finish()
+    gone: dict[str, str] = {}  # id → path of the markdown files removed (an id one of them held may pass to another file)
     for path in removed:
         kind = classify(path)
         if kind is not None and kind[0] == "markdown":
             touched.add(natural_doc_id(kind[1], path))
+            gone.update((doc_id, path) for doc_id, in conn.execute(
+                "SELECT doc_id FROM documents WHERE source_path = ?", (path,)))
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
         report.removed += 1
-    number_same_names(conn, touched, new_paths, warn=warnings.append)
+    number_same_names(conn, touched, new_paths, warn=warnings.append, gone=gone)
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)
     conn.execute(  # in-memory caches (dreamdb.ranking.memory) reload when this changes
@@ -520,7 +523,8 @@ RENUMBERED_GUARD_DAYS = 1.0
 ``renumbered_ids`` table, migration 009): an agent's recall and its write come minutes apart."""
 
 
-def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -> int:
+def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
+                      gone: dict[str, str] | None = None) -> int:
     """Number the documents of same-named files in path order; return how many ids changed.
 
     Files in different folders of one type can share a name (``knowledge/foo.md`` and
@@ -541,6 +545,9 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -
             nothing is read.
         new_paths: vault-relative paths indexed by this sync (their numbered ids are warned about).
         warn: callable receiving one line per newly indexed file that got a number.
+        gone: ``{id: vault-relative path}`` of the documents of markdown files this sync removed: an
+            id of theirs that passes to another file is kept in ``renumbered_ids`` as well
+            (``knowledge/notes`` named ``a/notes.md``, removed; ``b/notes.md`` is ``knowledge/notes`` now).
     """
     # a file's own name ``x-2`` also reserves a number of the files named ``x``: look there too
     near = touched | {n.rsplit("-", 1)[0] for n in touched if n.rsplit("-", 1)[-1].isdigit()}
@@ -568,6 +575,7 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None) -
     moved = [(rowid, path, doc_id, wanted[rowid]) for rowid, _, path, doc_id in rows if wanted[rowid] != doc_id]
     # ids that named another file until now (not those a file indexed by this sync held meanwhile)
     shown = [(old, path) for _, path, old, _new in moved if path not in new_paths]
+    shown += [(new, gone[new]) for _, path, _old, new in moved if gone and gone.get(new, path) != path]
     if shown:
         now_days = time.time() / 86400.0
         conn.execute("DELETE FROM renumbered_ids WHERE at_days < ?", (now_days - RENUMBERED_GUARD_DAYS,))
