@@ -12,6 +12,7 @@ reference behaviour. Both paths share :func:`run_recall` and
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
@@ -148,6 +149,34 @@ def _unwritable_output(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in _OUTPUT_ERRNOS and exc.filename is None
 
 
+def saved_change() -> str | None:
+    """What this process's write command has done, once it is on disk (:data:`SAVED`, or the vault
+    file :data:`dreamdb.writes.COMMITTED` names), else ``None``."""
+    if SAVED:
+        return SAVED
+    writes = sys.modules.get("dreamdb.writes")
+    committed = writes.COMMITTED.get() if writes is not None else None
+    return f"{committed} was changed" if committed else None
+
+
+def interrupted() -> int:
+    """Report Ctrl-C; return the exit code: 130, or 0 when the command's change was already on disk
+    (:func:`saved_change`): it is done, and a script must not repeat it (a second CHANGELOG entry)."""
+    done = saved_change()
+    if done is None:
+        sys.stderr.write("Interrupted.\n")
+        json_error("Interrupted.", None, 130)
+        return 130
+    sys.stderr.write(f"Interrupted after the change was saved ({done}): it is done; do not repeat it.\n")
+    if JSON_ERRORS:
+        import json
+
+        with contextlib.suppress(OSError):
+            sys.stdout.write(json.dumps({"interrupted": True, "saved": done}, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+    return 0
+
+
 def run_guarded(fn) -> int:
     """Run ``fn()`` and turn every way it can end into an exit code (the CLI's one error policy).
 
@@ -166,9 +195,7 @@ def run_guarded(fn) -> int:
     except DreamdbError as exc:
         return report_error(exc)
     except KeyboardInterrupt:
-        sys.stderr.write("Interrupted.\n")
-        json_error("Interrupted.", None, 130)
-        return 130
+        return interrupted()
     except BrokenPipeError:
         _silence_stdout()
         return 0

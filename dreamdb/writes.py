@@ -73,6 +73,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,16 @@ def _check_file_writable(path: Path) -> None:
     if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
         raise WriteRefused(f"{path} is write-protected (mode {st.st_mode & 0o7777:o}); it was not changed.",
                            hint="Give it write permission (chmod u+w) if dreamdb should edit it.")
+
+
+COMMITTED: ContextVar[str | None] = ContextVar("dreamdb_writes_committed", default=None)
+"""The vault file the last :func:`remember`, :func:`update` or :func:`delete` of this context changed,
+set the moment the change is on disk (else ``None``; a caller resets it before a write). The CLI reads
+it when Ctrl-C comes after that moment: the change is done, and must not be repeated."""
+
+
+def _committed(path: Path) -> None:
+    COMMITTED.set(str(path))
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -763,6 +774,7 @@ def remember(
             raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, new_text.encode("utf-8"))
+        _committed(path)
     return {**entry, "id": new_ids[index]}
 
 
@@ -1739,6 +1751,7 @@ def update(
                 with contextlib.suppress(OSError):
                     kept.unlink()
                 raise
+            _committed(real)
             if on_kept is not None:
                 on_kept(kept)
     return real
@@ -1818,6 +1831,7 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
                 os.unlink(path)
             else:
                 os.replace(path, kept)
+        _committed(path)
         _fsync_dir(path.parent)
         _fsync_dir(kept.parent)
     return kept

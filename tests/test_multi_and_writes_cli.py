@@ -363,3 +363,41 @@ def test_cli_qa_cases_exit_with_clear_codes(twins):
     assert cli("update", "--vault", v, nfd, "--append", "x").returncode == 0
     p = cli("update", "--vault", v, "knowledge", "--append", "x")
     assert p.returncode == 2 and "knowledge/<slug>" in p.stderr
+
+
+@pytest.mark.parametrize("command", ["remember", "update", "delete"])
+def test_ctrl_c_after_a_write_is_on_disk_says_it_is_done(twins, monkeypatch, capsys, command):
+    """QA round 37: Ctrl-C just after `remember` had saved its entry printed "Aborted." and exit 130, so a
+    script retrying on failure would add the entry twice."""
+    from dreamdb import quickcli
+    from dreamdb import writes
+    from dreamdb.cli import main
+    from dreamdb.cli import writes as cli_writes
+
+    def ctrl_c(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_writes, "_done", ctrl_c)  # after the library call returned: before any report
+    args = {"remember": ["remember", "a decision"], "update": ["update", "knowledge/foo.md", "--append", "more"],
+            "delete": ["delete", "knowledge/foo.md"]}[command]
+    changelog = twins / "core" / "CHANGELOG.json"
+    assert main([*args, "--vault", str(twins)]) == 0
+    err = capsys.readouterr().err
+    assert err.strip().startswith("Interrupted after the change was saved (") and "do not repeat it" in err, err
+    if command == "remember":
+        assert len(json.loads(changelog.read_text())) == 1 and str(changelog.resolve()) in err
+    elif command == "update":
+        assert (twins / "knowledge" / "foo.md").read_text().endswith("more\n")
+    else:
+        assert not (twins / "knowledge" / "foo.md").exists()
+    monkeypatch.setattr(quickcli, "JSON_ERRORS", True)
+    if command != "delete":
+        assert main([*args, "--vault", str(twins), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["interrupted"] is True
+    # Ctrl-C before anything was written is still an interruption: 130, nothing changed
+    monkeypatch.setattr(writes, "atomic_write_bytes", ctrl_c)
+    before = {p: p.read_bytes() for p in twins.rglob("*") if p.is_file() and ".dreamdb" not in p.parts}
+    if command != "delete":
+        assert main([*args, "--vault", str(twins), "--json"]) == 130
+        assert json.loads(capsys.readouterr().out)["error"]["message"] == "Interrupted."
+    assert {p: p.read_bytes() for p in twins.rglob("*") if p.is_file() and ".dreamdb" not in p.parts} == before

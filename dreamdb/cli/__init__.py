@@ -130,9 +130,13 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dreamdb`` console script and ``python -m dreamdb``; returns the exit code."""
+    from dreamdb import quickcli
     from dreamdb.quickcli import json_error, run_guarded
 
     code = 0
+    quickcli.SAVED = None  # (a process may run several commands: the tests do)
+    if "dreamdb.writes" in sys.modules:
+        sys.modules["dreamdb.writes"].COMMITTED.set(None)
 
     def run() -> None:
         nonlocal code
@@ -155,7 +159,11 @@ def main(argv: list[str] | None = None) -> int:
             code = exc.exit_code
         except click.Abort as exc:  # Ctrl-C inside click
             from dreamdb.cli.options import Interrupted
+            from dreamdb.quickcli import interrupted, saved_change
 
+            if saved_change() is not None:  # a write that is on disk: done, not to be repeated
+                code = interrupted()
+                return
             if not isinstance(exc, Interrupted):  # (else the command said what the interruption left)
                 click.echo("Aborted.", err=True)
             json_error("Interrupted.", None, 130)
