@@ -1588,6 +1588,15 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
     return out
 
 
+def _same_value(key: str, current: Any, wanted: Any) -> bool:
+    """Whether the frontmatter value ``current`` already is ``wanted`` (a flag as the indexer reads it)."""
+    from dreamdb.vault.parse import frontmatter_bool
+
+    if key == "pinned":
+        return frontmatter_bool(current) == bool(wanted)
+    return type(current) is type(wanted) and current == wanted
+
+
 def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str | None, append: str | None,
                  pin: bool | None, clock: datetime) -> tuple[Path, bytes, bytes]:
     """Compute an update without writing: ``(real path, current bytes, new bytes)``.
@@ -1616,6 +1625,9 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
             changes["pinned"] = bool(pin)
     if changes and doc.has_fm:
         current = doc.frontmatter()
+        # a key that already has the value asked for is no change, and does not date the note (QA round 37)
+        changes = {k: v for k, v in changes.items() if not (k in current and _same_value(k, current[k], v))}
+    if changes and doc.has_fm:
         for key in ("updated", "updated_at"):
             if key in current:
                 changes[key] = _updated_value(current[key], clock)

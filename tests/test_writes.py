@@ -437,6 +437,31 @@ def test_update_tags_pin_and_updated_date_keep_style(vault: Path):
     assert len(changed) == 3
 
 
+def test_an_update_to_the_values_a_note_has_changes_nothing_not_even_its_date(vault: Path):
+    """QA round 37: `update --pin` on a pinned note, or `--description` with its own text, set `updated:` to
+    today (a newer note in ranking) and kept a trash copy of an unchanged file."""
+    from datetime import timedelta
+
+    path = vault / "knowledge" / "patterns" / "runtime-measurement-verification.md"
+    update(vault, "knowledge/runtime-measurement-verification", tags=["testing", "topic:frontend", "kind:pattern"],
+           pin=True, now=NOW)
+    once = path.read_bytes()
+    description = yaml.safe_load(once.decode().split("---\n")[1])["description"]
+    trash = vault / ".dreamdb" / "trash"
+    kept = sorted(trash.rglob("*")) if trash.exists() else []
+    later = NOW + timedelta(days=30)
+    for kwargs in ({"pin": True}, {"tags": ["testing", "topic:frontend", "kind:pattern"]},
+                   {"description": description}, {"pin": True, "description": description}):
+        update(vault, "knowledge/runtime-measurement-verification", now=later, **kwargs)
+        assert path.read_bytes() == once, kwargs
+    assert (sorted(trash.rglob("*")) if trash.exists() else []) == kept
+    # one real change among unchanged ones dates the note, and changes only that key
+    update(vault, "knowledge/runtime-measurement-verification", pin=True, description="A new description.", now=later)
+    after = path.read_text(encoding="utf-8")
+    meta = yaml.safe_load(after.split("---\n")[1])
+    assert (meta["updated"], meta["description"], meta["pinned"]) == ("2026-09-17", "A new description.", True)
+
+
 def test_update_block_tags_keep_indent(vault: Path):
     path = vault / "knowledge" / "patterns" / "presentation-field-must-not-double-as-safety-predicate.md"
     update(vault, "presentation-field-must-not-double-as-safety-predicate", tags="architecture, domain:frontend")

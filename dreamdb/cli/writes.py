@@ -68,7 +68,8 @@ def update(slug, description, tags, content, append, pin, unpin, vault, as_json)
     keeps its bytes. The previous version of the file is kept in the vault's
     trash, <vault>/.dreamdb/trash/<type>/<UTC time>-<file name> (the same
     place delete moves files to): move it back to undo. A frontmatter edit also
-    sets an updated: (or updated_at:) key the file already has to today.
+    sets an updated: (or updated_at:) key the file already has to today; values
+    the note already has change nothing.
 
     \b
     Examples:
