@@ -12,8 +12,27 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    Ctrl-C while the modules are still loading (the first ~0.1 s, before any command's own
+    handling) exits 130 with ``Interrupted.``, and the prompt hook 0 with nothing printed, as
+    later: never a traceback (QA round 37)."""
     args = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        if args == ["hook", "user-prompt-submit"]:  # the hook never fails the prompt
+            return 0
+        try:
+            sys.stderr.write("Interrupted.\n")
+            if "--json" in args:  # (quickcli's JSON error, which may not be loaded yet)
+                sys.stdout.write('{"error": {"message": "Interrupted.", "hint": null, "exit_code": 130}}\n')
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 130
+
+
+def _main(args: list[str]) -> int:
     from dreamdb import quickcli
 
     if sys.stdout is None:  # started with standard output closed: writing it is an error, said on stderr

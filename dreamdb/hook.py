@@ -162,8 +162,12 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
 
     try:
         vault = find_vault(None, cwd=Path(cwd) if cwd else None)
-    except VaultNotFound:
-        _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (nor DREAMDB_VAULT); nothing printed")
+    except VaultNotFound as exc:
+        if os.environ.get("DREAMDB_VAULT"):  # set, and wrong: that is the reason (QA round 37), not the folder
+            _why(f"DREAMDB_VAULT={os.environ['DREAMDB_VAULT']}: {exc.message.rstrip('.')}; nothing printed")
+        else:
+            _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (and DREAMDB_VAULT is not set); "
+                 "nothing printed")
         return ""
     index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False, engine="sql")
     try:

@@ -207,6 +207,24 @@ def test_fast_path_leaves_uncommon_options_to_click(example_vault):
         assert fast_recall(args) is None
 
 
+def test_ctrl_c_while_the_modules_load_is_no_traceback(monkeypatch, capsys):
+    """QA round 37: Ctrl-C in the first ~80 ms (while click was importing) printed a traceback, for the
+    prompt hook too, which must never fail the prompt."""
+    from dreamdb import entry
+
+    def loading(_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(entry, "_main", loading)
+    assert entry.main(["remember", "x"]) == 130
+    assert capsys.readouterr() == ("", "Interrupted.\n")
+    assert entry.main(["sync", "--json"]) == 130
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"error": {"message": "Interrupted.", "hint": None, "exit_code": 130}}
+    assert entry.main(["hook", "user-prompt-submit"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
 def test_recall_errors_and_interrupts_never_show_a_traceback(example_vault, monkeypatch, capsys):
     from dreamdb import quickcli
 

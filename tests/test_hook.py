@@ -201,6 +201,12 @@ def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch
     assert "acknowledgement" in lines[1] or "shorter than" in lines[1]
     assert "no hit" in lines[2] or "is below 2" in lines[2]
     assert "injected" in lines[3] and "feature/sleep-consolidation" in lines[3]
+    # a DREAMDB_VAULT that names no vault is the reason given, not the project folder (QA round 37)
+    monkeypatch.setenv("DREAMDB_VAULT", str(tmp_path / "nonexistent"))
+    assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""
+    last = log.read_text().splitlines()[-1]
+    assert f"DREAMDB_VAULT={tmp_path / 'nonexistent'}: " in last and "does not exist" in last, last
+    monkeypatch.delenv("DREAMDB_VAULT")
     monkeypatch.delenv("DREAMDB_HOOK_VERBOSE")
     log.unlink()
     assert H.run(payload("zebra unicorn quasar nebula", project)) == "" and not log.exists()  # silent by default
