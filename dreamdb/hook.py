@@ -112,7 +112,8 @@ def run(payload_text: str) -> str:
             _why(f"prompt missing or shorter than {MIN_PROMPT_CHARS} characters; nothing printed")
             return ""
         if _is_acknowledgement(prompt):
-            _why("prompt is only an acknowledgement (ok, thanks…); nothing printed")
+            _why("prompt is only an acknowledgement (ok, thanks…); nothing printed" if _words(prompt) else
+                 "prompt has no words to search for (only symbols, emoji or punctuation); nothing printed")
             return ""
         cwd = payload.get("cwd")
         return _recall_block(prompt[:MAX_QUERY_CHARS], cwd if isinstance(cwd, str) and cwd else None)
@@ -127,11 +128,16 @@ def run(payload_text: str) -> str:
             _log(f"hook took {(time.perf_counter() - t0) * 1000:.1f} ms")
 
 
-def _is_acknowledgement(prompt: str) -> bool:
+def _words(prompt: str) -> list[str]:
+    """The prompt's words that are not stopwords (lowercase)."""
     from dreamdb.analyzer import STOPWORDS, raw_tokens
 
-    words = [w for w in raw_tokens(prompt[:MAX_QUERY_CHARS]) if w not in STOPWORDS]
-    return all(w in ACKNOWLEDGEMENTS for w in words)
+    return [w for w in raw_tokens(prompt[:MAX_QUERY_CHARS]) if w not in STOPWORDS]
+
+
+def _is_acknowledgement(prompt: str) -> bool:
+    """Whether the prompt is conversation (:data:`ACKNOWLEDGEMENTS` and stopwords only), or has no word at all."""
+    return all(w in ACKNOWLEDGEMENTS for w in _words(prompt))
 
 
 def run_stdin() -> int:

@@ -100,7 +100,10 @@ def _load(path: Path) -> tuple[dict, bytes | None]:
     try:
         data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
     except (ValueError, UnicodeDecodeError) as exc:
-        raise WriteRefused(f"{path} is not valid JSON; it was not changed.",
+        if raw.startswith(b"\xef\xbb\xbf"):  # (as CHANGELOG.json's refusal says it)
+            raise WriteRefused(f"{path} starts with a byte-order mark, which JSON does not allow; it was not changed.",
+                               hint="Remove the BOM (JSON files are plain UTF-8), then retry.") from exc
+        raise WriteRefused(f"{path} is not valid JSON ({exc}); it was not changed.",
                            hint="Fix its JSON (or move the file away), then retry.") from exc
     if not isinstance(data, dict):
         raise WriteRefused(f"{path} is not a JSON object; it was not changed.")

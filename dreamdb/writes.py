@@ -602,11 +602,20 @@ def _read_changelog(path: Path) -> _ChangelogFile:
 
 
 def _resolve_supersedes(ref: str, entries: Sequence[Any]) -> str:
-    """Map ``[changelog/|changelog:]<id>`` or ``<date>|<scope>`` to the entry's stable id."""
+    """Map ``[changelog/|changelog:]<id>`` or ``<date>|<scope>`` to the entry's stable id.
+
+    Raises:
+        UsageError: ``ref`` is empty (or only a prefix), or names several entries.
+        NotFound: no entry has that id.
+    """
     ident = ref.strip()
     for prefix in ("changelog/", "changelog:"):
         if ident.startswith(prefix):
             ident = ident[len(prefix):]
+    if not ident.strip():
+        raise UsageError("The entry to supersede is named by an empty id.",
+                         hint="Use an entry id (changelog/<date>-<scope>-<n>, as recall shows it) or <date>|<scope>,"
+                              " or name none to supersede nothing.")
     ids = changelog_ids(entries)
     if ident in ids:
         return ident

@@ -199,6 +199,8 @@ def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch
     lines = log.read_text().splitlines()
     assert f"no _dream_context vault in or above {elsewhere}" in lines[0]
     assert "acknowledgement" in lines[1] or "shorter than" in lines[1]
+    assert H.run(payload("\U0001F680\U0001F680\U0001F680 ??? !!!", project)) == ""  # QA round 37: not "an acknowledgement"
+    assert "has no words to search for" in log.read_text().splitlines()[-1]
     assert "no hit" in lines[2] or "is below 2" in lines[2]
     assert "injected" in lines[3] and "feature/sleep-consolidation" in lines[3]
     # a DREAMDB_VAULT that names no vault is the reason given, not the project folder (QA round 37)

@@ -140,6 +140,13 @@ def test_uninstall_changes_neither_file_when_one_is_not_json(tmp_path: Path):
         uninstall_hook(tmp_path)
     assert "install" not in info.value.hint
     assert shared.read_bytes() == before
+    # a byte-order mark is named (QA round 37: "is not valid JSON" left the user looking for a syntax error)
+    bom = b"\xef\xbb\xbf" + json.dumps(EXISTING).encode()
+    shared.write_bytes(bom)
+    (tmp_path / ".claude" / "settings.local.json").unlink()
+    with pytest.raises(WriteRefused, match="settings.json starts with a byte-order mark") as info:
+        install_hook(tmp_path)
+    assert "Remove the BOM" in info.value.hint and shared.read_bytes() == bom
 
 
 def test_uninstall_without_file(tmp_path: Path):

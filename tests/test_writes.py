@@ -126,6 +126,10 @@ def test_remember_unknown_supersedes_is_not_found_and_file_untouched(vault: Path
         remember(vault, "x", supersedes="2026-08-17-skill-2", now=NOW)  # only one skill entry that day
     assert "2026-08-17-skill-1" in (info.value.hint or "")
     assert path.read_bytes() == before
+    for empty in ("", "  ", "changelog/", "changelog: "):  # QA round 37: an empty id was "not found" (exit 7)
+        with pytest.raises(UsageError, match="empty id"):
+            remember(vault, "x", supersedes=empty, now=NOW)
+    assert path.read_bytes() == before
 
 
 def test_remember_refuses_a_changelog_nested_too_deeply(vault: Path):
