@@ -429,6 +429,15 @@ def _confined_to_hidden(vault: Path, path: Path) -> Path:
     return real
 
 
+def _resolves_inside(vault: Path, path: Path) -> bool:
+    """Whether ``path`` resolves to a place inside ``vault`` (:func:`_confined` without raising)."""
+    try:
+        _confined(vault, path)
+    except WriteRefused:
+        return False
+    return True
+
+
 def _confined(vault: Path, path: Path) -> Path:
     """Return ``path`` resolved, or raise WriteRefused if it lies outside ``vault``."""
     root = vault.resolve()
@@ -1192,11 +1201,11 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     assert bare is not None
     types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
     matches: list[tuple[str, Path]] = []
-    known: list[str] = []
+    known: list[tuple[str, Path]] = []  # (type/name, path) of every file, for the "did you mean" hint
     for t in types:
         for path in _iter_markdown(vault, t):
             name = unicodedata.normalize("NFC", path.name[:-3])
-            known.append(f"{t}/{name}")
+            known.append((f"{t}/{name}", path))
             if name == bare:
                 matches.append((t, path))
     if len(matches) == 1:
@@ -1234,10 +1243,12 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
                              hint="Edit or move it by hand if you mean to.")
         if doc_type is None:
             _refuse_bare_name(vault, bare)
-        pool = known + [k.split("/", 1)[1] for k in known]
+        # names as the caller wrote theirs (type/name, or the bare name), of files dreamdb can write: UTF-8, no
+        # control characters, not a link out of the vault (sync skips those too; QA round 37), each once
+        pool = list(dict.fromkeys(
+            (k if doc_type else k.split("/", 1)[1]) for k, path in known
+            if is_utf8(k) and not _bad_char(k) and (not path.is_symlink() or _resolves_inside(vault, path))))
         target = f"{doc_type}/{bare}" if doc_type else bare
-        # only names dreamdb can write (UTF-8, no control characters), shown as they are
-        pool = [k for k in pool if is_utf8(k) and not _bad_char(k)]
         close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
         if "\u2409" in slug or "\u240a" in slug:  # copied from recall's output, where they stand for a tab/newline
             raise NotFound(f"No document {slug!r} in the vault.",

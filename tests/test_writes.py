@@ -1374,6 +1374,22 @@ def test_arguments_that_are_not_utf8_are_refused_and_suggestions_leave_out_such_
     assert remember(tiny_vault, "fine", references=iter(["file:a.md"]))["references"] == ["file:a.md"]
 
 
+def test_did_you_mean_names_each_document_once_as_asked_and_no_link_out_of_the_vault(tiny_vault, tmp_path):
+    """QA round 37: the hint offered both knowledge/şifreleme-kararı and şifreleme-kararı, and a link out of
+    the vault that sync does not index."""
+    write_doc(tiny_vault, "knowledge/şifreleme-kararı.md", "---\ntitle: Karar\n---\nbody\n")
+    outside = tmp_path / "şifreleme-kararlar.md"
+    outside.write_text("secret\n")
+    (tiny_vault / "knowledge" / "şifreleme-kararlar.md").symlink_to(outside)
+    (tiny_vault / "knowledge" / "şifreleme-kararım.md").symlink_to(tiny_vault / "knowledge" / "şifreleme-kararı.md")
+    with pytest.raises(NotFound) as info:
+        update(tiny_vault, "knowledge/şifreleme-karar", append="x")
+    assert info.value.hint == "Did you mean: knowledge/şifreleme-kararı, knowledge/şifreleme-kararım"
+    with pytest.raises(NotFound) as info:
+        update(tiny_vault, "şifreleme-karar", append="x")
+    assert info.value.hint == "Did you mean: şifreleme-kararı, şifreleme-kararım"
+
+
 def test_decomposed_file_and_folder_names_are_reached_by_composed_names(tiny_vault):
     """QA round 13: find_document composed (NFC) the name, but the files and the index kept NFD, so
     a numbered id or a path of such a file could not be updated or deleted."""
