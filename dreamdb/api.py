@@ -132,7 +132,8 @@ def _now(now) -> datetime:
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"--now must be an ISO-8601 instant, got {text!r}", hint="Example: --now 2026-08-18T00:00:00Z") from None
+        raise UsageError(f"now (--now) must be an ISO-8601 instant, got {text!r}",
+                         hint="Example: 2026-08-18T00:00:00Z (or 2026-08-18, midnight UTC)") from None
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
@@ -1030,7 +1031,7 @@ class Index:
             if until is not None:  # a date names its whole day: --until 2026-08-11 keeps 2026-08-11T23:59
                 until_d = _days(until) if isinstance(until, datetime) else until_days(str(until), now_dt)
             if since_d is not None and until_d is not None and since_d > until_d:
-                raise UsageError(f"--since ({since}) is after --until ({until}): the window is empty.")
+                raise UsageError(f"since (--since {since}) is after until (--until {until}): the window is empty.")
         return Filters(types=types_l, exclude_types=exclude_l, tags=_split(tags, "tags"),
                        statuses=_split(status, "status"),
                        min_level=level, since_days=since_d, until_days=until_d, include_expired=include_expired)

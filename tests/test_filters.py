@@ -99,6 +99,11 @@ def test_bad_filter_values(vault):
         index.recall("quokka", types=",,,")  # quoted as given, not as "" (QA round 35)
     with pytest.raises(UsageError, match="--exclude-types"):
         index.recall("quokka", exclude_types="")  # the message names the flag as well
+    # the API's own names first, the flag beside (QA round 37: "--now must be…" from a Python call)
+    with pytest.raises(UsageError, match=r"^now \(--now\) must be an ISO-8601 instant, got 'soon'"):
+        index.recall("quokka", now="soon")
+    with pytest.raises(UsageError, match=r"^since \(--since 2026-08-02\) is after until"):
+        index.recall("quokka", since="2026-08-02", until="2026-08-01")
 
 
 def test_corpus_wide_filter_questions_use_an_index(vault):
