@@ -192,6 +192,20 @@ def test_symlinked_folders_are_not_followed_and_say_so(tiny_vault, tmp_path):
     assert not {d.split("/")[0] for d in _docs(index)} & {"memory", "changelog", "objective"}
 
 
+def test_a_link_to_a_note_indexed_as_itself_is_not_a_second_document(tiny_vault):
+    """QA round 37: knowledge/alias.md -> sub/target.md indexed the same text twice; a link to a note that
+    is not indexed on its own (outside the indexed folders) still is."""
+    write_doc(tiny_vault, "knowledge/sub/target.md", "---\ntitle: Target\n---\nokapi target\n")
+    write_doc(tiny_vault, "notes/elsewhere.md", "---\ntitle: Elsewhere\n---\nokapi elsewhere\n")
+    os.symlink(tiny_vault / "knowledge" / "sub" / "target.md", tiny_vault / "knowledge" / "alias.md")
+    os.symlink(tiny_vault / "notes" / "elsewhere.md", tiny_vault / "knowledge" / "linked.md")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    assert "knowledge/alias.md: skipped (a link to knowledge/sub/target.md, indexed as itself)" in warnings
+    assert _docs(index) == {"knowledge/target", "knowledge/linked"}
+    assert sorted(h.doc_id for h in index.recall("okapi")) == ["knowledge/linked", "knowledge/target"]
+
+
 def test_file_and_folder_names_that_are_not_utf8_are_skipped_with_a_warning(tiny_vault):
     """A name with undecodable bytes (a Latin-1 é) once made every sync and recall fail (QA round 9)."""
     write_doc(tiny_vault, "knowledge/ok.md", "---\ntitle: Ok\n---\nzebracorn text\n")

@@ -161,7 +161,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
     Folders whose names start with ``.`` are archives, skipped unless
     ``include_archives``. Symlinked folders are not followed (no loops; a
     warning names each, ``core`` itself included); symlinked files are followed
-    only when they resolve inside the vault.
+    only when they resolve inside the vault, and not when the file they point to is indexed
+    as itself (one note, one document).
     Unreadable entries are skipped with a warning through ``warn(msg)``.
     When ``dirs`` is a dict, it receives ``{rel_dir: mtime_ns}`` of the vault
     root, the folders above each source root and every folder walked.
@@ -170,6 +171,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         list[SourceFile], sorted by path.
     """
     out: list[SourceFile] = []
+    links: dict[str, str] = {}  # rel path of a file symlink → the real path it points to
     vault = str(vault)
     vault_real = os.path.realpath(vault)
 
@@ -189,6 +191,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if is_link and not os.path.realpath(entry_path).startswith(vault_real + os.sep):
             note(f"{rel}: skipped (symlink points outside the vault)")
             return
+        if is_link and _stat.S_ISREG(st.st_mode):
+            links[rel] = os.path.realpath(entry_path)
         if _stat.S_ISREG(st.st_mode):
             out.append(SourceFile(rel, cls[0], cls[1] if cls[0] == "markdown" else None, st.st_mtime_ns, st.st_size,
                                       st.st_ctime_ns))
@@ -251,6 +255,12 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 note(f"{root}: skipped (a symlinked folder; dreamdb does not follow folder links)")
             else:
                 scan(root, recursive)
+    if links:  # a link to a note the vault indexes as itself is that note: indexed once (QA round 37)
+        own = {os.path.join(vault_real, s.rel_path) for s in out if s.rel_path not in links}
+        for rel, target in links.items():
+            if target in own:
+                note(f"{rel}: skipped (a link to {os.path.relpath(target, vault_real)}, indexed as itself)")
+        out = [s for s in out if links.get(s.rel_path) not in own]
     out.sort(key=lambda s: s.rel_path)
     return out
 
