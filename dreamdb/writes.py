@@ -1732,8 +1732,8 @@ def update(
         The path of the edited file (the real path inside the vault).
 
     Raises:
-        UsageError: nothing to change; ``content`` and ``append`` together; a
-            malformed or ambiguous slug; a tag with a newline or another
+        UsageError: nothing to change; ``content`` and ``append`` together; an empty
+            ``content`` or ``append``; a malformed or ambiguous slug; a tag with a newline or another
             control character; ``pin`` not a bool or None, ``now`` neither a
             datetime nor an ISO-8601 string.
         NotFound: no such document.
@@ -1760,6 +1760,9 @@ def update(
             raise UsageError(f"{name} must be text without NUL characters.")
     if append is not None and not append.strip():
         raise UsageError("Nothing to append.")
+    if content is not None and not content.strip():  # an unset shell variable would erase the note (QA round 37)
+        raise UsageError("The new content is empty: it would erase the note's body.",
+                         hint="Give the new body; to remove the note, use delete (it keeps a copy in the trash).")
     _flag("pin", pin, optional=True)
     slug = _slug_text(slug)
     _require_utf8(slug=slug, description=description, tags=tags, content=content, append=append)

@@ -279,9 +279,12 @@ def test_cli_tags_cleaned_and_control_characters_refused(twins):
 def test_cli_update_keeps_previous_version(twins):
     path = twins / "knowledge" / "decisions" / "foo.md"
     p = cli("update", "--vault", str(twins), "knowledge/decisions/foo.md", "--content", "", "--json")
+    assert p.returncode == 2 and "would erase the note's body" in p.stderr  # an unset variable (QA round 37)
+    assert path.read_text() == DEC
+    p = cli("update", "--vault", str(twins), "knowledge/decisions/foo.md", "--content", "new body", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert path.read_text() == "---\ntitle: Decision foo\n---\n"
+    assert path.read_text() == "---\ntitle: Decision foo\n---\n\nnew body\n"
     kept = Path(out["previous_version"])
     assert kept.parent == twins / ".dreamdb" / "trash" / "knowledge"
     assert kept.read_text() == DEC
@@ -401,3 +404,15 @@ def test_ctrl_c_after_a_write_is_on_disk_says_it_is_done(twins, monkeypatch, cap
         assert main([*args, "--vault", str(twins), "--json"]) == 130
         assert json.loads(capsys.readouterr().out)["error"]["message"] == "Interrupted."
     assert {p: p.read_bytes() for p in twins.rglob("*") if p.is_file() and ".dreamdb" not in p.parts} == before
+
+
+def test_deleting_a_link_says_a_link_is_kept_not_a_copy(twins):
+    """QA round 37: deleting an in-vault symlink said "a copy is kept", while the trash holds a link."""
+    target = twins / "knowledge" / "foo.md"
+    (twins / "knowledge" / "alias.md").symlink_to(target)
+    p = cli("delete", "--vault", str(twins), "knowledge/alias.md")
+    assert p.returncode == 0, p.stderr
+    assert f"(a link to {target.resolve()} is kept at " in p.stdout and "a copy" not in p.stdout
+    assert target.exists() and not (twins / "knowledge" / "alias.md").is_symlink()
+    p = cli("delete", "--vault", str(twins), "knowledge/foo.md")
+    assert p.returncode == 0 and "(a copy is kept at " in p.stdout

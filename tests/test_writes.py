@@ -1037,14 +1037,18 @@ def test_update_tags_must_be_text(twins: Path):
 def test_update_keeps_previous_version_in_the_trash(twins: Path):
     path = twins / "knowledge" / "decisions" / "foo.md"
     kept: list[Path] = []
-    assert update(twins, "knowledge/decisions/foo.md", content="", on_kept=kept.append) == path.resolve()
-    assert path.read_text() == "---\ntitle: Decision foo\n---\n"  # body wiped, as asked
+    for empty in ("", " \n"):  # an empty body is refused: an unset shell variable would erase the note (QA round 37)
+        with pytest.raises(UsageError, match="would erase the note's body"):
+            update(twins, "knowledge/decisions/foo.md", content=empty, on_kept=kept.append)
+    assert path.read_text() == FOO_DEC and kept == []
+    assert update(twins, "knowledge/decisions/foo.md", content="new body", on_kept=kept.append) == path.resolve()
+    assert path.read_text() == "---\ntitle: Decision foo\n---\n\nnew body\n"
     assert len(kept) == 1 and kept[0].parent == twins / ".dreamdb" / "trash" / "knowledge"
     assert kept[0].name.endswith("-foo.md")
     assert kept[0].read_text() == FOO_DEC  # ... but the old file is kept
     update(twins, "knowledge/decisions/foo.md", append="second", on_kept=kept.append)
     assert len(kept) == 2 and kept[1] != kept[0]
-    assert kept[1].read_text() == "---\ntitle: Decision foo\n---\n"
+    assert kept[1].read_text() == "---\ntitle: Decision foo\n---\n\nnew body\n"
     assert kept[0].read_text() == FOO_DEC
     assert sorted((twins / ".dreamdb" / "trash" / "knowledge").iterdir()) == sorted(kept)
     for folder in (twins / ".dreamdb", twins / ".dreamdb" / "trash", twins / ".dreamdb" / "trash" / "knowledge"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from dreamdb.cli.options import json_option, open_index, vault_option
@@ -51,7 +53,7 @@ def remember(text, entry_type, scope, summary, references, supersedes, authors, 
 @click.argument("slug")
 @click.option("--description", help="New frontmatter description.")
 @click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats are dropped).")
-@click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/).")
+@click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one is refused).")
 @click.option("--append", help="Text appended to the body.")
 @click.option("--pin", "pin", is_flag=True, help="Set 'pinned: true'.")
 @click.option("--unpin", is_flag=True, help="Clear 'pinned'.")
@@ -114,5 +116,6 @@ def delete(slug, force, vault, as_json):
     index = open_index(vault)
     _type, path = find_document(index.vault, slug)  # the file the name stands for, for the report
     kept = index.delete(slug, force=force)
-    _done(as_json, {"deleted": slug, "path": str(path), "moved_to": str(kept)},
-          f"Deleted {path} (a copy is kept at {kept})")
+    # a deleted link leaves a link in the trash (to the file it pointed to, which is untouched), not a copy
+    what = f"a link to {os.readlink(kept)} is kept at {kept}" if os.path.islink(kept) else f"a copy is kept at {kept}"
+    _done(as_json, {"deleted": slug, "path": str(path), "moved_to": str(kept)}, f"Deleted {path} ({what})")
