@@ -112,6 +112,10 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
             signal.signal(signal.SIGTERM, old)
 
 
+LONG_CANDIDATE_CHARS = 50_000
+"""A dedup candidate longer than this (characters, ≈ 25 chunks) is announced before it is embedded."""
+
+
 @embed.command("refresh", short_help="Embed new or changed chunks (progress bar; resumable).")
 @vault_option()
 @click.option("--force", is_flag=True, help="Re-chunk every document and re-embed every chunk for the current model (each old vector is kept until its new one is stored).")
@@ -333,6 +337,8 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             click.echo(f"Embedding the vault first ({waiting} documents or chunks waiting; needed once, "
                        "then only edits are re-embedded)…", err=True)
         _run_refresh(index, embedder, force=False, show_bar=not as_json)
+    if len(content) > LONG_CANDIDATE_CHARS and not as_json:  # seconds of embedding: say so (QA round 37)
+        click.echo(f"Embedding the candidate ({len(content) // 1000:,} KB of text, chunked like a note)…", err=True)
     result = dedup(index, embedder, title=title, description=description, content=content, top=top,
                    merge=merge, margin=margin, review=review)
     if as_json:
