@@ -341,6 +341,8 @@ def _write_atomic(target: Path, meta: dict, rows: list) -> None:
             finally:
                 conn.close()
             os.replace(tmp, target)
+            st = target.stat()
+            _mark_verified(target, (st.st_size, st.st_mtime_ns))  # built now, so sound: no check at its first use
         finally:
             try:
                 tmp.unlink(missing_ok=True)
@@ -406,6 +408,7 @@ class Lexicon:
                 raise LexiconError(f"{self.path} has format {self.meta.get('format')}, this dreamdb reads "
                                    f"{LEXICON_FORMAT}", hint="Rebuild it: dreamdb lexicon build")
             conn.execute("SELECT direction, word, targets, terms FROM translations LIMIT 1").fetchall()
+            _verify(conn, self.path, self.stamp)
         except (sqlite3.Error, LexiconError) as exc:
             if conn is not None:
                 conn.close()
@@ -533,6 +536,52 @@ class Lexicon:
             if self._sql_seconds >= PRELOAD_AFTER_SECONDS:
                 self._sql_seconds = 0.0  # (the other column, if ever looked up, earns its own read)
                 self.preload(column)
+
+
+def _check_marker(path: Path) -> Path:
+    """Where the check of the lexicon file ``path`` is remembered: one small file per lexicon path in
+    ``$XDG_CACHE_HOME/dreamdb/lexicon-checks/`` (default ``~/.cache``)."""
+    import hashlib
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    name = hashlib.sha256(os.fsencode(str(path.resolve()))).hexdigest()[:24]
+    return Path(base) / "dreamdb" / "lexicon-checks" / name
+
+
+def _mark_verified(path: Path, stamp: tuple[int, int]) -> None:
+    """Remember that the file ``path`` with ``stamp`` (size, mtime in ns) passed the check (best effort:
+    without a writable cache folder, each process checks again, ≈ 20 ms)."""
+    marker = _check_marker(path)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        tmp = marker.with_name(f".{marker.name}.{os.getpid()}.tmp")
+        tmp.write_text(f"{stamp[0]} {stamp[1]}\n", encoding="ascii")
+        os.replace(tmp, marker)
+    except OSError:
+        pass
+
+
+def _verify(conn, path: Path, stamp: tuple[int, int]) -> None:
+    """Check the lexicon file's structure once per version of it (size and mtime; :func:`_mark_verified`):
+    SQLite's ``quick_check`` (≈ 20 ms for KeNet's 8 MB), since a damaged page would otherwise make the
+    lookups it holds fail quietly, each word on it read as having no translation.
+
+    Raises:
+        LexiconError: the check found damage.
+    """
+    try:
+        if _check_marker(path).read_text(encoding="ascii").split() == [str(stamp[0]), str(stamp[1])]:
+            return
+    except (OSError, ValueError):
+        pass
+    try:
+        problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)")]
+    except sqlite3.DatabaseError as exc:  # a page too damaged to walk
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        raise LexiconError(f"{path} is damaged (SQLite's quick_check: {problems[0]})",
+                           hint="Rebuild it: dreamdb lexicon build")
+    _mark_verified(path, stamp)
 
 
 _OPENED: dict[Path, Lexicon] = {}

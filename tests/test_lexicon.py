@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 
 import pytest
@@ -485,6 +486,31 @@ def test_a_lexicon_of_another_format_or_a_damaged_file_is_not_used(monkeypatch, 
     assert load_lexicon() is None
     with pytest.raises(LexiconError, match="not a dreamdb lexicon"):
         Lexicon(junk)
+
+
+def test_a_lexicon_with_a_damaged_page_is_refused_not_read_quietly(small_lexicon, tmp_path, monkeypatch):
+    """QA round 4 (left then, done in session 27): a page-damaged lexicon was used, and the words on its
+    damaged pages read as having no translation. The file is checked once per version (size, mtime)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "big.sqlite"
+    shutil.copy(small_lexicon.path, path)
+    conn = sqlite3.connect(path)
+    conn.executemany("INSERT INTO translations VALUES (?, ?, ?, ?)",
+                     [(TR_EN, f"kelime{i:05d}", f"word{i}", f"word{i}") for i in range(3000)])
+    conn.commit()
+    conn.close()
+    assert Lexicon(path).translations(TR_EN, "kelime01500") == ("word1500",)
+    checks = list((tmp_path / "cache" / "dreamdb" / "lexicon-checks").iterdir())
+    assert len(checks) == 1  # the sound file's check is remembered
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 4096 // 2
+    data[middle * 4096:(middle + 1) * 4096] = b"\xff" * 4096
+    path.write_bytes(bytes(data))
+    with pytest.raises(LexiconError, match="is damaged") as info:
+        Lexicon(path)
+    assert "dreamdb lexicon build" in info.value.hint
+    monkeypatch.setenv("DREAMDB_LEXICON", str(path))
+    assert load_lexicon() is None and "is damaged" in lexicon_status()["reason"]
 
 
 def test_recall_says_once_when_the_lexicon_file_it_would_use_is_unusable(monkeypatch, tiny_vault, small_lexicon,
