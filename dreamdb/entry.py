@@ -19,17 +19,23 @@ def main(argv: list[str] | None = None) -> int:
     later: never a traceback (QA round 37)."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        return _main(args)
+        code = _main(args)
     except KeyboardInterrupt:
         if args == ["hook", "user-prompt-submit"]:  # the hook never fails the prompt
-            return 0
-        try:
-            sys.stderr.write("Interrupted.\n")
-            if "--json" in args:  # (quickcli's JSON error, which may not be loaded yet)
-                sys.stdout.write('{"error": {"message": "Interrupted.", "hint": null, "exit_code": 130}}\n')
-        except (OSError, ValueError, AttributeError):
-            pass
-        return 130
+            code = 0
+        else:
+            try:
+                sys.stderr.write("Interrupted.\n")
+                if "--json" in args:  # (quickcli's JSON error, which may not be loaded yet)
+                    sys.stdout.write('{"error": {"message": "Interrupted.", "hint": null, "exit_code": 130}}\n')
+            except (OSError, ValueError, AttributeError):
+                pass
+            code = 130
+    if argv is None:  # the executable: its outcome is decided, and a Ctrl-C while Python shuts down must not
+        import signal  # turn a saved and reported change into exit 130 (QA round 38)
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return code
 
 
 def _main(args: list[str]) -> int:

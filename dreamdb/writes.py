@@ -215,7 +215,25 @@ def _committed(path: Path) -> None:
     COMMITTED.set(str(path))
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+@contextlib.contextmanager
+def _uninterrupted():
+    """Hold SIGINT and SIGTERM back (POSIX, main thread) for the few statements inside: a Ctrl-C
+    between a file's replacement and :func:`_committed` would report a saved change as interrupted
+    (QA round 38); it is raised right after them instead."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False) -> None:
     """Replace ``path``'s content with ``data`` atomically.
 
     Writes a temporary file in the same folder, fsyncs it, gives it the
@@ -227,6 +245,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         path: the file to create or replace. If it is a symlink, the link is
             replaced by a regular file; callers pass resolved paths.
         data: the complete new content.
+        commit: the write is the user's change (a note, CHANGELOG.json), not a copy kept on the side:
+            :data:`COMMITTED` names ``path`` the moment it is replaced, before the folder's fsync.
 
     Raises:
         WriteRefused: the file is write-protected (see :func:`_check_file_writable`),
@@ -259,7 +279,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
                 with contextlib.suppress(OSError):
                     os.chown(tmp_name, st.st_uid, st.st_gid)
             os.chmod(tmp_name, mode)
-            os.replace(tmp_name, path)
+            with _uninterrupted():  # the change and its record (COMMITTED) happen together
+                os.replace(tmp_name, path)
+                if commit:
+                    _committed(path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
@@ -791,8 +814,7 @@ def remember(
         if got != expected_entries:  # pragma: no cover - a bug, never written
             raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, new_text.encode("utf-8"))
-        _committed(path)
+        atomic_write_bytes(path, new_text.encode("utf-8"), commit=True)
     return {**entry, "id": new_ids[index]}
 
 
@@ -1781,12 +1803,12 @@ def update(
             kept = _trash_path(vault, doc_type, real.name)
             atomic_write_bytes(kept, old)
             try:
-                atomic_write_bytes(real, new)
-            except BaseException:  # the document is unchanged: its copy is not needed
-                with contextlib.suppress(OSError):
-                    kept.unlink()
+                atomic_write_bytes(real, new, commit=True)
+            except BaseException:  # the document is unchanged (unless it was replaced): its copy is not needed
+                if COMMITTED.get() != str(real):
+                    with contextlib.suppress(OSError):
+                        kept.unlink()
                 raise
-            _committed(real)
             if on_kept is not None:
                 on_kept(kept)
     return real
@@ -1863,10 +1885,13 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
                 # a link to the same file by absolute path (moving it back restores the document),
                 # then the vault's link goes. The file it points to is never touched.
                 os.symlink(os.path.realpath(path), kept)
-                os.unlink(path)
+                with _uninterrupted():
+                    os.unlink(path)
+                    _committed(path)
             else:
-                os.replace(path, kept)
-        _committed(path)
+                with _uninterrupted():
+                    os.replace(path, kept)
+                    _committed(path)
         _fsync_dir(path.parent)
         _fsync_dir(kept.parent)
     return kept
