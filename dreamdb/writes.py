@@ -76,6 +76,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from datetime import date, datetime, timezone
 from pathlib import Path
+from shlex import quote as shlex_quote
 from typing import Any
 
 from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
@@ -1112,6 +1113,17 @@ def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path
     return found
 
 
+def _refuse_dangling(vault: Path, path: Path) -> None:
+    """Raise WriteRefused when ``path`` is a symbolic link to nothing: no document (sync skips it), so
+    neither edited nor deleted (QA round 38: delete failed on it with an internal error)."""
+    if path.is_symlink() and not path.exists():
+        rel = path.relative_to(vault).as_posix()
+        raise WriteRefused(f"{rel} is a link to {os.readlink(path)}, which does not exist: it is no document "
+                           "(sync skips it); nothing was changed.",
+                           hint=f"Remove the link yourself if it is not needed (rm {shlex_quote(str(path))}), or "
+                                "restore the file it points to.")
+
+
 def _refuse_moved_id(vault: Path, doc_id: str, source: str) -> None:
     """Raise WriteRefused when a sync moved ``doc_id`` from another file to ``source`` lately
     (:data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`): whoever was shown the id meant the other file."""
@@ -1216,6 +1228,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         found = _document_at(vault, rel)
         if found is not None:
             return found
+        _refuse_dangling(vault, vault.joinpath(*rel.split("/")))
         if bare is None:
             raise NotFound(f"No document file {rel} in the vault.",
                            hint="Paths are relative to the vault folder (e.g. knowledge/decisions/my-note.md); "
@@ -1230,11 +1243,16 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             known.append((f"{t}/{name}", path))
             if name == bare:
                 matches.append((t, path))
+    for _t, path in matches:
+        _refuse_dangling(vault, path)
     if len(matches) == 1:
         # recall's id of that name may belong to another file (a numbered one, maybe of another type)
         file_rel = matches[0][1].relative_to(vault).as_posix()
         others = sorted({source for _, source in _index_sources(vault, doc_type, bare)
                          if unicodedata.normalize("NFC", source) != unicodedata.normalize("NFC", file_rel)})
+        # (a file the index still lists but that is gone: removed since the last sync, QA round 38)
+        gone = [p for p in others if not os.path.lexists(vault.joinpath(*p.split("/")))]
+        others = [p for p in others if p not in gone]
         archived = [p for p in others if in_archive(p)]
         others = [p for p in others if p not in archived]
         if archived and not others:  # the other one is archived: never edited, but maybe the one meant
@@ -1246,6 +1264,10 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             raise UsageError(f"{slug!r} names {count} documents: the file {file_rel}, and the id recall "
                              f"shows for {', '.join(others)} (another file of that name).",
                              hint=f"Pass the file's path to say which one: {' or '.join([file_rel, *others])}.")
+        if gone:  # whoever was shown the id meant the file that is gone, not this one
+            raise WriteRefused(f"{slug!r} is the id recall showed for {gone[0]}, which is no longer in the vault; "
+                               f"the file of that name now is {file_rel}. Nothing was changed.",
+                               hint=f"Pass the file's path to edit or delete it: {file_rel}.")
         # the id may have named another file of that name until a sync removed that one (QA round 37)
         _refuse_moved_id(vault, f"{matches[0][0]}/{bare}", file_rel)
         return matches[0]

@@ -239,6 +239,12 @@ def test_an_id_a_removed_file_held_is_refused_for_writes_once_another_file_takes
     v = twins
     assert _recall_paths(v) == {"knowledge/foo": "knowledge/decisions/foo.md", "knowledge/foo-2": "knowledge/foo.md"}
     (v / "knowledge" / "decisions" / "foo.md").unlink()
+    # before any sync, the index still gives the id to the removed file (QA round 38: the refusal named it as
+    # a second document, and its hint said to pass its path)
+    p = cli("delete", "--vault", str(v), "knowledge/foo", "--force")
+    assert p.returncode == 6, p.stderr
+    assert "is the id recall showed for knowledge/decisions/foo.md, which is no longer in the vault" in p.stderr
+    assert "Pass the file's path to edit or delete it: knowledge/foo.md" in p.stderr
     assert _recall_paths(v) == {"knowledge/foo": "knowledge/foo.md"}  # (the recall syncs)
     before = (v / "knowledge" / "foo.md").read_bytes()
     for command in (["delete", "knowledge/foo", "--force"], ["update", "knowledge/foo", "--append", "x"]):
@@ -416,3 +422,17 @@ def test_deleting_a_link_says_a_link_is_kept_not_a_copy(twins):
     assert target.exists() and not (twins / "knowledge" / "alias.md").is_symlink()
     p = cli("delete", "--vault", str(twins), "knowledge/foo.md")
     assert p.returncode == 0 and "(a copy is kept at " in p.stdout
+
+
+def test_a_link_to_nothing_is_no_document_to_edit_or_delete(twins):
+    """QA round 38: `delete dangling` on a link to a missing file ended in an internal error (exit 70), and with
+    --force said the file was moved while dreamdb waited for the lock."""
+    link = twins / "knowledge" / "dangling.md"
+    link.symlink_to("../nothing.md")
+    for args in (["delete", "dangling"], ["delete", "knowledge/dangling.md"], ["delete", "knowledge/dangling", "--force"],
+                 ["update", "dangling", "--append", "x"]):
+        p = cli(args[0], "--vault", str(twins), *args[1:])
+        assert p.returncode == 6, (args, p.stderr)
+        assert "knowledge/dangling.md is a link to ../nothing.md, which does not exist" in p.stderr
+        assert "Traceback" not in p.stderr and "internal error" not in p.stderr
+    assert link.is_symlink() and os.readlink(link) == "../nothing.md"
