@@ -1658,6 +1658,8 @@ def _same_value(key: str, current: Any, wanted: Any) -> bool:
 
     if key == "pinned":
         return frontmatter_bool(current) == bool(wanted)
+    if isinstance(current, str) and isinstance(wanted, str):  # a folded or literal block ends in a newline
+        return current.strip() == wanted.strip()
     return type(current) is type(wanted) and current == wanted
 
 

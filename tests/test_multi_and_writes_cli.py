@@ -436,3 +436,18 @@ def test_a_link_to_nothing_is_no_document_to_edit_or_delete(twins):
         assert "knowledge/dangling.md is a link to ../nothing.md, which does not exist" in p.stderr
         assert "Traceback" not in p.stderr and "internal error" not in p.stderr
     assert link.is_symlink() and os.readlink(link) == "../nothing.md"
+
+
+def test_an_update_that_changes_nothing_says_so_in_json_too(twins):
+    """QA round 38: `update --json` of a note that already had the values printed no sign of it; and a folded
+    (`>`) description given with its text was rewritten and dated."""
+    path = twins / "knowledge" / "foo.md"
+    path.write_text("---\ntitle: Top foo\ndescription: >\n  The top foo\n  note.\nupdated: 2026-01-01\n---\nzebra top\n")
+    before = path.read_bytes()
+    p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--description", "The top foo note.", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["unchanged"] is True and out["previous_version"] is None and path.read_bytes() == before
+    p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--description", "Another text.", "--json")
+    out = json.loads(p.stdout)
+    assert out["unchanged"] is False and out["previous_version"] and b"updated: 2026-01-01" not in path.read_bytes()

@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 code = interrupted()
                 return
             if not isinstance(exc, Interrupted):  # (else the command said what the interruption left)
-                click.echo("Aborted.", err=True)
+                click.echo("Interrupted.", err=True)  # (as everywhere else, not click's "Aborted.")
             json_error("Interrupted.", None, 130)
             code = 130
 

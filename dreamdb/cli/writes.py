@@ -87,7 +87,8 @@ def update(slug, description, tags, content, append, pin, unpin, vault, as_json)
                         pin=True if pin else False if unpin else None,
                         on_kept=kept.append)
     # ("path" as delete's output names the file; "updated" kept for existing callers)
-    payload = {"updated": str(path), "path": str(path), "previous_version": str(kept[0]) if kept else None}
+    payload = {"updated": str(path), "path": str(path), "previous_version": str(kept[0]) if kept else None,
+               "unchanged": not kept}  # (the note already had these values: nothing was written)
     text = (f"Updated {path} (previous version kept at {kept[0]})" if kept
             else f"Unchanged: {path} already had these values")
     _done(as_json, payload, text)
