@@ -155,12 +155,15 @@ def frontmatter_bool(value) -> bool:
     return bool(value)
 
 
-_DATA_URI_PAYLOAD_RE = re.compile(r"(data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[^;,\s()]*)*;base64,)[A-Za-z0-9+/]+=*")
+_DATA_URI_PAYLOAD_RE = re.compile(
+    r"(data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[^;,\s()]*)*;base64,)[A-Za-z0-9+/]+=*"
+    # MIME-style lines (76 letters each): continuation lines holding nothing but base64 (8+ letters)
+    r"(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]{8,}=*(?=[ \t]*(?:\r?\n|$|[)\"'>])))*")
 
 
 def without_data_payloads(body: str) -> str:
     """``body`` with the payload of every base64 ``data:`` URI left out (``![](data:image/png;base64,iVBOR…)``
-    → ``![](data:image/png;base64,)``; RFC 2397).
+    → ``![](data:image/png;base64,)``; RFC 2397), a payload wrapped into lines (RFC 2045's 76 letters) too.
 
     A pasted image is text to no reader: indexed, its payload's random letter runs would become
     thousands of terms, make the note the longest of the vault (BM25's length normalisation then
