@@ -124,14 +124,14 @@ def test_a_pasted_image_payload_is_not_indexed(tiny_vault):
     write_doc(tiny_vault, "knowledge/plain.md", "---\nname: plain\n---\nThe words data:text/plain,hello stay.\n")
     wrapped = "\n".join(payload[i:i + 76] for i in range(0, 76 * 40, 76))  # MIME-style lines (QA round 38)
     write_doc(tiny_vault, "knowledge/mime.md",
-              f"---\nname: mime\n---\n<img src=\"data:image/gif;base64,{wrapped}\">\nInternationalization crash\n")
+              f"---\nname: mime\n---\n<img src=\"data:image/gif;base64,{wrapped}\">\nGlobal crash\n")
     index = dreamdb.open(tiny_vault)
     index.sync()
     bodies = dict(index.conn.execute("SELECT doc_id, body FROM documents"))
     assert bodies["knowledge/shot"] == "The screenshot ![login](data:image/png;base64,) shows the crash."
     assert bodies["memory/crash"] == '<img src="data:image/jpeg;name=a.jpg;base64,"> crash at login'
     assert bodies["knowledge/plain"] == "The words data:text/plain,hello stay."  # not base64: text, kept
-    assert bodies["knowledge/mime"] == '<img src="data:image/gif;base64,">\nInternationalization crash'
+    assert bodies["knowledge/mime"] == '<img src="data:image/gif;base64,">\nGlobal crash'
     longest = index.conn.execute("SELECT MAX(LENGTH(term)) FROM postings").fetchone()[0]
     assert longest < 20
     assert [h.doc_id for h in index.recall("crash screenshot")][:1] == ["knowledge/shot"]
