@@ -1113,6 +1113,21 @@ def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path
     return found
 
 
+def _renumbered(vault: Path, doc_id: str) -> tuple[str, str] | None:
+    """``(vault-relative path, when as "YYYY-MM-DD HH:MM UTC")`` of the file ``doc_id`` named until a sync
+    renumbered the files of its name within :data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`, else ``None``
+    (also for an index older than schema 9, which has no ``renumbered_ids``)."""
+    import time
+
+    from dreamdb.store.sync import RENUMBERED_GUARD_DAYS
+
+    rows = _index_rows(vault, "SELECT source_path, at_days FROM renumbered_ids WHERE doc_id = ? AND at_days >= ?"
+                              " ORDER BY at_days DESC LIMIT 1", [doc_id, time.time() / 86400.0 - RENUMBERED_GUARD_DAYS])
+    if not rows:
+        return None
+    return rows[0][0], datetime.fromtimestamp(rows[0][1] * 86400.0, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def _refuse_dangling(vault: Path, path: Path) -> None:
     """Raise WriteRefused when ``path`` is a symbolic link to nothing: no document (sync skips it), so
     neither edited nor deleted (QA round 38: delete failed on it with an internal error)."""
@@ -1127,19 +1142,29 @@ def _refuse_dangling(vault: Path, path: Path) -> None:
 def _refuse_moved_id(vault: Path, doc_id: str, source: str) -> None:
     """Raise WriteRefused when a sync moved ``doc_id`` from another file to ``source`` lately
     (:data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`): whoever was shown the id meant the other file."""
-    import time
-
-    from dreamdb.store.sync import RENUMBERED_GUARD_DAYS
-
-    # (an index older than schema 9 has no such table: _index_rows answers None)
-    moved = _index_rows(vault, "SELECT source_path, at_days FROM renumbered_ids WHERE doc_id = ? AND at_days >= ?"
-                               " ORDER BY at_days DESC LIMIT 1", [doc_id, time.time() / 86400.0 - RENUMBERED_GUARD_DAYS])
-    if moved and moved[0][0] != source:
-        when = datetime.fromtimestamp(moved[0][1] * 86400.0, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        raise WriteRefused(f"{doc_id} named {moved[0][0]} until {when}, when a file of the same name was added or"
+    moved = _renumbered(vault, doc_id)
+    if moved and moved[0] != source:
+        when = moved[1]
+        raise WriteRefused(f"{doc_id} named {moved[0]} until {when}, when a file of the same name was added or"
                            f" removed and the same-named files were renumbered; it now names {source}. Nothing was"
                            " changed.", hint=f"Pass the file's path to say which one (e.g. {source}); recall --json"
                                              " gives each hit's path.")
+
+
+def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
+    """Raise WriteRefused when ``doc_id`` names no document now because a sync renumbered the files of
+    its name lately (:data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`): whoever was shown it meant the
+    file it named, whose id is now another (QA round 38: "not found", and a suggestion that was refused)."""
+    moved = _renumbered(vault, doc_id)
+    if not moved:
+        return
+    source, when = moved
+    now_id = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [source])
+    now = f"; that file's id is now {now_id[0][0]}" if now_id else ", which is no longer in the vault"
+    raise WriteRefused(f"{doc_id} named {source} until {when}, when the files of that name were renumbered{now}."
+                       " Nothing was changed.",
+                       hint=f"Pass the file's path to say which one (e.g. {source}); recall --json gives each hit's"
+                            " path." if now_id else "Run dreamdb recall to find the document you mean.")
 
 
 def _refuse_bare_name(vault: Path, bare: str) -> None:
@@ -1287,6 +1312,8 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
                              hint="Edit or move it by hand if you mean to.")
         if doc_type is None:
             _refuse_bare_name(vault, bare)
+        else:  # an id that a sync took away lately (the files of its name renumbered): say so, not "no such"
+            _refuse_renumbered_away(vault, f"{doc_type}/{bare}")
         # names as the caller wrote theirs (type/name, or the bare name), of files dreamdb can write: UTF-8, no
         # control characters, not a link out of the vault (sync skips those too; QA round 37), each once
         pool = list(dict.fromkeys(

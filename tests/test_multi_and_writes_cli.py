@@ -257,6 +257,11 @@ def test_an_id_a_removed_file_held_is_refused_for_writes_once_another_file_takes
         rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
     assert [tuple(r) for r in rows] == [("knowledge/foo", "knowledge/decisions/foo.md"),
                                         ("knowledge/foo-2", "knowledge/foo.md")]
+    # the id the remaining file had, which no document has now, says where it went (QA round 38: "not found",
+    # with a suggestion that was itself refused)
+    p = cli("update", "--vault", str(v), "knowledge/foo-2", "--append", "x")
+    assert p.returncode == 6, p.stderr
+    assert "knowledge/foo-2 named knowledge/foo.md until" in p.stderr and "id is now knowledge/foo." in p.stderr
 
 
 def test_cli_symlink_into_dreamdbs_own_folder_is_refused(twins):
