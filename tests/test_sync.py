@@ -640,7 +640,11 @@ def test_archived_same_named_files_number_after_live_ones_and_own_names_are_not_
     assert not [w for w in report.warnings if w.startswith("knowledge/notes-2.md")]
     live.close()
     with_archives = dreamdb.open(tiny_vault, include_archives=True)
-    with_archives.sync()
+    warnings = with_archives.sync().warnings
+    # the archived file is numbered after the live ones, and the warning says why (QA round 38: it said
+    # "first in path order", while .archive/ sorts first by path)
+    assert ("knowledge/.archive/notes.md: indexed as knowledge/notes-4 (knowledge/notes is the file "
+            "knowledge/a/notes.md, a live file (archived files come after live ones))") in warnings
     both = _ids_by_path(with_archives)
     assert {p: both[p] for p in ids} == ids == {"knowledge/a/notes.md": "knowledge/notes",
                                                 "knowledge/b/notes.md": "knowledge/notes-3",

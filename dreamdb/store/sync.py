@@ -523,6 +523,13 @@ RENUMBERED_GUARD_DAYS = 1.0
 ``renumbered_ids`` table, migration 009): an agent's recall and its write come minutes apart."""
 
 
+def _first_because(first: str, path: str) -> str:
+    """``first`` and why it keeps the name rather than ``path`` (both vault-relative), for a sync's warning."""
+    if in_archive(path) and not in_archive(first):
+        return f"{first}, a live file (archived files come after live ones)"
+    return f"{first}, first in path order"
+
+
 def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
                       gone: dict[str, str] | None = None) -> int:
     """Number the documents of same-named files in path order; return how many ids changed.
@@ -589,7 +596,7 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
         said = set()
         for rowid, path, old, new in moved:
             own = natural_doc_id(new.split("/", 1)[0], path)
-            why = f"{own} is the file {first[own]}, first in path order" if new != own else "it is first in path order"
+            why = f"{own} is the file {_first_because(first[own], path)}" if new != own else "it is first in path order"
             if path in new_paths:
                 if new != own:  # a new file that got its own name (it held a number only meanwhile): nothing to say
                     warn(f"{path}: indexed as {new} ({why})")
@@ -599,7 +606,7 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
         for rowid, doc_type, path, _ in rows:
             own = natural_doc_id(doc_type, path)
             if path in new_paths and path not in said and wanted[rowid] != own:
-                warn(f"{path}: indexed as {wanted[rowid]} ({own} is the file {first[own]}, first in path order)")
+                warn(f"{path}: indexed as {wanted[rowid]} ({own} is the file {_first_because(first[own], path)})")
     return len(moved)
 
 
