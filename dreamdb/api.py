@@ -977,7 +977,12 @@ class Index:
                 docs = store.documents_to_chunk(self.conn)  # (0 unless another writer kept the chunking out)
                 waiting = " and ".join(count_noun(n, one, many) for n, one, many in (
                     (pending - docs, "chunk text", None), (docs, "document to chunk", "documents to chunk")) if n > 0)
-                self.notes.append(f"dense results are partial: {waiting} still wait for embedding; run: dreamdb embed refresh")
+                none_yet = self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model_id = ?)",
+                                             (emb.model_id,)).fetchone()[0]
+                self.notes.append(  # (QA round 38: "partial" when there were no vectors at all)
+                    f"no dense results yet: no text has a vector ({waiting} wait for embedding), so these are BM25's"
+                    " results; run: dreamdb embed refresh" if none_yet else
+                    f"dense results are partial: {waiting} still wait for embedding; run: dreamdb embed refresh")
         if not store.languages_current(self.conn, emb.model_id):
             # After an upgrade to schema 4 the vectors' languages are unknown (identifying them needs no
             # model, ~1-2 ms a text); after a deletion, or while many texts wait to be embedded, the

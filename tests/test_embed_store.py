@@ -245,6 +245,20 @@ def test_hybrid_query_after_a_rebuild_rechunks_and_reuses_vectors(tiny_vault):
     assert store.pending(index.conn, emb.model_id) == 0 and emb.calls == []  # nothing embedded again
 
 
+def test_a_hybrid_query_over_a_vault_never_embedded_says_its_results_are_bm25s(tiny_vault):
+    """QA round 38: with no vector at all, the note said the dense results were "partial"."""
+    make_vault(tiny_vault, 4)
+    emb = QueryHashEmbedder()
+    index = dreamdb.open(tiny_vault, lazy_refresh_max=1)
+    index.sync()
+    index.embedder = lambda: emb
+    hits = index.recall("a0x1", mode="hybrid")
+    assert hits and emb.calls == [] and index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 0
+    notes = index.take_notes()
+    assert any(n.startswith("no dense results yet: no text has a vector (8 chunk texts wait for embedding), so these"
+                            " are BM25's results") for n in notes), notes
+
+
 def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault):
     """QA round 20: a note waiting to be chunked counted as 1 pending item, so a recall (and the prompt hook)
     embedded all its chunks: 73 s for a rewritten 400-section note. Chunk first, then count chunk texts."""
