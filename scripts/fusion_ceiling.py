@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""How far fusion alone can take hybrid recall on a collection: the BM25 and dense channels of every
+query, fused by the adaptive rule and by its alternatives, scored with the same metric.
+
+Each query is recalled once in hybrid mode through the index the evaluation suite built (so its
+vectors must exist: run ``python -m eval --set scifact --modes hybrid`` first); the inputs the fusion
+received (BM25's candidates and rankScores, the dense candidates and cosines, the top raw score, the
+coverage) are recorded, then fused again offline by each variant. No constant is tuned here: the
+variants are the SPEC's rule, the rule with one of its two branches only, plain RRF, and the
+relative branch's λ at other values, to see whether any fusion of these two channels reaches a
+target, or whether a channel is the limit.
+
+Usage::
+
+    python scripts/fusion_ceiling.py --set scifact --data ../shared --cache eval/.cache
+
+Prints nDCG@10 per variant and how many queries took each branch of the SPEC's rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import dreamdb  # noqa: E402
+from dreamdb import fusion  # noqa: E402
+from dreamdb import hybrid as H  # noqa: E402
+from dreamdb.evaluation import beir  # noqa: E402
+
+
+def _record(ix, queries, now) -> list[tuple[str, dict | None]]:
+    """``[(query id, fusion inputs or None)]``: what :func:`dreamdb.fusion.adaptive_fusion` received."""
+    seen: list[dict] = []
+    original = H.fusion.adaptive_fusion
+
+    def spy(bm_keys, bm_scores, top_raw, dense_keys, cos, term_coverage=1.0, cross_language=frozenset()):
+        seen.append({"bm_keys": bm_keys, "bm_scores": bm_scores, "top_raw": top_raw, "dense_keys": dense_keys,
+                     "cos": cos, "coverage": term_coverage, "cross": set(cross_language)})
+        return original(bm_keys, bm_scores, top_raw, dense_keys, cos, term_coverage=term_coverage,
+                        cross_language=cross_language)
+
+    H.fusion.adaptive_fusion = spy
+    try:
+        out = []
+        for qid, text in queries:
+            seen.clear()
+            hits = ix.recall(text, top=10, mode="hybrid", now=now, exclude_types="bookmark")
+            if hits and hits[0].mode != "hybrid":
+                raise SystemExit(f"hybrid fell back to {hits[0].mode}: {'; '.join(ix.take_notes())}")
+            out.append((qid, seen[0] if seen else None))
+        return out
+    finally:
+        H.fusion.adaptive_fusion = original
+
+
+def _variants():
+    def spec(r):
+        return fusion.adaptive_fusion(r["bm_keys"], r["bm_scores"], r["top_raw"], r["dense_keys"], r["cos"],
+                                      term_coverage=r["coverage"], cross_language=r["cross"])[0]
+
+    def rrf_branch_only(r):  # the SPEC's rule with BM25 never "decisive"
+        return fusion.adaptive_fusion(r["bm_keys"], r["bm_scores"], 0.0, r["dense_keys"], r["cos"],
+                                      term_coverage=r["coverage"], cross_language=r["cross"])[0]
+
+    def relative_branch_only(r):
+        return fusion.relative_fusion(r["bm_scores"], r["cos"])
+
+    def plain_rrf(r):
+        return fusion.weighted_rrf([r["bm_keys"], r["dense_keys"]], [1.0, 1.0])
+
+    out = [("SPEC rule (as recall ranks)", spec), ("weighted RRF + pin guard only", rrf_branch_only),
+           ("relative fusion only (λ 0.1)", relative_branch_only), ("plain RRF", plain_rrf),
+           ("BM25 alone", lambda r: [(k, 0.0) for k in r["bm_keys"]]),
+           ("dense alone", lambda r: [(k, 0.0) for k in r["dense_keys"]])]
+    for lam in (0.2, 0.3, 0.5):
+        def decisive_with(r, lam=lam):
+            if r["top_raw"] * r["coverage"] >= fusion.DECISIVE_BM25:
+                return fusion.relative_fusion(r["bm_scores"], r["cos"], lam)
+            return spec(r)
+        out.append((f"SPEC rule, relative λ {lam}", decisive_with))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", choices=("scifact",), default="scifact", help="collection (its test split)")
+    ap.add_argument("--data", default=str(ROOT.parent / "shared"), help="the shared data folder (eval-data/)")
+    ap.add_argument("--cache", default=str(ROOT / "eval" / ".cache"), help="the evaluation suite's cache")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    coll = beir.load_collection(Path(args.data) / "eval-data" / "scifact")
+    folder = Path(args.cache) / "scifact" / "corpus"
+    if not (folder / "index.db").exists():
+        raise SystemExit(f"no index at {folder}: run python -m eval --set scifact --modes hybrid first")
+    slug_to_id = json.loads((folder / "manifest.json").read_text())["slug_to_id"]
+    ix = dreamdb.open(folder / "_dream_context", index_path=folder / "index.db", auto_sync=False)
+    rows = dict(ix.conn.execute("SELECT id, doc_id FROM documents"))
+    recorded = _record(ix, coll.judged_queries(), None)
+    results = {}
+    branch = {"relative": 0, "rrf": 0}
+    for qid, r in recorded:
+        if r is not None:
+            branch["relative" if r["top_raw"] * r["coverage"] >= fusion.DECISIVE_BM25 else "rrf"] += 1
+    for name, fuse in _variants():
+        total = 0.0
+        for qid, r in recorded:
+            ranked = [slug_to_id.get(rows[k].split("/", 1)[1]) for k, _ in fuse(r)[:10]] if r is not None else []
+            total += beir.score_beir(ranked, coll.qrels.get(qid, {}), 10)["ndcg@10"]
+        results[name] = total / len(recorded)
+    if args.json:
+        print(json.dumps({"set": args.set, "queries": len(recorded), "branches": branch, "ndcg@10": results}, indent=2))
+        return 0
+    print(f"{args.set} test, {len(recorded)} queries; the SPEC rule took relative fusion for {branch['relative']}"
+          f" and weighted RRF for {branch['rrf']}")
+    for name, value in results.items():
+        print(f"  {name:34s} nDCG@10 {value:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
