@@ -93,10 +93,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=str(ROOT / "eval" / ".cache"), help="the evaluation suite's cache")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    coll = beir.load_collection(Path(args.data) / "eval-data" / "scifact")
     folder = Path(args.cache) / "scifact" / "corpus"
     if not (folder / "index.db").exists():
         raise SystemExit(f"no index at {folder}: run python -m eval --set scifact --modes hybrid first")
+    coll = beir.load_collection(Path(args.data) / "eval-data" / "scifact")
     slug_to_id = json.loads((folder / "manifest.json").read_text())["slug_to_id"]
     ix = dreamdb.open(folder / "_dream_context", index_path=folder / "index.db", auto_sync=False)
     rows = dict(ix.conn.execute("SELECT id, doc_id FROM documents"))

@@ -116,3 +116,9 @@ def test_bench_all_reports_a_failing_scripts_exit_code(tmp_path):
         p = subprocess.run([shell, str(scripts / "bench_all.sh")], capture_output=True, text=True,
                            env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}, timeout=60)
         assert p.returncode == 1 and "bench_fail.py failed (exit 3)" in p.stdout, shell
+
+
+def test_fusion_ceiling_names_the_missing_index_and_what_builds_it(tmp_path):
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "fusion_ceiling.py"), "--cache", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "no index at" in p.stderr and "python -m eval --set scifact --modes hybrid" in p.stderr
