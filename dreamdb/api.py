@@ -734,7 +734,7 @@ class Index:
             self.notes.append("no searchable terms in the query (only stopwords, punctuation or one-character words)")
             return []
         if explain:
-            self.notes.extend(_plan_notes(plan))
+            self.notes.extend(_plan_notes(plan, self._lexicon()))
         if plan.dropped:
             self.notes.append(f"the query has {len(plan.terms) + plan.dropped} distinct terms; only the first "
                               f"{len(plan.terms)} were used")
@@ -1293,10 +1293,11 @@ _SENSE_CHOICE = "the sense the query's other words go with most in the notes; th
 """How ``--explain`` says a translation's sense was chosen (:func:`dreamdb.ranking.rank.in_context`)."""
 
 
-def _plan_notes(plan) -> list[str]:
+def _plan_notes(plan, lexicon=None) -> list[str]:
     """``--explain``'s notes on how a query's words were read (:class:`dreamdb.ranking.rank.QueryPlan`): other
     analyses (by terms), translations replacing words, translations counted with words (classes) or beside
-    replaced ones (synonyms); a translation's note names the query's word as typed (lowercase), not its term."""
+    replaced ones (synonyms); a translation's note names the query's word as typed (lowercase), not its term,
+    and the translation as the ``lexicon`` writes it (*security*, not the term ``securiti``) when it can tell."""
     from dreamdb.analyzer import query_words
     from dreamdb.ranking.rank import class_members
 
@@ -1306,7 +1307,7 @@ def _plan_notes(plan) -> list[str]:
     words.update((found, words.get(term, term)) for term, found in plan.resolved.items() if found not in words)
 
     def pairs(items) -> str:
-        return ", ".join(f"{words.get(a, a)} → {b}" for a, b in items)
+        return ", ".join(f"{words.get(a, a)} → {_translation_word(lexicon, words.get(a, a), b)}" for a, b in items)
 
     notes = []
     analysed = [(a, b) for a, b in plan.resolved.items() if a not in plan.by_lexicon]
@@ -1326,6 +1327,24 @@ def _plan_notes(plan) -> list[str]:
             notes.append(f"translations of words the query had replaced, added as synonyms ({_SENSE_CHOICE}): "
                          + pairs(synonyms))
     return notes
+
+
+def _translation_word(lexicon, word: str, term: str) -> str:
+    """The dictionary's word behind ``term``, a translation of the query word ``word`` as the index holds it
+    (``güvenliği`` → ``securiti`` is *security*); ``term`` itself when the lexicon's first entry for the word
+    has no such word (or there is no lexicon). For ``--explain`` only: a lookup or two per translated word."""
+    if lexicon is None:
+        return term
+    from dreamdb.analyzer import stem
+    from dreamdb.lexicon import EN_TR, TR_EN, analysed_translations
+    from dreamdb.ranking.rank import lookup_keys
+
+    for from_turkish in (True, False):
+        keys, stems, ascii = lookup_keys(stem(word, from_turkish), word, from_turkish)
+        for found in lexicon.first_translations(TR_EN if from_turkish else EN_TR, keys, stems, ascii=ascii):
+            if analysed_translations([found], not from_turkish) == (term,):
+                return found
+    return term
 
 
 def _first_problems(problems: list[str], shown: int = 3) -> str:

@@ -327,7 +327,7 @@ def _shorter_root_translations(term: str, word: str, lexicon) -> list[tuple[str,
     return [kept for f in found[1:] if (kept := tuple(a for a in f if a != term))]
 
 
-def _lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...], bool]:
+def lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...], bool]:
     """``(words, stems, ascii)`` a query word is looked up by, in order (see :func:`translated_terms`)."""
     if from_turkish:
         return _turkish_lookup_forms(word), (term,), word.isascii()
@@ -343,7 +343,7 @@ def _prefetch(lexicon, pairs: list[tuple[str, str]], from_turkish: bool) -> None
         return
     pairs = [(t, w) for t, w in pairs if (t, w, from_turkish) not in lexicon.memo]
     if len(pairs) > 1 and lexicon.analysed:
-        forms = [_lookup_keys(t, w, from_turkish) for t, w in pairs]
+        forms = [lookup_keys(t, w, from_turkish) for t, w in pairs]
         lexicon.prefetch(TR_EN if from_turkish else EN_TR, [k for f in forms for k in f[0]],
                          [k for f in forms for k in f[1]], ascii=any(f[2] for f in forms))
 
@@ -387,7 +387,7 @@ def translated_terms(term: str, word: str, lexicon, from_turkish: bool) -> tuple
     key = (term, word, from_turkish)
     terms = memo.get(key)
     if terms is None:
-        words, stems, ascii = _lookup_keys(term, word, from_turkish)
+        words, stems, ascii = lookup_keys(term, word, from_turkish)
         found = lexicon.translated_terms(TR_EN if from_turkish else EN_TR, words, stems, ascii=ascii)
         terms = tuple(t for t in found if t != term)
         if len(memo) >= RESOLVED_WORDS_MAX:
