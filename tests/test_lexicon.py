@@ -15,8 +15,8 @@ import dreamdb
 from dreamdb.analyzer import ANALYZER_VERSION, stem
 from dreamdb.cli import cli, main
 from dreamdb.errors import LexiconError
-from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TR_EN, Lexicon, build_lexicon, lexicon_path, lexicon_status,
-                             load_lexicon, read_kenet)
+from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TERMS_VERSION, TR_EN, Lexicon, build_lexicon, lexicon_path,
+                             lexicon_status, load_lexicon, read_kenet)
 from dreamdb.ranking.rank import class_members, plan_query, translated_terms
 from tests.conftest import needs_real_vault, write_doc
 
@@ -626,9 +626,10 @@ def test_a_lexicon_built_by_another_analyzer_is_analysed_at_lookup_and_status_sa
     monkeypatch.setenv("DREAMDB_LEXICON", str(dest))
     st = lexicon_status()
     assert st["installed"] and st["analysed"] is False and st["analyzer_version"] == "1"
-    assert st["current_analyzer_version"] == ANALYZER_VERSION != "1"
+    assert st["current_analyzer_version"] == f"{ANALYZER_VERSION}+{TERMS_VERSION}" != "1"
     out = CliRunner().invoke(cli, ["lexicon", "status"]).output
-    assert f"stored by analyzer 1, this dreamdb's is {ANALYZER_VERSION}" in out and "dreamdb lexicon build" in out
+    assert f"stored by analyzer 1, this dreamdb's is {ANALYZER_VERSION}+{TERMS_VERSION}" in out
+    assert "dreamdb lexicon build" in out
     write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nsleep\n")
     out = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)]).output
     assert "its terms are another analyzer's (slower lookups): run `dreamdb lexicon build`" in out
@@ -652,6 +653,24 @@ def test_the_real_kenet_lexicon(kenet_lexicon):
     assert "uyku" in lex.translations(EN_TR, "sleep")
     assert "şehir" in lex.translations(EN_TR, "citi", stemmed=True)
     assert translated_terms("nehir", "nehirde", lex, True)[0] == "river"
+
+
+@pytest.mark.slow
+def test_an_english_word_reaches_a_turkish_note_whose_inflection_keeps_a_final_vowel(kenet_lexicon, tiny_vault,
+                                                                                      monkeypatch):
+    """QA round 38: "backup strategy" found nothing in a note titled "Veritabanı yedekleme stratejisi": strategy's
+    translation strateji has the term stratej (Snowball reads its final i as a case ending), stratejisi has
+    strateji. A Turkish translation is now also looked up as written."""
+    from dreamdb.lexicon import analysed_translations, terms_version
+
+    assert analysed_translations(["strateji", "yedekleme planı"], True)[:2] == ("stratej", "strateji")
+    assert Lexicon(kenet_lexicon).meta["analyzer_version"] == terms_version()
+    monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))
+    write_doc(tiny_vault, "knowledge/yedekleme.md", "---\ntitle: Veritabanı yedekleme stratejisi\n---\n"
+                                                  "Gece yedekleri şifrelenir ve başka bir bölgede saklanır.\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Release checklist\n---\nThe steps of a release.\n")
+    with dreamdb.open(tiny_vault) as ix:
+        assert [h.doc_id for h in ix.recall("strategy")] == ["knowledge/yedekleme"]
 
 
 @needs_real_vault
