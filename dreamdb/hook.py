@@ -194,7 +194,8 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                  f"({best.doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
             return ""
         shown = [h for h in hits if h.score > 0]  # raw score 0: not the query's own words; left out of the prompt
-        _why(f"{vault}: injected {len(shown)} hits, best {best.doc_id} (score {best.score:.2f})")
+        _why(f"{vault}: injected {len(shown)} hits, first {shown[0].doc_id}; highest raw BM25 score {best.score:.2f}"
+             f" ({best.doc_id}, the gate's)")  # (hits in rankScore order; the gate is on raw scores: QA round 39)
         return render_block(shown)  # before close: snippets read their bodies from the index
     finally:
         index.close()

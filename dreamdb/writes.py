@@ -1133,8 +1133,10 @@ def _refuse_dangling(vault: Path, path: Path) -> None:
     neither edited nor deleted (QA round 38: delete failed on it with an internal error)."""
     if path.is_symlink() and not path.exists():
         rel = path.relative_to(vault).as_posix()
-        raise WriteRefused(f"{rel} is a link to {os.readlink(path)}, which does not exist: it is no document "
-                           "(sync skips it); nothing was changed.",
+        target = os.readlink(path)
+        what = (f"a link to {target}, which leads in a loop" if os.path.islink(path.parent / target)
+                else f"a link to {target}, which does not exist")
+        raise WriteRefused(f"{rel} is {what}: it is no document (sync skips it); nothing was changed.",
                            hint=f"Remove the link yourself if it is not needed (rm {shlex_quote(str(path))}), or "
                                 "restore the file it points to.")
 
@@ -1268,8 +1270,10 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             known.append((f"{t}/{name}", path))
             if name == bare:
                 matches.append((t, path))
-    for _t, path in matches:
-        _refuse_dangling(vault, path)
+    real = [(t, path) for t, path in matches if not (path.is_symlink() and not path.exists())]
+    if matches and not real:  # only links to nothing have that name (QA round 39: not when a note has it too)
+        _refuse_dangling(vault, matches[0][1])
+    matches = real
     if len(matches) == 1:
         # recall's id of that name may belong to another file (a numbered one, maybe of another type)
         file_rel = matches[0][1].relative_to(vault).as_posix()
@@ -1318,7 +1322,8 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         # control characters, not a link out of the vault (sync skips those too; QA round 37), each once
         pool = list(dict.fromkeys(
             (k if doc_type else k.split("/", 1)[1]) for k, path in known
-            if is_utf8(k) and not _bad_char(k) and (not path.is_symlink() or _resolves_inside(vault, path))))
+            if is_utf8(k) and not _bad_char(k)
+            and (not path.is_symlink() or (path.exists() and _resolves_inside(vault, path)))))
         target = f"{doc_type}/{bare}" if doc_type else bare
         close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
         if "\u2409" in slug or "\u240a" in slug:  # copied from recall's output, where they stand for a tab/newline
@@ -1679,12 +1684,25 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
     return out
 
 
+def _visible(text: str) -> bool:
+    """Whether ``text`` holds a character a reader sees: not only whitespace and invisible format
+    characters (zero-width space, joiners, soft hyphen: Unicode category Cf)."""
+    import unicodedata
+
+    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+
+
 def _same_value(key: str, current: Any, wanted: Any) -> bool:
     """Whether the frontmatter value ``current`` already is ``wanted`` (a flag as the indexer reads it)."""
     from dreamdb.vault.parse import frontmatter_bool
 
     if key == "pinned":
         return frontmatter_bool(current) == bool(wanted)
+    if key == "tags":  # a comma string or a list, read alike (QA round 39: "alpha, beta" was rewritten as a list)
+        try:
+            return isinstance(current, (str, list)) and _clean_tags(current) == wanted
+        except UsageError:  # (a tag the file holds that dreamdb would not write: a change, then)
+            return False
     if isinstance(current, str) and isinstance(wanted, str):  # a folded or literal block ends in a newline
         return current.strip() == wanted.strip()
     return type(current) is type(wanted) and current == wanted
@@ -1831,9 +1849,9 @@ def update(
     for name, value in (("content", content), ("append", append)):
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{name} must be text without NUL characters.")
-    if append is not None and not append.strip():
+    if append is not None and not _visible(append):
         raise UsageError("Nothing to append.")
-    if content is not None and not content.strip():  # an unset shell variable would erase the note (QA round 37)
+    if content is not None and not _visible(content):  # an unset shell variable would erase the note (QA round 37)
         raise UsageError("The new content is empty: it would erase the note's body.",
                          hint="Give the new body; to remove the note, use delete (it keeps a copy in the trash).")
     _flag("pin", pin, optional=True)

@@ -203,6 +203,7 @@ def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch
     assert "has no words to search for" in log.read_text().splitlines()[-1]
     assert "no hit" in lines[2] or "is below 2" in lines[2]
     assert "injected" in lines[3] and "feature/sleep-consolidation" in lines[3]
+    assert ", first " in lines[3] and "highest raw BM25 score" in lines[3]  # (not "best": QA round 39)
     # a DREAMDB_VAULT that names no vault is the reason given, not the project folder (QA round 37)
     monkeypatch.setenv("DREAMDB_VAULT", str(tmp_path / "nonexistent"))
     assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""

@@ -441,6 +441,19 @@ def test_a_link_to_nothing_is_no_document_to_edit_or_delete(twins):
         assert "knowledge/dangling.md is a link to ../nothing.md, which does not exist" in p.stderr
         assert "Traceback" not in p.stderr and "internal error" not in p.stderr
     assert link.is_symlink() and os.readlink(link) == "../nothing.md"
+    # a note of that name elsewhere is the one meant; the link to nothing is no rival (QA round 39)
+    write_doc(twins, "knowledge/other/dangling.md", "---\ntitle: Real\n---\nreal note\n")
+    p = cli("update", "--vault", str(twins), "knowledge/dangling", "--append", "more")
+    assert p.returncode == 0, p.stderr
+    assert (twins / "knowledge" / "other" / "dangling.md").read_text().endswith("more\n")
+    # a link in a loop is said to be one; a name close to a link to nothing is not suggested
+    (twins / "knowledge" / "loop1.md").symlink_to("loop2.md")
+    (twins / "knowledge" / "loop2.md").symlink_to("loop1.md")
+    p = cli("delete", "--vault", str(twins), "loop1")
+    assert p.returncode == 6 and "knowledge/loop1.md is a link to loop2.md, which leads in a loop" in p.stderr
+    (twins / "knowledge" / "ghostly.md").symlink_to("../none.md")
+    p = cli("delete", "--vault", str(twins), "knowledge/ghostl")
+    assert p.returncode == 7 and "ghostly" not in p.stderr, p.stderr
 
 
 def test_an_update_that_changes_nothing_says_so_in_json_too(twins):
@@ -456,3 +469,19 @@ def test_an_update_that_changes_nothing_says_so_in_json_too(twins):
     p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--description", "Another text.", "--json")
     out = json.loads(p.stdout)
     assert out["unchanged"] is False and out["previous_version"] and b"updated: 2026-01-01" not in path.read_bytes()
+
+
+def test_invisible_content_and_tags_written_as_a_string(twins):
+    """QA round 39: --content of only a zero-width space emptied the body; --tags with the tags a note keeps as
+    a comma string rewrote them as a list and dated the note."""
+    path = twins / "knowledge" / "foo.md"
+    path.write_text("---\ntitle: Top foo\ntags: alpha, beta\nupdated: 2026-01-01\n---\nzebra top\n")
+    before = path.read_bytes()
+    for args in (["--content", "\u200b"], ["--content", "\u200b \u00ad\n"], ["--append", "\u200d"]):
+        p = cli("update", "--vault", str(twins), "knowledge/foo.md", *args)
+        assert p.returncode == 2, (args, p.stderr)
+    p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--tags", "alpha, beta", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["unchanged"] is True
+    assert path.read_bytes() == before
+    p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--tags", "beta, alpha", "--json")
+    assert json.loads(p.stdout)["unchanged"] is False  # another order is another list

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import time
 
 import pytest
@@ -137,6 +138,25 @@ def test_a_pasted_image_payload_is_not_indexed(tiny_vault):
     assert [h.doc_id for h in index.recall("crash screenshot")][:1] == ["knowledge/shot"]
 
 
+@pytest.mark.parametrize("layout", ["indented", "newline first", "capitals", "quoted", "space before base64"])
+def test_a_wrapped_payload_is_left_out_in_the_layouts_notes_hold(layout):
+    """QA round 39: a payload wrapped into indented or quoted lines, starting on the next line, in capitals,
+    or after "; base64," was still indexed (76-letter terms)."""
+    import base64
+
+    from dreamdb.vault.parse import without_data_payloads
+
+    lines = [base64.b64encode(bytes(range(256)) * 3).decode()[i:i + 76] for i in range(0, 76 * 12, 76)]
+    text = {"indented": "<img src=\"data:image/png;base64," + lines[0] + "".join("\n    " + x for x in lines[1:]) + "\">",
+            "newline first": "<img src=\"data:image/png;base64,\n" + "\n".join(lines) + "\">",
+            "capitals": "<img src=\"DATA:IMAGE/PNG;BASE64," + "\n".join(lines) + "\">",
+            "quoted": "> ![x](data:image/png;base64," + lines[0] + "".join("\n> " + x for x in lines[1:]) + ")",
+            "space before base64": "![x](data:image/jpeg; base64," + "".join(lines) + ")"}[layout]
+    kept = without_data_payloads(text + "\nThe crash after login.\nInternationalization\n")
+    assert max(map(len, re.findall(r"[A-Za-z0-9+/]+", kept))) <= 20
+    assert kept.endswith("\nThe crash after login.\nInternationalization\n")
+
+
 def test_frontmatter_too_large_or_self_referencing_is_skipped_with_a_warning(tiny_vault):
     """QA round 11: a list holding itself (`&r [q, *r]`) or 400 nested lists made every sync fail
     (RecursionError); a 600-byte alias bomb took 74 s and 4 GB."""
@@ -194,6 +214,17 @@ def test_symlinked_folders_are_not_followed_and_say_so(tiny_vault, tmp_path):
             "core/CHANGELOG.json: skipped (symlink points outside the vault)"} <= set(warnings)
     assert index.recall("okapi") == []
     assert not {d.split("/")[0] for d in _docs(index)} & {"memory", "changelog", "objective"}
+
+
+def test_a_link_to_nothing_or_in_a_loop_is_skipped_saying_so(tiny_vault):
+    """QA round 39: sync said "skipped (No such file or directory)" for a link to a missing note."""
+    write_doc(tiny_vault, "knowledge/real.md", "---\ntitle: Real\n---\nokapi\n")
+    os.symlink("../gone.md", tiny_vault / "knowledge" / "dangling.md")
+    os.symlink("loop2.md", tiny_vault / "knowledge" / "loop1.md")
+    os.symlink("loop1.md", tiny_vault / "knowledge" / "loop2.md")
+    warnings = dreamdb.open(tiny_vault).sync().warnings
+    assert "knowledge/dangling.md: skipped (a link to ../gone.md, which does not exist)" in warnings
+    assert "knowledge/loop1.md: skipped (a link to loop2.md, which leads in a loop)" in warnings
 
 
 def test_a_link_to_a_note_indexed_as_itself_is_not_a_second_document(tiny_vault):

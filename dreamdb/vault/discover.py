@@ -7,6 +7,7 @@ file with its ``os.stat_result`` (the sync's stat pre-filter input).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as _stat
 from pathlib import Path
@@ -186,7 +187,11 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         try:
             st = os.stat(entry_path)  # follows a file symlink
         except OSError as exc:
-            note(f"{rel}: skipped ({exc.strerror or exc})")
+            if is_link and exc.errno in (errno.ENOENT, errno.ELOOP):  # (QA round 39: "No such file or directory")
+                what = "leads in a loop" if exc.errno == errno.ELOOP else "does not exist"
+                note(f"{rel}: skipped (a link to {os.readlink(entry_path)}, which {what})")
+            else:
+                note(f"{rel}: skipped ({exc.strerror or exc})")
             return
         if is_link and not os.path.realpath(entry_path).startswith(vault_real + os.sep):
             note(f"{rel}: skipped (symlink points outside the vault)")

@@ -156,9 +156,12 @@ def frontmatter_bool(value) -> bool:
 
 
 _DATA_URI_PAYLOAD_RE = re.compile(
-    r"(data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[^;,\s()]*)*;base64,)[A-Za-z0-9+/]+=*"
-    # MIME-style lines (76 letters each): continuation lines holding nothing but base64 (8+ letters)
-    r"(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]{8,}=*(?=[ \t]*(?:\r?\n|$|[)\"'>])))*")
+    r"(data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[^;,\s()]*)*;[ \t]*base64,)"
+    # the payload: its first run (maybe on the next line), then MIME-style lines (76 letters each) holding
+    # nothing but base64 (8+ letters), indented or quoted (``> ``) as the text around it is
+    r"(?:[ \t]*\r?\n[ \t]*(?:>[ \t]*)*)?[A-Za-z0-9+/]+=*"
+    r"(?:[ \t]*\r?\n[ \t]*(?:>[ \t]*)*[A-Za-z0-9+/]{8,}=*(?=[ \t]*(?:\r?\n|$|[)\"'>])))*",
+    re.IGNORECASE)
 
 
 def without_data_payloads(body: str) -> str:
@@ -169,7 +172,9 @@ def without_data_payloads(body: str) -> str:
     thousands of terms, make the note the longest of the vault (BM25's length normalisation then
     buries it) and fill its snippets and chunks.
     """
-    return _DATA_URI_PAYLOAD_RE.sub(r"\1", body) if ";base64," in body else body
+    if "base64" not in body and "BASE64" not in body and "Base64" not in body:  # (most bodies: no regex scan)
+        return body
+    return _DATA_URI_PAYLOAD_RE.sub(r"\1", body)
 
 
 def excalidraw_text(body: str) -> str:
