@@ -741,6 +741,7 @@ def remember(
         references = list(references)  # read once (an iterator could not be read twice)
     if not isinstance(authors, str):
         authors = list(authors)
+    COMMITTED.set(None)  # (this write's change, once it is on disk)
     _require_utf8(text=text, type=type, scope=scope, summary=summary, supersedes=supersedes,
                   references=references, authors=authors)
     vault = _check_vault(vault)
@@ -1837,6 +1838,7 @@ def update(
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
+    COMMITTED.set(None)  # (this write's change, once it is on disk)
     if all(v is None for v in (description, tags, content, append, pin)):
         raise UsageError("Nothing to update.", hint="Give a description, tags, content, append or pin.")
     if content is not None and append is not None:
@@ -1932,6 +1934,7 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
+    COMMITTED.set(None)  # (this write's change, once it is on disk)
     _flag("force", force)
     slug = _slug_text(slug)
     _require_utf8(slug=slug)
