@@ -181,7 +181,7 @@ def run_guarded(fn) -> int:
     """Run ``fn()`` and turn every way it can end into an exit code (the CLI's one error policy).
 
     0 on success; a :class:`DreamdbError` prints its message and hint and returns its code;
-    Ctrl-C prints ``Interrupted.`` and returns 130; a closed stdout pipe returns 0 (the reader
+    Ctrl-C prints ``Interrupted.`` and returns 130 (0, saying so, after a write is on disk: :func:`interrupted`); a closed stdout pipe returns 0 (the reader
     stopped reading, as ``| head`` does); output that cannot be written (standard output closed,
     or on a full disk) prints one error line to stderr and returns :data:`OUTPUT_ERROR_EXIT`;
     anything else prints one ``internal error`` line (the traceback with ``DREAMDB_DEBUG=1``)
