@@ -1342,7 +1342,7 @@ def _translation_word(lexicon, word: str, term: str) -> str:
     for from_turkish in (True, False):
         keys, stems, ascii = lookup_keys(stem(word, from_turkish), word, from_turkish)
         for found in lexicon.first_translations(TR_EN if from_turkish else EN_TR, keys, stems, ascii=ascii):
-            if analysed_translations([found], not from_turkish) == (term,):
+            if term in analysed_translations([found], not from_turkish):  # (a Turkish word: its term, and as written)
                 return found
     return term
 

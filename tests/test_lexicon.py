@@ -670,7 +670,16 @@ def test_an_english_word_reaches_a_turkish_note_whose_inflection_keeps_a_final_v
                                                   "Gece yedekleri şifrelenir ve başka bir bölgede saklanır.\n")
     write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Release checklist\n---\nThe steps of a release.\n")
     with dreamdb.open(tiny_vault) as ix:
-        assert [h.doc_id for h in ix.recall("strategy")] == ["knowledge/yedekleme"]
+        assert [h.doc_id for h in ix.recall("strategy", explain=True)] == ["knowledge/yedekleme"]
+        ix.take_notes()
+    # --explain names the translation as the dictionary writes it, also when the term chosen is its stem
+    (tiny_vault / "knowledge" / "yedekleme.md").unlink()
+    write_doc(tiny_vault, "knowledge/plan.md", "---\ntitle: Plan\n---\nBu yılın strateji belgesi.\n")
+    with dreamdb.open(tiny_vault) as ix:
+        assert [h.doc_id for h in ix.recall("strategy", explain=True)] == ["knowledge/plan"]
+        notes = ix.take_notes()
+        assert any(n.endswith(": strategy → strateji") for n in notes) and not any("stratej," in n or
+                                                                                  n.endswith("stratej") for n in notes)
 
 
 @needs_real_vault
