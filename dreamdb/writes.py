@@ -1129,10 +1129,15 @@ def _renumbered(vault: Path, doc_id: str) -> tuple[str, str] | None:
     return rows[0][0], datetime.fromtimestamp(rows[0][1] * 86400.0, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _dangling(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link to nothing (a missing file, or a loop of links)."""
+    return path.is_symlink() and not path.exists()
+
+
 def _refuse_dangling(vault: Path, path: Path) -> None:
-    """Raise WriteRefused when ``path`` is a symbolic link to nothing: no document (sync skips it), so
-    neither edited nor deleted (QA round 38: delete failed on it with an internal error)."""
-    if path.is_symlink() and not path.exists():
+    """Raise WriteRefused when ``path`` is a symbolic link to nothing (:func:`_dangling`): no document (sync
+    skips it), so neither edited nor deleted (QA round 38: delete failed on it with an internal error)."""
+    if _dangling(path):
         rel = path.relative_to(vault).as_posix()
         target = os.readlink(path)
         what = (f"a link to {target}, which leads in a loop" if os.path.islink(path.parent / target)
@@ -1271,7 +1276,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             known.append((f"{t}/{name}", path))
             if name == bare:
                 matches.append((t, path))
-    real = [(t, path) for t, path in matches if not (path.is_symlink() and not path.exists())]
+    real = [(t, path) for t, path in matches if not _dangling(path)]
     if matches and not real:  # only links to nothing have that name (QA round 39: not when a note has it too)
         _refuse_dangling(vault, matches[0][1])
     matches = real
@@ -1324,7 +1329,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         pool = list(dict.fromkeys(
             (k if doc_type else k.split("/", 1)[1]) for k, path in known
             if is_utf8(k) and not _bad_char(k)
-            and (not path.is_symlink() or (path.exists() and _resolves_inside(vault, path)))))
+            and (not path.is_symlink() or (not _dangling(path) and _resolves_inside(vault, path)))))
         target = f"{doc_type}/{bare}" if doc_type else bare
         close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
         if "\u2409" in slug or "\u240a" in slug:  # copied from recall's output, where they stand for a tab/newline
@@ -1686,11 +1691,11 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
 
 
 def _visible(text: str) -> bool:
-    """Whether ``text`` holds a character a reader sees: not only whitespace and invisible format
-    characters (zero-width space, joiners, soft hyphen: Unicode category Cf)."""
-    import unicodedata
+    """Whether ``text`` holds a character a reader sees: not only whitespace and the invisible format
+    characters the analyzer removes (:func:`dreamdb.analyzer.normalize`: zero-width space, joiners, soft hyphen)."""
+    from dreamdb.analyzer import normalize
 
-    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+    return bool(normalize(text).strip())
 
 
 def _same_value(key: str, current: Any, wanted: Any) -> bool:
@@ -1731,17 +1736,15 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
         raise WriteRefused(f"{real.name} is not UTF-8 text; it was not changed.") from exc
     doc.check_closed()
     changes = dict(changes)
-    if pin is not None:
-        current = doc.frontmatter() if doc.has_fm else {}
-        if pin or "pinned" in current:
-            changes["pinned"] = bool(pin)
+    # (read only when the frontmatter may change: a body edit of a note with odd frontmatter is no reason to parse it)
+    current = doc.frontmatter() if doc.has_fm and (changes or pin is not None) else {}
+    if pin is not None and (pin or "pinned" in current):
+        changes["pinned"] = bool(pin)
     if changes and doc.has_fm:
-        current = doc.frontmatter()
         # a key that already has the value asked for is no change, and does not date the note (QA round 37)
         changes = {k: v for k, v in changes.items() if not (k in current and _same_value(k, current[k], v))}
-    if changes and doc.has_fm:
         for key in ("updated", "updated_at"):
-            if key in current:
+            if changes and key in current:
                 changes[key] = _updated_value(current[key], clock)
     if changes:
         _apply_frontmatter(doc, changes)
