@@ -1317,15 +1317,20 @@ def _plan_notes(plan, lexicon=None) -> list[str]:
     if plan.by_lexicon:
         notes.append(f"replaced by a translation (no note holds the query word; of the senses the notes hold, "
                      f"{_SENSE_CHOICE}): " + pairs((a, plan.resolved[a]) for a in plan.by_lexicon))
+    classes = class_members(plan)
     if plan.translated:
-        classes = class_members(plan)
-        if classes:
+        replaced = set(plan.resolved.values())  # (a replacement's class holds only its own forms)
+        counted = [(a, b) for a, b in plan.translated.items() if a in classes and a not in replaced]
+        if counted:
             notes.append(f"translations counted with the query word as one term in rankScore ({_SENSE_CHOICE}): "
-                         + pairs((a, members[1]) for a, members in classes.items()))
-        synonyms = [(a, b) for a, b in plan.translated.items() if a not in classes]
+                         + pairs(counted))
+        synonyms = [(a, b) for a, b in plan.translated.items() if a not in classes or a in replaced]
         if synonyms:
             notes.append(f"translations of words the query had replaced, added as synonyms ({_SENSE_CHOICE}): "
                          + pairs(synonyms))
+    if plan.forms:
+        notes.append("a translation's forms the notes hold, counted as one term (Turkish writes a word's stem apart "
+                     "from its inflected forms): " + ", ".join(f"{b} ({', '.join((b, *f))})" for b, f in plan.forms.items()))
     return notes
 
 

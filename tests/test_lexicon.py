@@ -17,7 +17,7 @@ from dreamdb.cli import cli, main
 from dreamdb.errors import LexiconError
 from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TERMS_VERSION, TR_EN, Lexicon, build_lexicon, lexicon_path,
                              lexicon_status, load_lexicon, read_kenet)
-from dreamdb.ranking.rank import class_members, plan_query, translated_terms
+from dreamdb.ranking.rank import class_members, other_forms, plan_query, translated_terms
 from tests.conftest import needs_real_vault, write_doc
 
 TURKISH_XML = """<SYNSETS>
@@ -680,6 +680,37 @@ def test_an_english_word_reaches_a_turkish_note_whose_inflection_keeps_a_final_v
         notes = ix.take_notes()
         assert any(n.endswith(": strategy → strateji") for n in notes) and not any("stratej," in n or
                                                                                   n.endswith("stratej") for n in notes)
+
+
+def test_the_other_forms_of_a_translation_are_its_stem_or_the_word_it_is_the_stem_of():
+    # Snowball reads the final i of strateji as a case ending, and -ım of takım as a possessive
+    assert stem("strateji", True) == "stratej" and stem("stratejisi", True) == "strateji" and stem("takım", True) == "tak"
+    assert other_forms("strateji", ("plan", "stratej", "strateji")) == ("stratej",)
+    held = ("tak", "takım", "grup", "ekip")
+    assert other_forms("tak", held) == ("takım",)
+    assert other_forms("takım", held) == ("tak",)
+    assert other_forms("grup", held) == () and other_forms("tak", ("tak", "grup")) == ()
+
+
+@pytest.mark.slow
+def test_notes_writing_either_form_of_a_translation_are_found_alike(kenet_lexicon, tiny_vault, monkeypatch):
+    """``strateji`` is the term ``stratej``, ``stratejisi`` the term ``strateji``: an English query's
+    translation counts both forms as one term (its class), so both notes are found, and a replaced word's
+    other form is not also added as a synonym."""
+    monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))
+    write_doc(tiny_vault, "knowledge/yedekleme.md", "---\ntitle: Veritabanı yedekleme stratejisi\n---\n"
+                                                  "Gece yedekleri şifrelenir ve başka bir bölgede saklanır.\n")
+    write_doc(tiny_vault, "knowledge/plan.md", "---\ntitle: Plan\n---\nBu yılın strateji belgesi.\n")
+    write_doc(tiny_vault, "knowledge/diger.md", "---\ntitle: Toplantı\n---\nHaftalık toplantı notları.\n")
+    with dreamdb.open(tiny_vault) as ix:
+        ix.sync()
+        plan = plan_query("strategy", vocabulary=ix._vocabulary(), lexicon=ix._lexicon())
+        (term,) = plan.terms
+        assert {term, *plan.forms[term]} == {"stratej", "strateji"}
+        assert class_members(plan) == {term: (term, *plan.forms[term])} and not plan.synonyms
+        hits = ix.recall("strategy", top=5)
+        assert sorted(h.doc_id for h in hits) == ["knowledge/plan", "knowledge/yedekleme"]
+        assert all(h.rank_score > 0 for h in hits)
 
 
 @needs_real_vault

@@ -52,6 +52,9 @@ class QueryPlan:
             keeps the term alone.
         by_lexicon: the terms of ``resolved`` replaced by a translation (not another analysis, spelling
             or loanword reading), in query order: what ``--explain`` calls translations.
+        forms: ``{a translation's term: its other forms the notes hold}`` (:func:`other_forms`: a Turkish
+            word as written beside its stem, ``takım`` beside ``tak``), counted with it in its class
+            (:func:`class_members`); in rankScore only.
     """
 
     text: str
@@ -62,6 +65,7 @@ class QueryPlan:
     resolved: dict[str, str] = factory(dict)
     translated: dict[str, str] = factory(dict)
     by_lexicon: list[str] = factory(list)
+    forms: dict[str, tuple[str, ...]] = factory(dict)
 
 
 def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
@@ -88,13 +92,37 @@ def class_members(plan: QueryPlan) -> dict[str, tuple[str, ...]]:
     XQuAD BM25 tr→en 0.818 and sentences tr→en 0.660, but lowered gold hybrid recall@1 to 83.3
     (``--set dreamcontext --set xquad``, same day): a broad second sense blurs a precise first one.
     """
-    return _classes(plan.translated, plan.resolved, plan.terms)
+    return _classes(plan.translated, plan.resolved, plan.terms, plan.forms)
 
 
-def _classes(translated: dict[str, str], resolved: dict[str, str], terms: list[str]) -> dict[str, tuple[str, ...]]:
+def _classes(translated: dict[str, str], resolved: dict[str, str], terms: list[str],
+             forms: dict[str, tuple[str, ...]] | None = None) -> dict[str, tuple[str, ...]]:
     """:func:`class_members` from a plan's parts (:func:`plan_query` needs it before the plan is made)."""
+    forms = forms or {}
     replaced = set(resolved.values())
-    return {t: (t, c) for t, c in translated.items() if t in terms and t not in replaced and c != t}
+    out = {t: (t, c, *forms.get(c, ())) for t, c in translated.items() if _counted_with(t, c, replaced, terms)}
+    # a word replaced by a translation: the translation's other forms count with it
+    out.update((r, (r, *forms[r])) for r in replaced if r in forms and r in terms and r not in out)
+    return out
+
+
+def _counted_with(term: str, translation: str, replaced: set[str], terms: list[str]) -> bool:
+    """Whether a query term's translation counts with it as one term (:func:`class_members`), not as a synonym."""
+    return term in terms and term not in replaced and translation != term
+
+
+def other_forms(term: str, held) -> tuple[str, ...]:
+    """The terms among ``held`` (translations of one query word that the notes hold) that are forms of the
+    same word as ``term``: a Turkish translation is indexed as its stem and as written
+    (:func:`dreamdb.lexicon.analysed_translations`), and Snowball Turkish reads the two differently in the
+    notes: ``takım`` (team) is the term ``tak`` (its ``-ım`` read as a possessive) while ``takımı`` is
+    ``takım``; ``strateji`` is ``stratej`` while ``stratejisi`` is ``strateji``. Of a word ``w`` with
+    stem ``s``, either one's other is the form (``held`` keeps its order); ``()`` when there is none.
+
+    Counted with ``term`` in its class (:func:`class_members`), every note writing the word in either form
+    counts, as the one word it is; no constant is involved."""
+    root = stem(term, True)
+    return tuple(y for y in held if y != term and (y == root or stem(y, True) == term))
 
 
 def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> QueryPlan:
@@ -146,6 +174,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}
     by_lexicon: list[str] = []
+    forms: dict[str, tuple[str, ...]] = {}  # a translation's term → its other forms (other_forms)
     # A Turkish question whose own words, not only a name in it, read as Turkish, over an index with
     # notes that are not Turkish: its words may be loanwords of theirs, or be translated into theirs
     reads_turkish = bool(turkish and vocabulary is not None and vocabulary.has_non_turkish
@@ -159,26 +188,33 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             lexicon is not None and vocabulary.has_non_turkish and not vocabulary.known(distinct))):
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
-        resolved, by_lexicon = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
-                                        translates=translates, lexicon=lexicon)
+        resolved, by_lexicon, forms = _resolve(text, qwords, turkish, distinct, vocabulary, reads_turkish=reads_turkish,
+                                               translates=translates, lexicon=lexicon)
     terms = list(dict.fromkeys(resolved.get(t, t) for t in distinct))
+    forms = {r: kept for r, found in forms.items() if (kept := tuple(f for f in found if f not in terms))}
     syn: dict[str, float] = {}
     translated: dict[str, str] = {}
     if translates and terms:
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
-        translated = translation_synonyms(qwords, turkish, terms, vocabulary, lexicon, resolved)
+        chosen = translation_synonyms(qwords, turkish, terms, vocabulary, lexicon, resolved)
+        # (a replaced word's "other sense" that is only another form of its replacement is in its class already)
+        translated = {t: found[0] for t, found in chosen.items() if found[0] not in forms.get(t, ())}
+        forms.update((found[0], found[1:]) for t, found in chosen.items() if found[1:] and t in translated)
         # a word the notes hold as written counts with its translation as one term (class_members); a word
-        # replaced (by a translation, a loanword, another analysis) keeps its other sense as a synonym
-        classes = _classes(translated, resolved, terms)
-        syn.update(dict.fromkeys((c for t, c in translated.items() if t not in classes), S.SYNONYM_WEIGHT))
+        # replaced (by a translation, a loanword, another analysis) keeps its other sense as a synonym,
+        # with that sense's other forms
+        replaced = set(resolved.values())
+        for t, c in translated.items():
+            if not _counted_with(t, c, replaced, terms):
+                syn.update(dict.fromkeys((c, *forms.get(c, ())), S.SYNONYM_WEIGHT))
     if synonym_table is not None:
         for t in terms:
             expansions = synonym_table.expand(t)
             for s in sorted(expansions) if expansions else ():
                 if s not in terms:
                     syn[s] = S.SYNONYM_WEIGHT
-    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon)
+    return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms)
 
 
 def turkish_looking(word: str) -> bool:
@@ -406,9 +442,10 @@ def _translates(turkish: bool, vocabulary, reads_turkish: bool) -> bool:
 
 def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, terms: list[str],
                          vocabulary, lexicon, resolved: dict[str, str] | None = None) -> dict[str, str]:
-    """``{query term: synonym}``: for each query word a note has (of the first :data:`MAX_SPELLED_WORDS`),
-    its translation (:func:`translated_terms`) that a note of the other language holds, as a synonym
-    (BM25F at :data:`dreamdb.ranking.signals.SYNONYM_WEIGHT`; the raw score is unchanged); of several,
+    """``{query term: (synonym, its other forms)}``: for each query word a note has (of the first
+    :data:`MAX_SPELLED_WORDS`), its translation (:func:`translated_terms`) that a note of the other language
+    holds, as a synonym (BM25F at :data:`dreamdb.ranking.signals.SYNONYM_WEIGHT`; the raw score is unchanged),
+    followed by that translation's other forms the notes hold (:func:`other_forms`); of several,
     the one the query's words go with (:func:`in_context`; the word itself is one of them: a note
     writing *sunucu* beside *server* tells which sense the notes use).
 
@@ -447,7 +484,8 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
             memo.clear()
         memo[keys[t]] = held[t]
     outcome = in_context(held, set(terms), vocabulary)
-    return {resolved.get(t, t): outcome[t] for t in keys if outcome[t] is not None and outcome[t] not in terms}
+    return {resolved.get(t, t): (c, *(f for f in other_forms(c, held[t]) if f not in terms))
+            for t in keys if (c := outcome[t]) is not None and c not in terms}
 
 
 SIGNIFICANT_G2 = 3.841458820694124
@@ -528,10 +566,11 @@ def in_context(held: dict[str, tuple[str, ...]], anchors: set[str], vocabulary) 
 
 def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, distinct: list[str],
              vocabulary, *, reads_turkish: bool = False, translates: bool = False,
-             lexicon=None) -> tuple[dict[str, str], list[str]]:
-    """``({term: replacement}, [terms replaced by a translation])`` for the query terms in no document's
-    text (see :func:`plan_query`; ``qwords``: :func:`dreamdb.analyzer.query_words` of the query;
-    ``reads_turkish`` and ``translates``: as :func:`plan_query` found them).
+             lexicon=None) -> tuple[dict[str, str], list[str], dict[str, tuple[str, ...]]]:
+    """``({term: replacement}, [terms replaced by a translation], {such a replacement: its other forms the
+    notes hold})`` for the query terms in no document's text (see :func:`plan_query`; ``qwords``:
+    :func:`dreamdb.analyzer.query_words` of the query; ``reads_turkish`` and ``translates``: as
+    :func:`plan_query` found them; the forms: :func:`other_forms`).
 
     A word's replacement depends on the word, its case, the query's language, whether its Turkish
     spellings are tried, and the vocabulary alone: a vocabulary with a ``resolved_words`` dict (the
@@ -542,7 +581,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     found_as_is = vocabulary.known(distinct)
     wanted = set(distinct).difference(found_as_is)
     if not wanted:
-        return {}, []
+        return {}, [], {}
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
@@ -638,10 +677,13 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     # A word translated (its outcome: the translations the notes hold, a tuple): the query's other words
     # choose among them
     held = {t: o for t, o in outcome.items() if isinstance(o, tuple)}
+    forms: dict[str, tuple[str, ...]] = {}
     if held:
         anchors = set(found_as_is) | {o for o in outcome.values() if isinstance(o, str)}
         outcome.update(in_context(held, anchors, vocabulary))
-    return {t: outcome[t] for t in keys if outcome[t] is not None}, [t for t in keys if t in held and outcome[t]]
+        forms = {c: found for t, own in held.items() if (c := outcome[t]) and (found := other_forms(c, own))}
+    return ({t: outcome[t] for t in keys if outcome[t] is not None}, [t for t in keys if t in held and outcome[t]],
+            forms)
 
 
 def any_expired(conn, now_days: float) -> bool:
