@@ -1329,8 +1329,9 @@ def _plan_notes(plan, lexicon=None) -> list[str]:
             notes.append(f"translations of words the query had replaced, added as synonyms ({_SENSE_CHOICE}): "
                          + pairs(synonyms))
     if plan.forms:
-        notes.append("a translation's forms the notes hold, counted as one term (Turkish writes a word's stem apart "
-                     "from its inflected forms): " + ", ".join(f"{b} ({', '.join((b, *f))})" for b, f in plan.forms.items()))
+        notes.append("forms of one word the notes hold as different terms, counted as one term in rankScore (Snowball "
+                     "Turkish stems a word apart from its inflected forms): "
+                     + ", ".join(f"{b} ({', '.join((b, *f))})" for b, f in plan.forms.items()))
     return notes
 
 

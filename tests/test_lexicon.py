@@ -213,7 +213,10 @@ def test_a_word_a_note_has_is_kept_and_counted_with_its_translation_as_one_term(
         assert "sunuç" in plan.terms  # (Snowball's stem of sunucu) in a Turkish note: never replaced
         assert plan.resolved.get("güvenlik") == "securiti"  # in no note: translated
         assert plan.synonyms == {}  # the English notes' word for it is no synonym: the two are one term, a class
-        assert plan.translated == {"sunuç": "server"} and class_members(plan) == {"sunuç": ("sunuç", "server")}
+        assert plan.translated == {"sunuç": "server"}
+        # (the title's capitalised "Sunucu" is also indexed as written, the form of sunucu beside its stem sunuç)
+        assert plan.forms == {"sunuç": ("sunucu",)}
+        assert class_members(plan) == {"sunuç": ("sunuç", "sunucu", "server")}
         hits = ix.recall("sunucu güvenliği nasıl sağlanıyor", top=3, explain=True)
         notes = ix.take_notes()
         # (a translation's note names the query's word as typed, not its term: sunucu, not sunuç)
@@ -227,12 +230,12 @@ def test_a_word_a_note_has_is_kept_and_counted_with_its_translation_as_one_term(
         assert {h.slug for h in hits[:2]} == {"sunucu-notlari", "server-hardening"}  # the Turkish note and the English one
         english = next(h for h in hits if h.slug == "server-hardening")
         terms = {t["term"]: t for t in english.terms}
-        assert {t: v["kind"] for t, v in terms.items()} == {"securiti": "query", "sunuç|server": "class"}
+        assert {t: v["kind"] for t, v in terms.items()} == {"securiti": "query", "sunuç|sunucu|server": "class"}
         # the raw score is the query's words' alone; rankScore's raw BM25 counts the class in place of sunuç
         assert english.score == pytest.approx(terms["securiti"]["bm25"], abs=1e-6)
         assert english.signals["bm25_structured"] == pytest.approx(
-            terms["securiti"]["bm25"] + terms["sunuç|server"]["bm25"], abs=1e-5)
-        assert terms["sunuç|server"]["df"] == 2  # the Turkish note and the English one: the documents holding either
+            terms["securiti"]["bm25"] + terms["sunuç|sunucu|server"]["bm25"], abs=1e-5)
+        assert terms["sunuç|sunucu|server"]["df"] == 2  # the Turkish note and the English one: the documents holding either
     with dreamdb.open(tiny_vault, lexicon=None) as ix:
         assert [h.slug for h in ix.recall("sunucu güvenliği nasıl sağlanıyor", top=3)] == ["sunucu-notlari"]
         assert plan_query("sunucu güvenliği", vocabulary=ix._vocabulary()).synonyms == {}

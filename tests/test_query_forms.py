@@ -337,3 +337,24 @@ def test_a_short_english_note_naming_someone_in_turkish_letters_is_indexed_as_en
     finally:
         ix.close()
 
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_turkish_query_reaches_the_notes_writing_its_word_in_the_form_stemmed_apart(tiny_vault, engine):
+    """Snowball Turkish reads the final i of strateji as a case ending (term stratej) but keeps it in
+    stratejisi (term strateji): a Turkish question counts both as one term in rankScore; score stays raw
+    BM25 over the query's own term."""
+    write_doc(tiny_vault, "knowledge/bare.md", "---\ntitle: Plan\n---\nBu yılın strateji belgesi hazır.\n")
+    write_doc(tiny_vault, "knowledge/inflected.md", "---\ntitle: Yedekleme\n---\nBulut stratejisi değişti.\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Toplantı\n---\nHaftalık toplantı notları burada.\n")
+    with dreamdb.open(tiny_vault, lexicon=None, engine=engine) as ix:
+        ix.sync()
+        plan = plan_query("yeni stratejisi nedir", vocabulary=ix._vocabulary())
+        assert plan.turkish and "strateji" in plan.terms and plan.forms == {"strateji": ("stratej",)}
+        hits = ix.recall("yeni stratejisi nedir", explain=True)
+        assert sorted(h.doc_id for h in hits) == ["knowledge/bare", "knowledge/inflected"]
+        by_id = {h.doc_id: h for h in hits}
+        assert by_id["knowledge/bare"].score == 0.0 and by_id["knowledge/inflected"].score > 0
+        assert any("strateji (strateji, stratej)" in n for n in ix.take_notes())
+        # a bare word's query: the notes writing it inflected
+        assert plan_query("strateji nedir", vocabulary=ix._vocabulary()).forms == {"stratej": ("strateji",)}
