@@ -240,7 +240,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         for t, c in translated.items():
             if not _counted_with(t, c, replaced, terms):
                 syn.update(dict.fromkeys((c, *forms.get(c, ())), S.SYNONYM_WEIGHT))
-    if turkish and vocabulary is not None and terms:  # a Turkish query's own words: their other forms too
+    if turkish and vocabulary is not None and terms and vocabulary.has_turkish:  # a Turkish query's own words too
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
         _own_forms(qwords, terms, resolved, vocabulary, forms)
@@ -520,7 +520,8 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
             memo.clear()
         memo[keys[t]] = held[t]
     outcome = in_context(held, set(terms), vocabulary)
-    return {resolved.get(t, t): (c, *(f for f in other_forms(c, held[t]) if f not in terms))
+    # (forms: of Turkish translations, those of a query analysed as English)
+    return {resolved.get(t, t): (c, *(() if turkish else (f for f in other_forms(c, held[t]) if f not in terms)))
             for t in keys if (c := outcome[t]) is not None and c not in terms}
 
 
@@ -717,7 +718,9 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     if held:
         anchors = set(found_as_is) | {o for o in outcome.values() if isinstance(o, str)}
         outcome.update(in_context(held, anchors, vocabulary))
-        forms = {c: found for t, own in held.items() if (c := outcome[t]) and (found := other_forms(c, own))}
+        # (forms: of Turkish translations, those into Turkish)
+        forms = {c: found for t, own in held.items()
+                 if False in keys[t][5] and (c := outcome[t]) and (found := other_forms(c, own))}
     return ({t: outcome[t] for t in keys if outcome[t] is not None}, [t for t in keys if t in held and outcome[t]],
             forms)
 
