@@ -108,7 +108,7 @@ def hits_text(hits, *, explain: bool = False) -> str:
             lines.append(
                 "   signals: "
                 f"bm25 {s['bm25']:.4f}"
-                + (f" · with translations {s['bm25_structured']:.4f}"
+                + (f" · with classes {s['bm25_structured']:.4f}"
                    if s.get("bm25_structured") is not None and s["bm25_structured"] != s["bm25"] else "")
                 + f" · bm25f {s['bm25f']:.4f} · base {s['base']:.4f} · title coverage {s['coverage']:.2f}"
                 f" · identity +{s['identity_boost']:.4f} · recency ×{s['recency']:.4f} · status ×{s['status_factor']}"

@@ -358,3 +358,10 @@ def test_a_turkish_query_reaches_the_notes_writing_its_word_in_the_form_stemmed_
         assert any("strateji (strateji, stratej)" in n for n in ix.take_notes())
         # a bare word's query: the notes writing it inflected
         assert plan_query("strateji nedir", vocabulary=ix._vocabulary()).forms == {"stratej": ("strateji",)}
+        # one word alone reads as English; replaced by its Turkish analysis, that term's other form counts too
+        alone = plan_query("stratejisi", vocabulary=ix._vocabulary())
+        assert not alone.turkish and alone.resolved == {"stratejisi": "strateji"}
+        assert alone.forms == {"strateji": ("stratej",)}
+        assert sorted(h.doc_id for h in ix.recall("stratejisi")) == ["knowledge/bare", "knowledge/inflected"]
+        # an English word is not read as Turkish: no forms
+        assert plan_query("strategies", vocabulary=ix._vocabulary()).forms == {}

@@ -113,12 +113,14 @@ def _counted_with(term: str, translation: str, replaced: set[str], terms: list[s
     return term in terms and term not in replaced and translation != term
 
 
-def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, forms: dict) -> None:
+def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, forms: dict, turkish: bool) -> None:
     """Add to ``forms`` the other forms (:func:`other_forms`) that Turkish notes hold of a Turkish query's terms:
     of a word the notes hold as analysed, the word as written (``strateji`` is the term ``stratej``, and
     ``stratejisi`` in a note is ``strateji``) and its term's stem (``stratejisi`` → ``strateji`` →
     ``stratej``, the term of a note writing ``strateji``); of a word replaced (another analysis, a
-    Turkish spelling), the replacement's stem. One vocabulary lookup for the query.
+    Turkish spelling), the replacement's stem. Of a query analysed as English (``stratejisi`` alone reads
+    as English), only its words replaced by a term a Turkish note holds (their Turkish analysis), by
+    that term's stem. At most two vocabulary lookups for the query.
 
     Measured (3 Dec, BM25 nDCG@10, ``python -m eval --set dreamcontext --set xquad --modes bm25``,
     same tree with and without): XQuAD paragraphs tr→tr 0.944 → 0.953, sentences tr→tr 0.780 → 0.794,
@@ -133,8 +135,11 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     cands: dict[str, tuple[str, ...]] = {}
     for t, w, _cap in qwords:
         r = resolved.get(t, t)
-        if r in terms and r not in forms and r not in cands:
+        if r in terms and r not in forms and r not in cands and (turkish or r != t):
             cands[r] = tuple(c for c in dict.fromkeys((w if r == t else r, stem(r, True))) if c != r and c not in terms)
+    if not turkish and cands:  # (an English query's replacements: those Turkish notes hold, as Turkish words)
+        read = vocabulary.known(set(cands), in_turkish=True)
+        cands = {r: cs for r, cs in cands.items() if r in read}
     pool = {c for cs in cands.values() for c in cs}
     held = vocabulary.known(pool, in_turkish=True) if pool else set()
     for r, cs in cands.items():
@@ -240,10 +245,11 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         for t, c in translated.items():
             if not _counted_with(t, c, replaced, terms):
                 syn.update(dict.fromkeys((c, *forms.get(c, ())), S.SYNONYM_WEIGHT))
-    if turkish and vocabulary is not None and terms and vocabulary.has_turkish:  # a Turkish query's own words too
+    # a Turkish query's own words too, and the words of another one that a Turkish note holds read as Turkish
+    if vocabulary is not None and terms and (turkish or resolved) and vocabulary.has_turkish:
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
-        _own_forms(qwords, terms, resolved, vocabulary, forms)
+        _own_forms(qwords, terms, resolved, vocabulary, forms, turkish)
     if synonym_table is not None:
         for t in terms:
             expansions = synonym_table.expand(t)
