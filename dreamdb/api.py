@@ -1050,7 +1050,6 @@ class Index:
         if not ranked:
             return []
         ids = [r.rowid for r in ranked]
-        marks = ",".join("?" * len(ids))
         # A warm process (memory engine) keeps each returned document's metadata until the index changes.
         memory = self._memory if self.engine != "sql" and self._memory is not None and self._memory.conn is self.conn else None
         if memory is not None and mode != "bm25":
@@ -1079,9 +1078,9 @@ class Index:
         if memory is not None:
             superseded = memory.superseded_by
         elif any(r.type == "changelog" for r in ranked):  # only changelog entries can be superseded
-            doc_ids = [r.doc_id for r in ranked]
-            superseded = dict(self.conn.execute(
-                f"SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IN ({marks}) GROUP BY supersedes", doc_ids))
+            from dreamdb.ranking.rank import superseded_by
+
+            superseded = superseded_by(self.conn, [r.doc_id for r in ranked])
         out = []
         terms = plan.terms
         for r in ranked:

@@ -10,6 +10,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+import dreamdb
 from dreamdb.cli import cli, main
 from tests.conftest import ROOT, needs_real_vault, write_doc
 
@@ -373,3 +374,20 @@ def test_recall_over_an_index_of_only_archived_or_hidden_notes_says_so(tiny_vaul
     code = main(["recall", "--vault", str(tiny_vault), "zebra"])
     err = capsys.readouterr().err
     assert code == 0 and "2 .md files are in archive folders" in err and "folders dreamdb reads" not in err
+
+
+@pytest.mark.parametrize("newest_first", [True, False])
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_superseded_by_names_the_newest_correction_not_the_largest_id(tiny_vault, engine, newest_first):
+    """QA round 40: two corrections of one entry on one day; the later one (scope "note") sorts before the
+    earlier one ("writes") by id, and was not the one named."""
+    old = {"date": "2026-07-02", "type": "fix", "scope": "writes", "description": "Atomic writes of notes"}
+    first = {"date": "2026-12-03", "type": "fix", "scope": "writes", "description": "Atomic writes, correction one",
+             "supersedes": "changelog/2026-07-02-writes-1"}
+    second = {"date": "2026-12-03", "type": "fix", "scope": "note", "description": "Atomic writes, correction two",
+              "supersedes": "changelog/2026-07-02-writes-1"}
+    entries = [second, first, old] if newest_first else [old, first, second]
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(entries))
+    with dreamdb.open(tiny_vault, engine=engine) as ix:
+        hits = {h.doc_id: h for h in ix.recall("atomic writes", top=5, now="2026-12-04")}
+        assert hits["changelog/2026-07-02-writes-1"].superseded_by == "changelog/2026-12-03-note-1"

@@ -42,7 +42,8 @@ from dreamdb.cognates import term_heads
 from dreamdb.config import KERNEL_ENV, kernel_switch  # noqa: F401 - KERNEL_ENV: this module's name for it
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import HIT_COLUMNS, Filters, QueryPlan, Ranked, class_members, corpus_stats, known_terms
+from dreamdb.ranking.rank import (HIT_COLUMNS, Filters, QueryPlan, Ranked, class_members, corpus_stats, known_terms,
+                                  superseded_by)
 from dreamdb.store.connect import read_snapshot
 
 try:  # the C accumulator (dreamdb/ranking/_kernel.c), built at install time where a C compiler is present
@@ -242,8 +243,7 @@ class MemoryEngine:
         self._has_turkish = bool(len(turkish_ids))
         self._has_non_turkish = len(turkish_ids) < n
         #: ``{changelog doc_id: doc_id of the newest entry superseding it}`` (read by Index._hits).
-        self.superseded_by = dict(self.conn.execute(
-            "SELECT supersedes, MAX(doc_id) FROM documents WHERE supersedes IS NOT NULL GROUP BY supersedes"))
+        self.superseded_by = superseded_by(self.conn)
         self.lens = np.array([r[10:14] for r in rows], dtype=np.float64).reshape(n, 4)
         self.stats = corpus_stats(self.conn)
         self.n_docs = self.stats["n_docs"]

@@ -737,6 +737,33 @@ def any_expired(conn, now_days: float) -> bool:
     return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)", (now_days,)).fetchone()[0])
 
 
+def superseded_by(conn, doc_ids=None) -> dict[str, str]:
+    """``{changelog doc_id: doc_id of the newest entry superseding it}`` (of ``doc_ids`` only, when given).
+
+    Newest: the latest ``date``; of entries of one date, the one nearer the file's newest end (its
+    first entries when the file lists the newest first, as the reference tool writes it, else its last;
+    told by comparing the dates of its first and last entries), then the higher ``doc_id``. Not the
+    largest ``doc_id`` (QA round 40: ``…-writes-2`` sorted after ``…-note-2``, a newer correction)."""
+    newest_first = conn.execute(
+        "SELECT (SELECT date_days FROM documents WHERE type = 'changelog' AND date_days IS NOT NULL"
+        " ORDER BY ordinal LIMIT 1) >= (SELECT date_days FROM documents WHERE type = 'changelog'"
+        " AND date_days IS NOT NULL ORDER BY ordinal DESC LIMIT 1)").fetchone()[0]
+    where = ""
+    params: tuple = ()
+    if doc_ids is not None:
+        where = " AND supersedes IN (SELECT value FROM json_each(?))"
+        params = (json.dumps(list(doc_ids)),)
+    rows = conn.execute("SELECT supersedes, doc_id, date_days, ordinal FROM documents"
+                        " WHERE supersedes IS NOT NULL" + where, params).fetchall()
+    sign = -1 if newest_first in (1, None) else 1
+    best: dict[str, tuple] = {}
+    for target, doc_id, days, ordinal in rows:
+        key = (-math.inf if days is None else days, sign * ordinal, doc_id)
+        if target not in best or key > best[target][0]:
+            best[target] = (key, doc_id)
+    return {t: d for t, (_k, d) in best.items()}
+
+
 def known_terms(conn, terms, *, in_turkish: bool | None = None) -> set[str]:
     """The subset of ``terms`` (any iterable of str) found in some document's text (title, description,
     tags or body: a slug alone does not count); with ``in_turkish`` True (False), in a document
