@@ -714,6 +714,8 @@ class Index:
         from dreamdb.ranking.synonyms import load_synonyms
 
         synonyms = load_synonyms(self.vault)
+        if synonyms.problem:
+            self.notes.append(synonyms.problem)
         now_days = _days(now_dt)
 
         def plan_and_rank():

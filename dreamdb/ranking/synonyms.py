@@ -11,6 +11,7 @@ queries.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from dreamdb.analyzer import analyze
@@ -45,9 +46,11 @@ class SynonymTable:
 
     Args:
         groups: iterable of term groups (raw text; analyzed here).
+        problem: why the vault's file was not read (``None``: it was, or there is none); recall shows it.
     """
 
-    def __init__(self, groups) -> None:
+    def __init__(self, groups, problem: str | None = None) -> None:
+        self.problem = problem
         self._map: dict[str, set[str]] = {}
         for group in groups:
             terms = []
@@ -65,11 +68,62 @@ class SynonymTable:
         return len(self._map)
 
 
-def read_groups(path: Path) -> list[list[str]]:
-    """Parse a synonyms file (missing or unreadable file → no groups)."""
+MAX_SYNONYMS_BYTES = 1 << 20
+"""Largest ``synonyms.txt`` read (1 MiB): a vault's own groups are a few hundred lines, a few KB; a larger
+file (a log pasted by mistake, a link to a device) would cost every query seconds (QA round 40: 12 MB,
+30 s a recall)."""
+
+
+class SynonymsFileRefused(Exception):
+    """``synonyms.txt`` is not read: the message says why."""
+
+
+def _read_text(path: Path, vault_real: str | None) -> str:
+    """The file's text (UTF-8, undecodable bytes replaced), read only if it is a regular file of at most
+    :data:`MAX_SYNONYMS_BYTES` whose real path lies inside the vault (a link to a note of the vault is
+    fine, one to ``/etc/passwd`` or a FIFO is not: it would be read, or hang, on every query).
+
+    Raises:
+        FileNotFoundError: no such file.
+        SynonymsFileRefused: not read, and why.
+        OSError: it could not be read.
+    """
+    real = os.path.realpath(path)
+    if vault_real is not None and os.path.commonpath([vault_real, real]) != vault_real:
+        raise SynonymsFileRefused(f"{path} links outside the vault (to {real})")
+    # O_NONBLOCK: a FIFO put there is not waited on (its type is checked on the open file, not before it)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SynonymsFileRefused(f"{path} is not a regular file")
+        if st.st_size > MAX_SYNONYMS_BYTES:
+            raise SynonymsFileRefused(f"{path} has {st.st_size:,} bytes, over the {MAX_SYNONYMS_BYTES:,} read")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(MAX_SYNONYMS_BYTES + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > MAX_SYNONYMS_BYTES:  # grew since fstat
+        raise SynonymsFileRefused(f"{path} has over {MAX_SYNONYMS_BYTES:,} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def read_groups(path: Path, vault: Path | None = None) -> list[list[str]]:
+    """Parse a synonyms file: one group per line, terms separated by commas, ``#`` starts a comment.
+
+    A missing or unreadable file has no groups. With ``vault``, the file must lie inside it (after links).
+
+    Raises:
+        SynonymsFileRefused: the file is not a regular file, is larger than :data:`MAX_SYNONYMS_BYTES`, or
+            links outside ``vault``.
+    """
+    try:
+        text = _read_text(path, os.path.realpath(vault) if vault is not None else None)
+    except SynonymsFileRefused:
+        raise
+    except (OSError, ValueError):
         return []
     groups = []
     for line in text.splitlines():
@@ -96,6 +150,12 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
     if hit and hit[0] == key:
         return hit[1]
     path = Path(ck) if ck else None
-    table = SynonymTable([*BUILTIN_GROUPS, *(read_groups(path) if path and key != (0, 0, 0) else [])])
+    groups, problem = [], None
+    if path and key != (0, 0, 0):
+        try:
+            groups = read_groups(path, vault)
+        except SynonymsFileRefused as exc:
+            problem = f"{exc}; its synonyms are not used (make it a small text file in the vault)"
+    table = SynonymTable([*BUILTIN_GROUPS, *groups], problem)
     _cache[ck] = (key, table)
     return table

@@ -1,0 +1,71 @@
+"""The vault's synonyms.txt: read as a small text file in the vault, or not at all (QA round 40)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import dreamdb
+from dreamdb.ranking.synonyms import MAX_SYNONYMS_BYTES, load_synonyms
+from tests.conftest import write_doc
+
+
+def _vault(tiny_vault):
+    write_doc(tiny_vault, "knowledge/fruit.md", "---\ntitle: Fruit\n---\nThe pomme harvest starts in autumn.\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Other\n---\nNothing about that here.\n")
+
+
+def _recall(vault, query: str) -> dict:
+    """``dreamdb recall --json`` in a child process with a deadline (a FIFO read would hang the test, not fail it)."""
+    out = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(vault), "--json", query],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_vault_file_expands_queries_and_a_link_inside_the_vault_is_read(tiny_vault):
+    _vault(tiny_vault)
+    write_doc(tiny_vault, "synonyms.txt", "# fruit\napple, pomme\n")
+    with dreamdb.open(tiny_vault) as ix:
+        hits = ix.recall("apple")
+        assert [h.doc_id for h in hits] == ["knowledge/fruit"] and hits[0].score == 0.0  # rankScore only
+        assert not any("synonyms" in n for n in ix.take_notes())
+    (tiny_vault / "knowledge" / "groups.txt").write_text("apple, pomme\n")
+    (tiny_vault / "synonyms.txt").unlink()
+    os.symlink(tiny_vault / "knowledge" / "groups.txt", tiny_vault / "synonyms.txt")
+    assert load_synonyms(tiny_vault).expand("appl") == {"pomm"} and load_synonyms(tiny_vault).problem is None
+
+
+def test_a_fifo_a_device_or_a_file_outside_the_vault_is_not_read(tiny_vault, tmp_path):
+    _vault(tiny_vault)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("apple, pomme\n")
+    for target, why in ((fifo, "links outside the vault"), ("/dev/zero", "links outside the vault"),
+                        (outside, "links outside the vault")):
+        link = tiny_vault / "synonyms.txt"
+        if link.is_symlink():
+            link.unlink()
+        os.symlink(target, link)
+        result = _recall(tiny_vault, "apple")
+        assert result["hits"] == []  # not expanded: "apple" is in no note
+        assert any(why in n and "synonyms are not used" in n for n in result["notes"]), result["notes"]
+        # the built-in table still works (db → database)
+        assert load_synonyms(tiny_vault).expand("db") == {"databas"}
+    link.unlink()
+    os.mkfifo(link)  # a FIFO in the vault itself
+    assert any("is not a regular file" in n for n in _recall(tiny_vault, "apple")["notes"])
+
+
+def test_a_file_over_the_cap_is_not_read(tiny_vault):
+    _vault(tiny_vault)
+    write_doc(tiny_vault, "synonyms.txt", "apple, pomme\n" + "#" * MAX_SYNONYMS_BYTES)
+    with dreamdb.open(tiny_vault) as ix:
+        assert ix.recall("apple") == []
+        assert any("over the 1,048,576 read" in n for n in ix.take_notes())
+    write_doc(tiny_vault, "synonyms.txt", "apple, pomme\n")
+    with dreamdb.open(tiny_vault) as ix:
+        assert [h.doc_id for h in ix.recall("apple")] == ["knowledge/fruit"]
