@@ -485,3 +485,28 @@ def test_invisible_content_and_tags_written_as_a_string(twins):
     assert path.read_bytes() == before
     p = cli("update", "--vault", str(twins), "knowledge/foo.md", "--tags", "beta, alpha", "--json")
     assert json.loads(p.stdout)["unchanged"] is False  # another order is another list
+
+
+def test_an_id_an_edited_file_held_is_refused_once_another_file_takes_it(tiny_vault):
+    """QA round 40: a/, b/ and c/notes.md are notes, notes-2, notes-3; a removed and b edited in one sync
+    (a git pull): b is notes now, and c took notes-2, which recall had shown for b. The sync recorded
+    c's old id and a's, not b's, and delete notes-2 deleted c."""
+    v = tiny_vault
+    for d in "abc":
+        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    assert _recall_paths(v) == {"knowledge/notes": "knowledge/a/notes.md", "knowledge/notes-2": "knowledge/b/notes.md",
+                                "knowledge/notes-3": "knowledge/c/notes.md"}
+    with open(v / "knowledge" / "b" / "notes.md", "a") as f:
+        f.write("edited b\n")
+    (v / "knowledge" / "a" / "notes.md").unlink()
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    before = (v / "knowledge" / "c" / "notes.md").read_bytes()
+    p = cli("delete", "--vault", str(v), "knowledge/notes-2", "--force")
+    assert p.returncode == 6, p.stderr
+    assert "knowledge/notes-2 named knowledge/b/notes.md" in p.stderr and "now names knowledge/c/notes.md" in p.stderr
+    assert (v / "knowledge" / "c" / "notes.md").read_bytes() == before
+    with dreamdb.open(v) as ix:
+        rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
+    assert [tuple(r) for r in rows] == [("knowledge/notes", "knowledge/a/notes.md"),
+                                        ("knowledge/notes-2", "knowledge/b/notes.md"),
+                                        ("knowledge/notes-3", "knowledge/c/notes.md")]

@@ -294,6 +294,13 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     postings = BulkPostings(conn) if bulk and BulkPostings.wanted(conn) else None
     touched: set[str] = set()  # own ids of markdown files whose documents came or went (number_same_names)
     new_paths: set[str] = set()
+    # id → path: the ids markdown files re-indexed or removed by this sync held before it (an id may pass to
+    # another file; number_same_names records it)
+    held_before: dict[str, str] = {}
+
+    def note_held(path: str) -> None:
+        held_before.update((doc_id, path) for doc_id, in conn.execute(
+            "SELECT doc_id FROM documents WHERE source_path = ?", (path,)))
     for i, src in enumerate(candidates):
         if progress:
             progress(i, len(candidates))
@@ -301,6 +308,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             raw = (vault / src.rel_path).read_bytes()
         except OSError as exc:
             warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")
+            if src.kind == "markdown":
+                note_held(src.rel_path)
             _replace_file(conn, src, "unreadable", [], now)
             if src.kind == "markdown":
                 touched.add(natural_doc_id(src.type, src.rel_path))
@@ -324,6 +333,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                 warnings.append(f"{src.rel_path}: kept the {kept} document{'s' if kept != 1 else ''} indexed before it broke; fix the file to update them")
                 report.unchanged += 1
                 continue
+        if src.kind == "markdown" and old is not None:
+            note_held(src.rel_path)
         _replace_file(conn, src, sha, docs, now, postings=postings)
         if src.kind == "markdown":
             touched.add(natural_doc_id(src.type, src.rel_path))
@@ -334,16 +345,14 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             report.changed += 1
     if postings is not None:
         postings.finish()
-    gone: dict[str, str] = {}  # id → path of the markdown files removed (an id one of them held may pass to another file)
     for path in removed:
         kind = classify(path)
         if kind is not None and kind[0] == "markdown":
             touched.add(natural_doc_id(kind[1], path))
-            gone.update((doc_id, path) for doc_id, in conn.execute(
-                "SELECT doc_id FROM documents WHERE source_path = ?", (path,)))
+            note_held(path)
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
         report.removed += 1
-    number_same_names(conn, touched, new_paths, warn=warnings.append, gone=gone)
+    number_same_names(conn, touched, new_paths, warn=warnings.append, gone=held_before)
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)
     conn.execute(  # in-memory caches (dreamdb.ranking.memory) reload when this changes
@@ -552,9 +561,11 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
             nothing is read.
         new_paths: vault-relative paths indexed by this sync (their numbered ids are warned about).
         warn: callable receiving one line per newly indexed file that got a number.
-        gone: ``{id: vault-relative path}`` of the documents of markdown files this sync removed: an
-            id of theirs that passes to another file is kept in ``renumbered_ids`` as well
-            (``knowledge/notes`` named ``a/notes.md``, removed; ``b/notes.md`` is ``knowledge/notes`` now).
+        gone: ``{id: vault-relative path}`` of the documents of markdown files this sync removed or
+            re-indexed, as they were before it: an id of theirs that passes to another file is kept in
+            ``renumbered_ids`` as well (``knowledge/notes`` named ``a/notes.md``, removed; ``b/notes.md``
+            is ``knowledge/notes`` now; ``knowledge/notes-2`` named ``b/notes.md``, edited in the same
+            sync, and names ``c/notes.md`` now: QA round 40).
     """
     # a file's own name ``x-2`` also reserves a number of the files named ``x``: look there too
     near = touched | {n.rsplit("-", 1)[0] for n in touched if n.rsplit("-", 1)[-1].isdigit()}
