@@ -198,7 +198,9 @@ def bench(args, work: Path) -> int:
 
     from dreamdb import hybrid
 
-    os.environ.setdefault("DREAMDB_MODEL_DIR", str(emb.path))
+    # the model measured (--model-dir) is the one recall uses, here and in the child processes below, whatever
+    # DREAMDB_MODEL_DIR said (QA round 40: a DREAMDB_MODEL_DIR naming no model made the children fall back to BM25)
+    os.environ["DREAMDB_MODEL_DIR"] = str(emb.path)
     texts = [t for _i, t, _d in picks]
     ix = dreamdb.open(vault)
     ix.recall(texts[0], mode="hybrid")  # loads the model once
@@ -237,8 +239,14 @@ def bench(args, work: Path) -> int:
             p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", texts[i % len(texts)], "--vault", str(vault),
                                 "--mode", mode, "--json"], capture_output=True, text=True, env=os.environ.copy())
             walls[mode].append((time.perf_counter() - t0) * 1000)
-            if p.returncode != 0 or json.loads(p.stdout or "{}").get("mode", mode) != mode:
-                raise SystemExit(f"bench_embed_index: dreamdb recall --mode {mode} failed: {p.stderr[-500:]}")
+            try:
+                out = json.loads(p.stdout or "{}")
+            except ValueError:
+                out = {}
+            if p.returncode != 0 or out.get("mode", mode) != mode:
+                why = p.stderr.strip()[-500:] or (f"it answered in mode {out.get('mode')!r}: "
+                                                 + "; ".join(out.get("notes") or ["no note"]))
+                raise SystemExit(f"bench_embed_index: dreamdb recall --mode {mode} failed (exit {p.returncode}): {why}")
     res["cli_hybrid_ms"], res["cli_bm25_ms"] = (round(statistics.median(walls[m]), 1) for m in ("hybrid", "bm25"))
 
     if args.json:

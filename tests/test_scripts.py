@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -15,8 +16,9 @@ from tests.conftest import ROOT, SHARED
 SCRIPTS = ROOT / "scripts"
 
 
-def run(*args, timeout=600):
-    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+def run(*args, timeout=600, env=None):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+                          env=env)
 
 
 @pytest.mark.slow
@@ -48,8 +50,10 @@ def test_bench_embed_scripts_smoke(model_dir):
     assert json.loads(p.stdout)
     # the example vault (5 notes, English and Turkish): every step runs as on the real vault, whose 40
     # smallest notes --quick would otherwise embed first (most of a minute on 2 cores)
+    # (--model-dir is the model measured, whatever DREAMDB_MODEL_DIR says: QA round 40)
     p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--runs", "1", "--queries", "2", "--json", "--model-dir", model_dir,
-            "--vault", ROOT / "examples" / "_dream_context")
+            "--vault", ROOT / "examples" / "_dream_context",
+            env={**os.environ, "DREAMDB_MODEL_DIR": str(Path(tempfile.gettempdir()) / "no-model-here")})
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads(p.stdout)
     assert res["documents"] == 5 and res["full_embed"]["embedded"] == res["vectors"] > 0 and res["queries"] == 2
