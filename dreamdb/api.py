@@ -305,6 +305,7 @@ class Index:
         self.warnings: list[str] = []
         self.notes: deque[str] = deque(maxlen=MAX_NOTES)
         self._updating_elsewhere = False  # the last sync before a read found another process's write lock
+        self._not_updated = False  # the last sync before a read could not write the index (read as it is)
         self._conn = None
         self._opened_file: tuple[int, int] | None = None  # (device, inode) of the index file the connection opened
 
@@ -617,6 +618,7 @@ class Index:
         from dreamdb.errors import LockTimeout
 
         self._updating_elsewhere = False
+        self._not_updated = False
         try:
             with self._short_lock_wait():
                 self.notes.extend(self.sync(progress=self.sync_progress).warnings)
@@ -629,6 +631,7 @@ class Index:
             # vault, but it can still be read; the read that follows fails on its own if it cannot.
             if exc.__cause__ is None or not _is_environment_error(exc.__cause__) or self._conn is None:
                 raise
+            self._not_updated = True
             self.notes.append(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
                               f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
 
@@ -764,6 +767,10 @@ class Index:
             if self._updating_elsewhere:  # most likely its first sync, still running: the vault is not empty
                 self.notes.append("the index holds no documents yet: another dreamdb process is still building it; "
                                   "retry in a moment")
+                return
+            if self._not_updated:  # (not the vault's doing: QA round 40, a full disk)
+                self.notes.append("the index holds no documents: it could not be written (see the note above); "
+                                  "once that is fixed, dreamdb sync indexes the vault")
                 return
             from dreamdb.vault.discover import archived_markdown, unindexed_markdown
 

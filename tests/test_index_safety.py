@@ -3,6 +3,7 @@ rebuilt, other files are never overwritten, and a busy index does not stall a re
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -534,6 +535,13 @@ def test_a_failed_write_of_the_index_gets_a_hint_about_its_cause_not_to_delete_t
     assert ran.returncode == 4, ran.stderr
     assert "disk I/O error" in ran.stderr and "file size limit (ulimit -f)" in ran.stderr
     assert "Delete the index file" not in ran.stderr and "Traceback" not in ran.stderr
+    # recall then says the index could not be written, not that the vault has no notes (QA round 40)
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(fresh_real_vault), "--json", "sleep"],
+                         capture_output=True, text=True, preexec_fn=small_files, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    notes = json.loads(ran.stdout)["notes"]
+    assert any("the index holds no documents: it could not be written" in n for n in notes), notes
+    assert not any("no notes in the folders dreamdb reads" in n for n in notes)
 
 
 def test_dreamdbs_own_index_folders_are_told_from_other_paths(tmp_path, monkeypatch):
