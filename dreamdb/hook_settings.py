@@ -93,9 +93,19 @@ def _only_redirections(rest: list[str]) -> bool:
     return True
 
 
+MAX_SETTINGS_BYTES = 16 << 20
+"""Largest settings file read (16 MiB): Claude Code's are a few KB."""
+
+
 def _load(path: Path) -> tuple[dict, bytes | None]:
     if not path.exists():
         return {}, None
+    if not path.is_file():  # a FIFO would be waited on forever, a device read without end (QA round 40)
+        raise WriteRefused(f"{path} is not a regular file; it was not changed.",
+                           hint="Move it away (Claude Code reads a JSON file there), then retry.")
+    if path.stat().st_size > MAX_SETTINGS_BYTES:
+        raise WriteRefused(f"{path} has {path.stat().st_size:,} bytes, not a settings file; it was not changed.",
+                           hint="Move it away (Claude Code reads a small JSON file there), then retry.")
     raw = path.read_bytes()
     try:
         data = json.loads(raw.decode("utf-8")) if raw.strip() else {}

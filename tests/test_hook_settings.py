@@ -284,3 +284,28 @@ def test_uninstall_from_a_missing_project_folder_is_not_found(tmp_path: Path):
     with pytest.raises(NotFound, match="No project folder"):
         uninstall_hook(tmp_path / "no-such-project")
     assert uninstall_hook(tmp_path) is False  # an existing folder without settings: nothing to remove
+
+
+def test_a_settings_file_that_is_not_a_regular_file_is_refused_not_waited_on(tmp_path: Path):
+    """QA round 40: install and uninstall hung on a FIFO named settings.json."""
+    target = settings_path(tmp_path)
+    target.parent.mkdir(parents=True)
+    os.mkfifo(target)
+    with pytest.raises(WriteRefused, match="is not a regular file"):
+        install_hook(tmp_path)
+    with pytest.raises(WriteRefused, match="is not a regular file"):
+        uninstall_hook(tmp_path)
+    assert target.is_fifo()
+
+
+def test_the_note_on_a_command_that_is_not_ours_names_the_file_written(tmp_path: Path):
+    """QA round 40: with --local the note said to edit .claude/settings.json, but the hook went to settings.local.json."""
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--local",
+                          "--command", "dreamdb hook user-prompt-submit; echo more"],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    local = settings_path(tmp_path, local=True)
+    assert f"Remove it from {local} by hand" in ran.stderr and local.is_file()

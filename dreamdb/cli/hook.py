@@ -64,7 +64,7 @@ def install(project, command, absolute, local, as_json):
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
 
-    from dreamdb.hook_settings import settings_path
+    from dreamdb.hook_settings import MAX_SETTINGS_BYTES, settings_path
 
     if command and absolute:
         from dreamdb.errors import UsageError
@@ -73,7 +73,7 @@ def install(project, command, absolute, local, as_json):
     given = command is not None
     command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
     target = settings_path(project, local)
-    before = target.read_bytes() if target.is_file() else None
+    before = target.read_bytes() if target.is_file() and target.stat().st_size <= MAX_SETTINGS_BYTES else None
     path = install_hook(project, command, local=local)
     changed = before is None or path.read_bytes() != before
     from dreamdb import quickcli
@@ -82,7 +82,7 @@ def install(project, command, absolute, local, as_json):
     if given and not is_dreamdb_hook(command):
         click.echo("note: this command does more than run `dreamdb hook user-prompt-submit`, so it is not "
                    "recognised as dreamdb's hook: `dreamdb hook uninstall` leaves it, and another install adds a "
-                   "second hook beside it. Remove it from .claude/settings.json by hand when done.", err=True)
+                   f"second hook beside it. Remove it from {path} by hand when done.", err=True)
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     _warn_without_vault(project)
