@@ -201,9 +201,25 @@ def _check_file_writable(path: Path) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
                            hint="dreamdb edits only regular files.")
-    if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
+    if not st.st_mode & 0o222:
         raise WriteRefused(f"{path} is write-protected (mode {st.st_mode & 0o7777:o}); it was not changed.",
                            hint="Give it write permission (chmod u+w) if dreamdb should edit it.")
+    if not os.access(path, os.W_OK):
+        raise WriteRefused(f"{path} cannot be written by this user ({_why_not_writable(path, st)}); it was not changed.",
+                           hint="Make it writable for this user if dreamdb should edit it.")
+
+
+def _why_not_writable(path: Path, st: os.stat_result) -> str:
+    """Why a file whose mode has a write bit is still not writable (QA round 40: an immutable file was told to
+    chmod u+w): a read-only file system, another owner, or an attribute such as immutable (``lsattr``)."""
+    try:
+        if os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 1):
+            return "it is on a read-only file system"
+    except OSError:
+        pass
+    if hasattr(os, "geteuid") and os.geteuid() != 0 and st.st_uid != os.geteuid():
+        return f"mode {st.st_mode & 0o7777:o}, owned by another user"
+    return f"mode {st.st_mode & 0o7777:o}, yet writes are refused: an immutable or append-only attribute (lsattr)?"
 
 
 COMMITTED: ContextVar[str | None] = ContextVar("dreamdb_writes_committed", default=None)

@@ -1309,6 +1309,24 @@ def test_write_protected_files_are_refused(tiny_vault: Path, mode: int):
     assert delete(tiny_vault, "note", force=True).read_text() == "---\ntitle: Note\n---\nbody\n"
 
 
+def test_an_immutable_file_is_not_told_to_chmod(tiny_vault: Path):
+    """QA round 40: a file with the immutable attribute (mode 644) was refused with "chmod u+w" as the fix."""
+    import shutil
+    import subprocess
+
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(note)], capture_output=True).returncode:
+        pytest.skip("needs chattr +i (root on a file system with attributes)")
+    try:
+        with pytest.raises(WriteRefused) as info:
+            update(tiny_vault, "note", append="x")
+        assert "cannot be written by this user" in info.value.message and "immutable" in info.value.message
+        assert "chmod" not in info.value.hint
+    finally:
+        subprocess.run(["chattr", "-i", str(note)], check=True)
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
+
+
 def test_replaced_file_keeps_its_mode_and_owner(tiny_vault: Path):
     note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
     note.chmod(0o640)
