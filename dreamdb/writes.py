@@ -520,6 +520,10 @@ class _ChangelogFile:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        if not text.strip():  # (not made a new list: an emptied file may be another tool's failed write)
+            raise WriteRefused("core/CHANGELOG.json is empty; it was not changed.",
+                               hint="If it was emptied by mistake, restore it (git checkout core/CHANGELOG.json); "
+                                    "to start a new changelog, write [] into it.")
         try:
             self.data = json.loads(text)
         except ValueError as exc:

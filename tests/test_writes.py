@@ -201,9 +201,11 @@ def test_remember_rejects_empty_text(vault: Path):
 def test_invalid_changelog_is_refused_and_left_byte_for_byte(vault: Path, content: bytes):
     path = vault / "core" / "CHANGELOG.json"
     path.write_bytes(content)
-    with pytest.raises(WriteRefused):
+    with pytest.raises(WriteRefused) as info:
         remember(vault, "should not land", now=NOW)
     assert path.read_bytes() == content
+    if not content:  # (QA round 40: "not valid JSON (Expecting value…)" for an empty file)
+        assert "is empty" in info.value.message and "write [] into it" in info.value.hint
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
