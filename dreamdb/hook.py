@@ -58,12 +58,22 @@ def _why(message: str) -> None:
 
 
 def _log(message: str) -> None:
+    """Append a line to the log (:func:`log_path`), never raising. Only the default log's folder is created
+    (a ``DREAMDB_HOOK_LOG`` naming a folder that does not exist logs nothing), and only a regular file
+    that holds text is appended to: not a FIFO (opening it would wait for a reader), a device, or a
+    file with NUL bytes at its start (a database named by mistake; QA round 40)."""
+    import stat
+
     try:
         p = log_path()
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with open(p, "a", encoding="utf-8") as fh:
-            fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n")
-    except OSError:
+        if not os.environ.get("DREAMDB_HOOK_LOG"):
+            p.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o600)
+        with os.fdopen(fd, "r+b") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode) or b"\0" in os.pread(fh.fileno(), 64, 0):
+                return
+            fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n".encode("utf-8"))
+    except (OSError, ValueError):
         pass
 
 

@@ -227,3 +227,24 @@ def test_hook_install_says_when_the_project_has_no_vault(tmp_path):
     p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(with_vault)],
                        capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 0 and "no _dream_context" not in p.stderr
+
+
+def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_given(project, tmp_path, monkeypatch):
+    """QA round 40: DREAMDB_HOOK_LOG naming a database appended text to it, and naming a missing folder created it."""
+    import os
+
+    from dreamdb import hook as H
+
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    db = tmp_path / "some.db"
+    db.write_bytes(b"SQLite format 3\0" + b"\0" * 100)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target in (db, fifo, tmp_path / "missing" / "dir" / "h.log"):
+        monkeypatch.setenv("DREAMDB_HOOK_LOG", str(target))
+        assert H.run(payload("ok thanks", project)) == ""  # (would block on the FIFO)
+    assert db.read_bytes() == b"SQLite format 3\0" + b"\0" * 100
+    assert not (tmp_path / "missing").exists()
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    assert H.run(payload("ok thanks", project)) == "" and log.read_text().count("\n") == 1
