@@ -1350,8 +1350,13 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             (k if doc_type else k.split("/", 1)[1]) for k, path in known
             if is_utf8(k) and not _bad_char(k)
             and (not path.is_symlink() or (not _dangling(path) and _resolves_inside(vault, path)))))
-        target = f"{doc_type}/{bare}" if doc_type else bare
-        close = list(dict.fromkeys(difflib.get_close_matches(target, pool, n=5, cutoff=0.6)))
+        # names compared without their type (a shared "knowledge/" made "knowledge/*" close to any knowledge
+        # note: QA round 40), and given back as the caller wrote theirs
+        by_name: dict[str, list[str]] = {}
+        for k in pool:
+            by_name.setdefault(k.split("/", 1)[-1], []).append(k)
+        close = list(dict.fromkeys(k for name in difflib.get_close_matches(bare, list(by_name), n=5, cutoff=0.6)
+                                   for k in sorted(by_name[name], key=lambda k: not k.startswith(f"{doc_type}/"))))[:5]
         if "\u2409" in slug or "\u240a" in slug:  # copied from recall's output, where they stand for a tab/newline
             raise NotFound(f"No document {slug!r} in the vault.",
                            hint="recall shows a tab or newline in a name as ␉ or ␊; dreamdb does not edit files with"

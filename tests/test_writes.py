@@ -1412,6 +1412,12 @@ def test_did_you_mean_names_each_document_once_as_asked_and_no_link_out_of_the_v
     with pytest.raises(NotFound) as info:
         update(tiny_vault, "şifreleme-karar", append="x")
     assert info.value.hint == "Did you mean: şifreleme-kararı, şifreleme-kararım"
+    # names are compared without their type: "knowledge/" alone made any knowledge note close (QA round 40)
+    write_doc(tiny_vault, "knowledge/uyku-borcu.md", "---\ntitle: Uyku\n---\nbody\n")
+    for asked in ("knowledge/*", "knowledge/features", "knowledge/x"):
+        with pytest.raises(NotFound) as info:
+            update(tiny_vault, asked, append="x")
+        assert "Did you mean" not in info.value.hint, (asked, info.value.hint)
 
 
 def test_decomposed_file_and_folder_names_are_reached_by_composed_names(tiny_vault):
