@@ -510,3 +510,30 @@ def test_an_id_an_edited_file_held_is_refused_once_another_file_takes_it(tiny_va
     assert [tuple(r) for r in rows] == [("knowledge/notes", "knowledge/a/notes.md"),
                                         ("knowledge/notes-2", "knowledge/b/notes.md"),
                                         ("knowledge/notes-3", "knowledge/c/notes.md")]
+
+
+def test_an_id_an_edited_file_gave_up_is_refused_once_a_later_file_takes_it(tiny_vault):
+    """QA round 41: a/, b/ and c/notes.md are notes, notes-2, notes-3; a removed and c edited in one sync:
+    c is notes-2 now. A later sync added d/notes.md, which took notes-3, and delete notes-3 (the id recall
+    had shown for c) deleted d."""
+    v = tiny_vault
+    for d in "abc":
+        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    assert _recall_paths(v)["knowledge/notes-3"] == "knowledge/c/notes.md"
+    with open(v / "knowledge" / "c" / "notes.md", "a") as f:
+        f.write("edited c\n")
+    (v / "knowledge" / "a" / "notes.md").unlink()
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    p = cli("delete", "--vault", str(v), "knowledge/notes-3", "--force")
+    assert p.returncode == 6, p.stderr  # named c until the sync; no file holds it now
+    assert "knowledge/notes-3 named knowledge/c/notes.md" in p.stderr
+    write_doc(v, "knowledge/d/notes.md", "---\ntitle: Notes d\n---\nzebra d\n")
+    assert _recall_paths(v)["knowledge/notes-3"] == "knowledge/d/notes.md"
+    before = (v / "knowledge" / "d" / "notes.md").read_bytes()
+    p = cli("delete", "--vault", str(v), "knowledge/notes-3", "--force")
+    assert p.returncode == 6, p.stderr
+    assert "knowledge/notes-3 named knowledge/c/notes.md" in p.stderr and "now names knowledge/d/notes.md" in p.stderr
+    assert (v / "knowledge" / "d" / "notes.md").read_bytes() == before
+    p = cli("delete", "--vault", str(v), "knowledge/d/notes.md", "--force")  # by path: meant, so done
+    assert p.returncode == 0, p.stderr
+    assert not (v / "knowledge" / "d" / "notes.md").exists()

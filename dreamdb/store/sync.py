@@ -565,7 +565,9 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
             re-indexed, as they were before it: an id of theirs that passes to another file is kept in
             ``renumbered_ids`` as well (``knowledge/notes`` named ``a/notes.md``, removed; ``b/notes.md``
             is ``knowledge/notes`` now; ``knowledge/notes-2`` named ``b/notes.md``, edited in the same
-            sync, and names ``c/notes.md`` now: QA round 40).
+            sync, and names ``c/notes.md`` now: QA round 40), and so is an id a re-indexed file holds no
+            more (``c/notes.md``, edited while ``a/`` was removed, goes from ``notes-3`` to ``notes-2``; a
+            file added by a later sync takes ``notes-3``: QA round 41).
     """
     # a file's own name ``x-2`` also reserves a number of the files named ``x``: look there too
     near = touched | {n.rsplit("-", 1)[0] for n in touched if n.rsplit("-", 1)[-1].isdigit()}
@@ -594,6 +596,13 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
     # ids that named another file until now (not those a file indexed by this sync held meanwhile)
     shown = [(old, path) for _, path, old, _new in moved if path not in new_paths]
     shown += [(new, gone[new]) for _, path, _old, new in moved if gone and gone.get(new, path) != path]
+    # an id a re-indexed file held before this sync and holds no more: free now, another file may take it
+    # later (c/notes.md edited while a/ was removed: notes-3 → notes-2; a file added next is notes-3)
+    final: dict[str, set[str]] = {}
+    for rowid, _, path, _ in rows:
+        final.setdefault(path, set()).add(wanted[rowid])
+    shown += [(old, path) for old, path in (gone or {}).items()
+              if path in final and old not in final[path] and (old, path) not in shown]
     if shown:
         now_days = time.time() / 86400.0
         conn.execute("DELETE FROM renumbered_ids WHERE at_days < ?", (now_days - RENUMBERED_GUARD_DAYS,))
