@@ -6,12 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime, timezone
 
 import pytest
 from click.testing import CliRunner
 
 import dreamdb
 from dreamdb.cli import cli, main
+from dreamdb.writes import remember
 from tests.conftest import ROOT, needs_real_vault, write_doc
 
 EXAMPLES = ROOT / "examples"
@@ -391,3 +393,19 @@ def test_superseded_by_names_the_newest_correction_not_the_largest_id(tiny_vault
     with dreamdb.open(tiny_vault, engine=engine) as ix:
         hits = {h.doc_id: h for h in ix.recall("atomic writes", top=5, now="2026-12-04")}
         assert hits["changelog/2026-07-02-writes-1"].superseded_by == "changelog/2026-12-03-note-1"
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_superseded_by_names_the_last_of_same_day_corrections_remember_appended(tiny_vault, engine):
+    """QA round 41: every entry of one day; remember appends where the dates tie, but the file was read
+    as newest-first and the first correction was named."""
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(
+        [{"date": "2026-12-03", "type": "fix", "scope": "writes", "description": "Atomic writes of notes"}]))
+    now = datetime(2026, 12, 3, 12, tzinfo=timezone.utc)
+    one = remember(tiny_vault, "Atomic writes, correction one", scope="writes", supersedes="2026-12-03-writes-1", now=now)
+    two = remember(tiny_vault, "Atomic writes, correction two", scope="note", supersedes="2026-12-03-writes-1", now=now)
+    entries = json.loads((tiny_vault / "core" / "CHANGELOG.json").read_text())
+    assert [e["description"][-3:] for e in entries] == ["tes", "one", "two"]  # appended, in the order written
+    with dreamdb.open(tiny_vault, engine=engine) as ix:
+        hits = {h.doc_id: h for h in ix.recall("atomic writes", top=5, now="2026-12-04")}
+        assert hits["changelog/2026-12-03-writes-1"].superseded_by == f"changelog/{two['id']}" != f"changelog/{one['id']}"

@@ -742,11 +742,13 @@ def superseded_by(conn, doc_ids=None) -> dict[str, str]:
 
     Newest: the latest ``date``; of entries of one date, the one nearer the file's newest end (its
     first entries when the file lists the newest first, as the reference tool writes it, else its last;
-    told by comparing the dates of its first and last entries), then the higher ``doc_id``. Not the
+    told by comparing the dates of its first and last entries: newest-first only when the first is
+    later, the rule of :func:`dreamdb.vault.parse.changelog_slugs`, so ``remember``, which appends
+    where the dates tie, and this agree: QA round 41), then the higher ``doc_id``. Not the
     largest ``doc_id`` (QA round 40: ``…-writes-2`` sorted after ``…-note-2``, a newer correction)."""
     newest_first = conn.execute(
         "SELECT (SELECT date_days FROM documents WHERE type = 'changelog' AND date_days IS NOT NULL"
-        " ORDER BY ordinal LIMIT 1) >= (SELECT date_days FROM documents WHERE type = 'changelog'"
+        " ORDER BY ordinal LIMIT 1) > (SELECT date_days FROM documents WHERE type = 'changelog'"
         " AND date_days IS NOT NULL ORDER BY ordinal DESC LIMIT 1)").fetchone()[0]
     where = ""
     params: tuple = ()
@@ -755,7 +757,7 @@ def superseded_by(conn, doc_ids=None) -> dict[str, str]:
         params = (json.dumps(list(doc_ids)),)
     rows = conn.execute("SELECT supersedes, doc_id, date_days, ordinal FROM documents"
                         " WHERE supersedes IS NOT NULL" + where, params).fetchall()
-    sign = -1 if newest_first in (1, None) else 1
+    sign = -1 if newest_first == 1 else 1
     best: dict[str, tuple] = {}
     for target, doc_id, days, ordinal in rows:
         key = (-math.inf if days is None else days, sign * ordinal, doc_id)
