@@ -166,9 +166,45 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
     except OSError as exc:
         where = exc.filename or path
         reason = _OS_REASONS.get(exc.errno or 0)
-        detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
         hint = _OS_HINTS.get(exc.errno or 0, "Check the file and its folder, then retry.")
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EBUSY, errno.EROFS):
+            reason, hint = _refusal_cause(Path(where), exc.errno, reason, hint)
+        detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
         raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.", hint=hint) from exc
+
+
+def _read_only_mount(path: Path) -> bool:
+    """Whether ``path`` (or, when it is gone, its folder) is on a read-only mount (``statvfs``)."""
+    for p in (path, path.parent):
+        try:
+            return bool(os.statvfs(p).f_flag & getattr(os, "ST_RDONLY", 1))
+        except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+            continue
+    return False
+
+
+def _refusal_cause(path: Path, err: int, reason: str | None, hint: str) -> tuple[str | None, str]:
+    """``(reason, hint)`` for a write, move or removal of ``path`` the system refused (EACCES, EPERM, EBUSY,
+    EROFS), told apart where it can be: a read-only mount, a folder this user cannot write, an immutable or
+    append-only file (QA round 41: "Fix the permissions" for a file whose permissions were fine)."""
+    remount = _OS_HINTS[errno.EROFS]
+    if err == errno.EROFS or _read_only_mount(path):
+        return "it is on a read-only mount", remount
+    if err == errno.EBUSY:
+        return ("the file is busy (device or resource busy: mounted on its own, or in use)",
+                "If the file or its folder is a mount point (a bind mount), unmount it or work on a copy.")
+    folder = path.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (f"the folder {folder} is not writable by this user",
+                f"Give this user write permission on {folder} (chmod u+w), then retry.")
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return reason, hint
+    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o200 and (err == errno.EPERM or getattr(os, "geteuid", lambda: 1)() == 0):
+        return (f"{_why_not_writable(path, st)}",
+                "Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should change the file.")
+    return reason, hint
 
 
 def _fit_name(name: str, limit: int = NAME_MAX) -> str:
@@ -205,18 +241,18 @@ def _check_file_writable(path: Path) -> None:
         raise WriteRefused(f"{path} is write-protected (mode {st.st_mode & 0o7777:o}); it was not changed.",
                            hint="Give it write permission (chmod u+w) if dreamdb should edit it.")
     if not os.access(path, os.W_OK):
-        raise WriteRefused(f"{path} cannot be written by this user ({_why_not_writable(path, st)}); it was not changed.",
-                           hint="Make it writable for this user if dreamdb should edit it.")
+        why = _why_not_writable(path, st)
+        raise WriteRefused(f"{path} cannot be written by this user ({why}); it was not changed.",
+                           hint=_OS_HINTS[errno.EROFS] if "read-only" in why else
+                           "Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should edit it."
+                           if "attribute" in why else "Make it writable for this user if dreamdb should edit it.")
 
 
 def _why_not_writable(path: Path, st: os.stat_result) -> str:
     """Why a file whose mode has a write bit is still not writable (QA round 40: an immutable file was told to
     chmod u+w): a read-only file system, another owner, or an attribute such as immutable (``lsattr``)."""
-    try:
-        if os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 1):
-            return "it is on a read-only file system"
-    except OSError:
-        pass
+    if _read_only_mount(path):
+        return "it is on a read-only file system"
     if hasattr(os, "geteuid") and os.geteuid() != 0 and st.st_uid != os.geteuid():
         return f"mode {st.st_mode & 0o7777:o}, owned by another user"
     return f"mode {st.st_mode & 0o7777:o}, yet writes are refused: an immutable or append-only attribute (lsattr)?"

@@ -1323,9 +1323,33 @@ def test_an_immutable_file_is_not_told_to_chmod(tiny_vault: Path):
         with pytest.raises(WriteRefused) as info:
             update(tiny_vault, "note", append="x")
         assert "cannot be written by this user" in info.value.message and "immutable" in info.value.message
-        assert "chmod" not in info.value.hint
+        assert "chmod" not in info.value.hint and "chattr" in info.value.hint
+        with pytest.raises(WriteRefused) as info:  # QA round 41: the move failed with "Fix the permissions"
+            delete(tiny_vault, "note", force=True)
+        assert "Cannot move" in info.value.message and "immutable" in info.value.message
+        assert "permissions" not in info.value.hint and "chattr" in info.value.hint
     finally:
         subprocess.run(["chattr", "-i", str(note)], check=True)
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
+
+
+def test_a_note_on_a_read_only_bind_mount_gets_the_remount_hint(tiny_vault: Path):
+    """QA round 41: a note bind-mounted read-only was told "Make it writable" by update, and delete said only
+    "Device or resource busy"."""
+    import subprocess
+
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    if subprocess.run(["mount", "--bind", str(note), str(note)], capture_output=True).returncode:
+        pytest.skip("needs mount --bind (root)")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", str(note)], capture_output=True).returncode:
+            pytest.skip("cannot remount a bind mount read-only here")
+        for write in (lambda: update(tiny_vault, "note", append="x"), lambda: delete(tiny_vault, "note", force=True)):
+            with pytest.raises(WriteRefused) as info:
+                write()
+            assert "read-only" in info.value.message and "Remount" in info.value.hint, info.value.message
+    finally:
+        subprocess.run(["umount", str(note)], check=True)
     assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
 
 
