@@ -61,7 +61,9 @@ def _log(message: str) -> None:
     """Append a line to the log (:func:`log_path`), never raising. Only the default log's folder is created
     (a ``DREAMDB_HOOK_LOG`` naming a folder that does not exist logs nothing), and only a regular file
     that holds text is appended to: not a FIFO (opening it would wait for a reader), a device, or a
-    file with NUL bytes at its start (a database named by mistake; QA round 40)."""
+    file whose first 4 KiB are not UTF-8 text without NUL bytes (a database or a PDF named by mistake;
+    QA rounds 40 and 41)."""
+    import codecs
     import stat
 
     try:
@@ -70,7 +72,14 @@ def _log(message: str) -> None:
             p.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o600)
         with os.fdopen(fd, "r+b") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode) or b"\0" in os.pread(fh.fileno(), 64, 0):
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return
+            head = os.pread(fh.fileno(), 4096, 0)
+            if b"\0" in head:
+                return
+            try:  # (not final: the 4 KiB may end inside a character)
+                codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+            except UnicodeDecodeError:
                 return
             fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n".encode("utf-8"))
     except (OSError, ValueError):

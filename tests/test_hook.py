@@ -240,10 +240,17 @@ def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_
     db.write_bytes(b"SQLite format 3\0" + b"\0" * 100)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    for target in (db, fifo, tmp_path / "missing" / "dir" / "h.log"):
+    pdf = tmp_path / "paper.pdf"  # QA round 41: no NUL in its first 64 bytes, yet no text
+    pdf.write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n" + bytes(range(1, 256)) * 4)
+    pdf_bytes = pdf.read_bytes()
+    for target in (db, fifo, pdf, tmp_path / "missing" / "dir" / "h.log"):
         monkeypatch.setenv("DREAMDB_HOOK_LOG", str(target))
         assert H.run(payload("ok thanks", project)) == ""  # (would block on the FIFO)
-    assert db.read_bytes() == b"SQLite format 3\0" + b"\0" * 100
+    assert db.read_bytes() == b"SQLite format 3\0" + b"\0" * 100 and pdf.read_bytes() == pdf_bytes
+    text = tmp_path / "old.log"  # a log whose 4 KiB end inside a character is still text
+    text.write_bytes(("x" * 4095 + "ü\n").encode("utf-8"))
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(text))
+    assert H.run(payload("ok thanks", project)) == "" and text.read_text().count("\n") == 2
     assert not (tmp_path / "missing").exists()
     log = tmp_path / "h.log"
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
