@@ -69,3 +69,18 @@ def test_a_file_over_the_cap_is_not_read(tiny_vault):
     write_doc(tiny_vault, "synonyms.txt", "apple, pomme\n")
     with dreamdb.open(tiny_vault) as ix:
         assert [h.doc_id for h in ix.recall("apple")] == ["knowledge/fruit"]
+
+
+def test_a_link_to_nothing_is_said(tiny_vault):
+    """QA round 41: a dangling or looping synonyms.txt link was passed over without a note."""
+    _vault(tiny_vault)
+    link = tiny_vault / "synonyms.txt"
+    os.symlink(tiny_vault / "gone.txt", link)
+    note = _recall(tiny_vault, "apple")["notes"]
+    assert any("gone.txt, which does not exist" in n and "synonyms are not used" in n for n in note), note
+    link.unlink()
+    os.symlink("synonyms.txt", link)  # a link to itself
+    assert "leads in a loop" in load_synonyms(tiny_vault).problem
+    link.unlink()
+    write_doc(tiny_vault, "synonyms.txt", "apple, pomme\n")
+    assert load_synonyms(tiny_vault).problem is None and load_synonyms(tiny_vault).expand("appl") == {"pomm"}

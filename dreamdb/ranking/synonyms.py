@@ -10,6 +10,7 @@ queries.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -141,17 +142,25 @@ _cache: dict[str, tuple[tuple[int, int], SynonymTable]] = {}
 def load_synonyms(vault: Path | None) -> SynonymTable:
     """Built-in groups plus ``<vault>/synonyms.txt`` (re-read when the file's mtime, size or ctime changes)."""
     ck = os.path.join(vault, VAULT_SYNONYMS_FILE) if vault else ""
+    broken = None  # a link to nothing is said, not passed over in silence (QA round 41)
     try:
         st = os.stat(ck) if ck else None
         key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns) if st else (0, 0, 0)
-    except OSError:
+    except OSError as exc:
         key = (0, 0, 0)
+        if os.path.islink(ck):
+            target = os.readlink(ck)
+            key = (-1, hash(target), 0)
+            broken = (f"{ck} is a link to {target}, which "
+                      + ("leads in a loop" if exc.errno == errno.ELOOP else "does not exist"))
     hit = _cache.get(ck)
     if hit and hit[0] == key:
         return hit[1]
     path = Path(ck) if ck else None
     groups, problem = [], None
-    if path and key != (0, 0, 0):
+    if broken:
+        problem = f"{broken}; its synonyms are not used"
+    elif path and key != (0, 0, 0):
         try:
             groups = read_groups(path, vault)
         except SynonymsFileRefused as exc:
