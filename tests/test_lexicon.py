@@ -17,6 +17,7 @@ from dreamdb.cli import cli, main
 from dreamdb.errors import LexiconError
 from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TERMS_VERSION, TR_EN, Lexicon, build_lexicon, lexicon_path,
                              lexicon_status, load_lexicon, read_kenet)
+from dreamdb.output import hits_text
 from dreamdb.ranking.rank import class_members, other_forms, plan_query, translated_terms
 from tests.conftest import needs_real_vault, write_doc
 
@@ -731,6 +732,8 @@ def test_a_turkish_word_read_as_english_counts_with_its_other_form(tiny_vault):
         assert sorted(h.doc_id for h in hits) == ["knowledge/plan", "knowledge/yedekleme"]
         score = {h.doc_id: h.score for h in hits}  # raw BM25 is of the query's term alone; rankScore counts the class
         assert score["knowledge/yedekleme"] > 0 == score["knowledge/plan"] and all(h.rank_score > 0 for h in hits)
+        text = hits_text(ix.recall("strateji", top=5, explain=True), explain=True)
+        assert "strateji           query" in text and "bm25f in class" in text  # not 0.0000 (its bm25f is the class's)
 
 
 @needs_real_vault
