@@ -202,8 +202,9 @@ def _refusal_cause(path: Path, err: int, reason: str | None, hint: str) -> tuple
     except OSError:
         return reason, hint
     if stat.S_ISREG(st.st_mode) and st.st_mode & 0o200 and (err == errno.EPERM or getattr(os, "geteuid", lambda: 1)() == 0):
-        return (f"{_why_not_writable(path, st)}",
-                "Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should change the file.")
+        why = _why_not_writable(path, st)
+        return why, ("Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should change the file."
+                     if "attribute" in why else "Run dreamdb as the file's owner, or ask them to change it.")
     return reason, hint
 
 
