@@ -52,21 +52,31 @@ class SynonymTable:
 
     def __init__(self, groups, problem: str | None = None) -> None:
         self.problem = problem
-        self._map: dict[str, set[str]] = {}
+        # term → the groups holding it: memory linear in the groups' sizes (a set of the other terms per
+        # term grew with the square of a group's size: 5,000 words took 2.6 GB, QA round 42)
+        self._groups: list[tuple[str, ...]] = []
+        self._of: dict[str, list[int]] = {}
         for group in groups:
             terms = []
             for text in group:
                 terms.extend(analyze(text))
-            uniq = list(dict.fromkeys(terms))
+            uniq = tuple(dict.fromkeys(terms))
+            if len(uniq) < 2:
+                continue
             for t in uniq:
-                self._map.setdefault(t, set()).update(x for x in uniq if x != t)
+                self._of.setdefault(t, []).append(len(self._groups))
+            self._groups.append(uniq)
 
     def expand(self, term: str) -> set[str]:
         """Synonym terms of ``term`` (empty set if none)."""
-        return self._map.get(term, set())
+        found: set[str] = set()
+        for g in self._of.get(term, ()):
+            found.update(self._groups[g])
+        found.discard(term)
+        return found
 
     def __len__(self) -> int:
-        return len(self._map)
+        return len(self._of)
 
 
 MAX_SYNONYMS_BYTES = 1 << 20
@@ -111,10 +121,17 @@ def _read_text(path: Path, vault_real: str | None) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def read_groups(path: Path, vault: Path | None = None) -> list[list[str]]:
+MAX_GROUP_TERMS = 64
+"""Most words one line of ``synonyms.txt`` may hold to be used: a synonym group is a few words of one meaning;
+a line of many more is a list pasted by mistake, and each of its words would expand a query into all the
+others (QA round 42: 3,000 words on a line, 1.5 s and 410 MB a recall)."""
+
+
+def read_groups(path: Path, vault: Path | None = None, skipped: list | None = None) -> list[list[str]]:
     """Parse a synonyms file: one group per line, terms separated by commas, ``#`` starts a comment.
 
     A missing or unreadable file has no groups. With ``vault``, the file must lie inside it (after links).
+    A line of over :data:`MAX_GROUP_TERMS` words is not used; its line number goes to ``skipped``.
 
     Raises:
         SynonymsFileRefused: the file is not a regular file, is larger than :data:`MAX_SYNONYMS_BYTES`, or
@@ -127,11 +144,14 @@ def read_groups(path: Path, vault: Path | None = None) -> list[list[str]]:
     except (OSError, ValueError):
         return []
     groups = []
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if line:
             group = [t.strip() for t in line.split(",") if t.strip()]
-            if len(group) >= 2:
+            if len(group) > MAX_GROUP_TERMS:
+                if skipped is not None:
+                    skipped.append(number)
+            elif len(group) >= 2:
                 groups.append(group)
     return groups
 
@@ -161,10 +181,15 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
     if broken:
         problem = f"{broken}; its synonyms are not used"
     elif path and key != (0, 0, 0):
+        skipped: list[int] = []
         try:
-            groups = read_groups(path, vault)
+            groups = read_groups(path, vault, skipped)
         except SynonymsFileRefused as exc:
             problem = f"{exc}; its synonyms are not used (make it a small text file in the vault)"
+        if skipped:
+            lines = ", ".join(map(str, skipped[:5])) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+            problem = (f"{path}: line{'s' if len(skipped) > 1 else ''} {lines} not used: over {MAX_GROUP_TERMS} words"
+                       " (a line is one group of words meaning the same)")
     table = SynonymTable([*BUILTIN_GROUPS, *groups], problem)
     _cache[ck] = (key, table)
     return table
