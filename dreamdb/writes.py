@@ -1210,8 +1210,10 @@ def _refuse_moved_id(vault: Path, doc_id: str, source: str) -> None:
     moved = _renumbered(vault, doc_id)
     if moved and moved[0] != source:
         when = moved[1]
-        raise WriteRefused(f"{doc_id} named {moved[0]} until {when}, when a file of the same name was added or"
-                           f" removed and the same-named files were renumbered; it now names {source}. Nothing was"
+        why = ("a file of the same name was added or removed and the same-named files were renumbered"
+               if _index_rows(vault, "SELECT 1 FROM documents WHERE source_path = ?", [moved[0]])
+               else "that file was removed or renamed")
+        raise WriteRefused(f"{doc_id} named {moved[0]} until {when}, when {why}; it now names {source}. Nothing was"
                            " changed.", hint=f"Pass the file's path to say which one (e.g. {source}); recall --json"
                                              " gives each hit's path.")
 
@@ -1225,9 +1227,9 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
         return
     source, when = moved
     now_id = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [source])
-    now = f"; that file's id is now {now_id[0][0]}" if now_id else ", which is no longer in the vault"
-    raise WriteRefused(f"{doc_id} named {source} until {when}, when the files of that name were renumbered{now}."
-                       " Nothing was changed.",
+    now = (f", when the files of that name were renumbered; that file's id is now {now_id[0][0]}" if now_id
+           else ", when that file was removed or renamed")
+    raise WriteRefused(f"{doc_id} named {source} until {when}{now}. Nothing was changed.",
                        hint=f"Pass the file's path to say which one (e.g. {source}); recall --json gives each hit's"
                             " path." if now_id else "Run dreamdb recall to find the document you mean.")
 

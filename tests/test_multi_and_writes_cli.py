@@ -537,3 +537,63 @@ def test_an_id_an_edited_file_gave_up_is_refused_once_a_later_file_takes_it(tiny
     p = cli("delete", "--vault", str(v), "knowledge/d/notes.md", "--force")  # by path: meant, so done
     assert p.returncode == 0, p.stderr
     assert not (v / "knowledge" / "d" / "notes.md").exists()
+
+
+@pytest.mark.parametrize("files", ["abc", "ab"])
+def test_a_numbered_id_a_removed_file_held_is_refused_once_a_later_file_takes_it(tiny_vault, files):
+    """QA round 42: the last of the same-named files (notes-3 of three, notes-2 of two) removed, and a file
+    added by a later sync took its id; delete by it deleted the new file."""
+    v = tiny_vault
+    for d in files:
+        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    last = f"knowledge/notes-{len(files)}"
+    assert _recall_paths(v)[last] == f"knowledge/{files[-1]}/notes.md"
+    (v / "knowledge" / files[-1] / "notes.md").unlink()
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    write_doc(v, "knowledge/d/notes.md", "---\ntitle: Notes d\n---\nzebra d\n")
+    assert _recall_paths(v)[last] == "knowledge/d/notes.md"
+    before = (v / "knowledge" / "d" / "notes.md").read_bytes()
+    p = cli("delete", "--vault", str(v), last, "--force")
+    assert p.returncode == 6, p.stderr
+    assert f"{last} named knowledge/{files[-1]}/notes.md" in p.stderr and "when that file was removed" in p.stderr
+    assert "now names knowledge/d/notes.md" in p.stderr
+    assert (v / "knowledge" / "d" / "notes.md").read_bytes() == before
+
+
+def test_a_rebuild_guards_the_ids_it_moves_and_counts_removed_files(tiny_vault):
+    """QA round 42: a/ removed, then sync --force (or the rebuild after an analyzer upgrade) gave c/notes.md
+    the id notes-2 recall had shown for b/notes.md, recorded nothing, and said "0 removed"."""
+    v = tiny_vault
+    for d in "abc":
+        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    assert _recall_paths(v)["knowledge/notes-2"] == "knowledge/b/notes.md"
+    p = cli("sync", "--vault", str(v), "--force", "--json")  # nothing moved: nothing recorded
+    assert p.returncode == 0 and json.loads(p.stdout)["removed"] == 0
+    (v / "knowledge" / "a" / "notes.md").unlink()
+    p = cli("sync", "--vault", str(v), "--force", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["removed"] == 1, p.stdout
+    before = {d: (v / "knowledge" / d / "notes.md").read_bytes() for d in "bc"}
+    p = cli("delete", "--vault", str(v), "knowledge/notes-2", "--force")
+    assert p.returncode == 6, p.stderr
+    assert "knowledge/notes-2 named knowledge/b/notes.md" in p.stderr and "now names knowledge/c/notes.md" in p.stderr
+    assert {d: (v / "knowledge" / d / "notes.md").read_bytes() for d in "bc"} == before
+    with dreamdb.open(v) as ix:
+        rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
+    assert [tuple(r) for r in rows] == [("knowledge/notes", "knowledge/a/notes.md"),
+                                        ("knowledge/notes-2", "knowledge/b/notes.md"),
+                                        ("knowledge/notes-3", "knowledge/c/notes.md")]
+
+
+def test_an_edited_file_that_was_renumbered_says_its_old_id(tiny_vault):
+    """QA round 42: c/notes.md, edited while a/ was removed, was "indexed as knowledge/notes-2" without
+    the id it had."""
+    v = tiny_vault
+    for d in "abc":
+        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    with open(v / "knowledge" / "c" / "notes.md", "a") as f:
+        f.write("edited c\n")
+    (v / "knowledge" / "a" / "notes.md").unlink()
+    p = cli("sync", "--vault", str(v))
+    assert p.returncode == 0
+    assert "knowledge/c/notes.md: indexed as knowledge/notes-2, was knowledge/notes-3" in p.stderr, p.stderr

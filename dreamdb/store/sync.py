@@ -241,10 +241,18 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
             if (force or _analyzer_changed(conn)) != rebuild:  # re-check under the lock
                 raise _Replan(not rebuild)
             known = set(_stored_state(conn))  # before a rebuild empties it: re-indexed files count as changed
+            held = None
             if rebuild:
+                # the ids files held, so a rebuild guards those that pass to another file as a sync does (QA 42)
+                marks = ", ".join("?" for _ in _NAMED_BY_SECTION)
+                held = dict(conn.execute(f"SELECT doc_id, source_path FROM documents WHERE type NOT IN ({marks})",
+                                         _NAMED_BY_SECTION))
                 _truncate_vault_tables(conn)
             report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
-            _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk)
+            _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk,
+                           held=held)
+            if rebuild:  # files gone since the last sync (the emptied index listed none as removed: QA 42)
+                report.removed += len(known - {src.rel_path for src in sources})
     finally:
         if rebuild:
             conn.execute("PRAGMA foreign_keys = ON")
@@ -282,8 +290,10 @@ def _truncate_vault_tables(conn) -> None:
 
 
 def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archives: bool, known: set,
-                   report: SyncReport, warnings: list, progress, *, bulk: bool = True) -> None:
-    """The body of a sync's write transaction: re-index candidates, drop removed files, refresh stats."""
+                   report: SyncReport, warnings: list, progress, *, bulk: bool = True, held: dict | None = None) -> None:
+    """The body of a sync's write transaction: re-index candidates, drop removed files, refresh stats.
+
+    ``held``: ``{doc_id: vault-relative path}`` of the markdown documents before a rebuild emptied the index."""
     from hashlib import sha256  # hashing and YAML only when something changed
 
     from dreamdb.vault.parse import parse_file
@@ -296,7 +306,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     new_paths: set[str] = set()
     # id → path: the ids markdown files re-indexed or removed by this sync held before it (an id may pass to
     # another file; number_same_names records it)
-    held_before: dict[str, str] = {}
+    held_before: dict[str, str] = dict(held or {})
 
     def note_held(path: str) -> None:
         held_before.update((doc_id, path) for doc_id, in conn.execute(
@@ -571,7 +581,13 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
     """
     # a file's own name ``x-2`` also reserves a number of the files named ``x``: look there too
     near = touched | {n.rsplit("-", 1)[0] for n in touched if n.rsplit("-", 1)[-1].isdigit()}
+    gone = gone or {}
+    # numbered ids the files removed or re-indexed held: free once no file of that name holds them, and
+    # a file added by a later sync may take one (QA round 42: c/notes.md, notes-3, removed; d/notes.md
+    # added a sync later is notes-3, and delete notes-3 deleted it)
+    numbered = {old: path for old, path in gone.items() if old != natural_doc_id(old.split("/", 1)[0], path)}
     if not any(_suffix_space_used(conn, n) for n in near):
+        _guard_ids(conn, list(numbered.items()))  # no file holds a number of these names now
         return 0
     marks = ", ".join("?" for _ in _NAMED_BY_SECTION)
     rows = conn.execute(f"SELECT id, type, source_path, doc_id FROM documents WHERE type NOT IN ({marks})",
@@ -595,30 +611,35 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
     moved = [(rowid, path, doc_id, wanted[rowid]) for rowid, _, path, doc_id in rows if wanted[rowid] != doc_id]
     # ids that named another file until now (not those a file indexed by this sync held meanwhile)
     shown = [(old, path) for _, path, old, _new in moved if path not in new_paths]
-    shown += [(new, gone[new]) for _, path, _old, new in moved if gone and gone.get(new, path) != path]
+    # ids that pass from a file removed or re-indexed to another one (also in a rebuild, where every
+    # file is re-indexed and its provisional id may already be the final one: QA round 42)
+    shown += [(wanted[rowid], gone[wanted[rowid]]) for rowid, _, path, _ in rows if gone.get(wanted[rowid], path) != path]
     # an id a re-indexed file held before this sync and holds no more: free now, another file may take it
-    # later (c/notes.md edited while a/ was removed: notes-3 → notes-2; a file added next is notes-3)
+    # later (c/notes.md edited while a/ was removed: notes-3 → notes-2; a file added next is notes-3), and
+    # a numbered id of a removed file that no other file took
     final: dict[str, set[str]] = {}
     for rowid, _, path, _ in rows:
         final.setdefault(path, set()).add(wanted[rowid])
-    shown += [(old, path) for old, path in (gone or {}).items()
-              if path in final and old not in final[path] and (old, path) not in shown]
-    if shown:
-        now_days = time.time() / 86400.0
-        conn.execute("DELETE FROM renumbered_ids WHERE at_days < ?", (now_days - RENUMBERED_GUARD_DAYS,))
-        conn.executemany("INSERT INTO renumbered_ids (doc_id, source_path, at_days) VALUES (?, ?, ?)",
-                         [(old, path, now_days) for old, path in shown])
+    shown += [(old, path) for old, path in gone.items()
+              if old not in final.get(path, ()) and (path in final or old in numbered)]
+    _guard_ids(conn, list(dict.fromkeys(shown)))
     # two steps, so no id is ever held twice (doc_id is UNIQUE): first out of the way, then in place
     conn.executemany("UPDATE documents SET doc_id = char(0) || id WHERE id = ?", [(m[0],) for m in moved])
     conn.executemany("UPDATE documents SET doc_id = ?, slug = substr(?, instr(?, '/') + 1) WHERE id = ?",
                      [(new, new, new, rowid) for rowid, _, _, new in moved])
     if warn:
         said = set()
+        held = {}  # path → the id it held before this sync, when that was another (QA round 42: say it)
+        for old, path in gone.items():
+            if old not in final.get(path, ()):
+                held[path] = old
         for rowid, path, old, new in moved:
             own = natural_doc_id(new.split("/", 1)[0], path)
             why = f"{own} is the file {_first_because(first[own], path)}" if new != own else "it is first in path order"
             if path in new_paths:
-                if new != own:  # a new file that got its own name (it held a number only meanwhile): nothing to say
+                if path in held:
+                    warn(f"{path}: indexed as {new}, was {held[path]} ({why})")
+                elif new != own:  # a new file that got its own name (it held a number only meanwhile): nothing to say
                     warn(f"{path}: indexed as {new} ({why})")
             else:
                 warn(f"{path}: its id is now {new}, was {old} ({why})")
@@ -626,8 +647,21 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
         for rowid, doc_type, path, _ in rows:
             own = natural_doc_id(doc_type, path)
             if path in new_paths and path not in said and wanted[rowid] != own:
-                warn(f"{path}: indexed as {wanted[rowid]} ({own} is the file {_first_because(first[own], path)})")
+                was = f", was {held[path]}" if path in held else ""
+                warn(f"{path}: indexed as {wanted[rowid]}{was} ({own} is the file {_first_because(first[own], path)})")
     return len(moved)
+
+
+def _guard_ids(conn, pairs: list[tuple[str, str]]) -> None:
+    """Record ``(doc_id, vault-relative path it named until now)`` pairs in ``renumbered_ids``, dropping
+    records older than :data:`RENUMBERED_GUARD_DAYS`; ``update``/``delete`` by such an id are refused
+    meanwhile unless it still names that file (:func:`dreamdb.writes.find_document`)."""
+    if not pairs:
+        return
+    now_days = time.time() / 86400.0
+    conn.execute("DELETE FROM renumbered_ids WHERE at_days < ?", (now_days - RENUMBERED_GUARD_DAYS,))
+    conn.executemany("INSERT INTO renumbered_ids (doc_id, source_path, at_days) VALUES (?, ?, ?)",
+                     [(old, path, now_days) for old, path in pairs])
 
 
 def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
