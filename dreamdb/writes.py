@@ -167,7 +167,7 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
         where = exc.filename or path
         reason = _OS_REASONS.get(exc.errno or 0)
         hint = _OS_HINTS.get(exc.errno or 0, "Check the file and its folder, then retry.")
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EBUSY, errno.EROFS):
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EBUSY, errno.EROFS, errno.EXDEV):
             reason, hint = _refusal_cause(Path(where), exc.errno, reason, hint)
         detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
         raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.", hint=hint) from exc
@@ -185,11 +185,14 @@ def _read_only_mount(path: Path) -> bool:
 
 def _refusal_cause(path: Path, err: int, reason: str | None, hint: str) -> tuple[str | None, str]:
     """``(reason, hint)`` for a write, move or removal of ``path`` the system refused (EACCES, EPERM, EBUSY,
-    EROFS), told apart where it can be: a read-only mount, a folder this user cannot write, an immutable or
+    EROFS, EXDEV), told apart where it can be: a read-only mount, a folder this user cannot write, an immutable or
     append-only file (QA round 41: "Fix the permissions" for a file whose permissions were fine)."""
     remount = _OS_HINTS[errno.EROFS]
     if err == errno.EROFS or _read_only_mount(path):
         return "it is on a read-only mount", remount
+    if err == errno.EXDEV:  # (delete moves a note into .dreamdb/trash, which must be on the same mount)
+        return ("the file is on another mount than the vault's .dreamdb/trash, where delete moves it",
+                "Move or remove the file yourself, or mount the whole vault as one file system.")
     if err == errno.EBUSY:
         return ("the file is busy (device or resource busy: mounted on its own, or in use)",
                 "If the file or its folder is a mount point (a bind mount), unmount it or work on a copy.")
@@ -1955,12 +1958,17 @@ def update(
 def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
     if force:
         return
+    force_hint = "dreamdb delete --force deletes it anyway (force=True from Python)."
     try:
         _check_file_writable(path)
+    except WriteRefused as exc:
+        # --force helps with a write-protected mode only: not on a read-only mount or an immutable file (QA 42)
+        raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
+                           hint=force_hint if "write-protected" in exc.message else exc.hint) from exc
+    try:
         meta = _load_markdown(path).frontmatter()
     except WriteRefused as exc:
-        raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
-                           hint="dreamdb delete --force deletes it anyway (force=True from Python).") from exc
+        raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}", hint=force_hint) from exc
     from dreamdb.vault.parse import frontmatter_bool
 
     if frontmatter_bool(meta.get("pinned")):

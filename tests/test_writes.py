@@ -1324,6 +1324,9 @@ def test_an_immutable_file_is_not_told_to_chmod(tiny_vault: Path):
             update(tiny_vault, "note", append="x")
         assert "cannot be written by this user" in info.value.message and "immutable" in info.value.message
         assert "chmod" not in info.value.hint and "chattr" in info.value.hint
+        with pytest.raises(WriteRefused) as info:  # QA round 42: --force cannot change that
+            delete(tiny_vault, "note")
+        assert "--force" not in info.value.hint and "chattr" in info.value.hint
         with pytest.raises(WriteRefused) as info:  # QA round 41: the move failed with "Fix the permissions"
             delete(tiny_vault, "note", force=True)
         assert "Cannot move" in info.value.message and "immutable" in info.value.message
@@ -1344,12 +1347,22 @@ def test_a_note_on_a_read_only_bind_mount_gets_the_remount_hint(tiny_vault: Path
     try:
         if subprocess.run(["mount", "-o", "remount,bind,ro", str(note)], capture_output=True).returncode:
             pytest.skip("cannot remount a bind mount read-only here")
-        for write in (lambda: update(tiny_vault, "note", append="x"), lambda: delete(tiny_vault, "note", force=True)):
+        for write in (lambda: update(tiny_vault, "note", append="x"), lambda: delete(tiny_vault, "note", force=True),
+                      lambda: delete(tiny_vault, "note")):
             with pytest.raises(WriteRefused) as info:
                 write()
             assert "read-only" in info.value.message and "Remount" in info.value.hint, info.value.message
     finally:
         subprocess.run(["umount", str(note)], check=True)
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
+    folder = note.parent  # QA round 42: the note's folder mounted apart (read-write): the move to the trash fails
+    subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True)
+    try:
+        with pytest.raises(WriteRefused) as info:
+            delete(tiny_vault, "note", force=True)
+        assert "another mount than the vault's .dreamdb/trash" in info.value.message, info.value.message
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
     assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
 
 
