@@ -134,6 +134,10 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
     if os.path.exists("/dev/zero"):  # QA round 12: a device that never ends filled memory
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/dev/zero")
         assert code == 2 and "holds more than 8 MiB" in err
+    fifo = binary.parent / "fifo"  # QA round 42: reading a FIFO waited for a writer forever
+    os.mkfifo(fifo)
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(fifo))
+    assert code == 2 and "is a pipe or socket, not a file" in err and "--stdin" in err
 
 
 @pytest.mark.model

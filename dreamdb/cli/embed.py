@@ -6,6 +6,7 @@ Imports of numpy / onnxruntime happen inside the commands, so ``dreamdb embed
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -252,9 +253,9 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
               help="Read the candidate's content from FILE (without --file or --stdin: the title and description alone).")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the candidate's content from standard input.")
 @click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="Neighbours to report.")
-@click.option("--merge", type=click.FloatRange(-1, 2), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
+@click.option("--merge", type=click.FloatRange(-1, 2), default=0.97, show_default=True, help="MERGE when the top cosine is at least this (above 1: never) …")
 @click.option("--margin", type=click.FloatRange(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
-@click.option("--review", type=click.FloatRange(-1, 2), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
+@click.option("--review", type=click.FloatRange(-1, 2), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this (above 1: never).")
 @click.option("--if-present", is_flag=True,
               help="Do nothing (exit 0, verdict SKIPPED) when no model is installed or the index has no vectors yet.")
 @click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
@@ -294,8 +295,18 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     if not (file_ or from_stdin):
         raw = b""  # the title and description alone (a proposal before its content is written)
     elif file_:
+        import stat
+
         try:
-            with open(file_, "rb") as f:
+            # O_NONBLOCK: a FIFO is told apart instead of waited on (QA round 42: it hung)
+            fd = os.open(file_, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+            with os.fdopen(fd, "rb") as f:
+                mode = os.fstat(f.fileno()).st_mode
+                if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+                    raise UsageError(f"{file_} is a pipe or socket, not a file.",
+                                     hint="Pass a file, or send the draft through --stdin (… --stdin < pipe).")
+                if stat.S_ISREG(mode):
+                    os.set_blocking(f.fileno(), True)
                 raw = f.read(MAX_CANDIDATE_BYTES + 1)
         except OSError as exc:
             raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}") from None
