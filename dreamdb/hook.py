@@ -70,6 +70,8 @@ def _log(message: str) -> None:
         p = log_path()
         if not os.environ.get("DREAMDB_HOOK_LOG"):
             p.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.islink(p) and not os.path.exists(p):  # a link to nothing: never creates its target (QA 42)
+            return
         fd = os.open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o600)
         with os.fdopen(fd, "r+b") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
@@ -135,6 +137,9 @@ def run(payload_text: str) -> str:
                  "prompt has no words to search for (only symbols, emoji or punctuation); nothing printed")
             return ""
         cwd = payload.get("cwd")
+        if isinstance(cwd, str) and ("\0" in cwd or not _encodable(cwd)):  # (QA round 42: a traceback in the log)
+            _log(f"hook: cwd {cwd!r} is not a usable path (a NUL byte or an unpaired surrogate); nothing printed")
+            return ""
         return _recall_block(prompt[:MAX_QUERY_CHARS], cwd if isinstance(cwd, str) and cwd else None)
     except Exception as exc:  # noqa: BLE001 - the hook must never fail the prompt
         _log(f"hook failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
@@ -157,6 +162,15 @@ def _words(prompt: str) -> list[str]:
 def _is_acknowledgement(prompt: str) -> bool:
     """Whether the prompt is conversation (:data:`ACKNOWLEDGEMENTS` and stopwords only), or has no word at all."""
     return all(w in ACKNOWLEDGEMENTS for w in _words(prompt))
+
+
+def _encodable(path: str) -> bool:
+    """Whether ``path`` can be passed to the operating system (a lone surrogate from JSON's ``\\ud800`` cannot)."""
+    try:
+        os.fsencode(path)
+    except UnicodeError:
+        return False
+    return True
 
 
 def run_stdin() -> int:

@@ -247,6 +247,15 @@ def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_
         monkeypatch.setenv("DREAMDB_HOOK_LOG", str(target))
         assert H.run(payload("ok thanks", project)) == ""  # (would block on the FIFO)
     assert db.read_bytes() == b"SQLite format 3\0" + b"\0" * 100 and pdf.read_bytes() == pdf_bytes
+    dangling = tmp_path / "to-nothing.log"  # QA round 42: the link's target was created
+    dangling.symlink_to(tmp_path / "target.log")
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(dangling))
+    assert H.run(payload("ok thanks", project)) == "" and not (tmp_path / "target.log").exists()
+    log = tmp_path / "nul.log"  # QA round 42: a NUL in the payload's cwd wrote a traceback to the log
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    for cwd in (str(project) + "\0x", "\ud800"):
+        assert H.run(json.dumps({"prompt": "how is sleep debt computed", "cwd": cwd})) == ""
+    assert log.read_text().count("is not a usable path") == 2 and "Traceback" not in log.read_text()
     text = tmp_path / "old.log"  # a log whose 4 KiB end inside a character is still text
     text.write_bytes(("x" * 4095 + "ü\n").encode("utf-8"))
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(text))
