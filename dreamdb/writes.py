@@ -165,6 +165,8 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
         yield
     except OSError as exc:
         where = exc.filename or path
+        if TEMP_MARK in os.path.basename(str(where)) and str(where).endswith(".tmp"):
+            where = path  # the note, not the temporary copy written beside it (QA round 42)
         reason = _OS_REASONS.get(exc.errno or 0)
         hint = _OS_HINTS.get(exc.errno or 0, "Check the file and its folder, then retry.")
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EBUSY, errno.EROFS, errno.EXDEV):

@@ -1364,6 +1364,15 @@ def test_a_note_on_a_read_only_bind_mount_gets_the_remount_hint(tiny_vault: Path
     finally:
         subprocess.run(["umount", str(folder)], check=True)
     assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
+    subprocess.run(["mount", "--bind", str(note), str(note)], check=True)  # a writable note mounted on itself
+    try:
+        with pytest.raises(WriteRefused) as info:
+            update(tiny_vault, "note", append="x")
+        # QA round 42: the message named the temporary copy (.note.md.dreamdb-….tmp), not the note
+        assert f"Cannot write {note}: the file is busy" in info.value.message and ".tmp" not in info.value.message
+    finally:
+        subprocess.run(["umount", str(note)], check=True)
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
 
 
 def test_replaced_file_keeps_its_mode_and_owner(tiny_vault: Path):
