@@ -184,7 +184,7 @@ def _split(values, name: str = "value") -> list[str] | None:
         given = ",".join(values)
         raise UsageError(f"{name} names nothing (--{flag} {given!r} on the command line)" if given.strip()
                          else f"{name} is empty (--{flag} \"\" on the command line)",
-                         hint=f"Give at least one name, or leave {name} out (None: no filter).")
+                         hint=f"Give at least one name, or leave --{flag} out for no filter ({name}=None from Python).")
     import unicodedata
 
     from dreamdb.vault.discover import is_utf8

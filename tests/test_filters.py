@@ -93,8 +93,10 @@ def test_bad_filter_values(vault):
             index.recall("quokka", **kwargs)
     # an empty filter string (`--types ""`, an unset shell variable) is not "every type" (QA round 23)
     for kwargs in ({"types": ""}, {"exclude_types": " "}, {"tags": ","}, {"status": ""}, {"types": []}, {"tags": [" "]}):
-        with pytest.raises(UsageError, match="is empty|names nothing"):  # (QA rounds 23, 24: [] too; None is no filter)
+        with pytest.raises(UsageError, match="is empty|names nothing") as info:  # (QA rounds 23, 24: [] too)
             index.recall("quokka", **kwargs)
+        flag = "--" + next(iter(kwargs)).replace("_", "-")  # QA round 42: the hint spoke Python ("None: no filter")
+        assert f"leave {flag} out for no filter" in info.value.hint, info.value.hint
     with pytest.raises(UsageError, match="types names nothing \\(--types ',,,' on the command line\\)"):
         index.recall("quokka", types=",,,")  # quoted as given, not as "" (QA round 35)
     with pytest.raises(UsageError, match="--exclude-types"):
