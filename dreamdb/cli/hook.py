@@ -80,7 +80,7 @@ def install(project, command, absolute, local, as_json):
     from dreamdb.hook_settings import is_dreamdb_hook
 
     if given and not is_dreamdb_hook(command):
-        click.echo("note: this command does more than run `dreamdb hook user-prompt-submit`, so it is not "
+        click.echo("note: this command is not `dreamdb hook user-prompt-submit` as dreamdb writes it, so it is not "
                    "recognised as dreamdb's hook: `dreamdb hook uninstall` leaves it, and another install adds a "
                    f"second hook beside it. Remove it from {path} by hand when done.", err=True)
 
