@@ -446,6 +446,11 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
             _confined_to_hidden(vault, folder)
             folder.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
+        if exc.errno in (errno.EEXIST, errno.ENOTDIR) and exc.filename:  # (QA round 42: "File exists", no hint)
+            raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.filename} is a file, not a folder;"
+                               " nothing was changed.",
+                               hint=f"Move {exc.filename} away (delete keeps copies of deleted notes in that folder),"
+                                    " then retry.") from exc
         raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     kept = trash / _fit_name(f"{stamp}-{name}")

@@ -1602,3 +1602,14 @@ def test_a_killed_writes_temporary_file_is_removed_by_the_next_write_once_stale(
     assert target.read_bytes() == b'[{"a": 1}]'
     assert not old.exists() and fresh.exists() and other.exists() and all(p.exists() for p in users)
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp") and p not in (fresh, other, *users)]
+
+
+def test_a_trash_that_is_a_file_is_named(tiny_vault: Path):
+    """QA round 42: `.dreamdb/trash` a file: delete said "File exists", without a hint."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    (tiny_vault / ".dreamdb").mkdir(exist_ok=True)
+    (tiny_vault / ".dreamdb" / "trash").write_text("not a folder\n")
+    with pytest.raises(WriteRefused) as info:
+        delete(tiny_vault, "note")
+    assert "trash is a file, not a folder" in info.value.message and "Move" in info.value.hint
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
