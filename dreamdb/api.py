@@ -1279,7 +1279,15 @@ def _environment_hint(exc: BaseException, index_path: Path) -> str:
     if "disk I/O error" in str(exc):
         return (f"Reading or writing {index_path} failed: a file size limit (ulimit -f), a disk quota, a full temp"
                 " folder or a failing disk; fix that, then retry (the index was left as it was)")
-    return (f"Make {index_path}, the -wal/-shm files beside it and its folder writable, then retry"
+    why = ""
+    try:  # (QA round 42: an immutable index was told only "Make … writable")
+        from dreamdb.writes import _why_not_writable
+
+        if not os.access(index_path, os.W_OK):
+            why = f" ({index_path.name}: {_why_not_writable(index_path, os.stat(index_path))})"
+    except OSError:
+        pass
+    return (f"Make {index_path}, the -wal/-shm files beside it and its folder writable{why}, then retry"
             " (removing the index also works but loses the stored embeddings)")
 
 

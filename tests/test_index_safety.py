@@ -490,6 +490,9 @@ def test_an_index_that_cannot_be_written_is_read_as_it_is_with_a_note(example_va
         assert any("could not be updated" in n and "readonly" in n for n in notes), notes
         assert again.recall("sleep")  # the indexed notes are still found
         again.close()
+        with pytest.raises(dreamdb.errors.IndexUnavailable) as info:  # QA round 42: the hint said only "Make … writable"
+            dreamdb.open(example_vault).sync(force=True)
+        assert "immutable" in info.value.hint, info.value.hint
     finally:
         subprocess.run(["chattr", "-i", str(path)], check=True)
     assert [h.doc_id for h in dreamdb.open(example_vault).recall("zebrafish")] == ["knowledge/new-note"]
