@@ -139,6 +139,18 @@ def twins(tmp_path):
     return v
 
 
+def _guarded(v) -> list[tuple[str, str]]:
+    """``(doc_id, path it named)`` rows of the index's renumbered_ids, by id."""
+    with dreamdb.open(v) as ix:
+        return [tuple(r) for r in ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id")]
+
+
+def _same_named_notes(v, folders: str = "abc") -> None:
+    """``knowledge/<f>/notes.md`` for each letter ``f`` of ``folders`` (ids notes, notes-2, …)."""
+    for d in folders:
+        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+
+
 def _recall_paths(v):
     """{doc_id as recall prints it: vault-relative path}."""
     p = cli("recall", "--vault", str(v), "--json", "zebra")
@@ -227,9 +239,7 @@ def test_an_id_a_sync_moved_to_another_file_is_refused_for_writes(twins):
     assert cli("update", "--vault", str(v), "knowledge/foo-3", "--append", "by new id").returncode == 0
     assert cli("update", "--vault", str(v), "knowledge/decisions/foo.md", "--append", "by path").returncode == 0
     assert "by new id" in (v / "knowledge" / "foo.md").read_text() and "by path" in (v / "knowledge/decisions/foo.md").read_text()
-    with dreamdb.open(v) as ix:
-        rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
-    assert [tuple(r) for r in rows] == [("knowledge/foo", "knowledge/decisions/foo.md"),
+    assert _guarded(v) == [("knowledge/foo", "knowledge/decisions/foo.md"),
                                         ("knowledge/foo-2", "knowledge/foo.md")]
 
 
@@ -253,9 +263,7 @@ def test_an_id_a_removed_file_held_is_refused_for_writes_once_another_file_takes
         assert "knowledge/foo named knowledge/decisions/foo.md" in p.stderr and "now names knowledge/foo.md" in p.stderr
     assert (v / "knowledge" / "foo.md").read_bytes() == before
     assert cli("update", "--vault", str(v), "knowledge/foo.md", "--append", "by path").returncode == 0
-    with dreamdb.open(v) as ix:
-        rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
-    assert [tuple(r) for r in rows] == [("knowledge/foo", "knowledge/decisions/foo.md"),
+    assert _guarded(v) == [("knowledge/foo", "knowledge/decisions/foo.md"),
                                         ("knowledge/foo-2", "knowledge/foo.md")]
     # the id the remaining file had, which no document has now, says where it went (QA round 38: "not found",
     # with a suggestion that was itself refused)
@@ -492,8 +500,7 @@ def test_an_id_an_edited_file_held_is_refused_once_another_file_takes_it(tiny_va
     (a git pull): b is notes now, and c took notes-2, which recall had shown for b. The sync recorded
     c's old id and a's, not b's, and delete notes-2 deleted c."""
     v = tiny_vault
-    for d in "abc":
-        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    _same_named_notes(v)
     assert _recall_paths(v) == {"knowledge/notes": "knowledge/a/notes.md", "knowledge/notes-2": "knowledge/b/notes.md",
                                 "knowledge/notes-3": "knowledge/c/notes.md"}
     with open(v / "knowledge" / "b" / "notes.md", "a") as f:
@@ -505,9 +512,7 @@ def test_an_id_an_edited_file_held_is_refused_once_another_file_takes_it(tiny_va
     assert p.returncode == 6, p.stderr
     assert "knowledge/notes-2 named knowledge/b/notes.md" in p.stderr and "now names knowledge/c/notes.md" in p.stderr
     assert (v / "knowledge" / "c" / "notes.md").read_bytes() == before
-    with dreamdb.open(v) as ix:
-        rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
-    assert [tuple(r) for r in rows] == [("knowledge/notes", "knowledge/a/notes.md"),
+    assert _guarded(v) == [("knowledge/notes", "knowledge/a/notes.md"),
                                         ("knowledge/notes-2", "knowledge/b/notes.md"),
                                         ("knowledge/notes-3", "knowledge/c/notes.md")]
 
@@ -517,8 +522,7 @@ def test_an_id_an_edited_file_gave_up_is_refused_once_a_later_file_takes_it(tiny
     c is notes-2 now. A later sync added d/notes.md, which took notes-3, and delete notes-3 (the id recall
     had shown for c) deleted d."""
     v = tiny_vault
-    for d in "abc":
-        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    _same_named_notes(v)
     assert _recall_paths(v)["knowledge/notes-3"] == "knowledge/c/notes.md"
     with open(v / "knowledge" / "c" / "notes.md", "a") as f:
         f.write("edited c\n")
@@ -544,8 +548,7 @@ def test_a_numbered_id_a_removed_file_held_is_refused_once_a_later_file_takes_it
     """QA round 42: the last of the same-named files (notes-3 of three, notes-2 of two) removed, and a file
     added by a later sync took its id; delete by it deleted the new file."""
     v = tiny_vault
-    for d in files:
-        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    _same_named_notes(v, files)
     last = f"knowledge/notes-{len(files)}"
     assert _recall_paths(v)[last] == f"knowledge/{files[-1]}/notes.md"
     (v / "knowledge" / files[-1] / "notes.md").unlink()
@@ -564,8 +567,7 @@ def test_a_rebuild_guards_the_ids_it_moves_and_counts_removed_files(tiny_vault):
     """QA round 42: a/ removed, then sync --force (or the rebuild after an analyzer upgrade) gave c/notes.md
     the id notes-2 recall had shown for b/notes.md, recorded nothing, and said "0 removed"."""
     v = tiny_vault
-    for d in "abc":
-        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    _same_named_notes(v)
     assert _recall_paths(v)["knowledge/notes-2"] == "knowledge/b/notes.md"
     p = cli("sync", "--vault", str(v), "--force", "--json")  # nothing moved: nothing recorded
     assert p.returncode == 0 and json.loads(p.stdout)["removed"] == 0
@@ -577,9 +579,7 @@ def test_a_rebuild_guards_the_ids_it_moves_and_counts_removed_files(tiny_vault):
     assert p.returncode == 6, p.stderr
     assert "knowledge/notes-2 named knowledge/b/notes.md" in p.stderr and "now names knowledge/c/notes.md" in p.stderr
     assert {d: (v / "knowledge" / d / "notes.md").read_bytes() for d in "bc"} == before
-    with dreamdb.open(v) as ix:
-        rows = ix.conn.execute("SELECT doc_id, source_path FROM renumbered_ids ORDER BY doc_id").fetchall()
-    assert [tuple(r) for r in rows] == [("knowledge/notes", "knowledge/a/notes.md"),
+    assert _guarded(v) == [("knowledge/notes", "knowledge/a/notes.md"),
                                         ("knowledge/notes-2", "knowledge/b/notes.md"),
                                         ("knowledge/notes-3", "knowledge/c/notes.md")]
 
@@ -588,8 +588,7 @@ def test_an_edited_file_that_was_renumbered_says_its_old_id(tiny_vault):
     """QA round 42: c/notes.md, edited while a/ was removed, was "indexed as knowledge/notes-2" without
     the id it had."""
     v = tiny_vault
-    for d in "abc":
-        write_doc(v, f"knowledge/{d}/notes.md", f"---\ntitle: Notes {d}\n---\nzebra {d}\n")
+    _same_named_notes(v)
     assert cli("sync", "--vault", str(v)).returncode == 0
     with open(v / "knowledge" / "c" / "notes.md", "a") as f:
         f.write("edited c\n")
