@@ -1139,16 +1139,36 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
     from dreamdb.errors import DreamdbError
     from dreamdb.store import connect as db
 
+    other = None
     try:
         index_path = config.index_path_for(vault)
         if config.index_file_kind(index_path) not in ("dreamdb", "sqlite"):
             return None
         conn = db.connect(index_path, readonly=True)
         try:
-            return [tuple(row) for row in conn.execute(sql, tuple(params))]
+            other = _other_vault(conn, vault)  # (DREAMDB_INDEX shared by two vaults: its ids are not ours)
+            if other is None:
+                return [tuple(row) for row in conn.execute(sql, tuple(params))]
         finally:
             conn.close()
     except (DreamdbError, db.DatabaseError, OSError):  # no usable index: the files alone decide
+        return None
+    raise UsageError(f"The index {index_path} mirrors another vault ({other}); its ids are not this vault's, so"
+                     " nothing was changed.",
+                     hint="Unset DREAMDB_INDEX (each vault keeps its own index in <vault>/.dreamdb/), or pass the"
+                          " file's path (e.g. knowledge/notes.md) to say which one.")
+
+
+def _other_vault(conn, vault: Path) -> str | None:
+    """The other vault the index on ``conn`` records, when that vault still exists, else ``None`` (QA round
+    43: with one ``DREAMDB_INDEX`` for two vaults, ``update`` in one resolved ids by the other's index and
+    edited the wrong file). Recall refuses such an index (:meth:`dreamdb.api.Index._check_index_vault`)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
+    if not row or not row[0] or os.path.abspath(row[0]) == os.path.abspath(vault):
+        return None
+    try:
+        return None if os.path.samefile(row[0], vault) or not os.path.isdir(row[0]) else row[0]
+    except OSError:  # the recorded vault is gone: this one takes the index over
         return None
 
 

@@ -596,3 +596,23 @@ def test_an_edited_file_that_was_renumbered_says_its_old_id(tiny_vault):
     p = cli("sync", "--vault", str(v))
     assert p.returncode == 0
     assert "knowledge/c/notes.md: indexed as knowledge/notes-2, was knowledge/notes-3" in p.stderr, p.stderr
+
+
+def test_writes_never_resolve_ids_by_another_vaults_index(tmp_path, monkeypatch):
+    """QA round 43: one DREAMDB_INDEX for two vaults. Recall refuses it for the second vault, but update there
+    looked notes-2 up in the first vault's index (c/notes.md there) and edited the second vault's c/notes.md."""
+    from dreamdb.writes import update
+
+    first, second = tmp_path / "A" / "_dream_context", tmp_path / "B" / "_dream_context"
+    _same_named_notes(first, "ac")
+    _same_named_notes(second, "abc")
+    monkeypatch.setenv("DREAMDB_INDEX", str(tmp_path / "shared.db"))
+    with dreamdb.open(first) as ix:
+        assert {h.doc_id: Path(h.path).parent.name for h in ix.recall("zebra")}["knowledge/notes-2"] == "c"
+    before = {d: (second / "knowledge" / d / "notes.md").read_bytes() for d in "abc"}
+    with pytest.raises(dreamdb.errors.UsageError, match="mirrors another vault") as info:
+        update(second, "knowledge/notes-2", append="meant for b")
+    assert "Unset DREAMDB_INDEX" in info.value.hint
+    assert {d: (second / "knowledge" / d / "notes.md").read_bytes() for d in "abc"} == before
+    update(second, "knowledge/b/notes.md", append="by path")  # a path needs no index
+    assert "by path" in (second / "knowledge" / "b" / "notes.md").read_text()
