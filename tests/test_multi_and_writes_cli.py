@@ -616,3 +616,24 @@ def test_writes_never_resolve_ids_by_another_vaults_index(tmp_path, monkeypatch)
     assert {d: (second / "knowledge" / d / "notes.md").read_bytes() for d in "abc"} == before
     update(second, "knowledge/b/notes.md", append="by path")  # a path needs no index
     assert "by path" in (second / "knowledge" / "b" / "notes.md").read_text()
+
+
+def test_a_removed_files_own_name_taken_later_as_a_number_is_refused(tiny_vault):
+    """QA round 43: notes-2.md (its own name knowledge/notes-2) removed; b/notes.md, added a sync later, is
+    numbered notes-2, and delete notes-2 deleted it."""
+    v = tiny_vault
+    write_doc(v, "knowledge/notes-2.md", "---\ntitle: Release two plan\n---\nzebra plan\n")
+    _same_named_notes(v, "a")
+    assert _recall_paths(v)["knowledge/notes-2"] == "knowledge/notes-2.md"
+    (v / "knowledge" / "notes-2.md").unlink()
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    p = cli("delete", "--vault", str(v), "knowledge/notes-2", "--force")  # no file holds it: said, not guessed
+    assert p.returncode == 6 and "when that file was removed or renamed" in p.stderr, p.stderr
+    _same_named_notes(v, "b")
+    assert _recall_paths(v)["knowledge/notes-2"] == "knowledge/b/notes.md"
+    before = (v / "knowledge" / "b" / "notes.md").read_bytes()
+    for command in (["delete", "knowledge/notes-2", "--force"], ["update", "knowledge/notes-2", "--append", "x"]):
+        p = cli(command[0], "--vault", str(v), *command[1:])
+        assert p.returncode == 6, p.stderr
+        assert "knowledge/notes-2 named knowledge/notes-2.md" in p.stderr and "now names knowledge/b/notes.md" in p.stderr
+    assert (v / "knowledge" / "b" / "notes.md").read_bytes() == before

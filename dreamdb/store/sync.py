@@ -582,12 +582,13 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
     # a file's own name ``x-2`` also reserves a number of the files named ``x``: look there too
     near = touched | {n.rsplit("-", 1)[0] for n in touched if n.rsplit("-", 1)[-1].isdigit()}
     gone = gone or {}
-    # numbered ids the files removed or re-indexed held: free once no file of that name holds them, and
-    # a file added by a later sync may take one (QA round 42: c/notes.md, notes-3, removed; d/notes.md
-    # added a sync later is notes-3, and delete notes-3 deleted it)
-    numbered = {old: path for old, path in gone.items() if old != natural_doc_id(old.split("/", 1)[0], path)}
     if not any(_suffix_space_used(conn, n) for n in near):
-        _guard_ids(conn, list(numbered.items()))  # no file holds a number of these names now
+        # no same-named files: no id moved, but the ids of the files removed are free now, and a file a
+        # later sync adds may take one: as its number (QA round 42: c/notes.md, notes-3, removed; d/notes.md
+        # added a sync later is notes-3, and delete notes-3 deleted it) or as its own name (QA round 43:
+        # notes-2.md removed; b/notes.md, added later, is notes-2)
+        still = _indexed_paths(conn, set(gone.values()))
+        _guard_ids(conn, [(old, path) for old, path in gone.items() if path not in still])
         return 0
     marks = ", ".join("?" for _ in _NAMED_BY_SECTION)
     rows = conn.execute(f"SELECT id, type, source_path, doc_id FROM documents WHERE type NOT IN ({marks})",
@@ -616,12 +617,11 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
     shown += [(wanted[rowid], gone[wanted[rowid]]) for rowid, _, path, _ in rows if gone.get(wanted[rowid], path) != path]
     # an id a re-indexed file held before this sync and holds no more: free now, another file may take it
     # later (c/notes.md edited while a/ was removed: notes-3 → notes-2; a file added next is notes-3), and
-    # a numbered id of a removed file that no other file took
+    # the id of a removed file that no other file took
     final: dict[str, set[str]] = {}
     for rowid, _, path, _ in rows:
         final.setdefault(path, set()).add(wanted[rowid])
-    shown += [(old, path) for old, path in gone.items()
-              if old not in final.get(path, ()) and (path in final or old in numbered)]
+    shown += [(old, path) for old, path in gone.items() if old not in final.get(path, ())]
     _guard_ids(conn, list(dict.fromkeys(shown)))
     # two steps, so no id is ever held twice (doc_id is UNIQUE): first out of the way, then in place
     conn.executemany("UPDATE documents SET doc_id = char(0) || id WHERE id = ?", [(m[0],) for m in moved])
@@ -650,6 +650,14 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
                 was = f", was {held[path]}" if path in held else ""
                 warn(f"{path}: indexed as {wanted[rowid]}{was} ({own} is the file {_first_because(first[own], path)})")
     return len(moved)
+
+
+def _indexed_paths(conn, paths: set[str]) -> set[str]:
+    """The vault-relative ``paths`` that some document of the index comes from."""
+    if not paths:
+        return set()
+    return {r[0] for r in conn.execute("SELECT DISTINCT source_path FROM documents WHERE source_path IN"
+                                       " (SELECT value FROM json_each(?))", (json.dumps(sorted(paths)),))}
 
 
 def _guard_ids(conn, pairs: list[tuple[str, str]]) -> None:
