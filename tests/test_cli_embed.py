@@ -137,7 +137,10 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
     fifo = binary.parent / "fifo"  # QA round 42: reading a FIFO waited for a writer forever
     os.mkfifo(fifo)
     code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(fifo))
-    assert code == 2 and "is a pipe or socket, not a file" in err and "--stdin" in err
+    assert code == 2 and "is a pipe, socket or terminal, not a file" in err and "--stdin" in err
+    if os.path.exists("/dev/ptmx"):  # QA round 43: a terminal with nothing to read was an internal error
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/dev/ptmx")
+        assert code == 2 and "not a file" in err, err
 
 
 @pytest.mark.model

@@ -302,12 +302,15 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             fd = os.open(file_, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
             with os.fdopen(fd, "rb") as f:
                 mode = os.fstat(f.fileno()).st_mode
-                if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-                    raise UsageError(f"{file_} is a pipe or socket, not a file.",
+                if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(f.fileno()):
+                    raise UsageError(f"{file_} is a pipe, socket or terminal, not a file.",
                                      hint="Pass a file, or send the draft through --stdin (… --stdin < pipe).")
                 if stat.S_ISREG(mode):
                     os.set_blocking(f.fileno(), True)
                 raw = f.read(MAX_CANDIDATE_BYTES + 1)
+                if raw is None:  # a device with nothing to read now (QA round 43: a pty, then an internal error)
+                    raise UsageError(f"{file_} is a device with nothing to read, not a file.",
+                                     hint="Pass the markdown draft of the note.")
         except OSError as exc:
             raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}") from None
     else:
