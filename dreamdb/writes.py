@@ -170,7 +170,8 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
         reason = _OS_REASONS.get(exc.errno or 0)
         hint = _OS_HINTS.get(exc.errno or 0, "Check the file and its folder, then retry.")
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EBUSY, errno.EROFS, errno.EXDEV):
-            reason, hint = _refusal_cause(Path(where), exc.errno, reason, hint)
+            dest = getattr(exc, "filename2", None)
+            reason, hint = _refusal_cause(Path(where), exc.errno, reason, hint, Path(dest) if dest else None)
         detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
         raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.", hint=hint) from exc
 
@@ -185,7 +186,8 @@ def _read_only_mount(path: Path) -> bool:
     return False
 
 
-def _refusal_cause(path: Path, err: int, reason: str | None, hint: str) -> tuple[str | None, str]:
+def _refusal_cause(path: Path, err: int, reason: str | None, hint: str,
+                   dest: Path | None = None) -> tuple[str | None, str]:
     """``(reason, hint)`` for a write, move or removal of ``path`` the system refused (EACCES, EPERM, EBUSY,
     EROFS, EXDEV), told apart where it can be: a read-only mount, a folder this user cannot write, an immutable or
     append-only file (QA round 41: "Fix the permissions" for a file whose permissions were fine)."""
@@ -199,6 +201,12 @@ def _refusal_cause(path: Path, err: int, reason: str | None, hint: str) -> tuple
         return ("the file is busy (device or resource busy: mounted on its own, or in use)",
                 "If the file or its folder is a mount point (a bind mount), unmount it or work on a copy.")
     folder = path.parent
+    # an attribute refuses whatever the mode: the file's, its folder's, or the folder it moves to (the trash)
+    for p in dict.fromkeys(x for x in (path, folder, dest and dest.parent) if x is not None):
+        attributes = _attributes(p)
+        if attributes:
+            return (f"{'the folder ' if p != path else ''}{p} has the {' and '.join(attributes)} attribute",
+                    f"Remove it (lsattr shows it; chattr -i or -a {p} as root) if dreamdb should change the file.")
     if not os.access(folder, os.W_OK | os.X_OK):
         return (f"the folder {folder} is not writable by this user",
                 f"Give this user write permission on {folder} (chmod u+w), then retry.")
@@ -208,8 +216,7 @@ def _refusal_cause(path: Path, err: int, reason: str | None, hint: str) -> tuple
         return reason, hint
     if stat.S_ISREG(st.st_mode) and st.st_mode & 0o200 and (err == errno.EPERM or getattr(os, "geteuid", lambda: 1)() == 0):
         why = _why_not_writable(path, st)
-        return why, ("Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should change the file."
-                     if "attribute" in why else "Run dreamdb as the file's owner, or ask them to change it.")
+        return why, (_ATTRIBUTE_HINT if "attribute" in why else "Run dreamdb as the file's owner, or ask them to change it.")
     return reason, hint
 
 
@@ -243,22 +250,65 @@ def _check_file_writable(path: Path) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
                            hint="dreamdb edits only regular files.")
+    if _attributes(path) or _read_only_mount(path):  # (before the mode: chmod cannot help there, QA round 43)
+        _refuse_unwritable(path, st)
     if not st.st_mode & 0o222:
         raise WriteRefused(f"{path} is write-protected (mode {st.st_mode & 0o7777:o}); it was not changed.",
                            hint="Give it write permission (chmod u+w) if dreamdb should edit it.")
     if not os.access(path, os.W_OK):
-        why = _why_not_writable(path, st)
-        raise WriteRefused(f"{path} cannot be written by this user ({why}); it was not changed.",
-                           hint=_OS_HINTS[errno.EROFS] if "read-only" in why else
-                           "Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should edit it."
-                           if "attribute" in why else "Make it writable for this user if dreamdb should edit it.")
+        _refuse_unwritable(path, st)
+
+
+def _refuse_unwritable(path: Path, st: os.stat_result) -> None:
+    """Raise WriteRefused for a file this user cannot write, with why (:func:`_why_not_writable`) and its fix."""
+    why = _why_not_writable(path, st)
+    raise WriteRefused(f"{path} cannot be written by this user ({why}); it was not changed.",
+                       hint=_OS_HINTS[errno.EROFS] if "read-only" in why else _ATTRIBUTE_HINT
+                       if "attribute" in why else "Make it writable for this user if dreamdb should edit it.")
+
+
+_ATTRIBUTE_HINT = "Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should change it."
+
+_FS_IOC_GETFLAGS = 0x80086601
+"""Linux ioctl reading an inode's attribute flags, as ``lsattr`` does (``linux/fs.h``)."""
+_ATTRIBUTE_FLAGS = ((0x10, "immutable"), (0x20, "append-only"))
+"""``FS_IMMUTABLE_FL`` and ``FS_APPEND_FL`` (``linux/fs.h``): no change, or appends only, whatever the mode."""
+
+
+def _attributes(path: Path) -> list[str]:
+    """The attributes of ``path`` (a file or folder) that refuse changes whatever its mode and the user:
+    ``immutable``, ``append-only`` (``chattr +i``/``+a``); ``[]`` where they cannot be read (not Linux,
+    a file system without them, a FIFO)."""
+    try:
+        import array
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return []
+    try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            return []
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return []
+    try:
+        buf = array.array("i", [0])
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buf, True)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    return [name for flag, name in _ATTRIBUTE_FLAGS if buf[0] & flag]
 
 
 def _why_not_writable(path: Path, st: os.stat_result) -> str:
-    """Why a file whose mode has a write bit is still not writable (QA round 40: an immutable file was told to
-    chmod u+w): a read-only file system, another owner, or an attribute such as immutable (``lsattr``)."""
+    """Why a file is not writable though this user may have its mode's write bit (QA round 40: an immutable
+    file was told to chmod u+w): a read-only file system, an attribute such as immutable (``lsattr``), or
+    another owner."""
     if _read_only_mount(path):
         return "it is on a read-only file system"
+    attributes = _attributes(path)
+    if attributes:
+        return f"it has the {' and '.join(attributes)} attribute"
     if hasattr(os, "geteuid") and os.geteuid() != 0 and st.st_uid != os.geteuid():
         return f"mode {st.st_mode & 0o7777:o}, owned by another user"
     return f"mode {st.st_mode & 0o7777:o}, yet writes are refused: an immutable or append-only attribute (lsattr)?"
@@ -1990,8 +2040,9 @@ def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
         _check_file_writable(path)
     except WriteRefused as exc:
         # --force helps with a write-protected mode only: not on a read-only mount or an immutable file (QA 42)
+        forceable = "write-protected" in exc.message and not _attributes(path.parent)
         raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
-                           hint=force_hint if "write-protected" in exc.message else exc.hint) from exc
+                           hint=force_hint if forceable else exc.hint) from exc
     try:
         meta = _load_markdown(path).frontmatter()
     except WriteRefused as exc:

@@ -1613,3 +1613,32 @@ def test_a_trash_that_is_a_file_is_named(tiny_vault: Path):
         delete(tiny_vault, "note")
     assert "trash is a file, not a folder" in info.value.message and "Move" in info.value.hint
     assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
+
+
+def test_an_immutable_folder_or_trash_and_a_protected_immutable_note_are_named(tiny_vault: Path):
+    """QA round 43: a 444 note that was also immutable got the --force hint (--force then failed); an immutable
+    folder was "not writable by this user" with a chmod hint; an immutable trash folder was blamed on the note."""
+    import shutil
+    import subprocess
+
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(note)], capture_output=True).returncode:
+        pytest.skip("needs chattr +i (root on a file system with attributes)")
+    subprocess.run(["chattr", "-i", str(note)], check=True)
+    trash = tiny_vault / ".dreamdb" / "trash" / "knowledge"
+    trash.mkdir(parents=True)
+    cases = [(note, lambda: delete(tiny_vault, "note"), f"{note} cannot be written by this user (it has the immutable attribute)"),
+             (note.parent, lambda: delete(tiny_vault, "note", force=True), f"the folder {note.parent} has the immutable attribute"),
+             (note.parent, lambda: update(tiny_vault, "note", append="x"), f"the folder {note.parent} has the immutable attribute"),
+             (trash, lambda: delete(tiny_vault, "note", force=True), f"the folder {trash} has the immutable attribute")]
+    for target, write, said in cases:
+        note.chmod(0o444 if target == note else 0o644)
+        subprocess.run(["chattr", "+i", str(target)], check=True)
+        try:
+            with pytest.raises(WriteRefused) as info:
+                write()
+            assert said in info.value.message, info.value.message
+            assert "--force" not in info.value.hint and "chmod" not in info.value.hint and "chattr" in info.value.hint
+        finally:
+            subprocess.run(["chattr", "-i", str(target)], check=True)
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
