@@ -72,11 +72,15 @@ def _log(message: str) -> None:
             p.parent.mkdir(parents=True, exist_ok=True)
         if os.path.islink(p) and not os.path.exists(p):  # a link to nothing: never creates its target (QA 42)
             return
-        fd = os.open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o600)
-        with os.fdopen(fd, "r+b") as fh:
+        flags = os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+        try:
+            fd, readable = os.open(p, os.O_RDWR | flags, 0o600), True
+        except PermissionError:  # a log this user may only write to (mode 0200): appended unread (QA round 43)
+            fd, readable = os.open(p, os.O_WRONLY | flags, 0o600), False
+        with os.fdopen(fd, "r+b" if readable else "ab") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return
-            head = os.pread(fh.fileno(), 4096, 0)
+            head = os.pread(fh.fileno(), 4096, 0) if readable else b""
             if b"\0" in head:
                 return
             try:  # (not final: the 4 KiB may end inside a character)

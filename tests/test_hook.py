@@ -264,3 +264,32 @@ def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_
     log = tmp_path / "h.log"
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
     assert H.run(payload("ok thanks", project)) == "" and log.read_text().count("\n") == 1
+
+
+def test_a_log_this_user_may_only_write_to_is_appended_to(tmp_path):
+    """QA round 43: the log's text check opened it read-write, so a log of mode 0200 got nothing."""
+    import os
+    import subprocess
+    import sys
+
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("needs root to run the hook as another user (root reads any file)")
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # (pytest's folders are 0700: the other user could not reach it)
+    folder.chmod(0o755)
+    log = folder / "w.log"
+    log.write_text("earlier line\n")
+    os.chown(log, 65534, 65534)
+    log.chmod(0o200)
+    code = ("import os, codecs, stat; from dreamdb import hook; hook.log_path(); os.setgid(65534); os.setuid(65534);"
+            " hook._log('written unread')")  # (imports first: the other user may not read the installation)
+    p = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DREAMDB_HOOK_LOG": str(log)},
+                       capture_output=True, text=True, timeout=60)
+    try:
+        assert p.returncode == 0, p.stderr
+        assert log.read_text().startswith("earlier line\n") and log.read_text().rstrip().endswith("written unread")
+    finally:
+        shutil.rmtree(folder)

@@ -148,7 +148,7 @@ def read_groups(path: Path, vault: Path | None = None, skipped: list | None = No
         line = line.split("#", 1)[0].strip()
         if line:
             group = [t.strip() for t in line.split(",") if t.strip()]
-            if len(group) > MAX_GROUP_TERMS:
+            if sum(len(t.split()) for t in group) > MAX_GROUP_TERMS:  # words, also those of one term (QA 43)
                 if skipped is not None:
                     skipped.append(number)
             elif len(group) >= 2:
