@@ -732,6 +732,8 @@ def test_a_turkish_word_read_as_english_counts_with_its_other_form(tiny_vault):
         assert sorted(h.doc_id for h in hits) == ["knowledge/plan", "knowledge/yedekleme"]
         score = {h.doc_id: h.score for h in hits}  # raw BM25 is of the query's term alone; rankScore counts the class
         assert score["knowledge/yedekleme"] > 0 == score["knowledge/plan"] and all(h.rank_score > 0 for h in hits)
+        # QA round 43: stratejimiz (the term stratej) missed the note writing stratejisi (the term strateji)
+        assert sorted(h.doc_id for h in ix.recall("stratejimiz", top=5)) == ["knowledge/plan", "knowledge/yedekleme"]
         text = hits_text(ix.recall("strateji", top=5, explain=True), explain=True)
         assert "strateji           query" in text and "bm25f in class" in text  # not 0.0000 (its bm25f is the class's)
 
