@@ -129,8 +129,10 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     gold set and every English-question track unchanged. The stem alone, without the word as written:
     0.952 and 0.791. The words of an English-read query found as they are (3 Dec, same command): para
     en→tr 0.771 → 0.772, tr-ascii→tr 0.946 → 0.947, sentences en→tr 0.576 → 0.575, the rest unchanged.
-    The word's beginnings (:func:`_beginnings`, same command): nDCG@10 unchanged on every track but
-    sentences en→tr 0.575 → 0.576 (sentences tr→tr recall@1 68.2 → 67.8, recall@5 86.4 → 86.7).
+    Measured and removed (QA round 44): a word's beginnings the notes hold as terms stemming to its term
+    (``stratejimiz``, the term ``stratej``, would reach ``strateji``); nDCG@10 was unchanged but for
+    sentences en→tr 0.575 → 0.576, and where Snowball's stem is wrong it joined other words
+    (``karınca``, the stem ``kar``: ``karı``, ``karın``).
 
     Known imprecision: a capitalised word of a Turkish note is indexed under two analyses, its name
     reading (as written) and its Turkish stem (:func:`dreamdb.analyzer.analyze`'s ``stacked``), so when
@@ -140,8 +142,7 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     for t, w, _cap in qwords:
         r = resolved.get(t, t)
         if r in terms and r not in forms and r not in cands and (turkish or r != t):
-            cands[r] = tuple(c for c in dict.fromkeys((w if r == t else r, stem(r, True), *_beginnings(w, r)))
-                             if c != r and c not in terms)
+            cands[r] = tuple(c for c in dict.fromkeys((w if r == t else r, stem(r, True))) if c != r and c not in terms)
         elif not turkish and r == t and r in terms and r not in forms and r not in cands:
             cands[r] = tuple(c for c in (stem(r, True),) if c != r and c not in terms)
     if not turkish and cands:  # (an English query's replacements: those Turkish notes hold, as Turkish words)
@@ -153,18 +154,6 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
         found = other_forms(r, tuple(c for c in cs if c in held))
         if found:
             forms[r] = found
-
-
-def _beginnings(word: str, term: str) -> tuple[str, ...]:
-    """The beginnings of ``word`` (as written) longer than its term ``term`` and shorter than itself, when the
-    word starts with its term: ``stratejimiz`` (term ``stratej``) → ``strateji``, ``stratejim``,
-    ``stratejimi``. Snowball Turkish reads ``strateji`` itself as the term ``stratej`` but keeps it in
-    ``stratejisi``, so the notes may hold a beginning as a term whose stem is the query's term
-    (:func:`other_forms` keeps only those). QA round 43: ``stratejimiz`` missed the notes writing
-    ``stratejisi`` and ``stratejileri``."""
-    if not word.startswith(term):
-        return ()
-    return tuple(word[:i] for i in range(len(term) + 1, len(word)))
 
 
 def other_forms(term: str, held) -> tuple[str, ...]:
