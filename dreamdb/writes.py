@@ -1196,7 +1196,9 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
             return None
         conn = db.connect(index_path, readonly=True)
         try:
-            other = _other_vault(conn, vault)  # (DREAMDB_INDEX shared by two vaults: its ids are not ours)
+            # one DREAMDB_INDEX shared by two vaults: its ids are not ours (a vault's own index, copied with the
+            # vault, is: recall takes it over; QA round 44)
+            other = _other_vault(conn, vault) if os.environ.get("DREAMDB_INDEX") else None
             if other is None:
                 return [tuple(row) for row in conn.execute(sql, tuple(params))]
         finally:

@@ -637,3 +637,18 @@ def test_a_removed_files_own_name_taken_later_as_a_number_is_refused(tiny_vault)
         assert p.returncode == 6, p.stderr
         assert "knowledge/notes-2 named knowledge/notes-2.md" in p.stderr and "now names knowledge/b/notes.md" in p.stderr
     assert (v / "knowledge" / "b" / "notes.md").read_bytes() == before
+
+
+def test_a_copied_vaults_own_index_still_resolves_ids(tmp_path):
+    """QA round 44: a vault copied with its .dreamdb/index.db (which records the original vault) refused every
+    write by id with "Unset DREAMDB_INDEX", though none was set; recall takes such an index over."""
+    from dreamdb.writes import update
+
+    original = tmp_path / "A" / "_dream_context"
+    _same_named_notes(original, "ab")
+    assert _recall_paths(original)["knowledge/notes-2"] == "knowledge/b/notes.md"
+    copy = tmp_path / "B" / "_dream_context"
+    shutil.copytree(original, copy)
+    update(copy, "knowledge/notes-2", append="in the copy")
+    assert "in the copy" in (copy / "knowledge" / "b" / "notes.md").read_text()
+    assert "in the copy" not in (original / "knowledge" / "b" / "notes.md").read_text()
