@@ -2034,7 +2034,23 @@ def update(
     return real
 
 
-def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
+def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> None:
+    """Raise WriteRefused when ``path`` cannot or (without ``force``) should not be deleted: a special file, a
+    folder the move cannot leave or reach (an attribute on the note's folder or the trash: before any hint
+    to pin off or to force, which could not help; QA round 44), then without ``force`` a write-protected,
+    unreadable-frontmatter or pinned note."""
+    if not path.is_symlink() and path.exists() and not path.is_file():  # (with --force, QA 44: "moved or removed")
+        raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
+                           hint="dreamdb deletes only notes; remove it yourself if it is not needed.")
+    trash = vault / ".dreamdb" / "trash"
+    for folder in (path.parent, trash / doc_type, trash):
+        attributes = _attributes(folder) if folder.is_dir() else []
+        if attributes:
+            flag = "i" if "immutable" in attributes else "a"
+            raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: the folder {folder} has the"
+                               f" {' and '.join(attributes)} attribute, so the note cannot be moved to the trash;"
+                               " it was not changed.",
+                               hint=f"Remove it (chattr -{flag} {folder}, as root) if dreamdb should delete the note.")
     if force:
         return
     force_hint = "dreamdb delete --force deletes it anyway (force=True from Python)."
@@ -2042,9 +2058,8 @@ def _check_deletable(doc_type: str, path: Path, force: bool) -> None:
         _check_file_writable(path)
     except WriteRefused as exc:
         # --force helps with a write-protected mode only: not on a read-only mount or an immutable file (QA 42)
-        forceable = "write-protected" in exc.message and not _attributes(path.parent)
         raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
-                           hint=force_hint if forceable else exc.hint) from exc
+                           hint=force_hint if "write-protected" in exc.message else exc.hint) from exc
     try:
         meta = _load_markdown(path).frontmatter()
     except WriteRefused as exc:
@@ -2100,11 +2115,11 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
     doc_type, path = find_document(vault, slug)
     rel = path.relative_to(vault).as_posix()
     _confined(vault, path)
-    _check_deletable(doc_type, path, force)
+    _check_deletable(vault, doc_type, path, force)
     with vault_lock(vault):
         doc_type, path = _relocate(vault, slug, rel)
         _confined(vault, path)
-        _check_deletable(doc_type, path, force)
+        _check_deletable(vault, doc_type, path, force)
         kept = _trash_path(vault, doc_type, path.name)
         with refuse_os_errors(path, "move"):
             if path.is_symlink():

@@ -1642,3 +1642,42 @@ def test_an_immutable_folder_or_trash_and_a_protected_immutable_note_are_named(t
         finally:
             subprocess.run(["chattr", "-i", str(target)], check=True)
     assert note.read_text() == "---\ntitle: Note\n---\nbody\n"
+
+
+def test_no_force_or_unpin_hint_where_a_folder_refuses_the_move_and_a_fifo_is_refused_with_force(tiny_vault: Path):
+    """QA round 44: a 444 note with an immutable trash folder, and a pinned note in an append-only folder, were
+    told to pass --force (or unpin), which then failed; delete --force of a FIFO named .md said it "was moved
+    or removed while dreamdb waited for the vault lock"."""
+    import shutil
+    import subprocess
+
+    fifo = tiny_vault / "knowledge" / "ff.md"
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(fifo)
+    with pytest.raises(WriteRefused, match="is not a regular file"):
+        delete(tiny_vault, "knowledge/ff.md", force=True)
+    fifo.unlink()
+    protected = write_doc(tiny_vault, "knowledge/protected.md", "---\ntitle: P\n---\nbody\n")
+    pinned = write_doc(tiny_vault, "knowledge/pinned.md", "---\ntitle: Q\npinned: true\n---\nbody\n")
+    protected.chmod(0o444)
+    trash = tiny_vault / ".dreamdb" / "trash" / "knowledge"
+    trash.mkdir(parents=True)
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(trash)], capture_output=True).returncode:
+        pytest.skip("needs chattr (root on a file system with attributes)")
+    try:
+        for slug, force in (("protected", False), ("protected", True), ("pinned", False)):
+            with pytest.raises(WriteRefused) as info:
+                delete(tiny_vault, slug, force=force)
+            assert f"the folder {trash} has the immutable attribute" in info.value.message
+            assert "delete --force" not in info.value.hint and "--unpin" not in info.value.hint
+            assert f"chattr -i {trash}" in info.value.hint
+    finally:
+        subprocess.run(["chattr", "-i", str(trash)], check=True)
+    subprocess.run(["chattr", "+a", str(pinned.parent)], check=True)
+    try:
+        with pytest.raises(WriteRefused) as info:
+            delete(tiny_vault, "pinned")
+        assert "has the append-only attribute" in info.value.message and "chattr -a" in info.value.hint
+    finally:
+        subprocess.run(["chattr", "-a", str(pinned.parent)], check=True)
+    assert protected.exists() and pinned.exists()
