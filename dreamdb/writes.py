@@ -1463,8 +1463,10 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
                              hint="Edit or move it by hand if you mean to.")
         if doc_type is None:
             _refuse_bare_name(vault, bare)
-        else:  # an id that a sync took away lately (the files of its name renumbered): say so, not "no such"
-            _refuse_renumbered_away(vault, f"{doc_type}/{bare}")
+        # an id that a sync took away lately (its file removed or renamed, or the files of its name
+        # renumbered): say so, not "no such" with a guess (QA round 44: a bare name was pointed to another note)
+        for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
+            _refuse_renumbered_away(vault, f"{t}/{bare}")
         # names as the caller wrote theirs (type/name, or the bare name), of files dreamdb can write: UTF-8, no
         # control characters, not a link out of the vault (sync skips those too; QA round 37), each once
         pool = list(dict.fromkeys(

@@ -652,3 +652,18 @@ def test_a_copied_vaults_own_index_still_resolves_ids(tmp_path):
     update(copy, "knowledge/notes-2", append="in the copy")
     assert "in the copy" in (copy / "knowledge" / "b" / "notes.md").read_text()
     assert "in the copy" not in (original / "knowledge" / "b" / "notes.md").read_text()
+
+
+def test_a_removed_notes_bare_name_says_so_as_its_full_id_does(tiny_vault):
+    """QA round 44: after baz.md was removed, `update knowledge/baz` said it was removed, but `update baz`
+    said "No document" and suggested another note (bar)."""
+    v = tiny_vault
+    write_doc(v, "knowledge/baz.md", "---\ntitle: Baz\n---\nzebra baz\n")
+    write_doc(v, "knowledge/bar.md", "---\ntitle: Bar\n---\nzebra bar\n")
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    (v / "knowledge" / "baz.md").unlink()
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    for slug in ("baz", "knowledge/baz"):
+        p = cli("update", "--vault", str(v), slug, "--append", "y")
+        assert p.returncode == 6 and "named knowledge/baz.md" in p.stderr and "removed or renamed" in p.stderr, p.stderr
+        assert "bar" not in p.stderr
