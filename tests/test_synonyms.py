@@ -93,9 +93,11 @@ def test_a_line_of_too_many_words_is_not_used_and_the_others_are(tiny_vault):
     big = ",".join(["apple", "pomme"] + [f"w{i}" for i in range(3000)])
     fits = ",".join(["kiwi", "pomme"] + [f"k{i}" for i in range(MAX_GROUP_TERMS - 2)])
     spaced = "apple, pomme, " + " ".join(f"s{i}" for i in range(3000))  # QA round 43: three terms, 3,002 words
-    write_doc(tiny_vault, "synonyms.txt", f"# groups\n{big}\n{fits}\n{spaced}\n")
+    joined = "zeta, " + "-".join(f"j{i}" for i in range(3000))  # QA round 44: two terms, 3,001 words
+    write_doc(tiny_vault, "synonyms.txt", f"# groups\n{big}\n{fits}\n{spaced}\n{joined}\n")
     table = load_synonyms(tiny_vault)
-    assert table.expand("appl") == set() and "lines 2, 4 not used: over 64 words" in table.problem
+    assert table.expand("appl") == set() and table.expand("zeta") == set()
+    assert "lines 2, 4, 5 not used: over 64 words" in table.problem
     assert len(table.expand("kiwi")) == MAX_GROUP_TERMS - 1 and "pomm" in table.expand("kiwi")
     with dreamdb.open(tiny_vault) as ix:
         assert [h.doc_id for h in ix.recall("kiwi")] == ["knowledge/fruit"]
