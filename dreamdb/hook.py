@@ -62,7 +62,8 @@ def _log(message: str) -> None:
     (a ``DREAMDB_HOOK_LOG`` naming a folder that does not exist logs nothing), and only a regular file
     that holds text is appended to: not a FIFO (opening it would wait for a reader), a device, or a
     file whose first 4 KiB are not UTF-8 text without NUL bytes (a database or a PDF named by mistake;
-    QA rounds 40 and 41)."""
+    QA rounds 40 and 41). A log this user may write but not read (mode 0200) cannot be checked and is
+    appended to as it is (QA rounds 43, 44)."""
     import codecs
     import stat
 

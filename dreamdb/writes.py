@@ -205,8 +205,9 @@ def _refusal_cause(path: Path, err: int, reason: str | None, hint: str,
     for p in dict.fromkeys(x for x in (path, folder, dest and dest.parent) if x is not None):
         attributes = _attributes(p)
         if attributes:
+            flags = "".join("i" if a == "immutable" else "a" for a in attributes)
             return (f"{'the folder ' if p != path else ''}{p} has the {' and '.join(attributes)} attribute",
-                    f"Remove it (lsattr shows it; chattr -i or -a {p} as root) if dreamdb should change the file.")
+                    f"Remove it (chattr -{flags} {p}, as root) if dreamdb should change the file.")
     if not os.access(folder, os.W_OK | os.X_OK):
         return (f"the folder {folder} is not writable by this user",
                 f"Give this user write permission on {folder} (chmod u+w), then retry.")
