@@ -1212,6 +1212,19 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
                           " file's path (e.g. knowledge/notes.md) to say which one.")
 
 
+def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
+    """The newest copy :func:`delete` kept of a note named ``bare`` (of ``doc_type``, or any markdown type),
+    ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``, else ``None``."""
+    found = []
+    for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
+        folder = vault / ".dreamdb" / "trash" / t
+        try:
+            found += [p for p in folder.iterdir() if p.name.endswith(f"-{bare}.md") and p.name[:8].isdigit()]
+        except OSError:
+            continue
+    return max(found, key=lambda p: p.name) if found else None
+
+
 def _other_vault(conn, vault: Path) -> str | None:
     """The other vault the index on ``conn`` records, when that vault still exists, else ``None`` (QA round
     43: with one ``DREAMDB_INDEX`` for two vaults, ``update`` in one resolved ids by the other's index and
@@ -1310,8 +1323,10 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
         return
     source, when = moved
     now_id = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [source])
+    kept = None if now_id else _in_trash(vault, doc_id.split("/", 1)[0], Path(source).stem)
     now = (f", when the files of that name were renumbered; that file's id is now {now_id[0][0]}" if now_id
-           else ", when that file was removed or renamed")
+           else ", when that file was removed or renamed" + (f" (a copy deleted by dreamdb is"
+                                                              f" {kept.relative_to(vault).as_posix()})" if kept else ""))
     raise WriteRefused(f"{doc_id} named {source} until {when}{now}. Nothing was changed.",
                        hint=f"Pass the file's path to say which one (e.g. {source}); recall --json gives each hit's"
                             " path." if now_id else "Run dreamdb recall to find the document you mean.")
@@ -1485,6 +1500,11 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             raise NotFound(f"No document {slug!r} in the vault.",
                            hint="recall shows a tab or newline in a name as ␉ or ␊; dreamdb does not edit files with"
                                 " such names: rename the file without it (e.g. with mv), then retry.")
+        kept = _in_trash(vault, doc_type, bare)
+        if kept is not None:  # deleted by dreamdb (QA round 44: deleting twice said only "No document")
+            raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
+                           f" {kept.relative_to(vault).as_posix()}.",
+                           hint="Move the copy back to restore it, if that was a mistake.")
         raise NotFound(f"No document {slug!r} in the vault.",
                        hint=("Did you mean: " + ", ".join(close)) if close else
                        "Run dreamdb recall to find the slug.")

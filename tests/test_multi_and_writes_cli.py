@@ -667,3 +667,17 @@ def test_a_removed_notes_bare_name_says_so_as_its_full_id_does(tiny_vault):
         p = cli("update", "--vault", str(v), slug, "--append", "y")
         assert p.returncode == 6 and "named knowledge/baz.md" in p.stderr and "removed or renamed" in p.stderr, p.stderr
         assert "bar" not in p.stderr
+
+
+def test_deleting_twice_says_where_the_copy_is(tiny_vault):
+    """QA round 44: a second delete said only "No document"."""
+    v = tiny_vault
+    write_doc(v, "knowledge/foo.md", "---\ntitle: Foo\n---\nzebra foo\n")
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    assert cli("delete", "--vault", str(v), "knowledge/foo").returncode == 0
+    p = cli("delete", "--vault", str(v), "foo")
+    assert p.returncode == 7 and "it was deleted; its copy is .dreamdb/trash/knowledge/" in p.stderr, p.stderr
+    assert "-foo.md" in p.stderr and "Move the copy back" in p.stderr
+    assert cli("sync", "--vault", str(v)).returncode == 0  # then the guard answers, and says it too
+    p = cli("delete", "--vault", str(v), "knowledge/foo")
+    assert p.returncode == 6 and "a copy deleted by dreamdb is .dreamdb/trash/knowledge/" in p.stderr, p.stderr
