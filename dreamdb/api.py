@@ -385,16 +385,11 @@ class Index:
             UsageError: the index belongs to another existing vault (the connection is closed).
         """
         row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
-        other = Path(row[0]) if row and row[0] else None
-        if other is None or os.path.abspath(other) == os.path.abspath(self.vault):
+        other = row[0] if row else None
+        relation = config.recorded_vault(other, self.vault)
+        if relation == "ours":
             return
-        try:
-            same = os.path.samefile(other, self.vault)
-        except OSError:  # the recorded vault is gone: this one (moved, or new) takes the index over
-            same = None
-        if same:
-            return
-        if same is None or not other.is_dir():  # taken over: recorded now unless read-only
+        if relation == "gone":  # this vault (moved, or new) takes the index over: recorded now unless read-only
             if not readonly:
                 with suppress(db.DatabaseError):  # a read-only file: the next writing sync records it
                     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(self.vault),))

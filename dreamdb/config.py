@@ -69,6 +69,20 @@ def index_path_for(vault: Path) -> Path:
     return cache_root() / key / INDEX_FILE_NAME
 
 
+def recorded_vault(recorded: str | None, vault: Path) -> str:
+    """How the vault an index records (its ``meta.vault``) relates to ``vault``: ``"ours"`` (the same folder,
+    or none recorded), ``"gone"`` (a vault that no longer exists, moved: ``vault`` takes the index over) or
+    ``"other"`` (another vault that exists: its ids and files are not ``vault``'s)."""
+    if not recorded or os.path.abspath(recorded) == os.path.abspath(vault):
+        return "ours"
+    try:
+        if os.path.samefile(recorded, vault):
+            return "ours"
+    except OSError:
+        return "gone"
+    return "other" if os.path.isdir(recorded) else "gone"
+
+
 def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True) -> None:
     """Create the index folder (mode 0700) with its own ``.gitignore``, and the index file with mode 0600
     (an existing file is set to 0600 too unless ``chmod_existing`` is false).

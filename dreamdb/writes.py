@@ -205,9 +205,8 @@ def _refusal_cause(path: Path, err: int, reason: str | None, hint: str,
     for p in dict.fromkeys(x for x in (path, folder, dest and dest.parent) if x is not None):
         attributes = _attributes(p)
         if attributes:
-            flags = "".join("i" if a == "immutable" else "a" for a in attributes)
             return (f"{'the folder ' if p != path else ''}{p} has the {' and '.join(attributes)} attribute",
-                    f"Remove it (chattr -{flags} {p}, as root) if dreamdb should change the file.")
+                    _attribute_hint(attributes, p))
     if not os.access(folder, os.W_OK | os.X_OK):
         return (f"the folder {folder} is not writable by this user",
                 f"Give this user write permission on {folder} (chmod u+w), then retry.")
@@ -269,6 +268,13 @@ def _refuse_unwritable(path: Path, st: os.stat_result) -> None:
 
 
 _ATTRIBUTE_HINT = "Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should change it."
+"""The hint where an attribute is the likely cause but could not be read (:func:`_why_not_writable`'s guess)."""
+
+
+def _attribute_hint(attributes: list[str], path: Path, what: str = "change the file") -> str:
+    """How to remove ``attributes`` (:func:`_attributes`) from ``path``: ``chattr -i``/``-a`` as root."""
+    flags = "".join("i" if a == "immutable" else "a" for a in attributes)
+    return f"Remove it (chattr -{flags} {path}, as root) if dreamdb should {what}."
 
 _FS_IOC_GETFLAGS = 0x80086601
 """Linux ioctl reading an inode's attribute flags, as ``lsattr`` does (``linux/fs.h``)."""
@@ -450,11 +456,7 @@ def _check_writable(vault: Path) -> None:
     from dreamdb.config import is_writable
 
     if not is_writable(vault):
-        try:
-            read_only_fs = bool(os.statvfs(vault).f_flag & os.ST_RDONLY)
-        except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
-            read_only_fs = False
-        if read_only_fs:
+        if _read_only_mount(vault):
             raise WriteRefused(f"The vault folder {vault} is on a read-only file system, so dreamdb does not write to it.",
                                hint="Remount it read-write (or work on a writable copy) to remember, update or delete.")
         raise WriteRefused(f"The vault folder {vault} is read-only (no write permission), so dreamdb does not write to it.",
@@ -480,6 +482,11 @@ def _index_dir(vault: Path) -> Path:
         raise WriteRefused(f"Cannot create the index folder {index_dir}: {exc.strerror or exc}.",
                            hint="Check the vault's permissions (a file named .dreamdb may be in the way).") from exc
     return index_dir
+
+
+def _trash_root(vault: Path) -> Path:
+    """``<vault>/.dreamdb/trash``, where :func:`delete` keeps copies (one folder per type); not created here."""
+    return vault / INDEX_DIRNAME / "trash"
 
 
 def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
@@ -1217,7 +1224,7 @@ def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
     ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``, else ``None``."""
     found = []
     for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
-        folder = vault / ".dreamdb" / "trash" / t
+        folder = _trash_root(vault) / t
         try:
             found += [p for p in folder.iterdir() if p.name.endswith(f"-{bare}.md") and p.name[:8].isdigit()]
         except OSError:
@@ -1229,13 +1236,10 @@ def _other_vault(conn, vault: Path) -> str | None:
     """The other vault the index on ``conn`` records, when that vault still exists, else ``None`` (QA round
     43: with one ``DREAMDB_INDEX`` for two vaults, ``update`` in one resolved ids by the other's index and
     edited the wrong file). Recall refuses such an index (:meth:`dreamdb.api.Index._check_index_vault`)."""
+    from dreamdb.config import recorded_vault
+
     row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
-    if not row or not row[0] or os.path.abspath(row[0]) == os.path.abspath(vault):
-        return None
-    try:
-        return None if os.path.samefile(row[0], vault) or not os.path.isdir(row[0]) else row[0]
-    except OSError:  # the recorded vault is gone: this one takes the index over
-        return None
+    return row[0] if row and recorded_vault(row[0], vault) == "other" else None
 
 
 def _index_sources(vault: Path, doc_type: str | None, bare: str) -> list[tuple[str, str]]:
@@ -2065,15 +2069,13 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
     if not path.is_symlink() and path.exists() and not path.is_file():  # (with --force, QA 44: "moved or removed")
         raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
                            hint="dreamdb deletes only notes; remove it yourself if it is not needed.")
-    trash = vault / ".dreamdb" / "trash"
+    trash = _trash_root(vault)
     for folder in (path.parent, trash / doc_type, trash):
         attributes = _attributes(folder) if folder.is_dir() else []
         if attributes:
-            flag = "i" if "immutable" in attributes else "a"
             raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: the folder {folder} has the"
                                f" {' and '.join(attributes)} attribute, so the note cannot be moved to the trash;"
-                               " it was not changed.",
-                               hint=f"Remove it (chattr -{flag} {folder}, as root) if dreamdb should delete the note.")
+                               " it was not changed.", hint=_attribute_hint(attributes, folder, "delete the note"))
     if force:
         return
     force_hint = "dreamdb delete --force deletes it anyway (force=True from Python)."

@@ -141,10 +141,10 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     cands: dict[str, tuple[str, ...]] = {}
     for t, w, _cap in qwords:
         r = resolved.get(t, t)
-        if r in terms and r not in forms and r not in cands and (turkish or r != t):
-            cands[r] = tuple(c for c in dict.fromkeys((w if r == t else r, stem(r, True))) if c != r and c not in terms)
-        elif not turkish and r == t and r in terms and r not in forms and r not in cands:
-            cands[r] = tuple(c for c in (stem(r, True),) if c != r and c not in terms)
+        if r in terms and r not in forms and r not in cands:
+            # the word as written for a Turkish query's own word; the term's stem for every word
+            cands[r] = tuple(c for c in dict.fromkeys((w if turkish and r == t else r, stem(r, True)))
+                             if c != r and c not in terms)
     if not turkish and cands:  # (an English query's replacements: those Turkish notes hold, as Turkish words)
         read = vocabulary.known(set(cands), in_turkish=True)
         cands = {r: cs for r, cs in cands.items() if r in read}

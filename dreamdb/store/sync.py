@@ -621,7 +621,8 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
     final: dict[str, set[str]] = {}
     for rowid, _, path, _ in rows:
         final.setdefault(path, set()).add(wanted[rowid])
-    shown += [(old, path) for old, path in gone.items() if old not in final.get(path, ())]
+    given_up = [(old, path) for old, path in gone.items() if old not in final.get(path, ())]
+    shown += given_up
     _guard_ids(conn, list(dict.fromkeys(shown)))
     # two steps, so no id is ever held twice (doc_id is UNIQUE): first out of the way, then in place
     conn.executemany("UPDATE documents SET doc_id = char(0) || id WHERE id = ?", [(m[0],) for m in moved])
@@ -629,10 +630,7 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
                      [(new, new, new, rowid) for rowid, _, _, new in moved])
     if warn:
         said = set()
-        held = {}  # path → the id it held before this sync, when that was another (QA round 42: say it)
-        for old, path in gone.items():
-            if old not in final.get(path, ()):
-                held[path] = old
+        held = {path: old for old, path in given_up}  # the id a file held before, now another's (QA 42: say it)
         for rowid, path, old, new in moved:
             own = natural_doc_id(new.split("/", 1)[0], path)
             why = f"{own} is the file {_first_because(first[own], path)}" if new != own else "it is first in path order"
