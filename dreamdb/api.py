@@ -1276,7 +1276,7 @@ def _environment_hint(exc: BaseException, index_path: Path) -> str:
                 " folder or a failing disk; fix that, then retry (the index was left as it was)")
     why = ""
     try:  # (QA round 42: an immutable index was told only "Make … writable")
-        from dreamdb.writes import _why_not_writable
+        from dreamdb.writes.files import _why_not_writable
 
         if not os.access(index_path, os.W_OK):
             why = f" ({index_path.name}: {_why_not_writable(index_path, os.stat(index_path))})"

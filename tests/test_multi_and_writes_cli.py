@@ -392,7 +392,6 @@ def test_ctrl_c_after_a_write_is_on_disk_says_it_is_done(twins, monkeypatch, cap
     """QA round 37: Ctrl-C just after `remember` had saved its entry printed "Aborted." and exit 130, so a
     script retrying on failure would add the entry twice."""
     from dreamdb import quickcli
-    from dreamdb import writes
     from dreamdb.cli import main
     from dreamdb.cli import writes as cli_writes
 
@@ -417,7 +416,10 @@ def test_ctrl_c_after_a_write_is_on_disk_says_it_is_done(twins, monkeypatch, cap
         assert main([*args, "--vault", str(twins), "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["interrupted"] is True
     # Ctrl-C before anything was written is still an interruption: 130, nothing changed
-    monkeypatch.setattr(writes, "atomic_write_bytes", ctrl_c)
+    from dreamdb.writes import changelog, documents
+
+    for module in (changelog, documents):  # where remember, and update and delete, find it
+        monkeypatch.setattr(module, "atomic_write_bytes", ctrl_c)
     before = {p: p.read_bytes() for p in twins.rglob("*") if p.is_file() and ".dreamdb" not in p.parts}
     if command != "delete":
         assert main([*args, "--vault", str(twins), "--json"]) == 130

@@ -298,7 +298,7 @@ def test_lock_timeout(vault: Path, monkeypatch: pytest.MonkeyPatch):
     holder = FileLock(str(vault / ".dreamdb" / "vault.lock"))
     holder.acquire()
     try:
-        monkeypatch.setattr(writes, "LOCK_TIMEOUT_S", 0.2)
+        monkeypatch.setattr(writes.files, "LOCK_TIMEOUT_S", 0.2)  # vault_lock's default
         done: list[BaseException] = []
 
         def attempt() -> None:  # another thread = another lock owner for filelock
@@ -563,7 +563,7 @@ def test_writer_and_indexer_agree_on_the_frontmatter_block(text):
     """QA round 11: the indexer accepted `---   ` fences, the writer did not, so `update --tags` put a
     second block on top and the real title became body text."""
     from dreamdb.vault.frontmatter import split_frontmatter
-    from dreamdb.writes import _Markdown
+    from dreamdb.writes.markdown import _Markdown
 
     meta, body, warning = split_frontmatter(text.lstrip("\ufeff"))  # the indexer decodes with utf-8-sig
     doc = _Markdown(text)

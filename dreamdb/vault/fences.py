@@ -1,5 +1,5 @@
 """Where a markdown file's frontmatter block begins and ends: the one rule shared by the indexer
-(:func:`dreamdb.vault.frontmatter.split_frontmatter`) and the writer (:class:`dreamdb.writes._Markdown`).
+(:func:`dreamdb.vault.frontmatter.split_frontmatter`) and the writer (:class:`dreamdb.writes.markdown._Markdown`).
 
 The first line opens a block when it is ``---``; the first later line that is ``---`` or ``...`` closes
 it (the YAML document markers; Jekyll and Hugo accept the same). Trailing spaces or tabs are allowed on
@@ -40,7 +40,7 @@ class Block(NamedTuple):
 def find_block(text: str) -> Block | None:
     """Locate the frontmatter block of ``text`` (a whole file, decoded, BOM removed); None when the first line
     is not a fence. The one rule shared by the indexer (:func:`split_frontmatter`) and the writer
-    (:class:`dreamdb.writes._Markdown`), so they always agree on where the frontmatter ends."""
+    (:class:`dreamdb.writes.markdown._Markdown`), so they always agree on where the frontmatter ends."""
     end = text.find("\n")
     open_end = len(text) if end < 0 else end + 1
     if not _is_fence(text[:open_end], closing=False):

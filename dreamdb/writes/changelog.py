@@ -1,0 +1,366 @@
+"""``remember``: a new entry inserted as text into ``core/CHANGELOG.json``, every other byte kept
+(see :mod:`dreamdb.writes` for the rules every write follows)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import stat
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8
+from dreamdb.writes.files import (atomic_write_bytes, _check_file_writable, _check_vault, _check_writable, COMMITTED,
+                                  _confined, refuse_os_errors, vault_lock)
+
+
+#: Evidence-token prefixes accepted in ``remember(references=...)``.
+REFERENCE_PREFIXES = ("commit:", "file:", "knowledge:", "feature:", "task:", "url:")
+_REFERENCE_RE = re.compile(r"^[a-z][a-z0-9_-]*:(?!//)\S")
+"""``kind:value``; a bare URL (``https://…``) is not a kind: write ``url:https://…``."""
+
+
+CHANGELOG_RELPATH = Path("core") / "CHANGELOG.json"
+
+# Field order of a new CHANGELOG entry: the vault's dominant order.
+_ENTRY_ORDER = ("date", "type", "scope", "description", "breaking", "summary",
+                "references", "authors", "supersedes")
+
+
+def changelog_ids(entries: Sequence[Any]) -> list[str]:
+    """Return the identity slugs of CHANGELOG entries, in file order.
+
+    Delegates to :func:`dreamdb.vault.parse.changelog_slugs` so writes and the
+    index agree: ``<date>-<scope or type>-<n>``, where ``n`` (1-based) counts
+    the entries sharing that date and scope from the *oldest* end of the file,
+    so adding an entry at the newest end never renames an existing one.
+
+    Args:
+        entries: the entry array as parsed from the file.
+
+    Returns:
+        One slug per entry (without the ``changelog/`` type prefix).
+    """
+    from dreamdb.vault.parse import changelog_slugs
+
+    return changelog_slugs(list(entries))
+
+
+class _ChangelogFile:
+    """Where the entry array sits in CHANGELOG.json text, and its style."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        if not text.strip():  # (not made a new list: an emptied file may be another tool's failed write)
+            raise WriteRefused("core/CHANGELOG.json is empty; it was not changed.",
+                               hint="If it was emptied by mistake, restore it (git checkout core/CHANGELOG.json); "
+                                    "to start a new changelog, write [] into it.")
+        try:
+            self.data = json.loads(text)
+        except ValueError as exc:
+            raise WriteRefused(f"core/CHANGELOG.json is not valid JSON ({exc}); it was not changed.",
+                               hint="Fix the file by hand (git diff shows what changed).") from exc
+        except RecursionError as exc:
+            raise WriteRefused("core/CHANGELOG.json is nested too deeply to read; it was not changed.",
+                               hint="Fix the file by hand (git diff shows what changed).") from exc
+        if isinstance(self.data, list):
+            self.entries = self.data
+            self.array_start = len(text) - len(text.lstrip())
+            self.array_end = len(text.rstrip())  # one past "]"
+            self.depth = 1
+        elif isinstance(self.data, dict) and isinstance(self.data.get("entries"), list):
+            self.entries = self.data["entries"]
+            self.array_start, self.array_end = self._find_entries_array(text)
+            self.depth = 2
+        else:
+            raise WriteRefused(
+                "core/CHANGELOG.json is neither a JSON array nor an object with an \"entries\" array; "
+                "it was not changed.",
+                hint="dreamdb only appends to a bare array or {\"entries\": [...]}.")
+        if text[self.array_start] != "[" or text[self.array_end - 1] != "]":
+            raise WriteRefused("Cannot locate the entry array in core/CHANGELOG.json; it was not changed.")
+
+    @staticmethod
+    def _find_entries_array(text: str) -> tuple[int, int]:
+        decoder = json.JSONDecoder()
+        ws = re.compile(r"\s*")
+        idx = ws.match(text, 0).end()
+        if text[idx] != "{":
+            raise WriteRefused("Cannot locate the entry array in core/CHANGELOG.json; it was not changed.")
+        idx = ws.match(text, idx + 1).end()
+        found: tuple[int, int] | None = None
+        while text[idx] != "}":
+            key, idx = decoder.raw_decode(text, idx)
+            idx = ws.match(text, idx).end()
+            if text[idx] != ":":
+                raise WriteRefused("Cannot parse core/CHANGELOG.json's top-level object.")
+            idx = ws.match(text, idx + 1).end()
+            _, end = decoder.raw_decode(text, idx)
+            if key == "entries":
+                found = (idx, end)  # the last duplicate wins, as in json.loads
+            idx = ws.match(text, end).end()
+            if text[idx] == ",":
+                idx = ws.match(text, idx + 1).end()
+        if found is None:  # pragma: no cover - json.loads found it
+            raise WriteRefused("Cannot locate the entry array in core/CHANGELOG.json.")
+        return found
+
+    def prefers_first(self) -> bool:
+        """True when new entries go first: the file is newest-first, or has < 2 dated entries."""
+        dated = [str(e.get("date")) for e in self.entries if isinstance(e, dict) and e.get("date")]
+        return len(dated) < 2 or dated[0] > dated[-1]
+
+    def ensure_ascii(self) -> bool:
+        """Whether new entries are written with ``\\uXXXX`` escapes: the file is ASCII and already uses them."""
+        if not self.text.isascii():  # (a generator over every character took 2 s on a 27 MB file)
+            return False
+        return bool(re.search(r"\\u[0-9a-fA-F]{4}", self.text))
+
+    def insert(self, entry: dict, first: bool) -> str:
+        """Return the file text with ``entry`` inserted first or last in the array."""
+        text, start, end = self.text, self.array_start, self.array_end
+        inner = text[start + 1:end - 1]
+        ensure_ascii = self.ensure_ascii()
+        nl = "\r\n" if "\r\n" in text else "\n"  # the file's line ending (a CRLF file stays CRLF)
+        if not inner.strip():  # empty array
+            if self.depth == 2 and "\n" not in text.strip():  # one-line {"entries": []}
+                body = json.dumps(entry, ensure_ascii=ensure_ascii)
+                return text[:start + 1] + body + text[end - 1:]
+            unit = self._indent_unit() or "  "
+            outer = unit * (self.depth - 1)
+            body = self._dump(entry, unit, outer + unit, ensure_ascii, nl)
+            return text[:start + 1] + nl + outer + unit + body + nl + outer + text[end - 1:]
+        lead = re.match(r"\s*", inner).group(0)  # whitespace before the first element
+        if "\n" in lead:
+            elem_indent = lead.rsplit("\n", 1)[1]
+            unit = self._indent_unit() or "  "
+            body = self._dump(entry, unit, elem_indent, ensure_ascii, nl)
+            gap = lead
+        else:  # a one-line array: match its separators
+            spaced = re.search(r"[\]}\"\d el],\s", inner) or re.search(r"\":\s", inner)
+            sep = (", ", ": ") if spaced else (",", ":")
+            body = json.dumps(entry, ensure_ascii=ensure_ascii, separators=sep)
+            gap = " " if spaced else ""
+        if first:
+            pos = start + 1 + len(lead)
+            return text[:pos] + body + "," + gap + text[pos:]
+        tail = re.search(r"\s*$", inner).group(0)
+        pos = end - 1 - len(tail)
+        return text[:pos] + "," + gap + body + text[pos:]
+
+    def _indent_unit(self) -> str | None:
+        """Indent width of the file, read from the first element's first key."""
+        m = re.search(r"\n([ \t]+)\{\s*\n([ \t]+)\"", self.text)
+        if m and m.group(2).startswith(m.group(1)) and len(m.group(2)) > len(m.group(1)):
+            return m.group(2)[len(m.group(1)):]
+        m = re.search(r"\n([ \t]+)\S", self.text)
+        return m.group(1) if m else None
+
+    @staticmethod
+    def _dump(entry: dict, unit: str, elem_indent: str, ensure_ascii: bool, nl: str = "\n") -> str:
+        indent: int | str = len(unit) if unit.strip(" ") == "" else unit
+        dumped = json.dumps(entry, indent=indent, ensure_ascii=ensure_ascii)
+        return dumped.replace("\n", nl + elem_indent)
+
+
+def _read_changelog(path: Path) -> _ChangelogFile:
+    if path.is_dir():
+        raise WriteRefused(f"{path} is a folder, not a file; nothing was changed.",
+                           hint="core/CHANGELOG.json must be a JSON file: move the folder away, then retry.")
+    with refuse_os_errors(path, "read"):
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # reading a pipe would wait forever (QA round 19)
+                raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); nothing was changed.",
+                                   hint="core/CHANGELOG.json must be a JSON file: move this one away, then retry.")
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raw = b"[]\n"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WriteRefused("core/CHANGELOG.json is not UTF-8; it was not changed.") from exc
+    if text.startswith("\ufeff"):
+        raise WriteRefused("core/CHANGELOG.json starts with a byte-order mark; it was not changed.",
+                           hint="Remove the BOM; JSON files are plain UTF-8.")
+    return _ChangelogFile(text)
+
+
+def _resolve_supersedes(ref: str, entries: Sequence[Any]) -> str:
+    """Map ``[changelog/|changelog:]<id>`` or ``<date>|<scope>`` to the entry's stable id.
+
+    Raises:
+        UsageError: ``ref`` is empty (or only a prefix), or names several entries.
+        NotFound: no entry has that id.
+    """
+    ident = ref.strip()
+    for prefix in ("changelog/", "changelog:"):
+        if ident.startswith(prefix):
+            ident = ident[len(prefix):]
+    if not ident.strip():
+        raise UsageError("The entry to supersede is named by an empty id.",
+                         hint="Use an entry id (changelog/<date>-<scope>-<n>, as recall shows it) or <date>|<scope>,"
+                              " or name none to supersede nothing.")
+    ids = changelog_ids(entries)
+    if ident in ids:
+        return ident
+    if "|" in ident:
+        when, _, label = (part.strip() for part in ident.partition("|"))
+        hits = [ids[i] for i, e in enumerate(entries) if isinstance(e, dict)
+                and str(e.get("date")) == when and str(e.get("scope") or e.get("type")) == label]
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            raise UsageError(f"{ref!r} matches {len(hits)} CHANGELOG entries: {', '.join(hits)}.",
+                             hint="Name one of them by its id.")
+    close = difflib.get_close_matches(ident, ids, n=3, cutoff=0.6)
+    raise NotFound(f"No CHANGELOG entry {ref!r} to supersede.",
+                   hint=("Close matches: " + ", ".join(close)) if close else
+                   "Use an entry id (changelog/<date>-<scope>-<n>, as recall shows it) or <date>|<scope>.")
+
+
+def remember(
+    vault: Path,
+    text: str,
+    *,
+    type: str = "note",  # noqa: A002 - the CHANGELOG field's name
+    scope: str | None = None,
+    summary: str | None = None,
+    references: Iterable[str] = (),
+    supersedes: str | None = None,
+    authors: Iterable[str] = (),
+    breaking: bool = False,
+    now: datetime | None = None,
+) -> dict:
+    """Add a new entry to the vault's ``core/CHANGELOG.json``.
+
+    The entry goes where this vault puts new entries: first when the file is
+    newest-first (the reference convention, and the choice for a file with
+    fewer than two dated entries), last when its dates ascend or tie, and
+    never where it would rename an existing entry's id (see
+    :func:`changelog_ids`). It is inserted as text, so every other byte of
+    the file stays as it was; the file is created as an array if it does not
+    exist.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        text: the entry's ``description`` (free text, may span lines).
+        type: the entry's ``type`` (``note``, ``feat``, ``fix``, ``decision``…), one line.
+        scope: the entry's ``scope`` (area of the project), one line; written
+            as ``""`` when omitted, and the id then uses the type.
+        summary: one-line headline (soft cap 200 characters, not enforced).
+        references: evidence tokens, each starting with one of
+            a lowercase kind and a colon: the SPEC's :data:`REFERENCE_PREFIXES`
+            (``commit:<sha>``, ``file:<path>``, ``knowledge:<slug>``,
+            ``feature:<slug>``, ``task:<slug>``, ``url:<href>``) or the vault's
+            own kinds (``pr:``, ``decision:``…).
+        supersedes: id of the entry this one replaces, as recall shows it
+            (``[changelog/]<date>-<scope>-<n>``, see :func:`changelog_ids`),
+            or the vault's legacy ``<date>|<scope>`` form when that names
+            exactly one entry. Stored as the bare id (``<date>-<scope>-<n>``).
+        authors: author handles, stored as ``authors`` when not empty.
+        breaking: the entry's ``breaking`` flag.
+        now: the clock; the entry's ``date`` is ``now``'s calendar date in
+            ``now``'s own time zone (local time when ``None``).
+
+    Returns:
+        The entry as written (its fields in file order) plus ``"id"``, its
+        changelog slug, e.g. ``2026-08-18-recall-1``.
+
+    Raises:
+        UsageError: empty text, multi-line type/scope/summary, a reference
+            without an accepted prefix, a ``<date>|<scope>`` supersedes that
+            matches several entries; ``breaking`` not a bool, ``now`` neither a
+            datetime nor an ISO-8601 string.
+        NotFound: ``supersedes`` names no existing entry.
+        WriteRefused: CHANGELOG.json is invalid JSON, not UTF-8, or neither an
+            array nor ``{"entries": [...]}`` (the file is left untouched); the
+            vault is not writable.
+        LockTimeout: another writer held the vault lock too long.
+        VaultNotFound: ``vault`` is not a folder.
+    """
+    if not isinstance(references, str):
+        references = list(references)  # read once (an iterator could not be read twice)
+    if not isinstance(authors, str):
+        authors = list(authors)
+    COMMITTED.set(None)  # (this write's change, once it is on disk)
+    _require_utf8(text=text, type=type, scope=scope, summary=summary, supersedes=supersedes,
+                  references=references, authors=authors)
+    vault = _check_vault(vault)
+    _check_text("The entry text", text)
+    _check_text("type", type, allow_newlines=False)
+    if scope is not None and scope != "":
+        _check_text("scope", scope, allow_newlines=False)
+    if summary is not None:
+        _check_text("summary", summary, allow_newlines=False)
+    if isinstance(references, str):
+        references = [references]
+    refs = [str(r).strip() for r in references]
+    for ref in refs:
+        if not _REFERENCE_RE.match(ref) or "\x00" in ref:
+            raise UsageError(f"Reference {ref!r} is not a prefixed evidence token.",
+                             hint="Write <kind>:<value>, e.g. " + ", ".join(p + "…" for p in REFERENCE_PREFIXES)
+                             + " (the vault's own kinds such as pr: or decision: work too).")
+    if isinstance(authors, str):
+        authors = [authors]
+    author_list = [_check_text("author", a, allow_newlines=False).strip() for a in authors]
+    _flag("breaking", breaking)
+    clock = _clock(now)
+    entry: dict[str, Any] = {
+        "date": clock.date().isoformat(),
+        "type": type.strip(),
+        "scope": (scope or "").strip(),
+        "description": text,
+        "breaking": bool(breaking),
+    }
+    if summary is not None:
+        entry["summary"] = summary.strip()
+    if refs:
+        entry["references"] = refs
+    if author_list:
+        entry["authors"] = author_list
+
+    path = vault / CHANGELOG_RELPATH
+    # Check first (nothing created yet): a refused write leaves no trace, not even .dreamdb/.
+    _check_writable(vault)
+    precheck = _read_changelog(_confined(vault, path))
+    _check_file_writable(path)
+    if supersedes is not None:
+        _resolve_supersedes(supersedes, precheck.entries)
+    with vault_lock(vault), refuse_os_errors(path):
+        path = _confined(vault, path)
+        changelog = _read_changelog(path)
+        if supersedes is not None:
+            entry["supersedes"] = _resolve_supersedes(supersedes, changelog.entries)
+        entry = {k: entry[k] for k in _ENTRY_ORDER if k in entry}
+        old_ids = changelog_ids(changelog.entries)
+        preferred = changelog.prefers_first()
+        for first in (preferred, not preferred):
+            index = 0 if first else len(changelog.entries)
+            expected_entries = list(changelog.entries)
+            expected_entries.insert(index, entry)
+            new_ids = changelog_ids(expected_entries)
+            if new_ids[:index] + new_ids[index + 1:] == old_ids:
+                break  # this position renames no existing entry
+        else:  # pragma: no cover - appending at the newest end never renames
+            first = preferred
+            index = 0 if first else len(changelog.entries)
+            expected_entries = list(changelog.entries)
+            expected_entries.insert(index, entry)
+            new_ids = changelog_ids(expected_entries)
+        new_text = changelog.insert(entry, first)
+        # Verify before writing: the same data plus exactly our entry.
+        try:
+            parsed = json.loads(new_text)
+        except ValueError as exc:  # pragma: no cover - a bug, never written
+            raise WriteRefused("Internal error: the edited CHANGELOG.json would not parse; nothing written.") from exc
+        got = parsed if changelog.depth == 1 else parsed.get("entries")
+        if got != expected_entries:  # pragma: no cover - a bug, never written
+            raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, new_text.encode("utf-8"), commit=True)
+    return {**entry, "id": new_ids[index]}

@@ -1,0 +1,298 @@
+"""``update`` (edit a markdown document's frontmatter or body) and ``delete`` (move it to the trash)
+(see :mod:`dreamdb.writes` for the rules every write follows)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.vault.fences import find_block
+from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8
+from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
+                                  _check_writable, COMMITTED, _committed, _confined, _fsync_dir, INDEX_DIRNAME,
+                                  refuse_os_errors, _trash_path, _trash_root, _uninterrupted, vault_lock)
+from dreamdb.writes.locate import _document_at, find_document, _parse_slug, _slug_text
+from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, _same_value,
+                                     _updated_value, _visible)
+
+
+def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str | None, append: str | None,
+                 pin: bool | None, clock: datetime) -> tuple[Path, bytes, bytes]:
+    """Compute an update without writing: ``(real path, current bytes, new bytes)``.
+
+    Raises:
+        WriteRefused: outside the vault, write-protected, not UTF-8, unclosed frontmatter (any edit,
+            even an append: where the body starts is unknown), malformed frontmatter that must change.
+    """
+    real = _confined(vault, path)
+    if (vault.resolve() / INDEX_DIRNAME) in real.parents:  # a link into dreamdb's own folder (QA round 26)
+        raise WriteRefused(f"{path} resolves to {real}, in dreamdb's own folder {INDEX_DIRNAME}/ (the index, its "
+                           "trash and settings), not a note; nothing was changed.",
+                           hint="Remove the symlink, or edit the file it points to by hand.")
+    _check_file_writable(real)
+    with refuse_os_errors(real, "read"):
+        old = real.read_bytes()
+    try:
+        doc = _Markdown(old.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise WriteRefused(f"{real.name} is not UTF-8 text; it was not changed.") from exc
+    doc.check_closed()
+    changes = dict(changes)
+    # (read only when the frontmatter may change: a body edit of a note with odd frontmatter is no reason to parse it)
+    current = doc.frontmatter() if doc.has_fm and (changes or pin is not None) else {}
+    if pin is not None and (pin or "pinned" in current):
+        changes["pinned"] = bool(pin)
+    if changes and doc.has_fm:
+        # a key that already has the value asked for is no change, and does not date the note (QA round 37)
+        changes = {k: v for k, v in changes.items() if not (k in current and _same_value(k, current[k], v))}
+        for key in ("updated", "updated_at"):
+            if changes and key in current:
+                changes[key] = _updated_value(current[key], clock)
+    if changes:
+        _apply_frontmatter(doc, changes)
+    if content is not None:
+        # the new body takes the file's line endings (its first line's): never a file of mixed endings
+        content = content.replace("\r\n", "\n").replace("\n", doc.newline)
+        doc.body = content if content.endswith("\n") or not content else content + doc.newline
+        if doc.has_fm and doc.body and not doc.body.startswith(("\n", "\r\n")):
+            doc.body = doc.newline + doc.body
+    elif append is not None:
+        body = doc.body
+        if body.strip():
+            if not body.endswith("\n"):
+                body += doc.newline
+            if not body.endswith(doc.newline * 2) and not body.endswith("\n\n"):
+                body += doc.newline
+        else:
+            body = doc.newline if doc.has_fm else ""
+        text = append.strip("\r\n").replace("\r\n", "\n").replace("\n", doc.newline)
+        doc.body = body + text + doc.newline
+    if not doc.has_fm and find_block(doc.body) is not None:
+        # New text that opens with a '---' line would be read as frontmatter (QA round 19: --content
+        # "---\ntitle: X\npinned: true\n---\n…" on a note without frontmatter renamed and pinned it). An
+        # empty frontmatter block first keeps the body a body, as it stays in a note that has frontmatter.
+        doc.has_fm, doc.open_line, doc.close_line = True, "---" + doc.newline, "---" + doc.newline
+    return real, old, doc.render().encode("utf-8")
+
+
+def _relocate(vault: Path, slug: str, rel: str) -> tuple[str, Path]:
+    """Under the lock: the document found before the lock, by its path (it may have gone meanwhile)."""
+    found = _document_at(vault, rel)
+    if found is None:
+        raise NotFound(f"{slug!r} ({rel}) was moved or removed while dreamdb waited for the vault lock.",
+                       hint="Run dreamdb recall to find it again.")
+    return found
+
+
+def update(
+    vault: Path,
+    slug: str,
+    *,
+    description: str | None = None,
+    tags: Sequence[str] | str | None = None,
+    content: str | None = None,
+    append: str | None = None,
+    pin: bool | None = None,
+    now: datetime | None = None,
+    on_kept: Callable[[Path], None] | None = None,
+) -> Path:
+    """Edit a markdown document's frontmatter and/or body, keeping its previous version.
+
+    Only what is asked changes: ``description``, ``tags`` and ``pinned`` are
+    set in the frontmatter by rewriting just their lines (the other keys keep
+    their bytes and order); ``content`` replaces the body after the
+    frontmatter; ``append`` adds a paragraph at the end of the body. If the
+    frontmatter already has ``updated`` and/or ``updated_at``, they are set to
+    ``now`` (same value type as before). A file without frontmatter gets one
+    when a frontmatter field is set.
+
+    Before the file is replaced, its previous bytes are kept (atomically) in
+    the trash :func:`delete` uses, ``<vault>/.dreamdb/trash/<type>/<UTC
+    timestamp>-<file name>``: moving that file back undoes the update. An
+    update that would not change a byte writes nothing.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        slug: ``type/slug``, a bare slug, recall's id or a vault-relative path
+            (see :func:`find_document`).
+        description: new ``description``.
+        tags: new ``tags`` (a list, or a comma-separated string), replacing the
+            old list; blanks and repeats are dropped, each tag is stripped.
+        content: new body (everything after the frontmatter).
+        append: text to add at the end of the body, after a blank line.
+        pin: ``True`` sets ``pinned: true``; ``False`` sets ``pinned: false``
+            (only if the key exists or the document was pinned).
+        now: the clock for ``updated``/``updated_at`` (default: now, local time).
+        on_kept: called with the path of the kept previous version (when one was written).
+
+    Returns:
+        The path of the edited file (the real path inside the vault).
+
+    Raises:
+        UsageError: nothing to change; ``content`` and ``append`` together; an empty
+            ``content`` or ``append``; a malformed or ambiguous slug; a tag with a newline or another
+            control character; ``pin`` not a bool or None, ``now`` neither a
+            datetime nor an ISO-8601 string.
+        NotFound: no such document.
+        WriteRefused: the frontmatter must change but is malformed YAML or
+            not a mapping; the frontmatter is not closed (refused for every
+            edit, ``append`` included); the file is not UTF-8 or is
+            write-protected; the document resolves outside the vault; the
+            vault is not writable; writing failed (disk full, quota, read-only
+            file system: the file is then unchanged).
+        LockTimeout: another writer held the vault lock too long.
+        VaultNotFound: ``vault`` is not a folder.
+    """
+    COMMITTED.set(None)  # (this write's change, once it is on disk)
+    if all(v is None for v in (description, tags, content, append, pin)):
+        raise UsageError("Nothing to update.", hint="Give a description, tags, content, append or pin.")
+    if content is not None and append is not None:
+        raise UsageError("Give either content (replace the body) or append, not both.")
+    changes: dict[str, Any] = {}
+    if description is not None:
+        changes["description"] = _check_text("description", description)
+    if tags is not None:
+        changes["tags"] = _clean_tags(tags)
+    for name, value in (("content", content), ("append", append)):
+        if value is not None and (not isinstance(value, str) or "\x00" in value):
+            raise UsageError(f"{name} must be text without NUL characters.")
+    if append is not None and not _visible(append):
+        raise UsageError("Nothing to append.")
+    if content is not None and not _visible(content):  # an unset shell variable would erase the note (QA round 37)
+        raise UsageError("The new content is empty: it would erase the note's body.",
+                         hint="Give the new body; to remove the note, use delete (it keeps a copy in the trash).")
+    _flag("pin", pin, optional=True)
+    slug = _slug_text(slug)
+    _require_utf8(slug=slug, description=description, tags=tags, content=content, append=append)
+    vault = _check_vault(vault)
+    _parse_slug(slug)  # reject a malformed slug before touching anything
+    _check_writable(vault)
+    clock = _clock(now)
+    # Check first, without creating anything: the document exists and the edit can be made.
+    _, path = find_document(vault, slug)
+    rel = path.relative_to(vault).as_posix()
+    _plan_update(vault, path, changes, content, append, pin, clock)
+    with vault_lock(vault):
+        doc_type, path = _relocate(vault, slug, rel)
+        real, old, new = _plan_update(vault, path, changes, content, append, pin, clock)
+        if new != old:
+            kept = _trash_path(vault, doc_type, real.name)
+            atomic_write_bytes(kept, old)
+            try:
+                atomic_write_bytes(real, new, commit=True)
+            except BaseException:  # the document is unchanged (unless it was replaced): its copy is not needed
+                if COMMITTED.get() != str(real):
+                    with contextlib.suppress(OSError):
+                        kept.unlink()
+                raise
+            if on_kept is not None:
+                on_kept(kept)
+    return real
+
+
+def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> None:
+    """Raise WriteRefused when ``path`` cannot or (without ``force``) should not be deleted: a special file, a
+    folder the move cannot leave or reach (an attribute on the note's folder or the trash: before any hint
+    to pin off or to force, which could not help; QA round 44), then without ``force`` a write-protected,
+    unreadable-frontmatter or pinned note."""
+    if not path.is_symlink() and path.exists() and not path.is_file():  # (with --force, QA 44: "moved or removed")
+        raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
+                           hint="dreamdb deletes only notes; remove it yourself if it is not needed.")
+    trash = _trash_root(vault)
+    for folder in (path.parent, trash / doc_type, trash):
+        attributes = _attributes(folder) if folder.is_dir() else []
+        if attributes:
+            raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: the folder {folder} has the"
+                               f" {' and '.join(attributes)} attribute, so the note cannot be moved to the trash;"
+                               " it was not changed.", hint=_attribute_hint(attributes, folder, "delete the note"))
+    if force:
+        return
+    force_hint = "dreamdb delete --force deletes it anyway (force=True from Python)."
+    try:
+        _check_file_writable(path)
+    except WriteRefused as exc:
+        # --force helps with a write-protected mode only: not on a read-only mount or an immutable file (QA 42)
+        raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}",
+                           hint=force_hint if "write-protected" in exc.message else exc.hint) from exc
+    try:
+        meta = _load_markdown(path).frontmatter()
+    except WriteRefused as exc:
+        raise WriteRefused(f"Not deleting {doc_type}/{path.name[:-3]}: {exc.message}", hint=force_hint) from exc
+    from dreamdb.vault.parse import frontmatter_bool
+
+    if frontmatter_bool(meta.get("pinned")):
+        raise WriteRefused(f"{doc_type}/{path.name[:-3]} is pinned; not deleting it.",
+                           hint="Unpin it first (update --unpin), or pass --force (force=True from Python).")
+
+
+def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
+    """Remove a markdown document from the vault, keeping a local copy.
+
+    The file is moved (``os.replace``, atomic) to
+    ``<vault>/.dreamdb/trash/<type>/<UTC timestamp>-<file name>`` rather than
+    destroyed, so a mistaken delete can be undone by moving it back; the
+    trash is inside the gitignored index folder. A document that is a symbolic
+    link (to a file inside the vault) is removed as a link: the trash gets a
+    link to the same file by absolute path, and the file itself stays.
+
+    Rule without ``force``: a document that is pinned (``pinned: true``) is
+    refused, and so is one whose frontmatter cannot be parsed or is not
+    closed (dreamdb cannot tell whether it is pinned) and a write-protected
+    file (no write permission). ``force=True`` deletes any of them.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        slug: ``type/slug``, a bare slug, recall's id or a vault-relative path
+            (see :func:`find_document`).
+        force: delete even a pinned document or one with malformed frontmatter.
+
+    Returns:
+        Where the document's copy now is (``.dreamdb/trash/<type>/<UTC time>-<name>.md``).
+
+    Raises:
+        UsageError: a malformed or ambiguous slug, or a changelog/memory id.
+        NotFound: no such document.
+        WriteRefused: the document is pinned, write-protected or its
+            frontmatter is malformed (without ``force``); it resolves outside
+            the vault; the vault is not writable; the move failed.
+        LockTimeout: another writer held the vault lock too long.
+        VaultNotFound: ``vault`` is not a folder.
+    """
+    COMMITTED.set(None)  # (this write's change, once it is on disk)
+    _flag("force", force)
+    slug = _slug_text(slug)
+    _require_utf8(slug=slug)
+    vault = _check_vault(vault)
+    _parse_slug(slug)  # reject a malformed slug before touching anything
+    _check_writable(vault)
+    # Check first, without creating anything.
+    doc_type, path = find_document(vault, slug)
+    rel = path.relative_to(vault).as_posix()
+    _confined(vault, path)
+    _check_deletable(vault, doc_type, path, force)
+    with vault_lock(vault):
+        doc_type, path = _relocate(vault, slug, rel)
+        _confined(vault, path)
+        _check_deletable(vault, doc_type, path, force)
+        kept = _trash_path(vault, doc_type, path.name)
+        with refuse_os_errors(path, "move"):
+            if path.is_symlink():
+                # A relative link moved into the trash would point nowhere from there: the trash gets
+                # a link to the same file by absolute path (moving it back restores the document),
+                # then the vault's link goes. The file it points to is never touched.
+                os.symlink(os.path.realpath(path), kept)
+                with _uninterrupted():
+                    os.unlink(path)
+                    _committed(path)
+            else:
+                with _uninterrupted():
+                    os.replace(path, kept)
+                    _committed(path)
+        _fsync_dir(path.parent)
+        _fsync_dir(kept.parent)
+    return kept

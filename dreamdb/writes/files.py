@@ -1,0 +1,491 @@
+"""Low-level safety of the vault writes: atomic file replacement, the vault lock, the trash folder,
+confinement to the vault, and refusals that name the real cause (permissions, attributes, mounts).
+
+The rules they implement are listed in :mod:`dreamdb.writes`."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dreamdb.errors import LockTimeout, VaultNotFound, WriteRefused
+
+
+#: Seconds a write waits for another dreamdb process's vault lock.
+LOCK_TIMEOUT_S = 10.0
+
+
+#: Name of the index folder inside the vault (holds the lock and the trash).
+INDEX_DIRNAME = ".dreamdb"
+
+
+#: Longest file name (UTF-8 bytes) most file systems accept (ext4, APFS, NTFS in UTF-16 units).
+NAME_MAX = 255
+
+_OS_REASONS = {errno.ENOSPC: "the disk is full", getattr(errno, "EDQUOT", -1): "the disk quota is exceeded",
+               errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+               errno.EPERM: "permission denied", errno.EISDIR: "it is a folder, not a file",
+               errno.ENOTDIR: "a part of its path is a file, not a folder", errno.EFBIG: "the file is too large"}
+_OS_HINTS = {errno.ENOSPC: "Free some disk space, then retry.",
+             getattr(errno, "EDQUOT", -1): "Free some space within your disk quota, then retry.",
+             errno.EFBIG: "The file size limit (ulimit -f) or the file system's limit was reached.",
+             errno.EROFS: "Remount the file system read-write, or work on a writable copy.",
+             errno.EACCES: "Fix the permissions, then retry.", errno.EPERM: "Fix the permissions, then retry.",
+             errno.EISDIR: "A file is expected there: move the folder away, then retry.",
+             errno.ENOTDIR: "A folder is expected there: move the file that stands in its way, then retry."}
+
+
+@contextlib.contextmanager
+def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
+    """Turn an :class:`OSError` raised in the block into :class:`~dreamdb.errors.WriteRefused`.
+
+    The message names the file (the error's own file name, else ``path``) and
+    the cause in words (disk full, quota exceeded, read-only file system,
+    permission denied); the block's writes are atomic, so nothing was changed.
+
+    Args:
+        path: the file the block reads or writes.
+        action: the verb for the message (``write``, ``read``, ``move``).
+    """
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or path
+        if TEMP_MARK in os.path.basename(str(where)) and str(where).endswith(".tmp"):
+            where = path  # the note, not the temporary copy written beside it (QA round 42)
+        reason = _OS_REASONS.get(exc.errno or 0)
+        hint = _OS_HINTS.get(exc.errno or 0, "Check the file and its folder, then retry.")
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EBUSY, errno.EROFS, errno.EXDEV):
+            dest = getattr(exc, "filename2", None)
+            reason, hint = _refusal_cause(Path(where), exc.errno, reason, hint, Path(dest) if dest else None)
+        detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
+        raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.", hint=hint) from exc
+
+
+def _read_only_mount(path: Path) -> bool:
+    """Whether ``path`` (or, when it is gone, its folder) is on a read-only mount (``statvfs``)."""
+    for p in (path, path.parent):
+        try:
+            return bool(os.statvfs(p).f_flag & getattr(os, "ST_RDONLY", 1))
+        except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+            continue
+    return False
+
+
+def _refusal_cause(path: Path, err: int, reason: str | None, hint: str,
+                   dest: Path | None = None) -> tuple[str | None, str]:
+    """``(reason, hint)`` for a write, move or removal of ``path`` the system refused (EACCES, EPERM, EBUSY,
+    EROFS, EXDEV), told apart where it can be: a read-only mount, a folder this user cannot write, an immutable or
+    append-only file (QA round 41: "Fix the permissions" for a file whose permissions were fine)."""
+    remount = _OS_HINTS[errno.EROFS]
+    if err == errno.EROFS or _read_only_mount(path):
+        return "it is on a read-only mount", remount
+    if err == errno.EXDEV:  # (delete moves a note into .dreamdb/trash, which must be on the same mount)
+        return ("the file is on another mount than the vault's .dreamdb/trash, where delete moves it",
+                "Move or remove the file yourself, or mount the whole vault as one file system.")
+    if err == errno.EBUSY:
+        return ("the file is busy (device or resource busy: mounted on its own, or in use)",
+                "If the file or its folder is a mount point (a bind mount), unmount it or work on a copy.")
+    folder = path.parent
+    # an attribute refuses whatever the mode: the file's, its folder's, or the folder it moves to (the trash)
+    for p in dict.fromkeys(x for x in (path, folder, dest and dest.parent) if x is not None):
+        attributes = _attributes(p)
+        if attributes:
+            return (f"{'the folder ' if p != path else ''}{p} has the {' and '.join(attributes)} attribute",
+                    _attribute_hint(attributes, p))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (f"the folder {folder} is not writable by this user",
+                f"Give this user write permission on {folder} (chmod u+w), then retry.")
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return reason, hint
+    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o200 and (err == errno.EPERM or getattr(os, "geteuid", lambda: 1)() == 0):
+        why = _why_not_writable(path, st)
+        return why, (_ATTRIBUTE_HINT if "attribute" in why else "Run dreamdb as the file's owner, or ask them to change it.")
+    return reason, hint
+
+
+def _fit_name(name: str, limit: int = NAME_MAX) -> str:
+    """Return ``name``, or when its UTF-8 form exceeds ``limit`` bytes, a shortened unique form.
+
+    The short form keeps the start of the name and its extension and puts
+    ``~`` and 8 hex digits of the full name's SHA-1 between them
+    (``20261130T…Z-very-long-na~1a2b3c4d.md``), so different names stay different.
+    """
+    raw = name.encode("utf-8")
+    if len(raw) <= limit:
+        return name
+    ext = os.path.splitext(name)[1]
+    ext = ext if len(ext.encode("utf-8")) <= 16 else ""
+    tag = "~" + hashlib.sha1(raw).hexdigest()[:8]
+    room = limit - len(tag) - len(ext.encode("utf-8"))
+    return name[:len(name) - len(ext)].encode("utf-8")[:room].decode("utf-8", "ignore") + tag + ext
+
+
+def _check_file_writable(path: Path) -> None:
+    """Raise WriteRefused when the existing file ``path`` is write-protected (no write bit, or no W_OK access)
+    or is not a regular file (a pipe, device or socket named ``*.md``: reading a pipe waits forever).
+
+    A missing file passes (it will be created).
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); it was not changed.",
+                           hint="dreamdb edits only regular files.")
+    if _attributes(path) or _read_only_mount(path):  # (before the mode: chmod cannot help there, QA round 43)
+        _refuse_unwritable(path, st)
+    if not st.st_mode & 0o222:
+        raise WriteRefused(f"{path} is write-protected (mode {st.st_mode & 0o7777:o}); it was not changed.",
+                           hint="Give it write permission (chmod u+w) if dreamdb should edit it.")
+    if not os.access(path, os.W_OK):
+        _refuse_unwritable(path, st)
+
+
+def _refuse_unwritable(path: Path, st: os.stat_result) -> None:
+    """Raise WriteRefused for a file this user cannot write, with why (:func:`_why_not_writable`) and its fix."""
+    why = _why_not_writable(path, st)
+    raise WriteRefused(f"{path} cannot be written by this user ({why}); it was not changed.",
+                       hint=_OS_HINTS[errno.EROFS] if "read-only" in why else _ATTRIBUTE_HINT
+                       if "attribute" in why else "Make it writable for this user if dreamdb should edit it.")
+
+
+_ATTRIBUTE_HINT = "Remove the attribute (lsattr shows it; chattr -i or -a as root) if dreamdb should change it."
+"""The hint where an attribute is the likely cause but could not be read (:func:`_why_not_writable`'s guess)."""
+
+
+def _attribute_hint(attributes: list[str], path: Path, what: str = "change the file") -> str:
+    """How to remove ``attributes`` (:func:`_attributes`) from ``path``: ``chattr -i``/``-a`` as root."""
+    flags = "".join("i" if a == "immutable" else "a" for a in attributes)
+    return f"Remove it (chattr -{flags} {path}, as root) if dreamdb should {what}."
+
+_FS_IOC_GETFLAGS = 0x80086601
+"""Linux ioctl reading an inode's attribute flags, as ``lsattr`` does (``linux/fs.h``)."""
+_ATTRIBUTE_FLAGS = ((0x10, "immutable"), (0x20, "append-only"))
+"""``FS_IMMUTABLE_FL`` and ``FS_APPEND_FL`` (``linux/fs.h``): no change, or appends only, whatever the mode."""
+
+
+def _attributes(path: Path) -> list[str]:
+    """The attributes of ``path`` (a file or folder) that refuse changes whatever its mode and the user:
+    ``immutable``, ``append-only`` (``chattr +i``/``+a``); ``[]`` where they cannot be read (not Linux,
+    a file system without them, a FIFO)."""
+    try:
+        import array
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return []
+    try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            return []
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return []
+    try:
+        buf = array.array("i", [0])
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buf, True)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    return [name for flag, name in _ATTRIBUTE_FLAGS if buf[0] & flag]
+
+
+def _why_not_writable(path: Path, st: os.stat_result) -> str:
+    """Why a file is not writable though this user may have its mode's write bit (QA round 40: an immutable
+    file was told to chmod u+w): a read-only file system, an attribute such as immutable (``lsattr``), or
+    another owner."""
+    if _read_only_mount(path):
+        return "it is on a read-only file system"
+    attributes = _attributes(path)
+    if attributes:
+        return f"it has the {' and '.join(attributes)} attribute"
+    if hasattr(os, "geteuid") and os.geteuid() != 0 and st.st_uid != os.geteuid():
+        return f"mode {st.st_mode & 0o7777:o}, owned by another user"
+    return f"mode {st.st_mode & 0o7777:o}, yet writes are refused: an immutable or append-only attribute (lsattr)?"
+
+
+COMMITTED: ContextVar[str | None] = ContextVar("dreamdb_writes_committed", default=None)
+"""The vault file the last :func:`remember`, :func:`update` or :func:`delete` of this context changed,
+set the moment the change is on disk (else ``None``; a caller resets it before a write). The CLI reads
+it when Ctrl-C comes after that moment: the change is done, and must not be repeated."""
+
+
+def _committed(path: Path) -> None:
+    COMMITTED.set(str(path))
+
+
+@contextlib.contextmanager
+def _uninterrupted():
+    """Hold SIGINT and SIGTERM back (POSIX, main thread) for the few statements inside: a Ctrl-C
+    between a file's replacement and :func:`_committed` would report a saved change as interrupted
+    (QA round 38); it is raised right after them instead."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False) -> None:
+    """Replace ``path``'s content with ``data`` atomically.
+
+    Writes a temporary file in the same folder, fsyncs it, gives it the
+    existing file's permission bits (0644 minus umask for a new file) and
+    owner and group (when the process may; failures to chown are ignored),
+    and ``os.replace``-s it over ``path``; then fsyncs the folder (best effort).
+
+    Args:
+        path: the file to create or replace. If it is a symlink, the link is
+            replaced by a regular file; callers pass resolved paths.
+        data: the complete new content.
+        commit: the write is the user's change (a note, CHANGELOG.json), not a copy kept on the side:
+            :data:`COMMITTED` names ``path`` the moment it is replaced, before the folder's fsync.
+
+    Raises:
+        WriteRefused: the file is write-protected (see :func:`_check_file_writable`),
+            or writing failed: disk full, quota exceeded, read-only file
+            system, no permission on the folder (the target is then
+            unchanged and the temporary file removed).
+    """
+    path = Path(path)
+    folder = path.parent
+    _check_file_writable(path)
+    with refuse_os_errors(path):
+        try:
+            st: os.stat_result | None = os.stat(path)
+            mode = st.st_mode & 0o7777
+        except FileNotFoundError:
+            st = None
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        # mkstemp adds 8 random characters and the suffix: the prefix leaves room for them. The
+        # "dreamdb-" marker lets a later write tell its own leftovers from a user's files.
+        prefix = _fit_name(f".{path.name}.", NAME_MAX - 8 - len(".tmp") - len(TEMP_MARK)) + TEMP_MARK
+        fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if st is not None and hasattr(os, "chown"):  # keep owner and group when allowed
+                with contextlib.suppress(OSError):
+                    os.chown(tmp_name, st.st_uid, st.st_gid)
+            os.chmod(tmp_name, mode)
+            with _uninterrupted():  # the change and its record (COMMITTED) happen together
+                os.replace(tmp_name, path)
+                if commit:
+                    _committed(path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+            raise
+    _fsync_dir(folder)
+    _remove_stale_temp_files(folder, prefix)
+
+
+TEMP_MARK = "dreamdb-"
+"""Part of every temporary file name dreamdb writes (``.<name>.dreamdb-XXXXXXXX.tmp``)."""
+_MKSTEMP_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+STALE_TEMP_SECONDS = 600
+"""Age (s) after which a ``.<name>.dreamdb-XXXXXXXX.tmp`` file beside a file dreamdb writes is a crashed write's
+leftover (a write takes milliseconds; a killed one leaves its temporary file)."""
+
+
+def _remove_stale_temp_files(folder: Path, prefix: str) -> None:
+    """Delete the temporary files of earlier writes of the same file that were killed before their rename:
+    regular files named ``prefix`` (which ends in :data:`TEMP_MARK`) + the 8 characters of
+    :func:`tempfile.mkstemp` + ``.tmp``, older than :data:`STALE_TEMP_SECONDS` (a concurrent write's
+    fresh one is left alone). Best effort, never raises."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            name = entry.name
+            if (len(name) == len(prefix) + 12 and name.startswith(prefix) and name.endswith(".tmp")
+                    and _MKSTEMP_CHARS.issuperset(name[len(prefix):-4]) and entry.is_file(follow_symlinks=False)):
+                with contextlib.suppress(OSError):
+                    if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
+                        os.unlink(entry.path)
+
+
+def _fsync_dir(folder: Path) -> None:
+    if os.name != "posix":  # pragma: no cover - Windows has no directory fsync
+        return
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _check_vault(vault: Path) -> Path:
+    vault = Path(vault)
+    if not vault.is_dir():
+        raise VaultNotFound(f"No vault folder at {vault}.",
+                            hint="Pass the path of a _dream_context folder.")
+    return vault
+
+
+def _check_writable(vault: Path) -> None:
+    """Raise WriteRefused when the vault folder is read-only (checked before anything is created)."""
+    from dreamdb.config import is_writable
+
+    if not is_writable(vault):
+        if _read_only_mount(vault):
+            raise WriteRefused(f"The vault folder {vault} is on a read-only file system, so dreamdb does not write to it.",
+                               hint="Remount it read-write (or work on a writable copy) to remember, update or delete.")
+        raise WriteRefused(f"The vault folder {vault} is read-only (no write permission), so dreamdb does not write to it.",
+                           hint="Give it write permission (chmod u+w) to remember, update or delete.")
+
+
+def _index_dir(vault: Path) -> Path:
+    """Return ``<vault>/.dreamdb``, creating it as the index code does if needed.
+
+    :func:`dreamdb.config.prepare_index_dir` makes the folder (mode 0700) with
+    its ``.gitignore``, and an empty ``index.db`` (mode 0600) that the index
+    fills on its next sync.
+    """
+    from dreamdb import config
+
+    _check_writable(vault)
+    index_dir = vault / INDEX_DIRNAME
+    if index_dir.is_symlink():  # the lock and the trash must stay inside the vault: refuse before creating either
+        _confined(vault, index_dir)
+    try:
+        config.prepare_index_dir(index_dir / config.INDEX_FILE_NAME)
+    except OSError as exc:
+        raise WriteRefused(f"Cannot create the index folder {index_dir}: {exc.strerror or exc}.",
+                           hint="Check the vault's permissions (a file named .dreamdb may be in the way).") from exc
+    return index_dir
+
+
+def _trash_root(vault: Path) -> Path:
+    """``<vault>/.dreamdb/trash``, where :func:`delete` keeps copies (one folder per type); not created here."""
+    return vault / INDEX_DIRNAME / "trash"
+
+
+def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
+    """A new, unused ``<vault>/.dreamdb/trash/<type>/<UTC timestamp>-<name>`` (folders created 0700).
+
+    A name too long for the file system is shortened by :func:`_fit_name`.
+    Call with the vault lock held (the name is unused only until another writer picks it).
+    """
+    trash = _index_dir(vault) / "trash" / doc_type
+    try:
+        for folder in (trash.parent, trash):  # each level 0700, as the index folder
+            # a symlinked trash (or type folder) must not carry copies out of the vault, nor get a
+            # folder created outside it, nor put them among the notes sync indexes: checked before
+            # each level is made
+            _confined_to_hidden(vault, folder)
+            folder.mkdir(exist_ok=True, mode=0o700)
+    except OSError as exc:
+        if exc.errno in (errno.EEXIST, errno.ENOTDIR) and exc.filename:  # (QA round 42: "File exists", no hint)
+            raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.filename} is a file, not a folder;"
+                               " nothing was changed.",
+                               hint=f"Move {exc.filename} away (delete keeps copies of deleted notes in that folder),"
+                                    " then retry.") from exc
+        raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    kept = trash / _fit_name(f"{stamp}-{name}")
+    n = 2
+    while kept.exists() or kept.is_symlink():
+        kept = trash / _fit_name(f"{stamp}-{n}-{name}")
+        n += 1
+    return kept
+
+
+@contextlib.contextmanager
+def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
+    """Hold the vault's write lock (``<vault>/.dreamdb/vault.lock``).
+
+    Every vault write in dreamdb runs inside this lock, so concurrent writers
+    (several agents, a hook and a CLI call) are serialised.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        timeout: seconds to wait for the lock; default :data:`LOCK_TIMEOUT_S`.
+
+    Yields:
+        The path of the lock file.
+
+    Raises:
+        VaultNotFound: ``vault`` is not a folder.
+        WriteRefused: the vault folder is not writable.
+        LockTimeout: another process held the lock longer than ``timeout``.
+    """
+    from filelock import FileLock, Timeout
+
+    vault = _check_vault(vault)
+    lock_path = _index_dir(vault) / "vault.lock"
+    wait = LOCK_TIMEOUT_S if timeout is None else timeout
+    lock = FileLock(str(lock_path), timeout=wait)
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise LockTimeout(
+            f"Another dreamdb process has held the vault lock for more than {wait:g} s.",
+            hint=f"Retry once the other write (remember, update, delete) is done; its lock on {lock_path} ends"
+                 " with its process, so the file never needs deleting.",
+        ) from exc
+    except OSError as exc:
+        raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",
+                           hint="Vault writes need a writable .dreamdb folder in the vault (check its permissions, "
+                                "or whether the file system is mounted read-only).") from exc
+    try:
+        yield lock_path
+    finally:
+        lock.release()
+
+
+def _confined_to_hidden(vault: Path, path: Path) -> Path:
+    """:func:`_confined`, and inside a hidden top-level folder of the vault (``.dreamdb``), which sync
+    never indexes: a trash linked into ``knowledge/`` would make every trashed copy a document."""
+    real = _confined(vault, path)
+    rel = real.relative_to(vault.resolve()).parts
+    if not rel or not rel[0].startswith("."):
+        raise WriteRefused(f"{path} resolves to {real}, among the vault's notes: copies kept there would be indexed"
+                           " as documents; nothing was changed.",
+                           hint=f"Remove the symlink on that path; dreamdb keeps its trash in {INDEX_DIRNAME}/trash.")
+    return real
+
+
+def _resolves_inside(vault: Path, path: Path) -> bool:
+    """Whether ``path`` resolves to a place inside ``vault`` (:func:`_confined` without raising)."""
+    try:
+        _confined(vault, path)
+    except WriteRefused:
+        return False
+    return True
+
+
+def _confined(vault: Path, path: Path) -> Path:
+    """Return ``path`` resolved, or raise WriteRefused if it lies outside ``vault``."""
+    root = vault.resolve()
+    try:
+        real = path.resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
+        raise WriteRefused(f"{path} cannot be resolved ({exc}).", hint="Fix the path or link in the vault.") from exc
+    if real != root and root not in real.parents:
+        raise WriteRefused(f"{path} resolves to {real}, outside the vault {root}.",
+                           hint="dreamdb only edits files inside the vault.")
+    return real

@@ -1,0 +1,568 @@
+"""Naming a markdown document to write: ``type/slug``, a bare slug, the id recall prints or a
+vault-relative path, resolved to one file inside the vault (:func:`find_document`), with refusals for
+ids that moved to another file or were removed."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from shlex import quote as shlex_quote
+from typing import Any
+
+from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.vault.discover import in_archive, is_utf8
+from dreamdb.writes.checks import _bad_char
+from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
+
+
+#: Document types stored one per markdown file, and where their files live:
+#: (folder relative to the vault, recursive?). ``knowledge`` excludes
+#: ``knowledge/features/`` (those are features).
+MARKDOWN_TYPES: dict[str, tuple[tuple[str, bool], ...]] = {
+    "knowledge": (("knowledge", True),),
+    "feature": (("knowledge/features", True), ("core/features", False)),
+    "task": (("state", False),),
+    "objective": (("core/objectives", False),),
+    "insight": (("lab/insights", False),),
+    "thesis": (("theses", False),),
+}
+
+_NON_FILE_TYPES = ("memory", "changelog", "bookmark", "capture")
+
+
+def _iter_markdown(vault: Path, doc_type: str) -> Iterator[Path]:
+    for rel, recursive in MARKDOWN_TYPES[doc_type]:
+        root = vault / rel
+        if not root.is_dir():
+            continue
+        if recursive:
+            for folder, dirs, files in os.walk(root):
+                here = Path(folder)
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                if doc_type == "knowledge" and here == vault / "knowledge":
+                    dirs[:] = [d for d in dirs if d != "features"]
+                for name in sorted(files):
+                    if name.endswith(".md") and not name.startswith("."):
+                        yield here / name
+        else:
+            for name in sorted(os.listdir(root)):
+                if name.endswith(".md") and not name.startswith(".") and (root / name).is_file():
+                    yield root / name
+
+
+_FOLDERS_HINT = ("A document is named type/slug (knowledge/my-note), by the id recall prints (knowledge/my-note-2) "
+                 "or by its path relative to the vault (knowledge/decisions/my-note.md).")
+
+
+def _slug_text(slug):
+    """A path-like name as text (``Path("knowledge/x.md")`` names that file); other non-text is refused.
+
+    Raises:
+        UsageError: ``slug`` is not text or a path.
+    """
+    if isinstance(slug, os.PathLike):
+        slug = os.fspath(slug)
+    if not isinstance(slug, str):
+        raise UsageError(f"A document name must be text such as 'knowledge/my-note', got {type(slug).__name__} {slug!r}.")
+    return slug
+
+
+def _refuse_control_chars(text: str, original: str) -> None:
+    """Raise UsageError when a name holds a control character: such a file is found by recall (shown with
+    ``␉``/``␊``) but not written by dreamdb, whose names must survive every shell and terminal."""
+    if _bad_char(text):
+        from dreamdb.output import visible_field
+
+        shown = visible_field(original)
+        raise UsageError(f"{shown!r} holds a control character (tab, newline…); dreamdb does not edit or delete"
+                         " files with such names.", hint="Rename the file without it (e.g. with mv), then retry.")
+
+
+def _check_rel_path(rel: str, original: str) -> str:
+    """Validate a vault-relative POSIX path (lexically); return it without a leading ``./``.
+
+    Raises:
+        UsageError: absolute, ``..`` or ``.``-prefixed (hidden/archive) segments, empty segments,
+            backslashes or control characters.
+    """
+    if os.path.isabs(rel) or rel.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", rel):
+        raise UsageError(f"{original!r} is an absolute path; dreamdb only edits files inside the vault.",
+                         hint="Give the path relative to the vault, e.g. knowledge/decisions/my-note.md.")
+    while rel.startswith("./"):
+        rel = rel[2:]
+    parts = rel.split("/")
+    _refuse_control_chars(rel, original)
+    if ("\\" in rel or any(not part or part.startswith(".") for part in parts)):
+        raise UsageError(f"{original!r} is not a document slug or a path inside the vault.",
+                         hint=_FOLDERS_HINT + " '..', hidden (.name) folders and absolute paths are refused.")
+    return rel
+
+
+def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
+    """Split a document name into ``(type, bare slug, vault-relative path)``.
+
+    * ``slug`` / ``type/slug`` (``.md`` optional): ``(type or None, slug, None)``;
+      ``type/slug.md`` also gives the path ``type/slug.md`` (tried first: it
+      names one file when a folder of that name exists, as ``knowledge/``).
+    * anything else with a ``/``: a path, ``(None, None, "a/b/c.md")``
+      (``.md`` added when missing); it must lie in a document folder.
+
+    Only the text is checked here; nothing is read.
+
+    Raises:
+        UsageError: empty, NUL/control characters, ``..``, absolute paths,
+            hidden segments, backslashes; a changelog/memory/bookmark id; a
+            path outside the document folders.
+    """
+    from dreamdb.vault.discover import classify
+
+    if not isinstance(slug, str) or not slug.strip():
+        raise UsageError("The slug is empty.", hint="Name a document as type/slug or slug.")
+    # Only line ends are trimmed (a pasted id): spaces may be part of a file's name, and the id recall
+    # prints for "foo .md" is "knowledge/foo " (QA round 19: stripping it made delete hit foo.md).
+    raw = slug.strip("\r\n")
+    if "\x00" in raw:
+        raise UsageError("The slug contains a NUL character.")
+    head, sep, rest = raw.partition("/")
+    if sep and head in _NON_FILE_TYPES:
+        if head == "changelog":
+            raise UsageError("CHANGELOG entries are append-only.",
+                             hint="Record a correction with remember --supersedes <id>.")
+        raise UsageError(f"{head} documents cannot be edited or deleted by slug.",
+                         hint="Edit the source file by hand.")
+    if not sep or (head in MARKDOWN_TYPES and "/" not in rest):
+        doc_type = head if sep else None
+        bare = rest if sep else raw
+        rel = None
+        if sep and bare.endswith(".md"):
+            rel = raw  # knowledge/foo.md: the file knowledge/foo.md, if there is one
+        if bare.endswith(".md"):
+            bare = bare[:-3]
+        _refuse_control_chars(bare, slug)
+        if (not bare or bare in (".", "..") or ".." in bare or "\\" in bare or bare.startswith(".")
+                or os.path.isabs(bare)):
+            raise UsageError(f"{slug!r} is not a document slug.", hint=_FOLDERS_HINT)
+        if rel is not None:
+            rel = _check_rel_path(rel, slug)
+            kind = classify(rel)
+            if kind is None or kind[0] != "markdown":
+                rel = None
+        return doc_type, bare, rel
+    rel = _check_rel_path(raw, slug)
+    kind = classify(rel)
+    if kind is None and not rel.endswith(".md"):
+        rel += ".md"
+        kind = classify(rel)
+    if kind is not None and kind[0] == "memory":
+        raise UsageError(f"{rel} holds the memory sections (memory/<section>); dreamdb does not edit it.",
+                         hint="Edit the file by hand.")
+    if kind is not None and kind[0] == "changelog":
+        raise UsageError(f"{rel} holds the changelog entries; dreamdb only appends to it.",
+                         hint='Add an entry with dreamdb remember "…" (--supersedes ID replaces an older one).')
+    if kind is None or kind[0] != "markdown":
+        folders = ", ".join(sorted({f + "/" for spec in MARKDOWN_TYPES.values() for f, _ in spec}))
+        raise UsageError(f"{slug!r} is not a document file of the vault.",
+                         hint=f"Documents are the .md files under {folders} (paths are relative to the vault).")
+    return None, None, rel
+
+
+def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Path] | None:
+    """``(type, path)`` of the markdown document at the vault-relative ``rel``, or ``None`` if no such file.
+
+    ``rel`` is checked lexically (see :func:`_check_rel_path`) and must be in
+    a document folder; the path is not resolved (callers confine it). Unless
+    ``exact``, a name that differs from the file's only in Unicode normalisation
+    (NFC/NFD) finds it too.
+    """
+    from dreamdb.vault.discover import classify
+
+    try:
+        rel = _check_rel_path(rel, rel)
+    except UsageError:
+        return None
+    kind = classify(rel)
+    if kind is None or kind[0] != "markdown":
+        return None
+    path = vault.joinpath(*rel.split("/"))
+    if not path.is_file():
+        path = None if exact else _nfc_match(vault, rel.split("/"))
+        if path is None or not path.is_file():
+            return None
+    return kind[1], path
+
+
+def _nfc_match(vault: Path, parts: list[str]) -> Path | None:
+    """The path under ``vault`` whose components equal ``parts`` once both are NFC-normalised, or ``None``.
+
+    A name typed composed (``café``, as ``find_document`` normalises it) reaches a file or folder
+    saved decomposed (``cafe`` + U+0301, as macOS and some tools write names), and back; a
+    component matching two entries (both spellings exist side by side) matches none.
+    """
+    import unicodedata
+
+    here = vault
+    for part in parts:
+        exact = here / part
+        if os.path.lexists(exact):
+            here = exact
+            continue
+        want = unicodedata.normalize("NFC", part)
+        try:
+            names = [n for n in os.listdir(here) if is_utf8(n) and unicodedata.normalize("NFC", n) == want]
+        except OSError:
+            return None
+        if len(names) != 1:
+            return None
+        here = here / names[0]
+    return here
+
+
+def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | None:
+    """Run a query on the vault's existing index, opened read-only; ``None`` when there is no usable index.
+
+    The index is never created, migrated or synced here (no index file: nothing was ever recalled,
+    so no recall id can name a document): its ids are the ones recall printed last.
+    """
+    from dreamdb import config
+    from dreamdb.errors import DreamdbError
+    from dreamdb.store import connect as db
+
+    other = None
+    try:
+        index_path = config.index_path_for(vault)
+        if config.index_file_kind(index_path) not in ("dreamdb", "sqlite"):
+            return None
+        conn = db.connect(index_path, readonly=True)
+        try:
+            # one DREAMDB_INDEX shared by two vaults: its ids are not ours (a vault's own index, copied with the
+            # vault, is: recall takes it over; QA round 44)
+            other = _other_vault(conn, vault) if os.environ.get("DREAMDB_INDEX") else None
+            if other is None:
+                return [tuple(row) for row in conn.execute(sql, tuple(params))]
+        finally:
+            conn.close()
+    except (DreamdbError, db.DatabaseError, OSError):  # no usable index: the files alone decide
+        return None
+    raise UsageError(f"The index {index_path} mirrors another vault ({other}); its ids are not this vault's, so"
+                     " nothing was changed.",
+                     hint="Unset DREAMDB_INDEX (each vault keeps its own index in <vault>/.dreamdb/), or pass the"
+                          " file's path (e.g. knowledge/notes.md) to say which one.")
+
+
+def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
+    """The newest copy :func:`delete` kept of a note named ``bare`` (of ``doc_type``, or any markdown type),
+    ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``, else ``None``."""
+    found = []
+    for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
+        folder = _trash_root(vault) / t
+        try:
+            found += [p for p in folder.iterdir() if p.name.endswith(f"-{bare}.md") and p.name[:8].isdigit()]
+        except OSError:
+            continue
+    return max(found, key=lambda p: p.name) if found else None
+
+
+def _other_vault(conn, vault: Path) -> str | None:
+    """The other vault the index on ``conn`` records, when that vault still exists, else ``None`` (QA round
+    43: with one ``DREAMDB_INDEX`` for two vaults, ``update`` in one resolved ids by the other's index and
+    edited the wrong file). Recall refuses such an index (:meth:`dreamdb.api.Index._check_index_vault`)."""
+    from dreamdb.config import recorded_vault
+
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
+    return row[0] if row and recorded_vault(row[0], vault) == "other" else None
+
+
+def _index_sources(vault: Path, doc_type: str | None, bare: str) -> list[tuple[str, str]]:
+    """``(type, source path)`` of the documents whose id recall prints as ``type/bare`` (or ``bare`` of any
+    markdown type), from the vault's existing index; ``[]`` without one."""
+    import unicodedata
+
+    types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
+    marks = ", ".join("?" for _ in types)
+    rows = _index_rows(vault, f"SELECT DISTINCT type, source_path FROM documents WHERE slug = ? AND type IN ({marks})",
+                       [bare, *types])
+    if not rows and not bare.isascii():  # the index keeps names as the files have them: maybe decomposed (NFD)
+        rows = [(t, source) for t, source, slug in _index_rows(
+            vault, f"SELECT type, source_path, slug FROM documents WHERE type IN ({marks})", types) or []
+            if unicodedata.normalize("NFC", slug) == bare]
+    return sorted(set(rows or []))
+
+
+def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path] | None:
+    """Map the doc id recall prints (``type/slug``, or a bare slug) to its one source file, via the index
+    (``None`` when the index names no file, or several)."""
+    rows = _index_sources(vault, doc_type, bare)
+    if len({source for _, source in rows}) != 1:
+        return None
+    found = _document_at(vault, rows[0][1])
+    if found is None or found[0] != rows[0][0]:
+        return None
+    _refuse_moved_id(vault, f"{rows[0][0]}/{bare}", rows[0][1])
+    return found
+
+
+def _renumbered(vault: Path, doc_id: str) -> tuple[str, str] | None:
+    """``(vault-relative path, when as "YYYY-MM-DD HH:MM UTC")`` of the file ``doc_id`` named until a sync
+    renumbered the files of its name within :data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`, else ``None``
+    (also for an index older than schema 9, which has no ``renumbered_ids``)."""
+    from dreamdb.store.sync import RENUMBERED_GUARD_DAYS
+
+    rows = _index_rows(vault, "SELECT source_path, at_days FROM renumbered_ids WHERE doc_id = ? AND at_days >= ?"
+                              " ORDER BY at_days DESC LIMIT 1", [doc_id, time.time() / 86400.0 - RENUMBERED_GUARD_DAYS])
+    if not rows:
+        return None
+    return rows[0][0], datetime.fromtimestamp(rows[0][1] * 86400.0, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _dangling(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link to nothing (a missing file, or a loop of links)."""
+    return path.is_symlink() and not path.exists()
+
+
+def _refuse_dangling(vault: Path, path: Path) -> None:
+    """Raise WriteRefused when ``path`` is a symbolic link to nothing (:func:`_dangling`): no document (sync
+    skips it), so neither edited nor deleted (QA round 38: delete failed on it with an internal error)."""
+    if _dangling(path):
+        rel = path.relative_to(vault).as_posix()
+        target = os.readlink(path)
+        what = (f"a link to {target}, which leads in a loop" if os.path.islink(path.parent / target)
+                else f"a link to {target}, which does not exist")
+        raise WriteRefused(f"{rel} is {what}: it is no document (sync skips it); nothing was changed.",
+                           hint=f"Remove the link yourself if it is not needed (rm {shlex_quote(str(path))}), or "
+                                "restore the file it points to.")
+
+
+def _refuse_moved_id(vault: Path, doc_id: str, source: str) -> None:
+    """Raise WriteRefused when a sync moved ``doc_id`` from another file to ``source`` lately
+    (:data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`): whoever was shown the id meant the other file."""
+    moved = _renumbered(vault, doc_id)
+    if moved and moved[0] != source:
+        when = moved[1]
+        why = ("a file of the same name was added or removed and the same-named files were renumbered"
+               if _index_rows(vault, "SELECT 1 FROM documents WHERE source_path = ?", [moved[0]])
+               else "that file was removed or renamed")
+        raise WriteRefused(f"{doc_id} named {moved[0]} until {when}, when {why}; it now names {source}. Nothing was"
+                           " changed.", hint=f"Pass the file's path to say which one (e.g. {source}); recall --json"
+                                             " gives each hit's path.")
+
+
+def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
+    """Raise WriteRefused when ``doc_id`` names no document now because a sync renumbered the files of
+    its name lately (:data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`): whoever was shown it meant the
+    file it named, whose id is now another (QA round 38: "not found", and a suggestion that was refused)."""
+    moved = _renumbered(vault, doc_id)
+    if not moved:
+        return
+    source, when = moved
+    now_id = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [source])
+    kept = None if now_id else _in_trash(vault, doc_id.split("/", 1)[0], Path(source).stem)
+    now = (f", when the files of that name were renumbered; that file's id is now {now_id[0][0]}" if now_id
+           else ", when that file was removed or renamed" + (f" (a copy deleted by dreamdb is"
+                                                              f" {kept.relative_to(vault).as_posix()})" if kept else ""))
+    raise WriteRefused(f"{doc_id} named {source} until {when}{now}. Nothing was changed.",
+                       hint=f"Pass the file's path to say which one (e.g. {source}); recall --json gives each hit's"
+                            " path." if now_id else "Run dreamdb recall to find the document you mean.")
+
+
+def _refuse_bare_name(vault: Path, bare: str) -> None:
+    """For a bare name that is no file: the error its full form gets (a type alone, a memory section…).
+
+    A type name alone (``knowledge``) is refused as not a document; a name the
+    index knows as exactly one non-file document (``known-issues`` for
+    ``memory/known-issues``) gets the same answer as that id.
+    """
+    if bare in MARKDOWN_TYPES or bare in _NON_FILE_TYPES:
+        raise UsageError(f"{bare!r} is a document type, not a document.",
+                         hint=f"Name a document as {bare}/<slug> (run dreamdb recall to find the slug)." if bare in
+                         MARKDOWN_TYPES else f"{bare} documents cannot be edited or deleted by slug.")
+    marks = ", ".join("?" for _ in _NON_FILE_TYPES)
+    rows = _index_rows(vault, f"SELECT DISTINCT doc_id FROM documents WHERE slug = ? AND type IN ({marks})",
+                       [bare, *_NON_FILE_TYPES])
+    if rows and len(rows) == 1:
+        _parse_slug(rows[0][0])  # raises the full id's UsageError
+
+
+def find_document(vault: Path, slug: str) -> tuple[str, Path]:
+    """Find the markdown file of a document (see :func:`_find_document` for the forms of name).
+
+    The name is NFC-normalised first (``ç`` typed as ``c`` + combining cedilla
+    finds ``ç``), and file names are compared in NFC too.
+
+    Raises:
+        UsageError: as :func:`_find_document`, and for a name the file system refuses (too long).
+        WriteRefused: the name leads into a symlink loop.
+        NotFound, VaultNotFound: as :func:`_find_document`.
+    """
+    import unicodedata
+
+    try:
+        slug = _slug_text(slug)
+        composed = unicodedata.normalize("NFC", slug)
+        if composed != slug:  # typed decomposed: the file of exactly that name first (it may have a composed twin)
+            _, _, rel = _parse_slug(slug)
+            exact = _document_at(_check_vault(vault), rel, exact=True) if rel is not None else None
+            if exact is not None:
+                return exact
+        return _find_document(vault, composed)
+    except RuntimeError as exc:  # Path.resolve() on a symlink loop
+        raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
+    except OSError as exc:
+        raise UsageError(f"Cannot use {slug!r} as a document name: {exc.strerror or exc}.") from exc
+
+
+def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
+    """Find the markdown file of a document.
+
+    A document can be named:
+
+    * ``type/slug`` (``knowledge/my-note``) or a bare ``slug``; a trailing
+      ``.md`` is ignored. Types: knowledge, feature, task, objective, insight,
+      thesis. Archive folders (names starting with ``.``) are not searched.
+    * by the id recall prints, including the ``-N`` suffix the index gives a
+      second file of the same name (``knowledge/my-note-2``): when no file is
+      named so, the vault's existing index maps the id to its file (only if
+      it names exactly one file).
+    * by its path relative to the vault, ``.md`` optional
+      (``knowledge/decisions/my-note.md``, ``state/my-task``): always one file.
+      ``knowledge/my-note.md`` is the file ``knowledge/my-note.md`` when it
+      exists.
+
+    Args:
+        vault: the ``_dream_context`` folder.
+        slug: the document's name, as above.
+
+    Returns:
+        ``(type, path)``; ``path`` is inside the vault (not resolved).
+
+    Raises:
+        UsageError: the name is malformed or reaches outside the vault
+            (``..``, absolute, hidden folders); the slug names several files
+            (their paths are listed: pass one); it names a memory section or
+            changelog entry.
+        NotFound: no such document (close matches in the hint).
+        VaultNotFound: ``vault`` is not a folder.
+    """
+    import unicodedata
+
+    vault = _check_vault(vault)
+    doc_type, bare, rel = _parse_slug(slug)
+    if rel is not None:
+        found = _document_at(vault, rel)
+        if found is not None:
+            return found
+        _refuse_dangling(vault, vault.joinpath(*rel.split("/")))
+        if bare is None:
+            raise NotFound(f"No document file {rel} in the vault.",
+                           hint="Paths are relative to the vault folder (e.g. knowledge/decisions/my-note.md); "
+                                "run dreamdb recall to find a document.")
+    assert bare is not None
+    types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
+    matches: list[tuple[str, Path]] = []
+    known: list[tuple[str, Path]] = []  # (type/name, path) of every file, for the "did you mean" hint
+    for t in types:
+        for path in _iter_markdown(vault, t):
+            name = unicodedata.normalize("NFC", path.name[:-3])
+            known.append((f"{t}/{name}", path))
+            if name == bare:
+                matches.append((t, path))
+    real = [(t, path) for t, path in matches if not _dangling(path)]
+    if matches and not real:  # only links to nothing have that name (QA round 39: not when a note has it too)
+        _refuse_dangling(vault, matches[0][1])
+    matches = real
+    if len(matches) == 1:
+        # recall's id of that name may belong to another file (a numbered one, maybe of another type)
+        file_rel = matches[0][1].relative_to(vault).as_posix()
+        others = sorted({source for _, source in _index_sources(vault, doc_type, bare)
+                         if unicodedata.normalize("NFC", source) != unicodedata.normalize("NFC", file_rel)})
+        # (a file the index still lists but that is gone: removed since the last sync, QA round 38)
+        gone = [p for p in others if not os.path.lexists(vault.joinpath(*p.split("/")))]
+        others = [p for p in others if p not in gone]
+        archived = [p for p in others if in_archive(p)]
+        others = [p for p in others if p not in archived]
+        if archived and not others:  # the other one is archived: never edited, but maybe the one meant
+            raise UsageError(f"{slug!r} names the file {file_rel} and the archived file {archived[0]} (recall's id "
+                             "of that name); dreamdb does not edit files in archive folders.",
+                             hint=f"Pass {file_rel} to edit that file.")
+        if others:
+            count = {2: "two", 3: "three"}.get(len(others) + 1, str(len(others) + 1))
+            raise UsageError(f"{slug!r} names {count} documents: the file {file_rel}, and the id recall "
+                             f"shows for {', '.join(others)} (another file of that name).",
+                             hint=f"Pass the file's path to say which one: {' or '.join([file_rel, *others])}.")
+        if gone:  # whoever was shown the id meant the file that is gone, not this one
+            raise WriteRefused(f"{slug!r} is the id recall showed for {gone[0]}, which is no longer in the vault; "
+                               f"the file of that name now is {file_rel}. Nothing was changed.",
+                               hint=f"Pass the file's path to edit or delete it: {file_rel}.")
+        # the id may have named another file of that name until a sync removed that one (QA round 37)
+        _refuse_moved_id(vault, f"{matches[0][0]}/{bare}", file_rel)
+        return matches[0]
+    if not matches:
+        found = _from_index(vault, doc_type, bare)
+        if found is not None:
+            return found
+        sources = sorted({source for _, source in _index_sources(vault, doc_type, bare)})
+        if len(sources) > 1:  # numbered ids of two types (knowledge/n-2, feature/n-2) named without a type
+            raise UsageError(f"{slug!r} is the id of {len(sources)} documents: {', '.join(sources)}.",
+                             hint="Pass the type too (knowledge/…, feature/…) or the file's path: "
+                                  + " or ".join(sources) + ".")
+        archived = [p for p in sources if in_archive(p)]
+        if archived:  # indexed with DREAMDB_INCLUDE_ARCHIVES: searchable, never edited
+            raise UsageError(f"{slug!r} is the archived file {archived[0]}; dreamdb does not edit or delete "
+                             "files in archive folders (names starting with .).",
+                             hint="Edit or move it by hand if you mean to.")
+        if doc_type is None:
+            _refuse_bare_name(vault, bare)
+        # an id that a sync took away lately (its file removed or renamed, or the files of its name
+        # renumbered): say so, not "no such" with a guess (QA round 44: a bare name was pointed to another note)
+        for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
+            _refuse_renumbered_away(vault, f"{t}/{bare}")
+        # names as the caller wrote theirs (type/name, or the bare name), of files dreamdb can write: UTF-8, no
+        # control characters, not a link out of the vault (sync skips those too; QA round 37), each once
+        pool = list(dict.fromkeys(
+            (k if doc_type else k.split("/", 1)[1]) for k, path in known
+            if is_utf8(k) and not _bad_char(k)
+            and (not path.is_symlink() or (not _dangling(path) and _resolves_inside(vault, path)))))
+        # names compared without their type (a shared "knowledge/" made "knowledge/*" close to any knowledge
+        # note: QA round 40), and given back as the caller wrote theirs
+        by_name: dict[str, list[str]] = {}
+        for k in pool:
+            by_name.setdefault(k.split("/", 1)[-1], []).append(k)
+        close = list(dict.fromkeys(k for name in difflib.get_close_matches(bare, list(by_name), n=5, cutoff=0.6)
+                                   for k in sorted(by_name[name], key=lambda k: not k.startswith(f"{doc_type}/"))))[:5]
+        if "\u2409" in slug or "\u240a" in slug:  # copied from recall's output, where they stand for a tab/newline
+            raise NotFound(f"No document {slug!r} in the vault.",
+                           hint="recall shows a tab or newline in a name as ␉ or ␊; dreamdb does not edit files with"
+                                " such names: rename the file without it (e.g. with mv), then retry.")
+        kept = _in_trash(vault, doc_type, bare)
+        if kept is not None:  # deleted by dreamdb (QA round 44: deleting twice said only "No document")
+            raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
+                           f" {kept.relative_to(vault).as_posix()}.",
+                           hint="Move the copy back to restore it, if that was a mistake.")
+        raise NotFound(f"No document {slug!r} in the vault.",
+                       hint=("Did you mean: " + ", ".join(close)) if close else
+                       "Run dreamdb recall to find the slug.")
+    paths = [p.relative_to(vault).as_posix() for _, p in matches]
+    marks = ", ".join("?" for _ in paths)
+    ids = dict((r[0], r[1]) for r in _index_rows(
+        vault, f"SELECT source_path, doc_id FROM documents WHERE source_path IN ({marks})", paths) or [])
+    # The id in parentheses is the index's (a second file of a name gets ``-2``). For a file the index
+    # has not seen yet, ``type/name`` is shown only when no other candidate has the same type: two
+    # such files would both seem to be ``type/name``.
+    n_of_type = {t: sum(1 for u, _ in matches if u == t) for t, _ in matches}
+
+    def shown_id(t: str, rel_path: str) -> str | None:
+        return ids.get(rel_path) or (f"{t}/{bare}" if n_of_type[t] == 1 else None)
+
+    listing = ", ".join(f"{rel_path} ({i})" if (i := shown_id(t, rel_path)) else rel_path
+                        for (t, _), rel_path in zip(matches, paths))
+    # An index id that is no file's name (knowledge/foo-2 with no foo-2.md) names one file; the plain name does not.
+    file_ids = set(known)
+    suffixed = [i for i in ids.values() if i.split("/", 1)[-1] != bare and i not in file_ids]
+    raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}. "
+                     f"Pass the file's path to say which one (e.g. {paths[-1]}).",
+                     hint="A path relative to the vault always names one file"
+                     + (f" (an id with a number suffix, such as {suffixed[0]}, does too)." if suffixed else "."))

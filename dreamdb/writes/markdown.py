@@ -1,0 +1,363 @@
+"""Line-level frontmatter editing of a markdown document (:class:`_Markdown`): only the lines of the
+keys being changed are rewritten, and the result is re-parsed and compared with the intended mapping."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from dreamdb.errors import UsageError, WriteRefused
+from dreamdb.vault.fences import find_block
+from dreamdb.writes.checks import _bad_char
+
+
+_KEY_RE = re.compile(r"""^(?:"(?P<dq>[^"\\]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))\s*:(?:\s|$)""")
+
+
+class _Markdown:
+    """A markdown file split into BOM, frontmatter lines and body text."""
+
+    def __init__(self, text: str) -> None:
+        self.bom = "\ufeff" if text.startswith("\ufeff") else ""
+        text = text[len(self.bom):]
+        self.newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
+        self.has_fm = False
+        self.open_line = ""
+        self.fm_lines: list[str] = []
+        self.close_line = ""
+        self.body = text
+        block = find_block(text)  # the indexer's rule, shared
+        self.unclosed = block is not None and block.close_start is None
+        if block is not None and not self.unclosed:
+            self.has_fm = True
+            self.open_line = text[:block.open_end]
+            self.fm_lines = re.split(r"(?<=\n)", text[block.open_end:block.close_start])
+            if self.fm_lines[-1] == "":
+                self.fm_lines.pop()
+            self.close_line = text[block.close_start:block.close_end]
+            self.body = text[block.close_end:]
+
+    def render(self) -> str:
+        if not self.has_fm:
+            return self.bom + self.body
+        ends = self.close_line.endswith("\n") or not self.body  # a file ending on its closing fence stays so
+        close = self.close_line if ends else self.close_line + self.newline
+        return self.bom + self.open_line + "".join(self.fm_lines) + close + self.body
+
+    def check_closed(self) -> None:
+        """Raise WriteRefused when the file opens a frontmatter block (``---``) that no ``---`` line closes."""
+        if self.unclosed:
+            raise WriteRefused("The document's frontmatter is not closed: its first line is --- but no later "
+                               "line is --- (or ...), so dreamdb cannot tell frontmatter from body.",
+                               hint="Add a line --- after the last frontmatter key (or remove the first line "
+                                    "if the file has no frontmatter), then retry.")
+
+    def frontmatter(self) -> dict:
+        import yaml
+
+        self.check_closed()
+        if not self.has_fm:
+            return {}
+        try:
+            data = yaml.safe_load("".join(self.fm_lines))
+        except yaml.YAMLError as exc:
+            raise WriteRefused(f"The document's YAML frontmatter is malformed ({_yaml_problem(exc)}).",
+                               hint="Fix the frontmatter by hand; dreamdb will not guess.") from exc
+        except (ValueError, OverflowError) as exc:  # PyYAML building an impossible date (2026-13-45)
+            raise WriteRefused(f"The document's YAML frontmatter holds an impossible value ({exc}).",
+                               hint="Fix the frontmatter by hand (e.g. a date like 2026-13-45); dreamdb will not guess.") from exc
+        except RecursionError:
+            raise WriteRefused("The document's YAML frontmatter is nested too deeply to read.",
+                               hint="Fix the frontmatter by hand; dreamdb will not guess.") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise WriteRefused("The document's frontmatter is not a YAML mapping.",
+                               hint="Fix the frontmatter by hand; dreamdb will not guess.")
+        from dreamdb.vault.frontmatter import TooLarge, check_size
+
+        try:
+            check_size(data)  # as the indexer: aliases can stand for billions of values, or a list holding itself
+        except TooLarge as exc:
+            raise WriteRefused(f"The document's YAML frontmatter is too large to edit safely: {exc}.",
+                               hint="Fix the frontmatter by hand (write the values out instead of YAML aliases).") from None
+        return data
+
+    def key_spans(self) -> dict[str, tuple[int, int]]:
+        """Map each top-level key to its [start, end) line range in fm_lines."""
+        starts: list[tuple[str, int]] = []
+        for i, line in enumerate(self.fm_lines):
+            m = _KEY_RE.match(line)
+            if m:
+                key = m.group("dq") if m.group("dq") is not None else (
+                    m.group("sq") if m.group("sq") is not None else m.group("plain"))
+                starts.append((key, i))
+        spans: dict[str, tuple[int, int]] = {}
+        for n, (key, start) in enumerate(starts):
+            end = starts[n + 1][1] if n + 1 < len(starts) else len(self.fm_lines)
+            # A column-0 comment ends the span; trailing blank lines stay outside it.
+            for j in range(start + 1, end):
+                if self.fm_lines[j].startswith("#"):
+                    end = j
+                    break
+            while end - 1 > start and not self.fm_lines[end - 1].strip():
+                end -= 1
+            spans[key] = (start, end)
+        return spans
+
+
+def _yaml_problem(exc: Exception) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    return f"{problem} at line {mark.line + 2}" if mark is not None else str(problem)
+
+
+def _scalar(value: Any) -> str:
+    """One YAML scalar, safe in block and flow context."""
+    import yaml
+
+    dumped = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9)
+    dumped = dumped.strip()
+    assert dumped.startswith("[") and dumped.endswith("]")
+    return dumped[1:-1]
+
+
+def _timestamp(value: date, old_text: str) -> str:
+    """A date or datetime as the plain YAML timestamp PyYAML reads back to the same value
+    (``2026-08-18``, ``2026-08-18 10:00:00``, ``2026-08-18T10:00:00Z``), with a ``T`` between date
+    and time when the old value had one (a flow dump would write ``!!timestamp '…'``)."""
+    if not isinstance(value, datetime):
+        return value.isoformat()
+    sep = "T" if re.match(r"\d{4}-\d\d-\d\dT", old_text) or value.tzinfo else " "
+    text = value.isoformat(sep=sep)
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _trailing_comment(line: str) -> str:
+    """The `` # comment`` ending a one-line ``key: value`` (``""`` when none): the first `` #`` after
+    which the line still reads as the same mapping (a ``#`` inside quotes is part of the value)."""
+    import yaml
+
+    body = line.rstrip("\r\n")
+    if " #" not in body and "\t#" not in body:
+        return ""
+    try:
+        whole = yaml.safe_load(body)
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+        return ""
+    for m in re.finditer(r"[ \t]+#", body):
+        try:
+            if yaml.safe_load(body[:m.start()]) == whole:
+                return body[m.start():]
+        except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+            continue
+    return ""
+
+
+def _render_key(key: str, value: Any, old: list[str], newline: str) -> list[str]:
+    """Render ``key: value`` as frontmatter lines, following the old lines' style; a one-line key
+    keeps its trailing comment when its new value is one line too."""
+    # a value's own line breaks (a quoted scalar spanning lines) take the file's line ending too
+    lines = [ln.replace("\r\n", "\n").replace("\n", newline) for ln in _render_value(key, value, old, newline)]
+    if len(old) == 1 and len(lines) == 1:
+        comment = _trailing_comment(old[0])
+        if comment:
+            lines = [lines[0][:-len(newline)] + comment + newline]
+    return lines
+
+
+def _render_value(key: str, value: Any, old: list[str], newline: str) -> list[str]:
+    first = old[0] if old else ""
+    after_colon = first.split(":", 1)[1].strip() if ":" in first else ""
+    if isinstance(value, date):
+        return [f"{key}: {_timestamp(value, after_colon)}{newline}"]
+    if isinstance(value, list):
+        if old and (after_colon.startswith("[") or not old[1:]) and after_colon:
+            quote_json = '"' in after_colon
+            items = [json.dumps(v, ensure_ascii=False) if quote_json and isinstance(v, str) else _scalar(v)
+                     for v in value]
+            return [f"{key}: [{', '.join(items)}]{newline}"]
+        if not value:
+            return [f"{key}: []{newline}"]
+        indent = "  "
+        for line in old[1:]:
+            m = re.match(r"^(\s*)- ", line)
+            if m:
+                indent = m.group(1)
+                break
+        return [f"{key}:{newline}"] + [f"{indent}- {_scalar(v)}{newline}" for v in value]
+    if isinstance(value, str) and value.strip():
+        cont_indent = "  "
+        for line in old[1:]:
+            if line.strip():
+                cont_indent = re.match(r"^(\s*)", line).group(1) or "  "
+                break
+        if "\n" in value and not value.endswith("\n\n"):
+            # Multi-line text: a literal block keeps it readable (| keeps one final newline, |- none).
+            chomp = "|" if value.endswith("\n") else "|-"
+            body = value[:-1] if value.endswith("\n") else value
+            return [f"{key}: {chomp}{newline}"] + [
+                f"{cont_indent}{ln}{newline}" if ln else newline for ln in body.split("\n")]
+        if (after_colon in (">-", ">") and "\n" not in value and value == value.strip()
+                and "  " not in value):
+            lines = _wrap(value, 80 - len(cont_indent))
+            return [f"{key}: >-{newline}"] + [f"{cont_indent}{ln}{newline}" for ln in lines]
+    if isinstance(value, str) and old and after_colon[:1] in ('"', "'") and "\n" not in value:
+        if after_colon[:1] == '"':
+            return [f"{key}: {json.dumps(value, ensure_ascii=False)}{newline}"]
+        if not any(ord(c) < 32 for c in value):
+            return [f"{key}: '" + value.replace("'", "''") + f"'{newline}"]
+    return [f"{key}: {_scalar(value)}{newline}"]
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    words = text.split(" ")
+    lines: list[str] = []
+    current = ""
+    for word in words:
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    lines.append(current)
+    return lines
+
+
+def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
+    """Set top-level frontmatter keys, editing only their lines (see module doc)."""
+    import yaml
+
+    original = doc.frontmatter()
+    expected = dict(original)
+    expected.update(changes)
+    if not doc.has_fm:
+        doc.has_fm = True
+        doc.open_line = "---" + doc.newline
+        doc.close_line = "---" + doc.newline
+        doc.fm_lines = []
+    original_lines = list(doc.fm_lines)
+    lines = list(doc.fm_lines)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += doc.newline
+    doc.fm_lines = lines
+    for key, value in changes.items():
+        spans = doc.key_spans()
+        start, end = spans.get(key, (None, None))
+        rendered = _render_key(key, value, doc.fm_lines[start:end] if start is not None else [], doc.newline)
+        try:
+            candidate = yaml.safe_load("".join(rendered))
+        except yaml.YAMLError:
+            candidate = None
+        if not isinstance(candidate, dict) or candidate.get(key) != value:
+            rendered = [f"{key}: {_scalar(value)}{doc.newline}"]
+        if start is not None:
+            doc.fm_lines[start:end] = rendered
+        else:
+            insert_at = len(doc.fm_lines)
+            while insert_at > 0 and not doc.fm_lines[insert_at - 1].strip():
+                insert_at -= 1
+            doc.fm_lines[insert_at:insert_at] = rendered
+    try:
+        got = yaml.safe_load("".join(doc.fm_lines)) or {}
+    except yaml.YAMLError:
+        got = None
+    if got != expected or _repeats_a_key("".join(doc.fm_lines)):
+        # The line edit did not produce the intended mapping: re-dump whole, unless that would drop comments.
+        if any(ln.lstrip().startswith("#") or _trailing_comment(ln) for ln in original_lines):
+            raise WriteRefused("The document's frontmatter uses YAML that dreamdb cannot edit line by line "
+                               "(anchors and aliases, explicit ? keys…), and rewriting it whole would drop its "
+                               "comments; nothing was written.",
+                               hint="Make that edit by hand, or remove the comments first.")
+        dumped = yaml.safe_dump(expected, allow_unicode=True, sort_keys=False, width=10**9)
+        doc.fm_lines = [ln + doc.newline for ln in dumped.splitlines()]
+        if (yaml.safe_load("".join(doc.fm_lines)) or {}) != expected:  # pragma: no cover
+            raise WriteRefused("Internal error: could not write the frontmatter faithfully; nothing written.")
+
+
+def _repeats_a_key(text: str) -> bool:
+    """Whether a YAML mapping names a top-level key twice (PyYAML keeps the last; strict parsers refuse
+    the file). A key written in a form the line editor does not see (``? description`` on its own
+    line) gets a second line from it: the frontmatter is then dumped whole instead."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return False
+    if not isinstance(node, yaml.MappingNode):
+        return False
+    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+    return len(keys) != len(set(keys))
+
+
+def _updated_value(old: Any, now: datetime) -> Any:
+    if isinstance(old, datetime):
+        return now.replace(microsecond=0) if old.tzinfo else now.replace(microsecond=0, tzinfo=None)
+    if isinstance(old, date):
+        return now.date()
+    if isinstance(old, str) and "T" in old:
+        return now.replace(microsecond=0).isoformat()
+    return now.date().isoformat()
+
+
+def _load_markdown(path: Path) -> _Markdown:
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WriteRefused(f"{path.name} is not UTF-8 text; it was not changed.") from exc
+    return _Markdown(text)
+
+
+def _clean_tags(tags: Sequence[str] | str) -> list[str]:
+    """Tags as given (a list, or one comma-separated string): stripped, empty ones and repeats dropped.
+
+    Repeats are exact (``a`` and ``A`` are two tags); the first one's place is kept.
+
+    Raises:
+        UsageError: a tag holds a newline, tab, NUL or other control character; ``tags`` is not text.
+    """
+    if isinstance(tags, str):
+        items = tags.split(",")
+    elif isinstance(tags, (list, tuple)) and all(isinstance(t, (str, int, float)) and not isinstance(t, bool)
+                                                 for t in tags):
+        items = [str(t) for t in tags]
+    else:
+        raise UsageError(f"tags must be a comma-separated string or a list of strings, got {tags!r}.")
+    out: list[str] = []
+    for item in items:
+        if _bad_char(item):
+            raise UsageError(f"The tag {item!r} contains a newline or another control character.",
+                             hint="Tags are one line each, separated by commas (e.g. --tags \"recall, storage\").")
+        tag = item.strip()
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
+def _visible(text: str) -> bool:
+    """Whether ``text`` holds a character a reader sees: not only whitespace and the invisible format
+    characters the analyzer removes (:func:`dreamdb.analyzer.normalize`: zero-width space, joiners, soft hyphen)."""
+    from dreamdb.analyzer import normalize
+
+    return bool(normalize(text).strip())
+
+
+def _same_value(key: str, current: Any, wanted: Any) -> bool:
+    """Whether the frontmatter value ``current`` already is ``wanted`` (a flag as the indexer reads it)."""
+    from dreamdb.vault.parse import frontmatter_bool
+
+    if key == "pinned":
+        return frontmatter_bool(current) == bool(wanted)
+    if key == "tags":  # a comma string or a list, read alike (QA round 39: "alpha, beta" was rewritten as a list)
+        try:
+            return isinstance(current, (str, list)) and _clean_tags(current) == wanted
+        except UsageError:  # (a tag the file holds that dreamdb would not write: a change, then)
+            return False
+    if isinstance(current, str) and isinstance(wanted, str):  # a folded or literal block ends in a newline
+        return current.strip() == wanted.strip()
+    return type(current) is type(wanted) and current == wanted
