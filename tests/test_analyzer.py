@@ -283,3 +283,29 @@ def test_a_query_without_accents_finds_the_accented_note_and_back(tiny_vault, en
     assert [h.slug for h in hits] == ["naive"] and hits[0].score > 0
     assert "café" in ix.recall("cafe", top=1)[0].snippet  # the line is found, shown as written
     ix.close()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("v0.5.0 shipped", ["0.5.0"]),
+    ("See 1.2.3.", ["1.2.3"]),  # the sentence's full stop is not part of it
+    ("Python 3.11.7 and 0.20.2", ["3.11.7", "0.20.2"]),
+    ("bind 127.0.0.1:8080", ["127.0.0.1"]),
+    ("C++ and C# and F#!", ["c++", "c#", "f#"]),
+    ("(C++) C#-like", ["c++", "c#"]),
+    ("DEC-0054 node.js x.1.2 page.html#c a+b c++x", []),  # the split loses nothing of these
+])
+def test_identifier_terms(text, expected):
+    from dreamdb.analyzer import fold_case, identifier_terms
+
+    assert identifier_terms(fold_case(text)) == expected
+
+
+def test_identifiers_add_to_term_frequency_not_to_length():
+    from dreamdb.store.sync import document_terms
+    from dreamdb.vault.parse import Document
+
+    doc = Document(type="knowledge", slug="x", source_path="knowledge/x.md", title="Release v0.5.0", body="Ships C++ and v0.5.0.")
+    postings, lengths, _turkish = document_terms(doc)
+    assert lengths == [2, 0, 0, 2]  # release v0 | ships v0
+    assert postings["0.5.0"] == [1, 0, 0, 1, 0] and postings["c++"] == [0, 0, 0, 1, 0]
+    assert postings["v0"] == [1, 0, 0, 1, 0]

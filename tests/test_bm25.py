@@ -102,3 +102,42 @@ def test_tie_score_keeps_order_and_ties_last_bit_differences():
     values = sorted(abs(math.sin(i)) * 10 ** (i % 7 - 3) for i in range(2000))
     keys = [S.tie_score(v) for v in values]
     assert keys == sorted(keys) and all(abs(k - v) <= v * 2.0 ** -S.TIE_BITS for k, v in zip(keys, values))
+
+
+def _versions(vault):
+    # After analysis (identifiers beside their pieces, at the same position: tf, not length):
+    # r5 = release | v0 ship v0 (len 3; + 0.5.0, 0.6.0 once each);
+    # r6 = release | v0 ship (len 2; + 0.6.0); r7 = release | v0 ship sail (len 3).
+    write_doc(vault, "knowledge/r5.md", "---\ntitle: release\n---\nv0.5.0 ship, v0.6.0\n")
+    write_doc(vault, "knowledge/r6.md", "---\ntitle: release\n---\nv0.6.0 ship\n")
+    write_doc(vault, "knowledge/r7.md", "---\ntitle: release\n---\nv0 ship sail\n")
+
+
+def test_a_version_number_is_one_more_term_by_hand(tiny_vault):
+    """QA round 45 M3: ``v0.5.0`` split on punctuation is ``v0`` alone (``5`` and ``0`` are one character), which
+    every 0.x version holds; the whole number is a term too (analyzer.identifier_terms)."""
+    _versions(tiny_vault)
+    index = dreamdb.open(tiny_vault)
+    hits = {h.doc_id: h for h in index.recall("v0.5.0", top=5, now="2026-01-01T00:00:00Z", explain=True)}
+    assert list(hits)[0] == "knowledge/r5"
+    # lengths (body + title) 4, 3, 4: avgdl 11/3; v0 df 3, 0.5.0 df 1
+    avgdl = 11 / 3
+    v0_r5 = F.bm25_term(2, 4, avgdl, F.idf(3, 3))
+    ident_r5 = F.bm25_term(1, 4, avgdl, F.idf(3, 1))
+    assert hits["knowledge/r5"].score == pytest.approx(v0_r5 + ident_r5, abs=1e-6)
+    assert {t["term"]: t["df"] for t in hits["knowledge/r5"].terms} == {"v0": 3, "0.5.0": 1}
+    # r7 holds v0 alone: v0's part only, with its own length
+    assert hits["knowledge/r7"].score == pytest.approx(F.bm25_term(1, 4, avgdl, F.idf(3, 3)), abs=1e-6)
+    # a query without an identifier scores as the split alone: the identifiers add to no length
+    plain = {h.doc_id: h.score for h in index.recall("ship", top=5, now="2026-01-01T00:00:00Z")}
+    assert plain["knowledge/r6"] == pytest.approx(F.bm25_term(1, 3, avgdl, F.idf(3, 3)), abs=1e-6)
+    assert index.recall("v0.6.0", top=1)[0].doc_id == "knowledge/r6"  # the shorter of the two that hold it
+
+
+def test_c_plus_plus_is_searchable(tiny_vault):
+    write_doc(tiny_vault, "knowledge/cpp.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in C++ (not C#).\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in Rust.\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("C++")] == ["knowledge/cpp"]
+    assert [h.doc_id for h in index.recall("c#")] == ["knowledge/cpp"]
+    assert index.recall("F#") == [] and not any("no searchable terms" in n for n in index.take_notes())

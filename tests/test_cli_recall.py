@@ -409,3 +409,12 @@ def test_superseded_by_names_the_last_of_same_day_corrections_remember_appended(
     with dreamdb.open(tiny_vault, engine=engine) as ix:
         hits = {h.doc_id: h for h in ix.recall("atomic writes", top=5, now="2026-12-04")}
         assert hits["changelog/2026-12-03-writes-1"].superseded_by == f"changelog/{two['id']}" != f"changelog/{one['id']}"
+
+
+def test_a_version_number_finds_the_notes_that_write_it_on_the_real_vault(real_index):
+    """QA round 45 M3: ``v0.5.0`` was searched as ``v0`` (held by 129 documents): 1 of the 8 notes that write
+    it reached the top 10, and the changelog entry titled "v0.5.0: …" none."""
+    hits = real_index.recall("what did we ship in v0.5.0?", top=5, now="2026-08-18T00:00:00Z")
+    writing = [h.doc_id for h in hits if "v0.5.0" in (h.title + h.snippet + h.description)]
+    assert hits[0].doc_id == "changelog/2026-05-31-positioning-1"
+    assert len(writing) >= 3, [h.doc_id for h in hits]

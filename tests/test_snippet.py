@@ -96,3 +96,10 @@ def test_a_snippet_follows_its_file_when_a_new_same_named_file_takes_its_id(tiny
     index.sync(force=True)  # b/notes.md is now knowledge/notes-3; notes-2 is a/notes.md, on b's old row
     assert hit.snippet == "zebra text of file B"
     index.close()
+
+
+def test_the_line_with_the_whole_version_number_wins():
+    body = "v0.4.0 was first.\nnothing here\nv0.5.0 shipped the installer.\nv0.6.0 later."
+    assert best_snippet(body, ["v0", "0.5.0"]) == "nothing here\nv0.5.0 shipped the installer.\nv0.6.0 later."
+    long = "x " * 200 + "C++ rewrite " + "y " * 200
+    assert "C++ rewrite" in best_snippet(long, ["c++"])  # clipped around the identifier

@@ -19,8 +19,8 @@ import heapq
 import json
 import math
 
-from dreamdb.analyzer import (STOPWORDS, alternate_terms, analyze, diacritic_round, diacritic_rounds, is_turkish,
-                               is_turkish_text, lower, normalize, query_words, stem, tokens, TURKISH_TO_ASCII)
+from dreamdb.analyzer import (STOPWORDS, TURKISH_TO_ASCII, alternate_terms, analyze, diacritic_round, diacritic_rounds,
+                               identifier_terms, is_turkish, is_turkish_text, lower, normalize, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -215,6 +215,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
     else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
         distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
+    identifiers = identifier_terms(lower(written))  # (v0.5.0 → 0.5.0, C++ → c++: one more term each)
+    if identifiers:
+        distinct = list(dict.fromkeys(distinct + identifiers))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
     distinct = distinct[:MAX_QUERY_TERMS]
     resolved: dict[str, str] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from dreamdb.analyzer import analyze, fold_case, is_turkish_text, raw_tokens, stem
+from dreamdb.analyzer import analyze, fold_case, identifier_terms, is_turkish_text, raw_tokens, stem
 
 MAX_LINE_CHARS = 240
 """Each snippet line is cut to this many characters (a 1 MB single line stays readable)."""
@@ -19,7 +19,7 @@ def _clip(line: str, terms: set[str], turkish: bool) -> str:
     pos = 0
     for word_start in range(0, len(line), 40):
         chunk = line[word_start:word_start + 80]
-        if terms.intersection(analyze(chunk, turkish=turkish)):
+        if not terms.isdisjoint(analyze(chunk, turkish=turkish)) or not terms.isdisjoint(identifier_terms(fold_case(chunk))):
             pos = max(0, word_start - 60)
             break
     clipped = line[pos:pos + MAX_LINE_CHARS]
@@ -87,11 +87,16 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
         turkish = is_turkish_text(raw_tokens(body[:20000]))
     if not terms:
         return "\n".join(_clip(ln, terms, bool(turkish)) for ln in lines[:2])
-    pre = _prefilter(terms)
+    # identifiers (0.5.0, c++: analyzer.identifier_terms) are counted on their own; words through the regex
+    identifiers = {t for t in terms if "." in t or "+" in t or "#" in t}
+    words = terms - identifiers
+    pre = _prefilter(words) if words else None
     # One regex pass over the whole folded text; hits are mapped to lines by offset.
     text = "\n".join(lines)
     folded = fold_case(text).replace("_", " ")
-    if len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
+    if pre is None:
+        counts = [0] * len(lines)
+    elif len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
         counts = [sum(1 for _i, w in _candidates(pre, fold_case(ln).replace("_", " ")) if _matches(w, terms, turkish))
                   for ln in lines]
     else:
@@ -103,6 +108,9 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
         for i, w in _candidates(pre, folded):
             if _matches(w, terms, turkish):
                 counts[bisect_right(starts, i) - 1] += 1
+    if identifiers:
+        for i, ln in enumerate(lines):
+            counts[i] += sum(map(identifiers.__contains__, identifier_terms(fold_case(ln))))
     best_i, best_hits = 0, 0
     for i, hits in enumerate(counts):
         if hits > best_hits:

@@ -20,7 +20,8 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamdb.analyzer import ANALYZER_VERSION, analyze, is_turkish_text, raw_tokens
+from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, analyze, fold_case, identifier_terms,
+                              is_turkish_text, tokens)
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
@@ -28,8 +29,8 @@ from dreamdb.ranking.rank import corpus_stats
 from dreamdb.vault.discover import SourceFile, classify, in_archive, walk_sources
 from dreamdb.vault.tags import tag_key
 
-INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}"
-"""Analyzer and parser versions: an index built with another format is rebuilt by the next sync."""
+INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}.{IDENTIFIERS_VERSION}"
+"""Analyzer, parser and identifier-rule versions: an index built with another format is rebuilt by the next sync."""
 
 FIELDS = ("title", "description", "tags", "body")
 """BM25F fields, in the column order of ``postings`` and ``documents.len_*``."""
@@ -678,10 +679,13 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         tf_tags, tf_body, tf_slug]``; ``lengths`` = terms per BM25F field (4 ints).
         The language (Turkish or not) is decided once for the whole document. In Turkish
         text a capitalised word also counts under its Turkish stem (``stacked``, see
-        :mod:`dreamdb.analyzer`), which adds to its term frequency but not to the length.
+        :mod:`dreamdb.analyzer`), which adds to its term frequency but not to the length; so do the
+        identifiers the split on punctuation loses (:func:`dreamdb.analyzer.identifier_terms`:
+        ``0.5.0`` of ``v0.5.0``, ``c++``), in every language.
     """
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
-    words = [raw_tokens(text) for text in texts]
+    folded = [fold_case(text) for text in texts]
+    words = [tokens(text) for text in folded]  # raw_tokens(text), from the one fold
     turkish = is_turkish_text([w for field in words for w in field])
     postings: dict[str, list[int]] = {}
     lengths = []
@@ -692,6 +696,7 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         terms = analyze(text, turkish=turkish, words=w, stacked=stacked)
         if f < 4:
             lengths.append(len(terms))
+            stacked = (stacked or []) + identifier_terms(folded[f])
         for t, n in Counter(terms + stacked if stacked else terms).items():
             row = postings.get(t)
             if row is None:
