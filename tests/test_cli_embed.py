@@ -271,6 +271,34 @@ def test_an_interrupted_refresh_says_what_it_kept_and_nothing_more(tiny_vault, w
     assert code == 130 and json.loads(out)["error"] == {"message": "Interrupted.", "hint": None, "exit_code": 130}
 
 
+@pytest.mark.model
+def test_an_interrupted_forced_refresh_is_finished_by_a_plain_one(tiny_vault, with_model, capsys, monkeypatch):
+    """QA round 45 M1: Ctrl-C on `embed refresh --force` said "run `dreamdb embed refresh` again to finish",
+    which then found nothing to do (every text had a vector, old or new)."""
+    from dreamdb.embeddings import store
+
+    small_vault(tiny_vault)
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+    real = store.refresh
+
+    def stopped_after_one_text(conn, embedder, **kwargs):
+        def progress(done, total):
+            if done >= 1:
+                raise KeyboardInterrupt
+        return real(conn, embedder, **{**kwargs, "progress": progress, "batch_size": 1})
+
+    monkeypatch.setattr(store, "refresh", stopped_after_one_text)
+    code, out, err = run(capsys, "embed", "refresh", "--force", "--vault", str(tiny_vault))
+    assert code == 130 and "Interrupted: 1/2 chunk texts re-embedded" in err and "it resumes" in err, err
+    monkeypatch.setattr(store, "refresh", real)
+    code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+    assert code == 0 and json.loads(out)["reembed_pending"] == 1
+    code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
+    assert code == 0 and json.loads(out)["embedded"] == 1
+    code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+    assert json.loads(out)["reembed_pending"] == 0
+
+
 def test_model_build_refusal_comes_before_building(tmp_path, capsys):
     """QA round 35: `model install --dest` at a folder that is not a model printed "Building …" before refusing."""
     dest = tmp_path / "notes"

@@ -580,6 +580,19 @@ def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
         assert sum(after[h] != before[h] for h in before) == 4  # one batch replaced, the rest kept
         assert index.conn.execute("SELECT COUNT(*) FROM vec_embeddings").fetchone()[0] == 12
         assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        # QA round 45 M1: a plain refresh finishes the forced one (it said "run refresh again to finish",
+        # and that did nothing: every text had a vector); the lazy refresh before a query leaves it
+        st = store.embed_status(index.conn, emb.model_id)
+        assert st["reembed_pending"] == 8 == store.forced_remaining(index.conn, emb.model_id)
+        assert "8 chunk texts still to re-embed" in st["summary"]
+        emb.calls.clear()
+        assert store.refresh(index.conn, emb, resume_forced=False).embedded == 0 and not emb.calls
+        r = store.refresh(index.conn, emb, batch_size=4)
+        assert r.embedded == 8 and len(emb.calls) == len(set(emb.calls)) == 8  # the texts not re-embedded yet, once each
+        final = dict(index.conn.execute("SELECT content_hash, id FROM embeddings"))
+        assert all(final[h] != before[h] for h in before) and store.forced_remaining(index.conn, emb.model_id) == 0
+        assert store.refresh(index.conn, emb).embedded == 0  # done: the marker is gone
+        assert index.conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'embed_force_below:%'").fetchone()[0] == 0
 
 
 def test_refresh_rechunks_after_a_sync_force_in_the_middle(tiny_vault):

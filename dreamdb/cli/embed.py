@@ -104,8 +104,13 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
             click.echo("Stopped waiting; the other refresh goes on (dreamdb embed status shows its progress).", err=True)
             raise
         st = embed_status(index.conn, embedder.model_id)
-        click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
-                   "run `dreamdb embed refresh` again to finish.", err=True)
+        if st.get("reembed_pending"):  # a --force run (or the rest of one): the others keep their old vectors
+            click.echo(f"Interrupted: {st['distinct_texts'] - st['reembed_pending']}/{st['distinct_texts']} chunk "
+                       "texts re-embedded and kept; the others keep their vectors meanwhile. Run `dreamdb embed "
+                       "refresh` to finish re-embedding them (it resumes; --force would start over).", err=True)
+        else:
+            click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
+                       "run `dreamdb embed refresh` again to finish.", err=True)
         raise Interrupted() from None  # said: the CLI's entry point exits 130 without its own "Aborted."
     finally:
         bar.close()
@@ -128,7 +133,9 @@ def refresh_cmd(vault, force, threads, as_json):
     Syncs the vault first, then embeds only chunk texts that have no vector
     for the installed model (an edit re-embeds only the chunks it changed).
     Each batch is saved as soon as it is done: Ctrl-C or a kill keeps the
-    finished work and the next run resumes. Hybrid recall also refreshes
+    finished work and the next run resumes, also that of an interrupted
+    --force (the texts it had not re-embedded keep their vectors
+    meanwhile). Hybrid recall also refreshes
     lazily; run this once after installing the model (the real vault's
     ~1,350 chunks take about 5 minutes on 2 cores).
 
@@ -198,6 +205,9 @@ def status_cmd(vault, as_json):
     click.echo(f"chunks:    {st['chunks']} ({st['distinct_texts']} distinct texts)")
     click.echo(f"vectors:   {st['embedded']} chunks embedded, {st['pending']} texts pending, "
                f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")
+    if st.get("reembed_pending"):
+        click.echo(f"re-embed:  {st['reembed_pending']} texts still to re-embed for an interrupted --force (their"
+                   " vectors are used meanwhile; run: dreamdb embed refresh)")
     for m in st["models"]:
         click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
     if st["languages"]:

@@ -246,6 +246,43 @@ def _delete_vectors(conn, ids: list[int]) -> None:
         conn.execute(f"DELETE FROM embeddings WHERE id IN ({marks})", part)
 
 
+FORCED_KEY = "embed_force_below:"
+"""``meta`` key (followed by a model id) of a forced re-embedding not finished yet (``refresh(force=True)``
+interrupted): its value is the highest ``embeddings.id`` when it started, so the vectors of that model with
+an id up to it predate it and are re-embedded by the next :func:`refresh`; removed once none is left."""
+
+
+def _forced_boundary(conn, model_id: str) -> int | None:
+    """The ``embeddings.id`` bound of ``model_id``'s unfinished forced re-embedding (:data:`FORCED_KEY`), else ``None``."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (FORCED_KEY + model_id,)).fetchone()
+    try:
+        return int(row[0]) if row is not None else None
+    except (TypeError, ValueError):  # a hand-edited value: no forced run to resume
+        return None
+
+
+def _predating(conn, model_id: str, boundary: int) -> list[tuple[str, str]]:
+    """(hash, text) of every distinct chunk text whose vector for ``model_id`` predates a forced re-embedding
+    (``embeddings.id`` ≤ ``boundary``): what that run has not re-embedded yet."""
+    return conn.execute(
+        """SELECT c.content_hash, MIN(c.text) FROM chunks c JOIN embeddings e
+             ON e.content_hash = c.content_hash AND e.model_id = ? AND e.id <= ?
+           GROUP BY c.content_hash""",
+        (model_id, boundary),
+    ).fetchall()
+
+
+def forced_remaining(conn, model_id: str) -> int:
+    """Chunk texts an interrupted ``refresh(force=True)`` of ``model_id`` has not re-embedded yet (0: none
+    interrupted, or finished); the next :func:`refresh` re-embeds them."""
+    boundary = _forced_boundary(conn, model_id)
+    if boundary is None:
+        return 0
+    return conn.execute(
+        """SELECT COUNT(DISTINCT c.content_hash) FROM chunks c JOIN embeddings e
+             ON e.content_hash = c.content_hash AND e.model_id = ? AND e.id <= ?""", (model_id, boundary)).fetchone()[0]
+
+
 def _missing(conn, model_id: str) -> list[tuple[str, str]]:
     """(hash, text) of every distinct chunk text without a vector for ``model_id``."""
     return conn.execute(
@@ -254,11 +291,6 @@ def _missing(conn, model_id: str) -> list[tuple[str, str]]:
            GROUP BY c.content_hash""",
         (model_id,),
     ).fetchall()
-
-
-def _all_texts(conn) -> list[tuple[str, str]]:
-    """(hash, text) of every distinct chunk text (what ``refresh(force=True)`` re-embeds)."""
-    return conn.execute("SELECT content_hash, MIN(text) FROM chunks GROUP BY content_hash").fetchall()
 
 
 def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, batch_size: int,
@@ -304,7 +336,8 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
 
 def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None = None,
             batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None,
-            max_unidentified: int | None = None, on_wait: Callable[[bool], None] | None = None) -> RefreshReport:
+            max_unidentified: int | None = None, on_wait: Callable[[bool], None] | None = None,
+            resume_forced: bool = True) -> RefreshReport:
     """Bring chunks and vectors in line with the documents table.
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
@@ -324,7 +357,8 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             :class:`dreamdb.embeddings.model.Embedder`).
         force: re-chunk every document and re-embed every text for this model; each text's
             old vector is replaced in the transaction that stores its new one (a killed run
-            leaves old vectors for the texts it did not reach).
+            leaves old vectors for the texts it did not reach, and the next refresh re-embeds
+            those: :data:`FORCED_KEY`).
         progress: called as ``progress(done, total)`` after each committed batch
             (texts embedded so far, texts to embed in this run), and once with
             ``(0, total)`` before the first. An exception raised by it stops the
@@ -335,6 +369,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             leaves a large backlog of languages to identify to ``dreamdb embed refresh``).
         on_wait: when another process holds the refresh lock: called with True before waiting for it, and
             with False once it is taken.
+        resume_forced: also re-embed what an interrupted forced run left (:func:`forced_remaining`);
+            the lazy refresh before a hybrid query passes False (those texts' vectors are valid, and
+            re-embedding them may take minutes).
 
     Returns:
         RefreshReport.
@@ -351,12 +388,18 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     t0 = time.perf_counter()
     model_id = embedder.model_id
     report = RefreshReport(model_id=model_id)
-    if not force and _up_to_date(conn, model_id) and languages_current(conn, model_id):  # the common case: read-only, no lock, ~1 ms
+    if (not force and not (resume_forced and _forced_boundary(conn, model_id) is not None)
+            and _up_to_date(conn, model_id) and languages_current(conn, model_id)):  # the common case: read-only, no lock, ~1 ms
         report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
         return report
     with _RefreshLock(conn, lock_timeout, on_wait):
         register_model(conn, embedder)
+        if force:  # the vectors there are now predate this run: each is replaced, and a later run resumes
+            with write_transaction(conn):
+                top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM embeddings").fetchone()[0]
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FORCED_KEY + model_id, str(top)))
+        boundary = _forced_boundary(conn, model_id) if force or resume_forced else None
         # A sync --force in another process while this runs deletes every chunk (documents are re-inserted):
         # the texts are chunked again (their vectors are kept) and what is new is embedded, up to twice.
         for attempt in range(3):
@@ -364,12 +407,18 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             chunked, new_hashes = chunk_pending_documents(conn, force=redo)
             report.chunked_docs += chunked
             report.pruned += prune(conn)
-            todo = _all_texts(conn) if redo else _missing(conn, model_id)
+            todo = _missing(conn, model_id)
             if new_hashes and not redo:  # (a forced run re-embeds every text: it reuses none)
                 report.reused += len(new_hashes) - len(new_hashes.intersection(h for h, _t in todo))
-            _embed_texts(conn, embedder, todo, replace=redo, batch_size=batch_size, progress=progress, report=report)
+            if boundary is not None:  # (a forced run's, or the rest of an interrupted one's)
+                todo += _predating(conn, model_id, boundary)
+            _embed_texts(conn, embedder, todo, replace=boundary is not None, batch_size=batch_size, progress=progress,
+                         report=report)
             if not documents_to_chunk(conn):
                 break
+        if boundary is not None and not _predating(conn, model_id, boundary):
+            with write_transaction(conn):
+                conn.execute("DELETE FROM meta WHERE key = ?", (FORCED_KEY + model_id,))
         update_languages(conn, model_id, max_unidentified=max_unidentified)
     report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     report.pending = len(_missing(conn, model_id))
@@ -805,7 +854,8 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         dict with keys: available (bool: vector tables exist), model_id, model_name,
         documents, chunked_documents, docs_pending (need (re)chunking), chunks,
         distinct_texts, embedded (chunks whose text has a vector for the model),
-        pending (distinct chunk texts without one), vectors (for the model),
+        pending (distinct chunk texts without one), reembed_pending (distinct chunk texts an interrupted
+        forced refresh has not re-embedded yet: :func:`forced_remaining`), vectors (for the model),
         vectors_total (all models), vectors_bytes (float32 payload, 384 × 4 bytes
         per vector), models (list of {model_id, name, dim, source, first_seen, vectors}),
         languages ({language code: vectors of the model}; ``''`` undetermined, ``'?'`` not
@@ -837,8 +887,9 @@ def embed_status(conn, model_id: str | None = None) -> dict:
             """SELECT COUNT(DISTINCT content_hash) FROM chunks c
                WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model_id = ?)""",
             (model_id,)).fetchone()[0]
+        forced = forced_remaining(conn, model_id)
     else:
-        pend = distinct
+        pend, forced = distinct, 0
     total = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
     languages = {}
     if model_id is not None and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'language_centroids'").fetchone():
@@ -853,9 +904,12 @@ def embed_status(conn, model_id: str | None = None) -> dict:
                         " are reused for unchanged texts; run: dreamdb embed refresh)")
         else:
             summary += f", {pend} pending" if pend else ", up to date"
+        if forced:
+            summary += (f"; {forced} chunk texts still to re-embed for an interrupted --force (their vectors are"
+                        " used meanwhile; run: dreamdb embed refresh)")
     return {
         "available": True, "model_id": model_id, "model_name": name, "documents": n_docs, "chunked_documents": chunked,
         "docs_pending": docs_pending, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,
-        "pending": pend, "vectors": vectors, "vectors_total": total, "vectors_bytes": total * DIM * 4,
+        "pending": pend, "reembed_pending": forced, "vectors": vectors, "vectors_total": total, "vectors_bytes": total * DIM * 4,
         "models": models, "languages": languages, "summary": summary,
     }
