@@ -296,6 +296,8 @@ class Index:
         self._embedder = None
         self.model_problem: str | None = None
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
+        # (dreamdb chose the place: the index may be carried over from the other one, see _carry_over)
+        self._chosen_path = not index_path and not os.environ.get("DREAMDB_INDEX")
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         config.kernel_switch()  # refused here, as for the memory engine, though a SQL-engine index never reads it
         self.auto_sync = auto_sync
@@ -318,6 +320,8 @@ class Index:
         return self._conn
 
     def _open(self):
+        if self._chosen_path:
+            self._carry_over()
         self._check_index_file()
         try:
             config.prepare_index_dir(self.index_path, chmod_existing=False)
@@ -354,6 +358,34 @@ class Index:
             return self._rebuild(exc)
         except db.DatabaseError as exc:
             return self._rebuild(exc)
+
+    def _carry_over(self) -> None:
+        """Start a vault's new index from its index at the other place dreamdb keeps one, if any
+        (:func:`dreamdb.config.other_default_index_path`): a vault made writable moves its index from the user
+        cache into ``.dreamdb/``, and one made read-only the other way, and the embeddings there (minutes
+        of work) would otherwise be lost for an empty index (QA round 45 M2). The copy is then synced like
+        any index. The cache's copy is removed once copied (nothing else ever uses it); the vault's own is
+        left where it is (its folder is read-only). Anything that fails leaves a new index to be built."""
+        other = config.other_default_index_path(self.vault, self.index_path)
+        if other is None or config.index_file_kind(self.index_path) != "missing" \
+                or config.index_file_kind(other) != "dreamdb":
+            return
+        try:
+            config.prepare_index_folder(self.index_path.parent)
+            copied = db.copy_index(other, self.index_path)
+        except OSError:
+            return
+        if not copied:
+            return
+        from_cache = other == config.cache_index_path(self.vault)
+        if from_cache:
+            with suppress(OSError):
+                config.remove_index_files(other)
+        self.notes.append(
+            f"the vault's index was in the user cache ({other}) while the vault was read-only; it was moved to "
+            f"{self.index_path}, its embeddings included" if from_cache else
+            f"the vault's index folder cannot be written now: its index ({other}) was copied to "
+            f"{self.index_path}, its embeddings included")
 
     def check_index_vault_readonly(self) -> None:
         """For reads that do not open the index for writing (``dreamdb sql --no-sync``): refuse, as opening
@@ -688,7 +720,8 @@ class Index:
 
         Raises:
             UsageError: bad ``top``, ``mode``, type, level or date; ``explain`` or
-                ``include_expired`` not a bool (``"no"`` would read as true).
+                ``include_expired`` not a bool (``"no"`` would read as true); for a mode other than
+                bm25, ``DREAMDB_EMBED_THREADS`` not a thread count.
         """
         if not isinstance(query, str):
             raise UsageError(f"query must be a string, got {type(query).__name__}")
@@ -705,6 +738,14 @@ class Index:
         if mode not in MODES:
             where = "DREAMDB_RECALL_MODE" if from_env else "mode"
             raise UsageError(f"Unknown recall mode {mode!r} (from {where})", hint=f"Use one of: {', '.join(MODES)}")
+        if mode != "bm25" and os.environ.get("DREAMDB_EMBED_THREADS", "").strip():
+            # a mistyped setting is a usage error, as a bad DREAMDB_RECALL_MODE is, not a missing model (QA 45 L2)
+            try:
+                from dreamdb.embeddings.model import resolve_threads
+            except ImportError:  # no embedding runtime: the mode falls back, and says why
+                pass
+            else:
+                resolve_threads(None)
         now_dt = _now(now)
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
         if self.auto_sync:
@@ -974,7 +1015,7 @@ class Index:
             pending = store.pending(self.conn, emb.model_id)
         if pending:
             if pending <= self.lazy_refresh_max:
-                store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX)
+                store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX, resume_forced=False)
             else:
                 from dreamdb.output import count_noun
 

@@ -63,10 +63,28 @@ def index_path_for(vault: Path) -> Path:
     in_vault = vault / INDEX_DIR_NAME
     if is_writable(in_vault) if in_vault.is_dir() else is_writable(vault):
         return in_vault / INDEX_FILE_NAME
+    return cache_index_path(vault)
+
+
+def cache_index_path(vault: Path) -> Path:
+    """The index file of ``vault`` under :func:`cache_root` (used while the vault is read-only)."""
     from hashlib import sha256
 
     key = sha256(str(vault.resolve()).encode()).hexdigest()[:16]
     return cache_root() / key / INDEX_FILE_NAME
+
+
+def other_default_index_path(vault: Path, index_path: Path) -> Path | None:
+    """The other place :func:`index_path_for` may put ``vault``'s index: the cache file for the in-vault one
+    and back (a vault made writable, or read-only, moves its index); ``None`` for any other path."""
+    in_vault = vault / INDEX_DIR_NAME / INDEX_FILE_NAME
+    cached = cache_index_path(vault)
+    here = Path(os.path.abspath(index_path))
+    if here == Path(os.path.abspath(in_vault)):
+        return cached
+    if here == Path(os.path.abspath(cached)):
+        return in_vault
+    return None
 
 
 def recorded_vault(recorded: str | None, vault: Path) -> str:
@@ -89,16 +107,20 @@ def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True) -> None:
 
     The index holds partially invertible vectors: SPEC §3 treats it as credential-class.
     """
-    folder = index_path.parent
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    gi = folder / ".gitignore"
-    if folder.name == INDEX_DIR_NAME and not gi.exists():
-        gi.write_text(GITIGNORE_TEXT, encoding="utf-8")
+    prepare_index_folder(index_path.parent)
     if not index_path.exists():
         fd = os.open(index_path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
     elif chmod_existing:
         restrict_mode(index_path)
+
+
+def prepare_index_folder(folder: Path) -> None:
+    """Create an index folder (mode 0700), and in a vault's ``.dreamdb`` its own ``.gitignore``."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    gi = folder / ".gitignore"
+    if folder.name == INDEX_DIR_NAME and not gi.exists():
+        gi.write_text(GITIGNORE_TEXT, encoding="utf-8")
 
 
 def restrict_mode(index_path: Path) -> None:

@@ -218,8 +218,8 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
 
     Raises:
         LexiconError: the source package is not installed, or its data cannot be read.
-        UsageError: ``dest`` is a folder or a file that is not a lexicon (see :func:`writable_target`),
-            or ``DREAMDB_LEXICON`` is off and no ``dest`` is given.
+        UsageError: ``source`` lacks KeNet's files; ``dest`` is a folder or a file that is not a lexicon (see
+            :func:`writable_target`), or ``DREAMDB_LEXICON`` is off and no ``dest`` is given.
     """
     from dreamdb.analyzer import lower, stem
 
@@ -234,6 +234,9 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     target = writable_target(Path(dest) if dest is not None else lexicon_path())
     hint = ("Is this KeNet's data folder (turkish_wordnet.xml, english_wordnet_version_31.xml)?" if source is not None
             else f"Reinstall it: pip install --force-reinstall {SOURCE_PACKAGE}")
+    missing = [name for name in (TURKISH_FILE, ENGLISH_FILE) if not (data / name).is_file()]
+    if source is not None and missing:  # a folder given by hand: a usage error, said before the 10 s read starts
+        raise UsageError(f"{data} is not KeNet's data folder: no {' or '.join(missing)} in it", hint=hint)
     if announce is not None:
         announce()
     links = read_kenet(data, hint=hint)

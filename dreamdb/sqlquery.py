@@ -92,7 +92,13 @@ def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
         return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).", hint=_PRAGMA_HINT)
     if "readonly" in msg or "query_only" in msg or "read-only" in msg or "not authorized" in msg:
         return UsageError("Write statements are refused: the index is opened read-only.", hint=_WRITE_HINT)
-    return UsageError(f"SQL error: {msg}", hint="Tables and views: documents, postings, terms, files, chunks … (docs/schema.md)")
+    if "no such table" in msg or "no such column" in msg:
+        hint = "Tables and views: documents, postings, terms, files, chunks … (docs/schema.md)"
+    elif "no such function" in msg:
+        hint = "SQLite's built-in functions and sqlite-vec's (vec_distance_cosine, vec_to_json, …) are available."
+    else:
+        hint = "The query is SQLite's SQL (sqlite.org/lang.html); tables and views are in docs/schema.md."
+    return UsageError(f"SQL error: {msg}", hint=hint)
 
 
 class _sigint_flag:

@@ -259,3 +259,22 @@ def test_a_folder_inside_a_vault_is_pointed_back_at_the_vault(tmp_path):
     with pytest.raises(VaultNotFound) as info:
         find_vault(str(tmp_path / "other"))  # (a project that has none yet: start one)
     assert "create" in info.value.hint
+
+
+def test_mode_is_read_in_any_case_and_a_bad_thread_count_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    """QA round 45 L1, L2: ``--mode HYBRID`` was refused while ``DREAMDB_RECALL_MODE=Hybrid`` was taken; a
+    mistyped ``DREAMDB_EMBED_THREADS`` turned an asked-for hybrid recall into BM25 with exit 0."""
+    from dreamdb.cli import main
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "no-model"))  # hybrid falls back: no model here
+    assert main(["recall", "--vault", str(vault), "--mode", "BM25", "--json", "sleep debt"]) == 0
+    assert json.loads(capsys.readouterr().out)["mode"] == "bm25"
+    monkeypatch.setenv("DREAMDB_EMBED_THREADS", "abc")
+    assert main(["recall", "--vault", str(vault), "--mode", "Hybrid", "sleep debt"]) == 2
+    assert "DREAMDB_EMBED_THREADS='abc' is not a whole number" in capsys.readouterr().err
+    assert main(["recall", "--vault", str(vault), "sleep debt"]) == 0  # bm25 uses no threads
+    monkeypatch.setenv("DREAMDB_EMBED_THREADS", "999")
+    assert main(["recall", "--vault", str(vault), "--mode", "hybrid", "sleep debt"]) == 2
+    assert "out of range" in capsys.readouterr().err

@@ -255,17 +255,17 @@ def test_foreign_tokenizer_raises_model_error(model_dir, tmp_path):
 
 
 def test_bad_thread_setting(monkeypatch, tmp_path):
-    from dreamdb.embeddings.model import _resolve_threads
+    from dreamdb.embeddings.model import resolve_threads
     from dreamdb.errors import UsageError
 
     monkeypatch.setenv("DREAMDB_EMBED_THREADS", "3")
-    assert _resolve_threads(None) == 3
-    assert _resolve_threads(1) == 1
+    assert resolve_threads(None) == 3
+    assert resolve_threads(1) == 1
     monkeypatch.setenv("DREAMDB_EMBED_THREADS", "many")
     with pytest.raises(UsageError):
-        _resolve_threads(None)
+        resolve_threads(None)
     monkeypatch.delenv("DREAMDB_EMBED_THREADS")
-    assert _resolve_threads(None) == 2
+    assert resolve_threads(None) == 2
 
 
 def test_thread_count_is_bounded(monkeypatch):
@@ -273,16 +273,16 @@ def test_thread_count_is_bounded(monkeypatch):
     from click.testing import CliRunner
 
     from dreamdb.cli.embed import _MAX_THREADS, embed
-    from dreamdb.embeddings.model import MAX_THREADS, _resolve_threads
+    from dreamdb.embeddings.model import MAX_THREADS, resolve_threads
     from dreamdb.errors import UsageError
 
     assert _MAX_THREADS == MAX_THREADS
-    assert _resolve_threads(MAX_THREADS) == MAX_THREADS
+    assert resolve_threads(MAX_THREADS) == MAX_THREADS
     monkeypatch.setenv("DREAMDB_EMBED_THREADS", "100000")
     with pytest.raises(UsageError, match=r"DREAMDB_EMBED_THREADS=100000 is out of range: use 1 to 64"):
-        _resolve_threads(None)
+        resolve_threads(None)
     with pytest.raises(UsageError, match=r"thread count 0 is out of range"):
-        _resolve_threads(0)
+        resolve_threads(0)
     result = CliRunner().invoke(embed, ["refresh", "--threads", str(MAX_THREADS + 1)])
     assert result.exit_code == 2 and "1<=x<=64" in result.stderr
 

@@ -613,3 +613,65 @@ def test_a_check_s_warning_says_at_least_when_quick_check_stopped_counting():
     assert _first_problems(capped) == "Page 1: bad; Page 2: bad; Page 3: bad; and at least 97 more"
     assert _first_problems(capped[:5]) == "Page 1: bad; Page 2: bad; Page 3: bad; and 2 more"
     assert _first_problems(["row 1", "row 2"]) == "row 1; row 2"
+
+
+def _set_writable(root: Path, writable: bool) -> None:
+    for p in [root, *root.rglob("*")]:
+        if p.is_symlink():
+            continue
+        mode = p.stat().st_mode
+        p.chmod(mode | stat.S_IWUSR if writable else mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def test_an_index_follows_its_vault_between_the_cache_and_the_vault(example_vault):
+    """QA round 45 M2: a read-only vault's index (in the user cache) was left behind when the vault was made
+    writable, and a new, empty one built in .dreamdb: the embeddings (minutes of work) were lost, silently."""
+    _set_writable(example_vault, False)
+    try:
+        index = dreamdb.open(example_vault)
+        cached = index.index_path
+        assert cached == config.cache_index_path(example_vault) and _top(index, "sleep debt")
+        with db.write_transaction(index.conn):  # stands for the work kept in the index (its vectors)
+            index.conn.execute("INSERT INTO meta (key, value) VALUES ('work', 'kept')")
+        index.close()
+    finally:
+        _set_writable(example_vault, True)
+    index = dreamdb.open(example_vault)
+    assert index.index_path == example_vault / ".dreamdb" / "index.db"
+    assert _top(index, "sleep debt")[0] == "feature/sleep-consolidation"
+    assert index.conn.execute("SELECT value FROM meta WHERE key = 'work'").fetchone() == ("kept",)
+    notes = index.take_notes()
+    assert any("was in the user cache" in n and "moved to" in n for n in notes), notes
+    assert not cached.exists() and stat.S_IMODE(index.index_path.stat().st_mode) == 0o600
+    index.close()
+    # and back: the vault's index folder made read-only copies the index into the cache (its own stays)
+    folder = example_vault / ".dreamdb"
+    folder.chmod(0o500)
+    try:
+        index = dreamdb.open(example_vault)
+        assert index.index_path == cached and _top(index, "sleep debt")[0] == "feature/sleep-consolidation"
+        assert index.conn.execute("SELECT value FROM meta WHERE key = 'work'").fetchone() == ("kept",)
+        assert any("cannot be written now" in n for n in index.take_notes())
+        assert (folder / "index.db").exists()
+        index.close()
+    finally:
+        folder.chmod(0o700)
+
+
+def test_an_index_at_a_path_the_user_chose_is_never_carried_over(example_vault, tmp_path, monkeypatch):
+    _set_writable(example_vault, False)
+    try:
+        index = dreamdb.open(example_vault)  # in the cache
+        with db.write_transaction(index.conn):
+            index.conn.execute("INSERT INTO meta (key, value) VALUES ('work', 'kept')")
+        index.close()
+        monkeypatch.setenv("DREAMDB_INDEX", str(tmp_path / "mine.db"))
+        index = dreamdb.open(example_vault)
+        index.sync()
+        assert not any("copied" in n or "moved" in n for n in index.take_notes())
+        assert index.conn.execute("SELECT value FROM meta WHERE key = 'work'").fetchone() is None
+        assert index.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] > 0
+        index.close()
+        assert config.cache_index_path(example_vault).exists()
+    finally:
+        _set_writable(example_vault, True)

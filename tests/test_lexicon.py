@@ -603,10 +603,11 @@ def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys):
     assert res.exit_code == 0 and json.loads(res.stdout)["installed"] is True
     res = runner.invoke(cli, ["lexicon", "status"])
     assert "16 Turkish–English word pairs" in res.output
-    # a folder that is not KeNet's: one clear error, exit 1, no traceback
-    assert main(["lexicon", "build", "--from", str(tmp_path), "--to", str(tmp_path / "x.sqlite")]) == 1
+    # a folder that is not KeNet's: a usage error (QA round 45 L10: exit 1 after "Reading … (about 10 s)")
+    assert main(["lexicon", "build", "--from", str(tmp_path), "--to", str(tmp_path / "x.sqlite")]) == 2
     err = capsys.readouterr().err
-    assert "Error: Cannot read KeNet" in err and "Is this KeNet's data folder" in err and "Traceback" not in err
+    assert f"Error: {tmp_path} is not KeNet's data folder: no turkish_wordnet.xml or english_wordnet_version_31.xml" \
+        in err and "Is this KeNet's data folder" in err and "Traceback" not in err and "Reading" not in err
     assert not (tmp_path / "x.sqlite").exists()
 
 

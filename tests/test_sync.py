@@ -262,11 +262,21 @@ def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     write_doc(tiny_vault, "knowledge/listname.md", "---\nname: [kudu, notes]\ndate: not-a-date\n---\nkudu body\n")
     write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Eland\ndate: 2026-05-01\nexpires: 2030-01-01\n---\neland body\n")
     write_doc(tiny_vault, "knowledge/month13.md", "---\nname: Oryx\ndate: 2026-13-45\n---\noryx body\n")  # PyYAML raises
+    # QA round 45 L7: these were taken or ignored without a word
+    write_doc(tiny_vault, "knowledge/odd.md", "---\nname: Ibex\nconfidence: high\nupdated_at: '2026-08-01T25:00:00Z'\n"
+                                              "---\nibex body\n")
+    write_doc(tiny_vault, "knowledge/nan.md", "---\nname: Gnu\nconfidence: .nan\ndate: '2026-05-01 10:30'\n---\ngnu\n")
     index = dreamdb.open(tiny_vault)
     text = "\n".join(index.sync().warnings)
     assert "listname.md: frontmatter name is a list" in text and "frontmatter date 'not-a-date' is not a date" in text
     assert "month13.md: frontmatter date '2026-13-45' is not a date" in text
+    assert "odd.md: frontmatter confidence 'high' is not a number from 0 to 1; ignored" in text
+    assert ("odd.md: frontmatter updated_at '2026-08-01T25:00:00Z' is a date followed by no valid time of day; its date"
+            " alone is used") in text
+    assert "nan.md: frontmatter confidence 'nan' is not a number" in text and "nan.md: frontmatter date" not in text
     assert "fine.md" not in text
+    (ibex,) = index.recall("ibex")
+    assert ibex.date == "2026-08-01"  # the date alone, not a time of 25:00
     (oryx,) = index.recall("oryx")
     assert oryx.title == "Oryx" and oryx.date is None
     from dreamdb.errors import WriteRefused

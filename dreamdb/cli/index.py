@@ -160,8 +160,8 @@ def list_cmd(vault, types, as_json):
 @click.command("sql")
 @click.argument("query")
 @vault_option()
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
-              help="table for people; json and csv for programs (see above).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
+              help="table (the default) for people; json and csv for programs (see above).")
 @json_option
 @click.option("--max-rows", type=click.IntRange(min=0, max=2**31 - 2), default=DEFAULT_MAX_ROWS, show_default=True, metavar="N",
               help="Print at most N rows (0 = no limit). A cut result is said on stderr and in JSON output.")
@@ -204,8 +204,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):
     from dreamdb.errors import IndexDamaged, IndexUnavailable, UsageError
     from dreamdb.sqlquery import csv_value, json_rows, run_readonly, unique_names
 
-    if as_json and fmt == "csv":
-        raise UsageError("--json and --format csv ask for two different outputs.", hint="Give one of them.")
+    if as_json and fmt in ("csv", "table"):
+        raise UsageError(f"--json and --format {fmt} ask for two different outputs.", hint="Give one of them.")
+    fmt = fmt or "table"
     index = open_index(vault)
     if not no_sync:
         _sync_for_read(index)

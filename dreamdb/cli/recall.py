@@ -18,7 +18,7 @@ from dreamdb.cli.options import json_option, vault_option
 @click.option("--status", metavar="A,B", help="Only documents with one of these statuses.")
 @click.option("--level", type=click.IntRange(1, 3), help="Only documents of at least this importance (1–3).")
 @click.option("--include-expired", is_flag=True, help="Keep documents past their 'expires' date.")
-@click.option("--mode", type=click.Choice(["bm25", "hybrid", "dense", "rrf"]),
+@click.option("--mode", type=click.Choice(["bm25", "hybrid", "dense", "rrf"], case_sensitive=False),
               help="Ranking mode (default bm25; env DREAMDB_RECALL_MODE).")
 @click.option("--now", metavar="ISO", help="Fix the clock (recency, expiry, relative dates), e.g. 2026-08-18T00:00:00Z.")
 @vault_option(multiple=True)

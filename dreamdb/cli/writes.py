@@ -52,7 +52,7 @@ def remember(text, entry_type, scope, summary, references, supersedes, authors, 
 @click.command()
 @click.argument("slug")
 @click.option("--description", help="New frontmatter description.")
-@click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats are dropped).")
+@click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats are dropped; \"\" clears it).")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one is refused).")
 @click.option("--append", help="Text appended to the body.")
 @click.option("--pin", "pin", is_flag=True, help="Set 'pinned: true'.")

@@ -83,7 +83,12 @@ TABLE_CHARS = 100_000
 
 
 
-def _resolve_threads(threads: int | None) -> int:
+def resolve_threads(threads: int | None) -> int:
+    """The onnxruntime thread count: ``threads``, else ``DREAMDB_EMBED_THREADS``, else :data:`DEFAULT_THREADS`.
+
+    Raises:
+        UsageError: not a whole number, or outside 1 … :data:`MAX_THREADS`.
+    """
     threads_from_env = threads is None
     if threads is None:
         env = os.environ.get(ENV_THREADS, "").strip()
@@ -161,7 +166,7 @@ class Embedder:
             raise UsageError(f"batch_size must be at least 1 (got {batch_size}).")
         self.path = Path(d)
         self.model_file, tok_file = files
-        self.threads = _resolve_threads(threads)
+        self.threads = resolve_threads(threads)
         self.batch_size = int(batch_size)
         self.max_length = int(max_length)
         prov = read_provenance(self.path) or {}
@@ -526,7 +531,7 @@ def get_embedder(path: str | os.PathLike | None = None, *, threads: int | None =
         ModelNotInstalled, ModelError, UsageError: as :class:`Embedder`.
     """
     d, _ = model_dir_candidate(path)
-    key = (str(Path(d).absolute()), _resolve_threads(threads))
+    key = (str(Path(d).absolute()), resolve_threads(threads))
     with _EMBEDDERS_LOCK:
         emb = _EMBEDDERS.get(key)
         if emb is not None:

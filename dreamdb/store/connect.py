@@ -14,6 +14,7 @@ raise :class:`dreamdb.errors.DriverError` naming the fix.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -181,6 +182,60 @@ locks, so another process may checkpoint or rewrite the pages this one is readin
 image is malformed", then a needless rebuild). SQLite's own connections share one descriptor per
 file and never do this; dreamdb's Python read of the header (:func:`dreamdb.config.index_file_kind`)
 must not happen while a connection is open (see :func:`connected_in_process`)."""
+
+
+def copy_index(source: Path, dest: Path) -> bool:
+    """Copy the index at ``source`` to ``dest`` (which must not exist) with SQLite's online backup, so a
+    consistent state is copied even while another process writes; vector tables are copied as they are
+    (pages), without sqlite-vec. The copy is made beside ``dest`` and linked into place, so it never
+    replaces an index another process created there meanwhile.
+
+    ``source`` is opened read-only (``mode=ro``), and, where that fails (a WAL index in a folder this user
+    cannot write: SQLite cannot make its ``-shm`` file), as an immutable file, whose last transactions
+    still in the ``-wal`` file are then not copied (the sync that follows brings the documents up to date).
+
+    Returns:
+        True when ``dest`` now holds the copy; False when ``source`` cannot be read or this process has a
+        connection to it (reading it here would release that connection's locks, :data:`_OPEN_FILES`),
+        or ``dest`` was created meanwhile.
+
+    Raises:
+        OSError: ``dest``'s folder cannot be written (the caller creates a new index there or says why).
+    """
+    try:
+        if connected_in_process(os.stat(source)):
+            return False
+    except OSError:
+        return False
+    src = None
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            src = sqlite3.connect(f"{Path(source).resolve().as_uri()}?{mode}", uri=True, isolation_level=None)
+            src.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            break
+        except DatabaseError:
+            if src is not None:
+                src.close()
+            src = None
+    if src is None:
+        return False
+    tmp = Path(dest).with_name(f".{Path(dest).name}.{os.getpid()}.copy.tmp")
+    try:
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # an index is private (mode 0600)
+        dst = sqlite3.connect(str(tmp), isolation_level=None)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+        os.link(tmp, dest)  # (not os.replace: an index created there meanwhile is kept)
+        return True
+    except (FileExistsError, DatabaseError):
+        return False
+    finally:
+        src.close()
+        for suffix in ("", "-journal"):
+            with contextlib.suppress(OSError):
+                os.unlink(f"{tmp}{suffix}")
 
 
 def _remember_open(conn, path) -> None:

@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 
+from dreamdb.timeparse import parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.tags import clean_tag
 from dreamdb.vault.frontmatter import split_frontmatter
@@ -116,6 +117,8 @@ def date_value(value) -> str | None:
         date.fromisoformat(text[:10])  # 2026-13-45 has the shape of a date but is none
     except ValueError:
         return None
+    if len(text) > 10 and parse_date_value(text) is None:  # a valid date with a time that is none (T25:00)
+        return text[:10]
     return text
 
 
@@ -139,9 +142,12 @@ def importance_level(text: str, pinned: bool, priority) -> int:
 
 
 def _confidence(value) -> float | None:
+    """A frontmatter ``confidence`` in [0, 1] (a number, or text that reads as one), else ``None`` (NaN included)."""
+    if isinstance(value, bool):  # (float(True) is 1.0: a flag is not a confidence)
+        return None
     try:
         c = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return c if 0.0 <= c <= 1.0 else None
 
@@ -213,6 +219,13 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         value = meta.get(key)
         if value not in (None, "") and date_value(value) is None:
             warnings.append(f"{rel_path}: frontmatter {key} {str(value)[:40]!r} is not a date (YYYY-MM-DD…); ignored")
+        elif isinstance(value, str) and len(value.strip()) > 10 and parse_date_value(value) is None:
+            warnings.append(f"{rel_path}: frontmatter {key} {value.strip()[:40]!r} is a date followed by no valid "
+                            "time of day; its date alone is used")
+    raw_confidence = meta.get("confidence")
+    if raw_confidence not in (None, "") and _confidence(raw_confidence) is None:
+        warnings.append(f"{rel_path}: frontmatter confidence {str(raw_confidence)[:40]!r} is not a number from 0 to 1;"
+                        " ignored")
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
     pinned = frontmatter_bool(meta.get("pinned"))
     raw_status = meta.get("status")
@@ -232,7 +245,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         status=status,
         level=importance_level(f"{title}\n{description}", pinned, meta.get("priority")),
         pinned=pinned,
-        confidence=_confidence(meta.get("confidence")),
+        confidence=_confidence(raw_confidence),
         expires=date_value(meta.get("expires")),
     )
     return [doc], warnings
