@@ -366,9 +366,10 @@ class Index:
         of work) would otherwise be lost for an empty index (QA round 45 M2). The copy is then synced like
         any index. The cache's copy is removed once copied (nothing else ever uses it); the vault's own is
         left where it is (its folder is read-only). Anything that fails leaves a new index to be built."""
+        if os.path.lexists(self.index_path):  # (the usual case: one lstat, nothing more)
+            return
         other = config.other_default_index_path(self.vault, self.index_path)
-        if other is None or config.index_file_kind(self.index_path) != "missing" \
-                or config.index_file_kind(other) != "dreamdb":
+        if other is None or config.index_file_kind(other) != "dreamdb":
             return
         try:
             config.prepare_index_folder(self.index_path.parent)
