@@ -222,8 +222,12 @@ IDENTIFIERS_VERSION = "1"
 """Version of :func:`identifier_terms`' rules: part of the index format (:data:`dreamdb.store.sync.INDEX_FORMAT`),
 so a change rebuilds the index; not of a lexicon's terms, which hold no identifier."""
 
-_DOTTED_NUMBER_RE = re.compile(r"(?<![\d.])\d+(?:\.\d+)+")
-_LANGUAGE_NAME_RE = re.compile(r"(?<![^\W_])[^\W\d_](?:\+\+|#)(?![^\W_]|[+#])")
+_DOT_DIGIT_RE = re.compile(r"\.\d")
+"""Where a dotted number may be: a literal first character lets the regex engine skip ahead, where a pattern
+starting with ``\d`` or a look-behind is tried at every position (the real vault's CHANGELOG.json three
+times over, 2.4 MB: 25 ms for :func:`identifier_terms`, 145 ms for one look-behind pattern, 3 Dec)."""
+_DOTTED_NUMBER_RE = re.compile(r"\d+(?:\.\d+)+")
+_LANGUAGE_MARK_RE = re.compile(r"\+\+|#")
 
 
 def identifier_terms(folded: str) -> list[str]:
@@ -254,12 +258,37 @@ def identifier_terms(folded: str) -> list[str]:
         folded: text after :func:`fold_case` (identifiers are matched on digits, ``.``, ``+``, ``#``
             and one lowercase letter).
     """
-    if "." not in folded and "+" not in folded and "#" not in folded:
-        return []
-    out = _DOTTED_NUMBER_RE.findall(folded) if "." in folded else []
-    if "+" in folded or "#" in folded:
-        out += _LANGUAGE_NAME_RE.findall(folded)
+    out: list[str] = []
+    end = 0  # (the dots of a number already taken are not looked at again)
+    for m in _DOT_DIGIT_RE.finditer(folded) if "." in folded else ():
+        i = m.start()
+        if i < end or not i or not folded[i - 1].isdecimal():  # (isdecimal: what \d matches)
+            continue
+        start = i - 1
+        while start and folded[start - 1].isdecimal():
+            start -= 1
+        if start and folded[start - 1] == ".":  # x.1.2: not a number's beginning
+            end = i + 1
+            continue
+        number = _DOTTED_NUMBER_RE.match(folded, start)
+        out.append(number.group())
+        end = number.end()
+    for m in _LANGUAGE_MARK_RE.finditer(folded) if "+" in folded or "#" in folded else ():
+        i, j = m.start(), m.end()
+        if (i and _is_letter(folded[i - 1]) and (i == 1 or not _is_word(folded[i - 2]))
+                and (j == len(folded) or not (_is_word(folded[j]) or folded[j] in "+#"))):
+            out.append(folded[i - 1:j])
     return out
+
+
+def _is_word(c: str) -> bool:
+    """A letter or digit (a character of a token: ``[^\W_]``)."""
+    return c.isalnum() and c != "_"
+
+
+def _is_letter(c: str) -> bool:
+    """A letter (``[^\W\d_]``)."""
+    return c.isalpha()
 
 
 def raw_tokens(text: str) -> list[str]:
