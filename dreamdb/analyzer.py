@@ -223,7 +223,7 @@ IDENTIFIERS_VERSION = "1"
 so a change rebuilds the index; not of a lexicon's terms, which hold no identifier."""
 
 _DOT_DIGIT_RE = re.compile(r"\.\d")
-"""Where a dotted number may be: a literal first character lets the regex engine skip ahead, where a pattern
+r"""Where a dotted number may be: a literal first character lets the regex engine skip ahead, where a pattern
 starting with ``\d`` or a look-behind is tried at every position (the real vault's CHANGELOG.json three
 times over, 2.4 MB: 25 ms for :func:`identifier_terms`, 145 ms for one look-behind pattern, 3 Dec)."""
 _DOTTED_NUMBER_RE = re.compile(r"\d+(?:\.\d+)+")
@@ -282,12 +282,12 @@ def identifier_terms(folded: str) -> list[str]:
 
 
 def _is_word(c: str) -> bool:
-    """A letter or digit (a character of a token: ``[^\W_]``)."""
+    r"""A letter or digit (a character of a token: ``[^\W_]``)."""
     return c.isalnum() and c != "_"
 
 
 def _is_letter(c: str) -> bool:
-    """A letter (``[^\W\d_]``)."""
+    r"""A letter (``[^\W\d_]``)."""
     return c.isalpha()
 
 
