@@ -595,6 +595,27 @@ def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
         assert index.conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'embed_force_below:%'").fetchone()[0] == 0
 
 
+def test_a_forced_refresh_ends_done_when_the_newest_vector_is_replaced_first(tiny_vault):
+    """The newest vector (highest id) is a short text, so the first batch replaces it: SQLite would give the
+    new vectors ids at or below the forced run's bound, and the run would seem unfinished for ever."""
+    make_vault(tiny_vault, 3)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb)
+        write_doc(tiny_vault, "knowledge/short.md", "---\nname: S\n---\nshort\n")
+        index.sync()
+        store.refresh(index.conn, emb)
+        old_max, newest = index.conn.execute("SELECT id, content_hash FROM embeddings ORDER BY id DESC LIMIT 1").fetchone()
+        texts = index.conn.execute("SELECT COUNT(DISTINCT content_hash) FROM chunks").fetchone()[0]
+        r = store.refresh(index.conn, emb, force=True, batch_size=2)
+        assert r.embedded == texts and store.forced_remaining(index.conn, emb.model_id) == 0
+        first_id, first = index.conn.execute("SELECT id, content_hash FROM embeddings ORDER BY id LIMIT 1").fetchone()
+        assert first == newest and first_id > old_max  # the shortest, re-embedded first, above every older id
+        assert index.conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'embed_force_below:%'").fetchone()[0] == 0
+        emb.calls.clear()
+        assert store.refresh(index.conn, emb).embedded == 0 and not emb.calls
+
+
 def test_refresh_rechunks_after_a_sync_force_in_the_middle(tiny_vault):
     """Another process's sync --force empties the chunks while a refresh embeds: the refresh chunks the
     documents again before it ends (their vectors are kept), instead of reporting success with 0 chunks."""

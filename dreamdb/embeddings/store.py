@@ -294,11 +294,13 @@ def _missing(conn, model_id: str) -> list[tuple[str, str]]:
 
 
 def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, batch_size: int,
-                 progress: ProgressFn | None, report: RefreshReport) -> None:
+                 progress: ProgressFn | None, report: RefreshReport, id_floor: int | None = None) -> None:
     """Embed ``todo`` ((hash, text) pairs) as passages, shortest first, ``batch_size`` per call, each batch
     committed in its own write transaction. With ``replace``, a text's old vector for this model is
     deleted in the transaction that stores its new one: a killed ``--force`` run leaves every text
-    with a vector (new or old), never without."""
+    with a vector (new or old), never without. With ``id_floor`` (a forced run's bound, :data:`FORCED_KEY`),
+    every new vector's id is above it: SQLite gives a new row the highest id + 1, which, once the row with
+    the highest id was replaced, may be one of the ids the bound marks as older."""
     model_id = embedder.model_id
     todo = sorted(todo, key=lambda ht: len(ht[1]))  # similar lengths per batch: less padding
     total = len(todo)
@@ -319,10 +321,14 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
                 marks = ",".join("?" * len(hashes))
                 _delete_vectors(conn, [r[0] for r in conn.execute(
                     f"SELECT id FROM embeddings WHERE model_id = ? AND content_hash IN ({marks})", [model_id, *hashes])])
+            next_id = None if id_floor is None else max(
+                id_floor, conn.execute("SELECT COALESCE(MAX(id), 0) FROM embeddings").fetchone()[0]) + 1
             for (h, _t), v, lang in zip(batch, vecs, langs):
                 cur = conn.execute(
-                    "INSERT OR IGNORE INTO embeddings (content_hash, model_id, created_at, lang) VALUES (?, ?, ?, ?)",
-                    (h, model_id, now, lang))
+                    "INSERT OR IGNORE INTO embeddings (id, content_hash, model_id, created_at, lang) VALUES (?, ?, ?, ?, ?)",
+                    (next_id, h, model_id, now, lang))
+                if next_id is not None and cur.rowcount == 1:
+                    next_id += 1
                 if cur.rowcount == 1:
                     conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
                                  (cur.lastrowid, model_id, v.tobytes()))
@@ -413,7 +419,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             if boundary is not None:  # (a forced run's, or the rest of an interrupted one's)
                 todo += _predating(conn, model_id, boundary)
             _embed_texts(conn, embedder, todo, replace=boundary is not None, batch_size=batch_size, progress=progress,
-                         report=report)
+                         report=report, id_floor=_forced_boundary(conn, model_id))
             if not documents_to_chunk(conn):
                 break
         if boundary is not None and not _predating(conn, model_id, boundary):
