@@ -721,8 +721,9 @@ class Index:
 
         Raises:
             UsageError: bad ``top``, ``mode``, type, level or date; ``explain`` or
-                ``include_expired`` not a bool (``"no"`` would read as true); for a mode other than
-                bm25, ``DREAMDB_EMBED_THREADS`` not a thread count.
+                ``include_expired`` not a bool (``"no"`` would read as true). (A bad
+                ``DREAMDB_EMBED_THREADS`` makes the model unusable, not recall: a hybrid mode falls back
+                to BM25 and a note says why, so a prompt hook keeps its memories.)
         """
         if not isinstance(query, str):
             raise UsageError(f"query must be a string, got {type(query).__name__}")
@@ -739,14 +740,6 @@ class Index:
         if mode not in MODES:
             where = "DREAMDB_RECALL_MODE" if from_env else "mode"
             raise UsageError(f"Unknown recall mode {mode!r} (from {where})", hint=f"Use one of: {', '.join(MODES)}")
-        if mode != "bm25" and os.environ.get("DREAMDB_EMBED_THREADS", "").strip():
-            # a mistyped setting is a usage error, as a bad DREAMDB_RECALL_MODE is, not a missing model (QA 45 L2)
-            try:
-                from dreamdb.embeddings.model import resolve_threads
-            except ImportError:  # no embedding runtime: the mode falls back, and says why
-                pass
-            else:
-                resolve_threads(None)
         now_dt = _now(now)
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
         if self.auto_sync:
