@@ -683,3 +683,24 @@ def test_deleting_twice_says_where_the_copy_is(tiny_vault):
     assert cli("sync", "--vault", str(v)).returncode == 0  # then the guard answers, and says it too
     p = cli("delete", "--vault", str(v), "knowledge/foo")
     assert p.returncode == 6 and "a copy deleted by dreamdb is .dreamdb/trash/knowledge/" in p.stderr, p.stderr
+
+
+def test_writes_check_ids_in_the_index_left_in_a_read_only_dreamdb(tiny_vault):
+    """QA round 46 M2: with .dreamdb made read-only, the index's place is the (still empty) user cache, so a
+    write by an id a sync had moved to another file found no guard and edited that other file."""
+    from dreamdb.errors import WriteRefused
+    from dreamdb.writes import update
+
+    v = tiny_vault
+    _same_named_notes(v, "ab")
+    assert _recall_paths(v) == {"knowledge/notes": "knowledge/a/notes.md", "knowledge/notes-2": "knowledge/b/notes.md"}
+    (v / "knowledge" / "a" / "notes.md").unlink()
+    assert cli("sync", "--vault", str(v)).returncode == 0  # b/notes.md is now knowledge/notes
+    before = (v / "knowledge" / "b" / "notes.md").read_bytes()
+    (v / ".dreamdb").chmod(0o500)
+    try:
+        with pytest.raises(WriteRefused, match="named knowledge/a/notes.md until"):
+            update(v, "knowledge/notes", append="meant for a")
+    finally:
+        (v / ".dreamdb").chmod(0o700)
+    assert (v / "knowledge" / "b" / "notes.md").read_bytes() == before

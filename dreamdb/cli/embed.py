@@ -206,8 +206,8 @@ def status_cmd(vault, as_json):
     click.echo(f"vectors:   {st['embedded']} chunks embedded, {st['pending']} texts pending, "
                f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")
     if st.get("reembed_pending"):
-        click.echo(f"re-embed:  {st['reembed_pending']} texts still to re-embed for an interrupted --force (their"
-                   " vectors are used meanwhile; run: dreamdb embed refresh)")
+        click.echo(f"re-embed:  {output.count_noun(st['reembed_pending'], 'text')} still to re-embed for an interrupted"
+                   " --force (their vectors are used meanwhile; run: dreamdb embed refresh)")
     for m in st["models"]:
         click.echo(f"  {m['model_id']}  {m['name']}  {m['vectors']} vectors  since {m['first_seen']}")
     if st["languages"]:

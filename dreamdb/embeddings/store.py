@@ -911,8 +911,8 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         else:
             summary += f", {pend} pending" if pend else ", up to date"
         if forced:
-            summary += (f"; {forced} chunk texts still to re-embed for an interrupted --force (their vectors are"
-                        " used meanwhile; run: dreamdb embed refresh)")
+            summary += (f"; {forced} chunk text{'' if forced == 1 else 's'} still to re-embed for an interrupted --force"
+                        " (their vectors are used meanwhile; run: dreamdb embed refresh)")
     return {
         "available": True, "model_id": model_id, "model_name": name, "documents": n_docs, "chunked_documents": chunked,
         "docs_pending": docs_pending, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,

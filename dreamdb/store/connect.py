@@ -184,15 +184,34 @@ file and never do this; dreamdb's Python read of the header (:func:`dreamdb.conf
 must not happen while a connection is open (see :func:`connected_in_process`)."""
 
 
+def open_unlocked_readonly(path: Path):
+    """A read-only connection to the SQLite file ``path`` without dreamdb's pragmas or registry (for reading
+    an index at another place: :func:`copy_index`, the ids writes check), else ``None``.
+
+    Opened with ``mode=ro``, and, where that fails (a WAL file in a folder this user cannot write: SQLite
+    cannot make its ``-shm`` file), as an immutable file: its last transactions still in the ``-wal`` file
+    are then not seen."""
+    for mode in ("mode=ro", "immutable=1"):
+        conn = None
+        try:
+            conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?{mode}", uri=True, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except (DatabaseError, OSError):
+            if conn is not None:
+                conn.close()
+    return None
+
+
 def copy_index(source: Path, dest: Path) -> bool:
     """Copy the index at ``source`` to ``dest`` (which must not exist) with SQLite's online backup, so a
     consistent state is copied even while another process writes; vector tables are copied as they are
     (pages), without sqlite-vec. The copy is made beside ``dest`` and linked into place, so it never
     replaces an index another process created there meanwhile.
 
-    ``source`` is opened read-only (``mode=ro``), and, where that fails (a WAL index in a folder this user
-    cannot write: SQLite cannot make its ``-shm`` file), as an immutable file, whose last transactions
-    still in the ``-wal`` file are then not copied (the sync that follows brings the documents up to date).
+    ``source`` is opened by :func:`open_unlocked_readonly` (transactions an immutable open cannot see are
+    not copied: the sync that follows brings the documents up to date).
 
     Returns:
         True when ``dest`` now holds the copy; False when ``source`` cannot be read or this process has a
@@ -207,16 +226,7 @@ def copy_index(source: Path, dest: Path) -> bool:
             return False
     except OSError:
         return False
-    src = None
-    for mode in ("mode=ro", "immutable=1"):
-        try:
-            src = sqlite3.connect(f"{Path(source).resolve().as_uri()}?{mode}", uri=True, isolation_level=None)
-            src.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-            break
-        except DatabaseError:
-            if src is not None:
-                src.close()
-            src = None
+    src = open_unlocked_readonly(source)
     if src is None:
         return False
     tmp = Path(dest).with_name(f".{Path(dest).name}.{os.getpid()}.copy.tmp")

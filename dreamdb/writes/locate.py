@@ -235,7 +235,20 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
     other = None
     try:
         index_path = config.index_path_for(vault)
-        if config.index_file_kind(index_path) not in ("dreamdb", "sqlite"):
+        kind = config.index_file_kind(index_path)
+        if kind == "missing" and not os.environ.get("DREAMDB_INDEX"):
+            # the index at the other place dreamdb keeps one (a .dreamdb made read-only since: recall copies it
+            # over when it next opens the index; its ids are the ones recall printed last; QA round 46 M2)
+            moved = config.other_default_index_path(vault, index_path)
+            if moved is not None and config.index_file_kind(moved) in ("dreamdb", "sqlite"):
+                conn = db.open_unlocked_readonly(moved)
+                if conn is None:
+                    return None
+                try:
+                    return [tuple(row) for row in conn.execute(sql, tuple(params))]
+                finally:
+                    conn.close()
+        if kind not in ("dreamdb", "sqlite"):
             return None
         conn = db.connect(index_path, readonly=True)
         try:
