@@ -209,6 +209,9 @@ def run_guarded(fn) -> int:
             return OUTPUT_ERROR_EXIT
         if os.environ.get("DREAMDB_DEBUG"):
             raise
+        if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):  # SQLITE_FULL: not damage
+            return print_error("The disk that holds the index is full (SQLite: database or disk is full); what was"
+                               " saved before is kept.", "Free some disk space, then run the command again.", 4)
         if type(exc).__name__ in ("DatabaseError", "OperationalError", "IntegrityError"):
             hint = ("the index may be damaged: `dreamdb sync --check` checks it and rebuilds it "
                     "from the vault (the vault itself is never touched).")

@@ -274,3 +274,18 @@ def test_mode_is_read_in_any_case(tmp_path, monkeypatch, capsys):
     assert main(["recall", "--vault", str(vault), "--mode", "Hybrid", "--json", "sleep debt"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["requested_mode"] == "hybrid" and out["mode"] == "bm25"  # (no model there: the fallback says so)
+
+
+def test_a_full_disk_under_the_index_is_said_not_called_damage(capsys):
+    """QA round 46 M4: `embed refresh` on a full disk was "internal error" (exit 70) with a hint that the index
+    may be damaged."""
+    from dreamdb.quickcli import run_guarded
+    from dreamdb.store import connect as db
+
+    def full():
+        raise db.OperationalError("database or disk is full")
+
+    assert run_guarded(full) == 4
+    err = capsys.readouterr().err
+    assert "The disk that holds the index is full" in err and "Free some disk space" in err
+    assert "internal error" not in err and "damaged" not in err

@@ -101,5 +101,10 @@ def test_a_snippet_follows_its_file_when_a_new_same_named_file_takes_its_id(tiny
 def test_the_line_with_the_whole_version_number_wins():
     body = "v0.4.0 was first.\nnothing here\nv0.5.0 shipped the installer.\nv0.6.0 later."
     assert best_snippet(body, ["v0", "0.5.0"]) == "nothing here\nv0.5.0 shipped the installer.\nv0.6.0 later."
+    # QA round 46 M5: word hits alone picked another version's line (two "python", two "10" pieces)
+    assert best_snippet("Python 3.10 and Python 3.12 were tried.\nz\nw\nWe pin 3.11 now.\nv", ["python", "3.11"]) \
+        == "w\nWe pin 3.11 now.\nv"
+    assert best_snippet("a\nversion 10.10.9 shipped\nb\nc\nversion 5.10.3 shipped\nd",
+                        ["version", "10", "ship", "5.10.3"]).splitlines()[1] == "version 5.10.3 shipped"
     long = "x " * 200 + "C++ rewrite " + "y " * 200
     assert "C++ rewrite" in best_snippet(long, ["c++"])  # clipped around the identifier

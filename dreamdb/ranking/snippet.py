@@ -77,7 +77,8 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
         turkish: analyze as Turkish (the document's language); ``None`` detects it.
 
     Returns:
-        Up to three lines joined by ``\\n``; ties go to the earliest line.
+        Up to three lines joined by ``\\n``: around the line with the most hits of the query's identifiers
+        (:func:`dreamdb.analyzer.identifier_terms`), then of its terms; ties go to the earliest line.
     """
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if not lines:
@@ -108,11 +109,14 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
         for i, w in _candidates(pre, folded):
             if _matches(w, terms, turkish):
                 counts[bisect_right(starts, i) - 1] += 1
+    # A line holding one of the query's identifiers comes first: its pieces (v0 of v0.5.0) are in every
+    # version's line, so word hits alone would pick the line of another version (QA round 46 M5)
+    held = [0] * len(lines)
     if identifiers:
         for i, ln in enumerate(lines):
-            counts[i] += sum(map(identifiers.__contains__, identifier_terms(fold_case(ln))))
-    best_i, best_hits = 0, 0
-    for i, hits in enumerate(counts):
+            held[i] = sum(map(identifiers.__contains__, identifier_terms(fold_case(ln))))
+    best_i, best_hits = 0, (0, 0)
+    for i, hits in enumerate(zip(held, counts)):
         if hits > best_hits:
             best_i, best_hits = i, hits
     lo, hi = max(0, best_i - 1), min(len(lines), best_i + 2)
