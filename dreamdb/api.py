@@ -1221,8 +1221,20 @@ class Index:
             "analyzer_version": meta.get("analyzer_version"), "sqlite_driver": db.DRIVER_NAME,
             "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
             "embeddings": self._embedding_status(), "bm25_accumulator": _accumulator(),
-            "lexicon": self._lexicon_status(),
+            "lexicon": self._lexicon_status(), "other_index": self._other_index(),
         }
+
+    def _other_index(self) -> dict | None:
+        """``{"path", "bytes", "modified"}`` of an index of this vault at the other place dreamdb keeps one
+        (:func:`dreamdb.config.other_default_index_path`), left there when this one already existed (a vault
+        made read-only, then writable again: QA round 46 M3), else ``None``. ``modified``: the later of the
+        file's and its WAL's modification times, ISO-8601 UTC."""
+        other = config.other_default_index_path(self.vault, self.index_path) if self._chosen_path else None
+        if other is None or config.index_file_kind(other) != "dreamdb":
+            return None
+        stamps = [os.stat(f).st_mtime for f in (other, f"{other}-wal") if os.path.exists(f)]
+        return {"path": str(other), "bytes": config.index_size_bytes(other),
+                "modified": datetime.fromtimestamp(max(stamps), timezone.utc).isoformat(timespec="seconds")}
 
     def _lexicon_status(self) -> dict:
         """:func:`dreamdb.lexicon.lexicon_status` of what recall uses (``installed`` false when ``lexicon=None``)."""

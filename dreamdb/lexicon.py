@@ -235,6 +235,8 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     hint = ("Is this KeNet's data folder (turkish_wordnet.xml, english_wordnet_version_31.xml)?" if source is not None
             else f"Reinstall it: pip install --force-reinstall {SOURCE_PACKAGE}")
     missing = [name for name in (TURKISH_FILE, ENGLISH_FILE) if not (data / name).is_file()]
+    if source is not None and not data.is_dir():
+        raise UsageError(f"No folder at {data}", hint=hint)
     if source is not None and missing:  # a folder given by hand: a usage error, said before the 10 s read starts
         raise UsageError(f"{data} is not KeNet's data folder: no {' or '.join(missing)} in it", hint=hint)
     if announce is not None:

@@ -656,6 +656,16 @@ def test_an_index_follows_its_vault_between_the_cache_and_the_vault(example_vaul
         index.close()
     finally:
         folder.chmod(0o700)
+    # writable again, with an index in .dreamdb already: that one is used, and status names the other copy
+    # (QA round 46 M3: it stayed in the cache unmentioned)
+    index = dreamdb.open(example_vault)
+    st = index.status()
+    assert st["index"] == str(folder / "index.db") and st["other_index"]["path"] == str(cached)
+    assert st["other_index"]["bytes"] > 0 and st["other_index"]["modified"].endswith("+00:00")
+    index.close()
+    config.remove_index_files(cached)
+    with dreamdb.open(example_vault) as index:
+        assert index.status()["other_index"] is None
 
 
 def test_an_index_at_a_path_the_user_chose_is_never_carried_over(example_vault, tmp_path, monkeypatch):

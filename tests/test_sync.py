@@ -266,6 +266,7 @@ def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     write_doc(tiny_vault, "knowledge/odd.md", "---\nname: Ibex\nconfidence: high\nupdated_at: '2026-08-01T25:00:00Z'\n"
                                               "---\nibex body\n")
     write_doc(tiny_vault, "knowledge/nan.md", "---\nname: Gnu\nconfidence: .nan\ndate: '2026-05-01 10:30'\n---\ngnu\n")
+    write_doc(tiny_vault, "knowledge/flag.md", "---\nname: Kob\nconfidence: true\n---\nkob\n")
     index = dreamdb.open(tiny_vault)
     text = "\n".join(index.sync().warnings)
     assert "listname.md: frontmatter name is a list" in text and "frontmatter date 'not-a-date' is not a date" in text
@@ -274,6 +275,7 @@ def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     assert ("odd.md: frontmatter updated_at '2026-08-01T25:00:00Z' is a date followed by no valid time of day; its date"
             " alone is used") in text
     assert "nan.md: frontmatter confidence 'nan' is not a number" in text and "nan.md: frontmatter date" not in text
+    assert "flag.md: frontmatter confidence 'true' is not a number" in text  # as written, not Python's True
     assert "fine.md" not in text
     (ibex,) = index.recall("ibex")
     assert ibex.date == "2026-08-01"  # the date alone, not a time of 25:00

@@ -994,6 +994,10 @@ def test_recall_id_to_a_file_deleted_since_is_not_found(twins: Path):
 
 def test_update_tags_are_stripped_and_deduplicated(twins: Path):
     path = twins / "knowledge" / "foo.md"
+    untagged = twins / "knowledge" / "decisions" / "foo.md"
+    before = untagged.read_bytes()  # (no tags key)
+    update(twins, "knowledge/decisions/foo.md", tags="")  # no tags already: nothing to write (QA 46 L8: tags: [])
+    assert untagged.read_bytes() == before and not (twins / ".dreamdb" / "trash").exists()
     update(twins, "knowledge/foo.md", tags="a,,b, c ,a")
     assert path.read_text() == "---\ntitle: Top foo\ntags: [a, b, c]\n---\ntop body\n"
     update(twins, "knowledge/foo.md", tags=[" x ", "", "y", "x", "y "])

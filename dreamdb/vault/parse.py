@@ -224,8 +224,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
                             "time of day; its date alone is used")
     raw_confidence = meta.get("confidence")
     if raw_confidence not in (None, "") and _confidence(raw_confidence) is None:
-        warnings.append(f"{rel_path}: frontmatter confidence {str(raw_confidence)[:40]!r} is not a number from 0 to 1;"
-                        " ignored")
+        warnings.append(f"{rel_path}: frontmatter confidence {_as_text(raw_confidence)[:40]!r} is not a number from"
+                        " 0 to 1; ignored")
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
     pinned = frontmatter_bool(meta.get("pinned"))
     raw_status = meta.get("status")

@@ -49,7 +49,8 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
         changes["pinned"] = bool(pin)
     if changes and doc.has_fm:
         # a key that already has the value asked for is no change, and does not date the note (QA round 37)
-        changes = {k: v for k, v in changes.items() if not (k in current and _same_value(k, current[k], v))}
+        changes = {k: v for k, v in changes.items()
+                   if not ((k in current or k == "tags") and _same_value(k, current.get(k), v))}
         for key in ("updated", "updated_at"):
             if changes and key in current:
                 changes[key] = _updated_value(current[key], clock)

@@ -354,6 +354,8 @@ def _same_value(key: str, current: Any, wanted: Any) -> bool:
     if key == "pinned":
         return frontmatter_bool(current) == bool(wanted)
     if key == "tags":  # a comma string or a list, read alike (QA round 39: "alpha, beta" was rewritten as a list)
+        if current is None:  # no tags key, or an empty one: no tags already (QA round 46 L8)
+            return wanted == []
         try:
             return isinstance(current, (str, list)) and _clean_tags(current) == wanted
         except UsageError:  # (a tag the file holds that dreamdb would not write: a change, then)
