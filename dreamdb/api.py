@@ -296,7 +296,7 @@ class Index:
         self._embedder = None
         self.model_problem: str | None = None
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
-        # (dreamdb chose the place: the index may be carried over from the other one, see _carry_over)
+        # (dreamdb chose the place: the index may be carried over from the other one, see carry_over)
         self._chosen_path = not index_path and not os.environ.get("DREAMDB_INDEX")
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         config.kernel_switch()  # refused here, as for the memory engine, though a SQL-engine index never reads it
@@ -320,8 +320,7 @@ class Index:
         return self._conn
 
     def _open(self):
-        if self._chosen_path:
-            self._carry_over()
+        self.carry_over()
         self._check_index_file()
         try:
             config.prepare_index_dir(self.index_path, chmod_existing=False)
@@ -359,13 +358,17 @@ class Index:
         except db.DatabaseError as exc:
             return self._rebuild(exc)
 
-    def _carry_over(self) -> None:
+    def carry_over(self) -> None:
         """Start a vault's new index from its index at the other place dreamdb keeps one, if any
         (:func:`dreamdb.config.other_default_index_path`): a vault made writable moves its index from the user
         cache into ``.dreamdb/``, and one made read-only the other way, and the embeddings there (minutes
         of work) would otherwise be lost for an empty index (QA round 45 M2). The copy is then synced like
         any index. The cache's copy is removed once copied (nothing else ever uses it); the vault's own is
-        left where it is (its folder is read-only). Anything that fails leaves a new index to be built."""
+        left where it is (its folder is read-only). Anything that fails leaves a new index to be built.
+        Done by the first use of :attr:`conn`; ``dreamdb sql --no-sync`` calls it before looking for the index.
+        Nothing for an index path the caller chose (``index_path``, ``DREAMDB_INDEX``)."""
+        if not self._chosen_path:
+            return
         if os.path.lexists(self.index_path):  # (the usual case: one lstat, nothing more)
             return
         other = config.other_default_index_path(self.vault, self.index_path)

@@ -685,3 +685,19 @@ def test_an_index_at_a_path_the_user_chose_is_never_carried_over(example_vault, 
         assert config.cache_index_path(example_vault).exists()
     finally:
         _set_writable(example_vault, True)
+
+
+def test_sql_no_sync_reads_the_index_the_cache_held(example_vault, capsys):
+    """QA round 46 L3: `sql --no-sync` right after the vault became writable said "No index yet"."""
+    from dreamdb.cli import main
+
+    _set_writable(example_vault, False)
+    try:
+        assert main(["sync", "--vault", str(example_vault)]) == 0
+    finally:
+        _set_writable(example_vault, True)
+    capsys.readouterr()
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", "--json", "SELECT COUNT(*) AS n FROM documents"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)[0]["n"] > 0 and "was in the user cache" in err
+    assert (example_vault / ".dreamdb" / "index.db").exists()

@@ -215,9 +215,12 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):
     index = open_index(vault)
     if not no_sync:
         _sync_for_read(index)
-    elif not index.index_path.is_file():
-        raise IndexUnavailable(f"No index yet at {index.index_path}.", hint="Run without --no-sync (or dreamdb sync) first.")
     else:
+        index.carry_over()  # (an index the other place holds, the cache for a vault made writable, is taken over)
+        print_notes(index)
+        if not index.index_path.is_file():
+            raise IndexUnavailable(f"No index yet at {index.index_path}.",
+                                   hint="Run without --no-sync (or dreamdb sync) first.")
         index.check_index_vault_readonly()
     try:
         columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows)
