@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from collections import deque
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta, timezone
@@ -366,16 +367,35 @@ class Index:
         any index. The cache's copy is removed once copied (nothing else ever uses it); the vault's own is
         left where it is (its folder is read-only). Anything that fails leaves a new index to be built.
         Done by the first use of :attr:`conn`; ``dreamdb sql --no-sync`` calls it before looking for the index.
-        Nothing for an index path the caller chose (``index_path``, ``DREAMDB_INDEX``)."""
+        Nothing for an index path the caller chose (``index_path``, ``DREAMDB_INDEX``).
+
+        What counts as no index here: no file, or an empty one (a write command makes ``.dreamdb/index.db``
+        before any sync; QA round 47 N7). And in the cache, a copy older than the vault's own index (made the
+        last time ``.dreamdb`` was read-only) is replaced by a new copy (QA round 47 N1). The other way (the
+        vault's ``.dreamdb`` holding an index older than the cache's) is left as it is, since telling would
+        cost every recall the cache folder's lookup (platformdirs, ≈ 25 ms): ``dreamdb status`` names the
+        other copy."""
         if not self._chosen_path:
             return
-        if os.path.lexists(self.index_path):  # (the usual case: one lstat, nothing more)
-            return
+        try:
+            st = os.lstat(self.index_path)
+        except OSError:
+            st = None
+        stale = False
+        if st is not None:  # (the usual case: one lstat, nothing more)
+            in_vault = self.vault / config.INDEX_DIR_NAME / config.INDEX_FILE_NAME
+            wal = f"{self.index_path}-wal"  # (a 0-byte file whose pages are all in its WAL is an index)
+            empty = stat.S_ISREG(st.st_mode) and st.st_size == 0 and not (os.path.exists(wal) and os.path.getsize(wal))
+            stale = not empty and self.index_path != in_vault and _last_written(in_vault) > _last_written(self.index_path)
+            if not (empty or stale):
+                return
         other = config.other_default_index_path(self.vault, self.index_path)
         if other is None or config.index_file_kind(other) != "dreamdb":
             return
         try:
             config.prepare_index_folder(self.index_path.parent)
+            if st is not None:  # an empty file, or the cache's older copy: dreamdb's own, in dreamdb's folders
+                config.remove_index_files(self.index_path)
             copied = db.copy_index(other, self.index_path)
         except OSError:
             return
@@ -389,7 +409,7 @@ class Index:
             f"the vault's index was in the user cache ({other}) while the vault was read-only; it was moved to "
             f"{self.index_path}, its embeddings included" if from_cache else
             f"the vault's index folder cannot be written now: its index ({other}) was copied to "
-            f"{self.index_path}, its embeddings included")
+            f"{self.index_path}{', replacing an older copy' if stale else ''}, its embeddings included")
 
     def check_index_vault_readonly(self) -> None:
         """For reads that do not open the index for writing (``dreamdb sql --no-sync``): refuse, as opening
@@ -987,7 +1007,6 @@ class Index:
         if emb is None:
             self.notes.append(f"{mode} recall unavailable, used bm25: {self.model_problem}")
             return None
-        from dreamdb.embeddings import store
         from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
         from dreamdb.hybrid import dense_query_text, hybrid_rank
 
@@ -995,6 +1014,31 @@ class Index:
             self.notes.append(f"dense recall has no vectors for {', '.join(sorted(filters.types))} entries"
                               " (they are left to BM25); used bm25")
             return None
+        try:
+            self._lazy_refresh(emb)
+        except db.OperationalError as exc:
+            if not _is_environment_error(exc):
+                raise
+            # a full disk, a read-only index: the vectors already stored serve this query (QA round 47 N2)
+            self.notes.append(f"the index cannot be written ({exc}): dense results cover only the texts embedded"
+                              " before; " + _environment_hint(exc, self.index_path))
+        with db.read_snapshot(self.conn):
+            embedded = dense_query_text(self.conn, plan)
+            if explain and embedded != plan.text:
+                shown = embedded if len(embedded) <= 200 else embedded[:199] + "…"
+                self.notes.append(f"the dense channel embedded the query with its Turkish letters restored: {shown}")
+            return self._hits(hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters,
+                                          bm25_rank=self._rank, dense_text=embedded), plan, mode=mode, explain=explain)
+
+    def _lazy_refresh(self, emb) -> None:
+        """Before a hybrid query: chunk and embed what waits (up to :attr:`lazy_refresh_max` texts, else a
+        note), and bring the vectors' languages up to date (a few, else a note).
+
+        Raises:
+            OperationalError: the index cannot be written (the caller reads it as it is).
+        """
+        from dreamdb.embeddings import store
+
         pending = store.pending(self.conn, emb.model_id)
         if pending and 0 < store.documents_to_chunk(self.conn) <= LAZY_CHUNK_MAX:
             # A document waiting to be (re)chunked counts as one pending item, though it may hold up to
@@ -1039,13 +1083,6 @@ class Index:
             if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
                 self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
                                   " language-centred); run: dreamdb embed refresh")
-        with db.read_snapshot(self.conn):
-            embedded = dense_query_text(self.conn, plan)
-            if explain and embedded != plan.text:
-                shown = embedded if len(embedded) <= 200 else embedded[:199] + "…"
-                self.notes.append(f"the dense channel embedded the query with its Turkish letters restored: {shown}")
-            return self._hits(hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters,
-                                          bm25_rank=self._rank, dense_text=embedded), plan, mode=mode, explain=explain)
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         # Without a date window the result depends on the arguments only: kept per argument tuple.
@@ -1225,6 +1262,8 @@ class Index:
             "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
             "embeddings": self._embedding_status(), "bm25_accumulator": _accumulator(),
             "lexicon": self._lexicon_status(), "other_index": self._other_index(),
+            "index_modified": datetime.fromtimestamp(_last_written(self.index_path), timezone.utc).isoformat(
+                timespec="seconds"),
         }
 
     def _other_index(self) -> dict | None:
@@ -1235,9 +1274,8 @@ class Index:
         other = config.other_default_index_path(self.vault, self.index_path) if self._chosen_path else None
         if other is None or config.index_file_kind(other) != "dreamdb":
             return None
-        stamps = [os.stat(f).st_mtime for f in (other, f"{other}-wal") if os.path.exists(f)]
         return {"path": str(other), "bytes": config.index_size_bytes(other),
-                "modified": datetime.fromtimestamp(max(stamps), timezone.utc).isoformat(timespec="seconds")}
+                "modified": datetime.fromtimestamp(_last_written(other), timezone.utc).isoformat(timespec="seconds")}
 
     def _lexicon_status(self) -> dict:
         """:func:`dreamdb.lexicon.lexicon_status` of what recall uses (``installed`` false when ``lexicon=None``)."""
@@ -1308,6 +1346,16 @@ def _is_older_dreamdb_index(path: Path) -> bool:
     except (IndexUnavailable, db.DatabaseError):
         return False
     return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
+
+
+def _last_written(index_path: Path) -> float:
+    """When an index was last written: the later of its file's and its WAL's modification times (seconds
+    since the epoch; 0.0 for no file)."""
+    times = [0.0]
+    for f in (str(index_path), f"{index_path}-wal"):
+        with suppress(OSError):
+            times.append(os.stat(f).st_mtime)
+    return max(times)
 
 
 def _is_environment_error(exc: BaseException) -> bool:

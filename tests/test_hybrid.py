@@ -217,3 +217,28 @@ def test_stopword_only_query_returns_nothing_in_every_mode(tiny_vault):
         for mode in ("bm25", "hybrid", "dense", "rrf"):
             assert index.recall("the of and what ne nasıl", mode=mode) == []
             assert any("no searchable terms" in n for n in index.take_notes())
+
+
+@pytest.mark.model
+def test_hybrid_answers_when_the_index_cannot_take_new_vectors(tiny_vault, model_dir, monkeypatch):
+    """QA round 47 N2: on a full disk, a hybrid recall whose texts waited to be embedded failed (exit 4), and
+    the hybrid prompt hook injected nothing; the vectors already stored serve the query, with a note."""
+    from dreamdb.embeddings import store
+    from dreamdb.store import connect as db
+
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    assert index.recall("tapir feeding", mode="hybrid")[0].mode == "hybrid"
+    write_doc(tiny_vault, "knowledge/b.md", "---\ntitle: Okapi care\n---\nokapi feeding schedule\n")
+
+    def full(*_a, **_k):
+        raise db.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store, "refresh", full)  # (what SQLite raises when the embedding's transaction commits)
+    hits = index.recall("okapi feeding", mode="hybrid")
+    assert hits[0].doc_id == "knowledge/b" and hits[0].mode == "hybrid"  # BM25 carries the new note
+    assert any("cannot be written (database or disk is full)" in n and "Free space" in n for n in index.take_notes())
+    monkeypatch.setattr(store, "refresh", lambda *_a, **_k: (_ for _ in ()).throw(db.OperationalError("no such table")))
+    with pytest.raises(db.OperationalError, match="no such table"):  # not the machine's state: not hidden
+        index.recall("okapi feeding", mode="hybrid")

@@ -701,3 +701,56 @@ def test_sql_no_sync_reads_the_index_the_cache_held(example_vault, capsys):
     out, err = capsys.readouterr()
     assert json.loads(out)[0]["n"] > 0 and "was in the user cache" in err
     assert (example_vault / ".dreamdb" / "index.db").exists()
+
+
+def test_an_empty_index_file_a_write_left_does_not_keep_the_cache_copy_out(example_vault):
+    """QA round 47 N7: `remember` on a vault never indexed leaves an empty .dreamdb/index.db; back from
+    read-only, that empty file counted as an index, and the cache copy (its embeddings) was left out."""
+    from dreamdb.writes import remember
+
+    remember(example_vault, "a fact")
+    assert (example_vault / ".dreamdb" / "index.db").stat().st_size == 0
+    folder = example_vault / ".dreamdb"
+    folder.chmod(0o500)
+    try:
+        with dreamdb.open(example_vault) as index:
+            assert index.index_path == config.cache_index_path(example_vault)
+            with db.write_transaction(index.conn):
+                index.conn.execute("INSERT INTO meta (key, value) VALUES ('work', 'kept')")
+    finally:
+        folder.chmod(0o700)
+    with dreamdb.open(example_vault) as index:
+        assert index.conn.execute("SELECT value FROM meta WHERE key = 'work'").fetchone() == ("kept",)
+        assert any("moved to" in n for n in index.take_notes())
+
+
+def test_an_older_cache_copy_is_replaced_when_dreamdb_is_read_only_again(example_vault):
+    """QA round 47 N1: the copy made the first time .dreamdb went read-only was used as it was the second
+    time, though the vault's own index had moved on (its embeddings, its moved-id guards)."""
+    folder = example_vault / ".dreamdb"
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+    folder.chmod(0o500)
+    try:
+        with dreamdb.open(example_vault) as index:  # the first copy
+            cached = index.index_path
+            assert cached == config.cache_index_path(example_vault) and _top(index, "sleep debt")
+    finally:
+        folder.chmod(0o700)
+    for f in (cached, Path(f"{cached}-wal")):
+        if f.exists():
+            os.utime(f, (time.time() - 3600, time.time() - 3600))
+    with dreamdb.open(example_vault) as index:  # the vault's own index moves on
+        with db.write_transaction(index.conn):
+            index.conn.execute("INSERT INTO meta (key, value) VALUES ('work', 'newer')")
+    folder.chmod(0o500)
+    try:
+        with dreamdb.open(example_vault) as index:
+            assert index.conn.execute("SELECT value FROM meta WHERE key = 'work'").fetchone() == ("newer",)
+            assert any("replacing an older copy" in n for n in index.take_notes())
+            before = index.index_path.stat().st_ino
+        with dreamdb.open(example_vault) as index:  # once current, it is kept
+            index.conn.execute("SELECT 1").fetchone()
+            assert index.index_path.stat().st_ino == before and not index.take_notes()
+    finally:
+        folder.chmod(0o700)

@@ -108,9 +108,9 @@ def status_cmd(vault, as_json):
     click.echo(f"index:          {st['index']} ({st['index_bytes'] / 1e6:.1f} MB)")
     other = st.get("other_index")
     if other:  # left at the other place when this one already existed (QA round 46 M3)
-        click.echo(f"other index:    {other['path']} ({other['bytes'] / 1e6:.1f} MB, changed {other['modified']}), from"
-                   " when the vault's writability was different; this one is used. To use that one (its"
-                   " embeddings) instead, delete this one; or delete that one.")
+        click.echo(f"other index:    {other['path']} ({other['bytes'] / 1e6:.1f} MB, changed {other['modified']}; this"
+                   f" one {st['index_modified']}), from when the vault's writability was different; this one is"
+                   " used. To use that one (its embeddings) instead, delete this one; or delete that one.")
     click.echo(f"documents:      {st['documents']} from {st['files']} files, {st['terms']} distinct terms")
     for t, n in st["by_type"].items():
         click.echo(f"  {t:<13} {n}")
