@@ -218,7 +218,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "2"  # 2: C++17 is c++
+IDENTIFIERS_VERSION = "3"  # 2: C++17 is c++; 3: C++2b and C#10 too
 """Version of :func:`identifier_terms`' rules: part of the index format (:data:`dreamdb.store.sync.INDEX_FORMAT`),
 so a change rebuilds the index; not of a lexicon's terms, which hold no identifier."""
 
@@ -234,7 +234,7 @@ def identifier_terms(folded: str) -> list[str]:
     """Identifiers that the split on punctuation (step 2) loses, as terms of their own, in order,
     duplicates kept: a dotted number (``v0.5.0`` → ``0.5.0``, ``1.2.3``, ``3.11``, ``127.0.0.1``; a
     letter before it stays in its own token, ``v0``, so ``0.5.0`` and ``v0.5.0`` find each other), and
-    a one-letter language name written with ``++`` or ``#`` (``c++``, ``c#``, ``f#``; ``C++17`` is ``c++``); the dotted
+    a one-letter language name written with ``++`` or ``#`` (``c++``, ``c#``, ``f#``; ``C++17``, ``C++2b`` and ``C#10`` are ``c++`` and ``c#``); the dotted
     numbers first, then the names.
 
     Split, ``v0.5.0`` is ``v0`` alone (``5`` and ``0`` are one character: dropped), which every
@@ -276,8 +276,8 @@ def identifier_terms(folded: str) -> list[str]:
     for m in _LANGUAGE_MARK_RE.finditer(folded) if "+" in folded or "#" in folded else ():
         i, j = m.start(), m.end()
         after = j
-        if m.group() == "++":  # a standard's year: c++17, C++20
-            while after < len(folded) and folded[after].isdecimal():
+        if after < len(folded) and folded[after].isdecimal():  # a version: c++17, c++2b (a draft's name), c#10
+            while after < len(folded) and _is_word(folded[after]):
                 after += 1
         if (i and _is_letter(folded[i - 1]) and (i == 1 or not _is_word(folded[i - 2]))
                 and (after == len(folded) or not (_is_word(folded[after]) or folded[after] in "+#"))):

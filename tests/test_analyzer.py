@@ -292,7 +292,8 @@ def test_a_query_without_accents_finds_the_accented_note_and_back(tiny_vault, en
     ("bind 127.0.0.1:8080", ["127.0.0.1"]),
     ("C++ and C# and F#!", ["c++", "c#", "f#"]),
     ("(C++) C#-like", ["c++", "c#"]),
-    ("C++17 and C++20, not C#10", ["c++", "c++"]),  # a standard's year (QA round 46 L2)
+    ("C++17 and C++20, C++2b and C#10", ["c++", "c++", "c++", "c#"]),  # a version (QA 46 L2, QA 47 N8)
+    ("c++x and c#d", []),  # a version starts with a digit
     ("DEC-0054 node.js x.1.2 page.html#c a+b c++x", []),  # the split loses nothing of these
 ])
 def test_identifier_terms(text, expected):

@@ -998,6 +998,9 @@ def test_update_tags_are_stripped_and_deduplicated(twins: Path):
     before = untagged.read_bytes()  # (no tags key)
     update(twins, "knowledge/decisions/foo.md", tags="")  # no tags already: nothing to write (QA 46 L8: tags: [])
     assert untagged.read_bytes() == before and not (twins / ".dreamdb" / "trash").exists()
+    write_doc(twins, "knowledge/bare.md", "no frontmatter at all\n")
+    update(twins, "knowledge/bare.md", tags="")  # (QA round 47 N4: a frontmatter with tags: [] was added)
+    assert (twins / "knowledge" / "bare.md").read_text() == "no frontmatter at all\n"
     update(twins, "knowledge/foo.md", tags="a,,b, c ,a")
     assert path.read_text() == "---\ntitle: Top foo\ntags: [a, b, c]\n---\ntop body\n"
     update(twins, "knowledge/foo.md", tags=[" x ", "", "y", "x", "y "])

@@ -54,6 +54,8 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
         for key in ("updated", "updated_at"):
             if changes and key in current:
                 changes[key] = _updated_value(current[key], clock)
+    elif changes.get("tags") == []:  # no frontmatter: no tags already, nothing to clear (QA round 47 N4)
+        del changes["tags"]
     if changes:
         _apply_frontmatter(doc, changes)
     if content is not None:
