@@ -279,20 +279,21 @@ def identifier_terms(folded: str) -> list[str]:
         if after < len(folded) and folded[after].isdecimal():  # a version: c++17, c++2b (a draft's name), c#10
             while after < len(folded) and _is_word(folded[after]):
                 after += 1
-        if (i and _is_letter(folded[i - 1]) and (i == 1 or not _is_word(folded[i - 2]))
+        if (i and folded[i - 1].isalpha() and (i == 1 or not _is_word(folded[i - 2]))
                 and (after == len(folded) or not (_is_word(folded[after]) or folded[after] in "+#"))):
             out.append(folded[i - 1:j])
     return out
 
 
+def is_identifier_term(term: str) -> bool:
+    """Whether a term is one of :func:`identifier_terms`' (``0.5.0``, ``c++``), not a token's: it holds a
+    character the split on punctuation removes (``.``, ``+``, ``#``)."""
+    return "." in term or "+" in term or "#" in term
+
+
 def _is_word(c: str) -> bool:
     r"""A letter or digit (a character of a token: ``[^\W_]``)."""
-    return c.isalnum() and c != "_"
-
-
-def _is_letter(c: str) -> bool:
-    r"""A letter (``[^\W\d_]``)."""
-    return c.isalpha()
+    return c.isalnum()
 
 
 def raw_tokens(text: str) -> list[str]:

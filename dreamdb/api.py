@@ -386,7 +386,8 @@ class Index:
             in_vault = self.vault / config.INDEX_DIR_NAME / config.INDEX_FILE_NAME
             wal = f"{self.index_path}-wal"  # (a 0-byte file whose pages are all in its WAL is an index)
             empty = stat.S_ISREG(st.st_mode) and st.st_size == 0 and not (os.path.exists(wal) and os.path.getsize(wal))
-            stale = not empty and self.index_path != in_vault and _last_written(in_vault) > _last_written(self.index_path)
+            stale = (not empty and self.index_path != in_vault
+                     and config.index_last_written(in_vault) > config.index_last_written(self.index_path))
             if not (empty or stale):
                 return
         other = config.other_default_index_path(self.vault, self.index_path)
@@ -1262,8 +1263,7 @@ class Index:
             "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
             "embeddings": self._embedding_status(), "bm25_accumulator": _accumulator(),
             "lexicon": self._lexicon_status(), "other_index": self._other_index(),
-            "index_modified": datetime.fromtimestamp(_last_written(self.index_path), timezone.utc).isoformat(
-                timespec="seconds"),
+            "index_modified": _written_iso(self.index_path),
         }
 
     def _other_index(self) -> dict | None:
@@ -1275,7 +1275,7 @@ class Index:
         if other is None or config.index_file_kind(other) != "dreamdb":
             return None
         return {"path": str(other), "bytes": config.index_size_bytes(other),
-                "modified": datetime.fromtimestamp(_last_written(other), timezone.utc).isoformat(timespec="seconds")}
+                "modified": _written_iso(other)}
 
     def _lexicon_status(self) -> dict:
         """:func:`dreamdb.lexicon.lexicon_status` of what recall uses (``installed`` false when ``lexicon=None``)."""
@@ -1348,14 +1348,9 @@ def _is_older_dreamdb_index(path: Path) -> bool:
     return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
 
 
-def _last_written(index_path: Path) -> float:
-    """When an index was last written: the later of its file's and its WAL's modification times (seconds
-    since the epoch; 0.0 for no file)."""
-    times = [0.0]
-    for f in (str(index_path), f"{index_path}-wal"):
-        with suppress(OSError):
-            times.append(os.stat(f).st_mtime)
-    return max(times)
+def _written_iso(index_path: Path) -> str:
+    """:func:`dreamdb.config.index_last_written` as ISO-8601 UTC, to the second."""
+    return datetime.fromtimestamp(config.index_last_written(index_path), timezone.utc).isoformat(timespec="seconds")
 
 
 def _is_environment_error(exc: BaseException) -> bool:

@@ -246,6 +246,18 @@ def remove_index_files(index_path: Path) -> None:
             pass
 
 
+def index_last_written(index_path: Path) -> float:
+    """When an index was last written: the later of its file's and its WAL's modification times (seconds since
+    the epoch; 0.0 for no file)."""
+    times = [0.0]
+    for f in (str(index_path), f"{index_path}-wal"):
+        try:
+            times.append(os.stat(f).st_mtime)
+        except OSError:
+            pass
+    return max(times)
+
+
 def index_size_bytes(index_path: Path) -> int:
     """Bytes of an index file plus its WAL (what ``status`` reports)."""
     return sum(os.path.getsize(f"{index_path}{s}") for s in ("", "-wal") if os.path.exists(f"{index_path}{s}"))

@@ -261,15 +261,15 @@ def _forced_boundary(conn, model_id: str) -> int | None:
         return None
 
 
+_PREDATING = """FROM chunks c JOIN embeddings e ON e.content_hash = c.content_hash AND e.model_id = ? AND e.id <= ?"""
+"""The chunks whose text's vector for a model predates a forced re-embedding (``embeddings.id`` ≤ its bound)."""
+
+
 def _predating(conn, model_id: str, boundary: int) -> list[tuple[str, str]]:
     """(hash, text) of every distinct chunk text whose vector for ``model_id`` predates a forced re-embedding
     (``embeddings.id`` ≤ ``boundary``): what that run has not re-embedded yet."""
-    return conn.execute(
-        """SELECT c.content_hash, MIN(c.text) FROM chunks c JOIN embeddings e
-             ON e.content_hash = c.content_hash AND e.model_id = ? AND e.id <= ?
-           GROUP BY c.content_hash""",
-        (model_id, boundary),
-    ).fetchall()
+    return conn.execute(f"SELECT c.content_hash, MIN(c.text) {_PREDATING} GROUP BY c.content_hash",
+                        (model_id, boundary)).fetchall()
 
 
 def forced_remaining(conn, model_id: str) -> int:
@@ -278,9 +278,7 @@ def forced_remaining(conn, model_id: str) -> int:
     boundary = _forced_boundary(conn, model_id)
     if boundary is None:
         return 0
-    return conn.execute(
-        """SELECT COUNT(DISTINCT c.content_hash) FROM chunks c JOIN embeddings e
-             ON e.content_hash = c.content_hash AND e.model_id = ? AND e.id <= ?""", (model_id, boundary)).fetchone()[0]
+    return conn.execute(f"SELECT COUNT(DISTINCT c.content_hash) {_PREDATING}", (model_id, boundary)).fetchone()[0]
 
 
 def _missing(conn, model_id: str) -> list[tuple[str, str]]:
@@ -405,7 +403,8 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             with write_transaction(conn):
                 top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM embeddings").fetchone()[0]
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FORCED_KEY + model_id, str(top)))
-        boundary = _forced_boundary(conn, model_id) if force or resume_forced else None
+        marker = _forced_boundary(conn, model_id)  # (new vectors go above it even when not resuming)
+        boundary = marker if force or resume_forced else None
         # A sync --force in another process while this runs deletes every chunk (documents are re-inserted):
         # the texts are chunked again (their vectors are kept) and what is new is embedded, up to twice.
         for attempt in range(3):
@@ -419,7 +418,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             if boundary is not None:  # (a forced run's, or the rest of an interrupted one's)
                 todo += _predating(conn, model_id, boundary)
             _embed_texts(conn, embedder, todo, replace=boundary is not None, batch_size=batch_size, progress=progress,
-                         report=report, id_floor=_forced_boundary(conn, model_id))
+                         report=report, id_floor=marker)
             if not documents_to_chunk(conn):
                 break
         if boundary is not None and not _predating(conn, model_id, boundary):

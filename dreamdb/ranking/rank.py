@@ -203,7 +203,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         QueryPlan.
     """
     written = normalize(text)
-    words = tokens(lower(written))  # raw_tokens(text), from the one normalisation
+    folded = lower(written)
+    words = tokens(folded)  # raw_tokens(text), from the one normalisation
     written_words = tokens(written)  # the words as written (capitals: names)
     shouted = _shouted_turkish(written)
     # An English sentence with a name in Turkish letters is English ("Gülşen: delete the license file";
@@ -215,7 +216,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
     else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
         distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
-    identifiers = identifier_terms(lower(written))  # (v0.5.0 → 0.5.0, C++ → c++: one more term each)
+    identifiers = identifier_terms(folded)  # (v0.5.0 → 0.5.0, C++ → c++: one more term each)
     if identifiers:
         distinct = list(dict.fromkeys(distinct + identifiers))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from dreamdb.analyzer import analyze, fold_case, identifier_terms, is_turkish_text, raw_tokens, stem
+from dreamdb.analyzer import (analyze, fold_case, identifier_terms, is_identifier_term, is_turkish_text, raw_tokens,
+                              stem)
 
 MAX_LINE_CHARS = 240
 """Each snippet line is cut to this many characters (a 1 MB single line stays readable)."""
@@ -89,7 +90,7 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
     if not terms:
         return "\n".join(_clip(ln, terms, bool(turkish)) for ln in lines[:2])
     # identifiers (0.5.0, c++: analyzer.identifier_terms) are counted on their own; words through the regex
-    identifiers = {t for t in terms if "." in t or "+" in t or "#" in t}
+    identifiers = set(filter(is_identifier_term, terms))
     words = terms - identifiers
     pre = _prefilter(words) if words else None
     # One regex pass over the whole folded text; hits are mapped to lines by offset.
