@@ -302,6 +302,35 @@ def test_identifier_terms(text, expected):
     assert identifier_terms(fold_case(text)) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("setupVersion and safeChildPath", ["setup", "version", "safe", "child", "path"]),
+    ("XMLHttpRequest", ["xml", "http", "request"]),  # a run of capitals before a capitalised part
+    ("GitHub, GraphQL", ["git", "hub", "graph", "ql"]),  # PascalCase; capitals at the end
+    ("isDeleted sessionId", ["delet", "session", "id"]),  # parts stemmed as English; 'is' is a stopword
+    ("getV2Config", ["get", "v2", "config"]),  # digits stay with the letters before them
+    ("iPhone mRNAs dLNs", ["phone", "rna", "ln"]),  # one-letter parts dropped; a plural acronym stays whole
+    ("özelAyar", ["özel", "ayar"]),  # letters beyond ASCII inside the parts
+    ("foo—barBaz", ["bar", "baz"]),  # a dash is no part of the word
+    ("SQLite HTTP APIs URLs IDs plain text snake_case", []),  # no small letter before a capital: whole
+])
+def test_compound_terms(text, expected):
+    from dreamdb.analyzer import compound_terms
+
+    assert compound_terms(text) == expected
+
+
+def test_compound_parts_add_to_term_frequency_not_to_length():
+    from dreamdb.store.sync import document_terms
+    from dreamdb.vault.parse import Document
+
+    doc = Document(type="knowledge", slug="x", source_path="knowledge/x.md", title="Check setupVersion",
+                   body="The setup reads setupVersion.")
+    postings, lengths, _turkish = document_terms(doc)
+    assert lengths == [2, 0, 0, 3]  # check setupversion | setup read setupversion
+    assert postings["setupversion"] == [1, 0, 0, 1, 0]
+    assert postings["setup"] == [1, 0, 0, 2, 0] and postings["version"] == [1, 0, 0, 1, 0]
+
+
 def test_identifiers_add_to_term_frequency_not_to_length():
     from dreamdb.store.sync import document_terms
     from dreamdb.vault.parse import Document

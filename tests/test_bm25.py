@@ -134,6 +134,26 @@ def test_a_version_number_is_one_more_term_by_hand(tiny_vault):
     assert index.recall("v0.6.0", top=1)[0].doc_id == "knowledge/r6"  # the shorter of the two that hold it
 
 
+def test_a_camel_case_word_is_found_by_its_parts_by_hand(tiny_vault):
+    """``setup version`` finds the note that writes ``setupVersion`` (analyzer.compound_terms), scored as BM25
+    over the parts at the word's position: term frequency, not length; and ``setupVersion`` finds notes that
+    write the words apart."""
+    write_doc(tiny_vault, "knowledge/camel.md", "---\ntitle: drift\n---\nDetect setupVersion drift.\n")
+    write_doc(tiny_vault, "knowledge/apart.md", "---\ntitle: drift\n---\nThe setup has a version.\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: drift\n---\nUnrelated text here.\n")
+    index = dreamdb.open(tiny_vault)
+    hits = {h.doc_id: h for h in index.recall("setup version", top=5, now="2026-01-01T00:00:00Z", explain=True)}
+    assert set(hits) == {"knowledge/camel", "knowledge/apart"}
+    # lengths: drift | detect setupversion drift (4); drift | setup version (3); drift | unrel text (3)
+    avgdl = 10 / 3
+    expected = F.bm25_term(1, 4, avgdl, F.idf(3, 2)) * 2  # setup and version, df 2 each, tf 1, length 4
+    assert hits["knowledge/camel"].score == pytest.approx(expected, abs=1e-6)
+    assert hits["knowledge/apart"].score == pytest.approx(F.bm25_term(1, 3, avgdl, F.idf(3, 2)) * 2, abs=1e-6)
+    assert "setupVersion" in hits["knowledge/camel"].snippet
+    both = [h.doc_id for h in index.recall("setupVersion", top=5)]
+    assert both[0] == "knowledge/camel" and "knowledge/apart" in both  # the word itself, then its parts apart
+
+
 def test_c_plus_plus_is_searchable(tiny_vault):
     write_doc(tiny_vault, "knowledge/cpp.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in C++ (not C#).\n")
     write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in Rust.\n")

@@ -170,6 +170,19 @@ def test_real_vault_titles_find_their_documents(real_index):
 
 
 @needs_real_vault
+def test_real_vault_code_identifiers_are_found_by_their_words(real_index):
+    """18 notes of the real vault write ``safeChildPath`` (a helper), none "safe child path": the words find
+    them all the same (analyzer.compound_terms), with the identifier's line as the snippet. Before, the
+    third hit was a changelog entry about spawning a child CLI."""
+    hits = real_index.recall("safe child path", top=5, now="2026-08-18T00:00:00Z")
+    assert len(hits) == 5
+    for h in hits:
+        text = real_index.conn.execute("SELECT title || ' ' || body FROM documents WHERE doc_id = ?", (h.doc_id,)).fetchone()[0]
+        assert "safeChildPath" in text, h.doc_id
+    assert "safeChildPath" in hits[0].snippet
+
+
+@needs_real_vault
 def test_real_vault_filters_apply_before_limit(real_index):
     hits = real_index.recall("recall", top=5, types="changelog", now="2026-08-18T00:00:00Z")
     assert len(hits) == 5 and all(h.type == "changelog" for h in hits)

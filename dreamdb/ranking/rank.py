@@ -19,8 +19,9 @@ import heapq
 import json
 import math
 
-from dreamdb.analyzer import (STOPWORDS, TURKISH_TO_ASCII, alternate_terms, analyze, diacritic_round, diacritic_rounds,
-                               identifier_terms, is_turkish, is_turkish_text, lower, normalize, query_words, stem, tokens)
+from dreamdb.analyzer import (STOPWORDS, TURKISH_TO_ASCII, alternate_terms, analyze, compound_terms, diacritic_round,
+                               diacritic_rounds, identifier_terms, is_turkish, is_turkish_text, lower, normalize,
+                               query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -216,7 +217,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
     else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
         distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
-    identifiers = identifier_terms(folded)  # (v0.5.0 → 0.5.0, C++ → c++: one more term each)
+    # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version)
+    identifiers = identifier_terms(folded) + compound_terms(written)
     if identifiers:
         distinct = list(dict.fromkeys(distinct + identifiers))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)

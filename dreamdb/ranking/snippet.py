@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from dreamdb.analyzer import (analyze, fold_case, identifier_terms, is_identifier_term, is_turkish_text, raw_tokens,
-                              stem)
+from dreamdb.analyzer import (analyze, compound_terms, fold_case, identifier_terms, is_identifier_term, is_turkish_text,
+                              normalize, raw_tokens, stem)
 
 MAX_LINE_CHARS = 240
 """Each snippet line is cut to this many characters (a 1 MB single line stays readable)."""
@@ -20,7 +20,8 @@ def _clip(line: str, terms: set[str], turkish: bool) -> str:
     pos = 0
     for word_start in range(0, len(line), 40):
         chunk = line[word_start:word_start + 80]
-        if not terms.isdisjoint(analyze(chunk, turkish=turkish)) or not terms.isdisjoint(identifier_terms(fold_case(chunk))):
+        if (not terms.isdisjoint(analyze(chunk, turkish=turkish)) or not terms.isdisjoint(identifier_terms(fold_case(chunk)))
+                or not terms.isdisjoint(compound_terms(normalize(chunk)))):
             pos = max(0, word_start - 60)
             break
     clipped = line[pos:pos + MAX_LINE_CHARS]
@@ -79,7 +80,8 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
 
     Returns:
         Up to three lines joined by ``\\n``: around the line with the most hits of the query's identifiers
-        (:func:`dreamdb.analyzer.identifier_terms`), then of its terms; ties go to the earliest line.
+        (:func:`dreamdb.analyzer.identifier_terms`), then of its terms (a part of a camelCase word,
+        :func:`dreamdb.analyzer.compound_terms`, is a hit too); ties go to the earliest line.
     """
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if not lines:
@@ -110,6 +112,10 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
         for i, w in _candidates(pre, folded):
             if _matches(w, terms, turkish):
                 counts[bisect_right(starts, i) - 1] += 1
+    # the parts of a camelCase word (setupVersion: analyzer.compound_terms) are hits of their line too
+    if words and not words.isdisjoint(compound_terms(normalize(text))):
+        for i, ln in enumerate(lines):
+            counts[i] += sum(map(words.__contains__, compound_terms(normalize(ln))))
     # A line holding one of the query's identifiers comes first: its pieces (v0 of v0.5.0) are in every
     # version's line, so word hits alone would pick the line of another version (QA round 46 M5)
     held = [0] * len(lines)

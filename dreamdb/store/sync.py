@@ -20,8 +20,8 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, analyze, fold_case, identifier_terms,
-                              is_turkish_text, tokens)
+from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, analyze, compound_terms, identifier_terms,
+                              is_turkish_text, lower, normalize, tokens)
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
@@ -681,10 +681,12 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         text a capitalised word also counts under its Turkish stem (``stacked``, see
         :mod:`dreamdb.analyzer`), which adds to its term frequency but not to the length; so do the
         identifiers the split on punctuation loses (:func:`dreamdb.analyzer.identifier_terms`:
-        ``0.5.0`` of ``v0.5.0``, ``c++``), in every language.
+        ``0.5.0`` of ``v0.5.0``, ``c++``) and the parts of camelCase words
+        (:func:`dreamdb.analyzer.compound_terms`: ``setup`` and ``version`` of ``setupVersion``), in every language.
     """
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
-    folded = [fold_case(text) for text in texts]
+    written = [normalize(text) for text in texts]
+    folded = [lower(text) for text in written]
     words = [tokens(text) for text in folded]  # raw_tokens(text), from the one fold
     turkish = is_turkish_text([w for field in words for w in field])
     postings: dict[str, list[int]] = {}
@@ -696,7 +698,7 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         terms = analyze(text, turkish=turkish, words=w, stacked=stacked)
         if f < 4:
             lengths.append(len(terms))
-            stacked = (stacked or []) + identifier_terms(folded[f])
+            stacked = (stacked or []) + identifier_terms(folded[f]) + compound_terms(written[f])
         for t, n in Counter(terms + stacked if stacked else terms).items():
             row = postings.get(t)
             if row is None:
