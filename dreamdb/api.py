@@ -665,15 +665,25 @@ class Index:
     def sync_for_read(self) -> None:
         """The sync before a read (recall, list, status, sql): waits at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's
         write lock, then answers from the index as it is, with a note (a long ``sync --force`` or
-        embedding refresh elsewhere must not stall every recall). An index that cannot be written (a
+        embedding refresh elsewhere must not stall every recall). An index that another process is
+        building for the first time holds nothing to answer from: the read waits for that build, up to
+        ``lock_timeout_ms`` in all. An index that cannot be written (a
         read-only or immutable file, a full disk) is read as it is, with a note saying why."""
         from dreamdb.errors import LockTimeout
 
         self._updating_elsewhere = False
         self._not_updated = False
         try:
-            with self._short_lock_wait():
-                self.notes.extend(self.sync(progress=self.sync_progress).warnings)
+            try:
+                with self._short_lock_wait():
+                    self.notes.extend(self.sync(progress=self.sync_progress).warnings)
+            except LockTimeout:
+                if not self._first_build_elsewhere():
+                    raise
+                # Nothing to answer from until that build is done: wait for it, up to the lock timeout
+                # (an answer of no notes would be wrong, not stale; a prompt hook has its own budget)
+                with self._short_lock_wait(self.lock_timeout_ms - LAZY_SYNC_LOCK_WAIT_MS):
+                    self.notes.extend(self.sync(progress=self.sync_progress).warnings)
         except LockTimeout:
             self._updating_elsewhere = True
             self.notes.append("another dreamdb process is updating the index; answered from the index as it is "
@@ -687,11 +697,21 @@ class Index:
             self.notes.append(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
                               f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
 
+    def _first_build_elsewhere(self) -> bool:
+        """Whether the index holds no documents and has never been synced: another process, holding the
+        write lock, is building it for the first time (SQLite: a reader sees the last commit)."""
+        try:
+            return (self.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None
+                    and self.conn.execute("SELECT 1 FROM meta WHERE key = 'last_sync'").fetchone() is None)
+        except db.DatabaseError:
+            return False
+
     @contextmanager
-    def _short_lock_wait(self):
-        """Within the block, wait at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's write lock
-        (the lazy work before a read must not stall it); the index's own timeout is restored after."""
-        self.conn.execute(f"PRAGMA busy_timeout = {int(min(self.lock_timeout_ms, LAZY_SYNC_LOCK_WAIT_MS))}")
+    def _short_lock_wait(self, wait_ms: int = LAZY_SYNC_LOCK_WAIT_MS):
+        """Within the block, wait at most ``wait_ms`` (default :data:`LAZY_SYNC_LOCK_WAIT_MS`) for another
+        process's write lock (the lazy work before a read must not stall it); the index's own timeout is
+        restored after."""
+        self.conn.execute(f"PRAGMA busy_timeout = {int(max(0, min(self.lock_timeout_ms, wait_ms)))}")
         try:
             yield
         finally:

@@ -196,22 +196,56 @@ def test_recall_answers_from_the_index_while_another_process_holds_the_lock(exam
 
 def test_a_recall_during_another_process_first_sync_does_not_call_the_vault_empty(example_vault):
     """QA round 19: a recall while the first sync ran elsewhere said "the vault has no notes in the folders
-    dreamdb reads" (it had 148 files; the index was just not built yet)."""
+    dreamdb reads" (it had 148 files; the index was just not built yet). It waits for that build up to the
+    lock timeout, and says so when the build takes longer."""
     first = dreamdb.open(example_vault, auto_sync=False)
     assert first.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0  # the schema, no documents yet
     writer = db.connect(first.index_path)
-    writer.execute("BEGIN IMMEDIATE")  # the first sync, elsewhere
+    writer.execute("BEGIN IMMEDIATE")  # the first sync, elsewhere, longer than this recall waits
     try:
-        index = dreamdb.open(example_vault)
+        index = dreamdb.open(example_vault, lock_timeout_ms=2500)
+        t0 = time.perf_counter()
         hits = index.recall("sleep debt")
+        waited = time.perf_counter() - t0
         notes = index.take_notes()
     finally:
         writer.rollback()
         writer.close()
-    assert hits == []
+    assert hits == [] and 2.0 < waited < 5
     assert any("another dreamdb process is still building it" in n for n in notes)
     assert not any("no notes in the folders dreamdb reads" in n for n in notes)
     assert index.recall("sleep debt") and not any("building" in n for n in index.take_notes())
+
+
+def test_a_recall_waits_for_another_process_first_sync(example_vault):
+    """Two prompt hooks or recalls at once on a vault without an index: the one that does not build it waits
+    for the build (beyond the 1.5 s a recall waits for a sync over an index it can answer from) instead of
+    answering "No matches." from the empty index."""
+    import threading
+
+    dreamdb.open(example_vault, auto_sync=False).close()  # the schema, no documents yet
+    locked, released = threading.Event(), threading.Event()
+
+    def first_sync_elsewhere():
+        ix = dreamdb.open(example_vault, auto_sync=False)
+        ix.conn.execute("BEGIN IMMEDIATE")
+        locked.set()
+        time.sleep(2.5)
+        ix.conn.rollback()
+        ix.close()
+        released.set()
+
+    t = threading.Thread(target=first_sync_elsewhere)
+    t.start()
+    try:
+        assert locked.wait(10)
+        index = dreamdb.open(example_vault)
+        hits = index.recall("sleep debt", now="2026-08-18T00:00:00Z")
+        notes = index.take_notes()
+    finally:
+        t.join()
+    assert released.is_set() and hits and hits[0].doc_id == "feature/sleep-consolidation"
+    assert not any("another dreamdb process" in n for n in notes)
 
 
 @pytest.mark.parametrize("kwargs, message", [
