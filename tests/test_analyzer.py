@@ -308,7 +308,8 @@ def test_identifier_terms(text, expected):
     ("GitHub, GraphQL", ["git", "hub", "graph", "ql"]),  # PascalCase; capitals at the end
     ("isDeleted sessionId", ["delet", "session", "id"]),  # parts stemmed as English; 'is' is a stopword
     ("getV2Config", ["get", "v2", "config"]),  # digits stay with the letters before them
-    ("iPhone mRNAs dLNs", ["phone", "rna", "ln"]),  # one-letter parts dropped; a plural acronym stays whole
+    ("ProgPoW dLNs", ["prog", "po"]),  # a one-letter part is dropped; a plural acronym stays whole (LNs)
+    ("iPhone mRNAs clpC RhoA kDa", []),  # one part and a letter: a name, not a compound
     ("özelAyar", ["özel", "ayar"]),  # letters beyond ASCII inside the parts
     ("foo—barBaz", ["bar", "baz"]),  # a dash is no part of the word
     ("SQLite HTTP APIs URLs IDs plain text snake_case", []),  # no small letter before a capital: whole
