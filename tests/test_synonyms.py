@@ -38,6 +38,21 @@ def test_the_vault_file_expands_queries_and_a_link_inside_the_vault_is_read(tiny
     assert load_synonyms(tiny_vault).expand("appl") == {"pomm"} and load_synonyms(tiny_vault).problem is None
 
 
+def test_the_vault_file_can_name_identifiers(tiny_vault):
+    """``cpp, c++`` used to give ``cpp`` nothing (``c++`` analyses to no word), and ``csharp, c#`` was cut at its
+    ``#`` as a comment; a comment now starts at a line's start or after a space."""
+    write_doc(tiny_vault, "knowledge/cpp.md", "---\ntitle: Parser\n---\nThe parser is written in C++.\n")
+    write_doc(tiny_vault, "knowledge/cs.md", "---\ntitle: Tools\n---\nThe tools are written in C#.\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Other\n---\nNothing about that here.\n")
+    write_doc(tiny_vault, "synonyms.txt", "# languages\ncpp, c++  # the one with classes\ncsharp, c#\n")
+    with dreamdb.open(tiny_vault) as ix:
+        assert [h.doc_id for h in ix.recall("cpp")] == ["knowledge/cpp"]
+        assert [h.doc_id for h in ix.recall("csharp")] == ["knowledge/cs"]
+        assert not any("synonyms" in n for n in ix.take_notes())
+    table = load_synonyms(tiny_vault)
+    assert table.expand("cpp") == {"c++"} and table.expand("c#") == {"csharp"} and "class" not in table.expand("c++")
+
+
 def test_a_fifo_a_device_or_a_file_outside_the_vault_is_not_read(tiny_vault, tmp_path):
     _vault(tiny_vault)
     fifo = tmp_path / "fifo"

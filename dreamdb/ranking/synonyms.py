@@ -3,7 +3,8 @@
 Synonyms only expand the query for BM25F at weight 0.5 (rankScore); the raw
 ``score`` never sees them (SPEC §2). The vault file is
 ``<vault>/synonyms.txt``: one group per line, terms separated by commas,
-``#`` starts a comment. Every term of a group expands to every other one.
+``#`` at a line's start or after a space starts a comment (``c#`` is a term).
+Every term of a group expands to every other one.
 The built-in table stays small and generic; it is never tuned on evaluation
 queries.
 """
@@ -16,7 +17,7 @@ import re
 import stat
 from pathlib import Path
 
-from dreamdb.analyzer import analyze
+from dreamdb.analyzer import analyze, fold_case, identifier_terms
 
 VAULT_SYNONYMS_FILE = "synonyms.txt"
 
@@ -61,6 +62,7 @@ class SynonymTable:
             terms = []
             for text in group:
                 terms.extend(analyze(text))
+                terms.extend(identifier_terms(fold_case(text)))  # c++, c#, 0.5.0: terms of their own
             uniq = tuple(dict.fromkeys(terms))
             if len(uniq) < 2:
                 continue
@@ -122,6 +124,9 @@ def _read_text(path: Path, vault_real: str | None) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+_COMMENT = re.compile(r"(?:^|(?<=\s))#")
+"""Where a comment starts: a ``#`` at the line's start or after white space (``c#`` is a language's name)."""
+
 _WORD = re.compile(r"[^\W_]+")
 """A run of letters or digits: how a line's words are counted (``-``, ``_``, ``/`` and spaces part them,
 as the analyzer's tokens)."""
@@ -133,7 +138,8 @@ others (QA round 42: 3,000 words on a line, 1.5 s and 410 MB a recall)."""
 
 
 def read_groups(path: Path, vault: Path | None = None, skipped: list | None = None) -> list[list[str]]:
-    """Parse a synonyms file: one group per line, terms separated by commas, ``#`` starts a comment.
+    """Parse a synonyms file: one group per line, terms separated by commas; ``#`` at the line's start or after
+    a space or tab starts a comment (so ``c#`` and ``f#`` can be named: ``csharp, c#``).
 
     A missing or unreadable file has no groups. With ``vault``, the file must lie inside it (after links).
     A line of over :data:`MAX_GROUP_TERMS` words is not used; its line number goes to ``skipped``.
@@ -150,7 +156,7 @@ def read_groups(path: Path, vault: Path | None = None, skipped: list | None = No
         return []
     groups = []
     for number, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
+        line = _COMMENT.split(line, 1)[0].strip()
         if line:
             group = [t.strip() for t in line.split(",") if t.strip()]
             if len(_WORD.findall(line)) > MAX_GROUP_TERMS:  # words, also within one term (w0-w1-…: QA 43, 44)
