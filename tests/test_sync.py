@@ -267,6 +267,8 @@ def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
                                               "---\nibex body\n")
     write_doc(tiny_vault, "knowledge/nan.md", "---\nname: Gnu\nconfidence: .nan\ndate: '2026-05-01 10:30'\n---\ngnu\n")
     write_doc(tiny_vault, "knowledge/flag.md", "---\nname: Kob\nconfidence: true\n---\nkob\n")
+    # YAML 1.1 reads 12:30 and 1:2 as base-60 numbers (750, 62): quoted as written (YAML 1.2 has no base 60)
+    write_doc(tiny_vault, "knowledge/clock.md", "---\nname: Topi\ndate: 12:30\nconfidence: 1:2\n---\ntopi\n")
     index = dreamdb.open(tiny_vault)
     text = "\n".join(index.sync().warnings)
     assert "listname.md: frontmatter name is a list" in text and "frontmatter date 'not-a-date' is not a date" in text
@@ -276,6 +278,8 @@ def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
             " alone is used") in text
     assert "nan.md: frontmatter confidence 'nan' is not a number" in text and "nan.md: frontmatter date" not in text
     assert "flag.md: frontmatter confidence 'true' is not a number" in text  # as written, not Python's True
+    assert "clock.md: frontmatter date '12:30' is not a date" in text
+    assert "clock.md: frontmatter confidence '1:2' is not a number" in text
     assert "fine.md" not in text
     (ibex,) = index.recall("ibex")
     assert ibex.date == "2026-08-01"  # the date alone, not a time of 25:00

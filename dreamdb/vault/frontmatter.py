@@ -13,14 +13,37 @@ is no frontmatter at all: the whole file is the body.
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from dreamdb.vault.fences import find_block
 
 try:  # the C loader is ~10x faster where libyaml is available
-    _Loader = yaml.CSafeLoader
+    _Base = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
+    _Base = yaml.SafeLoader
+
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+
+
+class _Loader(_Base):
+    """PyYAML's safe loader without YAML 1.1's base-60 numbers: ``date: 12:30`` and ``confidence: 1:2`` stay the
+    text written, not 750 and 62 (YAML 1.2 dropped them; a note means a time of day or a ratio). The int
+    and float patterns are PyYAML's own (``yaml/resolver.py``) less their ``…(?::[0-5]?[0-9])+`` branch."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT, _FLOAT)]
+    for first, resolvers in _Base.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(_INT, re.compile(r"""^(?:[-+]?0b[0-1_]+
+                    |[-+]?0[0-7_]+
+                    |[-+]?(?:0|[1-9][0-9_]*)
+                    |[-+]?0x[0-9a-fA-F_]+)$""", re.X), list("-+0123456789"))
+_Loader.add_implicit_resolver(_FLOAT, re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))
 
 
 
