@@ -219,8 +219,9 @@ def latin_fold_table() -> dict[int, str]:
 
 
 IDENTIFIERS_VERSION = "4"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase)
-"""Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format (:data:`dreamdb.store.sync.INDEX_FORMAT`),
-so a change rebuilds the index; not of a lexicon's terms, which hold no identifier."""
+"""Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format
+(:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
+hold no identifier."""
 
 _DOT_DIGIT_RE = re.compile(r"\.\d")
 r"""Where a dotted number may be: a literal first character lets the regex engine skip ahead, where a pattern

@@ -282,7 +282,8 @@ def fast_recall(args: list[str]) -> int | None:
             if key == "vaults":
                 opts["vaults"].append(value)
             elif key == "top":
-                if not value.isdigit() or not 1 <= int(value) <= 50:
+                # (isascii: ² and ① are digits to isdigit, not to int; click's path words the error)
+                if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 50:
                     return None
                 opts["top"] = int(value)
             elif key == "mode" and value not in ("bm25", "hybrid", "dense", "rrf"):

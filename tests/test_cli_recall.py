@@ -141,6 +141,14 @@ def test_sync_status_list(example_vault):
     assert [d["type"] for d in docs] == ["changelog", "changelog"]
 
 
+@pytest.mark.parametrize("top", ["²", "①", "0", "51", "x"])
+def test_a_top_that_is_no_number_from_1_to_50_is_a_usage_error(example_vault, top):
+    """QA round 48 M1: ``-n ²`` (a digit to ``str.isdigit``, not to ``int``) was a traceback on the fast path."""
+    out = run_main("recall", "--vault", str(example_vault), "-n", top, "--json", "sleep")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "'--top'" in json.loads(out.stdout)["error"]["message"]
+
+
 def test_main_returns_exit_codes(example_vault, capsys):
     assert main(["recall", "--vault", str(example_vault), "--json", "hook"]) == 0
     assert main(["recall", "--vault", str(example_vault / "missing"), "hook"]) == 3
