@@ -119,6 +119,9 @@ def test_a_shorter_root_is_tried_when_no_note_holds_the_longest_root_s_translati
     assert translated_terms("güvenlik", "güvenliği", small_lexicon, True) == ("securiti",)
     assert _shorter_root_translations("güvenlik", "güvenliği", small_lexicon) == [("safe",)]
     assert _shorter_root_translations("uykus", "uykusu", small_lexicon) == []  # one root only
+    # a word of the lexicon as written has no suffix to strip: its beginnings are other words (QA round 48:
+    # istanbul became "heat" through ısıt)
+    assert _shorter_root_translations("güvenlik", "güvenlik", small_lexicon) == []
     write_doc(tiny_vault, "knowledge/backups.md", "---\ntitle: Backups\n---\nBackups stay safe offline.\n")
     write_doc(tiny_vault, "knowledge/party.md", ENGLISH_NOTES["knowledge/sleep-debt.md"])
     for engine in ("memory", "sql"):
@@ -127,6 +130,8 @@ def test_a_shorter_root_is_tried_when_no_note_holds_the_longest_root_s_translati
             plan = plan_query("güvenliği nasıl sağlanıyor", vocabulary=ix._vocabulary(), lexicon=small_lexicon)
             assert plan.resolved == {"güvenlik": "safe"}, engine
             assert [h.slug for h in ix.recall("güvenliği nasıl sağlanıyor")] == ["backups"]
+            assert "güvenlik" not in plan_query("güvenlik nasıl sağlanıyor", vocabulary=ix._vocabulary(),
+                                                lexicon=small_lexicon).resolved
 
 
 def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_devoicing():

@@ -410,13 +410,20 @@ def _turkish_lookup_forms(word: str) -> list[str]:
 def _shorter_root_translations(term: str, word: str, lexicon) -> list[tuple[str, ...]]:
     """The terms of the translations of each root of a Turkish word after the first that has any (see
     :func:`translated_terms`), longest first: ``öncelikler`` is first *öncelikle* (primarily), then
-    *öncelik* (priority). :func:`_resolve` tries them in turn while no note holds the ones before."""
+    *öncelik* (priority). :func:`_resolve` tries them in turn while no note holds the ones before.
+
+    None when the first is the word itself, as written: a word of the lexicon carries no suffix to
+    strip, and its beginnings are other words (QA round 48: ``istanbul``, whose translations *istanbul*
+    and *constantinople* no note held, became *heat* through ``ısıt``, a beginning with a vowel restored;
+    ``ankara`` became *ready*)."""
     from dreamdb.lexicon import TR_EN
 
     ascii = word.isascii()
-    looked_up = (lexicon.translated_terms(TR_EN, [form], ascii=ascii) for form in _turkish_lookup_forms(word))
-    found = [f for f in looked_up if f]
-    return [kept for f in found[1:] if (kept := tuple(a for a in f if a != term))]
+    looked_up = ((form, lexicon.translated_terms(TR_EN, [form], ascii=ascii)) for form in _turkish_lookup_forms(word))
+    found = [(form, f) for form, f in looked_up if f]
+    if not found or found[0][0] == word:
+        return []
+    return [kept for _form, f in found[1:] if (kept := tuple(a for a in f if a != term))]
 
 
 def lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...], bool]:
