@@ -309,6 +309,8 @@ class Index:
         self.notes: deque[str] = deque(maxlen=MAX_NOTES)
         self._updating_elsewhere = False  # the last sync before a read found another process's write lock
         self._not_updated = False  # the last sync before a read could not write the index (read as it is)
+        self._read_only_because: str | None = None  # why the connection was opened read-only (_open_read_only)
+        self._created_index = False  # the connection's index file was created by this process, not yet synced
         self._conn = None
         self._opened_file: tuple[int, int] | None = None  # (device, inode) of the index file the connection opened
 
@@ -334,30 +336,81 @@ class Index:
                 else "Set DREAMDB_INDEX to a file path in a folder you can write, or make the vault writable.",
             ) from exc
         try:
+            fresh = os.path.getsize(self.index_path) == 0
+        except OSError:
+            fresh = True
+        conn = None
+        try:
             conn = self._connect()
             self._check_tables(conn)
             config.restrict_mode(self.index_path)
             migrate(conn)
             if not config.is_default_index_path(self.index_path, self.vault):
                 self._check_index_vault(conn)
+            self._created_index = fresh
             return conn
         except db.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise
+            if _is_environment_error(exc) and fresh:  # a new index that a full disk stopped: nothing to read
+                self._discard_new_index(conn)
+                raise IndexUnavailable(f"Cannot create the index at {self.index_path}: {exc}",
+                                       hint=_environment_hint(exc, self.index_path, removed=True)) from exc
             if _is_environment_error(exc) or self._cannot_write_beside(exc):
-                # a full disk or a read-only file or folder: the index is fine, keep it
-                raise IndexUnavailable(f"Cannot open the index at {self.index_path}: {exc}",
-                                       hint=_environment_hint(exc, self.index_path)) from exc
+                # a full disk or a read-only file or folder: the index is fine, keep it, and read it as it is
+                return self._open_read_only(exc)
             return self._rebuild(exc)
         except IndexTooNew:
             raise
         except IndexUnavailable as exc:
             cause = exc.__cause__
             if cause is not None and (_is_environment_error(cause) or self._cannot_write_beside(cause)):
-                raise IndexUnavailable(exc.message, hint=_environment_hint(cause, self.index_path)) from cause
+                return self._open_read_only(cause, exc.message)
             return self._rebuild(exc)
         except db.DatabaseError as exc:
             return self._rebuild(exc)
+
+    def _discard_new_index(self, conn=None) -> None:
+        """Remove the index files this process created and could not fill (a full disk): a cache with nothing
+        in it, whose ``-wal`` file would hold the disk full (QA round 48: 520 KB left on a full disk)."""
+        with suppress(db.DatabaseError):
+            if conn is not None:
+                conn.close()
+        if self._conn is conn:
+            self._conn = None
+        self._memory = None
+        with suppress(OSError):
+            config.remove_index_files(self.index_path)
+
+    def _open_read_only(self, exc: BaseException, message: str | None = None):
+        """The index opened read-only (:func:`dreamdb.store.connect.connect_readonly`) after ``exc`` kept it from opening
+        for writing: a full disk or a read-only file system, on which SQLite cannot make the ``-shm`` file of
+        a WAL database (QA round 48). The reads before which it would sync say so (:meth:`sync_for_read`).
+
+        Raises:
+            IndexUnavailable: it cannot be read either, or its schema needs a migration (a write).
+        """
+        from dreamdb.errors import DriverError
+        from dreamdb.store.migrations import current_version, latest_version
+
+        conn = None
+        try:
+            try:
+                conn = db.connect_readonly(self.index_path, busy_timeout_ms=self.lock_timeout_ms,
+                                           vec=db.CAN_LOAD_EXTENSIONS)
+            except DriverError:
+                conn = db.connect_readonly(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=False)
+            self._check_tables(conn)
+            if current_version(conn) == latest_version():
+                self._opened_file = _file_identity(self.index_path)
+                self._read_only_because = str(exc)
+                return conn
+        except (db.DatabaseError, IndexUnavailable):
+            pass
+        if conn is not None:
+            conn.close()
+        raise IndexUnavailable(message or f"Cannot open the index at {self.index_path}: {exc}",
+                               hint=_environment_hint(exc, self.index_path)) from exc
 
     def carry_over(self) -> None:
         """Start a vault's new index from its index at the other place dreamdb keeps one, if any
@@ -635,15 +688,29 @@ class Index:
         Raises:
             LockTimeout: another process held the write lock too long.
             UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true).
+            IndexUnavailable: the index can only be opened read-only (a full disk, a read-only file system).
         """
         for name, flag in (("force", force), ("check", check)):
             if not isinstance(flag, bool):
                 raise UsageError(f"{name} must be True or False, got {flag!r}")
+        if self._opened_read_only():
+            raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
+                                   " it can only be read as it is",
+                                   hint=_environment_hint(_ReadOnlyReason(self._read_only_because), self.index_path))
         if check:
             problems = self.check()
             if problems:
                 self._conn = self._rebuild("PRAGMA quick_check: " + _first_problems(problems))
-        report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives, force=force, progress=progress))
+        try:
+            report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives,
+                                                force=force, progress=progress))
+        except IndexUnavailable as exc:
+            if self._created_index and exc.__cause__ is not None and _is_environment_error(exc.__cause__):
+                self._discard_new_index(self._conn)  # its first sync, stopped by a full disk: nothing to keep
+                raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc.__cause__}",
+                                       hint=_environment_hint(exc.__cause__, self.index_path, removed=True)) from exc.__cause__
+            raise
+        self._created_index = False
         if self.warnings:
             report.warnings = self.warnings + report.warnings
             report.rebuilt = True
@@ -673,6 +740,13 @@ class Index:
 
         self._updating_elsewhere = False
         self._not_updated = False
+        if self._opened_read_only():
+            self._not_updated = True
+            self.notes.append(f"the index could not be opened for writing ({self._read_only_because}); answered from "
+                              "the index as it is (vault edits since its last sync, and their embeddings, may be"
+                              " missing). "
+                              + _environment_hint(_ReadOnlyReason(self._read_only_because), self.index_path))
+            return
         try:
             try:
                 with self._short_lock_wait():
@@ -696,6 +770,20 @@ class Index:
             self._not_updated = True
             self.notes.append(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
                               f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why the open index could only be opened read-only (SQLite's error: a full disk, a read-only file
+        system), else ``None``; reads answer from it as it is, and :meth:`sync` raises."""
+        return self._read_only_because
+
+    def _opened_read_only(self) -> bool:
+        """Whether the index is open read-only (:meth:`_open_read_only`) after trying once more to open it
+        for writing (the disk may have room again)."""
+        if self._read_only_because is not None and self._conn is not None:
+            self._conn.close()
+            self._conn, self._read_only_because = None, None
+        return self.conn is not None and self._read_only_because is not None
 
     def _first_build_elsewhere(self) -> bool:
         """Whether the index holds no documents and has never been synced: another process, holding the
@@ -1036,7 +1124,8 @@ class Index:
                               " (they are left to BM25); used bm25")
             return None
         try:
-            self._lazy_refresh(emb)
+            if self._read_only_because is None:  # (else a note says why the index is read as it is)
+                self._lazy_refresh(emb)
         except db.OperationalError as exc:
             if not _is_environment_error(exc):
                 raise
@@ -1380,13 +1469,34 @@ def _is_environment_error(exc: BaseException) -> bool:
     return "disk is full" in text or "readonly database" in text or "read-only" in text or "disk I/O error" in text
 
 
-def _environment_hint(exc: BaseException, index_path: Path) -> str:
+FULL_DISK_BYTES = 1 << 20
+"""Free space (bytes) under which a "disk I/O error" is said to be a full disk: SQLite needs 32 KiB for a WAL
+index's ``-shm`` file and a page or more for any write."""
+
+
+class _ReadOnlyReason(Exception):
+    """The text of the error that made :meth:`Index._open_read_only` open the index read-only, for its hint."""
+
+
+def _environment_hint(exc: BaseException, index_path: Path, *, removed: bool = False) -> str:
+    """How to fix an error of the machine (:func:`_is_environment_error`) under the index; ``removed``: the index
+    was a new one, removed (:meth:`Index._discard_new_index`), not left as it was."""
+    outcome = ("the partly built index was removed (it is a cache of the vault, built again by the next command)"
+               if removed else "the index was left as it was")
     if "disk is full" in str(exc):
         return (f"Free space on the disk holding {index_path} (and the temp folder, or SQLITE_TMPDIR), then retry;"
-                " the index was left as it was")
+                f" {outcome}")
     if "disk I/O error" in str(exc):
+        import shutil
+
+        try:  # (QA round 48: on a full disk, SQLite cannot make the -shm file and says only "disk I/O error")
+            free = shutil.disk_usage(index_path.parent).free
+        except OSError:
+            free = None
+        if free is not None and free < FULL_DISK_BYTES:
+            return f"The disk holding {index_path} is full ({free:,} bytes free): free some space, then retry; {outcome}"
         return (f"Reading or writing {index_path} failed: a file size limit (ulimit -f), a disk quota, a full temp"
-                " folder or a failing disk; fix that, then retry (the index was left as it was)")
+                f" folder or a failing disk; fix that, then retry; {outcome}")
     why = ""
     try:  # (QA round 42: an immutable index was told only "Make … writable")
         from dreamdb.writes.files import _why_not_writable

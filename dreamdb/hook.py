@@ -201,7 +201,7 @@ def run_stdin() -> int:
 
 def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.api import Index
-    from dreamdb.errors import LockTimeout, VaultNotFound
+    from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound
     from dreamdb.vault.discover import find_vault
 
     try:
@@ -219,6 +219,10 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             index.sync()
         except LockTimeout:
             _log("index locked by another writer; recalled from the index as it is")
+        except IndexUnavailable as exc:
+            if index.read_only_reason is None:
+                raise
+            _log(f"{exc.message}; recalled from the index as it is")  # (a full disk: QA round 48)
         hits = index.recall(prompt, top=TOP, exclude_types="bookmark")
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting) is still written down
             if "used bm25" in note:

@@ -212,6 +212,10 @@ def run_guarded(fn) -> int:
         if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):  # SQLITE_FULL: not damage
             return print_error("The disk that holds the index is full (SQLite: database or disk is full); what was"
                                " saved before is kept.", "Free some disk space, then run the command again.", 4)
+        if type(exc).__name__ == "OperationalError" and "readonly database" in str(exc):  # SQLITE_READONLY
+            return print_error(f"The index cannot be written ({exc}): it is read-only, or on a read-only or full disk;"
+                               " nothing was changed.", "Make the index and its folder writable, or free some disk "
+                               "space, then run the command again.", 4)
         if type(exc).__name__ in ("DatabaseError", "OperationalError", "IntegrityError"):
             hint = ("the index may be damaged: `dreamdb sync --check` checks it and rebuilds it "
                     "from the vault (the vault itself is never touched).")

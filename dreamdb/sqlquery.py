@@ -40,9 +40,9 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         raise UsageError(f"--max-rows must be 0 (no limit) or more, not {max_rows}.")
     query = single_statement(query)
     try:
-        conn = db.connect(index_path, readonly=True, vec=True)
+        conn = db.connect_readonly(index_path, vec=True)
     except DriverError:
-        conn = db.connect(index_path, readonly=True, vec=False)
+        conn = db.connect_readonly(index_path, vec=False)
     denied: list[str] = []
     interrupted: list[int] = []
     try:

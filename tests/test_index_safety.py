@@ -444,9 +444,14 @@ def test_read_only_index_folder_is_not_called_damaged(example_vault, tmp_path, m
         cached = dreamdb.open(example_vault)
         assert cached.index_path.is_relative_to(tmp_path / "cache") and _top(cached, "sleep debt") == expected
         cached.close()
+        # an index path given there is read as it is, with a note (QA round 48 L6); writing it is refused
+        there = dreamdb.open(example_vault, index_path=index.index_path)
+        assert _top(there, "sleep debt") == expected
+        assert any("could not be opened for writing" in n and "writable" in n for n in there.take_notes())
         with pytest.raises(IndexUnavailable) as err:
-            dreamdb.open(example_vault, index_path=index.index_path).recall("sleep debt")
+            there.sync()
         assert "needs rebuilding" not in err.value.message and "writable" in err.value.hint
+        there.close()
     finally:
         import gc
 
@@ -572,13 +577,15 @@ def test_a_failed_write_of_the_index_gets_a_hint_about_its_cause_not_to_delete_t
     assert ran.returncode == 4, ran.stderr
     assert "disk I/O error" in ran.stderr and "file size limit (ulimit -f)" in ran.stderr
     assert "Delete the index file" not in ran.stderr and "Traceback" not in ran.stderr
-    # recall then says the index could not be written, not that the vault has no notes (QA round 40)
+    # the new index it could not fill is removed (QA round 48 L3), so a recall says the same, not that the vault
+    # has no notes (QA round 40)
+    assert not (fresh_real_vault / ".dreamdb" / "index.db").exists() and "partly built index was removed" in ran.stderr
     ran = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(fresh_real_vault), "--json", "sleep"],
                          capture_output=True, text=True, preexec_fn=small_files, timeout=120)
-    assert ran.returncode == 0, ran.stderr
-    notes = json.loads(ran.stdout)["notes"]
-    assert any("the index holds no documents: it could not be written" in n for n in notes), notes
-    assert not any("no notes in the folders dreamdb reads" in n for n in notes)
+    assert ran.returncode == 4, ran.stderr
+    error = json.loads(ran.stdout)["error"]
+    assert "Cannot build the index" in error["message"] and "file size limit (ulimit -f)" in error["hint"]
+    assert "no notes in the folders dreamdb reads" not in ran.stdout
 
 
 def test_dreamdbs_own_index_folders_are_told_from_other_paths(tmp_path, monkeypatch):
@@ -788,3 +795,53 @@ def test_an_older_cache_copy_is_replaced_when_dreamdb_is_read_only_again(example
             assert index.index_path.stat().st_ino == before and not index.take_notes()
     finally:
         folder.chmod(0o700)
+
+
+def _run_on_a_full_disk(*args: str, limit: int = 16384, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """``dreamdb args`` in a child process that cannot write any file past ``limit`` bytes (RLIMIT_FSIZE): as on a
+    full disk, SQLite cannot make a WAL index's 32 KiB ``-shm`` file, nor grow a new index."""
+    import resource
+    import signal
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # (a write past the limit fails with EFBIG instead)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "dreamdb", *args], preexec_fn=limited, capture_output=True,
+                          text=True, timeout=120, input=stdin, env={**os.environ, "DREAMDB_MODEL_DIR": "/nonexistent"})
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_FSIZE in a child process (POSIX)")
+def test_a_complete_index_is_read_on_a_full_disk(example_vault):
+    """QA round 48 M2: with the disk full, recall, list and sql failed (exit 4, "disk I/O error") though the index
+    was complete; they now read it as it is, with a note; a write says the index cannot be written."""
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        expected = _top(index, "sleep debt")[0]
+    assert not Path(f"{index.index_path}-shm").exists()  # (closed: SQLite removed it)
+    out = _run_on_a_full_disk("recall", "--vault", str(example_vault), "--json", "sleep debt")
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["hits"][0]["doc_id"] == expected
+    assert any("could not be opened for writing" in n for n in answer["notes"])
+    out = _run_on_a_full_disk("sql", "--vault", str(example_vault), "--format", "csv", "SELECT COUNT(*) FROM documents")
+    assert out.returncode == 0 and out.stdout.splitlines()[1] == "13", out.stderr
+    out = _run_on_a_full_disk("sync", "--vault", str(example_vault))
+    assert out.returncode == 4 and "cannot be written" in out.stderr and "Traceback" not in out.stderr
+    payload = json.dumps({"prompt": "how is sleep debt computed", "cwd": str(example_vault.parent)})
+    out = _run_on_a_full_disk("hook", "user-prompt-submit", stdin=payload)  # the prompt hook too
+    assert out.returncode == 0 and f"[{expected}]" in out.stdout
+    with dreamdb.open(example_vault) as index:  # the disk has room again: nothing was lost
+        assert _top(index, "sleep debt")[0] == expected and not [n for n in index.take_notes() if "writing" in n]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_FSIZE in a child process (POSIX)")
+def test_a_new_index_that_a_full_disk_stopped_is_removed(example_vault):
+    """QA round 48 L3: a first recall on a nearly full disk left its partly built index (520 KB with its WAL),
+    which then held the disk full for the user's own saves."""
+    out = _run_on_a_full_disk("recall", "--vault", str(example_vault), "sleep debt")
+    assert out.returncode == 4 and "Traceback" not in out.stderr
+    assert "partly built index was removed" in out.stderr
+    assert sorted(p.name for p in (example_vault / ".dreamdb").iterdir()) == [".gitignore"]
+    with dreamdb.open(example_vault) as index:  # room again: built as usual
+        assert _top(index, "sleep debt")[0] == "feature/sleep-consolidation"

@@ -115,12 +115,16 @@ def is_damage(exc: BaseException) -> bool:
     return any(s in msg for s in DAMAGE_MESSAGES)
 
 
-def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
+def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+            immutable: bool = False):
     """Open the index database with dreamdb's pragmas.
 
     Args:
         path: database file.
         readonly: open with ``mode=ro`` (used by ``dreamdb sql``); writes then fail.
+        immutable: with ``readonly``, open with ``immutable=1`` instead: no locks and no ``-shm`` file, which
+            a full disk or a read-only file system cannot give a WAL database (transactions still in its
+            ``-wal`` file are then not seen).
         vec: load sqlite-vec (needed for vector tables).
         busy_timeout_ms: how long to wait for another writer's lock (ms).
 
@@ -136,7 +140,7 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
     """
     try:
         if readonly:
-            uri = Path(path).resolve().as_uri() + "?mode=ro"
+            uri = Path(path).resolve().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout_ms / 1000,
                                    check_same_thread=False, factory=_Connection)
         else:
@@ -159,6 +163,31 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
     if vec:
         load_vec(conn)
     return conn
+
+
+def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
+    """:func:`connect` read-only: with ``mode=ro``, else, where that cannot read the file (a WAL database whose
+    ``-shm`` file cannot be made: a full disk, a read-only file system or folder), with ``immutable=1``.
+
+    Raises:
+        IndexUnavailable: neither can read it (the first attempt's error).
+        DriverError: ``vec=True`` and sqlite-vec cannot be loaded.
+    """
+    first = None
+    for immutable in (False, True):
+        conn = None
+        try:
+            conn = connect(path, readonly=True, immutable=immutable, vec=vec, busy_timeout_ms=busy_timeout_ms)
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # (where -shm is made, or not)
+            return conn
+        except DatabaseError as exc:
+            first = first or IndexUnavailable(f"Cannot open the index at {path}: {exc}")
+            first.__cause__ = first.__cause__ or exc
+        except IndexUnavailable as exc:
+            first = first or exc
+        if conn is not None:
+            conn.close()
+    raise first
 
 
 class _Connection(sqlite3.Connection):
