@@ -44,7 +44,7 @@ def open(vault=None, **kwargs):  # noqa: A001 - the documented name
         **kwargs: passed to :class:`dreamdb.api.Index`.
 
     Returns:
-        dreamdb.api.Index (or dreamdb.api.MultiIndex for a list of vaults).
+        dreamdb.api.Index (or dreamdb.multi.MultiIndex for a list of vaults).
 
     Raises:
         VaultNotFound: no vault at the path, or none found walking up.

