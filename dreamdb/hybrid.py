@@ -18,7 +18,8 @@ from dreamdb import fusion
 from dreamdb.analyzer import (TURKISH_LETTERS, TURKISH_STOPWORD_SPELLINGS, TURKISH_TO_ASCII, fold_case, query_words,
                               raw_tokens, stem, turkish_spelling, turkish_spellings, typed_without_turkish_letters)
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import Filters, QueryPlan, Ranked, any_expired, document_frequencies, known_terms, rank
+from dreamdb.ranking.rank import (Filters, QueryPlan, Ranked, any_expired, document_frequencies, known_terms, rank,
+                                  raw_bm25)
 from dreamdb.records import replace
 
 CANDIDATES = 50
@@ -36,17 +37,20 @@ def _allowed_docs(conn, filters: Filters, now_days: float) -> set[int] | None:
     return {r[0] for r in conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)}
 
 
-def _dense_only(conn, rowids: list[int], now_days: float) -> dict[int, Ranked]:
-    """Ranked stubs for documents the dense channel found but BM25 did not (raw score 0)."""
+def _dense_only(conn, rowids: list[int], now_days: float, terms: list[str]) -> dict[int, Ranked]:
+    """Ranked stubs for documents the dense channel found but BM25's candidates did not hold: their ``score``
+    is still their raw BM25 for the query's ``terms`` (0 when they hold none; QA round 48: a note below
+    BM25's top :data:`CANDIDATES` showed ``bm25 0`` beside its own matching terms)."""
     if not rowids:
         return {}
+    raw = raw_bm25(conn, rowids, terms)
     marks = ",".join("?" * len(rowids))
     out = {}
     for rowid, doc_id, typ, date, date_days, status, is_capture, confidence in conn.execute(
         f"SELECT id, doc_id, type, date, date_days, status, is_capture, confidence FROM documents WHERE id IN ({marks})", rowids
     ):
         age = None if date_days is None else now_days - date_days
-        out[rowid] = Ranked(rowid, doc_id, typ, date, date_days, status, 0.0, 0.0, 0.0, 0.0, 0.0,
+        out[rowid] = Ranked(rowid, doc_id, typ, date, date_days, status, raw.get(rowid, 0.0), 0.0, 0.0, 0.0, 0.0,
                             S.recency_factor(age), S.status_factor(status), S.type_factor(typ, bool(is_capture)),
                             S.confidence_factor(confidence), 0.0)
     return out
@@ -284,7 +288,7 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     by_row = {r.rowid: r for r in bm}
     cos = dict(dense)
     missing = [d for d, _ in dense if d not in by_row]
-    by_row.update(_dense_only(conn, missing, now_days))
+    by_row.update(_dense_only(conn, missing, now_days, plan.terms))
     bm_keys = [r.rowid for r in bm]
     bm_scores = {r.rowid: r.rank_score for r in bm}
     dense_keys = [d for d, _ in dense]

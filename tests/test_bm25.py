@@ -9,7 +9,7 @@ import pytest
 import dreamdb
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from tests.conftest import write_doc
+from tests.conftest import needs_real_vault, write_doc
 
 
 def test_idf_matches_formula_by_hand():
@@ -161,3 +161,24 @@ def test_c_plus_plus_is_searchable(tiny_vault):
     assert [h.doc_id for h in index.recall("C++")] == ["knowledge/cpp"]
     assert [h.doc_id for h in index.recall("c#")] == ["knowledge/cpp"]
     assert index.recall("F#") == [] and not any("no searchable terms" in n for n in index.take_notes())
+
+
+@needs_real_vault
+def test_raw_bm25_of_any_document_equals_the_ranking_score(real_index):
+    """QA round 48 L5: a document the dense channel brought from below BM25's 50 candidates showed ``bm25 0``
+    beside its own matching terms; its raw BM25 is now computed (rank.raw_bm25), equal to the ranking's."""
+    from dreamdb.hybrid import CANDIDATES, _dense_only
+    from dreamdb.ranking.rank import plan_query, rank, raw_bm25
+
+    plan = plan_query("how do agents remember things between sessions")
+    ranked = rank(real_index.conn, plan, top=CANDIDATES, now_days=20683.0)
+    everyone = [r[0] for r in real_index.conn.execute("SELECT id FROM documents")]
+    raw = raw_bm25(real_index.conn, everyone, plan.terms)
+    assert len(ranked) == CANDIDATES and len(raw) > 2 * CANDIDATES  # many more documents match than 50
+    for r in ranked:
+        assert raw[r.rowid] == pytest.approx(r.score, rel=1e-9)
+    # rankScore orders the 50, not the raw score: a document below them may outscore one of them raw
+    below = [d for d in raw if d not in {r.rowid for r in ranked}]
+    stubs = _dense_only(real_index.conn, below[:10], 20683.0, plan.terms)
+    assert all(stubs[d].score == pytest.approx(raw[d], rel=1e-12) and stubs[d].score > 0 for d in below[:10])
+    assert raw_bm25(real_index.conn, everyone, []) == {}

@@ -1049,6 +1049,28 @@ def document_frequencies(conn, terms: list[str]) -> dict[str, int]:
     return {t: int(df or 0) for t, df in rows}
 
 
+def raw_bm25(conn, rowids: list[int], terms: list[str]) -> dict[int, float]:
+    """``{rowid: raw BM25}`` of the documents ``rowids`` for the query ``terms`` (SPEC §2 ``score``: each term's
+    :func:`dreamdb.ranking.bm25.bm25_term` over the text fields, summed), for documents a ranking did not
+    score: those the dense channel alone brought (:func:`dreamdb.hybrid.hybrid_rank`). A document holding
+    no term is absent. Equal to :func:`rank`'s ``score`` to within float rounding (terms summed in
+    another order)."""
+    if not rowids or not terms:
+        return {}
+    stats = corpus_stats(conn)
+    df = document_frequencies(conn, terms)
+    out: dict[int, float] = {}
+    rows = conn.execute(
+        "SELECT p.doc, p.term, p.tf_title + p.tf_description + p.tf_tags + p.tf_body,"
+        " d.len_title + d.len_description + d.len_tags + d.len_body FROM postings p JOIN documents d ON d.id = p.doc"
+        " WHERE p.doc IN (SELECT value FROM json_each(?)) AND p.term IN (SELECT value FROM json_each(?))"
+        " AND p.tf_title + p.tf_description + p.tf_tags + p.tf_body > 0",
+        (json.dumps(list(rowids)), json.dumps(list(dict.fromkeys(terms)))))
+    for doc, term, tf, dl in rows:
+        out[doc] = out.get(doc, 0.0) + F.bm25_term(tf, dl, stats["avg_len"], F.idf(stats["n_docs"], df[term]))
+    return out
+
+
 def class_frequencies(conn, classes: list[tuple[str, ...]]) -> list[int]:
     """Each class's document frequency (:func:`class_members`): the documents holding any of its
     terms in a BM25 field (slug-only occurrences do not count), in order."""
