@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import traceback
 from datetime import datetime, timezone
@@ -57,14 +58,19 @@ def _why(message: str) -> None:
         _log(message)
 
 
+_LOG_LINE = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d ")
+"""How each line of the log starts (:func:`_log`'s timestamp): a file whose first line does not is not a hook log."""
+
+
 def _log(message: str) -> None:
-    """Append a line to the log (:func:`log_path`), never raising. Only the default log's folder is created
-    (a ``DREAMDB_HOOK_LOG`` naming a folder that does not exist logs nothing), and only a regular file
-    that holds text is appended to: not a FIFO (opening it would wait for a reader), a device, or a
-    file whose first 4 KiB are not UTF-8 text without NUL bytes (a database or a PDF named by mistake;
-    QA rounds 40 and 41). A log this user may write but not read (mode 0200) cannot be checked and is
-    appended to as it is (QA rounds 43, 44)."""
-    import codecs
+    """Append one line to the log (:func:`log_path`), never raising. Only the default log's folder is created
+    (a ``DREAMDB_HOOK_LOG`` naming a folder that does not exist logs nothing), and only a regular file that
+    is empty or a hook log already (its first line starts as :func:`_log` starts each line: QA round 48,
+    a mistyped ``DREAMDB_HOOK_LOG`` had tracebacks appended to ``/etc/passwd``) is appended to: not a FIFO
+    (opening it would wait for a reader), a device, a database or a PDF named by mistake (QA rounds 40
+    and 41), or any other text file. A log this user may write but not read (mode 0200) cannot be checked
+    and is appended to as it is (QA rounds 43, 44). The message is put on one line (control characters
+    shown, whitespace runs made one space)."""
     import stat
 
     try:
@@ -81,14 +87,11 @@ def _log(message: str) -> None:
         with os.fdopen(fd, "r+b" if readable else "ab") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return
-            head = os.pread(fh.fileno(), 4096, 0) if readable else b""
-            if b"\0" in head:
+            head = os.pread(fh.fileno(), 64, 0) if readable else b""
+            if head and not _LOG_LINE.match(head):
                 return
-            try:  # (not final: the 4 KiB may end inside a character)
-                codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
-            except UnicodeDecodeError:
-                return
-            fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n".encode("utf-8"))
+            line = _one_line(message)
+            fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {line}\n".encode("utf-8", "replace"))
     except (OSError, ValueError):
         pass
 
@@ -147,7 +150,11 @@ def run(payload_text: str) -> str:
             return ""
         return _recall_block(prompt[:MAX_QUERY_CHARS], cwd if isinstance(cwd, str) and cwd else None)
     except Exception as exc:  # noqa: BLE001 - the hook must never fail the prompt
-        _log(f"hook failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        if os.environ.get("DREAMDB_DEBUG"):
+            traceback.print_exc()  # (to stderr: the log keeps one line an entry)
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        where = f" (at {Path(frame.filename).name}:{frame.lineno} in {frame.name})" if frame else ""
+        _log(f"hook failed: {type(exc).__name__}: {exc}{where}; DREAMDB_DEBUG=1 prints the traceback on stderr")
         return ""
     except KeyboardInterrupt:  # Ctrl-C / SIGINT while recalling: the prompt goes on without memories
         _log("hook interrupted; nothing printed")

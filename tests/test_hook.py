@@ -256,14 +256,21 @@ def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_
     for cwd in (str(project) + "\0x", "\ud800"):
         assert H.run(json.dumps({"prompt": "how is sleep debt computed", "cwd": cwd})) == ""
     assert log.read_text().count("is not a usable path") == 2 and "Traceback" not in log.read_text()
-    text = tmp_path / "old.log"  # a log whose 4 KiB end inside a character is still text
-    text.write_bytes(("x" * 4095 + "ü\n").encode("utf-8"))
+    # QA round 48: any other text file (/etc/passwd, a note) got tracebacks appended; only a hook log is appended to
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n")
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(text))
-    assert H.run(payload("ok thanks", project)) == "" and text.read_text().count("\n") == 2
+    monkeypatch.setenv("DREAMDB_RECALL_MODE", "garbage")  # a failure, whose log entry had a traceback in it
+    assert H.run(payload("how is sleep debt computed", project)) == ""
+    assert text.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
     assert not (tmp_path / "missing").exists()
     log = tmp_path / "h.log"
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
-    assert H.run(payload("ok thanks", project)) == "" and log.read_text().count("\n") == 1
+    assert H.run(payload("how is sleep debt computed", project)) == ""  # a new file
+    assert H.run(payload("how is sleep debt computed", project)) == ""  # a hook log already
+    lines = log.read_text().splitlines()
+    assert len(lines) == 2 and all("hook failed: UsageError: Unknown recall mode 'garbage'" in ln for ln in lines)
+    assert "Traceback" not in log.read_text() and "DREAMDB_DEBUG=1" in lines[0]
 
 
 def test_a_log_this_user_may_only_write_to_is_appended_to(tmp_path):
