@@ -845,3 +845,18 @@ def test_a_new_index_that_a_full_disk_stopped_is_removed(example_vault):
     assert sorted(p.name for p in (example_vault / ".dreamdb").iterdir()) == [".gitignore"]
     with dreamdb.open(example_vault) as index:  # room again: built as usual
         assert _top(index, "sleep debt")[0] == "feature/sleep-consolidation"
+
+
+def test_sync_check_finds_corpus_statistics_that_contradict_the_documents(example_vault):
+    """QA round 48 L9: n_docs 0 over 13 documents passed ``sync --check`` (quick_check sees the file's structure
+    only), and recall said the vault had no notes; the check compares the statistics with the documents."""
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        expected = _top(index, "sleep debt")
+        assert index.check() == []
+        index.conn.execute("UPDATE corpus_stats SET n_docs = 0, avg_len = 0")
+        problems = index.check()
+        assert len(problems) == 1 and "corpus_stats says 0 documents" in problems[0] and "holds 13" in problems[0]
+        report = index.sync(check=True)
+        assert report.rebuilt and any("index check: corpus_stats says 0 documents" in w for w in report.warnings)
+        assert index.check() == [] and _top(index, "sleep debt") == expected
