@@ -13,7 +13,10 @@ one scale in every vault and merge by rankScore.
 
 from __future__ import annotations
 
+import os
+
 from dreamdb.api import Hit, Index
+from dreamdb.errors import UsageError
 from dreamdb.ranking.signals import tie_score
 
 
@@ -26,6 +29,7 @@ class MultiIndex:
 
     Raises:
         VaultNotFound: one of the paths is not a vault.
+        UsageError: one ``index_path`` (or ``DREAMDB_INDEX``) for several vaults: an index file serves one vault.
     """
 
     def __init__(self, vaults, **kwargs) -> None:
@@ -36,6 +40,13 @@ class MultiIndex:
             if index.vault not in seen:
                 seen.add(index.vault)
                 self.indexes.append(index)
+        if len(self.indexes) > 1 and (kwargs.get("index_path") or os.environ.get("DREAMDB_INDEX")):
+            # before any of them opens it (QA round 48: the first vault's index was built there, then the
+            # second refused as "another vault's")
+            where = "index_path" if kwargs.get("index_path") else "DREAMDB_INDEX"
+            raise UsageError(f"{where} names one index file, which serves one vault; {len(self.indexes)} vaults"
+                             " were given.", hint="Unset DREAMDB_INDEX to search several vaults (each keeps its own"
+                             " index), or give one vault.")
 
     def recall(self, query: str, top: int = 5, **kwargs) -> list[Hit]:
         """Recall from every vault and merge them (see the module docstring); arguments as :meth:`Index.recall`."""

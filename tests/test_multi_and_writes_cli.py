@@ -42,6 +42,22 @@ def test_hits_merged_by_rank_score_each_naming_its_vault(two_vaults):
     assert [h["vault"] for h in json.loads(p.stdout)["hits"]] == [str(b.resolve()), str(a.resolve())]
 
 
+def test_one_index_file_for_several_vaults_is_refused_before_any_work(two_vaults, tmp_path, monkeypatch):
+    """QA round 48 L10: DREAMDB_INDEX with two --vault built the first vault's index in that file, then refused
+    the second as "another vault's", leaving the file behind."""
+    a, b = two_vaults
+    single = tmp_path / "one.db"
+    with pytest.raises(UsageError, match="index_path names one index file"):
+        dreamdb.open([a, b], index_path=single)
+    env = {**os.environ, "DREAMDB_INDEX": str(single)}
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(a), "--vault", str(b), "narwhal"],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 2 and "DREAMDB_INDEX names one index file" in p.stderr
+    assert not single.exists() and not (a / ".dreamdb" / "index.db").exists()
+    monkeypatch.setenv("DREAMDB_INDEX", str(single))
+    assert [h.doc_id for h in dreamdb.open([a, a]).recall("narwhal")] == ["knowledge/global-style"]  # one vault
+
+
 def test_hybrid_hits_of_several_vaults_merge_by_their_rank_in_each_vault(two_vaults):
     """QA round 26: one vault's hybrid fused by min-max (scores 0.99, 0.10, 0.08), another's by RRF
     (≈ 0.016): merged by rankScore, the second vault's best hit fell below all of the first's."""
