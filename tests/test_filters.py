@@ -32,6 +32,9 @@ def test_expired_documents_leave_recall(vault):
     assert "knowledge/gone" not in ids(index.recall("quokka", top=10, now=NOW))
     assert "knowledge/gone" in ids(index.recall("quokka", top=10, now=NOW, include_expired=True))
     assert "knowledge/gone" in ids(index.recall("quokka", top=10, now="2025-12-01T00:00:00Z"))
+    # a date alone lasts its whole day, as --until reads one (QA round 48: expired at 00:00 that day)
+    assert "knowledge/gone" in ids(index.recall("quokka", top=10, now="2026-01-01T23:59:59Z"))
+    assert "knowledge/gone" not in ids(index.recall("quokka", top=10, now="2026-01-02T00:00:01Z"))
 
 
 def test_only_expired_matches_get_a_note(vault):

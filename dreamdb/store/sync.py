@@ -87,6 +87,16 @@ def iso_to_days(value: str | None) -> float | None:
     return None
 
 
+def expires_to_days(value: str | None) -> float | None:
+    """When a document's ``expires`` passes (days since 1970-01-01 UTC), ``None`` if unparsable: an instant as
+    written; a date alone at the end of that day, as ``--until`` reads one (QA round 48: ``expires: 2026-08-10``
+    had expired at 00:00 that day)."""
+    days = iso_to_days(value)
+    if days is not None and len(str(value).strip()) == 10:  # YYYY-MM-DD
+        days += 1.0
+    return days
+
+
 def _stored_state(conn) -> dict[str, tuple[int, int, str, int | None]]:
     """``{path: (mtime_ns, size, sha256, ctime_ns)}`` of the files as last synced."""
     return {row[0]: row[1:] for row in conn.execute("SELECT path, mtime_ns, size, sha256, ctime_ns FROM files")}
@@ -729,7 +739,7 @@ def stored_key(doc) -> tuple:
     equal keys mean an identical row (but for its ``ordinal``), postings and chunks."""
     return (doc.doc_id, doc.type, doc.source_path, doc.title, doc.description, json.dumps(doc.tags, ensure_ascii=False),
             doc.body, doc.date, iso_to_days(doc.date), doc.status, doc.level, int(doc.pinned), doc.confidence,
-            doc.expires, iso_to_days(doc.expires), doc.supersedes, int(doc.identity_boost), int(doc.type == "bookmark"),
+            doc.expires, expires_to_days(doc.expires), doc.supersedes, int(doc.identity_boost), int(doc.type == "bookmark"),
             content_hash(doc))
 
 

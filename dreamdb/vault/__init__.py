@@ -1,4 +1,4 @@
 """The vault: discovery (:mod:`.discover`), frontmatter (:mod:`.frontmatter`), parsing into documents (:mod:`.parse`)."""
 
-PARSER_VERSION = "9"  # 9: frontmatter without YAML 1.1 base-60 numbers (12:30 is text)
+PARSER_VERSION = "9"  # 9: frontmatter without YAML 1.1 base-60 numbers (12:30 is text); expires: DATE ends with its day
 """Bump when parsing changes what documents a file yields: the next sync rebuilds the index."""

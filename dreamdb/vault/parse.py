@@ -40,7 +40,7 @@ class Document:
         level: importance 1–3 (SPEC §5; a filter, never a ranking signal).
         pinned: frontmatter ``pinned: true``.
         confidence: frontmatter ``confidence`` in [0, 1], or ``None``.
-        expires: ISO date/instant after which the document leaves recall, or ``None``.
+        expires: ISO date/instant after which the document leaves recall (a date alone: after that day), or ``None``.
         supersedes: changelog id this entry replaces (``changelog/<slug>``), or ``None``.
         identity_boost: whether slug/title earn the exact-identity boost (not for changelog).
     """
