@@ -151,6 +151,21 @@ def test_remember_rejects_unprefixed_references(vault: Path, ref: str):
     assert (vault / "core" / "CHANGELOG.json").read_bytes() == before
 
 
+@pytest.mark.parametrize("field, value, message", [
+    ("references", ["file:a\nb"], "must be one line of text"),
+    ("references", ["file:a\tb"], "must be one line of text"),
+    ("type", "fix\tbug", "type must be one line of text, without control characters"),
+    ("scope", "api\x1b[31m", "scope must be one line of text, without control characters"),
+    ("summary", "short\u2028summary", "summary must be one line of text"),
+])
+def test_remember_refuses_control_characters_in_one_line_fields(vault: Path, field, value, message):
+    """QA round 48: ``--scope`` had to be one line, but a newline in a reference and a tab in the type were saved."""
+    before = (vault / "core" / "CHANGELOG.json").read_bytes()
+    with pytest.raises(UsageError, match=message):
+        remember(vault, "text", **{field: value}, now=NOW)
+    assert (vault / "core" / "CHANGELOG.json").read_bytes() == before
+
+
 def test_remember_accepts_the_vaults_own_reference_kinds(vault: Path):
     entry = remember(vault, "text", references=["pr:296", "decision:sqlite", "url:https://example.org"], now=NOW)
     assert entry["references"] == ["pr:296", "decision:sqlite", "url:https://example.org"]

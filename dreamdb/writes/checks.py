@@ -15,6 +15,8 @@ def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str
         raise UsageError(f"{name} contains a NUL character.")
     if not allow_newlines and ("\n" in value or "\r" in value):
         raise UsageError(f"{name} must be one line.")
+    if not allow_newlines and _bad_char(value):  # (QA round 48: a tab in a type was saved, shown as ␉)
+        raise UsageError(f"{name} must be one line of text, without control characters such as a tab or ESC.")
     return value
 
 
