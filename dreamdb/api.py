@@ -701,7 +701,7 @@ class Index:
         if self._opened_read_only():
             raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
                                    " it can only be read as it is",
-                                   hint=_environment_hint(_ReadOnlyReason(self._read_only_because), self.index_path))
+                                   hint=_environment_hint(self._read_only_because, self.index_path))
         if check:
             problems = self.check()
             if problems:
@@ -751,7 +751,7 @@ class Index:
             self.notes.append(f"the index could not be opened for writing ({self._read_only_because}); answered from "
                               "the index as it is (vault edits since its last sync, and their embeddings, may be"
                               " missing). "
-                              + _environment_hint(_ReadOnlyReason(self._read_only_because), self.index_path))
+                              + _environment_hint(self._read_only_because, self.index_path))
             return
         try:
             try:
@@ -1480,13 +1480,9 @@ FULL_DISK_BYTES = 1 << 20
 index's ``-shm`` file and a page or more for any write."""
 
 
-class _ReadOnlyReason(Exception):
-    """The text of the error that made :meth:`Index._open_read_only` open the index read-only, for its hint."""
-
-
-def _environment_hint(exc: BaseException, index_path: Path, *, removed: bool = False) -> str:
-    """How to fix an error of the machine (:func:`_is_environment_error`) under the index; ``removed``: the index
-    was a new one, removed (:meth:`Index._discard_new_index`), not left as it was."""
+def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bool = False) -> str:
+    """How to fix an error of the machine (:func:`_is_environment_error`; the error or its text) under the index;
+    ``removed``: the index was a new one, removed (:meth:`Index._discard_new_index`), not left as it was."""
     outcome = ("the partly built index was removed (it is a cache of the vault, built again by the next command)"
                if removed else "the index was left as it was")
     if "disk is full" in str(exc):
