@@ -110,28 +110,38 @@ def test_a_turkish_word_is_looked_up_by_its_longest_root(small_lexicon):
     assert translated_terms("sleep", "sleeping", lex, False) == ("uyku",)
 
 
-def test_a_shorter_root_is_tried_when_no_note_holds_the_longest_root_s_translations(tiny_vault, small_lexicon):
-    """``güvenliği`` is first *güvenlik* (security), then *güvenli* (safe): over notes that say *safe* but
-    never *security*, the word is not dropped (QA round 35: ``öncelikler`` was *öncelikle*, "primarily",
-    and never *öncelik*, "priority"), in both engines."""
+def test_a_root_shorter_than_the_word_s_stem_is_not_tried(tiny_vault, small_lexicon):
+    """``güvenliği`` is *güvenlik* (security), its stem: over notes that say *safe* but never *security*, its
+    shorter root *güvenli* (safe) is another word, cut by a derivational suffix, and is not tried (QA round 50:
+    that fallback made ``istanbulda`` *heat*); the word is left as it is, in both engines."""
     from dreamdb.ranking.rank import _shorter_root_translations
 
     assert translated_terms("güvenlik", "güvenliği", small_lexicon, True) == ("securiti",)
-    assert _shorter_root_translations("güvenlik", "güvenliği", small_lexicon) == [("safe",)]
-    assert _shorter_root_translations("uykus", "uykusu", small_lexicon) == []  # one root only
-    # a word of the lexicon as written has no suffix to strip: its beginnings are other words (QA round 48:
-    # istanbul became "heat" through ısıt)
+    assert _shorter_root_translations("güvenlik", "güvenliği", small_lexicon) == []
     assert _shorter_root_translations("güvenlik", "güvenlik", small_lexicon) == []
+    assert _shorter_root_translations("uykus", "uykusu", small_lexicon) == []  # one root only
     write_doc(tiny_vault, "knowledge/backups.md", "---\ntitle: Backups\n---\nBackups stay safe offline.\n")
     write_doc(tiny_vault, "knowledge/party.md", ENGLISH_NOTES["knowledge/sleep-debt.md"])
     for engine in ("memory", "sql"):
         with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine=engine) as ix:
             ix.sync()
             plan = plan_query("güvenliği nasıl sağlanıyor", vocabulary=ix._vocabulary(), lexicon=small_lexicon)
-            assert plan.resolved == {"güvenlik": "safe"}, engine
-            assert [h.slug for h in ix.recall("güvenliği nasıl sağlanıyor")] == ["backups"]
-            assert "güvenlik" not in plan_query("güvenlik nasıl sağlanıyor", vocabulary=ix._vocabulary(),
-                                                lexicon=small_lexicon).resolved
+            assert "güvenlik" not in plan.resolved, engine
+            assert ix.recall("güvenliği nasıl sağlanıyor") == []
+
+
+def test_the_stem_is_reached_past_a_longer_beginning_and_names_are_not_cut(kenet_lexicon):
+    """QA round 35: ``öncelikler`` was *öncelikle* ("primarily") and never *öncelik* ("priority"), its stem; QA
+    rounds 48 and 50: ``istanbul``, ``istanbulda`` and ``ankaraya``, whose translations no note held, became
+    *heat* (``ısıt``) and *ready* (``anık``) through beginnings shorter than the name."""
+    from dreamdb.analyzer import stem
+    from dreamdb.ranking.rank import _shorter_root_translations
+
+    lex = Lexicon(kenet_lexicon)
+    found = _shorter_root_translations(stem("öncelikler", True), "öncelikler", lex)
+    assert found and "prioriti" in found[0]
+    for word in ("istanbul", "istanbulda", "ankaraya", "ankara"):
+        assert _shorter_root_translations(stem(word, True), word, lex) == [], word
 
 
 def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_devoicing():

@@ -412,18 +412,19 @@ def _shorter_root_translations(term: str, word: str, lexicon) -> list[tuple[str,
     :func:`translated_terms`), longest first: ``öncelikler`` is first *öncelikle* (primarily), then
     *öncelik* (priority). :func:`_resolve` tries them in turn while no note holds the ones before.
 
-    None when the first is the word itself, as written: a word of the lexicon carries no suffix to
-    strip, and its beginnings are other words (QA round 48: ``istanbul``, whose translations *istanbul*
-    and *constantinople* no note held, became *heat* through ``ısıt``, a beginning with a vowel restored;
-    ``ankara`` became *ready*)."""
+    Only roots at least as long as the word's stem ``term`` (what Snowball Turkish leaves of it once its
+    inflection is stripped): a shorter one cuts a derivational suffix or the word itself, and is another
+    word (QA rounds 48 and 50: ``istanbul`` and ``istanbulda``, whose translations *istanbul* and
+    *constantinople* no note held, became *heat* through ``ısıt``; ``ankaraya`` became *ready*; and
+    ``güvenliği``, *security*, no longer becomes *safe* through ``güvenli``). ``öncelikler`` still
+    reaches ``öncelik``, its stem, past ``öncelikle``, a longer beginning."""
     from dreamdb.lexicon import TR_EN
 
     ascii = word.isascii()
-    looked_up = ((form, lexicon.translated_terms(TR_EN, [form], ascii=ascii)) for form in _turkish_lookup_forms(word))
-    found = [(form, f) for form, f in looked_up if f]
-    if not found or found[0][0] == word:
-        return []
-    return [kept for _form, f in found[1:] if (kept := tuple(a for a in f if a != term))]
+    looked_up = ((form, lexicon.translated_terms(TR_EN, [form], ascii=ascii))
+                 for form in _turkish_lookup_forms(word) if len(form) >= len(term))
+    found = [f for _form, f in looked_up if f]
+    return [kept for f in found[1:] if (kept := tuple(a for a in f if a != term))]
 
 
 def lookup_keys(term: str, word: str, from_turkish: bool) -> tuple[list[str], tuple[str, ...], bool]:
