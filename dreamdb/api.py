@@ -1468,6 +1468,12 @@ def _written_iso(index_path: Path) -> str:
     return datetime.fromtimestamp(config.index_last_written(index_path), timezone.utc).isoformat(timespec="seconds")
 
 
+def index_unwritable(exc: BaseException) -> bool:
+    """Whether ``exc`` (an :class:`IndexUnavailable`) says the index could not be written because of the machine
+    (a full disk, a read-only file or file system), not damage: the index can still be read as it is."""
+    return exc.__cause__ is not None and _is_environment_error(exc.__cause__)
+
+
 def _is_environment_error(exc: BaseException) -> bool:
     """A full disk, a read-only file or a failed read/write (a file size limit, a quota, a failing device):
     the machine's state, not damage to the index (never rebuilt)."""

@@ -207,7 +207,7 @@ def run_stdin() -> int:
 
 
 def _recall_block(prompt: str, cwd: str | None) -> str:
-    from dreamdb.api import Index
+    from dreamdb.api import Index, index_unwritable
     from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound
     from dreamdb.vault.discover import find_vault
 
@@ -227,9 +227,11 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         except LockTimeout:
             _log("index locked by another writer; recalled from the index as it is")
         except IndexUnavailable as exc:
-            if index.read_only_reason is None:
+            # read-only, or a write that a full disk stopped (QA rounds 48, 50): the index as it is still answers
+            if index.read_only_reason is None and not index_unwritable(exc):
                 raise
-            _log(f"{exc.message}; recalled from the index as it is")  # (a full disk: QA round 48)
+            _log(f"{exc.message} ({exc.hint}); recalled from the index as it is" if exc.hint else
+                 f"{exc.message}; recalled from the index as it is")
         hits = index.recall(prompt, top=TOP, exclude_types="bookmark")
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting) is still written down
             if "used bm25" in note:

@@ -797,7 +797,8 @@ def test_an_older_cache_copy_is_replaced_when_dreamdb_is_read_only_again(example
         folder.chmod(0o700)
 
 
-def _run_on_a_full_disk(*args: str, limit: int = 16384, stdin: str | None = None) -> subprocess.CompletedProcess:
+def _run_on_a_full_disk(*args: str, limit: int = 16384, stdin: str | None = None,
+                        env: dict | None = None) -> subprocess.CompletedProcess:
     """``dreamdb args`` in a child process that cannot write any file past ``limit`` bytes (RLIMIT_FSIZE): as on a
     full disk, SQLite cannot make a WAL index's 32 KiB ``-shm`` file, nor grow a new index."""
     import resource
@@ -808,7 +809,8 @@ def _run_on_a_full_disk(*args: str, limit: int = 16384, stdin: str | None = None
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     return subprocess.run([sys.executable, "-m", "dreamdb", *args], preexec_fn=limited, capture_output=True,
-                          text=True, timeout=120, input=stdin, env={**os.environ, "DREAMDB_MODEL_DIR": "/nonexistent"})
+                          text=True, timeout=120, input=stdin,
+                          env={**os.environ, "DREAMDB_MODEL_DIR": "/nonexistent", **(env or {})})
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_FSIZE in a child process (POSIX)")
@@ -831,6 +833,14 @@ def test_a_complete_index_is_read_on_a_full_disk(example_vault):
     payload = json.dumps({"prompt": "how is sleep debt computed", "cwd": str(example_vault.parent)})
     out = _run_on_a_full_disk("hook", "user-prompt-submit", stdin=payload)  # the prompt hook too
     assert out.returncode == 0 and f"[{expected}]" in out.stdout
+    # QA round 50 M1: a disk with a little room (the -shm file can be made, the sync's writes cannot), with a
+    # vault edit to sync: the hook failed ("hook failed") where recall answered with a note
+    write_doc(example_vault, "knowledge/platypus.md", "---\ntitle: Platypus\n---\n" + "platypus notes " * 3000 + "\n")
+    log = example_vault.parent / "hook.log"
+    env_log = {"DREAMDB_HOOK_LOG": str(log)}
+    out = _run_on_a_full_disk("hook", "user-prompt-submit", stdin=payload, limit=40 * 1024, env=env_log)
+    assert out.returncode == 0 and f"[{expected}]" in out.stdout, log.read_text() if log.exists() else out.stderr
+    assert "hook failed" not in (log.read_text() if log.exists() else "")
     with dreamdb.open(example_vault) as index:  # the disk has room again: nothing was lost
         assert _top(index, "sleep debt")[0] == expected and not [n for n in index.take_notes() if "writing" in n]
 
