@@ -311,6 +311,29 @@ digits kept with the letters before them (``getV2Config`` → ``get``, ``V2``, `
 _COMPOUND_PARTS: dict[str, tuple[str, ...]] = {}
 _COMPOUND_PARTS_MAX = 100_000
 
+MAX_COMPOUND_CHARS = 48
+"""Longest word :func:`compound_terms` splits: identifiers are shorter (``AbstractSingletonProxyFactoryBean`` has
+33 letters); a longer run of mixed case is data, such as a line of base64 (64 or 76 characters), whose "parts"
+are noise and whose splitting made a recall with a 2 MB pasted screenshot in a note 10 times slower (QA round 50)."""
+
+
+MIN_PART_LETTERS = 3
+"""Fewest letters a camelCase word's parts average for it to be split (:func:`compound_terms`): words have three
+letters or more (``setupVersion``: 5.5, ``getV2Config``: 3.3), while random mixed case, such as base64 between
+its ``+`` and ``/``, changes case every one or two letters (QA round 50). A word of two-letter parts
+(``dcId``) is kept whole."""
+
+MAX_COMPOUND_SPANS = 20_000
+"""Most case changes one call of :func:`compound_terms` looks at: a text with more is mostly data (the real vault's
+indexed note with the most holds 1,172; a note with a 2 MB pasted screenshot in base64 about 200,000, whose
+splitting took 1.3 s; 0.3 s with this bound and :data:`MIN_PART_LETTERS`)."""
+
+
+def has_case_change(written: str) -> bool:
+    """Whether ``written`` holds a small ASCII letter followed by a capital (where :func:`compound_terms` may
+    find parts): one C-level translate and search, ≈ 2 ms a megabyte."""
+    return written.encode("utf-8", "surrogatepass").translate(_CASE_MARKS).find(b"aA") >= 0
+
 
 def compound_terms(written: str) -> list[str]:
     """The parts of each word written in camelCase or PascalCase (a small letter followed by a capital,
@@ -328,7 +351,9 @@ def compound_terms(written: str) -> list[str]:
     keeps the word and adds its parts: a document indexes them at the word's position (term frequency,
     not length), and a query counts them as more terms. Text without such a word scores as before.
     A run of capitals followed by one small letter stays whole (``APIs``, ``URLs``, ``IDs``: plurals,
-    not parts), and a word without a small letter before a capital is not split (``SQLite``, ``HTTP``).
+    not parts), and a word without a small letter before a capital is not split (``SQLite``, ``HTTP``), nor one
+    longer than :data:`MAX_COMPOUND_CHARS` or whose parts average under :data:`MIN_PART_LETTERS` letters (base64
+    is data, not identifiers); past :data:`MAX_COMPOUND_SPANS` case changes a text is not looked at further.
     Nor is a word that is one part of two letters or more and a letter (``iPhone``, ``mRNA``, and the
     gene names ``clpC``, ``RhoA``): a name with a letter before or after it, not a compound; split, the
     gene ``clpC`` was found by ``clp``, which ``clpP`` and ``clpX`` hold (SciFact, below).
@@ -351,7 +376,9 @@ def compound_terms(written: str) -> list[str]:
         return []
     out: list[str] = []
     n = len(raw)
-    while i >= 0:
+    spans = 0
+    while i >= 0 and spans < MAX_COMPOUND_SPANS:
+        spans += 1
         start, end = i, i + 2
         while start and raw[start - 1] in _WORD_BYTES:
             start -= 1
@@ -373,10 +400,13 @@ def _compound_parts(span: str) -> tuple[str, ...]:
     """:func:`compound_terms` of one run of word bytes (a token, or a few joined by non-ASCII punctuation)."""
     out = []
     for word in tokens(span):
-        if not any(a.islower() and b.isupper() for a, b in zip(word, word[1:])):
+        if len(word) > MAX_COMPOUND_CHARS or not any(a.islower() and b.isupper() for a, b in zip(word, word[1:])):
             continue
-        parts = [p for p in map(lower, _COMPOUND_PART_RE.findall(word)) if len(p) > 1]
+        found = _COMPOUND_PART_RE.findall(word)
+        parts = [p for p in map(lower, found) if len(p) > 1]
         if len(parts) < 2:  # one word and a letter (clpC, RhoA, iPhone, mRNA): a name, not a compound
+            continue
+        if sum(map(str.isalpha, word)) < MIN_PART_LETTERS * len(found):  # short parts: data (base64), not words
             continue
         whole = stem(lower(word), False)
         for p in parts:

@@ -308,7 +308,9 @@ def test_identifier_terms(text, expected):
     ("GitHub, GraphQL", ["git", "hub", "graph", "ql"]),  # PascalCase; capitals at the end
     ("isDeleted sessionId", ["delet", "session", "id"]),  # parts stemmed as English; 'is' is a stopword
     ("getV2Config", ["get", "v2", "config"]),  # digits stay with the letters before them
-    ("ProgPoW dLNs", ["prog", "po"]),  # a one-letter part is dropped; a plural acronym stays whole (LNs)
+    ("ProgPoW dLNs dcId", []),  # parts of under three letters on average: not words; LNs: a plural acronym
+    ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg", []),  # base64
+    ("aGVsbG8gV29y bG8gd2 9ybGQgaGVsbG8", []),  # mixed case every letter or two: data, not identifiers
     ("iPhone mRNAs clpC RhoA kDa", []),  # one part and a letter: a name, not a compound
     ("özelAyar", ["özel", "ayar"]),  # letters beyond ASCII inside the parts
     ("foo—barBaz", ["bar", "baz"]),  # a dash is no part of the word
