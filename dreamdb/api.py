@@ -740,7 +740,7 @@ class Index:
         write lock, then answers from the index as it is, with a note (a long ``sync --force`` or
         embedding refresh elsewhere must not stall every recall). An index that another process is
         building for the first time holds nothing to answer from: the read waits for that build, up to
-        ``lock_timeout_ms`` in all. An index that cannot be written (a
+        ``lock_timeout_ms`` in all, then raises :class:`~dreamdb.errors.LockTimeout` (exit 5). An index that cannot be written (a
         read-only or immutable file, a full disk) is read as it is, with a note saying why."""
         from dreamdb.errors import LockTimeout
 
@@ -753,6 +753,7 @@ class Index:
                               " missing). "
                               + _environment_hint(self._read_only_because, self.index_path))
             return
+        building = False  # another process's first build, waited for
         try:
             try:
                 with self._short_lock_wait():
@@ -762,9 +763,15 @@ class Index:
                     raise
                 # Nothing to answer from until that build is done: wait for it, up to the lock timeout
                 # (an answer of no notes would be wrong, not stale; a prompt hook has its own budget)
+                building = True
                 with self._short_lock_wait(self.lock_timeout_ms - LAZY_SYNC_LOCK_WAIT_MS):
                     self.notes.extend(self.sync(progress=self.sync_progress).warnings)
-        except LockTimeout:
+        except LockTimeout as exc:
+            if building:  # still building: no answer rather than an empty one (QA round 50)
+                raise LockTimeout(
+                    f"Another dreamdb process is building this vault's index for the first time, and has not "
+                    f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
+                    hint="Retry in a moment (a first build of a large vault takes a while).") from exc
             self._updating_elsewhere = True
             self.notes.append("another dreamdb process is updating the index; answered from the index as it is "
                               "(vault edits since its last sync may be missing)")
