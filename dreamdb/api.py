@@ -7,6 +7,7 @@ paths that need them.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import stat
@@ -329,10 +330,12 @@ class Index:
             config.prepare_index_dir(self.index_path, chmod_existing=False)
         except OSError as exc:
             blocker = exc.filename if isinstance(exc, FileExistsError) and exc.filename else None
+            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # (QA round 50: the hint blamed permissions)
             raise IndexUnavailable(
                 f"Cannot create the index folder {blocker}: a file is in the way" if blocker
                 else f"Cannot create the index at {self.index_path}: {exc.strerror or exc}",
                 hint="Move that file away, or set DREAMDB_INDEX to a writable file path." if blocker
+                else f"Free space on the disk holding {self.index_path.parent}, then retry." if full
                 else "Set DREAMDB_INDEX to a file path in a folder you can write, or make the vault writable.",
             ) from exc
         try:
@@ -364,6 +367,10 @@ class Index:
             raise
         except IndexUnavailable as exc:
             cause = exc.__cause__
+            if cause is not None and _is_environment_error(cause) and fresh:  # (as above; QA round 50)
+                self._discard_new_index(conn)
+                raise IndexUnavailable(f"Cannot create the index at {self.index_path}: {cause}",
+                                       hint=_environment_hint(cause, self.index_path, removed=True)) from cause
             if cause is not None and (_is_environment_error(cause) or self._cannot_write_beside(cause)):
                 return self._open_read_only(cause, exc.message)
             return self._rebuild(exc)

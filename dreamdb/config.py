@@ -10,6 +10,7 @@ Environment variables:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -116,11 +117,29 @@ def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True) -> None:
 
 
 def prepare_index_folder(folder: Path) -> None:
-    """Create an index folder (mode 0700), and in a vault's ``.dreamdb`` its own ``.gitignore``."""
+    """Create an index folder (mode 0700), and in a vault's ``.dreamdb`` its own ``.gitignore``: written whole or
+    not at all (a temporary file renamed), and written again when it is empty (QA round 50: a full disk left it
+    empty, and ``git add -A`` would then have committed the index, which holds partially invertible vectors).
+
+    Raises:
+        OSError: the folder or the file cannot be written (a read-only vault, a full disk).
+    """
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if folder.name != INDEX_DIR_NAME:
+        return
     gi = folder / ".gitignore"
-    if folder.name == INDEX_DIR_NAME and not gi.exists():
-        gi.write_text(GITIGNORE_TEXT, encoding="utf-8")
+    try:
+        if gi.stat().st_size:
+            return
+    except FileNotFoundError:
+        pass
+    tmp = folder / f".gitignore.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(GITIGNORE_TEXT, encoding="utf-8")
+        os.replace(tmp, gi)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def restrict_mode(index_path: Path) -> None:

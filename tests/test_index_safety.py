@@ -872,3 +872,21 @@ def test_sync_check_finds_corpus_statistics_that_contradict_the_documents(exampl
         report = index.sync(check=True)
         assert report.rebuilt and any("index check: corpus_stats says 0 documents" in w for w in report.warnings)
         assert index.check() == [] and _top(index, "sleep debt") == expected
+
+
+def test_an_empty_gitignore_in_the_index_folder_is_written_again(example_vault):
+    """QA round 50: a full disk left .dreamdb/.gitignore empty, and it stayed so: `git add -A` would have committed
+    the index. An empty one is written again; one the user wrote is kept."""
+    gi = example_vault / ".dreamdb" / ".gitignore"
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+    expected = gi.read_text()
+    assert "*" in expected.splitlines()
+    gi.write_text("")
+    with dreamdb.open(example_vault) as index:
+        index.recall("sleep")
+    assert gi.read_text() == expected and not list(gi.parent.glob(".gitignore.*.tmp"))
+    gi.write_text("*\n# mine\n")
+    with dreamdb.open(example_vault) as index:
+        index.recall("sleep")
+    assert gi.read_text() == "*\n# mine\n"
