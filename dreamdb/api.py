@@ -1532,17 +1532,20 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
 
 
 def _stats_problems(conn) -> list[str]:
-    """How the ``corpus_stats`` row disagrees with the ``documents`` it summarises (``[]``: it agrees; a missing
-    row raises the damage :func:`dreamdb.ranking.rank.corpus_stats` reports)."""
+    """How the ``corpus_stats`` row disagrees with the ``documents`` it summarises: its count and every average
+    length BM25 and BM25F read, each a number (``[]``: it agrees; a missing row raises the damage
+    :func:`dreamdb.ranking.rank.corpus_stats` reports; QA rounds 48 and 50)."""
     from dreamdb.ranking.rank import corpus_stats
 
     stats = corpus_stats(conn)
-    count, avg_len = conn.execute(
-        "SELECT COUNT(*), COALESCE(AVG(len_title + len_description + len_tags + len_body), 0) FROM documents").fetchone()
-    if stats["n_docs"] != count or not math.isclose(stats["avg_len"] or 0.0, avg_len, rel_tol=1e-9, abs_tol=1e-9):
-        return [f"corpus_stats says {stats['n_docs']} documents of {stats['avg_len']} terms on average; the documents"
-                f" table holds {count} of {avg_len:.6g}"]
-    return []
+    actual = dict(zip(stats, conn.execute(
+        "SELECT COUNT(*), COALESCE(AVG(len_title + len_description + len_tags + len_body), 0),"
+        " COALESCE(AVG(len_title), 0), COALESCE(AVG(len_description), 0), COALESCE(AVG(len_tags), 0),"
+        " COALESCE(AVG(len_body), 0) FROM documents").fetchone()))
+    wrong = [f"{key} {stats[key]!r} (the documents give {actual[key]:.6g})" for key in stats
+             if not isinstance(stats[key], (int, float)) or isinstance(stats[key], bool)
+             or not math.isclose(stats[key], actual[key], rel_tol=1e-9, abs_tol=1e-9)]
+    return [f"corpus_stats disagrees with the documents table: {', '.join(wrong)}"] if wrong else []
 
 
 def _is_corruption(exc: Exception) -> bool:

@@ -868,10 +868,16 @@ def test_sync_check_finds_corpus_statistics_that_contradict_the_documents(exampl
         assert index.check() == []
         index.conn.execute("UPDATE corpus_stats SET n_docs = 0, avg_len = 0")
         problems = index.check()
-        assert len(problems) == 1 and "corpus_stats says 0 documents" in problems[0] and "holds 13" in problems[0]
+        assert len(problems) == 1 and "n_docs 0 (the documents give 13)" in problems[0]
         report = index.sync(check=True)
-        assert report.rebuilt and any("index check: corpus_stats says 0 documents" in w for w in report.warnings)
+        assert report.rebuilt and any("index check: corpus_stats disagrees" in w for w in report.warnings)
         assert index.check() == [] and _top(index, "sleep debt") == expected
+        # QA round 50: the per-field averages BM25F reads, and a value that is no number (exit 70 before)
+        index.conn.execute("UPDATE corpus_stats SET avg_len_body = 0.001")
+        assert "avg_len_body 0.001" in index.check()[0]
+        index.conn.execute("UPDATE corpus_stats SET avg_len = 'abc'")
+        assert "avg_len 'abc'" in index.check()[0]
+        assert index.sync(check=True).rebuilt and index.check() == [] and _top(index, "sleep debt") == expected
 
 
 def test_an_empty_gitignore_in_the_index_folder_is_written_again(example_vault):
