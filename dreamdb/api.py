@@ -1519,6 +1519,12 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
             return f"The disk holding {index_path} is full ({free:,} bytes free): free some space, then retry; {outcome}"
         return (f"Reading or writing {index_path} failed: a file size limit (ulimit -f), a disk quota, a full temp"
                 f" folder or a failing disk; fix that, then retry; {outcome}")
+    try:  # a read-only file system: nothing there can be made writable or removed (QA round 50)
+        if os.statvfs(index_path.parent).f_flag & getattr(os, "ST_RDONLY", 1):
+            return (f"The file system holding {index_path} is mounted read-only: remount it read-write, or set"
+                    " DREAMDB_INDEX to a file elsewhere, then retry")
+    except (OSError, AttributeError):
+        pass
     why = ""
     try:  # (QA round 42: an immutable index was told only "Make … writable")
         from dreamdb.writes.files import _why_not_writable

@@ -45,8 +45,9 @@ class MultiIndex:
             # second refused as "another vault's")
             where = "index_path" if kwargs.get("index_path") else "DREAMDB_INDEX"
             raise UsageError(f"{where} names one index file, which serves one vault; {len(self.indexes)} vaults"
-                             " were given.", hint="Unset DREAMDB_INDEX to search several vaults (each keeps its own"
-                             " index), or give one vault.")
+                             " were given.", hint=("Unset DREAMDB_INDEX" if where == "DREAMDB_INDEX" else
+                                                   "Leave index_path out") + " to search several vaults (each keeps"
+                             " its own index), or give one vault.")
 
     def recall(self, query: str, top: int = 5, **kwargs) -> list[Hit]:
         """Recall from every vault and merge them (see the module docstring); arguments as :meth:`Index.recall`."""

@@ -308,3 +308,19 @@ def test_model_build_refusal_comes_before_building(tmp_path, capsys):
         code, out, err = run(capsys, *cmd, "--dest", str(dest))
         assert code == 6 and "Building" not in err and "Traceback" not in err, err
     assert (dest / "keep.txt").read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.model
+def test_model_build_over_a_folder_already_built_says_it_kept_it(model_dir, tmp_path, capsys):
+    """QA rounds 49 and 50: a second `model build` printed "Built" (and its JSON said nothing) though it kept the
+    folder as it was."""
+    import shutil
+
+    dest = tmp_path / "model"
+    shutil.copytree(model_dir, dest)
+    if not (dest / "dreamdb-model.json").is_file():
+        pytest.skip("the model folder was not built by `dreamdb model build` (DREAMDB_MODEL_DIR)")
+    code, out, err = run(capsys, "model", "build", "--dest", str(dest), "--json")
+    assert code == 0 and json.loads(out)["built"] is False, err
+    code, out, err = run(capsys, "model", "build", "--dest", str(dest))
+    assert code == 0 and out.startswith("Already built (--force rebuilds it):"), out

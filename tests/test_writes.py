@@ -420,6 +420,17 @@ def test_features_are_not_knowledge(vault: Path):
 # ---------------------------------------------------------------- update
 
 
+def test_update_refuses_control_characters_in_a_description(vault: Path):
+    """QA round 50: ``remember`` refused ESC in a summary, ``update`` wrote it into a description."""
+    path = vault / "knowledge" / "patterns" / "freeze-and-receipt-delivery.md"
+    before = path.read_bytes()
+    with pytest.raises(UsageError, match="without control characters"):
+        update(vault, "freeze-and-receipt-delivery", description="red \x1b[31m text")
+    assert path.read_bytes() == before
+    update(vault, "freeze-and-receipt-delivery", description="two\nlines\tand a tab")  # text keeps its layout
+    assert yaml.safe_load(path.read_text(encoding="utf-8").split("---\n")[1])["description"] == "two\nlines\tand a tab"
+
+
 def test_update_description_only_changes_its_lines(vault: Path):
     path = vault / "knowledge" / "patterns" / "freeze-and-receipt-delivery.md"
     before = path.read_text(encoding="utf-8")

@@ -27,7 +27,9 @@ def model() -> None:
     """
 
 
-def _report(path, as_json: bool, verb: str) -> None:
+def _report(path, as_json: bool, verb: str, *, built: bool | None = None) -> None:
+    """Print the model's status after ``verb`` (text), or as JSON with ``"built"``: whether this command built the
+    folder (``False``: kept as it was) when ``built`` is given."""
     from dreamdb import quickcli
 
     quickcli.SAVED = f"{verb} the model at {path}"  # an unwritable report must not hide that it is done
@@ -37,7 +39,7 @@ def _report(path, as_json: bool, verb: str) -> None:
     compute_model_id(path)  # fills the id cache so status shows it
     st = model_status(path)
     if as_json:
-        click.echo(output.to_json(st))
+        click.echo(output.to_json(st if built is None else {**st, "built": built}))
         return
     click.echo(f"{verb} {st['source']} model {st['model_id']} at {st['path']} ({st['size_bytes'] / 1e6:.0f} MB)")
     click.echo("Next: dreamdb embed refresh")
@@ -225,7 +227,7 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
     path = build_model_dir(d, force=force)
     # (QA round 49: a folder already built was reported "Built" though nothing was done)
     kept = before is not None and _mtime_ns(provenance) == before
-    _report(path, as_json, "Already built (--force rebuilds it):" if kept else "Built")
+    _report(path, as_json, "Already built (--force rebuilds it):" if kept else "Built", built=not kept)
 
 
 def _mtime_ns(path) -> int | None:
