@@ -123,3 +123,12 @@ def test_a_term_in_several_groups_expands_to_each_groups_terms():
     table = SynonymTable([["db", "database"], ["db", "store", "db"], ["solo"]])
     assert table.expand("db") == {"databas", "store"} and table.expand("store") == {"db"}
     assert table.expand("solo") == set() and table.expand("none") == set()
+
+
+def test_a_hash_inside_a_term_is_said(tiny_vault):
+    """QA round 50: ``rest#TODO: check with the team`` (a comment before ``#`` needed a space) made *team* a
+    synonym of *sleep* without a word; the terms are used as written, and a note says how to write a comment."""
+    write_doc(tiny_vault, "synonyms.txt", "sleep, rest#TODO: check with the team\ncsharp, c#\n")
+    table = load_synonyms(tiny_vault)
+    assert "team" in table.expand("sleep") and table.expand("csharp") == {"c#"}
+    assert table.problem and "line 1:" in table.problem and "line 2" not in table.problem

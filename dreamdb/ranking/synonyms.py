@@ -137,12 +137,15 @@ a line of many more is a list pasted by mistake, and each of its words would exp
 others (QA round 42: 3,000 words on a line, 1.5 s and 410 MB a recall)."""
 
 
-def read_groups(path: Path, vault: Path | None = None, skipped: list | None = None) -> list[list[str]]:
+def read_groups(path: Path, vault: Path | None = None, skipped: list | None = None,
+                hashed: list | None = None) -> list[list[str]]:
     """Parse a synonyms file: one group per line, terms separated by commas; ``#`` at the line's start or after
     a space or tab starts a comment (so ``c#`` and ``f#`` can be named: ``csharp, c#``).
 
     A missing or unreadable file has no groups. With ``vault``, the file must lie inside it (after links).
-    A line of over :data:`MAX_GROUP_TERMS` words is not used; its line number goes to ``skipped``.
+    A line of over :data:`MAX_GROUP_TERMS` words is not used; its line number goes to ``skipped``. A line with a
+    term holding a ``#`` that names no identifier (``rest#TODO``: a comment once, before ``c#`` could be named)
+    is used as written, and its number goes to ``hashed``.
 
     Raises:
         SynonymsFileRefused: the file is not a regular file, is larger than :data:`MAX_SYNONYMS_BYTES`, or
@@ -164,6 +167,8 @@ def read_groups(path: Path, vault: Path | None = None, skipped: list | None = No
                     skipped.append(number)
             elif len(group) >= 2:
                 groups.append(group)
+            if hashed is not None and any("#" in t and not identifier_terms(fold_case(t)) for t in group):
+                hashed.append(number)
     return groups
 
 
@@ -193,10 +198,15 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
         problem = f"{broken}; its synonyms are not used"
     elif path and key != (0, 0, 0):
         skipped: list[int] = []
+        hashed: list[int] = []
         try:
-            groups = read_groups(path, vault, skipped)
+            groups = read_groups(path, vault, skipped, hashed)
         except SynonymsFileRefused as exc:
             problem = f"{exc}; its synonyms are not used (make it a small text file in the vault)"
+        if hashed:  # (QA round 50: words after a # written without a space became synonyms without a word)
+            lines = ", ".join(map(str, hashed[:5])) + (f" and {len(hashed) - 5} more" if len(hashed) > 5 else "")
+            problem = (f"{path}: line{'s' if len(hashed) > 1 else ''} {lines}: a # inside a term is read as part of"
+                       " it (a comment starts with # at a line's start or after a space: `rest # note`)")
         if skipped:
             lines = ", ".join(map(str, skipped[:5])) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
             problem = (f"{path}: line{'s' if len(skipped) > 1 else ''} {lines} not used: over {MAX_GROUP_TERMS} words"
