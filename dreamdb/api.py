@@ -25,7 +25,7 @@ from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expire
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate
-from dreamdb.store.sync import SyncReport, sync
+from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault
 
 MODES = ("bm25", "hybrid", "dense", "rrf")
@@ -757,7 +757,7 @@ class Index:
             self._not_updated = True
             self.notes.append(f"the index could not be opened for writing ({self._read_only_because}); answered from "
                               "the index as it is (vault edits since its last sync, and their embeddings, may be"
-                              " missing). "
+                              f" missing{self._read_only_caveats()}). "
                               + _environment_hint(self._read_only_because, self.index_path))
             return
         building = False  # another process's first build, waited for
@@ -790,6 +790,26 @@ class Index:
             self._not_updated = True
             self.notes.append(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
                               f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
+
+    def _read_only_caveats(self) -> str:
+        """What else a read-only open leaves out (QA round 50): the transactions of a ``-wal`` file an immutable
+        open cannot see, and the analysis of an index an older dreamdb built (until it is rebuilt)."""
+        out = ""
+        try:
+            wal = os.path.getsize(f"{self.index_path}-wal") if getattr(self._conn, "immutable", False) else 0
+        except OSError:
+            wal = 0
+        if wal:
+            out += (f"; so are the changes in its -wal file ({wal:,} bytes), which cannot be read without writing"
+                    " beside it")
+        try:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+        except db.DatabaseError:
+            row = None
+        if row and row[0] != INDEX_FORMAT:
+            out += (f"; and it was built by another dreamdb (index format {row[0]}, this one writes {INDEX_FORMAT}),"
+                    " so results may differ from a rebuilt index's")
+        return out
 
     @property
     def read_only_reason(self) -> str | None:

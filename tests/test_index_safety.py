@@ -897,3 +897,34 @@ def test_an_empty_gitignore_in_the_index_folder_is_written_again(example_vault):
     with dreamdb.open(example_vault) as index:
         index.recall("sleep")
     assert gi.read_text() == "*\n# mine\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_FSIZE in a child process (POSIX)")
+def test_a_read_only_open_says_what_it_cannot_see(example_vault):
+    """QA round 50 L5, L6: on a full disk with no -shm file, the read-only open (immutable) cannot see the
+    transactions still in the -wal file, and an index of another format is read as it is: the note says both."""
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+    script = ("import os, dreamdb\n"
+              f"ix = dreamdb.open({str(example_vault)!r})\n"
+              "open(os.path.join(ix.vault, 'knowledge', 'wombat.md'), 'w').write('---\\ntitle: Wombat\\n---\\nwombat burrows\\n')\n"
+              "ix.sync()\n"
+              "ix.conn.execute(\"UPDATE meta SET value = 'old' WHERE key = 'analyzer_version'\")\n"
+              "os._exit(0)\n")  # committed, left in the -wal file: no checkpoint at close
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    folder = example_vault / ".dreamdb"
+    assert (folder / "index.db-wal").stat().st_size > 0
+    (folder / "index.db-shm").unlink()
+    out = _run_on_a_full_disk("recall", "--vault", str(example_vault), "--json", "wombat burrows")
+    assert out.returncode == 0, out.stderr
+    notes = " ".join(json.loads(out.stdout)["notes"])
+    assert "changes in its -wal file" in notes and "cannot be read without writing" in notes
+    with dreamdb.open(example_vault) as index:  # room again: the -wal file is read, nothing was lost
+        assert _top(index, "wombat burrows")[0] == "knowledge/wombat"
+    conn = sqlite3.connect(folder / "index.db")  # an index another dreamdb's analysis built
+    conn.execute("UPDATE meta SET value = 'older' WHERE key = 'analyzer_version'")
+    conn.commit()
+    conn.close()
+    out = _run_on_a_full_disk("recall", "--vault", str(example_vault), "--json", "wombat burrows")
+    notes = " ".join(json.loads(out.stdout)["notes"])
+    assert "built by another dreamdb (index format older" in notes and "-wal file" not in notes

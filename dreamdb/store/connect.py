@@ -167,7 +167,8 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
 
 def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
     """:func:`connect` read-only: with ``mode=ro``, else, where that cannot read the file (a WAL database whose
-    ``-shm`` file cannot be made: a full disk, a read-only file system or folder), with ``immutable=1``.
+    ``-shm`` file cannot be made: a full disk, a read-only file system or folder), with ``immutable=1``; the
+    connection's ``immutable`` attribute says which.
 
     Raises:
         IndexUnavailable: neither can read it (the first attempt's error).
@@ -179,6 +180,7 @@ def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: in
         try:
             conn = connect(path, readonly=True, immutable=immutable, vec=vec, busy_timeout_ms=busy_timeout_ms)
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # (where -shm is made, or not)
+            conn.immutable = immutable  # (the caller says when a -wal file's transactions are not seen)
             return conn
         except DatabaseError as exc:
             first = first or IndexUnavailable(f"Cannot open the index at {path}: {exc}")
