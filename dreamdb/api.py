@@ -355,27 +355,32 @@ class Index:
         except db.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise
-            if _is_environment_error(exc) and fresh:  # a new index that a full disk stopped: nothing to read
-                self._discard_new_index(conn)
-                raise IndexUnavailable(f"Cannot create the index at {self.index_path}: {exc}",
-                                       hint=_environment_hint(exc, self.index_path, removed=True)) from exc
-            if _is_environment_error(exc) or self._cannot_write_beside(exc):
-                # a full disk or a read-only file or folder: the index is fine, keep it, and read it as it is
-                return self._open_read_only(exc)
-            return self._rebuild(exc)
+            opened = self._open_unwritable(exc, fresh, conn)
+            return opened if opened is not None else self._rebuild(exc)
         except IndexTooNew:
             raise
         except IndexUnavailable as exc:
-            cause = exc.__cause__
-            if cause is not None and _is_environment_error(cause) and fresh:  # (as above; QA round 50)
-                self._discard_new_index(conn)
-                raise IndexUnavailable(f"Cannot create the index at {self.index_path}: {cause}",
-                                       hint=_environment_hint(cause, self.index_path, removed=True)) from cause
-            if cause is not None and (_is_environment_error(cause) or self._cannot_write_beside(cause)):
-                return self._open_read_only(cause, exc.message)
-            return self._rebuild(exc)
+            opened = self._open_unwritable(exc.__cause__, fresh, conn, exc.message) if exc.__cause__ else None
+            return opened if opened is not None else self._rebuild(exc)
         except db.DatabaseError as exc:
             return self._rebuild(exc)
+
+    def _open_unwritable(self, cause: BaseException, fresh: bool, conn, message: str | None = None):
+        """The open after ``cause`` (SQLite's error) kept the index from opening for writing, or ``None`` when
+        ``cause`` is not the machine's doing (the caller rebuilds the index). A full disk or a read-only file or
+        folder: an index there is read as it is (:meth:`_open_read_only`), and a new one (``fresh``) that a full
+        disk stopped, with nothing to read, is removed (QA rounds 48 and 50).
+
+        Raises:
+            IndexUnavailable: the new index was removed, or the index cannot be read either.
+        """
+        if _is_environment_error(cause) and fresh:
+            self._discard_new_index(conn)
+            raise IndexUnavailable(f"Cannot create the index at {self.index_path}: {cause}",
+                                   hint=_environment_hint(cause, self.index_path, removed=True)) from cause
+        if _is_environment_error(cause) or self._cannot_write_beside(cause):
+            return self._open_read_only(cause, message)
+        return None
 
     def _discard_new_index(self, conn=None) -> None:
         """Remove the index files this process created and could not fill (a full disk): a cache with nothing
@@ -718,7 +723,7 @@ class Index:
             report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives,
                                                 force=force, progress=progress))
         except IndexUnavailable as exc:
-            if self._created_index and exc.__cause__ is not None and _is_environment_error(exc.__cause__):
+            if self._created_index and index_unwritable(exc):
                 self._discard_new_index(self._conn)  # its first sync, stopped by a full disk: nothing to keep
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc.__cause__}",
                                        hint=_environment_hint(exc.__cause__, self.index_path, removed=True)) from exc.__cause__
@@ -785,7 +790,7 @@ class Index:
         except IndexUnavailable as exc:
             # A read-only index file (or folder, or file system) or a full disk: the index cannot follow the
             # vault, but it can still be read; the read that follows fails on its own if it cannot.
-            if exc.__cause__ is None or not _is_environment_error(exc.__cause__) or self._conn is None:
+            if not index_unwritable(exc) or self._conn is None:
                 raise
             self._not_updated = True
             self.notes.append(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
