@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dreamdb.analyzer import analyze
-from dreamdb.ranking.snippet import MAX_LINE_CHARS, best_snippet
+from dreamdb.ranking.snippet import CLIP_SEARCH_CHARS, MAX_LINE_CHARS, best_snippet
 
 
 def _terms(query: str, turkish: bool = False) -> list[str]:
@@ -38,6 +38,17 @@ def test_long_line_is_clipped_around_the_first_match():
     middle = snippet.split("\n")[1]
     assert "needle" in middle and middle.startswith("…") and middle.endswith("…")
     assert len(middle) <= MAX_LINE_CHARS + 2
+
+
+def test_a_match_past_the_clip_search_shows_the_line_from_its_start():
+    """QA round 51: the clip looked through a whole 4 MB line 80 characters at a time (7 s a recall);
+    past CLIP_SEARCH_CHARS it is shown from its start."""
+    near = "filler " * ((CLIP_SEARCH_CHARS - 1000) // 7) + "needle " + "tail " * 100
+    far = "filler " * (CLIP_SEARCH_CHARS // 7 + 10) + "needle " + "tail " * 100
+    for line, centred in ((near, True), (far, False)):
+        middle = best_snippet("top\n" + line + "\nbottom", _terms("needle")).split("\n")[1]
+        assert ("needle" in middle) is centred and middle.startswith("…") is centred
+        assert middle.endswith("…") and len(middle) <= MAX_LINE_CHARS + 2
 
 
 def test_empty_body_falls_back_to_description():
