@@ -43,12 +43,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from functools import lru_cache
 from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "11"  # 11: a document is Turkish by is_turkish_text, as a query is
+ANALYZER_VERSION = "12"  # 11: a document is Turkish by is_turkish_text, as a query is; 12: suffixes after an apostrophe
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -166,13 +167,40 @@ def _marked_token_re() -> re.Pattern:
 
 
 
+_APOSTROPHE_SUFFIX_RE = re.compile(r"(?<=[^\W_])['\u2019\u02bc]([^\W\d_]{1,12})(?![^\W_])")
+"""Letters written after an apostrophe inside a word (``hook'un``, ``API'nin``, ``we're``): candidates for
+:data:`_APOSTROPHE_SUFFIX`."""
+
+_APOSTROPHE_SUFFIX = re.compile(
+    r"(?:l[ae]r)?"  # plural
+    r"(?:[ıiuü]?m[ıiuü]z|[ıiuü]?n[ıiuü]z|l[ae]r[ıiuü]|[ıiuü]?m|[ıiuü]?n|s?[ıiuü])?"  # possessive
+    r"(?:n?[dt][ae]n?|n?[ıiuü]n|y?l[ae]|y?[ıiuüae]|n[ıiuüae])?"  # case (buffer n, y)
+    r"(?:[dt][ae]ki|ki)?"  # -ki
+    r"(?:y?[dt][ıiuü]r|y?d[ıiuü]|y?m[ıiuü]ş)?"  # copula
+    r"|re|ll|ve|s|t|d|m")  # English contractions: we're, we'll, I've, it's, don't, I'd, I'm
+"""The endings written after an apostrophe that :func:`tokens` drops: Turkish inflectional suffixes, which Turkish
+spelling separates from a proper noun, an abbreviation or a foreign word with an apostrophe (TDK's *kesme
+işareti* rule: ``İstanbul'da``, ``API'nin``, ``Docker'la``, ``PR'ları``, ``GitHub'daki``, ``README'lerinden``),
+as their grammar gives them (plural, possessive, case with its buffer letter, ``-ki``, copula, each optional, in
+that order, with vowel harmony's variants), and English contractions. Kept as words, they were terms of their
+own: ``hook'un`` gave ``un``, a rare term (df 21 in the real vault) that ranked a ClickUp note first for
+``hook'un davranışı`` (QA round 51). Anything else after an apostrophe is a word (``O'Brien``, ``o'clock``)."""
+
+
+def _drop_suffix(match: re.Match) -> str:
+    return " " if _APOSTROPHE_SUFFIX.fullmatch(lower(match.group(1))) else match.group()
+
+
 def tokens(text: str) -> list[str]:
     """The letter/digit runs of already normalised text, each word's combining marks kept inside it
-    (a Devanagari vowel sign or a Thai tone mark does not end a word).
+    (a Devanagari vowel sign or a Thai tone mark does not end a word), without the suffixes written
+    after an apostrophe (:data:`_APOSTROPHE_SUFFIX`: ``API'nin`` is ``API``).
 
     Text without a code point from U+0300 up cannot hold a mark and takes the plain pattern: the
     marked one, a class of ~300 ranges tried per character, costs ~4× as much on a Turkish question.
     """
+    if "'" in text or "\u2019" in text or "\u02bc" in text:
+        text = _APOSTROPHE_SUFFIX_RE.sub(_drop_suffix, text)
     if text.isascii() or _FROM_FIRST_MARK_RE.search(text) is None:
         return _TOKEN_RE.findall(text)
     return _marked_token_re().findall(text)
@@ -218,7 +246,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "4"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase)
+IDENTIFIERS_VERSION = "5"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5: XMLParser, utf8Decode, userIDs
 """Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
@@ -292,20 +320,33 @@ def is_identifier_term(term: str) -> bool:
     return "." in term or "+" in term or "#" in term
 
 
-_CASE_MARKS = bytes(0x61 if 0x61 <= b <= 0x7A else 0x41 if 0x41 <= b <= 0x5A else 0x20 for b in range(256))
-"""``bytes.translate`` table: an ASCII lowercase letter → ``a``, an uppercase one → ``A``, any other byte → space;
-``b"aA"`` then marks where a word changes case (:func:`compound_terms`). A byte table and ``bytes.find``
-run in C: the real vault's CHANGELOG.json three times over (2.4 MB, 10,182 case changes) is searched in
-19 ms, where the regex ``[a-z][A-Z]``, tried at every position, takes 48 ms; :func:`compound_terms`
-takes 31 ms on it in all (3 Dec; a full sync of the real vault, 2.1 s, is unchanged within noise)."""
+_CASE_MARKS = bytes(0x41 if 0x41 <= b <= 0x5A else 0x61 if b >= 0x80 or chr(b).isalnum() else 0x20 for b in range(256))
+"""``bytes.translate`` table for UTF-8 text: an ASCII capital → ``A``; a small letter, a digit or any byte of a
+non-ASCII character → ``a``; any other byte → space. The bytes of a word are then the non-space ones, and
+:data:`_CASE_CHANGES` mark where a word may change case (:func:`compound_terms`). A byte table, ``bytes.find``
+and ``bytes.rfind`` run in C: the real vault's CHANGELOG.json three times over (2.4 MB, 10,182 case changes) is
+searched in 19 ms, where the regex ``[a-z][A-Z]``, tried at every position, takes 48 ms."""
 
-_WORD_BYTES = frozenset(b for b in range(256) if b >= 0x80 or chr(b).isalnum())
-"""Bytes of UTF-8 text that may belong to a token: ASCII letters and digits, and every byte of a non-ASCII
-character (:func:`compound_terms` re-tokenises what they span)."""
+_CASE_CHANGES = (b"aA", b"AAAAaa")
+"""Where a word may start a new part, in :data:`_CASE_MARKS`: a capital after a small letter (``setupVersion``), a
+digit (``utf8Decode``, ``sha256Hash``) or a letter beyond ASCII (``kullanıcıAdı``; the decoded word is checked),
+and a capitalised word after a run of three capitals or more (``XMLParser``, ``JSONDecoder``: QA round 51). After
+two capitals, the same shape is a name more often than a compound (``SQLite``, and in SciFact's abstracts
+``GTPase``, ``ATPase``, ``NETosis``, ``CBFbeta``, split into ``gt``, ``pase``…); ``IOError`` stays whole with them."""
 
-_COMPOUND_PART_RE = re.compile(r"[A-Z]+\d*(?=[A-Z][^\W\dA-Z_]{2})|[A-Z]?[^\W\dA-Z_]+\d*|[A-Z]+\d*|\d+")
-"""The parts of a camelCase or PascalCase token: a capital with the small letters after it (``Version``), a run of
-capitals before a capitalised part (``XML`` of ``XMLHttpRequest``) or at the end (``QL`` of ``GraphQL``),
+_SPACE_MARKS = bytes(0x20 if chr(b).isspace() and b < 0x80 else 0x78 for b in range(256))
+"""``bytes.translate`` table: an ASCII white-space byte → space, any other → ``x`` (:data:`MAX_COMPOUND_RUN`)."""
+
+MAX_COMPOUND_RUN = 1_000
+"""Longest run of text without white space (bytes) in which :func:`compound_terms` looks for words: a longer one is
+data, such as a screenshot pasted as base64 or a minified script, and is skipped whole, so that an identifier
+written after it is still split (QA round 51: 4 MB of base64 used up :data:`MAX_COMPOUND_SPANS`, and
+``uniqueWordZebra`` after it was not found by ``zebra``)."""
+
+_COMPOUND_PART_RE = re.compile(r"[A-Z]{2,}s(?![^\W\d_])|[A-Z]+\d*(?=[A-Z][^\W\dA-Z_]{2})|[A-Z]?[^\W\dA-Z_]+\d*|[A-Z]+\d*|\d+")
+"""The parts of a camelCase or PascalCase token: a run of capitals and an ``s`` that ends the word (``IDs`` of
+``userIDs``: a plural acronym), a run of capitals before a capitalised part (``XML`` of ``XMLHttpRequest``), a
+capital with the small letters after it (``Version``), a run of capitals at the end (``QL`` of ``GraphQL``),
 digits kept with the letters before them (``getV2Config`` → ``get``, ``V2``, ``Config``)."""
 
 _COMPOUND_PARTS: dict[str, tuple[str, ...]] = {}
@@ -318,10 +359,10 @@ are noise and whose splitting made a recall with a 2 MB pasted screenshot in a n
 
 
 MIN_PART_LETTERS = 3
-"""Fewest letters a camelCase word's parts average for it to be split (:func:`compound_terms`): words have three
-letters or more (``setupVersion``: 5.5, ``getV2Config``: 3.3), while random mixed case, such as base64 between
-its ``+`` and ``/``, changes case every one or two letters (QA round 50). A word of two-letter parts
-(``dcId``) is kept whole."""
+"""Fewest characters a camelCase word's parts average for it to be split (:func:`compound_terms`): words have three
+letters or more (``setupVersion``: 5.5, ``getV2Config``: 3.7, ``x86Arch``: 3.5), while random mixed case, such as
+base64 between its ``+`` and ``/``, changes case every one or two characters (QA round 50). A word of two-letter
+parts (``dcId``) is kept whole."""
 
 MAX_COMPOUND_SPANS = 20_000
 """Most case changes one call of :func:`compound_terms` looks at: a text with more is mostly data (the real vault's
@@ -330,14 +371,15 @@ splitting took 1.3 s; 0.3 s with this bound and :data:`MIN_PART_LETTERS`)."""
 
 
 def has_case_change(written: str) -> bool:
-    """Whether ``written`` holds a small ASCII letter followed by a capital (where :func:`compound_terms` may
-    find parts): one C-level translate and search, ≈ 2 ms a megabyte."""
-    return written.encode("utf-8", "surrogatepass").translate(_CASE_MARKS).find(b"aA") >= 0
+    """Whether ``written`` may hold a word that :func:`compound_terms` splits (one of :data:`_CASE_CHANGES`): one
+    C-level translate and two searches, ≈ 2 ms a megabyte."""
+    marks = written.encode("utf-8", "surrogatepass").translate(_CASE_MARKS)
+    return any(marks.find(change) >= 0 for change in _CASE_CHANGES)
 
 
 def compound_terms(written: str) -> list[str]:
-    """The parts of each word written in camelCase or PascalCase (a small letter followed by a capital,
-    ``setupVersion``, ``safeChildPath``, ``XMLHttpRequest``, ``GitHub``), as terms of their own, in order,
+    """The parts of each word written in camelCase or PascalCase (``setupVersion``, ``safeChildPath``,
+    ``XMLHttpRequest``, ``GitHub``, ``XMLParser``, ``utf8Decode``), as terms of their own, in order,
     duplicates kept: ``setupVersion`` → ``setup``, ``version``; ``isDeleted`` → ``delet`` (``is`` is a
     stopword). Each part is analysed as an English word (identifiers are code: ``sessionId`` is
     ``session``, ``id`` in a Turkish note too); a part of one letter or a stopword is left out, as in
@@ -350,13 +392,17 @@ def compound_terms(written: str) -> list[str]:
     split identifiers for software analysis", MSR 2009). As with :func:`identifier_terms`, dreamdb
     keeps the word and adds its parts: a document indexes them at the word's position (term frequency,
     not length), and a query counts them as more terms. Text without such a word scores as before.
-    A run of capitals followed by one small letter stays whole (``APIs``, ``URLs``, ``IDs``: plurals,
-    not parts), and a word without a small letter before a capital is not split (``SQLite``, ``HTTP``), nor one
-    longer than :data:`MAX_COMPOUND_CHARS` or whose parts average under :data:`MIN_PART_LETTERS` letters (base64
-    is data, not identifiers); past :data:`MAX_COMPOUND_SPANS` case changes a text is not looked at further.
-    Nor is a word that is one part of two letters or more and a letter (``iPhone``, ``mRNA``, and the
-    gene names ``clpC``, ``RhoA``): a name with a letter before or after it, not a compound; split, the
-    gene ``clpC`` was found by ``clp``, which ``clpP`` and ``clpX`` hold (SciFact, below).
+
+    A part starts at a capital after a small letter, a digit or a letter beyond ASCII, and at a
+    capitalised word after a run of three capitals or more (:data:`_CASE_CHANGES`): ``XMLParser`` → ``xml``,
+    ``parser`` (QA round 51: ``XMLParser``, ``JSONDecoder`` and ``utf8Decode`` were kept whole while
+    ``XMLHttpRequest`` and ``getV2Config`` were split); ``SQLite`` and ``GTPase`` stay whole. A run of
+    capitals followed by an ``s`` is one part, the plural of an acronym (``APIs``, ``userIDs`` → ``user``,
+    ``id``), and a word of capitals alone is not split (``HTTP``), nor one longer than :data:`MAX_COMPOUND_CHARS` or whose parts
+    average under :data:`MIN_PART_LETTERS` characters (base64 is data, not identifiers). Nor is a word that
+    is one part of two letters or more and a letter (``iPhone``, ``mRNA``, and the gene names ``clpC``,
+    ``RhoA``): a name with a letter before or after it, not a compound; split, the gene ``clpC`` was found
+    by ``clp``, which ``clpP`` and ``clpX`` hold (SciFact, below).
 
     The real vault's notes write 1,735 such words (``safeChildPath`` in 18 notes, none of which says
     "safe child path"). Measured (3 Dec, same tree with and without, ``python -m eval --set all --modes
@@ -371,43 +417,79 @@ def compound_terms(written: str) -> list[str]:
     """
     raw = written.encode("utf-8", "surrogatepass")
     marks = raw.translate(_CASE_MARKS)
-    i = marks.find(b"aA")
-    if i < 0:
+    lower_upper, run_word = (marks.find(change) for change in _CASE_CHANGES)
+    if lower_upper < 0 and run_word < 0:
         return []
+    # runs without white space longer than MAX_COMPOUND_RUN: data, skipped whole
+    long_runs = _long_runs(raw)
+    run_starts = [r[0] for r in long_runs]
     out: list[str] = []
     n = len(raw)
     spans = 0
-    while i >= 0 and spans < MAX_COMPOUND_SPANS:
+    while spans < MAX_COMPOUND_SPANS:
+        i = lower_upper if run_word < 0 or 0 <= lower_upper < run_word else run_word
         spans += 1
-        start, end = i, i + 2
-        while start and raw[start - 1] in _WORD_BYTES:
-            start -= 1
-        while end < n and raw[end] in _WORD_BYTES:
-            end += 1
-        span = raw[start:end].decode("utf-8", "replace")
-        parts = _COMPOUND_PARTS.get(span)
-        if parts is None:
-            parts = _compound_parts(span)
-            if len(_COMPOUND_PARTS) >= _COMPOUND_PARTS_MAX:
-                _COMPOUND_PARTS.clear()
-            _COMPOUND_PARTS[span] = parts
-        out.extend(parts)
-        i = marks.find(b"aA", end)
+        k = bisect_right(run_starts, i) - 1 if long_runs else -1
+        if k >= 0 and i < long_runs[k][1]:
+            end = long_runs[k][1]
+        else:
+            # the word around it: the run of word bytes (C-level searches for the spaces of the marks)
+            start = marks.rfind(b" ", 0, i) + 1
+            end = marks.find(b" ", i)
+            if end < 0:
+                end = n
+            if end - start <= 4 * MAX_COMPOUND_CHARS:  # (UTF-8: up to 4 bytes a character)
+                span = raw[start:end].decode("utf-8", "replace")
+                parts = _COMPOUND_PARTS.get(span)
+                if parts is None:
+                    parts = _compound_parts(span)
+                    if len(_COMPOUND_PARTS) >= _COMPOUND_PARTS_MAX:
+                        _COMPOUND_PARTS.clear()
+                    _COMPOUND_PARTS[span] = parts
+                out.extend(parts)
+        if 0 <= lower_upper < end:
+            lower_upper = marks.find(_CASE_CHANGES[0], end)
+        if 0 <= run_word < end:
+            run_word = marks.find(_CASE_CHANGES[1], end)
+        if lower_upper < 0 and run_word < 0:
+            break
     return out
+
+
+def _long_runs(raw: bytes) -> list[tuple[int, int]]:
+    """``(start, end)`` byte offsets of the runs of ``raw`` without ASCII white space longer than
+    :data:`MAX_COMPOUND_RUN`, in order (C-level searches: a long needle is skipped through quickly)."""
+    spaces = raw.translate(_SPACE_MARKS)
+    needle = b"x" * (MAX_COMPOUND_RUN + 1)
+    runs = []
+    at = spaces.find(needle)
+    while at >= 0:
+        end = spaces.find(b" ", at)
+        end = len(raw) if end < 0 else end
+        runs.append((spaces.rfind(b" ", 0, at) + 1, end))
+        at = spaces.find(needle, end)
+    return runs
 
 
 def _compound_parts(span: str) -> tuple[str, ...]:
     """:func:`compound_terms` of one run of word bytes (a token, or a few joined by non-ASCII punctuation)."""
     out = []
     for word in tokens(span):
-        if len(word) > MAX_COMPOUND_CHARS or not any(a.islower() and b.isupper() for a, b in zip(word, word[1:])):
+        if len(word) > MAX_COMPOUND_CHARS:
             continue
         found = _COMPOUND_PART_RE.findall(word)
+        # (a plural acronym's s, IDs of userIDs, is neither a letter of the part nor of its term)
+        plurals = sum(len(p) > 2 and p[-1] == "s" and p[-2].isupper() for p in found)
+        if sum(map(str.isalpha, word)) - plurals < MIN_PART_LETTERS * len(found):  # short parts: data (base64)
+            continue
+        if plurals:
+            found = [p[:-1] if len(p) > 2 and p[-1] == "s" and p[-2].isupper() else p for p in found]
         parts = [p for p in map(lower, found) if len(p) > 1]
-        if len(parts) < 2:  # one word and a letter (clpC, RhoA, iPhone, mRNA): a name, not a compound
-            continue
-        if sum(map(str.isalpha, word)) < MIN_PART_LETTERS * len(found):  # short parts: data (base64), not words
-            continue
+        if sum(not p.isdigit() for p in parts) < 2:  # one word and a letter (clpC, RhoA, iPhone, mRNA): a name,
+            continue  # not a compound; nor is a number and a word (550E8400 of a UUID, 1Password)
+        if not any(c.isupper() and (not word[i - 1].isupper() or word[i + 1:i + 2].islower())
+                   for i, c in enumerate(word) if i):
+            continue  # no capital starts a part after the first letter (abc123def, HTTP)
         whole = stem(lower(word), False)
         for p in parts:
             if p not in STOPWORDS:

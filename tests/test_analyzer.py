@@ -232,7 +232,8 @@ def test_text_below_the_first_mark_takes_the_plain_token_pattern_with_the_same_t
         slow = A._IGNORABLE_RE.sub("", nfkc)  # the general path of normalize()
         assert A.normalize(raw) == (slow.replace("\u200b", " ") if A._FROM_FIRST_MARK_RE.search(nfkc) else slow), raw
         text = A.normalize(raw)
-        assert A.tokens(text) == A._marked_token_re().findall(text), text
+        # (the marked pattern's words, less the suffixes after an apostrophe: test_suffixes_after_an_apostrophe…)
+        assert A.tokens(text) == A._marked_token_re().findall(A._APOSTROPHE_SUFFIX_RE.sub(A._drop_suffix, text)), text
     assert A.tokens("Çağrı şöyle: ölçüm") == ["Çağrı", "şöyle", "ölçüm"]
     assert A.tokens("ca\u0301fe\u0301") == ["ca\u0301fe\u0301"]  # a mark (NFKC left it) keeps its word whole
 
@@ -314,12 +315,53 @@ def test_identifier_terms(text, expected):
     ("iPhone mRNAs clpC RhoA kDa", []),  # one part and a letter: a name, not a compound
     ("özelAyar", ["özel", "ayar"]),  # letters beyond ASCII inside the parts
     ("foo—barBaz", ["bar", "baz"]),  # a dash is no part of the word
-    ("SQLite HTTP APIs URLs IDs plain text snake_case", []),  # no small letter before a capital: whole
+    ("HTTP APIs URLs IDs plain text snake_case", []),  # capitals alone, a plural acronym, no capital: whole
+    # QA round 51: a capitalised word after a run of capitals, a capital after a digit or a letter beyond ASCII
+    ("XMLParser JSONDecoder HTTPSConnection", ["xml", "parser", "json", "decoder", "https", "connection"]),
+    ("SQLite GTPase IOError", []),  # after two capitals: a name (SciFact's GTPase), not split
+    ("microRNAs lncRNAs miRNAs", ["micro", "rna", "lnc", "rna"]),  # an acronym's plural s is not a letter of it
+    ("utf8Decode sha256Hash", ["utf8", "decod", "sha256", "hash"]),
+    ("userIDs", ["user", "id"]),  # a plural acronym is one part
+    ("kullanıcıAdı", ["kullanıcı", "adı"]),
+    ("550E8400-E29B 1Password abc123def", []),  # a number and a word; no capital at all
 ])
 def test_compound_terms(text, expected):
     from dreamdb.analyzer import compound_terms
 
     assert compound_terms(text) == expected
+
+
+def test_compound_terms_skip_a_long_run_without_white_space_and_find_words_after_it():
+    """QA round 51: 4 MB of pasted base64 used up the case changes looked at, and ``uniqueWordZebra`` written
+    after it was not split; a run longer than MAX_COMPOUND_RUN is data, skipped whole."""
+    import random
+
+    from dreamdb.analyzer import MAX_COMPOUND_RUN, MAX_COMPOUND_SPANS, compound_terms
+
+    rng = random.Random(0)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/"
+    blob = "".join(rng.choice(alphabet) for _ in range(MAX_COMPOUND_SPANS * 30))
+    assert compound_terms(f"fooBar {blob} uniqueWordZebra") == ["foo", "bar", "uniqu", "word", "zebra"]
+    # a run at the bound is still looked at: its camelCase words are split
+    short = ("setupVersion/" * MAX_COMPOUND_RUN)[:MAX_COMPOUND_RUN]
+    assert len(short) == MAX_COMPOUND_RUN
+    assert compound_terms(short).count("setup") == short.count("setupVersion") > 70
+    assert compound_terms(short + "x") == [] and compound_terms("x" + short + " getV2Config") == ["get", "v2", "config"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("hook'un davranışı", ["hook", "davranışı"]),  # QA round 51: 'un' was a term of its own
+    ("API'nin test'te CLI'ın CLI'ının v2'ye 2024'te", ["API", "test", "CLI", "CLI", "v2", "2024"]),
+    ("GitHub'daki README'lerinden PR'ları Docker'la Ahmet'tir", ["GitHub", "README", "PR", "Docker", "Ahmet"]),
+    ("İstanbul’da Ankara'ya", ["İstanbul", "Ankara"]),  # the typographic apostrophe too
+    ("we're don't it's we'll", ["we", "don", "it", "we"]),  # English contractions
+    ("O'Brien o'clock rock'n'roll", ["O", "Brien", "o", "clock", "rock", "roll"]),  # words after an apostrophe stay
+    ("the 'quoted' word", ["the", "quoted", "word"]),  # an apostrophe that opens a quote is not inside a word
+])
+def test_suffixes_after_an_apostrophe_are_not_words(text, expected):
+    from dreamdb.analyzer import normalize, tokens
+
+    assert tokens(normalize(text)) == expected
 
 
 def test_compound_parts_add_to_term_frequency_not_to_length():
