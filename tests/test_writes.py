@@ -166,6 +166,29 @@ def test_remember_refuses_control_characters_in_one_line_fields(vault: Path, fie
     assert (vault / "core" / "CHANGELOG.json").read_bytes() == before
 
 
+@pytest.mark.parametrize("text", ["esc \x1b[31m red", "soh \x01 char", "cr\rhere", "rlo \u202e gnp.exe", "sep\u2029"])
+def test_remember_refuses_control_characters_in_its_text_as_update_does(vault: Path, text: str):
+    """QA round 51: ``update`` refused ESC in a description while ``remember`` wrote it into an entry's text; both
+    refuse the same characters now (bidirectional overrides too), and keep newlines and tabs."""
+    before = (vault / "core" / "CHANGELOG.json").read_bytes()
+    with pytest.raises(UsageError, match="without control characters such as ESC"):
+        remember(vault, text, now=NOW)
+    assert (vault / "core" / "CHANGELOG.json").read_bytes() == before
+    assert remember(vault, "two\nlines\tand a tab\r\n", now=NOW)["description"] == "two\nlines\tand a tab\r\n"
+
+
+def test_remember_refuses_a_type_or_scope_too_long_for_an_id(vault: Path):
+    """QA round 51: a 5,000-character type became a 5,000-character entry id, and ``list`` padded every row to it."""
+    from dreamdb.writes.changelog import MAX_ID_PART_CHARS
+
+    before = (vault / "core" / "CHANGELOG.json").read_bytes()
+    for field in ("type", "scope"):
+        with pytest.raises(UsageError, match=f"{field} is 65 characters long; at most 64"):
+            remember(vault, "text", **{field: "x" * (MAX_ID_PART_CHARS + 1)}, now=NOW)
+    assert (vault / "core" / "CHANGELOG.json").read_bytes() == before
+    assert remember(vault, "text", scope="y" * MAX_ID_PART_CHARS, now=NOW)["id"].startswith("2026-08-18-" + "y" * 64)
+
+
 def test_remember_accepts_the_vaults_own_reference_kinds(vault: Path):
     entry = remember(vault, "text", references=["pr:296", "decision:sqlite", "url:https://example.org"], now=NOW)
     assert entry["references"] == ["pr:296", "decision:sqlite", "url:https://example.org"]

@@ -223,6 +223,11 @@ def _resolve_supersedes(ref: str, entries: Sequence[Any]) -> str:
                    "Use an entry id (changelog/<date>-<scope>-<n>, as recall shows it) or <date>|<scope>.")
 
 
+MAX_ID_PART_CHARS = 64
+"""Longest ``type`` or ``scope`` :func:`remember` writes (characters): the scope, or the type when there is none,
+is part of the entry's id (``<date>-<scope>-<n>``), which recall, ``list`` and the hook print on every line."""
+
+
 def remember(
     vault: Path,
     text: str,
@@ -295,6 +300,11 @@ def remember(
     _check_text("type", type, allow_newlines=False)
     if scope is not None and scope != "":
         _check_text("scope", scope, allow_newlines=False)
+    for name, value in (("type", type), ("scope", scope or "")):
+        if len(value.strip()) > MAX_ID_PART_CHARS:  # (QA round 51: a 5,000-character type became the entry's id)
+            raise UsageError(f"{name} is {len(value.strip()):,} characters long; at most {MAX_ID_PART_CHARS} are"
+                             " allowed (it becomes part of the entry's id); nothing was changed.",
+                             hint=f"Give a short {name}, e.g. 'decision' or 'recall'; the text holds the rest.")
     if summary is not None:
         _check_text("summary", summary, allow_newlines=False)
     if isinstance(references, str):

@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 
 from dreamdb.errors import UsageError
 from dreamdb.vault.discover import is_utf8
 
 
+_PROSE_REFUSED_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+"""What text that may span lines (an entry's text, a description) must not hold: a control character other than
+newline, a carriage return ending a line (``\\r\\n``) and tab (ESC would colour or move a terminal's cursor where
+the entry is shown, and a carriage return alone would write the rest of its line over the start), a
+Unicode line or paragraph separator, and the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+U+2066–U+2069), which make text read differently from how it is stored ("Trojan Source", Boucher & Anderson 2021)."""
+
+_LINE_REFUSED_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""The same for one-line text, where a newline, a carriage return and a tab are refused too."""
+
+
 def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str:
+    """``value`` when it is a non-empty string fit to store as ``name``, else UsageError (nothing is written)."""
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"{name} must be a non-empty string.")
     if "\x00" in value:
         raise UsageError(f"{name} contains a NUL character.")
     if not allow_newlines and ("\n" in value or "\r" in value):
         raise UsageError(f"{name} must be one line.")
-    if not allow_newlines and _bad_char(value):  # (QA round 48: a tab in a type was saved, shown as ␉)
-        raise UsageError(f"{name} must be one line of text, without control characters such as a tab or ESC.")
+    if not allow_newlines and _LINE_REFUSED_RE.search(value):  # (QA round 48: a tab in a type was saved, shown as ␉)
+        raise UsageError(f"{name} must be one line of text, without control characters such as a tab or ESC, or"
+                         " bidirectional overrides; nothing was changed.")
+    if allow_newlines and _PROSE_REFUSED_RE.search(value):  # (QA rounds 50, 51: ESC was written)
+        raise UsageError(f"{name} must be text, without control characters such as ESC, or bidirectional overrides"
+                         " (newlines and tabs are fine); nothing was changed.")
     return value
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
 from dreamdb.vault.fences import find_block
-from dreamdb.writes.checks import _bad_char, _check_text, _clock, _flag, _require_utf8
+from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8
 from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
                                   _check_writable, COMMITTED, _committed, _confined, _fsync_dir, INDEX_DIRNAME,
                                   refuse_os_errors, _trash_path, _trash_root, _uninterrupted, vault_lock)
@@ -159,8 +159,6 @@ def update(
     changes: dict[str, Any] = {}
     if description is not None:
         changes["description"] = _check_text("description", description)
-        if any(_bad_char(c) for c in description if c not in "\n\r\t"):  # (QA round 50: ESC was written)
-            raise UsageError("description must be text, without control characters such as ESC; nothing was changed.")
     if tags is not None:
         changes["tags"] = _clean_tags(tags)
     for name, value in (("content", content), ("append", append)):
