@@ -129,6 +129,10 @@ def test_every_command_help_ends_with_the_exit_codes(capsys):
         assert main([*args, "--help"]) == 0
         out = capsys.readouterr().out
         assert "Exit codes: 0 ok" in " ".join(out.split()) and "6 write refused" in " ".join(out.split()), args
+    # the hook's own: it always exits 0 (QA 51: the list above contradicted its "Always exits 0")
+    assert main(["hook", "user-prompt-submit", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Exit code: 0 whatever the payload" in out and "Exit codes:" not in out
 
 
 @pytest.mark.parametrize("value, expected", [("1", True), ("TRUE", True), (" yes ", True), ("on", True),

@@ -19,7 +19,10 @@ def hook():
     """
 
 
-@hook.command("user-prompt-submit", short_help="The hook itself: prompt payload on stdin.")
+# (its own epilog: the exit codes every other command lists contradicted "always exits 0", QA round 51)
+@hook.command("user-prompt-submit", short_help="The hook itself: prompt payload on stdin.",
+              epilog="Exit code: 0 whatever the payload or the index (a hook must never block the prompt); 2 only for"
+                     " an option this command does not take.")
 def user_prompt_submit():
     """Read the hook payload on stdin, print the memory-recall block if the match is strong.
 
