@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import NamedTuple
 
-from dreamdb.errors import DriverError, IndexDamaged, UsageError
+from dreamdb.errors import DreamdbError, DriverError, IndexDamaged, UsageError
 from dreamdb.store import connect as db
 
 
 DEFAULT_MAX_ROWS = 100_000
 """Rows ``dreamdb sql`` prints unless ``--max-rows`` says otherwise (0 = no limit)."""
+
+
+DEFAULT_TIMEOUT_S = 30.0
+"""Seconds a ``dreamdb sql`` statement may run before it is stopped (0 = no limit): a runaway query (a recursive CTE
+without an end) ran until it was interrupted by hand, and an agent calling ``sql`` waited with it (QA round 51).
+Every documented query takes milliseconds; a full scan of a 100,000-document index, seconds."""
+
+
+class QueryTimeout(DreamdbError):
+    """The statement ran longer than its time limit and was stopped (exit 1; nothing was changed)."""
 
 
 class SqlResult(NamedTuple):
@@ -21,13 +32,15 @@ class SqlResult(NamedTuple):
     truncated: bool
 
 
-def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_ROWS) -> SqlResult:
+def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_ROWS,
+                 timeout_s: float = DEFAULT_TIMEOUT_S) -> SqlResult:
     """Run one SQL statement on a read-only connection with sqlite-vec loaded (when possible).
 
     Args:
         index_path: the index file.
         query: one SQL statement; trailing semicolons, whitespace and comments are allowed.
         max_rows: keep at most this many rows (0 = no limit); ``truncated`` says when more were left.
+        timeout_s: stop the statement after this many seconds of running and fetching (0 = no limit).
 
     Returns:
         ``SqlResult(columns, rows, truncated)`` (unpacks like a tuple).
@@ -35,9 +48,12 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
     Raises:
         UsageError: a write statement, several statements, or an SQL error (message from SQLite).
         IndexDamaged: SQLite reports the index file damaged.
+        QueryTimeout: the statement ran longer than ``timeout_s``.
     """
     if max_rows < 0:
         raise UsageError(f"--max-rows must be 0 (no limit) or more, not {max_rows}.")
+    if not timeout_s >= 0:
+        raise UsageError(f"--timeout must be 0 (no limit) or more seconds, not {timeout_s}.")
     query = single_statement(query)
     try:
         conn = db.connect_readonly(index_path, vec=True)
@@ -49,8 +65,20 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         conn.execute("PRAGMA query_only = ON")
         conn.set_authorizer(lambda *a: _authorize(denied, *a))
         # SQLite runs the query in C, where Python never sees Ctrl-C: a SIGINT handler raises a
-        # flag that the progress handler (called every 10,000 virtual-machine steps) turns into an abort.
-        conn.set_progress_handler(lambda: 1 if interrupted else 0, 10_000)
+        # flag that the progress handler (called every 10,000 virtual-machine steps) turns into an abort;
+        # so does the time limit.
+        deadline = time.monotonic() + timeout_s if timeout_s else None
+        timed_out: list[bool] = []
+
+        def progress() -> int:
+            if interrupted:
+                return 1
+            if deadline is not None and time.monotonic() > deadline:
+                timed_out.append(True)
+                return 1
+            return 0
+
+        conn.set_progress_handler(progress, 10_000)
         with _sigint_flag(interrupted):
             try:
                 cur = conn.execute(query)
@@ -64,6 +92,9 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
             except db.DatabaseError as exc:  # OperationalError included
                 if interrupted:
                     raise KeyboardInterrupt from None
+                if timed_out:
+                    raise QueryTimeout(f"The query ran longer than {timeout_s:g} s and was stopped; nothing was changed.",
+                                       hint="Narrow it (a WHERE, a LIMIT), or give --timeout SECONDS (0 = no limit).") from None
                 if db.is_damage(exc):
                     raise IndexDamaged(f"The index at {index_path} is damaged ({exc}).",
                                        hint="dreamdb sync --check rebuilds it from the vault.") from None

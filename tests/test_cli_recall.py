@@ -302,6 +302,23 @@ def test_sql_stops_on_ctrl_c(example_vault):
     assert p.returncode == 130 and "Traceback" not in err
 
 
+def test_sql_stops_a_query_that_runs_past_its_time_limit(example_vault, capsys):
+    """QA round 51: an endless recursive query ran until interrupted by hand (an agent calling sql waited with it)."""
+    import time
+
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    assert main(["sync", "--vault", str(example_vault)]) == 0
+    capsys.readouterr()
+    started = time.monotonic()
+    p = run_main("sql", "--vault", str(example_vault), "--timeout", "0.5", "--json", endless)
+    elapsed = time.monotonic() - started
+    error = json.loads(p.stdout)["error"]
+    assert p.returncode == 1 and error["exit_code"] == 1 and elapsed < 15
+    assert error["message"] == "The query ran longer than 0.5 s and was stopped; nothing was changed."
+    assert main(["sql", "--vault", str(example_vault), "--timeout", "0.5", "SELECT count(*) AS n FROM documents"]) == 0
+    assert main(["sql", "--vault", str(example_vault), "--timeout", "-1", "SELECT 1"]) == 2
+
+
 def test_a_vault_with_notes_only_outside_the_indexed_folders_is_said_so(tiny_vault, capsys):
     """New-user review: a first own vault kept its notes in notes/; sync indexed nothing and recall said only
     "No matches."."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from dreamdb.cli.options import json_option, open_index, print_notes, vault_option
-from dreamdb.sqlquery import DEFAULT_MAX_ROWS
+from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 
 
 @click.command("sync")
@@ -171,8 +171,10 @@ def list_cmd(vault, types, as_json):
 @json_option
 @click.option("--max-rows", type=click.IntRange(min=0, max=2**31 - 2), default=DEFAULT_MAX_ROWS, show_default=True, metavar="N",
               help="Print at most N rows (0 = no limit). A cut result is said on stderr and in JSON output.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help="Stop a query that runs longer (0 = no limit); exit 1.")
 @click.option("--no-sync", is_flag=True, help="Query the index as it is, without syncing first.")
-def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):
+def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     """Run a read-only SQL QUERY against the index (sqlite-vec loaded).
 
     The index is opened read-only: INSERT, UPDATE, DELETE, DDL, ATTACH, VACUUM,
@@ -224,13 +226,13 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, no_sync):
                                    hint="Run without --no-sync (or dreamdb sync) first.")
         index.check_index_vault_readonly()
     try:
-        columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows)
+        columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     except IndexDamaged as exc:
         if no_sync:
             raise
         report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
         click.echo(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)", err=True)
-        columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows)
+        columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     if truncated:
         click.echo(f"note: showing the first {max_rows:,} row{'s' if max_rows != 1 else ''}; use --max-rows 0 for all",
                    err=True)
