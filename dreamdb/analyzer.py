@@ -171,18 +171,21 @@ _APOSTROPHE_SUFFIX_RE = re.compile(r"(?<=[^\W_])['\u2019\u02bc]([^\W\d_]{1,12})(
 """Letters written after an apostrophe inside a word (``hook'un``, ``API'nin``, ``we're``): candidates for
 :data:`_APOSTROPHE_SUFFIX`."""
 
-_APOSTROPHE_SUFFIX = re.compile(
+NOMINAL_SUFFIXES = (
     r"(?:l[ae]r)?"  # plural
     r"(?:[ıiuü]?m[ıiuü]z|[ıiuü]?n[ıiuü]z|l[ae]r[ıiuü]|[ıiuü]?m|[ıiuü]?n|s?[ıiuü])?"  # possessive
     r"(?:n?[dt][ae]n?|n?[ıiuü]n|y?l[ae]|y?[ıiuüae]|n[ıiuüae])?"  # case (buffer n, y)
     r"(?:[dt][ae]ki|ki)?"  # -ki
-    r"(?:y?[dt][ıiuü]r|y?d[ıiuü]|y?m[ıiuü]ş)?"  # copula
-    r"|re|ll|ve|s|t|d|m")  # English contractions: we're, we'll, I've, it's, don't, I'd, I'm
+    r"(?:y?[dt][ıiuü]r|y?d[ıiuü]|y?m[ıiuü]ş)?")  # copula
+"""A regex of the inflections a Turkish noun takes, in order, each optional: plural, possessive, case with its buffer
+letter, ``-ki``, copula, with vowel harmony's and consonant assimilation's variants (Göksel & Kerslake, *Turkish:
+A Comprehensive Grammar*, 2005, ch. 8)."""
+
+_APOSTROPHE_SUFFIX = re.compile(NOMINAL_SUFFIXES + r"|re|ll|ve|s|t|d|m")  # and we're, we'll, I've, it's, don't, I'd, I'm
 """The endings written after an apostrophe that :func:`tokens` drops: Turkish inflectional suffixes, which Turkish
 spelling separates from a proper noun, an abbreviation or a foreign word with an apostrophe (TDK's *kesme
 işareti* rule: ``İstanbul'da``, ``API'nin``, ``Docker'la``, ``PR'ları``, ``GitHub'daki``, ``README'lerinden``),
-as their grammar gives them (plural, possessive, case with its buffer letter, ``-ki``, copula, each optional, in
-that order, with vowel harmony's variants), and English contractions. Kept as words, they were terms of their
+as their grammar gives them (:data:`NOMINAL_SUFFIXES`), and English contractions. Kept as words, they were terms of their
 own: ``hook'un`` gave ``un``, a rare term (df 21 in the real vault) that ranked a ClickUp note first for
 ``hook'un davranışı`` (QA round 51). Anything else after an apostrophe is a word (``O'Brien``, ``o'clock``)."""
 

@@ -144,11 +144,38 @@ def test_the_stem_is_reached_past_a_longer_beginning_and_names_are_not_cut(kenet
         assert _shorter_root_translations(stem(word, True), word, lex) == [], word
 
 
+@pytest.mark.parametrize("word, infinitives", [
+    ("yazdık", ["yazmak"]), ("okuduk", ["okumak"]), ("gitmeliyiz", ["gitmek"]), ("yapmadık", ["yapmamak", "yapmak"]),
+    ("gidiyor", ["gidimek", "gitmek", "gidmek"]), ("okuyacak", ["okuymak", "okumak"]), ("yazdığımız", ["yazmak"]),
+    ("geçen", ["geçmek"]), ("kitabı", []), ("uykusu", []), ("güvenliği", []),
+])
+def test_verb_infinitives_read_a_turkish_verbs_inflection_off_its_end(word, infinitives):
+    """QA round 51: verbs were read as nouns that begin like them (yazdık → *lettering*, okuduk → *teach*)."""
+    from dreamdb.ranking.rank import verb_infinitives
+
+    assert verb_infinitives(word) == infinitives
+
+
+def test_a_turkish_verb_form_is_translated_as_the_verb(kenet_lexicon):
+    """QA round 51: ``yazdık`` (we wrote) was *lettering*, ``okuduk`` (we read) *teach*, ``gitmeliyiz`` (we must go)
+    *passage*; the infinitive, as KeNet lists a verb, comes first unless a noun with a longer root explains the word."""
+    from dreamdb.analyzer import stem
+    from dreamdb.ranking.rank import _turkish_lookup_forms, translated_terms
+
+    lex = Lexicon(kenet_lexicon)
+    assert translated_terms(stem("yazdık", True), "yazdık", lex, True)[0] == "write"
+    assert translated_terms(stem("okuduk", True), "okuduk", lex, True)[0] == "read"
+    # (go, under three letters, is no translation term: move is the verb's next sense)
+    assert translated_terms(stem("gitmeliyiz", True), "gitmeliyiz", lex, True)[:2] == ("move", "depart")
+    assert _turkish_lookup_forms("yazdık")[:2] == ["yazdık", "yazmak"]
+
+
 def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_devoicing():
     from dreamdb.ranking.rank import _turkish_lookup_forms
 
     assert _turkish_lookup_forms("beynini") == ["beynini", "beynin", "beyni", "beyn", "beyin"]
-    assert _turkish_lookup_forms("kaydı") == ["kaydı", "kayt", "kayd", "kayıt", "kayıd"]  # kayıt, "record"
+    # kayıt, "record"; the verb kaymak ("kay-dı", slid) after the noun, whose root is longer
+    assert _turkish_lookup_forms("kaydı") == ["kaydı", "kayt", "kayd", "kayıt", "kayıd", "kaymak"]
     assert _turkish_lookup_forms("oğlu") == ["oğlu", "oğul"]  # restored to four letters from a three-letter beginning
     assert _turkish_lookup_forms("göğsü") == ["göğsü", "göğs", "göğüs"]  # harmony: ö → ü
     assert _turkish_lookup_forms("akli") == ["akli", "akil"]  # typed without its letters: ı → i, as in the ASCII table

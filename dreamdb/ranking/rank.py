@@ -18,8 +18,9 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import re
 
-from dreamdb.analyzer import (STOPWORDS, TURKISH_TO_ASCII, alternate_terms, analyze, compound_terms, diacritic_round,
+from dreamdb.analyzer import (NOMINAL_SUFFIXES, STOPWORDS, TURKISH_TO_ASCII, alternate_terms, analyze, compound_terms, diacritic_round,
                                diacritic_rounds, identifier_terms, is_turkish, is_turkish_text, lower, normalize,
                                query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
@@ -379,6 +380,52 @@ vowel before them (Göksel & Kerslake, *Turkish: A Comprehensive Grammar*, Routl
 lose a vowel). Keyed by that vowel."""
 
 
+_VERB_ENDING_RE = re.compile(
+    r"(?:m[ae])?"  # negation (yazmadık)
+    r"(?:[dt][ıiuü](?:m|n|k|n[ıiuü]z|l[ae]r)?"  # past: yazdı, yazdık, gittik
+    r"|m[ıiuü]ş(?:[ıiuü]m|s[ıiuü]n|[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?"  # evidential: yazmış
+    r"|[ıiuü]?yor(?:[ıiuü]m|um|sun|uz|sunuz|lar)?"  # progressive: yazıyor, okuyoruz, gidiyor
+    r"|y?[ae]c[ae](?:k|ğ[ıiuü]m|ks[ıiuü]n|ğ[ıiuü]z|ks[ıiuü]n[ıiuü]z|kl[ae]r)"  # future: yazacak, gideceğiz
+    r"|m[ae]l[ıiuü](?:y[ıiuü]m|s[ıiuü]n|y[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?"  # necessitative: gitmeliyiz
+    r"|y?[ae]n"  # participle -(y)An: geçen, okuyan
+    r"|[dt][ıiuü][kğ](?:[ıiuü]m|[ıiuü]n|[ıiuü]|[ıiuü]m[ıiuü]z|[ıiuü]n[ıiuü]z)?"  # -DIk participle: yazdığımız
+    r"|y?[ıiuü]p|y?[ae]r[ae]k)")  # converbs: yazıp, okuyarak
+"""The inflections of a Turkish verb :func:`verb_infinitives` reads off a word's end: tense, aspect or mood with the
+person, the participles ``-(y)An`` and ``-DIk`` and two converbs, each after an optional negation, with vowel
+harmony's and consonant assimilation's variants (Göksel & Kerslake, *Turkish: A Comprehensive Grammar*, 2005,
+ch. 8). Snowball's Turkish stemmer reads nouns only."""
+
+_BACK_VOWELS = frozenset("aıou")
+
+_NOMINAL_SUFFIXES_RE = re.compile(NOMINAL_SUFFIXES)
+
+
+def verb_infinitives(word: str) -> list[str]:
+    """The infinitives (``-mak``/``-mek``, by vowel harmony: the dictionary form of a Turkish verb) of the roots a
+    word may be a verb of, longest root first: each beginning of two letters or more followed by an inflection of
+    :data:`_VERB_ENDING_RE`, and, for a root ending in ``d`` or ``ğ`` before a vowel, the root with the voiceless
+    consonant it is written with on its own (``gidiyor`` → *gitmek*). ``yazdık`` (we wrote) → ``yazmak``;
+    ``okuduk`` (we read) → ``okumak``; ``gitmeliyiz`` (we must go) → ``gitmek``; ``geçen`` → ``geçmek``.
+
+    The lexicon lists verbs by their infinitive, so a verb form reached only a noun that begins like it: ``yazdık``
+    was *lettering* (of ``yazı``), ``okuduk`` *teach* (of ``okut``, to make read), ``gitmeliyiz`` *passage* (of
+    ``gitme``, the going), and ``geçen`` (last, passing) *corner* (QA round 51). :func:`_turkish_lookup_forms`
+    tries these right after the word itself; a root whose infinitive the lexicon does not have is no verb."""
+    out = []
+    for n in range(len(word) - 1, 1, -1):
+        root, rest = word[:n], word[n:]
+        if not _VERB_ENDING_RE.fullmatch(rest):
+            continue
+        vowel = next((c for c in reversed(root) if c in _TURKISH_VOWELS), None)
+        if vowel is None:
+            continue
+        ending = "mak" if vowel in _BACK_VOWELS else "mek"
+        if root[-1] in "dğ" and rest[0] in _TURKISH_VOWELS:
+            out.append(root[:-1] + _HARDENED[root[-1]] + ending)
+        out.append(root + ending)
+    return list(dict.fromkeys(out))
+
+
 def _turkish_lookup_forms(word: str) -> list[str]:
     """The beginnings of a Turkish word looked up in the lexicon, longest first (see :func:`translated_terms`):
     each beginning followed by more of the word with its last consonant devoiced (:data:`_HARDENED`), then as
@@ -404,7 +451,15 @@ def _turkish_lookup_forms(word: str) -> list[str]:
                 if restored[-1] in _HARDENED:
                     forms.append(restored[:-1] + _HARDENED[restored[-1]])
                 forms.append(restored)
-    return [f for f in dict.fromkeys(forms) if len(f) >= TRANSLATION_MIN_LETTERS]
+    forms = [f for f in dict.fromkeys(forms) if len(f) >= TRANSLATION_MIN_LETTERS]
+    verbs = verb_infinitives(word)
+    if verbs:
+        # a verb's inflected form (yazdık, okuduk) is read as the verb, its infinitive, unless a noun that explains
+        # the whole word, its root longer, is there (kaydı: kayıt's, "record", not kaymak's, "slid")
+        noun = next((n for n in range(len(word) - 1, 1, -1) if _NOMINAL_SUFFIXES_RE.fullmatch(word[n:])), 0)
+        verb = len(verbs[0]) - 3  # (its root's letters)
+        forms = forms[:1] + verbs + forms[1:] if verb >= noun else forms + verbs
+    return forms
 
 
 def _shorter_root_translations(term: str, word: str, lexicon) -> list[tuple[str, ...]]:
