@@ -132,7 +132,7 @@ def test_every_command_help_ends_with_the_exit_codes(capsys):
     # the hook's own: it always exits 0 (QA 51: the list above contradicted its "Always exits 0")
     assert main(["hook", "user-prompt-submit", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "Exit code: 0 whatever the payload" in out and "Exit codes:" not in out
+    assert "Exit code: always 0, whatever the payload" in out and "Exit codes:" not in out
 
 
 @pytest.mark.parametrize("value, expected", [("1", True), ("TRUE", True), (" yes ", True), ("on", True),

@@ -41,6 +41,17 @@ def test_strong_match_prints_block(project, tmp_path):
     assert "feature/sleep-consolidation" in out[1]
 
 
+def test_arguments_the_hook_does_not_take_are_logged_and_ignored_never_exit_2(project, tmp_path):
+    """QA round 52: an unknown option made the hook exit 2, which Claude Code reads as "block this prompt"."""
+    log = tmp_path / "h.log"
+    env = {**os.environ, "DREAMDB_HOOK_LOG": str(log)}
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "user-prompt-submit", "--vault", "x", "extra"],
+                       input=payload("how is sleep debt computed before consolidation", project).encode(),
+                       capture_output=True, env=env, timeout=120)
+    assert p.returncode == 0 and p.stdout.decode().splitlines()[0] == HEADER  # the prompt still gets its memories
+    assert "arguments ignored (the hook takes none; the payload comes on stdin): --vault x extra" in log.read_text()
+
+
 def test_a_quiet_fallback_to_bm25_is_written_to_the_hook_log(project, tmp_path):
     """QA round 10: with hybrid asked for and no usable model, the hook fell back without a trace."""
     (tmp_path / "empty-model").mkdir()

@@ -19,11 +19,17 @@ def hook():
     """
 
 
-# (its own epilog: the exit codes every other command lists contradicted "always exits 0", QA round 51)
+# (its own epilog: the exit codes every other command lists contradicted "always exits 0", QA round 51; and
+# Claude Code reads a hook's exit code 2 as "block this prompt and erase it": an option this command does not
+# take, as from a hand-edited settings.json or `hook install --command`, is logged and ignored, QA round 52)
 @hook.command("user-prompt-submit", short_help="The hook itself: prompt payload on stdin.",
-              epilog="Exit code: 0 whatever the payload or the index (a hook must never block the prompt); 2 only for"
-                     " an option this command does not take.")
-def user_prompt_submit():
+              context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+              epilog="Exit code: always 0, whatever the payload, the index or the arguments (a hook must never block the"
+                     " prompt: Claude Code reads exit code 2 as 'block it'); arguments it does not take are ignored and"
+                     " noted in the hook log.")
+@click.option("-h", "--help", "show_help", is_flag=True, help="Show this message and exit.")
+@click.pass_context
+def user_prompt_submit(ctx, show_help):
     """Read the hook payload on stdin, print the memory-recall block if the match is strong.
 
     Always exits 0; failures print nothing and go to the hook log
@@ -33,6 +39,13 @@ def user_prompt_submit():
     Example (what Claude Code sends on stdin):
       echo '{"prompt": "how is sleep debt computed", "cwd": "."}' | dreamdb hook user-prompt-submit
     """
+    if show_help:
+        click.echo(ctx.get_help())
+        return
+    if ctx.args:
+        from dreamdb.hook import _log
+
+        _log(f"arguments ignored (the hook takes none; the payload comes on stdin): {' '.join(ctx.args)[:200]}")
     from dreamdb.hook import run_stdin
 
     run_stdin()
