@@ -49,7 +49,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "12"  # 11: a document is Turkish by is_turkish_text, as a query is; 12: suffixes after an apostrophe
+ANALYZER_VERSION = "13"  # 11: a document is Turkish by is_turkish_text, as a query is; 12, 13: suffixes after an apostrophe
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -167,9 +167,10 @@ def _marked_token_re() -> re.Pattern:
 
 
 
-_APOSTROPHE_SUFFIX_RE = re.compile(r"(?<=[^\W_])['\u2019\u02bc]([^\W\d_]{1,12})(?![^\W_])")
+_APOSTROPHE_SUFFIX_RE = re.compile(r"['\u2019\u02bc](?<=[^\W_]['\u2019\u02bc]|[#+]['\u2019\u02bc])([^\W\d_]{1,16})(?![^\W_])")
 """Letters written after an apostrophe inside a word (``hook'un``, ``API'nin``, ``we're``): candidates for
-:data:`_APOSTROPHE_SUFFIX`."""
+:data:`_APOSTROPHE_SUFFIX`. (The apostrophe comes first in the pattern, the letter before it in a look-behind: the
+regex engine then skips to apostrophes, 5× faster on the real vault's CHANGELOG.json than a leading look-behind.)"""
 
 NOMINAL_SUFFIXES = (
     r"(?:l[ae]r)?"  # plural
@@ -181,11 +182,30 @@ NOMINAL_SUFFIXES = (
 letter, ``-ki``, copula, with vowel harmony's and consonant assimilation's variants (Göksel & Kerslake, *Turkish:
 A Comprehensive Grammar*, 2005, ch. 8)."""
 
-_APOSTROPHE_SUFFIX = re.compile(NOMINAL_SUFFIXES + r"|re|ll|ve|s|t|d|m")  # and we're, we'll, I've, it's, don't, I'd, I'm
+VERB_INFLECTIONS = (
+    r"(?:m[ae])?"  # negation (yazmadık)
+    r"(?:[dt][ıiuü](?:m|n|k|n[ıiuü]z|l[ae]r)?"  # past: yazdı, yazdık, gittik
+    r"|m[ıiuü]ş(?:[ıiuü]m|s[ıiuü]n|[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?"  # evidential: yazmış
+    r"|[ıiuü]?yor(?:[ıiuü]m|um|sun|uz|sunuz|lar)?"  # progressive: yazıyor, okuyoruz, gidiyor
+    r"|y?[ae]c[ae](?:k|ğ[ıiuü]m|ks[ıiuü]n|ğ[ıiuü]z|ks[ıiuü]n[ıiuü]z|kl[ae]r)"  # future: yazacak, gideceğiz
+    r"|m[ae]l[ıiuü](?:y[ıiuü]m|s[ıiuü]n|y[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?"  # necessitative: gitmeliyiz
+    r"|y?[ae]n"  # participle -(y)An: geçen, okuyan
+    r"|[dt][ıiuü][kğ](?:[ıiuü]m|[ıiuü]n|[ıiuü]|[ıiuü]m[ıiuü]z|[ıiuü]n[ıiuü]z)?"  # -DIk participle: yazdığımız
+    r"|y?[ıiuü]p|y?[ae]r[ae]k)")  # converbs: yazıp, okuyarak
+"""A regex of the inflections of a Turkish verb read off a word's end: tense, aspect or mood with the person, the
+participles ``-(y)An`` and ``-DIk`` and two converbs, each after an optional negation, with vowel harmony's and
+consonant assimilation's variants (Göksel & Kerslake 2005, ch. 8)."""
+
+_APOSTROPHE_SUFFIX = re.compile(
+    r"(?:l[ıiuü]k|l[ıiuü]|s[ıiuü]z)?" + NOMINAL_SUFFIXES + r"(?:l[ae]r" + NOMINAL_SUFFIXES + r")?(?:y?ken)?"
+    r"|l[ae]" + VERB_INFLECTIONS +  # a verb made of the word: merge'ledik, deploy'ladık
+    r"|re|ll|ve|s|t|d|m")  # English contractions: we're, we'll, I've, it's, don't, I'd, I'm
 """The endings written after an apostrophe that :func:`tokens` drops: Turkish inflectional suffixes, which Turkish
 spelling separates from a proper noun, an abbreviation or a foreign word with an apostrophe (TDK's *kesme
 işareti* rule: ``İstanbul'da``, ``API'nin``, ``Docker'la``, ``PR'ları``, ``GitHub'daki``, ``README'lerinden``),
-as their grammar gives them (:data:`NOMINAL_SUFFIXES`), and English contractions. Kept as words, they were terms of their
+as their grammar gives them (:data:`NOMINAL_SUFFIXES`, after ``-lI``, ``-sIz`` or ``-lIk`` and again after ``-ki``
+with a plural: ``Docker'lı``, ``API'siz``, ``Jira'dakiler``, ``Redis'teyken``), a verb made of the word
+(``merge'ledik``: ``-lA`` and :data:`VERB_INFLECTIONS`), and English contractions. Kept as words, they were terms of their
 own: ``hook'un`` gave ``un``, a rare term (df 21 in the real vault) that ranked a ClickUp note first for
 ``hook'un davranışı`` (QA round 51). Anything else after an apostrophe is a word (``O'Brien``, ``o'clock``)."""
 
@@ -249,7 +269,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "5"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5: XMLParser, utf8Decode, userIDs
+IDENTIFIERS_VERSION = "6"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j
 """Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
@@ -340,17 +360,32 @@ two capitals, the same shape is a name more often than a compound (``SQLite``, a
 _SPACE_MARKS = bytes(0x20 if chr(b).isspace() and b < 0x80 else 0x78 for b in range(256))
 """``bytes.translate`` table: an ASCII white-space byte → space, any other → ``x`` (:data:`MAX_COMPOUND_RUN`)."""
 
+_DATA_MARKS = bytes(0x20 if chr(b).isspace() and b < 0x80 else
+                    0x62 if b < 0x80 and (chr(b).isalnum() or chr(b) in "+/=") else 0x78 for b in range(256))
+"""``bytes.translate`` table: ASCII white space → space, a base64 character → ``b``, any other byte → ``x``."""
+
+_DIGIT_RE = re.compile(rb"[0-9]")
+
+MIN_BASE64_RUN = 60
+"""Shortest run of base64 characters between white space that :func:`compound_terms` skips as data when it holds a
+digit: base64 is wrapped at 76 columns by the ``base64`` command and MIME, at 64 in PEM; an identifier or a path
+of that length holds a dot, a dash or an underscore, or no digit (QA round 52: 0.6 MB of wrapped base64 used up
+:data:`MAX_COMPOUND_SPANS` and gave 50,000 parts of noise)."""
+
 MAX_COMPOUND_RUN = 1_000
 """Longest run of text without white space (bytes) in which :func:`compound_terms` looks for words: a longer one is
 data, such as a screenshot pasted as base64 or a minified script, and is skipped whole, so that an identifier
 written after it is still split (QA round 51: 4 MB of base64 used up :data:`MAX_COMPOUND_SPANS`, and
 ``uniqueWordZebra`` after it was not found by ``zebra``)."""
 
-_COMPOUND_PART_RE = re.compile(r"[A-Z]{2,}s(?![^\W\d_])|[A-Z]+\d*(?=[A-Z][^\W\dA-Z_]{2})|[A-Z]?[^\W\dA-Z_]+\d*|[A-Z]+\d*|\d+")
-"""The parts of a camelCase or PascalCase token: a run of capitals and an ``s`` that ends the word (``IDs`` of
-``userIDs``: a plural acronym), a run of capitals before a capitalised part (``XML`` of ``XMLHttpRequest``), a
-capital with the small letters after it (``Version``), a run of capitals at the end (``QL`` of ``GraphQL``),
-digits kept with the letters before them (``getV2Config`` → ``get``, ``V2``, ``Config``)."""
+_COMPOUND_PART_RE = re.compile(r"[A-Z]{2,}s(?![^\W\dA-Z_])|\d*[A-Z]+\d*(?=[A-Z][^\W\dA-Z_]{2})"
+                               r"|\d*[A-Z]?\d*[^\W\dA-Z_]+(?:\d+[^\W\dA-Z_]*)*|\d*[A-Z]+\d*|\d+")
+"""The parts of a camelCase or PascalCase token: a run of capitals and an ``s`` not followed by a small letter
+(``IDs`` of ``userIDs``, ``URLs`` of ``getURLsForUser``: a plural acronym), a run of capitals before a capitalised
+part (``XML`` of ``XMLHttpRequest``, ``2FA`` of ``2FAEnabled``), a capital with the small letters and digits after
+it (``Version``, ``log4j`` of ``log4jConfig``, ``K8s`` of ``K8sCluster``, ``i18n`` of ``i18nKeys``), a run of
+capitals at the end (``QL`` of ``GraphQL``); digits stay with the letters around them (``getV2Config`` → ``get``,
+``V2``, ``Config``)."""
 
 _COMPOUND_PARTS: dict[str, tuple[str, ...]] = {}
 _COMPOUND_PARTS_MAX = 100_000
@@ -362,15 +397,16 @@ are noise and whose splitting made a recall with a 2 MB pasted screenshot in a n
 
 
 MIN_PART_LETTERS = 3
-"""Fewest characters a camelCase word's parts average for it to be split (:func:`compound_terms`): words have three
-letters or more (``setupVersion``: 5.5, ``getV2Config``: 3.7, ``x86Arch``: 3.5), while random mixed case, such as
-base64 between its ``+`` and ``/``, changes case every one or two characters (QA round 50). A word of two-letter
-parts (``dcId``) is kept whole."""
+"""Fewest letters a camelCase word's parts average for it to be split (:func:`compound_terms`): words have three
+letters or more (``setupVersion``: 5.5, ``getV2Config``: 3.3), while random mixed case, such as base64 between its
+``+`` and ``/``, changes case every one or two characters (QA round 50). Letters only count: a word of two-letter
+parts (``dcId``) is kept whole, and so is ``x86Arch`` (2.5)."""
 
-MAX_COMPOUND_SPANS = 20_000
-"""Most case changes one call of :func:`compound_terms` looks at: a text with more is mostly data (the real vault's
-indexed note with the most holds 1,172; a note with a 2 MB pasted screenshot in base64 about 200,000, whose
-splitting took 1.3 s; 0.3 s with this bound and :data:`MIN_PART_LETTERS`)."""
+MAX_COMPOUND_SPANS = 50_000
+"""Most words with a case change one call of :func:`compound_terms` looks at: a text with more is mostly data (the real
+vault's indexed note with the most holds 1,172). Base64 is skipped whole, on one line (:data:`MAX_COMPOUND_RUN`) or
+wrapped (:data:`MIN_BASE64_RUN`); at the bound, a call takes about a second (2 MB of nothing but random camelCase
+words: 200,000 of them, of which the first 50,000 are split)."""
 
 
 def has_case_change(written: str) -> bool:
@@ -424,7 +460,7 @@ def compound_terms(written: str) -> list[str]:
     if lower_upper < 0 and run_word < 0:
         return []
     # runs without white space longer than MAX_COMPOUND_RUN: data, skipped whole
-    long_runs = _long_runs(raw)
+    long_runs = _data_runs(raw)
     run_starts = [r[0] for r in long_runs]
     out: list[str] = []
     n = len(raw)
@@ -459,19 +495,32 @@ def compound_terms(written: str) -> list[str]:
     return out
 
 
-def _long_runs(raw: bytes) -> list[tuple[int, int]]:
-    """``(start, end)`` byte offsets of the runs of ``raw`` without ASCII white space longer than
-    :data:`MAX_COMPOUND_RUN`, in order (C-level searches: a long needle is skipped through quickly)."""
+def _data_runs(raw: bytes) -> list[tuple[int, int]]:
+    """``(start, end)`` byte offsets of the runs of ``raw`` that :func:`compound_terms` skips as data, in order: runs
+    without ASCII white space longer than :data:`MAX_COMPOUND_RUN`, and runs between white space of at least
+    :data:`MIN_BASE64_RUN` base64 characters (letters, digits, ``+``, ``/``, ``=``) holding a digit: a line of
+    base64 as the ``base64`` command wraps it (76 columns), not a path (``src/lib/safeChildPath``: a dot, a dash
+    or no digit). C-level searches: a long needle is skipped through quickly."""
+    marks = raw.translate(_DATA_MARKS)
+    runs = []
+    b64_needle = b"b" * MIN_BASE64_RUN
     spaces = raw.translate(_SPACE_MARKS)
     needle = b"x" * (MAX_COMPOUND_RUN + 1)
-    runs = []
     at = spaces.find(needle)
     while at >= 0:
         end = spaces.find(b" ", at)
         end = len(raw) if end < 0 else end
         runs.append((spaces.rfind(b" ", 0, at) + 1, end))
         at = spaces.find(needle, end)
-    return runs
+    at = marks.find(b64_needle)
+    while at >= 0:
+        start = marks.rfind(b" ", 0, at) + 1
+        end = marks.find(b" ", at)
+        end = len(raw) if end < 0 else end
+        if marks.find(b"x", start, end) < 0 and _DIGIT_RE.search(raw, start, end):  # base64 characters only
+            runs.append((start, end))
+        at = marks.find(b64_needle, end)
+    return sorted(runs)
 
 
 def _compound_parts(span: str) -> tuple[str, ...]:
@@ -480,6 +529,8 @@ def _compound_parts(span: str) -> tuple[str, ...]:
     for word in tokens(span):
         if len(word) > MAX_COMPOUND_CHARS:
             continue
+        if not word.isascii() and any(c.isupper() and not c.isascii() for c in word):
+            continue  # a capital beyond ASCII (ŞİRKETAdı): the parts' pattern knows ASCII capitals only (QA round 52)
         found = _COMPOUND_PART_RE.findall(word)
         # (a plural acronym's s, IDs of userIDs, is neither a letter of the part nor of its term)
         plurals = sum(len(p) > 2 and p[-1] == "s" and p[-2].isupper() for p in found)

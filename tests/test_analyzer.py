@@ -324,6 +324,10 @@ def test_identifier_terms(text, expected):
     ("userIDs", ["user", "id"]),  # a plural acronym is one part
     ("kullanıcıAdı", ["kullanıcı", "adı"]),
     ("550E8400-E29B 1Password abc123def", []),  # a number and a word; no capital at all
+    # QA round 52: an acronym's plural inside a word; digits inside a part; a capital beyond ASCII
+    ("getURLsForUser userIDsMap", ["get", "url", "user", "user", "id", "map"]),
+    ("log4jConfig K8sCluster i18nKeys 2FAEnabled", ["log4j", "config", "k8s", "cluster", "i18n", "key", "2fa", "enabl"]),
+    ("ŞİRKETAdı x86Arch", []),
 ])
 def test_compound_terms(text, expected):
     from dreamdb.analyzer import compound_terms
@@ -347,6 +351,14 @@ def test_compound_terms_skip_a_long_run_without_white_space_and_find_words_after
     assert len(short) == MAX_COMPOUND_RUN
     assert compound_terms(short).count("setup") == short.count("setupVersion") > 70
     assert compound_terms(short + "x") == [] and compound_terms("x" + short + " getV2Config") == ["get", "v2", "config"]
+    # QA round 52: base64 wrapped at 76 columns used the bound up too (and gave parts of noise): skipped line by line
+    import base64
+
+    wrapped = base64.encodebytes(rng.randbytes(MAX_COMPOUND_SPANS * 30)).decode()
+    assert compound_terms(f"fooBar\n{wrapped}\nuniqueWordZebra") == ["foo", "bar", "uniqu", "word", "zebra"]
+    # a path is no base64: a dot, or no digit
+    assert compound_terms("see src/components/SessionPanel/SessionPanelHeader/index.tsx") == \
+        ["session", "panel", "session", "panel", "header"]
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -357,6 +369,9 @@ def test_compound_terms_skip_a_long_run_without_white_space_and_find_words_after
     ("we're don't it's we'll", ["we", "don", "it", "we"]),  # English contractions
     ("O'Brien o'clock rock'n'roll", ["O", "Brien", "o", "clock", "rock", "roll"]),  # words after an apostrophe stay
     ("the 'quoted' word", ["the", "quoted", "word"]),  # an apostrophe that opens a quote is not inside a word
+    # QA round 52: -lI, -sIz, -ki with a plural, -(y)ken, a verb made of the word, after # and +
+    ("merge'ledik deploy'ladık Docker'lı API'siz Jira'dakiler Redis'teyken C#'ta C++'ın",
+     ["merge", "deploy", "Docker", "API", "Jira", "Redis", "C", "C"]),
 ])
 def test_suffixes_after_an_apostrophe_are_not_words(text, expected):
     from dreamdb.analyzer import normalize, tokens

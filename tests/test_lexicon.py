@@ -146,8 +146,10 @@ def test_the_stem_is_reached_past_a_longer_beginning_and_names_are_not_cut(kenet
 
 @pytest.mark.parametrize("word, infinitives", [
     ("yazdık", ["yazmak"]), ("okuduk", ["okumak"]), ("gitmeliyiz", ["gitmek"]), ("yapmadık", ["yapmamak", "yapmak"]),
-    ("gidiyor", ["gidimek", "gitmek", "gidmek"]), ("okuyacak", ["okuymak", "okumak"]), ("yazdığımız", ["yazmak"]),
+    ("gidiyor", ["gidimek", "gitmek", "gidmek", "gidemek"]), ("okuyacak", ["okuymak", "okumak"]), ("yazdığımız", ["yazmak"]),
     ("geçen", ["geçmek"]), ("kitabı", []), ("uykusu", []), ("güvenliği", []),
+    # a root's final a or e narrows before -yor (QA round 52)
+    ("güncelliyoruz", ["güncellimek", "güncellmek", "güncellemek"]), ("hesaplıyoruz", ["hesaplımak", "hesaplmak", "hesaplamak"]),
 ])
 def test_verb_infinitives_read_a_turkish_verbs_inflection_off_its_end(word, infinitives):
     """QA round 51: verbs were read as nouns that begin like them (yazdık → *lettering*, okuduk → *teach*)."""
@@ -168,6 +170,10 @@ def test_a_turkish_verb_form_is_translated_as_the_verb(kenet_lexicon):
     # (go, under three letters, is no translation term: move is the verb's next sense)
     assert translated_terms(stem("gitmeliyiz", True), "gitmeliyiz", lex, True)[:2] == ("move", "depart")
     assert _turkish_lookup_forms("yazdık")[:2] == ["yazdık", "yazmak"]
+    # QA round 52: geçen (last, passing) was geçe's ("corner"): a vowel's bare -n ("your") does not outrank the
+    # participle -(y)An; -iyor after a narrowed vowel reaches the verb (güncelliyoruz: güncellemek, "update")
+    assert _turkish_lookup_forms("geçen")[:2] == ["geçen", "geçmek"]
+    assert translated_terms(stem("güncelliyoruz", True), "güncelliyoruz", lex, True)[0] == "updat"
 
 
 def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_devoicing():

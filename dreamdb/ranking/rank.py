@@ -20,7 +20,7 @@ import json
 import math
 import re
 
-from dreamdb.analyzer import (NOMINAL_SUFFIXES, STOPWORDS, TURKISH_TO_ASCII, alternate_terms, analyze, compound_terms, diacritic_round,
+from dreamdb.analyzer import (NOMINAL_SUFFIXES, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, alternate_terms, analyze, compound_terms, diacritic_round,
                                diacritic_rounds, identifier_terms, is_turkish, is_turkish_text, lower, normalize,
                                query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
@@ -380,20 +380,9 @@ vowel before them (Göksel & Kerslake, *Turkish: A Comprehensive Grammar*, Routl
 lose a vowel). Keyed by that vowel."""
 
 
-_VERB_ENDING_RE = re.compile(
-    r"(?:m[ae])?"  # negation (yazmadık)
-    r"(?:[dt][ıiuü](?:m|n|k|n[ıiuü]z|l[ae]r)?"  # past: yazdı, yazdık, gittik
-    r"|m[ıiuü]ş(?:[ıiuü]m|s[ıiuü]n|[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?"  # evidential: yazmış
-    r"|[ıiuü]?yor(?:[ıiuü]m|um|sun|uz|sunuz|lar)?"  # progressive: yazıyor, okuyoruz, gidiyor
-    r"|y?[ae]c[ae](?:k|ğ[ıiuü]m|ks[ıiuü]n|ğ[ıiuü]z|ks[ıiuü]n[ıiuü]z|kl[ae]r)"  # future: yazacak, gideceğiz
-    r"|m[ae]l[ıiuü](?:y[ıiuü]m|s[ıiuü]n|y[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?"  # necessitative: gitmeliyiz
-    r"|y?[ae]n"  # participle -(y)An: geçen, okuyan
-    r"|[dt][ıiuü][kğ](?:[ıiuü]m|[ıiuü]n|[ıiuü]|[ıiuü]m[ıiuü]z|[ıiuü]n[ıiuü]z)?"  # -DIk participle: yazdığımız
-    r"|y?[ıiuü]p|y?[ae]r[ae]k)")  # converbs: yazıp, okuyarak
-"""The inflections of a Turkish verb :func:`verb_infinitives` reads off a word's end: tense, aspect or mood with the
-person, the participles ``-(y)An`` and ``-DIk`` and two converbs, each after an optional negation, with vowel
-harmony's and consonant assimilation's variants (Göksel & Kerslake, *Turkish: A Comprehensive Grammar*, 2005,
-ch. 8). Snowball's Turkish stemmer reads nouns only."""
+_VERB_ENDING_RE = re.compile(VERB_INFLECTIONS)
+"""The inflections of a Turkish verb :func:`verb_infinitives` reads off a word's end
+(:data:`dreamdb.analyzer.VERB_INFLECTIONS`). Snowball's Turkish stemmer reads nouns only."""
 
 _BACK_VOWELS = frozenset("aıou")
 
@@ -423,6 +412,9 @@ def verb_infinitives(word: str) -> list[str]:
         if root[-1] in "dğ" and rest[0] in _TURKISH_VOWELS:
             out.append(root[:-1] + _HARDENED[root[-1]] + ending)
         out.append(root + ending)
+        if rest[1:4] == "yor" and root[-1] not in _TURKISH_VOWELS:
+            # a root's final a or e narrows before -yor (güncelle → güncelliyor, hesapla → hesaplıyor: QA round 52)
+            out.append(root + ending[1] + ending)
     return list(dict.fromkeys(out))
 
 
@@ -456,7 +448,9 @@ def _turkish_lookup_forms(word: str) -> list[str]:
     if verbs:
         # a verb's inflected form (yazdık, okuduk) is read as the verb, its infinitive, unless a noun that explains
         # the whole word, its root longer, is there (kaydı: kayıt's, "record", not kaymak's, "slid")
-        noun = next((n for n in range(len(word) - 1, 1, -1) if _NOMINAL_SUFFIXES_RE.fullmatch(word[n:])), 0)
+        # (not a vowel's bare -n, "your": in written Turkish far rarer than the participle -(y)An, geçen, kalan)
+        noun = next((n for n in range(len(word) - 1, 1, -1)
+                     if word[n:] != "n" and _NOMINAL_SUFFIXES_RE.fullmatch(word[n:])), 0)
         verb = len(verbs[0]) - 3  # (its root's letters)
         forms = forms[:1] + verbs + forms[1:] if verb >= noun else forms + verbs
     return forms
