@@ -71,8 +71,9 @@ def test_table_and_hit_renderers_are_safe():
 
 @pytest.fixture()
 def esc_vault(tiny_vault):
-    p = run_main("remember", "--vault", str(tiny_vault), ESC_TEXT)
-    assert p.returncode == 0, p.stderr
+    # (written by another tool or by hand: remember refuses such text since QA round 51)
+    entry = {"date": "2026-08-18", "type": "note", "scope": "", "description": ESC_TEXT, "breaking": False}
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([entry]))
     # raw control characters are not valid YAML: the title carries them as YAML escapes, the body raw
     write_doc(tiny_vault, "knowledge/csi.md",
               '---\nname: "Quokka \\x9b2J colony"\n---\n' "quokka colony notes \x1b[1mbold\x1b[0m with a bell\x07 and DEL\x7f\n")
