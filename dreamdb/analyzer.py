@@ -437,8 +437,9 @@ def compound_terms(written: str) -> list[str]:
     ``parser`` (QA round 51: ``XMLParser``, ``JSONDecoder`` and ``utf8Decode`` were kept whole while
     ``XMLHttpRequest`` and ``getV2Config`` were split); ``SQLite`` and ``GTPase`` stay whole. A run of
     capitals followed by an ``s`` is one part, the plural of an acronym (``APIs``, ``userIDs`` → ``user``,
-    ``id``), and a word of capitals alone is not split (``HTTP``), nor one longer than :data:`MAX_COMPOUND_CHARS` or whose parts
-    average under :data:`MIN_PART_LETTERS` characters (base64 is data, not identifiers). Nor is a word that
+    ``id``), and a word of capitals alone is not split (``HTTP``), nor one longer than
+    :data:`MAX_COMPOUND_CHARS` or whose parts average under :data:`MIN_PART_LETTERS` letters, nor a word of a run
+    :func:`_data_runs` finds (base64 is data, not identifiers). Nor is a word that
     is one part of two letters or more and a letter (``iPhone``, ``mRNA``, and the gene names ``clpC``,
     ``RhoA``): a name with a letter before or after it, not a compound; split, the gene ``clpC`` was found
     by ``clp``, which ``clpP`` and ``clpX`` hold (SciFact, below).
@@ -459,18 +460,18 @@ def compound_terms(written: str) -> list[str]:
     lower_upper, run_word = (marks.find(change) for change in _CASE_CHANGES)
     if lower_upper < 0 and run_word < 0:
         return []
-    # runs without white space longer than MAX_COMPOUND_RUN: data, skipped whole
-    long_runs = _data_runs(raw)
-    run_starts = [r[0] for r in long_runs]
+    # runs of data (base64, minified code: _data_runs), skipped whole
+    data_runs = _data_runs(raw)
+    run_starts = [r[0] for r in data_runs]
     out: list[str] = []
     n = len(raw)
     spans = 0
     while spans < MAX_COMPOUND_SPANS:
         i = lower_upper if run_word < 0 or 0 <= lower_upper < run_word else run_word
         spans += 1
-        k = bisect_right(run_starts, i) - 1 if long_runs else -1
-        if k >= 0 and i < long_runs[k][1]:
-            end = long_runs[k][1]
+        k = bisect_right(run_starts, i) - 1 if data_runs else -1
+        if k >= 0 and i < data_runs[k][1]:
+            end = data_runs[k][1]
         else:
             # the word around it: the run of word bytes (C-level searches for the spaces of the marks)
             start = marks.rfind(b" ", 0, i) + 1

@@ -20,9 +20,9 @@ import json
 import math
 import re
 
-from dreamdb.analyzer import (NOMINAL_SUFFIXES, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, alternate_terms, analyze, compound_terms, diacritic_round,
-                               diacritic_rounds, identifier_terms, is_turkish, is_turkish_text, lower, normalize,
-                               query_words, stem, tokens)
+from dreamdb.analyzer import (NOMINAL_SUFFIXES, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, alternate_terms, analyze,
+                               compound_terms, diacritic_round, diacritic_rounds, identifier_terms, is_turkish,
+                               is_turkish_text, lower, normalize, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -398,8 +398,9 @@ def verb_infinitives(word: str) -> list[str]:
 
     The lexicon lists verbs by their infinitive, so a verb form reached only a noun that begins like it: ``yazdık``
     was *lettering* (of ``yazı``), ``okuduk`` *teach* (of ``okut``, to make read), ``gitmeliyiz`` *passage* (of
-    ``gitme``, the going), and ``geçen`` (last, passing) *corner* (QA round 51). :func:`_turkish_lookup_forms`
-    tries these right after the word itself; a root whose infinitive the lexicon does not have is no verb."""
+    ``gitme``, the going), and ``geçen`` (last, passing) *corner* (of ``geçe``; QA rounds 51 and 52).
+    :func:`_turkish_lookup_forms` tries these right after the word itself unless a noun with a longer root explains
+    the whole word (``kaydı``: *kayıt*); a root whose infinitive the lexicon does not have is no verb."""
     out = []
     for n in range(len(word) - 1, 1, -1):
         root, rest = word[:n], word[n:]
