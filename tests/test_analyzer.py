@@ -354,7 +354,8 @@ def test_compound_terms_skip_a_long_run_without_white_space_and_find_words_after
     # QA round 52: base64 wrapped at 76 columns used the bound up too (and gave parts of noise): skipped line by line
     import base64
 
-    wrapped = base64.encodebytes(rng.randbytes(MAX_COMPOUND_SPANS * 30)).decode()
+    # (57 bytes a line: every line full; more lines than MAX_COMPOUND_SPANS, whose skips are not counted: QA round 53)
+    wrapped = base64.encodebytes(rng.randbytes(57 * (MAX_COMPOUND_SPANS + 5_000))).decode()
     assert compound_terms(f"fooBar\n{wrapped}\nuniqueWordZebra") == ["foo", "bar", "uniqu", "word", "zebra"]
     # a path is no base64: a dot, or no digit
     assert compound_terms("see src/components/SessionPanel/SessionPanelHeader/index.tsx") == \
