@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = _main(args)
     except KeyboardInterrupt:
-        if args == ["hook", "user-prompt-submit"]:  # the hook never fails the prompt
+        if _is_hook(args):  # the hook never fails the prompt
             code = 0
         else:
             try:
@@ -38,6 +38,15 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def _is_hook(args: list[str]) -> bool:
+    """Whether ``args`` run the prompt hook: ``hook`` then ``user-prompt-submit``, whatever else is around them
+    (not ``--help``). Claude Code reads a hook's exit code 2 as "block this prompt and erase it", so an option
+    click would refuse, before the subcommand as after it, is logged and ignored, never exit 2 (QA rounds 52, 53)."""
+    if "user-prompt-submit" not in args or "hook" not in args or "-h" in args or "--help" in args:
+        return False
+    return args.index("hook") < args.index("user-prompt-submit")
+
+
 def _main(args: list[str]) -> int:
     from dreamdb import quickcli
 
@@ -45,9 +54,12 @@ def _main(args: list[str]) -> int:
         sys.stdout = quickcli.ClosedOutput()
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
-    if args == ["hook", "user-prompt-submit"]:
-        from dreamdb.hook import run_stdin
+    if _is_hook(args):
+        from dreamdb.hook import _log, run_stdin
 
+        if args != ["hook", "user-prompt-submit"]:
+            extra = [a for a in args if a not in ("hook", "user-prompt-submit")]
+            _log(f"arguments ignored (the hook takes none; the payload comes on stdin): {' '.join(extra)[:200]}")
         return run_stdin()
     if args[:1] == ["recall"]:
         from dreamdb.quickcli import fast_recall
