@@ -55,11 +55,9 @@ def _main(args: list[str]) -> int:
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
     if _is_hook(args):
-        from dreamdb.hook import _log, run_stdin
+        from dreamdb.hook import note_ignored_arguments, run_stdin
 
-        if args != ["hook", "user-prompt-submit"]:
-            extra = [a for a in args if a not in ("hook", "user-prompt-submit")]
-            _log(f"arguments ignored (the hook takes none; the payload comes on stdin): {' '.join(extra)[:200]}")
+        note_ignored_arguments([a for a in args if a not in ("hook", "user-prompt-submit")])
         return run_stdin()
     if args[:1] == ["recall"]:
         from dreamdb.quickcli import fast_recall

@@ -185,6 +185,13 @@ def _encodable(path: str) -> bool:
     return True
 
 
+def note_ignored_arguments(args) -> None:
+    """Write to the hook log that ``args`` (command-line arguments the hook does not take) were ignored: the hook
+    never refuses them, since Claude Code reads a hook's exit code 2 as "block this prompt" (QA rounds 52, 53)."""
+    if args:
+        _log(f"arguments ignored (the hook takes none; the payload comes on stdin): {' '.join(args)[:200]}")
+
+
 def run_stdin() -> int:
     """Read the payload from stdin, print the block (if any); always return 0 (the exit code)."""
     import sys

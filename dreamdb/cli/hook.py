@@ -42,12 +42,9 @@ def user_prompt_submit(ctx, show_help):
     if show_help:
         click.echo(ctx.get_help())
         return
-    if ctx.args:
-        from dreamdb.hook import _log
+    from dreamdb.hook import note_ignored_arguments, run_stdin
 
-        _log(f"arguments ignored (the hook takes none; the payload comes on stdin): {' '.join(ctx.args)[:200]}")
-    from dreamdb.hook import run_stdin
-
+    note_ignored_arguments(ctx.args)
     run_stdin()
 
 

@@ -9,15 +9,24 @@ from dreamdb.errors import UsageError
 from dreamdb.vault.discover import is_utf8
 
 
-_PROSE_REFUSED_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
-"""What text that may span lines (an entry's text, a description) must not hold: a control character other than
-newline, a carriage return ending a line (``\\r\\n``) and tab (ESC would colour or move a terminal's cursor where
-the entry is shown, and a carriage return alone would write the rest of its line over the start), a
-Unicode line or paragraph separator, and the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
-U+2066–U+2069), which make text read differently from how it is stored ("Trojan Source", Boucher & Anderson 2021)."""
+_CONTROLS = "\x00-\x1f\x7f-\x9f\u2028\u2029"
+"""Unicode's control characters (category Cc: C0, DEL, C1) and its line and paragraph separators (Zl, Zp), as a
+regex class's ranges."""
 
-_LINE_REFUSED_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-"""The same for one-line text, where a newline, a carriage return and a tab are refused too."""
+_BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
+"""The bidirectional embeddings, overrides and isolates, which make text read differently from how it is stored
+("Trojan Source", Boucher & Anderson 2021)."""
+
+_CONTROL_RE = re.compile(f"[{_CONTROLS}]")
+
+_LINE_REFUSED_RE = re.compile(f"[{_CONTROLS}{_BIDI_CONTROLS}]")
+"""What one-line text (a type, a scope, a summary) must not hold: a control character, a line or paragraph
+separator, a bidirectional control."""
+
+_PROSE_REFUSED_RE = re.compile(f"(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}]|\\r(?!\\n)")
+"""The same for text that may span lines (an entry's text, a description), which may hold newlines, tabs and
+CRLF line ends: ESC would colour or move a terminal's cursor where the entry is shown, and a carriage return
+alone would write the rest of its line over the start."""
 
 
 def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str:
@@ -39,9 +48,7 @@ def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str
 
 def _bad_char(text: str) -> bool:
     """True when ``text`` holds a control character (newline, tab, NUL, DEL…) or a Unicode line/paragraph separator."""
-    import unicodedata
-
-    return any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)
+    return _CONTROL_RE.search(text) is not None
 
 
 def _require_utf8(**values) -> None:
