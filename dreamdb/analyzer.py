@@ -49,7 +49,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "13"  # 11: a document is Turkish by is_turkish_text, as a query is; 12, 13: suffixes after an apostrophe
+ANALYZER_VERSION = "14"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -172,15 +172,31 @@ _APOSTROPHE_SUFFIX_RE = re.compile(r"['\u2019\u02bc](?<=[^\W_]['\u2019\u02bc]|[#
 :data:`_APOSTROPHE_SUFFIX`. (The apostrophe comes first in the pattern, the letter before it in a look-behind: the
 regex engine then skips to apostrophes, 5× faster on the real vault's CHANGELOG.json than a leading look-behind.)"""
 
-NOMINAL_SUFFIXES = (
-    r"(?:l[ae]r)?"  # plural
-    r"(?:[ıiuü]?m[ıiuü]z|[ıiuü]?n[ıiuü]z|l[ae]r[ıiuü]|[ıiuü]?m|[ıiuü]?n|s?[ıiuü])?"  # possessive
-    r"(?:n?[dt][ae]n?|n?[ıiuü]n|y?l[ae]|y?[ıiuüae]|n[ıiuüae])?"  # case (buffer n, y)
-    r"(?:[dt][ae]ki|ki)?"  # -ki
-    r"(?:y?[dt][ıiuü]r|y?d[ıiuü]|y?m[ıiuü]ş)?")  # copula
+_PLURAL = r"(?:l[ae]r)?"
+_POSSESSIVE = r"(?:[ıiuü]?m[ıiuü]z|[ıiuü]?n[ıiuü]z|l[ae]r[ıiuü]|[ıiuü]?m|[ıiuü]?n|s?[ıiuü])?"
+_CASE = r"(?:n?[dt][ae]n?|n?[ıiuü]n|y?l[ae]|y?[ıiuüae]|n[ıiuüae])?"  # (buffer n, y)
+_PERSON = r"(?:m|n|k|n[ıiuü]z|l[ae]r)?"  # after the past and the conditional copula
+_PERSON_Z = r"(?:[ıiuü]m|s[ıiuü]n|[ıiuü]z|s[ıiuü]n[ıiuü]z|l[ae]r)?"  # after the evidential copula
+
+NOMINAL_SUFFIXES = (_PLURAL + _POSSESSIVE + _CASE +
+                    r"(?:[dt][ae]ki|ki)?"  # -ki
+                    r"(?:y?[dt][ıiuü]r|y?d[ıiuü]|y?m[ıiuü]ş)?")  # copula
 """A regex of the inflections a Turkish noun takes, in order, each optional: plural, possessive, case with its buffer
 letter, ``-ki``, copula, with vowel harmony's and consonant assimilation's variants (Göksel & Kerslake, *Turkish:
-A Comprehensive Grammar*, 2005, ch. 8)."""
+A Comprehensive Grammar*, 2005, ch. 8). Without the copula's personal endings (:data:`NOMINAL_INFLECTIONS`): with
+them a verb form ending ``-Iz`` or ``-Im`` reads as a noun of a longer root (``gitmeliyiz`` as ``gitmeliy`` + ``-iz``),
+and :func:`dreamdb.ranking.rank.verb_infinitives` is passed over for it."""
+
+NOMINAL_INFLECTIONS = (
+    _PLURAL + _POSSESSIVE + _CASE +
+    r"(?:(?:[dt][ae]ki|ki)" + _CASE + r")?"  # -ki, and a case after it (GitHub'dakini)
+    r"(?:y?[dt][ıiuü]r(?:l[ae]r)?"  # copula: -DIr
+    r"|y?[dt][ıiuü]" + _PERSON +  # past (Türkiye'deydik)
+    r"|y?m[ıiuü]ş" + _PERSON_Z +  # evidential
+    r"|y?s[ae]" + _PERSON +  # conditional
+    r"|y?[ıiuü]m|s[ıiuü]n(?:[ıiuü]z)?|y?[ıiuü]z)?")  # present, with its person (Ankara'dayız)
+""":data:`NOMINAL_SUFFIXES` with a case after ``-ki`` and the copula's tenses with their personal endings (Göksel &
+Kerslake 2005, ch. 8): what may follow a name's apostrophe (:data:`_APOSTROPHE_SUFFIX`)."""
 
 VERB_INFLECTIONS = (
     r"(?:m[ae])?"  # negation (yazmadık)
@@ -197,13 +213,13 @@ participles ``-(y)An`` and ``-DIk`` and two converbs, each after an optional neg
 consonant assimilation's variants (Göksel & Kerslake 2005, ch. 8)."""
 
 _APOSTROPHE_SUFFIX = re.compile(
-    r"(?:l[ıiuü]k|l[ıiuü]|s[ıiuü]z)?" + NOMINAL_SUFFIXES + r"(?:l[ae]r" + NOMINAL_SUFFIXES + r")?(?:y?ken)?"
+    r"(?:l[ıiuü]k|l[ıiuü]|s[ıiuü]z)?" + NOMINAL_INFLECTIONS + r"(?:l[ae]r" + NOMINAL_INFLECTIONS + r")?(?:y?ken)?"
     r"|l[ae]" + VERB_INFLECTIONS +  # a verb made of the word: merge'ledik, deploy'ladık
     r"|re|ll|ve|s|t|d|m")  # English contractions: we're, we'll, I've, it's, don't, I'd, I'm
 """The endings written after an apostrophe that :func:`tokens` drops: Turkish inflectional suffixes, which Turkish
 spelling separates from a proper noun, an abbreviation or a foreign word with an apostrophe (TDK's *kesme
 işareti* rule: ``İstanbul'da``, ``API'nin``, ``Docker'la``, ``PR'ları``, ``GitHub'daki``, ``README'lerinden``),
-as their grammar gives them (:data:`NOMINAL_SUFFIXES`, after ``-lI``, ``-sIz`` or ``-lIk`` and again after ``-ki``
+as their grammar gives them (:data:`NOMINAL_INFLECTIONS`, after ``-lI``, ``-sIz`` or ``-lIk`` and again after ``-ki``
 with a plural: ``Docker'lı``, ``API'siz``, ``Jira'dakiler``, ``Redis'teyken``), a verb made of the word
 (``merge'ledik``: ``-lA`` and :data:`VERB_INFLECTIONS`), and English contractions. Kept as words, they were terms of their
 own: ``hook'un`` gave ``un``, a rare term (df 21 in the real vault) that ranked a ClickUp note first for

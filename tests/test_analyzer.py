@@ -373,6 +373,10 @@ def test_compound_terms_skip_a_long_run_without_white_space_and_find_words_after
     # QA round 52: -lI, -sIz, -ki with a plural, -(y)ken, a verb made of the word, after # and +
     ("merge'ledik deploy'ladık Docker'lı API'siz Jira'dakiler Redis'teyken C#'ta C++'ın",
      ["merge", "deploy", "Docker", "API", "Jira", "Redis", "C", "C"]),
+    # a copula with its person, a case after -ki (QA round 52, F8)
+    ("Ankara'dayız Türkiye'deydik İzmir'desiniz Docker'sa Redis'miş GitHub'dakini GitHub'dakinden",
+     ["Ankara", "Türkiye", "İzmir", "Docker", "Redis", "GitHub", "GitHub"]),
+    ("ma'am Qur'an y'all l'homme", ["ma", "am", "Qur", "an", "y", "all", "l", "homme"]),  # not Turkish endings
 ])
 def test_suffixes_after_an_apostrophe_are_not_words(text, expected):
     from dreamdb.analyzer import normalize, tokens
