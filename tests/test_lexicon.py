@@ -169,26 +169,26 @@ def test_a_turkish_verb_form_is_translated_as_the_verb(kenet_lexicon):
     assert translated_terms(stem("okuduk", True), "okuduk", lex, True)[0] == "read"
     # (go, under three letters, is no translation term: move is the verb's next sense)
     assert translated_terms(stem("gitmeliyiz", True), "gitmeliyiz", lex, True)[:2] == ("move", "depart")
-    assert _turkish_lookup_forms("yazdık")[:2] == ["yazdık", "yazmak"]
+    assert _turkish_lookup_forms("yazdık")[:2] == ("yazdık", "yazmak")
     # QA round 52: geçen (last, passing) was geçe's ("corner"): a vowel's bare -n ("your") does not outrank the
     # participle -(y)An; -iyor after a narrowed vowel reaches the verb (güncelliyoruz: güncellemek, "update")
-    assert _turkish_lookup_forms("geçen")[:2] == ["geçen", "geçmek"]
+    assert _turkish_lookup_forms("geçen")[:2] == ("geçen", "geçmek")
     assert translated_terms(stem("güncelliyoruz", True), "güncelliyoruz", lex, True)[0] == "updat"
 
 
 def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_devoicing():
     from dreamdb.ranking.rank import _turkish_lookup_forms
 
-    assert _turkish_lookup_forms("beynini") == ["beynini", "beynin", "beyni", "beyn", "beyin"]
+    assert _turkish_lookup_forms("beynini") == ("beynini", "beynin", "beyni", "beyn", "beyin")
     # kayıt, "record"; the verb kaymak ("kay-dı", slid) after the noun, whose root is longer
-    assert _turkish_lookup_forms("kaydı") == ["kaydı", "kayt", "kayd", "kayıt", "kayıd", "kaymak"]
-    assert _turkish_lookup_forms("oğlu") == ["oğlu", "oğul"]  # restored to four letters from a three-letter beginning
-    assert _turkish_lookup_forms("göğsü") == ["göğsü", "göğs", "göğüs"]  # harmony: ö → ü
-    assert _turkish_lookup_forms("akli") == ["akli", "akil"]  # typed without its letters: ı → i, as in the ASCII table
+    assert _turkish_lookup_forms("kaydı") == ("kaydı", "kayt", "kayd", "kayıt", "kayıd", "kaymak")
+    assert _turkish_lookup_forms("oğlu") == ("oğlu", "oğul")  # restored to four letters from a three-letter beginning
+    assert _turkish_lookup_forms("göğsü") == ("göğsü", "göğs", "göğüs")  # harmony: ö → ü
+    assert _turkish_lookup_forms("akli") == ("akli", "akil")  # typed without its letters: ı → i, as in the ASCII table
     # a restored form comes after the longer beginnings as written: uyku is found before uyuk is tried
-    assert _turkish_lookup_forms("uykusu") == ["uykusu", "uykus", "uyku", "uyuk"]
+    assert _turkish_lookup_forms("uykusu") == ("uykusu", "uykus", "uyku", "uyuk")
     assert "sunuç" in _turkish_lookup_forms("sunucusu") and len(_turkish_lookup_forms("sunucusu")) == 6  # no CC: none
-    assert _turkish_lookup_forms("evi") == []  # under four letters
+    assert _turkish_lookup_forms("evi") == ()  # under four letters
     # a token of thousands of letters is looked up by its beginnings of at most 48 (QA round 35: 1.7 s, 98 MB)
     forms = _turkish_lookup_forms("a" * 10_000)
     assert forms[0] == "a" * 48 and len(forms) == 45 and max(map(len, forms)) == 48
