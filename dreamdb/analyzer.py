@@ -49,7 +49,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "14"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe
+ANALYZER_VERSION = "15"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15: encoded data dropped
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -230,14 +230,62 @@ def _drop_suffix(match: re.Match) -> str:
     return " " if _APOSTROPHE_SUFFIX.fullmatch(lower(match.group(1))) else match.group()
 
 
+_BASE64_MARKS = bytes(0x62 if b < 0x80 and (chr(b).isalnum() or chr(b) in "+/=") else
+                      0x20 if b < 0x80 and chr(b).isspace() else 0x78 for b in range(256))
+"""``bytes.translate`` table: a base64 character → ``b``, ASCII white space → space, any other byte → ``x``."""
+
+_NOT_HEX_LETTER_RE = re.compile(rb"[g-zG-Z]")
+
+_JWT_RE = re.compile(r"(?<![\w.-])eyj[\w-]{8,}\.eyj[\w-]{8,}\.[\w-]*", re.IGNORECASE | re.ASCII)
+"""A JSON Web Token: two base64url segments that each encode a JSON object (whose base64 starts ``eyJ``, the
+encoding of ``{"``) and a signature, joined by dots (RFC 7519)."""
+
+
+def drop_data(text: str) -> str:
+    """``text`` without its runs of encoded data, which are no words: each run between white space of at least
+    :data:`MIN_BASE64_RUN` base64 characters (letters, digits, ``+``, ``/``, ``=``) holding a digit and a letter
+    beyond ``a``–``f`` (a line of base64, or a pasted image or key on one line; not a hex digest or a ``0x``
+    number, which a note names and a user searches for), and JSON Web Tokens (:data:`_JWT_RE`). The rule does not depend on case, so
+    text and its folded form lose the same runs.
+
+    Indexed as words, such runs gave a note of 4 MB of pasted base64 157,567 distinct terms (``add``, ``ada``…)
+    that other queries matched, and a prompt holding base64 or a JWT made the hook inject notes matching its
+    fragments (``ms``, ``6h``, ``twenti``: QA round 54). C-level searches; text without such a run is returned as
+    it is."""
+    if len(text) >= MIN_BASE64_RUN:
+        raw = text.encode("utf-8", "surrogatepass")
+        marks = raw.translate(_BASE64_MARKS)
+        needle = b"b" * MIN_BASE64_RUN
+        at = marks.find(needle)
+        if at >= 0:
+            pieces, done = [], 0
+            while at >= 0:
+                start = marks.rfind(b" ", 0, at) + 1
+                end = marks.find(b" ", at)
+                end = len(raw) if end < 0 else end
+                hex_from = start + 2 if raw[start:start + 2] in (b"0x", b"0X") else start  # (0x…: hex)
+                if (marks.find(b"x", start, end) < 0 and _DIGIT_RE.search(raw, start, end)
+                        and _NOT_HEX_LETTER_RE.search(raw, hex_from, end)):
+                    pieces.append(raw[done:start])
+                    done = end
+                at = marks.find(needle, end)
+            if pieces:
+                text = (b" ".join(pieces) + b" " + raw[done:]).decode("utf-8", "surrogatepass")
+    if "eyJ" in text or "eyj" in text:
+        text = _JWT_RE.sub(" ", text)
+    return text
+
+
 def tokens(text: str) -> list[str]:
     """The letter/digit runs of already normalised text, each word's combining marks kept inside it
     (a Devanagari vowel sign or a Thai tone mark does not end a word), without the suffixes written
-    after an apostrophe (:data:`_APOSTROPHE_SUFFIX`: ``API'nin`` is ``API``).
+    after an apostrophe (:data:`_APOSTROPHE_SUFFIX`: ``API'nin`` is ``API``) and without runs of encoded
+    data (:func:`drop_data`: base64, JSON Web Tokens).
 
     Text without a code point from U+0300 up cannot hold a mark and takes the plain pattern: the
     marked one, a class of ~300 ranges tried per character, costs ~4× as much on a Turkish question.
     """
+    text = drop_data(text)
     if "'" in text or "\u2019" in text or "\u02bc" in text:
         text = _APOSTROPHE_SUFFIX_RE.sub(_drop_suffix, text)
     if text.isascii() or _FROM_FIRST_MARK_RE.search(text) is None:
@@ -285,7 +333,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "6"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j
+IDENTIFIERS_VERSION = "7"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi
 """Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
@@ -394,14 +442,33 @@ data, such as a screenshot pasted as base64 or a minified script, and is skipped
 written after it is still split (QA round 51: 4 MB of base64 used up :data:`MAX_COMPOUND_SPANS`, and
 ``uniqueWordZebra`` after it was not found by ``zebra``)."""
 
-_COMPOUND_PART_RE = re.compile(r"[A-Z]{2,}s(?![^\W\dA-Z_])|\d*[A-Z]+\d*(?=[A-Z][^\W\dA-Z_]{2})"
-                               r"|\d*[A-Z]?\d*[^\W\dA-Z_]+(?:\d+[^\W\dA-Z_]*)*|\d*[A-Z]+\d*|\d+")
+_LATIN_CAPITALS = "".join(chr(c) for c in (*range(0xC0, 0x250), *range(0x1E00, 0x1F00)) if chr(c).isupper())
+"""The capitals of the Latin script beyond ASCII (Latin-1 Supplement, Extended-A and -B, Extended Additional:
+``Ç``, ``Ş``, ``İ``, ``Ö``…), for the parts' pattern: ``re`` has no class of capitals."""
+
+_CAPITAL = "A-Z" + _LATIN_CAPITALS
+_SMALL = rf"[^\W\d_{_CAPITAL}]"  # a letter that is no capital
+
+_COMPOUND_PART_RE = re.compile(
+    rf"[{_CAPITAL}]{{2,}}s(?!{_SMALL})|\d*[{_CAPITAL}]+\d*(?=[{_CAPITAL}]{_SMALL}{{2}})"
+    rf"|\d*[{_CAPITAL}]?\d*{_SMALL}+(?:\d+{_SMALL}*)*|\d*[{_CAPITAL}]+\d*|\d+")
 """The parts of a camelCase or PascalCase token: a run of capitals and an ``s`` not followed by a small letter
 (``IDs`` of ``userIDs``, ``URLs`` of ``getURLsForUser``: a plural acronym), a run of capitals before a capitalised
-part (``XML`` of ``XMLHttpRequest``, ``2FA`` of ``2FAEnabled``), a capital with the small letters and digits after
-it (``Version``, ``log4j`` of ``log4jConfig``, ``K8s`` of ``K8sCluster``, ``i18n`` of ``i18nKeys``), a run of
-capitals at the end (``QL`` of ``GraphQL``); digits stay with the letters around them (``getV2Config`` → ``get``,
-``V2``, ``Config``)."""
+part (``XML`` of ``XMLHttpRequest``, ``2FA`` of ``2FAEnabled``, ``ŞİRKET`` of ``ŞİRKETAdı``), a capital with the
+small letters and digits after it (``Version``, ``log4j`` of ``log4jConfig``, ``K8s`` of ``K8sCluster``, ``i18n`` of
+``i18nKeys``), a run of capitals at the end (``QL`` of ``GraphQL``); digits stay with the letters around them
+(``getV2Config`` → ``get``, ``V2``, ``Config``). Capitals are Latin ones, with and without diacritics (QA round 54:
+``ÇalışanListesi``, ``veriÖnbelleği``)."""
+
+_INTO_LATIN_CAPITAL_RE = re.compile(rf"[^\W\d_](?=[{_LATIN_CAPITALS}])")
+"""A letter before a capital beyond ASCII (``iÖ`` of ``veriÖnbelleği``): a case change the byte marks of
+:data:`_CASE_MARKS`, which read every byte beyond ASCII as a small letter, do not see."""
+
+MAX_JOINED_PART_LETTERS = 2
+"""Most letters of a part that :func:`_compound_parts` also keeps joined to the parts beside it: a part of one or two
+letters is mostly a piece of a name (``O`` of ``OAuth``, ``My`` of ``MySQL``, ``QL`` of ``GraphQL``, ``IP`` and
+``v6`` of ``IPv6``), which a user types whole (QA round 54: ``oauth`` did not find ``OAuthClient``). Words have
+three letters or more (:data:`MIN_PART_LETTERS`)."""
 
 _COMPOUND_PARTS: dict[str, tuple[str, ...]] = {}
 _COMPOUND_PARTS_MAX = 100_000
@@ -451,7 +518,11 @@ def compound_terms(written: str) -> list[str]:
     A part starts at a capital after a small letter, a digit or a letter beyond ASCII, and at a
     capitalised word after a run of three capitals or more (:data:`_CASE_CHANGES`): ``XMLParser`` → ``xml``,
     ``parser`` (QA round 51: ``XMLParser``, ``JSONDecoder`` and ``utf8Decode`` were kept whole while
-    ``XMLHttpRequest`` and ``getV2Config`` were split); ``SQLite`` and ``GTPase`` stay whole. A run of
+    ``XMLHttpRequest`` and ``getV2Config`` were split); ``SQLite`` and ``GTPase`` stay whole. Capitals with
+    diacritics count as capitals (``ÇalışanListesi``, ``veriÖnbelleği``, ``ŞİRKETAdı``), and the parts of a word in
+    Turkish letters are also analysed as Turkish, as a query in Turkish reads them. A part of one or two letters is
+    also kept joined to the parts beside it (:data:`MAX_JOINED_PART_LETTERS`: ``OAuthClient`` → ``oauth`` too,
+    ``MySQLDump`` → ``mysql``, ``IPv6Address`` → ``ipv6``; QA round 54). A run of
     capitals followed by an ``s`` is one part, the plural of an acronym (``APIs``, ``userIDs`` → ``user``,
     ``id``), and a word of capitals alone is not split (``HTTP``), nor one longer than
     :data:`MAX_COMPOUND_CHARS` or whose parts average under :data:`MIN_PART_LETTERS` letters, nor a word of a run
@@ -474,12 +545,14 @@ def compound_terms(written: str) -> list[str]:
     raw = written.encode("utf-8", "surrogatepass")
     marks = raw.translate(_CASE_MARKS)
     lower_upper, run_word = (marks.find(change) for change in _CASE_CHANGES)
+    out: list[str] = []
+    if len(raw) != len(written):  # beyond ASCII: case changes into a capital the byte marks do not see
+        out = _latin_capital_parts(written)
     if lower_upper < 0 and run_word < 0:
-        return []
+        return out
     # runs of data (base64, minified code: _data_runs), skipped whole
     data_runs = _data_runs(raw)
     run_starts = [r[0] for r in data_runs]
-    out: list[str] = []
     n = len(raw)
     spans = 0
     while spans < MAX_COMPOUND_SPANS:
@@ -540,14 +613,34 @@ def _data_runs(raw: bytes) -> list[tuple[int, int]]:
     return sorted(runs)
 
 
+def _latin_capital_parts(written: str) -> list[str]:
+    """:func:`compound_terms` of the words with a case change into a capital beyond ASCII (``veriÖnbelleği``) and
+    none the byte marks see (those words are split with the rest), for the first :data:`MAX_COMPOUND_SPANS`."""
+    out: list[str] = []
+    done = -1
+    for k, m in enumerate(_INTO_LATIN_CAPITAL_RE.finditer(written)):
+        if k >= MAX_COMPOUND_SPANS:
+            break
+        if m.start() < done:
+            continue  # (another change of a word already split)
+        start = m.start()
+        while start > 0 and start > m.start() - 4 * MAX_COMPOUND_CHARS and _is_word(written[start - 1]):
+            start -= 1
+        end = _TOKEN_RE.match(written, m.start()).end()
+        done = end
+        word = written[start:end]
+        marks = word.encode("utf-8", "surrogatepass").translate(_CASE_MARKS)
+        if all(marks.find(change) < 0 for change in _CASE_CHANGES):
+            out.extend(_compound_parts(word))
+    return out
+
+
 def _compound_parts(span: str) -> tuple[str, ...]:
     """:func:`compound_terms` of one run of word bytes (a token, or a few joined by non-ASCII punctuation)."""
     out = []
     for word in tokens(span):
         if len(word) > MAX_COMPOUND_CHARS:
             continue
-        if not word.isascii() and any(c.isupper() and not c.isascii() for c in word):
-            continue  # a capital beyond ASCII (ŞİRKETAdı): the parts' pattern knows ASCII capitals only (QA round 52)
         found = _COMPOUND_PART_RE.findall(word)
         # (a plural acronym's s, IDs of userIDs, is neither a letter of the part nor of its term)
         plurals = sum(len(p) > 2 and p[-1] == "s" and p[-2].isupper() for p in found)
@@ -555,18 +648,26 @@ def _compound_parts(span: str) -> tuple[str, ...]:
             continue
         if plurals:
             found = [p[:-1] if len(p) > 2 and p[-1] == "s" and p[-2].isupper() else p for p in found]
-        parts = [p for p in map(lower, found) if len(p) > 1]
+        lowered = list(map(lower, found))
+        parts = [p for p in lowered if len(p) > 1]
         if sum(not p.isdigit() for p in parts) < 2:  # one word and a letter (clpC, RhoA, iPhone, mRNA): a name,
             continue  # not a compound; nor is a number and a word (550E8400 of a UUID, 1Password)
         if not any(c.isupper() and (not word[i - 1].isupper() or word[i + 1:i + 2].islower())
                    for i, c in enumerate(word) if i):
             continue  # no capital starts a part after the first letter (abc123def, HTTP)
+        # a part of one or two letters, joined to the parts beside it too (OAuth, MySQL, GraphQL, IPv6)
+        short = [i for i, p in enumerate(lowered) if sum(map(str.isalpha, p)) <= MAX_JOINED_PART_LETTERS]
+        joined = [lowered[j] + lowered[j + 1] for j in sorted({k for i in short for k in (i - 1, i)
+                                                                if 0 <= k < len(lowered) - 1})]
         whole = stem(lower(word), False)
-        for p in parts:
+        turkish = not word.isascii()  # (the parts of a word in Turkish letters are read in both languages: ödeme)
+        for p in (*parts, *joined):
             if p not in STOPWORDS:
                 term = stem(p, False)
                 if term != whole:
                     out.append(term)
+                if turkish and (alt := stem(p, True)) not in (term, whole):
+                    out.append(alt)
     return tuple(out)
 
 

@@ -308,7 +308,7 @@ def test_identifier_terms(text, expected):
     ("XMLHttpRequest", ["xml", "http", "request"]),  # a run of capitals before a capitalised part
     ("GitHub, GraphQL", ["git", "hub", "graph", "ql"]),  # PascalCase; capitals at the end
     ("isDeleted sessionId", ["delet", "session", "id"]),  # parts stemmed as English; 'is' is a stopword
-    ("getV2Config", ["get", "v2", "config"]),  # digits stay with the letters before them
+    ("getV2Config", ["get", "v2", "config", "getv2", "v2config"]),  # digits stay with the letters; v2 joined too
     ("ProgPoW dLNs dcId", []),  # parts of under three letters on average: not words; LNs: a plural acronym
     ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg", []),  # base64
     ("aGVsbG8gV29y bG8gd2 9ybGQgaGVsbG8", []),  # mixed case every letter or two: data, not identifiers
@@ -322,17 +322,79 @@ def test_identifier_terms(text, expected):
     ("microRNAs lncRNAs miRNAs", ["micro", "rna", "lnc", "rna"]),  # an acronym's plural s is not a letter of it
     ("utf8Decode sha256Hash", ["utf8", "decod", "sha256", "hash"]),
     ("userIDs", ["user", "id"]),  # a plural acronym is one part
-    ("kullanıcıAdı", ["kullanıcı", "adı"]),
+    ("kullanıcıAdı", ["kullanıcı", "kullanıç", "adı"]),  # a word in Turkish letters: parts read in both languages
     ("550E8400-E29B 1Password abc123def", []),  # a number and a word; no capital at all
     # QA round 52: an acronym's plural inside a word; digits inside a part; a capital beyond ASCII
-    ("getURLsForUser userIDsMap", ["get", "url", "user", "user", "id", "map"]),
+    ("getURLsForUser userIDsMap", ["get", "url", "user", "user", "id", "map", "userid", "idmap"]),
     ("log4jConfig K8sCluster i18nKeys 2FAEnabled", ["log4j", "config", "k8s", "cluster", "i18n", "key", "2fa", "enabl"]),
-    ("ŞİRKETAdı x86Arch", []),
+    ("x86Arch", []),
+    # QA round 54: a part of one or two letters is kept joined to its neighbours too; capitals beyond ASCII
+    ("OAuthClient MySQLDump", ["auth", "client", "oauth", "sql", "dump", "mysql"]),
+    ("GraphQLSchema IPv6Address", ["graph", "ql", "schema", "graphql", "qlschema",
+                                   "ip", "v6", "address", "ipv6", "v6address"]),
+    ("ŞİRKETAdı ÖdemeServisi", ["şirket", "adı", "ödeme", "öde", "servisi", "servi"]),
+    ("veriÖnbelleği and fooBar", ["veri", "ver", "önbelleği", "önbellek", "foo", "bar"]),  # a change into Ö
 ])
 def test_compound_terms(text, expected):
     from dreamdb.analyzer import compound_terms
 
     assert compound_terms(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # QA round 54: base64 on one line, wrapped, and a JWT are no words (a prompt holding them injected notes)
+    ("see " + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg" + " ok",
+     ["see", "ok"]),
+    ("token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5"
+     "MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c expired", ["token", "expired"]),
+    # a hex digest, a 0x number, a long path, a long word without a digit: kept
+    ("sha e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+     ["sha", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]),
+    ("0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc",
+     ["0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc"]),
+    ("src/components/SessionPanel/SessionPanelHeader/index2.tsx",
+     ["src", "components", "SessionPanel", "SessionPanelHeader", "index2", "tsx"]),
+    ("Pneumonoultramicroscopicsilicovolcanoconiosisandsupercalifragilisticexpialidocious",
+     ["Pneumonoultramicroscopicsilicovolcanoconiosisandsupercalifragilisticexpialidocious"]),
+])
+def test_tokens_drop_encoded_data(text, expected):
+    from dreamdb.analyzer import analyze, normalize, raw_tokens, tokens
+
+    assert tokens(normalize(text)) == expected
+    assert raw_tokens(text) == [w.lower() for w in expected]  # the folded text loses the same runs
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_name_is_found_by_its_acronym_and_pasted_base64_finds_nothing(tiny_vault, engine):
+    import base64
+    import random
+
+    import dreamdb
+    from tests.conftest import write_doc
+
+    bodies = {"n0": "We use the OAuthClient from the library.", "n1": "Nightly MySQLDump runs at 3am.",
+              "n2": "The IPv6Address type is parsed strictly.", "n3": "ÖdemeServisi ve ŞirketAdı alanları zorunlu.",
+              "n4": "veriÖnbelleği her gece temizlenir.",
+              "n5": "Screenshot:\n" + base64.encodebytes(random.Random(3).randbytes(57 * 300)).decode()}
+    for slug, body in bodies.items():
+        write_doc(tiny_vault, f"knowledge/{slug}.md", f"---\ntitle: {slug}\n---\n\n{body}\n")
+    ix = dreamdb.open(tiny_vault, engine=engine)
+    for query, slug in (("oauth", "n0"), ("mysql", "n1"), ("ipv6", "n2"), ("ödeme servisi", "n3"),
+                        ("şirket adı", "n3"), ("önbellek", "n4")):
+        assert [h.slug for h in ix.recall(query, top=3)] == [slug], query
+    # (QA round 54: a prompt of base64 matched its fragments in notes, and the hook injected them)
+    assert ix.recall(base64.b64encode(random.Random(2).randbytes(3000)).decode(), top=3) == []
+    ix.close()
+
+
+def test_wrapped_base64_in_a_note_gives_no_terms():
+    import base64
+    import random
+
+    from dreamdb.analyzer import analyze
+
+    wrapped = base64.encodebytes(random.Random(7).randbytes(57 * 200)).decode()  # 76 columns, every line full
+    assert analyze(f"start\n{wrapped}end") == ["start", "end"]
 
 
 def test_compound_terms_skip_a_long_run_without_white_space_and_find_words_after_it():
@@ -350,7 +412,7 @@ def test_compound_terms_skip_a_long_run_without_white_space_and_find_words_after
     short = ("setupVersion/" * MAX_COMPOUND_RUN)[:MAX_COMPOUND_RUN]
     assert len(short) == MAX_COMPOUND_RUN
     assert compound_terms(short).count("setup") == short.count("setupVersion") > 70
-    assert compound_terms(short + "x") == [] and compound_terms("x" + short + " getV2Config") == ["get", "v2", "config"]
+    assert compound_terms(short + "x") == [] and compound_terms("x" + short + " getV2Config") == ["get", "v2", "config", "getv2", "v2config"]
     # QA round 52: base64 wrapped at 76 columns used the bound up too (and gave parts of noise): skipped line by line
     import base64
 
