@@ -358,7 +358,7 @@ def test_compound_terms(text, expected):
      ["Pneumonoultramicroscopicsilicovolcanoconiosisandsupercalifragilisticexpialidocious"]),
 ])
 def test_tokens_drop_encoded_data(text, expected):
-    from dreamdb.analyzer import analyze, normalize, raw_tokens, tokens
+    from dreamdb.analyzer import normalize, raw_tokens, tokens
 
     assert tokens(normalize(text)) == expected
     assert raw_tokens(text) == [w.lower() for w in expected]  # the folded text loses the same runs
