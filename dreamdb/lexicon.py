@@ -20,7 +20,9 @@ The file holds words as written (``uyku``), apart as dreamdb's analyzer stems
 them (``citi`` for *city*, which *cities* also gives), and Turkish words apart
 as typed without their letters (``guvenlik``), each with its translations in
 order: the Turkish word's senses in KeNet's order, then the English synset's
-words in WordNet's order (most frequent first). Translations are stored as
+words in WordNet's order (most frequent first), after the senses of the words
+of software work that :mod:`dreamdb.glossary` lists (``sürüm``: *version*
+before KeNet's *circulation*). Translations are stored as
 words and as their terms, tagged with the analyzer version that made them: a
 file built by another version is analysed at lookup time, so an analyzer change
 never leaves stale terms. A change of the layout or of the key stems bumps
@@ -40,6 +42,7 @@ import time
 from pathlib import Path
 
 from dreamdb.errors import LexiconError, UsageError
+from dreamdb.glossary import COMPUTING_TR_EN, GLOSSARY_VERSION
 
 ENV_LEXICON = "DREAMDB_LEXICON"
 """Environment variable: the lexicon file to use, or ``off`` (also ``0``, ``no``, ``false``) for none."""
@@ -241,7 +244,9 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
         raise UsageError(f"{data} is not KeNet's data folder: no {' or '.join(missing)} in it", hint=hint)
     if announce is not None:
         announce()
-    links = read_kenet(data, hint=hint)
+    # the glossary's senses of the words of software work first (sense -1: before KeNet's), then KeNet's
+    links = [(tr, -1, 0, en, n) for tr, ens in COMPUTING_TR_EN for n, en in enumerate(ens)]
+    links += read_kenet(data, hint=hint)
     # Turkish → English: the Turkish word's senses in order, each synset's English words in order.
     by_turkish = sorted((lower(tr), sense, en_place, en.lower()) for tr, sense, _p, en, en_place in links)
     pairs = [(tr, en) for tr, _s, _n, en in by_turkish]
@@ -260,6 +265,7 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     meta = {"format": str(LEXICON_FORMAT), "source": SOURCE_PACKAGE, "source_version": _source_version(),
             "links": str(len(links)), "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     meta["analyzer_version"] = terms_version()
+    meta["glossary_version"] = GLOSSARY_VERSION
     rows = [(direction + suffix, k, "\t".join(v), "\t".join(analysed_translations(v, direction == EN_TR)))
             for direction, tables in ((TR_EN, tr_en), (EN_TR, en_tr))
             for suffix, table in zip(("", STEMMED, ASCII), tables) for k, v in table.items()]
@@ -693,7 +699,9 @@ def lexicon_status() -> dict:
 
 def describe(lex: Lexicon) -> dict:
     """``{"installed": True, "path", "size_bytes", "source", "source_version", "built_at", "links"
-    (int, or None when the file's is not a number), "analyzer_version" (the file's, or None),
+    (int, or None when the file's is not a number; KeNet's and the glossary's, :mod:`dreamdb.glossary`),
+    "glossary_version" (the glossary's the file holds, or None: built before it; "current_glossary_version" is
+    this dreamdb's), "analyzer_version" (the file's, or None),
     "analysed" (bool: its terms are this dreamdb's analyzer's, "current_analyzer_version"; else each
     lookup analyses the translations it returns, slower until the file is built again)}`` of an opened
     lexicon."""
@@ -702,7 +710,8 @@ def describe(lex: Lexicon) -> dict:
             **{k: lex.meta.get(k) for k in ("source", "source_version", "built_at")},
             "links": int(links) if links.isascii() and links.isdigit() else None,
             "analyzer_version": lex.meta.get("analyzer_version"), "analysed": lex.analysed,
-            "current_analyzer_version": _analyzer_version()}
+            "current_analyzer_version": _analyzer_version(),
+            "glossary_version": lex.meta.get("glossary_version"), "current_glossary_version": GLOSSARY_VERSION}
 
 
 def _analyzer_version() -> str:

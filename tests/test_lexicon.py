@@ -15,6 +15,7 @@ import dreamdb
 from dreamdb.analyzer import ANALYZER_VERSION, stem
 from dreamdb.cli import cli, main
 from dreamdb.errors import LexiconError
+from dreamdb.glossary import COMPUTING_TR_EN
 from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TERMS_VERSION, TR_EN, Lexicon, build_lexicon, lexicon_path,
                              lexicon_status, load_lexicon, read_kenet)
 from dreamdb.output import hits_text
@@ -68,6 +69,10 @@ def small_lexicon(kenet_dir, tmp_path):
     return Lexicon(path)
 
 
+# (a build counts the glossary's word pairs with KeNet's: dreamdb.glossary)
+_GLOSSARY_LINKS = sum(len(ens) for _tr, ens in COMPUTING_TR_EN)
+
+
 def test_read_kenet_keeps_one_word_synonym_links_with_their_sense_and_place(kenet_dir):
     links = read_kenet(kenet_dir)
     assert ("uyku", 1, 0, "sleep", 0) in links and ("uyku", 1, 0, "slumber", 1) in links
@@ -87,7 +92,7 @@ def test_translations_are_ordered_by_sense_then_synset_order(small_lexicon):
     assert lex.translations(EN_TR, "citi", stemmed=True) == ()  # şehir links by hypernym only
     assert lex.translations(EN_TR, "server", stemmed=True) == ("sunucu",)
     assert lex.translations(TR_EN, "kedi") == ()
-    assert lex.meta["format"] == str(LEXICON_FORMAT) and int(lex.meta["links"]) == 16
+    assert lex.meta["format"] == str(LEXICON_FORMAT) and int(lex.meta["links"]) == 16 + _GLOSSARY_LINKS
 
 
 def test_a_turkish_word_is_looked_up_by_its_longest_root(small_lexicon):
@@ -520,7 +525,7 @@ def test_the_environment_chooses_or_switches_off_the_lexicon(monkeypatch, small_
     monkeypatch.setenv("DREAMDB_LEXICON", str(small_lexicon.path))
     assert load_lexicon() is load_lexicon()  # opened once
     st = lexicon_status()
-    assert st["installed"] and st["links"] == 16 and st["path"] == str(small_lexicon.path)
+    assert st["installed"] and st["links"] == 16 + _GLOSSARY_LINKS and st["path"] == str(small_lexicon.path)
     monkeypatch.setenv("DREAMDB_LEXICON", str(tmp_path / "none.sqlite"))
     assert load_lexicon() is None and lexicon_status()["reason"].startswith("not built")
 
@@ -645,12 +650,18 @@ def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys):
     res = runner.invoke(cli, ["lexicon", "build", "--from", str(kenet_dir), "--to", str(dest), "--json"])
     assert res.exit_code == 0, res.output
     built = json.loads(res.stdout)
-    assert built["path"] == str(dest) and built["links"] == 16 and built["tr_en"] >= 8
+    assert built["path"] == str(dest) and built["links"] == 16 + _GLOSSARY_LINKS and built["tr_en"] >= 8
     monkeypatch.setenv("DREAMDB_LEXICON", str(dest))
     res = runner.invoke(cli, ["lexicon", "status", "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["installed"] is True
     res = runner.invoke(cli, ["lexicon", "status"])
-    assert "16 Turkish–English word pairs" in res.output
+    assert f"{16 + _GLOSSARY_LINKS} Turkish–English word pairs" in res.output and "glossary" not in res.output
+    # a file built before the glossary: status says to build it again
+    with sqlite3.connect(dest) as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'glossary_version'")
+    conn.close()
+    res = runner.invoke(cli, ["lexicon", "status"])
+    assert "glossary:   built without this dreamdb's glossary" in res.output and "dreamdb lexicon build" in res.output
     # a folder that is not KeNet's: a usage error (QA round 45 L10: exit 1 after "Reading … (about 10 s)")
     assert main(["lexicon", "build", "--from", str(tmp_path), "--to", str(tmp_path / "x.sqlite")]) == 2
     err = capsys.readouterr().err
@@ -978,3 +989,32 @@ def test_the_api_takes_a_lexicon_path_and_refuses_anything_else(tiny_vault, smal
         dreamdb.open(tiny_vault, lexicon=42)
     with pytest.raises(LexiconError):
         dreamdb.open(tiny_vault, lexicon=tmp_path / "missing.sqlite")
+
+
+def test_the_words_of_software_work_get_their_technical_sense_first(kenet_lexicon):
+    """QA round 54: KeNet lacks istemci, derleme, kurulum (found through shorter roots: demand, nest) and lists
+    sürüm's everyday senses first (circulation, currency); the glossary's senses now come first."""
+    from dreamdb.analyzer import stem
+    from dreamdb.lexicon import EN_TR, TR_EN, Lexicon
+    from dreamdb.ranking.rank import translated_terms
+
+    lex = Lexicon(kenet_lexicon)
+    assert lex.meta["glossary_version"]
+    for word, sense in (("kurulum", "installation"), ("istemci", "client"), ("sürümü", "version"), ("derleme", "build"),
+                        ("önbellek", "cach"), ("kurduk", "instal"), ("güncelliyoruz", "updat"), ("birleştirme", "merg")):
+        assert translated_terms(stem(word, True), word, lex, True)[0] == sense, word
+    # a word whose everyday sense is as common keeps it first, with the technical one after it
+    assert translated_terms(stem("günlük", True), "günlük", lex, True)[:2] == ("daili", "log")
+    assert lex.translations(TR_EN, "sürüm")[:2] == ("version", "release")
+    assert lex.translations(TR_EN, "sürüm")[2:4] == ("circulation", "currency")  # KeNet's senses follow
+    assert lex.translations(EN_TR, "version")[0] == "sürüm"  # and the other way
+
+
+def test_the_glossary_is_one_word_translations_of_words_it_lists_once():
+    from dreamdb.analyzer import lower
+    from dreamdb.glossary import COMPUTING_TR_EN
+
+    words = [tr for tr, _ens in COMPUTING_TR_EN]
+    assert len(words) == len(set(words)) > 100
+    assert all(tr == lower(tr) and " " not in tr for tr in words)
+    assert all(ens and all(e.isalpha() and e == e.lower() for e in ens) for _tr, ens in COMPUTING_TR_EN)

@@ -55,6 +55,9 @@ def status_cmd(as_json):
     click.echo(f"source:     {st['source']} {st['source_version']}, built {st['built_at']}")
     if st["links"] is not None:
         click.echo(f"links:      {st['links']:,} Turkish–English word pairs")
+    if st["glossary_version"] != st["current_glossary_version"]:
+        click.echo("glossary:   built without this dreamdb's glossary of the words of software work (sürüm: version, "
+                   "istemci: client); run `dreamdb lexicon build` to add it")
     if not st["analysed"]:
         click.echo(f"terms:      stored by analyzer {st['analyzer_version'] or '?'}, this dreamdb's is "
                    f"{st['current_analyzer_version']}: "
