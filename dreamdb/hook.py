@@ -125,6 +125,9 @@ def run(payload_text: str) -> str:
     try:
         if os.environ.get("DREAMDB_MEMORY_HOOK", "1").strip().lower() in ("0", "false", "no", "off"):
             return ""
+        # a UTF-8 byte-order mark before the JSON (a payload written by a Windows tool) is not part of it: RFC 8259
+        # lets a reader ignore it, and json.loads refused it (QA round 54 L11)
+        payload_text = payload_text.removeprefix("\ufeff")
         if not payload_text.strip():
             _log("empty payload on stdin; nothing done")
             return ""
@@ -132,6 +135,9 @@ def run(payload_text: str) -> str:
             payload = json.loads(payload_text)
         except ValueError as exc:
             _log(f"payload is not JSON ({exc}); nothing done")
+            return ""
+        except RecursionError:  # ('[' * 100000 was logged as "hook failed: RecursionError", as if a bug: QA 54 L11)
+            _log("payload is not usable JSON (nested too deeply to read); nothing done")
             return ""
         if not isinstance(payload, dict):
             _log("payload is not a JSON object; nothing done")

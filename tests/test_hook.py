@@ -87,6 +87,29 @@ def test_bad_payloads_exit_0_and_log(stdin, tmp_path, project):
     assert p.returncode == 0 and p.stdout == b"" and b"Traceback" not in p.stderr
 
 
+def test_a_payload_after_a_byte_order_mark_is_read(project, tmp_path):
+    """QA round 54 L11: a payload starting with a UTF-8 BOM was logged as "payload is not JSON (Unexpected UTF-8
+    BOM …)" and the prompt got no memories."""
+    log = tmp_path / "h.log"
+    p = hook(b"\xef\xbb\xbf" + payload("how is sleep debt computed before consolidation", project).encode(),
+             {"DREAMDB_HOOK_LOG": str(log)})
+    assert p.returncode == 0 and p.stdout.decode().splitlines()[0] == HEADER, (p.stdout, p.stderr)
+    assert not log.exists() or "not JSON" not in log.read_text()
+    p = hook(b"\xef\xbb\xbf", {"DREAMDB_HOOK_LOG": str(log)})  # a BOM alone is an empty payload
+    assert p.returncode == 0 and p.stdout == b"" and "empty payload on stdin" in log.read_text()
+
+
+def test_a_payload_nested_too_deeply_is_bad_json_not_a_hook_failure(project, tmp_path):
+    """QA round 54 L11: '[' * 100000 was logged as "hook failed: RecursionError …", an internal failure."""
+    log = tmp_path / "h.log"
+    for stdin in ("[" * 100_000, '{"prompt": "how is sleep debt computed", "x": ' + "[" * 5000 + "]" * 5000 + "}"):
+        p = hook(stdin, {"DREAMDB_HOOK_LOG": str(log)}, cwd=project)
+        assert p.returncode == 0 and p.stdout == b"" and b"Traceback" not in p.stderr
+    text = log.read_text()
+    assert text.count("payload is not usable JSON (nested too deeply to read); nothing done") == 2, text
+    assert "hook failed" not in text and "RecursionError" not in text
+
+
 def test_huge_prompt_and_no_index_yet(project, tmp_path):
     assert not (project / "_dream_context" / ".dreamdb").exists()
     big = "sleep debt " + "lorem ipsum dolor " * 60_000  # ~1 MB
