@@ -17,6 +17,42 @@ embedding/override/isolate marks (U+202A–U+202E, U+2066–U+2069), which can m
 another order than it reads ("Trojan Source", CVE-2021-42574)."""
 
 
+FLAG_TAG_SEQUENCE = ("\U0001f3f4\U000e0067\U000e0062"  # 🏴 and the tags g b, then e n g | s c t | w l s, CANCEL TAG
+                     "(?:\U000e0065\U000e006e\U000e0067|\U000e0073\U000e0063\U000e0074|\U000e0077\U000e006c\U000e0073)"
+                     "\U000e007f")
+"""The emoji tag sequences that are text (a regex): the flags of England, Scotland and Wales (U+1F3F4, the tag
+characters of ``gbeng``, ``gbsct`` or ``gbwls``, CANCEL TAG), the only ones Unicode recommends for display (RGI,
+UTS #51). The grammar's general form (U+1F3F4, any tags U+E0020–U+E007E, CANCEL TAG) is not allowed: it would pass
+🏴 followed by "IGNORE ALL PREVIOUS INSTRUCTIONS" in tags, a hidden message behind one visible flag (QA round 54)."""
+
+SMUGGLING_CHARS = "\U000e0000-\U000e007f\ufff9-\ufffb"
+"""Invisible characters that can carry a hidden message (a regex class's ranges): the Unicode tag characters
+U+E0000–U+E007F, which mirror ASCII and are read by language models while no terminal or editor shows them
+("ASCII smuggling" of instructions into an agent's prompt), and the interlinear annotation marks U+FFF9–U+FFFB,
+whose annotated text a renderer may hide or show out of line (QA round 54)."""
+
+_SMUGGLED = re.compile(f"{FLAG_TAG_SEQUENCE}|[{SMUGGLING_CHARS}]+")
+
+_ANY_SMUGGLING = re.compile(f"[{SMUGGLING_CHARS}]")
+"""A quick look for them first: a search for one class is 4× faster than :data:`_SMUGGLED`'s alternation, which
+added 0.4 s to 10 MB of ``sql --json`` output that held none."""
+
+
+def _keep_flags(m: re.Match) -> str:
+    return m.group() if m.group()[0] == "\U0001f3f4" else ""
+
+
+def _json_escaped(m: re.Match) -> str:
+    return m.group() if m.group()[0] == "\U0001f3f4" else json.dumps(m.group())[1:-1]
+
+
+def _unsmuggled(text: str, repl) -> str:
+    """``text`` with each run of :data:`SMUGGLING_CHARS` outside a flag replaced by ``repl`` (of the match)."""
+    if text.isascii() or _ANY_SMUGGLING.search(text) is None:
+        return text
+    return _SMUGGLED.sub(repl, text)
+
+
 def count_noun(n: int, one: str, many: str | None = None) -> str:
     """``"1 chunk text"``, ``"3 chunk texts"``, ``"0 chunk texts"`` (``many``: an irregular plural)."""
     return f"{n} {one}" if n == 1 else f"{n} {many or one + 's'}"
@@ -42,17 +78,22 @@ def safe_text(text) -> str:
     C0 control → its Control Pictures symbol (U+2400 + code), and a C1 control
     (U+0080–U+009F) → ``␛`` followed by its 7-bit equivalent (CSI U+009B → ``␛[``), and a
     bidirectional override or isolate mark → ``<U+202E>`` and the like.
+    The invisible characters that can smuggle a message (:data:`SMUGGLING_CHARS`: Unicode tag
+    characters outside a flag's :data:`FLAG_TAG_SEQUENCE`, interlinear annotation marks) are left out
+    (QA round 54): a hand-written note can carry them (``remember`` and ``update`` refuse them), and the
+    prompt hook's block must not pass hidden instructions to the agent; named one by one, as the bidirectional
+    marks are, a 40-character message would fill the line with ``<U+E0049>``.
     Everything else, newline and tab included, is kept.
 
     For human-readable output only, applied when printing (the vault and the index
-    keep the text as it is; ``--json`` output encodes it faithfully).
+    keep the text as it is; ``--json`` output encodes it faithfully, see :func:`to_json`).
     ``None`` gives ``""``; other non-strings are converted with ``str``.
     """
     if text is None:
         return ""
     if not isinstance(text, str):
         text = str(text)
-    return _CONTROL.sub(_picture, text)
+    return _unsmuggled(_CONTROL.sub(_picture, text), _keep_flags)
 
 
 def _safe_cell(v):
@@ -62,8 +103,13 @@ def _safe_cell(v):
 
 
 def to_json(obj) -> str:
-    """Pretty JSON (UTF-8 kept, keys in insertion order)."""
-    return json.dumps(obj, ensure_ascii=False, indent=2, default=str)
+    """Pretty JSON (UTF-8 kept, keys in insertion order).
+
+    JSON is data, so the text stays exact; but the invisible characters of :data:`SMUGGLING_CHARS` (outside a
+    flag's tag sequence) are written as ``\\u`` escapes (``\\udb40\\udc49`` for U+E0049), which decode to
+    the same string: an agent reading ``recall --json`` sees that they are there instead of reading a hidden
+    message (QA round 54)."""
+    return _unsmuggled(json.dumps(obj, ensure_ascii=False, indent=2, default=str), _json_escaped)
 
 
 def table(rows: list[dict] | list[list], headers: list[str] | None = None) -> str:

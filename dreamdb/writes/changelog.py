@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
-from dreamdb.writes.checks import _bad_char, _check_text, _clock, _flag, _require_utf8
+from dreamdb.writes.checks import _check_text, _clock, _flag, _found, _refused_char, _require_utf8
 from dreamdb.writes.files import (atomic_write_bytes, _check_file_writable, _check_vault, _check_writable, COMMITTED,
                                   _confined, refuse_os_errors, vault_lock)
 
@@ -311,9 +311,11 @@ def remember(
         references = [references]
     refs = [str(r).strip() for r in references]
     for ref in refs:
-        if _bad_char(ref):  # (QA round 48: a newline in a reference was saved)
+        at = _refused_char(ref)  # (QA round 48: a newline in a reference was saved; 54: a bidi override, tags)
+        if at is not None:
             raise UsageError(f"Reference {ref!r} must be one line of text, without control characters such as a"
-                             " newline or a tab.")
+                             " newline or a tab, bidirectional overrides or invisible characters such as Unicode"
+                             f" tags (found {_found(ref, at)}); nothing was changed.")
         if not _REFERENCE_RE.match(ref):
             raise UsageError(f"Reference {ref!r} is not a prefixed evidence token.",
                              hint="Write <kind>:<value>, e.g. " + ", ".join(p + "…" for p in REFERENCE_PREFIXES)

@@ -6,6 +6,7 @@ import re
 from datetime import date, datetime
 
 from dreamdb.errors import UsageError
+from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS
 from dreamdb.vault.discover import is_utf8
 
 
@@ -17,16 +18,41 @@ _BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
 """The bidirectional embeddings, overrides and isolates, which make text read differently from how it is stored
 ("Trojan Source", Boucher & Anderson 2021)."""
 
+_INVISIBLE = SMUGGLING_CHARS + "\ufeff"
+"""Invisible characters a write refuses (QA round 54): the Unicode tag characters and interlinear annotation marks
+that can carry a hidden message to an agent (:data:`dreamdb.output.SMUGGLING_CHARS`; a tag sequence of a flag, as
+England's, is text and is kept), and U+FEFF, a byte-order mark inside the text. The format characters that text
+needs stay allowed: the zero-width joiner of emoji (U+200D) and non-joiner of Persian (U+200C), the direction marks
+U+200E, U+200F and U+061C, the soft hyphen."""
+
 _CONTROL_RE = re.compile(f"[{_CONTROLS}]")
 
-_LINE_REFUSED_RE = re.compile(f"[{_CONTROLS}{_BIDI_CONTROLS}]")
-"""What one-line text (a type, a scope, a summary) must not hold: a control character, a line or paragraph
-separator, a bidirectional control."""
+_LINE_REFUSED_RE = re.compile(f"{FLAG_TAG_SEQUENCE}|(?P<bad>[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}])")
+"""What one-line text (a type, a scope, a summary, a tag) must not hold: a control character, a line or
+paragraph separator, a bidirectional control, an invisible character of :data:`_INVISIBLE`. (A match without
+the ``bad`` group is a flag's tag sequence, which is allowed.)"""
 
-_PROSE_REFUSED_RE = re.compile(f"(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}]|\\r(?!\\n)")
+_PROSE_REFUSED_RE = re.compile(
+    f"{FLAG_TAG_SEQUENCE}|(?P<bad>(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}]|\\r(?!\\n))")
 """The same for text that may span lines (an entry's text, a description), which may hold newlines, tabs and
 CRLF line ends: ESC would colour or move a terminal's cursor where the entry is shown, and a carriage return
 alone would write the rest of its line over the start."""
+
+
+def _refused_char(text: str, *, one_line: bool = True) -> int | None:
+    """The index in ``text`` of the first character a write refuses (:data:`_LINE_REFUSED_RE`, or
+    :data:`_PROSE_REFUSED_RE` when not ``one_line``), or None. A search for the class alone cannot tell a tag
+    character of a flag from a smuggled one, so the flags are matched too and passed over."""
+    for m in (_LINE_REFUSED_RE if one_line else _PROSE_REFUSED_RE).finditer(text):
+        if m.group("bad") is not None:
+            return m.start()
+    return None
+
+
+def _found(text: str, at: int) -> str:
+    """Which refused character ``text`` holds and where, for an error message: an invisible one cannot be
+    seen in the message's quote of the text."""
+    return f"U+{ord(text[at]):04X} at character {at + 1:,}"
 
 
 def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str:
@@ -37,12 +63,15 @@ def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str
         raise UsageError(f"{name} contains a NUL character.")
     if not allow_newlines and ("\n" in value or "\r" in value):
         raise UsageError(f"{name} must be one line.")
-    if not allow_newlines and _LINE_REFUSED_RE.search(value):  # (QA round 48: a tab in a type was saved, shown as ␉)
-        raise UsageError(f"{name} must be one line of text, without control characters such as a tab or ESC, or"
-                         " bidirectional overrides; nothing was changed.")
-    if allow_newlines and _PROSE_REFUSED_RE.search(value):  # (QA rounds 50, 51: ESC was written)
-        raise UsageError(f"{name} must be text, without control characters such as ESC, or bidirectional overrides"
-                         " (newlines and tabs are fine); nothing was changed.")
+    at = _refused_char(value, one_line=not allow_newlines)
+    if at is not None and not allow_newlines:  # (QA round 48: a tab in a type was saved, shown as ␉)
+        raise UsageError(f"{name} must be one line of text, without control characters such as a tab or ESC,"
+                         " bidirectional overrides or invisible characters such as Unicode tags"
+                         f" (found {_found(value, at)}); nothing was changed.")
+    if at is not None:  # (QA rounds 50, 51: ESC was written; 54: invisible tag characters)
+        raise UsageError(f"{name} must be text, without control characters such as ESC, bidirectional overrides"
+                         " or invisible characters such as Unicode tags (newlines and tabs are fine;"
+                         f" found {_found(value, at)}); nothing was changed.")
     return value
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import find_block
-from dreamdb.writes.checks import _bad_char
+from dreamdb.writes.checks import _found, _refused_char
 
 
 _KEY_RE = re.compile(r"""^(?:"(?P<dq>[^"\\]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))\s*:(?:\s|$)""")
@@ -318,8 +318,13 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
 
     Repeats are exact (``a`` and ``A`` are two tags); the first one's place is kept.
 
+    A tag is checked as the other one-line fields of a write are (:func:`dreamdb.writes.checks._refused_char`):
+    it held a bidirectional override (U+202E) that ``--description`` refused (QA round 54 L6), and is shown
+    in recall and the prompt hook's block as they are.
+
     Raises:
-        UsageError: a tag holds a newline, tab, NUL or other control character; ``tags`` is not text.
+        UsageError: a tag holds a newline, tab, NUL or other control character, a bidirectional control or an
+            invisible character such as a Unicode tag; ``tags`` is not text.
     """
     if isinstance(tags, str):
         items = tags.split(",")
@@ -330,8 +335,11 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
         raise UsageError(f"tags must be a comma-separated string or a list of strings, got {tags!r}.")
     out: list[str] = []
     for item in items:
-        if _bad_char(item):
-            raise UsageError(f"The tag {item!r} contains a newline or another control character.",
+        at = _refused_char(item)
+        if at is not None:
+            raise UsageError(f"The tag {item!r} must be one line of text, without a newline or another control"
+                             " character, bidirectional overrides or invisible characters such as Unicode tags"
+                             f" (found {_found(item, at)}); nothing was changed.",
                              hint="Tags are one line each, separated by commas (e.g. --tags \"recall, storage\").")
         tag = item.strip()
         if tag and tag not in out:
