@@ -85,6 +85,38 @@ def decide(scores: list[float], *, merge: float = MERGE_THRESHOLD, margin: float
     return "CREATE", f"top {top1:.4f} < {review}"
 
 
+def check_thresholds(*, merge: float, margin: float, review: float) -> None:
+    """Raise UsageError (nothing is scored or logged) unless the thresholds can all be met: ``merge`` and
+    ``review`` cosines within [-1, 1], ``margin`` within [0, 2], ``merge`` not below ``review``.
+
+    A threshold above 1 was taken as "never" (QA round 54 L9: ``--merge 2`` ran, and no MERGE could come of it);
+    a near copy's float32 cosine may exceed 1.0 by a rounding step, so 1 itself is met by an exact copy. The
+    library checks, not only the CLI, so that a Python caller gets the same refusal.
+
+    Raises:
+        UsageError: a threshold is not a number, or out of its range, or ``merge`` < ``review``.
+    """
+    from numbers import Real
+
+    for name, v in (("merge", merge), ("margin", margin), ("review", review)):
+        if isinstance(v, bool) or not isinstance(v, Real):
+            raise UsageError(f"--{name} must be a number, got {v!r}; no comparison was made.")
+        if v != v:  # NaN: every comparison with it is false
+            raise UsageError(f"--{name} must be a number, got nan; no comparison was made.")
+    for name, v, default in (("merge", merge, MERGE_THRESHOLD), ("review", review, REVIEW_THRESHOLD)):
+        if not -1.0 <= v <= 1.0:
+            raise UsageError(f"--{name} is a cosine similarity threshold: it must be between -1 and 1, got {v:g};"
+                             " no comparison was made.", hint=f"The default is {default} (SPEC §4); 1 is met only"
+                                                              " by a copy.")
+    if not 0.0 <= margin <= 2.0:
+        raise UsageError(f"--margin is a difference of two cosines: it must be between 0 and 2, got {margin:g};"
+                         " no comparison was made.", hint=f"The default is {MARGIN} (SPEC §4).")
+    if merge < review:
+        raise UsageError(f"--merge {merge:g} is below --review {review:g}: a MERGE needs a closer neighbour than a"
+                         " REVIEW; no comparison was made.",
+                         hint=f"Give --merge at least --review (defaults: {MERGE_THRESHOLD} and {REVIEW_THRESHOLD}).")
+
+
 def _conn_and_log_dir(index_or_conn):
     if hasattr(index_or_conn, "conn") and hasattr(index_or_conn, "index_path"):
         return index_or_conn.conn, Path(index_or_conn.index_path).parent
@@ -120,7 +152,8 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
         DedupResult.
 
     Raises:
-        UsageError: empty candidate, ``top`` out of range or thresholds outside [-1, 1].
+        UsageError: empty candidate, ``top`` out of range, thresholds out of range or out of order
+            (:func:`check_thresholds`).
         DriverError: the index has no vector tables.
         ModelError: the model failed to run.
     """
@@ -129,11 +162,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
 
     if not isinstance(top, int) or not 1 <= top <= 50:
         raise UsageError(f"top must be an integer from 1 to 50, got {top!r}")
-    for name, v in (("merge", merge), ("review", review)):
-        if not -1.0 <= float(v) <= 2.0:  # above 1: never reached (float32 cosines of near copies reach 1.0000001)
-            raise UsageError(f"--{name} is a cosine threshold: between -1 and 2 (above 1 it is never reached), got {v}")
-    if not 0.0 <= float(margin) <= 2.0:
-        raise UsageError(f"--margin is a difference of two cosines: between 0 and 2, got {margin}")
+    check_thresholds(merge=merge, margin=margin, review=review)
     from dreamdb.vault.fences import find_block
 
     if find_block(content) is not None:  # (YAML is imported only for a note that has a frontmatter block)

@@ -70,7 +70,7 @@ def test_dedup_json_and_text(embedded_subset, with_model, tmp_path, capsys):
     assert d["verdict"] in ("MERGE", "REVIEW") and d["neighbours"][0]["doc_id"] == "knowledge/freeze-and-receipt-delivery"
     assert set(d["thresholds"]) == {"merge", "margin", "review"}
     code, out, _ = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze", "--file", str(f),
-                       "--review", "1.5", "--merge", "1.5", "--top", "2", "--if-present")
+                       "--review", "1", "--merge", "1", "--top", "2", "--if-present")  # (1.5 before QA round 54)
     assert code == 0 and out.startswith("CREATE") and "knowledge/freeze-and-receipt-delivery" in out
     # the title and description alone (no --file/--stdin) are a candidate too
     code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze and receipt delivery",
@@ -131,6 +131,10 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(binary),
                              option, value)
         assert code == 2 and option in err and "Traceback" not in err, (option, value, err)
+    for option, value in (("--merge", "2"), ("--review", "1.01"), ("--merge", "-1.5")):  # QA round 54 L9: --merge 2 ran
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(binary),
+                             option, value)
+        assert code == 2 and f"Invalid value for '{option}'" in err and "-1<=x<=1" in err and out == "", (option, err)
     if os.path.exists("/dev/zero"):  # QA round 12: a device that never ends filled memory
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/dev/zero")
         assert code == 2 and "holds more than 8 MiB" in err

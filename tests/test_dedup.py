@@ -34,6 +34,30 @@ def test_decide_rules():
     assert decide([0.90], review=0.85)[0] == "REVIEW"
 
 
+@pytest.mark.parametrize("thresholds, message", [
+    ({"merge": 2}, "--merge is a cosine similarity threshold: it must be between -1 and 1, got 2"),
+    ({"merge": 1.01}, "--merge is a cosine similarity threshold: it must be between -1 and 1, got 1.01"),
+    ({"review": 1.5, "merge": 1.5}, "--merge is a cosine similarity threshold: it must be between -1 and 1"),
+    ({"review": -1.5}, "--review is a cosine similarity threshold: it must be between -1 and 1, got -1.5"),
+    ({"merge": float("nan")}, "--merge must be a number, got nan"),
+    ({"margin": 2.5}, "--margin is a difference of two cosines: it must be between 0 and 2"),
+    ({"merge": 0.5}, "--merge 0.5 is below --review 0.91"),
+    ({"review": "0.9"}, "--review must be a number, got '0.9'"),
+])
+def test_thresholds_that_could_never_be_met_are_refused_by_the_library(thresholds, message):
+    """QA round 54 L9: ``--merge 2`` was accepted (a MERGE could never come of it). The library checks, before
+    it reads the index or runs the model (none is given here), so a Python caller is refused as the CLI is."""
+    with pytest.raises(UsageError, match=re.escape(message) + ".*no comparison was made"):
+        dedup(None, None, title="x", content="y", **thresholds)
+
+
+def test_thresholds_at_the_ends_of_their_ranges_are_accepted():
+    from dreamdb.dedup import check_thresholds
+
+    check_thresholds(merge=1, margin=2, review=1)  # 1: met by an exact copy (float32 cosines reach 1.0000001)
+    check_thresholds(merge=-1, margin=0, review=-1)
+
+
 @pytest.mark.model
 def test_near_copy_merges_unrelated_creates_and_log(embedded_subset, embedder, tmp_path):
     vault = copy_vault(embedded_subset, tmp_path)
@@ -52,7 +76,7 @@ def test_near_copy_merges_unrelated_creates_and_log(embedded_subset, embedder, t
         assert other.verdict == "CREATE" and other.neighbours[0][2] < 0.91
 
         stricter = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""), content=near,
-                         merge=1.01, top=2)
+                         margin=1.0, top=2)  # (merge=1.01 did this before QA round 54: above 1 is refused now)
         assert stricter.verdict == "REVIEW" and len(stricter.neighbours) == 2
         looser = dedup(index, embedder, title="Sourdough bread at home", content="Bake bread.", review=0.0)
         assert looser.verdict == "REVIEW"

@@ -263,9 +263,9 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
               help="Read the candidate's content from FILE (without --file or --stdin: the title and description alone).")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the candidate's content from standard input.")
 @click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="Neighbours to report.")
-@click.option("--merge", type=click.FloatRange(-1, 2), default=0.97, show_default=True, help="MERGE when the top cosine is at least this (above 1: never) …")
+@click.option("--merge", type=click.FloatRange(-1, 1), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
 @click.option("--margin", type=click.FloatRange(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
-@click.option("--review", type=click.FloatRange(-1, 2), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this (above 1: never).")
+@click.option("--review", type=click.FloatRange(-1, 1), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
 @click.option("--if-present", is_flag=True,
               help="Do nothing (exit 0, verdict SKIPPED) when no model is installed or the index has no vectors yet.")
 @click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
@@ -289,14 +289,12 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
       dreamdb embed dedup --title "X" --description "…" --stdin --if-present --json < draft.md
     """
     from dreamdb import output
+    from dreamdb.dedup import check_thresholds
     from dreamdb.errors import UsageError
 
-    for name, value in (("--merge", merge), ("--margin", margin), ("--review", review)):
-        if value != value:  # NaN passes click's range check (every comparison with it is false)
-            raise UsageError(f"{name} must be a number, got nan.")
-    if merge < review:
-        raise UsageError(f"--merge {merge} is below --review {review}: a MERGE needs a closer neighbour than a REVIEW.",
-                         hint="Give --merge at least --review (defaults: 0.97 and 0.91).")
+    # the library's check, before any file is read or model loaded: NaN passes click's range check (every
+    # comparison with it is false), and --merge below --review is no range's business (QA round 54 L9)
+    check_thresholds(merge=merge, margin=margin, review=review)
     if file_ and from_stdin:
         raise UsageError("Give the content with --file or --stdin, not both.")
     if not title.strip():
