@@ -124,12 +124,37 @@ def test_read_snapshot_nests_and_ends_on_a_closed_connection(tiny_vault):
         index.close()  # a rebuild closes the connection inside a snapshot: leaving it must not raise
 
 
-def _posix_locks_on(path) -> list[str]:
-    """This process's POSIX lock lines on ``path`` in /proc/locks (Linux)."""
-    ino = os.stat(path).st_ino
-    me = str(os.getpid())
-    return [line for line in open("/proc/locks", encoding="ascii").read().splitlines()
-            if line.split()[4] == me and line.split()[5].rsplit(":", 1)[-1] == str(ino)]
+def _posix_locks_in(proc_locks: str, ino: int, pid: int) -> list[tuple[str, ...]]:
+    """The POSIX locks process ``pid`` holds on inode ``ino`` in the text of /proc/locks (Linux), each as its
+    fields after the ordinal (``POSIX ADVISORY READ <pid> <dev:inode> <start> <end>``), sorted.
+
+    A line starts with its place in the system-wide list (``5: POSIX …``), which moves when another
+    process takes or drops a lock, so whole lines made the test flaky (QA round 54 L12: ['2: POSIX …'] ==
+    ['5: POSIX …']); a lock others wait on is followed by their lines marked ``->``, which are not ours."""
+    locks = []
+    for line in proc_locks.splitlines():
+        fields = line.split()[1:]  # without the ordinal
+        if (len(fields) >= 7 and fields[0] == "POSIX" and fields[3] == str(pid)
+                and fields[4].rsplit(":", 1)[-1] == str(ino)):
+            locks.append(tuple(fields))
+    return sorted(locks)
+
+
+def _posix_locks_on(path) -> list[tuple[str, ...]]:
+    """This process's POSIX locks on ``path`` (:func:`_posix_locks_in`)."""
+    with open("/proc/locks", encoding="ascii") as fh:
+        return _posix_locks_in(fh.read(), os.stat(path).st_ino, os.getpid())
+
+
+def test_a_lock_is_the_same_lock_when_other_processes_move_its_place_in_proc_locks():
+    """QA round 54 L12: the lock test compared whole /proc/locks lines, whose first field is the lock's place in
+    the system-wide list: another process's lock moved it from 2 to 5 and the test failed."""
+    before = "1: POSIX  ADVISORY  WRITE 999 00:2f:77 0 EOF\n2: POSIX  ADVISORY  READ 4242 00:2f:12345 128 128\n"
+    after = ("1: FLOCK  ADVISORY  WRITE 777 00:2f:88 0 EOF\n1: -> POSIX  ADVISORY  WRITE 4242 00:2f:12345 128 128\n"
+             "5: POSIX  ADVISORY  READ 4242 00:2f:12345 128 128\n6: POSIX  ADVISORY  READ 4243 00:2f:12345 128 128\n")
+    held = _posix_locks_in(before, 12345, 4242)
+    assert held == [("POSIX", "ADVISORY", "READ", "4242", "00:2f:12345", "128", "128")]
+    assert _posix_locks_in(after, 12345, 4242) == held  # a waiter's "->" line and another pid's lock are not ours
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux /proc/locks to see POSIX locks")
