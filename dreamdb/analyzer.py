@@ -230,28 +230,79 @@ def _drop_suffix(match: re.Match) -> str:
     return " " if _APOSTROPHE_SUFFIX.fullmatch(lower(match.group(1))) else match.group()
 
 
-_BASE64_MARKS = bytes(0x62 if b < 0x80 and (chr(b).isalnum() or chr(b) in "+/=") else
-                      0x20 if b < 0x80 and chr(b).isspace() else 0x78 for b in range(256))
-"""``bytes.translate`` table: a base64 character → ``b``, ASCII white space → space, any other byte → ``x``."""
+_BASE64_MARKS = bytes(0x62 if b < 0x80 and (chr(b).isalnum() or chr(b) in "+/_-") else 0x20 for b in range(256))
+"""``bytes.translate`` table: a character of base64 or base64url (letters, digits, ``+``, ``/``, ``-``, ``_``) →
+``b``, any other byte → space (padding ``=`` too: ``key=`` before a value stays a word)."""
 
-_NOT_HEX_LETTER_RE = re.compile(rb"[g-zG-Z]")
+_LETTER_PART_RE = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+")
+"""The runs of letters of one case (a capital may start a run of small ones), for :func:`_is_encoded`."""
 
-_JWT_RE = re.compile(r"(?<![\w.-])eyj[\w-]{8,}\.eyj[\w-]{8,}\.[\w-]*", re.IGNORECASE | re.ASCII)
+MAX_DATA_PART_LETTERS = 4.0
+"""Letters per run of one case (:data:`_LETTER_PART_RE`) under which a run of mixed case is encoded data
+(:func:`_is_encoded`): random base64 averages about 1.9, and stayed under 3.7 in 50,000 samples of 60 characters;
+words average 5 or more (``packages/frontend/src/components/…/Chart2D/Legend`` 6.3,
+``getUserAccountSettingsForOrganizationV2…`` 5.6)."""
+
+_JWT_RE = re.compile(r"(?<![\w.-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*", re.ASCII)
 """A JSON Web Token: two base64url segments that each encode a JSON object (whose base64 starts ``eyJ``, the
 encoding of ``{"``) and a signature, joined by dots (RFC 7519)."""
 
 
+def _is_encoded(run: bytes) -> bool:
+    """Whether a run of base64 characters is encoded data, not words (:func:`drop_data`): it holds a digit, capitals
+    and small letters, and its runs of letters of one case are short (:data:`MAX_DATA_PART_LETTERS`), as in random
+    base64; a path, an identifier or a word has long ones, and a hex digest, base32 or a bech32 address has one
+    case (QA round 55: ``packages/frontend/src/components/dashboard/widgets/Chart2D/Legend`` was dropped by a
+    rule without it)."""
+    if _DIGIT_RE.search(run) is None:
+        return False
+    parts = _LETTER_PART_RE.findall(run)
+    if not parts or run.isupper() or run.islower():
+        return False
+    return sum(map(len, parts)) < MAX_DATA_PART_LETTERS * len(parts)
+
+
+_LINE_BREAK_RE = re.compile(rb"(?:\s|\\[nr])+")
+"""White space, or a line break escaped in a JSON or C string (``\\n``): what separates the lines of wrapped base64."""
+
+_CASE_CHANGE_RE = re.compile(rb"[a-z][A-Z]|[A-Z][a-z]")
+
+
+def _encoded_tail(raw: bytes, marks: bytes, end: int) -> int:
+    """Where the encoded data that ends a line of base64 at ``end`` ends: its last line, shorter than
+    :data:`MIN_BASE64_RUN` characters, when it follows on the next line (``\\n`` in a JSON string too) and holds a
+    digit, a ``+`` or ``/``, or three changes of case, as the end of random base64 does; a word written after the
+    data (``end``, ``The``) does not. ``end`` otherwise."""
+    gap = _LINE_BREAK_RE.match(raw, end)
+    if gap is None:
+        return end
+    start = gap.end()
+    if start >= len(raw) or marks[start] != 0x62:
+        return end
+    stop = marks.find(b" ", start)
+    stop = len(raw) if stop < 0 else stop
+    tail = raw[start:stop]
+    if len(tail) < MIN_BASE64_RUN and (_DIGIT_RE.search(tail) or b"+" in tail or b"/" in tail
+                                       or len(_CASE_CHANGE_RE.findall(tail)) >= 3):
+        return stop
+    return end
+
+
 def drop_data(text: str) -> str:
-    """``text`` without its runs of encoded data, which are no words: each run between white space of at least
-    :data:`MIN_BASE64_RUN` base64 characters (letters, digits, ``+``, ``/``, ``=``) holding a digit and a letter
-    beyond ``a``–``f`` (a line of base64, or a pasted image or key on one line; not a hex digest or a ``0x``
-    number, which a note names and a user searches for), and JSON Web Tokens (:data:`_JWT_RE`). The rule does not depend on case, so
-    text and its folded form lose the same runs.
+    """``text`` (as written: the rule reads case) without its runs of encoded data, which are no words: each run of
+    at least :data:`MIN_BASE64_RUN` characters of base64 or base64url (:data:`_BASE64_MARKS`) that
+    :func:`_is_encoded` finds to be data (a line of base64, wrapped or not, a pasted image, key or ``sha512-``
+    integrity string, also inside quotes, backticks or a JSON string, and the shorter last line of wrapped base64:
+    :func:`_encoded_tail`), and JSON Web Tokens (:data:`_JWT_RE`). Paths, identifiers and words of that length,
+    hex digests, ``0x`` numbers and other text of one case are kept. :func:`raw_tokens`
+    drops the runs found in the text as written before it folds case.
 
     Indexed as words, such runs gave a note of 4 MB of pasted base64 157,567 distinct terms (``add``, ``ada``…)
     that other queries matched, and a prompt holding base64 or a JWT made the hook inject notes matching its
-    fragments (``ms``, ``6h``, ``twenti``: QA round 54). C-level searches; text without such a run is returned as
-    it is."""
+    fragments (``ms``, ``6h``, ``twenti``: QA rounds 54 and 55). C-level searches; text without a run of
+    :data:`MIN_BASE64_RUN` such characters is returned as it is."""
+    if "eyJ" in text:  # (first: a JWT's payload alone is a run of base64 the loop below drops)
+        text = _JWT_RE.sub(" ", text)
     if len(text) >= MIN_BASE64_RUN:
         raw = text.encode("utf-8", "surrogatepass")
         marks = raw.translate(_BASE64_MARKS)
@@ -263,20 +314,16 @@ def drop_data(text: str) -> str:
                 start = marks.rfind(b" ", 0, at) + 1
                 end = marks.find(b" ", at)
                 end = len(raw) if end < 0 else end
-                hex_from = start + 2 if raw[start:start + 2] in (b"0x", b"0X") else start  # (0x…: hex)
-                if (marks.find(b"x", start, end) < 0 and _DIGIT_RE.search(raw, start, end)
-                        and _NOT_HEX_LETTER_RE.search(raw, hex_from, end)):
+                if _is_encoded(raw[start:end]):
                     pieces.append(raw[done:start])
-                    done = end
+                    done = end = _encoded_tail(raw, marks, end)
                 at = marks.find(needle, end)
             if pieces:
                 text = (b" ".join(pieces) + b" " + raw[done:]).decode("utf-8", "surrogatepass")
-    if "eyJ" in text or "eyj" in text:
-        text = _JWT_RE.sub(" ", text)
     return text
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, *, data_dropped: bool = False) -> list[str]:
     """The letter/digit runs of already normalised text, each word's combining marks kept inside it
     (a Devanagari vowel sign or a Thai tone mark does not end a word), without the suffixes written
     after an apostrophe (:data:`_APOSTROPHE_SUFFIX`: ``API'nin`` is ``API``) and without runs of encoded
@@ -285,7 +332,8 @@ def tokens(text: str) -> list[str]:
     Text without a code point from U+0300 up cannot hold a mark and takes the plain pattern: the
     marked one, a class of ~300 ranges tried per character, costs ~4× as much on a Turkish question.
     """
-    text = drop_data(text)
+    if not data_dropped:
+        text = drop_data(text)
     if "'" in text or "\u2019" in text or "\u02bc" in text:
         text = _APOSTROPHE_SUFFIX_RE.sub(_drop_suffix, text)
     if text.isascii() or _FROM_FIRST_MARK_RE.search(text) is None:
@@ -677,8 +725,9 @@ def _is_word(c: str) -> bool:
 
 
 def raw_tokens(text: str) -> list[str]:
-    """Split folded text into letter/digit runs (no stopword removal, no stemming)."""
-    return tokens(fold_case(text))
+    """Split folded text into letter/digit runs (no stopword removal, no stemming); encoded data
+    (:func:`drop_data`) is found in the text as written, before case is folded."""
+    return tokens(lower(drop_data(normalize(text))), data_dropped=True)
 
 
 def is_turkish(words: list[str]) -> bool:

@@ -356,6 +356,20 @@ def test_compound_terms(text, expected):
      ["src", "components", "SessionPanel", "SessionPanelHeader", "index2", "tsx"]),
     ("Pneumonoultramicroscopicsilicovolcanoconiosisandsupercalifragilisticexpialidocious",
      ["Pneumonoultramicroscopicsilicovolcanoconiosisandsupercalifragilisticexpialidocious"]),
+    # QA round 55: paths and identifiers of 60 characters and more with a digit are words, not data
+    ("packages/frontend/src/components/dashboard/widgets/Chart2D/Legend",
+     ["packages", "frontend", "src", "components", "dashboard", "widgets", "Chart2D", "Legend"]),
+    ("getUserAccountSettingsForOrganizationV2WithPermissionsAndRoles",
+     ["getUserAccountSettingsForOrganizationV2WithPermissionsAndRoles"]),
+    ("E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855",  # a hex digest in capitals: one case
+     ["E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"]),
+    ("EyjafjallajokullVolcano.EyjafjallajokullAsh.report",  # no JWT: a JWT's parts start eyJ
+     ["EyjafjallajokullVolcano", "EyjafjallajokullAsh", "report"]),
+    # … and base64url, base64 in backticks, before a full stop, after key=, sha512- integrity strings are data
+    ("`WyNi0TkYVbB5PZl6ZLo1xf-3ce-w6DYxKEn_7y6mTGPR9vNdxNe6LYfx6UE0mINTVvWgyBDF0mtX6mcnRAUbpQ`.",  []),
+    ("key=iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==", ["key"]),
+    ("integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+     ["integrity"]),  # (the algorithm's name goes with its digest)
 ])
 def test_tokens_drop_encoded_data(text, expected):
     from dreamdb.analyzer import normalize, raw_tokens, tokens
@@ -395,6 +409,13 @@ def test_wrapped_base64_in_a_note_gives_no_terms():
 
     wrapped = base64.encodebytes(random.Random(7).randbytes(57 * 200)).decode()  # 76 columns, every line full
     assert analyze(f"start\n{wrapped}end") == ["start", "end"]
+    # QA round 55: its last, shorter line too, and wrapped base64 in a JSON string (lines joined by \n escapes)
+    import json
+
+    wrapped = base64.encodebytes(random.Random(5).randbytes(600)).decode()
+    assert len(wrapped.splitlines()[-1]) < 60
+    assert analyze(f"start\n{wrapped}end") == ["start", "end"]
+    assert analyze(json.dumps({"image": wrapped, "name": "logo"})) == ["imag", "name", "logo"]
 
 
 def test_compound_terms_skip_a_long_run_without_white_space_and_find_words_after_it():
