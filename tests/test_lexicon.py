@@ -1018,3 +1018,16 @@ def test_the_glossary_is_one_word_translations_of_words_it_lists_once():
     assert len(words) == len(set(words)) > 100
     assert all(tr == lower(tr) and " " not in tr for tr in words)
     assert all(ens and all(e.isalpha() and e == e.lower() for e in ens) for _tr, ens in COMPUTING_TR_EN)
+
+
+def test_a_privative_word_is_not_read_as_its_root(kenet_lexicon):
+    """QA round 55: başarısız (unsuccessful) was translated as success, its root başarı's first sense."""
+    from dreamdb.ranking.rank import _shorter_root_translations, _turkish_lookup_forms
+
+    assert _turkish_lookup_forms("başarısız") == ("başarısız",)
+    assert "başarısızlık" in _turkish_lookup_forms("başarısızlığı") and "başarı" not in _turkish_lookup_forms("başarısızlığı")
+    assert "başarı" in _turkish_lookup_forms("başarılı")  # -lI ("with") keeps its root
+    lex = Lexicon(kenet_lexicon)
+    assert "success" not in {t for found in _shorter_root_translations(stem("başarısız", True), "başarısız", lex)
+                             for t in found}
+    assert "success" not in translated_terms(stem("başarısız", True), "başarısız", lex, True)
