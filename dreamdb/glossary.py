@@ -26,7 +26,7 @@ the lexicon keeps only those.
 
 from __future__ import annotations
 
-GLOSSARY_VERSION = "1"
+GLOSSARY_VERSION = "2"
 """Version of :data:`COMPUTING_TR_EN`, recorded in a built lexicon (``glossary_version``): ``dreamdb lexicon
 status`` tells a file built with another to be built again."""
 
@@ -91,7 +91,7 @@ COMPUTING_TR_EN: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("zamanlayıcı", ("scheduler", "timer")),
     ("olay", ("event",)),
     ("bildirim", ("notification",)),
-    ("izleme", ("monitoring", "tracking")),
+    ("izleme", ("watching", "monitoring", "tracking")),
     ("gecikme", ("delay", "latency")),
     ("yedek", ("spare", "backup")),
     ("yedekleme", ("backup",)),
