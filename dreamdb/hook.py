@@ -126,13 +126,14 @@ def run(payload_text: str) -> str:
         if os.environ.get("DREAMDB_MEMORY_HOOK", "1").strip().lower() in ("0", "false", "no", "off"):
             return ""
         # a UTF-8 byte-order mark before the JSON (a payload written by a Windows tool) is not part of it: RFC 8259
-        # lets a reader ignore it, and json.loads refused it (QA round 54 L11)
-        payload_text = payload_text.removeprefix("\ufeff")
+        # lets a reader ignore it, and json.loads refused it (QA round 54 L11); so are whitespace before it and a
+        # second one, which a tool that adds its own to a payload that had one writes (QA round 55)
+        payload_text = payload_text[_LEADING_WHITESPACE_AND_BOMS.match(payload_text).end():]
         if not payload_text.strip():
             _log("empty payload on stdin; nothing done")
             return ""
         try:
-            payload = json.loads(payload_text)
+            payload = json.loads(payload_text, parse_int=_parse_int)
         except ValueError as exc:
             _log(f"payload is not JSON ({exc}); nothing done")
             return ""
@@ -168,6 +169,20 @@ def run(payload_text: str) -> str:
     finally:
         if os.environ.get("DREAMDB_HOOK_TIMING"):
             _log(f"hook took {(time.perf_counter() - t0) * 1000:.1f} ms")
+
+
+_LEADING_WHITESPACE_AND_BOMS = re.compile("[\\s\ufeff]*")
+"""What :func:`run` drops before the payload's JSON: whitespace and any number of byte-order marks, in any order."""
+
+
+def _parse_int(digits: str) -> int | str:
+    """A JSON integer as an int, or as its digits (a str) when it is too long for ``int()`` (Python refuses more
+    than 4,300 digits, ``sys.set_int_max_str_digits``). QA round 55: a 5,000-digit number in a field the hook
+    never reads made json.loads fail, and the whole prompt went without memories ('payload is not JSON')."""
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
 
 
 def _words(prompt: str) -> list[str]:

@@ -99,6 +99,33 @@ def test_a_payload_after_a_byte_order_mark_is_read(project, tmp_path):
     assert p.returncode == 0 and p.stdout == b"" and "empty payload on stdin" in log.read_text()
 
 
+def test_whitespace_before_a_byte_order_mark_and_two_marks_are_skipped(project, tmp_path):
+    """QA round 55: whitespace before the BOM, or two BOMs (a tool adding its own to a payload that had one), were
+    logged as "payload is not JSON" and the prompt got no memories."""
+    log = tmp_path / "h.log"
+    body = payload("how is sleep debt computed before consolidation", project).encode()
+    for head in (b" \n\xef\xbb\xbf", b"\xef\xbb\xbf\xef\xbb\xbf", b"\r\n\xef\xbb\xbf \xef\xbb\xbf\t"):
+        p = hook(head + body, {"DREAMDB_HOOK_LOG": str(log)})
+        assert p.returncode == 0 and p.stdout.decode().splitlines()[0] == HEADER, (head, p.stdout, p.stderr)
+    assert not log.exists() or "not JSON" not in log.read_text()
+    p = hook(b" \xef\xbb\xbf\xef\xbb\xbf\n", {"DREAMDB_HOOK_LOG": str(log)})  # marks and whitespace alone: empty
+    assert p.returncode == 0 and p.stdout == b"" and "empty payload on stdin" in log.read_text()
+
+
+def test_a_huge_integer_in_a_field_the_hook_does_not_read_is_no_reason_to_skip_the_prompt(project, tmp_path):
+    """QA round 55: a 5,000-digit integer in an unused field (over Python's 4,300-digit limit for int()) was
+    logged as 'payload is not JSON (Exceeds the limit (4300 digits) …)' and the prompt got no memories."""
+    log = tmp_path / "h.log"
+    data = json.loads(payload("how is sleep debt computed before consolidation", project))
+    text = json.dumps(data)[:-1] + ', "n": ' + "9" * 5000 + ', "m": -' + "1" * 5000 + ', "ok": 42}'
+    p = hook(text, {"DREAMDB_HOOK_LOG": str(log)})
+    assert p.returncode == 0 and p.stdout.decode().splitlines()[0] == HEADER, (p.stdout, p.stderr)
+    assert not log.exists() or "not JSON" not in log.read_text()
+    from dreamdb.hook import _parse_int
+
+    assert _parse_int("42") == 42 and _parse_int("-" + "1" * 5000) == "-" + "1" * 5000
+
+
 def test_a_payload_nested_too_deeply_is_bad_json_not_a_hook_failure(project, tmp_path):
     """QA round 54 L11: '[' * 100000 was logged as "hook failed: RecursionError …", an internal failure."""
     log = tmp_path / "h.log"
