@@ -25,17 +25,36 @@ characters of ``gbeng``, ``gbsct`` or ``gbwls``, CANCEL TAG), the only ones Unic
 UTS #51). The grammar's general form (U+1F3F4, any tags U+E0020–U+E007E, CANCEL TAG) is not allowed: it would pass
 🏴 followed by "IGNORE ALL PREVIOUS INSTRUCTIONS" in tags, a hidden message behind one visible flag (QA round 54)."""
 
-SMUGGLING_CHARS = "\U000e0000-\U000e007f\ufff9-\ufffb"
+SMUGGLING_CHARS = "\U000e0000-\U000e007f\ufff9-\ufffb\u2061-\u2064\ufffe\uffff"
 """Invisible characters that can carry a hidden message (a regex class's ranges): the Unicode tag characters
 U+E0000–U+E007F, which mirror ASCII and are read by language models while no terminal or editor shows them
 ("ASCII smuggling" of instructions into an agent's prompt), and the interlinear annotation marks U+FFF9–U+FFFB,
-whose annotated text a renderer may hide or show out of line (QA round 54)."""
+whose annotated text a renderer may hide or show out of line (QA round 54); the invisible mathematical operators
+U+2061–U+2064 (function application, invisible times, separator and plus: nothing outside MathML markup needs
+them) and the noncharacters U+FFFE and U+FFFF, which no text holds (QA round 55). Not here, as text needs them: the
+zero-width joiner and non-joiner, the direction marks, the word joiner U+2060, private-use characters (the icons
+of Nerd Fonts in a developer's note), the Hangul fillers of Korean text."""
 
-_SMUGGLED = re.compile(f"{FLAG_TAG_SEQUENCE}|[{SMUGGLING_CHARS}]+")
+VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+"""The variation selectors VS1–VS16 and VS17–VS256 (a regex class's ranges). One after a character is text: ❤️ is
+U+2764 U+FE0F (emoji presentation), 葛󠄀 is U+845B U+E0100 (an ideographic variation sequence). Two or more in a row
+are not: 256 invisible selectors spell out any byte, and a run of them after an emoji ("emoji smuggling") hid a
+message of 39 bytes that ``remember`` took and the prompt hook passed on to the agent (QA round 55). The first
+selector of a run stays (it is the character's own); the rest of the run is smuggled."""
 
-_ANY_SMUGGLING = re.compile(f"[{SMUGGLING_CHARS}]")
+_SMUGGLED = re.compile(f"{FLAG_TAG_SEQUENCE}|[{SMUGGLING_CHARS}][{SMUGGLING_CHARS}{VARIATION_SELECTORS}]*"
+                       f"|(?<=[{VARIATION_SELECTORS}])[{VARIATION_SELECTORS}][{SMUGGLING_CHARS}{VARIATION_SELECTORS}]*")
+"""A flag (kept), or a hidden message: a run that starts with a character of :data:`SMUGGLING_CHARS`, or with a
+variation selector right after another, and takes in every selector and smuggling character after it. Tag characters
+between the selectors (VS, tag, VS, tag …) are part of the run: were the tags left out alone, the selectors they
+kept apart would make a run of their own in the output."""
+
+_ANY_SMUGGLING = re.compile(f"[{SMUGGLING_CHARS}{VARIATION_SELECTORS}]"
+                            f"(?:(?<=[{SMUGGLING_CHARS}])|(?<=[{VARIATION_SELECTORS}][{VARIATION_SELECTORS}]))")
 """A quick look for them first: a search for one class is 4× faster than :data:`_SMUGGLED`'s alternation, which
-added 0.4 s to 10 MB of ``sql --json`` output that held none."""
+added 0.4 s to 10 MB of ``sql --json`` output that held none. A variation selector found is looked behind (QA round
+55): text with emoji (⚠️, ✔️, each with one U+FE0F) takes the fast path too; 14 MB of JSON: 0.12 s before the
+selectors, 0.19 s with this check, 0.39 s with an alternation ``[…]|[VS][VS]``."""
 
 
 def _keep_flags(m: re.Match) -> str:
@@ -47,10 +66,24 @@ def _json_escaped(m: re.Match) -> str:
 
 
 def _unsmuggled(text: str, repl) -> str:
-    """``text`` with each run of :data:`SMUGGLING_CHARS` outside a flag replaced by ``repl`` (of the match)."""
+    """``text`` with each hidden-message run of :data:`_SMUGGLED` (outside a flag) replaced by ``repl`` (of the
+    match)."""
     if text.isascii() or _ANY_SMUGGLING.search(text) is None:
         return text
     return _SMUGGLED.sub(repl, text)
+
+
+def escape_smuggling(text: str) -> str:
+    """``text`` with the characters that can carry a hidden message (:data:`SMUGGLING_CHARS` outside a flag, a
+    variation selector after another) written as JSON's ``\\u`` escapes: what :func:`to_json` does to its output,
+    and ``sql --format csv`` to its text (QA round 55)."""
+    return _unsmuggled(text, _json_escaped)
+
+
+def show_controls(text: str) -> str:
+    """``text`` with its control characters and bidirectional marks shown as :func:`safe_text` shows them (ESC as
+    ``␛``), newline and tab kept; nothing else changed (``sql --format csv`` on a terminal, QA round 55)."""
+    return _CONTROL.sub(_picture, text)
 
 
 def count_noun(n: int, one: str, many: str | None = None) -> str:
@@ -79,10 +112,12 @@ def safe_text(text) -> str:
     (U+0080–U+009F) → ``␛`` followed by its 7-bit equivalent (CSI U+009B → ``␛[``), and a
     bidirectional override or isolate mark → ``<U+202E>`` and the like.
     The invisible characters that can smuggle a message (:data:`SMUGGLING_CHARS`: Unicode tag
-    characters outside a flag's :data:`FLAG_TAG_SEQUENCE`, interlinear annotation marks) are left out
-    (QA round 54): a hand-written note can carry them (``remember`` and ``update`` refuse them), and the
-    prompt hook's block must not pass hidden instructions to the agent; named one by one, as the bidirectional
-    marks are, a 40-character message would fill the line with ``<U+E0049>``.
+    characters outside a flag's :data:`FLAG_TAG_SEQUENCE`, interlinear annotation marks, invisible operators,
+    noncharacters) are left out (QA round 54), and so is a run of :data:`VARIATION_SELECTORS` after its first
+    selector (QA round 55: a message hidden after an emoji reached the agent): a hand-written note can carry
+    them (``remember`` and ``update`` refuse them), and the prompt hook's block must not pass hidden instructions
+    to the agent; named one by one, as the bidirectional marks are, a 40-character message would fill the line
+    with ``<U+E0049>``.
     Everything else, newline and tab included, is kept.
 
     For human-readable output only, applied when printing (the vault and the index
@@ -108,8 +143,9 @@ def to_json(obj) -> str:
     JSON is data, so the text stays exact; but the invisible characters of :data:`SMUGGLING_CHARS` (outside a
     flag's tag sequence) are written as ``\\u`` escapes (``\\udb40\\udc49`` for U+E0049), which decode to
     the same string: an agent reading ``recall --json`` sees that they are there instead of reading a hidden
-    message (QA round 54)."""
-    return _unsmuggled(json.dumps(obj, ensure_ascii=False, indent=2, default=str), _json_escaped)
+    message (QA round 54). So are the variation selectors of a run after its first (QA round 55, see
+    :data:`VARIATION_SELECTORS`)."""
+    return escape_smuggling(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
 def table(rows: list[dict] | list[list], headers: list[str] | None = None) -> str:

@@ -271,3 +271,35 @@ def csv_value(v):
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v).hex().upper()
     return v
+
+
+def csv_text(columns: list[str], rows, *, terminal: bool) -> str:
+    """The CSV ``dreamdb sql --format csv`` prints: a header row, then one row per result row (:func:`csv_value`).
+
+    CSV is data, and the text stays exact, but for two things (QA round 55, where CSV printed what ``--json``
+    escapes and the table shows):
+
+    - The characters that can carry a hidden message (Unicode tag characters outside a flag, a run of
+      variation selectors, the others of :data:`dreamdb.output.SMUGGLING_CHARS`) are written as JSON's ``\\u``
+      escapes, as ``--json`` writes them (:func:`dreamdb.output.escape_smuggling`), whether or not stdout is a
+      terminal: an agent reads ``sql`` through a pipe, and must see them there instead of reading the message.
+    - Control characters (ESC, CR, the C1 controls) and bidirectional marks are shown as the table shows them
+      (ESC as ``␛``) when ``terminal`` (stdout is a terminal, where ESC would colour, move the cursor or set the
+      window title, and a CR in a cell would overwrite its line), and written as they are when not: CSV piped to a
+      file or a program is data, and a byte the query returned is kept. Newlines and tabs are kept in both (the
+      csv module quotes a cell that holds one).
+    """
+    import csv
+    import io
+
+    from dreamdb.output import escape_smuggling, show_controls
+
+    def cell(v):
+        v = csv_value(v)
+        return show_controls(v) if terminal and isinstance(v, str) else v
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow([cell(c) for c in columns])
+    w.writerows([cell(v) for v in r] for r in rows)
+    return escape_smuggling(buf.getvalue())

@@ -195,6 +195,14 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     (also in CSV). The table shows a BLOB as <N bytes>, cuts text at 80
     characters and shows control characters visibly (ESC as ␛).
 
+    Text in JSON and CSV is exact, but for invisible characters that can
+    hide a message for an agent (Unicode tag characters, a run of variation
+    selectors, invisible operators): both write them as \\u escapes
+    (\\udb40\\udc49 for U+E0049). CSV written to a terminal shows control
+    characters as the table does (ESC as ␛, so a cell cannot colour the
+    screen or move the cursor); CSV piped to a file or a program keeps them
+    as the index holds them.
+
     A query that starts with '-' (such as a leading -- comment) would be taken
     for an option: put -- before it, after the options.
 
@@ -205,12 +213,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
       dreamdb sql --max-rows 0 --format csv "SELECT doc_id, title FROM documents"
       dreamdb sql --format csv -- "$(cat query.sql)"   # query.sql may start with a -- comment
     """
-    import csv
-    import io
-
     from dreamdb import output
     from dreamdb.errors import IndexDamaged, IndexUnavailable, UsageError
-    from dreamdb.sqlquery import csv_value, json_rows, run_readonly, unique_names
+    from dreamdb.sqlquery import csv_text, json_rows, run_readonly, unique_names
 
     if as_json and fmt in ("csv", "table"):
         raise UsageError(f"--json and --format {fmt} ask for two different outputs.", hint="Give one of them.")
@@ -242,14 +247,21 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
             data = {"columns": unique_names(columns), "rows": data, "truncated": True, "max_rows": max_rows}
         click.echo(output.to_json(data))
     elif fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(columns)
-        w.writerows([csv_value(v) for v in r] for r in rows)
-        click.echo(buf.getvalue(), nl=False, color=True)  # color=True: click would strip ANSI sequences from CSV data when piped
+        text = csv_text(columns, rows, terminal=_stdout_is_terminal())
+        click.echo(text, nl=False, color=True)  # color=True: click would strip ANSI sequences from CSV data when piped
     else:
         shown = [[_cell(v) for v in r] for r in rows]
         click.echo(output.table(shown, headers=columns) if columns else "(no result columns)")
+
+
+def _stdout_is_terminal() -> bool:
+    """Whether stdout is a terminal: ``sql --format csv`` shows control characters there (QA round 55)."""
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # (no stdout, or a closed one)
+        return False
 
 
 def _cell(v):

@@ -6,7 +6,7 @@ import re
 from datetime import date, datetime
 
 from dreamdb.errors import UsageError
-from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS
+from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS, VARIATION_SELECTORS
 from dreamdb.vault.discover import is_utf8
 
 
@@ -23,17 +23,24 @@ _INVISIBLE = SMUGGLING_CHARS + "\ufeff"
 that can carry a hidden message to an agent (:data:`dreamdb.output.SMUGGLING_CHARS`; a tag sequence of a flag, as
 England's, is text and is kept), and U+FEFF, a byte-order mark inside the text. The format characters that text
 needs stay allowed: the zero-width joiner of emoji (U+200D) and non-joiner of Persian (U+200C), the direction marks
-U+200E, U+200F and U+061C, the soft hyphen."""
+U+200E, U+200F and U+061C, the soft hyphen. QA round 55 added the invisible operators U+2061–U+2064 and the
+noncharacters U+FFFE, U+FFFF to :data:`SMUGGLING_CHARS`; the word joiner U+2060, private-use characters (icon
+fonts) and the Hangul fillers stay allowed."""
+
+_VS_RUN = f"(?<=[{VARIATION_SELECTORS}])[{VARIATION_SELECTORS}]"
+"""A variation selector right after another (QA round 55): one after a character is text (❤️, 葛󠄀), a run of them
+after an emoji is a hidden message, a byte a selector (:data:`dreamdb.output.VARIATION_SELECTORS`). The second of
+the run is the character refused, so the error names where the run starts to hide something."""
 
 _CONTROL_RE = re.compile(f"[{_CONTROLS}]")
 
-_LINE_REFUSED_RE = re.compile(f"{FLAG_TAG_SEQUENCE}|(?P<bad>[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}])")
+_LINE_REFUSED_RE = re.compile(f"{FLAG_TAG_SEQUENCE}|(?P<bad>[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}]|{_VS_RUN})")
 """What one-line text (a type, a scope, a summary, a tag) must not hold: a control character, a line or
-paragraph separator, a bidirectional control, an invisible character of :data:`_INVISIBLE`. (A match without
-the ``bad`` group is a flag's tag sequence, which is allowed.)"""
+paragraph separator, a bidirectional control, an invisible character of :data:`_INVISIBLE`, a run of variation
+selectors (:data:`_VS_RUN`). (A match without the ``bad`` group is a flag's tag sequence, which is allowed.)"""
 
 _PROSE_REFUSED_RE = re.compile(
-    f"{FLAG_TAG_SEQUENCE}|(?P<bad>(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}]|\\r(?!\\n))")
+    f"{FLAG_TAG_SEQUENCE}|(?P<bad>(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}]|{_VS_RUN}|\\r(?!\\n))")
 """The same for text that may span lines (an entry's text, a description), which may hold newlines, tabs and
 CRLF line ends: ESC would colour or move a terminal's cursor where the entry is shown, and a carriage return
 alone would write the rest of its line over the start."""
@@ -51,8 +58,12 @@ def _refused_char(text: str, *, one_line: bool = True) -> int | None:
 
 def _found(text: str, at: int) -> str:
     """Which refused character ``text`` holds and where, for an error message: an invisible one cannot be
-    seen in the message's quote of the text."""
-    return f"U+{ord(text[at]):04X} at character {at + 1:,}"
+    seen in the message's quote of the text. A variation selector is refused only after another, which the
+    message says (QA round 55): the character alone is allowed."""
+    where = f"U+{ord(text[at]):04X} at character {at + 1:,}"
+    if re.fullmatch(f"[{VARIATION_SELECTORS}]", text[at]):
+        return where + ", the second variation selector in a row: one after a character is fine, a run hides bytes"
+    return where
 
 
 def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str:
