@@ -49,7 +49,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "16"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15, 16: encoded data dropped
+ANALYZER_VERSION = "17"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 

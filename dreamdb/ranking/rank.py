@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from dreamdb.analyzer import (NOMINAL_SUFFIXES, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, alternate_terms, analyze,
                                compound_terms, diacritic_round, diacritic_rounds, identifier_terms, is_turkish,
-                               is_turkish_text, lower, normalize, query_words, stem, tokens)
+                               drop_data, is_turkish_text, lower, normalize, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -205,10 +205,10 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     Returns:
         QueryPlan.
     """
-    written = normalize(text)
+    written = drop_data(normalize(text))  # (encoded data is found in the text as written)
     folded = lower(written)
-    words = tokens(folded)  # raw_tokens(text), from the one normalisation
-    written_words = tokens(written)  # the words as written (capitals: names)
+    words = tokens(folded, data_dropped=True)  # raw_tokens(text), from the one normalisation
+    written_words = tokens(written, data_dropped=True)  # the words as written (capitals: names)
     shouted = _shouted_turkish(written)
     # An English sentence with a name in Turkish letters is English ("Gülşen: delete the license file";
     # read as Turkish, "file" and "delete" would become the Turkish stems "fil" and "dele").

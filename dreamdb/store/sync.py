@@ -20,8 +20,8 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, analyze, compound_terms, identifier_terms,
-                              is_turkish_text, lower, normalize, tokens)
+from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, analyze, compound_terms, drop_data,
+                              identifier_terms, is_turkish_text, lower, normalize, tokens)
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
@@ -695,9 +695,9 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         (:func:`dreamdb.analyzer.compound_terms`: ``setup`` and ``version`` of ``setupVersion``), in every language.
     """
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
-    written = [normalize(text) for text in texts]
+    written = [drop_data(normalize(text)) for text in texts]  # (encoded data is found in the text as written)
     folded = [lower(text) for text in written]
-    words = [tokens(text) for text in folded]  # raw_tokens(text), from the one fold
+    words = [tokens(text, data_dropped=True) for text in folded]  # raw_tokens(text), from the one fold
     turkish = is_turkish_text([w for field in words for w in field])
     postings: dict[str, list[int]] = {}
     lengths = []
