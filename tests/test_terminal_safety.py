@@ -232,20 +232,30 @@ def test_render_block_and_json_for_the_agent_carry_no_hidden_message():
     assert json.loads(raw) == {"title": h.title, "flag": WALES}  # …which decode to the text as it is
 
 
+def _hidden_from_hook_and_recall(vault, tmp_path, note: str, body: str, prompt: str, shown: str, words: list[str],
+                                 found, escaped: str) -> None:
+    """Write ``note`` (with ``body``) and four fillers by hand, then check that the hook's block for ``prompt`` shows
+    ``shown`` and that neither it nor recall's text output (plain, ``--plain``, ``--explain``) holds what ``found``
+    finds; ``--json`` holds ``escaped`` (the \\u escape) and decodes to ``body`` as it is."""
+    write_doc(vault, f"knowledge/{note}.md", f"---\nname: {note}\ndescription: {' '.join(words)}\n---\n{body}\n")
+    for i in range(4):
+        write_doc(vault, f"knowledge/filler{i}.md", f"---\nname: Filler {i}\n---\ngardening tomatoes {i}\n")
+    out = hook(prompt, vault.parent, tmp_path)
+    assert out.startswith(HEADER) and shown in out and found(out) == [], out
+    for args in ((), ("--plain",), ("--explain",)):
+        p = run_main("recall", "--vault", str(vault), *args, *words)
+        assert p.returncode == 0 and words[0] in p.stdout.decode().lower() and found(p.stdout.decode()) == []
+    p = run_main("recall", "--vault", str(vault), "--json", *words)
+    assert found(p.stdout.decode()) == [] and escaped in p.stdout.decode()
+    assert body in json.loads(p.stdout)["hits"][0]["snippet"]  # the data as it is
+
+
 def test_a_hand_written_note_with_tag_characters_reaches_neither_the_hook_nor_recall(tiny_vault, tmp_path):
     """QA round 54 M5: ``remember`` refuses them now, but a note written by hand (or by another tool) can carry them."""
-    write_doc(tiny_vault, "knowledge/zebrafish.md", "---\nname: Zebrafish deploy\ndescription: zebrafish deploy"
-              f" checklist\n---\nZebrafish deploy checklist: run migrations first.{HIDDEN} Zebrafish tanks {WALES}.\n")
-    for i in range(4):
-        write_doc(tiny_vault, f"knowledge/filler{i}.md", f"---\nname: Filler {i}\n---\ngardening tomatoes {i}\n")
-    out = hook("what is the zebrafish deploy checklist", tiny_vault.parent, tmp_path)
-    assert out.startswith(HEADER) and "run migrations first. Zebrafish tanks" in out and _smuggled(out) == [], out
-    for args in ((), ("--plain",), ("--explain",)):
-        p = run_main("recall", "--vault", str(tiny_vault), *args, "zebrafish", "deploy", "checklist")
-        assert p.returncode == 0 and "zebrafish" in p.stdout.decode().lower() and _smuggled(p.stdout.decode()) == []
-    p = run_main("recall", "--vault", str(tiny_vault), "--json", "zebrafish", "deploy", "checklist")
-    assert _smuggled(p.stdout.decode()) == [] and "\\udb40\\udc49" in p.stdout.decode()
-    assert HIDDEN in json.loads(p.stdout)["hits"][0]["snippet"]  # the data as it is
+    body = f"Zebrafish deploy checklist: run migrations first.{HIDDEN} Zebrafish tanks {WALES}."
+    _hidden_from_hook_and_recall(tiny_vault, tmp_path, "zebrafish", body, "what is the zebrafish deploy checklist",
+                                 "run migrations first. Zebrafish tanks", ["zebrafish", "deploy", "checklist"],
+                                 _smuggled, "\\udb40\\udc49")
 
 
 # ---------------------------------------------------------------- variation selectors, invisible operators (QA round 55)
@@ -303,19 +313,9 @@ def test_the_quick_look_passes_over_text_with_single_selectors():
 def test_a_message_hidden_in_variation_selectors_reaches_neither_the_hook_nor_recall(tiny_vault, tmp_path):
     """QA round 55 H: ``dreamdb hook user-prompt-submit`` printed the 39 selectors after the emoji; a note written
     by hand still can hold them (``remember`` refuses them)."""
-    write_doc(tiny_vault, "knowledge/zebracorn.md", "---\nname: Zebracorn rollout\ndescription: zebracorn rollout"
-              f" status\n---\n{ZEBRACORN}\n")
-    for i in range(4):
-        write_doc(tiny_vault, f"knowledge/filler{i}.md", f"---\nname: Filler {i}\n---\ngardening tomatoes {i}\n")
-    out = hook("is the zebracorn rollout finished", tiny_vault.parent, tmp_path)
-    assert out.startswith(HEADER) and "zebracorn rollout finished 😀" in out and _selector_runs(out) == [], out
-    for args in ((), ("--plain",), ("--explain",)):
-        p = run_main("recall", "--vault", str(tiny_vault), *args, "zebracorn", "rollout")
-        assert p.returncode == 0 and "zebracorn" in p.stdout.decode().lower()
-        assert _selector_runs(p.stdout.decode()) == []
-    p = run_main("recall", "--vault", str(tiny_vault), "--json", "zebracorn", "rollout")
-    assert _selector_runs(p.stdout.decode()) == [] and "\\udb40\\udd57" in p.stdout.decode()
-    assert ZEBRACORN in json.loads(p.stdout)["hits"][0]["snippet"]  # the data as it is
+    _hidden_from_hook_and_recall(tiny_vault, tmp_path, "zebracorn", ZEBRACORN, "is the zebracorn rollout finished",
+                                 "zebracorn rollout finished 😀", ["zebracorn", "rollout"], _selector_runs,
+                                 "\\udb40\\udd57")
 
 
 def test_sql_csv_escapes_hidden_messages_as_json_does(esc_vault):
