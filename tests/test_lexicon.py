@@ -644,7 +644,7 @@ def test_a_failed_build_keeps_the_previous_lexicon(kenet_dir, tmp_path):
         build_lexicon(dest, empty)
 
 
-def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys):
+def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys, tiny_vault):
     dest = tmp_path / "cli.sqlite"
     runner = CliRunner()
     res = runner.invoke(cli, ["lexicon", "build", "--from", str(kenet_dir), "--to", str(dest), "--json"])
@@ -662,6 +662,9 @@ def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys):
     conn.close()
     res = runner.invoke(cli, ["lexicon", "status"])
     assert "glossary:   built without this dreamdb's glossary" in res.output and "dreamdb lexicon build" in res.output
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nsleep\n")
+    out = runner.invoke(cli, ["status", "--vault", str(tiny_vault)]).output
+    assert "built without this dreamdb's glossary of the words of software work: run `dreamdb lexicon build`" in out
     # a folder that is not KeNet's: a usage error (QA round 45 L10: exit 1 after "Reading … (about 10 s)")
     assert main(["lexicon", "build", "--from", str(tmp_path), "--to", str(tmp_path / "x.sqlite")]) == 2
     err = capsys.readouterr().err

@@ -135,7 +135,9 @@ def status_cmd(vault, as_json):
     click.echo("lexicon:        " + (f"{lex['path']} (Turkish–English, from {lex.get('source')} {lex.get('source_version')})"
                                      if lex["installed"] else f"none, {lex['reason']}")
                + ("; its terms are another analyzer's (slower lookups): run `dreamdb lexicon build`"
-                  if lex["installed"] and lex.get("analysed") is False else ""))
+                  if lex["installed"] and lex.get("analysed") is False else "")
+               + ("; built without this dreamdb's glossary of the words of software work: run `dreamdb lexicon build`"
+                  if lex["installed"] and lex.get("glossary_version") != lex.get("current_glossary_version") else ""))
 
 
 @click.command("list")
