@@ -234,6 +234,8 @@ _BASE64_MARKS = bytes(0x62 if b < 0x80 and (chr(b).isalnum() or chr(b) in "+/_-"
 """``bytes.translate`` table: a character of base64 or base64url (letters, digits, ``+``, ``/``, ``-``, ``_``) →
 ``b``, any other byte → space (padding ``=`` too: ``key=`` before a value stays a word)."""
 
+_DIGIT_RE = re.compile(rb"[0-9]")
+
 _LETTER_PART_RE = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+")
 """The runs of letters of one case (a capital may start a run of small ones), for :func:`_is_encoded`."""
 
@@ -381,7 +383,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "7"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi
+IDENTIFIERS_VERSION = "8"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split
 """Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
@@ -476,13 +478,10 @@ _DATA_MARKS = bytes(0x20 if chr(b).isspace() and b < 0x80 else
                     0x62 if b < 0x80 and (chr(b).isalnum() or chr(b) in "+/=") else 0x78 for b in range(256))
 """``bytes.translate`` table: ASCII white space → space, a base64 character → ``b``, any other byte → ``x``."""
 
-_DIGIT_RE = re.compile(rb"[0-9]")
-
 MIN_BASE64_RUN = 60
-"""Shortest run of base64 characters between white space that :func:`compound_terms` skips as data when it holds a
-digit: base64 is wrapped at 76 columns by the ``base64`` command and MIME, at 64 in PEM; an identifier or a path
-of that length holds a dot, a dash or an underscore, or no digit (QA round 52: 0.6 MB of wrapped base64 used up
-:data:`MAX_COMPOUND_SPANS` and gave 50,000 parts of noise)."""
+"""Shortest run of base64 characters that :func:`drop_data` and :func:`compound_terms` take for data when
+:func:`_is_encoded` finds it to be: base64 is wrapped at 76 columns by the ``base64`` command and MIME, at 64 in PEM
+(QA round 52: 0.6 MB of wrapped base64 used up :data:`MAX_COMPOUND_SPANS` and gave 50,000 parts of noise)."""
 
 MAX_COMPOUND_RUN = 1_000
 """Longest run of text without white space (bytes) in which :func:`compound_terms` looks for words: a longer one is
@@ -636,9 +635,10 @@ def compound_terms(written: str) -> list[str]:
 def _data_runs(raw: bytes) -> list[tuple[int, int]]:
     """``(start, end)`` byte offsets of the runs of ``raw`` that :func:`compound_terms` skips as data, in order: runs
     without ASCII white space longer than :data:`MAX_COMPOUND_RUN`, and runs between white space of at least
-    :data:`MIN_BASE64_RUN` base64 characters (letters, digits, ``+``, ``/``, ``=``) holding a digit: a line of
-    base64 as the ``base64`` command wraps it (76 columns), not a path (``src/lib/safeChildPath``: a dot, a dash
-    or no digit). C-level searches: a long needle is skipped through quickly."""
+    :data:`MIN_BASE64_RUN` base64 characters (letters, digits, ``+``, ``/``, ``=``) that :func:`_is_encoded` finds
+    to be data, as :func:`drop_data` does: a line of base64 as the ``base64`` command wraps it (76 columns), not a
+    path (``packages/frontend/components/Chart2D/LegendRenderer``, whose parts a rule of a digit alone did not
+    split). C-level searches: a long needle is skipped through quickly."""
     marks = raw.translate(_DATA_MARKS)
     runs = []
     b64_needle = b"b" * MIN_BASE64_RUN
@@ -655,7 +655,7 @@ def _data_runs(raw: bytes) -> list[tuple[int, int]]:
         start = marks.rfind(b" ", 0, at) + 1
         end = marks.find(b" ", at)
         end = len(raw) if end < 0 else end
-        if marks.find(b"x", start, end) < 0 and _DIGIT_RE.search(raw, start, end):  # base64 characters only
+        if marks.find(b"x", start, end) < 0 and _is_encoded(raw[start:end]):  # base64 characters only, data
             runs.append((start, end))
         at = marks.find(b64_needle, end)
     return sorted(runs)

@@ -334,6 +334,8 @@ def test_identifier_terms(text, expected):
                                    "ip", "v6", "address", "ipv6", "v6address"]),
     ("ŞİRKETAdı ÖdemeServisi", ["şirket", "adı", "ödeme", "öde", "servisi", "servi"]),
     ("veriÖnbelleği and fooBar", ["veri", "ver", "önbelleği", "önbellek", "foo", "bar"]),  # a change into Ö
+    # a path of 60 characters and more with a digit is no data here either (drop_data's rule, QA round 55)
+    ("packages/frontend/components/Chart2D/LegendRenderer/ItemView", ["legend", "renderer", "item", "view"]),
 ])
 def test_compound_terms(text, expected):
     from dreamdb.analyzer import compound_terms
