@@ -49,7 +49,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "17"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped
+ANALYZER_VERSION = "18"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped; 18: privative -sIz kept, lists of names are no data
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -198,6 +198,11 @@ NOMINAL_INFLECTIONS = (
 """:data:`NOMINAL_SUFFIXES` with a case after ``-ki`` and the copula's tenses with their personal endings (Göksel &
 Kerslake 2005, ch. 8): what may follow a name's apostrophe (:data:`_APOSTROPHE_SUFFIX`)."""
 
+PRIVATIVE_RE = re.compile(r"(s[ıiuü]z(?:l[ıiuü][kğ]|l[ae]ş)?)" + NOMINAL_SUFFIXES)
+"""The privative suffix ``-sIz`` ("without": ``başarısız``, unsuccessful; ``hatasız``, without errors), with the
+``-lIk`` or ``-lAş`` it may take (group 1) and a noun's inflections (Göksel & Kerslake 2005, ch. 7): a derivation,
+which makes a word of the opposite sense, not an inflection."""
+
 VERB_INFLECTIONS = (
     r"(?:m[ae])?"  # negation (yazmadık)
     r"(?:[dt][ıiuü](?:m|n|k|n[ıiuü]z|l[ae]r)?"  # past: yazdı, yazdık, gittik
@@ -236,6 +241,23 @@ _BASE64_MARKS = bytes(0x62 if b < 0x80 and (chr(b).isalnum() or chr(b) in "+/_-"
 
 _DIGIT_RE = re.compile(rb"[0-9]")
 
+_SEPARATOR_RE = re.compile(rb"[+/_-]")
+
+MIN_DATA_SEGMENT = 8
+"""Fewest characters a run of base64 holds per ``+``, ``/``, ``-`` or ``_`` (on average, counting the run's ends) for
+:func:`_is_encoded` to take it for data when its runs of letters of one case average :data:`MIN_LISTED_PART_LETTERS`
+or more: base64 has one such character in 32, base64url too, while a list of names joined by them has one every few
+(``AES128/AES256/ChaCha20/Poly1305/…``, ``IPv4/IPv6/TCP/UDP/…``, ``Ctrl+Alt+Del/Cmd+Shift+P``: QA round 56, dropped
+as data). Measured on 200,000 random runs of each length (``/tmp`` script, 3 Dec): both hold by chance for 27 runs
+of 60 characters (0.014 %), 6 of 64 and 1 of 76 (the lines of PEM and of the ``base64`` command), and such a line of
+a pasted blob is indexed as words, as every line was before :func:`drop_data`; by the separators alone, 0.25 %,
+0.09 % and 0.05 %. A list of chemical formulas (``H2O/CO2/NaCl/C6H12O6/…``, letters of one case averaging 1.6) is
+still taken for data."""
+
+MIN_LISTED_PART_LETTERS = 2.3
+"""Fewest letters the runs of one case of a list of names average (``IPv4/IPv6/TCP/…``: 2.5; ``AES128/…/RSA2048``:
+3.1) for :data:`MIN_DATA_SEGMENT` to keep it; random base64 averages 1.9."""
+
 _LETTER_PART_RE = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+")
 """The runs of letters of one case (a capital may start a run of small ones), for :func:`_is_encoded`."""
 
@@ -250,6 +272,15 @@ _JWT_RE = re.compile(r"(?<![\w.-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*", re.ASCII)
 encoding of ``{"``) and a signature, joined by dots (RFC 7519)."""
 
 
+_GIT_BINARY_PATCH_RE = re.compile(
+    r"^GIT binary patch\r?\n(?:(?:literal|delta) \d+\r?\n(?:[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\r?\n)+"
+    r"(?:\r?\n|\Z))+", re.MULTILINE)
+"""The data of a binary file in ``git diff --binary`` (and ``git format-patch``): after the line ``GIT binary patch``,
+a ``literal`` or ``delta`` line and lines of base85, each led by a letter that gives its length, up to an empty line
+(git's ``diff.c``, ``emit_binary_diff_body``). Indexed as words, a prompt holding such a patch made the hook inject
+unrelated notes (QA round 56: raw score 18.9 from its fragments; a note of 3 MB of base85 gave 325,842 postings)."""
+
+
 def _is_encoded(run: bytes) -> bool:
     """Whether a run of base64 characters is encoded data, not words (:func:`drop_data`): it holds a digit, capitals
     and small letters, and its runs of letters of one case are short (:data:`MAX_DATA_PART_LETTERS`), as in random
@@ -261,7 +292,11 @@ def _is_encoded(run: bytes) -> bool:
     parts = _LETTER_PART_RE.findall(run)
     if not parts or run.isupper() or run.islower():
         return False
-    return sum(map(len, parts)) < MAX_DATA_PART_LETTERS * len(parts)
+    letters = sum(map(len, parts))
+    if letters >= MIN_LISTED_PART_LETTERS * len(parts) and \
+            len(run) < MIN_DATA_SEGMENT * (len(_SEPARATOR_RE.findall(run)) + 1):
+        return False  # a list of short names (AES128/ChaCha20/Poly1305/…): base64 has few separators
+    return letters < MAX_DATA_PART_LETTERS * len(parts)
 
 
 _LINE_BREAK_RE = re.compile(rb"(?:\s|\\[nr])+")
@@ -295,7 +330,8 @@ def drop_data(text: str) -> str:
     at least :data:`MIN_BASE64_RUN` characters of base64 or base64url (:data:`_BASE64_MARKS`) that
     :func:`_is_encoded` finds to be data (a line of base64, wrapped or not, a pasted image, key or ``sha512-``
     integrity string, also inside quotes, backticks or a JSON string, and the shorter last line of wrapped base64:
-    :func:`_encoded_tail`), and JSON Web Tokens (:data:`_JWT_RE`). Paths, identifiers and words of that length,
+    :func:`_encoded_tail`), JSON Web Tokens (:data:`_JWT_RE`) and the base85 of git's binary patches
+    (:data:`_GIT_BINARY_PATCH_RE`). Paths, identifiers and words of that length,
     hex digests, ``0x`` numbers and other text of one case are kept. :func:`raw_tokens`
     drops the runs found in the text as written before it folds case.
 
@@ -305,6 +341,8 @@ def drop_data(text: str) -> str:
     :data:`MIN_BASE64_RUN` such characters is returned as it is."""
     if "eyJ" in text:  # (first: a JWT's payload alone is a run of base64 the loop below drops)
         text = _JWT_RE.sub(" ", text)
+    if "GIT binary patch" in text:
+        text = _GIT_BINARY_PATCH_RE.sub(" ", text)
     if len(text) >= MIN_BASE64_RUN:
         raw = text.encode("utf-8", "surrogatepass")
         marks = raw.translate(_BASE64_MARKS)
@@ -383,7 +421,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "8"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split
+IDENTIFIERS_VERSION = "9"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9: acronym_terms, PostgreSQL joined
 """Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
@@ -537,6 +575,42 @@ MAX_COMPOUND_SPANS = 50_000
 vault's indexed note with the most holds 1,172). Base64 is skipped whole, on one line (:data:`MAX_COMPOUND_RUN`) or
 wrapped (:data:`MIN_BASE64_RUN`); at the bound, a call takes about a second (2 MB of nothing but random camelCase
 words: 200,000 of them, of which the first 50,000 are split)."""
+
+
+_ACRONYM_PLURAL_RE = re.compile(r"(?<![^\W_])([A-Z][A-Z0-9]*[A-Z])s(?![^\W_])")
+"""A word of two capitals or more and a small ``s``, the plural of an acronym (``JWTs``, ``PRs``, ``CPUs``, ``VMs``);
+not ``K8s`` (a digit before the ``s``), nor ``userIDs`` inside a word (:func:`compound_terms` splits those)."""
+
+_CAPITAL_S_RE = re.compile(r"(?<![^\W_])(?:[a-z]{1,6}[A-Z]*|[A-Z]{0,3})[A-Z]S(?![^\W_])")
+"""A short name whose ``S`` is a capital after a capital, a letter of the name and no plural: ``AWS``, ``HTTPS``,
+``iOS``, ``macOS``, ``tvOS``, ``watchOS`` (not a word shouted in capitals of more than five letters)."""
+
+
+def acronym_terms(written: str) -> list[str]:
+    """Terms of acronyms that case-blind analysis gets wrong, in order, duplicates kept: the singular of an acronym's
+    plural (``JWTs`` → ``jwt``, ``CPUs`` → ``cpu``, where English stemming leaves ``jwts`` and ``cpus``: it keeps an
+    ``s`` after most consonants), and a name ending in a capital ``S`` whole (``iOS`` → ``ios``, ``AWS`` → ``aws``,
+    ``macOS`` → ``macos``, which stemming makes ``io``, ``aw`` and ``maco``: the ``IO`` note ranked above the ``iOS``
+    one for the query ``iOS``). Only those whose term differs from the word's own, and no stopword; like
+    :func:`compound_terms`, they are added beside the word's term, which stays (a document indexes them at the
+    word's position, as term frequency, not length), so a query written in lowercase finds what it found before
+    (QA round 56: ``JWT``, ``PR`` and ``SDK`` did not find notes on ``JWTs``, ``PRs`` and ``SDKs``).
+
+    Args:
+        written: text as written (case kept), after :func:`normalize`.
+    """
+    out: list[str] = []
+    if "s" in written:
+        for m in _ACRONYM_PLURAL_RE.finditer(written):
+            term = stem(lower(m.group(1)), False)
+            if term != stem(lower(m.group()), False) and term not in STOPWORDS:
+                out.append(term)
+    if "S" in written:
+        for m in _CAPITAL_S_RE.finditer(written):
+            term = lower(m.group())
+            if term != stem(term, False) and term not in STOPWORDS:
+                out.append(term)
+    return out
 
 
 def has_case_change(written: str) -> bool:
@@ -705,8 +779,12 @@ def _compound_parts(span: str) -> tuple[str, ...]:
             continue  # no capital starts a part after the first letter (abc123def, HTTP)
         # a part of one or two letters, joined to the parts beside it too (OAuth, MySQL, GraphQL, IPv6)
         short = [i for i, p in enumerate(lowered) if sum(map(str.isalpha, p)) <= MAX_JOINED_PART_LETTERS]
-        joined = [lowered[j] + lowered[j + 1] for j in sorted({k for i in short for k in (i - 1, i)
-                                                                if 0 <= k < len(lowered) - 1})]
+        starts = {k for i in short for k in (i - 1, i) if 0 <= k < len(lowered) - 1}
+        # and a run of capitals to a word before it (PostgreSQL of PostgreSQLAdapter, QA round 56)
+        starts.update(i - 1 for i in range(1, len(found)) if found[i].isupper() and found[i].isalpha()
+                      and len(found[i]) > MAX_JOINED_PART_LETTERS and found[i - 1][:1].isupper()
+                      and not found[i - 1].isupper())
+        joined = [lowered[j] + lowered[j + 1] for j in sorted(starts)]
         whole = stem(lower(word), False)
         turkish = not word.isascii()  # (the parts of a word in Turkish letters are read in both languages: ödeme)
         for p in (*parts, *joined):
@@ -830,7 +908,26 @@ def _turkish_root(word: str, stem: str) -> str:
     if stem[-1:] in _HARMONY_VOWELS and stem[-2:-1] in ("d", "g") and word.startswith(stem[:-1]) \
             and word[len(stem) - 1 : len(stem)] not in _VOWELS:
         stem = stem[:-1]  # Snowball's appended vowel, see _HARMONY_VOWELS
+    if "z" in word[len(stem):]:
+        stem = _privative_root(word, stem)
     return stem if len(stem) >= MIN_TURKISH_STEM and stem not in STOPWORDS else word
+
+
+def _privative_root(word: str, stem: str) -> str:
+    """``stem``, or, when Snowball cut into or off a privative ``-sIz`` (:data:`PRIVATIVE_RE`), the word up to
+    the end of the suffix and the ``-lIk``/``-lAş`` it took (``ğ`` written back as ``k``): ``hatasız`` (without
+    errors) is ``hatasız``, not ``hata`` (error), and ``başarısızlığı`` is ``başarısızlık`` (failure). Snowball's
+    Turkish stemmer reads ``-sIz`` as a possessive and the copula's ``-(y)Iz``: with it, a note on error-free
+    builds was a note on errors, and a query for ``kablosuz`` (wireless) was translated *cable* (QA round 56)."""
+    for n in range(max(2, len(stem) - 2), len(word) - 2):
+        m = PRIVATIVE_RE.fullmatch(word, n)
+        if m is not None:
+            end = m.end(1)
+            if end <= len(stem):
+                return stem
+            root = word[:end]
+            return root[:-1] + "k" if root.endswith("ğ") else root
+    return stem
 
 
 _ENGLISH_TERMS: dict[str, str] = {}

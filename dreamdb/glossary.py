@@ -26,7 +26,7 @@ the lexicon keeps only those.
 
 from __future__ import annotations
 
-GLOSSARY_VERSION = "2"
+GLOSSARY_VERSION = "3"
 """Version of :data:`COMPUTING_TR_EN`, recorded in a built lexicon (``glossary_version``): ``dreamdb lexicon
 status`` tells a file built with another to be built again."""
 
@@ -71,6 +71,8 @@ COMPUTING_TR_EN: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("düzeltme", ("fix", "correction")),
     ("düzeltmek", ("fix", "correct")),
     ("istisna", ("exception",)),
+    ("kilitlenme", ("deadlock", "lock", "hang")),
+    ("zamanaşımı", ("timeout",)),
     ("uyarı", ("warning", "alert")),
     # systems
     ("istemci", ("client",)),
@@ -95,6 +97,8 @@ COMPUTING_TR_EN: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gecikme", ("delay", "latency")),
     ("yedek", ("spare", "backup")),
     ("yedekleme", ("backup",)),
+    ("arkaplan", ("background",)),
+    ("yığın", ("stack", "heap", "pile")),
     # security
     ("şifreleme", ("encryption",)),
     ("şifrelemek", ("encrypt",)),
@@ -108,6 +112,10 @@ COMPUTING_TR_EN: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("anahtar", ("key",)),
     ("sertifika", ("certificate",)),
     ("imza", ("signature",)),
+    ("belirteç", ("token",)),
+    ("çerez", ("cookie",)),
+    ("giriş", ("entry", "login", "introduction")),
+    ("çıkış", ("exit", "logout", "output")),
     # data
     ("veritabanı", ("database",)),
     ("sorgu", ("query",)),
@@ -129,6 +137,10 @@ COMPUTING_TR_EN: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("değer", ("value",)),
     ("dizge", ("string",)),
     ("dizi", ("series", "array")),
+    ("karma", ("mixed", "hash", "hybrid")),
+    ("ayrıştırma", ("parsing",)),
+    ("ayrıştırmak", ("parse",)),
+    ("ayrıştırıcı", ("parser",)),
     # code
     ("kütüphane", ("library",)),
     ("paket", ("package",)),
@@ -136,6 +148,7 @@ COMPUTING_TR_EN: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("eklenti", ("plugin", "extension")),
     ("uzantı", ("extension",)),
     ("bileşen", ("component",)),
+    ("özellik", ("feature", "property", "attribute")),
     ("arayüz", ("interface",)),
     ("işlev", ("function",)),
     ("fonksiyon", ("function",)),

@@ -78,6 +78,21 @@ def test_loanwords_in_turkish_text_get_their_english_terms():
         assert analyze(inflected, turkish=True) == analyze(word, turkish=True) == analyze(word, turkish=False)
 
 
+def test_a_privative_word_keeps_its_suffix():
+    """QA round 56: Snowball reads -sIz as a possessive and a copula: hatasız (without errors) was hata (error),
+    kablosuz (wireless) kablo (cable), şifresiz (without a password) şifr."""
+    from dreamdb.analyzer import _turkish_stemmer
+
+    assert _turkish_stemmer().stemWord("hatasız") == "hatas"  # the library's own behaviour
+    assert analyze("hatasız hatasızdır kablosuz şifresiz şifresizken", turkish=True) == \
+        ["hatasız", "hatasız", "kablosuz", "şifresiz", "şifresiz"]
+    # with the -lIk that makes a noun of it (failure), which keeps its inflections off
+    assert analyze("başarısızlık başarısızlığı başarısızlıkları", turkish=True) == ["başarısızlık"] * 3
+    # the root's own inflections still go: hatası, hatasını are hata's; hırsız (thief) is a word of its own
+    assert analyze("hata hatası hatasını", turkish=True) == ["hata"] * 3
+    assert analyze("hırsızlar", turkish=True) == ["hırsız"]
+
+
 def test_turkish_letters_kept_and_dotted_capital_folded():
     assert analyze("İstanbul ŞEHİR", turkish=True)[0].startswith("istanbul")
     assert "ş" in analyze("şehir", turkish=True)[0]
@@ -334,6 +349,8 @@ def test_identifier_terms(text, expected):
                                    "ip", "v6", "address", "ipv6", "v6address"]),
     ("ŞİRKETAdı ÖdemeServisi", ["şirket", "adı", "ödeme", "öde", "servisi", "servi"]),
     ("veriÖnbelleği and fooBar", ["veri", "ver", "önbelleği", "önbellek", "foo", "bar"]),  # a change into Ö
+    # QA round 56: a run of capitals is also joined to the word before it (PostgreSQL of PostgreSQLAdapter)
+    ("PostgreSQLAdapter", ["postgr", "sql", "adapter", "postgresql"]),
     # a path of 60 characters and more with a digit is no data here either (drop_data's rule, QA round 55)
     ("packages/frontend/components/Chart2D/LegendRenderer/ItemView", ["legend", "renderer", "item", "view"]),
 ])
@@ -341,6 +358,21 @@ def test_compound_terms(text, expected):
     from dreamdb.analyzer import compound_terms
 
     assert compound_terms(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # QA round 56: an acronym's plural is its singular too (stemming keeps the s after most consonants)
+    ("Open PRs, JWTs, SDKs and CPUs on VMs", ["pr", "jwt", "sdk", "cpu", "vm"]),
+    ("APIs URLs IDs K8s userIDs", []),  # stemmed already (api, url, id); a digit before the s; inside a word
+    # a name ending in a capital S is kept whole (stemming made iOS io, AWS aw, macOS maco)
+    ("iOS, macOS, watchOS and AWS", ["ios", "macos", "watchos", "aws"]),
+    ("DNS HTTPS CSS ALWAYS STATUS US", []),  # stemmed to themselves; more than five capitals; a stopword
+    ("jwts ios aws", []),  # lowercase: no case to tell by
+])
+def test_acronym_terms(text, expected):
+    from dreamdb.analyzer import acronym_terms
+
+    assert acronym_terms(text) == expected
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -372,6 +404,12 @@ def test_compound_terms(text, expected):
     ("key=iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==", ["key"]),
     ("integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
      ["integrity"]),  # (the algorithm's name goes with its digest)
+    # QA round 56: lists of short names joined by / or + are words (base64 has a separator in 32 characters)
+    ("AES128/AES256/ChaCha20/Poly1305/SHA256/SHA384/HMAC/ECDSA/Ed25519/X25519/RSA2048",
+     ["AES128", "AES256", "ChaCha20", "Poly1305", "SHA256", "SHA384", "HMAC", "ECDSA", "Ed25519", "X25519", "RSA2048"]),
+    ("IPv4/IPv6/TCP/UDP/ICMPv6/ARP/NDP/DHCPv6/DNSSEC/TLSv1/SSLv3/QUIC/gRPC/mTLS/OAuth2",
+     ["IPv4", "IPv6", "TCP", "UDP", "ICMPv6", "ARP", "NDP", "DHCPv6", "DNSSEC", "TLSv1", "SSLv3", "QUIC", "gRPC", "mTLS",
+      "OAuth2"]),
 ])
 def test_tokens_drop_encoded_data(text, expected):
     from dreamdb.analyzer import normalize, raw_tokens, tokens
@@ -391,16 +429,49 @@ def test_a_name_is_found_by_its_acronym_and_pasted_base64_finds_nothing(tiny_vau
     bodies = {"n0": "We use the OAuthClient from the library.", "n1": "Nightly MySQLDump runs at 3am.",
               "n2": "The IPv6Address type is parsed strictly.", "n3": "ÖdemeServisi ve ŞirketAdı alanları zorunlu.",
               "n4": "veriÖnbelleği her gece temizlenir.",
-              "n5": "Screenshot:\n" + base64.encodebytes(random.Random(3).randbytes(57 * 300)).decode()}
+              "n5": "Screenshot:\n" + base64.encodebytes(random.Random(3).randbytes(57 * 300)).decode(),
+              # QA round 56: acronyms' plurals, a name ending in a capital S, a list of names, PostgreSQLAdapter
+              "n6": "We rotate the JWTs hourly.", "n7": "The iOS build needs a provisioning profile.",
+              "n8": "Disk IO is slow on CI.", "n9": "We wrote a PostgreSQLAdapter for the migration tool.",
+              "n10": "Supported: AES128/AES256/ChaCha20/Poly1305/SHA256/SHA384/HMAC/ECDSA/Ed25519/X25519/RSA2048"}
     for slug, body in bodies.items():
         write_doc(tiny_vault, f"knowledge/{slug}.md", f"---\ntitle: {slug}\n---\n\n{body}\n")
     ix = dreamdb.open(tiny_vault, engine=engine)
     for query, slug in (("oauth", "n0"), ("mysql", "n1"), ("ipv6", "n2"), ("ödeme servisi", "n3"),
-                        ("şirket adı", "n3"), ("önbellek", "n4")):
+                        ("şirket adı", "n3"), ("önbellek", "n4"), ("JWT", "n6"), ("postgresql", "n9"),
+                        ("ChaCha20", "n10"), ("Ed25519", "n10")):
         assert [h.slug for h in ix.recall(query, top=3)] == [slug], query
+    assert [h.slug for h in ix.recall("iOS", top=3)] == ["n7", "n8"]  # the iOS note first (iOS was io alone)
     # (QA round 54: a prompt of base64 matched its fragments in notes, and the hook injected them)
     assert ix.recall(base64.b64encode(random.Random(2).randbytes(3000)).decode(), top=3) == []
     ix.close()
+
+
+GIT_BINARY_PATCH = """diff --git a/c.bin b/c.bin
+index 3b1c9a1..7d0e2f4 100644
+GIT binary patch
+literal 100
+zcmV-q0Gt1gH*+<uB-U9DaKR2?y-$a)AM8}IX`#L&v-OAUMmNXmJsVZtmc+JT+Qjm&
+zU?NoPKP${eAwbO2gw)t&TUk2z#a`^dy$V#v{eni~5%LDxkzN;pL8mv^ID@mWALRk~
+G!V4}ILNjFm
+
+literal 120
+zcmV-;0Ehqcc725LZZ{*ZUQ6Oy<*Fc>mD{l*Qe#RVdazD|8CA)XhlX|YF+&mt86iXt
+zK&nq|DMe_ABSir3{NB^2uxJ62S|^owrgNt6@&NQ#`+V^hF$7Rp>oehu(g?24TOqUt
+aU&?DbTz=bwF?L{z2!XIS(RRAX-HP!h<T)Y$
+
+"""
+"""``git diff --binary`` of a file of 120 random bytes replaced by 100 (QA round 56)."""
+
+
+def test_a_git_binary_patch_gives_no_terms():
+    """QA round 56: the base85 of a binary patch in a prompt made the hook inject unrelated notes."""
+    from dreamdb.analyzer import raw_tokens
+
+    assert raw_tokens("apply this patch:\n" + GIT_BINARY_PATCH + "thanks") == \
+        ["apply", "this", "patch", "diff", "git", "a", "c", "bin", "b", "c", "bin", "index", "3b1c9a1", "7d0e2f4",
+         "100644", "thanks"]
+    assert raw_tokens(GIT_BINARY_PATCH.replace("\n", "\r\n")).count("zcmv") == 0  # CRLF line ends too
 
 
 def test_a_note_and_a_query_of_base64_give_no_terms():

@@ -21,8 +21,8 @@ import math
 import re
 from functools import lru_cache
 
-from dreamdb.analyzer import (NOMINAL_SUFFIXES, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, alternate_terms, analyze,
-                               compound_terms, diacritic_round, diacritic_rounds, identifier_terms, is_turkish,
+from dreamdb.analyzer import (NOMINAL_SUFFIXES, PRIVATIVE_RE, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, acronym_terms,
+                               alternate_terms, analyze, compound_terms, diacritic_round, diacritic_rounds, identifier_terms, is_turkish,
                                drop_data, is_turkish_text, lower, normalize, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
@@ -219,8 +219,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
     else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
         distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
-    # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version)
-    identifiers = identifier_terms(folded) + compound_terms(written)
+    # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version; JWTs → jwt)
+    identifiers = identifier_terms(folded) + compound_terms(written) + acronym_terms(written)
     if identifiers:
         distinct = list(dict.fromkeys(distinct + identifiers))
     dropped = max(0, len(distinct) - MAX_QUERY_TERMS)
@@ -420,9 +420,7 @@ def verb_infinitives(word: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_PRIVATIVE_RE = re.compile(r"s[ıiuü]z(?:l[ıiuü][kğ]|l[ae]ş)?" + NOMINAL_SUFFIXES)
-"""The privative suffix ``-sIz`` ("without": ``başarısız``, unsuccessful; ``hatasız``, without errors), with the
-``-lIk`` or ``-lAş`` it may take and a noun's inflections (Göksel & Kerslake 2005, ch. 7)."""
+_PRIVATIVE_RE = PRIVATIVE_RE  # (dreamdb.analyzer's: its stemmer keeps the suffix too)
 
 
 @lru_cache(maxsize=4096)
