@@ -1034,3 +1034,14 @@ def test_a_privative_word_is_not_read_as_its_root(kenet_lexicon):
     assert "success" not in {t for found in _shorter_root_translations(stem("başarısız", True), "başarısız", lex)
                              for t in found}
     assert "success" not in translated_terms(stem("başarısız", True), "başarısız", lex, True)
+    # QA round 56: a privative KeNet lacks was translated as its root (the stemmer cut -sIz: hatasız → hata)
+    for word, root_sense in (("hatasız", "error"), ("kablosuz", "cabl"), ("şifresiz", "password")):
+        assert root_sense not in translated_terms(stem(word, True), word, lex, True), word
+
+
+def test_the_glossary_gives_the_words_of_software_work_their_senses(kenet_lexicon):
+    """QA round 56: çerez was *appetizer*, özellik *property*, ayrıştırıcı nothing, in a vault of software notes."""
+    lex = Lexicon(kenet_lexicon)
+    for word, sense in (("çerez", "cooki"), ("özellik", "featur"), ("ayrıştırıcı", "parser"), ("yığın", "stack"),
+                        ("zamanaşımı", "timeout"), ("belirteç", "token")):
+        assert translated_terms(stem(word, True), word, lex, True)[0] == sense, word
