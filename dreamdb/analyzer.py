@@ -49,7 +49,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "18"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped; 18: privative -sIz kept, lists of names are no data
+ANALYZER_VERSION = "19"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped; 18, 19: privative -sIz kept (with -ken), lists of names are no data
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -198,10 +198,11 @@ NOMINAL_INFLECTIONS = (
 """:data:`NOMINAL_SUFFIXES` with a case after ``-ki`` and the copula's tenses with their personal endings (Göksel &
 Kerslake 2005, ch. 8): what may follow a name's apostrophe (:data:`_APOSTROPHE_SUFFIX`)."""
 
-PRIVATIVE_RE = re.compile(r"(s[ıiuü]z(?:l[ıiuü][kğ]|l[ae]ş)?)" + NOMINAL_SUFFIXES)
+PRIVATIVE_RE = re.compile(r"(s[ıiuü]z(?:l[ıiuü][kğ]|l[ae]ş)?)" + NOMINAL_SUFFIXES + r"(?:y?ken)?")
 """The privative suffix ``-sIz`` ("without": ``başarısız``, unsuccessful; ``hatasız``, without errors), with the
-``-lIk`` or ``-lAş`` it may take (group 1) and a noun's inflections (Göksel & Kerslake 2005, ch. 7): a derivation,
-which makes a word of the opposite sense, not an inflection."""
+``-lIk`` or ``-lAş`` it may take (group 1), a noun's inflections and the converb ``-(y)ken`` (``şifresizken``, while
+without a password) (Göksel & Kerslake 2005, ch. 7): a derivation, which makes a word of the opposite sense, not an
+inflection."""
 
 VERB_INFLECTIONS = (
     r"(?:m[ae])?"  # negation (yazmadık)
