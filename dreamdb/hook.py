@@ -112,11 +112,23 @@ def render_block(hits) -> str:
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
         sup = f" — superseded by {_one_line(h.superseded_by)}" if h.superseded_by else ""
-        lines.append(f"{i}. [{_one_line(h.doc_id)}] {_one_line(h.title, 90)} (score {h.score:.1f}){sup}")
+        lines.append(f"{i}. [{_one_line(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}){sup}")
         lines.append(f"   {_one_line(h.snippet or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
     lines.append('More: dreamdb recall --explain "<query>"')
     return "\n".join(lines) + "\n"
+
+
+def _score_text(score: float) -> str:
+    """A hit's raw score as the block prints it: one decimal (``12.3``), or, where that would read ``0.0``,
+    4 significant digits as recall prints scores (:func:`dreamdb.output._fmt`: ``0.03``). QA round 56: a hit kept
+    for its raw score of 0.03 was printed as ``(score 0.0)``, while hits of raw score 0 are the ones left out."""
+    text = f"{score:.1f}"
+    if score and float(text) == 0:
+        from dreamdb.output import _fmt
+
+        text = _fmt(score)
+    return text
 
 
 def run(payload_text: str) -> str:

@@ -401,6 +401,34 @@ def analysed_translations(words, into_turkish: bool) -> tuple[str, ...]:
 _EMPTY: dict = {}
 
 
+def _what_database(conn: sqlite3.Connection, meta: dict) -> str:
+    """What a SQLite file with a ``meta`` table but no lexicon format is, for the message that refuses it:
+    a dreamdb index (its ``meta`` names the vault, beside a ``documents`` table) or another SQLite file.
+    QA round 56: a dreamdb index named by ``DREAMDB_LEXICON`` was said to have "format None"."""
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        tables = set()
+    if "vault" in meta and "documents" in tables:
+        return "a dreamdb index"
+    return "another SQLite file"
+
+
+def _remedy(path: Path) -> str:
+    """What to do about a lexicon file that cannot be used: rebuild it when a build may replace it (a
+    lexicon of any format, even damaged, or the default path: :func:`writable_target`), else point
+    ``DREAMDB_LEXICON`` elsewhere, since a build never replaces a file that is not a lexicon (QA round 56:
+    a dreamdb index named by it was answered "run: dreamdb lexicon build", which then refused it)."""
+    try:
+        rebuildable = (os.path.realpath(path) == os.path.realpath(default_lexicon_path())
+                       or _is_lexicon_file(Path(os.path.realpath(path))))
+    except OSError:
+        rebuildable = False
+    if rebuildable:
+        return "run: dreamdb lexicon build"
+    return f"point {ENV_LEXICON} at a lexicon file, or at a new file's path and run: dreamdb lexicon build"
+
+
 @functools.lru_cache(maxsize=65536)
 def _split(value) -> tuple[str, ...]:
     """A stored list of translations (tab-joined) as a tuple; ``""`` → ``()``, and so is a value that is
@@ -437,6 +465,9 @@ class Lexicon:
             conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
                                    check_same_thread=False)
             self.meta = dict(conn.execute("SELECT key, value FROM meta"))
+            if "format" not in self.meta and self.meta.get("source") != SOURCE_PACKAGE:
+                raise LexiconError(f"{self.path} is not a dreamdb lexicon (no format recorded): it looks like "
+                                   f"{_what_database(conn, self.meta)}", hint=_remedy(self.path))
             if str(self.meta.get("format")) != str(LEXICON_FORMAT):
                 raise LexiconError(f"{self.path} has format {self.meta.get('format')}, this dreamdb reads "
                                    f"{LEXICON_FORMAT}", hint="Rebuild it: dreamdb lexicon build")
@@ -447,8 +478,11 @@ class Lexicon:
                 conn.close()
             if isinstance(exc, LexiconError):
                 raise
-            raise LexiconError(f"{self.path} is not a dreamdb lexicon ({exc})",
-                               hint="Rebuild it: dreamdb lexicon build") from exc
+            # no meta table to read: a SQLite file of something else, unless it is empty or no SQLite file at all
+            what = ("" if hasattr(self, "meta") or "not a database" in str(exc) else
+                    "; it is an empty file" if not self.stamp[0] else "; it looks like another SQLite file")
+            raise LexiconError(f"{self.path} is not a dreamdb lexicon ({exc}){what}",
+                               hint=_remedy(self.path)) from exc
         self._conn = conn
         #: whether the file's analysed terms are this analyzer's (else translations are analysed when looked up)
         self.analysed = self.meta.get("analyzer_version") == terms_version()
@@ -647,7 +681,7 @@ def load_lexicon() -> Lexicon | None:
         opened = Lexicon(path)
     except (LexiconError, OSError) as exc:
         _UNUSABLE[path] = ((st.st_size, st.st_mtime_ns), (getattr(exc, "message", None) or str(exc))
-                           + f" (rebuild it: dreamdb lexicon build; or {ENV_LEXICON}=off)")
+                           + f" ({_remedy(path)}; or {ENV_LEXICON}=off)")
         return None
     _UNUSABLE.pop(path, None)
     _OPENED[path] = opened
@@ -688,7 +722,7 @@ def lexicon_status() -> dict:
     try:
         lex = Lexicon(path)
     except LexiconError as exc:
-        status["reason"] = f"{exc.message} (run: dreamdb lexicon build)"
+        status["reason"] = f"{exc.message} ({_remedy(path)})"
         return status
     except OSError as exc:
         status["reason"] = f"cannot read {path}: {exc.strerror or exc}"

@@ -367,3 +367,23 @@ def test_a_log_this_user_may_only_write_to_is_appended_to(tmp_path):
         assert log.read_text().startswith("earlier line\n") and log.read_text().rstrip().endswith("written unread")
     finally:
         shutil.rmtree(folder)
+
+
+def test_a_kept_hit_with_a_small_raw_score_is_not_printed_as_zero(tmp_path):
+    """QA round 56: hits whose raw BM25 is 0.03 (a word every note holds) were printed ``(score 0.0)``, while the
+    README says hits of raw score 0 are the ones left out. Such a score gets its significant digits."""
+    vault = tmp_path / "proj" / "_dream_context"
+    write_doc(vault, "knowledge/wombat.md", "---\nname: Wombat burrows\n---\nThe wombat burrow is deep; gardening"
+              " near it is hard.\n")
+    for i in range(20):  # "gardening" in every note: an inverse document frequency near 0
+        write_doc(vault, f"knowledge/filler{i}.md", f"---\nname: Filler {i}\n---\ngardening tomatoes {i}\n")
+    p = hook(payload("how deep is a wombat burrow for gardening", vault.parent), {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")})
+    lines = p.stdout.decode().splitlines()
+    recalled = json.loads(subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(vault), "--json",
+                                          "-n", "3", "how deep is a wombat burrow for gardening"],
+                                         capture_output=True, text=True, timeout=120).stdout)["hits"]
+    assert [h["doc_id"] for h in recalled][:1] == ["knowledge/wombat"] and 0 < recalled[1]["score"] < 0.05
+    assert lines[0] == HEADER and len(lines) == 9, lines
+    assert lines[1] == f"1. [knowledge/wombat] Wombat burrows (score {recalled[0]['score']:.1f})"  # one decimal, as before
+    assert lines[3] == f"2. [{recalled[1]['doc_id']}] {recalled[1]['title']} (score {recalled[1]['score']:.4g})"
+    assert "(score 0.0)" not in p.stdout.decode()

@@ -465,6 +465,23 @@ def test_index_dir_not_creatable_is_write_refused(vault: Path):
         remember(vault, "x", now=NOW)
 
 
+def test_writes_make_no_index_file_in_the_vault_when_the_index_lives_elsewhere(twins: Path, tmp_path: Path,
+                                                                               monkeypatch):
+    """QA round 56: with DREAMDB_INDEX elsewhere, ``remember`` left a 0-byte ``.dreamdb/index.db`` in the vault. The
+    writes keep their lock (``vault.lock``, one per vault whatever index reads it) and the trash there, and the
+    folder's .gitignore; the index is made where it lives, by the index code."""
+    import dreamdb
+
+    elsewhere = tmp_path / "elsewhere" / "my.db"
+    monkeypatch.setenv("DREAMDB_INDEX", str(elsewhere))
+    remember(twins, "a note about narwhals", now=NOW)
+    update(twins, "knowledge/foo.md", tags=["x"])  # (the previous version goes to the trash)
+    assert sorted(p.name for p in (twins / ".dreamdb").iterdir()) == [".gitignore", "trash", "vault.lock"]
+    with dreamdb.open(twins) as index:
+        assert [h.doc_id for h in index.recall("narwhals")][:1] == ["changelog/2026-08-18-note-1"]
+    assert elsewhere.stat().st_size > 0 and not (twins / ".dreamdb" / "index.db").exists()
+
+
 def test_missing_vault(tmp_path: Path):
     with pytest.raises(VaultNotFound):
         remember(tmp_path / "nope", "x", now=NOW)
@@ -1193,6 +1210,33 @@ def test_update_tags_with_control_characters_are_refused(twins: Path, tags):
 def test_update_tags_must_be_text(twins: Path):
     with pytest.raises(UsageError):
         update(twins, "knowledge/foo.md", tags={"a": 1})  # type: ignore[arg-type]
+
+
+_TRICKY_TAGS = ["1e3", "-1.5E+2", ".5", "+.5", "1E-3", "0o17", "0x1F", "+12", ".inf", "-.Inf", ".nan", "yes", "no",
+                "on", "off", "y", "n", "Y", "yEs", "true", "tRUE", "~", "null", "nUll", "1:20", "2026-01-01", "plain"]
+_YAML12_NOT_TEXT = re.compile(  # the YAML 1.2 core schema's null, bool, int and float forms (spec 10.3.2)
+    r"null|Null|NULL|~|true|True|TRUE|false|False|FALSE|[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"
+    r"|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.nan|\.NaN|\.NAN")
+_YAML11_BOOL_OR_NULL = re.compile(r"y|yes|n|no|true|false|on|off|null|~", re.IGNORECASE)  # (any case: QA round 56)
+
+
+@pytest.mark.parametrize("front", ["tags: [old]\n", "tags:\n  - old\n", "tags: &t [old]\naliases: *t\n"])
+def test_update_quotes_every_tag_another_yaml_reader_would_not_read_as_text(twins: Path, front: str):
+    """QA round 56: ``update --tags 1e3`` wrote ``1e3`` unquoted, text to PyYAML (YAML 1.1) but the number 1000 to a
+    YAML 1.2 reader; ``0o17``, ``+.5`` and ``y`` likewise. Checked in a flow list, a block list and a frontmatter
+    dumped whole (an alias), and in a description."""
+    path = twins / "knowledge" / "foo.md"
+    path.write_text(f"---\ntitle: Top foo\n{front}---\ntop body\n")
+    update(twins, "knowledge/foo.md", tags=_TRICKY_TAGS, description="1e3")
+    front_text = path.read_text().split("---\n")[1]
+    loaded = yaml.safe_load(front_text)
+    assert loaded["tags"] == _TRICKY_TAGS and loaded["description"] == "1e3"  # PyYAML (YAML 1.1) reads them back
+    node = yaml.compose(front_text, Loader=yaml.SafeLoader)
+    values = {k.value: v for k, v in node.value}
+    scalars = [*values["tags"].value, values["description"]]
+    plain = [n.value for n in scalars if n.style is None]
+    assert [v for v in plain if _YAML12_NOT_TEXT.fullmatch(v) or _YAML11_BOOL_OR_NULL.fullmatch(v)] == [], front_text
+    assert plain == ["plain"]  # (and nothing else quoted needlessly)
 
 
 # ---------------------------------------------------------------- update keeps the previous version

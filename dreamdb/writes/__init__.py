@@ -22,7 +22,8 @@ markdown document). The rules every one of them follows:
   leaves no trace (not even the ``.dreamdb/`` folder). The work is then done
   again under the lock (the vault may have changed meanwhile). ``.dreamdb/``
   is created as the index code creates it (:func:`dreamdb.config.prepare_index_dir`:
-  mode 0700, its own ``.gitignore``).
+  mode 0700, its own ``.gitignore``); with the index elsewhere (``DREAMDB_INDEX``)
+  it holds the lock and the trash, and no ``index.db`` (QA round 56).
 * **Nothing is lost.** :func:`delete` moves the file to
   ``.dreamdb/trash/<type>/``; :func:`update` first keeps the previous version
   of the file there (same naming; a name too long for the file system is

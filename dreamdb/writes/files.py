@@ -363,7 +363,10 @@ def _index_dir(vault: Path) -> Path:
 
     :func:`dreamdb.config.prepare_index_dir` makes the folder (mode 0700) with
     its ``.gitignore``, and an empty ``index.db`` (mode 0600) that the index
-    fills on its next sync.
+    fills on its next sync, when the vault's index lives there. When it lives elsewhere
+    (``DREAMDB_INDEX``), only the folder and its ``.gitignore`` are made: the writes need
+    the folder for their lock and trash, not an index file (QA round 56: ``remember``
+    left a 0-byte ``.dreamdb/index.db`` in the vault, an index never to be used).
     """
     from dreamdb import config
 
@@ -372,7 +375,11 @@ def _index_dir(vault: Path) -> Path:
     if index_dir.is_symlink():  # the lock and the trash must stay inside the vault: refuse before creating either
         _confined(vault, index_dir)
     try:
-        config.prepare_index_dir(index_dir / config.INDEX_FILE_NAME)
+        index_file = index_dir / config.INDEX_FILE_NAME
+        if os.path.abspath(config.index_path_for(vault)) == os.path.abspath(index_file):
+            config.prepare_index_dir(index_file)
+        else:
+            config.prepare_index_folder(index_dir)
     except OSError as exc:
         raise WriteRefused(f"Cannot create the index folder {index_dir}: {exc.strerror or exc}.",
                            hint="Check the vault's permissions (a file named .dreamdb may be in the way).") from exc

@@ -3,6 +3,7 @@ keys being changed are rewritten, and the result is re-parsed and compared with 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -116,11 +117,42 @@ def _yaml_problem(exc: Exception) -> str:
     return f"{problem} at line {mark.line + 2}" if mark is not None else str(problem)
 
 
-def _scalar(value: Any) -> str:
-    """One YAML scalar, safe in block and flow context."""
+_NOT_TEXT_TO_SOME_READER = re.compile(r"""
+    [-+]? (?: \.[0-9]+ | [0-9]+ (?:\.[0-9]*)? ) (?: [eE][-+]?[0-9]+ )?  # YAML 1.2 core int and float: 1e3, +.5
+  | [-+]? 0 (?: [oO][0-7_]+ | [xX][0-9a-fA-F_]+ | [bB][01_]+ )        # 0o17 (1.2), 0x1F, 0b101 (1.1)
+  | [-+]? \. (?: inf | nan )                                         # .inf, -.Inf, .NaN in any case
+  | y | yes | n | no | true | false | on | off | null | ~             # YAML 1.1 booleans and nulls, any case
+""", re.VERBOSE | re.IGNORECASE)
+"""Strings a YAML reader other than PyYAML may load as something else: YAML 1.2 (core schema) reads ``1e3``,
+``+.5`` and ``0o17`` as numbers, and YAML 1.1 ``y``/``n`` (and ``yEs``, ``nUll``…) as a boolean or null,
+all of which PyYAML (YAML 1.1, and only some spellings) reads as text and so writes unquoted. Such a string
+is written quoted: QA round 56, ``update --tags 1e3`` wrote the tag as ``1e3``, the number 1000 to
+other tools. (PyYAML quotes what it would read as no string itself: ``.5``, ``yes``, ``1:20``, dates.)"""
+
+
+@functools.lru_cache(maxsize=1)
+def _dumper():
+    """A :class:`yaml.SafeDumper` that also quotes the strings of :data:`_NOT_TEXT_TO_SOME_READER`."""
     import yaml
 
-    dumped = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9)
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def represent_str(dumper, data: str):
+        if _NOT_TEXT_TO_SOME_READER.fullmatch(data):
+            return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'")
+        return yaml.SafeDumper.represent_str(dumper, data)
+
+    _Dumper.add_representer(str, represent_str)
+    return _Dumper
+
+
+def _scalar(value: Any) -> str:
+    """One YAML scalar, safe in block and flow context, read back as the same value by YAML 1.1 and 1.2
+    readers (:data:`_NOT_TEXT_TO_SOME_READER`)."""
+    import yaml
+
+    dumped = yaml.dump([value], Dumper=_dumper(), default_flow_style=True, allow_unicode=True, width=10**9)
     dumped = dumped.strip()
     assert dumped.startswith("[") and dumped.endswith("]")
     return dumped[1:-1]
@@ -273,7 +305,7 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
                                "(anchors and aliases, explicit ? keys…), and rewriting it whole would drop its "
                                "comments; nothing was written.",
                                hint="Make that edit by hand, or remove the comments first.")
-        dumped = yaml.safe_dump(expected, allow_unicode=True, sort_keys=False, width=10**9)
+        dumped = yaml.dump(expected, Dumper=_dumper(), allow_unicode=True, sort_keys=False, width=10**9)
         doc.fm_lines = [ln + doc.newline for ln in dumped.splitlines()]
         if (yaml.safe_load("".join(doc.fm_lines)) or {}) != expected:  # pragma: no cover
             raise WriteRefused("Internal error: could not write the frontmatter faithfully; nothing written.")
