@@ -1070,7 +1070,8 @@ def test_a_privative_word_is_not_read_as_its_root(kenet_lexicon):
                              for t in found}
     assert "success" not in translated_terms(stem("başarısız", True), "başarısız", lex, True)
     # QA round 56: a privative KeNet lacks was translated as its root (the stemmer cut -sIz: hatasız → hata)
-    for word, root_sense in (("hatasız", "error"), ("kablosuz", "cabl"), ("şifresiz", "password")):
+    for word, root_sense in (("hatasız", "error"), ("kablosuz", "cabl"), ("şifresiz", "password"),
+                             ("şifresizken", "password")):
         assert root_sense not in translated_terms(stem(word, True), word, lex, True), word
 
 
