@@ -464,6 +464,23 @@ aU&?DbTz=bwF?L{z2!XIS(RRAX-HP!h<T)Y$
 """``git diff --binary`` of a file of 120 random bytes replaced by 100 (QA round 56)."""
 
 
+@pytest.mark.parametrize("width", [20, 40, 48, 56])
+def test_base64_wrapped_narrower_than_pem_gives_no_terms(width):
+    """QA round 56: 1.2 KB of base64 wrapped at 56, 48 or 40 columns gave 87, 107 and 144 terms (at 64, none)."""
+    import base64
+    import random
+    import textwrap
+
+    from dreamdb.analyzer import raw_tokens
+
+    wrapped = "\n".join(textwrap.wrap(base64.b64encode(random.Random(width).randbytes(900)).decode(), width))
+    assert raw_tokens(f"see:\n{wrapped}\nthe end") == ["see", "the", "end"]
+    assert raw_tokens(f"{wrapped}\nthe end".replace("\n", "\r\n")) == ["the", "end"]  # at the start; CRLF
+    # lines of names, one width or not, are words
+    assert raw_tokens("names:\nsetupVersionForUser\nsafeChildPathValue\ngetConfigFromFileX\n") == \
+        ["names", "setupversionforuser", "safechildpathvalue", "getconfigfromfilex"]
+
+
 def test_a_git_binary_patch_gives_no_terms():
     """QA round 56: the base85 of a binary patch in a prompt made the hook inject unrelated notes."""
     from dreamdb.analyzer import raw_tokens
