@@ -11,8 +11,8 @@ files) use :func:`record` instead; everything else keeps :mod:`dataclasses`.
 annotations in order, a class attribute is the field's default (:func:`factory` for a mutable
 one), and the generated methods are ``__init__`` (positional or keyword), ``__repr__`` and
 ``__eq__`` (fields whose name starts with ``_`` are left out of both), plus ``__hash__`` and
-immutability with ``frozen=True``. :func:`fields` and :func:`replace` mirror their
-:mod:`dataclasses` namesakes.
+immutability with ``frozen=True``. :func:`fields` gives the field names (strings, where
+:func:`dataclasses.fields` gives ``Field`` objects: QA round 57) and :func:`replace` mirrors its namesake.
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ def _build(cls, frozen: bool):
 
 
 def fields(obj) -> tuple[str, ...]:
-    """The field names of a record class or instance, in order."""
+    """The field names of a record class or instance, in order (strings: ``[name for name in fields(hit)]``, where
+    :func:`dataclasses.fields` gives ``Field`` objects with a ``.name``)."""
     return obj.__record_fields__
 
 
