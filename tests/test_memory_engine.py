@@ -245,4 +245,6 @@ def test_an_index_state_is_loaded_whole_only_once_it_has_served_queries(tiny_vau
     assert not index._memory.self_contained
     index.warm()  # a long-lived process can load it at once
     assert index._memory.self_contained
+    # with the starts of its English terms a Turkish query's loanwords are checked against (no query pays for it)
+    assert index._memory._loanword_heads is not None and "otte" in index._memory._loanword_heads
     assert [h.as_dict() for h in index.recall("otter", top=10)] == [h.as_dict() for h in sql.recall("otter", top=10)]

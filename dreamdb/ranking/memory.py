@@ -177,6 +177,8 @@ class MemoryEngine:
         self._ensure_loaded()
         if self._preload_due:
             self._preload_unchanged()
+        if self._slices is not None and self._has_non_turkish:
+            _ = self.loanword_heads  # (what a Turkish query's first loanword lookup would build: ≈ 5 ms)
 
     def _preload_unchanged(self) -> None:
         """:meth:`_preload` in a snapshot of the state the document arrays were loaded from; nothing when
@@ -424,7 +426,8 @@ class MemoryEngine:
     def loanword_heads(self) -> frozenset[str] | None:
         """:func:`dreamdb.cognates.term_heads` of the terms in the text of a document not analysed as
         Turkish (see :func:`dreamdb.ranking.rank.loanword_terms`); ``None`` until every posting is
-        loaded. Built at first use for each index state (≈ 1 ms for 10,000 terms)."""
+        loaded. Built at first use for each index state, or by :meth:`preload` (≈ 5 ms for the real vault's 10,478 such
+        terms, 3 Dec)."""
         if self._generation is None:
             self._ensure_loaded()
         if self._slices is None:
