@@ -11,10 +11,13 @@ import re
 
 # ---------------------------------------------------------------- terminal safety
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""C0 controls except tab and newline, DEL, the C1 controls U+0080–U+009F, and the bidirectional
-embedding/override/isolate marks (U+202A–U+202E, U+2066–U+2069), which can make text display in
-another order than it reads ("Trojan Source", CVE-2021-42574)."""
+BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
+"""The bidirectional embedding/override/isolate marks (U+202A–U+202E, U+2066–U+2069, a regex class's ranges), which
+can make text display in another order than it reads ("Trojan Source", CVE-2021-42574)."""
+
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
+"""C0 controls except tab and newline, DEL, the C1 controls U+0080–U+009F, and the bidirectional marks of
+:data:`BIDI_CONTROLS`."""
 
 
 FLAG_TAG_SEQUENCE = ("\U0001f3f4\U000e0067\U000e0062"  # 🏴 and the tags g b, then e n g | s c t | w l s, CANCEL TAG
@@ -25,59 +28,206 @@ characters of ``gbeng``, ``gbsct`` or ``gbwls``, CANCEL TAG), the only ones Unic
 UTS #51). The grammar's general form (U+1F3F4, any tags U+E0020–U+E007E, CANCEL TAG) is not allowed: it would pass
 🏴 followed by "IGNORE ALL PREVIOUS INSTRUCTIONS" in tags, a hidden message behind one visible flag (QA round 54)."""
 
-SMUGGLING_CHARS = "\U000e0000-\U000e007f\ufff9-\ufffb\u2061-\u2064\ufffe\uffff"
+SMUGGLING_CHARS = ("\U000e0000-\U000e007f\ufff9-\ufffb\u2061-\u2064\ufdd0-\ufdef\ufffe\uffff"
+                   + "".join(chr(plane + 0xFFFE) + chr(plane + 0xFFFF) for plane in range(0x10000, 0x110000, 0x10000)))
 """Invisible characters that can carry a hidden message (a regex class's ranges): the Unicode tag characters
 U+E0000–U+E007F, which mirror ASCII and are read by language models while no terminal or editor shows them
 ("ASCII smuggling" of instructions into an agent's prompt), and the interlinear annotation marks U+FFF9–U+FFFB,
 whose annotated text a renderer may hide or show out of line (QA round 54); the invisible mathematical operators
 U+2061–U+2064 (function application, invisible times, separator and plus: nothing outside MathML markup needs
-them) and the noncharacters U+FFFE and U+FFFF, which no text holds (QA round 55). Not here, as text needs them: the
-zero-width joiner and non-joiner, the direction marks, the word joiner U+2060, private-use characters (the icons
-of Nerd Fonts in a developer's note), the Hangul fillers of Korean text."""
+them) and the noncharacters, which no text holds (QA round 55: U+FFFE and U+FFFF; QA round 56: the other 64,
+U+FDD0–U+FDEF and the last two of every plane, U+1FFFE, U+1FFFF … U+10FFFF, which were taken). Not here, as text
+needs them: the zero-width joiner and non-joiner, the direction marks, the word joiner U+2060, private-use
+characters (the icons of Nerd Fonts in a developer's note), the Hangul fillers of Korean text (a run of two of
+these is, see :data:`ZERO_WIDTH`)."""
+
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\u180e\u034f\u00ad\u3164\u115f\u1160\uffa0"
+"""The zero-width and invisible format characters that text needs one at a time (a regex class's characters): the
+zero-width space, non-joiner and joiner (Thai word breaks, Persian's non-joiner, the joiner of an emoji sequence
+👨‍👩‍👧), the word joiner, the Mongolian vowel separator, the combining grapheme joiner, the soft hyphen, the Hangul
+fillers. Two or more in a row are not text (QA round 56): 200 U+200D between two letters were taken by ``remember``
+and reached the prompt hook, and a run of two kinds (U+200B, U+200C) spells bits. One between visible characters
+stays; a run of two or more is hidden as :data:`SMUGGLING_CHARS` are."""
 
 VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
-"""The variation selectors VS1–VS16 and VS17–VS256 (a regex class's ranges). One after a character is text: ❤️ is
-U+2764 U+FE0F (emoji presentation), 葛󠄀 is U+845B U+E0100 (an ideographic variation sequence). Two or more in a row
-are not: 256 invisible selectors spell out any byte, and a run of them after an emoji ("emoji smuggling") hid a
-message of 39 bytes that ``remember`` took and the prompt hook passed on to the agent (QA round 55). The first
-selector of a run stays (it is the character's own); the rest of the run is smuggled."""
+"""The variation selectors VS1–VS16 and VS17–VS256 (a regex class's ranges). One after a character that Unicode
+defines variation sequences for is text (:func:`takes_selector`): ❤️ is U+2764 U+FE0F (emoji presentation), 葛󠄀 is
+U+845B U+E0100 (an ideographic variation sequence). Any other is not: 256 invisible selectors spell out any byte.
+A run of them after an emoji hid a message of 39 bytes that ``remember`` took and the prompt hook passed on to the
+agent (QA round 55), and so did one selector after each letter of a visible sentence (QA round 56: each was "the
+first" after its character, which was all QA round 55 asked).
 
-_SMUGGLED = re.compile(f"{FLAG_TAG_SEQUENCE}|[{SMUGGLING_CHARS}][{SMUGGLING_CHARS}{VARIATION_SELECTORS}]*"
-                       f"|(?<=[{VARIATION_SELECTORS}])[{VARIATION_SELECTORS}][{SMUGGLING_CHARS}{VARIATION_SELECTORS}]*")
-"""A flag (kept), or a hidden message: a run that starts with a character of :data:`SMUGGLING_CHARS`, or with a
-variation selector right after another, and takes in every selector and smuggling character after it. Tag characters
-between the selectors (VS, tag, VS, tag …) are part of the run: were the tags left out alone, the selectors they
-kept apart would make a run of their own in the output."""
+What is left, and not closed (QA round 56): CJK text can still carry a byte per ideograph, each followed by one
+of the 240 ideographic variation selectors VS17–VS256 (or VS1–VS14), which :func:`takes_selector` allows after any
+ideograph: the Ideographic Variation Database registers them per ideograph, and a table of its tens of thousands
+of sequences is not worth the one channel it would close, where a message needs as many visible ideographs as it
+has bytes. Less wide, and left as well: a symbol can carry VS15, VS16 or none (under two bits), a mathematical
+symbol one of VS1–VS14."""
 
-_ANY_SMUGGLING = re.compile(f"[{SMUGGLING_CHARS}{VARIATION_SELECTORS}]"
-                            f"(?:(?<=[{SMUGGLING_CHARS}])|(?<=[{VARIATION_SELECTORS}][{VARIATION_SELECTORS}]))")
-"""A quick look for them first: a search for one class is 4× faster than :data:`_SMUGGLED`'s alternation, which
-added 0.4 s to 10 MB of ``sql --json`` output that held none. A variation selector found is looked behind (QA round
-55): text with emoji (⚠️, ✔️, each with one U+FE0F) takes the fast path too; 14 MB of JSON: 0.12 s before the
-selectors, 0.19 s with this check, 0.39 s with an alternation ``[…]|[VS][VS]``."""
+CJK_IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+"""The CJK ideographs (a regex class's ranges): the unified ideographs, extension A, the compatibility
+ideographs and the supplementary planes 2 and 3, the bases of the ideographic variation sequences (VS17–VS256,
+and VS1–VS3 of the compatibility ideographs' standardized variants)."""
+
+_SELECTOR_SCRIPTS = ((0x1000, 0x109F), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F), (0xA840, 0xA87F), (0x10AC0, 0x10AFF),
+                     (0x13000, 0x1343F))
+"""The scripts whose letters have standardized variants with VS1–VS14 (StandardizedVariants.txt): Myanmar and its
+extensions A and B, Phags-pa, Manichaean, Egyptian hieroglyphs."""
+
+_EMOJI_SYMBOL_CATEGORIES = frozenset({"So", "Sm", "Sk", "Po", "Pd"})
+"""The general categories of the characters emoji-variation-sequences.txt gives a text and an emoji form (U+FE0E,
+U+FE0F): symbols (© ™ ❤ ⚠ 🏳 ↔), punctuation (‼ ⁉ 〽) and the wavy dash 〰."""
 
 
-def _keep_flags(m: re.Match) -> str:
-    return m.group() if m.group()[0] == "\U0001f3f4" else ""
+def takes_selector(base: str | None, selector: str) -> bool:
+    """Whether ``selector`` (a variation selector) after ``base`` (a character; None or "" at the start of the text)
+    makes a variation sequence that Unicode defines, approximated by blocks and general categories (QA round 56):
+
+    - VS15, VS16 (U+FE0E, U+FE0F, text and emoji presentation; emoji-variation-sequences.txt): after a keycap's
+      digit, ``#`` or ``*`` (1️⃣ is ``1`` U+FE0F U+20E3; a digit with U+FE0F is allowed without U+20E3 after it, as
+      that is how a keycap starts), a non-ASCII symbol or punctuation mark (:data:`_EMOJI_SYMBOL_CATEGORIES`: ❤️,
+      ⚠️, ©️, ™️, ‼️, 🏳️‍🌈), or U+2139 ℹ️ (a letter by category, an emoji base);
+    - VS1–VS14 (U+FE00–U+FE0D; StandardizedVariants.txt): after ``0`` (U+0030 U+FE00, the short-diagonal zero), a
+      non-ASCII mathematical or other symbol (≩︀ is U+2269 U+FE00), a CJK ideograph (:data:`CJK_IDEOGRAPHS`), or a
+      letter of :data:`_SELECTOR_SCRIPTS`;
+    - VS17–VS256 (U+E0100–U+E01EF; the Ideographic Variation Database): after a CJK ideograph only.
+
+    After anything else (a Latin, Greek, Cyrillic or Arabic letter, a space, another selector, an invisible
+    character) a selector is no text but a hidden byte: QA round 56 found a sentence with one selector after each of
+    its letters (``D`` U+E0139 ``e`` U+E0137 …), 30 bytes ``remember`` took and the prompt hook printed."""
+    # (imported here: the hook's log imports this module where Python's own modules may be unreadable, QA round 43)
+    import unicodedata
+
+    if not base or len(base) != 1 or len(selector) != 1:
+        return False
+    b, s = ord(base), ord(selector)
+    cjk = 0x3400 <= b <= 0x4DBF or 0x4E00 <= b <= 0x9FFF or 0xF900 <= b <= 0xFAFF or 0x20000 <= b <= 0x3FFFF
+    if 0xE0100 <= s <= 0xE01EF:
+        return cjk
+    if s in (0xFE0E, 0xFE0F):
+        return base in "0123456789#*" or b == 0x2139 or (
+            b >= 0x80 and unicodedata.category(base) in _EMOJI_SYMBOL_CATEGORIES)
+    if 0xFE00 <= s <= 0xFE0D:
+        return base == "0" or cjk or any(lo <= b <= hi for lo, hi in _SELECTOR_SCRIPTS) or (
+            b >= 0x80 and unicodedata.category(base) in ("Sm", "So"))
+    return False
 
 
-def _json_escaped(m: re.Match) -> str:
-    return m.group() if m.group()[0] == "\U0001f3f4" else json.dumps(m.group())[1:-1]
+def _is_selector(c: str) -> bool:
+    return "\ufe00" <= c <= "\ufe0f" or "\U000e0100" <= c <= "\U000e01ef"
 
 
-def _unsmuggled(text: str, repl) -> str:
-    """``text`` with each hidden-message run of :data:`_SMUGGLED` (outside a flag) replaced by ``repl`` (of the
-    match)."""
-    if text.isascii() or _ANY_SMUGGLING.search(text) is None:
-        return text
-    return _SMUGGLED.sub(repl, text)
+_EMOJI_BASES = ("#*0-9\u00a9\u00ae\u203c\u2049\u2122\u2139\u2190-\u21ff\u2200-\u22ff\u231a\u231b\u2328\u23cf-\u23fa"
+                "\u24c2\u2500-\u2767\u2794-\u27bf\u2934\u2935\u2b00-\u2b73\u3030\u303d\u3297\u3299"
+                "\U0001f000-\U0001f02b\U0001f10d-\U0001f1ad\U0001f1e6-\U0001f202\U0001f210-\U0001f23b"
+                "\U0001f300-\U0001f6d7\U0001f900-\U0001fa53")
+"""Characters that take VS15 and VS16 (a regex class's ranges), the emoji that are met in text: a subset of what
+:func:`takes_selector` allows, for :data:`_ANY_SMUGGLING`'s quick look (QA round 56: a look-up of each
+selector's base in Python, :func:`takes_selector`, took 1.04 s on 14.6 MB of JSON with 195,000 ⚠️ ✔️ ❤️, the quick
+look 0.15 s; the test suite checks that each is one :func:`takes_selector` allows)."""
+
+_SYMBOL_BASES = f"0\u2200-\u22ff\u2a00-\u2aff{CJK_IDEOGRAPHS}"
+"""Characters that take VS1–VS14, for the quick look: ``0``, the mathematical operators (all Sm, as ≩︀), the CJK
+ideographs (a subset of what :func:`takes_selector` allows)."""
+
+_SCAN = ("\ufe00-\ufe0f" + ZERO_WIDTH + "\ufff9-\ufffb\u2061-\u2064\ufdd0-\ufdef\ufffe\uffff\U0001fffe-\U0010ffff")
+"""A regex class's ranges that hold every character of :data:`SMUGGLING_CHARS`, :data:`VARIATION_SELECTORS` and
+:data:`ZERO_WIDTH`, and more (the ideographs of planes 2 and 3, the private use of planes 15 and 16): the first
+look for them, which a lookbehind then narrows. A class of :data:`SMUGGLING_CHARS` itself, with its 32
+noncharacters above U+FFFF one by one, made Python's regex engine scan text 5× slower (1.2–1.5 s instead of
+0.2–0.4 s for 14.6 MB of JSON, QA round 56); two ranges above U+FFFF cost nothing."""
+
+
+def _patterns(extra: str = ""):
+    """The quick look and the run pattern of :func:`_hidden_spans`, ``extra`` (a regex class's ranges: the
+    bidirectional marks, for :func:`escape_smuggling`) taken as hidden characters too.
+
+    The quick look finds a character of :data:`SMUGGLING_CHARS`, two of :data:`ZERO_WIDTH` in a row, or a variation
+    selector whose base is not one of the common ones (:data:`_EMOJI_BASES`, :data:`_SYMBOL_BASES`,
+    :data:`CJK_IDEOGRAPHS`); when it finds nothing, nothing is hidden, and text with emoji (⚠️, ✔️, each with one
+    U+FE0F), Persian's non-joiners or ZWJ sequences is not looked at again in Python. One class searched, and a
+    lookbehind at what it finds: a search for one class is 4× faster than an alternation, which added 0.4 s to
+    10 MB of ``sql --json`` output that held none (QA round 55); the emoji's selector is tried first, as the
+    commonest. The run pattern matches a flag (kept), or a run of the characters that may be hidden: a run is taken
+    whole, as were the tag characters of ``VS tag VS tag VS`` or ``ZWSP tag ZWNJ tag ZWSP`` left out alone, the
+    characters they kept apart would make a run in the output. A run does not start at the selector of a common
+    base (the quick look's): it is text, and each run costs a step in Python (text with one tag character and
+    195,000 ⚠️ took 1.1–1.3 s instead of 0.5–0.7 s, QA round 56)."""
+    quick = re.compile(
+        f"[{_SCAN}{extra}]"
+        f"(?:(?<=[\ufe0e\ufe0f])(?<![{_EMOJI_BASES}][\ufe0e\ufe0f])"
+        f"|(?<=[{ZERO_WIDTH}])(?=[{ZERO_WIDTH}])"
+        f"|(?<=[\ufe00-\ufe0d])(?<![{_SYMBOL_BASES}][\ufe00-\ufe0d])"
+        f"|(?<=[\U000e0100-\U000e01ef])(?<![{CJK_IDEOGRAPHS}][\U000e0100-\U000e01ef])"
+        f"|(?<=[{SMUGGLING_CHARS}{extra}]))")
+    char = f"[{_SCAN}{extra}](?<=[{SMUGGLING_CHARS}{VARIATION_SELECTORS}{ZERO_WIDTH}{extra}])"
+    run = re.compile(f"{FLAG_TAG_SEQUENCE}|{char}(?<![{_EMOJI_BASES}][\\ufe0e\\ufe0f])"
+                     f"(?<![{_SYMBOL_BASES}][\\ufe00-\\ufe0d])"
+                     f"(?<![{CJK_IDEOGRAPHS}][\\U000e0100-\\U000e01ef])(?:{char})*")
+    return quick, run
+
+
+_ANY_SMUGGLING, _SMUGGLED = _patterns()
+"""The quick look and the run pattern of :func:`_hidden_spans` (:func:`_patterns`). Measured on 14.6 MB of JSON
+with 195,000 ⚠️ ✔️ ❤️ (CPU time, best of 15, a loaded 2-core machine; ``json.dumps`` alone 0.24–0.26 s), the
+escape pass of :func:`to_json` before QA round 56 → after: 0.14–0.15 s → 0.15–0.17 s; without the emoji
+0.13–0.14 s → 0.11–0.12 s; with one tag character (every run looked at in Python) 0.65–0.68 s → 0.39–0.42 s;
+``to_json`` as a whole 0.36–0.41 s both."""
+
+_ANY_ESCAPED, _ESCAPED = _patterns(BIDI_CONTROLS)
+"""The same, the bidirectional marks taken too: what :func:`escape_smuggling` writes as ``\\u`` escapes (QA round
+56: ``--json`` wrote U+202E raw in a ``doc_id`` while it escaped the tag characters beside it). One pass: a second
+search for the marks alone added 0.1–0.16 s to 14.6 MB of JSON."""
+
+
+def _hidden_spans(text: str, patterns=(_ANY_SMUGGLING, _SMUGGLED)):
+    """The ``(start, end)`` of each run of hidden characters in ``text``, in order (QA rounds 54–56): in a run of
+    the run pattern (:data:`_SMUGGLED`, outside a flag), all but a first variation selector that its base takes
+    (:func:`takes_selector`) and then one character of :data:`ZERO_WIDTH` that no other follows (🏳️‍🌈 is U+1F3F3
+    U+FE0F U+200D U+1F308). ``patterns``: the quick look and the run pattern (:func:`_patterns`)."""
+    quick, runs = patterns
+    if text.isascii() or quick.search(text) is None:
+        return
+    for m in runs.finditer(text):
+        run, start = m.group(), m.start()
+        if run[0] == "\U0001f3f4":
+            continue  # a flag
+        kept = 1 if _is_selector(run[0]) and start and takes_selector(text[start - 1], run[0]) else 0
+        if kept < len(run) and run[kept] in ZERO_WIDTH and (kept + 1 == len(run) or run[kept + 1] not in ZERO_WIDTH):
+            kept += 1
+        if kept < len(run):
+            yield start + kept, m.end()
+
+
+def first_hidden(text: str) -> int | None:
+    """The index of the first character of ``text`` that :func:`safe_text` leaves out as hidden (a tag character
+    outside a flag, another of :data:`SMUGGLING_CHARS`, a variation selector after a character that takes none, a
+    run of :data:`ZERO_WIDTH`), or None: what a write refuses (:mod:`dreamdb.writes.checks`, QA round 56)."""
+    return next((start for start, _ in _hidden_spans(text)), None)
+
+
+def _json_escaped(hidden: str) -> str:
+    return json.dumps(hidden)[1:-1]
+
+
+def _named(hidden: str) -> str:
+    return "".join(f"<U+{ord(c):04X}>" for c in hidden)
+
+
+def _unsmuggled(text: str, repl, patterns=(_ANY_SMUGGLING, _SMUGGLED)) -> str:
+    """``text`` with each run of hidden characters (:func:`_hidden_spans`) replaced by ``repl`` (of the run)."""
+    out, pos = [], 0
+    for start, end in _hidden_spans(text, patterns):
+        out += (text[pos:start], repl(text[start:end]))
+        pos = end
+    return "".join(out) + text[pos:] if out else text
 
 
 def escape_smuggling(text: str) -> str:
-    """``text`` with the characters that can carry a hidden message (:data:`SMUGGLING_CHARS` outside a flag, a
-    variation selector after another) written as JSON's ``\\u`` escapes: what :func:`to_json` does to its output,
-    and ``sql --format csv`` to its text (QA round 55)."""
-    return _unsmuggled(text, _json_escaped)
+    """``text`` with the characters that can carry a hidden message (those :func:`_hidden_spans` finds) and the
+    bidirectional marks (:data:`BIDI_CONTROLS`, QA round 56) written as JSON's ``\\u`` escapes: what :func:`to_json`
+    does to its output, and ``sql --format csv`` to its text (QA round 55)."""
+    return _unsmuggled(text, _json_escaped, (_ANY_ESCAPED, _ESCAPED))
 
 
 def show_controls(text: str) -> str:
@@ -114,10 +264,12 @@ def safe_text(text) -> str:
     The invisible characters that can smuggle a message (:data:`SMUGGLING_CHARS`: Unicode tag
     characters outside a flag's :data:`FLAG_TAG_SEQUENCE`, interlinear annotation marks, invisible operators,
     noncharacters) are left out (QA round 54), and so is a run of :data:`VARIATION_SELECTORS` after its first
-    selector (QA round 55: a message hidden after an emoji reached the agent): a hand-written note can carry
-    them (``remember`` and ``update`` refuse them), and the prompt hook's block must not pass hidden instructions
-    to the agent; named one by one, as the bidirectional marks are, a 40-character message would fill the line
-    with ``<U+E0049>``.
+    selector (QA round 55: a message hidden after an emoji reached the agent), a selector after a character that
+    takes none (:func:`takes_selector`) and a run of two or more :data:`ZERO_WIDTH` characters (QA round 56: a
+    selector after each letter of a sentence, 200 zero-width joiners between two letters): a hand-written note can
+    carry them (``remember`` and ``update`` refuse them), and the prompt hook's block must not pass hidden
+    instructions to the agent; named one by one, as the bidirectional marks are, a 40-character message would fill
+    the line with ``<U+E0049>`` (an id or a path is named so, see :func:`visible_id`).
     Everything else, newline and tab included, is kept.
 
     For human-readable output only, applied when printing (the vault and the index
@@ -128,7 +280,7 @@ def safe_text(text) -> str:
         return ""
     if not isinstance(text, str):
         text = str(text)
-    return _unsmuggled(_CONTROL.sub(_picture, text), _keep_flags)
+    return _unsmuggled(_CONTROL.sub(_picture, text), lambda hidden: "")
 
 
 def _safe_cell(v):
@@ -144,7 +296,9 @@ def to_json(obj) -> str:
     flag's tag sequence) are written as ``\\u`` escapes (``\\udb40\\udc49`` for U+E0049), which decode to
     the same string: an agent reading ``recall --json`` sees that they are there instead of reading a hidden
     message (QA round 54). So are the variation selectors of a run after its first (QA round 55, see
-    :data:`VARIATION_SELECTORS`)."""
+    :data:`VARIATION_SELECTORS`), a selector after a character that takes none, a run of :data:`ZERO_WIDTH`, and
+    the bidirectional marks (QA round 56: U+202E was written raw in a ``doc_id`` beside escaped tag characters;
+    see :func:`escape_smuggling`)."""
     return escape_smuggling(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
@@ -169,7 +323,8 @@ def _fmt(x: float) -> str:
 def hits_text(hits, *, explain: bool = False) -> str:
     """Human-readable recall results: rank, scores, id, title, path, snippet (and signals with ``explain``).
 
-    Text from the vault is passed through :func:`safe_text` (escape sequences shown, never acted on).
+    Text from the vault is passed through :func:`safe_text` (escape sequences shown, never acted on); the id, the
+    path and the superseding id through :func:`visible_id` (hidden characters named, QA round 56).
     """
     lines: list[str] = []
     for i, h in enumerate(hits, 1):
@@ -178,11 +333,11 @@ def hits_text(hits, *, explain: bool = False) -> str:
             meta.append(str(h.date)[:10])
         if h.status:
             meta.append(h.status)
-        lines.append(f"{i}. {_safe_cell(h.doc_id)}  ({' · '.join(meta)})")
+        lines.append(f"{i}. {visible_id(h.doc_id)}  ({' · '.join(meta)})")
         lines.append(f"   {_safe_cell(h.title)}")  # one line each: a newline in a title or file name is shown as ␊
         if h.superseded_by:
-            lines.append(f"   ⚠ superseded by {h.superseded_by}")
-        lines.append(f"   {_safe_cell(h.path)}")
+            lines.append(f"   ⚠ superseded by {visible_id(h.superseded_by)}")
+        lines.append(f"   {visible_id(h.path)}")
         for sl in safe_text(h.snippet).splitlines():  # after safe_text: a CR is shown as ␍, not taken as a line break
             lines.append(f"   │ {sl}")
         if explain and h.signals:
@@ -220,9 +375,24 @@ def visible_field(text) -> str:
     return safe_text(text).replace("\t", "\u2409").replace("\n", "\u240a")
 
 
+def visible_id(text) -> str:
+    """An id or a path for human-readable output: :func:`visible_field`, but the hidden characters that
+    :func:`safe_text` leaves out (tag characters outside a flag, a selector after a character that takes none, a
+    run of zero-width characters …) are named, ``<U+E0048>``, as the bidirectional marks are (QA round 56: recall
+    showed the file ``knowledge/k1`` + tags ``HIDDEN`` + ``.md`` as ``knowledge/k1``, for which ``dreamdb update
+    knowledge/k1`` said "No document"). A title or a snippet is text to read, where they are left out; an id is a
+    name to type back, where a character that does not show must be seen to be there. ``None`` gives ``""``."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    return _unsmuggled(_CONTROL.sub(_picture, text), _named).replace("\t", "\u2409").replace("\n", "\u240a")
+
+
 def hits_plain(hits) -> str:
-    """One tab-separated line per hit: rankScore, score, doc_id, title, path (fields made safe with :func:`safe_text`)."""
-    return "".join(f"{h.rank_score:.4f}\t{h.score:.4f}\t{visible_field(h.doc_id)}\t{visible_field(h.title)}\t{visible_field(h.path)}\n" for h in hits)
+    """One tab-separated line per hit: rankScore, score, doc_id, title, path (fields made safe with :func:`safe_text`;
+    the id and the path with :func:`visible_id`, which names the hidden characters the title loses)."""
+    return "".join(f"{h.rank_score:.4f}\t{h.score:.4f}\t{visible_id(h.doc_id)}\t{visible_field(h.title)}\t{visible_id(h.path)}\n" for h in hits)
 
 
 class ProgressBar:

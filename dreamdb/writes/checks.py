@@ -6,7 +6,7 @@ import re
 from datetime import date, datetime
 
 from dreamdb.errors import UsageError
-from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS, VARIATION_SELECTORS
+from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS, ZERO_WIDTH, first_hidden, takes_selector
 from dreamdb.vault.discover import is_utf8
 
 
@@ -24,23 +24,21 @@ that can carry a hidden message to an agent (:data:`dreamdb.output.SMUGGLING_CHA
 England's, is text and is kept), and U+FEFF, a byte-order mark inside the text. The format characters that text
 needs stay allowed: the zero-width joiner of emoji (U+200D) and non-joiner of Persian (U+200C), the direction marks
 U+200E, U+200F and U+061C, the soft hyphen. QA round 55 added the invisible operators U+2061–U+2064 and the
-noncharacters U+FFFE, U+FFFF to :data:`SMUGGLING_CHARS`; the word joiner U+2060, private-use characters (icon
-fonts) and the Hangul fillers stay allowed."""
-
-_VS_RUN = f"(?<=[{VARIATION_SELECTORS}])[{VARIATION_SELECTORS}]"
-"""A variation selector right after another (QA round 55): one after a character is text (❤️, 葛󠄀), a run of them
-after an emoji is a hidden message, a byte a selector (:data:`dreamdb.output.VARIATION_SELECTORS`). The second of
-the run is the character refused, so the error names where the run starts to hide something."""
+noncharacters U+FFFE, U+FFFF to :data:`SMUGGLING_CHARS`, QA round 56 the other noncharacters (U+FDD0–U+FDEF,
+U+1FFFE … U+10FFFF); the word joiner U+2060, private-use characters (icon fonts) and the Hangul fillers stay
+allowed, one at a time (a run of two or more of :data:`dreamdb.output.ZERO_WIDTH` is refused, QA round 56, see
+:func:`_refused_char`)."""
 
 _CONTROL_RE = re.compile(f"[{_CONTROLS}]")
 
-_LINE_REFUSED_RE = re.compile(f"{FLAG_TAG_SEQUENCE}|(?P<bad>[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}]|{_VS_RUN})")
+_LINE_REFUSED_RE = re.compile(f"{FLAG_TAG_SEQUENCE}|(?P<bad>[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}])")
 """What one-line text (a type, a scope, a summary, a tag) must not hold: a control character, a line or
-paragraph separator, a bidirectional control, an invisible character of :data:`_INVISIBLE`, a run of variation
-selectors (:data:`_VS_RUN`). (A match without the ``bad`` group is a flag's tag sequence, which is allowed.)"""
+paragraph separator, a bidirectional control, an invisible character of :data:`_INVISIBLE`. (A match without the
+``bad`` group is a flag's tag sequence, which is allowed.) The variation selectors and zero-width characters that
+hide bytes are found by :func:`dreamdb.output.first_hidden` (see :func:`_refused_char`)."""
 
 _PROSE_REFUSED_RE = re.compile(
-    f"{FLAG_TAG_SEQUENCE}|(?P<bad>(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}]|{_VS_RUN}|\\r(?!\\n))")
+    f"{FLAG_TAG_SEQUENCE}|(?P<bad>(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}]|\\r(?!\\n))")
 """The same for text that may span lines (an entry's text, a description), which may hold newlines, tabs and
 CRLF line ends: ESC would colour or move a terminal's cursor where the entry is shown, and a carriage return
 alone would write the rest of its line over the start."""
@@ -48,21 +46,44 @@ alone would write the rest of its line over the start."""
 
 def _refused_char(text: str, *, one_line: bool = True) -> int | None:
     """The index in ``text`` of the first character a write refuses (:data:`_LINE_REFUSED_RE`, or
-    :data:`_PROSE_REFUSED_RE` when not ``one_line``), or None. A search for the class alone cannot tell a tag
-    character of a flag from a smuggled one, so the flags are matched too and passed over."""
-    for m in (_LINE_REFUSED_RE if one_line else _PROSE_REFUSED_RE).finditer(text):
-        if m.group("bad") is not None:
-            return m.start()
-    return None
+    :data:`_PROSE_REFUSED_RE` when not ``one_line``; or the first that :func:`dreamdb.output.safe_text` would leave
+    out as hidden, :func:`dreamdb.output.first_hidden`: a variation selector after a character that takes none or
+    after another, a run of zero-width characters, QA rounds 55 and 56), or None. A search for the class alone
+    cannot tell a tag character of a flag from a smuggled one, so the flags are matched too and passed over."""
+    refused = next((m.start() for m in (_LINE_REFUSED_RE if one_line else _PROSE_REFUSED_RE).finditer(text)
+                    if m.group("bad") is not None), None)
+    hidden = first_hidden(text) if refused != 0 else None
+    return min((at for at in (refused, hidden) if at is not None), default=None)
+
+
+def _shown(c: str) -> str:
+    """``'D' (U+0044)``, or ``U+200D`` alone for a character that does not show."""
+    return f"'{c}' (U+{ord(c):04X})" if c.isprintable() else f"U+{ord(c):04X}"
 
 
 def _found(text: str, at: int) -> str:
     """Which refused character ``text`` holds and where, for an error message: an invisible one cannot be
-    seen in the message's quote of the text. A variation selector is refused only after another, which the
-    message says (QA round 55): the character alone is allowed."""
-    where = f"U+{ord(text[at]):04X} at character {at + 1:,}"
-    if re.fullmatch(f"[{VARIATION_SELECTORS}]", text[at]):
-        return where + ", the second variation selector in a row: one after a character is fine, a run hides bytes"
+    seen in the message's quote of the text. A variation selector or a zero-width character is refused only
+    where it hides something (QA rounds 55, 56), which the message says: the character alone is allowed."""
+    c = text[at]
+    where = f"U+{ord(c):04X} at character {at + 1:,}"
+    if "\ufe00" <= c <= "\ufe0f" or "\U000e0100" <= c <= "\U000e01ef":
+        base = text[at - 1] if at else ""
+        if not base:
+            return where + ", a variation selector at the start, after no character: a selector alone hides a byte"
+        if "\ufe00" <= base <= "\ufe0f" or "\U000e0100" <= base <= "\U000e01ef":
+            return where + (", the second variation selector in a row: one after a character that takes one is"
+                            " fine, a run hides bytes")
+        if not any(takes_selector(base, s) for s in ("\ufe00", "\ufe0f", "\U000e0100")):
+            return (where + f", a variation selector after {_shown(base)}, which takes none: selectors after such"
+                    " characters hide bytes")
+        return (where + f", a variation selector after {_shown(base)}, which does not take this one: such selectors"
+                " hide bytes")
+    if c in ZERO_WIDTH:
+        run = len(text[at:]) - len(text[at:].lstrip(ZERO_WIDTH))
+        if run > 1:
+            return (where + f", the first of {run:,} zero-width characters in a row: one between visible characters"
+                    " is fine (the joiner of an emoji, Persian's non-joiner), a run hides bits")
     return where
 
 
