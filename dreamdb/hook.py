@@ -104,15 +104,24 @@ def _one_line(text: str, limit: int | None = None) -> str:
     return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _one_line_id(doc_id: str) -> str:
+    """An id on one line, its hidden characters named or counted (:func:`dreamdb.output.visible_id`: QA round 56, an
+    id whose file name holds tag characters was shown without them, an id no command could find)."""
+    from dreamdb.output import visible_id
+
+    return " ".join(visible_id(doc_id).split())
+
+
 def render_block(hits) -> str:
     """The block printed into the agent's context: header, two lines per hit, two footer lines (5–9 lines for 1–3 hits).
 
-    Text from the vault goes through :func:`dreamdb.output.safe_text`: no escape sequence reaches the prompt.
+    Text from the vault goes through :func:`dreamdb.output.safe_text`: no escape sequence reaches the prompt; ids go
+    through :func:`dreamdb.output.visible_id`.
     """
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
-        sup = f" — superseded by {_one_line(h.superseded_by)}" if h.superseded_by else ""
-        lines.append(f"{i}. [{_one_line(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}){sup}")
+        sup = f" — superseded by {_one_line_id(h.superseded_by)}" if h.superseded_by else ""
+        lines.append(f"{i}. [{_one_line_id(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}){sup}")
         lines.append(f"   {_one_line(h.snippet or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
     lines.append('More: dreamdb recall --explain "<query>"')

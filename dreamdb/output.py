@@ -210,8 +210,16 @@ def _json_escaped(hidden: str) -> str:
     return json.dumps(hidden)[1:-1]
 
 
+MAX_NAMED_HIDDEN = 2
+"""Longest run of hidden characters :func:`visible_id` names one by one (``<U+200B>``); a longer one is counted
+(``<6 hidden characters from U+E0048>``): named one by one, tag characters would spell their message out again, in
+code points an agent reading the output can decode."""
+
+
 def _named(hidden: str) -> str:
-    return "".join(f"<U+{ord(c):04X}>" for c in hidden)
+    if len(hidden) <= MAX_NAMED_HIDDEN:
+        return "".join(f"<U+{ord(c):04X}>" for c in hidden)
+    return f"<{len(hidden)} hidden characters from U+{ord(hidden[0]):04X}>"
 
 
 def _unsmuggled(text: str, repl, patterns=(_ANY_SMUGGLING, _SMUGGLED)) -> str:
@@ -378,7 +386,8 @@ def visible_field(text) -> str:
 def visible_id(text) -> str:
     """An id or a path for human-readable output: :func:`visible_field`, but the hidden characters that
     :func:`safe_text` leaves out (tag characters outside a flag, a selector after a character that takes none, a
-    run of zero-width characters …) are named, ``<U+E0048>``, as the bidirectional marks are (QA round 56: recall
+    run of zero-width characters …) are named, ``<U+E0048>``, as the bidirectional marks are (a run of more than
+    :data:`MAX_NAMED_HIDDEN` is counted instead) (QA round 56: recall
     showed the file ``knowledge/k1`` + tags ``HIDDEN`` + ``.md`` as ``knowledge/k1``, for which ``dreamdb update
     knowledge/k1`` said "No document"). A title or a snippet is text to read, where they are left out; an id is a
     name to type back, where a character that does not show must be seen to be there. ``None`` gives ``""``."""

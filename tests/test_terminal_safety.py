@@ -536,14 +536,18 @@ def test_ids_and_paths_name_their_hidden_characters():
                                                  "/v/knowledge/k1<U+E0048><U+E0049>.md\n"]
 
 
-def test_recall_names_the_hidden_characters_of_a_file_name(tiny_vault):
+def test_recall_names_the_hidden_characters_of_a_file_name(tiny_vault, tmp_path):
     """QA round 56 L1's repro, through the CLI."""
     name = "k1" + "".join(chr(0xE0000 + ord(c)) for c in "HIDDEN")
     write_doc(tiny_vault, f"knowledge/{name}.md", "---\ntitle: Deploy\n---\nDeploy secrets.\n")
     write_doc(tiny_vault, "knowledge/f.md", "---\ntitle: F\n---\ngardening\n")
     p = run_main("recall", "--vault", str(tiny_vault), "deploy")
     out = p.stdout.decode()
-    assert p.returncode == 0 and "1. knowledge/k1<U+E0048><U+E0049><U+E0044><U+E0044><U+E0045><U+E004E>  (" in out
-    assert "/knowledge/k1<U+E0048><U+E0049><U+E0044><U+E0044><U+E0045><U+E004E>.md\n" in out and _smuggled(out) == []
+    assert p.returncode == 0 and "1. knowledge/k1<6 hidden characters from U+E0048>  (" in out
+    assert "/knowledge/k1<6 hidden characters from U+E0048>.md\n" in out and _smuggled(out) == []
     p = run_main("recall", "--vault", str(tiny_vault), "--plain", "deploy")
-    assert "\tknowledge/k1<U+E0048><U+E0049><U+E0044><U+E0044><U+E0045><U+E004E>\tDeploy\t" in p.stdout.decode()
+    assert "\tknowledge/k1<6 hidden characters from U+E0048>\tDeploy\t" in p.stdout.decode()
+    for i in range(3):  # (the hook's block: the id counted too, never spelt out to the agent)
+        write_doc(tiny_vault, f"knowledge/other-{i}.md", f"---\ntitle: Other {i}\n---\ngardening {i}\n")
+    block = hook("deploy secrets", tiny_vault.parent, tmp_path)
+    assert "[knowledge/k1<6 hidden characters from U+E0048>] Deploy" in block and _smuggled(block) == []
