@@ -49,7 +49,7 @@ from itertools import combinations
 
 from dreamdb.stemming import english_stem
 
-ANALYZER_VERSION = "20"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped; 18, 19: privative -sIz kept (with -ken), lists of names are no data; 20: narrow-wrapped base64, git binary patches dropped
+ANALYZER_VERSION = "21"  # 11: a document is Turkish by is_turkish_text, as a query is; 12–14: suffixes after an apostrophe; 15–17: encoded data dropped; 18, 19: privative -sIz kept (with -ken), lists of names are no data; 20, 21: narrow-wrapped base64 (indented too), git binary patches dropped
 
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -244,6 +244,12 @@ _DIGIT_RE = re.compile(rb"[0-9]")
 
 _SEPARATOR_RE = re.compile(rb"[+/_-]")
 
+_HEX_RUN_RE = re.compile(rb"(?<![0-9A-Za-z])(?:[0-9a-f]{12,}|[0-9A-F]{12,})(?![0-9A-Za-z])")
+"""A hexadecimal number of one case and 12 digits or more between separators (a commit hash or a digest in a path or
+URL): :func:`_is_encoded` reads it as one separator, for its digits alone would count as many short runs of letters
+(QA round 58: ``https://github.com/acme/widgetfactory/blob/4f3a9c2e…/src/widgetfactory/TokenBucketLimiter.py``
+was dropped whole). In random base64 such a run between separators is vanishingly rare."""
+
 MIN_DATA_SEGMENT = 8
 """Fewest characters a run of base64 holds per ``+``, ``/``, ``-`` or ``_`` (on average, counting the run's ends) for
 :func:`_is_encoded` to take it for data when its runs of letters of one case average :data:`MIN_LISTED_PART_LETTERS`
@@ -282,22 +288,34 @@ a ``literal`` or ``delta`` line and lines of base85, each led by a letter that g
 unrelated notes (QA round 56: raw score 18.9 from its fragments; a note of 3 MB of base85 gave 325,842 postings)."""
 
 
-_NARROW_WRAPPED_RE = re.compile(r"\n((?:[A-Za-z0-9+/_-]{16,59}\r?\n){2,}[A-Za-z0-9+/_-]{1,59}=*)(?=\r?\n|\r?\Z)")
-"""Three lines or more, each of base64 characters alone and shorter than :data:`MIN_BASE64_RUN` (group 1), after a
-newline: base64 wrapped narrower than the 64 or 76 columns of PEM and MIME (:func:`_narrow_wrapped` tells whether it
-is). 6 ms on the real vault's CHANGELOG.json three times over (2.4 MB), where a pattern led by ``^`` took 30."""
+_NARROW_WRAPPED_RE = re.compile(
+    r"\n([ \t]*+(?:>[ \t]*+)*+)[A-Za-z0-9+/_-]{16,59}+[ \t]*+\r?\n(?:\1[A-Za-z0-9+/_-]{16,59}+[ \t]*+\r?\n)+"
+    r"(?:\1[A-Za-z0-9+/_-]{1,59}+=*+[ \t]*+(?=\r?\n|\r?\Z))?")
+"""Two lines or more after a newline, each of base64 characters alone and shorter than :data:`MIN_BASE64_RUN`, after
+the same indent or ``>`` quote marks (group 1; QA round 58: an indented code block, a quote), and the line after them,
+which may be their short last one: base64 wrapped narrower than the 64 or 76 columns of PEM and MIME
+(:func:`_narrow_wrapped` tells whether it is). 5 ms on the real vault's CHANGELOG.json three times over (2.4 MB),
+where a pattern led by ``^`` took 30, and one without possessive quantifiers 14 (they spare the regex engine the
+backtracking of each indented line of JSON)."""
 
 
 def _narrow_wrapped(m: re.Match) -> str:
-    """``" "`` for a match of :data:`_NARROW_WRAPPED_RE` whose lines but the last have one width (wrapped text) and
-    whose characters together are encoded data (:func:`_is_encoded`), else the match as it is. QA round 56: 1.2 KB
-    of base64 wrapped at 56, 48 or 40 columns gave 87, 107 and 144 terms, where wrapped at 64 it gave none."""
-    lines = m.group(1).split()
+    """A match of :data:`_NARROW_WRAPPED_RE` without the data it holds: its first lines of one width (wrapped text),
+    two or more, with the shorter line after them when :func:`_tail_like` finds it to be their end, when their
+    characters together are encoded data (:func:`_is_encoded`); the lines after those are kept as they are, and so
+    is the whole match when it holds no data. QA round 56: 1.2 KB of base64 wrapped at 56, 48 or 40 columns gave
+    87, 107 and 144 terms, where wrapped at 64 it gave none."""
+    prefix = len(m.group(1))
+    rows = m.group()[1:].splitlines(keepends=True)
+    lines = [row[prefix:].rstrip() for row in rows]
     width = len(lines[0])
-    if any(len(line) != width for line in lines[1:-1]) or len(lines[-1]) > width:
+    n = next((k for k, line in enumerate(lines) if len(line) != width), len(lines))
+    if n < len(lines) and len(lines[n]) < width and _tail_like(lines[n].encode("ascii")):
+        n += 1
+    joined = "".join(lines[:n]).encode("ascii")
+    if n < 2 or len(joined) < MIN_BASE64_RUN or not _is_encoded(joined):
         return m.group()
-    joined = "".join(lines).encode("ascii")
-    return "\n " if len(joined) >= MIN_BASE64_RUN and _is_encoded(joined) else m.group()
+    return "\n " + ("\n" + "".join(rows[n:]) if n < len(rows) else "")
 
 
 def _is_encoded(run: bytes) -> bool:
@@ -308,6 +326,8 @@ def _is_encoded(run: bytes) -> bool:
     rule without it)."""
     if _DIGIT_RE.search(run) is None:
         return False
+    if _HEX_RUN_RE.search(run) is not None:  # a commit hash in a path or URL: a name, not random base64
+        run = _HEX_RUN_RE.sub(b"/", run)
     parts = _LETTER_PART_RE.findall(run)
     if not parts or run.isupper() or run.islower():
         return False
@@ -326,9 +346,8 @@ _CASE_CHANGE_RE = re.compile(rb"[a-z][A-Z]|[A-Z][a-z]")
 
 def _encoded_tail(raw: bytes, marks: bytes, end: int) -> int:
     """Where the encoded data that ends a line of base64 at ``end`` ends: its last line, shorter than
-    :data:`MIN_BASE64_RUN` characters, when it follows on the next line (``\\n`` in a JSON string too) and holds a
-    digit, a ``+`` or ``/``, or three changes of case, as the end of random base64 does; a word written after the
-    data (``end``, ``The``) does not. ``end`` otherwise."""
+    :data:`MIN_BASE64_RUN` characters, when it follows on the next line (``\\n`` in a JSON string too) and
+    :func:`_tail_like` finds it to be; a word written after the data (``end``, ``The``) is not. ``end`` otherwise."""
     gap = _LINE_BREAK_RE.match(raw, end)
     if gap is None:
         return end
@@ -338,10 +357,21 @@ def _encoded_tail(raw: bytes, marks: bytes, end: int) -> int:
     stop = marks.find(b" ", start)
     stop = len(raw) if stop < 0 else stop
     tail = raw[start:stop]
-    if len(tail) < MIN_BASE64_RUN and (_DIGIT_RE.search(tail) or b"+" in tail or b"/" in tail
-                                       or len(_CASE_CHANGE_RE.findall(tail)) >= 3):
-        return stop
-    return end
+    return stop if len(tail) < MIN_BASE64_RUN and _tail_like(tail) else end
+
+
+def _tail_like(tail: bytes) -> bool:
+    """Whether a line shorter than a wrapped line of base64 after it is its end (:func:`_encoded_tail`,
+    :func:`_narrow_wrapped`): it ends in ``=`` padding, or it holds a digit, a ``+`` or ``/``, or three changes of
+    case, as the end of random base64 does, and no run of letters of one case as long as words have
+    (:data:`MAX_DATA_PART_LETTERS` on average). QA round 58: ``Deprecated``, ``Rotated2026`` or
+    ``PostgreSQLAdapter`` on the line after a blob were dropped with it."""
+    if tail.endswith(b"="):
+        return True
+    if not (_DIGIT_RE.search(tail) or b"+" in tail or b"/" in tail or len(_CASE_CHANGE_RE.findall(tail)) >= 3):
+        return False
+    parts = _LETTER_PART_RE.findall(tail)
+    return not parts or sum(map(len, parts)) < MAX_DATA_PART_LETTERS * len(parts)
 
 
 def drop_data(text: str) -> str:

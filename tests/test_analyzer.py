@@ -404,6 +404,10 @@ def test_acronym_terms(text, expected):
     ("key=iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==", ["key"]),
     ("integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
      ["integrity"]),  # (the algorithm's name goes with its digest)
+    # QA round 58: a commit hash in a URL does not make the path around it data
+    ("https://github.com/acme/widgetfactory/blob/4f3a9c2e1b7d8f6a5c4e3b2a1f0e9d8c7b6a5f4e/src/TokenBucketLimiter.py",
+     ["https", "github", "com", "acme", "widgetfactory", "blob", "4f3a9c2e1b7d8f6a5c4e3b2a1f0e9d8c7b6a5f4e", "src",
+      "TokenBucketLimiter", "py"]),
     # QA round 56: lists of short names joined by / or + are words (base64 has a separator in 32 characters)
     ("AES128/AES256/ChaCha20/Poly1305/SHA256/SHA384/HMAC/ECDSA/Ed25519/X25519/RSA2048",
      ["AES128", "AES256", "ChaCha20", "Poly1305", "SHA256", "SHA384", "HMAC", "ECDSA", "Ed25519", "X25519", "RSA2048"]),
@@ -479,6 +483,27 @@ def test_base64_wrapped_narrower_than_pem_gives_no_terms(width):
     # lines of names, one width or not, are words
     assert raw_tokens("names:\nsetupVersionForUser\nsafeChildPathValue\ngetConfigFromFileX\n") == \
         ["names", "setupversionforuser", "safechildpathvalue", "getconfigfromfilex"]
+    # QA round 58: indented (a code block) or quoted, and the word on the line after the blob is kept
+    indented = "\n".join("    " + line for line in wrapped.splitlines())
+    quoted = "\n".join("> " + line + "  " for line in wrapped.splitlines())
+    assert raw_tokens(f"key:\n\n{indented}\n\nafter") == raw_tokens(f"key:\n{quoted}\nafter") == ["key", "after"]
+    full = "\n".join(line for line in wrapped.splitlines() if len(line) == width)  # (no short last line)
+    assert raw_tokens(f"key:\n{full}\nDeprecated") == ["key", "deprecated"]
+    lines = -(-60 // width)  # (two lines or more, of 60 characters in all: MIN_BASE64_RUN)
+    assert raw_tokens("key:\n" + "\n".join(full.splitlines()[:max(2, lines)]) + "\nend") == ["key", "end"]
+
+
+def test_a_word_after_a_pem_blob_is_kept():
+    """QA round 58: the line after wrapped base64 was taken for its short last line when it held a digit or three
+    changes of case (Rotated2026, PostgreSQLAdapter)."""
+    import base64
+    import random
+
+    from dreamdb.analyzer import raw_tokens
+
+    blob = base64.encodebytes(random.Random(1).randbytes(57 * 3 + 20)).decode()  # a short last line, then a word
+    assert raw_tokens(f"x\n{blob}PostgreSQLAdapter Rotated2026") == ["x", "postgresqladapter", "rotated2026"]
+    assert raw_tokens(f"x\n{blob}Rotated2026") == ["x", "rotated2026"]
 
 
 def test_a_git_binary_patch_gives_no_terms():
