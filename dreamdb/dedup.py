@@ -14,6 +14,12 @@ thresholds, overridable):
 It advises only: nothing in the vault or index changes, except that each
 decision is appended as one JSON line to ``dedup.log.jsonl`` in the index
 folder (time, candidate title, verdict, neighbours, thresholds, model id).
+
+The result also says what was *not* compared (QA round 57): the candidate's text past
+:data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT` chunks (≈ 48k words; ``candidate_truncated``
+and the compared share of its words), and the indexed documents whose current text has no vectors
+for the model (new or changed since the last refresh: ``documents_not_compared``,
+``documents_outdated``), which a caller that does not refresh first gets.
 """
 
 from __future__ import annotations
@@ -45,6 +51,15 @@ class DedupResult:
         model_id: the model the scores come from.
         candidate_chunks: how many chunks the candidate was cut into.
         log_path: where the decision was logged (None if logging failed or was off).
+        candidate_truncated: the candidate is longer than the chunk cap
+            (:data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT`): its tail was not compared,
+            so a copy of a note there is not found (QA round 57 M3: it said nothing).
+        candidate_words: words of the candidate's description and body.
+        compared_words: of those, the words in the chunks compared (all unless truncated).
+        documents_not_compared: indexed documents with no vector for the model (new or edited since the
+            last refresh: an edit drops a document's chunks until it is re-chunked): they could not be neighbours.
+        documents_outdated: indexed documents compared by only some of their chunks (an interrupted
+            refresh) or by chunks of an older chunker.
     """
 
     verdict: str
@@ -54,9 +69,40 @@ class DedupResult:
     candidate_chunks: int = 0
     log_path: str | None = None
     reason: str = field(default="")
+    candidate_truncated: bool = False
+    candidate_words: int = 0
+    compared_words: int = 0
+    documents_not_compared: int = 0
+    documents_outdated: int = 0
+
+    @property
+    def compared_share(self) -> float:
+        """Share of the candidate's words that were compared (1.0 unless truncated; 1.0 for no words)."""
+        return self.compared_words / self.candidate_words if self.candidate_words else 1.0
+
+    def notes(self) -> list[str]:
+        """Sentences on what was not compared (for stderr in text mode; empty when everything was)."""
+        out = []
+        if self.candidate_truncated:
+            from dreamdb.embeddings.chunk import MAX_CHUNKS_PER_DOCUMENT
+
+            out.append(f"the candidate was cut at {MAX_CHUNKS_PER_DOCUMENT} chunks (the cap per document): only its "
+                       f"first {self.compared_words:,} of {self.candidate_words:,} words "
+                       f"({self.compared_share:.0%}) were compared, and a note copied further on is not found;"
+                       " split the draft to compare the rest.")
+        if self.documents_not_compared or self.documents_outdated:
+            parts = []
+            if self.documents_not_compared:
+                parts.append(f"{_count(self.documents_not_compared, 'indexed document')} not compared (new or"
+                             " changed since the last refresh: no vectors for the model yet)")
+            if self.documents_outdated:
+                parts.append(f"{_count(self.documents_outdated, 'indexed document')} compared in part or as"
+                             " chunked by an older chunker")
+            out.append("; ".join(parts) + ": run `dreamdb embed refresh` to compare them as they are now.")
+        return out
 
     def as_dict(self) -> dict:
-        """JSON-ready mapping (scores rounded to 6 decimals)."""
+        """JSON-ready mapping (scores rounded to 6 decimals, the compared share to 4)."""
         return {
             "verdict": self.verdict,
             "reason": self.reason,
@@ -64,8 +110,18 @@ class DedupResult:
             "thresholds": self.thresholds,
             "model_id": self.model_id,
             "candidate_chunks": self.candidate_chunks,
+            "candidate_truncated": self.candidate_truncated,
+            "candidate_words": self.candidate_words,
+            "compared_words": self.compared_words,
+            "compared_share": round(self.compared_share, 4),
+            "documents_not_compared": self.documents_not_compared,
+            "documents_outdated": self.documents_outdated,
             "log_path": self.log_path,
         }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def decide(scores: list[float], *, merge: float = MERGE_THRESHOLD, margin: float = MARGIN,
@@ -117,6 +173,41 @@ def check_thresholds(*, merge: float, margin: float, review: float) -> None:
                          hint=f"Give --merge at least --review (defaults: {MERGE_THRESHOLD} and {REVIEW_THRESHOLD}).")
 
 
+def coverage(conn, model_id: str) -> dict:
+    """How the indexed documents stand for a dedup with ``model_id`` (cheap: one pass over documents).
+
+    A dedup that does not refresh first (``embed dedup --if-present``, QA round 57 M2) compares against
+    the vectors there are; this says what that leaves out. Documents of
+    :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES` (never embedded) and documents without text
+    are not counted.
+
+    Returns:
+        {"compared": documents with at least one vector of the model, "not_compared": documents with
+        none (new or edited since the last refresh, or not embedded with this model), "outdated": compared
+        ones with chunks lacking a vector or chunked by an older chunker}.
+
+    Raises:
+        DriverError: the index has no vector tables.
+    """
+    from dreamdb.embeddings.chunk import CHUNKER_VERSION, DENSE_EXCLUDED_TYPES
+    from dreamdb.embeddings.store import _require_tables
+
+    _require_tables(conn)
+    excluded = sorted(DENSE_EXCLUDED_TYPES)
+    row = conn.execute(
+        f"""SELECT COALESCE(SUM(has_vec), 0), COALESCE(SUM(NOT has_vec AND (stale OR missing)), 0),
+                   COALESCE(SUM(has_vec AND (stale OR missing)), 0)
+            FROM (SELECT (s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?) AS stale,
+                         EXISTS (SELECT 1 FROM chunks c JOIN embeddings e ON e.content_hash = c.content_hash
+                                 AND e.model_id = ? WHERE c.doc = d.id) AS has_vec,
+                         EXISTS (SELECT 1 FROM chunks c WHERE c.doc = d.id AND NOT EXISTS (SELECT 1 FROM embeddings e
+                                 WHERE e.content_hash = c.content_hash AND e.model_id = ?)) AS missing
+                  FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
+                  WHERE d.type NOT IN ({','.join('?' * len(excluded))}))""",
+        (CHUNKER_VERSION, model_id, model_id, *excluded)).fetchone()
+    return {"compared": row[0], "not_compared": row[1], "outdated": row[2]}
+
+
 def _conn_and_log_dir(index_or_conn):
     if hasattr(index_or_conn, "conn") and hasattr(index_or_conn, "index_path"):
         return index_or_conn.conn, Path(index_or_conn.index_path).parent
@@ -131,8 +222,11 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
           log: bool = True) -> DedupResult:
     """Score a candidate document against the indexed corpus and advise MERGE / REVIEW / CREATE.
 
-    The index's vectors must be current for ``embedder`` (call
-    :func:`dreamdb.embeddings.store.refresh` first; the CLI does).
+    The index's vectors should be current for ``embedder`` (call
+    :func:`dreamdb.embeddings.store.refresh` first; the CLI does, except with ``--if-present``): the
+    result counts the documents compared by no vector or an outdated one (:func:`coverage`). A candidate
+    over :data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT` chunks is compared by its first ones
+    only, and the result says so (``candidate_truncated``, :attr:`DedupResult.compared_share`).
 
     Args:
         index_or_conn: a :class:`dreamdb.api.Index` or an index connection with sqlite-vec loaded.
@@ -157,7 +251,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
         DriverError: the index has no vector tables.
         ModelError: the model failed to run.
     """
-    from dreamdb.embeddings.chunk import chunk_document
+    from dreamdb.embeddings.chunk import chunk_with_coverage
     from dreamdb.embeddings.store import dense_search
 
     if not isinstance(top, int) or not 1 <= top <= 50:
@@ -173,7 +267,8 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
             content = body
             given = meta.get("description") or meta.get("summary")
             description = description or (given.strip() if isinstance(given, str) else "")
-    chunks = chunk_document(title, content, description)
+    chunking = chunk_with_coverage(title, content, description)
+    chunks = chunking.chunks
     if not chunks:
         raise UsageError("The candidate has no text (give a title, a description or content).")
     conn, log_dir = _conn_and_log_dir(index_or_conn)
@@ -195,7 +290,11 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     verdict, reason = decide([s for _d, _t, s in neighbours], merge=merge, margin=margin, review=review)
     result = DedupResult(verdict=verdict, neighbours=neighbours[:top], reason=reason,
                          thresholds={"merge": merge, "margin": margin, "review": review},
-                         model_id=embedder.model_id, candidate_chunks=len(chunks))
+                         model_id=embedder.model_id, candidate_chunks=len(chunks),
+                         candidate_truncated=chunking.truncated, candidate_words=chunking.words,
+                         compared_words=chunking.kept_words)
+    cov = coverage(conn, embedder.model_id)
+    result.documents_not_compared, result.documents_outdated = cov["not_compared"], cov["outdated"]
     if log and log_dir is not None:
         result.log_path = _append_log(log_dir, title, result)
     return result
@@ -211,6 +310,7 @@ def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
         "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6)} for d, t, s in result.neighbours],
         "thresholds": result.thresholds,
         "model_id": result.model_id,
+        "candidate_truncated": result.candidate_truncated,
     }, ensure_ascii=False)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -328,3 +328,147 @@ def test_model_build_over_a_folder_already_built_says_it_kept_it(model_dir, tmp_
     assert code == 0 and json.loads(out)["built"] is False, err
     code, out, err = run(capsys, "model", "build", "--dest", str(dest))
     assert code == 0 and out.startswith("Already built (--force rebuilds it):"), out
+
+
+def _model_copy(model_dir, dest):
+    """A copy of the model's graph in ``dest`` (tokenizer and piece table linked): to damage without touching it."""
+    import shutil
+
+    dest.mkdir()
+    shutil.copy2(model_dir / "model.onnx", dest / "model.onnx")
+    os.symlink(model_dir / "tokenizer.json", dest / "tokenizer.json")
+    link_piece_table(model_dir, dest)
+    return dest
+
+
+def _model_ids(vault) -> dict:
+    import dreamdb
+
+    with dreamdb.open(vault) as index:
+        return dict(index.conn.execute("SELECT model_id, COUNT(*) FROM embeddings GROUP BY model_id"))
+
+
+@pytest.mark.model
+def test_if_present_skips_when_the_installed_model_has_no_vectors_in_the_index(embedded_subset, model_dir, tmp_path,
+                                                                              monkeypatch, capsys):
+    """QA round 57 M2: with a model other than the one the vault was embedded with (a new build, DREAMDB_MODEL_DIR
+    elsewhere) the index has no vectors of it, and --if-present re-embedded the whole vault before answering."""
+    from dreamdb.embeddings.locate import compute_model_id
+
+    vault = copy_vault(embedded_subset, tmp_path)
+    before = _model_ids(vault)
+    other = _model_copy(model_dir, tmp_path / "other-build")
+    with open(other / "model.onnx", "r+b") as f:  # zeroed weights: a model that runs, with another id
+        f.seek(30_000_000)
+        f.write(b"\0" * 400_000)
+    other_id = compute_model_id(other)
+    assert list(before) != [other_id]
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(other))
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Git pinned evidence",
+                         "--if-present", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["verdict"] == "SKIPPED" and d["neighbours"] == []
+    assert f"the index has no vectors of the installed model {other_id}, only of another" in d["reason"]
+    assert "dreamdb embed refresh" in d["reason"]
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Git pinned evidence", "--if-present")
+    assert code == 0 and out.startswith(f"SKIPPED: the index has no vectors of the installed model {other_id}")
+    assert err == "" and _model_ids(vault) == before  # nothing was embedded
+
+
+@pytest.mark.model
+def test_if_present_compares_against_the_vectors_there_are_and_counts_the_others(embedded_subset, with_model, tmp_path,
+                                                                               capsys):
+    """QA round 57 M2: when only some documents lack vectors, --if-present does not embed them (that can take
+    minutes); it compares against the vectors there are and says how many documents were not compared."""
+    vault = copy_vault(embedded_subset, tmp_path)
+    bread = ("Mix flour, water and salt, fold the dough every hour, proof it overnight in the fridge and bake it at "
+             "250 degrees in a covered pot for forty minutes.")
+    write_doc(vault, "knowledge/sourdough.md", f"---\nname: Sourdough bread at home\n---\n{bread}\n")
+    args = ["embed", "dedup", "--vault", str(vault), "--title", "Sourdough bread at home", "--stdin"]
+    import sys
+
+    def dedup(*extra):
+        sys.stdin = io.TextIOWrapper(io.BytesIO(bread.encode()))
+        try:
+            return run(capsys, *args, *extra)
+        finally:
+            sys.stdin = sys.__stdin__
+
+    code, out, err = dedup("--if-present", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["documents_not_compared"] == 1 and d["documents_outdated"] == 0
+    assert d["verdict"] == "CREATE" and "knowledge/sourdough" not in [n["doc_id"] for n in d["neighbours"]]
+    code, out, err = dedup("--if-present")
+    assert code == 0 and out.startswith("CREATE")
+    assert ("note: 1 indexed document not compared (new or changed since the last refresh: no vectors for the model"
+            " yet): run `dreamdb embed refresh`") in err
+    code, out, _ = run(capsys, "embed", "status", "--vault", str(vault), "--json")
+    assert json.loads(out)["docs_pending"] == 1  # not embedded by --if-present
+    code, out, err = dedup("--json")  # without --if-present the vault is embedded first
+    d = json.loads(out)
+    assert code == 0 and d["verdict"] == "MERGE" and d["neighbours"][0]["doc_id"] == "knowledge/sourdough"
+    assert d["documents_not_compared"] == 0
+
+
+@pytest.mark.model
+def test_if_present_skips_on_a_model_that_cannot_be_used(embedded_subset, model_dir, tmp_path, monkeypatch, capsys):
+    """QA round 57 L1: --if-present exited 8 on a corrupt model; an unusable model is no model for it (SKIPPED,
+    exit 0, the reason given), and without --if-present the error stays (exit 8)."""
+    from dreamdb.embeddings.locate import compute_model_id
+
+    vault = copy_vault(embedded_subset, tmp_path)
+    flipped = _model_copy(model_dir, tmp_path / "flipped")
+    assert compute_model_id(flipped) in _model_ids(vault)  # the id the vault was embedded with, cached by size+mtime
+    st = os.stat(flipped / "model.onnx")
+    with open(flipped / "model.onnx", "r+b") as f:  # damaged in place, size and mtime kept: the cached id still holds
+        f.seek(70_000_000)
+        f.write(b"\x7f" * 4096)
+    os.utime(flipped / "model.onnx", ns=(st.st_atime_ns, st.st_mtime_ns))
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "model.onnx").write_bytes(b"not an onnx graph" * 1000)
+    os.symlink(model_dir / "tokenizer.json", garbage / "tokenizer.json")
+    for model, said in ((flipped, f"the embedding model cannot be used: {flipped / 'model.onnx'} produced non-finite"),
+                        (garbage, f"the index has no vectors of the installed model {compute_model_id(garbage)}")):
+        monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model))
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "X", "--if-present", "--json")
+        assert code == 0 and "Traceback" not in err, err
+        d = json.loads(out)
+        assert d["verdict"] == "SKIPPED" and d["reason"].startswith(said), d
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "X")
+        assert code == 8 and out == "" and "Traceback" not in err, err
+
+
+@pytest.mark.model
+def test_a_candidate_over_the_chunk_cap_is_said_to_be_cut(embedded_subset, with_model, tmp_path, capsys):
+    """QA round 57 M3: a draft holding a note word for word after its 128th chunk got CREATE and nothing said that
+    the tail was never compared; the result says so (a note on stderr, candidate_truncated in JSON)."""
+    vault = copy_vault(embedded_subset, tmp_path)
+    note = (vault / "knowledge/patterns/git-pinned-evidence.md").read_text(encoding="utf-8").split("---", 2)[2]
+    filler = "\n\n".join(f"## Part {i}\n\n" + " ".join(["a"] * 100) for i in range(128))  # 128 chunks of 103 words
+    draft = tmp_path / "draft.md"
+    draft.write_text(filler + "\n\n" + note, encoding="utf-8")
+    words = len((filler + "\n\n" + note).split())
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Git-pinned evidence", "--file",
+                         str(draft), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["candidate_truncated"] is True and d["candidate_chunks"] == 128
+    assert d["candidate_words"] == words and d["compared_words"] == 128 * 103
+    assert d["compared_share"] == round(128 * 103 / words, 4) < 1
+    code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Git-pinned evidence", "--file",
+                         str(draft))
+    assert code == 0 and out.split(":")[0] in ("CREATE", "REVIEW", "MERGE")
+    assert (f"note: the candidate was cut at 128 chunks (the cap per document): only its first {128 * 103:,} of"
+            f" {words:,} words") in err and "split the draft" in err
+
+
+def test_dedup_help_tells_what_if_present_does_and_the_chunk_cap(capsys):
+    """QA round 57 M2, M3: the help said --if-present skips when "the index has no vectors yet" (it embedded a vault
+    embedded with another model) and nothing of the 128-chunk cap."""
+    code, out, _ = run(capsys, "embed", "dedup", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and "Never embed the vault" in text and "no document of the index has vectors of it" in text
+    assert "first 128 chunks" in text and "candidate_truncated" in text

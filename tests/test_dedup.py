@@ -121,3 +121,26 @@ def test_if_present_without_model_is_skipped(tiny_vault, tmp_path):
          "--if-present"], input="some content", capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
     # the verdict line, as for CREATE/MERGE/REVIEW (QA round 14: it printed nothing), and nothing on stderr
     assert quiet.returncode == 0 and quiet.stdout.startswith("SKIPPED: ") and quiet.stderr == ""
+
+
+def _sections(n: int) -> str:
+    """``n`` sections of 103 words each (a heading of 3, a paragraph of 100): one chunk each."""
+    return "\n\n".join(f"## Part {i}\n\n" + " ".join(["word"] * 100) for i in range(n))
+
+
+def test_the_chunking_of_a_candidate_says_when_the_cap_cut_it():
+    """QA round 57 M3: a candidate is compared by its first MAX_CHUNKS_PER_DOCUMENT (128) chunks only, and nothing
+    said so; the chunker now tells whether it cut the text and how many of its words the chunks hold."""
+    from dreamdb.embeddings.chunk import MAX_CHUNKS_PER_DOCUMENT, chunk_document, chunk_with_coverage
+
+    assert MAX_CHUNKS_PER_DOCUMENT == 128
+    cut = chunk_with_coverage("Long draft", _sections(130))
+    assert cut.truncated and len(cut.chunks) == 128
+    assert (cut.words, cut.kept_words) == (130 * 103, 128 * 103)
+    assert [c.text for c in cut.chunks] == [c.text for c in chunk_document("Long draft", _sections(130))]
+    full = chunk_with_coverage("Long draft", _sections(128))  # exactly the cap: nothing left out
+    assert not full.truncated and len(full.chunks) == 128 and full.words == full.kept_words == 128 * 103
+    short_tail = chunk_with_coverage("Long draft", _sections(128) + "\n\n## Tail\n\nthe last words")
+    assert not short_tail.truncated and short_tail.kept_words == 128 * 103 + 5  # merged into the 128th chunk
+    long_tail = chunk_with_coverage("Long draft", _sections(128) + "\n\n## Tail\n\n" + " ".join(["tail"] * 100))
+    assert long_tail.truncated and long_tail.words - long_tail.kept_words == 102  # a 129th chunk: left out

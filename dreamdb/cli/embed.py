@@ -267,7 +267,10 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
 @click.option("--margin", type=click.FloatRange(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
 @click.option("--review", type=click.FloatRange(-1, 1), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
 @click.option("--if-present", is_flag=True,
-              help="Do nothing (exit 0, verdict SKIPPED) when no model is installed or the index has no vectors yet.")
+              help="Never embed the vault. Do nothing (exit 0, verdict SKIPPED, the reason given) when no usable model "
+                   "is installed (missing, corrupt, or its runtime missing) or no document of the index has vectors "
+                   "of it; when only some lack them, compare against the vectors there are and count the others "
+                   "(documents_not_compared, documents_outdated).")
 @click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, review, if_present, threads, as_json):
@@ -279,8 +282,15 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     ≥ --margin; REVIEW: top ≥ --review; else CREATE. Advice only: nothing is
     written to the vault; the decision is appended to dedup.log.jsonl in the
     index folder. Vectors of the vault that are missing are embedded first
-    (a vault never embedded takes minutes: the real vault ≈ 5 min on 2 cores;
-    --if-present skips instead).
+    (a vault never embedded, or embedded with another build of the model,
+    takes minutes: the real vault ≈ 5 min on 2 cores). --if-present never
+    embeds the vault: it skips when the installed model has no vectors in
+    the index, and otherwise compares against the vectors there are, saying
+    how many documents were left out or compared as last embedded.
+
+    A candidate is compared by its first 128 chunks (≈ 48k words, the cap
+    per document); the tail of a longer one is not, and the result says so
+    (a note on stderr; in JSON candidate_truncated and compared_share).
 
     \b
     Examples:
@@ -337,32 +347,45 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         raise UsageError(f"{source} is not UTF-8 text: the dedup gate compares notes.",
                          hint="Pass the markdown draft of the note (UTF-8).")
 
-    if if_present:
-        skipped = _skip_reason(vault)
-        if skipped:
-            if as_json:
-                click.echo(output.to_json({"verdict": "SKIPPED", "reason": skipped, "neighbours": []}))
-            else:
-                click.echo(f"SKIPPED: {skipped}")
-            return
-
     from dreamdb.dedup import dedup
-    from dreamdb.embeddings.model import get_embedder
     from dreamdb.embeddings.store import pending
+    from dreamdb.errors import ModelError, ModelNotInstalled
 
-    index = open_index(vault)
-    index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
-    embedder = get_embedder(threads=threads)
-    waiting = pending(index.conn, embedder.model_id)
-    if waiting:
-        if not as_json:
-            click.echo(f"Embedding the vault first ({waiting} documents or chunks waiting; needed once, "
-                       "then only edits are re-embedded)…", err=True)
-        _run_refresh(index, embedder, force=False, show_bar=not as_json)
-    if len(content) > LONG_CANDIDATE_CHARS and not as_json:  # seconds of embedding: say so (QA round 37)
-        click.echo(f"Embedding the candidate ({len(content) // 1000:,} KB of text, chunked like a note)…", err=True)
-    result = dedup(index, embedder, title=title, description=description, content=content, top=top,
-                   merge=merge, margin=margin, review=review)
+    def skip(reason: str) -> None:
+        if as_json:
+            click.echo(output.to_json({"verdict": "SKIPPED", "reason": reason, "neighbours": []}))
+        else:
+            click.echo(f"SKIPPED: {reason}")
+
+    index = None
+    if if_present:
+        index, skipped = _skip_reason(vault)
+        if skipped:
+            return skip(skipped)
+    if index is None:
+        index = open_index(vault)
+        index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
+    from dreamdb.embeddings.model import get_embedder
+
+    try:
+        embedder = get_embedder(threads=threads)
+        if not if_present:
+            waiting = pending(index.conn, embedder.model_id)
+            if waiting:
+                if not as_json:
+                    click.echo(f"Embedding the vault first ({waiting} documents or chunks waiting; needed once, "
+                               "then only edits are re-embedded)…", err=True)
+                _run_refresh(index, embedder, force=False, show_bar=not as_json)
+        if len(content) > LONG_CANDIDATE_CHARS and not as_json:  # seconds of embedding: say so (QA round 37)
+            click.echo(f"Embedding the candidate ({len(content) // 1000:,} KB of text, chunked like a note)…", err=True)
+        result = dedup(index, embedder, title=title, description=description, content=content, top=top,
+                       merge=merge, margin=margin, review=review)
+    except (ModelError, ModelNotInstalled) as exc:
+        # QA round 57 L1: a model that cannot load or run (corrupt, non-finite output, runtime missing) is no
+        # model for --if-present, as a missing one is; without it, the error and exit 8 stay
+        if not if_present:
+            raise
+        return skip(f"the embedding model cannot be used: {exc.message}")
     if as_json:
         click.echo(output.to_json(result.as_dict()))
         return
@@ -370,19 +393,46 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     rows = [{"score": f"{s:.4f}", "doc_id": d, "title": t[:70]} for d, t, s in result.neighbours]
     if rows:
         click.echo(output.table(rows))
+    for note in result.notes():  # what was not compared (QA round 57 M2, M3)
+        click.echo(f"note: {note}", err=True)
 
 
-def _skip_reason(vault) -> str | None:
-    """Why ``--if-present`` should skip (no model, no vector tables, no vectors), or None."""
-    from dreamdb.embeddings.locate import find_model_dir
+def _skip_reason(vault):
+    """``(index or None, why --if-present should skip or None)``: no model, no vector tables, or no document
+    with vectors of the installed model.
 
-    if find_model_dir() is None:
-        return "no embedding model installed"
+    The check is for the *installed* model (its id from its files' hash, cached; no load): an index
+    embedded with another build of it, or another ``DREAMDB_MODEL_DIR``, has vectors, none of which a
+    dedup can use, and --if-present re-embedded the whole vault (QA round 57 M2: minutes on the real vault).
+    The index is returned synced when there is no reason to skip.
+    """
+    from dreamdb.embeddings.locate import compute_model_id, find_model_dir
+
+    model_dir = find_model_dir()
+    if model_dir is None:
+        return None, "no embedding model installed"
+    from dreamdb.dedup import coverage
     from dreamdb.embeddings.store import vectors_available
 
     index = open_index(vault)
     if not vectors_available(index.conn):
-        return "the index has no vector tables (sqlite-vec unavailable)"
-    if index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 0:
-        return "the index has no vectors yet (run: dreamdb embed refresh)"
-    return None
+        return None, "the index has no vector tables (sqlite-vec unavailable)"
+    index.sync(check=True)  # the documents as they are: coverage() counts them
+    conn = index.conn
+    if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
+        return None, "the index has no vectors yet (run: dreamdb embed refresh)"
+    try:
+        model_id = compute_model_id(model_dir)
+    except OSError as exc:
+        return None, f"the embedding model cannot be read: {exc.strerror or exc} ({model_dir})"
+    if coverage(conn, model_id)["compared"]:
+        return index, None
+    others = conn.execute("SELECT model_id, COUNT(*) FROM embeddings WHERE model_id != ? GROUP BY model_id"
+                          " ORDER BY 2 DESC, 1", (model_id,)).fetchall()
+    if not others or conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
+        return None, (f"no document of the index has vectors of the installed model {model_id} yet"
+                      " (run: dreamdb embed refresh)")
+    held = ", ".join(f"{n} of {m}" for m, n in others)
+    return None, (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
+                  " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere. Run:"
+                  " dreamdb embed refresh to embed the vault with this one (minutes on a large vault)")

@@ -204,6 +204,23 @@ def _split_piece(paras: list[str]) -> list[str]:
     return _pack(parts, "\n\n")
 
 
+@dataclass(frozen=True)
+class Chunking:
+    """Chunks of a text and how much of it they hold (:func:`chunk_with_coverage`).
+
+    Attributes:
+        chunks: as :func:`chunk_document` returns them.
+        truncated: content past :data:`MAX_CHUNKS_PER_DOCUMENT` (or ``max_chunks``) chunks was dropped.
+        words: whitespace-separated words of the description (when prepended) and body.
+        kept_words: of those, the words in the kept content chunks (= ``words`` unless truncated).
+    """
+
+    chunks: list[Chunk]
+    truncated: bool
+    words: int
+    kept_words: int
+
+
 def chunk_document(title: str, body: str, description: str = "", *,
                    max_chunks: int = MAX_CHUNKS_PER_DOCUMENT) -> list[Chunk]:
     """Chunk one document for embedding (rules in the module docstring).
@@ -217,6 +234,17 @@ def chunk_document(title: str, body: str, description: str = "", *,
     Returns:
         list[Chunk], ordinals 0..n-1 in document order; ``[]`` only when title,
         description and body are all blank.
+    """
+    return chunk_with_coverage(title, body, description, max_chunks=max_chunks).chunks
+
+
+def chunk_with_coverage(title: str, body: str, description: str = "", *,
+                        max_chunks: int = MAX_CHUNKS_PER_DOCUMENT) -> Chunking:
+    """:func:`chunk_document`, also saying whether the cap cut the text and how much of it the chunks hold.
+
+    The dedup gate compares a candidate by these chunks only, so a draft longer than the cap had its tail
+    silently left out (QA round 57 M3: a draft holding a note word for word after chunk 128 got CREATE);
+    with this it can say so. Same arguments as :func:`chunk_document`.
     """
     title = (title or "").strip()
     body = (body or "").replace("\r\n", "\n").replace("\r", "\n")
@@ -242,19 +270,25 @@ def chunk_document(title: str, body: str, description: str = "", *,
             merged.append(buf)
 
     contents: list[str] = []
-    for piece in merged:
+    # every merged piece holds text (blocks are never blank), so a piece left over is text dropped
+    truncated = False
+    for i, piece in enumerate(merged):
         contents.extend(c for c in _split_piece(piece) if c.strip())
         if len(contents) >= max_chunks:
+            truncated = len(contents) > max_chunks or i + 1 < len(merged)
             break
     contents = contents[:max_chunks]
+    words = len(body.split())
+    kept_words = sum(len(c.split()) for c in contents) if truncated else words
 
     if not contents:
         if not title:
-            return []
+            return Chunking([], truncated, words, kept_words)
         contents = [""]
     texts = [f"{title}\n\n{content}" if title and content else (title or content) for content in contents]
     if description:
         summary = f"{title}\n\n{description}" if title else description
         if len(texts) > 1 and summary not in texts:
             texts.append(summary)
-    return [Chunk(ordinal=i, text=t, content_hash=text_hash(t), n_words=len(t.split())) for i, t in enumerate(texts)]
+    chunks = [Chunk(ordinal=i, text=t, content_hash=text_hash(t), n_words=len(t.split())) for i, t in enumerate(texts)]
+    return Chunking(chunks, truncated, words, kept_words)
