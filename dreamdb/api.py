@@ -33,7 +33,23 @@ MAX_NOTES = 100
 """Notes an :class:`Index` keeps until :meth:`Index.take_notes` (the newest): a long-lived process that
 never takes them (an agent's server calling recall all day) keeps a bounded list."""
 LAZY_REFRESH_MAX = 64
-"""Pending chunks a hybrid query embeds itself before answering (≈ 3 s at 20 chunks/s)."""
+"""Pending chunk texts a hybrid query embeds itself before answering, at most (a cap on the count; the time
+is capped by :data:`LAZY_REFRESH_SECONDS`); with more pending it embeds none and says so."""
+LAZY_REFRESH_SECONDS = 2.0
+"""Seconds after which the embedding before a hybrid query begins no new text (one text may still be under
+way; what was embedded is kept, the rest is left with a note: ``dense results are partial``). QA round 57:
+the 64 texts of :data:`LAZY_REFRESH_MAX` were embedded without a limit, assuming ≈ 20 chunks/s, but chunks
+of 1,300-2,000 characters (200-380 words) embed at 0.8-2 a second on this project's 2-core machine while
+another job keeps it busy (≈ 0.2 s for a 350-character one): the 21 chunk texts of 20 edited notes made the
+first one-shot ``recall --mode hybrid`` take 13-22 s and a prompt hook call 12.6-17.6 s (20 s in QA's run).
+With this budget such a recall took 3.2-4.2 s (≈ 1 s of it loading the model, ≈ 0.7 s the language
+identifier), embedding 3-6 texts each time. The prompt hook passes a smaller budget
+(:data:`dreamdb.hook.REFRESH_SECONDS`)."""
+LAZY_BATCH_SIZE = 1
+"""Texts per embedding call in the refresh before a query: the budget is checked between calls, so one
+text at a time keeps the overshoot to one text (≤ ≈ 1.5 s for a 512-token chunk on a busy 2-core
+machine; a batch of 4 such chunks took 4-4.5 s), and batching them was no faster there (16 chunks in
+7.6-11 s one by one, 7.9-13 s in one batch: QA round 57)."""
 LAZY_CHUNK_MAX = 5000
 """Documents a hybrid query re-chunks itself (≈ 0.5-1.5 s at most) to learn how many chunk texts really
 lack a vector before it embeds up to :data:`LAZY_REFRESH_MAX` of them."""
@@ -268,6 +284,8 @@ class Index:
             Both return the same hits.
         lazy_refresh_max: a hybrid query embeds up to this many pending chunks first; with more
             pending it uses the vectors that exist and says so (``dreamdb embed refresh`` does the rest).
+        lazy_refresh_seconds: and it begins no new chunk after this many seconds (s, ≥ 0; ``None``: no
+            limit), answering with the vectors there are and a note (:data:`LAZY_REFRESH_SECONDS`).
         lexicon: the Turkish–English dictionary recall translates query words with that are in no
             note (:mod:`dreamdb.lexicon`): ``"auto"`` (the built one, if any: ``DREAMDB_LEXICON``
             or the user data folder), ``None`` (none), a :class:`dreamdb.lexicon.Lexicon`, or a
@@ -280,13 +298,19 @@ class Index:
 
     def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True,
                  lock_timeout_ms: int = db.BUSY_TIMEOUT_MS, allow_model_build: bool = False,
-                 lazy_refresh_max: int = LAZY_REFRESH_MAX, engine: str = "memory", lexicon="auto") -> None:
+                 lazy_refresh_max: int = LAZY_REFRESH_MAX, engine: str = "memory", lexicon="auto",
+                 lazy_refresh_seconds: float | None = LAZY_REFRESH_SECONDS) -> None:
         if vault is not None and not isinstance(vault, (str, os.PathLike)):
             raise UsageError(f"vault must be a path (str or os.PathLike), got {vault!r}")
+        if lazy_refresh_seconds is not None and (isinstance(lazy_refresh_seconds, bool) or not isinstance(
+                lazy_refresh_seconds, (int, float)) or not 0 <= lazy_refresh_seconds < float("inf")):
+            raise UsageError(f"lazy_refresh_seconds must be a number of seconds ≥ 0 or None, got "
+                             f"{lazy_refresh_seconds!r}")
         self.vault = find_vault(vault)
         self.lock_timeout_ms = lock_timeout_ms
         self.allow_model_build = allow_model_build
         self.lazy_refresh_max = lazy_refresh_max
+        self.lazy_refresh_seconds = lazy_refresh_seconds
         if engine not in ("memory", "sql"):
             raise UsageError(f"Unknown engine {engine!r}", hint="Use 'memory' or 'sql'.")
         self.engine = engine
@@ -1186,8 +1210,9 @@ class Index:
                                           bm25_rank=self._rank, dense_text=embedded), plan, mode=mode, explain=explain)
 
     def _lazy_refresh(self, emb) -> None:
-        """Before a hybrid query: chunk and embed what waits (up to :attr:`lazy_refresh_max` texts, else a
-        note), and bring the vectors' languages up to date (a few, else a note).
+        """Before a hybrid query: chunk and embed what waits (up to :attr:`lazy_refresh_max` texts, for at most
+        :attr:`lazy_refresh_seconds` and one text more; what is left gets a note), and bring the vectors'
+        languages up to date (a few, else a note).
 
         Raises:
             OperationalError: the index cannot be written (the caller reads it as it is).
@@ -1209,21 +1234,30 @@ class Index:
             except LockTimeout:
                 pass  # the note below says what is missing
             pending = store.pending(self.conn, emb.model_id)
-        if pending:
-            if pending <= self.lazy_refresh_max:
-                store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX, resume_forced=False)
-            else:
-                from dreamdb.output import count_noun
+        if pending and pending <= self.lazy_refresh_max:
+            from dreamdb.errors import LockTimeout
 
-                docs = store.documents_to_chunk(self.conn)  # (0 unless another writer kept the chunking out)
-                waiting = " and ".join(count_noun(n, one, many) for n, one, many in (
-                    (pending - docs, "chunk text", None), (docs, "document to chunk", "documents to chunk")) if n > 0)
-                none_yet = self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model_id = ?)",
-                                             (emb.model_id,)).fetchone()[0]
-                self.notes.append(  # (QA round 38: "partial" when there were no vectors at all)
-                    f"no dense results yet: no text has a vector ({waiting} wait for embedding), so these are BM25's"
-                    " results; run: dreamdb embed refresh" if none_yet else
-                    f"dense results are partial: {waiting} still wait for embedding; run: dreamdb embed refresh")
+            try:  # (another process's refresh, or its write lock, is waited for briefly too)
+                with self._short_lock_wait():
+                    store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX, resume_forced=False,
+                                  batch_size=LAZY_BATCH_SIZE, time_budget=self.lazy_refresh_seconds,
+                                  lock_timeout=self.lazy_refresh_seconds)
+            except LockTimeout:
+                pass  # the note below says what is missing
+            pending = store.pending(self.conn, emb.model_id)  # (> 0 when the time budget ran out)
+        if pending:
+            from dreamdb.output import count_noun
+
+            docs = store.documents_to_chunk(self.conn)  # (0 unless another writer kept the chunking out)
+            waiting = " and ".join(count_noun(n, one, many) for n, one, many in (
+                (pending - docs, "chunk text", None), (docs, "document to chunk", "documents to chunk")) if n > 0)
+            none_yet = self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model_id = ?)",
+                                         (emb.model_id,)).fetchone()[0]
+            wait = "waits" if pending == 1 else "wait"
+            self.notes.append(  # (QA round 38: "partial" when there were no vectors at all)
+                f"no dense results yet: no text has a vector ({waiting} {wait} for embedding), so these are BM25's"
+                " results; run: dreamdb embed refresh" if none_yet else
+                f"dense results are partial: {waiting} still {wait} for embedding; run: dreamdb embed refresh")
         if not store.languages_current(self.conn, emb.model_id):
             # After an upgrade to schema 4 the vectors' languages are unknown (identifying them needs no
             # model, ~1-2 ms a text); after a deletion, or while many texts wait to be embedded, the

@@ -39,6 +39,14 @@ TOP = 3
 HEADER = "— Memory recall (top 3) —"
 LOCK_WAIT_MS = 1500
 """How long the hook waits for another writer before recalling from the index as it is (ms)."""
+REFRESH_SECONDS = 0.5
+"""In hybrid mode, how long the hook embeds the chunk texts of edited notes before it recalls (s; the text under
+way finishes, up to ≈ 1.5 s for a long one on a busy 2-core machine, and the language identifier's first load,
+≈ 0.7 s, falls in the first: in practice one text a prompt); the rest is left to later prompts or ``dreamdb embed
+refresh``. QA round 57: with no limit, the first prompt after 20 notes were edited took 12.6-17.6 s on this
+busy 2-core machine (20 s in QA's run), embedding their 21 texts, against ≈ 1.3 s with nothing to embed; with
+this budget a prompt took 2.7-4.2 s while texts waited. One-shot recalls use
+:data:`dreamdb.api.LAZY_REFRESH_SECONDS` (2 s)."""
 
 
 def log_path() -> Path:
@@ -255,6 +263,20 @@ def run_stdin() -> int:
     return 0
 
 
+def _recall_mode() -> str:
+    """The recall mode ``DREAMDB_RECALL_MODE`` names (spaces around it and its case ignored; unset: bm25), or bm25,
+    with a line in the log, when it names none. QA round 57: ``bogus`` made every recall fail, so the hook printed
+    nothing at all (the log only said "hook failed: UsageError"); ``dreamdb recall`` still refuses it (exit 2)."""
+    from dreamdb.api import MODES
+
+    value = os.environ.get("DREAMDB_RECALL_MODE", "")
+    mode = value.strip().lower() or "bm25"
+    if mode not in MODES:
+        _log(f"DREAMDB_RECALL_MODE={_one_line(value, 60)!r} is unknown (use one of: {', '.join(MODES)}); used bm25")
+        return "bm25"
+    return mode
+
+
 def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.api import Index, index_unwritable
     from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound
@@ -269,7 +291,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (and DREAMDB_VAULT is not set); "
                  "nothing printed")
         return ""
-    index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False, engine="sql")
+    mode = _recall_mode()
+    index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False, engine="sql",
+                  lazy_refresh_seconds=REFRESH_SECONDS)
     try:
         try:
             index.sync()
@@ -281,7 +305,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                 raise
             _log(f"{exc.message} ({exc.hint}); recalled from the index as it is" if exc.hint else
                  f"{exc.message}; recalled from the index as it is")
-        hits = index.recall(prompt, top=TOP, exclude_types="bookmark")
+        hits = index.recall(prompt, top=TOP, exclude_types="bookmark", mode=mode)
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting) is still written down
             if "used bm25" in note:
                 _log(note)

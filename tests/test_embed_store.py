@@ -330,6 +330,99 @@ def test_interrupted_refresh_keeps_finished_batches_and_resumes(tiny_vault):
         assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+class FakeClock:
+    """A clock (s) that only moves when an embedder says so: a refresh's time budget without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class SlowHashEmbedder(QueryHashEmbedder):
+    """QueryHashEmbedder whose every text takes ``seconds`` of a :class:`FakeClock`."""
+
+    def __init__(self, clock: FakeClock, seconds: float) -> None:
+        super().__init__()
+        self.clock, self.seconds = clock, seconds
+
+    def embed_passages(self, texts):
+        self.clock.now += self.seconds * len(texts)
+        return super().embed_passages(texts)
+
+
+def test_a_refresh_with_a_time_budget_stops_between_batches_and_keeps_what_it_embedded(tiny_vault, monkeypatch):
+    """QA round 57: the refresh before a hybrid query had no time limit (a prompt hook call took 20 s)."""
+    make_vault(tiny_vault, 6)  # 12 chunk texts
+    clock = FakeClock()
+    monkeypatch.setattr(store, "_clock", clock)
+    emb = SlowHashEmbedder(clock, 1.0)
+    with open_synced(tiny_vault) as index:
+        r = store.refresh(index.conn, emb, batch_size=2, time_budget=0)  # the first batch runs, then it stops
+        assert (r.embedded, r.pending, len(emb.calls)) == (2, 10, 2)
+        assert store.pending(index.conn, emb.model_id) == 10
+        assert store.embed_status(index.conn, emb.model_id)["embedded"] == 2
+        r = store.refresh(index.conn, emb, batch_size=2, time_budget=4.0)  # 2 s a batch: 4 s reached, no third
+        assert (r.embedded, r.pending, len(emb.calls)) == (4, 6, 6)
+        r = store.refresh(index.conn, emb, batch_size=2, time_budget=3.0)  # the second batch ends past it
+        assert (r.embedded, r.pending, len(emb.calls)) == (4, 2, 10)
+        r = store.refresh(index.conn, emb, batch_size=2)  # no budget: the rest
+        assert (r.embedded, r.pending) == (2, 0)
+        assert len(emb.calls) == len(set(emb.calls)) == 12  # nothing embedded twice
+
+
+def test_a_hybrid_query_embeds_pending_chunks_for_its_time_budget_only(tiny_vault, monkeypatch):
+    """QA round 57: a hybrid query embedded up to 64 pending chunk texts before answering, however long they
+    took (13 s for the chunks of 20 edited notes); now it stops after ``lazy_refresh_seconds`` and says what waits."""
+    index, _ = embedded_index(tiny_vault, 2)
+    clock = FakeClock()
+    monkeypatch.setattr(store, "_clock", clock)
+    emb = SlowHashEmbedder(clock, 0.75)  # 0.75 s a text
+    index.embedder = lambda: emb
+    assert index.lazy_refresh_seconds == dreamdb.api.LAZY_REFRESH_SECONDS == 2.0
+    for i in range(2, 6):  # 8 new chunk texts, within the count limit of 64
+        write_doc(tiny_vault, f"knowledge/doc{i}.md",
+                  f"---\nname: Doc {i}\n---\n# A\n\n{para(f'a{i}x')}\n\n# B\n\n{para(f'b{i}x')}\n")
+    hits = index.recall("a0x1", mode="hybrid")
+    assert hits[0].doc_id == "knowledge/doc0" and len(emb.calls) == 3  # 0.75, 1.5, 2.25 s: the third ends past 2 s
+    assert "dense results are partial: 5 chunk texts still wait for embedding; run: dreamdb embed refresh" \
+        in index.take_notes()
+    assert store.pending(index.conn, emb.model_id) == 5  # the 3 embedded were kept
+    index.recall("a0x1", mode="hybrid")
+    assert len(emb.calls) == 6 and len(set(emb.calls)) == 6
+    assert "dense results are partial: 2 chunk texts still wait for embedding; run: dreamdb embed refresh" \
+        in index.take_notes()
+    index.recall("a0x1", mode="hybrid")  # the last two
+    assert len(emb.calls) == 8 and store.pending(index.conn, emb.model_id) == 0
+    assert not [n for n in index.take_notes() if "for embedding" in n]
+    index.close()
+    index = dreamdb.open(tiny_vault, lazy_refresh_seconds=0)  # a budget of 0: one text a query
+    index.embedder = lambda: emb
+    write_doc(tiny_vault, "knowledge/doc0.md", f"---\nname: Doc 0\n---\n# A\n\n{para('c0x')}\n\n# B\n\n{para('d0x')}\n")
+    index.recall("c0x1", mode="hybrid")
+    assert len(emb.calls) == 9 and store.pending(index.conn, emb.model_id) == 1
+    for bad in (-1, "2", True, float("nan"), float("inf")):
+        with pytest.raises(dreamdb.errors.UsageError, match="lazy_refresh_seconds must be a number of seconds"):
+            dreamdb.open(tiny_vault, lazy_refresh_seconds=bad)
+    index.close()
+
+
+def test_a_hybrid_query_does_not_wait_for_another_processs_refresh_past_its_budget(tiny_vault):
+    """QA round 57: the refresh before a hybrid query waited for another process's refresh as long as it took."""
+    from filelock import FileLock
+
+    index, emb = embedded_index(tiny_vault, 2, lazy_refresh_seconds=0)
+    write_doc(tiny_vault, "knowledge/doc5.md", f"---\nname: Doc 5\n---\n{para('e5x')}\n")
+    emb.calls.clear()
+    with FileLock(str(index.index_path.parent / store.LOCK_FILE_NAME)):  # (another process's `embed refresh`)
+        hits = index.recall("e5x3", mode="hybrid")
+    assert hits[0].doc_id == "knowledge/doc5" and emb.calls == []
+    assert "dense results are partial: 1 chunk text still waits for embedding; run: dreamdb embed refresh" \
+        in index.take_notes()
+    index.close()
+
+
 def test_killed_refresh_process_resumes(tiny_vault):
     make_vault(tiny_vault, 8)  # 16 chunks
     with open_synced(tiny_vault):

@@ -69,6 +69,60 @@ def test_a_quiet_fallback_to_bm25_is_written_to_the_hook_log(project, tmp_path):
     assert "hybrid recall unavailable, used bm25" in log and "DREAMDB_MODEL_DIR=" in log
 
 
+def test_an_unknown_recall_mode_is_logged_and_bm25_used(project, tmp_path):
+    """QA round 57: DREAMDB_RECALL_MODE=bogus made every recall fail: the prompt got no memories, and the log
+    said only "hook failed: UsageError". The CLI still refuses it (exit 2); the hook falls back to BM25."""
+    log = tmp_path / "h.log"
+    for value in ("bogus", "hybird\n"):
+        p = hook(payload("how is sleep debt computed before consolidation", project),
+                 {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_RECALL_MODE": value})
+        out = p.stdout.decode().splitlines()
+        assert p.returncode == 0 and out[0] == HEADER and "feature/sleep-consolidation" in out[1]
+    lines = log.read_text().splitlines()
+    assert len(lines) == 2 and "DREAMDB_RECALL_MODE='bogus' is unknown (use one of: bm25, hybrid, dense, rrf);" \
+        " used bm25" in lines[0] and "DREAMDB_RECALL_MODE='hybird' is unknown" in lines[1]
+    assert "hook failed" not in log.read_text()
+    p = hook(payload("how is sleep debt computed before consolidation", project),  # spaces and case: still a mode
+             {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_RECALL_MODE": " BM25 "})
+    assert p.stdout.decode().startswith(HEADER) and len(log.read_text().splitlines()) == 2
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(project), "sleep debt"],
+                       capture_output=True, text=True, env={**os.environ, "DREAMDB_RECALL_MODE": "bogus"}, timeout=120)
+    assert p.returncode == 2 and "Unknown recall mode 'bogus'" in p.stderr
+
+
+@pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_in_hybrid_mode_the_hook_embeds_edited_notes_for_its_own_short_time_budget(project, tmp_path, monkeypatch):
+    """QA round 57: after 20 notes were edited, one hybrid prompt took 20 s embedding their chunks (the README
+    gives ≈ 1 s). The hook now stops after REFRESH_SECONDS (0.5 s), below recall's 2 s, and answers."""
+    import dreamdb
+    from dreamdb import hook as H
+    from dreamdb.api import LAZY_REFRESH_SECONDS, Index
+    from dreamdb.embeddings import store
+    from tests.test_embed_store import FakeClock, SlowHashEmbedder
+
+    assert H.REFRESH_SECONDS == 0.5 < LAZY_REFRESH_SECONDS
+    clock = FakeClock()
+    monkeypatch.setattr(store, "_clock", clock)
+    emb = SlowHashEmbedder(clock, 0.3)  # 0.3 s a text: the hook's budget ends during the second
+    with dreamdb.open(project) as index:
+        index.sync()
+        store.refresh(index.conn, emb)
+    notes = sorted((project / "_dream_context").rglob("*.md"))[:4]
+    for note in notes:
+        note.write_text(note.read_text() + "\n\nA closing paragraph about capybara budgets.\n")
+    emb.calls.clear()
+    monkeypatch.setattr(Index, "embedder", lambda self: emb)
+    monkeypatch.setenv("DREAMDB_RECALL_MODE", "hybrid")
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    assert H.run(payload("how is sleep debt computed before consolidation", project)).startswith(H.HEADER)
+    assert len(emb.calls) == 2  # 0.3 s, then 0.6 s: past 0.5 s, no third
+    with dreamdb.open(project) as index:
+        assert store.pending(index.conn, emb.model_id) == 2  # the 2 texts the hook left
+        index.embedder = lambda: emb
+        index.recall("capybara budgets", mode="hybrid")  # (a recall's budget, 2 s, is not reached: both)
+        assert len(emb.calls) == 4 and store.pending(index.conn, emb.model_id) == 0
+
+
 def test_weak_short_or_disabled_prints_nothing(project, tmp_path):
     log = {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")}
     assert hook(payload("sleep!", project), log).stdout == b""  # under 8 characters: skipped
@@ -327,7 +381,12 @@ def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_
     text = tmp_path / "passwd"
     text.write_text("root:x:0:0:root:/root:/bin/bash\n")
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(text))
-    monkeypatch.setenv("DREAMDB_RECALL_MODE", "garbage")  # a failure, whose log entry had a traceback in it
+    from dreamdb.api import Index
+
+    def fail(*_a, **_k):  # a failure, whose log entry had a traceback in it (an unknown DREAMDB_RECALL_MODE
+        raise RuntimeError("recall broke")  # was this failure until QA round 57: now bm25 is used)
+
+    monkeypatch.setattr(Index, "recall", fail)
     assert H.run(payload("how is sleep debt computed", project)) == ""
     assert text.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
     assert not (tmp_path / "missing").exists()
@@ -336,7 +395,7 @@ def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_
     assert H.run(payload("how is sleep debt computed", project)) == ""  # a new file
     assert H.run(payload("how is sleep debt computed", project)) == ""  # a hook log already
     lines = log.read_text().splitlines()
-    assert len(lines) == 2 and all("hook failed: UsageError: Unknown recall mode 'garbage'" in ln for ln in lines)
+    assert len(lines) == 2 and all("hook failed: RuntimeError: recall broke" in ln for ln in lines)
     assert "Traceback" not in log.read_text() and "DREAMDB_DEBUG=1" in lines[0]
 
 

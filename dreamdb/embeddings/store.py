@@ -110,6 +110,10 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+_clock = time.monotonic
+"""The clock a refresh's ``time_budget`` is measured with (s; a test replaces it to run without waiting)."""
+
+
 def _as_query(vec) -> bytes:
     q = np.asarray(vec, dtype=np.float32).reshape(-1)
     if q.shape != (DIM,):
@@ -292,13 +296,15 @@ def _missing(conn, model_id: str) -> list[tuple[str, str]]:
 
 
 def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, batch_size: int,
-                 progress: ProgressFn | None, report: RefreshReport, id_floor: int | None = None) -> None:
+                 progress: ProgressFn | None, report: RefreshReport, id_floor: int | None = None,
+                 deadline: float | None = None) -> bool:
     """Embed ``todo`` ((hash, text) pairs) as passages, shortest first, ``batch_size`` per call, each batch
     committed in its own write transaction. With ``replace``, a text's old vector for this model is
     deleted in the transaction that stores its new one: a killed ``--force`` run leaves every text
     with a vector (new or old), never without. With ``id_floor`` (a forced run's bound, :data:`FORCED_KEY`),
     every new vector's id is above it: SQLite gives a new row the highest id + 1, which, once the row with
-    the highest id was replaced, may be one of the ids the bound marks as older."""
+    the highest id was replaced, may be one of the ids the bound marks as older. With ``deadline`` (a time of
+    :data:`_clock`, s), no batch is begun once it has passed: returns False when it stopped so, True when done."""
     model_id = embedder.model_id
     todo = sorted(todo, key=lambda ht: len(ht[1]))  # similar lengths per batch: less padding
     total = len(todo)
@@ -333,6 +339,9 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
                     report.embedded += 1
         if progress:
             progress(min(b0 + batch_size, total), total)
+        if deadline is not None and b0 + batch_size < total and _clock() >= deadline:
+            return False
+    return True
 
 
 # --------------------------------------------------------------------- refresh
@@ -341,7 +350,7 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
 def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None = None,
             batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None,
             max_unidentified: int | None = None, on_wait: Callable[[bool], None] | None = None,
-            resume_forced: bool = True) -> RefreshReport:
+            resume_forced: bool = True, time_budget: float | None = None) -> RefreshReport:
     """Bring chunks and vectors in line with the documents table.
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
@@ -376,6 +385,11 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         resume_forced: also re-embed what an interrupted forced run left (:func:`forced_remaining`);
             the lazy refresh before a hybrid query passes False (those texts' vectors are valid, and
             re-embedding them may take minutes).
+        time_budget: seconds after which no new batch is begun (None: no limit). It is checked after
+            each batch, so the first batch always runs and a run may exceed it by one batch's time;
+            what was embedded is kept and the rest stays pending (``pending`` in the report). QA round
+            57: the lazy refresh before a hybrid query embedded its 64 texts without a limit, and long
+            chunks embed at 1-2 a second on a busy 2-core machine (a prompt hook call took 12-20 s).
 
     Returns:
         RefreshReport.
@@ -390,6 +404,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         raise UsageError(f"batch_size must be at least 1 (got {batch_size}).")
     _require_tables(conn)
     t0 = time.perf_counter()
+    deadline = None if time_budget is None else _clock() + time_budget
     model_id = embedder.model_id
     report = RefreshReport(model_id=model_id)
     if (not force and not (resume_forced and _forced_boundary(conn, model_id) is not None)
@@ -417,9 +432,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
                 report.reused += len(new_hashes) - len(new_hashes.intersection(h for h, _t in todo))
             if boundary is not None:  # (a forced run's, or the rest of an interrupted one's)
                 todo += _predating(conn, model_id, boundary)
-            _embed_texts(conn, embedder, todo, replace=boundary is not None, batch_size=batch_size, progress=progress,
-                         report=report, id_floor=marker)
-            if not documents_to_chunk(conn):
+            done = _embed_texts(conn, embedder, todo, replace=boundary is not None, batch_size=batch_size,
+                                progress=progress, report=report, id_floor=marker, deadline=deadline)
+            if not done or not documents_to_chunk(conn):
                 break
         if boundary is not None and not _predating(conn, model_id, boundary):
             with write_transaction(conn):
