@@ -474,7 +474,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "9"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9: acronym_terms, PostgreSQL joined
+IDENTIFIERS_VERSION = "10"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
 """Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
@@ -634,9 +634,10 @@ _ACRONYM_PLURAL_RE = re.compile(r"(?<![^\W_])([A-Z][A-Z0-9]*[A-Z])s(?![^\W_])")
 """A word of two capitals or more and a small ``s``, the plural of an acronym (``JWTs``, ``PRs``, ``CPUs``, ``VMs``);
 not ``K8s`` (a digit before the ``s``), nor ``userIDs`` inside a word (:func:`compound_terms` splits those)."""
 
-_CAPITAL_S_RE = re.compile(r"(?<![^\W_])(?:[a-z]{1,6}[A-Z]*|[A-Z]{0,3})[A-Z]S(?![^\W_])")
-"""A short name whose ``S`` is a capital after a capital, a letter of the name and no plural: ``AWS``, ``HTTPS``,
-``iOS``, ``macOS``, ``tvOS``, ``watchOS`` (not a word shouted in capitals of more than five letters)."""
+_CAPITAL_S_RE = re.compile(r"(?<![^\W_])(?:[a-z]{1,6}[A-Z]*|[A-Z]?)[A-Z]S(?![^\W_])")
+"""A short name whose ``S`` is a capital after a capital, a letter of the name and no plural: ``AWS``, ``EKS``,
+``OS``, ``iOS``, ``macOS``, ``tvOS``, ``watchOS``; not a word of four capitals or more, which is as often an English
+plural shouted or an opcode (``CALLS``, ``LOGS``, ``SLOTS`` in the EIPs: QA round 58)."""
 
 
 def acronym_terms(written: str) -> list[str]:
@@ -1086,7 +1087,10 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> tuple[tuple[
     2. for a word starting with ``ı``, with that letter written ``i``: the index folds the
        capital ``I`` to ``i`` (``Işık`` → ``işık``), as English text needs, so a query typed
        ``ışık`` looks for that form too; and back, for a capitalised word: ``Işık`` (folded
-       ``işık``) and ``KIRMIZI`` (``kirmizi``) also look for ``ışık`` and ``kırmızı``.
+       ``işık``) and ``KIRMIZI`` (``kirmizi``) also look for ``ışık`` and ``kırmızı``;
+    3. for a word ending in ``s`` that stemming keeps (English stemming keeps an ``s`` after most
+       consonants), the word without it: ``jwts`` typed in lowercase looks for ``jwt``, the term of the
+       notes that write ``JWT`` (QA round 58; written ``JWTs``, :func:`acronym_terms` gives it).
 
     Returns:
         ``((term, analysed as Turkish?), ...)``: distinct terms other than the word's own term (may
@@ -1106,6 +1110,8 @@ def alternate_terms(word: str, capitalised: bool, turkish: bool) -> tuple[tuple[
                 t = stem(w, as_turkish)
                 if t != own and (t, as_turkish) not in out:  # one term can be both readings: English notes too
                     out.append((t, as_turkish))
+    if word.endswith("s") and len(word) > 2 and own == word and (t := stem(word[:-1], False)) not in STOPWORDS:
+        out.append((t, False))  # 3. a plural the stemmer keeps: jwts, prs, sdks (QA round 58)
     return tuple(out)
 
 

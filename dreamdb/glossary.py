@@ -26,7 +26,7 @@ the lexicon keeps only those.
 
 from __future__ import annotations
 
-GLOSSARY_VERSION = "3"
+GLOSSARY_VERSION = "4"
 """Version of :data:`COMPUTING_TR_EN`, recorded in a built lexicon (``glossary_version``): ``dreamdb lexicon
 status`` tells a file built with another to be built again."""
 
@@ -80,6 +80,8 @@ COMPUTING_TR_EN: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("önbellek", ("cache",)),
     ("bellek", ("memory",)),
     ("ağ", ("network", "net")),
+    ("kablosuz", ("wireless", "cordless")),
+    ("hız", ("speed", "rate", "velocity")),
     ("bağlantı", ("connection", "link")),
     ("istek", ("request",)),
     ("yanıt", ("response", "reply")),
@@ -103,6 +105,7 @@ COMPUTING_TR_EN: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("şifreleme", ("encryption",)),
     ("şifrelemek", ("encrypt",)),
     ("şifre", ("password", "cipher")),
+    ("şifresiz", ("unencrypted", "passwordless")),
     ("parola", ("password",)),
     ("kimlik", ("identity", "credential")),
     ("doğrulama", ("verification", "validation", "authentication")),

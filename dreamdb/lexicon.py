@@ -365,9 +365,10 @@ def _write_atomic(target: Path, meta: dict, rows: list) -> None:
                            hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
 
 
-TERMS_VERSION = "2"
+TERMS_VERSION = "3"
 """Version of the analysed ``terms`` a build stores (:func:`analysed_translations`), beside the
-analyzer's: ``2`` adds a Turkish translation's word as written after its term. A file of another
+analyzer's: ``2`` adds a Turkish translation's word as written after its term; ``3`` keeps Turkish terms of two
+letters with a Turkish letter (``ağ``, ``iş``). A file of another
 version still works, analysing each translation when it is looked up (:attr:`Lexicon.analysed`)."""
 
 
@@ -381,7 +382,9 @@ def terms_version() -> str:
 
 def analysed_translations(words, into_turkish: bool) -> tuple[str, ...]:
     """Translations as dreamdb indexes their language: each word's term (Turkish analysis for
-    Turkish words), stopwords and terms under 3 letters left out, duplicates dropped, in order.
+    Turkish words), stopwords and terms under 3 letters left out, but for Turkish ones of two letters with a
+    Turkish letter (``ağ``, network; ``iş``, job: QA round 58, *network* did not reach a note writing ``ağ``; the
+    two-letter terms left out are fragments such as ``ad`` or ``en``), duplicates dropped, in order.
 
     A Turkish word is followed by the word itself as written (one word, not a phrase), which the index
     holds where the word ends a longer one's stem: Snowball Turkish reads the final ``i`` of
@@ -395,7 +398,7 @@ def analysed_translations(words, into_turkish: bool) -> tuple[str, ...]:
         out = (t for w in words if w not in STOPWORDS for t in (stem(w, True), w if " " not in w else ""))
     else:
         out = (stem(w, False) for w in words if w not in STOPWORDS)
-    return tuple(t for t in dict.fromkeys(out) if len(t) >= 3)
+    return tuple(t for t in dict.fromkeys(out) if len(t) >= 3 or (into_turkish and len(t) == 2 and not t.isascii()))
 
 
 _EMPTY: dict = {}

@@ -446,6 +446,10 @@ def test_a_name_is_found_by_its_acronym_and_pasted_base64_finds_nothing(tiny_vau
                         ("ChaCha20", "n10"), ("Ed25519", "n10")):
         assert [h.slug for h in ix.recall(query, top=3)] == [slug], query
     assert [h.slug for h in ix.recall("iOS", top=3)] == ["n7", "n8"]  # the iOS note first (iOS was io alone)
+    # QA round 58: typed in lowercase too (ios: the term the iOS note holds whole; jwts: jwt, a plural kept)
+    assert [h.slug for h in ix.recall("ios", top=3)] == ["n7", "n8"]
+    write_doc(tiny_vault, "knowledge/n11.md", "---\ntitle: n11\n---\n\nWe sign a JWT with RS256.\n")
+    assert [h.slug for h in ix.recall("jwts", top=3)] == ["n6", "n11"]
     # (QA round 54: a prompt of base64 matched its fragments in notes, and the hook injected them)
     assert ix.recall(base64.b64encode(random.Random(2).randbytes(3000)).decode(), top=3) == []
     ix.close()

@@ -201,6 +201,10 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
     assert [h.doc_id for h in index.recall("walrus", tags="café")] == ["knowledge/n"]
     assert [h.doc_id for h in index.recall("walrus", status="açık")] == ["knowledge/n"]
     assert [h.doc_id for h in index.recall("walrus", tags=nfd("café"), status=nfd("Açık"))] == ["knowledge/n"]
+    # QA round 58: Turkish dotted capital İ is i, as the analyzer folds it (str.lower adds a combining dot)
+    write_doc(tiny_vault, "knowledge/m.md", "---\ntags: [İSTANBUL]\n---\nwalrus note\n")
+    assert [h.doc_id for h in index.recall("walrus", tags="istanbul")] == ["knowledge/m"]
+    assert [h.doc_id for h in index.recall("walrus", tags="İstanbul")] == ["knowledge/m"]
     for name in ("tags", "status", "types"):
         with pytest.raises(UsageError, match="not valid UTF-8"):
             index.recall("walrus", **{name: "\udcff"})

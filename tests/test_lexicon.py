@@ -766,6 +766,9 @@ def test_an_english_word_reaches_a_turkish_note_whose_inflection_keeps_a_final_v
     from dreamdb.lexicon import analysed_translations, terms_version
 
     assert analysed_translations(["strateji", "yedekleme planı"], True)[:2] == ("stratej", "strateji")
+    # QA round 58: a Turkish term of two letters with a Turkish letter is kept (network → ağ); other ones are not
+    assert analysed_translations(["ağ", "şebeke"], True) == ("ağ", "şebek", "şebeke")
+    assert analysed_translations(["ad", "isim"], True) == ("isim",) and analysed_translations(["go"], False) == ()
     assert Lexicon(kenet_lexicon).meta["analyzer_version"] == terms_version()
     monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))
     write_doc(tiny_vault, "knowledge/yedekleme.md", "---\ntitle: Veritabanı yedekleme stratejisi\n---\n"

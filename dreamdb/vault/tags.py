@@ -23,5 +23,7 @@ def clean_tag(text: str) -> str:
 
 def tag_key(text: str) -> str:
     """What tags are matched by: :func:`clean_tag`, NFC-normalised (a name saved decomposed, as macOS
-    does, is the same tag) and lowercased. ``document_tags.tag`` holds these; ``--tags`` is read alike."""
-    return unicodedata.normalize("NFC", clean_tag(text)).lower()
+    does, is the same tag) and lowercased, Turkish dotted capital ``İ`` to ``i`` as the analyzer folds it
+    (``str.lower`` makes it ``i`` and a combining dot: QA round 58, ``--tags istanbul`` did not find the tag
+    ``İSTANBUL``). ``document_tags.tag`` holds these; ``--tags`` is read alike."""
+    return unicodedata.normalize("NFC", clean_tag(text)).replace("İ", "i").lower()
