@@ -137,15 +137,13 @@ def render_block(hits) -> str:
 
 
 def _score_text(score: float) -> str:
-    """A hit's raw score as the block prints it: one decimal (``12.3``), or, where that would read ``0.0``,
-    4 significant digits as recall prints scores (:func:`dreamdb.output._fmt`: ``0.03``). QA round 56: a hit kept
-    for its raw score of 0.03 was printed as ``(score 0.0)``, while hits of raw score 0 are the ones left out."""
-    text = f"{score:.1f}"
-    if score and float(text) == 0:
-        from dreamdb.output import _fmt
+    """A hit's raw score as the block prints it: 4 significant digits, as recall prints scores
+    (:func:`dreamdb.output._fmt`: ``12.35``, ``1.96``, ``0.03``). QA round 56: a hit kept for its raw score of 0.03
+    was printed as ``(score 0.0)``, while hits of raw score 0 are the ones left out; QA round 58: one decimal showed
+    1.96 as ``2.0`` beside the footer's "shown when the best is ≥ 2", and 0.05 as ``0.1``."""
+    from dreamdb.output import _fmt
 
-        text = _fmt(score)
-    return text
+    return _fmt(score)
 
 
 def run(payload_text: str) -> str:

@@ -428,6 +428,14 @@ def test_a_log_this_user_may_only_write_to_is_appended_to(tmp_path):
         shutil.rmtree(folder)
 
 
+def test_the_block_prints_scores_with_four_significant_digits():
+    """QA round 58: one decimal printed 1.96 as 2.0 beside the footer's "shown when the best is ≥ 2", 0.05 as 0.1."""
+    from dreamdb.hook import _score_text
+
+    assert [_score_text(x) for x in (12.3456, 1.96, 1.999, 0.05, 0.049, 4.0)] == \
+        ["12.35", "1.96", "1.999", "0.05", "0.049", "4"]
+
+
 def test_a_kept_hit_with_a_small_raw_score_is_not_printed_as_zero(tmp_path):
     """QA round 56: hits whose raw BM25 is 0.03 (a word every note holds) were printed ``(score 0.0)``, while the
     README says hits of raw score 0 are the ones left out. Such a score gets its significant digits."""
@@ -443,6 +451,6 @@ def test_a_kept_hit_with_a_small_raw_score_is_not_printed_as_zero(tmp_path):
                                          capture_output=True, text=True, timeout=120).stdout)["hits"]
     assert [h["doc_id"] for h in recalled][:1] == ["knowledge/wombat"] and 0 < recalled[1]["score"] < 0.05
     assert lines[0] == HEADER and len(lines) == 9, lines
-    assert lines[1] == f"1. [knowledge/wombat] Wombat burrows (score {recalled[0]['score']:.1f})"  # one decimal, as before
+    assert lines[1] == f"1. [knowledge/wombat] Wombat burrows (score {recalled[0]['score']:.4g})"  # as recall prints it
     assert lines[3] == f"2. [{recalled[1]['doc_id']}] {recalled[1]['title']} (score {recalled[1]['score']:.4g})"
     assert "(score 0.0)" not in p.stdout.decode()

@@ -157,7 +157,7 @@ def test_render_block_sanitises_every_field():
                         description="", vault="/v\x1b")
     out = render_block([h])
     assert_no_controls(out)
-    assert out.splitlines()[1:3] == ["1. [k/a␛[1m] t␇ (score 4.0) — superseded by k/b␛[", "   s␛␍x y"]
+    assert out.splitlines()[1:3] == ["1. [k/a␛[1m] t␇ (score 4) — superseded by k/b␛[", "   s␛␍x y"]
     assert out.splitlines()[3].startswith("Vault: /v␛ · ")
 
 
@@ -224,7 +224,7 @@ def test_render_block_and_json_for_the_agent_carry_no_hidden_message():
     h = SimpleNamespace(doc_id="changelog/x", title=f"Deploy {WALES}{HIDDEN}", score=4.0, superseded_by=None,
                         snippet="run migrations first." + HIDDEN, description="", vault="/v")
     out = render_block([h])
-    assert _smuggled(out) == [] and f"Deploy {WALES} (score 4.0)" in out and "   run migrations first.\n" in out
+    assert _smuggled(out) == [] and f"Deploy {WALES} (score 4)" in out and "   run migrations first.\n" in out
     from dreamdb.output import to_json
 
     raw = to_json({"title": h.title, "flag": WALES})
