@@ -91,12 +91,14 @@ class DedupResult:
                        f"({self.compared_share:.0%}) were compared, and a note copied further on is not found;"
                        " split the draft to compare the rest.")
         if self.documents_not_compared or self.documents_outdated:
+            from dreamdb.output import count_noun
+
             parts = []
             if self.documents_not_compared:
-                parts.append(f"{_count(self.documents_not_compared, 'indexed document')} not compared (new or"
+                parts.append(f"{count_noun(self.documents_not_compared, 'indexed document')} not compared (new or"
                              " changed since the last refresh: no vectors for the model yet)")
             if self.documents_outdated:
-                parts.append(f"{_count(self.documents_outdated, 'indexed document')} compared in part or as"
+                parts.append(f"{count_noun(self.documents_outdated, 'indexed document')} compared in part or as"
                              " chunked by an older chunker")
             out.append("; ".join(parts) + ": run `dreamdb embed refresh` to compare them as they are now.")
         return out
@@ -118,10 +120,6 @@ class DedupResult:
             "documents_outdated": self.documents_outdated,
             "log_path": self.log_path,
         }
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def decide(scores: list[float], *, merge: float = MERGE_THRESHOLD, margin: float = MARGIN,
