@@ -720,7 +720,8 @@ def lexicon_status() -> dict:
         return status
     if not path.is_file():
         status["reason"] = (f"not built: no file at {path} (run: {hint})" if not os.path.lexists(path)
-                            else f"{path} is not a regular file (run: {hint})")
+                            else f"{path} is not a regular file (point {ENV_LEXICON} at a lexicon file, or at a new"
+                                 f" file's path and run: dreamdb lexicon build)")  # (a build never replaces it)
         return status
     try:
         lex = Lexicon(path)

@@ -983,6 +983,8 @@ def test_a_damaged_lexicon_is_rebuilt_in_place_and_a_fifo_is_never_opened(kenet_
     monkeypatch.setenv("DREAMDB_LEXICON", str(fifo))
     assert load_lexicon() is None  # returns at once: a FIFO is not opened
     assert "not a regular file" in lexicon_status()["reason"]
+    # QA round 58 L4: status advised the build below, which refuses; it says where a build can go instead
+    assert "or at a new file's path and run: dreamdb lexicon build" in lexicon_status()["reason"]
     with pytest.raises(dreamdb.errors.UsageError, match="not a regular file"):
         build_lexicon(None, kenet_dir)
 
