@@ -280,8 +280,8 @@ encoding of ``{"``) and a signature, joined by dots (RFC 7519)."""
 
 
 _GIT_BINARY_PATCH_RE = re.compile(
-    r"^GIT binary patch\r?\n(?:(?:literal|delta) \d+\r?\n(?:[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\r?\n)+"
-    r"(?:\r?\n|\Z))+", re.MULTILINE)
+    rb"^GIT binary patch\r?\n(?:(?:literal|delta) [0-9]+\r?\n(?:[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\r?\n)+"
+    rb"(?:\r?\n|\Z))+", re.MULTILINE)
 """The data of a binary file in ``git diff --binary`` (and ``git format-patch``): after the line ``GIT binary patch``,
 a ``literal`` or ``delta`` line and lines of base85, each led by a letter that gives its length, up to an empty line
 (git's ``diff.c``, ``emit_binary_diff_body``). Indexed as words, a prompt holding such a patch made the hook inject
@@ -289,8 +289,8 @@ unrelated notes (QA round 56: raw score 18.9 from its fragments; a note of 3 MB 
 
 
 _NARROW_WRAPPED_RE = re.compile(
-    r"\n([ \t]*+(?:>[ \t]*+)*+)[A-Za-z0-9+/_-]{16,59}+[ \t]*+\r?\n(?:\1[A-Za-z0-9+/_-]{16,59}+[ \t]*+\r?\n)+"
-    r"(?:\1[A-Za-z0-9+/_-]{1,59}+=*+[ \t]*+(?=\r?\n|\r?\Z))?")
+    rb"\n([ \t]*+(?:>[ \t]*+)*+)[A-Za-z0-9+/_-]{16,59}+[ \t]*+\r?\n(?:\1[A-Za-z0-9+/_-]{16,59}+[ \t]*+\r?\n)+"
+    rb"(?:\1[A-Za-z0-9+/_-]{1,59}+=*+[ \t]*+(?=\r?\n|\r?\Z))?")
 """Two lines or more after a newline, each of base64 characters alone and shorter than :data:`MIN_BASE64_RUN`, after
 the same indent or ``>`` quote marks (group 1; QA round 58: an indented code block, a quote), and the line after them,
 which may be their short last one: base64 wrapped narrower than the 64 or 76 columns of PEM and MIME
@@ -299,7 +299,7 @@ where a pattern led by ``^`` took 30, and one without possessive quantifiers 14 
 backtracking of each indented line of JSON)."""
 
 
-def _narrow_wrapped(m: re.Match) -> str:
+def _narrow_wrapped(m: re.Match) -> bytes:
     """A match of :data:`_NARROW_WRAPPED_RE` without the data it holds: its first lines of one width (wrapped text),
     two or more, with the shorter line after them when :func:`_tail_like` finds it to be their end, when their
     characters together are encoded data (:func:`_is_encoded`); the lines after those are kept as they are, and so
@@ -310,12 +310,12 @@ def _narrow_wrapped(m: re.Match) -> str:
     lines = [row[prefix:].rstrip() for row in rows]
     width = len(lines[0])
     n = next((k for k, line in enumerate(lines) if len(line) != width), len(lines))
-    if n < len(lines) and len(lines[n]) < width and _tail_like(lines[n].encode("ascii")):
+    if n < len(lines) and len(lines[n]) < width and _tail_like(lines[n]):
         n += 1
-    joined = "".join(lines[:n]).encode("ascii")
+    joined = b"".join(lines[:n])
     if n < 2 or len(joined) < MIN_BASE64_RUN or not _is_encoded(joined):
         return m.group()
-    return "\n " + ("\n" + "".join(rows[n:]) if n < len(rows) else "")
+    return b"\n " + (b"\n" + b"".join(rows[n:]) if n < len(rows) else b"")
 
 
 def _is_encoded(run: bytes) -> bool:
@@ -390,29 +390,35 @@ def drop_data(text: str) -> str:
     :data:`MIN_BASE64_RUN` such characters is returned as it is."""
     if "eyJ" in text:  # (first: a JWT's payload alone is a run of base64 the loop below drops)
         text = _JWT_RE.sub(" ", text)
-    if "GIT binary patch" in text:
-        text = _GIT_BINARY_PATCH_RE.sub(" ", text)
-    if len(text) >= MIN_BASE64_RUN and "\n" in text:
-        framed = "\n" + text  # (the pattern starts at a newline: the regex engine skips from one to the next)
-        if _NARROW_WRAPPED_RE.search(framed) is not None:
-            text = _NARROW_WRAPPED_RE.sub(_narrow_wrapped, framed)[1:]
     if len(text) >= MIN_BASE64_RUN:
+        # (on the UTF-8 bytes: a search of non-ASCII text as str costs twice as much, QA round 58's timing)
         raw = text.encode("utf-8", "surrogatepass")
+        edited = False
+        if b"GIT binary patch" in raw:
+            raw, n = _GIT_BINARY_PATCH_RE.subn(b" ", raw)
+            edited = n > 0
+        if b"\n" in raw:
+            framed = b"\n" + raw  # (the pattern starts at a newline: the regex engine skips from one to the next)
+            if _NARROW_WRAPPED_RE.search(framed) is not None:
+                dropped = _NARROW_WRAPPED_RE.sub(_narrow_wrapped, framed)[1:]
+                edited = edited or dropped != raw
+                raw = dropped
         marks = raw.translate(_BASE64_MARKS)
         needle = b"b" * MIN_BASE64_RUN
         at = marks.find(needle)
-        if at >= 0:
-            pieces, done = [], 0
-            while at >= 0:
-                start = marks.rfind(b" ", 0, at) + 1
-                end = marks.find(b" ", at)
-                end = len(raw) if end < 0 else end
-                if _is_encoded(raw[start:end]):
-                    pieces.append(raw[done:start])
-                    done = end = _encoded_tail(raw, marks, end)
-                at = marks.find(needle, end)
-            if pieces:
-                text = (b" ".join(pieces) + b" " + raw[done:]).decode("utf-8", "surrogatepass")
+        pieces, done = [], 0
+        while at >= 0:
+            start = marks.rfind(b" ", 0, at) + 1
+            end = marks.find(b" ", at)
+            end = len(raw) if end < 0 else end
+            if _is_encoded(raw[start:end]):
+                pieces.append(raw[done:start])
+                done = end = _encoded_tail(raw, marks, end)
+            at = marks.find(needle, end)
+        if pieces:
+            text = (b" ".join(pieces) + b" " + raw[done:]).decode("utf-8", "surrogatepass")
+        elif edited:
+            text = raw.decode("utf-8", "surrogatepass")
     return text
 
 
