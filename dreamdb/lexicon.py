@@ -417,11 +417,13 @@ def _what_database(conn: sqlite3.Connection, meta: dict) -> str:
     return "another SQLite file"
 
 
-def _remedy(path: Path) -> str:
+def _remedy(path: Path, *, damaged: bool = False) -> str:
     """What to do about a lexicon file that cannot be used: rebuild it when a build may replace it (a
     lexicon of any format, even damaged, or the default path: :func:`writable_target`), else point
     ``DREAMDB_LEXICON`` elsewhere, since a build never replaces a file that is not a lexicon (QA round 56:
-    a dreamdb index named by it was answered "run: dreamdb lexicon build", which then refused it)."""
+    a dreamdb index named by it was answered "run: dreamdb lexicon build", which then refused it). A
+    ``damaged`` file whose ``meta`` cannot be read is one a build refuses to replace elsewhere than at the
+    default path, so the remedy there is to delete it first."""
     try:
         rebuildable = (os.path.realpath(path) == os.path.realpath(default_lexicon_path())
                        or _is_lexicon_file(Path(os.path.realpath(path))))
@@ -429,6 +431,9 @@ def _remedy(path: Path) -> str:
         rebuildable = False
     if rebuildable:
         return "run: dreamdb lexicon build"
+    if damaged:
+        return (f"if it was a lexicon, delete it and run: dreamdb lexicon build (with {ENV_LEXICON} still set);"
+                f" else point {ENV_LEXICON} at a lexicon file")
     return f"point {ENV_LEXICON} at a lexicon file, or at a new file's path and run: dreamdb lexicon build"
 
 
@@ -481,11 +486,16 @@ class Lexicon:
                 conn.close()
             if isinstance(exc, LexiconError):
                 raise
-            # no meta table to read: a SQLite file of something else, unless it is empty or no SQLite file at all
+            # no meta table to read: a SQLite file of something else, unless it is empty, damaged (a page
+            # missing or mangled: a build cut short, a truncated copy) or no SQLite file at all
+            damaged = "malformed" in str(exc)
             what = ("" if hasattr(self, "meta") or "not a database" in str(exc) else
-                    "; it is an empty file" if not self.stamp[0] else "; it looks like another SQLite file")
-            raise LexiconError(f"{self.path} is not a dreamdb lexicon ({exc}){what}",
-                               hint=_remedy(self.path)) from exc
+                    "; it is an empty file" if not self.stamp[0] else
+                    "; it is a damaged SQLite file (cut short or corrupt)" if damaged else
+                    "; it looks like another SQLite file")
+            raise LexiconError(f"{self.path} is not a usable dreamdb lexicon ({exc}){what}" if damaged else
+                               f"{self.path} is not a dreamdb lexicon ({exc}){what}",
+                               hint=_remedy(self.path, damaged=damaged)) from exc
         self._conn = conn
         #: whether the file's analysed terms are this analyzer's (else translations are analysed when looked up)
         self.analysed = self.meta.get("analyzer_version") == terms_version()
@@ -684,7 +694,7 @@ def load_lexicon() -> Lexicon | None:
         opened = Lexicon(path)
     except (LexiconError, OSError) as exc:
         _UNUSABLE[path] = ((st.st_size, st.st_mtime_ns), (getattr(exc, "message", None) or str(exc))
-                           + f" ({_remedy(path)}; or {ENV_LEXICON}=off)")
+                           + f" ({getattr(exc, 'hint', None) or _remedy(path)}; or {ENV_LEXICON}=off)")
         return None
     _UNUSABLE.pop(path, None)
     _OPENED[path] = opened
@@ -726,7 +736,7 @@ def lexicon_status() -> dict:
     try:
         lex = Lexicon(path)
     except LexiconError as exc:
-        status["reason"] = f"{exc.message} ({_remedy(path)})"
+        status["reason"] = f"{exc.message} ({exc.hint or _remedy(path)})"
         return status
     except OSError as exc:
         status["reason"] = f"cannot read {path}: {exc.strerror or exc}"

@@ -606,6 +606,27 @@ def test_a_lexicon_with_a_damaged_page_is_refused_not_read_quietly(small_lexicon
     assert load_lexicon() is None and "is damaged" in lexicon_status()["reason"]
 
 
+def test_a_truncated_lexicon_is_said_to_be_damaged_with_the_way_to_rebuild_it(small_lexicon, kenet_dir, tmp_path,
+                                                                               monkeypatch):
+    """Session 34 left: a lexicon cut short (a copy stopped midway) was said to "look like another SQLite file",
+    and told to point DREAMDB_LEXICON elsewhere, though a build at that path is what it needs (after deleting
+    it: a build never replaces a file it cannot tell is a lexicon)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "cut.sqlite"
+    path.write_bytes(small_lexicon.path.read_bytes()[:4096])  # the first page: the schema, not the tables
+    monkeypatch.setenv("DREAMDB_LEXICON", str(path))
+    reason = lexicon_status()["reason"]
+    assert "damaged SQLite file" in reason and "another SQLite file" not in reason, reason
+    assert "delete it and run: dreamdb lexicon build" in reason
+    assert load_lexicon() is None and "delete it and run" in unusable_lexicon()[1]
+    result = CliRunner().invoke(cli, ["lexicon", "build", "--from", str(kenet_dir)])
+    assert isinstance(result.exception, dreamdb.errors.UsageError)  # not replaced: what the hint says first
+    path.unlink()  # the advice, followed
+    result = CliRunner().invoke(cli, ["lexicon", "build", "--from", str(kenet_dir)])
+    assert result.exit_code == 0, result.output
+    assert lexicon_status()["installed"] and load_lexicon() is not None
+
+
 def test_recall_says_once_when_the_lexicon_file_it_would_use_is_unusable(monkeypatch, tiny_vault, small_lexicon,
                                                                           tmp_path):
     """QA session 20: an old-format or damaged lexicon was ignored in silence (only `lexicon status` said why)."""
