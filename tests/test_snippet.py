@@ -119,3 +119,29 @@ def test_the_line_with_the_whole_version_number_wins():
                         ["version", "10", "ship", "5.10.3"]).splitlines()[1] == "version 5.10.3 shipped"
     long = "x " * 200 + "C++ rewrite " + "y " * 200
     assert "C++ rewrite" in best_snippet(long, ["c++"])  # clipped around the identifier
+
+
+def test_lines_of_encoded_data_are_neither_the_best_line_nor_its_context():
+    """Session 34's list: a query matching ``-----BEGIN CERTIFICATE-----`` showed the next line of base64; lines of
+    data hold no term, so they are left out and the snippet's context is the nearest lines of text."""
+    import base64
+    import random
+
+    rng = random.Random(7)
+    blob = base64.b64encode(bytes(rng.randrange(256) for _ in range(600))).decode()
+    pem = "\n".join(blob[i:i + 64] for i in range(0, len(blob), 64))  # PEM's width
+    narrow = "\n".join(blob[i:i + 40] for i in range(0, 400, 40))  # narrower than PEM
+    body = (f"```\n-----BEGIN CERTIFICATE-----\n{pem}\n-----END CERTIFICATE-----\n```\n"
+            "We rotate the certificate every ninety days.\n"
+            f"The signing key, pasted:\n{narrow}\nRotated by the release script.")
+    terms = _terms("certificate")
+    assert best_snippet(body, terms) == "```\n-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----"
+    assert best_snippet(body, _terms("pasted signing key")) == (
+        "We rotate the certificate every ninety days.\nThe signing key, pasted:\nRotated by the release script.")
+    # with no query term, the first two lines of text
+    assert best_snippet(f"{pem}\nfirst words\nsecond words", []) == "first words\nsecond words"
+    # a body of data alone: the fallback
+    assert best_snippet(pem, terms, fallback="A certificate.") == "A certificate."
+    # lines of one long word, a path or an identifier are text, kept as context
+    text = "internationalization\nsrc/components/certificate_store.py\nRotateCertificateAuthority\nend"
+    assert best_snippet(text, terms) == "internationalization\nsrc/components/certificate_store.py\nRotateCertificateAuthority"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from dreamdb.analyzer import (analyze, compound_terms, fold_case, has_case_change, identifier_terms, is_identifier_term,
-                              is_turkish_text, normalize, raw_tokens, stem)
+from dreamdb.analyzer import (analyze, compound_terms, drop_data, fold_case, has_case_change, identifier_terms,
+                              is_identifier_term, is_turkish_text, normalize, raw_tokens, stem)
 
 SNIPPET_COMPOUND_CHARS = 50_000
 """How much of a body (characters, from its start) the snippet searches for camelCase words whose parts are query
@@ -20,6 +20,30 @@ CLIP_SEARCH_CHARS = 20_000
 """How far into a long line (characters) :func:`_clip` looks for a query term to centre the cut on; past it the line
 is shown from its start. Looking through a whole 4 MB line of pasted base64, 80 characters at a time, made a
 recall take 7 s and the prompt hook 8 s (QA round 51)."""
+
+
+_DATA_LINE_RE = re.compile(r"[A-Za-z0-9+/=_.-]{16,}")
+"""A line that may be encoded data (base64, base64url, a JSON Web Token): of those characters alone, 16 or more."""
+
+DATA_WINDOW_LINES = 64
+"""How many lines on each side of a snippet's best line are checked for encoded data (:func:`_data_lines`): its
+context is the nearest lines of text within them. Checking a whole 2 MB note of wrapped base64 took 181 ms (3 Dec);
+a window of lines, about 1 ms."""
+
+MAX_DATA_WINDOWS = 8
+"""Windows checked before a body whose best lines are all data gets its fallback (the description) instead."""
+
+
+def _data_lines(lines: list[str], lo: int, hi: int) -> set[int]:
+    """The indices in ``[lo, hi)`` of ``lines`` that are encoded data: lines of :data:`_DATA_LINE_RE`'s characters
+    alone that :func:`dreamdb.analyzer.drop_data` leaves out of the text around them (a PEM block's lines, base64
+    wrapped at any width, a pasted token; judged with 8 lines more on each side, as wrapped base64 is told by its
+    lines' common width). Lines of words, paths and identifiers are text."""
+    candidates = [i for i in range(lo, hi) if _DATA_LINE_RE.fullmatch(lines[i].strip())]
+    if not candidates:
+        return set()
+    kept = {ln.strip() for ln in drop_data("\n".join(lines[max(0, lo - 8):hi + 8])).split("\n")}
+    return {i for i in candidates if lines[i].strip() not in kept}
 
 
 def _clip(line: str, terms: set[str], turkish: bool) -> str:
@@ -80,7 +104,8 @@ def _matches(word: str, terms: set[str], turkish: bool) -> bool:
 
 
 def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turkish: bool | None = None) -> str:
-    """The most query-dense non-empty body line with one non-empty line before and after.
+    """The most query-dense non-empty body line with one non-empty line before and after (lines of encoded
+    data left out: :func:`_data_lines`).
 
     Args:
         body: document body.
@@ -100,7 +125,9 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
     if turkish is None:
         turkish = is_turkish_text(raw_tokens(body[:20000]))
     if not terms:
-        return "\n".join(_clip(ln, terms, bool(turkish)) for ln in lines[:2])
+        data = _data_lines(lines, 0, min(len(lines), DATA_WINDOW_LINES))
+        first = [ln for i, ln in enumerate(lines[:DATA_WINDOW_LINES]) if i not in data][:2]
+        return "\n".join(_clip(ln, terms, bool(turkish)) for ln in first) if first else fallback.strip()[:MAX_LINE_CHARS]
     # identifiers (0.5.0, c++: analyzer.identifier_terms) are counted on their own; words through the regex
     identifiers = set(filter(is_identifier_term, terms))
     words = terms - identifiers
@@ -139,9 +166,21 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
     if identifiers:
         for i, ln in enumerate(lines):
             held[i] = sum(map(identifiers.__contains__, identifier_terms(fold_case(ln))))
-    best_i, best_hits = 0, (0, 0)
-    for i, hits in enumerate(zip(held, counts)):
-        if hits > best_hits:
-            best_i, best_hits = i, hits
-    lo, hi = max(0, best_i - 1), min(len(lines), best_i + 2)
-    return "\n".join(_clip(ln, terms, turkish) for ln in lines[lo:hi])
+    # Lines of encoded data hold no term of the index: never the best line (a term's letters can occur in base64
+    # after a / or +), nor its context (session 34's list: a query matching -----BEGIN CERTIFICATE----- showed the
+    # next line of base64). They are told apart near the best line only (DATA_WINDOW_LINES).
+    data: set[int] = set()
+    for _window in range(MAX_DATA_WINDOWS):
+        best_i, best_hits = -1, (-1, -1)
+        for i, hits in enumerate(zip(held, counts)):
+            if hits > best_hits and i not in data:
+                best_i, best_hits = i, hits
+        if best_i < 0:
+            break
+        lo, hi = max(0, best_i - DATA_WINDOW_LINES), min(len(lines), best_i + DATA_WINDOW_LINES + 1)
+        data |= _data_lines(lines, lo, hi)
+        if best_i not in data:
+            before = next((j for j in range(best_i - 1, lo - 1, -1) if j not in data), None)
+            after = next((j for j in range(best_i + 1, hi) if j not in data), None)
+            return "\n".join(_clip(lines[j], terms, turkish) for j in (before, best_i, after) if j is not None)
+    return fallback.strip()[:MAX_LINE_CHARS]
