@@ -728,3 +728,40 @@ def test_refresh_rechunks_after_a_sync_force_in_the_middle(tiny_vault):
         assert fired and r.chunks == 12 and r.pending == 0
         assert store.documents_to_chunk(index.conn) == 0
         assert r.embedded == 12  # each text once: the re-chunked texts kept their vectors
+
+
+def test_a_document_past_the_chunk_cap_is_named_with_how_much_of_it_has_vectors(tiny_vault):
+    """Session 34's list: a note longer than MAX_CHUNKS_PER_DOCUMENT chunks had its tail left without vectors, and
+    neither `embed refresh` nor `embed status` said so (the issue's 2 MB document)."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.embeddings.chunk import MAX_CHUNKS_PER_DOCUMENT
+
+    n = MAX_CHUNKS_PER_DOCUMENT + 12
+    sections = "\n\n".join(f"# S{i}\n\n{para(f's{i}x')}" for i in range(n))  # 152 words a section: a chunk each
+    write_doc(tiny_vault, "knowledge/huge.md", f"---\nname: Huge\n---\n{sections}\n")
+    make_vault(tiny_vault, 2)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        report = store.refresh(index.conn, emb)
+        cut = [{"doc_id": "knowledge/huge", "words": 152 * n, "embedded_words": 152 * MAX_CHUNKS_PER_DOCUMENT}]
+        assert report.documents_cut == cut and report.as_dict()["documents_cut"] == cut
+        st = store.embed_status(index.conn, emb.model_id)
+        assert st["documents_cut"] == cut and "knowledge/huge (19,456 of 21,280 words)" in st["summary"]
+        assert store.refresh(index.conn, emb).documents_cut == cut  # said again while it lasts
+        # an index from before migration 010 has no counts: its documents are chunked again, vectors reused
+        with db.write_transaction(index.conn):
+            index.conn.execute("UPDATE chunked_documents SET words = NULL, embedded_words = NULL")
+        assert store.documents_to_chunk(index.conn) == 3 and store.embed_status(index.conn)["documents_cut"] == []
+        calls = len(emb.calls)
+        again = store.refresh(index.conn, emb)
+        assert again.chunked_docs == 3 and again.embedded == 0 and len(emb.calls) == calls
+        assert again.documents_cut == cut
+    result = CliRunner().invoke(cli, ["embed", "status", "--vault", str(tiny_vault)])
+    assert result.exit_code == 0 and "cut:       1 document longer than the cap of 128 chunks" in result.output
+    # cut short below the cap: nothing to say
+    write_doc(tiny_vault, "knowledge/huge.md", "---\nname: Huge\n---\n" + sections.split("# S100")[0])
+    with open_synced(tiny_vault) as index:
+        assert store.refresh(index.conn, emb).documents_cut == []
+        assert store.embed_status(index.conn, emb.model_id)["documents_cut"] == []

@@ -161,6 +161,10 @@ def refresh_cmd(vault, force, threads, as_json):
         f"{output.count_noun(report.chunked_docs, 'document')} chunked · "
         f"{output.count_noun(report.chunks, 'chunk')} · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
     )
+    if report.documents_cut:
+        from dreamdb.embeddings.store import cut_documents_note
+
+        click.echo(f"note: {cut_documents_note(report.documents_cut)}", err=True)
 
 
 def _current_model_id() -> str | None:
@@ -182,7 +186,7 @@ def status_cmd(vault, as_json):
     """
     from dreamdb import output
     from dreamdb.embeddings.locate import model_status
-    from dreamdb.embeddings.store import embed_status, hybrid_ready
+    from dreamdb.embeddings.store import cut_documents_note, embed_status, hybrid_ready
 
     index = open_index(vault)
     index.sync_for_read()  # a read: another process's long refresh must not stall it (a note instead)
@@ -205,6 +209,8 @@ def status_cmd(vault, as_json):
     click.echo(f"chunks:    {st['chunks']} ({st['distinct_texts']} distinct texts)")
     click.echo(f"vectors:   {st['embedded']} chunks embedded, {st['pending']} texts pending, "
                f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")
+    if st.get("documents_cut"):
+        click.echo(f"cut:       {cut_documents_note(st['documents_cut'])}")
     if st.get("reembed_pending"):
         click.echo(f"re-embed:  {output.count_noun(st['reembed_pending'], 'text')} still to re-embed for an interrupted"
                    " --force (their vectors are used meanwhile; run: dreamdb embed refresh)")

@@ -18,7 +18,7 @@ Only numpy is imported at module level; the model is passed in by the caller.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
@@ -26,7 +26,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from dreamdb.embeddings import language
-from dreamdb.embeddings.chunk import CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, chunk_document
+from dreamdb.embeddings.chunk import (CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, MAX_CHUNKS_PER_DOCUMENT, Chunking,
+                                      chunk_with_coverage)
 from dreamdb.errors import DriverError, LockTimeout, UsageError
 from dreamdb.store.connect import write_transaction
 
@@ -62,6 +63,7 @@ class RefreshReport:
         model_id: the embedder's model id.
         chunks: chunks in the index afterwards.
         pending: chunk texts still without a vector for this model (0 after a complete run).
+        documents_cut: documents longer than the chunk cap, as in :func:`embed_status`.
     """
 
     chunked_docs: int = 0
@@ -72,6 +74,7 @@ class RefreshReport:
     model_id: str = ""
     chunks: int = 0
     pending: int = 0
+    documents_cut: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         """JSON-ready mapping."""
@@ -175,8 +178,13 @@ def register_model(conn, embedder) -> None:
 # --------------------------------------------------------------------- chunking
 
 
-_TO_CHUNK_SQL = """FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
-     WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?"""
+STALE_CHUNKING_SQL = "(s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ? OR s.words IS NULL)"
+"""Whether document ``d`` waits to be (re)chunked, given its ``chunked_documents`` row ``s`` (LEFT JOINed; one
+parameter: :data:`~dreamdb.embeddings.chunk.CHUNKER_VERSION`): no row, chunks of older content or an older
+chunker, or a row from before migration 010 recorded how much of the text the chunks hold."""
+
+_TO_CHUNK_SQL = f"""FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
+     WHERE {STALE_CHUNKING_SQL}"""
 
 
 def _docs_to_chunk(conn, force: bool) -> list[tuple]:
@@ -189,6 +197,10 @@ def _docs_to_chunk(conn, force: bool) -> list[tuple]:
 def documents_to_chunk(conn) -> int:
     """How many documents have no chunks, or chunks of older content or an older chunker."""
     return conn.execute(f"SELECT COUNT(*) {_TO_CHUNK_SQL}", (CHUNKER_VERSION,)).fetchone()[0]
+
+
+_NOT_CHUNKED = Chunking([], False, 0, 0)
+"""The chunking of a document of :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES`: none, by design."""
 
 
 def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]]:
@@ -204,10 +216,11 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]
     n = 0
     new_hashes: set[str] = set()
     for b0 in range(0, len(todo), CHUNK_WRITE_BATCH):
-        batch = [(row, [] if row[5] in DENSE_EXCLUDED_TYPES else chunk_document(row[1], row[3], row[2]))
+        batch = [(row, _NOT_CHUNKED if row[5] in DENSE_EXCLUDED_TYPES else chunk_with_coverage(row[1], row[3], row[2]))
                  for row in todo[b0 : b0 + CHUNK_WRITE_BATCH]]
         with write_transaction(conn):
-            for (doc, _t, _d, _b, chash, _ty), chunks in batch:
+            for (doc, _t, _d, _b, chash, _ty), chunking in batch:
+                chunks = chunking.chunks
                 cur = conn.execute("SELECT content_hash FROM documents WHERE id = ?", (doc,)).fetchone()
                 if cur is None or cur[0] != chash:
                     continue
@@ -217,8 +230,9 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]
                     [(doc, c.ordinal, c.content_hash, c.text, c.n_words) for c in chunks],
                 )
                 conn.execute(
-                    "INSERT OR REPLACE INTO chunked_documents (doc, content_hash, chunker, n_chunks) VALUES (?, ?, ?, ?)",
-                    (doc, chash, CHUNKER_VERSION, len(chunks)),
+                    "INSERT OR REPLACE INTO chunked_documents (doc, content_hash, chunker, n_chunks, words, embedded_words)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (doc, chash, CHUNKER_VERSION, len(chunks), chunking.words, chunking.kept_words),
                 )
                 new_hashes.update(c.content_hash for c in chunks)
                 n += 1
@@ -410,6 +424,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     if (not force and not (resume_forced and _forced_boundary(conn, model_id) is not None)
             and _up_to_date(conn, model_id) and languages_current(conn, model_id)):  # the common case: read-only, no lock, ~1 ms
         report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        report.documents_cut = documents_cut(conn)
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
         return report
     with _RefreshLock(conn, lock_timeout, on_wait):
@@ -442,6 +457,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         update_languages(conn, model_id, max_unidentified=max_unidentified)
     report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     report.pending = len(_missing(conn, model_id))
+    report.documents_cut = documents_cut(conn)
     report.elapsed_ms = (time.perf_counter() - t0) * 1000
     return report
 
@@ -879,11 +895,13 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         vectors_total (all models), vectors_bytes (float32 payload, 384 × 4 bytes
         per vector), models (list of {model_id, name, dim, source, first_seen, vectors}),
         languages ({language code: vectors of the model}; ``''`` undetermined, ``'?'`` not
-        identified yet), summary (one line for ``dreamdb status``).
+        identified yet), documents_cut (list of {doc_id, words, embedded_words}, longest first: documents whose
+        text goes past :data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT` chunks, so that only its first
+        ``embedded_words`` words have vectors), summary (one line for ``dreamdb status``).
     """
     if not vectors_available(conn):
         return {"available": False, "model_id": model_id, "model_name": None, "chunks": 0, "embedded": 0, "pending": 0,
-                "vectors": 0, "vectors_total": 0, "vectors_bytes": 0, "models": [], "languages": {},
+                "vectors": 0, "vectors_total": 0, "vectors_bytes": 0, "models": [], "languages": {}, "documents_cut": [],
                 "summary": "unavailable (sqlite-vec cannot be loaded by this SQLite driver)"}
     models = [dict(zip(("model_id", "name", "dim", "source", "first_seen", "vectors"), r)) for r in conn.execute(
         """SELECT m.model_id, m.name, m.dim, m.source, m.first_seen,
@@ -893,9 +911,8 @@ def embed_status(conn, model_id: str | None = None) -> dict:
     name = next((m["name"] for m in models if m["model_id"] == model_id), None)
     n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     chunked = conn.execute("SELECT COUNT(*) FROM chunked_documents").fetchone()[0]
-    docs_pending = conn.execute(
-        """SELECT COUNT(*) FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
-           WHERE s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ?""", (CHUNKER_VERSION,)).fetchone()[0]
+    docs_pending = documents_to_chunk(conn)
+    cut = documents_cut(conn)
     chunks, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks").fetchone()
     embedded = pend = vectors = 0
     if model_id is not None:
@@ -927,9 +944,32 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         if forced:
             summary += (f"; {forced} chunk text{'' if forced == 1 else 's'} still to re-embed for an interrupted --force"
                         " (their vectors are used meanwhile; run: dreamdb embed refresh)")
+    if cut:
+        summary += "; " + cut_documents_note(cut)
     return {
         "available": True, "model_id": model_id, "model_name": name, "documents": n_docs, "chunked_documents": chunked,
         "docs_pending": docs_pending, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,
         "pending": pend, "reembed_pending": forced, "vectors": vectors, "vectors_total": total, "vectors_bytes": total * DIM * 4,
-        "models": models, "languages": languages, "summary": summary,
+        "models": models, "languages": languages, "documents_cut": cut, "summary": summary,
     }
+
+
+def documents_cut(conn) -> list[dict]:
+    """The documents whose current text goes past :data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT`
+    chunks, longest first: ``[{"doc_id", "words", "embedded_words"}]`` (words of the text chunked, and of those
+    the words its chunks hold: the dense channel cannot find the rest). An indexed query on a small table."""
+    return [dict(zip(("doc_id", "words", "embedded_words"), r)) for r in conn.execute(
+        """SELECT d.doc_id, s.words, s.embedded_words FROM chunked_documents s JOIN documents d ON d.id = s.doc
+           WHERE s.embedded_words < s.words AND s.content_hash = d.content_hash ORDER BY s.words DESC, d.doc_id""")]
+
+
+def cut_documents_note(cut: list[dict], *, named: int = 3) -> str:
+    """One line on the documents whose text the chunk cap cut (``embed_status(...)["documents_cut"]``: dicts of
+    ``doc_id``, ``words``, ``embedded_words``), naming the first ``named`` (longest first)."""
+    from dreamdb.output import count_noun
+
+    shown = ", ".join(f"{c['doc_id']} ({c['embedded_words']:,} of {c['words']:,} words)" for c in cut[:named])
+    more = f" and {len(cut) - named} more" if len(cut) > named else ""
+    return (f"{count_noun(len(cut), 'document')} longer than the cap of {MAX_CHUNKS_PER_DOCUMENT} chunks: only"
+            f" {'its' if len(cut) == 1 else 'their'} first chunks have vectors, the rest is found by BM25 alone"
+            f" (split {'it' if len(cut) == 1 else 'them'} into several notes to embed all): {shown}{more}")
