@@ -842,6 +842,37 @@ def test_a_pipe_named_like_a_vault_file_is_skipped_with_a_warning(tiny_vault):
     assert _integrity(index) == "ok"
 
 
+def test_a_note_swapped_for_a_pipe_after_the_folder_was_listed_is_skipped_not_waited_on(tiny_vault, monkeypatch):
+    """QA round 59 M1: a note replaced by a FIFO between discovery's look and the read made sync block for good in
+    ``read_bytes``, inside its write transaction (other syncs gave up; the prompt hook hung). The type is now
+    checked on the file opened, which a FIFO with no writer opens at once."""
+    import threading
+
+    from dreamdb.store import sync as sync_module
+
+    write_doc(tiny_vault, "knowledge/real.md", "---\ntitle: Real\n---\nreal body quux\n")
+    write_doc(tiny_vault, "knowledge/swap.md", "---\ntitle: Swap\n---\nswap body\n")
+    listed = sync_module.walk_sources
+
+    def list_then_swap(*args, **kwargs):
+        sources = listed(*args, **kwargs)
+        (tiny_vault / "knowledge/swap.md").unlink()
+        os.mkfifo(tiny_vault / "knowledge/swap.md")  # after the look, before the read
+        return sources
+
+    monkeypatch.setattr(sync_module, "walk_sources", list_then_swap)
+    index = dreamdb.open(tiny_vault)
+    out: dict = {}
+    worker = threading.Thread(target=lambda: out.update(report=index.sync()), daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "sync blocked on the pipe"
+    assert any(w.startswith("knowledge/swap.md: cannot read (not a regular file any more") for w in out["report"].warnings)
+    assert [h.doc_id for h in index.recall("quux")] == ["knowledge/real"] and not index.recall("swap")
+    assert _integrity(index) == "ok"
+    index.close()
+
+
 def test_a_note_opening_with_a_horizontal_rule_is_indexed_whole(tiny_vault):
     """QA round 19: '---' rules around a heading and a paragraph read as frontmatter that was no mapping;
     only the text after the second rule was indexed."""

@@ -26,7 +26,7 @@ from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
-from dreamdb.vault.discover import SourceFile, classify, in_archive, walk_sources
+from dreamdb.vault.discover import SourceFile, classify, in_archive, read_source, walk_sources
 from dreamdb.vault.tags import tag_key
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}.{IDENTIFIERS_VERSION}"
@@ -326,7 +326,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         if progress:
             progress(i, len(candidates))
         try:
-            raw = (vault / src.rel_path).read_bytes()
+            raw = read_source(vault / src.rel_path)  # (a regular file, or OSError: QA round 59 M1)
         except OSError as exc:
             warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")
             if src.kind == "markdown":
