@@ -9,20 +9,25 @@ The hook lives in ``<project>/.claude/settings.json`` (shared with the team) or,
 
 Both functions merge with what is there: other keys, other events and other
 hooks are kept as they are (their values and key order). Before an existing
-file changes, its previous bytes are saved to ``settings.json.bak``; the new
-file is written atomically (temp file + fsync + rename) with 2-space
-indentation. A ``settings.json`` that is a symlink (to a dotfiles repository,
-say) stays one: the file it points to is replaced. An existing file that is
-not valid JSON, or whose ``hooks`` part has an unexpected shape, is never
-rewritten.
+file changes, its previous bytes are saved to ``settings.json.bak``, with the
+file's own permission bits (a private ``settings.local.json`` may hold tokens in
+``env``); the new file is written atomically (temp file + fsync + rename) with
+the file's own indentation (2 spaces for a new file), its numbers as written.
+A ``settings.json`` that is a symlink (to a dotfiles repository, say) stays
+one: the file it points to is replaced. An existing file that is not valid
+JSON (``NaN`` and ``Infinity`` are not), or whose ``hooks`` part has an
+unexpected shape, is never rewritten.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
+import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +113,7 @@ def _load(path: Path) -> tuple[dict, bytes | None]:
                            hint="Move it away (Claude Code reads a small JSON file there), then retry.")
     raw = path.read_bytes()
     try:
-        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        data = json.loads(raw.decode("utf-8"), parse_float=_Number, parse_constant=_not_json) if raw.strip() else {}
     except (ValueError, UnicodeDecodeError) as exc:
         if raw.startswith(b"\xef\xbb\xbf"):  # (as CHANGELOG.json's refusal says it)
             raise WriteRefused(f"{path} starts with a byte-order mark, which JSON does not allow; it was not changed.",
@@ -138,6 +143,74 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
     return groups
 
 
+class _Number:
+    """A JSON number with a fraction or an exponent, kept as written (QA round 59 L1): read as a float,
+    ``1e400`` is inf, which :func:`json.dumps` wrote back as ``Infinity``, not JSON (Claude Code would reject
+    the file); ``1.50`` or ``1E3`` would come back as ``1.5`` and ``1000.0``, a needless diff."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _not_json(name: str) -> None:
+    """``parse_constant`` for :func:`json.loads`: ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _dumps(data: dict, old_raw: bytes | None) -> str:
+    """``data`` as JSON text, indented as ``old_raw`` is (its first indented line: spaces or tabs; 2 spaces
+    for a new or one-line file, QA round 59 L1), with each :class:`_Number` written as it was read."""
+    found = re.search(rb"\n( +|\t+)[^ \t\r\n]", old_raw or b"")
+    indent: str | int = found.group(1).decode() if found else 2
+    numbers: list[str] = []
+    mark = f"dreamdb-number-{uuid.uuid4().hex}-"  # a string no file holds: each is swapped for its number
+
+    def keep(value: object) -> str:
+        if not isinstance(value, _Number):
+            raise TypeError(f"{type(value).__name__} is not JSON")
+        numbers.append(value.text)
+        return f"{mark}{len(numbers) - 1}"
+
+    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=keep)
+    return re.sub(f'"{mark}(\\d+)"', lambda m: numbers[int(m.group(1))], text) + "\n"
+
+
+def _write_backup(path: Path, backup: Path, old_raw: bytes) -> str:
+    """Write ``old_raw`` to a temporary file beside ``backup`` with the permission bits of ``path`` (the
+    settings file, whose link is followed) and its owner and group where allowed, never wider; return its
+    name, which the caller renames over ``backup`` (QA round 59 M3: the backup was 0644, a private
+    ``settings.local.json``'s tokens readable by all). The file is created 0600 and only then given the mode:
+    it is never readable by more than the settings file. Removed again if anything fails.
+
+    Raises:
+        OSError: the file cannot be written (the caller turns it into WriteRefused).
+    """
+    from dreamdb.writes.files import TEMP_MARK
+
+    st = os.stat(path)
+    mode = st.st_mode & 0o777
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{backup.name}.{TEMP_MARK}", suffix=".tmp", dir=backup.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if hasattr(os, "fchown"):
+                try:
+                    os.fchown(handle.fileno(), st.st_uid, st.st_gid)
+                except OSError:  # not given the file's group: the group it has gets no access to the copy
+                    if os.fstat(handle.fileno()).st_gid != st.st_gid:
+                        mode &= ~0o070
+            os.chmod(tmp_name, mode)
+            handle.write(old_raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    return tmp_name
+
+
 def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
     """Keep the old bytes in ``<name>.bak``, write ``data``; a symlinked file is written through the link.
 
@@ -153,17 +226,16 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
         except RuntimeError as exc:  # a symlink loop (Python < 3.13)
             raise WriteRefused(f"{path} is a symlink loop; nothing was changed.") from exc
         backup = path.with_name(path.name + ".bak")
-        pending = backup.with_name(backup.name + ".new")
-        if old_raw is not None:
-            atomic_write_bytes(pending, old_raw)
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        text = _dumps(data, old_raw)
+        pending = _write_backup(path, backup, old_raw) if old_raw is not None else None
         try:
             atomic_write_bytes(target, text.encode("utf-8"))
         except BaseException:
-            if old_raw is not None:
-                pending.unlink(missing_ok=True)
+            if pending is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(pending)
             raise
-        if old_raw is not None:
+        if pending is not None:  # over an older .bak, whatever its mode, in one rename
             os.replace(pending, backup)
 
 
@@ -185,20 +257,24 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
         The path of the settings file.
 
     Raises:
-        UsageError: ``command`` is empty or spans lines.
+        UsageError: ``command`` is empty, spans lines, or holds a control character (ESC, a tab), a
+            bidirectional override or an invisible character (Unicode tags).
         NotFound: ``project_dir`` is not a folder.
-        WriteRefused: the existing settings file is not valid JSON, not an
+        WriteRefused: the existing settings file is not valid JSON (``NaN``, ``Infinity``), not an
             object, or its ``hooks``/``hooks.UserPromptSubmit`` has the wrong
             type (the file is left untouched).
         WriteRefused: the file cannot be written (disk full, no permission…).
     """
     project_dir = Path(project_dir)
     from dreamdb.vault.discover import is_utf8
+    from dreamdb.writes.checks import _check_text
 
     if not isinstance(command, str) or not command.strip() or any(c in command for c in "\n\r\x00") \
             or not is_utf8(command):
         raise UsageError(f"The hook command must be one line of text, got {command!r}; nothing was changed.",
                          hint="e.g. --command 'dreamdb hook user-prompt-submit'")
+    # ESC, other controls, bidi overrides and invisible tag characters were written to settings.json (QA round 59 L10)
+    _check_text("The hook command", command, allow_newlines=False)
     if not project_dir.is_dir():
         raise NotFound(f"No project folder at {project_dir}.")
     path = settings_path(project_dir, local)

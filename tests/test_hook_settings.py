@@ -309,3 +309,75 @@ def test_the_note_on_a_command_that_is_not_ours_names_the_file_written(tmp_path:
     assert ran.returncode == 0, ran.stderr
     local = settings_path(tmp_path, local=True)
     assert f"Remove it from {local} by hand" in ran.stderr and local.is_file()
+
+
+@pytest.mark.parametrize("local, mode", [(True, 0o600), (False, 0o640)])
+def test_the_backup_has_the_settings_file_mode(tmp_path: Path, local: bool, mode: int):
+    """QA round 59 M3: the .bak of a 0600 settings.local.json (tokens in "env") was written 0644, readable by all;
+    an older, wider .bak is replaced by one with the file's mode."""
+    path = settings_path(tmp_path, local=local)
+    path.parent.mkdir()
+    path.write_text('{"env": {"API_TOKEN": "sekrit"}}\n')
+    os.chmod(path, mode)
+    backup = path.with_name(path.name + ".bak")
+    backup.write_text("old\n")
+    os.chmod(backup, 0o644)
+    old_umask = os.umask(0)  # the laxest umask: the mode must come from the file, not from it
+    try:
+        install_hook(tmp_path, local=local)
+        assert backup.stat().st_mode & 0o777 == mode and "sekrit" in backup.read_text()
+        assert path.stat().st_mode & 0o777 == mode
+        assert uninstall_hook(tmp_path)
+    finally:
+        os.umask(old_umask)
+    assert backup.stat().st_mode & 0o777 == mode and DEFAULT_COMMAND in backup.read_text()
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, backup.name])  # no stray temp file
+
+
+def test_install_keeps_numbers_as_written_and_the_indentation(tmp_path: Path):
+    """QA round 59 L1: `"F": 1e400` (valid JSON) was written back as `Infinity`, which JSON parsers reject, and a
+    4-space file was reindented with 2 spaces."""
+    path = _write(tmp_path, '{\n    "env": {"F": 1e400, "G": 1.50, "H": -2E-3, "I": 10},\n    "model": "opus"\n}\n')
+    install_hook(tmp_path)
+    text = path.read_text()
+    assert '"F": 1e400' in text and '"G": 1.50' in text and '"H": -2E-3' in text and '"I": 10' in text
+    assert "Infinity" not in text and json.loads(text, parse_constant=pytest.fail)["model"] == "opus"
+    assert text.startswith('{\n    "env": {\n        "F": 1e400,')
+    uninstall_hook(tmp_path)
+    assert path.read_text() == '{\n    "env": {\n        "F": 1e400,\n        "G": 1.50,\n        "H": -2E-3,\n' \
+                               '        "I": 10\n    },\n    "model": "opus"\n}\n'
+
+
+@pytest.mark.parametrize("raw, indent", [('{\n\t"model": "opus"\n}\n', "\t"), ('{"model": "opus"}', "  "),
+                                         ('{\n  "model": "opus"\n}\n', "  ")])
+def test_install_keeps_tabs_and_gives_a_one_line_file_two_spaces(tmp_path: Path, raw: str, indent: str):
+    """QA round 59 L1: the file's own indentation is kept (2 spaces when it has none to follow)."""
+    path = _write(tmp_path, raw)
+    install_hook(tmp_path)
+    assert path.read_text().startswith(f'{{\n{indent}"model": "opus",\n{indent}"hooks": {{\n{indent}{indent}"User')
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_settings_holding_nan_or_infinity_are_refused_untouched(tmp_path: Path, constant: str):
+    """QA round 59 L1: NaN and Infinity are not JSON: such a file is refused like any other invalid one."""
+    path = _write(tmp_path, f'{{"F": {constant}}}\n')
+    with pytest.raises(WriteRefused, match=f"not valid JSON.*{constant}"):
+        install_hook(tmp_path)
+    assert path.read_text() == f'{{"F": {constant}}}\n'
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+@pytest.mark.parametrize("command", ["dreamdb\x1b[2J hook user-prompt-submit", "dreamdb hook\tuser-prompt-submit",
+                                     "dreamdb hook user-prompt-submit \x9b", "dreamdb hook user-prompt-submit\u202e",
+                                     "dreamdb hook user-prompt-submit \U000e0041\U000e0042"])
+def test_install_refuses_control_bidi_and_invisible_characters_in_the_command(tmp_path: Path, command: str):
+    """QA round 59 L10: a newline was refused but ESC (and C1 controls, bidi overrides, Unicode tags) were written
+    into settings.json."""
+    from dreamdb.errors import UsageError
+
+    path = _write(tmp_path, EXISTING)
+    before = path.read_bytes()
+    with pytest.raises(UsageError, match="The hook command must be one line of text, without control characters"):
+        install_hook(tmp_path, command=command)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
