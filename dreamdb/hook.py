@@ -48,6 +48,13 @@ busy 2-core machine (20 s in QA's run), embedding their 21 texts, against ≈ 1.
 this budget a prompt took 2.7-4.2 s while texts waited. One-shot recalls use
 :data:`dreamdb.api.LAZY_REFRESH_SECONDS` (2 s)."""
 
+INLINE_BUILD_BYTES = 1_000_000
+"""Largest vault (bytes of the files it indexes) whose whole index the hook builds itself before it answers: about
+0.7 s at the real vault's rate (6.8 MB indexed in 4.4 s). A larger vault whose index is missing, was rebuilt after
+damage, or must be indexed again by a new analyzer is indexed by a ``dreamdb sync`` the hook starts in the
+background, and the prompt goes on without memories (QA round 59 M4: a 60,000-entry changelog held each prompt
+9-10 s, and a hook stopped by its timeout lost the build, so the index was never built)."""
+
 
 def log_path() -> Path:
     """Where hook failures are logged: ``$DREAMDB_HOOK_LOG`` or ``<user cache>/dreamdb/hook.log``."""
@@ -275,6 +282,44 @@ def _recall_mode() -> str:
     return mode
 
 
+def _built_elsewhere(index, vault: Path) -> bool:
+    """Whether the index is to be built by another process rather than this prompt: its whole index is due
+    (:func:`dreamdb.store.sync.whole_index_due`) and either a writer holds it (a build under way: nothing to
+    answer from yet) or the vault holds more than :data:`INLINE_BUILD_BYTES` to index, in which case a detached
+    ``dreamdb sync`` is started for it (it outlives the hook, even one its caller stops). Logged either way."""
+    from dreamdb.store import connect as db
+    from dreamdb.store.sync import whole_index_due
+    from dreamdb.vault.discover import walk_sources
+
+    conn = index.conn
+    if not whole_index_due(conn):
+        return False
+    try:
+        conn.execute("PRAGMA busy_timeout = 0")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except db.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            return False  # (an index that cannot be written: the sync below says how it is read)
+        _why(f"{vault}: the index is being built by another process; nothing printed until it is done")
+        return True
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
+    size = sum(src.size for src in walk_sources(vault, include_archives=index.include_archives))
+    if size <= INLINE_BUILD_BYTES:
+        return False
+    import subprocess
+    import sys
+
+    index.close()  # (no connection of this process left open on the file the build writes)
+    child = subprocess.Popen([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True, close_fds=True)
+    _log(f"{vault}: the index must be built ({size:,} bytes to index, over the {INLINE_BUILD_BYTES:,} the hook builds"
+         f" itself): started `dreamdb sync` in the background (pid {child.pid}); nothing printed for this prompt")
+    return True
+
+
 def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.api import Index, index_unwritable
     from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound
@@ -293,6 +338,8 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
     index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False, engine="sql",
                   lazy_refresh_seconds=REFRESH_SECONDS)
     try:
+        if _built_elsewhere(index, vault):
+            return ""
         try:
             index.sync()
         except LockTimeout:

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -454,3 +455,47 @@ def test_a_kept_hit_with_a_small_raw_score_is_not_printed_as_zero(tmp_path):
     assert lines[1] == f"1. [knowledge/wombat] Wombat burrows (score {recalled[0]['score']:.4g})"  # as recall prints it
     assert lines[3] == f"2. [{recalled[1]['doc_id']}] {recalled[1]['title']} (score {recalled[1]['score']:.4g})"
     assert "(score 0.0)" not in p.stdout.decode()
+
+
+def test_a_vault_too_large_to_index_within_a_prompt_is_indexed_in_the_background(tmp_path):
+    """QA round 59 M4: with no index, the hook built the whole index before answering (9-10 s for a 60,000-entry
+    changelog), and a hook its caller stopped lost the build, so the index was never built. Past
+    INLINE_BUILD_BYTES the hook starts a detached `dreamdb sync` and answers nothing for that prompt; while a
+    build holds the index, it answers nothing at once; once built, it answers."""
+    from dreamdb.hook import INLINE_BUILD_BYTES
+
+    vault = tmp_path / "big" / "_dream_context"
+    (vault / "core").mkdir(parents=True)
+    entries = [{"id": f"E{i:06d}", "type": "note", "date": "2026-01-01",
+                "description": f"release note {i}: the kestrel{i} service moved " + "lorem ipsum " * 20}
+               for i in range(6000)]
+    (vault / "core" / "CHANGELOG.json").write_text(json.dumps(entries, indent=2))
+    assert (vault / "core" / "CHANGELOG.json").stat().st_size > INLINE_BUILD_BYTES
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    prompt = payload("where did the kestrel42 service move to", vault.parent)
+    index_file = vault / ".dreamdb" / "index.db"
+    # a build under way elsewhere (its write transaction open): nothing printed, no waiting
+    import dreamdb
+
+    with dreamdb.open(vault, auto_sync=False) as fresh:  # (the schema, as a build's first step commits it)
+        assert fresh.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
+    with db.connect(index_file) as holder:
+        holder.execute("BEGIN IMMEDIATE")
+        p = hook(prompt, env)
+        holder.execute("ROLLBACK")
+    assert p.returncode == 0 and p.stdout == b""
+    assert "the index is being built by another process; nothing printed until it is done" in log.read_text()
+    p = hook(prompt, env)
+    assert p.returncode == 0 and p.stdout == b""
+    assert "over the 1,000,000 the hook builds itself): started `dreamdb sync` in the background" in log.read_text()
+    deadline = time.time() + 90
+    while time.time() < deadline:  # the detached sync commits its build
+        with db.connect(index_file, readonly=True) as reader:
+            if reader.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 6000:
+                break
+        time.sleep(0.5)
+    p = hook(prompt, env)
+    out = p.stdout.decode().splitlines()
+    assert p.returncode == 0 and out and out[0] == HEADER, (p.stdout, log.read_text())
+    assert "kestrel42" in p.stdout.decode()

@@ -152,6 +152,12 @@ def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
     return bool(candidates or removed) or _analyzer_changed(conn)
 
 
+def whole_index_due(conn) -> bool:
+    """Whether the next sync indexes every file again: the index holds none yet (new, or rebuilt after damage),
+    or its files were indexed by another analyzer or parser (an upgrade). Cheap: one ``meta`` row."""
+    return _analyzer_changed(conn)
+
+
 def _analyzer_changed(conn) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
     return row is None or row[0] != INDEX_FORMAT
