@@ -940,3 +940,30 @@ def test_random_edits_of_multi_document_files_keep_the_index_equal_to_a_rebuild(
         assert _rows_by_doc_id(index) == _rows_by_doc_id(fresh), step
         fresh.close()
     assert _integrity(index) == "ok"
+
+
+def test_an_explicit_sync_gives_back_the_space_of_a_large_removed_note(tiny_vault):
+    """QA round 59 L2: after a 50 MB note was removed the index kept its size (184.7 MB for 19 documents), even after
+    `sync --force`; only `embed compact` shrank it. `dreamdb sync` now rewrites a file that is mostly free pages."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.config import index_size_bytes
+
+    write_doc(tiny_vault, "knowledge/keep.md", "---\ntitle: Keep\n---\nwalrus notes\n")
+    words = " ".join(f"w{i}" for i in range(400_000))  # ≈ 3.3 MB of distinct terms: postings, terms, body
+    write_doc(tiny_vault, "knowledge/big.md", f"---\ntitle: Big\n---\n{words}\n{words}\n")
+    runner = CliRunner()
+    first = runner.invoke(cli, ["sync", "--vault", str(tiny_vault), "--json"])
+    assert first.exit_code == 0 and json.loads(first.output)["reclaimed_bytes"] == 0
+    with dreamdb.open(tiny_vault, auto_sync=False) as index:
+        path = index.index_path
+        full = index_size_bytes(path)
+    (tiny_vault / "knowledge/big.md").unlink()
+    result = runner.invoke(cli, ["sync", "--vault", str(tiny_vault)])
+    assert result.exit_code == 0 and "gave back" in result.output, result.output
+    assert index_size_bytes(path) < full / 4
+    again = runner.invoke(cli, ["sync", "--vault", str(tiny_vault), "--json"])
+    assert json.loads(again.output)["reclaimed_bytes"] == 0  # nothing free to give back
+    with dreamdb.open(tiny_vault) as index:
+        assert [h.doc_id for h in index.recall("walrus")] == ["knowledge/keep"] and _integrity(index) == "ok"

@@ -38,8 +38,9 @@ def sync_cmd(vault, force, check, as_json):
         report = index.sync(force=force, progress=progress, check=check)
     finally:
         progress.close()
+    reclaimed = _reclaim(index)
     if as_json:
-        click.echo(output.to_json(report.as_dict()))
+        click.echo(output.to_json({**report.as_dict(), "reclaimed_bytes": reclaimed}))
         return
     for w in report.warnings:
         click.echo(f"warning: {w}", err=True)
@@ -48,8 +49,23 @@ def sync_cmd(vault, force, check, as_json):
         f" · {output.count_noun(report.documents, 'document')} · {report.elapsed_ms:.1f} ms"
         + (" (rebuilt)" if report.rebuilt else "") + (" · index checked: ok" if check and not report.rebuilt else "")
     )
+    if reclaimed:
+        click.echo(f"gave back {reclaimed / 1e6:.1f} MB of deleted rows' space (the index file was mostly free pages)")
     if not report.documents:
         note_unindexed(index)
+
+
+def _reclaim(index) -> int:
+    """After an explicit sync: :func:`dreamdb.store.connect.reclaim_free_pages` (bytes given back; 0 when the file
+    had little free space, or when another process held the index: the next sync tries again)."""
+    from dreamdb.store import connect as db
+
+    if index.read_only_reason is not None:
+        return 0
+    try:
+        return db.reclaim_free_pages(index.conn)
+    except db.OperationalError:
+        return 0
 
 
 def note_unindexed(index) -> None:
