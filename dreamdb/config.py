@@ -52,15 +52,15 @@ def cache_root() -> Path:
 def index_path_for(vault: Path) -> Path:
     """The index file for ``vault``.
 
-    ``DREAMDB_INDEX`` if set; else ``<vault>/.dreamdb/index.db`` when that folder
+    ``DREAMDB_INDEX`` if set (a relative path from the current folder, returned absolute); else ``<vault>/.dreamdb/index.db`` when that folder
     is writable (or does not exist yet and the vault is writable); else a per-vault
     file under :func:`cache_root` (keyed by the sha256 of the vault's absolute
     path): a read-only vault, or a read-only ``.dreamdb`` folder (SQLite needs to
     write the -wal and -shm files beside the index), is indexed there.
     """
     env = os.environ.get("DREAMDB_INDEX")
-    if env:
-        return Path(env).expanduser()
+    if env:  # (a relative path names a file of the current folder: said as the absolute path it is, QA round 59)
+        return Path(os.path.abspath(Path(env).expanduser()))
     in_vault = vault / INDEX_DIR_NAME
     if is_writable(in_vault) if in_vault.is_dir() else is_writable(vault):
         return in_vault / INDEX_FILE_NAME

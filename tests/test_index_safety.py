@@ -928,3 +928,21 @@ def test_a_read_only_open_says_what_it_cannot_see(example_vault):
     out = _run_on_a_full_disk("recall", "--vault", str(example_vault), "--json", "wombat burrows")
     notes = " ".join(json.loads(out.stdout)["notes"])
     assert "built by another dreamdb (index format older" in notes and "-wal file" not in notes
+
+
+def test_a_relative_dreamdb_index_is_the_file_of_the_current_folder_shown_as_its_absolute_path(tiny_vault, tmp_path,
+                                                                                               monkeypatch):
+    """QA round 59 L10: DREAMDB_INDEX=relative.db was reported as "relative.db", so a run from another folder used
+    another index with nothing saying which file each was."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nwalrus\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("DREAMDB_INDEX", "relative.db")
+    result = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["index"] == str(work / "relative.db") and (work / "relative.db").is_file()
