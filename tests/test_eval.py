@@ -188,6 +188,27 @@ def test_a_malformed_gold_set_exits_2_through_the_cli(tmp_path):
     assert r.returncode == 2 and "not UTF-8 text" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_gold_targets_that_are_no_document_of_the_vault_are_warned_of(tmp_path):
+    """QA round 59 L11: a gold line expecting `knowledge/does-not-exist` was scored as a plain miss, with no word."""
+    data = tmp_path / "data"
+    (data / "eval").mkdir(parents=True)
+    notes = data / "vaults" / "dreamcontext" / "_dream_context" / "knowledge"
+    notes.mkdir(parents=True)
+    (notes / "walrus.md").write_text("---\ntitle: Walrus\n---\nwalrus tusks and whiskers\n")
+    (data / "eval" / "dreamcontext-gold-train.jsonl").write_text("\n".join(json.dumps(q) for q in (
+        {"id": "q1", "query": "walrus tusks", "expected": ["knowledge/walrus"], "alt": ["knowledge/walrus-old"]},
+        {"id": "q2", "query": "nothing here", "expected": ["knowledge/does-not-exist"]})) + "\n")
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                        "--no-baseline", "--modes", "bm25", "--cache", str(tmp_path / "cache"), "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert ("dreamcontext gold-train: warning: 2 gold target(s) are no document of the index (q1: knowledge/walrus-old,"
+            " q2: knowledge/does-not-exist); no target of 1 query is one (q2), so they cannot be found") in r.stderr
+    info = json.loads(r.stdout)["sets"]["dreamcontext"]["indexes"]["vault"]
+    assert info["missing_gold_targets"] == {"gold-train": [["q1", "knowledge/walrus-old", False],
+                                                            ["q2", "knowledge/does-not-exist", True]]}
+
+
 # -- CLI smoke --------------------------------------------------------------------------------------------------------
 DATA = suite.default_data_dir()
 

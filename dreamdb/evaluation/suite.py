@@ -352,6 +352,17 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
     _remove_index(build_path)
     ix = dreamdb.open(vb.vault, index_path=folder / "index.db", auto_sync=False)
     ix.sync()
+    ids = None
+    for track in (t for t in plan.tracks if t.index == spec.key and t.gold is not None):
+        ids = ids if ids is not None else {r[0] for r in ix.conn.execute("SELECT doc_id FROM documents")}
+        missing = gold.missing_targets(track.gold, ids)
+        if missing:
+            lost = sorted({q for q, _t, none in missing if none})
+            shown = ", ".join(f"{q}: {t}" for q, t, _n in missing[:5]) + (", …" if len(missing) > 5 else "")
+            log(f"{plan.name} {track.name}: warning: {len(missing)} gold target(s) are no document of the index"
+                f" ({shown})" + (f"; no target of {len(lost)} quer{'y' if len(lost) == 1 else 'ies'} is one"
+                                 f" ({', '.join(lost[:5])}), so they cannot be found" if lost else ""))
+            info.setdefault("missing_gold_targets", {})[track.name] = [list(m) for m in missing]
     skip_dense = None
     if any(m != "bm25" for m in modes):
         t0 = time.perf_counter()
