@@ -202,9 +202,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
 
     At most --max-rows rows are printed (100,000 by default; --max-rows 0 for
     all). When a result is cut, stderr says "showing the first N rows". The
-    rows are held in memory before they are printed (a million rows of a few
-    columns: about a GB), so give a LIMIT rather than --max-rows 0 for very
-    large results.
+    rows are held in memory before they are printed (354,000 rows of the
+    postings table took 0.8 GB as JSON or a table, 0.13 GB as CSV), so give a
+    LIMIT rather than --max-rows 0 for very large results.
 
     JSON (--json or --format json) is a list with one object per row, keyed by
     column name; a repeated column name gets a suffix (a, a_2, a_3 ...). When
