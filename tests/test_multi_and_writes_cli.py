@@ -190,6 +190,7 @@ def test_cli_same_file_name_twice_by_recall_id_and_by_path(twins):
     suffixed = v / ids["knowledge/foo-2"]
     other = v / ids["knowledge/foo"]
     assert json.loads(p.stdout)["updated"] == json.loads(p.stdout)["path"] == str(suffixed.resolve())
+    assert json.loads(p.stdout)["doc_id"] == "knowledge/foo-2"  # (QA round 59 L10: the id, as delete's output)
     assert "description: via id" in suffixed.read_text()
     assert "description" not in other.read_text()
     # A vault-relative path names one file, with or without .md.
@@ -202,6 +203,7 @@ def test_cli_same_file_name_twice_by_recall_id_and_by_path(twins):
     out = json.loads(p.stdout)
     assert Path(out["moved_to"]).read_text().endswith("okapi addendum\n")
     assert (out["deleted"], out["path"]) == ("knowledge/decisions/foo.md", str(v / "knowledge" / "decisions" / "foo.md"))
+    assert out["doc_id"] == {path: i for i, path in ids.items()}["knowledge/decisions/foo.md"]  # (QA round 59 L10)
     assert (v / "knowledge" / "foo.md").exists()
     # Once recall has re-synced, the remaining file is plain knowledge/foo again; for a day the id, which
     # recall showed for the removed file, is refused (QA round 37), while the path works
@@ -751,3 +753,50 @@ def test_writes_check_ids_in_the_index_left_in_a_read_only_dreamdb(tiny_vault):
     finally:
         (v / ".dreamdb").chmod(0o700)
     assert (v / "knowledge" / "b" / "notes.md").read_bytes() == before
+
+
+def test_update_exits_6_when_another_program_wrote_the_note_and_keeps_its_edit(tmp_path, monkeypatch, capsys):
+    """QA round 59 M2: `update --content` while another program writes the note: exit 6, the other program's edit
+    kept, the way out said; no copy left in the trash."""
+    from dreamdb.cli import main
+    from dreamdb.writes import files
+
+    v = tmp_path / "_dream_context"
+    note = write_doc(v, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    real_chmod = os.chmod
+
+    def chmod(path, mode, *args, **kwargs):  # another program appends while dreamdb's new file is ready
+        real_chmod(path, mode, *args, **kwargs)
+        if os.path.basename(str(path)).startswith(".note.md." + files.TEMP_MARK):
+            with open(note, "a") as handle:
+                handle.write("EXT\n")
+
+    monkeypatch.setattr(files.os, "chmod", chmod)
+    assert main(["update", "--vault", str(v), "knowledge/note", "--content", "mine"]) == 6
+    err = capsys.readouterr().err
+    assert f"{note.resolve()} changed while dreamdb was editing it (another program wrote it); nothing was changed." in err
+    assert "look at the note first, then run the command again" in err
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\nEXT\n"
+    assert list((v / ".dreamdb" / "trash" / "knowledge").iterdir()) == []
+
+
+def test_update_help_says_how_tags_are_read_and_how_a_description_is_removed():
+    """QA round 59 L3, L8: '#' and a facet prefix are not part of a tag; --description "" removes it."""
+    p = cli("update", "--help")
+    text = " ".join(p.stdout.split())
+    assert 'New frontmatter description ("" removes it)' in text
+    assert "A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall" in text
+
+
+def test_sync_warnings_say_one_entry_and_a_too_long_integer_in_words(tmp_path):
+    """QA round 59 L10: "1 entries are not JSON objects"; Python's "Exceeds the limit (4300 digits) … use
+    sys.set_int_max_str_digits()" for a CHANGELOG.json holding a 5,000-digit number."""
+    v = tmp_path / "_dream_context"
+    changelog = write_doc(v, "core/CHANGELOG.json", '[{"date": "2026-08-01", "description": "x"}, 7]\n')
+    p = cli("sync", "--vault", str(v))
+    assert p.returncode == 0 and "core/CHANGELOG.json: 1 entry is not a JSON object; skipped" in p.stderr, p.stderr
+    changelog.write_text('[\n {"date": "2026-08-01",\n  "n": ' + "9" * 5000 + "}\n]\n")
+    p = cli("sync", "--vault", str(v))
+    assert ("core/CHANGELOG.json: holds an integer too long to read (over 4,300 digits) at line 3; changelog not"
+            " indexed (shorten that number, or write it as a string in quotes)") in p.stderr, p.stderr
+    assert "sys." not in p.stderr

@@ -49,10 +49,24 @@ def remember(text, entry_type, scope, summary, references, supersedes, authors, 
     _done(as_json, {**entry, "doc_id": f"changelog/{entry['id']}"}, f"Remembered as changelog/{entry['id']}")
 
 
+def _doc_id(vault, slug: str) -> str | None:
+    """The id recall prints for the document ``slug`` names (None if it cannot be told: the write is done, and its
+    report must not fail)."""
+    from dreamdb.errors import DreamdbError
+    from dreamdb.writes import find_document
+    from dreamdb.writes.locate import doc_id_of
+
+    try:
+        return doc_id_of(vault, *find_document(vault, slug))
+    except DreamdbError:
+        return None
+
+
 @click.command()
 @click.argument("slug")
-@click.option("--description", help="New frontmatter description.")
-@click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats are dropped; \"\" clears it).")
+@click.option("--description", help="New frontmatter description (\"\" removes it).")
+@click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats are dropped; \"\" clears it)."
+              " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall.")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one is refused).")
 @click.option("--append", help="Text appended to the body.")
 @click.option("--pin", "pin", is_flag=True, help="Set 'pinned: true'.")
@@ -71,7 +85,9 @@ def update(slug, description, tags, content, append, pin, unpin, vault, as_json)
     trash, <vault>/.dreamdb/trash/<type>/<UTC time>-<file name> (the same
     place delete moves files to): move it back to undo. A frontmatter edit also
     sets an updated: (or updated_at:) key the file already has to today; values
-    the note already has change nothing.
+    the note already has change nothing. New text may hold newlines and tabs,
+    not ESC or other control characters, bidirectional overrides or invisible
+    characters (as remember).
 
     \b
     Examples:
@@ -86,8 +102,9 @@ def update(slug, description, tags, content, append, pin, unpin, vault, as_json)
     path = index.update(slug, description=description, tags=tags, content=content, append=append,
                         pin=True if pin else False if unpin else None,
                         on_kept=kept.append)
-    # ("path" as delete's output names the file; "updated" kept for existing callers)
-    payload = {"updated": str(path), "path": str(path), "previous_version": str(kept[0]) if kept else None,
+    # ("path" as delete's output names the file; "updated" kept for existing callers; "doc_id" as delete's, QA 59 L10)
+    payload = {"updated": str(path), "path": str(path), "doc_id": _doc_id(index.vault, slug),
+               "previous_version": str(kept[0]) if kept else None,
                "unchanged": not kept}  # (the note already had these values: nothing was written)
     text = (f"Updated {path} (previous version kept at {kept[0]})" if kept
             else f"Unchanged: {path} already had these values")
@@ -113,10 +130,13 @@ def delete(slug, force, vault, as_json):
       dreamdb delete knowledge/decisions/old-note.md --json
     """
     from dreamdb.writes import find_document
+    from dreamdb.writes.locate import doc_id_of
 
     index = open_index(vault)
-    _type, path = find_document(index.vault, slug)  # the file the name stands for, for the report
+    doc_type, path = find_document(index.vault, slug)  # the file the name stands for, for the report
+    doc_id = doc_id_of(index.vault, doc_type, path)  # (the id recall printed: "deleted" is the name given, QA 59 L10)
     kept = index.delete(slug, force=force)
     # a deleted link leaves a link in the trash (to the file it pointed to, which is untouched), not a copy
     what = f"a link to {os.readlink(kept)} is kept at {kept}" if os.path.islink(kept) else f"a copy is kept at {kept}"
-    _done(as_json, {"deleted": slug, "path": str(path), "moved_to": str(kept)}, f"Deleted {path} ({what})")
+    _done(as_json, {"deleted": slug, "doc_id": doc_id, "path": str(path), "moved_to": str(kept)},
+          f"Deleted {path} ({what})")

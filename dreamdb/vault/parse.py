@@ -472,6 +472,12 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
     try:
         data = json.loads(text)
     except ValueError as exc:
+        limit = re.match(r"Exceeds the limit \((\d+) digits\) for integer string conversion", str(exc))
+        if limit:  # in words, not Python's sys.set_int_max_str_digits() (QA round 59 L10)
+            at = re.search(rf"\d{{{int(limit.group(1)) + 1},}}", text)
+            where = f" at line {text.count(chr(10), 0, at.start()) + 1:,}" if at else ""
+            return [], [f"{rel_path}: holds an integer too long to read (over {int(limit.group(1)):,} digits){where};"
+                        " changelog not indexed (shorten that number, or write it as a string in quotes)"]
         return [], [f"{rel_path}: not valid JSON ({exc}); changelog not indexed"]
     except RecursionError:  # QA round 12: a 1,200-deep array crashed every command
         return [], [f"{rel_path}: nested too deeply to read; changelog not indexed"]
@@ -521,7 +527,8 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
                 identity_boost=False,
             )
         )
-    warnings = [f"{rel_path}: {skipped} entries are not JSON objects; skipped"] if skipped else []
+    warnings = [f"{rel_path}: {skipped} {'entries are not JSON objects' if skipped > 1 else 'entry is not a JSON object'};"
+                " skipped"] if skipped else []  # (QA round 59 L10: "1 entries are")
     if bad_dates:  # one line for the file, as for frontmatter dates (the entries stay, undated)
         warnings.append(f"{rel_path}: {len(bad_dates)} entr{'ies have' if len(bad_dates) > 1 else 'y has'} a date that is "
                         f"not a date (YYYY-MM-DD…), e.g. {bad_dates[0]!r}; indexed without a date")

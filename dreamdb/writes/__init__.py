@@ -13,6 +13,11 @@ markdown document). The rules every one of them follows:
   (a :class:`filelock.FileLock`) across its whole read-modify-write, so two
   processes calling :func:`remember` together both land. Waiting longer than
   :data:`LOCK_TIMEOUT_S` raises :class:`~dreamdb.errors.LockTimeout`.
+* **Another program's edit is not overwritten.** Other programs (an editor, ``git checkout``) do not take the
+  lock: the file's identity (inode, size, times) is taken when it is read and checked again just before the
+  rename (microseconds before it). When the file changed meanwhile, :func:`remember`, an append or a
+  frontmatter edit is made again on the new content (twice at most); otherwise
+  :class:`~dreamdb.writes.files.FileChanged` (a ``WriteRefused``) is raised and nothing is changed (QA round 59 M2).
 * **Refuse rather than guess.** An invalid or unknown-shaped ``CHANGELOG.json``
   is never rewritten (:class:`~dreamdb.errors.WriteRefused`); the result of
   every edit is re-parsed and compared with what was intended before it is

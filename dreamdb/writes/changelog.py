@@ -15,8 +15,9 @@ from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
 from dreamdb.writes.checks import _check_text, _clock, _flag, _found, _refused_char, _require_utf8
-from dreamdb.writes.files import (atomic_write_bytes, _check_file_writable, _check_vault, _check_writable, COMMITTED,
-                                  _confined, refuse_os_errors, vault_lock)
+from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable, _check_vault,
+                                  _check_writable, COMMITTED, _confined, FileChanged, read_with_identity,
+                                  refuse_os_errors, vault_lock)
 
 
 #: Evidence-token prefixes accepted in ``remember(references=...)``.
@@ -63,6 +64,10 @@ class _ChangelogFile:
         try:
             self.data = json.loads(text)
         except ValueError as exc:
+            too_long = _too_long_integer(text, exc)
+            if too_long:  # (QA round 59 L10: the message quoted Python's sys.set_int_max_str_digits())
+                raise WriteRefused(f"core/CHANGELOG.json {too_long}; it was not changed.",
+                                   hint="Shorten that number, or write it as a string (in quotes), by hand.") from None
             raise WriteRefused(f"core/CHANGELOG.json is not valid JSON ({exc}); it was not changed.",
                                hint="Fix the file by hand (git diff shows what changed).") from exc
         except RecursionError as exc:
@@ -168,7 +173,21 @@ class _ChangelogFile:
         return dumped.replace("\n", nl + elem_indent)
 
 
+def _too_long_integer(text: str, exc: ValueError) -> str | None:
+    """``"holds an integer too long to read (over 4,300 digits) at line 7"`` when ``exc`` is Python's refusal to
+    read a JSON integer longer than ``sys.get_int_max_str_digits()``, else None."""
+    m = re.match(r"Exceeds the limit \((\d+) digits\) for integer string conversion", str(exc))
+    if m is None:
+        return None
+    limit = int(m.group(1))
+    at = re.search(rf"\d{{{limit + 1},}}", text)
+    where = f" at line {text.count(chr(10), 0, at.start()) + 1:,}" if at else ""
+    return f"holds an integer too long to read (over {limit:,} digits){where}"
+
+
 def _read_changelog(path: Path) -> _ChangelogFile:
+    """The file parsed, with the identity of the file read as ``.identity`` (:data:`~dreamdb.writes.files.ABSENT`
+    when there is none yet), which the write checks (QA round 59 M2)."""
     if path.is_dir():
         raise WriteRefused(f"{path} is a folder, not a file; nothing was changed.",
                            hint="core/CHANGELOG.json must be a JSON file: move the folder away, then retry.")
@@ -177,9 +196,9 @@ def _read_changelog(path: Path) -> _ChangelogFile:
             if not stat.S_ISREG(os.stat(path).st_mode):  # reading a pipe would wait forever (QA round 19)
                 raise WriteRefused(f"{path} is not a regular file (a pipe, device or socket); nothing was changed.",
                                    hint="core/CHANGELOG.json must be a JSON file: move this one away, then retry.")
-            raw = path.read_bytes()
+            raw, seen = read_with_identity(path)
         except FileNotFoundError:
-            raw = b"[]\n"
+            raw, seen = b"[]\n", ABSENT
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -187,7 +206,9 @@ def _read_changelog(path: Path) -> _ChangelogFile:
     if text.startswith("\ufeff"):
         raise WriteRefused("core/CHANGELOG.json starts with a byte-order mark; it was not changed.",
                            hint="Remove the BOM; JSON files are plain UTF-8.")
-    return _ChangelogFile(text)
+    changelog = _ChangelogFile(text)
+    changelog.identity = seen
+    return changelog
 
 
 def _resolve_supersedes(ref: str, entries: Sequence[Any]) -> str:
@@ -284,7 +305,9 @@ def remember(
         NotFound: ``supersedes`` names no existing entry.
         WriteRefused: CHANGELOG.json is invalid JSON, not UTF-8, or neither an
             array nor ``{"entries": [...]}`` (the file is left untouched); the
-            vault is not writable.
+            vault is not writable; another program kept writing the file between
+            dreamdb's read and its rename (:class:`~dreamdb.writes.files.FileChanged`,
+            after :data:`~dreamdb.writes.files.CHANGED_RETRIES` more tries).
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
@@ -347,35 +370,53 @@ def remember(
     if supersedes is not None:
         _resolve_supersedes(supersedes, precheck.entries)
     with vault_lock(vault), refuse_os_errors(path):
-        path = _confined(vault, path)
-        changelog = _read_changelog(path)
-        if supersedes is not None:
-            entry["supersedes"] = _resolve_supersedes(supersedes, changelog.entries)
-        entry = {k: entry[k] for k in _ENTRY_ORDER if k in entry}
-        old_ids = changelog_ids(changelog.entries)
-        preferred = changelog.prefers_first()
-        for first in (preferred, not preferred):
-            index = 0 if first else len(changelog.entries)
-            expected_entries = list(changelog.entries)
-            expected_entries.insert(index, entry)
-            new_ids = changelog_ids(expected_entries)
-            if new_ids[:index] + new_ids[index + 1:] == old_ids:
-                break  # this position renames no existing entry
-        else:  # pragma: no cover - appending at the newest end never renames
-            first = preferred
-            index = 0 if first else len(changelog.entries)
-            expected_entries = list(changelog.entries)
-            expected_entries.insert(index, entry)
-            new_ids = changelog_ids(expected_entries)
-        new_text = changelog.insert(entry, first)
-        # Verify before writing: the same data plus exactly our entry.
-        try:
-            parsed = json.loads(new_text)
-        except ValueError as exc:  # pragma: no cover - a bug, never written
-            raise WriteRefused("Internal error: the edited CHANGELOG.json would not parse; nothing written.") from exc
-        got = parsed if changelog.depth == 1 else parsed.get("entries")
-        if got != expected_entries:  # pragma: no cover - a bug, never written
-            raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, new_text.encode("utf-8"), commit=True)
+        for attempt in range(CHANGED_RETRIES + 1):
+            try:
+                return _insert_entry(vault, path, entry, supersedes)
+            except FileChanged:  # another program wrote the file since it was read (QA round 59 M2): read it again
+                if attempt == CHANGED_RETRIES:
+                    raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: str | None) -> dict:
+    """Under the vault lock: read CHANGELOG.json, insert ``entry`` (its ``supersedes`` resolved in the file as it
+    is now), write it; :func:`remember`'s result.
+
+    Raises:
+        FileChanged: another program wrote the file between the read and the rename (nothing was changed).
+        WriteRefused, UsageError, NotFound: as :func:`remember`.
+    """
+    path = _confined(vault, path)
+    changelog = _read_changelog(path)
+    entry = dict(entry)
+    if supersedes is not None:
+        entry["supersedes"] = _resolve_supersedes(supersedes, changelog.entries)
+    entry = {k: entry[k] for k in _ENTRY_ORDER if k in entry}
+    old_ids = changelog_ids(changelog.entries)
+    preferred = changelog.prefers_first()
+    for first in (preferred, not preferred):
+        index = 0 if first else len(changelog.entries)
+        expected_entries = list(changelog.entries)
+        expected_entries.insert(index, entry)
+        new_ids = changelog_ids(expected_entries)
+        if new_ids[:index] + new_ids[index + 1:] == old_ids:
+            break  # this position renames no existing entry
+    else:  # pragma: no cover - appending at the newest end never renames
+        first = preferred
+        index = 0 if first else len(changelog.entries)
+        expected_entries = list(changelog.entries)
+        expected_entries.insert(index, entry)
+        new_ids = changelog_ids(expected_entries)
+    new_text = changelog.insert(entry, first)
+    # Verify before writing: the same data plus exactly our entry.
+    try:
+        parsed = json.loads(new_text)
+    except ValueError as exc:  # pragma: no cover - a bug, never written
+        raise WriteRefused("Internal error: the edited CHANGELOG.json would not parse; nothing written.") from exc
+    got = parsed if changelog.depth == 1 else parsed.get("entries")
+    if got != expected_entries:  # pragma: no cover - a bug, never written
+        raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, new_text.encode("utf-8"), commit=True, expect=changelog.identity)
     return {**entry, "id": new_ids[index]}

@@ -14,16 +14,18 @@ from dreamdb.errors import NotFound, UsageError, WriteRefused
 from dreamdb.vault.fences import find_block
 from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8
 from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
-                                  _check_writable, COMMITTED, _committed, _confined, _fsync_dir, INDEX_DIRNAME,
-                                  refuse_os_errors, _trash_path, _trash_root, _uninterrupted, vault_lock)
+                                  _check_writable, CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged,
+                                  _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
+                                  _trash_path, _trash_root, _uninterrupted, vault_lock)
 from dreamdb.writes.locate import _document_at, find_document, _parse_slug, _slug_text
-from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, _same_value,
-                                     _updated_value, _visible)
+from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
+                                     _same_value, _updated_value, _visible)
 
 
 def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str | None, append: str | None,
-                 pin: bool | None, clock: datetime) -> tuple[Path, bytes, bytes]:
-    """Compute an update without writing: ``(real path, current bytes, new bytes)``.
+                 pin: bool | None, clock: datetime) -> tuple[Path, bytes, bytes, Identity]:
+    """Compute an update without writing: ``(real path, current bytes, new bytes, the file's identity when
+    read)`` (the identity lets the write tell another program's change since, QA round 59 M2).
 
     Raises:
         WriteRefused: outside the vault, write-protected, not UTF-8, unclosed frontmatter (any edit,
@@ -36,7 +38,7 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
                            hint="Remove the symlink, or edit the file it points to by hand.")
     _check_file_writable(real)
     with refuse_os_errors(real, "read"):
-        old = real.read_bytes()
+        old, seen = read_with_identity(real)
     try:
         doc = _Markdown(old.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -50,12 +52,13 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     if changes and doc.has_fm:
         # a key that already has the value asked for is no change, and does not date the note (QA round 37)
         changes = {k: v for k, v in changes.items()
-                   if not ((k in current or k == "tags") and _same_value(k, current.get(k), v))}
+                   if not ((k in current or k == "tags") and _same_value(k, current.get(k), v))
+                   and not (v is REMOVE_KEY and k not in current)}  # (a key to remove that is not there: no change)
         for key in ("updated", "updated_at"):
             if changes and key in current:
                 changes[key] = _updated_value(current[key], clock)
-    elif changes.get("tags") == []:  # no frontmatter: no tags already, nothing to clear (QA round 47 N4)
-        del changes["tags"]
+    elif changes:  # no frontmatter: no tags already, nothing to clear (QA round 47 N4), no key to remove (59 L8)
+        changes = {k: v for k, v in changes.items() if not (v is REMOVE_KEY or (k == "tags" and v == []))}
     if changes:
         _apply_frontmatter(doc, changes)
     if content is not None:
@@ -80,7 +83,7 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
         # "---\ntitle: X\npinned: true\n---\n…" on a note without frontmatter renamed and pinned it). An
         # empty frontmatter block first keeps the body a body, as it stays in a note that has frontmatter.
         doc.has_fm, doc.open_line, doc.close_line = True, "---" + doc.newline, "---" + doc.newline
-    return real, old, doc.render().encode("utf-8")
+    return real, old, doc.render().encode("utf-8"), seen
 
 
 def _relocate(vault: Path, slug: str, rel: str) -> tuple[str, Path]:
@@ -123,11 +126,13 @@ def update(
         vault: the ``_dream_context`` folder.
         slug: ``type/slug``, a bare slug, recall's id or a vault-relative path
             (see :func:`find_document`).
-        description: new ``description``.
+        description: new ``description``; ``""`` removes the key (QA round 59 L8).
         tags: new ``tags`` (a list, or a comma-separated string), replacing the
             old list; blanks and repeats are dropped, each tag is stripped.
         content: new body (everything after the frontmatter).
-        append: text to add at the end of the body, after a blank line.
+        append: text to add at the end of the body, after a blank line. ``content`` and ``append`` are checked
+            as :func:`remember`'s text is: newlines and tabs, no other control character, bidirectional control
+            or invisible character such as a Unicode tag (the body already there is not checked).
         pin: ``True`` sets ``pinned: true``; ``False`` sets ``pinned: false``
             (only if the key exists or the document was pinned).
         now: the clock for ``updated``/``updated_at`` (default: now, local time).
@@ -138,9 +143,11 @@ def update(
 
     Raises:
         UsageError: nothing to change; ``content`` and ``append`` together; an empty
-            ``content`` or ``append``; a malformed or ambiguous slug; a tag with a newline or another
-            control character; ``pin`` not a bool or None, ``now`` neither a
-            datetime nor an ISO-8601 string.
+            ``content`` or ``append``; ``content``, ``append`` or ``description`` holding ESC or another control
+            character, a bidirectional control or an invisible character such as a Unicode tag; a blank
+            ``description``; a malformed or ambiguous slug; a tag with a newline or another
+            control character, or one that is only a ``#`` or a facet prefix (``a:``); ``pin`` not a bool or
+            None, ``now`` neither a datetime nor an ISO-8601 string.
         NotFound: no such document.
         WriteRefused: the frontmatter must change but is malformed YAML or
             not a mapping; the frontmatter is not closed (refused for every
@@ -148,6 +155,8 @@ def update(
             write-protected; the document resolves outside the vault; the
             vault is not writable; writing failed (disk full, quota, read-only
             file system: the file is then unchanged).
+        FileChanged: another program wrote the note between its read and its replacement (a WriteRefused;
+            nothing was changed): with ``content`` at once, else after :data:`CHANGED_RETRIES` more tries.
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
@@ -157,7 +166,12 @@ def update(
     if content is not None and append is not None:
         raise UsageError("Give either content (replace the body) or append, not both.")
     changes: dict[str, Any] = {}
-    if description is not None:
+    if description == "":  # removes the key: no option could (QA round 59 L8); "  " is still refused
+        changes["description"] = REMOVE_KEY
+    elif isinstance(description, str) and not description.strip():
+        raise UsageError("description is blank; nothing was changed.",
+                         hint='--description "" (description="" from Python) removes the description.')
+    elif description is not None:
         changes["description"] = _check_text("description", description)
     if tags is not None:
         changes["tags"] = _clean_tags(tags)
@@ -169,6 +183,11 @@ def update(
     if content is not None and not _visible(content):  # an unset shell variable would erase the note (QA round 37)
         raise UsageError("The new content is empty: it would erase the note's body.",
                          hint="Give the new body; to remove the note, use delete (it keeps a copy in the trash).")
+    for name, value in (("content", content), ("append", append)):
+        # the new text only (a body may already hold such characters): ESC, bidi overrides and Unicode tag
+        # characters were written, which remember and description refuse (QA round 59 M5); newlines, tabs kept
+        if value is not None:
+            _check_text(name, value)
     _flag("pin", pin, optional=True)
     slug = _slug_text(slug)
     _require_utf8(slug=slug, description=description, tags=tags, content=content, append=append)
@@ -181,20 +200,29 @@ def update(
     rel = path.relative_to(vault).as_posix()
     _plan_update(vault, path, changes, content, append, pin, clock)
     with vault_lock(vault):
-        doc_type, path = _relocate(vault, slug, rel)
-        real, old, new = _plan_update(vault, path, changes, content, append, pin, clock)
-        if new != old:
+        for attempt in range(CHANGED_RETRIES + 1):
+            doc_type, path = _relocate(vault, slug, rel)
+            real, old, new, seen = _plan_update(vault, path, changes, content, append, pin, clock)
+            if new == old:
+                break
             kept = _trash_path(vault, doc_type, real.name)
             atomic_write_bytes(kept, old)
             try:
-                atomic_write_bytes(real, new, commit=True)
-            except BaseException:  # the document is unchanged (unless it was replaced): its copy is not needed
+                # (expect: the note as read; another program's write since is refused, not overwritten: QA 59 M2)
+                atomic_write_bytes(real, new, commit=True, expect=seen)
+            except BaseException as exc:  # the document is unchanged (unless it was replaced): its copy is not needed
                 if COMMITTED.get() != str(real):
                     with contextlib.suppress(OSError):
                         kept.unlink()
+                if isinstance(exc, FileChanged) and content is None and attempt < CHANGED_RETRIES:
+                    continue  # an append or a frontmatter edit is made again on the note as it is now
+                if isinstance(exc, FileChanged) and content is not None:
+                    raise FileChanged(exc.message, hint="The new content would replace the body another program"
+                                      " just wrote: look at the note first, then run the command again.") from exc
                 raise
             if on_kept is not None:
                 on_kept(kept)
+            break
     return real
 
 

@@ -244,7 +244,57 @@ def _uninterrupted():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False) -> None:
+Identity = tuple[int, int, int, int]
+"""What tells a file's content changed without reading it: ``(st_ino, st_size, st_mtime_ns, st_ctime_ns)``. A
+write in place changes its size or times, a replacement (``os.replace``, an editor's save, ``git checkout``) its
+inode too."""
+
+ABSENT: Identity = (-1, -1, -1, -1)
+"""The :data:`Identity` of a file that did not exist when it was read (``expect=ABSENT``: it must not exist yet)."""
+
+
+class FileChanged(WriteRefused):
+    """The file changed between dreamdb's read and its replacement (another program wrote it): nothing was
+    changed (QA round 59 M2). A write that can be made again on the new content (an appended entry or
+    paragraph, a frontmatter key) retries before it refuses."""
+
+
+CHANGED_RETRIES = 2
+"""How many times :func:`dreamdb.writes.update` and :func:`dreamdb.writes.remember` make their edit again when another program
+wrote the file between their read and their rename (:class:`FileChanged`), before they
+refuse; ``update`` with ``content`` never does (the new body was meant to replace the one read)."""
+
+
+def identity(st: os.stat_result) -> Identity:
+    """The :data:`Identity` of a file from its ``stat``."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_with_identity(path: Path) -> tuple[bytes, Identity]:
+    """``path``'s bytes and the :data:`Identity` of the file they were read from (``fstat`` of the open file,
+    taken before the read: a write during the read changes the times, and the later check refuses).
+
+    Raises:
+        OSError: as :func:`open` (the caller turns it into WriteRefused).
+    """
+    with open(path, "rb") as handle:
+        seen = identity(os.fstat(handle.fileno()))
+        return handle.read(), seen
+
+
+def _check_unchanged(path: Path, expect: Identity) -> None:
+    """Raise :class:`FileChanged` when ``path`` is no longer the file whose :data:`Identity` was ``expect``."""
+    try:
+        now = identity(os.stat(path))
+    except FileNotFoundError:
+        now = ABSENT
+    if now != expect:
+        how = "another program removed it" if now == ABSENT else "another program wrote it"
+        raise FileChanged(f"{path} changed while dreamdb was editing it ({how}); nothing was changed.",
+                          hint="Run the command again: it edits the file as it is now.")
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect: Identity | None = None) -> None:
     """Replace ``path``'s content with ``data`` atomically.
 
     Writes a temporary file in the same folder, fsyncs it, gives it the
@@ -258,8 +308,13 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False) -> None
         data: the complete new content.
         commit: the write is the user's change (a note, CHANGELOG.json), not a copy kept on the side:
             :data:`COMMITTED` names ``path`` the moment it is replaced, before the folder's fsync.
+        expect: the :data:`Identity` of the file when ``data`` was computed from it (:func:`read_with_identity`;
+            :data:`ABSENT` when it did not exist): checked before the temporary file is written and again
+            just before the rename, so another program's write meanwhile is not overwritten (QA round 59 M2).
 
     Raises:
+        FileChanged: ``expect`` was given and the file is no longer that one (a :class:`WriteRefused`;
+            the target is unchanged and the temporary file removed).
         WriteRefused: the file is write-protected (see :func:`_check_file_writable`),
             or writing failed: disk full, quota exceeded, read-only file
             system, no permission on the folder (the target is then
@@ -269,6 +324,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False) -> None
     folder = path.parent
     _check_file_writable(path)
     with refuse_os_errors(path):
+        if expect is not None:
+            _check_unchanged(path, expect)  # (before a large temporary file is written for nothing)
         try:
             st: os.stat_result | None = os.stat(path)
             mode = st.st_mode & 0o7777
@@ -291,6 +348,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False) -> None
                     os.chown(tmp_name, st.st_uid, st.st_gid)
             os.chmod(tmp_name, mode)
             with _uninterrupted():  # the change and its record (COMMITTED) happen together
+                if expect is not None:  # (the last moment: microseconds before the rename, QA round 59 M2)
+                    _check_unchanged(path, expect)
                 os.replace(tmp_name, path)
                 if commit:
                     _committed(path)

@@ -14,7 +14,7 @@ from pathlib import Path
 from shlex import quote as shlex_quote
 from typing import Any
 
-from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 from dreamdb.vault.discover import in_archive, is_utf8
 from dreamdb.writes.checks import _bad_char
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
@@ -398,6 +398,18 @@ def _refuse_bare_name(vault: Path, bare: str) -> None:
                        [bare, *_NON_FILE_TYPES])
     if rows and len(rows) == 1:
         _parse_slug(rows[0][0])  # raises the full id's UsageError
+
+
+def doc_id_of(vault: Path, doc_type: str, path: Path) -> str:
+    """The id recall prints for the document file ``path`` (as :func:`find_document` returns it): the index's
+    (a second file of a name has ``-2``), else ``type/name`` (a file the index has not seen; no usable index).
+    Never raises: it names a file for a report (``update --json``, ``delete --json``: QA round 59 L10)."""
+    try:
+        rel = path.relative_to(vault).as_posix()
+        rows = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [rel])
+    except (ValueError, DreamdbError):
+        rows = None
+    return rows[0][0] if rows else f"{doc_type}/{path.name[:-3] if path.name.endswith('.md') else path.name}"
 
 
 def find_document(vault: Path, slug: str) -> tuple[str, Path]:

@@ -13,7 +13,20 @@ from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import find_block
+from dreamdb.vault.tags import clean_tag
 from dreamdb.writes.checks import _found, _refused_char
+
+
+class _RemoveKey:
+    """The type of :data:`REMOVE_KEY`."""
+
+    def __repr__(self) -> str:
+        return "REMOVE_KEY"
+
+
+REMOVE_KEY = _RemoveKey()
+"""A change's value that removes the key from the frontmatter, its lines with it (``update --description ""``,
+QA round 59 L8)."""
 
 
 _KEY_RE = re.compile(r"""^(?:"(?P<dq>[^"\\]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))\s*:(?:\s|$)""")
@@ -261,12 +274,15 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
-    """Set top-level frontmatter keys, editing only their lines (see module doc)."""
+    """Set top-level frontmatter keys, editing only their lines (see module doc); a key whose value is
+    :data:`REMOVE_KEY` loses its lines."""
     import yaml
 
     original = doc.frontmatter()
     expected = dict(original)
     expected.update(changes)
+    for key in [k for k, v in changes.items() if v is REMOVE_KEY]:
+        del expected[key]
     if not doc.has_fm:
         doc.has_fm = True
         doc.open_line = "---" + doc.newline
@@ -280,6 +296,10 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
     for key, value in changes.items():
         spans = doc.key_spans()
         start, end = spans.get(key, (None, None))
+        if value is REMOVE_KEY:
+            if start is not None:  # (a key the line editor does not see: the check below re-dumps the whole)
+                del doc.fm_lines[start:end]
+            continue
         rendered = _render_key(key, value, doc.fm_lines[start:end] if start is not None else [], doc.newline)
         try:
             candidate = yaml.safe_load("".join(rendered))
@@ -356,7 +376,8 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
 
     Raises:
         UsageError: a tag holds a newline, tab, NUL or other control character, a bidirectional control or an
-            invisible character such as a Unicode tag; ``tags`` is not text.
+            invisible character such as a Unicode tag; a tag is nothing once :func:`dreamdb.vault.tags.clean_tag`
+            has taken its leading ``#`` and facet prefix off (``#``, ``:``, ``a:``); ``tags`` is not text.
     """
     if isinstance(tags, str):
         items = tags.split(",")
@@ -374,6 +395,10 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
                              f" (found {_found(item, at)}); nothing was changed.",
                              hint="Tags are one line each, separated by commas (e.g. --tags \"recall, storage\").")
         tag = item.strip()
+        if tag and not clean_tag(tag):  # (QA round 59 L3: '#' was saved, and indexed as no tag)
+            raise UsageError(f"The tag {tag!r} names no tag: a leading # and a facet prefix up to the last ':' are"
+                             " not part of a tag ('#topic:recall' is the tag recall); nothing was changed.",
+                             hint="Give the tag's name (e.g. --tags \"recall, storage\").")
         if tag and tag not in out:
             out.append(tag)
     return out
