@@ -15,6 +15,7 @@ import os
 import re
 import time
 import traceback
+from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -282,11 +283,24 @@ def _recall_mode() -> str:
     return mode
 
 
+BUILD_RETRY_SECONDS = 300
+"""After a background build (:func:`_built_elsewhere`) that ended without building the index, how long (s) prompts
+wait before starting another: its output is logged once, and a build that cannot succeed (a full disk, an index path
+that cannot be written) is not started again on every prompt (QA round 60 M1)."""
+
+
+def _build_log(index) -> Path:
+    """The file a background build's output goes to, beside the index (in the folder that holds it)."""
+    return index.index_path.with_name(index.index_path.name + ".build.log")
+
+
 def _built_elsewhere(index, vault: Path) -> bool:
     """Whether the index is to be built by another process rather than this prompt: its whole index is due
     (:func:`dreamdb.store.sync.whole_index_due`) and either a writer holds it (a build under way: nothing to
-    answer from yet) or the vault holds more than :data:`INLINE_BUILD_BYTES` to index, in which case a detached
-    ``dreamdb sync`` is started for it (it outlives the hook, even one its caller stops). Logged either way."""
+    answer from yet), or a background build started less than :data:`BUILD_RETRY_SECONDS` ago (starting, or
+    ended without the index: its output is logged once), or the vault holds more than :data:`INLINE_BUILD_BYTES`
+    to index, in which case a detached ``dreamdb sync`` is started for it (it outlives the hook, even one its
+    caller stops; its output goes to :func:`_build_log`). Logged either way."""
     from dreamdb.store import connect as db
     from dreamdb.store.sync import whole_index_due
     from dreamdb.vault.discover import walk_sources
@@ -305,19 +319,79 @@ def _built_elsewhere(index, vault: Path) -> bool:
         return True
     finally:
         conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
+    build_log = _build_log(index)
+    try:
+        age = time.time() - build_log.stat().st_mtime
+    except OSError:
+        age = None
+    if age is not None and age < BUILD_RETRY_SECONDS:
+        _report_failed_build(build_log, vault, age)
+        return True
     size = sum(src.size for src in walk_sources(vault, include_archives=index.include_archives))
     if size <= INLINE_BUILD_BYTES:
         return False
+    index.close()  # (no connection of this process left open on the file the build writes)
+    pid = _start_build(vault, index.index_path, build_log)
+    if pid is None:
+        return False  # (no log file could be made beside the index: built here, as before)
+    _log(f"{vault}: the index must be built ({size:,} bytes to index, over the {INLINE_BUILD_BYTES:,} the hook builds"
+         f" itself): started `dreamdb sync` in the background (pid {pid}; its output: {build_log}); nothing printed"
+         " for this prompt")
+    return True
+
+
+def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
+    """Start ``dreamdb sync`` for ``vault`` in a new session, its output to ``build_log``; its pid (``None`` when
+    ``build_log`` cannot be written).
+
+    The child runs the dreamdb this process runs, never a ``dreamdb`` module of the project: it starts in the
+    folder that holds the dreamdb package, with ``-P`` (Python 3.11+) so that neither that folder nor the
+    project's is searched first (QA round 60 H1: from the project's folder, ``-m dreamdb`` ran a ``dreamdb.py``
+    there), and is given the index path, absolute, that this process uses."""
     import subprocess
     import sys
 
-    index.close()  # (no connection of this process left open on the file the build writes)
-    child = subprocess.Popen([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True, close_fds=True)
-    _log(f"{vault}: the index must be built ({size:,} bytes to index, over the {INLINE_BUILD_BYTES:,} the hook builds"
-         f" itself): started `dreamdb sync` in the background (pid {child.pid}); nothing printed for this prompt")
-    return True
+    import dreamdb
+
+    try:
+        out = open(build_log, "wb")  # noqa: SIM115 - handed to the child, closed here once it has it
+    except OSError:
+        return None
+    with out:
+        out.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} dreamdb sync --vault {vault}\n".encode())
+        out.flush()
+        trusted = os.path.dirname(os.path.dirname(os.path.abspath(dreamdb.__file__)))
+        env = dict(os.environ)
+        if env.get("DREAMDB_INDEX", "").strip():
+            env["DREAMDB_INDEX"] = str(index_path)
+        flags = ["-P"] if sys.version_info >= (3, 11) else []
+        child = subprocess.Popen([sys.executable, *flags, "-m", "dreamdb", "sync", "--vault", str(vault)],
+                                 cwd=trusted, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                 start_new_session=True, close_fds=True)
+    return child.pid
+
+
+def _report_failed_build(build_log: Path, vault: Path, age: float) -> None:
+    """A background build started ``age`` s ago whose index is not built: log its output once (it failed, or was
+    stopped; or it is still starting: then only in the verbose log)."""
+    marker = build_log.with_name(build_log.name + ".reported")
+    try:
+        text = build_log.read_bytes()[-2000:].decode("utf-8", "replace").strip().splitlines()
+        reported = marker.exists() and marker.stat().st_mtime >= build_log.stat().st_mtime
+    except OSError:
+        return
+    wait = max(0, int(BUILD_RETRY_SECONDS - age))
+    if len(text) <= 1:  # (only the first line this process wrote: the child is starting)
+        _why(f"{vault}: a background index build was started {age:.0f} s ago; nothing printed until it is done")
+        return
+    if not reported:
+        with suppress(OSError):
+            marker.touch()
+        _log(f"{vault}: the background index build ended without building the index: "
+             + " / ".join(_one_line(line, 300) for line in text[1:][-3:])
+             + f" (output: {build_log}); the next prompt to try again is in {wait} s, or run: dreamdb sync")
+    else:
+        _why(f"{vault}: the background index build failed (see above); next try in {wait} s")
 
 
 def _recall_block(prompt: str, cwd: str | None) -> str:

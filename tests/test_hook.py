@@ -499,3 +499,94 @@ def test_a_vault_too_large_to_index_within_a_prompt_is_indexed_in_the_background
     out = p.stdout.decode().splitlines()
     assert p.returncode == 0 and out and out[0] == HEADER, (p.stdout, log.read_text())
     assert "kestrel42" in p.stdout.decode()
+
+
+def _large_vault(root, n=6000):
+    vault = root / "_dream_context"
+    (vault / "core").mkdir(parents=True)
+    entries = [{"id": f"E{i:06d}", "type": "note", "date": "2026-01-01",
+                "description": f"release note {i}: the kestrel{i} service moved " + "lorem ipsum " * 20}
+               for i in range(n)]
+    (vault / "core" / "CHANGELOG.json").write_text(json.dumps(entries, indent=2))
+    return vault
+
+
+def _wait_built(index_file, n=6000, seconds=90):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if index_file.exists():
+            with db.connect(index_file, readonly=True) as reader:
+                if reader.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == n:
+                    return True
+        time.sleep(0.5)
+    return False
+
+
+def test_the_background_build_never_runs_a_dreamdb_module_of_the_project(tmp_path):
+    """QA round 60 H1: started from the project's folder, `python -m dreamdb sync` imported a dreamdb.py there."""
+    project = tmp_path / "evil"
+    vault = _large_vault(project)
+    marker = tmp_path / "PWNED"
+    (project / "dreamdb.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    (project / "dreamdb").mkdir()  # and a package of that name
+    (project / "dreamdb" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    log = tmp_path / "h.log"
+    script = os.path.join(os.path.dirname(sys.executable), "dreamdb")  # the console script, as hook install writes it
+    p = subprocess.run([script, "hook", "user-prompt-submit"], capture_output=True, cwd=project, timeout=120,
+                       input=payload("where did the kestrel42 service move to", project).encode(),
+                       env={**os.environ, "DREAMDB_HOOK_LOG": str(log)})
+    assert p.returncode == 0 and p.stdout == b"" and "in the background" in log.read_text(), (p.stderr, log.read_text())
+    assert _wait_built(vault / ".dreamdb" / "index.db"), (vault / ".dreamdb" / "index.db.build.log").read_text()
+    assert not marker.exists()
+
+
+def test_a_failed_background_build_is_logged_once_and_not_restarted_on_every_prompt(tmp_path):
+    """QA round 60 M1: a background build that failed (a full disk) was never mentioned, and every prompt started
+    another whole build. Its output is logged once; prompts wait BUILD_RETRY_SECONDS before trying again."""
+    from dreamdb.hook import BUILD_RETRY_SECONDS
+
+    vault = _large_vault(tmp_path / "proj")
+    import dreamdb
+
+    with dreamdb.open(vault, auto_sync=False) as fresh:  # an index with nothing in it yet, as a failed build leaves
+        index_file = fresh.index_path
+        fresh.conn.execute("SELECT 1")
+    build_log = index_file.with_name("index.db.build.log")
+    failure = "2026-12-03T20:00:00+00:00 dreamdb sync --vault x\nError: Index error: database or disk is full\n"
+    build_log.write_text(failure)
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log)}
+    prompt = payload("where did the kestrel42 service move to", vault.parent)
+    for _ in range(2):
+        p = hook(prompt, env)
+        assert p.returncode == 0 and p.stdout == b""
+    said = log.read_text()
+    assert said.count("the background index build ended without building the index: Error: Index error: database"
+                      " or disk is full") == 1, said
+    assert "in the background" not in said and build_log.read_text() == failure  # not started again
+    old = time.time() - BUILD_RETRY_SECONDS - 5
+    os.utime(build_log, (old, old))
+    p = hook(prompt, env)
+    assert p.returncode == 0 and "started `dreamdb sync` in the background" in log.read_text()
+    assert _wait_built(index_file)
+
+
+def test_the_installed_hook_command_never_runs_python_m_from_the_project_folder_unguarded(tmp_path, monkeypatch):
+    """QA round 60 H1 (older case): the last fallback of `hook install` wrote `<python> -m dreamdb hook …`, which
+    Claude Code runs in the project's folder, importing a dreamdb.py there. The environment's console script comes
+    first; the `-m` fallback gets -P (Python 3.11+)."""
+    import shutil as sh
+
+    from dreamdb.cli.hook import _hook_command
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setattr(sh, "which", lambda name: None)
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python3"))
+    fallback = _hook_command("dreamdb hook user-prompt-submit")
+    assert fallback == f"{bin_dir / 'python3'}{' -P' if sys.version_info >= (3, 11) else ''} -m dreamdb hook user-prompt-submit"
+    script = bin_dir / "dreamdb"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    assert _hook_command("dreamdb hook user-prompt-submit") == f"{script} hook user-prompt-submit"

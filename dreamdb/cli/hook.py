@@ -145,7 +145,11 @@ def _hook_command(default: str, absolute: bool = False) -> str:
         return f"{shlex.quote(exe)} hook user-prompt-submit"
     if found and os.access(found, os.X_OK):
         return f"{shlex.quote(os.path.abspath(found))} hook user-prompt-submit"
-    return f"{shlex.quote(sys.executable)} -m dreamdb hook user-prompt-submit"
+    beside = os.path.join(os.path.dirname(sys.executable), "dreamdb")  # the console script of this environment
+    if os.access(beside, os.X_OK):
+        return f"{shlex.quote(os.path.abspath(beside))} hook user-prompt-submit"
+    # -P: the hook runs in the project's folder, whose own dreamdb.py must not be imported (QA round 60 H1)
+    return f"{shlex.quote(sys.executable)}{' -P' if sys.version_info >= (3, 11) else ''} -m dreamdb hook user-prompt-submit"
 
 
 @hook.command("uninstall", short_help="Remove the hook (other hooks untouched).")
