@@ -323,7 +323,7 @@ class Index:
         self.model_problem: str | None = None
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
         # (dreamdb chose the place: the index may be carried over from the other one, see carry_over)
-        self._chosen_path = not index_path and not os.environ.get("DREAMDB_INDEX")
+        self._chosen_path = not index_path and not config.index_env()
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         config.kernel_switch()  # refused here, as for the memory engine, though a SQL-engine index never reads it
         self.auto_sync = auto_sync

@@ -49,6 +49,11 @@ def cache_root() -> Path:
     return Path(user_cache_dir(APP_NAME))
 
 
+def index_env() -> str | None:
+    """``DREAMDB_INDEX`` when it names a file, else ``None`` (unset, or blank: QA round 60 L7 saw a file named " ")."""
+    return os.environ.get("DREAMDB_INDEX", "").strip() or None
+
+
 def index_path_for(vault: Path) -> Path:
     """The index file for ``vault``.
 
@@ -58,7 +63,7 @@ def index_path_for(vault: Path) -> Path:
     path): a read-only vault, or a read-only ``.dreamdb`` folder (SQLite needs to
     write the -wal and -shm files beside the index), is indexed there.
     """
-    env = os.environ.get("DREAMDB_INDEX")
+    env = index_env()
     if env:  # (a relative path names a file of the current folder: said as the absolute path it is, QA round 59)
         return Path(os.path.abspath(Path(env).expanduser()))
     in_vault = vault / INDEX_DIR_NAME

@@ -13,8 +13,7 @@ one scale in every vault and merge by rankScore.
 
 from __future__ import annotations
 
-import os
-
+from dreamdb import config
 from dreamdb.api import Hit, Index
 from dreamdb.errors import UsageError
 from dreamdb.ranking.signals import tie_score
@@ -40,7 +39,7 @@ class MultiIndex:
             if index.vault not in seen:
                 seen.add(index.vault)
                 self.indexes.append(index)
-        if len(self.indexes) > 1 and (kwargs.get("index_path") or os.environ.get("DREAMDB_INDEX")):
+        if len(self.indexes) > 1 and (kwargs.get("index_path") or config.index_env()):
             # before any of them opens it (QA round 48: the first vault's index was built there, then the
             # second refused as "another vault's")
             where = "index_path" if kwargs.get("index_path") else "DREAMDB_INDEX"

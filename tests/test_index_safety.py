@@ -946,3 +946,11 @@ def test_a_relative_dreamdb_index_is_the_file_of_the_current_folder_shown_as_its
     result = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["index"] == str(work / "relative.db") and (work / "relative.db").is_file()
+
+
+
+def test_a_blank_dreamdb_index_is_unset(tiny_vault, monkeypatch):
+    """QA round 60 L7: DREAMDB_INDEX=" " made an index file named " " in the current folder."""
+    monkeypatch.setenv("DREAMDB_INDEX", "  ")
+    assert config.index_env() is None
+    assert config.index_path_for(tiny_vault) == tiny_vault / ".dreamdb" / "index.db"

@@ -236,7 +236,7 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
     try:
         index_path = config.index_path_for(vault)
         kind = config.index_file_kind(index_path)
-        if kind == "missing" and not os.environ.get("DREAMDB_INDEX"):
+        if kind == "missing" and not config.index_env():
             # the index at the other place dreamdb keeps one (a .dreamdb made read-only since: recall copies it
             # over when it next opens the index; its ids are the ones recall printed last; QA round 46 M2)
             moved = config.other_default_index_path(vault, index_path)
@@ -254,7 +254,7 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
         try:
             # one DREAMDB_INDEX shared by two vaults: its ids are not ours (a vault's own index, copied with the
             # vault, is: recall takes it over; QA round 44)
-            other = _other_vault(conn, vault) if os.environ.get("DREAMDB_INDEX") else None
+            other = _other_vault(conn, vault) if config.index_env() else None
             if other is None:
                 return [tuple(row) for row in conn.execute(sql, tuple(params))]
         finally:
