@@ -135,9 +135,9 @@ def test_lines_of_encoded_data_are_neither_the_best_line_nor_its_context():
             "We rotate the certificate every ninety days.\n"
             f"The signing key, pasted:\n{narrow}\nRotated by the release script.")
     terms = _terms("certificate")
-    assert best_snippet(body, terms) == "```\n-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----"
-    assert best_snippet(body, _terms("pasted signing key")) == (
-        "We rotate the certificate every ninety days.\nThe signing key, pasted:\nRotated by the release script.")
+    assert best_snippet(body, terms) == "```\n-----BEGIN CERTIFICATE-----\n…\n-----END CERTIFICATE-----"
+    assert best_snippet(body, _terms("pasted signing key")) == (  # (QA round 60 L8: the gap marked)
+        "We rotate the certificate every ninety days.\nThe signing key, pasted:\n…\nRotated by the release script.")
     # with no query term, the first two lines of text
     assert best_snippet(f"{pem}\nfirst words\nsecond words", []) == "first words\nsecond words"
     # a body of data alone: the fallback

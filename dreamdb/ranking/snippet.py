@@ -25,6 +25,9 @@ recall take 7 s and the prompt hook 8 s (QA round 51)."""
 _DATA_LINE_RE = re.compile(r"[A-Za-z0-9+/=_.-]{16,}")
 """A line that may be encoded data (base64, base64url, a JSON Web Token): of those characters alone, 16 or more."""
 
+GAP = "…"
+"""The line shown between two snippet lines that lines of encoded data part."""
+
 DATA_WINDOW_LINES = 64
 """How many lines on each side of a snippet's best line are checked for encoded data (:func:`_data_lines`): its
 context is the nearest lines of text within them. Checking a whole 2 MB note of wrapped base64 took 181 ms (3 Dec);
@@ -105,7 +108,7 @@ def _matches(word: str, terms: set[str], turkish: bool) -> bool:
 
 def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turkish: bool | None = None) -> str:
     """The most query-dense non-empty body line with one non-empty line before and after (lines of encoded
-    data left out: :func:`_data_lines`).
+    data left out: :func:`_data_lines`; where they part two lines shown, a :data:`GAP` line between).
 
     Args:
         body: document body.
@@ -182,5 +185,11 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
         if best_i not in data:
             before = next((j for j in range(best_i - 1, lo - 1, -1) if j not in data), None)
             after = next((j for j in range(best_i + 1, hi) if j not in data), None)
-            return "\n".join(_clip(lines[j], terms, turkish) for j in (before, best_i, after) if j is not None)
+            shown = []
+            for j in (before, best_i, after):
+                if j is not None:
+                    if shown and j - shown[-1][0] > 1:  # lines of data between: a gap, marked (QA round 60 L8)
+                        shown.append((j, GAP))
+                    shown.append((j, _clip(lines[j], terms, turkish)))
+            return "\n".join(text for _j, text in shown)
     return fallback.strip()[:MAX_LINE_CHARS]
