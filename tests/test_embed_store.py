@@ -754,6 +754,13 @@ def test_a_document_past_the_chunk_cap_is_named_with_how_much_of_it_has_vectors(
         with db.write_transaction(index.conn):
             index.conn.execute("UPDATE chunked_documents SET words = NULL, embedded_words = NULL")
         assert store.documents_to_chunk(index.conn) == 3 and store.embed_status(index.conn)["documents_cut"] == []
+        assert store.embed_status(index.conn)["docs_uncounted"] == 3  # (QA round 60 L6: said apart from "to chunk")
+        from click.testing import CliRunner as Runner
+
+        from dreamdb.cli import cli as dreamdb_cli
+
+        said = Runner().invoke(dreamdb_cli, ["embed", "status", "--vault", str(tiny_vault)]).output
+        assert "documents: 3 (3 chunked, 0 to chunk, 3 to count again: chunked by an older dreamdb" in said, said
         calls = len(emb.calls)
         again = store.refresh(index.conn, emb)
         assert again.chunked_docs == 3 and again.embedded == 0 and len(emb.calls) == calls

@@ -205,7 +205,10 @@ def status_cmd(vault, as_json):
         return
     click.echo(f"model:     {'installed' if ms['installed'] else 'not installed'} at {ms['path']}"
                + (f" ({ms['model_id']})" if ms.get("model_id") else ""))
-    click.echo(f"documents: {st['documents']} ({st['chunked_documents']} chunked, {st['docs_pending']} to chunk)")
+    uncounted = st.get("docs_uncounted", 0)
+    click.echo(f"documents: {st['documents']} ({st['chunked_documents']} chunked, {st['docs_pending'] - uncounted} to chunk"
+               + (f", {uncounted} to count again: chunked by an older dreamdb, their vectors are kept; run: dreamdb"
+                  " embed refresh" if uncounted else "") + ")")
     click.echo(f"chunks:    {st['chunks']} ({st['distinct_texts']} distinct texts)")
     click.echo(f"vectors:   {st['embedded']} chunks embedded, {st['pending']} texts pending, "
                f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")

@@ -888,7 +888,8 @@ def embed_status(conn, model_id: str | None = None) -> dict:
 
     Returns:
         dict with keys: available (bool: vector tables exist), model_id, model_name,
-        documents, chunked_documents, docs_pending (need (re)chunking), chunks,
+        documents, chunked_documents, docs_pending (need (re)chunking), docs_uncounted (of those, documents
+        chunked before migration 010, chunked again only to count their words: their vectors are kept), chunks,
         distinct_texts, embedded (chunks whose text has a vector for the model),
         pending (distinct chunk texts without one), reembed_pending (distinct chunk texts an interrupted
         forced refresh has not re-embedded yet: :func:`forced_remaining`), vectors (for the model),
@@ -912,6 +913,9 @@ def embed_status(conn, model_id: str | None = None) -> dict:
     n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     chunked = conn.execute("SELECT COUNT(*) FROM chunked_documents").fetchone()[0]
     docs_pending = documents_to_chunk(conn)
+    uncounted = conn.execute(  # (rows from before migration 010: chunked again only to count their words)
+        "SELECT COUNT(*) FROM chunked_documents s JOIN documents d ON d.id = s.doc WHERE s.words IS NULL"
+        " AND s.content_hash = d.content_hash AND s.chunker = ?", (CHUNKER_VERSION,)).fetchone()[0]
     cut = documents_cut(conn)
     chunks, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks").fetchone()
     embedded = pend = vectors = 0
@@ -948,7 +952,7 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         summary += "; " + cut_documents_note(cut)
     return {
         "available": True, "model_id": model_id, "model_name": name, "documents": n_docs, "chunked_documents": chunked,
-        "docs_pending": docs_pending, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,
+        "docs_pending": docs_pending, "docs_uncounted": uncounted, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,
         "pending": pend, "reembed_pending": forced, "vectors": vectors, "vectors_total": total, "vectors_bytes": total * DIM * 4,
         "models": models, "languages": languages, "documents_cut": cut, "summary": summary,
     }
