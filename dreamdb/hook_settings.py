@@ -12,7 +12,7 @@ hooks are kept as they are (their values and key order). Before an existing
 file changes, its previous bytes are saved to ``settings.json.bak``, with the
 file's own permission bits (a private ``settings.local.json`` may hold tokens in
 ``env``); the new file is written atomically (temp file + fsync + rename) with
-the file's own indentation (2 spaces for a new file), its numbers as written.
+the file's own indentation (2 spaces for a new file) and line endings (CRLF kept), its numbers as written.
 A ``settings.json`` that is a symlink (to a dotfiles repository, say) stays
 one: the file it points to is replaced. An existing file that is not valid
 JSON (``NaN`` and ``Infinity`` are not), or whose ``hooks`` part has an
@@ -26,12 +26,13 @@ import json
 import os
 import re
 import shlex
+import stat
 import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
 
-from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 
 __all__ = ["DEFAULT_COMMAND", "EVENT", "install_hook", "is_dreamdb_hook", "settings_path", "uninstall_hook",
            "uninstall_hooks"]
@@ -113,7 +114,9 @@ def _load(path: Path) -> tuple[dict, bytes | None]:
                            hint="Move it away (Claude Code reads a small JSON file there), then retry.")
     raw = path.read_bytes()
     try:
-        data = json.loads(raw.decode("utf-8"), parse_float=_Number, parse_constant=_not_json) if raw.strip() else {}
+        # integers kept as written too: int() refuses one of more than 4300 digits (QA round 60 L3)
+        data = json.loads(raw.decode("utf-8"), parse_float=_Number, parse_int=_Number,
+                          parse_constant=_not_json) if raw.strip() else {}
     except (ValueError, UnicodeDecodeError) as exc:
         if raw.startswith(b"\xef\xbb\xbf"):  # (as CHANGELOG.json's refusal says it)
             raise WriteRefused(f"{path} starts with a byte-order mark, which JSON does not allow; it was not changed.",
@@ -144,9 +147,10 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
 
 
 class _Number:
-    """A JSON number with a fraction or an exponent, kept as written (QA round 59 L1): read as a float,
-    ``1e400`` is inf, which :func:`json.dumps` wrote back as ``Infinity``, not JSON (Claude Code would reject
-    the file); ``1.50`` or ``1E3`` would come back as ``1.5`` and ``1000.0``, a needless diff."""
+    """A JSON number, kept as written (QA round 59 L1): read as a float, ``1e400`` is inf, which
+    :func:`json.dumps` wrote back as ``Infinity``, not JSON (Claude Code would reject the file); ``1.50`` or
+    ``1E3`` would come back as ``1.5`` and ``1000.0``, a needless diff. Integers too (QA round 60 L3): one of
+    more than 4300 digits, valid JSON, was refused with Python's ``sys.set_int_max_str_digits`` message."""
 
     __slots__ = ("text",)
 
@@ -161,7 +165,9 @@ def _not_json(name: str) -> None:
 
 def _dumps(data: dict, old_raw: bytes | None) -> str:
     """``data`` as JSON text, indented as ``old_raw`` is (its first indented line: spaces or tabs; 2 spaces
-    for a new or one-line file, QA round 59 L1), with each :class:`_Number` written as it was read."""
+    for a new or one-line file, QA round 59 L1), with each :class:`_Number` written as it was read, and
+    ``old_raw``'s line endings: CRLF when its first line ends so, no final newline when it had none (QA
+    round 60 L4: a CRLF file came back LF, the whole file changed in ``git diff``)."""
     found = re.search(rb"\n( +|\t+)[^ \t\r\n]", old_raw or b"")
     indent: str | int = found.group(1).decode() if found else 2
     numbers: list[str] = []
@@ -174,7 +180,12 @@ def _dumps(data: dict, old_raw: bytes | None) -> str:
         return f"{mark}{len(numbers) - 1}"
 
     text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=keep)
-    return re.sub(f'"{mark}(\\d+)"', lambda m: numbers[int(m.group(1))], text) + "\n"
+    text = re.sub(f'"{mark}(\\d+)"', lambda m: numbers[int(m.group(1))], text)
+    if not (old_raw and old_raw.strip()) or old_raw.endswith(b"\n"):
+        text += "\n"
+    if re.match(rb"[^\n]*\r\n", old_raw or b""):  # (json.dumps escapes a newline in a string: each "\n" ends a line)
+        text = text.replace("\n", "\r\n")
+    return text
 
 
 def _write_backup(path: Path, backup: Path, old_raw: bytes) -> str:
@@ -211,21 +222,49 @@ def _write_backup(path: Path, backup: Path, old_raw: bytes) -> str:
     return tmp_name
 
 
+def _backup_path(path: Path) -> Path:
+    return path.with_name(path.name + ".bak")
+
+
+def _check_backup(path: Path) -> None:
+    """Refuse, before anything is written, when ``<name>.bak`` is there but is not a file or a symlink (QA round
+    60 M3: with a ``.bak`` folder the settings were rewritten, then the backup's rename failed, reported as
+    "nothing was changed", exit 6, its temporary file left behind at each run)."""
+    from dreamdb.writes import refuse_os_errors
+
+    backup = _backup_path(path)
+    with refuse_os_errors(backup, "read"):
+        try:
+            mode = os.lstat(backup).st_mode
+        except FileNotFoundError:
+            return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise WriteRefused(f"{backup} is {kind}, where dreamdb keeps the previous {path.name}; nothing was changed.",
+                           hint=f"Move {backup} away, then retry.")
+
+
 def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
     """Keep the old bytes in ``<name>.bak``, write ``data``; a symlinked file is written through the link.
 
     The backup replaces the previous ``.bak`` only once the new settings are written: a refused write
     (a write-protected file) leaves both files as they were.
+
+    Raises:
+        WriteRefused: nothing was written (see :func:`_check_backup`, :func:`refuse_os_errors`).
+        DreamdbError: the settings were written but the backup could not be renamed into place (exit 1).
     """
     from dreamdb.writes import refuse_os_errors, atomic_write_bytes
 
+    if old_raw is not None:
+        _check_backup(path)
     with refuse_os_errors(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         try:  # a settings.json linked to a dotfile stays a link: its target gets the new content
             target = path.resolve() if path.is_symlink() else path
         except RuntimeError as exc:  # a symlink loop (Python < 3.13)
             raise WriteRefused(f"{path} is a symlink loop; nothing was changed.") from exc
-        backup = path.with_name(path.name + ".bak")
+        backup = _backup_path(path)
         text = _dumps(data, old_raw)
         pending = _write_backup(path, backup, old_raw) if old_raw is not None else None
         try:
@@ -235,8 +274,15 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
                 with contextlib.suppress(OSError):
                     os.unlink(pending)
             raise
-        if pending is not None:  # over an older .bak, whatever its mode, in one rename
+    if pending is not None:  # over an older .bak, whatever its mode, in one rename
+        try:
             os.replace(pending, backup)
+        except OSError as exc:  # the settings are written: not "nothing was changed" (QA round 60 M3)
+            with contextlib.suppress(OSError):
+                os.unlink(pending)
+            raise DreamdbError(f"{path} was written, but its previous version could not be kept in {backup} "
+                               f"({exc.strerror or exc}).", hint=f"Check {backup} (move it away if it is in the "
+                               "way); the settings themselves are written.") from exc
 
 
 def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False) -> Path:
@@ -340,6 +386,9 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
         raise NotFound(f"No project folder at {project_dir}.")
     plans = [(path, *_without_our_hook(path, command)) for path in (settings_path(Path(project_dir)),
                                                                      settings_path(Path(project_dir), local=True))]
+    for path, data, old_raw in plans:  # both backups checked before either file is written (QA round 60 M3)
+        if data is not None:
+            _check_backup(path)
     done = []
     for path, data, old_raw in plans:  # both files read and checked before either is written
         if data is not None:

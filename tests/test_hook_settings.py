@@ -381,3 +381,92 @@ def test_install_refuses_control_bidi_and_invisible_characters_in_the_command(tm
         install_hook(tmp_path, command=command)
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_a_backup_path_that_is_a_folder_is_refused_before_anything_is_written(tmp_path: Path, action: str):
+    """QA round 60 M3: with settings.json.bak a folder, install and uninstall rewrote settings.json, then failed to
+    rename the backup, said "Cannot write …settings.json: it is a folder…; nothing was changed" (exit 6, false) and
+    left a .settings.json.bak.dreamdb-XXXX.tmp at each run. Now refused first, naming the .bak, nothing written."""
+    path = _write(tmp_path, EXISTING)
+    if action == "uninstall":
+        install_hook(tmp_path)
+        path.with_name("settings.json.bak").unlink()
+    path.with_name("settings.json.bak").mkdir()
+    before = path.read_bytes()
+    with pytest.raises(WriteRefused, match=r"settings\.json\.bak is a folder.*nothing was changed") as info:
+        (install_hook if action == "install" else uninstall_hook)(tmp_path)
+    assert info.value.exit_code == 6 and "settings.json.bak" in info.value.hint and "Move" in info.value.hint
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json", "settings.json.bak"]  # no *.tmp
+    assert list(path.with_name("settings.json.bak").iterdir()) == []
+
+
+def test_uninstall_checks_both_backups_before_writing_either(tmp_path: Path):
+    """QA round 60 M3: a settings.local.json.bak folder refuses the uninstall before settings.json is written."""
+    shared = install_hook(tmp_path)
+    local = install_hook(tmp_path, local=True)
+    local.with_name("settings.local.json.bak").mkdir()
+    before = shared.read_bytes(), local.read_bytes()
+    with pytest.raises(WriteRefused, match=r"settings\.local\.json\.bak is a folder"):
+        uninstall_hook(tmp_path)
+    assert (shared.read_bytes(), local.read_bytes()) == before
+    assert not any(p.name.endswith(".tmp") for p in shared.parent.iterdir())
+
+
+def test_a_backup_that_cannot_be_renamed_after_the_write_is_not_reported_as_nothing_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """QA round 60 M3: when the backup's final rename fails for another reason, its temporary file is removed and
+    the message says the settings were written (not exit 6, "nothing was changed")."""
+    from dreamdb.errors import DreamdbError
+    from dreamdb import hook_settings
+
+    path = _write(tmp_path, EXISTING)
+    real_replace = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if str(dst).endswith(".bak"):
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(dst))
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(hook_settings.os, "replace", replace)
+    with pytest.raises(DreamdbError) as info:
+        install_hook(tmp_path)
+    monkeypatch.undo()
+    assert not isinstance(info.value, WriteRefused) and info.value.exit_code == 1
+    assert "was written" in info.value.message and "settings.json.bak" in info.value.message
+    assert "nothing was changed" not in info.value.message
+    assert DEFAULT_COMMAND in path.read_text()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]  # the temporary copy removed
+
+
+def test_install_keeps_an_integer_too_long_for_int(tmp_path: Path):
+    """QA round 60 L3: valid JSON holding an integer of more than 4300 digits was refused as "not valid JSON",
+    quoting Python's sys.set_int_max_str_digits message; it is now kept as written, byte for byte."""
+    big = "9" * 5000
+    path = _write(tmp_path, f'{{\n  "e": {big},\n  "n": -0,\n  "i": 10\n}}\n')
+    install_hook(tmp_path)
+    assert path.read_text().startswith(f'{{\n  "e": {big},\n  "n": -0,\n  "i": 10,\n  "hooks": {{')
+    uninstall_hook(tmp_path)
+    assert path.read_text() == f'{{\n  "e": {big},\n  "n": -0,\n  "i": 10\n}}\n'
+
+
+def test_install_and_uninstall_keep_crlf_line_endings(tmp_path: Path):
+    """QA round 60 L4: a CRLF settings.json was rewritten with LF endings (the whole file changed in git diff)."""
+    path = _write(tmp_path, "")
+    path.write_bytes(b'{\r\n   "a": 1,\r\n   "b": "x\\ny"\r\n}\r\n')
+    install_hook(tmp_path)
+    raw = path.read_bytes()
+    assert raw.endswith(b"}\r\n") and raw.count(b"\n") == raw.count(b"\r\n") > 3
+    assert raw.startswith(b'{\r\n   "a": 1,\r\n   "b": "x\\ny",\r\n   "hooks": {')
+    uninstall_hook(tmp_path)
+    assert path.read_bytes() == b'{\r\n   "a": 1,\r\n   "b": "x\\ny"\r\n}\r\n'
+
+
+def test_install_keeps_a_missing_final_newline_missing(tmp_path: Path):
+    """QA round 60 L4: a file without a final newline (as some editors and tools write it) stays without one."""
+    path = _write(tmp_path, '{\n  "a": 1\n}')
+    install_hook(tmp_path)
+    assert path.read_text().endswith("\n  }\n}")
+    uninstall_hook(tmp_path)
+    assert path.read_text() == '{\n  "a": 1\n}'

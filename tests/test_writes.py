@@ -2168,3 +2168,66 @@ def test_remember_says_in_words_that_an_integer_is_too_long(tiny_vault: Path):
                                   " it was not changed.")
     assert "write it as a string" in info.value.hint and "sys." not in str(info.value)
     assert changelog.read_bytes() == before
+
+
+# ---------------------------------------------------------------- QA round 60
+
+def _touch(path: Path) -> None:  # times changed (mtime and ctime), bytes as they were: `touch`, a sync tool
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns + 10**9, st.st_mtime_ns + 10**9))
+
+
+def test_update_content_writes_a_note_that_was_only_touched(tiny_vault: Path, monkeypatch):
+    """QA round 60 L5: update --content was refused (exit 6, "another program wrote it") when the note was only
+    touched between its read and its rename (its times changed, not its bytes): it is now written."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    calls = _other_program_writes(monkeypatch, note, _touch, times=1)
+    kept = []
+    update(tiny_vault, "note", content="new body", on_kept=kept.append)
+    assert len(calls) == 1
+    assert note.read_text() == "---\ntitle: Note\n---\n\nnew body\n"
+    assert len(kept) == 1 and kept[0].read_text() == "---\ntitle: Note\n---\nbody\n"
+    assert writes.COMMITTED.get() == str(note.resolve())
+    assert _temp_files(note.parent) == []
+
+
+def test_update_content_writes_a_note_touched_before_its_temporary_copy(tiny_vault: Path, monkeypatch):
+    """QA round 60 L5: touched between update's read and atomic_write_bytes (the first check): written too."""
+    from dreamdb.writes import documents
+
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    real_write = documents.atomic_write_bytes
+    calls: list[int] = []
+
+    def write(path, data, **kwargs):
+        if kwargs.get("commit") and not calls:
+            calls.append(1)
+            _touch(note)
+        return real_write(path, data, **kwargs)
+
+    monkeypatch.setattr(documents, "atomic_write_bytes", write)
+    update(tiny_vault, "note", content="mine")
+    assert calls == [1] and note.read_text() == "---\ntitle: Note\n---\n\nmine\n"
+
+
+def test_update_content_touched_and_then_written_is_still_refused(tiny_vault: Path, monkeypatch):
+    """QA round 60 L5: only a touch is let through: a note touched, then written by another program at the next
+    try, is refused as before (nothing changed, no copy left in the trash); one touched at every try is refused
+    after the retries."""
+    from dreamdb.writes.files import CHANGED_RETRIES, FileChanged
+
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    edits = iter([_touch, _append_line("EXT-1\n")])
+    calls = _other_program_writes(monkeypatch, note, lambda path: next(edits)(path), times=2)
+    with pytest.raises(FileChanged, match="another program wrote it") as info:
+        update(tiny_vault, "note", content="new body")
+    assert len(calls) == 2 and "look at the note first" in info.value.hint
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\nEXT-1\n"
+    assert list((tiny_vault / ".dreamdb" / "trash" / "knowledge").iterdir()) == []
+    assert _temp_files(note.parent) == []
+    monkeypatch.undo()
+    calls = _other_program_writes(monkeypatch, note, _touch)
+    with pytest.raises(FileChanged):
+        update(tiny_vault, "note", content="new body")
+    assert len(calls) == CHANGED_RETRIES + 1
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\nEXT-1\n"

@@ -86,6 +86,16 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     return real, old, doc.render().encode("utf-8"), seen
 
 
+def _touched_only(real: Path, old: bytes) -> Identity | None:
+    """The :data:`Identity` ``real`` has now if its bytes are still ``old`` (it was only touched: ``touch``,
+    ``chmod``, a sync tool's xattrs changed its times, QA round 60 L5), else None (written, or unreadable)."""
+    try:
+        again, seen = read_with_identity(real)
+    except OSError:
+        return None
+    return seen if again == old else None
+
+
 def _relocate(vault: Path, slug: str, rel: str) -> tuple[str, Path]:
     """Under the lock: the document found before the lock, by its path (it may have gone meanwhile)."""
     found = _document_at(vault, rel)
@@ -156,7 +166,8 @@ def update(
             vault is not writable; writing failed (disk full, quota, read-only
             file system: the file is then unchanged).
         FileChanged: another program wrote the note between its read and its replacement (a WriteRefused;
-            nothing was changed): with ``content`` at once, else after :data:`CHANGED_RETRIES` more tries.
+            nothing was changed): with ``content`` at once (a note only touched, its bytes as read, is written:
+            QA round 60 L5), else after :data:`CHANGED_RETRIES` more tries.
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
@@ -209,7 +220,17 @@ def update(
             atomic_write_bytes(kept, old)
             try:
                 # (expect: the note as read; another program's write since is refused, not overwritten: QA 59 M2)
-                atomic_write_bytes(real, new, commit=True, expect=seen)
+                for touch in range(CHANGED_RETRIES + 1):
+                    try:
+                        atomic_write_bytes(real, new, commit=True, expect=seen)
+                        break
+                    except FileChanged:
+                        # a new body replaces the bytes read: a note only touched since (its times changed, not
+                        # its bytes) is still those bytes, written with its new identity (QA round 60 L5)
+                        again = _touched_only(real, old) if content is not None and touch < CHANGED_RETRIES else None
+                        if again is None:
+                            raise
+                        seen = again
             except BaseException as exc:  # the document is unchanged (unless it was replaced): its copy is not needed
                 if COMMITTED.get() != str(real):
                     with contextlib.suppress(OSError):
