@@ -284,9 +284,14 @@ def _recall_mode() -> str:
 
 
 BUILD_RETRY_SECONDS = 300
-"""After a background build (:func:`_built_elsewhere`) that ended without building the index, how long (s) prompts
-wait before starting another: its output is logged once, and a build that cannot succeed (a full disk, an index path
-that cannot be written) is not started again on every prompt (QA round 60 M1)."""
+"""After a background build (:func:`_built_elsewhere`) that failed (its output holds an ``Error:`` line), how long
+(s) prompts wait before starting another: its output is logged once, and a build that cannot succeed (a full disk,
+an index path that cannot be written) is not started again on every prompt (QA round 60 M1). A build that ended
+without an error and without the index (killed) is started again at once; one that succeeded never holds one back
+(QA round 61 M2)."""
+
+_REPORTED = "# reported by the prompt hook"
+"""The line the hook appends to a failed build's log once it has logged it."""
 
 
 def _build_log(index) -> Path:
@@ -294,13 +299,62 @@ def _build_log(index) -> Path:
     return index.index_path.with_name(index.index_path.name + ".build.log")
 
 
+def _open_log(path: Path, flags: int) -> int | None:
+    """A descriptor of the build log ``path`` opened with ``flags``, only if it is a regular file reached without a
+    symbolic link (``O_NOFOLLOW``; ``O_NONBLOCK``: a FIFO never blocks): a repository can ship that path as a link to
+    a file of the user's, which a prompt would truncate and fill with note names (QA round 61 H1). ``None``
+    otherwise (missing, a link, a FIFO, …)."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError:
+        return None
+    try:
+        import stat as st
+
+        if st.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _previous_build(build_log: Path) -> tuple[str, list[str], float]:
+    """What the last background build of this index did: ``(state, its output's last lines, age in s of the log)``
+    with ``state`` ``"none"`` (no log to read), ``"running"`` (the child holds the log's lock: it inherited the
+    descriptor the hook locked), ``"failed"`` (an ``Error:`` line), ``"reported"`` (failed, and logged already)
+    or ``"ended"`` (finished without an error: it succeeded, or was killed)."""
+    fd = _open_log(build_log, os.O_RDONLY)
+    if fd is None:
+        return "none", [], 0.0
+    try:
+        import fcntl
+
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "running", [], 0.0
+        age = time.time() - os.fstat(fd).st_mtime
+        size = os.fstat(fd).st_size
+        os.lseek(fd, max(0, size - 4000), os.SEEK_SET)
+        lines = os.read(fd, 4000).decode("utf-8", "replace").strip().splitlines()
+    except (OSError, ImportError):
+        return "none", [], 0.0
+    finally:
+        os.close(fd)
+    if lines and lines[-1] == _REPORTED:
+        return "reported", lines[:-1], age
+    if any(line.startswith("Error:") for line in lines):
+        return "failed", lines, age
+    return "ended", lines, age
+
+
 def _built_elsewhere(index, vault: Path) -> bool:
     """Whether the index is to be built by another process rather than this prompt: its whole index is due
-    (:func:`dreamdb.store.sync.whole_index_due`) and either a writer holds it (a build under way: nothing to
-    answer from yet), or a background build started less than :data:`BUILD_RETRY_SECONDS` ago (starting, or
-    ended without the index: its output is logged once), or the vault holds more than :data:`INLINE_BUILD_BYTES`
-    to index, in which case a detached ``dreamdb sync`` is started for it (it outlives the hook, even one its
-    caller stops; its output goes to :func:`_build_log`). Logged either way."""
+    (:func:`dreamdb.store.sync.whole_index_due`) and either a writer holds it or a background build runs (nothing
+    to answer from yet), or one failed less than :data:`BUILD_RETRY_SECONDS` ago (its output logged once), or the
+    vault holds more than :data:`INLINE_BUILD_BYTES` to index, in which case a detached ``dreamdb sync`` is started
+    for it (it outlives the hook, even one its caller stops; its output goes to :func:`_build_log`). Logged."""
     from dreamdb.store import connect as db
     from dreamdb.store.sync import whole_index_due
     from dreamdb.vault.discover import walk_sources
@@ -320,20 +374,37 @@ def _built_elsewhere(index, vault: Path) -> bool:
     finally:
         conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
     build_log = _build_log(index)
-    try:
-        age = time.time() - build_log.stat().st_mtime
-    except OSError:
-        age = None
-    if age is not None and age < BUILD_RETRY_SECONDS:
-        _report_failed_build(build_log, vault, age)
+    state, lines, age = _previous_build(build_log)
+    if state == "running":
+        _why(f"{vault}: a background index build is running; nothing printed until it is done")
         return True
+    if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
+        wait = max(0, int(BUILD_RETRY_SECONDS - age))
+        if state == "failed":
+            _log(f"{vault}: the background index build failed: "
+                 + " / ".join(_one_line(line, 300) for line in lines[1:][-3:])
+                 + f" (output: {build_log}); the next prompt to try again is in {wait} s, or run: dreamdb sync")
+            fd = _open_log(build_log, os.O_WRONLY | os.O_APPEND)
+            if fd is not None:
+                with suppress(OSError):
+                    os.write(fd, f"{_REPORTED}\n".encode())
+                os.close(fd)
+        else:
+            _why(f"{vault}: the background index build failed (logged before); next try in {wait} s")
+        return True
+    if state == "ended" and not any(" added, " in line for line in lines):
+        _log(f"{vault}: the background index build ended before it finished (stopped or killed:"
+             f" {_one_line(lines[-1], 200) if lines else 'no output'}); starting another")
     size = sum(src.size for src in walk_sources(vault, include_archives=index.include_archives))
     if size <= INLINE_BUILD_BYTES:
         return False
     index.close()  # (no connection of this process left open on the file the build writes)
     pid = _start_build(vault, index.index_path, build_log)
     if pid is None:
-        return False  # (no log file could be made beside the index: built here, as before)
+        return False  # (no log file of its own could be made beside the index: built here, as before)
+    if pid < 0:
+        _why(f"{vault}: a background index build was just started by another prompt; nothing printed")
+        return True
     _log(f"{vault}: the index must be built ({size:,} bytes to index, over the {INLINE_BUILD_BYTES:,} the hook builds"
          f" itself): started `dreamdb sync` in the background (pid {pid}; its output: {build_log}); nothing printed"
          " for this prompt")
@@ -341,57 +412,47 @@ def _built_elsewhere(index, vault: Path) -> bool:
 
 
 def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
-    """Start ``dreamdb sync`` for ``vault`` in a new session, its output to ``build_log``; its pid (``None`` when
-    ``build_log`` cannot be written).
+    """Start ``dreamdb sync`` for ``vault`` in a new session, its output to ``build_log``: its pid; -1 when another
+    prompt's build holds the log; ``None`` when the log cannot be made a regular file of its own (a link, a FIFO).
 
-    The child runs the dreamdb this process runs, never a ``dreamdb`` module of the project: it starts in the
-    folder that holds the dreamdb package, with ``-P`` (Python 3.11+) so that neither that folder nor the
-    project's is searched first (QA round 60 H1: from the project's folder, ``-m dreamdb`` ran a ``dreamdb.py``
-    there), and is given the index path, absolute, that this process uses."""
+    The log is locked (``flock``) before the child starts, and the child inherits that lock with the descriptor:
+    it is held for as long as the child runs, killed or not (:func:`_previous_build`). The child runs the dreamdb
+    this process runs, never a ``dreamdb`` module of the project: it starts in the folder that holds the dreamdb
+    package, with ``-P`` (Python 3.11+) so that neither that folder nor the project's is searched first (QA round
+    60 H1: from the project's folder, ``-m dreamdb`` ran a ``dreamdb.py`` there), and is given the index path,
+    absolute, that this process uses."""
     import subprocess
     import sys
 
     import dreamdb
 
     try:
-        out = open(build_log, "wb")  # noqa: SIM115 - handed to the child, closed here once it has it
-    except OSError:
+        import fcntl
+    except ImportError:  # (no flock: the build is made here, as before)
         return None
-    with out:
-        out.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} dreamdb sync --vault {vault}\n".encode())
-        out.flush()
+    fd = _open_log(build_log, os.O_WRONLY | os.O_CREAT)
+    if fd is None:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return -1
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} dreamdb sync --vault {vault}\n".encode())
         trusted = os.path.dirname(os.path.dirname(os.path.abspath(dreamdb.__file__)))
         env = dict(os.environ)
         if env.get("DREAMDB_INDEX", "").strip():
             env["DREAMDB_INDEX"] = str(index_path)
         flags = ["-P"] if sys.version_info >= (3, 11) else []
         child = subprocess.Popen([sys.executable, *flags, "-m", "dreamdb", "sync", "--vault", str(vault)],
-                                 cwd=trusted, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                 cwd=trusted, env=env, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
                                  start_new_session=True, close_fds=True)
-    return child.pid
-
-
-def _report_failed_build(build_log: Path, vault: Path, age: float) -> None:
-    """A background build started ``age`` s ago whose index is not built: log its output once (it failed, or was
-    stopped; or it is still starting: then only in the verbose log)."""
-    marker = build_log.with_name(build_log.name + ".reported")
-    try:
-        text = build_log.read_bytes()[-2000:].decode("utf-8", "replace").strip().splitlines()
-        reported = marker.exists() and marker.stat().st_mtime >= build_log.stat().st_mtime
+        return child.pid
     except OSError:
-        return
-    wait = max(0, int(BUILD_RETRY_SECONDS - age))
-    if len(text) <= 1:  # (only the first line this process wrote: the child is starting)
-        _why(f"{vault}: a background index build was started {age:.0f} s ago; nothing printed until it is done")
-        return
-    if not reported:
-        with suppress(OSError):
-            marker.touch()
-        _log(f"{vault}: the background index build ended without building the index: "
-             + " / ".join(_one_line(line, 300) for line in text[1:][-3:])
-             + f" (output: {build_log}); the next prompt to try again is in {wait} s, or run: dreamdb sync")
-    else:
-        _why(f"{vault}: the background index build failed (see above); next try in {wait} s")
+        return None
+    finally:
+        os.close(fd)  # (the child keeps its copies, and with them the lock)
 
 
 def _recall_block(prompt: str, cwd: str | None) -> str:

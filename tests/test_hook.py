@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -561,9 +562,9 @@ def test_a_failed_background_build_is_logged_once_and_not_restarted_on_every_pro
         p = hook(prompt, env)
         assert p.returncode == 0 and p.stdout == b""
     said = log.read_text()
-    assert said.count("the background index build ended without building the index: Error: Index error: database"
-                      " or disk is full") == 1, said
-    assert "in the background" not in said and build_log.read_text() == failure  # not started again
+    assert said.count("the background index build failed: Error: Index error: database or disk is full") == 1, said
+    assert "in the background" not in said  # not started again
+    assert build_log.read_text() == failure + "# reported by the prompt hook\n"
     old = time.time() - BUILD_RETRY_SECONDS - 5
     os.utime(build_log, (old, old))
     p = hook(prompt, env)
@@ -590,3 +591,49 @@ def test_the_installed_hook_command_never_runs_python_m_from_the_project_folder_
     script.write_text("#!/bin/sh\n")
     script.chmod(0o755)
     assert _hook_command("dreamdb hook user-prompt-submit") == f"{script} hook user-prompt-submit"
+
+
+
+def test_a_build_log_that_is_a_link_is_never_written_through(tmp_path):
+    """QA round 61 H1: a repository can ship .dreamdb/index.db.build.log as a link to a file of the user's; a prompt
+    truncated it and wrote sync's output (note names the repository chooses) into it. Such a log is not used: the
+    index is built by the prompt itself, and the linked file is untouched."""
+    vault = _large_vault(tmp_path / "proj", n=4000)
+    victim = tmp_path / "bashrc"
+    victim.write_text("export PATH=$PATH\n")
+    (vault / ".dreamdb").mkdir()
+    (vault / ".dreamdb" / "index.db.build.log").symlink_to(victim)
+    log = tmp_path / "h.log"
+    p = hook(payload("where did the kestrel42 service move to", vault.parent), {"DREAMDB_HOOK_LOG": str(log)})
+    assert p.returncode == 0 and p.stdout.decode().startswith(HEADER), (p.stdout, log.read_text() if log.exists() else "")
+    assert victim.read_text() == "export PATH=$PATH\n"
+
+
+def test_a_killed_or_finished_build_never_holds_the_next_one_back(tmp_path):
+    """QA round 61 M2: a build killed midway (its log only the first line) was taken for one still starting, and
+    prompts answered nothing for 5 minutes without a word; a finished build's log, found when the index was due
+    again, was reported as a failure. Running is told by the lock the child holds; only an Error: line backs off."""
+    vault = _large_vault(tmp_path / "proj", n=6000)
+    import dreamdb
+
+    with dreamdb.open(vault, auto_sync=False) as fresh:
+        index_file = fresh.index_path
+        fresh.conn.execute("SELECT 1")
+    build_log = index_file.with_name("index.db.build.log")
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log)}
+    prompt = payload("where did the kestrel42 service move to", vault.parent)
+    build_log.write_text("2026-12-03T20:00:00+00:00 dreamdb sync --vault x\n")  # killed: no lock, no output
+    p = hook(prompt, env)
+    said = log.read_text()
+    assert p.returncode == 0 and "ended before it finished (stopped or killed" in said, said
+    assert "started `dreamdb sync` in the background" in said
+    assert _wait_built(index_file)
+    index_file.unlink()  # due again, within minutes of a build that succeeded
+    for extra in ("-wal", "-shm"):
+        Path(f"{index_file}{extra}").unlink(missing_ok=True)
+    log.write_text("")
+    p = hook(prompt, env)
+    said = log.read_text()
+    assert "failed" not in said and "started `dreamdb sync` in the background" in said, said
+    assert _wait_built(index_file)
