@@ -76,3 +76,29 @@ def test_without_renameat2_the_checked_replace_still_writes(tiny_vault, monkeypa
     note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
     update(tiny_vault, "note", append="app-1")
     assert note.read_text() == "---\ntitle: Note\n---\nbody\n\napp-1\n"
+
+
+def test_a_second_save_between_the_swap_and_the_swap_back_is_kept_not_deleted(tiny_vault, monkeypatch):
+    """QA round 61 M1: a save landing between the exchange and the exchange back ended in the temporary file,
+    which was deleted; it is now kept beside the note as a conflict file, and the append redone."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    _editor_save_before_the_swap(monkeypatch, note, "SAVE 1\n")
+    real_lstat = os.lstat
+    seen: list[str] = []
+
+    def lstat(path, *args, **kwargs):
+        result = real_lstat(path, *args, **kwargs)
+        name = os.path.basename(str(path))
+        if files.TEMP_MARK in name:
+            seen.append(name)
+            if len(seen) == 2:  # right after the first exchange: another save
+                side = note.with_name("save2~")
+                side.write_text("---\ntitle: Note\n---\nbody\nSAVE 1\nSAVE 2\n", encoding="utf-8")
+                os.replace(side, note)
+        return result
+
+    monkeypatch.setattr(files.os, "lstat", lstat)
+    update(tiny_vault, "note", append="app-1")
+    kept = [p for p in note.parent.iterdir() if ".dreamdb-conflict-" in p.name]
+    assert len(kept) == 1 and kept[0].read_text() == "---\ntitle: Note\n---\nbody\nSAVE 1\nSAVE 2\n"
+    assert note.read_text() == "---\ntitle: Note\n---\nbody\nSAVE 1\n\napp-1\n"

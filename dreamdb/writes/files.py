@@ -345,13 +345,26 @@ def _swap_in(tmp_name: str, path: Path, expect: Identity) -> bool:
         if err == errno.EEXIST:
             raise FileChanged(f"{path} was created by another program while dreamdb was writing it; nothing was changed.",
                               hint="Run the command again: it edits the file as it is now.")
-    elif fn(_AT_FDCWD, src, _AT_FDCWD, dst, _RENAME_EXCHANGE) == 0:
+    elif (own := os.lstat(tmp_name).st_ino) and fn(_AT_FDCWD, src, _AT_FDCWD, dst, _RENAME_EXCHANGE) == 0:
         old = os.lstat(tmp_name)  # what was in path's place
         if (old.st_ino, old.st_size, old.st_mtime_ns) == expect[:3]:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
             return True
-        fn(_AT_FDCWD, src, _AT_FDCWD, dst, _RENAME_EXCHANGE)  # the other program's file back in its place
+        back = fn(_AT_FDCWD, src, _AT_FDCWD, dst, _RENAME_EXCHANGE)  # the other program's file back in its place
+        try:
+            ours = back == 0 and os.lstat(tmp_name).st_ino == own
+        except OSError:
+            ours = False
+        if not ours:
+            # Another save landed between the two exchanges, or the file was moved away: what tmp_name holds now is
+            # another program's, never deleted (the caller removes tmp_name): kept beside it (QA round 61 M1).
+            kept = _keep_conflict(tmp_name, path)
+            err = FileChanged(f"{path} changed twice while dreamdb was writing it (another program wrote or moved it);"
+                              f" a version of the other program's is kept as {kept}.",
+                              hint="Compare it with the note, keep what you want, then run the command again.")
+            err.keeps_temp = kept == tmp_name  # (not renamed: the caller must not delete it)
+            raise err
         raise FileChanged(f"{path} changed while dreamdb was editing it (another program wrote it); nothing was changed.",
                           hint="Run the command again: it edits the file as it is now.")
     else:
@@ -362,6 +375,18 @@ def _swap_in(tmp_name: str, path: Path, expect: Identity) -> bool:
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM):  # not on this file system, or no such call
         return False
     raise OSError(err, os.strerror(err), str(path))
+
+
+def _keep_conflict(tmp_name: str, path: Path) -> str:
+    """Rename ``tmp_name`` (a version of ``path`` another program made) to a visible name beside ``path``:
+    ``<name>.dreamdb-conflict-<UTC time>``; the name given (``tmp_name`` itself if the rename fails)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    kept = path.with_name(_fit_name(path.name, NAME_MAX - 40) + f".dreamdb-conflict-{stamp}")
+    try:
+        os.rename(tmp_name, kept)
+        return str(kept)
+    except OSError:
+        return tmp_name
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect: Identity | None = None) -> None:
@@ -424,9 +449,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
                     os.replace(tmp_name, path)
                 if commit:
                     _committed(path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
+        except BaseException as exc:
+            if not getattr(exc, "keeps_temp", False):
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp_name)
             raise
     _fsync_dir(folder)
     _remove_stale_temp_files(folder, prefix)
