@@ -755,6 +755,8 @@ def test_a_document_past_the_chunk_cap_is_named_with_how_much_of_it_has_vectors(
             index.conn.execute("UPDATE chunked_documents SET words = NULL, embedded_words = NULL")
         assert store.documents_to_chunk(index.conn) == 3 and store.embed_status(index.conn)["documents_cut"] == []
         assert store.embed_status(index.conn)["docs_uncounted"] == 3  # (QA round 60 L6: said apart from "to chunk")
+        summary = store.embed_status(index.conn)["summary"]  # (QA round 61 L4: dreamdb status's line too)
+        assert "3 documents chunked by an older dreamdb to count again" in summary and "to chunk," not in summary
         from click.testing import CliRunner as Runner
 
         from dreamdb.cli import cli as dreamdb_cli

@@ -1001,3 +1001,23 @@ def test_giving_back_space_does_not_wait_for_a_reader_nor_claim_what_it_did_not_
     with dreamdb.open(tiny_vault) as index:
         index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         assert index_size_bytes(path) < before / 4 and _integrity(index) == "ok"
+
+
+def test_a_full_disk_that_stops_giving_back_space_is_a_warning_in_text_and_json(tiny_vault, monkeypatch):
+    """QA round 60 L2 and 61 L1: a VACUUM stopped by a full disk was silent, then said on stderr only."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    write_doc(tiny_vault, "knowledge/keep.md", "---\ntitle: Keep\n---\nwalrus notes\n")
+
+    def full(conn, path=None):
+        raise db.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(db, "reclaim_free_pages", full)
+    result = CliRunner().invoke(cli, ["sync", "--vault", str(tiny_vault), "--json"])
+    out = json.loads(result.output)
+    assert result.exit_code == 0 and out["reclaimed_bytes"] == 0
+    assert any(w.startswith("could not give back the index's free space: database or disk is full") for w in out["warnings"])
+    result = CliRunner().invoke(cli, ["sync", "--vault", str(tiny_vault)])
+    assert "warning: could not give back the index's free space" in result.output

@@ -940,9 +940,12 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         summary = f"no vectors yet ({chunks} chunks); run: dreamdb embed refresh"
     else:
         summary = f"{embedded}/{chunks} chunks embedded with {name or 'model'} {model_id}"
-        if docs_pending:  # e.g. after sync --force: documents wait to be re-chunked, their vectors are kept
-            summary += (f", {docs_pending} documents to chunk, {pend} chunk texts to embed ({vectors} vectors stored"
-                        " are reused for unchanged texts; run: dreamdb embed refresh)")
+        if docs_pending > uncounted:  # e.g. after sync --force: documents wait to be re-chunked, their vectors are kept
+            summary += (f", {docs_pending - uncounted} documents to chunk, {pend} chunk texts to embed ({vectors} vectors"
+                        " stored are reused for unchanged texts; run: dreamdb embed refresh)")
+        elif uncounted:  # (rows from before migration 010: QA round 61 L4)
+            summary += (f", {pend} pending; {uncounted} documents chunked by an older dreamdb to count again (vectors"
+                        " kept; run: dreamdb embed refresh)")
         else:
             summary += f", {pend} pending" if pend else ", up to date"
         if forced:
