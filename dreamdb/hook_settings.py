@@ -117,7 +117,10 @@ def _load(path: Path) -> tuple[dict, bytes | None]:
         # integers kept as written too: int() refuses one of more than 4300 digits (QA round 60 L3)
         data = json.loads(raw.decode("utf-8"), parse_float=_Number, parse_int=_Number,
                           parse_constant=_not_json) if raw.strip() else {}
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # (nested past Python's limit: QA round 61 L3)
+        if isinstance(exc, RecursionError):
+            raise WriteRefused(f"{path} nests its JSON deeper than dreamdb can read; it was not changed.",
+                               hint="Fix the file (Claude Code's settings nest a few levels), then retry.") from None
         if raw.startswith(b"\xef\xbb\xbf"):  # (as CHANGELOG.json's refusal says it)
             raise WriteRefused(f"{path} starts with a byte-order mark, which JSON does not allow; it was not changed.",
                                hint="Remove the BOM (JSON files are plain UTF-8), then retry.") from exc
@@ -180,6 +183,11 @@ def _dumps(data: dict, old_raw: bytes | None) -> str:
         return f"{mark}{len(numbers) - 1}"
 
     text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=keep)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (valid JSON as "\ud800") has no UTF-8: escaped (QA round 61 L3)
+        numbers.clear()
+        text = json.dumps(data, indent=indent, ensure_ascii=True, allow_nan=False, default=keep)
     text = re.sub(f'"{mark}(\\d+)"', lambda m: numbers[int(m.group(1))], text)
     if not (old_raw and old_raw.strip()) or old_raw.endswith(b"\n"):
         text += "\n"

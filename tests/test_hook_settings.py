@@ -470,3 +470,26 @@ def test_install_keeps_a_missing_final_newline_missing(tmp_path: Path):
     assert path.read_text().endswith("\n  }\n}")
     uninstall_hook(tmp_path)
     assert path.read_text() == '{\n  "a": 1\n}'
+
+
+def test_settings_with_a_lone_surrogate_or_nested_too_deep_are_no_internal_error(tmp_path):
+    """QA round 61 L3: `{"s": "\\ud800x"}` (valid JSON) gave an internal error (exit 70) on writing, and 100,000
+    nested lists a RecursionError."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    project = tmp_path / "p"
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.json"
+    settings.write_text('{"s": "\\ud800x"}\n')
+    result = CliRunner().invoke(cli, ["hook", "install", "--project", str(project)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(settings.read_text())["s"] == "\ud800x" and "hooks" in json.loads(settings.read_text())
+    deep = "[" * 100_000 + "]" * 100_000
+    settings.write_text('{"d": ' + deep + "}\n")
+    result = CliRunner().invoke(cli, ["hook", "install", "--project", str(project)])
+    from dreamdb.errors import WriteRefused
+
+    assert isinstance(result.exception, WriteRefused) and "nests its JSON deeper" in result.exception.message
+    assert settings.read_text() == '{"d": ' + deep + "}\n"

@@ -326,15 +326,19 @@ def _swap_in(tmp_name: str, path: Path, expect: Identity) -> bool:
 
     Returns:
         True when done; False where the call or the file system lacks it (the caller uses ``os.replace`` after
-        its last check), or for a symbolic link (callers pass resolved paths).
+        its last check).
 
     Raises:
-        FileChanged: ``path`` changed, was removed or was created meanwhile (``tmp_name`` then holds the new data).
+        FileChanged: ``path`` changed, was removed, was created or became a symbolic link meanwhile (callers
+            pass resolved paths; ``tmp_name`` then holds the new data).
         OSError: the rename failed otherwise.
     """
     fn = _renameat2()
-    if fn is None or os.path.islink(path):
+    if fn is None:
         return False
+    if os.path.islink(path):  # callers pass resolved paths: a link there now is another program's change (QA round 61 L2)
+        raise FileChanged(f"{path} changed while dreamdb was editing it (another program put a link in its place);"
+                          " nothing was changed.", hint="Run the command again: it edits the file as it is now.")
     import ctypes
 
     src, dst = os.fsencode(tmp_name), os.fsencode(str(path))
