@@ -102,3 +102,22 @@ def test_a_second_save_between_the_swap_and_the_swap_back_is_kept_not_deleted(ti
     kept = [p for p in note.parent.iterdir() if ".dreamdb-conflict-" in p.name]
     assert len(kept) == 1 and kept[0].read_text() == "---\ntitle: Note\n---\nbody\nSAVE 1\nSAVE 2\n"
     assert note.read_text() == "---\ntitle: Note\n---\nbody\nSAVE 1\n\napp-1\n"
+
+
+def test_a_note_that_became_a_link_before_the_swap_is_left_a_link(tiny_vault, monkeypatch):
+    """QA round 61 L2: a note replaced by a symbolic link after the last check had the link replaced by a file."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    other = write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Other\n---\nother body\n")
+    real = files._swap_in
+
+    def swap_in(tmp_name, path, expect):
+        if Path(path) == note and not note.is_symlink():
+            note.unlink()
+            note.symlink_to(other)
+        return real(tmp_name, path, expect)
+
+    monkeypatch.setattr(files, "_swap_in", swap_in)
+    with pytest.raises(files.FileChanged, match="put a link in its place"):
+        update(tiny_vault, "note", content="new body")
+    assert note.is_symlink() and other.read_text() == "---\ntitle: Other\n---\nother body\n"
+    assert not [p for p in note.parent.iterdir() if files.TEMP_MARK in p.name]
