@@ -303,20 +303,13 @@ def _open_log(path: Path, flags: int) -> int | None:
     """A descriptor of the build log ``path`` opened with ``flags``, only if it is a regular file reached without a
     symbolic link (``O_NOFOLLOW``; ``O_NONBLOCK``: a FIFO never blocks): a repository can ship that path as a link to
     a file of the user's, which a prompt would truncate and fill with note names (QA round 61 H1). ``None``
-    otherwise (missing, a link, a FIFO, …)."""
+    otherwise (missing, a link, a FIFO, …): :func:`dreamdb.vault.discover.open_regular`."""
+    from dreamdb.vault.discover import open_regular
+
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        return open_regular(path, flags, follow=False)
     except OSError:
         return None
-    try:
-        import stat as st
-
-        if st.S_ISREG(os.fstat(fd).st_mode):
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
 
 
 def _previous_build(build_log: Path) -> tuple[str, list[str], float]:

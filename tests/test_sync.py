@@ -580,8 +580,8 @@ def test_a_rebuild_done_by_another_process_meanwhile_becomes_an_incremental_sync
     p = write_doc(tiny_vault, "knowledge/n0.md", "note 0 about capybaras, edited\n")
     os.utime(p, ns=(time.time_ns(), time.time_ns() + 10**9))
     stale_view = [True]  # before the lock this process saw an index needing a rebuild; under the lock it is done
-    real = S._analyzer_changed
-    monkeypatch.setattr(S, "_analyzer_changed", lambda conn: stale_view.pop() if stale_view else real(conn))
+    real = S.whole_index_due
+    monkeypatch.setattr(S, "whole_index_due", lambda conn: stale_view.pop() if stale_view else real(conn))
     r = index.sync()
     assert not r.rebuilt and (r.added, r.changed, r.unchanged) == (0, 1, 4)
     assert index.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1 and _integrity(index) == "ok"

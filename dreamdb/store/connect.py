@@ -390,15 +390,15 @@ def reclaim_free_pages(conn, path: Path | str | None = None) -> int:
     pages, free, size = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "freelist_count", "page_size"))
     if free < RECLAIM_MIN_SHARE * pages or free * size < RECLAIM_MIN_BYTES:
         return 0
+    from dreamdb.config import index_size_bytes
+
     if path is None:
         path = next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
 
     def on_disk() -> int:
-        total = 0
-        for name in (str(path), f"{path}-wal"):
-            with contextlib.suppress(OSError):
-                total += os.path.getsize(name)
-        return total
+        with contextlib.suppress(OSError):
+            return index_size_bytes(Path(path))
+        return 0
 
     before = on_disk()
     conn.execute("VACUUM")

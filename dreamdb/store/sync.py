@@ -149,16 +149,12 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
 def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
     """Cheap check (stat only, no lock): does the index differ from the vault?"""
     candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn))
-    return bool(candidates or removed) or _analyzer_changed(conn)
+    return bool(candidates or removed) or whole_index_due(conn)
 
 
 def whole_index_due(conn) -> bool:
     """Whether the next sync indexes every file again: the index holds none yet (new, or rebuilt after damage),
     or its files were indexed by another analyzer or parser (an upgrade). Cheap: one ``meta`` row."""
-    return _analyzer_changed(conn)
-
-
-def _analyzer_changed(conn) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
     return row is None or row[0] != INDEX_FORMAT
 
@@ -199,7 +195,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
 
         raise VaultNotFound(f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
                             hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
-    rebuild = force or _analyzer_changed(conn)
+    rebuild = force or whole_index_due(conn)
     candidates, removed, unchanged = _plan(sources, _stored_state(conn))
     if not (candidates or removed or rebuild):
         if _dirs_changed(conn, dirs, include_archives):
@@ -255,7 +251,7 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
         conn.execute("PRAGMA foreign_keys = OFF")
     try:
         with write_transaction(conn):
-            if (force or _analyzer_changed(conn)) != rebuild:  # re-check under the lock
+            if (force or whole_index_due(conn)) != rebuild:  # re-check under the lock
                 raise _Replan(not rebuild)
             known = set(_stored_state(conn))  # before a rebuild empties it: re-indexed files count as changed
             held = None

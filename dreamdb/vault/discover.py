@@ -71,16 +71,29 @@ def read_source(path: str | os.PathLike) -> bytes:
     Raises:
         OSError: it cannot be opened or read, or it is not a regular file (``errno.EINVAL``).
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(open_regular(path), "rb") as f:
+        return f.read()
+
+
+def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, *, follow: bool = True, mode: int = 0o600) -> int:
+    """A descriptor of ``path`` opened with ``flags``, only if the file opened is a regular file: opened without
+    blocking (``O_NONBLOCK``: a FIFO with no writer opens at once) and checked on the descriptor, so what is used is
+    what was checked (:func:`read_source`); with ``follow=False``, never through a symbolic link (``O_NOFOLLOW``:
+    a repository can ship a path dreamdb writes as a link to a file of the user's, QA round 61 H1).
+
+    Raises:
+        OSError: it cannot be opened, or it is not a regular file (``errno.EINVAL``; the descriptor is closed).
+    """
+    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, flags | extra, mode)
     try:
-        if not _stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file any more (it was replaced while the vault was read)")
-        with os.fdopen(fd, "rb") as f:
-            fd = -1
-            return f.read()
-    finally:
-        if fd >= 0:
-            os.close(fd)
+        if _stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        os.close(fd)
+        raise
+    os.close(fd)
+    raise OSError(errno.EINVAL, "not a regular file any more (it was replaced while the vault was read)")
 
 
 def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None) -> Path:

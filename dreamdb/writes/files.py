@@ -284,6 +284,12 @@ def read_with_identity(path: Path) -> tuple[bytes, Identity]:
         return handle.read(), seen
 
 
+def _changed(path: Path, how: str) -> FileChanged:
+    """The :class:`FileChanged` for ``path``, which another program changed as ``how`` says."""
+    return FileChanged(f"{path} changed while dreamdb was editing it ({how}); nothing was changed.",
+                       hint="Run the command again: it edits the file as it is now.")
+
+
 def _check_unchanged(path: Path, expect: Identity) -> None:
     """Raise :class:`FileChanged` when ``path`` is no longer the file whose :data:`Identity` was ``expect``."""
     try:
@@ -291,9 +297,7 @@ def _check_unchanged(path: Path, expect: Identity) -> None:
     except FileNotFoundError:
         now = ABSENT
     if now != expect:
-        how = "another program removed it" if now == ABSENT else "another program wrote it"
-        raise FileChanged(f"{path} changed while dreamdb was editing it ({how}); nothing was changed.",
-                          hint="Run the command again: it edits the file as it is now.")
+        raise _changed(path, "another program removed it" if now == ABSENT else "another program wrote it")
 
 
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2  # renameat2(2) flags (linux/fs.h)
@@ -337,8 +341,7 @@ def _swap_in(tmp_name: str, path: Path, expect: Identity) -> bool:
     if fn is None:
         return False
     if os.path.islink(path):  # callers pass resolved paths: a link there now is another program's change (QA round 61 L2)
-        raise FileChanged(f"{path} changed while dreamdb was editing it (another program put a link in its place);"
-                          " nothing was changed.", hint="Run the command again: it edits the file as it is now.")
+        raise _changed(path, "another program put a link in its place")
     import ctypes
 
     src, dst = os.fsencode(tmp_name), os.fsencode(str(path))
@@ -369,13 +372,11 @@ def _swap_in(tmp_name: str, path: Path, expect: Identity) -> bool:
                               hint="Compare it with the note, keep what you want, then run the command again.")
             err.keeps_temp = kept == tmp_name  # (not renamed: the caller must not delete it)
             raise err
-        raise FileChanged(f"{path} changed while dreamdb was editing it (another program wrote it); nothing was changed.",
-                          hint="Run the command again: it edits the file as it is now.")
+        raise _changed(path, "another program wrote it")
     else:
         err = ctypes.get_errno()
         if err == errno.ENOENT:
-            raise FileChanged(f"{path} changed while dreamdb was editing it (another program removed it); nothing was"
-                              " changed.", hint="Run the command again: it edits the file as it is now.")
+            raise _changed(path, "another program removed it")
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM):  # not on this file system, or no such call
         return False
     raise OSError(err, os.strerror(err), str(path))
