@@ -19,7 +19,7 @@ from functools import lru_cache, wraps
 from pathlib import Path
 
 from dreamdb import config
-from dreamdb.errors import DreamdbError, IndexTooNew, IndexUnavailable, UsageError
+from dreamdb.errors import DreamdbError, IndexTooNew, IndexUnavailable, UsageError, VaultNotFound
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
@@ -353,6 +353,8 @@ class Index:
         try:
             config.prepare_index_dir(self.index_path, chmod_existing=False)
         except OSError as exc:
+            if isinstance(exc, FileNotFoundError) and not os.path.isdir(self.vault):
+                raise VaultNotFound.gone(self.vault) from exc  # (its .dreamdb is never made with the vault: QA round 62 H1)
             blocker = exc.filename if isinstance(exc, FileExistsError) and exc.filename else None
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # (QA round 50: the hint blamed permissions)
             raise IndexUnavailable(

@@ -126,11 +126,18 @@ def prepare_index_folder(folder: Path) -> None:
     not at all (a temporary file renamed), and written again when it is empty (QA round 50: a full disk left it
     empty, and ``git add -A`` would then have committed the index, which holds partially invertible vectors).
 
+    A vault's ``.dreamdb`` is made in the vault as it is, never with the vault itself: a vault moved or deleted
+    is not created again, empty, at its old path (QA round 62 H1: an ``Index`` reopened after ``close()`` did, and
+    ``remember`` then wrote into that empty copy). Other folders (the user cache, ``DREAMDB_INDEX``'s) are made
+    with their parents.
+
     Raises:
+        FileNotFoundError: a vault's ``.dreamdb`` whose vault folder does not exist.
         OSError: the folder or the file cannot be written (a read-only vault, a full disk).
     """
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if folder.name != INDEX_DIR_NAME:
+    vaults = folder.name == INDEX_DIR_NAME
+    folder.mkdir(parents=not vaults, exist_ok=True, mode=0o700)
+    if not vaults:
         return
     gi = folder / ".gitignore"
     try:

@@ -41,6 +41,12 @@ class VaultNotFound(DreamdbError):
 
     exit_code = 3
 
+    @classmethod
+    def gone(cls, vault) -> "VaultNotFound":
+        """The error for a vault folder that existed when it was opened and no longer does (moved or deleted)."""
+        return cls(f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
+                   hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
+
 
 class IndexUnavailable(DreamdbError):
     """The index could not be opened, migrated or rebuilt. Exit 4."""

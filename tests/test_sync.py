@@ -730,6 +730,34 @@ def test_a_vault_moved_away_under_an_open_index_keeps_the_index(tiny_vault):
     assert [h.doc_id for h in index.recall("ferret")] == ["knowledge/ferret"]  # nothing was removed
     assert index.sync().removed == 0
 
+@pytest.mark.parametrize("how", ["moved", "deleted"])
+def test_a_vault_gone_is_not_created_again_by_an_index_reopened_after_close(tiny_vault, how):
+    """QA round 62 H1: ``close()`` then reuse made the old path's ``.dreamdb`` with its parents: an empty vault,
+    into which recall read nothing and ``remember`` wrote the memory the moved vault never got."""
+    import shutil
+
+    from dreamdb.errors import VaultNotFound
+
+    write_doc(tiny_vault, "knowledge/ferret.md", "---\ntitle: Ferret\n---\nferret notes\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("ferret")] == ["knowledge/ferret"]
+    moved = tiny_vault.parent / "moved"
+    if how == "moved":
+        tiny_vault.rename(moved)
+    else:
+        shutil.rmtree(tiny_vault)
+    index.close()
+    for call in (lambda: index.recall("ferret"), lambda: index.remember("Chose WAL mode.", type="decision"),
+                 index.status, index.sync, index.list_documents):
+        with pytest.raises(VaultNotFound, match="is gone|No vault folder"):
+            call()
+    assert not tiny_vault.exists()  # nothing made at the old path
+    if how == "moved":
+        assert not (moved / "core" / "CHANGELOG.json").exists()  # the memory is refused, not written anywhere
+        moved.rename(tiny_vault)
+        assert [h.doc_id for h in index.recall("ferret")] == ["knowledge/ferret"]  # back where it was: works again
+
+
 
 def test_list_documents_syncs_first_like_recall(tiny_vault):
     write_doc(tiny_vault, "knowledge/otter.md", "---\ntitle: Otter\n---\notter notes\n")

@@ -193,8 +193,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
         # empty the index (its chunks and vectors with it); the index is kept for the vault's return.
         from dreamdb.errors import VaultNotFound
 
-        raise VaultNotFound(f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
-                            hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
+        raise VaultNotFound.gone(vault)
     rebuild = force or whole_index_due(conn)
     candidates, removed, unchanged = _plan(sources, _stored_state(conn))
     if not (candidates or removed or rebuild):

@@ -417,6 +417,6 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
     got = parsed if changelog.depth == 1 else parsed.get("entries")
     if got != expected_entries:  # pragma: no cover - a bug, never written
         raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(exist_ok=True)  # (core/ in the vault as it is: never the vault itself, QA round 62 H1)
     atomic_write_bytes(path, new_text.encode("utf-8"), commit=True, expect=changelog.identity)
     return {**entry, "id": new_ids[index]}
