@@ -532,6 +532,26 @@ def test_dense_search_scores_doc_by_best_chunk_and_filters(tiny_vault):
             store.dense_search(c, np.zeros(10, np.float32), emb.model_id, 5)
 
 
+def test_dense_search_skips_a_vector_with_no_direction(tiny_vault):
+    """QA round 62 M2: sqlite-vec's cosine distance to an all-zero vector is NULL, and the search failed on it
+    (``1.0 - None``) with an internal error; such a vector is no similarity, and the others are still ranked."""
+    make_vault(tiny_vault, 4)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        c = index.conn
+        store.refresh(c, emb)
+        ids = dict(c.execute("SELECT doc_id, id FROM documents"))
+        text = c.execute("SELECT text FROM chunks WHERE doc = ? AND ordinal = 0", (ids["knowledge/doc2"],)).fetchone()[0]
+        zeroed = c.execute("SELECT e.id FROM embeddings e JOIN chunks k ON k.content_hash = e.content_hash"
+                           " WHERE k.doc = ? AND e.model_id = ?", (ids["knowledge/doc1"], emb.model_id)).fetchall()
+        with db.write_transaction(c):
+            for (rowid,) in zeroed:
+                c.execute("UPDATE vec_embeddings SET embedding = ? WHERE rowid = ?", (np.zeros(384, np.float32).tobytes(), rowid))
+        hits = store.dense_search(c, HashEmbedder.vec(text), emb.model_id, 10)
+        assert hits[0][0] == ids["knowledge/doc2"] and abs(hits[0][1] - 1.0) < 1e-5
+        assert ids["knowledge/doc1"] not in {d for d, _s in hits} and len(hits) == 3
+
+
 def test_pending_is_cheap(real_index):
     c = real_index.conn
     store.chunk_pending_documents(c)

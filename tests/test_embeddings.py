@@ -236,6 +236,37 @@ def test_corrupt_model_onnx_raises_model_error(model_dir, tmp_path):
         assert "model.onnx" in ei.value.message and "Traceback" not in str(ei.value)
 
 
+def _zero_output_onnx(path: Path) -> None:
+    """An ONNX graph with the model's inputs whose hidden states are all zeros: float32[batch, seq, 384]."""
+    from onnx import TensorProto, helper, numpy_helper, save
+
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, [None, None])
+              for n in ("input_ids", "attention_mask", "token_type_ids")]
+    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [None, None, 384])
+    nodes = [helper.make_node("Cast", ["input_ids"], ["ids"], to=TensorProto.FLOAT),
+             helper.make_node("Unsqueeze", ["ids", "axis"], ["ids3"]),
+             helper.make_node("Mul", ["ids3", "zeros"], ["last_hidden_state"])]
+    graph = helper.make_graph(nodes, "zeros", inputs, [out], initializer=[
+        numpy_helper.from_array(np.zeros(384, np.float32), "zeros"), numpy_helper.from_array(np.array([-1], np.int64), "axis")])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+@pytest.mark.model
+def test_a_model_of_zero_embeddings_is_refused_at_load(model_dir, tmp_path):
+    """QA round 62 M2: a model whose output is all zeros passed ``model install --from`` and ``model status
+    --check``; its vectors have no direction (sqlite-vec's cosine distance is NULL), and every dense recall
+    then failed with an internal error."""
+    from dreamdb.embeddings.model import Embedder
+
+    d = tmp_path / "zeros"
+    d.mkdir()
+    _zero_output_onnx(d / "model.onnx")
+    os.symlink(model_dir / "tokenizer.json", d / "tokenizer.json")
+    link_piece_table(model_dir, d)
+    with pytest.raises(ModelError, match="zero embeddings"):
+        Embedder(d)
+
+
 @pytest.mark.model
 def test_foreign_tokenizer_raises_model_error(model_dir, tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers

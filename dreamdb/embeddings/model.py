@@ -373,6 +373,11 @@ class Embedder:
         if not np.all(np.isfinite(v)):
             raise ModelError(f"{self.model_file} produced non-finite embeddings; the file is corrupt.",
                              hint="Reinstall the model: dreamdb model install")
+        if not np.all(np.abs(np.linalg.norm(v, axis=1) - 1.0) < 1e-3):
+            # (mean pooling of an all-zero output: a vector with no direction, whose cosine distance sqlite-vec
+            # gives as NULL; QA round 62 M2: such a model passed the checks, then every dense recall failed)
+            raise ModelError(f"{self.model_file} produced zero embeddings (vectors with no direction); it is not a "
+                             "working embedding model.", hint="Reinstall the model: dreamdb model install")
 
 
 # ---------------------------------------------------------------------- loading

@@ -708,7 +708,7 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
         rows = conn.execute(
             "SELECT rowid, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ? AND model_id = ?",
             (q, kk, model_id)).fetchall()
-        cos = {r: 1.0 - d for r, d in rows}
+        cos = {r: 1.0 - d for r, d in rows if d is not None}  # (NULL: a vector with no direction, no similarity)
         found = _docs_for_vectors(conn, cos)
         best = _best_by_doc([r[1] for r in found], [cos[r[0]] for r in found], [r[2] for r in found], adjust, allowed_docs)
         for doc, scored in exact.items():
