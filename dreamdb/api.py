@@ -19,6 +19,7 @@ from functools import lru_cache, wraps
 from pathlib import Path
 
 from dreamdb import config
+from dreamdb.arguments import whole_number
 from dreamdb.errors import DreamdbError, IndexTooNew, IndexUnavailable, UsageError, VaultNotFound
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
@@ -120,8 +121,7 @@ class Hit:
 
     def as_dict(self) -> dict:
         """JSON-ready mapping (floats rounded to 6 decimals)."""
-        d = {name: getattr(self, name) for name in fields(self) if not name.startswith("_")}
-        d["snippet"] = self.snippet
+        d = {name: getattr(self, name) for name in fields(self)}  # (snippet among them: made on first read)
         d["score"] = round(self.score, 6)
         d["rank_score"] = round(self.rank_score, 6)
         d["rankScore"] = d["rank_score"]  # the reference system's name
@@ -933,8 +933,7 @@ class Index:
         for name, flag in (("explain", explain), ("include_expired", include_expired)):
             if not isinstance(flag, bool):
                 raise UsageError(f"{name} must be True or False, got {flag!r}")
-        if not isinstance(top, int) or isinstance(top, bool) or not TOP_MIN <= top <= TOP_MAX:
-            raise UsageError(f"top must be an integer from {TOP_MIN} to {TOP_MAX}, got {top!r}")
+        top = whole_number(top, "top", TOP_MIN, TOP_MAX)
         if mode is not None and not isinstance(mode, str):
             raise UsageError(f"mode must be a string ({', '.join(MODES)}), got {mode!r}")
         env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE")
@@ -1295,8 +1294,8 @@ class Index:
 
     def _make_filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         types_l, exclude_l = _types(types, "types"), _types(exclude_types, "exclude_types")
-        if level is not None and (isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 3):
-            raise UsageError(f"level must be 1, 2 or 3, got {level!r}")
+        if level is not None:
+            level = whole_number(level, "level", 1, 3, "1, 2 or 3")
         since_d = until_d = None
         if since is not None or until is not None:
             from dreamdb.timeparse import parse_when, until_days

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dreamdb.arguments import whole_number
 from dreamdb.errors import UsageError
 
 #: SPEC §4 reference thresholds (cosine similarity of e5 passage vectors).
@@ -252,8 +253,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     from dreamdb.embeddings.chunk import chunk_with_coverage
     from dreamdb.embeddings.store import dense_search
 
-    if not isinstance(top, int) or not 1 <= top <= 50:
-        raise UsageError(f"top must be an integer from 1 to 50, got {top!r}")
+    top = whole_number(top, "top", 1, 50)
     check_thresholds(merge=merge, margin=margin, review=review)
     from dreamdb.vault.fences import find_block
 

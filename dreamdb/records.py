@@ -12,7 +12,8 @@ annotations in order, a class attribute is the field's default (:func:`factory` 
 one), and the generated methods are ``__init__`` (positional or keyword), ``__repr__`` and
 ``__eq__`` (fields whose name starts with ``_`` are left out of both), plus ``__hash__`` and
 immutability with ``frozen=True``. :func:`fields` gives the field names (strings, where
-:func:`dataclasses.fields` gives ``Field`` objects: QA round 57) and :func:`replace` mirrors its namesake.
+:func:`dataclasses.fields` gives ``Field`` objects: QA round 57; a private field by the property that reads it)
+and :func:`replace` mirrors its namesake.
 """
 
 from __future__ import annotations
@@ -106,20 +107,36 @@ def _build(cls, frozen: bool):
     return cls
 
 
+def _public_name(cls, name: str) -> str:
+    """The name a field is read by: its own, or for a private field (``_snippet``) the property of the class that
+    reads it (``snippet``); ``""`` for a private field with none (an implementation detail)."""
+    if not name.startswith("_"):
+        return name
+    public = name[1:]
+    return public if isinstance(getattr(cls, public, None), property) else ""
+
+
 def fields(obj) -> tuple[str, ...]:
-    """The field names of a record class or instance, in order (strings: ``[name for name in fields(hit)]``, where
-    :func:`dataclasses.fields` gives ``Field`` objects with a ``.name``)."""
-    return obj.__record_fields__
+    """The field names of a record class or instance, in order, as they are read (strings: ``[name for name in
+    fields(hit)]``, where :func:`dataclasses.fields` gives ``Field`` objects with a ``.name``): a private field
+    read through a property of the same name without its underscore is given by that name (``Hit._snippet``, a
+    snippet made on first read, is ``snippet``), and a private field without one is left out (QA round 62 L5)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return tuple(p for p in (_public_name(cls, n) for n in cls.__record_fields__) if p)
 
 
 def replace(obj, **changes):
-    """A copy of record ``obj`` with ``changes`` applied (every field passed to ``__init__`` again).
+    """A copy of record ``obj`` with ``changes`` applied (every field passed to ``__init__`` again), each by a name
+    :func:`fields` gives (``replace(hit, snippet="…")`` sets the field ``_snippet``) or the field's own.
 
     Raises:
         TypeError: a name in ``changes`` is not a field.
     """
-    names = obj.__record_fields__
+    cls = type(obj)
+    names = cls.__record_fields__
+    own = {_public_name(cls, n): n for n in names if n.startswith("_")}
+    changes = {own.get(k, k) if k not in names else k: v for k, v in changes.items()}
     unknown = set(changes).difference(names)
     if unknown:
-        raise TypeError(f"{type(obj).__name__} has no field {', '.join(sorted(unknown))}")
-    return type(obj)(**{n: changes[n] if n in changes else getattr(obj, n) for n in names})
+        raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
+    return cls(**{n: changes[n] if n in changes else getattr(obj, n) for n in names})

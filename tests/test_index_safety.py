@@ -255,12 +255,29 @@ def test_a_recall_waits_for_another_process_first_sync(example_vault):
     ({"tags": [1, 2]}, "tags must be a string or a list of strings"),
     ({"status": {"a": 1}}, "status must be a string or a list of strings"),
     ({"top": True}, "top must be an integer"),
+    ({"top": 3.0}, "top must be an integer"),
+    ({"top": "3"}, "top must be an integer"),
+    ({"top": 51}, "top must be an integer from 1 to 50"),
     ({"level": True}, "level must be 1, 2 or 3"),
+    ({"level": 2.0}, "level must be 1, 2 or 3"),
 ])
 def test_api_rejects_wrong_argument_types(example_vault, kwargs, message):
     index = dreamdb.open(example_vault)
     with pytest.raises(UsageError, match=message):
         index.recall("sleep", **kwargs)
+
+
+def test_api_takes_numpy_integers_as_integers(example_vault):
+    """QA round 62 L6: ``top=np.int64(3)`` was refused as "not an integer"; numpy's integers say they are whole
+    numbers (``__index__``), as a list index takes them."""
+    import numpy as np
+
+    index = dreamdb.open(example_vault)
+    assert [h.doc_id for h in index.recall("sleep", top=np.int64(1), level=np.int32(2))] == \
+        [h.doc_id for h in index.recall("sleep", top=1, level=2)]
+    assert len(index.recall("the", top=np.uint8(50))) <= 50
+    with pytest.raises(UsageError, match="top must be an integer from 1 to 50"):
+        index.recall("sleep", top=np.int64(0))
 
 
 def test_open_rejects_a_non_path_and_an_empty_list():

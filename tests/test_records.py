@@ -59,10 +59,11 @@ def test_frozen_records_are_hashable_and_immutable():
 
 
 def test_fields_and_replace():
-    assert fields(Point) == ("x", "y", "tags", "_cache") == fields(Point(1))
+    assert fields(Point) == ("x", "y", "tags") == fields(Point(1))  # a private field without a property: left out
     p = Point(1, 2, ["t"], _cache="c")
     q = replace(p, y=9)
     assert (q.x, q.y, q.tags, q._cache) == (1, 9, ["t"], "c") and p.y == 2
+    assert replace(p, _cache="d")._cache == "d"  # (still settable by its own name)
     assert replace(Key("a", 1), size=2) == Key("a", 2)
     with pytest.raises(TypeError, match="no field z"):
         replace(p, z=1)
@@ -74,3 +75,19 @@ def test_field_without_default_after_default_is_refused():
         class Bad:
             a: int = 1
             b: int
+
+
+def test_a_private_field_read_through_a_property_is_given_by_the_propertys_name(tiny_vault):
+    """QA round 62 L5: ``fields(hit)`` listed ``_snippet`` and ``_snippet_source``, not ``snippet``, and
+    ``replace(hit, snippet=…)`` was refused."""
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/sleep-debt.md", "---\ntitle: Sleep debt\n---\nHow sleep debt is computed.\n")
+    hit = dreamdb.open(tiny_vault).recall("sleep debt", top=1)[0]
+    assert "snippet" in fields(hit) and not any(n.startswith("_") for n in fields(hit))
+    assert fields(hit)[:3] == ("doc_id", "type", "slug")
+    changed = replace(hit, snippet="a snippet of my own", rank_score=1.5)
+    assert changed.snippet == "a snippet of my own" and changed.rank_score == 1.5 and changed.doc_id == hit.doc_id
+    assert hit.snippet != "a snippet of my own"
+    assert set(hit.as_dict()) >= {"snippet", "score", "rank_score", "rankScore", "doc_id"}
