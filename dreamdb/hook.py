@@ -456,8 +456,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
     try:
         vault = find_vault(None, cwd=Path(cwd) if cwd else None)
     except VaultNotFound as exc:
-        if os.environ.get("DREAMDB_VAULT"):  # set, and wrong: that is the reason (QA round 37), not the folder
-            _why(f"DREAMDB_VAULT={os.environ['DREAMDB_VAULT']}: {exc.message.rstrip('.')}; nothing printed")
+        if os.environ.get("DREAMDB_VAULT"):  # set, and wrong: that is the reason (QA round 37), not the folder;
+            # a setting that turns the hook off is logged, verbose or not, as a bad DREAMDB_RECALL_MODE is (QA round 62 L7)
+            _log(f"DREAMDB_VAULT={_one_line(os.environ['DREAMDB_VAULT'], 200)}: {exc.message.rstrip('.')}; nothing printed")
         else:
             _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (and DREAMDB_VAULT is not set); "
                  "nothing printed")

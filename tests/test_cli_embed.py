@@ -118,13 +118,14 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
     code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/nonexistent/x.md")
     assert code == 2 and "Traceback" not in err
     binary = tiny_vault.parent / "draft.md"
-    for data in (bytes(range(256)) * 4, b"text\x00more"):  # invalid UTF-8; a NUL byte
+    # invalid UTF-8; a NUL byte (valid UTF-8, but binary: said so, not "not UTF-8", QA round 62 L8)
+    for data, said in ((bytes(range(256)) * 4, "is not UTF-8 text"), (b"text\x00more", "holds a NUL byte")):
         binary.write_bytes(data)
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(binary))
-        assert code == 2 and "is not UTF-8 text" in err and out == ""
+        assert code == 2 and said in err and out == ""
         monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin")
-        assert code == 2 and "standard input is not UTF-8 text" in err and out == ""
+        assert code == 2 and f"standard input {said}" in err and out == ""
     binary.write_text("a draft\n")
     for option, value in (("--margin", "-1"), ("--merge", "2.5"), ("--review", "-2"), ("--margin", "nan"),
                           ("--merge", "0.5")):  # the last: a MERGE threshold below the REVIEW one (0.91)

@@ -332,8 +332,12 @@ def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch
     assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""
     last = log.read_text().splitlines()[-1]
     assert f"DREAMDB_VAULT={tmp_path / 'nonexistent'}: " in last and "does not exist" in last, last
-    monkeypatch.delenv("DREAMDB_VAULT")
     monkeypatch.delenv("DREAMDB_HOOK_VERBOSE")
+    log.unlink()
+    # not verbose: a wrong DREAMDB_VAULT, which turns the hook off, is logged all the same (QA round 62 L7)
+    assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""
+    assert "does not exist" in log.read_text() and len(log.read_text().splitlines()) == 1
+    monkeypatch.delenv("DREAMDB_VAULT")
     log.unlink()
     assert H.run(payload("zebra unicorn quasar nebula", project)) == "" and not log.exists()  # silent by default
 

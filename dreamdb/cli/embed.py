@@ -352,9 +352,12 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         content = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         content = None
-    if content is None or "\x00" in content:
+    if content is None:
         raise UsageError(f"{source} is not UTF-8 text: the dedup gate compares notes.",
                          hint="Pass the markdown draft of the note (UTF-8).")
+    if "\x00" in content:  # (valid UTF-8, but no note holds a NUL: QA round 62 L8)
+        raise UsageError(f"{source} holds a NUL byte, so it looks like a binary file, not a note: the dedup gate "
+                         "compares notes.", hint="Pass the markdown draft of the note (UTF-8 text).")
 
     from dreamdb.dedup import dedup
     from dreamdb.embeddings.store import pending
