@@ -43,7 +43,8 @@ def _progress(label: str, length: int):
 @click.option("--results-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results).")
 @click.option("--max-embed", type=click.IntRange(0), default=None, metavar="N",
-              help="Skip the dense modes of an index that still needs more than N chunks embedded (default: embed all).")
+              help="Skip the dense modes of an index that still needs more than N chunks embedded (default: embed all); "
+                   "the reason printed names the command that embeds them.")
 @json_option
 def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, results_file, max_embed, as_json):
     """Score dreamdb's recall on the gold set and public IR collections.

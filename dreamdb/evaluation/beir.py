@@ -46,12 +46,17 @@ class Collection:
         corpus: corpus id → record (``title``, ``text`` and any extra fields).
         queries: query id → record (``text`` and any extra fields), in file order.
         qrels: query id → {corpus id: grade}; only queries with a judgement.
+        unknown_qrels: ``[(query id, doc id)]`` of the judgements naming a query or a document that is not
+            in the collection.
+        warnings: what :func:`load_collection` found amiss without refusing the collection (one line each).
     """
 
     name: str
     corpus: dict[str, dict]
     queries: dict[str, dict]
     qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+    unknown_qrels: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def judged_queries(self) -> list[tuple[str, str]]:
         """``(qid, text)`` of every query that has at least one relevant document, in file order."""
@@ -72,6 +77,11 @@ def read_jsonl(path: Path, *, records: bool = False) -> list[dict]:
     Raises:
         UsageError: unreadable or non-UTF-8 file, or a malformed line (with its number).
     """
+    return [d for _n, d in read_jsonl_lines(path, records=records)]
+
+
+def read_jsonl_lines(path: Path, *, records: bool = False) -> list[tuple[int, dict]]:
+    """:func:`read_jsonl` with the line number of each record: ``[(line number, dict)]``."""
     out = []
     n = 0
     try:
@@ -84,11 +94,45 @@ def read_jsonl(path: Path, *, records: bool = False) -> list[dict]:
                         raise UsageError(f"{path}:{n}: not JSON ({exc})") from None
                     if records:
                         _check_record(d, path, n)
-                    out.append(d)
+                    out.append((n, d))
     except OSError as exc:
         raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}:{n + 1}: not UTF-8 text ({exc.reason})") from None
+    return out
+
+
+def read_records(path: Path, *, kind: str) -> list[dict]:
+    """Read a corpus (``kind="corpus"``) or queries (``kind="queries"``) file and check it as a whole.
+
+    Every line is a record (see :func:`read_jsonl`); besides, no two records share an id (``3`` and ``"3"``
+    are the same id: ids are compared as text, as the qrels name them), a query has a non-empty ``text``,
+    and the file holds at least one record (QA round 62 L1).
+
+    Args:
+        path: the file.
+        kind: ``"corpus"`` or ``"queries"``.
+
+    Returns:
+        One dict per record, in file order.
+
+    Raises:
+        UsageError: as :func:`read_jsonl`, a duplicate id or an empty query (with the line number), or no
+            record at all.
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for n, d in read_jsonl_lines(path, records=True):
+        rid = str(d["id"])
+        if rid in seen:
+            raise UsageError(f"{path}:{n}: duplicate id {rid!r} (already on line {seen[rid]}); each "
+                             f"{'document' if kind == 'corpus' else 'query'} needs an id of its own"[:300])
+        seen[rid] = n
+        if kind == "queries" and (not isinstance(d.get("text"), str) or not d["text"].strip()):
+            raise UsageError(f"{path}:{n}: a query needs a non-empty \"text\", got {d.get('text')!r}"[:300])
+        out.append(d)
+    if not out:
+        raise UsageError(f"{path} holds no {'documents' if kind == 'corpus' else 'queries'}")
     return out
 
 
@@ -112,7 +156,8 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         query id → {doc id: grade}.
 
     Raises:
-        UsageError: unreadable file or a malformed line.
+        UsageError: unreadable file or a malformed line (with its number), among them a grade that is no
+            finite number (``nan``, ``inf``, ``1e999``).
     """
     out: dict[str, dict[str, int]] = {}
     try:
@@ -129,8 +174,8 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             continue
         try:
             qid, did, rel = parts[0], parts[1], int(float(parts[2]))
-        except (IndexError, ValueError):
-            raise UsageError(f"{path}:{n}: expected 'qid docid rel'") from None
+        except (IndexError, ValueError, OverflowError):  # OverflowError: a grade of inf or 1e999 (QA round 62 L2)
+            raise UsageError(f"{path}:{n}: expected 'qid docid rel' with a finite number as grade") from None
         out.setdefault(qid, {})[did] = rel
     return out
 
@@ -138,6 +183,10 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 def load_collection(root: Path, *, corpus: str = "corpus.jsonl", queries: str = "queries.jsonl",
                     qrels: str = "qrels.tsv", name: str | None = None) -> Collection:
     """Load a collection folder (or a variant of it through other file names).
+
+    Judgements naming a query or a document the files do not hold are kept as read (scored as BEIR
+    scores them: a judged document that is not in the corpus can never be found), listed in
+    :attr:`Collection.unknown_qrels` and warned of in :attr:`Collection.warnings` (QA round 62 L1).
 
     Args:
         root: the collection folder.
@@ -150,17 +199,55 @@ def load_collection(root: Path, *, corpus: str = "corpus.jsonl", queries: str = 
         Collection.
 
     Raises:
-        UsageError: a file is missing or malformed.
+        UsageError: a file is missing or malformed (see :func:`read_records`, :func:`read_qrels`): among
+            others a duplicate corpus or query id, a query without text, an empty corpus.
     """
     root = Path(root)
     docs = {}
-    for d in read_jsonl(root / corpus, records=True):
-        did = str(d["id"])
-        docs[did] = {**d, "title": d.get("title") or "", "text": d.get("text") or ""}
+    for d in read_records(root / corpus, kind="corpus"):
+        docs[str(d["id"])] = {**d, "title": d.get("title") or "", "text": d.get("text") or ""}
     qs = {}
-    for q in read_jsonl(root / queries, records=True):
-        qs[str(q["id"])] = {**q, "text": q.get("text") or ""}
-    return Collection(name or root.name, docs, qs, read_qrels(root / qrels))
+    for q in read_records(root / queries, kind="queries"):
+        qs[str(q["id"])] = {**q, "text": q["text"]}
+    judged = read_qrels(root / qrels)
+    unknown = unknown_judgements(judged, set(qs), set(docs))
+    note = unknown_qrels_note(unknown, set(qs), set(docs), str(root / qrels), queries, corpus)
+    return Collection(name or root.name, docs, qs, judged, unknown, [note] if note else [])
+
+
+def unknown_judgements(qrels: dict[str, dict[str, int]], query_ids: set[str] | None,
+                       doc_ids: set[str]) -> list[tuple[str, str]]:
+    """``[(query id, doc id)]`` of the judgements of ``qrels`` naming a query that is not in ``query_ids``
+    (``None``: not checked) or a document that is not in ``doc_ids``, in file order."""
+    return [(qid, did) for qid, rel in qrels.items() for did in rel
+            if (query_ids is not None and qid not in query_ids) or did not in doc_ids]
+
+
+def unknown_qrels_note(unknown: list[tuple[str, str]], query_ids: set[str] | None, doc_ids: set[str],
+                       qrels_file: str, queries_file: str, corpus_file: str) -> str | None:
+    """A one-line warning about judgements naming queries or documents the collection does not hold (``None``
+    when there is none): how many, and the first few (QA round 62 L1; cf. the gold track's missing targets).
+
+    Args:
+        unknown: from :func:`unknown_judgements`.
+        query_ids: the queries' ids (``None``: not checked).
+        doc_ids: the corpus ids.
+        qrels_file, queries_file, corpus_file: the files, as the message names them.
+    """
+    if not unknown:
+        return None
+    qs = list(dict.fromkeys(q for q, _d in unknown if query_ids is not None and q not in query_ids))
+    ds = [f"{q}: {d}" for q, d in unknown if d not in doc_ids]
+
+    def few(ids: list[str]) -> str:
+        return ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+
+    parts = []
+    if qs:
+        parts.append(f"{len(qs)} quer{'y' if len(qs) == 1 else 'ies'} not in {queries_file} ({few(qs)}), never asked")
+    if ds:
+        parts.append(f"{len(ds)} judged document(s) not in {corpus_file} ({few(ds)}), which cannot be found")
+    return f"warning: {qrels_file}: {len(unknown)} judgement(s) name what the collection does not hold: " + "; ".join(parts)
 
 
 def subset(coll: Collection, *, doc_filter=None, query_filter=None, name: str | None = None) -> Collection:

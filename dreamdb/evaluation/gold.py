@@ -21,6 +21,15 @@ from dreamdb.evaluation import metrics as M
 GOLD_CLOCK = "2026-08-18T00:00:00Z"
 """The dreamcontext snapshot's date: recency and expiry replay exactly."""
 
+OVERALL = "all"
+"""The group of every query in :func:`aggregate`'s output; no category or language may bear this name."""
+
+NO_CATEGORY = "uncategorised"
+"""The category of a query whose ``category`` is missing, null or empty (a group of its own)."""
+
+NO_LANG = "unknown"
+"""The language of a query whose ``lang`` is missing, null or empty (a group of its own)."""
+
 
 @dataclass
 class GoldQuery:
@@ -59,13 +68,31 @@ def _strings(d: dict, key: str) -> list[str]:
     return value
 
 
+def _group(d: dict, key: str, default: str) -> str:
+    """``d[key]`` as a group name: missing, null or blank → ``default``; ``"all"`` (the overall row's name,
+    which would count the query twice there, QA round 62 M1) or a non-string is refused."""
+    value = d.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    if not isinstance(value, str):
+        raise ValueError(f"{key!r} must be a string, got {value!r}"[:200])
+    if value.strip().lower() == OVERALL:
+        raise ValueError(f"{key!r} may not be {value!r}: that is the name of the overall row (leave it out and the"
+                         f" query counts in {default!r})")
+    return value
+
+
 def load_gold(path: Path) -> list[GoldQuery]:
     """Read a gold JSONL file.
+
+    A query without a ``category`` (missing, null or empty) is in the category :data:`NO_CATEGORY`, one without
+    a ``lang`` in :data:`NO_LANG`: each a group of its own in ``by_category``/``by_lang``, beside the overall
+    ``all`` row that counts every query once.
 
     Raises:
         UsageError: missing, unreadable or non-UTF-8 file, no query in it, or a malformed line (with its
             number): not a JSON object, ``query`` not a non-empty string, ``expected``/``alt`` not lists of
-            strings, or no target at all.
+            strings, no target at all, or a ``category``/``lang`` that is not a string or is ``all``.
     """
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -86,8 +113,8 @@ def load_gold(path: Path) -> list[GoldQuery]:
             expected, alt = _strings(d, "expected"), _strings(d, "alt")
             if not expected and not alt:
                 raise ValueError("no target: 'expected' and 'alt' are both empty")
-            out.append(GoldQuery(str(d["id"]), d["query"], expected, alt, str(d.get("category") or "all"),
-                                 str(d.get("lang") or "")))
+            out.append(GoldQuery(str(d["id"]), d["query"], expected, alt, _group(d, "category", NO_CATEGORY),
+                                 _group(d, "lang", NO_LANG)))
         except (ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}:{n}: not a gold query ({exc})") from None
     if not out:
@@ -105,11 +132,15 @@ def score_ranked(ranked: list[str], targets: set[str]) -> dict:
 
 
 def aggregate(rows: list[dict], key: str | None) -> dict[str, dict]:
-    """Mean metrics overall (``all``) and per ``key`` value (e.g. category, lang)."""
+    """Mean metrics overall (``all``) and per ``key`` value (e.g. category, lang).
+
+    Every row counts once in ``all``; a row whose ``key`` value is itself ``all`` (which :func:`load_gold`
+    refuses) is only in that overall row, never twice (QA round 62 M1).
+    """
     groups: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
-        groups["all"].append(r)
-        if key:
+        groups[OVERALL].append(r)
+        if key and str(r[key]) != OVERALL:
             groups[str(r[key])].append(r)
     out = {}
     for g, rs in groups.items():

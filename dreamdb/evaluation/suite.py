@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import subprocess
 import time
 from contextlib import contextmanager
@@ -134,11 +135,34 @@ class Track:
 
 @dataclass
 class SetPlan:
-    """Indexes and tracks of one set."""
+    """Indexes and tracks of one set.
+
+    ``warnings`` are what loading found amiss without refusing the data (reported as notes);
+    ``unknown_qrels`` maps a qrels file (relative to ``eval-data/``) to its judgements ``[qid, doc id]``
+    naming a query or a document its collection does not hold.
+    """
 
     name: str
     indexes: list[IndexSpec] = field(default_factory=list)
     tracks: list[Track] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    unknown_qrels: dict[str, list[list[str]]] = field(default_factory=dict)
+
+    def check_qrels(self, ed: Path, path: Path, qrels: dict, query_ids: set[str] | None, doc_ids: set[str], *,
+                    queries_file: str, corpus_file: str) -> None:
+        """Warn of the judgements of ``path`` naming a query or a document that is not there (QA round 62 L1;
+        for files read without :func:`beir.load_collection`, which warns of its own)."""
+        unknown = beir.unknown_judgements(qrels, query_ids, doc_ids)
+        note = beir.unknown_qrels_note(unknown, query_ids, doc_ids, str(path), queries_file, corpus_file)
+        if note:
+            self.warnings.append(note)
+            self.unknown_qrels[path.relative_to(ed).as_posix()] = [list(u) for u in unknown]
+
+    def take_warnings(self, ed: Path, qrels_path: Path, coll: beir.Collection) -> None:
+        """Take over the warnings of a collection :func:`beir.load_collection` read from ``qrels_path``."""
+        self.warnings += coll.warnings
+        if coll.unknown_qrels:
+            self.unknown_qrels[qrels_path.relative_to(ed).as_posix()] = [list(u) for u in coll.unknown_qrels]
 
 
 def _limit(qs: list, quick: bool) -> list:
@@ -167,27 +191,37 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
                               desc=f"{len(qs)} gold queries, known-item (expected ∪ alt), clock {gold.GOLD_CLOCK}"))
     elif name == "scifact":
         c = beir.load_collection(ed / "scifact")
+        p.take_warnings(ed, ed / "scifact" / "qrels.tsv", c)
         docs = [(d, r["title"], r["text"]) for d, r in c.corpus.items()]
         p.indexes.append(IndexSpec("corpus", lambda d, docs=docs: beir.corpus_to_vault(docs, d, source="scifact"),
                                    f"{len(docs)} abstracts, title + text"))
         p.tracks.append(Track("test", "corpus", _limit(c.judged_queries(), quick), c.qrels, desc="BEIR test split"))
     elif name == "xquad":
         root = ed / "xquad_tr_en"
-        queries = beir.read_jsonl(root / "queries.jsonl", records=True)
+        queries = beir.read_records(root / "queries.jsonl", kind="queries")
+        query_ids = {str(q["id"]) for q in queries}
         for gran, corpus_file, prefix in (("para", "corpus.jsonl", "qrels_"), ("sent", "corpus_sent.jsonl", "qrels_sent_")):
-            corpus = beir.read_jsonl(root / corpus_file, records=True)
+            corpus = beir.read_records(root / corpus_file, kind="corpus")
+            doc_ids = {str(d["id"]) for d in corpus}
+
+            def read_qrels(file: str, corpus_file=corpus_file, doc_ids=doc_ids) -> dict:
+                qrels = beir.read_qrels(root / file)
+                p.check_qrels(ed, root / file, qrels, query_ids, doc_ids, queries_file="queries.jsonl",
+                              corpus_file=corpus_file)
+                return qrels
+
             for lang in ("en", "tr"):
                 docs = [(str(d["id"]), d.get("title") or "", d.get("text") or "") for d in corpus if d.get("lang") == lang]
                 p.indexes.append(IndexSpec(f"{gran}-{lang}", lambda d, docs=docs, s=f"xquad {gran} {lang}": beir.corpus_to_vault(docs, d, source=s),
                                            f"{len(docs)} {lang} {'paragraphs' if gran == 'para' else 'sentences'}"))
             for src_l, tgt_l in (("tr", "tr"), ("en", "en"), ("tr", "en"), ("en", "tr")):
-                qrels = beir.read_qrels(root / f"{prefix}{src_l}2{tgt_l}.tsv")
+                qrels = read_qrels(f"{prefix}{src_l}2{tgt_l}.tsv")
                 qs = [(str(q["id"]), q.get("text") or "") for q in queries if q.get("lang") == src_l and str(q["id"]) in qrels]
                 p.tracks.append(Track(f"{gran} {src_l}→{tgt_l}", f"{gran}-{tgt_l}", _limit(qs, quick), qrels,
                                       desc=f"{src_l} questions → {tgt_l} {gran}"))
             if gran == "para":
-                _plan_xquad_mixed(p, corpus, queries, beir.read_qrels(root / "qrels.tsv"), quick)
-                qrels = beir.read_qrels(root / f"{prefix}tr2tr.tsv")
+                _plan_xquad_mixed(p, corpus, queries, read_qrels("qrels.tsv"), quick)
+                qrels = next(t.qrels for t in p.tracks if t.name == "para tr→tr")  # checked above
                 qs = [(str(q["id"]), without_turkish_letters(q.get("text") or "")) for q in queries
                       if q.get("lang") == "tr" and str(q["id"]) in qrels]
                 p.tracks.append(Track("para tr-ascii→tr", "para-tr", _limit(qs, quick), qrels,
@@ -195,11 +229,13 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
     elif name == "eips":
         root = ed / "eips_ercs"
         c = beir.load_collection(root)
+        p.take_warnings(ed, root / "qrels.tsv", c)
         p.indexes.append(IndexSpec("vault", lambda d, src=root / "vault": beir.copy_vault(src, d, into="knowledge"),
                                    "eips_ercs/vault as-is (frontmatter without description)"))
         p.tracks.append(Track("description", "vault", _limit(c.judged_queries(), quick), c.qrels,
                               desc="frontmatter description → note (paraphrase known-item)"))
         ct = beir.load_collection(root, queries="queries_title.jsonl", qrels="qrels_title.tsv")
+        p.take_warnings(ed, root / "qrels_title.tsv", ct)
         docs = [(d, "", r["text"]) for d, r in ct.corpus.items()]
         p.indexes.append(IndexSpec("body", lambda d, docs=docs: beir.corpus_to_vault(docs, d, source="eips body only"),
                                    f"{len(docs)} bodies without title"))
@@ -328,6 +364,12 @@ def _run_paired(track: Track, searches: list[tuple[str, Callable]], progress, la
     return out
 
 
+def embed_refresh_command(index_path: Path, vault: Path) -> str:
+    """The shell command that embeds the chunks of the cached index ``index_path`` of ``vault`` (the
+    ``--max-embed`` hint; QA round 62 L3): ``DREAMDB_INDEX=<index> dreamdb embed refresh --vault <vault>``."""
+    return f"DREAMDB_INDEX={shlex.quote(str(index_path))} dreamdb embed refresh --vault {shlex.quote(str(vault))}"
+
+
 def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes, baseline, progress, log,
                max_embed: int | None = None) -> None:
     """Build one index (timed) and run its tracks into ``out`` (see :func:`run_set`)."""
@@ -375,7 +417,8 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
                 waiting = pending(ix.conn, emb_model.model_id)
                 if waiting > max_embed:
                     skip_dense = (f"{waiting} chunks would need embedding first (over --max-embed {max_embed});"
-                                  f" run dreamdb embed refresh on {ix.index_path} or raise --max-embed")
+                                  f" embed them with `{embed_refresh_command(ix.index_path, vb.vault)}`"
+                                  " or raise --max-embed")
                     raise RuntimeError(skip_dense)
             emb = ix.refresh_embeddings(progress=None)
             info["embed"] = {"seconds": time.perf_counter() - t0, "embedded": emb.embedded, "reused": emb.reused}
@@ -539,8 +582,15 @@ def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], bas
            "machine": machine_info(), "quick": quick, "modes": modes, "baseline": baseline, "notes": notes, "sets": {}}
     for s in ok:
         log(f"set {s}: loading")
-        out["sets"][s] = run_set(plan_set(s, Path(data), quick=quick), Path(cache), modes=modes, baseline=baseline,
-                                 progress=progress, log=log, max_embed=max_embed)
+        plan = plan_set(s, Path(data), quick=quick)
+        for w in plan.warnings:
+            log(f"set {s}: {w}")
+            notes.append(f"set {s}: {w}")
+        res = run_set(plan, Path(cache), modes=modes, baseline=baseline, progress=progress, log=log,
+                      max_embed=max_embed)
+        if plan.unknown_qrels:
+            res["unknown_qrels"] = plan.unknown_qrels
+        out["sets"][s] = res
     out["wall_s"] = time.perf_counter() - t0
     out["comparisons"] = comparisons(out)
     return out

@@ -1,0 +1,257 @@
+"""QA round 62: the evaluation suite's loaders refuse malformed data with file and line, warn of judgements
+naming what a collection does not hold, count an uncategorised gold query once, and the --max-embed hint is a
+command that runs. Tiny collections on disk, real SQLite, no mocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dreamdb.errors import UsageError
+from dreamdb.evaluation import beir, gold, suite
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DOCS = [
+    {"id": "S-1", "title": "Sleep consolidation", "text": "The nightly sleep cycle consolidates agent memory into knowledge notes."},
+    {"id": "S-2", "title": "Database postings", "text": "SQLite postings store term frequencies for exact BM25 scoring."},
+    {"id": "S-3", "title": "Turkish morphology", "text": "Suffixes such as -lar and -ler mark the plural in Turkish words."},
+]
+QUERIES = [{"id": "q1", "text": "sqlite postings"}, {"id": "q2", "text": "memory consolidation during sleep"}]
+QRELS = "qid\tdocid\trel\nq1\tS-2\t1\nq2\tS-1\t1\n"
+
+
+def _jsonl(records) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def write_collection(root: Path, docs=DOCS, queries=QUERIES, qrels=QRELS) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "corpus.jsonl").write_text(docs if isinstance(docs, str) else _jsonl(docs), encoding="utf-8")
+    (root / "queries.jsonl").write_text(queries if isinstance(queries, str) else _jsonl(queries), encoding="utf-8")
+    (root / "qrels.tsv").write_text(qrels, encoding="utf-8")
+    return root
+
+
+def run_cli(*args, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dreamdb", "eval", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout)
+
+
+# -- M1: the gold set's groups --------------------------------------------------------------------------------------
+def _gold_data(tmp_path: Path, lines: list[dict]) -> Path:
+    data = tmp_path / "data"
+    (data / "eval").mkdir(parents=True)
+    notes = data / "vaults" / "dreamcontext" / "_dream_context" / "knowledge"
+    notes.mkdir(parents=True)
+    (notes / "walrus.md").write_text("---\ntitle: Walrus\n---\nwalrus tusks and whiskers\n", encoding="utf-8")
+    (notes / "otter.md").write_text("---\ntitle: Otter\n---\notters hold hands while they sleep\n", encoding="utf-8")
+    (data / "eval" / "dreamcontext-gold-train.jsonl").write_text(_jsonl(lines), encoding="utf-8")
+    return data
+
+
+def test_an_uncategorised_gold_query_is_its_own_group_and_counted_once_overall(tmp_path):
+    """QA round 62 M1: a query without a category was filed under "all" and added to "all" a second time:
+    two queries gave by_category.all n=3, and the overall recall was skewed towards the uncategorised one."""
+    data = _gold_data(tmp_path, [
+        {"id": "q1", "query": "walrus tusks", "expected": ["knowledge/walrus"], "category": "exact-term", "lang": "en"},
+        {"id": "q2", "query": "otters sleep", "expected": ["knowledge/otter"]},  # no category, no lang
+        {"id": "q3", "query": "zebra stripes", "expected": ["knowledge/walrus"], "category": None, "lang": None},
+    ])
+    qs = gold.load_gold(data / "eval" / "dreamcontext-gold-train.jsonl")
+    assert [(q.category, q.lang) for q in qs] == [("exact-term", "en"), ("uncategorised", "unknown"),
+                                                  ("uncategorised", "unknown")]
+    out = suite.run_suite(["dreamcontext"], data=data, cache=tmp_path / "cache", modes=["bm25"], baseline=False)
+    r = out["sets"]["dreamcontext"]["tracks"]["gold-train"]["dreamdb"]["bm25"]
+    assert {g: m["n"] for g, m in r["by_category"].items()} == {"all": 3, "exact-term": 1, "uncategorised": 2}
+    assert {g: m["n"] for g, m in r["by_lang"].items()} == {"all": 3, "en": 1, "unknown": 2}
+    assert r["metrics"]["n"] == 3
+    # q1 and q2 are found first, q3 (no word of the vault) is not: 2 of 3 overall, 1 of 2 uncategorised
+    assert r["metrics"]["r@1"] == pytest.approx(200 / 3)
+    assert r["by_category"]["uncategorised"]["r@1"] == pytest.approx(50.0)
+    assert r["by_category"]["exact-term"]["r@1"] == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize("field, value", [("category", "all"), ("category", "All"), ("lang", "all")])
+def test_a_gold_group_named_all_is_refused_with_its_line(tmp_path, field, value):
+    """"all" names the overall row: a category (or language) of that name would count its queries twice there."""
+    path = tmp_path / "gold.jsonl"
+    path.write_text(_jsonl([{"id": "q1", "query": "walrus", "expected": ["knowledge/walrus"]},
+                            {"id": "q2", "query": "otter", "expected": ["knowledge/otter"], field: value}]),
+                    encoding="utf-8")
+    with pytest.raises(UsageError, match=re.escape(f"{path}:2: not a gold query ('{field}' may not be '{value}'")):
+        gold.load_gold(path)
+
+
+def test_a_gold_category_that_is_not_text_is_refused(tmp_path):
+    path = tmp_path / "gold.jsonl"
+    path.write_text(_jsonl([{"id": "q1", "query": "walrus", "expected": ["knowledge/walrus"], "category": ["a"]}]))
+    with pytest.raises(UsageError, match=re.escape(f"{path}:1: not a gold query ('category' must be a string")):
+        gold.load_gold(path)
+
+
+def test_aggregate_never_counts_a_row_twice_overall():
+    rows = [{"category": c, "r@1": r, "r@3": r, "r@5": r, "r@10": r, "mrr": r, "ndcg@10": r}
+            for c, r in (("all", 1.0), ("turkish", 0.0))]
+    agg = gold.aggregate(rows, "category")
+    assert {g: m["n"] for g, m in agg.items()} == {"all": 2, "turkish": 1}
+    assert agg["all"]["r@1"] == pytest.approx(50.0)
+
+
+# -- L1: malformed collections ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("docs, queries, said", [
+    # 3 and "3" are one id: the qrels name documents as text
+    ([{"id": 3, "text": "a"}, {"id": "4", "text": "b"}, {"id": "3", "text": "c"}], None,
+     "corpus.jsonl:3: duplicate id '3' (already on line 1)"),
+    ([{"id": "S-1", "text": "a"}, {"id": "S-1", "text": "b"}], None, "corpus.jsonl:2: duplicate id 'S-1' (already on line 1)"),
+    (None, [{"id": "q1", "text": "a"}, {"id": "q1", "text": "b"}], "queries.jsonl:2: duplicate id 'q1' (already on line 1)"),
+    (None, [{"id": "q1", "text": "a"}, {"id": "q2", "text": ""}], 'queries.jsonl:2: a query needs a non-empty "text", got \'\''),
+    (None, [{"id": "q1", "text": "   "}], 'queries.jsonl:1: a query needs a non-empty "text"'),
+    (None, [{"id": "q1", "text": None}], 'queries.jsonl:1: a query needs a non-empty "text", got None'),
+    (None, [{"id": "q1"}], 'queries.jsonl:1: a query needs a non-empty "text", got None'),
+    ("", None, "corpus.jsonl holds no documents"),
+    ("\n\n", None, "corpus.jsonl holds no documents"),
+    (None, "", "queries.jsonl holds no queries"),
+])
+def test_a_malformed_collection_is_refused_with_file_and_line(tmp_path, docs, queries, said):
+    """QA round 62 L1: a duplicate id kept the last record (a document disappeared), an empty query was run,
+    an empty corpus gave a run of zeros."""
+    root = write_collection(tmp_path / "c", DOCS if docs is None else docs, QUERIES if queries is None else queries)
+    with pytest.raises(UsageError, match=re.escape(f"{root}/{said}")):
+        beir.load_collection(root)
+
+
+def test_judgements_naming_unknown_queries_or_documents_are_warned_of(tmp_path):
+    root = write_collection(tmp_path / "c", qrels="qid\tdocid\trel\nq1\tS-2\t1\nq1\tS-9\t1\nq2\tS-1\t1\n"
+                                                  "q7\tS-1\t1\nq8\tS-3\t2\n")
+    c = beir.load_collection(root)
+    assert c.unknown_qrels == [("q1", "S-9"), ("q7", "S-1"), ("q8", "S-3")]
+    assert c.warnings == [f"warning: {root}/qrels.tsv: 3 judgement(s) name what the collection does not hold: 2 queries"
+                          " not in queries.jsonl (q7, q8), never asked; 1 judged document(s) not in corpus.jsonl"
+                          " (q1: S-9), which cannot be found"]
+    # the judgements are kept as read: q1's S-9 counts against it, as BEIR scores it
+    assert c.qrels["q1"] == {"S-2": 1, "S-9": 1}
+    assert beir.load_collection(write_collection(tmp_path / "ok")).warnings == []
+
+
+def _scifact_data(tmp_path: Path, **kw) -> Path:
+    data = tmp_path / "data"
+    write_collection(data / "eval-data" / "scifact", **kw)
+    return data
+
+
+def test_the_suite_reports_unknown_judgements_in_notes_and_json(tmp_path):
+    data = _scifact_data(tmp_path, qrels="qid\tdocid\trel\nq1\tS-2\t1\nq2\tS-1\t1\nq2\tS-77\t1\nq9\tS-3\t1\n")
+    r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--modes", "bm25", "--cache", tmp_path / "cache",
+                "--json")
+    assert r.returncode == 0, r.stderr
+    qrels = data / "eval-data" / "scifact" / "qrels.tsv"
+    said = (f"set scifact: warning: {qrels}: 2 judgement(s) name what the collection does not hold: 1 query not in"
+            " queries.jsonl (q9), never asked; 1 judged document(s) not in corpus.jsonl (q2: S-77), which cannot be found")
+    assert said in r.stderr
+    out = json.loads(r.stdout)
+    assert said in out["notes"]
+    assert out["sets"]["scifact"]["unknown_qrels"] == {"scifact/qrels.tsv": [["q2", "S-77"], ["q9", "S-3"]]}
+    m = out["sets"]["scifact"]["tracks"]["test"]["dreamdb"]["bm25"]["metrics"]
+    assert m["n"] == 2 and m["r@10"] == pytest.approx(75.0)  # q2 found S-1, never the absent S-77
+    # a clean collection: no note, no key
+    clean = run_cli("--data", _scifact_data(tmp_path / "clean"), "--set", "scifact", "--no-baseline", "--cache",
+                    tmp_path / "cache2", "--json")
+    assert clean.returncode == 0 and "warning" not in clean.stderr
+    assert json.loads(clean.stdout)["notes"] == [] and "unknown_qrels" not in json.loads(clean.stdout)["sets"]["scifact"]
+
+
+@pytest.mark.parametrize("grade", ["inf", "1e999", "-inf", "nan", "x"])
+def test_a_grade_that_is_no_finite_number_is_a_usage_error(tmp_path, grade):
+    """QA round 62 L2: a grade of inf or 1e999 raised OverflowError, an internal error (exit 70)."""
+    path = tmp_path / "qrels.tsv"
+    path.write_text(f"qid\tdocid\trel\nq1\tS-1\t1\nq2\tS-2\t{grade}\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=re.escape(f"{path}:3: expected 'qid docid rel' with a finite number as grade")):
+        beir.read_qrels(path)
+
+
+@pytest.mark.parametrize("kw, said", [
+    ({"qrels": "qid\tdocid\trel\nq1\tS-2\t1e999\n"}, "qrels.tsv:2: expected 'qid docid rel' with a finite number as grade"),
+    ({"docs": [{"id": 3, "text": "a"}, {"id": "3", "text": "b"}]}, "corpus.jsonl:2: duplicate id '3' (already on line 1)"),
+    ({"queries": [{"id": "q1", "text": ""}]}, 'queries.jsonl:1: a query needs a non-empty "text"'),
+    ({"docs": ""}, "corpus.jsonl holds no documents"),
+])
+def test_malformed_collections_exit_2_through_the_cli(tmp_path, kw, said):
+    data = _scifact_data(tmp_path, **kw)
+    r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--cache", tmp_path / "cache")
+    assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+DATA = suite.default_data_dir()
+
+
+@pytest.mark.skipif(not (DATA / "eval-data" / "xquad_tr_en" / "corpus.jsonl").exists(),
+                    reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
+@pytest.mark.parametrize("name", ["scifact", "xquad", "eips"])
+def test_the_real_collections_pass_the_checks(name):
+    p = suite.plan_set(name, DATA)
+    assert p.warnings == [] and p.unknown_qrels == {}
+    assert p.tracks and all(t.queries for t in p.tracks)
+
+
+def test_xquad_is_checked_too(tmp_path):
+    """xquad is read through read_records and read_qrels, not load_collection: the same checks hold."""
+    root = tmp_path / "data" / "eval-data" / "xquad_tr_en"
+    root.mkdir(parents=True)
+    corpus = [{"id": f"{lang}-p1", "lang": lang, "article": "a", "para": 1, "text": "paragraph"} for lang in ("en", "tr")]
+    (root / "corpus.jsonl").write_text(_jsonl(corpus), encoding="utf-8")
+    (root / "corpus_sent.jsonl").write_text(_jsonl(corpus), encoding="utf-8")
+    (root / "queries.jsonl").write_text(_jsonl([{"id": "q1", "lang": "en", "text": "what"},
+                                                 {"id": "q2", "lang": "tr", "text": "ne"}]), encoding="utf-8")
+    for f in ("qrels.tsv", "qrels_sent.tsv", *(f"qrels_{g}{d}.tsv" for g in ("", "sent_")
+                                               for d in ("tr2tr", "en2en", "tr2en", "en2tr"))):
+        (root / f).write_text("qid\tdocid\trel\nq1\ten-p1\t1\nq2\ttr-p1\t1\n", encoding="utf-8")
+    (root / "qrels_tr2en.tsv").write_text("qid\tdocid\trel\nq2\ten-p9\t1\n", encoding="utf-8")
+    p = suite.plan_set("xquad", root.parent.parent)
+    assert p.unknown_qrels == {"xquad_tr_en/qrels_tr2en.tsv": [["q2", "en-p9"]]}
+    assert p.warnings == [f"warning: {root}/qrels_tr2en.tsv: 1 judgement(s) name what the collection does not hold:"
+                          " 1 judged document(s) not in corpus.jsonl (q2: en-p9), which cannot be found"]
+    (root / "queries.jsonl").write_text(_jsonl([{"id": "q1", "lang": "en", "text": "what"},
+                                                 {"id": "q1", "lang": "tr", "text": "ne"}]), encoding="utf-8")
+    with pytest.raises(UsageError, match=re.escape(f"{root}/queries.jsonl:2: duplicate id 'q1' (already on line 1)")):
+        suite.plan_set("xquad", root.parent.parent)
+
+
+# -- L3: the --max-embed hint ---------------------------------------------------------------------------------------
+def test_embed_refresh_command_quotes_the_paths(tmp_path):
+    index = tmp_path / "it's a cache" / "scifact" / "corpus" / "index.db"
+    vault = index.parent / "_dream_context"
+    cmd = suite.embed_refresh_command(index, vault)
+    assert cmd == f"DREAMDB_INDEX={shlex.quote(str(index))} dreamdb embed refresh --vault {shlex.quote(str(vault))}"
+    assert shlex.split(cmd) == [f"DREAMDB_INDEX={index}", "dreamdb", "embed", "refresh", "--vault", str(vault)]
+
+
+@pytest.mark.model
+def test_the_max_embed_hint_is_a_command_that_embeds_the_cached_index(tmp_path, model_dir, monkeypatch):
+    """QA round 62 L3: the hint said "run dreamdb embed refresh on <cache>/…/index.db", which cannot be run.
+    It now prints the command; run as printed (by a shell), it embeds the very index the suite then uses."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    data = _scifact_data(tmp_path)
+    cache = tmp_path / "my cache"
+    plan = suite.plan_set("scifact", data)
+    res = suite.run_set(plan, cache, modes=["bm25", "hybrid"], baseline=False, max_embed=0)
+    folder = cache / "scifact" / "corpus"
+    cmd = suite.embed_refresh_command(folder / "index.db", folder / "_dream_context")
+    assert shlex.quote(str(folder / "index.db")) in cmd and "'" in cmd  # the space is quoted
+    why = res["tracks"]["test"]["dreamdb"]["hybrid"]["unavailable"]
+    assert why == (f"3 chunks would need embedding first (over --max-embed 0); embed them with `{cmd}`"
+                   " or raise --max-embed")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    again = suite.run_set(suite.plan_set("scifact", data), cache, modes=["bm25", "hybrid"], baseline=False, max_embed=0)
+    hybrid = again["tracks"]["test"]["dreamdb"]["hybrid"]
+    assert "unavailable" not in hybrid and hybrid["metrics"]["n"] == 2
+    assert again["indexes"]["corpus"]["embed"]["embedded"] == 0  # all done by the command
