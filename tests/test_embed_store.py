@@ -7,6 +7,7 @@ real model on a ~20-document subset of the real vault (``embedded_subset``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import subprocess
@@ -509,15 +510,24 @@ def test_dense_search_never_compares_other_models(tiny_vault):
         assert store.dense_search(c, q, "model-b", 1)[0][0] == doc0
 
 
-def test_dense_search_scores_doc_by_best_chunk_and_filters(tiny_vault):
-    make_vault(tiny_vault, 5)
+@contextlib.contextmanager
+def _embedded(vault, n: int):
+    """An index of :func:`make_vault` ``(vault, n)``, synced and embedded by a HashEmbedder:
+    ``(connection, embedder, {doc_id: rowid})``."""
+    make_vault(vault, n)
     emb = HashEmbedder()
-    with open_synced(tiny_vault) as index:
-        c = index.conn
-        store.refresh(c, emb)
-        ids = dict(c.execute("SELECT doc_id, id FROM documents"))
-        text = c.execute("SELECT text FROM chunks WHERE doc = ? AND ordinal = 1", (ids["knowledge/doc3"],)).fetchone()[0]
-        q = HashEmbedder.vec(text)
+    with open_synced(vault) as index:
+        store.refresh(index.conn, emb)
+        yield index.conn, emb, dict(index.conn.execute("SELECT doc_id, id FROM documents"))
+
+
+def _chunk_text(c, doc: int, ordinal: int) -> str:
+    return c.execute("SELECT text FROM chunks WHERE doc = ? AND ordinal = ?", (doc, ordinal)).fetchone()[0]
+
+
+def test_dense_search_scores_doc_by_best_chunk_and_filters(tiny_vault):
+    with _embedded(tiny_vault, 5) as (c, emb, ids):
+        q = HashEmbedder.vec(_chunk_text(c, ids["knowledge/doc3"], 1))
         hits = store.dense_search(c, q, emb.model_id, 5)
         assert hits[0][0] == ids["knowledge/doc3"] and hits[0][1] > 0.9999
         assert [d for d, _s in hits] == [d for d, _s in store.dense_search_numpy(c, q, emb.model_id, 5)]
@@ -535,13 +545,8 @@ def test_dense_search_scores_doc_by_best_chunk_and_filters(tiny_vault):
 def test_dense_search_skips_a_vector_with_no_direction(tiny_vault):
     """QA round 62 M2: sqlite-vec's cosine distance to an all-zero vector is NULL, and the search failed on it
     (``1.0 - None``) with an internal error; such a vector is no similarity, and the others are still ranked."""
-    make_vault(tiny_vault, 4)
-    emb = HashEmbedder()
-    with open_synced(tiny_vault) as index:
-        c = index.conn
-        store.refresh(c, emb)
-        ids = dict(c.execute("SELECT doc_id, id FROM documents"))
-        text = c.execute("SELECT text FROM chunks WHERE doc = ? AND ordinal = 0", (ids["knowledge/doc2"],)).fetchone()[0]
+    with _embedded(tiny_vault, 4) as (c, emb, ids):
+        text = _chunk_text(c, ids["knowledge/doc2"], 0)
         zeroed = c.execute("SELECT e.id FROM embeddings e JOIN chunks k ON k.content_hash = e.content_hash"
                            " WHERE k.doc = ? AND e.model_id = ?", (ids["knowledge/doc1"], emb.model_id)).fetchall()
         with db.write_transaction(c):
