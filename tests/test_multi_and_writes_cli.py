@@ -731,7 +731,24 @@ def test_deleting_twice_says_where_the_copy_is(tiny_vault):
     assert "-foo.md" in p.stderr and "Move the copy back" in p.stderr
     assert cli("sync", "--vault", str(v)).returncode == 0  # then the guard answers, and says it too
     p = cli("delete", "--vault", str(v), "knowledge/foo")
-    assert p.returncode == 6 and "a copy deleted by dreamdb is .dreamdb/trash/knowledge/" in p.stderr, p.stderr
+    assert p.returncode == 6 and "dreamdb's newest copy of a deleted note named foo.md is .dreamdb/trash/knowledge/" \
+        in p.stderr, p.stderr
+
+
+def test_a_removed_notes_error_never_names_an_updates_copy_as_the_note(tiny_vault):
+    """QA round 63 M1: the copy ``update`` kept of an earlier version was named as "a copy deleted by dreamdb":
+    an agent restoring it would have lost the later edits."""
+    v = tiny_vault
+    note = write_doc(v, "knowledge/x.md", "original body\n")
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    assert cli("update", "--vault", str(v), "x", "--append", "FIRST APPEND").returncode == 0
+    (kept,) = (v / ".dreamdb" / "trash" / "knowledge").iterdir()
+    assert kept.name.endswith("-x.before-update.md") and kept.read_text() == "original body\n"
+    note.rename(v.parent / "x-moved-away.md")
+    assert cli("recall", "--vault", str(v), "body").returncode == 0  # the sync that sees it gone
+    p = cli("update", "--vault", str(v), "x", "--append", "SECOND")
+    assert p.returncode in (6, 7) and "removed or renamed" in p.stderr and ".before-update" not in p.stderr, p.stderr
+    assert "copy of a deleted note" not in p.stderr
 
 
 def test_writes_check_ids_in_the_index_left_in_a_read_only_dreamdb(tiny_vault):

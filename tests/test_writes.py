@@ -1277,7 +1277,7 @@ def test_update_keeps_previous_version_in_the_trash(twins: Path):
     assert update(twins, "knowledge/decisions/foo.md", content="new body", on_kept=kept.append) == path.resolve()
     assert path.read_text() == "---\ntitle: Decision foo\n---\n\nnew body\n"
     assert len(kept) == 1 and kept[0].parent == twins / ".dreamdb" / "trash" / "knowledge"
-    assert kept[0].name.endswith("-foo.md")
+    assert kept[0].name.endswith("-foo.before-update.md")  # (named apart from a deleted copy: QA round 63 M1)
     assert kept[0].read_text() == FOO_DEC  # ... but the old file is kept
     update(twins, "knowledge/decisions/foo.md", append="second", on_kept=kept.append)
     assert len(kept) == 2 and kept[1] != kept[0]
@@ -1490,7 +1490,7 @@ def test_write_failures_are_refused_and_change_nothing(tiny_vault: Path, monkeyp
             call()
         assert os.strerror(code) in info.value.message and str(tiny_vault) in info.value.message
     if code == errno.ENOSPC:
-        assert "disk is full" in info.value.message and "note.md" in info.value.message
+        assert "disk is full" in info.value.message and "note.before-update.md" in info.value.message  # (update failed writing its copy)
     monkeypatch.undo()
     assert _snapshot(tiny_vault) == before
     assert note.read_text(encoding="utf-8") == "---\ntitle: Note\n---\nbody\n"

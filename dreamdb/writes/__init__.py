@@ -31,7 +31,8 @@ markdown document). The rules every one of them follows:
   it holds the lock and the trash, and no ``index.db`` (QA round 56).
 * **Nothing is lost.** :func:`delete` moves the file to
   ``.dreamdb/trash/<type>/``; :func:`update` first keeps the previous version
-  of the file there (same naming; a name too long for the file system is
+  of the file there (``<UTC time>-<name>.before-update.md``, apart from a deleted note's
+  ``<UTC time>-<name>.md``; a name too long for the file system is
   shortened and given a short hash), then replaces it.
 * **File protection is respected.** A write-protected file (no write bit, or
   no write access) is not replaced; a replaced file keeps its mode bits and,

@@ -105,6 +105,19 @@ def _relocate(vault: Path, slug: str, rel: str) -> tuple[str, Path]:
     return found
 
 
+UPDATE_BACKUP_SUFFIX = ".before-update"
+"""What the name of the copy :func:`update` keeps of a note's previous version adds before its extension
+(``x.md`` → ``<UTC time>-x.before-update.md``), so that it is never taken for the copy :func:`delete` keeps of the
+note itself (``<UTC time>-x.md``)."""
+
+
+def update_backup_name(name: str) -> str:
+    """The file name :func:`update`'s copy of the note ``name`` (``x.md``) gets in the trash, before its time
+    prefix: ``x.before-update.md``."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}{UPDATE_BACKUP_SUFFIX}.{ext}" if dot else f"{name}{UPDATE_BACKUP_SUFFIX}"
+
+
 def update(
     vault: Path,
     slug: str,
@@ -129,7 +142,8 @@ def update(
 
     Before the file is replaced, its previous bytes are kept (atomically) in
     the trash :func:`delete` uses, ``<vault>/.dreamdb/trash/<type>/<UTC
-    timestamp>-<file name>``: moving that file back undoes the update. An
+    timestamp>-<name>.before-update.md`` (:func:`update_backup_name`; named apart from a deleted note's copy,
+    QA round 63 M1): moving that file back undoes the update. An
     update that would not change a byte writes nothing.
 
     Args:
@@ -216,7 +230,7 @@ def update(
             real, old, new, seen = _plan_update(vault, path, changes, content, append, pin, clock)
             if new == old:
                 break
-            kept = _trash_path(vault, doc_type, real.name)
+            kept = _trash_path(vault, doc_type, update_backup_name(real.name))
             atomic_write_bytes(kept, old)
             try:
                 # (expect: the note as read; another program's write since is refused, not overwritten: QA 59 M2)

@@ -269,7 +269,9 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
 
 def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
     """The newest copy :func:`delete` kept of a note named ``bare`` (of ``doc_type``, or any markdown type),
-    ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``, else ``None``."""
+    ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``, else ``None``; never :func:`update`'s copy of a previous
+    version (``…-<bare>.before-update.md``: QA round 63 M1, an older text an agent restoring it would have taken for
+    the note)."""
     found = []
     for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
         folder = _trash_root(vault) / t
@@ -375,8 +377,9 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
     now_id = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [source])
     kept = None if now_id else _in_trash(vault, doc_id.split("/", 1)[0], Path(source).stem)
     now = (f", when the files of that name were renumbered; that file's id is now {now_id[0][0]}" if now_id
-           else ", when that file was removed or renamed" + (f" (a copy deleted by dreamdb is"
-                                                              f" {kept.relative_to(vault).as_posix()})" if kept else ""))
+           else ", when that file was removed or renamed" + (f" (dreamdb's newest copy of a deleted note named"
+                                                              f" {Path(source).name} is {kept.relative_to(vault).as_posix()})"
+                                                              if kept else ""))
     raise WriteRefused(f"{doc_id} named {source} until {when}{now}. Nothing was changed.",
                        hint=f"Pass the file's path to say which one (e.g. {source}); recall --json gives each hit's"
                             " path." if now_id else "Run dreamdb recall to find the document you mean.")
