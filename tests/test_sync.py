@@ -1049,3 +1049,72 @@ def test_a_full_disk_that_stops_giving_back_space_is_a_warning_in_text_and_json(
     assert any(w.startswith("could not give back the index's free space: database or disk is full") for w in out["warnings"])
     result = CliRunner().invoke(cli, ["sync", "--vault", str(tiny_vault)])
     assert "warning: could not give back the index's free space" in result.output
+
+
+def _permissions_bite() -> list[str]:
+    """The argv prefix under which this process's file permissions apply to a child: none for a user, and for root
+    ``setpriv`` without the capabilities that override them (root reads a folder of mode 000 otherwise)."""
+    import shutil
+
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: a folder of mode 000 cannot be made unreadable")
+    caps = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+
+
+def _recall_ids(vault, query: str, prefix: list[str] | None = None) -> tuple[list[str], str]:
+    """``dreamdb recall --json`` run as a process (under ``prefix``): ``(hit ids, its notes and stderr)``."""
+    import subprocess
+    import sys
+
+    p = subprocess.run([*(prefix or []), sys.executable, "-m", "dreamdb", "recall", "--vault", str(vault), "--json",
+                        query], capture_output=True, text=True, timeout=60)
+    out = json.loads(p.stdout)
+    return [h["type"] + "/" + h["slug"] for h in out["hits"]], "\n".join(out.get("notes", [])) + p.stderr
+
+
+def test_a_folder_unreadable_for_a_sync_is_indexed_again_once_readable(tiny_vault):
+    """QA round 63 H1: a folder that could not be listed had its time recorded all the same; made readable
+    again its time is unchanged, so the no-change check passed and its notes stayed out of the index for good
+    (``core/`` unreadable also lost every CHANGELOG entry without a word)."""
+    write_doc(tiny_vault, "knowledge/sub/z.md", "---\ntitle: Zebra note\n---\nzebra stripes body\n")
+    write_doc(tiny_vault, "knowledge/a.md", "hello\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"date": "2026-08-01", "type": "fix", "scope": "zebra",
+                                                             "description": "zebra crossing fixed"}]))
+    bite = _permissions_bite()
+    assert _recall_ids(tiny_vault, "zebra")[0] == ["knowledge/z", "changelog/2026-08-01-zebra-1"]
+    for folder in (tiny_vault / "knowledge" / "sub", tiny_vault / "core"):
+        folder.chmod(0)
+        try:
+            hits, err = _recall_ids(tiny_vault, "zebra", bite)
+            assert "skipped (Permission denied)" in err, err
+            assert len(hits) == 1  # the other one
+        finally:
+            folder.chmod(0o755)
+        assert _recall_ids(tiny_vault, "zebra")[0] == ["knowledge/z", "changelog/2026-08-01-zebra-1"], folder
+
+
+def test_a_linked_note_whose_note_comes_back_is_indexed_again(tiny_vault):
+    """QA round 63 H2: a link to a note in a folder dreamdb does not walk (``people/``) that was gone for a sync
+    stayed out of the index once the note came back (a branch switch, a stash): nothing the no-change check
+    compares had changed. A link made before its note behaves alike."""
+    write_doc(tiny_vault, "knowledge/a.md", "hello\n")
+    team = write_doc(tiny_vault, "people/team.md", "---\ntitle: Team roster\n---\nzebra team roster\n")
+    (tiny_vault / "knowledge" / "team.md").symlink_to("../people/team.md")
+    (tiny_vault / "knowledge" / "later.md").symlink_to("../people/later.md")  # its note does not exist yet
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("zebra")] == ["knowledge/team"]
+    away = tiny_vault.parent / "team.bak"
+    team.rename(away)
+    assert index.recall("zebra") == []
+    assert any("which does not exist" in n for n in index.take_notes())
+    away.rename(team)
+    assert [h.doc_id for h in index.recall("zebra")] == ["knowledge/team"]
+    write_doc(tiny_vault, "people/later.md", "---\ntitle: Later\n---\nzebra later\n")
+    assert sorted(h.doc_id for h in index.recall("zebra")) == ["knowledge/later", "knowledge/team"]
+    assert index.sync().unchanged == 3
+    # nothing dangles now: no folder is marked unscanned, and the no-change check passes again
+    assert index.conn.execute("SELECT COUNT(*) FROM dirs WHERE mtime_ns = -1").fetchone()[0] == 0
+    index.close()

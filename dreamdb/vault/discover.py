@@ -193,6 +193,11 @@ def is_utf8(text: str) -> bool:
     return True
 
 
+UNSCANNED = -1
+"""The time :func:`walk_sources` gives a folder it could not list, or one holding what it could not read: no
+folder's modification time (nanoseconds since 1970) is -1, so the no-change check never matches it."""
+
+
 def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs: dict | None = None) -> list[SourceFile]:
     """List every indexable file of the vault with its stat (no file is read).
 
@@ -203,7 +208,12 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
     as itself (one note, one document).
     Unreadable entries are skipped with a warning through ``warn(msg)``.
     When ``dirs`` is a dict, it receives ``{rel_dir: mtime_ns}`` of the vault
-    root, the folders above each source root and every folder walked.
+    root, the folders above each source root and every folder walked; :data:`UNSCANNED` for a folder that could
+    not be listed, or that holds a file whose stat failed (``core/`` unreadable): its time does not change when
+    it becomes readable again, so the sync's no-change check (which compares these times) never passes while
+    one is there, and the next walk finds what came back (QA round 63 H1). For a link to a note that does not
+    exist, the nearest folder of the vault above where that note would be is recorded too (``people/``, which
+    dreamdb does not walk): the note's coming back changes that folder's time (QA round 63 H2).
 
     Returns:
         list[SourceFile], sorted by path.
@@ -217,6 +227,25 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if warn:
             warn(msg)
 
+    def unscanned(rel_dir: str) -> None:
+        if dirs is not None:
+            dirs[rel_dir] = UNSCANNED
+
+    def watch_missing(link_path: str) -> None:
+        """Record the time of the nearest existing folder of the vault above the note a link names (see above)."""
+        if dirs is None:
+            return
+        folder = os.path.dirname(os.path.realpath(link_path))
+        while folder.startswith(vault_real + os.sep) and not os.path.isdir(folder):
+            folder = os.path.dirname(folder)
+        if folder != vault_real and not folder.startswith(vault_real + os.sep):
+            return  # (a link out of the vault is never indexed)
+        rel_dir = os.path.relpath(folder, vault_real).replace(os.sep, "/")
+        try:
+            dirs.setdefault(rel_dir, os.stat(folder).st_mtime_ns)
+        except OSError:
+            unscanned(rel_dir)
+
     def add(rel: str, entry_path: str, is_link: bool) -> None:
         cls = classify(rel)
         if cls is None:
@@ -227,8 +256,11 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             if is_link and exc.errno in (errno.ENOENT, errno.ELOOP):  # (QA round 39: "No such file or directory")
                 what = "leads in a loop" if exc.errno == errno.ELOOP else "does not exist"
                 note(f"{rel}: skipped (a link to {os.readlink(entry_path)}, which {what})")
+                if exc.errno == errno.ENOENT:
+                    watch_missing(entry_path)
             else:
                 note(f"{rel}: skipped ({exc.strerror or exc})")
+                unscanned(os.path.dirname(rel))  # (a folder made searchable again keeps its time)
             return
         if is_link and not os.path.realpath(entry_path).startswith(vault_real + os.sep):
             note(f"{rel}: skipped (symlink points outside the vault)")
@@ -249,6 +281,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             entries = list(os.scandir(full))
         except OSError as exc:
             note(f"{rel_dir}: skipped ({exc.strerror or exc})")
+            unscanned(rel_dir)  # (made readable again, its time is the same: QA round 63 H1)
             return
         for e in entries:
             rel = f"{rel_dir}/{e.name}"
@@ -286,8 +319,15 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
 
     for fixed in (MEMORY_FILE, CHANGELOG_FILE):
         full = os.path.join(vault, fixed)
-        if os.path.lexists(full):
-            add(fixed, full, linked(fixed))
+        try:
+            os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # (no such file: a vault without it)
+        except OSError as exc:  # core/ not searchable: the file may be there (QA round 63 H1: its entries went silently)
+            note(f"{fixed}: skipped ({exc.strerror or exc})")
+            unscanned(os.path.dirname(fixed))
+            continue
+        add(fixed, full, linked(fixed))
     for root, recursive, _typ in _MD_ROOTS:
         if root == "knowledge/features":
             continue  # walked as part of knowledge/
