@@ -839,25 +839,6 @@ def test_notes_writing_either_form_of_a_translation_are_found_alike(kenet_lexico
         assert all(h.rank_score > 0 for h in hits)
 
 
-def test_a_word_a_note_holds_is_translated_through_a_shorter_root_when_its_longest_roots_are_in_no_note(
-        kenet_lexicon, tiny_vault, monkeypatch):
-    """The kind of failure: ``bağlama`` ("into the context") is KeNet's word *girder* (and the lute), which no note
-    holds; its root ``bağlam`` is *context*. A word no note holds was already tried root by root
-    (:func:`dreamdb.ranking.rank._resolve`); one a note holds as typed (here a Turkish note about the lute) was
-    translated by its longest root alone, and so not at all."""
-    monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))
-    write_doc(tiny_vault, "knowledge/muzik.md", "---\ntitle: Müzik\n---\nAkşamları bağlama çalıyorum.\n")
-    write_doc(tiny_vault, "knowledge/context.md", "---\ntitle: Session context\n---\nThe hook injects the project "
-                                                  "context at session start.\n")
-    write_doc(tiny_vault, "knowledge/girder.md", "---\ntitle: Bridges\n---\nSteel beams carry the deck.\n")
-    with dreamdb.open(tiny_vault) as ix:
-        ix.sync()
-        plan = plan_query("oturum bağlama", vocabulary=ix._vocabulary(), lexicon=ix._lexicon())
-        assert "bağla" in plan.terms  # held as typed by the Turkish note: kept
-        assert plan.translated.get("bağla") == "context"  # and translated through its root bağlam
-        assert {h.doc_id for h in ix.recall("oturum bağlama", top=3)} == {"knowledge/context", "knowledge/muzik"}
-
-
 def test_a_turkish_word_read_as_english_counts_with_its_other_form(tiny_vault):
     """QA round 41: ``strateji`` alone reads as English and is found as it is (``stratejisi`` is the term
     ``strateji``); the note writing ``strateji`` (the term ``stratej``) was missed."""

@@ -616,14 +616,6 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
     translations as synonyms of one another (Pirkola 1998). Measured (XQuAD, BM25 nDCG@10, quick run,
     2 Dec): leaving the translated words out of this stage lowers paragraphs tr→en 0.813 → 0.797
     and en→tr 0.744 → 0.732.
-
-    A Turkish word whose longest root's translations no note holds is translated by its shorter roots in
-    turn (:func:`_shorter_root_translations`), as :func:`_resolve` does for a word no note holds: ``bağlama``
-    ("into the context", held as typed by a Turkish note about the lute) is KeNet's *girder*, and its root
-    ``bağlam`` *context*. Measured (3 Dec, ``python -m eval --set xquad --set dreamcontext --modes bm25`` then
-    ``--modes hybrid``, same tree without it): gold set BM25 nDCG@10 0.778 → 0.783 (recalls unchanged); XQuAD
-    paragraphs tr→mixed 0.8643 → 0.8642 and sentences tr→en 0.6455 → 0.6454 (one query each), every other
-    BM25 track and every hybrid figure unchanged.
     """
     resolved = resolved or {}
     memo = getattr(vocabulary, "resolved_words", None)
@@ -640,12 +632,6 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
     held = {t: memo[k] for t, k in keys.items() if t not in candidates}  # term → its translations the notes hold
     for t, found in candidates.items():
         held[t] = tuple(c for c in found if c in there)
-        if not held[t] and turkish:  # its longest root's translations in no note: the next root's, as _resolve does
-            for roots in _shorter_root_translations(t, keys[t][2], lexicon):
-                known = vocabulary.known(roots, in_turkish=False)
-                if known:
-                    held[t] = tuple(c for c in roots if c in known)
-                    break
         if len(memo) >= RESOLVED_WORDS_MAX:
             memo.clear()
         memo[keys[t]] = held[t]
