@@ -1118,3 +1118,39 @@ def test_a_linked_note_whose_note_comes_back_is_indexed_again(tiny_vault):
     # nothing dangles now: no folder is marked unscanned, and the no-change check passes again
     assert index.conn.execute("SELECT COUNT(*) FROM dirs WHERE mtime_ns = -1").fetchone()[0] == 0
     index.close()
+
+
+def test_the_file_system_clock_is_read_beside_the_index_and_orders_with_file_times(tiny_vault):
+    from dreamdb.store.sync import CLOCK_FILE_NAME, file_system_clock
+
+    before = write_doc(tiny_vault, "knowledge/before.md", "before\n")
+    index = dreamdb.open(tiny_vault)
+    clock = file_system_clock(index.conn)
+    after = write_doc(tiny_vault, "knowledge/after.md", "after\n")
+    assert before.stat().st_ctime_ns <= clock <= after.stat().st_ctime_ns
+    assert (index.index_path.parent / CLOCK_FILE_NAME).stat().st_size == 0
+    index.close()
+
+
+def test_a_file_changed_within_the_clock_tick_of_its_sync_is_read_again_by_the_next(tiny_vault, monkeypatch):
+    """Racy git's case: two writes of the same size within one tick of the file system's clock leave the same
+    stat, so a file written again right after a sync read it could look unchanged for good. A file whose change
+    time is the sync's clock or later keeps no change time in ``files``: the next sync reads and hashes it again,
+    then stores its stat. (Which files are racy is forced here through the clock: this kernel's timestamps are too
+    fine for two writes to share one.)"""
+    from dreamdb.store import sync as S
+
+    write_doc(tiny_vault, "knowledge/a.md", "alpha\n")
+    write_doc(tiny_vault, "knowledge/b.md", "bravo\n")
+    index = dreamdb.open(tiny_vault)
+    real = S.file_system_clock
+    monkeypatch.setattr(S, "file_system_clock", lambda conn: 0)  # every file is racy
+    assert index.sync().added == 2
+    stored = dict(index.conn.execute("SELECT path, ctime_ns FROM files"))
+    assert stored == {"knowledge/a.md": None, "knowledge/b.md": None}
+    monkeypatch.setattr(S, "file_system_clock", real)
+    r = index.sync()  # no fast path: the two are read again, found the same, and their stat stored
+    assert (r.added, r.changed, r.unchanged) == (0, 0, 2)
+    assert all(isinstance(c, int) for c in dict(index.conn.execute("SELECT path, ctime_ns FROM files")).values())
+    assert S._fast_unchanged(index.conn, tiny_vault, False) == 2  # and the no-change check passes again
+    index.close()

@@ -8,6 +8,9 @@
    same hash → only the stat is refreshed; new hash → its documents are
    re-parsed and replaced; files gone from the vault → their documents removed.
    Corpus statistics are refreshed. A crash anywhere rolls everything back.
+   A file changed within the file system's clock tick of the walk is stored
+   without its change time, so the next sync reads it again
+   (:func:`file_system_clock`: git's "racy clean" files).
 """
 
 from __future__ import annotations
@@ -159,6 +162,46 @@ def whole_index_due(conn) -> bool:
     return row is None or row[0] != INDEX_FORMAT
 
 
+CLOCK_FILE_NAME = "sync.clock"
+"""The empty file beside the index whose time :func:`file_system_clock` sets and reads."""
+
+
+def file_system_clock(conn) -> int | None:
+    """The file system's time now (ns since 1970), as it stamps files: the change time of a file beside the index
+    (:data:`CLOCK_FILE_NAME`), touched; ``None`` where there is none to touch (an index in memory, a folder that
+    cannot be written).
+
+    A file's (mtime, size, ctime) tells its content apart only between two ticks of the file system's clock: two
+    writes of the same size within one tick (4 ms on a kernel of coarse timestamps at HZ=250, 1 s on HFS+ or ext3,
+    2 s on FAT) leave the same stat. A file whose change time is this clock's or later when its stat is taken may
+    so be written again with nothing a later stat would show: it is "racily clean", as git names it, and git's
+    answer is dreamdb's (git's ``Documentation/technical/racy-git.txt``): such a file's stat is stored without its
+    change time, so the next sync reads and hashes it again (once: by then the clock has moved on). The clock is
+    read from the file system, not ``time.time_ns()``, so that its tick is the one files get.
+    """
+    try:
+        row = conn.execute("PRAGMA database_list").fetchone()
+    except OperationalError:
+        return None
+    if not row or not row[2]:
+        return None
+    path = os.path.join(os.path.dirname(row[2]), CLOCK_FILE_NAME)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    try:
+        if os.utime in os.supports_fd:
+            os.utime(fd)
+        else:  # pragma: no cover - every POSIX system dreamdb runs on takes a descriptor
+            os.utime(path)
+        return os.fstat(fd).st_ctime_ns
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = False, progress=None) -> SyncReport:
     """Bring the index in line with the vault (see module docstring).
 
@@ -187,7 +230,9 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
             return report
     warnings: list[str] = []
     dirs: dict[str, int] = {}
+    clock = file_system_clock(conn)  # (before the walk: what changes from now on may share a stat with what it reads)
     sources = walk_sources(vault, include_archives=include_archives, warn=warnings.append, dirs=dirs)
+    racy = {s.rel_path for s in sources if clock is not None and s.ctime_ns >= clock}
     if not sources and not os.path.isdir(vault):
         # A vault moved or deleted while an Index on it stays open would read as an empty vault and
         # empty the index (its chunks and vectors with it); the index is kept for the vault's return.
@@ -211,7 +256,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
         run_warnings = list(warnings)
         try:
             _apply(conn, vault, sources, dirs, include_archives, rebuild=rebuild, force=force, bulk=bulk,
-                   report=report, warnings=run_warnings, progress=progress)
+                   report=report, warnings=run_warnings, progress=progress, racy=racy)
             break
         except _Replan as replan:  # another process changed the index while this one waited for the lock
             rebuild = replan.rebuild
@@ -235,7 +280,7 @@ class _Replan(Exception):
 
 
 def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool, *, rebuild: bool, force: bool,
-           bulk: bool, report: SyncReport, warnings: list, progress) -> None:
+           bulk: bool, report: SyncReport, warnings: list, progress, racy: set = frozenset()) -> None:
     """One write transaction of :func:`sync`: empty the index if rebuilding, then write the changes.
 
     A rebuild empties every table derived from the vault. With foreign keys off SQLite empties
@@ -262,7 +307,7 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
                 _truncate_vault_tables(conn)
             report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
             _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk,
-                           held=held)
+                           held=held, racy=racy)
             if rebuild:  # files gone since the last sync (the emptied index listed none as removed: QA 42)
                 report.removed += len(known - {src.rel_path for src in sources})
     finally:
@@ -302,10 +347,13 @@ def _truncate_vault_tables(conn) -> None:
 
 
 def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archives: bool, known: set,
-                   report: SyncReport, warnings: list, progress, *, bulk: bool = True, held: dict | None = None) -> None:
+                   report: SyncReport, warnings: list, progress, *, bulk: bool = True, held: dict | None = None,
+                   racy: set = frozenset()) -> None:
     """The body of a sync's write transaction: re-index candidates, drop removed files, refresh stats.
 
-    ``held``: ``{doc_id: vault-relative path}`` of the markdown documents before a rebuild emptied the index."""
+    ``held``: ``{doc_id: vault-relative path}`` of the markdown documents before a rebuild emptied the index.
+    ``racy``: paths whose stat the file system may give again to a later edit (:func:`file_system_clock`): their
+    stored change time is left NULL, so the next sync reads them again."""
     from hashlib import sha256  # hashing and YAML only when something changed
 
     from dreamdb.vault.parse import parse_file
@@ -377,6 +425,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     number_same_names(conn, touched, new_paths, warn=warnings.append, gone=held_before)
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)
+    conn.executemany("UPDATE files SET ctime_ns = NULL WHERE path = ?", [(p,) for p in sorted(racy)])
     conn.execute(  # in-memory caches (dreamdb.ranking.memory) reload when this changes
         "INSERT INTO meta (key, value) VALUES ('generation', 1) "
         "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
