@@ -5,9 +5,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 import unicodedata
 from pathlib import Path
 
@@ -749,6 +751,22 @@ def test_a_removed_notes_error_never_names_an_updates_copy_as_the_note(tiny_vaul
     p = cli("update", "--vault", str(v), "x", "--append", "SECOND")
     assert p.returncode in (6, 7) and "removed or renamed" in p.stderr and ".before-update" not in p.stderr, p.stderr
     assert "copy of a deleted note" not in p.stderr
+
+
+def test_a_removed_notes_error_names_only_a_copy_of_its_own_name(tiny_vault):
+    """QA round 64 M2: the copy of a deleted ``my-note.md`` was named for a removed ``note.md`` (any copy whose
+    name ended in ``-note.md``): restoring it restores another note."""
+    v = tiny_vault
+    for rel in ("knowledge/a/note.md", "knowledge/b/note.md", "knowledge/my-note.md"):
+        write_doc(v, rel, f"---\ntitle: T {rel}\n---\nbody {rel}\n")
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    assert cli("delete", "--vault", str(v), "knowledge/b/note.md").returncode == 0
+    time.sleep(0.01)
+    assert cli("delete", "--vault", str(v), "knowledge/my-note").returncode == 0  # the newest copy in the trash
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    p = cli("update", "--vault", str(v), "knowledge/note-2", "--append", "y")
+    assert p.returncode == 6 and "my-note" not in p.stderr, p.stderr
+    assert re.search(r"a deleted note named note\.md is \.dreamdb/trash/knowledge/\d{8}T\d{12}Z-note\.md\)", p.stderr), p.stderr
 
 
 def test_writes_check_ids_in_the_index_left_in_a_read_only_dreamdb(tiny_vault):

@@ -1468,6 +1468,8 @@ def test_long_file_names_are_shortened_in_the_trash(tiny_vault: Path, stem: str)
         assert len(trashed.name.encode("utf-8")) <= 255
         assert re.match(r"^\d{8}T\d{12}Z-" + stem[:20], trashed.name) and trashed.name.endswith(".md")
     assert kept[0].name != moved.name  # the hash keeps them apart
+    # and the update's copy still says it is one (QA round 64 L1: shortened, it lost its marker)
+    assert kept[0].name.endswith(".before-update.md") and not moved.name.endswith(".before-update.md")
     assert kept[0].read_text(encoding="utf-8") == "---\ntitle: Long\n---\nbody\n"
     assert moved.read_text(encoding="utf-8").endswith("\nmore\n")
     assert [p for p in tiny_vault.rglob("*.tmp")] == []

@@ -82,8 +82,9 @@ def update(slug, description, tags, content, append, pin, unpin, vault, as_json)
 
     Only the changed frontmatter lines are rewritten; the rest of the file
     keeps its bytes. The previous version of the file is kept in the vault's
-    trash, <vault>/.dreamdb/trash/<type>/<UTC time>-<file name> (the same
-    place delete moves files to): move it back to undo. A frontmatter edit also
+    trash, <vault>/.dreamdb/trash/<type>/<UTC time>-<name>.before-update.md
+    (delete moves files to the same folder, as <UTC time>-<name>.md): move it
+    back, under its own name, to undo. A frontmatter edit also
     sets an updated: (or updated_at:) key the file already has to today; values
     the note already has change nothing. New text may hold newlines and tabs,
     not ESC or other control characters, bidirectional overrides or invisible

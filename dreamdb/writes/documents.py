@@ -16,7 +16,7 @@ from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8
 from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
                                   _check_writable, CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged,
                                   _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
-                                  _trash_path, _trash_root, _uninterrupted, vault_lock)
+                                  _trash_path, _trash_root, _uninterrupted, update_backup_name, vault_lock)
 from dreamdb.writes.locate import _document_at, find_document, _parse_slug, _slug_text
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
                                      _same_value, _updated_value, _visible)
@@ -105,19 +105,6 @@ def _relocate(vault: Path, slug: str, rel: str) -> tuple[str, Path]:
     return found
 
 
-UPDATE_BACKUP_SUFFIX = ".before-update"
-"""What the name of the copy :func:`update` keeps of a note's previous version adds before its extension
-(``x.md`` → ``<UTC time>-x.before-update.md``), so that it is never taken for the copy :func:`delete` keeps of the
-note itself (``<UTC time>-x.md``)."""
-
-
-def update_backup_name(name: str) -> str:
-    """The file name :func:`update`'s copy of the note ``name`` (``x.md``) gets in the trash, before its time
-    prefix: ``x.before-update.md``."""
-    stem, dot, ext = name.rpartition(".")
-    return f"{stem}{UPDATE_BACKUP_SUFFIX}.{ext}" if dot else f"{name}{UPDATE_BACKUP_SUFFIX}"
-
-
 def update(
     vault: Path,
     slug: str,
@@ -142,8 +129,8 @@ def update(
 
     Before the file is replaced, its previous bytes are kept (atomically) in
     the trash :func:`delete` uses, ``<vault>/.dreamdb/trash/<type>/<UTC
-    timestamp>-<name>.before-update.md`` (:func:`update_backup_name`; named apart from a deleted note's copy,
-    QA round 63 M1): moving that file back undoes the update. An
+    timestamp>-<name>.before-update.md`` (:func:`dreamdb.writes.files.update_backup_name`; named apart from a
+    deleted note's copy, QA round 63 M1): moving that file back undoes the update. An
     update that would not change a byte writes nothing.
 
     Args:

@@ -272,11 +272,13 @@ def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
     ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``, else ``None``; never :func:`update`'s copy of a previous
     version (``…-<bare>.before-update.md``: QA round 63 M1, an older text an agent restoring it would have taken for
     the note)."""
+    # <stamp>-<bare>.md or <stamp>-<n>-<bare>.md exactly (QA round 64 M2: "-note.md" matched "...-my-note.md")
+    exact = re.compile(rf"\d{{8}}T\d{{12}}Z(?:-\d+)?-{re.escape(bare)}\.md")
     found = []
     for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
         folder = _trash_root(vault) / t
         try:
-            found += [p for p in folder.iterdir() if p.name.endswith(f"-{bare}.md") and p.name[:8].isdigit()]
+            found += [p for p in folder.iterdir() if exact.fullmatch(p.name)]
         except OSError:
             continue
     return max(found, key=lambda p: p.name) if found else None
