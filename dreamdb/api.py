@@ -347,11 +347,16 @@ class Index:
             self._conn = self._open()
         return self._conn
 
+    def _index_parents(self) -> bool:
+        """Whether the index's folder is made with the folders above it: not the vault's own ``.dreamdb``, which
+        is made in the vault as it is (a vault moved away is not created again: QA round 62 H1)."""
+        return not config.is_vault_index_folder(self.index_path.parent, self.vault)
+
     def _open(self):
         self.carry_over()
         self._check_index_file()
         try:
-            config.prepare_index_dir(self.index_path, chmod_existing=False)
+            config.prepare_index_dir(self.index_path, chmod_existing=False, parents=self._index_parents())
         except OSError as exc:
             if isinstance(exc, FileNotFoundError) and not os.path.isdir(self.vault):
                 raise VaultNotFound.gone(self.vault) from exc  # (its .dreamdb is never made with the vault: QA round 62 H1)
@@ -485,7 +490,7 @@ class Index:
         if other is None or config.index_file_kind(other) != "dreamdb":
             return
         try:
-            config.prepare_index_folder(self.index_path.parent)
+            config.prepare_index_folder(self.index_path.parent, parents=self._index_parents())
             if st is not None:  # an empty file, or the cache's older copy: dreamdb's own, in dreamdb's folders
                 config.remove_index_files(self.index_path)
             copied = db.copy_index(other, self.index_path)
@@ -624,7 +629,7 @@ class Index:
         self._check_index_file()
         try:
             config.remove_index_files(self.index_path)
-            config.prepare_index_dir(self.index_path)
+            config.prepare_index_dir(self.index_path, parents=self._index_parents())
         except OSError as exc:
             raise IndexUnavailable(f"The index at {self.index_path} needs rebuilding ({reason}) but cannot be "
                                    f"replaced: {exc.strerror or exc}",

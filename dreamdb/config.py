@@ -107,13 +107,13 @@ def recorded_vault(recorded: str | None, vault: Path) -> str:
     return "other" if os.path.isdir(recorded) else "gone"
 
 
-def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True) -> None:
+def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True, parents: bool = True) -> None:
     """Create the index folder (mode 0700) with its own ``.gitignore``, and the index file with mode 0600
     (an existing file is set to 0600 too unless ``chmod_existing`` is false).
 
     The index holds partially invertible vectors: SPEC §3 treats it as credential-class.
     """
-    prepare_index_folder(index_path.parent)
+    prepare_index_folder(index_path.parent, parents=parents)
     if not index_path.exists():
         fd = os.open(index_path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
@@ -121,23 +121,23 @@ def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True) -> None:
         restrict_mode(index_path)
 
 
-def prepare_index_folder(folder: Path) -> None:
+def prepare_index_folder(folder: Path, *, parents: bool = True) -> None:
     """Create an index folder (mode 0700), and in a vault's ``.dreamdb`` its own ``.gitignore``: written whole or
     not at all (a temporary file renamed), and written again when it is empty (QA round 50: a full disk left it
     empty, and ``git add -A`` would then have committed the index, which holds partially invertible vectors).
 
-    A vault's ``.dreamdb`` is made in the vault as it is, never with the vault itself: a vault moved or deleted
+    ``parents``: make the folders above it too. A vault's ``.dreamdb`` is made with ``parents=False``
+    (:func:`is_vault_index_folder`), in the vault as it is, never with the vault itself: a vault moved or deleted
     is not created again, empty, at its old path (QA round 62 H1: an ``Index`` reopened after ``close()`` did, and
-    ``remember`` then wrote into that empty copy). Other folders (the user cache, ``DREAMDB_INDEX``'s) are made
-    with their parents.
+    ``remember`` then wrote into that empty copy). Other folders (the user cache, ``DREAMDB_INDEX``'s, whatever
+    their names: QA round 64 M3) are made with their parents.
 
     Raises:
-        FileNotFoundError: a vault's ``.dreamdb`` whose vault folder does not exist.
+        FileNotFoundError: ``parents`` is false and the folder above does not exist.
         OSError: the folder or the file cannot be written (a read-only vault, a full disk).
     """
-    vaults = folder.name == INDEX_DIR_NAME
-    folder.mkdir(parents=not vaults, exist_ok=True, mode=0o700)
-    if not vaults:
+    folder.mkdir(parents=parents, exist_ok=True, mode=0o700)
+    if folder.name != INDEX_DIR_NAME:
         return
     gi = folder / ".gitignore"
     try:
@@ -152,6 +152,12 @@ def prepare_index_folder(folder: Path) -> None:
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+def is_vault_index_folder(folder: Path, vault: Path) -> bool:
+    """Whether ``folder`` is ``<vault>/.dreamdb``, the vault's own index folder (made without parents:
+    :func:`prepare_index_folder`)."""
+    return os.path.abspath(folder) == os.path.abspath(Path(vault) / INDEX_DIR_NAME)
 
 
 def restrict_mode(index_path: Path) -> None:

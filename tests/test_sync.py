@@ -759,6 +759,18 @@ def test_a_vault_gone_is_not_created_again_by_an_index_reopened_after_close(tiny
 
 
 
+def test_an_index_path_elsewhere_in_a_new_folder_named_dreamdb_is_made_with_its_parents(tiny_vault, tmp_path,
+                                                                                           monkeypatch):
+    """QA round 64 M3: only the vault's own ``.dreamdb`` is made without parents; a ``DREAMDB_INDEX`` in new
+    folders of any name (``…/proj/.dreamdb/index.db``) was refused after the round 62 H1 change."""
+    write_doc(tiny_vault, "knowledge/ferret.md", "---\ntitle: Ferret\n---\nferret notes\n")
+    elsewhere = tmp_path / "idx" / "proj" / ".dreamdb" / "index.db"
+    monkeypatch.setenv("DREAMDB_INDEX", str(elsewhere))
+    with dreamdb.open(tiny_vault) as index:
+        assert [h.doc_id for h in index.recall("ferret")] == ["knowledge/ferret"]
+    assert elsewhere.is_file() and not (tiny_vault / ".dreamdb" / "index.db").exists()
+
+
 def test_list_documents_syncs_first_like_recall(tiny_vault):
     write_doc(tiny_vault, "knowledge/otter.md", "---\ntitle: Otter\n---\notter notes\n")
     index = dreamdb.open(tiny_vault)

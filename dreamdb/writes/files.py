@@ -553,9 +553,9 @@ def _index_dir(vault: Path) -> Path:
     try:
         index_file = index_dir / config.INDEX_FILE_NAME
         if os.path.abspath(config.index_path_for(vault)) == os.path.abspath(index_file):
-            config.prepare_index_dir(index_file)
+            config.prepare_index_dir(index_file, parents=False)
         else:
-            config.prepare_index_folder(index_dir)
+            config.prepare_index_folder(index_dir, parents=False)
     except OSError as exc:
         raise WriteRefused(f"Cannot create the index folder {index_dir}: {exc.strerror or exc}.",
                            hint="Check the vault's permissions (a file named .dreamdb may be in the way).") from exc
