@@ -317,22 +317,38 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         """Whether a symlink is on the way to ``rel`` (``core`` itself may be one, not only the file)."""
         return os.path.realpath(os.path.join(vault, rel)) != os.path.join(vault_real, rel)
 
+    blocked: set[str] = set()  # folders found but not searchable, warned of once (QA round 64 L4)
+
+    def reachable(rel: str) -> bool:
+        """Whether ``rel`` can be looked at: it exists (False, quietly, when it does not), and no folder on the way
+        is one this process may not search (False, with one warning for that folder, which is marked unscanned:
+        ``core`` made unreadable dropped every CHANGELOG entry without a word, QA round 63 H1)."""
+        parts = rel.split("/")
+        for n in range(1, len(parts) + 1):
+            here = "/".join(parts[:n])
+            if here in blocked:
+                return False
+            try:
+                os.stat(os.path.join(vault, here))
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            except OSError as exc:
+                where = "/".join(parts[:n - 1]) or "."  # (the folder that could not be searched)
+                if where not in blocked:
+                    blocked.add(where)
+                    note(f"{where}: skipped ({exc.strerror or exc})")
+                    unscanned(where)
+                return False
+        return True
+
     for fixed in (MEMORY_FILE, CHANGELOG_FILE):
-        full = os.path.join(vault, fixed)
-        try:
-            os.lstat(full)
-        except (FileNotFoundError, NotADirectoryError):
-            continue  # (no such file: a vault without it)
-        except OSError as exc:  # core/ not searchable: the file may be there (QA round 63 H1: its entries went silently)
-            note(f"{fixed}: skipped ({exc.strerror or exc})")
-            unscanned(os.path.dirname(fixed))
-            continue
-        add(fixed, full, linked(fixed))
+        if reachable(fixed):
+            add(fixed, os.path.join(vault, fixed), linked(fixed))
     for root, recursive, _typ in _MD_ROOTS:
         if root == "knowledge/features":
             continue  # walked as part of knowledge/
         base = os.path.join(vault, root)
-        if os.path.isdir(base):
+        if reachable(root) and os.path.isdir(base):
             if linked(root):
                 note(f"{root}: skipped (a symlinked folder; dreamdb does not follow folder links)")
             else:
