@@ -1163,8 +1163,11 @@ def test_a_file_changed_within_the_clock_tick_of_its_sync_is_read_again_by_the_n
     stored = dict(index.conn.execute("SELECT path, ctime_ns FROM files"))
     assert stored == {"knowledge/a.md": None, "knowledge/b.md": None}
     monkeypatch.setattr(S, "file_system_clock", real)
+    generation = index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     r = index.sync()  # no fast path: the two are read again, found the same, and their stat stored
     assert (r.added, r.changed, r.unchanged) == (0, 0, 2)
+    # no document changed: the in-memory engine's caches stay (its generation is the same)
+    assert index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone() == generation
     assert all(isinstance(c, int) for c in dict(index.conn.execute("SELECT path, ctime_ns FROM files")).values())
     assert S._fast_unchanged(index.conn, tiny_vault, False) == 2  # and the no-change check passes again
     index.close()

@@ -426,10 +426,11 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)
     conn.executemany("UPDATE files SET ctime_ns = NULL WHERE path = ?", [(p,) for p in sorted(racy)])
-    conn.execute(  # in-memory caches (dreamdb.ranking.memory) reload when this changes
-        "INSERT INTO meta (key, value) VALUES ('generation', 1) "
-        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-    )
+    if report.added or report.changed or report.removed or held is not None:
+        # in-memory caches (dreamdb.ranking.memory) reload when this changes; a sync that only stored files'
+        # stats again (read again and found the same, as racily clean files are) changed no document
+        conn.execute("INSERT INTO meta (key, value) VALUES ('generation', 1) "
+                     "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sync', ?)", (now,))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
