@@ -458,7 +458,8 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
     except VaultNotFound as exc:
         if os.environ.get("DREAMDB_VAULT"):  # set, and wrong: that is the reason (QA round 37), not the folder;
             # a setting that turns the hook off is logged, verbose or not, as a bad DREAMDB_RECALL_MODE is (QA round 62 L7)
-            _log(f"DREAMDB_VAULT={_one_line(os.environ['DREAMDB_VAULT'], 200)}: {exc.message.rstrip('.')}; nothing printed")
+            _log(_one_line(f"DREAMDB_VAULT={os.environ['DREAMDB_VAULT']}: {exc.message.rstrip('.')}", 400)
+                 + "; nothing printed")  # (cut as a whole: the message names the path again, QA round 64 L5)
         else:
             _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (and DREAMDB_VAULT is not set); "
                  "nothing printed")

@@ -73,6 +73,18 @@ def _build(cls, frozen: bool):
             value = name
         seen_default = seen_default or default is not _NO_DEFAULT
         body.append(f"    _set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}")
+    # a private field read through a property (Hit._snippet, read as snippet) also takes that name as a keyword, so
+    # that a record rebuilt from fields() works (QA round 64 L6); given both names, the call is refused
+    aliases = [(n, p) for n in names if (p := _public_name(cls, n)) and p != n]
+    if aliases:
+        params.append("*")
+        for name, public in aliases:
+            params.append(f"{public}=_NO_DEFAULT")
+            body.append(f"    if {public} is not _NO_DEFAULT:\n"
+                        f"        if {name} is not _default_{name}:\n"
+                        f"            raise TypeError({f'{cls.__name__}() got both {name} and {public}'!r})\n"
+                        + (f"        _set(self, {name!r}, {public})" if frozen else f"        self.{name} = {public}"))
+            env.setdefault(f"_default_{name}", cls.__dict__.get(name, _NO_DEFAULT))
     env["_set"] = object.__setattr__
     source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
     exec(source, env)  # noqa: S102 - generated from the class's own field names, as dataclasses does
@@ -135,8 +147,10 @@ def replace(obj, **changes):
     cls = type(obj)
     names = cls.__record_fields__
     own = {_public_name(cls, n): n for n in names if n.startswith("_")}
-    changes = {own.get(k, k) if k not in names else k: v for k, v in changes.items()}
-    unknown = set(changes).difference(names)
+    renamed = {own.get(k, k) if k not in names else k: v for k, v in changes.items()}
+    if len(renamed) < len(changes):
+        raise TypeError(f"{cls.__name__}: a field given twice, by its name and its property's ({', '.join(changes)})")
+    unknown = set(renamed).difference(names)
     if unknown:
         raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
-    return cls(**{n: changes[n] if n in changes else getattr(obj, n) for n in names})
+    return cls(**{n: renamed[n] if n in renamed else getattr(obj, n) for n in names})

@@ -337,6 +337,11 @@ def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch
     # not verbose: a wrong DREAMDB_VAULT, which turns the hook off, is logged all the same (QA round 62 L7)
     assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""
     assert "does not exist" in log.read_text() and len(log.read_text().splitlines()) == 1
+    log.unlink()
+    monkeypatch.setenv("DREAMDB_VAULT", str(tmp_path / ("x" * 2000)))  # a long value: one line of bounded length
+    assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""
+    (line,) = log.read_text().splitlines()
+    assert len(line) < 500 and line.endswith("; nothing printed"), len(line)
     monkeypatch.delenv("DREAMDB_VAULT")
     log.unlink()
     assert H.run(payload("zebra unicorn quasar nebula", project)) == "" and not log.exists()  # silent by default

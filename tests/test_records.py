@@ -91,3 +91,10 @@ def test_a_private_field_read_through_a_property_is_given_by_the_propertys_name(
     assert changed.snippet == "a snippet of my own" and changed.rank_score == 1.5 and changed.doc_id == hit.doc_id
     assert hit.snippet != "a snippet of my own"
     assert set(hit.as_dict()) >= {"snippet", "score", "rank_score", "rankScore", "doc_id"}
+    # a record rebuilt from its fields, as from a dataclass's (QA round 64 L6), and never both names at once
+    rebuilt = type(hit)(**{n: getattr(hit, n) for n in fields(hit)})
+    assert rebuilt == hit and rebuilt.snippet == hit.snippet
+    with pytest.raises(TypeError, match="given twice"):
+        replace(hit, snippet="A", _snippet="B")
+    with pytest.raises(TypeError, match="got both"):
+        type(hit)(**{n: getattr(hit, n) for n in fields(hit)}, _snippet="B")
