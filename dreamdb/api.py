@@ -1281,6 +1281,8 @@ class Index:
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
         # Without a date window the result depends on the arguments only: kept per argument tuple.
+        if level is not None:  # (checked first: True and 2.0 hash as 1 and 2, and found a valid level's filters)
+            level = whole_number(level, "level", 1, 3, "1, 2 or 3")
         key = None
         if since is None and until is None:
             key = (types, exclude_types, tags, status, level, include_expired)

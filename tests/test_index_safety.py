@@ -267,6 +267,17 @@ def test_api_rejects_wrong_argument_types(example_vault, kwargs, message):
         index.recall("sleep", **kwargs)
 
 
+def test_a_bad_level_is_refused_after_a_valid_equal_one_was_used(example_vault):
+    """QA round 64 L7: ``level=True`` and ``level=2.0`` were accepted once ``1`` and ``2`` had been used on the
+    same Index (the filters' cache found them: they hash alike)."""
+    index = dreamdb.open(example_vault)
+    index.recall("sleep", level=1)
+    index.recall("sleep", level=2)
+    for bad in (True, 2.0):
+        with pytest.raises(UsageError, match="level must be 1, 2 or 3"):
+            index.recall("sleep", level=bad)
+
+
 def test_api_takes_numpy_integers_as_integers(example_vault):
     """QA round 62 L6: ``top=np.int64(3)`` was refused as "not an integer"; numpy's integers say they are whole
     numbers (``__index__``), as a list index takes them."""
