@@ -97,6 +97,16 @@ def test_a_gold_category_that_is_not_text_is_refused(tmp_path):
         gold.load_gold(path)
 
 
+def test_a_gold_query_id_given_twice_is_refused_with_its_line(tmp_path):
+    """QA round 64: a duplicate id was scored twice (the BEIR loaders refuse one since round 62)."""
+    path = tmp_path / "gold.jsonl"
+    path.write_text(_jsonl([{"id": "q1", "query": "walrus", "expected": ["knowledge/walrus"]},
+                            {"id": 2, "query": "otter", "expected": ["knowledge/otter"]},
+                            {"id": "2", "query": "seal", "expected": ["knowledge/seal"]}]), encoding="utf-8")
+    with pytest.raises(UsageError, match=re.escape(f"{path}:3: not a gold query (duplicate id '2' (already on line 2)")):
+        gold.load_gold(path)
+
+
 def test_aggregate_never_counts_a_row_twice_overall():
     rows = [{"category": c, "r@1": r, "r@3": r, "r@5": r, "r@10": r, "mrr": r, "ndcg@10": r}
             for c, r in (("all", 1.0), ("turkish", 0.0))]

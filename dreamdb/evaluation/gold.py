@@ -92,7 +92,8 @@ def load_gold(path: Path) -> list[GoldQuery]:
     Raises:
         UsageError: missing, unreadable or non-UTF-8 file, no query in it, or a malformed line (with its
             number): not a JSON object, ``query`` not a non-empty string, ``expected``/``alt`` not lists of
-            strings, no target at all, or a ``category``/``lang`` that is not a string or is ``all``.
+            strings, no target at all, a ``category``/``lang`` that is not a string or is ``all``, or an ``id``
+            an earlier line has.
     """
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -101,6 +102,7 @@ def load_gold(path: Path) -> list[GoldQuery]:
     except UnicodeDecodeError as exc:
         raise UsageError(f"Gold set {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     out = []
+    seen: dict[str, int] = {}  # id → its line (QA round 64: a duplicate id was scored twice)
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -108,6 +110,8 @@ def load_gold(path: Path) -> list[GoldQuery]:
             d = json.loads(line)
             if not isinstance(d, dict):
                 raise ValueError("a line must be a JSON object")
+            if "id" in d and str(d["id"]) in seen:
+                raise ValueError(f"duplicate id {str(d['id'])!r} (already on line {seen[str(d['id'])]})"[:200])
             if not isinstance(d.get("query"), str) or not d["query"].strip():
                 raise ValueError(f"'query' must be a non-empty string, got {d.get('query')!r}"[:200])
             expected, alt = _strings(d, "expected"), _strings(d, "alt")
@@ -115,6 +119,7 @@ def load_gold(path: Path) -> list[GoldQuery]:
                 raise ValueError("no target: 'expected' and 'alt' are both empty")
             out.append(GoldQuery(str(d["id"]), d["query"], expected, alt, _group(d, "category", NO_CATEGORY),
                                  _group(d, "lang", NO_LANG)))
+            seen[out[-1].id] = n
         except (ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}:{n}: not a gold query ({exc})") from None
     if not out:
