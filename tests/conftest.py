@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("DREAMDB_SHARED", ROOT.parent / "shared"))
 REAL_VAULT_SRC = SHARED / "vaults" / "dreamcontext" / "_dream_context"
 GOLD_TRAIN = SHARED / "eval" / "dreamcontext-gold-train.jsonl"
+EVAL_DATA = Path(os.environ["DREAMDB_EVAL_DATA"]) if os.environ.get("DREAMDB_EVAL_DATA") else SHARED
+"""The evaluation data the eval tests read: ``$DREAMDB_EVAL_DATA`` (the eval command's own variable), else the
+shared folder the other tests use (``$DREAMDB_SHARED``, else ``../shared``)."""
 
 needs_real_vault = pytest.mark.skipif(
     not REAL_VAULT_SRC.is_dir(), reason=f"real vault not found at {REAL_VAULT_SRC} (../shared exists only on dreamdb machines)"

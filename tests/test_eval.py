@@ -17,6 +17,7 @@ from dreamdb.errors import UsageError
 from dreamdb.evaluation import beir, suite
 from dreamdb.evaluation.gold import load_gold
 from dreamdb.evaluation import metrics as M
+from tests.conftest import EVAL_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -210,12 +211,12 @@ def test_gold_targets_that_are_no_document_of_the_vault_are_warned_of(tmp_path):
 
 
 # -- CLI smoke --------------------------------------------------------------------------------------------------------
-DATA = suite.default_data_dir()
+DATA = EVAL_DATA
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "eval-data" / "scifact" / "corpus.jsonl").exists(),
-                    reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
+                    reason=f"evaluation data not found at {DATA} (set DREAMDB_SHARED or DREAMDB_EVAL_DATA)")
 def test_cli_quick_scifact(tmp_path):
     report = tmp_path / "RESULTS.md"
     r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--quick", "--set", "scifact",
@@ -260,7 +261,7 @@ def test_hybrid_mode_on_a_tiny_collection(tiny, tmp_path, model_dir, monkeypatch
 
 
 @pytest.mark.skipif(not (DATA / "eval-data" / "xquad_tr_en" / "corpus.jsonl").exists(),
-                    reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
+                    reason=f"evaluation data not found at {DATA} (set DREAMDB_SHARED or DREAMDB_EVAL_DATA)")
 def test_xquad_mixed_language_track_plan():
     """The mixed-language corpus holds each paragraph once, in English for half of the articles and in
     Turkish for the rest, and every question's relevant paragraph is in it."""
@@ -288,7 +289,7 @@ def test_without_turkish_letters():
 
 
 @pytest.mark.skipif(not (DATA / "eval-data" / "xquad_tr_en" / "corpus.jsonl").exists(),
-                    reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
+                    reason=f"evaluation data not found at {DATA} (set DREAMDB_SHARED or DREAMDB_EVAL_DATA)")
 def test_xquad_ascii_track_plan():
     """The Turkish questions typed without Turkish letters ask the Turkish paragraphs, with the tr→tr judgements."""
     p = suite.plan_set("xquad", DATA)

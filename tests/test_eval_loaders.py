@@ -16,6 +16,7 @@ import pytest
 
 from dreamdb.errors import UsageError
 from dreamdb.evaluation import beir, gold, suite
+from tests.conftest import EVAL_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -199,11 +200,11 @@ def test_malformed_collections_exit_2_through_the_cli(tmp_path, kw, said):
     assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
-DATA = suite.default_data_dir()
+DATA = EVAL_DATA
 
 
 @pytest.mark.skipif(not (DATA / "eval-data" / "xquad_tr_en" / "corpus.jsonl").exists(),
-                    reason=f"evaluation data not found at {DATA} (set DREAMDB_EVAL_DATA)")
+                    reason=f"evaluation data not found at {DATA} (set DREAMDB_SHARED or DREAMDB_EVAL_DATA)")
 @pytest.mark.parametrize("name", ["scifact", "xquad", "eips"])
 def test_the_real_collections_pass_the_checks(name):
     p = suite.plan_set(name, DATA)
