@@ -219,7 +219,7 @@ DATA = EVAL_DATA
                     reason=f"evaluation data not found at {DATA} (set DREAMDB_SHARED or DREAMDB_EVAL_DATA)")
 def test_cli_quick_scifact(tmp_path):
     report = tmp_path / "RESULTS.md"
-    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--quick", "--set", "scifact",
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--quick", "--data", str(DATA), "--set", "scifact",
                         "--modes", "bm25", "--cache", str(tmp_path), "--results-file", str(report), "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=180)
     assert r.returncode == 0, r.stderr
