@@ -377,6 +377,17 @@ def hits_text(hits, *, explain: bool = False) -> str:
     return safe_text("\n".join(lines).rstrip()) + ("\n" if lines else "")
 
 
+def has_visible(text: str) -> bool:
+    """True when ``text`` holds a character that shows: not whitespace, not a control, not a format character
+    (Unicode category Cf: the zero-width space, joiners, direction marks, tags) and not one of :data:`ZERO_WIDTH`
+    (the Hangul fillers are letters that do not show). ``"\u200b"`` alone is as blank as ``" "`` (QA rounds 60, 64:
+    a note or a query of one zero-width space passed the check for empty text)."""
+    import unicodedata
+
+    return any(not c.isspace() and c not in ZERO_WIDTH and unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp")
+               for c in text)
+
+
 def visible_field(text) -> str:
     """One tab-separated field: :func:`safe_text`, with a tab or newline (which would split the line) shown as
     ``␉`` / ``␊``: visibly not the character, never passed off as a space in a path that would not exist."""

@@ -148,6 +148,7 @@ def test_missing_data_is_a_usage_error(tmp_path):
     (b"\xff\n", "not UTF-8 text"),
     (b"", "holds no query"),
     (b'{"id": "q1", "query": 5, "expected": ["feature/x"]}\n', "'query' must be a non-empty string"),
+    ('{"id": "q1", "query": "\u200b", "expected": ["feature/x"]}\n'.encode(), "'query' must be a non-empty string"),
     (b'{"id": "q1", "query": "sleep", "expected": "feature/x"}\n', "'expected' must be a list of type/slug strings"),
     (b'{"id": "q1", "query": "sleep", "expected": [1]}\n', "'expected' must be a list"),
     (b'{"id": "q1", "query": "sleep"}\n', "no target"),

@@ -125,6 +125,9 @@ def test_aggregate_never_counts_a_row_twice_overall():
     (None, [{"id": "q1", "text": "a"}, {"id": "q1", "text": "b"}], "queries.jsonl:2: duplicate id 'q1' (already on line 1)"),
     (None, [{"id": "q1", "text": "a"}, {"id": "q2", "text": ""}], 'queries.jsonl:2: a query needs a non-empty "text", got \'\''),
     (None, [{"id": "q1", "text": "   "}], 'queries.jsonl:1: a query needs a non-empty "text"'),
+    # QA round 64: a zero-width space alone (or with a word joiner) shows nothing, as spaces do
+    (None, [{"id": "q1", "text": "\u200b"}], 'queries.jsonl:1: a query needs a non-empty "text"'),
+    (None, [{"id": "q1", "text": " \u2060\u200b "}], 'queries.jsonl:1: a query needs a non-empty "text"'),
     (None, [{"id": "q1", "text": None}], 'queries.jsonl:1: a query needs a non-empty "text", got None'),
     (None, [{"id": "q1"}], 'queries.jsonl:1: a query needs a non-empty "text", got None'),
     ("", None, "corpus.jsonl holds no documents"),

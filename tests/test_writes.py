@@ -295,6 +295,25 @@ def test_remember_keeps_single_variation_selectors_and_the_invisible_characters_
     assert meta["description"] == text and meta["tags"] == ["❤\ufe0f", "\ue0a0 git"]
 
 
+@pytest.mark.parametrize("text, first", [("\u200b", "U+200B"), (" \u2060 ", "U+2060"), ("\u200e\u3164", "U+200E"),
+                                         ("\u00ad", "U+00AD")])
+def test_remember_and_update_refuse_text_with_nothing_visible(vault: Path, text: str, first: str):
+    """QA rounds 60 and 64: ``remember $'\\u200b'`` saved an entry that shows as empty, as a space alone is refused;
+    one invisible character beside visible ones stays allowed (above)."""
+    changelog = vault / "core" / "CHANGELOG.json"
+    note = vault / "knowledge" / "patterns" / "freeze-and-receipt-delivery.md"
+    before, note_before = changelog.read_bytes(), note.read_bytes()
+    said = f"holds no visible character .*such as {re.escape(first)} at character \\d+.*nothing was changed"
+    with pytest.raises(UsageError, match="The entry text " + said):
+        remember(vault, text, now=NOW)
+    with pytest.raises(UsageError, match="summary " + said):
+        remember(vault, "text", summary=text, now=NOW)
+    with pytest.raises(UsageError, match="description " + said):
+        update(vault, "freeze-and-receipt-delivery", description=text)
+    assert changelog.read_bytes() == before and note.read_bytes() == note_before
+    assert remember(vault, "ok" + text, now=NOW)["description"] == "ok" + text
+
+
 @pytest.mark.parametrize("tag", ["safe,\u202eevil", "a, b\u2066c\u2069", "tag" + SMUGGLED, "x\ufeff"])
 def test_update_refuses_bidirectional_and_invisible_characters_in_tags(vault: Path, tag: str):
     """QA round 54 L6: ``--tags 'safe,<U+202E>evil'`` wrote the override into the YAML, which ``--description``

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from dreamdb.errors import UsageError
 from dreamdb.evaluation import metrics as M
+from dreamdb.output import has_visible
 
 CONVERT_VERSION = "1"
 """Bumped when the conversion's output changes (invalidates every cached vault)."""
@@ -128,7 +129,7 @@ def read_records(path: Path, *, kind: str) -> list[dict]:
             raise UsageError(f"{path}:{n}: duplicate id {rid!r} (already on line {seen[rid]}); each "
                              f"{'document' if kind == 'corpus' else 'query'} needs an id of its own"[:300])
         seen[rid] = n
-        if kind == "queries" and (not isinstance(d.get("text"), str) or not d["text"].strip()):
+        if kind == "queries" and (not isinstance(d.get("text"), str) or not has_visible(d["text"])):
             raise UsageError(f"{path}:{n}: a query needs a non-empty \"text\", got {d.get('text')!r}"[:300])
         out.append(d)
     if not out:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from dreamdb.errors import UsageError
 from dreamdb.evaluation import metrics as M
+from dreamdb.output import has_visible
 
 GOLD_CLOCK = "2026-08-18T00:00:00Z"
 """The dreamcontext snapshot's date: recency and expiry replay exactly."""
@@ -112,7 +113,7 @@ def load_gold(path: Path) -> list[GoldQuery]:
                 raise ValueError("a line must be a JSON object")
             if "id" in d and str(d["id"]) in seen:
                 raise ValueError(f"duplicate id {str(d['id'])!r} (already on line {seen[str(d['id'])]})"[:200])
-            if not isinstance(d.get("query"), str) or not d["query"].strip():
+            if not isinstance(d.get("query"), str) or not has_visible(d["query"]):
                 raise ValueError(f"'query' must be a non-empty string, got {d.get('query')!r}"[:200])
             expected, alt = _strings(d, "expected"), _strings(d, "alt")
             if not expected and not alt:

@@ -6,7 +6,7 @@ import re
 from datetime import date, datetime
 
 from dreamdb.errors import UsageError
-from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS, ZERO_WIDTH, first_hidden, takes_selector
+from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS, ZERO_WIDTH, first_hidden, has_visible, takes_selector
 from dreamdb.vault.discover import is_utf8
 
 
@@ -93,6 +93,10 @@ def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str
         raise UsageError(f"{name} must be a non-empty string.")
     if "\x00" in value:
         raise UsageError(f"{name} contains a NUL character.")
+    if not has_visible(value):
+        raise UsageError(f"{name} holds no visible character (only spaces and invisible characters such as"
+                         f" {_found(value, next(i for i, c in enumerate(value) if not c.isspace()))});"
+                         " nothing was changed.")
     if not allow_newlines and ("\n" in value or "\r" in value):
         raise UsageError(f"{name} must be one line.")
     at = _refused_char(value, one_line=not allow_newlines)
