@@ -61,6 +61,11 @@ TOP_MIN, TOP_MAX = 1, 50
 LAZY_SYNC_LOCK_WAIT_MS = 1500
 """How long the sync before a recall waits for another process's write lock (ms), as the prompt hook does."""
 
+LAZY_SYNC_WARNINGS_SHOWN = 5
+"""How many of its warnings the sync before a read passes on as notes; past them one note counts the rest and
+names ``dreamdb sync --force``, which lists them all (QA round 64 L3: with a folder unreadable and 20 dangling links,
+every recall began with 22 notes, repeated while they last)."""
+
 
 @record
 class Hit:
@@ -253,6 +258,15 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def _few_warnings(warnings: list[str]) -> list[str]:
+    """The first :data:`LAZY_SYNC_WARNINGS_SHOWN` of a lazy sync's ``warnings``, and one line counting the rest."""
+    if len(warnings) <= LAZY_SYNC_WARNINGS_SHOWN:
+        return warnings
+    rest = len(warnings) - LAZY_SYNC_WARNINGS_SHOWN + 1
+    return warnings[:LAZY_SYNC_WARNINGS_SHOWN - 1] + [
+        f"… and {rest} more sync warnings (dreamdb sync --force lists them all)"]
 
 
 def _serialized(method):
@@ -800,7 +814,7 @@ class Index:
         try:
             try:
                 with self._short_lock_wait():
-                    self.notes.extend(self.sync(progress=self.sync_progress).warnings)
+                    self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings))
             except LockTimeout:
                 if not self._first_build_elsewhere():
                     raise
@@ -808,7 +822,7 @@ class Index:
                 # (an answer of no notes would be wrong, not stale; a prompt hook has its own budget)
                 building = True
                 with self._short_lock_wait(self.lock_timeout_ms - LAZY_SYNC_LOCK_WAIT_MS):
-                    self.notes.extend(self.sync(progress=self.sync_progress).warnings)
+                    self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings))
         except LockTimeout as exc:
             if building:  # still building: no answer rather than an empty one (QA round 50)
                 raise LockTimeout(

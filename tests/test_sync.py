@@ -1171,3 +1171,28 @@ def test_a_file_changed_within_the_clock_tick_of_its_sync_is_read_again_by_the_n
     assert all(isinstance(c, int) for c in dict(index.conn.execute("SELECT path, ctime_ns FROM files")).values())
     assert S._fast_unchanged(index.conn, tiny_vault, False) == 2  # and the no-change check passes again
     index.close()
+
+
+def test_the_sync_before_a_recall_passes_on_a_few_warnings_and_counts_the_rest(tiny_vault):
+    """QA round 64 L3: with 20 dangling links every recall began with 20 notes, repeated while they last; the sync
+    before a read now passes on :data:`dreamdb.api.LAZY_SYNC_WARNINGS_SHOWN` of them and counts the rest, and
+    ``sync --force`` lists them all."""
+    from dreamdb.api import LAZY_SYNC_WARNINGS_SHOWN as shown
+
+    write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
+    for i in range(8):
+        (tiny_vault / "knowledge" / f"gone{i}.md").symlink_to(f"../nothing{i}.md")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("zebra")] == ["knowledge/a"]
+    notes = index.take_notes()
+    assert len(notes) == shown == 5
+    assert all("which does not exist" in n for n in notes[:-1])
+    assert notes[-1] == "… and 4 more sync warnings (dreamdb sync --force lists them all)"
+    assert sum("which does not exist" in w for w in index.sync(force=True).warnings) == 8
+    (tiny_vault / "knowledge" / "gone0.md").unlink()
+    for i in range(1, 4):
+        (tiny_vault / "knowledge" / f"gone{i}.md").unlink()
+    index.recall("zebra")
+    assert sorted(index.take_notes()) == sorted(f"knowledge/gone{i}.md: skipped (a link to ../nothing{i}.md, which"
+                                                f" does not exist)" for i in range(4, 8))
+    index.close()
