@@ -1225,6 +1225,25 @@ def test_update_tags_are_stripped_and_deduplicated(twins: Path):
     assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == []
 
 
+def test_update_tags_the_index_reads_as_the_notes_change_nothing(tiny_vault: Path):
+    """QA round 65 L4: --tags "Process, #release" on a note tagged [process, release] rewrote the tags as
+    [Process, '#release'] and dated the note, though the index reads them as the same tags (a leading # is not
+    part of a tag, case is folded). Now the file keeps its bytes, a repeat of a tag in another case included."""
+    note = write_doc(tiny_vault, "knowledge/release-checklist.md",
+                     "---\ntitle: Release checklist\ntags: [process, release]\nupdated: 2026-07-30\n---\nbody\n")
+    before = note.read_bytes()
+    for tags in ("Process, #release", ["PROCESS", "release", "Release"], "#process, topic:release, process"):
+        kept = []
+        update(tiny_vault, "release-checklist", tags=tags, now=NOW, on_kept=kept.append)
+        assert note.read_bytes() == before and kept == [], tags
+    assert not (tiny_vault / ".dreamdb" / "trash").exists()
+    update(tiny_vault, "release-checklist", tags="release, process", now=NOW)  # a new order is a change
+    assert note.read_text() == ("---\ntitle: Release checklist\ntags: [release, process]\nupdated: 2026-08-18\n---"
+                                "\nbody\n")
+    update(tiny_vault, "release-checklist", tags="Release, process, ops", now=NOW)  # a new tag too
+    assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["Release", "process", "ops"]
+
+
 @pytest.mark.parametrize("name", ["knowledge/tab\tname", "knowledge/tab\tname.md", "knowledge/new\nline.md", "new\nline"])
 def test_names_with_control_characters_are_refused_with_a_rename_hint(tiny_vault, name):
     """Recall finds such a file (shown with ␉/␊); writes refuse it, saying why (QA round 9: 'not a document slug')."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import find_block
-from dreamdb.vault.tags import clean_tag
+from dreamdb.vault.tags import clean_tag, tag_key
 from dreamdb.writes.checks import _found, _refused_char
 
 
@@ -404,6 +404,17 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
     return out
 
 
+def _tag_keys(tags: list[str]) -> list[str]:
+    """``tags`` as the index reads them (:func:`dreamdb.vault.tags.tag_key`: ``Process``, ``#process`` and
+    ``topic:process`` are the tag ``process``), in order, each once."""
+    keys: list[str] = []
+    for tag in tags:
+        key = tag_key(tag)
+        if key not in keys:
+            keys.append(key)
+    return keys
+
+
 def _visible(text: str) -> bool:
     """Whether ``text`` holds a character a reader sees: not only whitespace and the invisible format
     characters the analyzer removes (:func:`dreamdb.analyzer.normalize`: zero-width space, joiners, soft hyphen)."""
@@ -422,7 +433,9 @@ def _same_value(key: str, current: Any, wanted: Any) -> bool:
         if current is None:  # no tags key, or an empty one: no tags already (QA round 46 L8)
             return wanted == []
         try:
-            return isinstance(current, (str, list)) and _clean_tags(current) == wanted
+            # as the index reads them: "Process, #release" on [process, release] rewrote the file and dated the note
+            # for the tags it had (QA round 65 L4); a new order is a change (recall shows the tags in order)
+            return isinstance(current, (str, list)) and _tag_keys(_clean_tags(current)) == _tag_keys(wanted)
         except UsageError:  # (a tag the file holds that dreamdb would not write: a change, then)
             return False
     if isinstance(current, str) and isinstance(wanted, str):  # a folded or literal block ends in a newline
