@@ -27,7 +27,7 @@ from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate
 from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync
-from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault
+from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
 
 MODES = ("bm25", "hybrid", "dense", "rrf")
 MAX_NOTES = 100
@@ -594,6 +594,9 @@ class Index:
             raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
                                    " dreamdb will not touch it.", hint="Set DREAMDB_INDEX to a file path.")
         if kind == "unreadable":
+            if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
+                raise VaultNotFound(f"The vault folder {self.vault} cannot be read (permission denied).",
+                                    hint=f"Give yourself read and search permission on it (chmod u+rx '{self.vault}').")
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
                                    hint="Fix its permissions, or set DREAMDB_INDEX to a file path you can write.")
         if kind == "missing":
@@ -949,6 +952,9 @@ class Index:
         """
         if not isinstance(query, str):
             raise UsageError(f"query must be a string, got {type(query).__name__}")
+        if not is_utf8(query):  # (QA round 65 L2: bytes a terminal could not decode reached --json as raw bytes)
+            raise UsageError("The query is not valid UTF-8 (it holds bytes that are not text).",
+                             hint="Retype it in UTF-8 (check the terminal's encoding: locale should name UTF-8).")
         for name, flag in (("explain", explain), ("include_expired", include_expired)):
             if not isinstance(flag, bool):
                 raise UsageError(f"{name} must be True or False, got {flag!r}")
@@ -1514,6 +1520,14 @@ class Index:
         elif model.get("runtime_missing"):
             st["summary"] = (f"{' and '.join(model['runtime_missing'])} not installed: hybrid recall falls back to BM25; "
                              "pip install 'dreamdb[embed]'")
+        elif not db.CAN_LOAD_EXTENSIONS:  # (QA round 65 M2)
+            st["summary"] = (f"{st.get('summary') or ''}; but the SQLite driver ({db.DRIVER_NAME}) cannot load sqlite-vec:"
+                             " hybrid recall falls back to BM25; "
+                             + ("unset DREAMDB_SQLITE_DRIVER" if os.environ.get("DREAMDB_SQLITE_DRIVER") else
+                                "pip install 'sqlean.py>=3.45'")).lstrip("; ")
+        elif self.model_problem is not None:  # this process tried to load the model, and it would not
+            st["hybrid_ready"] = False
+            st["summary"] = f"{st.get('summary') or ''}; but the model does not load ({self.model_problem})".lstrip("; ")
         return st
 
     @_serialized

@@ -67,7 +67,14 @@ def index_path_for(vault: Path) -> Path:
     if env:  # (a relative path names a file of the current folder: said as the absolute path it is, QA round 59)
         return Path(os.path.abspath(Path(env).expanduser()))
     in_vault = vault / INDEX_DIR_NAME
-    if is_writable(in_vault) if in_vault.is_dir() else is_writable(vault):
+    try:
+        in_vault_is_dir = in_vault.is_dir()
+    except PermissionError:  # the vault cannot be entered any more (an Index opened before its chmod: QA round 65 M1)
+        from dreamdb.errors import VaultNotFound
+
+        raise VaultNotFound(f"The vault folder {vault} cannot be read (permission denied).",
+                            hint=f"Give yourself read and search permission on it (chmod u+rx '{vault}').") from None
+    if is_writable(in_vault) if in_vault_is_dir else is_writable(vault):
         return in_vault / INDEX_FILE_NAME
     return cache_index_path(vault)
 

@@ -248,6 +248,34 @@ def test_both_status_commands_mean_the_same_by_hybrid_ready(tiny_vault, with_mod
     assert ready() == (True, True)
 
 
+@pytest.mark.model
+def test_hybrid_ready_is_false_where_the_driver_cannot_load_sqlite_vec(tiny_vault, with_model, capsys):
+    """QA round 65 M2: with the stdlib driver (which cannot load sqlite-vec) both status commands said
+    hybrid_ready true while every hybrid recall fell back to BM25."""
+    import os
+    import subprocess
+    import sys
+
+    small_vault(tiny_vault)
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+
+    def cli(*args: str, driver: str | None) -> dict:
+        env = {k: v for k, v in os.environ.items() if k != "DREAMDB_SQLITE_DRIVER"}
+        env.update({"DREAMDB_SQLITE_DRIVER": driver} if driver else {})
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault), "--json"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    for driver, ready in ((None, True), ("sqlite3", False)):
+        st = cli("status", driver=driver)["embeddings"]
+        assert st["hybrid_ready"] is ready and cli("embed", "status", driver=driver)["hybrid_ready"] is ready
+        assert ("cannot load sqlite-vec: hybrid recall falls back to BM25; unset DREAMDB_SQLITE_DRIVER" in st["summary"]) \
+            is not ready, st["summary"]
+        hits = cli("recall", "sleep", "--mode", "hybrid", driver=driver)["hits"]
+        assert {h["mode"] for h in hits} == {"hybrid" if ready else "bm25"}
+
+
 def test_model_install_quantized_without_from_is_a_usage_error(tmp_path, capsys):
     code, out, err = run(capsys, "model", "install", "--quantized", "--dest", str(tmp_path / "m"))
     assert code == 2 and "give --from DIR too" in out + err and not (tmp_path / "m").exists()

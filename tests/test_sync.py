@@ -1196,3 +1196,33 @@ def test_the_sync_before_a_recall_passes_on_a_few_warnings_and_counts_the_rest(t
     assert sorted(index.take_notes()) == sorted(f"knowledge/gone{i}.md: skipped (a link to ../nothing{i}.md, which"
                                                 f" does not exist)" for i in range(4, 8))
     index.close()
+
+
+@pytest.mark.parametrize("mode", [0o000, 0o644])
+def test_a_vault_folder_that_cannot_be_read_is_said_with_exit_3(tiny_vault, mode):
+    """QA round 65 M1: a vault folder of mode 000 (or 644: listed, not entered) ended recall, status, sync, list,
+    sql and the writes in "internal error: PermissionError" and exit 70; an Index opened before the chmod too."""
+    import subprocess
+    import sys
+
+    write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
+    bite = _permissions_bite()
+    tiny_vault.chmod(mode)
+    try:
+        for args in (["recall", "zebra"], ["status"], ["sync"], ["list"], ["sql", "SELECT 1"], ["remember", "x"]):
+            p = subprocess.run([*bite, sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault)],
+                               capture_output=True, text=True, timeout=60)
+            assert p.returncode == 3, (args, p.stderr)
+            assert f"The vault folder {tiny_vault} cannot be read" in p.stderr and "chmod u+rx" in p.stderr, p.stderr
+            assert "Traceback" not in p.stderr and "internal error" not in p.stderr
+    finally:
+        tiny_vault.chmod(0o755)
+    # an Index opened before the chmod (in a process whose permissions apply)
+    script = ("import os, sys, dreamdb\nfrom dreamdb.errors import VaultNotFound\nv = sys.argv[1]\n"
+              "ix = dreamdb.open(v)\nprint([h.doc_id for h in ix.recall('zebra')])\nix.close()\n"
+              f"os.chmod(v, {mode:#o})\n"
+              "try:\n    ix.recall('zebra')\nexcept VaultNotFound as e:\n    print('refused:', e.message)\n"
+              "finally:\n    os.chmod(v, 0o755)\nprint([h.doc_id for h in ix.recall('zebra')])\n")
+    p = subprocess.run([*bite, sys.executable, "-c", script, str(tiny_vault)], capture_output=True, text=True, timeout=60)
+    assert p.stdout.splitlines() == ["['knowledge/a']", f"refused: The vault folder {tiny_vault} cannot be read"
+                                     " (permission denied).", "['knowledge/a']"], p.stderr

@@ -874,9 +874,14 @@ def compact(conn, *, lock_timeout: float | None = None, on_wait: Callable[[bool]
 def hybrid_ready(status: dict, model: dict) -> bool:
     """What hybrid recall needs, one rule for ``dreamdb status`` and ``dreamdb embed status``: a model that
     loads (``model``: :func:`dreamdb.embeddings.locate.model_status`) and vectors in the index
-    (``status``: :func:`embed_status`; pending ones make the dense channel partial, not unavailable)."""
-    return bool(model.get("installed") and not model.get("runtime_missing") and status.get("available")
-                and status.get("embedded", 0) > 0)
+    (``status``: :func:`embed_status`; pending ones make the dense channel partial, not unavailable), read
+    through a SQLite driver that can load sqlite-vec (QA round 65 M2: with the stdlib driver, which cannot, it
+    said true while every hybrid recall fell back to BM25). The model is not loaded to tell (``dreamdb model
+    status --check`` loads it)."""
+    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
+
+    return bool(CAN_LOAD_EXTENSIONS and model.get("installed") and not model.get("runtime_missing")
+                and status.get("available") and status.get("embedded", 0) > 0)
 
 
 def embed_status(conn, model_id: str | None = None) -> dict:

@@ -134,7 +134,13 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
 
 
 def _utf8_vault(vault: Path) -> Path:
-    """``vault``, or VaultNotFound when its path is not valid UTF-8 (the index stores it as text)."""
+    """``vault``, or VaultNotFound when its path is not valid UTF-8 (the index stores it as text) or it cannot be
+    listed and entered (QA round 65 M1: a vault folder of mode 000 or 644 ended every command in exit 70)."""
+    if not os.access(vault, os.R_OK | os.X_OK):
+        raise VaultNotFound(f"The vault folder {vault} cannot be read: dreamdb needs to list it and open the files in"
+                            " it (permission denied).",
+                            hint=f"Give yourself read and search permission on it (chmod u+rx '{vault}'), or run"
+                                 " dreamdb as the user who owns it.")
     if not is_utf8(str(vault)):
         shown = os.fsencode(str(vault)).decode("utf-8", "replace")
         raise VaultNotFound(f"The vault path {shown} is not valid UTF-8, which dreamdb cannot store in its index.",
