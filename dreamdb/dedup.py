@@ -255,6 +255,9 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
 
     top = whole_number(top, "top", 1, 50)
     check_thresholds(merge=merge, margin=margin, review=review)
+    from dreamdb.writes.checks import _require_utf8
+
+    _require_utf8(title=title, description=description, content=content)  # (QA round 65: a title of bytes: exit 70)
     from dreamdb.vault.fences import find_block
 
     if find_block(content) is not None:  # (YAML is imported only for a note that has a frontmatter block)

@@ -51,6 +51,14 @@ def test_thresholds_that_could_never_be_met_are_refused_by_the_library(threshold
         dedup(None, None, title="x", content="y", **thresholds)
 
 
+@pytest.mark.parametrize("field", ["title", "description", "content"])
+def test_a_candidate_that_is_not_utf8_is_refused_by_the_library(field):
+    """QA round 65: ``embed dedup --title $'sleep \\xff'`` reached the decision log, which cannot hold the bytes: exit 70."""
+    given = {"title": "x", "content": "y", field: "sleep \udcff"}
+    with pytest.raises(UsageError, match=f"The {field} is not valid UTF-8"):
+        dedup(None, None, **given)
+
+
 def test_thresholds_at_the_ends_of_their_ranges_are_accepted():
     from dreamdb.dedup import check_thresholds
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 import dreamdb
@@ -208,7 +212,14 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
     for name in ("tags", "status", "types"):
         with pytest.raises(UsageError, match="not valid UTF-8"):
             index.recall("walrus", **{name: "\udcff"})
+    # QA round 65 L2: the query too (its undecodable bytes reached `recall --json` as raw bytes: invalid UTF-8)
+    with pytest.raises(UsageError, match="The query is not valid UTF-8"):
+        index.recall("walrus \udcff")
     index.close()
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tiny_vault), "--json",
+                        b"walrus \xff"], capture_output=True, timeout=60)
+    assert p.returncode == 2 and json.loads(p.stdout.decode("utf-8"))["error"]["message"].startswith(
+        "The query is not valid UTF-8"), p
 
 
 @pytest.mark.parametrize("engine", ["memory", "sql"])

@@ -359,6 +359,15 @@ def test_hook_install_says_when_the_project_has_no_vault(tmp_path):
     p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(with_vault)],
                        capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 0 and "no _dream_context" not in p.stderr
+    # QA round 65 L2: a vault on a path that is not UTF-8 exists, but dreamdb cannot use it: said as such
+    odd = os.fsencode(tmp_path) + b"/odd\xffproject"
+    os.makedirs(odd + b"/_dream_context/knowledge")
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", odd],
+                       capture_output=True, env=env, timeout=60)
+    err = p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 0 and "no _dream_context" not in err, err
+    assert "_dream_context is not valid UTF-8, which dreamdb cannot store in its index: the hook prints nothing until" \
+           " that is fixed (rename the folders on that path" in err, err
 
 
 def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_given(project, tmp_path, monkeypatch):

@@ -835,3 +835,16 @@ def test_sync_warnings_say_one_entry_and_a_too_long_integer_in_words(tmp_path):
     assert ("core/CHANGELOG.json: holds an integer too long to read (over 4,300 digits) at line 3; changelog not"
             " indexed (shorten that number, or write it as a string in quotes)") in p.stderr, p.stderr
     assert "sys." not in p.stderr
+
+
+def test_delete_and_update_refuse_a_name_that_is_not_utf8_with_exit_2(tiny_vault):
+    """QA round 65 L1: ``dreamdb delete $'\\xff'`` looked the name up in the index, which cannot hold the bytes:
+    exit 70 (``update`` refused it: exit 2)."""
+    write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
+    before = (tiny_vault / "knowledge" / "a.md").read_bytes()
+    for args in (["delete", b"\xff"], ["delete", b"knowledge/\xff"], ["update", b"\xff", "--append", "x"]):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault), "--json"],
+                           capture_output=True, timeout=60)
+        assert p.returncode == 2, (args, p.stderr)
+        assert json.loads(p.stdout)["error"]["message"].startswith("The slug is not valid UTF-8"), p.stdout
+    assert (tiny_vault / "knowledge" / "a.md").read_bytes() == before

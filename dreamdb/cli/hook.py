@@ -114,9 +114,13 @@ def _warn_without_vault(project) -> None:
 
     try:
         find_vault(None, cwd=project)
-    except VaultNotFound:
-        click.echo(f"note: no _dream_context/ folder in or above {project}: the hook prints nothing until there "
-                   "is one (see the README, \"Which files become documents\").", err=True)
+    except VaultNotFound as exc:  # (not found, or found and unusable: its path not UTF-8, unreadable; QA round 65 L2)
+        said = exc.message if "in or above" not in exc.message and "any folder above" not in exc.message else \
+            f"no _dream_context/ folder in or above {project}"
+        click.echo(f"note: {said.rstrip('.')}: the hook prints nothing until "
+                   + ("there is one (see the README, \"Which files become documents\")." if said.startswith("no ")
+                      else "that is fixed" + (f" ({exc.hint[:1].lower()}{exc.hint[1:].rstrip('.')})" if exc.hint else "") + "."),
+                   err=True)
     except Exception:  # noqa: BLE001 - only a note: never fail an install that succeeded
         pass
 

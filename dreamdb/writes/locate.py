@@ -16,7 +16,7 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 from dreamdb.vault.discover import in_archive, is_utf8
-from dreamdb.writes.checks import _bad_char
+from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
 
 
@@ -432,6 +432,7 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
     try:
         slug = _slug_text(slug)
+        _require_utf8(slug=slug)  # (QA round 65 L1: `dreamdb delete $'\\xff'` looked it up in the index: exit 70)
         composed = unicodedata.normalize("NFC", slug)
         if composed != slug:  # typed decomposed: the file of exactly that name first (it may have a composed twin)
             _, _, rel = _parse_slug(slug)
