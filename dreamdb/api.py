@@ -388,6 +388,7 @@ class Index:
         except OSError:
             fresh = True
         conn = None
+        config.restrict_mode(self.index_path)  # (a -shm left read-only by a read-only index, now writable again)
         try:
             conn = self._connect()
             self._check_tables(conn)
@@ -1450,7 +1451,8 @@ class Index:
     def status(self) -> dict:
         """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver, embeddings
         (``hybrid_ready``: a model and vectors to use), and the ``.md`` files outside the folders dreamdb indexes
-        (``unindexed_markdown``: how many; ``unindexed_examples``: the first five paths).
+        (``unindexed_markdown``: how many; ``unindexed_examples``: the first five paths), and the notes in them named
+        ``.MD`` or ``.Md``, not ``.md`` (``unindexed_cased_extension``, ``unindexed_cased_examples``: QA round 65 L5).
 
         Syncs first when ``auto_sync`` (so a write made through this object shows up), as a read does
         (:meth:`sync_for_read`: another process's write lock is waited for briefly, then the index is
@@ -1461,18 +1463,20 @@ class Index:
         return self._guarded(self._status)
 
     def _status(self) -> dict:
-        from dreamdb.vault.discover import unindexed_markdown
+        from dreamdb.vault.discover import cased_markdown, unindexed_markdown
 
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
         meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
         size = config.index_size_bytes(self.index_path)
         outside, examples = unindexed_markdown(self.vault, include_archives=self.include_archives)
+        cased, cased_examples = cased_markdown(self.vault, include_archives=self.include_archives)
         return {
             "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
             "documents": sum(by_type.values()), "by_type": by_type,
             "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
             "unindexed_markdown": outside, "unindexed_examples": examples,
+            "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
             "terms": c.execute("SELECT COUNT(DISTINCT term) FROM postings").fetchone()[0],
             "last_sync": meta.get("last_sync"), "schema_version": current_version(c),
             "analyzer_version": meta.get("analyzer_version"), "sqlite_driver": db.DRIVER_NAME,

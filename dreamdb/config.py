@@ -168,15 +168,22 @@ def is_vault_index_folder(folder: Path, vault: Path) -> bool:
 
 
 def restrict_mode(index_path: Path) -> None:
-    """Set an index file and its ``-wal``/``-shm`` files to mode 0600 (best effort).
+    """Take the group's and others' permissions off an index file and its ``-wal``/``-shm`` files (best effort),
+    keeping the owner's: an index the user made read-only (0444) stays read-only, 0400 (QA round 65 L3: it was
+    set to 0600, so dreamdb undid the user's chmod, and ``sync``'s "make it writable" came true by itself).
 
     SQLite creates the ``-wal`` and ``-shm`` files with the mode the index file had when it
     was opened, so a read-only (0444) index left a read-only ``-shm`` behind that made every
-    later write fail (a QA repro).
+    later write fail (a QA repro): while the index file is writable by its owner, they are set to 0600.
     """
+    try:
+        writable = stat.S_IMODE(os.stat(index_path).st_mode) & 0o200
+    except OSError:
+        return
     for suffix in ("", "-wal", "-shm"):
+        path = f"{index_path}{suffix}"
         try:
-            os.chmod(f"{index_path}{suffix}", 0o600)
+            os.chmod(path, 0o600 if suffix and writable else stat.S_IMODE(os.stat(path).st_mode) & 0o600)
         except OSError:
             pass
 

@@ -335,16 +335,37 @@ def test_index_is_private_and_gitignored(tiny_vault):
 
 
 def test_a_read_only_index_leaves_no_read_only_wal_or_shm(tiny_vault):
-    """QA repro: SQLite gives -wal/-shm the mode the index had when opened; a 0444 index left a 0444 -shm."""
+    """QA repro: SQLite gives -wal/-shm the mode the index had when opened; a 0444 index left a 0444 -shm, which
+    made every write fail once the index was writable again. QA round 65 L3: dreamdb set a 0444 index to 0600
+    itself, undoing the user's chmod (and making ``sync``'s "make it writable" come true by itself); the group's and
+    others' bits are taken off, the owner's kept."""
+    import subprocess
+    import sys
+
     write_doc(tiny_vault, "knowledge/a.md", "x\n")
     dreamdb.open(tiny_vault).sync()
     path = tiny_vault / ".dreamdb" / "index.db"
+    mode = lambda f: oct(f.stat().st_mode & 0o777)  # noqa: E731
     path.chmod(0o444)
     index = dreamdb.open(tiny_vault)
     index.recall("x")  # opens the index: -wal and -shm exist while the connection is open
-    for suffix in ("", "-wal", "-shm"):
-        f = path.with_name(path.name + suffix)
-        assert f.exists() and oct(f.stat().st_mode & 0o777) == oct(0o600), suffix
+    files = [path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm")]
+    assert [mode(f) for f in files] == [oct(0o400)] * 3
+    index.close()
+    write_doc(tiny_vault, "knowledge/b.md", "x\n")
+    bite = _permissions_bite()
+    p = subprocess.run([*bite, sys.executable, "-m", "dreamdb", "sync", "--vault", str(tiny_vault)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 4 and "readonly database" in p.stderr and "writable" in p.stderr, p.stderr
+    assert mode(path) == oct(0o400)  # as the user left it (but for the group's and others' bits)
+    path.chmod(0o644)
+    for f in files[1:]:
+        if f.exists():
+            f.chmod(0o444)  # left read-only by a process that opened the read-only index
+    p = subprocess.run([*bite, sys.executable, "-m", "dreamdb", "sync", "--vault", str(tiny_vault)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "1 added" in p.stdout, p.stderr
+    assert [mode(f) for f in files if f.exists()] == [oct(0o600)] * len([f for f in files if f.exists()])
 
 
 def test_read_only_vault_indexes_into_cache(tiny_vault, tmp_path):
