@@ -962,7 +962,9 @@ class Index:
         top = whole_number(top, "top", TOP_MIN, TOP_MAX)
         if mode is not None and not isinstance(mode, str):
             raise UsageError(f"mode must be a string ({', '.join(MODES)}), got {mode!r}")
-        env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE")
+        # (spaces around the variable's value and its case ignored, blank as unset: as the prompt hook reads it,
+        # QA round 65 L8)
+        env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE", "").strip() or None
         from_env = bool(env_mode)
         mode = (mode or env_mode or "bm25").lower()
         if mode not in MODES:

@@ -249,7 +249,7 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
     notes = index.take_notes()
     out = sys.stdout
     if as_json:
-        requested = (mode or os.environ.get("DREAMDB_RECALL_MODE") or "bm25").lower()
+        requested = (mode or os.environ.get("DREAMDB_RECALL_MODE", "").strip() or "bm25").lower()
         used = hits[0].mode if hits else requested  # a fallback (e.g. no model) is named by the hits and notes
         doc = {"query": text, "mode": used, "hits": [h.as_dict() for h in hits], "notes": notes}
         if used != requested:

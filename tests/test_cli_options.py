@@ -278,6 +278,12 @@ def test_mode_is_read_in_any_case(tmp_path, monkeypatch, capsys):
     assert main(["recall", "--vault", str(vault), "--mode", "Hybrid", "--json", "sleep debt"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["requested_mode"] == "hybrid" and out["mode"] == "bm25"  # (no model there: the fallback says so)
+    # QA round 65 L8: the variable with spaces around it (as the prompt hook reads it), or blank as unset
+    for value, said in ((" RRF ", "rrf"), ("  ", "bm25")):
+        monkeypatch.setenv("DREAMDB_RECALL_MODE", value)
+        assert main(["recall", "--vault", str(vault), "--json", "sleep debt"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out.get("requested_mode", out["mode"]) == said  # (rrf: no model there, bm25 used and rrf named)
 
 
 def test_a_full_disk_under_the_index_is_said_not_called_damage(capsys):
