@@ -351,6 +351,36 @@ def test_a_vault_with_notes_only_outside_the_indexed_folders_is_said_so(tiny_vau
     assert code == 0 and "2 .md files outside the folders dreamdb reads were not searched" in err
 
 
+def test_notes_named_md_in_upper_case_are_warned_of_and_counted_by_status(tiny_vault, capsys):
+    """QA round 65 L5: knowledge/UPPER.MD was neither indexed nor counted by status ("not indexed: N .md files
+    outside the folders dreamdb reads"), and the sync said nothing: the note was lost without a word."""
+    write_doc(tiny_vault, "knowledge/kept.md", "indexed\n")
+    write_doc(tiny_vault, "knowledge/deep/UPPER.MD", "---\ntitle: Upper\n---\nzebracorn\n")
+    write_doc(tiny_vault, "state/Task.Md", "zebracorn\n")
+    write_doc(tiny_vault, "NOTES.MD", "outside the folders too\n")
+    write_doc(tiny_vault, "knowledge/.hidden.MD", "hidden: skipped silently, as .hidden.md is\n")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "· 1 document ·" in out
+    assert err.splitlines() == [
+        "warning: knowledge/deep/UPPER.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb"
+        " reads; rename it to UPPER.md)",
+        "warning: state/Task.Md: skipped (the extension .Md is not .md in lower case, the only one dreamdb reads;"
+        " rename it to Task.md)"]
+    code = main(["status", "--vault", str(tiny_vault), "--json"])
+    st = json.loads(capsys.readouterr().out)
+    assert (st["unindexed_markdown"], st["unindexed_examples"]) == (1, ["NOTES.MD"])
+    assert (st["unindexed_cased_extension"], st["unindexed_cased_examples"]) == (2, ["knowledge/deep/UPPER.MD",
+                                                                                      "state/Task.Md"])
+    code = main(["status", "--vault", str(tiny_vault)])
+    out = capsys.readouterr().out
+    assert code == 0 and ("not indexed:    2 notes with the extension in upper case (knowledge/deep/UPPER.MD,"
+                          " state/Task.Md): rename to .md\n") in out
+    (tiny_vault / "knowledge" / "deep" / "UPPER.MD").rename(tiny_vault / "knowledge" / "deep" / "UPPER.md")
+    code = main(["recall", "--vault", str(tiny_vault), "zebracorn", "--json"])
+    assert [h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["knowledge/UPPER"]
+
+
 def test_the_unindexed_note_never_lists_the_knowledge_folder(tiny_vault, monkeypatch):
     """Profiling the eval: every empty recall listed knowledge/ (all of a big vault's notes) before pruning it,
     ~1 ms per 1,000 notes for a note about the few files elsewhere."""

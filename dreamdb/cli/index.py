@@ -145,6 +145,11 @@ def status_cmd(vault, as_json):
         more = ", …" if st["unindexed_markdown"] > len(st["unindexed_examples"]) else ""
         click.echo(f"not indexed:    {st['unindexed_markdown']} .md files outside the folders dreamdb reads "
                    f"({', '.join(output.safe_text(p) for p in st['unindexed_examples'])}{more})")
+    if st["unindexed_cased_extension"]:  # (QA round 65 L5)
+        more = ", …" if st["unindexed_cased_extension"] > len(st["unindexed_cased_examples"]) else ""
+        click.echo(f"not indexed:    {st['unindexed_cased_extension']} note{'s' if st['unindexed_cased_extension'] != 1 else ''}"
+                   f" with the extension in upper case ({', '.join(output.safe_text(p) for p in st['unindexed_cased_examples'])}"
+                   f"{more}): rename to .md")
     click.echo(f"last sync:      {st['last_sync']}")
     click.echo(f"schema version: {st['schema_version']} · analyzer {st['analyzer_version']}")
     click.echo(f"sqlite:         {st['sqlite_driver']} {st['sqlite_version']} · vector extension {'loadable' if st['vector_extension'] else 'NOT loadable'}")

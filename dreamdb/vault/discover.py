@@ -189,6 +189,13 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
     return None
 
 
+def cased_md(name: str) -> bool:
+    """Whether a file name ends in ``.md`` in another case (``NOTE.MD``, ``note.Md``): not a note to dreamdb,
+    which reads ``.md`` only (its ids and writes are built on that name), so said rather than skipped silently
+    (QA round 65 L5: ``knowledge/UPPER.MD`` was neither indexed nor counted by ``status``)."""
+    return name[-3:].lower() == ".md" and not name.endswith(".md") and not name.startswith(".")
+
+
 def is_utf8(text: str) -> bool:
     """Whether a text (a file name from the OS, an argument) is valid UTF-8: undecodable bytes come back as
     surrogates, which no UTF-8 file or SQLite text can hold."""
@@ -310,6 +317,9 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                     scan(rel, True)
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
+            elif cased_md(e.name) and classify(f"{rel[:-3]}.md") is not None:
+                note(f"{rel}: skipped (the extension {e.name[-3:]} is not .md in lower case, the only one dreamdb"
+                     f" reads; rename it to {e.name[:-3]}.md)")
             elif is_link and recursive and (include_archives or not e.name.startswith(".")) and os.path.isdir(e.path):
                 note(f"{rel}: skipped (a symlinked folder; dreamdb does not follow folder links)")
 
@@ -396,14 +406,44 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
         dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith("."))
                              and not (rel_dir == "." and d == "knowledge"))
         for name in sorted(filenames):
-            if not name.endswith(".md") or name.startswith(".") or not is_utf8(name):
+            if not (name.endswith(".md") or cased_md(name)) or name.startswith(".") or not is_utf8(name):
                 continue
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if classify(rel) is None:
+            if classify(f"{rel[:-3]}.md") is None:  # (a NOTE.MD here too: its folder is the reason; cased_markdown)
                 count += 1
                 if len(found) < limit:
                     found.append(rel)
     return count, found
+
+
+def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
+    """Files in the folders dreamdb reads that would be notes but for their extension: ``.md`` in another case
+    (:func:`cased_md`; a sync warns of each). ``status`` counts and lists them with the fix, renaming them to
+    ``.md`` (QA round 65 L5: ``knowledge/UPPER.MD`` was neither indexed nor counted). Walks the source folders as
+    a sync does (archives unless ``include_archives``, no folder links): ``knowledge/`` too, so it is for
+    ``status``, not for a recall's notes (:func:`unindexed_markdown` leaves ``knowledge/`` out).
+
+    Returns:
+        ``(count, the first `limit` vault-relative paths in path order)``.
+    """
+    found: list[str] = []
+    count = 0
+    root = str(vault)
+    for top, recursive, _typ in _MD_ROOTS:
+        base = os.path.join(root, top)
+        if top == "knowledge/features" or os.path.realpath(base) != os.path.join(os.path.realpath(root), top):
+            continue  # walked as part of knowledge/; a folder link, which a sync does not follow either
+        for dirpath, dirnames, filenames in os.walk(base):
+            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            dirnames[:] = sorted(d for d in dirnames if recursive and (include_archives or not d.startswith("."))
+                                 and is_utf8(d))
+            for name in sorted(filenames):
+                rel = f"{rel_dir}/{name}"
+                if cased_md(name) and is_utf8(name) and classify(f"{rel[:-3]}.md") is not None:
+                    count += 1
+                    found.append(rel)
+    found.sort()
+    return count, found[:limit]
 
 
 def in_archive(rel_path: str) -> bool:
