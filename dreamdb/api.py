@@ -361,6 +361,11 @@ class Index:
             self._conn = self._open()
         return self._conn
 
+    def _in_cache_dir(self) -> bool:
+        """Whether the index is the cache file of a read-only vault under a ``DREAMDB_CACHE_DIR`` the user set."""
+        return bool(os.environ.get("DREAMDB_CACHE_DIR")) and not config.index_env() and \
+            os.path.abspath(self.index_path) == os.path.abspath(config.cache_index_path(self.vault))
+
     def _index_parents(self) -> bool:
         """Whether the index's folder is made with the folders above it: not the vault's own ``.dreamdb``, which
         is made in the vault as it is (a vault moved away is not created again: QA round 62 H1)."""
@@ -381,7 +386,9 @@ class Index:
                 else f"Cannot create the index at {self.index_path}: {exc.strerror or exc}",
                 hint="Move that file away, or set DREAMDB_INDEX to a writable file path." if blocker
                 else f"Free space on the disk holding {self.index_path.parent}, then retry." if full
-                else "Set DREAMDB_INDEX to a file path in a folder you can write, or make the vault writable.",
+                else ("Point DREAMDB_CACHE_DIR at a folder you can write (or unset it), set DREAMDB_INDEX to a file"
+                      " path you can write, or make the vault writable." if self._in_cache_dir()  # (QA round 65 L9)
+                      else "Set DREAMDB_INDEX to a file path in a folder you can write, or make the vault writable."),
             ) from exc
         try:
             fresh = os.path.getsize(self.index_path) == 0

@@ -389,6 +389,26 @@ def test_read_only_vault_indexes_into_cache(tiny_vault, tmp_path):
         os.chmod(tiny_vault, 0o755)
 
 
+def test_a_cache_dir_that_cannot_hold_the_index_is_named_in_the_hint(tiny_vault, tmp_path, monkeypatch):
+    """QA round 65 L9: with a read-only vault and ``DREAMDB_CACHE_DIR`` naming a file, the hint said to set
+    ``DREAMDB_INDEX`` or make the vault writable, never naming the variable that was wrong."""
+    write_doc(tiny_vault, "knowledge/a.md", "okapi\n")
+    (tmp_path / "a-file").write_text("x")
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "a-file"))
+    os.chmod(tiny_vault, 0o555)
+    try:
+        with pytest.raises(dreamdb.errors.IndexUnavailable, match="Not a directory") as info:
+            dreamdb.open(tiny_vault).recall("okapi")
+        assert info.value.hint.startswith("Point DREAMDB_CACHE_DIR at a folder you can write (or unset it)")
+    finally:
+        os.chmod(tiny_vault, 0o755)
+    monkeypatch.setenv("DREAMDB_INDEX", str(tmp_path / "no-such-folder" / "x" / "index.db"))
+    (tmp_path / "no-such-folder").write_text("x")
+    with pytest.raises(dreamdb.errors.IndexUnavailable) as info:
+        dreamdb.open(tiny_vault).recall("okapi")
+    assert "DREAMDB_CACHE_DIR" not in (info.value.hint or "")
+
+
 def _sync_worker(vault: str, q) -> None:
     try:
         r = dreamdb.open(vault).sync()
