@@ -43,6 +43,7 @@ def test_refresh_status_json(tiny_vault, with_model, capsys):
     assert code == 0, err
     r = json.loads(out)
     assert r["embedded"] == 2 and r["chunked_docs"] == 2 and r["chunks"] == 2 and r["model_id"].startswith("e5s-")
+    assert r["chunked_documents"] == 2  # the key both status commands use (QA round 65 L7)
     code, out, _ = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
     assert code == 0 and json.loads(out)["embedded"] == 0
     code, out, _ = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")

@@ -77,9 +77,11 @@ class RefreshReport:
     documents_cut: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        """JSON-ready mapping."""
+        """JSON-ready mapping; ``chunked_docs`` also as ``chunked_documents``, the key ``status --json`` and
+        ``embed status --json`` use (QA round 65 L7: both kept, agents parse the first)."""
         d = asdict(self)
         d["elapsed_ms"] = round(self.elapsed_ms, 2)
+        d["chunked_documents"] = self.chunked_docs
         return d
 
 
