@@ -364,11 +364,11 @@ def hits_text(hits, *, explain: bool = False) -> str:
                 + (f" (BM25 term coverage {s['bm25_coverage']:.2f})" if s.get("bm25_coverage") is not None else "")
                 + f" → rankScore {s['rank_score']:.4f}"
             )
-            # a query term counted in a class row has its bm25f there, not 0 (QA round 41)
-            in_class = {m for t in h.terms or [] if t["kind"] == "class" for m in t["term"].split("|")}
             for t in h.terms or []:
                 tf = t["tf"]
-                bm25f = "in class" if t["kind"] == "query" and t["term"] in in_class else f"{t['bm25f']:.4f}"
+                # a query term counted in a class row has its bm25f there, not 0 (QA round 41); the flag --json
+                # shows too (QA round 65 L7)
+                bm25f = "in class" if t.get("in_class") else f"{t['bm25f']:.4f}"
                 lines.append(
                     f"     {t['term']:<18} {t['kind']:<7} df {t['df']:<5} idf {t['idf']:.3f}  tf title {tf['title']} desc {tf['description']}"
                     f" tags {tf['tags']} body {tf['body']} slug {tf['slug']}  bm25 {t['bm25']:.4f} bm25f {bm25f}"

@@ -381,6 +381,24 @@ def test_notes_named_md_in_upper_case_are_warned_of_and_counted_by_status(tiny_v
     assert [h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["knowledge/UPPER"]
 
 
+def test_explain_json_flags_a_query_term_counted_in_its_class(tiny_vault, capsys):
+    """QA round 65 L7: recall --explain --json gave a query term counted in a class "bm25f": 0.0 with nothing to
+    tell it from a term that adds nothing, while the text says "bm25f in class". ``strateji`` (read as English)
+    counts with its other form ``stratej`` (the note writing "strateji") as one term."""
+    write_doc(tiny_vault, "knowledge/yedekleme.md", "---\ntitle: Veritabanı yedekleme stratejisi\n---\nNightly backups.\n")
+    write_doc(tiny_vault, "knowledge/plan.md", "---\ntitle: Plan\n---\nBu yılın strateji belgesi.\n")
+    code = main(["recall", "--vault", str(tiny_vault), "--explain", "--json", "strateji"])
+    hits = {h["doc_id"]: h for h in json.loads(capsys.readouterr().out)["hits"]}
+    assert code == 0
+    terms = {t["term"]: t for t in hits["knowledge/yedekleme"]["terms"]}
+    assert (terms["strateji"]["kind"], terms["strateji"]["bm25f"], terms["strateji"]["in_class"]) == ("query", 0.0, True)
+    assert terms["strateji|stratej"]["kind"] == "class" and terms["strateji|stratej"]["bm25f"] > 0
+    assert terms["strateji|stratej"]["in_class"] is False
+    code = main(["recall", "--vault", str(tiny_vault), "--explain", "--json", "nightly"])  # no class: false
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert [(t["term"], t["in_class"]) for t in hits[0]["terms"]] == [("nightli", False)] and hits[0]["terms"][0]["bm25f"] > 0
+
+
 def test_the_unindexed_note_never_lists_the_knowledge_folder(tiny_vault, monkeypatch):
     """Profiling the eval: every empty recall listed knowledge/ (all of a big vault's notes) before pruning it,
     ~1 ms per 1,000 notes for a note about the few files elsewhere."""

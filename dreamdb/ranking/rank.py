@@ -1268,7 +1268,9 @@ def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
     frequency; :func:`class_members`), whose ``bm25`` is its part of ``Ranked.structured``.
 
     Returns:
-        ``[{term, kind ('query'|'synonym'|'class'), df, idf, tf: {field: n}, bm25, bm25f}]`` for matched terms.
+        ``[{term, kind ('query'|'synonym'|'class'), df, idf, tf: {field: n}, bm25, bm25f, in_class}]`` for matched
+        terms; ``in_class`` is true on a query term counted in its class (its ``bm25f`` of 0 is there: QA round 65
+        L7, ``--json`` said 0.0 where the text says ``bm25f in class``), false on every other line.
     """
     stats = corpus_stats(conn)
     classes = class_members(plan)
@@ -1292,7 +1294,7 @@ def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
         raw = F.bm25_term(tf, sum(lengths.values()), stats["avg_len"], idf_v) if raw_counts else 0.0
         f = weight * F.bm25f_term(F.bm25f_pseudo_tf(tfs, lengths, avgs), idf_v) if f_counts else 0.0
         return {"term": term, "kind": kind, "df": df_v, "idf": round(idf_v, 6), "tf": {**tfs, "slug": slug},
-                "bm25": round(raw, 6), "bm25f": round(f, 6)}
+                "bm25": round(raw, 6), "bm25f": round(f, 6), "in_class": kind == "query" and not f_counts}
 
     out = []
     for term in (t for t in terms if t in rows):
