@@ -253,6 +253,23 @@ def query_vector(embedder, text: str):
     return vec
 
 
+def _ties_broken(fused: list[tuple], by_row: dict, *, keep_first: bool) -> list[tuple]:
+    """``fused`` (``(rowid, fused score)``, best first) with documents of the same score (to
+    :data:`dreamdb.ranking.signals.TIE_BITS` bits, :func:`~dreamdb.ranking.signals.tie_score`) in the order BM25's
+    hits break ties: newest first (undated last), then the smaller ``doc_id``. The fusion functions break them by
+    the key, a row id, which differs between two indexes of the same vault (QA round 66 M1: RRF's 1/(60+1) +
+    1/(60+3) and 1/(60+3) + 1/(60+1) are the same float, and an edited and restored note changed the order).
+    ``keep_first``: the pin guard's document stays first (it keeps its fused score, which need not lead)."""
+    head, rest = (fused[:1], fused[1:]) if keep_first else ([], fused)
+
+    def key(kv):
+        r = by_row[kv[0]]
+        d = r.date_days
+        return -S.tie_score(kv[1]), (-d if d is not None and d == d else float("inf")), r.doc_id
+
+    return head + sorted(rest, key=key)
+
+
 def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_days: float,
                 filters: Filters, bm25_rank=None, dense_text: str | None = None) -> list[Ranked]:
     """Rank with the dense channel: ``hybrid`` (adaptive fusion), ``dense`` (cosine only) or ``rrf`` (plain RRF).
@@ -307,6 +324,7 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         fused, info = fusion.adaptive_fusion(bm_keys, bm_scores, top_raw, dense_keys, cos, term_coverage=coverage,
                                              cross_language=other_language)
         info["coverage"] = coverage
+    fused = _ties_broken(fused, by_row, keep_first=bool(info.get("pinned")))
     method = info["method"] + ("+pin" if info.get("pinned") else "") + ("+partial" if info.get("partial") else "")
     imputed = info.get("imputed", ())
     out = []
