@@ -435,7 +435,7 @@ def score_beir(ranked: list[str], qrels: dict[str, int], k: int = 10) -> dict:
 
     Returns:
         ``r@1/3/5/10`` (fraction of relevant found, BEIR's Recall@k), ``mrr``
-        (MRR@k), ``ndcg@10`` (graded, 2^rel − 1 gains) and ``rank`` of the
+        (MRR@k), ``ndcg@10`` (graded, trec_eval's linear gains) and ``rank`` of the
         first relevant document (or ``None``).
     """
     rel = {d for d, g in qrels.items() if g > 0}

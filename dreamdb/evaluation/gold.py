@@ -129,11 +129,13 @@ def load_gold(path: Path) -> list[GoldQuery]:
 
 
 def score_ranked(ranked: list[str], targets: set[str]) -> dict:
-    """Per-query metrics: r@1/3/5/10, mrr, ndcg@10 (binary), rank."""
+    """Per-query metrics of the protocol (shared/eval/README.md: the rank of the first hit in expected ∪ alt within
+    the top 10): r@1/3/5/10, mrr, ndcg@10 (binary, of that first hit: :func:`dreamdb.evaluation.metrics.first_hit_ndcg_at`),
+    rank."""
     return {
         "r@1": M.hit_at(ranked, targets, 1), "r@3": M.hit_at(ranked, targets, 3), "r@5": M.hit_at(ranked, targets, 5),
         "r@10": M.hit_at(ranked, targets, 10), "mrr": M.mrr_at(ranked, targets, 10),
-        "ndcg@10": M.ndcg_at(ranked, {t: 1 for t in targets}, 10), "rank": M.first_relevant_rank(ranked[:10], targets),
+        "ndcg@10": M.first_hit_ndcg_at(ranked, targets, 10), "rank": M.first_relevant_rank(ranked[:10], targets),
     }
 
 

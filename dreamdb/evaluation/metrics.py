@@ -6,9 +6,15 @@ BEIR conventions:
 * recall@k (known-item form used by the gold sets): 1 if any relevant
   document is in the top k, else 0; averaged over queries (×100 in reports).
 * MRR@k: 1 / rank of the first relevant document within the top k, else 0.
-* nDCG@k: Σ (2^rel − 1)/log2(rank + 1) over the top k, divided by the ideal
-  DCG of the query's judged documents (Järvelin & Kekäläinen 2002; the
-  exponential gain of Burges et al. 2005 that ``pytrec_eval`` uses).
+* nDCG@k: Σ rel/log2(rank + 1) over the top k, divided by the ideal DCG of
+  the query's judged documents (Järvelin & Kekäläinen 2002), with trec_eval's
+  linear gain, as ``pytrec_eval``'s ``ndcg_cut`` and so BEIR's published figures
+  compute it (QA round 66 L3: the exponential gain 2^rel − 1 of Burges et al.
+  2005, used here before, is ranx's ``ndcg_burges``; with binary judgements,
+  as every collection here has, the two agree).
+* nDCG@k of a known-item query (the gold sets' protocol, "nDCG@10 (binary)" of
+  the first hit): 1/log2(rank + 1) of the first relevant document within the top
+  k, else 0 (:func:`first_hit_ndcg_at`).
 """
 
 from __future__ import annotations
@@ -46,12 +52,23 @@ def mrr_at(ranked: list[str], relevant, k: int = 10) -> float:
 
 
 def ndcg_at(ranked: list[str], relevant: dict | set, k: int = 10) -> float:
-    """nDCG@k with gains 2^rel − 1; ``relevant`` is ``{doc: grade}`` or a set (grade 1)."""
+    """nDCG@k with trec_eval's linear gains (a document's grade); ``relevant`` is ``{doc: grade}`` or a set (grade 1);
+    grades ≤ 0 gain nothing."""
     grades = relevant if isinstance(relevant, dict) else {d: 1 for d in relevant}
-    dcg = sum((2 ** grades.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    dcg = sum(max(grades.get(d, 0), 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
     ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
-    idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def first_hit_ndcg_at(ranked: list[str], relevant, k: int = 10) -> float:
+    """nDCG@k of a known-item query: 1/log2(rank + 1) of the first document of ``ranked`` in ``relevant`` within
+    the top ``k`` (the ideal DCG of one relevant item is 1), else 0.0. The gold sets' protocol
+    (shared/eval/README.md: "find the rank of the first hit in expected ∪ alt; report … nDCG@10 (binary)"):
+    a query with several acceptable targets is answered by any one of them (QA round 66 M2: all of them were
+    taken as relevant, so a query answered at rank 1 scored 0.61 when its alternative was missing)."""
+    r = first_relevant_rank(ranked[:k], relevant)
+    return 1.0 / math.log2(r + 1) if r else 0.0
 
 
 def percentile(values: list[float], p: float) -> float:
