@@ -259,16 +259,27 @@ def test_hybrid_ready_is_false_where_the_driver_cannot_load_sqlite_vec(tiny_vaul
 
     small_vault(tiny_vault)
     assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+    # A driver that cannot load extensions on every machine (the stdlib sqlite3 of some Pythons can): the stdlib's,
+    # but for the method the check looks for
+    shim = tiny_vault.parent / "shim"
+    shim.mkdir()
+    (shim / "noext_sqlite.py").write_text(
+        "import sqlite3\nfrom sqlite3 import *  # noqa\nfrom sqlite3 import connect  # noqa\n\n\n"
+        "class _NoExtensions(type):\n    def __getattribute__(cls, name):\n"
+        "        if name == 'enable_load_extension':\n            raise AttributeError(name)\n"
+        "        return super().__getattribute__(name)\n\n\n"
+        "class Connection(sqlite3.Connection, metaclass=_NoExtensions):\n    pass\n")
 
     def cli(*args: str, driver: str | None) -> dict:
         env = {k: v for k, v in os.environ.items() if k != "DREAMDB_SQLITE_DRIVER"}
-        env.update({"DREAMDB_SQLITE_DRIVER": driver} if driver else {})
+        if driver:
+            env.update(DREAMDB_SQLITE_DRIVER=driver, PYTHONPATH=os.pathsep.join([str(shim), env.get("PYTHONPATH", "")]))
         p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault), "--json"],
                            capture_output=True, text=True, timeout=120, env=env)
         assert p.returncode == 0, p.stderr
         return json.loads(p.stdout)
 
-    for driver, ready in ((None, True), ("sqlite3", False)):
+    for driver, ready in ((None, True), ("noext_sqlite", False)):
         st = cli("status", driver=driver)["embeddings"]
         assert st["hybrid_ready"] is ready and cli("embed", "status", driver=driver)["hybrid_ready"] is ready
         assert ("cannot load sqlite-vec: hybrid recall falls back to BM25; unset DREAMDB_SQLITE_DRIVER" in st["summary"]) \
