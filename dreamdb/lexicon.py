@@ -41,7 +41,7 @@ import stat
 import time
 from pathlib import Path
 
-from dreamdb.errors import LexiconError, UsageError
+from dreamdb.errors import LexiconError, UsageError, WriteRefused
 from dreamdb.glossary import COMPUTING_TR_EN, GLOSSARY_VERSION
 
 ENV_LEXICON = "DREAMDB_LEXICON"
@@ -280,8 +280,9 @@ def writable_target(path: Path) -> Path:
     """The file a build may write for ``path`` (a symlink is written through), its folder created.
 
     Raises:
-        UsageError: ``path`` is a folder, or a file that is not a lexicon (a mistyped path must not
-            replace a note, an index or a device).
+        UsageError: ``path`` is a folder.
+        WriteRefused: ``path`` is a file that is not a lexicon (a mistyped path must not replace a note, an index
+            or a device; exit 6, as ``model build --dest`` refuses a folder of other files: QA round 65 L8).
         LexiconError: the folder cannot be created.
     """
     target = Path(os.path.realpath(path))
@@ -289,10 +290,10 @@ def writable_target(path: Path) -> Path:
         raise UsageError(f"{path} is a folder", hint=f"Give the lexicon file's path, e.g. {path}/{FILE_NAME}")
     if os.path.lexists(target):
         if not target.is_file():
-            raise UsageError(f"{path} exists and is not a regular file: it is never replaced",
+            raise WriteRefused(f"{path} exists and is not a regular file: it is never replaced",
                              hint=f"Give a new file's path (e.g. …/{FILE_NAME}).")
         if target != Path(os.path.realpath(default_lexicon_path())) and not _is_lexicon_file(target):
-            raise UsageError(f"{path} exists and is not a dreamdb lexicon: it is never replaced",
+            raise WriteRefused(f"{path} exists and is not a dreamdb lexicon: it is never replaced",
                              hint=f"Give a new file's path (e.g. …/{FILE_NAME}), or, if it is a damaged "
                                   "lexicon, delete it first.")
     try:

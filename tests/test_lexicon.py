@@ -578,7 +578,7 @@ def test_a_dreamdb_index_or_another_sqlite_file_named_as_the_lexicon_is_said_to_
     result = CliRunner().invoke(cli, ["lexicon", "status"])
     assert result.exit_code == 0 and "it looks like another SQLite file" in result.output
     result = CliRunner().invoke(cli, ["lexicon", "build"])  # (what the old message said to run)
-    assert isinstance(result.exception, dreamdb.errors.UsageError) and "it is never replaced" in result.exception.message
+    assert isinstance(result.exception, dreamdb.errors.WriteRefused) and "it is never replaced" in result.exception.message
 
 
 def test_a_lexicon_with_a_damaged_page_is_refused_not_read_quietly(small_lexicon, tmp_path, monkeypatch):
@@ -620,7 +620,7 @@ def test_a_truncated_lexicon_is_said_to_be_damaged_with_the_way_to_rebuild_it(sm
     assert "delete it and run: dreamdb lexicon build" in reason
     assert load_lexicon() is None and "delete it and run" in unusable_lexicon()[1]
     result = CliRunner().invoke(cli, ["lexicon", "build", "--from", str(kenet_dir)])
-    assert isinstance(result.exception, dreamdb.errors.UsageError)  # not replaced: what the hint says first
+    assert isinstance(result.exception, dreamdb.errors.WriteRefused)  # not replaced: what the hint says first
     path.unlink()  # the advice, followed
     result = CliRunner().invoke(cli, ["lexicon", "build", "--from", str(kenet_dir)])
     assert result.exit_code == 0, result.output
@@ -900,7 +900,7 @@ def test_a_significant_first_sense_and_a_dropped_vowel_on_the_real_vault(kenet_l
 def test_a_build_never_replaces_a_file_that_is_not_a_lexicon(kenet_dir, tmp_path, monkeypatch):
     notes = tmp_path / "notes.txt"
     notes.write_text("my precious notes", encoding="utf-8")
-    with pytest.raises(dreamdb.errors.UsageError, match="is not a dreamdb lexicon: it is never replaced"):
+    with pytest.raises(dreamdb.errors.WriteRefused, match="is not a dreamdb lexicon: it is never replaced"):
         build_lexicon(notes, kenet_dir)
     assert notes.read_text(encoding="utf-8") == "my precious notes"
     other_db = tmp_path / "index.db"
@@ -908,7 +908,7 @@ def test_a_build_never_replaces_a_file_that_is_not_a_lexicon(kenet_dir, tmp_path
     conn.execute("CREATE TABLE documents (x)")
     conn.commit()
     conn.close()
-    with pytest.raises(dreamdb.errors.UsageError):
+    with pytest.raises(dreamdb.errors.WriteRefused):
         build_lexicon(other_db, kenet_dir)
     # an earlier lexicon, even of another format, is rebuilt; a symlink to one is written through
     real = tmp_path / "real.sqlite"
@@ -918,7 +918,7 @@ def test_a_build_never_replaces_a_file_that_is_not_a_lexicon(kenet_dir, tmp_path
     build_lexicon(link, kenet_dir)
     assert link.is_symlink() and Lexicon(link).translations(TR_EN, "uyku") == ("sleep", "slumber")
     # a file under a file: one clear error
-    with pytest.raises((LexiconError, dreamdb.errors.UsageError)):
+    with pytest.raises((LexiconError, dreamdb.errors.UsageError, dreamdb.errors.WriteRefused)):
         build_lexicon(notes / "x.sqlite", kenet_dir)
     # DREAMDB_LEXICON=off: no default file to build into
     monkeypatch.setenv("DREAMDB_LEXICON", "off")
@@ -1006,7 +1006,7 @@ def test_a_damaged_lexicon_is_rebuilt_in_place_and_a_fifo_is_never_opened(kenet_
     assert "not a regular file" in lexicon_status()["reason"]
     # QA round 58 L4: status advised the build below, which refuses; it says where a build can go instead
     assert "or at a new file's path and run: dreamdb lexicon build" in lexicon_status()["reason"]
-    with pytest.raises(dreamdb.errors.UsageError, match="not a regular file"):
+    with pytest.raises(dreamdb.errors.WriteRefused, match="not a regular file"):
         build_lexicon(None, kenet_dir)
 
 
@@ -1019,7 +1019,7 @@ def test_refusing_a_wal_database_leaves_nothing_beside_it_and_odd_meta_values_do
     conn.commit()
     conn.close()
     before = sorted(p.name for p in tmp_path.iterdir())
-    with pytest.raises(dreamdb.errors.UsageError):
+    with pytest.raises(dreamdb.errors.WriteRefused):
         build_lexicon(db, kenet_dir)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     lex = tmp_path / "lex.sqlite"
