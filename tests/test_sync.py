@@ -1267,3 +1267,24 @@ def test_a_vault_folder_that_cannot_be_read_is_said_with_exit_3(tiny_vault, mode
     p = subprocess.run([*bite, sys.executable, "-c", script, str(tiny_vault)], capture_output=True, text=True, timeout=60)
     assert p.stdout.splitlines() == ["['knowledge/a']", f"refused: The vault folder {tiny_vault} cannot be read"
                                      " (permission denied).", "['knowledge/a']"], p.stderr
+
+
+def test_a_write_with_an_index_folder_it_cannot_enter_says_so(tiny_vault):
+    """QA round 65 L9: with ``.dreamdb`` at mode 000, ``remember`` said "Cannot create the index folder" of a folder
+    that exists."""
+    import subprocess
+    import sys
+
+    write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
+    dreamdb.open(tiny_vault).sync()
+    bite = _permissions_bite()
+    folder = tiny_vault / ".dreamdb"
+    folder.chmod(0o000)
+    try:
+        p = subprocess.run([*bite, sys.executable, "-m", "dreamdb", "remember", "zebra fact", "--vault", str(tiny_vault)],
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        folder.chmod(0o700)
+    assert p.returncode == 6 and f"Cannot write in the index folder {folder}: Permission denied" in p.stderr, p.stderr
+    assert "chmod u+rwx" in p.stderr and "Cannot create" not in p.stderr
+    assert not (tiny_vault / "core" / "CHANGELOG.json").exists()

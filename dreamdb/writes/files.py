@@ -557,6 +557,10 @@ def _index_dir(vault: Path) -> Path:
         else:
             config.prepare_index_folder(index_dir, parents=False)
     except OSError as exc:
+        if index_dir.is_dir():  # (QA round 65 L9: it exists, but cannot be written or entered)
+            raise WriteRefused(f"Cannot write in the index folder {index_dir}: {exc.strerror or exc}; nothing was"
+                               " changed.", hint=f"Give yourself access to it (chmod u+rwx '{index_dir}'), or run"
+                                                " dreamdb as the user who owns it.") from exc
         raise WriteRefused(f"Cannot create the index folder {index_dir}: {exc.strerror or exc}.",
                            hint="Check the vault's permissions (a file named .dreamdb may be in the way).") from exc
     return index_dir
