@@ -42,6 +42,7 @@ which makes the next sync rebuild the index.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from bisect import bisect_right
 from functools import lru_cache
@@ -288,15 +289,19 @@ a ``literal`` or ``delta`` line and lines of base85, each led by a letter that g
 unrelated notes (QA round 56: raw score 18.9 from its fragments; a note of 3 MB of base85 gave 325,842 postings)."""
 
 
-_NARROW_WRAPPED_RE = re.compile(
+_NARROW_WRAPPED = (
     rb"\n([ \t]*+(?:>[ \t]*+)*+)[A-Za-z0-9+/_-]{16,59}+[ \t]*+\r?\n(?:\1[A-Za-z0-9+/_-]{16,59}+[ \t]*+\r?\n)+"
     rb"(?:\1[A-Za-z0-9+/_-]{1,59}+=*+[ \t]*+(?=\r?\n|\r?\Z))?")
+_NARROW_WRAPPED_RE = re.compile(
+    _NARROW_WRAPPED if sys.version_info >= (3, 11) else _NARROW_WRAPPED.replace(b"*+", b"*").replace(b"}+", b"}"))
 """Two lines or more after a newline, each of base64 characters alone and shorter than :data:`MIN_BASE64_RUN`, after
 the same indent or ``>`` quote marks (group 1; QA round 58: an indented code block, a quote), and the line after them,
 which may be their short last one: base64 wrapped narrower than the 64 or 76 columns of PEM and MIME
 (:func:`_narrow_wrapped` tells whether it is). 5 ms on the real vault's CHANGELOG.json three times over (2.4 MB),
 where a pattern led by ``^`` took 30, and one without possessive quantifiers 14 (they spare the regex engine the
-backtracking of each indented line of JSON)."""
+backtracking of each indented line of JSON). Python 3.10's ``re`` has no possessive quantifiers (QA round 67 H1:
+every command failed to import there); it gets the same pattern with greedy ones, which match alike, since each
+possessive run is followed by characters it cannot take."""
 
 
 def _narrow_wrapped(m: re.Match) -> bytes:

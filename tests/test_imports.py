@@ -68,3 +68,57 @@ def test_recall_with_an_index_outside_dreamdbs_folders_spares_platformdirs(synce
         env={k: v for k, v in os.environ.items() if k != "DREAMDB_CACHE_DIR"},  # the platform's cache folder
     )
     assert "platformdirs" not in mods
+
+
+def _oldest_python() -> str | None:
+    """An interpreter of the oldest Python the package supports (``requires-python``: 3.10), when one is installed."""
+    import glob
+    import shutil
+
+    found = shutil.which("python3.10")
+    if found and subprocess.run([found, "-c", "pass"], capture_output=True).returncode == 0:  # (not a pyenv shim)
+        return found
+    return next(iter(sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.10*/bin/python3.10")))), None)
+
+
+def test_the_package_compiles_on_the_oldest_supported_python():
+    """QA round 67 H1: possessive quantifiers (``*+``, Python 3.11's ``re``) in a module-level pattern made every
+    command fail to import on 3.10, which ``requires-python`` admits. A 3.10 interpreter compiles every module and
+    imports each one whose imports it can satisfy without dreamdb's dependencies (the analyzer, the ranking rules,
+    the vault parser…): a pattern or syntax of a newer Python fails there."""
+    from pathlib import Path
+
+    import dreamdb
+
+    python = _oldest_python()
+    if python is None:
+        pytest.skip("no Python 3.10 interpreter on this machine (python3.10, ~/.pyenv/versions/3.10*)")
+    root = Path(dreamdb.__file__).parent
+    files = sorted(str(p) for p in root.rglob("*.py"))
+    modules = sorted("dreamdb." + ".".join(Path(f).relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+                     for f in files if not f.endswith("__main__.py"))
+    script = ("import importlib, json, sys\n"
+              "files, modules = json.loads(sys.argv[1])\n"
+              "for f in files:\n    compile(open(f, encoding='utf-8').read(), f, 'exec')\n"
+              "imported = 0\n"
+              "for m in modules:\n"
+              "    try:\n        importlib.import_module(m)\n        imported += 1\n"
+              "    except ModuleNotFoundError as e:\n"
+              "        if (e.name or '').split('.')[0] == 'dreamdb':\n            raise\n"
+              "print(imported)\n")
+    p = subprocess.run([python, "-c", script, json.dumps([files, modules])], capture_output=True, text=True,
+                       timeout=120, cwd=root.parent, env={**os.environ, "PYTHONPATH": str(root.parent)})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert int(p.stdout.split()[-1]) >= 10  # (the analyzer among them: 3.10 compiled its patterns)
+
+
+def test_the_package_version_is_the_projects():
+    """QA round 67 M2: every build said 0.1.0, so ``pip install -U`` of a newer wheel did nothing. ``__version__``
+    (what ``dreamdb --version`` prints, without reading package metadata at start-up) is pyproject.toml's."""
+    import re
+    from pathlib import Path
+
+    import dreamdb
+
+    pyproject = (Path(dreamdb.__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'(?m)^version = "([^"]+)"', pyproject).group(1) == dreamdb.__version__ != "0.1.0"

@@ -143,6 +143,30 @@ def test_remember_refuses_a_changelog_nested_too_deeply(vault: Path):
     assert path.read_bytes() == before
 
 
+def test_remember_and_sync_agree_on_a_changelog_nested_too_deeply_on_every_python(vault: Path):
+    """QA round 67 M1: on Python 3.12 and 3.13 (whose JSON decoder reads 1,200 levels) ``remember`` wrote into a
+    changelog that sync then dropped whole ("an entry is nested too deeply"). 300 levels: read by every Python's
+    decoder, refused alike by both (:data:`dreamdb.vault.parse.MAX_JSON_DEPTH`); 100 levels are fine."""
+    import dreamdb
+    from dreamdb.vault.parse import MAX_JSON_DEPTH
+
+    path = vault / "core" / "CHANGELOG.json"
+    deep = lambda n: ('[{"date": "2026-01-01", "type": "fix", "description": "zebra deep", "references": '  # noqa: E731
+                      + "[" * n + "]" * n + "}]")
+    path.write_text(deep(300))
+    before = path.read_bytes()
+    with pytest.raises(WriteRefused, match=f"nested too deeply to read [(]over {MAX_JSON_DEPTH} levels[)]"):
+        remember(vault, "text", now=NOW)
+    assert path.read_bytes() == before
+    index = dreamdb.open(vault)
+    assert [w for w in index.sync().warnings if "CHANGELOG" in w] == [
+        f"core/CHANGELOG.json: nested too deeply to read (over {MAX_JSON_DEPTH} levels); changelog not indexed"]
+    path.write_text(deep(100))
+    remember(vault, "zebra shallow note", now=NOW)
+    assert {h.doc_id.split("-")[-2] for h in index.recall("zebra", top=5) if h.type == "changelog"} >= {"fix", "note"}
+    index.close()
+
+
 @pytest.mark.parametrize("ref", ["abc123", "commit:", "http://x", "Commit:abc"])
 def test_remember_rejects_unprefixed_references(vault: Path, ref: str):
     before = (vault / "core" / "CHANGELOG.json").read_bytes()

@@ -472,7 +472,7 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
     try:
         data = json.loads(text)
     except ValueError as exc:
-        limit = re.match(r"Exceeds the limit \((\d+) digits\) for integer string conversion", str(exc))
+        limit = re.match(r"Exceeds the limit \((\d+)(?: digits)?\) for integer string conversion", str(exc))
         if limit:  # in words, not Python's sys.set_int_max_str_digits() (QA round 59 L10)
             at = re.search(rf"\d{{{int(limit.group(1)) + 1},}}", text)
             where = f" at line {text.count(chr(10), 0, at.start()) + 1:,}" if at else ""
@@ -481,10 +481,31 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
         return [], [f"{rel_path}: not valid JSON ({exc}); changelog not indexed"]
     except RecursionError:  # QA round 12: a 1,200-deep array crashed every command
         return [], [f"{rel_path}: nested too deeply to read; changelog not indexed"]
+    if json_too_deep(data):  # (the same limit on every Python: 3.12's decoder reads 1,200 levels, QA round 67 M1)
+        return [], [f"{rel_path}: nested too deeply to read (over {MAX_JSON_DEPTH} levels); changelog not indexed"]
     try:
         return _changelog_documents(rel_path, data)
     except RecursionError:  # an entry field nested deeper than the text conversion can walk
         return [], [f"{rel_path}: an entry is nested too deeply to read; changelog not indexed"]
+
+
+MAX_JSON_DEPTH = 200
+"""The deepest nesting of arrays and objects a CHANGELOG.json may have (an entry's fields are a level or two deep):
+deeper, sync does not index it and ``remember`` does not change it, on every Python alike. Python 3.11's JSON
+decoder stops near 1,000 levels, 3.12's goes on, and the walk over the entries then ran out of stack (QA round 67
+M1: ``remember`` wrote a changelog that sync then dropped whole, on 3.12 and 3.13)."""
+
+
+def json_too_deep(data, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether parsed JSON ``data`` nests arrays and objects deeper than ``limit`` levels (walked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
 
 
 def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.vault.parse import MAX_JSON_DEPTH, json_too_deep
 from dreamdb.writes.checks import _check_text, _clock, _flag, _found, _refused_char, _require_utf8
 from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable, _check_vault,
                                   _check_writable, COMMITTED, _confined, FileChanged, read_with_identity,
@@ -73,6 +74,9 @@ class _ChangelogFile:
         except RecursionError as exc:
             raise WriteRefused("core/CHANGELOG.json is nested too deeply to read; it was not changed.",
                                hint="Fix the file by hand (git diff shows what changed).") from exc
+        if json_too_deep(self.data):  # (as sync refuses it, on every Python: QA round 67 M1)
+            raise WriteRefused(f"core/CHANGELOG.json is nested too deeply to read (over {MAX_JSON_DEPTH} levels); it was"
+                               " not changed.", hint="Fix the file by hand (git diff shows what changed).")
         if isinstance(self.data, list):
             self.entries = self.data
             self.array_start = len(text) - len(text.lstrip())
@@ -176,7 +180,7 @@ class _ChangelogFile:
 def _too_long_integer(text: str, exc: ValueError) -> str | None:
     """``"holds an integer too long to read (over 4,300 digits) at line 7"`` when ``exc`` is Python's refusal to
     read a JSON integer longer than ``sys.get_int_max_str_digits()``, else None."""
-    m = re.match(r"Exceeds the limit \((\d+) digits\) for integer string conversion", str(exc))
+    m = re.match(r"Exceeds the limit \((\d+)(?: digits)?\) for integer string conversion", str(exc))
     if m is None:
         return None
     limit = int(m.group(1))
