@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
-from dreamdb.vault.parse import MAX_JSON_DEPTH, json_too_deep
 from dreamdb.writes.checks import _check_text, _clock, _flag, _found, _refused_char, _require_utf8
 from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable, _check_vault,
                                   _check_writable, COMMITTED, _confined, FileChanged, read_with_identity,
@@ -74,6 +73,8 @@ class _ChangelogFile:
         except RecursionError as exc:
             raise WriteRefused("core/CHANGELOG.json is nested too deeply to read; it was not changed.",
                                hint="Fix the file by hand (git diff shows what changed).") from exc
+        from dreamdb.vault.parse import MAX_JSON_DEPTH, json_too_deep  # (here: it imports the YAML library)
+
         if json_too_deep(self.data):  # (as sync refuses it, on every Python: QA round 67 M1)
             raise WriteRefused(f"core/CHANGELOG.json is nested too deeply to read (over {MAX_JSON_DEPTH} levels); it was"
                                " not changed.", hint="Fix the file by hand (git diff shows what changed).")
