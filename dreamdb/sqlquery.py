@@ -124,11 +124,13 @@ def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
     if "readonly" in msg or "query_only" in msg or "read-only" in msg or "not authorized" in msg:
         return UsageError("Write statements are refused: the index is opened read-only.", hint=_WRITE_HINT)
     if "no such table" in msg or "no such column" in msg:
-        hint = "Tables and views: documents, postings, terms, files, chunks … (docs/schema.md)"
+        hint = ("Tables and views: documents, postings, terms, files, chunks … (all of them: dreamdb sql \"SELECT name,"
+                " type FROM sqlite_schema\"; with their columns: docs/schema.md in the source repository)")
     elif "no such function" in msg:
         hint = "SQLite's built-in functions and sqlite-vec's (vec_distance_cosine, vec_to_json, …) are available."
     else:
-        hint = "The query is SQLite's SQL (sqlite.org/lang.html); tables and views are in docs/schema.md."
+        hint = ("The query is SQLite's SQL (sqlite.org/lang.html); tables and views: dreamdb sql \"SELECT name, type FROM"
+                " sqlite_schema\", or docs/schema.md in the source repository.")
     return UsageError(f"SQL error: {msg}", hint=hint)
 
 

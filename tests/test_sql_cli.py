@@ -245,3 +245,16 @@ def test_malformed_json_in_a_query_is_an_sql_error_not_index_damage(vault, query
     check = db.connect(index_file)
     assert check.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'qa_marker'").fetchone()[0] == 1
     check.close()
+
+
+def test_an_unknown_table_names_a_query_that_lists_the_tables(vault, capsys):
+    """QA round 67 L3: the hint named docs/schema.md only, which a wheel does not hold; it now gives the query that
+    lists the tables and views, and that query works."""
+    import re
+
+    code, out, err = sql(capsys, vault, "SELECT * FROM no_such_table")
+    assert code == 2 and "docs/schema.md in the source repository" in err
+    listed = re.search(r'dreamdb sql "([^"]+)"', err).group(1)
+    code, out, _ = sql(capsys, vault, listed, "--format", "csv")
+    names = {row["name"]: row["type"] for row in csv.DictReader(io.StringIO(out))}
+    assert code == 0 and names["documents"] == "table" and names["postings"] == "table"
