@@ -603,8 +603,7 @@ class Index:
                                    " dreamdb will not touch it.", hint="Set DREAMDB_INDEX to a file path.")
         if kind == "unreadable":
             if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
-                raise VaultNotFound(f"The vault folder {self.vault} cannot be read (permission denied).",
-                                    hint=f"Give yourself read and search permission on it (chmod u+rx '{self.vault}').")
+                raise VaultNotFound.unreadable(self.vault)
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
                                    hint="Fix its permissions, or set DREAMDB_INDEX to a file path you can write.")
         if kind == "missing":

@@ -72,8 +72,7 @@ def index_path_for(vault: Path) -> Path:
     except PermissionError:  # the vault cannot be entered any more (an Index opened before its chmod: QA round 65 M1)
         from dreamdb.errors import VaultNotFound
 
-        raise VaultNotFound(f"The vault folder {vault} cannot be read (permission denied).",
-                            hint=f"Give yourself read and search permission on it (chmod u+rx '{vault}').") from None
+        raise VaultNotFound.unreadable(vault) from None
     if is_writable(in_vault) if in_vault_is_dir else is_writable(vault):
         return in_vault / INDEX_FILE_NAME
     return cache_index_path(vault)

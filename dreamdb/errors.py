@@ -47,6 +47,18 @@ class VaultNotFound(DreamdbError):
         return cls(f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
                    hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
 
+    @classmethod
+    def unreadable(cls, vault) -> "VaultNotFound":
+        """The error for a vault folder that cannot be listed or entered (QA round 65 M1: exit 70 before)."""
+        return cls(f"The vault folder {vault} cannot be read (permission denied).",
+                   hint=f"Give yourself read and search permission on it (chmod u+rx '{vault}'), or run dreamdb as"
+                        " the user who owns it.")
+
+
+class NoVaultFound(VaultNotFound):
+    """No ``_dream_context`` folder in the working folder or any folder above it (the walk of discovery found
+    none; a vault found and unusable is a plain :class:`VaultNotFound`). Exit 3."""
+
 
 class IndexUnavailable(DreamdbError):
     """The index could not be opened, migrated or rebuilt. Exit 4."""

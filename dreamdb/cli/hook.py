@@ -109,18 +109,17 @@ def install(project, command, absolute, local, as_json):
 
 def _warn_without_vault(project) -> None:
     """On stderr: the hook stays silent in a project where no vault is found (it looks from the prompt's folder up)."""
-    from dreamdb.errors import VaultNotFound
+    from dreamdb.errors import NoVaultFound, VaultNotFound
     from dreamdb.vault.discover import find_vault
 
     try:
         find_vault(None, cwd=project)
-    except VaultNotFound as exc:  # (not found, or found and unusable: its path not UTF-8, unreadable; QA round 65 L2)
-        said = exc.message if "in or above" not in exc.message and "any folder above" not in exc.message else \
-            f"no _dream_context/ folder in or above {project}"
-        click.echo(f"note: {said.rstrip('.')}: the hook prints nothing until "
-                   + ("there is one (see the README, \"Which files become documents\")." if said.startswith("no ")
-                      else "that is fixed" + (f" ({exc.hint[:1].lower()}{exc.hint[1:].rstrip('.')})" if exc.hint else "") + "."),
-                   err=True)
+    except NoVaultFound:
+        click.echo(f"note: no _dream_context/ folder in or above {project}: the hook prints nothing until there "
+                   "is one (see the README, \"Which files become documents\").", err=True)
+    except VaultNotFound as exc:  # found and unusable: its path not UTF-8, unreadable (QA round 65 L2)
+        fix = f" ({exc.hint[:1].lower()}{exc.hint[1:].rstrip('.')})" if exc.hint else ""
+        click.echo(f"note: {exc.message.rstrip('.')}: the hook prints nothing until that is fixed{fix}.", err=True)
     except Exception:  # noqa: BLE001 - only a note: never fail an install that succeeded
         pass
 

@@ -12,7 +12,7 @@ import os
 import stat as _stat
 from pathlib import Path
 
-from dreamdb.errors import VaultNotFound
+from dreamdb.errors import NoVaultFound, VaultNotFound
 from dreamdb.records import record
 
 VAULT_DIR_NAME = "_dream_context"
@@ -127,7 +127,7 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
             return _utf8_vault(d)
         if (d / VAULT_DIR_NAME).is_dir():
             return _utf8_vault((d / VAULT_DIR_NAME).resolve())
-    raise VaultNotFound(
+    raise NoVaultFound(
         f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it.",
         hint="Run inside a project with a _dream_context/ vault, pass --vault PATH, or set DREAMDB_VAULT.",
     )
@@ -137,10 +137,7 @@ def _utf8_vault(vault: Path) -> Path:
     """``vault``, or VaultNotFound when its path is not valid UTF-8 (the index stores it as text) or it cannot be
     listed and entered (QA round 65 M1: a vault folder of mode 000 or 644 ended every command in exit 70)."""
     if not os.access(vault, os.R_OK | os.X_OK):
-        raise VaultNotFound(f"The vault folder {vault} cannot be read: dreamdb needs to list it and open the files in"
-                            " it (permission denied).",
-                            hint=f"Give yourself read and search permission on it (chmod u+rx '{vault}'), or run"
-                                 " dreamdb as the user who owns it.")
+        raise VaultNotFound.unreadable(vault)
     if not is_utf8(str(vault)):
         shown = os.fsencode(str(vault)).decode("utf-8", "replace")
         raise VaultNotFound(f"The vault path {shown} is not valid UTF-8, which dreamdb cannot store in its index.",
