@@ -338,6 +338,19 @@ def test_remember_and_update_refuse_text_with_nothing_visible(vault: Path, text:
     assert remember(vault, "ok" + text, now=NOW)["description"] == "ok" + text
 
 
+def test_update_content_and_append_use_the_same_visibility_rule_as_the_text_fields(vault: Path):
+    """One rule for "nothing visible" (:func:`dreamdb.output.has_visible`): ``--content``/``--append`` had their
+    own (the analyzer's normalisation), which took a Hangul filler alone as text."""
+    note = vault / "knowledge" / "patterns" / "freeze-and-receipt-delivery.md"
+    before = note.read_bytes()
+    for text in ("\u3164", "\u200b \u200e"):
+        with pytest.raises(UsageError, match="would erase the note's body"):
+            update(vault, "freeze-and-receipt-delivery", content=text)
+        with pytest.raises(UsageError, match="Nothing to append"):
+            update(vault, "freeze-and-receipt-delivery", append=text)
+    assert note.read_bytes() == before
+
+
 @pytest.mark.parametrize("tag", ["safe,\u202eevil", "a, b\u2066c\u2069", "tag" + SMUGGLED, "x\ufeff"])
 def test_update_refuses_bidirectional_and_invisible_characters_in_tags(vault: Path, tag: str):
     """QA round 54 L6: ``--tags 'safe,<U+202E>evil'`` wrote the override into the YAML, which ``--description``

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.output import has_visible
 from dreamdb.vault.fences import find_block
 from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8
 from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
@@ -19,7 +20,7 @@ from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attribut
                                   _trash_path, _trash_root, _uninterrupted, update_backup_name, vault_lock)
 from dreamdb.writes.locate import _document_at, find_document, _parse_slug, _slug_text
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
-                                     _same_value, _updated_value, _visible)
+                                     _same_value, _updated_value)
 
 
 def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str | None, append: str | None,
@@ -190,9 +191,9 @@ def update(
     for name, value in (("content", content), ("append", append)):
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{name} must be text without NUL characters.")
-    if append is not None and not _visible(append):
+    if append is not None and not has_visible(append):
         raise UsageError("Nothing to append.")
-    if content is not None and not _visible(content):  # an unset shell variable would erase the note (QA round 37)
+    if content is not None and not has_visible(content):  # an unset shell variable would erase the note (QA round 37)
         raise UsageError("The new content is empty: it would erase the note's body.",
                          hint="Give the new body; to remove the note, use delete (it keeps a copy in the trash).")
     for name, value in (("content", content), ("append", append)):

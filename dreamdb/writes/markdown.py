@@ -415,14 +415,6 @@ def _tag_keys(tags: list[str]) -> list[str]:
     return keys
 
 
-def _visible(text: str) -> bool:
-    """Whether ``text`` holds a character a reader sees: not only whitespace and the invisible format
-    characters the analyzer removes (:func:`dreamdb.analyzer.normalize`: zero-width space, joiners, soft hyphen)."""
-    from dreamdb.analyzer import normalize
-
-    return bool(normalize(text).strip())
-
-
 def _same_value(key: str, current: Any, wanted: Any) -> bool:
     """Whether the frontmatter value ``current`` already is ``wanted`` (a flag as the indexer reads it)."""
     from dreamdb.vault.parse import frontmatter_bool
