@@ -48,7 +48,11 @@ def open(vault=None, **kwargs):  # noqa: A001 - the documented name
 
     Raises:
         VaultNotFound: no vault at the path, or none found walking up.
-        IndexUnavailable: the index cannot be created or rebuilt.
+        UsageError: an argument of the wrong type or out of range.
+        LexiconError: ``lexicon=`` names a file that is not a lexicon.
+
+    The index itself is opened on first use: :class:`~dreamdb.errors.IndexUnavailable` (it cannot be
+    created, read or rebuilt) comes from the first call that reads it, not from ``open``.
     """
     from dreamdb.api import open_index
 

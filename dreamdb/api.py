@@ -19,7 +19,7 @@ from functools import lru_cache, wraps
 from pathlib import Path
 
 from dreamdb import config
-from dreamdb.arguments import whole_number
+from dreamdb.arguments import callback, flags, whole_number
 from dreamdb.errors import DreamdbError, IndexTooNew, IndexUnavailable, UsageError, VaultNotFound
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
@@ -27,6 +27,7 @@ from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate
 from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync
+from dreamdb.timeparse import as_utc
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
 
 MODES = ("bm25", "hybrid", "dense", "rrf")
@@ -150,18 +151,20 @@ def _now(now) -> datetime:
     if now is None:
         return datetime.now(timezone.utc)
     if isinstance(now, datetime):
-        return now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+        return as_utc(now)
     text = str(now).strip()
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(f"now (--now) must be an ISO-8601 instant, got {text!r}",
                          hint="Example: 2026-08-18T00:00:00Z (or 2026-08-18, midnight UTC)") from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return as_utc(dt)
 
 
 def _days(dt: datetime) -> float:
-    return dt.timestamp() / 86400.0
+    """Days since 1970-01-01 UTC of ``dt``, a naive value read as UTC (as ``now`` and the ISO strings of
+    ``since``/``until`` are, never the machine's time zone: QA round 68 H1)."""
+    return as_utc(dt).timestamp() / 86400.0
 
 
 def _iso_day(days: float) -> str:
@@ -307,7 +310,11 @@ class Index:
 
     Raises:
         VaultNotFound: no vault found.
-        IndexUnavailable: the index cannot be created.
+        UsageError: an argument of the wrong type or out of range (a flag that is not a bool, say).
+        LexiconError: ``lexicon`` is a path to a file that is not a lexicon.
+
+    The index is opened on first use, not here: :class:`~dreamdb.errors.IndexUnavailable` (the index
+    cannot be created or read) comes from the first call that reads it.
     """
 
     def __init__(self, vault=None, *, index_path=None, include_archives=None, auto_sync: bool = True,
@@ -316,6 +323,13 @@ class Index:
                  lazy_refresh_seconds: float | None = LAZY_REFRESH_SECONDS) -> None:
         if vault is not None and not isinstance(vault, (str, os.PathLike)):
             raise UsageError(f"vault must be a path (str or os.PathLike), got {vault!r}")
+        if index_path is not None and not isinstance(index_path, (str, os.PathLike)):
+            raise UsageError(f"index_path must be a path (str or os.PathLike) or None, got {index_path!r}")
+        flags(auto_sync=auto_sync, allow_model_build=allow_model_build)
+        if include_archives is not None:
+            flags(include_archives=include_archives)
+        lock_timeout_ms = whole_number(lock_timeout_ms, "lock_timeout_ms", 0, 2**31 - 1, "a whole number of ms ≥ 0")
+        lazy_refresh_max = whole_number(lazy_refresh_max, "lazy_refresh_max", 0, 2**31 - 1, "a whole number ≥ 0")
         if lazy_refresh_seconds is not None and (isinstance(lazy_refresh_seconds, bool) or not isinstance(
                 lazy_refresh_seconds, (int, float)) or not 0 <= lazy_refresh_seconds < float("inf")):
             raise UsageError(f"lazy_refresh_seconds must be a number of seconds ≥ 0 or None, got "
@@ -759,12 +773,11 @@ class Index:
 
         Raises:
             LockTimeout: another process held the write lock too long.
-            UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true).
+            UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true), ``progress`` not callable.
             IndexUnavailable: the index can only be opened read-only (a full disk, a read-only file system).
         """
-        for name, flag in (("force", force), ("check", check)):
-            if not isinstance(flag, bool):
-                raise UsageError(f"{name} must be True or False, got {flag!r}")
+        flags(force=force, check=check)
+        callback(progress, "progress")
         if self._opened_read_only():
             raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
                                    " it can only be read as it is",
@@ -941,7 +954,9 @@ class Index:
             types, exclude_types: document types to keep / drop (list or comma string).
             tags: keep documents with any of these tags.
             since, until: ISO-8601 or relative (``-30d``, ``2 weeks``) bounds on the document date, both
-                inclusive; a date (``2026-08-11``) as ``until`` means the end of that day.
+                inclusive; a date (``2026-08-11``) as ``until`` means the end of that day. A
+                ``datetime`` is taken as the instant it is; a naive one (and a naive ISO string or
+                ``now``) is UTC, never the machine's time zone.
             status: keep documents with one of these statuses.
             level: minimum importance 1–3.
             include_expired: keep documents past their ``expires`` date.
@@ -962,9 +977,7 @@ class Index:
         if not is_utf8(query):  # (QA round 65 L2: bytes a terminal could not decode reached --json as raw bytes)
             raise UsageError("The query is not valid UTF-8 (it holds bytes that are not text).",
                              hint="Retype it in UTF-8 (check the terminal's encoding: locale should name UTF-8).")
-        for name, flag in (("explain", explain), ("include_expired", include_expired)):
-            if not isinstance(flag, bool):
-                raise UsageError(f"{name} must be True or False, got {flag!r}")
+        flags(explain=explain, include_expired=include_expired)
         top = whole_number(top, "top", TOP_MIN, TOP_MAX)
         if mode is not None and not isinstance(mode, str):
             raise UsageError(f"mode must be a string ({', '.join(MODES)}), got {mode!r}")
@@ -972,7 +985,7 @@ class Index:
         # QA round 65 L8)
         env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE", "").strip() or None
         from_env = bool(env_mode)
-        mode = (mode or env_mode or "bm25").lower()
+        mode = (mode or env_mode or "bm25").strip().lower()  # (" bm25 " as the variable's value is: QA round 68 L8)
         if mode not in MODES:
             where = "DREAMDB_RECALL_MODE" if from_env else "mode"
             raise UsageError(f"Unknown recall mode {mode!r} (from {where})", hint=f"Use one of: {', '.join(MODES)}")
@@ -1034,6 +1047,11 @@ class Index:
                 self.notes.append("the index holds no documents yet: another dreamdb process is still building it; "
                                   "retry in a moment")
                 return
+            if not self.auto_sync and self.conn.execute(
+                    "SELECT 1 FROM meta WHERE key = 'last_sync'").fetchone() is None:  # (QA round 68 M2)
+                self.notes.append("the index holds no documents: it has never been synced, and this index was "
+                                  "opened with auto_sync=False; call sync() first (or `dreamdb sync`)")
+                return
             if self._not_updated:  # (not the vault's doing: QA round 40, a full disk)
                 self.notes.append("the index holds no documents: it could not be written (see the note above); "
                                   "once that is fixed, dreamdb sync indexes the vault")
@@ -1053,9 +1071,17 @@ class Index:
                                   f"{'hold' if len(read) > 1 else 'holds'} no indexable text (a memory file needs "
                                   "'## ' sections; see the sync warnings)")
                 return
+            from dreamdb.vault.discover import cased_markdown
+
+            # (an index without documents: the walk is of a vault without notes, cheap; QA round 68 L6)
+            cased, examples = cased_markdown(self.vault, include_archives=self.include_archives, limit=3)
             self.notes.append("the index holds no documents: the vault has no notes in the folders dreamdb reads"
                               + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere; `dreamdb status` "
-                                 "lists them)" if count else "") + "; see the README, \"Which files become documents\"")
+                                 "lists them)" if count else "")
+                              + (f"; {', '.join(examples)}{' …' if cased > len(examples) else ''}"
+                                 f" {'have their' if cased != 1 else 'has its'} extension in upper case: rename to .md"
+                                 if cased else "")
+                              + "; see the README, \"Which files become documents\"")
             return
         if filters.statuses:
             present = {s for (s,) in self.conn.execute("SELECT DISTINCT LOWER(status) FROM documents WHERE status IS NOT NULL")}
@@ -1199,10 +1225,13 @@ class Index:
 
         Raises:
             ModelNotInstalled: no usable model (the reason says why).
+            UsageError: ``force`` not a bool (``"no"`` would read as true), ``progress`` not callable.
         """
         from dreamdb.embeddings import store
         from dreamdb.errors import ModelNotInstalled
 
+        flags(force=force)
+        callback(progress, "progress")
         self.sync()
         emb = self.embedder()
         if emb is None:

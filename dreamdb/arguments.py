@@ -29,3 +29,26 @@ def whole_number(value, name: str, low: int, high: int, wanted: str | None = Non
     if number is None or not low <= number <= high:
         raise UsageError(f"{name} must be {wanted or f'an integer from {low} to {high}'}, got {value!r}")
     return number
+
+
+def flags(**values) -> None:
+    """Raise UsageError unless every value is a bool: from Python, ``"no"`` is a true value, and a flag read
+    as true by mistake (``force="no"`` re-embedding everything) is a silent surprise.
+
+    Raises:
+        UsageError: the first value that is not ``True`` or ``False``, named.
+    """
+    for name, value in values.items():
+        if not isinstance(value, bool):
+            raise UsageError(f"{name} must be True or False, got {value!r}")
+
+
+def callback(value, name: str) -> None:
+    """Raise UsageError unless ``value`` is ``None`` or callable: found at the call, not after a write that
+    calls it (QA round 68 L1: ``update(on_kept=5)`` saved the edit, then raised TypeError).
+
+    Raises:
+        UsageError: ``value`` is not callable.
+    """
+    if value is not None and not callable(value):
+        raise UsageError(f"{name} must be a function or None, got {value!r}")

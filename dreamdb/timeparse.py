@@ -41,7 +41,7 @@ _RELATIVE_RE = re.compile(
 )
 
 
-def _as_utc(value: datetime) -> datetime:
+def as_utc(value: datetime) -> datetime:
     """Return ``value`` as an aware UTC datetime (naive values are taken as UTC).
 
     Raises:
@@ -162,7 +162,7 @@ def parse_when(text: str, now: datetime) -> datetime:
         UsageError: the text matches none of the accepted forms (the message
             lists them).
     """
-    now_utc = _as_utc(now)
+    now_utc = as_utc(now)
     if not isinstance(text, str):
         _bad(text)
     raw = text.strip()
@@ -215,7 +215,7 @@ def parse_when(text: str, now: datetime) -> datetime:
         from dateutil.parser import isoparse
 
         try:
-            return _as_utc(isoparse(raw))
+            return as_utc(isoparse(raw))
         except (ValueError, OverflowError):
             pass
     _bad(text)
@@ -248,7 +248,7 @@ def parse_date_value(value: object) -> datetime | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, datetime):
-        return _as_utc(value)
+        return as_utc(value)
     if isinstance(value, date):
         return datetime.combine(value, time(0, 0), tzinfo=timezone.utc)
     if isinstance(value, str):
@@ -258,12 +258,12 @@ def parse_date_value(value: object) -> datetime | None:
         from dateutil.parser import isoparse
 
         try:
-            return _as_utc(isoparse(text))
+            return as_utc(isoparse(text))
         except (ValueError, OverflowError):
             pass
         # Tolerate "2026-08-01 12:00:00" and similar near-ISO forms.
         try:
-            return _as_utc(datetime.fromisoformat(text))
+            return as_utc(datetime.fromisoformat(text))
         except ValueError:
             return None
     return None
@@ -280,4 +280,4 @@ def age_days(then: datetime, now: datetime) -> float:
         ``now - then`` in days (float, 1.0 = 86,400 s); negative when ``then``
         is after ``now``.
     """
-    return (_as_utc(now) - _as_utc(then)).total_seconds() / 86400.0
+    return (as_utc(now) - as_utc(then)).total_seconds() / 86400.0

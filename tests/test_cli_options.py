@@ -263,6 +263,31 @@ def test_a_folder_inside_a_vault_is_pointed_back_at_the_vault(tmp_path):
     with pytest.raises(VaultNotFound) as info:
         find_vault(str(tmp_path / "other"))  # (a project that has none yet: start one)
     assert "create" in info.value.hint
+    # QA round 68 L5: a note's path is pointed back at its vault too; a *file* named _dream_context is not
+    # something to create again
+    note = vault / "knowledge" / "a.md"
+    note.write_text("---\ntitle: A\n---\nbody\n")
+    with pytest.raises(VaultNotFound, match="not a folder") as info:
+        find_vault(str(note))
+    assert f"inside the vault {vault}" in info.value.hint
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "_dream_context").write_text("")
+    with pytest.raises(VaultNotFound) as info:
+        find_vault(str(tmp_path / "odd"))
+    assert "is a file, not a folder" in info.value.hint and "create" not in info.value.hint
+
+
+def test_a_blank_dreamdb_vault_is_named_as_the_blank_path(monkeypatch):
+    """QA round 68 L7: DREAMDB_VAULT of spaces said "The vault path is empty." without naming the variable."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    monkeypatch.setenv("DREAMDB_VAULT", "   ")
+    with pytest.raises(VaultNotFound, match="DREAMDB_VAULT holds only spaces") as info:
+        find_vault()
+    assert "unset it" in info.value.hint
+    with pytest.raises(VaultNotFound, match=r"^The vault path is empty\.\n"):
+        find_vault("  ")  # (--vault "  ": the option's own message)
 
 
 def test_mode_is_read_in_any_case(tmp_path, monkeypatch, capsys):

@@ -381,6 +381,20 @@ def test_notes_named_md_in_upper_case_are_warned_of_and_counted_by_status(tiny_v
     assert [h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["knowledge/UPPER"]
 
 
+def test_an_empty_index_names_the_notes_whose_extension_is_in_upper_case(tiny_vault, capsys):
+    """QA round 68 L6: recall on an index without documents blamed the .md files outside the folders dreamdb
+    reads and said nothing of knowledge/B.MD (status lists both)."""
+    write_doc(tiny_vault, "knowledge/B.MD", "---\ntitle: B\n---\nbody words\n")
+    write_doc(tiny_vault, "notes/c.md", "body words\n")
+    main(["sync", "--vault", str(tiny_vault)])
+    capsys.readouterr()  # (the sync's own warning names B.MD once)
+    code = main(["recall", "--vault", str(tiny_vault), "body words"])
+    err = capsys.readouterr().err
+    assert code == 0 and ("the vault has no notes in the folders dreamdb reads (1 .md file is elsewhere; "
+                          "`dreamdb status` lists them); knowledge/B.MD has its extension in upper case: rename to .md"
+                          ) in err
+
+
 def test_explain_json_flags_a_query_term_counted_in_its_class(tiny_vault, capsys):
     """QA round 65 L7: recall --explain --json gave a query term counted in a class "bm25f": 0.0 with nothing to
     tell it from a term that adds nothing, while the text says "bm25f in class". ``strateji`` (read as English)

@@ -191,7 +191,38 @@ def test_api_arguments_of_the_wrong_type_are_usage_errors(vault):
         with pytest.raises(UsageError, match=f"{flag} must be True or False"):
             index.sync(**{flag: "no"})
     assert not index.sync(force=False).rebuilt
+    with pytest.raises(UsageError, match="progress must be a function"):
+        index.sync(progress=5)
+    with pytest.raises(UsageError, match="force must be True or False"):
+        index.refresh_embeddings(force="no")  # (QA round 68 M1: re-embedded everything)
+    assert ids(index.recall("quokka", mode=" BM25 ", now=NOW))  # spaces and case as DREAMDB_RECALL_MODE's (L8)
     index.close()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"include_archives": "no"}, "include_archives must be True or False"),
+    ({"auto_sync": "no"}, "auto_sync must be True or False"),
+    ({"allow_model_build": "no"}, "allow_model_build must be True or False"),
+    ({"lock_timeout_ms": "x"}, "lock_timeout_ms must be a whole number"),
+    ({"lock_timeout_ms": -1}, "lock_timeout_ms must be a whole number"),
+    ({"lazy_refresh_max": "x"}, "lazy_refresh_max must be a whole number"),
+    ({"index_path": 5}, "index_path must be a path"),
+])
+def test_open_refuses_arguments_of_the_wrong_type(vault, kwargs, message):
+    """QA round 68 M1: open() took them and failed at the first recall (ValueError, TypeError), or read
+    auto_sync="no" as true."""
+    with pytest.raises(UsageError, match=message):
+        dreamdb.open(vault, **kwargs)
+    assert not (vault / ".dreamdb").exists()  # refused before anything was created
+
+
+def test_a_never_synced_index_opened_without_auto_sync_says_so(vault):
+    """QA round 68 M2: with auto_sync=False the empty result said the vault had no notes."""
+    index = dreamdb.open(vault, auto_sync=False)
+    assert index.recall("quokka", now=NOW) == []
+    assert any("never been synced" in n and "sync()" in n for n in index.take_notes())
+    index.sync()
+    assert ids(index.recall("quokka", now=NOW))
 
 
 def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodable_text(tiny_vault):
@@ -290,3 +321,28 @@ def test_until_at_the_ends_of_the_calendar(tiny_vault):
     assert ids(index.recall("marmot", top=10, since="2030", until="9999", now=NOW)) == []
     assert any("to 9999-12-31" in n for n in index.take_notes())
     assert sorted(ids(index.recall("marmot", top=10, until="9999", now=NOW))) == ["knowledge/first", "knowledge/late"]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Pacific/Kiritimati"])
+def test_naive_datetimes_are_utc_whatever_the_machine_time_zone(tiny_vault, monkeypatch, zone):
+    """QA round 68 H1: a naive datetime as since/until was read in the machine's time zone, while
+    ``now`` and the ISO strings read naive values as UTC; datetime.min raised a bare ValueError."""
+    import time
+    from datetime import datetime
+
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\ndate: 2026-08-10\n---\nwombat a\n")
+        index = dreamdb.open(tiny_vault)
+        # 2026-08-09T20:00 UTC is before the note (Aug 10 00:00 UTC); read as Los Angeles time, it was after it
+        assert ids(index.recall("wombat", since=datetime(2026, 8, 9, 20), now=NOW)) == ["knowledge/a"]
+        assert ids(index.recall("wombat", since="2026-08-09T20:00", now=NOW)) == ["knowledge/a"]
+        # 2026-08-10T03:00 UTC is after it; read as Kiritimati time (UTC+14), it was before it
+        assert ids(index.recall("wombat", until=datetime(2026, 8, 10, 3), now=NOW)) == ["knowledge/a"]
+        assert ids(index.recall("wombat", until=datetime(2026, 8, 9, 23), now=NOW)) == []
+        assert ids(index.recall("wombat", since=datetime.min, until=datetime.max, now=datetime(2026, 8, 18))) == [
+            "knowledge/a"]
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -557,3 +557,30 @@ def test_recall_names_the_hidden_characters_of_a_file_name(tiny_vault, tmp_path)
         write_doc(tiny_vault, f"knowledge/other-{i}.md", f"---\ntitle: Other {i}\n---\ngardening {i}\n")
     block = hook("deploy secrets", tiny_vault.parent, tmp_path)
     assert "[knowledge/k1<6 hidden characters from U+E0048>] Deploy" in block and _smuggled(block) == []
+
+
+def test_status_update_and_delete_show_a_vault_path_holding_escapes_and_a_newline(tmp_path):
+    """QA round 68 L4: status dropped ESC[31m from the vault's path (click strips ANSI off a terminal) and
+    printed its newline raw, showing a path that does not exist; update and delete printed the newline too."""
+    import shutil
+
+    from tests.conftest import ROOT
+
+    project = tmp_path / "we\x1b[31mird\nname"
+    shutil.copytree(ROOT / "examples" / "_dream_context", project / "_dream_context",
+                    ignore=shutil.ignore_patterns(".dreamdb"))
+    shown = str(tmp_path) + "/we␛[31mird␊name/_dream_context"
+    p = run_main("status", "--vault", str(project))
+    out = p.stdout.decode()
+    assert p.returncode == 0 and f"vault:          {shown}\n" in out and f"index:          {shown}/.dreamdb/index.db" in out
+    assert_no_controls(out)
+    p = run_main("update", "--vault", str(project), "knowledge/uyku-borcu", "--append", "ek")
+    out = p.stdout.decode()
+    assert p.returncode == 0 and out.startswith(f"Updated {shown}/knowledge/uyku-borcu.md (previous version kept at {shown}/")
+    assert out.count("\n") == 1
+    p = run_main("delete", "--vault", str(project), "knowledge/uyku-borcu")
+    out = p.stdout.decode()
+    assert p.returncode == 0 and out.startswith(f"Deleted {shown}/knowledge/uyku-borcu.md (a copy is kept at {shown}/")
+    assert out.count("\n") == 1
+    p = run_main("status", "--vault", str(project), "--json")
+    assert json.loads(p.stdout)["vault"] == str(project / "_dream_context")  # JSON: the path as it is

@@ -866,6 +866,13 @@ def test_python_arguments_of_the_wrong_type_are_refused_before_any_write(vault: 
     with pytest.raises(UsageError, match="force must be True or False"):
         delete(vault, "typed", force="no")
     assert path.read_text() == "---\ntitle: Typed\n---\nbody\n"
+    # QA round 68 H2, L1: a bare TypeError/AttributeError, or (on_kept) a failure reported for a saved edit
+    for kwargs in ({"references": 5}, {"references": [5]}, {"authors": [b"x"]}, {"supersedes": 5}):
+        with pytest.raises(UsageError, match="must be"):
+            remember(vault, "typed wrong", **kwargs)
+    assert remember(vault, "no references", references=None, authors=None).get("references") is None
+    with pytest.raises(UsageError, match="on_kept must be a function"):
+        update(vault, "typed", append="x", on_kept=5)
     assert update(vault, Path("knowledge/typed.md"), append="more") == path.resolve()
     assert path.read_text().endswith("more\n")
 

@@ -131,11 +131,12 @@ def status_cmd(vault, as_json):
     if as_json:
         click.echo(output.to_json(st))
         return
-    click.echo(f"vault:          {st['vault']}")
-    click.echo(f"index:          {st['index']} ({st['index_bytes'] / 1e6:.1f} MB)")
+    shown = output.visible_id  # a path with ESC or a newline shown as ␛ / ␊, not obeyed or split (QA round 68 L4)
+    click.echo(f"vault:          {shown(st['vault'])}")
+    click.echo(f"index:          {shown(st['index'])} ({st['index_bytes'] / 1e6:.1f} MB)")
     other = st.get("other_index")
     if other:  # left at the other place when this one already existed (QA round 46 M3)
-        click.echo(f"other index:    {other['path']} ({other['bytes'] / 1e6:.1f} MB, changed {other['modified']}; this"
+        click.echo(f"other index:    {shown(other['path'])} ({other['bytes'] / 1e6:.1f} MB, changed {other['modified']}; this"
                    f" one {st['index_modified']}), from when the vault's writability was different; this one is"
                    " used. To use that one (its embeddings) instead, delete this one; or delete that one.")
     click.echo(f"documents:      {st['documents']} from {st['files']} files, {st['terms']} distinct terms")
@@ -163,7 +164,7 @@ def status_cmd(vault, as_json):
         acc += ": the C kernel was not built at install (DREAMDB_NO_KERNEL=1, or no C compiler); same results, slower"
     click.echo(f"accumulator:    {acc}")
     lex = st["lexicon"]
-    click.echo("lexicon:        " + (f"{lex['path']} (Turkish–English, from {lex.get('source')} {lex.get('source_version')})"
+    click.echo("lexicon:        " + (f"{shown(lex['path'])} (Turkish–English, from {lex.get('source')} {lex.get('source_version')})"
                                      if lex["installed"] else f"none, {lex['reason']}")
                + ("; its terms are another analyzer's (slower lookups): run `dreamdb lexicon build`"
                   if lex["installed"] and lex.get("analysed") is False else "")

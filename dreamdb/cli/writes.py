@@ -107,8 +107,10 @@ def update(slug, description, tags, content, append, pin, unpin, vault, as_json)
     payload = {"updated": str(path), "path": str(path), "doc_id": _doc_id(index.vault, slug),
                "previous_version": str(kept[0]) if kept else None,
                "unchanged": not kept}  # (the note already had these values: nothing was written)
-    text = (f"Updated {path} (previous version kept at {kept[0]})" if kept
-            else f"Unchanged: {path} already had these values")
+    from dreamdb.output import visible_id as shown  # a path with a newline shown as ␊, not split (QA round 68 L4)
+
+    text = (f"Updated {shown(path)} (previous version kept at {shown(kept[0])})" if kept
+            else f"Unchanged: {shown(path)} already had these values")
     _done(as_json, payload, text)
 
 
@@ -138,6 +140,9 @@ def delete(slug, force, vault, as_json):
     doc_id = doc_id_of(index.vault, doc_type, path)  # (the id recall printed: "deleted" is the name given, QA 59 L10)
     kept = index.delete(slug, force=force)
     # a deleted link leaves a link in the trash (to the file it pointed to, which is untouched), not a copy
-    what = f"a link to {os.readlink(kept)} is kept at {kept}" if os.path.islink(kept) else f"a copy is kept at {kept}"
+    from dreamdb.output import visible_id as shown
+
+    what = (f"a link to {shown(os.readlink(kept))} is kept at {shown(kept)}" if os.path.islink(kept)
+            else f"a copy is kept at {shown(kept)}")
     _done(as_json, {"deleted": slug, "doc_id": doc_id, "path": str(path), "moved_to": str(kept)},
-          f"Deleted {path} ({what})")
+          f"Deleted {shown(path)} ({what})")

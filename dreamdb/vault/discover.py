@@ -109,6 +109,10 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
     """
     explicit = path if path is not None else os.environ.get("DREAMDB_VAULT") or None
     if explicit is not None and not str(explicit).strip():
+        if path is None:  # (QA round 68 L7: the message did not say where the blank path came from)
+            raise VaultNotFound("The vault path is empty (DREAMDB_VAULT holds only spaces).",
+                                hint="Set DREAMDB_VAULT to a _dream_context folder (or a folder containing one), "
+                                     "or unset it to find the vault from the current folder.")
         raise VaultNotFound("The vault path is empty.", hint="Pass --vault PATH to a _dream_context folder "
                                                              "(or a folder containing one).")
     if explicit is not None:
@@ -153,16 +157,21 @@ def _explicit_vault(path, explicit) -> Path:
     if not p.exists():
         raise VaultNotFound(f"Vault path does not exist: {p}{source}",
                             hint=f"{fix} to a _dream_context folder (or a folder containing one).")
+    # (QA round 68 L5: a note's path got no word of the vault it is in, as a subfolder's does)
+    inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
     if not p.is_dir():
-        raise VaultNotFound(f"Vault path is not a folder: {p}{source}", hint=f"{fix} to a _dream_context folder.")
+        raise VaultNotFound(f"Vault path is not a folder: {p}{source}",
+                            hint=f"It is inside the vault {inside}: point --vault (or DREAMDB_VAULT) there."
+                            if inside is not None else f"{fix} to a _dream_context folder.")
     if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
         if not (p / VAULT_DIR_NAME).is_dir():
-            inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
+            start = (f" to start a vault, create {p / VAULT_DIR_NAME}" if not (p / VAULT_DIR_NAME).exists() else
+                     f" {p / VAULT_DIR_NAME} is a file, not a folder: move it aside to start a vault there")
             raise VaultNotFound(
                 f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
                 hint=f"It is inside the vault {inside}: point --vault (or DREAMDB_VAULT) there." if inside is not None else
                 f"Point --vault (or DREAMDB_VAULT) at the {VAULT_DIR_NAME} folder or the project that contains it;"
-                f" to start a vault, create {p / VAULT_DIR_NAME}.",
+                f"{start}.",
             )
         p = p / VAULT_DIR_NAME
     return p.resolve()

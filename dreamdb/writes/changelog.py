@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
-from dreamdb.writes.checks import _check_text, _clock, _flag, _found, _refused_char, _require_utf8
+from dreamdb.writes.checks import _check_text, _clock, _flag, _found, _refused_char, _require_utf8, _text_list
 from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable, _check_vault,
                                   _check_writable, COMMITTED, _confined, FileChanged, read_with_identity,
                                   refuse_os_errors, vault_lock)
@@ -288,12 +288,12 @@ def remember(
             a lowercase kind and a colon: the SPEC's :data:`REFERENCE_PREFIXES`
             (``commit:<sha>``, ``file:<path>``, ``knowledge:<slug>``,
             ``feature:<slug>``, ``task:<slug>``, ``url:<href>``) or the vault's
-            own kinds (``pr:``, ``decision:``…).
+            own kinds (``pr:``, ``decision:``…). One string is one reference; ``None``, none.
         supersedes: id of the entry this one replaces, as recall shows it
             (``[changelog/]<date>-<scope>-<n>``, see :func:`changelog_ids`),
             or the vault's legacy ``<date>|<scope>`` form when that names
             exactly one entry. Stored as the bare id (``<date>-<scope>-<n>``).
-        authors: author handles, stored as ``authors`` when not empty.
+        authors: author handles (a list, one string, or ``None``), stored as ``authors`` when not empty.
         breaking: the entry's ``breaking`` flag.
         now: the clock; the entry's ``date`` is ``now``'s calendar date in
             ``now``'s own time zone (local time when ``None``).
@@ -303,7 +303,8 @@ def remember(
         changelog slug, e.g. ``2026-08-18-recall-1``.
 
     Raises:
-        UsageError: empty text, multi-line type/scope/summary, a reference
+        UsageError: empty text, multi-line type/scope/summary, references or authors that are not
+            strings, a reference
             without an accepted prefix, a ``<date>|<scope>`` supersedes that
             matches several entries; ``breaking`` not a bool, ``now`` neither a
             datetime nor an ISO-8601 string.
@@ -316,10 +317,10 @@ def remember(
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
-    if not isinstance(references, str):
-        references = list(references)  # read once (an iterator could not be read twice)
-    if not isinstance(authors, str):
-        authors = list(authors)
+    references = _text_list("references", references)  # read once (an iterator could not be read twice)
+    authors = _text_list("authors", authors)
+    if supersedes is not None and not isinstance(supersedes, str):
+        raise UsageError(f"supersedes must be an entry id (a string), got {supersedes!r}; nothing was changed.")
     COMMITTED.set(None)  # (this write's change, once it is on disk)
     _require_utf8(text=text, type=type, scope=scope, summary=summary, supersedes=supersedes,
                   references=references, authors=authors)
@@ -335,9 +336,7 @@ def remember(
                              hint=f"Give a short {name}, e.g. 'decision' or 'recall'; the text holds the rest.")
     if summary is not None:
         _check_text("summary", summary, allow_newlines=False)
-    if isinstance(references, str):
-        references = [references]
-    refs = [str(r).strip() for r in references]
+    refs = [r.strip() for r in references]
     for ref in refs:
         at = _refused_char(ref)  # (QA round 48: a newline in a reference was saved; 54: a bidi override, tags)
         if at is not None:
@@ -348,8 +347,6 @@ def remember(
             raise UsageError(f"Reference {ref!r} is not a prefixed evidence token.",
                              hint="Write <kind>:<value>, e.g. " + ", ".join(p + "…" for p in REFERENCE_PREFIXES)
                              + " (the vault's own kinds such as pr: or decision: work too).")
-    if isinstance(authors, str):
-        authors = [authors]
     author_list = [_check_text("author", a, allow_newlines=False).strip() for a in authors]
     _flag("breaking", breaking)
     clock = _clock(now)

@@ -128,6 +128,29 @@ def _require_utf8(**values) -> None:
                                       " (e.g. with convmv).")
 
 
+def _text_list(name: str, value) -> list[str]:
+    """``value`` (one string, an iterable of strings, or ``None`` for none) as a list of strings, read once.
+
+    Raises:
+        UsageError: ``value`` is neither, or an item is not a string (nothing is written; QA round 68 H2:
+            ``references=None`` raised a bare TypeError).
+    """
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (bytes, bytearray, dict)):
+        items = None
+    else:
+        try:
+            items = list(value)
+        except TypeError:
+            items = None
+    if items is None or not all(isinstance(v, str) for v in items):
+        raise UsageError(f"{name} must be a string or a list of strings, got {value!r}; nothing was changed.")
+    return items
+
+
 def _flag(name: str, value, *, optional: bool = False) -> None:
     """Raise UsageError unless ``value`` is a bool (or ``None`` when ``optional``): from Python, ``"no"``
     is a true value, and writing ``breaking: true`` or pinning for it would be a silent mistake."""

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dreamdb.arguments import callback
 from dreamdb.errors import NotFound, UsageError, WriteRefused
 from dreamdb.output import has_visible
 from dreamdb.vault.fences import find_block
@@ -159,7 +160,7 @@ def update(
             character, a bidirectional control or an invisible character such as a Unicode tag; a blank
             ``description``; a malformed or ambiguous slug; a tag with a newline or another
             control character, or one that is only a ``#`` or a facet prefix (``a:``); ``pin`` not a bool or
-            None, ``now`` neither a datetime nor an ISO-8601 string.
+            None, ``now`` neither a datetime nor an ISO-8601 string, ``on_kept`` not callable.
         NotFound: no such document.
         WriteRefused: the frontmatter must change but is malformed YAML or
             not a mapping; the frontmatter is not closed (refused for every
@@ -202,6 +203,7 @@ def update(
         if value is not None:
             _check_text(name, value)
     _flag("pin", pin, optional=True)
+    callback(on_kept, "on_kept")  # before the write it would be called after
     slug = _slug_text(slug)
     _require_utf8(slug=slug, description=description, tags=tags, content=content, append=append)
     vault = _check_vault(vault)
