@@ -249,11 +249,11 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
     notes = index.take_notes()
     out = sys.stdout
     if as_json:
-        requested = (mode or os.environ.get("DREAMDB_RECALL_MODE", "").strip() or "bm25").lower()
+        requested = (mode or os.environ.get("DREAMDB_RECALL_MODE", "").strip() or "bm25").strip().lower()
         used = hits[0].mode if hits else requested  # a fallback (e.g. no model) is named by the hits and notes
-        doc = {"query": text, "mode": used, "hits": [h.as_dict() for h in hits], "notes": notes}
-        if used != requested:
-            doc["requested_mode"] = requested
+        # (requested_mode always there, not only on a fallback: the same keys every time, QA round 68 L7)
+        doc = {"query": text, "mode": used, "requested_mode": requested, "hits": [h.as_dict() for h in hits],
+               "notes": notes}
         out.write(output.to_json(doc) + "\n")
         return
     for n in notes:

@@ -299,7 +299,8 @@ def test_mode_is_read_in_any_case(tmp_path, monkeypatch, capsys):
     shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
     monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "no-model"))  # hybrid falls back: no model here
     assert main(["recall", "--vault", str(vault), "--mode", "BM25", "--json", "sleep debt"]) == 0
-    assert json.loads(capsys.readouterr().out)["mode"] == "bm25"
+    out = json.loads(capsys.readouterr().out)
+    assert (out["mode"], out["requested_mode"]) == ("bm25", "bm25")  # (the key is always there: QA round 68 L7)
     assert main(["recall", "--vault", str(vault), "--mode", "Hybrid", "--json", "sleep debt"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["requested_mode"] == "hybrid" and out["mode"] == "bm25"  # (no model there: the fallback says so)
