@@ -1467,6 +1467,7 @@ class Index:
         """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for arguments and errors."""
         from dreamdb import writes
 
+        self._vault_still_here()
         return writes.remember(self.vault, text, **kwargs)
 
     @_serialized
@@ -1474,6 +1475,7 @@ class Index:
         """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update`."""
         from dreamdb import writes
 
+        self._vault_still_here()
         return writes.update(self.vault, slug, **kwargs)
 
     @_serialized
@@ -1481,7 +1483,14 @@ class Index:
         """Delete a document (moved to the index folder's trash); see :func:`dreamdb.writes.delete`."""
         from dreamdb import writes
 
+        self._vault_still_here()
         return writes.delete(self.vault, slug, force=force)
+
+    def _vault_still_here(self) -> None:
+        """Raise :meth:`VaultNotFound.gone` when the vault folder this index opened is gone: a write says so as
+        a read does (QA round 68 L3: writes said "No vault folder at …", reads "is gone (moved or deleted?)")."""
+        if not os.path.isdir(self.vault):
+            raise VaultNotFound.gone(self.vault)
 
     # -- inspection -------------------------------------------------------------
     @_serialized
