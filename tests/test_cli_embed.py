@@ -215,6 +215,7 @@ def test_model_status_check_loads_the_model(model_dir, tmp_path, monkeypatch, ca
     code, out, err = run(capsys, "model", "status", "--check", "--json")
     st = json.loads(out)
     assert code == 8 and st["check"]["ok"] is False and "cannot be loaded" in st["check"]["error"]
+    assert f"\nHint: {st['error']['hint']}\n" in err  # (QA round 68 L7: the JSON's hint only)
     code, out, err = run(capsys, "model", "status", "--check")
     assert code == 8 and "cannot be loaded" in err and "Traceback" not in err
 

@@ -84,8 +84,10 @@ def status_cmd(check, as_json):
         if problem is not None:  # the error object every command prints with --json, beside the status
             st["error"] = {"message": problem.message, "hint": problem.hint, "exit_code": problem.exit_code}
         click.echo(output.to_json(st))  # one JSON document, the failed check in it
-        if problem is not None:
-            click.echo(f"Error: {problem.message}", err=True)
+        if problem is not None:  # stderr as every command's error says it (QA round 68 L7: no Hint line)
+            click.echo(f"Error: {output.safe_text(problem.message)}", err=True)
+            if problem.hint:
+                click.echo(f"Hint: {output.safe_text(problem.hint)}", err=True)
             raise click.exceptions.Exit(problem.exit_code)
         return
     if not st["installed"]:
