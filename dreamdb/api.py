@@ -1271,7 +1271,8 @@ class Index:
                 shown = embedded if len(embedded) <= 200 else embedded[:199] + "…"
                 self.notes.append(f"the dense channel embedded the query with its Turkish letters restored: {shown}")
             return self._hits(hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters,
-                                          bm25_rank=self._rank, dense_text=embedded), plan, mode=mode, explain=explain)
+                                          bm25_rank=self._rank, dense_text=embedded, explain=explain), plan, mode=mode,
+                              explain=explain)
 
     def _lazy_refresh(self, emb) -> None:
         """Before a hybrid query: chunk and embed what waits (up to :attr:`lazy_refresh_max` texts, for at most

@@ -171,8 +171,10 @@ def adaptive_fusion(bm25_ranked: list, bm25_scores: dict, top_raw: float, dense_
     Returns:
         ``(fused best-first [(key, score)], info)`` where ``info`` names the
         method (``relative`` or ``rrf``), whether the pin guard fired,
-        ``partial`` when the coverage was below 1 (the tests above were scaled), and
-        ``imputed``: the keys whose BM25 rank was imputed (when there are any).
+        ``partial`` when the coverage was below 1 (the tests above were scaled),
+        ``imputed``: the keys whose BM25 rank was imputed (when there are any), and for ``rrf``
+        ``weights`` ``[BM25, dense]``, ``k`` and ``bm25_ranks`` (``{key: 1-based rank}``, imputed ones
+        included: the ranks the fused scores were computed from).
     """
     info: dict = {"partial": True} if term_coverage < 1.0 else {}
     if top_raw * term_coverage >= DECISIVE_BM25:
@@ -187,4 +189,5 @@ def adaptive_fusion(bm25_ranked: list, bm25_scores: dict, top_raw: float, dense_
         fused, pinned = pin_guard(fused, bm25_ranked, bm25_scores, PIN_RATIO / term_coverage)
     if imputed:
         info["imputed"] = imputed
-    return fused, {"method": "rrf", "weights": [w_bm25, DENSE_WEIGHT], "k": RRF_K, "pinned": pinned, **info}
+    return fused, {"method": "rrf", "weights": [w_bm25, DENSE_WEIGHT], "k": RRF_K, "pinned": pinned,
+                   "bm25_ranks": bm25_ranks, **info}

@@ -37,17 +37,27 @@ def _allowed_docs(conn, filters: Filters, now_days: float) -> set[int] | None:
     return {r[0] for r in conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)}
 
 
-def _dense_only(conn, rowids: list[int], now_days: float, terms: list[str]) -> dict[int, Ranked]:
+def _dense_only(conn, rowids: list[int], now_days: float, plan: QueryPlan, explain: bool = False) -> dict[int, Ranked]:
     """Ranked stubs for documents the dense channel found but BM25's candidates did not hold: their ``score``
-    is still their raw BM25 for the query's ``terms`` (0 when they hold none; QA round 48: a note below
-    BM25's top :data:`CANDIDATES` showed ``bm25 0`` beside its own matching terms)."""
+    is still their raw BM25 for the query's terms (0 when they hold none; QA round 48: a note below
+    BM25's top :data:`CANDIDATES` showed ``bm25 0`` beside its own matching terms). With ``explain``, every
+    BM25 signal of theirs (BM25F, base, identity), as BM25 alone would rank them (QA round 68 M1: ``bm25f 0``
+    and ``base 0`` beside a positive ``bm25``); the fusion does not read them (such a document has no BM25
+    rank among the candidates)."""
     if not rowids:
         return {}
-    raw = raw_bm25(conn, rowids, terms)
-    marks = ",".join("?" * len(rowids))
-    out = {}
+    full = {}
+    if explain and plan.terms:
+        full = {r.rowid: r for r in rank(conn, plan, top=len(rowids), now_days=now_days,
+                                          filters=Filters(include_expired=True), only=rowids)}
+    out = dict(full)
+    rest = [r for r in rowids if r not in full]  # (the ones without a query term, when explained)
+    if not rest:
+        return out
+    raw = raw_bm25(conn, rest, plan.terms)
+    marks = ",".join("?" * len(rest))
     for rowid, doc_id, typ, date, date_days, status, is_capture, confidence in conn.execute(
-        f"SELECT id, doc_id, type, date, date_days, status, is_capture, confidence FROM documents WHERE id IN ({marks})", rowids
+        f"SELECT id, doc_id, type, date, date_days, status, is_capture, confidence FROM documents WHERE id IN ({marks})", rest
     ):
         age = None if date_days is None else now_days - date_days
         out[rowid] = Ranked(rowid, doc_id, typ, date, date_days, status, raw.get(rowid, 0.0), 0.0, 0.0, 0.0, 0.0,
@@ -270,8 +280,47 @@ def _ties_broken(fused: list[tuple], by_row: dict, *, keep_first: bool) -> list[
     return head + sorted(rest, key=key)
 
 
+def fusion_terms(info: dict, keys: list, bm_keys: list, dense_keys: list, bm_scores: dict, cos: dict) -> dict:
+    """What the fused score of each of ``keys`` adds up from, for ``--explain`` (QA round 68 M2: the weights
+    and ranks were not shown, so an RRF score could not be checked).
+
+    Args:
+        info: the fusion's ``info`` (:func:`dreamdb.fusion.adaptive_fusion`; ``method`` at least).
+        keys: the documents to explain.
+        bm_keys, dense_keys: each channel's candidates, best first.
+        bm_scores, cos: BM25 rankScore and dense score of each channel's candidates.
+
+    Returns:
+        ``{key: terms}``; terms for ``relative``: ``{"bm25_normalised", "dense_normalised", "lambda"}``
+        (rank_score = (1 − λ)·bm25_normalised + λ·dense_normalised; min-max over each channel's candidates, 0
+        where a channel did not find the document); for ``rrf`` / ``rrf-plain``: ``{"bm25_rank", "bm25_weight",
+        "dense_rank", "dense_weight", "k"}`` (rank_score = Σ weight/(k + rank) over the channels that ranked
+        it; a rank is ``None`` where a channel did not; ``bm25_rank_imputed`` when it was taken from the dense
+        channel, :func:`dreamdb.fusion.imputed_bm25_ranks`); ``None`` for ``dense`` (rank_score is the dense
+        score itself). A pinned first hit keeps the fused score its terms add up to.
+    """
+    method = info["method"]
+    if method == "relative":
+        nb, nd = fusion.min_max(bm_scores), fusion.min_max(cos)
+        return {key: {"bm25_normalised": round(nb.get(key, 0.0), 6), "dense_normalised": round(nd.get(key, 0.0), 6),
+                      "lambda": info["lambda"]} for key in keys}
+    if method not in ("rrf", "rrf-plain"):
+        return {key: None for key in keys}
+    ranks = info.get("bm25_ranks") or {k: r for r, k in enumerate(bm_keys, 1)}
+    dense_ranks = {k: r for r, k in enumerate(dense_keys, 1)}
+    w_bm25, w_dense = info["weights"]
+    imputed = info.get("imputed", ())
+    out = {}
+    for key in keys:
+        out[key] = {"bm25_rank": ranks.get(key), "bm25_weight": round(w_bm25, 6), "dense_rank": dense_ranks.get(key),
+                    "dense_weight": w_dense, "k": info.get("k", fusion.RRF_K)}
+        if key in imputed:
+            out[key]["bm25_rank_imputed"] = True
+    return out
+
+
 def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_days: float,
-                filters: Filters, bm25_rank=None, dense_text: str | None = None) -> list[Ranked]:
+                filters: Filters, bm25_rank=None, dense_text: str | None = None, explain: bool = False) -> list[Ranked]:
     """Rank with the dense channel: ``hybrid`` (adaptive fusion), ``dense`` (cosine only) or ``rrf`` (plain RRF).
 
     Args:
@@ -284,6 +333,8 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
         filters: applied to both channels before the limit.
         bm25_rank: the BM25 ranking function to use (the index's engine); default the SQL engine.
         dense_text: :func:`dense_query_text` of ``plan``, when the caller has it (worked out here otherwise).
+        explain: also work out every BM25 signal of the documents only the dense channel found, and
+            what each fused score adds up from (``Ranked.fused_from``, :func:`fusion_terms`).
 
     Returns:
         list[Ranked] best first; ``rank_score`` is the fused score, ``score`` stays raw BM25,
@@ -305,14 +356,15 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     by_row = {r.rowid: r for r in bm}
     cos = dict(dense)
     missing = [d for d, _ in dense if d not in by_row]
-    by_row.update(_dense_only(conn, missing, now_days, plan.terms))
+    by_row.update(_dense_only(conn, missing, now_days, plan, explain))
     bm_keys = [r.rowid for r in bm]
     bm_scores = {r.rowid: r.rank_score for r in bm}
     dense_keys = [d for d, _ in dense]
     if mode == "dense":
         fused, info = [(d, c) for d, c in dense], {"method": "dense"}
     elif mode == "rrf":
-        fused, info = fusion.weighted_rrf([bm_keys, dense_keys], [1.0, 1.0]), {"method": "rrf-plain"}
+        fused, info = fusion.weighted_rrf([bm_keys, dense_keys], [1.0, 1.0]), {"method": "rrf-plain",
+                                                                               "weights": [1.0, 1.0]}
     else:
         top_raw = max((r.score for r in bm), default=0.0)
         # The part of the query BM25's evidence covers: its terms known to the corpus, and at most
@@ -328,7 +380,9 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     method = info["method"] + ("+pin" if info.get("pinned") else "") + ("+partial" if info.get("partial") else "")
     imputed = info.get("imputed", ())
     out = []
+    terms = fusion_terms(info, [key for key, _ in fused[:top]], bm_keys, dense_keys, bm_scores, cos) if explain else {}
     for key, value in fused[:top]:
         out.append(replace(by_row[key], rank_score=value, dense=cos.get(key), dense_centred=centred.get(key),
-                           fusion=method + "+imputed" if key in imputed else method, bm25_coverage=info.get("coverage")))
+                           fusion=method + "+imputed" if key in imputed else method, bm25_coverage=info.get("coverage"),
+                           fused_from=terms.get(key)))
     return out

@@ -328,6 +328,25 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _fused_from_text(terms: dict | None) -> str:
+    """``: 0.6/(60+1) + 0.4/(60+3)`` (RRF) or ``: 0.9×1.0000 + 0.1×0.8731`` (relative fusion): what a hybrid
+    hit's fused rankScore adds up from (:func:`dreamdb.hybrid.fusion_terms`); ``""`` for none."""
+    if not terms:
+        return ""
+    if "lambda" in terms:
+        lam = terms["lambda"]
+        return f": {1 - lam:.3g}×{terms['bm25_normalised']:.4f} + {lam:.3g}×{terms['dense_normalised']:.4f}"
+    parts = []
+    for channel in ("bm25", "dense"):
+        rank = terms.get(f"{channel}_rank")
+        if rank is not None:
+            imputed = " (BM25 rank imputed from dense)" if channel == "bm25" and terms.get("bm25_rank_imputed") else ""
+            parts.append(f"{terms[f'{channel}_weight']:.3g}/({terms['k']}+{rank}){imputed}")
+        else:
+            parts.append(f"{channel} unranked")
+    return ": " + " + ".join(parts)
+
+
 def hits_text(hits, *, explain: bool = False) -> str:
     """Human-readable recall results: rank, scores, id, title, path, snippet (and signals with ``explain``).
 
@@ -362,6 +381,7 @@ def hits_text(hits, *, explain: bool = False) -> str:
                 + (f" ({s['dense_centred']}-centred)" if s.get("dense_centred") else "")
                 + (f" · fusion {s['fusion']}" if s.get("fusion") else "")
                 + (f" (BM25 term coverage {s['bm25_coverage']:.2f})" if s.get("bm25_coverage") is not None else "")
+                + _fused_from_text(s.get("fused_from"))
                 + f" → rankScore {s['rank_score']:.4f}"
             )
             for t in h.terms or []:

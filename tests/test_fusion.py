@@ -31,7 +31,7 @@ def test_pin_guard_keeps_a_clear_bm25_winner():
     # RRF alone: b = 0.6/62 + 0.4/61 = 0.016235 beats a = 0.6/61 = 0.009836
     bm_keys, bm_scores = ["a", "b"], {"a": 10.0, "b": 7.0}  # 10 ≥ 1.35 × 7
     fused, info = F.adaptive_fusion(bm_keys, bm_scores, 9.0, ["b", "c", "d"], {"b": 0.9, "c": 0.8, "d": 0.7})
-    assert info == {"method": "rrf", "weights": [0.6, 0.4], "k": 60, "pinned": True}
+    assert info == {"method": "rrf", "weights": [0.6, 0.4], "k": 60, "pinned": True, "bm25_ranks": {"a": 1, "b": 2}}
     assert [k for k, _ in fused][:2] == ["a", "b"]
     # no pin when BM25's lead is small (10 < 1.35 × 8)
     fused, info = F.adaptive_fusion(bm_keys, {"a": 10.0, "b": 8.0}, 9.0, ["b", "c"], {"b": 0.9, "c": 0.8})
@@ -129,3 +129,15 @@ def test_cross_language_documents_are_those_of_the_other_language(tiny_vault):
     assert cross_language_documents(index.conn, QueryPlan("q", ["q"], turkish=True), both) == {ids["knowledge/en"]}
     assert cross_language_documents(index.conn, QueryPlan("q", ["q"]), both) == {ids["knowledge/tr"]}
     assert cross_language_documents(index.conn, QueryPlan("q", ["q"]), []) == set()
+
+
+def test_the_text_explanation_writes_out_what_a_fused_score_adds_up_from():
+    """QA round 68 M2: ``--explain`` named the fusion but not the ranks and weights of an RRF score."""
+    from dreamdb.output import _fused_from_text
+
+    rrf = {"bm25_rank": 2, "bm25_weight": 0.45, "dense_rank": None, "dense_weight": 0.4, "k": 60}
+    assert _fused_from_text(rrf) == ": 0.45/(60+2) + dense unranked"
+    rrf.update(dense_rank=1, bm25_rank_imputed=True)
+    assert _fused_from_text(rrf) == ": 0.45/(60+2) (BM25 rank imputed from dense) + 0.4/(60+1)"
+    assert _fused_from_text({"bm25_normalised": 1.0, "dense_normalised": 0.25, "lambda": 0.1}) == ": 0.9×1.0000 + 0.1×0.2500"
+    assert _fused_from_text(None) == ""

@@ -267,3 +267,50 @@ def test_fused_ties_break_as_bm25s_do_newest_then_doc_id(embedded_subset, model_
                     assert (newest(a) > newest(b)) or (newest(a) == newest(b) and a.doc_id < b.doc_id), (mode, q, a, b)
     assert tied >= 3  # (the check above has ties to judge: 5 tied neighbours on 4 Dec)
     index.close()
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("candidates", [None, 3])
+def test_explain_adds_up_in_every_fused_mode_and_dense_only_hits_carry_their_bm25_signals(embedded_subset, model_dir,
+                                                                                         monkeypatch, candidates):
+    """QA round 68 M1: a hit only the dense channel found showed ``bm25 3.8 · bm25f 0 · base 0``; M2: a fused
+    rankScore could not be checked, the ranks and weights it came from not being shown. Every hybrid, RRF and
+    dense hit's explanation now adds up to its rankScore, and its BM25 signals are those BM25 alone gives it."""
+    from dreamdb import hybrid
+    from dreamdb.ranking import signals as S
+
+    if candidates:  # each channel's top 3 only: documents with query terms below BM25's candidates, as in a big vault
+        monkeypatch.setattr(hybrid, "CANDIDATES", candidates)
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    index = dreamdb.open(embedded_subset, allow_model_build=False)
+    queries = [d for (d,) in index.conn.execute("SELECT description FROM documents WHERE description != ''"
+                                                " ORDER BY doc_id LIMIT 8")] + ["sleep debt", "uyku borcu nasıl hesaplanır"]
+    seen = {"relative": 0, "rrf": 0, "rrf-plain": 0, "dense": 0, "dense_only_with_terms": 0}
+    for mode in ("hybrid", "rrf", "dense"):
+        for q in queries:
+            bm25_alone = {h.doc_id: h for h in index.recall(q, top=50, mode="bm25", now="2026-08-18", explain=True)}
+            for h in index.recall(q, top=10, mode=mode, now="2026-08-18", explain=True):
+                s, ff = h.signals, h.signals["fused_from"]
+                method = s["fusion"].split("+")[0]
+                seen[method] += 1
+                if method == "relative":
+                    expected = (1 - ff["lambda"]) * ff["bm25_normalised"] + ff["lambda"] * ff["dense_normalised"]
+                elif method in ("rrf", "rrf-plain"):
+                    expected = sum(ff[f"{c}_weight"] / (ff["k"] + ff[f"{c}_rank"]) for c in ("bm25", "dense")
+                                   if ff[f"{c}_rank"] is not None)
+                else:
+                    assert ff is None
+                    expected = s["dense"]
+                assert abs(expected - s["rank_score"]) < 2e-6, (mode, q, h.doc_id, s)
+                alone = bm25_alone.get(h.doc_id)
+                if alone is not None:  # the same BM25 signals as BM25 alone gives (M1)
+                    for key in ("bm25", "bm25f", "base", "identity_boost", "bm25_structured"):
+                        assert s[key] == alone.signals[key], (mode, q, h.doc_id, key)
+                    if method != "relative" and ff and ff["bm25_rank"] is None:
+                        seen["dense_only_with_terms"] += 1
+                        assert s["base"] == round(S.base_score(alone.signals["bm25_structured"], s["bm25f"]), 6)
+                else:
+                    assert s["bm25"] == 0.0
+    assert seen["rrf"] and seen["rrf-plain"] and seen["dense"] and seen["relative"], seen
+    assert bool(seen["dense_only_with_terms"]) == bool(candidates), seen
+    index.close()

@@ -1019,6 +1019,8 @@ class Ranked:
             taken from the dense channel, :func:`dreamdb.fusion.imputed_bm25_ranks`).
         structured: the raw BM25 that base and identity start from: ``score``, with each translated
             query word's class in place of the word (:func:`class_members`); ``None``: ``score``.
+        fused_from: in hybrid modes with ``explain``, the terms the fused ``rank_score`` adds up
+            from (:func:`dreamdb.hybrid.fusion_terms`), else ``None``.
     """
 
     rowid: int
@@ -1042,6 +1044,7 @@ class Ranked:
     dense_centred: str | None = None
     bm25_coverage: float | None = None
     structured: float | None = None
+    fused_from: dict | None = None
 
     def signals(self) -> dict:
         """Every signal, JSON-ready (``--explain``)."""
@@ -1055,6 +1058,7 @@ class Ranked:
             "dense_centred": self.dense_centred,
             "bm25_coverage": None if self.bm25_coverage is None else round(self.bm25_coverage, 6),
             "bm25_structured": round(self.score if self.structured is None else self.structured, 6),
+            "fused_from": self.fused_from,
         }
 
 
@@ -1171,7 +1175,8 @@ def class_frequencies(conn, classes: list[tuple[str, ...]]) -> list[int]:
     return out
 
 
-def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None) -> list[Ranked]:
+def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters | None = None,
+         only: list[int] | None = None) -> list[Ranked]:
     """The exact top ``top`` documents for ``plan`` by rankScore.
 
     Args:
@@ -1180,6 +1185,8 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
         top: result limit (applied after filters).
         now_days: the clock, as days since epoch (recency, expiry).
         filters: SQL filters, or ``None``.
+        only: rank only these ``documents.id`` values (the BM25 signals of documents another channel
+            found: :func:`dreamdb.hybrid.hybrid_rank` explaining its dense-only hits); ``None``: all.
 
     Returns:
         list[Ranked], best first (rankScore desc, then newest, then doc_id).
@@ -1210,6 +1217,8 @@ def rank(conn, plan: QueryPlan, *, top: int, now_days: float, filters: Filters |
     c = [[m, i] for i, members in enumerate(classes.values()) for m in members]
     ci = [[i, F.idf(n, class_df[i])] for i in range(len(classes)) if class_df[i]]
     where, params = (filters or Filters()).sql(now_days)
+    if only is not None:
+        where += f" AND d.id IN ({_in(list(only), 'only', params)})" if only else " AND 0"
     b = F.B
     params.update(
         q=json.dumps(q), c=json.dumps(c), ci=json.dumps(ci), k1=F.K1, nb=1.0 - b, mix=S.BM25F_MIX,
