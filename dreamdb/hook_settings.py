@@ -34,7 +34,7 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 
-__all__ = ["DEFAULT_COMMAND", "EVENT", "install_hook", "is_dreamdb_hook", "settings_path", "uninstall_hook",
+__all__ = ["DEFAULT_COMMAND", "dreamdb_hook_commands", "EVENT", "install_hook", "is_dreamdb_hook", "settings_path", "uninstall_hook",
            "uninstall_hooks"]
 
 DEFAULT_COMMAND = "dreamdb hook user-prompt-submit"
@@ -293,19 +293,24 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
                                "way); the settings themselves are written.") from exc
 
 
-def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False) -> Path:
+def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False,
+                 replace: bool = True) -> Path:
     """Add dreamdb's ``UserPromptSubmit`` hook to a project's Claude Code settings.
 
     Idempotent: when a dreamdb prompt hook with exactly this command is
     already there, nothing is written. A dreamdb prompt hook with another
     command (another path to ``dreamdb``) is updated in place rather than
-    added twice. Otherwise a new group ``{"hooks": [{"type": "command",
-    "command": command}]}`` is appended to ``hooks.UserPromptSubmit``.
+    added twice (``replace``), or left as it is. Otherwise a new group
+    ``{"hooks": [{"type": "command", "command": command}]}`` is appended to
+    ``hooks.UserPromptSubmit``.
 
     Args:
         project_dir: the project root (the folder that holds or will hold ``.claude/``).
         command: the shell command Claude Code runs for each prompt.
         local: write ``settings.local.json`` (this person's settings) instead of ``settings.json``.
+        replace: update a dreamdb hook with another command to ``command``; ``False`` leaves it, writing
+            nothing (a shared ``settings.json`` may hold a teammate's command: ``dreamdb hook install``
+            replaces it only when asked to, QA round 68 M3; :func:`dreamdb_hook_commands` tells which it is).
 
     Returns:
         The path of the settings file.
@@ -349,6 +354,8 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
             if isinstance(hook, dict) and is_dreamdb_hook(hook.get("command"), command):
                 if hook.get("command") == command and not found_exact:
                     found_exact = True
+                elif not replace:
+                    return path  # another dreamdb hook command, kept as it is: nothing to write
                 elif not found_exact:
                     hook["command"] = command
                     hook.setdefault("type", "command")
@@ -359,6 +366,19 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
     if changed:
         _write(path, data, old_raw)
     return path
+
+
+def dreamdb_hook_commands(path: Path, command: str = DEFAULT_COMMAND) -> list[str]:
+    """The commands of the dreamdb prompt hooks (:func:`is_dreamdb_hook`) in the settings file ``path``,
+    in file order; ``[]`` when it holds none, does not exist or cannot be read as settings (an install or
+    uninstall then says why)."""
+    try:
+        data, old_raw = _load(path)
+        groups = _event_list(data, path, create=False) if old_raw is not None else None
+    except (WriteRefused, OSError):
+        return []
+    return [h["command"] for g in groups or () if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if isinstance(h, dict) and is_dreamdb_hook(h.get("command"), command)]
 
 
 def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:

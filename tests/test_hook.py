@@ -239,11 +239,22 @@ def test_hook_install_uninstall_cli(tmp_path):
     other = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(proj), "--json",
                             "--command", "dreamdb hook user-prompt-submit"], capture_output=True, text=True)
     assert other.returncode == 0 and json.loads(other.stdout)["changed"] is True
+    assert json.loads(other.stdout)["replaced"] == command
     groups = json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"]
     assert [h["command"] for g in groups for h in g["hooks"]] == ["dreamdb hook user-prompt-submit"]
-    assert run("install", "--local", "--json").returncode == 0
+    # QA round 68 M3: without --command/--absolute, another dreamdb command (a teammate's, in a shared file) is kept
+    kept = run("install")
+    assert kept.returncode == 0 and kept.stdout.startswith("Prompt hook already installed") and "(left as it is)" in kept.stdout
+    assert "To replace it: --absolute, or --command CMD" in kept.stderr
+    assert [h["command"] for g in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"]
+            for h in g["hooks"]] == ["dreamdb hook user-prompt-submit"]
+    # M4: nor is a second hook added in the other settings file (Claude Code would run both)
+    kept = run("install", "--local", "--json")
     local = proj / ".claude" / "settings.local.json"
-    assert "dreamdb hook user-prompt-submit" in local.read_text()
+    assert kept.returncode == 0 and json.loads(kept.stdout)["kept"] is True and "add the memories twice" in kept.stderr
+    assert not local.exists()
+    local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [  # (one installed there before)
+        {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}))
     gone = run("uninstall")
     assert gone.returncode == 0 and gone.stdout.splitlines() == [
         f"Prompt hook removed from {proj / '.claude' / 'settings.json'}.", f"Prompt hook removed from {local}."]
@@ -264,6 +275,7 @@ def test_hook_install_writes_an_absolute_path_for_a_virtualenv_dreamdb(tmp_path)
     (global_bin / "dreamdb").chmod(0o755)
 
     def installed(path: str, *extra: str) -> str:
+        shutil.rmtree(proj / ".claude", ignore_errors=True)  # (each a first install: another one is kept, QA 68 M3)
         p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(proj), "--json", *extra],
                            capture_output=True, text=True, env={**os.environ, "PATH": path}, timeout=60)
         assert p.returncode == 0, p.stderr

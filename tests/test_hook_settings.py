@@ -68,6 +68,23 @@ def test_install_updates_other_dreamdb_path_in_place(tmp_path: Path):
     assert json.loads(path.read_text())["hooks"]["UserPromptSubmit"] == [OURS]
 
 
+def test_install_can_keep_another_dreamdb_command_and_lists_them(tmp_path: Path):
+    """QA round 68 M3: what ``dreamdb hook install`` builds on to keep a teammate's command."""
+    from dreamdb.hook_settings import dreamdb_hook_commands
+
+    teammate = "uvx dreamdb hook user-prompt-submit"
+    path = _write(tmp_path, {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": teammate}]},
+                                                            {"hooks": [{"type": "command", "command": "other-tool"}]}]}})
+    before = path.read_bytes()
+    assert dreamdb_hook_commands(path) == [teammate]
+    assert install_hook(tmp_path, replace=False) == path and path.read_bytes() == before
+    install_hook(tmp_path)
+    assert dreamdb_hook_commands(path) == [DEFAULT_COMMAND]
+    assert dreamdb_hook_commands(tmp_path / "none.json") == []
+    (tmp_path / "bad.json").write_text("{,}")
+    assert dreamdb_hook_commands(tmp_path / "bad.json") == []
+
+
 def test_invalid_json_is_refused_untouched(tmp_path: Path):
     path = _write(tmp_path, '{"hooks": {,}')
     with pytest.raises(WriteRefused):

@@ -86,11 +86,26 @@ def install(project, command, absolute, local, as_json):
     given = command is not None
     command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
     target = settings_path(project, local)
+    from dreamdb import quickcli
+    from dreamdb.hook_settings import dreamdb_hook_commands, is_dreamdb_hook
+
+    # (QA round 68 M3, M4: a teammate's command in a shared settings.json was replaced without a word, and a
+    # hook in the other settings file got a second one beside it: Claude Code runs both files' hooks)
+    other = settings_path(project, not local)
+    in_target, in_other = dreamdb_hook_commands(target), dreamdb_hook_commands(other)
+    if in_other and not in_target and project.is_dir():
+        _already(as_json, other, in_other[0], f"Claude Code runs the hooks of both {target.name} and {other.name}, so a"
+                 " second one would add the memories twice. To move it: dreamdb hook uninstall, then dreamdb hook"
+                 f" install{'' if local else ' --local'}.")
+        return
+    explicit = given or absolute
+    if in_target and command not in in_target and not explicit and project.is_dir():
+        _already(as_json, target, in_target[0], f"It is another command than this machine's ({command}); a shared"
+                 " settings file may hold a teammate's. To replace it: --absolute, or --command CMD.")
+        return
     before = target.read_bytes() if target.is_file() and target.stat().st_size <= MAX_SETTINGS_BYTES else None
     path = install_hook(project, command, local=local)
     changed = before is None or path.read_bytes() != before
-    from dreamdb import quickcli
-    from dreamdb.hook_settings import is_dreamdb_hook
 
     if given and not is_dreamdb_hook(command):
         click.echo("note: this command is not `dreamdb hook user-prompt-submit` as dreamdb writes it, so it is not "
@@ -99,12 +114,29 @@ def install(project, command, absolute, local, as_json):
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     _warn_without_vault(project)
+    replaced = [c for c in in_target if c != command] if changed else []
     if as_json:
-        click.echo(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command}))
+        click.echo(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command,
+                                   **({"replaced": replaced[0]} if replaced else {})}))
+    elif replaced:
+        click.echo(f"Prompt hook updated in {path}: {replaced[0]} → {command}")
     elif changed:
         click.echo(f"Prompt hook installed in {path}: {command}")
     else:
         click.echo(f"Prompt hook already installed in {path}: {command}")
+
+
+def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
+    """Report a dreamdb hook already installed with ``existing`` in ``path``, left as it is (nothing written)."""
+    from dreamdb import output, quickcli
+
+    quickcli.SAVED = f"the hook is in {path}"
+    if as_json:
+        click.echo(output.to_json({"installed": True, "changed": False, "settings": str(path), "command": existing,
+                                   "kept": True}))
+    else:
+        click.echo(f"Prompt hook already installed in {path}: {existing} (left as it is)")
+    click.echo(f"note: {why}", err=True)
 
 
 def _warn_without_vault(project) -> None:
