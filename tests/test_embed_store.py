@@ -65,6 +65,37 @@ def open_synced(vault):
     return index
 
 
+def test_embed_refresh_that_waited_for_another_also_embeds_the_notes_written_meanwhile(tiny_vault):
+    """QA round 68 L2: a second `embed refresh` that waited on the lock worked from the vault as synced before the
+    wait: notes added during the other refresh's minutes stayed unchunked ("5 to chunk") after both exited 0."""
+    import threading
+
+    from filelock import FileLock
+
+    from dreamdb.cli.embed import _run_refresh
+
+    make_vault(tiny_vault, n_docs=2)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:  # (the CLI syncs, then refreshes)
+        path = str(store.index_file(index.conn).parent / store.LOCK_FILE_NAME)
+        held = threading.Event()
+
+        def other_refresh() -> None:
+            with FileLock(path):
+                held.set()
+                time.sleep(0.5)
+                write_doc(tiny_vault, "knowledge/meanwhile.md", f"---\nname: Meanwhile\n---\n{para('m0x')}\n")
+
+        other = threading.Thread(target=other_refresh)
+        other.start()
+        held.wait()
+        report = _run_refresh(index, emb, force=False, show_bar=False)
+        other.join()
+        assert report.embedded == 5 and report.pending == 0 and report.chunked_docs == 3
+        st = store.embed_status(index.conn, emb.model_id)
+        assert (st["docs_pending"], st["pending"], st["documents"]) == (0, 0, 3)
+
+
 def test_refresh_embeds_all_then_nothing_twice(tiny_vault):
     make_vault(tiny_vault)
     emb = HashEmbedder()

@@ -82,9 +82,11 @@ class _Waiting:
 
     def __init__(self) -> None:
         self.now = False
+        self.waited = False  # (the vault may have changed meanwhile: the caller syncs again, QA round 68 L2)
 
     def __call__(self, waiting: bool) -> None:
         self.now = waiting
+        self.waited = self.waited or waiting
         if waiting:
             click.echo("Another dreamdb process is refreshing this index's embeddings; waiting for it to finish"
                        " (dreamdb embed status shows its progress; Ctrl-C stops waiting, nothing is lost).", err=True)
@@ -97,7 +99,16 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
     waiting = _Waiting()
     old = _sigterm_as_interrupt()
     try:
-        return refresh(index.conn, embedder, force=force, progress=bar, on_wait=waiting)
+        report = refresh(index.conn, embedder, force=force, progress=bar, on_wait=waiting)
+        if waiting.waited:
+            # The vault was synced before the wait: notes added or edited meanwhile (the other refresh's
+            # minutes) are synced and embedded now, as this command's own run would have (QA round 68 L2).
+            index.sync()
+            more = refresh(index.conn, embedder, progress=bar)
+            for name in ("chunked_docs", "embedded", "reused", "pruned", "elapsed_ms"):
+                setattr(report, name, getattr(report, name) + getattr(more, name))
+            report.chunks, report.pending, report.documents_cut = more.chunks, more.pending, more.documents_cut
+        return report
     except KeyboardInterrupt:
         bar.close()
         if waiting.now:
