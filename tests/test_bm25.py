@@ -179,6 +179,11 @@ def test_raw_bm25_of_any_document_equals_the_ranking_score(real_index):
         assert raw[r.rowid] == pytest.approx(r.score, rel=1e-9)
     # rankScore orders the 50, not the raw score: a document below them may outscore one of them raw
     below = [d for d in raw if d not in {r.rowid for r in ranked}]
-    stubs = _dense_only(real_index.conn, below[:10], 20683.0, plan.terms)
+    stubs = _dense_only(real_index.conn, below[:10], 20683.0, plan)
     assert all(stubs[d].score == pytest.approx(raw[d], rel=1e-12) and stubs[d].score > 0 for d in below[:10])
+    # QA round 68 M1: explained, they carry every BM25 signal the full ranking gives them, not bm25f 0 / base 0
+    explained = _dense_only(real_index.conn, below[:10], 20683.0, plan, explain=True)
+    whole = {r.rowid: r for r in rank(real_index.conn, plan, top=len(everyone), now_days=20683.0)}
+    for d in below[:10]:
+        assert explained[d].signals() == whole[d].signals() and explained[d].bm25f > 0 and explained[d].base > 0
     assert raw_bm25(real_index.conn, everyone, []) == {}
