@@ -34,6 +34,7 @@ Resolution of the file: ``DREAMDB_LEXICON`` (a path, or ``off``), else
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sqlite3
@@ -286,6 +287,13 @@ def writable_target(path: Path) -> Path:
         LexiconError: the folder cannot be created.
     """
     target = Path(os.path.realpath(path))
+    try:
+        target.lstat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a name too long, a folder that cannot be searched (QA round 68 H1: exit 70)
+        raise LexiconError(f"Cannot write the lexicon to {path}: {exc.strerror or exc}",
+                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
     if target.is_dir():
         raise UsageError(f"{path} is a folder", hint=f"Give the lexicon file's path, e.g. {path}/{FILE_NAME}")
     if os.path.lexists(target):
@@ -466,6 +474,10 @@ class Lexicon:
                                hint="Build it: dreamdb lexicon build") from exc
         if not stat.S_ISREG(st.st_mode):
             raise LexiconError(f"{self.path} is not a regular file", hint="Point DREAMDB_LEXICON at a lexicon file.")
+        if not os.access(self.path, os.R_OK):  # (SQLite's own error called it "another SQLite file": QA round 68 M7)
+            raise LexiconError(f"Cannot read the lexicon {self.path}: permission denied",
+                               hint=f"Give yourself read permission on it (chmod u+r '{self.path}'), or build your own:"
+                                    " dreamdb lexicon build")
         self.stamp = (st.st_size, st.st_mtime_ns)
         conn = None
         try:
@@ -677,11 +689,12 @@ def load_lexicon() -> Lexicon | None:
         return None
     try:
         st = path.stat()
-    except OSError:
+    except OSError as exc:
         if os.environ.get(ENV_LEXICON, "").strip():  # named by the user: a missing file is worth a word
-            _UNUSABLE[path] = ((0, 0), f"{ENV_LEXICON} names {path}, which does not exist (build it there: "
-                                       f"dreamdb lexicon build; point {ENV_LEXICON} at a lexicon file; or set "
-                                       f"{ENV_LEXICON}=off)")
+            why = ("which does not exist (build it there: dreamdb lexicon build; " if exc.errno == errno.ENOENT else
+                   f"which cannot be checked ({exc.strerror or exc}; ")  # (QA round 68 H1)
+            _UNUSABLE[path] = ((0, 0), f"{ENV_LEXICON} names {path}, {why}point {ENV_LEXICON} at a lexicon file;"
+                                       f" or set {ENV_LEXICON}=off)")
         return None
     if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or mislead the open
         why = f"{path} is a folder" if stat.S_ISDIR(st.st_mode) else f"{path} is not a regular file"
@@ -726,10 +739,18 @@ def lexicon_status() -> dict:
     if path is None:
         status["reason"] = f"switched off by {ENV_LEXICON}"
         return status
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:  # (an unreadable folder, a name too long: exit 70 before, QA round 68 H1)
+        mode = None
+        if exc.errno != errno.ENOENT:
+            status["reason"] = (f"{path} cannot be checked ({exc.strerror or exc}): point {ENV_LEXICON} at a file"
+                                " you can read")
+            return status
+    if mode is not None and stat.S_ISDIR(mode):
         status["reason"] = f"{path} is a folder ({ENV_LEXICON} must name a file)"
         return status
-    if not path.is_file():
+    if mode is None or not stat.S_ISREG(mode):
         status["reason"] = (f"not built: no file at {path} (run: {hint})" if not os.path.lexists(path)
                             else f"{path} is not a regular file (point {ENV_LEXICON} at a lexicon file, or at a new"
                                  f" file's path and run: dreamdb lexicon build)")  # (a build never replaces it)

@@ -948,6 +948,39 @@ def test_status_names_what_is_wrong_with_the_file(monkeypatch, small_lexicon, tm
     assert load_lexicon() is None
 
 
+def test_a_lexicon_path_that_cannot_be_checked_or_read_is_said_so_without_a_crash(monkeypatch, small_lexicon, tmp_path,
+                                                                                     tiny_vault, capsys):
+    """QA round 68 H1: DREAMDB_LEXICON naming a path too long (or in a folder that cannot be searched) crashed
+    `lexicon status`, `status` and `lexicon build` (exit 70: an unguarded is_dir()), and recall's note said the
+    file did not exist; M7: a lexicon the user cannot read was called "another SQLite file"."""
+    import subprocess
+    import sys
+
+    from tests.test_sync import _permissions_bite
+
+    long = str(tmp_path / ("a" * 300))
+    monkeypatch.setenv("DREAMDB_LEXICON", long)
+    assert lexicon_status()["reason"].endswith("cannot be checked (File name too long): point DREAMDB_LEXICON at a"
+                                               " file you can read")
+    assert main(["lexicon", "build"]) == 1
+    assert "Cannot write the lexicon to" in capsys.readouterr().err
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nsleep notes\n")
+    with dreamdb.open(tiny_vault) as ix:
+        assert [h.slug for h in ix.recall("sleep notes")] == ["a"]
+        assert any("which cannot be checked (File name too long;" in n for n in ix.take_notes())
+    assert main(["status", "--vault", str(tiny_vault)]) == 0
+    assert "cannot be checked (File name too long)" in capsys.readouterr().out
+    # unreadable: as a user whose permissions apply (root reads anything)
+    prefix = _permissions_bite()
+    unreadable = tmp_path / "mine.sqlite"
+    shutil.copy(small_lexicon.path, unreadable)
+    unreadable.chmod(0)
+    p = subprocess.run([*prefix, sys.executable, "-m", "dreamdb", "lexicon", "status", "--json"], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "DREAMDB_LEXICON": str(unreadable)})
+    assert p.returncode == 0 and "permission denied" in json.loads(p.stdout)["reason"], p.stdout + p.stderr
+    assert "another SQLite file" not in p.stdout
+
+
 def test_turkish_typed_without_its_letters_or_in_title_case_is_translated(tiny_vault, small_lexicon):
     """Over English notes only: "uyku borcu" reads as English (no Turkish letter), but none of its words is
     in a note, so its words are tried as Turkish; a query in Title Case names nothing by its capitals."""
