@@ -157,6 +157,27 @@ def test_missing_data_is_a_usage_error(tmp_path):
     assert r.returncode == 2 and "Evaluation data folder not found" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_set_missing_any_file_it_reads_is_skipped_before_the_run(tmp_path):
+    """QA round 68 M2: eips without queries_title.jsonl passed the check and failed the run after the sets before
+    it had run (exit 2, no report); L8: "No evaluation data under DIR" did not say what it looked for."""
+    data = tmp_path / "data"
+    eips = data / "eval-data" / "eips_ercs"
+    (eips / "vault").mkdir(parents=True)
+    for f in ("corpus.jsonl", "queries.jsonl", "qrels.tsv", "qrels_title.tsv"):
+        (eips / f).write_text("")
+    sci = data / "eval-data" / "scifact"
+    sci.mkdir(parents=True)
+    for f in ("corpus.jsonl", "queries.jsonl", "qrels.tsv"):
+        (sci / f).write_text("")
+    ok, notes = suite.check_data(data, ["scifact", "eips"], explicit=False)
+    assert ok == ["scifact"] and notes == [f"set eips: skipped, missing {eips / 'queries_title.jsonl'}"]
+    with pytest.raises(UsageError, match="queries_title.jsonl"):
+        suite.check_data(data, ["eips"], explicit=True)
+    with pytest.raises(UsageError, match=r"looked for xquad: eval-data/xquad_tr_en/corpus.jsonl, "
+                                         r"eval-data/xquad_tr_en/corpus_sent.jsonl\)"):
+        suite.check_data(data, ["xquad"], explicit=False)
+
+
 @pytest.mark.parametrize("line, said", [
     (b"\xff\n", "not UTF-8 text"),
     (b"", "holds no query"),

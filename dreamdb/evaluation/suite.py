@@ -65,13 +65,18 @@ def default_data_dir() -> Path:
 
 
 def set_paths(data: Path) -> dict[str, list[Path]]:
-    """The files/folders each set needs under the data folder."""
+    """Every file/folder each set reads under the data folder (all of them, so that a set missing one is skipped
+    before the run starts, not after the sets before it ran: QA round 68 M2)."""
     ed = data / "eval-data"
+    xq = ed / "xquad_tr_en"
+    directions = ("tr2tr", "en2en", "tr2en", "en2tr")
     return {
         "dreamcontext": [data / "eval" / "dreamcontext-gold-train.jsonl", data / "vaults" / "dreamcontext" / "_dream_context"],
-        "scifact": [ed / "scifact" / "corpus.jsonl"],
-        "xquad": [ed / "xquad_tr_en" / "corpus.jsonl", ed / "xquad_tr_en" / "corpus_sent.jsonl"],
-        "eips": [ed / "eips_ercs" / "vault", ed / "eips_ercs" / "corpus.jsonl"],
+        "scifact": [ed / "scifact" / f for f in ("corpus.jsonl", "queries.jsonl", "qrels.tsv")],
+        "xquad": [xq / f for f in ("corpus.jsonl", "corpus_sent.jsonl", "queries.jsonl", "qrels.tsv",
+                                   *(f"qrels_{d}.tsv" for d in directions), *(f"qrels_sent_{d}.tsv" for d in directions))],
+        "eips": [ed / "eips_ercs" / f for f in ("vault", "corpus.jsonl", "queries.jsonl", "qrels.tsv",
+                                                 "queries_title.jsonl", "qrels_title.tsv")],
     }
 
 
@@ -102,8 +107,10 @@ def check_data(data: Path, sets: list[str], *, explicit: bool) -> tuple[list[str
             raise UsageError(f"Data for set {s!r} not found: {missing[0]}", hint=f"Check --data (now {data}) or ${DATA_ENV}.")
         else:
             notes.append(f"set {s}: skipped, missing {missing[0]}")
-    if not ok:
-        raise UsageError(f"No evaluation data under {data}", hint=f"Pass --data DIR or set {DATA_ENV}.")
+    if not ok:  # (the paths looked for: QA round 68 L8)
+        looked = "; ".join(f"{s}: {', '.join(str(p.relative_to(data)) for p in paths[s][:2])}" for s in sets)
+        raise UsageError(f"No evaluation data under {data} (looked for {looked})",
+                         hint=f"Pass --data DIR or set {DATA_ENV}.")
     return ok, notes
 
 
