@@ -191,11 +191,29 @@ def test_a_grade_that_is_no_finite_number_is_a_usage_error(tmp_path, grade):
         beir.read_qrels(path)
 
 
+def test_trec_qrels_are_read_by_their_columns_and_mixed_widths_refused(tmp_path):
+    """QA round 68 M3: a TREC qrels file (``qid Q0 docid rel``) was read with "Q0" as the document and the
+    document as the grade: everything scored 0.000 and the run exited 0."""
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 Q0 S-1 2\nq1 0 S-3 1\nq2 Q0 S-2 0\n", encoding="utf-8")
+    assert beir.read_qrels(path) == {"q1": {"S-1": 2, "S-3": 1}, "q2": {"S-2": 0}}
+    path.write_text("qid\tdocid\trel\nq1\tS-1\t1\nq2\tQ0\tS-2\t1\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=re.escape(f"{path}:3: expected 'qid docid rel' (BEIR) or 'qid iteration docid"
+                                                   " rel' (TREC) on every line, found 4 columns after lines of 3")):
+        beir.read_qrels(path)
+    path.write_text("q1 S-1 1 extra more\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="found 5 columns"):
+        beir.read_qrels(path)
+
+
 @pytest.mark.parametrize("kw, said", [
     ({"qrels": "qid\tdocid\trel\nq1\tS-2\t1e999\n"}, "qrels.tsv:2: expected 'qid docid rel' with a finite number as grade"),
     ({"docs": [{"id": 3, "text": "a"}, {"id": "3", "text": "b"}]}, "corpus.jsonl:2: duplicate id '3' (already on line 1)"),
     ({"queries": [{"id": "q1", "text": ""}]}, 'queries.jsonl:1: a query needs a non-empty "text"'),
     ({"docs": ""}, "corpus.jsonl holds no documents"),
+    # QA round 68 M4: scored 0.000, "NOT met", exit 0
+    ({"qrels": "qid\tdocid\trel\nq1\tS-2\t0\n"}, "set scifact, track test: no query has a relevant document"),
+    ({"qrels": "qid\tdocid\trel\n"}, "set scifact, track test: no query has a relevant document"),
 ])
 def test_malformed_collections_exit_2_through_the_cli(tmp_path, kw, said):
     data = _scifact_data(tmp_path, **kw)

@@ -148,7 +148,9 @@ def _check_record(d, path: Path, n: int) -> None:
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """Read a qrels TSV (``qid<TAB>docid<TAB>rel``; a header line is skipped).
+    """Read a qrels file: BEIR's TSV (``qid<TAB>docid<TAB>rel``; a header line is skipped) or TREC's four
+    columns (``qid iteration docid rel``, e.g. ``q1 0 d7 1``; QA round 68 M3: the iteration was read as the
+    document and the document as the grade). Every line has the file's first line's column count.
 
     Args:
         path: the file.
@@ -167,15 +169,21 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    columns = None
     for n, line in enumerate(lines, 1):
         parts = line.split("\t") if "\t" in line else line.split()
         if not parts or not line.strip():
             continue
         if n == 1 and parts[0].lower() in ("qid", "query-id", "query_id"):
             continue
+        columns = columns or len(parts)
+        if len(parts) != columns or columns not in (3, 4):
+            raise UsageError(f"{path}:{n}: expected 'qid docid rel' (BEIR) or 'qid iteration docid rel' (TREC) on every"
+                             f" line, found {len(parts)} column{'s' if len(parts) != 1 else ''}"
+                             + (f" after lines of {columns}" if len(parts) != columns else ""))
         try:
-            qid, did, rel = parts[0], parts[1], int(float(parts[2]))
-        except (IndexError, ValueError, OverflowError):  # OverflowError: a grade of inf or 1e999 (QA round 62 L2)
+            qid, did, rel = parts[0], parts[-2], int(float(parts[-1]))
+        except (ValueError, OverflowError):  # OverflowError: a grade of inf or 1e999 (QA round 62 L2)
             raise UsageError(f"{path}:{n}: expected 'qid docid rel' with a finite number as grade") from None
         out.setdefault(qid, {})[did] = rel
     return out

@@ -249,6 +249,11 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
         p.tracks.append(Track("title", "body", _limit(ct.judged_queries(), quick), ct.qrels, desc="title → body-only note"))
     else:
         raise UsageError(f"Unknown set {name!r}", hint=f"Sets: {', '.join(SETS)}, all")
+    for t in p.tracks:  # (QA round 68 M4: a qrels file of grade-0 lines gave a track of 0 queries scored 0.000)
+        if not t.queries:
+            raise UsageError(f"set {name}, track {t.name}: no query has a relevant document (a grade above 0) in its"
+                             " qrels, so there is nothing to score",
+                             hint="Check the qrels file's query ids and grades against the queries file.")
     return p
 
 
@@ -587,9 +592,12 @@ def run_suite(sets: list[str], *, data: Path, cache: Path, modes: list[str], bas
     t0 = time.perf_counter()
     out = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "command": command,
            "machine": machine_info(), "quick": quick, "modes": modes, "baseline": baseline, "notes": notes, "sets": {}}
-    for s in ok:
+    plans = []
+    for s in ok:  # every set's files read and checked before any runs: a malformed one fails the run at once
         log(f"set {s}: loading")
-        plan = plan_set(s, Path(data), quick=quick)
+        plans.append(plan_set(s, Path(data), quick=quick))
+    for plan in plans:
+        s = plan.name
         for w in plan.warnings:
             log(f"set {s}: {w}")
             notes.append(f"set {s}: {w}")
