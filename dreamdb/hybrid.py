@@ -251,6 +251,11 @@ def dense_query_text(conn, plan: QueryPlan) -> str:
     return _WORD_RE.sub(restore, plan.text)
 
 
+def clear_query_cache() -> None:
+    """Forget the query embeddings :func:`query_vector` kept (the evaluation times each mode with its own)."""
+    _QUERY_CACHE.clear()
+
+
 def query_vector(embedder, text: str):
     """The query's embedding, float32[384], cached per (model, text) for the process (agents repeat queries)."""
     key = (embedder.model_id, text)

@@ -290,3 +290,16 @@ def test_the_max_embed_hint_is_a_command_that_embeds_the_cached_index(tmp_path, 
     hybrid = again["tracks"]["test"]["dreamdb"]["hybrid"]
     assert "unavailable" not in hybrid and hybrid["metrics"]["n"] == 2
     assert again["indexes"]["corpus"]["embed"]["embedded"] == 0  # all done by the command
+
+
+def test_each_mode_is_run_once_and_embeds_its_own_queries(tmp_path, monkeypatch):
+    """QA round 68 L1: --modes bm25,BM25 ran BM25 twice; M5: the first dense mode embedded every query and the
+    next ones found them cached, so dense looked 3.5 ms against hybrid's 12.8: each mode now starts with none."""
+    from dreamdb.cli import main
+
+    data = _scifact_data(tmp_path)
+    cleared = []
+    monkeypatch.setattr(suite, "clear_query_cache", lambda: cleared.append(True))
+    assert main(["eval", "--data", str(data), "--set", "scifact", "--no-baseline", "--modes", "bm25, BM25,bm25",
+                 "--cache", str(tmp_path / "cache"), "--json"]) == 0
+    assert len(cleared) == 1  # one track, one mode

@@ -66,7 +66,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     from dreamdb import output
     from dreamdb.evaluation import suite
 
-    mode_list = [m.strip().lower() for m in modes.split(",") if m.strip()]
+    mode_list = list(dict.fromkeys(m.strip().lower() for m in modes.split(",") if m.strip()))  # once each (QA 68 L1)
     explicit = "all" not in sets
     chosen = list(suite.SETS) if not explicit else list(dict.fromkeys(sets))
     data = Path(data_dir) if data_dir else suite.default_data_dir()

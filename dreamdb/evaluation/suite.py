@@ -38,6 +38,7 @@ from dreamdb.config import index_size_bytes, remove_index_files
 from dreamdb.errors import UsageError
 from dreamdb.evaluation import beir, gold
 from dreamdb.evaluation import metrics as M
+from dreamdb.hybrid import clear_query_cache
 
 SETS = ("dreamcontext", "scifact", "xquad", "eips")
 MODES = ("bm25", "hybrid", "dense", "rrf")
@@ -463,6 +464,7 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
                 log(f"{plan.name} {track.name} {mode}: unavailable: {skip_dense}")
                 continue
             search = _dreamdb_search(ix, mode, track.now, mapper)
+            clear_query_cache()  # each mode embeds its own queries: the first mode paid for all (QA round 68 M5)
             try:
                 warm = None
                 if track.queries:  # index load into memory, model load, embedding refresh: timed apart
