@@ -108,6 +108,14 @@ def test_bench_embed_index_names_a_missing_vault(tmp_path):
     assert p.returncode == 2 and f"no vault at {tmp_path / 'nowhere'}" in p.stderr and "bench-embed-" not in p.stderr
 
 
+def test_bench_embed_index_skips_when_the_default_vault_is_absent(tmp_path):
+    """QA round 68 M6: `scripts/bench_all.sh --quick` on a clone without ../shared exited 1: this script refused
+    (exit 2) where bench_recall.py skips its real-vault part, and it ignored DREAMDB_EVAL_DATA."""
+    p = run(SCRIPTS / "bench_embed_index.py", "--quick", env={**os.environ, "DREAMDB_EVAL_DATA": str(tmp_path)})
+    assert p.returncode == 0 and p.stdout.startswith(
+        f"skipped: no vault at {tmp_path / 'vaults' / 'dreamcontext' / '_dream_context'}"), p.stdout + p.stderr
+
+
 def test_bench_all_reports_a_failing_scripts_exit_code(tmp_path):
     """QA round 23: the failure line read "failed (exit 0)" ($? was basename's)."""
     import shutil
