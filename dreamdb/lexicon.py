@@ -344,7 +344,11 @@ def _is_lexicon_file(path: Path) -> bool:
 
 
 def _write_atomic(target: Path, meta: dict, rows: list) -> None:
-    """Write a lexicon file beside ``target`` and rename it over ``target`` when complete."""
+    """Write a lexicon file beside ``target`` and rename it over ``target`` when complete (first removing the
+    temporary files of builds that were killed: QA round 68 L2)."""
+    from dreamdb.writes.files import sweep_stale_temps
+
+    sweep_stale_temps(target.parent, f".{target.name}")
     tmp = _temp_path(target)
     try:
         try:

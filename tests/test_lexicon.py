@@ -701,10 +701,20 @@ def test_a_failed_build_keeps_the_previous_lexicon(kenet_dir, tmp_path):
 
 
 def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys, tiny_vault):
+    import subprocess
+    import sys
+
     dest = tmp_path / "cli.sqlite"
+    # QA round 68 L2: a build killed with kill -9 left its 4 MB temporary file for good
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale, live = tmp_path / f".cli.sqlite.{gone}.tmp", tmp_path / f".cli.sqlite.{os.getppid()}.tmp"
+    stale.write_bytes(b"half a lexicon")
+    live.write_bytes(b"being written by a running build")
     runner = CliRunner()
     res = runner.invoke(cli, ["lexicon", "build", "--from", str(kenet_dir), "--to", str(dest), "--json"])
     assert res.exit_code == 0, res.output
+    assert not stale.exists() and live.exists()
     built = json.loads(res.stdout)
     assert built["path"] == str(dest) and built["links"] == 16 + _GLOSSARY_LINKS and built["tr_en"] >= 8
     monkeypatch.setenv("DREAMDB_LEXICON", str(dest))

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -72,7 +71,9 @@ def write_piece_table(tokenizer_file: Path, dest: Path) -> bool:
     spec["truncation"] = spec["padding"] = None
     meta = {"format": PIECES_FORMAT, "source": key, "pieces": len(vocab), "lowest": lowest,
             "longest": max(len(p) for p, _s in vocab), "pipeline": spec, "added": added}
-    _sweep_stale_temps(dest)
+    from dreamdb.writes.files import sweep_stale_temps
+
+    sweep_stale_temps(dest.parent, dest.name)
     tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
     written = False
     try:
@@ -100,37 +101,6 @@ def write_piece_table(tokenizer_file: Path, dest: Path) -> bool:
                 except OSError:
                     pass
     return written
-
-
-TEMP_NAME = re.compile(r"\.(\d+)\.tmp(-journal)?")
-"""A table being written: ``<table name>.<pid>.tmp`` (and its journal, from a version that kept one)."""
-
-
-def _sweep_stale_temps(dest: Path) -> None:
-    """Remove temp files of ``dest`` whose writer is gone (a ``kill -9`` mid-write leaves one behind)."""
-    try:
-        names = [n for n in os.listdir(dest.parent) if n.startswith(dest.name + ".")]
-    except OSError:
-        return
-    for name in names:
-        m = TEMP_NAME.fullmatch(name[len(dest.name):])
-        if m is None or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
-            continue
-        try:
-            (dest.parent / name).unlink()
-        except OSError:
-            pass
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs on this machine (one writing a table now)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True  # someone else's process, or a pid we cannot ask about: leave its file alone
-    return True
 
 
 def piece_table_state(tokenizer_file: Path, table: Path) -> str:
