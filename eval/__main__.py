@@ -6,10 +6,11 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``dreamdb eval`` with ``argv`` (default: the command line) and return its exit code."""
-    from dreamdb.cli import main as cli_main
+    """Run ``dreamdb eval`` with ``argv`` (default: the command line) and return its exit code (through the
+    console script's own entry point: ``--json`` errors as JSON on stdout, Ctrl-C as exit 130; QA round 68 L4)."""
+    from dreamdb.entry import main as entry_main
 
-    return cli_main(["eval", *(sys.argv[1:] if argv is None else argv)])
+    return entry_main(["eval", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -303,3 +303,13 @@ def test_each_mode_is_run_once_and_embeds_its_own_queries(tmp_path, monkeypatch)
     assert main(["eval", "--data", str(data), "--set", "scifact", "--no-baseline", "--modes", "bm25, BM25,bm25",
                  "--cache", str(tmp_path / "cache"), "--json"]) == 0
     assert len(cleared) == 1  # one track, one mode
+
+
+def test_python_m_eval_prints_a_json_error_as_dreamdb_eval_does(tmp_path):
+    """QA round 68 L4: `python -m eval --json` printed nothing on stdout for a refused option (it bypassed the
+    console script's entry point, which turns --json errors into JSON)."""
+    for argv in ([sys.executable, "-m", "eval"], [sys.executable, "-m", "dreamdb", "eval"]):
+        p = subprocess.run([*argv, "--json", "--modes", "x", "--data", str(tmp_path)], capture_output=True, text=True,
+                           cwd=ROOT, timeout=60)
+        assert p.returncode == 2 and json.loads(p.stdout) == {"error": {
+            "message": "Unknown mode 'x'", "hint": "Modes: bm25, hybrid, dense, rrf", "exit_code": 2}}, argv
