@@ -187,6 +187,11 @@ def test_a_set_missing_any_file_it_reads_is_skipped_before_the_run(tmp_path):
     (b'{"id": "q1", "query": "sleep", "expected": [1]}\n', "'expected' must be a list"),
     (b'{"id": "q1", "query": "sleep"}\n', "no target"),
     (b'["q1"]\n', "must be a JSON object"),
+    # QA round 68 L5: null, a list or an object was turned into "None", "['a']"; a missing id said "('id')"
+    (b'{"id": null, "query": "sleep", "expected": ["feature/x"]}\n', "'id' must be a non-empty string or an integer"),
+    (b'{"id": ["a"], "query": "sleep", "expected": ["feature/x"]}\n', "'id' must be a non-empty string or an integer"),
+    (b'{"query": "sleep", "expected": ["feature/x"]}\n', "'id' must be a non-empty string or an integer, got None"),
+    (b'{"id": true, "query": "sleep", "expected": ["feature/x"]}\n', "'id' must be a non-empty string or an integer"),
 ])
 def test_a_malformed_gold_set_is_refused_with_its_line(tmp_path, line, said):
     """QA round 20: a non-UTF-8 gold file ended in exit 70, an empty one in "KeyError: 'all'" and exit 0, and

@@ -111,7 +111,10 @@ def load_gold(path: Path) -> list[GoldQuery]:
             d = json.loads(line)
             if not isinstance(d, dict):
                 raise ValueError("a line must be a JSON object")
-            if "id" in d and str(d["id"]) in seen:
+            qid = d.get("id")  # (QA round 68 L5: null, a list or an object became "None", "['a']"; none, "('id')")
+            if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+                raise ValueError(f"'id' must be a non-empty string or an integer, got {qid!r}"[:200])
+            if str(d["id"]) in seen:
                 raise ValueError(f"duplicate id {str(d['id'])!r} (already on line {seen[str(d['id'])]})"[:200])
             if not isinstance(d.get("query"), str) or not has_visible(d["query"]):
                 raise ValueError(f"'query' must be a non-empty string, got {d.get('query')!r}"[:200])
