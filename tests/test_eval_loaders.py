@@ -313,3 +313,24 @@ def test_python_m_eval_prints_a_json_error_as_dreamdb_eval_does(tmp_path):
                            cwd=ROOT, timeout=60)
         assert p.returncode == 2 and json.loads(p.stdout) == {"error": {
             "message": "Unknown mode 'x'", "hint": "Modes: bm25, hybrid, dense, rrf", "exit_code": 2}}, argv
+
+
+def test_a_cache_in_the_data_folder_or_a_folder_in_the_reports_place_is_refused_before_the_run(tmp_path):
+    """QA round 68 L6: a folder named last-run.json was found only after the run, which then wrote no report (with
+    the hint "free some space"); L11: --cache inside --data wrote into the data folder that is never written, and
+    a quick run's target verdicts did not say they rested on 50 queries."""
+    data = _scifact_data(tmp_path)
+    r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--cache", data / "eval-data" / "cache")
+    assert r.returncode == 2 and "is inside the evaluation data folder" in r.stderr
+    assert not (data / "eval-data" / "cache").exists()
+    (tmp_path / "cache" / "last-run.json").mkdir(parents=True)
+    r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--cache", tmp_path / "cache")
+    assert r.returncode == 2 and f"Cannot write {tmp_path / 'cache' / 'last-run.json'}: it is a folder" in r.stderr
+    (tmp_path / "report.md").mkdir()
+    r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--cache", tmp_path / "cache2", "--results-file",
+                tmp_path / "report.md")
+    assert r.returncode == 2 and "report.md' is a directory" in r.stderr  # (click's own check)
+    r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--cache", tmp_path / "cache2", "--quick")
+    assert r.returncode == 0 and "target: SciFact BM25 nDCG@10 ≥ 0.67: " in r.stdout
+    verdicts = [line for line in r.stdout.splitlines() if line.startswith("target: SciFact BM25")]
+    assert verdicts and verdicts[0].endswith("(quick run: the first queries of each track only, not the target's measure)")

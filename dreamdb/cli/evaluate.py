@@ -72,7 +72,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     data = Path(data_dir) if data_dir else suite.default_data_dir()
     cache = Path(cache_dir) if cache_dir else suite.repo_root() / "eval" / ".cache"
     target = (results_file or suite.repo_root() / "eval" / "RESULTS.md") if write_results or results_file else None
-    _check_writable(cache, target)  # before a run of minutes, not after it
+    _check_writable(cache, target, data)  # before a run of minutes, not after it
     command = _command_line()
 
     def log(msg: str) -> None:
@@ -94,13 +94,22 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     click.echo(_text_table(suite, results), nl=False)
 
 
-def _check_writable(cache: Path, target: Path | None) -> None:
-    """Refuse a cache folder that cannot be made or written, and a report whose folder does not exist
-    or cannot be written.
+def _check_writable(cache: Path, target: Path | None, data: Path | None = None) -> None:
+    """Refuse a cache folder that cannot be made or written or lies inside the data folder (which is never
+    written), a ``last-run.json`` or report that is a folder, and a report whose folder does not exist or
+    cannot be written: before a run of minutes, not after it (QA round 68 L6, L11).
 
     Raises:
         UsageError: as above (exit code 2).
     """
+    if data is not None and data.is_dir():
+        real_cache, real_data = os.path.realpath(cache), os.path.realpath(data)
+        if os.path.commonpath([real_cache, real_data]) == real_data:
+            raise UsageError(f"The cache folder {cache} is inside the evaluation data folder {data}, which dreamdb"
+                             " never writes", hint="Give --cache a folder outside it (default: eval/.cache).")
+    for path, option in ((cache / "last-run.json", "--cache"), (target, "--results-file")):
+        if path is not None and path.is_dir():
+            raise UsageError(f"Cannot write {path}: it is a folder", hint=f"Move it away, or give {option} another path.")
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -149,8 +158,9 @@ def _text_table(suite, results) -> str:
             bl = f"; bm25s {b['build_s']:.2f} s, {b['index_bytes'] / 1e6:.1f} MB" if "build_s" in b else ""
             lines.append(f"{s}/{key}: {i['documents']} docs, dreamdb build {i['build_s']:.2f} s, "
                          f"{i['index_bytes'] / 1e6:.1f} MB{bl}")
-    for label, measured, verdict in suite.targets_check(results):
-        lines.append(f"target: {label}: {measured} [{verdict}]")
+    quick = " (quick run: the first queries of each track only, not the target's measure)" if results.get("quick") else ""
+    for label, measured, verdict in suite.targets_check(results):  # (QA round 68 L11: a quick run's said so)
+        lines.append(f"target: {label}: {measured} [{verdict}]{quick if verdict != '–' else ''}")
     for c in results.get("comparisons", []):
         f = "{:+.1f}" if c["metric"].startswith("r@") else "{:+.3f}"
         lines.append(f"compare: {c['set']} {c['track']}: {c['a']} − {c['b']}, {c['metric']} Δ {f.format(c['delta'])} "
