@@ -393,6 +393,10 @@ def test_an_empty_index_names_the_notes_whose_extension_is_in_upper_case(tiny_va
     assert code == 0 and ("the vault has no notes in the folders dreamdb reads (1 .md file is elsewhere; "
                           "`dreamdb status` lists them); knowledge/B.MD has its extension in upper case: rename to .md"
                           ) in err
+    code = main(["list", "--vault", str(tiny_vault)])  # (L10: "No documents." without a why)
+    out, err = capsys.readouterr()
+    assert code == 0 and out == "No documents.\n" and err.startswith(
+        "note: no documents indexed; 1 .md file in the vault is outside the folders dreamdb reads (notes/c.md)")
 
 
 def test_explain_json_flags_a_query_term_counted_in_its_class(tiny_vault, capsys):
