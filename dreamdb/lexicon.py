@@ -289,8 +289,8 @@ def writable_target(path: Path) -> Path:
     target = Path(os.path.realpath(path))
     try:
         target.lstat()
-    except FileNotFoundError:
-        pass
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # (a new file; a file where its folder should be: the folder's creation says so below)
     except OSError as exc:  # a name too long, a folder that cannot be searched (QA round 68 H1: exit 70)
         raise LexiconError(f"Cannot write the lexicon to {path}: {exc.strerror or exc}",
                            hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
@@ -736,7 +736,7 @@ def lexicon_status() -> dict:
     """What recall will use: ``{"installed": bool, "path", "reason" (when not installed), "source",
     "source_version", "built_at", "links", "size_bytes", "source_installed": bool}``."""
     path = lexicon_path()
-    status: dict = {"installed": False, "path": str(path) if path else None,
+    status: dict = {"installed": False, "path": os.path.abspath(path) if path else None,  # (QA round 68 L3: as set)
                     "source_installed": source_dir() is not None}
     hint = ("dreamdb lexicon build" if status["source_installed"]
             else "pip install 'dreamdb[lexicon]'  then: dreamdb lexicon build")
@@ -780,7 +780,7 @@ def describe(lex: Lexicon) -> dict:
     lookup analyses the translations it returns, slower until the file is built again)}`` of an opened
     lexicon."""
     links = str(lex.meta.get("links"))
-    return {"installed": True, "path": str(lex.path), "size_bytes": lex.stamp[0],
+    return {"installed": True, "path": os.path.abspath(lex.path), "size_bytes": lex.stamp[0],
             **{k: lex.meta.get(k) for k in ("source", "source_version", "built_at")},
             "links": int(links) if links.isascii() and links.isdigit() else None,
             "analyzer_version": lex.meta.get("analyzer_version"), "analysed": lex.analysed,
