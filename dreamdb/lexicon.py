@@ -190,8 +190,9 @@ def read_kenet(data_dir: str | os.PathLike, *, hint: str | None = None) -> list[
     except (OSError, ET.ParseError, ValueError) as exc:
         raise LexiconError(f"Cannot read KeNet's data in {data}: {exc}",
                            hint=hint or f"Reinstall it: pip install --force-reinstall {SOURCE_PACKAGE}") from exc
-    if not links or not english:
-        raise LexiconError(f"No interlingual links found in {data / TURKISH_FILE}",
+    if not links or not english:  # (QA round 68 L9: an empty English file was blamed on the Turkish one)
+        raise LexiconError(f"No interlingual links found in {data / TURKISH_FILE}" if not links else
+                           f"None of the English synsets {data / TURKISH_FILE} links to is in {data / ENGLISH_FILE}",
                            hint=hint or f"Is this {SOURCE_PACKAGE}'s data folder? Reinstall it.")
     return [(tr, sense, place, en, n) for tr, sense, place, sid in links
             for n, en in enumerate(english.get(sid, ())) if en.isalpha()]

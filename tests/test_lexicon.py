@@ -698,6 +698,10 @@ def test_a_failed_build_keeps_the_previous_lexicon(kenet_dir, tmp_path):
         (empty / name).write_text("<SYNSETS></SYNSETS>", encoding="utf-8")
     with pytest.raises(LexiconError, match="No interlingual links"):
         build_lexicon(dest, empty)
+    (empty / "turkish_wordnet.xml").write_text(TURKISH_XML, encoding="utf-8")  # QA round 68 L9: the English file's fault
+    with pytest.raises(LexiconError, match="None of the English synsets .*turkish_wordnet.xml links to is in .*"
+                                           "english_wordnet_version_31.xml"):
+        build_lexicon(dest, empty)
 
 
 def test_cli_build_and_status(kenet_dir, tmp_path, monkeypatch, capsys, tiny_vault):
