@@ -385,7 +385,7 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
                                                  for t in tags):
         items = [str(t) for t in tags]
     else:
-        raise UsageError(f"tags must be a comma-separated string or a list of strings, got {tags!r}.")
+        raise UsageError(f"tags must be a comma-separated string or a list (or tuple) of strings or numbers, got {tags!r}.")
     out: list[str] = []
     for item in items:
         at = _refused_char(item)
