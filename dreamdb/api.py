@@ -1065,6 +1065,12 @@ class Index:
                                   f"{'s are' if hidden != 1 else ' is'} in archive folders (names starting with .) or "
                                   "hidden (.name.md): archives are indexed with DREAMDB_INCLUDE_ARCHIVES=1, hidden files never")
                 return
+            unreadable = [p for (p,) in self.conn.execute(
+                "SELECT path FROM files WHERE sha256 = 'unreadable' ORDER BY path LIMIT 4")]
+            if unreadable:  # (QA round 69 H1: blamed on "no indexable text (a memory file needs '## ' sections)")
+                self.notes.append(f"the index holds no documents: {', '.join(unreadable[:3])}"
+                                  f"{' …' if len(unreadable) > 3 else ''} cannot be read (fix their permissions)")
+                return
             read = [p for (p,) in self.conn.execute("SELECT path FROM files ORDER BY path LIMIT 4")]
             if read:  # files dreamdb reads, holding no document (2.memory.md without '## ' sections, [])
                 self.notes.append(f"the index holds no documents: {', '.join(read[:3])}{' …' if len(read) > 3 else ''} "
@@ -1507,7 +1513,9 @@ class Index:
         """Index facts: documents by type, index size (bytes), last sync, schema version, analyzer, driver, embeddings
         (``hybrid_ready``: a model and vectors to use), and the ``.md`` files outside the folders dreamdb indexes
         (``unindexed_markdown``: how many; ``unindexed_examples``: the first five paths), and the notes in them named
-        ``.MD`` or ``.Md``, not ``.md`` (``unindexed_cased_extension``, ``unindexed_cased_examples``: QA round 65 L5).
+        ``.MD`` or ``.Md``, not ``.md`` (``unindexed_cased_extension``, ``unindexed_cased_examples``: QA round 65 L5),
+        and the files the last sync could not read (``unreadable_files``, ``unreadable_examples``; a file that was
+        indexed before keeps its documents, and each sync warns of it instead).
 
         Syncs first when ``auto_sync`` (so a write made through this object shows up), as a read does
         (:meth:`sync_for_read`: another process's write lock is waited for briefly, then the index is
@@ -1530,6 +1538,10 @@ class Index:
             "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
             "documents": sum(by_type.values()), "by_type": by_type,
             "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
+            # (QA round 69 H1: a note dreamdb could not read was only "1 from 2 files")
+            "unreadable_files": c.execute("SELECT COUNT(*) FROM files WHERE sha256 = 'unreadable'").fetchone()[0],
+            "unreadable_examples": [p for (p,) in c.execute(
+                "SELECT path FROM files WHERE sha256 = 'unreadable' ORDER BY path LIMIT 5")],
             "unindexed_markdown": outside, "unindexed_examples": examples,
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
             "terms": c.execute("SELECT COUNT(DISTINCT term) FROM postings").fetchone()[0],

@@ -1289,3 +1289,39 @@ def test_a_write_with_an_index_folder_it_cannot_enter_says_so(tiny_vault):
     assert p.returncode == 6 and f"Cannot write in the index folder {folder}: Permission denied" in p.stderr, p.stderr
     assert "chmod u+rwx" in p.stderr and "Cannot create" not in p.stderr
     assert not (tiny_vault / "core" / "CHANGELOG.json").exists()
+
+
+def test_a_note_that_becomes_unreadable_keeps_its_documents_and_every_read_says_so(tiny_vault):
+    """QA round 69 H1: a note made unreadable (chmod 000) after it was indexed dropped out of the index at the next
+    sync, later recalls said nothing and status showed only "1 from 2 files"; alone in its vault, the messages
+    blamed "no notes yet" and "no indexable text (a memory file needs '## ' sections)". A file that broke
+    otherwise (binary) keeps its documents and says so at every sync: so does an unreadable one now."""
+    import subprocess
+    import sys
+
+    bite = _permissions_bite()
+    note = write_doc(tiny_vault, "knowledge/why-sqlite.md", "---\ntitle: Why SQLite\n---\nwe chose sqlite over postgres\n")
+    other = write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Other\n---\nsqlite tuning notes\n")
+    assert sorted(_recall_ids(tiny_vault, "sqlite postgres")[0]) == ["knowledge/other", "knowledge/why-sqlite"]
+    note.chmod(0)
+    try:
+        for _ in range(2):  # every read says so, not only the first
+            hits, err = _recall_ids(tiny_vault, "sqlite postgres", bite)
+            assert sorted(hits) == ["knowledge/other", "knowledge/why-sqlite"], err
+            assert "knowledge/why-sqlite.md: cannot read (Permission denied); kept the 1 document indexed before" in err
+        other.unlink()
+        fresh = tiny_vault.parent / "fresh" / "_dream_context"
+        (fresh / "knowledge").mkdir(parents=True)
+        (fresh / "knowledge" / "only.md").write_bytes(b"---\ntitle: Only\n---\nsqlite\n")
+        (fresh / "knowledge" / "only.md").chmod(0)
+        for args in (["sync"], ["recall", "sqlite"], ["status"]):
+            p = subprocess.run([*bite, sys.executable, "-m", "dreamdb", *args, "--vault", str(fresh)], capture_output=True,
+                               text=True, timeout=60)
+            said = p.stdout + p.stderr
+            assert p.returncode == 0 and "knowledge/only.md" in said and "cannot" in said and "read" in said, (args, said)
+            assert "no notes yet" not in said and "no indexable text" not in said, (args, said)
+    finally:
+        note.chmod(0o644)
+        if (tiny_vault.parent / "fresh").exists():
+            (tiny_vault.parent / "fresh" / "_dream_context" / "knowledge" / "only.md").chmod(0o644)
+    assert _recall_ids(tiny_vault, "sqlite postgres")[0] == ["knowledge/why-sqlite"]

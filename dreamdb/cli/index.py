@@ -85,7 +85,11 @@ def note_unindexed(index) -> None:
 
     count, examples = unindexed_markdown(index.vault, include_archives=index.include_archives)
     where = ", ".join(INDEXED_FOLDERS)
-    if count:
+    unreadable = [p for (p,) in index.conn.execute("SELECT path FROM files WHERE sha256 = 'unreadable' ORDER BY path")]
+    if unreadable:  # (QA round 69 H1: "the vault has no notes yet" for a note that could not be read)
+        click.echo(f"note: no documents indexed: {', '.join(map(safe_text, unreadable[:3]))}"
+                   f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix their permissions).", err=True)
+    elif count:
         click.echo(f"note: no documents indexed; {count} .md file{'s' if count != 1 else ''} in the vault "
                    f"{'are' if count != 1 else 'is'} outside the folders dreamdb reads ({', '.join(map(safe_text, examples))}"
                    f"{', …' if count > len(examples) else ''}). Documents come from: {where} "
@@ -151,6 +155,11 @@ def status_cmd(vault, as_json):
         click.echo(f"not indexed:    {st['unindexed_cased_extension']} note{'s' if st['unindexed_cased_extension'] != 1 else ''}"
                    f" with the extension in upper case ({', '.join(output.safe_text(p) for p in st['unindexed_cased_examples'])}"
                    f"{more}): rename to .md")
+    if st["unreadable_files"]:
+        more = ", …" if st["unreadable_files"] > len(st["unreadable_examples"]) else ""
+        click.echo(f"not indexed:    {st['unreadable_files']} file{'s' if st['unreadable_files'] != 1 else ''} dreamdb"
+                   f" cannot read ({', '.join(output.visible_id(p) for p in st['unreadable_examples'])}{more}): fix"
+                   " their permissions")
     click.echo(f"last sync:      {st['last_sync']}")
     click.echo(f"schema version: {st['schema_version']} · analyzer {st['analyzer_version']}")
     click.echo(f"sqlite:         {st['sqlite_driver']} {st['sqlite_version']} · vector extension {'loadable' if st['vector_extension'] else 'NOT loadable'}")
