@@ -179,6 +179,12 @@ def run(payload_text: str) -> str:
             _log("payload is not a JSON object; nothing done")
             return ""
         prompt = payload.get("prompt")
+        from dreamdb.vault.discover import is_utf8
+
+        if isinstance(prompt, str) and not is_utf8(prompt):
+            # a lone surrogate (JSON's "\ud800": a client that cut an emoji in two) is no text: replaced, as
+            # invalid bytes on stdin are, rather than losing the prompt's memories (QA round 69 M2)
+            prompt = prompt.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
         if not isinstance(prompt, str) or len(prompt.strip()) < MIN_PROMPT_CHARS:
             _why(f"prompt missing or shorter than {MIN_PROMPT_CHARS} characters; nothing printed")
             return ""

@@ -35,6 +35,18 @@ def payload(prompt, cwd):
     return json.dumps({"prompt": prompt, "session_id": "s-1", "cwd": str(cwd)})
 
 
+@pytest.mark.parametrize("lone", ["\\ud800", "\\udcff", "\\ude00"])
+def test_a_lone_surrogate_in_the_prompt_is_replaced_not_a_reason_to_print_nothing(project, tmp_path, lone):
+    """QA round 69 M2: JSON's "\\ud800" (a client that cut an emoji in two) made the hook print nothing and log
+    "not valid UTF-8 … retype it (check the terminal's encoding)", where raw invalid bytes were replaced."""
+    log = tmp_path / "h.log"
+    p = hook('{"prompt": "how is sleep debt ' + lone + ' computed", "cwd": ' + json.dumps(str(project)) + '}',
+             {"DREAMDB_HOOK_LOG": str(log)})
+    out = p.stdout.decode().splitlines()
+    assert p.returncode == 0 and out and out[0] == HEADER and "feature/sleep-consolidation" in out[1]
+    assert not log.exists() or "UTF-8" not in log.read_text()
+
+
 def test_strong_match_prints_block(project, tmp_path):
     p = hook(payload("how is sleep debt computed before consolidation", project), {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")})
     assert p.returncode == 0
