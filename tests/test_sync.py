@@ -93,6 +93,10 @@ def test_malformed_inputs_indexed_as_well_as_possible(tiny_vault):
     text = "\n".join(r.warnings)
     assert "badyaml.md" in text and "invalid UTF-8" in text and "binary" in text and "CHANGELOG.json" in text
     assert "loop1.md" in text
+    write_doc(tiny_vault, "knowledge/tabs.md", "---\ntitle:\tTabbed\ntags:\n\t- tabbed\n---\nlemur body\n")
+    # QA round 69 M3: the warning said only "(while scanning for the next token)": now what and where, as update says
+    assert "knowledge/tabs.md: frontmatter is not valid YAML (found character that cannot start any token at line 4);" \
+        " indexed the body only" in index.sync().warnings
     assert [h.doc_id for h in index.recall("quokka")] == ["knowledge/badyaml"]
     assert [h.doc_id for h in index.recall("numbat")] == ["knowledge/latin1"]
     (long_hit,) = index.recall("wombat")

@@ -115,8 +115,7 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         except (ValueError, OverflowError):  # an impossible date (month 13): read dates as text
             meta = yaml.load(block, Loader=_DatesAsText)
     except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return {}, body, f"frontmatter is not valid YAML ({first})"
+        return {}, body, f"frontmatter is not valid YAML ({yaml_problem(exc)})"
     except RecursionError:  # PyYAML builds nested collections recursively
         return {}, body, f"frontmatter is nested too deeply to read (over {MAX_DEPTH} levels)"
     if meta is None:
@@ -128,3 +127,12 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     except TooLarge as exc:
         return {}, body, f"frontmatter is too large to read: {exc}"
     return meta, body, None
+
+
+def yaml_problem(exc: Exception) -> str:
+    """What is wrong in a frontmatter block PyYAML refused, and where: ``found character '\\t' that cannot start
+    any token at line 2`` (the line in the file: the block starts on line 2). The sync's warning and a refused
+    write say the same (QA round 69 M3: the warning said only "while scanning for the next token")."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or (str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return f"{problem} at line {mark.line + 2}" if mark is not None else str(problem)

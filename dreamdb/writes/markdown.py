@@ -13,6 +13,7 @@ from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import find_block
+from dreamdb.vault.frontmatter import yaml_problem
 from dreamdb.vault.tags import clean_tag, tag_key
 from dreamdb.writes.checks import _found, _refused_char
 
@@ -79,7 +80,7 @@ class _Markdown:
         try:
             data = yaml.safe_load("".join(self.fm_lines))
         except yaml.YAMLError as exc:
-            raise WriteRefused(f"The document's YAML frontmatter is malformed ({_yaml_problem(exc)}).",
+            raise WriteRefused(f"The document's YAML frontmatter is malformed ({yaml_problem(exc)}).",
                                hint="Fix the frontmatter by hand; dreamdb will not guess.") from exc
         except (ValueError, OverflowError) as exc:  # PyYAML building an impossible date (2026-13-45)
             raise WriteRefused(f"The document's YAML frontmatter holds an impossible value ({exc}).",
@@ -122,12 +123,6 @@ class _Markdown:
                 end -= 1
             spans[key] = (start, end)
         return spans
-
-
-def _yaml_problem(exc: Exception) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or type(exc).__name__
-    return f"{problem} at line {mark.line + 2}" if mark is not None else str(problem)
 
 
 _NOT_TEXT_TO_SOME_READER = re.compile(r"""
