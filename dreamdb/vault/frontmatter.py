@@ -98,7 +98,8 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
 
     Returns:
         ``(meta, body, warning)``: ``meta`` is ``{}`` when there is no block or
-        it cannot be read as a YAML mapping (then ``warning`` says why); ``body`` is the
+        it cannot be read as a YAML mapping (then ``warning`` says why; a mapping read whose top-level keys
+        repeat comes with a warning naming them); ``body`` is the
         text after the block, or the whole text when there is no block, it is not
         closed, or it is YAML but no mapping (text between two ``---`` rules).
     """
@@ -126,7 +127,27 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         check_size(meta)
     except TooLarge as exc:
         return {}, body, f"frontmatter is too large to read: {exc}"
-    return meta, body, None
+    return meta, body, _repeated_keys(block)
+
+
+_TOP_KEY = re.compile(r"^([^\s#'\"{}\[\]][^:\n]*?)[ \t]*:(?:[ \t]|$)", re.M)
+"""A top-level ``key:`` at the start of a line (block scalars' and nested mappings' lines are indented)."""
+
+
+def _repeated_keys(block: str) -> str | None:
+    """A warning naming the top-level keys written more than once (YAML keeps the last silently: QA round 69 M4,
+    ``title:`` twice showed the second title with no word), else ``None``."""
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for m in _TOP_KEY.finditer(block):
+        key = m.group(1)
+        if key in seen and key not in repeated:
+            repeated.append(key)
+        seen.add(key)
+    if not repeated:
+        return None
+    names = ", ".join(repeated[:5]) + (" …" if len(repeated) > 5 else "")
+    return f"frontmatter key{'s' if len(repeated) > 1 else ''} {names} written more than once; the last of each is used"
 
 
 def yaml_problem(exc: Exception) -> str:
@@ -136,3 +157,25 @@ def yaml_problem(exc: Exception) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or (str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     return f"{problem} at line {mark.line + 2}" if mark is not None else str(problem)
+
+
+def impossible_values(block: str) -> list[str]:
+    """The top-level ``key: value`` pairs of a frontmatter ``block`` whose value YAML reads as a date or time
+    that cannot exist (``date: 2026-02-30``), for a message that names them (QA round 69 M4: "holds an impossible
+    value (day is out of range for month)" named no key). ``[]`` when the block cannot be read at all."""
+    try:
+        meta = yaml.load(block, Loader=_DatesAsText)
+    except (yaml.YAMLError, RecursionError, ValueError, OverflowError):
+        return []
+    if not isinstance(meta, dict):
+        return []
+    out = []
+    for key, value in meta.items():
+        if isinstance(value, str):
+            try:
+                yaml.load(value, Loader=_Loader)
+            except (ValueError, OverflowError):
+                out.append(f"{key}: {value}")
+            except (yaml.YAMLError, RecursionError):
+                pass
+    return out

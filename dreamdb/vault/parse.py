@@ -203,7 +203,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     warnings: list[str] = []
     meta, body, warn = split_frontmatter(text)
     if warn:
-        warnings.append(f"{rel_path}: {warn}; indexed {'the whole file as text' if body is text else 'the body only'}")
+        warnings.append(f"{rel_path}: {warn}" + ("" if meta else  # (a frontmatter read, with a repeated key)
+                                                 f"; indexed {'the whole file as text' if body is text else 'the body only'}"))
     fname = rel_path.rsplit("/", 1)[-1]
     # NFC: a name saved decomposed (macOS) and one typed composed are one id (and numbered as one name)
     slug = unicodedata.normalize("NFC", fname[:-3] if fname.endswith(".md") else fname)
@@ -350,7 +351,8 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     warnings: list[str] = []
     meta, body, warn = split_frontmatter(text)
     if warn:
-        warnings.append(f"{rel_path}: {warn}; indexed {'every section of the file' if body is text else 'the sections only'}")
+        warnings.append(f"{rel_path}: {warn}" + ("" if meta else
+                                                 f"; indexed {'every section of the file' if body is text else 'the sections only'}"))
     body = without_data_payloads(body)
     file_date = _first_date(meta)
     docs: list[Document] = []

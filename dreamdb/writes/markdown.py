@@ -13,7 +13,6 @@ from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import find_block
-from dreamdb.vault.frontmatter import yaml_problem
 from dreamdb.vault.tags import clean_tag, tag_key
 from dreamdb.writes.checks import _found, _refused_char
 
@@ -80,11 +79,18 @@ class _Markdown:
         try:
             data = yaml.safe_load("".join(self.fm_lines))
         except yaml.YAMLError as exc:
+            from dreamdb.vault.frontmatter import yaml_problem  # (yaml is loaded already here)
+
             raise WriteRefused(f"The document's YAML frontmatter is malformed ({yaml_problem(exc)}).",
                                hint="Fix the frontmatter by hand; dreamdb will not guess.") from exc
         except (ValueError, OverflowError) as exc:  # PyYAML building an impossible date (2026-13-45)
-            raise WriteRefused(f"The document's YAML frontmatter holds an impossible value ({exc}).",
-                               hint="Fix the frontmatter by hand (e.g. a date like 2026-13-45); dreamdb will not guess.") from exc
+            from dreamdb.vault.frontmatter import impossible_values
+
+            found = impossible_values("".join(self.fm_lines))  # (named: QA round 69 M4)
+            raise WriteRefused("The document's YAML frontmatter holds an impossible value ("
+                               + (", ".join(found) + ": " if found else "") + f"{exc}).",
+                               hint="Fix that value by hand (a date that exists, or quote it to keep it as text);"
+                                    " dreamdb will not guess.") from exc
         except RecursionError:
             raise WriteRefused("The document's YAML frontmatter is nested too deeply to read.",
                                hint="Fix the frontmatter by hand; dreamdb will not guess.") from None
