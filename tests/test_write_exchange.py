@@ -20,14 +20,14 @@ def _editor_save_before_the_swap(monkeypatch, target: Path, line: str, times: in
     calls: list[int] = []
     real = files._swap_in
 
-    def swap_in(tmp_name, path, expect):
+    def swap_in(tmp_name, path, expect, keep_old=None):
         if Path(path) == target and len(calls) < times:
             calls.append(1)
             text = target.read_text(encoding="utf-8")
             side = target.with_name(target.name + ".editor~")
             side.write_text(text + line, encoding="utf-8")
             os.replace(side, target)
-        return real(tmp_name, path, expect)
+        return real(tmp_name, path, expect, keep_old)
 
     monkeypatch.setattr(files, "_swap_in", swap_in)
     return calls
@@ -59,11 +59,11 @@ def test_a_changelog_created_by_another_program_meanwhile_is_not_replaced(tiny_v
     real = files._swap_in
     made: list[int] = []
 
-    def swap_in(tmp_name, path, expect):
+    def swap_in(tmp_name, path, expect, keep_old=None):
         if Path(path) == changelog and not made:
             made.append(1)
             changelog.write_text('[{"id": "other", "type": "note", "description": "made by another tool"}]')
-        return real(tmp_name, path, expect)
+        return real(tmp_name, path, expect, keep_old)
 
     monkeypatch.setattr(files, "_swap_in", swap_in)
     remember(tiny_vault, "Chose WAL mode.", type="decision")
@@ -110,11 +110,11 @@ def test_a_note_that_became_a_link_before_the_swap_is_left_a_link(tiny_vault, mo
     other = write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Other\n---\nother body\n")
     real = files._swap_in
 
-    def swap_in(tmp_name, path, expect):
+    def swap_in(tmp_name, path, expect, keep_old=None):
         if Path(path) == note and not note.is_symlink():
             note.unlink()
             note.symlink_to(other)
-        return real(tmp_name, path, expect)
+        return real(tmp_name, path, expect, keep_old)
 
     monkeypatch.setattr(files, "_swap_in", swap_in)
     with pytest.raises(files.FileChanged, match="put a link in its place"):

@@ -2315,3 +2315,25 @@ def test_update_content_touched_and_then_written_is_still_refused(tiny_vault: Pa
         update(tiny_vault, "note", content="new body")
     assert len(calls) == CHANGED_RETRIES + 1
     assert note.read_text() == "---\ntitle: Note\n---\nbody\nEXT-1\n"
+
+
+def test_a_program_appending_to_a_note_as_update_replaces_it_writes_into_the_kept_copy(tiny_vault):
+    """QA round 69 E-H1: a program appending with `>>` while `update --append` rewrote the note lost its line in 3
+    of 470 updates: it had opened the note before the exchange and wrote after it, into the file then deleted. The
+    replaced file is now itself the trash copy of the previous version, so such a write is kept there."""
+    from dreamdb.writes import files
+
+    if files._renameat2() is None:
+        pytest.skip("renameat2 is not available here: the write falls back to os.replace")
+    note = tiny_vault / "knowledge" / "log.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("---\ntitle: Log\n---\nfirst line\n")
+    fd = os.open(note, os.O_WRONLY | os.O_APPEND)  # opened before the update, written after (a shell's >>)
+    try:
+        kept = []
+        update(tiny_vault, "log", append="from dreamdb", on_kept=kept.append)
+        os.write(fd, b"late line from another program\n")
+    finally:
+        os.close(fd)
+    assert "from dreamdb" in note.read_text() and "late line" not in note.read_text()
+    assert kept[0].read_text() == "---\ntitle: Log\n---\nfirst line\nlate line from another program\n"

@@ -226,7 +226,8 @@ def update(
                 # (expect: the note as read; another program's write since is refused, not overwritten: QA 59 M2)
                 for touch in range(CHANGED_RETRIES + 1):
                     try:
-                        atomic_write_bytes(real, new, commit=True, expect=seen)
+                        # (the replaced file becomes the trash copy: a late append to it is kept, QA 69 E-H1)
+                        atomic_write_bytes(real, new, commit=True, expect=seen, keep_old=kept)
                         break
                     except FileChanged:
                         # a new body replaces the bytes read: a note only touched since (its times changed, not

@@ -336,13 +336,17 @@ def _renameat2():
     return _RENAMEAT2[0]
 
 
-def _swap_in(tmp_name: str, path: Path, expect: Identity) -> bool:
+def _swap_in(tmp_name: str, path: Path, expect: Identity, keep_old: Path | None = None) -> bool:
     """Put ``tmp_name`` in ``path``'s place only if ``path`` is still the file of ``expect``, with no window for
     another program's write to be lost: ``renameat2(RENAME_EXCHANGE)`` swaps the two names atomically, and the
     file swapped out is then checked (inode, size, mtime; a rename changes only the ctime). Another program's save
     that landed after the last check (QA round 60 M2: an editor's save between it and the rename was lost in 2 of
     3 runs) is swapped back in place and :class:`FileChanged` raised. A file that did not exist
     (``expect == ABSENT``) is created with ``RENAME_NOREPLACE``, which fails if another program made one meanwhile.
+
+    The file swapped out is deleted, or with ``keep_old`` renamed there: a program that opened it before the
+    exchange and writes to it after (a shell's ``>>``) then writes into that kept copy, not into a deleted file
+    (QA round 69 E-H1: 3 lines lost in 470 updates racing an appending program).
 
     Returns:
         True when done; False where the call or the file system lacks it (the caller uses ``os.replace`` after
@@ -371,6 +375,12 @@ def _swap_in(tmp_name: str, path: Path, expect: Identity) -> bool:
     elif (own := os.lstat(tmp_name).st_ino) and fn(_AT_FDCWD, src, _AT_FDCWD, dst, _RENAME_EXCHANGE) == 0:
         old = os.lstat(tmp_name)  # what was in path's place
         if (old.st_ino, old.st_size, old.st_mtime_ns) == expect[:3]:
+            if keep_old is not None:
+                try:
+                    os.replace(tmp_name, keep_old)
+                    return True
+                except OSError:  # (another file system: the copy written before stays)
+                    pass
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
             return True
@@ -410,7 +420,8 @@ def _keep_conflict(tmp_name: str, path: Path) -> str:
         return tmp_name
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect: Identity | None = None) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect: Identity | None = None,
+                       keep_old: Path | None = None) -> None:
     """Replace ``path``'s content with ``data`` atomically.
 
     Writes a temporary file in the same folder, fsyncs it, gives it the
@@ -427,6 +438,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
         expect: the :data:`Identity` of the file when ``data`` was computed from it (:func:`read_with_identity`;
             :data:`ABSENT` when it did not exist): checked before the temporary file is written and again
             just before the rename, so another program's write meanwhile is not overwritten (QA round 59 M2).
+        keep_old: with ``expect``, where the replaced file itself goes (the trash copy of the previous version,
+            see :func:`_swap_in`), instead of being deleted.
 
     Raises:
         FileChanged: ``expect`` was given and the file is no longer that one (a :class:`WriteRefused`;
@@ -466,7 +479,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
             with _uninterrupted():  # the change and its record (COMMITTED) happen together
                 if expect is not None:  # (the last moment: microseconds before the rename, QA round 59 M2)
                     _check_unchanged(path, expect)
-                if expect is None or not _swap_in(tmp_name, path, expect):
+                if expect is None or not _swap_in(tmp_name, path, expect, keep_old):
                     os.replace(tmp_name, path)
                 if commit:
                     _committed(path)
