@@ -681,7 +681,8 @@ def test_a_removed_files_own_name_taken_later_as_a_number_is_refused(tiny_vault)
     (v / "knowledge" / "notes-2.md").unlink()
     assert cli("sync", "--vault", str(v)).returncode == 0
     p = cli("delete", "--vault", str(v), "knowledge/notes-2", "--force")  # no file holds it: said, not guessed
-    assert p.returncode == 6 and "when that file was removed or renamed" in p.stderr, p.stderr
+    # (exit 7, not found, as before the sync saw it go: QA round 69 E-M1)
+    assert p.returncode == 7 and "when that file was removed or renamed" in p.stderr, p.stderr
     _same_named_notes(v, "b")
     assert _recall_paths(v)["knowledge/notes-2"] == "knowledge/b/notes.md"
     before = (v / "knowledge" / "b" / "notes.md").read_bytes()
@@ -718,7 +719,7 @@ def test_a_removed_notes_bare_name_says_so_as_its_full_id_does(tiny_vault):
     assert cli("sync", "--vault", str(v)).returncode == 0
     for slug in ("baz", "knowledge/baz"):
         p = cli("update", "--vault", str(v), slug, "--append", "y")
-        assert p.returncode == 6 and "named knowledge/baz.md" in p.stderr and "removed or renamed" in p.stderr, p.stderr
+        assert p.returncode == 7 and "named knowledge/baz.md" in p.stderr and "removed or renamed" in p.stderr, p.stderr
         assert "bar" not in p.stderr
 
 
@@ -733,7 +734,7 @@ def test_deleting_twice_says_where_the_copy_is(tiny_vault):
     assert "-foo.md" in p.stderr and "Move the copy back" in p.stderr
     assert cli("sync", "--vault", str(v)).returncode == 0  # then the guard answers, and says it too
     p = cli("delete", "--vault", str(v), "knowledge/foo")
-    assert p.returncode == 6 and "dreamdb's newest copy of a deleted note named foo.md is .dreamdb/trash/knowledge/" \
+    assert p.returncode == 7 and "dreamdb's newest copy of a deleted note named foo.md is .dreamdb/trash/knowledge/" \
         in p.stderr, p.stderr
 
 
@@ -765,7 +766,7 @@ def test_a_removed_notes_error_names_only_a_copy_of_its_own_name(tiny_vault):
     assert cli("delete", "--vault", str(v), "knowledge/my-note").returncode == 0  # the newest copy in the trash
     assert cli("sync", "--vault", str(v)).returncode == 0
     p = cli("update", "--vault", str(v), "knowledge/note-2", "--append", "y")
-    assert p.returncode == 6 and "my-note" not in p.stderr, p.stderr
+    assert p.returncode == 7 and "my-note" not in p.stderr, p.stderr
     assert re.search(r"a deleted note named note\.md is \.dreamdb/trash/knowledge/\d{8}T\d{12}Z-note\.md\)", p.stderr), p.stderr
 
 

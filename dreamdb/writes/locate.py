@@ -382,9 +382,12 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
            else ", when that file was removed or renamed" + (f" (dreamdb's newest copy of a deleted note named"
                                                               f" {Path(source).name} is {kept.relative_to(vault).as_posix()})"
                                                               if kept else ""))
+    if not now_id:  # removed: no document, as before the sync saw it go (exit 7, not 6: QA round 69 E-M1)
+        raise NotFound(f"No document {doc_id!r} in the vault: it named {source} until {when}{now}. Nothing was"
+                       " changed.", hint="Run dreamdb recall to find the document you mean.")
     raise WriteRefused(f"{doc_id} named {source} until {when}{now}. Nothing was changed.",
                        hint=f"Pass the file's path to say which one (e.g. {source}); recall --json gives each hit's"
-                            " path." if now_id else "Run dreamdb recall to find the document you mean.")
+                            " path.")
 
 
 def _refuse_bare_name(vault: Path, bare: str) -> None:
