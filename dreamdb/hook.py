@@ -361,8 +361,8 @@ def _built_elsewhere(index, vault: Path) -> bool:
     conn = index.conn
     if not whole_index_due(conn):
         return False
-    try:
-        conn.execute("PRAGMA busy_timeout = 0")
+    try:  # another process's build is waited for up to LOCK_WAIT_MS, as the README says (QA round 69 E-M2: not at all)
+        conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("ROLLBACK")
     except db.OperationalError as exc:
@@ -370,8 +370,8 @@ def _built_elsewhere(index, vault: Path) -> bool:
             return False  # (an index that cannot be written: the sync below says how it is read)
         _why(f"{vault}: the index is being built by another process; nothing printed until it is done")
         return True
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
+    if not whole_index_due(conn):  # built meanwhile by the process waited for: answer from it
+        return False
     build_log = _build_log(index)
     state, lines, age = _previous_build(build_log)
     if state == "running":

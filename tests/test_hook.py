@@ -681,3 +681,38 @@ def test_a_killed_or_finished_build_never_holds_the_next_one_back(tmp_path):
     said = log.read_text()
     assert "failed" not in said and "started `dreamdb sync` in the background" in said, said
     assert _wait_built(index_file)
+
+
+def test_the_hook_waits_its_lock_wait_for_another_processs_first_build(project, tmp_path, monkeypatch):
+    """QA round 69 E-M2: the README says the hook keeps to its 1.5 s for another process's first index build; it
+    gave up at once (busy_timeout 0), so a prompt during a build of 0.4 s got no memories."""
+    import sqlite3
+    import threading
+    import time
+
+    import dreamdb
+    from dreamdb import hook as H
+
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    vault = project / "_dream_context"
+    index = dreamdb.open(vault)
+    index.conn  # the index file made and migrated, nothing indexed yet: its whole index is due
+    index.close()
+    held = threading.Event()
+
+    def other_process_writing() -> None:  # holds the write lock 0.5 s, as a short build does
+        conn = sqlite3.connect(vault / ".dreamdb" / "index.db", isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(0.5)
+        conn.execute("ROLLBACK")
+        conn.close()
+
+    other = threading.Thread(target=other_process_writing)
+    other.start()
+    held.wait()
+    t0 = time.monotonic()
+    block = H.run(payload("how is sleep debt computed before consolidation", project))
+    other.join()
+    assert block.startswith(H.HEADER) and "feature/sleep-consolidation" in block
+    assert 0.4 < time.monotonic() - t0 < H.LOCK_WAIT_MS / 1000 + 5
