@@ -846,6 +846,13 @@ def test_yaml_booleans_index_as_written_and_bad_changelog_dates_warn(tiny_vault)
     assert [w for w in report.warnings if "CHANGELOG.json: 1 entry has a date that is not a date" in w and "2026-02-30" in w]
     dated = sorted((d["doc_id"], d["date"]) for d in tags.values() if d["type"] == "changelog")
     assert [d for _, d in dated].count(None) == 1 and "2026-03-01" in [d for _, d in dated]
+    # QA round 69 M5: an entry whose text is only in keys dreamdb does not read ("text", "id") was dropped silently
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"id": "DEC-0001", "type": "decision", "date": "2026-07-15", "text": "Switched from sessions to JWT."},
+        {"date": "2026-03-01", "type": "fix", "summary": "a real day", "text": "read from the summary: no warning"}]))
+    assert [w for w in index.sync().warnings if w.startswith(
+        "core/CHANGELOG.json: 1 entry has no summary or description, only fields dreamdb does not read (e.g. 'id',"
+        " 'text'): an entry's text is its summary and description")]
 
 
 def _rows_by_doc_id(index) -> dict[str, tuple]:

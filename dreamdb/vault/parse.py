@@ -518,6 +518,7 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
     docs: list[Document] = []
     skipped = 0
     bad_dates: list[str] = []
+    textless: list[str] = []  # what the entries without summary or description hold instead (unread keys)
     slugs = changelog_slugs(entries)
     supersedes_of = SupersedesResolver(entries, slugs)
     for i, (entry, slug) in enumerate(zip(entries, slugs)):
@@ -532,6 +533,10 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
         summary = _as_text(entry.get("summary")).strip()
         description = _as_text(entry.get("description")).strip()
         headline = summary or description.split("\n", 1)[0][:200]
+        if not summary and not description:  # (QA round 69 M5: "text" and "id" were dropped without a word)
+            unread = [k for k, v in entry.items() if k not in _CHANGELOG_FIELDS and isinstance(v, str) and v.strip()]
+            if unread:
+                textless.append(f"{', '.join(map(repr, unread[:3]))}")
         refs = entry.get("references") if isinstance(entry.get("references"), list) else []
         authors = entry.get("authors") if isinstance(entry.get("authors"), list) else []
         supersedes = supersedes_of.resolve(_as_text(entry.get("supersedes")), i)
@@ -552,10 +557,21 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
         )
     warnings = [f"{rel_path}: {skipped} {'entries are not JSON objects' if skipped > 1 else 'entry is not a JSON object'};"
                 " skipped"] if skipped else []  # (QA round 59 L10: "1 entries are")
+    if textless:
+        warnings.append(f"{rel_path}: {len(textless)} entr{'ies have' if len(textless) > 1 else 'y has'} no summary or"
+                        f" description, only fields dreamdb does not read (e.g. {textless[0]}): an entry's text is its"
+                        " summary and description (its title adds date, type and scope; references, authors and"
+                        " supersedes are read too)")
     if bad_dates:  # one line for the file, as for frontmatter dates (the entries stay, undated)
         warnings.append(f"{rel_path}: {len(bad_dates)} entr{'ies have' if len(bad_dates) > 1 else 'y has'} a date that is "
                         f"not a date (YYYY-MM-DD…), e.g. {bad_dates[0]!r}; indexed without a date")
     return docs, warnings
+
+
+_CHANGELOG_FIELDS = ("summary", "description", "type", "scope", "date", "references", "authors", "supersedes",
+                     "breaking")
+"""The fields of a CHANGELOG.json entry dreamdb knows (SPEC §1; ``breaking`` is written, not indexed); others are
+kept in the file, not indexed."""
 
 
 def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
