@@ -185,7 +185,10 @@ def run(payload_text: str) -> str:
             # a lone surrogate (JSON's "\ud800": a client that cut an emoji in two) is no text: replaced, as
             # invalid bytes on stdin are, rather than losing the prompt's memories (QA round 69 M2)
             prompt = prompt.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-        if not isinstance(prompt, str) or len(prompt.strip()) < MIN_PROMPT_CHARS:
+        if prompt is not None and not isinstance(prompt, str):  # (QA round 69 D-L4: said "missing or shorter")
+            _log(f"payload's prompt is not text (a {type(prompt).__name__}); nothing printed")
+            return ""
+        if prompt is None or len(prompt.strip()) < MIN_PROMPT_CHARS:
             _why(f"prompt missing or shorter than {MIN_PROMPT_CHARS} characters; nothing printed")
             return ""
         if _is_acknowledgement(prompt):
@@ -193,6 +196,9 @@ def run(payload_text: str) -> str:
                  "prompt has no words to search for (only symbols, emoji or punctuation); nothing printed")
             return ""
         cwd = payload.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            _log(f"payload's cwd is not text (a {type(cwd).__name__}); the vault is looked for from the hook's own"
+                 " working folder")
         if isinstance(cwd, str) and ("\0" in cwd or not _encodable(cwd)):  # (QA round 42: a traceback in the log)
             _log(f"hook: cwd {cwd!r} is not a usable path (a NUL byte or an unpaired surrogate); nothing printed")
             return ""

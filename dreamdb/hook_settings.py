@@ -138,14 +138,18 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
             return None
         hooks = data["hooks"] = {}
     if not isinstance(hooks, dict):
-        raise WriteRefused(f"\"hooks\" in {path} is not an object; it was not changed.")
+        raise WriteRefused(f"\"hooks\" in {path} is not an object; it was not changed.",
+                           hint='Claude Code reads "hooks" as an object of events: fix it by hand (e.g. "hooks": {}),'
+                                " then retry.")
     groups = hooks.get(EVENT)
     if groups is None:
         if not create:
             return None
         groups = hooks[EVENT] = []
     if not isinstance(groups, list):
-        raise WriteRefused(f"\"hooks.{EVENT}\" in {path} is not a list; it was not changed.")
+        raise WriteRefused(f"\"hooks.{EVENT}\" in {path} is not a list; it was not changed.",
+                           hint=f'Claude Code reads "{EVENT}" as a list of hook groups: fix it by hand (e.g. "{EVENT}":'
+                                " []), then retry.")
     return groups
 
 

@@ -715,3 +715,18 @@ def test_the_hook_waits_its_lock_wait_for_another_processs_first_build(project, 
     assert elsewhere is False and 0.3 < waited < H.LOCK_WAIT_MS / 1000  # waited for it, then builds inline itself
     block = H.run(payload("how is sleep debt computed before consolidation", project))
     assert block.startswith(H.HEADER) and "feature/sleep-consolidation" in block
+
+
+def test_a_payload_whose_prompt_or_cwd_is_not_text_is_logged_as_such(project, tmp_path, monkeypatch):
+    """QA round 69 D-L4: a prompt of 12345678901 or ["why jwt"] was logged as "missing or shorter than 8
+    characters", and a cwd of 5 was ignored without a word."""
+    from dreamdb import hook as H
+
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    for prompt, kind in ((12345678901, "int"), (["why jwt tokens"], "list")):
+        assert H.run(json.dumps({"prompt": prompt, "cwd": str(project)})) == ""
+        assert f"payload's prompt is not text (a {kind}); nothing printed" in log.read_text()
+    monkeypatch.chdir(project)
+    assert H.run(json.dumps({"prompt": "how is sleep debt computed", "cwd": 5})).startswith(H.HEADER)
+    assert "payload's cwd is not text (a int); the vault is looked for from the hook's own working folder" in log.read_text()

@@ -99,9 +99,11 @@ def test_invalid_json_is_refused_untouched(tmp_path: Path):
 def test_unexpected_shapes_are_refused(tmp_path: Path, data):
     path = _write(tmp_path, data)
     before = path.read_bytes()
-    with pytest.raises(WriteRefused):
+    with pytest.raises(WriteRefused) as info:
         install_hook(tmp_path)
     assert path.read_bytes() == before
+    if isinstance(data, dict):  # (QA round 69 D-L5: no hint, unlike every other refusal)
+        assert "fix it by hand" in info.value.hint
 
 
 def test_missing_project_dir(tmp_path: Path):
