@@ -25,7 +25,7 @@ from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
-from dreamdb.store.migrations import current_version, migrate
+from dreamdb.store.migrations import current_version, migrate, pending
 from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync
 from dreamdb.timeparse import as_utc
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
@@ -1546,6 +1546,9 @@ class Index:
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
             "terms": c.execute("SELECT COUNT(DISTINCT term) FROM postings").fetchone()[0],
             "last_sync": meta.get("last_sync"), "schema_version": current_version(c),
+            # (QA round 69 L1: "schema version: 9" said nothing of the vector migrations a driver without
+            # sqlite-vec leaves pending)
+            "pending_migrations": pending(c),
             "analyzer_version": meta.get("analyzer_version"), "sqlite_driver": db.DRIVER_NAME,
             "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
             "embeddings": self._embedding_status(), "bm25_accumulator": _accumulator(),
@@ -1591,8 +1594,12 @@ class Index:
         elif model.get("runtime_missing"):
             st["summary"] = (f"{' and '.join(model['runtime_missing'])} not installed: hybrid recall falls back to BM25; "
                              "pip install 'dreamdb[embed]'")
-        elif not db.CAN_LOAD_EXTENSIONS:  # (QA round 65 M2)
-            st["summary"] = (f"{st.get('summary') or ''}; but the SQLite driver ({db.DRIVER_NAME}) cannot load sqlite-vec:"
+        elif not db.CAN_LOAD_EXTENSIONS:  # (QA round 65 M2; its summary already says why: not twice, QA round 69 L1)
+            said = st.get("summary") or ""
+            said = "" if "cannot be loaded by this SQLite driver" in said else said
+            st["summary"] = (f"{said}; but the SQLite driver ({db.DRIVER_NAME}) cannot load sqlite-vec:" if said else
+                             f"unavailable: the SQLite driver ({db.DRIVER_NAME}) cannot load sqlite-vec:")
+            st["summary"] = (st["summary"] +
                              " hybrid recall falls back to BM25; "
                              + ("unset DREAMDB_SQLITE_DRIVER" if os.environ.get("DREAMDB_SQLITE_DRIVER") else
                                 "pip install 'sqlean.py>=3.45'")).lstrip("; ")

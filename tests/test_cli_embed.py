@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import json
+import shutil
 import os
 
 import pytest
@@ -287,6 +288,19 @@ def test_hybrid_ready_is_false_where_the_driver_cannot_load_sqlite_vec(tiny_vaul
             is not ready, st["summary"]
         hits = cli("recall", "sleep", "--mode", "hybrid", driver=driver)["hits"]
         assert {h["mode"] for h in hits} == {"hybrid" if ready else "bm25"}
+    # QA round 69 L1: an index made by such a driver said "schema version: 9" with the vector migrations pending,
+    # and its embeddings line said the same thing twice
+    from dreamdb.store import migrations
+
+    shutil.rmtree(tiny_vault / ".dreamdb")
+    st = cli("status", driver="noext_sqlite")
+    vector_ones = [v for v, _n, path in migrations.available() if "vec0" in migrations.requirements(path)]
+    assert vector_ones and st["pending_migrations"] == vector_ones
+    assert "cannot be loaded by this SQLite driver" not in st["embeddings"]["summary"], st["embeddings"]["summary"]
+    env = {**os.environ, "DREAMDB_SQLITE_DRIVER": "noext_sqlite", "PYTHONPATH": str(shim)}
+    text = subprocess.run([sys.executable, "-m", "dreamdb", "status", "--vault", str(tiny_vault)], capture_output=True,
+                          text=True, timeout=120, env=env).stdout
+    assert f"(migrations {', '.join(map(str, vector_ones))} wait for a SQLite that loads sqlite-vec)" in text
 
 
 def test_model_install_quantized_without_from_is_a_usage_error(tmp_path, capsys):

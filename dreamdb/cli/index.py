@@ -161,7 +161,9 @@ def status_cmd(vault, as_json):
                    f" cannot read ({', '.join(output.visible_id(p) for p in st['unreadable_examples'])}{more}): fix"
                    " their permissions")
     click.echo(f"last sync:      {st['last_sync']}")
-    click.echo(f"schema version: {st['schema_version']} · analyzer {st['analyzer_version']}")
+    waiting = (f" (migrations {', '.join(map(str, st['pending_migrations']))} wait for a SQLite that loads"
+               " sqlite-vec)" if st["pending_migrations"] else "")
+    click.echo(f"schema version: {st['schema_version']}{waiting} · analyzer {st['analyzer_version']}")
     click.echo(f"sqlite:         {st['sqlite_driver']} {st['sqlite_version']} · vector extension {'loadable' if st['vector_extension'] else 'NOT loadable'}")
     emb = st.get("embeddings")
     if emb:
