@@ -2337,3 +2337,17 @@ def test_a_program_appending_to_a_note_as_update_replaces_it_writes_into_the_kep
         os.close(fd)
     assert "from dreamdb" in note.read_text() and "late line" not in note.read_text()
     assert kept[0].read_text() == "---\ntitle: Log\n---\nfirst line\nlate line from another program\n"
+
+
+def test_a_new_description_goes_to_the_summary_key_of_a_note_that_has_one(tiny_vault):
+    """QA round 69 D-L2: `update --description` on a note whose frontmatter says `summary:` (which the indexer reads
+    as its description) added a second key, leaving the stale summary beside it."""
+    note = tiny_vault / "knowledge" / "cache.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("---\ntitle: Cache\nsummary: Token bucket in Redis\n---\nbody\n")
+    update(tiny_vault, "cache", description="New desc: with colon")
+    assert note.read_text() == "---\ntitle: Cache\nsummary: 'New desc: with colon'\n---\nbody\n"
+    other = tiny_vault / "knowledge" / "both.md"
+    other.write_text("---\ntitle: Both\nsummary: s\ndescription: d\n---\nbody\n")
+    update(tiny_vault, "both", description="new")  # (a description there: that key)
+    assert other.read_text() == "---\ntitle: Both\nsummary: s\ndescription: new\n---\nbody\n"

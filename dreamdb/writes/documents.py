@@ -51,6 +51,10 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     current = doc.frontmatter() if doc.has_fm and (changes or pin is not None) else {}
     if pin is not None and (pin or "pinned" in current):
         changes["pinned"] = bool(pin)
+    if "description" in changes and "summary" in current and "description" not in current:
+        # the note's own key: the index reads "description (or summary)" (QA round 69 D-L2: a second key was added,
+        # the stale summary left beside it)
+        changes["summary"] = changes.pop("description")
     if changes and doc.has_fm:
         # a key that already has the value asked for is no change, and does not date the note (QA round 37)
         changes = {k: v for k, v in changes.items()
@@ -139,7 +143,8 @@ def update(
         vault: the ``_dream_context`` folder.
         slug: ``type/slug``, a bare slug, recall's id or a vault-relative path
             (see :func:`find_document`).
-        description: new ``description``; ``""`` removes the key (QA round 59 L8).
+        description: new ``description`` (written to ``summary`` in a note that has that key and no
+            ``description``: the indexer reads either); ``""`` removes the key (QA round 59 L8).
         tags: new ``tags`` (a list, or a comma-separated string), replacing the
             old list; blanks and repeats are dropped, each tag is stripped.
         content: new body (everything after the frontmatter).
