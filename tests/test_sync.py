@@ -1341,3 +1341,28 @@ def test_a_note_that_becomes_unreadable_keeps_its_documents_and_every_read_says_
         if (tiny_vault.parent / "fresh").exists():
             (tiny_vault.parent / "fresh" / "_dream_context" / "knowledge" / "only.md").chmod(0o644)
     assert _recall_ids(tiny_vault, "sqlite postgres")[0] == ["knowledge/why-sqlite"]
+
+
+def test_a_note_removed_while_the_sync_runs_is_said_so_and_gone_at_the_next(tiny_vault, monkeypatch):
+    """QA round 69 E-L4: a note deleted between the sync's walk and its read was "cannot read (No such file or
+    directory)" (since QA round 69 H1's fix it must not be kept as an unreadable note's documents are)."""
+    from dreamdb.store import sync as S
+
+    gone = write_doc(tiny_vault, "knowledge/gone.md", "---\ntitle: Gone\n---\nzebra body\n")
+    write_doc(tiny_vault, "knowledge/stays.md", "---\ntitle: Stays\n---\nzebra too\n")
+    index = dreamdb.open(tiny_vault)
+    assert sorted(h.doc_id for h in index.recall("zebra")) == ["knowledge/gone", "knowledge/stays"]
+    gone.write_text("---\ntitle: Gone\n---\nzebra body, edited\n")
+    real = S.read_source
+
+    def removed_meanwhile(path):
+        if path.name == "gone.md" and path.exists():
+            path.unlink()
+        return real(path)
+
+    monkeypatch.setattr(S, "read_source", removed_meanwhile)
+    warned = index.sync().warnings
+    assert "knowledge/gone.md: removed while the sync ran; not indexed" in warned, warned
+    assert [h.doc_id for h in index.recall("zebra")] == ["knowledge/stays"]  # (its lazy sync removed it)
+    assert index.conn.execute("SELECT COUNT(*) FROM files WHERE path = 'knowledge/gone.md'").fetchone()[0] == 0
+    assert _integrity(index) == "ok"

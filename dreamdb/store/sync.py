@@ -377,8 +377,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         try:
             raw = read_source(vault / src.rel_path)  # (a regular file, or OSError: QA round 59 M1)
         except OSError as exc:
+            denied = isinstance(exc, PermissionError)  # (a file removed meanwhile, a loop: not kept)
             kept = conn.execute("SELECT COUNT(*) FROM documents WHERE source_path = ?",
-                                (src.rel_path,)).fetchone()[0] if src.rel_path in stored else 0
+                                (src.rel_path,)).fetchone()[0] if denied and src.rel_path in stored else 0
             if kept:
                 # As a file that broke: its last documents stay, and (its stat not stored) every sync reads it
                 # again and says so until it is readable or deleted (QA round 69 H1: they went silently)
@@ -386,7 +387,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                                 f"{'s' if kept != 1 else ''} indexed before; fix its permissions to update them")
                 report.unchanged += 1
                 continue
-            warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")
+            warnings.append(f"{src.rel_path}: removed while the sync ran; not indexed" if isinstance(exc, FileNotFoundError)
+                            else f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")  # (QA 69 E-L4)
             if src.kind == "markdown":
                 note_held(src.rel_path)
             _replace_file(conn, src, "unreadable", [], now)
