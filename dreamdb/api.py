@@ -26,7 +26,7 @@ from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expire
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate, pending
-from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync
+from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync, unreadable_paths
 from dreamdb.timeparse import as_utc
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
 
@@ -1065,8 +1065,7 @@ class Index:
                                   f"{'s are' if hidden != 1 else ' is'} in archive folders (names starting with .) or "
                                   "hidden (.name.md): archives are indexed with DREAMDB_INCLUDE_ARCHIVES=1, hidden files never")
                 return
-            unreadable = [p for (p,) in self.conn.execute(
-                "SELECT path FROM files WHERE sha256 = 'unreadable' ORDER BY path LIMIT 4")]
+            unreadable = unreadable_paths(self.conn)
             if unreadable:  # (QA round 69 H1: blamed on "no indexable text (a memory file needs '## ' sections)")
                 self.notes.append(f"the index holds no documents: {', '.join(unreadable[:3])}"
                                   f"{' …' if len(unreadable) > 3 else ''} cannot be read (fix their permissions)")
@@ -1534,14 +1533,13 @@ class Index:
         size = config.index_size_bytes(self.index_path)
         outside, examples = unindexed_markdown(self.vault, include_archives=self.include_archives)
         cased, cased_examples = cased_markdown(self.vault, include_archives=self.include_archives)
+        unreadable = unreadable_paths(c)
         return {
             "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
             "documents": sum(by_type.values()), "by_type": by_type,
             "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
             # (QA round 69 H1: a note dreamdb could not read was only "1 from 2 files")
-            "unreadable_files": c.execute("SELECT COUNT(*) FROM files WHERE sha256 = 'unreadable'").fetchone()[0],
-            "unreadable_examples": [p for (p,) in c.execute(
-                "SELECT path FROM files WHERE sha256 = 'unreadable' ORDER BY path LIMIT 5")],
+            "unreadable_files": len(unreadable), "unreadable_examples": unreadable[:5],
             "unindexed_markdown": outside, "unindexed_examples": examples,
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
             "terms": c.execute("SELECT COUNT(DISTINCT term) FROM postings").fetchone()[0],

@@ -85,7 +85,9 @@ def note_unindexed(index) -> None:
 
     count, examples = unindexed_markdown(index.vault, include_archives=index.include_archives)
     where = ", ".join(INDEXED_FOLDERS)
-    unreadable = [p for (p,) in index.conn.execute("SELECT path FROM files WHERE sha256 = 'unreadable' ORDER BY path")]
+    from dreamdb.store.sync import unreadable_paths
+
+    unreadable = unreadable_paths(index.conn)
     if unreadable:  # (QA round 69 H1: "the vault has no notes yet" for a note that could not be read)
         click.echo(f"note: no documents indexed: {', '.join(map(safe_text, unreadable[:3]))}"
                    f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix their permissions).", err=True)

@@ -162,6 +162,16 @@ def whole_index_due(conn) -> bool:
     return row is None or row[0] != INDEX_FORMAT
 
 
+UNREADABLE = "unreadable"
+"""``files.sha256`` of a file the sync could not read (it has no documents)."""
+
+
+def unreadable_paths(conn) -> list[str]:
+    """Vault-relative paths of the files the last syncs could not read, in path order (``status`` and the notes on an
+    empty index name them)."""
+    return [p for (p,) in conn.execute("SELECT path FROM files WHERE sha256 = ? ORDER BY path", (UNREADABLE,))]
+
+
 CLOCK_FILE_NAME = "sync.clock"
 """The empty file beside the index whose time :func:`file_system_clock` sets and reads."""
 
@@ -391,7 +401,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                             else f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")  # (QA 69 E-L4)
             if src.kind == "markdown":
                 note_held(src.rel_path)
-            _replace_file(conn, src, "unreadable", [], now)
+            _replace_file(conn, src, UNREADABLE, [], now)
             if src.kind == "markdown":
                 touched.add(natural_doc_id(src.type, src.rel_path))
             report.changed += src.rel_path in known
