@@ -47,6 +47,43 @@ def _is_hook(args: list[str]) -> bool:
     return args.index("hook") < args.index("user-prompt-submit")
 
 
+_GROUPS = ("embed", "model", "lexicon", "hook")
+"""Commands whose first argument names a subcommand (``dreamdb embed refresh``)."""
+
+
+def hoist_vault(args: list[str]) -> list[str]:
+    """``args`` with a ``--vault PATH`` written before the command moved to just after it.
+
+    ``dreamdb --vault ~/p recall "x"`` is how ``git -C`` and ``docker --host`` are typed; the
+    option belongs to each command (``recall`` repeats it, ``model`` has none), so it is moved
+    behind the command's name (``embed refresh``: behind both words), where that command reads or
+    refuses it. Anything else is returned unchanged: nothing before the command, ``--vault``
+    without its path, or no command after it.
+
+    Args:
+        args: the command line without the program name.
+
+    Returns:
+        a new list (or ``args`` itself when nothing moves).
+    """
+    moved, i = [], 0
+    while i < len(args) and (args[i] == "--vault" or args[i].startswith("--vault=")):
+        if args[i] == "--vault":
+            if i + 1 >= len(args):
+                return args
+            moved += args[i:i + 2]
+            i += 2
+        else:
+            moved.append(args[i])
+            i += 1
+    if not moved or i >= len(args) or args[i].startswith("-"):
+        return args
+    path_end = i + 1
+    if args[i] in _GROUPS and path_end < len(args) and not args[path_end].startswith("-"):
+        path_end += 1
+    return [*args[i:path_end], *moved, *args[path_end:]]
+
+
 def _main(args: list[str]) -> int:
     from dreamdb import quickcli
 
@@ -54,6 +91,7 @@ def _main(args: list[str]) -> int:
         sys.stdout = quickcli.ClosedOutput()
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
+    args = hoist_vault(args)
     if _is_hook(args):
         from dreamdb.hook import note_ignored_arguments, run_stdin
 

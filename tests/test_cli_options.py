@@ -325,3 +325,25 @@ def test_a_full_disk_under_the_index_is_said_not_called_damage(capsys):
     err = capsys.readouterr().err
     assert "The disk that holds the index is full" in err and "Free some disk space" in err
     assert "internal error" not in err and "damaged" not in err
+
+
+def test_vault_before_the_command_is_that_commands_vault(tmp_path, capsys):
+    """``dreamdb --vault PATH recall …`` (typed as ``git -C``) was "No such option '--vault'"."""
+    from dreamdb.entry import hoist_vault, main
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    assert main(["--vault", str(vault), "recall", "--json", "sleep debt"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert hits and all(h["path"].startswith(str(vault)) for h in hits)
+    assert main([f"--vault={vault}", "embed", "status", "--json"]) == 0
+    embed_status = json.loads(capsys.readouterr().out)
+    assert main(["status", "--vault", str(vault), "--json"]) == 0
+    assert embed_status["documents"] == json.loads(capsys.readouterr().out)["documents"] > 0
+    # a command without the option still refuses it, by its own name
+    assert main(["--vault", str(vault), "model", "status"]) == 2
+    assert "No such option" in capsys.readouterr().err
+    assert hoist_vault(["--vault", "v", "embed", "refresh", "--force"]) == ["embed", "refresh", "--vault", "v", "--force"]
+    assert hoist_vault(["--vault", "a", "--vault=b", "recall", "q"]) == ["recall", "--vault", "a", "--vault=b", "q"]
+    for unchanged in (["--vault"], ["--vault", "v"], ["--vault", "v", "--json"], ["recall", "--vault", "v", "q"]):
+        assert hoist_vault(unchanged) == unchanged

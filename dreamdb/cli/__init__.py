@@ -110,8 +110,9 @@ def cli() -> None:
     Mirrors a _dream_context/ vault into a SQLite index and answers queries
     with exact BM25 (and, opt-in, local multilingual embeddings).
 
-    The vault is found from --vault, then DREAMDB_VAULT, then by walking up
-    from the current folder.
+    The vault is found from --vault (after the command, or before it:
+    dreamdb --vault PATH recall ...), then DREAMDB_VAULT, then by walking
+    up from the current folder.
 
     \b
     Examples:
