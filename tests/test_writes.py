@@ -896,6 +896,19 @@ def test_remember_keeps_a_crlf_changelog_crlf(vault: Path, original: str):
     assert entries[0]["description"] == "line endings\nkept" and len(entries) == original.count('"date"') + 1
 
 
+def test_remember_writes_after_a_byte_order_mark_and_keeps_it(vault: Path):
+    """A CHANGELOG.json saved with a BOM (sync reads it) was refused by remember: "Remove the BOM"."""
+    log = vault / "core" / "CHANGELOG.json"
+    before = log.read_bytes()
+    log.write_bytes(b"\xef\xbb\xbf" + before)
+    entry = remember(vault, "kept the mark", now=NOW)
+    after = log.read_bytes()
+    assert after.startswith(b"\xef\xbb\xbf[") and after.endswith(before[len(b"[\n"):])
+    data = json.loads(after.decode("utf-8-sig"))
+    assert data[0]["description"] == "kept the mark" and len(data) == len(json.loads(before)) + 1
+    assert changelog_ids(data)[0] == entry["id"]
+
+
 def test_update_preserves_crlf_and_comments(vault: Path):
     path = vault / "knowledge" / "crlf.md"
     original = "---\r\nname: crlf\r\n# a comment\r\ndescription: old\r\nstatus: active\r\n---\r\nBody\r\n"

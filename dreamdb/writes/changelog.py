@@ -55,6 +55,9 @@ def changelog_ids(entries: Sequence[Any]) -> list[str]:
 class _ChangelogFile:
     """Where the entry array sits in CHANGELOG.json text, and its style."""
 
+    bom = ""
+    """The byte-order mark the file starts with, kept when it is written (``""`` when none)."""
+
     def __init__(self, text: str) -> None:
         self.text = text
         if not text.strip():  # (not made a new list: an emptied file may be another tool's failed write)
@@ -208,11 +211,12 @@ def _read_changelog(path: Path) -> _ChangelogFile:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise WriteRefused("core/CHANGELOG.json is not UTF-8; it was not changed.") from exc
-    if text.startswith("\ufeff"):
-        raise WriteRefused("core/CHANGELOG.json starts with a byte-order mark; it was not changed.",
-                           hint="Remove the BOM; JSON files are plain UTF-8.")
-    changelog = _ChangelogFile(text)
+    # A byte-order mark (a Windows editor's) is not part of the JSON (RFC 8259 §8.1 lets a reader ignore it, as
+    # sync does): the entry is inserted after it and the mark kept, as every other byte of the file is.
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    changelog = _ChangelogFile(text[len(bom):])
     changelog.identity = seen
+    changelog.bom = bom
     return changelog
 
 
@@ -420,5 +424,5 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
     if got != expected_entries:  # pragma: no cover - a bug, never written
         raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
     path.parent.mkdir(exist_ok=True)  # (core/ in the vault as it is: never the vault itself, QA round 62 H1)
-    atomic_write_bytes(path, new_text.encode("utf-8"), commit=True, expect=changelog.identity)
+    atomic_write_bytes(path, (changelog.bom + new_text).encode("utf-8"), commit=True, expect=changelog.identity)
     return {**entry, "id": new_ids[index]}
