@@ -855,6 +855,22 @@ def test_yaml_booleans_index_as_written_and_bad_changelog_dates_warn(tiny_vault)
         " 'text'): an entry's text is its summary and description")]
 
 
+def test_a_changelog_id_made_of_an_odd_date_is_a_slug(tiny_vault):
+    """An entry dated other than YYYY-MM-DD had the first 10 characters of its date in its id as written:
+    ``changelog/2026/08/01-fix-1`` (a path), ``changelog/Aug 1, 202-fix-1``."""
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026/08/01", "type": "fix", "scope": "a/b", "summary": "slashed date"},
+        {"date": "Aug 1, 2026", "type": "fix", "summary": "date in words"},
+        {"date": "2026-08-01T10:00:00Z", "type": "fix", "summary": "instant"},
+        {"date": "!!", "type": "fix", "summary": "no date at all"}]))
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    ids = sorted(d["doc_id"] for d in index.list_documents() if d["type"] == "changelog")
+    assert ids == ["changelog/2026-08-01-a-b-1", "changelog/2026-08-01-fix-1", "changelog/aug-1-2026-fix-1",
+                   "changelog/undated-fix-1"]
+    assert [h.doc_id for h in index.recall("words")] == ["changelog/aug-1-2026-fix-1"]
+
+
 def _rows_by_doc_id(index) -> dict[str, tuple]:
     """Every ``documents`` column but the row id, by doc_id, with the document's tags and postings."""
     cols = [r[1] for r in index.conn.execute("PRAGMA table_info(documents)") if r[1] != "id"]

@@ -399,6 +399,20 @@ def changelog_entries(data) -> list | None:
     return None
 
 
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _slug_date(value) -> str:
+    """The date part of a changelog entry's slug: ``YYYY-MM-DD`` of a date written that way (a time after it
+    is dropped), else the value slugified (``2026/08/01`` → ``2026-08-01``, ``Aug 1, 2026`` → ``aug-1-2026``;
+    at most 32 characters), ``undated`` when there is none. Before, the first 10 characters were kept as
+    written: ids such as ``changelog/2026/08/01-fix-1`` (a path) or ``changelog/Aug 1, 202-fix-1``."""
+    text = str(value).strip() if value else ""
+    if _ISO_DAY.match(text):
+        return text[:10]
+    return slugify(text)[:32].strip("-_") if re.search(r"\w", text) else "undated"
+
+
 def changelog_slugs(entries: list) -> list[str]:
     """Stable slugs ``<date>-<scope or type>-<n>`` for changelog entries, in file order.
 
@@ -409,9 +423,8 @@ def changelog_slugs(entries: list) -> list[str]:
     bases = []
     for e in entries:
         e = e if isinstance(e, dict) else {}
-        d = str(e.get("date") or "undated")[:10]
         scope = slugify(str(e.get("scope") or e.get("type") or "entry"))
-        bases.append(f"{d}-{scope}")
+        bases.append(f"{_slug_date(e.get('date'))}-{scope}")
     dates = [str(e.get("date") or "") for e in entries if isinstance(e, dict) and e.get("date")]
     newest_first = len(dates) >= 2 and dates[0] > dates[-1]
     order = range(len(entries) - 1, -1, -1) if newest_first else range(len(entries))
