@@ -458,6 +458,29 @@ def lower(normalized: str) -> str:
     return low if low.isascii() else low.translate(latin_fold_table())
 
 
+_TURKISH_ONLY_LETTER_RE = re.compile("[ŞşĞğıİ]")
+"""Letters that only Turkish (and Azerbaijani) orthography writes: a word holding one is Turkish."""
+
+_WORD_WITH_CAPITAL_I_RE = re.compile(r"\w*I\w*")
+
+
+def dotless_capitals(written: str) -> str:
+    """``written`` with each capital ``I`` of a word that also holds a Turkish-only letter (``Ş Ğ ı İ``, either
+    case) written ``ı``: Turkish orthography writes the capital of ``i`` as ``İ``, so in such a word ``I`` is
+    dotless (``IŞIK`` → ``ıŞıK``, which :func:`lower` makes ``ışık``, where lowercasing alone gives ``işik``).
+    A word without such a letter keeps its ``I`` (``API``, ``KIRMIZI``: English or Turkish, the reader cannot
+    tell). One letter for one: offsets into the text stay valid.
+
+    For queries: documents index both readings of a capitalised word (:func:`analyze`'s ``stacked``), so a
+    query must not pick the ``i`` reading where the word is certainly Turkish (QA round 70 M1: ``IŞIK AYARLARI``
+    matched only a note's ``IŞIK``, through its ``işik`` term, not its ``ışık`` ones, and scored below
+    ``ışık ayarları``)."""
+    if "I" not in written:
+        return written
+    return _WORD_WITH_CAPITAL_I_RE.sub(
+        lambda m: m.group().replace("I", "ı") if _TURKISH_ONLY_LETTER_RE.search(m.group()) else m.group(), written)
+
+
 KEPT_LETTERS = frozenset("çğıöşü")
 """Letters with a diacritic that :func:`lower` keeps: Turkish writes different words with them
 (``şık`` elegant, ``sık`` frequent)."""

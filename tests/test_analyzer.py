@@ -261,6 +261,27 @@ def test_capital_i_in_turkish_text_is_also_indexed_as_dotless():
     assert analyze("ibm", turkish=True)[0] in terms  # the name keeps its own term
 
 
+def test_a_capital_i_in_a_word_with_a_turkish_only_letter_is_dotless_in_a_query(tmp_path):
+    """QA round 70 M1: the query IŞIK AYARLARI was read işik ayarlari; a note writing IŞIK has that term too
+    (the name reading of its capitals), so the query matched only that word and scored below ışık ayarları."""
+    import dreamdb
+    from dreamdb.analyzer import dotless_capitals, lower
+
+    assert lower(dotless_capitals("IŞIK AYARLARI, Işık, ILIK, API, KIRMIZI, DİKKATLI")) == \
+        "ışık ayarlari, ışık, ilik, api, kirmizi, dikkatlı"  # (AYARLARI: no such letter, both readings tried)
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "isik.md").write_text(
+        "---\ntitle: Işık ayarları\n---\nIşık seviyesi gece düşük olmalı. IŞIK sensörü var.\n")
+    (vault / "knowledge" / "ekran.md").write_text("---\ntitle: Ekran\n---\nEkran parlak.\n")
+    index = dreamdb.open(vault)
+    scores = {q: [(h.doc_id, h.score, h.rank_score) for h in index.recall(q, now="2026-08-18")]
+              for q in ("ışık ayarları", "IŞIK AYARLARI", "Işık Ayarları")}
+    lowercase = scores.pop("ışık ayarları")
+    assert lowercase and lowercase[0][0] == "knowledge/isik"
+    assert all(found == lowercase for found in scores.values()), scores
+
+
 def test_zero_width_spaces_separate_words_and_variation_selectors_vanish():
     """QA round 15: removing U+200B glued words (Thai writes it between words); variation selectors stuck to
     their word so it no longer matched."""

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from dreamdb.analyzer import (NOMINAL_SUFFIXES, PRIVATIVE_RE, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, acronym_terms,
                                alternate_terms, analyze, compound_terms, diacritic_round, diacritic_rounds, identifier_terms, is_turkish,
-                               drop_data, is_turkish_text, lower, normalize, query_words, stem, tokens)
+                               dotless_capitals, drop_data, is_turkish_text, lower, normalize, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -206,7 +206,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         QueryPlan.
     """
     written = drop_data(normalize(text))  # (encoded data is found in the text as written)
-    folded = lower(written)
+    folded = lower(dotless_capitals(written))
     words = tokens(folded, data_dropped=True)  # raw_tokens(text), from the one normalisation
     written_words = tokens(written, data_dropped=True)  # the words as written (capitals: names)
     shouted = _shouted_turkish(written)
