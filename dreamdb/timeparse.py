@@ -58,6 +58,18 @@ def as_utc(value: datetime) -> datetime:
                          hint="Use a time at least a day inside the years 1-9999.") from None
 
 
+def clamped_utc(value: datetime) -> datetime:
+    """:func:`as_utc` for a value read from the vault, which must never stop a sync: an instant that falls
+    outside the years 1–9999 in UTC (``expires: 9999-12-31T23:00:00-05:00``, a way to write "never") is the
+    end of that range it passed (QA round 70 B-H2: every command exited 70 on such a note)."""
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        return value.replace(tzinfo=timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:
+        return _END_OF_TIME if value.year > 1 else datetime.min.replace(tzinfo=timezone.utc)
+
+
 def _start_of_day(value: datetime) -> datetime:
     return value.replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -243,12 +255,13 @@ def parse_date_value(value: object) -> datetime | None:
 
     Returns:
         A timezone-aware UTC datetime (a date alone is midnight UTC; naive
-        values are UTC), or ``None`` when the value is missing or unparseable.
+        values are UTC; one outside the years 1–9999 in UTC is clamped, :func:`clamped_utc`), or ``None``
+        when the value is missing or unparseable.
     """
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, datetime):
-        return as_utc(value)
+        return clamped_utc(value)
     if isinstance(value, date):
         return datetime.combine(value, time(0, 0), tzinfo=timezone.utc)
     if isinstance(value, str):
@@ -258,12 +271,12 @@ def parse_date_value(value: object) -> datetime | None:
         from dateutil.parser import isoparse
 
         try:
-            return as_utc(isoparse(text))
+            return clamped_utc(isoparse(text))
         except (ValueError, OverflowError):
             pass
         # Tolerate "2026-08-01 12:00:00" and similar near-ISO forms.
         try:
-            return as_utc(datetime.fromisoformat(text))
+            return clamped_utc(datetime.fromisoformat(text))
         except ValueError:
             return None
     return None

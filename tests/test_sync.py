@@ -871,6 +871,31 @@ def test_a_changelog_id_made_of_an_odd_date_is_a_slug(tiny_vault):
     assert [h.doc_id for h in index.recall("words")] == ["changelog/aug-1-2026-fix-1"]
 
 
+def test_values_python_cannot_hold_never_stop_a_sync(tiny_vault):
+    """QA round 70 B-H1–H3: each made every command exit 70. An integer of 4,301 digits in frontmatter (Python
+    refuses to read it), a time whose offset puts it past year 9999 in UTC (a way to write "never expires"), and
+    half of a UTF-16 surrogate pair escaped in CHANGELOG.json (SQLite cannot store it)."""
+    write_doc(tiny_vault, "knowledge/big.md", "---\ntitle: Big number\npriority: " + "9" * 4301 + "\n---\nocelot\n")
+    write_doc(tiny_vault, "knowledge/never.md",
+              "---\ntitle: Never\nexpires: 9999-12-31T23:00:00-05:00\ndate: 0001-01-01T00:30:00+01:00\n---\nocelot\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "9999-12-31T23:00:00-05:00", "type": "note", "summary": "ocelot far ahead"},
+        {"date": "2026-01-01", "type": "note", "summary": "ocelot cut \ud83d"},
+        {"date": "2026-01-02", "type": "note", "summary": "ocelot whole \ud83d\ude00"}]))
+    assert "\\ud83d\\ude00" in (tiny_vault / "core" / "CHANGELOG.json").read_text()  # (json.dumps escapes both halves)
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    rows = dict(((r[0]), r[1:]) for r in index.conn.execute("SELECT doc_id, date, expires, title FROM documents"))
+    assert rows["knowledge/never"][:2] == ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z")  # clamped
+    assert "knowledge/big" in rows
+    assert rows["changelog/2026-01-01-note-1"][2] == "2026-01-01 [note] — ocelot cut \ufffd"
+    assert rows["changelog/2026-01-02-note-1"][2] == "2026-01-02 [note] — ocelot whole \U0001f600"
+    assert [w for w in report.warnings if w.startswith("core/CHANGELOG.json: 1 text holds half of a UTF-16 surrogate")]
+    hits = {h.doc_id for h in index.recall("ocelot", top=10, include_expired=True, now="2026-08-18")}
+    assert {"knowledge/big", "knowledge/never", "changelog/9999-12-31-note-1", "changelog/2026-01-01-note-1"} <= hits
+    assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
 def _rows_by_doc_id(index) -> dict[str, tuple]:
     """Every ``documents`` column but the row id, by doc_id, with the document's tags and postings."""
     cols = [r[1] for r in index.conn.execute("PRAGMA table_info(documents)") if r[1] != "id"]

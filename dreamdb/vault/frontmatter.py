@@ -47,6 +47,19 @@ _Loader.add_implicit_resolver(_FLOAT, re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.
 
 
 
+
+def _int_or_text(loader, node):
+    """An integer as PyYAML reads it, or the text written when Python refuses to read it (more digits than
+    ``sys.get_int_max_str_digits()``, 4,300 by default): a note's ``priority: 999…`` is odd metadata, not a
+    reason to stop every sync (QA round 70 B-H1: ValueError, exit 70 on every command)."""
+    try:
+        return _Base.construct_yaml_int(loader, node)
+    except ValueError:
+        return loader.construct_scalar(node)
+
+
+_Loader.add_constructor(_INT, _int_or_text)
+
 class _DatesAsText(_Loader):
     """The same loader with timestamps kept as text: PyYAML raises on an impossible date such as
     ``2026-13-45`` while it builds the mapping; the document's date is then checked like any text."""

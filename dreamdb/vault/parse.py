@@ -11,9 +11,9 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 
-from dreamdb.timeparse import parse_date_value
+from dreamdb.timeparse import clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.tags import clean_tag
 from dreamdb.vault.frontmatter import split_frontmatter
@@ -105,9 +105,7 @@ def date_value(value) -> str | None:
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+        return clamped_utc(value).isoformat().replace("+00:00", "Z")
     if isinstance(value, date):
         return value.isoformat()
     text = str(value).strip()
@@ -498,10 +496,44 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
         return [], [f"{rel_path}: nested too deeply to read; changelog not indexed"]
     if json_too_deep(data):  # (the same limit on every Python: 3.12's decoder reads 1,200 levels, QA round 67 M1)
         return [], [f"{rel_path}: nested too deeply to read (over {MAX_JSON_DEPTH} levels); changelog not indexed"]
+    mended = []
+    if _SURROGATE_ESCAPE_RE.search(text):
+        data, mended = _without_lone_surrogates(data)
     try:
-        return _changelog_documents(rel_path, data)
+        docs, warnings = _changelog_documents(rel_path, data)
     except RecursionError:  # an entry field nested deeper than the text conversion can walk
         return [], [f"{rel_path}: an entry is nested too deeply to read; changelog not indexed"]
+    if mended:
+        warnings.append(f"{rel_path}: {len(mended):,} {'texts hold' if len(mended) > 1 else 'text holds'} half of a UTF-16 "
+                        f"surrogate pair (an emoji cut in two?), indexed as \ufffd; e.g. {mended[0]!r}")
+    return docs, warnings
+
+
+_SURROGATE_ESCAPE_RE = re.compile(r"\\[uU][dD][89a-fA-F]")
+"""A JSON escape of a UTF-16 surrogate (``\\ud83d``): only then can the parsed text hold a lone one."""
+_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(data):
+    """``(data, mended)``: parsed JSON with every lone surrogate in its strings (keys too) replaced by U+FFFD, and the
+    strings changed (their new text). JSON can escape half of a pair (``"\\ud83d"``, what a tool cutting a string
+    inside an emoji writes); Python reads it, but SQLite cannot store it (QA round 70 B-H3: UnicodeEncodeError, exit 70
+    on every command). A pair written whole is one character once read, so what is left is lone."""
+    mended: list[str] = []
+
+    def fix(value):
+        if isinstance(value, str):
+            if _LONE_SURROGATE_RE.search(value):
+                value = _LONE_SURROGATE_RE.sub("\ufffd", value)
+                mended.append(value[:80])
+            return value
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {fix(k): fix(v) for k, v in value.items()}
+        return value
+
+    return fix(data), mended
 
 
 MAX_JSON_DEPTH = 200
