@@ -2364,3 +2364,29 @@ def test_a_new_description_goes_to_the_summary_key_of_a_note_that_has_one(tiny_v
     other.write_text("---\ntitle: Both\nsummary: s\ndescription: d\n---\nbody\n")
     update(tiny_vault, "both", description="new")  # (a description there: that key)
     assert other.read_text() == "---\ntitle: Both\nsummary: s\ndescription: new\n---\nbody\n"
+
+
+def test_update_never_rewrites_values_it_was_not_asked_to_change(tiny_vault: Path):
+    """QA round 70 B-M1: a frontmatter rewritten whole (flow style, repeated keys) was read with YAML 1.1's
+    base-60 and octal numbers and dumped back: meeting: 12:30 became 750, mode: 0755 became 493, and the
+    first of two title: lines was dropped, with exit 0."""
+    notes = tiny_vault / "knowledge"
+    flow = write_doc(tiny_vault, "knowledge/flow.md", "---\n{title: Flow, meeting: 12:30, ratio: 1:2, when: 2026-08-01}\n---\nb\n")
+    update(tiny_vault, "flow", tags=["x"])
+    meta = yaml.safe_load(flow.read_text().split("---\n")[1])
+    assert meta == {"title": "Flow", "meeting": "12:30", "ratio": "1:2", "when": date(2026, 8, 1), "tags": ["x"]}
+    octal = "---\n{title: Octal, mode: 0755}\n---\nb\n"
+    write_doc(tiny_vault, "knowledge/octal.md", octal)
+    with pytest.raises(WriteRefused, match=r"would change how mode is written \(0755 → 493\)"):
+        update(tiny_vault, "octal", tags=["x"])
+    assert (notes / "octal.md").read_text() == octal
+    # a key written twice: a line edit keeps both as written; a rewrite whole would keep one, so it is refused
+    twice = "---\ntitle: first\ntitle: second\nmeeting: 12:30\n---\nb\n"
+    write_doc(tiny_vault, "knowledge/twice.md", twice)
+    update(tiny_vault, "twice", tags=["x"])
+    assert (notes / "twice.md").read_text() == twice.replace("12:30\n", "12:30\ntags:\n  - x\n")
+    flow_twice = "---\n{title: a, title: b}\n---\nb\n"
+    write_doc(tiny_vault, "knowledge/flow-twice.md", flow_twice)
+    with pytest.raises(WriteRefused, match="writes title more than once"):
+        update(tiny_vault, "flow-twice", tags=["x"])
+    assert (notes / "flow-twice.md").read_text() == flow_twice

@@ -67,6 +67,17 @@ class _DatesAsText(_Loader):
 
 _DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
 
+def load_yaml(text: str):
+    """``text`` read as YAML the way the indexer reads frontmatter (:class:`_Loader`: no base-60 numbers, an
+    integer too long for Python is text), for the writers, so that what ``update`` compares and rewrites is what
+    the index holds (QA round 70 B-M1: ``meeting: 12:30`` became ``meeting: 750`` on a whole rewrite).
+
+    Raises:
+        yaml.YAMLError, ValueError, OverflowError, RecursionError: as ``yaml.safe_load``.
+    """
+    return yaml.load(text, Loader=_Loader)
+
+
 MAX_VALUES = 10_000
 """Most values (scalars, lists and mappings, each alias counted every time it is used) a frontmatter
 block may hold. A real one holds tens; YAML aliases let 600 bytes stand for billions of values (the

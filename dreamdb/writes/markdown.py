@@ -17,6 +17,13 @@ from dreamdb.vault.tags import clean_tag, tag_key
 from dreamdb.writes.checks import _found, _refused_char
 
 
+def _load(text: str):
+    """YAML as the indexer reads it (:func:`dreamdb.vault.frontmatter.load_yaml`; imported when first needed)."""
+    from dreamdb.vault.frontmatter import load_yaml
+
+    return load_yaml(text)
+
+
 class _RemoveKey:
     """The type of :data:`REMOVE_KEY`."""
 
@@ -77,7 +84,7 @@ class _Markdown:
         if not self.has_fm:
             return {}
         try:
-            data = yaml.safe_load("".join(self.fm_lines))
+            data = _load("".join(self.fm_lines))
         except yaml.YAMLError as exc:
             from dreamdb.vault.frontmatter import yaml_problem  # (yaml is loaded already here)
 
@@ -192,12 +199,12 @@ def _trailing_comment(line: str) -> str:
     if " #" not in body and "\t#" not in body:
         return ""
     try:
-        whole = yaml.safe_load(body)
+        whole = _load(body)
     except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
         return ""
     for m in re.finditer(r"[ \t]+#", body):
         try:
-            if yaml.safe_load(body[:m.start()]) == whole:
+            if _load(body[:m.start()]) == whole:
                 return body[m.start():]
         except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
             continue
@@ -303,7 +310,7 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
             continue
         rendered = _render_key(key, value, doc.fm_lines[start:end] if start is not None else [], doc.newline)
         try:
-            candidate = yaml.safe_load("".join(rendered))
+            candidate = _load("".join(rendered))
         except yaml.YAMLError:
             candidate = None
         if not isinstance(candidate, dict) or candidate.get(key) != value:
@@ -316,20 +323,96 @@ def _apply_frontmatter(doc: _Markdown, changes: dict[str, Any]) -> None:
                 insert_at -= 1
             doc.fm_lines[insert_at:insert_at] = rendered
     try:
-        got = yaml.safe_load("".join(doc.fm_lines)) or {}
+        got = _load("".join(doc.fm_lines)) or {}
     except yaml.YAMLError:
         got = None
-    if got != expected or _repeats_a_key("".join(doc.fm_lines)):
+    # (a key the original already repeats is left as written; the line edit must not repeat another)
+    if got != expected or not set(_repeated_keys("".join(doc.fm_lines))) <= set(_repeated_keys("".join(original_lines))):
         # The line edit did not produce the intended mapping: re-dump whole, unless that would drop comments.
         if any(ln.lstrip().startswith("#") or _trailing_comment(ln) for ln in original_lines):
             raise WriteRefused("The document's frontmatter uses YAML that dreamdb cannot edit line by line "
                                "(anchors and aliases, explicit ? keys…), and rewriting it whole would drop its "
                                "comments; nothing was written.",
                                hint="Make that edit by hand, or remove the comments first.")
+        repeated = _repeated_keys("".join(original_lines))
+        if repeated:  # (a whole rewrite keeps the last of each, as YAML reads it: QA round 70 B-M1)
+            raise WriteRefused(f"The document's frontmatter writes {', '.join(repeated)} more than once, and "
+                               "rewriting it whole would keep only the last; nothing was written.",
+                               hint="Keep one of each by hand, then retry.")
         dumped = yaml.dump(expected, Dumper=_dumper(), allow_unicode=True, sort_keys=False, width=10**9)
+        moved = _rewritten_scalars("".join(original_lines), dumped, skip=set(changes))
+        if moved:  # (an octal 010 dumped as 8: QA round 70 B-M1)
+            key, before, after = moved
+            raise WriteRefused(f"The document's frontmatter uses YAML that dreamdb cannot edit line by line, and "
+                               f"rewriting it whole would change how {key} is written ({before} → {after}); "
+                               "nothing was written.",
+                               hint="Make that edit by hand, or write that value as quoted text first.")
         doc.fm_lines = [ln + doc.newline for ln in dumped.splitlines()]
-        if (yaml.safe_load("".join(doc.fm_lines)) or {}) != expected:  # pragma: no cover
+        if (_load("".join(doc.fm_lines)) or {}) != expected:  # pragma: no cover
             raise WriteRefused("Internal error: could not write the frontmatter faithfully; nothing written.")
+
+
+def _top_nodes(text: str) -> list | None:
+    """``(key node, value node)`` of a YAML mapping's top level (``None`` when ``text`` is no mapping)."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    return node.value if isinstance(node, yaml.MappingNode) else None
+
+
+def _repeated_keys(text: str) -> list[str]:
+    """The top-level keys a YAML mapping names more than once, in order (``[]`` when none, or no mapping)."""
+    import yaml
+
+    seen: set[str] = set()
+    out: list[str] = []
+    for k, _v in _top_nodes(text) or ():
+        if isinstance(k, yaml.ScalarNode):
+            if k.value in seen and k.value not in out:
+                out.append(k.value)
+            seen.add(k.value)
+    return out
+
+
+def _scalar_texts(node) -> list[str]:
+    """The text of every scalar under a YAML node, in document order (walked without recursion; an alias is
+    the node it names, each node visited once)."""
+    import yaml
+
+    out, stack, seen = [], [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.ScalarNode):
+            out.append(n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(reversed(n.value))
+        elif isinstance(n, yaml.MappingNode):
+            stack.extend(x for pair in reversed(n.value) for x in reversed(pair))
+    return out
+
+
+def _rewritten_scalars(before: str, after: str, *, skip: set[str]) -> tuple[str, str, str] | None:
+    """The first top-level key not in ``skip`` whose scalars a whole rewrite writes with other text
+    (``version: 010`` dumped as ``8``): ``(key, old text, new text)``, else ``None``. Quoting alone is not a
+    change (``'12:30'`` for ``12:30``: the same text, now read as text by every YAML reader)."""
+    import yaml
+
+    new = {k.value: v for k, v in _top_nodes(after) or () if isinstance(k, yaml.ScalarNode)}
+    for k, v in _top_nodes(before) or ():
+        if not isinstance(k, yaml.ScalarNode) or k.value in skip or k.value not in new:
+            continue
+        old_texts, new_texts = _scalar_texts(v), _scalar_texts(new[k.value])
+        if old_texts != new_texts:
+            diff = next(((a, b) for a, b in zip(old_texts, new_texts) if a != b),
+                        (" ".join(old_texts), " ".join(new_texts)))
+            return k.value, diff[0], diff[1]
+    return None
 
 
 def _repeats_a_key(text: str) -> bool:
