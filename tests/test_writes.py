@@ -2390,3 +2390,18 @@ def test_update_never_rewrites_values_it_was_not_asked_to_change(tiny_vault: Pat
     with pytest.raises(WriteRefused, match="writes title more than once"):
         update(tiny_vault, "flow-twice", tags=["x"])
     assert (notes / "flow-twice.md").read_text() == flow_twice
+
+
+def test_remember_refuses_to_renumber_an_entry_when_one_is_dated_after_it(tiny_vault: Path):
+    """QA round 70 B-M2: with an entry dated tomorrow first in the file, inserting at either end renamed today's
+    entry (its id's count moved to the new one), silently: a supersedes naming it then named the new entry."""
+    log = write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"date": "2026-08-19", "type": "note", "description": "X"},
+                                                                    {"date": "2026-08-18", "type": "note", "description": "Y"}]))
+    before = log.read_bytes()
+    with pytest.raises(WriteRefused, match=r"changelog/2026-08-18-note-1 would become changelog/2026-08-18-note-2"):
+        remember(tiny_vault, "Z", now=datetime(2026, 8, 18, 12, tzinfo=timezone.utc))
+    assert log.read_bytes() == before
+    entry = remember(tiny_vault, "Z", scope="other", now=datetime(2026, 8, 18, 12, tzinfo=timezone.utc))
+    data = json.loads(log.read_text())
+    assert entry["id"] == "2026-08-18-other-1" and len(data) == 3
+    assert changelog_ids(data)[[e["description"] for e in data].index("Y")] == "2026-08-18-note-1"

@@ -408,12 +408,15 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
         new_ids = changelog_ids(expected_entries)
         if new_ids[:index] + new_ids[index + 1:] == old_ids:
             break  # this position renames no existing entry
-    else:  # pragma: no cover - appending at the newest end never renames
-        first = preferred
-        index = 0 if first else len(changelog.entries)
-        expected_entries = list(changelog.entries)
-        expected_entries.insert(index, entry)
-        new_ids = changelog_ids(expected_entries)
+    else:  # an entry dated after the new one (tomorrow's) turns the file's order: either end renames one
+        moved = next(f"changelog/{a} would become changelog/{b}" for a, b in zip(old_ids, new_ids[:index] + new_ids[index + 1:])
+                     if a != b)
+        ahead = max((str(e.get("date")) for e in changelog.entries if isinstance(e, dict) and e.get("date")), default="")
+        raise WriteRefused(f"Adding the entry would renumber an existing one ({moved}): core/CHANGELOG.json holds an "
+                           f"entry dated after it ({ahead}); nothing was written.",
+                           hint="Correct that entry's date if it is a mistake (ids count the entries of one date and "
+                                "scope from the oldest end, which a later date moves), or give the new entry another "
+                                "scope (--scope, scope= in Python).")
     new_text = changelog.insert(entry, first)
     # Verify before writing: the same data plus exactly our entry.
     try:
