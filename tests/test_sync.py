@@ -855,6 +855,21 @@ def test_yaml_booleans_index_as_written_and_bad_changelog_dates_warn(tiny_vault)
         " 'text'): an entry's text is its summary and description")]
 
 
+def test_a_list_or_mapping_is_no_pinned_flag_and_a_lone_boolean_tag_reads_as_written(tiny_vault):
+    """QA round 70 B-L1: ``pinned: [false]`` and ``pinned: {x: 1}`` made a note pinned (level 3, refused by delete);
+    ``tags: true`` was the tag ``True`` where ``tags: [true]`` is ``true``."""
+    write_doc(tiny_vault, "knowledge/odd-flags.md", "---\ntitle: Odd\npinned: [false]\ntags: true\n---\nocelot\n")
+    write_doc(tiny_vault, "knowledge/map-flag.md", "---\ntitle: Map\npinned: {x: 1}\n---\nocelot\n")
+    write_doc(tiny_vault, "knowledge/real-flag.md", "---\ntitle: Real\npinned: 'yes'\n---\nocelot\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    rows = {r[0]: r[1:] for r in index.conn.execute(
+        "SELECT doc_id, level, tags FROM documents WHERE doc_id IN ('knowledge/odd-flags', 'knowledge/map-flag', "
+        "'knowledge/real-flag')")}
+    assert rows == {"knowledge/odd-flags": (2, '["true"]'), "knowledge/map-flag": (2, "[]"),
+                    "knowledge/real-flag": (3, "[]")}
+
+
 def test_a_changelog_id_made_of_an_odd_date_is_a_slug(tiny_vault):
     """An entry dated other than YYYY-MM-DD had the first 10 characters of its date in its id as written:
     ``changelog/2026/08/01-fix-1`` (a path), ``changelog/Aug 1, 202-fix-1``."""

@@ -91,7 +91,7 @@ def normalize_tags(value) -> list[str]:
     """Tags from a list or a comma string, facet prefixes (``topic:x`` → ``x``) stripped, order kept, no duplicates."""
     if value is None:
         return []
-    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    items = value if isinstance(value, (list, tuple)) else _as_text(value).split(",")  # (tags: true → true, as [true])
     out: list[str] = []
     for item in items:
         tag = clean_tag(_as_text(item))
@@ -156,7 +156,8 @@ def frontmatter_bool(value) -> bool:
     The indexer and the writer (``delete`` refusing a pinned note) both read flags so."""
     if isinstance(value, str):
         return value.strip().lower() in ("true", "yes", "on", "1")
-    return bool(value)
+    # (a list or mapping is no flag: ``pinned: [false]`` and ``pinned: {x: 1}`` read as pinned, QA round 70 B-L1)
+    return bool(value) if isinstance(value, (bool, int, float)) else False
 
 
 _DATA_URI_PAYLOAD_RE = re.compile(
