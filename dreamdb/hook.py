@@ -466,7 +466,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.vault.discover import find_vault
 
     try:
-        vault = find_vault(None, cwd=Path(cwd) if cwd else None)
+        vault = find_vault(None, cwd=Path(cwd) if cwd else None, project_first=True)
     except VaultNotFound as exc:
         if os.environ.get("DREAMDB_VAULT"):  # set, and wrong: that is the reason (QA round 37), not the folder;
             # a setting that turns the hook off is logged, verbose or not, as a bad DREAMDB_RECALL_MODE is (QA round 62 L7)

@@ -353,24 +353,47 @@ def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch
     assert "no hit" in lines[2] or "is below 2" in lines[2]
     assert "injected" in lines[3] and "feature/sleep-consolidation" in lines[3]
     assert ", first " in lines[3] and "highest raw BM25 score" in lines[3]  # (not "best": QA round 39)
-    # a DREAMDB_VAULT that names no vault is the reason given, not the project folder (QA round 37)
+    # a DREAMDB_VAULT that names no vault, in a folder without one, is the reason given, not the folder (QA round 37)
     monkeypatch.setenv("DREAMDB_VAULT", str(tmp_path / "nonexistent"))
-    assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""
+    assert H.run(payload("how is sleep debt computed before consolidation", elsewhere)) == ""
     last = log.read_text().splitlines()[-1]
     assert f"DREAMDB_VAULT={tmp_path / 'nonexistent'}: " in last and "does not exist" in last, last
     monkeypatch.delenv("DREAMDB_HOOK_VERBOSE")
     log.unlink()
     # not verbose: a wrong DREAMDB_VAULT, which turns the hook off, is logged all the same (QA round 62 L7)
-    assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""
+    assert H.run(payload("how is sleep debt computed before consolidation", elsewhere)) == ""
     assert "does not exist" in log.read_text() and len(log.read_text().splitlines()) == 1
     log.unlink()
+    # the project's own vault comes first: DREAMDB_VAULT, even a wrong one, is not read (QA round 70 C-M3)
+    assert H.run(payload("how is sleep debt computed before consolidation", project)).startswith(H.HEADER)
+    assert not log.exists()
     monkeypatch.setenv("DREAMDB_VAULT", str(tmp_path / ("x" * 2000)))  # a long value: one line of bounded length
-    assert H.run(payload("how is sleep debt computed before consolidation", project)) == ""
+    assert H.run(payload("how is sleep debt computed before consolidation", elsewhere)) == ""
     (line,) = log.read_text().splitlines()
     assert len(line) < 500 and line.endswith("; nothing printed"), len(line)
     monkeypatch.delenv("DREAMDB_VAULT")
     log.unlink()
     assert H.run(payload("zebra unicorn quasar nebula", project)) == "" and not log.exists()  # silent by default
+
+
+def test_the_hook_recalls_from_the_sessions_project_before_dreamdb_vault(project, tmp_path, monkeypatch):
+    """QA round 70 C-M3: with DREAMDB_VAULT exported (as the README suggests for the command line), every
+    session's prompts got that one vault's memories, whatever project they were typed in."""
+    from dreamdb import hook as H
+
+    other = tmp_path / "other" / "_dream_context" / "knowledge"
+    other.mkdir(parents=True)
+    (other / "sleep.md").write_text("---\ntitle: Other project sleep debt\n---\nsleep debt computed elsewhere\n")
+    for name in ("alpha", "beta", "gamma", "delta"):  # (BM25's IDF needs documents without the words)
+        (other / f"{name}.md").write_text(f"---\ntitle: {name}\n---\nunrelated {name} note\n")
+    monkeypatch.setenv("DREAMDB_VAULT", str(other.parent))
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    block = H.run(payload("how is sleep debt computed before consolidation", project))
+    assert block.startswith(H.HEADER) and str(project) in block and str(tmp_path / "other") not in block
+    nowhere = tmp_path / "no-vault"
+    nowhere.mkdir()
+    block = H.run(payload("how is sleep debt computed before consolidation", nowhere))  # no project vault: the variable's
+    assert block.startswith(H.HEADER) and "knowledge/sleep" in block and str(tmp_path / "other") in block
 
 
 def test_hook_install_says_when_the_project_has_no_vault(tmp_path):

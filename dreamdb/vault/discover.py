@@ -96,17 +96,25 @@ def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, *, follow: b
     raise OSError(errno.EINVAL, "not a regular file any more (it was replaced while the vault was read)")
 
 
-def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None) -> Path:
+def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None, project_first: bool = False) -> Path:
     """Resolve the vault root (the ``_dream_context`` folder).
 
     Order: ``path`` (the ``_dream_context`` folder itself or a folder containing one; any
     other folder is refused, so a typo never gets files written into it),
     else ``$DREAMDB_VAULT``, else walk up from ``cwd`` looking for
-    ``_dream_context`` (or being inside one).
+    ``_dream_context`` (or being inside one). With ``project_first`` (the prompt hook, whose
+    ``cwd`` is the agent session's project), the walk comes before ``$DREAMDB_VAULT``, which
+    then serves only where no vault is found: one exported for the command line must not show
+    one project's memories in every other (QA round 70 C-M3).
 
     Raises:
         VaultNotFound: nothing found; the hint says how to point dreamdb at a vault.
     """
+    if project_first and path is None and os.environ.get("DREAMDB_VAULT"):
+        try:
+            return _walk_up(cwd)
+        except NoVaultFound:
+            pass
     explicit = path if path is not None else os.environ.get("DREAMDB_VAULT") or None
     if explicit is not None and not str(explicit).strip():
         if path is None:  # (QA round 68 L7: the message did not say where the blank path came from)
@@ -121,6 +129,15 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
         except OSError as exc:  # a relative path from a deleted working folder, a loop
             raise VaultNotFound(f"The vault path {explicit} cannot be resolved ({exc.strerror or exc}).",
                                 hint="Pass --vault with an absolute path, or cd into your project.") from None
+    return _walk_up(cwd)
+
+
+def _walk_up(cwd: Path | None) -> Path:
+    """The ``_dream_context`` folder in or above ``cwd`` (default: the current folder), or the one ``cwd`` is in.
+
+    Raises:
+        NoVaultFound: there is none. VaultNotFound: ``cwd`` is gone, or the vault cannot be read.
+    """
     try:
         here = (cwd or Path.cwd()).resolve()
     except OSError:  # the working folder was deleted (or is unreadable)
