@@ -26,7 +26,8 @@ INJECT_THRESHOLD = 2.0
 """Raw BM25 score the best of the top hits needs before anything is printed (SPEC §2/§6)."""
 
 MAX_QUERY_CHARS = 4000
-"""A longer prompt is cut to its first 4,000 characters before recall (a 1 MB prompt stays fast)."""
+"""A longer prompt is recalled by its first and last 2,000 characters (a 1 MB prompt stays fast): a question comes
+before a pasted log or after it (QA round 70 C-M2: with the first 4,000 only, a question after a 5 KB log was lost)."""
 
 ACKNOWLEDGEMENTS = frozenset(
     """ok okay okey k thanks thank thx ty yes yeah yep yup no nope nah please pls continue go ahead sure great good
@@ -140,8 +141,26 @@ def render_block(hits) -> str:
         lines.append(f"{i}. [{_one_line_id(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}){sup}")
         lines.append(f"   {_one_line(h.snippet or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
-    lines.append('More: dreamdb recall --explain "<query>"')
+    lines.append(f'More: {_command()} recall --explain "<query>"')
     return "\n".join(lines) + "\n"
+
+
+def _command() -> str:
+    """How the agent can run dreamdb: ``dreamdb``, or the path this hook runs from when ``dreamdb`` on ``PATH`` is
+    not it (``hook install`` writes an absolute path when dreamdb is only in a virtualenv, which the agent's shell
+    does not activate: QA round 70 C-L9, the block's "More: dreamdb recall" failed there)."""
+    import shutil
+    import sys
+
+    exe = sys.argv[0] if sys.argv else ""
+    if os.path.basename(exe) != "dreamdb" or not os.path.isabs(exe):  # (python -m dreamdb, tests)
+        return "dreamdb"
+    found = shutil.which("dreamdb")
+    if found is not None and os.path.realpath(found) == os.path.realpath(exe):
+        return "dreamdb"
+    import shlex
+
+    return _one_line(shlex.quote(exe), 200)
 
 
 def _score_text(score: float) -> str:
@@ -202,7 +221,7 @@ def run(payload_text: str) -> str:
         if isinstance(cwd, str) and ("\0" in cwd or not _encodable(cwd)):  # (QA round 42: a traceback in the log)
             _log(f"hook: cwd {cwd!r} is not a usable path (a NUL byte or an unpaired surrogate); nothing printed")
             return ""
-        return _recall_block(prompt[:MAX_QUERY_CHARS], cwd if isinstance(cwd, str) and cwd else None)
+        return _recall_block(query_text(prompt), cwd if isinstance(cwd, str) and cwd else None)
     except Exception as exc:  # noqa: BLE001 - the hook must never fail the prompt
         if os.environ.get("DREAMDB_DEBUG"):
             traceback.print_exc()  # (to stderr: the log keeps one line an entry)
@@ -220,6 +239,24 @@ def run(payload_text: str) -> str:
 
 _LEADING_WHITESPACE_AND_BOMS = re.compile("[\\s\ufeff]*")
 """What :func:`run` drops before the payload's JSON: whitespace and any number of byte-order marks, in any order."""
+
+
+def query_text(prompt: str) -> str:
+    """What the hook recalls for ``prompt``: the whole of it up to :data:`MAX_QUERY_CHARS` characters, else its first
+    and last half of that (a word cut at either seam is a word less, never a wrong one)."""
+    if len(prompt) <= MAX_QUERY_CHARS:
+        return prompt
+    half = MAX_QUERY_CHARS // 2
+    return prompt[:half] + "\n" + prompt[-half:]
+
+
+def word_score(hit) -> float:
+    """``hit``'s raw BM25 score less what bare numbers (``24``, ``2026``: terms of digits only) give it, from its
+    explained terms. The gate and the hits shown use it: a prompt's numbers (a timeout, a pasted log's times and
+    counts) rank hits like any term, but matched alone they only find tables of numbers (QA round 70 C-M1: "bump
+    the timeout from 24 to 40 seconds" injected a note for its ``24 | 39`` table, at raw score 3.9)."""
+    numbers = sum(t["bm25"] for t in hit.terms or () if t.get("kind") == "query" and t["term"].isdigit())
+    return max(0.0, hit.score - numbers)
 
 
 def _parse_int(digits: str) -> int | str:
@@ -492,19 +529,21 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                 raise
             _log(f"{exc.message} ({exc.hint}); recalled from the index as it is" if exc.hint else
                  f"{exc.message}; recalled from the index as it is")
-        hits = index.recall(prompt, top=TOP, exclude_types="bookmark", mode=mode)
+        hits = index.recall(prompt, top=TOP, exclude_types="bookmark", mode=mode, explain=True)  # (terms: word_score)
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting) is still written down
             if "used bm25" in note:
                 _log(note)
         # The gate is the best raw score among the top hits, not the first one's: rank 1 may have a raw score
         # of 0 (matched through a translation counted with the query's word, or through the dense channel)
         # while a runner-up holds the query's words themselves.
-        best = max(hits, key=lambda h: h.score, default=None)
-        if best is None or best.score < INJECT_THRESHOLD:
-            _why(f"{vault}: no hit" if best is None else f"{vault}: best raw BM25 score {best.score:.2f} "
+        # Bare numbers are left out of both (word_score).
+        best = max(hits, key=word_score, default=None)
+        if best is None or word_score(best) < INJECT_THRESHOLD:
+            numbers = "" if best is None or word_score(best) == best.score else " without bare numbers"
+            _why(f"{vault}: no hit" if best is None else f"{vault}: best raw BM25 score{numbers} {word_score(best):.2f} "
                  f"({best.doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
             return ""
-        shown = [h for h in hits if h.score > 0]  # raw score 0: not the query's own words; left out of the prompt
+        shown = [h for h in hits if word_score(h) > 0]  # raw score 0: not the prompt's own words; left out of it
         _why(f"{vault}: injected {len(shown)} hits, first {shown[0].doc_id}; highest raw BM25 score {best.score:.2f}"
              f" ({best.doc_id}, the gate's)")  # (hits in rankScore order; the gate is on raw scores: QA round 39)
         return render_block(shown)  # before close: snippets read their bodies from the index

@@ -753,3 +753,50 @@ def test_a_payload_whose_prompt_or_cwd_is_not_text_is_logged_as_such(project, tm
     monkeypatch.chdir(project)
     assert H.run(json.dumps({"prompt": "how is sleep debt computed", "cwd": 5})).startswith(H.HEADER)
     assert "payload's cwd is not text (a int); the vault is looked for from the hook's own working folder" in log.read_text()
+
+
+def test_bare_numbers_alone_never_make_the_hook_print(project, tmp_path, monkeypatch):
+    """QA round 70 C-M1: "bump the timeout from 24 to 40 seconds" injected the sleep note for its table of
+    thresholds (24, 39, 40), at raw score 3.9: numbers rank hits, but matched alone they are no memory."""
+    from dreamdb import hook as H
+    import dreamdb
+
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    prompt = "bump the timeout from 24 to 40 seconds"
+    hits = dreamdb.open(project).recall(prompt, top=3, explain=True)
+    numbered = [h for h in hits if h.score >= H.INJECT_THRESHOLD]
+    assert numbered and all(H.word_score(h) < H.INJECT_THRESHOLD for h in hits)  # the gate would have passed on numbers
+    assert H.run(payload(prompt, project)) == ""
+    # a prompt whose words match keeps its numbers' weight: they still rank
+    block = H.run(payload("why is the agent drowsy at 24 sleep debt", project))
+    assert block.startswith(H.HEADER) and "feature/sleep-consolidation" in block.splitlines()[1]
+
+
+def test_a_long_prompt_is_recalled_by_its_head_and_its_tail(project, tmp_path, monkeypatch):
+    """QA round 70 C-M2: only the first 4,000 characters were read, so a question after a pasted 5 KB log was lost."""
+    from dreamdb import hook as H
+
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    log = "".join(f"INFO worker heartbeat ok pid=7 tick={i}\n" for i in range(200))
+    assert len(log) > H.MAX_QUERY_CHARS
+    question = "how is sleep debt computed before consolidation?"
+    for prompt in (log + question, question + "\n" + log):
+        text = H.query_text(prompt)
+        assert len(text) <= H.MAX_QUERY_CHARS + 1 and question in text
+        block = H.run(payload(prompt, project))
+        assert block.startswith(H.HEADER) and "feature/sleep-consolidation" in block.splitlines()[1], block
+    assert H.query_text(question) == question
+
+
+def test_the_block_names_the_dreamdb_the_agent_can_run(project, tmp_path):
+    """QA round 70 C-L9: ``hook install`` writes dreamdb's absolute path when it is only in a virtualenv, but the
+    block told the agent to run ``dreamdb recall``, which its shell (no virtualenv) does not find."""
+    exe = Path(sys.executable).parent / "dreamdb"
+    if not exe.exists():
+        pytest.skip(f"no dreamdb script beside {sys.executable} (not an installed environment)")
+    data = payload("how is sleep debt computed before consolidation", project).encode()
+    env = {**os.environ, "DREAMDB_HOOK_LOG": str(tmp_path / "h.log")}
+    for path, shown in (("/usr/bin:/bin", str(exe)), (f"{exe.parent}:/usr/bin:/bin", "dreamdb")):
+        p = subprocess.run([str(exe), "hook", "user-prompt-submit"], input=data, capture_output=True,
+                           env={**env, "PATH": path}, timeout=120)
+        assert p.stdout.decode().splitlines()[-1] == f'More: {shown} recall --explain "<query>"', path
