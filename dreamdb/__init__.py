@@ -20,6 +20,16 @@ from dreamdb.errors import DreamdbError  # noqa: E402
 
 __all__ = ["DreamdbError", "Hit", "Index", "MultiIndex", "__version__", "open"]
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing; type checkers read the name alike)
+if TYPE_CHECKING:
+    from dreamdb.api import Hit, Index
+    from dreamdb.multi import MultiIndex
+
+
+def __dir__() -> list[str]:
+    """The public names, the lazily imported ones included (``help(dreamdb)``, completion)."""
+    return sorted({*__all__, "errors", *(n for n in globals() if n.startswith("__"))})
+
 
 def __getattr__(name: str):
     """``dreamdb.Hit``, ``dreamdb.Index`` and ``dreamdb.MultiIndex``, imported on first use."""
@@ -34,7 +44,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'dreamdb' has no attribute {name!r}")
 
 
-def open(vault=None, **kwargs):  # noqa: A001 - the documented name
+def open(vault=None, **kwargs) -> Index | MultiIndex:  # noqa: A001 - the documented name
     """Open the dreamdb index of one vault (or several) and return it.
 
     Args:

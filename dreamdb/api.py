@@ -272,9 +272,17 @@ def _few_warnings(warnings: list[str]) -> list[str]:
         f"… and {rest} more sync warnings (dreamdb sync --force lists them all)"]
 
 
-def _serialized(method):
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing on the recall path)
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar
+
+    _Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _serialized(method: _Method) -> _Method:
     """Run an :class:`Index` method holding the index's lock: one thread at a time uses its connection
-    and caches (an index opened in one thread can be used from others, e.g. ``asyncio.to_thread``)."""
+    and caches (an index opened in one thread can be used from others, e.g. ``asyncio.to_thread``).
+    Typed to return ``method``'s own signature, so type checkers keep it."""
     @wraps(method)
     def run(self, *args, **kwargs):
         with self._lock:
@@ -282,7 +290,7 @@ def _serialized(method):
                 self._follow_index_file()
             return method(self, *args, **kwargs)
 
-    return run
+    return run  # type: ignore[return-value]
 
 
 class Index:

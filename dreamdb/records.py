@@ -37,17 +37,21 @@ class FrozenRecordError(AttributeError):
     """Raised on assignment to a field of a ``frozen`` record."""
 
 
-def record(cls=None, *, frozen: bool = False):
-    """Class decorator: generate ``__init__``, ``__repr__``, ``__eq__`` (and ``__hash__`` when frozen)
-    from the class's annotations; see the module docstring.
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing; type checkers read the name alike)
+if TYPE_CHECKING:  # a type checker sees the dataclass these records mirror: their fields, __init__ and types
+    from dataclasses import dataclass as record
+else:
+    def record(cls=None, *, frozen: bool = False):
+        """Class decorator: generate ``__init__``, ``__repr__``, ``__eq__`` (and ``__hash__`` when frozen)
+        from the class's annotations; see the module docstring.
 
-    Raises:
-        TypeError: a field without a default follows one with a default.
-    """
-    def wrap(c):
-        return _build(c, frozen)
+        Raises:
+            TypeError: a field without a default follows one with a default.
+        """
+        def wrap(c):
+            return _build(c, frozen)
 
-    return wrap if cls is None else wrap(cls)
+        return wrap if cls is None else wrap(cls)
 
 
 def _build(cls, frozen: bool):

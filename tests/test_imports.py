@@ -122,3 +122,18 @@ def test_the_package_version_is_the_projects():
 
     pyproject = (Path(dreamdb.__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'(?m)^version = "([^"]+)"', pyproject).group(1) == dreamdb.__version__ != "0.1.0"
+
+
+def test_help_lists_the_public_api_and_type_checkers_keep_index_methods():
+    """QA round 70 C-L6/L7: help(dreamdb) showed only DreamdbError and open (Index and Hit are imported lazily),
+    and the lock decorator hid Index methods' signatures from type checkers."""
+    import inspect
+    import pydoc
+
+    import dreamdb
+    from dreamdb.api import Index
+
+    text = pydoc.render_doc(dreamdb, renderer=pydoc.plaintext)
+    assert "class Index" in text and "class Hit" in text and "class MultiIndex" in text
+    assert set(dreamdb.__all__) <= set(dir(dreamdb))
+    assert "top" in inspect.signature(Index.recall).parameters and Index.recall.__wrapped__ is not None

@@ -23,6 +23,7 @@ def test_wheel_contains_migrations_and_runs_outside_the_tree(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(n for n in names if n.startswith("dreamdb/migrations/"))
     assert shipped == sorted(f"dreamdb/migrations/{p.name}" for p in (ROOT / "migrations").glob("*.sql"))
+    assert "dreamdb/py.typed" in names  # (PEP 561: type checkers read the package's own hints, QA round 70 C-L6)
     ldshared = sysconfig.get_config_var("LDSHARED")
     kernel = f"dreamdb/ranking/_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
     if ldshared and shutil.which(ldshared.split()[0]):  # the C accumulator is compiled into the wheel
