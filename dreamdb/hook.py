@@ -109,8 +109,18 @@ def _log(message: str) -> None:
                 return
             line = _one_line(message)
             fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {line}\n".encode("utf-8", "replace"))
+            fh.flush()
+            if readable and os.fstat(fh.fileno()).st_size > LOG_MAX_BYTES and not os.path.islink(p) \
+                    and os.stat(p).st_ino == os.fstat(fh.fileno()).st_ino:
+                os.replace(p, p.with_name(p.name + ".1"))  # (one older log kept; the next line starts a new one)
     except (OSError, ValueError):
         pass
+
+
+LOG_MAX_BYTES = 1 << 20
+"""Size (bytes) past which the hook log is moved to ``<log>.1`` (replacing an older one): with
+``DREAMDB_HOOK_VERBOSE``/``TIMING`` or a setting it keeps logging, a line a prompt would grow it forever
+(QA round 70 C-L11). A log this user cannot read, or a symlink, is left as it is."""
 
 
 def _one_line(text: str, limit: int | None = None) -> str:

@@ -800,3 +800,20 @@ def test_the_block_names_the_dreamdb_the_agent_can_run(project, tmp_path):
         p = subprocess.run([str(exe), "hook", "user-prompt-submit"], input=data, capture_output=True,
                            env={**env, "PATH": path}, timeout=120)
         assert p.stdout.decode().splitlines()[-1] == f'More: {shown} recall --explain "<query>"', path
+
+
+def test_the_hook_log_is_moved_aside_past_its_size_limit(tmp_path, monkeypatch):
+    """QA round 70 C-L11: with DREAMDB_HOOK_VERBOSE (a line a prompt) the log grew without end."""
+    from dreamdb import hook as H
+
+    log = tmp_path / "hook.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setattr(H, "LOG_MAX_BYTES", 2000)
+    for i in range(40):
+        H._log(f"line {i} " + "x" * 80)
+    older = tmp_path / "hook.log.1"
+    assert older.exists() and log.exists()
+    assert os.path.getsize(older) <= 2000 + 200 and os.path.getsize(log) <= 2000
+    lines = older.read_text().splitlines() + log.read_text().splitlines()
+    assert [int(line.split()[2]) for line in lines][-1] == 39  # the newest last, in the new log
+    assert all(H._LOG_LINE.match(line.encode()) for line in lines)
