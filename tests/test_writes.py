@@ -581,14 +581,23 @@ def test_index_dir_is_gitignored(vault: Path):
 # ---------------------------------------------------------------- slugs
 
 
+def test_a_dot_segment_or_a_doubled_slash_names_the_same_note(tiny_vault: Path):
+    """QA round 70 B-L2: ./knowledge/a.md was accepted but knowledge/./a.md refused as no path inside the vault."""
+    note = write_doc(tiny_vault, "knowledge/dotted.md", "---\ntitle: Dotted\n---\nbody\n")
+    for name in ("knowledge/./dotted.md", "knowledge//dotted.md", "./knowledge/./dotted.md"):
+        assert update(tiny_vault, name, append=name) == note.resolve()
+    assert note.read_text().count("dotted.md") == 3
+
+
 @pytest.mark.parametrize("slug", [
     "../../etc/passwd", "/etc/passwd", "knowledge/../../etc/passwd", "..", ".",
     "knowledge/..", "a\x00b", "..\\..\\x", "", "  ", ".hidden",
-    "../x", "../_dream_context/knowledge/x.md", "knowledge/../knowledge/x.md", "knowledge/./x.md",
-    "/etc/passwd.md", "~/x.md", "knowledge/.archive/x.md", "knowledge\\x.md", "knowledge//x.md",
+    "../x", "../_dream_context/knowledge/x.md", "knowledge/../knowledge/x.md", "./", "knowledge/./..",
+    "/etc/passwd.md", "~/x.md", "knowledge/.archive/x.md", "knowledge\\x.md", ".//.",
     "knowledge/a\nb.md", "state/x\ty", "core/CHANGELOG.json", "core/MEMORY", "notes/x.md", "changelog/x",
 ])
 def test_path_traversal_is_rejected_and_nothing_touched(vault: Path, slug: str):
+    """(``knowledge/./x.md`` and ``knowledge//x.md`` name ``knowledge/x.md``: see the next test.)"""
     before = _snapshot(vault.parent)
     with pytest.raises(UsageError):
         update(vault, slug, description="pwned")

@@ -84,18 +84,19 @@ def _refuse_control_chars(text: str, original: str) -> None:
 
 
 def _check_rel_path(rel: str, original: str) -> str:
-    """Validate a vault-relative POSIX path (lexically); return it without a leading ``./``.
+    """Validate a vault-relative POSIX path (lexically); return it without its ``.`` and empty segments
+    (``./knowledge//a.md`` → ``knowledge/a.md``).
 
     Raises:
-        UsageError: absolute, ``..`` or ``.``-prefixed (hidden/archive) segments, empty segments,
+        UsageError: absolute, ``..`` or ``.``-prefixed (hidden/archive) segments, nothing left,
             backslashes or control characters.
     """
     if os.path.isabs(rel) or rel.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", rel):
         raise UsageError(f"{original!r} is an absolute path; dreamdb only edits files inside the vault.",
                          hint="Give the path relative to the vault, e.g. knowledge/decisions/my-note.md.")
-    while rel.startswith("./"):
-        rel = rel[2:]
-    parts = rel.split("/")
+    # a "." segment or a doubled "/" names the same file (knowledge/./note.md, knowledge//note.md: QA round 70 B-L2)
+    parts = [part for part in rel.split("/") if part not in (".", "")] or [""]
+    rel = "/".join(parts)
     _refuse_control_chars(rel, original)
     if ("\\" in rel or any(not part or part.startswith(".") for part in parts)):
         raise UsageError(f"{original!r} is not a document slug or a path inside the vault.",
