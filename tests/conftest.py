@@ -253,3 +253,13 @@ def kenet_lexicon(tmp_path_factory) -> Path:
     dest = tmp_path_factory.mktemp("lexicon") / "kenet.sqlite"
     build_lexicon(dest)
     return dest
+
+
+@pytest.fixture(autouse=True)
+def _json_errors_reset():
+    """``dreamdb.entry.main([... "--json"])`` sets the process-wide ``quickcli.JSON_ERRORS`` (one process, one
+    command line); a test calling it must not leave JSON error output on for the tests after it."""
+    yield
+    from dreamdb import quickcli
+
+    quickcli.JSON_ERRORS = False
