@@ -415,22 +415,6 @@ def _rewritten_scalars(before: str, after: str, *, skip: set[str]) -> tuple[str,
     return None
 
 
-def _repeats_a_key(text: str) -> bool:
-    """Whether a YAML mapping names a top-level key twice (PyYAML keeps the last; strict parsers refuse
-    the file). A key written in a form the line editor does not see (``? description`` on its own
-    line) gets a second line from it: the frontmatter is then dumped whole instead."""
-    import yaml
-
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return False
-    if not isinstance(node, yaml.MappingNode):
-        return False
-    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-    return len(keys) != len(set(keys))
-
-
 def _updated_value(old: Any, now: datetime) -> Any:
     if isinstance(old, datetime):
         return now.replace(microsecond=0) if old.tzinfo else now.replace(microsecond=0, tzinfo=None)
