@@ -1229,7 +1229,9 @@ class Index:
         except (ModelNotInstalled, ModelError, DriverError, UsageError) as exc:  # UsageError: DREAMDB_EMBED_THREADS
             self.model_problem = f"{exc.message}" + (f" ({exc.hint})" if exc.hint else "")
         except ImportError as exc:
-            self.model_problem = f"embedding runtime not installed ({exc.name}); pip install 'dreamdb[embed]'"
+            from dreamdb.extras import install_command
+
+            self.model_problem = f"embedding runtime not installed ({exc.name}); {install_command('embed')}"
         return self._embedder
 
     @_serialized
@@ -1598,8 +1600,10 @@ class Index:
             st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25; "
                              f"{hint[:1].lower()}{hint[1:]}")
         elif model.get("runtime_missing"):
+            from dreamdb.extras import install_command
+
             st["summary"] = (f"{' and '.join(model['runtime_missing'])} not installed: hybrid recall falls back to BM25; "
-                             "pip install 'dreamdb[embed]'")
+                             + install_command("embed"))
         elif not db.CAN_LOAD_EXTENSIONS:  # (QA round 65 M2; its summary already says why: not twice, QA round 69 L1)
             said = st.get("summary") or ""
             said = "" if "cannot be loaded by this SQLite driver" in said else said

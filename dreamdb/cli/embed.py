@@ -237,7 +237,9 @@ def status_cmd(vault, as_json):
         click.echo(f"hint: {ms['hint']}")
     elif ms["runtime_missing"]:
         click.echo(f"runtime:   {' and '.join(ms['runtime_missing'])} not installed: hybrid recall falls back to BM25")
-        click.echo("hint: pip install 'dreamdb[embed]'")
+        from dreamdb.extras import install_command
+
+        click.echo(f"hint: {install_command('embed')}")
 
 
 @embed.command("compact", short_help="Give back the space of deleted vectors.")

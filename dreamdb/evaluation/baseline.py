@@ -10,7 +10,7 @@ if installed — it is the same Snowball algorithm in C). Documents with a
 zero score are dropped from the results (bm25s pads the top k with them),
 so both systems return only matching documents.
 
-``bm25s`` is an optional dependency (``pip install dreamdb[eval]``).
+``bm25s`` is an optional dependency (the ``eval`` extra: :func:`dreamdb.extras.install_command`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,13 @@ K1, B, METHOD = 1.5, 0.75, "lucene"
 def available() -> str | None:
     """``None`` if bm25s can be imported, else the reason it cannot."""
     try:
-        import bm25s  # noqa: F401
+        import importlib
+
+        importlib.import_module("bm25s")
     except Exception as exc:  # noqa: BLE001 - any import failure means "unavailable"
-        return f"bm25s not importable ({type(exc).__name__}: {exc}); pip install 'dreamdb[eval]'"
+        from dreamdb.extras import install_command
+
+        return f"bm25s not importable ({type(exc).__name__}: {exc}); {install_command('eval')}"
     return None
 
 

