@@ -50,15 +50,28 @@ def _is_hook(args: list[str]) -> bool:
 _GROUPS = ("embed", "model", "lexicon", "hook")
 """Commands whose first argument names a subcommand (``dreamdb embed refresh``)."""
 
+JSON_COMMANDS = frozenset((
+    "recall", "sync", "status", "list", "sql", "remember", "update", "delete", "eval",
+    "embed refresh", "embed status", "embed compact", "embed dedup",
+    "model status", "model build", "model install", "model download",
+    "lexicon status", "lexicon build", "hook install", "hook uninstall",
+))
+"""The commands that take ``--json`` (a test keeps this equal to the click commands; listed here so that
+recall's fast path does not import click to find out)."""
 
-def hoist_vault(args: list[str]) -> list[str]:
-    """``args`` with a ``--vault PATH`` written before the command moved to just after it.
+_COMMAND_NAMES = frozenset(c.split()[0] for c in JSON_COMMANDS)
+
+
+def hoist_options(args: list[str]) -> list[str]:
+    """``args`` with ``--vault PATH`` and ``--json`` written before the command moved to just after it.
 
     ``dreamdb --vault ~/p recall "x"`` is how ``git -C`` and ``docker --host`` are typed; the
-    option belongs to each command (``recall`` repeats it, ``model`` has none), so it is moved
-    behind the command's name (``embed refresh``: behind both words), where that command reads or
-    refuses it. Anything else is returned unchanged: nothing before the command, ``--vault``
-    without its path, or no command after it.
+    options belong to each command (``recall`` repeats ``--vault``, ``model`` has none), so they are
+    moved behind the command's name (``embed refresh``: behind both words), where that command reads
+    or refuses ``--vault``. ``--json`` moves only to a command that takes it (:data:`JSON_COMMANDS`;
+    not ``hook user-prompt-submit``), or to an unknown one (click then names it, with the commands
+    it may have meant), else it stays where it was. Anything else is returned
+    unchanged: nothing before the command, ``--vault`` without its path, or no command after it.
 
     Args:
         args: the command line without the program name.
@@ -66,22 +79,31 @@ def hoist_vault(args: list[str]) -> list[str]:
     Returns:
         a new list (or ``args`` itself when nothing moves).
     """
-    moved, i = [], 0
-    while i < len(args) and (args[i] == "--vault" or args[i].startswith("--vault=")):
+    moved, json_flags, i = [], [], 0
+    while i < len(args):
         if args[i] == "--vault":
             if i + 1 >= len(args):
                 return args
             moved += args[i:i + 2]
             i += 2
-        else:
+        elif args[i].startswith("--vault="):
             moved.append(args[i])
             i += 1
-    if not moved or i >= len(args) or args[i].startswith("-"):
+        elif args[i] == "--json":
+            json_flags.append(args[i])
+            i += 1
+        else:
+            break
+    if not (moved or json_flags) or i >= len(args) or args[i].startswith("-"):
         return args
     path_end = i + 1
     if args[i] in _GROUPS and path_end < len(args) and not args[path_end].startswith("-"):
         path_end += 1
-    return [*args[i:path_end], *moved, *args[path_end:]]
+    if " ".join(args[i:path_end]) in JSON_COMMANDS or args[i] not in _COMMAND_NAMES:  # (a typo: click names it)
+        moved, json_flags = [*moved, *json_flags[:1]], []
+    if not moved:
+        return args
+    return [*json_flags, *args[i:path_end], *moved, *args[path_end:]]
 
 
 def _main(args: list[str]) -> int:
@@ -91,7 +113,7 @@ def _main(args: list[str]) -> int:
         sys.stdout = quickcli.ClosedOutput()
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
-    args = hoist_vault(args)
+    args = hoist_options(args)
     if _is_hook(args):
         from dreamdb.hook import note_ignored_arguments, run_stdin
 

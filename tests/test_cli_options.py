@@ -329,7 +329,7 @@ def test_a_full_disk_under_the_index_is_said_not_called_damage(capsys):
 
 def test_vault_before_the_command_is_that_commands_vault(tmp_path, capsys):
     """``dreamdb --vault PATH recall …`` (typed as ``git -C``) was "No such option '--vault'"."""
-    from dreamdb.entry import hoist_vault, main
+    from dreamdb.entry import hoist_options, main
 
     vault = tmp_path / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
@@ -343,7 +343,87 @@ def test_vault_before_the_command_is_that_commands_vault(tmp_path, capsys):
     # a command without the option still refuses it, by its own name
     assert main(["--vault", str(vault), "model", "status"]) == 2
     assert "No such option" in capsys.readouterr().err
-    assert hoist_vault(["--vault", "v", "embed", "refresh", "--force"]) == ["embed", "refresh", "--vault", "v", "--force"]
-    assert hoist_vault(["--vault", "a", "--vault=b", "recall", "q"]) == ["recall", "--vault", "a", "--vault=b", "q"]
+    assert hoist_options(["--vault", "v", "embed", "refresh", "--force"]) == ["embed", "refresh", "--vault", "v", "--force"]
+    assert hoist_options(["--vault", "a", "--vault=b", "recall", "q"]) == ["recall", "--vault", "a", "--vault=b", "q"]
     for unchanged in (["--vault"], ["--vault", "v"], ["--vault", "v", "--json"], ["recall", "--vault", "v", "q"]):
-        assert hoist_vault(unchanged) == unchanged
+        assert hoist_options(unchanged) == unchanged
+
+
+@pytest.mark.parametrize("args, says", [
+    (["recal", "foo"], "No such command 'recal'. Did you mean 'recall'?"),
+    (["lst"], "No such command 'lst'. Did you mean 'list'?"),
+    (["embed", "refrsh"], "No such command 'refrsh'. Did you mean 'refresh'?"),
+    (["model", "buidl"], "No such command 'buidl'. Did you mean 'build'?"),
+    (["lexicon", "stauts"], "No such command 'stauts'. Did you mean 'status'?"),
+    (["hook", "instal"], "No such command 'instal'. Did you mean one of: 'install', 'uninstall'?"),
+    (["--json", "recal", "x"], "No such command 'recal'. Did you mean 'recall'?"),
+    (["xyzzy"], "No such command 'xyzzy'.\n"),
+])
+def test_a_mistyped_command_names_the_one_meant(args, says, capsys):
+    """User QA: `dreamdb recal foo` said "No such command" with no suggestion (the lazily loaded root group has
+    no commands for click to compare with); subgroups say it too."""
+    from dreamdb.entry import main
+
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert says in captured.err and "Did you mean '--version'" not in captured.err
+    if "--json" in args:
+        assert json.loads(captured.out)["error"]["message"] == says
+
+
+def test_a_mistyped_command_from_the_executable():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "recal", "foo"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Did you mean 'recall'?" in r.stderr
+
+
+def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
+    """User QA: `dreamdb --json status` was "No such option '--json'. Did you mean '--version'?"."""
+    from dreamdb.entry import hoist_options, main
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    assert main(["--json", "status", "--vault", str(vault)]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] > 0
+    assert main(["--json", "--vault", str(vault), "recall", "sleep", "debt"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"]
+    assert main(["--vault", str(vault), "--json", "embed", "status"]) == 0
+    assert "documents" in json.loads(capsys.readouterr().out)
+    assert main(["--json", "recall", "--vault", str(vault), "--", "-x"]) == 0  # (moved before the --)
+    assert json.loads(capsys.readouterr().out)["query"] == "-x"
+    assert hoist_options(["--json", "embed", "status"]) == ["embed", "status", "--json"]
+    assert hoist_options(["--json", "--vault", "v", "sql", "SELECT 1"]) == ["sql", "--vault", "v", "--json", "SELECT 1"]
+    # the prompt hook takes no --json: it stays where it was (and the hook ignores it)
+    assert hoist_options(["--json", "hook", "user-prompt-submit"]) == ["--json", "hook", "user-prompt-submit"]
+    assert hoist_options(["--vault", "v", "--json", "hook", "user-prompt-submit"]) == [
+        "--json", "hook", "user-prompt-submit", "--vault", "v"]
+    for unchanged in (["--json"], ["--json", "--help"], ["status", "--json"]):
+        assert hoist_options(unchanged) == unchanged
+
+
+def test_the_commands_that_take_json_are_the_ones_the_hoist_knows():
+    """entry.JSON_COMMANDS is a copy (recall's fast path does not import click): it must match the commands."""
+    import click
+
+    from dreamdb.cli import cli
+    from dreamdb.entry import JSON_COMMANDS
+
+    ctx = click.Context(cli)
+    found = set()
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        subs = command.commands.items() if isinstance(command, click.Group) else [(None, command)]
+        for sub, cmd in subs:
+            if any("--json" in p.opts for p in cmd.params):
+                found.add(f"{name} {sub}" if sub else name)
+    assert found == set(JSON_COMMANDS)
+
+
+def test_the_root_help_says_vault_and_json_may_come_before_the_command():
+    r = CliRunner().invoke(cli, ["--help"])
+    assert r.exit_code == 0
+    text = " ".join(r.output.split())
+    assert "--vault PATH and --json may be given before the command" in text
+    assert "dreamdb --vault PATH --json status" in text

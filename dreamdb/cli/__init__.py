@@ -21,6 +21,7 @@ import sys
 import click
 
 from dreamdb import __version__
+from dreamdb.cli.options import SuggestingGroup
 
 _COMMANDS = {
     "recall": ("dreamdb.cli.recall", "recall"),
@@ -59,7 +60,7 @@ for _name, _mod, _attr, _help in (
     register(_name, _mod, _attr, _help)
 
 
-class LazyGroup(click.Group):
+class LazyGroup(SuggestingGroup):
     """A click group whose subcommands are imported on first use."""
 
     def list_commands(self, ctx):  # noqa: D102
@@ -110,9 +111,10 @@ def cli() -> None:
     Mirrors a _dream_context/ vault into a SQLite index and answers queries
     with exact BM25 (and, opt-in, local multilingual embeddings).
 
-    The vault is found from --vault (after the command, or before it:
-    dreamdb --vault PATH recall ...), then DREAMDB_VAULT, then by walking
-    up from the current folder.
+    The vault is found from --vault PATH, then DREAMDB_VAULT, then by walking
+    up from the current folder. --vault PATH and --json may be given before
+    the command as well as after it (dreamdb --vault PATH --json status): they
+    apply to that command.
 
     \b
     Examples:

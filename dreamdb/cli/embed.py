@@ -13,13 +13,13 @@ import time
 
 import click
 
-from dreamdb.cli.options import Interrupted, json_option, open_index, print_notes, vault_option
+from dreamdb.cli.options import Interrupted, SuggestingGroup, json_option, open_index, print_notes, vault_option
 
 _MAX_THREADS = 64  # dreamdb.embeddings.model.MAX_THREADS (a heavy import; a test keeps the two equal)
 _THREADS_HELP = "onnxruntime threads, 1-64 (default: $DREAMDB_EMBED_THREADS, else 2)."
 
 
-@click.group("embed", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("embed", cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def embed() -> None:
     """Embeddings for hybrid recall: refresh the vectors, show status, check for duplicates.
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import json_option
+from dreamdb.cli.options import SuggestingGroup, json_option
 
 
-@click.group("hook")
+@click.group("hook", cls=SuggestingGroup)
 def hook():
     """Agent prompt hook (Claude Code UserPromptSubmit).
 

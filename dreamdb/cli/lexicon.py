@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import json_option
+from dreamdb.cli.options import SuggestingGroup, json_option
 
 
-@click.group("lexicon", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("lexicon", cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def lexicon() -> None:
     """The Turkish–English dictionary that translates query words no note has.
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import json_option
+from dreamdb.cli.options import SuggestingGroup, json_option
 from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
 
 
-@click.group("model", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("model", cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def model() -> None:
     """The local embedding model (multilingual-e5-small, run with onnxruntime).
 

@@ -42,6 +42,35 @@ def print_notes(index, extra=()) -> None:
         click.echo(f"note: {note}", err=True)
 
 
+def no_such_command(ctx: click.Context, name: str, names) -> None:
+    """Fail (exit 2) with "No such command 'recal'. Did you mean 'recall'?": the close matches among ``names``
+    (:func:`difflib.get_close_matches`), whatever click's version suggests by itself."""
+    import difflib
+
+    names = list(names)
+    scored = sorted(((difflib.SequenceMatcher(None, name, n).ratio(), n) for n in names), key=lambda s: -s[0])
+    # the closest, and those nearly as close ('instal': install, uninstall; 'recal': recall, not eval)
+    close = [n for r, n in scored[:3] if r >= max(0.6, scored[0][0] - 0.15)] if scored else []
+    message = f"No such command {name!r}."
+    if len(close) == 1:
+        message += f" Did you mean {close[0]!r}?"
+    elif close:
+        message += f" Did you mean one of: {', '.join(map(repr, close))}?"
+    ctx.fail(message)
+
+
+class SuggestingGroup(click.Group):
+    """A click group whose "No such command" names the commands closest to the one typed (``dreamdb recal``,
+    ``dreamdb embed refrsh``), from :meth:`list_commands`, so a lazily loaded group's commands count too."""
+
+    def resolve_command(self, ctx, args):  # noqa: D102
+        name = click.utils.make_str(args[0])
+        if (name[:1].isalnum() and not ctx.resilient_parsing and ctx.token_normalize_func is None
+                and self.get_command(ctx, name) is None):
+            no_such_command(ctx, name, self.list_commands(ctx))
+        return super().resolve_command(ctx, args)
+
+
 class Interrupted(click.Abort):
     """Ctrl-C on a command that has already said what the interruption left behind: the entry point
     exits 130 (with ``--json``, its JSON error) without adding click's "Aborted."."""
