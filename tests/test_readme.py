@@ -1,0 +1,62 @@
+"""The README as a user reads it: no pointers to documents a user does not have, and quick-start commands
+that exist (user QA)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+from click.testing import CliRunner
+
+from dreamdb.cli import cli
+from tests.conftest import ROOT
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _section(title: str) -> str:
+    start = README.index(title)
+    nxt = re.search(r"^#{2,4} ", README[start + len(title):], re.M)
+    return README[start:start + len(title) + nxt.start()] if nxt else README[start:]
+
+
+def _bash_blocks(text: str) -> list[str]:
+    return re.findall(r"```bash\n(.*?)```", text, re.S)
+
+
+@pytest.mark.parametrize("internal", ["SPEC", "QA round", "the reference", "reference figure", "../shared/docs"])
+def test_no_citation_of_internal_documents(internal):
+    assert internal not in README
+
+
+def test_the_quick_start_says_what_the_tests_build_and_what_a_user_runs_for_hybrid():
+    quick = _section("## Quick start")
+    assert "builds the model and the lexicon once" not in quick
+    commands = " ".join(_bash_blocks(quick))
+    assert "dreamdb model build" in commands and "dreamdb lexicon build" in commands
+
+
+def test_every_dreamdb_command_of_the_quick_start_exists():
+    quick = _section("## Quick start") + _section("### Your own vault")
+    runner = CliRunner()
+    seen = 0
+    for block in _bash_blocks(quick):
+        for line in block.splitlines():
+            for part in re.split(r"&&|;", line.split(" #")[0]):
+                words = shlex.split(part) if "<<" not in part else []
+                if not words or not words[0].endswith("dreamdb"):
+                    continue
+                path = [w for w in words[1:3] if not w.startswith("-")][:2]
+                r = runner.invoke(cli, [*path[:1], "--help"])
+                assert r.exit_code == 0, part
+                if path[0] in ("model", "lexicon", "embed", "hook") and len(path) > 1:
+                    assert runner.invoke(cli, [path[0], path[1], "--help"]).exit_code == 0, part
+                seen += 1
+    assert seen >= 5
+
+
+def test_your_own_vault_gives_each_command_once():
+    lines = [line.split("#")[0].strip() for block in _bash_blocks(_section("### Your own vault"))
+             for line in block.splitlines() if line.startswith("dreamdb ")]
+    assert lines and len(lines) == len(set(lines))
