@@ -522,3 +522,15 @@ def test_a_version_number_finds_the_notes_that_write_it_on_the_real_vault(real_i
     writing = [h.doc_id for h in hits if "v0.5.0" in (h.title + h.snippet + h.description)]
     assert hits[0].doc_id == "changelog/2026-05-31-positioning-1"
     assert len(writing) >= 3, [h.doc_id for h in hits]
+
+
+def test_a_query_starting_with_a_dash_is_documented_and_works(example_vault):
+    """User QA: `dreamdb recall -- -x` worked but neither `recall --help` nor the README said so."""
+    r = CliRunner().invoke(cli, ["recall", "--help"])
+    assert r.exit_code == 0 and "dreamdb recall -- -x" in r.output and "starting with '-'" in r.output
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `dreamdb recall QUERY"))
+    assert "`dreamdb recall -- -x`" in row
+    p = run_main("recall", "--vault", str(example_vault), "--json", "--", "-debt")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["query"] == "-debt"

@@ -40,6 +40,7 @@ def recall(query, top, types, exclude_types, tags, since, until, status, level, 
       dreamdb recall how does the sleep debt score work
       dreamdb recall --types knowledge,feature --top 10 "dashboard security"
       dreamdb recall --since -30d --json release
+      dreamdb recall -- -x      (a query starting with '-': after --)
     """
     from dreamdb.quickcli import run_recall
 
