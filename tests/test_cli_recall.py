@@ -534,3 +534,20 @@ def test_a_query_starting_with_a_dash_is_documented_and_works(example_vault):
     p = run_main("recall", "--vault", str(example_vault), "--json", "--", "-debt")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["query"] == "-debt"
+
+
+def test_every_sync_of_a_vault_whose_only_note_is_named_md_in_upper_case_says_why_nothing_is_indexed(tmp_path):
+    """User QA: with knowledge/UP.MD the only note, a sync after the first said "0 documents" and "the vault has no
+    notes yet" (only the first sync, which found the file, warned of it). dreamdb reads `.md` in lower case only
+    (README, "Which files become documents"), so every sync of the empty index names the file and the fix."""
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/UP.MD", "---\ntitle: Up\n---\nhello world\n")
+    for _ in range(2):
+        p = run_main("sync", "--vault", str(vault))
+        assert p.returncode == 0 and "0 documents" in p.stdout, p.stderr
+        assert ("note: no documents indexed: knowledge/UP.MD has an extension in another case than .md, the only one"
+                " dreamdb reads: rename it to .md") in p.stderr
+        assert "no notes yet" not in p.stderr
+    (vault / "knowledge" / "UP.MD").rename(vault / "knowledge" / "UP.md")
+    p = run_main("sync", "--vault", str(vault))
+    assert p.returncode == 0 and "1 document " in p.stdout and "note:" not in p.stderr

@@ -91,12 +91,22 @@ def note_unindexed(index) -> None:
     if unreadable:  # (QA round 69 H1: "the vault has no notes yet" for a note that could not be read)
         click.echo(f"note: no documents indexed: {', '.join(map(safe_text, unreadable[:3]))}"
                    f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix their permissions).", err=True)
-    elif count:
+        return
+    from dreamdb.vault.discover import cased_markdown
+
+    # (user QA: a vault whose only note was knowledge/UP.MD synced to nothing, and only the first sync said why)
+    cased, cased_examples = cased_markdown(index.vault, include_archives=index.include_archives, limit=3)
+    if count:
         click.echo(f"note: no documents indexed; {count} .md file{'s' if count != 1 else ''} in the vault "
                    f"{'are' if count != 1 else 'is'} outside the folders dreamdb reads ({', '.join(map(safe_text, examples))}"
                    f"{', …' if count > len(examples) else ''}). Documents come from: {where} "
                    "(README, \"Which files become documents\").", err=True)
-    else:
+    if cased:
+        click.echo(f"note: no documents indexed: {', '.join(map(safe_text, cased_examples))}"
+                   f"{', …' if cased > len(cased_examples) else ''} {'have' if cased != 1 else 'has'} an "
+                   f"extension in another case than .md, the only one dreamdb reads: rename "
+                   f"{'them' if cased != 1 else 'it'} to .md (README, \"Which files become documents\").", err=True)
+    if not (count or cased):
         from dreamdb.vault.discover import archived_markdown
 
         hidden = archived_markdown(index.vault)
