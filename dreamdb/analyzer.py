@@ -33,7 +33,8 @@ index both analyses at the same position (the second one, from
 capital ``I`` gets a third, with the Turkish lowercase ``ı``: ``KIRMIZI``
 is ``kırmızı``); a query, whose
 words have no reliable case, keeps one analysis per word and is matched
-against the index's vocabulary by :func:`alternate_terms`.
+against the index's vocabulary by :func:`alternate_terms` (a capital that opens
+a sentence or a title may be no name's: :func:`opening_capitals`).
 
 Changing anything here changes every score: bump :data:`ANALYZER_VERSION`,
 which makes the next sync rebuild the index.
@@ -1088,11 +1089,13 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
 
 
 def query_words(text: str, turkish: bool, words: list[str] | None = None,
-                originals: list[str] | None = None) -> list[tuple[str, str, bool]]:
+                originals: list[str] | None = None, common: frozenset[int] = frozenset()) -> list[tuple[str, str, bool]]:
     """``(term, folded word, capitalised)`` for each word of a query that yields a term, in order.
 
     The terms are exactly :func:`analyze`'s (same language decision, same rules); the word and
-    its case are kept for :func:`alternate_terms`. ``words`` and ``originals`` as in :func:`analyze`.
+    its case are kept for :func:`alternate_terms`. ``words`` and ``originals`` as in :func:`analyze`;
+    ``common``: indexes of capitalised words to read as ordinary words all the same (see
+    :func:`opening_capitals`).
     """
     if words is None:
         words = raw_tokens(text)
@@ -1101,11 +1104,46 @@ def query_words(text: str, turkish: bool, words: list[str] | None = None,
     if len(originals) != len(words):  # pragma: no cover - folding never splits tokens
         originals = words
     out = []
-    for w, o in zip(words, originals):
+    for i, (w, o) in enumerate(zip(words, originals)):
         if len(w) > 1 and w not in STOPWORDS:
-            cap = o[:1].isupper()
+            cap = o[:1].isupper() and (not common or i not in common)
             out.append((stem(w, turkish and not cap), w, cap))
     return out
+
+
+_APOSTROPHES = frozenset("'\u2019\u02bc")
+_SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?…:;])\s+|\n\s*")
+"""Where a sentence (or a line) ends: after ``. ! ? … : ;`` and whitespace, or at a line break."""
+
+
+def opening_capitals(text: str, originals: list[str]) -> frozenset[int]:
+    """Indexes (into ``originals``, the query's words as written) of the capitalised words whose capital may be
+    the text's and not the word's: the first word of each sentence or line (``Yedekler nerede?``), and every
+    word of a text whose words are all capitalised (a title: ``Sunucu Güvenliği``), unless it has a capital
+    ``I`` (which may stand for ``ı``: :func:`alternate_terms` tries both for a capitalised word) or
+    is written with a suffix after an apostrophe (``Miller'ın``: a name, as Turkish spells one).
+
+    Turkish writes a name's suffixes after an apostrophe, so a capitalised bare word may be a name, and a
+    query reads it as one (its English analysis); but Turkish also capitalises every sentence's first word,
+    and a prompt or a question begins with one. Read as a name, ``Yedekler`` (backups) was the term
+    ``yedekler``, held only by the notes that begin a sentence with it, and scored 0.90 where ``yedekler``
+    scored 1.72 (QA round 71). :func:`dreamdb.ranking.rank.plan_query` reads such a word as an ordinary
+    Turkish word where a Turkish note holds that reading: a name opens a sentence as often (``Rankine
+    çevriminin…``), and its Turkish reading, ``rank``, is an English note's word.
+    """
+    caps = [o[:1].isupper() and "I" not in o for o in originals]
+    if not any(caps):
+        return frozenset()
+    if all(o[:1].isupper() for o in originals):
+        return frozenset(i for i, c in enumerate(caps) if c)
+    starts, n = set(), 0
+    for part in _SENTENCE_BREAK_RE.split(drop_data(normalize(text))):
+        if n < len(caps) and caps[n]:
+            first = _TOKEN_RE.search(part)
+            if first is None or part[first.end():first.end() + 1] not in _APOSTROPHES:  # (Miller'ın: a name)
+                starts.add(n)
+        n += len(tokens(part, data_dropped=True))
+    return frozenset(starts)
 
 
 @lru_cache(maxsize=16_384)

@@ -1760,12 +1760,14 @@ def _plan_notes(plan, lexicon=None) -> list[str]:
     analyses (by terms), translations replacing words, translations counted with words (classes) or beside
     replaced ones (synonyms); a translation's note names the query's word as typed (lowercase), not its term,
     and the translation as the ``lexicon`` writes it (*security*, not the term ``securiti``) when it can tell."""
-    from dreamdb.analyzer import query_words
+    from dreamdb.analyzer import query_words, stem
     from dreamdb.ranking.rank import class_members
 
     words: dict[str, str] = {}
-    for term, word, _cap in query_words(plan.text, plan.turkish):
+    for term, word, cap in query_words(plan.text, plan.turkish):
         words.setdefault(term, word)
+        if cap and plan.turkish:  # (a capital opening a sentence may have been read as an ordinary word)
+            words.setdefault(stem(word, True), word)
     words.update((found, words.get(term, term)) for term, found in plan.resolved.items() if found not in words)
 
     def pairs(items) -> str:

@@ -366,3 +366,32 @@ def test_a_turkish_query_reaches_the_notes_writing_its_word_in_the_form_stemmed_
         assert sorted(h.doc_id for h in ix.recall("stratejisi")) == ["knowledge/bare", "knowledge/inflected"]
         # an English word is not read as Turkish: no forms
         assert plan_query("strategies", vocabulary=ix._vocabulary()).forms == {}
+
+
+def test_a_capital_that_opens_a_sentence_or_a_title_may_be_no_name(index):
+    """QA round 71: Turkish capitalises every sentence's first word, and a prompt begins with one; read as a
+    name (its English analysis), ``Yedekler`` was the term ``yedekler`` instead of ``yedek``."""
+    from dreamdb.analyzer import opening_capitals, tokens
+
+    def opening(text):
+        return sorted(opening_capitals(text, tokens(text)))
+
+    assert opening("Yedekler nerede? Ahmet yaptı. Miller'ın rotası\nKayıtlar da") == [0, 2, 6]
+    assert opening("anahtar Şifreleme") == []  # mid-sentence: a name
+    assert opening("Sunucu Güvenliği") == [0, 1]  # a title
+    assert opening("Işık AYARLARI, Ilık su") == [] and opening("yedekler") == []  # a capital I may be ı: both tried
+    assert query_words("Yedekler nerede", True, common=frozenset([0])) == [("yedek", "yedekler", False)]
+    assert query_words("Yedekler nerede", True) == [("yedekler", "yedekler", True)]
+    # plan_query reads it as an ordinary word where a Turkish note holds that reading, else as a name
+    vocabulary = index._vocabulary()
+    assert plan_query("Yedekler nerede", vocabulary=vocabulary).terms == ["yedek"]
+    assert plan_query("Teller rotası", vocabulary=vocabulary).terms[0] == "teller"  # no Turkish note holds "tel"
+    assert plan_query("Yedekler nerede").terms == ["yedekler"]  # without the index: analysis only
+
+
+@pytest.mark.parametrize("query", ["Yedekler nerede", "Şifreleme anahtarı nerede", "Veritabanı Yedekleme Politikası"])
+def test_a_turkish_question_scores_alike_with_its_first_capital(index, query):
+    lower = query[:1].lower() + query[1:] if query != "Veritabanı Yedekleme Politikası" else query.lower()
+    got = [(h.doc_id, h.score, h.rank_score) for h in index.recall(query, now="2026-08-18")]
+    assert got and got[0][0] == "knowledge/turkce-not"
+    assert got == [(h.doc_id, h.score, h.rank_score) for h in index.recall(lower, now="2026-08-18")]
