@@ -395,3 +395,23 @@ def test_a_turkish_question_scores_alike_with_its_first_capital(index, query):
     got = [(h.doc_id, h.score, h.rank_score) for h in index.recall(query, now="2026-08-18")]
     assert got and got[0][0] == "knowledge/turkce-not"
     assert got == [(h.doc_id, h.score, h.rank_score) for h in index.recall(lower, now="2026-08-18")]
+
+
+def test_a_spelling_against_vowel_harmony_gives_way_to_a_later_harmonic_one(tiny_vault):
+    """QA round 71: a note writing ``Işık`` also holds ``işık`` (its capital I folded as English folds it), two
+    letters from ``isik``; ``ışık`` is three. The spellings stopped at ``işık`` and missed the note writing
+    ``ışık`` in lowercase; a spelling against vowel harmony now holds only until a later round finds the word."""
+    write_doc(tiny_vault, "knowledge/sensor.md", "---\ntitle: Işık sensörü\n---\n\nIşık seviyesi gece düşük olmalı.\n")
+    write_doc(tiny_vault, "knowledge/lamba.md",
+              "---\ntitle: Lamba bakımı\n---\n\nKoridordaki ışık ve lamba her ay kontrol edilir.\n")
+    ix = dreamdb.open(tiny_vault)
+    ix.sync()
+    try:
+        assert plan_query("isik", vocabulary=ix._vocabulary()).resolved == {"isik": "ışık"}
+        typed = [(h.doc_id, h.score) for h in ix.recall("isik", now="2026-08-18")]
+        assert {"knowledge/sensor", "knowledge/lamba"} <= {d for d, _s in typed}
+        assert typed == [(h.doc_id, h.score) for h in ix.recall("ışık", now="2026-08-18")]
+        # a word whose spelling keeps harmony is taken at its round, as before (guvenlik → güvenlik)
+        assert plan_query("guvenlik", vocabulary=ix._vocabulary()).resolved.get("guvenlik") in (None, "güvenlik")
+    finally:
+        ix.close()
