@@ -911,6 +911,26 @@ def test_values_python_cannot_hold_never_stop_a_sync(tiny_vault):
     assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+def test_repeated_keys_nan_and_binary_values_are_read_and_warned_of(tiny_vault):
+    """QA round 71: a CHANGELOG entry writing "summary" twice (a merge that kept both sides) lost one value without a
+    word, NaN (not JSON) passed silently, and a YAML ``!!binary`` title was indexed as ``b'ocelot'``."""
+    write_doc(tiny_vault, "core/CHANGELOG.json",
+        '[{"date": "2026-01-01", "type": "fix", "summary": "ocelot first", "summary": "ocelot kept", "n": NaN},\n'
+        ' {"date": "2026-01-02", "type": "fix", "summary": "ocelot plain"}]\n')
+    write_doc(tiny_vault, "knowledge/bin.md", "---\ntitle: !!binary b2NlbG90IG5vdGU=\ntags: [!!binary /w==]\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    titles = dict(index.conn.execute("SELECT doc_id, title FROM documents"))
+    assert titles["changelog/2026-01-01-fix-1"] == "2026-01-01 [fix] — ocelot kept"
+    assert titles["knowledge/bin"] == "ocelot note"  # base64 of UTF-8 text: the text
+    assert index.conn.execute("SELECT COUNT(*) FROM document_tags JOIN documents ON documents.id = document_tags.doc "
+                              "WHERE doc_id = 'knowledge/bin'").fetchone()[0] == 0  # bytes that are no text: no tag
+    assert [w for w in report.warnings if w == "core/CHANGELOG.json: 1 key is written twice in one entry "
+            "(e.g. 'summary'); only the last value of each is indexed"]
+    assert [w for w in report.warnings if w.startswith("core/CHANGELOG.json: holds NaN (1 such value), which is not JSON")]
+    assert [h.doc_id for h in index.recall("ocelot note")][:1] == ["knowledge/bin"]
+
+
 def _rows_by_doc_id(index) -> dict[str, tuple]:
     """Every ``documents`` column but the row id, by doc_id, with the document's tags and postings."""
     cols = [r[1] for r in index.conn.execute("PRAGMA table_info(documents)") if r[1] != "id"]

@@ -84,6 +84,11 @@ def _as_text(value) -> str:
         return " ".join(_as_text(v) for v in value)
     if isinstance(value, dict):
         return " ".join(_as_text(v) for v in value.values())
+    if isinstance(value, (bytes, bytearray)):  # YAML !!binary: its text when it is UTF-8, else none (not b'…')
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return ""
     return str(value)
 
 
@@ -483,8 +488,22 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
     body = summary + description + references; level 1; no identity boost.
     Invalid JSON yields no documents and one warning.
     """
+    repeated: list[str] = []  # keys an object holds twice (JSON keeps the last)
+    odd: list[str] = []  # NaN, Infinity, -Infinity: not JSON, which Python reads as numbers
+
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        out = dict(items)
+        if len(out) < len(items):
+            seen: set[str] = set()
+            repeated.extend(k for k, _v in items if k in seen or seen.add(k))
+        return out
+
+    def constant(name: str) -> float:
+        odd.append(name)
+        return float(name)
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
     except ValueError as exc:
         limit = re.match(r"Exceeds the limit \((\d+)(?: digits)?\) for integer string conversion", str(exc))
         if limit:  # in words, not Python's sys.set_int_max_str_digits() (QA round 59 L10)
@@ -507,6 +526,12 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
     if mended:
         warnings.append(f"{rel_path}: {len(mended):,} {'texts hold' if len(mended) > 1 else 'text holds'} half of a UTF-16 "
                         f"surrogate pair (an emoji cut in two?), indexed as \ufffd; e.g. {mended[0]!r}")
+    if repeated:  # (QA round 71: a merge that kept both sides' "summary" lost one of them without a word)
+        warnings.append(f"{rel_path}: {len(repeated):,} {'keys are' if len(repeated) > 1 else 'key is'} written twice in "
+                        f"one entry (e.g. {repeated[0]!r}); only the last value of each is indexed")
+    if odd:
+        warnings.append(f"{rel_path}: holds {odd[0]} ({len(odd):,} such value{'s' if len(odd) > 1 else ''}), which "
+                        "is not JSON (other tools may refuse the file); read as a number")
     return docs, warnings
 
 
