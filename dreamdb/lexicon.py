@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 from dreamdb.errors import LexiconError, UsageError, WriteRefused
+from dreamdb.extras import install_command
 from dreamdb.glossary import COMPUTING_TR_EN, GLOSSARY_VERSION
 
 ENV_LEXICON = "DREAMDB_LEXICON"
@@ -232,7 +233,7 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     data = Path(source) if source is not None else source_dir()
     if data is None:
         raise LexiconError(f"KeNet's data is not installed (PyPI package {SOURCE_PACKAGE})",
-                           hint="Run: pip install 'dreamdb[lexicon]'  then: dreamdb lexicon build")
+                           hint=f"Run: {install_command('lexicon')}  then: dreamdb lexicon build")
     if dest is None and lexicon_path() is None:
         raise UsageError(f"{ENV_LEXICON} switches the lexicon off, so there is no file to build",
                          hint=f"Give one with --to FILE (or {ENV_LEXICON}=FILE), or unset {ENV_LEXICON}.")
@@ -740,7 +741,7 @@ def lexicon_status() -> dict:
     status: dict = {"installed": False, "path": os.path.abspath(path) if path else None,  # (QA round 68 L3: as set)
                     "source_installed": source_dir() is not None}
     hint = ("dreamdb lexicon build" if status["source_installed"]
-            else "pip install 'dreamdb[lexicon]'  then: dreamdb lexicon build")
+            else f"{install_command('lexicon')}  then: dreamdb lexicon build")
     if path is None:
         status["reason"] = f"switched off by {ENV_LEXICON}"
         return status

@@ -778,7 +778,10 @@ def test_build_without_the_source_package_says_what_to_install(monkeypatch, tmp_
     monkeypatch.setattr(L, "source_dir", lambda: None)
     with pytest.raises(LexiconError) as err:
         build_lexicon(tmp_path / "x.sqlite")
-    assert "pip install 'dreamdb[lexicon]'" in err.value.hint
+    from dreamdb.extras import install_command
+
+    assert err.value.hint == f"Run: {install_command('lexicon')}  then: dreamdb lexicon build"
+    assert "[lexicon]" in err.value.hint or "NlpToolkit-WordNet" in err.value.hint  # not PyPI's unrelated dreamdb
 
 
 @pytest.mark.slow
