@@ -1116,8 +1116,9 @@ _SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?…:;])\s+|\n\s*")
 """Where a sentence (or a line) ends: after ``. ! ? … : ;`` and whitespace, or at a line break."""
 
 
-def opening_capitals(text: str, originals: list[str]) -> frozenset[int]:
-    """Indexes (into ``originals``, the query's words as written) of the capitalised words whose capital may be
+def opening_capitals(written: str, originals: list[str]) -> frozenset[int]:
+    """Indexes (into ``originals``, the words of ``written``: a query after :func:`normalize` and :func:`drop_data`,
+    as written) of the capitalised words whose capital may be
     the text's and not the word's: the first word of each sentence or line (``Yedekler nerede?``), and every
     word of a text whose words are all capitalised (a title: ``Sunucu Güvenliği``), unless it has a capital
     ``I`` (which may stand for ``ı``: :func:`alternate_terms` tries both for a capitalised word) or
@@ -1136,13 +1137,15 @@ def opening_capitals(text: str, originals: list[str]) -> frozenset[int]:
         return frozenset()
     if all(o[:1].isupper() for o in originals):
         return frozenset(i for i, c in enumerate(caps) if c)
+    parts = _SENTENCE_BREAK_RE.split(written) if _SENTENCE_BREAK_RE.search(written) else (written,)
     starts, n = set(), 0
-    for part in _SENTENCE_BREAK_RE.split(drop_data(normalize(text))):
+    for k, part in enumerate(parts):
         if n < len(caps) and caps[n]:
             first = _TOKEN_RE.search(part)
             if first is None or part[first.end():first.end() + 1] not in _APOSTROPHES:  # (Miller'ın: a name)
                 starts.add(n)
-        n += len(tokens(part, data_dropped=True))
+        if k + 1 < len(parts):
+            n += len(tokens(part, data_dropped=True))
     return frozenset(starts)
 
 
