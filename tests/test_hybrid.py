@@ -314,3 +314,45 @@ def test_explain_adds_up_in_every_fused_mode_and_dense_only_hits_carry_their_bm2
     assert seen["rrf"] and seen["rrf-plain"] and seen["dense"] and seen["relative"], seen
     assert bool(seen["dense_only_with_terms"]) == bool(candidates), seen
     index.close()
+
+
+def test_top_match_coverage_counts_a_class_member_as_its_term(tiny_vault):
+    """QA round 72: the top hit by rankScore may hold a query word only through its translation (its class);
+    counted by terms alone it covered nothing, and the coverage of 0 silenced BM25 in the fusion."""
+    from dreamdb.hybrid import top_match_coverage
+
+    write_doc(tiny_vault, "knowledge/yedek.md", "---\ntitle: Yedekleme\n---\nyedek her gece alınır\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    rowid = dict(index.conn.execute("SELECT doc_id, id FROM documents").fetchall())["knowledge/yedek"]
+    classes = {"backup": ("backup", "yedek")}
+    assert top_match_coverage(index.conn, rowid, ["backup", "store"]) == 0.0
+    assert top_match_coverage(index.conn, rowid, ["backup", "store"], classes) == 0.5
+    assert top_match_coverage(index.conn, rowid, ["store"], classes) == 0.0
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_a_top_hit_found_through_a_translation_leaves_bm25_its_vote(tiny_vault, model_dir, kenet_lexicon, monkeypatch):
+    """QA round 72 F8: over Turkish notes on backups and one English changelog entry holding "backup", hybrid
+    ranked that entry 20th for "where are backups stored": BM25's top hit by rankScore held only "yedek"."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))
+    write_doc(tiny_vault, "state/current-task.md", "---\ntitle: Şu anki görev\ndescription: Yedeklerin ikinci "
+              "bölgeye kopyalanmasını doğrulamak.\nstatus: in-progress\ndate: 2026-12-01\n---\nAmsterdam bölgesine "
+              "kopyalanan yedeklerin geri yüklenebildiğini doğrulamamız gerekiyor.\n")
+    write_doc(tiny_vault, "knowledge/yedekleme-stratejisi.md", "---\ntitle: Yedekleme stratejisi\ndescription: "
+              "Veritabanı yedekleri her gece S3'e alınıyor; yedekler 30 gün tutuluyor.\ntags: [yedekleme, veritabanı]\n"
+              "date: 2026-10-12\n---\nYedekler her gece saat 03:00'te alınıyor. Yedek dosyaları Frankfurt bölgesindeki "
+              "S3 kovasında tutuluyor ve 30 gün sonra siliniyor.\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-11-20", "type": "decision", "scope": "backup",
+         "summary": "Moved nightly database backups to a second region",
+         "description": "Backups are now copied to the Amsterdam region as well as Frankfurt, after the October outage."}]))
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    bm25 = index.recall("where are backups stored", top=10, now="2026-12-04")
+    entry = next(h for h in bm25 if h.type == "changelog")
+    assert entry.score > 0 and bm25[0].type != "changelog"  # (the case: a Turkish note first by rankScore)
+    hybrid = index.recall("where are backups stored", top=10, mode="hybrid", explain=True, now="2026-12-04")
+    assert hybrid[0].mode == "hybrid" and hybrid[0].signals["bm25_coverage"] > 0
+    assert entry.doc_id in [h.doc_id for h in hybrid[:3]]

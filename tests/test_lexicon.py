@@ -193,7 +193,8 @@ def test_the_forms_of_a_turkish_word_looked_up_restore_a_dropped_vowel_after_dev
     # a restored form comes after the longer beginnings as written: uyku is found before uyuk is tried
     assert _turkish_lookup_forms("uykusu") == ("uykusu", "uykus", "uyku", "uyuk")
     assert "sunuç" in _turkish_lookup_forms("sunucusu") and len(_turkish_lookup_forms("sunucusu")) == 6  # no CC: none
-    assert _turkish_lookup_forms("evi") == ()  # under four letters
+    assert _turkish_lookup_forms("evi") == ("evi",)  # under four letters: the word alone (it may be typed plain)
+    assert _turkish_lookup_forms("ağı") == () and _turkish_lookup_forms("yaz") == ()  # (reached by their stems)
     # a token of thousands of letters is looked up by its beginnings of at most 48 (QA round 35: 1.7 s, 98 MB)
     forms = _turkish_lookup_forms("a" * 10_000)
     assert forms[0] == "a" * 48 and len(forms) == 45 and max(map(len, forms)) == 48
@@ -1159,3 +1160,23 @@ def test_the_glossary_gives_the_words_of_software_work_their_senses(kenet_lexico
     for word, sense in (("çerez", "cooki"), ("özellik", "featur"), ("ayrıştırıcı", "parser"), ("yığın", "stack"),
                         ("zamanaşımı", "timeout"), ("belirteç", "token")):
         assert translated_terms(stem(word, True), word, lex, True)[0] == sense, word
+
+
+@pytest.mark.slow
+def test_a_short_word_typed_without_turkish_letters_is_translated(kenet_lexicon, tiny_vault, monkeypatch):
+    """QA round 72 F1: ``hız limiti`` found the note on rate limits through ``hız`` → *rate*, ``hiz limiti``
+    found nothing: a word was looked up as written only from four letters on (a bound meant for its
+    beginnings), and the lexicon's stems are in Turkish letters."""
+    from dreamdb.ranking.rank import _turkish_lookup_forms
+
+    assert _turkish_lookup_forms("hiz")[:1] == ("hiz",) and "hı" not in _turkish_lookup_forms("hiz")
+    monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))
+    write_doc(tiny_vault, "knowledge/rate.md", "---\ntitle: API rate limiting\n---\nEach client gets a request rate "
+                                             "of 100 per minute; the limit resets hourly.\n")
+    write_doc(tiny_vault, "knowledge/yedek.md", "---\ntitle: Yedekleme\n---\nYedekler her gece alınır.\n")
+    with dreamdb.open(tiny_vault) as ix:
+        for query in ("hız", "hiz"):
+            hits = ix.recall(query, explain=True)
+            assert [h.doc_id for h in hits][:1] == ["knowledge/rate"], query
+            assert any("→ rate" in n or "→ speed" in n for n in ix.take_notes()), query
+

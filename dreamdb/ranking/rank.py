@@ -475,6 +475,9 @@ def verb_infinitives(word: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_TYPED_PLAIN = frozenset("cgiosu")
+"""The letters Turkish typed without its letters puts for ç ğ ı ö ş ü."""
+
 _PRIVATIVE_RE = PRIVATIVE_RE  # (dreamdb.analyzer's: its stemmer keeps the suffix too)
 
 
@@ -509,7 +512,10 @@ def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
                 if restored[-1] in _HARDENED:
                     forms.append(restored[:-1] + _HARDENED[restored[-1]])
                 forms.append(restored)
-    forms = [f for f in dict.fromkeys(forms) if len(f) >= TRANSLATION_MIN_LETTERS]
+    # (and a shorter word itself typed without Turkish letters, which the lexicon's stems, in Turkish letters, cannot
+    # reach: hiz, for hız, was never looked up, QA round 72; a short word in Turkish letters is reached by its stem)
+    short = plain and len(word) < TRANSLATION_MIN_LETTERS and not _TYPED_PLAIN.isdisjoint(word)
+    forms = [f for f in dict.fromkeys(forms) if len(f) >= TRANSLATION_MIN_LETTERS or (short and f == word)]
     verbs = verb_infinitives(word)
     if verbs:
         # a verb's inflected form (yazdık, okuduk) is read as the verb, its infinitive, unless a noun that explains
