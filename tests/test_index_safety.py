@@ -982,3 +982,16 @@ def test_a_blank_dreamdb_index_is_unset(tiny_vault, monkeypatch):
     monkeypatch.setenv("DREAMDB_INDEX", "  ")
     assert config.index_env() is None
     assert config.index_path_for(tiny_vault) == tiny_vault / ".dreamdb" / "index.db"
+
+
+def test_an_index_without_its_write_bit_is_told_so(tmp_path):
+    """QA round 72-A: a chmod 444 index was told "yet writes are refused: an immutable or append-only
+    attribute (lsattr)?"; the cause was the missing write bit."""
+    from dreamdb.writes.files import _why_not_writable
+
+    index = tmp_path / "index.db"
+    index.write_bytes(b"")
+    index.chmod(0o444)
+    assert _why_not_writable(index, os.stat(index)) == "mode 444: no write permission (chmod u+w index.db)"
+    index.chmod(0o644)
+    assert "no write permission" not in _why_not_writable(index, os.stat(index))

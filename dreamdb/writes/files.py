@@ -220,9 +220,8 @@ def _attributes(path: Path) -> list[str]:
 
 
 def _why_not_writable(path: Path, st: os.stat_result) -> str:
-    """Why a file is not writable though this user may have its mode's write bit (QA round 40: an immutable
-    file was told to chmod u+w): a read-only file system, an attribute such as immutable (``lsattr``), or
-    another owner."""
+    """Why a file is not writable (QA round 40: an immutable file was told to chmod u+w): a read-only file
+    system, an attribute such as immutable (``lsattr``), another owner, or its owner's write bit off."""
     if _read_only_mount(path):
         return "it is on a read-only file system"
     attributes = _attributes(path)
@@ -230,6 +229,9 @@ def _why_not_writable(path: Path, st: os.stat_result) -> str:
         return f"it has the {' and '.join(attributes)} attribute"
     if hasattr(os, "geteuid") and os.geteuid() != 0 and st.st_uid != os.geteuid():
         return f"mode {st.st_mode & 0o7777:o}, owned by another user"
+    if hasattr(os, "geteuid") and st.st_uid == os.geteuid() and not st.st_mode & 0o200:
+        # (QA round 72-A: a chmod 444 index was told of an immutable attribute)
+        return f"mode {st.st_mode & 0o7777:o}: no write permission (chmod u+w {path.name})"
     return f"mode {st.st_mode & 0o7777:o}, yet writes are refused: an immutable or append-only attribute (lsattr)?"
 
 
