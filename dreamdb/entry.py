@@ -106,6 +106,20 @@ def hoist_options(args: list[str]) -> list[str]:
     return [*json_flags, *args[i:path_end], *moved, *args[path_end:]]
 
 
+def _only_leading_options(args: list[str]) -> bool:
+    """Whether ``args`` holds nothing but the options :func:`hoist_options` moves (``--vault PATH``, ``--json``):
+    no command to move them to."""
+    i = 0
+    while i < len(args):
+        if args[i] == "--vault":
+            i += 2
+        elif args[i].startswith("--vault=") or args[i] == "--json":
+            i += 1
+        else:
+            return False
+    return True
+
+
 def _main(args: list[str]) -> int:
     from dreamdb import quickcli
 
@@ -114,6 +128,10 @@ def _main(args: list[str]) -> int:
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
     args = hoist_options(args)
+    if args and _only_leading_options(args):  # (QA round 72-A: "No such option '--vault'", though --help allows it)
+        return quickcli.print_error(
+            "Missing command: --vault PATH and --json go with a command.",
+            "Add the command, e.g. dreamdb --vault PATH status (dreamdb --help lists them).", 2)
     if _is_hook(args):
         from dreamdb.hook import note_ignored_arguments, run_stdin
 

@@ -403,6 +403,21 @@ def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
         assert hoist_options(unchanged) == unchanged
 
 
+def test_leading_options_without_a_command_say_the_command_is_missing(capsys):
+    """QA round 72-A: `dreamdb --vault examples` said "No such option '--vault'", though --help says it may come
+    first; `dreamdb --json` suggested --version."""
+    from dreamdb.entry import main
+
+    for args in (["--vault", "examples"], ["--vault"], ["--vault=examples"], ["--vault", "x", "--json"]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("Error: Missing command: --vault PATH and --json go with a command.") and "status" in err
+    assert main(["--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["error"]["exit_code"] == 2 and "Missing command" in err
+    assert main(["--version"]) == 0  # (other options: click's, as before)
+
+
 def test_the_commands_that_take_json_are_the_ones_the_hoist_knows():
     """entry.JSON_COMMANDS is a copy (recall's fast path does not import click): it must match the commands."""
     import click
