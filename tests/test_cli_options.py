@@ -442,3 +442,17 @@ def test_the_root_help_says_vault_and_json_may_come_before_the_command():
     text = " ".join(r.output.split())
     assert "--vault PATH and --json may be given before the command" in text
     assert "dreamdb --vault PATH --json status" in text
+
+
+def test_text_starting_with_a_dash_is_told_to_go_after_double_dash(capsys):
+    """QA round 72-A: `recall -x` and `sql "-- comment"` said only "No such option"; a near option is still
+    suggested instead (`--tpo`)."""
+    from dreamdb.entry import main
+
+    assert main(["recall", "-x"]) == 2
+    assert "No such option '-x'. Text that starts with '-' goes after --: dreamdb recall -- -x" in capsys.readouterr().err
+    assert main(["sql", "-- comment"]) == 2
+    assert "goes after --: dreamdb sql -- '-- comment'" in capsys.readouterr().err
+    assert main(["recall", "--tpo", "3", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "'--top'" in err and "goes after --" not in err

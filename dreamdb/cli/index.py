@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import json_option, open_index, print_notes, vault_option
+from dreamdb.cli.options import FreeTextCommand, json_option, open_index, print_notes, vault_option
 from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 
 
@@ -222,7 +222,7 @@ def list_cmd(vault, types, as_json):
     click.echo(output.table(rows) if rows else "No documents.")
 
 
-@click.command("sql")
+@click.command("sql", cls=FreeTextCommand)
 @click.argument("query")
 @vault_option()
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),

@@ -71,6 +71,23 @@ class SuggestingGroup(click.Group):
         return super().resolve_command(ctx, args)
 
 
+class FreeTextCommand(click.Command):
+    """A command whose argument is free text (``recall``'s query, ``sql``'s statement): an unknown option with
+    no near option of the command is text that starts with a dash, and the error says to put it after ``--``
+    (QA round 72-A: ``dreamdb recall -x`` and ``dreamdb sql "-- comment"`` said only "No such option")."""
+
+    def parse_args(self, ctx, args):  # noqa: D102
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            if not exc.possibilities:
+                import shlex
+
+                exc.message += (f" Text that starts with '-' goes after --: dreamdb {self.name} -- "
+                                f"{shlex.quote(exc.option_name)}")
+            raise
+
+
 class Interrupted(click.Abort):
     """Ctrl-C on a command that has already said what the interruption left behind: the entry point
     exits 130 (with ``--json``, its JSON error) without adding click's "Aborted."."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import json_option, vault_option
+from dreamdb.cli.options import FreeTextCommand, json_option, vault_option
 
 
-@click.command()
+@click.command(cls=FreeTextCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("--top", "-n", type=click.IntRange(1, 50), default=5, show_default=True, help="Number of hits.")
 @click.option("--types", "-t", metavar="A,B", help="Only these document types (knowledge, feature, task, memory, changelog, objective, insight, thesis, bookmark).")
