@@ -1354,18 +1354,23 @@ def test_update_quotes_every_tag_another_yaml_reader_would_not_read_as_text(twin
     """QA round 56: ``update --tags 1e3`` wrote ``1e3`` unquoted, text to PyYAML (YAML 1.1) but the number 1000 to a
     YAML 1.2 reader; ``0o17``, ``+.5`` and ``y`` likewise. Checked in a flow list, a block list and a frontmatter
     dumped whole (an alias), and in a description."""
+    from dreamdb.vault.tags import tag_key
+
     path = twins / "knowledge" / "foo.md"
-    path.write_text(f"---\ntitle: Top foo\n{front}---\ntop body\n")
-    update(twins, "knowledge/foo.md", tags=_TRICKY_TAGS, description="1e3")
-    front_text = path.read_text().split("---\n")[1]
-    loaded = yaml.safe_load(front_text)
-    assert loaded["tags"] == _TRICKY_TAGS and loaded["description"] == "1e3"  # PyYAML (YAML 1.1) reads them back
-    node = yaml.compose(front_text, Loader=yaml.SafeLoader)
-    values = {k.value: v for k, v in node.value}
-    scalars = [*values["tags"].value, values["description"]]
-    plain = [n.value for n in scalars if n.style is None]
-    assert [v for v in plain if _YAML12_NOT_TEXT.fullmatch(v) or _YAML11_BOOL_OR_NULL.fullmatch(v)] == [], front_text
-    assert plain == ["plain"]  # (and nothing else quoted needlessly)
+    # (one update per spelling of a tag: two spellings of one tag in one update are one tag, QA round 72-A)
+    first = list({tag_key(t): t for t in reversed(_TRICKY_TAGS)}.values())[::-1]
+    for tags in (first, [t for t in _TRICKY_TAGS if t not in first] + ["plain"]):
+        path.write_text(f"---\ntitle: Top foo\n{front}---\ntop body\n")
+        update(twins, "knowledge/foo.md", tags=tags, description="1e3")
+        front_text = path.read_text().split("---\n")[1]
+        loaded = yaml.safe_load(front_text)
+        assert loaded["tags"] == tags and loaded["description"] == "1e3"  # PyYAML (YAML 1.1) reads them back
+        node = yaml.compose(front_text, Loader=yaml.SafeLoader)
+        values = {k.value: v for k, v in node.value}
+        scalars = [*values["tags"].value, values["description"]]
+        plain = [n.value for n in scalars if n.style is None]
+        assert [v for v in plain if _YAML12_NOT_TEXT.fullmatch(v) or _YAML11_BOOL_OR_NULL.fullmatch(v)] == [], front_text
+        assert plain == ["plain"]  # (and nothing else quoted needlessly)
 
 
 # ---------------------------------------------------------------- update keeps the previous version
@@ -2414,3 +2419,10 @@ def test_remember_refuses_to_renumber_an_entry_when_one_is_dated_after_it(tiny_v
     data = json.loads(log.read_text())
     assert entry["id"] == "2026-08-18-other-1" and len(data) == 3
     assert changelog_ids(data)[[e["description"] for e in data].index("Y")] == "2026-08-18-note-1"
+
+
+def test_update_drops_the_spellings_of_a_tag_it_already_has(twins: Path):
+    """QA round 72-A: ``--tags "a, a, A, #a"`` wrote ``[a, A, '#a']``: one tag to the index, three in the file."""
+    path = twins / "knowledge" / "foo.md"
+    update(twins, "knowledge/foo.md", tags="a, a, A, #a, topic:b, B, c")
+    assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == ["a", "topic:b", "c"]

@@ -65,7 +65,7 @@ def _doc_id(vault, slug: str) -> str | None:
 @click.command()
 @click.argument("slug")
 @click.option("--description", help="New frontmatter description (\"\" removes it).")
-@click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats are dropped; \"\" clears it)."
+@click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats, in any spelling of a tag (A, #a), are dropped; \"\" clears it)."
               " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall.")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one is refused).")
 @click.option("--append", help="Text appended to the body.")

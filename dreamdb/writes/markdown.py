@@ -436,7 +436,9 @@ def _load_markdown(path: Path) -> _Markdown:
 def _clean_tags(tags: Sequence[str] | str) -> list[str]:
     """Tags as given (a list, or one comma-separated string): stripped, empty ones and repeats dropped.
 
-    Repeats are exact (``a`` and ``A`` are two tags); the first one's place is kept.
+    A repeat is a tag the index reads as one before it (:func:`dreamdb.vault.tags.tag_key`: ``a``, ``A`` and
+    ``#a`` are one tag); the first spelling is kept, in its place (QA round 72-A: ``--tags "a, a, A, #a"`` wrote
+    ``[a, A, '#a']``).
 
     A tag is checked as the other one-line fields of a write are (:func:`dreamdb.writes.checks._refused_char`):
     it held a bidirectional override (U+202E) that ``--description`` refused (QA round 54 L6), and is shown
@@ -455,6 +457,7 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
     else:
         raise UsageError(f"tags must be a comma-separated string or a list (or tuple) of strings or numbers, got {tags!r}.")
     out: list[str] = []
+    keys: set[str] = set()
     for item in items:
         at = _refused_char(item)
         if at is not None:
@@ -467,7 +470,8 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
             raise UsageError(f"The tag {tag!r} names no tag: a leading # and a facet prefix up to the last ':' are"
                              " not part of a tag ('#topic:recall' is the tag recall); nothing was changed.",
                              hint="Give the tag's name (e.g. --tags \"recall, storage\").")
-        if tag and tag not in out:
+        if tag and tag_key(tag) not in keys:
+            keys.add(tag_key(tag))
             out.append(tag)
     return out
 
