@@ -148,7 +148,8 @@ def render_block(hits) -> str:
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
         sup = f" — superseded by {_one_line_id(h.superseded_by)}" if h.superseded_by else ""
-        lines.append(f"{i}. [{_one_line_id(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}){sup}")
+        via = ", through a translation" if h.score == 0 else ""  # (shown for its translated words: translated())
+        lines.append(f"{i}. [{_one_line_id(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}{via}){sup}")
         lines.append(f"   {_one_line(h.snippet or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
     lines.append(f'More: {_command()} recall --explain "<query>"')
@@ -258,6 +259,14 @@ def query_text(prompt: str) -> str:
         return prompt
     half = MAX_QUERY_CHARS // 2
     return prompt[:half] + "\n" + prompt[-half:]
+
+
+def translated(hit) -> bool:
+    """Whether ``hit`` holds translations of the prompt's words beyond the words themselves: its BM25 with each
+    translated word counted with its translation as one term (``bm25_structured``, from ``explain``) exceeds its
+    raw score (:func:`dreamdb.ranking.rank.class_members`)."""
+    structured = (hit.signals or {}).get("bm25_structured")
+    return structured is not None and structured > hit.score
 
 
 def word_score(hit) -> float:
@@ -553,7 +562,10 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             _why(f"{vault}: no hit" if best is None else f"{vault}: best raw BM25 score{numbers} {word_score(best):.2f} "
                  f"({best.doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
             return ""
-        shown = [h for h in hits if word_score(h) > 0]  # raw score 0: not the prompt's own words; left out of it
+        # raw score 0: not the prompt's own words, left out, unless their translations (counted with them in
+        # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the
+        # English note on log retention (QA round 72 F7)
+        shown = [h for h in hits if word_score(h) > 0 or translated(h)]
         _why(f"{vault}: injected {len(shown)} hits, first {shown[0].doc_id}; highest raw BM25 score {best.score:.2f}"
              f" ({best.doc_id}, the gate's)")  # (hits in rankScore order; the gate is on raw scores: QA round 39)
         return render_block(shown)  # before close: snippets read their bodies from the index

@@ -817,3 +817,25 @@ def test_the_hook_log_is_moved_aside_past_its_size_limit(tmp_path, monkeypatch):
     lines = older.read_text().splitlines() + log.read_text().splitlines()
     assert [int(line.split()[2]) for line in lines][-1] == 39  # the newest last, in the new log
     assert all(H._LOG_LINE.match(line.encode()) for line in lines)
+
+
+@pytest.mark.slow
+def test_a_hit_holding_the_translation_of_a_prompt_word_is_shown(tmp_path, kenet_lexicon):
+    """QA round 72 F7: "günlükler kaç gün tutuluyor" ranked the English note on log retention first (the Turkish
+    notes hold ``günlük``, so *log* counts with it as one term in rankScore), but its raw score is 0, and the
+    hook left it out: the agent got the backup note alone."""
+    vault = tmp_path / "proj" / "_dream_context"
+    write_doc(vault, "knowledge/logging.md", "---\ntitle: Log retention\n---\nApplication logs are kept for 30 days "
+              "in Loki, then deleted. Each day of logs is one file.\n")
+    write_doc(vault, "knowledge/yedek.md", "---\ntitle: Yedekleme stratejisi\n---\nYedekler her gece alınıyor ve 30 "
+              "gün tutuluyor.\n")
+    write_doc(vault, "knowledge/rapor.md", "---\ntitle: Rapor\n---\nGünlük rapor her sabah gönderilir.\n")
+    write_doc(vault, "knowledge/rel.md", "---\ntitle: Release checklist\n---\nRun the tests, tag the release.\n")
+    env = {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log"), "DREAMDB_LEXICON": str(kenet_lexicon)}
+    recalled = json.loads(subprocess.run(
+        [sys.executable, "-m", "dreamdb", "recall", "--vault", str(vault), "--json", "-n", "3", "günlükler kaç gün "
+         "tutuluyor"], capture_output=True, text=True, timeout=120, env={**os.environ, **env}).stdout)["hits"]
+    assert recalled[0]["doc_id"] == "knowledge/logging" and recalled[0]["score"] == 0  # (the case)
+    lines = hook(payload("günlükler kaç gün tutuluyor", vault.parent), env).stdout.decode().splitlines()
+    assert lines[1] == "1. [knowledge/logging] Log retention (score 0, through a translation)", lines
+    assert lines[3].startswith("2. [knowledge/yedek]")
