@@ -1442,3 +1442,14 @@ def test_a_note_removed_while_the_sync_runs_is_said_so_and_gone_at_the_next(tiny
     assert [h.doc_id for h in index.recall("zebra")] == ["knowledge/stays"]  # (its lazy sync removed it)
     assert index.conn.execute("SELECT COUNT(*) FROM files WHERE path = 'knowledge/gone.md'").fetchone()[0] == 0
     assert _integrity(index) == "ok"
+
+
+def test_a_pinned_value_that_is_no_flag_is_warned_of(tiny_vault):
+    """QA round 72-A: ``pinned: maybe`` was read as not pinned without a word, while a bad date or status is warned of."""
+    write_doc(tiny_vault, "knowledge/maybe.md", "---\ntitle: Maybe\npinned: maybe\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/list.md", "---\ntitle: List\npinned: [x]\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/yes.md", "---\ntitle: Yes\npinned: 'Yes'\n---\nbody\n")
+    report = dreamdb.open(tiny_vault).sync()
+    pinned = [w for w in report.warnings if "frontmatter pinned" in w]
+    assert sorted(pinned) == ["knowledge/list.md: frontmatter pinned 'x' is not true or false; read as not pinned",
+                              "knowledge/maybe.md: frontmatter pinned 'maybe' is not true or false; read as not pinned"]

@@ -155,6 +155,17 @@ def _confidence(value) -> float | None:
     return c if 0.0 <= c <= 1.0 else None
 
 
+_FLAG_WORDS = frozenset(("true", "yes", "on", "1", "false", "no", "off", "0"))
+
+
+def _is_flag(value) -> bool:
+    """Whether a frontmatter value reads as a flag at all (:func:`frontmatter_bool`): a YAML boolean or number,
+    or one of the words it knows, in any case."""
+    if isinstance(value, str):
+        return value.strip().lower() in _FLAG_WORDS
+    return isinstance(value, (bool, int, float))
+
+
 def frontmatter_bool(value) -> bool:
     """A frontmatter flag (``pinned``) as a bool: YAML's own booleans, and the quoted words
     ``true``/``yes``/``on``/``1`` (any case) that YAML 1.1 would read as true unquoted.
@@ -233,6 +244,10 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
                         " 0 to 1; ignored")
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
     pinned = frontmatter_bool(meta.get("pinned"))
+    raw_pinned = meta.get("pinned")
+    if raw_pinned not in (None, "") and not _is_flag(raw_pinned):  # (QA round 72-A: pinned: maybe passed silently)
+        warnings.append(f"{rel_path}: frontmatter pinned {_as_text(raw_pinned)[:40]!r} is not true or false;"
+                        " read as not pinned")
     raw_status = meta.get("status")
     status = (unicodedata.normalize("NFC", str(raw_status).strip()).lower()
               if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None)
