@@ -415,3 +415,20 @@ def test_a_spelling_against_vowel_harmony_gives_way_to_a_later_harmonic_one(tiny
         assert plan_query("guvenlik", vocabulary=ix._vocabulary()).resolved.get("guvenlik") in (None, "güvenlik")
     finally:
         ix.close()
+
+
+def test_a_short_root_with_a_turkish_suffix_and_no_apostrophe_finds_the_english_note(tiny_vault):
+    """QA round 72 F2: ``logları`` found the English note on logging, ``loglar`` (typed without Turkish letters,
+    so read as English) found nothing: its root ``log`` was shorter than a loanword respelling may be."""
+    from dreamdb.ranking.rank import loanword_terms
+
+    assert loanword_terms("loglar", "loglar")[:1] == ("log",) and loanword_terms("apiler", "apiler")[:1] == ("api",)
+    assert loanword_terms("costume", "costume") == ()  # (an English word: no Turkish root)
+    write_doc(tiny_vault, "knowledge/logging.md", "---\ntitle: Logging setup\n---\nApplication log lines go to Loki.\n")
+    write_doc(tiny_vault, "knowledge/yedek.md", "---\ntitle: Yedekleme\n---\nYedekler her gece alınır.\n")
+    ix = dreamdb.open(tiny_vault)
+    try:
+        for query in ("loglar", "logları"):
+            assert [h.doc_id for h in ix.recall(query)][:1] == ["knowledge/logging"], query
+    finally:
+        ix.close()

@@ -409,7 +409,12 @@ def loanword_terms(term: str, word: str, heads=None, spellings=loanword_spelling
     roots = dict.fromkeys([term, *(word[:n] for n in range(len(word), cut - 1, -1))])
     spelled = spellings(tuple(roots), heads)
     # (spellings are ASCII letters only, whose English analysis, stem(s, False), is english_stem(s))
-    return tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term and len(t) >= HEAD_LETTERS)
+    found = tuple(t for t in dict.fromkeys(map(english_stem, spelled)) if t != term and len(t) >= HEAD_LETTERS)
+    if 3 <= len(base) < HEAD_LETTERS and base != word and base.isascii() and base != term:
+        # a short root with a Turkish suffix and no apostrophe (loglar, apiler): the root itself, not a respelling
+        # of it, so no false friend of a longer root (QA round 72 F2: loglar found nothing, logları the note)
+        found = (english_stem(base), *found)
+    return found
 
 
 TRANSLATION_MIN_LETTERS = 4
