@@ -339,7 +339,8 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
     # ESC, other controls, bidi overrides and invisible tag characters were written to settings.json (QA round 59 L10)
     _check_text("The hook command", command, allow_newlines=False)
     if not project_dir.is_dir():
-        raise NotFound(f"No project folder at {project_dir}.")
+        raise NotFound(f"No project folder at {project_dir}.",
+                       hint="Give the project's folder (--project DIR; the default is the current folder).")
     path = settings_path(project_dir, local)
     if path.parent.exists() and not path.parent.is_dir():
         raise WriteRefused(f"{path.parent} is a file, not a folder; nothing was changed.",
@@ -415,7 +416,8 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
         NotFound: no folder at ``project_dir`` (a mistyped path must not read as "nothing to remove").
     """
     if not Path(project_dir).is_dir():
-        raise NotFound(f"No project folder at {project_dir}.")
+        raise NotFound(f"No project folder at {project_dir}.",
+                       hint="Give the project's folder (--project DIR; the default is the current folder).")
     plans = [(path, *_without_our_hook(path, command)) for path in (settings_path(Path(project_dir)),
                                                                      settings_path(Path(project_dir), local=True))]
     for path, data, old_raw in plans:  # both backups checked before either file is written (QA round 60 M3)

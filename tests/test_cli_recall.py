@@ -551,3 +551,16 @@ def test_every_sync_of_a_vault_whose_only_note_is_named_md_in_upper_case_says_wh
     (vault / "knowledge" / "UP.MD").rename(vault / "knowledge" / "UP.md")
     p = run_main("sync", "--vault", str(vault))
     assert p.returncode == 0 and "1 document " in p.stdout and "note:" not in p.stderr
+
+
+def test_status_counts_one_unindexed_file_in_the_singular(tmp_path, capsys):
+    """QA round 72-A: "1 .md files outside…", "1 file dreamdb cannot read … fix their permissions"."""
+    from dreamdb.cli import main
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nalpha\n")
+    (vault / "notes").mkdir()
+    (vault / "notes" / "stray.md").write_text("stray\n")
+    assert main(["status", "--vault", str(vault)]) == 0
+    assert "not indexed:    1 .md file outside the folders dreamdb reads (notes/stray.md)" in capsys.readouterr().out

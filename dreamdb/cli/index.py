@@ -160,7 +160,8 @@ def status_cmd(vault, as_json):
         click.echo(f"  {t:<13} {n}")
     if st["unindexed_markdown"]:
         more = ", …" if st["unindexed_markdown"] > len(st["unindexed_examples"]) else ""
-        click.echo(f"not indexed:    {st['unindexed_markdown']} .md files outside the folders dreamdb reads "
+        click.echo(f"not indexed:    {st['unindexed_markdown']} .md file{'s' if st['unindexed_markdown'] != 1 else ''}"
+                   " outside the folders dreamdb reads "
                    f"({', '.join(output.safe_text(p) for p in st['unindexed_examples'])}{more})")
     if st["unindexed_cased_extension"]:  # (QA round 65 L5)
         more = ", …" if st["unindexed_cased_extension"] > len(st["unindexed_cased_examples"]) else ""
@@ -171,7 +172,7 @@ def status_cmd(vault, as_json):
         more = ", …" if st["unreadable_files"] > len(st["unreadable_examples"]) else ""
         click.echo(f"not indexed:    {st['unreadable_files']} file{'s' if st['unreadable_files'] != 1 else ''} dreamdb"
                    f" cannot read ({', '.join(output.visible_id(p) for p in st['unreadable_examples'])}{more}): fix"
-                   " their permissions")
+                   f" {'their' if st['unreadable_files'] != 1 else 'its'} permissions")
     click.echo(f"last sync:      {st['last_sync']}")
     waiting = (f" (migrations {', '.join(map(str, st['pending_migrations']))} wait for a SQLite that loads"
                " sqlite-vec)" if st["pending_migrations"] else "")
