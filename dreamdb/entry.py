@@ -79,22 +79,8 @@ def hoist_options(args: list[str]) -> list[str]:
     Returns:
         a new list (or ``args`` itself when nothing moves).
     """
-    moved, json_flags, i = [], [], 0
-    while i < len(args):
-        if args[i] == "--vault":
-            if i + 1 >= len(args):
-                return args
-            moved += args[i:i + 2]
-            i += 2
-        elif args[i].startswith("--vault="):
-            moved.append(args[i])
-            i += 1
-        elif args[i] == "--json":
-            json_flags.append(args[i])
-            i += 1
-        else:
-            break
-    if not (moved or json_flags) or i >= len(args) or args[i].startswith("-"):
+    moved, json_flags, i = _leading_options(args)
+    if not (moved or json_flags) or i >= len(args) or args[i].startswith("-"):  # (also --vault without its path)
         return args
     path_end = i + 1
     if args[i] in _GROUPS and path_end < len(args) and not args[path_end].startswith("-"):
@@ -106,18 +92,29 @@ def hoist_options(args: list[str]) -> list[str]:
     return [*json_flags, *args[i:path_end], *moved, *args[path_end:]]
 
 
+def _leading_options(args: list[str]) -> tuple[list[str], list[str], int]:
+    """``(--vault options, --json flags, index of the first other argument)`` at the start of ``args``; a
+    ``--vault`` without its path is taken as one, and the index is then ``len(args)``."""
+    moved, json_flags, i = [], [], 0
+    while i < len(args):
+        if args[i] == "--vault":
+            moved += args[i:i + 2]
+            i = min(i + 2, len(args))
+        elif args[i].startswith("--vault="):
+            moved.append(args[i])
+            i += 1
+        elif args[i] == "--json":
+            json_flags.append(args[i])
+            i += 1
+        else:
+            break
+    return moved, json_flags, i
+
+
 def _only_leading_options(args: list[str]) -> bool:
     """Whether ``args`` holds nothing but the options :func:`hoist_options` moves (``--vault PATH``, ``--json``):
     no command to move them to."""
-    i = 0
-    while i < len(args):
-        if args[i] == "--vault":
-            i += 2
-        elif args[i].startswith("--vault=") or args[i] == "--json":
-            i += 1
-        else:
-            return False
-    return True
+    return _leading_options(args)[2] >= len(args)
 
 
 def _main(args: list[str]) -> int:

@@ -15,6 +15,7 @@ Only the standard library, imported when a hint is wanted: nothing here is on re
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -77,12 +78,5 @@ def install_command(extra: str) -> str:
     """The shell command that installs ``extra`` for the dreamdb running now (see the module's docstring)."""
     root = source_checkout()
     if root is not None:
-        return f"pip install -e {_quote(f'{root}[{extra}]')}"
-    return "pip install " + " ".join(_quote(r) for r in extra_requirements(extra))
-
-
-def _quote(arg: str) -> str:
-    """``arg`` quoted for a POSIX shell when it holds anything but plain name characters."""
-    if re.fullmatch(r"[A-Za-z0-9_./=+-]+", arg):
-        return arg
-    return "'" + arg.replace("'", "'\"'\"'") + "'"
+        return f"pip install -e {shlex.quote(f'{root}[{extra}]')}"
+    return "pip install " + " ".join(map(shlex.quote, extra_requirements(extra)))

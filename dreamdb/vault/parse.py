@@ -155,7 +155,8 @@ def _confidence(value) -> float | None:
     return c if 0.0 <= c <= 1.0 else None
 
 
-_FLAG_WORDS = frozenset(("true", "yes", "on", "1", "false", "no", "off", "0"))
+_TRUE_WORDS = frozenset(("true", "yes", "on", "1"))
+_FLAG_WORDS = _TRUE_WORDS | {"false", "no", "off", "0"}
 
 
 def _is_flag(value) -> bool:
@@ -171,7 +172,7 @@ def frontmatter_bool(value) -> bool:
     ``true``/``yes``/``on``/``1`` (any case) that YAML 1.1 would read as true unquoted.
     The indexer and the writer (``delete`` refusing a pinned note) both read flags so."""
     if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "on", "1")
+        return value.strip().lower() in _TRUE_WORDS
     # (a list or mapping is no flag: ``pinned: [false]`` and ``pinned: {x: 1}`` read as pinned, QA round 70 B-L1)
     return bool(value) if isinstance(value, (bool, int, float)) else False
 
@@ -243,8 +244,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         warnings.append(f"{rel_path}: frontmatter confidence {_as_text(raw_confidence)[:40]!r} is not a number from"
                         " 0 to 1; ignored")
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
-    pinned = frontmatter_bool(meta.get("pinned"))
     raw_pinned = meta.get("pinned")
+    pinned = frontmatter_bool(raw_pinned)
     if raw_pinned not in (None, "") and not _is_flag(raw_pinned):  # (QA round 72-A: pinned: maybe passed silently)
         warnings.append(f"{rel_path}: frontmatter pinned {_as_text(raw_pinned)[:40]!r} is not true or false;"
                         " read as not pinned")

@@ -470,8 +470,9 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
             raise UsageError(f"The tag {tag!r} names no tag: a leading # and a facet prefix up to the last ':' are"
                              " not part of a tag ('#topic:recall' is the tag recall); nothing was changed.",
                              hint="Give the tag's name (e.g. --tags \"recall, storage\").")
-        if tag and tag_key(tag) not in keys:
-            keys.add(tag_key(tag))
+        key = tag_key(tag) if tag else ""
+        if key and key not in keys:
+            keys.add(key)
             out.append(tag)
     return out
 
