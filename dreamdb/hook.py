@@ -123,12 +123,24 @@ LOG_MAX_BYTES = 1 << 20
 (QA round 70 C-L11). A log this user cannot read, or a symlink, is left as it is."""
 
 
+_STAND_IN = re.compile(r"<(?:U\+[0-9A-F]{4,6}|\d+ hidden characters from U\+[0-9A-F]{4,6})>")
+"""The names :func:`dreamdb.output.safe_text` writes in place of a hidden character (``<U+2066>``)."""
+
+
 def _one_line(text: str, limit: int | None = None) -> str:
-    """``text`` on one line: control characters shown (ESC → ␛, see :func:`dreamdb.output.safe_text`), whitespace runs → one space, cut at ``limit``."""
+    """``text`` on one line: control characters shown (ESC → ␛, see :func:`dreamdb.output.safe_text`), whitespace
+    runs → one space, cut at ``limit`` characters (the ``…`` included); a cut never splits the name of a hidden
+    character (``<U+2066>`` is kept whole or left out: a half ``<U+20…`` names nothing, QA round 73)."""
     from dreamdb.output import safe_text
 
     text = " ".join(safe_text(text).split())
-    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+    if limit is None or len(text) <= limit:
+        return text
+    cut = limit - 1
+    for m in _STAND_IN.finditer(text, max(0, cut - 40), cut + 40):
+        if m.start() < cut < m.end():
+            cut = m.start()
+    return text[:cut] + "…"
 
 
 def _one_line_id(doc_id: str) -> str:

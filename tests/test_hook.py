@@ -839,3 +839,21 @@ def test_a_hit_holding_the_translation_of_a_prompt_word_is_shown(tmp_path, kenet
     lines = hook(payload("günlükler kaç gün tutuluyor", vault.parent), env).stdout.decode().splitlines()
     assert lines[1] == "1. [knowledge/logging] Log retention (score 0, through a translation)", lines
     assert lines[3].startswith("2. [knowledge/yedek]")
+
+
+def test_a_cut_title_never_splits_the_name_of_a_hidden_character(tmp_path):
+    """QA round 73: a title cut at 90 characters could end inside ``<U+2066>`` (``<U+20…``), a name of nothing.
+    The cut keeps a name whole or leaves it out; shorter text and text without names are cut as before."""
+    from dreamdb.hook import _one_line
+
+    for before in range(80, 92):  # the name starts before, across and after the cut
+        title = "a" * before + "\u2066" + "b" * 20
+        line = _one_line(title, 90)
+        assert len(line) <= 90 and line.endswith("…")
+        shown = line[:-1]
+        assert "<U+2066>" in shown or "<" not in shown, (before, line)
+        assert shown == ("a" * before + "<U+2066>" + "b" * 20)[:len(shown)]
+    assert _one_line("a" * 85 + "\u2066b", 90) == "a" * 85 + "…"  # 94 characters once named: the name left out
+    assert _one_line("a" * 81 + "\u2066b", 90) == "a" * 81 + "<U+2066>b"  # 90: whole
+    assert _one_line("x" * 100, 90) == "x" * 89 + "…"
+    assert _one_line("short \u2066 title", 90) == "short <U+2066> title"

@@ -1287,7 +1287,12 @@ def test_update_tags_are_stripped_and_deduplicated(twins: Path):
     assert path.read_text() == "---\ntitle: Top foo\ntags: [a, b, c]\n---\ntop body\n"
     update(twins, "knowledge/foo.md", tags=[" x ", "", "y", "x", "y "])
     assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == ["x", "y"]
-    update(twins, "knowledge/foo.md", tags=" , ,")
+    before = path.read_bytes()
+    for only_commas in (" , ,", ",", [" "], ["", ""]):  # (QA round 73: --tags "," cleared the tags)
+        with pytest.raises(UsageError, match=r"name no tag \(only commas and blanks\); nothing was changed"):
+            update(twins, "knowledge/foo.md", tags=only_commas)
+        assert path.read_bytes() == before
+    update(twins, "knowledge/foo.md", tags=[])  # an empty list clears them, as "" does
     assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == []
 
 

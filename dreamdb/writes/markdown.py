@@ -447,7 +447,8 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
     Raises:
         UsageError: a tag holds a newline, tab, NUL or other control character, a bidirectional control or an
             invisible character such as a Unicode tag; a tag is nothing once :func:`dreamdb.vault.tags.clean_tag`
-            has taken its leading ``#`` and facet prefix off (``#``, ``:``, ``a:``); ``tags`` is not text.
+            has taken its leading ``#`` and facet prefix off (``#``, ``:``, ``a:``); ``tags`` is not text; ``tags``
+            holds only commas and blanks (``","``, ``[" "]``: an empty string or list clears the tags).
     """
     if isinstance(tags, str):
         items = tags.split(",")
@@ -474,6 +475,9 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
         if key and key not in keys:
             keys.add(key)
             out.append(tag)
+    if not out and (tags.strip() if isinstance(tags, str) else items):  # (QA round 73: "," cleared the tags)
+        raise UsageError(f"The tags {tags!r} name no tag (only commas and blanks); nothing was changed.",
+                         hint="Give the tags' names (e.g. --tags \"recall, storage\"), or --tags \"\" to clear them.")
     return out
 
 
