@@ -713,6 +713,9 @@ class Index:
     def _guarded(self, fn):
         """Run ``fn()``; if the index turns out corrupt, rebuild it from the vault and run once more.
 
+        Corrupt: an error SQLite reports as damage, or any other error (not a lock's, not the machine's) after
+        which ``PRAGMA quick_check`` finds the file damaged (:meth:`_damage_behind`).
+
         Raises:
             LockTimeout: another process holds the lock (not corruption: never rebuilt).
             IndexUnavailable: any other SQLite error.
@@ -720,7 +723,8 @@ class Index:
         try:
             return fn()
         except db.DatabaseError as exc:
-            if not _is_corruption(exc):
+            damage = None if _is_corruption(exc) else self._damage_behind(exc)
+            if not _is_corruption(exc) and damage is None:
                 if "locked" in str(exc) or "busy" in str(exc):
                     from dreamdb.errors import LockTimeout
 
@@ -729,11 +733,26 @@ class Index:
                 if _is_environment_error(exc):
                     raise IndexUnavailable(f"Index error: {exc}", hint=_environment_hint(exc, self.index_path)) from exc
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
-            self._conn = self._rebuild(exc)
+            self._conn = self._rebuild(exc if damage is None else f"{exc}; PRAGMA quick_check: {damage}")
             self.notes.extend(self.warnings)
             self.warnings = []
             self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
             return fn()
+
+    def _damage_behind(self, exc: Exception) -> str | None:
+        """Whether an SQLite error that does not say so is damage all the same: SQLite's ``PRAGMA quick_check``
+        is run on the index, and its first problems are returned (``None``: the file is sound, or the error is a
+        lock or the machine's, which a check cannot explain). sqlite-vec reports a damaged page of its vector
+        tables as a plain error (SQLITE_ERROR, ``vectors blob read error for 1``: QA round 74 F1), which left
+        every hybrid recall failing. Run only on an error's path (≈ 0.1 s for the real vault's 15 MB index)."""
+        msg = str(exc).lower()
+        if "locked" in msg or "busy" in msg or _is_environment_error(exc) or self._conn is None:
+            return None
+        try:
+            rows = [r[0] for r in self._conn.execute(f"PRAGMA quick_check({QUICK_CHECK_ROWS})")]
+        except db.DatabaseError as check_exc:
+            return str(check_exc) if _is_corruption(check_exc) else None
+        return None if rows == ["ok"] else _first_problems(rows)
 
     @_serialized
     def close(self) -> None:

@@ -995,3 +995,48 @@ def test_an_index_without_its_write_bit_is_told_so(tmp_path):
     assert _why_not_writable(index, os.stat(index)) == "mode 444: no write permission (chmod u+w index.db)"
     index.chmod(0o644)
     assert "no write permission" not in _why_not_writable(index, os.stat(index))
+
+
+@pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_damaged_vector_pages_are_damage_and_rebuilt_in_every_dense_mode(tiny_vault):
+    """QA round 74 F1: sqlite-vec reports a damaged page of its vector tables as a plain error (SQLITE_ERROR,
+    "vectors blob read error for 1"), not as SQLite's damage: every hybrid and dense recall failed with exit 4,
+    and a hybrid prompt hook printed nothing. An error SQLite does not call damage is now followed by a
+    ``PRAGMA quick_check``; a file it finds damaged is rebuilt from the vault, as other damage is."""
+    from tests.test_language import embedded, mixed_vault
+
+    mixed_vault(tiny_vault)
+    index, emb = embedded(tiny_vault)
+    assert index.recall("backup login", mode="dense")[0].mode == "dense"
+    path = index.index_path
+    index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    index.close()
+    size = path.stat().st_size
+    assert size > 1_000_000  # (sqlite-vec's vector chunk: most of the file, in overflow pages)
+    with open(path, "r+b") as f:  # a page in the middle of the vectors: its next-page pointer leads nowhere
+        f.seek(size // 2 // 4096 * 4096)
+        f.write(b"\xff" * 4096)
+    for mode in ("dense", "hybrid"):
+        again = dreamdb.open(tiny_vault)
+        again.embedder = lambda: emb
+        hits = again.recall("backup login", mode=mode)
+        notes = again.take_notes()
+        assert hits and hits[0].mode == mode, (mode, notes)
+        assert any("rebuilt from the vault" in n and "PRAGMA quick_check" in n for n in notes) == (mode == "dense")
+        assert [r[0] for r in again.conn.execute("PRAGMA integrity_check")] == ["ok"]
+        again.close()
+
+
+def test_an_error_that_is_not_damage_is_not_rebuilt_over(example_vault, monkeypatch):
+    """The other side of the check above: an error after which ``PRAGMA quick_check`` finds the file sound is
+    raised as it was (exit 4), and the index is left as it is."""
+    index = dreamdb.open(example_vault)
+    index.sync()
+    inode = index.index_path.stat().st_ino
+
+    def broken():
+        raise db.OperationalError("no such function: nothing_here")
+
+    with pytest.raises(IndexUnavailable, match="no such function: nothing_here"):
+        index._guarded(broken)
+    assert index.index_path.stat().st_ino == inode and not any("rebuilt" in n for n in index.take_notes())
