@@ -103,6 +103,19 @@ def test_texts_it_leaves_to_the_full_tokenizer(query_tok):
     assert query_tok.encode("w " * (MAX_QUERY_CHARS // 2)) is not None
 
 
+def test_the_prompt_hooks_longest_text_is_tokenised_from_the_table(query_tok, full):
+    """QA round 74 F3: the hook cuts a long prompt to 4,000 characters, over the table's 2,000 then, so every such
+    hybrid prompt loaded tokenizer.json (2.4 s, 540 MB). A cut prompt is now tokenised from the table, the same ids."""
+    from dreamdb.hook import MAX_QUERY_CHARS as HOOK_CHARS
+    from dreamdb.hook import query_text
+
+    log = "".join(f"2026-12-04T10:{i % 60:02d}:00 ERROR worker-{i} failed: timeout after {i * 7} ms (retry {i % 3})\n"
+                  for i in range(400))
+    text = "query: " + query_text("why does the sync worker time out? " + log)
+    assert len(text) > HOOK_CHARS
+    assert _assert_same(query_tok, full, [text]) == 1
+
+
 def test_a_table_of_another_tokenizer_state_is_refused(model_copy):
     from dreamdb.embeddings.query_tokens import QueryTokenizer, piece_table_state, write_piece_table
 

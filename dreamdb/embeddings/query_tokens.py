@@ -35,9 +35,13 @@ from dreamdb.embeddings.locate import stat_key
 
 #: Format of the piece table; a table of another format is rebuilt.
 PIECES_FORMAT = 1
-#: Longest text (characters) tokenised with a small model: a question, not a pasted document
-#: (its substrings, up to the longest piece's length each, are looked up in one statement).
-MAX_QUERY_CHARS = 2000
+#: Longest text (characters) tokenised with a small model: a question, or the prompt hook's cut of a
+#: prompt with a pasted log (4,000 characters, :data:`dreamdb.hook.MAX_QUERY_CHARS`), not a document (its
+#: substrings, up to the longest piece's length each, are looked up in one statement). On this machine (4 Dec,
+#: text of the README): 40 ms for 2,000 characters, 51 ms for 4,000, 112 ms for 8,000, against 2.35 s and
+#: ≈ 540 MB loading ``tokenizer.json``; at 2,000 every hook prompt cut to 4,000 took the full tokenizer (QA
+#: round 74 F3).
+MAX_QUERY_CHARS = 8000
 #: Special pieces at the head of XLM-R's vocabulary, in id order.
 SPECIAL_PIECES = ("<s>", "<pad>", "</s>", "<unk>")
 
