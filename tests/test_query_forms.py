@@ -432,3 +432,28 @@ def test_a_short_root_with_a_turkish_suffix_and_no_apostrophe_finds_the_english_
             assert [h.doc_id for h in ix.recall(query)][:1] == ["knowledge/logging"], query
     finally:
         ix.close()
+
+
+def test_an_english_word_with_a_turkish_plural_against_vowel_harmony_finds_the_english_note(tiny_vault):
+    """QA round 72-B: ``pipelinelar`` and ``smsler`` found nothing. A loanword takes its plural as it is said
+    (``pipeline`` is said with back vowels: ``-lar``), against the vowel harmony of its spelling, so Snowball
+    Turkish strips nothing (``-dan`` of ``pipelinelardan`` it strips, the ``-lar`` before it not); and ``sms``
+    has no vowel to keep. The root before the plural is tried as the English word it is; a plural Snowball
+    strips itself (``kitaplar`` → ``kitap``) is left to it."""
+    from dreamdb.analyzer import stem
+    from dreamdb.ranking.rank import loanword_terms
+
+    for word, root in (("pipelinelar", "pipelin"), ("pipelinelardan", "pipelin"), ("serverlar", "server"),
+                       ("smsler", "sms"), ("smslerden", "sms")):
+        assert loanword_terms(stem(word, True), word)[:1] == (root,), word
+    assert "kitap" not in loanword_terms(stem("kitaplar", True), "kitaplar")
+    write_doc(tiny_vault, "knowledge/pipeline.md", "---\ntitle: Deploy pipeline\n---\nThe CI pipeline deploys on"
+              " every merge. SMS alerts go to on-call.\n")
+    write_doc(tiny_vault, "knowledge/yedek.md", "---\ntitle: Yedekleme\n---\nVeritabanı yedekleri her gece alınır.\n")
+    ix = dreamdb.open(tiny_vault)
+    try:
+        for query in ("pipelinelar nerede", "pipelinelardan ne geliyor", "smsler nereye gidiyor"):
+            hits = ix.recall(query)
+            assert [h.doc_id for h in hits][:1] == ["knowledge/pipeline"] and hits[0].score > 0, query
+    finally:
+        ix.close()
