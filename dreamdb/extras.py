@@ -80,3 +80,15 @@ def install_command(extra: str) -> str:
     if root is not None:
         return f"pip install -e {shlex.quote(f'{root}[{extra}]')}"
     return "pip install " + " ".join(map(shlex.quote, extra_requirements(extra)))
+
+
+def reinstall_command() -> str:
+    """How to install the dreamdb running now again (its files damaged or missing), or a newer one of it:
+    ``pip install -e '<checkout>'`` from a source checkout (after updating the checkout, for a newer one), else
+    a sentence saying to use the wheel or checkout it came from: never ``pip install dreamdb``, another
+    project's name on PyPI (QA round 74 F7)."""
+    root = source_checkout()
+    if root is not None:
+        return f"pip install -e {shlex.quote(str(root))}"
+    return "reinstall it from the wheel or checkout you installed it from (the name dreamdb on PyPI is another project's)"
+

