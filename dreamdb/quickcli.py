@@ -238,6 +238,13 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
     if plain and (as_json or explain):
         raise UsageError(f"--plain cannot be combined with {'--json' if as_json else '--explain'}",
                          hint="--plain prints one tab-separated line per hit; --json and --explain print everything.")
+    requested = (mode or os.environ.get("DREAMDB_RECALL_MODE", "").strip() or "bm25").strip().lower()
+    if requested != "bm25" and os.environ.get("DREAMDB_EMBED_THREADS", "").strip():
+        # asked for the dense channel with a thread count it cannot use: the command's mistake, as a bad mode is
+        # (exit 2); the library falls back to BM25 with a note, so that a prompt hook keeps its memories (QA 74 F6)
+        from dreamdb.embeddings.model import resolve_threads
+
+        resolve_threads(None)
     index = open_index(list(vaults) if vaults else None, engine="sql")  # one query per process: no numpy
     progress = output.SyncProgress(label="Indexing the vault")
     for one in getattr(index, "indexes", [index]):  # a first recall indexes the whole vault: a bar
@@ -249,7 +256,6 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
     notes = index.take_notes()
     out = sys.stdout
     if as_json:
-        requested = (mode or os.environ.get("DREAMDB_RECALL_MODE", "").strip() or "bm25").strip().lower()
         used = hits[0].mode if hits else requested  # a fallback (e.g. no model) is named by the hits and notes
         # (requested_mode always there, not only on a fallback: the same keys every time, QA round 68 L7)
         doc = {"query": text, "mode": used, "requested_mode": requested, "hits": [h.as_dict() for h in hits],

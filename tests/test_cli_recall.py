@@ -69,6 +69,23 @@ def test_usage_errors_exit_2_without_traceback(example_vault):
         assert "Traceback" not in p.stderr and "Error" in p.stderr
 
 
+def test_a_dense_mode_with_a_bad_thread_count_is_a_usage_error_of_the_command(example_vault):
+    """QA round 74 F6: ``DREAMDB_EMBED_THREADS=abc dreamdb recall --mode hybrid`` answered from BM25 with exit 0 (the
+    library's fallback, kept for the prompt hook), while a bad DREAMDB_RECALL_MODE or the same variable under
+    ``embed refresh`` exit 2. The command now says so; a BM25 recall does not read the variable."""
+    env = {**os.environ, "DREAMDB_EMBED_THREADS": "abc"}
+    for args in (["--mode", "hybrid"], ["--mode", "dense"], ["--mode", "rrf"]):
+        p = run_main("recall", "--vault", str(example_vault), *args, "sleep", env=env)
+        assert p.returncode == 2 and "DREAMDB_EMBED_THREADS='abc' is not a whole number" in p.stderr, (args, p.stderr)
+        assert "Traceback" not in p.stderr
+    p = run_main("recall", "--vault", str(example_vault), "sleep", env={**env, "DREAMDB_RECALL_MODE": "hybrid"})
+    assert p.returncode == 2 and "is not a whole number" in p.stderr
+    p = run_main("recall", "--vault", str(example_vault), "--mode", "hybrid", "sleep", env={**env, "DREAMDB_EMBED_THREADS": "99"})
+    assert p.returncode == 2 and "DREAMDB_EMBED_THREADS=99 is out of range" in p.stderr
+    p = run_main("recall", "--vault", str(example_vault), "--json", "sleep", env=env)
+    assert p.returncode == 0 and json.loads(p.stdout)["hits"]
+
+
 def test_missing_vault_exit_3(tmp_path):
     p = run_main("recall", "--vault", str(tmp_path / "nope"), "x")
     assert p.returncode == 3 and "does not exist" in p.stderr and "Traceback" not in p.stderr
