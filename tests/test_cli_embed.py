@@ -332,6 +332,28 @@ def test_an_interrupted_refresh_says_what_it_kept_and_nothing_more(tiny_vault, w
 
 
 @pytest.mark.model
+def test_a_refresh_interrupted_after_another_process_rebuilt_the_index_says_its_vectors_are_kept(
+        tiny_vault, with_model, capsys, monkeypatch):
+    """QA round 74 F4: after a `sync --force` of another process, Ctrl-C said "0/0 chunks have vectors and are kept"
+    (no chunk listed yet), which reads as every vector lost; they are kept, and reused."""
+    import dreamdb
+    from dreamdb.embeddings import store
+
+    small_vault(tiny_vault)
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+
+    def rebuilt_then_interrupted(*_a, **_k):
+        with dreamdb.open(tiny_vault) as other:
+            other.sync(force=True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "refresh", rebuilt_then_interrupted)
+    code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
+    assert code == 130 and "0/0" not in err, err
+    assert "re-indexed meanwhile" in err and "the 2 vectors stored are kept" in err, err
+
+
+@pytest.mark.model
 def test_an_interrupted_forced_refresh_is_finished_by_a_plain_one(tiny_vault, with_model, capsys, monkeypatch):
     """QA round 45 M1: Ctrl-C on `embed refresh --force` said "run `dreamdb embed refresh` again to finish",
     which then found nothing to do (every text had a vector, old or new)."""

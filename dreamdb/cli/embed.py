@@ -119,6 +119,10 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
             click.echo(f"Interrupted: {st['distinct_texts'] - st['reembed_pending']}/{st['distinct_texts']} chunk "
                        "texts re-embedded and kept; the others keep their vectors meanwhile. Run `dreamdb embed "
                        "refresh` to finish re-embedding them (it resumes; --force would start over).", err=True)
+        elif not st["chunks"] and st.get("vectors"):  # (QA round 74 F4: "0/0 chunks have vectors" read as all lost)
+            click.echo(f"Interrupted: the vault was re-indexed meanwhile (another process's sync --force), so no "
+                       f"chunk is listed yet; the {st['vectors']:,} vectors stored are kept, and the next run reuses "
+                       "them for every unchanged text: run `dreamdb embed refresh` again to finish.", err=True)
         else:
             click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
                        "run `dreamdb embed refresh` again to finish.", err=True)
