@@ -38,6 +38,9 @@ ACKNOWLEDGEMENTS = frozenset(
 about the project, so the hook stays silent however rare the words are in the vault."""
 
 TOP = 3
+FUSED_DEPTH = 50
+"""How many fused hits a hybrid, dense or RRF hook looks through for its :data:`TOP` (each channel's candidates,
+:data:`dreamdb.hybrid.CANDIDATES`, not imported: the hook's bm25 path stays light)."""
 HEADER = "— Memory recall (top 3) —"
 LOCK_WAIT_MS = 1500
 """How long the hook waits for another writer before recalling from the index as it is (ms)."""
@@ -560,24 +563,31 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                 raise
             _log(f"{exc.message} ({exc.hint}); recalled from the index as it is" if exc.hint else
                  f"{exc.message}; recalled from the index as it is")
-        hits = index.recall(prompt, top=TOP, exclude_types="bookmark", mode=mode, explain=True)  # (terms: word_score)
+        # A fused mode's first hits may all be the dense channel's, of raw score 0, which the block leaves out
+        # below, while the notes holding the prompt's words come after them (a changelog entry has no vector, a note
+        # in the other language takes a BM25 rank from the dense channel: QA round 74 F2, the only notes on
+        # "sprockets" were fused 4th and 5th and nothing was printed): the block takes the first TOP of the hits
+        # it shows, out of as many as the fusion ranks.
+        depth = TOP if mode == "bm25" else FUSED_DEPTH
+        hits = index.recall(prompt, top=depth, exclude_types="bookmark", mode=mode, explain=True)  # (terms: word_score)
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting) is still written down
             if "used bm25" in note:
                 _log(note)
-        # The gate is the best raw score among the top hits, not the first one's: rank 1 may have a raw score
-        # of 0 (matched through a translation counted with the query's word, or through the dense channel)
-        # while a runner-up holds the query's words themselves.
-        # Bare numbers are left out of both (word_score).
-        best = max(hits, key=word_score, default=None)
-        if best is None or word_score(best) < INJECT_THRESHOLD:
-            numbers = "" if best is None or word_score(best) == best.score else " without bare numbers"
-            _why(f"{vault}: no hit" if best is None else f"{vault}: best raw BM25 score{numbers} {word_score(best):.2f} "
-                 f"({best.doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
-            return ""
         # raw score 0: not the prompt's own words, left out, unless their translations (counted with them in
         # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the
         # English note on log retention (QA round 72 F7)
-        shown = [h for h in hits if word_score(h) > 0 or translated(h)]
+        shown = [h for h in hits if word_score(h) > 0 or translated(h)][:TOP]
+        # The gate is the best raw score among the hits shown, not the first one's: rank 1 may have a raw score
+        # of 0 (matched through a translation counted with the query's word) while a runner-up holds the query's
+        # words themselves. Bare numbers are left out of both (word_score).
+        best = max(shown, key=word_score, default=None)
+        if best is None or word_score(best) < INJECT_THRESHOLD:
+            numbers = "" if best is None or word_score(best) == best.score else " without bare numbers"
+            _why(f"{vault}: no hit" if not hits else
+                 f"{vault}: no hit holds the prompt's words (first {hits[0].doc_id}, raw BM25 score 0); nothing printed"
+                 if best is None else f"{vault}: best raw BM25 score{numbers} {word_score(best):.2f} "
+                 f"({best.doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
+            return ""
         _why(f"{vault}: injected {len(shown)} hits, first {shown[0].doc_id}; highest raw BM25 score {best.score:.2f}"
              f" ({best.doc_id}, the gate's)")  # (hits in rankScore order; the gate is on raw scores: QA round 39)
         return render_block(shown)  # before close: snippets read their bodies from the index

@@ -857,3 +857,43 @@ def test_a_cut_title_never_splits_the_name_of_a_hidden_character(tmp_path):
     assert _one_line("a" * 81 + "\u2066b", 90) == "a" * 81 + "<U+2066>b"  # 90: whole
     assert _one_line("x" * 100, 90) == "x" * 89 + "…"
     assert _one_line("short \u2066 title", 90) == "short <U+2066> title"
+
+
+@pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_a_fused_hook_shows_the_notes_holding_the_prompts_words_behind_dense_only_hits(tmp_path, monkeypatch):
+    """QA round 74 F2: in hybrid mode the only notes holding "sprockets", two changelog entries (no vectors, by
+    design), were fused 4th and 5th, behind three Turkish notes that hold no word of the prompt (their BM25 rank
+    taken from the dense channel); the hook took the first three, left out their raw-0 hits and printed nothing.
+    It now takes the first three hits it shows out of the fusion's whole list."""
+    import dreamdb
+    from dreamdb import hook as H
+    from dreamdb.api import Index
+    from tests.test_embed_store import QueryHashEmbedder
+
+    vault = tmp_path / "proj" / "_dream_context"
+    for slug, title, body in (("yedekleme", "Yedekleme", "Veritabanı yedekleri her gece alınır ve şifrelenir."),
+                              ("onbellek", "Önbellek", "Kullanıcı ayarları Redis önbelleğinde beş dakika tutulur."),
+                              ("gunluk", "Günlükler", "Uygulama günlükleri otuz gün saklanır, sonra silinir.")):
+        write_doc(vault, f"knowledge/{slug}.md", f"---\ntitle: {title}\n---\n{body}\n")
+    write_doc(vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-11-30", "type": "decision", "scope": "supply",
+         "description": "Switched the sprocket supplier to Acme after the outage."},
+        {"date": "2026-12-01", "type": "note", "scope": "supply", "description": "Sprocket inventory counted monthly."}]))
+    emb = QueryHashEmbedder()
+    with dreamdb.open(vault) as index:
+        index.sync()
+        index.embedder = lambda: emb
+        fused = index.recall("who supplies sprockets", mode="hybrid", top=5)
+        assert [h.type for h in fused[:3]] == ["knowledge"] * 3 and all(h.score == 0 for h in fused[:3])  # (the case)
+        assert {h.doc_id for h in fused[3:]} == {"changelog/2026-11-30-supply-1", "changelog/2026-12-01-supply-1"}
+    monkeypatch.setattr(Index, "embedder", lambda self: emb)
+    monkeypatch.setenv("DREAMDB_RECALL_MODE", "hybrid")
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    block = H.run(payload("who supplies our sprockets now?", vault.parent))
+    lines = block.splitlines()
+    assert lines[0] == H.HEADER and lines[1].startswith("1. [changelog/"), block
+    assert "[changelog/2026-11-30-supply-1]" in block and "[changelog/2026-12-01-supply-1]" in block
+    assert "[knowledge/" not in block
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    assert H.run(payload("the weather in lisbon", vault.parent)) == ""
+    assert "no hit holds the prompt's words (first knowledge/" in (tmp_path / "h.log").read_text()
