@@ -32,10 +32,17 @@ before a pasted log or after it (QA round 70 C-M2: with the first 4,000 only, a 
 ACKNOWLEDGEMENTS = frozenset(
     """ok okay okey k thanks thank thx ty yes yeah yep yup no nope nah please pls continue go ahead sure great good
     nice cool done proceed lgtm right fine perfect awesome agreed carry keep going next do it that this again retry
-    evet tamam teşekkürler teşekkür sağol sağ ol hayır lütfen devam et peki olur güzel harika""".split()
+    job work lot much well looks look amazing excellent brilliant wonderful super superb cheers kudos bravo wow neat
+    sweet exactly correct indeed understood got makes sense appreciated appreciate
+    evet tamam tamamdır teşekkürler teşekkür tşk tşkler sağol sağolun eyvallah sağ ol hayır lütfen devam et peki olur
+    güzel harika harikasın süper süpersin mükemmel müthiş şahane aferin oldu olmuş iş çıkardın eline sağlık iyi
+    gidiyor beğendim anladım anlaşıldı""".split()
 )
-"""Chat acknowledgements: a prompt made only of these (and stopwords) is conversation, not a question
-about the project, so the hook stays silent however rare the words are in the vault."""
+"""Chat acknowledgements and praise: a prompt made only of these (and stopwords) is conversation, not a question
+about the project (``great job, thanks a lot``, ``eline sağlık``), so the hook stays silent however rare the words
+are in the vault (QA round 74 F8: ``job``, ``lot`` and ``oldu`` made such prompts queries, and a 771-note vault
+gave ``job`` a raw score over 2). Words a question about the project is made of are not here (``ship``: "how do
+we ship")."""
 
 TOP = 3
 FUSED_DEPTH = 50

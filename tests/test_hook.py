@@ -897,3 +897,23 @@ def test_a_fused_hook_shows_the_notes_holding_the_prompts_words_behind_dense_onl
     monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
     assert H.run(payload("the weather in lisbon", vault.parent)) == ""
     assert "no hit holds the prompt's words (first knowledge/" in (tmp_path / "h.log").read_text()
+
+
+@pytest.mark.parametrize("prompt", ["great job, thanks a lot", "nice work!", "awesome, looks good to me",
+                                    "teşekkürler, harika oldu", "eline sağlık", "harika iş çıkardın"])
+def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch, prompt):
+    """QA round 74 F8: the acknowledgement list held ``great`` and ``thanks`` but not ``job`` or ``lot``, so "great job,
+    thanks a lot" was a query, and a note on the cron job was injected (raw score over 2); likewise Turkish courtesy
+    phrases (``eline sağlık``: sağlık is health). A question with the same words still recalls."""
+    from dreamdb import hook as H
+
+    vault = tmp_path / "proj" / "_dream_context"
+    write_doc(vault, "knowledge/cron.md", "---\ntitle: Nightly cron job\n---\nThe nightly job runs at two; a lot of"
+              " work happens then.\n")
+    write_doc(vault, "knowledge/saglik.md", "---\ntitle: Sağlık kayıtları\n---\nSağlık verileri iş günü sonunda"
+              " şifrelenir; harika bir düzen oldu.\n")
+    for i in range(20):
+        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    assert H.run(payload(prompt, vault.parent)) == ""
+    assert H.run(payload("when does the nightly cron job run?", vault.parent)).startswith(H.HEADER)
