@@ -163,6 +163,23 @@ def test_verb_infinitives_read_a_turkish_verbs_inflection_off_its_end(word, infi
     assert verb_infinitives(word) == infinitives
 
 
+def test_a_word_longer_than_any_lexicon_word_and_its_inflections_is_looked_up_by_its_beginnings_alone():
+    """QA round 75 F1: the verb and privative readings of a query word walked every letter of it, copying the rest
+    each time: a 300,000-letter word took 3.4 s, one of 10 million never finished. A word longer than the longest
+    lexicon word and its inflections can be neither; its beginnings are still looked up, as before."""
+    from dreamdb.ranking.rank import (INFLECTION_MAX_LETTERS, TRANSLATION_MAX_LETTERS, TRANSLATION_MIN_LETTERS,
+                                      _turkish_lookup_forms, verb_infinitives)
+
+    longest = TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS
+    root = "yaz" * 16  # a 48-letter "root"
+    assert verb_infinitives(root + "dık") == [root + "mak"]  # (51 letters: read)
+    assert verb_infinitives("a" * (longest - 3) + "dık")  # the longest word still read
+    assert verb_infinitives("a" * (longest - 2) + "dık") == []
+    word = "k" * 300_000 + "dık"
+    forms = _turkish_lookup_forms(word)
+    assert forms == tuple(word[:n] for n in range(TRANSLATION_MAX_LETTERS, TRANSLATION_MIN_LETTERS - 1, -1))
+
+
 def test_a_turkish_verb_form_is_translated_as_the_verb(kenet_lexicon):
     """QA round 51: ``yazdık`` (we wrote) was *lettering*, ``okuduk`` (we read) *teach*, ``gitmeliyiz`` (we must go)
     *passage*; the infinitive, as KeNet lists a verb, comes first unless a noun with a longer root explains the word."""

@@ -466,6 +466,14 @@ _BACK_VOWELS = frozenset("aıou")
 _NOMINAL_SUFFIXES_RE = re.compile(NOMINAL_SUFFIXES)
 
 
+INFLECTION_MAX_LETTERS = 32
+"""Longest run of inflections :func:`_turkish_lookup_forms` reads off a Turkish word (a verb's, :data:`_VERB_ENDING_RE`,
+at most 11 letters; a noun's, with ``-ki``, a case and a copula, or a privative's, about 30). A longer word than
+:data:`TRANSLATION_MAX_LETTERS` and this can be no lexicon word with its inflections: it is looked up by its
+beginnings alone (QA round 75 F1: a 300,000-letter query word took 3.4 s in the verb readings, whose loop copied
+the word's rest for each of its letters; one of 10 million never finished)."""
+
+
 def verb_infinitives(word: str) -> list[str]:
     """The infinitives (``-mak``/``-mek``, by vowel harmony: the dictionary form of a Turkish verb) of the roots a
     word may be a verb of, longest root first: each beginning of two letters or more followed by an inflection of
@@ -479,6 +487,8 @@ def verb_infinitives(word: str) -> list[str]:
     :func:`_turkish_lookup_forms` tries these right after the word itself unless a noun with a longer root explains
     the whole word (``kaydı``: *kayıt*); a root whose infinitive the lexicon does not have is no verb."""
     out = []
+    if len(word) > TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS:
+        return out
     for n in range(len(word) - 1, 1, -1):
         root, rest = word[:n], word[n:]
         if not _VERB_ENDING_RE.fullmatch(rest):
@@ -514,8 +524,9 @@ def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
     it: measured on 400 XQuAD tr→en questions, recall p50 1.77 → 1.53 ms in process)."""
     forms = []
     plain = word.isascii()
+    inflected = len(word) <= TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS  # (else beginnings only)
     # (not shorter than a privative -sIz and what it takes with it: başarısız is not başarı's, QA round 55)
-    privative = next((n + 3 for n in range(2, len(word) - 2) if _PRIVATIVE_RE.fullmatch(word, n)), 0)
+    privative = next((n + 3 for n in range(2, len(word) - 2) if _PRIVATIVE_RE.fullmatch(word, n)), 0) if inflected else 0
     # (of at most TRANSLATION_MAX_LETTERS letters; from one under the minimum: a vowel restored lengthens it)
     for n in range(min(len(word), TRANSLATION_MAX_LETTERS), max(TRANSLATION_MIN_LETTERS - 2, privative - 1), -1):
         head = word[:n]
