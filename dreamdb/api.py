@@ -357,6 +357,7 @@ class Index:
         self._filters_cache: dict = {}
         self._embedder = None
         self.model_problem: str | None = None
+        self._model_retry: tuple | None = None  # (_model_state() when the model failed; None: never retried)
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
         # (dreamdb chose the place: the index may be carried over from the other one, see carry_over)
         self._chosen_path = not index_path and not config.index_env()
@@ -1218,9 +1219,18 @@ class Index:
 
     # -- embeddings ---------------------------------------------------------------
     def embedder(self):
-        """The local embedding model, loaded once; ``None`` when unusable (the reason is in :attr:`model_problem`)."""
-        if self._embedder is not None or self.model_problem is not None:
+        """The local embedding model, loaded once; ``None`` when unusable (the reason is in :attr:`model_problem`).
+
+        A model that was missing or would not load is tried again once its folder, its files or the variables
+        naming them (``DREAMDB_MODEL_DIR``, ``DREAMDB_EMBED_THREADS``) change (a few ``stat`` calls a query while it
+        is unusable): a long-lived process started before ``dreamdb model build`` stayed on BM25 until restarted
+        (QA round 75 F3). A SQLite driver without extensions, or a missing runtime package, is not retried."""
+        if self._embedder is not None:
             return self._embedder
+        if self.model_problem is not None:
+            if self._model_retry is None or self._model_retry == _model_state():
+                return None
+            self.model_problem = self._model_retry = None  # (its place or settings changed: try again)
         from dreamdb.errors import DriverError, ModelError, ModelNotInstalled
 
         try:
@@ -1247,6 +1257,7 @@ class Index:
             self._embedder = get_embedder(path)
         except (ModelNotInstalled, ModelError, DriverError, UsageError) as exc:  # UsageError: DREAMDB_EMBED_THREADS
             self.model_problem = f"{exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+            self._model_retry = None if isinstance(exc, DriverError) else _model_state()
         except ImportError as exc:
             from dreamdb.extras import install_command
 
@@ -1754,6 +1765,22 @@ def _stats_problems(conn) -> list[str]:
              if not isinstance(stats[key], (int, float)) or isinstance(stats[key], bool)
              or not math.isclose(stats[key], actual[key], rel_tol=1e-9, abs_tol=1e-9)]
     return [f"corpus_stats disagrees with the documents table: {', '.join(wrong)}"] if wrong else []
+
+
+def _model_state() -> tuple:
+    """What a missing or unloadable model depends on: the variables naming its folder and threads, and the folder's
+    and its files' ``stat`` (time, size, inode; ``None`` where absent). See :meth:`Index.embedder`."""
+    from dreamdb.embeddings.locate import ENV_MODEL_DIR, model_dir_candidate
+
+    folder, _origin = model_dir_candidate()
+    seen = []
+    for path in (folder, folder / "model.onnx", folder / "tokenizer.json", folder / "onnx"):
+        try:
+            st = os.stat(path)
+            seen.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except (OSError, ValueError):
+            seen.append(None)
+    return os.environ.get(ENV_MODEL_DIR), os.environ.get("DREAMDB_EMBED_THREADS"), tuple(seen)
 
 
 def _is_corruption(exc: Exception) -> bool:

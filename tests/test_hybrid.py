@@ -356,3 +356,28 @@ def test_a_top_hit_found_through_a_translation_leaves_bm25_its_vote(tiny_vault, 
     hybrid = index.recall("where are backups stored", top=10, mode="hybrid", explain=True, now="2026-12-04")
     assert hybrid[0].mode == "hybrid" and hybrid[0].signals["bm25_coverage"] > 0
     assert entry.doc_id in [h.doc_id for h in hybrid[:3]]
+
+
+@pytest.mark.model
+def test_a_long_lived_index_uses_a_model_installed_after_it_failed_to_find_one(tiny_vault, model_dir, monkeypatch,
+                                                                              tmp_path):
+    """QA round 75 F3: an Index that found no model remembered it for good: after `dreamdb model build`, every
+    hybrid recall of that process still fell back to BM25, and status said the model was installed but did not
+    load. It tries again once the model's folder or files change; not before (no load attempt a query)."""
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+
+    later = tmp_path / "later-model"
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(later))
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    assert index.recall("tapir feeding", mode="hybrid")[0].mode == "bm25"
+    assert any("no embedding model in DREAMDB_MODEL_DIR" in n for n in index.take_notes())
+    assert index.recall("tapir feeding", mode="hybrid")[0].mode == "bm25"  # (nothing changed: not tried again)
+    later.mkdir()
+    for f in model_dir.iterdir():  # as `dreamdb model build --dest` would leave it
+        if f.name in ("model.onnx", "tokenizer.json", "dreamdb-model.json", PIECES_SIDECAR):
+            (later / f.name).symlink_to(f)
+    hits = index.recall("tapir feeding", mode="hybrid")
+    assert hits[0].mode == "hybrid" and hits[0].doc_id == "knowledge/a", index.take_notes()
+    assert index.status()["embeddings"]["hybrid_ready"]
+    index.close()
