@@ -723,7 +723,11 @@ class Index:
         """
         try:
             return fn()
-        except db.DatabaseError as exc:
+        except (db.DatabaseError, UnicodeDecodeError) as exc:
+            if isinstance(exc, UnicodeDecodeError):  # (the driver's report of a damaged file, or a bug of ours)
+                if self._damage_behind(exc) is None:
+                    raise
+                exc = db.undecodable_damage(exc)
             damage = None if _is_corruption(exc) else self._damage_behind(exc)
             if not _is_corruption(exc) and damage is None:
                 if "locked" in str(exc) or "busy" in str(exc):
@@ -751,6 +755,8 @@ class Index:
             return None
         try:
             rows = [r[0] for r in self._conn.execute(f"PRAGMA quick_check({QUICK_CHECK_ROWS})")]
+        except UnicodeDecodeError as check_exc:
+            return str(db.undecodable_damage(check_exc))
         except db.DatabaseError as check_exc:
             return str(check_exc) if _is_corruption(check_exc) else None
         return None if rows == ["ok"] else _first_problems(rows)
@@ -783,6 +789,8 @@ class Index:
             if rows == ["ok"]:
                 with db.read_snapshot(self.conn):  # (the statistics and the documents of one commit)
                     return _stats_problems(self.conn)
+        except UnicodeDecodeError as exc:
+            return [str(db.undecodable_damage(exc))]
         except db.DatabaseError as exc:
             if not _is_corruption(exc):
                 raise

@@ -1044,3 +1044,35 @@ def test_an_error_that_is_not_damage_is_not_rebuilt_over(example_vault, monkeypa
     with pytest.raises(IndexUnavailable, match="no such function: nothing_here"):
         index._guarded(broken)
     assert index.index_path.stat().st_ino == inode and not any("rebuilt" in n for n in index.take_notes())
+
+
+def test_a_damaged_schema_whose_report_is_not_utf8_is_damage_and_rebuilt(example_vault):
+    """QA round 74 F9: SQLite reports a damaged schema by quoting its bytes; bytes that are not UTF-8 make the driver
+    raise UnicodeDecodeError instead of the error, which no command took for damage: every one, `sync --check`
+    and `sync --force` too, exited 70 ("internal error, please report"), and the prompt hook printed nothing."""
+    index = dreamdb.open(example_vault)
+    index.sync()
+    expected = _top(index, "sleep debt")
+    path = index.index_path
+    index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    index.close()
+    raw = sqlite3.connect(path)
+    name = raw.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL LIMIT 1").fetchone()[0]
+    raw.execute("PRAGMA writable_schema = ON")
+    raw.execute("UPDATE sqlite_master SET sql = CAST(X'43524541544520494e44455820746920abab' AS TEXT) WHERE name = ?", (name,))
+    raw.commit()
+    raw.close()
+    with pytest.raises(UnicodeDecodeError):  # (the driver's own behaviour on this file)
+        sqlite3.connect(path).execute("PRAGMA journal_mode = WAL")
+    damaged = path.read_bytes()
+    again = dreamdb.open(example_vault)
+    assert _top(again, "sleep debt") == expected
+    assert any("rebuilt from the vault" in n and "not UTF-8" in n for n in again.take_notes())
+    assert [r[0] for r in again.conn.execute("PRAGMA integrity_check")] == ["ok"]
+    again.close()
+    path.write_bytes(damaged)
+    for name in ("index.db-wal", "index.db-shm"):
+        (path.parent / name).unlink(missing_ok=True)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--check", "--vault", str(example_vault)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "rebuilt from the vault" in p.stderr + p.stdout, p.stderr

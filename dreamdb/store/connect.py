@@ -115,6 +115,14 @@ def is_damage(exc: BaseException) -> bool:
     return any(s in msg for s in DAMAGE_MESSAGES)
 
 
+def undecodable_damage(exc: UnicodeDecodeError) -> DatabaseError:
+    """The damage error for a statement that raised ``UnicodeDecodeError``: SQLite's message about a damaged
+    schema quotes its bytes, and the driver, failing to decode the message, raises that instead of the error
+    (QA round 74 F9: every command exited 70 on such a file, ``sync --check`` too). dreamdb stores only text it
+    decoded, so an index that gives back bytes that are not UTF-8 is damaged (:func:`is_damage` is true)."""
+    return DatabaseError(f"database disk image is malformed (SQLite's report of it is not UTF-8 text: {exc})")
+
+
 def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
             immutable: bool = False):
     """Open the index database with dreamdb's pragmas.
@@ -157,8 +165,9 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
             conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE_BYTES}")
-    except DatabaseError as exc:
-        raise IndexUnavailable(f"Cannot open the index at {path}: {exc}") from exc
+    except (DatabaseError, UnicodeDecodeError) as exc:
+        cause = undecodable_damage(exc) if isinstance(exc, UnicodeDecodeError) else exc
+        raise IndexUnavailable(f"Cannot open the index at {path}: {cause}") from cause
     _remember_open(conn, path)
     if vec:
         load_vec(conn)
@@ -182,7 +191,8 @@ def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: in
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # (where -shm is made, or not)
             conn.immutable = immutable  # (the caller says when a -wal file's transactions are not seen)
             return conn
-        except DatabaseError as exc:
+        except (DatabaseError, UnicodeDecodeError) as exc:
+            exc = undecodable_damage(exc) if isinstance(exc, UnicodeDecodeError) else exc
             first = first or IndexUnavailable(f"Cannot open the index at {path}: {exc}")
             first.__cause__ = first.__cause__ or exc
         except IndexUnavailable as exc:
