@@ -61,6 +61,9 @@ class DedupResult:
             last refresh: an edit drops a document's chunks until it is re-chunked): they could not be neighbours.
         documents_outdated: indexed documents compared by only some of their chunks (an interrupted
             refresh) or by chunks of an older chunker.
+        same_title: doc_ids of indexed documents (changelog entries aside) whose title or slug is the candidate's
+            title as a slug (``Sleep consolidation`` names ``feature/sleep-consolidation``): such a candidate gets
+            at least REVIEW, whatever the cosines (:func:`same_named`).
     """
 
     verdict: str
@@ -75,6 +78,7 @@ class DedupResult:
     compared_words: int = 0
     documents_not_compared: int = 0
     documents_outdated: int = 0
+    same_title: list[str] = field(default_factory=list)
 
     @property
     def compared_share(self) -> float:
@@ -119,6 +123,7 @@ class DedupResult:
             "compared_share": round(self.compared_share, 4),
             "documents_not_compared": self.documents_not_compared,
             "documents_outdated": self.documents_outdated,
+            "same_title": list(self.same_title),
             "log_path": self.log_path,
         }
 
@@ -138,6 +143,21 @@ def decide(scores: list[float], *, merge: float = MERGE_THRESHOLD, margin: float
             why += f" (≥ {merge}, but only {top1 - top2:.4f} ahead of the next, < {margin})"
         return "REVIEW", why
     return "CREATE", f"top {top1:.4f} < {review}"
+
+
+def same_named(conn, title: str) -> list[str]:
+    """The doc_ids of indexed documents (changelog entries aside: their titles are generated) whose slug, or title
+    made a slug (:func:`dreamdb.vault.parse.slugify`: case, spaces and punctuation folded), is ``title`` made a
+    slug; in doc_id order. QA round 74 F11: a candidate titled ``sleep-consolidation`` or ``Linked repos`` was
+    CREATE beside the very notes of that name, the title alone reaching cosines of 0.88–0.90 (under REVIEW's 0.91)."""
+    from dreamdb.vault.parse import slugify
+
+    wanted = slugify(title) if title and title.strip() else ""
+    if not wanted or wanted == "section":
+        return []
+    return sorted(doc_id for doc_id, slug, doc_title in conn.execute(
+        "SELECT doc_id, slug, title FROM documents WHERE type != 'changelog'")
+        if slug == wanted or slugify(doc_title) == wanted)
 
 
 def check_thresholds(*, merge: float, margin: float, review: float) -> None:
@@ -289,7 +309,14 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
             f"SELECT id, doc_id, title FROM documents WHERE id IN ({','.join('?' * len(ids))})", ids)}
     neighbours = [(names[d][0], names[d][1], float(s)) for d, s in ranked if d in names]
     verdict, reason = decide([s for _d, _t, s in neighbours], merge=merge, margin=margin, review=review)
-    result = DedupResult(verdict=verdict, neighbours=neighbours[:top], reason=reason,
+    named = same_named(conn, title)
+    if named:
+        shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+        if verdict == "CREATE":
+            verdict, reason = "REVIEW", f"{shown} {'has' if len(named) == 1 else 'have'} this title ({reason})"
+        else:
+            reason += f"; {shown} {'has' if len(named) == 1 else 'have'} this title"
+    result = DedupResult(verdict=verdict, neighbours=neighbours[:top], reason=reason, same_title=named,
                          thresholds={"merge": merge, "margin": margin, "review": review},
                          model_id=embedder.model_id, candidate_chunks=len(chunks),
                          candidate_truncated=chunking.truncated, candidate_words=chunking.words,

@@ -152,3 +152,37 @@ def test_the_chunking_of_a_candidate_says_when_the_cap_cut_it():
     assert not short_tail.truncated and short_tail.kept_words == 128 * 103 + 5  # merged into the 128th chunk
     long_tail = chunk_with_coverage("Long draft", _sections(128) + "\n\n## Tail\n\n" + " ".join(["tail"] * 100))
     assert long_tail.truncated and long_tail.words - long_tail.kept_words == 102  # a 129th chunk: left out
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_a_candidate_titled_as_an_existing_note_is_at_least_review(tiny_vault):
+    """QA round 74 F11: a candidate titled "sleep-consolidation" (or "Linked repos") got CREATE beside the very note of
+    that name, the title alone reaching a cosine under REVIEW's 0.91. A document whose slug, or title made a slug,
+    is the candidate's title makes the verdict at least REVIEW, and is named; changelog entries do not count."""
+    from dreamdb.dedup import same_named
+    from tests.conftest import write_doc
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    write_doc(tiny_vault, "knowledge/features/sleep-consolidation.md", "---\ntitle: Sleep consolidation\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/linked.md", "---\ntitle: Linked repos\n---\nrepos that link\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"date": "2026-11-30", "type": "fix", "scope": "x",
+                                                             "description": "Unrelated words"}]))
+    index, _emb = embedded(tiny_vault, QueryHashEmbedder())
+    with index:
+        conn = index.conn
+        assert same_named(conn, "Sleep consolidation") == ["feature/sleep-consolidation"]
+        assert same_named(conn, "sleep-consolidation") == ["feature/sleep-consolidation"]
+        assert same_named(conn, "LINKED  repos!") == ["knowledge/linked"]  # (its title, slug "linked")
+        assert same_named(conn, "linked") == ["knowledge/linked"]
+        assert same_named(conn, "Sleep") == [] and same_named(conn, "") == [] and same_named(conn, "  ") == []
+        title = conn.execute("SELECT title FROM documents WHERE type = 'changelog'").fetchone()[0]
+        assert same_named(conn, title) == []
+        emb = QueryHashEmbedder()
+        other = dedup(index, emb, title="Completely different words", log=False)
+        assert other.verdict == "CREATE" and other.same_title == []
+        named = dedup(index, emb, title="Sleep consolidation", log=False)
+        assert named.verdict == "REVIEW" and named.same_title == ["feature/sleep-consolidation"]
+        assert named.reason.startswith("feature/sleep-consolidation has this title (top ") and \
+            named.as_dict()["same_title"] == ["feature/sleep-consolidation"]
