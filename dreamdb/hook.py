@@ -584,6 +584,10 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the
         # English note on log retention (QA round 72 F7)
         shown = [h for h in hits if word_score(h) > 0 or translated(h)][:TOP]
+        # a superseded changelog entry comes right after the entry that replaced it, when both are shown: the agent
+        # reads the decision in force first (QA round 74 F12: the replaced one, shorter, ranked first)
+        place = {h.doc_id: i for i, h in enumerate(shown)}
+        shown = [h for _i, h in sorted(enumerate(shown), key=lambda ih: place.get(ih[1].superseded_by, ih[0] - 0.5) + 0.5)]
         # The gate is the best raw score among the hits shown, not the first one's: rank 1 may have a raw score
         # of 0 (matched through a translation counted with the query's word) while a runner-up holds the query's
         # words themselves. Bare numbers are left out of both (word_score).

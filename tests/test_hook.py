@@ -917,3 +917,26 @@ def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
     assert H.run(payload(prompt, vault.parent)) == ""
     assert H.run(payload("when does the nightly cron job run?", vault.parent)).startswith(H.HEADER)
+
+
+def test_a_superseded_entry_follows_the_entry_that_replaced_it_in_the_block(tmp_path, monkeypatch):
+    """QA round 74 F12: the replaced decision, a shorter entry, was the block's first hit, above the decision in force
+    (marked "superseded by", but read first). When both are shown, the replaced one comes right after its successor;
+    recall's own order is left as rankScore gives it."""
+    import dreamdb
+    from dreamdb import hook as H
+
+    vault = tmp_path / "proj" / "_dream_context"
+    write_doc(vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-11-02", "type": "decision", "scope": "cache", "description": "Use Memcached for the gizmo cache"
+         " from now on, replacing Redis", "supersedes": "2026-11-01-cache-1"},
+        {"date": "2026-11-01", "type": "decision", "scope": "cache", "description": "Use Redis for the gizmo cache"}]))
+    for i in range(12):
+        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    with dreamdb.open(vault) as index:
+        order = [h.doc_id for h in index.recall("what do we use for the gizmo cache", top=3)]
+    assert order[:2] == ["changelog/2026-11-01-cache-1", "changelog/2026-11-02-cache-1"]  # (the case: replaced first)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    lines = H.run(payload("what do we use for the gizmo cache?", vault.parent)).splitlines()
+    assert lines[1].startswith("1. [changelog/2026-11-02-cache-1]"), lines
+    assert lines[3].startswith("2. [changelog/2026-11-01-cache-1]") and "superseded by changelog/2026-11-02-cache-1" in lines[3]

@@ -117,6 +117,12 @@ def test_remember_supersedes_by_id_and_by_date_scope(vault: Path):
     assert stored[1]["supersedes"] == target_id
     with pytest.raises(UsageError):
         remember(vault, "ambiguous", supersedes="2026-07-06|release", now=NOW)
+    assert "already_superseded_by" not in first and "already_superseded_by" not in second
+    # (QA round 74 F12: superseding an entry superseded before said nothing; recall marks it with the newest only)
+    third = remember(vault, "Yet another replacement.", supersedes=f"changelog/{target_id}", now=NOW)
+    assert third["already_superseded_by"] == [f"changelog/{first['id']}"]
+    fourth = remember(vault, "And one more.", supersedes=target_id, now=NOW)
+    assert fourth["already_superseded_by"] == sorted([f"changelog/{first['id']}", f"changelog/{third['id']}"])
 
 
 def test_remember_unknown_supersedes_is_not_found_and_file_untouched(vault: Path):

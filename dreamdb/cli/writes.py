@@ -46,6 +46,11 @@ def remember(text, entry_type, scope, summary, references, supersedes, authors, 
     entry = index.remember(" ".join(text), type=entry_type, scope=scope, summary=summary, references=references,
                            supersedes=supersedes, authors=authors, breaking=breaking)
     # "id" is the entry's field in CHANGELOG.json; "doc_id" the id recall and --supersedes use
+    if entry.get("already_superseded_by") and not as_json:
+        earlier = ", ".join(entry["already_superseded_by"])
+        click.echo(f"note: changelog/{entry['supersedes']} was already superseded by {earlier}; recall now marks it "
+                   f"with the newest, changelog/{entry['id']} (a later decision that replaces {earlier} names it in"
+                   " --supersedes)", err=True)
     _done(as_json, {**entry, "doc_id": f"changelog/{entry['id']}"}, f"Remembered as changelog/{entry['id']}")
 
 

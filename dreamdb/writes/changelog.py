@@ -428,4 +428,12 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
         raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
     path.parent.mkdir(exist_ok=True)  # (core/ in the vault as it is: never the vault itself, QA round 62 H1)
     atomic_write_bytes(path, (changelog.bom + new_text).encode("utf-8"), commit=True, expect=changelog.identity)
-    return {**entry, "id": new_ids[index]}
+    out = {**entry, "id": new_ids[index]}
+    if "supersedes" in entry:  # an entry superseded before: said, with its successors (QA round 74 F12)
+        target = entry["supersedes"]
+        earlier = [old_ids[i] for i, e in enumerate(changelog.entries)
+                   if isinstance(e, dict) and isinstance(e.get("supersedes"), str)
+                   and e["supersedes"].strip().removeprefix("changelog/").removeprefix("changelog:") == target]
+        if earlier:
+            out["already_superseded_by"] = [f"changelog/{i}" for i in sorted(earlier)]
+    return out
