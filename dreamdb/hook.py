@@ -117,12 +117,18 @@ def _log(message: str) -> None:
             head = os.pread(fh.fileno(), 64, 0) if readable else b""
             if head and not _LOG_LINE.match(head):
                 return
-            line = _one_line(message)
-            fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {line}\n".encode("utf-8", "replace"))
-            fh.flush()
+            line = f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {_one_line(message)}\n".encode("utf-8", "replace")
             if readable and os.fstat(fh.fileno()).st_size > LOG_MAX_BYTES and not os.path.islink(p) \
                     and os.stat(p).st_ino == os.fstat(fh.fileno()).st_ino:
-                os.replace(p, p.with_name(p.name + ".1"))  # (one older log kept; the next line starts a new one)
+                # one older log kept, and this line starts the new one: written before the move, it left no log
+                # where `tail` looks right after the prompt that filled it (QA round 74 F10)
+                os.replace(p, p.with_name(p.name + ".1"))
+                fh.close()
+                with os.fdopen(os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600), "ab") as new:
+                    new.write(line)
+                return
+            fh.write(line)
+            fh.flush()
     except (OSError, ValueError):
         pass
 
@@ -210,8 +216,12 @@ def run(payload_text: str) -> str:
     """Run the hook on a raw stdin payload; return what to print ("" for nothing). Never raises."""
     t0 = time.perf_counter()
     try:
-        if os.environ.get("DREAMDB_MEMORY_HOOK", "1").strip().lower() in ("0", "false", "no", "off"):
+        switch = os.environ.get("DREAMDB_MEMORY_HOOK", "1").strip().lower()
+        if switch in ("0", "false", "no", "off"):
             return ""
+        if switch not in ("", "1", "true", "yes", "on"):  # kept on, as documented; said (QA round 74 F10)
+            _log(f"DREAMDB_MEMORY_HOOK={_one_line(switch, 40)!r} is neither on nor off (0, false, no, off turn the "
+                 "hook off); kept on")
         # a UTF-8 byte-order mark before the JSON (a payload written by a Windows tool) is not part of it: RFC 8259
         # lets a reader ignore it, and json.loads refused it (QA round 54 L11); so are whitespace before it and a
         # second one, which a tool that adds its own to a payload that had one writes (QA round 55)

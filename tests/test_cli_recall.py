@@ -86,6 +86,13 @@ def test_a_dense_mode_with_a_bad_thread_count_is_a_usage_error_of_the_command(ex
     assert p.returncode == 0 and json.loads(p.stdout)["hits"]
 
 
+def test_a_mistyped_sqlite_driver_setting_is_named_not_a_missing_install(example_vault):
+    """QA round 74 F10: DREAMDB_SQLITE_DRIVER=bogus said no driver was found and to pip install one."""
+    p = run_main("recall", "--vault", str(example_vault), "sleep", env={**os.environ, "DREAMDB_SQLITE_DRIVER": "bogus"})
+    assert p.returncode == 4 and "DREAMDB_SQLITE_DRIVER='bogus' names no usable SQLite driver module" in p.stderr
+    assert "Use sqlean, pysqlite3.dbapi2 or sqlite3" in p.stderr and "pip install" not in p.stderr
+
+
 def test_missing_vault_exit_3(tmp_path):
     p = run_main("recall", "--vault", str(tmp_path / "nope"), "x")
     assert p.returncode == 3 and "does not exist" in p.stderr and "Traceback" not in p.stderr

@@ -811,6 +811,8 @@ def test_the_hook_log_is_moved_aside_past_its_size_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(H, "LOG_MAX_BYTES", 2000)
     for i in range(40):
         H._log(f"line {i} " + "x" * 80)
+        # (QA round 74 F10: the line that filled it went into the old log, which was moved: no log was left)
+        assert log.read_text().splitlines()[-1].split()[2] == str(i)
     older = tmp_path / "hook.log.1"
     assert older.exists() and log.exists()
     assert os.path.getsize(older) <= 2000 + 200 and os.path.getsize(log) <= 2000
@@ -917,6 +919,23 @@ def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
     assert H.run(payload(prompt, vault.parent)) == ""
     assert H.run(payload("when does the nightly cron job run?", vault.parent)).startswith(H.HEADER)
+
+
+def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, monkeypatch):
+    """QA round 74 F10: DREAMDB_MEMORY_HOOK=maybe kept the hook on silently (other switches refuse an unknown value;
+    the hook never refuses a prompt, so it writes the reason to its log)."""
+    from dreamdb import hook as H
+
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    for value, said in (("maybe", True), ("ON", False), ("1", False), (" yes ", False)):
+        monkeypatch.setenv("DREAMDB_MEMORY_HOOK", value)
+        H.run(payload("how does the sprocket supply work", tmp_path))
+        text = log.read_text() if log.exists() else ""
+        assert ("is neither on nor off" in text) == said, value
+        log.unlink(missing_ok=True)
+    monkeypatch.setenv("DREAMDB_MEMORY_HOOK", "off")
+    assert H.run(payload("how does the sprocket supply work", tmp_path)) == "" and not log.exists()
 
 
 def test_a_superseded_entry_follows_the_entry_that_replaced_it_in_the_block(tmp_path, monkeypatch):

@@ -1187,6 +1187,9 @@ def test_absolute_path_inside_the_vault_is_refused(twins: Path):
             delete(twins, slug, force=True)
     assert target.read_text() == FOO_DEC
     assert not (twins / ".dreamdb").exists()
+    with pytest.raises(UsageError) as info:  # (QA round 74 F10: "~/x" was called an absolute path)
+        update(twins, "~/knowledge/foo.md", description="x")
+    assert "'~/knowledge/foo.md' starts with ~ (a home folder)" in info.value.message
 
 
 def test_deleting_a_linked_document_keeps_a_working_link_in_the_trash(tiny_vault):

@@ -53,6 +53,9 @@ def _pick_driver() -> tuple[ModuleType, bool]:
             continue
         can_load = hasattr(mod.Connection, "enable_load_extension")
         return mod, can_load
+    if forced:  # (QA round 74 F10: a mistyped value was told to install a driver)
+        raise DriverError(f"DREAMDB_SQLITE_DRIVER={forced!r} names no usable SQLite driver module.",
+                          hint="Use sqlean, pysqlite3.dbapi2 or sqlite3 (or unset it: dreamdb picks the first that loads).")
     raise DriverError(
         f"No usable SQLite driver found (tried {', '.join(names)}).",
         hint="Install one: pip install 'sqlean.py>=3.45' (or pysqlite3-binary on Linux x86_64).",

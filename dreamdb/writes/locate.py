@@ -92,7 +92,8 @@ def _check_rel_path(rel: str, original: str) -> str:
             backslashes or control characters.
     """
     if os.path.isabs(rel) or rel.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", rel):
-        raise UsageError(f"{original!r} is an absolute path; dreamdb only edits files inside the vault.",
+        what = "starts with ~ (a home folder)" if rel.startswith("~") else "is an absolute path"
+        raise UsageError(f"{original!r} {what}; dreamdb only edits files inside the vault.",
                          hint="Give the path relative to the vault, e.g. knowledge/decisions/my-note.md.")
     # a "." segment or a doubled "/" names the same file (knowledge/./note.md, knowledge//note.md: QA round 70 B-L2)
     parts = [part for part in rel.split("/") if part not in (".", "")] or [""]
