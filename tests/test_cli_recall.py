@@ -588,3 +588,30 @@ def test_status_counts_one_unindexed_file_in_the_singular(tmp_path, capsys):
     (vault / "notes" / "stray.md").write_text("stray\n")
     assert main(["status", "--vault", str(vault)]) == 0
     assert "not indexed:    1 .md file outside the folders dreamdb reads (notes/stray.md)" in capsys.readouterr().out
+
+
+def test_status_lists_a_new_note_with_nothing_readable_in_it(tmp_path, capsys):
+    """QA round 75 F7: a new binary note (NUL bytes) was warned of by the first sync, then missing without a trace:
+    status counted it nowhere. A file with nothing readable in it (binary, a CHANGELOG.json that is no JSON) is now
+    listed as a file dreamdb cannot read, as long as it stays so."""
+    from dreamdb.cli import main
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "core").mkdir()
+    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nalpha\n")
+    (vault / "knowledge" / "nul.md").write_bytes(b"\x00\x00\x00 nul emu")
+    (vault / "core" / "CHANGELOG.json").write_text("[{not json")
+    for _ in range(2):  # (the second sync reads neither again, and warns of nothing)
+        assert main(["sync", "--vault", str(vault)]) == 0
+    capsys.readouterr()
+    assert main(["status", "--vault", str(vault), "--json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["unreadable_files"] == 2 and st["unreadable_examples"] == ["core/CHANGELOG.json", "knowledge/nul.md"]
+    assert main(["status", "--vault", str(vault)]) == 0
+    assert "not indexed:    2 files dreamdb cannot read (core/CHANGELOG.json, knowledge/nul.md)" in capsys.readouterr().out
+    (vault / "knowledge" / "nul.md").write_text("---\ntitle: Emu\n---\nemu facts\n")
+    assert main(["sync", "--vault", str(vault)]) == 0
+    capsys.readouterr()
+    assert main(["status", "--vault", str(vault), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unreadable_examples"] == ["core/CHANGELOG.json"]

@@ -172,7 +172,8 @@ def status_cmd(vault, as_json):
         more = ", …" if st["unreadable_files"] > len(st["unreadable_examples"]) else ""
         click.echo(f"not indexed:    {st['unreadable_files']} file{'s' if st['unreadable_files'] != 1 else ''} dreamdb"
                    f" cannot read ({', '.join(output.visible_id(p) for p in st['unreadable_examples'])}{more}): fix"
-                   f" {'their' if st['unreadable_files'] != 1 else 'its'} permissions")
+                   f" {'their' if st['unreadable_files'] != 1 else 'its'} permissions, or contents (binary, or JSON"
+                   " that does not parse; dreamdb sync --force names the reason)")
     click.echo(f"last sync:      {st['last_sync']}")
     waiting = (f" (migrations {', '.join(map(str, st['pending_migrations']))} wait for a SQLite that loads"
                " sqlite-vec)" if st["pending_migrations"] else "")
