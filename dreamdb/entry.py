@@ -124,6 +124,11 @@ def _main(args: list[str]) -> int:
         sys.stdout = quickcli.ClosedOutput()
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
+    if sorted(args) == ["--json", "--version"]:  # (QA round 74 F10: an agent probing the version got an error object)
+        from dreamdb import __version__
+
+        sys.stdout.write(f'{{"version": "{__version__}"}}\n')
+        return 0
     args = hoist_options(args)
     if args and _only_leading_options(args):  # (QA round 72-A: "No such option '--vault'", though --help allows it)
         return quickcli.print_error(

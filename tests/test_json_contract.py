@@ -32,7 +32,7 @@ TESTED = {
     "sync", "status", "status embeddings", "embedding coverage", "embedding model row", "list row",
     "sql (cut by --max-rows)", "remember", "update", "delete", "embed refresh", "embed status", "embed compact",
     "embed dedup", "embed dedup (skipped)", "model status", "lexicon status", "lexicon status (not installed)",
-    "hook install", "hook uninstall", "error", "error object",
+    "hook install", "hook uninstall", "error", "error object", "version",
 }
 
 
@@ -304,6 +304,19 @@ def test_lexicon_status(capsys, monkeypatch, kenet_lexicon):
     st = run(capsys, "lexicon", "status", "--json")
     assert st["installed"]
     check_keys(st, "lexicon status")
+
+
+def test_version(capsys):
+    """QA round 74 F10: `dreamdb --version --json` was "No such option '--json'", an error object for an agent."""
+    from dreamdb import __version__
+    from dreamdb.entry import main as entry_main
+
+    for args in (["--version", "--json"], ["--json", "--version"]):
+        capsys.readouterr()
+        assert entry_main(args) == 0
+        doc = json.loads(capsys.readouterr().out)
+        check_keys(doc, "version")
+        assert doc == {"version": __version__}
 
 
 def test_hook_install_uninstall(capsys, tmp_path):
