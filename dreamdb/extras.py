@@ -91,4 +91,3 @@ def reinstall_command() -> str:
     if root is not None:
         return f"pip install -e {shlex.quote(str(root))}"
     return "reinstall it from the wheel or checkout you installed it from (the name dreamdb on PyPI is another project's)"
-
