@@ -1623,6 +1623,18 @@ class Index:
             return {"installed": False, "path": None, "reason": "switched off (Index(lexicon=None))"}
         return lexicon_status() if self.lexicon == "auto" else describe(self.lexicon)
 
+    @_serialized
+    def embed_status(self, model_id: str | None = None) -> dict:
+        """Chunks, vectors and what a refresh would still do, for ``model_id`` (default: the model with the most
+        vectors): :func:`dreamdb.embeddings.store.embed_status` on this index, a damaged index rebuilt from the vault
+        first (QA round 76 F1: ``embed status`` exited 70 on one). Never loads the model.
+
+        Raises:
+            IndexUnavailable: the index cannot be read (not damage: a lock, the machine's state)."""
+        from dreamdb.embeddings.store import embed_status
+
+        return self._guarded(lambda: embed_status(self.conn, model_id))
+
     def _embedding_status(self) -> dict:
         """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""
         try:
@@ -1632,6 +1644,8 @@ class Index:
             model = model_status()
             st = embed_status(self.conn, model.get("model_id"))
         except Exception as exc:  # noqa: BLE001 - status must always answer
+            if isinstance(exc, (db.DatabaseError, UnicodeDecodeError)) and self._damage_behind(exc) is not None:
+                raise  # (a damaged index: status's _guarded rebuilds it, as the rest of status would; QA round 76 F1)
             return {"summary": f"unavailable ({type(exc).__name__}: {exc}); hybrid recall falls back to BM25"}
         st["model"] = model
         st["hybrid_ready"] = hybrid_ready(st, model)

@@ -1076,3 +1076,28 @@ def test_a_damaged_schema_whose_report_is_not_utf8_is_damage_and_rebuilt(example
     p = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--check", "--vault", str(example_vault)],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "rebuilt from the vault" in p.stderr + p.stdout, p.stderr
+
+
+@pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_embed_status_rebuilds_a_damaged_index_and_says_so(tiny_vault):
+    """QA round 76 F1: `embed status` read the chunk tables outside the guard that rebuilds a damaged index: a
+    damaged page of `chunked_documents` gave exit 70 ("internal error"), where recall, status and list rebuild."""
+    from tests.test_language import embedded, mixed_vault
+
+    mixed_vault(tiny_vault)
+    index, _emb = embedded(tiny_vault)
+    index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    path = index.index_path
+    root = index.conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'chunked_documents'").fetchone()[0]
+    page = index.conn.execute("PRAGMA page_size").fetchone()[0]
+    assert index.conn.execute("SELECT COUNT(*) FROM chunked_documents").fetchone()[0] > 0
+    index.close()
+    with open(path, "r+b") as f:  # the table's page header: its cell count and pointers
+        f.seek((root - 1) * page + 5)
+        f.write(bytes([0xDE, 0xAD, 0xBE, 0xEF]) * 4)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "status", "--vault", str(tiny_vault)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "rebuilt from the vault" in p.stderr and "internal error" not in p.stderr
+    with dreamdb.open(tiny_vault) as again:
+        assert [r[0] for r in again.conn.execute("PRAGMA integrity_check")] == ["ok"]

@@ -93,7 +93,7 @@ class _Waiting:
 
 
 def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
-    from dreamdb.embeddings.store import embed_status, refresh
+    from dreamdb.embeddings.store import refresh
 
     bar = _Bar(show_bar)
     waiting = _Waiting()
@@ -114,7 +114,7 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
         if waiting.now:
             click.echo("Stopped waiting; the other refresh goes on (dreamdb embed status shows its progress).", err=True)
             raise
-        st = embed_status(index.conn, embedder.model_id)
+        st = index.embed_status(embedder.model_id)
         if st.get("reembed_pending"):  # a --force run (or the rest of one): the others keep their old vectors
             click.echo(f"Interrupted: {st['distinct_texts'] - st['reembed_pending']}/{st['distinct_texts']} chunk "
                        "texts re-embedded and kept; the others keep their vectors meanwhile. Run `dreamdb embed "
@@ -201,13 +201,13 @@ def status_cmd(vault, as_json):
     """
     from dreamdb import output
     from dreamdb.embeddings.locate import model_status
-    from dreamdb.embeddings.store import cut_documents_note, embed_status, hybrid_ready
+    from dreamdb.embeddings.store import cut_documents_note, hybrid_ready
 
     index = open_index(vault)
     index.sync_for_read()  # a read: another process's long refresh must not stall it (a note instead)
-    print_notes(index)
     ms = model_status()
-    st = embed_status(index.conn, ms.get("model_id"))
+    st = index.embed_status(ms.get("model_id"))
+    print_notes(index)  # (after: a damaged index rebuilt by embed_status says so)
     st["model_installed"] = ms["installed"]
     st["model_path"] = ms["path"]
     st["runtime_missing"] = ms["runtime_missing"]
