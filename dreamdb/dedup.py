@@ -146,18 +146,22 @@ def decide(scores: list[float], *, merge: float = MERGE_THRESHOLD, margin: float
 
 
 def same_named(conn, title: str) -> list[str]:
-    """The doc_ids of indexed documents (changelog entries aside: their titles are generated) whose slug, or title
-    made a slug (:func:`dreamdb.vault.parse.slugify`: case, spaces and punctuation folded), is ``title`` made a
-    slug; in doc_id order. QA round 74 F11: a candidate titled ``sleep-consolidation`` or ``Linked repos`` was
+    """The doc_ids of indexed documents (changelog entries aside: their titles are generated) whose slug, or slug or
+    title made a slug (:func:`dreamdb.vault.parse.slugify`: case, spaces and punctuation folded), is ``title`` made a
+    slug, or the last part of ``title`` as a doc_id or path (``knowledge/x``, ``x.md``) made one; in doc_id order. QA round 74 F11: a candidate titled ``sleep-consolidation`` or ``Linked repos`` was
     CREATE beside the very notes of that name, the title alone reaching cosines of 0.88–0.90 (under REVIEW's 0.91)."""
     from dreamdb.vault.parse import slugify
 
-    wanted = slugify(title) if title and title.strip() else ""
-    if not wanted or wanted == "section":
+    if not title or not title.strip():
+        return []
+    name = title.strip().rsplit("/", 1)[-1]  # (a doc_id or a path: knowledge/recall-engine-v2, recall-engine-v2.md)
+    name = name[:-3] if name.lower().endswith(".md") else name
+    wanted = {w for w in (slugify(title), slugify(name)) if w != "section"}
+    if not wanted:
         return []
     return sorted(doc_id for doc_id, slug, doc_title in conn.execute(
         "SELECT doc_id, slug, title FROM documents WHERE type != 'changelog'")
-        if slug == wanted or slugify(doc_title) == wanted)
+        if slug in wanted or slugify(slug) in wanted or slugify(doc_title) in wanted)  # (QA 76 F4: 0.soul-2026-h2)
 
 
 def check_thresholds(*, merge: float, margin: float, review: float) -> None:

@@ -32,17 +32,24 @@ before a pasted log or after it (QA round 70 C-M2: with the first 4,000 only, a 
 ACKNOWLEDGEMENTS = frozenset(
     """ok okay okey k thanks thank thx ty yes yeah yep yup no nope nah please pls continue go ahead sure great good
     nice cool done proceed lgtm right fine perfect awesome agreed carry keep going next do it that this again retry
-    job work lot much well looks look amazing excellent brilliant wonderful super superb cheers kudos bravo wow neat
-    sweet exactly correct indeed understood got makes sense appreciated appreciate
+    amazing excellent brilliant wonderful super superb cheers kudos bravo wow neat sweet exactly correct indeed
+    understood got appreciated appreciate
     evet tamam tamamdır teşekkürler teşekkür tşk tşkler sağol sağolun eyvallah sağ ol hayır lütfen devam et peki olur
-    güzel harika harikasın süper süpersin mükemmel müthiş şahane aferin oldu olmuş iş çıkardın eline sağlık iyi
-    gidiyor beğendim anladım anlaşıldı""".split()
+    güzel harika harikasın süper süpersin mükemmel müthiş şahane aferin iyi beğendim anladım anlaşıldı""".split()
 )
-"""Chat acknowledgements and praise: a prompt made only of these (and stopwords) is conversation, not a question
-about the project (``great job, thanks a lot``, ``eline sağlık``), so the hook stays silent however rare the words
-are in the vault (QA round 74 F8: ``job``, ``lot`` and ``oldu`` made such prompts queries, and a 771-note vault
-gave ``job`` a raw score over 2). Words a question about the project is made of are not here (``ship``: "how do
-we ship")."""
+"""Chat acknowledgements and praise, word by word: a prompt made only of these, the phrases of
+:data:`ACKNOWLEDGEMENT_PHRASES` and stopwords is conversation, not a question about the project, so the hook stays
+silent however rare the words are in the vault."""
+
+ACKNOWLEDGEMENT_PHRASES = frozenset(tuple(p.split()) for p in (
+    "great job", "good job", "nice job", "nice work", "good work", "great work", "well done", "thanks lot",
+    "thanks much", "thank much", "looks good", "look good", "looks great", "makes sense",
+    "harika oldu", "harika olmuş", "güzel olmuş", "iyi olmuş", "harika iş", "iyi iş", "süper iş", "iş çıkardın",
+    "harika iş çıkardın", "eline sağlık", "iyi gidiyor"))
+"""Praise made of words a question is also made of (``job``, ``work``, ``iş``, ``sağlık``), read as conversation only
+together, as written here with stopwords left out (``thanks a lot`` is ``thanks lot``): QA round 74 F8, ``great job,
+thanks a lot`` and ``eline sağlık`` injected unrelated notes; QA round 76 F3, the words alone silenced "how does the
+job work"."""
 
 TOP = 3
 FUSED_DEPTH = 50
@@ -293,6 +300,34 @@ def query_text(prompt: str) -> str:
     return prompt[:half] + "\n" + prompt[-half:]
 
 
+def _successors_first(hits: list) -> list:
+    """``hits`` with each superseded changelog entry right after the entry that replaced it, when both are there (a
+    chain A → B → C as C, B, A), the rest in their order: the agent reads the decision in force first (QA round 74
+    F12: the replaced entry, shorter, ranked first; QA round 76 F2: a chain put the oldest first)."""
+    ids = {h.doc_id for h in hits}
+    after: dict[str, list] = {}
+    for h in hits:
+        if h.superseded_by in ids and h.superseded_by != h.doc_id:
+            after.setdefault(h.superseded_by, []).append(h)
+    out: list = []
+    seen: set[str] = set()
+
+    def put(h) -> None:
+        if h.doc_id in seen:
+            return
+        seen.add(h.doc_id)
+        out.append(h)
+        for older in after.get(h.doc_id, ()):
+            put(older)
+
+    for h in hits:
+        if h.superseded_by not in ids or h.superseded_by == h.doc_id:
+            put(h)
+    for h in hits:  # (entries that supersede each other in a loop: in their order)
+        put(h)
+    return out
+
+
 def translated(hit) -> bool:
     """Whether ``hit`` holds translations of the prompt's words beyond the words themselves: its BM25 with each
     translated word counted with its translation as one term (``bm25_structured``, from ``explain``) exceeds its
@@ -328,8 +363,17 @@ def _words(prompt: str) -> list[str]:
 
 
 def _is_acknowledgement(prompt: str) -> bool:
-    """Whether the prompt is conversation (:data:`ACKNOWLEDGEMENTS` and stopwords only), or has no word at all."""
-    return all(w in ACKNOWLEDGEMENTS for w in _words(prompt))
+    """Whether the prompt is conversation (:data:`ACKNOWLEDGEMENTS`, :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords
+    only), or has no word at all."""
+    words, i = _words(prompt), 0
+    longest = max(map(len, ACKNOWLEDGEMENT_PHRASES))
+    while i < len(words):
+        n = next((n for n in range(min(longest, len(words) - i), 1, -1)
+                  if tuple(words[i:i + n]) in ACKNOWLEDGEMENT_PHRASES), 1)
+        if n == 1 and words[i] not in ACKNOWLEDGEMENTS:
+            return False
+        i += n
+    return True
 
 
 def _encodable(path: str) -> bool:
@@ -594,10 +638,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the
         # English note on log retention (QA round 72 F7)
         shown = [h for h in hits if word_score(h) > 0 or translated(h)][:TOP]
-        # a superseded changelog entry comes right after the entry that replaced it, when both are shown: the agent
-        # reads the decision in force first (QA round 74 F12: the replaced one, shorter, ranked first)
-        place = {h.doc_id: i for i, h in enumerate(shown)}
-        shown = [h for _i, h in sorted(enumerate(shown), key=lambda ih: place.get(ih[1].superseded_by, ih[0] - 0.5) + 0.5)]
+        shown = _successors_first(shown)
         # The gate is the best raw score among the hits shown, not the first one's: rank 1 may have a raw score
         # of 0 (matched through a translation counted with the query's word) while a runner-up holds the query's
         # words themselves. Bare numbers are left out of both (word_score).

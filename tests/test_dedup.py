@@ -167,6 +167,7 @@ def test_a_candidate_titled_as_an_existing_note_is_at_least_review(tiny_vault):
 
     write_doc(tiny_vault, "knowledge/features/sleep-consolidation.md", "---\ntitle: Sleep consolidation\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/linked.md", "---\ntitle: Linked repos\n---\nrepos that link\n")
+    write_doc(tiny_vault, "knowledge/0.soul_h2.md", "---\ntitle: Soul archive\n---\nwho we are\n")
     write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"date": "2026-11-30", "type": "fix", "scope": "x",
                                                              "description": "Unrelated words"}]))
     index, _emb = embedded(tiny_vault, QueryHashEmbedder())
@@ -177,6 +178,10 @@ def test_a_candidate_titled_as_an_existing_note_is_at_least_review(tiny_vault):
         assert same_named(conn, "LINKED  repos!") == ["knowledge/linked"]  # (its title, slug "linked")
         assert same_named(conn, "linked") == ["knowledge/linked"]
         assert same_named(conn, "Sleep") == [] and same_named(conn, "") == [] and same_named(conn, "  ") == []
+        # a slug with a dot or an underscore, a doc_id, a file name (QA round 76 F4)
+        for title in ("0.soul_h2", "knowledge/0.soul_h2", "0.soul_h2.md", "Soul archive"):
+            assert same_named(conn, title) == ["knowledge/0.soul_h2"], title
+        assert same_named(conn, "knowledge/linked") == ["knowledge/linked"]
         title = conn.execute("SELECT title FROM documents WHERE type = 'changelog'").fetchone()[0]
         assert same_named(conn, title) == []
         emb = QueryHashEmbedder()

@@ -919,6 +919,9 @@ def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
     assert H.run(payload(prompt, vault.parent)) == ""
     assert H.run(payload("when does the nightly cron job run?", vault.parent)).startswith(H.HEADER)
+    # the praise words alone are a question's words (QA round 76 F3: "how does the job work" was silenced)
+    assert H.run(payload("how does the job work", vault.parent)).startswith(H.HEADER)
+    assert H._is_acknowledgement("makes sense, thanks") and not H._is_acknowledgement("why did the job not work")
 
 
 def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, monkeypatch):
@@ -959,3 +962,14 @@ def test_a_superseded_entry_follows_the_entry_that_replaced_it_in_the_block(tmp_
     lines = H.run(payload("what do we use for the gizmo cache?", vault.parent)).splitlines()
     assert lines[1].startswith("1. [changelog/2026-11-02-cache-1]"), lines
     assert lines[3].startswith("2. [changelog/2026-11-01-cache-1]") and "superseded by changelog/2026-11-02-cache-1" in lines[3]
+    # a chain, its newest ranked last (QA round 76 F2: the oldest stayed first): newest, then each one it replaced
+    write_doc(vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-11-03", "type": "decision", "scope": "frob", "description": "Frobnicator retry policy final",
+         "supersedes": "2026-11-02-frob-1"},
+        {"date": "2026-11-02", "type": "decision", "scope": "frob", "description": "Frobnicator retry policy: retry"
+         " twice with a backoff", "supersedes": "2026-11-01|frob"},
+        {"date": "2026-11-01", "type": "decision", "scope": "frob", "description": "Frobnicator retry policy: retries"
+         " thrice"}]))
+    lines = H.run(payload("what is the frobnicator retry policy", vault.parent)).splitlines()
+    assert [line.split("]")[0] for line in lines[1:7:2]] == \
+        ["1. [changelog/2026-11-03-frob-1", "2. [changelog/2026-11-02-frob-1", "3. [changelog/2026-11-01-frob-1"], lines

@@ -123,6 +123,9 @@ def test_remember_supersedes_by_id_and_by_date_scope(vault: Path):
     assert third["already_superseded_by"] == [f"changelog/{first['id']}"]
     fourth = remember(vault, "And one more.", supersedes=target_id, now=NOW)
     assert fourth["already_superseded_by"] == sorted([f"changelog/{first['id']}", f"changelog/{third['id']}"])
+    # superseded before in the <date>|<scope> form, as the real vault writes it (QA round 76 F5)
+    fifth = remember(vault, "Replaces the pm entry again.", supersedes="changelog/2026-08-17-pm-1", now=NOW)
+    assert fifth["already_superseded_by"] == [f"changelog/{second['id']}"]
 
 
 def test_remember_unknown_supersedes_is_not_found_and_file_untouched(vault: Path):

@@ -253,6 +253,15 @@ def _resolve_supersedes(ref: str, entries: Sequence[Any]) -> str:
                    "Use an entry id (changelog/<date>-<scope>-<n>, as recall shows it) or <date>|<scope>.")
 
 
+def _names_entry(ref: str, entries: Sequence[Any]) -> str | None:
+    """The id of the entry an existing entry's ``supersedes`` names (an id, or the ``<date>|<scope>`` form the
+    real vault writes: QA round 76 F5), or ``None`` when it names none or several."""
+    try:
+        return _resolve_supersedes(ref, entries)
+    except (UsageError, NotFound):
+        return None
+
+
 MAX_ID_PART_CHARS = 64
 """Longest ``type`` or ``scope`` :func:`remember` writes (characters): the scope, or the type when there is none,
 is part of the entry's id (``<date>-<scope>-<n>``), which recall, ``list`` and the hook print on every line."""
@@ -433,7 +442,7 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
         target = entry["supersedes"]
         earlier = [old_ids[i] for i, e in enumerate(changelog.entries)
                    if isinstance(e, dict) and isinstance(e.get("supersedes"), str)
-                   and e["supersedes"].strip().removeprefix("changelog/").removeprefix("changelog:") == target]
+                   and _names_entry(e["supersedes"], changelog.entries) == target]
         if earlier:
             out["already_superseded_by"] = [f"changelog/{i}" for i in sorted(earlier)]
     return out
