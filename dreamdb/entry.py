@@ -127,8 +127,8 @@ def _main(args: list[str]) -> int:
     if sorted(args) == ["--json", "--version"]:  # (QA round 74 F10: an agent probing the version got an error object)
         from dreamdb import __version__
 
-        sys.stdout.write(f'{{"version": "{__version__}"}}\n')
-        return 0
+        # (through the CLI's error policy: a full disk or a closed pipe, QA round 76 F7)
+        return quickcli.run_guarded(lambda: sys.stdout.write(f'{{"version": "{__version__}"}}\n'))
     args = hoist_options(args)
     if args and _only_leading_options(args):  # (QA round 72-A: "No such option '--vault'", though --help allows it)
         return quickcli.print_error(

@@ -12,8 +12,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -317,6 +320,10 @@ def test_version(capsys):
         doc = json.loads(capsys.readouterr().out)
         check_keys(doc, "version")
         assert doc == {"version": __version__}
+    if os.path.exists("/dev/full"):  # (QA round 76 F7: a traceback on a full disk)
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "--version", "--json"], stdout=open("/dev/full", "w"),
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        assert p.returncode == 74 and "cannot write the output" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_hook_install_uninstall(capsys, tmp_path):
