@@ -1200,3 +1200,21 @@ def test_a_short_word_typed_without_turkish_letters_is_translated(kenet_lexicon,
             assert [h.doc_id for h in hits][:1] == ["knowledge/rate"], query
             assert any("→ rate" in n or "→ speed" in n for n in ix.take_notes()), query
 
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_an_english_word_with_a_turkish_plural_alone_finds_the_english_note(tiny_vault, small_lexicon, engine):
+    """QA round 76 F6: `pipelinelar`, `smsler` or `containerlardan` alone, over English notes, found nothing (read as
+    English, they were no loanword: Snowball leaves a plural against vowel harmony, or after no vowel, and the root
+    it leaves of containerlardan was never tried as written); in a Turkish sentence they were read."""
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/p.md", "---\ntitle: Deploy pipeline\n---\nThe CI pipeline deploys on every merge."
+              " SMS alerts go to on-call. Containers restart.\n")
+    write_doc(tiny_vault, "knowledge/q.md", "---\ntitle: Cooking\n---\nReading recipes about a costume party.\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine=engine) as ix:
+        for query in ("pipelinelar", "smsler", "containerlardan", "pipelinelar nerede"):
+            hits = ix.recall(query)
+            assert [h.doc_id for h in hits][:1] == ["knowledge/p"] and hits[0].score > 0, query
+        assert ix.recall("costumes")[0].doc_id == "knowledge/q"  # (an English word is read as English)
+        assert ix.recall("readings")[0].doc_id == "knowledge/q"
