@@ -615,7 +615,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         if _built_elsewhere(index, vault):
             return ""
         try:
-            index.sync()
+            for warning in index.sync().warnings:  # a damaged index rebuilt by this prompt is written down
+                if "rebuilt from the vault" in warning:  # (QA round 76 F8: the log had no word of it)
+                    _log(warning)
         except LockTimeout:
             _log("index locked by another writer; recalled from the index as it is")
         except IndexUnavailable as exc:
@@ -631,8 +633,8 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         # it shows, out of as many as the fusion ranks.
         depth = TOP if mode == "bm25" else FUSED_DEPTH
         hits = index.recall(prompt, top=depth, exclude_types="bookmark", mode=mode, explain=True)  # (terms: word_score)
-        for note in index.take_notes():  # a quiet fallback (no model, a bad setting) is still written down
-            if "used bm25" in note:
+        for note in index.take_notes():  # a quiet fallback (no model, a bad setting), a rebuild: written down
+            if "used bm25" in note or "rebuilt from the vault" in note:
                 _log(note)
         # raw score 0: not the prompt's own words, left out, unless their translations (counted with them in
         # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the

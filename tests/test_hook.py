@@ -973,3 +973,23 @@ def test_a_superseded_entry_follows_the_entry_that_replaced_it_in_the_block(tmp_
     lines = H.run(payload("what is the frobnicator retry policy", vault.parent)).splitlines()
     assert [line.split("]")[0] for line in lines[1:7:2]] == \
         ["1. [changelog/2026-11-03-frob-1", "2. [changelog/2026-11-02-frob-1", "3. [changelog/2026-11-01-frob-1"], lines
+
+
+def test_a_damaged_index_rebuilt_by_a_prompt_is_written_to_the_hook_log(tmp_path, monkeypatch):
+    """QA round 76 F8: a prompt that found the index damaged rebuilt it (seconds on a large vault) and the hook log
+    had no word of it, nor of the embeddings that went with it."""
+    import dreamdb
+    from dreamdb import hook as H
+
+    vault = tmp_path / "proj" / "_dream_context"
+    write_doc(vault, "knowledge/wombat.md", "---\ntitle: Wombat burrows\n---\nThe wombat burrow is deep.\n")
+    for i in range(12):
+        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    with dreamdb.open(vault) as index:
+        index.sync()
+        path = index.index_path
+    path.write_bytes(b"garbage, not sqlite" * 100)
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    assert H.run(payload("how deep is a wombat burrow", vault.parent)).startswith(H.HEADER)
+    assert "rebuilt from the vault" in log.read_text()
