@@ -155,10 +155,10 @@ def test_overwritten_pages_are_found_by_check_and_repaired_by_sync(example_vault
     problems = damaged.check()
     assert problems and problems != ["ok"], "quick_check must report the overwritten pages"
     report = damaged.sync(check=True)
-    assert report.rebuilt and any("quick_check" in w for w in report.warnings)
+    assert report.rebuilt and any("integrity_check" in w for w in report.warnings)
     # the warning names the first problems and counts the rest: one line, not SQLite's whole report (QA round 35)
     lines = [line for p in problems for line in p.splitlines() if line.strip() and not line.startswith("***")]
-    warning = next(w for w in report.warnings if "quick_check" in w)
+    warning = next(w for w in report.warnings if "integrity_check" in w)
     assert len(lines) > 3 and "\n" not in warning and lines[0].strip() in warning
     at_least = "at least " if len(problems) >= 100 else ""  # quick_check stops at 100: there may be more
     assert warning.count(";") <= 4 and f"and {at_least}{len(lines) - 3} more" in warning
@@ -317,7 +317,7 @@ def test_sync_check_from_the_cli_reports_and_repairs(example_vault):
         f.seek((leaves[0] - 1) * 4096 + 8)
         f.write(b"\xff" * 64)
     fixed = runner.invoke(cli, ["sync", "--check", "--vault", str(example_vault)])
-    assert fixed.exit_code == 0 and "(rebuilt)" in fixed.output and "quick_check" in fixed.output
+    assert fixed.exit_code == 0 and "(rebuilt)" in fixed.output and "integrity_check" in fixed.output
     assert dreamdb.open(example_vault).check() == []
 
 
@@ -434,7 +434,7 @@ def test_embed_refresh_and_compact_check_the_index_first(example_vault):
     _zero_postings_root(index)
     result = CliRunner().invoke(cli, ["embed", "compact", "--vault", str(example_vault)])
     assert result.exit_code == 0, result.output + result.stderr
-    assert "quick_check" in result.stderr and "rebuilt" in result.stderr  # said, as every other command says it
+    assert "integrity_check" in result.stderr and "rebuilt" in result.stderr  # said, as every other command says it
     assert dreamdb.open(example_vault, auto_sync=False).check() == []
 
 
@@ -1101,3 +1101,32 @@ def test_embed_status_rebuilds_a_damaged_index_and_says_so(tiny_vault):
     assert "rebuilt from the vault" in p.stderr and "internal error" not in p.stderr
     with dreamdb.open(tiny_vault) as again:
         assert [r[0] for r in again.conn.execute("PRAGMA integrity_check")] == ["ok"]
+
+
+def test_sync_check_finds_an_index_that_no_longer_matches_its_table(example_vault):
+    """QA round 76 F13: a byte changed in the index on ``documents.doc_id`` passed `sync --check` (SQLite's
+    quick_check looks at the file's structure only), and then `sql … WHERE doc_id = …` found no row, exit 0.
+    `sync --check` runs integrity_check, which compares every index with its table, and rebuilds."""
+    index = dreamdb.open(example_vault)
+    index.sync()
+    index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    path = index.index_path
+    root = index.conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_documents_1'").fetchone()[0]
+    page = index.conn.execute("PRAGMA page_size").fetchone()[0]
+    index.close()
+    data = bytearray(path.read_bytes())
+    at = data.find(b"feature/sleep-consolidation", (root - 1) * page, root * page)
+    assert at > 0
+    data[at] ^= 0x01  # one letter of the index's key: the page's structure stays sound
+    path.write_bytes(bytes(data))
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA quick_check").fetchall() == [("ok",)]  # (the case: quick_check sees nothing)
+    assert raw.execute("SELECT COUNT(*) FROM documents WHERE doc_id = 'feature/sleep-consolidation'").fetchone() == (0,)
+    raw.close()
+    again = dreamdb.open(example_vault)
+    problems = again.check()
+    assert problems and "missing from index" in problems[0]
+    report = again.sync(check=True)
+    assert report.rebuilt and any("integrity_check" in w for w in report.warnings)
+    assert again.conn.execute("SELECT COUNT(*) FROM documents WHERE doc_id = 'feature/sleep-consolidation'").fetchone() == (1,)
+    again.close()

@@ -12,7 +12,7 @@ from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 @vault_option()
 @click.option("--force", is_flag=True, help="Re-parse every file, even unchanged ones.")
 @click.option("--check", is_flag=True,
-              help="First check the index file for damage (SQLite quick_check, ~0.1 s per 15 MB; and its BM25"
+              help="First check the index file for damage (SQLite integrity_check, ~0.1 s per 15 MB; and its BM25"
                    " statistics against its documents); rebuild it if damaged.")
 @json_option
 def sync_cmd(vault, force, check, as_json):
