@@ -1130,3 +1130,29 @@ def test_sync_check_finds_an_index_that_no_longer_matches_its_table(example_vaul
     assert report.rebuilt and any("integrity_check" in w for w in report.warnings)
     assert again.conn.execute("SELECT COUNT(*) FROM documents WHERE doc_id = 'feature/sleep-consolidation'").fetchone() == (1,)
     again.close()
+
+
+def test_a_higher_schema_version_read_from_damage_is_rebuilt_not_called_newer(example_vault):
+    """QA round 76 F14: a damaged page of ``schema_migrations`` read as "schema version 48, written by a newer
+    dreamdb": every command, `sync --check` too, exited 4 and left it. A higher version is a newer dreamdb's only
+    when the file is sound and the migrations this dreamdb knows are recorded under their own numbers and names."""
+    from dreamdb.errors import IndexTooNew
+
+    index = dreamdb.open(example_vault)
+    index.sync()
+    expected = _top(index, "sleep debt")
+    index.conn.execute("UPDATE schema_migrations SET version = 48 WHERE version = 10")  # (a number changed by damage)
+    index.close()
+    again = dreamdb.open(example_vault)
+    assert _top(again, "sleep debt") == expected
+    assert any("rebuilt from the vault" in n and "recorded as version 48" in n for n in again.take_notes())
+    again.conn.execute("UPDATE schema_migrations SET name = 'garbage' WHERE version = 3")
+    again.conn.execute("INSERT INTO schema_migrations VALUES (11, 'future', '2027-01-01')")
+    again.close()
+    third = dreamdb.open(example_vault)
+    assert _top(third, "sleep debt") == expected
+    assert any("recorded as 'garbage'" in n for n in third.take_notes())
+    third.conn.execute("INSERT INTO schema_migrations VALUES (11, 'future', '2027-01-01')")  # a newer dreamdb's: kept
+    third.close()
+    with pytest.raises(IndexTooNew):
+        dreamdb.open(example_vault).recall("sleep debt")

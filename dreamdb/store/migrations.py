@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dreamdb.errors import IndexTooNew, IndexUnavailable
-from dreamdb.store.connect import write_transaction
+from dreamdb.store.connect import DatabaseError, write_transaction
 
 _NAME_RE = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 
@@ -110,6 +110,23 @@ def pending(conn) -> list[int]:
     return [v for v, _n, _p in available() if v not in have]
 
 
+def _newer_or_damaged(conn, migs) -> str | None:
+    """Why a schema version above this dreamdb's is damage rather than a newer dreamdb's index (``None``: it may be a
+    newer one's): ``PRAGMA quick_check`` finds the file damaged, or a migration this dreamdb knows is recorded under
+    another name or number than its own (a newer dreamdb applies the same files first, under their numbers)."""
+    problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        return problems[0]
+    names = {version: name for version, name, _path in migs}
+    known = {name: version for version, name in names.items()}
+    for version, name in conn.execute("SELECT version, name FROM schema_migrations"):
+        if version in names and name != names[version]:
+            return f"migration {version} recorded as {name!r}, not {names[version]!r}"
+        if version not in names and name in known:
+            return f"migration {known[name]} ({name!r}) recorded as version {version}"
+    return None
+
+
 def migrate(conn) -> list[int]:
     """Apply every pending migration; return the versions applied.
 
@@ -118,6 +135,7 @@ def migrate(conn) -> list[int]:
 
     Raises:
         IndexTooNew: the index was made by a newer dreamdb (higher version).
+        DatabaseError: a higher version read from a damaged file (:func:`_newer_or_damaged`): the caller rebuilds.
     """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -125,6 +143,10 @@ def migrate(conn) -> list[int]:
     have = current_version(conn)
     migs = available()
     if migs and have > migs[-1][0]:
+        damage = _newer_or_damaged(conn, migs)
+        if damage:  # (QA round 76 F14: a damaged page read as "version 48, a newer dreamdb": exit 4 everywhere)
+            raise DatabaseError(f"database disk image is malformed (schema version {have} read from a damaged "
+                                f"schema_migrations: {damage})")
         from dreamdb.extras import reinstall_command, source_checkout
 
         where = source_checkout()
