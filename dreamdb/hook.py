@@ -51,6 +51,10 @@ together, as written here with stopwords left out (``thanks a lot`` is ``thanks 
 thanks a lot`` and ``eline sağlık`` injected unrelated notes; QA round 76 F3, the words alone silenced "how does the
 job work"."""
 
+HOOK_OFF = ("0", "false", "no", "off", "n", "none", "disable", "disabled")
+"""Values of ``DREAMDB_MEMORY_HOOK`` (stripped, any case) that turn the hook off (QA round 76 F11: ``disabled`` kept
+it on)."""
+
 TOP = 3
 FUSED_DEPTH = 50
 """How many fused hits a hybrid, dense or RRF hook looks through for its :data:`TOP` (each channel's candidates,
@@ -224,11 +228,11 @@ def run(payload_text: str) -> str:
     t0 = time.perf_counter()
     try:
         switch = os.environ.get("DREAMDB_MEMORY_HOOK", "1").strip().lower()
-        if switch in ("0", "false", "no", "off"):
+        if switch in HOOK_OFF:
             return ""
-        if switch not in ("", "1", "true", "yes", "on"):  # kept on, as documented; said (QA round 74 F10)
-            _log(f"DREAMDB_MEMORY_HOOK={_one_line(switch, 40)!r} is neither on nor off (0, false, no, off turn the "
-                 "hook off); kept on")
+        if switch not in ("", "1", "true", "yes", "on", "enabled", "enable"):  # kept on, and said (QA round 74 F10)
+            _log(f"DREAMDB_MEMORY_HOOK={_one_line(switch, 40)!r} is neither on nor off ({', '.join(HOOK_OFF)} turn "
+                 "the hook off); kept on")
         # a UTF-8 byte-order mark before the JSON (a payload written by a Windows tool) is not part of it: RFC 8259
         # lets a reader ignore it, and json.loads refused it (QA round 54 L11); so are whitespace before it and a
         # second one, which a tool that adds its own to a payload that had one writes (QA round 55)

@@ -937,8 +937,15 @@ def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, 
         text = log.read_text() if log.exists() else ""
         assert ("is neither on nor off" in text) == said, value
         log.unlink(missing_ok=True)
-    monkeypatch.setenv("DREAMDB_MEMORY_HOOK", "off")
-    assert H.run(payload("how does the sprocket supply work", tmp_path)) == "" and not log.exists()
+    vault = tmp_path / "proj" / "_dream_context"
+    write_doc(vault, "knowledge/sprocket.md", "---\ntitle: Sprocket supply\n---\nSprocket supply comes from Acme.\n")
+    for i in range(12):
+        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    monkeypatch.setenv("DREAMDB_MEMORY_HOOK", "on")
+    assert H.run(payload("how does the sprocket supply work", vault.parent)).startswith(H.HEADER)
+    for off in ("off", "Disabled", " none ", "N"):  # (QA round 76 F11: "disabled" kept it on)
+        monkeypatch.setenv("DREAMDB_MEMORY_HOOK", off)
+        assert H.run(payload("how does the sprocket supply work", vault.parent)) == "" and not log.exists()
 
 
 def test_a_superseded_entry_follows_the_entry_that_replaced_it_in_the_block(tmp_path, monkeypatch):

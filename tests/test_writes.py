@@ -2443,3 +2443,16 @@ def test_update_drops_the_spellings_of_a_tag_it_already_has(twins: Path):
     path = twins / "knowledge" / "foo.md"
     update(twins, "knowledge/foo.md", tags="a, a, A, #a, topic:b, B, c")
     assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == ["a", "topic:b", "c"]
+
+
+@pytest.mark.parametrize("tags", ["，", "、", "[]", "\u200b", "ok, --", ["ok", "…"]])
+def test_update_refuses_a_tag_of_punctuation_or_invisible_characters_only(tiny_vault: Path, tags):
+    """QA round 76 F10: `--tags "，"` (a fullwidth comma), `"、"`, `"[]"` (an agent clearing the tags) or a lone
+    zero-width space were written as tags; a tag needs a letter, digit or symbol (an emoji tag is one)."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\ntags: [x]\n---\nbody\n")
+    before = note.read_bytes()
+    with pytest.raises(UsageError, match="names no tag: it holds no letter, digit or symbol"):
+        update(tiny_vault, "note", tags=tags)
+    assert note.read_bytes() == before
+    update(tiny_vault, "note", tags="🚀, c#, v2")
+    assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["🚀", "c#", "v2"]

@@ -393,7 +393,11 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             return skip(skipped)
     if index is None:
         index = open_index(vault)
-        index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
+        report = index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
+        if report.rebuilt and not as_json:  # (said before the embedding it causes: QA round 76 F9)
+            for warning in report.warnings:
+                if "rebuilt from the vault" in warning:
+                    click.echo(f"note: {warning}", err=True)
     from dreamdb.embeddings.model import get_embedder
 
     try:

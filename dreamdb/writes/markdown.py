@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
@@ -471,6 +472,10 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
             raise UsageError(f"The tag {tag!r} names no tag: a leading # and a facet prefix up to the last ':' are"
                              " not part of a tag ('#topic:recall' is the tag recall); nothing was changed.",
                              hint="Give the tag's name (e.g. --tags \"recall, storage\").")
+        if tag and not any(unicodedata.category(c)[0] in "LNS" for c in clean_tag(tag)):  # (QA 76 F10: "，", "[]", U+200B)
+            raise UsageError(f"The tag {tag!r} names no tag: it holds no letter, digit or symbol (only punctuation or"
+                             " invisible characters); nothing was changed.",
+                             hint="Give the tag's name (e.g. --tags \"recall, storage\"); --tags \"\" clears the tags.")
         key = tag_key(tag) if tag else ""
         if key and key not in keys:
             keys.add(key)
