@@ -152,6 +152,27 @@ def test_only_unigram_tokenizers_get_a_table(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["tokenizer.json"]  # no temp file left behind
 
 
+def test_a_query_longer_than_the_table_takes_is_tokenised_from_its_head(model_copy):
+    """QA round 76 F12: a query over the table's 8,000 characters loaded tokenizer.json (4.4 s, 554 MB) though only
+    its first 512 tokens are used. Its first 8,000 characters, less the word the cut may split, hold more tokens
+    than are kept: those are tokenised from the table, the same ids as the full tokenizer's, truncated."""
+    from dreamdb.embeddings.model import Embedder
+    from dreamdb.embeddings.query_tokens import MAX_QUERY_CHARS
+
+    first = Embedder(model_copy)  # (writes the table; keeps its full tokenizer, the reference)
+    words = "uyku borcu nasıl hesaplanıyor how is sleep debt computed DEC-0054 ﬁx kaydı gitmeliyiz".split()
+    long_query = " ".join(words[i % len(words)] for i in range(3000))
+    assert len(long_query) > MAX_QUERY_CHARS
+    want = first._encode(["query: " + long_query], True)[0]
+    second = Embedder(model_copy)
+    assert second._encode(["query: " + long_query], True)[0] == want and len(want) == second.max_length
+    assert second._full_tok is None  # (from the table alone)
+    assert np.array_equal(second.embed_queries([long_query]), first.embed_queries([long_query]))
+    unspaced = "x" * (MAX_QUERY_CHARS + 10)  # no word boundary in reach: the full tokenizer, as before
+    assert second._encode(["query: " + unspaced], True)[0] == first._encode(["query: " + unspaced], True)[0]
+    assert second._full_tok is not None
+
+
 def test_the_embedder_embeds_a_query_without_the_full_tokenizer(model_copy):
     from dreamdb.embeddings.locate import PIECES_SIDECAR
     from dreamdb.embeddings.model import TABLE_CHARS, Embedder
