@@ -35,6 +35,17 @@ def payload(prompt, cwd):
     return json.dumps({"prompt": prompt, "session_id": "s-1", "cwd": str(cwd)})
 
 
+def filled_vault(tmp_path, notes: dict[str, str], fillers: int = 12) -> Path:
+    """A vault of ``notes`` (``{vault-relative path: file text}``) and ``fillers`` notes on other things, which give
+    the notes' words an inverse document frequency high enough for the hook's gate (raw BM25 ≥ 2)."""
+    vault = tmp_path / "proj" / "_dream_context"
+    for rel, text in notes.items():
+        write_doc(vault, rel, text)
+    for i in range(fillers):
+        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    return vault
+
+
 @pytest.mark.parametrize("lone", ["\\ud800", "\\udcff", "\\ude00"])
 def test_a_lone_surrogate_in_the_prompt_is_replaced_not_a_reason_to_print_nothing(project, tmp_path, lone):
     """QA round 69 M2: JSON's "\\ud800" (a client that cut an emoji in two) made the hook print nothing and log
@@ -909,13 +920,10 @@ def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch
     phrases (``eline sağlık``: sağlık is health). A question with the same words still recalls."""
     from dreamdb import hook as H
 
-    vault = tmp_path / "proj" / "_dream_context"
-    write_doc(vault, "knowledge/cron.md", "---\ntitle: Nightly cron job\n---\nThe nightly job runs at two; a lot of"
-              " work happens then.\n")
-    write_doc(vault, "knowledge/saglik.md", "---\ntitle: Sağlık kayıtları\n---\nSağlık verileri iş günü sonunda"
-              " şifrelenir; harika bir düzen oldu.\n")
-    for i in range(20):
-        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    vault = filled_vault(tmp_path, {
+        "knowledge/cron.md": "---\ntitle: Nightly cron job\n---\nThe nightly job runs at two; a lot of work happens then.\n",
+        "knowledge/saglik.md": "---\ntitle: Sağlık kayıtları\n---\nSağlık verileri iş günü sonunda şifrelenir; harika bir"
+                               " düzen oldu.\n"}, fillers=20)
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
     assert H.run(payload(prompt, vault.parent)) == ""
     assert H.run(payload("when does the nightly cron job run?", vault.parent)).startswith(H.HEADER)
@@ -937,10 +945,8 @@ def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, 
         text = log.read_text() if log.exists() else ""
         assert ("is neither on nor off" in text) == said, value
         log.unlink(missing_ok=True)
-    vault = tmp_path / "proj" / "_dream_context"
-    write_doc(vault, "knowledge/sprocket.md", "---\ntitle: Sprocket supply\n---\nSprocket supply comes from Acme.\n")
-    for i in range(12):
-        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    vault = filled_vault(tmp_path, {"knowledge/sprocket.md": "---\ntitle: Sprocket supply\n---\nSprocket supply comes"
+                                                              " from Acme.\n"})
     monkeypatch.setenv("DREAMDB_MEMORY_HOOK", "on")
     assert H.run(payload("how does the sprocket supply work", vault.parent)).startswith(H.HEADER)
     for off in ("off", "Disabled", " none ", "N"):  # (QA round 76 F11: "disabled" kept it on)
@@ -955,13 +961,10 @@ def test_a_superseded_entry_follows_the_entry_that_replaced_it_in_the_block(tmp_
     import dreamdb
     from dreamdb import hook as H
 
-    vault = tmp_path / "proj" / "_dream_context"
-    write_doc(vault, "core/CHANGELOG.json", json.dumps([
+    vault = filled_vault(tmp_path, {"core/CHANGELOG.json": json.dumps([
         {"date": "2026-11-02", "type": "decision", "scope": "cache", "description": "Use Memcached for the gizmo cache"
          " from now on, replacing Redis", "supersedes": "2026-11-01-cache-1"},
-        {"date": "2026-11-01", "type": "decision", "scope": "cache", "description": "Use Redis for the gizmo cache"}]))
-    for i in range(12):
-        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+        {"date": "2026-11-01", "type": "decision", "scope": "cache", "description": "Use Redis for the gizmo cache"}])})
     with dreamdb.open(vault) as index:
         order = [h.doc_id for h in index.recall("what do we use for the gizmo cache", top=3)]
     assert order[:2] == ["changelog/2026-11-01-cache-1", "changelog/2026-11-02-cache-1"]  # (the case: replaced first)
@@ -988,10 +991,7 @@ def test_a_damaged_index_rebuilt_by_a_prompt_is_written_to_the_hook_log(tmp_path
     import dreamdb
     from dreamdb import hook as H
 
-    vault = tmp_path / "proj" / "_dream_context"
-    write_doc(vault, "knowledge/wombat.md", "---\ntitle: Wombat burrows\n---\nThe wombat burrow is deep.\n")
-    for i in range(12):
-        write_doc(vault, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    vault = filled_vault(tmp_path, {"knowledge/wombat.md": "---\ntitle: Wombat burrows\n---\nThe wombat burrow is deep.\n"})
     with dreamdb.open(vault) as index:
         index.sync()
         path = index.index_path
