@@ -1218,3 +1218,23 @@ def test_an_english_word_with_a_turkish_plural_alone_finds_the_english_note(tiny
             assert [h.doc_id for h in hits][:1] == ["knowledge/p"] and hits[0].score > 0, query
         assert ix.recall("costumes")[0].doc_id == "knowledge/q"  # (an English word is read as English)
         assert ix.recall("readings")[0].doc_id == "knowledge/q"
+
+
+def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_vault_copy, kenet_lexicon):
+    """QA round 77 G2: in `serverlardan veri` over the real vault, the word's loanword reading *server* is also one of
+    KeNet's translations of Turkish "server", so all its translations the notes hold competed, and the query's other
+    words chose *host*. A reading that is the word itself stays. Measured (4 Dec, BM25 nDCG@10, `python -m eval
+    --set xquad --set dreamcontext --modes bm25`): paragraphs tr→en 0.816 → 0.818, tr→mixed +0.0003, sentences
+    tr→en +0.0005; no track lower, the gold set unchanged."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking.rank import plan_query
+
+    lexicon = Lexicon(kenet_lexicon)
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "g2.db") as ix:
+        ix.recall("x")
+        plan = plan_query("serverlardan veri", vocabulary=ix._vocabulary(), lexicon=lexicon)
+        assert "server" in plan.terms and "host" not in plan.terms, (plan.terms, plan.resolved)
+        # (QA round 77 G1: the notes' "SMS" is the term sm, an acronym's plural: smsler's root is read so too)
+        for query in ("smsler", "smsler gitmiyor"):
+            assert [h.doc_id for h in ix.recall(query)][:1] == [h.doc_id for h in ix.recall("sms")][:1] != [], query
+

@@ -1304,6 +1304,10 @@ def test_update_tags_are_stripped_and_deduplicated(twins: Path):
         with pytest.raises(UsageError, match=r"name no tag \(only commas and blanks\); nothing was changed"):
             update(twins, "knowledge/foo.md", tags=only_commas)
         assert path.read_bytes() == before
+    for blank in (" ", "\u00a0", "\u3000 "):  # (QA round 77 G4: blanks alone cleared the tags)
+        with pytest.raises(UsageError, match="are only blank characters; nothing was changed"):
+            update(twins, "knowledge/foo.md", tags=blank)
+        assert path.read_bytes() == before
     update(twins, "knowledge/foo.md", tags=[])  # an empty list clears them, as "" does
     assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == []
 

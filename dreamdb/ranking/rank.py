@@ -441,8 +441,10 @@ def loanword_terms(term: str, word: str, heads=None, spellings=loanword_spelling
         # English, whose term is the whole word (containerlardan alone: QA round 76 F6)
         found = tuple(dict.fromkeys((english_stem(base), *found)))
     if plural is not None and plural.isascii() and english_stem(plural) != term:
-        # the root as written: an English word with a Turkish plural (serverlar, smsler), not a respelling of one
-        found = tuple(dict.fromkeys((english_stem(plural), *found)))
+        # the root as written: an English word with a Turkish plural (serverlar, smsler), not a respelling of one;
+        # then its other analyses (SMS, an acronym's plural, is the term sm: QA round 77 G1)
+        others = (a for a, _turkish in alternate_terms(plural, False, False))
+        found = tuple(t for t in dict.fromkeys((english_stem(plural), *others, *found)) if t != term)
     return found
 
 
@@ -884,6 +886,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     rounds = {t: diacritic_rounds(keys[t][0]) if keys[t][3] else 0 for t in options}
     spelled: dict[str, str] = {}  # term → a Turkish spelling's term found against vowel harmony, kept while later rounds look on
     translations: dict[str, set[str]] = {}  # term → its translations among its options (the last round's)
+    loans: dict[str, set[str]] = {}  # term → its loanword readings among its options
     shorter: dict[str, list[tuple[str, ...]] | None] = {}  # term → the translations of its shorter roots, longest first
     done = 0
     while options:
@@ -896,7 +899,9 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
         later: dict[str, tuple[tuple[str, int], ...]] = {}
         for t, alts in options.items():
             hit = next((a for a, w in alts if a in found[w]), None)
-            if hit in translations.get(t, ()):  # no loanword reading held: all its translations the notes hold
+            if hit in translations.get(t, ()) and hit not in loans.get(t, ()):
+                # no loanword reading held: all its translations the notes hold (a loanword reading that is a
+                # translation too, "server" of serverlardan, is the word itself: QA round 77 G2, "host" won by context)
                 hit = tuple(a for a, w in alts if a in translations[t] and a in found[w])
             if 2 <= done <= rounds[t] + 1:  # these options were a round of the word's Turkish spellings
                 hit = _harmonic_spelling(hit, alts, found, spelled.get(t))
@@ -912,8 +917,9 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
                 translated = [(a, OTHER if from_turkish else TURKISH) for from_turkish in keys[t][5]
                               for a in _word_translations(t if from_turkish == turkish else stem(w, from_turkish), w,
                                                           lexicon, from_turkish, "I" in text)]
-                later[t] = tuple(dict.fromkeys(
-                    [*(((a, OTHER) for a in loanword_terms(t, w, heads, spellings)) if keys[t][4] else ()), *translated]))
+                loan = loanword_terms(t, w, heads, spellings) if keys[t][4] else ()
+                loans[t] = set(loan)
+                later[t] = tuple(dict.fromkeys([*((a, OTHER) for a in loan), *translated]))
                 if True in keys[t][5] and translated:  # a Turkish word's shorter roots, should no note hold these
                     shorter[t] = None  # (looked up when needed)
                 if later[t]:

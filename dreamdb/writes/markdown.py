@@ -452,6 +452,9 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
             holds only commas and blanks (``","``, ``[" "]``: an empty string or list clears the tags).
     """
     if isinstance(tags, str):
+        if tags and not tags.strip():  # (QA round 77 G4: a space, or a no-break one, cleared the tags as "" does)
+            raise UsageError(f"The tags {tags!r} are only blank characters; nothing was changed.",
+                             hint="Give the tags' names (e.g. --tags \"recall, storage\"), or --tags \"\" to clear them.")
         items = tags.split(",")
     elif isinstance(tags, (list, tuple)) and all(isinstance(t, (str, int, float)) and not isinstance(t, bool)
                                                  for t in tags):
