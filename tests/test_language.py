@@ -369,3 +369,23 @@ def test_a_filter_without_centred_documents_keeps_the_plain_knn_bound(tiny_vault
         got = store.dense_search(c, q, emb.model_id, 1, allowed_docs=english, lang_adjust=adj)
         assert len(calls) == 1  # one KNN round
         assert got == store.dense_search_numpy(c, q, emb.model_id, 1, allowed_docs=english, lang_adjust=adj)
+
+
+def test_damaged_language_sums_are_not_used_and_are_computed_again(tiny_vault):
+    """QA round 77 G8: bytes written into a row of ``language_centroids`` passed integrity_check (SQLite keeps no
+    checksum of a row) and changed every dense score. Sums that cannot be sums of unit vectors (not finite, or of a
+    norm above their count) centre nothing, and the next hybrid or dense query computes them again."""
+    mixed_vault(tiny_vault)
+    index, emb = embedded(tiny_vault)
+    with index:
+        c = index.conn
+        query = "yedekleme backup gecesi nasıl çalışıyor"
+        want = [(h.doc_id, h.signals["dense"]) for h in index.recall(query, mode="dense", top=7, explain=True)]
+        good = dict(c.execute("SELECT lang, vector_sum FROM language_centroids"))
+        rng = np.random.default_rng(7)
+        for damaged in (rng.bytes(384 * 8), np.full(384, 1e6).tobytes(), b"\x00" * 10):
+            c.execute("UPDATE language_centroids SET vector_sum = ? WHERE lang = 'tr'", (damaged,))
+            assert store.load_centroids(c, emb.model_id) is None and not store.languages_current(c, emb.model_id)
+            got = [(h.doc_id, h.signals["dense"]) for h in index.recall(query, mode="dense", top=7, explain=True)]
+            assert got == want  # (computed again before the query)
+            assert dict(c.execute("SELECT lang, vector_sum FROM language_centroids")) == good

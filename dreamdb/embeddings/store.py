@@ -526,7 +526,27 @@ def _sums_current(conn, model_id: str) -> bool:
     stored = conn.execute("SELECT signature FROM language_centroids WHERE model_id = ? LIMIT 1", (model_id,)).fetchone()
     if stored is None:  # no sums: current only while the model has no vectors
         return conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone() is None
+    if not _sums_sound(conn.execute("SELECT lang, n, vector_sum FROM language_centroids WHERE model_id = ?",
+                                    (model_id,)).fetchall()):
+        return False  # (damaged: computed again)
     return stored[0] == _signature(conn, model_id)
+
+
+def _sums_sound(rows) -> bool:
+    """Whether stored per-language sums ``(lang, n, vector_sum)`` can be sums of ``n`` unit vectors: ``DIM`` finite
+    float64 values of norm at most ``n``. SQLite keeps no checksum of a row: bytes written into the table's page
+    passed integrity_check and changed every dense score (QA round 77 G8); such sums are not used, and are
+    computed again from the vectors."""
+    for _lang, n, blob in rows:
+        if not isinstance(blob, bytes) or len(blob) != DIM * 8 or not isinstance(n, int) or n <= 0:
+            return False
+        v = np.frombuffer(blob, dtype=np.float64)
+        if not np.isfinite(v).all():
+            return False
+        with np.errstate(over="ignore"):  # (a norm past float64's range is inf: over any n)
+            if float(np.linalg.norm(v)) > n * (1 + 1e-6):
+                return False
+    return True
 
 
 def update_languages(conn, model_id: str, *, max_unidentified: int | None = None, batch: int = 500) -> int:
@@ -590,9 +610,10 @@ def update_languages(conn, model_id: str, *, max_unidentified: int | None = None
 
 
 def load_centroids(conn, model_id: str) -> language.LanguageCentroids | None:
-    """The per-language means of ``model_id``'s vectors, or None when none are stored (read-only)."""
+    """The per-language means of ``model_id``'s vectors, or None when none are stored, or the stored sums are damaged
+    (:func:`_sums_sound`; read-only)."""
     rows = conn.execute("SELECT lang, n, vector_sum FROM language_centroids WHERE model_id = ?", (model_id,)).fetchall()
-    if not rows:
+    if not rows or not _sums_sound(rows):  # (damaged sums centre nothing; the next update computes them again)
         return None
     return language.centroids_from_sums({l: np.frombuffer(b, dtype=np.float64) for l, _n, b in rows},
                                         {l: n for l, n, _b in rows})
