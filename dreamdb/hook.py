@@ -50,6 +50,7 @@ ACKNOWLEDGEMENT_PHRASES = frozenset(tuple(p.split()) for p in (
 together, as written here with stopwords left out (``thanks a lot`` is ``thanks lot``): QA round 74 F8, ``great job,
 thanks a lot`` and ``eline sağlık`` injected unrelated notes; QA round 76 F3, the words alone silenced "how does the
 job work"."""
+_LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES))
 
 HOOK_OFF = ("0", "false", "no", "off", "n", "none", "disable", "disabled")
 """Values of ``DREAMDB_MEMORY_HOOK`` (stripped, any case) that turn the hook off (QA round 76 F11: ``disabled`` kept
@@ -370,9 +371,8 @@ def _is_acknowledgement(prompt: str) -> bool:
     """Whether the prompt is conversation (:data:`ACKNOWLEDGEMENTS`, :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords
     only), or has no word at all."""
     words, i = _words(prompt), 0
-    longest = max(map(len, ACKNOWLEDGEMENT_PHRASES))
     while i < len(words):
-        n = next((n for n in range(min(longest, len(words) - i), 1, -1)
+        n = next((n for n in range(min(_LONGEST_PHRASE, len(words) - i), 1, -1)
                   if tuple(words[i:i + n]) in ACKNOWLEDGEMENT_PHRASES), 1)
         if n == 1 and words[i] not in ACKNOWLEDGEMENTS:
             return False
