@@ -1220,6 +1220,25 @@ def test_an_english_word_with_a_turkish_plural_alone_finds_the_english_note(tiny
         assert ix.recall("readings")[0].doc_id == "knowledge/q"
 
 
+def test_an_english_word_of_the_lexicon_is_not_read_as_turkish_typed_without_its_letters(real_vault_copy, kenet_lexicon):
+    """QA round 77 G3: `dollar`, which no note of the real vault holds, was read as Turkish `dol` + the plural `-lar`
+    and found three notes on *full*; `collar` was read as the root `col` (raw 7.6). KeNet has both as English words
+    and not as Turkish ones. A Turkish word typed without its letters is still read so (`uyku borcu`), and a word
+    both languages have (`kale`) is still tried as Turkish."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking.rank import english_word, plan_query
+
+    lexicon = Lexicon(kenet_lexicon)
+    assert english_word("dollar", lexicon) and english_word("collar", lexicon)
+    assert not english_word("kale", lexicon) and not english_word("taksiye", lexicon)
+    assert not english_word("dollar", None)
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "g3.db") as ix:
+        assert ix.recall("dollar") == []
+        plan = plan_query("collar", vocabulary=ix._vocabulary(), lexicon=lexicon)
+        assert "col" not in plan.terms and "full" not in plan.terms, (plan.terms, plan.resolved)
+        assert [h.doc_id for h in ix.recall("uyku borcu")][:1] == ["knowledge/sleep-debt.excalidraw"]
+
+
 def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_vault_copy, kenet_lexicon):
     """QA round 77 G2: in `serverlardan veri` over the real vault, the word's loanword reading *server* is also one of
     KeNet's translations of Turkish "server", so all its translations the notes hold competed, and the query's other

@@ -349,6 +349,19 @@ def _plural_root(base: str) -> str | None:
     return base[:m.start()] if m is not None and m.start() >= 3 else None
 
 
+def english_word(word: str, lexicon) -> bool:
+    """Whether the lexicon has ``word`` (lowercase, as written) as an English word and not as a Turkish one, as
+    written or typed without Turkish letters: ``dollar``, ``collar`` (not ``kale``, both, nor ``taksiye``, neither).
+    Such a word of a query read as English is not read as Turkish typed without its letters (QA round 77 G3:
+    ``dollar``, which no note holds, was read as ``dol`` + the plural ``-lar`` and found notes on *full*; ``collar``
+    became ``col``). ``False`` without a lexicon."""
+    from dreamdb.lexicon import EN_TR, TR_EN
+
+    if lexicon is None or not lexicon.translations(EN_TR, word):
+        return False
+    return not (lexicon.translations(TR_EN, word) or (word.isascii() and lexicon.translations(TR_EN, word, ascii=True)))
+
+
 def _own_words(words: list[str], originals: list[str]) -> list[str]:
     """The query's ``words`` less its names: those written with a capital first letter (not in
     capitals throughout), as ``originals`` has them, unless they are stopwords (``The``, ``Hangi``).
@@ -866,8 +879,12 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     for t, w, cap in qwords:
         if t in wanted and t not in keys:
             first = len(keys) < MAX_SPELLED_WORDS
-            keys[t] = (w, cap, turkish, spell and first, loanwords and first and (turkish or turkish_looking(w)),
-                       directions if first else (), stamp)
+            # (a word of a query read as English that the lexicon has as an English word and not as a Turkish
+            # one is not Turkish typed without its letters: dollar is no plural of dol, collar none of col)
+            english = not turkish and first and (loanwords or True in directions) and english_word(w, lexicon)
+            keys[t] = (w, cap, turkish, spell and first,
+                       loanwords and first and (turkish or (turkish_looking(w) and not english)),
+                       tuple(d for d in directions if not (d and english)) if first else (), stamp)
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
     for from_turkish in directions:  # each word's lexicon keys in one statement, should its turn come
         _prefetch(lexicon, [(t if from_turkish == turkish else stem(k[0], from_turkish), k[0])
