@@ -52,9 +52,31 @@ thanks a lot`` and ``eline sağlık`` injected unrelated notes; QA round 76 F3, 
 job work"."""
 _LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES))
 
-HOOK_OFF = ("0", "false", "no", "off", "n", "none", "disable", "disabled")
-"""Values of ``DREAMDB_MEMORY_HOOK`` (stripped, any case) that turn the hook off (QA round 76 F11: ``disabled`` kept
-it on)."""
+HOOK_OFF = ("0", "false", "no", "off", "n", "none", "never", "disable", "disabled",
+            "kapalı", "kapali", "kapat", "hayır", "hayir", "yok", "devre dışı", "devre disi")
+"""Values of ``DREAMDB_MEMORY_HOOK`` (stripped, any case) that turn the hook off, in English and in Turkish, as a
+number zero is too (``0.0``, ``00``): QA round 76 F11, ``disabled`` kept it on; QA round 77 G6, ``kapalı`` (off),
+``hayır``, ``never`` and ``0.0`` did."""
+
+
+HOOK_ON = ("", "1", "true", "yes", "on", "enabled", "enable", "açık", "acik", "evet")
+"""Values of ``DREAMDB_MEMORY_HOOK`` that keep the hook on without a word in its log (any other value not in
+:data:`HOOK_OFF` keeps it on and is logged)."""
+
+# (compared with dotless ı read as i: KAPALI lowercases to kapali, DIŞI to dişi)
+_HOOK_OFF_DOTTED = frozenset(v.replace("ı", "i") for v in HOOK_OFF)
+_HOOK_ON_DOTTED = frozenset(v.replace("ı", "i") for v in HOOK_ON)
+
+
+def _hook_off(switch: str) -> bool:
+    """Whether a ``DREAMDB_MEMORY_HOOK`` value (stripped, lowercase) turns the hook off (:data:`HOOK_OFF`)."""
+    if switch.replace("ı", "i") in _HOOK_OFF_DOTTED:
+        return True
+    try:
+        return float(switch) == 0
+    except ValueError:
+        return False
+
 
 TOP = 3
 FUSED_DEPTH = 50
@@ -229,9 +251,9 @@ def run(payload_text: str) -> str:
     t0 = time.perf_counter()
     try:
         switch = os.environ.get("DREAMDB_MEMORY_HOOK", "1").strip().lower()
-        if switch in HOOK_OFF:
+        if _hook_off(switch):
             return ""
-        if switch not in ("", "1", "true", "yes", "on", "enabled", "enable"):  # kept on, and said (QA round 74 F10)
+        if switch.replace("ı", "i") not in _HOOK_ON_DOTTED:  # kept on, and said (QA round 74 F10)
             _log(f"DREAMDB_MEMORY_HOOK={_one_line(switch, 40)!r} is neither on nor off ({', '.join(HOOK_OFF)} turn "
                  "the hook off); kept on")
         # a UTF-8 byte-order mark before the JSON (a payload written by a Windows tool) is not part of it: RFC 8259

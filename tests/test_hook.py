@@ -940,7 +940,7 @@ def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, 
 
     log = tmp_path / "h.log"
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
-    for value, said in (("maybe", True), ("ON", False), ("1", False), (" yes ", False)):
+    for value, said in (("maybe", True), ("ON", False), ("1", False), (" yes ", False), ("AÇIK", False), ("nan", True)):
         monkeypatch.setenv("DREAMDB_MEMORY_HOOK", value)
         H.run(payload("how does the sprocket supply work", tmp_path))
         text = log.read_text() if log.exists() else ""
@@ -950,7 +950,8 @@ def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, 
                                                               " from Acme.\n"})
     monkeypatch.setenv("DREAMDB_MEMORY_HOOK", "on")
     assert H.run(payload("how does the sprocket supply work", vault.parent)).startswith(H.HEADER)
-    for off in ("off", "Disabled", " none ", "N"):  # (QA round 76 F11: "disabled" kept it on)
+    # (QA round 76 F11: "disabled" kept it on; QA round 77 G6: Turkish "kapalı" (off), "never" and "0.0" did)
+    for off in ("off", "Disabled", " none ", "N", "kapalı", "KAPALI", "Hayır", "devre dışı", "never", "0.0", "00"):
         monkeypatch.setenv("DREAMDB_MEMORY_HOOK", off)
         assert H.run(payload("how does the sprocket supply work", vault.parent)) == "" and not log.exists()
 
