@@ -45,7 +45,8 @@ ACKNOWLEDGEMENT_PHRASES = frozenset(tuple(p.split()) for p in (
     "great job", "good job", "nice job", "nice work", "good work", "great work", "well done", "thanks lot",
     "thanks much", "thank much", "looks good", "look good", "looks great", "makes sense",
     "harika oldu", "harika olmuş", "güzel olmuş", "iyi olmuş", "harika iş", "iyi iş", "süper iş", "iş çıkardın",
-    "harika iş çıkardın", "eline sağlık", "ellerine sağlık", "iyi gidiyor"))
+    "harika iş çıkardın", "eline sağlık", "ellerine sağlık", "elinize sağlık",
+    "ellerinize sağlık", "emeğine sağlık", "emeğinize sağlık", "iyi gidiyor"))
 """Praise made of words a question is also made of (``job``, ``work``, ``iş``, ``sağlık``), read as conversation only
 together, as written here with stopwords left out (``thanks a lot`` is ``thanks lot``): QA round 74 F8, ``great job,
 thanks a lot`` and ``eline sağlık`` injected unrelated notes; QA round 76 F3, the words alone silenced "how does the

@@ -914,7 +914,7 @@ def test_a_fused_hook_shows_the_notes_holding_the_prompts_words_behind_dense_onl
 
 @pytest.mark.parametrize("prompt", ["great job, thanks a lot", "nice work!", "awesome, looks good to me",
                                     "teşekkürler, harika oldu", "eline sağlık", "harika iş çıkardın",
-                                    "ellerine sağlık"])
+                                    "ellerine sağlık", "elinize sağlık", "emeğinize sağlık"])  # (QA round 77 G7)
 def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch, prompt):
     """QA round 74 F8: the acknowledgement list held ``great`` and ``thanks`` but not ``job`` or ``lot``, so "great job,
     thanks a lot" was a query, and a note on the cron job was injected (raw score over 2); likewise Turkish courtesy
