@@ -143,7 +143,14 @@ def _lexicon_option(value):
     if isinstance(value, Lexicon):
         return value
     if isinstance(value, (str, os.PathLike)):
-        return Lexicon(value)
+        from dreamdb.errors import LexiconError
+
+        try:
+            return Lexicon(value)
+        except LexiconError as exc:  # (the hint spoke of DREAMDB_LEXICON, which the caller did not use: QA round 75 F11)
+            raise LexiconError(exc.message, hint="Pass lexicon= the path of a lexicon file (dreamdb lexicon build"
+                               " writes one; dreamdb.lexicon.build_lexicon(path) at a path of your choice), 'auto' or None."
+                               ) from exc
     raise UsageError(f"lexicon must be 'auto', None, a Lexicon or a path, got {value!r}")
 
 
@@ -333,6 +340,9 @@ class Index:
             raise UsageError(f"vault must be a path (str or os.PathLike), got {vault!r}")
         if index_path is not None and not isinstance(index_path, (str, os.PathLike)):
             raise UsageError(f"index_path must be a path (str or os.PathLike) or None, got {index_path!r}")
+        if index_path is not None and not os.fspath(index_path):  # (QA round 75 F11: "" meant the default silently)
+            raise UsageError("index_path is empty: pass a file path, or None for the default index",
+                             hint="Leave index_path out to use the vault's index (.dreamdb/index.db).")
         flags(auto_sync=auto_sync, allow_model_build=allow_model_build)
         if include_archives is not None:
             flags(include_archives=include_archives)
@@ -848,8 +858,11 @@ class Index:
         ``dreamdb sql``'s own read-only connection); ``reason`` goes into the report's warnings.
 
         Raises:
+            UsageError: ``reason`` is not a non-empty string.
             IndexUnavailable: the file cannot be replaced, or is not recognisably dreamdb's.
         """
+        if not isinstance(reason, str) or not reason.strip():  # (QA round 75 F11: None was reported as the reason)
+            raise UsageError(f"reason must be a non-empty string saying why the index is rebuilt, got {reason!r}")
         self._conn = self._rebuild(reason)
         return self.sync()
 

@@ -207,6 +207,7 @@ def test_api_arguments_of_the_wrong_type_are_usage_errors(vault):
     ({"lock_timeout_ms": -1}, "lock_timeout_ms must be a whole number"),
     ({"lazy_refresh_max": "x"}, "lazy_refresh_max must be a whole number"),
     ({"index_path": 5}, "index_path must be a path"),
+    ({"index_path": ""}, "index_path is empty"),  # (QA round 75 F11: meant the default index silently)
 ])
 def test_open_refuses_arguments_of_the_wrong_type(vault, kwargs, message):
     """QA round 68 M1: open() took them and failed at the first recall (ValueError, TypeError), or read
@@ -214,6 +215,15 @@ def test_open_refuses_arguments_of_the_wrong_type(vault, kwargs, message):
     with pytest.raises(UsageError, match=message):
         dreamdb.open(vault, **kwargs)
     assert not (vault / ".dreamdb").exists()  # refused before anything was created
+
+
+def test_rebuild_needs_a_reason(vault):
+    """QA round 75 F11: ``rebuild(None)`` reported "… was unreadable (None); rebuilt from the vault"."""
+    with dreamdb.open(vault) as index:
+        for reason in (None, "", "  ", 5):
+            with pytest.raises(UsageError, match="reason must be a non-empty string"):
+                index.rebuild(reason)
+        assert index.rebuild("checked by hand").documents > 0
 
 
 def test_a_never_synced_index_opened_without_auto_sync_says_so(vault):

@@ -551,7 +551,7 @@ def test_the_environment_chooses_or_switches_off_the_lexicon(monkeypatch, small_
     assert load_lexicon() is None and lexicon_status()["reason"].startswith("not built")
 
 
-def test_a_lexicon_of_another_format_or_a_damaged_file_is_not_used(monkeypatch, small_lexicon, tmp_path):
+def test_a_lexicon_of_another_format_or_a_damaged_file_is_not_used(monkeypatch, small_lexicon, tmp_path, tiny_vault):
     conn = sqlite3.connect(small_lexicon.path)
     conn.execute("UPDATE meta SET value = '999' WHERE key = 'format'")
     conn.commit()
@@ -565,6 +565,10 @@ def test_a_lexicon_of_another_format_or_a_damaged_file_is_not_used(monkeypatch, 
     assert load_lexicon() is None
     with pytest.raises(LexiconError, match="not a dreamdb lexicon"):
         Lexicon(junk)
+    # passed as lexicon=, the hint speaks of that argument, not of the variable (QA round 75 F11)
+    with pytest.raises(LexiconError, match="not a dreamdb lexicon") as info:
+        dreamdb.open(tiny_vault, lexicon=junk)
+    assert "lexicon=" in info.value.hint and "DREAMDB_LEXICON" not in info.value.hint
 
 
 def test_a_dreamdb_index_or_another_sqlite_file_named_as_the_lexicon_is_said_to_be_no_lexicon(monkeypatch, tiny_vault,
