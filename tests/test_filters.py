@@ -250,6 +250,12 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
     write_doc(tiny_vault, "knowledge/m.md", "---\ntags: [İSTANBUL]\n---\nwalrus note\n")
     assert [h.doc_id for h in index.recall("walrus", tags="istanbul")] == ["knowledge/m"]
     assert [h.doc_id for h in index.recall("walrus", tags="İstanbul")] == ["knowledge/m"]
+    # QA round 75 F9: I lowercases to i, not Turkish ı (IĞDIR was not the tag Iğdır); QA round 77 G5: fullwidth forms
+    # (＃ｒｅｃａｌｌ) were a tag of their own
+    write_doc(tiny_vault, "knowledge/i.md", "---\ntags: [Iğdır, ＃ｒｅｃａｌｌ]\n---\nwalrus note\n")
+    for tag in ("IĞDIR", "ığdır", "iğdir", "recall", "#Recall", "Ｒｅｃａｌｌ"):
+        assert [h.doc_id for h in index.recall("walrus", tags=tag)] == ["knowledge/i"], tag
+    assert index.recall("walrus", tags="igdir") == []  # (ğ is not g)
     for name in ("tags", "status", "types"):
         with pytest.raises(UsageError, match="not valid UTF-8"):
             index.recall("walrus", **{name: "\udcff"})

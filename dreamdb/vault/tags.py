@@ -22,8 +22,10 @@ def clean_tag(text: str) -> str:
 
 
 def tag_key(text: str) -> str:
-    """What tags are matched by: :func:`clean_tag`, NFC-normalised (a name saved decomposed, as macOS
-    does, is the same tag) and lowercased, Turkish dotted capital ``İ`` to ``i`` as the analyzer folds it
-    (``str.lower`` makes it ``i`` and a combining dot: QA round 58, ``--tags istanbul`` did not find the tag
-    ``İSTANBUL``). ``document_tags.tag`` holds these; ``--tags`` is read alike."""
-    return unicodedata.normalize("NFC", clean_tag(text)).replace("İ", "i").lower()
+    """What tags are matched by: NFKC-normalised (a name saved decomposed, as macOS does, is the same tag, and
+    so is one typed in fullwidth forms, ``＃ｒｅｃａｌｌ``: QA round 77 G5), :func:`clean_tag`, lowercased, and
+    Turkish ``İ`` and ``ı`` read as ``i`` (``str.lower`` makes ``İ`` an ``i`` and a combining dot: QA round 58,
+    ``--tags istanbul`` did not find the tag ``İSTANBUL``; and ``I`` lowercases to ``i``, not Turkish ``ı``: QA
+    round 75 F9, ``IĞDIR`` was not the tag ``Iğdır``). ``document_tags.tag`` holds these; ``--tags`` is read
+    alike. (Changing this changes the index: bump :data:`dreamdb.vault.PARSER_VERSION`.)"""
+    return clean_tag(unicodedata.normalize("NFKC", text)).replace("İ", "i").lower().replace("ı", "i")
