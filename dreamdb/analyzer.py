@@ -509,8 +509,8 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "10"  # 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
-"""Version of :func:`identifier_terms`' and :func:`compound_terms`' rules: part of the index format
+IDENTIFIERS_VERSION = "11"  # 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
+"""Version of :func:`identifier_terms`', :func:`compound_terms`' and :func:`snake_case_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
 
@@ -578,9 +578,39 @@ def identifier_terms(folded: str) -> list[str]:
 
 
 def is_identifier_term(term: str) -> bool:
-    """Whether a term is one of :func:`identifier_terms`' (``0.5.0``, ``c++``), not a token's: it holds a
-    character the split on punctuation removes (``.``, ``+``, ``#``)."""
-    return "." in term or "+" in term or "#" in term
+    """Whether a term is one of :func:`identifier_terms`' (``0.5.0``, ``c++``) or :func:`snake_case_terms`'
+    (``session_id``), not a token's: it holds a character the split on punctuation removes (``.``, ``+``, ``#``,
+    ``_``)."""
+    return "." in term or "+" in term or "#" in term or "_" in term
+
+
+MAX_SNAKE_CASE_CHARS = 64
+"""Longest snake_case identifier :func:`snake_case_terms` keeps whole (environment variables and constants are
+shorter: ``DREAMCONTEXT_LAB_SYNC_CONCURRENCY`` has 33 characters); a longer run is data."""
+
+_SNAKE_CASE_RE = re.compile(r"(?<![^\W_])[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?![^\W_])")
+"""An ASCII word of letters and digits joined by single underscores, not inside a longer word (``__init__``'s
+``init`` has no underscore between two parts; ``ÇALIŞAN_ID`` is no ASCII identifier)."""
+
+
+def snake_case_terms(written: str) -> list[str]:
+    """Each snake_case identifier (``CLAUDE_CODE_SESSION_ID``, ``O_EXCL``, ``eth_chainId``) as one lowercase term,
+    underscores kept (``claude_code_session_id``), in order, duplicates kept.
+
+    Step 2 splits on the underscore, so such an identifier was only its parts (``claud``, ``code``, ``session``,
+    ``id``), which many notes hold, and a query for an environment variable ranked the notes that use its words
+    above the one note that names it (QA round 78 F5: ``DEFAULT_SNAPSHOT_BUDGET_TOKENS`` fourth; camelCase words
+    were kept whole already, :func:`compound_terms`). As with :func:`identifier_terms`, the whole identifier is
+    added beside its parts (a document indexes it at their position: term frequency, not length), and a query
+    counts it as one more term; text without one scores as before. Not longer than
+    :data:`MAX_SNAKE_CASE_CHARS`.
+
+    Args:
+        written: text as written (case kept), after :func:`normalize`.
+    """
+    if "_" not in written:
+        return []
+    return [m.group().lower() for m in _SNAKE_CASE_RE.finditer(written) if len(m.group()) <= MAX_SNAKE_CASE_CHARS]
 
 
 _CASE_MARKS = bytes(0x41 if 0x41 <= b <= 0x5A else 0x61 if b >= 0x80 or chr(b).isalnum() else 0x20 for b in range(256))

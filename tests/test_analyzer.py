@@ -637,6 +637,24 @@ def test_compound_parts_add_to_term_frequency_not_to_length():
     assert postings["setup"] == [1, 0, 0, 2, 0] and postings["version"] == [1, 0, 0, 1, 0]
 
 
+def test_snake_case_identifiers_are_terms_beside_their_parts():
+    """QA round 78 F5: ``CLAUDE_CODE_SESSION_ID`` was only its parts (claud, code, session, id)."""
+    from dreamdb.analyzer import is_identifier_term, snake_case_terms
+    from dreamdb.store.sync import document_terms
+    from dreamdb.vault.parse import Document
+
+    assert snake_case_terms("Set CLAUDE_CODE_SESSION_ID, O_EXCL and eth_chainId().") == [
+        "claude_code_session_id", "o_excl", "eth_chainid"]
+    assert snake_case_terms("__init__ a__b _private_name ÇALIŞAN_ID foo_bar.baz_qux") == [
+        "private_name", "foo_bar", "baz_qux"]
+    assert snake_case_terms("x_" + "y" * 70) == [] and snake_case_terms("no underscore") == []
+    assert is_identifier_term("session_id") and not is_identifier_term("session")
+    doc = Document(type="knowledge", slug="x", source_path="knowledge/x.md", title="Env", body="Read SESSION_ID once.")
+    postings, lengths, _turkish = document_terms(doc)
+    assert lengths == [1, 0, 0, 3]  # env | read session id: the whole identifier adds to no length
+    assert postings["session_id"] == [0, 0, 0, 1, 0] and postings["session"] == [0, 0, 0, 1, 0]
+
+
 def test_identifiers_add_to_term_frequency_not_to_length():
     from dreamdb.store.sync import document_terms
     from dreamdb.vault.parse import Document

@@ -154,6 +154,22 @@ def test_a_camel_case_word_is_found_by_its_parts_by_hand(tiny_vault):
     assert both[0] == "knowledge/camel" and "knowledge/apart" in both  # the word itself, then its parts apart
 
 
+def test_a_snake_case_identifier_finds_the_note_that_names_it(tiny_vault):
+    """QA round 78 F5: ``DEFAULT_SNAPSHOT_BUDGET_TOKENS`` ranked the one note naming it fourth, below notes that
+    use its words often (snake_case was split into its parts only); the whole identifier is one more term."""
+    write_doc(tiny_vault, "knowledge/env.md", "---\ntitle: Settings\n---\nThe default comes from"
+              " DEFAULT_SNAPSHOT_BUDGET_TOKENS when set.\n\nOther settings follow here at some length.\n")
+    for i in range(3):
+        write_doc(tiny_vault, f"knowledge/words{i}.md", f"---\ntitle: Snapshot budget {i}\n---\nThe default snapshot"
+                  " budget is counted in tokens; the snapshot budget default tokens.\n")
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("DEFAULT_SNAPSHOT_BUDGET_TOKENS", top=5, explain=True)
+    assert hits[0].doc_id == "knowledge/env", [h.doc_id for h in hits]
+    assert "default_snapshot_budget_tokens" in [t["term"] for t in hits[0].terms]
+    assert "DEFAULT_SNAPSHOT_BUDGET_TOKENS" in hits[0].snippet
+    assert len(hits) == 4  # (its parts still find the notes that write the words)
+
+
 def test_c_plus_plus_is_searchable(tiny_vault):
     write_doc(tiny_vault, "knowledge/cpp.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in C++ (not C#).\n")
     write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in Rust.\n")

@@ -24,7 +24,7 @@ from functools import lru_cache
 from dreamdb.analyzer import (NOMINAL_SUFFIXES, PRIVATIVE_RE, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, acronym_terms,
                                alternate_terms, analyze, compound_terms, diacritic_round, diacritic_rounds, identifier_terms, is_turkish,
                                dotless_capitals, drop_data, harmony_breaks, is_turkish_text, lower, normalize, opening_capitals,
-                               query_words, stem, tokens)
+                               query_words, snake_case_terms, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
@@ -220,8 +220,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         distinct = list(dict.fromkeys(t for t, _w, _cap in qwords))
     else:  # (analyze's table of English terms: cheaper when nothing else needs the words)
         distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
-    # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version; JWTs → jwt)
-    identifiers = identifier_terms(folded) + compound_terms(written) + acronym_terms(written)
+    # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version; JWTs → jwt; SESSION_ID →
+    # session_id)
+    identifiers = identifier_terms(folded) + compound_terms(written) + acronym_terms(written) + snake_case_terms(written)
     if vocabulary is not None and not turkish and "s" in folded:
         identifiers += _held_whole(words, vocabulary)  # (ios typed in lowercase: the iOS notes' term too)
     if identifiers:

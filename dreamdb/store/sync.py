@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, acronym_terms, analyze, compound_terms, drop_data,
-                              identifier_terms, is_turkish_text, lower, normalize, tokens)
+                              identifier_terms, is_turkish_text, lower, normalize, snake_case_terms, tokens)
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
@@ -768,8 +768,8 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         identifiers the split on punctuation loses (:func:`dreamdb.analyzer.identifier_terms`:
         ``0.5.0`` of ``v0.5.0``, ``c++``) and the parts of camelCase words
         (:func:`dreamdb.analyzer.compound_terms`: ``setup`` and ``version`` of ``setupVersion``) and the acronyms
-        that case-blind stemming gets wrong (:func:`dreamdb.analyzer.acronym_terms`: ``jwt`` of ``JWTs``), in every
-        language.
+        that case-blind stemming gets wrong (:func:`dreamdb.analyzer.acronym_terms`: ``jwt`` of ``JWTs``) and
+        snake_case identifiers whole (:func:`dreamdb.analyzer.snake_case_terms`: ``session_id``), in every language.
     """
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
     written = [drop_data(normalize(text)) for text in texts]  # (encoded data is found in the text as written)
@@ -785,7 +785,8 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         terms = analyze(text, turkish=turkish, words=w, stacked=stacked)
         if f < 4:
             lengths.append(len(terms))
-            stacked = (stacked or []) + identifier_terms(folded[f]) + compound_terms(written[f]) + acronym_terms(written[f])
+            stacked = ((stacked or []) + identifier_terms(folded[f]) + compound_terms(written[f]) + acronym_terms(written[f])
+                       + snake_case_terms(written[f]))
         for t, n in Counter(terms + stacked if stacked else terms).items():
             row = postings.get(t)
             if row is None:
