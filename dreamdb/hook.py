@@ -33,9 +33,10 @@ ACKNOWLEDGEMENTS = frozenset(
     """ok okay okey k thanks thank thx ty yes yeah yep yup no nope nah please pls continue go ahead sure great good
     nice cool done proceed lgtm right fine perfect awesome agreed carry keep going next do it that this again retry
     amazing excellent brilliant wonderful super superb cheers kudos bravo wow neat sweet exactly correct indeed
-    understood got appreciated appreciate
+    understood got appreciated appreciate works worked fixed ship
     evet tamam tamamdır teşekkürler teşekkür tşk tşkler sağol sağolun eyvallah sağ ol hayır lütfen devam et peki olur
-    güzel harika harikasın süper süpersin mükemmel müthiş şahane aferin iyi beğendim anladım anlaşıldı""".split()
+    güzel harika harikasın süper süpersin mükemmel müthiş muhteşem şahane aferin iyi beğendim anladım anlaşıldı
+    çalıştı oldu""".split()
 )
 """Chat acknowledgements and praise, word by word: a prompt made only of these, the phrases of
 :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords is conversation, not a question about the project, so the hook stays
@@ -46,12 +47,27 @@ ACKNOWLEDGEMENT_PHRASES = frozenset(tuple(p.split()) for p in (
     "thanks much", "thank much", "looks good", "look good", "looks great", "makes sense",
     "harika oldu", "harika olmuş", "güzel olmuş", "iyi olmuş", "harika iş", "iyi iş", "süper iş", "iş çıkardın",
     "harika iş çıkardın", "eline sağlık", "ellerine sağlık", "elinize sağlık",
-    "ellerinize sağlık", "emeğine sağlık", "emeğinize sağlık", "iyi gidiyor"))
+    "ellerinize sağlık", "emeğine sağlık", "emeğinize sağlık", "iyi gidiyor", "sağ olun", "devam edelim",
+    "süper olmuş", "muhteşem olmuş", "mükemmel olmuş", "güzel oldu", "iyi oldu"))
 """Praise made of words a question is also made of (``job``, ``work``, ``iş``, ``sağlık``), read as conversation only
 together, as written here with stopwords left out (``thanks a lot`` is ``thanks lot``): QA round 74 F8, ``great job,
 thanks a lot`` and ``eline sağlık`` injected unrelated notes; QA round 76 F3, the words alone silenced "how does the
-job work"."""
+job work". Compared without Turkish letters (:func:`_acknowledgement_key`). QA round 78 F1: "that works, thanks",
+"awesome, ship it", "çalıştı, teşekkürler", "sağ olun" injected notes."""
 _LONGEST_PHRASE = max(map(len, ACKNOWLEDGEMENT_PHRASES))
+
+
+def _acknowledgement_key(word: str) -> str:
+    """A word as :data:`ACKNOWLEDGEMENTS` are compared: Turkish letters as typed without them, so that a capital
+    ``I`` lowercased the English way (``SAĞLIK`` → ``sağlik``) and Turkish typed in ASCII (``saglik``) are the word
+    (QA round 78 F2: ``ELİNE SAĞLIK`` and ``eline saglik`` injected notes)."""
+    from dreamdb.analyzer import TURKISH_TO_ASCII
+
+    return word.translate(TURKISH_TO_ASCII)
+
+
+_ACKNOWLEDGEMENT_KEYS = frozenset(map(_acknowledgement_key, ACKNOWLEDGEMENTS))
+_PHRASE_KEYS = frozenset(tuple(map(_acknowledgement_key, p)) for p in ACKNOWLEDGEMENT_PHRASES)
 
 HOOK_OFF = ("0", "false", "no", "off", "n", "none", "never", "disable", "disabled",
             "kapalı", "kapali", "kapat", "hayır", "hayir", "yok", "devre dışı", "devre disi")
@@ -393,14 +409,14 @@ def _words(prompt: str) -> list[str]:
 def _is_acknowledgement(prompt: str) -> bool:
     """Whether the prompt is conversation (:data:`ACKNOWLEDGEMENTS`, :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords
     only), or has no word at all."""
-    words, i = _words(prompt), 0
-    while i < len(words):
-        n = next((n for n in range(min(_LONGEST_PHRASE, len(words) - i), 1, -1)
-                  if tuple(words[i:i + n]) in ACKNOWLEDGEMENT_PHRASES), 1)
-        if n == 1 and words[i] not in ACKNOWLEDGEMENTS:
-            return False
-        i += n
-    return True
+    words = [_acknowledgement_key(w) for w in _words(prompt)]
+    # covered[i]: words[:i] is made of acknowledgements and phrases (every way of reading it, not the longest phrase
+    # first: "süper iş çıkardın" is "süper" + "iş çıkardın", QA round 78 F2)
+    covered = [True] + [False] * len(words)
+    for end in range(1, len(words) + 1):
+        covered[end] = (covered[end - 1] and words[end - 1] in _ACKNOWLEDGEMENT_KEYS) or any(
+            covered[end - n] and tuple(words[end - n:end]) in _PHRASE_KEYS for n in range(2, min(_LONGEST_PHRASE, end) + 1))
+    return covered[-1]
 
 
 def _encodable(path: str) -> bool:

@@ -914,7 +914,11 @@ def test_a_fused_hook_shows_the_notes_holding_the_prompts_words_behind_dense_onl
 
 @pytest.mark.parametrize("prompt", ["great job, thanks a lot", "nice work!", "awesome, looks good to me",
                                     "teşekkürler, harika oldu", "eline sağlık", "harika iş çıkardın",
-                                    "ellerine sağlık", "elinize sağlık", "emeğinize sağlık"])  # (QA round 77 G7)
+                                    "ellerine sağlık", "elinize sağlık", "emeğinize sağlık",  # (QA round 77 G7)
+                                    # (QA round 78 F1, F2: more words; capitals and ASCII; no greedy phrase)
+                                    "that works, thanks", "thanks, that fixed it", "awesome, ship it", "sağ olun",
+                                    "çalıştı, teşekkürler", "süper, devam edelim", "ELİNE SAĞLIK", "eline saglik",
+                                    "süper iş çıkardın", "iyi iş çıkardın, teşekkürler"])
 def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch, prompt):
     """QA round 74 F8: the acknowledgement list held ``great`` and ``thanks`` but not ``job`` or ``lot``, so "great job,
     thanks a lot" was a query, and a note on the cron job was injected (raw score over 2); likewise Turkish courtesy
@@ -926,11 +930,13 @@ def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch
         "knowledge/saglik.md": "---\ntitle: Sağlık kayıtları\n---\nSağlık verileri iş günü sonunda şifrelenir; harika bir"
                                " düzen oldu.\n"}, fillers=20)
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
-    assert H.run(payload(prompt, vault.parent)) == ""
+    assert H._is_acknowledgement(prompt) and H.run(payload(prompt, vault.parent)) == ""
     assert H.run(payload("when does the nightly cron job run?", vault.parent)).startswith(H.HEADER)
     # the praise words alone are a question's words (QA round 76 F3: "how does the job work" was silenced)
     assert H.run(payload("how does the job work", vault.parent)).startswith(H.HEADER)
     assert H._is_acknowledgement("makes sense, thanks") and not H._is_acknowledgement("why did the job not work")
+    for question in ("ship the release notes", "what was fixed in the sync", "iş ne oldu", "bu iş nasıl çalışıyor"):
+        assert not H._is_acknowledgement(question), question
 
 
 def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, monkeypatch):
