@@ -218,6 +218,27 @@ def _one_line_id(doc_id: str) -> str:
     return " ".join(visible_id(doc_id).split())
 
 
+def _from_best_line(hit) -> str:
+    """A hit's snippet from its best line on (the line holding most of the hit's matched terms, ``Hit.terms``), then
+    the line after it: the snippet's line before the best one is context for a reader of three lines, and the block's
+    one line cut at 160 characters showed that line alone when it was long (QA round 78 F9: the note on pgbouncer was
+    shown by its preamble about CI runners). With no matched term on any line (a hit through a translation), the
+    snippet's middle line of three, or its first."""
+    from dreamdb.analyzer import analyze
+    from dreamdb.ranking.snippet import GAP
+
+    lines = (hit.snippet or "").split("\n")
+    if len(lines) < 2:
+        return hit.snippet
+    terms = {t["term"] for t in hit.terms or ()}
+    held = [-1 if ln == GAP else len(terms.intersection(analyze(ln, turkish=True)).union(
+        terms.intersection(analyze(ln, turkish=False)))) for ln in lines]
+    best = max(range(len(lines)), key=lambda i: (held[i], -i))
+    if held[best] <= 0:
+        best = 1 if len(lines) == 3 and lines[1] != GAP else 0
+    return "\n".join(ln for ln in lines[best:] if ln != GAP)
+
+
 def render_block(hits) -> str:
     """The block printed into the agent's context: header, two lines per hit, two footer lines (5–9 lines for 1–3 hits).
 
@@ -229,7 +250,7 @@ def render_block(hits) -> str:
         sup = f" — superseded by {_one_line_id(h.superseded_by)}" if h.superseded_by else ""
         via = ", through a translation" if h.score == 0 else ""  # (shown for its translated words: translated())
         lines.append(f"{i}. [{_one_line_id(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}{via}){sup}")
-        lines.append(f"   {_one_line(h.snippet or h.description, 160)}")
+        lines.append(f"   {_one_line(_from_best_line(h) or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
     lines.append(f'More: {_command()} recall --explain "<query>"')
     return "\n".join(lines) + "\n"

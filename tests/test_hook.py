@@ -1008,3 +1008,20 @@ def test_a_damaged_index_rebuilt_by_a_prompt_is_written_to_the_hook_log(tmp_path
     monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
     assert H.run(payload("how deep is a wombat burrow", vault.parent)).startswith(H.HEADER)
     assert "rebuilt from the vault" in log.read_text()
+
+
+def test_the_block_shows_a_hit_from_its_best_line(tmp_path, monkeypatch):
+    """QA round 78 F9: the block's line is the snippet (line before, best line, line after) cut at 160 characters, so
+    a long line before the best one was all the agent saw: the note on pgbouncer was shown by its preamble on CI."""
+    from dreamdb import hook as H
+
+    preamble = ("Unrelated preamble about the build pipeline, the CI runners, caching of node modules, artifact"
+                " retention, nightly jobs and the release train calendar for the quarter.")
+    vault = filled_vault(tmp_path, {"knowledge/pg.md": f"---\ntitle: Database notes\n---\n{preamble}\nWe chose"
+                                    " PostgreSQL connection pooling with pgbouncer in transaction mode.\nAnother line.\n"},
+                         fillers=41)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    lines = H.run(payload("how did we configure pgbouncer connection pooling?", vault.parent)).splitlines()
+    assert lines[1].startswith("1. [knowledge/pg]"), lines
+    assert lines[2].strip().startswith("We chose PostgreSQL connection pooling with pgbouncer"), lines
+    assert "preamble" not in lines[2]
