@@ -264,8 +264,10 @@ def _command() -> str:
     import sys
 
     exe = sys.argv[0] if sys.argv else ""
-    if os.path.basename(exe) != "dreamdb" or not os.path.isabs(exe):  # (python -m dreamdb, tests)
+    if os.path.basename(exe) != "dreamdb" or "/" not in exe:  # (python -m dreamdb, tests; a bare name: found on PATH)
         return "dreamdb"
+    exe = os.path.abspath(exe)  # (run by a relative path, .venv/bin/dreamdb, as hook install --command allows: its
+    # folder, not dreamdb, which is not on PATH there: QA round 78 F6)
     found = shutil.which("dreamdb")
     if found is not None and os.path.realpath(found) == os.path.realpath(exe):
         return "dreamdb"
@@ -698,7 +700,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         depth = TOP if mode == "bm25" else FUSED_DEPTH
         hits = index.recall(prompt, top=depth, exclude_types="bookmark", mode=mode, explain=True)  # (terms: word_score)
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting), a rebuild: written down
-            if "used bm25" in note or "rebuilt from the vault" in note:
+            # (and a lexicon it could not use: QA round 78 F7, DREAMDB_LEXICON naming another file changed the hits
+            # without a word in the log)
+            if "used bm25" in note or "rebuilt from the vault" in note or "lexicon is not used" in note:
                 _log(note)
         # raw score 0: not the prompt's own words, left out, unless their translations (counted with them in
         # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the

@@ -811,6 +811,11 @@ def test_the_block_names_the_dreamdb_the_agent_can_run(project, tmp_path):
         p = subprocess.run([str(exe), "hook", "user-prompt-submit"], input=data, capture_output=True,
                            env={**env, "PATH": path}, timeout=120)
         assert p.stdout.decode().splitlines()[-1] == f'More: {shown} recall --explain "<query>"', path
+    # run by a relative path (hook install --command ".venv/bin/dreamdb …"), its absolute path (QA round 78 F6)
+    relative = os.path.relpath(exe, exe.parent.parent)
+    p = subprocess.run([relative, "hook", "user-prompt-submit"], input=data, capture_output=True, cwd=exe.parent.parent,
+                       env={**env, "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert p.stdout.decode().splitlines()[-1] == f'More: {exe} recall --explain "<query>"'
 
 
 def test_the_hook_log_is_moved_aside_past_its_size_limit(tmp_path, monkeypatch):
@@ -1025,3 +1030,19 @@ def test_the_block_shows_a_hit_from_its_best_line(tmp_path, monkeypatch):
     assert lines[1].startswith("1. [knowledge/pg]"), lines
     assert lines[2].strip().startswith("We chose PostgreSQL connection pooling with pgbouncer"), lines
     assert "preamble" not in lines[2]
+
+
+def test_a_lexicon_the_hook_cannot_use_is_written_to_its_log(tmp_path, monkeypatch):
+    """QA round 78 F7: DREAMDB_LEXICON naming a file that is no lexicon changed the hook's hits (no translations)
+    without a word in its log, while `dreamdb recall` says so in a note."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {"knowledge/sprocket.md": "---\ntitle: Sprocket supply\n---\nSprocket supply comes"
+                                                              " from Acme.\n"})
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a lexicon\n")
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_LEXICON", str(junk))
+    assert H.run(payload("how does the sprocket supply work", vault.parent)).startswith(H.HEADER)
+    assert "lexicon is not used" in log.read_text() and str(junk) in log.read_text()
