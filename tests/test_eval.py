@@ -367,3 +367,18 @@ def test_faster_than_bm25s_means_strictly_faster():
                 if "bm25s" in label}
     assert verdicts == {"scifact tie": "quality met, speed NOT met", "scifact faster": "quality met, speed met",
                         "scifact slower": "quality met, speed NOT met"}
+
+
+def test_the_text_table_keeps_a_space_between_columns_of_any_width():
+    """QA round 78 F3: ``para tr-ascii→tr`` (16 characters) ran into the system column (``…→trdreamdb bm25``)."""
+    from dreamdb.cli.evaluate import _text_table
+    from dreamdb.evaluation import suite
+
+    metrics = {"r@1": 0.9, "r@3": 0.95, "r@5": 0.97, "r@10": 0.99, "mrr": 0.93, "ndcg@10": 0.947}
+    track = {"n": 1190, "dreamdb": {"bm25": {"metrics": metrics, "latency_ms": {"mean": 0.2, "p50": 0.2, "p90": 0.3}}}}
+    results = {"sets": {"xquad": {"tracks": {"para tr-ascii→tr": track, "a-very-long-track-name-indeed": track},
+                                  "indexes": {}}}, "wall_s": 1.0}
+    rows = [ln for ln in _text_table(suite, results).splitlines() if ln.startswith("xquad")]
+    assert len(rows) == 2
+    for ln in rows:
+        assert "  dreamdb bm25" in ln and ln.split()[-8] == "1190", ln

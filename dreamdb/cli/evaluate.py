@@ -139,10 +139,12 @@ def _command_line() -> str:
 
 def _text_table(suite, results) -> str:
     rows = suite.summary_rows(results)
-    head = f"{'set':<13}{'track':<14}{'system':<16}{'n':>6}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'nDCG':>7}{'p50ms':>8}{'p90ms':>8}"
+    # (each text column as wide as its longest value and two spaces: "para tr-ascii→tr" ran into the system, QA 78 F3)
+    ws, wt, wy = (max([w, *(len(str(r[k])) + 2 for r in rows)]) for k, w in (("set", 13), ("track", 14), ("system", 16)))
+    head = f"{'set':<{ws}}{'track':<{wt}}{'system':<{wy}}{'n':>6}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'nDCG':>7}{'p50ms':>8}{'p90ms':>8}"
     lines = [head, "-" * len(head)]
     for r in rows:
-        pre = f"{r['set']:<13}{r['track']:<14}{r['system']:<16}{r['n']:>6}"
+        pre = f"{r['set']:<{ws}}{r['track']:<{wt}}{r['system']:<{wy}}{r['n']:>6}"
         if "unavailable" in r:
             lines.append(pre + f"  unavailable: {r['unavailable']}")
         else:
