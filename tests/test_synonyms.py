@@ -132,3 +132,19 @@ def test_a_hash_inside_a_term_is_said(tiny_vault):
     table = load_synonyms(tiny_vault)
     assert "team" in table.expand("sleep") and table.expand("csharp") == {"c#"}
     assert table.problem and "line 1:" in table.problem and "line 2" not in table.problem
+
+
+def test_a_utf16_file_is_read_and_one_that_is_not_text_is_said(tiny_vault):
+    """QA round 78-A F3: a synonyms.txt saved as UTF-16 (a Windows editor) or holding binary bytes was read as
+    replacement characters, and its synonyms silently did nothing."""
+    _vault(tiny_vault)
+    path = tiny_vault / "synonyms.txt"
+    path.write_bytes("apple, pomme\n".encode("utf-16"))
+    assert [h["doc_id"] for h in _recall(tiny_vault, "apple")["hits"]] == ["knowledge/fruit"]
+    path.write_bytes("\ufeffapple, pomme\n".encode("utf-8"))  # (UTF-8 with a byte-order mark)
+    assert [h["doc_id"] for h in _recall(tiny_vault, "apple")["hits"]] == ["knowledge/fruit"]
+    for data, why in (("apple, pomme\n".encode("utf-8") + b"\xff\xfe\xfa", "is not UTF-8 text"),
+                      (b"apple, pomme\n\x00\x01\x02", "looks binary")):
+        path.write_bytes(data)
+        result = _recall(tiny_vault, "apple")
+        assert result["hits"] == [] and any(why in n and "synonyms are not used" in n for n in result["notes"]), result

@@ -11,6 +11,7 @@ queries.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import re
@@ -93,13 +94,13 @@ class SynonymsFileRefused(Exception):
 
 
 def _read_text(path: Path, vault_real: str | None) -> str:
-    """The file's text (UTF-8, undecodable bytes replaced), read only if it is a regular file of at most
+    """The file's text (UTF-8, or UTF-16 with a byte-order mark), read only if it is a regular file of at most
     :data:`MAX_SYNONYMS_BYTES` whose real path lies inside the vault (a link to a note of the vault is
     fine, one to ``/etc/passwd`` or a FIFO is not: it would be read, or hang, on every query).
 
     Raises:
         FileNotFoundError: no such file.
-        SynonymsFileRefused: not read, and why.
+        SynonymsFileRefused: not read, and why (also: not UTF-8 text).
         OSError: it could not be read.
     """
     real = os.path.realpath(path)
@@ -121,7 +122,19 @@ def _read_text(path: Path, vault_real: str | None) -> str:
             os.close(fd)
     if len(data) > MAX_SYNONYMS_BYTES:  # grew since fstat
         raise SynonymsFileRefused(f"{path} has over {MAX_SYNONYMS_BYTES:,} bytes")
-    return data.decode("utf-8", errors="replace")
+    # (UTF-16 with its byte-order mark, as a Windows editor saves it, is read; other text that is not UTF-8 is said,
+    # not read as replacement characters that match nothing: QA round 78-A F3)
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            pass
+    if b"\0" in data:
+        raise SynonymsFileRefused(f"{path} looks binary (it holds NUL bytes), not UTF-8 text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SynonymsFileRefused(f"{path} is not UTF-8 text (byte {exc.start:,} cannot be read); save it as UTF-8")
 
 
 _COMMENT = re.compile(r"(?:^|(?<=\s))#")
