@@ -1579,6 +1579,8 @@ class Index:
         (``hybrid_ready``: a model and vectors to use), and the ``.md`` files outside the folders dreamdb indexes
         (``unindexed_markdown``: how many; ``unindexed_examples``: the first five paths), and the notes in them named
         ``.MD`` or ``.Md``, not ``.md`` (``unindexed_cased_extension``, ``unindexed_cased_examples``: QA round 65 L5),
+        the notes and folders whose names are not UTF-8 (``unindexed_undecodable_names``,
+        ``unindexed_undecodable_examples``),
         and the files the last sync could not read (``unreadable_files``, ``unreadable_examples``; a file that was
         indexed before keeps its documents, and each sync warns of it instead).
 
@@ -1591,7 +1593,7 @@ class Index:
         return self._guarded(self._status)
 
     def _status(self) -> dict:
-        from dreamdb.vault.discover import cased_markdown, unindexed_markdown
+        from dreamdb.vault.discover import cased_markdown, undecodable_markdown, unindexed_markdown
 
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
@@ -1599,6 +1601,7 @@ class Index:
         size = config.index_size_bytes(self.index_path)
         outside, examples = unindexed_markdown(self.vault, include_archives=self.include_archives)
         cased, cased_examples = cased_markdown(self.vault, include_archives=self.include_archives)
+        undecodable, undecodable_examples = undecodable_markdown(self.vault, include_archives=self.include_archives)
         unreadable = unreadable_paths(c)
         return {
             "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
@@ -1608,6 +1611,8 @@ class Index:
             "unreadable_files": len(unreadable), "unreadable_examples": unreadable[:5],
             "unindexed_markdown": outside, "unindexed_examples": examples,
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
+            # (QA round 78-A F4: skipped by every sync, named by the first one only)
+            "unindexed_undecodable_names": undecodable, "unindexed_undecodable_examples": undecodable_examples,
             "terms": c.execute("SELECT COUNT(DISTINCT term) FROM postings").fetchone()[0],
             "last_sync": meta.get("last_sync"), "schema_version": current_version(c),
             # (QA round 69 L1: "schema version: 9" said nothing of the vector migrations a driver without

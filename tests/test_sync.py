@@ -265,6 +265,11 @@ def test_file_and_folder_names_that_are_not_utf8_are_skipped_with_a_warning(tiny
     assert sorted(w.split(":")[0] for w in skipped) == ["knowledge/dir-\ufffd", "knowledge/latin1-\ufffd.md"]
     assert [h.doc_id for h in index.recall("zebracorn")] == ["knowledge/ok"]
     assert _integrity(index) == "ok"
+    # QA round 78-A F4: only the first sync named them; status names them every time
+    assert not [w for w in index.sync().warnings if "not valid UTF-8" in w]
+    st = index.status()
+    assert (st["unindexed_undecodable_names"], st["unindexed_undecodable_examples"]) == (
+        2, ["knowledge/dir-\ufffd", "knowledge/latin1-\ufffd.md"])
 
 
 def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):

@@ -168,6 +168,12 @@ def status_cmd(vault, as_json):
         click.echo(f"not indexed:    {st['unindexed_cased_extension']} note{'s' if st['unindexed_cased_extension'] != 1 else ''}"
                    f" with the extension in upper case ({', '.join(output.safe_text(p) for p in st['unindexed_cased_examples'])}"
                    f"{more}): rename to .md")
+    if st["unindexed_undecodable_names"]:  # (QA round 78-A F4)
+        n = st["unindexed_undecodable_names"]
+        more = ", …" if n > len(st["unindexed_undecodable_examples"]) else ""
+        click.echo(f"not indexed:    {n} note{'s' if n != 1 else ''} or folder{'s' if n != 1 else ''} whose name is not"
+                   f" valid UTF-8 ({', '.join(output.safe_text(p) for p in st['unindexed_undecodable_examples'])}{more}):"
+                   " rename (e.g. with convmv)")
     if st["unreadable_files"]:
         more = ", …" if st["unreadable_files"] > len(st["unreadable_examples"]) else ""
         click.echo(f"not indexed:    {st['unreadable_files']} file{'s' if st['unreadable_files'] != 1 else ''} dreamdb"

@@ -449,8 +449,31 @@ def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 
     Returns:
         ``(count, the first `limit` vault-relative paths in path order)``.
     """
-    found: list[str] = []
-    count = 0
+    found = sorted(f"{rel_dir}/{name}" for rel_dir, _dirs, names in _walk_sources(vault, include_archives)
+                   for name in names if cased_md(name) and is_utf8(name) and classify(f"{rel_dir}/{name[:-3]}.md") is not None)
+    return len(found), found[:limit]
+
+
+def undecodable_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
+    """Notes (``.md``) and folders in the folders dreamdb reads whose names are not valid UTF-8: a sync skips them
+    (SQLite stores text as UTF-8) and warns once, when it first meets them; ``status`` counts and lists them
+    (QA round 78-A F4: after the first sync such a note was invisible, no command naming it). Walks as
+    :func:`cased_markdown` does.
+
+    Returns:
+        ``(count, the first `limit` vault-relative paths in path order, undecodable bytes shown as U+FFFD)``.
+    """
+    found = sorted(os.fsencode(rel).decode("utf-8", "replace")
+                   for rel_dir, dirs, names in _walk_sources(vault, include_archives)
+                   for rel in (f"{rel_dir}/{n}" for n in [*dirs, *(n for n in names if n.endswith(".md"))]
+                               if not is_utf8(n)))
+    return len(found), found[:limit]
+
+
+def _walk_sources(vault: Path, include_archives: bool):
+    """``(vault-relative folder, its subfolders walked or named, its file names)`` for each folder a sync reads
+    (:data:`_MD_ROOTS`; archives unless ``include_archives``, no folder links, none whose name is not UTF-8, which a
+    sync skips: named among the subfolders, not walked), in path order."""
     root = str(vault)
     for top, recursive, _typ in _MD_ROOTS:
         base = os.path.join(root, top)
@@ -458,15 +481,9 @@ def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 
             continue  # walked as part of knowledge/; a folder link, which a sync does not follow either
         for dirpath, dirnames, filenames in os.walk(base):
             rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-            dirnames[:] = sorted(d for d in dirnames if recursive and (include_archives or not d.startswith("."))
-                                 and is_utf8(d))
-            for name in sorted(filenames):
-                rel = f"{rel_dir}/{name}"
-                if cased_md(name) and is_utf8(name) and classify(f"{rel[:-3]}.md") is not None:
-                    count += 1
-                    found.append(rel)
-    found.sort()
-    return count, found[:limit]
+            kept = sorted(d for d in dirnames if recursive and (include_archives or not d.startswith(".")))
+            yield rel_dir, kept, sorted(filenames)
+            dirnames[:] = [d for d in kept if is_utf8(d)]
 
 
 def in_archive(rel_path: str) -> bool:
