@@ -275,6 +275,8 @@ def test_hook_install_uninstall_cli(tmp_path):
     kept = run("install", "--local", "--json")
     local = proj / ".claude" / "settings.local.json"
     assert kept.returncode == 0 and json.loads(kept.stdout)["kept"] is True and "add the memories twice" in kept.stderr
+    # (the command that moves it installs where this one asked: QA round 78-A F5, it named the other file's)
+    assert "To move it: dreamdb hook uninstall, then dreamdb hook install --local." in kept.stderr
     assert not local.exists()
     local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [  # (one installed there before)
         {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}))

@@ -96,7 +96,7 @@ def install(project, command, absolute, local, as_json):
     if in_other and not in_target and project.is_dir():
         _already(as_json, other, in_other[0], f"Claude Code runs the hooks of both {target.name} and {other.name}, so a"
                  " second one would add the memories twice. To move it: dreamdb hook uninstall, then dreamdb hook"
-                 f" install{'' if local else ' --local'}.")
+                 f" install{' --local' if local else ''}.")  # (the file asked for: QA round 78-A F5, it was inverted)
         return
     explicit = given or absolute
     if in_target and command not in in_target and not explicit and project.is_dir():
