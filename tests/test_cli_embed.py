@@ -317,6 +317,16 @@ def test_hybrid_ready_is_false_where_the_driver_cannot_load_sqlite_vec(tiny_vaul
             is not ready, st["summary"]
         hits = cli("recall", "sleep", "--mode", "hybrid", driver=driver)["hits"]
         assert {h["mode"] for h in hits} == {"hybrid" if ready else "bm25"}
+    # QA round 78-A F6: the embed commands failed on "no such module: vec0", exit 70 "internal error"
+    write_doc(tiny_vault, "knowledge/durian.md", "---\ntitle: Durian\n---\nA new note about durian fruit.\n")
+    env = {**os.environ, "DREAMDB_SQLITE_DRIVER": "noext_sqlite", "PYTHONPATH": str(shim)}
+    for args, code, said in ((["embed", "refresh"], 4, "cannot load sqlite-vec, which the index's vectors need"),
+                             (["embed", "compact"], 4, "cannot load sqlite-vec, which the index's vectors need"),
+                             (["embed", "dedup", "--title", "Durian"], 4, "cannot load sqlite-vec"),
+                             (["embed", "dedup", "--title", "Durian", "--if-present"], 0, "SKIPPED")):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault)], capture_output=True,
+                           text=True, timeout=120, env=env)
+        assert p.returncode == code and said in p.stdout + p.stderr and "internal error" not in p.stderr, (args, p.stderr)
     # QA round 69 L1: an index made by such a driver said "schema version: 9" with the vector migrations pending,
     # and its embeddings line said the same thing twice
     from dreamdb.store import migrations

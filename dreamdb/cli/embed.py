@@ -447,6 +447,10 @@ def _skip_reason(vault):
     from dreamdb.dedup import coverage
     from dreamdb.embeddings.store import vectors_available
 
+    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS, DRIVER_NAME
+
+    if not CAN_LOAD_EXTENSIONS:  # (QA round 78-A F6: exit 70 on "no such module: vec0")
+        return None, f"the SQLite driver ({DRIVER_NAME}) cannot load sqlite-vec"
     index = open_index(vault)
     if not vectors_available(index.conn):
         return None, "the index has no vector tables (sqlite-vec unavailable)"

@@ -94,9 +94,15 @@ def vectors_available(conn) -> bool:
 
 
 def _require_tables(conn) -> None:
-    if not vectors_available(conn):
-        from dreamdb.store.connect import DRIVER_NAME
+    """Raise :class:`~dreamdb.errors.DriverError` (exit 4) unless the index has its vector tables and this process's
+    SQLite driver can load sqlite-vec, which reading or writing them needs (QA round 78-A F6: with
+    ``DREAMDB_SQLITE_DRIVER=sqlite3``, ``embed refresh`` failed on "no such module: vec0", exit 70)."""
+    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS, DRIVER_NAME
 
+    if not CAN_LOAD_EXTENSIONS:
+        raise DriverError(f"The SQLite driver ({DRIVER_NAME}) cannot load sqlite-vec, which the index's vectors need.",
+                          hint="Unset DREAMDB_SQLITE_DRIVER to use sqlean.py, or pip install 'sqlean.py>=3.45'.")
+    if not vectors_available(conn):
         raise DriverError(
             f"This index has no vector tables: its SQLite driver ({DRIVER_NAME}) could not load sqlite-vec when it was opened.",
             hint="pip install 'sqlean.py>=3.45' sqlite-vec (dreamdb then adds the tables on the next open).",
