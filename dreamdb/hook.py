@@ -230,7 +230,7 @@ def _from_best_line(hit) -> str:
     lines = (hit.snippet or "").split("\n")
     if len(lines) < 2:
         return hit.snippet
-    terms = {t["term"] for t in hit.terms or ()}
+    terms = {t["term"] for t in getattr(hit, "terms", None) or ()}
     held = [-1 if ln == GAP else len(terms.intersection(analyze(ln, turkish=True)).union(
         terms.intersection(analyze(ln, turkish=False)))) for ln in lines]
     best = max(range(len(lines)), key=lambda i: (held[i], -i))

@@ -92,6 +92,36 @@ def test_list_and_sql_answer_from_a_locked_index_with_a_note(tmp_path, capsys):
         writer.close()
 
 
+def test_an_index_another_process_holds_exclusively_is_waited_for_never_rebuilt(tmp_path):
+    """QA round 78-A F7: with another connection holding an exclusive lock (a SQLite shell in BEGIN EXCLUSIVE),
+    opening the index failed "database is locked", which was taken for damage: the index was rebuilt under its
+    holder and every stored vector lost. A lock is waited for (lock_timeout_ms), then LockTimeout (exit 5)."""
+    import dreamdb
+    from dreamdb.errors import LockTimeout
+    from dreamdb.store import connect as db
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    with dreamdb.open(vault) as index:
+        index.sync()
+        path = index.index_path
+    before = os.stat(path).st_ino
+    holder = db.connect(path)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        for call in (lambda ix: ix.recall("sleep"), lambda ix: ix.status(), lambda ix: ix.sync()):
+            with dreamdb.open(vault, lock_timeout_ms=300) as index:
+                with pytest.raises(LockTimeout, match="locked by another process"):
+                    call(index)
+        assert os.stat(path).st_ino == before
+    finally:
+        holder.rollback()
+        holder.close()
+    with dreamdb.open(vault) as index:
+        assert index.recall("sleep") and os.stat(path).st_ino == before
+
+
 def test_error_messages_show_control_characters_from_names(tmp_path, capsys):
     from dreamdb.cli import main
 

@@ -147,8 +147,10 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
 
     Raises:
         IndexUnavailable: the file cannot be opened.
+        LockTimeout: another process held a lock on it past ``busy_timeout_ms``.
         DriverError: ``vec=True`` and sqlite-vec cannot be loaded.
     """
+    conn = None
     try:
         if readonly:
             uri = Path(path).resolve().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
@@ -169,12 +171,26 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE_BYTES}")
     except (DatabaseError, UnicodeDecodeError) as exc:
+        if is_lock_error(exc):  # (a lock is no damage: QA round 78-A F7, the index was rebuilt under its holder)
+            with contextlib.suppress(Exception):
+                conn.close()
+            raise LockTimeout(f"The index at {path} is locked by another process ({exc}).",
+                              hint="Wait for it to finish, or close the program that holds the index open (a SQLite"
+                                   " shell or browser in a transaction), then retry.") from exc
         cause = undecodable_damage(exc) if isinstance(exc, UnicodeDecodeError) else exc
         raise IndexUnavailable(f"Cannot open the index at {path}: {cause}") from cause
     _remember_open(conn, path)
     if vec:
         load_vec(conn)
     return conn
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    """Whether an SQLite error is a lock another connection holds (SQLITE_BUSY, SQLITE_LOCKED), not damage."""
+    if not isinstance(exc, DatabaseError):
+        return False
+    msg = str(exc).lower()
+    return "database is locked" in msg or "database table is locked" in msg or "busy" in msg
 
 
 def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
