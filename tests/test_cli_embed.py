@@ -210,6 +210,8 @@ def test_a_model_destination_that_cannot_be_written_is_refused_at_once(tmp_path,
     cases = [args for dest in blocked for args in (
         ["model", "install", "--from", str(model_dir), "--dest", dest],
         ["model", "download", "--dest", dest, "--base-url", f"file://{model_dir}"],
+        # (a blank DREAMDB_MODEL_BASE_URL is the default, not a bad URL: QA round 78-A F8; refused before any download)
+        ["model", "download", "--dest", dest],
         *([["model", "build", "--dest", dest]] if builds else []))]
     for args in cases:
         p = subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, text=True, timeout=300,

@@ -269,7 +269,8 @@ def download_official(
         ModelNotInstalled: the files could not be downloaded (network, 404).
         ModelError: wrong size / sha256, or the files do not load as multilingual-e5-small.
     """
-    given = base_url if base_url is not None else os.environ.get("DREAMDB_MODEL_BASE_URL")
+    # (blank, the variable means the default, as every other DREAMDB_* one does: QA round 78-A F8)
+    given = base_url if base_url is not None else (os.environ.get(ENV_BASE_URL, "").strip() or None)
     base = (given if given is not None else DEFAULT_BASE_URL).rstrip("/")
     if not base.lower().startswith(("http://", "https://", "file://")):
         where = "--base-url" if base_url is not None else "DREAMDB_MODEL_BASE_URL"
