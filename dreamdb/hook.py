@@ -16,6 +16,7 @@ import re
 import time
 import traceback
 from contextlib import suppress
+from functools import lru_cache
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -36,7 +37,7 @@ ACKNOWLEDGEMENTS = frozenset(
     understood got appreciated appreciate works worked fixed ship
     evet tamam tamamdır teşekkürler teşekkür tşk tşkler sağol sağolun eyvallah sağ ol hayır lütfen devam et peki olur
     güzel harika harikasın süper süpersin mükemmel müthiş muhteşem şahane aferin iyi beğendim anladım anlaşıldı
-    çalıştı oldu""".split()
+    çalıştı oldu çıkardın""".split()
 )
 """Chat acknowledgements and praise, word by word: a prompt made only of these, the phrases of
 :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords is conversation, not a question about the project, so the hook stays
@@ -48,7 +49,8 @@ ACKNOWLEDGEMENT_PHRASES = frozenset(tuple(p.split()) for p in (
     "harika oldu", "harika olmuş", "güzel olmuş", "iyi olmuş", "harika iş", "iyi iş", "süper iş", "iş çıkardın",
     "harika iş çıkardın", "eline sağlık", "ellerine sağlık", "elinize sağlık",
     "ellerinize sağlık", "emeğine sağlık", "emeğinize sağlık", "iyi gidiyor", "sağ olun", "devam edelim",
-    "süper olmuş", "muhteşem olmuş", "mükemmel olmuş", "güzel oldu", "iyi oldu"))
+    "süper olmuş", "muhteşem olmuş", "mükemmel olmuş", "güzel oldu", "iyi oldu", "teşekkür ederim",
+    "teşekkür ederiz", "tşk ederim"))
 """Praise made of words a question is also made of (``job``, ``work``, ``iş``, ``sağlık``), read as conversation only
 together, as written here with stopwords left out (``thanks a lot`` is ``thanks lot``): QA round 74 F8, ``great job,
 thanks a lot`` and ``eline sağlık`` injected unrelated notes; QA round 76 F3, the words alone silenced "how does the
@@ -66,8 +68,22 @@ def _acknowledgement_key(word: str) -> str:
     return word.translate(TURKISH_TO_ASCII)
 
 
+OUTCOME_WORDS = frozenset("works worked fixed ship oldu çalıştı çıkardın".split())
+"""Words of :data:`ACKNOWLEDGEMENTS` that say how something went, and are a question's or a bug report's words too
+(``who fixed it?``, ``how it works``, ``nasıl oldu``): a prompt of these alone is not conversation; beside thanks or
+praise it is (``that works, thanks``). QA round 79 F3: alone they silenced "how it works?", whose note the vault has."""
+
+QUESTION_WORDS = frozenset("""what why how when where who whom whose which not never n't cannot
+    ne neden niye niçin nasıl kim kime kimin hangi nerede nereye nereden değil mı mi mu mü mısın misin musun müsün
+    mıdır midir mudur müdür""".split())
+"""A question's or a negation's words (stopwords, which the prompt's words are read without): a prompt holding one,
+or a question mark, is no acknowledgement (QA round 79 F3: ``what got fixed?``, ``it's not fixed``, ``çalıştı mı?``
+were silenced as thanks)."""
+
 _ACKNOWLEDGEMENT_KEYS = frozenset(map(_acknowledgement_key, ACKNOWLEDGEMENTS))
 _PHRASE_KEYS = frozenset(tuple(map(_acknowledgement_key, p)) for p in ACKNOWLEDGEMENT_PHRASES)
+_OUTCOME_KEYS = frozenset(map(_acknowledgement_key, OUTCOME_WORDS))
+_QUESTION_KEYS = frozenset(map(_acknowledgement_key, QUESTION_WORDS))
 
 HOOK_OFF = ("0", "false", "no", "off", "n", "none", "never", "disable", "disabled",
             "kapalı", "kapali", "kapat", "hayır", "hayir", "yok", "devre dışı", "devre disi")
@@ -429,10 +445,28 @@ def _words(prompt: str) -> list[str]:
     return [w for w in raw_tokens(prompt[:MAX_QUERY_CHARS]) if w not in STOPWORDS]
 
 
+@lru_cache(maxsize=1)
+def _stopword_keys() -> frozenset:
+    """:data:`dreamdb.analyzer.STOPWORDS` as :func:`_acknowledgement_key` reads words."""
+    from dreamdb.analyzer import STOPWORDS
+
+    return frozenset(map(_acknowledgement_key, STOPWORDS))
+
+
 def _is_acknowledgement(prompt: str) -> bool:
     """Whether the prompt is conversation (:data:`ACKNOWLEDGEMENTS`, :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords
-    only), or has no word at all."""
-    words = [_acknowledgement_key(w) for w in _words(prompt)]
+    only, not :data:`OUTCOME_WORDS` alone), or has no word at all; never a question (a question mark or one of
+    :data:`QUESTION_WORDS`)."""
+    from dreamdb.analyzer import raw_tokens
+
+    keys = [_acknowledgement_key(w) for w in raw_tokens(prompt[:MAX_QUERY_CHARS])]
+    if keys and ("?" in prompt[:MAX_QUERY_CHARS] or "¿" in prompt[:MAX_QUERY_CHARS] or not _QUESTION_KEYS.isdisjoint(keys)):
+        return False
+    # (stopwords compared without Turkish letters too: "cok" is "çok"; QA round 79 F2)
+    stop = _stopword_keys()
+    words = [k for k in keys if k not in stop]
+    if words and all(w in _OUTCOME_KEYS for w in words):
+        return False
     # covered[i]: words[:i] is made of acknowledgements and phrases (every way of reading it, not the longest phrase
     # first: "süper iş çıkardın" is "süper" + "iş çıkardın", QA round 78 F2)
     covered = [True] + [False] * len(words)

@@ -925,7 +925,10 @@ def test_a_fused_hook_shows_the_notes_holding_the_prompts_words_behind_dense_onl
                                     # (QA round 78 F1, F2: more words; capitals and ASCII; no greedy phrase)
                                     "that works, thanks", "thanks, that fixed it", "awesome, ship it", "sağ olun",
                                     "çalıştı, teşekkürler", "süper, devam edelim", "ELİNE SAĞLIK", "eline saglik",
-                                    "süper iş çıkardın", "iyi iş çıkardın, teşekkürler"])
+                                    "süper iş çıkardın", "iyi iş çıkardın, teşekkürler",
+                                    # (QA round 79 F1, F2: the standard Turkish thanks; Turkish typed in ASCII)
+                                    "Teşekkür ederim", "tşk ederim", "cok tesekkurler", "cok sagol",
+                                    "super is cikardin"])
 def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch, prompt):
     """QA round 74 F8: the acknowledgement list held ``great`` and ``thanks`` but not ``job`` or ``lot``, so "great job,
     thanks a lot" was a query, and a note on the cron job was injected (raw score over 2); likewise Turkish courtesy
@@ -942,7 +945,10 @@ def test_praise_and_thanks_are_conversation_not_a_question(tmp_path, monkeypatch
     # the praise words alone are a question's words (QA round 76 F3: "how does the job work" was silenced)
     assert H.run(payload("how does the job work", vault.parent)).startswith(H.HEADER)
     assert H._is_acknowledgement("makes sense, thanks") and not H._is_acknowledgement("why did the job not work")
-    for question in ("ship the release notes", "what was fixed in the sync", "iş ne oldu", "bu iş nasıl çalışıyor"):
+    for question in ("ship the release notes", "what was fixed in the sync", "iş ne oldu", "bu iş nasıl çalışıyor",
+                     # (QA round 79 F3: a question, a negation, or how something went, without thanks)
+                     "how it works?", "how this works", "what got fixed?", "who fixed it?", "when do we ship?",
+                     "nasıl oldu?", "çalıştı mı?", "it's not fixed", "is it fixed now", "neden çalıştı"):
         assert not H._is_acknowledgement(question), question
 
 
