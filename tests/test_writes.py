@@ -1754,6 +1754,37 @@ def test_replaced_file_keeps_its_mode_and_owner(tiny_vault: Path):
         assert (after.st_uid, after.st_gid) == (12345, 23456)
 
 
+def test_replaced_file_keeps_its_extended_attributes(tiny_vault: Path):
+    """QA round 79-B F3: the replacement is a new file, and a note's ACL (an extended attribute,
+    system.posix_acl_access) and user.* attributes were lost, which widened who may write it."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    try:
+        os.setxattr(note, "user.dreamdb-test", b"kept")
+    except (AttributeError, OSError) as exc:
+        pytest.skip(f"no user extended attributes here: {exc}")
+    update(tiny_vault, "note", append="x")
+    assert os.getxattr(note, "user.dreamdb-test") == b"kept" and note.read_text().endswith("x\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv, to write as a process that may not give files away")
+def test_a_note_of_another_user_is_not_taken_over_by_a_replacement(tiny_vault: Path):
+    """QA round 79-B F4: a teammate's update of a note owned by another user (shared group, mode 0660) replaced it
+    with a file of the teammate's (chown failing silently), and its owner could no longer read it."""
+    import subprocess
+    import sys
+
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    os.chown(note, 12345, 23456)
+    note.chmod(0o666)
+    before = note.read_bytes()
+    p = subprocess.run(["setpriv", "--bounding-set=-chown,-fowner", sys.executable, "-m", "dreamdb", "update",
+                        "--vault", str(tiny_vault), "note", "--append", "x"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 6 and "belongs to another user (uid 12345)" in p.stderr, p.stderr
+    assert note.read_bytes() == before and (note.stat().st_uid, note.stat().st_gid) == (12345, 23456)
+    assert [f.name for f in note.parent.iterdir() if f.name.startswith(".note.md.")] == []
+
+
 def test_slugs_are_nfc_normalised(tiny_vault: Path):
     nfc = unicodedata.normalize("NFC", "çözüm-ışık")
     nfd = unicodedata.normalize("NFD", nfc)

@@ -427,9 +427,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
     """Replace ``path``'s content with ``data`` atomically.
 
     Writes a temporary file in the same folder, fsyncs it, gives it the
-    existing file's permission bits (0644 minus umask for a new file) and
-    owner and group (when the process may; failures to chown are ignored),
-    and ``os.replace``-s it over ``path``; then fsyncs the folder (best effort).
+    existing file's permission bits (0644 minus umask for a new file), extended
+    attributes (its ACL) and owner and group (when the process may: a failure to
+    keep the group is passed over, one to keep the owner refused), and
+    ``os.replace``-s it over ``path``; then fsyncs the folder (best effort).
 
     Args:
         path: the file to create or replace. If it is a symlink, the link is
@@ -446,8 +447,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
     Raises:
         FileChanged: ``expect`` was given and the file is no longer that one (a :class:`WriteRefused`;
             the target is unchanged and the temporary file removed).
-        WriteRefused: the file is write-protected (see :func:`_check_file_writable`),
-            or writing failed: disk full, quota exceeded, read-only file
+        WriteRefused: the file is write-protected (see :func:`_check_file_writable`), it belongs to another
+            user whom the replacement could not be given to, or writing failed: disk full, quota exceeded, read-only file
             system, no permission on the folder (the target is then
             unchanged and the temporary file removed).
     """
@@ -477,7 +478,15 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
             if st is not None and hasattr(os, "chown"):  # keep owner and group when allowed
                 with contextlib.suppress(OSError):
                     os.chown(tmp_name, st.st_uid, st.st_gid)
+                if os.stat(tmp_name).st_uid != st.st_uid:
+                    # (a replaced file would be this user's: its owner could lose access, QA round 79-B F4)
+                    raise WriteRefused(
+                        f"{path} belongs to another user (uid {st.st_uid}); replacing it would make it yours, and its"
+                        " owner could lose access to it. Nothing was changed.",
+                        hint="Edit it as its owner, or have its owner (or root) make the notes yours.")
             os.chmod(tmp_name, mode)
+            if st is not None:
+                _copy_extended_attributes(path, tmp_name)
             with _uninterrupted():  # the change and its record (COMMITTED) happen together
                 if expect is not None:  # (the last moment: microseconds before the rename, QA round 59 M2)
                     _check_unchanged(path, expect)
@@ -492,6 +501,23 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
             raise
     _fsync_dir(folder)
     _remove_stale_temp_files(folder, prefix)
+
+
+def _copy_extended_attributes(source: Path, target: str) -> None:
+    """Give ``target`` (the replacement) ``source``'s extended attributes, its POSIX ACL among them
+    (``system.posix_acl_access``): a replaced file is a new one, and a note shared through an ACL lost it, which
+    widened or narrowed who may read it (QA round 79-B F3). Best effort: where the file system or the process
+    cannot read or set one (``security.*`` for a user), it is passed over; nothing where the platform has no
+    extended attributes."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(source)
+    except OSError:
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.setxattr(target, name, os.getxattr(source, name))
 
 
 TEMP_MARK = "dreamdb-"
