@@ -28,6 +28,7 @@ import re
 import shlex
 import stat
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -267,6 +268,7 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
         DreamdbError: the settings were written but the backup could not be renamed into place (exit 1).
     """
     from dreamdb.writes import refuse_os_errors, atomic_write_bytes
+    from dreamdb.writes.files import ABSENT, FileChanged, read_with_identity
 
     if old_raw is not None:
         _check_backup(path)
@@ -280,7 +282,16 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
         text = _dumps(data, old_raw)
         pending = _write_backup(path, backup, old_raw) if old_raw is not None else None
         try:
-            atomic_write_bytes(target, text.encode("utf-8"))
+            # (another program's write since the file was read is not overwritten: Claude Code adds its permission
+            # rules by the same read, change, replace; QA round 79-B F2, 37 of 303 rules lost. The caller reads again)
+            try:
+                now_raw, seen = read_with_identity(target)
+            except FileNotFoundError:
+                now_raw, seen = None, ABSENT
+            if now_raw != old_raw:
+                raise FileChanged(f"{path} changed while dreamdb was editing it; nothing was changed.",
+                                  hint="Run the command again: it edits the file as it is now.")
+            atomic_write_bytes(target, text.encode("utf-8"), expect=seen)
         except BaseException:
             if pending is not None:
                 with contextlib.suppress(OSError):
@@ -295,6 +306,25 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
             raise DreamdbError(f"{path} was written, but its previous version could not be kept in {backup} "
                                f"({exc.strerror or exc}).", hint=f"Check {backup} (move it away if it is in the "
                                "way); the settings themselves are written.") from exc
+
+
+SETTINGS_ATTEMPTS = 5
+"""Times an install or uninstall reads, changes and writes a settings file that another program keeps changing
+meanwhile (each attempt refuses to overwrite a change it did not read: :func:`_write`)."""
+
+
+def _retried(edit):
+    """``edit()`` again, from a fresh read, while another program changed the file between its read and its write
+    (:class:`dreamdb.writes.files.FileChanged`), up to :data:`SETTINGS_ATTEMPTS` times."""
+    from dreamdb.writes.files import FileChanged
+
+    for attempt in range(SETTINGS_ATTEMPTS):
+        try:
+            return edit()
+        except FileChanged:
+            if attempt == SETTINGS_ATTEMPTS - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
 
 
 def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False,
@@ -347,6 +377,11 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
                            hint="Claude Code keeps project settings in a .claude folder: move that file away first.")
     if path.is_dir():
         raise WriteRefused(f"{path} is a folder, not a settings file; nothing was changed.")
+    return _retried(lambda: _install_once(path, command, replace))
+
+
+def _install_once(path: Path, command: str, replace: bool) -> Path:
+    """:func:`install_hook`'s read, change and write of the settings file ``path``."""
     data, old_raw = _load(path)
     groups = _event_list(data, path, create=True)
     assert groups is not None
@@ -418,17 +453,21 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     if not Path(project_dir).is_dir():
         raise NotFound(f"No project folder at {project_dir}.",
                        hint="Give the project's folder (--project DIR; the default is the current folder).")
-    plans = [(path, *_without_our_hook(path, command)) for path in (settings_path(Path(project_dir)),
-                                                                     settings_path(Path(project_dir), local=True))]
-    for path, data, old_raw in plans:  # both backups checked before either file is written (QA round 60 M3)
-        if data is not None:
-            _check_backup(path)
-    done = []
-    for path, data, old_raw in plans:  # both files read and checked before either is written
-        if data is not None:
-            _write(path, data, old_raw)
-            done.append(path)
-    return done
+    done: list[Path] = []
+
+    def edit() -> list[Path]:
+        plans = [(path, *_without_our_hook(path, command)) for path in (settings_path(Path(project_dir)),
+                                                                         settings_path(Path(project_dir), local=True))]
+        for path, data, old_raw in plans:  # both backups checked before either file is written (QA round 60 M3)
+            if data is not None:
+                _check_backup(path)
+        for path, data, old_raw in plans:  # both files read and checked before either is written
+            if data is not None:
+                _write(path, data, old_raw)
+                done.append(path)
+        return done
+
+    return _retried(edit)
 
 
 def _without_our_hook(path: Path, command: str) -> tuple[dict | None, bytes | None]:

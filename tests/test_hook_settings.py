@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from dreamdb.errors import NotFound, WriteRefused
-from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook, is_dreamdb_hook, settings_path, uninstall_hook
+from dreamdb.hook_settings import (DEFAULT_COMMAND, install_hook, is_dreamdb_hook, settings_path, uninstall_hook,
+                                   uninstall_hooks)
 
 OURS = {"hooks": [{"type": "command", "command": DEFAULT_COMMAND}]}
 
@@ -512,3 +513,47 @@ def test_settings_with_a_lone_surrogate_or_nested_too_deep_are_no_internal_error
 
     assert isinstance(result.exception, WriteRefused) and "nests its JSON deeper" in result.exception.message
     assert settings.read_text() == '{"d": ' + deep + "}\n"
+
+
+def test_install_and_uninstall_never_overwrite_another_programs_change(tmp_path: Path):
+    """QA round 79-B F2: a program adding permission rules to settings.local.json (read, change, replace, as
+    Claude Code does) while `hook install`/`uninstall` ran lost 37 of 303 rules: the settings were written from a
+    read made before its change. A change since the read is read again, never overwritten."""
+    import json
+    import threading
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    local = project / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"permissions": {"allow": []}}))
+    stop = threading.Event()
+    added: list[str] = []
+
+    def other_program() -> None:
+        n = 0
+        while not stop.is_set() and n < 400:
+            data = json.loads(local.read_text())
+            rule = f"Bash(rule-{n})"
+            data.setdefault("permissions", {}).setdefault("allow", []).append(rule)
+            tmp = local.with_name(f".other-{n}.tmp")
+            tmp.write_text(json.dumps(data))
+            os.replace(tmp, local)
+            added.append(rule)
+            n += 1
+
+    from dreamdb.writes.files import FileChanged
+
+    thread = threading.Thread(target=other_program)
+    thread.start()
+    try:
+        for _ in range(15):
+            for edit in (lambda: install_hook(project, local=True), lambda: uninstall_hooks(project)):
+                try:
+                    edit()
+                except FileChanged:  # (changed on every one of its attempts: refused, nothing changed, also right)
+                    pass
+    finally:
+        stop.set()
+        thread.join()
+    kept = json.loads(local.read_text())["permissions"]["allow"]
+    assert added and set(added) <= set(kept), len(set(added) - set(kept))
