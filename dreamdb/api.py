@@ -684,6 +684,7 @@ class Index:
             self._conn = None
         self._memory = None  # its caches describe the old file
         self._check_index_file()
+        self._check_no_other_writer()
         try:
             config.remove_index_files(self.index_path)
             config.prepare_index_dir(self.index_path, parents=self._index_parents())
@@ -695,6 +696,35 @@ class Index:
         conn = self._connect()
         migrate(conn)
         return conn
+
+    def _check_no_other_writer(self) -> None:
+        """Before the index file is deleted and built again: no other connection holds its write lock (a sync,
+        a refresh, a SQLite shell in a transaction), whose commit would go into the deleted file and be lost
+        (QA round 79 F14: ``rebuild()`` replaced the file under a ``BEGIN EXCLUSIVE``). The lock is waited for up
+        to ``lock_timeout_ms``; a file SQLite cannot read at all (the damage being rebuilt) passes.
+
+        Raises:
+            LockTimeout: another connection kept the lock.
+        """
+        from dreamdb.errors import LockTimeout
+
+        if not os.path.exists(self.index_path):
+            return
+        probe = None
+        try:
+            probe = db.sqlite3.connect(str(self.index_path), timeout=self.lock_timeout_ms / 1000, isolation_level=None)
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+        except db.DatabaseError as exc:
+            if db.is_lock_error(exc):
+                raise LockTimeout(f"The index at {self.index_path} needs rebuilding, but another process holds it"
+                                  f" ({exc}); it was not replaced.",
+                                  hint="Wait for it to finish, or close the program that holds the index open,"
+                                       " then retry.") from exc
+        finally:
+            if probe is not None:
+                with suppress(db.DatabaseError):
+                    probe.close()
 
     def _connect(self):
         """Connect with sqlite-vec when it loads; without it (BM25 still works) when it does not."""
@@ -860,6 +890,7 @@ class Index:
         Raises:
             UsageError: ``reason`` is not a non-empty string.
             IndexUnavailable: the file cannot be replaced, or is not recognisably dreamdb's.
+            LockTimeout: another process holds the index's write lock past ``lock_timeout_ms``.
         """
         if not isinstance(reason, str) or not reason.strip():  # (QA round 75 F11: None was reported as the reason)
             raise UsageError(f"reason must be a non-empty string saying why the index is rebuilt, got {reason!r}")
