@@ -1054,3 +1054,17 @@ def test_a_lexicon_the_hook_cannot_use_is_written_to_its_log(tmp_path, monkeypat
     monkeypatch.setenv("DREAMDB_LEXICON", str(junk))
     assert H.run(payload("how does the sprocket supply work", vault.parent)).startswith(H.HEADER)
     assert "lexicon is not used" in log.read_text() and str(junk) in log.read_text()
+
+
+def test_the_block_line_naming_the_identifier_whole_comes_first(tmp_path, monkeypatch):
+    """QA round 79 F13: the hook picked its line by the identifier's parts, so a line before it holding the same words
+    apart ("Claude Code session id") tied with the line of CLAUDE_CODE_SESSION_ID and, coming first, was shown."""
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {"knowledge/envread.md": "---\ntitle: Env reading\n---\nThe Claude Code session id"
+                                    " is read once at start.\nWe read CLAUDE_CODE_SESSION_ID from the environment.\n"
+                                    "Nothing else.\n"}, fillers=30)
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    lines = H.run(payload("where is CLAUDE_CODE_SESSION_ID read", vault.parent)).splitlines()
+    assert lines[1].startswith("1. [knowledge/envread]"), lines
+    assert lines[2].strip().startswith("We read CLAUDE_CODE_SESSION_ID"), lines
