@@ -145,3 +145,17 @@ def test_lines_of_encoded_data_are_neither_the_best_line_nor_its_context():
     # lines of one long word, a path or an identifier are text, kept as context
     text = "internationalization\nsrc/components/certificate_store.py\nRotateCertificateAuthority\nend"
     assert best_snippet(text, terms) == "internationalization\nsrc/components/certificate_store.py\nRotateCertificateAuthority"
+
+
+def test_a_long_lines_window_opens_on_the_identifier_the_query_names():
+    """QA round 79 F4: the window of a long line naming DEFAULT_SNAPSHOT_BUDGET_TOKENS opened on its first "default",
+    and the identifier, which the query named whole, was not shown."""
+    line = "The default budget and the snapshot talk. " * 20 + "Here DEFAULT_SNAPSHOT_BUDGET_TOKENS sets it." + " x" * 200
+    query = "DEFAULT_SNAPSHOT_BUDGET_TOKENS"
+    from dreamdb.analyzer import snake_case_terms
+
+    terms = analyze(query) + snake_case_terms(query)
+    shown = best_snippet(line + "\nanother line\n", terms)
+    assert "DEFAULT_SNAPSHOT_BUDGET_TOKENS" in shown.splitlines()[0] and len(shown.splitlines()[0]) <= MAX_LINE_CHARS + 2
+    plain = best_snippet(line + "\nanother line\n", analyze("default snapshot"))
+    assert plain.splitlines()[0].startswith("The default budget")  # (no identifier: the first matching word, as before)
