@@ -148,3 +148,11 @@ def test_a_utf16_file_is_read_and_one_that_is_not_text_is_said(tiny_vault):
         path.write_bytes(data)
         result = _recall(tiny_vault, "apple")
         assert result["hits"] == [] and any(why in n and "synonyms are not used" in n for n in result["notes"]), result
+
+
+def test_a_group_naming_a_snake_case_identifier_holds_it_whole():
+    """QA round 79 F12: a group naming SESSION_ID gave only its parts, while c++ and 0.5.0 stay whole."""
+    from dreamdb.ranking.synonyms import SynonymTable
+
+    table = SynonymTable([["sid", "SESSION_ID"]])
+    assert "session_id" in table.expand("sid") and "sid" in table.expand("session_id")

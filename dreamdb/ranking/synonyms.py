@@ -18,7 +18,7 @@ import re
 import stat
 from pathlib import Path
 
-from dreamdb.analyzer import analyze, fold_case, identifier_terms
+from dreamdb.analyzer import analyze, fold_case, identifier_terms, snake_case_terms
 
 VAULT_SYNONYMS_FILE = "synonyms.txt"
 
@@ -64,6 +64,7 @@ class SynonymTable:
             for text in group:
                 terms.extend(analyze(text))
                 terms.extend(identifier_terms(fold_case(text)))  # c++, c#, 0.5.0: terms of their own
+                terms.extend(snake_case_terms(text))  # session_id whole too (QA round 79 F12)
             uniq = tuple(dict.fromkeys(terms))
             if len(uniq) < 2:
                 continue
