@@ -1240,6 +1240,12 @@ def test_an_english_word_of_the_lexicon_is_not_read_as_turkish_typed_without_its
         assert ix.recall("dollar") == []
         plan = plan_query("collar", vocabulary=ix._vocabulary(), lexicon=lexicon)
         assert "col" not in plan.terms and "full" not in plan.terms, (plan.terms, plan.resolved)
+        # (QA round 79 F11: inflected, and in a Turkish sentence, where the translation stages read it as Turkish)
+        assert english_word("collars", lexicon) and english_word("collared", lexicon)
+        for query in ("collars", "dollar kuru nedir"):
+            plan = plan_query(query, vocabulary=ix._vocabulary(), lexicon=lexicon)
+            assert not {"col", "full", "cross", "fill"} & {*plan.terms, *plan.synonyms, *plan.translated.values()}, (
+                query, plan.terms, plan.synonyms, plan.translated)
         assert [h.doc_id for h in ix.recall("uyku borcu")][:1] == ["knowledge/sleep-debt.excalidraw"]
 
 

@@ -351,15 +351,17 @@ def _plural_root(base: str) -> str | None:
 
 
 def english_word(word: str, lexicon) -> bool:
-    """Whether the lexicon has ``word`` (lowercase, as written) as an English word and not as a Turkish one, as
-    written or typed without Turkish letters: ``dollar``, ``collar`` (not ``kale``, both, nor ``taksiye``, neither).
+    """Whether the lexicon has ``word`` (lowercase, as written, or an inflection of it: ``collars``) as an English
+    word and not as a Turkish one, as written or typed without Turkish letters: ``dollar``, ``collar`` (not
+    ``kale``, both, nor ``taksiye``, neither).
     Such a word of a query read as English is not read as Turkish typed without its letters (QA round 77 G3:
     ``dollar``, which no note holds, was read as ``dol`` + the plural ``-lar`` and found notes on *full*; ``collar``
     became ``col``). ``False`` without a lexicon."""
     from dreamdb.lexicon import EN_TR, TR_EN
 
-    if lexicon is None or not lexicon.translations(EN_TR, word):
-        return False
+    if lexicon is None or not (lexicon.translations(EN_TR, word)
+                               or lexicon.translations(EN_TR, english_stem(word), stemmed=True)):
+        return False  # (an inflected English word by its stem: collars, collared; QA round 79 F11)
     return not (lexicon.translations(TR_EN, word) or (word.isascii() and lexicon.translations(TR_EN, word, ascii=True)))
 
 
@@ -718,6 +720,8 @@ def translation_synonyms(qwords: list[tuple[str, str, bool]], turkish: bool, ter
     keys: dict[str, tuple] = {}  # term → its memo key (a word's outcome depends on it, the lexicon and the index)
     for t, w, _cap in qwords:
         if resolved.get(t, t) in terms and t not in keys and len(keys) < MAX_SPELLED_WORDS:
+            if turkish and english_word(w, lexicon):  # (no Turkish sense of an English word: "dollar kuru", QA 79 F11)
+                continue
             keys[t] = ("synonym", t, w, turkish, lexicon.stamp)
     _prefetch(lexicon, [(t, k[2]) for t, k in keys.items() if k not in memo], turkish)
     candidates = {t: translated_terms(t, k[2], lexicon, turkish) for t, k in keys.items() if k not in memo}
@@ -880,9 +884,11 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     for t, w, cap in qwords:
         if t in wanted and t not in keys:
             first = len(keys) < MAX_SPELLED_WORDS
-            # (a word of a query read as English that the lexicon has as an English word and not as a Turkish
-            # one is not Turkish typed without its letters: dollar is no plural of dol, collar none of col)
-            english = not turkish and first and (loanwords or True in directions) and english_word(w, lexicon)
+            # (a word that the lexicon has as an English word and not as a Turkish one is not translated as Turkish,
+            # nor, in a query read as English, read as Turkish typed without its letters: dollar is no plural of
+            # dol, collar none of col, in "dollar kuru nedir" too; QA rounds 77 G3, 79 F11)
+            english = first and True in directions or (not turkish and loanwords) and first
+            english = english and english_word(w, lexicon)
             keys[t] = (w, cap, turkish, spell and first,
                        loanwords and first and (turkish or (turkish_looking(w) and not english)),
                        tuple(d for d in directions if not (d and english)) if first else (), stamp)
