@@ -103,10 +103,10 @@ _HOOK_ON_DOTTED = frozenset(v.replace("ı", "i") for v in HOOK_ON)
 
 def _hook_off(switch: str) -> bool:
     """Whether a ``DREAMDB_MEMORY_HOOK`` value (stripped, lowercase) turns the hook off (:data:`HOOK_OFF`)."""
-    if switch.replace("ı", "i") in _HOOK_OFF_DOTTED:
-        return True
+    if " ".join(switch.replace("ı", "i").replace("-", " ").replace("_", " ").split()) in _HOOK_OFF_DOTTED:
+        return True  # (devre-dışı, devre_dışı: QA round 79 F16)
     try:
-        return float(switch) == 0
+        return float(switch.replace(",", ".")) == 0  # (0,0: a decimal comma, as Turkish writes it)
     except ValueError:
         return False
 

@@ -970,7 +970,8 @@ def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, 
     monkeypatch.setenv("DREAMDB_MEMORY_HOOK", "on")
     assert H.run(payload("how does the sprocket supply work", vault.parent)).startswith(H.HEADER)
     # (QA round 76 F11: "disabled" kept it on; QA round 77 G6: Turkish "kapalı" (off), "never" and "0.0" did)
-    for off in ("off", "Disabled", " none ", "N", "kapalı", "KAPALI", "Hayır", "devre dışı", "never", "0.0", "00"):
+    for off in ("off", "Disabled", " none ", "N", "kapalı", "KAPALI", "Hayır", "devre dışı", "never", "0.0", "00",
+                "0,0", "devre-dışı"):  # (QA round 79 F16)
         monkeypatch.setenv("DREAMDB_MEMORY_HOOK", off)
         assert H.run(payload("how does the sprocket supply work", vault.parent)) == "" and not log.exists()
 

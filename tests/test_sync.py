@@ -256,20 +256,23 @@ def test_file_and_folder_names_that_are_not_utf8_are_skipped_with_a_warning(tiny
     knowledge = os.fsencode(tiny_vault / "knowledge")
     with open(knowledge + b"/latin1-\xe9.md", "wb") as f:
         f.write(b"zebracorn in a file with a Latin-1 name\n")
+    with open(knowledge + b"/upper-\xe9.MD", "wb") as f:  # (QA round 79 F9: .MD in another case was not named)
+        f.write(b"zebracorn in an upper-case note with a Latin-1 name\n")
     os.mkdir(knowledge + b"/dir-\xe9")
     with open(knowledge + b"/dir-\xe9/inside.md", "wb") as f:
         f.write(b"zebracorn in a folder with a Latin-1 name\n")
     index = dreamdb.open(tiny_vault)
     r = index.sync()
     skipped = [w for w in r.warnings if "not valid UTF-8" in w]
-    assert sorted(w.split(":")[0] for w in skipped) == ["knowledge/dir-\ufffd", "knowledge/latin1-\ufffd.md"]
+    assert sorted(w.split(":")[0] for w in skipped) == ["knowledge/dir-\ufffd", "knowledge/latin1-\ufffd.md",
+                                                       "knowledge/upper-\ufffd.MD"]
     assert [h.doc_id for h in index.recall("zebracorn")] == ["knowledge/ok"]
     assert _integrity(index) == "ok"
     # QA round 78-A F4: only the first sync named them; status names them every time
     assert not [w for w in index.sync().warnings if "not valid UTF-8" in w]
     st = index.status()
     assert (st["unindexed_undecodable_names"], st["unindexed_undecodable_examples"]) == (
-        2, ["knowledge/dir-\ufffd", "knowledge/latin1-\ufffd.md"])
+        3, ["knowledge/dir-\ufffd", "knowledge/latin1-\ufffd.md", "knowledge/upper-\ufffd.MD"])
 
 
 def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):

@@ -141,6 +141,8 @@ def test_a_utf16_file_is_read_and_one_that_is_not_text_is_said(tiny_vault):
     path = tiny_vault / "synonyms.txt"
     path.write_bytes("apple, pomme\n".encode("utf-16"))
     assert [h["doc_id"] for h in _recall(tiny_vault, "apple")["hits"]] == ["knowledge/fruit"]
+    path.write_bytes("apple, pomme\n".encode("utf-32"))  # (QA round 79 F8: read as UTF-16, into garbage)
+    assert [h["doc_id"] for h in _recall(tiny_vault, "apple")["hits"]] == ["knowledge/fruit"]
     path.write_bytes("\ufeffapple, pomme\n".encode("utf-8"))  # (UTF-8 with a byte-order mark)
     assert [h["doc_id"] for h in _recall(tiny_vault, "apple")["hits"]] == ["knowledge/fruit"]
     for data, why in (("apple, pomme\n".encode("utf-8") + b"\xff\xfe\xfa", "is not UTF-8 text"),

@@ -123,13 +123,16 @@ def _read_text(path: Path, vault_real: str | None) -> str:
             os.close(fd)
     if len(data) > MAX_SYNONYMS_BYTES:  # grew since fstat
         raise SynonymsFileRefused(f"{path} has over {MAX_SYNONYMS_BYTES:,} bytes")
-    # (UTF-16 with its byte-order mark, as a Windows editor saves it, is read; other text that is not UTF-8 is said,
+    # (UTF-16 or UTF-32 with its byte-order mark, as a Windows editor saves it, is read; other text that is not UTF-8 is said,
     # not read as replacement characters that match nothing: QA round 78-A F3)
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            pass
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # (UTF-32's first: QA 79 F8)
+                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError:
+                raise SynonymsFileRefused(f"{path} starts with a {codec.upper()} byte-order mark but is not"
+                                          f" {codec.upper()} text; save it as UTF-8") from None
     if b"\0" in data:
         raise SynonymsFileRefused(f"{path} looks binary (it holds NUL bytes), not UTF-8 text")
     try:

@@ -326,7 +326,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                     named_dir = e.is_dir(follow_symlinks=False)
                 except OSError:
                     named_dir = False
-                if named_dir or e.name.endswith(".md"):
+                if named_dir or e.name.lower().endswith(".md"):  # (.MD too: QA round 79 F9)
                     shown = os.fsencode(rel).decode("utf-8", "replace")
                     note(f"{shown}: skipped (the name is not valid UTF-8; rename it, e.g. with convmv)")
                 continue
@@ -455,7 +455,8 @@ def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 
 
 
 def undecodable_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
-    """Notes (``.md``) and folders in the folders dreamdb reads whose names are not valid UTF-8: a sync skips them
+    """Notes (``.md``, in any case: QA round 79 F9) and folders in the folders dreamdb reads whose names are not
+    valid UTF-8: a sync skips them
     (SQLite stores text as UTF-8) and warns once, when it first meets them; ``status`` counts and lists them
     (QA round 78-A F4: after the first sync such a note was invisible, no command naming it). Walks as
     :func:`cased_markdown` does.
@@ -465,7 +466,7 @@ def undecodable_markdown(vault: Path, *, include_archives: bool = False, limit: 
     """
     found = sorted(os.fsencode(rel).decode("utf-8", "replace")
                    for rel_dir, dirs, names in _walk_sources(vault, include_archives)
-                   for rel in (f"{rel_dir}/{n}" for n in [*dirs, *(n for n in names if n.endswith(".md"))]
+                   for rel in (f"{rel_dir}/{n}" for n in [*dirs, *(n for n in names if n.lower().endswith(".md"))]
                                if not is_utf8(n)))
     return len(found), found[:limit]
 
