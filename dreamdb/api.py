@@ -340,9 +340,12 @@ class Index:
             raise UsageError(f"vault must be a path (str or os.PathLike), got {vault!r}")
         if index_path is not None and not isinstance(index_path, (str, os.PathLike)):
             raise UsageError(f"index_path must be a path (str or os.PathLike) or None, got {index_path!r}")
-        if index_path is not None and not os.fspath(index_path):  # (QA round 75 F11: "" meant the default silently)
+        if index_path is not None and not str(os.fspath(index_path)).strip():  # (QA 75 F11: "" was the default)
             raise UsageError("index_path is empty: pass a file path, or None for the default index",
                              hint="Leave index_path out to use the vault's index (.dreamdb/index.db).")
+        if index_path is not None and os.path.isdir(index_path):  # (Path("") is ".": QA round 79 F7)
+            raise UsageError(f"index_path {os.fspath(index_path)!r} is a folder: pass the index file's path",
+                             hint="e.g. index_path=<folder>/index.db, or leave it out for the vault's own index.")
         flags(auto_sync=auto_sync, allow_model_build=allow_model_build)
         if include_archives is not None:
             flags(include_archives=include_archives)
