@@ -776,8 +776,9 @@ class Index:
                 if "locked" in str(exc) or "busy" in str(exc):
                     from dreamdb.errors import LockTimeout
 
-                    raise LockTimeout("The index is locked by another dreamdb process.",
-                                      hint="Wait for the other sync or embedding refresh to finish, then retry.") from exc
+                    raise LockTimeout("The index is locked by another process (a dreamdb sync or embedding refresh,"
+                                      " or a program holding it open in a transaction).",
+                                      hint="Wait for it to finish, then retry.") from exc
                 if _is_environment_error(exc):
                     raise IndexUnavailable(f"Index error: {exc}", hint=_environment_hint(exc, self.index_path)) from exc
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc

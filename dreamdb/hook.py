@@ -16,9 +16,11 @@ import re
 import time
 import traceback
 from contextlib import suppress
-from functools import lru_cache
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
+
+from dreamdb.errors import LockTimeout
 
 MIN_PROMPT_CHARS = 8
 """Prompts shorter than this are skipped (SPEC §6)."""
@@ -360,6 +362,9 @@ def run(payload_text: str) -> str:
             _log(f"hook: cwd {cwd!r} is not a usable path (a NUL byte or an unpaired surrogate); nothing printed")
             return ""
         return _recall_block(query_text(prompt), cwd if isinstance(cwd, str) and cwd else None)
+    except LockTimeout as exc:  # (a lock is no failure of the hook's: QA round 79 F5, logged as one with a traceback hint)
+        _log(f"{exc.message.rstrip('.')}; nothing printed")
+        return ""
     except Exception as exc:  # noqa: BLE001 - the hook must never fail the prompt
         if os.environ.get("DREAMDB_DEBUG"):
             traceback.print_exc()  # (to stderr: the log keeps one line an entry)

@@ -1069,3 +1069,26 @@ def test_the_block_line_naming_the_identifier_whole_comes_first(tmp_path, monkey
     lines = H.run(payload("where is CLAUDE_CODE_SESSION_ID read", vault.parent)).splitlines()
     assert lines[1].startswith("1. [knowledge/envread]"), lines
     assert lines[2].strip().startswith("We read CLAUDE_CODE_SESSION_ID"), lines
+
+
+def test_an_index_held_by_another_program_is_logged_as_a_lock_not_a_failure(tmp_path, monkeypatch):
+    """QA round 79 F5: with a SQLite shell holding the index (BEGIN EXCLUSIVE) the hook logged "hook failed …
+    DREAMDB_DEBUG=1 prints the traceback", as for a bug of its own."""
+    from dreamdb import hook as H
+    from dreamdb.store import connect as db
+
+    vault = filled_vault(tmp_path, {"knowledge/sprocket.md": "---\ntitle: Sprocket supply\n---\nSprocket supply comes"
+                                                              " from Acme.\n"})
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    assert H.run(payload("how does the sprocket supply work", vault.parent)).startswith(H.HEADER)
+    holder = db.connect(vault / ".dreamdb" / "index.db")
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        assert H.run(payload("how does the sprocket supply work", vault.parent)) == ""
+    finally:
+        holder.rollback()
+        holder.close()
+    last = log.read_text().splitlines()[-1]
+    assert "locked by another process" in last and "hook failed" not in last, last

@@ -372,7 +372,8 @@ class write_transaction:
         except OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise LockTimeout(
-                    "The index is locked by another dreamdb process (a sync or embedding refresh).",
+                    "The index is locked by another process (a dreamdb sync or embedding refresh, or a program"
+                    " holding it open in a transaction).",
                     hint="Wait for the other sync or refresh to finish, then retry.",
                 ) from exc
             raise
