@@ -2491,3 +2491,15 @@ def test_update_refuses_a_tag_of_punctuation_or_invisible_characters_only(tiny_v
     assert note.read_bytes() == before
     update(tiny_vault, "note", tags="🚀, c#, v2")
     assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["🚀", "c#", "v2"]
+
+
+def test_a_refusal_on_another_users_note_says_so(tiny_vault: Path):
+    """QA round 79-B F5: root without CAP_FOWNER, refused on another user's note, was told of an immutable attribute."""
+    from dreamdb.writes.files import _why_not_writable
+
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    st = os.stat(note)
+    other = os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, os.geteuid() + 4242, st.st_gid,
+                            st.st_size, int(st.st_atime), int(st.st_mtime), int(st.st_ctime)))
+    why = _why_not_writable(note, other)
+    assert f"owned by another user (uid {os.geteuid() + 4242})" in why and "immutable" not in why

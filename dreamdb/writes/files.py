@@ -227,8 +227,8 @@ def _why_not_writable(path: Path, st: os.stat_result) -> str:
     attributes = _attributes(path)
     if attributes:
         return f"it has the {' and '.join(attributes)} attribute"
-    if hasattr(os, "geteuid") and os.geteuid() != 0 and st.st_uid != os.geteuid():
-        return f"mode {st.st_mode & 0o7777:o}, owned by another user"
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():  # (root without CAP_FOWNER too: QA round 79-B F5)
+        return f"mode {st.st_mode & 0o7777:o}, owned by another user (uid {st.st_uid})"
     if hasattr(os, "geteuid") and st.st_uid == os.geteuid() and not st.st_mode & 0o200:
         # (QA round 72-A: a chmod 444 index was told of an immutable attribute)
         return f"mode {st.st_mode & 0o7777:o}: no write permission (chmod u+w {path.name})"
