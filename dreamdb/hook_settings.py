@@ -211,11 +211,13 @@ def _write_backup(path: Path, backup: Path, old_raw: bytes) -> str:
     Raises:
         OSError: the file cannot be written (the caller turns it into WriteRefused).
     """
-    from dreamdb.writes.files import TEMP_MARK
+    from dreamdb.writes.files import TEMP_MARK, _remove_stale_temp_files
 
     st = os.stat(path)
     mode = st.st_mode & 0o777
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{backup.name}.{TEMP_MARK}", suffix=".tmp", dir=backup.parent)
+    prefix = f".{backup.name}.{TEMP_MARK}"
+    _remove_stale_temp_files(backup.parent, prefix)  # (a killed install's copy: QA round 79-B F7, never removed)
+    fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=backup.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             if hasattr(os, "fchown"):

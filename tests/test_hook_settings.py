@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -557,3 +558,19 @@ def test_install_and_uninstall_never_overwrite_another_programs_change(tmp_path:
         thread.join()
     kept = json.loads(local.read_text())["permissions"]["allow"]
     assert added and set(added) <= set(kept), len(set(added) - set(kept))
+
+
+def test_a_killed_installs_backup_copy_is_removed_by_a_later_one(tmp_path: Path):
+    """QA round 79-B F7: kill -9 during `hook install` left `.claude/.settings.json.bak.dreamdb-*.tmp` copies of the
+    settings (often committed with .claude/), which no later install removed."""
+    from dreamdb.writes.files import STALE_TEMP_SECONDS, TEMP_MARK
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text('{"model": "x"}')
+    stale = project / ".claude" / f".settings.json.bak.{TEMP_MARK}abcd1234.tmp"
+    stale.write_text('{"model": "x"}')
+    old = time.time() - STALE_TEMP_SECONDS - 60
+    os.utime(stale, (old, old))
+    install_hook(project)
+    assert not stale.exists()
