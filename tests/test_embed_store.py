@@ -709,7 +709,20 @@ def test_compact_gives_back_the_space_of_deleted_vectors(tiny_vault):
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["vectors"] == 120 and out["bytes_after"] <= out["bytes_before"]
+    assert out["vectors"] == 120 and out["bytes_after"] <= out["bytes_before"] and out["checkpointed"] is True
+    # (QA round 79 F6: with another process reading, the compacted pages stay in the WAL: said, not a silent growth)
+    from dreamdb.store import connect as db
+
+    reader = db.connect(tiny_vault / ".dreamdb" / "index.db")
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM documents").fetchone()
+    try:
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "compact", "--vault", str(tiny_vault)],
+                           capture_output=True, text=True, cwd=ROOT, timeout=120)
+    finally:
+        reader.rollback()
+        reader.close()
+    assert p.returncode == 0 and "another process is reading the index" in p.stderr, p.stderr
 
 
 def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):

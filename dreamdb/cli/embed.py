@@ -274,6 +274,9 @@ def compact_cmd(vault, as_json):
         click.echo(output.to_json(r))
         return
     click.echo(f"kept {r['vectors']} vectors; index {r['bytes_before'] / 1e6:.1f} MB → {r['bytes_after'] / 1e6:.1f} MB")
+    if not r["checkpointed"]:
+        click.echo("note: another process is reading the index, so the compacted pages wait in its -wal file; the"
+                   " space is given back once that process ends (then run dreamdb embed compact again).", err=True)
 
 
 MAX_CANDIDATE_BYTES = 8 * 2**20
