@@ -343,9 +343,6 @@ class Index:
         if index_path is not None and not str(os.fspath(index_path)).strip():  # (QA 75 F11: "" was the default)
             raise UsageError("index_path is empty: pass a file path, or None for the default index",
                              hint="Leave index_path out to use the vault's index (.dreamdb/index.db).")
-        if index_path is not None and os.path.isdir(index_path):  # (Path("") is ".": QA round 79 F7)
-            raise UsageError(f"index_path {os.fspath(index_path)!r} is a folder: pass the index file's path",
-                             hint="e.g. index_path=<folder>/index.db, or leave it out for the vault's own index.")
         flags(auto_sync=auto_sync, allow_model_build=allow_model_build)
         if include_archives is not None:
             flags(include_archives=include_archives)
