@@ -439,7 +439,7 @@ class Index:
             self._created_index = fresh
             return conn
         except db.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if db.is_lock_error(exc):
                 raise
             opened = self._open_unwritable(exc, fresh, conn)
             return opened if opened is not None else self._rebuild(exc)
@@ -770,7 +770,7 @@ class Index:
                 exc = db.undecodable_damage(exc)
             damage = None if _is_corruption(exc) else self._damage_behind(exc)
             if not _is_corruption(exc) and damage is None:
-                if "locked" in str(exc) or "busy" in str(exc):
+                if db.is_lock_error(exc):
                     from dreamdb.errors import LockTimeout
 
                     raise LockTimeout("The index is locked by another process (a dreamdb sync or embedding refresh,"

@@ -82,10 +82,6 @@ QUESTION_WORDS = frozenset("""what why how when where who whom whose which not n
 or a question mark, is no acknowledgement (QA round 79 F3: ``what got fixed?``, ``it's not fixed``, ``çalıştı mı?``
 were silenced as thanks)."""
 
-_ACKNOWLEDGEMENT_KEYS = frozenset(map(_acknowledgement_key, ACKNOWLEDGEMENTS))
-_PHRASE_KEYS = frozenset(tuple(map(_acknowledgement_key, p)) for p in ACKNOWLEDGEMENT_PHRASES)
-_OUTCOME_KEYS = frozenset(map(_acknowledgement_key, OUTCOME_WORDS))
-_QUESTION_KEYS = frozenset(map(_acknowledgement_key, QUESTION_WORDS))
 
 HOOK_OFF = ("0", "false", "no", "off", "n", "none", "never", "disable", "disabled",
             "kapalı", "kapali", "kapat", "hayır", "hayir", "yok", "devre dışı", "devre disi")
@@ -456,11 +452,17 @@ def _words(prompt: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _stopword_keys() -> frozenset:
-    """:data:`dreamdb.analyzer.STOPWORDS` as :func:`_acknowledgement_key` reads words."""
+def _acknowledgement_keys() -> tuple[frozenset, frozenset, frozenset, frozenset, frozenset]:
+    """:data:`ACKNOWLEDGEMENTS`, :data:`ACKNOWLEDGEMENT_PHRASES`, :data:`OUTCOME_WORDS`, :data:`QUESTION_WORDS` and
+    :data:`dreamdb.analyzer.STOPWORDS` as :func:`_acknowledgement_key` reads words; made on the first prompt read (the
+    analyzer is not imported with the module: a hook turned off never loads it)."""
     from dreamdb.analyzer import STOPWORDS
 
-    return frozenset(map(_acknowledgement_key, STOPWORDS))
+    def keys(words):
+        return frozenset(map(_acknowledgement_key, words))
+
+    return (keys(ACKNOWLEDGEMENTS), frozenset(tuple(map(_acknowledgement_key, p)) for p in ACKNOWLEDGEMENT_PHRASES),
+            keys(OUTCOME_WORDS), keys(QUESTION_WORDS), keys(STOPWORDS))
 
 
 def _is_acknowledgement(prompt: str) -> bool:
@@ -469,20 +471,20 @@ def _is_acknowledgement(prompt: str) -> bool:
     :data:`QUESTION_WORDS`)."""
     from dreamdb.analyzer import raw_tokens
 
+    acknowledgements, phrases, outcomes, questions, stop = _acknowledgement_keys()
     keys = [_acknowledgement_key(w) for w in raw_tokens(prompt[:MAX_QUERY_CHARS])]
-    if keys and ("?" in prompt[:MAX_QUERY_CHARS] or "¿" in prompt[:MAX_QUERY_CHARS] or not _QUESTION_KEYS.isdisjoint(keys)):
+    if keys and ("?" in prompt[:MAX_QUERY_CHARS] or "¿" in prompt[:MAX_QUERY_CHARS] or not questions.isdisjoint(keys)):
         return False
     # (stopwords compared without Turkish letters too: "cok" is "çok"; QA round 79 F2)
-    stop = _stopword_keys()
     words = [k for k in keys if k not in stop]
-    if words and all(w in _OUTCOME_KEYS for w in words):
+    if words and all(w in outcomes for w in words):
         return False
     # covered[i]: words[:i] is made of acknowledgements and phrases (every way of reading it, not the longest phrase
     # first: "süper iş çıkardın" is "süper" + "iş çıkardın", QA round 78 F2)
     covered = [True] + [False] * len(words)
     for end in range(1, len(words) + 1):
-        covered[end] = (covered[end - 1] and words[end - 1] in _ACKNOWLEDGEMENT_KEYS) or any(
-            covered[end - n] and tuple(words[end - n:end]) in _PHRASE_KEYS for n in range(2, min(_LONGEST_PHRASE, end) + 1))
+        covered[end] = (covered[end - 1] and words[end - 1] in acknowledgements) or any(
+            covered[end - n] and tuple(words[end - n:end]) in phrases for n in range(2, min(_LONGEST_PHRASE, end) + 1))
     return covered[-1]
 
 

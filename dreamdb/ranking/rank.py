@@ -887,8 +887,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
             # (a word that the lexicon has as an English word and not as a Turkish one is not translated as Turkish,
             # nor, in a query read as English, read as Turkish typed without its letters: dollar is no plural of
             # dol, collar none of col, in "dollar kuru nedir" too; QA rounds 77 G3, 79 F11)
-            english = first and True in directions or (not turkish and loanwords) and first
-            english = english and english_word(w, lexicon)
+            english = first and (True in directions or (loanwords and not turkish)) and english_word(w, lexicon)
             keys[t] = (w, cap, turkish, spell and first,
                        loanwords and first and (turkish or (turkish_looking(w) and not english)),
                        tuple(d for d in directions if not (d and english)) if first else (), stamp)

@@ -57,17 +57,17 @@ def _clip(line: str, terms: set[str], turkish: bool) -> str:
     # line holding DEFAULT_SNAPSHOT_BUDGET_TOKENS opened on its first "default"), else on the first matching word
     folded = fold_case(line[:CLIP_SEARCH_CHARS])
     named = [i for i in (folded.find(t) for t in terms if is_identifier_term(t)) if i >= 0]
+    pos = 0
     if named and len(folded) == len(line[:CLIP_SEARCH_CHARS]):
         pos = max(0, min(named) - 60)
-        clipped = line[pos:pos + MAX_LINE_CHARS]
-        return ("…" if pos else "") + clipped + ("…" if pos + MAX_LINE_CHARS < len(line) else "")
-    pos = 0
-    for word_start in range(0, min(len(line), CLIP_SEARCH_CHARS), 40):
-        chunk = line[word_start:word_start + 80]
-        if (not terms.isdisjoint(analyze(chunk, turkish=turkish)) or not terms.isdisjoint(identifier_terms(fold_case(chunk)))
-                or not terms.isdisjoint(compound_terms(normalize(chunk)))):
-            pos = max(0, word_start - 60)
-            break
+    else:
+        for word_start in range(0, min(len(line), CLIP_SEARCH_CHARS), 40):
+            chunk = line[word_start:word_start + 80]
+            if (not terms.isdisjoint(analyze(chunk, turkish=turkish))
+                    or not terms.isdisjoint(identifier_terms(fold_case(chunk)))
+                    or not terms.isdisjoint(compound_terms(normalize(chunk)))):
+                pos = max(0, word_start - 60)
+                break
     clipped = line[pos:pos + MAX_LINE_CHARS]
     return ("…" if pos else "") + clipped + ("…" if pos + MAX_LINE_CHARS < len(line) else "")
 

@@ -186,11 +186,12 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
 
 
 def is_lock_error(exc: BaseException) -> bool:
-    """Whether an SQLite error is a lock another connection holds (SQLITE_BUSY, SQLITE_LOCKED), not damage."""
+    """Whether an SQLite error is a lock another connection holds (SQLITE_BUSY, SQLITE_LOCKED: "database is
+    locked", "database table is locked"), not damage."""
     if not isinstance(exc, DatabaseError):
         return False
     msg = str(exc).lower()
-    return "database is locked" in msg or "database table is locked" in msg or "busy" in msg
+    return "locked" in msg or "busy" in msg
 
 
 def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
@@ -370,7 +371,7 @@ class write_transaction:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if is_lock_error(exc):
                 raise LockTimeout(
                     "The index is locked by another process (a dreamdb sync or embedding refresh, or a program"
                     " holding it open in a transaction).",

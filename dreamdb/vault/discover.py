@@ -464,10 +464,12 @@ def undecodable_markdown(vault: Path, *, include_archives: bool = False, limit: 
     Returns:
         ``(count, the first `limit` vault-relative paths in path order, undecodable bytes shown as U+FFFD)``.
     """
-    found = sorted(os.fsencode(rel).decode("utf-8", "replace")
-                   for rel_dir, dirs, names in _walk_sources(vault, include_archives)
-                   for rel in (f"{rel_dir}/{n}" for n in [*dirs, *(n for n in names if n.lower().endswith(".md"))]
-                               if not is_utf8(n)))
+    found = []
+    for rel_dir, dirs, names in _walk_sources(vault, include_archives):
+        for name in [*dirs, *(n for n in names if n.lower().endswith(".md"))]:
+            if not is_utf8(name):
+                found.append(os.fsencode(f"{rel_dir}/{name}").decode("utf-8", "replace"))
+    found.sort()
     return len(found), found[:limit]
 
 
