@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -122,6 +125,38 @@ def test_an_index_another_process_holds_exclusively_is_waited_for_never_rebuilt(
         holder.close()
     with dreamdb.open(vault) as index:
         assert index.recall("sleep") and os.stat(path).st_ino == before
+
+
+def test_an_index_switched_to_a_rollback_journal_is_read_while_another_program_reads_it(tmp_path):
+    """QA round 79 F17: with the index put in rollback-journal mode by a SQLite shell that then reads it,
+    switching back to WAL needs the file alone: recall waited the whole lock timeout, then exit 5, though it
+    only had to read. It answers at once; the next connection alone switches the index back to WAL."""
+    import sqlite3
+
+    import dreamdb
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    with dreamdb.open(vault) as index:
+        expected = [h.doc_id for h in index.recall("sleep debt")]
+        path = index.index_path
+    # (another process: SQLite sees its own process's locks through one file descriptor)
+    reader = subprocess.Popen([sys.executable, "-c", (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+        "print(c.execute('PRAGMA journal_mode = DELETE').fetchone()[0]); c.execute('BEGIN');"
+        "c.execute('SELECT COUNT(*) FROM documents').fetchone(); print('reading', flush=True); sys.stdin.read()"),
+        str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout.readline().strip() == "delete" and reader.stdout.readline().strip() == "reading"
+        with dreamdb.open(vault, lock_timeout_ms=5_000) as index:
+            started = time.monotonic()
+            assert [h.doc_id for h in index.recall("sleep debt")] == expected
+            assert time.monotonic() - started < 4  # (not the lock timeout)
+    finally:
+        reader.communicate("", timeout=30)
+    with dreamdb.open(vault) as index:
+        assert [h.doc_id for h in index.recall("sleep debt")] == expected
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_error_messages_show_control_characters_from_names(tmp_path, capsys):
