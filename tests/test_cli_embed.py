@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
-
 import json
-import shutil
 import os
+import shutil
+import signal
+import time
 
 import pytest
 
@@ -370,6 +371,16 @@ def test_an_interrupted_refresh_says_what_it_kept_and_nothing_more(tiny_vault, w
     monkeypatch.setattr(quickcli, "JSON_ERRORS", True)  # as the executable's entry point sets it for --json
     code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
     assert code == 130 and json.loads(out)["error"] == {"message": "Interrupted.", "hint": None, "exit_code": 130}
+
+    def terminated(*_a, **_k):  # (`timeout`, an agent's harness: the same report, never a silent death)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        raise AssertionError("SIGTERM was not handled")
+
+    monkeypatch.setattr(store, "refresh", terminated)
+    code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
+    assert code == 130 and "Interrupted: 2/2 chunks have vectors and are kept" in err
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # (restored)
 
 
 @pytest.mark.model

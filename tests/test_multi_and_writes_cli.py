@@ -121,6 +121,32 @@ def test_writes_show_up_at_next_recall(tmp_path):
     assert json.loads(cli("recall", "--vault", str(v), "--json", "capybara").stdout)["hits"] == []
 
 
+
+@pytest.mark.parametrize("command", [["remember", "--summary", "Terminated entry", "text"],
+                                     ["update", "knowledge/decision-sqlite-index", "--append", "Terminated."]])
+def test_a_write_stopped_by_sigterm_says_so_and_changes_nothing(tmp_path, command):
+    """QA round 79-B F6: SIGTERM (``timeout``, an agent's harness) killed a write command with no word, saved or
+    not: its caller could not tell, and ran it again. It is handled as Ctrl-C: here, stopped while waiting for
+    the vault lock, "Interrupted.", exit 130, the vault unchanged."""
+    import signal
+
+    from dreamdb.writes import vault_lock
+
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    files = {p: p.read_bytes() for p in v.rglob("*") if p.is_file()}
+    with vault_lock(v):
+        p = subprocess.Popen([sys.executable, "-m", "dreamdb", command[0], "--vault", str(v), "--json", *command[1:]],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)  # (started, and waiting for the lock this process holds)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err)
+    assert err.strip().endswith("Interrupted.") and "Traceback" not in err
+    assert json.loads(out)["error"]["exit_code"] == 130
+    assert {p: p.read_bytes() for p in v.rglob("*") if p.is_file() and ".dreamdb" not in p.parts} == {
+        p: b for p, b in files.items()}
+
 def test_write_refusals_keep_data(tmp_path):
     v = tmp_path / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))

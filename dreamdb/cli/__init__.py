@@ -15,13 +15,14 @@ interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 
 import click
 
 from dreamdb import __version__
-from dreamdb.cli.options import SuggestingGroup
+from dreamdb.cli.options import SuggestingGroup, sigterm_as_interrupt
 
 _COMMANDS = {
     "recall": ("dreamdb.cli.recall", "recall"),
@@ -131,6 +132,13 @@ def cli() -> None:
     """
 
 
+def _changes_files(argv: list[str] | None) -> bool:
+    """Whether ``argv`` runs a command that changes the vault or the agent's settings (SIGTERM is then handled
+    as Ctrl-C: :func:`dreamdb.cli.options.sigterm_as_interrupt`)."""
+    args = argv or []
+    return args[:1] in (["remember"], ["update"], ["delete"]) or args[:2] in (["hook", "install"], ["hook", "uninstall"])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dreamdb`` console script and ``python -m dreamdb``; returns the exit code."""
     from dreamdb import quickcli
@@ -144,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> None:
         nonlocal code
         try:
-            result = cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
+            with sigterm_as_interrupt() if _changes_files(sys.argv[1:] if argv is None else argv) else contextlib.nullcontext():
+                result = cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
             if isinstance(result, int) and not isinstance(result, bool):  # click returns ctx.exit()'s code
                 code = result
         except click.exceptions.Exit as exc:

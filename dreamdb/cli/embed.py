@@ -7,13 +7,13 @@ Imports of numpy / onnxruntime happen inside the commands, so ``dreamdb embed
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 
 import click
 
-from dreamdb.cli.options import Interrupted, SuggestingGroup, json_option, open_index, print_notes, vault_option
+from dreamdb.cli.options import (Interrupted, SuggestingGroup, json_option, open_index, print_notes, sigterm_as_interrupt,
+                                 vault_option)
 
 _MAX_THREADS = 64  # dreamdb.embeddings.model.MAX_THREADS (a heavy import; a test keeps the two equal)
 _THREADS_HELP = "onnxruntime threads, 1-64 (default: $DREAMDB_EMBED_THREADS, else 2)."
@@ -65,17 +65,6 @@ class _Bar:
             self.bar = None
 
 
-def _sigterm_as_interrupt():
-    """Make SIGTERM behave like Ctrl-C during a refresh (the running batch rolls back, finished ones stay)."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    try:
-        return signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread (e.g. some test runners)
-        return None
-
-
 class _Waiting:
     """``on_wait`` of :func:`dreamdb.embeddings.store.refresh`/``compact``: says on stderr that another
     process's refresh is being waited for, and remembers whether it still is (for Ctrl-C's message)."""
@@ -97,40 +86,38 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
 
     bar = _Bar(show_bar)
     waiting = _Waiting()
-    old = _sigterm_as_interrupt()
-    try:
-        report = refresh(index.conn, embedder, force=force, progress=bar, on_wait=waiting)
-        if waiting.waited:
-            # The vault was synced before the wait: notes added or edited meanwhile (the other refresh's
-            # minutes) are synced and embedded now, as this command's own run would have (QA round 68 L2).
-            index.sync()
-            more = refresh(index.conn, embedder, progress=bar)
-            for name in ("chunked_docs", "embedded", "reused", "pruned", "elapsed_ms"):
-                setattr(report, name, getattr(report, name) + getattr(more, name))
-            report.chunks, report.pending, report.documents_cut = more.chunks, more.pending, more.documents_cut
-        return report
-    except KeyboardInterrupt:
-        bar.close()
-        if waiting.now:
-            click.echo("Stopped waiting; the other refresh goes on (dreamdb embed status shows its progress).", err=True)
-            raise
-        st = index.embed_status(embedder.model_id)
-        if st.get("reembed_pending"):  # a --force run (or the rest of one): the others keep their old vectors
-            click.echo(f"Interrupted: {st['distinct_texts'] - st['reembed_pending']}/{st['distinct_texts']} chunk "
-                       "texts re-embedded and kept; the others keep their vectors meanwhile. Run `dreamdb embed "
-                       "refresh` to finish re-embedding them (it resumes; --force would start over).", err=True)
-        elif not st["chunks"] and st.get("vectors"):  # (QA round 74 F4: "0/0 chunks have vectors" read as all lost)
-            click.echo(f"Interrupted: the vault was re-indexed meanwhile (another process's sync --force), so no "
-                       f"chunk is listed yet; the {st['vectors']:,} vectors stored are kept, and the next run reuses "
-                       "them for every unchanged text: run `dreamdb embed refresh` again to finish.", err=True)
-        else:
-            click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
-                       "run `dreamdb embed refresh` again to finish.", err=True)
-        raise Interrupted() from None  # said: the CLI's entry point exits 130 without its own "Aborted."
-    finally:
-        bar.close()
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+    with sigterm_as_interrupt():  # (the same report on SIGTERM as on Ctrl-C)
+        try:
+            report = refresh(index.conn, embedder, force=force, progress=bar, on_wait=waiting)
+            if waiting.waited:
+                # The vault was synced before the wait: notes added or edited meanwhile (the other refresh's
+                # minutes) are synced and embedded now, as this command's own run would have (QA round 68 L2).
+                index.sync()
+                more = refresh(index.conn, embedder, progress=bar)
+                for name in ("chunked_docs", "embedded", "reused", "pruned", "elapsed_ms"):
+                    setattr(report, name, getattr(report, name) + getattr(more, name))
+                report.chunks, report.pending, report.documents_cut = more.chunks, more.pending, more.documents_cut
+            return report
+        except KeyboardInterrupt:
+            bar.close()
+            if waiting.now:
+                click.echo("Stopped waiting; the other refresh goes on (dreamdb embed status shows its progress).", err=True)
+                raise
+            st = index.embed_status(embedder.model_id)
+            if st.get("reembed_pending"):  # a --force run (or the rest of one): the others keep their old vectors
+                click.echo(f"Interrupted: {st['distinct_texts'] - st['reembed_pending']}/{st['distinct_texts']} chunk "
+                           "texts re-embedded and kept; the others keep their vectors meanwhile. Run `dreamdb embed "
+                           "refresh` to finish re-embedding them (it resumes; --force would start over).", err=True)
+            elif not st["chunks"] and st.get("vectors"):  # (QA round 74 F4: "0/0 chunks have vectors" read as all lost)
+                click.echo(f"Interrupted: the vault was re-indexed meanwhile (another process's sync --force), so no "
+                           f"chunk is listed yet; the {st['vectors']:,} vectors stored are kept, and the next run reuses "
+                           "them for every unchanged text: run `dreamdb embed refresh` again to finish.", err=True)
+            else:
+                click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
+                           "run `dreamdb embed refresh` again to finish.", err=True)
+            raise Interrupted() from None  # said: the CLI's entry point exits 130 without its own "Aborted."
+        finally:
+            bar.close()
 
 
 LONG_CANDIDATE_CHARS = 50_000

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+
 import click
 
 
@@ -91,3 +94,29 @@ class FreeTextCommand(click.Command):
 class Interrupted(click.Abort):
     """Ctrl-C on a command that has already said what the interruption left behind: the entry point
     exits 130 (with ``--json``, its JSON error) without adding click's "Aborted."."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """SIGTERM handled as Ctrl-C inside the block (``KeyboardInterrupt``), its handler restored after it.
+
+    ``timeout`` or an agent's harness stopping a slow command sends SIGTERM, whose default action kills the
+    process wherever it is: a refresh lost its running batch's report, and a write command killed after its
+    change was saved said nothing, so its caller could not tell it from one that changed nothing and ran it
+    again (a second CHANGELOG entry; QA round 79-B F6). As a Ctrl-C, the command says what it left: exit 130
+    with nothing changed, or exit 0 once its change is on disk (:func:`dreamdb.quickcli.interrupted`). Python
+    runs the handler between bytecodes, so it is kept off long calls into C (``dreamdb sql``'s query).
+    Outside the main thread (some test runners) nothing changes.
+    """
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        old = None
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
