@@ -614,8 +614,11 @@ class Index:
         return "unable to open" in str(exc) and self.index_path.is_file() and not config.is_writable(folder)
 
     def _owns_any_file(self) -> bool:
-        """The index path is in dreamdb's own folders and is not a symlink (a link may lead anywhere)."""
-        return config.is_default_index_path(self.index_path, self.vault) and not os.path.islink(self.index_path)
+        """The index path is in dreamdb's own folders, and neither it nor its folder is a symlink (a link may
+        lead anywhere: a ``.dreamdb`` link a cloned repository holds made dreamdb delete the ``index.db`` of
+        another application where it led; QA round 80-A F2)."""
+        return (config.is_default_index_path(self.index_path, self.vault) and not os.path.islink(self.index_path)
+                and not os.path.islink(self.index_path.parent))
 
     def _check_index_file(self) -> None:
         """Refuse an index path that is a folder or unreadable, and, outside dreamdb's own folders, any
@@ -651,6 +654,12 @@ class Index:
             return
         what = {"foreign": "a SQLite database of another application", "sqlite": "a SQLite database dreamdb did not make "
                 "(or cannot read)", "other": "not a SQLite database"}[kind]
+        folder = self.index_path.parent
+        if config.is_default_index_path(self.index_path, self.vault) and os.path.islink(folder):
+            raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is {what}, and its folder is a link to "
+                                   f"{os.path.realpath(folder)}; dreamdb will not touch it.",
+                                   hint=f"Remove the link {folder} (dreamdb makes its own folder there), or point it "
+                                        "at a folder of dreamdb's own.")
         raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is {what}; dreamdb will not touch it.",
                                hint="Point DREAMDB_INDEX at a new file path (or delete that file yourself if it "
                                     "is a damaged dreamdb index).")
@@ -667,7 +676,7 @@ class Index:
             return
         names = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
         if names and "schema_migrations" not in names:
-            raise db.DatabaseError(f"not a dreamdb index (tables: {', '.join(names[:5])})")
+            raise ForeignDatabase(f"not a dreamdb index (tables: {', '.join(names[:5])})")
 
     def _rebuild(self, reason) -> object:
         """Delete a corrupt index and create an empty one (the vault is the source of truth).
@@ -685,17 +694,40 @@ class Index:
         self._memory = None  # its caches describe the old file
         self._check_index_file()
         self._check_no_other_writer()
+        moved = None
         try:
+            if isinstance(reason, ForeignDatabase):  # somebody's data, though in dreamdb's folder: kept
+                moved = self._move_aside()
             config.remove_index_files(self.index_path)
             config.prepare_index_dir(self.index_path, parents=self._index_parents())
         except OSError as exc:
             raise IndexUnavailable(f"The index at {self.index_path} needs rebuilding ({reason}) but cannot be "
                                    f"replaced: {exc.strerror or exc}",
                                    hint="Delete it yourself, or set DREAMDB_INDEX to a file path you can write.") from exc
-        self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); rebuilt from the vault")
+        self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); rebuilt from the vault" if moved is None
+                             else f"{self.index_path} was another application's SQLite database ({reason}); it was "
+                                  f"moved to {moved}, and the index rebuilt from the vault")
         conn = self._connect()
         migrate(conn)
         return conn
+
+    def _move_aside(self) -> Path:
+        """Rename the database at the index path (with its ``-wal``) to ``index.db.not-dreamdb-<UTC time>``
+        beside it; return the new path.
+
+        Raises:
+            OSError: it cannot be renamed.
+        """
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        dest = self.index_path.with_name(f"{self.index_path.name}.not-dreamdb-{stamp}")
+        n = 1
+        while os.path.lexists(dest):
+            n += 1
+            dest = self.index_path.with_name(f"{self.index_path.name}.not-dreamdb-{stamp}-{n}")
+        if os.path.lexists(f"{self.index_path}-wal"):
+            os.replace(f"{self.index_path}-wal", f"{dest}-wal")
+        os.replace(self.index_path, dest)
+        return dest
 
     def _check_no_other_writer(self) -> None:
         """Before the index file is deleted and built again: no other connection holds its write lock (a sync,
@@ -1749,6 +1781,11 @@ class Index:
 
 
 _DREAMDB_TABLES = {"schema_migrations", "meta", "files", "documents", "postings", "corpus_stats"}
+
+
+class ForeignDatabase(db.DatabaseError):
+    """A readable SQLite database of another application at dreamdb's own index path (its tables are not
+    dreamdb's): rebuilt over like damage, but moved aside first, never deleted."""
 
 
 def _is_older_dreamdb_index(path: Path) -> bool:

@@ -353,6 +353,38 @@ def test_symlinked_default_index_is_not_followed_into_another_file(example_vault
     assert other.read_bytes() == before
 
 
+def test_a_linked_index_folder_is_not_followed_into_another_applications_database(example_vault, tmp_path):
+    """QA round 80-A F2: a ``.dreamdb`` link (which a cloned repository can hold) to another application's folder
+    made dreamdb delete the ``index.db`` there and build its index in its place. Refused, exit 4, untouched; a
+    dreamdb index behind such a link (a user's choice of disk) still works."""
+    appdata = tmp_path / "appdata"
+    appdata.mkdir()
+    other = _other_apps_db(appdata / "index.db", "CREATE TABLE important (x)", rows=[(1,)])
+    before = other.read_bytes()
+    (example_vault / ".dreamdb").symlink_to(appdata)
+    with pytest.raises(IndexUnavailable, match="its folder is a link to") as exc:
+        dreamdb.open(example_vault).recall("release")
+    assert exc.value.exit_code == 4 and other.read_bytes() == before and sorted(os.listdir(appdata)) == ["index.db"]
+    other.unlink()
+    with dreamdb.open(example_vault) as index:
+        assert index.recall("release") and (appdata / "index.db").is_file()
+
+
+def test_another_applications_database_in_dreamdbs_own_folder_is_moved_aside_not_deleted(example_vault, tmp_path):
+    """QA round 80-A F2: a readable database of another application at ``.dreamdb/index.db`` was deleted as damage.
+    It is moved aside beside it, and the index rebuilt."""
+    (example_vault / ".dreamdb").mkdir()
+    other = _other_apps_db(example_vault / ".dreamdb" / "index.db", "CREATE TABLE important (x)", rows=[(1,)])
+    with dreamdb.open(example_vault) as index:
+        assert index.recall("release")
+        warning = " ".join(index.take_notes())
+    kept = [p for p in (example_vault / ".dreamdb").iterdir() if p.name.startswith("index.db.not-dreamdb-")
+            and not p.name.endswith("-wal")]
+    assert len(kept) == 1 and f"moved to {kept[0]}" in warning
+    assert sqlite3.connect(kept[0]).execute("SELECT x FROM important").fetchall() == [(1,)]
+    assert other.is_file() and config.index_file_kind(other) == "dreamdb"
+
+
 @pytest.mark.parametrize("message", ["database or disk is full", "attempt to write a readonly database"])
 def test_a_full_disk_or_read_only_file_at_open_keeps_the_index(example_vault, monkeypatch, message):
     """QA repro: 'disk is full' while opening (creating -wal/-shm) was taken for damage and the index deleted."""
