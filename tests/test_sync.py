@@ -1461,3 +1461,50 @@ def test_a_pinned_value_that_is_no_flag_is_warned_of(tiny_vault):
     pinned = [w for w in report.warnings if "frontmatter pinned" in w]
     assert sorted(pinned) == ["knowledge/list.md: frontmatter pinned 'x' is not true or false; read as not pinned",
                               "knowledge/maybe.md: frontmatter pinned 'maybe' is not true or false; read as not pinned"]
+
+
+def test_a_folder_nested_deeper_than_pythons_recursion_limit_is_read(tmp_path, capsys):
+    """QA round 80-A F3: the folder walk recursed once per level (os.walk too, on Python 3.10 and 3.11), and past
+    ~990 nested folders every command exited 70 with RecursionError. The walk keeps a stack of its own."""
+    import sys
+
+    from dreamdb.cli import main
+
+    vault = tmp_path / "_dream_context"
+    made: list[str] = []
+    try:
+        for top in ("knowledge", "notes"):
+            deep = str(vault / top)
+            os.makedirs(deep)
+            for _ in range(sys.getrecursionlimit() + 100):  # (os.makedirs recurses too)
+                deep = os.path.join(deep, "d")
+                os.mkdir(deep)
+                made.append(deep)
+            made.append(os.path.join(deep, "n.md"))
+            with open(made[-1], "w", encoding="utf-8") as f:
+                f.write("---\ntitle: Abyssal note\n---\nThe abyssal word.\n")
+        with dreamdb.open(vault) as index:
+            assert [h.doc_id for h in index.recall("abyssal")] == ["knowledge/n"]
+        for args in (["status"], ["list"], ["recall", "abyssal"]):
+            assert main([*args, "--vault", str(vault)]) == 0, capsys.readouterr().err
+        assert "1 .md file outside the folders dreamdb reads" in (capsys.readouterr().out)
+    finally:  # (deepest first: shutil.rmtree, which pytest's cleanup uses, recurses too)
+        for path in reversed(made):
+            (os.unlink if path.endswith(".md") else os.rmdir)(path)
+    from dreamdb.vault.discover import walk
+
+    # the walk is os.walk's: same folders, same order, pruning in place, folder links listed and not entered
+    tree = tmp_path / "tree"
+    for rel in ("a/b/c", "a/x", "b", "c/.hidden/y"):
+        (tree / rel).mkdir(parents=True)
+        (tree / rel / "f.md").write_text("x", encoding="utf-8")
+    (tree / "link").symlink_to(tree / "a")
+
+    def listing(fn):
+        out = []
+        for folder, dirs, files in fn(tree):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            out.append((folder, list(dirs), sorted(files)))
+        return out
+
+    assert listing(walk) == listing(os.walk) and any("link" in dirs for _f, dirs, _n in listing(walk))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat as _stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from dreamdb.errors import NoVaultFound, VaultNotFound
@@ -309,17 +310,30 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         elif not _stat.S_ISDIR(st.st_mode):  # reading a pipe would wait forever
             note(f"{rel}: skipped (not a regular file: a pipe, device or socket)")
 
-    def scan(rel_dir: str, recursive: bool) -> None:
-        full = os.path.join(vault, rel_dir)
-        try:
-            if dirs is not None:
-                dirs[rel_dir] = os.stat(full).st_mtime_ns
-            entries = list(os.scandir(full))
-        except OSError as exc:
-            note(f"{rel_dir}: skipped ({exc.strerror or exc})")
-            unscanned(rel_dir)  # (made readable again, its time is the same: QA round 63 H1)
-            return
-        for e in entries:
+    def scan(top: str, recursive: bool) -> None:
+        # (depth first, in the order of os.scandir, with a stack of its own: recursion failed past
+        # ~990 nested folders, every command exiting 70; QA round 80-A F3)
+        stack: list[tuple[str, Iterator]] = []
+
+        def enter(rel_dir: str) -> None:
+            full = os.path.join(vault, rel_dir)
+            try:
+                if dirs is not None:
+                    dirs[rel_dir] = os.stat(full).st_mtime_ns
+                entries = list(os.scandir(full))
+            except OSError as exc:
+                note(f"{rel_dir}: skipped ({exc.strerror or exc})")
+                unscanned(rel_dir)  # (made readable again, its time is the same: QA round 63 H1)
+                return
+            stack.append((rel_dir, iter(entries)))
+
+        enter(top)
+        while stack:
+            rel_dir, entries = stack[-1]
+            e = next(entries, None)
+            if e is None:
+                stack.pop()
+                continue
             rel = f"{rel_dir}/{e.name}"
             if not is_utf8(e.name):  # undecodable bytes (surrogate escapes): SQLite stores UTF-8 only
                 try:
@@ -337,7 +351,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 continue
             if is_dir:
                 if recursive and (include_archives or not e.name.startswith(".")):
-                    scan(rel, True)
+                    enter(rel)
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
             elif cased_md(e.name) and classify(f"{rel[:-3]}.md") is not None:
@@ -422,7 +436,7 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
     found: list[str] = []
     count = 0
     root = str(vault)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk(root):
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         # knowledge/: every note below is indexed, so it is pruned here, before os.walk lists it
         # (it holds most of a vault: listing it made an empty recall's note cost ~1 ms per 1,000 notes)
@@ -482,11 +496,40 @@ def _walk_sources(vault: Path, include_archives: bool):
         base = os.path.join(root, top)
         if top == "knowledge/features" or os.path.realpath(base) != os.path.join(os.path.realpath(root), top):
             continue  # walked as part of knowledge/; a folder link, which a sync does not follow either
-        for dirpath, dirnames, filenames in os.walk(base):
+        for dirpath, dirnames, filenames in walk(base):
             rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
             kept = sorted(d for d in dirnames if recursive and (include_archives or not d.startswith(".")))
             yield rel_dir, kept, sorted(filenames)
             dirnames[:] = [d for d in kept if is_utf8(d)]
+
+
+def walk(top: str | os.PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)`` (top-down: prune ``dirnames`` in place; folder links listed, not followed; a folder that
+    cannot be read skipped) without recursion: Python 3.10 and 3.11's ``os.walk`` recurses once per level and
+    fails past ~990 nested folders (QA round 80-A F3: ``status`` exited 70); 3.12's keeps a stack, as this does.
+
+    Yields:
+        ``(folder path, names of its subfolders, names of its other entries)``, as ``os.walk``.
+    """
+    stack = [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        dirnames, filenames, links = [], [], set()
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(e.name)
+            if is_dir and e.is_symlink():
+                links.add(e.name)
+        yield folder, dirnames, filenames
+        stack.extend(os.path.join(folder, d) for d in reversed(dirnames) if d not in links)
 
 
 def in_archive(rel_path: str) -> bool:
@@ -499,7 +542,7 @@ def archived_markdown(vault: Path) -> int:
     (``.draft.md``): skipped by a sync unless ``DREAMDB_INCLUDE_ARCHIVES`` (archives) or always (hidden),
     which an empty index should say."""
     count = 0
-    for dirpath, dirnames, filenames in os.walk(str(vault)):
+    for dirpath, dirnames, filenames in walk(str(vault)):
         dirnames[:] = [d for d in dirnames if d != INDEX_DIR_NAME]
         archived = in_archive(os.path.relpath(dirpath, str(vault)).replace(os.sep, "/") + "/")
         count += sum(1 for n in filenames if n.endswith(".md") and (archived or n.startswith(".")))

@@ -15,7 +15,7 @@ from shlex import quote as shlex_quote
 from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
-from dreamdb.vault.discover import in_archive, is_utf8
+from dreamdb.vault.discover import in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
 
@@ -41,7 +41,7 @@ def _iter_markdown(vault: Path, doc_type: str) -> Iterator[Path]:
         if not root.is_dir():
             continue
         if recursive:
-            for folder, dirs, files in os.walk(root):
+            for folder, dirs, files in walk(root):
                 here = Path(folder)
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 if doc_type == "knowledge" and here == vault / "knowledge":
