@@ -8,7 +8,8 @@ second, …; ties by raw BM25, then as above): a vault picks its fusion by its o
 (min-max relative fusion when BM25 is decisive, weighted RRF otherwise, :mod:`dreamdb.fusion`),
 and the two scales do not compare (0.99, 0.10 … against ≈ 0.016), so by rankScore one vault's
 second hit outranked another's first (QA round 26). Dense (cosine) and plain RRF scores are on
-one scale in every vault and merge by rankScore.
+one scale in every vault and merge by rankScore, unless a vault fell back to BM25 (no vectors yet):
+vaults whose modes differ merge by rank too.
 """
 
 from __future__ import annotations
@@ -100,12 +101,13 @@ class MultiIndex:
 def merge_hits(lists: list[list[Hit]], top: int) -> list[Hit]:
     """The best ``top`` of several vaults' hits (each list best first, as one vault ranked it).
 
-    When some list holds ``hybrid`` hits, every hit merges by its rank in its own list, then raw
-    BM25 (a vault's fused scores are on its fusion method's scale; a vault that fell back to BM25
-    is merged the same way); otherwise by rankScore. Ties: newest first, then doc_id, then vault
+    When some list holds ``hybrid`` hits, or the lists' modes differ (a vault that fell back to BM25 beside
+    one with dense cosines), every hit merges by its rank in its own list, then raw BM25 (a vault's fused
+    scores are on its fusion method's scale, cosines and rankScores on two others); otherwise by rankScore. Ties: newest first, then doc_id, then vault
     (deterministic).
     """
-    by_rank = any(h.mode == "hybrid" for hits in lists for h in hits)
+    modes = {h.mode for hits in lists for h in hits}
+    by_rank = "hybrid" in modes or len(modes) > 1  # (cosines beside a fallback's raw BM25: QA round 80-A F1)
     keyed = []
     for hits in lists:
         for rank, h in enumerate(hits):

@@ -83,6 +83,14 @@ def test_hybrid_hits_of_several_vaults_merge_by_their_rank_in_each_vault(two_vau
     # a vault that fell back to BM25 (no vectors yet) merges by rank too; BM25 alone merges by rankScore
     fallback = [replace(h, mode="bm25", rank_score=s) for h, s in zip(vb, (9.0, 8.0))]
     assert merge_hits([relative, fallback], top=2)[1].doc_id in {relative[0].doc_id, fallback[0].doc_id}
+    # QA round 80-A F1: a dense vault's cosines (≤ 1) beside another's BM25 fallback (raw 3–19) merged by rankScore:
+    # the dense vault never showed. Lists of different modes merge by rank.
+    cosines = [replace(h, mode="dense", rank_score=s) for h, s in zip(va, (0.88, 0.80, 0.79))]
+    merged = merge_hits([cosines, fallback], top=2)
+    assert {(h.vault, h.doc_id) for h in merged} == {(cosines[0].vault, cosines[0].doc_id),
+                                                      (fallback[0].vault, fallback[0].doc_id)}
+    assert [h.rank_score for h in merge_hits([cosines, [replace(h, vault=str(b)) for h in cosines]], top=6)] == [
+        0.88, 0.88, 0.80, 0.80, 0.79, 0.79]  # (one mode, one scale: by rankScore)
     assert merge_hits([va, vb], top=5) == index.recall("narwhal", top=5)
     assert [h.rank_score for h in index.recall("narwhal", top=5)] == sorted(
         (h.rank_score for h in va + vb), reverse=True)
