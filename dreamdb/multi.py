@@ -14,6 +14,8 @@ vaults whose modes differ merge by rank too.
 
 from __future__ import annotations
 
+import os
+
 from dreamdb import config
 from dreamdb.api import Hit, Index
 from dreamdb.errors import UsageError
@@ -37,8 +39,9 @@ class MultiIndex:
         seen = set()
         for v in vaults:
             index = Index(v, **kwargs)
-            if index.vault not in seen:
-                seen.add(index.vault)
+            key = _folder_identity(index.vault)
+            if key not in seen:
+                seen.add(key)
                 self.indexes.append(index)
         if len(self.indexes) > 1 and (kwargs.get("index_path") or config.index_env()):
             # before any of them opens it (QA round 48: the first vault's index was built there, then the
@@ -115,6 +118,16 @@ def merge_hits(lists: list[list[Hit]], top: int) -> list[Hit]:
             keyed.append((first, -_date_key(h.date), h.doc_id, h.vault, h))
     keyed.sort(key=lambda k: k[:4])
     return [k[-1] for k in keyed[:top]]
+
+
+def _folder_identity(folder) -> tuple:
+    """What tells one folder from another: its ``(st_dev, st_ino)``, so the same vault reached through a bind
+    mount is one vault (QA round 80-A F10: every hit was listed twice); its path where it cannot be read."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return (str(folder),)
+    return (st.st_dev, st.st_ino)
 
 
 def _date_key(date: str | None) -> float:

@@ -883,3 +883,20 @@ def test_delete_and_update_refuse_a_name_that_is_not_utf8_with_exit_2(tiny_vault
         assert p.returncode == 2, (args, p.stderr)
         assert json.loads(p.stdout)["error"]["message"].startswith("The slug is not valid UTF-8"), p.stdout
     assert (tiny_vault / "knowledge" / "a.md").read_bytes() == before
+
+
+def test_one_vault_reached_through_a_bind_mount_is_searched_once(two_vaults, tmp_path):
+    """QA round 80-A F10: a vault given by its path and through a bind mount of it was searched twice, every hit
+    listed twice (a symlinked path was already one vault)."""
+    a, _b = two_vaults
+    mount = tmp_path / "mounted"
+    mount.mkdir()
+    if subprocess.run(["mount", "--bind", str(a.parent), str(mount)], capture_output=True).returncode != 0:
+        pytest.skip("bind mounts need privileges this machine does not give (mount --bind failed)")
+    try:
+        index = dreamdb.open([a, mount / "_dream_context"])
+        assert len(index.indexes) == 1
+        assert [h.doc_id for h in index.recall("narwhal")] == ["knowledge/global-style"]
+        index.close()
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
