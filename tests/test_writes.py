@@ -2503,3 +2503,23 @@ def test_a_refusal_on_another_users_note_says_so(tiny_vault: Path):
                             st.st_size, int(st.st_atime), int(st.st_mtime), int(st.st_ctime)))
     why = _why_not_writable(note, other)
     assert f"owned by another user (uid {os.geteuid() + 4242})" in why and "immutable" not in why
+
+
+@pytest.mark.parametrize("tz", ["UTC+24", "UTC-25"])
+def test_a_local_offset_of_a_day_or_more_writes_in_utc(tmp_path, monkeypatch, tz):
+    """QA round 80-A F4: TZ=UTC+24 (POSIX allows offsets up to 24 h) made ``datetime.now().astimezone()`` raise, and
+    remember and update exited 70. The write's clock is then UTC."""
+    v = tmp_path / "_dream_context"
+    write_doc(v, "knowledge/note.md", "---\ntitle: Note\n---\nText.\n")
+    monkeypatch.setenv("TZ", tz)
+    time.tzset()
+    try:
+        before = datetime.now(timezone.utc).date().isoformat()
+        entry = remember(v, "Written under an odd clock.")
+        after = datetime.now(timezone.utc).date().isoformat()
+        assert entry["date"] in (before, after)
+        update(v, "knowledge/note", append="More.")
+        assert "More." in (v / "knowledge" / "note.md").read_text(encoding="utf-8")
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 
 from dreamdb.errors import UsageError
 from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS, ZERO_WIDTH, first_hidden, has_visible, takes_selector
@@ -168,7 +168,10 @@ def _clock(now) -> datetime:
         UsageError: ``now`` is neither a datetime nor an ISO-8601 string.
     """
     if now is None:
-        return datetime.now().astimezone()
+        try:
+            return datetime.now().astimezone()
+        except (ValueError, OverflowError):  # a local offset of 24 h or more (TZ=UTC+24, which POSIX allows): UTC
+            return datetime.now(timezone.utc)
     if isinstance(now, datetime):
         return now
     if isinstance(now, date):
