@@ -1508,3 +1508,18 @@ def test_a_folder_nested_deeper_than_pythons_recursion_limit_is_read(tmp_path, c
         return out
 
     assert listing(walk) == listing(os.walk) and any("link" in dirs for _f, dirs, _n in listing(walk))
+
+
+def test_a_quoted_date_time_is_indexed_in_utc_as_an_unquoted_one(tmp_path):
+    """QA round 80-A F5: YAML reads an unquoted date-time as a datetime, which was indexed in UTC, and a quoted one
+    as text, which kept its offset (docs/json.md promises UTC): both are UTC now; a date alone stays a date."""
+    vault = tmp_path / "_dream_context"
+    for slug, value in (("q", "'2026-08-01T23:30:00-05:00'"), ("u", "2026-08-01T23:30:00-05:00"),
+                        ("v", "'2026-08-01 12:00:00 +0900'"), ("w", "'2026-08-01T24:00:00'"), ("x", "'2026-08-01'"),
+                        ("y", "'2026-08-01T25:00:00'")):
+        write_doc(vault, f"knowledge/{slug}.md", f"---\ntitle: {slug}\nupdated: {value}\n---\nword\n")
+    with dreamdb.open(vault) as index:
+        dates = {d["doc_id"]: d["date"] for d in index.list_documents()}
+    assert dates == {"knowledge/q": "2026-08-02T04:30:00Z", "knowledge/u": "2026-08-02T04:30:00Z",
+                     "knowledge/v": "2026-08-01T03:00:00Z", "knowledge/w": "2026-08-02T00:00:00Z",
+                     "knowledge/x": "2026-08-01", "knowledge/y": "2026-08-01"}

@@ -106,7 +106,8 @@ def normalize_tags(value) -> list[str]:
 
 
 def date_value(value) -> str | None:
-    """Normalise a frontmatter date (``date``, ``datetime`` or string) to an ISO string, else ``None``."""
+    """Normalise a frontmatter date (``date``, ``datetime`` or string) to an ISO string, else ``None``: a date
+    alone as ``YYYY-MM-DD``, a date-time in UTC (``…Z``; one without an offset is read as UTC), quoted or not."""
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
@@ -120,8 +121,12 @@ def date_value(value) -> str | None:
         date.fromisoformat(text[:10])  # 2026-13-45 has the shape of a date but is none
     except ValueError:
         return None
-    if len(text) > 10 and parse_date_value(text) is None:  # a valid date with a time that is none (T25:00)
-        return text[:10]
+    if len(text) > 10:
+        when = parse_date_value(text)
+        if when is None:  # a valid date with a time that is none (T25:00)
+            return text[:10]
+        # in UTC, as an unquoted date-time YAML reads as a datetime (QA round 80-A F5: a quoted one kept its offset)
+        return when.isoformat().replace("+00:00", "Z")
     return text
 
 
