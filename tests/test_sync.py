@@ -1523,3 +1523,22 @@ def test_a_quoted_date_time_is_indexed_in_utc_as_an_unquoted_one(tmp_path):
     assert dates == {"knowledge/q": "2026-08-02T04:30:00Z", "knowledge/u": "2026-08-02T04:30:00Z",
                      "knowledge/v": "2026-08-01T03:00:00Z", "knowledge/w": "2026-08-02T00:00:00Z",
                      "knowledge/x": "2026-08-01", "knowledge/y": "2026-08-01"}
+
+
+def test_a_note_saved_as_utf16_or_utf32_with_its_byte_order_mark_is_read(tmp_path):
+    """QA round 80-A F6: a note a Windows editor saved as "Unicode" (UTF-16 with its mark) was skipped as binary,
+    "looks binary (NUL bytes)". Read as the mark says; one whose bytes are not that encoding is read with a warning."""
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "u16.md").write_bytes("---\ntitle: Wide note\n---\nZanzibar ağaç.\n".encode("utf-16"))
+    (vault / "knowledge" / "u32be.md").write_bytes(b"\x00\x00\xfe\xff" + "Zanzibar büyük.\n".encode("utf-32-be"))
+    (vault / "knowledge" / "odd.md").write_bytes(b"\xff\xfe" + "Zanzibar".encode("utf-16-le") + b"\x00")
+    with dreamdb.open(vault) as index:
+        report = index.sync()
+        hits = {h.doc_id: h for h in index.recall("zanzibar", top=5)}
+        assert set(hits) == {"knowledge/u16", "knowledge/u32be", "knowledge/odd"}
+        assert hits["knowledge/u16"].title == "Wide note" and [h.doc_id for h in index.recall("ağaç")] == ["knowledge/u16"]
+        assert [h.doc_id for h in index.recall("büyük")] == ["knowledge/u32be"]
+    assert [w for w in report.warnings if "odd.md" in w] == [
+        "knowledge/odd.md: starts with a UTF-16 byte-order mark but is not UTF-16 text; undecodable bytes replaced"]
+    assert not [w for w in report.warnings if "u16" in w or "u32be" in w]

@@ -11,7 +11,6 @@ queries.
 
 from __future__ import annotations
 
-import codecs
 import errno
 import os
 import re
@@ -19,6 +18,7 @@ import stat
 from pathlib import Path
 
 from dreamdb.analyzer import analyze, fold_case, identifier_terms, snake_case_terms
+from dreamdb.vault.encoding import wide_unicode_codec
 
 VAULT_SYNONYMS_FILE = "synonyms.txt"
 
@@ -125,14 +125,13 @@ def _read_text(path: Path, vault_real: str | None) -> str:
         raise SynonymsFileRefused(f"{path} has over {MAX_SYNONYMS_BYTES:,} bytes")
     # (UTF-16 or UTF-32 with its byte-order mark, as a Windows editor saves it, is read; other text that is not UTF-8 is said,
     # not read as replacement characters that match nothing: QA round 78-A F3)
-    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # (UTF-32's first: QA 79 F8)
-                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
-        if data.startswith(bom):
-            try:
-                return data.decode(codec)
-            except UnicodeDecodeError:
-                raise SynonymsFileRefused(f"{path} starts with a {codec.upper()} byte-order mark but is not"
-                                          f" {codec.upper()} text; save it as UTF-8") from None
+    codec = wide_unicode_codec(data)  # (UTF-32's first: QA 79 F8)
+    if codec:
+        try:
+            return data.decode(codec)
+        except UnicodeDecodeError:
+            raise SynonymsFileRefused(f"{path} starts with a {codec.upper()} byte-order mark but is not"
+                                      f" {codec.upper()} text; save it as UTF-8") from None
     if b"\0" in data:
         raise SynonymsFileRefused(f"{path} looks binary (it holds NUL bytes), not UTF-8 text")
     try:

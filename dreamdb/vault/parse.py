@@ -15,6 +15,7 @@ from datetime import date, datetime
 
 from dreamdb.timeparse import clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
+from dreamdb.vault.encoding import wide_unicode_codec
 from dreamdb.vault.tags import clean_tag
 from dreamdb.vault.frontmatter import split_frontmatter
 
@@ -667,10 +668,20 @@ kept in the file, not indexed."""
 
 
 def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
-    """Decode file bytes as UTF-8 (BOM stripped; invalid bytes replaced, with a warning).
+    """Decode file bytes as UTF-8 (BOM stripped; invalid bytes replaced, with a warning), or as UTF-16 or UTF-32
+    where their byte-order mark says so (:mod:`dreamdb.vault.encoding`; QA round 80-A F6: such a note was
+    skipped as binary).
 
-    Returns ``(text, warning)``; ``text`` is ``None`` for a binary file (NUL bytes).
+    Returns ``(text, warning)``; ``text`` is ``None`` for a binary file (NUL bytes in the first 8 KB, as git tells).
     """
+    codec = wide_unicode_codec(raw)
+    if codec:
+        try:
+            return raw.decode(codec), None
+        except UnicodeDecodeError:
+            return (raw.decode(codec, errors="replace"),
+                    f"{rel_path}: starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text; "
+                    "undecodable bytes replaced")
     if b"\x00" in raw[:8192]:
         return None, f"{rel_path}: looks binary (NUL bytes); skipped"
     try:
