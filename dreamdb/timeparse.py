@@ -220,8 +220,9 @@ def parse_when(text: str, now: datetime) -> datetime:
         except (OverflowError, ValueError):
             from dreamdb.errors import UsageError
 
-            raise UsageError(f"The time {text!r} is out of range (before year 1 or after year 9999).",
-                             hint="Use a smaller amount, e.g. -30d or 2 years.") from None
+            raise UsageError(f"The time {text!r} is out of range (before year 1 or after year 9999) for the clock"
+                             f" {now_utc.isoformat()}.",
+                             hint="Use a smaller amount, e.g. -30d or 2 years, or check --now.") from None
 
     if raw[:1].isdigit():
         from dateutil.parser import isoparse

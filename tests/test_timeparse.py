@@ -74,6 +74,13 @@ def test_out_of_range_amount_says_so(text: str):
     assert "out of range" in info.value.message and info.value.exit_code == 2
 
 
+def test_a_relative_time_out_of_range_because_of_the_clock_names_the_clock():
+    """QA round 80-A F7: ``--now 0001-01-01 --since -30d`` suggested "a smaller amount, e.g. -30d"."""
+    with pytest.raises(UsageError) as info:
+        parse_when("-30d", datetime(1, 1, 1, tzinfo=UTC))
+    assert "for the clock 0001-01-01T00:00:00+00:00" in info.value.message and "check --now" in info.value.hint
+
+
 @pytest.mark.parametrize("now, text", [(datetime(1, 1, 1, tzinfo=UTC), "yesterday"),
                                        (datetime(9999, 12, 31, 12, tzinfo=UTC), "tomorrow")])
 def test_keyword_past_the_calendar_edge_says_so(now: datetime, text: str):
