@@ -116,6 +116,8 @@ class Hit:
             body, terms, description, turkish = self._snippet_source or ("", [], self.description, False)
             if callable(body):  # fetched from the index on first use (bodies can be long)
                 body = body()
+            if callable(terms):  # {term: IDF}, read once for all the hits of a recall
+                terms = terms()
             self._snippet = best_snippet(body, terms, fallback=description, turkish=turkish)
             self._snippet_source = None
         return self._snippet
@@ -1561,6 +1563,7 @@ class Index:
             superseded = superseded_by(self.conn, [r.doc_id for r in ranked])
         out = []
         terms = plan.terms
+        weights = self._term_weights(terms)
         for r in ranked:
             p = prepared.get(r.rowid)
             if p is None:
@@ -1573,9 +1576,30 @@ class Index:
                 list(tags), superseded.get(r.doc_id), vault, mode,
                 r.signals() if explain else None,
                 explain_terms(self.conn, r.rowid, plan) if explain else None,
-                None, (self._body_loader(r.rowid, r.doc_id, path[len(prefix):]), terms, description, turkish),
+                None, (self._body_loader(r.rowid, r.doc_id, path[len(prefix):]), weights, description, turkish),
             ))
         return out
+
+    def _term_weights(self, terms: list[str]):
+        """A callable returning ``{term: IDF}`` of the query's terms in this index (SPEC §2's IDF), read once, when
+        a hit's snippet is first needed (:func:`dreamdb.ranking.snippet.best_snippet` weighs its lines by them);
+        ``{term: 1.0}`` when the index cannot be read now (a snippet never raises)."""
+        from dreamdb.ranking.bm25 import idf
+        from dreamdb.ranking.rank import corpus_stats, document_frequencies
+
+        found: list[dict] = []
+
+        def load() -> dict:
+            if not found:
+                with self._lock:
+                    try:
+                        n_docs = corpus_stats(self.conn)["n_docs"]
+                        df = document_frequencies(self.conn, list(dict.fromkeys(terms)))
+                        found.append({t: idf(n_docs, df.get(t, 0)) for t in terms})
+                    except (db.DatabaseError, DreamdbError):
+                        found.append(dict.fromkeys(terms, 1.0))
+            return found[0]
+        return load
 
     def _body_loader(self, rowid: int, doc_id: str, source_path: str):
         """A callable returning the body of the document recall returned, read when its snippet is first needed.

@@ -1,4 +1,4 @@
-"""Snippets (SPEC §2): the body line with the most query-term hits, ±1 line."""
+"""Snippets (SPEC §2): the body line holding the query's terms (distinct ones by IDF, then most hits), ±1 line."""
 
 from __future__ import annotations
 
@@ -159,3 +159,25 @@ def test_a_long_lines_window_opens_on_the_identifier_the_query_names():
     assert "DEFAULT_SNAPSHOT_BUDGET_TOKENS" in shown.splitlines()[0] and len(shown.splitlines()[0]) <= MAX_LINE_CHARS + 2
     plain = best_snippet(line + "\nanother line\n", analyze("default snapshot"))
     assert plain.splitlines()[0].startswith("The default budget")  # (no identifier: the first matching word, as before)
+
+
+def test_the_line_naming_the_rarer_query_word_wins_over_repeats_of_a_common_one(tmp_path):
+    """QA round 80-B F8: lines were ranked by their count of hits, so a line saying a common query word three times
+    was shown over the one naming the query's rare word beside it once. A line is weighed by the IDF of the distinct
+    terms it holds (Lucene's QueryScorer); the count of hits breaks ties."""
+    body = "Intro line.\nBM25 BM25 BM25 everywhere in this line.\nmem0 was rejected.\nOutro."
+    assert best_snippet(body, {"bm25": 0.2, "mem0": 3.0}).splitlines()[1] == "mem0 was rejected."
+    assert best_snippet(body, ["bm25", "mem0"]).splitlines()[1] == "BM25 BM25 BM25 everywhere in this line."  # (hits)
+    both = body.replace("mem0 was rejected.", "mem0 was rejected and BM25 adopted.")
+    assert best_snippet(both, ["bm25", "mem0"]).splitlines()[1] == "mem0 was rejected and BM25 adopted."  # (distinct)
+
+    import dreamdb
+    from tests.conftest import write_doc
+
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/decision.md", f"---\ntitle: Decision\n---\n{body}\n")
+    for n in range(6):  # bm25 in every note: its IDF is low, mem0's high
+        write_doc(vault, f"knowledge/other-{n}.md", f"---\ntitle: Other {n}\n---\nBM25 note {n}.\n")
+    with dreamdb.open(vault) as index:
+        hit = index.recall("bm25 mem0")[0]
+        assert hit.doc_id == "knowledge/decision" and hit.snippet.splitlines()[1] == "mem0 was rejected."

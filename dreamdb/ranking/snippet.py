@@ -1,4 +1,5 @@
-"""Snippets: the body line with the most query-term hits, ±1 line of context (SPEC §2)."""
+"""Snippets: the body line that answers the query best (the distinct query terms it holds, weighed by their IDF,
+then SPEC §2's most query-term hits), ±1 line of context."""
 
 from __future__ import annotations
 
@@ -107,31 +108,48 @@ def _is_word_char(c: str) -> bool:
 
 
 
-def _matches(word: str, terms: set[str], turkish: bool) -> bool:
-    """Whether a folded body word analyzes to a query term; in Turkish text a capitalised word is
+def _matched_term(word: str, terms: set[str], turkish: bool) -> str | None:
+    """The query term a folded body word analyzes to, else ``None``; in Turkish text a capitalised word is
     indexed under its name and Turkish analyses (case is gone here, so both are tried)."""
-    return stem(word, turkish) in terms or (turkish and stem(word, False) in terms)
+    term = stem(word, turkish)
+    if term in terms:
+        return term
+    if turkish:
+        term = stem(word, False)
+        if term in terms:
+            return term
+    return None
 
 
-def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turkish: bool | None = None) -> str:
-    """The most query-dense non-empty body line with one non-empty line before and after (lines of encoded
+def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallback: str = "",
+                 turkish: bool | None = None) -> str:
+    """The body line that answers the query best, with one non-empty line before and after (lines of encoded
     data left out: :func:`_data_lines`; where they part two lines shown, a :data:`GAP` line between).
+
+    A line is scored as Lucene's highlighter scores a fragment (``QueryScorer``: the summed weights of the
+    distinct query terms it holds), each term weighing its IDF: a line naming a rare word of the query and a
+    common one answers better than one repeating the common word (QA round 80-B F8: for "why did we pick BM25
+    instead of mem0", a line saying BM25 three times was shown over the one naming mem0). SPEC §2's "most
+    query-term hits" breaks ties.
 
     Args:
         body: document body.
-        query_terms: analyzed query terms.
+        query_terms: analyzed query terms, or ``{term: weight}`` (a recall passes each term's IDF; a list
+            weighs every term 1).
         fallback: returned when the body is empty (e.g. the description).
         turkish: analyze as Turkish (the document's language); ``None`` detects it.
 
     Returns:
         Up to three lines joined by ``\\n``: around the line with the most hits of the query's identifiers
-        (:func:`dreamdb.analyzer.identifier_terms`), then of its terms (a part of a camelCase word,
-        :func:`dreamdb.analyzer.compound_terms`, is a hit too); ties go to the earliest line.
+        (:func:`dreamdb.analyzer.identifier_terms`), then the greatest weight of distinct terms (a part of a
+        camelCase word, :func:`dreamdb.analyzer.compound_terms`, counts too), then the most hits; ties go to
+        the earliest line.
     """
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if not lines:
         return fallback.strip()[:MAX_LINE_CHARS]
-    terms = set(query_terms)
+    weight = dict(query_terms) if isinstance(query_terms, dict) else dict.fromkeys(query_terms, 1.0)
+    terms = set(weight)
     if turkish is None:
         turkish = is_turkish_text(raw_tokens(body[:20000]))
     if not terms:
@@ -145,20 +163,30 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
     # One regex pass over the whole folded text; hits are mapped to lines by offset.
     text = "\n".join(lines)
     folded = fold_case(text).replace("_", " ")
+    counts = [0] * len(lines)
+    found: dict[int, set[str]] = {}  # line → the distinct terms it holds
+
+    def hit(line: int, term: str) -> None:
+        counts[line] += 1
+        found.setdefault(line, set()).add(term)
+
     if pre is None:
-        counts = [0] * len(lines)
+        pass
     elif len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
-        counts = [sum(1 for _i, w in _candidates(pre, fold_case(ln).replace("_", " ")) if _matches(w, terms, turkish))
-                  for ln in lines]
+        for n, ln in enumerate(lines):
+            for _i, w in _candidates(pre, fold_case(ln).replace("_", " ")):
+                term = _matched_term(w, terms, turkish)
+                if term:
+                    hit(n, term)
     else:
         starts, pos = [], 0
         for ln in lines:
             starts.append(pos)
             pos += len(ln) + 1
-        counts = [0] * len(lines)
         for i, w in _candidates(pre, folded):
-            if _matches(w, terms, turkish):
-                counts[bisect_right(starts, i) - 1] += 1
+            term = _matched_term(w, terms, turkish)
+            if term:
+                hit(bisect_right(starts, i) - 1, term)
     # the parts of a camelCase word (setupVersion: analyzer.compound_terms) are hits of their line too, on the
     # first SNIPPET_COMPOUND_CHARS characters (QA round 50: every line of a 2 MB note split twice, 3.5 s a recall)
     if words and has_case_change(text):
@@ -167,9 +195,9 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
             budget -= len(ln)
             if budget < 0:
                 break
-            parts = compound_terms(normalize(ln))
-            if parts:
-                counts[i] += sum(map(words.__contains__, parts))
+            for part in compound_terms(normalize(ln)):
+                if part in words:
+                    hit(i, part)
     # A line holding one of the query's identifiers comes first: its pieces (v0 of v0.5.0) are in every
     # version's line, so word hits alone would pick the line of another version (QA round 46 M5)
     held = [0] * len(lines)
@@ -179,10 +207,11 @@ def best_snippet(body: str, query_terms: list[str], *, fallback: str = "", turki
     # Lines of encoded data hold no term of the index: never the best line (a term's letters can occur in base64
     # after a / or +), nor its context (session 34's list: a query matching -----BEGIN CERTIFICATE----- showed the
     # next line of base64). They are told apart near the best line only (DATA_WINDOW_LINES).
+    score = [(held[i], sum(weight[t] for t in found.get(i, ())), counts[i]) for i in range(len(lines))]
     data: set[int] = set()
     for _window in range(MAX_DATA_WINDOWS):
-        best_i, best_hits = -1, (-1, -1)
-        for i, hits in enumerate(zip(held, counts)):
+        best_i, best_hits = -1, (-1, -1.0, -1)
+        for i, hits in enumerate(score):
             if hits > best_hits and i not in data:
                 best_i, best_hits = i, hits
         if best_i < 0:
