@@ -900,3 +900,37 @@ def test_one_vault_reached_through_a_bind_mount_is_searched_once(two_vaults, tmp
         index.close()
     finally:
         subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_long_text_for_writes_comes_from_a_file_or_standard_input(tmp_path):
+    """QA round 80-A F9: remember TEXT and update --content/--append took arguments only, and the shell refuses one
+    of ~128 KiB ("Argument list too long"). --file, --content-file and --append-file read a file or - (stdin)."""
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    long_text = "okapi " * 60_000  # 360 KB
+    (tmp_path / "long.txt").write_text(long_text, encoding="utf-8")
+    p = cli("update", "--vault", str(v), "knowledge/decision-sqlite-index", "--append-file", str(tmp_path / "long.txt"))
+    assert p.returncode == 0, p.stderr
+    assert (v / "knowledge" / "decisions" / "decision-sqlite-index.md").read_text(encoding="utf-8").count("okapi") == 60_000
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "--vault", str(v), "--summary", "Piped", "--json",
+                        "--file", "-"], input="Quokka notes from a pipe.\n", capture_output=True, text=True, timeout=120)
+    entry = json.loads(p.stdout)
+    assert p.returncode == 0 and entry["description"] == "Quokka notes from a pipe."
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "update", "--vault", str(v), "knowledge/decision-sqlite-index",
+                        "--content-file", "-"], input="Replaced body.\n", capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert (v / "knowledge" / "decisions" / "decision-sqlite-index.md").read_text(encoding="utf-8").rstrip().endswith(
+        "Replaced body.")
+    before = {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts}
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    for args, message in ((["remember"], "Missing argument 'TEXT...'"),
+                          (["remember", "x", "--file", str(tmp_path / "long.txt")], "TEXT and --file both give"),
+                          (["update", "decision-sqlite-index", "--append", "x", "--append-file", "-"],
+                           "--append and --append-file both give"),
+                          (["update", "decision-sqlite-index", "--content-file", str(tmp_path / "missing.txt")],
+                           "Cannot read --content-file"),
+                          (["update", "decision-sqlite-index", "--content-file", str(tmp_path / "latin1.txt")],
+                           "is not UTF-8 text (byte 3")):
+        p = cli(args[0], "--vault", str(v), *args[1:])
+        assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+    assert {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts} == before

@@ -10,6 +10,52 @@ from dreamdb.cli.options import json_option, open_index, vault_option
 from dreamdb.errors import UsageError
 
 
+MAX_TEXT_FILE_BYTES = 64 * 2**20
+"""The most a ``--file``/``--content-file``/``--append-file`` reads (bytes): a note's text, never a stream without end
+(``/dev/zero``, a pipe left open)."""
+
+
+def _text_from(path: str | None, option: str) -> str | None:
+    """The UTF-8 text of the file ``path`` names (``-``: standard input), for ``option``, without its final line
+    ends (as ``"$(cat FILE)"``); ``None`` for no path.
+
+    Text longer than an argument may be (the shell refuses ~128 KiB: "Argument list too long", QA round 80-A F9)
+    comes from a file or a pipe.
+
+    Raises:
+        UsageError: it cannot be read, is over :data:`MAX_TEXT_FILE_BYTES`, or is not UTF-8 text.
+    """
+    import sys
+
+    if path is None:
+        return None
+    where = "standard input" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_TEXT_FILE_BYTES + 1) if sys.stdin is not None else b""
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_TEXT_FILE_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"Cannot read {option} {where}: {exc.strerror or exc}; nothing was changed.",
+                         hint=f"Give {option} a readable file, or - for standard input.") from None
+    if len(data) > MAX_TEXT_FILE_BYTES:
+        raise UsageError(f"{option} {where} holds over {MAX_TEXT_FILE_BYTES // 2**20} MiB; nothing was changed.",
+                         hint="A note's text is far shorter: check the file.")
+    try:
+        return data.decode("utf-8-sig").rstrip("\r\n")  # (as the shell's "$(cat FILE)" would give it)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{option} {where} is not UTF-8 text (byte {exc.start:,} cannot be read); nothing was "
+                         "changed.", hint="Save it as UTF-8.") from None
+
+
+def _one_of(value, from_file, option: str, file_option: str):
+    """``value``, or the text of ``file_option``'s file; both given is a usage error."""
+    if value is not None and from_file is not None:
+        raise UsageError(f"{option} and {file_option} both give the text; nothing was changed.", hint="Give one of them.")
+    return value if from_file is None else _text_from(from_file, file_option)
+
+
 def _done(as_json: bool, payload: dict, text: str) -> None:
     from dreamdb import output, quickcli
 
@@ -20,7 +66,9 @@ def _done(as_json: bool, payload: dict, text: str) -> None:
 
 
 @click.command()
-@click.argument("text", nargs=-1, required=True)
+@click.argument("text", nargs=-1)
+@click.option("--file", "text_file", metavar="FILE", help="Read the description from FILE (- for standard input) instead"
+              " of TEXT: for text longer than a command line takes.")
 @click.option("--type", "entry_type", default="note", show_default=True, help="Entry type (feat, fix, decision, note…).")
 @click.option("--scope", help="Area of the project the entry is about.")
 @click.option("--summary", help="One-line headline (≤ 200 characters recommended).")
@@ -31,8 +79,8 @@ def _done(as_json: bool, payload: dict, text: str) -> None:
 @click.option("--breaking", is_flag=True, help="Mark the entry as a breaking change.")
 @vault_option()
 @json_option
-def remember(text, entry_type, scope, summary, references, supersedes, authors, breaking, vault, as_json):
-    """Add a CHANGELOG entry with TEXT as its description.
+def remember(text, text_file, entry_type, scope, summary, references, supersedes, authors, breaking, vault, as_json):
+    """Add a CHANGELOG entry with TEXT (or --file's text) as its description.
 
     The file is edited atomically; other entries stay byte-for-byte the same.
     An invalid CHANGELOG.json is refused and never overwritten.
@@ -41,9 +89,14 @@ def remember(text, entry_type, scope, summary, references, supersedes, authors, 
     Example:
       dreamdb remember --type decision --scope recall --summary "BM25 stays the base" \\
         -r knowledge:decision-mem0-vs-bm25-recall "Dense retrieval only re-ranks."
+      dreamdb remember --summary "Release notes" --file notes.md
     """
+    if not text and text_file is None:
+        raise UsageError("Missing argument 'TEXT...': the entry's description.",
+                         hint="Give it as TEXT, or with --file FILE (- for standard input).")
+    description = _one_of(" ".join(text) if text else None, text_file, "TEXT", "--file")
     index = open_index(vault)
-    entry = index.remember(" ".join(text), type=entry_type, scope=scope, summary=summary, references=references,
+    entry = index.remember(description, type=entry_type, scope=scope, summary=summary, references=references,
                            supersedes=supersedes, authors=authors, breaking=breaking)
     # "id" is the entry's field in CHANGELOG.json; "doc_id" the id recall and --supersedes use
     if entry.get("already_superseded_by") and not as_json:
@@ -74,11 +127,13 @@ def _doc_id(vault, slug: str) -> str | None:
               " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall.")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one is refused).")
 @click.option("--append", help="Text appended to the body.")
+@click.option("--content-file", metavar="FILE", help="--content read from FILE (- for standard input).")
+@click.option("--append-file", metavar="FILE", help="--append read from FILE (- for standard input).")
 @click.option("--pin", "pin", is_flag=True, help="Set 'pinned: true'.")
 @click.option("--unpin", is_flag=True, help="Clear 'pinned'.")
 @vault_option()
 @json_option
-def update(slug, description, tags, content, append, pin, unpin, vault, as_json):
+def update(slug, description, tags, content, append, content_file, append_file, pin, unpin, vault, as_json):
     """Edit the document SLUG: frontmatter keys or body.
 
     SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
@@ -100,9 +155,15 @@ def update(slug, description, tags, content, append, pin, unpin, vault, as_json)
       dreamdb update knowledge/decisions/my-note.md --tags "recall, storage"
       dreamdb update knowledge/my-note --append "Follow-up: measured 2.1 ms."
       dreamdb update my-note --pin --json
+      git log -1 --format=%B | dreamdb update my-note --append-file -
     """
     if pin and unpin:
         raise UsageError("--pin and --unpin contradict each other", hint="Give one of them.")
+    if content_file == "-" and append_file == "-":
+        raise UsageError("--content-file and --append-file both read standard input; nothing was changed.",
+                         hint="Give one of them as -, the other as a file.")
+    content = _one_of(content, content_file, "--content", "--content-file")
+    append = _one_of(append, append_file, "--append", "--append-file")
     index = open_index(vault)
     kept = []
     path = index.update(slug, description=description, tags=tags, content=content, append=append,
