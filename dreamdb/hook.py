@@ -267,7 +267,7 @@ def render_block(hits) -> str:
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
         sup = f" — superseded by {_one_line_id(h.superseded_by)}" if h.superseded_by else ""
-        via = ", through a translation" if h.score == 0 else ""  # (shown for its translated words: translated())
+        via = ", through a translation" if word_score(h) == 0 else ""  # (shown for its translated words: translated())
         lines.append(f"{i}. [{_one_line_id(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}{via}){sup}")
         lines.append(f"   {_one_line(_from_best_line(h) or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
@@ -417,12 +417,18 @@ def _successors_first(hits: list) -> list:
     return out
 
 
+EXPLAIN_ROUNDING = 1e-6
+"""Above the rounding of ``explain``'s figures (6 decimals, :meth:`dreamdb.api.Hit.as_dict`): a difference this small
+is no difference."""
+
+
 def translated(hit) -> bool:
     """Whether ``hit`` holds translations of the prompt's words beyond the words themselves: its BM25 with each
     translated word counted with its translation as one term (``bm25_structured``, from ``explain``) exceeds its
     raw score (:func:`dreamdb.ranking.rank.class_members`)."""
     structured = (hit.signals or {}).get("bm25_structured")
-    return structured is not None and structured > hit.score
+    # (explain's figures are rounded to 6 decimals: an equal one may read 5e-7 above the score, QA round 81-B F1)
+    return structured is not None and structured > hit.score + EXPLAIN_ROUNDING
 
 
 def word_score(hit) -> float:
@@ -430,8 +436,10 @@ def word_score(hit) -> float:
     explained terms. The gate and the hits shown use it: a prompt's numbers (a timeout, a pasted log's times and
     counts) rank hits like any term, but matched alone they only find tables of numbers (QA round 70 C-M1: "bump
     the timeout from 24 to 40 seconds" injected a note for its ``24 | 39`` table, at raw score 3.9)."""
-    numbers = sum(t["bm25"] for t in hit.terms or () if t.get("kind") == "query" and t["term"].isdigit())
-    return max(0.0, hit.score - numbers)
+    numbers = [t["bm25"] for t in hit.terms or () if t.get("kind") == "query" and t["term"].isdigit()]
+    rest = hit.score - sum(numbers)
+    # (each figure is rounded: what the numbers leave may be a residue of their rounding, QA round 81-B F1)
+    return rest if rest > EXPLAIN_ROUNDING * len(numbers) else 0.0
 
 
 def _parse_int(digits: str) -> int | str:

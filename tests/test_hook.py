@@ -785,6 +785,22 @@ def test_bare_numbers_alone_never_make_the_hook_print(project, tmp_path, monkeyp
     assert block.startswith(H.HEADER) and "feature/sleep-consolidation" in block.splitlines()[1]
 
 
+def test_a_hit_matched_by_a_number_alone_is_not_shown_beside_one_past_the_gate(project, tmp_path, monkeypatch,
+                                                                               kenet_lexicon):
+    """QA round 81-B F1: beside a hit past the gate, a note matched by a number alone was shown: its score less the
+    numbers' (each rounded to 6 decimals) left a residue above 0. And a note matched through translations and a
+    number read "(score 1.752)" instead of "through a translation"."""
+    from dreamdb import hook as H
+
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    monkeypatch.setenv("DREAMDB_LEXICON", str(kenet_lexicon))
+    for prompt in ("sleep debt 2026", "sleep 24 2026 debt"):
+        block = H.run(payload(prompt, project))
+        assert "memory/technical-decisions" not in block, block
+        line = next(ln for ln in block.splitlines() if "knowledge/uyku-borcu" in ln)
+        assert line.endswith(", through a translation)"), line
+
+
 def test_a_long_prompt_is_recalled_by_its_head_and_its_tail(project, tmp_path, monkeypatch):
     """QA round 70 C-M2: only the first 4,000 characters were read, so a question after a pasted 5 KB log was lost."""
     from dreamdb import hook as H
