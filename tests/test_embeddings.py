@@ -449,13 +449,22 @@ def test_download_official_from_local_server(http_base, embedder, clean_env, mon
 
 
 @pytest.mark.model
-def test_download_official_file_url(model_dir, clean_env):
+def test_download_official_file_url(model_dir, clean_env, monkeypatch, capsys):
     from dreamdb.embeddings.install import download_official
 
     root = _link_model(model_dir, clean_env / "mirror", model_rel="onnx/model_quantized.onnx")
     dest = download_official(clean_env / "dl", base_url=root.as_uri())
     assert locate.read_provenance(dest)["files"]["model.onnx"]["url"].endswith("onnx/model_quantized.onnx")
     assert locate.model_status(dest)["installed"]
+    # the CLI's report names where the folder came from (QA round 81-B F6: "argument" for DREAMDB_MODEL_DIR)
+    from dreamdb.cli import main
+
+    capsys.readouterr()
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(clean_env / "dl-env"))
+    assert main(["model", "download", "--base-url", root.as_uri(), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["origin"] == "env"
+    assert main(["model", "download", "--base-url", root.as_uri(), "--dest", str(clean_env / "dl-arg"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["origin"] == "argument"
 
 
 @pytest.mark.model

