@@ -35,7 +35,7 @@ TESTED = {
     "sync", "status", "status embeddings", "embedding coverage", "embedding model row", "list row",
     "sql (cut by --max-rows)", "remember", "update", "delete", "embed refresh", "embed status", "embed compact",
     "embed dedup", "embed dedup (skipped)", "model status", "lexicon status", "lexicon status (not installed)",
-    "hook install", "hook uninstall", "error", "error object", "version",
+    "hook install", "hook uninstall", "error", "error object", "version", "eval",
 }
 
 
@@ -356,3 +356,23 @@ def test_error_objects(capsys, vault, tmp_path):
         check_keys(doc, "error")
         check_keys(doc["error"], "error object")
         assert doc["error"]["exit_code"] == code
+
+
+def test_eval(tmp_path):
+    """QA round 81-B F2: `dreamdb eval --json`'s object was not in docs/json.md. A gold set of its own, offline."""
+    data = tmp_path / "data"
+    (data / "eval").mkdir(parents=True)
+    notes = data / "vaults" / "dreamcontext" / "_dream_context" / "knowledge"
+    notes.mkdir(parents=True)
+    (notes / "walrus.md").write_text("---\ntitle: Walrus\n---\nwalrus tusks and whiskers\n", encoding="utf-8")
+    (data / "eval" / "dreamcontext-gold-train.jsonl").write_text(json.dumps(
+        {"id": "q1", "query": "walrus tusks", "expected": ["knowledge/walrus"]}) + "\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                        "--no-baseline", "--modes", "bm25", "--cache", str(tmp_path / "cache"), "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    check_keys(doc, "eval")
+    track = doc["sets"]["dreamcontext"]["tracks"]["gold-train"]["dreamdb"]["bm25"]
+    assert track["metrics"]["r@1"] == 100.0 and set(track["latency_ms"]) == {"mean", "p50", "p90"}
+    assert {"cores", "python", "sqlite", "dreamdb"} <= set(doc["machine"]) and "rows" not in track
