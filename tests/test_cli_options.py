@@ -159,6 +159,41 @@ def test_an_index_switched_to_a_rollback_journal_is_read_while_another_program_r
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def test_a_write_a_rollback_journal_reader_keeps_from_saving_is_rolled_back_not_left_open(tmp_path):
+    """QA round 81-A F1, F2: in a rollback journal COMMIT waits for the readers, then fails busy, and SQLite keeps
+    the transaction open: the Index held the write lock from then on (every other writer exited 5, its own next
+    sync said "cannot start a transaction within a transaction"), and embed refresh exited 70. The write is rolled
+    back and LockTimeout (exit 5) raised."""
+    import dreamdb
+    from dreamdb.errors import LockTimeout
+    from tests.conftest import write_doc
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    with dreamdb.open(vault) as index:
+        index.sync()
+        path = index.index_path
+    reader = subprocess.Popen([sys.executable, "-c", (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+        "c.execute('PRAGMA journal_mode = DELETE'); c.execute('BEGIN');"
+        "c.execute('SELECT COUNT(*) FROM documents').fetchone(); print('reading', flush=True); sys.stdin.read()"),
+        str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    index = dreamdb.open(vault, lock_timeout_ms=300)
+    try:
+        assert reader.stdout.readline().strip() == "reading"
+        write_doc(vault, "knowledge/narwhal.md", "---\ntitle: Narwhal\n---\nA narwhal note.\n")
+        with pytest.raises(LockTimeout) as raised:
+            index.sync()
+        assert not index.conn.in_transaction and "nothing was written" in raised.value.message
+    finally:
+        reader.communicate("", timeout=30)
+    other = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], capture_output=True,
+                           text=True, timeout=120)  # (while the Index lives: no lock of its own left behind)
+    assert other.returncode == 0, other.stderr
+    assert [h.doc_id for h in index.recall("narwhal")] == ["knowledge/narwhal"]
+    index.close()
+
+
 def test_error_messages_show_control_characters_from_names(tmp_path, capsys):
     from dreamdb.cli import main
 

@@ -407,7 +407,21 @@ class write_transaction:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if exc_type is None:
-            self.conn.execute("COMMIT")
+            try:
+                self.conn.execute("COMMIT")
+            except DatabaseError as error:
+                # In a rollback journal (another program switched the index to one) COMMIT waits for the readers and
+                # then fails busy, and SQLite keeps the transaction open: it is rolled back, never left holding the
+                # write lock (QA round 81-A F1: every other writer then exited 5 while the Index lived)
+                with contextlib.suppress(DatabaseError):
+                    self.conn.execute("ROLLBACK")
+                if is_lock_error(error):
+                    raise LockTimeout(
+                        "The index is locked by another process (a program reading it in a transaction kept this"
+                        " write from being saved); nothing was written.",
+                        hint="Close the program that holds the index open (a SQLite shell or browser), then retry.",
+                    ) from error
+                raise
         else:
             try:
                 self.conn.execute("ROLLBACK")
