@@ -18,11 +18,19 @@ def main(argv: list[str] | None = None) -> int:
     handling) exits 130 with ``Interrupted.``, and the prompt hook 0 with nothing printed, as
     later: never a traceback (QA round 37)."""
     args = sys.argv[1:] if argv is None else argv
+    if argv is None and changes_files(hoist_options(args)):
+        import signal  # SIGTERM as Ctrl-C from the start to the exit (QA round 81-A F3: after the command's own
+        # handling ended, a SIGTERM while the report was printed killed a saved change with 143)
+
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         code = _main(args)
     except KeyboardInterrupt:
+        quickcli = sys.modules.get("dreamdb.quickcli")
         if _is_hook(args):  # the hook never fails the prompt
             code = 0
+        elif quickcli is not None and quickcli.saved_change() is not None:
+            code = quickcli.interrupted()  # the change is on disk: 0, "do not repeat it"
         else:
             try:
                 sys.stderr.write("Interrupted.\n")
@@ -31,11 +39,24 @@ def main(argv: list[str] | None = None) -> int:
             except (OSError, ValueError, AttributeError):
                 pass
             code = 130
-    if argv is None:  # the executable: its outcome is decided, and a Ctrl-C while Python shuts down must not
-        import signal  # turn a saved and reported change into exit 130 (QA round 38)
+    if argv is None:  # the executable: its outcome is decided, and a Ctrl-C (or SIGTERM) while Python shuts down
+        import signal  # must not turn a saved and reported change into exit 130 (QA round 38)
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     return code
+
+
+def _interrupt(signum, frame):
+    """A signal handler raising ``KeyboardInterrupt``: SIGTERM handled as Ctrl-C."""
+    raise KeyboardInterrupt
+
+
+def changes_files(args: list[str]) -> bool:
+    """Whether ``args`` (options hoisted: :func:`hoist_options`) run a command that changes the vault or the agent's
+    settings: ``remember``, ``update``, ``delete``, ``hook install``, ``hook uninstall``. SIGTERM is then handled
+    as Ctrl-C (:func:`dreamdb.cli.options.sigterm_as_interrupt`): the command says whether its change was saved."""
+    return args[:1] in (["remember"], ["update"], ["delete"]) or args[:2] in (["hook", "install"], ["hook", "uninstall"])
 
 
 def _is_hook(args: list[str]) -> bool:

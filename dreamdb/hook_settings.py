@@ -293,7 +293,8 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
             if now_raw != old_raw:
                 raise FileChanged(f"{path} changed while dreamdb was editing it; nothing was changed.",
                                   hint="Run the command again: it edits the file as it is now.")
-            atomic_write_bytes(target, text.encode("utf-8"), expect=seen)
+            # (commit: the write records itself when done, so an interruption after it says it is saved, QA 81-A F4)
+            atomic_write_bytes(target, text.encode("utf-8"), expect=seen, commit=True)
         except BaseException:
             if pending is not None:
                 with contextlib.suppress(OSError):

@@ -934,3 +934,66 @@ def test_long_text_for_writes_comes_from_a_file_or_standard_input(tmp_path):
         p = cli(args[0], "--vault", str(v), *args[1:])
         assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
     assert {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts} == before
+
+
+_SIGTERM_AFTER = """
+import os, signal, sys
+import dreamdb.quickcli as q
+from dreamdb.entry import main
+
+run_guarded = q.run_guarded
+
+def late(fn):  # SIGTERM once the command is done, while its outcome is reported
+    def wrapped():
+        fn()
+        os.kill(os.getpid(), signal.SIGTERM)
+    return run_guarded(wrapped)
+
+q.run_guarded = late
+sys.argv = ["dreamdb", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+def test_sigterm_after_a_saved_change_exits_0_and_says_so(tmp_path):
+    """QA round 81-A F3, F4: the SIGTERM handling of write commands ended with the command's body, so a SIGTERM while
+    the outcome was reported killed the process with 143 after its change was saved; and hook install recorded its
+    change only after re-reading the file ("Interrupted.", 130, with the hook written). Saved changes exit 0 with
+    "do not repeat it", from the start of the process to its exit."""
+    v = tmp_path / "proj" / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    for args in (["remember", "--vault", str(v), "Saved before the signal."],
+                 ["update", "--vault", str(v), "knowledge/decision-sqlite-index", "--append", "Appended."],
+                 ["hook", "install", "--project", str(tmp_path / "proj")]):
+        p = subprocess.run([sys.executable, "-c", _SIGTERM_AFTER, *args], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "HOME": str(tmp_path / "home")})
+        assert p.returncode == 0 and "do not repeat it" in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+    assert "Saved before the signal." in (v / "core" / "CHANGELOG.json").read_text(encoding="utf-8")
+    assert "user-prompt-submit" in (tmp_path / "proj" / ".claude" / "settings.json").read_text(encoding="utf-8")
+
+
+def test_sigterm_right_after_hook_install_wrote_the_settings_says_it_is_saved(tmp_path):
+    """QA round 81-A F4: between the settings file's replacement and the command's record of it, a SIGTERM reported
+    "Interrupted.", 130, with the hook written. The replacement records itself (as the vault writes do)."""
+    script = """
+import os, signal, sys
+import dreamdb.hook_settings as hs
+from dreamdb.entry import main
+
+install_hook = hs.install_hook
+
+def then_terminated(*args, **kwargs):
+    path = install_hook(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return path
+
+hs.install_hook = then_terminated
+sys.argv = ["dreamdb", *sys.argv[1:]]
+sys.exit(main())
+"""
+    (tmp_path / "proj").mkdir()
+    p = subprocess.run([sys.executable, "-c", script, "hook", "install", "--project", str(tmp_path / "proj"), "--json"],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path / "home")})
+    assert p.returncode == 0 and "do not repeat it" in p.stderr, (p.returncode, p.stderr)
+    assert json.loads(p.stdout)["interrupted"] is True
+    assert "user-prompt-submit" in (tmp_path / "proj" / ".claude" / "settings.json").read_text(encoding="utf-8")

@@ -23,6 +23,7 @@ import click
 
 from dreamdb import __version__
 from dreamdb.cli.options import SuggestingGroup, sigterm_as_interrupt
+from dreamdb.entry import changes_files
 
 _COMMANDS = {
     "recall": ("dreamdb.cli.recall", "recall"),
@@ -132,13 +133,6 @@ def cli() -> None:
     """
 
 
-def _changes_files(argv: list[str] | None) -> bool:
-    """Whether ``argv`` runs a command that changes the vault or the agent's settings (SIGTERM is then handled
-    as Ctrl-C: :func:`dreamdb.cli.options.sigterm_as_interrupt`)."""
-    args = argv or []
-    return args[:1] in (["remember"], ["update"], ["delete"]) or args[:2] in (["hook", "install"], ["hook", "uninstall"])
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dreamdb`` console script and ``python -m dreamdb``; returns the exit code."""
     from dreamdb import quickcli
@@ -152,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> None:
         nonlocal code
         try:
-            with sigterm_as_interrupt() if _changes_files(sys.argv[1:] if argv is None else argv) else contextlib.nullcontext():
+            with sigterm_as_interrupt() if changes_files(sys.argv[1:] if argv is None else argv) else contextlib.nullcontext():
                 result = cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
             if isinstance(result, int) and not isinstance(result, bool):  # click returns ctx.exit()'s code
                 code = result
