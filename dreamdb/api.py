@@ -416,10 +416,14 @@ class Index:
                 raise VaultNotFound.gone(self.vault) from exc  # (its .dreamdb is never made with the vault: QA round 62 H1)
             blocker = exc.filename if isinstance(exc, FileExistsError) and exc.filename else None
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # (QA round 50: the hint blamed permissions)
+            dangling = blocker is not None and os.path.islink(blocker) and not os.path.exists(blocker)
             raise IndexUnavailable(
+                f"Cannot create the index folder {blocker}: it is a link to {os.readlink(blocker)}, which does not exist"
+                if dangling else
                 f"Cannot create the index folder {blocker}: a file is in the way" if blocker
                 else f"Cannot create the index at {self.index_path}: {exc.strerror or exc}",
-                hint="Move that file away, or set DREAMDB_INDEX to a writable file path." if blocker
+                hint="Remove the link (dreamdb makes its own folder there), or make it lead to a folder." if dangling
+                else "Move that file away, or set DREAMDB_INDEX to a writable file path." if blocker
                 else f"Free space on the disk holding {self.index_path.parent}, then retry." if full
                 else ("Point DREAMDB_CACHE_DIR at a folder you can write (or unset it), set DREAMDB_INDEX to a file"
                       " path you can write, or make the vault writable." if self._in_cache_dir()  # (QA round 65 L9)
@@ -430,6 +434,9 @@ class Index:
         except OSError:
             fresh = True
         conn = None
+        foreign = self._foreign_tables() if self._owns_any_file() else None
+        if foreign:  # (before any connection: dreamdb's would switch it to WAL, QA round 81-A F5; nor its mode changed)
+            return self._rebuild(ForeignDatabase(f"not a dreamdb index (tables: {', '.join(foreign[:5])})"))
         config.restrict_mode(self.index_path)  # (a -shm left read-only by a read-only index, now writable again)
         try:
             conn = self._connect()
@@ -665,6 +672,23 @@ class Index:
         raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is {what}; dreamdb will not touch it.",
                                hint="Point DREAMDB_INDEX at a new file path (or delete that file yourself if it "
                                     "is a damaged dreamdb index).")
+
+    def _foreign_tables(self) -> list[str] | None:
+        """The tables of another application's SQLite database at the index path (another application id, or none
+        and tables that are not an index of dreamdb's), read read-only; ``None`` for anything else (a dreamdb
+        index of any version, an empty database, no database, one that cannot be read now)."""
+        kind = config.index_file_kind(self.index_path)
+        if kind not in ("sqlite", "foreign") or (kind == "sqlite" and _is_older_dreamdb_index(self.index_path)):
+            return None
+        try:
+            ro = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
+            try:
+                names = sorted(r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+            finally:
+                ro.close()
+        except (IndexUnavailable, db.DatabaseError):
+            return None
+        return names if names and (kind == "foreign" or "schema_migrations" not in names) else None
 
     def _check_tables(self, conn) -> None:
         """In dreamdb's own folders, a SQLite file without dreamdb's application id must be an older

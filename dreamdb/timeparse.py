@@ -222,7 +222,8 @@ def parse_when(text: str, now: datetime) -> datetime:
 
             raise UsageError(f"The time {text!r} is out of range (before year 1 or after year 9999) for the clock"
                              f" {now_utc.isoformat()}.",
-                             hint="Use a smaller amount, e.g. -30d or 2 years, or check --now.") from None
+                             hint="Use an amount that stays within years 1–9999 of that clock (the current time,"
+                                  " or --now when given).") from None
 
     if raw[:1].isdigit():
         from dateutil.parser import isoparse

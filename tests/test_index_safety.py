@@ -370,17 +370,29 @@ def test_a_linked_index_folder_is_not_followed_into_another_applications_databas
         assert index.recall("release") and (appdata / "index.db").is_file()
 
 
+def test_a_dangling_index_folder_link_is_named_as_one(example_vault, tmp_path):
+    """QA round 81-A F8: a .dreamdb link leading nowhere was "a file is in the way"."""
+    (example_vault / ".dreamdb").symlink_to(tmp_path / "gone")
+    with pytest.raises(IndexUnavailable, match="it is a link to .*gone, which does not exist") as exc:
+        dreamdb.open(example_vault).recall("release")
+    assert exc.value.exit_code == 4 and "Remove the link" in exc.value.hint
+
+
 def test_another_applications_database_in_dreamdbs_own_folder_is_moved_aside_not_deleted(example_vault, tmp_path):
     """QA round 80-A F2: a readable database of another application at ``.dreamdb/index.db`` was deleted as damage.
     It is moved aside beside it, and the index rebuilt."""
     (example_vault / ".dreamdb").mkdir()
     other = _other_apps_db(example_vault / ".dreamdb" / "index.db", "CREATE TABLE important (x)", rows=[(1,)])
+    os.chmod(other, 0o644)
+    before = other.read_bytes()
     with dreamdb.open(example_vault) as index:
         assert index.recall("release")
         warning = " ".join(index.take_notes())
     kept = [p for p in (example_vault / ".dreamdb").iterdir() if p.name.startswith("index.db.not-dreamdb-")
             and not p.name.endswith("-wal")]
     assert len(kept) == 1 and f"moved to {kept[0]}" in warning
+    # as it was (QA round 81-A F5: it was switched to WAL and its mode to 0600 before it was moved)
+    assert kept[0].read_bytes() == before and stat.S_IMODE(os.stat(kept[0]).st_mode) == 0o644
     assert sqlite3.connect(kept[0]).execute("SELECT x FROM important").fetchall() == [(1,)]
     assert other.is_file() and config.index_file_kind(other) == "dreamdb"
 

@@ -1533,12 +1533,14 @@ def test_a_note_saved_as_utf16_or_utf32_with_its_byte_order_mark_is_read(tmp_pat
     (vault / "knowledge" / "u16.md").write_bytes("---\ntitle: Wide note\n---\nZanzibar ağaç.\n".encode("utf-16"))
     (vault / "knowledge" / "u32be.md").write_bytes(b"\x00\x00\xfe\xff" + "Zanzibar büyük.\n".encode("utf-32-be"))
     (vault / "knowledge" / "odd.md").write_bytes(b"\xff\xfe" + "Zanzibar".encode("utf-16-le") + b"\x00")
+    # UTF-16's mark, then U+0000: its first bytes are UTF-32's mark (QA round 81-A F7)
+    (vault / "knowledge" / "nul.md").write_bytes("\ufeff\x00 Zanzibar nul.\n".encode("utf-16-le"))
     with dreamdb.open(vault) as index:
         report = index.sync()
         hits = {h.doc_id: h for h in index.recall("zanzibar", top=5)}
-        assert set(hits) == {"knowledge/u16", "knowledge/u32be", "knowledge/odd"}
+        assert set(hits) == {"knowledge/u16", "knowledge/u32be", "knowledge/odd", "knowledge/nul"}
         assert hits["knowledge/u16"].title == "Wide note" and [h.doc_id for h in index.recall("ağaç")] == ["knowledge/u16"]
         assert [h.doc_id for h in index.recall("büyük")] == ["knowledge/u32be"]
     assert [w for w in report.warnings if "odd.md" in w] == [
         "knowledge/odd.md: starts with a UTF-16 byte-order mark but is not UTF-16 text; undecodable bytes replaced"]
-    assert not [w for w in report.warnings if "u16" in w or "u32be" in w]
+    assert not [w for w in report.warnings if "u16" in w or "u32be" in w or "nul.md" in w]

@@ -78,7 +78,7 @@ def test_a_relative_time_out_of_range_because_of_the_clock_names_the_clock():
     """QA round 80-A F7: ``--now 0001-01-01 --since -30d`` suggested "a smaller amount, e.g. -30d"."""
     with pytest.raises(UsageError) as info:
         parse_when("-30d", datetime(1, 1, 1, tzinfo=UTC))
-    assert "for the clock 0001-01-01T00:00:00+00:00" in info.value.message and "check --now" in info.value.hint
+    assert "for the clock 0001-01-01T00:00:00+00:00" in info.value.message and "--now when given" in info.value.hint
 
 
 @pytest.mark.parametrize("now, text", [(datetime(1, 1, 1, tzinfo=UTC), "yesterday"),

@@ -679,6 +679,11 @@ def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
         try:
             return raw.decode(codec), None
         except UnicodeDecodeError:
+            if codec == "utf-32" and raw.startswith(b"\xff\xfe"):  # UTF-16's mark then U+0000 reads as UTF-32's
+                try:  # (QA round 81-A F7)
+                    return raw.decode("utf-16"), None
+                except UnicodeDecodeError:
+                    pass
             return (raw.decode(codec, errors="replace"),
                     f"{rel_path}: starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text; "
                     "undecodable bytes replaced")
