@@ -995,9 +995,9 @@ class Index:
                     f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
                     hint="Retry in a moment (a first build of a large vault takes a while).") from exc
             self._updating_elsewhere = True
-            self.notes.append("another dreamdb process is updating the index (or another open Index of this "
-                              "process); answered from the index as it is (vault edits since its last sync may be "
-                              "missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
+            self.notes.append("another process holds the index (a dreamdb sync or refresh, a program reading it in a "
+                              "transaction, or another open Index of this process); answered from the index as it is"
+                              " (vault edits since its last sync may be missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
         except IndexUnavailable as exc:
             # A read-only index file (or folder, or file system) or a full disk: the index cannot follow the
             # vault, but it can still be read; the read that follows fails on its own if it cannot.

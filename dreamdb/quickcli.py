@@ -256,7 +256,9 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
     notes = index.take_notes()
     out = sys.stdout
     if as_json:
-        used = hits[0].mode if hits else requested  # a fallback (e.g. no model) is named by the hits and notes
+        # a fallback (e.g. no model) is named by the hits and notes; of several vaults, one that fell back does not
+        # name the mode of the others' hits (QA round 81-A F9: "bm25" over dense hits): each hit names its own
+        used = requested if any(h.mode == requested for h in hits) else hits[0].mode if hits else requested
         # (requested_mode always there, not only on a fallback: the same keys every time, QA round 68 L7)
         doc = {"query": text, "mode": used, "requested_mode": requested, "hits": [h.as_dict() for h in hits],
                "notes": notes}

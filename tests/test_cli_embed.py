@@ -604,3 +604,22 @@ def test_dedup_help_tells_what_if_present_does_and_the_chunk_cap(capsys):
     text = " ".join(out.split())
     assert code == 0 and "Never embed the vault" in text and "no document of the index has vectors of it" in text
     assert "first 128 chunks" in text and "candidate_truncated" in text
+
+
+@pytest.mark.model
+def test_several_vaults_of_which_one_fell_back_name_the_mode_asked_for(tiny_vault, tmp_path, with_model, capsys):
+    """QA round 81-A F9: with one vault embedded and another without vectors, `recall --mode dense --json` said
+    "mode": "bm25" (the first hit's) over dense hits; each hit names its own mode."""
+    small_vault(tiny_vault)
+    other = tmp_path / "other" / "_dream_context"
+    write_doc(other, "knowledge/gamma.md", "---\nname: Gamma\n---\nSleep consolidation in another vault.\n")
+    from dreamdb.api import LAZY_REFRESH_MAX
+
+    for i in range(LAZY_REFRESH_MAX + 1):  # (more than a recall embeds itself: this vault is left without vectors)
+        write_doc(other, f"knowledge/filler-{i}.md", f"---\nname: Filler {i}\n---\nFiller text number {i}.\n")
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+    code, out, _err = run(capsys, "recall", "--vault", str(other), "--vault", str(tiny_vault), "--mode", "dense",
+                          "--json", "-n", "5", "sleep consolidation")
+    doc = json.loads(out)
+    assert code == 0 and {h["mode"] for h in doc["hits"]} == {"bm25", "dense"}
+    assert doc["mode"] == doc["requested_mode"] == "dense"

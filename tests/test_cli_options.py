@@ -89,7 +89,7 @@ def test_list_and_sql_answer_from_a_locked_index_with_a_note(tmp_path, capsys):
             t0 = time.perf_counter()
             assert main([*args, "--vault", str(vault)]) == 0
             assert time.perf_counter() - t0 < 5  # not the 10 s lock timeout
-            assert "another dreamdb process is updating the index" in capsys.readouterr().err
+            assert "another process holds the index" in capsys.readouterr().err
     finally:
         writer.rollback()
         writer.close()
