@@ -2523,3 +2523,14 @@ def test_a_local_offset_of_a_day_or_more_writes_in_utc(tmp_path, monkeypatch, tz
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_a_saved_entry_is_named_in_the_record_an_interruption_reads(tmp_path):
+    """QA round 81-A F11: an interrupted `remember --json` after the save said only that CHANGELOG.json was changed:
+    the agent could not tell which entry to refer to. The record names it."""
+    v = tmp_path / "_dream_context"
+    write_doc(v, "knowledge/note.md", "---\ntitle: Note\n---\nText.\n")
+    writes.COMMITTED.set(None)
+    entry = remember(v, "An entry to name.", scope="naming")
+    assert writes.COMMITTED.get() == f"{v / 'core' / 'CHANGELOG.json'} (entry changelog/{entry['id']})"
+    writes.COMMITTED.set(None)

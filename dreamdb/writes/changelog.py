@@ -436,7 +436,9 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
     if got != expected_entries:  # pragma: no cover - a bug, never written
         raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
     path.parent.mkdir(exist_ok=True)  # (core/ in the vault as it is: never the vault itself, QA round 62 H1)
-    atomic_write_bytes(path, (changelog.bom + new_text).encode("utf-8"), commit=True, expect=changelog.identity)
+    # (named in the record: an interruption after the write says which entry was saved, QA round 81-A F11)
+    atomic_write_bytes(path, (changelog.bom + new_text).encode("utf-8"), commit=f"entry changelog/{new_ids[index]}",
+                       expect=changelog.identity)
     out = {**entry, "id": new_ids[index]}
     if "supersedes" in entry:  # an entry superseded before: said, with its successors (QA round 74 F12)
         target = entry["supersedes"]

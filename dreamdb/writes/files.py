@@ -241,8 +241,8 @@ set the moment the change is on disk (else ``None``; a caller resets it before a
 it when Ctrl-C comes after that moment: the change is done, and must not be repeated."""
 
 
-def _committed(path: Path) -> None:
-    COMMITTED.set(str(path))
+def _committed(path: Path, what: str | None = None) -> None:
+    COMMITTED.set(str(path) if what is None else f"{path} ({what})")
 
 
 @contextlib.contextmanager
@@ -422,7 +422,7 @@ def _keep_conflict(tmp_name: str, path: Path) -> str:
         return tmp_name
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect: Identity | None = None,
+def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, expect: Identity | None = None,
                        keep_old: Path | None = None) -> None:
     """Replace ``path``'s content with ``data`` atomically.
 
@@ -437,7 +437,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
             replaced by a regular file; callers pass resolved paths.
         data: the complete new content.
         commit: the write is the user's change (a note, CHANGELOG.json), not a copy kept on the side:
-            :data:`COMMITTED` names ``path`` the moment it is replaced, before the folder's fsync.
+            :data:`COMMITTED` names ``path`` the moment it is replaced, before the folder's fsync (and, given as a
+            string, what changed in it: ``"entry changelog/<id>"``).
         expect: the :data:`Identity` of the file when ``data`` was computed from it (:func:`read_with_identity`;
             :data:`ABSENT` when it did not exist): checked before the temporary file is written and again
             just before the rename, so another program's write meanwhile is not overwritten (QA round 59 M2).
@@ -493,7 +494,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool = False, expect:
                 if expect is None or not _swap_in(tmp_name, path, expect, keep_old):
                     os.replace(tmp_name, path)
                 if commit:
-                    _committed(path)
+                    _committed(path, commit if isinstance(commit, str) else None)
         except BaseException as exc:
             if not getattr(exc, "keeps_temp", False):
                 with contextlib.suppress(OSError):
