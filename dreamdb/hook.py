@@ -436,7 +436,8 @@ def word_score(hit) -> float:
     explained terms. The gate and the hits shown use it: a prompt's numbers (a timeout, a pasted log's times and
     counts) rank hits like any term, but matched alone they only find tables of numbers (QA round 70 C-M1: "bump
     the timeout from 24 to 40 seconds" injected a note for its ``24 | 39`` table, at raw score 3.9)."""
-    numbers = [t["bm25"] for t in hit.terms or () if t.get("kind") == "query" and t["term"].isdigit()]
+    terms = getattr(hit, "terms", None) or ()  # (a hit without explained terms: its raw score, as it is)
+    numbers = [t["bm25"] for t in terms if t.get("kind") == "query" and t["term"].isdigit()]
     rest = hit.score - sum(numbers)
     # (each figure is rounded: what the numbers leave may be a residue of their rounding, QA round 81-B F1)
     return rest if rest > EXPLAIN_ROUNDING * len(numbers) else 0.0
