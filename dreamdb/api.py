@@ -675,8 +675,9 @@ class Index:
 
     def _foreign_tables(self) -> list[str] | None:
         """The tables of another application's SQLite database at the index path (another application id, or none
-        and tables that are not an index of dreamdb's), read read-only; ``None`` for anything else (a dreamdb
-        index of any version, an empty database, no database, one that cannot be read now)."""
+        and tables that are not those of an older dreamdb index: :func:`_is_older_dreamdb_index`), read read-only;
+        ``None`` for anything else (a dreamdb index of any version, an empty database, no database, one that
+        cannot be read now)."""
         kind = config.index_file_kind(self.index_path)
         if kind not in ("sqlite", "foreign") or (kind == "sqlite" and _is_older_dreamdb_index(self.index_path)):
             return None
@@ -688,7 +689,9 @@ class Index:
                 ro.close()
         except (IndexUnavailable, db.DatabaseError):
             return None
-        return names if names and (kind == "foreign" or "schema_migrations" not in names) else None
+        # (app id 0 with tables is an index of dreamdb's only when _is_older_dreamdb_index says so: golang-migrate and
+        # Rails keep a schema_migrations table too, QA round 82 F1: such a database was rebuilt over, or exit 70)
+        return names or None
 
     def _check_tables(self, conn) -> None:
         """In dreamdb's own folders, a SQLite file without dreamdb's application id must be an older
@@ -701,7 +704,7 @@ class Index:
         if not self._owns_any_file() or conn.execute("PRAGMA application_id").fetchone()[0] == config.APPLICATION_ID:
             return
         names = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
-        if names and "schema_migrations" not in names:
+        if names and not _has_dreamdb_schema(conn):
             raise ForeignDatabase(f"not a dreamdb index (tables: {', '.join(names[:5])})")
 
     def _rebuild(self, reason) -> object:
@@ -1843,12 +1846,18 @@ def _is_older_dreamdb_index(path: Path) -> bool:
     try:
         ro = db.connect(path, readonly=True, busy_timeout_ms=500)
         try:
-            names = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            cols = {r[1] for r in ro.execute("PRAGMA table_info(schema_migrations)")}
+            return _has_dreamdb_schema(ro)
         finally:
             ro.close()
     except (IndexUnavailable, db.DatabaseError):
         return False
+
+
+def _has_dreamdb_schema(conn) -> bool:
+    """Whether the database ``conn`` reads has dreamdb's tables, and ``schema_migrations`` dreamdb's columns (other
+    tools use that table name too: golang-migrate, Rails)."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(schema_migrations)")}
     return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
 
 

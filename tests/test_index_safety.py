@@ -370,6 +370,22 @@ def test_a_linked_index_folder_is_not_followed_into_another_applications_databas
         assert index.recall("release") and (appdata / "index.db").is_file()
 
 
+@pytest.mark.parametrize("migrations", ["CREATE TABLE schema_migrations (version bigint PRIMARY KEY, dirty boolean)",
+                                        "CREATE TABLE schema_migrations (version varchar)"])
+def test_another_tools_schema_migrations_in_dreamdbs_folder_is_moved_aside_too(example_vault, migrations):
+    """QA round 82 F1: golang-migrate's and Rails' databases keep a schema_migrations table too; in dreamdb's own
+    folder such a database passed for an older dreamdb index: it was rebuilt over (deleted), or migrate() exited 70."""
+    (example_vault / ".dreamdb").mkdir()
+    other = _other_apps_db(example_vault / ".dreamdb" / "index.db", migrations,
+                           "CREATE TABLE orders (id INTEGER, item TEXT)", rows=[(i, f"item {i}") for i in range(50)])
+    before = other.read_bytes()
+    with dreamdb.open(example_vault) as index:
+        assert index.recall("release")
+    kept = [p for p in (example_vault / ".dreamdb").iterdir() if p.name.startswith("index.db.not-dreamdb-")
+            and not p.name.endswith("-wal")]
+    assert len(kept) == 1 and kept[0].read_bytes() == before
+
+
 def test_a_dangling_index_folder_link_is_named_as_one(example_vault, tmp_path):
     """QA round 81-A F8: a .dreamdb link leading nowhere was "a file is in the way"."""
     (example_vault / ".dreamdb").symlink_to(tmp_path / "gone")
