@@ -17,15 +17,20 @@ def main(argv: list[str] | None = None) -> int:
     Ctrl-C while the modules are still loading (the first ~0.1 s, before any command's own
     handling) exits 130 with ``Interrupted.``, and the prompt hook 0 with nothing printed, as
     later: never a traceback (QA round 37)."""
+    global _DECIDED
     args = sys.argv[1:] if argv is None else argv
     if argv is None and changes_files(hoist_options(args)):
         import signal  # SIGTERM as Ctrl-C from the start to the exit (QA round 81-A F3: after the command's own
         # handling ended, a SIGTERM while the report was printed killed a saved change with 143)
 
+        _DECIDED = False
         signal.signal(signal.SIGTERM, _interrupt)
+        signal.signal(signal.SIGINT, _interrupt)
     try:
         code = _main(args)
+        _DECIDED = True  # (a signal from here on changes nothing: QA round 82 F2)
     except KeyboardInterrupt:
+        _DECIDED = True  # (first: one more signal while this is handled is not another interruption)
         quickcli = sys.modules.get("dreamdb.quickcli")
         if _is_hook(args):  # the hook never fails the prompt
             code = 0
@@ -39,17 +44,24 @@ def main(argv: list[str] | None = None) -> int:
             except (OSError, ValueError, AttributeError):
                 pass
             code = 130
-    if argv is None:  # the executable: its outcome is decided, and a Ctrl-C (or SIGTERM) while Python shuts down
-        import signal  # must not turn a saved and reported change into exit 130 (QA round 38)
+    if argv is None:  # the executable: its outcome is decided, and a Ctrl-C while Python shuts down must not
+        import signal  # turn a saved and reported change into exit 130 (QA round 38)
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     return code
 
 
+_DECIDED = True
+"""Whether the write command this process runs has its outcome (:func:`main`): a signal then changes nothing."""
+
+
 def _interrupt(signum, frame):
-    """A signal handler raising ``KeyboardInterrupt``: SIGTERM handled as Ctrl-C."""
-    raise KeyboardInterrupt
+    """The signal handler of a write command's SIGINT and SIGTERM: Ctrl-C (``KeyboardInterrupt``) until its outcome is
+    decided, nothing after (QA round 82 F2: a signal between the outcome and the end of the process gave a traceback
+    and 130, a saved change then repeated by its caller)."""
+    if not _DECIDED:
+        raise KeyboardInterrupt
 
 
 def changes_files(args: list[str]) -> bool:

@@ -70,6 +70,19 @@ SAVED: str | None = None
 """Set by a write command once its change is on disk (what it did, one line): an error writing the
 report afterwards says the change was saved."""
 
+REPORTED = False
+"""Set by a write command once its JSON report is printed whole (:func:`json_reported`): an interruption after it
+adds no second JSON document to standard output (QA round 82 F6: two, and ``json.loads`` of it failed)."""
+
+
+def json_reported(text: str) -> None:
+    """Print a write command's JSON report (one document, a line) and mark it printed (:data:`REPORTED`)."""
+    global REPORTED
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    REPORTED = True
+
+
 OUTPUT_ERROR_EXIT = 74
 """Exit code when the results cannot be written: standard output closed, or its disk full
 (``EX_IOERR`` of BSD's sysexits.h)."""
@@ -168,7 +181,7 @@ def interrupted() -> int:
         json_error("Interrupted.", None, 130)
         return 130
     sys.stderr.write(f"Interrupted after the change was saved ({done}): it is done; do not repeat it.\n")
-    if JSON_ERRORS:
+    if JSON_ERRORS and not REPORTED:
         import json
 
         with contextlib.suppress(OSError):

@@ -997,3 +997,41 @@ sys.exit(main())
     assert p.returncode == 0 and "do not repeat it" in p.stderr, (p.returncode, p.stderr)
     assert json.loads(p.stdout)["interrupted"] is True
     assert "user-prompt-submit" in (tmp_path / "proj" / ".claude" / "settings.json").read_text(encoding="utf-8")
+
+
+def test_a_signal_while_the_process_ends_changes_nothing(tmp_path):
+    """QA round 82 F2: between ignoring SIGINT and ignoring SIGTERM at the end, a SIGTERM raised outside any handling:
+    a traceback and 130 after a saved, reported change (which its caller would repeat). Once the outcome is decided
+    a signal changes nothing."""
+    script = """
+import os, signal, sys
+set_handler = signal.signal
+
+def then_terminated(sig, handler):  # SIGTERM right after the end's first signal setting
+    old = set_handler(sig, handler)
+    if sig == signal.SIGINT and handler is signal.SIG_IGN:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return old
+
+signal.signal = then_terminated
+from dreamdb.entry import main
+sys.argv = ["dreamdb", *sys.argv[1:]]
+sys.exit(main())
+"""
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    p = subprocess.run([sys.executable, "-c", script, "remember", "--vault", str(v), "Probe at the exit."],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, (p.returncode, p.stderr)
+    assert p.stdout.startswith("Remembered as changelog/")
+
+
+def test_an_interruption_after_the_json_report_adds_no_second_document(tmp_path):
+    """QA round 82 F6: `remember --json` interrupted after its report was printed printed a second JSON document,
+    `{"interrupted": true, ...}`: stdout held two, and json.loads of it failed."""
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    p = subprocess.run([sys.executable, "-c", _SIGTERM_AFTER, "remember", "--vault", str(v), "--json", "Reported."],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "do not repeat it" in p.stderr, p.stderr
+    assert json.loads(p.stdout)["description"] == "Reported."

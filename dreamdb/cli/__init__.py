@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
     code = 0
     quickcli.SAVED = None  # (a process may run several commands: the tests do)
+    quickcli.REPORTED = False
     if "dreamdb.writes" in sys.modules:
         sys.modules["dreamdb.writes"].COMMITTED.set(None)
 

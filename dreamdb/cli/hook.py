@@ -116,7 +116,7 @@ def install(project, command, absolute, local, as_json):
     _warn_without_vault(project)
     replaced = [c for c in in_target if c != command] if changed else []
     if as_json:
-        click.echo(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command,
+        quickcli.json_reported(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command,
                                    **({"replaced": replaced[0]} if replaced else {})}))
     elif replaced:
         click.echo(f"Prompt hook updated in {path}: {replaced[0]} → {command}")
@@ -132,7 +132,7 @@ def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
 
     quickcli.SAVED = f"the hook is in {path}"
     if as_json:
-        click.echo(output.to_json({"installed": True, "changed": False, "settings": str(path), "command": existing,
+        quickcli.json_reported(output.to_json({"installed": True, "changed": False, "settings": str(path), "command": existing,
                                    "kept": True}))
     else:
         click.echo(f"Prompt hook already installed in {path}: {existing} (left as it is)")
@@ -199,12 +199,12 @@ def uninstall(project, as_json):
       dreamdb hook uninstall
       dreamdb hook uninstall --project ~/code/app --json
     """
-    from dreamdb import output
+    from dreamdb import output, quickcli
     from dreamdb.hook_settings import uninstall_hooks
 
     paths = uninstall_hooks(project)
     if as_json:
-        click.echo(output.to_json({"removed": bool(paths), "settings": [str(p) for p in paths]}))
+        quickcli.json_reported(output.to_json({"removed": bool(paths), "settings": [str(p) for p in paths]}))
     elif paths:
         click.echo("\n".join(f"Prompt hook removed from {p}." for p in paths))
     else:

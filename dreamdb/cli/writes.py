@@ -62,7 +62,10 @@ def _done(as_json: bool, payload: dict, text: str) -> None:
     # The change is on disk now: if the report cannot be written (stdout closed or full), the error says
     # so, and a script does not retry (and duplicate) a write that happened.
     quickcli.SAVED = output.safe_text(text)
-    click.echo(output.to_json(payload) if as_json else output.safe_text(text))  # text quotes vault paths
+    if as_json:
+        quickcli.json_reported(output.to_json(payload))
+    else:
+        click.echo(output.safe_text(text))  # text quotes vault paths
 
 
 @click.command()
