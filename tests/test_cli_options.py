@@ -127,6 +127,19 @@ def test_an_index_another_process_holds_exclusively_is_waited_for_never_rebuilt(
         assert index.recall("sleep") and os.stat(path).st_ino == before
 
 
+def _rollback_journal_reader(path) -> subprocess.Popen:
+    """Another process (SQLite sees its own process's locks through one file descriptor) that switches the index at
+    ``path`` to a rollback journal and reads it in a transaction until its standard input is closed
+    (``communicate("")``)."""
+    reader = subprocess.Popen([sys.executable, "-c", (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+        "print(c.execute('PRAGMA journal_mode = DELETE').fetchone()[0]); c.execute('BEGIN');"
+        "c.execute('SELECT COUNT(*) FROM documents').fetchone(); print('reading', flush=True); sys.stdin.read()"),
+        str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert reader.stdout.readline().strip() == "delete" and reader.stdout.readline().strip() == "reading"
+    return reader
+
+
 def test_an_index_switched_to_a_rollback_journal_is_read_while_another_program_reads_it(tmp_path):
     """QA round 79 F17: with the index put in rollback-journal mode by a SQLite shell that then reads it,
     switching back to WAL needs the file alone: recall waited the whole lock timeout, then exit 5, though it
@@ -140,14 +153,8 @@ def test_an_index_switched_to_a_rollback_journal_is_read_while_another_program_r
     with dreamdb.open(vault) as index:
         expected = [h.doc_id for h in index.recall("sleep debt")]
         path = index.index_path
-    # (another process: SQLite sees its own process's locks through one file descriptor)
-    reader = subprocess.Popen([sys.executable, "-c", (
-        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
-        "print(c.execute('PRAGMA journal_mode = DELETE').fetchone()[0]); c.execute('BEGIN');"
-        "c.execute('SELECT COUNT(*) FROM documents').fetchone(); print('reading', flush=True); sys.stdin.read()"),
-        str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = _rollback_journal_reader(path)
     try:
-        assert reader.stdout.readline().strip() == "delete" and reader.stdout.readline().strip() == "reading"
         with dreamdb.open(vault, lock_timeout_ms=5_000) as index:
             started = time.monotonic()
             assert [h.doc_id for h in index.recall("sleep debt")] == expected
@@ -173,14 +180,9 @@ def test_a_write_a_rollback_journal_reader_keeps_from_saving_is_rolled_back_not_
     with dreamdb.open(vault) as index:
         index.sync()
         path = index.index_path
-    reader = subprocess.Popen([sys.executable, "-c", (
-        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
-        "c.execute('PRAGMA journal_mode = DELETE'); c.execute('BEGIN');"
-        "c.execute('SELECT COUNT(*) FROM documents').fetchone(); print('reading', flush=True); sys.stdin.read()"),
-        str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = _rollback_journal_reader(path)
     index = dreamdb.open(vault, lock_timeout_ms=300)
     try:
-        assert reader.stdout.readline().strip() == "reading"
         write_doc(vault, "knowledge/narwhal.md", "---\ntitle: Narwhal\n---\nA narwhal note.\n")
         with pytest.raises(LockTimeout) as raised:
             index.sync()
