@@ -181,3 +181,20 @@ def test_the_line_naming_the_rarer_query_word_wins_over_repeats_of_a_common_one(
     with dreamdb.open(vault) as index:
         hit = index.recall("bm25 mem0")[0]
         assert hit.doc_id == "knowledge/decision" and hit.snippet.splitlines()[1] == "mem0 was rejected."
+
+
+def test_lines_holding_the_same_terms_tie_in_every_process():
+    """Summing a line's term weights in a set's order made the sum depend on the process's hash seed (0.1 + 0.2 +
+    0.3 is not 0.3 + 0.2 + 0.1 in floating point): two lines holding the same terms did not tie, and which one
+    was shown changed from run to run (CI's run of 4 Dec). The earlier line wins in every process."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from dreamdb.ranking.snippet import best_snippet; print(best_snippet("
+            "'x\\nzebra yak walrus vole\\ny\\nvole walrus yak zebra\\nz', "
+            "{'zebra': 0.1, 'yak': 0.2, 'walrus': 0.3, 'vole': 0.7}).splitlines()[1])")
+    shown = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.strip()
+             for seed in range(24)}
+    assert shown == {"zebra yak walrus vole"}

@@ -3,6 +3,7 @@ then SPEC §2's most query-term hits), ±1 line of context."""
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 
@@ -207,7 +208,9 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     # Lines of encoded data hold no term of the index: never the best line (a term's letters can occur in base64
     # after a / or +), nor its context (session 34's list: a query matching -----BEGIN CERTIFICATE----- showed the
     # next line of base64). They are told apart near the best line only (DATA_WINDOW_LINES).
-    score = [(held[i], sum(weight[t] for t in found.get(i, ())), counts[i]) for i in range(len(lines))]
+    # (fsum: exactly rounded, so a sum does not depend on the set's order, which hash randomisation changes from one
+    # process to the next: two lines holding the same terms tie, and the earlier one wins, in every run)
+    score = [(held[i], math.fsum(weight[t] for t in found.get(i, ())), counts[i]) for i in range(len(lines))]
     data: set[int] = set()
     for _window in range(MAX_DATA_WINDOWS):
         best_i, best_hits = -1, (-1, -1.0, -1)
