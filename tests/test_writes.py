@@ -1560,8 +1560,10 @@ def test_symlinked_index_folder_out_of_the_vault_gets_no_lock_or_trash(tiny_vaul
     outside.mkdir()
     (tiny_vault / ".dreamdb").symlink_to(outside, target_is_directory=True)
     for write in (lambda: update(tiny_vault, "knowledge/note", append="more"), lambda: remember(tiny_vault, "x")):
-        with pytest.raises(WriteRefused, match="outside the vault"):
+        with pytest.raises(WriteRefused, match="outside the vault") as refused:
             write()
+        # (QA round 81-A F11: the refusal said why the folder must be inside the vault, and what recall can do)
+        assert "keep their lock" in refused.value.message and "writes cannot" in refused.value.hint
     assert list(outside.iterdir()) == []
     assert (tiny_vault / "knowledge" / "note.md").read_text(encoding="utf-8") == "---\ntitle: Note\n---\nbody\n"
 

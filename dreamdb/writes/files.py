@@ -592,7 +592,13 @@ def _index_dir(vault: Path) -> Path:
     _check_writable(vault)
     index_dir = vault / INDEX_DIRNAME
     if index_dir.is_symlink():  # the lock and the trash must stay inside the vault: refuse before creating either
-        _confined(vault, index_dir)
+        try:
+            _confined(vault, index_dir)
+        except WriteRefused as exc:  # (QA round 81-A F11: "dreamdb only edits files inside the vault" said not why)
+            raise WriteRefused(f"{exc.message} Vault writes keep their lock and the copies of replaced and deleted notes"
+                               " in that folder, inside the vault; nothing was changed.",
+                               hint=f"Make {index_dir} a folder of the vault (recall can use an index behind a link; "
+                                    "writes cannot).") from None
     try:
         index_file = index_dir / config.INDEX_FILE_NAME
         if os.path.abspath(config.index_path_for(vault)) == os.path.abspath(index_file):
