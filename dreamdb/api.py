@@ -408,7 +408,7 @@ class Index:
 
     def _open(self):
         self.carry_over()
-        self._check_index_file()
+        kind = self._check_index_file()
         try:
             config.prepare_index_dir(self.index_path, chmod_existing=False, parents=self._index_parents())
         except OSError as exc:
@@ -434,7 +434,7 @@ class Index:
         except OSError:
             fresh = True
         conn = None
-        foreign = self._foreign_tables() if self._owns_any_file() else None
+        foreign = self._foreign_tables(kind) if self._owns_any_file() else None
         if foreign:  # (before any connection: dreamdb's would switch it to WAL, QA round 81-A F5; nor its mode changed)
             return self._rebuild(ForeignDatabase(f"not a dreamdb index (tables: {', '.join(foreign[:5])})"))
         config.restrict_mode(self.index_path)  # (a -shm left read-only by a read-only index, now writable again)
@@ -629,10 +629,13 @@ class Index:
         return (config.is_default_index_path(self.index_path, self.vault) and not os.path.islink(self.index_path)
                 and not os.path.islink(self.index_path.parent))
 
-    def _check_index_file(self) -> None:
+    def _check_index_file(self) -> str:
         """Refuse an index path that is a folder or unreadable, and, outside dreamdb's own folders, any
         file that is not recognisably a dreamdb index (its application id, or an older index's tables,
         read read-only): dreamdb deletes and rebuilds damaged indexes, never somebody else's file.
+
+        Returns:
+            what is at the path (:func:`dreamdb.config.index_file_kind`).
 
         Raises:
             IndexUnavailable: as above (exit code 4).
@@ -656,11 +659,11 @@ class Index:
             # on them ("disk I/O error") while a process that still has the deleted file open holds them.
             if os.path.lexists(f"{self.index_path}-wal") or os.path.lexists(f"{self.index_path}-shm"):
                 config.remove_index_files(self.index_path)
-            return
+            return kind
         if kind in ("empty", "dreamdb") or self._owns_any_file():
-            return
+            return kind
         if kind == "sqlite" and _is_older_dreamdb_index(self.index_path):
-            return
+            return kind
         what = {"foreign": "a SQLite database of another application", "sqlite": "a SQLite database dreamdb did not make "
                 "(or cannot read)", "other": "not a SQLite database"}[kind]
         folder = self.index_path.parent
@@ -673,25 +676,25 @@ class Index:
                                hint="Point DREAMDB_INDEX at a new file path (or delete that file yourself if it "
                                     "is a damaged dreamdb index).")
 
-    def _foreign_tables(self) -> list[str] | None:
-        """The tables of another application's SQLite database at the index path (another application id, or none
-        and tables that are not those of an older dreamdb index: :func:`_is_older_dreamdb_index`), read read-only;
-        ``None`` for anything else (a dreamdb index of any version, an empty database, no database, one that
-        cannot be read now)."""
-        kind = config.index_file_kind(self.index_path)
-        if kind not in ("sqlite", "foreign") or (kind == "sqlite" and _is_older_dreamdb_index(self.index_path)):
+    def _foreign_tables(self, kind: str) -> list[str] | None:
+        """The tables of another application's SQLite database at the index path, whose header said ``kind``
+        (:func:`dreamdb.config.index_file_kind`): another application id, or none and tables without dreamdb's
+        schema (:func:`_has_dreamdb_schema`), read read-only; ``None`` for anything else (a dreamdb index of any
+        version, an empty database, no database, one that cannot be read now)."""
+        if kind not in ("sqlite", "foreign"):
             return None
         try:
             ro = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
             try:
                 names = sorted(r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+                # (golang-migrate and Rails keep a schema_migrations table too, QA round 82 F1: such a database
+                # was rebuilt over, or exit 70)
+                ours = kind == "sqlite" and _has_dreamdb_schema(ro)
             finally:
                 ro.close()
         except (IndexUnavailable, db.DatabaseError):
             return None
-        # (app id 0 with tables is an index of dreamdb's only when _is_older_dreamdb_index says so: golang-migrate and
-        # Rails keep a schema_migrations table too, QA round 82 F1: such a database was rebuilt over, or exit 70)
-        return names or None
+        return names if names and not ours else None
 
     def _check_tables(self, conn) -> None:
         """In dreamdb's own folders, a SQLite file without dreamdb's application id must be an older

@@ -66,8 +66,8 @@ def _interrupt(signum, frame):
 
 def changes_files(args: list[str]) -> bool:
     """Whether ``args`` (options hoisted: :func:`hoist_options`) run a command that changes the vault or the agent's
-    settings: ``remember``, ``update``, ``delete``, ``hook install``, ``hook uninstall``. SIGTERM is then handled
-    as Ctrl-C (:func:`dreamdb.cli.options.sigterm_as_interrupt`): the command says whether its change was saved."""
+    settings: ``remember``, ``update``, ``delete``, ``hook install``, ``hook uninstall``. The executable then handles
+    SIGTERM as Ctrl-C (:func:`_interrupt`): the command says whether its change was saved."""
     return args[:1] in (["remember"], ["update"], ["delete"]) or args[:2] in (["hook", "install"], ["hook", "uninstall"])
 
 

@@ -15,15 +15,13 @@ interrupted.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import sys
 
 import click
 
 from dreamdb import __version__
-from dreamdb.cli.options import SuggestingGroup, sigterm_as_interrupt
-from dreamdb.entry import changes_files
+from dreamdb.cli.options import SuggestingGroup
 
 _COMMANDS = {
     "recall": ("dreamdb.cli.recall", "recall"),
@@ -147,8 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> None:
         nonlocal code
         try:
-            with sigterm_as_interrupt() if changes_files(sys.argv[1:] if argv is None else argv) else contextlib.nullcontext():
-                result = cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
+            result = cli.main(args=argv, prog_name="dreamdb", standalone_mode=False)
             if isinstance(result, int) and not isinstance(result, bool):  # click returns ctx.exit()'s code
                 code = result
         except click.exceptions.Exit as exc:

@@ -101,10 +101,8 @@ def sigterm_as_interrupt():
     """SIGTERM handled as Ctrl-C inside the block (``KeyboardInterrupt``), its handler restored after it.
 
     ``timeout`` or an agent's harness stopping a slow command sends SIGTERM, whose default action kills the
-    process wherever it is: a refresh lost its running batch's report, and a write command killed after its
-    change was saved said nothing, so its caller could not tell it from one that changed nothing and ran it
-    again (a second CHANGELOG entry; QA round 79-B F6). As a Ctrl-C, the command says what it left: exit 130
-    with nothing changed, or exit 0 once its change is on disk (:func:`dreamdb.quickcli.interrupted`). Python
+    process wherever it is: a refresh lost its running batch's report. As a Ctrl-C, ``embed refresh`` says what
+    it kept (the write commands handle SIGTERM for the whole process: :func:`dreamdb.entry.changes_files`). Python
     runs the handler between bytecodes, so it is kept off long calls into C (``dreamdb sql``'s query).
     Outside the main thread (some test runners) nothing changes.
     """
