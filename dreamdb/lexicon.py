@@ -563,6 +563,15 @@ class Lexicon:
         table = direction + (STEMMED if stemmed else ASCII if ascii else "")
         return self._lookup(table, (word,), "targets")[0]
 
+    def has(self, direction: str, word: str, *, stemmed: bool = False, ascii: bool = False) -> bool:
+        """Whether :meth:`translations` of ``word`` (same arguments) has any: a dict access once either column is in
+        memory (:meth:`preload` reads every key with it; a key is written only with translations), else one lookup."""
+        table = direction + (STEMMED if stemmed else ASCII if ascii else "")
+        loaded = next(iter(self._loaded.values()), None)
+        if loaded is not None:
+            return word in loaded.get(table, _EMPTY)
+        return bool(self._lookup(table, (word,), "targets")[0])
+
     @staticmethod
     def _pairs(direction: str, words, stems, ascii: bool) -> list[tuple[str, str]]:
         """``(table, key)`` in the order they are tried: each word as written (then, with ``ascii``,

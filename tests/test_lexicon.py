@@ -247,6 +247,25 @@ def test_a_preloaded_lexicon_answers_as_its_statements_do(small_lexicon, kenet_d
         assert "terms" in ix._lexicon()._loaded
 
 
+
+def test_whether_a_word_has_translations_is_answered_alike_by_sql_and_by_either_preloaded_column(small_lexicon):
+    """:meth:`Lexicon.has` (what :func:`english_word` asks, twice a word of every query) agrees with
+    :meth:`Lexicon.translations` whether lookups run statements or read a preloaded column, ``terms`` (what
+    ``Index.warm`` loads, whose value may be empty) included; no statement once a column is in memory."""
+    keys = [(d, w, stemmed, ascii) for d in (TR_EN, EN_TR) for w in ("uyku", "borç", "borc", "duty", "sleep", "kedi",
+                                                                        "uykus", "debt", "nosuchword")
+            for stemmed, ascii in ((False, False), (True, False), (False, True))]
+    by_sql = Lexicon(small_lexicon.path)
+    expected = [bool(by_sql.translations(d, w, stemmed=s, ascii=a)) for d, w, s, a in keys]
+    assert [by_sql.has(d, w, stemmed=s, ascii=a) for d, w, s, a in keys] == expected
+    assert True in expected and False in expected and by_sql._loaded == {}
+    for column in ("terms", "targets"):
+        fresh = Lexicon(small_lexicon.path)
+        fresh.preload(column)
+        fresh._conn.close()  # a statement now would fail (and read as "no translation")
+        assert [fresh.has(d, w, stemmed=s, ascii=a) for d, w, s, a in keys] == expected, column
+
+
 ENGLISH_NOTES = {
     "knowledge/sleep-debt.md": "---\ntitle: Sleep debt scoring\n---\nEach skipped consolidation adds to the sleep debt; "
                                "the debt decides when to run.\n",

@@ -356,13 +356,22 @@ def english_word(word: str, lexicon) -> bool:
     ``kale``, both, nor ``taksiye``, neither).
     Such a word of a query read as English is not read as Turkish typed without its letters (QA round 77 G3:
     ``dollar``, which no note holds, was read as ``dol`` + the plural ``-lar`` and found notes on *full*; ``collar``
-    became ``col``). ``False`` without a lexicon."""
+    became ``col``). ``False`` without a lexicon. Kept in the lexicon's ``memo`` (a pure function of the word and the
+    file: two stages of a query ask for each of its words, and queries repeat words)."""
     from dreamdb.lexicon import EN_TR, TR_EN
 
-    if lexicon is None or not (lexicon.translations(EN_TR, word)
-                               or lexicon.translations(EN_TR, english_stem(word), stemmed=True)):
-        return False  # (an inflected English word by its stem: collars, collared; QA round 79 F11)
-    return not (lexicon.translations(TR_EN, word) or (word.isascii() and lexicon.translations(TR_EN, word, ascii=True)))
+    if lexicon is None:
+        return False
+    key = ("english word", word)
+    found = lexicon.memo.get(key)
+    if found is None:
+        # (an inflected English word by its stem: collars, collared; QA round 79 F11)
+        found = (lexicon.has(EN_TR, word) or lexicon.has(EN_TR, english_stem(word), stemmed=True)) and not (
+            lexicon.has(TR_EN, word) or (word.isascii() and lexicon.has(TR_EN, word, ascii=True)))
+        if len(lexicon.memo) >= RESOLVED_WORDS_MAX:
+            lexicon.memo.clear()
+        lexicon.memo[key] = found
+    return found
 
 
 def _own_words(words: list[str], originals: list[str]) -> list[str]:
