@@ -196,7 +196,8 @@ def run_guarded(fn) -> int:
     0 on success; a :class:`DreamdbError` prints its message and hint and returns its code;
     Ctrl-C prints ``Interrupted.`` and returns 130 (0, saying so, after a write is on disk: :func:`interrupted`); a closed stdout pipe returns 0 (the reader
     stopped reading, as ``| head`` does); output that cannot be written (standard output closed,
-    or on a full disk) prints one error line to stderr and returns :data:`OUTPUT_ERROR_EXIT`;
+    or on a full disk) prints one error line to stderr and returns :data:`OUTPUT_ERROR_EXIT` (0 once a write
+    command's change is saved, :func:`saved_change`, saying so: do not repeat it);
     anything else prints one ``internal error`` line (the traceback with ``DREAMDB_DEBUG=1``)
     and returns 70. Standard output is flushed here, so its last write fails inside the guard
     rather than at the interpreter's exit.
@@ -215,8 +216,15 @@ def run_guarded(fn) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
         if _unwritable_output(exc):
             _silence_stdout()
-            saved = f" The change itself was saved ({SAVED}): do not repeat it." if SAVED else ""
-            sys.stderr.write(f"Error: cannot write the output: {exc.strerror or exc}.{saved}\n"
+            done = saved_change()
+            if done is not None:
+                # A write whose change is saved exits 0, as after an interruption (:func:`interrupted`): a harness
+                # that retries on any failure would save it twice (QA round 83-A F4)
+                sys.stderr.write(f"The change was saved ({done}): it is done; do not repeat it. Its report could not"
+                                 f" be written: {exc.strerror or exc} (standard output is closed or its disk is"
+                                 " full).\n")
+                return 0
+            sys.stderr.write(f"Error: cannot write the output: {exc.strerror or exc}.\n"
                              "Hint: standard output is closed or its disk is full; "
                              "redirect it to a file or pipe that can be written.\n")
             return OUTPUT_ERROR_EXIT

@@ -936,6 +936,26 @@ def test_long_text_for_writes_comes_from_a_file_or_standard_input(tmp_path):
     assert {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts} == before
 
 
+
+def test_remember_dash_reads_standard_input_and_empty_input_is_named(tmp_path):
+    """QA round 83-A F3: ``remember -`` saved an entry whose text was the character ``-`` (only ``--file -`` read
+    standard input, though the README's table reads as if ``-`` does); and empty standard input was refused as "The
+    entry text must be a non-empty string", which did not say where the text came from."""
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "--vault", str(v), "--json", "-"],
+                       input="Okapi notes from a pipe.\n", capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and json.loads(p.stdout)["description"] == "Okapi notes from a pipe.", p.stderr
+    before = {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts}
+    for args, named in ((["remember", "-"], "Standard input (TEXT -) holds no text"),
+                        (["remember", "--file", "-"], "Standard input (--file -) holds no text"),
+                        (["update", "decision-sqlite-index", "--append-file", "-"],
+                         "Standard input (--append-file -) holds no text")):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", args[0], "--vault", str(v), *args[1:]], input="\n \n",
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and named in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+    assert {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts} == before
+
 _SIGTERM_AFTER = """
 import os, signal, sys
 import dreamdb.quickcli as q

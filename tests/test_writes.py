@@ -676,6 +676,26 @@ def test_update_refuses_control_characters_in_a_description(vault: Path):
     assert yaml.safe_load(path.read_text(encoding="utf-8").split("---\n")[1])["description"] == "two\nlines\tand a tab"
 
 
+def test_a_board_s_body_is_never_replaced_or_appended_to_but_its_frontmatter_can_be_set(vault: Path):
+    """QA round 83-A F1: update --content replaced an Excalidraw board's drawing with plain text, and --append added
+    text that recall never finds (only a board's text elements are indexed); both exited 0. Refused now, untouched,
+    for a board by name and for a note the plugin marks in its frontmatter; its description can still be set."""
+    board = next(vault.rglob("sleep-debt.excalidraw.md"))
+    marked = vault / "knowledge" / "plugin-board.md"
+    marked.write_text("---\nexcalidraw-plugin: parsed\ntags: [board]\n---\n# Excalidraw Data\n## Text Elements\n"
+                      "Quokka lane ^abc12345\n%%\n## Drawing\n```json\n{\"elements\": []}\n```\n%%\n", encoding="utf-8")
+    for path, slug in ((board, "knowledge/sleep-debt.excalidraw"), (marked, "knowledge/plugin-board")):
+        before, kept = _snapshot(vault), set(vault.rglob("*before-update*"))
+        for kwargs in ({"content": "Replaced."}, {"append": "More text."}):
+            exc = _raised(lambda: update(vault, slug, **kwargs))
+            assert isinstance(exc, WriteRefused) and "is an Excalidraw board" in exc.message, (slug, kwargs, exc)
+            assert _snapshot(vault) == before
+        assert set(vault.rglob("*before-update*")) == kept  # (no copy of a version that was never replaced)
+        update(vault, slug, description="A board")
+        text = path.read_text(encoding="utf-8")
+        assert yaml.safe_load(text.split("---\n")[1])["description"] == "A board" and "```json" in text
+
+
 def test_update_description_only_changes_its_lines(vault: Path):
     path = vault / "knowledge" / "patterns" / "freeze-and-receipt-delivery.md"
     before = path.read_text(encoding="utf-8")

@@ -43,10 +43,16 @@ def _text_from(path: str | None, option: str) -> str | None:
         raise UsageError(f"{option} {where} holds over {MAX_TEXT_FILE_BYTES // 2**20} MiB; nothing was changed.",
                          hint="A note's text is far shorter: check the file.")
     try:
-        return data.decode("utf-8-sig").rstrip("\r\n")  # (as the shell's "$(cat FILE)" would give it)
+        text = data.decode("utf-8-sig").rstrip("\r\n")  # (as the shell's "$(cat FILE)" would give it)
     except UnicodeDecodeError as exc:
         raise UsageError(f"{option} {where} is not UTF-8 text (byte {exc.start:,} cannot be read); nothing was "
                          "changed.", hint="Save it as UTF-8.") from None
+    if not text.strip():  # (said as such: "the entry text must be a non-empty string" did not say where it came from)
+        named = option if path != "-" or option.endswith(" -") else f"{option} -"
+        raise UsageError(f"{where[:1].upper()}{where[1:]} ({named}) holds no text; nothing was changed.",
+                         hint="Pipe the text in (echo TEXT | dreamdb …), or give a file that holds it."
+                         if path == "-" else "Give a file that holds the text.")
+    return text
 
 
 def _one_of(value, from_file, option: str, file_option: str):
@@ -83,7 +89,7 @@ def _done(as_json: bool, payload: dict, text: str) -> None:
 @vault_option()
 @json_option
 def remember(text, text_file, entry_type, scope, summary, references, supersedes, authors, breaking, vault, as_json):
-    """Add a CHANGELOG entry with TEXT (or --file's text) as its description.
+    """Add a CHANGELOG entry with TEXT (or --file's text) as its description; TEXT - reads standard input.
 
     The file is edited atomically; other entries stay byte-for-byte the same.
     An invalid CHANGELOG.json is refused and never overwritten.
@@ -97,7 +103,10 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
     if not text and text_file is None:
         raise UsageError("Missing argument 'TEXT...': the entry's description.",
                          hint="Give it as TEXT, or with --file FILE (- for standard input).")
-    description = _one_of(" ".join(text) if text else None, text_file, "TEXT", "--file")
+    if text == ("-",) and text_file is None:  # TEXT "-" reads standard input, as --file - does (QA round 83-A F3)
+        description = _text_from("-", "TEXT -")
+    else:
+        description = _one_of(" ".join(text) if text else None, text_file, "TEXT", "--file")
     index = open_index(vault)
     entry = index.remember(description, type=entry_type, scope=scope, summary=summary, references=references,
                            supersedes=supersedes, authors=authors, breaking=breaking)

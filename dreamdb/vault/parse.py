@@ -205,6 +205,12 @@ def without_data_payloads(body: str) -> str:
     return _DATA_URI_PAYLOAD_RE.sub(r"\1", body)
 
 
+def is_excalidraw(file_name: str, meta) -> bool:
+    """Whether a note is an Excalidraw board (its name ends ``.excalidraw.md``, or its frontmatter has the
+    plugin's ``excalidraw-plugin`` key): only its text elements are indexed (:func:`excalidraw_text`)."""
+    return file_name.endswith(".excalidraw.md") or (isinstance(meta, dict) and "excalidraw-plugin" in meta)
+
+
 def excalidraw_text(body: str) -> str:
     """Text elements of an Excalidraw board (``## Text Elements`` section), block ids removed; never the scene JSON."""
     m = re.search(r"^##\s+Text Elements\s*$(.*?)(?=^##\s|^%%|\Z)", body, re.MULTILINE | re.DOTALL)
@@ -230,7 +236,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     fname = rel_path.rsplit("/", 1)[-1]
     # NFC: a name saved decomposed (macOS) and one typed composed are one id (and numbered as one name)
     slug = unicodedata.normalize("NFC", fname[:-3] if fname.endswith(".md") else fname)
-    if fname.endswith(".excalidraw.md") or "excalidraw-plugin" in meta:
+    if is_excalidraw(fname, meta):
         body = excalidraw_text(body)
     body = without_data_payloads(body)
     title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), None)

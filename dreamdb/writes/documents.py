@@ -24,6 +24,23 @@ from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_mark
                                      _same_value, _updated_value)
 
 
+def _refuse_board_body(real: Path, doc) -> None:
+    """Raise WriteRefused for a body edit of an Excalidraw board: the index reads its text elements only, so an
+    appended paragraph is never found, and a new body replaces the drawing itself (QA round 83-A F1)."""
+    from dreamdb.vault.parse import is_excalidraw
+
+    meta: dict = {}
+    if doc.has_fm and not real.name.endswith(".excalidraw.md"):
+        with contextlib.suppress(WriteRefused):  # (malformed frontmatter: not the plugin's, whose key is plain)
+            meta = doc.frontmatter()
+    if is_excalidraw(real.name, meta):
+        raise WriteRefused(f"{real.name} is an Excalidraw board: dreamdb indexes only its text elements, so a new"
+                           " body would replace the drawing, and appended text would never be found by recall;"
+                           " it was not changed.",
+                           hint="Edit the board's text in Excalidraw; a board's description, tags and pin can still"
+                           " be set.")
+
+
 def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str | None, append: str | None,
                  pin: bool | None, clock: datetime) -> tuple[Path, bytes, bytes, Identity]:
     """Compute an update without writing: ``(real path, current bytes, new bytes, the file's identity when
@@ -46,6 +63,8 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     except UnicodeDecodeError as exc:
         raise WriteRefused(f"{real.name} is not UTF-8 text; it was not changed.") from exc
     doc.check_closed()
+    if content is not None or append is not None:
+        _refuse_board_body(real, doc)
     changes = dict(changes)
     # (read only when the frontmatter may change: a body edit of a note with odd frontmatter is no reason to parse it)
     current = doc.frontmatter() if doc.has_fm and (changes or pin is not None) else {}
@@ -167,7 +186,8 @@ def update(
             control character, or one that is only a ``#`` or a facet prefix (``a:``); ``pin`` not a bool or
             None, ``now`` neither a datetime nor an ISO-8601 string, ``on_kept`` not callable.
         NotFound: no such document.
-        WriteRefused: the frontmatter must change but is malformed YAML or
+        WriteRefused: ``content`` or ``append`` for an Excalidraw board (only its text elements are indexed:
+            the drawing would be lost, or the text never found); the frontmatter must change but is malformed YAML or
             not a mapping; the frontmatter is not closed (refused for every
             edit, ``append`` included); the file is not UTF-8 or is
             write-protected; the document resolves outside the vault; the
