@@ -1432,10 +1432,11 @@ class Index:
             # a full disk, a read-only index: the vectors already stored serve this query (QA round 47 N2)
             self.notes.append(f"the index cannot be written ({exc}): dense results cover only the texts embedded"
                               " before; " + _environment_hint(exc, self.index_path))
-        if mode == "dense" and self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model_id = ?)",
-                                                 (emb.model_id,)).fetchone()[0]:
+        if self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model_id = ?)",
+                             (emb.model_id,)).fetchone()[0]:
             # No vector at all: the dense ranking would be empty, where the note says BM25 answers
-            # (QA round 68 M1: "No matches", and a vault left out of a several-vault answer)
+            # (QA round 68 M1: "No matches", and a vault left out of a several-vault answer); a fusion with
+            # nothing would be BM25's order under fused scores, labelled with the mode asked for (QA 83-A F5)
             if not any(n.startswith("no dense results yet") for n in self.notes):
                 self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; run:"
                                   " dreamdb embed refresh")

@@ -289,12 +289,15 @@ def test_a_hybrid_query_over_a_vault_never_embedded_says_its_results_are_bm25s(t
     notes = index.take_notes()
     assert any(n.startswith("no dense results yet: no text has a vector (8 chunk texts wait for embedding), so these"
                             " are BM25's results") for n in notes), notes
-    # QA round 68 M1: dense mode too answers with BM25's hits, as the note says, not with nothing
-    bm25 = [h.doc_id for h in index.recall("a0x1", mode="bm25")]
-    dense = index.recall("a0x1", mode="dense")
-    assert [h.doc_id for h in dense] == bm25 and {h.mode for h in dense} == {"bm25"}
-    notes = index.take_notes()
-    assert sum(n.startswith("no dense results yet: no text has a vector") for n in notes) == 1, notes
+    # QA round 68 M1: dense mode too answers with BM25's hits, as the note says, not with nothing; QA round 83-A F5:
+    # and so do hybrid and rrf, labelled bm25 with BM25's rankScores (they were labelled with the mode asked for,
+    # their scores a fusion's of BM25 with nothing)
+    bm25 = [(h.doc_id, h.rank_score, h.mode) for h in index.recall("a0x1", mode="bm25")]
+    assert [(h.doc_id, h.rank_score, h.mode) for h in hits] == bm25 and bm25[0][1] > 1.0
+    for mode in ("dense", "rrf"):
+        assert [(h.doc_id, h.rank_score, h.mode) for h in index.recall("a0x1", mode=mode)] == bm25, mode
+        notes = index.take_notes()
+        assert sum(n.startswith("no dense results yet: no text has a vector") for n in notes) == 1, notes
 
 
 def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault):
