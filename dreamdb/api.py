@@ -1769,10 +1769,17 @@ class Index:
         vectors): :func:`dreamdb.embeddings.store.embed_status` on this index, a damaged index rebuilt from the vault
         first (QA round 76 F1: ``embed status`` exited 70 on one). Never loads the model.
 
+        A model id of which the index holds no vector (another model's, or none installed) is counted as such: no
+        vector, every chunk text pending.
+
         Raises:
+            UsageError: ``model_id`` is neither None nor a string (QA round 83-A F7: a bare TypeError).
             IndexUnavailable: the index cannot be read (not damage: a lock, the machine's state)."""
         from dreamdb.embeddings.store import embed_status
 
+        if model_id is not None and not isinstance(model_id, str):
+            raise UsageError(f"model_id must be a string (a model's id, as embed status names it) or None, got "
+                             f"{model_id!r}")
         return self._guarded(lambda: embed_status(self.conn, model_id))
 
     def _embedding_status(self) -> dict:

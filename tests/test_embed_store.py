@@ -20,6 +20,7 @@ import pytest
 
 import dreamdb
 from dreamdb.embeddings import store
+from dreamdb.errors import UsageError
 from dreamdb.store import connect as db
 from tests.conftest import ROOT, copy_vault, write_doc
 
@@ -230,6 +231,11 @@ def test_prune_waits_while_documents_wait_to_be_chunked(tiny_vault):
         r = store.refresh(index.conn, emb)
         assert (r.embedded, r.reused, r.pruned) == (0, 8, 0) and emb.calls == []
         assert store.embed_status(index.conn, emb.model_id)["summary"].endswith("8/8 chunks embedded with hash test-hash-1, up to date")
+        # Index.embed_status: the same, and an id that is no string is a usage error (QA round 83-A F7: a TypeError)
+        assert index.embed_status(emb.model_id)["embedded"] == 8 and index.embed_status("other-model")["embedded"] == 0
+        for bad in (5, b"test-hash-1", ["test-hash-1"]):
+            with pytest.raises(UsageError, match="model_id must be a string"):
+                index.embed_status(bad)
 
 
 class QueryHashEmbedder(HashEmbedder):
