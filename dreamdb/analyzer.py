@@ -1376,6 +1376,25 @@ def typed_without_turkish_letters(words: list[str]) -> bool:
     return turkish > english
 
 
+def english_by_function_words(words: list[str]) -> bool:
+    """Whether folded words (:func:`raw_tokens`) read as English by their function words: more of them are
+    English-only stopwords (:data:`ENGLISH_ONLY_STOPWORDS`; not one a Turkish stopword typed without its letters
+    spells, ``once`` for *önce*) than Turkish stopwords, typed with or without Turkish letters. ``the ansible``
+    does; ``uyku borcu`` (no function word) and ``taksiye binmek istiyorum`` do not."""
+    english = turkish = 0
+    for w in words:
+        if w in ENGLISH_ONLY_STOPWORDS:
+            english += w not in ASCII_TYPED_TURKISH_STOPWORDS
+        elif w in TURKISH_STOPWORDS or w in ASCII_TYPED_TURKISH_STOPWORDS:
+            turkish += 1
+    return english > turkish
+
+
+NOT_TURKISH_LETTERS = frozenset("qwx")
+"""Letters the Turkish alphabet lacks (it has 29 letters: no q, w, x; TDK *Yazım Kılavuzu*): a word holding one is
+not Turkish, as written or typed without its letters (``deltaxyz``, ``workflow``)."""
+
+
 @lru_cache(maxsize=4096)
 def diacritic_terms(word: str) -> tuple[str, ...]:
     """Turkish analyses of ``word`` as it may have been meant with Turkish letters, for a query

@@ -664,3 +664,16 @@ def test_identifiers_add_to_term_frequency_not_to_length():
     assert lengths == [2, 0, 0, 2]  # release v0 | ships v0
     assert postings["0.5.0"] == [1, 0, 0, 1, 0] and postings["c++"] == [0, 0, 0, 1, 0]
     assert postings["v0"] == [1, 0, 0, 1, 0]
+
+
+@pytest.mark.parametrize("text, english", [
+    ("the ansible", True), ("what is the kafaxyz", True), ("uyku borcu", False), ("taksiye binmek istiyorum", False),
+    ("sunucu nasil korunur", False), ("once the server", True), ("once sunucu", False), ("the ve bir", False), ("", False),
+])
+def test_function_words_tell_an_english_query(text, english):
+    """QA round 83-A F2: English-only stopwords outnumbering Turkish ones (typed with or without Turkish letters) say a
+    query is English, so its unknown words are not read as Turkish typed without its letters; ``once`` (*önce*) counts
+    for neither."""
+    from dreamdb.analyzer import english_by_function_words, raw_tokens
+
+    assert english_by_function_words(raw_tokens(text)) is english

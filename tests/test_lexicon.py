@@ -1268,6 +1268,28 @@ def test_an_english_word_of_the_lexicon_is_not_read_as_turkish_typed_without_its
         assert [h.doc_id for h in ix.recall("uyku borcu")][:1] == ["knowledge/sleep-debt.excalidraw"]
 
 
+
+def test_a_word_turkish_cannot_spell_or_an_english_sentence_is_not_read_as_turkish(real_vault_copy, kenet_lexicon):
+    """QA round 83-A F2: no note holding them, ``deltaxyz`` was read as Turkish ``delta`` + an inflection, ``kafaxyz``
+    as *kafa* (head), and ``the ansible`` as ``ansı`` (remember): the prompt hook then showed unrelated notes as keyword
+    matches. A word with a letter the Turkish alphabet lacks (q, w, x) is no Turkish word, and a query whose function
+    words are English (``the``) is not Turkish typed without its letters. Turkish so typed still is (``uyku borcu``,
+    ``taksiye binmek istiyorum``: no English function word)."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking.rank import plan_query
+
+    lexicon = Lexicon(kenet_lexicon)
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "f2.db") as ix:
+        for query in ("deltaxyz", "kafaxyz", "the ansible", "what is the kafaxyz"):
+            plan = plan_query(query, vocabulary=ix._vocabulary(), lexicon=lexicon)
+            assert not plan.resolved and not plan.translated and not plan.by_lexicon, (query, plan.resolved)
+            assert ix.recall(query) == [], query
+        # the word alone (no function word either way) may still be Turkish typed without its letters
+        assert plan_query("ansible", vocabulary=ix._vocabulary(), lexicon=lexicon).resolved
+        assert [h.doc_id for h in ix.recall("uyku borcu")][:1] == ["knowledge/sleep-debt.excalidraw"]
+        plan = plan_query("taksiye binmek istiyorum", vocabulary=ix._vocabulary(), lexicon=lexicon)
+        assert plan.resolved, plan
+
 def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_vault_copy, kenet_lexicon):
     """QA round 77 G2: in `serverlardan veri` over the real vault, the word's loanword reading *server* is also one of
     KeNet's translations of Turkish "server", so all its translations the notes hold competed, and the query's other

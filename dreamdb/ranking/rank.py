@@ -21,8 +21,9 @@ import math
 import re
 from functools import lru_cache
 
-from dreamdb.analyzer import (NOMINAL_SUFFIXES, PRIVATIVE_RE, STOPWORDS, TURKISH_TO_ASCII, VERB_INFLECTIONS, acronym_terms,
-                               alternate_terms, analyze, compound_terms, diacritic_round, diacritic_rounds, identifier_terms, is_turkish,
+from dreamdb.analyzer import (NOMINAL_SUFFIXES, NOT_TURKISH_LETTERS, PRIVATIVE_RE, STOPWORDS, TURKISH_TO_ASCII,
+                               VERB_INFLECTIONS, acronym_terms, alternate_terms, analyze, compound_terms, diacritic_round,
+                               diacritic_rounds, english_by_function_words, identifier_terms, is_turkish,
                                dotless_capitals, drop_data, harmony_breaks, is_turkish_text, lower, normalize, opening_capitals,
                                query_words, snake_case_terms, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
@@ -867,7 +868,9 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
-    no_english_word = not turkish and not vocabulary.known(found_as_is, in_turkish=False)
+    # (nor when its function words say it is English: "the ansible" is no Turkish, QA round 83-A F2)
+    no_english_word = not turkish and not vocabulary.known(found_as_is, in_turkish=False) and \
+        not english_by_function_words(tokens(lower(text)))
     spell = vocabulary.has_turkish and (turkish or no_english_word)
     memo = getattr(vocabulary, "resolved_words", None)
     # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms). Its own
@@ -896,7 +899,9 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
             # (a word that the lexicon has as an English word and not as a Turkish one is not translated as Turkish,
             # nor, in a query read as English, read as Turkish typed without its letters: dollar is no plural of
             # dol, collar none of col, in "dollar kuru nedir" too; QA rounds 77 G3, 79 F11)
-            english = first and (True in directions or (loanwords and not turkish)) and english_word(w, lexicon)
+            # (nor a word with a letter Turkish lacks: deltaxyz is no inflection of delta, QA round 83-A F2)
+            english = first and (True in directions or (loanwords and not turkish)) and (
+                not NOT_TURKISH_LETTERS.isdisjoint(w) or english_word(w, lexicon))
             keys[t] = (w, cap, turkish, spell and first,
                        loanwords and first and (turkish or (turkish_looking(w) and not english)),
                        tuple(d for d in directions if not (d and english)) if first else (), stamp)
