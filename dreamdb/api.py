@@ -1417,7 +1417,7 @@ class Index:
             self.notes.append(f"{mode} recall unavailable, used bm25: {self.model_problem}")
             return None
         from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
-        from dreamdb.hybrid import dense_query_text, hybrid_rank
+        from dreamdb.errors import ModelError
 
         if mode == "dense" and filters.types and set(filters.types) <= DENSE_EXCLUDED_TYPES:
             self.notes.append(f"dense recall has no vectors for {', '.join(sorted(filters.types))} entries"
@@ -1432,6 +1432,21 @@ class Index:
             # a full disk, a read-only index: the vectors already stored serve this query (QA round 47 N2)
             self.notes.append(f"the index cannot be written ({exc}): dense results cover only the texts embedded"
                               " before; " + _environment_hint(exc, self.index_path))
+        except (MemoryError, ModelError) as exc:  # (the machine's limits: QA round 83-B F1, F2; rolled back)
+            why = "not enough memory" if isinstance(exc, MemoryError) else exc.message
+            self.notes.append(f"the texts waiting for embedding could not be embedded now ({why}): dense results cover"
+                              " only the texts embedded before")
+        try:
+            return self._dense_hits(emb, plan, mode, top, now_days, filters, explain)
+        except MemoryError:  # (the query's embedding or the vector search: BM25 answers, QA round 83-B F1)
+            self.notes.append(f"{mode} recall unavailable, used bm25: not enough memory for the dense channel (free"
+                              " memory, or raise this process's memory limit: ulimit -v)")
+            return None
+
+    def _dense_hits(self, emb, plan, mode, top, now_days, filters, explain: bool):
+        """:meth:`_hybrid`'s ranking once the vectors are refreshed, or ``None`` (with a note) without any."""
+        from dreamdb.hybrid import dense_query_text, hybrid_rank
+
         if self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model_id = ?)",
                              (emb.model_id,)).fetchone()[0]:
             # No vector at all: the dense ranking would be empty, where the note says BM25 answers

@@ -213,6 +213,9 @@ def run_guarded(fn) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return 0
+    except MemoryError:  # (the machine's limit, no bug: QA round 83-B F1; a transaction under way was rolled back)
+        return print_error("Not enough memory to finish the command; what was saved before is kept.",
+                           "Free memory, or raise this process's memory limit (ulimit -v), then run it again.", 1)
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
         if _unwritable_output(exc):
             _silence_stdout()
@@ -230,6 +233,9 @@ def run_guarded(fn) -> int:
             return OUTPUT_ERROR_EXIT
         if os.environ.get("DREAMDB_DEBUG"):
             raise
+        if isinstance(exc, OSError) and exc.errno == errno.EMFILE:  # (QA round 83-B F6: an internal error)
+            return print_error(f"This process may open no more files ({exc.strerror}: {exc.filename or 'a file'}).",
+                               "Raise the open-file limit (ulimit -n 256), then run the command again.", 1)
         if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):  # SQLITE_FULL: not damage
             return print_error("The disk that holds the index is full (SQLite: database or disk is full); what was"
                                " saved before is kept.", "Free some disk space, then run the command again.", 4)

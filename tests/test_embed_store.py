@@ -858,3 +858,86 @@ def test_a_document_past_the_chunk_cap_is_named_with_how_much_of_it_has_vectors(
     with open_synced(tiny_vault) as index:
         assert store.refresh(index.conn, emb).documents_cut == []
         assert store.embed_status(index.conn, emb.model_id)["documents_cut"] == []
+
+
+def test_the_machines_limits_during_a_hybrid_query_leave_the_stored_vectors_or_bm25_to_answer(tiny_vault, monkeypatch):
+    """QA round 83-B F1, F2: under a memory limit, the language identification of a changed note's new chunks raised
+    MemoryError, and hybrid recall, ``embed refresh`` and the prompt hook failed (exit 70; the hook printed nothing);
+    a temporary folder too small for py3langid's unpacked model (~70 MB) read as standard output's error (exit 74).
+    Now the texts waiting stay pending (rolled back) and the vectors stored answer, with a note; a query the dense
+    channel cannot embed is answered by BM25; the language identifier's failure names its temporary folder."""
+    import errno
+
+    from dreamdb.embeddings import language
+    from dreamdb.errors import ModelError
+
+    index, emb = embedded_index(tiny_vault, 3)
+    write_doc(tiny_vault, "knowledge/doc0.md", "---\nname: Doc 0\n---\n# Part A\n\nchanged text about quokkas a0x1\n")
+    index.take_notes()
+
+    def no_memory(*_args, **_kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(language, "identify", no_memory)
+    hits = index.recall("a1x1", mode="hybrid")
+    assert hits and hits[0].doc_id == "knowledge/doc1" and {h.mode for h in hits} == {"hybrid"}
+    assert any(n.startswith("the texts waiting for embedding could not be embedded now (not enough memory)")
+               for n in index.take_notes())
+    assert store.pending(index.conn, emb.model_id) > 0  # nothing half-stored
+    assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    monkeypatch.setattr(emb, "embed_queries", no_memory)
+    hits = index.recall("b2x3 unseen words", mode="hybrid")
+    assert hits and {h.mode for h in hits} == {"bm25"}
+    assert any("hybrid recall unavailable, used bm25: not enough memory for the dense channel" in n
+               for n in index.take_notes())
+    monkeypatch.undo()
+    # py3langid unpacks its model into a temporary file: a full folder or a file-size limit is said as such
+    from py3langid.langid import LanguageIdentifier
+
+    def too_large(*_args, **_kwargs):
+        raise OSError(errno.EFBIG, "File too large")
+
+    monkeypatch.setattr(language, "_IDENTIFIER", None)
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(too_large))
+    with pytest.raises(ModelError, match=r"could not unpack its model into a temporary file of about 70 MB in .*: File"
+                                         r" too large") as caught:
+        language.identify(["some text"])
+    assert "TMPDIR" in caught.value.hint
+
+
+def test_a_command_out_of_memory_or_file_handles_says_so(capsys):
+    """QA round 83-B F1, F6: a MemoryError or EMFILE ended as "internal error" (exit 70), or, for EMFILE while the
+    index was opened, as a hint to fix its permissions."""
+    import errno
+
+    from dreamdb import quickcli
+
+    def no_memory():
+        raise MemoryError()
+
+    def no_files():
+        raise OSError(errno.EMFILE, "Too many open files", "/some/module.py")
+
+    assert quickcli.run_guarded(no_memory) == 1
+    assert "Error: Not enough memory to finish the command" in capsys.readouterr().err
+    assert quickcli.run_guarded(no_files) == 1
+    err = capsys.readouterr().err
+    assert "may open no more files" in err and "ulimit -n" in err and "internal error" not in err
+
+
+def test_a_model_that_cannot_load_for_lack_of_memory_or_files_is_not_called_corrupt(monkeypatch, tmp_path):
+    """QA round 83-B F4: onnxruntime's std::bad_alloc (a memory limit) and system error 24 (the open-file limit) were
+    reported as a corrupt model, with a reinstall hint that cannot help."""
+    from dreamdb.embeddings import model
+    from dreamdb.errors import ModelError
+
+    for text, said in (("Load model from m.onnx failed:std::bad_alloc", "Not enough memory to load"),
+                       ("Load model from m.onnx failed:system error number 24", "may open no more files"),
+                       ("Load model from m.onnx failed:Protobuf parsing failed.", "corrupt or not an ONNX model")):
+        def failing(*_args, text=text, **_kwargs):
+            raise RuntimeError(text)
+
+        monkeypatch.setattr(model.ort, "InferenceSession", failing)
+        with pytest.raises(ModelError, match=said) as caught:
+            model._load_session(tmp_path / "m.onnx", 1)
+        assert ("model install" in caught.value.hint) == (said == "corrupt or not an ONNX model"), caught.value.hint

@@ -463,6 +463,15 @@ def _load_session(model_file: Path, threads: int):
     try:
         sess = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile… (pybind types)
+        text = str(exc)
+        # (the machine's limits are no damage: a reinstall cannot help; QA round 83-B F4)
+        if "bad_alloc" in text or isinstance(exc, MemoryError):
+            raise ModelError(f"Not enough memory to load {model_file} (onnxruntime: {_short(exc)}).",
+                             hint="Free memory, or raise this process's memory limit (ulimit -v): loading the"
+                             " model takes several hundred MB.") from None
+        if "Too many open files" in text or "system error number 24" in text:  # (EMFILE)
+            raise ModelError(f"{model_file} cannot be loaded: this process may open no more files (onnxruntime:"
+                             f" {_short(exc)}).", hint="Raise the open-file limit (ulimit -n 256).") from None
         raise ModelError(f"{model_file} cannot be loaded by onnxruntime (corrupt or not an ONNX model): {_short(exc)}",
                          hint="Reinstall the model: dreamdb model install") from None
     inputs = [i.name for i in sess.get_inputs()]
