@@ -889,8 +889,9 @@ class Index:
         found no row (QA round 76 F13).
 
         Beyond the file's structure, only the corpus statistics BM25 reads are checked against the documents
-        they describe (QA round 48: ``n_docs`` 0 over 21 documents made recall say the vault had no notes):
-        the index keeps no checksums of its own.
+        they describe (QA round 48: ``n_docs`` 0 over 21 documents made recall say the vault had no notes), and the
+        postings against the documents' lengths (:func:`_postings_problems`): the index keeps no checksums of its
+        own.
         """
         try:
             rows = [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({QUICK_CHECK_ROWS})")]
@@ -929,7 +930,8 @@ class Index:
         if check:
             problems = self.check()
             if problems:
-                self._conn = self._rebuild(("index check: " if problems[0].startswith("corpus_stats") else "PRAGMA integrity_check: ")
+                ours = problems[0].startswith(("corpus_stats", "postings"))  # (_stats_problems': not SQLite's)
+                self._conn = self._rebuild(("index check: " if ours else "PRAGMA integrity_check: ")
                                            + _first_problems(problems))
         try:
             report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives,
@@ -1963,7 +1965,31 @@ def _stats_problems(conn) -> list[str]:
     wrong = [f"{key} {stats[key]!r} (the documents give {actual[key]:.6g})" for key in stats
              if not isinstance(stats[key], (int, float)) or isinstance(stats[key], bool)
              or not math.isclose(stats[key], actual[key], rel_tol=1e-9, abs_tol=1e-9)]
-    return [f"corpus_stats disagrees with the documents table: {', '.join(wrong)}"] if wrong else []
+    problems = [f"corpus_stats disagrees with the documents table: {', '.join(wrong)}"] if wrong else []
+    return problems + _postings_problems(conn)
+
+
+def _postings_problems(conn) -> list[str]:
+    """How the ``postings`` disagree with the ``documents`` (QA round 83-B F7: a document's postings deleted, or rows
+    naming no document, passed ``sync --check``; the first left a note recall never finds): a document whose term
+    frequencies in a field sum to less than that field's length (by construction they sum to its length plus the
+    identifier, compound and acronym terms stacked on it: :func:`dreamdb.store.sync.document_terms`), and postings
+    of no document. ≈ 60 ms on the real vault's index, 0.4 s on 5,183 documents."""
+    short = conn.execute(
+        "SELECT d.doc_id FROM documents d LEFT JOIN (SELECT doc, SUM(tf_title) t, SUM(tf_description) de,"
+        " SUM(tf_tags) ta, SUM(tf_body) b FROM postings GROUP BY doc) p ON p.doc = d.id"
+        " WHERE COALESCE(p.t, 0) < d.len_title OR COALESCE(p.de, 0) < d.len_description"
+        " OR COALESCE(p.ta, 0) < d.len_tags OR COALESCE(p.b, 0) < d.len_body ORDER BY d.doc_id").fetchall()
+    orphans = conn.execute("SELECT COUNT(*) FROM postings p WHERE NOT EXISTS"
+                           " (SELECT 1 FROM documents d WHERE d.id = p.doc)").fetchone()[0]
+    problems = []
+    if short:
+        shown = ", ".join(r[0] for r in short[:3]) + (", …" if len(short) > 3 else "")
+        problems.append(f"postings disagree with the documents table: {len(short)} document(s) hold fewer terms than"
+                        f" their lengths ({shown})")
+    if orphans:
+        problems.append(f"postings disagree with the documents table: {orphans} posting(s) name no document")
+    return problems
 
 
 def _model_state() -> tuple:

@@ -973,6 +973,27 @@ def test_sync_check_finds_corpus_statistics_that_contradict_the_documents(exampl
         assert index.sync(check=True).rebuilt and index.check() == [] and _top(index, "sleep debt") == expected
 
 
+def test_sync_check_finds_postings_that_contradict_the_documents(example_vault):
+    """QA round 83-B F7: a document's postings deleted (it is then never found) or postings of no document passed
+    ``sync --check``; the postings are checked against the documents' lengths and ids."""
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        expected = _top(index, "sleep debt")
+        assert expected[0] == "feature/sleep-consolidation"
+        index.conn.execute("PRAGMA foreign_keys = OFF")  # (as another program's connection writes)
+        index.conn.execute("INSERT INTO postings VALUES ('sleep', 999999, 5, 5, 5, 5, 1)")
+        index.conn.execute("PRAGMA foreign_keys = ON")
+        assert index.check() == ["postings disagree with the documents table: 1 posting(s) name no document"]
+        report = index.sync(check=True)
+        assert report.rebuilt and any("index check: postings disagree" in w for w in report.warnings)
+        assert index.check() == [] and _top(index, "sleep debt") == expected
+        index.conn.execute("DELETE FROM postings WHERE term = 'debt' AND doc ="
+                           " (SELECT id FROM documents WHERE doc_id = 'feature/sleep-consolidation')")
+        assert index.check() == ["postings disagree with the documents table: 1 document(s) hold fewer terms than"
+                                 " their lengths (feature/sleep-consolidation)"]
+        assert index.sync(check=True).rebuilt and index.check() == [] and _top(index, "sleep debt") == expected
+
+
 def test_an_empty_gitignore_in_the_index_folder_is_written_again(example_vault):
     """QA round 50: a full disk left .dreamdb/.gitignore empty, and it stayed so: `git add -A` would have committed
     the index. An empty one is written again; one the user wrote is kept."""

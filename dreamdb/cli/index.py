@@ -13,7 +13,7 @@ from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 @click.option("--force", is_flag=True, help="Re-parse every file, even unchanged ones.")
 @click.option("--check", is_flag=True,
               help="First check the index file for damage (SQLite integrity_check, ~0.1 s per 15 MB; and its BM25"
-                   " statistics against its documents); rebuild it if damaged.")
+                   " statistics and postings against its documents); rebuild it if damaged.")
 @json_option
 def sync_cmd(vault, force, check, as_json):
     """Mirror the vault into the index (incremental, by content hash).
