@@ -1391,6 +1391,36 @@ def test_a_write_with_an_index_folder_it_cannot_enter_says_so(tiny_vault):
     assert not (tiny_vault / "core" / "CHANGELOG.json").exists()
 
 
+def test_a_write_into_a_read_only_index_folder_is_refused_as_recall_reads_it(tiny_vault):
+    """QA round 83-B F8: with ``.dreamdb`` at mode 0500, recall reads the folder as read-only (even for root, who
+    could write there: it copies the index to the user cache), while ``remember`` and ``update`` wrote their lock and
+    trash in it. Refused now, nothing changed; recall still answers."""
+    import subprocess
+    import sys
+
+    write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
+    dreamdb.open(tiny_vault).sync()
+    folder = tiny_vault / ".dreamdb"
+    before = sorted(p.name for p in folder.iterdir())
+    folder.chmod(0o500)
+    try:
+        for args in (["remember", "zebra fact"], ["update", "knowledge/a", "--append", "more zebra"]):
+            p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault)],
+                               capture_output=True, text=True, timeout=60)
+            assert p.returncode == 6 and f"The index folder {folder} is read-only" in p.stderr, (args, p.stderr)
+            assert "chmod u+rwx" in p.stderr and "Nothing was changed" in p.stderr
+        # (no lock, no trash; SQLite's -wal and -shm of the index the command opened before refusing may appear)
+        assert sorted(p.name for p in folder.iterdir() if not p.name.endswith(("-wal", "-shm"))) == before
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "zebra", "--plain", "--vault", str(tiny_vault)],
+                           capture_output=True, text=True, timeout=60, env={**os.environ,
+                                                                            "DREAMDB_CACHE_DIR": str(tiny_vault.parent / "c")})
+        assert p.returncode == 0 and "knowledge/a" in p.stdout, p.stderr
+    finally:
+        folder.chmod(0o700)
+    assert not (tiny_vault / "core" / "CHANGELOG.json").exists()
+    assert (tiny_vault / "knowledge" / "a.md").read_text() == "zebra\n"
+
+
 def test_a_note_that_becomes_unreadable_keeps_its_documents_and_every_read_says_so(tiny_vault):
     """QA round 69 H1: a note made unreadable (chmod 000) after it was indexed dropped out of the index at the next
     sync, later recalls said nothing and status showed only "1 from 2 files"; alone in its vault, the messages

@@ -599,6 +599,13 @@ def _index_dir(vault: Path) -> Path:
                                " in that folder, inside the vault; nothing was changed.",
                                hint=f"Make {index_dir} a folder of the vault (recall can use an index behind a link; "
                                     "writes cannot).") from None
+    if index_dir.is_dir() and os.access(index_dir, os.R_OK | os.X_OK) and not config.is_writable(index_dir):
+        # read-only in intent, as recall reads it (it moves the index to the user cache), even for root, who could
+        # write there: QA round 83-B F8 found update and remember writing their lock and trash in it
+        raise WriteRefused(f"The index folder {index_dir} is read-only (no write permission), so dreamdb does not"
+                           " write in it; vault writes keep their lock and the copies of replaced and deleted notes"
+                           " there. Nothing was changed.", hint=f"Give it write permission (chmod u+rwx '{index_dir}')"
+                           " to remember, update or delete.")
     try:
         index_file = index_dir / config.INDEX_FILE_NAME
         if os.path.abspath(config.index_path_for(vault)) == os.path.abspath(index_file):
