@@ -177,3 +177,53 @@ def test_merge_constant_is_respected():
     cs = chunk_document("T", body)
     assert all(len(content(c).split()) >= MERGE_BELOW_WORDS for c in cs[:-1])
     assert sum(len(content(c).split()) for c in cs) == 20 * 41 + 20  # every word kept ('#', 'Hi', 40 words)
+
+
+def _synthetic_bodies() -> list[str]:
+    """Texts whose structure crosses where a head would be cut: a fence, a heading run, blank-line runs, one giant
+    line, an unclosed fence, a comment block, short and long paragraphs mixed."""
+    para = "Karar: hibrit aramada BM25 taban kalır; dense sadece yeniden sıralar. "
+    return [
+        "\n\n".join(f"## H{i}\n\n" + para * (i % 7 + 1) for i in range(100)),
+        "intro " * 50 + "\n\n```python\n" + "\n".join(f"x{i} = {i}  # code line" for i in range(1500)) + "\n```\n\ntail",
+        ("\n" * 2000).join(words(90, f"p{i}_") for i in range(60)),
+        words(160_000, "g"),  # (over a megabyte: the head path of a note's full 128 chunks)
+        "start\n\n```\n" + "\n".join(words(30, f"u{i}_") for i in range(600)),
+        "<!--\n" + "\n".join(words(20, f"c{i}_") for i in range(500)) + "\n-->\n\n" + words(2000, "after"),
+        "\n\n".join(words(5 if i % 3 else 700, f"m{i}_") for i in range(150)),
+    ]
+
+
+def test_a_huge_texts_chunks_from_its_head_are_the_whole_texts(monkeypatch):
+    """QA round 83-B F9: a 20 MB note took seconds to chunk (the hook's first hybrid prompt after editing it: 5 s),
+    though its 128 chunks hold a few hundred KB. Its chunks now come from a head of it when that head alone gives two
+    more than are kept. Checked against the whole text's chunking on texts built to cross the cut and on every note
+    of the example and real vaults, with few chunks kept and a short head so that the head path runs on most of
+    them."""
+    from pathlib import Path
+
+    from dreamdb.embeddings import chunk
+    from dreamdb.embeddings.chunk import chunk_with_coverage
+    from tests.conftest import REAL_VAULT_SRC, ROOT
+
+    bodies = _synthetic_bodies()
+    for root in (ROOT / "examples" / "_dream_context", REAL_VAULT_SRC):
+        if root.is_dir():
+            bodies += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(Path(root).rglob("*.md"))]
+    whole = chunk._contents
+    from_head = []
+
+    def contents(body, max_chunks):  # (counts the texts chunked from their head)
+        out = whole(body, max_chunks)
+        from_head.append(max_chunks == wanted + 2 and len(out[0]) >= max_chunks)
+        return out
+
+    monkeypatch.setattr(chunk, "_contents", contents)
+    for wanted, span in ((1, 1500), (2, 2000), (3, 3000), (MAX_CHUNKS_PER_DOCUMENT, chunk.HEAD_CHARS_PER_CHUNK)):
+        from_head.clear()
+        for body in bodies if wanted < MAX_CHUNKS_PER_DOCUMENT else [b for b in bodies if len(b) > 10**6]:
+            monkeypatch.setattr(chunk, "HEAD_CHARS_PER_CHUNK", span)
+            got = chunk_with_coverage("T", body, "a description", max_chunks=wanted)
+            monkeypatch.setattr(chunk, "HEAD_CHARS_PER_CHUNK", 10**15)  # the whole text, always
+            assert got == chunk_with_coverage("T", body, "a description", max_chunks=wanted), (wanted, body[:80])
+        assert sum(from_head) >= (1 if wanted == MAX_CHUNKS_PER_DOCUMENT else 40), (wanted, sum(from_head))
