@@ -1286,6 +1286,11 @@ def test_a_word_turkish_cannot_spell_or_an_english_sentence_is_not_read_as_turki
             assert ix.recall(query) == [], query
         # the word alone (no function word either way) may still be Turkish typed without its letters
         assert plan_query("ansible", vocabulary=ix._vocabulary(), lexicon=lexicon).resolved
+        # and in an English sentence, the Turkish spellings a Turkish note holds still count (QA round 84: "where is
+        # the gunluk ozet" found nothing once function words turned off every Turkish reading)
+        plan = plan_query("where is the gunluk ozet", vocabulary=ix._vocabulary(), lexicon=lexicon)
+        assert plan.resolved == {"gunluk": "günlük", "ozet": "özet"} and not plan.translated, plan
+        assert ix.recall("where is the gunluk ozet")
         assert [h.doc_id for h in ix.recall("uyku borcu")][:1] == ["knowledge/sleep-debt.excalidraw"]
         plan = plan_query("taksiye binmek istiyorum", vocabulary=ix._vocabulary(), lexicon=lexicon)
         assert plan.resolved, plan

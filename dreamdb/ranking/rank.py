@@ -868,10 +868,12 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
-    # (nor when its function words say it is English: "the ansible" is no Turkish, QA round 83-A F2)
-    no_english_word = not turkish and not vocabulary.known(found_as_is, in_turkish=False) and \
-        not english_by_function_words(tokens(lower(text)))
+    no_english_word = not turkish and not vocabulary.known(found_as_is, in_turkish=False)
     spell = vocabulary.has_turkish and (turkish or no_english_word)
+    # A query whose function words say it is English ("the ansible") is not read as Turkish by the words of English
+    # notes (loanwords, translations: "ansible" became "ansı", remember; QA round 83-A F2); its words' Turkish
+    # spellings that a Turkish note holds still count ("where is the gunluk ozet": günlük, özet; QA round 84)
+    no_english_word = no_english_word and not english_by_function_words(tokens(lower(text)))
     memo = getattr(vocabulary, "resolved_words", None)
     # Loanwords: a Turkish question may borrow words of English notes (see loanword_terms). Its own
     # words must read as Turkish, not only a name in it: "Müller party invitation" is English. A query
