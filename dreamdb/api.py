@@ -717,6 +717,11 @@ class Index:
             IndexUnavailable: the file is not recognisably dreamdb's and lies outside dreamdb's own
                 folders (see :meth:`_check_index_file`): it is never deleted.
         """
+        short = _short_of_file_handles()
+        if short is not None:  # the machine's limit, no damage: the index is left as it is (QA round 84: deleted)
+            raise IndexUnavailable(f"Cannot open the index at {self.index_path}: this process may open no more files"
+                                   f" ({short.strerror}); the index was left as it is ({reason}).",
+                                   hint="Raise the open-file limit (ulimit -n 256), then run the command again.")
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -1883,12 +1888,41 @@ def _is_older_dreamdb_index(path: Path) -> bool:
         return False
 
 
+FILE_HANDLES_NEEDED = 4
+"""Files an index open needs at once (the database, its ``-wal`` and ``-shm``, and one to spare):
+:func:`_short_of_file_handles` tries that many before a rebuild."""
+
+
+def _short_of_file_handles() -> OSError | None:
+    """The error of opening :data:`FILE_HANDLES_NEEDED` files at once when this process is at its open-file limit (or
+    the system's: EMFILE, ENFILE), else ``None``. SQLite says only "unable to open database file", which reads as
+    damage: an index was deleted to be rebuilt under ``ulimit -n 6`` (QA round 84)."""
+    import errno
+
+    opened = []
+    try:
+        for _ in range(FILE_HANDLES_NEEDED):
+            opened.append(os.open(os.devnull, os.O_RDONLY))
+    except OSError as exc:
+        if exc.errno in (errno.EMFILE, errno.ENFILE):
+            return exc
+    finally:
+        for fd in opened:
+            os.close(fd)
+    return None
+
+
 def _has_dreamdb_schema(conn) -> bool:
     """Whether the database ``conn`` reads has dreamdb's tables, and ``schema_migrations`` dreamdb's columns (other
     tools use that table name too: golang-migrate, Rails)."""
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     cols = {r[1] for r in conn.execute("PRAGMA table_info(schema_migrations)")}
-    return _DREAMDB_TABLES <= names and {"version", "name", "applied_at"} <= cols
+    if not {"version", "name", "applied_at"} <= cols:
+        return False
+    # (or a first migration of dreamdb's cut short: its schema_migrations alone, empty; QA round 84, a process at its
+    # open-file limit left one, which the next was about to move aside as another application's database)
+    return _DREAMDB_TABLES <= names or (names == {"schema_migrations"} and conn.execute(
+        "SELECT NOT EXISTS (SELECT 1 FROM schema_migrations)").fetchone()[0] == 1)
 
 
 def _written_iso(index_path: Path) -> str:

@@ -1237,3 +1237,38 @@ def test_a_higher_schema_version_read_from_damage_is_rebuilt_not_called_newer(ex
     third.close()
     with pytest.raises(IndexTooNew):
         dreamdb.open(example_vault).recall("sleep debt")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_NOFILE in a child process (POSIX)")
+def test_an_index_is_never_rebuilt_for_a_process_out_of_file_handles(example_vault):
+    """QA round 84: under ``ulimit -n 6`` SQLite says only "unable to open database file", which read as damage:
+    ``status`` deleted the index (its vectors too) to rebuild it, and could not. A rebuild first checks that the
+    process can open files; the index is left as it is, and the message names the limit. A first migration cut short
+    the same way (an empty ``schema_migrations`` alone) is dreamdb's own, migrated by the next command, not moved
+    aside as another application's database."""
+    import resource
+
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        expected = _top(index, "sleep debt")
+    before = index.index_path.read_bytes()
+
+    def few_files(n):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+    for n in (6, 7):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "status", "--vault", str(example_vault)],
+                           preexec_fn=few_files(n), capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in p.stderr and index.index_path.read_bytes() == before, (n, p.stderr)
+        assert (p.returncode == 4 and "open-file limit (ulimit -n" in p.stderr) if n == 6 else p.returncode == 0, (
+            n, p.returncode, p.stderr)
+    # an index whose first migration stopped after creating schema_migrations: dreamdb's, empty, migrated
+    config.remove_index_files(index.index_path)
+    conn = sqlite3.connect(index.index_path)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                 " applied_at TEXT NOT NULL)")
+    conn.commit()
+    conn.close()
+    with dreamdb.open(example_vault) as index:
+        assert _top(index, "sleep debt") == expected and not any("another application" in w for w in index.warnings)
+    assert not list(index.index_path.parent.glob("*.not-dreamdb-*"))
