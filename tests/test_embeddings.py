@@ -269,6 +269,22 @@ def test_a_model_file_cut_short_since_its_install_is_said_damaged_by_every_statu
     assert p.returncode == 0 and p.stdout.startswith("SKIPPED: the embedding model is damaged: model.onnx is"), p.stdout
     p = run([sys.executable, "-m", "dreamdb", "model", "status"])
     assert p.returncode == 0 and "damaged:    model.onnx is" in p.stdout and "hint:" in p.stdout, p.stdout
+    # embed status too (QA round 84: silent), in text and JSON
+    p = run([sys.executable, "-m", "dreamdb", "embed", "status", "--vault", str(vault)])
+    assert p.returncode == 0 and "damaged:   model.onnx is" in p.stdout, p.stdout
+    st = json.loads(run([sys.executable, "-m", "dreamdb", "embed", "status", "--vault", str(vault), "--json"]).stdout)
+    assert st["model_damaged"].startswith("model.onnx is") and st["summary"].startswith("model damaged: model.onnx")
+    # A provenance file's other entries or junk sizes are no damage (QA round 84: a false alarm on the folder itself
+    # for the key "", and exit 70 for a NUL in a key): only the files dreamdb loads, with a size that is a count
+    (d / "model.onnx").unlink()
+    os.symlink(model_dir / "model.onnx", d / "model.onnx")
+    for files in ({"": {"size": 3}}, {".": {"size": 3}}, {"..": {"size": 3}}, {"model.onnx\u0000x": {"size": 3}},
+                  {"model.onnx": {"size": -1}}, {"model.onnx": {"size": True}}, {"model.onnx": {"size": "3"}},
+                  {"model.onnx": 3}, {"tokenizer.json": None}, []):
+        (d / locate.PROVENANCE_FILE).write_text(json.dumps({**prov, "files": files}), encoding="utf-8")
+        assert "damaged" not in locate.model_status(d), files
+        p = run([sys.executable, "-m", "dreamdb", "model", "status", "--json"])
+        assert p.returncode == 0 and "damaged" not in json.loads(p.stdout), (files, p.stderr)
 
 def _zero_output_onnx(path: Path) -> None:
     """An ONNX graph with the model's inputs whose hidden states are all zeros: float32[batch, seq, 384]."""

@@ -199,6 +199,9 @@ def status_cmd(vault, as_json):
     st["model_path"] = ms["path"]
     st["runtime_missing"] = ms["runtime_missing"]
     st["hybrid_ready"] = hybrid_ready(st, ms)
+    if ms.get("damaged"):  # (QA round 84: embed status alone did not say it; status and model status did)
+        st["model_damaged"] = ms["damaged"]
+        st["summary"] = f"model damaged: {ms['damaged']}; {st['summary']}"
     if as_json:
         click.echo(output.to_json(st))
         return
@@ -225,6 +228,9 @@ def status_cmd(vault, as_json):
         names = {"": "undetermined", "?": "not identified yet"}
         click.echo("languages: " + ", ".join(f"{names.get(l, l)} {n}" for l, n in st["languages"].items()))
     if not ms["installed"]:
+        click.echo(f"hint: {ms['hint']}")
+    elif ms.get("damaged"):
+        click.echo(f"damaged:   {ms['damaged']}")
         click.echo(f"hint: {ms['hint']}")
     elif ms["runtime_missing"]:
         click.echo(f"runtime:   {' and '.join(ms['runtime_missing'])} not installed: hybrid recall falls back to BM25")
