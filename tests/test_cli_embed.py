@@ -623,3 +623,23 @@ def test_several_vaults_of_which_one_fell_back_name_the_mode_asked_for(tiny_vaul
     doc = json.loads(out)
     assert code == 0 and {h["mode"] for h in doc["hits"]} == {"bm25", "dense"}
     assert doc["mode"] == doc["requested_mode"] == "dense"
+
+
+@pytest.mark.model
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_refresh_whose_report_cannot_be_written_says_its_vectors_are_saved(tiny_vault, with_model):
+    """QA round 84: ``embed refresh >/dev/full`` exited 74 after minutes of embedding were saved, as remember did
+    before QA round 83 (a script retrying on any failure redoes nothing, but reads the run as failed); 0 now,
+    saying so on stderr."""
+    import subprocess
+    import sys
+
+    small_vault(tiny_vault)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "refresh", "--vault", str(tiny_vault), "--json"],
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert p.returncode == 0 and "The change was saved (2 embedded, 0 reused)" in p.stderr, p.stderr
+    import dreamdb
+
+    with dreamdb.open(tiny_vault) as index:
+        assert index.embed_status()["embedded"] == 2

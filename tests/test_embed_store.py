@@ -864,8 +864,9 @@ def test_the_machines_limits_during_a_hybrid_query_leave_the_stored_vectors_or_b
     """QA round 83-B F1, F2: under a memory limit, the language identification of a changed note's new chunks raised
     MemoryError, and hybrid recall, ``embed refresh`` and the prompt hook failed (exit 70; the hook printed nothing);
     a temporary folder too small for py3langid's unpacked model (~70 MB) read as standard output's error (exit 74).
-    Now the texts waiting stay pending (rolled back) and the vectors stored answer, with a note; a query the dense
-    channel cannot embed is answered by BM25; the language identifier's failure names its temporary folder."""
+    Now the texts waiting stay pending (rolled back) and BM25 answers, with a note (QA round 84: the vectors stored
+    answered, and the notes waiting fell far down); so does a query the dense channel cannot embed; the language
+    identifier's failure names its temporary folder, or the open-file limit."""
     import errno
 
     from dreamdb.embeddings import language
@@ -879,12 +880,14 @@ def test_the_machines_limits_during_a_hybrid_query_leave_the_stored_vectors_or_b
         raise MemoryError()
 
     monkeypatch.setattr(language, "identify", no_memory)
-    hits = index.recall("a1x1", mode="hybrid")
-    assert hits and hits[0].doc_id == "knowledge/doc1" and {h.mode for h in hits} == {"hybrid"}
-    assert any(n.startswith("the texts waiting for embedding could not be embedded now (not enough memory)")
-               for n in index.take_notes())
+    # BM25 answers (QA round 84: the notes waiting, BM25's best, fell far down the fused ranking, with no dense vote)
+    hits = index.recall("quokkas", mode="hybrid")
+    assert hits and hits[0].doc_id == "knowledge/doc0" and {h.mode for h in hits} == {"bm25"}
+    assert any(n.startswith("hybrid recall unavailable, used bm25: the texts waiting for embedding could not be"
+                            " embedded now (not enough memory)") for n in index.take_notes())
     assert store.pending(index.conn, emb.model_id) > 0  # nothing half-stored
     assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    monkeypatch.undo()  # (the texts waiting are embedded now; the query's embedding runs out of memory)
     monkeypatch.setattr(emb, "embed_queries", no_memory)
     hits = index.recall("b2x3 unseen words", mode="hybrid")
     assert hits and {h.mode for h in hits} == {"bm25"}
@@ -903,6 +906,14 @@ def test_the_machines_limits_during_a_hybrid_query_leave_the_stored_vectors_or_b
                                          r" too large") as caught:
         language.identify(["some text"])
     assert "TMPDIR" in caught.value.hint
+
+    def no_files(*_args, **_kwargs):  # (QA round 84: the open-file limit was said to be a full temporary folder)
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(no_files))
+    with pytest.raises(ModelError, match="may open no more files") as caught:
+        language.identify(["some text"])
+    assert "ulimit -n" in caught.value.hint and "TMPDIR" not in caught.value.hint
 
 
 def test_a_command_out_of_memory_or_file_handles_says_so(capsys):

@@ -155,6 +155,10 @@ def refresh_cmd(vault, force, threads, as_json):
     print_notes(index, index.sync(check=True).warnings)
     embedder = get_embedder(threads=threads)
     report = _run_refresh(index, embedder, force=force, show_bar=not as_json)
+    from dreamdb import quickcli
+
+    # (its vectors are saved: an unwritable report must not hide it, nor make a script redo minutes of work; QA 84)
+    quickcli.SAVED = f"{report.embedded} embedded, {report.reused} reused"
     if as_json:
         click.echo(output.to_json(report.as_dict()))
         return

@@ -90,6 +90,9 @@ def build_cmd(src, dest, as_json):
             click.echo("Reading KeNet's Turkish and English WordNet files (about 10 s) ...", err=True)
 
     st = build_lexicon(dest, src, announce=announce)
+    from dreamdb import quickcli
+
+    quickcli.SAVED = f"built the lexicon at {st['path']}"  # an unwritable report must not hide that it is done (QA 84)
     if as_json:
         click.echo(output.to_json(st))
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,9 @@ from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_mark
                                      _same_value, _updated_value)
 
 
+_PLUGIN_KEY_RE = re.compile(r"""["']?excalidraw-plugin["']?\s*:""")
+
+
 def _refuse_board_body(real: Path, doc) -> None:
     """Raise WriteRefused for a body edit of an Excalidraw board: the index reads its text elements only, so an
     appended paragraph is never found, and a new body replaces the drawing itself (QA round 83-A F1)."""
@@ -31,8 +35,12 @@ def _refuse_board_body(real: Path, doc) -> None:
 
     meta: dict = {}
     if doc.has_fm and not real.name.endswith(".excalidraw.md"):
-        with contextlib.suppress(WriteRefused):  # (malformed frontmatter: not the plugin's, whose key is plain)
+        try:
             meta = doc.frontmatter()
+        except WriteRefused:  # (frontmatter YAML refuses, e.g. an impossible date: the index reads its keys as
+            # text all the same, so a plugin key at a line's start still makes it a board; QA round 84)
+            meta = {"excalidraw-plugin": True} if any(
+                _PLUGIN_KEY_RE.match(line) for line in doc.fm_lines) else {}
     if is_excalidraw(real.name, meta):
         raise WriteRefused(f"{real.name} is an Excalidraw board: dreamdb indexes only its text elements, so a new"
                            " body would replace the drawing, and appended text would never be found by recall;"
