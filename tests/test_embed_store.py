@@ -952,3 +952,31 @@ def test_a_model_that_cannot_load_for_lack_of_memory_or_files_is_not_called_corr
         with pytest.raises(ModelError, match=said) as caught:
             model._load_session(tmp_path / "m.onnx", 1)
         assert ("model install" in caught.value.hint) == (said == "corrupt or not an ONNX model"), caught.value.hint
+
+
+def test_a_runtime_or_tokenizer_that_cannot_load_for_lack_of_memory_is_not_called_missing_or_damaged(monkeypatch,
+                                                                                                       tmp_path):
+    """QA round 84: under a memory limit, onnxruntime's native module failed to import and the message said to
+    install the runtime (installed), and tokenizers' "out of memory" was reported as a tokenizer.json to reinstall."""
+    from dreamdb.embeddings import model
+    from dreamdb.errors import ModelError, ModelNotInstalled
+
+    failed = ImportError("libonnxruntime.so: failed to map segment from shared object: Cannot allocate memory",
+                         name="onnxruntime.capi.onnxruntime_pybind11_state")
+    monkeypatch.setattr(model, "_IMPORT_ERROR", failed)
+    exc = model._runtime_unavailable()
+    assert isinstance(exc, ModelError) and "installed but could not be loaded" in exc.message and "ulimit -v" in exc.hint
+    monkeypatch.setattr(model, "_IMPORT_ERROR", ModuleNotFoundError("No module named 'nosuchruntime'",
+                                                                     name="nosuchruntime"))
+    exc = model._runtime_unavailable()
+    assert isinstance(exc, ModelNotInstalled) and "is not installed (nosuchruntime)" in exc.message
+
+    class OutOfMemory:
+        @staticmethod
+        def from_file(_path):
+            raise Exception("out of memory")
+
+    monkeypatch.setattr(model, "Tokenizer", OutOfMemory)
+    with pytest.raises(ModelError, match="Not enough memory to load") as caught:
+        model._load_tokenizer(tmp_path / "tokenizer.json")
+    assert "model install" not in caught.value.hint

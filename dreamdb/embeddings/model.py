@@ -151,10 +151,7 @@ class Embedder:
 
         t0 = time.perf_counter()
         if _IMPORT_ERROR is not None:
-            raise ModelNotInstalled(
-                f"The embedding runtime is not installed ({_IMPORT_ERROR.name or _IMPORT_ERROR}).",
-                hint=install_hint(),
-            )
+            raise _runtime_unavailable()
         d, _origin = model_dir_candidate(path)
         files = resolve_model_files(d)
         if files is None:
@@ -420,11 +417,31 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return msg if len(msg) <= limit else msg[: limit - 1] + "…"
 
 
+def _runtime_unavailable() -> ModelNotInstalled | ModelError:
+    """The error for an embedding runtime (onnxruntime, tokenizers) that failed to import: not installed, or installed
+    but not loadable (QA round 84: under a memory limit its native module failed to load, and the message said to
+    install what was installed)."""
+    import importlib.util
+
+    from dreamdb.extras import install_command as _install_command
+
+    name = _IMPORT_ERROR.name or ""
+    top = name.split(".")[0]
+    if isinstance(_IMPORT_ERROR, ModuleNotFoundError) and (not top or importlib.util.find_spec(top) is None):
+        return ModelNotInstalled(f"The embedding runtime is not installed ({name or _IMPORT_ERROR}).", hint=install_hint())
+    return ModelError(f"The embedding runtime is installed but could not be loaded ({_short(_IMPORT_ERROR)}): a memory"
+                      " limit, or a broken install.", hint="Free memory or raise this process's memory limit (ulimit -v);"
+                      " else reinstall it: " + _install_command("embed"))
+
+
 def _load_tokenizer(tok_file: Path):
     """Load and validate tokenizer.json; raise ModelError if it is not XLM-R's."""
     try:
         tok = Tokenizer.from_file(str(tok_file))
     except Exception as exc:  # tokenizers raises a plain Exception on bad JSON
+        if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():  # (no damage: QA round 84)
+            raise ModelError(f"Not enough memory to load {tok_file} ({_short(exc)}).",
+                             hint="Free memory, or raise this process's memory limit (ulimit -v).") from None
         raise ModelError(f"{tok_file} is not a valid tokenizer file: {_short(exc)}",
                          hint="Reinstall the model: dreamdb model install") from None
     n = tok.get_vocab_size(with_added_tokens=True)
@@ -502,8 +519,7 @@ def load_tokenizer(path: str | os.PathLike | None = None):
         ModelError: the tokenizer belongs to another model.
     """
     if _IMPORT_ERROR is not None:
-        raise ModelNotInstalled(f"The embedding runtime is not installed ({_IMPORT_ERROR.name or _IMPORT_ERROR}).",
-                                hint=install_hint())
+        raise _runtime_unavailable()
     d, _ = model_dir_candidate(path)
     files = resolve_model_files(d)
     if files is None:
