@@ -223,9 +223,10 @@ def run_guarded(fn) -> int:
             if done is not None:
                 # A write whose change is saved exits 0, as after an interruption (:func:`interrupted`): a harness
                 # that retries on any failure would save it twice (QA round 83-A F4)
+                why = f"{exc.strerror or exc}"
+                why += "" if "standard output" in why else " (standard output is closed or its disk is full)"
                 sys.stderr.write(f"The change was saved ({done}): it is done; do not repeat it. Its report could not"
-                                 f" be written: {exc.strerror or exc} (standard output is closed or its disk is"
-                                 " full).\n")
+                                 f" be written: {why}.\n")
                 return 0
             sys.stderr.write(f"Error: cannot write the output: {exc.strerror or exc}.\n"
                              "Hint: standard output is closed or its disk is full; "

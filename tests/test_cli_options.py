@@ -356,6 +356,12 @@ def test_a_write_whose_report_cannot_be_written_says_the_change_was_saved_and_ex
         p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(vault), "--json", "walrus"],
                            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert p.returncode == 74 and p.stderr.startswith("Error: cannot write the output") and "saved" not in p.stderr
+    # an update that changed nothing saved nothing (QA round 84: "The change was saved (Unchanged: …)")
+    args = [sys.executable, "-m", "dreamdb", "update", "--vault", str(vault), "sleep-consolidation", "--tags", "walrus"]
+    assert subprocess.run(args, capture_output=True, timeout=120).returncode == 0
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 74 and "saved" not in p.stderr, p.stderr
 
 
 def test_a_folder_inside_a_vault_is_pointed_back_at_the_vault(tmp_path):

@@ -62,12 +62,14 @@ def _one_of(value, from_file, option: str, file_option: str):
     return value if from_file is None else _text_from(from_file, file_option)
 
 
-def _done(as_json: bool, payload: dict, text: str) -> None:
+def _done(as_json: bool, payload: dict, text: str, *, saved: bool = True) -> None:
     from dreamdb import output, quickcli
 
     # The change is on disk now: if the report cannot be written (stdout closed or full), the error says
-    # so, and a script does not retry (and duplicate) a write that happened.
-    quickcli.SAVED = output.safe_text(text)
+    # so, and a script does not retry (and duplicate) a write that happened. (Not for an update that changed
+    # nothing: QA round 84, "The change was saved (Unchanged: …)".)
+    if saved:
+        quickcli.SAVED = output.safe_text(text)
     if as_json:
         quickcli.json_reported(output.to_json(payload))
     else:
@@ -189,7 +191,7 @@ def update(slug, description, tags, content, append, content_file, append_file, 
 
     text = (f"Updated {shown(path)} (previous version kept at {shown(kept[0])})" if kept
             else f"Unchanged: {shown(path)} already had these values")
-    _done(as_json, payload, text)
+    _done(as_json, payload, text, saved=bool(kept))
 
 
 @click.command()
