@@ -234,6 +234,9 @@ def run_guarded(fn) -> int:
             return OUTPUT_ERROR_EXIT
         if os.environ.get("DREAMDB_DEBUG"):
             raise
+        if isinstance(exc, ImportError) and "failed to map segment" in str(exc):  # (QA round 85 F2: a memory limit)
+            return print_error(f"Not enough memory to load a library ({exc}).",
+                               "Free memory, or raise this process's memory limit (ulimit -v), then run it again.", 1)
         if isinstance(exc, OSError) and exc.errno == errno.EMFILE:  # (QA round 83-B F6: an internal error)
             return print_error(f"This process may open no more files ({exc.strerror}: {exc.filename or 'a file'}).",
                                "Raise the open-file limit (ulimit -n 256), then run the command again.", 1)

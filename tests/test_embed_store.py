@@ -935,6 +935,13 @@ def test_a_command_out_of_memory_or_file_handles_says_so(capsys):
     err = capsys.readouterr().err
     assert "may open no more files" in err and "ulimit -n" in err and "internal error" not in err
 
+    def no_library():  # (QA round 85 F2: a memory limit that keeps a shared library from loading was exit 70)
+        raise ImportError("libsqlite3.so.0: failed to map segment from shared object")
+
+    assert quickcli.run_guarded(no_library) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Error: Not enough memory to load a library") and "ulimit -v" in err
+
 
 def test_a_model_that_cannot_load_for_lack_of_memory_or_files_is_not_called_corrupt(monkeypatch, tmp_path):
     """QA round 83-B F4: onnxruntime's std::bad_alloc (a memory limit) and system error 24 (the open-file limit) were

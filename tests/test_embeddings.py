@@ -280,6 +280,7 @@ def test_a_model_file_cut_short_since_its_install_is_said_damaged_by_every_statu
     os.symlink(model_dir / "model.onnx", d / "model.onnx")
     for files in ({"": {"size": 3}}, {".": {"size": 3}}, {"..": {"size": 3}}, {"model.onnx\u0000x": {"size": 3}},
                   {"model.onnx": {"size": -1}}, {"model.onnx": {"size": True}}, {"model.onnx": {"size": "3"}},
+                  {"model.onnx": {"size": 10**40}},
                   {"model.onnx": 3}, {"tokenizer.json": None}, []):
         (d / locate.PROVENANCE_FILE).write_text(json.dumps({**prov, "files": files}), encoding="utf-8")
         assert "damaged" not in locate.model_status(d), files

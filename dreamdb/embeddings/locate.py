@@ -332,7 +332,7 @@ def size_mismatch(model_dir: Path, provenance: dict) -> str | None:
     for name in names:
         meta = files.get(name)
         size = meta.get("size") if isinstance(meta, dict) else None
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < 1 << 48:  # (no model is 256 TB)
             continue
         try:
             actual = (model_dir / name).stat().st_size
