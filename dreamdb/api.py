@@ -1391,6 +1391,11 @@ class Index:
             from dreamdb.extras import install_command
 
             self.model_problem = f"embedding runtime not installed ({exc.name}); {install_command('embed')}"
+        except (OSError, MemoryError) as exc:  # the machine's limits while loading (QA round 85 F4: exit 1, no BM25)
+            self.model_problem = ("not enough memory to load the embedding model" if isinstance(exc, MemoryError) else
+                                  f"the embedding model could not be loaded: {exc.strerror or exc}"
+                                  + (" (raise the open-file limit: ulimit -n 256)" if exc.errno == errno.EMFILE else ""))
+            self._model_retry = ("the next query",)  # (never a model state: tried again then)
         return self._embedder
 
     @_serialized

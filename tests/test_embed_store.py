@@ -987,3 +987,33 @@ def test_a_runtime_or_tokenizer_that_cannot_load_for_lack_of_memory_is_not_calle
     with pytest.raises(ModelError, match="Not enough memory to load") as caught:
         model._load_tokenizer(tmp_path / "tokenizer.json")
     assert "model install" not in caught.value.hint
+
+
+def test_a_model_that_cannot_load_at_the_open_file_limit_leaves_bm25_to_answer_and_is_tried_again(tiny_vault,
+                                                                                                 monkeypatch, tmp_path):
+    """QA round 85 F4: at ``ulimit -n 10`` hybrid recall failed (exit 1: onnxruntime's import could open no more
+    files) where a model that cannot load leaves BM25 to answer, with a note; the machine's limit may pass, so the
+    next query tries the model again."""
+    import errno
+
+    from dreamdb.embeddings import locate, model
+
+    if not db.CAN_LOAD_EXTENSIONS:
+        pytest.skip("this SQLite driver cannot load sqlite-vec: no model is ever loaded")
+    make_vault(tiny_vault, 3)
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    calls = []
+
+    def no_files(*_args, **_kwargs):
+        calls.append(1)
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(locate, "find_model_dir", lambda: tmp_path)
+    monkeypatch.setattr(model, "get_embedder", no_files)
+    for n in (1, 2):
+        hits = index.recall("a1x1", mode="hybrid")
+        assert hits and hits[0].doc_id == "knowledge/doc1" and {h.mode for h in hits} == {"bm25"}
+        assert any(note.startswith("hybrid recall unavailable, used bm25: the embedding model could not be loaded: Too"
+                                   " many open files (raise the open-file limit") for note in index.take_notes())
+        assert len(calls) == n
