@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dreamdb import config
 from dreamdb.arguments import callback, flags, whole_number
-from dreamdb.errors import DreamdbError, IndexTooNew, IndexUnavailable, UsageError, VaultNotFound
+from dreamdb.errors import OPEN_FILES_HINT, DreamdbError, IndexTooNew, IndexUnavailable, UsageError, VaultNotFound
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
@@ -721,7 +721,7 @@ class Index:
         if short is not None:  # the machine's limit, no damage: the index is left as it is (QA round 84: deleted)
             raise IndexUnavailable(f"Cannot open the index at {self.index_path}: this process may open no more files"
                                    f" ({short.strerror}); the index was left as it is ({reason}).",
-                                   hint="Raise the open-file limit (ulimit -n 256), then run the command again.")
+                                   hint=OPEN_FILES_HINT)
         if self._conn is not None:
             try:
                 self._conn.close()

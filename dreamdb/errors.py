@@ -10,6 +10,12 @@ never a traceback.
 
 from __future__ import annotations
 
+OPEN_FILES_HINT = "Raise the open-file limit (ulimit -n 256), then run the command again."
+"""The hint of every error caused by this process's open-file limit (EMFILE): the machine's state, no damage."""
+
+MEMORY_HINT = "Free memory, or raise this process's memory limit (ulimit -v), then run it again."
+"""The hint of every error caused by a memory limit (MemoryError, a library that cannot be mapped)."""
+
 
 class DreamdbError(Exception):
     """Base class of every error dreamdb raises on purpose.

@@ -17,7 +17,7 @@ import errno
 import os
 import sys
 
-from dreamdb.errors import DreamdbError
+from dreamdb.errors import MEMORY_HINT, OPEN_FILES_HINT, DreamdbError
 
 _FLAGS = {"--json": "as_json", "--plain": "plain", "--explain": "explain"}
 _VALUED = {"--top": "top", "-n": "top", "--vault": "vaults", "--mode": "mode", "--now": "now", "--types": "types", "-t": "types"}
@@ -215,7 +215,7 @@ def run_guarded(fn) -> int:
         return 0
     except MemoryError:  # (the machine's limit, no bug: QA round 83-B F1; a transaction under way was rolled back)
         return print_error("Not enough memory to finish the command; what was saved before is kept.",
-                           "Free memory, or raise this process's memory limit (ulimit -v), then run it again.", 1)
+                           MEMORY_HINT, 1)
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a message
         if _unwritable_output(exc):
             _silence_stdout()
@@ -236,10 +236,10 @@ def run_guarded(fn) -> int:
             raise
         if isinstance(exc, ImportError) and "failed to map segment" in str(exc):  # (QA round 85 F2: a memory limit)
             return print_error(f"Not enough memory to load a library ({exc}).",
-                               "Free memory, or raise this process's memory limit (ulimit -v), then run it again.", 1)
+                               MEMORY_HINT, 1)
         if isinstance(exc, OSError) and exc.errno == errno.EMFILE:  # (QA round 83-B F6: an internal error)
             return print_error(f"This process may open no more files ({exc.strerror}: {exc.filename or 'a file'}).",
-                               "Raise the open-file limit (ulimit -n 256), then run the command again.", 1)
+                               OPEN_FILES_HINT, 1)
         if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):  # SQLITE_FULL: not damage
             return print_error("The disk that holds the index is full (SQLite: database or disk is full); what was"
                                " saved before is kept.", "Free some disk space, then run the command again.", 4)

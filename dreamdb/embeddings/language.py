@@ -75,12 +75,12 @@ def _identifier():
             import errno
             import tempfile
 
-            from dreamdb.errors import ModelError
+            from dreamdb.errors import OPEN_FILES_HINT, ModelError
 
             if exc.errno in (errno.EMFILE, errno.ENFILE):  # (QA round 84: said to be a full temporary folder)
                 raise ModelError(f"The language identifier (py3langid) could not load its model: this process may"
                                  f" open no more files ({exc.strerror}).",
-                                 hint="Raise the open-file limit (ulimit -n 256), then run the command again.") from None
+                                 hint=OPEN_FILES_HINT) from None
             raise ModelError(f"The language identifier (py3langid) could not unpack its model into a temporary file"
                              f" of about 70 MB in {tempfile.gettempdir()}: {exc.strerror or exc}.",
                              hint="Free space there (or lift the file-size limit, ulimit -f), or set TMPDIR to a"
