@@ -1295,6 +1295,29 @@ def test_a_word_turkish_cannot_spell_or_an_english_sentence_is_not_read_as_turki
         plan = plan_query("taksiye binmek istiyorum", vocabulary=ix._vocabulary(), lexicon=lexicon)
         assert plan.resolved, plan
 
+def test_a_turkish_word_typed_plainly_beside_an_english_word_is_spelled_out(real_vault_copy, kenet_lexicon):
+    """QA round 85 F1: in ``ozet agent`` the English word the notes hold (agent) read the query as English, and
+    ``ozet`` was not spelled out (*özet*, which Turkish notes hold): a word the lexicon has as Turkish typed without
+    its letters, and in no sense as English, is. ``cabin crew`` (cabin is English) and ``basin`` (English, and
+    *basın*) stay as typed."""
+    from dreamdb.lexicon import Lexicon
+    from dreamdb.ranking.rank import plan_query, turkish_typed_plainly
+
+    lexicon = Lexicon(kenet_lexicon)
+    assert turkish_typed_plainly("ozet", lexicon) and turkish_typed_plainly("gunluk", lexicon)
+    assert not any(turkish_typed_plainly(w, lexicon) for w in ("cabin", "basin", "agent", "özet", "deltaxyz"))
+    assert not turkish_typed_plainly("ozet", None)
+    with dreamdb.open(real_vault_copy, lexicon=lexicon, index_path=real_vault_copy.parent / "f1.db") as ix:
+        ix.recall("x")
+        plan = plan_query("ozet agent", vocabulary=ix._vocabulary(), lexicon=lexicon)
+        assert plan.resolved.get("ozet") == "özet", plan.resolved
+        top = ix.recall("ozet agent", explain=True)[0]  # (a note holding özet: its IDF outweighs agent's)
+        assert any(t["term"] == "özet" and t["bm25"] > 0 for t in top.terms), top.terms
+        for query in ("cabin crew", "basin agent"):
+            plan = plan_query(query, vocabulary=ix._vocabulary(), lexicon=lexicon)
+            assert not {"cabin", "basin"} & set(plan.resolved), (query, plan.resolved)
+
+
 def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_vault_copy, kenet_lexicon):
     """QA round 77 G2: in `serverlardan veri` over the real vault, the word's loanword reading *server* is also one of
     KeNet's translations of Turkish "server", so all its translations the notes hold competed, and the query's other

@@ -375,6 +375,26 @@ def english_word(word: str, lexicon) -> bool:
     return found
 
 
+def turkish_typed_plainly(word: str, lexicon) -> bool:
+    """Whether the lexicon has ``word`` as a Turkish word typed without its letters (``ozet``: *özet*; ``gunluk``:
+    *günlük*) and in no sense an English word, as written or inflected (``basin``, English and *basın*, is none):
+    ASCII, with no letter Turkish lacks, and other than its Turkish spelling (``kale``, spelled as Turkish writes it,
+    is none). ``False`` without a lexicon. Kept in the lexicon's ``memo``."""
+    from dreamdb.lexicon import EN_TR, TR_EN
+
+    if lexicon is None or not word.isascii() or not NOT_TURKISH_LETTERS.isdisjoint(word):
+        return False
+    key = ("typed plainly", word)
+    found = lexicon.memo.get(key)
+    if found is None:
+        found = (not lexicon.has(TR_EN, word) and lexicon.has(TR_EN, word, ascii=True)
+                 and not lexicon.has(EN_TR, word) and not lexicon.has(EN_TR, english_stem(word), stemmed=True))
+        if len(lexicon.memo) >= RESOLVED_WORDS_MAX:
+            lexicon.memo.clear()
+        lexicon.memo[key] = found
+    return found
+
+
 def _own_words(words: list[str], originals: list[str]) -> list[str]:
     """The query's ``words`` less its names: those written with a capital first letter (not in
     capitals throughout), as ``originals`` has them, unless they are stopwords (``The``, ``Hangi``).
@@ -904,7 +924,11 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
             # (nor a word with a letter Turkish lacks: deltaxyz is no inflection of delta, QA round 83-A F2)
             english = first and (True in directions or (loanwords and not turkish)) and (
                 not NOT_TURKISH_LETTERS.isdisjoint(w) or english_word(w, lexicon))
-            keys[t] = (w, cap, turkish, spell and first,
+            # (a word of a query read as English by another word that the lexicon has as a Turkish word typed without
+            # its letters, and not as an English one, is spelled out all the same, in Turkish notes: "ozet agent"
+            # found özet in none, since "agent" is in English notes; "cabin crew" keeps cabin as typed; QA round 85 F1)
+            plain_turkish = (first and not spell and vocabulary.has_turkish and turkish_typed_plainly(w, lexicon))
+            keys[t] = (w, cap, turkish, (spell or plain_turkish) and first,
                        loanwords and first and (turkish or (turkish_looking(w) and not english)),
                        tuple(d for d in directions if not (d and english)) if first else (), stamp)
     outcome = {t: memo[k] for t, k in keys.items() if k in memo} if memo is not None else {}
