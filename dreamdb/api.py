@@ -837,6 +837,7 @@ class Index:
                 if self._damage_behind(exc) is None:
                     raise
                 exc = db.undecodable_damage(exc)
+            self._refuse_pending_schema(exc)
             damage = None if _is_corruption(exc) else self._damage_behind(exc)
             if not _is_corruption(exc) and damage is None:
                 if db.is_lock_error(exc):
@@ -853,6 +854,29 @@ class Index:
             self.warnings = []
             self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
             return fn()
+
+    def _refuse_pending_schema(self, exc: Exception) -> None:
+        """Raise :class:`~dreamdb.errors.DriverError` (exit 4) when ``exc`` names a table or column that a migration
+        this index still waits for adds: one needing sqlite-vec, skipped by a SQLite driver that cannot load it. Not
+        damage: rebuilding the index would delete its vectors (QA round 86-B F1: ``embed status`` under
+        ``DREAMDB_SQLITE_DRIVER=sqlite3`` rebuilt an index of an older dreamdb, losing 1,347 vectors)."""
+        msg = str(exc).lower()
+        if self._conn is None or not ("no such table" in msg or "no such column" in msg):
+            return
+        from dreamdb.store.migrations import pending
+
+        try:
+            waiting = pending(self._conn)
+        except db.DatabaseError:
+            return
+        if waiting:
+            from dreamdb.errors import DriverError
+
+            raise DriverError(
+                f"The index waits for migration{'s' if len(waiting) > 1 else ''} {', '.join(map(str, waiting))}, which "
+                f"the SQLite driver ({db.DRIVER_NAME}) cannot apply (they need sqlite-vec): {exc}",
+                hint="Unset DREAMDB_SQLITE_DRIVER to use sqlean.py, or pip install 'sqlean.py>=3.45' sqlite-vec; the index"
+                     " and its vectors are kept.") from exc
 
     def _damage_behind(self, exc: Exception) -> str | None:
         """Whether an SQLite error that does not say so is damage all the same: SQLite's ``PRAGMA quick_check``

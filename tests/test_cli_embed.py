@@ -283,6 +283,20 @@ def test_both_status_commands_mean_the_same_by_hybrid_ready(tiny_vault, with_mod
     assert ready() == (True, True)
 
 
+def _no_extensions_driver(shim):
+    """A folder holding ``noext_sqlite``, a SQLite driver module that cannot load extensions on every machine (the
+    stdlib sqlite3 of some Pythons can): the stdlib's, but for the method the check looks for. Put the folder on
+    ``PYTHONPATH`` and set ``DREAMDB_SQLITE_DRIVER=noext_sqlite``."""
+    shim.mkdir()
+    (shim / "noext_sqlite.py").write_text(
+        "import sqlite3\nfrom sqlite3 import *  # noqa\nfrom sqlite3 import connect  # noqa\n\n\n"
+        "class _NoExtensions(type):\n    def __getattribute__(cls, name):\n"
+        "        if name == 'enable_load_extension':\n            raise AttributeError(name)\n"
+        "        return super().__getattribute__(name)\n\n\n"
+        "class Connection(sqlite3.Connection, metaclass=_NoExtensions):\n    pass\n")
+    return shim
+
+
 @pytest.mark.model
 def test_hybrid_ready_is_false_where_the_driver_cannot_load_sqlite_vec(tiny_vault, with_model, capsys):
     """QA round 65 M2: with the stdlib driver (which cannot load sqlite-vec) both status commands said
@@ -293,16 +307,7 @@ def test_hybrid_ready_is_false_where_the_driver_cannot_load_sqlite_vec(tiny_vaul
 
     small_vault(tiny_vault)
     assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
-    # A driver that cannot load extensions on every machine (the stdlib sqlite3 of some Pythons can): the stdlib's,
-    # but for the method the check looks for
-    shim = tiny_vault.parent / "shim"
-    shim.mkdir()
-    (shim / "noext_sqlite.py").write_text(
-        "import sqlite3\nfrom sqlite3 import *  # noqa\nfrom sqlite3 import connect  # noqa\n\n\n"
-        "class _NoExtensions(type):\n    def __getattribute__(cls, name):\n"
-        "        if name == 'enable_load_extension':\n            raise AttributeError(name)\n"
-        "        return super().__getattribute__(name)\n\n\n"
-        "class Connection(sqlite3.Connection, metaclass=_NoExtensions):\n    pass\n")
+    shim = _no_extensions_driver(tiny_vault.parent / "shim")
 
     def cli(*args: str, driver: str | None) -> dict:
         env = {k: v for k, v in os.environ.items() if k != "DREAMDB_SQLITE_DRIVER"}
@@ -343,6 +348,75 @@ def test_hybrid_ready_is_false_where_the_driver_cannot_load_sqlite_vec(tiny_vaul
     text = subprocess.run([sys.executable, "-m", "dreamdb", "status", "--vault", str(tiny_vault)], capture_output=True,
                           text=True, timeout=120, env=env).stdout
     assert f"(migrations {', '.join(map(str, vector_ones))} wait for a SQLite that loads sqlite-vec)" in text
+
+
+@pytest.mark.model
+def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny_vault, with_model, capsys):
+    """QA round 86-B, an index an older dreamdb wrote (before migration 010, an older index format):
+    F1 (high): ``embed status`` under a driver that cannot load sqlite-vec read migration 010's column, which that
+    driver cannot add, took "no such column" for damage and rebuilt the index: every vector lost;
+    F5: that command said every chunk was embedded and up to date, where json.md says ``available`` is false;
+    F4: ``sql --no-sync`` queried the old tables with no word why docs/schema.md's failed;
+    F2: the sync that upgraded it said ``rebuilt`` with no warning naming why;
+    F6: after it (chunks dropped, vectors kept), ``hybrid_ready`` said false while hybrid recall ran."""
+    import os
+    import sqlite3 as stdlib_sqlite3
+    import subprocess
+    import sys
+
+    small_vault(tiny_vault)
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+    index = tiny_vault / ".dreamdb" / "index.db"
+
+    def vectors() -> int:
+        with stdlib_sqlite3.connect(index) as c:
+            return c.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+
+    stored = vectors()
+    assert stored > 0
+    # as dreamdb 0.1.0 of 2 Dec left it: schema 9, index format 11.7
+    with stdlib_sqlite3.connect(index) as c:
+        c.execute("DELETE FROM schema_migrations WHERE version = 10")
+        c.execute("ALTER TABLE chunked_documents DROP COLUMN words")
+        c.execute("ALTER TABLE chunked_documents DROP COLUMN embedded_words")
+        c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")
+    shim = _no_extensions_driver(tiny_vault.parent / "shim")
+    noext = {**os.environ, "DREAMDB_SQLITE_DRIVER": "noext_sqlite", "PYTHONPATH": str(shim)}
+
+    def cli(*args: str, env=None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault)], capture_output=True,
+                              text=True, timeout=120, env=env or {k: v for k, v in os.environ.items()
+                                                                 if k != "DREAMDB_SQLITE_DRIVER"})
+
+    p = cli("sql", "--no-sync", "SELECT COUNT(*) FROM documents")
+    assert p.returncode == 0 and "written by an older dreamdb (schema version 9, index format 11.7" in p.stderr, p.stderr
+    p = cli("embed", "status", "--json", env=noext)
+    assert p.returncode == 0, p.stderr
+    # (its sync, before it reads, indexed every file again for the new format, and said so)
+    assert "built by another version of dreamdb (index format 11.7" in p.stderr, p.stderr
+    st = json.loads(p.stdout)
+    assert st["available"] is False and st["hybrid_ready"] is False and "documents" not in st, st
+    assert "rebuilt" not in p.stderr and vectors() == stored
+    # and any statement that meets a column such a migration adds is refused (exit 4), not taken for damage
+    code = ("import dreamdb, sys\nix = dreamdb.open(sys.argv[1], auto_sync=False)\n"
+            "ix._guarded(lambda: ix.conn.execute('SELECT words FROM chunked_documents').fetchall())")
+    p = subprocess.run([sys.executable, "-c", code, str(tiny_vault)], capture_output=True, text=True, timeout=120,
+                       env=noext)
+    assert "DriverError" in p.stderr and "waits for migration 10" in p.stderr, p.stderr[-800:]
+    assert vectors() == stored
+    # a capable driver applies migration 10, says why a sync rebuilt, and keeps the vectors
+    assert cli("status").returncode == 0
+    with stdlib_sqlite3.connect(index) as c:
+        c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")
+    report = json.loads(cli("sync", "--json").stdout)
+    assert report["rebuilt"] is True and any("built by another version of dreamdb (index format 11.7" in w
+                                              for w in report["warnings"]), report
+    st = json.loads(cli("status", "--json").stdout)["embeddings"]
+    assert st["embedded"] == 0 and st["vectors"] == stored and st["docs_pending"] > 0
+    assert st["hybrid_ready"] is True
+    hits = json.loads(cli("recall", "sleep", "--mode", "hybrid", "--json").stdout)["hits"]
+    assert hits and {h["mode"] for h in hits} == {"hybrid"}
+    assert vectors() == stored
 
 
 def test_model_install_quantized_without_from_is_a_usage_error(tmp_path, capsys):

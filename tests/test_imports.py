@@ -124,6 +124,24 @@ def test_the_package_version_is_the_projects():
     assert re.search(r'(?m)^version = "([^"]+)"', pyproject).group(1) == dreamdb.__version__ != "0.1.0"
 
 
+INDEX_FORMATS = {"0.3.0": ("21.13.11", 10)}
+"""Each version's index format and schema version, as :data:`dreamdb.store.sync.INDEX_FORMAT` and the newest
+migration give them: a new analyzer, parser or migration makes a new version (a line added here)."""
+
+
+def test_the_version_goes_up_with_the_index_format():
+    """QA round 86-B F3: 224 commits and an index format later, the version was still 0.2.0, so ``pip install -U`` of
+    the newer wheel kept the older code (pip: "already installed with the same version"), and two installs calling
+    themselves 0.2.0 rebuilt each other's index on every switch. The version is tied to the format here."""
+    import dreamdb
+    from dreamdb.store.migrations import latest_version
+    from dreamdb.store.sync import INDEX_FORMAT
+
+    assert INDEX_FORMATS.get(dreamdb.__version__) == (INDEX_FORMAT, latest_version()), (
+        f"index format {INDEX_FORMAT}, schema {latest_version()}: raise the version in pyproject.toml and "
+        "dreamdb/__init__.py, and add it to INDEX_FORMATS")
+
+
 def test_help_lists_the_public_api_and_type_checkers_keep_index_methods():
     """QA round 70 C-L6/L7: help(dreamdb) showed only DreamdbError and open (Index and Hit are imported lazily),
     and the lock decorator hid Index methods' signatures from type checkers."""

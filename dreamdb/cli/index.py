@@ -301,6 +301,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
             raise IndexUnavailable(f"No index yet at {index.index_path}.",
                                    hint="Run without --no-sync (or dreamdb sync) first.")
         index.check_index_vault_readonly()
+        _note_older_index(index.index_path)
     try:
         columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     except IndexDamaged as exc:
@@ -323,6 +324,34 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     else:
         shown = [[_cell(v) for v in r] for r in rows]
         click.echo(output.table(shown, headers=columns) if columns else "(no result columns)")
+
+
+def _note_older_index(index_path) -> None:
+    """``sql --no-sync`` on an index an older dreamdb wrote, not upgraded (a sync would): a note that its tables are
+    not yet those docs/schema.md describes (QA round 86-B F4: "no such table: renumbered_ids", with no word why)."""
+    from dreamdb.errors import DreamdbError
+    from dreamdb.sqlquery import run_readonly
+    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
+    from dreamdb.store.migrations import available, latest_version, requirements
+    from dreamdb.store.sync import INDEX_FORMAT
+
+    try:
+        _columns, rows, _cut = run_readonly(index_path, "SELECT group_concat(version), MAX(version), (SELECT value FROM "
+                                            "meta WHERE key = 'analyzer_version') FROM schema_migrations", max_rows=1)
+    except DreamdbError:  # (the query itself then says what is wrong)
+        return
+    applied, schema, index_format = rows[0] if rows else (None, None, None)
+    if not applied:
+        return
+    done = {int(v) for v in str(applied).split(",")}
+    # (migrations that need sqlite-vec wait for a driver that loads it: not the index's age; status names them)
+    missing = [v for v, _name, path in available() if v not in done
+               and (CAN_LOAD_EXTENSIONS or "vec0" not in requirements(path))]
+    if not missing and index_format in (None, INDEX_FORMAT):
+        return
+    click.echo(f"note: this index was written by an older dreamdb (schema version {schema}, index format {index_format};"
+               f" this one: {latest_version()}, {INDEX_FORMAT}) and is not upgraded with --no-sync: its tables may not be"
+               " those docs/schema.md describes; run without --no-sync (or dreamdb sync) to upgrade it", err=True)
 
 
 def _stdout_is_terminal() -> bool:

@@ -912,8 +912,11 @@ def hybrid_ready(status: dict, model: dict) -> bool:
     status --check`` loads it)."""
     from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
 
+    # (vectors of the model with documents waiting to be chunked, as after an upgrade's rebuild, which drops the chunks
+    # and keeps the vectors: the next hybrid query chunks them again and reuses the vectors; QA round 86-B F6)
+    vectors = status.get("embedded", 0) > 0 or (status.get("vectors", 0) > 0 and status.get("docs_pending", 0) > 0)
     return bool(CAN_LOAD_EXTENSIONS and model.get("installed") and not model.get("runtime_missing")
-                and not model.get("damaged") and status.get("available") and status.get("embedded", 0) > 0)
+                and not model.get("damaged") and status.get("available") and vectors)
 
 
 def embed_status(conn, model_id: str | None = None) -> dict:
@@ -937,7 +940,11 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         text goes past :data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT` chunks, so that only its first
         ``embedded_words`` words have vectors), summary (one line for ``dreamdb status``).
     """
-    if not vectors_available(conn):
+    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
+
+    # (a driver that cannot load sqlite-vec reads no vector table, and leaves an older index's migrations that need it
+    # pending, whose columns the counts read: QA round 86-B F1, F5)
+    if not CAN_LOAD_EXTENSIONS or not vectors_available(conn):
         return {"available": False, "model_id": model_id, "model_name": None, "chunks": 0, "embedded": 0, "pending": 0,
                 "vectors": 0, "vectors_total": 0, "vectors_bytes": 0, "models": [], "languages": {}, "documents_cut": [],
                 "summary": "unavailable (sqlite-vec cannot be loaded by this SQLite driver)"}

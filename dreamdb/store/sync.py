@@ -315,6 +315,12 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
                 marks = ", ".join("?" for _ in _NAMED_BY_SECTION)
                 held = dict(conn.execute(f"SELECT doc_id, source_path FROM documents WHERE type NOT IN ({marks})",
                                          _NAMED_BY_SECTION))
+                if known and not force:  # (an upgrade: json.md's `rebuilt` says warnings name it; QA round 86-B F2)
+                    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+                    if row is not None and row[0] != INDEX_FORMAT:
+                        warnings.append(f"the index was built by another version of dreamdb (index format {row[0]}, "
+                                        f"this one writes {INDEX_FORMAT}): every file indexed again (stored embeddings "
+                                        "are kept)")
                 _truncate_vault_tables(conn)
             report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
             _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk,
