@@ -36,8 +36,10 @@ def built_kernel(root: Path) -> Path | None:
 
 
 def skip_kernel(root: Path) -> Path | None:
-    """``DREAMDB_NO_KERNEL=1``: no kernel is built, and one an earlier install built beside its source
-    is removed (an editable install would import it: QA round 25). Returns the removed file."""
+    """``DREAMDB_NO_KERNEL=1`` for an editable install: no kernel is built, and one an earlier install built beside
+    its source is removed (the editable install would import it: QA round 25). Returns the removed file. (A wheel
+    built so leaves it: ``*.so`` is gitignored, so not packed, and an editable install of the tree still uses it,
+    QA round 86-B F10.)"""
     out = built_kernel(root)
     if out is None or not out.exists():
         return None
@@ -84,7 +86,7 @@ class KernelBuildHook(BuildHookInterface):
         if self.target_name != "wheel":
             return
         if os.environ.get("DREAMDB_NO_KERNEL"):
-            removed = skip_kernel(Path(self.root))
+            removed = skip_kernel(Path(self.root)) if version == "editable" else None
             print("dreamdb: DREAMDB_NO_KERNEL is set: the C kernel is not built, so recall uses numpy passes and "
                   f"Python (same results, slower){f'; removed {removed}' if removed else ''}", file=sys.stderr)
             return

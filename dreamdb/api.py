@@ -398,7 +398,12 @@ class Index:
 
     def _in_cache_dir(self) -> bool:
         """Whether the index is the cache file of a read-only vault under a ``DREAMDB_CACHE_DIR`` the user set."""
-        return bool(os.environ.get("DREAMDB_CACHE_DIR")) and not config.index_env() and \
+        return bool(config.env_path("DREAMDB_CACHE_DIR")) and not config.index_env() and \
+            os.path.abspath(self.index_path) == os.path.abspath(config.cache_index_path(self.vault))
+
+    def _in_user_cache(self) -> bool:
+        """Whether the index is the cache file of a read-only vault in the platform's user cache folder."""
+        return not config.env_path("DREAMDB_CACHE_DIR") and not config.index_env() and \
             os.path.abspath(self.index_path) == os.path.abspath(config.cache_index_path(self.vault))
 
     def _index_parents(self) -> bool:
@@ -425,8 +430,9 @@ class Index:
                 hint="Remove the link (dreamdb makes its own folder there), or make it lead to a folder." if dangling
                 else "Move that file away, or set DREAMDB_INDEX to a writable file path." if blocker
                 else f"Free space on the disk holding {self.index_path.parent}, then retry." if full
-                else ("Point DREAMDB_CACHE_DIR at a folder you can write (or unset it), set DREAMDB_INDEX to a file"
-                      " path you can write, or make the vault writable." if self._in_cache_dir()  # (QA round 65 L9)
+                else (f"Point DREAMDB_CACHE_DIR at a folder you can write{' (or unset it)' if self._in_cache_dir() else ''},"
+                      " set DREAMDB_INDEX to a file path you can write, or make the vault writable."
+                      if self._in_cache_dir() or self._in_user_cache()  # (QA rounds 65 L9, 86-B F11)
                       else "Set DREAMDB_INDEX to a file path in a folder you can write, or make the vault writable."),
             ) from exc
         try:

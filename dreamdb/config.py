@@ -39,9 +39,16 @@ APP_NAME = "dreamdb"
 """The application name platformdirs builds the user cache folder from (every platform's path holds it)."""
 
 
+def env_path(name: str) -> str | None:
+    """The environment variable ``name`` naming a path, or ``None`` when it is unset or blank (spaces only: no one
+    means a file named " "; QA round 60 L7 for ``DREAMDB_INDEX``, round 86-B F7 for the others)."""
+    value = os.environ.get(name)
+    return value if value and value.strip() else None
+
+
 def cache_root() -> Path:
     """Folder for the indexes of read-only vaults (``DREAMDB_CACHE_DIR`` or the platform's user cache dir)."""
-    env = os.environ.get("DREAMDB_CACHE_DIR")
+    env = env_path("DREAMDB_CACHE_DIR")
     if env:
         return Path(env).expanduser()
     from platformdirs import user_cache_dir
@@ -65,6 +72,11 @@ def index_path_for(vault: Path) -> Path:
     """
     env = index_env()
     if env:  # (a relative path names a file of the current folder: said as the absolute path it is, QA round 59)
+        if env.endswith(("/", os.sep)):  # (a folder's path: abspath dropped the slash, and a file took the folder's name)
+            from dreamdb.errors import UsageError
+
+            raise UsageError(f"DREAMDB_INDEX={env!r} names a folder (it ends with a slash); it names the index file.",
+                             hint=f"Set DREAMDB_INDEX={os.path.join(env, INDEX_FILE_NAME)!r}, for instance.")
         return Path(os.path.abspath(Path(env).expanduser()))
     in_vault = vault / INDEX_DIR_NAME
     try:
@@ -232,7 +244,7 @@ def is_default_index_path(index_path: Path, vault: Path) -> bool:
     p = Path(os.path.abspath(index_path))
     if p.parent == Path(os.path.abspath(vault / INDEX_DIR_NAME)):
         return True
-    if not os.environ.get("DREAMDB_CACHE_DIR") and APP_NAME not in (part.lower() for part in p.parent.parent.parts):
+    if not env_path("DREAMDB_CACHE_DIR") and APP_NAME not in (part.lower() for part in p.parent.parent.parts):
         # platformdirs puts the application's name in every platform's cache path (~/.cache/dreamdb,
         # ~/Library/Caches/dreamdb, …\dreamdb\Cache): a path without it is not there, and the
         # import (~15 ms) is spared to a DREAMDB_INDEX elsewhere

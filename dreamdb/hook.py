@@ -135,10 +135,11 @@ background, and the prompt goes on without memories (QA round 59 M4: a 60,000-en
 
 def log_path() -> Path:
     """Where hook failures are logged: ``$DREAMDB_HOOK_LOG`` or ``<user cache>/dreamdb/hook.log``."""
-    env = os.environ.get("DREAMDB_HOOK_LOG")
+    from dreamdb.config import cache_root, env_path
+
+    env = env_path("DREAMDB_HOOK_LOG")
     if env:
         return Path(env)
-    from dreamdb.config import cache_root
 
     return cache_root() / "hook.log"
 
@@ -167,7 +168,9 @@ def _log(message: str) -> None:
 
     try:
         p = log_path()
-        if not os.environ.get("DREAMDB_HOOK_LOG"):
+        from dreamdb.config import env_path
+
+        if env_path("DREAMDB_HOOK_LOG") is None:  # (the default folder is made; one the user named is not)
             p.parent.mkdir(parents=True, exist_ok=True)
         if os.path.islink(p) and not os.path.exists(p):  # a link to nothing: never creates its target (QA 42)
             return

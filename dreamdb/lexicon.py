@@ -648,11 +648,19 @@ class Lexicon:
 
 def _check_marker(path: Path) -> Path:
     """Where the check of the lexicon file ``path`` is remembered: one small file per lexicon path in
-    ``$XDG_CACHE_HOME/dreamdb/lexicon-checks/`` (default ``~/.cache``)."""
+    ``lexicon-checks/`` of ``DREAMDB_CACHE_DIR``, else of ``$XDG_CACHE_HOME/dreamdb`` (an absolute one, as the XDG
+    specification and platformdirs take it: a relative one filled the working folder, QA round 86-B F8; default
+    ``~/.cache``). Without importing platformdirs, on the recall path."""
     import hashlib
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    from dreamdb.config import env_path
+
     name = hashlib.sha256(os.fsencode(str(path.resolve()))).hexdigest()[:24]
+    own = env_path("DREAMDB_CACHE_DIR")
+    if own:
+        return Path(own).expanduser() / "lexicon-checks" / name
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "dreamdb" / "lexicon-checks" / name
 
 

