@@ -1476,10 +1476,46 @@ def test_a_note_removed_while_the_sync_runs_is_said_so_and_gone_at_the_next(tiny
 
     monkeypatch.setattr(S, "read_source", removed_meanwhile)
     warned = index.sync().warnings
-    assert "knowledge/gone.md: removed while the sync ran; not indexed" in warned, warned
+    assert "knowledge/gone.md: removed while the sync ran; not read (the next sync reads it again if it is back)" \
+        in warned, warned
     assert [h.doc_id for h in index.recall("zebra")] == ["knowledge/stays"]  # (its lazy sync removed it)
     assert index.conn.execute("SELECT COUNT(*) FROM files WHERE path = 'knowledge/gone.md'").fetchone()[0] == 0
     assert _integrity(index) == "ok"
+
+
+def test_a_note_whose_folder_is_moved_away_and_back_during_a_sync_is_read_by_the_next(tiny_vault, monkeypatch):
+    """QA round 86-A H1: a file missing when the sync read it (its folder moved away, then back, as a tool or IDE
+    does) was stored as unreadable with the stat of the walk, which the file had again once back: every later sync
+    took it for unchanged, and its notes were gone from the index for good (`sync --check` passed). Its documents
+    indexed before stay, and the next sync reads it; a new file so missed is added by the next sync."""
+    from dreamdb.store import sync as S
+
+    moved = write_doc(tiny_vault, "knowledge/moved.md", "---\ntitle: Moved\n---\nquokka body\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("quokka")] == ["knowledge/moved"]
+    moved.write_text("---\ntitle: Moved\n---\nquokka body, now with a wombat\n")
+    new = write_doc(tiny_vault, "knowledge/new.md", "---\ntitle: New\n---\nwombat too\n")
+    real = S.read_source
+
+    def away_and_back(path):
+        if path.name in ("moved.md", "new.md"):
+            away = path.with_name(path.name + ".away")
+            path.rename(away)
+            try:
+                return real(path)
+            finally:
+                away.rename(path)
+        return real(path)
+
+    monkeypatch.setattr(S, "read_source", away_and_back)
+    warned = index.sync().warnings
+    assert sum("removed while the sync ran" in w for w in warned) == 2, warned
+    assert [h.doc_id for h in index.recall("quokka", )] == ["knowledge/moved"]  # (kept as indexed before)
+    monkeypatch.setattr(S, "read_source", real)
+    report = index.sync()
+    assert (report.added, report.changed) == (1, 1), report
+    assert sorted(h.doc_id for h in index.recall("wombat")) == ["knowledge/moved", "knowledge/new"]
+    assert new.exists() and _integrity(index) == "ok"
 
 
 def test_a_pinned_value_that_is_no_flag_is_warned_of(tiny_vault):

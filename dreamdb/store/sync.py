@@ -394,7 +394,15 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         try:
             raw = read_source(vault / src.rel_path)  # (a regular file, or OSError: QA round 59 M1)
         except OSError as exc:
-            denied = isinstance(exc, PermissionError)  # (a file removed meanwhile, a loop: not kept)
+            if isinstance(exc, FileNotFoundError):
+                # Gone between the walk and the read (deleted, or its folder moved away, perhaps and back): nothing is
+                # written for it, so the documents indexed before stay and the next sync reads it again if it is there.
+                # (QA round 86-A H1: its row was stored as unreadable with the walk's stat, which a folder moved back
+                # gives again, so every later sync took it for unchanged: notes, a whole CHANGELOG, lost for good.)
+                warnings.append(f"{src.rel_path}: removed while the sync ran; not read (the next sync reads it "
+                                "again if it is back)")
+                continue
+            denied = isinstance(exc, PermissionError)  # (a loop, another error: not kept)
             kept = conn.execute("SELECT COUNT(*) FROM documents WHERE source_path = ?",
                                 (src.rel_path,)).fetchone()[0] if denied and src.rel_path in stored else 0
             if kept:
@@ -404,8 +412,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                                 f"{'s' if kept != 1 else ''} indexed before; fix its permissions to update them")
                 report.unchanged += 1
                 continue
-            warnings.append(f"{src.rel_path}: removed while the sync ran; not indexed" if isinstance(exc, FileNotFoundError)
-                            else f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")  # (QA 69 E-L4)
+            warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")  # (QA 69 E-L4)
             if src.kind == "markdown":
                 note_held(src.rel_path)
             _replace_file(conn, src, UNREADABLE, [], now)
