@@ -118,5 +118,16 @@ class ModelError(DreamdbError):
     exit_code = 8
 
 
+class ResultsNotWritten(DreamdbError):
+    """A report or results file could not be written after the work was done (the results were printed). Exit 74, as
+    for an unwritable standard output."""
+
+    exit_code = 74
+
+
+class NothingMeasured(DreamdbError):
+    """An evaluation run scored no track in any mode (every one unavailable). Exit 1."""
+
+
 class LexiconError(DreamdbError):
     """The Turkish–English lexicon cannot be built or read (source package missing, unreadable data). Exit 1."""

@@ -173,9 +173,14 @@ def test_a_set_missing_any_file_it_reads_is_skipped_before_the_run(tmp_path):
     assert ok == ["scifact"] and notes == [f"set eips: skipped, missing {eips / 'queries_title.jsonl'}"]
     with pytest.raises(UsageError, match="queries_title.jsonl"):
         suite.check_data(data, ["eips"], explicit=True)
-    with pytest.raises(UsageError, match=r"looked for xquad: eval-data/xquad_tr_en/corpus.jsonl, "
-                                         r"eval-data/xquad_tr_en/corpus_sent.jsonl\)"):
+    with pytest.raises(UsageError, match=r"missing xquad: eval-data/xquad_tr_en/corpus.jsonl, "
+                                         r"eval-data/xquad_tr_en/corpus_sent.jsonl"):
         suite.check_data(data, ["xquad"], explicit=False)
+    # QA round 86-C M5: the files missing are named, not the first two looked for (which were there)
+    (sci / "qrels.tsv").unlink()
+    with pytest.raises(UsageError) as info:
+        suite.check_data(data, ["scifact"], explicit=False)
+    assert info.value.message.endswith("(missing scifact: eval-data/scifact/qrels.tsv)"), info.value.message
 
 
 @pytest.mark.parametrize("line, said", [
@@ -382,3 +387,88 @@ def test_the_text_table_keeps_a_space_between_columns_of_any_width():
     assert len(rows) == 2
     for ln in rows:
         assert "  dreamdb bm25" in ln and ln.split()[-8] == "1190", ln
+
+
+def _gold_data(tmp_path: Path) -> Path:
+    """A data folder with the dreamcontext set only: two notes and two gold questions."""
+    data = tmp_path / "data"
+    (data / "eval").mkdir(parents=True)
+    k = data / "vaults" / "dreamcontext" / "_dream_context" / "knowledge"
+    k.mkdir(parents=True)
+    (k / "alpha.md").write_text("---\ntitle: Alpha\n---\nThe alpha note on sleep debt.\n", encoding="utf-8")
+    (k / "beta.md").write_text("---\ntitle: Beta\n---\nThe beta note on prompt hooks.\n", encoding="utf-8")
+    lines = [{"id": "q1", "query": "sleep debt", "expected": ["knowledge/alpha"], "category": "exact-term", "lang": "en"},
+             {"id": "q2", "query": "prompt hooks", "expected": ["knowledge/beta"], "category": "exact-term", "lang": "en"}]
+    # (with a byte order mark, as some editors save: read as the text it is, QA round 86-C L7)
+    (data / "eval" / "dreamcontext-gold-train.jsonl").write_bytes(
+        "\ufeff".encode() + "".join(json.dumps(x) + "\n" for x in lines).encode())
+    return data
+
+
+def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_report(tmp_path):
+    """QA round 86-C M4: a run whose every mode was unavailable exited 0; L3: a quick run of one set replaced the
+    tracked report of every set; L7: a gold file with a byte order mark was refused."""
+    data = _gold_data(tmp_path)
+    assert [q.id for q in load_gold(data / "eval" / "dreamcontext-gold-train.jsonl")] == ["q1", "q2"]
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                               "--cache", str(tmp_path / "cache"), *args], capture_output=True, text=True, cwd=ROOT,
+                              timeout=300)
+
+    r = run("--no-baseline")
+    assert r.returncode == 0 and "dreamdb bm25" in r.stdout, r.stderr
+    r = run("--no-baseline", "--modes", "hybrid", "--max-embed", "0")
+    assert r.returncode == 1 and "No track was scored" in r.stderr and "unavailable" in r.stderr, r.stderr
+    report = ROOT / "eval" / "RESULTS.md"
+    before = report.read_bytes()
+    for args in (["--quick"], []):  # (one set of four, or a quick run)
+        r = run("--no-baseline", "--write-results", *args)
+        assert r.returncode == 2 and "--write-results takes every set" in r.stderr, r.stderr
+    assert report.read_bytes() == before
+    r = run("--no-baseline", "--quick", "--results-file", str(tmp_path / "r.md"))
+    assert r.returncode == 0 and (tmp_path / "r.md").read_text(encoding="utf-8").startswith("# dreamdb evaluation")
+
+
+def test_an_unwritable_last_run_file_is_refused_before_the_run(tmp_path, monkeypatch, capsys):
+    """QA round 86-C M6: a read-only ``last-run.json`` was found after the whole run, whose figures were then lost
+    (exit 2, no table). Refused first (os.access, as a user who is not root sees it)."""
+    from dreamdb.cli import main
+
+    data = _gold_data(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    last = cache / "last-run.json"
+    last.write_text("{}")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == last else real(p, mode, **kw))
+    code = main(["eval", "--data", str(data), "--set", "dreamcontext", "--cache", str(cache), "--no-baseline"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"Cannot write {last}: permission denied" in err and "dreamdb bm25" not in err, err
+
+
+def test_the_baseline_speaks_the_language_of_most_documents_and_each_track_starts_cold(tmp_path):
+    """QA round 86-C H1: bm25s stemmed XQuAD's Turkish paragraphs with the English stemmer (tr→tr 0.895, where the
+    collection's own baseline, with the Turkish one, is 0.936); M3: later tracks ran with the word caches an earlier
+    track filled."""
+    from dreamdb import analyzer
+
+    k = tmp_path / "_dream_context" / "knowledge"
+    k.mkdir(parents=True)
+    texts = ["Uyku borcu nasıl hesaplanır ve eşikler neler?", "Sunucu güvenliği için yapılandırma önerileri.",
+             "The sleep debt thresholds, in English."]
+    for i, text in enumerate(texts):
+        (k / f"n{i}.md").write_text(f"---\ntitle: n{i}\n---\n{text}\n", encoding="utf-8")
+    ix = dreamdb.open(tmp_path / "_dream_context", index_path=tmp_path / "i.db")
+    ix.sync()
+    assert suite._index_language(ix) == ("turkish", "tr")
+    (k / "n3.md").write_text("---\ntitle: n3\n---\nAnother English note about hooks.\n", encoding="utf-8")
+    ix.sync()
+    assert suite._index_language(ix) == ("english", "en")  # (half of each: English)
+    ix.recall("uyku borcu eşikleri")
+    assert analyzer.stem.cache_info().currsize > 0
+    tables = analyzer._turkish_stemmer.cache_info().currsize
+    suite.forget_word_caches(ix)
+    assert analyzer.stem.cache_info().currsize == 0 and analyzer.diacritic_terms.cache_info().currsize == 0
+    assert analyzer._turkish_stemmer.cache_info().currsize == tables  # (a table loaded once stays)
+    ix.close()

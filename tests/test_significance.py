@@ -119,3 +119,45 @@ def test_hybrid_is_compared_with_dense_when_both_ran():
     # Differences [+100, 0, 0]: one query decides; every sign assignment is as extreme, p = 1.
     assert last["delta"] == pytest.approx(100 / 3) and last["p"] == 1.0
 
+
+
+def test_holm_adjusts_for_the_tests_made_together():
+    """QA round 86-C M1: 64 comparisons, none corrected for the others. Holm (1979): the i-th smallest of m p-values
+    times m − i + 1, kept non-decreasing, capped at 1; in the order given."""
+    assert SIG.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert SIG.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert SIG.holm([]) == []
+    rows = [{"p": p} for p in (0.038, 0.2, 0.001)]
+    adjusted = SIG.holm([r["p"] for r in rows])
+    assert adjusted == pytest.approx([0.076, 0.2, 0.003]) and all(a >= r["p"] for a, r in zip(adjusted, rows))
+
+
+def test_sign_test_is_the_exact_binomial():
+    """The paired sign test behind "faster per query": ties are left out, p is two-sided and exact."""
+    from math import comb
+
+    below, above, p = SIG.sign_test([-1.0] * 8 + [1.0] * 2 + [0.0] * 5)
+    assert (below, above) == (8, 2) and p == pytest.approx(2 * sum(comb(10, i) for i in range(3)) / 2 ** 10)
+    assert SIG.sign_test([0.0, 0.0]) == (0, 0, 1.0)
+    assert SIG.sign_test([1.0] * 5 + [-1.0] * 5)[2] == 1.0
+
+
+def test_the_speed_verdict_pairs_the_queries_and_the_quality_verdict_says_chance():
+    """QA round 86-C M2: "faster" was one pass's two p50s compared with <, so it flipped between runs on noise
+    (0.12 against 0.12 ms); "≥ bm25s" read 0.841 against 0.840 (p 0.81) as a win with no word of chance."""
+    def run(ndcgs, ms):
+        rows = [{"ndcg@10": n, "ms": t} for n, t in zip(ndcgs, ms)]
+        return {"metrics": {"ndcg@10": float(np.mean(ndcgs))}, "latency_ms": {"p50": float(np.median(ms))}, "rows": rows}
+
+    n = 60
+    base = [0.5] * n
+    faster = run(base, [0.10] * 50 + [0.30] * 10)
+    same = run(base, [0.10 + 0.01 * (i % 2) for i in range(n)])
+    bm25s = run(base, [0.105] * n)
+    results = {"sets": {"x": {"tracks": {"faster": {"dreamdb": {"bm25": faster}, "bm25s": bm25s},
+                                         "even": {"dreamdb": {"bm25": same}, "bm25s": bm25s}}}}}
+    verdicts = {label.split(":")[0]: v for label, _m, v in suite.targets_check(results) if "bm25s" in label}
+    assert verdicts["x faster"] == ("quality met (within chance, p 1.000), speed met (first on 50 of 60 queries, "
+                                    "sign test p < 0.001)"), verdicts
+    assert verdicts["x even"].endswith("speed NOT met: no difference beyond chance (dreamdb first on 30 of 60 "
+                                       "queries, p 1.000)"), verdicts

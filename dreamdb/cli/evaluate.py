@@ -72,6 +72,10 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     data = Path(data_dir) if data_dir else suite.default_data_dir()
     cache = Path(cache_dir) if cache_dir else suite.repo_root() / "eval" / ".cache"
     target = (results_file or suite.repo_root() / "eval" / "RESULTS.md") if write_results or results_file else None
+    if results_file is None and write_results and (quick or (explicit and set(chosen) != set(suite.SETS))):
+        # (QA round 86-C L3: a quick run of one set replaced the report of every set)
+        raise UsageError("eval/RESULTS.md reports the full run: --write-results takes every set (--set all, the default)"
+                         " and no --quick.", hint="Give --results-file PATH to write the report of this run elsewhere.")
     _check_writable(cache, target, data)  # before a run of minutes, not after it
     command = _command_line()
 
@@ -80,18 +84,28 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
 
     results = suite.run_suite(chosen, data=data, cache=cache, modes=mode_list, baseline=baseline, quick=quick,
                               explicit=explicit, progress=_progress, log=log, command=command, max_embed=max_embed)
+    unwritten = None
     try:
         (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")
         if target is not None:
             target.write_text(suite.render_markdown(results), encoding="utf-8")
             log(f"wrote {target}")
-    except OSError as exc:
-        raise UsageError(f"Cannot write the results: {exc}", hint="Free some space or fix the folder's permissions, "
-                         "then run again.") from exc
+    except OSError as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
+        unwritten = exc
     if as_json:
         click.echo(output.to_json(suite.strip_rows(results)))
-        return
-    click.echo(_text_table(suite, results), nl=False)
+    else:
+        click.echo(_text_table(suite, results), nl=False)
+    if unwritten is not None:
+        from dreamdb.errors import ResultsNotWritten
+
+        raise ResultsNotWritten(f"Cannot write the results: {unwritten} (the figures are printed above)",
+                                hint="Free some space or fix the folder's permissions, then run again.") from unwritten
+    if not suite.scored_any(results):  # (QA round 86-C M4: exit 0 with every row unavailable)
+        from dreamdb.errors import NothingMeasured
+
+        raise NothingMeasured("No track was scored: every mode asked for was unavailable (the reasons are printed above).",
+                              hint="Fix what the reasons name, or ask for other modes (--modes bm25).")
 
 
 def _check_writable(cache: Path, target: Path | None, data: Path | None = None) -> None:
@@ -110,6 +124,9 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
     for path, option in ((cache / "last-run.json", "--cache"), (target, "--results-file")):
         if path is not None and path.is_dir():
             raise UsageError(f"Cannot write {path}: it is a folder", hint=f"Move it away, or give {option} another path.")
+    last = cache / "last-run.json"
+    if last.exists() and not os.access(last, os.W_OK):  # (QA round 86-C M6: found after the whole run)
+        raise UsageError(f"Cannot write {last}: permission denied", hint="Fix its permissions, or give --cache another folder.")
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -166,7 +183,8 @@ def _text_table(suite, results) -> str:
     for c in results.get("comparisons", []):
         f = "{:+.1f}" if c["metric"].startswith("r@") else "{:+.3f}"
         lines.append(f"compare: {c['set']} {c['track']}: {c['a']} − {c['b']}, {c['metric']} Δ {f.format(c['delta'])} "
-                     f"[{f.format(c['low'])}, {f.format(c['high'])}], p {suite._fmt_p(c['p'])}")
+                     f"[{f.format(c['low'])}, {f.format(c['high'])}], p {suite._fmt_p(c['p'])}"
+                     + (f" (Holm {suite._fmt_p(c['p_holm'])})" if "p_holm" in c else ""))
     for n in results.get("notes", []):
         lines.append(f"note: {n}")
     lines.append(f"wall time: {results['wall_s']:.0f} s")

@@ -80,6 +80,14 @@ class Bm25sBaseline:
         self.build_seconds = time.perf_counter() - t0
         self._vocab = set(self.retriever.vocab_dict) if getattr(self.retriever, "vocab_dict", None) else None
 
+    def forget_word_cache(self) -> None:
+        """Empty PyStemmer's cache of stemmed words (snowballstemmer keeps none), as
+        :func:`dreamdb.evaluation.suite.forget_word_caches` does dreamdb's before each track."""
+        size = getattr(self.stemmer, "maxCacheSize", None)
+        if isinstance(size, int) and size > 0:
+            self.stemmer.maxCacheSize = 0  # (PyStemmer purges its cache down to the new size)
+            self.stemmer.maxCacheSize = size
+
     def describe(self) -> str:
         """One line naming the library version and settings."""
         return (f"bm25s {self._bm25s.__version__} BM25(k1={K1}, b={B}, method={METHOD!r}), "

@@ -86,7 +86,7 @@ def read_jsonl_lines(path: Path, *, records: bool = False) -> list[tuple[int, di
     out = []
     n = 0
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             for n, line in enumerate(fh, 1):
                 if line.strip():
                     try:
@@ -164,7 +164,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """
     out: dict[str, dict[str, int]] = {}
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except OSError as exc:
         raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

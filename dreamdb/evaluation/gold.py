@@ -97,7 +97,7 @@ def load_gold(path: Path) -> list[GoldQuery]:
             an earlier line has.
     """
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except OSError as exc:
         raise UsageError(f"Cannot read gold set {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
