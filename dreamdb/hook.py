@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
-from dreamdb.errors import LockTimeout
+from dreamdb.errors import DreamdbError, LockTimeout
 
 MIN_PROMPT_CHARS = 8
 """Prompts shorter than this are skipped (SPEC §6)."""
@@ -229,10 +229,11 @@ def _one_line(text: str, limit: int | None = None) -> str:
 
 def _one_line_id(doc_id: str) -> str:
     """An id on one line, its hidden characters named or counted (:func:`dreamdb.output.visible_id`: QA round 56, an
-    id whose file name holds tag characters was shown without them, an id no command could find)."""
-    from dreamdb.output import visible_id
+    id whose file name holds tag characters was shown without them, an id no command could find), quoted where its
+    spaces would be lost (:func:`dreamdb.output.typable_id`: QA round 86-A L1)."""
+    from dreamdb.output import typable_id
 
-    return " ".join(visible_id(doc_id).split())
+    return typable_id(doc_id)
 
 
 def _from_best_line(hit) -> str:
@@ -363,6 +364,13 @@ def run(payload_text: str) -> str:
         return _recall_block(query_text(prompt), cwd if isinstance(cwd, str) and cwd else None)
     except LockTimeout as exc:  # (a lock is no failure of the hook's: QA round 79 F5, logged as one with a traceback hint)
         _log(f"{exc.message.rstrip('.')}; nothing printed")
+        return ""
+    except DreamdbError as exc:  # what dreamdb says of the machine or the vault (a full disk…): its message and hint, no
+        # "hook failed … DREAMDB_DEBUG" as for a bug (QA round 86-A L3: message and hint ran together, read as a bug)
+        _log(f"{exc.message.rstrip('.')}" + (f" ({exc.hint.rstrip('.')})" if exc.hint else "") + "; nothing printed")
+        return ""
+    except FileNotFoundError as exc:  # the working folder deleted under the hook, with no cwd in the payload
+        _log(f"a folder the hook needs is gone ({exc.strerror}: {exc.filename or 'the working folder'}); nothing printed")
         return ""
     except Exception as exc:  # noqa: BLE001 - the hook must never fail the prompt
         if os.environ.get("DREAMDB_DEBUG"):
@@ -757,6 +765,13 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         # it shows, out of as many as the fusion ranks.
         depth = TOP if mode == "bm25" else FUSED_DEPTH
         hits = index.recall(prompt, top=depth, exclude_types="bookmark", mode=mode, explain=True)  # (terms: word_score)
+        # A note whose file is gone since the index was last synced (another process holding the write lock kept this
+        # one from syncing) is not shown as a memory: one stat a hit (QA round 86-A M2; recall says so on stderr)
+        present = [h for h in hits if os.path.exists(h.path)]
+        if len(present) < len(hits):
+            _log(f"{vault}: left out {len(hits) - len(present)} hit(s) whose file is gone since the index was last synced"
+                 f" ({', '.join(h.doc_id for h in hits if h not in present)[:200]})")
+            hits = present
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting), a rebuild: written down
             # (and a lexicon it could not use: QA round 78 F7, DREAMDB_LEXICON naming another file changed the hits
             # without a word in the log)

@@ -216,7 +216,7 @@ def _write_backup(path: Path, backup: Path, old_raw: bytes) -> str:
     st = os.stat(path)
     mode = st.st_mode & 0o777
     prefix = f".{backup.name}.{TEMP_MARK}"
-    _remove_stale_temp_files(backup.parent, prefix)  # (a killed install's copy: QA round 79-B F7, never removed)
+    _remove_stale_temp_files(backup.parent)  # (a killed install's copy: QA round 79-B F7, never removed)
     fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=backup.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -429,6 +429,17 @@ def visible_id(text) -> str:
     return _unsmuggled(_CONTROL.sub(_picture, text), _named).replace("\t", "\u2409").replace("\n", "\u240a")
 
 
+def typable_id(text) -> str:
+    """:func:`visible_id`, quoted when its spaces would not survive being read off the screen and typed back: a space
+    at either end, two in a row, or a space other than U+0020 (shown as ``\\u00a0``): ``"knowledge/trail "``. (QA
+    round 86-A L1: the prompt hook showed ``knowledge/trail `` as ``knowledge/trail``, and "Did you mean:
+    knowledge/trail" answered exactly what had been typed.) Any other id is returned as :func:`visible_id` gives it."""
+    shown = visible_id(text)
+    if shown == " ".join(shown.split()) and not any(c.isspace() and c != " " for c in shown):
+        return shown
+    return '"' + "".join(f"\\u{ord(c):04x}" if c.isspace() and c != " " else c for c in shown) + '"'
+
+
 def hits_plain(hits) -> str:
     """One tab-separated line per hit: rankScore, score, doc_id, title, path (fields made safe with :func:`safe_text`;
     the id and the path with :func:`visible_id`, which names the hidden characters the title loses)."""

@@ -1055,3 +1055,24 @@ def test_an_interruption_after_the_json_report_adds_no_second_document(tmp_path)
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "do not repeat it" in p.stderr, p.stderr
     assert json.loads(p.stdout)["description"] == "Reported."
+
+
+def test_an_old_id_whose_file_was_renamed_since_the_last_sync_is_not_found(tiny_vault):
+    """QA round 86-A M1: a note once removed and restored (so its id has a history row), then renamed with no sync:
+    delete by its id said "knowledge/note named knowledge/note.md …; that file's id is now knowledge/note" (exit 6),
+    and its hint named a path that was gone. The index's row of that file is stale: not found (exit 7), as after a
+    sync."""
+    v = tiny_vault
+    note = write_doc(v, "knowledge/note.md", "---\ntitle: a\n---\nx\n")
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    away = v.parent / "note.md"
+    note.rename(away)
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    away.rename(note)
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    note.rename(note.with_name("other.md"))
+    for args in (["delete", "knowledge/note", "--force"], ["update", "knowledge/note", "--append", "y"]):
+        p = cli(*args, "--vault", str(v))
+        assert p.returncode == 7 and "when that file was removed or renamed" in p.stderr, (args, p.stderr)
+        assert "id is now" not in p.stderr
+    assert (v / "knowledge" / "other.md").read_text() == "---\ntitle: a\n---\nx\n"

@@ -2014,18 +2014,22 @@ def test_a_killed_writes_temporary_file_is_removed_by_the_next_write_once_stale(
     target.write_bytes(b"[]")
     old = tmp_path / ".CHANGELOG.json.dreamdb-ab12cd34.tmp"  # what a write killed before its rename leaves
     fresh = tmp_path / ".CHANGELOG.json.dreamdb-zz99yy88.tmp"  # a concurrent write's, seconds old
-    other = tmp_path / ".notes.md.dreamdb-ab12cd34.tmp"  # another file's: not this write's business
+    # another file's, stale: removed too (QA round 86-A L2: a note deleted or renamed since, or a trash copy, each of
+    # a name of its own, is never written again, and its leftover stayed for good)
+    other = tmp_path / ".notes.md.dreamdb-ab12cd34.tmp"
+    trash = tmp_path / ".20261205T011125-shared.before-update.md.dreamdb-wrx090ca.tmp"
     users = [tmp_path / ".CHANGELOG.json.backup01.tmp",  # the user's own files, shaped alike
              tmp_path / ".CHANGELOG.json.dreamdb-BACKUP01.tmp", tmp_path / ".CHANGELOG.json.backup"]
-    for p in (old, fresh, other, *users):
+    for p in (old, fresh, other, trash, *users):
         p.write_bytes(b"x" * 10)
     stale = time.time() - STALE_TEMP_SECONDS - 60
-    for p in (old, other, *users):
+    for p in (old, other, trash, *users):
         os.utime(p, (stale, stale))
     atomic_write_bytes(target, b'[{"a": 1}]')
     assert target.read_bytes() == b'[{"a": 1}]'
-    assert not old.exists() and fresh.exists() and other.exists() and all(p.exists() for p in users)
-    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp") and p not in (fresh, other, *users)]
+    assert not old.exists() and not other.exists() and not trash.exists()
+    assert fresh.exists() and all(p.exists() for p in users)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp") and p not in (fresh, *users)]
 
 
 def test_a_trash_that_is_a_file_is_named(tiny_vault: Path):

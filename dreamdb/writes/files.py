@@ -501,7 +501,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, e
                     os.unlink(tmp_name)
             raise
     _fsync_dir(folder)
-    _remove_stale_temp_files(folder, prefix)
+    _remove_stale_temp_files(folder)
 
 
 def _copy_extended_attributes(source: Path, target: str) -> None:
@@ -530,17 +530,19 @@ STALE_TEMP_SECONDS = 600
 leftover (a write takes milliseconds; a killed one leaves its temporary file)."""
 
 
-def _remove_stale_temp_files(folder: Path, prefix: str) -> None:
-    """Delete the temporary files of earlier writes of the same file that were killed before their rename:
-    regular files named ``prefix`` (which ends in :data:`TEMP_MARK`) + the 8 characters of
-    :func:`tempfile.mkstemp` + ``.tmp``, older than :data:`STALE_TEMP_SECONDS` (a concurrent write's
-    fresh one is left alone). Best effort, never raises."""
+def _remove_stale_temp_files(folder: Path) -> None:
+    """Delete the temporary files of earlier writes in ``folder`` that were killed before their rename: regular
+    files named ``.<name>.`` + :data:`TEMP_MARK` + the 8 characters of :func:`tempfile.mkstemp` + ``.tmp``, older
+    than :data:`STALE_TEMP_SECONDS` (a concurrent write's fresh one is left alone). Those of any file of the folder,
+    not only the one just written: a note deleted or renamed since, or a trash copy (each of a name of its own), is
+    never written again (QA round 86-A L2: an 850 KB ``.CHANGELOG.json…tmp`` and trash temporaries stayed for good).
+    Best effort, never raises."""
     now = time.time()
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             name = entry.name
-            if (len(name) == len(prefix) + 12 and name.startswith(prefix) and name.endswith(".tmp")
-                    and _MKSTEMP_CHARS.issuperset(name[len(prefix):-4]) and entry.is_file(follow_symlinks=False)):
+            if (name.startswith(".") and name.endswith(".tmp") and name[:-12].endswith(TEMP_MARK)
+                    and _MKSTEMP_CHARS.issuperset(name[-12:-4]) and entry.is_file(follow_symlinks=False)):
                 with contextlib.suppress(OSError):
                     if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
                         os.unlink(entry.path)

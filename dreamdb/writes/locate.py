@@ -15,6 +15,7 @@ from shlex import quote as shlex_quote
 from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
+from dreamdb.output import typable_id
 from dreamdb.vault.discover import in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
@@ -379,6 +380,10 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
         return
     source, when = moved
     now_id = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [source])
+    if now_id and not os.path.lexists(vault / source):
+        # (renamed or removed since the last sync: the index's row of it is stale; QA round 86-A M1 got "that file's id
+        # is now knowledge/note" for knowledge/note itself, exit 6, and a hint naming a path that was gone)
+        now_id = []
     kept = None if now_id else _in_trash(vault, doc_id.split("/", 1)[0], Path(source).stem)
     now = (f", when the files of that name were renumbered; that file's id is now {now_id[0][0]}" if now_id
            else ", when that file was removed or renamed" + (f" (dreamdb's newest copy of a deleted note named"
@@ -579,7 +584,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
                            f" {kept.relative_to(vault).as_posix()}.",
                            hint="Move the copy back to restore it, if that was a mistake.")
         raise NotFound(f"No document {slug!r} in the vault.",
-                       hint=("Did you mean: " + ", ".join(close)) if close else
+                       hint=("Did you mean: " + ", ".join(map(typable_id, close))) if close else
                        "Run dreamdb recall to find the slug.")
     paths = [p.relative_to(vault).as_posix() for _, p in matches]
     marks = ", ".join("?" for _ in paths)
