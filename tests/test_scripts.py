@@ -43,6 +43,29 @@ def test_bench_recall_smoke():
 
 
 @pytest.mark.slow
+def test_bench_ops_smoke():
+    p = run(SCRIPTS / "bench_ops.py", "--quick", "--json", "--data", SHARED)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(p.stdout)
+    im = res["import_dataclasses"]  # needs no vault
+    assert im["import_dataclasses_ms"] > 0 and im["python_pass_ms"] > 0 and im["runs"] == 10
+    assert res["sessions_hybrid"]["skipped"].startswith("--quick")  # (its embed refresh takes minutes)
+    if "skipped" in res["sync_check"]:  # no ../shared: every real-vault figure says why
+        for key in ("sync_check", "damaged_hook", "sessions_bm25", "sessions_hybrid"):
+            assert "no vault at" in res[key]["skipped"], key
+        return
+    sc, dh, s = res["sync_check"], res["damaged_hook"], res["sessions_bm25"]
+    assert sc["sync_check_ms"] > 0 and sc["check_ms"] > 0 and sc["quick_check_ms"] > 0 and sc["sound"]
+    assert sc["index_bytes"] > 1_000_000 and res["documents"] > 700
+    # every damaged run was rebuilt by its hook, which still printed the block (and so did the sound runs)
+    assert dh["damaged_hook_ms"] > 0 and dh["sound_hook_ms"] > 0 and dh["rebuilt_runs"] == dh["runs"] == 3
+    assert dh["printed_runs"] == 2 * dh["runs"]
+    assert s["sessions"] == 4 and s["mode"] == "bm25" and s["printed"] == s["hooks"] and s["fell_back_to_bm25"] == 0
+    assert s["per_process_max_ms"] >= s["per_process_median_ms"] > 0 and s["alone_ms"] > 0 and s["batch_ms"] > 0
+    assert not Path(res["workdir"]).exists()  # no --workdir: the temporary copy is removed
+
+
+@pytest.mark.slow
 @pytest.mark.model
 def test_bench_embed_scripts_smoke(model_dir):
     p = run(SCRIPTS / "bench_embed.py", "--quick", "--no-baseline", "--json", "--model-dir", model_dir)

@@ -1,0 +1,424 @@
+#!/usr/bin/env python
+"""Benchmark the operational figures the README quotes, each beside a baseline measured in the same run.
+
+On a copy of the real dreamcontext vault (a temporary folder, or ``--workdir``; the shared vault is never
+written), indexed first:
+
+* ``dreamdb sync --check``: wall time in process of the call the CLI makes (``Index.sync(check=True)``:
+  ``Index.check()``, SQLite's ``integrity_check`` and the corpus statistics, then a no-change sync),
+  beside ``PRAGMA quick_check`` on the same file (timed side by side, alternating order);
+* the prompt hook on a damaged index: one ``python -m dreamdb hook user-prompt-submit`` process fed
+  ``{"prompt": "how is sleep debt computed", "cwd": <vault parent>}`` after a leaf page of the ``files``
+  table (the one every sync reads) was overwritten with junk, which the hook rebuilds from the vault
+  (the hook log is read to check that it did), beside the same hook on the sound index (alternating);
+* prompts from ``--sessions`` sessions at once (20; 4 with ``--quick``): that many hook processes started
+  together, the wall time of each (median and max of a batch; medians over the runs), beside one hook
+  process alone; in BM25 mode, and in hybrid mode (``DREAMDB_RECALL_MODE=hybrid``) where the embedding
+  model is installed, after one ``dreamdb embed refresh`` of the copy (minutes on the real vault: not
+  timed, not run with ``--quick`` or ``--no-hybrid``; ``--workdir`` keeps its vectors for later runs).
+
+Without the real vault:
+
+* the cost of ``import dataclasses`` in a fresh interpreter (what a one-shot ``dreamdb recall`` would pay
+  for it): ``python -c "import dataclasses"`` beside ``python -c pass`` (alternating, medians of
+  ``--import-runs``).
+
+Processes run as an installed wheel would (compiled bytecode cached: ``bench_recall.cli_env``), with a
+hook log and cache folder of their own. A figure whose data or model is absent is skipped with a
+``skipped: …`` line (exit 0). Usage::
+
+    .venv/bin/python scripts/bench_ops.py [--quick] [--runs 5] [--sessions 20] [--import-runs 20]
+                                          [--no-hybrid] [--data DIR] [--workdir DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import dreamdb  # noqa: E402
+from bench_recall import cli_env, med  # noqa: E402
+from dreamdb.evaluation import suite  # noqa: E402
+
+PROMPT = "how is sleep debt computed"
+HOOK_SETTINGS = ("DREAMDB_VAULT", "DREAMDB_INDEX", "DREAMDB_RECALL_MODE", "DREAMDB_MEMORY_HOOK", "DREAMDB_HOOK_VERBOSE",
+                 "DREAMDB_HOOK_TIMING", "DREAMDB_HOOK_LOG", "DREAMDB_CACHE_DIR", "DREAMDB_INCLUDE_ARCHIVES", "DREAMDB_DEBUG")
+"""Settings of the user's that would change what the timed processes do (another vault, index, mode or log)."""
+
+
+def copy_vault(src: Path, work: Path) -> Path:
+    """``src`` copied (without its ``.dreamdb``) to ``work/_dream_context``, writable; an existing copy is reused."""
+    dest = work / "_dream_context"
+    if dest.is_dir():
+        return dest
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".dreamdb"))
+    for dirpath, _dirs, files in os.walk(dest):
+        os.chmod(dirpath, os.stat(dirpath).st_mode | stat.S_IWUSR)
+        for f in files:
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p):
+                os.chmod(p, os.stat(p).st_mode | stat.S_IWUSR)
+    return dest
+
+
+def hook_env(work: Path, mode: str = "bm25") -> dict:
+    """The environment of the timed processes: ``cli_env()`` without the user's hook settings, a cache folder and
+    hook log in ``work``, the recall mode given."""
+    env = {k: v for k, v in cli_env().items() if k not in HOOK_SETTINGS}
+    env.update(DREAMDB_CACHE_DIR=str(work / "cache"), DREAMDB_HOOK_LOG=str(work / "hook.log"), DREAMDB_RECALL_MODE=mode)
+    return env
+
+
+def hook_log(work: Path) -> str:
+    log = work / "hook.log"
+    return log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+
+
+def log_since(work: Path, before: str) -> str:
+    """What the hook log gained since it read ``before``."""
+    now = hook_log(work)
+    return now[len(before):] if now.startswith(before) else now
+
+
+def run_hook(vault: Path, env: dict) -> tuple[float, str]:
+    """One prompt hook process: (wall time in ms, what it printed)."""
+    payload = json.dumps({"prompt": PROMPT, "session_id": "bench-ops", "cwd": str(vault.parent)}).encode()
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "user-prompt-submit"], input=payload,
+                       capture_output=True, env=env, cwd=vault.parent, check=False)
+    return (time.perf_counter() - t0) * 1000, p.stdout.decode("utf-8", "replace")
+
+
+def index_path(vault: Path) -> Path:
+    return vault / ".dreamdb" / "index.db"
+
+
+def checkpoint(vault: Path) -> None:
+    """Fold the index's WAL into its file (so that the file alone is the index)."""
+    ix = dreamdb.open(vault, index_path=index_path(vault), auto_sync=False)
+    ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    ix.close()
+
+
+def put_index(saved: Path, vault: Path) -> None:
+    """Put the saved sound index file back as the vault's index (no WAL beside it)."""
+    idx = index_path(vault)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{idx}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(saved, idx)
+
+
+def files_leaf(saved: Path) -> tuple[int, int]:
+    """(page number, page size) of the middle leaf page of the ``files`` table in the index file ``saved``, the table
+    every sync reads (a page in the middle of the file is most often a posting a prompt never reads: the damage then
+    goes unseen)."""
+    from dreamdb.store import connect as db
+
+    conn = db.sqlite3.connect(saved)
+    try:
+        pages = [p for (p,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'files' AND pagetype = 'leaf'"
+                                            " ORDER BY pageno")]
+        if not pages:  # (a small index: the table is its root page)
+            pages = [p for (p,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'files'")]
+        return pages[len(pages) // 2], conn.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def damage(vault: Path, page: int, page_size: int) -> None:
+    """Overwrite ``page`` of the vault's index with junk bytes (as ``tests/test_index_safety.py`` does)."""
+    with open(index_path(vault), "r+b") as f:
+        f.seek((page - 1) * page_size)
+        f.write(b"\xff" * page_size)
+
+
+def bench_sync_check(vault: Path, runs: int) -> dict:
+    """``sync --check`` in process (the CLI's call) and ``Index.check()`` alone, beside ``PRAGMA quick_check`` on the
+    same connection, timed side by side (alternating order; one untimed pass first)."""
+    ix = dreamdb.open(vault, index_path=index_path(vault), auto_sync=False)
+    try:
+        steps = {"sync_check": lambda: ix.sync(check=True), "check": ix.check,
+                 "quick_check": lambda: ix.conn.execute("PRAGMA quick_check").fetchall()}
+        problems = ix.check()
+        rebuilt = ix.sync(check=True).rebuilt
+        if ix.conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
+            problems.append("quick_check")
+        times = {name: [] for name in steps}
+        names = list(steps)
+        for i in range(runs):
+            for name in (names if i % 2 == 0 else names[::-1]):
+                t0 = time.perf_counter()
+                steps[name]()
+                times[name].append((time.perf_counter() - t0) * 1000)
+        vectors = ix.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] if _has_table(ix, "embeddings") else 0
+        ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        out = {f"{name}_ms": med(ts) for name, ts in times.items()}
+        out.update(index_bytes=index_path(vault).stat().st_size, vectors=vectors, sound=not problems and not rebuilt)
+        return out
+    finally:
+        ix.close()
+
+
+def _has_table(ix, name: str) -> bool:
+    return ix.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+
+def bench_damaged_hook(vault: Path, saved: Path, work: Path, runs: int) -> dict:
+    """The prompt hook on a damaged index (rebuilt by it), beside the same hook on the sound index: alternating
+    runs, each on a fresh copy of the saved sound index; one untimed pass of each first."""
+    env = hook_env(work)
+    page, page_size = files_leaf(saved)
+    damaged, sound, rebuilt, printed = [], [], 0, 0
+    for i in range(runs + 1):
+        for kind in (("damaged", "sound") if i % 2 == 0 else ("sound", "damaged")):
+            put_index(saved, vault)
+            if kind == "damaged":
+                damage(vault, page, page_size)
+            before = hook_log(work)
+            ms, out = run_hook(vault, env)
+            if i == 0:
+                continue  # the untimed pass
+            printed += out.startswith("— Memory recall")
+            if kind == "damaged":
+                damaged.append(ms)
+                rebuilt += "rebuilt from the vault" in log_since(work, before)
+            else:
+                sound.append(ms)
+    put_index(saved, vault)
+    return {"damaged_hook_ms": med(damaged), "sound_hook_ms": med(sound), "runs": runs, "rebuilt_runs": rebuilt,
+            "printed_runs": printed, "damaged_page": page}
+
+
+def hooks_at_once(vault: Path, env: dict, n: int) -> tuple[list[float], float, int]:
+    """``n`` hook processes started together (a thread each, released at once): (each one's wall ms, the batch's
+    wall ms, how many printed a recall block)."""
+    barrier = threading.Barrier(n + 1)
+    results: list = [None] * n
+
+    def one(k: int) -> None:
+        barrier.wait()
+        results[k] = run_hook(vault, env)
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    batch = (time.perf_counter() - t0) * 1000
+    return [ms for ms, _ in results], batch, sum(out.startswith("— Memory recall") for _, out in results)
+
+
+def bench_sessions(vault: Path, work: Path, mode: str, sessions: int, runs: int) -> dict:
+    """``sessions`` hooks at once in ``mode``: per process median and max of each batch (medians over ``runs``
+    batches), the batch's wall time, beside one hook process alone (median of ``runs``, alternating with the
+    batches; one untimed pass of each first)."""
+    env = hook_env(work, mode)
+    before = hook_log(work)
+    run_hook(vault, env)
+    hooks_at_once(vault, env, sessions)
+    alone, p50, pmax, batch, printed = [], [], [], [], 0
+    for i in range(runs):
+        for kind in (("batch", "alone") if i % 2 == 0 else ("alone", "batch")):
+            if kind == "alone":
+                ms, out = run_hook(vault, env)
+                alone.append(ms)
+                printed += out.startswith("— Memory recall")
+            else:
+                times, wall, ok = hooks_at_once(vault, env, sessions)
+                p50.append(med(times))
+                pmax.append(max(times))
+                batch.append(wall)
+                printed += ok
+    log = log_since(work, before)
+    return {"mode": mode, "sessions": sessions, "runs": runs, "per_process_median_ms": med(p50),
+            "per_process_max_ms": med(pmax), "batch_ms": med(batch), "alone_ms": med(alone),
+            "printed": printed, "hooks": runs * (sessions + 1), "fell_back_to_bm25": log.count("used bm25"),
+            "lock_waits": log.count("index locked by another writer")}
+
+
+def embed_refresh(vault: Path, work: Path) -> tuple[int, float]:
+    """``dreamdb embed refresh`` of the copy (its progress on stderr): (exit code, seconds)."""
+    print("embedding the vault copy (dreamdb embed refresh; minutes the first time) …", file=sys.stderr)
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "refresh", "--vault", str(vault)],
+                       env=hook_env(work), stdout=sys.stderr, check=False)
+    return p.returncode, time.perf_counter() - t0
+
+
+def bench_imports(runs: int) -> dict:
+    """``python -c "import dataclasses"`` beside ``python -c pass``: medians (ms) of ``runs`` each, alternating; one
+    untimed run of each first."""
+    cmds = {"import_dataclasses": [sys.executable, "-c", "import dataclasses"], "python_pass": [sys.executable, "-c", "pass"]}
+    env = cli_env()
+    names = list(cmds)
+    times = {name: [] for name in names}
+    for i in range(runs + 1):
+        for name in (names if i % 2 == 0 else names[::-1]):
+            t0 = time.perf_counter()
+            subprocess.run(cmds[name], capture_output=True, env=env, check=False)
+            if i:
+                times[name].append((time.perf_counter() - t0) * 1000)
+    out = {f"{name}_ms": med(ts) for name, ts in times.items()}
+    out["cost_ms"] = out["import_dataclasses_ms"] - out["python_pass_ms"]
+    out["runs"] = runs
+    return out
+
+
+def bench_vault(src: Path, work: Path, a, res: dict) -> None:
+    """Steps 1–3 on a copy of ``src`` in ``work`` (their results put in ``res``)."""
+    t0 = time.perf_counter()
+    vault = copy_vault(src, work)
+    ix = dreamdb.open(vault, index_path=index_path(vault), auto_sync=False)
+    ix.sync()
+    res["documents"] = ix.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    ix.close()
+    res["setup_s"] = time.perf_counter() - t0
+    print("timing sync --check …", file=sys.stderr)
+    res["sync_check"] = bench_sync_check(vault, a.runs)
+    checkpoint(vault)
+    saved = work / "sound-index.db"
+    shutil.copyfile(index_path(vault), saved)
+    print("timing the prompt hook on a damaged index …", file=sys.stderr)
+    res["damaged_hook"] = bench_damaged_hook(vault, saved, work, a.runs)
+    print(f"timing {a.sessions} prompt hooks at once (BM25) …", file=sys.stderr)
+    res["sessions_bm25"] = bench_sessions(vault, work, "bm25", a.sessions, a.runs)
+    why = hybrid_skipped(a)
+    if why:
+        res["sessions_hybrid"] = {"skipped": why}
+        return
+    rc, secs = embed_refresh(vault, work)
+    if rc != 0:
+        res["sessions_hybrid"] = {"skipped": f"dreamdb embed refresh failed (exit {rc})"}
+        return
+    print(f"timing {a.sessions} prompt hooks at once (hybrid) …", file=sys.stderr)
+    res["sessions_hybrid"] = {**bench_sessions(vault, work, "hybrid", a.sessions, a.runs), "embed_refresh_s": secs}
+
+
+def hybrid_skipped(a) -> str | None:
+    """Why the hybrid sessions are not timed (None: they are)."""
+    if a.quick:
+        return "--quick (the one-off dreamdb embed refresh of the real vault takes minutes)"
+    if a.no_hybrid:
+        return "--no-hybrid"
+    from dreamdb.embeddings.locate import model_status
+
+    st = model_status()
+    if not st["installed"]:
+        return f"no embedding model installed ({st.get('reason') or st['path']}; dreamdb model build installs it)"
+    return None
+
+
+def render(res: dict) -> str:
+    """Plain-text table: what / dreamdb / beside it."""
+    m = res["machine"]
+    L = [f"bench_ops  ({m['cores']} cores, load {res['load_average']:.2f} at start, Python {m['python']}, SQLite {m['sqlite']};"
+         f" medians of {res['runs']} runs, {res['import_runs']} import runs)",
+         f"real vault: {res['vault']}" + (f" ({res['documents']} documents)" if "documents" in res else ""), ""]
+    rows = [("what", "dreamdb", "beside it")]
+    sc = res["sync_check"]
+    if "skipped" in sc:
+        rows.append(("sync --check, real vault", f"skipped: {sc['skipped']}", ""))
+    else:
+        rows.append(("sync --check, real vault (in process)", f"{sc['sync_check_ms']:.1f} ms",
+                     f"PRAGMA quick_check {sc['quick_check_ms']:.1f} ms (Index.check() alone {sc['check_ms']:.1f} ms;"
+                     f" index {sc['index_bytes'] / 1e6:.1f} MB, {sc['vectors']} vectors"
+                     + ("" if sc["sound"] else "; NOT SOUND before the runs") + ")"))
+    dh = res["damaged_hook"]
+    if "skipped" in dh:
+        rows.append(("prompt hook on a damaged index", f"skipped: {dh['skipped']}", ""))
+    else:
+        rows.append(("prompt hook on a damaged index (rebuilds it)", f"{dh['damaged_hook_ms']:.0f} ms",
+                     f"same hook, sound index {dh['sound_hook_ms']:.0f} ms (rebuilt in {dh['rebuilt_runs']} of"
+                     f" {dh['runs']} runs)"))
+    for key, label in (("sessions_bm25", "BM25"), ("sessions_hybrid", "hybrid")):
+        s = res[key]
+        if "skipped" in s:
+            rows.append((f"{res['sessions']} prompt hooks at once, {label}", f"skipped: {s['skipped']}", ""))
+            continue
+        notes = []
+        if s["fell_back_to_bm25"]:
+            notes.append(f"{s['fell_back_to_bm25']} fell back to BM25")
+        if s["lock_waits"]:
+            notes.append(f"{s['lock_waits']} waited for the lock")
+        if s["printed"] < s["hooks"]:
+            notes.append(f"{s['hooks'] - s['printed']} of {s['hooks']} printed nothing")
+        if "embed_refresh_s" in s:
+            notes.append(f"embed refresh before: {s['embed_refresh_s']:.0f} s, untimed")
+        rows.append((f"{s['sessions']} prompt hooks at once, {label}, per process",
+                     f"{s['per_process_median_ms']:.0f} ms median, {s['per_process_max_ms']:.0f} max",
+                     f"one hook alone {s['alone_ms']:.0f} ms (batch {s['batch_ms']:.0f} ms"
+                     + "".join(f"; {n}" for n in notes) + ")"))
+    im = res["import_dataclasses"]
+    rows.append(("import dataclasses, fresh interpreter", f"+{im['cost_ms']:.1f} ms ({im['import_dataclasses_ms']:.1f} ms)",
+                 f"python -c pass {im['python_pass_ms']:.1f} ms"))
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows if not r[1].startswith("skipped"))
+    for r in rows:
+        L.append(f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]}".rstrip())
+        if r is rows[0]:
+            L.append(f"{'-' * w0}  {'-' * w1}  {'-' * 9}")
+    return "\n".join(L) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    ap = argparse.ArgumentParser(description="dreamdb operational benchmark: sync --check, a damaged index, many sessions"
+                                             " at once, import dataclasses (medians, beside baselines)")
+    ap.add_argument("--quick", action="store_true", help="3 runs, 4 sessions, 10 import runs, no hybrid (CI; < 1 min)")
+    ap.add_argument("--runs", type=int, help="runs per figure (default 5; 3 with --quick)")
+    ap.add_argument("--sessions", type=int, help="hook processes started at once (default 20; 4 with --quick)")
+    ap.add_argument("--import-runs", type=int, help="runs of each import timing (default 20; 10 with --quick)")
+    ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid sessions (and their embed refresh)")
+    ap.add_argument("--data", type=Path, default=None, help="evaluation data folder (default as dreamdb eval)")
+    ap.add_argument("--workdir", type=Path, default=None,
+                    help="keep the vault copy and its index here, reused by later runs (its vectors too); default: a"
+                         " temporary folder, removed")
+    ap.add_argument("--json", action="store_true", help="print JSON")
+    a = ap.parse_args(argv)
+    for name in ("runs", "sessions", "import_runs"):
+        if getattr(a, name) is not None and getattr(a, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(a, name)})")
+    a.runs = a.runs or (3 if a.quick else 5)
+    a.sessions = a.sessions or (4 if a.quick else 20)
+    a.import_runs = a.import_runs or (10 if a.quick else 20)
+    data = a.data or suite.default_data_dir()
+    src = data / "vaults" / "dreamcontext" / "_dream_context"
+    res = {"machine": suite.machine_info(), "load_average": os.getloadavg()[0], "runs": a.runs, "sessions": a.sessions,
+           "import_runs": a.import_runs, "vault": str(src)}
+    if not src.is_dir():
+        why = f"no vault at {src} (../shared exists only on dreamdb machines; set DREAMDB_EVAL_DATA or --data)"
+        for key in ("sync_check", "damaged_hook", "sessions_bm25", "sessions_hybrid"):
+            res[key] = {"skipped": why}
+    else:
+        if a.workdir:
+            a.workdir.mkdir(parents=True, exist_ok=True)
+        work = a.workdir.resolve() if a.workdir else Path(tempfile.mkdtemp(prefix="bench-ops-"))
+        res["workdir"] = str(work)
+        try:
+            bench_vault(src, work, a, res)
+        finally:
+            if not a.workdir:
+                shutil.rmtree(work, ignore_errors=True)
+    print("timing import dataclasses …", file=sys.stderr)
+    res["import_dataclasses"] = bench_imports(a.import_runs)
+    print(json.dumps(res, indent=2) if a.json else render(res), end="\n" if a.json else "")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
