@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -64,13 +63,10 @@ def copy_vault(src: Path, work: Path) -> Path:
     dest = work / "_dream_context"
     if dest.is_dir():
         return dest
+    from dreamdb.evaluation.beir import make_writable
+
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".dreamdb"))
-    for dirpath, _dirs, files in os.walk(dest):
-        os.chmod(dirpath, os.stat(dirpath).st_mode | stat.S_IWUSR)
-        for f in files:
-            p = os.path.join(dirpath, f)
-            if not os.path.islink(p):
-                os.chmod(p, os.stat(p).st_mode | stat.S_IWUSR)
+    make_writable(dest)
     return dest
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import importlib.util
 import shutil
-import stat
 from pathlib import Path
 
 import pytest
+
+from dreamdb.evaluation.beir import make_writable as _make_writable  # (a copy of the shared vault, written to)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("DREAMDB_SHARED", ROOT.parent / "shared"))
@@ -38,13 +39,6 @@ def _isolated_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("DREAMDB_LEXICON", "off")
 
 
-def _make_writable(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
-        os.chmod(dirpath, os.stat(dirpath).st_mode | stat.S_IWUSR)
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            if not os.path.islink(p):
-                os.chmod(p, os.stat(p).st_mode | stat.S_IWUSR)
 
 
 @pytest.fixture(scope="session")
@@ -263,3 +257,20 @@ def _json_errors_reset():
     from dreamdb import quickcli
 
     quickcli.JSON_ERRORS = False
+
+
+def gold_data_folder(tmp_path: Path, notes: dict[str, str], lines: list[dict], *, bom: bool = False) -> Path:
+    """An evaluation data folder holding the dreamcontext set only: ``notes`` (``{slug: body}``, each a
+    ``knowledge/<slug>.md`` titled by its slug) and the gold questions ``lines`` (one JSON object a line; with ``bom``,
+    after a UTF-8 byte order mark). Returns the data folder (``--data``)."""
+    import json
+
+    data = tmp_path / "data"
+    (data / "eval").mkdir(parents=True)
+    folder = data / "vaults" / "dreamcontext" / "_dream_context" / "knowledge"
+    folder.mkdir(parents=True)
+    for slug, body in notes.items():
+        (folder / f"{slug}.md").write_text(f"---\ntitle: {slug.title()}\n---\n{body}\n", encoding="utf-8")
+    text = "".join(json.dumps(x) + "\n" for x in lines)
+    (data / "eval" / "dreamcontext-gold-train.jsonl").write_bytes(("\ufeff" if bom else "").encode() + text.encode())
+    return data

@@ -17,7 +17,7 @@ from dreamdb.errors import UsageError
 from dreamdb.evaluation import beir, suite
 from dreamdb.evaluation.gold import load_gold
 from dreamdb.evaluation import metrics as M
-from tests.conftest import EVAL_DATA
+from tests.conftest import EVAL_DATA, gold_data_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -390,19 +390,13 @@ def test_the_text_table_keeps_a_space_between_columns_of_any_width():
 
 
 def _gold_data(tmp_path: Path) -> Path:
-    """A data folder with the dreamcontext set only: two notes and two gold questions."""
-    data = tmp_path / "data"
-    (data / "eval").mkdir(parents=True)
-    k = data / "vaults" / "dreamcontext" / "_dream_context" / "knowledge"
-    k.mkdir(parents=True)
-    (k / "alpha.md").write_text("---\ntitle: Alpha\n---\nThe alpha note on sleep debt.\n", encoding="utf-8")
-    (k / "beta.md").write_text("---\ntitle: Beta\n---\nThe beta note on prompt hooks.\n", encoding="utf-8")
-    lines = [{"id": "q1", "query": "sleep debt", "expected": ["knowledge/alpha"], "category": "exact-term", "lang": "en"},
-             {"id": "q2", "query": "prompt hooks", "expected": ["knowledge/beta"], "category": "exact-term", "lang": "en"}]
-    # (with a byte order mark, as some editors save: read as the text it is, QA round 86-C L7)
-    (data / "eval" / "dreamcontext-gold-train.jsonl").write_bytes(
-        "\ufeff".encode() + "".join(json.dumps(x) + "\n" for x in lines).encode())
-    return data
+    """A data folder with the dreamcontext set only: two notes and two gold questions, the file with a byte order mark
+    as some editors save it (read as the text it is: QA round 86-C L7)."""
+    return gold_data_folder(tmp_path, {"alpha": "The alpha note on sleep debt.", "beta": "The beta note on prompt hooks."},
+                            [{"id": "q1", "query": "sleep debt", "expected": ["knowledge/alpha"], "category": "exact-term",
+                              "lang": "en"},
+                             {"id": "q2", "query": "prompt hooks", "expected": ["knowledge/beta"],
+                              "category": "exact-term", "lang": "en"}], bom=True)
 
 
 def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_report(tmp_path):

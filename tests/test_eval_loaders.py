@@ -16,7 +16,7 @@ import pytest
 
 from dreamdb.errors import UsageError
 from dreamdb.evaluation import beir, gold, suite
-from tests.conftest import EVAL_DATA
+from tests.conftest import EVAL_DATA, gold_data_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,14 +48,8 @@ def run_cli(*args, timeout=120) -> subprocess.CompletedProcess:
 
 # -- M1: the gold set's groups --------------------------------------------------------------------------------------
 def _gold_data(tmp_path: Path, lines: list[dict]) -> Path:
-    data = tmp_path / "data"
-    (data / "eval").mkdir(parents=True)
-    notes = data / "vaults" / "dreamcontext" / "_dream_context" / "knowledge"
-    notes.mkdir(parents=True)
-    (notes / "walrus.md").write_text("---\ntitle: Walrus\n---\nwalrus tusks and whiskers\n", encoding="utf-8")
-    (notes / "otter.md").write_text("---\ntitle: Otter\n---\notters hold hands while they sleep\n", encoding="utf-8")
-    (data / "eval" / "dreamcontext-gold-train.jsonl").write_text(_jsonl(lines), encoding="utf-8")
-    return data
+    return gold_data_folder(tmp_path, {"walrus": "walrus tusks and whiskers", "otter": "otters hold hands while they sleep"},
+                            lines)
 
 
 def test_an_uncategorised_gold_query_is_its_own_group_and_counted_once_overall(tmp_path):

@@ -379,7 +379,10 @@ def _tree_key(src: Path) -> str:
     return h.hexdigest()
 
 
-def _make_writable(root: Path) -> None:
+def make_writable(root: Path) -> None:
+    """Give the user write permission on ``root`` and everything under it (and search permission on its folders),
+    symlinks left as they are: a copy of a read-only tree (the shared evaluation data) that is written to. Best
+    effort on the entries under ``root``."""
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
             p = os.path.join(dirpath, name)
@@ -421,12 +424,12 @@ def copy_vault(src: Path, dest: Path, *, into: str = "", slug_map: bool = True) 
     t0 = time.perf_counter()
     vault = dest / VAULT_DIR
     if vault.exists():
-        _make_writable(vault)
+        make_writable(vault)
         shutil.rmtree(vault)
     target = vault / into if into else vault
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(src, target, ignore=shutil.ignore_patterns(".dreamdb"))
-    _make_writable(vault)
+    make_writable(vault)
     slugs = {p.name[:-3]: p.name[:-3] for p in target.rglob("*.md")} if slug_map else {}
     _write_manifest(dest, key, slugs, str(src))
     return VaultBuild(vault, slugs, True, time.perf_counter() - t0)
