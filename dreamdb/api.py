@@ -866,15 +866,22 @@ class Index:
         this index still waits for adds: one needing sqlite-vec, skipped by a SQLite driver that cannot load it. Not
         damage: rebuilding the index would delete its vectors (QA round 86-B F1: ``embed status`` under
         ``DREAMDB_SQLITE_DRIVER=sqlite3`` rebuilt an index of an older dreamdb, losing 1,347 vectors)."""
-        msg = str(exc).lower()
-        if self._conn is None or not ("no such table" in msg or "no such column" in msg):
+        import re
+
+        found = re.search(r"no such (?:table|column): (?:[\w.]*\.)?(\w+)", str(exc).lower())
+        if self._conn is None or found is None:
             return
-        from dreamdb.store.migrations import pending
+        from dreamdb.store.migrations import available, pending
 
         try:
             waiting = pending(self._conn)
         except db.DatabaseError:
             return
+        # only a name one of those migrations adds: a table of the index's own gone missing is damage, rebuilt as ever
+        # (QA round 87 M1: under a driver that cannot load sqlite-vec every index has migrations waiting, and a dropped
+        # corpus_stats was refused on every command instead of rebuilt)
+        name = re.compile(rf"\b{re.escape(found.group(1))}\b", re.IGNORECASE)
+        waiting = [v for v, _n, path in available() if v in waiting and name.search(path.read_text(encoding="utf-8"))]
         if waiting:
             from dreamdb.errors import DriverError
 

@@ -72,11 +72,14 @@ def index_path_for(vault: Path) -> Path:
     """
     env = index_env()
     if env:  # (a relative path names a file of the current folder: said as the absolute path it is, QA round 59)
-        if env.endswith(("/", os.sep)):  # (a folder's path: abspath dropped the slash, and a file took the folder's name)
+        if env.endswith(("/", os.sep)) or os.path.basename(env) in (".", ".."):
+            # (a folder's path: abspath dropped the slash or the dot, and a file took the folder's name; QA rounds 86-B
+            # F9, 87 L2)
             from dreamdb.errors import UsageError
 
-            raise UsageError(f"DREAMDB_INDEX={env!r} names a folder (it ends with a slash); it names the index file.",
-                             hint=f"Set DREAMDB_INDEX={os.path.join(env, INDEX_FILE_NAME)!r}, for instance.")
+            folder = os.path.normpath(env)
+            raise UsageError(f"DREAMDB_INDEX={env!r} names a folder (it ends with a slash or a dot); it names the index"
+                             " file.", hint=f"Set DREAMDB_INDEX={os.path.join(folder, INDEX_FILE_NAME)!r}, for instance.")
         return Path(os.path.abspath(Path(env).expanduser()))
     in_vault = vault / INDEX_DIR_NAME
     try:

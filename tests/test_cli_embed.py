@@ -417,6 +417,23 @@ def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny
     hits = json.loads(cli("recall", "sleep", "--mode", "hybrid", "--json").stdout)["hits"]
     assert hits and {h["mode"] for h in hits} == {"hybrid"}
     assert vectors() == stored
+    # in an index that driver built (its vector migrations wait), a table of the index's own gone missing is damage,
+    # rebuilt: not refused for those migrations (QA round 87 M1: every command exited 4 on a dropped corpus_stats)
+    shutil.rmtree(tiny_vault / ".dreamdb")
+    assert cli("sync", env=noext).returncode == 0
+    # (such an index is not "written by an older dreamdb"; a query naming a vector table is told why it is missing:
+    # QA round 87 L1)
+    p = cli("sql", "--no-sync", "SELECT COUNT(*) FROM documents")
+    assert p.returncode == 0 and "older dreamdb" not in p.stderr, p.stderr
+    p = cli("sql", "--no-sync", "SELECT COUNT(*) FROM chunks", env=noext)
+    assert p.returncode == 2 and "chunks: not in this index yet: migrations 2, 4, 5, 10 wait for a SQLite driver that" \
+        " loads sqlite-vec" in p.stderr and "older dreamdb" not in p.stderr, p.stderr
+    with stdlib_sqlite3.connect(index) as c:
+        assert c.execute("SELECT COUNT(*) FROM schema_migrations WHERE version = 10").fetchone()[0] == 0
+        c.execute("DROP TABLE corpus_stats")
+    p = cli("recall", "sleep", "--json", env=noext)
+    out = json.loads(p.stdout)
+    assert p.returncode == 0 and out["hits"] and any("rebuilt from the vault" in n for n in out["notes"]), p.stdout
 
 
 def test_model_install_quantized_without_from_is_a_usage_error(tmp_path, capsys):

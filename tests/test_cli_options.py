@@ -600,9 +600,13 @@ def test_blank_path_variables_are_unset_and_a_relative_xdg_cache_is_not_used(tmp
     assert _check_marker(lexicon).parent == tmp_path / "xdg" / "dreamdb" / "lexicon-checks"
     monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "own"))
     assert _check_marker(lexicon).parent == tmp_path / "own" / "lexicon-checks"
+    for value, hint in (("idx dir/", "idx dir/index.db"), ("d//", "d/index.db"), ("d/.", "d/index.db"),
+                        ("d/..", "./index.db")):  # (QA round 87 L2: "d/." made a file named d)
+        monkeypatch.setenv("DREAMDB_INDEX", value)
+        with pytest.raises(UsageError, match="names a folder") as info:
+            config.index_path_for(tmp_path)
+        assert info.value.hint == f"Set DREAMDB_INDEX={hint!r}, for instance.", info.value.hint
     monkeypatch.setenv("DREAMDB_INDEX", "idx dir/")
-    with pytest.raises(UsageError, match="names a folder"):
-        config.index_path_for(tmp_path)
     vault = tmp_path / "v" / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
     p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "sleep", "--vault", str(vault)], capture_output=True,

@@ -414,9 +414,14 @@ def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_re
     assert r.returncode == 0 and "dreamdb bm25" in r.stdout, r.stderr
     r = run("--no-baseline", "--modes", "hybrid", "--max-embed", "0")
     assert r.returncode == 1 and "No track was scored" in r.stderr and "unavailable" in r.stderr, r.stderr
+    # QA round 87 M2: a report named for the run is not overwritten by a run that scored nothing
+    kept = tmp_path / "kept.md"
+    kept.write_text("an earlier report\n")
+    r = run("--no-baseline", "--modes", "hybrid", "--max-embed", "0", "--results-file", str(kept))
+    assert r.returncode == 1 and kept.read_text() == "an earlier report\n", r.stderr
     report = ROOT / "eval" / "RESULTS.md"
     before = report.read_bytes()
-    for args in (["--quick"], []):  # (one set of four, or a quick run)
+    for args in (["--quick"], [], ["--modes", "hybrid"]):  # (one set of four, a quick run, no BM25: QA round 87 M2)
         r = run("--no-baseline", "--write-results", *args)
         assert r.returncode == 2 and "--write-results takes every set" in r.stderr, r.stderr
     assert report.read_bytes() == before

@@ -1518,6 +1518,48 @@ def test_a_note_whose_folder_is_moved_away_and_back_during_a_sync_is_read_by_the
     assert new.exists() and _integrity(index) == "ok"
 
 
+@pytest.mark.parametrize("how", ["vault moved away and back", "folder replaced by a file", "folder replaced by a loop"])
+def test_a_note_missed_when_its_path_was_gone_for_a_moment_is_read_by_the_next_sync(tiny_vault, monkeypatch, how):
+    """QA round 87 H1, H2: the vault itself moved away and back during a sync (no recorded folder's time changes), or
+    a folder replaced for a moment by a file (ENOTDIR) or a symlink loop (ELOOP): the next sync took the no-change
+    path, or stored the notes as unreadable with the stat they have again, and they were never indexed (`sync
+    --check` passed). The folder is recorded as unscanned: the next sync walks again and reads them."""
+    from dreamdb.store import sync as S
+
+    write_doc(tiny_vault, "knowledge/sub/old.md", "---\ntitle: Old\n---\nnumbat notes\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in index.recall("numbat")] == ["knowledge/old"]
+    write_doc(tiny_vault, "knowledge/sub/fresh.md", "---\ntitle: Fresh\n---\nnumbat and quoll\n")
+    real = S.read_source
+    sub = tiny_vault / "knowledge" / "sub"
+
+    def gone_for_a_moment(path):
+        if path.name != "fresh.md":
+            return real(path)
+        moved = tiny_vault if how.startswith("vault") else sub
+        away = moved.with_name(moved.name + ".away")
+        moved.rename(away)
+        if how == "folder replaced by a file":
+            sub.write_text("not a folder")
+        elif how == "folder replaced by a loop":
+            sub.symlink_to(sub)
+        try:
+            return real(path)
+        finally:
+            if sub.is_symlink() or sub.is_file():
+                sub.unlink()
+            away.rename(moved)
+
+    monkeypatch.setattr(S, "read_source", gone_for_a_moment)
+    warned = index.sync().warnings
+    assert any("knowledge/sub/fresh.md: removed while the sync ran" in w for w in warned), warned
+    monkeypatch.setattr(S, "read_source", real)
+    report = index.sync()
+    assert report.added == 1, report
+    assert sorted(h.doc_id for h in index.recall("numbat")) == ["knowledge/fresh", "knowledge/old"]
+    assert index.sync().added == 0 and _integrity(index) == "ok"
+
+
 def test_a_pinned_value_that_is_no_flag_is_warned_of(tiny_vault):
     """QA round 72-A: ``pinned: maybe`` was read as not pinned without a word, while a bad date or status is warned of."""
     write_doc(tiny_vault, "knowledge/maybe.md", "---\ntitle: Maybe\npinned: maybe\n---\nbody\n")

@@ -2019,7 +2019,9 @@ def test_a_killed_writes_temporary_file_is_removed_by_the_next_write_once_stale(
     other = tmp_path / ".notes.md.dreamdb-ab12cd34.tmp"
     trash = tmp_path / ".20261205T011125-shared.before-update.md.dreamdb-wrx090ca.tmp"
     users = [tmp_path / ".CHANGELOG.json.backup01.tmp",  # the user's own files, shaped alike
-             tmp_path / ".CHANGELOG.json.dreamdb-BACKUP01.tmp", tmp_path / ".CHANGELOG.json.backup"]
+             tmp_path / ".CHANGELOG.json.dreamdb-BACKUP01.tmp", tmp_path / ".CHANGELOG.json.backup",
+             # (no name before the mark, or none between the dots: QA round 87 L3)
+             tmp_path / ".dreamdb-abcdefgh.tmp", tmp_path / "..dreamdb-abcdefgh.tmp", tmp_path / ".mydreamdb-abcdefgh.tmp"]
     for p in (old, fresh, other, trash, *users):
         p.write_bytes(b"x" * 10)
     stale = time.time() - STALE_TEMP_SECONDS - 60

@@ -72,10 +72,12 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     data = Path(data_dir) if data_dir else suite.default_data_dir()
     cache = Path(cache_dir) if cache_dir else suite.repo_root() / "eval" / ".cache"
     target = (results_file or suite.repo_root() / "eval" / "RESULTS.md") if write_results or results_file else None
-    if results_file is None and write_results and (quick or (explicit and set(chosen) != set(suite.SETS))):
-        # (QA round 86-C L3: a quick run of one set replaced the report of every set)
-        raise UsageError("eval/RESULTS.md reports the full run: --write-results takes every set (--set all, the default)"
-                         " and no --quick.", hint="Give --results-file PATH to write the report of this run elsewhere.")
+    if results_file is None and write_results and (quick or (explicit and set(chosen) != set(suite.SETS))
+                                                   or not baseline or "bm25" not in mode_list):
+        # (QA round 86-C L3: a quick run of one set replaced the report of every set; 87 M2: one without bm25s or BM25)
+        raise UsageError("eval/RESULTS.md reports the full run: --write-results takes every set (--set all, the default),"
+                         " no --quick, the bm25s baseline and the bm25 mode among --modes.",
+                         hint="Give --results-file PATH to write the report of this run elsewhere.")
     _check_writable(cache, target, data)  # before a run of minutes, not after it
     command = _command_line()
 
@@ -84,10 +86,11 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
 
     results = suite.run_suite(chosen, data=data, cache=cache, modes=mode_list, baseline=baseline, quick=quick,
                               explicit=explicit, progress=_progress, log=log, command=command, max_embed=max_embed)
+    scored = suite.scored_any(results)
     unwritten = None
     try:
         (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")
-        if target is not None:
+        if target is not None and scored:  # (a run that scored nothing leaves the report as it was: QA round 87 M2)
             target.write_text(suite.render_markdown(results), encoding="utf-8")
             log(f"wrote {target}")
     except OSError as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
@@ -101,7 +104,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
 
         raise ResultsNotWritten(f"Cannot write the results: {unwritten} (the figures are printed above)",
                                 hint="Free some space or fix the folder's permissions, then run again.") from unwritten
-    if not suite.scored_any(results):  # (QA round 86-C M4: exit 0 with every row unavailable)
+    if not scored:  # (QA round 86-C M4: exit 0 with every row unavailable)
         from dreamdb.errors import NothingMeasured
 
         raise NothingMeasured("No track was scored: every mode asked for was unavailable (the reasons are printed above).",

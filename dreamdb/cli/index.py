@@ -301,7 +301,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
             raise IndexUnavailable(f"No index yet at {index.index_path}.",
                                    hint="Run without --no-sync (or dreamdb sync) first.")
         index.check_index_vault_readonly()
-        _note_older_index(index.index_path)
+        _note_older_index(index.index_path, query)
     try:
         columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     except IndexDamaged as exc:
@@ -326,12 +326,15 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         click.echo(output.table(shown, headers=columns) if columns else "(no result columns)")
 
 
-def _note_older_index(index_path) -> None:
+def _note_older_index(index_path, query: str) -> None:
     """``sql --no-sync`` on an index an older dreamdb wrote, not upgraded (a sync would): a note that its tables are
-    not yet those docs/schema.md describes (QA round 86-B F4: "no such table: renumbered_ids", with no word why)."""
+    not yet those docs/schema.md describes (QA round 86-B F4: "no such table: renumbered_ids", with no word why).
+    The migrations that need sqlite-vec are no sign of age (a driver that cannot load it leaves them waiting): a
+    query naming a table they add gets a note of its own (QA round 87 L1)."""
+    import re
+
     from dreamdb.errors import DreamdbError
     from dreamdb.sqlquery import run_readonly
-    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
     from dreamdb.store.migrations import available, latest_version, requirements
     from dreamdb.store.sync import INDEX_FORMAT
 
@@ -344,10 +347,17 @@ def _note_older_index(index_path) -> None:
     if not applied:
         return
     done = {int(v) for v in str(applied).split(",")}
-    # (migrations that need sqlite-vec wait for a driver that loads it: not the index's age; status names them)
-    missing = [v for v, _name, path in available() if v not in done
-               and (CAN_LOAD_EXTENSIONS or "vec0" not in requirements(path))]
-    if not missing and index_format in (None, INDEX_FORMAT):
+    waiting = [(v, path) for v, _name, path in available() if v not in done]
+    vector = [(v, path) for v, path in waiting if "vec0" in requirements(path)]
+    if vector:
+        tables = {t.lower() for _v, path in vector for t in re.findall(
+            r"CREATE\s+(?:VIRTUAL\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", path.read_text(encoding="utf-8"), re.I)}
+        named = sorted(t for t in tables if re.search(rf"\b{t}\b", query, re.I))
+        if named:
+            click.echo(f"note: {', '.join(named)}: not in this index yet: migration{'s' if len(vector) > 1 else ''} "
+                       f"{', '.join(str(v) for v, _p in vector)} wait for a SQLite driver that loads sqlite-vec (dreamdb "
+                       "status names it)", err=True)
+    if len(waiting) == len(vector) and index_format in (None, INDEX_FORMAT):
         return
     click.echo(f"note: this index was written by an older dreamdb (schema version {schema}, index format {index_format};"
                f" this one: {latest_version()}, {INDEX_FORMAT}) and is not upgraded with --no-sync: its tables may not be"

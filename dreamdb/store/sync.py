@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -29,7 +30,7 @@ from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
-from dreamdb.vault.discover import SourceFile, classify, in_archive, read_source, walk_sources
+from dreamdb.vault.discover import UNSCANNED, SourceFile, classify, in_archive, read_source, walk_sources
 from dreamdb.vault.tags import tag_key
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}.{IDENTIFIERS_VERSION}"
@@ -394,13 +395,16 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         try:
             raw = read_source(vault / src.rel_path)  # (a regular file, or OSError: QA round 59 M1)
         except OSError as exc:
-            if isinstance(exc, FileNotFoundError):
-                # Gone between the walk and the read (deleted, or its folder moved away, perhaps and back): nothing is
-                # written for it, so the documents indexed before stay and the next sync reads it again if it is there.
-                # (QA round 86-A H1: its row was stored as unreadable with the walk's stat, which a folder moved back
-                # gives again, so every later sync took it for unchanged: notes, a whole CHANGELOG, lost for good.)
+            if isinstance(exc, (FileNotFoundError, NotADirectoryError)) or exc.errno == errno.ELOOP:
+                # Its path gone between the walk and the read (deleted; its folder moved away, perhaps and back, or
+                # replaced for a moment by a file or a link loop): nothing is written for it, so the documents indexed
+                # before stay, and its folder is recorded as unscanned, so the next sync walks the vault again (no
+                # folder's time need change: the vault itself moved away and back) and reads it if it is there.
+                # (QA round 86-A H1, 87 H1-H2: its row was stored as unreadable with the walk's stat, which a folder
+                # moved back gives again, so every later sync took it for unchanged: notes, a whole CHANGELOG, lost.)
                 warnings.append(f"{src.rel_path}: removed while the sync ran; not read (the next sync reads it "
                                 "again if it is back)")
+                dirs[os.path.dirname(src.rel_path) or "."] = UNSCANNED
                 continue
             denied = isinstance(exc, PermissionError)  # (a loop, another error: not kept)
             kept = conn.execute("SELECT COUNT(*) FROM documents WHERE source_path = ?",

@@ -541,8 +541,11 @@ def _remove_stale_temp_files(folder: Path) -> None:
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             name = entry.name
-            if (name.startswith(".") and name.endswith(".tmp") and name[:-12].endswith(TEMP_MARK)
-                    and _MKSTEMP_CHARS.issuperset(name[-12:-4]) and entry.is_file(follow_symlinks=False)):
+            # (``.`` + a name of at least one character + ``.`` + the mark, as _fit_name keeps them: QA round 87 L3
+            # saw ``.dreamdb-abcdefgh.tmp`` and ``.mydreamdb-abcdefgh.tmp`` removed)
+            if (len(name) > 14 + len(TEMP_MARK) and name.startswith(".") and name.endswith(".tmp")
+                    and name[:-12].endswith("." + TEMP_MARK) and name[1] != "." and _MKSTEMP_CHARS.issuperset(name[-12:-4])
+                    and entry.is_file(follow_symlinks=False)):
                 with contextlib.suppress(OSError):
                     if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
                         os.unlink(entry.path)
