@@ -360,7 +360,7 @@ def hits_text(hits, *, explain: bool = False) -> str:
             meta.append(str(h.date)[:10])
         if h.status:
             meta.append(h.status)
-        lines.append(f"{i}. {visible_id(h.doc_id)}  ({' · '.join(meta)})")
+        lines.append(f"{i}. {typable_id(h.doc_id)}  ({' · '.join(meta)})")
         lines.append(f"   {_safe_cell(h.title)}")  # one line each: a newline in a title or file name is shown as ␊
         if h.superseded_by:
             lines.append(f"   ⚠ superseded by {visible_id(h.superseded_by)}")

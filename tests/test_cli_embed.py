@@ -434,6 +434,12 @@ def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny
     p = cli("recall", "sleep", "--json", env=noext)
     out = json.loads(p.stdout)
     assert p.returncode == 0 and out["hits"] and any("rebuilt from the vault" in n for n in out["notes"]), p.stdout
+    # embed dedup says why its sync rebuilt, as every other command does, before it refuses (QA round 87 L5)
+    with stdlib_sqlite3.connect(index) as c:
+        c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")
+    p = cli("embed", "dedup", "--title", "Sleep debt", env=noext)
+    assert p.returncode == 4 and "built by another version of dreamdb (index format 11.7" in p.stderr, p.stderr
+    assert "Embedding the vault first" not in p.stderr
 
 
 def test_model_install_quantized_without_from_is_a_usage_error(tmp_path, capsys):

@@ -471,3 +471,16 @@ def test_the_baseline_speaks_the_language_of_most_documents_and_each_track_start
     assert analyzer.stem.cache_info().currsize == 0 and analyzer.diacritic_terms.cache_info().currsize == 0
     assert analyzer._turkish_stemmer.cache_info().currsize == tables  # (a table loaded once stays)
     ix.close()
+
+
+def test_results_that_cannot_be_written_are_printed_and_exit_74(tmp_path):
+    """QA round 86-C M6: the figures of a whole run were lost when the results could not be written (exit 2, no
+    table); 87 L7: the hint spoke of free space and permissions for a link to nothing."""
+    data = _gold_data(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "last-run.json").symlink_to(tmp_path / "missing" / "last-run.json")
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                        "--cache", str(cache), "--no-baseline"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 74 and "dreamdb bm25" in r.stdout, (r.stdout, r.stderr)
+    assert "Cannot write the results" in r.stderr and "(a link to nothing?)" in r.stderr, r.stderr

@@ -1150,6 +1150,15 @@ def test_an_id_with_spaces_at_its_end_is_shown_quoted_as_it_must_be_typed(tmp_pa
     p = subprocess.run([sys.executable, "-m", "dreamdb", "update", "knowledge/trail ", "--append", "x", "--vault",
                         str(vault)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and (vault / "knowledge" / "trail .md").read_text().rstrip().endswith("x"), p.stderr
+    # recall and list show them so too, and the form shown is taken back (QA round 87 L4: `update
+    # 'knowledge/nb\u00a0sp'` was "not a document slug")
+    for args in (["list"], ["recall", "quetzal"]):
+        out = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], capture_output=True,
+                             text=True, timeout=120).stdout
+        assert '"knowledge/trail "' in out and '"knowledge/nb\\u00a0sp"' in out, (args, out)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "update", '"knowledge/nb\\u00a0sp"', "--append", "y",
+                        "--vault", str(vault)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and (vault / "knowledge" / "nb\u00a0sp.md").read_text().rstrip().endswith("y"), p.stderr
 
 
 def test_the_machines_problems_are_logged_as_such_not_as_a_hook_failure(project, tmp_path):

@@ -395,14 +395,17 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         index = open_index(vault)
         report = index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
         if report.rebuilt and not as_json:  # (said before the embedding it causes: QA round 76 F9)
-            for warning in report.warnings:
-                if "rebuilt from the vault" in warning:
+            for warning in report.warnings:  # (an upgrade's too, as every other command says it: QA round 87 L5)
+                if "rebuilt from the vault" in warning or "built by another version of dreamdb" in warning:
                     click.echo(f"note: {warning}", err=True)
     from dreamdb.embeddings.model import get_embedder
 
     try:
         embedder = get_embedder(threads=threads)
         if not if_present:
+            from dreamdb.embeddings.store import _require_tables
+
+            _require_tables(index.conn)  # (before "Embedding the vault first…", which it then refused: QA round 87 L5)
             waiting = pending(index.conn, embedder.model_id)
             if waiting:
                 if not as_json:

@@ -102,8 +102,10 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     if unwritten is not None:
         from dreamdb.errors import ResultsNotWritten
 
+        where = getattr(unwritten, "filename", None)
         raise ResultsNotWritten(f"Cannot write the results: {unwritten} (the figures are printed above)",
-                                hint="Free some space or fix the folder's permissions, then run again.") from unwritten
+                                hint=f"Check {where or 'that path'}: the disk's free space, its permissions, or what it is "
+                                     "(a link to nothing?); then run again.") from unwritten
     if not scored:  # (QA round 86-C M4: exit 0 with every row unavailable)
         from dreamdb.errors import NothingMeasured
 

@@ -225,7 +225,7 @@ def list_cmd(vault, types, as_json):
     if as_json:
         click.echo(output.to_json(docs))
         return
-    rows = [{"doc_id": d["doc_id"], "type": d["type"], "date": (d["date"] or "")[:10], "status": d["status"] or "", "level": d["level"],
+    rows = [{"doc_id": output.typable_id(d["doc_id"]), "type": d["type"], "date": (d["date"] or "")[:10], "status": d["status"] or "", "level": d["level"],
              "title": (d["title"] or "")[:70]} for d in docs]
     click.echo(output.table(rows) if rows else "No documents.")
 

@@ -61,7 +61,8 @@ _FOLDERS_HINT = ("A document is named type/slug (knowledge/my-note), by the id r
 
 
 def _slug_text(slug):
-    """A path-like name as text (``Path("knowledge/x.md")`` names that file); other non-text is refused.
+    """A path-like name as text (``Path("knowledge/x.md")`` names that file), as shown typed back
+    (:func:`_typed_back`); other non-text is refused.
 
     Raises:
         UsageError: ``slug`` is not text or a path.
@@ -70,7 +71,26 @@ def _slug_text(slug):
         slug = os.fspath(slug)
     if not isinstance(slug, str):
         raise UsageError(f"A document name must be text such as 'knowledge/my-note', got {type(slug).__name__} {slug!r}.")
-    return slug
+    return _typed_back(slug)
+
+
+_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _typed_back(slug: str) -> str:
+    """A name as :func:`dreamdb.output.typable_id` shows it, typed back: the quotes around it dropped and each
+    ``\\uXXXX`` of a space character (``\\u00a0``) made that character again (QA round 87 L4: the form shown could
+    not be passed back). Any other name is returned as it is."""
+    if len(slug) >= 2 and slug[0] == slug[-1] == '"':
+        slug = slug[1:-1]
+    if "\\u" not in slug:
+        return slug
+
+    def space(m: re.Match) -> str:
+        c = chr(int(m.group(1), 16))
+        return c if c.isspace() else m.group(0)
+
+    return _ESCAPED.sub(space, slug)
 
 
 def _refuse_control_chars(text: str, original: str) -> None:
