@@ -326,21 +326,21 @@ def render(res: dict) -> str:
          f" medians of {res['runs']} runs, {res['import_runs']} import runs)",
          f"real vault: {res['vault']}" + (f" ({res['documents']} documents)" if "documents" in res else ""), ""]
     rows = [("what", "dreamdb", "beside it")]
-    sc = res["sync_check"]
-    if "skipped" in sc:
-        rows.append(("sync --check, real vault", f"skipped: {sc['skipped']}", ""))
-    else:
-        rows.append(("sync --check, real vault (in process)", f"{sc['sync_check_ms']:.1f} ms",
-                     f"PRAGMA quick_check {sc['quick_check_ms']:.1f} ms (Index.check() alone {sc['check_ms']:.1f} ms;"
-                     f" index {sc['index_bytes'] / 1e6:.1f} MB, {sc['vectors']} vectors"
-                     + ("" if sc["sound"] else "; NOT SOUND before the runs") + ")"))
-    dh = res["damaged_hook"]
-    if "skipped" in dh:
-        rows.append(("prompt hook on a damaged index", f"skipped: {dh['skipped']}", ""))
-    else:
-        rows.append(("prompt hook on a damaged index (rebuilds it)", f"{dh['damaged_hook_ms']:.0f} ms",
-                     f"same hook, sound index {dh['sound_hook_ms']:.0f} ms (rebuilt in {dh['rebuilt_runs']} of"
-                     f" {dh['runs']} runs)"))
+    def row(section: dict, label: str, made) -> tuple[str, str, str]:
+        """The row of ``section``: ``made(section)`` (its label suffix, figure, neighbour), or its skip reason."""
+        if "skipped" in section:
+            return label, f"skipped: {section['skipped']}", ""
+        suffix, figure, beside = made(section)
+        return label + suffix, figure, beside
+
+    rows.append(row(res["sync_check"], "sync --check, real vault", lambda sc: (
+        " (in process)", f"{sc['sync_check_ms']:.1f} ms",
+        f"PRAGMA quick_check {sc['quick_check_ms']:.1f} ms (Index.check() alone {sc['check_ms']:.1f} ms;"
+        f" index {sc['index_bytes'] / 1e6:.1f} MB, {sc['vectors']} vectors"
+        + ("" if sc["sound"] else "; NOT SOUND before the runs") + ")")))
+    rows.append(row(res["damaged_hook"], "prompt hook on a damaged index", lambda dh: (
+        " (rebuilds it)", f"{dh['damaged_hook_ms']:.0f} ms",
+        f"same hook, sound index {dh['sound_hook_ms']:.0f} ms (rebuilt in {dh['rebuilt_runs']} of {dh['runs']} runs)")))
     for key, label in (("sessions_bm25", "BM25"), ("sessions_hybrid", "hybrid")):
         s = res[key]
         if "skipped" in s:
