@@ -871,17 +871,17 @@ class Index:
         found = re.search(r"no such (?:table|column): (?:[\w.]*\.)?(\w+)", str(exc).lower())
         if self._conn is None or found is None:
             return
-        from dreamdb.store.migrations import available, pending
+        from dreamdb.store.migrations import available, names_added, pending
 
         try:
             waiting = pending(self._conn)
         except db.DatabaseError:
             return
-        # only a name one of those migrations adds: a table of the index's own gone missing is damage, rebuilt as ever
-        # (QA round 87 M1: under a driver that cannot load sqlite-vec every index has migrations waiting, and a dropped
-        # corpus_stats was refused on every command instead of rebuilt)
-        name = re.compile(rf"\b{re.escape(found.group(1))}\b", re.IGNORECASE)
-        waiting = [v for v, _n, path in available() if v in waiting and name.search(path.read_text(encoding="utf-8"))]
+        # only a name one of those migrations creates or adds: a table of the index's own gone missing is damage,
+        # rebuilt as ever (QA round 87 M1: under a driver that cannot load sqlite-vec every index has migrations
+        # waiting, and a dropped corpus_stats was refused on every command; 88 B3: any word of them, `REFERENCES
+        # documents(id)`, made a dropped documents table one of 002's)
+        waiting = [v for v, _n, path in available() if v in waiting and found.group(1) in names_added(path)]
         if waiting:
             from dreamdb.errors import DriverError
 

@@ -98,12 +98,34 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                 if db.is_damage(exc):
                     raise IndexDamaged(f"The index at {index_path} is damaged ({exc}).",
                                        hint="dreamdb sync --check rebuilds it from the vault.") from None
+                lost = _missing_own_table(conn, str(exc))
+                if lost:  # (QA round 88 B4: "no such table: documents", exit 2, with a hint naming that very table)
+                    raise IndexDamaged(f"The index at {index_path} is damaged: its table {lost} is missing ({exc}).",
+                                       hint="dreamdb sync --check rebuilds it from the vault.") from None
                 raise _explain_error(str(exc), query, denied) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
                 raise UsageError(f"SQL error: {exc}") from None
         return SqlResult(columns, rows, truncated)
     finally:
         conn.close()
+
+
+def _missing_own_table(conn, msg: str) -> str | None:
+    """The table or view named by SQLite's "no such table" ``msg`` when a migration the index records as applied
+    creates it: a table of dreamdb's own gone from the index (damage), not a name mistyped. ``None`` otherwise."""
+    import re
+
+    from dreamdb.store.migrations import available, names_added
+
+    found = re.search(r"no such table: (?:\w+\.)?(\w+)", msg)
+    if found is None:
+        return None
+    try:
+        applied = {v for (v,) in conn.execute("SELECT version FROM schema_migrations")}
+    except db.DatabaseError:
+        return None
+    name = found.group(1).lower()
+    return name if any(name in names_added(path) for v, _n, path in available() if v in applied) else None
 
 
 _WRITE_HINT = "The index is derived from the vault; edit the vault instead (dreamdb remember/update/delete)."

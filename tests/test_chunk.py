@@ -226,4 +226,7 @@ def test_a_huge_texts_chunks_from_its_head_are_the_whole_texts(monkeypatch):
             got = chunk_with_coverage("T", body, "a description", max_chunks=wanted)
             monkeypatch.setattr(chunk, "HEAD_CHARS_PER_CHUNK", 10**15)  # the whole text, always
             assert got == chunk_with_coverage("T", body, "a description", max_chunks=wanted), (wanted, body[:80])
-        assert sum(from_head) >= (1 if wanted == MAX_CHUNKS_PER_DOCUMENT else 40), (wanted, sum(from_head))
+        # (the real vault's notes are most of the texts; without ../shared the example vault's and the built ones: QA
+        # round 88 A2)
+        enough = 1 if wanted == MAX_CHUNKS_PER_DOCUMENT else 40 if REAL_VAULT_SRC.is_dir() else 4
+        assert sum(from_head) >= enough, (wanted, sum(from_head))

@@ -428,12 +428,17 @@ def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny
     p = cli("sql", "--no-sync", "SELECT COUNT(*) FROM chunks", env=noext)
     assert p.returncode == 2 and "chunks: not in this index yet: migrations 2, 4, 5, 10 wait for a SQLite driver that" \
         " loads sqlite-vec" in p.stderr and "older dreamdb" not in p.stderr, p.stderr
-    with stdlib_sqlite3.connect(index) as c:
-        assert c.execute("SELECT COUNT(*) FROM schema_migrations WHERE version = 10").fetchone()[0] == 0
-        c.execute("DROP TABLE corpus_stats")
-    p = cli("recall", "sleep", "--json", env=noext)
-    out = json.loads(p.stdout)
-    assert p.returncode == 0 and out["hits"] and any("rebuilt from the vault" in n for n in out["notes"]), p.stdout
+    p = cli("sql", "--no-sync", "SELECT COUNT(*) FROM chunks")  # (a driver that loads it: QA round 88 B6)
+    assert "migrations 2, 4, 5, 10, applied by a sync (run without --no-sync)" in p.stderr, p.stderr
+    # (documents too, which migration 002 references but does not create: QA round 88 B3)
+    for table in ("corpus_stats", "documents"):
+        with stdlib_sqlite3.connect(index) as c:
+            assert c.execute("SELECT COUNT(*) FROM schema_migrations WHERE version = 10").fetchone()[0] == 0
+            c.execute(f"DROP TABLE {table}")
+        p = cli("recall", "sleep", "--json", env=noext)
+        out = json.loads(p.stdout or "{}")
+        assert p.returncode == 0 and out["hits"] and any("rebuilt from the vault" in n for n in out["notes"]), (
+            table, p.stdout, p.stderr)
     # embed dedup says why its sync rebuilt, as every other command does, before it refuses (QA round 87 L5)
     with stdlib_sqlite3.connect(index) as c:
         c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")

@@ -421,10 +421,17 @@ def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_re
     assert r.returncode == 1 and kept.read_text() == "an earlier report\n", r.stderr
     report = ROOT / "eval" / "RESULTS.md"
     before = report.read_bytes()
-    for args in (["--quick"], [], ["--modes", "hybrid"]):  # (one set of four, a quick run, no BM25: QA round 87 M2)
-        r = run("--no-baseline", "--write-results", *args)
-        assert r.returncode == 2 and "--write-results takes every set" in r.stderr, r.stderr
-    assert report.read_bytes() == before
+    full = ["--set", "all", "--modes", "bm25,hybrid,dense"]  # (each case below one thing short of the full run)
+    for args in (["--quick", *full], ["--set", "dreamcontext", "--modes", "bm25,hybrid,dense"], ["--no-baseline", *full],
+                 ["--set", "all", "--modes", "hybrid,dense"], ["--set", "all", "--modes", "bm25"]):
+        # (a quick run, one set of four, no bm25s, no BM25, no hybrid nor dense: QA rounds 86-C L3, 87 M2, 88 B5)
+        try:
+            r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--cache",
+                                str(tmp_path / "c"), "--write-results", *args], capture_output=True, text=True, cwd=ROOT,
+                               timeout=300)
+        finally:
+            changed, _ = report.read_bytes() != before, report.write_bytes(before)  # (a failing run wrote it: undone)
+        assert r.returncode == 2 and "--write-results takes every set" in r.stderr and not changed, (args, r.stderr)
     r = run("--no-baseline", "--quick", "--results-file", str(tmp_path / "r.md"))
     assert r.returncode == 0 and (tmp_path / "r.md").read_text(encoding="utf-8").startswith("# dreamdb evaluation")
 

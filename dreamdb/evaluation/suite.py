@@ -41,6 +41,8 @@ from dreamdb.evaluation import metrics as M
 from dreamdb.hybrid import clear_query_cache
 
 SETS = ("dreamcontext", "scifact", "xquad", "eips")
+REPORT_MODES = ("bm25", "hybrid", "dense")
+"""The modes eval/RESULTS.md reports: a run regenerating it runs them all (``--write-results``)."""
 MODES = ("bm25", "hybrid", "dense", "rrf")
 QUICK_QUERIES = 50
 """Queries per track under ``--quick`` (the first ones in file order: deterministic)."""

@@ -191,3 +191,14 @@ def _split_sql(sql: str) -> list[str]:
     if buf.strip() and not all(l.strip().startswith("--") or not l.strip() for l in buf.splitlines()):
         statements.append(buf.strip())
     return statements
+
+
+_ADDED = re.compile(r"CREATE\s+(?:VIRTUAL\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)|ADD\s+(?:COLUMN\s+)?(\w+)",
+                    re.IGNORECASE)
+
+
+def names_added(path: Path) -> set[str]:
+    """The tables and views a migration file creates and the columns it adds, lowercase (its ``--`` comments left
+    out): what a query or a statement meets as "no such table/column" while that migration waits."""
+    sql = re.sub(r"--[^\n]*", "", path.read_text(encoding="utf-8"))
+    return {(m.group(1) or m.group(2)).lower() for m in _ADDED.finditer(sql)}

@@ -385,6 +385,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     # id → path: the ids markdown files re-indexed or removed by this sync held before it (an id may pass to
     # another file; number_same_names records it)
     held_before: dict[str, str] = dict(held or {})
+    reread: set[str] = set()  # files whose stat is not to be trusted by the next sync (see racy)
 
     def note_held(path: str) -> None:
         held_before.update((doc_id, path) for doc_id, in conn.execute(
@@ -394,6 +395,12 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             progress(i, len(candidates))
         try:
             raw = read_source(vault / src.rel_path)  # (a regular file, or OSError: QA round 59 M1)
+            st = os.stat(vault / src.rel_path)
+            if (st.st_mtime_ns, st.st_size, st.st_ctime_ns) != (src.mtime_ns, src.size, src.ctime_ns):
+                # Not the file the walk saw (edited meanwhile, or another in its place for a moment: the vault swapped
+                # for a copy): what was read is stored with the walk's stat but no change time, so the next sync reads
+                # it again (QA round 88 B2: the copy's text was kept for good once the real file came back)
+                reread.add(src.rel_path)
         except OSError as exc:
             if isinstance(exc, (FileNotFoundError, NotADirectoryError)) or exc.errno == errno.ELOOP:
                 # Its path gone between the walk and the read (deleted; its folder moved away, perhaps and back, or
@@ -420,6 +427,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             if src.kind == "markdown":
                 note_held(src.rel_path)
             _replace_file(conn, src, UNREADABLE, [], now)
+            # (its change time not stored, as a racy file's: the next sync reads it again. Its folder made searchable
+            # again changes neither the folder's time nor the file's stat, so it was never read: QA round 88 B1)
+            reread.add(src.rel_path)
             if src.kind == "markdown":
                 touched.add(natural_doc_id(src.type, src.rel_path))
             report.changed += src.rel_path in known
@@ -466,7 +476,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     number_same_names(conn, touched, new_paths, warn=warnings.append, gone=held_before)
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)
-    conn.executemany("UPDATE files SET ctime_ns = NULL WHERE path = ?", [(p,) for p in sorted(racy)])
+    conn.executemany("UPDATE files SET ctime_ns = NULL WHERE path = ?", [(p,) for p in sorted({*racy, *reread})])
     if report.added or report.changed or report.removed or held is not None:
         # in-memory caches (dreamdb.ranking.memory) reload when this changes; a sync that only stored files'
         # stats again (read again and found the same, as racily clean files are) changed no document
