@@ -432,6 +432,15 @@ def test_a_run_that_scores_nothing_fails_and_a_partial_run_never_replaces_the_re
         finally:
             changed, _ = report.read_bytes() != before, report.write_bytes(before)  # (a failing run wrote it: undone)
         assert r.returncode == 2 and "--write-results takes every set" in r.stderr and not changed, (args, r.stderr)
+    # a full run whose hybrid and dense were unavailable (no vectors, as on a machine without the model) leaves the
+    # report as it was (QA round 89 F4)
+    try:
+        r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--cache", str(tmp_path / "c"),
+                            "--modes", "bm25,hybrid,dense", "--max-embed", "0", "--write-results"], capture_output=True,
+                           text=True, cwd=ROOT, timeout=300)
+    finally:
+        changed, _ = report.read_bytes() != before, report.write_bytes(before)
+    assert r.returncode == 1 and "eval/RESULTS.md was not regenerated" in r.stderr and not changed, r.stderr
     r = run("--no-baseline", "--quick", "--results-file", str(tmp_path / "r.md"))
     assert r.returncode == 0 and (tmp_path / "r.md").read_text(encoding="utf-8").startswith("# dreamdb evaluation")
 

@@ -305,6 +305,12 @@ def test_a_table_of_the_index_gone_missing_is_damage_rebuilt_a_mistyped_one_an_e
     assert code == 0 and out.split() == ["n", "2"] and "rebuilt from the vault" in err, (code, out, err)
     code, out, err = sql(capsys, vault, "SELECT COUNT(*) FROM documentz")
     assert code == 2 and "no such table: documentz" in err and "rebuilt" not in err, err
+    # (a table of the index's own name in another schema is no damage of the index: QA round 89 F1 rebuilt a sound
+    # index, its vectors lost, for temp.documents)
+    marker = (vault / ".dreamdb" / "index.db").stat().st_ino
+    code, out, err = sql(capsys, vault, "SELECT COUNT(*) FROM temp.documents")
+    assert code == 2 and "no such table: temp.documents" in err and "rebuilt" not in err, err
+    assert (vault / ".dreamdb" / "index.db").stat().st_ino == marker
     with sqlite3.connect(vault / ".dreamdb" / "index.db") as c:
         c.execute("DROP TABLE documents")
     code, out, err = sql(capsys, vault, "--no-sync", "SELECT COUNT(*) FROM documents")  # (said, not rebuilt)

@@ -1572,18 +1572,24 @@ def test_a_new_note_unreadable_for_a_moment_is_read_by_the_next_sync(tiny_vault,
     index.sync()
     write_doc(tiny_vault, "knowledge/perm-note.md", "---\ntitle: Perm\n---\nplatypus permission body\n")
     time.sleep(0.05)  # (a few ticks of the file system's clock: not a racily clean file, re-read anyway)
-    real, failed = S.read_source, []
+    real = S.read_source
 
-    def denied_once(path):
-        if path.name == "perm-note.md" and not failed:
-            failed.append(path)
+    def denied(path):
+        if path.name == "perm-note.md":
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
 
-    monkeypatch.setattr(S, "read_source", denied_once)
-    assert any("perm-note.md: cannot read (Permission denied)" in w for w in index.sync().warnings)
+    monkeypatch.setattr(S, "read_source", denied)
+    first = index.sync()
+    assert first.added == 1 and any("perm-note.md: cannot read (Permission denied)" in w for w in first.warnings)
     assert index.conn.execute("SELECT sha256 FROM files WHERE path = 'knowledge/perm-note.md'").fetchone() == (
         S.UNREADABLE,)
+    # while it stays unreadable, every sync says so and counts it unchanged: no new generation (QA round 89 F2)
+    generation = index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    again = index.sync()
+    assert again.changed == 0 and any("perm-note.md: cannot read" in w for w in again.warnings), again
+    assert index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone() == generation
+    monkeypatch.setattr(S, "read_source", real)  # (readable again: its folder searchable again, say)
     report = index.sync()
     assert report.changed == 1 and not report.warnings, report
     assert [h.doc_id for h in index.recall("platypus")] == ["knowledge/perm-note"]

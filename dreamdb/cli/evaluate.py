@@ -60,7 +60,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     \b
     Examples:
       dreamdb eval --set scifact --quick
-      dreamdb eval --set all --modes bm25,hybrid --write-results
+      dreamdb eval --set all --modes bm25,hybrid,dense --write-results
       python -m eval --set dreamcontext --json
     """
     from dreamdb import output
@@ -89,10 +89,14 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     results = suite.run_suite(chosen, data=data, cache=cache, modes=mode_list, baseline=baseline, quick=quick,
                               explicit=explicit, progress=_progress, log=log, command=command, max_embed=max_embed)
     scored = suite.scored_any(results)
+    # (the full report: every mode it reports on every track, or it is left as it was: QA round 89 F4, a machine
+    # without the model would have written it without its hybrid and dense figures)
+    short = [f"{s} {t} {m}" for s, sres in results["sets"].items() for t, tres in sres["tracks"].items()
+             for m in suite.REPORT_MODES if "rows" not in tres["dreamdb"].get(m, {})] if results_file is None else []
     unwritten = None
     try:
         (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")
-        if target is not None and scored:  # (a run that scored nothing leaves the report as it was: QA round 87 M2)
+        if target is not None and scored and not short:  # (a run that scored nothing too: QA round 87 M2)
             target.write_text(suite.render_markdown(results), encoding="utf-8")
             log(f"wrote {target}")
     except OSError as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
@@ -108,6 +112,13 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
         raise ResultsNotWritten(f"Cannot write the results: {unwritten} (the figures are printed above)",
                                 hint=f"Check {where or 'that path'}: the disk's free space, its permissions, or what it is "
                                      "(a link to nothing?); then run again.") from unwritten
+    if target is not None and scored and short:
+        from dreamdb.errors import DreamdbError
+
+        raise DreamdbError(f"eval/RESULTS.md was not regenerated: {len(short)} track/mode pair(s) of the full report were"
+                           f" not scored ({', '.join(short[:3])}{' …' if len(short) > 3 else ''}; the reasons are printed "
+                           "above).", hint="Fix what the reasons name (dreamdb model build, for the dense modes), or give "
+                                           "--results-file PATH for the report of this run.")
     if not scored:  # (QA round 86-C M4: exit 0 with every row unavailable)
         from dreamdb.errors import NothingMeasured
 

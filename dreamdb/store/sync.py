@@ -424,12 +424,16 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                 report.unchanged += 1
                 continue
             warnings.append(f"{src.rel_path}: cannot read ({exc.strerror or exc}); not indexed")  # (QA 69 E-L4)
+            reread.add(src.rel_path)
+            old = stored.get(src.rel_path)
+            if old is not None and old[2] == UNREADABLE:  # (as it was: no change, no new generation; QA round 89 F2)
+                report.unchanged += 1
+                continue
             if src.kind == "markdown":
                 note_held(src.rel_path)
+            # (its change time not stored, as a racy file's, above: the next sync reads it again. Its folder made
+            # searchable again changes neither the folder's time nor the file's stat, so it was never read: QA round 88 B1)
             _replace_file(conn, src, UNREADABLE, [], now)
-            # (its change time not stored, as a racy file's: the next sync reads it again. Its folder made searchable
-            # again changes neither the folder's time nor the file's stat, so it was never read: QA round 88 B1)
-            reread.add(src.rel_path)
             if src.kind == "markdown":
                 touched.add(natural_doc_id(src.type, src.rel_path))
             report.changed += src.rel_path in known
