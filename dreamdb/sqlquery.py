@@ -98,6 +98,10 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                 if db.is_damage(exc):
                     raise IndexDamaged(f"The index at {index_path} is damaged ({exc}).",
                                        hint="dreamdb sync --check rebuilds it from the vault.") from None
+                if "no such module: vec0" in str(exc):  # (QA round 89 F5: an SQL error, exit 2, with no word of it)
+                    raise DriverError(f"The SQLite driver ({db.DRIVER_NAME}) cannot load sqlite-vec, which the vector "
+                                      f"tables need ({exc}).", hint="Unset DREAMDB_SQLITE_DRIVER to use sqlean.py, or "
+                                      "pip install 'sqlean.py>=3.45'.") from None
                 lost = _missing_own_table(conn, str(exc))
                 if lost:  # (QA round 88 B4: "no such table: documents", exit 2, with a hint naming that very table)
                     raise IndexDamaged(f"The index at {index_path} is damaged: its table {lost} is missing ({exc}).",
@@ -121,6 +125,8 @@ def _missing_own_table(conn, msg: str) -> str | None:
     if found is None or (found.group(1) or "main").lower() != "main":
         return None  # (temp.documents names no table of the index: QA round 89 F1 rebuilt a sound index for it)
     name = found.group(2).lower()
+    if name == "schema_migrations":  # (the migration runner's own, in every index: QA round 89 F6)
+        return name
     try:
         applied = {v for (v,) in conn.execute("SELECT version FROM schema_migrations")}
         if conn.execute("SELECT 1 FROM main.sqlite_master WHERE lower(name) = ?", (name,)).fetchone() is not None:

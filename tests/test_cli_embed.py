@@ -331,7 +331,10 @@ def test_hybrid_ready_is_false_where_the_driver_cannot_load_sqlite_vec(tiny_vaul
     for args, code, said in ((["embed", "refresh"], 4, "cannot load sqlite-vec, which the index's vectors need"),
                              (["embed", "compact"], 4, "cannot load sqlite-vec, which the index's vectors need"),
                              (["embed", "dedup", "--title", "Durian"], 4, "cannot load sqlite-vec"),
-                             (["embed", "dedup", "--title", "Durian", "--if-present"], 0, "SKIPPED")):
+                             (["embed", "dedup", "--title", "Durian", "--if-present"], 0, "SKIPPED"),
+                             # (QA round 89 F5: an SQL error "no such module: vec0", exit 2, with no word of the driver)
+                             (["sql", "SELECT COUNT(*) FROM vec_embeddings"], 4,
+                              "cannot load sqlite-vec, which the vector tables need")):
         p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault)], capture_output=True,
                            text=True, timeout=120, env=env)
         assert p.returncode == code and said in p.stdout + p.stderr and "internal error" not in p.stderr, (args, p.stderr)

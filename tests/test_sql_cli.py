@@ -315,3 +315,7 @@ def test_a_table_of_the_index_gone_missing_is_damage_rebuilt_a_mistyped_one_an_e
         c.execute("DROP TABLE documents")
     code, out, err = sql(capsys, vault, "--no-sync", "SELECT COUNT(*) FROM documents")  # (said, not rebuilt)
     assert code == 4 and "its table documents is missing" in err and "sync --check" in err, (code, err)
+    with sqlite3.connect(vault / ".dreamdb" / "index.db") as c:  # (the migration runner's own: QA round 89 F6)
+        c.execute("DROP TABLE schema_migrations")
+    code, out, err = sql(capsys, vault, "--no-sync", "SELECT COUNT(*) FROM schema_migrations")
+    assert code == 4 and "its table schema_migrations is missing" in err, (code, err)
