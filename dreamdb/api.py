@@ -866,12 +866,11 @@ class Index:
         this index still waits for adds: one needing sqlite-vec, skipped by a SQLite driver that cannot load it. Not
         damage: rebuilding the index would delete its vectors (QA round 86-B F1: ``embed status`` under
         ``DREAMDB_SQLITE_DRIVER=sqlite3`` rebuilt an index of an older dreamdb, losing 1,347 vectors)."""
-        import re
+        from dreamdb.store.migrations import available, missing_object, names_added, pending
 
-        found = re.search(r"no such (?:table|column): (?:[\w.]*\.)?(\w+)", str(exc).lower())
+        found = missing_object(str(exc))
         if self._conn is None or found is None:
             return
-        from dreamdb.store.migrations import available, names_added, pending
 
         try:
             waiting = pending(self._conn)
@@ -881,7 +880,7 @@ class Index:
         # rebuilt as ever (QA round 87 M1: under a driver that cannot load sqlite-vec every index has migrations
         # waiting, and a dropped corpus_stats was refused on every command; 88 B3: any word of them, `REFERENCES
         # documents(id)`, made a dropped documents table one of 002's)
-        waiting = [v for v, _n, path in available() if v in waiting and found.group(1) in names_added(path)]
+        waiting = [v for v, _n, path in available() if v in waiting and found[2] in names_added(path)]
         if waiting:
             from dreamdb.errors import DriverError
 

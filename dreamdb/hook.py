@@ -767,11 +767,11 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         hits = index.recall(prompt, top=depth, exclude_types="bookmark", mode=mode, explain=True)  # (terms: word_score)
         # A note whose file is gone since the index was last synced (another process holding the write lock kept this
         # one from syncing) is not shown as a memory: one stat a hit (QA round 86-A M2; recall says so on stderr)
-        present = [h for h in hits if os.path.exists(h.path)]
-        if len(present) < len(hits):
-            _log(f"{vault}: left out {len(hits) - len(present)} hit(s) whose file is gone since the index was last synced"
-                 f" ({', '.join(h.doc_id for h in hits if h not in present)[:200]})")
-            hits = present
+        gone = {i for i, h in enumerate(hits) if not os.path.exists(h.path)}
+        if gone:
+            _log(f"{vault}: left out {len(gone)} hit(s) whose file is gone since the index was last synced"
+                 f" ({', '.join(hits[i].doc_id for i in sorted(gone))[:200]})")
+            hits = [h for i, h in enumerate(hits) if i not in gone]
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting), a rebuild: written down
             # (and a lexicon it could not use: QA round 78 F7, DREAMDB_LEXICON naming another file changed the hits
             # without a word in the log)

@@ -117,14 +117,12 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
 def _missing_own_table(conn, msg: str) -> str | None:
     """The table or view named by SQLite's "no such table" ``msg`` when a migration the index records as applied
     creates it: a table of dreamdb's own gone from the index (damage), not a name mistyped. ``None`` otherwise."""
-    import re
+    from dreamdb.store.migrations import available, missing_object, names_added
 
-    from dreamdb.store.migrations import available, names_added
-
-    found = re.search(r"no such table: (?:(\w+)\.)?(\w+)", msg)
-    if found is None or (found.group(1) or "main").lower() != "main":
+    found = missing_object(msg)
+    if found is None or found[0] != "table" or found[1] != "main":
         return None  # (temp.documents names no table of the index: QA round 89 F1 rebuilt a sound index for it)
-    name = found.group(2).lower()
+    name = found[2]
     if name == "schema_migrations":  # (the migration runner's own, in every index: QA round 89 F6)
         return name
     try:

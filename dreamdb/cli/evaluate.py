@@ -91,8 +91,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     scored = suite.scored_any(results)
     # (the full report: every mode it reports on every track, or it is left as it was: QA round 89 F4, a machine
     # without the model would have written it without its hybrid and dense figures)
-    short = [f"{s} {t} {m}" for s, sres in results["sets"].items() for t, tres in sres["tracks"].items()
-             for m in suite.REPORT_MODES if "rows" not in tres["dreamdb"].get(m, {})] if results_file is None else []
+    short = suite.unscored_report_pairs(results) if results_file is None else []
     unwritten = None
     try:
         (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")

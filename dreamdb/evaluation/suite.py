@@ -738,6 +738,13 @@ def scored_any(results: dict) -> bool:
                for r in t["dreamdb"].values())
 
 
+def unscored_report_pairs(results: dict) -> list[str]:
+    """``"<set> <track> <mode>"`` for each track of the run and each of :data:`REPORT_MODES` it did not score
+    (unavailable, or not run): eval/RESULTS.md is regenerated only from a run with none."""
+    return [f"{s} {t} {m}" for s, sres in results["sets"].items() for t, tres in sres["tracks"].items()
+            for m in REPORT_MODES if "rows" not in tres["dreamdb"].get(m, {})]
+
+
 def targets_check(results: dict) -> list[tuple[str, str, str]]:
     """(label, measured, verdict) for each target in :data:`TARGETS` of the sets run, plus "dreamdb BM25 ≥ bm25s"
     per track."""

@@ -202,3 +202,16 @@ def names_added(path: Path) -> set[str]:
     out): what a query or a statement meets as "no such table/column" while that migration waits."""
     sql = re.sub(r"--[^\n]*", "", path.read_text(encoding="utf-8"))
     return {(m.group(1) or m.group(2)).lower() for m in _ADDED.finditer(sql)}
+
+
+_MISSING = re.compile(r"no such (table|column): (?:(\w+)\.)?(?:\w+\.)?(\w+)", re.IGNORECASE)
+
+
+def missing_object(message: str) -> tuple[str, str, str] | None:
+    """``(kind, schema, name)`` of SQLite's "no such table/column" ``message``, lowercase (``kind`` ``table`` or
+    ``column``; ``schema`` ``main`` when the message names none, or the qualifier before a column: ``s.words`` gives
+    ``s``), or ``None`` for any other message."""
+    found = _MISSING.search(message)
+    if found is None:
+        return None
+    return found.group(1).lower(), (found.group(2) or "main").lower(), found.group(3).lower()
