@@ -79,13 +79,27 @@ def _compile(src: Path, out: Path, ldshared: str) -> tuple[Path | None, str]:
     return out, ""
 
 
+def kernel_skipped() -> bool:
+    """Whether ``DREAMDB_NO_KERNEL`` asks for no C kernel: unset, empty, ``0``, ``false``, ``no`` or ``off`` (any
+    case) build it, as ``DREAMDB_KERNEL``'s off values read (QA round 90-B F9: ``DREAMDB_NO_KERNEL=0`` skipped it);
+    ``1``, ``true``, ``yes``, ``on`` and any other value skip it (a value neither on nor off is said, not refused:
+    an install must not fail on it)."""
+    value = os.environ.get("DREAMDB_NO_KERNEL", "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value not in ("1", "true", "yes", "on"):
+        print(f"dreamdb: DREAMDB_NO_KERNEL={os.environ['DREAMDB_NO_KERNEL']!r} is neither on nor off; read as on",
+              file=sys.stderr)
+    return True
+
+
 class KernelBuildHook(BuildHookInterface):
     """Compiles the C kernel into the wheel (or beside its source, for an editable install)."""
 
     def initialize(self, version: str, build_data: dict) -> None:
         if self.target_name != "wheel":
             return
-        if os.environ.get("DREAMDB_NO_KERNEL"):
+        if kernel_skipped():
             removed = skip_kernel(Path(self.root)) if version == "editable" else None
             print("dreamdb: DREAMDB_NO_KERNEL is set: the C kernel is not built, so recall uses numpy passes and "
                   f"Python (same results, slower){f'; removed {removed}' if removed else ''}", file=sys.stderr)

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 from _thread import RLock
 from functools import lru_cache, wraps
 from pathlib import Path
+from time import perf_counter
 
 from dreamdb import config
 from dreamdb.arguments import callback, flags, whole_number
@@ -940,7 +941,7 @@ class Index:
         is run on the index, and its first problems are returned (``None``: the file is sound, or the error is a
         lock or the machine's, which a check cannot explain). sqlite-vec reports a damaged page of its vector
         tables as a plain error (SQLITE_ERROR, ``vectors blob read error for 1``: QA round 74 F1), which left
-        every hybrid recall failing. Run only on an error's path (≈ 0.1 s for the real vault's 15 MB index)."""
+        every hybrid recall failing. Run only on an error's path (16 ms for the real vault's 7.9 MB index: ``scripts/bench_ops.py``)."""
         msg = str(exc).lower()
         if "locked" in msg or "busy" in msg or _is_environment_error(exc) or self._conn is None:
             return None
@@ -1013,6 +1014,7 @@ class Index:
             raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
                                    " it can only be read as it is",
                                    hint=_environment_hint(self._read_only_because, self.index_path))
+        started = perf_counter()
         if check:
             problems = self.check()
             if problems:
@@ -1028,6 +1030,8 @@ class Index:
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc.__cause__}",
                                        hint=_environment_hint(exc.__cause__, self.index_path, removed=True)) from exc.__cause__
             raise
+        # (the whole call: the check and a rebuild too; QA round 90-B F1: a --check of 0.36 s reported 0.58 ms)
+        report.elapsed_ms = (perf_counter() - started) * 1000
         self._created_index = False
         if self.warnings:
             report.warnings = self.warnings + report.warnings

@@ -275,6 +275,11 @@ def test_build_hook_compiles_the_kernel_and_falls_back_without_a_compiler(tmp_pa
         data = {"artifacts": []}
         hook.initialize(version, data)
         assert stale.exists() is kept and data == {"artifacts": []}, version
+    # an off value builds the kernel (QA round 90-B F9: any non-empty value, `0` too, skipped it)
+    for value, skipped in (("0", False), ("off", False), (" False ", False), ("", False), ("yes", True), ("1", True),
+                           ("maybe", True)):
+        monkeypatch.setenv("DREAMDB_NO_KERNEL", value)
+        assert hatch_build.kernel_skipped() is skipped, value
 
 
 @needs_real_vault

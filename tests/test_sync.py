@@ -717,6 +717,28 @@ def test_same_named_files_are_numbered_in_path_order_whatever_order_they_arrive_
     assert not slug_terms[SAME_NAMES[0]] & {"2", "3", "4"}
 
 
+def test_many_same_named_files_cost_a_few_lookups_each(tiny_vault):
+    """QA round 90-C F2: each same-named file's provisional id was searched for as ``-2``, ``-3``, … one lookup
+    each, so a sync of n ``README.md`` files (one per project folder) made n²/2 lookups: 2,000 took 10 s and a
+    prompt hook blocked 18 s. The ids are still numbered in path order, the file named ``README-2`` keeping it."""
+    n = 300
+    for i in range(n):
+        write_doc(tiny_vault, f"knowledge/p{i:03d}/README.md", f"readme of project {i}\n")
+    write_doc(tiny_vault, "knowledge/README-2.md", "a file of that name\n")
+    index = dreamdb.open(tiny_vault)
+    probes = []
+    index.conn.set_trace_callback(
+        lambda sql: probes.append(sql) if sql.startswith("SELECT 1 FROM documents WHERE doc_id = ") else None)
+    assert index.sync().added == n + 1
+    index.conn.set_trace_callback(None)
+    assert len(probes) < 3 * n, len(probes)  # (n²/2 = 45,000 before)
+    ids = _ids_by_path(index)
+    assert ids["knowledge/README-2.md"] == "knowledge/README-2" and ids["knowledge/p000/README.md"] == "knowledge/README"
+    assert [ids[f"knowledge/p{i:03d}/README.md"] for i in (1, 2, n - 1)] == [
+        "knowledge/README-3", "knowledge/README-4", f"knowledge/README-{n + 1}"]
+    assert index.sync(force=True).rebuilt and _ids_by_path(index) == ids
+
+
 def test_removing_or_renaming_a_same_named_file_renumbers_the_rest(tiny_vault):
     for i, path in enumerate(SAME_NAMES):
         write_doc(tiny_vault, path, f"body {i}\n")
