@@ -125,6 +125,11 @@ busy 2-core machine (20 s in QA's run), embedding their 21 texts, against ≈ 1.
 this budget a prompt took 2.7-4.2 s while texts waited. One-shot recalls use
 :data:`dreamdb.api.LAZY_REFRESH_SECONDS` (2 s)."""
 
+INLINE_SYNC_BYTES = 8_000_000
+"""Most bytes of new or changed files the hook indexes itself, in an index already built, before it answers (≈ 2-5 s:
+a whole 4-8 MB CHANGELOG.json, whose unchanged entries keep their rows, takes far less); more are indexed by a
+``dreamdb sync`` it starts in the background, and the prompt is answered from the index as it is (QA round 90-C F1)."""
+
 INLINE_BUILD_BYTES = 1_000_000
 """Largest vault (bytes of the files it indexes) whose whole index the hook builds itself before it answers: about
 0.7 s at the real vault's rate (6.8 MB indexed in 4.4 s). A larger vault whose index is missing, was rebuilt after
@@ -680,6 +685,43 @@ def _built_elsewhere(index, vault: Path) -> bool:
     return True
 
 
+def _synced_elsewhere(index, vault: Path) -> bool:
+    """Whether the changes waiting to be indexed are left to another process, the prompt answering from the index as it
+    is (logged): the files new or changed since the last sync hold more than :data:`INLINE_SYNC_BYTES`, and a detached
+    ``dreamdb sync`` is started for them, or one runs already, or one failed less than :data:`BUILD_RETRY_SECONDS` ago.
+    (QA round 90-C F1: a 40 MB note added to an indexed vault held every prompt 10 s and 825 MB, and a hook its caller
+    stopped rolled its sync back, so the note was never indexed.)"""
+    from dreamdb.store.sync import bytes_to_index
+
+    size = bytes_to_index(index.conn, vault, include_archives=index.include_archives)
+    if size <= INLINE_SYNC_BYTES:
+        return False
+    build_log = _build_log(index)
+    state, lines, age = _previous_build(build_log)
+    if state == "running":
+        _why(f"{vault}: a background sync is indexing the vault's changes; recalled from the index as it is")
+        return True
+    if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
+        if state == "failed":
+            _log(f"{vault}: the background sync failed: " + " / ".join(_one_line(line, 300) for line in lines[1:][-3:])
+                 + f" (output: {build_log}); recalled from the index as it is; the next prompt to try again is in"
+                 f" {max(0, int(BUILD_RETRY_SECONDS - age))} s, or run: dreamdb sync")
+            fd = _open_log(build_log, os.O_WRONLY | os.O_APPEND)
+            if fd is not None:
+                with suppress(OSError):
+                    os.write(fd, f"{_REPORTED}\n".encode())
+                os.close(fd)
+        return True
+    pid = _start_build(vault, index.index_path, build_log)
+    if pid is None:
+        return False  # (no log file of its own could be made beside the index: synced here, as before)
+    if pid > 0:
+        _log(f"{vault}: {size:,} bytes of new or changed files to index, over the {INLINE_SYNC_BYTES:,} the hook indexes"
+             f" itself: started `dreamdb sync` in the background (pid {pid}; its output: {build_log}); recalled from"
+             " the index as it is")
+    return True
+
+
 def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
     """Start ``dreamdb sync`` for ``vault`` in a new session, its output to ``build_log``: its pid; -1 when another
     prompt's build holds the log; ``None`` when the log cannot be made a regular file of its own (a link, a FIFO).
@@ -747,7 +789,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         if _built_elsewhere(index, vault):
             return ""
         try:
-            for warning in index.sync().warnings:  # a damaged index rebuilt by this prompt is written down
+            for warning in ([] if _synced_elsewhere(index, vault) else index.sync().warnings):  # a damaged index rebuilt by this prompt is written down
                 if "rebuilt from the vault" in warning:  # (QA round 76 F8: the log had no word of it)
                     _log(warning)
         except LockTimeout:

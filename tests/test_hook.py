@@ -608,6 +608,35 @@ def test_a_vault_too_large_to_index_within_a_prompt_is_indexed_in_the_background
     assert "kestrel42" in p.stdout.decode()
 
 
+def test_large_changes_to_a_built_index_are_indexed_in_the_background(tmp_path):
+    """QA round 90-C F1: a 40 MB note added to an indexed vault was indexed by every prompt (10 s, 825 MB each), and a
+    hook its caller stopped rolled the sync back, so the note was never indexed. Past INLINE_SYNC_BYTES of new or
+    changed files the hook starts a detached `dreamdb sync` and answers from the index as it is."""
+    from dreamdb.hook import INLINE_SYNC_BYTES
+
+    vault = tmp_path / "p" / "_dream_context"
+    write_doc(vault, "knowledge/kestrel.md", "---\nname: Kestrel service\n---\nThe kestrel service moved to the"
+                                             " north datacentre; kestrel kestrel.\n")
+    for i in range(6):
+        write_doc(vault, f"knowledge/other-{i}.md", f"---\nname: Other {i}\n---\nA note on topic {i}.\n")
+    import dreamdb
+
+    with dreamdb.open(vault) as ix:
+        assert ix.sync().added == 7
+    line = "INFO the osprey pipeline wrote a log line with some words " + "lorem ipsum " * 6 + "\n"
+    (vault / "knowledge" / "big-log.md").write_text(line * (INLINE_SYNC_BYTES // len(line) + 10))
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    p = hook(payload("where did the kestrel service move", vault.parent), env)
+    assert p.returncode == 0 and p.stdout.decode().splitlines()[:1] == [HEADER], (p.stdout, log.read_text())
+    assert "knowledge/kestrel" in p.stdout.decode()
+    assert "bytes of new or changed files to index, over the 8,000,000 the hook indexes itself: started `dreamdb sync`" \
+        " in the background" in log.read_text() and "recalled from the index as it is" in log.read_text()
+    assert _wait_built(vault / ".dreamdb" / "index.db", n=8)
+    p = hook(payload("which pipeline wrote the osprey log", vault.parent), env)
+    assert p.returncode == 0 and "knowledge/big-log" in p.stdout.decode(), (p.stdout, log.read_text())
+
+
 def _large_vault(root, n=6000):
     vault = root / "_dream_context"
     (vault / "core").mkdir(parents=True)

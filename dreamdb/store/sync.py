@@ -150,6 +150,15 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
     return n
 
 
+def bytes_to_index(conn, vault: Path, *, include_archives: bool = False) -> int:
+    """Bytes of the files the next sync reads: those new or changed (by their stat) since the last sync; 0 when the
+    no-change fast path finds nothing changed (stat only, no lock, nothing written)."""
+    if _fast_unchanged(conn, vault, include_archives) is not None:
+        return 0
+    candidates, _removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn))
+    return sum(src.size for src in candidates)
+
+
 def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
     """Cheap check (stat only, no lock): does the index differ from the vault?"""
     candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn))
