@@ -110,7 +110,7 @@ def _check_rel_path(rel: str, original: str) -> str:
 
     Raises:
         UsageError: absolute, ``..`` or ``.``-prefixed (hidden/archive) segments, nothing left,
-            backslashes or control characters.
+            backslashes where they separate paths (Windows), or control characters.
     """
     if os.path.isabs(rel) or rel.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", rel):
         what = "starts with ~ (a home folder)" if rel.startswith("~") else "is an absolute path"
@@ -120,7 +120,8 @@ def _check_rel_path(rel: str, original: str) -> str:
     parts = [part for part in rel.split("/") if part not in (".", "")] or [""]
     rel = "/".join(parts)
     _refuse_control_chars(rel, original)
-    if ("\\" in rel or any(not part or part.startswith(".") for part in parts)):
+    # (a backslash is a letter of a name but where it separates paths: QA round 90-C F4)
+    if (("\\" in rel and "\\" in (os.sep, os.altsep)) or any(not part or part.startswith(".") for part in parts)):
         raise UsageError(f"{original!r} is not a document slug or a path inside the vault.",
                          hint=_FOLDERS_HINT + " '..', hidden (.name) folders and absolute paths are refused.")
     return rel
@@ -138,9 +139,9 @@ def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
     Only the text is checked here; nothing is read.
 
     Raises:
-        UsageError: empty, NUL/control characters, ``..``, absolute paths,
-            hidden segments, backslashes; a changelog/memory/bookmark id; a
-            path outside the document folders.
+        UsageError: empty, NUL/control characters, a ``..`` segment, absolute paths,
+            hidden segments, backslashes in a path (in a file name only where they separate
+            paths); a changelog/memory/bookmark id; a path outside the document folders.
     """
     from dreamdb.vault.discover import classify
 
@@ -167,7 +168,9 @@ def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
         if bare.endswith(".md"):
             bare = bare[:-3]
         _refuse_control_chars(bare, slug)
-        if (not bare or bare in (".", "..") or ".." in bare or "\\" in bare or bare.startswith(".")
+        # (one file name, no "/": ".." inside it is no step up, as in "So... what now", and "\\" is a letter but where
+        # it separates paths; QA round 90-C F4: notes so named were indexed and could be neither updated nor deleted)
+        if (not bare or bare in (".", "..") or ("\\" in bare and "\\" in (os.sep, os.altsep)) or bare.startswith(".")
                 or os.path.isabs(bare)):
             raise UsageError(f"{slug!r} is not a document slug.", hint=_FOLDERS_HINT)
         if rel is not None:
