@@ -80,7 +80,13 @@ def index_path_for(vault: Path) -> Path:
             folder = os.path.normpath(env)
             raise UsageError(f"DREAMDB_INDEX={env!r} names a folder (it ends with a slash or a dot); it names the index"
                              " file.", hint=f"Set DREAMDB_INDEX={os.path.join(folder, INDEX_FILE_NAME)!r}, for instance.")
-        return Path(os.path.abspath(Path(env).expanduser()))
+        try:
+            return Path(os.path.abspath(Path(env).expanduser()))
+        except FileNotFoundError:  # (a relative path, from a current folder deleted meanwhile: QA round 90-C F10)
+            from dreamdb.errors import UsageError
+
+            raise UsageError(f"DREAMDB_INDEX={env!r} is a relative path, and the current folder no longer exists.",
+                             hint="cd to an existing folder, or set DREAMDB_INDEX to an absolute path.") from None
     in_vault = vault / INDEX_DIR_NAME
     try:
         in_vault_is_dir = in_vault.is_dir()
