@@ -644,6 +644,26 @@ def test_a_name_with_dots_or_a_backslash_is_one_file_s_name(vault: Path):
         assert not (vault / "knowledge" / "a\\b.md").exists()
 
 
+def test_a_note_or_changelog_in_utf16_is_refused_with_how_to_convert_it(vault: Path):
+    """QA round 90-C F9: sync reads UTF-16 notes and changelogs, and a write refused them with no hint ("utf16.md is
+    not UTF-8 text; it was not changed."). Nothing is changed; the hint names the encoding and the conversion."""
+    (vault / "knowledge" / "wide.md").write_bytes("---\nname: Wide\n---\nbody\n".encode("utf-16"))
+    (vault / "knowledge" / "latin.md").write_bytes("body caf\xe9\n".encode("latin-1"))
+    (vault / "core").mkdir(exist_ok=True)
+    (vault / "core" / "CHANGELOG.json").write_bytes("[]".encode("utf-32"))
+    before = _snapshot(vault.parent)
+    for call, said, codec in ((lambda: update(vault, "knowledge/wide", append="x"), "wide.md is UTF-16 text", "UTF-16"),
+                              (lambda: remember(vault, "a decision", type="decision"), "core/CHANGELOG.json is UTF-32 text",
+                               "UTF-32"),
+                              (lambda: update(vault, "latin", tags=["x"]), "latin.md is not UTF-8 text", "<its encoding>")):
+        with pytest.raises(WriteRefused) as info:
+            call()
+        assert info.value.message.startswith(said) and "it was not changed" in info.value.message, info.value.message
+        assert info.value.hint.startswith(f"Convert it to UTF-8 (iconv -f {codec} -t UTF-8 FILE"), info.value.hint
+    assert {k: v for k, v in _snapshot(vault.parent).items() if ".dreamdb" not in k} == \
+        {k: v for k, v in before.items() if ".dreamdb" not in k}
+
+
 def test_symlink_outside_vault_is_refused(vault: Path, tmp_path: Path):
     outside = tmp_path / "secret.md"
     outside.write_text("---\nname: secret\n---\nbody\n")

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
-from dreamdb.writes.checks import _check_text, _clock, _flag, _found, _refused_char, _require_utf8, _text_list
+from dreamdb.writes.checks import (_check_text, _clock, _flag, _found, _refused_char, _require_utf8, _text_list,
+                                   not_utf8_refusal)
 from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable, _check_vault,
                                   _check_writable, COMMITTED, _confined, FileChanged, read_with_identity,
                                   refuse_os_errors, vault_lock)
@@ -210,7 +211,7 @@ def _read_changelog(path: Path) -> _ChangelogFile:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise WriteRefused("core/CHANGELOG.json is not UTF-8; it was not changed.") from exc
+        raise not_utf8_refusal("core/CHANGELOG.json", raw) from exc
     # A byte-order mark (a Windows editor's) is not part of the JSON (RFC 8259 §8.1 lets a reader ignore it, as
     # sync does): the entry is inserted after it and the mark kept, as every other byte of the file is.
     bom = "\ufeff" if text.startswith("\ufeff") else ""

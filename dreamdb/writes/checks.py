@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timezone
 
-from dreamdb.errors import UsageError
+from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.output import FLAG_TAG_SEQUENCE, SMUGGLING_CHARS, ZERO_WIDTH, first_hidden, has_visible, takes_selector
 from dreamdb.vault.discover import is_utf8
 
@@ -126,6 +126,19 @@ def _require_utf8(**values) -> None:
                 raise UsageError(f"The {name} is not valid UTF-8 (it holds bytes that are not text); nothing was changed.",
                                  hint="Retype it in UTF-8; for a file whose name is not UTF-8, rename the file first"
                                       " (e.g. with convmv).")
+
+
+def not_utf8_refusal(name: str, raw: bytes) -> WriteRefused:
+    """The refusal of a write to the file ``name`` whose bytes ``raw`` are not UTF-8: sync reads UTF-16 and UTF-32
+    files (with their byte order mark), but a write keeps every other byte of a file as it is, which it can do in
+    UTF-8 only; the hint says how to convert the file (QA round 90-C F9: there was none)."""
+    from dreamdb.vault.encoding import wide_unicode_codec
+
+    codec = (wide_unicode_codec(raw) or "").upper()
+    return WriteRefused(f"{name} is {codec + ' text, which dreamdb reads but does not write' if codec else 'not UTF-8 text'};"
+                        " it was not changed.",
+                        hint=f"Convert it to UTF-8 (iconv -f {codec or '<its encoding>'} -t UTF-8 FILE > FILE.new && mv"
+                             " FILE.new FILE), then retry; or edit it by hand.")
 
 
 def _text_list(name: str, value) -> list[str]:

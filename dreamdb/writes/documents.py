@@ -15,7 +15,7 @@ from dreamdb.arguments import callback
 from dreamdb.errors import NotFound, UsageError, WriteRefused
 from dreamdb.output import has_visible
 from dreamdb.vault.fences import find_block
-from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8
+from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8, not_utf8_refusal
 from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
                                   _check_writable, CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged,
                                   _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
@@ -69,7 +69,7 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     try:
         doc = _Markdown(old.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise WriteRefused(f"{real.name} is not UTF-8 text; it was not changed.") from exc
+        raise not_utf8_refusal(real.name, old) from exc
     doc.check_closed()
     if content is not None or append is not None:
         _refuse_board_body(real, doc)

@@ -15,7 +15,7 @@ from typing import Any
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import find_block
 from dreamdb.vault.tags import clean_tag, tag_key
-from dreamdb.writes.checks import _found, _refused_char
+from dreamdb.writes.checks import _found, _refused_char, not_utf8_refusal
 
 
 def _load(text: str):
@@ -427,10 +427,11 @@ def _updated_value(old: Any, now: datetime) -> Any:
 
 
 def _load_markdown(path: Path) -> _Markdown:
+    raw = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise WriteRefused(f"{path.name} is not UTF-8 text; it was not changed.") from exc
+        raise not_utf8_refusal(path.name, raw) from exc
     return _Markdown(text)
 
 
