@@ -901,6 +901,33 @@ def test_a_list_or_mapping_is_no_pinned_flag_and_a_lone_boolean_tag_reads_as_wri
                     "knowledge/real-flag": (3, "[]")}
 
 
+def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
+    """QA round 90-C: a note with classic Mac line ends (CR alone) lost its frontmatter into its body, silently (F5);
+    #hashtag tags, YAML comments, were no tags without a word (F6); a changelog entry's one author or reference
+    written without a list was dropped (F8)."""
+    (tiny_vault / "knowledge").mkdir(parents=True, exist_ok=True)
+    (tiny_vault / "knowledge" / "cr.md").write_bytes(b"---\rname: Classic Mac note\rtags: [apple]\r---\rbody here\r")
+    write_doc(tiny_vault, "knowledge/hashed.md", "---\nname: Hashed\ntags: #alpha, #beta\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/listed.md", "---\nname: Listed\ntags:\n  - one\n  - #two\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Fine\ntags: [a]\n---\nbody # not a tag\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-01-02", "type": "fix", "scope": "db", "summary": "Pooled connections",
+         "authors": "kestrelauthor", "references": "file:src/ospreypool.py"},
+        {"date": "2026-01-01", "type": "fix", "scope": "db", "summary": "Other", "authors": {"name": "x"}}]))
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    rows = {r[0]: r[1:] for r in index.conn.execute("SELECT doc_id, title, tags, body FROM documents")}
+    assert rows["knowledge/cr"] == ("Classic Mac note", '["apple"]', "body here")
+    said = [w for w in warnings if "#hashtags are YAML comments" in w]
+    assert [w.split(":", 1)[0] for w in said] == ["knowledge/hashed.md", "knowledge/listed.md"], warnings
+    assert rows["knowledge/listed"][1] == '["one"]'
+    entry = rows["changelog/2026-01-02-db-1"]
+    assert "kestrelauthor" in json.loads(entry[1]) and "file:src/ospreypool.py" in entry[2]
+    assert [h.doc_id for h in index.recall("kestrelauthor")] == ["changelog/2026-01-02-db-1"]
+    assert [h.doc_id for h in index.recall("ospreypool")] == ["changelog/2026-01-02-db-1"]
+    assert json.loads(rows["changelog/2026-01-01-db-1"][1]) == ["fix", "db"]
+
+
 def test_a_changelog_id_made_of_an_odd_date_is_a_slug(tiny_vault):
     """An entry dated other than YYYY-MM-DD had the first 10 characters of its date in its id as written:
     ``changelog/2026/08/01-fix-1`` (a path), ``changelog/Aug 1, 202-fix-1``."""

@@ -1011,6 +1011,15 @@ def test_update_preserves_crlf_and_comments(vault: Path):
     assert path.read_bytes() == original.replace("description: old", "description: new one").encode()
 
 
+def test_update_keeps_a_classic_mac_file_s_cr_line_ends_and_its_one_frontmatter(vault: Path):
+    """QA round 90-C F5: in a file whose lines end with CR alone the frontmatter was not found, and an update added a
+    second block above it. It is edited as lines and written back with CRs."""
+    path = vault / "knowledge" / "cr.md"
+    path.write_bytes(b"---\rname: CR note\rtags: [x]\r---\rbody here\rsecond line\r")
+    update(vault, "cr", tags=["t"], append="added para")
+    assert path.read_bytes() == b"---\rname: CR note\rtags: [t]\r---\rbody here\rsecond line\r\radded para\r"
+
+
 def test_update_content_takes_the_files_line_endings(vault: Path):
     """QA round 12: new content written with LF into a CRLF file left it with mixed line endings."""
     path = vault / "knowledge" / "crlf.md"

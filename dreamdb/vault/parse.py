@@ -219,6 +219,10 @@ def excalidraw_text(body: str) -> str:
     return re.sub(r"\s*\^[A-Za-z0-9_-]{6,}\s*$", "", m.group(1), flags=re.MULTILINE).strip()
 
 
+_HASHTAG_TAGS = re.compile(r"^tags:[ \t]*#|^tags:[ \t]*\r?\n(?:[ \t]*-[ \t]*[^#\s].*\r?\n)*[ \t]*-[ \t]*#", re.M)
+"""A frontmatter ``tags:`` whose value, or one of whose list items, starts with ``#`` (a YAML comment)."""
+
+
 def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Document], list[str]]:
     """One markdown file → one document (SPEC §1).
 
@@ -229,6 +233,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         ``([document], warnings)``.
     """
     warnings: list[str] = []
+    if "\r" in text and "\n" not in text:  # classic Mac line ends, as universal newlines read them (QA round 90-C F5:
+        text = text.replace("\r", "\n")  # the frontmatter went into the body, silently)
     meta, body, warn = split_frontmatter(text)
     if warn:
         warnings.append(f"{rel_path}: {warn}" + ("" if meta else  # (a frontmatter read, with a repeated key)
@@ -266,6 +272,12 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
               if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None)
     if raw_status not in (None, "") and status is None:
         warnings.append(f"{rel_path}: frontmatter status is a {type(raw_status).__name__}, not a word; ignored")
+    raw_tags = meta.get("tags", "")
+    if (raw_tags is None or (isinstance(raw_tags, list) and None in raw_tags)) and _HASHTAG_TAGS.search(
+            text[:len(text) - len(body)]):
+        # (YAML reads "tags: #a, #b" and "- #a" as comments: no tags, silently; QA round 90-C F6)
+        warnings.append(f"{rel_path}: frontmatter tags written as #hashtags are YAML comments, so they are not tags;"
+                        " quote them ('#alpha') or drop the #")
     doc = Document(
         type=doc_type,
         slug=slug,
@@ -381,6 +393,8 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
         per problem, each starting with ``rel_path``.
     """
     warnings: list[str] = []
+    if "\r" in text and "\n" not in text:  # classic Mac line ends, as universal newlines read them (QA round 90-C F5:
+        text = text.replace("\r", "\n")  # the frontmatter went into the body, silently)
     meta, body, warn = split_frontmatter(text)
     if warn:
         warnings.append(f"{rel_path}: {warn}" + ("" if meta else
@@ -636,8 +650,7 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
             unread = [k for k, v in entry.items() if k not in _CHANGELOG_FIELDS and isinstance(v, str) and v.strip()]
             if unread:
                 textless.append(f"{', '.join(map(repr, unread[:3]))}")
-        refs = entry.get("references") if isinstance(entry.get("references"), list) else []
-        authors = entry.get("authors") if isinstance(entry.get("authors"), list) else []
+        refs, authors = _items(entry.get("references")), _items(entry.get("authors"))
         supersedes = supersedes_of.resolve(_as_text(entry.get("supersedes")), i)
         docs.append(
             Document(
@@ -665,6 +678,17 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
         warnings.append(f"{rel_path}: {len(bad_dates)} entr{'ies have' if len(bad_dates) > 1 else 'y has'} a date that is "
                         f"not a date (YYYY-MM-DD…), e.g. {bad_dates[0]!r}; indexed without a date")
     return docs, warnings
+
+
+def _items(value) -> list:
+    """A changelog entry's list field (``references``, ``authors``) as a list: one string or number written
+    without its list is its one item (QA round 90-C F8: ``"authors": "alice"`` was dropped, and alice not found);
+    a mapping, ``true``/``false`` or nothing gives none."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and _as_text(value).strip():
+        return [value]
+    return []
 
 
 _CHANGELOG_FIELDS = ("summary", "description", "type", "scope", "date", "references", "authors", "supersedes",

@@ -46,6 +46,11 @@ class _Markdown:
     def __init__(self, text: str) -> None:
         self.bom = "\ufeff" if text.startswith("\ufeff") else ""
         text = text[len(self.bom):]
+        # classic Mac line ends (CR alone): edited as lines, written back with CRs, as the indexer reads them (QA round
+        # 90-C F5: the frontmatter was not found, and an update added a second one above it)
+        self.cr_only = "\r" in text and "\n" not in text
+        if self.cr_only:
+            text = text.replace("\r", "\n")
         self.newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
         self.has_fm = False
         self.open_line = ""
@@ -65,10 +70,12 @@ class _Markdown:
 
     def render(self) -> str:
         if not self.has_fm:
-            return self.bom + self.body
-        ends = self.close_line.endswith("\n") or not self.body  # a file ending on its closing fence stays so
-        close = self.close_line if ends else self.close_line + self.newline
-        return self.bom + self.open_line + "".join(self.fm_lines) + close + self.body
+            text = self.body
+        else:
+            ends = self.close_line.endswith("\n") or not self.body  # a file ending on its closing fence stays so
+            close = self.close_line if ends else self.close_line + self.newline
+            text = self.open_line + "".join(self.fm_lines) + close + self.body
+        return self.bom + (text.replace("\n", "\r") if self.cr_only else text)
 
     def check_closed(self) -> None:
         """Raise WriteRefused when the file opens a frontmatter block (``---``) that no ``---`` line closes."""
