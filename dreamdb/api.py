@@ -1326,7 +1326,7 @@ class Index:
                               + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere; `dreamdb status` "
                                  "lists them)" if count else "")
                               + (f"; {', '.join(examples)}{' …' if cased > len(examples) else ''}"
-                                 f" {'have their' if cased != 1 else 'has its'} extension in upper case: rename to .md"
+                                 f" {'have an extension' if cased != 1 else 'has an extension'} other than .md: rename to .md"
                                  if cased else "")
                               + "; see the README, \"Which files become documents\"")
             return

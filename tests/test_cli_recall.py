@@ -383,10 +383,16 @@ def test_notes_named_md_in_upper_case_are_warned_of_and_counted_by_status(tiny_v
     write_doc(tiny_vault, "state/Task.Md", "zebracorn\n")
     write_doc(tiny_vault, "NOTES.MD", "outside the folders too\n")
     write_doc(tiny_vault, "knowledge/.hidden.MD", "hidden: skipped silently, as .hidden.md is\n")
+    # (another markdown extension, and the changelog's name in another case: QA round 90-C F7)
+    write_doc(tiny_vault, "knowledge/Long.Markdown", "zebracorn\n")
+    write_doc(tiny_vault, "core/changelog.json", "[]\n")
     code = main(["sync", "--vault", str(tiny_vault)])
     out, err = capsys.readouterr()
     assert code == 0 and "· 1 document ·" in out
     assert err.splitlines() == [
+        "warning: core/changelog.json: skipped (dreamdb reads core/CHANGELOG.json, named so in this case; rename it)",
+        "warning: knowledge/Long.Markdown: skipped (the extension .Markdown is not .md, the only one dreamdb reads;"
+        " rename it to Long.md)",
         "warning: knowledge/deep/UPPER.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb"
         " reads; rename it to UPPER.md)",
         "warning: state/Task.Md: skipped (the extension .Md is not .md in lower case, the only one dreamdb reads;"
@@ -394,12 +400,12 @@ def test_notes_named_md_in_upper_case_are_warned_of_and_counted_by_status(tiny_v
     code = main(["status", "--vault", str(tiny_vault), "--json"])
     st = json.loads(capsys.readouterr().out)
     assert (st["unindexed_markdown"], st["unindexed_examples"]) == (1, ["NOTES.MD"])
-    assert (st["unindexed_cased_extension"], st["unindexed_cased_examples"]) == (2, ["knowledge/deep/UPPER.MD",
-                                                                                      "state/Task.Md"])
+    assert (st["unindexed_cased_extension"], st["unindexed_cased_examples"]) == (
+        3, ["knowledge/Long.Markdown", "knowledge/deep/UPPER.MD", "state/Task.Md"])
     code = main(["status", "--vault", str(tiny_vault)])
     out = capsys.readouterr().out
-    assert code == 0 and ("not indexed:    2 notes with the extension in upper case (knowledge/deep/UPPER.MD,"
-                          " state/Task.Md): rename to .md\n") in out
+    assert code == 0 and ("not indexed:    3 notes with an extension other than .md (knowledge/Long.Markdown,"
+                          " knowledge/deep/UPPER.MD, state/Task.Md): rename to .md\n") in out
     (tiny_vault / "knowledge" / "deep" / "UPPER.MD").rename(tiny_vault / "knowledge" / "deep" / "UPPER.md")
     code = main(["recall", "--vault", str(tiny_vault), "zebracorn", "--json"])
     assert [h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["knowledge/UPPER"]
@@ -415,7 +421,7 @@ def test_an_empty_index_names_the_notes_whose_extension_is_in_upper_case(tiny_va
     code = main(["recall", "--vault", str(tiny_vault), "body words"])
     err = capsys.readouterr().err
     assert code == 0 and ("the vault has no notes in the folders dreamdb reads (1 .md file is elsewhere; "
-                          "`dreamdb status` lists them); knowledge/B.MD has its extension in upper case: rename to .md"
+                          "`dreamdb status` lists them); knowledge/B.MD has an extension other than .md: rename to .md"
                           ) in err
     code = main(["list", "--vault", str(tiny_vault)])  # (L10: "No documents." without a why)
     out, err = capsys.readouterr()

@@ -166,7 +166,7 @@ def status_cmd(vault, as_json):
     if st["unindexed_cased_extension"]:  # (QA round 65 L5)
         more = ", …" if st["unindexed_cased_extension"] > len(st["unindexed_cased_examples"]) else ""
         click.echo(f"not indexed:    {st['unindexed_cased_extension']} note{'s' if st['unindexed_cased_extension'] != 1 else ''}"
-                   f" with the extension in upper case ({', '.join(output.safe_text(p) for p in st['unindexed_cased_examples'])}"
+                   f" with an extension other than .md ({', '.join(output.safe_text(p) for p in st['unindexed_cased_examples'])}"
                    f"{more}): rename to .md")
     if st["unindexed_undecodable_names"]:  # (QA round 78-A F4)
         n = st["unindexed_undecodable_names"]

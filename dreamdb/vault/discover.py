@@ -213,11 +213,23 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
     return None
 
 
-def cased_md(name: str) -> bool:
-    """Whether a file name ends in ``.md`` in another case (``NOTE.MD``, ``note.Md``): not a note to dreamdb,
-    which reads ``.md`` only (its ids and writes are built on that name), so said rather than skipped silently
-    (QA round 65 L5: ``knowledge/UPPER.MD`` was neither indexed nor counted by ``status``)."""
-    return name[-3:].lower() == ".md" and not name.endswith(".md") and not name.startswith(".")
+_MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
+"""File name endings of markdown (any case) that dreamdb does not read but for ``.md`` itself."""
+
+
+def misnamed_note(name: str) -> str | None:
+    """The name a markdown file would need to be read as a note, where its extension is ``.md`` in another case
+    (``NOTE.MD`` → ``NOTE.md``) or another markdown extension (``x.markdown``, ``x.mkd`` → ``x.md``); ``None`` for a
+    ``.md`` name, a hidden one or any other file. dreamdb reads ``.md`` only (SPEC §1; its ids and writes are built
+    on that name), so such a file is said rather than skipped silently (QA rounds 65 L5, ``knowledge/UPPER.MD``
+    neither indexed nor counted by ``status``; 90-C F7, ``.markdown``)."""
+    if name.startswith(".") or name.endswith(".md"):
+        return None
+    lower = name.lower()
+    for ext in _MARKDOWN_EXTENSIONS:
+        if lower.endswith(ext) and len(name) > len(ext):
+            return name[:-len(ext)] + ".md"
+    return None
 
 
 def is_utf8(text: str) -> bool:
@@ -354,9 +366,11 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                     enter(rel)
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
-            elif cased_md(e.name) and classify(f"{rel[:-3]}.md") is not None:
-                note(f"{rel}: skipped (the extension {e.name[-3:]} is not .md in lower case, the only one dreamdb"
-                     f" reads; rename it to {e.name[:-3]}.md)")
+            elif misnamed_note(e.name) and classify(f"{rel_dir}/{misnamed_note(e.name)}") is not None:
+                fixed = misnamed_note(e.name)
+                ext = e.name[len(fixed) - 3:]
+                note(f"{rel}: skipped (the extension {ext} is not .md{' in lower case' if ext.lower() == '.md' else ''},"
+                     f" the only one dreamdb reads; rename it to {fixed})")
             elif is_link and recursive and (include_archives or not e.name.startswith(".")) and os.path.isdir(e.path):
                 note(f"{rel}: skipped (a symlinked folder; dreamdb does not follow folder links)")
 
@@ -397,6 +411,14 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
     for fixed in (MEMORY_FILE, CHANGELOG_FILE):
         if reachable(fixed):
             add(fixed, os.path.join(vault, fixed), linked(fixed))
+    if not os.path.lexists(os.path.join(vault, CHANGELOG_FILE)):  # (its name in another case: said, QA round 90-C F7)
+        folder, name = os.path.split(CHANGELOG_FILE)
+        try:
+            near = sorted(n for n in os.listdir(os.path.join(vault, folder)) if n.lower() == name.lower() and n != name)
+        except OSError:
+            near = []
+        for other in near:
+            note(f"{folder}/{other}: skipped (dreamdb reads {CHANGELOG_FILE}, named so in this case; rename it)")
     for root, recursive, _typ in _MD_ROOTS:
         if root == "knowledge/features":
             continue  # walked as part of knowledge/
@@ -443,10 +465,11 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
         dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith("."))
                              and not (rel_dir == "." and d == "knowledge"))
         for name in sorted(filenames):
-            if not (name.endswith(".md") or cased_md(name)) or name.startswith(".") or not is_utf8(name):
+            if not (name.endswith(".md") or misnamed_note(name)) or name.startswith(".") or not is_utf8(name):
                 continue
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if classify(f"{rel[:-3]}.md") is None:  # (a NOTE.MD here too: its folder is the reason; cased_markdown)
+            as_note = name if name.endswith(".md") else misnamed_note(name)
+            if classify(as_note if rel_dir == "." else f"{rel_dir}/{as_note}") is None:  # (a NOTE.MD here too: its folder is the reason; cased_markdown)
                 count += 1
                 if len(found) < limit:
                     found.append(rel)
@@ -455,7 +478,7 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
 
 def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
     """Files in the folders dreamdb reads that would be notes but for their extension: ``.md`` in another case
-    (:func:`cased_md`; a sync warns of each). ``status`` counts and lists them with the fix, renaming them to
+    or another markdown extension (:func:`misnamed_note`; a sync warns of each). ``status`` counts and lists them with the fix, renaming them to
     ``.md`` (QA round 65 L5: ``knowledge/UPPER.MD`` was neither indexed nor counted). Walks the source folders as
     a sync does (archives unless ``include_archives``, no folder links): ``knowledge/`` too, so it is for
     ``status``, not for a recall's notes (:func:`unindexed_markdown` leaves ``knowledge/`` out).
@@ -464,7 +487,8 @@ def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 
         ``(count, the first `limit` vault-relative paths in path order)``.
     """
     found = sorted(f"{rel_dir}/{name}" for rel_dir, _dirs, names in _walk_sources(vault, include_archives)
-                   for name in names if cased_md(name) and is_utf8(name) and classify(f"{rel_dir}/{name[:-3]}.md") is not None)
+                   for name in names if misnamed_note(name) and is_utf8(name)
+                   and classify(f"{rel_dir}/{misnamed_note(name)}") is not None)
     return len(found), found[:limit]
 
 
