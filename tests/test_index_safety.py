@@ -337,6 +337,42 @@ def test_sync_reports_the_time_of_its_check_too(example_vault):
     index.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_while_another_thread_uses_the_index_recalls_with_its_own_connection(example_vault):
+    """QA round 90-A F1: a multiprocessing child forked while a thread of its parent was inside a call on an Index
+    inherited the Index's lock held, and hung for ever on its first recall (10 times of 10). The child gets a lock
+    of its own and opens its own connection; the parent's goes on."""
+    import multiprocessing
+    import threading
+
+    index = dreamdb.open(example_vault)
+    expected = [h.doc_id for h in index.recall("sleep consolidation")]
+    assert expected
+    inside, leave = threading.Event(), threading.Event()
+
+    def in_a_call():  # (a call under way in another thread: it holds the Index's lock)
+        with index._lock:
+            inside.set()
+            leave.wait(30)
+
+    thread = threading.Thread(target=in_a_call)
+    thread.start()
+    assert inside.wait(10)
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=lambda: queue.put([h.doc_id for h in index.recall("sleep consolidation")]))
+    child.start()
+    child.join(30)
+    hung = child.is_alive()
+    if hung:
+        child.kill()
+    leave.set()
+    thread.join()
+    assert not hung and child.exitcode == 0 and queue.get(timeout=10) == expected
+    assert [h.doc_id for h in index.recall("sleep consolidation")] == expected
+    index.close()
+
+
 def test_other_tools_schema_migrations_table_does_not_pass_for_dreamdbs(example_vault, tmp_path):
     """golang-migrate and Rails also keep a schema_migrations table: such a database is refused too."""
     other = _other_apps_db(tmp_path / "app.db", "CREATE TABLE schema_migrations (version INTEGER, dirty BOOLEAN)",

@@ -525,6 +525,32 @@ def test_two_processes_remember_concurrently_both_land(vault: Path):
     assert got == sorted(f"{t} entry {i}" for t in ("alpha", "beta") for i in range(5))
 
 
+def test_an_index_write_waits_its_lock_timeout_and_holds_up_no_recall(vault: Path):
+    """QA round 90-A F2: ``Index(lock_timeout_ms=200).remember`` waited a fixed 10 s for another process's vault lock,
+    and held the Index's lock meanwhile, so every recall of other threads on that Index waited too."""
+    import dreamdb
+    from filelock import FileLock
+
+    index = dreamdb.open(vault, lock_timeout_ms=2500)
+    index.recall("note")  # (opened and synced before the wait)
+    holder = FileLock(str(vault / ".dreamdb" / "vault.lock"))
+    holder.acquire()
+    try:
+        failed: list[BaseException] = []
+        writer = threading.Thread(target=lambda: failed.append(pytest.raises(LockTimeout, index.remember, "blocked")))
+        writer.start()
+        time.sleep(0.3)
+        index.recall("note")
+        assert writer.is_alive()  # (the recall did not wait for the write)
+        writer.join(30)
+        assert failed and "for more than 2.5 s" in failed[0].value.message, failed
+        with pytest.raises(UsageError, match="lock_timeout must be a number of seconds"):
+            index.update("knowledge/x", append="y", lock_timeout=-1)
+    finally:
+        holder.release()
+    index.close()
+
+
 def test_lock_timeout(vault: Path, monkeypatch: pytest.MonkeyPatch):
     from filelock import FileLock
 

@@ -573,6 +573,18 @@ _EMBEDDERS: dict = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    """A child made by ``fork`` loads its own embedders: the cached ones' onnxruntime threads and locks are the
+    parent's (a lock held by another thread at the fork stays held; QA round 90-A F1)."""
+    global _EMBEDDERS_LOCK
+    _EMBEDDERS.clear()
+    _EMBEDDERS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def get_embedder(path: str | os.PathLike | None = None, *, threads: int | None = None) -> Embedder:
     """Return a process-wide cached :class:`Embedder` (loading takes 1-3 s and ~300 MB).
 

@@ -18,7 +18,7 @@ from dreamdb.writes.checks import (_check_text, _clock, _flag, _found, _refused_
                                    not_utf8_refusal)
 from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable, _check_vault,
                                   _check_writable, COMMITTED, _confined, FileChanged, read_with_identity,
-                                  refuse_os_errors, vault_lock)
+                                  _lock_wait, refuse_os_errors, vault_lock)
 
 
 #: Evidence-token prefixes accepted in ``remember(references=...)``.
@@ -280,6 +280,7 @@ def remember(
     authors: Iterable[str] = (),
     breaking: bool = False,
     now: datetime | None = None,
+    lock_timeout: float | None = None,
 ) -> dict:
     """Add a new entry to the vault's ``core/CHANGELOG.json``.
 
@@ -311,6 +312,8 @@ def remember(
         breaking: the entry's ``breaking`` flag.
         now: the clock; the entry's ``date`` is ``now``'s calendar date in
             ``now``'s own time zone (local time when ``None``).
+        lock_timeout: seconds to wait for another writer's vault lock (default 10; ``Index`` passes its
+            ``lock_timeout_ms``).
 
     Returns:
         The entry as written (its fields in file order) plus ``"id"``, its
@@ -331,6 +334,7 @@ def remember(
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
+    wait = _lock_wait(lock_timeout)  # (checked before anything is read)
     references = _text_list("references", references)  # read once (an iterator could not be read twice)
     authors = _text_list("authors", authors)
     if supersedes is not None and not isinstance(supersedes, str):
@@ -385,7 +389,7 @@ def remember(
     _check_file_writable(path)
     if supersedes is not None:
         _resolve_supersedes(supersedes, precheck.entries)
-    with vault_lock(vault), refuse_os_errors(path):
+    with vault_lock(vault, wait), refuse_os_errors(path):
         for attempt in range(CHANGED_RETRIES + 1):
             try:
                 return _insert_entry(vault, path, entry, supersedes)

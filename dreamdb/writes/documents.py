@@ -19,7 +19,7 @@ from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8, not
 from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
                                   _check_writable, CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged,
                                   _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
-                                  _trash_path, _trash_root, _uninterrupted, update_backup_name, vault_lock)
+                                  _lock_wait, _trash_path, _trash_root, _uninterrupted, update_backup_name, vault_lock)
 from dreamdb.writes.locate import _document_at, find_document, _parse_slug, _slug_text
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
                                      _same_value, _updated_value)
@@ -149,6 +149,7 @@ def update(
     pin: bool | None = None,
     now: datetime | None = None,
     on_kept: Callable[[Path], None] | None = None,
+    lock_timeout: float | None = None,
 ) -> Path:
     """Edit a markdown document's frontmatter and/or body, keeping its previous version.
 
@@ -182,6 +183,8 @@ def update(
             (only if the key exists or the document was pinned).
         now: the clock for ``updated``/``updated_at`` (default: now, local time).
         on_kept: called with the path of the kept previous version (when one was written).
+        lock_timeout: seconds to wait for another writer's vault lock (default 10; ``Index`` passes its
+            ``lock_timeout_ms``).
 
     Returns:
         The path of the edited file (the real path inside the vault).
@@ -207,6 +210,7 @@ def update(
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
+    wait = _lock_wait(lock_timeout)  # (checked before anything is read)
     COMMITTED.set(None)  # (this write's change, once it is on disk)
     if all(v is None for v in (description, tags, content, append, pin)):
         raise UsageError("Nothing to update.", hint="Give a description, tags, content, append or pin.")
@@ -247,7 +251,7 @@ def update(
     _, path = find_document(vault, slug)
     rel = path.relative_to(vault).as_posix()
     _plan_update(vault, path, changes, content, append, pin, clock)
-    with vault_lock(vault):
+    with vault_lock(vault, wait):
         for attempt in range(CHANGED_RETRIES + 1):
             doc_type, path = _relocate(vault, slug, rel)
             real, old, new, seen = _plan_update(vault, path, changes, content, append, pin, clock)
@@ -320,7 +324,7 @@ def _check_deletable(vault: Path, doc_type: str, path: Path, force: bool) -> Non
                            hint="Unpin it first (update --unpin), or pass --force (force=True from Python).")
 
 
-def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
+def delete(vault: Path, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> Path:
     """Remove a markdown document from the vault, keeping a local copy.
 
     The file is moved (``os.replace``, atomic) to
@@ -340,6 +344,8 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         slug: ``type/slug``, a bare slug, recall's id or a vault-relative path
             (see :func:`find_document`).
         force: delete even a pinned document or one with malformed frontmatter.
+        lock_timeout: seconds to wait for another writer's vault lock (default 10; ``Index`` passes its
+            ``lock_timeout_ms``).
 
     Returns:
         Where the document's copy now is (``.dreamdb/trash/<type>/<UTC time>-<name>.md``).
@@ -353,6 +359,7 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
         LockTimeout: another writer held the vault lock too long.
         VaultNotFound: ``vault`` is not a folder.
     """
+    wait = _lock_wait(lock_timeout)  # (checked before anything is read)
     COMMITTED.set(None)  # (this write's change, once it is on disk)
     _flag("force", force)
     slug = _slug_text(slug)
@@ -365,7 +372,7 @@ def delete(vault: Path, slug: str, *, force: bool = False) -> Path:
     rel = path.relative_to(vault).as_posix()
     _confined(vault, path)
     _check_deletable(vault, doc_type, path, force)
-    with vault_lock(vault):
+    with vault_lock(vault, wait):
         doc_type, path = _relocate(vault, slug, rel)
         _confined(vault, path)
         _check_deletable(vault, doc_type, path, force)

@@ -662,6 +662,22 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
     return kept
 
 
+
+def _lock_wait(lock_timeout) -> float | None:
+    """A write's ``lock_timeout`` argument checked: seconds ≥ 0 to wait for the vault lock, or ``None`` for
+    :data:`LOCK_TIMEOUT_S`.
+
+    Raises:
+        UsageError: not a number of seconds ≥ 0.
+    """
+    if lock_timeout is None:
+        return None
+    if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, (int, float)) or not 0 <= lock_timeout < float("inf"):
+        from dreamdb.errors import UsageError
+
+        raise UsageError(f"lock_timeout must be a number of seconds ≥ 0 or None, got {lock_timeout!r}")
+    return float(lock_timeout)
+
 @contextlib.contextmanager
 def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
     """Hold the vault's write lock (``<vault>/.dreamdb/vault.lock``).
