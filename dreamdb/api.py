@@ -117,17 +117,29 @@ class Hit:
     @property
     def snippet(self) -> str:
         """Best body line ±1 line (computed once, on first access: callers that only need ids skip the work)."""
-        if self._snippet is None:
+        snippet = self._snippet
+        if snippet is None:
             from dreamdb.ranking.snippet import best_snippet
 
-            body, terms, description, turkish = self._snippet_source or ("", [], self.description, False)
+            # (read once: another thread making this snippet too may clear it meanwhile, and the first snippet made
+            # is kept; QA round 90-A F3: a thread that read the cleared source stored the description for good)
+            source = self._snippet_source
+            if source is None:
+                snippet = self._snippet
+                if snippet is not None:
+                    return snippet
+                source = ("", [], self.description, False)
+            body, terms, description, turkish = source
             if callable(body):  # fetched from the index on first use (bodies can be long)
                 body = body()
             if callable(terms):  # {term: IDF}, read once for all the hits of a recall
                 terms = terms()
-            self._snippet = best_snippet(body, terms, fallback=description, turkish=turkish)
-            self._snippet_source = None
-        return self._snippet
+            snippet = best_snippet(body, terms, fallback=description, turkish=turkish)
+            if self._snippet is None:
+                self._snippet = snippet
+                self._snippet_source = None
+            snippet = self._snippet
+        return snippet
 
     def __getstate__(self) -> dict:
         """Pickling computes the snippet first (the lazy body reader cannot be pickled)."""
@@ -996,6 +1008,19 @@ class Index:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def __repr__(self) -> str:
+        return (f"<dreamdb.Index vault={str(self.vault)!r} index={str(self.index_path)!r} engine={self.engine!r}"
+                f" {'open' if self._conn is not None else 'closed'}>")
+
+    def __reduce__(self):
+        """An Index holds a connection and a lock, which do not pickle (QA round 90-A F6: a bare TypeError).
+
+        Raises:
+            UsageError: always; a worker opens the vault itself.
+        """
+        raise UsageError(f"An Index cannot be pickled or sent to another process ({self.vault}).",
+                         hint="Pass the vault's path and open it in the worker: dreamdb.open(path). Hits pickle.")
+
     # -- sync -------------------------------------------------------------------
     @_serialized
     def check(self) -> list[str]:
@@ -1076,11 +1101,13 @@ class Index:
 
         Raises:
             UsageError: ``reason`` is not a non-empty string.
+            VaultNotFound: the vault folder is gone (moved or deleted) since this Index opened it.
             IndexUnavailable: the file cannot be replaced, or is not recognisably dreamdb's.
             LockTimeout: another process holds the index's write lock past ``lock_timeout_ms``.
         """
         if not isinstance(reason, str) or not reason.strip():  # (QA round 75 F11: None was reported as the reason)
             raise UsageError(f"reason must be a non-empty string saying why the index is rebuilt, got {reason!r}")
+        self._vault_still_here()  # (as every other method says it: QA round 90-A F5, "cannot be replaced")
         self._conn = self._rebuild(reason)
         return self.sync()
 
@@ -1769,8 +1796,9 @@ class Index:
             if not found:
                 with self._lock:
                     try:
-                        n_docs = corpus_stats(self.conn)["n_docs"]
-                        df = document_frequencies(self.conn, list(dict.fromkeys(terms)))
+                        with self._snippet_connection() as conn:
+                            n_docs = corpus_stats(conn)["n_docs"]
+                            df = document_frequencies(conn, list(dict.fromkeys(terms)))
                         found.append({t: idf(n_docs, df.get(t, 0)) for t in terms})
                     except (db.DatabaseError, DreamdbError):
                         found.append(dict.fromkeys(terms, 1.0))
@@ -1790,18 +1818,39 @@ class Index:
         def load() -> str:
             with self._lock:
                 try:
-                    row = self.conn.execute(
-                        "SELECT body FROM documents WHERE source_path = ? AND (doc_id = ? OR type NOT IN "
-                        "('memory', 'changelog')) ORDER BY id = ? DESC LIMIT 1", (source_path, doc_id, rowid)).fetchone()
+                    with self._snippet_connection() as conn:
+                        row = conn.execute(
+                            "SELECT body FROM documents WHERE source_path = ? AND (doc_id = ? OR type NOT IN "
+                            "('memory', 'changelog')) ORDER BY id = ? DESC LIMIT 1", (source_path, doc_id, rowid)).fetchone()
                 except (db.DatabaseError, DreamdbError):
                     return ""
             return row[0] if row else ""
         return load
 
+    @contextmanager
+    def _snippet_connection(self):
+        """The connection a hit's snippet reads through (the caller holds the lock): this Index's while it is open;
+        after :meth:`close`, one opened read-only for that read and closed again (QA round 90-A F4: hits read after a
+        ``with dreamdb.open(…)`` block reopened its Index and left it open, two files each).
+
+        Raises:
+            IndexUnavailable: the index cannot be opened.
+        """
+        if self._conn is not None:
+            yield self._conn
+            return
+        conn = db.connect_readonly(self.index_path, busy_timeout_ms=self.lock_timeout_ms)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
     def take_notes(self) -> list[str]:
         """Warnings gathered since the last call (lazy-sync warnings, rebuilds, fallbacks; the newest
-        :data:`MAX_NOTES`), then cleared."""
-        notes = list(self.notes)
+        :data:`MAX_NOTES`), each once, in the order first given, then cleared. The notes are this Index's, not one
+        call's: recalls from several threads share them (QA round 90-A F8: a note repeated by every recall after a
+        change came 18 times)."""
+        notes = list(dict.fromkeys(self.notes))
         self.notes.clear()
         return notes
 

@@ -52,6 +52,9 @@ class MultiIndex:
                                                    "Leave index_path out") + " to search several vaults (each keeps"
                              " its own index), or give one vault.")
 
+    def __repr__(self) -> str:
+        return f"<dreamdb.MultiIndex vaults={[str(i.vault) for i in self.indexes]!r}>"
+
     def recall(self, query: str, top: int = 5, **kwargs) -> list[Hit]:
         """Recall from every vault and merge them (see the module docstring); arguments as :meth:`Index.recall`."""
         return merge_hits([index.recall(query, top=top, **kwargs) for index in self.indexes], top)

@@ -373,6 +373,84 @@ def test_a_child_forked_while_another_thread_uses_the_index_recalls_with_its_own
     index.close()
 
 
+def test_two_threads_making_one_hit_s_snippet_both_get_the_real_one(example_vault):
+    """QA round 90-A F3: a thread that found a hit's snippet not made yet, then read its source after another thread
+    had made the snippet and cleared the source, made the description its snippet, and stored it for good."""
+    import threading
+
+    index = dreamdb.open(example_vault)
+    hit = index.recall("sleep consolidation")[0]
+    expected = dreamdb.open(example_vault).recall("sleep consolidation")[0].snippet
+    assert expected and expected != hit.description
+    other_done, paused = threading.Event(), threading.Event()
+
+    class Paused(type(hit)):  # the late thread's read of the source waits until the other made the snippet
+        @property
+        def _snippet_source(self):
+            if threading.current_thread().name == "late" and not paused.is_set():
+                paused.set()
+                other_done.wait(10)
+            return self.__dict__.get("_source")
+
+        @_snippet_source.setter
+        def _snippet_source(self, value):
+            self.__dict__["_source"] = value
+
+    source = hit.__dict__.pop("_snippet_source")
+    hit.__class__ = Paused
+    hit._snippet_source = source
+    got = {}
+    late = threading.Thread(target=lambda: got.setdefault("late", hit.snippet), name="late")
+    late.start()
+    assert paused.wait(10)
+    got["first"] = hit.snippet
+    other_done.set()
+    late.join(10)
+    assert got == {"first": expected, "late": expected} and hit.snippet == expected
+    index.close()
+
+
+def test_hits_read_after_their_index_closed_leave_no_connection_open(example_vault):
+    """QA round 90-A F4: hits returned from a ``with dreamdb.open(…)`` block reopened the closed Index when their
+    snippet was read, and kept its connection (two open files each) until they were garbage collected."""
+    with dreamdb.open(example_vault) as index:
+        expected = [h.snippet for h in index.recall("sleep consolidation", top=3)]
+    index = dreamdb.open(example_vault)
+    with index:
+        hits = index.recall("sleep consolidation", top=3)
+    index_file = os.stat(example_vault / ".dreamdb" / "index.db")
+    assert not db.connected_in_process(index_file)
+    assert [h.snippet for h in hits] == expected and expected[0]
+    assert not db.connected_in_process(index_file) and index._conn is None
+
+
+def test_an_index_says_what_it_is_refuses_pickling_and_a_rebuild_of_a_moved_vault(example_vault, tmp_path):
+    """QA round 90-A F5, F6, F8: ``repr`` named no vault; pickling an Index (a spawn pool's argument) raised a bare
+    TypeError; ``rebuild`` after the vault moved said the index "cannot be replaced" (IndexUnavailable), where every
+    other method says the vault is gone; ``take_notes`` gave one note as often as recalls repeated it."""
+    import pickle
+
+    from dreamdb.errors import VaultNotFound
+
+    index = dreamdb.open(example_vault)
+    assert repr(index) == f"<dreamdb.Index vault={str(index.vault)!r} index={str(index.index_path)!r} engine='memory'" \
+                          " closed>"
+    hits = index.recall("sleep")
+    assert repr(index).endswith(" open>")
+    assert pickle.loads(pickle.dumps(hits)) == hits
+    with pytest.raises(UsageError, match="cannot be pickled") as info:
+        pickle.dumps(index)
+    assert "dreamdb.open(path)" in info.value.hint
+    index.notes.extend(["a note", "another", "a note"])
+    assert index.take_notes() == ["a note", "another"] and index.take_notes() == []
+    moved = tmp_path / "elsewhere"
+    os.rename(example_vault, moved)
+    with pytest.raises(VaultNotFound, match="gone"):
+        index.rebuild("a test")
+    assert not example_vault.exists()
+    index.close()
+
+
 def test_other_tools_schema_migrations_table_does_not_pass_for_dreamdbs(example_vault, tmp_path):
     """golang-migrate and Rails also keep a schema_migrations table: such a database is refused too."""
     other = _other_apps_db(tmp_path / "app.db", "CREATE TABLE schema_migrations (version INTEGER, dirty BOOLEAN)",
@@ -766,8 +844,9 @@ def test_notes_a_long_lived_index_never_takes_stay_bounded(example_vault):
     ix.recall("sleep", top=1)
     for i in range(MAX_NOTES + 50):
         assert ix.recall(f"sleep zzqx{i}", top=1, since="2999-01-01") == []  # each adds "matches, but not within"
+    assert len(ix.notes) == MAX_NOTES  # (the newest kept)
     notes = ix.take_notes()
-    assert len(notes) == MAX_NOTES
+    assert len(notes) == 1 and notes[0].startswith("the query matches, but not within the filters")  # (each once)
     assert ix.take_notes() == []  # taken: cleared
     assert ix.recall("the of and", top=1) == [] and ix.take_notes() == [
         "no searchable terms in the query (only stopwords, punctuation or one-character words)"]
