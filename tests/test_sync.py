@@ -928,6 +928,30 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
     assert json.loads(rows["changelog/2026-01-01-db-1"][1]) == ["fix", "db"]
 
 
+def test_changelog_entries_whose_ids_move_are_said(tiny_vault):
+    """QA round 90-C F3: the ids of one date and scope count from the file's oldest end; a file of one date cannot
+    tell which end that is, and once a newer entry came first (the reference's newest-first convention) its entries
+    swapped ids without a word, a supersedes written with the old id then naming another entry. The sync says so."""
+    entries = [{"date": "2026-01-01", "type": "decision", "scope": "db", "summary": "Chose Redis"},
+               {"date": "2026-01-01", "type": "decision", "scope": "db", "summary": "Chose Postgres"}]
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(entries))
+    index = dreamdb.open(tiny_vault)
+    assert index.sync().warnings == []
+    ids = dict(index.conn.execute("SELECT title, doc_id FROM documents"))
+    assert ids["2026-01-01 [decision] db — Chose Postgres"] == "changelog/2026-01-01-db-2"
+    newer = {"date": "2026-01-02", "type": "decision", "scope": "db", "summary": "Switch", "supersedes": "2026-01-01-db-2"}
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([newer, *entries]))
+    warnings = index.sync().warnings
+    assert warnings == ["core/CHANGELOG.json: 2 unchanged entries got another id (2026-01-01-db-1 → 2026-01-01-db-2,"
+                        " 2026-01-01-db-2 → 2026-01-01-db-1): the ids of one date and scope count from the file's oldest"
+                        " end, which it now reads at the other end; a supersedes written with an old id may name another"
+                        " entry now"], warnings
+    # an entry added at the newest end moves no id: nothing said
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{**newer, "summary": "More", "supersedes": ""}, newer,
+                                                             *entries]))
+    assert index.sync().warnings == []
+
+
 def test_a_changelog_id_made_of_an_odd_date_is_a_slug(tiny_vault):
     """An entry dated other than YYYY-MM-DD had the first 10 characters of its date in its id as written:
     ``changelog/2026/08/01-fix-1`` (a path), ``changelog/Aug 1, 202-fix-1``."""
