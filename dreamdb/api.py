@@ -1609,9 +1609,21 @@ class Index:
             # No vector at all: the dense ranking would be empty, where the note says BM25 answers
             # (QA round 68 M1: "No matches", and a vault left out of a several-vault answer); a fusion with
             # nothing would be BM25's order under fused scores, labelled with the mode asked for (QA 83-A F5)
-            if not any(n.startswith("no dense results yet") for n in self.notes):
-                self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; run:"
-                                  " dreamdb embed refresh")
+            from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
+            from dreamdb.embeddings.store import documents_to_chunk
+
+            if not any(n.startswith("no dense results") for n in self.notes):
+                marks = ", ".join("?" * len(DENSE_EXCLUDED_TYPES))
+                if not documents_to_chunk(self.conn) and not self.conn.execute(
+                        f"SELECT EXISTS (SELECT 1 FROM documents WHERE type NOT IN ({marks}))",
+                        sorted(DENSE_EXCLUDED_TYPES)).fetchone()[0]:
+                    # (a vault of changelog entries only: a refresh gives them no vectors, by design; QA round 90-B F12:
+                    # the note said to run it, and still did after it ran)
+                    self.notes.append("no dense results: changelog entries get no vectors (they are left to BM25), and"
+                                      " the vault has no other documents, so these are BM25's results")
+                else:
+                    self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; run:"
+                                      " dreamdb embed refresh")
             return None
         with db.read_snapshot(self.conn):
             embedded = dense_query_text(self.conn, plan)

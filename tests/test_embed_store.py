@@ -306,6 +306,25 @@ def test_a_hybrid_query_over_a_vault_never_embedded_says_its_results_are_bm25s(t
         assert sum(n.startswith("no dense results yet: no text has a vector") for n in notes) == 1, notes
 
 
+def test_a_hybrid_query_over_changelog_entries_only_says_they_get_no_vectors(tiny_vault):
+    """QA round 90-B F12: in a vault of changelog entries only, hybrid recall said "no dense results yet … run:
+    dreamdb embed refresh", and still did after the refresh ran: changelog entries get no vectors, by design."""
+    import json
+
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-01-01", "type": "fix", "scope": "sleep", "summary": "sleep debt fixed"}]))
+    emb = QueryHashEmbedder()
+    index = dreamdb.open(tiny_vault)
+    index.embedder = lambda: emb
+    index.refresh_embeddings()
+    hits = index.recall("sleep debt", mode="hybrid")
+    assert [h.doc_id for h in hits] == ["changelog/2026-01-01-sleep-1"] and emb.calls == []
+    assert index.take_notes() == ["no dense results: changelog entries get no vectors (they are left to BM25), and the"
+                                  " vault has no other documents, so these are BM25's results"]
+
+
 def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault):
     """QA round 20: a note waiting to be chunked counted as 1 pending item, so a recall (and the prompt hook)
     embedded all its chunks: 73 s for a rewritten 400-section note. Chunk first, then count chunk texts."""
