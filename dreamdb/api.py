@@ -15,7 +15,7 @@ import weakref
 from collections import deque
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta, timezone
-from _thread import RLock
+from _thread import RLock, allocate_lock
 from functools import lru_cache, wraps
 from pathlib import Path
 from time import perf_counter
@@ -332,15 +332,18 @@ def _after_fork_in_child() -> None:
     """In a child made by ``fork``: each :class:`Index` gets a new lock and opens its own connection when next used.
     A lock another thread of the parent held at the fork would stay held in the child for ever (QA round 90-A F1:
     a ``multiprocessing`` child hung on its first recall), and SQLite's connections must not cross a fork (sqlite.org,
-    "How To Corrupt An SQLite Database File", 2.6). The embedding model is loaded again too (its session's threads are
-    the parent's)."""
+    "How To Corrupt An SQLite Database File", 2.6)."""
     for index in list(_OPEN_INDEXES):
         index._lock = RLock()
         if index._conn is not None:
-            _INHERITED_CONNECTIONS.append(index._conn)
-            index._conn = None
-        index._memory = None
-        index._embedder = None
+            # (kept, with the engine that reads through it: nothing of the parent's is closed or freed in the child,
+            # where a destructor may wait on a lock or thread of the parent's; a subprocess started with preexec_fn
+            # runs this too, before its exec)
+            _INHERITED_CONNECTIONS.append((index._conn, index._memory))
+            index._conn = index._memory = None
+        embedder = index._embedder
+        if embedder is not None and hasattr(embedder, "_tok_lock"):  # (one of dreamdb's: its locks, as get_embedder's)
+            embedder._lock, embedder._tok_lock = allocate_lock(), allocate_lock()
 
 
 if hasattr(os, "register_at_fork"):

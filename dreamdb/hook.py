@@ -648,27 +648,8 @@ def _built_elsewhere(index, vault: Path) -> bool:
     if not whole_index_due(conn):  # built meanwhile by the process waited for: answer from it
         return False
     build_log = _build_log(index)
-    state, lines, age = _previous_build(build_log)
-    if state == "running":
-        _why(f"{vault}: a background index build is running; nothing printed until it is done")
+    if _left_to_background(vault, build_log, "index build", "nothing printed until it is done"):
         return True
-    if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
-        wait = max(0, int(BUILD_RETRY_SECONDS - age))
-        if state == "failed":
-            _log(f"{vault}: the background index build failed: "
-                 + " / ".join(_one_line(line, 300) for line in lines[1:][-3:])
-                 + f" (output: {build_log}); the next prompt to try again is in {wait} s, or run: dreamdb sync")
-            fd = _open_log(build_log, os.O_WRONLY | os.O_APPEND)
-            if fd is not None:
-                with suppress(OSError):
-                    os.write(fd, f"{_REPORTED}\n".encode())
-                os.close(fd)
-        else:
-            _why(f"{vault}: the background index build failed (logged before); next try in {wait} s")
-        return True
-    if state == "ended" and not any(" added, " in line for line in lines):
-        _log(f"{vault}: the background index build ended before it finished (stopped or killed:"
-             f" {_one_line(lines[-1], 200) if lines else 'no output'}); starting another")
     size = sum(src.size for src in walk_sources(vault, include_archives=index.include_archives))
     if size <= INLINE_BUILD_BYTES:
         return False
@@ -685,6 +666,35 @@ def _built_elsewhere(index, vault: Path) -> bool:
     return True
 
 
+def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str, *, failed_too: bool = False) -> bool:
+    """Whether a background ``dreamdb sync`` (its output in ``build_log``) runs, or failed less than
+    :data:`BUILD_RETRY_SECONDS` ago: this prompt then leaves the work to it and says so (``what`` it is: "index
+    build", "sync"; ``meanwhile``: what the prompt does instead, also said with a failure where ``failed_too``). A
+    failure's output is logged once; a build that ended before it finished is logged, and another may start."""
+    state, lines, age = _previous_build(build_log)
+    if state == "running":
+        _why(f"{vault}: a background {what} is running; {meanwhile}")
+        return True
+    if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
+        wait = max(0, int(BUILD_RETRY_SECONDS - age))
+        if state == "failed":
+            _log(f"{vault}: the background {what} failed: " + " / ".join(_one_line(line, 300) for line in lines[1:][-3:])
+                 + f" (output: {build_log}); {meanwhile + '; ' if failed_too else ''}the next prompt to try again is in"
+                 f" {wait} s, or run: dreamdb sync")
+            fd = _open_log(build_log, os.O_WRONLY | os.O_APPEND)
+            if fd is not None:
+                with suppress(OSError):
+                    os.write(fd, f"{_REPORTED}\n".encode())
+                os.close(fd)
+        else:
+            _why(f"{vault}: the background {what} failed (logged before); next try in {wait} s")
+        return True
+    if state == "ended" and not any(" added, " in line for line in lines):
+        _log(f"{vault}: the background {what} ended before it finished (stopped or killed:"
+             f" {_one_line(lines[-1], 200) if lines else 'no output'}); starting another")
+    return False
+
+
 def _synced_elsewhere(index, vault: Path) -> bool:
     """Whether the changes waiting to be indexed are left to another process, the prompt answering from the index as it
     is (logged): the files new or changed since the last sync hold more than :data:`INLINE_SYNC_BYTES`, and a detached
@@ -693,24 +703,12 @@ def _synced_elsewhere(index, vault: Path) -> bool:
     stopped rolled its sync back, so the note was never indexed.)"""
     from dreamdb.store.sync import bytes_to_index
 
-    size = bytes_to_index(index.conn, vault, include_archives=index.include_archives)
+    # (guarded: a damaged index is rebuilt here, as the sync it stands before would, not a failed hook)
+    size = index._guarded(lambda: bytes_to_index(index.conn, vault, include_archives=index.include_archives))
     if size <= INLINE_SYNC_BYTES:
         return False
     build_log = _build_log(index)
-    state, lines, age = _previous_build(build_log)
-    if state == "running":
-        _why(f"{vault}: a background sync is indexing the vault's changes; recalled from the index as it is")
-        return True
-    if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
-        if state == "failed":
-            _log(f"{vault}: the background sync failed: " + " / ".join(_one_line(line, 300) for line in lines[1:][-3:])
-                 + f" (output: {build_log}); recalled from the index as it is; the next prompt to try again is in"
-                 f" {max(0, int(BUILD_RETRY_SECONDS - age))} s, or run: dreamdb sync")
-            fd = _open_log(build_log, os.O_WRONLY | os.O_APPEND)
-            if fd is not None:
-                with suppress(OSError):
-                    os.write(fd, f"{_REPORTED}\n".encode())
-                os.close(fd)
+    if _left_to_background(vault, build_log, "sync", "recalled from the index as it is", failed_too=True):
         return True
     pid = _start_build(vault, index.index_path, build_log)
     if pid is None:

@@ -19,6 +19,8 @@ written), indexed first:
 
 Without the real vault:
 
+* the first sync of ``--same-names`` notes all named ``README.md`` (one a folder: ids ``README``, ``README-2``, …)
+  beside as many notes of distinct names (in process, alternating);
 * the cost of ``import dataclasses`` in a fresh interpreter (what a one-shot ``dreamdb recall`` would pay
   for it): ``python -c "import dataclasses"`` beside ``python -c pass`` (alternating, medians of
   ``--import-runs``).
@@ -28,7 +30,7 @@ hook log and cache folder of their own. A figure whose data or model is absent i
 ``skipped: …`` line (exit 0). Usage::
 
     .venv/bin/python scripts/bench_ops.py [--quick] [--runs 5] [--sessions 20] [--import-runs 20]
-                                          [--no-hybrid] [--data DIR] [--workdir DIR] [--json]
+                                          [--same-names 2000] [--no-hybrid] [--data DIR] [--workdir DIR] [--json]
 """
 
 from __future__ import annotations
@@ -275,6 +277,29 @@ def bench_imports(runs: int) -> dict:
     return out
 
 
+def bench_same_names(n: int, runs: int) -> dict:
+    """First sync, in process, of ``n`` notes all named ``README.md`` (one per project folder, numbered ``README``,
+    ``README-2``, …) beside ``n`` notes of distinct names with the same text (alternating order; medians, ms):
+    what numbering same-named files costs (QA round 90-C F2: n²/2 lookups, 10 s for 2,000)."""
+    times: dict[str, list[float]] = {"same_names": [], "distinct_names": []}
+    with tempfile.TemporaryDirectory(prefix="bench-same-names-") as tmp:
+        for i in range(runs):
+            for kind in (list(times) if i % 2 == 0 else list(times)[::-1]):
+                vault = Path(tmp) / f"{kind}-{i}" / "_dream_context"
+                for j in range(n):
+                    rel = f"knowledge/p{j:05d}/README.md" if kind == "same_names" else f"knowledge/p{j:05d}/readme-{j}.md"
+                    (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (vault / rel).write_text(f"# Project {j}\n\nThe readme of project {j}.\n", encoding="utf-8")
+                ix = dreamdb.open(vault, auto_sync=False)
+                t0 = time.perf_counter()
+                report = ix.sync()
+                times[kind].append((time.perf_counter() - t0) * 1000)
+                assert report.added == n, report
+                ix.close()
+                shutil.rmtree(vault.parent)
+    return {"notes": n, "runs": runs, **{f"{k}_ms": med(v) for k, v in times.items()}}
+
+
 def bench_vault(src: Path, work: Path, a, res: dict) -> None:
     """Steps 1–3 on a copy of ``src`` in ``work`` (their results put in ``res``)."""
     t0 = time.perf_counter()
@@ -359,6 +384,9 @@ def render(res: dict) -> str:
                      f"{s['per_process_median_ms']:.0f} ms median, {s['per_process_max_ms']:.0f} max",
                      f"one hook alone {s['alone_ms']:.0f} ms (batch {s['batch_ms']:.0f} ms"
                      + "".join(f"; {n}" for n in notes) + ")"))
+    sn = res["same_names"]
+    rows.append((f"first sync of {sn['notes']:,} notes named README.md (one a folder)", f"{sn['same_names_ms']:.0f} ms",
+                 f"{sn['notes']:,} notes of distinct names {sn['distinct_names_ms']:.0f} ms"))
     im = res["import_dataclasses"]
     rows.append(("import dataclasses, fresh interpreter", f"+{im['cost_ms']:.1f} ms ({im['import_dataclasses_ms']:.1f} ms)",
                  f"python -c pass {im['python_pass_ms']:.1f} ms"))
@@ -379,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, help="runs per figure (default 5; 3 with --quick)")
     ap.add_argument("--sessions", type=int, help="hook processes started at once (default 20; 4 with --quick)")
     ap.add_argument("--import-runs", type=int, help="runs of each import timing (default 20; 10 with --quick)")
+    ap.add_argument("--same-names", type=int, help="notes of one name in the numbering figure (default 2000; 300 with"
+                                                   " --quick)")
     ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid sessions (and their embed refresh)")
     ap.add_argument("--data", type=Path, default=None, help="evaluation data folder (default as dreamdb eval)")
     ap.add_argument("--workdir", type=Path, default=None,
@@ -386,12 +416,13 @@ def main(argv: list[str] | None = None) -> int:
                          " temporary folder, removed")
     ap.add_argument("--json", action="store_true", help="print JSON")
     a = ap.parse_args(argv)
-    for name in ("runs", "sessions", "import_runs"):
+    for name in ("runs", "sessions", "import_runs", "same_names"):
         if getattr(a, name) is not None and getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(a, name)})")
     a.runs = a.runs or (3 if a.quick else 5)
     a.sessions = a.sessions or (4 if a.quick else 20)
     a.import_runs = a.import_runs or (10 if a.quick else 20)
+    a.same_names = a.same_names or (300 if a.quick else 2000)
     data = a.data or suite.default_data_dir()
     src = data / "vaults" / "dreamcontext" / "_dream_context"
     res = {"machine": suite.machine_info(), "load_average": os.getloadavg()[0], "runs": a.runs, "sessions": a.sessions,
@@ -410,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if not a.workdir:
                 shutil.rmtree(work, ignore_errors=True)
+    print(f"timing the first sync of {a.same_names} same-named notes …", file=sys.stderr)
+    res["same_names"] = bench_same_names(a.same_names, a.runs)
     print("timing import dataclasses …", file=sys.stderr)
     res["import_dataclasses"] = bench_imports(a.import_runs)
     print(json.dumps(res, indent=2) if a.json else render(res), end="\n" if a.json else "")

@@ -272,7 +272,8 @@ def test_output_that_cannot_be_written_is_one_error_line_and_exit_74(tmp_path, a
     if stdout == "full" and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
     vault = tmp_path / "_dream_context"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault,
+                    ignore=shutil.ignore_patterns(".dreamdb"))  # (the user's own index of it: another version's, maybe)
     command = [sys.executable, "-m", "dreamdb", *args[:1], "--vault", str(vault), *args[1:]]
     if stdout == "full":
         with open("/dev/full", "w") as full:
@@ -294,7 +295,8 @@ def test_a_stderr_that_cannot_be_written_changes_neither_results_nor_exit_codes(
     if stderr == "full" and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
     vault = tmp_path / "_dream_context"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault,
+                    ignore=shutil.ignore_patterns(".dreamdb"))  # (the user's own index of it: another version's, maybe)
 
     def run(*args):
         command = [sys.executable, "-m", "dreamdb", *args]
@@ -321,7 +323,8 @@ def test_a_reader_that_stopped_reading_is_exit_0(tmp_path, args):
     import sys
 
     vault = tmp_path / "_dream_context"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault,
+                    ignore=shutil.ignore_patterns(".dreamdb"))  # (the user's own index of it: another version's, maybe)
     extra = [] if args == ["--help"] else ["--vault", str(vault)]
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before the first write
@@ -343,7 +346,8 @@ def test_a_write_whose_report_cannot_be_written_says_the_change_was_saved_and_ex
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
     vault = tmp_path / "_dream_context"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault,
+                    ignore=shutil.ignore_patterns(".dreamdb"))  # (the user's own index of it: another version's, maybe)
     before = json.loads((vault / "core" / "CHANGELOG.json").read_text())
     with open("/dev/full", "w") as full:
         p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "--vault", str(vault), "--json", "walrus entry"],

@@ -637,6 +637,28 @@ def test_large_changes_to_a_built_index_are_indexed_in_the_background(tmp_path):
     assert p.returncode == 0 and "knowledge/big-log" in p.stdout.decode(), (p.stdout, log.read_text())
 
 
+def test_a_prompt_on_an_index_whose_files_table_is_damaged_rebuilds_it_and_answers(tmp_path):
+    """Found by scripts/bench_ops.py after QA round 90-C F1's fix: the hook's look at the files waiting to be indexed
+    read the damaged ``files`` table outside the damage guard, so the prompt printed nothing and nothing was rebuilt
+    (every later prompt alike)."""
+    vault = filled_vault(tmp_path, {"knowledge/kestrel.md": "---\nname: Kestrel service\n---\nThe kestrel service"
+                                                            " moved to the north datacentre.\n"})
+    import dreamdb
+
+    with dreamdb.open(vault) as ix:
+        ix.sync()
+        ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        root = ix.conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'files'").fetchone()[0]
+        page = ix.conn.execute("PRAGMA page_size").fetchone()[0]
+    with open(vault / ".dreamdb" / "index.db", "r+b") as f:
+        f.seek((root - 1) * page)
+        f.write(b"\xff" * page)
+    log = tmp_path / "h.log"
+    p = hook(payload("where did the kestrel service move", vault.parent), {"DREAMDB_HOOK_LOG": str(log)})
+    assert p.returncode == 0 and p.stdout.decode().splitlines()[:1] == [HEADER], (p.stdout, log.read_text())
+    assert "knowledge/kestrel" in p.stdout.decode() and "rebuilt from the vault" in log.read_text()
+
+
 def _large_vault(root, n=6000):
     vault = root / "_dream_context"
     (vault / "core").mkdir(parents=True)

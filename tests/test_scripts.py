@@ -49,6 +49,8 @@ def test_bench_ops_smoke():
     res = json.loads(p.stdout)
     im = res["import_dataclasses"]  # needs no vault
     assert im["import_dataclasses_ms"] > 0 and im["python_pass_ms"] > 0 and im["runs"] == 10
+    sn = res["same_names"]  # (needs no vault either)
+    assert sn["notes"] == 300 and sn["runs"] == 3 and sn["same_names_ms"] > 0 and sn["distinct_names_ms"] > 0
     if "skipped" in res["sync_check"]:  # no ../shared: every real-vault figure says why (QA round 88 A2)
         for key in ("sync_check", "damaged_hook", "sessions_bm25", "sessions_hybrid"):
             assert "no vault at" in res[key]["skipped"], key

@@ -574,11 +574,14 @@ _EMBEDDERS_LOCK = threading.Lock()
 
 
 def _after_fork_in_child() -> None:
-    """A child made by ``fork`` loads its own embedders: the cached ones' onnxruntime threads and locks are the
-    parent's (a lock held by another thread at the fork stays held; QA round 90-A F1)."""
+    """In a child made by ``fork``, the embedders' locks are new: one another thread of the parent held at the fork
+    would stay held for ever (QA round 90-A F1). The embedders themselves are kept (one freed in the child waits
+    for ever on the parent's onnxruntime threads; a subprocess started with ``preexec_fn`` runs this too)."""
     global _EMBEDDERS_LOCK
-    _EMBEDDERS.clear()
     _EMBEDDERS_LOCK = threading.Lock()
+    for emb in _EMBEDDERS.values():
+        emb._lock = threading.Lock()
+        emb._tok_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
