@@ -28,7 +28,7 @@ from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expire
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate, pending
-from dreamdb.store.salvage import carry_vectors
+from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync, unreadable_paths
 from dreamdb.timeparse import as_utc
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
@@ -64,10 +64,6 @@ LAZY_LANGUAGE_MAX = 3000
 TOP_MIN, TOP_MAX = 1, 50
 LAZY_SYNC_LOCK_WAIT_MS = 1500
 """How long the sync before a recall waits for another process's write lock (ms), as the prompt hook does."""
-
-STALE_SET_ASIDE_S = 600
-"""Age (s) past which an index set aside for its vectors during a rebuild (``<name>.rebuilding-<pid>``) is taken
-for one whose process died before removing it, and removed by the next rebuild."""
 
 LAZY_SYNC_WARNINGS_SHOWN = 5
 """How many of its warnings the sync before a read passes on as notes; past them one note counts the rest and
@@ -788,18 +784,19 @@ class Index:
         self._memory = None  # its caches describe the old file
         self._check_index_file()
         self._check_no_other_writer()
-        moved = aside = None
+        moved = old = None
         try:
             if isinstance(reason, ForeignDatabase):  # somebody's data, though in dreamdb's folder: kept
                 moved = self._move_aside()
             else:
-                aside = self._set_aside_for_vectors()
+                # its stored embeddings, read before it goes, where its structure is sound (QA round 89 F7: a dropped
+                # table cost every vector)
+                old = open_for_carry(self.index_path) if self.index_path.is_file() else None
             config.remove_index_files(self.index_path)
             config.prepare_index_dir(self.index_path, parents=self._index_parents())
         except OSError as exc:
-            if aside is not None:
-                with suppress(OSError):
-                    config.remove_index_files(aside)
+            if old is not None:
+                old.close()
             raise IndexUnavailable(f"The index at {self.index_path} needs rebuilding ({reason}) but cannot be "
                                    f"replaced: {exc.strerror or exc}",
                                    hint="Delete it yourself, or set DREAMDB_INDEX to a file path you can write.") from exc
@@ -807,43 +804,18 @@ class Index:
         try:
             conn = self._connect()
             migrate(conn)
-            if aside is not None:
-                # its stored embeddings, where its structure is sound (QA round 89 F7: a dropped table cost every vector)
-                kept = carry_vectors(conn, aside)
+            if old is not None:
+                kept = carry_vectors(conn, old)
         finally:
-            if aside is not None:
-                with suppress(OSError):
-                    config.remove_index_files(aside)
+            if old is not None:
+                with suppress(db.DatabaseError):
+                    old.close()
         self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); rebuilt from the vault"
                              + (f" (its {kept} stored embedding{'s' if kept != 1 else ''} kept)" if kept else "")
                              if moved is None
                              else f"{self.index_path} was another application's SQLite database ({reason}); it was "
                                   f"moved to {moved}, and the index rebuilt from the vault")
         return conn
-
-    def _set_aside_for_vectors(self) -> Path | None:
-        """Rename the index being rebuilt (with its ``-wal``) to ``<name>.rebuilding-<pid>`` beside it, so that
-        :func:`dreamdb.store.salvage.carry_vectors` can read its vectors once the new index exists; ``None`` (the
-        file is then deleted as before) when this process cannot read vectors, there is no file, or it cannot be
-        renamed. A set-aside file left by a process that died meanwhile is removed first."""
-        if not db.CAN_LOAD_EXTENSIONS or not self.index_path.is_file():
-            return None
-        prefix, folder = f"{self.index_path.name}.rebuilding-", self.index_path.parent
-        with suppress(OSError):
-            for name in os.listdir(folder):
-                if name.startswith(prefix):
-                    with suppress(OSError):
-                        if datetime.now().timestamp() - os.lstat(folder / name).st_mtime > STALE_SET_ASIDE_S:
-                            os.unlink(folder / name)
-        aside = self.index_path.with_name(f"{self.index_path.name}.rebuilding-{os.getpid()}")
-        try:
-            config.remove_index_files(aside)
-            os.replace(self.index_path, aside)
-            if os.path.lexists(f"{self.index_path}-wal"):
-                os.replace(f"{self.index_path}-wal", f"{aside}-wal")
-        except OSError:
-            return None
-        return aside
 
     def _move_aside(self) -> Path:
         """Rename the database at the index path (with its ``-wal``) to ``index.db.not-dreamdb-<UTC time>``

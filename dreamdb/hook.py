@@ -666,29 +666,31 @@ def _built_elsewhere(index, vault: Path) -> bool:
     return True
 
 
-def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str, *, failed_too: bool = False) -> bool:
+def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str, *, after_failure: str | None = None
+                        ) -> bool:
     """Whether a background ``dreamdb sync`` (its output in ``build_log``) runs, or failed less than
     :data:`BUILD_RETRY_SECONDS` ago: this prompt then leaves the work to it and says so (``what`` it is: "index
-    build", "sync"; ``meanwhile``: what the prompt does instead, also said with a failure where ``failed_too``). A
-    failure's output is logged once; a build that ended before it finished is logged, and another may start."""
+    build", "sync"; ``meanwhile``: what the prompt does instead). With ``after_failure`` (what the prompt does then),
+    a failure leaves the work to this prompt instead (False). A failure's output is logged once; a build that ended
+    before it finished is logged, and another may start."""
     state, lines, age = _previous_build(build_log)
     if state == "running":
         _why(f"{vault}: a background {what} is running; {meanwhile}")
         return True
     if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
         wait = max(0, int(BUILD_RETRY_SECONDS - age))
+        then = f"{after_failure}; " if after_failure else ""
         if state == "failed":
             _log(f"{vault}: the background {what} failed: " + " / ".join(_one_line(line, 300) for line in lines[1:][-3:])
-                 + f" (output: {build_log}); {meanwhile + '; ' if failed_too else ''}the next prompt to try again is in"
-                 f" {wait} s, or run: dreamdb sync")
+                 + f" (output: {build_log}); {then}the next prompt to try again is in {wait} s, or run: dreamdb sync")
             fd = _open_log(build_log, os.O_WRONLY | os.O_APPEND)
             if fd is not None:
                 with suppress(OSError):
                     os.write(fd, f"{_REPORTED}\n".encode())
                 os.close(fd)
         else:
-            _why(f"{vault}: the background {what} failed (logged before); next try in {wait} s")
-        return True
+            _why(f"{vault}: the background {what} failed (logged before); {then}next try in {wait} s")
+        return after_failure is None
     if state == "ended" and not any(" added, " in line for line in lines):
         _log(f"{vault}: the background {what} ended before it finished (stopped or killed:"
              f" {_one_line(lines[-1], 200) if lines else 'no output'}); starting another")
@@ -698,7 +700,8 @@ def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str,
 def _synced_elsewhere(index, vault: Path) -> bool:
     """Whether the changes waiting to be indexed are left to another process, the prompt answering from the index as it
     is (logged): the files new or changed since the last sync hold more than :data:`INLINE_SYNC_BYTES`, and a detached
-    ``dreamdb sync`` is started for them, or one runs already, or one failed less than :data:`BUILD_RETRY_SECONDS` ago.
+    ``dreamdb sync`` is started for them, or one runs already (one that failed less than :data:`BUILD_RETRY_SECONDS`
+    ago leaves them to this prompt, logged).
     (QA round 90-C F1: a 40 MB note added to an indexed vault held every prompt 10 s and 825 MB, and a hook its caller
     stopped rolled its sync back, so the note was never indexed.)"""
     from dreamdb.store.sync import bytes_to_index
@@ -708,8 +711,14 @@ def _synced_elsewhere(index, vault: Path) -> bool:
     if size <= INLINE_SYNC_BYTES:
         return False
     build_log = _build_log(index)
-    if _left_to_background(vault, build_log, "sync", "recalled from the index as it is", failed_too=True):
+    # (after a failure, this prompt syncs: an index left as it was for minutes would answer without the changes, QA
+    # round 91 F8: a lock held for 14 s kept the changes out for 5 minutes)
+    if _left_to_background(vault, build_log, "sync", "recalled from the index as it is",
+                           after_failure="this prompt syncs the changes itself"):
         return True
+    state, _lines, age = _previous_build(build_log)
+    if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
+        return False
     pid = _start_build(vault, index.index_path, build_log)
     if pid is None:
         return False  # (no log file of its own could be made beside the index: synced here, as before)

@@ -635,6 +635,15 @@ def test_large_changes_to_a_built_index_are_indexed_in_the_background(tmp_path):
     assert _wait_built(vault / ".dreamdb" / "index.db", n=8)
     p = hook(payload("which pipeline wrote the osprey log", vault.parent), env)
     assert p.returncode == 0 and "knowledge/big-log" in p.stdout.decode(), (p.stdout, log.read_text())
+    # a background sync that failed a moment ago (a lock held meanwhile): this prompt syncs the changes itself, not
+    # leaving the index without them for minutes (QA round 91 F8)
+    (vault / ".dreamdb" / "index.db.build.log").write_text("2026-12-05T00:00:00+00:00 dreamdb sync --vault x\n"
+                                                           "Error: The index is locked by another process.\n")
+    (vault / "knowledge" / "big-log.md").write_text(line.replace("osprey", "harrier") * (INLINE_SYNC_BYTES // len(line) + 10))
+    p = hook(payload("which pipeline wrote the harrier log", vault.parent), env)
+    assert p.returncode == 0 and "knowledge/big-log" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert "the background sync failed: Error: The index is locked by another process. (output:" in log.read_text()
+    assert "this prompt syncs the changes itself; the next prompt to try again is in" in log.read_text()
 
 
 def test_a_prompt_on_an_index_whose_files_table_is_damaged_rebuilds_it_and_answers(tmp_path):

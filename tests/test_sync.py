@@ -910,6 +910,9 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
     write_doc(tiny_vault, "knowledge/hashed.md", "---\nname: Hashed\ntags: #alpha, #beta\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/listed.md", "---\nname: Listed\ntags:\n  - one\n  - #two\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Fine\ntags: [a]\n---\nbody # not a tag\n")
+    # (a comment proper is no hashtag; a flow list of hashtags is no YAML: QA round 91 F6)
+    write_doc(tiny_vault, "knowledge/commented.md", "---\nname: Commented\ntags: # none yet\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/flow.md", "---\nname: Flow\ntags: [#alpha, #beta]\n---\nbody\n")
     write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
         {"date": "2026-01-02", "type": "fix", "scope": "db", "summary": "Pooled connections",
          "authors": "kestrelauthor", "references": "file:src/ospreypool.py"},
@@ -920,6 +923,9 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
     assert rows["knowledge/cr"] == ("Classic Mac note", '["apple"]', "body here")
     said = [w for w in warnings if "#hashtags are YAML comments" in w]
     assert [w.split(":", 1)[0] for w in said] == ["knowledge/hashed.md", "knowledge/listed.md"], warnings
+    assert not [w for w in warnings if w.startswith("knowledge/commented.md")], warnings
+    assert [w for w in warnings if w.startswith("knowledge/flow.md: frontmatter is not valid YAML") and
+            w.endswith("; tags written as #hashtags must be quoted ('#alpha') or written without the #")], warnings
     assert rows["knowledge/listed"][1] == '["one"]'
     entry = rows["changelog/2026-01-02-db-1"]
     assert "kestrelauthor" in json.loads(entry[1]) and "file:src/ospreypool.py" in entry[2]

@@ -7,21 +7,53 @@ find a carried vector again and ``dreamdb embed refresh`` embeds only what is ne
 structure SQLite finds sound (``PRAGMA integrity_check``, which also reads every index against its table)
 is read: a table gone missing (dropped by a tool or a hand) is damage the vectors survive; a damaged page
 may hold anything, so nothing is taken from such a file.
+
+The old file is read through a read-only connection opened, in a read transaction, before it is deleted:
+it is never renamed or reopened, so other processes' connections to it (and its ``-shm``, which they share)
+are left as they are (QA round 91 F1: renaming a live WAL database under them corrupted concurrent rebuilds).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dreamdb.errors import LockTimeout
+from dreamdb.errors import DreamdbError
 from dreamdb.store import connect as db
 
-_TABLES = frozenset({"models", "embeddings", "vec_embeddings"})
+_TABLES = ("models", "embeddings", "vec_embeddings")
 """The tables a carry reads (migration 002): the models, each vector's row and the vectors."""
 
+BATCH = 1000
+"""Vectors copied per statement batch (≈ 1.5 MB of float32[384] each)."""
 
-def carry_vectors(conn, old_path: Path | str) -> int | None:
-    """Copy the models, embedding rows and vectors of the index file ``old_path`` into the index ``conn``
+
+def open_for_carry(path: Path | str):
+    """A read-only connection to the index file ``path`` about to be deleted and rebuilt, inside a read transaction
+    (its state as of now, whatever happens to the file next), when it holds vectors worth carrying: sqlite-vec loads,
+    the file has :data:`_TABLES` and at least one vector, and ``PRAGMA integrity_check`` finds it sound; else ``None``.
+    The caller closes it (after :func:`carry_vectors`). Never raises for the file's state."""
+    if not db.CAN_LOAD_EXTENSIONS:
+        return None
+    old = None
+    try:
+        old = db.connect_readonly(path, vec=True)
+        old.execute("BEGIN")
+        found = {r[0] for r in old.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if (set(_TABLES) <= found and old.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()[0]
+                and old.execute("PRAGMA integrity_check(1)").fetchone()[0] == "ok"):
+            return old
+    except (db.DatabaseError, UnicodeDecodeError, DreamdbError):
+        pass
+    if old is not None:
+        try:
+            old.close()
+        except db.DatabaseError:
+            pass
+    return None
+
+
+def carry_vectors(conn, old) -> int | None:
+    """Copy the models, embedding rows and vectors that ``old`` (:func:`open_for_carry`) reads into the index ``conn``
     has just created and migrated (empty of vectors), in one write transaction.
 
     Rows keep their ids, content hashes, creation times and languages (so language identification is not
@@ -29,41 +61,29 @@ def carry_vectors(conn, old_path: Path | str) -> int | None:
     matches and the next refresh recomputes them.
 
     Returns:
-        Vectors copied (0: ``conn`` has no vector tables, its driver cannot load sqlite-vec, or ``old_path``
-        holds none), or ``None`` when ``old_path`` cannot be read or ``PRAGMA integrity_check`` finds it damaged:
-        nothing is copied then. Never raises for the old file's state (SQLite's errors are caught).
+        Vectors copied (0: ``conn`` has no vector tables), or ``None`` when they could not be read or written
+        (nothing is copied then). Never raises for either file's state (SQLite's errors are caught).
     """
-    if not db.CAN_LOAD_EXTENSIONS or conn.execute(
-            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('models', 'embeddings', 'vec_embeddings')"
-    ).fetchone()[0] < len(_TABLES):
-        return 0
     try:
-        conn.execute("ATTACH DATABASE ? AS salvaged", (str(old_path),))
-    except (db.DatabaseError, UnicodeDecodeError):
-        return None
-    try:
-        if conn.execute("PRAGMA salvaged.integrity_check(1)").fetchone()[0] != "ok":
-            return None
-        found = {r[0] for r in conn.execute("SELECT name FROM salvaged.sqlite_master WHERE type = 'table'")}
-        if not _TABLES <= found:
+        if conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name IN (?, ?, ?)", _TABLES).fetchone()[0] < 3:
             return 0
-        columns = {r[1] for r in conn.execute("PRAGMA salvaged.table_info(embeddings)")}
+        columns = {r[1] for r in old.execute("PRAGMA table_info(embeddings)")}
         lang = "e.lang" if "lang" in columns else "NULL"  # (migration 004's: an older index has none)
         with db.write_transaction(conn):
-            conn.execute("INSERT OR IGNORE INTO models (model_id, name, path, dim, source, first_seen)"
-                         " SELECT model_id, name, path, dim, source, first_seen FROM salvaged.models")
-            conn.execute("INSERT INTO embeddings (id, content_hash, model_id, created_at, lang)"
-                         f" SELECT e.id, e.content_hash, e.model_id, e.created_at, {lang} FROM salvaged.embeddings e"
-                         " WHERE e.model_id IN (SELECT model_id FROM models)"
-                         " AND e.id IN (SELECT rowid FROM salvaged.vec_embeddings)")
-            conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding)"
-                         " SELECT v.rowid, v.model_id, v.embedding FROM salvaged.vec_embeddings v"
-                         " WHERE v.rowid IN (SELECT id FROM main.embeddings)")
-            return conn.execute("SELECT COUNT(*) FROM main.embeddings").fetchone()[0]
-    except (db.DatabaseError, UnicodeDecodeError, LockTimeout):
+            conn.executemany("INSERT OR IGNORE INTO models (model_id, name, path, dim, source, first_seen)"
+                             " VALUES (?, ?, ?, ?, ?, ?)",
+                             old.execute("SELECT model_id, name, path, dim, source, first_seen FROM models").fetchall())
+            rows = old.execute(f"SELECT e.id, e.content_hash, e.model_id, e.created_at, {lang}, v.embedding"
+                               " FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id"
+                               " WHERE e.model_id IN (SELECT model_id FROM models)")
+            while True:
+                batch = rows.fetchmany(BATCH)
+                if not batch:
+                    break
+                conn.executemany("INSERT INTO embeddings (id, content_hash, model_id, created_at, lang)"
+                                 " VALUES (?, ?, ?, ?, ?)", [r[:5] for r in batch])
+                conn.executemany("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
+                                 [(r[0], r[2], r[5]) for r in batch])
+            return conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+    except (db.DatabaseError, UnicodeDecodeError, DreamdbError):
         return None
-    finally:
-        try:
-            conn.execute("DETACH DATABASE salvaged")
-        except db.DatabaseError:
-            pass
