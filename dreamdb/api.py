@@ -27,7 +27,7 @@ from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
-from dreamdb.store.migrations import current_version, migrate, pending
+from dreamdb.store.migrations import current_version, migrate, missing_objects, pending
 from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync, unreadable_paths
 from dreamdb.timeparse import as_utc
@@ -496,6 +496,12 @@ class Index:
             self._check_tables(conn)
             config.restrict_mode(self.index_path)
             migrate(conn)
+            gone = missing_objects(conn)
+            if gone:  # (damage: rebuilt now, its vectors carried where they are intact; QA round 91 F3)
+                conn.close()  # (before the file is replaced: a connection closed later would remove the new -wal)
+                conn = None
+                raise db.DatabaseError(f"{', '.join(gone[:3])}{' …' if len(gone) > 3 else ''} missing: "
+                                       f"{'tables or views' if len(gone) > 1 else 'a table or view'} dreamdb made")
             if not config.is_default_index_path(self.index_path, self.vault):
                 self._check_index_vault(conn)
             self._created_index = fresh
