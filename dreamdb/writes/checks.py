@@ -135,7 +135,7 @@ def not_utf8_refusal(name: str, raw: bytes) -> WriteRefused:
     from dreamdb.vault.encoding import wide_unicode_codec
 
     codec = (wide_unicode_codec(raw) or "").upper()
-    return WriteRefused(f"{name} is {codec + ' text, which dreamdb reads but does not write' if codec else 'not UTF-8 text'};"
+    return WriteRefused(f"{name} is {codec + ' text, which dreamdb reads but does not change' if codec else 'not UTF-8 text'};"
                         " it was not changed.",
                         hint=f"Convert it to UTF-8 (iconv -f {codec or '<its encoding>'} -t UTF-8 FILE > FILE.new && mv"
                              " FILE.new FILE), then retry; or edit it by hand.")
