@@ -907,6 +907,9 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
     written without a list was dropped (F8)."""
     (tiny_vault / "knowledge").mkdir(parents=True, exist_ok=True)
     (tiny_vault / "knowledge" / "cr.md").write_bytes(b"---\rname: Classic Mac note\rtags: [apple]\r---\rbody here\r")
+    # (LF lines added to such a file since: QA round 91 F5)
+    (tiny_vault / "knowledge" / "mixed.md").write_bytes(b"---\rname: Mixed note\rdescription: keep me\r---\rbody\r"
+                                                        b"line two\nline three\n")
     write_doc(tiny_vault, "knowledge/hashed.md", "---\nname: Hashed\ntags: #alpha, #beta\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/listed.md", "---\nname: Listed\ntags:\n  - one\n  - #two\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Fine\ntags: [a]\n---\nbody # not a tag\n")
@@ -921,6 +924,7 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
     warnings = index.sync().warnings
     rows = {r[0]: r[1:] for r in index.conn.execute("SELECT doc_id, title, tags, body FROM documents")}
     assert rows["knowledge/cr"] == ("Classic Mac note", '["apple"]', "body here")
+    assert rows["knowledge/mixed"] == ("Mixed note", "[]", "body\nline two\nline three")
     said = [w for w in warnings if "#hashtags are YAML comments" in w]
     assert [w.split(":", 1)[0] for w in said] == ["knowledge/hashed.md", "knowledge/listed.md"], warnings
     assert not [w for w in warnings if w.startswith("knowledge/commented.md")], warnings

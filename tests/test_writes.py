@@ -1044,6 +1044,12 @@ def test_update_keeps_a_classic_mac_file_s_cr_line_ends_and_its_one_frontmatter(
     path.write_bytes(b"---\rname: CR note\rtags: [x]\r---\rbody here\rsecond line\r")
     update(vault, "cr", tags=["t"], append="added para")
     assert path.read_bytes() == b"---\rname: CR note\rtags: [t]\r---\rbody here\rsecond line\r\radded para\r"
+    # LF lines added since: refused, nothing changed (QA round 91 F5: a second frontmatter was written on top)
+    mixed = vault / "knowledge" / "mixed.md"
+    mixed.write_bytes(b"---\rtitle: Mixed note\r---\rbody\rline two\nline three\n")
+    with pytest.raises(WriteRefused, match="mixes classic Mac \\(CR\\) and Unix \\(LF\\) line ends"):
+        update(vault, "mixed", tags=["x"])
+    assert mixed.read_bytes() == b"---\rtitle: Mixed note\r---\rbody\rline two\nline three\n"
 
 
 def test_update_content_takes_the_files_line_endings(vault: Path):

@@ -53,3 +53,11 @@ def find_block(text: str) -> Block | None:
             return Block(open_end, start, stop)
         start = stop
     return Block(open_end, None, None)
+
+
+def cr_line_ends(text: str) -> bool:
+    """Whether ``text``'s first line ends with a carriage return alone (a classic Mac file, perhaps with LF lines added
+    since): its lone CRs are then line ends, as universal newlines read them (QA rounds 90-C F5, 91 F5)."""
+    newline = text.find("\n")
+    cr = text.find("\r", 0, newline if newline >= 0 else len(text))
+    return cr >= 0 and cr != newline - 1

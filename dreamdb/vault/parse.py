@@ -17,6 +17,7 @@ from dreamdb.timeparse import clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.encoding import wide_unicode_codec
 from dreamdb.vault.tags import clean_tag
+from dreamdb.vault.fences import cr_line_ends
 from dreamdb.vault.frontmatter import split_frontmatter
 
 DATE_KEYS = ("updated_at", "updated", "date", "created", "created_at")
@@ -219,6 +220,9 @@ def excalidraw_text(body: str) -> str:
     return re.sub(r"\s*\^[A-Za-z0-9_-]{6,}\s*$", "", m.group(1), flags=re.MULTILINE).strip()
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
 _HASHTAG_TAGS = re.compile(r"^tags:[ \t]*#[^\s#]|^tags:[ \t]*\r?\n(?:[ \t]*-[ \t]*[^#\s].*\r?\n)*[ \t]*-[ \t]*#[^\s#]",
                            re.M)
 """A frontmatter ``tags:`` whose value, or one of whose list items, is a #hashtag (``#alpha``: a YAML comment; a
@@ -237,8 +241,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         ``([document], warnings)``.
     """
     warnings: list[str] = []
-    if "\r" in text and "\n" not in text:  # classic Mac line ends, as universal newlines read them (QA round 90-C F5:
-        text = text.replace("\r", "\n")  # the frontmatter went into the body, silently)
+    if cr_line_ends(text):  # classic Mac line ends, as universal newlines read them (QA round 90-C F5: the
+        text = _LONE_CR.sub("\n", text)  # frontmatter went into the body, silently; 91 F5: LF lines after them too)
     meta, body, warn = split_frontmatter(text)
     if warn:
         hashtags = not meta and _HASHTAG_FLOW_TAGS.search(text[:len(text) - len(body)])  # (QA round 91 F6: no word why)
@@ -400,8 +404,8 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
         per problem, each starting with ``rel_path``.
     """
     warnings: list[str] = []
-    if "\r" in text and "\n" not in text:  # classic Mac line ends, as universal newlines read them (QA round 90-C F5:
-        text = text.replace("\r", "\n")  # the frontmatter went into the body, silently)
+    if cr_line_ends(text):  # classic Mac line ends, as universal newlines read them (QA round 90-C F5: the
+        text = _LONE_CR.sub("\n", text)  # frontmatter went into the body, silently; 91 F5: LF lines after them too)
     meta, body, warn = split_frontmatter(text)
     if warn:
         warnings.append(f"{rel_path}: {warn}" + ("" if meta else

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
-from dreamdb.vault.fences import find_block
+from dreamdb.vault.fences import cr_line_ends, find_block
 from dreamdb.vault.tags import clean_tag, tag_key
 from dreamdb.writes.checks import _found, _refused_char, not_utf8_refusal
 
@@ -48,8 +48,12 @@ class _Markdown:
         text = text[len(self.bom):]
         # classic Mac line ends (CR alone): edited as lines, written back with CRs, as the indexer reads them (QA round
         # 90-C F5: the frontmatter was not found, and an update added a second one above it)
-        self.cr_only = "\r" in text and "\n" not in text
+        self.cr_only = cr_line_ends(text)
         if self.cr_only:
+            if "\n" in text:  # (CR and LF line ends: written back, one kind would change the other's bytes; 91 F5)
+                raise WriteRefused("The file mixes classic Mac (CR) and Unix (LF) line ends; it was not changed.",
+                                   hint="Save it with one kind of line end (your editor's line-ending setting), then"
+                                        " retry.")
             text = text.replace("\r", "\n")
         self.newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
         self.has_fm = False
