@@ -56,8 +56,9 @@ def find_block(text: str) -> Block | None:
 
 
 def cr_line_ends(text: str) -> bool:
-    """Whether ``text``'s first line ends with a carriage return alone (a classic Mac file, perhaps with LF lines added
-    since): its lone CRs are then line ends, as universal newlines read them (QA rounds 90-C F5, 91 F5)."""
+    """Whether ``text``'s first line ends with a carriage return alone and no line ends with CR LF (a classic Mac file,
+    perhaps with LF lines added since): its lone CRs are then line ends, as universal newlines read them (QA rounds
+    90-C F5, 91 F5). A CR LF file with a stray CR is not one."""
     newline = text.find("\n")
     cr = text.find("\r", 0, newline if newline >= 0 else len(text))
-    return cr >= 0 and cr != newline - 1
+    return cr >= 0 and cr != newline - 1 and "\r\n" not in text
