@@ -491,6 +491,7 @@ class Index:
         if foreign:  # (before any connection: dreamdb's would switch it to WAL, QA round 81-A F5; nor its mode changed)
             return self._rebuild(ForeignDatabase(f"not a dreamdb index (tables: {', '.join(foreign[:5])})"))
         config.restrict_mode(self.index_path)  # (a -shm left read-only by a read-only index, now writable again)
+        seen = _file_identity(self.index_path)  # (the file found damaged below, if it is: _rebuild's found_in)
         try:
             conn = self._connect()
             self._check_tables(conn)
@@ -510,14 +511,14 @@ class Index:
             if db.is_lock_error(exc):
                 raise
             opened = self._open_unwritable(exc, fresh, conn)
-            return opened if opened is not None else self._rebuild(exc)
+            return opened if opened is not None else self._rebuild(exc, found_in=seen)
         except IndexTooNew:
             raise
         except IndexUnavailable as exc:
             opened = self._open_unwritable(exc.__cause__, fresh, conn, exc.message) if exc.__cause__ else None
-            return opened if opened is not None else self._rebuild(exc)
+            return opened if opened is not None else self._rebuild(exc, found_in=seen)
         except db.DatabaseError as exc:
-            return self._rebuild(exc)
+            return self._rebuild(exc, found_in=seen)
 
     def _open_unwritable(self, cause: BaseException, fresh: bool, conn, message: str | None = None):
         """The open after ``cause`` (SQLite's error) kept the index from opening for writing, or ``None`` when
@@ -769,8 +770,13 @@ class Index:
         if names and not _has_dreamdb_schema(conn):
             raise ForeignDatabase(f"not a dreamdb index (tables: {', '.join(names[:5])})")
 
-    def _rebuild(self, reason) -> object:
+    def _rebuild(self, reason, found_in: tuple[int, int] | None = None) -> object:
         """Delete a corrupt index and create an empty one (the vault is the source of truth).
+
+        ``found_in``: the ``(device, inode)`` of the file found damaged. When another file is at the index path by
+        the time this process may delete it, another process rebuilt it meanwhile (several prompts meeting one
+        damaged index): that file is opened, not deleted (QA round 92 F1: each rebuilder deleted the index another had
+        just built, mid-sync: errors, answers from an empty index, every vector lost).
 
         Raises:
             IndexUnavailable: the file is not recognisably dreamdb's and lies outside dreamdb's own
@@ -789,7 +795,47 @@ class Index:
             self._conn = None
         self._memory = None  # its caches describe the old file
         self._check_index_file()
+        with self._rebuild_lock():
+            return self._replace_index(reason, found_in)
+
+    @contextmanager
+    def _rebuild_lock(self):
+        """Hold ``<index>.rebuild.lock`` (a ``filelock`` beside the index) while this process deletes and rebuilds the
+        index: another process that found the same file damaged waits, then finds the new file and opens it
+        (:meth:`_replace_index`; QA round 92 F1: two rebuilders checked the file before either deleted it). Where the
+        lock file cannot be made (a read-only folder: no rebuild there either), none is held.
+
+        Raises:
+            LockTimeout: another process rebuilt for longer than ``lock_timeout_ms``.
+        """
+        from filelock import FileLock, Timeout
+
+        from dreamdb.errors import LockTimeout
+
+        lock = FileLock(f"{self.index_path}.rebuild.lock", timeout=self.lock_timeout_ms / 1000)
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise LockTimeout(f"Another process has been rebuilding the index at {self.index_path} for more than"
+                              f" {self.lock_timeout_ms / 1000:g} s.", hint="Retry once it is done.") from exc
+        except OSError:
+            lock = None
+        try:
+            yield
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _replace_index(self, reason, found_in):
+        """:meth:`_rebuild`'s work under the rebuild lock: delete the index and create it anew, unless another process
+        did meanwhile (another file at the path than ``found_in``)."""
         self._check_no_other_writer()
+        if found_in is not None and _file_identity(self.index_path) not in (None, found_in):
+            conn = self._connect()
+            migrate(conn)
+            self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); another process rebuilt it"
+                                 " from the vault meanwhile")
+            return conn
         moved = old = None
         try:
             if isinstance(reason, ForeignDatabase):  # somebody's data, though in dreamdb's folder: kept
@@ -924,7 +970,8 @@ class Index:
                 if _is_environment_error(exc):
                     raise IndexUnavailable(f"Index error: {exc}", hint=_environment_hint(exc, self.index_path)) from exc
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
-            self._conn = self._rebuild(exc if damage is None else f"{exc}; PRAGMA quick_check: {damage}")
+            self._conn = self._rebuild(exc if damage is None else f"{exc}; PRAGMA quick_check: {damage}",
+                                       found_in=self._opened_file)
             self.notes.extend(self.warnings)
             self.warnings = []
             self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
@@ -935,7 +982,7 @@ class Index:
         this index still waits for adds: one needing sqlite-vec, skipped by a SQLite driver that cannot load it. Not
         damage: rebuilding the index would delete its vectors (QA round 86-B F1: ``embed status`` under
         ``DREAMDB_SQLITE_DRIVER=sqlite3`` rebuilt an index of an older dreamdb, losing 1,347 vectors)."""
-        from dreamdb.store.migrations import available, missing_object, names_added, pending
+        from dreamdb.store.migrations import available, missing_object, names_added, pending, requirements
 
         found = missing_object(str(exc))
         if self._conn is None or found is None:
@@ -949,7 +996,10 @@ class Index:
         # rebuilt as ever (QA round 87 M1: under a driver that cannot load sqlite-vec every index has migrations
         # waiting, and a dropped corpus_stats was refused on every command; 88 B3: any word of them, `REFERENCES
         # documents(id)`, made a dropped documents table one of 002's)
-        waiting = [v for v, _n, path in available() if v in waiting and found[2] in names_added(path)]
+        # (of a migration that needs sqlite-vec: one the driver could apply waits only while another process creates the
+        # index, met mid-way; QA round 92: "waits for migration 1, which the driver cannot apply", exit 4)
+        waiting = [v for v, _n, path in available()
+                   if v in waiting and "vec0" in requirements(path) and found[2] in names_added(path)]
         if waiting:
             from dreamdb.errors import DriverError
 
@@ -1056,7 +1106,7 @@ class Index:
             if problems:
                 ours = problems[0].startswith(("corpus_stats", "postings"))  # (_stats_problems': not SQLite's)
                 self._conn = self._rebuild(("index check: " if ours else "PRAGMA integrity_check: ")
-                                           + _first_problems(problems))
+                                           + _first_problems(problems), found_in=self._opened_file)
         try:
             report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives,
                                                 force=force, progress=progress))
