@@ -451,6 +451,40 @@ def test_an_index_says_what_it_is_refuses_pickling_and_a_rebuild_of_a_moved_vaul
     index.close()
 
 
+def test_a_damaged_index_another_process_rebuilt_meanwhile_is_opened_not_deleted(example_vault):
+    """QA round 92 F1: processes meeting one damaged index each deleted the file another had just rebuilt (mid-sync:
+    errors, answers from an empty index, every vector lost). A rebuild finds another file at the path than the one
+    found damaged, and opens it; two rebuilds take turns (index.db.rebuild.lock)."""
+    from dreamdb.store.connect import OperationalError
+
+    first, second = dreamdb.open(example_vault), dreamdb.open(example_vault)
+    first.sync()
+    damaged = (os.stat(first.index_path).st_dev, os.stat(first.index_path).st_ino)
+    assert first._opened_file == damaged
+    second.rebuild("another process's rebuild")
+    rebuilt = os.stat(second.index_path).st_ino
+    assert rebuilt != damaged[1]
+    first._conn = first._rebuild(OperationalError("no such table: documents"), found_in=damaged)
+    assert os.stat(first.index_path).st_ino == rebuilt  # (opened, not deleted)
+    assert first.warnings[-1].endswith("another process rebuilt it from the vault meanwhile")
+    assert [h.doc_id for h in first.recall("sleep")] == [h.doc_id for h in second.recall("sleep")] != []
+    assert (example_vault / ".dreamdb" / "index.db.rebuild.lock").exists()
+    # a table missing while another process creates the index (its first migration waiting) is no migration waiting
+    # for sqlite-vec (QA round 92: "waits for migration 1, which the SQLite driver cannot apply", exit 4)
+    empty = example_vault.parent / "empty.db"
+    import sqlite3
+
+    with sqlite3.connect(empty) as c:
+        c.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT"
+                  " NOT NULL)")
+    third = dreamdb.open(example_vault)
+    third._conn = db.connect(empty)
+    third._refuse_pending_schema(OperationalError("no such table: documents"))  # (no DriverError)
+    third._conn.close()
+    for index in (first, second):
+        index.close()
+
+
 def test_other_tools_schema_migrations_table_does_not_pass_for_dreamdbs(example_vault, tmp_path):
     """golang-migrate and Rails also keep a schema_migrations table: such a database is refused too."""
     other = _other_apps_db(tmp_path / "app.db", "CREATE TABLE schema_migrations (version INTEGER, dirty BOOLEAN)",
