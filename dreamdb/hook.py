@@ -667,16 +667,16 @@ def _built_elsewhere(index, vault: Path) -> bool:
 
 
 def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str, *, after_failure: str | None = None
-                        ) -> bool:
-    """Whether a background ``dreamdb sync`` (its output in ``build_log``) runs, or failed less than
-    :data:`BUILD_RETRY_SECONDS` ago: this prompt then leaves the work to it and says so (``what`` it is: "index
-    build", "sync"; ``meanwhile``: what the prompt does instead). With ``after_failure`` (what the prompt does then),
-    a failure leaves the work to this prompt instead (False). A failure's output is logged once; a build that ended
-    before it finished is logged, and another may start."""
+                        ) -> str:
+    """``"running"`` when a background ``dreamdb sync`` (its output in ``build_log``) runs, ``"failed"`` when one
+    failed less than :data:`BUILD_RETRY_SECONDS` ago, else ``""``; either of the first two is said (``what`` it is:
+    "index build", "sync"; ``meanwhile``: what the prompt does while it runs; ``after_failure``: what the prompt does
+    after a failure, if the caller does anything). A failure's output is logged once; a build that ended before it
+    finished is logged, and another may start."""
     state, lines, age = _previous_build(build_log)
     if state == "running":
         _why(f"{vault}: a background {what} is running; {meanwhile}")
-        return True
+        return "running"
     if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
         wait = max(0, int(BUILD_RETRY_SECONDS - age))
         then = f"{after_failure}; " if after_failure else ""
@@ -690,11 +690,11 @@ def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str,
                 os.close(fd)
         else:
             _why(f"{vault}: the background {what} failed (logged before); {then}next try in {wait} s")
-        return after_failure is None
+        return "failed"
     if state == "ended" and not any(" added, " in line for line in lines):
         _log(f"{vault}: the background {what} ended before it finished (stopped or killed:"
              f" {_one_line(lines[-1], 200) if lines else 'no output'}); starting another")
-    return False
+    return ""
 
 
 def _synced_elsewhere(index, vault: Path) -> bool:
@@ -713,12 +713,10 @@ def _synced_elsewhere(index, vault: Path) -> bool:
     build_log = _build_log(index)
     # (after a failure, this prompt syncs: an index left as it was for minutes would answer without the changes, QA
     # round 91 F8: a lock held for 14 s kept the changes out for 5 minutes)
-    if _left_to_background(vault, build_log, "sync", "recalled from the index as it is",
-                           after_failure="this prompt syncs the changes itself"):
-        return True
-    state, _lines, age = _previous_build(build_log)
-    if state in ("failed", "reported") and age < BUILD_RETRY_SECONDS:
-        return False
+    state = _left_to_background(vault, build_log, "sync", "recalled from the index as it is",
+                                after_failure="this prompt syncs the changes itself")
+    if state:
+        return state == "running"
     pid = _start_build(vault, index.index_path, build_log)
     if pid is None:
         return False  # (no log file of its own could be made beside the index: synced here, as before)
@@ -796,7 +794,8 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         if _built_elsewhere(index, vault):
             return ""
         try:
-            for warning in ([] if _synced_elsewhere(index, vault) else index.sync().warnings):  # a damaged index rebuilt by this prompt is written down
+            # (a damaged index rebuilt by this prompt is written down)
+            for warning in ([] if _synced_elsewhere(index, vault) else index.sync().warnings):
                 if "rebuilt from the vault" in warning:  # (QA round 76 F8: the log had no word of it)
                     _log(warning)
         except LockTimeout:

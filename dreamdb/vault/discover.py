@@ -366,8 +366,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                     enter(rel)
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
-            elif misnamed_note(e.name) and classify(f"{rel_dir}/{misnamed_note(e.name)}") is not None:
-                fixed = misnamed_note(e.name)
+            elif (fixed := misnamed_note(e.name)) and classify(f"{rel_dir}/{fixed}") is not None:
                 ext = e.name[len(fixed) - 3:]
                 note(f"{rel}: skipped (the extension {ext} is not .md{' in lower case' if ext.lower() == '.md' else ''},"
                      f" the only one dreamdb reads; rename it to {fixed})")
@@ -487,8 +486,8 @@ def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 
         ``(count, the first `limit` vault-relative paths in path order)``.
     """
     found = sorted(f"{rel_dir}/{name}" for rel_dir, _dirs, names in _walk_sources(vault, include_archives)
-                   for name in names if misnamed_note(name) and is_utf8(name)
-                   and classify(f"{rel_dir}/{misnamed_note(name)}") is not None)
+                   for name in names if (fixed := misnamed_note(name)) and is_utf8(name)
+                   and classify(f"{rel_dir}/{fixed}") is not None)
     return len(found), found[:limit]
 
 
