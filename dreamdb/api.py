@@ -21,7 +21,7 @@ from pathlib import Path
 from time import perf_counter
 
 from dreamdb import config
-from dreamdb.arguments import callback, flags, whole_number
+from dreamdb.arguments import callback, flags, seconds, whole_number
 from dreamdb.errors import OPEN_FILES_HINT, DreamdbError, IndexTooNew, IndexUnavailable, UsageError, VaultNotFound
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
@@ -396,10 +396,7 @@ class Index:
             flags(include_archives=include_archives)
         lock_timeout_ms = whole_number(lock_timeout_ms, "lock_timeout_ms", 0, 2**31 - 1, "a whole number of ms ≥ 0")
         lazy_refresh_max = whole_number(lazy_refresh_max, "lazy_refresh_max", 0, 2**31 - 1, "a whole number ≥ 0")
-        if lazy_refresh_seconds is not None and (isinstance(lazy_refresh_seconds, bool) or not isinstance(
-                lazy_refresh_seconds, (int, float)) or not 0 <= lazy_refresh_seconds < float("inf")):
-            raise UsageError(f"lazy_refresh_seconds must be a number of seconds ≥ 0 or None, got "
-                             f"{lazy_refresh_seconds!r}")
+        seconds(lazy_refresh_seconds, "lazy_refresh_seconds")
         self.vault = find_vault(vault)
         self.lock_timeout_ms = lock_timeout_ms
         self.allow_model_build = allow_model_build

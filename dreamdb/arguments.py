@@ -31,6 +31,19 @@ def whole_number(value, name: str, low: int, high: int, wanted: str | None = Non
     return number
 
 
+def seconds(value, name: str) -> float | None:
+    """``value`` as a float of seconds when it is a finite number ≥ 0 (never a bool), or ``None`` for ``None``.
+
+    Raises:
+        UsageError: anything else.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise UsageError(f"{name} must be a number of seconds ≥ 0 or None, got {value!r}")
+    return float(value)
+
+
 def flags(**values) -> None:
     """Raise UsageError unless every value is a bool: from Python, ``"no"`` is a true value, and a flag read
     as true by mistake (``force="no"`` re-embedding everything) is a silent surprise.

@@ -670,13 +670,9 @@ def _lock_wait(lock_timeout) -> float | None:
     Raises:
         UsageError: not a number of seconds ≥ 0.
     """
-    if lock_timeout is None:
-        return None
-    if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, (int, float)) or not 0 <= lock_timeout < float("inf"):
-        from dreamdb.errors import UsageError
+    from dreamdb.arguments import seconds
 
-        raise UsageError(f"lock_timeout must be a number of seconds ≥ 0 or None, got {lock_timeout!r}")
-    return float(lock_timeout)
+    return seconds(lock_timeout, "lock_timeout")
 
 @contextlib.contextmanager
 def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
