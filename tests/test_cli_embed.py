@@ -804,3 +804,33 @@ def test_a_damage_rebuild_keeps_the_vectors_of_a_sound_file_only(tiny_vault, wit
     assert code == 0 and any("rebuilt from the vault" in n for n in notes) and not any("kept" in n for n in notes), out
     assert vectors() == []
     assert sorted(p.name for p in index.parent.iterdir() if "rebuilding" in p.name) == []
+
+
+@pytest.mark.model
+def test_a_missing_table_of_sqlite_vecs_own_is_damage_found_when_the_index_opens(tiny_vault, with_model, capsys):
+    """QA round 92 F2: with ``vec_embeddings_rowids`` dropped (one of the tables sqlite-vec keeps behind
+    ``vec_embeddings``), the next refresh that stored a vector failed (exit 70) and every refresh and hybrid recall
+    after it crashed the process (SIGSEGV, exit 139). Found when the index opens: rebuilt from the vault, its
+    vectors embedded again (none carried: sqlite-vec cannot read them safely), every command exit 0."""
+    import sqlite3 as stdlib_sqlite3
+    import subprocess
+    import sys
+
+    small_vault(tiny_vault)
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+    index = tiny_vault / ".dreamdb" / "index.db"
+    with stdlib_sqlite3.connect(index) as c:
+        c.execute("DROP TABLE vec_embeddings_rowids")
+    write_doc(tiny_vault, "knowledge/helm.md", "---\nname: Helm\n---\nHelm charts for deployments.\n")
+    errs = []
+    for args in (("embed", "refresh"), ("recall", "helm", "--mode", "hybrid")):  # in processes of their own: a crash
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(tiny_vault), "--json"],  # is seen
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, (args, p.returncode, p.stderr)
+        errs.append(p.stderr)
+    assert "(vec_embeddings_rowids missing: a table or view dreamdb made); rebuilt from the vault" in errs[0], errs
+    assert "kept" not in errs[0] and "rebuilt" not in errs[1], errs
+    code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+    assert code == 0 and json.loads(out)["embedded"] == json.loads(out)["chunks"] == 3, out
+    with stdlib_sqlite3.connect(index) as c:
+        assert c.execute("SELECT COUNT(*) FROM vec_embeddings_rowids").fetchone()[0] == 3

@@ -210,16 +210,57 @@ def _created(path: Path) -> frozenset[str]:
     return _created_cache[key]
 
 
+VEC_SHADOW = ("vec_embeddings_rowids", "vec_embeddings_chunks", "vec_embeddings_info",
+              "vec_embeddings_vector_chunks00")
+"""The tables sqlite-vec (0.1.6) keeps behind migration 002's ``vec_embeddings``: without one of them a vector
+query or write crashes the process (QA round 92 F2: ``_rowids`` dropped, a segfault)."""
+
+_VEC0_SQL = re.compile(r"CREATE\s+VIRTUAL\s+TABLE\s+\"?(\w+)\"?\s+USING\s+vec0\s*\([^;]*\)", re.IGNORECASE)
+_shadow_cache: dict[str, frozenset[str]] = {}
+
+
+def _vec0_shadow_tables(sql: str) -> frozenset[str]:
+    """The tables sqlite-vec makes for the vec0 table that ``sql`` (its ``CREATE VIRTUAL TABLE`` statement as
+    ``sqlite_master`` holds it) creates, lowercase: made once a process in an in-memory database (≈ 9 ms), so a
+    version of sqlite-vec that names them otherwise is asked, not guessed. Empty where sqlite-vec cannot load
+    (nothing then reads the vectors) or ``sql`` is not such a statement."""
+    if sql not in _shadow_cache:
+        from dreamdb.store import connect as db
+
+        tables: frozenset[str] = frozenset()
+        found = _VEC0_SQL.fullmatch(sql.strip())
+        if found and db.CAN_LOAD_EXTENSIONS:
+            probe = db.sqlite3.connect(":memory:")
+            try:
+                db.load_vec(probe)
+                probe.execute(sql)
+                tables = frozenset(r[0].lower() for r in probe.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name != ?", (found.group(1),)))
+            except Exception:  # (DriverError, or a statement this sqlite-vec refuses: nothing to ask)
+                tables = frozenset()
+            finally:
+                probe.close()
+        _shadow_cache[sql] = tables
+    return _shadow_cache[sql]
+
+
 def missing_objects(conn) -> list[str]:
     """The tables and views that the migrations this index records as applied created, and that it no longer holds
     (lowercase, sorted; migrations drop none): damage, a table dropped by a tool or a hand, which a query would meet
     only when it reads that table (QA round 91 F3: a dropped ``chunks`` was blamed on the SQLite driver, a dropped
-    ``chunked_documents`` failed ``embed refresh``, and ``sync --check`` said ok). One ``sqlite_master`` read."""
+    ``chunked_documents`` failed ``embed refresh``, and ``sync --check`` said ok). sqlite-vec's own tables behind a
+    vec0 table count too (:data:`VEC_SHADOW`; QA round 92 F2: a dropped ``vec_embeddings_rowids`` crashed the next
+    vector write and every hybrid recall after it). One ``sqlite_master`` read; sqlite-vec is asked which tables it
+    makes only when those of :data:`VEC_SHADOW` are not all there."""
     have = applied_versions(conn)
     if not have:
         return []
     expected = set().union(*(_created(path) for version, _name, path in available() if version in have))
-    present = {r[0].lower() for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    rows = conn.execute("SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+    present = {r[0].lower() for r in rows}
+    for name, _type, sql in rows:
+        if (name.lower() == "vec_embeddings" and sql and not present.issuperset(VEC_SHADOW)):
+            expected |= _vec0_shadow_tables(sql)
     return sorted(expected - present)
 
 

@@ -19,14 +19,10 @@ from pathlib import Path
 
 from dreamdb.errors import DreamdbError
 from dreamdb.store import connect as db
+from dreamdb.store.migrations import VEC_SHADOW
 
 _TABLES = ("models", "embeddings", "vec_embeddings")
 """The tables a carry reads (migration 002): the models, each vector's row and the vectors."""
-_VEC_SHADOW = ("vec_embeddings_rowids", "vec_embeddings_chunks", "vec_embeddings_info",
-               "vec_embeddings_vector_chunks00")
-"""sqlite-vec's own tables behind ``vec_embeddings``: without one of them reading the vectors may crash the process
-(QA round 92 F2: ``_rowids`` dropped, a segfault), so none is carried (a version of sqlite-vec that names them
-otherwise carries none either: safe)."""
 
 BATCH = 1000
 """Vectors copied per statement batch (≈ 1.5 MB of float32[384] each)."""
@@ -35,8 +31,9 @@ BATCH = 1000
 def open_for_carry(path: Path | str):
     """A read-only connection to the index file ``path`` about to be deleted and rebuilt, inside a read transaction
     (its state as of now, whatever happens to the file next), when it holds vectors worth carrying: sqlite-vec loads,
-    the file has :data:`_TABLES` and :data:`_VEC_SHADOW` and at least one vector, and ``PRAGMA integrity_check`` finds
-    it sound; else ``None``.
+    the file has :data:`_TABLES` and sqlite-vec's own :data:`~dreamdb.store.migrations.VEC_SHADOW` (a version of
+    sqlite-vec that names them otherwise carries none: safe) and at least one vector, and ``PRAGMA integrity_check``
+    finds it sound; else ``None``.
     The caller closes it (after :func:`carry_vectors`). Never raises for the file's state."""
     if not db.CAN_LOAD_EXTENSIONS:
         return None
@@ -45,7 +42,7 @@ def open_for_carry(path: Path | str):
         old = db.connect_readonly(path, vec=True)
         old.execute("BEGIN")
         found = {r[0] for r in old.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if ({*_TABLES, *_VEC_SHADOW} <= found
+        if ({*_TABLES, *VEC_SHADOW} <= found
                 and old.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()[0]
                 and old.execute("PRAGMA integrity_check(1)").fetchone()[0] == "ok"):
             return old
