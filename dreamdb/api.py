@@ -287,6 +287,24 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+REFRESH_FOLLOWS = 2
+"""Times a refresh goes on in an index file another process put in its place during the run
+(:meth:`Index.refresh_embeddings`)."""
+
+
+class _IndexReplaced(Exception):
+    """Raised from a refresh's progress callback: the index file is no longer the one it writes to."""
+
+
+def _added_reports(first, then):
+    """One :class:`~dreamdb.embeddings.store.RefreshReport` of two runs: counts added, the index's state the
+    second's."""
+    for name in ("chunked_docs", "embedded", "reused", "pruned", "elapsed_ms"):
+        setattr(first, name, getattr(first, name) + getattr(then, name))
+    first.chunks, first.pending, first.documents_cut = then.chunks, then.pending, then.documents_cut
+    return first
+
+
 def _few_warnings(warnings: list[str]) -> list[str]:
     """The first :data:`LAZY_SYNC_WARNINGS_SHOWN` of a lazy sync's ``warnings``, and one line counting the rest."""
     if len(warnings) <= LAZY_SYNC_WARNINGS_SHOWN:
@@ -1569,25 +1587,71 @@ class Index:
         return self._embedder
 
     @_serialized
-    def refresh_embeddings(self, *, force: bool = False, progress=None):
-        """Chunk and embed what changed (see :func:`dreamdb.embeddings.store.refresh`).
+    def refresh_embeddings(self, *, force: bool = False, progress=None, embedder=None, on_wait=None):
+        """Chunk and embed what changed (see :func:`dreamdb.embeddings.store.refresh`, whose ``progress`` and
+        ``on_wait`` these are).
+
+        When another process replaces the index file meanwhile (a damage rebuild, which carries the vectors
+        stored before it), the batches this run commits after that went to the deleted file: the run goes on
+        in the new file (up to :data:`REFRESH_FOLLOWS` times), with a note, so its report is true of the index
+        there (QA round 92 F3: the refresh said every text embedded while the new index lacked a third).
+
+        Args:
+            embedder: an :class:`dreamdb.embeddings.model.Embedder` to use instead of :meth:`embedder`'s.
 
         Raises:
             ModelNotInstalled: no usable model (the reason says why).
             UsageError: ``force`` not a bool (``"no"`` would read as true), ``progress`` not callable.
         """
-        from dreamdb.embeddings import store
         from dreamdb.errors import ModelNotInstalled
 
         flags(force=force)
         callback(progress, "progress")
         self.sync()
-        emb = self.embedder()
+        emb = embedder if embedder is not None else self.embedder()
         if emb is None:
             from dreamdb.embeddings.locate import install_hint
 
             raise ModelNotInstalled(f"Embeddings unavailable: {self.model_problem}", hint=install_hint())
-        return store.refresh(self.conn, emb, force=force, progress=progress)
+        return self._refresh_following(emb, force=force, progress=progress, on_wait=on_wait)
+
+    def _refresh_following(self, emb, *, force: bool, progress, on_wait):
+        """:func:`dreamdb.embeddings.store.refresh` on this index, gone on with in the index file another process
+        put in its place meanwhile (:meth:`refresh_embeddings`); the reports of the runs added up."""
+        from dreamdb.embeddings import store
+
+        report = None
+        for attempt in range(REFRESH_FOLLOWS + 1):
+            conn = self.conn
+            opened = self._opened_file
+
+            def checked(done: int, total: int) -> None:
+                if progress is not None:
+                    progress(done, total)
+                if _file_identity(self.index_path) != opened:
+                    raise _IndexReplaced()
+
+            try:
+                run = store.refresh(conn, emb, force=force, progress=checked, on_wait=on_wait)
+            except _IndexReplaced:
+                run = None
+            except db.DatabaseError:
+                if _file_identity(self.index_path) == opened:
+                    raise
+                run = None  # (the deleted file's -wal, shared by name with the new one's: "disk I/O error")
+            if run is not None:
+                report = run if report is None else _added_reports(report, run)
+                if _file_identity(self.index_path) == opened or attempt == REFRESH_FOLLOWS:
+                    return report
+            self.notes.append(f"another process rebuilt the index {self.index_path} during this refresh; the"
+                              " refresh went on in the new index (the vectors stored before the rebuild were"
+                              " carried into it)")
+            with suppress(Exception):
+                self._conn.close()
+            self._conn = None  # (the next use opens the file there now)
+            self.sync()
+        return report if report is not None else store.refresh(self.conn, emb, force=force, progress=progress,
+                                                                on_wait=on_wait)
 
     def _hybrid(self, plan, mode, top, now_days, filters, explain: bool):
         """Hybrid/dense/RRF hits, or ``None`` (with a note) when the dense channel is unavailable.

@@ -807,6 +807,40 @@ def test_a_damage_rebuild_keeps_the_vectors_of_a_sound_file_only(tiny_vault, wit
 
 
 @pytest.mark.model
+def test_a_refresh_goes_on_in_the_index_another_process_rebuilt_meanwhile(tiny_vault, with_model):
+    """QA round 92 F3: a damage rebuild while a refresh ran (it carries the vectors stored so far into a new index
+    file) left the refresh writing its later batches into the deleted file; it reported every text embedded while
+    the index lacked those batches' vectors. The refresh now goes on in the new file, says so, and its report is
+    that index's state."""
+    import sqlite3 as stdlib_sqlite3
+
+    import dreamdb
+
+    for i in range(40):  # (3 batches of 16)
+        write_doc(tiny_vault, f"knowledge/n{i:02d}.md", f"---\nname: Note {i}\n---\nNote number {i} on topic{i}.\n")
+    calls = []
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        path = index.index_path
+
+        def rebuild_elsewhere(done, total):
+            calls.append(done)
+            if len(calls) == 2:  # after the first batch: another "process" finds the index damaged and rebuilds it
+                with stdlib_sqlite3.connect(path) as c:
+                    c.execute("DROP TABLE corpus_stats")
+                with dreamdb.open(tiny_vault) as other:
+                    assert other.recall("topic3")
+                    assert any("rebuilt from the vault (its 16 stored embeddings kept)" in n for n in other.notes)
+
+        report = index.refresh_embeddings(progress=rebuild_elsewhere)
+        notes = index.take_notes()
+        status = index.embed_status()
+    assert any("rebuilt the index" in n and "went on in the new index" in n for n in notes), notes
+    assert report.pending == 0 and report.chunks == 40 and report.reused == 16 and report.embedded == 24, report
+    assert status["embedded"] == status["chunks"] == status["vectors"] == 40 and status["pending"] == 0, status
+
+
+@pytest.mark.model
 def test_a_missing_table_of_sqlite_vecs_own_is_damage_found_when_the_index_opens(tiny_vault, with_model, capsys):
     """QA round 92 F2: with ``vec_embeddings_rowids`` dropped (one of the tables sqlite-vec keeps behind
     ``vec_embeddings``), the next refresh that stored a vector failed (exit 70) and every refresh and hybrid recall

@@ -82,21 +82,17 @@ class _Waiting:
 
 
 def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
-    from dreamdb.embeddings.store import refresh
+    from dreamdb.api import _added_reports
 
     bar = _Bar(show_bar)
     waiting = _Waiting()
     with sigterm_as_interrupt():  # (the same report on SIGTERM as on Ctrl-C)
         try:
-            report = refresh(index.conn, embedder, force=force, progress=bar, on_wait=waiting)
+            report = index.refresh_embeddings(force=force, progress=bar, embedder=embedder, on_wait=waiting)
             if waiting.waited:
                 # The vault was synced before the wait: notes added or edited meanwhile (the other refresh's
                 # minutes) are synced and embedded now, as this command's own run would have (QA round 68 L2).
-                index.sync()
-                more = refresh(index.conn, embedder, progress=bar)
-                for name in ("chunked_docs", "embedded", "reused", "pruned", "elapsed_ms"):
-                    setattr(report, name, getattr(report, name) + getattr(more, name))
-                report.chunks, report.pending, report.documents_cut = more.chunks, more.pending, more.documents_cut
+                report = _added_reports(report, index.refresh_embeddings(progress=bar, embedder=embedder))
             return report
         except KeyboardInterrupt:
             bar.close()
@@ -155,6 +151,7 @@ def refresh_cmd(vault, force, threads, as_json):
     print_notes(index, index.sync(check=True).warnings)
     embedder = get_embedder(threads=threads)
     report = _run_refresh(index, embedder, force=force, show_bar=not as_json)
+    print_notes(index)  # (another process rebuilt the index meanwhile: the run went on in the new one)
     from dreamdb import quickcli
 
     # (its vectors are saved: an unwritable report must not hide it, nor make a script redo minutes of work; QA 84)
