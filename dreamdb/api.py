@@ -771,6 +771,21 @@ class Index:
             return None
         return names if names and not ours else None
 
+    def _is_dreamdb_file(self) -> bool:
+        """Whether the file at the index path now reads as a dreamdb index (dreamdb's application id, or none and
+        dreamdb's tables), read read-only; ``False`` when it cannot be read."""
+        kind = config.index_file_kind(self.index_path)
+        if kind != "sqlite":
+            return kind == "dreamdb"
+        try:
+            ro = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
+            try:
+                return _has_dreamdb_schema(ro)
+            finally:
+                ro.close()
+        except (IndexUnavailable, db.DatabaseError):
+            return False
+
     def _check_tables(self, conn) -> None:
         """In dreamdb's own folders, a SQLite file without dreamdb's application id must be an older
         dreamdb index (it has ``schema_migrations``) or empty; anything else there is treated as damage.
@@ -845,7 +860,10 @@ class Index:
         """:meth:`_rebuild`'s work under the rebuild lock: delete the index and create it anew, unless another process
         did meanwhile (another file at the path than ``found_in``)."""
         self._check_no_other_writer()
-        if found_in is not None and _file_identity(self.index_path) not in (None, found_in):
+        if ((found_in is not None and _file_identity(self.index_path) not in (None, found_in))
+                or (isinstance(reason, ForeignDatabase) and self._is_dreamdb_file())):
+            # (a file found foreign is looked at again under the lock: it may have been another process's new
+            # index, half made; QA round 92: moved aside as another application's database, its vectors with it)
             conn = self._connect()
             migrate(conn)
             self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); another process rebuilt it"

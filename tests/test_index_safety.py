@@ -1441,3 +1441,30 @@ def test_an_index_is_never_rebuilt_for_a_process_out_of_file_handles(example_vau
     with dreamdb.open(example_vault) as index:
         assert _top(index, "sleep debt") == expected and not any("another application" in w for w in index.warnings)
     assert not list(index.index_path.parent.glob("*.not-dreamdb-*"))
+
+
+def test_a_file_found_foreign_is_looked_at_again_under_the_rebuild_lock(example_vault):
+    """QA round 92: among 8 processes meeting one damaged index, one read the new index another was making (its
+    header's application id not yet written) as another application's database and, once it held the rebuild lock,
+    moved it aside, vectors and all. Under the lock the file is read again: a dreamdb index there is opened, not
+    moved; a database that is still another application's is moved aside as before."""
+    from dreamdb.api import ForeignDatabase
+
+    with dreamdb.open(example_vault) as index:
+        expected = _top(index, "sleep debt")
+    assert expected
+    later = dreamdb.open(example_vault)  # (it found the file foreign a moment ago; another process finished it since)
+    conn = later._rebuild(ForeignDatabase("not a dreamdb index (tables: meta)"))
+    assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] > 0
+    later._conn = conn
+    assert _top(later, "sleep debt") == expected and not any("another application" in w for w in later.warnings)
+    later.close()
+    assert not list(example_vault.joinpath(".dreamdb").glob("*.not-dreamdb-*"))
+    # still another application's database under the lock: moved aside, never deleted
+    config.remove_index_files(example_vault / ".dreamdb" / "index.db")
+    with sqlite3.connect(example_vault / ".dreamdb" / "index.db") as c:
+        c.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)")
+    with dreamdb.open(example_vault) as index:
+        assert _top(index, "sleep debt") == expected
+        assert "another application's SQLite database" in " ".join(index.take_notes())
+    assert len(list(example_vault.joinpath(".dreamdb").glob("*.not-dreamdb-*"))) == 1
