@@ -916,6 +916,11 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
     # (a comment proper is no hashtag; a flow list of hashtags is no YAML: QA round 91 F6)
     write_doc(tiny_vault, "knowledge/commented.md", "---\nname: Commented\ntags: # none yet\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/flow.md", "---\nname: Flow\ntags: [#alpha, #beta]\n---\nbody\n")
+    # (one hashtag after a tag, ## hashtags, a flow list over several lines: QA round 92 F5)
+    write_doc(tiny_vault, "knowledge/mixed-tags.md", "---\nname: Mixed tags\ntags: alpha, #beta\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/double.md", "---\nname: Double\ntags:\n- ##gamma\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/lines.md", "---\nname: Lines\ntags: [\n  #delta,\n  epsilon\n]\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/quoted.md", "---\nname: Quoted\ntags: ['#zeta', c#]\n---\nbody\n")
     write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
         {"date": "2026-01-02", "type": "fix", "scope": "db", "summary": "Pooled connections",
          "authors": "kestrelauthor", "references": "file:src/ospreypool.py"},
@@ -926,7 +931,13 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
     assert rows["knowledge/cr"] == ("Classic Mac note", '["apple"]', "body here")
     assert rows["knowledge/mixed"] == ("Mixed note", "[]", "body\nline two\nline three")
     said = [w for w in warnings if "#hashtags are YAML comments" in w]
-    assert [w.split(":", 1)[0] for w in said] == ["knowledge/hashed.md", "knowledge/listed.md"], warnings
+    assert sorted(w.split(":", 1)[0] for w in said) == ["knowledge/double.md", "knowledge/hashed.md",
+                                                        "knowledge/lines.md", "knowledge/listed.md",
+                                                        "knowledge/mixed-tags.md"], warnings
+    assert [w for w in said if w.startswith("knowledge/mixed-tags.md") and "(#beta)" in w], said
+    assert [w for w in said if w.startswith("knowledge/lines.md") and "(#delta)" in w], said
+    assert (rows["knowledge/mixed-tags"][1], rows["knowledge/lines"][1], rows["knowledge/quoted"][1]) == (
+        '["alpha"]', '["epsilon"]', '["zeta", "c#"]')
     assert not [w for w in warnings if w.startswith("knowledge/commented.md")], warnings
     assert [w for w in warnings if w.startswith("knowledge/flow.md: frontmatter is not valid YAML") and
             w.endswith("; tags written as #hashtags must be quoted ('#alpha') or written without the #")], warnings

@@ -223,12 +223,18 @@ def excalidraw_text(body: str) -> str:
 _LONE_CR = re.compile(r"\r(?!\n)")
 
 
-_HASHTAG_TAGS = re.compile(r"^tags:[ \t]*#[^\s#]|^tags:[ \t]*\r?\n(?:[ \t]*-[ \t]*[^#\s].*\r?\n)*[ \t]*-[ \t]*#[^\s#]",
-                           re.M)
-"""A frontmatter ``tags:`` whose value, or one of whose list items, is a #hashtag (``#alpha``: a YAML comment; a
-comment proper, ``# none yet``, is not one)."""
-_HASHTAG_FLOW_TAGS = re.compile(r"^tags:[ \t]*\[[^\]\n]*#[^\s#]", re.M)
-"""``tags: [#alpha, #beta]``: not YAML at all (a comment inside a flow list), so the whole frontmatter is lost."""
+_TAGS_BLOCK = re.compile(r"^tags:[^\n]*(?:\n(?:[ \t]|-|\]).*)*", re.M)
+"""A frontmatter's ``tags:`` line and the lines of its value below it (indented, list items, a closing ``]``)."""
+_HASHTAG = re.compile(r"(?<![^\s\[,])#+([^\s#\[\],'\"]+)")
+"""A #hashtag where YAML reads a comment: ``#`` (or ``##``) after a space, a ``[`` or a ``,`` or at a line's start,
+followed by a word (a comment proper, ``# none yet``, has a space first)."""
+
+
+def _tags_hashtags(head: str) -> list[str]:
+    """The #hashtags written in the ``tags:`` of the frontmatter text ``head``, without their ``#``: words YAML
+    reads as comments (``tags: #alpha, #beta``, ``tags: alpha, #beta``, ``- ##alpha``, a flow list over lines)."""
+    found = _TAGS_BLOCK.search(head)
+    return _HASHTAG.findall(found.group(0)[5:]) if found else []
 
 
 def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Document], list[str]]:
@@ -245,7 +251,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         text = _LONE_CR.sub("\n", text)  # frontmatter went into the body, silently; 91 F5: LF lines after them too)
     meta, body, warn = split_frontmatter(text)
     if warn:
-        hashtags = not meta and _HASHTAG_FLOW_TAGS.search(text[:len(text) - len(body)])  # (QA round 91 F6: no word why)
+        hashtags = not meta and _tags_hashtags(text[:len(text) - len(body)])  # (QA round 91 F6: no word why)
         warnings.append(f"{rel_path}: {warn}" + ("" if meta else  # (a frontmatter read, with a repeated key)
                                                  f"; indexed {'the whole file as text' if body is text else 'the body only'}")
                         + ("; tags written as #hashtags must be quoted ('#alpha') or written without the #" if hashtags
@@ -283,12 +289,11 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
               if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None)
     if raw_status not in (None, "") and status is None:
         warnings.append(f"{rel_path}: frontmatter status is a {type(raw_status).__name__}, not a word; ignored")
-    raw_tags = meta.get("tags", "")
-    if (raw_tags is None or (isinstance(raw_tags, list) and None in raw_tags)) and _HASHTAG_TAGS.search(
-            text[:len(text) - len(body)]):
-        # (YAML reads "tags: #a, #b" and "- #a" as comments: no tags, silently; QA round 90-C F6)
-        warnings.append(f"{rel_path}: frontmatter tags written as #hashtags are YAML comments, so they are not tags;"
-                        " quote them ('#alpha') or drop the #")
+    tags = normalize_tags(meta.get("tags"))
+    lost = [f"#{w}" for w in _tags_hashtags(text[:len(text) - len(body)]) if clean_tag(w) not in tags] if meta else []
+    if lost:  # (YAML reads "tags: #a, #b", "- #a", "a, #b" as comments: no tags, silently; QA rounds 90-C F6, 92 F5)
+        warnings.append(f"{rel_path}: frontmatter tags written as #hashtags are YAML comments, so they are not tags"
+                        f" ({', '.join(lost[:5])}{' …' if len(lost) > 5 else ''}); quote them ('#alpha') or drop the #")
     doc = Document(
         type=doc_type,
         slug=slug,
@@ -296,7 +301,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         title=title,
         description=description,
         body=body.strip(),
-        tags=normalize_tags(meta.get("tags")),
+        tags=tags,
         date=_first_date(meta),
         status=status,
         level=importance_level(f"{title}\n{description}", pinned, meta.get("priority")),
