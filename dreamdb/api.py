@@ -870,13 +870,14 @@ class Index:
                                  " from the vault meanwhile")
             return conn
         moved = old = None
+        lost = ""
         try:
             if isinstance(reason, ForeignDatabase):  # somebody's data, though in dreamdb's folder: kept
                 moved = self._move_aside()
             else:
                 # its stored embeddings, read before it goes, where its structure is sound (QA round 89 F7: a dropped
                 # table cost every vector)
-                old = open_for_carry(self.index_path) if self.index_path.is_file() else None
+                old, lost = open_for_carry(self.index_path) if self.index_path.is_file() else (None, "")
             config.remove_index_files(self.index_path)
             config.prepare_index_dir(self.index_path, parents=self._index_parents())
         except OSError as exc:
@@ -891,12 +892,15 @@ class Index:
             migrate(conn)
             if old is not None:
                 kept = carry_vectors(conn, old)
+                if kept is None:
+                    lost = "its stored embeddings could not be copied"
         finally:
             if old is not None:
                 with suppress(db.DatabaseError):
                     old.close()
         self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); rebuilt from the vault"
-                             + (f" (its {kept} stored embedding{'s' if kept != 1 else ''} kept)" if kept else "")
+                             + (f" (its {kept} stored embedding{'s' if kept != 1 else ''} kept)" if kept else
+                                f" ({lost}; `dreamdb embed refresh` embeds them again)" if lost else "")
                              if moved is None
                              else f"{self.index_path} was another application's SQLite database ({reason}); it was "
                                   f"moved to {moved}, and the index rebuilt from the vault")

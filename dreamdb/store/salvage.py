@@ -33,19 +33,30 @@ def open_for_carry(path: Path | str):
     (its state as of now, whatever happens to the file next), when it holds vectors worth carrying: sqlite-vec loads,
     the file has :data:`_TABLES` and sqlite-vec's own :data:`~dreamdb.store.migrations.VEC_SHADOW` (a version of
     sqlite-vec that names them otherwise carries none: safe) and at least one vector, and ``PRAGMA integrity_check``
-    finds it sound; else ``None``.
-    The caller closes it (after :func:`carry_vectors`). Never raises for the file's state."""
+    finds it sound.
+
+    Returns:
+        ``(connection, "")``, or ``(None, why)``: ``why`` says why the stored vectors cannot be carried, in a few
+        words, when the file holds any (QA round 91 F4: the rebuild's note said nothing of them), else ``""``.
+        The caller closes the connection (after :func:`carry_vectors`). Never raises for the file's state.
+    """
     if not db.CAN_LOAD_EXTENSIONS:
-        return None
+        return None, _lost(path, f"this Python's SQLite driver ({db.DRIVER_NAME}) cannot load sqlite-vec to read them")
     old = None
+    why = "the file could not be read"
     try:
         old = db.connect_readonly(path, vec=True)
         old.execute("BEGIN")
         found = {r[0] for r in old.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if ({*_TABLES, *VEC_SHADOW} <= found
-                and old.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()[0]
-                and old.execute("PRAGMA integrity_check(1)").fetchone()[0] == "ok"):
-            return old
+        missing = [t for t in (*_TABLES, *VEC_SHADOW) if t not in found]
+        if missing:
+            why = f"{missing[0]} was missing"
+        elif not old.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()[0]:
+            why = ""
+        elif old.execute("PRAGMA integrity_check(1)").fetchone()[0] != "ok":
+            why = "the file is damaged"
+        else:
+            return old, ""
     except (db.DatabaseError, UnicodeDecodeError, DreamdbError):
         pass
     if old is not None:
@@ -53,7 +64,21 @@ def open_for_carry(path: Path | str):
             old.close()
         except db.DatabaseError:
             pass
-    return None
+    return None, _lost(path, why) if why else ""
+
+
+def _lost(path: Path | str, why: str) -> str:
+    """``why`` with how many vectors the file at ``path`` holds (``its N stored embeddings could not be kept (why)``),
+    or ``""`` when it holds none or that cannot be read."""
+    try:
+        conn = db.connect_readonly(path)
+        try:
+            n = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        finally:
+            conn.close()
+    except (db.DatabaseError, UnicodeDecodeError, DreamdbError):
+        return ""
+    return f"its {n} stored embedding{'s' if n != 1 else ''} could not be kept: {why}" if n else ""
 
 
 def carry_vectors(conn, old) -> int | None:
