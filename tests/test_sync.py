@@ -946,7 +946,10 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
     assert "kestrelauthor" in json.loads(entry[1]) and "file:src/ospreypool.py" in entry[2]
     assert [h.doc_id for h in index.recall("kestrelauthor")] == ["changelog/2026-01-02-db-1"]
     assert [h.doc_id for h in index.recall("ospreypool")] == ["changelog/2026-01-02-db-1"]
-    assert json.loads(rows["changelog/2026-01-01-db-1"][1]) == ["fix", "db"]
+    # (an author written as a JSON object: its values read, and a warning; QA round 91 F7)
+    assert json.loads(rows["changelog/2026-01-01-db-1"][1]) == ["fix", "db", "x"]
+    assert [w for w in warnings if w == "core/CHANGELOG.json: 1 references or authors field is a JSON object, not a"
+            " list: each of its values was read as one item"], warnings
 
 
 def test_changelog_entries_whose_ids_move_are_said(tiny_vault):

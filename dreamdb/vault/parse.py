@@ -648,6 +648,7 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
     skipped = 0
     bad_dates: list[str] = []
     textless: list[str] = []  # what the entries without summary or description hold instead (unread keys)
+    mapped = 0  # references or authors written as one JSON object
     slugs = changelog_slugs(entries)
     supersedes_of = SupersedesResolver(entries, slugs)
     for i, (entry, slug) in enumerate(zip(entries, slugs)):
@@ -667,6 +668,7 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
             if unread:
                 textless.append(f"{', '.join(map(repr, unread[:3]))}")
         refs, authors = _items(entry.get("references")), _items(entry.get("authors"))
+        mapped += sum(isinstance(entry.get(k), dict) and bool(entry.get(k)) for k in ("references", "authors"))
         supersedes = supersedes_of.resolve(_as_text(entry.get("supersedes")), i)
         docs.append(
             Document(
@@ -690,6 +692,9 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
                         f" description, only fields dreamdb does not read (e.g. {textless[0]}): an entry's text is its"
                         " summary and description (its title adds date, type and scope; references, authors and"
                         " supersedes are read too)")
+    if mapped:  # (QA round 91 F7: {"name": "alice"} was dropped without a word)
+        warnings.append(f"{rel_path}: {mapped} references or authors field{'s are' if mapped > 1 else ' is'} a JSON"
+                        " object, not a list: each of its values was read as one item")
     if bad_dates:  # one line for the file, as for frontmatter dates (the entries stay, undated)
         warnings.append(f"{rel_path}: {len(bad_dates)} entr{'ies have' if len(bad_dates) > 1 else 'y has'} a date that is "
                         f"not a date (YYYY-MM-DD…), e.g. {bad_dates[0]!r}; indexed without a date")
@@ -699,9 +704,12 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
 def _items(value) -> list:
     """A changelog entry's list field (``references``, ``authors``) as a list: one string or number written
     without its list is its one item (QA round 90-C F8: ``"authors": "alice"`` was dropped, and alice not found);
-    a mapping, ``true``/``false`` or nothing gives none."""
+    a mapping gives its values (QA round 91 F7: ``{"name": "alice"}`` was dropped), ``true``/``false`` or nothing
+    none."""
     if isinstance(value, list):
         return value
+    if isinstance(value, dict):
+        return [v for v in value.values() if _as_text(v).strip()]
     if isinstance(value, (str, int, float)) and not isinstance(value, bool) and _as_text(value).strip():
         return [value]
     return []
