@@ -2019,6 +2019,7 @@ class Index:
         (``hybrid_ready``: a model and vectors to use), and the ``.md`` files outside the folders dreamdb indexes
         (``unindexed_markdown``: how many; ``unindexed_examples``: the first five paths), and the notes in them named
         ``.MD`` or ``.Md``, not ``.md`` (``unindexed_cased_extension``, ``unindexed_cased_examples``: QA round 65 L5),
+        a changelog named in another case than ``core/CHANGELOG.json`` (``unindexed_changelog``: its paths),
         the notes and folders whose names are not UTF-8 (``unindexed_undecodable_names``,
         ``unindexed_undecodable_examples``),
         and the files the last sync could not read (``unreadable_files``, ``unreadable_examples``; a file that was
@@ -2033,7 +2034,7 @@ class Index:
         return self._guarded(self._status)
 
     def _status(self) -> dict:
-        from dreamdb.vault.discover import cased_markdown, undecodable_markdown, unindexed_markdown
+        from dreamdb.vault.discover import cased_markdown, misnamed_changelog, undecodable_markdown, unindexed_markdown
 
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
@@ -2051,6 +2052,7 @@ class Index:
             "unreadable_files": len(unreadable), "unreadable_examples": unreadable[:5],
             "unindexed_markdown": outside, "unindexed_examples": examples,
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
+            "unindexed_changelog": misnamed_changelog(self.vault),  # (QA round 91 F7)
             # (QA round 78-A F4: skipped by every sync, named by the first one only)
             "unindexed_undecodable_names": undecodable, "unindexed_undecodable_examples": undecodable_examples,
             "terms": c.execute("SELECT COUNT(DISTINCT term) FROM postings").fetchone()[0],

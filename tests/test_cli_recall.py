@@ -402,10 +402,13 @@ def test_notes_named_md_in_upper_case_are_warned_of_and_counted_by_status(tiny_v
     assert (st["unindexed_markdown"], st["unindexed_examples"]) == (1, ["NOTES.MD"])
     assert (st["unindexed_cased_extension"], st["unindexed_cased_examples"]) == (
         3, ["knowledge/Long.Markdown", "knowledge/deep/UPPER.MD", "state/Task.Md"])
+    assert st["unindexed_changelog"] == ["core/changelog.json"]  # (QA round 91 F7: not listed)
     code = main(["status", "--vault", str(tiny_vault)])
     out = capsys.readouterr().out
     assert code == 0 and ("not indexed:    3 notes with an extension other than .md (knowledge/Long.Markdown,"
                           " knowledge/deep/UPPER.MD, state/Task.Md): rename to .md\n") in out
+    assert ("not indexed:    core/changelog.json: dreamdb reads core/CHANGELOG.json, named so in this case; rename"
+            " it\n") in out
     (tiny_vault / "knowledge" / "deep" / "UPPER.MD").rename(tiny_vault / "knowledge" / "deep" / "UPPER.md")
     code = main(["recall", "--vault", str(tiny_vault), "zebracorn", "--json"])
     assert [h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["knowledge/UPPER"]

@@ -168,6 +168,9 @@ def status_cmd(vault, as_json):
         click.echo(f"not indexed:    {st['unindexed_cased_extension']} note{'s' if st['unindexed_cased_extension'] != 1 else ''}"
                    f" with an extension other than .md ({', '.join(output.safe_text(p) for p in st['unindexed_cased_examples'])}"
                    f"{more}): rename to .md")
+    for path in st["unindexed_changelog"]:  # (QA round 91 F7)
+        click.echo(f"not indexed:    {output.safe_text(path)}: dreamdb reads core/CHANGELOG.json, named so in this"
+                   " case; rename it")
     if st["unindexed_undecodable_names"]:  # (QA round 78-A F4)
         n = st["unindexed_undecodable_names"]
         more = ", …" if n > len(st["unindexed_undecodable_examples"]) else ""

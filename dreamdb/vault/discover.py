@@ -410,14 +410,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
     for fixed in (MEMORY_FILE, CHANGELOG_FILE):
         if reachable(fixed):
             add(fixed, os.path.join(vault, fixed), linked(fixed))
-    if not os.path.lexists(os.path.join(vault, CHANGELOG_FILE)):  # (its name in another case: said, QA round 90-C F7)
-        folder, name = os.path.split(CHANGELOG_FILE)
-        try:
-            near = sorted(n for n in os.listdir(os.path.join(vault, folder)) if n.lower() == name.lower() and n != name)
-        except OSError:
-            near = []
-        for other in near:
-            note(f"{folder}/{other}: skipped (dreamdb reads {CHANGELOG_FILE}, named so in this case; rename it)")
+    for other in misnamed_changelog(vault):  # (its name in another case: said, QA round 90-C F7)
+        note(f"{other}: skipped (dreamdb reads {CHANGELOG_FILE}, named so in this case; rename it)")
     for root, recursive, _typ in _MD_ROOTS:
         if root == "knowledge/features":
             continue  # walked as part of knowledge/
@@ -473,6 +467,19 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
                 if len(found) < limit:
                     found.append(rel)
     return count, found
+
+
+def misnamed_changelog(vault: Path | str) -> list[str]:
+    """The vault-relative paths of files named as :data:`CHANGELOG_FILE` in another case (``core/changelog.json``),
+    where no file of its own name is: a sync skips them and says so, ``status`` lists them (QA round 91 F7)."""
+    if os.path.lexists(os.path.join(vault, CHANGELOG_FILE)):
+        return []
+    folder, name = os.path.split(CHANGELOG_FILE)
+    try:
+        return sorted(f"{folder}/{n}" for n in os.listdir(os.path.join(vault, folder))
+                      if n.lower() == name.lower() and n != name)
+    except OSError:
+        return []
 
 
 def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
