@@ -27,7 +27,7 @@ from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
-from dreamdb.store.migrations import current_version, migrate, missing_objects, pending
+from dreamdb.store.migrations import current_version, migrate, migrations_dir, missing_objects, pending
 from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync, unreadable_paths
 from dreamdb.timeparse import as_utc
@@ -474,6 +474,7 @@ class Index:
         return not config.is_vault_index_folder(self.index_path.parent, self.vault)
 
     def _open(self):
+        migrations_dir()  # (a broken install is no damaged index: nothing is rebuilt, deleted, QA round 93-C F1)
         self.carry_over()
         kind = self._check_index_file()
         try:

@@ -1468,3 +1468,27 @@ def test_a_file_found_foreign_is_looked_at_again_under_the_rebuild_lock(example_
         assert _top(index, "sleep debt") == expected
         assert "another application's SQLite database" in " ".join(index.take_notes())
     assert len(list(example_vault.joinpath(".dreamdb").glob("*.not-dreamdb-*"))) == 1
+
+
+def test_a_broken_install_leaves_the_index_as_it_is(example_vault, monkeypatch, tmp_path):
+    """QA round 93-C F1: with the installed package's migrations folder gone, opening an index raised
+    IndexUnavailable, which was taken for a damaged index: the sound index file, stored embeddings and all, was
+    deleted before the rebuild failed on the same missing folder. Nothing is touched now; and a ``migrations``
+    folder of another package beside dreamdb's (site-packages/migrations) is not taken for dreamdb's."""
+    import dreamdb
+    from dreamdb.errors import IndexUnavailable
+    from dreamdb.store import migrations
+
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        path = index.index_path
+    before = path.read_bytes()
+    elsewhere = tmp_path / "site" / "dreamdb" / "store" / "migrations.py"
+    (tmp_path / "site" / "migrations").mkdir(parents=True)  # (another package's folder, no 001_initial.sql)
+    (tmp_path / "site" / "migrations" / "0001_users.sql").write_text("CREATE TABLE users (id INTEGER);\n")
+    monkeypatch.setattr(migrations, "__file__", str(elsewhere))
+    for _ in range(2):
+        with pytest.raises(IndexUnavailable, match="migrations folder is missing") as err:
+            dreamdb.open(example_vault).recall("sleep debt")
+        assert err.value.exit_code == 4
+    assert path.read_bytes() == before

@@ -24,6 +24,10 @@ from dreamdb.store.connect import DatabaseError, write_transaction
 _NAME_RE = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 
 
+FIRST_MIGRATION = "001_initial.sql"
+"""The file that tells dreamdb's migrations folder from any other folder of that name."""
+
+
 def migrations_dir() -> Path:
     """The folder holding the numbered SQL files (wheel first, then source tree).
 
@@ -32,7 +36,8 @@ def migrations_dir() -> Path:
     """
     pkg = Path(__file__).resolve().parents[1]
     for candidate in (pkg / "migrations", pkg.parent / "migrations"):
-        if candidate.is_dir():
+        # (its first file there: another package's top-level migrations/ in site-packages is not dreamdb's; QA 93-C)
+        if (candidate / FIRST_MIGRATION).is_file():
             return candidate
     from dreamdb.extras import reinstall_command
 
