@@ -1383,22 +1383,24 @@ def test_a_higher_schema_version_read_from_damage_is_rebuilt_not_called_newer(ex
     dreamdb": every command, `sync --check` too, exited 4 and left it. A higher version is a newer dreamdb's only
     when the file is sound and the migrations this dreamdb knows are recorded under their own numbers and names."""
     from dreamdb.errors import IndexTooNew
+    from dreamdb.store.migrations import latest_version
 
+    latest = latest_version()
     index = dreamdb.open(example_vault)
     index.sync()
     expected = _top(index, "sleep debt")
-    index.conn.execute("UPDATE schema_migrations SET version = 48 WHERE version = 10")  # (a number changed by damage)
+    index.conn.execute("UPDATE schema_migrations SET version = 48 WHERE version = ?", (latest,))  # (changed by damage)
     index.close()
     again = dreamdb.open(example_vault)
     assert _top(again, "sleep debt") == expected
     assert any("rebuilt from the vault" in n and "recorded as version 48" in n for n in again.take_notes())
     again.conn.execute("UPDATE schema_migrations SET name = 'garbage' WHERE version = 3")
-    again.conn.execute("INSERT INTO schema_migrations VALUES (11, 'future', '2027-01-01')")
+    again.conn.execute("INSERT INTO schema_migrations VALUES (?, 'future', '2027-01-01')", (latest + 1,))
     again.close()
     third = dreamdb.open(example_vault)
     assert _top(third, "sleep debt") == expected
     assert any("recorded as 'garbage'" in n for n in third.take_notes())
-    third.conn.execute("INSERT INTO schema_migrations VALUES (11, 'future', '2027-01-01')")  # a newer dreamdb's: kept
+    third.conn.execute("INSERT INTO schema_migrations VALUES (?, 'future', '2027-01-01')", (latest + 1,))  # kept
     third.close()
     with pytest.raises(IndexTooNew):
         dreamdb.open(example_vault).recall("sleep debt")

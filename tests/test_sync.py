@@ -1413,6 +1413,64 @@ def test_a_file_changed_within_the_clock_tick_of_its_sync_is_read_again_by_the_n
     index.close()
 
 
+def test_a_whole_second_change_time_is_racy_for_two_seconds_of_a_finer_clock():
+    """QA round 93-A F1: a vault on a file system of whole seconds (ext4 with 128-byte inodes, HFS+, FAT) and its
+    index on one of nanoseconds (a ``.dreamdb`` link, ``DREAMDB_INDEX``): a note's change time, rounded down to its
+    second, always looked older than the index's clock, so a second edit within that second was never read (19 of
+    20 such edits stale, ``sync --check`` ok). Such a time is taken as a tick of two seconds."""
+    from dreamdb.store.sync import COARSE_TICK_NS, is_racy
+
+    second = 1_764_900_000 * 10**9
+    clock = second + 680_000_000  # (the clock file's change time, in ns, 0.68 s into that second)
+    assert is_racy(second, clock) and is_racy(second - 10**9, clock)  # (FAT: the tick may be two seconds)
+    assert not is_racy(second - COARSE_TICK_NS, clock) and not is_racy(second - 5 * 10**9, clock)
+    # a time of a finer file system: racy from the clock's own time on, as git's rule
+    assert is_racy(clock, clock) and is_racy(clock + 1, clock) and not is_racy(clock - 1, clock)
+    assert not is_racy(second + 1, clock)
+
+
+def test_a_note_added_to_a_folder_whose_time_is_set_back_is_found(tiny_vault):
+    """QA round 93-A F4: a program that sets a folder's modification time back after adding a note to it (touch -r,
+    cp -a, tar x, some sync tools) hid the note from the no-change check: never indexed, ``sync --check`` ok. The
+    folder's change time, which no program can set back, is compared too (schema version 11)."""
+    write_doc(tiny_vault, "knowledge/a.md", "alpha\n")
+    index = dreamdb.open(tiny_vault)
+    assert index.sync().added == 1
+    assert index.sync().unchanged == 1  # (a folder changed within the first sync's clock tick is listed again once)
+    folder = tiny_vault / "knowledge"
+    assert index.conn.execute("SELECT ctime_ns FROM dirs WHERE path = 'knowledge'").fetchone()[0] == \
+        os.stat(folder).st_ctime_ns
+    before = os.stat(folder)
+    write_doc(tiny_vault, "knowledge/sneaky.md", "zzsneaky\n")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(folder).st_mtime_ns == before.st_mtime_ns
+    assert [h.doc_id for h in index.recall("zzsneaky")] == ["knowledge/sneaky"]
+    index.close()
+
+
+def test_a_file_dated_past_2262_is_indexed(tiny_vault):
+    """QA round 93-A F2: one file or folder dated after 2262-04-11 (past SQLite's INTEGER in ns) made every sync
+    fail (OverflowError, exit 70) and the prompt hook print nothing. Its time is stored clamped to that range."""
+    from dreamdb.vault.discover import MAX_NS
+
+    write_doc(tiny_vault, "knowledge/future.md", "zzfuture\n")
+    late = 10_426_838_400 * 10**9  # 2300-06-01
+    try:
+        os.utime(tiny_vault / "knowledge" / "future.md", ns=(late, late))
+        os.utime(tiny_vault / "knowledge", ns=(late, late))
+    except (OSError, OverflowError) as exc:
+        pytest.skip(f"this file system keeps no such time: {exc}")
+    if os.stat(tiny_vault / "knowledge" / "future.md").st_mtime_ns <= MAX_NS:
+        pytest.skip("this file system clamps such a time itself")
+    index = dreamdb.open(tiny_vault)
+    assert index.sync().added == 1
+    assert [h.doc_id for h in index.recall("zzfuture")] == ["knowledge/future"]
+    assert index.conn.execute("SELECT mtime_ns FROM files").fetchone()[0] == MAX_NS
+    r = index.sync()
+    assert (r.added, r.changed, r.unchanged) == (0, 0, 1)
+    index.close()
+
+
 def test_the_sync_before_a_recall_passes_on_a_few_warnings_and_counts_the_rest(tiny_vault):
     """QA round 64 L3: with 20 dangling links every recall began with 20 notes, repeated while they last; the sync
     before a read now passes on :data:`dreamdb.api.LAZY_SYNC_WARNINGS_SHOWN` of them and counts the rest, and

@@ -30,7 +30,7 @@ from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
-from dreamdb.vault.discover import UNSCANNED, SourceFile, classify, in_archive, read_source, walk_sources
+from dreamdb.vault.discover import UNSCANNED, SourceFile, classify, in_archive, read_source, stamp, walk_sources
 from dreamdb.vault.tags import tag_key
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}.{IDENTIFIERS_VERSION}"
@@ -130,20 +130,22 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
     if meta.get("analyzer_version") != INDEX_FORMAT or meta.get("include_archives") != str(int(include_archives)):
         return None
     base = str(vault)
-    dir_rows = conn.execute("SELECT path, mtime_ns FROM dirs").fetchall()
+    dir_rows = conn.execute("SELECT path, mtime_ns, ctime_ns FROM dirs").fetchall()
     if not dir_rows:
         return None
     stat = os.stat
     base += os.sep  # stored paths are relative and '/'-separated; concatenation is ~20 % cheaper than os.path.join
     try:
-        for path, mtime_ns in dir_rows:
-            if stat(base + path).st_mtime_ns != mtime_ns:
+        for path, mtime_ns, ctime_ns in dir_rows:
+            st = stat(base + path)
+            # (its change time too: a folder's modification time set back hid a note added to it, QA round 93-A F4)
+            if st.st_ctime_ns != ctime_ns or st.st_mtime_ns != mtime_ns:
                 return None
         n = 0
         for path, mtime_ns, size, ctime_ns in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM files").fetchall():
             st = stat(base + path)
             if st.st_mtime_ns != mtime_ns or st.st_size != size or st.st_ctime_ns != ctime_ns:
-                return None
+                return None  # (a time past SQLite's range, stored clamped, takes the walk: vanishingly rare)
             n += 1
     except OSError:
         return None
@@ -223,6 +225,20 @@ def file_system_clock(conn) -> int | None:
         os.close(fd)
 
 
+COARSE_TICK_NS = 2_000_000_000
+"""The clock tick assumed for a file whose change time is a whole second (ns): a file system of whole seconds
+(ext4 with 128-byte inodes, HFS+) or of two (FAT). The index's clock (:func:`file_system_clock`) may tick in ns on
+another file system (a ``.dreamdb`` link, ``DREAMDB_INDEX``), where such a file's time, rounded down, always looks
+older than the clock: two edits within one second read as one (QA round 93-A F1)."""
+
+
+def is_racy(ctime_ns: int, clock: int) -> bool:
+    """Whether a file or folder whose change time is ``ctime_ns`` may change again with the same stat after the clock
+    read ``clock`` (ns, :func:`file_system_clock`): its tick has not ended by then. A change time of a whole second
+    is taken as a tick of :data:`COARSE_TICK_NS`."""
+    return ctime_ns > clock - COARSE_TICK_NS if ctime_ns % 1_000_000_000 == 0 else ctime_ns >= clock
+
+
 def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = False, progress=None) -> SyncReport:
     """Bring the index in line with the vault (see module docstring).
 
@@ -250,10 +266,12 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
             report.elapsed_ms = (time.perf_counter() - t0) * 1000
             return report
     warnings: list[str] = []
-    dirs: dict[str, int] = {}
+    dirs: dict[str, tuple[int, int | None]] = {}
     clock = file_system_clock(conn)  # (before the walk: what changes from now on may share a stat with what it reads)
     sources = walk_sources(vault, include_archives=include_archives, warn=warnings.append, dirs=dirs)
-    racy = {s.rel_path for s in sources if clock is not None and s.ctime_ns >= clock}
+    racy = {s.rel_path for s in sources if clock is not None and is_racy(s.ctime_ns, clock)}
+    if clock is not None:  # (a folder too: a note added to it within the tick would leave its stat as it is)
+        dirs.update((d, (m, None)) for d, (m, c) in list(dirs.items()) if c != -1 and is_racy(c, clock))
     if not sources and not os.path.isdir(vault):
         # A vault moved or deleted while an Index on it stays open would read as an empty vault and
         # empty the index (its chunks and vectors with it); the index is kept for the vault's return.
@@ -405,7 +423,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         try:
             raw = read_source(vault / src.rel_path)  # (a regular file, or OSError: QA round 59 M1)
             st = os.stat(vault / src.rel_path)
-            if (st.st_mtime_ns, st.st_size, st.st_ctime_ns) != (src.mtime_ns, src.size, src.ctime_ns):
+            if (stamp(st.st_mtime_ns), st.st_size, stamp(st.st_ctime_ns)) != (src.mtime_ns, src.size, src.ctime_ns):
                 # Not the file the walk saw (edited meanwhile, or another in its place for a moment: the vault swapped
                 # for a copy): what was read is stored with the walk's stat but no change time, so the next sync reads
                 # it again (QA round 88 B2: the copy's text was kept for good once the real file came back)
@@ -583,15 +601,16 @@ class BulkPostings:
             self.index_sql = None
 
 
-def _dirs_changed(conn, dirs: dict[str, int], include_archives: bool) -> bool:
-    stored = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+def _dirs_changed(conn, dirs: dict[str, tuple[int, int | None]], include_archives: bool) -> bool:
+    stored = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime_ns, ctime_ns FROM dirs")}
     row = conn.execute("SELECT value FROM meta WHERE key = 'include_archives'").fetchone()
     return stored != dirs or row is None or row[0] != str(int(include_archives))
 
 
-def _save_dirs(conn, dirs: dict[str, int], include_archives: bool) -> None:
+def _save_dirs(conn, dirs: dict[str, tuple[int, int | None]], include_archives: bool) -> None:
     conn.execute("DELETE FROM dirs")
-    conn.executemany("INSERT INTO dirs (path, mtime_ns) VALUES (?, ?)", sorted(dirs.items()))
+    conn.executemany("INSERT INTO dirs (path, mtime_ns, ctime_ns) VALUES (?, ?, ?)",
+                     sorted((path, m, c) for path, (m, c) in dirs.items()))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('include_archives', ?)", (str(int(include_archives)),))
 
 

@@ -242,9 +242,23 @@ def is_utf8(text: str) -> bool:
     return True
 
 
-UNSCANNED = -1
-"""The time :func:`walk_sources` gives a folder it could not list, or one holding what it could not read: no
+UNSCANNED = (-1, -1)
+"""The times :func:`walk_sources` gives a folder it could not list, or one holding what it could not read: no
 folder's modification time (nanoseconds since 1970) is -1, so the no-change check never matches it."""
+
+MAX_NS = 2**63 - 1
+"""The largest time SQLite's INTEGER holds, in ns since 1970 (2262-04-11): a file dated later is stored as it
+(QA round 93-A F2: one file dated 2300 made every sync fail, OverflowError)."""
+
+
+def stamp(ns: int) -> int:
+    """A file time ``ns`` (ns since 1970) as stored and compared: clamped to SQLite's INTEGER range."""
+    return ns if -MAX_NS <= ns <= MAX_NS else (MAX_NS if ns > 0 else -MAX_NS)
+
+
+def folder_times(st: os.stat_result) -> tuple[int, int]:
+    """``(mtime_ns, ctime_ns)`` of a folder's stat, as stored (:func:`stamp`)."""
+    return stamp(st.st_mtime_ns), stamp(st.st_ctime_ns)
 
 
 def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs: dict | None = None) -> list[SourceFile]:
@@ -256,7 +270,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
     only when they resolve inside the vault, and not when the file they point to is indexed
     as itself (one note, one document).
     Unreadable entries are skipped with a warning through ``warn(msg)``.
-    When ``dirs`` is a dict, it receives ``{rel_dir: mtime_ns}`` of the vault
+    When ``dirs`` is a dict, it receives ``{rel_dir: (mtime_ns, ctime_ns)}`` of the vault
     root, the folders above each source root and every folder walked; :data:`UNSCANNED` for a folder that could
     not be listed, or that holds a file whose stat failed (``core/`` unreadable): its time does not change when
     it becomes readable again, so the sync's no-change check (which compares these times) never passes while
@@ -291,7 +305,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             return  # (a link out of the vault is never indexed)
         rel_dir = os.path.relpath(folder, vault_real).replace(os.sep, "/")
         try:
-            dirs.setdefault(rel_dir, os.stat(folder).st_mtime_ns)
+            dirs.setdefault(rel_dir, folder_times(os.stat(folder)))
         except OSError:
             unscanned(rel_dir)
 
@@ -317,8 +331,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if is_link and _stat.S_ISREG(st.st_mode):
             links[rel] = os.path.realpath(entry_path)
         if _stat.S_ISREG(st.st_mode):
-            out.append(SourceFile(rel, cls[0], cls[1] if cls[0] == "markdown" else None, st.st_mtime_ns, st.st_size,
-                                      st.st_ctime_ns))
+            out.append(SourceFile(rel, cls[0], cls[1] if cls[0] == "markdown" else None, stamp(st.st_mtime_ns),
+                                  st.st_size, stamp(st.st_ctime_ns)))
         elif not _stat.S_ISDIR(st.st_mode):  # reading a pipe would wait forever
             note(f"{rel}: skipped (not a regular file: a pipe, device or socket)")
 
@@ -331,7 +345,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             full = os.path.join(vault, rel_dir)
             try:
                 if dirs is not None:
-                    dirs[rel_dir] = os.stat(full).st_mtime_ns
+                    dirs[rel_dir] = folder_times(os.stat(full))
                 entries = list(os.scandir(full))
             except OSError as exc:
                 note(f"{rel_dir}: skipped ({exc.strerror or exc})")
@@ -376,7 +390,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
     if dirs is not None:
         for rel_dir in (".", "core", "lab", "knowledge"):
             try:
-                dirs[rel_dir] = os.stat(os.path.join(vault, rel_dir)).st_mtime_ns
+                dirs[rel_dir] = folder_times(os.stat(os.path.join(vault, rel_dir)))
             except OSError:
                 pass
     def linked(rel: str) -> bool:
