@@ -152,9 +152,35 @@ def _only_leading_options(args: list[str]) -> bool:
     return _leading_options(args)[2] >= len(args)
 
 
+def _encodable_output() -> None:
+    """Standard output and error in an encoding that cannot write all of Unicode (a Latin-1 or ASCII locale):
+    what they cannot encode is written as ``\u2014`` escapes, and JSON escapes every character past ASCII
+    (:data:`dreamdb.output.ASCII_JSON`), instead of every printing command failing with UnicodeEncodeError (QA round
+    93-A F3, exit 70). The prompt hook writes UTF-8 whatever the locale (:func:`dreamdb.hook.run_stdin`)."""
+    import codecs
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        encoding = getattr(stream, "encoding", None)
+        try:
+            unicode = encoding is None or codecs.lookup(encoding).name.startswith("utf")
+        except LookupError:
+            unicode = False
+        if not unicode:
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (AttributeError, ValueError, OSError):
+                pass
+            if name == "stdout":
+                from dreamdb import output
+
+                output.ASCII_JSON = True
+
+
 def _main(args: list[str]) -> int:
     from dreamdb import quickcli
 
+    _encodable_output()
     if sys.stdout is None:  # started with standard output closed: writing it is an error, said on stderr
         sys.stdout = quickcli.ClosedOutput()
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed

@@ -541,8 +541,14 @@ def run_stdin() -> int:
         out = run(data)
         if out:
             try:
-                sys.stdout.write(out)
-                sys.stdout.flush()
+                raw = getattr(sys.stdout, "buffer", None)
+                if raw is not None:  # UTF-8, as the agent reads it, whatever the locale (QA round 93-A F3)
+                    sys.stdout.flush()
+                    raw.write(out.encode("utf-8", "surrogateescape"))
+                    raw.flush()
+                else:
+                    sys.stdout.write(out)
+                    sys.stdout.flush()
             except (OSError, ValueError) as exc:  # the prompt goes on without its memories: say so in the log
                 _log(f"could not print the recall block ({exc}); nothing injected")
     except KeyboardInterrupt:

@@ -297,6 +297,12 @@ def _safe_cell(v):
     return visible_field(v) if isinstance(v, str) else v
 
 
+ASCII_JSON = False
+"""Whether :func:`to_json` escapes every character past ASCII (``\u2014``): set by the CLI when its standard output
+cannot encode all of Unicode (a Latin-1 or ASCII locale), where raw UTF-8 text could not be written at all (QA round
+93-A F3: every ``--json`` command exited 70). The escapes decode to the same strings."""
+
+
 def to_json(obj) -> str:
     """Pretty JSON (UTF-8 kept, keys in insertion order).
 
@@ -307,6 +313,8 @@ def to_json(obj) -> str:
     :data:`VARIATION_SELECTORS`), a selector after a character that takes none, a run of :data:`ZERO_WIDTH`, and
     the bidirectional marks (QA round 56: U+202E was written raw in a ``doc_id`` beside escaped tag characters;
     see :func:`escape_smuggling`)."""
+    if ASCII_JSON:
+        return json.dumps(obj, ensure_ascii=True, indent=2, default=str)
     return escape_smuggling(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 

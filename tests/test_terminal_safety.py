@@ -584,3 +584,34 @@ def test_status_update_and_delete_show_a_vault_path_holding_escapes_and_a_newlin
     assert out.count("\n") == 1
     p = run_main("status", "--vault", str(project), "--json")
     assert json.loads(p.stdout)["vault"] == str(project / "_dream_context")  # JSON: the path as it is
+
+
+def test_a_locale_that_cannot_encode_unicode_gets_escapes_not_a_crash(tmp_path):
+    """QA round 93-A F3: under a Latin-1 or ASCII locale (its standard output's encoding), status, list, recall (its
+    --json too) and --help exited 70 on the first dash or box character (UnicodeEncodeError), and the prompt hook
+    injected nothing. Text now carries escapes for what the encoding lacks, JSON escapes everything past ASCII
+    (the same strings once decoded), and the hook writes UTF-8, as the agent reads it."""
+    import shutil
+
+    from tests.conftest import ROOT
+
+    vault = tmp_path / "project" / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+
+    def run(*args, encoding="latin-1", stdin=None):
+        env = {**os.environ, "PYTHONIOENCODING": encoding}
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args], input=stdin, capture_output=True, env=env,
+                              timeout=120)
+
+    for args in (("status",), ("list",), ("recall", "sleep debt"), ("recall", "--help")):
+        p = run(*args, "--vault", str(vault)) if args != ("recall", "--help") else run(*args)
+        assert p.returncode == 0 and b"Traceback" not in p.stderr and b"internal error" not in p.stderr, (args, p.stderr)
+    p = run("list", "--vault", str(vault))
+    assert b"\\u2014" in p.stdout or b"\\u2013" in p.stdout, p.stdout[:300]  # (written as escapes)
+    latin, utf8 = (run("recall", "sleep debt", "--json", "--vault", str(vault), encoding=e) for e in ("latin-1", "utf-8"))
+    assert latin.returncode == utf8.returncode == 0 and latin.stdout.isascii(), latin.stderr
+    assert json.loads(latin.stdout)["hits"] == json.loads(utf8.stdout)["hits"]
+    assert any(ord(c) > 127 for c in json.dumps(json.loads(utf8.stdout)["hits"], ensure_ascii=False))
+    payload = json.dumps({"prompt": "how is sleep debt computed", "cwd": str(vault.parent)}).encode()
+    hook = run("hook", "user-prompt-submit", stdin=payload)
+    assert hook.returncode == 0 and "— Memory recall" in hook.stdout.decode("utf-8"), (hook.stdout, hook.stderr)
