@@ -29,7 +29,7 @@ from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate, migrations_dir, missing_objects, pending
 from dreamdb.store.salvage import carry_vectors, open_for_carry
-from dreamdb.store.sync import INDEX_FORMAT, SyncReport, sync, unreadable_paths
+from dreamdb.store.sync import INDEX_FORMAT, SyncReport, forget_stats, sync, unreadable_paths
 from dreamdb.timeparse import as_utc
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
 
@@ -1125,7 +1125,9 @@ class Index:
             force: re-parse every file, even unchanged ones.
             progress: callable ``(done, total)``.
             check: first run :meth:`check`; a damaged index is deleted and rebuilt from the vault
-                (``report.rebuilt``, the problem in ``report.warnings``).
+                (``report.rebuilt``, the problem in ``report.warnings``); then read and hash every file again,
+                trusting no stored stat (:func:`dreamdb.store.sync.forget_stats`: a change its stat did not show
+                is ``report.changed``).
 
         Raises:
             LockTimeout: another process held the write lock too long.
@@ -1145,6 +1147,8 @@ class Index:
                 ours = problems[0].startswith(("corpus_stats", "postings"))  # (_stats_problems': not SQLite's)
                 self._conn = self._rebuild(("index check: " if ours else "PRAGMA integrity_check: ")
                                            + _first_problems(problems), found_in=self._opened_file)
+            else:
+                self._guarded(lambda: forget_stats(self.conn))
         try:
             report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives,
                                                 force=force, progress=progress))

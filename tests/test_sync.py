@@ -1876,3 +1876,29 @@ def test_a_note_saved_as_utf16_or_utf32_with_its_byte_order_mark_is_read(tmp_pat
     assert [w for w in report.warnings if "odd.md" in w] == [
         "knowledge/odd.md: starts with a UTF-16 byte-order mark but is not UTF-16 text; undecodable bytes replaced"]
     assert not [w for w in report.warnings if "u16" in w or "u32be" in w or "nul.md" in w]
+
+
+def test_sync_check_reads_every_file_again_and_finds_a_change_no_stat_showed(tiny_vault):
+    """QA round 93-A F5: a change the stat pre-filter cannot see (times set back by a tool, a file system coarser
+    than its edits) left stale text that ``sync --check`` called ok: it checked the index, not the vault. It now
+    reads and hashes every file again, trusting no stored stat; unchanged files are not parsed again."""
+    write_doc(tiny_vault, "knowledge/a.md", "alpha zzoldword\n")
+    write_doc(tiny_vault, "knowledge/b.md", "bravo\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    path = tiny_vault / "knowledge" / "a.md"
+    path.write_text("alpha zznewword\n")
+    st = os.stat(path)
+    with index.conn:  # (the stat stored as if the sync had seen this one: the change it missed)
+        index.conn.execute("UPDATE files SET mtime_ns = ?, size = ?, ctime_ns = ? WHERE path = 'knowledge/a.md'",
+                           (st.st_mtime_ns, st.st_size, st.st_ctime_ns))
+    r = index.sync()
+    assert (r.changed, r.unchanged) == (0, 2) and index.recall("zznewword") == []  # (stale: what --check is for)
+    generation = index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    r = index.sync(check=True)
+    assert (r.added, r.changed, r.unchanged) == (0, 1, 1) and not r.rebuilt
+    assert [h.doc_id for h in index.recall("zznewword")] == ["knowledge/a"] and index.recall("zzoldword") == []
+    assert index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone() != generation
+    r = index.sync()
+    assert (r.changed, r.unchanged) == (0, 2)
+    index.close()

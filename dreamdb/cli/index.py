@@ -13,7 +13,8 @@ from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 @click.option("--force", is_flag=True, help="Re-parse every file, even unchanged ones.")
 @click.option("--check", is_flag=True,
               help="First check the index file for damage (SQLite integrity_check, ≈ 0.15 s for an 8 MB index; and its BM25"
-                   " statistics and postings against its documents); rebuild it if damaged.")
+                   " statistics and postings against its documents); rebuild it if damaged. Then read and hash every"
+                   " file again, trusting no stored file times (finds an edit the times did not show).")
 @json_option
 def sync_cmd(vault, force, check, as_json):
     """Mirror the vault into the index (incremental, by content hash).
@@ -23,7 +24,9 @@ def sync_cmd(vault, force, check, as_json):
     Warnings about files that could only be partly indexed appear when a file
     is (re)parsed; --force re-parses everything and shows them all.
     If recall or sql ever report a damaged index ("malformed"), --check finds
-    the damage and rebuilds the index from the vault (the vault is only read).
+    the damage and rebuilds the index from the vault (the vault is only read);
+    it also reads every file again, so an edit whose file times did not
+    change (a tool that set them back) is found.
     When over half the index file (and at least 4 MiB) is the free space of
     deleted rows, it is given back afterwards (VACUUM; "reclaimed_bytes" in
     the JSON).

@@ -225,6 +225,15 @@ def file_system_clock(conn) -> int | None:
         os.close(fd)
 
 
+def forget_stats(conn) -> None:
+    """Make the next :func:`sync` read and hash every file again, trusting no stored stat (``sync --check``): a
+    file whose content changed with nothing its stat shows (a clock or a tool that set times back, a file system
+    whose times are coarser than its edits) is then found by its hash, where the stat pre-filter cannot tell
+    (QA round 93-A F5: stale text and ``sync --check`` said ok). Files whose hash is unchanged are not parsed."""
+    with write_transaction(conn):
+        conn.execute("UPDATE files SET ctime_ns = NULL")
+
+
 COARSE_TICK_NS = 2_000_000_000
 """The clock tick assumed for a file whose change time is a whole second (ns): a file system of whole seconds
 (ext4 with 128-byte inodes, HFS+) or of two (FAT). The index's clock (:func:`file_system_clock`) may tick in ns on
