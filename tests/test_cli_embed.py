@@ -176,6 +176,10 @@ def test_model_install_from_dir(model_dir, tmp_path, capsys):
     # Installing again over a model folder replaces it.
     code, out, err = run(capsys, "model", "install", "--from", str(model_dir), "--dest", str(dest), "--json")
     assert code == 0 and json.loads(out)["model_id"] == st["model_id"], err
+    # a --dest elsewhere: the next step says how dreamdb finds it (QA round 93-C F2: "Next: dreamdb embed refresh",
+    # which then said no model is installed)
+    code, out, err = run(capsys, "model", "install", "--from", str(model_dir), "--dest", str(dest))
+    assert code == 0 and f"Next: export DREAMDB_MODEL_DIR={dest}  (dreamdb looks" in out, out
     # QA round 11: a folder holding anything else was replaced as a whole (its files deleted).
     mine = tmp_path / "mine"
     (mine / "sub").mkdir(parents=True)
@@ -877,3 +881,27 @@ def test_a_missing_table_of_sqlite_vecs_own_is_damage_found_when_the_index_opens
     assert code == 0 and json.loads(out)["embedded"] == json.loads(out)["chunks"] == 3, out
     with stdlib_sqlite3.connect(index) as c:
         assert c.execute("SELECT COUNT(*) FROM vec_embeddings_rowids").fetchone()[0] == 3
+
+
+def test_without_the_runtime_a_download_fetches_nothing_and_model_status_says_so(tmp_path, capsys, monkeypatch):
+    """QA round 93-C F3, F4: without onnxruntime and tokenizers, ``model download`` fetched the whole model (≈ 113 MB
+    from the hub) and then refused it; and ``model status`` said "installed" with no word of the missing runtime (its
+    --json and ``dreamdb status`` said it). The download now stops first; the status says it."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("onnxruntime", "tokenizers") else real(name, *a))
+    hub = tmp_path / "hub"
+    hub.mkdir()
+    (hub / "tokenizer.json").write_text("{}")
+    code, out, err = run(capsys, "model", "download", "--dest", str(tmp_path / "m"), "--base-url", f"file://{hub}")
+    assert code == 8 and "The embedding runtime is not installed (onnxruntime and tokenizers)" in err, err
+    assert not (tmp_path / "m").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".m")]
+    fake = tmp_path / "model"
+    fake.mkdir()
+    (fake / "model.onnx").write_bytes(b"\0" * 2048)
+    (fake / "tokenizer.json").write_text("{}")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(fake))
+    code, out, err = run(capsys, "model", "status")
+    assert code == 0 and "runtime:    onnxruntime and tokenizers not installed: hybrid recall falls back to BM25" in out, out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from dreamdb.cli.options import SuggestingGroup, json_option
@@ -38,13 +40,21 @@ def _report(path, as_json: bool, verb: str, *, dest, built: bool | None = None) 
     from dreamdb import output
     from dreamdb.embeddings.locate import compute_model_id, model_dir_candidate, model_status
 
+    path = Path(path)
     compute_model_id(path)  # fills the id cache so status shows it
     st = {**model_status(path), "origin": model_dir_candidate(dest)[1]}
     if as_json:
         click.echo(output.to_json(st if built is None else {**st, "built": built}))
         return
     click.echo(f"{verb} {st['source']} model {st['model_id']} at {st['path']} ({st['size_bytes'] / 1e6:.0f} MB)")
-    click.echo("Next: dreamdb embed refresh")
+    if st["origin"] == "argument" and model_dir_candidate()[0].resolve() != path.resolve():
+        # (--dest elsewhere: dreamdb finds it only through DREAMDB_MODEL_DIR; QA round 93-C F2)
+        import shlex
+
+        click.echo(f"Next: export DREAMDB_MODEL_DIR={shlex.quote(str(path))}  (dreamdb looks for the model there only"
+                   " when told), then: dreamdb embed refresh")
+    else:
+        click.echo("Next: dreamdb embed refresh")
 
 
 @model.command("status", short_help="Is the model installed, where, which one.")
@@ -67,6 +77,7 @@ def status_cmd(check, as_json):
     from dreamdb import output
     from dreamdb.embeddings.locate import PIECES_SIDECAR, model_status
     from dreamdb.errors import DreamdbError, ModelNotInstalled
+    from dreamdb.extras import install_command
 
     st = model_status()
     problem = None
@@ -99,6 +110,9 @@ def status_cmd(check, as_json):
         click.echo(f"hint: {st['hint']}")
         return
     click.echo(f"installed:  {st['path']} (via {st['origin']})")
+    if st.get("runtime_missing"):  # (QA round 93-C F4: only --json and `dreamdb status` said so)
+        click.echo(f"runtime:    {' and '.join(st['runtime_missing'])} not installed: hybrid recall falls back to"
+                   f" BM25 (install: {install_command('embed')})")
     click.echo(f"source:     {st['source']}" + (f", {st['built_at']}" if st["built_at"] else ""))
     click.echo(f"file:       {st['model_file']} · {st['model_file_bytes'] / 1e6:.0f} MB"
                f" (folder {st['size_bytes'] / 1e6:.0f} MB)")

