@@ -1547,6 +1547,28 @@ def test_a_write_with_an_index_folder_it_cannot_enter_says_so(tiny_vault):
     assert not (tiny_vault / "core" / "CHANGELOG.json").exists()
 
 
+def test_a_write_stopped_by_a_full_disk_in_the_index_folder_says_to_free_space(tiny_vault, monkeypatch):
+    """QA round 93-A F7: on a full disk, ``remember`` said "No space left on device; nothing was changed" with the
+    hint to chmod the folder. The hint says to free space."""
+    import errno
+
+    from dreamdb import config
+    from dreamdb.errors import WriteRefused
+    from dreamdb.writes import remember
+
+    write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
+    dreamdb.open(tiny_vault).sync()
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(config, "prepare_index_dir", full)
+    with pytest.raises(WriteRefused, match="No space left on device; nothing was changed") as exc:
+        remember(tiny_vault, "zebra fact")
+    assert exc.value.hint == "Free space on that disk (or raise the quota), then retry.", exc.value.hint
+    assert not (tiny_vault / "core" / "CHANGELOG.json").exists()
+
+
 def test_a_write_into_a_read_only_index_folder_is_refused_as_recall_reads_it(tiny_vault):
     """QA round 83-B F8: with ``.dreamdb`` at mode 0500, recall reads the folder as read-only (even for root, who
     could write there: it copies the index to the user cache), while ``remember`` and ``update`` wrote their lock and

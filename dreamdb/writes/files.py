@@ -619,9 +619,12 @@ def _index_dir(vault: Path) -> Path:
             config.prepare_index_folder(index_dir, parents=False)
     except OSError as exc:
         if index_dir.is_dir():  # (QA round 65 L9: it exists, but cannot be written or entered)
+            # (a full disk or a quota is no matter of access: QA round 93-A F7 was told to chmod)
+            hint = ("Free space on that disk (or raise the quota), then retry." if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                    else "Its file system is mounted read-only: remount it read-write." if exc.errno == errno.EROFS
+                    else f"Give yourself access to it (chmod u+rwx '{index_dir}'), or run dreamdb as the user who owns it.")
             raise WriteRefused(f"Cannot write in the index folder {index_dir}: {exc.strerror or exc}; nothing was"
-                               " changed.", hint=f"Give yourself access to it (chmod u+rwx '{index_dir}'), or run"
-                                                " dreamdb as the user who owns it.") from exc
+                               " changed.", hint=hint) from exc
         raise WriteRefused(f"Cannot create the index folder {index_dir}: {exc.strerror or exc}.",
                            hint="Check the vault's permissions (a file named .dreamdb may be in the way).") from exc
     return index_dir
