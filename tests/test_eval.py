@@ -255,6 +255,32 @@ def test_gold_targets_that_are_no_document_of_the_vault_are_warned_of(tmp_path):
                                                             ["q2", "knowledge/does-not-exist", True]]}
 
 
+def test_an_installed_dreamdb_evaluates_nothing_relative_to_the_working_folder(tmp_path, monkeypatch, capsys):
+    """QA round 93-C F5: from an installed wheel, ``dreamdb eval`` took the working folder for the repository: the
+    user's project's commit recorded as dreamdb's, ``./eval/.cache`` made wherever it ran, ``../shared`` of that folder
+    read as the data. Outside a source checkout the data folder must be given, the cache goes to dreamdb's user cache
+    folder, the report to a --results-file, and the commit says which installed version ran."""
+    from dreamdb.cli import main
+    from dreamdb.evaluation import suite
+
+    monkeypatch.setattr(suite, "source_root", lambda: None)
+    monkeypatch.delenv("DREAMDB_EVAL_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code = main(["eval", "--set", "dreamcontext", "--no-baseline"])
+    err = capsys.readouterr().err
+    assert code == 2 and "No evaluation data folder given" in err and "--data DIR" in err, err
+    code = main(["eval", "--data", str(tmp_path), "--modes", "bm25,hybrid,dense", "--write-results"])
+    err = capsys.readouterr().err
+    assert code == 2 and "this dreamdb is installed" in err and "--results-file PATH" in err, err
+    from dreamdb.config import cache_root
+
+    assert suite.default_cache_dir() == cache_root() / "eval" and tmp_path not in suite.default_cache_dir().parents
+    import dreamdb
+
+    assert suite.machine_info()["commit"] == f"dreamdb {dreamdb.__version__}, installed"
+    assert not (tmp_path / "eval").exists()
+
+
 # -- CLI smoke --------------------------------------------------------------------------------------------------------
 DATA = EVAL_DATA
 

@@ -38,7 +38,8 @@ def _progress(label: str, length: int):
               help="Folder holding eval/, eval-data/ and vaults/. Default: $DREAMDB_EVAL_DATA, else ../shared "
                    "beside the repository.")
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where converted vaults and indexes go. Default: eval/.cache in the repository.")
+              help="Where converted vaults and indexes go. Default: eval/.cache in the source checkout, else eval/ in"
+                   " dreamdb's user cache folder.")
 @click.option("--write-results", is_flag=True, help="Regenerate eval/RESULTS.md from this run.")
 @click.option("--results-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results).")
@@ -61,7 +62,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     Examples:
       dreamdb eval --set scifact --quick
       dreamdb eval --set all --modes bm25,hybrid,dense --write-results
-      python -m eval --set dreamcontext --json
+      python -m eval --set dreamcontext --json   (from a source checkout)
     """
     from dreamdb import output
     from dreamdb.evaluation import suite
@@ -70,8 +71,12 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     explicit = "all" not in sets
     chosen = list(suite.SETS) if not explicit else list(dict.fromkeys(sets))
     data = Path(data_dir) if data_dir else suite.default_data_dir()
-    cache = Path(cache_dir) if cache_dir else suite.repo_root() / "eval" / ".cache"
-    target = (results_file or suite.repo_root() / "eval" / "RESULTS.md") if write_results or results_file else None
+    cache = Path(cache_dir) if cache_dir else suite.default_cache_dir()
+    root = suite.source_root()
+    if write_results and results_file is None and root is None:
+        raise UsageError("--write-results writes eval/RESULTS.md of a source checkout; this dreamdb is installed.",
+                         hint="Give --results-file PATH to write the report of this run there.")
+    target = (results_file or root / "eval" / "RESULTS.md") if write_results or results_file else None
     if results_file is None and write_results and (quick or (explicit and set(chosen) != set(suite.SETS))
                                                    or not baseline or not set(suite.REPORT_MODES) <= set(mode_list)):
         # (QA round 86-C L3: a quick run of one set replaced the report of every set; 87 M2, 88 B5: one without bm25s,

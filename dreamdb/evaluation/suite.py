@@ -55,16 +55,41 @@ class ModeUnavailable(Exception):
 
 
 # -- locations --------------------------------------------------------------------------------------------------------
-def repo_root() -> Path:
-    """The source checkout (folder holding ``pyproject.toml`` and ``dreamdb/``), else the working directory."""
+def source_root() -> Path | None:
+    """The source checkout dreamdb runs from (the folder holding ``pyproject.toml``, ``dreamdb/`` and ``eval/``), or
+    ``None`` for an installed wheel."""
     here = Path(__file__).resolve().parents[2]
-    return here if (here / "pyproject.toml").is_file() and (here / "dreamdb").is_dir() else Path.cwd()
+    return here if all((here / p).exists() for p in ("pyproject.toml", "dreamdb", "eval")) else None
 
 
 def default_data_dir() -> Path:
-    """``$DREAMDB_EVAL_DATA``, else ``../shared`` next to the repository."""
-    env = os.environ.get(DATA_ENV)
-    return Path(env).expanduser() if env else (repo_root().parent / "shared")
+    """``$DREAMDB_EVAL_DATA``, else ``../shared`` next to the source checkout.
+
+    Raises:
+        UsageError: neither (an installed wheel has no checkout to look beside; QA round 93-C F5: the working
+            folder's parent was taken for it).
+    """
+    env = os.environ.get(DATA_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    root = source_root()
+    if root is None:
+        from dreamdb.errors import UsageError
+
+        raise UsageError("No evaluation data folder given (an installed dreamdb has no repository to look beside).",
+                         hint=f"Pass --data DIR (the folder holding eval/, eval-data/ and vaults/) or set {DATA_ENV}.")
+    return root.parent / "shared"
+
+
+def default_cache_dir() -> Path:
+    """``eval/.cache`` in the source checkout, else ``eval`` in dreamdb's user cache folder (never the working
+    folder: QA round 93-C F5)."""
+    root = source_root()
+    if root is not None:
+        return root / "eval" / ".cache"
+    from dreamdb.config import cache_root
+
+    return cache_root() / "eval"
 
 
 def set_paths(data: Path) -> dict[str, list[Path]]:
@@ -615,8 +640,13 @@ def machine_info() -> dict:
     lex = lexicon_status()
     info["lexicon"] = (f"{lex['source']} {lex['source_version']} (KeNet), built {lex['built_at']}" if lex["installed"]
                        else f"none ({lex['reason']})")
+    root = source_root()
+    if root is None:  # (an installed wheel: the working folder's repository is the user's, QA round 93-C F5)
+        from dreamdb import __version__
+
+        info["commit"] = f"dreamdb {__version__}, installed"
+        return info
     try:
-        root = repo_root()
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                              timeout=5).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
