@@ -24,6 +24,8 @@ def test_wheel_contains_migrations_and_runs_outside_the_tree(tmp_path):
     shipped = sorted(n for n in names if n.startswith("dreamdb/migrations/"))
     assert shipped == sorted(f"dreamdb/migrations/{p.name}" for p in (ROOT / "migrations").glob("*.sql"))
     assert "dreamdb/py.typed" in names  # (PEP 561: type checkers read the package's own hints, QA round 70 C-L6)
+    # (the license it declares, in the wheel's metadata: QA round 93-C F6, no LICENSE anywhere)
+    assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names), names
     ldshared = sysconfig.get_config_var("LDSHARED")
     kernel = f"dreamdb/ranking/_kernel{sysconfig.get_config_var('EXT_SUFFIX')}"
     if ldshared and shutil.which(ldshared.split()[0]):  # the C accumulator is compiled into the wheel
