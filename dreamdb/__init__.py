@@ -22,8 +22,46 @@ __all__ = ["DreamdbError", "Hit", "Index", "MultiIndex", "__version__", "open"]
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing; type checkers read the name alike)
 if TYPE_CHECKING:
+    import os
+    from collections.abc import Sequence
+    from typing import Any, overload
+
     from dreamdb.api import Hit, Index
     from dreamdb.multi import MultiIndex
+
+    # (what a type checker reads: a path gives an Index, so its methods type-check without a narrowing; QA 93-C F8)
+    @overload
+    def open(vault: str | os.PathLike[str] | None = None, **kwargs: Any) -> Index: ...  # noqa: A001
+
+    @overload
+    def open(vault: Sequence[str | os.PathLike[str]], **kwargs: Any) -> Index | MultiIndex: ...  # noqa: A001
+
+    def open(vault: Any = None, **kwargs: Any) -> Index | MultiIndex: ...  # noqa: A001
+else:
+    def open(vault=None, **kwargs):  # noqa: A001 - the documented name
+        """Open the dreamdb index of one vault (or several) and return it.
+
+        Args:
+            vault: path to a ``_dream_context`` folder (or a folder above one), a
+                list of such paths, or ``None`` to use ``DREAMDB_VAULT`` or walk up
+                from the working directory.
+            **kwargs: passed to :class:`dreamdb.api.Index`.
+
+        Returns:
+            dreamdb.api.Index (or dreamdb.multi.MultiIndex for a list of two vaults or more; a list of one gives its
+            Index).
+
+        Raises:
+            VaultNotFound: no vault at the path, or none found walking up.
+            UsageError: an argument of the wrong type or out of range.
+            LexiconError: ``lexicon=`` names a file that is not a lexicon.
+
+        The index itself is opened on first use: :class:`~dreamdb.errors.IndexUnavailable` (it cannot be
+        created, read or rebuilt) comes from the first call that reads it, not from ``open``.
+        """
+        from dreamdb.api import open_index
+
+        return open_index(vault, **kwargs)
 
 
 def __dir__() -> list[str]:
@@ -43,27 +81,3 @@ def __getattr__(name: str):
         return MultiIndex
     raise AttributeError(f"module 'dreamdb' has no attribute {name!r}")
 
-
-def open(vault=None, **kwargs) -> Index | MultiIndex:  # noqa: A001 - the documented name
-    """Open the dreamdb index of one vault (or several) and return it.
-
-    Args:
-        vault: path to a ``_dream_context`` folder (or a folder above one), a
-            list of such paths, or ``None`` to use ``DREAMDB_VAULT`` or walk up
-            from the working directory.
-        **kwargs: passed to :class:`dreamdb.api.Index`.
-
-    Returns:
-        dreamdb.api.Index (or dreamdb.multi.MultiIndex for a list of vaults).
-
-    Raises:
-        VaultNotFound: no vault at the path, or none found walking up.
-        UsageError: an argument of the wrong type or out of range.
-        LexiconError: ``lexicon=`` names a file that is not a lexicon.
-
-    The index itself is opened on first use: :class:`~dreamdb.errors.IndexUnavailable` (it cannot be
-    created, read or rebuilt) comes from the first call that reads it, not from ``open``.
-    """
-    from dreamdb.api import open_index
-
-    return open_index(vault, **kwargs)

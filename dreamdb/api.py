@@ -1071,7 +1071,7 @@ class Index:
             self._conn.close()
             self._conn = None
 
-    def __enter__(self):
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -97,7 +97,7 @@ class MultiIndex:
         for index in self.indexes:
             index.close()
 
-    def __enter__(self):
+    def __enter__(self) -> MultiIndex:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -155,3 +155,28 @@ def test_help_lists_the_public_api_and_type_checkers_keep_index_methods():
     assert "class Index" in text and "class Hit" in text and "class MultiIndex" in text
     assert set(dreamdb.__all__) <= set(dir(dreamdb))
     assert "top" in inspect.signature(Index.recall).parameters and Index.recall.__wrapped__ is not None
+
+
+@pytest.mark.slow
+def test_the_public_api_type_checks_as_documented(tmp_path):
+    """QA round 93-C F8: ``dreamdb.open(path)`` was typed ``Index | MultiIndex``, so ``open(path).refresh_embeddings()``
+    was an error under ``mypy --strict`` and ``with dreamdb.open(path) as i`` gave ``i`` the type Any. A path gives an
+    Index, a list of paths either; the README's example type-checks."""
+    import re
+
+    from tests.conftest import ROOT
+
+    pytest.importorskip("mypy", reason="mypy is in the dev extra: pip install -e '.[dev]'")
+    use = tmp_path / "use.py"
+    use.write_text("import dreamdb\n\n"
+                   "with dreamdb.open('examples') as ix:\n"
+                   "    ix.refresh_embeddings()\n"
+                   "    reveal_type(ix)\n"
+                   "    hits = ix.recall('sleep debt', top=5)\n"
+                   "    reveal_type(hits[0].rank_score)\n"
+                   "reveal_type(dreamdb.open(['a', 'b']))\n")
+    p = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "c"),
+                        str(use)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    revealed = re.findall(r'Revealed type is "([^"]+)"', p.stdout)
+    assert revealed == ["dreamdb.api.Index", "float", "dreamdb.api.Index | dreamdb.multi.MultiIndex"], p.stdout
+    assert p.returncode == 0 and "Success: no issues found" in p.stdout, p.stdout
