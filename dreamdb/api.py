@@ -1342,6 +1342,12 @@ class Index:
                 ``include_expired`` not a bool (``"no"`` would read as true). (A bad
                 ``DREAMDB_EMBED_THREADS`` makes the model unusable, not recall: a hybrid mode falls back
                 to BM25 and a note says why, so a prompt hook keeps its memories.)
+            VaultNotFound: the vault folder is gone (moved or deleted) since this Index opened it.
+            IndexUnavailable: the index cannot be created, read or rebuilt (a full disk, no permission, a broken
+                install); a damaged one is rebuilt instead, with a note.
+            LockTimeout: another process held the index's write lock past ``lock_timeout_ms`` while it had to be
+                written (a first build, a rebuild); a lazy sync that waits too long answers from the index as it is,
+                with a note.
         """
         if not isinstance(query, str):
             raise UsageError(f"query must be a string, got {type(query).__name__}")
