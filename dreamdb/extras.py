@@ -74,12 +74,28 @@ def _marker_holds(marker: str, extra: str) -> bool:
         return True
 
 
+def pip() -> str:
+    """The pip of the Python running dreamdb: ``pip`` when the ``pip`` first on ``PATH`` is that Python's (an
+    activated virtual environment), else ``<this python> -m pip`` (QA round 93-C F7: ``.venv/bin/dreamdb`` run
+    without activating its environment was told to ``pip install`` into another one, and stayed without the
+    extra)."""
+    import os
+    import shutil
+    import sys
+
+    found = shutil.which("pip")
+    if found and os.path.dirname(os.path.abspath(found)) == os.path.dirname(os.path.abspath(sys.executable)):
+        return "pip"
+    return f"{shlex.quote(sys.executable)} -m pip"
+
+
 def install_command(extra: str) -> str:
-    """The shell command that installs ``extra`` for the dreamdb running now (see the module's docstring)."""
+    """The shell command that installs ``extra`` for the dreamdb running now (see the module's docstring), with
+    this Python's :func:`pip`."""
     root = source_checkout()
     if root is not None:
-        return f"pip install -e {shlex.quote(f'{root}[{extra}]')}"
-    return "pip install " + " ".join(map(shlex.quote, extra_requirements(extra)))
+        return f"{pip()} install -e {shlex.quote(f'{root}[{extra}]')}"
+    return f"{pip()} install " + " ".join(map(shlex.quote, extra_requirements(extra)))
 
 
 def reinstall_command() -> str:
@@ -89,5 +105,5 @@ def reinstall_command() -> str:
     project's name on PyPI (QA round 74 F7)."""
     root = source_checkout()
     if root is not None:
-        return f"pip install -e {shlex.quote(str(root))}"
+        return f"{pip()} install -e {shlex.quote(str(root))}"
     return "reinstall it from the wheel or checkout you installed it from (the name dreamdb on PyPI is another project's)"

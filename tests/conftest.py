@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import importlib.util
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -274,3 +275,11 @@ def gold_data_folder(tmp_path: Path, notes: dict[str, str], lines: list[dict], *
     text = "".join(json.dumps(x) + "\n" for x in lines)
     (data / "eval" / "dreamcontext-gold-train.jsonl").write_bytes(("\ufeff" if bom else "").encode() + text.encode())
     return data
+
+
+@pytest.fixture()
+def activated_python(monkeypatch):
+    """``PATH`` with the running Python's folder first, as an activated virtual environment has it: install hints
+    then say ``pip`` (:func:`dreamdb.extras.pip`), as the README's commands do."""
+    monkeypatch.setenv("PATH", os.path.dirname(os.path.abspath(sys.executable)) + os.pathsep + os.environ.get("PATH", ""))
+

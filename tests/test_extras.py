@@ -12,6 +12,29 @@ from dreamdb import extras
 from tests.conftest import ROOT
 
 
+@pytest.fixture(autouse=True)
+def _activated(activated_python):
+    """Every hint here as an activated environment gives it (``pip``; see :func:`dreamdb.extras.pip`)."""
+
+
+def test_a_python_not_first_on_path_is_named_in_the_install_command(monkeypatch, tmp_path):
+    """QA round 93-C F7: ``.venv/bin/dreamdb`` run without activating its environment said ``pip install …``, which
+    installed into whichever Python's pip came first on PATH, and the extra stayed missing: the hint names this
+    Python then."""
+    import shlex
+
+    assert extras.pip() == "pip" and extras.install_command("embed").startswith("pip install -e ")
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "pip").write_text("#!/bin/sh\n")
+    (other / "pip").chmod(0o755)
+    monkeypatch.setenv("PATH", str(other))
+    assert extras.pip() == f"{shlex.quote(sys.executable)} -m pip"
+    assert extras.install_command("embed") == f"{shlex.quote(sys.executable)} -m pip install -e '{ROOT.resolve()}[embed]'"
+    monkeypatch.setenv("PATH", "")
+    assert extras.reinstall_command().startswith(f"{shlex.quote(sys.executable)} -m pip install -e ")
+
+
 def test_from_a_source_checkout_the_hint_is_an_editable_install_of_that_checkout():
     assert extras.source_checkout() == ROOT.resolve()
     assert extras.install_command("embed") == f"pip install -e '{ROOT.resolve()}[embed]'"
