@@ -383,7 +383,8 @@ def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny
     assert stored > 0
     # as dreamdb 0.1.0 of 2 Dec left it: schema 9, index format 11.7
     with stdlib_sqlite3.connect(index) as c:
-        c.execute("DELETE FROM schema_migrations WHERE version = 10")
+        c.execute("DELETE FROM schema_migrations WHERE version >= 10")
+        c.execute("ALTER TABLE dirs DROP COLUMN ctime_ns")  # (migration 011's)
         c.execute("ALTER TABLE chunked_documents DROP COLUMN words")
         c.execute("ALTER TABLE chunked_documents DROP COLUMN embedded_words")
         c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")
