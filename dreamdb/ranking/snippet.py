@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
+from itertools import islice
 
 from dreamdb.analyzer import (analyze, compound_terms, drop_data, fold_case, has_case_change, identifier_terms,
                               is_identifier_term, is_turkish_text, normalize, raw_tokens, snake_case_terms, stem)
@@ -14,6 +15,12 @@ SNIPPET_COMPOUND_CHARS = 50_000
 """How much of a body (characters, from its start) the snippet searches for camelCase words whose parts are query
 terms (:func:`dreamdb.analyzer.compound_terms`): on a note holding a 2 MB pasted screenshot, its best snippet took
 47 ms against 42 ms without this search (3 Dec); searching the whole body took 3.5 s (QA round 50)."""
+
+SNIPPET_CANDIDATES = 20_000
+"""How many words that may be query terms (:func:`_candidates`, body order) the snippet weighs, at most: past them
+the lines after are not searched. A 10 MB note of one repeated query word made 2 million of them, each stemmed in
+Python: 2.5 s a recall and 8 s a prompt hook (QA round 94-B F2); 20,000 take ≈ 25 ms, and a note holds that many
+matches of a query's words only when it is far longer than any note written by hand."""
 
 MAX_LINE_CHARS = 240
 """Each snippet line is cut to this many characters (a 1 MB single line stays readable)."""
@@ -174,17 +181,23 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     if pre is None:
         pass
     elif len(folded) != len(text):  # a rare character whose lowercase is longer: go line by line
+        left = SNIPPET_CANDIDATES
         for n, ln in enumerate(lines):
             for _i, w in _candidates(pre, fold_case(ln).replace("_", " ")):
                 term = _matched_term(w, terms, turkish)
                 if term:
                     hit(n, term)
+                left -= 1
+                if not left:
+                    break
+            if not left:
+                break
     else:
         starts, pos = [], 0
         for ln in lines:
             starts.append(pos)
             pos += len(ln) + 1
-        for i, w in _candidates(pre, folded):
+        for i, w in islice(_candidates(pre, folded), SNIPPET_CANDIDATES):
             term = _matched_term(w, terms, turkish)
             if term:
                 hit(bisect_right(starts, i) - 1, term)
