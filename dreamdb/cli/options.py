@@ -80,14 +80,17 @@ class FreeTextCommand(click.Command):
     (QA round 72-A: ``dreamdb recall -x`` and ``dreamdb sql "-- comment"`` said only "No such option")."""
 
     def parse_args(self, ctx, args):  # noqa: D102
+        given = list(args)  # (click's parser consumes the list it is given)
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
             if not exc.possibilities:
                 import shlex
 
-                exc.message += (f" Text that starts with '-' goes after --: dreamdb {self.name} -- "
-                                f"{shlex.quote(exc.option_name)}")
+                # the whole word the option came from: click splits "-sqlite" into "-s", "-q", … (QA round 94-B F4)
+                word = next((a for a in given if a == exc.option_name or (
+                    a.startswith(exc.option_name) and not a.startswith("--"))), exc.option_name)
+                exc.message += f" Text that starts with '-' goes after --: dreamdb {self.name} -- {shlex.quote(word)}"
             raise
 
 
