@@ -633,3 +633,17 @@ def test_blank_path_variables_are_unset_and_a_relative_xdg_cache_is_not_used(tmp
                        timeout=120, env={**env, "DREAMDB_INDEX": "rel.db", "PYTHONPATH": str(ROOT)})
     assert p.returncode == 2 and "DREAMDB_INDEX='rel.db' is a relative path, and the current folder no longer exists" \
         in p.stderr, p.stderr
+
+
+def test_an_empty_path_option_is_refused(capsys, tmp_path, monkeypatch):
+    """QA round 94-B F6: ``model build --dest ''`` built into the default folder and ``lexicon build --to ''`` said
+    ". is a folder", where ``--vault ''`` says the path is empty. Every path option refuses an empty or blank value."""
+    from dreamdb.entry import main
+
+    monkeypatch.chdir(tmp_path)
+    for args in (["model", "build", "--dest", ""], ["model", "install", "--dest", " "], ["lexicon", "build", "--to", ""],
+                 ["eval", "--cache", ""], ["hook", "install", "--project", ""]):
+        assert main(args) == 2, args
+        assert "the path is empty: give a path, or leave the option out." in capsys.readouterr().err, args
+    assert list(tmp_path.iterdir()) == []
+

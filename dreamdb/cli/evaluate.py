@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import json_option
+from dreamdb.cli.options import NonEmptyPath, json_option
 from dreamdb.errors import UsageError
 
 SET_CHOICES = ["dreamcontext", "scifact", "xquad", "eips", "all"]
@@ -34,14 +34,14 @@ def _progress(label: str, length: int):
 @click.option("--quick", is_flag=True, help="Only the first 50 queries of each track (deterministic; for CI smoke). "
               "Indexes are still built whole, and a dense mode embeds every chunk first (minutes on the large "
               "sets; see --max-embed).")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), envvar="DREAMDB_EVAL_DATA",
+@click.option("--data", "data_dir", type=NonEmptyPath(file_okay=False, path_type=Path), envvar="DREAMDB_EVAL_DATA",
               help="Folder holding eval/, eval-data/ and vaults/. Default: $DREAMDB_EVAL_DATA, else ../shared "
                    "beside the repository.")
-@click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--cache", "cache_dir", type=NonEmptyPath(file_okay=False, path_type=Path),
               help="Where converted vaults and indexes go. Default: eval/.cache in the source checkout, else eval/ in"
                    " dreamdb's user cache folder.")
 @click.option("--write-results", is_flag=True, help="Regenerate eval/RESULTS.md from this run.")
-@click.option("--results-file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--results-file", type=NonEmptyPath(dir_okay=False, path_type=Path),
               help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results).")
 @click.option("--max-embed", type=click.IntRange(0), default=None, metavar="N",
               help="Skip the dense modes of an index that still needs more than N chunks embedded (default: embed all); "

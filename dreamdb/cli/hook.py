@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import SuggestingGroup, json_option
+from dreamdb.cli.options import NonEmptyPath, SuggestingGroup, json_option
 
 
 @click.group("hook", cls=SuggestingGroup)
@@ -49,7 +49,7 @@ def user_prompt_submit(ctx, show_help):
 
 
 @hook.command("install", short_help="Add the hook to a project's .claude/settings.json.")
-@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
+@click.option("--project", type=NonEmptyPath(file_okay=False, path_type=Path), default=".", show_default=True,
               help="Project folder whose .claude/settings.json gets the hook.")
 @click.option("--command", "command", default=None,
               help="Hook command. Default: 'dreamdb hook user-prompt-submit' when dreamdb is on PATH by itself; "
@@ -188,7 +188,7 @@ def _hook_command(default: str, absolute: bool = False) -> str:
 
 
 @hook.command("uninstall", short_help="Remove the hook (other hooks untouched).")
-@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True)
+@click.option("--project", type=NonEmptyPath(file_okay=False, path_type=Path), default=".", show_default=True)
 @json_option
 def uninstall(project, as_json):
     """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json and settings.local.json

