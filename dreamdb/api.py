@@ -29,7 +29,7 @@ from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate, migrations_dir, missing_objects, pending
 from dreamdb.store.salvage import carry_vectors, open_for_carry
-from dreamdb.store.sync import INDEX_FORMAT, SyncReport, forget_stats, sync, unreadable_paths
+from dreamdb.store.sync import CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, sync, unreadable_paths
 from dreamdb.timeparse import as_utc
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
 
@@ -642,6 +642,12 @@ class Index:
         if from_cache:
             with suppress(OSError):
                 config.remove_index_files(other)
+            # (and what the index kept beside it there, then its folder if nothing else is in it: QA round 94-B F7)
+            for name in (CLOCK_FILE_NAME, "embed.lock", f"{config.INDEX_FILE_NAME}.rebuild.lock"):  # (embeddings.store's lock)
+                with suppress(OSError):
+                    os.remove(other.parent / name)
+            with suppress(OSError):
+                other.parent.rmdir()
         self.notes.append(
             f"the vault's index was in the user cache ({other}) while the vault was read-only; it was moved to "
             f"{self.index_path}, its embeddings included" if from_cache else

@@ -944,6 +944,7 @@ def test_an_index_follows_its_vault_between_the_cache_and_the_vault(example_vaul
     notes = index.take_notes()
     assert any("was in the user cache" in n and "moved to" in n for n in notes), notes
     assert not cached.exists() and stat.S_IMODE(index.index_path.stat().st_mode) == 0o600
+    assert not cached.parent.exists()  # (nor its sync.clock, locks and folder: QA round 94-B F7)
     index.close()
     # and back: the vault's index folder made read-only copies the index into the cache (its own stays)
     folder = example_vault / ".dreamdb"
