@@ -1398,7 +1398,8 @@ class Index:
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.
-            self.notes.append("no searchable terms in the query (only stopwords, punctuation or one-character words)")
+            self.notes.append("the query is empty" if not query.strip() else
+                              "no searchable terms in the query (only stopwords, punctuation or one-character words)")
             return []
         if explain:
             self.notes.extend(_plan_notes(plan, self._lexicon()))

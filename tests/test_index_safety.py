@@ -884,6 +884,7 @@ def test_notes_a_long_lived_index_never_takes_stay_bounded(example_vault):
     assert ix.take_notes() == []  # taken: cleared
     assert ix.recall("the of and", top=1) == [] and ix.take_notes() == [
         "no searchable terms in the query (only stopwords, punctuation or one-character words)"]
+    assert ix.recall(" ", top=1) == [] and ix.take_notes() == ["the query is empty"]  # (QA round 94-B F8)
     ix.close()
 
 
