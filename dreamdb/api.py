@@ -782,16 +782,7 @@ class Index:
         """Whether the file at the index path now reads as a dreamdb index (dreamdb's application id, or none and
         dreamdb's tables), read read-only; ``False`` when it cannot be read."""
         kind = config.index_file_kind(self.index_path)
-        if kind != "sqlite":
-            return kind == "dreamdb"
-        try:
-            ro = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
-            try:
-                return _has_dreamdb_schema(ro)
-            finally:
-                ro.close()
-        except (IndexUnavailable, db.DatabaseError):
-            return False
+        return kind == "dreamdb" or (kind == "sqlite" and _is_older_dreamdb_index(self.index_path))
 
     def _check_tables(self, conn) -> None:
         """In dreamdb's own folders, a SQLite file without dreamdb's application id must be an older
