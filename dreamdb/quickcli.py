@@ -53,9 +53,11 @@ def json_error(message: str, hint: str | None, exit_code: int) -> None:
     if JSON_ERRORS:
         import json
 
+        from dreamdb.output import ASCII_JSON  # (a locale that cannot write Unicode: escaped, QA round 94-A F1)
+
         try:
             sys.stdout.write(json.dumps({"error": {"message": message, "hint": hint, "exit_code": exit_code}},
-                                        ensure_ascii=False) + "\n")
+                                        ensure_ascii=ASCII_JSON) + "\n")
             sys.stdout.flush()
         except OSError:  # stdout itself is what failed: stderr has the message
             _silence_stdout()
@@ -184,8 +186,10 @@ def interrupted() -> int:
     if JSON_ERRORS and not REPORTED:
         import json
 
+        from dreamdb.output import ASCII_JSON
+
         with contextlib.suppress(OSError):
-            sys.stdout.write(json.dumps({"interrupted": True, "saved": done}, ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps({"interrupted": True, "saved": done}, ensure_ascii=ASCII_JSON) + "\n")
             sys.stdout.flush()
     return 0
 

@@ -612,6 +612,11 @@ def test_a_locale_that_cannot_encode_unicode_gets_escapes_not_a_crash(tmp_path):
     assert latin.returncode == utf8.returncode == 0 and latin.stdout.isascii(), latin.stderr
     assert json.loads(latin.stdout)["hits"] == json.loads(utf8.stdout)["hits"]
     assert any(ord(c) > 127 for c in json.dumps(json.loads(utf8.stdout)["hits"], ensure_ascii=False))
+    # an error with --json too (QA round 94-A F1: the error envelope carried \xfc and \U0001f600, no JSON)
+    for encoding in ("latin-1", "ascii"):
+        p = run("recall", "x", "--vault", "/nonexistent/ü😀", "--json", encoding=encoding)
+        assert p.returncode == 3 and p.stdout.isascii(), p.stdout
+        assert json.loads(p.stdout)["error"]["message"] == "Vault path does not exist: /nonexistent/ü😀"
     payload = json.dumps({"prompt": "how is sleep debt computed", "cwd": str(vault.parent)}).encode()
     hook = run("hook", "user-prompt-submit", stdin=payload)
     assert hook.returncode == 0 and "— Memory recall" in hook.stdout.decode("utf-8"), (hook.stdout, hook.stderr)
