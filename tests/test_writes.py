@@ -2659,3 +2659,27 @@ def test_a_saved_entry_is_named_in_the_record_an_interruption_reads(tmp_path):
     entry = remember(v, "An entry to name.", scope="naming")
     assert writes.COMMITTED.get() == f"{v / 'core' / 'CHANGELOG.json'} (entry changelog/{entry['id']})"
     writes.COMMITTED.set(None)
+
+
+def test_remember_refuses_to_start_a_changelog_beside_one_named_in_another_case(tiny_vault: Path):
+    """QA round 94-A F2: with the vault's changelog named ``core/changelog.json``, ``remember`` created a new
+    ``core/CHANGELOG.json`` beside it, and from then on nothing said the other file (every entry of the vault) was
+    left out of every sync. The write is refused, naming the rename; with both files there, status and sync still
+    name the one in another case."""
+    import dreamdb
+
+    write_doc(tiny_vault, "core/changelog.json", json.dumps([{"date": "2026-01-01", "type": "decision",
+                                                               "scope": "db", "summary": "Chose SQLite"}]))
+    before = (tiny_vault / "core" / "changelog.json").read_bytes()
+    with pytest.raises(WriteRefused, match="core/changelog.json is the vault's changelog named in another case") as e:
+        remember(tiny_vault, "a new entry")
+    assert e.value.exit_code == 6 and e.value.hint.startswith("Rename it: mv ")
+    if (tiny_vault / "core" / "CHANGELOG.json").exists():  # (a file system that ignores case: one file)
+        pytest.skip("this file system ignores case")
+    assert sorted(p.name for p in (tiny_vault / "core").iterdir()) == ["changelog.json"]
+    assert (tiny_vault / "core" / "changelog.json").read_bytes() == before
+    write_doc(tiny_vault, "core/CHANGELOG.json", "[]\n")
+    with dreamdb.open(tiny_vault) as index:
+        warnings = index.sync().warnings
+        assert index.status()["unindexed_changelog"] == ["core/changelog.json"]
+    assert any(w.startswith("core/changelog.json: skipped") for w in warnings), warnings

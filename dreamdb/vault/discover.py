@@ -484,16 +484,24 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
 
 
 def misnamed_changelog(vault: Path | str) -> list[str]:
-    """The vault-relative paths of files named as :data:`CHANGELOG_FILE` in another case (``core/changelog.json``),
-    where no file of its own name is: a sync skips them and says so, ``status`` lists them (QA round 91 F7)."""
-    if os.path.lexists(os.path.join(vault, CHANGELOG_FILE)):
-        return []
+    """The vault-relative paths of files named as :data:`CHANGELOG_FILE` in another case (``core/changelog.json``)
+    that are not that file (on a file system that ignores case, they are: it is read): a sync skips them and says
+    so, ``status`` lists them (QA round 91 F7), also beside a ``CHANGELOG.json`` (94-A F2)."""
     folder, name = os.path.split(CHANGELOG_FILE)
     try:
-        return sorted(f"{folder}/{n}" for n in os.listdir(os.path.join(vault, folder))
-                      if n.lower() == name.lower() and n != name)
+        near = sorted(n for n in os.listdir(os.path.join(vault, folder)) if n.lower() == name.lower() and n != name)
     except OSError:
         return []
+    own = os.path.join(vault, CHANGELOG_FILE)
+    found = []
+    for n in near:
+        try:
+            same = os.path.lexists(own) and os.path.samefile(own, os.path.join(vault, folder, n))
+        except OSError:
+            same = False
+        if not same:
+            found.append(f"{folder}/{n}")
+    return found
 
 
 def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:

@@ -385,6 +385,14 @@ def remember(
     path = vault / CHANGELOG_RELPATH
     # Check first (nothing created yet): a refused write leaves no trace, not even .dreamdb/.
     _check_writable(vault)
+    from dreamdb.vault.discover import misnamed_changelog
+
+    misnamed = misnamed_changelog(vault)
+    if misnamed and not os.path.lexists(path):  # (a second changelog beside it would hide it: QA round 94-A F2)
+        raise WriteRefused(f"{misnamed[0]} is the vault's changelog named in another case; dreamdb reads and writes"
+                           f" {CHANGELOG_RELPATH.as_posix()} only, and a new one beside it would leave {misnamed[0]}"
+                           " out of every sync. Nothing was changed.",
+                           hint=f"Rename it: mv '{vault / misnamed[0]}' '{path}'")
     precheck = _read_changelog(_confined(vault, path))
     _check_file_writable(path)
     if supersedes is not None:
