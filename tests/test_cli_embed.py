@@ -906,3 +906,32 @@ def test_without_the_runtime_a_download_fetches_nothing_and_model_status_says_so
     monkeypatch.setenv("DREAMDB_MODEL_DIR", str(fake))
     code, out, err = run(capsys, "model", "status")
     assert code == 0 and "runtime:    onnxruntime and tokenizers not installed: hybrid recall falls back to BM25" in out, out
+
+
+@pytest.mark.model
+def test_vectors_sqlite_vec_cannot_read_are_damage_check_finds_and_recall_rebuilds(tiny_vault, with_model, capsys):
+    """QA round 94-A F3: a vector chunk of sqlite-vec's of the wrong size (SQLite's own checks cannot tell) made every
+    hybrid and dense recall exit 4 ("vectors blob size doesn't match"; hint: delete the index), while ``sync --check``
+    said ok. ``--check`` reads every vector once and rebuilds; a recall that meets it rebuilds too."""
+    import sqlite3 as stdlib_sqlite3
+
+    small_vault(tiny_vault)
+    index = tiny_vault / ".dreamdb" / "index.db"
+
+    def damage():
+        assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+        with stdlib_sqlite3.connect(index) as c:
+            assert c.execute("UPDATE vec_embeddings_vector_chunks00 SET vectors = zeroblob(10)").rowcount == 1
+
+    damage()
+    code, out, err = run(capsys, "sync", "--check", "--vault", str(tiny_vault), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["rebuilt"] is True, out
+    assert any(w.startswith(f"index at {index} was unreadable (index check: vec_embeddings: ") for w in report["warnings"])
+    damage()
+    code, out, err = run(capsys, "recall", "sleep", "--mode", "hybrid", "--vault", str(tiny_vault), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["hits"] and any("vectors blob size doesn't match" in n and "rebuilt from the vault" in n
+                                              for n in doc["notes"]), (out, err)
+    code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+    assert code == 0 and json.loads(out)["embedded"] == json.loads(out)["chunks"] == 2, out

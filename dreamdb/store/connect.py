@@ -108,6 +108,17 @@ DAMAGE_MESSAGES = ("database disk image is malformed", "file is not a database",
 """SQLite's messages for those codes, for a driver that does not expose ``sqlite_errorcode``."""
 
 
+VEC_DAMAGE_MESSAGES = ("size doesn't match - expected", "size mismatch", "could not fetch vector data")
+"""sqlite-vec's messages for tables of its own whose content disagrees (a vector chunk of the wrong size, a rowid
+with no vector): damage SQLite's checks cannot see (QA round 94-A F3)."""
+
+
+def is_vec_damage(exc: BaseException) -> bool:
+    """Whether an error is sqlite-vec's report of its own tables' damaged content (:data:`VEC_DAMAGE_MESSAGES`)."""
+    msg = str(exc).lower()
+    return any(s in msg for s in VEC_DAMAGE_MESSAGES)
+
+
 def is_damage(exc: BaseException) -> bool:
     """Whether an SQLite error says the database file itself is damaged (by its result code where the
     driver gives it: a message alone would also match "malformed JSON" from a user's query)."""
