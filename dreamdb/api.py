@@ -1115,23 +1115,25 @@ class Index:
         return rows
 
     @_serialized
-    def sync(self, *, force: bool = False, progress=None, check: bool = False) -> SyncReport:
+    def sync(self, *, force: bool = False, progress=None, check: bool = False,
+             reread: bool | None = None) -> SyncReport:
         """Mirror the vault into the index (content-hash incremental; see :mod:`dreamdb.store.sync`).
 
         Args:
             force: re-parse every file, even unchanged ones.
             progress: callable ``(done, total)``.
             check: first run :meth:`check`; a damaged index is deleted and rebuilt from the vault
-                (``report.rebuilt``, the problem in ``report.warnings``); then read and hash every file again,
-                trusting no stored stat (:func:`dreamdb.store.sync.forget_stats`: a change its stat did not show
-                is ``report.changed``).
+                (``report.rebuilt``, the problem in ``report.warnings``).
+            reread: read and hash every file again, trusting no stored stat (:func:`dreamdb.store.sync.forget_stats`:
+                a change its stat did not show is ``report.changed``); by default, when ``check``.
 
         Raises:
             LockTimeout: another process held the write lock too long.
             UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true), ``progress`` not callable.
             IndexUnavailable: the index can only be opened read-only (a full disk, a read-only file system).
         """
-        flags(force=force, check=check)
+        reread = check if reread is None else reread
+        flags(force=force, check=check, reread=reread)
         callback(progress, "progress")
         if self._opened_read_only():
             raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
@@ -1144,8 +1146,9 @@ class Index:
                 ours = problems[0].startswith(("corpus_stats", "postings", "vec_embeddings"))  # (not SQLite's)
                 self._conn = self._rebuild(("index check: " if ours else "PRAGMA integrity_check: ")
                                            + _first_problems(problems), found_in=self._opened_file)
-            else:
-                self._guarded(lambda: forget_stats(self.conn))
+                reread = False  # (a new index reads every file anyway)
+        if reread:
+            self._guarded(lambda: forget_stats(self.conn))
         try:
             report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives,
                                                 force=force, progress=progress))

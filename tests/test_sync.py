@@ -1917,6 +1917,8 @@ def test_sync_check_reads_every_file_again_and_finds_a_change_no_stat_showed(tin
     r = index.sync()
     assert (r.changed, r.unchanged) == (0, 2) and index.recall("zznewword") == []  # (stale: what --check is for)
     generation = index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    r = index.sync(check=True, reread=False)  # (what embed refresh asks before it embeds: damage only)
+    assert (r.changed, r.unchanged) == (0, 2) and index.recall("zznewword") == []
     r = index.sync(check=True)
     assert (r.added, r.changed, r.unchanged) == (0, 1, 1) and not r.rebuilt
     assert [h.doc_id for h in index.recall("zznewword")] == ["knowledge/a"] and index.recall("zzoldword") == []

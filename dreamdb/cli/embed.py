@@ -148,7 +148,7 @@ def refresh_cmd(vault, force, threads, as_json):
 
     index = open_index(vault)
     # minutes of embedding must not go into a damaged index that a later recall rebuilds
-    print_notes(index, index.sync(check=True).warnings)
+    print_notes(index, index.sync(check=True, reread=False).warnings)
     embedder = get_embedder(threads=threads)
     report = _run_refresh(index, embedder, force=force, show_bar=not as_json)
     print_notes(index)  # (another process rebuilt the index meanwhile: the run went on in the new one)
@@ -261,7 +261,7 @@ def compact_cmd(vault, as_json):
 
     index = open_index(vault)
     # a damaged index is rebuilt from the vault first (compact would fail on it)
-    print_notes(index, index.sync(check=True).warnings)
+    print_notes(index, index.sync(check=True, reread=False).warnings)
     r = compact(index.conn, on_wait=_Waiting())
     print_notes(index)
     if as_json:
@@ -390,7 +390,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             return skip(skipped)
     if index is None:
         index = open_index(vault)
-        report = index.sync(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
+        report = index.sync(check=True, reread=False)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
         if report.rebuilt and not as_json:  # (said before the embedding it causes: QA round 76 F9)
             for warning in report.warnings:  # (an upgrade's too, as every other command says it: QA round 87 L5)
                 if "rebuilt from the vault" in warning or "built by another version of dreamdb" in warning:
@@ -460,7 +460,7 @@ def _skip_reason(vault):
     index = open_index(vault)
     if not vectors_available(index.conn):
         return None, "the index has no vector tables (sqlite-vec unavailable)"
-    index.sync(check=True)  # the documents as they are: coverage() counts them
+    index.sync(check=True, reread=False)  # the documents as they are: coverage() counts them
     conn = index.conn
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
         return None, "the index has no vectors yet (run: dreamdb embed refresh)"
