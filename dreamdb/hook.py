@@ -544,7 +544,7 @@ def run_stdin() -> int:
                 raw = getattr(sys.stdout, "buffer", None)
                 if raw is not None:  # UTF-8, as the agent reads it, whatever the locale (QA round 93-A F3)
                     sys.stdout.flush()
-                    raw.write(out.encode("utf-8", "surrogateescape"))
+                    raw.write(out.encode("utf-8", "replace"))  # (a lone surrogate: "?", not a lost block)
                     raw.flush()
                 else:
                     sys.stdout.write(out)
