@@ -375,28 +375,6 @@ def english_word(word: str, lexicon) -> bool:
     return found
 
 
-def turkish_word(word: str, lexicon) -> bool:
-    """Whether the lexicon has ``word`` (lowercase) as a Turkish word, as written or typed without its letters, and in
-    no sense as an English one, as written or inflected: ``sunucu``, ``ozet`` (not ``basin``, both, nor ``crew``).
-    A query word the notes hold that is such a word is no sign that the query is English, though an English note
-    holds it (an English note quoting Turkish: QA round 93-B K7, ``sunucu guvenligi nasil saglaniyor`` was read as
-    English by ``sunucu`` alone, and its other words neither spelled out nor translated). ``False`` without a
-    lexicon. Kept in the lexicon's ``memo``."""
-    from dreamdb.lexicon import EN_TR, TR_EN
-
-    if lexicon is None or not NOT_TURKISH_LETTERS.isdisjoint(word):
-        return False
-    key = ("turkish word", word)
-    found = lexicon.memo.get(key)
-    if found is None:
-        found = ((lexicon.has(TR_EN, word) or (word.isascii() and lexicon.has(TR_EN, word, ascii=True)))
-                 and not lexicon.has(EN_TR, word) and not lexicon.has(EN_TR, english_stem(word), stemmed=True))
-        if len(lexicon.memo) >= RESOLVED_WORDS_MAX:
-            lexicon.memo.clear()
-        lexicon.memo[key] = found
-    return found
-
-
 def turkish_typed_plainly(word: str, lexicon) -> bool:
     """Whether the lexicon has ``word`` as a Turkish word typed without its letters (``ozet``: *özet*; ``gunluk``:
     *günlük*) and in no sense an English word, as written or inflected (``basin``, English and *basın*, is none):
@@ -910,10 +888,7 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     # Turkish spellings of ASCII words, first words first: for a query analysed as English only when
     # none of its words is in a non-Turkish note's text (in "cabin crew", "crew" says the query is
     # English, and "cabin" must not become "çap"; "yedekler sifrelenir" has no such word).
-    english = vocabulary.known(found_as_is, in_turkish=False) if not turkish else set()
-    if english and lexicon is not None:  # (a Turkish word an English note quotes is no English word: QA round 93-B K7)
-        english = {t for t, w, _cap in qwords if t in english and not turkish_word(w, lexicon)}
-    no_english_word = not turkish and not english
+    no_english_word = not turkish and not vocabulary.known(found_as_is, in_turkish=False)
     spell = vocabulary.has_turkish and (turkish or no_english_word)
     # A query whose function words say it is English ("the ansible") is not read as Turkish by the words of English
     # notes (loanwords, translations: "ansible" became "ansı", remember; QA round 83-A F2); its words' Turkish
