@@ -935,3 +935,22 @@ def test_vectors_sqlite_vec_cannot_read_are_damage_check_finds_and_recall_rebuil
                                               for n in doc["notes"]), (out, err)
     code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
     assert code == 0 and json.loads(out)["embedded"] == json.loads(out)["chunks"] == 2, out
+    # damage the nearest-neighbour search meets and a scan does not (QA round 95 F2, F3: dense recall "No matches."
+    # or embed dedup exit 70, while --check said ok): found by one search per model, the vectors kept
+    for statement, said in (("DELETE FROM vec_embeddings_chunks", "finds 0 of its 2 vectors"),
+                            ("UPDATE vec_embeddings_chunks SET partition00 = 'e5s-0000000000000000'",
+                             "finds 0 of its 2 vectors"),
+                            ("UPDATE vec_embeddings_chunks SET rowids = substr(rowids, 1, 100)",
+                             "chunk rowids size doesn't match")):
+        assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+        with stdlib_sqlite3.connect(index) as c:
+            c.execute(statement)
+        code, out, err = run(capsys, "sync", "--check", "--vault", str(tiny_vault), "--json")
+        report = json.loads(out)
+        assert code == 0 and report["rebuilt"] is True and any(said in w and "(its 2 stored embeddings kept)" in w
+                                                               for w in report["warnings"]), (statement, out)
+        code, out, err = run(capsys, "recall", "sleep consolidation", "--mode", "dense", "--vault", str(tiny_vault),
+                             "--json")
+        assert code == 0 and len(json.loads(out)["hits"]) == 2, (statement, out)
+    code, out, err = run(capsys, "sync", "--check", "--vault", str(tiny_vault), "--json")  # (a sound index: ok)
+    assert code == 0 and json.loads(out)["rebuilt"] is False and json.loads(out)["warnings"] == [], out
