@@ -2683,3 +2683,9 @@ def test_remember_refuses_to_start_a_changelog_beside_one_named_in_another_case(
         warnings = index.sync().warnings
         assert index.status()["unindexed_changelog"] == ["core/changelog.json"]
     assert any(w.startswith("core/changelog.json: skipped") for w in warnings), warnings
+    # its folder named in another case too (QA round 95 F4: Core/CHANGELOG.json, and remember forked it)
+    (tiny_vault / "core" / "CHANGELOG.json").unlink()
+    (tiny_vault / "core").rename(tiny_vault / "Core")
+    with pytest.raises(WriteRefused, match="Core/changelog.json is the vault's changelog named in another case"):
+        remember(tiny_vault, "a new entry")
+    assert not (tiny_vault / "core").exists()

@@ -488,19 +488,26 @@ def misnamed_changelog(vault: Path | str) -> list[str]:
     that are not that file (on a file system that ignores case, they are: it is read): a sync skips them and says
     so, ``status`` lists them (QA round 91 F7), also beside a ``CHANGELOG.json`` (94-A F2)."""
     folder, name = os.path.split(CHANGELOG_FILE)
-    try:
-        near = sorted(n for n in os.listdir(os.path.join(vault, folder)) if n.lower() == name.lower() and n != name)
+    try:  # (its folder in another case too: Core/CHANGELOG.json, QA round 95 F4)
+        folders = sorted(f for f in os.listdir(vault) if f.lower() == folder.lower())
     except OSError:
         return []
+    near = []
+    for f in folders:
+        try:
+            near += [f"{f}/{n}" for n in sorted(os.listdir(os.path.join(vault, f)))
+                     if n.lower() == name.lower() and f"{f}/{n}" != CHANGELOG_FILE]
+        except OSError:
+            continue
     own = os.path.join(vault, CHANGELOG_FILE)
     found = []
-    for n in near:
+    for rel in near:
         try:
-            same = os.path.lexists(own) and os.path.samefile(own, os.path.join(vault, folder, n))
+            same = os.path.lexists(own) and os.path.samefile(own, os.path.join(vault, rel))
         except OSError:
             same = False
         if not same:
-            found.append(f"{folder}/{n}")
+            found.append(rel)
     return found
 
 
