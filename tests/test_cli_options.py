@@ -575,7 +575,7 @@ def test_text_starting_with_a_dash_is_told_to_go_after_double_dash(capsys):
     assert main(["sql", "-- comment"]) == 2
     assert "goes after --: dreamdb sql -- '-- comment'" in capsys.readouterr().err
     # the whole word, which click splits into short options (QA round 94-B F4: "dreamdb recall -- -s" for -sqlite)
-    for word in ("-sqlite", "-DEC-0054"):
+    for word in ("-sqlite", "-DEC-0054", "-hybrid"):  # (-h is an option: "-y" fails; QA round 95 F5)
         assert main(["recall", word]) == 2
         assert f"goes after --: dreamdb recall -- {word}\n" in capsys.readouterr().err
     assert main(["recall", "--tpo", "3", "x"]) == 2

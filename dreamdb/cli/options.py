@@ -98,10 +98,17 @@ class FreeTextCommand(click.Command):
                 import shlex
 
                 # the whole word the option came from: click splits "-sqlite" into "-s", "-q", … (QA round 94-B F4)
-                word = next((a for a in given if a == exc.option_name or (
-                    a.startswith(exc.option_name) and not a.startswith("--"))), exc.option_name)
+                # (or a cluster holding its letter after one of the command's own, "-hybrid" failing at "-y": 95 F5)
+                word = next((a for a in given if a == exc.option_name), None) or next(
+                    (a for a in given if a.startswith("-") and not a.startswith("--") and len(exc.option_name) == 2
+                     and exc.option_name[1] in a[1:] and a not in self._known_options(ctx)), exc.option_name)
                 exc.message += f" Text that starts with '-' goes after --: dreamdb {self.name} -- {shlex.quote(word)}"
             raise
+
+
+    def _known_options(self, ctx) -> set[str]:
+        """Every option string of this command (``-n``, ``--top``, …)."""
+        return {o for p in self.get_params(ctx) for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
 
 
 class Interrupted(click.Abort):
