@@ -40,6 +40,9 @@ class FrozenRecordError(AttributeError):
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing; type checkers read the name alike)
 if TYPE_CHECKING:  # a type checker sees the dataclass these records mirror: their fields, __init__ and types
     from dataclasses import dataclass as record
+    from typing import Any, TypeVar
+
+    _R = TypeVar("_R")
 else:
     def record(cls=None, *, frozen: bool = False):
         """Class decorator: generate ``__init__``, ``__repr__``, ``__eq__`` (and ``__hash__`` when frozen)
@@ -132,7 +135,7 @@ def _public_name(cls, name: str) -> str:
     return public if isinstance(getattr(cls, public, None), property) else ""
 
 
-def fields(obj) -> tuple[str, ...]:
+def fields(obj: object) -> tuple[str, ...]:
     """The field names of a record class or instance, in order, as they are read (strings: ``[name for name in
     fields(hit)]``, where :func:`dataclasses.fields` gives ``Field`` objects with a ``.name``): a private field
     read through a property of the same name without its underscore is given by that name (``Hit._snippet``, a
@@ -141,14 +144,14 @@ def fields(obj) -> tuple[str, ...]:
     return tuple(p for p in (_public_name(cls, n) for n in cls.__record_fields__) if p)
 
 
-def replace(obj, **changes):
+def replace(obj: _R, **changes: Any) -> _R:
     """A copy of record ``obj`` with ``changes`` applied (every field passed to ``__init__`` again), each by a name
     :func:`fields` gives (``replace(hit, snippet="…")`` sets the field ``_snippet``) or the field's own.
 
     Raises:
         TypeError: a name in ``changes`` is not a field.
     """
-    cls = type(obj)
+    cls: Any = type(obj)
     names = cls.__record_fields__
     own = {_public_name(cls, n): n for n in names if n.startswith("_")}
     renamed = {own.get(k, k) if k not in names else k: v for k, v in changes.items()}

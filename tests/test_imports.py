@@ -174,9 +174,12 @@ def test_the_public_api_type_checks_as_documented(tmp_path):
                    "    reveal_type(ix)\n"
                    "    hits = ix.recall('sleep debt', top=5)\n"
                    "    reveal_type(hits[0].rank_score)\n"
-                   "reveal_type(dreamdb.open(['a', 'b']))\n")
+                   "reveal_type(dreamdb.open(['a', 'b']))\n"
+                   "from dreamdb.records import replace\n"  # (QA round 95 F8: untyped, though the README shows it)
+                   "reveal_type(replace(hits[0], title='x'))\n")
     p = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "c"),
                         str(use)], capture_output=True, text=True, timeout=300, cwd=ROOT)
     revealed = re.findall(r'Revealed type is "([^"]+)"', p.stdout)
-    assert revealed == ["dreamdb.api.Index", "float", "dreamdb.api.Index | dreamdb.multi.MultiIndex"], p.stdout
+    assert revealed == ["dreamdb.api.Index", "float", "dreamdb.api.Index | dreamdb.multi.MultiIndex",
+                        "dreamdb.api.Hit"], p.stdout
     assert p.returncode == 0 and "Success: no issues found" in p.stdout, p.stdout
