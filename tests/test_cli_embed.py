@@ -541,6 +541,19 @@ def test_an_interrupted_forced_refresh_is_finished_by_a_plain_one(tiny_vault, wi
     assert code == 0 and json.loads(out)["embedded"] == 1
     code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
     assert json.loads(out)["reembed_pending"] == 0
+    # texts without a vector yet count as neither re-embedded nor kept (QA round 95 F9: 1,283 of 1,347 said
+    # re-embedded, where 1,011 had no vector)
+    for i in range(3):
+        write_doc(tiny_vault, f"knowledge/new{i}.md", f"---\nname: New {i}\n---\nA longer new note number {i}, "
+                                                       "never embedded before this forced run began.\n")
+    monkeypatch.setattr(store, "refresh", stopped_after_one_text)
+    code, out, err = run(capsys, "embed", "refresh", "--force", "--vault", str(tiny_vault))
+    monkeypatch.setattr(store, "refresh", real)
+    st = json.loads(run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")[1])
+    done = st["distinct_texts"] - st["pending"] - st["reembed_pending"]
+    assert code == 130 and st["pending"] > 0 and (
+        f"Interrupted: {done}/{st['distinct_texts']} chunk texts re-embedded and kept; {st['reembed_pending']} keep"
+        f" their old vectors meanwhile and {st['pending']} have none yet.") in err, (st, err)
 
 
 def test_model_build_refusal_comes_before_building(tmp_path, capsys):

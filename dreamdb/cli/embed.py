@@ -101,9 +101,13 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
                 raise
             st = index.embed_status(embedder.model_id)
             if st.get("reembed_pending"):  # a --force run (or the rest of one): the others keep their old vectors
-                click.echo(f"Interrupted: {st['distinct_texts'] - st['reembed_pending']}/{st['distinct_texts']} chunk "
-                           "texts re-embedded and kept; the others keep their vectors meanwhile. Run `dreamdb embed "
-                           "refresh` to finish re-embedding them (it resumes; --force would start over).", err=True)
+                # (the texts that had no vector yet count as neither: QA round 95 F9, 1,283 of 1,347 said re-embedded
+                # where 1,011 texts had none)
+                done = st["distinct_texts"] - st["pending"] - st["reembed_pending"]
+                click.echo(f"Interrupted: {done}/{st['distinct_texts']} chunk texts re-embedded and kept; "
+                           f"{st['reembed_pending']} keep their old vectors meanwhile"
+                           + (f" and {st['pending']} have none yet" if st["pending"] else "")
+                           + ". Run `dreamdb embed refresh` to finish (it resumes; --force would start over).", err=True)
             elif not st["chunks"] and st.get("vectors"):  # (QA round 74 F4: "0/0 chunks have vectors" read as all lost)
                 click.echo(f"Interrupted: the vault was re-indexed meanwhile (another process's sync --force), so no "
                            f"chunk is listed yet; the {st['vectors']:,} vectors stored are kept, and the next run reuses "
