@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # a type checker sees the dataclass these records mirror: the
 
     _R = TypeVar("_R")
 else:
+    _R = Any = object  # (the names the annotations below use, for typing.get_type_hints at run time: QA round 96)
+
     def record(cls=None, *, frozen: bool = False):
         """Class decorator: generate ``__init__``, ``__repr__``, ``__eq__`` (and ``__hash__`` when frozen)
         from the class's annotations; see the module docstring.

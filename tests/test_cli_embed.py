@@ -922,7 +922,8 @@ def test_without_the_runtime_a_download_fetches_nothing_and_model_status_says_so
 
 
 @pytest.mark.model
-def test_vectors_sqlite_vec_cannot_read_are_damage_check_finds_and_recall_rebuilds(tiny_vault, with_model, capsys):
+def test_vectors_sqlite_vec_cannot_read_are_damage_check_finds_and_recall_rebuilds(tiny_vault, with_model, capsys,
+                                                                                    monkeypatch):
     """QA round 94-A F3: a vector chunk of sqlite-vec's of the wrong size (SQLite's own checks cannot tell) made every
     hybrid and dense recall exit 4 ("vectors blob size doesn't match"; hint: delete the index), while ``sync --check``
     said ok. ``--check`` reads every vector once and rebuilds; a recall that meets it rebuilds too."""
@@ -950,9 +951,9 @@ def test_vectors_sqlite_vec_cannot_read_are_damage_check_finds_and_recall_rebuil
     assert code == 0 and json.loads(out)["embedded"] == json.loads(out)["chunks"] == 2, out
     # damage the nearest-neighbour search meets and a scan does not (QA round 95 F2, F3: dense recall "No matches."
     # or embed dedup exit 70, while --check said ok): found by one search per model, the vectors kept
-    for statement, said in (("DELETE FROM vec_embeddings_chunks", "finds 0 of its 2 vectors"),
+    for statement, said in (("DELETE FROM vec_embeddings_chunks", "finds 0 of the 2 vectors it looks for"),
                             ("UPDATE vec_embeddings_chunks SET partition00 = 'e5s-0000000000000000'",
-                             "finds 0 of its 2 vectors"),
+                             "finds 0 of the 2 vectors it looks for (the model holds 2)"),
                             ("UPDATE vec_embeddings_chunks SET rowids = substr(rowids, 1, 100)",
                              "chunk rowids size doesn't match")):
         assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
@@ -967,3 +968,16 @@ def test_vectors_sqlite_vec_cannot_read_are_damage_check_finds_and_recall_rebuil
         assert code == 0 and len(json.loads(out)["hits"]) == 2, (statement, out)
     code, out, err = run(capsys, "sync", "--check", "--vault", str(tiny_vault), "--json")  # (a sound index: ok)
     assert code == 0 and json.loads(out)["rebuilt"] is False and json.loads(out)["warnings"] == [], out
+    # a model of more vectors than one search returns (4096, here 1): counted from sqlite-vec's validity bits (QA round
+    # 96 F1: 1,024 of 5,200 vectors hidden from dense recall passed the check)
+    from dreamdb.store import connect as db
+
+    monkeypatch.setattr(db, "VEC_MAX_K", 1)
+    code, out, err = run(capsys, "sync", "--check", "--vault", str(tiny_vault), "--json")
+    assert code == 0 and json.loads(out)["rebuilt"] is False, out
+    with stdlib_sqlite3.connect(index) as c:
+        c.execute("UPDATE vec_embeddings_chunks SET validity = CAST(X'01' || substr(validity, 2) AS BLOB)")  # (one hidden)
+    code, out, err = run(capsys, "sync", "--check", "--vault", str(tiny_vault), "--json")
+    assert code == 0 and json.loads(out)["rebuilt"] is True and any(
+        "sqlite-vec's chunks hold 1 searchable vectors of model" in w and "which holds 2" in w
+        for w in json.loads(out)["warnings"]), out

@@ -29,12 +29,10 @@ from dreamdb.embeddings import language
 from dreamdb.embeddings.chunk import (CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, MAX_CHUNKS_PER_DOCUMENT, Chunking,
                                       chunk_with_coverage)
 from dreamdb.errors import DriverError, LockTimeout, UsageError
-from dreamdb.store.connect import write_transaction
+from dreamdb.store.connect import VEC_MAX_K, write_transaction
 
 #: Embedding width (multilingual-e5-small, model card hidden_size).
 DIM = 384
-#: sqlite-vec 0.1.x limit on ``k`` in a KNN query (PLATFORM-NOTES).
-VEC_MAX_K = 4096
 #: Chunk texts embedded and committed per transaction by :func:`refresh`: about 3 s of
 #: work at the ~5 chunks/s measured on 2 cores, which is what a kill can lose.
 DEFAULT_BATCH_SIZE = 16

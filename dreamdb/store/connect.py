@@ -108,6 +108,9 @@ DAMAGE_MESSAGES = ("database disk image is malformed", "file is not a database",
 """SQLite's messages for those codes, for a driver that does not expose ``sqlite_errorcode``."""
 
 
+VEC_MAX_K = 4096
+"""sqlite-vec 0.1.x's limit on ``k`` in a KNN query (PLATFORM-NOTES)."""
+
 VEC_DAMAGE_MESSAGES = ("size doesn't match - expected", "size mismatch", "could not fetch vector data")
 """sqlite-vec's messages for tables of its own whose content disagrees (a vector chunk of the wrong size, a rowid
 with no vector): damage SQLite's checks cannot see (QA round 94-A F3)."""
