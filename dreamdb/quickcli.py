@@ -327,6 +327,8 @@ def fast_recall(args: list[str]) -> int | None:
             i += 1
             key = _VALUED[a]
             if key == "vaults":
+                if not value.strip():
+                    return None  # click's NonEmptyPath words the usage error (exit 2)
                 opts["vaults"].append(value)
             elif key == "top":
                 # (isascii: ² and ① are digits to isdigit, not to int; click's path words the error)

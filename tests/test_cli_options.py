@@ -642,8 +642,15 @@ def test_an_empty_path_option_is_refused(capsys, tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     for args in (["model", "build", "--dest", ""], ["model", "install", "--dest", " "], ["lexicon", "build", "--to", ""],
-                 ["eval", "--cache", ""], ["hook", "install", "--project", ""]):
+                 ["eval", "--cache", ""], ["hook", "install", "--project", ""],
+                 # (QA round 95 F6: --vault '' was exit 3 and remember --file '' "Cannot read --file : No such file")
+                 ["recall", "--vault", "", "x"], ["recall", "x", "--vault", " ", "--json"], ["status", "--vault", ""],
+                 ["remember", "--file", "", "--vault", str(tmp_path)], ["sync", "--vault", "  "]):
         assert main(args) == 2, args
         assert "the path is empty: give a path, or leave the option out." in capsys.readouterr().err, args
     assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("DREAMDB_EVAL_DATA", " ")  # (95 F6: blamed on --data, which was not given)
+    assert main(["eval", "--set", "dreamcontext"]) == 2
+    assert "'--data': the path is empty (from DREAMDB_EVAL_DATA): give a path, or unset DREAMDB_EVAL_DATA." \
+        in capsys.readouterr().err
 

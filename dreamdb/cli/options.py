@@ -20,7 +20,7 @@ def _one_vault(ctx, param, value):
 def vault_option(multiple: bool = False):
     """``--vault PATH`` (repeatable when ``multiple``)."""
     return click.option(
-        "--vault", "vaults" if multiple else "vault", multiple=True, metavar="PATH",
+        "--vault", "vaults" if multiple else "vault", multiple=True, metavar="PATH", type=NonEmptyPath(),
         callback=None if multiple else _one_vault,
         help="Vault folder (_dream_context or a folder containing one). "
         + ("Repeat to search several vaults. " if multiple else "")
@@ -80,6 +80,13 @@ class NonEmptyPath(click.Path):
 
     def convert(self, value, param, ctx):  # noqa: D102
         if isinstance(value, str) and not value.strip():
+            from click.core import ParameterSource
+
+            envvar = param.resolve_envvar_value(ctx) if param is not None and ctx is not None else None
+            if envvar is not None and ctx.get_parameter_source(param.name) is ParameterSource.ENVIRONMENT:
+                # (QA round 95 F6: DREAMDB_EVAL_DATA of spaces was blamed on --data, which was not given)
+                self.fail(f"the path is empty (from {param.envvar}): give a path, or unset {param.envvar}.",
+                          param, ctx)
             self.fail("the path is empty: give a path, or leave the option out.", param, ctx)
         return super().convert(value, param, ctx)
 
