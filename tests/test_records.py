@@ -98,3 +98,13 @@ def test_a_private_field_read_through_a_property_is_given_by_the_propertys_name(
         replace(hit, snippet="A", _snippet="B")
     with pytest.raises(TypeError, match="got both"):
         type(hit)(**{n: getattr(hit, n) for n in fields(hit)}, _snippet="B")
+
+
+def test_the_signature_names_an_unset_default_in_words():
+    """QA round 93-C F9: ``help(Hit)`` showed ``snippet=<object object at 0x7f…>``."""
+    import inspect
+
+    from dreamdb.api import Hit
+
+    assert str(inspect.signature(Point)) == "(x, y=0, tags=<not given>, _cache=None)"
+    assert str(inspect.signature(Hit)).endswith(", *, snippet=<not given>)")
