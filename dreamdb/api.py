@@ -299,7 +299,7 @@ class _IndexReplaced(Exception):
 def _added_reports(first, then):
     """One :class:`~dreamdb.embeddings.store.RefreshReport` of two runs: counts added, the index's state the
     second's."""
-    for name in ("chunked_docs", "embedded", "reused", "pruned", "elapsed_ms"):
+    for name in ("chunked_docs", "unembedded_docs", "embedded", "reused", "pruned", "elapsed_ms"):
         setattr(first, name, getattr(first, name) + getattr(then, name))
     first.chunks, first.pending, first.documents_cut = then.chunks, then.pending, then.documents_cut
     return first

@@ -58,6 +58,21 @@ def test_refresh_status_json(tiny_vault, with_model, capsys):
     write_doc(tiny_vault, "knowledge/beta.md", "---\nname: Beta\n---\n# Recall\n\nHybrid recall fuses BM25 and vectors.\n")
     code, out, _ = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
     assert code == 0 and out.startswith("1 embedded") and "1 document chunked · 2 chunks ·" in out
+    # changelog entries are chunked with no chunks: counted apart, not as documents cut into the chunks (94-B F10)
+    assert run(capsys, "remember", "--vault", str(tiny_vault), "Sleep debt is computed nightly")[0] == 0
+    assert run(capsys, "remember", "--vault", str(tiny_vault), "Recall syncs lazily")[0] == 0
+    code, out, _ = run(capsys, "embed", "refresh", "--vault", str(tiny_vault))
+    assert code == 0 and out.startswith("0 embedded"), out
+    assert "2 documents chunked (2 changelog entries: no vectors, by design) · 2 chunks ·" in out, out
+    code, out, _ = run(capsys, "embed", "status", "--vault", str(tiny_vault))
+    assert "documents: 4 (4 chunked, 0 to chunk; 2 changelog entries never embedded, by design)" in out, out
+    code, out, _ = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+    st = json.loads(out)
+    assert (st["documents"], st["chunked_documents"], st["unembedded_documents"]) == (4, 4, 2)
+    assert run(capsys, "remember", "--vault", str(tiny_vault), "One more entry")[0] == 0
+    code, out, _ = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
+    r = json.loads(out)
+    assert (r["chunked_documents"], r["unembedded_documents"], r["embedded"]) == (1, 1, 0)
 
 
 @pytest.mark.model

@@ -165,13 +165,24 @@ def refresh_cmd(vault, force, threads, as_json):
         return
     click.echo(
         f"{report.embedded} embedded, {report.reused} reused, {report.pruned} pruned, "
-        f"{output.count_noun(report.chunked_docs, 'document')} chunked · "
+        f"{output.count_noun(report.chunked_docs, 'document')} chunked"
+        # (QA round 94-B F10: "14 documents chunked · 11 chunks" read as 14 documents cut into 11 chunks)
+        + (f" ({_unembedded(report.unembedded_docs)}: no vectors, by design)" if report.unembedded_docs else "") + " · "
         f"{output.count_noun(report.chunks, 'chunk')} · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
     )
     if report.documents_cut:
         from dreamdb.embeddings.store import cut_documents_note
 
         click.echo(f"note: {cut_documents_note(report.documents_cut)}", err=True)
+
+
+def _unembedded(n: int) -> str:
+    """``n`` documents of the types never embedded, in words (``3 changelog entries``)."""
+    from dreamdb import output
+    from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
+
+    kinds = " or ".join(sorted(DENSE_EXCLUDED_TYPES))
+    return output.count_noun(n, f"{kinds} entry", f"{kinds} entries")
 
 
 def _current_model_id() -> str | None:
@@ -218,7 +229,9 @@ def status_cmd(vault, as_json):
     uncounted = st.get("docs_uncounted", 0)
     click.echo(f"documents: {st['documents']} ({st['chunked_documents']} chunked, {st['docs_pending'] - uncounted} to chunk"
                + (f", {uncounted} to count again: chunked by an older dreamdb, their vectors are kept; run: dreamdb"
-                  " embed refresh" if uncounted else "") + ")")
+                  " embed refresh" if uncounted else "")
+               + (f"; {_unembedded(st['unembedded_documents'])} never embedded, by design"
+                  if st.get("unembedded_documents") else "") + ")")
     click.echo(f"chunks:    {st['chunks']} ({st['distinct_texts']} distinct texts)")
     click.echo(f"vectors:   {st['embedded']} chunks embedded, {st['pending']} texts pending, "
                f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")

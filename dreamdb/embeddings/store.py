@@ -53,7 +53,9 @@ class RefreshReport:
     """What :func:`refresh` did.
 
     Attributes:
-        chunked_docs: documents (re)chunked.
+        chunked_docs: documents (re)chunked, those of types never embedded included.
+        unembedded_docs: of those, documents of :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES` (changelog
+            entries): recorded with no chunks, by design.
         embedded: chunk texts embedded by this run (each distinct text once).
         reused: distinct chunk texts of (re)chunked documents that already had a vector.
         pruned: vectors deleted because no chunk uses their text any more.
@@ -65,6 +67,7 @@ class RefreshReport:
     """
 
     chunked_docs: int = 0
+    unembedded_docs: int = 0
     embedded: int = 0
     reused: int = 0
     pruned: int = 0
@@ -80,6 +83,7 @@ class RefreshReport:
         d = asdict(self)
         d["elapsed_ms"] = round(self.elapsed_ms, 2)
         d["chunked_documents"] = self.chunked_docs
+        d["unembedded_documents"] = d.pop("unembedded_docs")
         return d
 
 
@@ -209,8 +213,9 @@ _NOT_CHUNKED = Chunking([], False, 0, 0)
 """The chunking of a document of :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES`: none, by design."""
 
 
-def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]]:
-    """(Re)chunk documents with no or outdated chunks; return (documents chunked, hashes of new chunks).
+def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, int, set[str]]:
+    """(Re)chunk documents with no or outdated chunks; return (documents chunked, of those documents of types never
+    embedded, hashes of new chunks).
 
     Each group of :data:`CHUNK_WRITE_BATCH` documents is written in its own
     ``BEGIN IMMEDIATE`` transaction, re-checking that each document still has
@@ -219,7 +224,7 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]
     recorded with zero chunks.
     """
     todo = _docs_to_chunk(conn, force)
-    n = 0
+    n = unembedded = 0
     new_hashes: set[str] = set()
     for b0 in range(0, len(todo), CHUNK_WRITE_BATCH):
         batch = [(row, _NOT_CHUNKED if row[5] in DENSE_EXCLUDED_TYPES else chunk_with_coverage(row[1], row[3], row[2]))
@@ -242,7 +247,8 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, set[str]
                 )
                 new_hashes.update(c.content_hash for c in chunks)
                 n += 1
-    return n, new_hashes
+                unembedded += chunking is _NOT_CHUNKED
+    return n, unembedded, new_hashes
 
 
 def prune(conn) -> int:
@@ -445,8 +451,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         # the texts are chunked again (their vectors are kept) and what is new is embedded, up to twice.
         for attempt in range(3):
             redo = force and attempt == 0
-            chunked, new_hashes = chunk_pending_documents(conn, force=redo)
+            chunked, unembedded, new_hashes = chunk_pending_documents(conn, force=redo)
             report.chunked_docs += chunked
+            report.unembedded_docs += unembedded
             report.pruned += prune(conn)
             todo = _missing(conn, model_id)
             if new_hashes and not redo:  # (a forced run re-embeds every text: it reuses none)
@@ -926,7 +933,8 @@ def embed_status(conn, model_id: str | None = None) -> dict:
 
     Returns:
         dict with keys: available (bool: vector tables exist), model_id, model_name,
-        documents, chunked_documents, docs_pending (need (re)chunking), docs_uncounted (of those, documents
+        documents, chunked_documents, unembedded_documents (of the chunked, documents of
+        :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES`: no chunks, by design), docs_pending (need (re)chunking), docs_uncounted (of those, documents
         chunked before migration 010, chunked again only to count their words: their vectors are kept), chunks,
         distinct_texts, embedded (chunks whose text has a vector for the model),
         pending (distinct chunk texts without one), reembed_pending (distinct chunk texts an interrupted
@@ -954,6 +962,9 @@ def embed_status(conn, model_id: str | None = None) -> dict:
     name = next((m["name"] for m in models if m["model_id"] == model_id), None)
     n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     chunked = conn.execute("SELECT COUNT(*) FROM chunked_documents").fetchone()[0]
+    unembedded = conn.execute(
+        f"SELECT COUNT(*) FROM chunked_documents s JOIN documents d ON d.id = s.doc WHERE d.type IN"
+        f" ({', '.join('?' * len(DENSE_EXCLUDED_TYPES))})", sorted(DENSE_EXCLUDED_TYPES)).fetchone()[0]
     docs_pending = documents_to_chunk(conn)
     uncounted = conn.execute(  # (rows from before migration 010: chunked again only to count their words)
         "SELECT COUNT(*) FROM chunked_documents s JOIN documents d ON d.id = s.doc WHERE s.words IS NULL"
@@ -997,6 +1008,7 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         summary += "; " + cut_documents_note(cut)
     return {
         "available": True, "model_id": model_id, "model_name": name, "documents": n_docs, "chunked_documents": chunked,
+        "unembedded_documents": unembedded,
         "docs_pending": docs_pending, "docs_uncounted": uncounted, "chunks": chunks, "distinct_texts": distinct, "embedded": embedded,
         "pending": pend, "reembed_pending": forced, "vectors": vectors, "vectors_total": total, "vectors_bytes": total * DIM * 4,
         "models": models, "languages": languages, "documents_cut": cut, "summary": summary,
