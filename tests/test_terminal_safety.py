@@ -620,3 +620,43 @@ def test_a_locale_that_cannot_encode_unicode_gets_escapes_not_a_crash(tmp_path):
     payload = json.dumps({"prompt": "how is sleep debt computed", "cwd": str(vault.parent)}).encode()
     hook = run("hook", "user-prompt-submit", stdin=payload)
     assert hook.returncode == 0 and "— Memory recall" in hook.stdout.decode("utf-8"), (hook.stdout, hook.stderr)
+
+
+def test_a_python_reading_names_as_ascii_is_named_not_the_names(tmp_path):
+    """QA round 93-A F6: under the C locale with PYTHONUTF8=0, Python reads every non-ASCII file name and argument
+    as undecodable bytes, and dreamdb said a vault named ``vü``, a note ``ğüş.md`` and a query ``uykuğ`` were not
+    valid UTF-8 (rename them with convmv). The message now names the Python's encoding and the fix; bytes that
+    are not UTF-8 keep their own message."""
+    import shutil
+
+    from tests.conftest import ROOT
+
+    vault = tmp_path / "vü" / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": "utf-8"}
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, env=env, timeout=120,
+                              cwd=tmp_path)
+
+    fix = "Hint: Set PYTHONUTF8=1, or a UTF-8 locale (e.g. LC_ALL=C.UTF-8), and run the command again."
+    p = run("recall", "sleep", "--vault", str(vault))
+    err = p.stderr.decode("utf-8")
+    assert p.returncode == 3 and f"The vault path {vault} cannot be read: this Python reads file names and arguments" \
+        " as ascii, not UTF-8" in err and fix in err and "convmv" not in err, err
+    plain = tmp_path / "plain" / "_dream_context"
+    shutil.copytree(vault, plain)
+    (plain / "knowledge" / "ğüş.md").write_text("---\nname: x\n---\nbody\n", encoding="utf-8")
+    p = run("sync", "--vault", str(plain))
+    err = p.stderr.decode("utf-8")
+    assert p.returncode == 0 and "knowledge/ğüş.md: skipped, as this Python reads file names and arguments as ascii" \
+        in err and "convmv" not in err, err
+    for args, what in ((("recall", "uykuğ"), "The query"), (("remember", "notğ"), "The text"),
+                       (("recall", "--types", "ğ", "x"), "types")):
+        p = run(*args, "--vault", str(plain))
+        err = p.stderr.decode("utf-8")
+        assert p.returncode == 2 and f"{what} " in err and "cannot be read: this Python reads" in err and fix in err, err
+    # bytes that are not UTF-8 under the same Python: still "not valid UTF-8"
+    p = subprocess.run([sys.executable.encode(), b"-m", b"dreamdb", b"recall", b"uyku\xff", b"--vault", bytes(plain)],
+                       capture_output=True, env=env, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2 and b"The query is not valid UTF-8" in p.stderr, p.stderr

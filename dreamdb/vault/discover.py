@@ -162,6 +162,9 @@ def _utf8_vault(vault: Path) -> Path:
         raise VaultNotFound.unreadable(vault)
     if not is_utf8(str(vault)):
         shown = os.fsencode(str(vault)).decode("utf-8", "replace")
+        why = not_utf8_because(str(vault))
+        if why is not None:
+            raise VaultNotFound(f"The vault path {shown} cannot be read: {why[0]}.", hint=why[1])
         raise VaultNotFound(f"The vault path {shown} is not valid UTF-8, which dreamdb cannot store in its index.",
                             hint="Rename the folders on that path (e.g. with convmv), or move the project.")
     return vault
@@ -240,6 +243,31 @@ def is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def python_reads_names_as() -> str | None:
+    """The encoding this Python decodes file names and command-line arguments with, when it is not UTF-8 (the C or
+    POSIX locale with ``PYTHONUTF8=0``: ``ascii``), else ``None``. Under it every non-ASCII name arrives as
+    surrogates, as undecodable bytes do (QA round 93-A F6: a vault named ``vü`` was said not to be UTF-8)."""
+    import codecs
+    import sys
+
+    encoding = sys.getfilesystemencoding()
+    return None if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
+def not_utf8_because(text: str) -> tuple[str, str] | None:
+    """For a text that :func:`is_utf8` refuses but that is UTF-8 read by a Python whose file names are not
+    (:func:`python_reads_names_as`): (what went wrong, how to fix it), in words; else ``None``."""
+    encoding = python_reads_names_as()
+    if encoding is None:
+        return None
+    try:
+        os.fsencode(text).decode("utf-8")
+    except (UnicodeError, ValueError):
+        return None
+    return (f"this Python reads file names and arguments as {encoding}, not UTF-8 (a C or POSIX locale with "
+            "PYTHONUTF8=0)", "Set PYTHONUTF8=1, or a UTF-8 locale (e.g. LC_ALL=C.UTF-8), and run the command again.")
 
 
 UNSCANNED = (-1, -1)
@@ -368,7 +396,9 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                     named_dir = False
                 if named_dir or e.name.lower().endswith(".md"):  # (.MD too: QA round 79 F9)
                     shown = os.fsencode(rel).decode("utf-8", "replace")
-                    note(f"{shown}: skipped (the name is not valid UTF-8; rename it, e.g. with convmv)")
+                    why = not_utf8_because(e.name)
+                    note(f"{shown}: skipped, as {why[0]}: {why[1][0].lower()}{why[1][1:]}" if why is not None else
+                         f"{shown}: skipped (the name is not valid UTF-8; rename it, e.g. with convmv)")
                 continue
             try:
                 is_link = e.is_symlink()
