@@ -374,6 +374,13 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
     cos = dict(dense)
     missing = [d for d, _ in dense if d not in by_row]
     by_row.update(_dense_only(conn, missing, now_days, plan, explain))
+    if lost := [d for d in missing if d not in by_row]:
+        # (QA round 97-B F1: a document row deleted by another program, its chunks kept, was "internal error: KeyError";
+        # a DatabaseError is damage to Index._guarded, which rebuilds the index from the vault, its vectors carried over)
+        from dreamdb.store.connect import DatabaseError
+
+        raise DatabaseError(f"the index is damaged: {len(lost)} chunk(s) name a document it does not hold "
+                            f"(documents.id {lost[0]})")
     bm_keys = [r.rowid for r in bm]
     bm_scores = {r.rowid: r.rank_score for r in bm}
     dense_keys = [d for d, _ in dense]

@@ -1161,6 +1161,52 @@ def test_sync_check_finds_postings_that_contradict_the_documents(example_vault):
         assert index.sync(check=True).rebuilt and index.check() == [] and _top(index, "sleep debt") == expected
 
 
+def test_sync_check_indexes_again_a_file_whose_documents_another_program_deleted(example_vault):
+    """QA round 97-B F1: a document deleted by another program with its foreign keys on (its postings, tags and chunks
+    went with it) left statistics a sync then recomputed, and ``sync --check`` said ok while the note was never
+    found. A file whose stat is not trusted, as under ``--check``, whose content is as indexed and of whose documents
+    the index holds none, is parsed and indexed again; an empty CHANGELOG.json (no documents) is not re-indexed."""
+    from dreamdb.store.sync import _refresh_stats
+
+    (example_vault / "core").mkdir(exist_ok=True)
+    (example_vault / "core" / "CHANGELOG.json").write_text("[]", encoding="utf-8")
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        expected = _top(index, "sleep debt")
+        assert expected[0] == "feature/sleep-consolidation"
+        index.conn.execute("PRAGMA foreign_keys = ON")
+        index.conn.execute("DELETE FROM documents WHERE doc_id = 'feature/sleep-consolidation'")
+        _refresh_stats(index.conn)
+        index.conn.commit()
+        assert index.check() == [] and "feature/sleep-consolidation" not in _top(index, "sleep debt")
+        report = index.sync(check=True)
+        assert not report.rebuilt and report.changed == 1, report
+        assert report.warnings == ["knowledge/features/sleep-consolidation.md: the index held none of its documents"
+                                   " (rows deleted by another program?); indexed again"], report.warnings
+        assert _top(index, "sleep debt") == expected
+        again = index.sync(check=True)
+        assert (again.changed, again.warnings) == (0, []), again
+
+
+@pytest.mark.model
+def test_a_chunk_of_a_deleted_document_is_damage_to_hybrid_recall(example_vault, model_dir, monkeypatch):
+    """QA round 97-B F1: a document row deleted by another program with its foreign keys off (its chunks kept) made
+    every hybrid recall that met one of its chunks exit 70, "internal error: KeyError". It is damage: the index is
+    rebuilt from the vault, its vectors carried over, and the note found again."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    with dreamdb.open(example_vault) as index:
+        index.refresh_embeddings()
+        vectors = index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        index.conn.execute("PRAGMA foreign_keys = OFF")
+        index.conn.execute("DELETE FROM documents WHERE doc_id = 'feature/sleep-consolidation'")
+        index.conn.commit()
+        hits = index.recall("sleep consolidation", mode="hybrid")
+        assert hits[0].doc_id == "feature/sleep-consolidation" and hits[0].mode == "hybrid", hits
+        notes = index.take_notes()
+        assert any("chunk(s) name a document it does not hold" in n and f"its {vectors} stored embeddings kept" in n
+                   for n in notes), notes
+
+
 def test_an_empty_gitignore_in_the_index_folder_is_written_again(example_vault):
     """QA round 50: a full disk left .dreamdb/.gitignore empty, and it stayed so: `git add -A` would have committed
     the index. An empty one is written again; one the user wrote is kept."""

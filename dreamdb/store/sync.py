@@ -234,6 +234,19 @@ def forget_stats(conn) -> None:
         conn.execute("UPDATE files SET ctime_ns = NULL")
 
 
+def _documents_lost(conn, src, raw: bytes) -> bool:
+    """Whether a file whose content is as indexed holds documents of which the index has none: rows another program
+    deleted (with its foreign keys on, their postings and chunks went too, so nothing else disagrees; QA round 97-B
+    F1: ``sync --check`` said ok, and the note was never found). Asked only of files whose stat is not trusted
+    (every file under ``sync --check``, :func:`forget_stats`; racy files), and parsed only when the index holds
+    none of their documents (an empty CHANGELOG.json, so each check)."""
+    if conn.execute("SELECT 1 FROM documents WHERE source_path = ? LIMIT 1", (src.rel_path,)).fetchone():
+        return False
+    from dreamdb.vault.parse import parse_file
+
+    return bool(parse_file(src.rel_path, src.kind, src.type, raw)[0])
+
+
 COARSE_TICK_NS = 2_000_000_000
 """The clock tick assumed for a file whose change time is a whole second (ns): a file system of whole seconds
 (ext4 with 128-byte inodes, HFS+) or of two (FAT). The index's clock (:func:`file_system_clock`) may tick in ns on
@@ -477,7 +490,10 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             continue
         sha = sha256(raw).hexdigest()
         old = stored.get(src.rel_path)
-        if old is not None and old[2] == sha:
+        if old is not None and old[2] == sha and old[3] is None and _documents_lost(conn, src, raw):
+            warnings.append(f"{src.rel_path}: the index held none of its documents (rows deleted by another "
+                            "program?); indexed again")
+        elif old is not None and old[2] == sha:
             conn.execute("UPDATE files SET mtime_ns = ?, size = ?, ctime_ns = ? WHERE path = ?",
                          (src.mtime_ns, src.size, src.ctime_ns, src.rel_path))
             report.unchanged += 1
