@@ -7,13 +7,24 @@ all candidate-chunk × document-chunk pairs. Verdicts (SPEC §4 reference
 thresholds, overridable):
 
 * ``MERGE``  – top ≥ ``merge`` (0.97) and top1 − top2 ≥ ``margin`` (0.02):
-  one clear near-copy exists; update it instead.
+  one clear near-copy exists; update it instead (with the candidate's text: a
+  cosine cannot see a changed number or an inserted "not", QA round 97-C).
 * ``REVIEW`` – top ≥ ``review`` (0.91): similar documents exist; look first.
 * ``CREATE`` – otherwise.
 
+dreamdb adds one condition to SPEC §4's MERGE: every chunk of the candidate has a near-copy
+(≥ ``merge``) among the top document's chunks. The max over chunk pairs lets one copied section
+stand for the whole candidate, so a note with thousands of new words around a copy of an
+existing one was MERGE at 0.996 (QA round 97-C F4); it is REVIEW, and the result counts the
+chunks matched (``chunks_matched``). ``identical`` says the candidate's chunk texts are exactly
+the top document's (its title included): the one case where nothing new would be merged.
+Changelog entries (``dreamdb remember``) have no vectors, so the gate never compares them
+(``types_not_compared``); it is meant for knowledge and feature notes (SPEC §4).
+
 It advises only: nothing in the vault or index changes, except that each
 decision is appended as one JSON line to ``dedup.log.jsonl`` in the index
-folder (time, candidate title, verdict, neighbours, thresholds, model id).
+folder (time, candidate title, verdict and its reason, neighbours, thresholds, model id, what was not compared),
+rotated past :data:`LOG_MAX_BYTES`.
 
 The result also says what was *not* compared (QA round 57): the candidate's text past
 :data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT` chunks (≈ 48k words; ``candidate_truncated``
@@ -26,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,6 +51,10 @@ MARGIN = 0.02
 REVIEW_THRESHOLD = 0.91
 #: File (in the index folder) the decisions are appended to.
 LOG_FILE_NAME = "dedup.log.jsonl"
+
+LOG_MAX_BYTES = 1 << 20
+"""Size past which the decision log is moved to ``dedup.log.jsonl.1`` (the one before it deleted) and begun
+again, as the prompt hook's log is (:data:`dreamdb.hook.LOG_MAX_BYTES`): it grew without bound (QA round 97-C F5)."""
 
 
 @dataclass
@@ -64,6 +80,12 @@ class DedupResult:
         same_title: doc_ids of indexed documents (changelog entries aside) whose title or slug is the candidate's
             title as a slug (``Sleep consolidation`` names ``feature/sleep-consolidation``): such a candidate gets
             at least REVIEW, whatever the cosines (:func:`same_named`).
+        chunks_matched: of the candidate's chunks, those with a near-copy (cosine ≥ ``merge``) among the top
+            neighbour's chunks; a MERGE needs all of them (see the module docstring).
+        identical: the candidate's chunk texts are exactly the top neighbour's (title included).
+        excluded: doc_ids left out of the comparison (``exclude``: the indexed note the candidate was read from).
+        paths: ``{doc_id: absolute path of its source file}`` of the neighbours (for the next step: an update).
+        types_not_compared: document types never embedded, so never neighbours (``["changelog"]``).
     """
 
     verdict: str
@@ -79,6 +101,11 @@ class DedupResult:
     documents_not_compared: int = 0
     documents_outdated: int = 0
     same_title: list[str] = field(default_factory=list)
+    chunks_matched: int = 0
+    identical: bool = False
+    excluded: list[str] = field(default_factory=list)
+    paths: dict = field(default_factory=dict)
+    types_not_compared: list[str] = field(default_factory=list)
 
     @property
     def compared_share(self) -> float:
@@ -113,10 +140,13 @@ class DedupResult:
         return {
             "verdict": self.verdict,
             "reason": self.reason,
-            "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6)} for d, t, s in self.neighbours],
+            "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6), "path": self.paths.get(d)}
+                           for d, t, s in self.neighbours],
             "thresholds": self.thresholds,
             "model_id": self.model_id,
             "candidate_chunks": self.candidate_chunks,
+            "chunks_matched": self.chunks_matched,
+            "identical": self.identical,
             "candidate_truncated": self.candidate_truncated,
             "candidate_words": self.candidate_words,
             "compared_words": self.compared_words,
@@ -124,6 +154,8 @@ class DedupResult:
             "documents_not_compared": self.documents_not_compared,
             "documents_outdated": self.documents_outdated,
             "same_title": list(self.same_title),
+            "excluded": list(self.excluded),
+            "types_not_compared": list(self.types_not_compared),
             "log_path": self.log_path,
         }
 
@@ -150,18 +182,24 @@ def same_named(conn, title: str) -> list[str]:
     title made a slug (:func:`dreamdb.vault.parse.slugify`: case, spaces and punctuation folded), is ``title`` made a
     slug, or the last part of ``title`` as a doc_id or path (``knowledge/x``, ``x.md``) made one; in doc_id order. QA round 74 F11: a candidate titled ``sleep-consolidation`` or ``Linked repos`` was
     CREATE beside the very notes of that name, the title alone reaching cosines of 0.88–0.90 (under REVIEW's 0.91)."""
-    from dreamdb.vault.parse import slugify
-
     if not title or not title.strip():
         return []
     name = title.strip().rsplit("/", 1)[-1]  # (a doc_id or a path: knowledge/recall-engine-v2, recall-engine-v2.md)
     name = name[:-3] if name.lower().endswith(".md") else name
-    wanted = {w for w in (slugify(title), slugify(name)) if w != "section"}
+    wanted = {w for w in (_slug(title), _slug(name)) if w != "section"}
     if not wanted:
         return []
     return sorted(doc_id for doc_id, slug, doc_title in conn.execute(
         "SELECT doc_id, slug, title FROM documents WHERE type != 'changelog'")
-        if slug in wanted or slugify(slug) in wanted or slugify(doc_title) in wanted)  # (QA 76 F4: 0.soul-2026-h2)
+        if slug in wanted or _slug(slug) in wanted or _slug(doc_title) in wanted)  # (QA 76 F4: 0.soul-2026-h2)
+
+
+def _slug(text: str) -> str:
+    """:func:`dreamdb.vault.parse.slugify` with ``_`` read as ``-``: ``licensing_policy`` names
+    ``licensing-policy`` (QA round 97-C F7: CREATE, no same title)."""
+    from dreamdb.vault.parse import slugify
+
+    return slugify(text.replace("_", " "))
 
 
 def check_thresholds(*, merge: float, margin: float, review: float) -> None:
@@ -242,7 +280,7 @@ def _conn_and_log_dir(index_or_conn):
 
 def dedup(index_or_conn, embedder, *, title: str, description: str = "", content: str = "", top: int = 5,
           merge: float = MERGE_THRESHOLD, margin: float = MARGIN, review: float = REVIEW_THRESHOLD,
-          log: bool = True) -> DedupResult:
+          log: bool = True, exclude: list[str] | tuple[str, ...] = ()) -> DedupResult:
     """Score a candidate document against the indexed corpus and advise MERGE / REVIEW / CREATE.
 
     The index's vectors should be current for ``embedder`` (call
@@ -264,6 +302,8 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
         margin: … and top1 − top2 ≥ this (default 0.02).
         review: REVIEW needs top1 ≥ this (default 0.91).
         log: append the decision to ``dedup.log.jsonl`` in the index folder.
+        exclude: doc_ids never to report as neighbours: the indexed note a draft saved in the vault already is
+            (``embed dedup --file`` of a file of the vault: it matched itself at 1.0, QA round 97-C F3).
 
     Returns:
         DedupResult.
@@ -297,34 +337,54 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     if not chunks:
         raise UsageError("The candidate has no text (give a title, a description or content).")
     conn, log_dir = _conn_and_log_dir(index_or_conn)
+    excluded_ids = {}
+    if exclude:
+        wanted_out = sorted(set(exclude))
+        excluded_ids = dict(conn.execute(
+            f"SELECT id, doc_id FROM documents WHERE doc_id IN ({','.join('?' * len(wanted_out))})", wanted_out))
     vecs = embedder.embed_passages([c.text for c in chunks])
     best: dict[int, float] = {}
-    # Exact: a document in the overall top-N ranks ≤ N for the candidate chunk giving its max.
+    # Exact: a document in the overall top-N ranks ≤ N for the candidate chunk giving its max (the excluded
+    # documents, at most all of them above it, fetched on top).
     want = top + 1
     for v in vecs:
-        for doc, s in dense_search(conn, v, embedder.model_id, want):
-            if s > best.get(doc, -2.0):
+        for doc, s in dense_search(conn, v, embedder.model_id, want + len(excluded_ids)):
+            if doc not in excluded_ids and s > best.get(doc, -2.0):
                 best[doc] = s
     ranked = sorted(best.items(), key=lambda ds: (-ds[1], ds[0]))[:want]
     names = {}
     if ranked:
         ids = [d for d, _s in ranked]
-        names = {r[0]: (r[1], r[2]) for r in conn.execute(
-            f"SELECT id, doc_id, title FROM documents WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        names = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
+            f"SELECT id, doc_id, title, source_path FROM documents WHERE id IN ({','.join('?' * len(ids))})", ids)}
     neighbours = [(names[d][0], names[d][1], float(s)) for d, s in ranked if d in names]
     verdict, reason = decide([s for _d, _t, s in neighbours], merge=merge, margin=margin, review=review)
-    named = same_named(conn, title)
+    matched, identical = 0, False
+    if ranked and ranked[0][0] in names:
+        matched, identical = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks, merge)
+        if verdict == "MERGE" and matched < len(chunks):
+            verdict, reason = "REVIEW", (f"{reason}, but {len(chunks) - matched} of the candidate's {len(chunks)} chunks"
+                                         f" have no near-copy (≥ {merge}) in it: the candidate adds text")
+        elif verdict == "MERGE" and identical:
+            reason += "; its text is identical"
+    named = [d for d in same_named(conn, title) if d not in excluded_ids.values()]
     if named:
         shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
         if verdict == "CREATE":
             verdict, reason = "REVIEW", f"{shown} {'has' if len(named) == 1 else 'have'} this title ({reason})"
         else:
             reason += f"; {shown} {'has' if len(named) == 1 else 'have'} this title"
+    from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
+
+    vault = _vault_root(conn)
     result = DedupResult(verdict=verdict, neighbours=neighbours[:top], reason=reason, same_title=named,
                          thresholds={"merge": merge, "margin": margin, "review": review},
                          model_id=embedder.model_id, candidate_chunks=len(chunks),
                          candidate_truncated=chunking.truncated, candidate_words=chunking.words,
-                         compared_words=chunking.kept_words)
+                         compared_words=chunking.kept_words, chunks_matched=matched, identical=identical,
+                         excluded=sorted(excluded_ids.values()), types_not_compared=sorted(DENSE_EXCLUDED_TYPES),
+                         paths={names[d][0]: (str(Path(vault, names[d][2])) if vault else names[d][2])
+                                for d, _s in ranked[:top] if d in names})
     cov = coverage(conn, embedder.model_id)
     result.documents_not_compared, result.documents_outdated = cov["not_compared"], cov["outdated"]
     if log and log_dir is not None:
@@ -332,22 +392,57 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     return result
 
 
+def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float) -> tuple[int, bool]:
+    """(How many candidate chunks have a near-copy, cosine ≥ ``merge``, among the chunks of document ``doc``;
+    whether the candidate's chunk texts are exactly that document's), scored exactly over its vectors."""
+    from dreamdb.embeddings.store import _exact_for_docs, _as_query
+
+    matched = sum(1 for v in vecs if any(s >= merge for _d, s in _exact_for_docs(conn, _as_query(v), model_id, 1, {doc})))
+    held = {h for (h,) in conn.execute("SELECT content_hash FROM chunks WHERE doc = ?", (doc,))}
+    return matched, bool(held) and held == {c.content_hash for c in chunks}
+
+
+def _vault_root(conn) -> str | None:
+    """The vault the index mirrors (``meta.vault``), for the neighbours' paths."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
+    return row[0] if row else None
+
+
 def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
-    """Append one JSON line; return the log path (None when the folder is not writable)."""
+    """Append one JSON line; return the log path (None when it cannot be written: the folder not writable, the log
+    a link or not a regular file — never followed, QA round 97-C F5 — or the disk full). The log is rotated past
+    :data:`LOG_MAX_BYTES`."""
     path = folder / LOG_FILE_NAME
     line = json.dumps({
         "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "title": title,
         "verdict": result.verdict,
+        "reason": result.reason,
         "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6)} for d, t, s in result.neighbours],
         "thresholds": result.thresholds,
         "model_id": result.model_id,
+        "candidate_chunks": result.candidate_chunks,
+        "chunks_matched": result.chunks_matched,
+        "identical": result.identical,
         "candidate_truncated": result.candidate_truncated,
+        "same_title": result.same_title,
+        "excluded": result.excluded,
+        "documents_not_compared": result.documents_not_compared,
+        "documents_outdated": result.documents_outdated,
     }, ensure_ascii=False)
+    import stat
+
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        with suppress(FileNotFoundError):
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_name(LOG_FILE_NAME + ".1"))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o600)
+        with os.fdopen(fd, "ab") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # (a FIFO, a device: not a log)
+                return None
+            f.write((line + "\n").encode("utf-8"))  # (one write: O_APPEND keeps concurrent lines whole)
     except OSError:
         return None
     return str(path)

@@ -191,3 +191,107 @@ def test_a_candidate_titled_as_an_existing_note_is_at_least_review(tiny_vault):
         assert named.verdict == "REVIEW" and named.same_title == ["feature/sleep-consolidation"]
         assert named.reason.startswith("feature/sleep-consolidation has this title (top ") and \
             named.as_dict()["same_title"] == ["feature/sleep-consolidation"]
+
+
+@pytest.mark.model
+def test_a_copy_with_text_added_is_review_and_an_identical_copy_says_so(embedded_subset, embedder, tmp_path):
+    """QA round 97-C F4: the max over chunk pairs let one copied section stand for a whole candidate: an existing
+    note with thousands of new words around it was MERGE at 0.996. A MERGE needs every candidate chunk to have a
+    near-copy in the top document; ``identical`` tells a copy of its very text (title included) from a near one."""
+    vault = copy_vault(embedded_subset, tmp_path)
+    meta, body = _front((vault / DOC).read_text(encoding="utf-8"))
+    added = (body + "\n\n## Deployment\n\n" + "The deployment pipeline runs on Kubernetes with canary releases. " * 60
+             + "\n\n## Billing\n\n" + "Invoices are generated monthly by Stripe webhooks and kept in Postgres. " * 60)
+    with dreamdb.open(vault) as index:
+        index.sync()
+        same = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""), content=body,
+                     log=False)
+        assert same.verdict == "MERGE" and same.identical, same.as_dict()
+        assert same.chunks_matched == same.candidate_chunks >= 2
+        near = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""),
+                     content=body.replace("Pin ", "Always pin ", 1), log=False)
+        assert near.verdict == "MERGE" and not near.identical and near.chunks_matched == near.candidate_chunks
+        more = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""), content=added)
+        assert more.neighbours[0][0] == "knowledge/git-pinned-evidence" and more.neighbours[0][2] >= 0.97
+        assert more.verdict == "REVIEW" and not more.identical, more.as_dict()
+        assert same.candidate_chunks <= more.chunks_matched < more.candidate_chunks
+        assert (f"but {more.candidate_chunks - more.chunks_matched} of the candidate's {more.candidate_chunks} chunks"
+                " have no near-copy (≥ 0.97) in it: the candidate adds text") in more.reason
+        d = more.as_dict()
+        assert d["neighbours"][0]["path"] == str(vault / DOC) and d["types_not_compared"] == ["changelog"]
+        line = json.loads((index.index_path.parent / LOG_FILE_NAME).read_text(encoding="utf-8").splitlines()[-1])
+        assert line["reason"] == more.reason and line["chunks_matched"] == more.chunks_matched  # (97-C F5)
+
+
+@pytest.mark.model
+def test_a_draft_saved_in_the_vault_is_not_its_own_neighbour(embedded_subset, model_dir, tmp_path):
+    """QA round 97-C F3: ``embed dedup --file`` of a note already written into the vault embedded it first and then
+    found it: MERGE at 1.0 against itself. The note the file is is left out, and the result says so."""
+    import os
+
+    vault = copy_vault(embedded_subset, tmp_path)
+    draft = vault / "knowledge" / "git-evidence-draft.md"
+    draft.write_text((vault / DOC).read_text(encoding="utf-8").replace("name:", "name: Draft of", 1), encoding="utf-8")
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)}
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "dedup", "--vault", str(vault), "--title", "Pinned",
+                        "--file", str(draft), "--json"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["excluded"] == ["knowledge/git-evidence-draft"], d
+    assert d["neighbours"][0]["doc_id"] == "knowledge/git-pinned-evidence" and d["verdict"] == "MERGE", d
+    assert "knowledge/git-evidence-draft" not in [n["doc_id"] for n in d["neighbours"]]
+    text = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "dedup", "--vault", str(vault), "--title", "Pinned",
+                           "--file", str(draft)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert text.returncode == 0 and f"note: {draft} is the indexed knowledge/git-evidence-draft: compared with the" \
+        " other documents" in text.stderr, text.stderr
+
+
+@pytest.mark.model
+def test_if_present_after_a_rebuild_compares_against_the_vectors_kept(embedded_subset, model_dir, tmp_path):
+    """QA round 97-C F2: after ``sync --force`` every document waits to be chunked again, and ``--if-present`` said
+    SKIPPED ("no document of the index has vectors") with all of them stored. Chunking needs no model: it is done,
+    and the vectors kept are the chunks' again."""
+    import os
+
+    vault = copy_vault(embedded_subset, tmp_path)
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)}
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], capture_output=True,
+                               text=True, env=env, cwd=ROOT, timeout=600)
+
+    assert run("sync", "--force").returncode == 0
+    p = run("embed", "dedup", "--title", "Pinned evidence", "--if-present", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["verdict"] != "SKIPPED", p.stdout
+    assert json.loads(p.stdout)["documents_not_compared"] == 0
+
+
+def test_the_decision_log_is_never_followed_and_is_rotated(tmp_path):
+    """QA round 97-C F5: the log followed a link (appending to any file it named) and grew without bound."""
+    from dreamdb.dedup import LOG_MAX_BYTES, DedupResult, _append_log
+
+    result = DedupResult(verdict="CREATE", neighbours=[], thresholds={}, reason="top 0.5 < 0.91")
+    precious = tmp_path / "precious.txt"
+    precious.write_text("user data\n")
+    (tmp_path / LOG_FILE_NAME).symlink_to(precious)
+    assert _append_log(tmp_path, "T", result) is None and precious.read_text() == "user data\n"
+    (tmp_path / LOG_FILE_NAME).unlink()
+    log = tmp_path / LOG_FILE_NAME
+    log.write_bytes(b"x" * (LOG_MAX_BYTES + 1))
+    assert _append_log(tmp_path, "T", result) == str(log)
+    assert (tmp_path / (LOG_FILE_NAME + ".1")).stat().st_size == LOG_MAX_BYTES + 1
+    assert json.loads(log.read_text(encoding="utf-8"))["reason"] == "top 0.5 < 0.91"
+
+
+def test_a_snake_case_title_names_the_note_of_that_slug(tmp_path):
+    """QA round 97-C F7: ``--title licensing_policy`` was CREATE beside ``knowledge/licensing-policy``."""
+    from dreamdb.dedup import same_named
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "licensing-policy.md").write_text("---\ntitle: Licensing policy\n---\nApache-2.0.\n")
+    (vault / "knowledge" / "snake_note.md").write_text("---\ntitle: Snake\n---\nbody\n")
+    with dreamdb.open(vault) as index:
+        index.sync()
+        assert same_named(index.conn, "licensing_policy") == ["knowledge/licensing-policy"]
+        assert same_named(index.conn, "snake-note") == same_named(index.conn, "snake_note") == ["knowledge/snake_note"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import click
 
@@ -319,9 +320,14 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     The candidate is chunked and embedded like an indexed document; each
     existing document scores the best cosine between any of its chunks and
     any candidate chunk. MERGE: top ≥ --merge and ahead of the second by
-    ≥ --margin; REVIEW: top ≥ --review; else CREATE. Advice only: nothing is
-    written to the vault; the decision is appended to dedup.log.jsonl in the
-    index folder. Vectors of the vault that are missing are embedded first
+    ≥ --margin, and every candidate chunk has a near-copy in it (else the
+    candidate adds text: REVIEW); update that note with the candidate's text,
+    as a cosine cannot see a changed number or an inserted "not". REVIEW:
+    top ≥ --review, or a note has the candidate's title; else CREATE. Advice
+    only (exit 0 whatever the verdict): nothing is written to the vault; the
+    decision is appended to dedup.log.jsonl in the index folder. Changelog
+    entries (what remember writes) have no vectors and are never compared.
+    A --file inside the vault is that note's draft: it is left out. Vectors of the vault that are missing are embedded first
     (a vault never embedded, or embedded with another build of the model,
     takes minutes: the real vault ≈ 5 min on 2 cores). --if-present never
     embeds the vault: it skips when the installed model has no vectors in
@@ -428,8 +434,9 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
                 _run_refresh(index, embedder, force=False, show_bar=not as_json)
         if len(content) > LONG_CANDIDATE_CHARS and not as_json:  # seconds of embedding: say so (QA round 37)
             click.echo(f"Embedding the candidate ({len(content) // 1000:,} KB of text, chunked like a note)…", err=True)
+        itself = _indexed_as(index, file_) if file_ else []
         result = dedup(index, embedder, title=title, description=description, content=content, top=top,
-                       merge=merge, margin=margin, review=review)
+                       merge=merge, margin=margin, review=review, exclude=itself)
     except (ModelError, ModelNotInstalled) as exc:
         # QA round 57 L1: a model that cannot load or run (corrupt, non-finite output, runtime missing) is no
         # model for --if-present, as a missing one is; without it, the error and exit 8 stay
@@ -445,6 +452,27 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         click.echo(output.table(rows))
     for note in result.notes():  # what was not compared (QA round 57 M2, M3)
         click.echo(f"note: {note}", err=True)
+    if result.excluded:
+        click.echo(f"note: {file_} is the indexed {', '.join(result.excluded)}: compared with the other documents",
+                   err=True)
+    if result.log_path is None:  # (QA round 97-C F5: only --json's log_path null said so)
+        from dreamdb.dedup import LOG_FILE_NAME
+
+        click.echo(f"note: the decision was not logged: {Path(index.index_path).parent / LOG_FILE_NAME} cannot be"
+                   " written (a link, not a file, or no space)", err=True)
+
+
+def _indexed_as(index, file_: str) -> list[str]:
+    """The doc_ids of the indexed note ``file_`` is, when it is a file of the vault (a draft saved before the dedup:
+    it matched itself at 1.0, QA round 97-C F3); else ``[]``."""
+    try:
+        rel = os.path.relpath(os.path.realpath(file_), os.path.realpath(index.vault))
+    except ValueError:  # (another drive)
+        return []
+    if rel == os.curdir or rel.startswith(os.pardir + os.sep) or rel == os.pardir:
+        return []
+    return [d for (d,) in index.conn.execute("SELECT doc_id FROM documents WHERE source_path = ? ORDER BY doc_id",
+                                            (rel.replace(os.sep, "/"),))]
 
 
 def _skip_reason(vault):
@@ -479,6 +507,11 @@ def _skip_reason(vault):
         return None, "the index has no vector tables (sqlite-vec unavailable)"
     index.sync(check=True, reread=False)  # the documents as they are: coverage() counts them
     conn = index.conn
+    from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
+
+    if documents_to_chunk(conn):  # (no model needed: after a rebuild every document waits to be chunked again, and
+        chunk_pending_documents(conn)  # its vectors, kept, are its chunks' again; QA round 97-C F2: SKIPPED, "no
+        # document of the index has vectors", with every vector there)
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
         return None, "the index has no vectors yet (run: dreamdb embed refresh)"
     try:
