@@ -1148,8 +1148,13 @@ def test_new_text_that_looks_like_frontmatter_stays_body_in_a_note_without_front
 
     injected = "---\ntitle: Injected\npinned: true\n---\nnew body"
     plain = write_doc(tiny_vault, "knowledge/plain.md", "plain body\n")
-    update(tiny_vault, "plain", content=injected)
-    assert plain.read_text(encoding="utf-8") == "---\n---\n" + injected + "\n"
+    # as content, a whole note given as a body is refused (QA round 97-C F6: its block was written into the body)
+    for given in (injected, "\ufeff" + injected, "---\n---\nnew body"):
+        with pytest.raises(UsageError, match=r"^The new content starts with a frontmatter block \(--- … ---\)"):
+            update(tiny_vault, "plain", content=given)
+        assert plain.read_text(encoding="utf-8") == "plain body\n"
+    update(tiny_vault, "plain", content="---\nnot closed, a rule")  # (no block: stays body, kept a body)
+    assert plain.read_text(encoding="utf-8") == "---\n---\n---\nnot closed, a rule\n"
     empty = write_doc(tiny_vault, "knowledge/empty.md", "")
     update(tiny_vault, "empty", append=injected)
     assert empty.read_text(encoding="utf-8") == "---\n---\n" + injected + "\n"
@@ -2689,3 +2694,18 @@ def test_remember_refuses_to_start_a_changelog_beside_one_named_in_another_case(
     with pytest.raises(WriteRefused, match="Core/changelog.json is the vault's changelog named in another case"):
         remember(tiny_vault, "a new entry")
     assert not (tiny_vault / "core").exists()
+
+
+def test_refusals_say_how_to_go_on(tiny_vault):
+    """QA round 97-C F8, F9: a memory section's refusal said "Edit the source file by hand" (which file?), and an
+    empty entry text had no hint at all."""
+    with pytest.raises(UsageError) as exc:
+        update(tiny_vault, "memory/known-issues", append="x")
+    assert exc.value.hint == "Edit the source file by hand: core/2.memory.md in the vault."
+    for text in ("", "  \n"):
+        with pytest.raises(UsageError, match=r"^The entry text must be a non-empty string\.\n") as exc:
+            remember(tiny_vault, text)
+        assert exc.value.hint == "Give the text as an argument, with --file FILE, or - to read it from standard input."
+    with pytest.raises(UsageError) as exc:
+        remember(tiny_vault, "x", type=" ")
+    assert exc.value.hint is None  # (the hint is the entry text's: another field's empty value gets none)

@@ -87,10 +87,11 @@ def _found(text: str, at: int) -> str:
     return where
 
 
-def _check_text(name: str, value: object, *, allow_newlines: bool = True) -> str:
-    """``value`` when it is a non-empty string fit to store as ``name``, else UsageError (nothing is written)."""
+def _check_text(name: str, value: object, *, allow_newlines: bool = True, hint: str | None = None) -> str:
+    """``value`` when it is a non-empty string fit to store as ``name``, else UsageError (nothing is written;
+    ``hint``: how to give one, for an empty value)."""
     if not isinstance(value, str) or not value.strip():
-        raise UsageError(f"{name} must be a non-empty string.")
+        raise UsageError(f"{name} must be a non-empty string.", hint=hint)
     if "\x00" in value:
         raise UsageError(f"{name} contains a NUL character.")
     if not has_visible(value):

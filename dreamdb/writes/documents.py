@@ -234,6 +234,12 @@ def update(
     if content is not None and not has_visible(content):  # an unset shell variable would erase the note (QA round 37)
         raise UsageError("The new content is empty: it would erase the note's body.",
                          hint="Give the new body; to remove the note, use delete (it keeps a copy in the trash).")
+    if content is not None and (block := find_block(content.lstrip("\ufeff"))) is not None and block.close_end is not None:
+        # a whole note given as its new body (QA round 97-C F6: a second '---' block was written into the body, as
+        # text, where embed dedup reads the same file's block as frontmatter)
+        raise UsageError("The new content starts with a frontmatter block (--- … ---): content replaces the body"
+                         " only, so the block would be written into the body as text; nothing was changed.",
+                         hint="Give the body alone; change frontmatter keys with description, tags or pin.")
     for name, value in (("content", content), ("append", append)):
         # the new text only (a body may already hold such characters): ESC, bidi overrides and Unicode tag
         # characters were written, which remember and description refuse (QA round 59 M5); newlines, tabs kept

@@ -157,8 +157,12 @@ def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
         if head == "changelog":
             raise UsageError("CHANGELOG entries are append-only.",
                              hint="Record a correction with remember --supersedes <id>.")
+        from dreamdb.vault.discover import MEMORY_FILE
+
+        # (QA round 97-C F8: "Edit the source file by hand" named no file)
+        where = f"{MEMORY_FILE} in the vault" if head == "memory" else "the path recall --json gives for it"
         raise UsageError(f"{head} documents cannot be edited or deleted by slug.",
-                         hint="Edit the source file by hand.")
+                         hint=f"Edit the source file by hand: {where}.")
     if not sep or (head in MARKDOWN_TYPES and "/" not in rest):
         doc_type = head if sep else None
         bare = rest if sep else raw
