@@ -319,3 +319,12 @@ def test_a_table_of_the_index_gone_missing_is_damage_rebuilt_a_mistyped_one_an_e
         c.execute("DROP TABLE schema_migrations")
     code, out, err = sql(capsys, vault, "--no-sync", "SELECT COUNT(*) FROM schema_migrations")
     assert code == 4 and "its table schema_migrations is missing" in err, (code, err)
+
+
+def test_a_query_that_is_not_utf8_is_named(vault, capsys):
+    """QA round 97-B F7: bytes that are not UTF-8 in the query said "SQL error: 'utf-8' codec can't encode character
+    '\\udcff' … surrogates not allowed", with no hint."""
+    code, out, err = sql(capsys, vault, "SELECT 1\udcff")  # (how Python hands such bytes over)
+    assert code == 2 and out == ""
+    assert err == ("Error: The query is not valid UTF-8 (it holds bytes that are not text).\n"
+                   "Hint: Retype it in UTF-8 (check the terminal's encoding, or the file's: iconv converts it).\n"), err

@@ -269,7 +269,8 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     so a cut result can never pass for a complete one. INTEGER and REAL values
     are JSON numbers (±infinity as the strings "Infinity"/"-Infinity"), NULL is
     null, and a BLOB is an uppercase hex string, as SQLite's hex() gives it
-    (also in CSV). The table shows a BLOB as <N bytes>, cuts text at 80
+    (also in CSV). The table and CSV show NULL as an empty cell, as they show
+    '': JSON tells them apart (or SELECT coalesce(col, 'NULL')). The table shows a BLOB as <N bytes>, cuts text at 80
     characters and shows control characters visibly (ESC as ␛).
 
     Text in JSON and CSV is exact, but for invisible characters that can
@@ -296,6 +297,14 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
 
     if as_json and fmt in ("csv", "table"):
         raise UsageError(f"--json and --format {fmt} ask for two different outputs.", hint="Give one of them.")
+    from dreamdb.vault.discover import is_utf8, not_utf8_because
+
+    if not is_utf8(query):  # (QA round 97-B F7: "SQL error: 'utf-8' codec can't encode character '\udcff' …")
+        why = not_utf8_because(query)
+        if why is not None:
+            raise UsageError(f"The query cannot be read: {why[0]}.", hint=why[1])
+        raise UsageError("The query is not valid UTF-8 (it holds bytes that are not text).",
+                         hint="Retype it in UTF-8 (check the terminal's encoding, or the file's: iconv converts it).")
     fmt = fmt or "table"
     index = open_index(vault)
     if not no_sync:
