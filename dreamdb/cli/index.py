@@ -316,7 +316,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
             raise IndexUnavailable(f"No index yet at {index.index_path}.",
                                    hint="Run without --no-sync (or dreamdb sync) first.")
         index.check_index_vault_readonly()
-        _note_older_index(index.index_path, query)
+    # (after a sync too: a driver that cannot load sqlite-vec leaves the vector tables' migrations waiting, and
+    # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
+    _note_older_index(index.index_path, query)
     try:
         columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     except IndexDamaged as exc:
