@@ -676,7 +676,8 @@ def test_if_present_compares_against_the_vectors_there_are_and_counts_the_others
     assert ("note: 1 indexed document not compared (new or changed since the last refresh: no vectors for the model"
             " yet): run `dreamdb embed refresh`") in err
     code, out, _ = run(capsys, "embed", "status", "--vault", str(vault), "--json")
-    assert json.loads(out)["docs_pending"] == 1  # not embedded by --if-present
+    st = json.loads(out)  # chunked by --if-present (no model needed: QA round 97-C F2), not embedded
+    assert st["docs_pending"] == 0 and st["pending"] == 1 and st["embedded"] == st["chunks"] - 1, st
     code, out, err = dedup("--json")  # without --if-present the vault is embedded first
     d = json.loads(out)
     assert code == 0 and d["verdict"] == "MERGE" and d["neighbours"][0]["doc_id"] == "knowledge/sourdough"
