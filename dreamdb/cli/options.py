@@ -20,7 +20,7 @@ def _one_vault(ctx, param, value):
 def vault_option(multiple: bool = False):
     """``--vault PATH`` (repeatable when ``multiple``)."""
     return click.option(
-        "--vault", "vaults" if multiple else "vault", multiple=True, metavar="PATH", type=NonEmptyPath(),
+        "--vault", "vaults" if multiple else "vault", multiple=True, metavar="PATH", type=NonEmptyPath(readable=False),
         callback=None if multiple else _one_vault,
         help="Vault folder (_dream_context or a folder containing one). "
         + ("Repeat to search several vaults. " if multiple else "")

@@ -78,7 +78,7 @@ def _done(as_json: bool, payload: dict, text: str, *, saved: bool = True) -> Non
 
 @click.command()
 @click.argument("text", nargs=-1)
-@click.option("--file", "text_file", type=NonEmptyPath(allow_dash=True), metavar="FILE", help="Read the description from FILE (- for standard input) instead"
+@click.option("--file", "text_file", type=NonEmptyPath(allow_dash=True, readable=False), metavar="FILE", help="Read the description from FILE (- for standard input) instead"
               " of TEXT: for text longer than a command line takes.")
 @click.option("--type", "entry_type", default="note", show_default=True, help="Entry type (feat, fix, decision, note…).")
 @click.option("--scope", help="Area of the project the entry is about.")
