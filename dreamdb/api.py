@@ -349,17 +349,22 @@ def _after_fork_in_child() -> None:
     A lock another thread of the parent held at the fork would stay held in the child for ever (QA round 90-A F1:
     a ``multiprocessing`` child hung on its first recall), and SQLite's connections must not cross a fork (sqlite.org,
     "How To Corrupt An SQLite Database File", 2.6)."""
+    from dreamdb.forking import pin_for_ever
+
     for index in list(_OPEN_INDEXES):
         index._lock = RLock()
         if index._conn is not None:
-            # (kept, with the engine that reads through it: nothing of the parent's is closed or freed in the child,
-            # where a destructor may wait on a lock or thread of the parent's; a subprocess started with preexec_fn
-            # runs this too, before its exec)
+            # (kept, with the engine that reads through it, and pinned for good: nothing of the parent's is closed or
+            # freed in the child, where a destructor may wait on a lock or thread of the parent's, at the child's exit
+            # too (QA round 97-A F1); a subprocess started with preexec_fn runs this too, before its exec)
             _INHERITED_CONNECTIONS.append((index._conn, index._memory))
+            pin_for_ever(_INHERITED_CONNECTIONS[-1])
             index._conn = index._memory = None
         embedder = index._embedder
         if embedder is not None and hasattr(embedder, "_tok_lock"):  # (one of dreamdb's: its locks, as get_embedder's)
             embedder._lock, embedder._tok_lock = allocate_lock(), allocate_lock()
+        if embedder is not None:
+            pin_for_ever(embedder)
 
 
 if hasattr(os, "register_at_fork"):

@@ -373,6 +373,32 @@ def test_a_child_forked_while_another_thread_uses_the_index_recalls_with_its_own
     index.close()
 
 
+@pytest.mark.model
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_after_a_hybrid_recall_ends_with_its_status(example_vault, model_dir):
+    """QA round 97-A F1: a child forked from a process that had run a hybrid recall hung for ever when it ended by
+    sys.exit (or the end of its script): freed in the child, the inherited onnxruntime session, then onnxruntime's
+    exit handlers, wait on condition variables of the parent's threads. The child recalls through its inherited Index,
+    runs its atexit handlers, and ends with its own exit status."""
+    script = f"""
+import atexit, os, sys
+import dreamdb
+index = dreamdb.open({str(example_vault)!r})
+assert index.recall("sleep consolidation", mode="hybrid")[0].mode == "hybrid"
+pid = os.fork()
+if pid == 0:
+    atexit.register(lambda: print("child atexit ran", flush=True))
+    print("child", [h.doc_id for h in index.recall("sleep consolidation", mode="hybrid")][0], flush=True)
+    sys.exit(3)
+_, status = os.waitpid(pid, 0)
+print("status", os.waitstatus_to_exitcode(status), flush=True)
+"""
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)}
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.splitlines() == ["child feature/sleep-consolidation", "child atexit ran", "status 3"], p.stdout
+
+
 def test_two_threads_making_one_hit_s_snippet_both_get_the_real_one(example_vault):
     """QA round 90-A F3: a thread that found a hit's snippet not made yet, then read its source after another thread
     had made the snippet and cleared the source, made the description its snippet, and stored it for good."""

@@ -471,6 +471,7 @@ def _query_tokenizer(model_dir: Path, tok_file: Path) -> QueryTokenizer | None:
 
 def _load_session(model_file: Path, threads: int):
     """Create the onnxruntime session; return (session, input names to feed, output name)."""
+    global _SESSIONS_MADE
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
@@ -478,6 +479,7 @@ def _load_session(model_file: Path, threads: int):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3  # errors only; warnings about unused initialisers are noise
     try:
+        _SESSIONS_MADE = True
         sess = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile… (pybind types)
         text = str(exc)
@@ -571,17 +573,25 @@ def count_tokens(texts: Sequence[str], path: str | os.PathLike | None = None, pr
 
 _EMBEDDERS: dict = {}
 _EMBEDDERS_LOCK = threading.Lock()
+_SESSIONS_MADE = False
+"""Whether this process (or the parent it was forked from) made an onnxruntime session: see :func:`_after_fork_in_child`."""
 
 
 def _after_fork_in_child() -> None:
     """In a child made by ``fork``, the embedders' locks are new: one another thread of the parent held at the fork
-    would stay held for ever (QA round 90-A F1). The embedders themselves are kept (one freed in the child waits
-    for ever on the parent's onnxruntime threads; a subprocess started with ``preexec_fn`` runs this too)."""
+    would stay held for ever (QA round 90-A F1). The embedders themselves are kept, pinned for good
+    (:func:`dreamdb.forking.pin_for_ever`): one freed in the child waits for ever on the parent's onnxruntime
+    threads, at the child's exit too (QA round 97-A F1); a subprocess started with ``preexec_fn`` runs this too."""
+    from dreamdb.forking import exit_without_native_handlers, pin_for_ever
+
     global _EMBEDDERS_LOCK
     _EMBEDDERS_LOCK = threading.Lock()
     for emb in _EMBEDDERS.values():
         emb._lock = threading.Lock()
         emb._tok_lock = threading.Lock()
+        pin_for_ever(emb)
+    if _SESSIONS_MADE:  # (onnxruntime's own exit handlers then wait for ever on the parent's threads)
+        exit_without_native_handlers()
 
 
 if hasattr(os, "register_at_fork"):
