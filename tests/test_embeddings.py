@@ -565,3 +565,47 @@ def test_build_refuses_a_folder_of_other_files_before_building(tmp_path):
         build_model_dir(tmp_path / "home", weights=tmp_path / "no-such-weights.bin")  # refused before reading them
     assert (tmp_path / "home" / "thesis.md").read_text() == "keep"
     assert [p.name for p in tmp_path.iterdir()] == ["home"]
+
+
+class RequestTimeout(Exception):
+    """A server's own exception, as a signal handler raises it."""
+
+
+@pytest.mark.model
+def test_a_caller_s_exception_while_a_model_loads_is_theirs_not_a_corrupt_model(model_dir, monkeypatch):
+    """QA round 97-A F3: a server's request timeout raised (by SIGALRM) while onnxruntime loaded the model was reported
+    as "model.onnx cannot be loaded by onnxruntime (corrupt or not an ONNX model)" and hybrid stayed off; raised
+    during onnxruntime's import, it became "ImportError: initialization failed", kept for the process. The caller's
+    exception is raised again, as it is; the runtime's own errors are still a ModelError."""
+    from dreamdb.embeddings import model as m
+    from dreamdb.errors import ModelError
+
+    def timed_out(*_a, **_k):
+        raise RequestTimeout("request took too long")
+
+    monkeypatch.setattr(m.ort, "InferenceSession", timed_out)
+    with pytest.raises(RequestTimeout, match="request took too long"):
+        m.Embedder(model_dir)
+
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(m.ort, "InferenceSession", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        m.Embedder(model_dir)
+
+    def corrupt(*_a, **_k):
+        raise RuntimeError("[ONNXRuntimeError] : 7 : INVALID_PROTOBUF : Load model failed")
+
+    monkeypatch.setattr(m.ort, "InferenceSession", corrupt)
+    with pytest.raises(ModelError, match="cannot be loaded by onnxruntime"):
+        m.Embedder(model_dir)
+    # an import onnxruntime wrapped the caller's exception in
+    wrapped = ImportError("initialization failed")
+    wrapped.__cause__ = RequestTimeout()
+    assert isinstance(m._interruption(wrapped), RequestTimeout)
+    broken = ImportError("initialization failed")
+    broken.__cause__ = RuntimeError("module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000")
+    assert m._interruption(broken) is None
+    pybind = type("InvalidProtobuf", (Exception,), {"__module__": "onnxruntime.capi.onnxruntime_pybind11_state"})
+    assert m._interruption(pybind("bad")) is None

@@ -34,12 +34,33 @@ from dreamdb.embeddings.locate import (
 )
 from dreamdb.embeddings.query_tokens import MAX_QUERY_CHARS, QueryTokenizer, write_piece_table
 
+
+def _interruption(exc: BaseException) -> BaseException | None:
+    """The exception behind ``exc`` that none of the runtime's packages raised, if any: Ctrl-C, or a caller's own (a
+    server's request timeout raised by a signal handler) that came while onnxruntime was imported or loaded a model,
+    and that onnxruntime wrapped (``ImportError: initialization failed``) or that met dreamdb's handler of the
+    runtime's errors. It is the caller's, to be raised again: not a broken install or a corrupt model, and never
+    remembered as one (QA round 97-A F3: every later hybrid recall of the process was BM25, and the model was said
+    to be corrupt)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit
+            return exc
+        if type(exc).__module__.split(".")[0] not in ("builtins", "onnxruntime", "numpy", "tokenizers", "importlib"):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 try:  # the ``embed`` extra; a missing one becomes ModelNotInstalled in Embedder()
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
     _IMPORT_ERROR: ImportError | None = None
 except ImportError as _exc:  # pragma: no cover - depends on the environment
+    if (_caller_s := _interruption(_exc)) is not None:
+        raise _caller_s  # (this module is then imported again, and the runtime with it, by the next use)
     ort = None  # type: ignore[assignment]
     Tokenizer = None  # type: ignore[assignment,misc]
     _IMPORT_ERROR = _exc
@@ -482,6 +503,8 @@ def _load_session(model_file: Path, threads: int):
         _SESSIONS_MADE = True
         sess = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile… (pybind types)
+        if (caller_s := _interruption(exc)) is not None:
+            raise caller_s
         text = str(exc)
         # (the machine's limits are no damage: a reinstall cannot help; QA round 83-B F4)
         if "bad_alloc" in text or isinstance(exc, MemoryError):
