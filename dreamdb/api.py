@@ -79,7 +79,10 @@ class Hit:
         doc_id: ``type/slug``.
         type, slug, title, description: from the document.
         path: absolute path of the source file.
-        snippet: best body line ±1 (SPEC §2); computed on first access.
+        snippet: best body line ±1 (SPEC §2); computed on first access, from the note as the index holds it then: a
+            note changed and synced since the recall gives its new text (QA round 97-A F2). Read it (or
+            :meth:`as_dict`) soon after the recall where the vault may change meanwhile; until it is read, the hit
+            keeps its :class:`Index` from being freed.
         score: raw BM25 (what thresholds gate on; unaffected by mode, synonyms, recency).
         rank_score: what hits are sorted by.
         date: ISO date or ``None``; status, level, tags as indexed.

@@ -36,6 +36,7 @@ class MultiIndex:
 
     def __init__(self, vaults, **kwargs) -> None:
         self.indexes: list[Index] = []
+        self._notes: list[str] = []
         seen = set()
         for v in vaults:
             index = Index(v, **kwargs)
@@ -56,8 +57,28 @@ class MultiIndex:
         return f"<dreamdb.MultiIndex vaults={[str(i.vault) for i in self.indexes]!r}>"
 
     def recall(self, query: str, top: int = 5, **kwargs) -> list[Hit]:
-        """Recall from every vault and merge them (see the module docstring); arguments as :meth:`Index.recall`."""
-        return merge_hits([index.recall(query, top=top, **kwargs) for index in self.indexes], top)
+        """Recall from every vault and merge them (see the module docstring); arguments as :meth:`Index.recall`.
+
+        A vault that is gone since this object was made (its folder deleted or moved away) is left out, and a note
+        says so (:meth:`take_notes`): a long-lived process searching a user vault and project vaults kept none of
+        its memory when one project folder went (QA round 97-A F4).
+
+        Raises:
+            VaultNotFound: every vault is gone.
+            DreamdbError: as :meth:`Index.recall`.
+        """
+        from dreamdb.errors import VaultNotFound
+
+        lists, gone = [], []
+        for index in self.indexes:
+            try:
+                lists.append(index.recall(query, top=top, **kwargs))
+            except VaultNotFound as exc:
+                gone.append((index, exc))
+        if gone and not lists:
+            raise gone[0][1]
+        self._notes.extend(f"{index.vault}: left out: {exc.message}" for index, exc in gone)
+        return merge_hits(lists, top)
 
     def warm(self) -> None:
         """:meth:`dreamdb.api.Index.warm` for every vault."""
@@ -73,8 +94,9 @@ class MultiIndex:
         return {"vaults": [index.status() for index in self.indexes]}
 
     def take_notes(self) -> list[str]:
-        """Notes of every vault, prefixed with the vault path."""
-        return [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()]
+        """Notes of every vault, prefixed with the vault path (and of the vaults :meth:`recall` left out)."""
+        notes, self._notes = self._notes, []
+        return notes + [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()]
 
     def remember(self, *args, **kwargs):
         """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""

@@ -44,6 +44,28 @@ def test_hits_merged_by_rank_score_each_naming_its_vault(two_vaults):
     assert [h["vault"] for h in json.loads(p.stdout)["hits"]] == [str(b.resolve()), str(a.resolve())]
 
 
+def test_a_vault_gone_meanwhile_is_left_out_with_a_note(two_vaults):
+    """QA round 97-A F4: a long-lived MultiIndex (a user vault and a project vault) raised VaultNotFound for every
+    recall once one vault folder was moved away: no hits from the one still there. It is left out, with a note; when
+    every vault is gone, the error stays."""
+    from dreamdb.errors import VaultNotFound
+
+    a, b = two_vaults
+    index = dreamdb.open([a, b])
+    assert len(index.recall("narwhal")) == 2 and index.take_notes() == []
+    b.parent.rename(b.parent.parent / "proj-moved")
+    hits = index.recall("narwhal")
+    assert [h.doc_id for h in hits] == ["knowledge/global-style"] and hits[0].vault == str(a.resolve())
+    notes = index.take_notes()
+    assert len(notes) == 1 and notes[0].startswith(f"{b.resolve()}: left out: The vault folder ") and " is gone" \
+        in notes[0], notes
+    assert index.take_notes() == []  # (taken)
+    a.parent.rename(a.parent.parent / "user-moved")
+    with pytest.raises(VaultNotFound, match="is gone"):
+        index.recall("narwhal")
+    index.close()
+
+
 def test_one_index_file_for_several_vaults_is_refused_before_any_work(two_vaults, tmp_path, monkeypatch):
     """QA round 48 L10: DREAMDB_INDEX with two --vault built the first vault's index in that file, then refused
     the second as "another vault's", leaving the file behind."""
