@@ -600,6 +600,15 @@ def test_a_caller_s_exception_while_a_model_loads_is_theirs_not_a_corrupt_model(
     monkeypatch.setattr(m.ort, "InferenceSession", corrupt)
     with pytest.raises(ModelError, match="cannot be loaded by onnxruntime"):
         m.Embedder(model_dir)
+    try:  # loaded inside the caller's except block, the error's context is the caller's exception (QA round 98-A F1)
+        raise RequestTimeout("handled already")
+    except RequestTimeout:
+        with pytest.raises(ModelError, match="cannot be loaded by onnxruntime"):
+            m.Embedder(model_dir)
+    handled = RequestTimeout("handled already")
+    inside = ImportError("numpy.core.multiarray failed to import")
+    inside.__context__ = handled
+    assert m._interruption(inside, handled) is None and m._interruption(inside) is handled
     # an import onnxruntime wrapped the caller's exception in
     wrapped = ImportError("initialization failed")
     wrapped.__cause__ = RequestTimeout()

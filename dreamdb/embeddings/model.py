@@ -15,6 +15,7 @@ mean pooling of ``last_hidden_state`` over the attention mask, L2 normalisation.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Sequence
@@ -35,22 +36,27 @@ from dreamdb.embeddings.locate import (
 from dreamdb.embeddings.query_tokens import MAX_QUERY_CHARS, QueryTokenizer, write_piece_table
 
 
-def _interruption(exc: BaseException) -> BaseException | None:
+def _interruption(exc: BaseException, handled: BaseException | None = None) -> BaseException | None:
     """The exception behind ``exc`` that none of the runtime's packages raised, if any: Ctrl-C, or a caller's own (a
     server's request timeout raised by a signal handler) that came while onnxruntime was imported or loaded a model,
     and that onnxruntime wrapped (``ImportError: initialization failed``) or that met dreamdb's handler of the
     runtime's errors. It is the caller's, to be raised again: not a broken install or a corrupt model, and never
     remembered as one (QA round 97-A F3: every later hybrid recall of the process was BM25, and the model was said
-    to be corrupt)."""
+    to be corrupt). ``handled``: the exception the caller was handling when the load began (``sys.exc_info()``
+    then), where the chain stops: a load inside an ``except`` block has it as the ``__context__`` of its own errors,
+    and it is not what interrupted the load (QA round 98-A F1: a corrupt model raised the caller's old exception)."""
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
+    while exc is not None and exc is not handled and id(exc) not in seen:
         seen.add(id(exc))
         if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit
             return exc
         if type(exc).__module__.split(".")[0] not in ("builtins", "onnxruntime", "numpy", "tokenizers", "importlib"):
             return exc
-        exc = exc.__cause__ or exc.__context__
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
     return None
+
+
+_HANDLED_AT_IMPORT = sys.exc_info()[1]  # (this module imported inside an except block: not an interruption)
 
 
 try:  # the ``embed`` extra; a missing one becomes ModelNotInstalled in Embedder()
@@ -59,7 +65,7 @@ try:  # the ``embed`` extra; a missing one becomes ModelNotInstalled in Embedder
 
     _IMPORT_ERROR: ImportError | None = None
 except ImportError as _exc:  # pragma: no cover - depends on the environment
-    if (_caller_s := _interruption(_exc)) is not None:
+    if (_caller_s := _interruption(_exc, _HANDLED_AT_IMPORT)) is not None:
         raise _caller_s  # (this module is then imported again, and the runtime with it, by the next use)
     ort = None  # type: ignore[assignment]
     Tokenizer = None  # type: ignore[assignment,misc]
@@ -493,6 +499,7 @@ def _query_tokenizer(model_dir: Path, tok_file: Path) -> QueryTokenizer | None:
 def _load_session(model_file: Path, threads: int):
     """Create the onnxruntime session; return (session, input names to feed, output name)."""
     global _SESSIONS_MADE
+    handled = sys.exc_info()[1]  # (a load inside the caller's except block: see _interruption)
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
@@ -503,7 +510,7 @@ def _load_session(model_file: Path, threads: int):
         _SESSIONS_MADE = True
         sess = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile… (pybind types)
-        if (caller_s := _interruption(exc)) is not None:
+        if (caller_s := _interruption(exc, handled)) is not None:
             raise caller_s
         text = str(exc)
         # (the machine's limits are no damage: a reinstall cannot help; QA round 83-B F4)
