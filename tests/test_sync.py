@@ -1926,3 +1926,38 @@ def test_sync_check_reads_every_file_again_and_finds_a_change_no_stat_showed(tin
     r = index.sync()
     assert (r.changed, r.unchanged) == (0, 2)
     index.close()
+
+
+def test_excalidraw_boards_of_every_layout_contribute_their_text_elements(tiny_vault):
+    """QA round 98-B F2: boards an older Obsidian Excalidraw plugin wrote (``# Text Elements``, before 2.x) and boards
+    written as their scene JSON alone were indexed with no body, silently. Both give their text elements, never the
+    scene JSON; a board with no text at all is indexed by its title, with a warning."""
+    scene = {"type": "excalidraw", "elements": [
+        {"type": "rectangle", "id": "r1"},
+        {"type": "text", "id": "t1", "text": "Tombstone\ncompaction", "originalText": "Tombstone compaction pipeline"},
+        {"type": "text", "id": "t2", "text": "old label", "isDeleted": True},
+        {"type": "text", "id": "t3", "text": "nightly vacuum"}]}
+    drawing = "%%\n# Drawing\n```json\n" + json.dumps(scene, indent=1) + "\n```\n%%\n"
+    write_doc(tiny_vault, "knowledge/old.excalidraw.md",
+              "---\nexcalidraw-plugin: parsed\n---\n# Text Elements\nRestart SSH service ^v9HcsL9e\n\nRotate keys ^a1b2c3d4\n\n"
+              + drawing)
+    write_doc(tiny_vault, "knowledge/new.excalidraw.md",
+              "---\nexcalidraw-plugin: parsed\n---\n==⚠ Switch to EXCALIDRAW VIEW ⚠==\n\n## Text Elements\nKiwi bird ^k1w1b1rd\n\n"
+              "## Element Links\nx ^y\n\n" + drawing)
+    write_doc(tiny_vault, "knowledge/scene.excalidraw.md", "---\nexcalidraw-plugin: parsed\n---\n" + drawing)
+    write_doc(tiny_vault, "knowledge/blank.excalidraw.md", "---\ntitle: Empty board\nexcalidraw-plugin: parsed\n---\n"
+              "%%\n# Drawing\n```compressed-json\nN4KAkARALgngDgUwgLgAQQQDwMYEMA2AlgCYBOuA7hADTgQBuCpAzoQPYB2KqATLZMzYBXUtiRoIACyhQ4zZAHoFAc0JRJQgEYA6bGwC2CgF7N6hbEcK4VCwjwBVcbWJeWvvHtk8gAA\n```\n%%\n")
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    bodies = dict(index.conn.execute("SELECT slug, body FROM documents WHERE slug LIKE '%.excalidraw'"))
+    assert bodies["old.excalidraw"] == "Restart SSH service\nRotate keys"
+    assert bodies["new.excalidraw"] == "Kiwi bird"
+    assert bodies["scene.excalidraw"] == "Tombstone compaction pipeline\nnightly vacuum"
+    assert bodies["blank.excalidraw"] == ""
+    assert [w for w in report.warnings if "excalidraw" in w] == [
+        "knowledge/blank.excalidraw.md: an Excalidraw board with no text elements found (neither a Text Elements"
+        " section nor an uncompressed scene with text); indexed by its title alone"]
+    assert [h.doc_id for h in index.recall("restart ssh service")] == ["knowledge/old.excalidraw"]
+    assert [h.doc_id for h in index.recall("tombstone vacuum")] == ["knowledge/scene.excalidraw"]
+    assert index.recall("rectangle isDeleted") == []  # (never the scene JSON itself)
+    index.close()

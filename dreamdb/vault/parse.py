@@ -212,12 +212,36 @@ def is_excalidraw(file_name: str, meta) -> bool:
     return file_name.endswith(".excalidraw.md") or (isinstance(meta, dict) and "excalidraw-plugin" in meta)
 
 
+_TEXT_ELEMENTS = re.compile(r"^#{1,2}[ \t]+Text Elements[ \t]*$(.*?)(?=^#{1,2}\s|^%%|\Z)", re.MULTILINE | re.DOTALL)
+"""The ``Text Elements`` section of an Obsidian Excalidraw board: ``##`` since plugin 2.x, ``#`` in older ones."""
+_SCENE_JSON = re.compile(r"^```json[ \t]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
 def excalidraw_text(body: str) -> str:
-    """Text elements of an Excalidraw board (``## Text Elements`` section), block ids removed; never the scene JSON."""
-    m = re.search(r"^##\s+Text Elements\s*$(.*?)(?=^##\s|^%%|\Z)", body, re.MULTILINE | re.DOTALL)
-    if not m:
+    """Text elements of an Excalidraw board, block ids removed; never the scene JSON itself: its ``Text Elements``
+    section (``##``, or ``#`` as the plugin wrote it before 2.x), else the text of the scene's text elements, for a
+    board written with its JSON alone (QA round 98-B F2: both were indexed with no body, silently). ``""`` when the
+    board holds no text."""
+    m = _TEXT_ELEMENTS.search(body)
+    if m:
+        return re.sub(r"\s*\^[A-Za-z0-9_-]{6,}\s*$", "", m.group(1), flags=re.MULTILINE).strip()
+    return _scene_texts(body)
+
+
+def _scene_texts(body: str) -> str:
+    """The text of the text elements (not deleted) of a board's uncompressed scene JSON, one per line, in the
+    scene's order; ``""`` when there is none or the JSON does not read (a compressed scene is not read)."""
+    found = _SCENE_JSON.search(body)
+    if not found:
         return ""
-    return re.sub(r"\s*\^[A-Za-z0-9_-]{6,}\s*$", "", m.group(1), flags=re.MULTILINE).strip()
+    try:
+        scene = json.loads(found.group(1))
+    except ValueError:
+        return ""
+    elements = scene.get("elements") if isinstance(scene, dict) else None
+    texts = [e.get("originalText") or e.get("text") for e in elements or () if isinstance(e, dict)
+             and e.get("type") == "text" and not e.get("isDeleted")]
+    return "\n".join(t.strip() for t in texts if isinstance(t, str) and t.strip())
 
 
 _LONE_CR = re.compile(r"\r(?!\n)")
@@ -261,6 +285,9 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     slug = unicodedata.normalize("NFC", fname[:-3] if fname.endswith(".md") else fname)
     if is_excalidraw(fname, meta):
         body = excalidraw_text(body)
+        if not body:
+            warnings.append(f"{rel_path}: an Excalidraw board with no text elements found (neither a Text Elements"
+                            " section nor an uncompressed scene with text); indexed by its title alone")
     body = without_data_payloads(body)
     title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), None)
     raw_title = meta.get(title_key) if title_key else slug
