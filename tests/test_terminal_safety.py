@@ -651,6 +651,13 @@ def test_a_python_reading_names_as_ascii_is_named_not_the_names(tmp_path):
     err = p.stderr.decode("utf-8")
     assert p.returncode == 0 and "knowledge/ğüş.md: skipped, as this Python reads file names and arguments as ascii" \
         in err and "convmv" not in err, err
+    status = run("status", "--vault", str(plain)).stdout.decode("utf-8")  # (98-A F5: "rename (e.g. with convmv)")
+    assert "1 note or folder whose name this Python cannot read (it reads names as ascii) (knowledge/ğüş.md): set" \
+        " PYTHONUTF8=1 or a UTF-8 locale (LC_ALL=C.UTF-8)" in status, status
+    # the next sync by a Python that reads the name lists the folder again (QA round 98-A F5: only sync --check did)
+    utf8 = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(plain), "--json"], capture_output=True,
+                          env={**os.environ, "PYTHONUTF8": "1"}, timeout=120, cwd=tmp_path)
+    assert utf8.returncode == 0 and json.loads(utf8.stdout)["added"] == 1, (utf8.stdout, utf8.stderr)
     for args, what in ((("recall", "uykuğ"), "The query"), (("remember", "notğ"), "The text"),
                        (("recall", "--types", "ğ", "x"), "types")):
         p = run(*args, "--vault", str(plain))

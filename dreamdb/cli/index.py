@@ -177,9 +177,14 @@ def status_cmd(vault, as_json):
     if st["unindexed_undecodable_names"]:  # (QA round 78-A F4)
         n = st["unindexed_undecodable_names"]
         more = ", …" if n > len(st["unindexed_undecodable_examples"]) else ""
-        click.echo(f"not indexed:    {n} note{'s' if n != 1 else ''} or folder{'s' if n != 1 else ''} whose name is not"
-                   f" valid UTF-8 ({', '.join(output.safe_text(p) for p in st['unindexed_undecodable_examples'])}{more}):"
-                   " rename (e.g. with convmv)")
+        from dreamdb.vault.discover import python_reads_names_as
+
+        encoding = python_reads_names_as()  # (QA round 98-A F5: under LC_ALL=C PYTHONUTF8=0, UTF-8 names were "not
+        what, fix = (("is not valid UTF-8", "rename (e.g. with convmv)") if encoding is None else  # UTF-8: rename")
+                     (f"this Python cannot read (it reads names as {encoding})",
+                      "set PYTHONUTF8=1 or a UTF-8 locale (LC_ALL=C.UTF-8)"))
+        click.echo(f"not indexed:    {n} note{'s' if n != 1 else ''} or folder{'s' if n != 1 else ''} whose name {what}"
+                   f" ({', '.join(output.safe_text(p) for p in st['unindexed_undecodable_examples'])}{more}): {fix}")
     if st["unreadable_files"]:
         more = ", …" if st["unreadable_files"] > len(st["unreadable_examples"]) else ""
         click.echo(f"not indexed:    {st['unreadable_files']} file{'s' if st['unreadable_files'] != 1 else ''} dreamdb"
