@@ -1149,10 +1149,14 @@ def test_new_text_that_looks_like_frontmatter_stays_body_in_a_note_without_front
     injected = "---\ntitle: Injected\npinned: true\n---\nnew body"
     plain = write_doc(tiny_vault, "knowledge/plain.md", "plain body\n")
     # as content, a whole note given as a body is refused (QA round 97-C F6: its block was written into the body)
-    for given in (injected, "\ufeff" + injected, "---\n---\nnew body"):
+    for given in (injected, "\ufeff" + injected, "\n\n" + injected, " \n" + injected.replace("\n", "\r\n")):
         with pytest.raises(UsageError, match=r"^The new content starts with a frontmatter block \(--- … ---\)"):
             update(tiny_vault, "plain", content=given)
         assert plain.read_text(encoding="utf-8") == "plain body\n"
+    # rules around plain text are no frontmatter, as the indexer reads them (QA round 98-A F6: refused too)
+    update(tiny_vault, "plain", content="---\n\nSome text\n\n---\nmore")
+    assert plain.read_text(encoding="utf-8") == "---\n---\n---\n\nSome text\n\n---\nmore\n"
+    plain.write_text("plain body\n", encoding="utf-8")
     update(tiny_vault, "plain", content="---\nnot closed, a rule")  # (no block: stays body, kept a body)
     assert plain.read_text(encoding="utf-8") == "---\n---\n---\nnot closed, a rule\n"
     empty = write_doc(tiny_vault, "knowledge/empty.md", "")

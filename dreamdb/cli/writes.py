@@ -139,7 +139,7 @@ def _doc_id(vault, slug: str) -> str | None:
 @click.option("--description", help="New frontmatter description (\"\" removes it).")
 @click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats, in any spelling of a tag (A, #a), are dropped; \"\" clears it)."
               " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall.")
-@click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one is refused).")
+@click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one, or a whole note that opens with its frontmatter, is refused).")
 @click.option("--append", help="Text appended to the body.")
 @click.option("--content-file", metavar="FILE", help="--content read from FILE (- for standard input).")
 @click.option("--append-file", metavar="FILE", help="--append read from FILE (- for standard input).")

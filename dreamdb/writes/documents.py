@@ -119,6 +119,20 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     return real, old, doc.render().encode("utf-8"), seen
 
 
+def _opens_with_frontmatter(text: str) -> bool:
+    """Whether ``text``, past a BOM and blank lines, opens with a closed frontmatter block whose YAML is a mapping with
+    keys, as the indexer reads one (a whole note, not a body: QA round 98-A F6, where ``---`` rules around plain text
+    were refused too, and a note after a blank line passed)."""
+    head = text.lstrip("\ufeff \t\r\n")
+    block = find_block(head)
+    if block is None or block.close_end is None:
+        return False
+    from dreamdb.vault.frontmatter import split_frontmatter
+
+    meta, _body, _warning = split_frontmatter(head.replace("\r\n", "\n"))
+    return isinstance(meta, dict) and bool(meta)
+
+
 def _touched_only(real: Path, old: bytes) -> Identity | None:
     """The :data:`Identity` ``real`` has now if its bytes are still ``old`` (it was only touched: ``touch``,
     ``chmod``, a sync tool's xattrs changed its times, QA round 60 L5), else None (written, or unreadable)."""
@@ -234,7 +248,7 @@ def update(
     if content is not None and not has_visible(content):  # an unset shell variable would erase the note (QA round 37)
         raise UsageError("The new content is empty: it would erase the note's body.",
                          hint="Give the new body; to remove the note, use delete (it keeps a copy in the trash).")
-    if content is not None and (block := find_block(content.lstrip("\ufeff"))) is not None and block.close_end is not None:
+    if content is not None and _opens_with_frontmatter(content):
         # a whole note given as its new body (QA round 97-C F6: a second '---' block was written into the body, as
         # text, where embed dedup reads the same file's block as frontmatter)
         raise UsageError("The new content starts with a frontmatter block (--- … ---): content replaces the body"
