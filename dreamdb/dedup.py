@@ -432,13 +432,13 @@ def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
     }, ensure_ascii=False)
     import stat
 
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        with suppress(FileNotFoundError):
-            st = os.lstat(path)
-            if stat.S_ISREG(st.st_mode) and st.st_size > LOG_MAX_BYTES:
-                os.replace(path, path.with_name(LOG_FILE_NAME + ".1"))
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0), 0o600)
+        fd = os.open(path, flags, 0o600)
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_size > LOG_MAX_BYTES and _rotated(path, fd, st):
+            os.close(fd)
+            fd = os.open(path, flags, 0o600)
         with os.fdopen(fd, "ab") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # (a FIFO, a device: not a log)
                 return None
@@ -446,3 +446,28 @@ def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
     except OSError:
         return None
     return str(path)
+
+
+def _rotated(path: Path, fd: int, st: os.stat_result) -> bool:
+    """Move the full log open as ``fd`` to ``dedup.log.jsonl.1``, if ``path`` still names that very file, under an
+    exclusive lock of it: of several processes that found it full, one moves it, and the others, finding another file
+    at ``path`` (or theirs gone), append as they are. QA round 98-A F7: a second process moved the fresh log over the
+    one just rotated, and the history was lost. Returns whether it was moved."""
+    try:
+        import fcntl
+    except ImportError:  # (no flock: the race is taken)
+        fcntl = None
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        now = os.lstat(path)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            return False
+        os.replace(path, path.with_name(LOG_FILE_NAME + ".1"))
+        return True
+    except OSError:
+        return False
+    finally:
+        if fcntl is not None:
+            with suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)

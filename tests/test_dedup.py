@@ -244,6 +244,16 @@ def test_a_draft_saved_in_the_vault_is_not_its_own_neighbour(embedded_subset, mo
                            "--file", str(draft)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert text.returncode == 0 and f"note: {draft} is the indexed knowledge/git-evidence-draft: compared with the" \
         " other documents" in text.stderr, text.stderr
+    # a hard link to it outside the vault is the same note; a CHANGELOG.json names no neighbour (QA round 98-A F9)
+    linked = tmp_path / "linked-draft.md"
+    os.link(draft, linked)
+    (vault / "core").mkdir(exist_ok=True)
+    (vault / "core" / "CHANGELOG.json").write_text(json.dumps([{"date": "2026-08-01", "type": "fix", "scope": "x",
+                                                                "description": "Pinned evidence rots silently"}]))
+    for given, excluded in ((linked, ["knowledge/git-evidence-draft"]), (vault / "core" / "CHANGELOG.json", [])):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "dedup", "--vault", str(vault), "--title", "X",
+                            "--file", str(given), "--json"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+        assert p.returncode == 0 and json.loads(p.stdout)["excluded"] == excluded, (given, p.stdout[:500], p.stderr)
 
 
 @pytest.mark.model
@@ -295,3 +305,52 @@ def test_a_snake_case_title_names_the_note_of_that_slug(tmp_path):
         index.sync()
         assert same_named(index.conn, "licensing_policy") == ["knowledge/licensing-policy"]
         assert same_named(index.conn, "snake-note") == same_named(index.conn, "snake_note") == ["knowledge/snake_note"]
+
+
+def test_processes_rotating_the_decision_log_at_once_keep_the_rotated_history(tmp_path):
+    """QA round 98-A F7: of processes that found the log full at once, a second moved the fresh log over the one just
+    rotated, and the history went. Only the process that still holds the full file rotates it."""
+    script = f"""
+import os, sys
+from pathlib import Path
+import dreamdb.dedup as d
+d.LOG_MAX_BYTES = 4096
+result = d.DedupResult(verdict="CREATE", neighbours=[], thresholds={{}})
+folder, small = Path({str(tmp_path)!r}), 0
+for i in range(400):
+    assert d._append_log(folder, f"p{{sys.argv[1]}}-{{i}}", result)
+    try:
+        small += os.stat(folder / "dedup.log.jsonl.1").st_size < 4096
+    except FileNotFoundError:
+        pass
+print(small)
+"""
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(i)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+             for i in range(3)]
+    outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert outs == ["0", "0", "0"], outs
+    rotated = (tmp_path / (LOG_FILE_NAME + ".1")).read_text(encoding="utf-8").splitlines()
+    assert all(json.loads(line)["verdict"] == "CREATE" for line in rotated)
+
+
+@pytest.mark.model
+def test_if_present_on_an_index_that_cannot_be_written_compares_or_skips(embedded_subset, model_dir, tmp_path,
+                                                                         monkeypatch, capsys):
+    """QA round 98-A F10: --if-present chunks the documents waiting after a rebuild; on an index that cannot be
+    written that write exited 4, where --if-present promises SKIPPED or a verdict, exit 0."""
+    from dreamdb.cli import main
+    from dreamdb.embeddings import store
+    from dreamdb.errors import IndexUnavailable
+
+    vault = copy_vault(embedded_subset, tmp_path)
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    assert main(["sync", "--force", "--vault", str(vault)]) == 0
+
+    def cannot_write(conn, **_kw):
+        raise IndexUnavailable("The index cannot be written: attempt to write a readonly database")
+
+    monkeypatch.setattr(store, "chunk_pending_documents", cannot_write)
+    capsys.readouterr()
+    assert main(["embed", "dedup", "--vault", str(vault), "--title", "Pinned evidence", "--if-present", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "SKIPPED" and "no document of the index has vectors" in out["reason"], out

@@ -459,20 +459,46 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         from dreamdb.dedup import LOG_FILE_NAME
 
         click.echo(f"note: the decision was not logged: {Path(index.index_path).parent / LOG_FILE_NAME} cannot be"
-                   " written (a link, not a file, or no space)", err=True)
+                   " written (a link or not a regular file, no permission, or no space)", err=True)
 
 
 def _indexed_as(index, file_: str) -> list[str]:
-    """The doc_ids of the indexed note ``file_`` is, when it is a file of the vault (a draft saved before the dedup:
-    it matched itself at 1.0, QA round 97-C F3); else ``[]``."""
+    """The doc_ids of the indexed note ``file_`` is, when it is a file of the vault, or a hard link to one (a draft
+    saved before the dedup: it matched itself at 1.0, QA round 97-C F3, 98-A F9); else ``[]``. Documents of types
+    never embedded (a CHANGELOG.json's entries) are not named: they are never neighbours."""
+    from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
+
     try:
         rel = os.path.relpath(os.path.realpath(file_), os.path.realpath(index.vault))
     except ValueError:  # (another drive)
-        return []
+        rel = os.pardir
     if rel == os.curdir or rel.startswith(os.pardir + os.sep) or rel == os.pardir:
-        return []
-    return [d for (d,) in index.conn.execute("SELECT doc_id FROM documents WHERE source_path = ? ORDER BY doc_id",
-                                            (rel.replace(os.sep, "/"),))]
+        rel = _hard_linked_in_vault(index, file_)
+        if rel is None:
+            return []
+    excluded = sorted(DENSE_EXCLUDED_TYPES)
+    return [d for (d,) in index.conn.execute(
+        f"SELECT doc_id FROM documents WHERE source_path = ? AND type NOT IN ({', '.join('?' * len(excluded))})"
+        " ORDER BY doc_id", (rel.replace(os.sep, "/"), *excluded))]
+
+
+def _hard_linked_in_vault(index, file_: str) -> str | None:
+    """The vault-relative path of an indexed file that ``file_``, outside the vault, is a hard link to (asked only of
+    a file with several links: one ``stat`` per indexed file then); else ``None``."""
+    try:
+        st = os.stat(file_)
+    except OSError:
+        return None
+    if st.st_nlink < 2:
+        return None
+    for (path,) in index.conn.execute("SELECT path FROM files"):
+        try:
+            other = os.stat(os.path.join(index.vault, path))
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            return path
+    return None
 
 
 def _skip_reason(vault):
@@ -510,8 +536,12 @@ def _skip_reason(vault):
     from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
 
     if documents_to_chunk(conn):  # (no model needed: after a rebuild every document waits to be chunked again, and
-        chunk_pending_documents(conn)  # its vectors, kept, are its chunks' again; QA round 97-C F2: SKIPPED, "no
-        # document of the index has vectors", with every vector there)
+        from dreamdb.errors import IndexUnavailable  # its vectors, kept, are its chunks' again; QA round 97-C F2:
+
+        try:  # SKIPPED, "no document of the index has vectors", with every vector there)
+            chunk_pending_documents(conn)
+        except IndexUnavailable:  # (an index that cannot be written: compared as it is, else skipped; 98-A F10)
+            pass
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
         return None, "the index has no vectors yet (run: dreamdb embed refresh)"
     try:
