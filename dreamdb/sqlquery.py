@@ -151,11 +151,19 @@ def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
         return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).", hint=_PRAGMA_HINT)
     if "readonly" in msg or "query_only" in msg or "read-only" in msg or "not authorized" in msg:
         return UsageError("Write statements are refused: the index is opened read-only.", hint=_WRITE_HINT)
+    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS, DRIVER_NAME
+
     if "no such table" in msg or "no such column" in msg:
         hint = ("Tables and views: documents, postings, terms, files, chunks … (all of them: dreamdb sql \"SELECT name,"
                 " type FROM sqlite_schema\"; with their columns: docs/schema.md in the source repository)")
+        if not CAN_LOAD_EXTENSIONS:  # (QA round 98-A F11: the hint listed chunks, which such an index lacks)
+            hint += (f"; the embedding tables (chunks …) are made only by a SQLite driver that loads sqlite-vec, which"
+                     f" {DRIVER_NAME} cannot")
     elif "no such function" in msg:
-        hint = "SQLite's built-in functions and sqlite-vec's (vec_distance_cosine, vec_to_json, …) are available."
+        # (QA round 98-B F4: the hint promised sqlite-vec's functions under a driver that cannot load it)
+        hint = ("SQLite's built-in functions and sqlite-vec's (vec_distance_cosine, vec_to_json, …) are available."
+                if CAN_LOAD_EXTENSIONS else f"SQLite's built-in functions are available; sqlite-vec's (vec_…) are not: the"
+                f" SQLite driver ({DRIVER_NAME}) cannot load it (unset DREAMDB_SQLITE_DRIVER to use sqlean.py).")
     else:
         hint = ("The query is SQLite's SQL (sqlite.org/lang.html); tables and views: dreamdb sql \"SELECT name, type FROM"
                 " sqlite_schema\", or docs/schema.md in the source repository.")
