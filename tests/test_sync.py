@@ -1947,9 +1947,25 @@ def test_excalidraw_boards_of_every_layout_contribute_their_text_elements(tiny_v
     write_doc(tiny_vault, "knowledge/scene.excalidraw.md", "---\nexcalidraw-plugin: parsed\n---\n" + drawing)
     write_doc(tiny_vault, "knowledge/blank.excalidraw.md", "---\ntitle: Empty board\nexcalidraw-plugin: parsed\n---\n"
               "%%\n# Drawing\n```compressed-json\nN4KAkARALgngDgUwgLgAQQQDwMYEMA2AlgCYBOuA7hADTgQBuCpAzoQPYB2KqATLZMzYBXUtiRoIACyhQ4zZAHoFAc0JRJQgEYA6bGwC2CgF7N6hbEcK4VCwjwBVcbWJeWvvHtk8gAA\n```\n%%\n")
+    # (QA round 99-A: elements not a list, a scene nested past the recursion limit, a text element starting with "# ",
+    # an empty section beside a scene with text, a json block of the note before the scene's)
+    for name, scene_json in (("bool", '{"elements": true}'), ("deep", "[" * 100000 + "]" * 100000)):
+        write_doc(tiny_vault, f"knowledge/{name}.excalidraw.md",
+                  "---\nexcalidraw-plugin: parsed\n---\n%%\n## Drawing\n```json\n" + scene_json + "\n```\n%%\n")
+    write_doc(tiny_vault, "knowledge/hashed.excalidraw.md", "---\nexcalidraw-plugin: parsed\n---\n## Text Elements\n"
+              "Dingo first ^aaaaaa11\n\n# Heading text in a box ^bbbbbb22\n\nEchidna after hash ^cccccc33\n%%\n")
+    write_doc(tiny_vault, "knowledge/emptysection.excalidraw.md", "---\nexcalidraw-plugin: parsed\n---\n```json\n"
+              '{"elements": [{"type": "text", "text": "Manatee outside"}]}\n```\n# Excalidraw Data\n## Text Elements\n%%\n'
+              + drawing.replace("# Drawing", "## Drawing"))
     index = dreamdb.open(tiny_vault)
     report = index.sync()
     bodies = dict(index.conn.execute("SELECT slug, body FROM documents WHERE slug LIKE '%.excalidraw'"))
+    assert bodies["bool.excalidraw"] == bodies["deep.excalidraw"] == ""
+    assert bodies["hashed.excalidraw"] == "Dingo first\n# Heading text in a box\nEchidna after hash"
+    assert bodies["emptysection.excalidraw"] == "Tombstone compaction pipeline\nnightly vacuum"
+    for name in ("bool", "deep", "blank"):
+        assert any(w.startswith(f"knowledge/{name}.excalidraw.md: an Excalidraw board with no text") for w in report.warnings)
+    report.warnings = [w for w in report.warnings if not w.startswith(("knowledge/bool.", "knowledge/deep."))]
     assert bodies["old.excalidraw"] == "Restart SSH service\nRotate keys"
     assert bodies["new.excalidraw"] == "Kiwi bird"
     assert bodies["scene.excalidraw"] == "Tombstone compaction pipeline\nnightly vacuum"
@@ -1958,6 +1974,8 @@ def test_excalidraw_boards_of_every_layout_contribute_their_text_elements(tiny_v
         "knowledge/blank.excalidraw.md: an Excalidraw board with no text elements found (neither a Text Elements"
         " section nor an uncompressed scene with text); indexed by its title alone"]
     assert [h.doc_id for h in index.recall("restart ssh service")] == ["knowledge/old.excalidraw"]
-    assert [h.doc_id for h in index.recall("tombstone vacuum")] == ["knowledge/scene.excalidraw"]
+    assert {h.doc_id for h in index.recall("tombstone vacuum")} == {"knowledge/scene.excalidraw",
+                                                                     "knowledge/emptysection.excalidraw"}
+    assert index.recall("manatee") == []
     assert index.recall("rectangle isDeleted") == []  # (never the scene JSON itself)
     index.close()

@@ -212,9 +212,12 @@ def is_excalidraw(file_name: str, meta) -> bool:
     return file_name.endswith(".excalidraw.md") or (isinstance(meta, dict) and "excalidraw-plugin" in meta)
 
 
-_TEXT_ELEMENTS = re.compile(r"^#{1,2}[ \t]+Text Elements[ \t]*$(.*?)(?=^#{1,2}\s|^%%|\Z)", re.MULTILINE | re.DOTALL)
-"""The ``Text Elements`` section of an Obsidian Excalidraw board: ``##`` since plugin 2.x, ``#`` in older ones."""
+_TEXT_ELEMENTS = (re.compile(r"^##[ \t]+Text Elements[ \t]*$(.*?)(?=^##\s|^%%|\Z)", re.MULTILINE | re.DOTALL),
+                  re.compile(r"^#[ \t]+Text Elements[ \t]*$(.*?)(?=^#{1,2}\s|^%%|\Z)", re.MULTILINE | re.DOTALL))
+"""The ``Text Elements`` section of an Obsidian Excalidraw board: ``##`` since plugin 2.x (up to the next ``##``
+section: a text element may start with ``# ``, QA round 99-A F5), ``#`` in older ones."""
 _SCENE_JSON = re.compile(r"^```json[ \t]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_DRAWING = re.compile(r"^#{1,2}[ \t]+Drawing[ \t]*$", re.MULTILINE)
 
 
 def excalidraw_text(body: str) -> str:
@@ -222,24 +225,26 @@ def excalidraw_text(body: str) -> str:
     section (``##``, or ``#`` as the plugin wrote it before 2.x), else the text of the scene's text elements, for a
     board written with its JSON alone (QA round 98-B F2: both were indexed with no body, silently). ``""`` when the
     board holds no text."""
-    m = _TEXT_ELEMENTS.search(body)
-    if m:
-        return re.sub(r"\s*\^[A-Za-z0-9_-]{6,}\s*$", "", m.group(1), flags=re.MULTILINE).strip()
-    return _scene_texts(body)
+    m = _TEXT_ELEMENTS[0].search(body) or _TEXT_ELEMENTS[1].search(body)
+    text = re.sub(r"\s*\^[A-Za-z0-9_-]{6,}\s*$", "", m.group(1), flags=re.MULTILINE).strip() if m else ""
+    return text or _scene_texts(body)  # (an empty section, the scene's text: QA round 99-A F6)
 
 
 def _scene_texts(body: str) -> str:
     """The text of the text elements (not deleted) of a board's uncompressed scene JSON, one per line, in the
     scene's order; ``""`` when there is none or the JSON does not read (a compressed scene is not read)."""
-    found = _SCENE_JSON.search(body)
+    drawing = _DRAWING.search(body)  # (the scene's fence, not a json block of the note before it: 99-A F7)
+    found = _SCENE_JSON.search(body, drawing.end() if drawing else 0)
     if not found:
         return ""
     try:
         scene = json.loads(found.group(1))
-    except ValueError:
+    except (ValueError, RecursionError):  # (a scene nested past Python's limit: QA round 99-A F2, exit 70 for all)
         return ""
     elements = scene.get("elements") if isinstance(scene, dict) else None
-    texts = [e.get("originalText") or e.get("text") for e in elements or () if isinstance(e, dict)
+    if not isinstance(elements, list):  # (true, 5: QA round 99-A F1, every sync exited 70)
+        return ""
+    texts = [e.get("originalText") or e.get("text") for e in elements if isinstance(e, dict)
              and e.get("type") == "text" and not e.get("isDeleted")]
     return "\n".join(t.strip() for t in texts if isinstance(t, str) and t.strip())
 
