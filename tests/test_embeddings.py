@@ -605,6 +605,26 @@ def test_a_caller_s_exception_while_a_model_loads_is_theirs_not_a_corrupt_model(
     except RequestTimeout:
         with pytest.raises(ModelError, match="cannot be loaded by onnxruntime"):
             m.Embedder(model_dir)
+    monkeypatch.undo()
+    # while the model runs, after it loaded (QA round 99-A F3: a ModelError, "the model failed to run")
+    emb = m.Embedder(model_dir)
+
+    class Session:
+        def __init__(self, session, error):
+            self._session, self._error = session, error
+
+        def __getattr__(self, name):
+            return getattr(self._session, name)
+
+        def run(self, *a, **k):
+            raise self._error
+
+    emb._session = Session(emb._session, RequestTimeout("alarm"))
+    with pytest.raises(RequestTimeout, match="alarm"):
+        emb.embed_passages(["one passage"])
+    emb._session = Session(emb._session._session, RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION"))
+    with pytest.raises(ModelError, match="The embedding model failed to run"):
+        emb.embed_passages(["one passage"])
     handled = RequestTimeout("handled already")
     inside = ImportError("numpy.core.multiarray failed to import")
     inside.__context__ = handled

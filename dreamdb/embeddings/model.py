@@ -312,10 +312,13 @@ class Embedder:
         table, chars = self._query_tok, sum(map(len, texts))
         if table is not None and self._full_tok is None and self._table_chars + chars <= TABLE_CHARS:
             self._table_chars += chars
+            handled = sys.exc_info()[1]
             for i, t in enumerate(texts):
                 try:
                     res[i] = table.encode(t) or (self._table_head(table, t) if truncate else None) or []
-                except Exception:  # noqa: BLE001 - a pipeline the table cannot follow: the full tokenizer, as before
+                except Exception as exc:  # noqa: BLE001 - a pipeline the table cannot follow: the full tokenizer
+                    if (caller_s := _interruption(exc, handled)) is not None:
+                        raise caller_s  # (the caller's, not a damaged table: QA round 99-A F3)
                     table.broken = True
             if table.broken:  # a damaged table: the texts it failed go to the full tokenizer below, then it is rewritten
                 self._query_tok = None
@@ -395,9 +398,12 @@ class Embedder:
                 feeds[name] = mask
             else:  # token_type_ids
                 feeds[name] = np.zeros_like(ids)
+        handled = sys.exc_info()[1]
         try:
             hidden = self._session.run([self._output], feeds)[0]
         except Exception as exc:  # onnxruntime raises its own pybind exception types
+            if (caller_s := _interruption(exc, handled)) is not None:
+                raise caller_s  # (a server's request timeout: not a model that failed, QA round 99-A F3)
             raise ModelError(f"The embedding model failed to run: {_short(exc)}", hint=f"Model file: {self.model_file}") from None
         if hidden.ndim != 3 or hidden.shape[-1] != self.dim:
             raise ModelError(f"The embedding model returned shape {hidden.shape}, expected [batch, seq, {self.dim}].")
