@@ -156,9 +156,9 @@ def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
     if "no such table" in msg or "no such column" in msg:
         hint = ("Tables and views: documents, postings, terms, files, chunks … (all of them: dreamdb sql \"SELECT name,"
                 " type FROM sqlite_schema\"; with their columns: docs/schema.md in the source repository)")
-        if not CAN_LOAD_EXTENSIONS:  # (QA round 98-A F11: the hint listed chunks, which such an index lacks)
-            hint += (f"; the embedding tables (chunks …) are made only by a SQLite driver that loads sqlite-vec, which"
-                     f" {DRIVER_NAME} cannot")
+        if not CAN_LOAD_EXTENSIONS and "no such table" in msg:  # (QA round 98-A F11, 99-A F8)
+            hint += (f"; the embedding tables (vec_embeddings; chunks and the rest in an index this driver made) need a"
+                     f" SQLite driver that loads sqlite-vec, which {DRIVER_NAME} cannot")
     elif "no such function" in msg:
         # (QA round 98-B F4: the hint promised sqlite-vec's functions under a driver that cannot load it)
         hint = ("SQLite's built-in functions and sqlite-vec's (vec_distance_cosine, vec_to_json, …) are available."

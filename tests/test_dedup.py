@@ -354,3 +354,22 @@ def test_if_present_on_an_index_that_cannot_be_written_compares_or_skips(embedde
     assert main(["embed", "dedup", "--vault", str(vault), "--title", "Pinned evidence", "--if-present", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "SKIPPED" and "no document of the index has vectors" in out["reason"], out
+    # the sync before it cannot write either (QA round 99-A F4: exit 4 on a read-only index): read as it is
+    monkeypatch.undo()
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    assert main(["embed", "refresh", "--vault", str(vault)]) == 0
+    (vault / "knowledge" / "fresh-note.md").write_text("---\nname: Fresh\n---\nA note the index has not seen.\n")
+    from dreamdb.api import Index
+
+    real_sync = Index.sync
+
+    def read_only_sync(self, **kw):  # (the check's sync; the read's own, as a read-only index answers it, goes on)
+        if kw.get("check"):
+            raise IndexUnavailable("The index cannot be written: attempt to write a readonly database")
+        return real_sync(self, **kw)
+
+    monkeypatch.setattr(Index, "sync", read_only_sync)
+    capsys.readouterr()
+    assert main(["embed", "dedup", "--vault", str(vault), "--title", "Pinned evidence", "--if-present", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] in ("MERGE", "REVIEW", "CREATE") and out["neighbours"], out

@@ -531,14 +531,19 @@ def _skip_reason(vault):
     index = open_index(vault)
     if not vectors_available(index.conn):
         return None, "the index has no vector tables (sqlite-vec unavailable)"
-    index.sync(check=True, reread=False)  # the documents as they are: coverage() counts them
+    from dreamdb.errors import IndexUnavailable
+
+    try:
+        index.sync(check=True, reread=False)  # the documents as they are: coverage() counts them
+    except IndexUnavailable:  # (an index that cannot be written: compared as it is, with a note, as a recall reads it;
+        index.sync_for_read()  # QA round 99-A F4: exit 4, where --if-present promises a verdict or SKIPPED)
+        print_notes(index)
     conn = index.conn
     from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
 
     if documents_to_chunk(conn):  # (no model needed: after a rebuild every document waits to be chunked again, and
-        from dreamdb.errors import IndexUnavailable  # its vectors, kept, are its chunks' again; QA round 97-C F2:
-
-        try:  # SKIPPED, "no document of the index has vectors", with every vector there)
+        # (its vectors, kept, are its chunks' again; QA round 97-C F2: SKIPPED, "no document of the index has vectors",
+        try:  # with every vector there)
             chunk_pending_documents(conn)
         except IndexUnavailable:  # (an index that cannot be written: compared as it is, else skipped; 98-A F10)
             pass
