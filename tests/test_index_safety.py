@@ -394,9 +394,15 @@ _, status = os.waitpid(pid, 0)
 print("status", os.waitstatus_to_exitcode(status), flush=True)
 """
     env = {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)}
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
-    assert p.returncode == 0, p.stderr[-2000:]
-    assert p.stdout.splitlines() == ["child feature/sleep-consolidation", "child atexit ran", "status 3"], p.stdout
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # (a hung child is killed with its parent, not left behind)
+        os.killpg(p.pid, 9)
+        out, err = p.communicate()
+    assert p.returncode == 0, err[-2000:]
+    assert out.splitlines() == ["child feature/sleep-consolidation", "child atexit ran", "status 3"], out
 
 
 def test_two_threads_making_one_hit_s_snippet_both_get_the_real_one(example_vault):
