@@ -2713,3 +2713,41 @@ def test_refusals_say_how_to_go_on(tiny_vault):
     with pytest.raises(UsageError) as exc:
         remember(tiny_vault, "x", type=" ")
     assert exc.value.hint is None  # (the hint is the entry text's: another field's empty value gets none)
+
+
+def test_a_write_asks_an_index_another_program_holds_once(tiny_vault, monkeypatch):
+    """QA round 99-B F1: under a program holding the index in BEGIN EXCLUSIVE, update and delete made five lookups of
+    the index, each waiting its busy timeout (10 s), and took 50 s, silently. A lookup that met the lock is not made
+    again for a while: the files alone decide, as with no index."""
+    import subprocess
+    import sys
+
+    import dreamdb
+    from dreamdb.store import connect as db
+    from dreamdb.writes import locate
+
+    write_doc(tiny_vault, "knowledge/held.md", "---\ntitle: Held\n---\nbody\n")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        index_path = index.index_path
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+        " c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE');"
+        " c.execute('CREATE TABLE IF NOT EXISTS held_by_test(x)'); print('held', flush=True); time.sleep(60)"),
+        str(index_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        real, calls = db.connect, []
+
+        def counted(path, **kw):
+            calls.append(path)
+            return real(path, **{**kw, "busy_timeout_ms": 200})
+
+        monkeypatch.setattr(db, "connect", counted)
+        monkeypatch.setattr(locate, "_LOCKED", {}, raising=False)
+        update(tiny_vault, "held", append="one more line")
+        assert len(calls) == 1, calls
+        assert (tiny_vault / "knowledge" / "held.md").read_text(encoding="utf-8").endswith("one more line\n")
+    finally:
+        holder.kill()
+        holder.wait()

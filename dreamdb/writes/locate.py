@@ -252,6 +252,13 @@ def _nfc_match(vault: Path, parts: list[str]) -> Path | None:
     return here
 
 
+LOCKED_SKIP_S = 30.0
+"""Seconds for which an index another program held locked, so that a lookup waited its busy timeout in vain, is
+not asked again (QA round 99-B F1: ``update`` and ``delete`` made five lookups, each waiting 10 s, and took 50 s
+under a program holding the index in ``BEGIN EXCLUSIVE``)."""
+_LOCKED: dict[str, float] = {}
+
+
 def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | None:
     """Run a query on the vault's existing index, opened read-only; ``None`` when there is no usable index.
 
@@ -280,6 +287,8 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
                     conn.close()
         if kind not in ("dreamdb", "sqlite"):
             return None
+        if _LOCKED.get(str(index_path), 0.0) > time.monotonic():
+            return None  # (held by another program a moment ago: not waited for again by each lookup of one write)
         conn = db.connect(index_path, readonly=True)
         try:
             # one DREAMDB_INDEX shared by two vaults: its ids are not ours (a vault's own index, copied with the
@@ -289,7 +298,9 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
                 return [tuple(row) for row in conn.execute(sql, tuple(params))]
         finally:
             conn.close()
-    except (DreamdbError, db.DatabaseError, OSError):  # no usable index: the files alone decide
+    except (DreamdbError, db.DatabaseError, OSError) as exc:  # no usable index: the files alone decide
+        if isinstance(exc, db.DatabaseError) and db.is_lock_error(exc):
+            _LOCKED[str(index_path)] = time.monotonic() + LOCKED_SKIP_S
         return None
     raise UsageError(f"The index {index_path} mirrors another vault ({other}); its ids are not this vault's, so"
                      " nothing was changed.",
