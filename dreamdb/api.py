@@ -2010,12 +2010,19 @@ class Index:
     # (not serialized: a write takes the vault's own lock and reads the index through a connection of its own, so a
     # write waiting for another process's vault lock does not hold up this Index's recalls; QA round 90-A F2)
     def remember(self, text: str, **kwargs) -> dict:
-        """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for arguments and errors."""
+        """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for arguments and errors.
+
+        Returns:
+            The entry as written to ``CHANGELOG.json`` (its ``id`` without a type), plus ``doc_id``: the id recall
+            gives it and ``supersedes`` takes (``changelog/<id>``), as ``dreamdb remember --json`` prints it (QA round
+            99-B F8: the API's result lacked it).
+        """
         from dreamdb import writes
 
         self._vault_still_here()
         kwargs.setdefault("lock_timeout", self.lock_timeout_ms / 1000)  # (QA round 90-A F2: a fixed 10 s)
-        return writes.remember(self.vault, text, **kwargs)
+        entry = writes.remember(self.vault, text, **kwargs)
+        return {**entry, "doc_id": f"changelog/{entry['id']}"}
 
     def update(self, slug: str, **kwargs) -> Path:
         """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update`."""

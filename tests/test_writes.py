@@ -2751,3 +2751,16 @@ def test_a_write_asks_an_index_another_program_holds_once(tiny_vault, monkeypatc
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_the_api_s_remember_gives_the_id_recall_gives(tiny_vault):
+    """QA round 99-B F8: ``Index.remember`` returned the entry without the ``changelog/`` id that recall prints and
+    ``supersedes`` takes, where ``dreamdb remember --json`` gives it as ``doc_id``."""
+    import dreamdb
+
+    with dreamdb.open(tiny_vault) as index:
+        entry = index.remember("Chose WAL mode for the index.", type="decision", scope="storage")
+        assert entry["doc_id"] == f"changelog/{entry['id']}" and entry["id"].endswith("-storage-1")
+        assert [h.doc_id for h in index.recall("WAL mode")] == [entry["doc_id"]]
+        later = index.remember("Kept WAL mode.", supersedes=entry["doc_id"])
+        assert later["supersedes"] == entry["id"]
