@@ -394,10 +394,13 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
 
 def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float) -> tuple[int, bool]:
     """(How many candidate chunks have a near-copy, cosine ≥ ``merge``, among the chunks of document ``doc``;
-    whether the candidate's chunk texts are exactly that document's), scored exactly over its vectors."""
-    from dreamdb.embeddings.store import _exact_for_docs, _as_query
+    whether the candidate's chunk texts are exactly that document's), scored exactly over its vectors (read once)."""
+    import numpy as np
 
-    matched = sum(1 for v in vecs if any(s >= merge for _d, s in _exact_for_docs(conn, _as_query(v), model_id, 1, {doc})))
+    from dreamdb.embeddings.store import _vectors_for_docs
+
+    _ids, mat, _langs = _vectors_for_docs(conn, model_id, {doc})
+    matched = int(((np.asarray(vecs, dtype=np.float32) @ mat.T).max(axis=1) >= merge).sum()) if len(mat) else 0
     held = {h for (h,) in conn.execute("SELECT content_hash FROM chunks WHERE doc = ?", (doc,))}
     return matched, bool(held) and held == {c.content_hash for c in chunks}
 

@@ -234,13 +234,16 @@ def forget_stats(conn) -> None:
         conn.execute("UPDATE files SET ctime_ns = NULL")
 
 
-def _documents_lost(conn, src, raw: bytes) -> bool:
+def _documents_lost(conn, src, raw: bytes, held: set[str]) -> bool:
     """Whether a file whose content is as indexed holds documents of which the index has none: rows another program
     deleted (with its foreign keys on, their postings and chunks went too, so nothing else disagrees; QA round 97-B
     F1: ``sync --check`` said ok, and the note was never found). Asked only of files whose stat is not trusted
     (every file under ``sync --check``, :func:`forget_stats`; racy files), and parsed only when the index holds
     none of their documents (an empty CHANGELOG.json, so each check)."""
-    if conn.execute("SELECT 1 FROM documents WHERE source_path = ? LIMIT 1", (src.rel_path,)).fetchone():
+    if not held:  # (read once a sync, when first asked: ``held`` is filled with the files that have documents)
+        held.update(p for (p,) in conn.execute("SELECT DISTINCT source_path FROM documents"))
+        held.add("")  # (filled, even for an index with no documents)
+    if src.rel_path in held:
         return False
     from dreamdb.vault.parse import parse_file
 
@@ -435,6 +438,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     # another file; number_same_names records it)
     held_before: dict[str, str] = dict(held or {})
     reread: set[str] = set()  # files whose stat is not to be trusted by the next sync (see racy)
+    with_documents: set[str] = set()  # files that have documents in the index, read when first needed (_documents_lost)
 
     def note_held(path: str) -> None:
         held_before.update((doc_id, path) for doc_id, in conn.execute(
@@ -490,7 +494,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             continue
         sha = sha256(raw).hexdigest()
         old = stored.get(src.rel_path)
-        if old is not None and old[2] == sha and old[3] is None and _documents_lost(conn, src, raw):
+        if old is not None and old[2] == sha and old[3] is None and _documents_lost(conn, src, raw, with_documents):
             warnings.append(f"{src.rel_path}: the index held none of its documents (rows deleted by another "
                             "program?); indexed again")
         elif old is not None and old[2] == sha:
