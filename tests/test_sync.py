@@ -952,6 +952,27 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
             " list: each of its values was read as one item"], warnings
 
 
+def test_tags_written_as_a_mapping_or_a_set_are_its_keys(tiny_vault):
+    """QA round 99-B F5: tags written as a YAML mapping were read by their values, so ``{backend: 1}`` was the
+    tag ``1``, silently; a YAML set (``!!set``) became the text of a Python set. A mapping's keys are the tags
+    (a set is a mapping with null values; a flag set false is left out), and values that are no flags are warned of."""
+    write_doc(tiny_vault, "knowledge/mapped.md", "---\nname: Mapped\ntags: {backend: 1, api: x}\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/flags.md", "---\nname: Flags\ntags: {alpha: true, beta: false}\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/yset.md", "---\nname: Set\ntags: !!set {zulu, echo}\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/keys.md", "---\nname: Keys\ntags:\n  ? gamma\n  ? delta\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    rows = dict(index.conn.execute("SELECT doc_id, tags FROM documents WHERE type = 'knowledge'"))
+    assert {k: json.loads(v) for k, v in rows.items() if k in {"knowledge/mapped", "knowledge/flags",
+                                                               "knowledge/yset", "knowledge/keys"}} == {
+        "knowledge/mapped": ["backend", "api"], "knowledge/flags": ["alpha"], "knowledge/yset": ["echo", "zulu"],
+        "knowledge/keys": ["gamma", "delta"]}
+    said = [w for w in warnings if "tags is a mapping" in w]
+    assert [w.split(":", 1)[0] for w in said] == ["knowledge/mapped.md"], warnings
+    assert "(backend, api)" in said[0] and "tags: [a, b]" in said[0]
+    assert [h.doc_id for h in index.recall("backend", tags=["backend"])] == ["knowledge/mapped"]
+
+
 def test_changelog_entries_whose_ids_move_are_said(tiny_vault):
     """QA round 90-C F3: the ids of one date and scope count from the file's oldest end; a file of one date cannot
     tell which end that is, and once a newer entry came first (the reference's newest-first convention) its entries

@@ -95,10 +95,20 @@ def _as_text(value) -> str:
 
 
 def normalize_tags(value) -> list[str]:
-    """Tags from a list or a comma string, facet prefixes (``topic:x`` → ``x``) stripped, order kept, no duplicates."""
+    """Tags from a list or a comma string, facet prefixes (``topic:x`` → ``x``) stripped, order kept, no duplicates.
+
+    A mapping's keys are its tags: YAML writes a set (``!!set {a, b}``, read as a Python set, its items sorted;
+    ``? a`` lines) as a mapping with null values,
+    and ``{backend: true, draft: false}`` as flags, whose false ones are left out (QA round 99-B F5: the values
+    were read, so ``{backend: 1}`` was the tag ``1``)."""
     if value is None:
         return []
-    items = value if isinstance(value, (list, tuple)) else _as_text(value).split(",")  # (tags: true → true, as [true])
+    if isinstance(value, dict):
+        items = [key for key, on in value.items() if on is not False]
+    elif isinstance(value, (set, frozenset)):  # (!!set: its items, in a stable order)
+        items = sorted(value, key=_as_text)
+    else:
+        items = value if isinstance(value, (list, tuple)) else _as_text(value).split(",")  # (tags: true → [true])
     out: list[str] = []
     for item in items:
         tag = clean_tag(_as_text(item))
@@ -322,6 +332,10 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     if raw_status not in (None, "") and status is None:
         warnings.append(f"{rel_path}: frontmatter status is a {type(raw_status).__name__}, not a word; ignored")
     tags = normalize_tags(meta.get("tags"))
+    if isinstance(meta.get("tags"), dict) and any(v not in (None, True, False) for v in meta["tags"].values()):
+        warnings.append(f"{rel_path}: frontmatter tags is a mapping; its keys are read as the tags"
+                        f" ({', '.join(tags[:5])}{' …' if len(tags) > 5 else ''}) and its values ignored;"
+                        " write tags as a list (tags: [a, b])")
     lost = [f"#{w}" for w in _tags_hashtags(text[:len(text) - len(body)]) if clean_tag(w) not in tags] if meta else []
     if lost:  # (YAML reads "tags: #a, #b", "- #a", "a, #b" as comments: no tags, silently; QA rounds 90-C F6, 92 F5)
         warnings.append(f"{rel_path}: frontmatter tags written as #hashtags are YAML comments, so they are not tags"
