@@ -311,6 +311,26 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
                                "way); the settings themselves are written.") from exc
 
 
+def _remove(path: Path, old_raw: bytes | None) -> None:
+    """Delete a settings file that held dreamdb's hook alone, unless another program changed it since it was read.
+
+    Raises:
+        FileChanged: the file is no longer ``old_raw`` (the caller reads it again).
+        WriteRefused: it cannot be deleted (no permission on its folder…).
+    """
+    from dreamdb.writes import refuse_os_errors
+    from dreamdb.writes.files import FileChanged
+
+    with refuse_os_errors(path, "delete"):
+        try:
+            if path.read_bytes() != old_raw:
+                raise FileChanged(f"{path} changed while dreamdb was editing it; nothing was changed.",
+                                  hint="Run the command again: it edits the file as it is now.")
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
 SETTINGS_ATTEMPTS = 5
 """Times an install or uninstall reads, changes and writes a settings file that another program keeps changing
 meanwhile (each attempt refuses to overwrite a change it did not read: :func:`_write`)."""
@@ -436,7 +456,9 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     Only hooks recognised by :func:`is_dreamdb_hook` are removed. A group left
     with no hooks is removed, and so are ``UserPromptSubmit`` and ``hooks``
     if removing ours emptied them; everything else stays. The previous file
-    is saved to ``<name>.bak``.
+    is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook (as an install on a project without
+    one writes it) is removed instead, so install then uninstall leaves the project as it was (a symlinked
+    file is kept, as ``{}``).
 
     Args:
         project_dir: the project root.
@@ -465,7 +487,10 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
             if data is not None:
                 _check_backup(path)
         for path, data, old_raw in plans:  # both files read and checked before either is written
-            if data is not None:
+            if data == {} and not path.is_symlink():
+                _remove(path, old_raw)  # (it held our hook alone: QA round 99-B F6, a "{}" file and a .bak were left)
+                done.append(path)
+            elif data is not None:
                 _write(path, data, old_raw)
                 done.append(path)
         return done

@@ -308,9 +308,14 @@ def test_hook_install_uninstall_cli(tmp_path):
         {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}))
     gone = run("uninstall")
     assert gone.returncode == 0 and gone.stdout.splitlines() == [
-        f"Prompt hook removed from {proj / '.claude' / 'settings.json'}.", f"Prompt hook removed from {local}."]
+        f"Prompt hook removed from {proj / '.claude' / 'settings.json'}.",
+        f"Prompt hook removed from {local}; the file held nothing else, so it was deleted."]
     assert "UserPromptSubmit" not in json.loads((proj / ".claude" / "settings.json").read_text())["hooks"]
-    assert json.loads(local.read_text()) == {}
+    assert not local.exists()  # (QA round 99-B F6: it was left as "{}")
+    assert run("install", "--local").returncode == 0
+    gone = run("uninstall", "--json")
+    assert gone.returncode == 0 and json.loads(gone.stdout) == {"removed": True, "settings": [str(local)],
+                                                                "deleted": [str(local)]}
 
 
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="the tests do not run in a virtualenv")

@@ -148,8 +148,28 @@ def test_install_local_and_uninstall_from_both_settings_files(tmp_path: Path):
     assert is_dreamdb_hook(json.loads(local.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"])
     install_hook(tmp_path)
     assert uninstall_hooks(tmp_path) == [shared, local]
-    assert json.loads(shared.read_text()) == EXISTING and json.loads(local.read_text()) == {}
+    assert json.loads(shared.read_text()) == EXISTING and not local.exists()  # (it held our hook alone)
     assert uninstall_hooks(tmp_path) == [] and uninstall_hook(tmp_path) is False
+
+
+def test_install_then_uninstall_leaves_no_settings_file_it_created(tmp_path: Path):
+    """QA round 99-B F6: install on a project without settings, then uninstall, left a settings.json of ``{}``
+    and a settings.json.bak holding the hook. A file that held dreamdb's hook alone is removed; one that holds
+    anything else, or is a symlink (into a dotfiles repository), is rewritten as before."""
+    path = install_hook(tmp_path)
+    assert uninstall_hook(tmp_path) is True
+    assert sorted(p.name for p in (tmp_path / ".claude").iterdir()) == []
+    linked_to = tmp_path / "dotfiles" / "settings.json"
+    linked_to.parent.mkdir()
+    linked_to.write_text("{}")
+    path.symlink_to(linked_to)
+    install_hook(tmp_path)
+    assert uninstall_hook(tmp_path) is True
+    assert path.is_symlink() and json.loads(linked_to.read_text()) == {}
+    path.unlink()
+    _write(tmp_path, {"model": "opus"})
+    install_hook(tmp_path)
+    assert uninstall_hook(tmp_path) is True and json.loads(path.read_text()) == {"model": "opus"}
 
 
 def test_uninstall_changes_neither_file_when_one_is_not_json(tmp_path: Path):
@@ -246,7 +266,7 @@ def test_install_recognises_a_hook_run_with_environment_settings(tmp_path: Path,
     install_hook(tmp_path)
     groups = json.loads(settings_path(tmp_path).read_text())["hooks"]["UserPromptSubmit"]
     assert [h["command"] for g in groups for h in g["hooks"]] == ["dreamdb hook user-prompt-submit"]
-    assert uninstall_hook(tmp_path) and not settings_path(tmp_path).read_text().count("dreamdb")
+    assert uninstall_hook(tmp_path) and not settings_path(tmp_path).exists()  # (the hook alone: file removed)
 
 
 @pytest.mark.parametrize("command", ["a\nb", "", "dreamdb hook user-prompt-submit\r"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -203,9 +204,12 @@ def uninstall(project, as_json):
     from dreamdb.hook_settings import uninstall_hooks
 
     paths = uninstall_hooks(project)
+    deleted = [p for p in paths if not os.path.lexists(p)]  # (a file that held the hook alone)
     if as_json:
-        quickcli.json_reported(output.to_json({"removed": bool(paths), "settings": [str(p) for p in paths]}))
+        quickcli.json_reported(output.to_json({"removed": bool(paths), "settings": [str(p) for p in paths],
+                                               "deleted": [str(p) for p in deleted]}))
     elif paths:
-        click.echo("\n".join(f"Prompt hook removed from {p}." for p in paths))
+        click.echo("\n".join(f"Prompt hook removed from {p}" + ("; the file held nothing else, so it was deleted."
+                                                                 if p in deleted else ".") for p in paths))
     else:
         click.echo("No dreamdb prompt hook was installed.")
