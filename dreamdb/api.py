@@ -240,15 +240,13 @@ def _split(values, name: str = "value") -> list[str] | None:
                          hint=f"Give at least one name, or leave --{flag} out for no filter ({name}=None from Python).")
     import unicodedata
 
-    from dreamdb.vault.discover import is_utf8, not_utf8_because
+    from dreamdb.vault.discover import is_utf8, require_utf8
 
     out = [unicodedata.normalize("NFC", v.strip()) for item in values for v in item.split(",") if v.strip()]
     for v in out:
         if not is_utf8(v):
-            if why := not_utf8_because(v):
-                raise UsageError(f"{name} {os.fsencode(v).decode('utf-8')!r} cannot be read: {why[0]}.", hint=why[1])
-            raise UsageError(f"{name} {v!r} is not valid UTF-8 text.",
-                             hint="Retype it (a terminal or file in another encoding sent undecodable bytes).")
+            require_utf8(v, f"{name} {v!r}", shown=f"{name} {os.fsencode(v).decode('utf-8', 'replace')!r}",
+                         hint="Retype it (a terminal or file in another encoding sent undecodable bytes).")
     return out or None
 
 
@@ -1362,12 +1360,9 @@ class Index:
         if not isinstance(query, str):
             raise UsageError(f"query must be a string, got {type(query).__name__}")
         if not is_utf8(query):  # (QA round 65 L2: bytes a terminal could not decode reached --json as raw bytes)
-            from dreamdb.vault.discover import not_utf8_because
+            from dreamdb.vault.discover import require_utf8
 
-            if why := not_utf8_because(query):
-                raise UsageError(f"The query cannot be read: {why[0]}.", hint=why[1])
-            raise UsageError("The query is not valid UTF-8 (it holds bytes that are not text).",
-                             hint="Retype it in UTF-8 (check the terminal's encoding: locale should name UTF-8).")
+            require_utf8(query, "The query")
         flags(explain=explain, include_expired=include_expired)
         top = whole_number(top, "top", TOP_MIN, TOP_MAX)
         if mode is not None and not isinstance(mode, str):

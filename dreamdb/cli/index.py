@@ -302,14 +302,11 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
 
     if as_json and fmt in ("csv", "table"):
         raise UsageError(f"--json and --format {fmt} ask for two different outputs.", hint="Give one of them.")
-    from dreamdb.vault.discover import is_utf8, not_utf8_because
+    from dreamdb.vault.discover import require_utf8
 
-    if not is_utf8(query):  # (QA round 97-B F7: "SQL error: 'utf-8' codec can't encode character '\udcff' …")
-        why = not_utf8_because(query)
-        if why is not None:
-            raise UsageError(f"The query cannot be read: {why[0]}.", hint=why[1])
-        raise UsageError("The query is not valid UTF-8 (it holds bytes that are not text).",
-                         hint="Retype it in UTF-8 (check the terminal's encoding, or the file's: iconv converts it).")
+    # (QA round 97-B F7: "SQL error: 'utf-8' codec can't encode character '\udcff' …")
+    require_utf8(query, "The query", hint="Retype it in UTF-8 (check the terminal's encoding, or the file's: iconv"
+                                          " converts it).")
     fmt = fmt or "table"
     index = open_index(vault)
     if not no_sync:

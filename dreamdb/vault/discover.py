@@ -270,6 +270,33 @@ def not_utf8_because(text: str) -> tuple[str, str] | None:
             "PYTHONUTF8=0)", "Set PYTHONUTF8=1, or a UTF-8 locale (e.g. LC_ALL=C.UTF-8), and run the command again.")
 
 
+RETYPE_HINT = "Retype it in UTF-8 (check the terminal's encoding: locale should name UTF-8)."
+
+
+def require_utf8(text: str, subject: str, *, shown: str | None = None, after: str = "",
+                 hint: str = RETYPE_HINT) -> None:
+    """Refuse a text (a query, a filter, a slug) that is not valid UTF-8, saying why and how to fix it.
+
+    Args:
+        text: the text as Python received it (undecodable bytes as surrogates).
+        subject: what it is, as the message's subject (``"The query"``).
+        shown: ``subject`` when the text is UTF-8 read by an ASCII Python, to show the text as meant.
+        after: words after the reason (``"; nothing was changed"``).
+        hint: the fix for bytes that are no UTF-8 at all.
+
+    Raises:
+        UsageError: the text is not valid UTF-8; when it is UTF-8 that this Python read as another encoding
+            (:func:`not_utf8_because`), the message names that and the fix (``PYTHONUTF8=1``).
+    """
+    if is_utf8(text):
+        return
+    from dreamdb.errors import UsageError
+
+    if why := not_utf8_because(text):
+        raise UsageError(f"{shown or subject} cannot be read: {why[0]}{after}.", hint=why[1])
+    raise UsageError(f"{subject} is not valid UTF-8 (it holds bytes that are not text){after}.", hint=hint)
+
+
 UNSCANNED = (-1, -1)
 """The times :func:`walk_sources` gives a folder it could not list, or one holding what it could not read: no
 folder's modification time (nanoseconds since 1970) is -1, so the no-change check never matches it."""

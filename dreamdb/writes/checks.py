@@ -124,13 +124,11 @@ def _require_utf8(**values) -> None:
         items = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
         for item in items:
             if isinstance(item, str) and not is_utf8(item):
-                from dreamdb.vault.discover import not_utf8_because
+                from dreamdb.vault.discover import require_utf8
 
-                if why := not_utf8_because(item):
-                    raise UsageError(f"The {name} cannot be read: {why[0]}; nothing was changed.", hint=why[1])
-                raise UsageError(f"The {name} is not valid UTF-8 (it holds bytes that are not text); nothing was changed.",
-                                 hint="Retype it in UTF-8; for a file whose name is not UTF-8, rename the file first"
-                                      " (e.g. with convmv).")
+                require_utf8(item, f"The {name}", after="; nothing was changed",
+                             hint="Retype it in UTF-8; for a file whose name is not UTF-8, rename the file first"
+                                  " (e.g. with convmv).")
 
 
 def not_utf8_refusal(name: str, raw: bytes) -> WriteRefused:
