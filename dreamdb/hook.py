@@ -697,7 +697,8 @@ def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str,
         else:
             _why(f"{vault}: the background {what} failed (logged before); {then}next try in {wait} s")
         return "failed"
-    if state == "ended" and not any(" added, " in line for line in lines):
+    if state == "ended" and not any(" added, " in line or " indexed again" in line for line in lines):
+        # (a sync's last line: "N added, …", or "N files indexed again, …" when it rebuilt the index)
         _log(f"{vault}: the background {what} ended before it finished (stopped or killed:"
              f" {_one_line(lines[-1], 200) if lines else 'no output'}); starting another")
     return ""

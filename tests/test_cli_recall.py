@@ -624,3 +624,19 @@ def test_status_lists_a_new_note_with_nothing_readable_in_it(tmp_path, capsys):
     capsys.readouterr()
     assert main(["status", "--vault", str(vault), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["unreadable_examples"] == ["core/CHANGELOG.json"]
+
+
+def test_a_forced_rebuild_says_files_indexed_again_not_changed(tiny_vault, capsys):
+    """QA round 99-B F10: ``sync --force`` said "0 added, 11 changed", though no file had changed: a rebuild
+    parses every file again. It says how many were indexed again, of which how many are new."""
+    write_doc(tiny_vault, "knowledge/a.md", "# A\nalpha\n")
+    write_doc(tiny_vault, "knowledge/b.md", "# B\nbeta\n")
+    assert main(["sync", "--vault", str(tiny_vault)]) == 0
+    first = capsys.readouterr().out
+    assert first.startswith("2 added, 0 changed, 0 removed, 0 unchanged · 2 documents"), first
+    write_doc(tiny_vault, "knowledge/c.md", "# C\ngamma\n")
+    assert main(["sync", "--vault", str(tiny_vault), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("3 files indexed again (1 new), 0 removed · 3 documents · ") and "(rebuilt)" in out, out
+    assert main(["sync", "--vault", str(tiny_vault), "--force", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changed"] == 3

@@ -808,6 +808,17 @@ def test_a_killed_or_finished_build_never_holds_the_next_one_back(tmp_path):
     said = log.read_text()
     assert "failed" not in said and "started `dreamdb sync` in the background" in said, said
     assert _wait_built(index_file)
+    # a build that rebuilt an index of another version ends with "N files indexed again" (QA round 99-B F10's
+    # wording): finished, not "ended before it finished"
+    for extra in ("", "-wal", "-shm"):
+        Path(f"{index_file}{extra}").unlink(missing_ok=True)
+    build_log.write_text("2026-12-03T20:00:00+00:00 dreamdb sync --vault x\n"
+                         "6,000 files indexed again, 0 removed · 6,000 documents · 900.0 ms (rebuilt)\n")
+    log.write_text("")
+    p = hook(prompt, env)
+    said = log.read_text()
+    assert "ended before it finished" not in said and "started `dreamdb sync` in the background" in said, said
+    assert _wait_built(index_file)
 
 
 def test_the_hook_waits_its_lock_wait_for_another_processs_first_build(project, tmp_path, monkeypatch):

@@ -52,9 +52,13 @@ def sync_cmd(vault, force, check, as_json):
         return
     for w in report.warnings:
         click.echo(f"warning: {w}", err=True)
+    # (a rebuild parses every file again, whose content need not have changed: QA round 99-B F10)
+    counts = (f"{output.count_noun(report.added + report.changed, 'file')} indexed again"
+              + (f" ({report.added} new)" if report.added else "") + f", {report.removed} removed"
+              if report.rebuilt else f"{report.added} added, {report.changed} changed, {report.removed} removed,"
+                                     f" {report.unchanged} unchanged")
     click.echo(
-        f"{report.added} added, {report.changed} changed, {report.removed} removed, {report.unchanged} unchanged"
-        f" · {output.count_noun(report.documents, 'document')} · {report.elapsed_ms:.1f} ms"
+        f"{counts} · {output.count_noun(report.documents, 'document')} · {report.elapsed_ms:.1f} ms"
         + (" (rebuilt)" if report.rebuilt else "") + (" · index checked: ok" if check and not report.rebuilt else "")
     )
     if reclaimed:
