@@ -333,7 +333,14 @@ def _serialized(method: _Method) -> _Method:
         with self._lock:
             if self._conn is not None:
                 self._follow_index_file()
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except VaultNotFound:
+                # (the vault's folder is gone: its index file, deleted with it, is not held open, its disk space kept
+                # by a long-lived process; QA round 97-A F5. A vault moved back is reopened by the next call)
+                if self._conn is not None and not os.path.isdir(self.vault):
+                    self.close()
+                raise
 
     return run  # type: ignore[return-value]
 

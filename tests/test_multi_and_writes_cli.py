@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -63,6 +64,39 @@ def test_a_vault_gone_meanwhile_is_left_out_with_a_note(two_vaults):
     a.parent.rename(a.parent.parent / "user-moved")
     with pytest.raises(VaultNotFound, match="is gone"):
         index.recall("narwhal")
+    index.close()
+
+
+def _open_files_under(folder) -> list[str]:
+    """The files this process holds open whose path is (or was, when deleted) under ``folder``."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(str(folder)):
+                out.append(target)
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd (Linux) to list open files")
+def test_a_deleted_vaults_index_is_not_held_open(two_vaults):
+    """QA round 97-A F5: a long-lived process kept the index file of a vault deleted meanwhile open (its disk space
+    kept until the process ended), recall after recall. Once a call finds the vault gone, its connection is closed;
+    a vault moved back is opened again by the next call."""
+    a, b = two_vaults
+    index = dreamdb.open([a, b])
+    assert len(index.recall("narwhal")) == 2
+    held = _open_files_under(b.parent)
+    assert any(path.endswith("index.db") for path in held), held
+    moved = b.parent.parent / "proj-moved"
+    b.parent.rename(moved)
+    assert len(index.recall("narwhal")) == 1
+    assert _open_files_under(moved) == [] and _open_files_under(b.parent) == []
+    moved.rename(b.parent)
+    assert len(index.recall("narwhal")) == 2 and index.take_notes()
+    shutil.rmtree(b.parent)
+    assert len(index.recall("narwhal")) == 1
+    assert _open_files_under(b.parent) == [], _open_files_under(b.parent)
     index.close()
 
 
