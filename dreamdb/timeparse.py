@@ -239,6 +239,10 @@ def parse_when(text: str, now: datetime) -> datetime:
 def _bad(text: object) -> None:
     from dreamdb.errors import UsageError
 
+    if isinstance(text, str):  # (bytes a terminal or an ASCII Python could not decode: said so, QA round 98-A F11)
+        from dreamdb.vault.discover import require_utf8
+
+        require_utf8(text, "The time")
     raise UsageError(
         f"Cannot understand the time {text!r}.",
         hint=f"Use {ACCEPTED_FORMS}.",

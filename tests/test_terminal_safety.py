@@ -658,8 +658,15 @@ def test_a_python_reading_names_as_ascii_is_named_not_the_names(tmp_path):
     utf8 = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(plain), "--json"], capture_output=True,
                           env={**os.environ, "PYTHONUTF8": "1"}, timeout=120, cwd=tmp_path)
     assert utf8.returncode == 0 and json.loads(utf8.stdout)["added"] == 1, (utf8.stdout, utf8.stderr)
+    # a sync by the ASCII Python of an index holding that name: its no-change check passed the name, as the index
+    # holds it (UTF-8), to the system (QA round 100, own finding: exit 70, UnicodeEncodeError); the note is kept
+    p = run("sync", "--vault", str(plain), "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["removed"] == 0, (p.stdout, p.stderr)
+    assert "knowledge/ğüş" in [h["doc_id"] for h in json.loads(run("recall", "body", "--vault", str(plain),
+                                                                   "--json").stdout)["hits"]]
     for args, what in ((("recall", "uykuğ"), "The query"), (("remember", "notğ"), "The text"),
-                       (("recall", "--types", "ğ", "x"), "types")):
+                       (("recall", "--types", "ğ", "x"), "types"), (("recall", "--since", "ş", "x"), "The time"),
+                       (("embed", "dedup", "--title", "ş"), "The title")):
         p = run(*args, "--vault", str(plain))
         err = p.stderr.decode("utf-8")
         assert p.returncode == 2 and f"{what} " in err and "cannot be read: this Python reads" in err and fix in err, err

@@ -356,6 +356,10 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     if not title.strip():
         raise UsageError("Give the candidate's title (--title is empty).",
                          hint='Example: dreamdb embed dedup --title "Hybrid recall" --file draft.md')
+    from dreamdb.vault.discover import require_utf8
+
+    for what, text in (("The title", title), ("The description", description or "")):
+        require_utf8(text, what)  # (before the vault's embedding, which it followed: QA round 98-A F11)
     if not (file_ or from_stdin):
         raw = b""  # the title and description alone (a proposal before its content is written)
     elif file_:
