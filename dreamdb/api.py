@@ -319,6 +319,7 @@ def _few_warnings(warnings: list[str]) -> list[str]:
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing on the recall path)
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     from typing import Any, Callable, TypeVar
 
     _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -2011,8 +2012,12 @@ class Index:
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------
     # (not serialized: a write takes the vault's own lock and reads the index through a connection of its own, so a
     # write waiting for another process's vault lock does not hold up this Index's recalls; QA round 90-A F2)
-    def remember(self, text: str, **kwargs) -> dict:
-        """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for arguments and errors.
+    def remember(self, text: str, *, type: str = "note", scope: str | None = None,  # noqa: A002 (the field's name)
+                 summary: str | None = None, references: Iterable[str] = (), supersedes: str | None = None,
+                 authors: Iterable[str] = (), breaking: bool = False, now: datetime | str | None = None,
+                 lock_timeout: float | None = None) -> dict[str, Any]:
+        """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for the arguments and errors (``lock_timeout``,
+        seconds, defaults to this index's ``lock_timeout_ms``).
 
         Returns:
             The entry as written to ``CHANGELOG.json`` (its ``id`` without a type), plus ``doc_id``: the id recall
@@ -2022,24 +2027,64 @@ class Index:
         from dreamdb import writes
 
         self._vault_still_here()
-        kwargs.setdefault("lock_timeout", self.lock_timeout_ms / 1000)  # (QA round 90-A F2: a fixed 10 s)
-        entry = writes.remember(self.vault, text, **kwargs)
+        entry = writes.remember(self.vault, text, type=type, scope=scope, summary=summary, references=references,
+                                supersedes=supersedes, authors=authors, breaking=breaking, now=now,
+                                lock_timeout=self._write_wait(lock_timeout))
         return {**entry, "doc_id": f"changelog/{entry['id']}"}
 
-    def update(self, slug: str, **kwargs) -> Path:
-        """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update`."""
+    def update(self, slug: str, *, description: str | None = None, tags: Sequence[str] | str | None = None,
+               content: str | None = None, append: str | None = None, pin: bool | None = None,
+               now: datetime | str | None = None, on_kept: Callable[[Path], None] | None = None,
+               lock_timeout: float | None = None) -> dict[str, Any]:
+        """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update` for the arguments and errors
+        (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``).
+
+        Returns:
+            As ``dreamdb update --json`` prints it: ``path`` (the edited file, str; ``updated`` too, its older
+            name), ``doc_id`` (the id recall gives the document; ``None`` if it cannot be told),
+            ``previous_version`` (the copy of the file before the edit in the trash, str, or ``None``) and
+            ``unchanged`` (True: the note already had these values, nothing was written). Before 0.3.4 the path
+            alone (QA round 100-C F1: a caller could not tell an edit from a no-op).
+        """
         from dreamdb import writes
 
         self._vault_still_here()
-        kwargs.setdefault("lock_timeout", self.lock_timeout_ms / 1000)  # (QA round 90-A F2: a fixed 10 s)
-        return writes.update(self.vault, slug, **kwargs)
+        kept: list[Path] = []
 
-    def delete(self, slug: str, *, force: bool = False) -> Path:
-        """Delete a document (moved to the index folder's trash); see :func:`dreamdb.writes.delete`."""
+        def keep(path: Path) -> None:
+            kept.append(path)
+            if on_kept is not None:
+                on_kept(path)
+
+        if on_kept is not None and not callable(on_kept):
+            raise UsageError(f"on_kept must be callable, got {on_kept!r}")
+        path = writes.update(self.vault, slug, description=description, tags=tags, content=content, append=append,
+                             pin=pin, now=now, on_kept=keep, lock_timeout=self._write_wait(lock_timeout))
+        return {"updated": str(path), "path": str(path), "doc_id": writes.doc_id_for(self.vault, slug),
+                "previous_version": str(kept[0]) if kept else None, "unchanged": not kept}
+
+    def delete(self, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> dict[str, Any]:
+        """Delete a document (moved to the index folder's trash); see :func:`dreamdb.writes.delete` for the errors
+        (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``).
+
+        Returns:
+            As ``dreamdb delete --json`` prints it: ``deleted`` (``slug`` as given), ``doc_id`` (the id recall gave
+            the document), ``path`` (the file it was, str) and ``moved_to`` (its copy in the trash, str; a link for
+            a deleted link). Before 0.3.4 the trash path alone (QA round 100-C F1).
+        """
         from dreamdb import writes
+        from dreamdb.writes.locate import doc_id_of
 
         self._vault_still_here()
-        return writes.delete(self.vault, slug, force=force, lock_timeout=self.lock_timeout_ms / 1000)
+        doc_type, path = writes.find_document(self.vault, slug)  # (the file the name stands for, for the report)
+        doc_id = doc_id_of(self.vault, doc_type, path)
+        kept = writes.delete(self.vault, slug, force=force, lock_timeout=self._write_wait(lock_timeout))
+        return {"deleted": slug, "doc_id": doc_id, "path": str(path), "moved_to": str(kept)}
+
+    def _write_wait(self, lock_timeout: float | None) -> float:
+        """Seconds a write waits for another writer's vault lock: ``lock_timeout`` when given, else this index's
+        ``lock_timeout_ms`` (QA round 90-A F2: a fixed 10 s)."""
+        return self.lock_timeout_ms / 1000 if lock_timeout is None else lock_timeout
 
     def _vault_still_here(self) -> None:
         """Raise :meth:`VaultNotFound.gone` when the vault folder this index opened is gone: a write says so as

@@ -60,3 +60,27 @@ def test_your_own_vault_gives_each_command_once():
     lines = [line.split("#")[0].strip() for block in _bash_blocks(_section("### Your own vault"))
              for line in block.splitlines() if line.startswith("dreamdb ")]
     assert lines and len(lines) == len(set(lines))
+
+
+def test_the_python_api_example_runs_as_written(tmp_path):
+    """The Python API section's example, run on a copy of the example vault where it says ``/tmp/my-vault-copy``
+    (QA round 100-C: the README's write calls are the API a library user copies; a pinned note there cannot be
+    deleted without force=True, so an example that named one would fail)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    code = re.findall(r"```python\n(.*?)```", _section("## Python API"), re.S)[0]
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "examples", copy, ignore=shutil.ignore_patterns(".dreamdb"))
+    assert code.count("/tmp/my-vault-copy") == 3
+    code = code.replace("/tmp/my-vault-copy", str(copy))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env={**os.environ, "DREAMDB_RECALL_MODE": ""})
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert any(re.fullmatch(r"changelog/\d{4}-\d{2}-\d{2}-storage-1", line) for line in lines), lines
+    assert any(line.startswith("False ") and ".before-update.md" in line for line in lines), lines
+    assert not (copy / "_dream_context" / "knowledge" / "uyku-borcu.md").exists()
+    assert not (ROOT / "examples" / "_dream_context" / ".dreamdb" / "trash").exists()

@@ -2764,3 +2764,43 @@ def test_the_api_s_remember_gives_the_id_recall_gives(tiny_vault):
         assert [h.doc_id for h in index.recall("WAL mode")] == [entry["doc_id"]]
         later = index.remember("Kept WAL mode.", supersedes=entry["doc_id"])
         assert later["supersedes"] == entry["id"]
+
+
+def test_the_api_s_update_and_delete_give_what_their_commands_print(tiny_vault):
+    """QA round 100-C F1: ``Index.update`` returned the file's path for an edit and for a no-op alike, and
+    ``Index.delete`` the trash path alone, where ``update --json`` and ``delete --json`` give the document's id,
+    whether anything changed and where the previous version is. Both now return those objects, which the CLI prints;
+    their keywords are spelled out (a mistyped one is a TypeError a type checker sees, F2)."""
+    import inspect
+
+    import dreamdb
+    from dreamdb.cli import main
+
+    write_doc(tiny_vault, "knowledge/decisions/wal-mode.md", "---\nname: WAL mode\ntags: [db]\n---\nWe chose WAL.\n")
+    with dreamdb.open(tiny_vault) as index:
+        seen: list = []
+        edited = index.update("knowledge/decisions/wal-mode.md", tags=["db", "sqlite"], on_kept=seen.append)
+        path = str((tiny_vault / "knowledge" / "decisions" / "wal-mode.md").resolve())
+        assert edited["doc_id"] == "knowledge/wal-mode" and edited["path"] == edited["updated"] == path
+        assert edited["unchanged"] is False and seen == [Path(edited["previous_version"])]
+        assert Path(edited["previous_version"]).read_text(encoding="utf-8").startswith("---\nname: WAL mode\ntags: [db]")
+        again = index.update("wal-mode", tags=["db", "sqlite"])
+        assert again == {**edited, "previous_version": None, "unchanged": True}
+        assert [h.doc_id for h in index.recall("sqlite", tags=["sqlite"])] == ["knowledge/wal-mode"]
+        gone = index.delete("knowledge/wal-mode")
+        assert gone["deleted"] == "knowledge/wal-mode" and gone["doc_id"] == "knowledge/wal-mode"
+        assert gone["path"] == path and Path(gone["moved_to"]).read_text(encoding="utf-8").count("sqlite") == 1
+        assert not Path(path).exists() and index.recall("sqlite") == []
+        for method in (index.remember, index.update, index.delete):
+            assert not [p for p in inspect.signature(method).parameters.values() if p.kind is p.VAR_KEYWORD]
+        with pytest.raises(TypeError):
+            index.update("wal-mode", stauts="done")  # type: ignore[call-arg]
+    write_doc(tiny_vault, "knowledge/other.md", "---\nname: Other\n---\nbody\n")
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["update", "--vault", str(tiny_vault), "other", "--tags", "x", "--json"]) == 0
+    printed = json.loads(out.getvalue())
+    assert printed["doc_id"] == "knowledge/other" and printed["unchanged"] is False and printed["previous_version"]

@@ -121,19 +121,6 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
     _done(as_json, {**entry, "doc_id": f"changelog/{entry['id']}"}, f"Remembered as changelog/{entry['id']}")
 
 
-def _doc_id(vault, slug: str) -> str | None:
-    """The id recall prints for the document ``slug`` names (None if it cannot be told: the write is done, and its
-    report must not fail)."""
-    from dreamdb.errors import DreamdbError
-    from dreamdb.writes import find_document
-    from dreamdb.writes.locate import doc_id_of
-
-    try:
-        return doc_id_of(vault, *find_document(vault, slug))
-    except DreamdbError:
-        return None
-
-
 @click.command()
 @click.argument("slug")
 @click.option("--description", help="New frontmatter description (\"\" removes it).")
@@ -179,19 +166,15 @@ def update(slug, description, tags, content, append, content_file, append_file, 
     content = _one_of(content, content_file, "--content", "--content-file")
     append = _one_of(append, append_file, "--append", "--append-file")
     index = open_index(vault)
-    kept = []
-    path = index.update(slug, description=description, tags=tags, content=content, append=append,
-                        pin=True if pin else False if unpin else None,
-                        on_kept=kept.append)
     # ("path" as delete's output names the file; "updated" kept for existing callers; "doc_id" as delete's, QA 59 L10)
-    payload = {"updated": str(path), "path": str(path), "doc_id": _doc_id(index.vault, slug),
-               "previous_version": str(kept[0]) if kept else None,
-               "unchanged": not kept}  # (the note already had these values: nothing was written)
+    payload = index.update(slug, description=description, tags=tags, content=content, append=append,
+                           pin=True if pin else False if unpin else None)
     from dreamdb.output import visible_id as shown  # a path with a newline shown as ␊, not split (QA round 68 L4)
 
-    text = (f"Updated {shown(path)} (previous version kept at {shown(kept[0])})" if kept
+    path, kept = payload["path"], payload["previous_version"]
+    text = (f"Updated {shown(path)} (previous version kept at {shown(kept)})" if kept
             else f"Unchanged: {shown(path)} already had these values")
-    _done(as_json, payload, text, saved=bool(kept))
+    _done(as_json, payload, text, saved=kept is not None)
 
 
 @click.command()
@@ -212,17 +195,13 @@ def delete(slug, force, vault, as_json):
       dreamdb delete knowledge/old-note
       dreamdb delete knowledge/decisions/old-note.md --json
     """
-    from dreamdb.writes import find_document
-    from dreamdb.writes.locate import doc_id_of
-
     index = open_index(vault)
-    doc_type, path = find_document(index.vault, slug)  # the file the name stands for, for the report
-    doc_id = doc_id_of(index.vault, doc_type, path)  # (the id recall printed: "deleted" is the name given, QA 59 L10)
-    kept = index.delete(slug, force=force)
+    # ("doc_id": the id recall printed; "deleted" is the name given, QA 59 L10)
+    payload = index.delete(slug, force=force)
     # a deleted link leaves a link in the trash (to the file it pointed to, which is untouched), not a copy
     from dreamdb.output import visible_id as shown
 
+    kept = payload["moved_to"]
     what = (f"a link to {shown(os.readlink(kept))} is kept at {shown(kept)}" if os.path.islink(kept)
             else f"a copy is kept at {shown(kept)}")
-    _done(as_json, {"deleted": slug, "doc_id": doc_id, "path": str(path), "moved_to": str(kept)},
-          f"Deleted {shown(path)} ({what})")
+    _done(as_json, payload, f"Deleted {shown(payload['path'])} ({what})")

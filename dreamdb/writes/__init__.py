@@ -79,7 +79,7 @@ from dreamdb.writes.changelog import CHANGELOG_RELPATH, REFERENCE_PREFIXES, chan
 from dreamdb.writes.documents import delete, update
 from dreamdb.writes.files import (COMMITTED, INDEX_DIRNAME, LOCK_TIMEOUT_S, STALE_TEMP_SECONDS, TEMP_MARK,
                                   atomic_write_bytes, refuse_os_errors, vault_lock)
-from dreamdb.writes.locate import MARKDOWN_TYPES, find_document
+from dreamdb.writes.locate import MARKDOWN_TYPES, doc_id_for, find_document
 
 __all__ = [
     "CHANGELOG_RELPATH",
@@ -93,6 +93,7 @@ __all__ = [
     "atomic_write_bytes",
     "changelog_ids",
     "delete",
+    "doc_id_for",
     "find_document",
     "refuse_os_errors",
     "remember",

@@ -465,6 +465,15 @@ def doc_id_of(vault: Path, doc_type: str, path: Path) -> str:
     return rows[0][0] if rows else f"{doc_type}/{path.name[:-3] if path.name.endswith('.md') else path.name}"
 
 
+def doc_id_for(vault: Path, slug: str) -> str | None:
+    """The id recall prints for the document ``slug`` names (:func:`doc_id_of` of :func:`find_document`), ``None``
+    when it cannot be told: it names a document in a write's report, made after the write, which must not fail."""
+    try:
+        return doc_id_of(vault, *find_document(vault, slug))
+    except DreamdbError:
+        return None
+
+
 def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     """Find the markdown file of a document (see :func:`_find_document` for the forms of name).
 
