@@ -27,14 +27,24 @@ if TYPE_CHECKING:
     from typing import Any, overload
 
     from dreamdb.api import Hit, Index
+    from dreamdb.lexicon import Lexicon
     from dreamdb.multi import MultiIndex
 
-    # (what a type checker reads: a path gives an Index, so its methods type-check without a narrowing; QA 93-C F8)
+    # (what a type checker reads: a path gives an Index, so its methods type-check without a narrowing; QA 93-C F8.
+    # Index's keywords spelled out, so a mistyped one is an error there too: QA round 100-C F2)
     @overload
-    def open(vault: str | os.PathLike[str] | None = None, **kwargs: Any) -> Index: ...  # noqa: A001
+    def open(vault: str | os.PathLike[str] | None = None, *, index_path: str | os.PathLike[str] | None = None,  # noqa: A001
+             include_archives: bool | None = None, auto_sync: bool = True, lock_timeout_ms: int = ...,
+             allow_model_build: bool = False, lazy_refresh_max: int = ..., engine: str = "memory",
+             lexicon: str | os.PathLike[str] | Lexicon | None = "auto",
+             lazy_refresh_seconds: float | None = ...) -> Index: ...
 
     @overload
-    def open(vault: Sequence[str | os.PathLike[str]], **kwargs: Any) -> Index | MultiIndex: ...  # noqa: A001
+    def open(vault: Sequence[str | os.PathLike[str]], *, index_path: str | os.PathLike[str] | None = None,  # noqa: A001
+             include_archives: bool | None = None, auto_sync: bool = True, lock_timeout_ms: int = ...,
+             allow_model_build: bool = False, lazy_refresh_max: int = ..., engine: str = "memory",
+             lexicon: str | os.PathLike[str] | Lexicon | None = "auto",
+             lazy_refresh_seconds: float | None = ...) -> Index | MultiIndex: ...
 
     def open(vault: Any = None, **kwargs: Any) -> Index | MultiIndex: ...  # noqa: A001
 else:
@@ -48,8 +58,8 @@ else:
             **kwargs: passed to :class:`dreamdb.api.Index`.
 
         Returns:
-            dreamdb.api.Index (or dreamdb.multi.MultiIndex for a list of two vaults or more; a list of one gives its
-            Index).
+            dreamdb.api.Index (or dreamdb.multi.MultiIndex for a list of two vaults or more; a list of one vault, or
+            of one vault's paths, gives its Index).
 
         Raises:
             VaultNotFound: no vault at the path, or none found walking up.

@@ -428,8 +428,11 @@ class Index:
         flags(auto_sync=auto_sync, allow_model_build=allow_model_build)
         if include_archives is not None:
             flags(include_archives=include_archives)
-        lock_timeout_ms = whole_number(lock_timeout_ms, "lock_timeout_ms", 0, 2**31 - 1, "a whole number of ms ≥ 0")
-        lazy_refresh_max = whole_number(lazy_refresh_max, "lazy_refresh_max", 0, 2**31 - 1, "a whole number ≥ 0")
+        # (the limits said: "≥ 0, got 10**12" read as a contradiction, QA round 100-C F8)
+        lock_timeout_ms = whole_number(lock_timeout_ms, "lock_timeout_ms", 0, 2**31 - 1,
+                                       "a whole number of ms from 0 to 2,147,483,647 (2³¹ − 1, ≈ 24.8 days)")
+        lazy_refresh_max = whole_number(lazy_refresh_max, "lazy_refresh_max", 0, 2**31 - 1,
+                                        "a whole number from 0 to 2,147,483,647 (2³¹ − 1)")
         seconds(lazy_refresh_seconds, "lazy_refresh_seconds")
         self.vault = find_vault(vault)
         self.lock_timeout_ms = lock_timeout_ms
@@ -450,6 +453,9 @@ class Index:
         self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
         # (dreamdb chose the place: the index may be carried over from the other one, see carry_over)
         self._chosen_path = not index_path and not config.index_env()
+        # (what a hint tells the caller to change: the argument they gave, which DREAMDB_INDEX does not override;
+        # QA round 100-C F3, the hints said DREAMDB_INDEX to a caller of index_path=)
+        self._index_setting = "the index_path argument" if index_path else "DREAMDB_INDEX"
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         config.kernel_switch()  # refused here, as for the memory engine, though a SQL-engine index never reads it
         self.auto_sync = auto_sync
@@ -507,12 +513,13 @@ class Index:
                 f"Cannot create the index folder {blocker}: a file is in the way" if blocker
                 else f"Cannot create the index at {self.index_path}: {exc.strerror or exc}",
                 hint="Remove the link (dreamdb makes its own folder there), or make it lead to a folder." if dangling
-                else "Move that file away, or set DREAMDB_INDEX to a writable file path." if blocker
+                else f"Move that file away, or set {self._index_setting} to a writable file path." if blocker
                 else f"Free space on the disk holding {self.index_path.parent}, then retry." if full
                 else (f"Point DREAMDB_CACHE_DIR at a folder you can write{' (or unset it)' if self._in_cache_dir() else ''},"
                       " set DREAMDB_INDEX to a file path you can write, or make the vault writable."
                       if self._in_cache_dir() or self._in_user_cache()  # (QA rounds 65 L9, 86-B F11)
-                      else "Set DREAMDB_INDEX to a file path in a folder you can write, or make the vault writable."),
+                      else f"Set {self._index_setting} to a file path in a folder you can write, or make the vault"
+                           " writable."),
             ) from exc
         try:
             fresh = os.path.getsize(self.index_path) == 0
@@ -741,17 +748,18 @@ class Index:
         kind = config.index_file_kind(self.index_path)
         if kind == "directory":
             raise IndexUnavailable(f"The index path {self.index_path} is a folder, not a file.",
-                                   hint="Set DREAMDB_INDEX to a file path." if not config.is_default_index_path(
+                                   hint=f"Set {self._index_setting} to a file path." if not config.is_default_index_path(
                                        self.index_path, self.vault) else "Remove that folder (dreamdb's own), or set "
-                                       "DREAMDB_INDEX to a file path.")
+                                       f"{self._index_setting} to a file path.")
         if kind == "special":
             raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
-                                   " dreamdb will not touch it.", hint="Set DREAMDB_INDEX to a file path.")
+                                   " dreamdb will not touch it.", hint=f"Set {self._index_setting} to a file path.")
         if kind == "unreadable":
             if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
                 raise VaultNotFound.unreadable(self.vault)
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
-                                   hint="Fix its permissions, or set DREAMDB_INDEX to a file path you can write.")
+                                   hint=f"Fix its permissions, or set {self._index_setting} to a file path you can"
+                                        " write.")
         if kind == "missing":
             # A deleted index's -wal/-shm: SQLite would read the WAL's pages into the new file, or fail
             # on them ("disk I/O error") while a process that still has the deleted file open holds them.
@@ -771,8 +779,8 @@ class Index:
                                    hint=f"Remove the link {folder} (dreamdb makes its own folder there), or point it "
                                         "at a folder of dreamdb's own.")
         raise IndexUnavailable(f"Not a dreamdb index: {self.index_path} is {what}; dreamdb will not touch it.",
-                               hint="Point DREAMDB_INDEX at a new file path (or delete that file yourself if it "
-                                    "is a damaged dreamdb index).")
+                               hint=f"Point {self._index_setting} at a new file path (or delete that file yourself"
+                                    " if it is a damaged dreamdb index).")
 
     def _foreign_tables(self, kind: str) -> list[str] | None:
         """The tables of another application's SQLite database at the index path, whose header said ``kind``
@@ -899,7 +907,8 @@ class Index:
                 old.close()
             raise IndexUnavailable(f"The index at {self.index_path} needs rebuilding ({reason}) but cannot be "
                                    f"replaced: {exc.strerror or exc}",
-                                   hint="Delete it yourself, or set DREAMDB_INDEX to a file path you can write.") from exc
+                                   hint=f"Delete it yourself, or set {self._index_setting} to a file path you can"
+                                        " write.") from exc
         kept = None
         try:
             conn = self._connect()
@@ -2579,5 +2588,7 @@ def open_index(vault=None, **kwargs):
             return Index(vault[0], **kwargs)
         from dreamdb.multi import MultiIndex
 
-        return MultiIndex(vault, **kwargs)
+        several = MultiIndex(vault, **kwargs)
+        # (one vault named twice, through two of its paths, is one vault: its Index, which writes; QA round 100-C F4)
+        return several.indexes[0] if len(several.indexes) == 1 else several
     return Index(vault, **kwargs)

@@ -45,6 +45,21 @@ def test_recall_on_synced_vault_stays_light(synced_vault):
     assert not [m for m in HEAVY if m in mods]
 
 
+def test_status_stays_light(synced_vault):
+    """QA round 100-C F7: ``status`` imported numpy (≈ 130 ms) through the embeddings store's module import, though
+    it only counts rows; the functions that compute import it."""
+    mods = _loaded_after(
+        "import contextlib, io\n"
+        "import dreamdb\n"
+        f"ix = dreamdb.open({str(synced_vault)!r}, engine='sql')\n"
+        "assert ix.status()['documents'] == 1\n"
+        "from dreamdb.entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['status', '--vault', {str(synced_vault)!r}, '--json']) == 0\n"
+    )
+    assert "numpy" not in mods and "onnxruntime" not in mods
+
+
 def test_cli_recall_process_stays_light(synced_vault):
     vault = synced_vault
     mods = _loaded_after(
@@ -183,3 +198,17 @@ def test_the_public_api_type_checks_as_documented(tmp_path):
     assert revealed == ["dreamdb.api.Index", "float", "dreamdb.api.Index | dreamdb.multi.MultiIndex",
                         "dreamdb.api.Hit"], p.stdout
     assert p.returncode == 0 and "Success: no issues found" in p.stdout, p.stdout
+    # a mistyped keyword is an error there (QA round 100-C F2: **kwargs let every one pass)
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("import dreamdb\n\n"
+                     "ix = dreamdb.open('examples', engine='sql')\n"
+                     "dreamdb.open('examples', lock_timeout=5)\n"
+                     "ix.remember('x', typ='decision')\n"
+                     "ix.update('a/b', stauts='done')\n"
+                     "ix.delete('a/b', forse=True)\n"
+                     "reveal_type(ix.update('a/b', tags=['x']))\n")
+    p = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "c"),
+                        str(wrong)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    flagged = sorted({int(n) for n in re.findall(r"wrong\.py:(\d+): error", p.stdout)})
+    assert flagged == [4, 5, 6, 7], p.stdout
+    assert re.findall(r'Revealed type is "([^"]+)"', p.stdout) in (["dict[str, Any]"], ["builtins.dict[builtins.str, Any]"]), p.stdout

@@ -899,7 +899,7 @@ def test_an_index_folder_that_cannot_be_created_gets_a_hint_without_a_file_to_mo
     with pytest.raises(IndexUnavailable) as err:
         dreamdb.open(example_vault, index_path="/proc/no-such-dreamdb-folder/index.db").sync()
     assert "Cannot create the index" in err.value.message
-    assert "Move that file" not in err.value.hint and "DREAMDB_INDEX" in err.value.hint
+    assert "Move that file" not in err.value.hint and "the index_path argument" in err.value.hint  # (the one given)
 
 
 def test_notes_a_long_lived_index_never_takes_stay_bounded(example_vault):
@@ -1574,3 +1574,25 @@ def test_a_broken_install_leaves_the_index_as_it_is(example_vault, monkeypatch, 
             dreamdb.open(example_vault).recall("sleep debt")
         assert err.value.exit_code == 4
     assert path.read_bytes() == before
+
+
+def test_hints_name_the_index_path_argument_when_the_caller_gave_it(tiny_vault, tmp_path, monkeypatch):
+    """QA round 100-C F3: an index_path that is a folder, a device or another program's file was refused with the
+    hint "Set DREAMDB_INDEX to a file path", which changes nothing for a caller of index_path= (the argument wins).
+    The hint names what the caller set; DREAMDB_INDEX stays the hint for the CLI's users."""
+    import dreamdb
+    from dreamdb.errors import IndexUnavailable
+
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not sqlite " * 100)
+    for path, hint in ((tmp_path, "Set the index_path argument to a file path."),
+                       (Path(os.devnull), "Set the index_path argument to a file path."),
+                       (junk, "Point the index_path argument at a new file path")):
+        with pytest.raises(IndexUnavailable) as info:
+            dreamdb.open(tiny_vault, index_path=path).recall("x")
+        assert info.value.hint.startswith(hint) and "DREAMDB_INDEX" not in info.value.hint, info.value.hint
+    monkeypatch.setenv("DREAMDB_INDEX", str(junk))
+    with pytest.raises(IndexUnavailable) as info:
+        dreamdb.open(tiny_vault).recall("x")
+    assert info.value.hint.startswith("Point DREAMDB_INDEX at a new file path"), info.value.hint
+    assert junk.read_bytes() == b"not sqlite " * 100

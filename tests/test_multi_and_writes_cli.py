@@ -951,7 +951,7 @@ def test_one_vault_reached_through_a_bind_mount_is_searched_once(two_vaults, tmp
         pytest.skip("bind mounts need privileges this machine does not give (mount --bind failed)")
     try:
         index = dreamdb.open([a, mount / "_dream_context"])
-        assert len(index.indexes) == 1
+        assert isinstance(index, dreamdb.Index)  # (one vault: its Index, QA round 100-C F4)
         assert [h.doc_id for h in index.recall("narwhal")] == ["knowledge/global-style"]
         index.close()
     finally:
@@ -1132,3 +1132,19 @@ def test_an_old_id_whose_file_was_renamed_since_the_last_sync_is_not_found(tiny_
         assert p.returncode == 7 and "when that file was removed or renamed" in p.stderr, (args, p.stderr)
         assert "id is now" not in p.stderr
     assert (v / "knowledge" / "other.md").read_text() == "---\ntitle: a\n---\nx\n"
+
+
+def test_one_vault_named_by_two_of_its_paths_is_its_index(two_vaults):
+    """QA round 100-C F4: ``dreamdb.open([vault, vault/_dream_context])`` gave a MultiIndex of one vault, which
+    refused writes, though ``open``'s docstring says a list of one vault gives its Index. The list's paths are
+    compared after resolving: one vault gives its Index; the limits of a number are said (F8: "≥ 0, got 10**12")."""
+    from dreamdb.api import Index
+    from dreamdb.multi import MultiIndex
+
+    a, b = two_vaults
+    one = dreamdb.open([a, a.parent, str(a) + "/"])
+    assert type(one) is Index and one.vault == a.resolve()
+    assert one.remember("Named twice, written once.")["doc_id"].startswith("changelog/")
+    assert type(dreamdb.open([a, b])) is MultiIndex
+    with pytest.raises(UsageError, match=r"lock_timeout_ms must be a whole number of ms from 0 to 2,147,483,647"):
+        dreamdb.open(a, lock_timeout_ms=10**12)

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+# (numpy is imported by the functions that compute: `dreamdb status` reads embedding counts without it, ≈ 130 ms;
+# QA round 100-C F7)
 
 #: Below this normalised probability the best language is not more likely than all the
 #: others together: the text's language is undetermined (py3langid's ``min_confidence``).
@@ -135,6 +136,8 @@ class LanguageCentroids:
         Returns:
             dict, empty for an index in one language.
         """
+        import numpy as np
+
         if self.main not in self.means or len(self.means) < 2:
             return {}
         q = np.asarray(query_vec, dtype=np.float64).reshape(-1)
@@ -158,6 +161,8 @@ def compute_centroids(langs, vectors) -> tuple[dict, dict]:
     Returns:
         ({language: float64[384] sum}, {language: count}).
     """
+    import numpy as np
+
     sums: dict[str, np.ndarray] = {}
     counts: dict[str, int] = {}
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -171,6 +176,8 @@ def compute_centroids(langs, vectors) -> tuple[dict, dict]:
 
 def centroids_from_sums(sums: dict, counts: dict) -> LanguageCentroids:
     """The :class:`LanguageCentroids` of per-language vector sums and counts (undetermined '' excluded)."""
+    import numpy as np
+
     langs = [l for l in counts if l and counts[l] >= MIN_VECTORS]
     main = max(langs, key=lambda l: (counts[l], l)) if langs else ""
     means = {l: np.asarray(sums[l], dtype=np.float64) / counts[l] for l in langs}

@@ -12,7 +12,8 @@ extensions) and raises :class:`dreamdb.errors.DriverError` when the vector
 tables are missing (migration 002 pending because the driver cannot load
 sqlite-vec).
 
-Only numpy is imported at module level; the model is passed in by the caller.
+Nothing heavy is imported at module level (numpy by the functions that compute, so `dreamdb status` counts
+without it); the model is passed in by the caller.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
-import numpy as np
+TYPE_CHECKING = False  # (numpy is imported by the functions that compute: `dreamdb status` reads
+if TYPE_CHECKING:     # embedding counts without it, ≈ 130 ms; QA round 100-C F7)
+    import numpy as np
 
 from dreamdb.embeddings import language
 from dreamdb.embeddings.chunk import (CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, MAX_CHUNKS_PER_DOCUMENT, Chunking,
@@ -128,6 +131,8 @@ _clock = time.monotonic
 
 
 def _as_query(vec) -> bytes:
+    import numpy as np
+
     q = np.asarray(vec, dtype=np.float32).reshape(-1)
     if q.shape != (DIM,):
         raise UsageError(f"query vector must have {DIM} values, got shape {np.shape(vec)}")
@@ -331,6 +336,8 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
     every new vector's id is above it: SQLite gives a new row the highest id + 1, which, once the row with
     the highest id was replaced, may be one of the ids the bound marks as older. With ``deadline`` (a time of
     :data:`_clock`, s), no batch is begun once it has passed: returns False when it stopped so, True when done."""
+    import numpy as np
+
     model_id = embedder.model_id
     todo = sorted(todo, key=lambda ht: len(ht[1]))  # similar lengths per batch: less padding
     total = len(todo)
@@ -548,6 +555,8 @@ def _sums_sound(rows) -> bool:
     float64 values of norm at most ``n``. SQLite keeps no checksum of a row: bytes written into the table's page
     passed integrity_check and changed every dense score (QA round 77 G8); such sums are not used, and are
     computed again from the vectors."""
+    import numpy as np
+
     for _lang, n, blob in rows:
         if not isinstance(blob, bytes) or len(blob) != DIM * 8 or not isinstance(n, int) or n <= 0:
             return False
@@ -581,6 +590,8 @@ def update_languages(conn, model_id: str, *, max_unidentified: int | None = None
     Raises:
         LockTimeout: another writer held the SQLite write lock past the busy timeout.
     """
+    import numpy as np
+
     done = 0
     if max_unidentified is not None and unidentified(conn, model_id) > max_unidentified:
         batch = 0
@@ -623,6 +634,8 @@ def update_languages(conn, model_id: str, *, max_unidentified: int | None = None
 def load_centroids(conn, model_id: str) -> language.LanguageCentroids | None:
     """The per-language means of ``model_id``'s vectors, or None when none are stored, or the stored sums are damaged
     (:func:`_sums_sound`; read-only)."""
+    import numpy as np
+
     rows = conn.execute("SELECT lang, n, vector_sum FROM language_centroids WHERE model_id = ?", (model_id,)).fetchall()
     if not rows or not _sums_sound(rows):  # (damaged sums centre nothing; the next update computes them again)
         return None
@@ -764,6 +777,8 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
 def _exact_in_languages(conn, q: bytes, model_id: str, adjust: dict[str, tuple[float, float]],
                         allowed: set[int] | None) -> dict[int, tuple[float, str | None]]:
     """:func:`_best_by_doc` over every chunk whose language is in ``adjust``."""
+    import numpy as np
+
     marks = ",".join("?" * len(adjust))
     rows = conn.execute(
         f"""SELECT c.doc, e.lang, v.embedding FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id
@@ -787,6 +802,8 @@ def _count_chunks(conn, docs: set[int]) -> int:
 
 def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(doc ids int64[m], vectors float32[m, 384], languages) for every chunk of ``docs`` (None: all) with a vector."""
+    import numpy as np
+
     if docs is None:
         rows = conn.execute(
             """SELECT c.doc, v.embedding, COALESCE(e.lang, '') FROM vec_embeddings v
@@ -810,6 +827,8 @@ def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.nd
 
 def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None,
                     adjust: dict[str, tuple[float, float]] | None = None, best_lang: dict | None = None) -> list[tuple[int, float]]:
+    import numpy as np
+
     doc_ids, mat, langs = _vectors_for_docs(conn, model_id, docs)
     if not len(doc_ids):
         return []
@@ -844,6 +863,8 @@ def doc_chunk_vectors(conn, doc_ids: Iterable[int], model_id: str) -> dict[int, 
     Raises:
         DriverError: the index has no vector tables.
     """
+    import numpy as np
+
     _require_tables(conn)
     ids, mat, _langs = _vectors_for_docs(conn, model_id, set(doc_ids))
     out: dict[int, np.ndarray] = {}
