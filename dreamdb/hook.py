@@ -10,6 +10,7 @@ It never downloads a model: hybrid mode falls back to BM25 quietly.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -74,6 +75,24 @@ OUTCOME_WORDS = frozenset("works worked fixed ship oldu çalıştı çıkardın"
 """Words of :data:`ACKNOWLEDGEMENTS` that say how something went, and are a question's or a bug report's words too
 (``who fixed it?``, ``how it works``, ``nasıl oldu``): a prompt of these alone is not conversation; beside thanks or
 praise it is (``that works, thanks``). QA round 79 F3: alone they silenced "how it works?", whose note the vault has."""
+
+FUNCTION_WORDS = frozenset("""could would may might must shall ought let lets let's cannot can't
+    us one ones oneself someone somebody something anyone anybody anything everyone everybody everything nobody
+    nothing none whoever whatever whichever another others either neither every many much several
+    across along among amongst around behind beside besides beyond despite except inside near onto outside per
+    since toward towards upon via within without although though unless whether whereas yet
+    bana sana ona bize size onlara beni seni bizi sizi onları benim senin bizim sizin onların kendi kendim kendin
+    kendimiz kendiniz kendisi eder eden ederim ederiz edin ediniz ediyor ediyorum edebilir edebilir misin etmek
+    etti olur olsun olan olmak oldu olacak olabilir oluyor göre karşı rağmen beri dolayı üzere boyunca itibaren dair
+    fakat ancak lakin oysa halbuki yoksa madem dahi bile hatta""".split())
+"""Closed-class words that :data:`dreamdb.analyzer.STOPWORDS` (the NLTK lists) leave out: English modal verbs,
+pronouns, quantifiers, prepositions and conjunctions; Turkish personal pronouns in their cases, the auxiliary verbs
+*etmek* and *olmak*, postpositions and conjunctions (the closed word classes of the two grammars, not words chosen
+from any query). The hook reads a prompt without them (:func:`without_function_words`): they say how something is
+asked, not what about, and a vault of technical notes holds them so rarely that one alone scored past the gate
+(QA round 100-B F1: "can you help us with this one" injected a note for ``us``, raw BM25 7.5; "could you do it for
+me" one for ``could``; "bize yardım eder misin" one for ``eder``). Recall itself keeps them (a query names its
+words)."""
 
 QUESTION_WORDS = frozenset("""what why how when where who whom whose which not never n't cannot
     ne neden niye niçin nasıl kim kime kimin hangi nerede nereye nereden değil mı mi mu mü mısın misin musun müsün
@@ -356,7 +375,12 @@ def run(payload_text: str) -> str:
             _why(f"prompt missing or shorter than {MIN_PROMPT_CHARS} characters; nothing printed")
             return ""
         if _is_acknowledgement(prompt):
+            from dreamdb.analyzer import raw_tokens
+
+            # (a prompt of common words alone was said to hold "only symbols, emoji or punctuation": QA round 100-B F5)
             _why("prompt is only an acknowledgement (ok, thanks…); nothing printed" if _words(prompt) else
+                 "prompt holds only common words (the, could, us…), no word to search for; nothing printed"
+                 if raw_tokens(prompt[:MAX_QUERY_CHARS]) else
                  "prompt has no words to search for (only symbols, emoji or punctuation); nothing printed")
             return ""
         cwd = payload.get("cwd")
@@ -366,7 +390,7 @@ def run(payload_text: str) -> str:
         if isinstance(cwd, str) and ("\0" in cwd or not _encodable(cwd)):  # (QA round 42: a traceback in the log)
             _log(f"hook: cwd {cwd!r} is not a usable path (a NUL byte or an unpaired surrogate); nothing printed")
             return ""
-        return _recall_block(query_text(prompt), cwd if isinstance(cwd, str) and cwd else None)
+        return _recall_block(without_function_words(query_text(prompt)), cwd if isinstance(cwd, str) and cwd else None)
     except LockTimeout as exc:  # (a lock is no failure of the hook's: QA round 79 F5, logged as one with a traceback hint)
         _log(f"{exc.message.rstrip('.')}; nothing printed")
         return ""
@@ -470,10 +494,11 @@ def _parse_int(digits: str) -> int | str:
 
 
 def _words(prompt: str) -> list[str]:
-    """The prompt's words that are not stopwords (lowercase)."""
-    from dreamdb.analyzer import STOPWORDS, raw_tokens
+    """The prompt's words that are neither stopwords nor :data:`FUNCTION_WORDS` (lowercase)."""
+    from dreamdb.analyzer import raw_tokens
 
-    return [w for w in raw_tokens(prompt[:MAX_QUERY_CHARS]) if w not in STOPWORDS]
+    stop = _acknowledgement_keys()[4]
+    return [w for w in raw_tokens(prompt[:MAX_QUERY_CHARS]) if _acknowledgement_key(w) not in stop]
 
 
 @lru_cache(maxsize=1)
@@ -487,7 +512,23 @@ def _acknowledgement_keys() -> tuple[frozenset, frozenset, frozenset, frozenset,
         return frozenset(map(_acknowledgement_key, words))
 
     return (keys(ACKNOWLEDGEMENTS), frozenset(tuple(map(_acknowledgement_key, p)) for p in ACKNOWLEDGEMENT_PHRASES),
-            keys(OUTCOME_WORDS), keys(QUESTION_WORDS), keys(STOPWORDS))
+            keys(OUTCOME_WORDS), keys(QUESTION_WORDS), keys(STOPWORDS | FUNCTION_WORDS))
+
+
+@lru_cache(maxsize=1)
+def _function_word_pattern() -> re.Pattern:
+    """:data:`FUNCTION_WORDS`, also typed without Turkish letters (``göre`` as ``gore``), as whole words of any case."""
+    from dreamdb.analyzer import TURKISH_TO_ASCII
+
+    words = FUNCTION_WORDS | {w.translate(TURKISH_TO_ASCII) for w in FUNCTION_WORDS}
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'’-])(?:{alternatives})(?![\w'’-])", re.IGNORECASE)
+
+
+def without_function_words(text: str) -> str:
+    """``text`` with each of :data:`FUNCTION_WORDS` (a whole word, in any case) replaced by a space: what the hook
+    recalls for a prompt. Words joined to others (``one-shot``, ``us-east``) and every other character are kept."""
+    return _function_word_pattern().sub(" ", text)
 
 
 def _is_acknowledgement(prompt: str) -> bool:
@@ -785,6 +826,14 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
 
     try:
         vault = find_vault(None, cwd=Path(cwd) if cwd else None, project_first=True)
+    except (RuntimeError, OSError) as exc:
+        if cwd is None or isinstance(exc, FileNotFoundError):
+            raise
+        # (a symlink loop, a name too long: logged as "hook failed … DREAMDB_DEBUG", a bug's words, QA round 100-B F4)
+        reason = "a symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP \
+            else exc.strerror or str(exc)
+        _log(f"hook: cwd {_one_line(repr(cwd), 200)} is not a usable path ({reason}); nothing printed")
+        return ""
     except VaultNotFound as exc:
         if os.environ.get("DREAMDB_VAULT"):  # set, and wrong: that is the reason (QA round 37), not the folder;
             # a setting that turns the hook off is logged, verbose or not, as a bad DREAMDB_RECALL_MODE is (QA round 62 L7)

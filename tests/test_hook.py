@@ -1256,3 +1256,43 @@ def test_the_machines_problems_are_logged_as_such_not_as_a_hook_failure(project,
                        env={**env, "DREAMDB_HOOK_LOG": str(log), "PYTHONPATH": str(ROOT)}, timeout=120)
     last = log.read_text().splitlines()[-1]
     assert p.returncode == 0 and p.stdout == b"" and "hook failed" not in last, last
+
+
+def test_closed_class_words_are_no_evidence_for_the_gate(tmp_path):
+    """QA round 100-B F1: a vault of technical notes holds ``us``, ``could`` or Turkish ``eder`` so rarely that one
+    of them alone passed the gate, and "could you do it for us" injected a note. The hook reads a prompt without the
+    closed-class words the stopword lists leave out (FUNCTION_WORDS); a prompt of nothing else is said to hold only
+    common words, and a real question keeps its notes."""
+    vault = filled_vault(tmp_path, {
+        "knowledge/offsite.md": "---\ntitle: Offsite plan\n---\nThe team said it could host us in Izmir; whether it "
+                                "would, eder bilmem.\n",
+        "knowledge/kestrel.md": "---\ntitle: Kestrel service\n---\nThe kestrel service moved to the us-east region.\n"})
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    for prompt in ("could you do it for us", "would you, whether or so", "bize eder misin acaba"):
+        log.write_text("")
+        p = hook(payload(prompt, vault.parent), env)
+        assert p.returncode == 0 and p.stdout == b"", (prompt, p.stdout)
+        said = log.read_text()  # (a question word, misin, makes it a question: recalled, with no hit)
+        assert "prompt holds only common words" in said or prompt.startswith("bize") and "no hit" in said, said
+    p = hook(payload("could you tell us where the kestrel service moved", vault.parent), env)
+    out = p.stdout.decode().splitlines()
+    assert out and out[0] == HEADER and "knowledge/kestrel" in out[1], out
+    from dreamdb.hook import without_function_words
+
+    assert without_function_words("Could US one-shot us-east gore GÖRE let's go").split() == ["one-shot", "us-east",
+                                                                                             "go"]
+
+
+def test_a_cwd_that_is_no_usable_path_is_said_so_not_logged_as_a_failure(tmp_path):
+    """QA round 100-B F4: a payload's cwd that is a symlink loop, or a name too long for the system, was logged as
+    "hook failed: RuntimeError … DREAMDB_DEBUG=1 prints the traceback", the words of a bug."""
+    loop = tmp_path / "loop"
+    loop.symlink_to("loop")
+    log = tmp_path / "h.log"
+    for cwd, reason in ((loop, "(a symlink loop)"), (tmp_path / ("a" * 5000), "(File name too long)")):
+        log.write_text("")
+        p = hook(payload("how is sleep debt computed", cwd), {"DREAMDB_HOOK_LOG": str(log)})
+        said = log.read_text()
+        assert p.returncode == 0 and p.stdout == b"" and "is not a usable path " + reason in said, said
+        assert "hook failed" not in said and "DREAMDB_DEBUG" not in said
