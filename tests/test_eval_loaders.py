@@ -200,6 +200,21 @@ def test_trec_qrels_are_read_by_their_columns_and_mixed_widths_refused(tmp_path)
         beir.read_qrels(path)
 
 
+def test_a_pair_judged_twice_with_two_grades_is_refused_and_all_zero_queries_are_warned_of(tmp_path):
+    """QA round 100-A F1: a query–document pair judged 1 then 0 was read as its last grade, silently: the query
+    left the scored set (n 15 → 14) and the figures rose. Two grades for one pair are refused with both lines; the
+    same grade twice is one judgement; a query judged with no relevant document is warned of (it cannot be scored)."""
+    path = tmp_path / "qrels.tsv"
+    path.write_text("qid\tdocid\trel\nq1\tS-1\t1\nq1\tS-1\t1\nq2\tS-2\t1\nq1\tS-1\t0\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=re.escape(f"{path}:5: query 'q1' and document 'S-1' were judged 1 on line 2 "
+                                                   "and 0 here")):
+        beir.read_qrels(path)
+    path.write_text("qid\tdocid\trel\nq1\tS-1\t1\nq1\tS-1\t1\nq2\tS-2\t0\nq3\tS-1\t0\n", encoding="utf-8")
+    assert beir.read_qrels(path) == {"q1": {"S-1": 1}, "q2": {"S-2": 0}, "q3": {"S-1": 0}}
+    assert beir.unjudged_note(beir.read_qrels(path), {"q1", "q2"}, "qrels.tsv") == (
+        "warning: qrels.tsv: 1 query is judged with no relevant document (every grade 0): not scored (q2)")
+
+
 @pytest.mark.parametrize("kw, said", [
     ({"qrels": "qid\tdocid\trel\nq1\tS-2\t1e999\n"}, "qrels.tsv:2: expected 'qid docid rel' with a finite number as grade"),
     ({"docs": [{"id": 3, "text": "a"}, {"id": "3", "text": "b"}]}, "corpus.jsonl:2: duplicate id '3' (already on line 1)"),

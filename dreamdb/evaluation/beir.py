@@ -160,9 +160,11 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
     Raises:
         UsageError: unreadable file or a malformed line (with its number), among them a grade that is no
-            finite number (``nan``, ``inf``, ``1e999``).
+            finite number (``nan``, ``inf``, ``1e999``), and a query–document pair judged twice with two grades
+            (QA round 100-A F1: the last one was kept, silently; the same grade twice is one judgement).
     """
     out: dict[str, dict[str, int]] = {}
+    first_line: dict[tuple[str, str], int] = {}
     try:
         lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except OSError as exc:
@@ -185,8 +187,25 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             qid, did, rel = parts[0], parts[-2], int(float(parts[-1]))
         except (ValueError, OverflowError):  # OverflowError: a grade of inf or 1e999 (QA round 62 L2)
             raise UsageError(f"{path}:{n}: expected 'qid docid rel' with a finite number as grade") from None
-        out.setdefault(qid, {})[did] = rel
+        grades = out.setdefault(qid, {})
+        if did in grades and grades[did] != rel:
+            raise UsageError(f"{path}:{n}: query {qid!r} and document {did!r} were judged {grades[did]} on line "
+                             f"{first_line[qid, did]} and {rel} here; which grade holds cannot be told",
+                             hint="Keep one judgement of each query–document pair.")
+        first_line.setdefault((qid, did), n)
+        grades[did] = rel
     return out
+
+
+def unjudged_note(qrels: dict[str, dict[str, int]], query_ids: set[str], qrels_file: str) -> str | None:
+    """A one-line warning about the queries ``qrels`` judges with no relevant document (every grade 0), which no
+    metric can score and the evaluation leaves out (``None`` when there is none; queries the file does not judge at
+    all are left out as BEIR does, without a word: a collection's queries file often holds another split's)."""
+    zero = [qid for qid, grades in qrels.items() if qid in query_ids and grades and not any(g > 0 for g in grades.values())]
+    if not zero:
+        return None
+    return (f"warning: {qrels_file}: {len(zero)} quer{'y is' if len(zero) == 1 else 'ies are'} judged with no relevant"
+            f" document (every grade 0): not scored ({', '.join(zero[:5])}{', …' if len(zero) > 5 else ''})")
 
 
 def load_collection(root: Path, *, corpus: str = "corpus.jsonl", queries: str = "queries.jsonl",
@@ -221,7 +240,8 @@ def load_collection(root: Path, *, corpus: str = "corpus.jsonl", queries: str = 
     judged = read_qrels(root / qrels)
     unknown = unknown_judgements(judged, set(qs), set(docs))
     note = unknown_qrels_note(unknown, set(qs), set(docs), str(root / qrels), queries, corpus)
-    return Collection(name or root.name, docs, qs, judged, unknown, [note] if note else [])
+    zero = unjudged_note(judged, set(qs), str(root / qrels))
+    return Collection(name or root.name, docs, qs, judged, unknown, [n for n in (note, zero) if n])
 
 
 def unknown_judgements(qrels: dict[str, dict[str, int]], query_ids: set[str] | None,
