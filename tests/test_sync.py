@@ -2000,3 +2000,21 @@ def test_excalidraw_boards_of_every_layout_contribute_their_text_elements(tiny_v
     assert index.recall("manatee") == []
     assert index.recall("rectangle isDeleted") == []  # (never the scene JSON itself)
     index.close()
+
+
+def test_a_vault_inside_the_vault_is_not_read_as_its_notes(tiny_vault):
+    """QA round 100-A F3: a ``_dream_context`` folder inside the vault (another project's vault copied into
+    ``knowledge/``) was read as this vault's notes: found twice beside it when both were searched, and its note of a
+    name this vault has took that name's id (this vault's own note became ``-2``, so ``update`` of the id edited the
+    other vault's file). It is skipped, with a warning; its notes are this vault's no more."""
+    write_doc(tiny_vault, "knowledge/decisions/wal-mode.md", "---\nname: WAL mode\n---\nWe chose WAL.\n")
+    inner = tiny_vault / "knowledge" / "aaa" / "_dream_context"
+    write_doc(inner, "knowledge/wal-mode.md", "---\nname: Their WAL mode\n---\nThey chose WAL too.\n")
+    write_doc(inner, "core/CHANGELOG.json", '[{"date": "2026-01-01", "type": "fix", "summary": "theirs"}]')
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    assert [w for w in report.warnings if w.startswith("knowledge/aaa/_dream_context: skipped (a vault of its own")]
+    rows = dict(index.conn.execute("SELECT doc_id, source_path FROM documents"))
+    assert rows == {"knowledge/wal-mode": "knowledge/decisions/wal-mode.md"}, rows
+    assert dreamdb.open([tiny_vault, inner]).recall("WAL", top=5)[1].doc_id == "knowledge/wal-mode"
+    assert index.status()["unindexed_markdown"] == 0

@@ -435,7 +435,10 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             except OSError:
                 continue
             if is_dir:
-                if recursive and (include_archives or not e.name.startswith(".")):
+                if e.name == VAULT_DIR_NAME and recursive:  # (QA round 100-A F3: its notes read as this vault's,
+                    # taking the ids of this vault's own notes of the same names, and found twice beside it)
+                    note(f"{rel}: skipped (a vault of its own inside this one; search it with its own --vault)")
+                elif recursive and (include_archives or not e.name.startswith(".")):
                     enter(rel)
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
@@ -616,7 +619,8 @@ def _walk_sources(vault: Path, include_archives: bool):
             continue  # walked as part of knowledge/; a folder link, which a sync does not follow either
         for dirpath, dirnames, filenames in walk(base):
             rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-            kept = sorted(d for d in dirnames if recursive and (include_archives or not d.startswith(".")))
+            kept = sorted(d for d in dirnames if recursive and (include_archives or not d.startswith("."))
+                          and d != VAULT_DIR_NAME)
             yield rel_dir, kept, sorted(filenames)
             dirnames[:] = [d for d in kept if is_utf8(d)]
 
