@@ -2018,3 +2018,27 @@ def test_a_vault_inside_the_vault_is_not_read_as_its_notes(tiny_vault):
     assert rows == {"knowledge/wal-mode": "knowledge/decisions/wal-mode.md"}, rows
     assert dreamdb.open([tiny_vault, inner]).recall("WAL", top=5)[1].doc_id == "knowledge/wal-mode"
     assert index.status()["unindexed_markdown"] == 0
+
+
+def test_an_index_of_a_newer_dreamdb_is_said_to_be_newer_when_rebuilt(tiny_vault):
+    """QA round 100-A F2: an older dreamdb of the same schema rebuilt a newer one's index in its own format, saying
+    "built by another version"; with a hook of an older install and a newer command line on one vault, each rebuilt
+    it in turn. The rebuild stays (the index is a cache, and the older analyzer cannot read the newer terms), and
+    the warning says the index was newer and what to do."""
+    from dreamdb.store.sync import INDEX_FORMAT
+
+    write_doc(tiny_vault, "knowledge/a.md", "---\nname: Alpha\n---\nalpha words\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    parts = INDEX_FORMAT.split(".")
+    for stored, newer in ((".".join([parts[0], str(int(parts[1]) + 1), parts[2]]), True),
+                          (".".join([parts[0], str(int(parts[1]) - 1), parts[2]]), False), ("x.y", False)):
+        with index.conn:
+            index.conn.execute("UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (stored,))
+        warnings = index.sync().warnings
+        said = [w for w in warnings if f"(index format {stored}, this one writes {INDEX_FORMAT})" in w]
+        assert len(said) == 1, warnings
+        assert said[0].startswith("the index was built by a newer version" if newer else
+                                  "the index was built by another version"), said
+        assert ("use one version on a vault" in said[0]) is newer
+        assert [h.doc_id for h in index.recall("alpha")] == ["knowledge/a"]

@@ -420,7 +420,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         report = index.sync(check=True, reread=False)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
         if report.rebuilt and not as_json:  # (said before the embedding it causes: QA round 76 F9)
             for warning in report.warnings:  # (an upgrade's too, as every other command says it: QA round 87 L5)
-                if "rebuilt from the vault" in warning or "built by another version of dreamdb" in warning:
+                if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning:
                     click.echo(f"note: {warning}", err=True)
     from dreamdb.embeddings.model import get_embedder
 

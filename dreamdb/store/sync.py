@@ -383,9 +383,7 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
                 if known and not force:  # (an upgrade: json.md's `rebuilt` says warnings name it; QA round 86-B F2)
                     row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
                     if row is not None and row[0] != INDEX_FORMAT:
-                        warnings.append(f"the index was built by another version of dreamdb (index format {row[0]}, "
-                                        f"this one writes {INDEX_FORMAT}): every file indexed again (stored embeddings "
-                                        "are kept)")
+                        warnings.append(_other_format_warning(row[0]))
                 _truncate_vault_tables(conn)
             report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
             _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk,
@@ -395,6 +393,26 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
     finally:
         if rebuild:
             conn.execute("PRAGMA foreign_keys = ON")
+
+
+def _format_key(value: str) -> tuple[int, ...] | None:
+    """An index format (``21.17.11``: analyzer, parser, schema version) as numbers to compare, None if it is none."""
+    try:
+        return tuple(int(p) for p in value.split("."))
+    except (ValueError, AttributeError):
+        return None
+
+
+def _other_format_warning(stored: str) -> str:
+    """The warning of a rebuild for an index of another format: one of a newer dreamdb is said to be newer (QA round
+    100-A F2: a hook of an older install and a newer command line on one vault rebuilt it in turn, every time)."""
+    ours, theirs = _format_key(INDEX_FORMAT), _format_key(stored)
+    if ours is not None and theirs is not None and len(ours) == len(theirs) and theirs > ours:
+        return (f"the index was built by a newer version of dreamdb (index format {stored}, this one writes "
+                f"{INDEX_FORMAT}): every file indexed again in this version's format (stored embeddings are kept); the "
+                "newer version indexes it again when it next runs: use one version on a vault (dreamdb --version)")
+    return (f"the index was built by another version of dreamdb (index format {stored}, this one writes "
+            f"{INDEX_FORMAT}): every file indexed again (stored embeddings are kept)")
 
 
 def _cascade_tables(conn, root: str = "files") -> list[str]:
