@@ -711,6 +711,8 @@ def test_index_of_a_newer_dreamdb_is_refused_not_rebuilt(example_vault):
     assert err.value.hint.startswith(f"Run the newer dreamdb here (update the checkout at {ROOT.resolve()} to the newer"
                                      f" dreamdb, then {reinstall_command()}), or delete the index")
     assert path.read_bytes() == before
+    # the index is named (QA round 100-A F4: with several --vault, which one was newer could not be told)
+    assert err.value.message.startswith(f"The index {path} has schema version 99, newer than"), err.value.message
 
 
 def test_read_only_index_folder_is_not_called_damaged(example_vault, tmp_path, monkeypatch):

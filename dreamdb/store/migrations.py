@@ -157,7 +157,9 @@ def migrate(conn) -> list[int]:
         where = source_checkout()
         upgrade = (f"update the checkout at {where} to the newer dreamdb, then {reinstall_command()}" if where is not None
                    else reinstall_command().replace("reinstall it from", "install the newer dreamdb from", 1))
-        raise IndexTooNew(f"The index has schema version {have}, newer than this dreamdb knows ({migs[-1][0]}): "
+        row = conn.execute("PRAGMA database_list").fetchone()  # (its file named: with several vaults, which one;
+        at = f" {row[2]}" if row and row[2] else ""             # QA round 100-A F4)
+        raise IndexTooNew(f"The index{at} has schema version {have}, newer than this dreamdb knows ({migs[-1][0]}): "
                           "it was written by a newer dreamdb, and is left as it is.",
                           hint=f"Run the newer dreamdb here ({upgrade}), or delete the index to rebuild it with this "
                                "version (it is a cache of the vault; stored embeddings are lost).")
