@@ -345,3 +345,27 @@ def test_a_cache_in_the_data_folder_or_a_folder_in_the_reports_place_is_refused_
     assert verdicts and verdicts[0].endswith("(quick run: the first queries of each track only, not the target's measure)")
     targets = [line for line in r.stdout.splitlines() if line.startswith("target: ")]
     assert targets and all("SciFact" in line for line in targets), targets  # (F3: sets not asked for: no line)
+
+
+def test_a_kept_index_found_damaged_is_rebuilt_with_a_note(tmp_path):
+    """QA round 100-A F5: the evaluation's kept index (the one whose embeddings are reused), found damaged, was rebuilt
+    without a word (``notes`` empty, its vectors gone, and dense then said "N chunks would need embedding" with no
+    word why). The rebuild is said in the log and in the set's ``index_notes``."""
+    data = _scifact_data(tmp_path)
+    cache = tmp_path / "cache"
+    args = ("--data", data, "--set", "scifact", "--no-baseline", "--modes", "bm25", "--cache", cache, "--json")
+    first = run_cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert "index_notes" not in json.loads(first.stdout)["sets"]["scifact"]["indexes"]["corpus"]
+    kept = cache / "scifact" / "corpus" / "index.db"
+    size = kept.stat().st_size
+    with open(kept, "r+b") as f:  # the pages after the header: tables' b-trees, as a bad disk leaves them
+        f.seek(4096)
+        f.write(b"\xff" * (size - 4096))
+    again = run_cli(*args)
+    assert again.returncode == 0, again.stderr
+    notes = json.loads(again.stdout)["sets"]["scifact"]["indexes"]["corpus"].get("index_notes")
+    assert notes and any("rebuilt from the vault" in n for n in notes), (notes, again.stderr)
+    assert "scifact/corpus: note: " in again.stderr
+    assert json.loads(again.stdout)["sets"]["scifact"]["tracks"]["test"]["dreamdb"]["bm25"]["metrics"] == \
+        json.loads(first.stdout)["sets"]["scifact"]["tracks"]["test"]["dreamdb"]["bm25"]["metrics"]

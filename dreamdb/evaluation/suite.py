@@ -490,7 +490,15 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
     fresh.close()
     _remove_index(build_path)
     ix = dreamdb.open(vb.vault, index_path=folder / "index.db", auto_sync=False)
-    ix.sync()
+    kept = ix.sync()
+    # (the kept index rebuilt, e.g. damaged: said, with what it cost, rather than "N chunks would need embedding"
+    # with no word why; QA round 100-A F5)
+    said = ([w for w in kept.warnings if "rebuilt" in w or "version of dreamdb" in w] if kept.rebuilt else []) \
+        + ix.take_notes()
+    for note in said:
+        log(f"{plan.name}/{spec.key}: note: {note}")
+    if said:
+        info["index_notes"] = said
     ids = None
     for track in (t for t in plan.tracks if t.index == spec.key and t.gold is not None):
         ids = ids if ids is not None else {r[0] for r in ix.conn.execute("SELECT doc_id FROM documents")}
