@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -654,3 +655,16 @@ def test_an_empty_path_option_is_refused(capsys, tmp_path, monkeypatch):
     assert "'--data': the path is empty (from DREAMDB_EVAL_DATA): give a path, or unset DREAMDB_EVAL_DATA." \
         in capsys.readouterr().err
 
+
+
+def test_a_vault_path_that_is_a_symlink_loop_is_named_as_one(tmp_path):
+    """QA round 100-A F7: ``--vault`` naming a symlink loop was said not to exist."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    loop = tmp_path / "loopv"
+    loop.symlink_to("loopv")
+    with pytest.raises(VaultNotFound, match=re.escape(f"Vault path {loop} is a symlink loop")):
+        find_vault(loop)
+    with pytest.raises(VaultNotFound, match=re.escape(f"Vault path does not exist: {tmp_path / 'gone'}")):
+        find_vault(tmp_path / "gone")

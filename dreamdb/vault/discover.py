@@ -176,7 +176,15 @@ def _explicit_vault(path, explicit) -> Path:
     source = "" if path is not None else " (from DREAMDB_VAULT)"
     fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
     if not p.exists():
-        raise VaultNotFound(f"Vault path does not exist: {p}{source}",
+        try:  # (a symlink loop was said not to exist: QA round 100-A F7)
+            p.resolve(strict=True)
+            loop = False
+        except RuntimeError:  # (Python < 3.13)
+            loop = True
+        except OSError as exc:
+            loop = exc.errno == errno.ELOOP
+        raise VaultNotFound(f"Vault path {p}{source} is a symlink loop (a link that leads back to itself)" if loop
+                            else f"Vault path does not exist: {p}{source}",
                             hint=f"{fix} to a _dream_context folder (or a folder containing one).")
     # (QA round 68 L5: a note's path got no word of the vault it is in, as a subfolder's does)
     inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
