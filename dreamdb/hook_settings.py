@@ -35,8 +35,8 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 
-__all__ = ["DEFAULT_COMMAND", "dreamdb_hook_commands", "EVENT", "install_hook", "is_dreamdb_hook", "settings_path", "uninstall_hook",
-           "uninstall_hooks"]
+__all__ = ["DEFAULT_COMMAND", "dreamdb_hook_commands", "EVENT", "install_hook", "is_dreamdb_hook", "settings_lock",
+           "settings_path", "uninstall_hook", "uninstall_hooks"]
 
 DEFAULT_COMMAND = "dreamdb hook user-prompt-submit"
 EVENT = "UserPromptSubmit"
@@ -331,6 +331,42 @@ def _remove(path: Path, old_raw: bytes | None) -> None:
             pass
 
 
+@contextlib.contextmanager
+def settings_lock(project_dir: Path, timeout_s: float = 10.0):
+    """Hold an exclusive lock on the project folder (``flock`` on the folder itself: no lock file is left in the
+    user's project) while both settings files are read and one is written: ``hook install`` and ``hook install
+    --local`` run together each read the other file before either wrote, and both added a hook (QA round 100-B F2;
+    Claude Code then runs both). Other programs do not take it (their writes are caught by :func:`_write`'s check).
+    A folder that cannot be opened or locked (no ``fcntl``: Windows; a file system without locks) is not locked.
+
+    Raises:
+        WriteRefused: another dreamdb held it past ``timeout_s`` seconds.
+    """
+    try:
+        import fcntl
+
+        fd = os.open(project_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise WriteRefused(f"Another dreamdb has been editing the settings in {project_dir} for"
+                                       f" {timeout_s:g} s; nothing was changed.", hint="Run the command again.") from None
+                time.sleep(0.02)
+            except OSError:  # (a file system without locks)
+                break
+        yield
+    finally:
+        os.close(fd)  # (releases the lock)
+
+
 SETTINGS_ATTEMPTS = 5
 """Times an install or uninstall reads, changes and writes a settings file that another program keeps changing
 meanwhile (each attempt refuses to overwrite a change it did not read: :func:`_write`)."""
@@ -495,7 +531,8 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
                 done.append(path)
         return done
 
-    return _retried(edit)
+    with settings_lock(Path(project_dir)):
+        return _retried(edit)
 
 
 def _without_our_hook(path: Path, command: str) -> tuple[dict | None, bytes | None]:

@@ -594,3 +594,25 @@ def test_a_killed_installs_backup_copy_is_removed_by_a_later_one(tmp_path: Path)
     os.utime(stale, (old, old))
     install_hook(project)
     assert not stale.exists()
+
+
+def test_an_install_waits_for_another_install_reading_both_files(tmp_path: Path):
+    """QA round 100-B F2: ``hook install`` and ``hook install --local`` run together each read the other settings
+    file before either wrote, and both added a hook (4 runs in 10); Claude Code then runs both. An install holds a
+    lock on the project folder across its reads and its write: the second one sees the first one's hook."""
+    import subprocess
+    import sys
+    import time
+
+    from dreamdb.hook_settings import settings_lock
+
+    with settings_lock(tmp_path):
+        later = subprocess.Popen([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path),
+                                  "--local", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)  # (it starts, then waits for the lock)
+        assert later.poll() is None
+        install_hook(tmp_path)  # the first install, done while the second waits
+    out, err = later.communicate(timeout=60)
+    assert later.returncode == 0 and json.loads(out)["kept"] is True and "add the memories twice" in err, (out, err)
+    assert not (tmp_path / ".claude" / "settings.local.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".claude"]  # (no lock file left in the project)

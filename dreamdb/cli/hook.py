@@ -88,25 +88,26 @@ def install(project, command, absolute, local, as_json):
     command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
     target = settings_path(project, local)
     from dreamdb import quickcli
-    from dreamdb.hook_settings import dreamdb_hook_commands, is_dreamdb_hook
+    from dreamdb.hook_settings import dreamdb_hook_commands, is_dreamdb_hook, settings_lock
 
     # (QA round 68 M3, M4: a teammate's command in a shared settings.json was replaced without a word, and a
     # hook in the other settings file got a second one beside it: Claude Code runs both files' hooks)
     other = settings_path(project, not local)
-    in_target, in_other = dreamdb_hook_commands(target), dreamdb_hook_commands(other)
-    if in_other and not in_target and project.is_dir():
-        _already(as_json, other, in_other[0], f"Claude Code runs the hooks of both {target.name} and {other.name}, so a"
-                 " second one would add the memories twice. To move it: dreamdb hook uninstall, then dreamdb hook"
-                 f" install{' --local' if local else ''}.")  # (the file asked for: QA round 78-A F5, it was inverted)
-        return
-    explicit = given or absolute
-    if in_target and command not in in_target and not explicit and project.is_dir():
-        _already(as_json, target, in_target[0], f"It is another command than this machine's ({command}); a shared"
-                 " settings file may hold a teammate's. To replace it: --absolute, or --command CMD.")
-        return
-    before = target.read_bytes() if target.is_file() and target.stat().st_size <= MAX_SETTINGS_BYTES else None
-    path = install_hook(project, command, local=local)
-    changed = before is None or path.read_bytes() != before
+    with settings_lock(project):  # (both files read, one written, as one step: QA round 100-B F2)
+        in_target, in_other = dreamdb_hook_commands(target), dreamdb_hook_commands(other)
+        if in_other and not in_target and project.is_dir():
+            _already(as_json, other, in_other[0], f"Claude Code runs the hooks of both {target.name} and {other.name},"
+                     " so a second one would add the memories twice. To move it: dreamdb hook uninstall, then dreamdb"
+                     f" hook install{' --local' if local else ''}.")  # (the file asked for: QA round 78-A F5)
+            return
+        explicit = given or absolute
+        if in_target and command not in in_target and not explicit and project.is_dir():
+            _already(as_json, target, in_target[0], f"It is another command than this machine's ({command}); a shared"
+                     " settings file may hold a teammate's. To replace it: --absolute, or --command CMD.")
+            return
+        before = target.read_bytes() if target.is_file() and target.stat().st_size <= MAX_SETTINGS_BYTES else None
+        path = install_hook(project, command, local=local)
+        changed = before is None or path.read_bytes() != before
 
     if given and not is_dreamdb_hook(command):
         click.echo("note: this command is not `dreamdb hook user-prompt-submit` as dreamdb writes it, so it is not "
