@@ -311,8 +311,8 @@ def test_cli_paths_outside_the_vault_are_usage_errors_and_create_nothing(twins, 
     p = cli("update", "--vault", str(twins), slug, "--description", "y")
     assert p.returncode == 2, p.stderr
     assert not (twins / ".dreamdb").exists()
-    p = cli("delete", "--vault", str(twins), str(twins / "knowledge" / "foo.md"))  # absolute, even inside
-    assert p.returncode == 2 and "absolute path" in p.stderr
+    p = cli("delete", "--vault", str(twins), str(twins.parent / "knowledge" / "foo.md"))  # absolute, outside
+    assert p.returncode == 2 and "absolute path outside the vault" in p.stderr
     assert (twins / "knowledge" / "foo.md").read_text() == TOP
     assert not (twins / ".dreamdb").exists()
 

@@ -1306,16 +1306,18 @@ def test_missing_path_is_not_found_and_creates_nothing(vault: Path):
     assert not (vault / ".dreamdb").exists()
 
 
-def test_absolute_path_inside_the_vault_is_refused(twins: Path):
+def test_absolute_path_outside_the_vault_is_refused_one_inside_names_its_file(twins: Path):
     target = twins / "knowledge" / "decisions" / "foo.md"
-    for slug in (str(target), str(target)[:-3]):
+    for slug in (str(twins.parent / "foo.md"), str(twins / ".." / "knowledge" / "decisions" / "foo.md")):
         with pytest.raises(UsageError) as info:
             update(twins, slug, description="x")
-        assert "absolute path" in info.value.message
+        assert "absolute path outside the vault" in info.value.message
         with pytest.raises(UsageError):
             delete(twins, slug, force=True)
     assert target.read_text() == FOO_DEC
     assert not (twins / ".dreamdb").exists()
+    # (one inside the vault is read as its vault-relative path, as recall prints it: QA round 100-C F6)
+    assert update(twins, str(target), description="x") == target.resolve()
     with pytest.raises(UsageError) as info:  # (QA round 74 F10: "~/x" was called an absolute path)
         update(twins, "~/knowledge/foo.md", description="x")
     assert "'~/knowledge/foo.md' starts with ~ (a home folder)" in info.value.message
@@ -2804,3 +2806,27 @@ def test_the_api_s_update_and_delete_give_what_their_commands_print(tiny_vault):
         assert main(["update", "--vault", str(tiny_vault), "other", "--tags", "x", "--json"]) == 0
     printed = json.loads(out.getvalue())
     assert printed["doc_id"] == "knowledge/other" and printed["unchanged"] is False and printed["previous_version"]
+
+
+def test_a_notes_absolute_path_names_it_one_outside_the_vault_is_refused(tiny_vault, tmp_path):
+    """QA round 100-C F6: ``Hit.path`` (absolute, what recall prints) was refused by update and delete ("is an
+    absolute path"), so an agent had to take ``doc_id`` instead. An absolute path inside the vault is read as its
+    vault-relative path (every check of a typed one then applies); one outside, or climbing out with ``..``, is
+    refused as before."""
+    import dreamdb
+
+    write_doc(tiny_vault, "knowledge/decisions/wal-mode.md", "---\nname: WAL mode\n---\nWe chose WAL.\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nname: Outside\n---\nnot ours\n", encoding="utf-8")
+    with dreamdb.open(tiny_vault) as index:
+        hit = index.recall("WAL")[0]
+        assert index.update(hit.path, append="Measured 2.1 ms.")["doc_id"] == "knowledge/wal-mode"
+        assert Path(hit.path).read_text(encoding="utf-8").endswith("Measured 2.1 ms.\n")
+        for bad in (str(outside), str(tiny_vault / "knowledge" / ".." / ".." / "outside.md"),
+                    str(tiny_vault / ".dreamdb" / "index.db")):
+            with pytest.raises(UsageError):
+                index.update(bad, append="x")
+            with pytest.raises(UsageError):
+                index.delete(bad)
+        assert outside.read_text(encoding="utf-8") == "---\nname: Outside\n---\nnot ours\n"
+        assert index.delete(hit.path)["doc_id"] == "knowledge/wal-mode" and not Path(hit.path).exists()

@@ -138,8 +138,9 @@ def update(slug, description, tags, content, append, content_file, append_file, 
     """Edit the document SLUG: frontmatter keys or body.
 
     SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
-    the file's path relative to the vault (knowledge/decisions/my-note.md),
-    which always names one file. Names cannot point outside the vault.
+    the file's path relative to the vault (knowledge/decisions/my-note.md) or
+    absolute (as recall prints it), which always names one file. Names cannot
+    point outside the vault.
 
     Only the changed frontmatter lines are rewritten; the rest of the file
     keeps its bytes. The previous version of the file is kept in the vault's
@@ -186,7 +187,8 @@ def delete(slug, force, vault, as_json):
     """Delete the document SLUG (moved to the index folder's trash, so it can be restored).
 
     SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
-    the file's path relative to the vault (knowledge/decisions/my-note.md).
+    the file's path relative to the vault (knowledge/decisions/my-note.md) or
+    absolute (as recall prints it).
     The file goes to <vault>/.dreamdb/trash/<type>/<UTC time>-<file name>.
     A pinned document, or one whose frontmatter cannot be read, needs --force.
 

@@ -40,9 +40,10 @@ markdown document). The rules every one of them follows:
   full, quota, read-only file system, permission) raises
   :class:`~dreamdb.errors.WriteRefused` and changes nothing.
 * **Names cannot escape the vault.** A document is named by ``type/slug``, a
-  bare slug, the id recall prints (``knowledge/foo-2``) or its vault-relative
-  path (``knowledge/decisions/foo.md``). ``..``, ``.``-prefixed segments,
-  backslashes, NUL/control characters and absolute paths are rejected
+  bare slug, the id recall prints (``knowledge/foo-2``), its vault-relative
+  path (``knowledge/decisions/foo.md``) or its absolute path (``Hit.path``: read as
+  the vault-relative one, lexically). ``..``, ``.``-prefixed segments,
+  backslashes, NUL/control characters and absolute paths outside the vault are rejected
   (:class:`~dreamdb.errors.UsageError`); a path must lie in a document folder
   of the vault; a document whose real path (after symlinks) lies outside the
   vault is refused (:class:`~dreamdb.errors.WriteRefused`).

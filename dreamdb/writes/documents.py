@@ -20,7 +20,7 @@ from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attribut
                                   _check_writable, CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged,
                                   _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
                                   _lock_wait, _trash_path, _trash_root, _uninterrupted, update_backup_name, vault_lock)
-from dreamdb.writes.locate import _document_at, find_document, _parse_slug, _slug_text
+from dreamdb.writes.locate import _document_at, _inside_vault, _parse_slug, _slug_text, find_document
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
                                      _same_value, _updated_value)
 
@@ -264,6 +264,7 @@ def update(
     slug = _slug_text(slug)
     _require_utf8(slug=slug, description=description, tags=tags, content=content, append=append)
     vault = _check_vault(vault)
+    slug = _inside_vault(vault, slug)  # (a hit's absolute path: its vault-relative path, QA round 100-C F6)
     _parse_slug(slug)  # reject a malformed slug before touching anything
     _check_writable(vault)
     clock = _clock(now)
@@ -385,6 +386,7 @@ def delete(vault: Path, slug: str, *, force: bool = False, lock_timeout: float |
     slug = _slug_text(slug)
     _require_utf8(slug=slug)
     vault = _check_vault(vault)
+    slug = _inside_vault(vault, slug)  # (a hit's absolute path: its vault-relative path, QA round 100-C F6)
     _parse_slug(slug)  # reject a malformed slug before touching anything
     _check_writable(vault)
     # Check first, without creating anything.

@@ -109,13 +109,15 @@ def _check_rel_path(rel: str, original: str) -> str:
     (``./knowledge//a.md`` → ``knowledge/a.md``).
 
     Raises:
-        UsageError: absolute, ``..`` or ``.``-prefixed (hidden/archive) segments, nothing left,
+        UsageError: absolute (:func:`_inside_vault` has made one inside the vault relative), ``..`` or
+            ``.``-prefixed (hidden/archive) segments, nothing left,
             backslashes where they separate paths (Windows), or control characters.
     """
     if os.path.isabs(rel) or rel.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", rel):
-        what = "starts with ~ (a home folder)" if rel.startswith("~") else "is an absolute path"
+        what = "starts with ~ (a home folder)" if rel.startswith("~") else "is an absolute path outside the vault"
         raise UsageError(f"{original!r} {what}; dreamdb only edits files inside the vault.",
-                         hint="Give the path relative to the vault, e.g. knowledge/decisions/my-note.md.")
+                         hint="Give the path relative to the vault, e.g. knowledge/decisions/my-note.md, or the"
+                              " absolute path of a note in it (as recall prints it).")
     # a "." segment or a doubled "/" names the same file (knowledge/./note.md, knowledge//note.md: QA round 70 B-L2)
     parts = [part for part in rel.split("/") if part not in (".", "")] or [""]
     rel = "/".join(parts)
@@ -490,6 +492,7 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     try:
         slug = _slug_text(slug)
         _require_utf8(slug=slug)  # (QA round 65 L1: `dreamdb delete $'\\xff'` looked it up in the index: exit 70)
+        slug = _inside_vault(_check_vault(vault), slug)
         composed = unicodedata.normalize("NFC", slug)
         if composed != slug:  # typed decomposed: the file of exactly that name first (it may have a composed twin)
             _, _, rel = _parse_slug(slug)
@@ -501,6 +504,20 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
         raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
     except OSError as exc:
         raise UsageError(f"Cannot use {slug!r} as a document name: {exc.strerror or exc}.") from exc
+
+
+def _inside_vault(vault: Path, slug: str) -> str:
+    """An absolute path to a file in the vault (``Hit.path``, what recall prints) as its vault-relative path; any
+    other name as it is. Compared lexically, ``..`` collapsed (QA round 100-C F6: a hit's own path was refused as
+    absolute); the relative path then meets every check a typed one does (its real path inside the vault among
+    them), and an absolute path outside the vault is refused as before (:func:`_check_rel_path`)."""
+    if not os.path.isabs(slug):
+        return slug
+    path = os.path.normpath(slug)
+    for base in dict.fromkeys((os.path.abspath(vault), os.path.realpath(vault))):
+        if path.startswith(base.rstrip(os.sep) + os.sep):
+            return path[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+    return slug
 
 
 def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
