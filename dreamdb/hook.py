@@ -876,11 +876,18 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             _log(f"{vault}: left out {len(gone)} hit(s) whose file is gone since the index was last synced"
                  f" ({', '.join(hits[i].doc_id for i in sorted(gone))[:200]})")
             hits = [h for i, h in enumerate(hits) if i not in gone]
+        replaced = False
         for note in index.take_notes():  # a quiet fallback (no model, a bad setting), a rebuild: written down
             # (and a lexicon it could not use: QA round 78 F7, DREAMDB_LEXICON naming another file changed the hits
             # without a word in the log)
             if "used bm25" in note or "rebuilt from the vault" in note or "lexicon is not used" in note:
                 _log(note)
+            replaced = replaced or "was deleted or replaced since it was opened" in note
+        if replaced and not hits:  # (the index deleted under this prompt, after its sync: the new file holds nothing
+            # yet; QA round 100-B F3, logged as "no hit")
+            _log(f"{vault}: the index was deleted or replaced during this prompt; nothing printed (the next prompt"
+                 " builds it)")
+            return ""
         # raw score 0: not the prompt's own words, left out, unless their translations (counted with them in
         # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the
         # English note on log retention (QA round 72 F7)

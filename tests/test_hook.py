@@ -1296,3 +1296,27 @@ def test_a_cwd_that_is_no_usable_path_is_said_so_not_logged_as_a_failure(tmp_pat
         said = log.read_text()
         assert p.returncode == 0 and p.stdout == b"" and "is not a usable path " + reason in said, said
         assert "hook failed" not in said and "DREAMDB_DEBUG" not in said
+
+
+def test_an_index_deleted_during_a_prompt_is_said_so_not_no_hit(project, tmp_path, monkeypatch):
+    """QA round 100-B F3: with the index deleted between the hook's sync and its recall, the recall reopened the
+    path, found a new empty index and the log said "no hit". It says what happened."""
+    from dreamdb import hook as H
+    from dreamdb.api import Index
+
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    assert H._recall_block("how is sleep debt computed", str(project)).startswith(HEADER)
+    recall = Index.recall
+
+    def deleted_first(self, *args, **kwargs):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
+        return recall(self, *args, **kwargs)
+
+    monkeypatch.setattr(Index, "recall", deleted_first)
+    log.write_text("")
+    assert H._recall_block("how is sleep debt computed", str(project)) == ""
+    said = log.read_text()
+    assert "the index was deleted or replaced during this prompt; nothing printed" in said and "no hit" not in said, said
