@@ -369,3 +369,18 @@ def test_a_kept_index_found_damaged_is_rebuilt_with_a_note(tmp_path):
     assert "scifact/corpus: note: " in again.stderr
     assert json.loads(again.stdout)["sets"]["scifact"]["tracks"]["test"]["dreamdb"]["bm25"]["metrics"] == \
         json.loads(first.stdout)["sets"]["scifact"]["tracks"]["test"]["dreamdb"]["bm25"]["metrics"]
+
+
+def test_a_set_folder_the_run_cannot_make_is_said_in_words_and_nothing_scored_is_exit_1(tmp_path):
+    """QA round 100-A F6: a cache whose set folder could not be made (sysfs as root: EPERM) was reported as
+    "error: PermissionError: [Errno 1] …" on every track, and the run ended in exit 74, "cannot write the results
+    (the figures are printed above)", though no figure was scored. The cause is said in words; nothing scored is
+    exit 1, as the README says."""
+    data = _scifact_data(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "scifact").write_text("a file where the set's folder goes")
+    r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--modes", "bm25", "--cache", cache)
+    assert r.returncode == 1 and "No track was scored" in r.stderr, r.stderr
+    assert f"error: cannot use {cache / 'scifact' / 'corpus'}: Not a directory" in r.stdout + r.stderr
+    assert "NotADirectoryError" not in r.stdout + r.stderr

@@ -109,7 +109,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
         click.echo(output.to_json(suite.strip_rows(results)))
     else:
         click.echo(_text_table(suite, results), nl=False)
-    if unwritten is not None:
+    if unwritten is not None and scored:  # (nothing scored: that is the failure to say, QA round 100-A F6)
         from dreamdb.errors import ResultsNotWritten
 
         where = getattr(unwritten, "filename", None)

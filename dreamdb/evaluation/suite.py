@@ -621,7 +621,9 @@ def run_set(plan: SetPlan, cache: Path, *, modes: list[str], baseline: bool = Tr
         except Exception as exc:  # noqa: BLE001 - one broken index must not lose the whole run
             if os.environ.get("DREAMDB_DEBUG"):
                 raise
-            reason = f"error: {type(exc).__name__}: {getattr(exc, 'message', None) or exc}"
+            # (a file the run could not make or write said in words, not as a class name: QA round 100-A F6)
+            reason = (f"error: cannot use {exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename
+                      and exc.strerror else f"error: {type(exc).__name__}: {getattr(exc, 'message', None) or exc}")
             log(f"{plan.name}/{spec.key}: {reason}")
             out["indexes"][spec.key] = {"desc": spec.desc, "error": reason}
             for track in (t for t in plan.tracks if t.index == spec.key):
