@@ -82,7 +82,7 @@ FUNCTION_WORDS = frozenset("""could would may might must shall ought let lets le
     across along among amongst around behind beside besides beyond despite except inside near onto outside per
     since toward towards upon via within without although though unless whether whereas yet
     bana sana ona bize size onlara beni seni bizi sizi onları benim senin bizim sizin onların kendi kendim kendin
-    kendimiz kendiniz kendisi eder eden ederim ederiz edin ediniz ediyor ediyorum edebilir edebilir misin etmek
+    kendimiz kendiniz kendisi eder eden ederim ederiz edin ediniz ediyor ediyorum edebilir edecek etmek
     etti olur olsun olan olmak oldu olacak olabilir oluyor göre karşı rağmen beri dolayı üzere boyunca itibaren dair
     fakat ancak lakin oysa halbuki yoksa madem dahi bile hatta""".split())
 """Closed-class words that :data:`dreamdb.analyzer.STOPWORDS` (the NLTK lists) leave out: English modal verbs,
