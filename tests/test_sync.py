@@ -2018,6 +2018,17 @@ def test_a_vault_inside_the_vault_is_not_read_as_its_notes(tiny_vault):
     assert rows == {"knowledge/wal-mode": "knowledge/decisions/wal-mode.md"}, rows
     assert dreamdb.open([tiny_vault, inner]).recall("WAL", top=5)[1].doc_id == "knowledge/wal-mode"
     assert index.status()["unindexed_markdown"] == 0
+    # nor are they its notes for writes (QA round 101-A F1: the outer note's id was refused as naming two documents,
+    # and the inner vault's notes were edited under the outer vault's lock, by path or by a name only they held)
+    write_doc(inner, "knowledge/only-inner.md", "---\nname: Only inner\n---\ntheirs\n")
+    assert index.update("knowledge/wal-mode", append="Ours.")["doc_id"] == "knowledge/wal-mode"
+    for name in ("knowledge/aaa/_dream_context/knowledge/wal-mode.md", "knowledge/only-inner"):
+        with pytest.raises(dreamdb.DreamdbError):
+            index.update(name, append="x")
+        with pytest.raises(dreamdb.DreamdbError):
+            index.delete(name)
+    assert (inner / "knowledge" / "wal-mode.md").read_text() == "---\nname: Their WAL mode\n---\nThey chose WAL too.\n"
+    assert (inner / "knowledge" / "only-inner.md").exists()
 
 
 def test_an_index_of_a_newer_dreamdb_is_said_to_be_newer_when_rebuilt(tiny_vault):
@@ -2042,3 +2053,18 @@ def test_an_index_of_a_newer_dreamdb_is_said_to_be_newer_when_rebuilt(tiny_vault
                                   "the index was built by another version"), said
         assert ("use one version on a vault" in said[0]) is newer
         assert [h.doc_id for h in index.recall("alpha")] == ["knowledge/a"]
+
+
+def test_status_leaves_out_a_nested_vault_wherever_it_is(tiny_vault):
+    """QA round 101-A F12: a vault inside the vault was counted among the notes outside the folders dreamdb reads
+    under notes/ or the vault's top, and not under knowledge/: it is a vault of its own, said by the sync, and
+    counted nowhere."""
+    write_doc(tiny_vault, "knowledge/a.md", "# A\nalpha\n")
+    write_doc(tiny_vault, "notes/stray.md", "a note dreamdb does not read\n")
+    for where in ("notes/_dream_context", "_dream_context", "knowledge/x/_dream_context"):
+        write_doc(tiny_vault / where, "knowledge/inner.md", "# Inner\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    status = index.status()
+    assert (status["unindexed_markdown"], status["unindexed_examples"]) == (1, ["notes/stray.md"]), status
+    assert sum("a vault of its own" in w for w in warnings) == 1, warnings  # (knowledge/x/: the folders it reads)

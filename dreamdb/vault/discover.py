@@ -214,6 +214,8 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
         return ("changelog", "changelog")
     if not rel_path.endswith(".md") or rel_path.rsplit("/", 1)[-1].startswith("."):
         return None  # hidden files (".md", editor and macOS "._x.md" leftovers) are no notes: writes skip them too
+    if f"/{VAULT_DIR_NAME}/" in f"/{rel_path}":  # a vault of its own inside this one: not its notes, for the walk
+        return None  # and for writes alike (QA round 101-A F1: update and delete edited the inner vault's files)
     for root, recursive, typ in _MD_ROOTS:
         prefix = root + "/"
         if rel_path.startswith(prefix):
@@ -526,7 +528,7 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
     A first vault of one's own often keeps notes where dreamdb does not look (``notes/x.md``,
     ``state/sub/t.md``); ``sync`` and ``status`` say so instead of indexing nothing silently.
     Archive folders (``.`` names) are left out unless ``include_archives``; the index folder
-    always; symlinked folders are not followed. ``knowledge/``, where every note is indexed at
+    and vaults of their own inside this one (``_dream_context`` folders) always; symlinked folders are not followed. ``knowledge/``, where every note is indexed at
     any depth, is not walked: the cost follows the rest of the vault, usually a few folders.
 
     Returns:
@@ -539,8 +541,9 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         # knowledge/: every note below is indexed, so it is pruned here, before os.walk lists it
         # (it holds most of a vault: listing it made an empty recall's note cost ~1 ms per 1,000 notes)
+        # (a vault of its own inside this one is not walked: a sync says it skips it; QA round 101-A F12)
         dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith("."))
-                             and not (rel_dir == "." and d == "knowledge"))
+                             and not (rel_dir == "." and d == "knowledge") and d != VAULT_DIR_NAME)
         for name in sorted(filenames):
             if not (name.endswith(".md") or misnamed_note(name)) or name.startswith(".") or not is_utf8(name):
                 continue

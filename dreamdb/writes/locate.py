@@ -16,7 +16,7 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 from dreamdb.output import typable_id
-from dreamdb.vault.discover import in_archive, is_utf8, walk
+from dreamdb.vault.discover import VAULT_DIR_NAME, in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
 
@@ -44,7 +44,8 @@ def _iter_markdown(vault: Path, doc_type: str) -> Iterator[Path]:
         if recursive:
             for folder, dirs, files in walk(root):
                 here = Path(folder)
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                # (no hidden folder, and no vault of its own inside this one, which a sync skips: QA round 101-A F1)
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != VAULT_DIR_NAME)
                 if doc_type == "knowledge" and here == vault / "knowledge":
                     dirs[:] = [d for d in dirs if d != "features"]
                 for name in sorted(files):
