@@ -76,23 +76,25 @@ OUTCOME_WORDS = frozenset("works worked fixed ship oldu çalıştı çıkardın"
 (``who fixed it?``, ``how it works``, ``nasıl oldu``): a prompt of these alone is not conversation; beside thanks or
 praise it is (``that works, thanks``). QA round 79 F3: alone they silenced "how it works?", whose note the vault has."""
 
-FUNCTION_WORDS = frozenset("""could would may might must shall ought let lets let's cannot can't
-    us one ones oneself someone somebody something anyone anybody anything everyone everybody everything nobody
-    nothing none whoever whatever whichever another others either neither every many much several
-    across along among amongst around behind beside besides beyond despite except inside near onto outside per
-    since toward towards upon via within without although though unless whether whereas yet
-    bana sana ona bize size onlara beni seni bizi sizi onları benim senin bizim sizin onların kendi kendim kendin
-    kendimiz kendiniz kendisi eder eden ederim ederiz edin ediniz ediyor ediyorum edebilir edecek etmek
-    etti olur olsun olan olmak oldu olacak olabilir oluyor göre karşı rağmen beri dolayı üzere boyunca itibaren dair
-    fakat ancak lakin oysa halbuki yoksa madem dahi bile hatta""".split())
+FUNCTION_WORDS = frozenset("""could would might shall ought us someone somebody something anyone anybody anything
+    everyone everybody everything nobody whoever whatever whichever another others either neither
+    across along among amongst around behind beside besides beyond despite except onto toward towards upon
+    although though unless whether whereas
+    bana sana ona bize onlara beni seni bizi sizi onları benim senin bizim sizin onların kendim kendin kendimiz
+    kendiniz kendisi eder ederim ederiz edin ediniz ediyor ediyorum edebilir edecek etmek etti olur olsun olmak
+    olacak olabilir oluyor göre karşı rağmen dolayı üzere boyunca itibaren dair fakat lakin oysa halbuki yoksa
+    madem dahi hatta""".split())
 """Closed-class words that :data:`dreamdb.analyzer.STOPWORDS` (the NLTK lists) leave out: English modal verbs,
-pronouns, quantifiers, prepositions and conjunctions; Turkish personal pronouns in their cases, the auxiliary verbs
-*etmek* and *olmak*, postpositions and conjunctions (the closed word classes of the two grammars, not words chosen
-from any query). The hook reads a prompt without them (:func:`without_function_words`): they say how something is
-asked, not what about, and a vault of technical notes holds them so rarely that one alone scored past the gate
-(QA round 100-B F1: "can you help us with this one" injected a note for ``us``, raw BM25 7.5; "could you do it for
-me" one for ``could``; "bize yardım eder misin" one for ``eder``). Recall itself keeps them (a query names its
-words)."""
+pronouns and prepositions and conjunctions; Turkish personal pronouns in their cases, the auxiliary verbs *etmek*
+and *olmak*, postpositions and conjunctions (the closed word classes of the two grammars, not words chosen from any
+query), less those that are also words of a technical text: English ``may`` (the month), ``must``, ``let`` (a
+keyword), ``none`` (Python's), ``one``, ``since``, ``within``, ``without``, ``inside``, ``near``, ``per``, ``via``,
+the quantifiers; Turkish forms that are English words (``size``, ``bile``, ``eden``; QA round 101-A F2: "max file
+size" lost its ``size``). The hook reads a prompt without them (:func:`without_function_words`; a word in capitals,
+``US``, is an acronym and stays): they say how something is asked, not what about, and a vault of technical notes
+holds them so rarely that one alone scored past the gate (QA round 100-B F1: "can you help us with this one"
+injected a note for ``us``, raw BM25 7.5; "could you do it for me" one for ``could``; "bize yardım eder misin" one
+for ``eder``). Recall itself keeps them (a query names its words)."""
 
 QUESTION_WORDS = frozenset("""what why how when where who whom whose which not never n't cannot
     ne neden niye niçin nasıl kim kime kimin hangi nerede nereye nereden değil mı mi mu mü mısın misin musun müsün
@@ -526,9 +528,11 @@ def _function_word_pattern() -> re.Pattern:
 
 
 def without_function_words(text: str) -> str:
-    """``text`` with each of :data:`FUNCTION_WORDS` (a whole word, in any case) replaced by a space: what the hook
-    recalls for a prompt. Words joined to others (``one-shot``, ``us-east``) and every other character are kept."""
-    return _function_word_pattern().sub(" ", text)
+    """``text`` with each of :data:`FUNCTION_WORDS` (a whole word, in lower case or capitalised) replaced by a space:
+    what the hook recalls for a prompt. A word in capitals (``US``, an acronym), words joined to others
+    (``us-east``) and every other character are kept."""
+    return _function_word_pattern().sub(lambda m: m.group(0) if len(m.group(0)) > 1 and m.group(0).isupper()
+                                        else " ", text)
 
 
 def _is_acknowledgement(prompt: str) -> bool:
