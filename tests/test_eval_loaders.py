@@ -262,6 +262,14 @@ def test_xquad_is_checked_too(tmp_path):
                           *(f"warning: track para {lang}→mixed skipped: no query has a relevant document (a grade above 0)"
                             for lang in ("tr",))]  # (one paragraph a language: nothing to mix, QA round 68 M4)
     assert p.tracks and all(t.queries for t in p.tracks)
+    # a query judged with grade 0 alone is neither scored nor silent (QA round 101-A F3: n 2, R@1 50.0, no word)
+    (root / "queries.jsonl").write_text(_jsonl([{"id": "q1", "lang": "en", "text": "what"},
+                                                 {"id": "q3", "lang": "en", "text": "which"}]), encoding="utf-8")
+    (root / "qrels_en2en.tsv").write_text("qid\tdocid\trel\nq1\ten-p1\t1\nq3\ten-p1\t0\n", encoding="utf-8")
+    p = suite.plan_set("xquad", root.parent.parent)
+    assert [t.queries for t in p.tracks if t.name == "para en→en"] == [[("q1", "what")]]
+    assert f"warning: {root}/qrels_en2en.tsv: 1 query is judged with no relevant document (every grade 0): not scored" \
+        " (q3)" in p.warnings, p.warnings
     (root / "queries.jsonl").write_text(_jsonl([{"id": "q1", "lang": "en", "text": "what"},
                                                  {"id": "q1", "lang": "tr", "text": "ne"}]), encoding="utf-8")
     with pytest.raises(UsageError, match=re.escape(f"{root}/queries.jsonl:2: duplicate id 'q1' (already on line 1)")):

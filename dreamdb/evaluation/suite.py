@@ -197,12 +197,21 @@ class SetPlan:
         if note:
             self.warnings.append(note)
             self.unknown_qrels[path.relative_to(ed).as_posix()] = [list(u) for u in unknown]
+        zero = beir.unjudged_note(qrels, query_ids if query_ids is not None else set(qrels), str(path))
+        if zero:  # (QA round 101-A F3: XQuAD's tracks scored such a query 0, silently)
+            self.warnings.append(zero)
 
     def take_warnings(self, ed: Path, qrels_path: Path, coll: beir.Collection) -> None:
         """Take over the warnings of a collection :func:`beir.load_collection` read from ``qrels_path``."""
         self.warnings += coll.warnings
         if coll.unknown_qrels:
             self.unknown_qrels[qrels_path.relative_to(ed).as_posix()] = [list(u) for u in coll.unknown_qrels]
+
+
+def _relevant(qrels: dict[str, dict[str, int]], qid: str) -> bool:
+    """Whether ``qrels`` judges a document relevant to ``qid`` (a grade above 0): a query with none cannot be scored,
+    and is left out as BEIR and :meth:`beir.Collection.judged_queries` leave it out."""
+    return any(g > 0 for g in qrels.get(qid, {}).values())
 
 
 def _limit(qs: list, quick: bool) -> list:
@@ -256,14 +265,15 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
                                            f"{len(docs)} {lang} {'paragraphs' if gran == 'para' else 'sentences'}"))
             for src_l, tgt_l in (("tr", "tr"), ("en", "en"), ("tr", "en"), ("en", "tr")):
                 qrels = read_qrels(f"{prefix}{src_l}2{tgt_l}.tsv")
-                qs = [(str(q["id"]), q.get("text") or "") for q in queries if q.get("lang") == src_l and str(q["id"]) in qrels]
+                qs = [(str(q["id"]), q.get("text") or "") for q in queries
+                      if q.get("lang") == src_l and _relevant(qrels, str(q["id"]))]
                 p.tracks.append(Track(f"{gran} {src_l}→{tgt_l}", f"{gran}-{tgt_l}", _limit(qs, quick), qrels,
                                       desc=f"{src_l} questions → {tgt_l} {gran}"))
             if gran == "para":
                 _plan_xquad_mixed(p, corpus, queries, read_qrels("qrels.tsv"), quick)
                 qrels = next(t.qrels for t in p.tracks if t.name == "para tr→tr")  # checked above
                 qs = [(str(q["id"]), without_turkish_letters(q.get("text") or "")) for q in queries
-                      if q.get("lang") == "tr" and str(q["id"]) in qrels]
+                      if q.get("lang") == "tr" and _relevant(qrels, str(q["id"]))]
                 p.tracks.append(Track("para tr-ascii→tr", "para-tr", _limit(qs, quick), qrels,
                                       desc="tr questions typed without Turkish letters (ç→c … ş→s) → tr paragraphs"))
     elif name == "eips":
@@ -319,7 +329,7 @@ def _plan_xquad_mixed(p: SetPlan, corpus: list[dict], queries: list[dict], qrels
     p.indexes.append(IndexSpec("para-mixed", lambda d, docs=docs: beir.corpus_to_vault(docs, d, source="xquad para mixed"),
                                f"{len(docs)} paragraphs, English for half of the articles, Turkish for the other half"))
     mixed = {q: {d: r for d, r in rel.items() if d in kept} for q, rel in qrels.items()}
-    mixed = {q: rel for q, rel in mixed.items() if rel}
+    mixed = {q: rel for q, rel in mixed.items() if _relevant(mixed, q)}
     for lang in ("tr", "en"):
         qs = [(str(q["id"]), q.get("text") or "") for q in queries if q.get("lang") == lang and str(q["id"]) in mixed]
         p.tracks.append(Track(f"para {lang}→mixed", "para-mixed", _limit(qs, quick), mixed,
