@@ -106,7 +106,7 @@ def _stored_state(conn) -> dict[str, tuple[int, int, str, int | None]]:
     return {row[0]: row[1:] for row in conn.execute("SELECT path, mtime_ns, size, sha256, ctime_ns FROM files")}
 
 
-def _plan(sources: list[SourceFile], stored: dict) -> tuple[list[SourceFile], list[str], int]:
+def _plan(sources: list[SourceFile], stored: dict, vault: Path) -> tuple[list[SourceFile], list[str], int]:
     candidates = []
     unchanged = 0
     for s in sources:
@@ -116,17 +116,18 @@ def _plan(sources: list[SourceFile], stored: dict) -> tuple[list[SourceFile], li
         else:
             candidates.append(s)
     present = {s.rel_path for s in sources}
-    removed = [p for p in stored if p not in present and _nameable(p)]
+    removed = [p for p in stored if p not in present and _gone(vault, p)]
     return candidates, removed, unchanged
 
 
-def _nameable(rel_path: str) -> bool:
-    """Whether this Python can pass a stored path to the system: not one a UTF-8 Python indexed that a Python reading
-    names as ASCII cannot name (its walk skips such a note, with a warning; it is not removed from the index)."""
+def _gone(vault: Path, rel_path: str) -> bool:
+    """Whether a stored path the walk did not list is gone from the vault. A Python that reads names as ASCII
+    cannot name one a UTF-8 Python indexed (its walk skips such a note, with a warning): it is looked for by its
+    UTF-8 bytes, kept while it is there, removed once it is not (QA round 101-A F4: a deleted one stayed)."""
     try:
         os.fsencode(rel_path)
     except UnicodeEncodeError:
-        return False
+        return not os.path.lexists(os.fsencode(str(vault)) + b"/" + rel_path.encode("utf-8"))
     return True
 
 
@@ -169,13 +170,13 @@ def bytes_to_index(conn, vault: Path, *, include_archives: bool = False) -> int:
     no-change fast path finds nothing changed (stat only, no lock, nothing written)."""
     if _fast_unchanged(conn, vault, include_archives) is not None:
         return 0
-    candidates, _removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn))
+    candidates, _removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn), vault)
     return sum(src.size for src in candidates)
 
 
 def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
     """Cheap check (stat only, no lock): does the index differ from the vault?"""
-    candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn))
+    candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn), vault)
     return bool(candidates or removed) or whole_index_due(conn)
 
 
@@ -316,7 +317,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
 
         raise VaultNotFound.gone(vault)
     rebuild = force or whole_index_due(conn)
-    candidates, removed, unchanged = _plan(sources, _stored_state(conn))
+    candidates, removed, unchanged = _plan(sources, _stored_state(conn), vault)
     if not (candidates or removed or rebuild):
         if _dirs_changed(conn, dirs, include_archives):
             with write_transaction(conn):
@@ -459,7 +460,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     from dreamdb.vault.parse import parse_file
 
     stored = _stored_state(conn)
-    candidates, removed, report.unchanged = _plan(sources, stored)
+    candidates, removed, report.unchanged = _plan(sources, stored, vault)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     postings = BulkPostings(conn) if bulk and BulkPostings.wanted(conn) else None
     touched: set[str] = set()  # own ids of markdown files whose documents came or went (number_same_names)
