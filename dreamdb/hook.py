@@ -856,7 +856,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         try:
             # (a damaged index rebuilt by this prompt is written down)
             for warning in ([] if _synced_elsewhere(index, vault) else index.sync().warnings):
-                if "rebuilt from the vault" in warning:  # (QA round 76 F8: the log had no word of it)
+                # (QA round 76 F8: the log had no word of it; 101-A F5: nor of a rebuild of another version's index,
+                # the older install's hook and a newer command line rebuilding it in turn)
+                if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning:
                     _log(warning)
         except LockTimeout:
             _log("index locked by another writer; recalled from the index as it is")

@@ -1323,3 +1323,25 @@ def test_an_index_deleted_during_a_prompt_is_said_so_not_no_hit(project, tmp_pat
     assert H._recall_block("how is sleep debt computed", str(project)) == ""
     said = log.read_text()
     assert "the index was deleted or replaced during this prompt; nothing printed" in said and "no hit" not in said, said
+
+
+def test_the_hook_logs_a_rebuild_of_another_versions_index(project, tmp_path):
+    """QA round 101-A F5: the hook (often an older install's) rebuilt an index a newer dreamdb had written without a
+    word in its log, so the back and forth between two versions was silent on its side."""
+    import sqlite3
+
+    import dreamdb
+    from dreamdb.store.sync import INDEX_FORMAT
+
+    with dreamdb.open(project, auto_sync=False) as index:
+        index.sync()
+        path = index.index_path
+    a, b, c = INDEX_FORMAT.split(".")
+    newer = f"{a}.{int(b) + 1}.{c}"
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (newer,))
+    log = tmp_path / "h.log"
+    p = hook(payload("how is sleep debt computed", project), {"DREAMDB_HOOK_LOG": str(log)})
+    assert p.returncode == 0 and p.stdout.decode().startswith(HEADER)
+    said = log.read_text()
+    assert f"built by a newer version of dreamdb (index format {newer}" in said, said
