@@ -957,7 +957,7 @@ def test_tags_written_as_a_mapping_or_a_set_are_its_keys(tiny_vault):
     tag ``1``, silently; a YAML set (``!!set``) became the text of a Python set. A mapping's keys are the tags
     (a set is a mapping with null values; a flag set false is left out), and values that are no flags are warned of."""
     write_doc(tiny_vault, "knowledge/mapped.md", "---\nname: Mapped\ntags: {backend: 1, api: x}\n---\nbody\n")
-    write_doc(tiny_vault, "knowledge/flags.md", "---\nname: Flags\ntags: {alpha: true, beta: false}\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/flags.md", "---\nname: Flags\ntags: {alpha: true, beta: false, gone: 0}\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/yset.md", "---\nname: Set\ntags: !!set {zulu, echo}\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/keys.md", "---\nname: Keys\ntags:\n  ? gamma\n  ? delta\n---\nbody\n")
     index = dreamdb.open(tiny_vault)

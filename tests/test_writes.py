@@ -2830,3 +2830,17 @@ def test_a_notes_absolute_path_names_it_one_outside_the_vault_is_refused(tiny_va
                 index.delete(bad)
         assert outside.read_text(encoding="utf-8") == "---\nname: Outside\n---\nnot ours\n"
         assert index.delete(hit.path)["doc_id"] == "knowledge/wal-mode" and not Path(hit.path).exists()
+
+
+def test_update_with_the_tags_a_mapping_already_holds_changes_nothing(tiny_vault):
+    """QA round 101-A F6: a note whose tags are written as a YAML mapping (read by its keys) was rewritten as a list
+    and its updated date set to today by ``update --tags`` giving the very tags it had; other changes still write."""
+    import dreamdb
+
+    text = "---\nname: Mapped\ntags: {backend: true, ui: true, old: false}\nupdated: 2026-01-01\n---\nbody\n"
+    path = write_doc(tiny_vault, "knowledge/mapped.md", text)
+    with dreamdb.open(tiny_vault) as index:
+        assert index.update("knowledge/mapped", tags=["backend", "ui"])["unchanged"] is True
+        assert path.read_text(encoding="utf-8") == text
+        assert index.update("knowledge/mapped", tags=["backend"])["unchanged"] is False
+        assert "tags: [backend]" in path.read_text(encoding="utf-8") or "- backend" in path.read_text(encoding="utf-8")

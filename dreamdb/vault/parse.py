@@ -99,12 +99,13 @@ def normalize_tags(value) -> list[str]:
 
     A mapping's keys are its tags: YAML writes a set (``!!set {a, b}``, read as a Python set, its items sorted;
     ``? a`` lines) as a mapping with null values,
-    and ``{backend: true, draft: false}`` as flags, whose false ones are left out (QA round 99-B F5: the values
+    and ``{backend: true, draft: false}`` as flags, whose false ones (``false``, ``0``) are left out (QA round 99-B F5: the values
     were read, so ``{backend: 1}`` was the tag ``1``)."""
     if value is None:
         return []
     if isinstance(value, dict):
-        items = [key for key, on in value.items() if on is not False]
+        # (a flag off: false, or 0 as YAML writes it too; QA round 101-A F7: {b: 0} was the tag b)
+        items = [key for key, on in value.items() if not (isinstance(on, (bool, int, float)) and not on)]
     elif isinstance(value, (set, frozenset)):  # (!!set: its items, in a stable order)
         items = sorted(value, key=_as_text)
     else:
