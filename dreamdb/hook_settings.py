@@ -311,6 +311,20 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
                                "way); the settings themselves are written.") from exc
 
 
+def _made_by_install(path: Path, command: str) -> bool:
+    """Whether a settings file that holds dreamdb's hook alone was made by an install: there is no ``.bak`` of it (an
+    install keeps one only of a file that was there), or its ``.bak`` holds dreamdb's hook alone too (an install that
+    replaced the hook's command). A ``.bak`` of ``{}`` or of other settings is the user's file, kept."""
+    backup = _backup_path(path)
+    if not os.path.lexists(backup):
+        return True
+    try:
+        before, _raw = _without_our_hook(backup, command)
+    except DreamdbError:  # (not JSON, another shape: the user's)
+        return False
+    return before == {}
+
+
 def _remove(path: Path, old_raw: bytes | None) -> None:
     """Delete a settings file that held dreamdb's hook alone, unless another program changed it since it was read.
 
@@ -492,9 +506,9 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     Only hooks recognised by :func:`is_dreamdb_hook` are removed. A group left
     with no hooks is removed, and so are ``UserPromptSubmit`` and ``hooks``
     if removing ours emptied them; everything else stays. The previous file
-    is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook (as an install on a project without
-    one writes it) is removed instead, so install then uninstall leaves the project as it was (a symlinked
-    file is kept, as ``{}``).
+    is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook and that an install made
+    (:func:`_made_by_install`) is removed instead, so install then uninstall leaves the project as it was (a
+    symlinked file, or one the user had before, of which an install kept a ``.bak``, is kept, as ``{}``).
 
     Args:
         project_dir: the project root.
@@ -523,8 +537,11 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
             if data is not None:
                 _check_backup(path)
         for path, data, old_raw in plans:  # both files read and checked before either is written
-            if data == {} and not path.is_symlink():
-                _remove(path, old_raw)  # (it held our hook alone: QA round 99-B F6, a "{}" file and a .bak were left)
+            if data == {} and not path.is_symlink() and _made_by_install(path, command):
+                # (it held our hook alone, and no earlier version of it was kept: an install made it, QA round 99-B
+                # F6, a "{}" file and a .bak were left; one the user had, of whose first edit a .bak was kept, is
+                # kept as "{}": QA round 101-A F8)
+                _remove(path, old_raw)
                 done.append(path)
             elif data is not None:
                 _write(path, data, old_raw)

@@ -170,6 +170,13 @@ def test_install_then_uninstall_leaves_no_settings_file_it_created(tmp_path: Pat
     _write(tmp_path, {"model": "opus"})
     install_hook(tmp_path)
     assert uninstall_hook(tmp_path) is True and json.loads(path.read_text()) == {"model": "opus"}
+    # a "{}" the user made is theirs: install keeps it in the .bak, and uninstall writes "{}" again (QA round 101-A
+    # F8: it was deleted, the .bak alone left)
+    for leftover in (path, path.with_name("settings.json.bak")):
+        leftover.unlink()
+    path.write_text("{}")
+    install_hook(tmp_path)
+    assert uninstall_hook(tmp_path) is True and path.read_text().strip() == "{}"
 
 
 def test_uninstall_changes_neither_file_when_one_is_not_json(tmp_path: Path):
