@@ -180,6 +180,9 @@ def _now(now) -> datetime:
     if isinstance(now, datetime):
         return as_utc(now)
     text = str(now).strip()
+    from dreamdb.vault.discover import require_utf8
+
+    require_utf8(text, "now (--now)")  # (bytes a terminal could not decode: said so, QA round 101-A F11)
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -719,7 +722,9 @@ class Index:
         conn.close()
         raise UsageError(f"The index {self.index_path} mirrors another vault ({other}); one index file serves one vault.",
                          hint="Unset DREAMDB_INDEX (each vault keeps its own index in <vault>/.dreamdb/), or point it "
-                              "(or index_path) at a file of its own for this vault.")
+                              "(or index_path) at a file of its own for this vault." if self._index_setting ==
+                         "DREAMDB_INDEX" else "Leave the index_path argument out (each vault keeps its own index in"
+                                              " <vault>/.dreamdb/), or give a file of its own for this vault.")
 
     def _cannot_write_beside(self, exc) -> bool:
         """SQLite could not open an existing index because its folder is read-only (WAL mode needs the

@@ -1593,6 +1593,14 @@ def test_hints_name_the_index_path_argument_when_the_caller_gave_it(tiny_vault, 
         with pytest.raises(IndexUnavailable) as info:
             dreamdb.open(tiny_vault, index_path=path).recall("x")
         assert info.value.hint.startswith(hint) and "DREAMDB_INDEX" not in info.value.hint, info.value.hint
+    # an index_path file of another vault (QA round 101-A F10: "Unset DREAMDB_INDEX", which was not set)
+    other = tmp_path / "other" / "_dream_context"
+    (other / "knowledge").mkdir(parents=True)
+    shared = tmp_path / "shared.db"
+    dreamdb.open(other, index_path=shared).recall("x")
+    with pytest.raises(UsageError) as usage:
+        dreamdb.open(tiny_vault, index_path=shared).recall("x")
+    assert usage.value.hint.startswith("Leave the index_path argument out") and "DREAMDB_INDEX" not in usage.value.hint
     monkeypatch.setenv("DREAMDB_INDEX", str(junk))
     with pytest.raises(IndexUnavailable) as info:
         dreamdb.open(tiny_vault).recall("x")

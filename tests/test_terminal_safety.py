@@ -670,7 +670,7 @@ def test_a_python_reading_names_as_ascii_is_named_not_the_names(tmp_path):
                                                                        "--json").stdout)["hits"]]
     for args, what in ((("recall", "uykuğ"), "The query"), (("remember", "notğ"), "The text"),
                        (("recall", "--types", "ğ", "x"), "types"), (("recall", "--since", "ş", "x"), "The time"),
-                       (("embed", "dedup", "--title", "ş"), "The title")):
+                       (("embed", "dedup", "--title", "ş"), "The title"), (("recall", "--now", "ş", "x"), "now (--now)")):
         p = run(*args, "--vault", str(plain))
         err = p.stderr.decode("utf-8")
         assert p.returncode == 2 and f"{what} " in err and "cannot be read: this Python reads" in err and fix in err, err

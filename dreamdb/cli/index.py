@@ -19,7 +19,8 @@ from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 def sync_cmd(vault, force, check, as_json):
     """Mirror the vault into the index (incremental, by content hash).
 
-    Prints how many source files were added, changed, removed and unchanged.
+    Prints how many source files were added, changed, removed and unchanged
+    (after a rebuild, --force or an upgrade: how many were indexed again).
     Recall syncs lazily before every query, so this is never required.
     Warnings about files that could only be partly indexed appear when a file
     is (re)parsed; --force re-parses everything and shows them all.
