@@ -22,13 +22,18 @@ from tests.conftest import ROOT
 def test_one_vault_commands_refuse_a_repeated_vault(tmp_path):
     vault = tmp_path / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    other = tmp_path / "other" / "_dream_context"
+    (other / "knowledge").mkdir(parents=True)
     runner = CliRunner()
     for args in (["status"], ["sync"], ["list"], ["remember", "a note"]):
-        r = runner.invoke(cli, [*args, "--vault", str(vault), "--vault", str(tmp_path)])
+        r = runner.invoke(cli, [*args, "--vault", str(vault), "--vault", str(other)])
         assert r.exit_code == 2 and "works on one vault; 2 were given" in r.output, (args, r.output)
     assert not (vault / ".dreamdb").exists()  # refused before anything was opened
     r = runner.invoke(cli, ["list", "--vault", str(vault), "--json"])
     assert r.exit_code == 0 and '"doc_id"' in r.output
+    # one vault named by two of its paths is one vault (QA round 101-A F14: refused, where dreamdb.open gives its Index)
+    r = runner.invoke(cli, ["remember", "a note", "--vault", str(vault), "--vault", str(tmp_path), "--json"])
+    assert r.exit_code == 0 and '"doc_id": "changelog/' in r.output, r.output
 
 
 def test_a_bad_dreamdb_vault_is_named_as_the_source(tmp_path, monkeypatch, capsys):

@@ -11,10 +11,22 @@ import click
 def _one_vault(ctx, param, value):
     """A repeated ``--vault`` on a one-vault command is an error, not "the last one wins" (a write
     must never go to a vault the user did not mean)."""
-    if len(value) > 1:
+    if len(value) > 1 and not _one_folder(value):  # (one vault by two of its paths is one: QA round 101-A F14,
+        # as dreamdb.open([a, a/_dream_context]) gives its Index)
         raise click.BadParameter(f"this command works on one vault; {len(value)} were given "
                                  "(only `dreamdb recall` searches several).", ctx=ctx, param=param)
     return value[0] if value else None
+
+
+def _one_folder(paths) -> bool:
+    """Whether ``paths`` all name one vault (after resolving, as :class:`dreamdb.multi.MultiIndex` compares them)."""
+    from dreamdb.errors import DreamdbError
+    from dreamdb.vault.discover import find_vault
+
+    try:
+        return len({find_vault(p).resolve() for p in paths}) == 1
+    except (DreamdbError, OSError, RuntimeError):
+        return False
 
 
 def vault_option(multiple: bool = False):
