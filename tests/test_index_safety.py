@@ -1593,6 +1593,11 @@ def test_hints_name_the_index_path_argument_when_the_caller_gave_it(tiny_vault, 
         with pytest.raises(IndexUnavailable) as info:
             dreamdb.open(tiny_vault, index_path=path).recall("x")
         assert info.value.hint.startswith(hint) and "DREAMDB_INDEX" not in info.value.hint, info.value.hint
+    loop = tmp_path / "loop.db"  # (QA round 101-A F9: "Cannot read the index file … Fix its permissions")
+    loop.symlink_to(tmp_path / "loop.db")
+    with pytest.raises(IndexUnavailable, match="is a symlink loop") as info:
+        dreamdb.open(tiny_vault, index_path=loop).recall("x")
+    assert info.value.hint == "Fix the link, or set the index_path argument to a file path."
     # an index_path file of another vault (QA round 101-A F10: "Unset DREAMDB_INDEX", which was not set)
     other = tmp_path / "other" / "_dream_context"
     (other / "knowledge").mkdir(parents=True)
