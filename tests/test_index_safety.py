@@ -839,7 +839,7 @@ def test_one_index_file_for_two_existing_vaults_is_refused(tmp_path):
     first.close()
     with pytest.raises(UsageError, match="mirrors another vault") as info:
         dreamdb.open(tmp_path / "b", index_path=shared).recall("sleep debt")
-    assert "DREAMDB_INDEX" in info.value.hint
+    assert "index_path argument" in info.value.hint and "DREAMDB_INDEX" not in info.value.hint  # (QA round 101-A F10)
     env = {**os.environ, "DREAMDB_INDEX": str(shared)}
     run = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(tmp_path / "b"), "sleep"],
                          capture_output=True, text=True, env=env)
