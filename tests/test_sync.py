@@ -2068,3 +2068,27 @@ def test_status_leaves_out_a_nested_vault_wherever_it_is(tiny_vault):
     status = index.status()
     assert (status["unindexed_markdown"], status["unindexed_examples"]) == (1, ["notes/stray.md"]), status
     assert sum("a vault of its own" in w for w in warnings) == 1, warnings  # (knowledge/x/: the folders it reads)
+
+
+def test_a_file_with_nothing_readable_is_no_change_to_a_check(tiny_vault):
+    """QA round 101-B F1: a binary note or a CHANGELOG.json that is no JSON was "1 changed" at every
+    ``sync --check`` (stored with no hash, so never the same), and each check started a new generation, so long-lived
+    processes dropped their caches. Read again and found as unreadable as before, it is unchanged; a file that
+    becomes readable is a change."""
+    write_doc(tiny_vault, "knowledge/a.md", "# A\nalpha\n")
+    (tiny_vault / "knowledge" / "b.md").write_bytes(b"\x00\xff binary")
+    write_doc(tiny_vault, "core/CHANGELOG.json", "{not json")
+    index = dreamdb.open(tiny_vault)
+    assert index.sync().added == 3
+
+    def generation():
+        return index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+
+    before = generation()
+    for _ in range(2):
+        report = index.sync(check=True)
+        assert (report.changed, report.unchanged, report.rebuilt) == (0, 3, False), report.as_dict()
+    assert generation() == before
+    assert sorted(index.status()["unreadable_examples"]) == ["core/CHANGELOG.json", "knowledge/b.md"]
+    write_doc(tiny_vault, "knowledge/b.md", "# B\nbeta now\n")
+    assert index.sync().changed == 1 and [h.doc_id for h in index.recall("beta")] == ["knowledge/b"]

@@ -535,6 +535,14 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             continue
         docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw)
         warnings.extend(file_warnings)
+        if not readable and not docs and old is not None and old[2] == UNREADABLE:
+            # Nothing readable in it, as before (a binary note, a CHANGELOG.json that is no JSON): its stat stored
+            # again, as for content found the same; no change, no new generation (QA round 101-B F1: every
+            # `sync --check` said "1 changed" of such a file, and long-lived processes dropped their caches)
+            conn.execute("UPDATE files SET mtime_ns = ?, size = ?, ctime_ns = ? WHERE path = ?",
+                         (src.mtime_ns, src.size, src.ctime_ns, src.rel_path))
+            report.unchanged += 1
+            continue
         if not readable and old is not None:
             kept = conn.execute("SELECT COUNT(*) FROM documents WHERE source_path = ?", (src.rel_path,)).fetchone()[0]
             if kept:
