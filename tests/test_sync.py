@@ -1448,6 +1448,12 @@ def test_a_whole_second_change_time_is_racy_for_two_seconds_of_a_finer_clock():
     # a time of a finer file system: racy from the clock's own time on, as git's rule
     assert is_racy(clock, clock) and is_racy(clock + 1, clock) and not is_racy(clock - 1, clock)
     assert not is_racy(second + 1, clock)
+    # a time of 10 ms (exFAT, vfat change times: QA round 101-B F2, 78 of 100 same-size edits within one tick stale
+    # with the index on another file system): racy for 10 ms of the clock
+    later = second + 683_000_000  # (the clock 3 ms into the 10 ms tick that began at 0.68 s)
+    assert is_racy(second + 680_000_000, later) and not is_racy(second + 670_000_000, later)
+    ms = second + 675_000_000  # (a multiple of 1 ms: racy for 1 ms)
+    assert is_racy(ms, ms + 3) and not is_racy(ms, ms + 1_500_000)
 
 
 def test_a_note_added_to_a_folder_whose_time_is_set_back_is_found(tiny_vault):

@@ -208,8 +208,8 @@ def file_system_clock(conn) -> int | None:
     cannot be written).
 
     A file's (mtime, size, ctime) tells its content apart only between two ticks of the file system's clock: two
-    writes of the same size within one tick (4 ms on a kernel of coarse timestamps at HZ=250, 1 s on HFS+ or ext3,
-    2 s on FAT) leave the same stat. A file whose change time is this clock's or later when its stat is taken may
+    writes of the same size within one tick (4 ms on a kernel of coarse timestamps at HZ=250, 10 ms for the change
+    times of exFAT and vfat, 1 s on HFS+ or ext3, 2 s for FAT's modification times) leave the same stat. A file whose change time is this clock's or later when its stat is taken may
     so be written again with nothing a later stat would show: it is "racily clean", as git names it, and git's
     answer is dreamdb's (git's ``Documentation/technical/racy-git.txt``): such a file's stat is stored without its
     change time, so the next sync reads and hashes it again (once: by then the clock has moved on). The clock is
@@ -270,11 +270,22 @@ another file system (a ``.dreamdb`` link, ``DREAMDB_INDEX``), where such a file'
 older than the clock: two edits within one second read as one (QA round 93-A F1)."""
 
 
+def _tick_of(ctime_ns: int) -> int:
+    """The clock tick a change time shows (ns): :data:`COARSE_TICK_NS` for a whole second, else the coarsest of 100 ms,
+    10 ms and 1 ms it is a multiple of (exFAT and vfat stamp change times in 10 ms: QA round 101-B F2), else 0 (a time
+    of a fine clock; one of them a multiple of 1 ms by chance is read again once more, no harm)."""
+    if ctime_ns % 1_000_000_000 == 0:
+        return COARSE_TICK_NS
+    return next((tick for tick in (100_000_000, 10_000_000, 1_000_000) if ctime_ns % tick == 0), 0)
+
+
 def is_racy(ctime_ns: int, clock: int) -> bool:
     """Whether a file or folder whose change time is ``ctime_ns`` may change again with the same stat after the clock
-    read ``clock`` (ns, :func:`file_system_clock`): its tick has not ended by then. A change time of a whole second
-    is taken as a tick of :data:`COARSE_TICK_NS`."""
-    return ctime_ns > clock - COARSE_TICK_NS if ctime_ns % 1_000_000_000 == 0 else ctime_ns >= clock
+    read ``clock`` (ns, :func:`file_system_clock`): its tick has not ended by then. A change time rounded to a tick
+    (:func:`_tick_of`: a whole second, 10 ms…) is taken as the start of that tick, which the clock, on a finer file
+    system, may read as long past."""
+    tick = _tick_of(ctime_ns)
+    return ctime_ns > clock - tick if tick else ctime_ns >= clock
 
 
 def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = False, progress=None) -> SyncReport:
