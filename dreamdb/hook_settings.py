@@ -372,7 +372,8 @@ def settings_lock(project_dir: Path, timeout_s: float = 10.0):
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     raise WriteRefused(f"Another dreamdb has been editing the settings in {project_dir} for"
-                                       f" {timeout_s:g} s; nothing was changed.", hint="Run the command again.") from None
+                                       f" {timeout_s:g} s; nothing was changed.",
+                                       hint="Run the command again.") from None
                 time.sleep(0.02)
             except OSError:  # (a file system without locks)
                 break

@@ -201,7 +201,8 @@ def unjudged_note(qrels: dict[str, dict[str, int]], query_ids: set[str], qrels_f
     """A one-line warning about the queries ``qrels`` judges with no relevant document (every grade 0), which no
     metric can score and the evaluation leaves out (``None`` when there is none; queries the file does not judge at
     all are left out as BEIR does, without a word: a collection's queries file often holds another split's)."""
-    zero = [qid for qid, grades in qrels.items() if qid in query_ids and grades and not any(g > 0 for g in grades.values())]
+    zero = [qid for qid, grades in qrels.items()
+            if qid in query_ids and grades and not any(g > 0 for g in grades.values())]
     if not zero:
         return None
     return (f"warning: {qrels_file}: {len(zero)} quer{'y is' if len(zero) == 1 else 'ies are'} judged with no relevant"

@@ -209,11 +209,12 @@ def file_system_clock(conn) -> int | None:
 
     A file's (mtime, size, ctime) tells its content apart only between two ticks of the file system's clock: two
     writes of the same size within one tick (4 ms on a kernel of coarse timestamps at HZ=250, 10 ms for the change
-    times of exFAT and vfat, 1 s on HFS+ or ext3, 2 s for FAT's modification times) leave the same stat. A file whose change time is this clock's or later when its stat is taken may
-    so be written again with nothing a later stat would show: it is "racily clean", as git names it, and git's
-    answer is dreamdb's (git's ``Documentation/technical/racy-git.txt``): such a file's stat is stored without its
-    change time, so the next sync reads and hashes it again (once: by then the clock has moved on). The clock is
-    read from the file system, not ``time.time_ns()``, so that its tick is the one files get.
+    times of exFAT and vfat, 1 s on HFS+ or ext3, 2 s for FAT's modification times) leave the same stat. A file
+    whose change time is this clock's or later when its stat is taken may so be written again with nothing a later
+    stat would show: it is "racily clean", as git names it, and git's answer is dreamdb's (git's
+    ``Documentation/technical/racy-git.txt``): such a file's stat is stored without its change time, so the next
+    sync reads and hashes it again (once: by then the clock has moved on). The clock is read from the file system,
+    not ``time.time_ns()``, so that its tick is the one files get.
     """
     try:
         row = conn.execute("PRAGMA database_list").fetchone()

@@ -527,9 +527,10 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
 
     A first vault of one's own often keeps notes where dreamdb does not look (``notes/x.md``,
     ``state/sub/t.md``); ``sync`` and ``status`` say so instead of indexing nothing silently.
-    Archive folders (``.`` names) are left out unless ``include_archives``; the index folder
-    and vaults of their own inside this one (``_dream_context`` folders) always; symlinked folders are not followed. ``knowledge/``, where every note is indexed at
-    any depth, is not walked: the cost follows the rest of the vault, usually a few folders.
+    Archive folders (``.`` names) are left out unless ``include_archives``; the index folder and vaults of their
+    own inside this one (``_dream_context`` folders) always; symlinked folders are not followed. ``knowledge/``,
+    where every note is indexed at any depth, is not walked: the cost follows the rest of the vault, usually a few
+    folders.
 
     Returns:
         ``(count, the first `limit` vault-relative paths in path order)``.

@@ -98,9 +98,8 @@ def normalize_tags(value) -> list[str]:
     """Tags from a list or a comma string, facet prefixes (``topic:x`` → ``x``) stripped, order kept, no duplicates.
 
     A mapping's keys are its tags: YAML writes a set (``!!set {a, b}``, read as a Python set, its items sorted;
-    ``? a`` lines) as a mapping with null values,
-    and ``{backend: true, draft: false}`` as flags, whose false ones (``false``, ``0``) are left out (QA round 99-B F5: the values
-    were read, so ``{backend: 1}`` was the tag ``1``)."""
+    ``? a`` lines) as a mapping with null values, and ``{backend: true, draft: false}`` as flags, whose false ones
+    (``false``, ``0``) are left out (QA round 99-B F5: the values were read, so ``{backend: 1}`` was the tag ``1``)."""
     if value is None:
         return []
     if isinstance(value, dict):

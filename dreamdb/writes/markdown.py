@@ -524,8 +524,10 @@ def _same_value(key: str, current: Any, wanted: Any) -> bool:
         try:
             # as the index reads them: "Process, #release" on [process, release] rewrote the file and dated the note
             # for the tags it had (QA round 65 L4); a new order is a change (recall shows the tags in order)
-            if isinstance(current, (dict, set, frozenset)):  # (a YAML mapping or set: its keys, as a sync reads them;
-                from dreamdb.vault.parse import normalize_tags  # QA round 101-A F6, rewritten and dated for the same tags)
+            # (a YAML mapping or set: its keys, as a sync reads them; QA round 101-A F6, rewritten and dated for the
+            # same tags)
+            if isinstance(current, (dict, set, frozenset)):
+                from dreamdb.vault.parse import normalize_tags
 
                 return _tag_keys(normalize_tags(current)) == _tag_keys(wanted)
             return isinstance(current, (str, list)) and _tag_keys(_clean_tags(current)) == _tag_keys(wanted)
