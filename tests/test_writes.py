@@ -2844,3 +2844,31 @@ def test_update_with_the_tags_a_mapping_already_holds_changes_nothing(tiny_vault
         assert path.read_text(encoding="utf-8") == text
         assert index.update("knowledge/mapped", tags=["backend"])["unchanged"] is False
         assert "tags: [backend]" in path.read_text(encoding="utf-8") or "- backend" in path.read_text(encoding="utf-8")
+
+
+def test_writes_do_not_reach_a_nested_vault_through_a_folder_link_nor_take_dots_in_an_absolute_path(tiny_vault,
+                                                                                                    tmp_path):
+    """QA round 102-A: a folder link to a vault inside the vault (``knowledge/link -> sub/_dream_context``) let
+    update and delete edit and delete its notes, by relative or absolute path (F1); an absolute path's ``..`` was
+    collapsed on its text, so through a link it named another note than the system's (F4); a path through a linked
+    project folder was called "outside the vault" (F5)."""
+    import dreamdb
+
+    inner = tiny_vault / "knowledge" / "sub" / "_dream_context"
+    write_doc(inner, "knowledge/inner.md", "---\nname: Inner\n---\nzebra\n")
+    good = write_doc(tiny_vault, "knowledge/good.md", "---\nname: Good\n---\ngood\n")
+    (tiny_vault / "knowledge" / "link").symlink_to("sub/_dream_context")
+    alias = tmp_path / "alias"
+    alias.symlink_to(tiny_vault.parent)
+    with dreamdb.open(tiny_vault) as index:
+        for name in ("knowledge/link/knowledge/inner.md", str(tiny_vault / "knowledge" / "link" / "knowledge" / "inner.md")):
+            with pytest.raises(NotFound):
+                index.update(name, append="HACKED")
+            with pytest.raises(NotFound):
+                index.delete(name)
+        assert (inner / "knowledge" / "inner.md").read_text(encoding="utf-8") == "---\nname: Inner\n---\nzebra\n"
+        with pytest.raises(UsageError, match="is an absolute path with a '..' in it"):
+            index.update(str(tiny_vault / "knowledge" / "sub" / ".." / "good.md"), append="dots")
+        through = alias / tiny_vault.name / "knowledge" / "good.md"
+        assert index.update(str(through), append="via the alias")["doc_id"] == "knowledge/good"
+        assert good.read_text(encoding="utf-8").endswith("via the alias\n")

@@ -115,7 +115,8 @@ def _check_rel_path(rel: str, original: str) -> str:
             backslashes where they separate paths (Windows), or control characters.
     """
     if os.path.isabs(rel) or rel.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", rel):
-        what = "starts with ~ (a home folder)" if rel.startswith("~") else "is an absolute path outside the vault"
+        what = ("starts with ~ (a home folder)" if rel.startswith("~") else "is an absolute path with a '..' in it"
+                if ".." in rel.replace("\\", "/").split("/") else "is an absolute path outside the vault")
         raise UsageError(f"{original!r} {what}; dreamdb only edits files inside the vault.",
                          hint="Give the path relative to the vault, e.g. knowledge/decisions/my-note.md, or the"
                               " absolute path of a note in it (as recall prints it).")
@@ -226,7 +227,18 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
         path = None if exact else _nfc_match(vault, rel.split("/"))
         if path is None or not path.is_file():
             return None
+    if _in_nested_vault(vault, path):
+        return None
     return kind[1], path
+
+
+def _in_nested_vault(vault: Path, path: Path) -> bool:
+    """Whether the folder ``path`` is in lies, once its links are followed, in a vault of its own inside ``vault``
+    (a ``_dream_context`` folder below it), which a sync skips: a folder link led writes there (QA round 102-A F1)."""
+    real_vault, real_dir = os.path.realpath(vault), os.path.realpath(path.parent)
+    if not real_dir.startswith(real_vault + os.sep):
+        return False
+    return VAULT_DIR_NAME in Path(real_dir[len(real_vault) + 1:]).parts
 
 
 def _nfc_match(vault: Path, parts: list[str]) -> Path | None:
@@ -512,12 +524,16 @@ def _inside_vault(vault: Path, slug: str) -> str:
     other name as it is. Compared lexically, ``..`` collapsed (QA round 100-C F6: a hit's own path was refused as
     absolute); the relative path then meets every check a typed one does (its real path inside the vault among
     them), and an absolute path outside the vault is refused as before (:func:`_check_rel_path`)."""
-    if not os.path.isabs(slug):
-        return slug
+    if not os.path.isabs(slug) or ".." in Path(slug).parts:  # ('..' refused, as in a relative path: the system
+        return slug  # resolves it after the links before it, not as its text reads; QA round 102-A F4)
     path = os.path.normpath(slug)
-    for base in dict.fromkeys((os.path.abspath(vault), os.path.realpath(vault))):
-        if path.startswith(base.rstrip(os.sep) + os.sep):
-            return path[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+    # (the vault as given, as resolved, and the path's folder resolved: a path through a linked project or home
+    # folder is in the vault too; QA round 102-A F5, "outside the vault")
+    real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    for base, candidate in ((os.path.abspath(vault), path), (os.path.realpath(vault), path),
+                            (os.path.realpath(vault), real)):
+        if candidate.startswith(base.rstrip(os.sep) + os.sep):
+            return candidate[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
     return slug
 
 
