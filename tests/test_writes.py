@@ -1311,7 +1311,7 @@ def test_absolute_path_outside_the_vault_is_refused_one_inside_names_its_file(tw
     for slug in (str(twins.parent / "foo.md"), str(twins / ".." / "knowledge" / "decisions" / "foo.md")):
         with pytest.raises(UsageError) as info:
             update(twins, slug, description="x")
-        assert "absolute path outside the vault" in info.value.message
+        assert "absolute path outside the vault" in info.value.message or "with a '..' in it" in info.value.message
         with pytest.raises(UsageError):
             delete(twins, slug, force=True)
     assert target.read_text() == FOO_DEC
