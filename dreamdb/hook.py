@@ -77,9 +77,9 @@ OUTCOME_WORDS = frozenset("works worked fixed ship oldu çalıştı çıkardın"
 praise it is (``that works, thanks``). QA round 79 F3: alone they silenced "how it works?", whose note the vault has."""
 
 FUNCTION_WORDS = frozenset("""could would might shall ought us someone somebody something anyone anybody anything
-    everyone everybody everything nobody whoever whatever whichever another others either neither
-    across along among amongst around behind beside besides beyond despite except onto toward towards upon
-    although though unless whether whereas
+    everyone everybody everything nobody whoever whatever whichever another others neither
+    across along among amongst around beside besides beyond despite toward towards upon although though whether
+    whereas
     bana sana ona bize onlara beni seni bizi sizi onları benim senin bizim sizin onların kendim kendin kendimiz
     kendiniz kendisi eder ederim ederiz edin ediniz ediyor ediyorum edebilir edecek etmek etti olur olsun olmak
     olacak olabilir oluyor göre karşı rağmen dolayı üzere boyunca itibaren dair fakat lakin oysa halbuki yoksa
@@ -87,10 +87,11 @@ FUNCTION_WORDS = frozenset("""could would might shall ought us someone somebody 
 """Closed-class words that :data:`dreamdb.analyzer.STOPWORDS` (the NLTK lists) leave out: English modal verbs,
 pronouns and prepositions and conjunctions; Turkish personal pronouns in their cases, the auxiliary verbs *etmek*
 and *olmak*, postpositions and conjunctions (the closed word classes of the two grammars, not words chosen from any
-query), less those that are also words of a technical text: English ``may`` (the month), ``must``, ``let`` (a
-keyword), ``none`` (Python's), ``one``, ``since``, ``within``, ``without``, ``inside``, ``near``, ``per``, ``via``,
-the quantifiers; Turkish forms that are English words (``size``, ``bile``, ``eden``; QA round 101-A F2: "max file
-size" lost its ``size``). The hook reads a prompt without them (:func:`without_function_words`; a word in capitals,
+query), less those that are also words of a technical text: English ``may`` (the month), ``must``, ``let``,
+``except``, ``unless`` and ``either`` (keywords and names of programming languages), ``none`` (Python's), ``one``,
+``since``, ``within``, ``without``, ``inside``, ``near``, ``per``, ``via``, ``onto`` and ``behind`` (git's), the
+quantifiers; Turkish forms that are English words (``size``, ``bile``, ``eden``; QA round 101-A F2: "max file size"
+lost its ``size``; 102-A F2). The hook reads a prompt without them (:func:`without_function_words`; a word in capitals,
 ``US``, is an acronym and stays): they say how something is asked, not what about, and a vault of technical notes
 holds them so rarely that one alone scored past the gate (QA round 100-B F1: "can you help us with this one"
 injected a note for ``us``, raw BM25 7.5; "could you do it for me" one for ``could``; "bize yardım eder misin" one
@@ -524,13 +525,16 @@ def _function_word_pattern() -> re.Pattern:
 
     words = FUNCTION_WORDS | {w.translate(TURKISH_TO_ASCII) for w in FUNCTION_WORDS}
     alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    return re.compile(rf"(?<![\w'’-])(?:{alternatives})(?![\w'’-])", re.IGNORECASE)
+    # a word of the sentence: between spaces or sentence punctuation, never part of a path, a file or code name, a
+    # quoted string or a URL (QA round 102-A F2: "src/around/toward.py", "others.py", "\"whatever\"" lost words)
+    return re.compile(rf"(?<![^\s,;!?(\[])(?:{alternatives})(?=$|[\s,;!?)\]]|[.:](?:\s|$))", re.IGNORECASE)
 
 
 def without_function_words(text: str) -> str:
-    """``text`` with each of :data:`FUNCTION_WORDS` (a whole word, in lower case or capitalised) replaced by a space:
-    what the hook recalls for a prompt. A word in capitals (``US``, an acronym), words joined to others
-    (``us-east``) and every other character are kept."""
+    """``text`` with each of :data:`FUNCTION_WORDS` (a word of the sentence, between spaces or sentence punctuation,
+    in lower case or capitalised) replaced by a space: what the hook recalls for a prompt. A word in capitals
+    (``US``, an acronym), words joined to others (``us-east``, ``src/around/x.py``, ``others.py``, ``"whatever"``)
+    and every other character are kept."""
     return _function_word_pattern().sub(lambda m: m.group(0) if len(m.group(0)) > 1 and m.group(0).isupper()
                                         else " ", text)
 

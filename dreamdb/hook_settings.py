@@ -311,18 +311,12 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
                                "way); the settings themselves are written.") from exc
 
 
-def _made_by_install(path: Path, command: str) -> bool:
+def _made_by_install(path: Path) -> bool:
     """Whether a settings file that holds dreamdb's hook alone was made by an install: there is no ``.bak`` of it (an
-    install keeps one only of a file that was there), or its ``.bak`` holds dreamdb's hook alone too (an install that
-    replaced the hook's command). A ``.bak`` of ``{}`` or of other settings is the user's file, kept."""
-    backup = _backup_path(path)
-    if not os.path.lexists(backup):
-        return True
-    try:
-        before, _raw = _without_our_hook(backup, command)
-    except DreamdbError:  # (not JSON, another shape: the user's)
-        return False
-    return before == {}
+    install keeps one only of a file that was there). With one, whatever it holds, the file is kept: a second install
+    that replaced the hook's command overwrote the ``.bak`` of the user's own ``{}`` (QA round 102-A F3), so a
+    ``.bak`` cannot tell."""
+    return not os.path.lexists(_backup_path(path))
 
 
 def _remove(path: Path, old_raw: bytes | None) -> None:
@@ -538,7 +532,7 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
             if data is not None:
                 _check_backup(path)
         for path, data, old_raw in plans:  # both files read and checked before either is written
-            if data == {} and not path.is_symlink() and _made_by_install(path, command):
+            if data == {} and not path.is_symlink() and _made_by_install(path):
                 # (it held our hook alone, and no earlier version of it was kept: an install made it, QA round 99-B
                 # F6, a "{}" file and a .bak were left; one the user had, of whose first edit a .bak was kept, is
                 # kept as "{}": QA round 101-A F8)

@@ -1283,8 +1283,13 @@ def test_closed_class_words_are_no_evidence_for_the_gate(tmp_path):
     assert without_function_words("Could US one-shot us-east gore it").split() == ["US", "one-shot", "us-east", "it"]
     # words of a technical text that are also closed-class words are kept (QA round 101-A F2: "max file size" lost
     # its "size", Turkish "to you")
-    for kept in ("max file size", "May release", "why is it returning None", "let vs const", "bile duct"):
+    for kept in ("max file size", "May release", "why is it returning None", "let vs const", "bile duct",
+                 # (words of a path, a file or code name, a quoted string, a URL, and keywords: QA round 102-A F2)
+                 "edit src/around/toward.py", "others.py", "the Another::Thing class", 'grep "whatever" in logs',
+                 "https://example.com/docs/anything/around", "fix the try/except block", "use unless here",
+                 "rebase onto main", "commits behind origin", "an Either value"):
         assert without_function_words(kept) == kept
+    assert without_function_words("could you do it for us?").split() == ["you", "do", "it", "for", "?"]
 
 
 def test_a_cwd_that_is_no_usable_path_is_said_so_not_logged_as_a_failure(tmp_path):

@@ -177,6 +177,10 @@ def test_install_then_uninstall_leaves_no_settings_file_it_created(tmp_path: Pat
     path.write_text("{}")
     install_hook(tmp_path)
     assert uninstall_hook(tmp_path) is True and path.read_text().strip() == "{}"
+    # so is it after a second install with another command, whose .bak holds the hook (QA round 102-A F3: deleted)
+    install_hook(tmp_path, command="dreamdb hook user-prompt-submit")
+    install_hook(tmp_path, command="/opt/x/bin/dreamdb hook user-prompt-submit")
+    assert uninstall_hook(tmp_path) is True and path.read_text().strip() == "{}"
 
 
 def test_uninstall_changes_neither_file_when_one_is_not_json(tmp_path: Path):
@@ -273,7 +277,8 @@ def test_install_recognises_a_hook_run_with_environment_settings(tmp_path: Path,
     install_hook(tmp_path)
     groups = json.loads(settings_path(tmp_path).read_text())["hooks"]["UserPromptSubmit"]
     assert [h["command"] for g in groups for h in g["hooks"]] == ["dreamdb hook user-prompt-submit"]
-    assert uninstall_hook(tmp_path) and not settings_path(tmp_path).exists()  # (the hook alone: file removed)
+    # (a second install that replaced the command kept a .bak: the file is kept, as "{}", QA round 102-A F3)
+    assert uninstall_hook(tmp_path) and not settings_path(tmp_path).read_text().count("dreamdb")
 
 
 @pytest.mark.parametrize("command", ["a\nb", "", "dreamdb hook user-prompt-submit\r"])
