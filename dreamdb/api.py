@@ -1484,8 +1484,9 @@ class Index:
             unreadable = unreadable_paths(self.conn)
             if unreadable:  # (QA round 69 H1: blamed on "no indexable text (a memory file needs '## ' sections)")
                 self.notes.append(f"the index holds no documents: {', '.join(unreadable[:3])}"
-                                  f"{' …' if len(unreadable) > 3 else ''} cannot be read (fix their permissions, or "
-                                  "contents: binary, or JSON that does not parse)")
+                                  f"{' …' if len(unreadable) > 3 else ''} cannot be read (fix "
+                                  f"{'their' if len(unreadable) > 1 else 'its'} permissions, or contents: binary, or"
+                                  " JSON that does not parse)")
                 return
             read = [p for (p,) in self.conn.execute("SELECT path FROM files ORDER BY path LIMIT 4")]
             if read:  # files dreamdb reads, holding no document (2.memory.md without '## ' sections, [])

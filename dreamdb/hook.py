@@ -847,6 +847,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             # a setting that turns the hook off is logged, verbose or not, as a bad DREAMDB_RECALL_MODE is (QA round 62 L7)
             _log(_one_line(f"DREAMDB_VAULT={os.environ['DREAMDB_VAULT']}: {exc.message.rstrip('.')}", 400)
                  + "; nothing printed")  # (cut as a whole: the message names the path again, QA round 64 L5)
+        elif cwd and not os.path.isdir(cwd):  # (QA round 102-B F2: "no vault in or above examples", a folder that
+            # was not there: a relative cwd read from the hook's own working folder)
+            _why(f"cwd {cwd} is no folder (from {os.getcwd()}, as a relative path is read); nothing printed")
         else:
             _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (and DREAMDB_VAULT is not set); "
                  "nothing printed")

@@ -640,3 +640,13 @@ def test_a_forced_rebuild_says_files_indexed_again_not_changed(tiny_vault, capsy
     assert out.startswith("3 files indexed again (1 new), 0 removed · 3 documents · ") and "(rebuilt)" in out, out
     assert main(["sync", "--vault", str(tiny_vault), "--force", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["changed"] == 3
+
+
+def test_a_vault_whose_only_file_cannot_be_read_names_contents_too(tiny_vault, capsys):
+    """QA round 102-B F1: a vault whose only file was a CHANGELOG.json of the wrong shape (or a binary note) got
+    "cannot be read (fix their permissions)": no permission's matter, and one file."""
+    write_doc(tiny_vault, "core/CHANGELOG.json", "{}")
+    assert main(["sync", "--vault", str(tiny_vault)]) == 0
+    err = capsys.readouterr().err
+    assert "note: no documents indexed: core/CHANGELOG.json cannot be read (fix its permissions, or contents: binary," \
+           " or JSON that does not parse; dreamdb sync --force names the reason)." in err, err

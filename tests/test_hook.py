@@ -1350,3 +1350,28 @@ def test_the_hook_logs_a_rebuild_of_another_versions_index(project, tmp_path):
     assert p.returncode == 0 and p.stdout.decode().startswith(HEADER)
     said = log.read_text()
     assert f"built by a newer version of dreamdb (index format {newer}" in said, said
+
+
+def test_install_names_a_vault_found_above_the_project_and_a_missing_cwd_is_said(tmp_path):
+    """QA round 102-B: ``hook install`` in a project without a vault of its own, below a folder that has one (another
+    session's, a stray one), said nothing, and that vault's memories went into the project's prompts (F3); a prompt
+    whose cwd is no folder (the README's relative "examples" run from elsewhere) was logged as "no vault in or above
+    examples" (F2)."""
+    above = tmp_path / "work"
+    shutil.copytree(ROOT / "examples" / "_dream_context", above / "_dream_context",
+                    ignore=shutil.ignore_patterns(".dreamdb"))
+    proj = above / "proj"
+    proj.mkdir()
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(proj)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and f"note: the hook reads the vault {above / '_dream_context'}, found above {proj}" \
+        in p.stderr, p.stderr
+    own = tmp_path / "own"
+    shutil.copytree(ROOT / "examples", own, ignore=shutil.ignore_patterns(".dreamdb"))
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(own)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "found above" not in p.stderr, p.stderr
+    log = tmp_path / "h.log"
+    p = hook(payload("how is sleep debt computed", "no-such-folder"), {"DREAMDB_HOOK_LOG": str(log),
+                                                                       "DREAMDB_HOOK_VERBOSE": "1"}, cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == b"" and "cwd no-such-folder is no folder" in log.read_text()

@@ -147,7 +147,13 @@ def _warn_without_vault(project) -> None:
     from dreamdb.vault.discover import find_vault
 
     try:
-        find_vault(None, cwd=project)
+        vault = find_vault(None, cwd=project)
+        # (the vault the hook will read, said when it is not the project's own: one found above it, another
+        # project's or a stray one, would give this project's prompts its memories; QA round 102-B F3)
+        if vault.parent.resolve() != Path(project).resolve():
+            click.echo(f"note: the hook reads the vault {vault}, found above {project}: prompts in this project get"
+                       f" its memories (create {Path(project) / '_dream_context'} for a vault of the project's own).",
+                       err=True)
     except NoVaultFound:
         click.echo(f"note: no _dream_context/ folder in or above {project}: the hook prints nothing until there "
                    "is one (see the README, \"Which files become documents\").", err=True)

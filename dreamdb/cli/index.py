@@ -97,8 +97,12 @@ def note_unindexed(index) -> None:
 
     unreadable = unreadable_paths(index.conn)
     if unreadable:  # (QA round 69 H1: "the vault has no notes yet" for a note that could not be read)
+        # (as the library's note says it: a binary note or a CHANGELOG.json that is no JSON is no permission's
+        # matter, and one file is "its"; QA round 102-B F1)
+        its = "their" if len(unreadable) > 1 else "its"
         click.echo(f"note: no documents indexed: {', '.join(map(safe_text, unreadable[:3]))}"
-                   f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix their permissions).", err=True)
+                   f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix {its} permissions, or contents: binary,"
+                   " or JSON that does not parse; dreamdb sync --force names the reason).", err=True)
         return
     from dreamdb.vault.discover import cased_markdown
 

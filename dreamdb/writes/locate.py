@@ -666,7 +666,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
                            hint="Move the copy back to restore it, if that was a mistake.")
         raise NotFound(f"No document {slug!r} in the vault.",
                        hint=("Did you mean: " + ", ".join(map(typable_id, close))) if close else
-                       "Run dreamdb recall to find the slug.")
+                       "Run dreamdb list to see every id (dreamdb recall WORDS to search).")
     paths = [p.relative_to(vault).as_posix() for _, p in matches]
     marks = ", ".join("?" for _ in paths)
     ids = dict((r[0], r[1]) for r in _index_rows(
