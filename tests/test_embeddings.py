@@ -235,6 +235,10 @@ def test_corrupt_model_onnx_raises_model_error(model_dir, tmp_path):
         with pytest.raises(ModelError) as ei:
             Embedder(d)
         assert "model.onnx" in ei.value.message and "Traceback" not in str(ei.value)
+        # the fix as `model status` names it (QA round 102-B F6: "dreamdb model install", which needs --from DIR)
+        from dreamdb.embeddings.locate import install_hint
+
+        assert ei.value.hint == "Build or install the model again. " + install_hint(), ei.value.hint
 
 
 @pytest.mark.model
