@@ -521,9 +521,10 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
 def _inside_vault(vault: Path, slug: str) -> str:
     """An absolute path to a file in the vault (``Hit.path``, what recall prints) as its vault-relative path; any
-    other name as it is. Compared lexically, ``..`` collapsed (QA round 100-C F6: a hit's own path was refused as
-    absolute); the relative path then meets every check a typed one does (its real path inside the vault among
-    them), and an absolute path outside the vault is refused as before (:func:`_check_rel_path`)."""
+    other name as it is (QA round 100-C F6: a hit's own path was refused as absolute). Compared with the vault's path
+    as given and resolved, ``.`` segments and doubled slashes collapsed, the path's folder resolved too; one holding
+    ``..`` is left as it is, and refused (:func:`_check_rel_path`), as a relative one is. The relative path then meets
+    every check a typed one does (its real path inside the vault among them)."""
     if not os.path.isabs(slug) or ".." in Path(slug).parts:  # ('..' refused, as in a relative path: the system
         return slug  # resolves it after the links before it, not as its text reads; QA round 102-A F4)
     path = os.path.normpath(slug)
