@@ -762,13 +762,11 @@ class Index:
         if kind == "unreadable":
             if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
                 raise VaultNotFound.unreadable(self.vault)
-            try:  # (a symlink loop was "cannot read … fix its permissions": QA round 101-A F9)
-                os.stat(self.index_path)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise IndexUnavailable(f"The index path {self.index_path} is a symlink loop (a link that leads back"
-                                           " to itself).", hint=f"Fix the link, or set {self._index_setting} to a file"
-                                                                " path.") from None
+            from dreamdb.vault.discover import symlink_loop
+
+            if symlink_loop(self.index_path):  # (it was "cannot read … fix its permissions": QA round 101-A F9)
+                raise IndexUnavailable(f"The index path {self.index_path} is a symlink loop (a link that leads back to"
+                                       " itself).", hint=f"Fix the link, or set {self._index_setting} to a file path.")
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
                                    hint=f"Fix its permissions, or set {self._index_setting} to a file path you can"
                                         " write.")

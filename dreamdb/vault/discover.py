@@ -170,21 +170,24 @@ def _utf8_vault(vault: Path) -> Path:
     return vault
 
 
+def symlink_loop(path: str | os.PathLike) -> bool:
+    """Whether ``path`` leads into a loop of symbolic links (``stat`` fails with ``ELOOP``): said as such, not as a path
+    that does not exist or cannot be read."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def _explicit_vault(path, explicit) -> Path:
     """The vault named by ``--vault`` or ``DREAMDB_VAULT`` (see :func:`find_vault`)."""
     p = Path(explicit).expanduser()
     source = "" if path is not None else " (from DREAMDB_VAULT)"
     fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
-    if not p.exists():
-        try:  # (a symlink loop was said not to exist: QA round 100-A F7)
-            p.resolve(strict=True)
-            loop = False
-        except RuntimeError:  # (Python < 3.13)
-            loop = True
-        except OSError as exc:
-            loop = exc.errno == errno.ELOOP
-        raise VaultNotFound(f"Vault path {p}{source} is a symlink loop (a link that leads back to itself)" if loop
-                            else f"Vault path does not exist: {p}{source}",
+    if not p.exists():  # (a symlink loop was said not to exist: QA round 100-A F7)
+        raise VaultNotFound(f"Vault path {p}{source} is a symlink loop (a link that leads back to itself)"
+                            if symlink_loop(p) else f"Vault path does not exist: {p}{source}",
                             hint=f"{fix} to a _dream_context folder (or a folder containing one).")
     # (QA round 68 L5: a note's path got no word of the vault it is in, as a subfolder's does)
     inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
