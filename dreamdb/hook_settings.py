@@ -395,6 +395,17 @@ def _retried(edit):
             time.sleep(0.01 * (attempt + 1))
 
 
+
+def _require_project(project_dir) -> None:
+    """Raise :class:`NotFound` unless ``project_dir`` is a folder (a symlink loop said as one: QA round 102-A)."""
+    from dreamdb.vault.discover import symlink_loop
+
+    if not Path(project_dir).is_dir():
+        what = "is a symlink loop (a link that leads back to itself)" if symlink_loop(project_dir) else "does not exist" \
+            if not os.path.lexists(project_dir) else "is not a folder"
+        raise NotFound(f"No project folder at {project_dir}: the path {what}.",
+                       hint="Give the project's folder (--project DIR; the default is the current folder).")
+
 def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False,
                  replace: bool = True) -> Path:
     """Add dreamdb's ``UserPromptSubmit`` hook to a project's Claude Code settings.
@@ -436,9 +447,7 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
                          hint="e.g. --command 'dreamdb hook user-prompt-submit'")
     # ESC, other controls, bidi overrides and invisible tag characters were written to settings.json (QA round 59 L10)
     _check_text("The hook command", command, allow_newlines=False)
-    if not project_dir.is_dir():
-        raise NotFound(f"No project folder at {project_dir}.",
-                       hint="Give the project's folder (--project DIR; the default is the current folder).")
+    _require_project(project_dir)
     path = settings_path(project_dir, local)
     if path.parent.exists() and not path.parent.is_dir():
         raise WriteRefused(f"{path.parent} is a file, not a folder; nothing was changed.",
@@ -520,9 +529,7 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
         WriteRefused: a file cannot be written (disk full, no permission…).
         NotFound: no folder at ``project_dir`` (a mistyped path must not read as "nothing to remove").
     """
-    if not Path(project_dir).is_dir():
-        raise NotFound(f"No project folder at {project_dir}.",
-                       hint="Give the project's folder (--project DIR; the default is the current folder).")
+    _require_project(project_dir)
     done: list[Path] = []
 
     def edit() -> list[Path]:

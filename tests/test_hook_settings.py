@@ -339,6 +339,19 @@ def test_uninstall_from_a_missing_project_folder_is_not_found(tmp_path: Path):
     assert uninstall_hook(tmp_path) is False  # an existing folder without settings: nothing to remove
 
 
+def test_a_project_folder_that_is_a_symlink_loop_is_said_to_be_one(tmp_path: Path):
+    """QA round 102-A: a --project that is a loop of links read "No project folder", as if mistyped."""
+    from dreamdb.errors import NotFound
+
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    for call in (install_hook, uninstall_hook):
+        with pytest.raises(NotFound, match="symlink loop"):
+            call(loop)
+    with pytest.raises(NotFound, match="does not exist"):
+        install_hook(tmp_path / "nope")
+
+
 def test_a_settings_file_that_is_not_a_regular_file_is_refused_not_waited_on(tmp_path: Path):
     """QA round 40: install and uninstall hung on a FIFO named settings.json."""
     target = settings_path(tmp_path)
