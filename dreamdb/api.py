@@ -765,8 +765,14 @@ class Index:
             from dreamdb.vault.discover import symlink_loop
 
             if symlink_loop(self.index_path):  # (it was "cannot read … fix its permissions": QA round 101-A F9)
+                # the link that loops: the file's own, or a folder's on its way (QA round 102-A: .dreamdb was not named)
+                loop = next((p for p in (*reversed(Path(self.index_path).parents), Path(self.index_path))
+                             if symlink_loop(p)), Path(self.index_path))
                 raise IndexUnavailable(f"The index path {self.index_path} is a symlink loop (a link that leads back to"
-                                       " itself).", hint=f"Fix the link, or set {self._index_setting} to a file path.")
+                                       " itself)." if loop == Path(self.index_path) else f"The index path "
+                                       f"{self.index_path} goes through a symlink loop: {loop} is a link that leads"
+                                       " back to itself.", hint=f"Fix the link, or set {self._index_setting} to a file"
+                                       " path.")
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
                                    hint=f"Fix its permissions, or set {self._index_setting} to a file path you can"
                                         " write.")

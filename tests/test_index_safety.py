@@ -1598,6 +1598,10 @@ def test_hints_name_the_index_path_argument_when_the_caller_gave_it(tiny_vault, 
     with pytest.raises(IndexUnavailable, match="is a symlink loop") as info:
         dreamdb.open(tiny_vault, index_path=loop).recall("x")
     assert info.value.hint == "Fix the link, or set the index_path argument to a file path."
+    folder_loop = tmp_path / "dir"  # a folder on the way that loops is the one named (QA round 102-A)
+    folder_loop.symlink_to(folder_loop)
+    with pytest.raises(IndexUnavailable, match=f"goes through a symlink loop: {folder_loop} is a link"):
+        dreamdb.open(tiny_vault, index_path=folder_loop / "index.db").recall("x")
     # an index_path file of another vault (QA round 101-A F10: "Unset DREAMDB_INDEX", which was not set)
     other = tmp_path / "other" / "_dream_context"
     (other / "knowledge").mkdir(parents=True)
