@@ -589,6 +589,20 @@ def test_text_starting_with_a_dash_is_told_to_go_after_double_dash(capsys):
     assert "'--top'" in err and "goes after --" not in err
 
 
+def test_a_number_option_given_words_says_a_number_is_wanted(capsys):
+    """QA round 102-B: click's ranges said "'abc' is not a valid integer range"; --help still shows INTEGER/FLOAT."""
+    from dreamdb.entry import main
+
+    for args, said in ((["recall", "-n", "abc", "x"], "'abc' is not a valid whole number."),
+                       (["sql", "--timeout", "soon", "SELECT 1"], "'soon' is not a valid number."),
+                       (["embed", "dedup", "--merge", "high", "x"], "'high' is not a valid number.")):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert said in err and "range" not in err.split("Error:")[1], err
+    help_text = CliRunner().invoke(cli, ["recall", "--help"]).output
+    assert re.search(r"--top INTEGER +Number of hits", help_text), help_text
+
+
 def test_blank_path_variables_are_unset_and_a_relative_xdg_cache_is_not_used(tmp_path, monkeypatch):
     """QA round 86-B F7-F9: ``DREAMDB_CACHE_DIR=" "`` made a folder named " " in the working folder,
     ``DREAMDB_MODEL_DIR=" "`` and ``DREAMDB_HOOK_LOG=" "`` named files " ", ``DREAMDB_SQLITE_DRIVER=" sqlite3 "`` was

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import (Interrupted, NonEmptyPath, SuggestingGroup, json_option, open_index, print_notes,
-                                 sigterm_as_interrupt, vault_option)
+from dreamdb.cli.options import (Interrupted, NonEmptyPath, Number, SuggestingGroup, WholeNumber, json_option,
+                                 open_index, print_notes, sigterm_as_interrupt, vault_option)
 
 _MAX_THREADS = 64  # dreamdb.embeddings.model.MAX_THREADS (a heavy import; a test keeps the two equal)
 _THREADS_HELP = "onnxruntime threads, 1-64 (default: $DREAMDB_EMBED_THREADS, else 2)."
@@ -128,7 +128,7 @@ LONG_CANDIDATE_CHARS = 50_000
 @embed.command("refresh", short_help="Embed new or changed chunks (progress bar; resumable).")
 @vault_option()
 @click.option("--force", is_flag=True, help="Re-chunk every document and re-embed every chunk for the current model (each old vector is kept until its new one is stored).")
-@click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
+@click.option("--threads", type=WholeNumber(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def refresh_cmd(vault, force, threads, as_json):
     """Chunk changed documents and embed the chunks that have no vector yet.
@@ -303,16 +303,16 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
 @click.option("--file", "file_", type=NonEmptyPath(exists=True, dir_okay=False, allow_dash=False), metavar="FILE",
               help="Read the candidate's content from FILE (without --file or --stdin: the title and description alone).")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the candidate's content from standard input.")
-@click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="Neighbours to report.")
-@click.option("--merge", type=click.FloatRange(-1, 1), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
-@click.option("--margin", type=click.FloatRange(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
-@click.option("--review", type=click.FloatRange(-1, 1), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
+@click.option("--top", type=WholeNumber(1, 50), default=5, show_default=True, help="Neighbours to report.")
+@click.option("--merge", type=Number(-1, 1), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
+@click.option("--margin", type=Number(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
+@click.option("--review", type=Number(-1, 1), default=0.91, show_default=True, help="REVIEW when the top cosine is at least this.")
 @click.option("--if-present", is_flag=True,
               help="Never embed the vault. Do nothing (exit 0, verdict SKIPPED, the reason given) when no usable model "
                    "is installed (missing, corrupt, or its runtime missing) or no document of the index has vectors "
                    "of it; when only some lack them, compare against the vectors there are and count the others "
                    "(documents_not_compared, documents_outdated).")
-@click.option("--threads", type=click.IntRange(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
+@click.option("--threads", type=WholeNumber(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, review, if_present, threads, as_json):
     """Check a new document against the vault before creating it: MERGE, REVIEW or CREATE.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import NonEmptyPath, json_option
+from dreamdb.cli.options import NonEmptyPath, WholeNumber, json_option
 from dreamdb.errors import UsageError
 
 SET_CHOICES = ["dreamcontext", "scifact", "xquad", "eips", "all"]
@@ -43,7 +43,7 @@ def _progress(label: str, length: int):
 @click.option("--write-results", is_flag=True, help="Regenerate eval/RESULTS.md from this run.")
 @click.option("--results-file", type=NonEmptyPath(dir_okay=False, path_type=Path),
               help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results).")
-@click.option("--max-embed", type=click.IntRange(0), default=None, metavar="N",
+@click.option("--max-embed", type=WholeNumber(0), default=None, metavar="N",
               help="Skip the dense modes of an index that still needs more than N chunks embedded (default: embed all); "
                    "the reason printed names the command that embeds them.")
 @json_option

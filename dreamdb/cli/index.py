@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import FreeTextCommand, json_option, open_index, print_notes, vault_option
+from dreamdb.cli.options import FreeTextCommand, Number, WholeNumber, json_option, open_index, print_notes, vault_option
 from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 
 
@@ -256,9 +256,9 @@ def list_cmd(vault, types, as_json):
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]),
               help="table (the default) for people; json and csv for programs (see above).")
 @json_option
-@click.option("--max-rows", type=click.IntRange(min=0, max=2**31 - 2), default=DEFAULT_MAX_ROWS, show_default=True, metavar="N",
+@click.option("--max-rows", type=WholeNumber(min=0, max=2**31 - 2), default=DEFAULT_MAX_ROWS, show_default=True, metavar="N",
               help="Print at most N rows (0 = no limit). A cut result is said on stderr and in JSON output.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT_S, show_default=True,
+@click.option("--timeout", "timeout_s", type=Number(min=0), default=DEFAULT_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help="Stop a query that runs longer (0 = no limit); exit 1.")
 @click.option("--no-sync", is_flag=True, help="Query the index as it is, without syncing first.")
 def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):

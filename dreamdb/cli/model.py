@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import NonEmptyPath, SuggestingGroup, json_option
+from dreamdb.cli.options import NonEmptyPath, Number, SuggestingGroup, json_option
 from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
@@ -177,7 +177,7 @@ def install_cmd(src, quantized, dest, as_json):
               help="Where tokenizer.json and onnx/model_quantized.onnx live (default: $DREAMDB_MODEL_BASE_URL, "
                    "else the Xenova/multilingual-e5-small repository on huggingface.co).")
 @click.option("--dest", type=NonEmptyPath(file_okay=False), metavar="DIR", help=_DEST_HELP)
-@click.option("--timeout", type=click.FloatRange(min=0.1, max=3600.0), default=60.0, show_default=True,
+@click.option("--timeout", type=Number(min=0.1, max=3600.0), default=60.0, show_default=True,
               help="Socket timeout per request (s), 0.1 to 3600.")
 @json_option
 def download_cmd(base_url, dest, timeout, as_json):

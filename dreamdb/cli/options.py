@@ -103,6 +103,25 @@ class NonEmptyPath(click.Path):
         return super().convert(value, param, ctx)
 
 
+class WholeNumber(click.IntRange):
+    """``click.IntRange`` whose refusal of a non-number reads "'abc' is not a valid whole number", not click's
+    "is not a valid integer range" (QA round 102-B)."""
+
+    name = "whole number"
+
+    def get_metavar(self, *args, **kwargs):  # noqa: D102 (click's INTEGER, not WHOLE NUMBER)
+        return "INTEGER"
+
+
+class Number(click.FloatRange):
+    """``click.FloatRange`` whose refusal of a non-number reads "'abc' is not a valid number" (not "float range")."""
+
+    name = "number"
+
+    def get_metavar(self, *args, **kwargs):  # noqa: D102
+        return "FLOAT"
+
+
 class FreeTextCommand(click.Command):
     """A command whose argument is free text (``recall``'s query, ``sql``'s statement): an unknown option with
     no near option of the command is text that starts with a dash, and the error says to put it after ``--``
