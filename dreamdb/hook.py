@@ -76,6 +76,11 @@ OUTCOME_WORDS = frozenset("works worked fixed ship oldu çalıştı çıkardın"
 (``who fixed it?``, ``how it works``, ``nasıl oldu``): a prompt of these alone is not conversation; beside thanks or
 praise it is (``that works, thanks``). QA round 79 F3: alone they silenced "how it works?", whose note the vault has."""
 
+POLITENESS_WORDS = frozenset("please pls plz thanks thank thx lütfen teşekkürler teşekkür tşk tşkler".split())
+"""The interjections of politeness, English and Turkish, a closed class (part of :data:`FUNCTION_WORDS`): "please fix
+it" injected a real-vault note for ``please`` ("Please run /login", raw BM25 6.8). A prompt of them alone, or with
+praise, is still an acknowledgement (:func:`_is_acknowledgement` keeps them: "thanks a lot")."""
+
 FUNCTION_WORDS = frozenset("""could would might shall ought us someone somebody something anyone anybody anything
     everyone everybody everything nobody whoever whatever whichever another others neither
     across along among amongst around beside besides beyond despite toward towards upon although though whether
@@ -83,10 +88,11 @@ FUNCTION_WORDS = frozenset("""could would might shall ought us someone somebody 
     bana sana ona bize onlara beni seni bizi sizi onları benim senin bizim sizin onların kendim kendin kendimiz
     kendiniz kendisi eder ederim ederiz edin ediniz ediyor ediyorum edebilir edecek etmek etti olur olsun olmak
     olacak olabilir oluyor göre karşı rağmen dolayı üzere boyunca itibaren dair fakat lakin oysa halbuki yoksa
-    madem dahi hatta""".split())
+    madem dahi hatta""".split()) | POLITENESS_WORDS
 """Closed-class words that :data:`dreamdb.analyzer.STOPWORDS` (the NLTK lists) leave out: English modal verbs,
-pronouns and prepositions and conjunctions; Turkish personal pronouns in their cases, the auxiliary verbs *etmek*
-and *olmak*, postpositions and conjunctions (the closed word classes of the two grammars, not words chosen from any
+pronouns and prepositions and conjunctions, the interjections of politeness (:data:`POLITENESS_WORDS`); Turkish
+personal pronouns in their cases, the auxiliary verbs *etmek* and *olmak*, postpositions and conjunctions (the closed
+word classes of the two grammars, not words chosen from any
 query), less those that are also words of a technical text: English ``may`` (the month), ``must``, ``let``,
 ``except``, ``unless`` and ``either`` (keywords and names of programming languages), ``none`` (Python's), ``one``,
 ``since``, ``within``, ``without``, ``inside``, ``near``, ``per``, ``via``, ``onto`` and ``behind`` (git's), the
@@ -519,6 +525,12 @@ def _acknowledgement_keys() -> tuple[frozenset, frozenset, frozenset, frozenset,
 
 
 @lru_cache(maxsize=1)
+def _polite_keys() -> frozenset:
+    """:data:`POLITENESS_WORDS` as :func:`_acknowledgement_key` reads words."""
+    return frozenset(map(_acknowledgement_key, POLITENESS_WORDS))
+
+
+@lru_cache(maxsize=1)
 def _function_word_pattern() -> re.Pattern:
     """:data:`FUNCTION_WORDS`, also typed without Turkish letters (``göre`` as ``gore``), as whole words of any case."""
     from dreamdb.analyzer import TURKISH_TO_ASCII
@@ -550,7 +562,9 @@ def _is_acknowledgement(prompt: str) -> bool:
     if keys and ("?" in prompt[:MAX_QUERY_CHARS] or "¿" in prompt[:MAX_QUERY_CHARS] or not questions.isdisjoint(keys)):
         return False
     # (stopwords compared without Turkish letters too: "cok" is "çok"; QA round 79 F2)
-    words = [k for k in keys if k not in stop]
+    # (and the politeness words among FUNCTION_WORDS kept: "thanks a lot" is a phrase of thanks)
+    polite = _polite_keys()
+    words = [k for k in keys if k not in stop or k in polite]
     if words and all(w in outcomes for w in words):
         return False
     # covered[i]: words[:i] is made of acknowledgements and phrases (every way of reading it, not the longest phrase
