@@ -1615,3 +1615,29 @@ def test_hints_name_the_index_path_argument_when_the_caller_gave_it(tiny_vault, 
         dreamdb.open(tiny_vault).recall("x")
     assert info.value.hint.startswith("Point DREAMDB_INDEX at a new file path"), info.value.hint
     assert junk.read_bytes() == b"not sqlite " * 100
+
+
+def test_a_pipe_beside_the_index_is_refused_or_passed_over_never_waited_on(example_vault):
+    """QA round 103-C F1: a FIFO named ``sync.clock`` (dreamdb's clock file) or ``index.db-journal`` (SQLite's) hung
+    sync, recall and the prompt hook with no time limit: opening a pipe waits for its other end. The clock is passed
+    over (a sync reads the files again), a journal file that is no file refuses the index, naming it (exit 4)."""
+    dreamdb.open(example_vault).sync()
+    folder = example_vault / ".dreamdb"
+    (folder / "sync.clock").unlink()
+    os.mkfifo(folder / "sync.clock")
+    note = next((example_vault / "knowledge").rglob("*.md"))
+    note.write_text(note.read_text(encoding="utf-8") + "\nzanzibarite marker\n", encoding="utf-8")
+    code = ("import sys, dreamdb; ix = dreamdb.open(sys.argv[1]); print(ix.sync().changed, "
+            "[h.doc_id for h in ix.recall('zanzibarite')])")
+    p = subprocess.run([sys.executable, "-c", code, str(example_vault)], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0 and p.stdout.split()[0] == "1" and "knowledge/" in p.stdout, (p.stdout, p.stderr)
+    (folder / "sync.clock").unlink()
+    for suffix, role in (("-journal", "rollback journal"), ("-wal", "write-ahead log")):
+        os.mkfifo(folder / f"index.db{suffix}")
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(example_vault), "zanzibarite"],
+                           capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert p.returncode == 4 and f"index.db{suffix} is a pipe, not a file: SQLite keeps the index's {role}" \
+            in p.stderr, p.stderr
+        (folder / f"index.db{suffix}").unlink()
+    assert [h.doc_id for h in dreamdb.open(example_vault).recall("zanzibarite")]

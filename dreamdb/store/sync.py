@@ -23,6 +23,7 @@ import unicodedata
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
+from stat import S_ISREG
 
 from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, acronym_terms, analyze, compound_terms, drop_data,
                               identifier_terms, is_turkish_text, lower, normalize, snake_case_terms, tokens)
@@ -224,10 +225,14 @@ def file_system_clock(conn) -> int | None:
         return None
     path = os.path.join(os.path.dirname(row[2]), CLOCK_FILE_NAME)
     try:
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+        # (O_NONBLOCK: a pipe of that name, with no reader, fails at once rather than wait forever; QA round 103-C F1)
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError:
         return None
     try:
+        if not S_ISREG(os.fstat(fd).st_mode):  # (a pipe with a reader, or a device: no clock to read)
+            return None
         if os.utime in os.supports_fd:
             os.utime(fd)
         else:  # pragma: no cover - every POSIX system dreamdb runs on takes a descriptor
