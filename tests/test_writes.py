@@ -2872,3 +2872,28 @@ def test_writes_do_not_reach_a_nested_vault_through_a_folder_link_nor_take_dots_
         through = alias / tiny_vault.name / "knowledge" / "good.md"
         assert index.update(str(through), append="via the alias")["doc_id"] == "knowledge/good"
         assert good.read_text(encoding="utf-8").endswith("via the alias\n")
+
+
+def test_the_id_of_a_note_named_md_md_reaches_that_note_and_never_another(tiny_vault: Path):
+    """QA round 103-C F2: recall's id for ``notes.md.md`` is ``knowledge/notes.md``, and ``delete knowledge/notes.md``
+    deleted ``notes.md``, another note (``update`` then said the id's note was deleted). With both files, the name is
+    refused naming both; with the .md.md file alone, the id reaches it; paths and the plain name keep working."""
+    import dreamdb
+
+    twin = write_doc(tiny_vault, "knowledge/notes.md.md", "---\ntitle: Release notes v2\n---\nrelease\n")
+    plain = write_doc(tiny_vault, "knowledge/notes.md", "---\ntitle: Meeting notes\n---\nmeeting\n")
+    ix = dreamdb.open(tiny_vault)
+    assert [h.doc_id for h in ix.recall("release")] == ["knowledge/notes.md"]
+    for name in ("knowledge/notes.md", "notes.md"):
+        with pytest.raises(UsageError, match="names two documents: the file knowledge/notes.md, and the id recall shows"
+                                             " for knowledge/notes.md.md"):
+            delete(tiny_vault, name)
+    assert twin.exists() and plain.exists()
+    assert find_document(tiny_vault, "knowledge/notes")[1] == plain and find_document(tiny_vault, "notes")[1] == plain
+    assert find_document(tiny_vault, "knowledge/notes.md.md")[1] == twin
+    plain.unlink()
+    ix.sync()
+    for name in ("knowledge/notes.md", "notes.md"):
+        assert find_document(tiny_vault, name)[1] == twin
+    assert ix.update("knowledge/notes.md", append="more")["doc_id"] == "knowledge/notes.md"
+    assert twin.read_text(encoding="utf-8").rstrip().endswith("more")

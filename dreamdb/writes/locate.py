@@ -366,6 +366,28 @@ def _index_sources(vault: Path, doc_type: str | None, bare: str) -> list[tuple[s
     return sorted(set(rows or []))
 
 
+def _literal_name_files(vault: Path, doc_type: str | None, raw: str) -> list[str]:
+    """Vault-relative paths of the files whose id is ``raw`` read with its ``.md`` as part of the name: ``notes.md``
+    or ``knowledge/notes.md`` is the id of ``notes.md.md`` (the index's, else the files'); ``[]`` for a name without
+    that ending or a path with folders."""
+    head, sep, name = raw.rpartition("/")
+    if not name.endswith(".md") or (sep and (head not in MARKDOWN_TYPES or doc_type is None)):
+        return []
+    return _named_files(vault, doc_type, name)
+
+
+def _named_files(vault: Path, doc_type: str | None, name: str) -> list[str]:
+    """Vault-relative paths of the documents whose id is ``type/name`` (of ``doc_type``, else of any markdown type):
+    the index's, else the files' of that name."""
+    import unicodedata
+
+    sources = sorted({source for _, source in _index_sources(vault, doc_type, name)})
+    if sources:
+        return sources
+    return sorted(p.relative_to(vault).as_posix() for t in ([doc_type] if doc_type else MARKDOWN_TYPES)
+                  for p in _iter_markdown(vault, t) if unicodedata.normalize("NFC", p.name[:-3]) == name)
+
+
 def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path] | None:
     """Map the doc id recall prints (``type/slug``, or a bare slug) to its one source file, via the index
     (``None`` when the index names no file, or several)."""
@@ -574,16 +596,36 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
     vault = _check_vault(vault)
     doc_type, bare, rel = _parse_slug(slug)
+    # a name ending in .md may be the id of a file named NAME.md.md (knowledge/notes.md is recall's id for
+    # notes.md.md): such a file, or the index's id, is looked for too (QA round 103-C F2: delete knowledge/notes.md
+    # deleted the file notes.md, another note)
+    literal = _literal_name_files(vault, doc_type, slug.strip("\r\n")) if bare is not None else []
     if rel is not None:
         found = _document_at(vault, rel)
         if found is not None:
+            others = [p for p in literal if p != found[1].relative_to(vault).as_posix()]
+            if others:
+                file_rel = found[1].relative_to(vault).as_posix()
+                raise UsageError(f"{slug!r} names two documents: the file {file_rel}, and the id recall shows for "
+                                 f"{others[0]} (a file whose name ends in .md.md).",
+                                 hint=f"Pass the file's path to say which one: {file_rel} or {others[0]}.")
             return found
-        _refuse_dangling(vault, vault.joinpath(*rel.split("/")))
+        if not literal:
+            _refuse_dangling(vault, vault.joinpath(*rel.split("/")))
         if bare is None:
             raise NotFound(f"No document file {rel} in the vault.",
                            hint="Paths are relative to the vault folder (e.g. knowledge/decisions/my-note.md); "
                                 "run dreamdb recall to find a document.")
     assert bare is not None
+    if len(literal) == 1:
+        found = _document_at(vault, literal[0])
+        if found is not None:
+            plain = _named_files(vault, doc_type, bare)  # (a bare notes.md names the file notes.md too)
+            if plain and plain != literal and rel is None:
+                raise UsageError(f"{slug!r} names two documents: the file {plain[0]}, and the id recall shows for "
+                                 f"{literal[0]} (a file whose name ends in .md.md).",
+                                 hint=f"Pass the file's path to say which one: {plain[0]} or {literal[0]}.")
+            return found
     types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
     matches: list[tuple[str, Path]] = []
     known: list[tuple[str, Path]] = []  # (type/name, path) of every file, for the "did you mean" hint
