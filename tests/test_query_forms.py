@@ -457,3 +457,32 @@ def test_an_english_word_with_a_turkish_plural_against_vowel_harmony_finds_the_e
             assert [h.doc_id for h in hits][:1] == ["knowledge/pipeline"] and hits[0].score > 0, query
     finally:
         ix.close()
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_an_english_word_a_turkish_note_quotes_is_found_in_that_note(tiny_vault, engine):
+    """QA round 103-B F1: Snowball Turkish reads the English words a Turkish note quotes as Turkish (``token`` is the
+    term ``toke``, ``release`` ``relea``, ``pipeline`` ``pipel``), and ``recall token`` found only the English note,
+    since the English term was in the index (an English note's). The word's Turkish stem a Turkish note holds now
+    counts with it as one term in rankScore; the raw score stays the word's own BM25."""
+    write_doc(tiny_vault, "knowledge/tr.md", "---\ntitle: Türkçe not\n---\nBu notta token yenileme akışı anlatılıyor. "
+                                             "Her release için pipeline çalışıyor ve sonuç kaydediliyor.\n")
+    write_doc(tiny_vault, "knowledge/en.md", "---\ntitle: English note\n---\nThis note covers the token refresh flow. "
+                                             "Each release runs the pipeline and records the result in a file; delete it later.\n")
+    for i in range(6):  # (notes without the words, so that theirs are rare)
+        write_doc(tiny_vault, f"knowledge/other{i}.md", f"---\ntitle: Other {i}\n---\nUnrelated text number {i}.\n")
+    ix = dreamdb.open(tiny_vault, engine=engine)
+    write_doc(tiny_vault, "knowledge/fil.md", "---\ntitle: Hayvanat bahçesi\n---\nFil ve zürafa dele dele bakıyordu; "
+                                              "fil çok büyüktü ve bahçede dolaştı. Bu yüzden pipeli değiştirdik.\n")
+    for word, turkish_term in (("token", "toke"), ("release", "relea"), ("pipeline", "pipel")):
+        hits = {h.doc_id: h for h in ix.recall(word, top=5)}
+        assert {"knowledge/tr", "knowledge/en"} <= set(hits), (word, list(hits))
+        assert hits["knowledge/tr"].score == 0 and hits["knowledge/en"].score > 0
+        english = analyze(word, turkish=False)[0]
+        assert plan_query(word, vocabulary=ix._vocabulary()).forms == {english: (turkish_term,)}
+    # a Turkish note holding the stem of an English word without writing the word is a false friend's (QA round 23)
+    for word in ("file", "delete"):
+        assert "knowledge/fil" not in [h.doc_id for h in ix.recall(word, top=5)], word
+        assert plan_query(word, vocabulary=ix._vocabulary()).forms == {}
+    # (the fil note holds pipel of "pipeli", a Turkish word, but the tr note quotes "pipeline": both count)
+    assert {h.doc_id for h in ix.recall("pipeline", top=5)} >= {"knowledge/tr", "knowledge/en"}

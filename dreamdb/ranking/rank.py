@@ -126,7 +126,12 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     Turkish spelling), the replacement's stem. Of a query analysed as English (``stratejisi`` alone reads
     as English), only its words whose term a Turkish note holds: replaced by it (their Turkish analysis),
     or found as they are (``strateji`` alone: QA round 41, the notes writing ``strateji``, the term
-    ``stratej``, were missed), by that term's stem. At most two vocabulary lookups for the query.
+    ``stratej``, were missed), by that term's stem; and an English word a Turkish note quotes, which Snowball
+    Turkish reads as Turkish there, by that Turkish analysis, where a Turkish note holding it writes the word
+    (:func:`quoted_in_turkish`; QA round 103-B F1: ``token``, ``release`` and ``salience`` in a Turkish note are
+    the terms ``toke``, ``relea`` and ``sali``, and ``recall token`` missed that note; the same stem of a Turkish
+    word is a false friend, ``file`` → ``fil``, elephant). At most two vocabulary lookups for the query, and one
+    read of Turkish notes' text per such English word.
 
     Measured (3 Dec, BM25 nDCG@10, ``python -m eval --set dreamcontext --set xquad --modes bm25``,
     same tree with and without): XQuAD paragraphs tr→tr 0.944 → 0.953, sentences tr→tr 0.780 → 0.794,
@@ -137,28 +142,63 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     Measured and removed (QA round 44): a word's beginnings the notes hold as terms stemming to its term
     (``stratejimiz``, the term ``stratej``, would reach ``strateji``); nDCG@10 was unchanged but for
     sentences en→tr 0.575 → 0.576, and where Snowball's stem is wrong it joined other words
-    (``karınca``, the stem ``kar``: ``karı``, ``karın``).
+    (``karınca``, the stem ``kar``: ``karı``, ``karın``). An English word's Turkish stem where a Turkish note
+    quotes the word (5 Dec, same command, and ``--set dreamcontext --modes bm25,hybrid``): every question's
+    top 10 unchanged on every track. Measured and not kept: every English-read word's Turkish stem a Turkish note
+    holds, quoted or not: para en→tr 0.777 → 0.779, both languages (English questions) 0.868 → 0.870, sentences
+    en→tr 0.5839 → 0.5838, but a Turkish note on an elephant (``fil``) came up for ``delete the license file``.
 
     Known imprecision: a capitalised word of a Turkish note is indexed under two analyses, its name
     reading (as written) and its Turkish stem (:func:`dreamdb.analyzer.analyze`'s ``stacked``), so when
     those are the two forms in a class, that one occurrence counts twice in the class's term frequency
     (rankScore only; BM25's saturation bounds it)."""
     cands: dict[str, tuple[str, ...]] = {}
+    written: dict[str, str] = {}
     for t, w, _cap in qwords:
         r = resolved.get(t, t)
         if r in terms and r not in forms and r not in cands:
             # the word as written for a Turkish query's own word; the term's stem for every word
-            cands[r] = tuple(c for c in dict.fromkeys((w if turkish and r == t else r, stem(r, True)))
+            # (and an English word's own Turkish analysis, as a Turkish note indexes it: salience → sali, where the
+            # English term's, salienc → salienç, is another)
+            cands[r] = tuple(c for c in dict.fromkeys((w if turkish and r == t else r, stem(r, True),
+                                                       *(() if turkish else (stem(w, True),))))
                              if c != r and c not in terms)
-    if not turkish and cands:  # (an English query's replacements: those Turkish notes hold, as Turkish words)
+            written[r] = w
+    read: set[str] = set()
+    if not turkish and cands:  # (an English query's words: those Turkish notes hold, as Turkish words)
         read = vocabulary.known(set(cands), in_turkish=True)
-        cands = {r: cs for r, cs in cands.items() if r in read}
     pool = {c for cs in cands.values() for c in cs}
     held = vocabulary.known(pool, in_turkish=True) if pool else set()
+    if not turkish:
+        # an English word's Turkish stem counts only where a Turkish note quotes the word as written: Snowball
+        # Turkish reads it as Turkish there (QA round 103-B F1: token → toke), while the same stem of a Turkish word
+        # is a false friend (file → fil, elephant; delete → dele: QA round 23)
+        conn = getattr(vocabulary, "conn", None)
+        quoted = {r: c for r, cs in cands.items() if r not in read and conn is not None
+                  for c in [stem(written[r], True)] if c in cs and c in held and quoted_in_turkish(conn, written[r], c)}
+        forms.update((r, (c,)) for r, c in quoted.items())
+        cands = {r: cs for r, cs in cands.items() if r in read}
     for r, cs in cands.items():
         found = other_forms(r, tuple(c for c in cs if c in held))
         if found:
             forms[r] = found
+
+
+QUOTED_SAMPLE = 20
+"""How many of the Turkish documents holding a term and the word's letters :func:`quoted_in_turkish` reads for the
+word as a whole word (the first by id)."""
+
+
+def quoted_in_turkish(conn, word: str, term: str) -> bool:
+    """Whether a document analysed as Turkish that holds ``term`` writes ``word`` (lowercase, as a whole word, in its
+    title, description or body): an English word a Turkish note quotes (``token``, the term ``toke`` there), not a
+    Turkish word of that stem (``fil`` for ``file``). SQLite finds the documents holding the word's letters (``instr``
+    over their text in lower case), and at most :data:`QUOTED_SAMPLE` of them are read for it as a word."""
+    pattern = re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])")
+    rows = conn.execute("SELECT d.title, d.description, d.body FROM postings p JOIN documents d ON d.id = p.doc"
+                        " WHERE p.term = ? AND d.turkish AND instr(lower(d.title || ' ' || d.description || ' ' ||"
+                        " d.body), ?) ORDER BY d.id LIMIT ?", (term, word, QUOTED_SAMPLE))
+    return any(pattern.search(lower(f"{title}\n{description}\n{body}")) for title, description, body in rows)
 
 
 def other_forms(term: str, held) -> tuple[str, ...]:
