@@ -2098,3 +2098,28 @@ def test_a_file_with_nothing_readable_is_no_change_to_a_check(tiny_vault):
     assert sorted(index.status()["unreadable_examples"]) == ["core/CHANGELOG.json", "knowledge/b.md"]
     write_doc(tiny_vault, "knowledge/b.md", "# B\nbeta now\n")
     assert index.sync().changed == 1 and [h.doc_id for h in index.recall("beta")] == ["knowledge/b"]
+
+
+def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(tiny_vault):
+    """QA round 103-C F3/F6: indexing takes about 20 times a note's size in memory (an 80 MB note needed 1.65 GB and,
+    under a memory limit, kept the whole vault from being indexed); a markdown file is indexed up to MAX_NOTE_CHARS,
+    with a warning. A NUL past the first 8 KB (the binary test reads those) was indexed as is."""
+    from dreamdb.vault.parse import MAX_NOTE_CHARS
+
+    line = "filler words of a long generated log line\n"
+    big = "---\ntitle: Huge log\n---\nearlyquokka marker\n" + line * (MAX_NOTE_CHARS // len(line) + 10) + "latewombat\n"
+    write_doc(tiny_vault, "knowledge/huge.md", big)
+    write_doc(tiny_vault, "knowledge/ok.md", "---\ntitle: Ok\n---\nsmallnote body\n")
+    write_doc(tiny_vault, "knowledge/nul.md", "---\ntitle: Nul\n---\n" + "x " * 5000 + "before\x00afterword\n")
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    assert any(w.startswith("knowledge/huge.md: 4.0 M characters of text; only the first 4 M are indexed")
+               for w in report.warnings), report.warnings
+    assert "knowledge/nul.md: NUL characters read as spaces" in report.warnings
+    assert [h.doc_id for h in index.recall("earlyquokka")] == ["knowledge/huge"]
+    assert index.recall("latewombat") == [] and [h.doc_id for h in index.recall("smallnote")] == ["knowledge/ok"]
+    body = index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/nul'").fetchone()[0]
+    assert "\x00" not in body and [h.doc_id for h in index.recall("afterword")] == ["knowledge/nul"]
+    assert len(index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/huge'").fetchone()[0]) \
+        <= MAX_NOTE_CHARS
+    index.close()

@@ -795,8 +795,19 @@ def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
         return raw.decode("utf-8-sig", errors="replace"), f"{rel_path}: invalid UTF-8; undecodable bytes replaced"
 
 
+MAX_NOTE_CHARS = 4 * 1024 * 1024
+"""Most characters of a markdown file that are indexed (4 Mi, about 700,000 words; the rest is left out, with a
+warning): indexing takes about 20 times a note's size in memory, so one note of 80 MB needed 1.65 GB and, under a
+memory limit, kept every other note of the vault from being indexed; a recall meeting it took 3.2 s (QA round 103-C
+F3). A changelog is read whole: its entries are documents of their own."""
+
+
 def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str], bool]:
     """Dispatch one source file's bytes to the right parser.
+
+    A markdown file's text past :data:`MAX_NOTE_CHARS` (cut at the line end before it) is left out, and a NUL
+    character past the first 8 KB (a file with one there is taken as binary, :func:`decode`) is read as a space,
+    each with a warning.
 
     Returns:
         ``(documents, warnings, readable)``; ``readable`` is False when nothing
@@ -807,6 +818,15 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
     if text is None:
         return [], [warn], False
     readable = True
+    notes = [warn] if warn else []
+    if kind != "changelog" and len(text) > MAX_NOTE_CHARS:
+        cut = text.rfind("\n", 0, MAX_NOTE_CHARS)
+        notes.append(f"{rel_path}: {len(text) / 2**20:.1f} M characters of text; only the first "
+                     f"{MAX_NOTE_CHARS // 2**20} M are indexed (split it into notes of their own to find the rest)")
+        text = text[:cut if cut > 0 else MAX_NOTE_CHARS]
+    if kind != "changelog" and "\x00" in text:  # (QA round 103-C F6: NUL past the first 8 KB was indexed as is)
+        notes.append(f"{rel_path}: NUL characters read as spaces")
+        text = text.replace("\x00", " ")
     if kind == "changelog":
         docs, warnings = parse_changelog(rel_path, text)
         readable = bool(docs) or not warnings
@@ -814,4 +834,4 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
         docs, warnings = parse_memory(rel_path, text)
     else:
         docs, warnings = parse_markdown(rel_path, doc_type or "knowledge", text)
-    return docs, ([warn] if warn else []) + warnings, readable
+    return docs, notes + warnings, readable
