@@ -1,7 +1,15 @@
 #!/usr/bin/env sh
-# Run every benchmark under scripts/ (bench_*.py), passing the arguments through (e.g. --quick).
+# Run every benchmark under scripts/ (bench_*.py), each with its defaults, or with --quick (the one option they all
+# take; run a script alone for its other options: python scripts/bench_recall.py --help).
 # Usage: scripts/bench_all.sh [--quick]
 set -u
+for arg in "$@"; do
+  if [ "$arg" != "--quick" ]; then
+    echo "bench_all.sh: unknown option $arg (only --quick; the scripts' other options differ: run one alone, e.g." \
+         "python scripts/bench_recall.py --help)" >&2
+    exit 2
+  fi
+done
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 py=${PYTHON:-"$root/.venv/bin/python"}

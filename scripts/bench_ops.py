@@ -61,15 +61,16 @@ HOOK_SETTINGS = ("DREAMDB_VAULT", "DREAMDB_INDEX", "DREAMDB_RECALL_MODE", "DREAM
 
 
 def copy_vault(src: Path, work: Path) -> Path:
-    """``src`` copied (without its ``.dreamdb``) to ``work/_dream_context``, writable; an existing copy is reused."""
-    dest = work / "_dream_context"
-    if dest.is_dir():
-        return dest
+    """``src`` copied (without its ``.dreamdb``) to ``work/_dream_context``, writable; a copy of the same source is
+    reused, another folder there refused (:func:`workdir.vault_copy`)."""
+    from workdir import vault_copy
     from dreamdb.evaluation.beir import make_writable
 
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".dreamdb"))
-    make_writable(dest)
-    return dest
+    def make(dest: Path) -> None:
+        shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".dreamdb"))
+        make_writable(dest)
+
+    return vault_copy(src, work, "full", make)
 
 
 def hook_env(work: Path, mode: str = "bm25") -> dict:

@@ -393,7 +393,7 @@ def render(res: dict) -> str:
         if "hook_ms" in r:
             L.append(f"  prompt hook             {r['hook_ms']:8.0f} ms  (dreamdb hook user-prompt-submit, JSON payload on stdin)")
         if "generate_s" in r:
-            L.append(f"  (vault generation       {r['generate_s']:8.1f} s, cached)")
+            L.append(f"  (vault generation       {r['generate_s']:8.1f} s; the vault is kept for the next run)")
     return "\n".join(L) + "\n"
 
 

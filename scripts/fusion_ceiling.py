@@ -89,14 +89,30 @@ def _variants():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=("scifact",), default="scifact", help="collection (its test split)")
-    ap.add_argument("--data", default=str(ROOT.parent / "shared"), help="the shared data folder (eval-data/)")
+    from dreamdb.evaluation.suite import default_data_dir
+
+    ap.add_argument("--data", default=None, help="the shared data folder (eval-data/; default: $DREAMDB_EVAL_DATA, "
+                                                 "else ../shared beside the repository, as python -m eval)")
     ap.add_argument("--cache", default=str(ROOT / "eval" / ".cache"), help="the evaluation suite's cache")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    data = Path(args.data) if args.data else default_data_dir()
+    # (QA round 103-A F2: missing data or a partial cache were tracebacks; data absent is a skip, as the other scripts')
+    if not (data / "eval-data" / "scifact" / "corpus.jsonl").is_file():
+        print(f"skipped: no SciFact at {data / 'eval-data' / 'scifact'} (pass --data or set DREAMDB_EVAL_DATA)")
+        return 0
     folder = Path(args.cache) / "scifact" / "corpus"
-    if not (folder / "index.db").exists():
-        raise SystemExit(f"no index at {folder}: run python -m eval --set scifact --modes hybrid first")
-    coll = beir.load_collection(Path(args.data) / "eval-data" / "scifact")
+    if not (folder / "index.db").is_file() or not (folder / "manifest.json").is_file():
+        print(f"fusion_ceiling: no evaluation index at {folder}: run python -m eval --set scifact --modes hybrid "
+              f"--cache {args.cache} first", file=sys.stderr)
+        return 1
+    from dreamdb.errors import DreamdbError
+
+    try:
+        coll = beir.load_collection(data / "eval-data" / "scifact")
+    except DreamdbError as exc:
+        print(f"fusion_ceiling: {exc.message}", file=sys.stderr)
+        return 1
     slug_to_id = json.loads((folder / "manifest.json").read_text())["slug_to_id"]
     ix = dreamdb.open(folder / "_dream_context", index_path=folder / "index.db", auto_sync=False)
     rows = dict(ix.conn.execute("SELECT id, doc_id FROM documents"))

@@ -77,6 +77,8 @@ OWN_MARK = ".gen-vault"
 """File this script puts in the vault it writes: only such a vault is replaced (never a user's)."""
 MIN_VOCAB = 5000
 """Smallest vocabulary: titles draw from ranks 200–5000."""
+MAX_VOCAB = 2_000_000
+"""Largest vocabulary (made word by word: ten million took minutes before the first note)."""
 
 
 def _old_marker(marker: Path) -> bool:
@@ -105,12 +107,14 @@ def generate(out: Path, docs: int, seed: int = 7, vocab_size: int = 60000) -> Pa
 
     Raises:
         GenError: ``out/_dream_context`` exists and this script did not write it (it holds no
-            :data:`OWN_MARK`), ``out`` is not a folder or lies in a vault, or ``docs`` < 1 or
-            ``vocab_size`` < :data:`MIN_VOCAB`.
+            :data:`OWN_MARK`), ``out`` is not a folder or lies in a vault, ``docs`` < 1, ``vocab_size``
+            outside :data:`MIN_VOCAB`–:data:`MAX_VOCAB`, or ``seed`` < 0.
     """
     out = Path(out)
-    if docs < 1 or vocab_size < MIN_VOCAB:
-        raise GenError(f"--docs must be at least 1 and --vocab at least {MIN_VOCAB} (got {docs}, {vocab_size})")
+    if docs < 1 or not MIN_VOCAB <= vocab_size <= MAX_VOCAB or seed < 0:  # (QA round 103-A F2: a negative seed was
+        # numpy's traceback, after the marker was written; --vocab 100000000 ran for minutes)
+        raise GenError(f"--docs must be at least 1, --vocab from {MIN_VOCAB} to {MAX_VOCAB} and --seed at least 0 "
+                       f"(got {docs}, {vocab_size}, {seed})")
     if out.exists() and not out.is_dir():
         raise GenError(f"{out} is not a folder")
     if out.name == "_dream_context" or any(a.name == "_dream_context" for a in out.absolute().parents):
