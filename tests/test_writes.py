@@ -2897,3 +2897,13 @@ def test_the_id_of_a_note_named_md_md_reaches_that_note_and_never_another(tiny_v
         assert find_document(tiny_vault, name)[1] == twin
     assert ix.update("knowledge/notes.md", append="more")["doc_id"] == "knowledge/notes.md"
     assert twin.read_text(encoding="utf-8").rstrip().endswith("more")
+
+
+def test_two_names_that_differ_only_in_unicode_form_are_said_to(tiny_vault: Path):
+    """QA round 103-C F8: café.md written with é and with e + U+0301 were listed as two identical-looking paths."""
+    for form in ("NFC", "NFD"):
+        write_doc(tiny_vault, f"knowledge/{unicodedata.normalize(form, 'café')}.md", f"---\ntitle: {form}\n---\nx\n")
+    if len(list((tiny_vault / "knowledge").iterdir())) < 2:
+        pytest.skip("this file system stores one form of a name (it normalises Unicode)")
+    with pytest.raises(UsageError, match="differ only in how their accents are encoded"):
+        find_document(tiny_vault, "café")

@@ -727,7 +727,11 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     # An index id that is no file's name (knowledge/foo-2 with no foo-2.md) names one file; the plain name does not.
     file_ids = set(known)
     suffixed = [i for i in ids.values() if i.split("/", 1)[-1] != bare and i not in file_ids]
-    raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}. "
+    # (two names that look the same: QA round 103-C F8, café.md written with é and with e + U+0301)
+    twins = len({unicodedata.normalize("NFC", p) for p in paths}) < len(set(paths))
+    raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}"
+                     + (" (names that differ only in how their accents are encoded, as one character or as a letter "
+                        "and a combining mark: Unicode NFC and NFD)" if twins else "") + ". "
                      f"Pass the file's path to say which one (e.g. {paths[-1]}).",
                      hint="A path relative to the vault always names one file"
                      + (f" (an id with a number suffix, such as {suffixed[0]}, does too)." if suffixed else "."))
