@@ -526,3 +526,25 @@ def test_results_that_cannot_be_written_are_printed_and_exit_74(tmp_path):
                         "--cache", str(cache), "--no-baseline"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 74 and "dreamdb bm25" in r.stdout, (r.stdout, r.stderr)
     assert "Cannot write the results" in r.stderr and "(a link to nothing?)" in r.stderr, r.stderr
+
+
+def test_a_kept_index_of_a_copied_cache_serves_the_copy(tmp_path):
+    """A cache copied elsewhere (its embeddings hours of work) failed every run while the old one was still there:
+    "The index … mirrors another vault"; the evaluation's own kept index now serves the copy's vault."""
+    import shutil
+
+    from dreamdb.evaluation.suite import _adopt_kept_index
+
+    old = tmp_path / "old" / "_dream_context"
+    (old / "knowledge").mkdir(parents=True)
+    (old / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nwombat notes\n", encoding="utf-8")
+    dreamdb.open(old, index_path=tmp_path / "old" / "index.db").sync()
+    shutil.copytree(tmp_path / "old", tmp_path / "new")
+    new = tmp_path / "new" / "_dream_context"
+    with pytest.raises(dreamdb.errors.UsageError, match="mirrors another vault"):
+        dreamdb.open(new, index_path=tmp_path / "new" / "index.db").sync()
+    assert _adopt_kept_index(tmp_path / "new" / "index.db", new) == str(old)
+    assert [h.doc_id for h in dreamdb.open(new, index_path=tmp_path / "new" / "index.db").recall("wombat")] == \
+        ["knowledge/a"]
+    assert _adopt_kept_index(tmp_path / "new" / "index.db", new) is None
+    assert _adopt_kept_index(tmp_path / "none.db", new) is None

@@ -477,6 +477,32 @@ def embed_refresh_command(index_path: Path, vault: Path) -> str:
     return f"DREAMDB_INDEX={shlex.quote(str(index_path))} dreamdb embed refresh --vault {shlex.quote(str(vault))}"
 
 
+def _adopt_kept_index(index_path: Path, vault: Path) -> str | None:
+    """Make the kept index of a cache that was copied or moved serve the copy's vault (the evaluation's own file,
+    its embeddings hours of work): an index records the vault it mirrors, and one recording another vault that still
+    exists is refused (``UsageError``, "mirrors another vault": a run on a copied cache failed so, its old vault
+    still there). Returns the vault it recorded before, or ``None`` when it was this one's (or there is none)."""
+    import sqlite3
+
+    if not index_path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{index_path}?mode=rw", uri=True, timeout=10)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
+        if row is None or Path(row[0]) == Path(vault) or Path(row[0]).resolve() == Path(vault).resolve():
+            return None
+        with conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'vault'", (str(vault),))
+        return row[0]
+    except sqlite3.Error:  # (damaged, or no dreamdb index: dreamdb.open says what it is)
+        return None
+    finally:
+        conn.close()
+
+
 def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes, baseline, progress, log,
                max_embed: int | None = None) -> None:
     """Build one index (timed) and run its tracks into ``out`` (see :func:`run_set`)."""
@@ -499,6 +525,10 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
             "vault_written": vb.rebuilt, "sync_warnings": len(report.warnings)}
     fresh.close()
     _remove_index(build_path)
+    moved = _adopt_kept_index(folder / "index.db", vb.vault)
+    if moved:
+        log(f"{plan.name}/{spec.key}: note: the kept index was {moved}'s (a cache copied or moved); it now serves"
+            f" {vb.vault}, its embeddings kept")
     ix = dreamdb.open(vb.vault, index_path=folder / "index.db", auto_sync=False)
     kept = ix.sync()
     # (the kept index rebuilt, e.g. damaged: said, with what it cost, rather than "N chunks would need embedding"
