@@ -1522,9 +1522,16 @@ class Index:
                                   f"{'hold' if len(read) > 1 else 'holds'} no indexable text (a memory file needs "
                                   "'## ' sections; see the sync warnings)")
                 return
-            from dreamdb.vault.discover import cased_markdown
+            from dreamdb.vault.discover import cased_markdown, undecodable_markdown
 
             # (an index without documents: the walk is of a vault without notes, cheap; QA round 68 L6)
+            misnamed, named = undecodable_markdown(self.vault, include_archives=self.include_archives, limit=3)
+            if misnamed:  # (QA round 103-C F9: "no notes in the folders dreamdb reads", of notes skipped for their names)
+                self.notes.append(f"the index holds no documents: {', '.join(named)}{' …' if misnamed > len(named) else ''}"
+                                  f" {'have names' if misnamed != 1 else 'has a name'} that "
+                                  f"{'are' if misnamed != 1 else 'is'} not valid UTF-8 (rename "
+                                  f"{'them' if misnamed != 1 else 'it'}, e.g. with convmv)")
+                return
             cased, examples = cased_markdown(self.vault, include_archives=self.include_archives, limit=3)
             self.notes.append("the index holds no documents: the vault has no notes in the folders dreamdb reads"
                               + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere; `dreamdb status` "

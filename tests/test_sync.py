@@ -276,6 +276,24 @@ def test_file_and_folder_names_that_are_not_utf8_are_skipped_with_a_warning(tiny
         3, ["knowledge/dir-\ufffd", "knowledge/latin1-\ufffd.md", "knowledge/upper-\ufffd.MD"])
 
 
+def test_a_vault_whose_notes_all_have_undecodable_names_says_so_not_that_it_has_none(tiny_vault):
+    """QA round 103-C F9: with only such notes, recall and list said "the vault has no notes yet"."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    (tiny_vault / "knowledge").mkdir()
+    with open(os.fsencode(tiny_vault / "knowledge") + b"/caf\xe9.md", "wb") as f:
+        f.write(b"---\ntitle: x\n---\nhello\n")
+    index = dreamdb.open(tiny_vault)
+    assert index.recall("hello") == []
+    assert "the index holds no documents: knowledge/caf\ufffd.md has a name that is not valid UTF-8 (rename it" \
+        in " ".join(index.take_notes())
+    r = CliRunner().invoke(cli, ["list", "--vault", str(tiny_vault)])
+    assert "1 note (knowledge/caf\ufffd.md) has a name that is not valid UTF-8: rename it" in r.output, r.output
+    assert "no notes yet" not in r.output
+
+
 def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     write_doc(tiny_vault, "knowledge/listname.md", "---\nname: [kudu, notes]\ndate: not-a-date\n---\nkudu body\n")
     write_doc(tiny_vault, "knowledge/fine.md", "---\nname: Eland\ndate: 2026-05-01\nexpires: 2030-01-01\n---\neland body\n")

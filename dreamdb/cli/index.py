@@ -119,10 +119,16 @@ def note_unindexed(index) -> None:
                    f"extension in another case than .md, the only one dreamdb reads: rename "
                    f"{'them' if cased != 1 else 'it'} to .md (README, \"Which files become documents\").", err=True)
     if not (count or cased):
-        from dreamdb.vault.discover import archived_markdown
+        from dreamdb.vault.discover import archived_markdown, undecodable_markdown
 
         hidden = archived_markdown(index.vault)
-        if hidden:
+        misnamed, named = undecodable_markdown(index.vault, include_archives=index.include_archives, limit=3)
+        if misnamed:  # (QA round 103-C F9: "the vault has no notes yet", of notes skipped for their names)
+            click.echo(f"note: no documents indexed: {misnamed} note{'s' if misnamed != 1 else ''} "
+                       f"({', '.join(map(safe_text, named))}{', …' if misnamed > len(named) else ''}) "
+                       f"{'have names' if misnamed != 1 else 'has a name'} that {'are' if misnamed != 1 else 'is'} "
+                       f"not valid UTF-8: rename {'them' if misnamed != 1 else 'it'}, e.g. with convmv.", err=True)
+        elif hidden:
             click.echo(f"note: no documents indexed; the vault's {hidden} .md file{'s are' if hidden != 1 else ' is'} in "
                        "archive folders (names starting with .) or hidden (.name.md): archives are indexed with "
                        "DREAMDB_INCLUDE_ARCHIVES=1, hidden files never.", err=True)
