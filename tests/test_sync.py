@@ -2141,3 +2141,16 @@ def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(ti
     assert len(index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/huge'").fetchone()[0]) \
         <= MAX_NOTE_CHARS
     index.close()
+
+
+def test_a_note_folder_that_is_a_file_and_a_core_file_that_is_a_folder_are_said(tiny_vault):
+    """QA round 103-C F10: sync said nothing when ``knowledge`` was a file, or ``core/2.memory.md`` or
+    ``core/CHANGELOG.json`` a folder."""
+    (tiny_vault / "core" / "CHANGELOG.json").mkdir(parents=True)
+    (tiny_vault / "core" / "2.memory.md").mkdir()
+    (tiny_vault / "knowledge").write_text("not a folder\n", encoding="utf-8")
+    write_doc(tiny_vault, "state/task.md", "---\ntitle: T\n---\nx\n")
+    warnings = dreamdb.open(tiny_vault).sync().warnings
+    assert {"core/2.memory.md: skipped (a folder, not a file)", "core/CHANGELOG.json: skipped (a folder, not a file)",
+            "knowledge: skipped (a file, not a folder: dreamdb reads the notes in a folder of that name)"} \
+        <= set(warnings), warnings

@@ -403,6 +403,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                                   st.st_size, stamp(st.st_ctime_ns)))
         elif not _stat.S_ISDIR(st.st_mode):  # reading a pipe would wait forever
             note(f"{rel}: skipped (not a regular file: a pipe, device or socket)")
+        elif rel in (MEMORY_FILE, CHANGELOG_FILE):  # (QA round 103-C F10: said nothing)
+            note(f"{rel}: skipped (a folder, not a file)")
 
     def scan(top: str, recursive: bool) -> None:
         # (depth first, in the order of os.scandir, with a stack of its own: recursion failed past
@@ -510,6 +512,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 note(f"{root}: skipped (a symlinked folder; dreamdb does not follow folder links)")
             else:
                 scan(root, recursive)
+        elif os.path.lexists(base) and not os.path.isdir(base) and not os.path.islink(base):
+            note(f"{root}: skipped (a file, not a folder: dreamdb reads the notes in a folder of that name)")
     if links:  # a link to a note the vault indexes as itself is that note: indexed once (QA round 37)
         own = {os.path.join(vault_real, s.rel_path) for s in out if s.rel_path not in links}
         for rel, target in links.items():
