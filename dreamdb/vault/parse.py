@@ -805,9 +805,9 @@ F3). A changelog is read whole: its entries are documents of their own."""
 def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str], bool]:
     """Dispatch one source file's bytes to the right parser.
 
-    A markdown file's text past :data:`MAX_NOTE_CHARS` (cut at the line end before it) is left out, and a NUL
-    character past the first 8 KB (a file with one there is taken as binary, :func:`decode`) is read as a space,
-    each with a warning.
+    A markdown file's text past :data:`MAX_NOTE_CHARS` (cut at the line end before it) is left out, with a
+    warning, and a NUL character is read as a space: with a warning past the first 8 KB of a UTF-8 file (one
+    there is taken as binary, :func:`decode`), silently in a UTF-16 or UTF-32 note.
 
     Returns:
         ``(documents, warnings, readable)``; ``readable`` is False when nothing
@@ -825,7 +825,8 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
                      f"{MAX_NOTE_CHARS // 2**20} M are indexed (split it into notes of their own to find the rest)")
         text = text[:cut if cut > 0 else MAX_NOTE_CHARS]
     if kind != "changelog" and "\x00" in text:  # (QA round 103-C F6: NUL past the first 8 KB was indexed as is)
-        notes.append(f"{rel_path}: NUL characters read as spaces")
+        if not wide_unicode_codec(raw):  # (U+0000 in a UTF-16/32 note, as a Windows editor saves it: read silently)
+            notes.append(f"{rel_path}: NUL characters read as spaces")
         text = text.replace("\x00", " ")
     if kind == "changelog":
         docs, warnings = parse_changelog(rel_path, text)
