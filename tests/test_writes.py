@@ -2907,3 +2907,13 @@ def test_two_names_that_differ_only_in_unicode_form_are_said_to(tiny_vault: Path
         pytest.skip("this file system stores one form of a name (it normalises Unicode)")
     with pytest.raises(UsageError, match="differ only in how their accents are encoded"):
         find_document(tiny_vault, "café")
+
+
+def test_a_note_sync_calls_binary_is_not_edited(vault: Path):
+    """QA round 104-B F4: ``update --append`` wrote into a file with NUL bytes that sync skips as binary; it is
+    refused (exit 6) as a UTF-16 note is, and left as it was."""
+    path = vault / "knowledge" / "blob.md"
+    path.write_bytes(b"x\x00y")
+    with pytest.raises(WriteRefused, match="blob.md looks binary \\(NUL bytes\\)") as info:
+        update(vault, "knowledge/blob", append="appended")
+    assert info.value.exit_code == 6 and path.read_bytes() == b"x\x00y"

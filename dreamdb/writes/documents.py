@@ -55,7 +55,8 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     read)`` (the identity lets the write tell another program's change since, QA round 59 M2).
 
     Raises:
-        WriteRefused: outside the vault, write-protected, not UTF-8, unclosed frontmatter (any edit,
+        WriteRefused: outside the vault, write-protected, binary (NUL bytes in its first 8 KB, as sync tells),
+            not UTF-8, unclosed frontmatter (any edit,
             even an append: where the body starts is unknown), malformed frontmatter that must change.
     """
     real = _confined(vault, path)
@@ -66,6 +67,12 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
     _check_file_writable(real)
     with refuse_os_errors(real, "read"):
         old, seen = read_with_identity(real)
+    from dreamdb.vault.encoding import wide_unicode_codec
+
+    if b"\x00" in old[:8192] and not wide_unicode_codec(old):  # (as sync reads it: QA round 104-B F4, an append
+        # went into a file sync skips; a UTF-16 note, NUL bytes and all, is refused below as not UTF-8)
+        raise WriteRefused(f"{real.name} looks binary (NUL bytes), so sync does not index it; dreamdb does not "
+                           "edit it. Nothing was changed.", hint="Edit or replace it by hand.")
     try:
         doc = _Markdown(old.decode("utf-8"))
     except UnicodeDecodeError as exc:
