@@ -473,7 +473,7 @@ def test_an_english_word_a_turkish_note_quotes_is_found_in_that_note(tiny_vault,
         write_doc(tiny_vault, f"knowledge/other{i}.md", f"---\ntitle: Other {i}\n---\nUnrelated text number {i}.\n")
     ix = dreamdb.open(tiny_vault, engine=engine)
     write_doc(tiny_vault, "knowledge/fil.md", "---\ntitle: Hayvanat bahçesi\n---\nFil ve zürafa dele dele bakıyordu; "
-                                              "fil çok büyüktü ve bahçede dolaştı. Bu yüzden pipeli değiştirdik.\n")
+                                              "fil çok büyüktü ve bahçede dolaştı.\n")
     for word, turkish_term in (("token", "toke"), ("release", "relea"), ("pipeline", "pipel")):
         hits = {h.doc_id: h for h in ix.recall(word, top=5)}
         assert {"knowledge/tr", "knowledge/en"} <= set(hits), (word, list(hits))
@@ -484,5 +484,9 @@ def test_an_english_word_a_turkish_note_quotes_is_found_in_that_note(tiny_vault,
     for word in ("file", "delete"):
         assert "knowledge/fil" not in [h.doc_id for h in ix.recall(word, top=5)], word
         assert plan_query(word, vocabulary=ix._vocabulary()).forms == {}
-    # (the fil note holds pipel of "pipeli", a Turkish word, but the tr note quotes "pipeline": both count)
-    assert {h.doc_id for h in ix.recall("pipeline", top=5)} >= {"knowledge/tr", "knowledge/en"}
+    # a Turkish note holding the stem of a Turkish word: the stem does not count, though another one quotes the word
+    # (QA round 104-A F3: the elephant note came third for "delete the license file" once a Turkish note quoted "file")
+    write_doc(tiny_vault, "knowledge/tr-file.md", "---\ntitle: Dosya sistemi\n---\nBu projede config file okunurken "
+                                                 "hata çıkıyor.\n")
+    ix.sync()
+    assert "knowledge/fil" not in [h.doc_id for h in ix.recall("delete the license file", top=5)]
