@@ -2131,8 +2131,8 @@ def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(ti
     write_doc(tiny_vault, "knowledge/nul.md", "---\ntitle: Nul\n---\n" + "x " * 5000 + "before\x00afterword\n")
     index = dreamdb.open(tiny_vault)
     report = index.sync()
-    assert any(w.startswith("knowledge/huge.md: 4.0 M characters of text; only the first 4 M are indexed")
-               for w in report.warnings), report.warnings
+    assert any(w.startswith(f"knowledge/huge.md: {len(big):,} characters of text; only the first "
+                            f"{MAX_NOTE_CHARS:,} are indexed") for w in report.warnings), report.warnings
     assert "knowledge/nul.md: NUL characters read as spaces" in report.warnings
     assert [h.doc_id for h in index.recall("earlyquokka")] == ["knowledge/huge"]
     assert index.recall("latewombat") == [] and [h.doc_id for h in index.recall("smallnote")] == ["knowledge/ok"]
@@ -2140,6 +2140,12 @@ def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(ti
     assert "\x00" not in body and [h.doc_id for h in index.recall("afterword")] == ["knowledge/nul"]
     assert len(index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/huge'").fetchone()[0]) \
         <= MAX_NOTE_CHARS
+    # a memory file is read whole: its sections are documents of their own (QA round 104-A F5: those past the cut
+    # were lost)
+    section = "## Section {}\n" + line * (MAX_NOTE_CHARS // len(line) // 3) + "\n"
+    write_doc(tiny_vault, "core/2.memory.md", "".join(section.format(i) for i in range(4)) + "## Last\nlastsection\n")
+    assert not [w for w in index.sync().warnings if "are indexed" in w]
+    assert [h.doc_id for h in index.recall("lastsection")] == ["memory/last"]
     index.close()
 
 

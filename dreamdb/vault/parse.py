@@ -799,13 +799,14 @@ MAX_NOTE_CHARS = 4 * 1024 * 1024
 """Most characters of a markdown file that are indexed (4 Mi, about 700,000 words; the rest is left out, with a
 warning): indexing takes about 20 times a note's size in memory, so one note of 80 MB needed 1.65 GB and, under a
 memory limit, kept every other note of the vault from being indexed; a recall meeting it took 3.2 s (QA round 103-C
-F3). A changelog is read whole: its entries are documents of their own."""
+F3). A changelog and ``core/2.memory.md`` are read whole: their entries and sections are documents of their own (QA
+round 104-A F5: a memory file's sections past the cut were lost)."""
 
 
 def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str], bool]:
     """Dispatch one source file's bytes to the right parser.
 
-    A markdown file's text past :data:`MAX_NOTE_CHARS` (cut at the line end before it) is left out, with a
+    A note's text past :data:`MAX_NOTE_CHARS` (cut at the line end before it) is left out, with a
     warning, and a NUL character is read as a space: with a warning past the first 8 KB of a UTF-8 file (one
     there is taken as binary, :func:`decode`), silently in a UTF-16 or UTF-32 note.
 
@@ -819,10 +820,10 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
         return [], [warn], False
     readable = True
     notes = [warn] if warn else []
-    if kind != "changelog" and len(text) > MAX_NOTE_CHARS:
+    if kind == "markdown" and len(text) > MAX_NOTE_CHARS:
         cut = text.rfind("\n", 0, MAX_NOTE_CHARS)
-        notes.append(f"{rel_path}: {len(text) / 2**20:.1f} M characters of text; only the first "
-                     f"{MAX_NOTE_CHARS // 2**20} M are indexed (split it into notes of their own to find the rest)")
+        notes.append(f"{rel_path}: {len(text):,} characters of text; only the first {MAX_NOTE_CHARS:,} are indexed "
+                     "(split it into notes of their own to find the rest)")
         text = text[:cut if cut > 0 else MAX_NOTE_CHARS]
     if kind != "changelog" and "\x00" in text:  # (QA round 103-C F6: NUL past the first 8 KB was indexed as is)
         if not wide_unicode_codec(raw):  # (U+0000 in a UTF-16/32 note, as a Windows editor saves it: read silently)
