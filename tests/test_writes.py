@@ -2917,3 +2917,22 @@ def test_a_note_sync_calls_binary_is_not_edited(vault: Path):
     with pytest.raises(WriteRefused, match="blob.md looks binary \\(NUL bytes\\)") as info:
         update(vault, "knowledge/blob", append="appended")
     assert info.value.exit_code == 6 and path.read_bytes() == b"x\x00y"
+
+
+def test_an_md_md_twin_in_a_subfolder_is_refused_and_paths_name_each_alone(tiny_vault: Path):
+    """QA round 104-A F1, F2: with ``sub/notes.md.md`` and ``other/notes.md``, ``knowledge/notes.md`` went to the
+    ``.md.md`` note without a word (it names both); the refusal's hint offered the same ambiguous names, and the
+    note's absolute path (``hit.path``) was refused too. A path starting with ./ names one file; a gone or archived
+    twin is not offered."""
+    twin = write_doc(tiny_vault, "knowledge/sub/notes.md.md", "---\ntitle: Twin\n---\ntwinword\n")
+    plain = write_doc(tiny_vault, "knowledge/other/notes.md", "---\ntitle: Meeting\n---\nplainword\n")
+    with pytest.raises(UsageError, match="names two documents") as info:
+        find_document(tiny_vault, "knowledge/notes.md")
+    assert info.value.hint.endswith("./knowledge/other/notes.md or ./knowledge/sub/notes.md.md.")
+    assert find_document(tiny_vault, "./knowledge/other/notes.md")[1] == plain
+    assert find_document(tiny_vault, "./knowledge/sub/notes.md.md")[1] == twin
+    top = write_doc(tiny_vault, "knowledge/notes.md", "---\ntitle: Top\n---\ntopword\n")
+    update(tiny_vault, str(top), append="by its absolute path")
+    assert top.read_text(encoding="utf-8").rstrip().endswith("by its absolute path")
+    twin.unlink()  # (gone: no longer offered)
+    assert find_document(tiny_vault, "knowledge/notes.md")[1] == top

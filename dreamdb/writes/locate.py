@@ -368,12 +368,27 @@ def _index_sources(vault: Path, doc_type: str | None, bare: str) -> list[tuple[s
 
 def _literal_name_files(vault: Path, doc_type: str | None, raw: str) -> list[str]:
     """Vault-relative paths of the files whose id is ``raw`` read with its ``.md`` as part of the name: ``notes.md``
-    or ``knowledge/notes.md`` is the id of ``notes.md.md`` (the index's, else the files'); ``[]`` for a name without
-    that ending or a path with folders."""
+    or ``knowledge/notes.md`` is the id of ``notes.md.md`` (the index's, else the files'), that are there and not
+    archived (QA round 104-A F2: a gone or archived one was offered); ``[]`` for a name without that ending or a
+    path with folders."""
     head, sep, name = raw.rpartition("/")
     if not name.endswith(".md") or (sep and (head not in MARKDOWN_TYPES or doc_type is None)):
         return []
-    return _named_files(vault, doc_type, name)
+    return [p for p in _named_files(vault, doc_type, name) if _editable(vault, p)]
+
+
+def _editable(vault: Path, rel_path: str) -> bool:
+    """Whether the vault-relative ``rel_path`` is there and not in an archive folder (which dreamdb never edits)."""
+    return not in_archive(rel_path) and os.path.lexists(vault.joinpath(*rel_path.split("/")))
+
+
+def _refuse_md_md(slug: str, plain: str, twin: str) -> None:
+    """Raise the :class:`UsageError` for a name that is both the file ``plain`` (``notes.md``) and recall's id of the
+    file ``twin`` (``notes.md.md``), with the paths that name each alone: ``./`` makes a name a path, never an id
+    (QA round 104-A F2: the hint named the same ambiguous names again)."""
+    raise UsageError(f"{slug!r} names two documents: the file {plain}, and the id recall shows for {twin} (a file "
+                     "whose name ends in .md.md).",
+                     hint=f"Pass the file's path, starting with ./ (a path, never an id): ./{plain} or ./{twin}.")
 
 
 def _named_files(vault: Path, doc_type: str | None, name: str) -> list[str]:
@@ -542,7 +557,8 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
 
 def _inside_vault(vault: Path, slug: str) -> str:
-    """An absolute path to a file in the vault (``Hit.path``, what recall prints) as its vault-relative path; any
+    """An absolute path to a file in the vault (``Hit.path``, what recall prints) as its vault-relative path, after
+    ``./``; any
     other name as it is (QA round 100-C F6: a hit's own path was refused as absolute). Compared with the vault's path
     as given and resolved, ``.`` segments and doubled slashes collapsed, the path's folder resolved too; one holding
     ``..`` is left as it is, and refused (:func:`_check_rel_path`), as a relative one is. The relative path then meets
@@ -556,7 +572,9 @@ def _inside_vault(vault: Path, slug: str) -> str:
     for base, candidate in ((os.path.abspath(vault), path), (os.path.realpath(vault), path),
                             (os.path.realpath(vault), real)):
         if candidate.startswith(base.rstrip(os.sep) + os.sep):
-            return candidate[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+            # ("./": a path, never read as an id: knowledge/notes.md is also recall's id of notes.md.md, QA round
+            # 104-A F2)
+            return "./" + candidate[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
     return slug
 
 
@@ -605,10 +623,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         if found is not None:
             others = [p for p in literal if p != found[1].relative_to(vault).as_posix()]
             if others:
-                file_rel = found[1].relative_to(vault).as_posix()
-                raise UsageError(f"{slug!r} names two documents: the file {file_rel}, and the id recall shows for "
-                                 f"{others[0]} (a file whose name ends in .md.md).",
-                                 hint=f"Pass the file's path to say which one: {file_rel} or {others[0]}.")
+                _refuse_md_md(slug, found[1].relative_to(vault).as_posix(), others[0])
             return found
         if not literal:
             _refuse_dangling(vault, vault.joinpath(*rel.split("/")))
@@ -620,11 +635,11 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     if len(literal) == 1:
         found = _document_at(vault, literal[0])
         if found is not None:
-            plain = _named_files(vault, doc_type, bare)  # (a bare notes.md names the file notes.md too)
-            if plain and plain != literal and rel is None:
-                raise UsageError(f"{slug!r} names two documents: the file {plain[0]}, and the id recall shows for "
-                                 f"{literal[0]} (a file whose name ends in .md.md).",
-                                 hint=f"Pass the file's path to say which one: {plain[0]} or {literal[0]}.")
+            # (notes.md, or knowledge/notes.md without a file at that path, names a file notes.md too, in any
+            # folder: QA round 104-A F1, knowledge/notes.md reached sub/notes.md.md past other/notes.md)
+            plain = [p for p in _named_files(vault, doc_type, bare) if _editable(vault, p)]
+            if plain and plain != literal:
+                _refuse_md_md(slug, plain[0], literal[0])
             return found
     types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
     matches: list[tuple[str, Path]] = []
