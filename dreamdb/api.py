@@ -786,12 +786,11 @@ class Index:
         if kind == "unreadable":
             if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
                 raise VaultNotFound.unreadable(self.vault)
-            from dreamdb.vault.discover import symlink_loop
+            from dreamdb.vault.discover import looping_link, symlink_loop
 
             if symlink_loop(self.index_path):  # (it was "cannot read … fix its permissions": QA round 101-A F9)
                 # the link that loops: the file's own, or a folder's on its way (QA round 102-A: .dreamdb was not named)
-                loop = next((p for p in (*reversed(Path(self.index_path).parents), Path(self.index_path))
-                             if symlink_loop(p)), Path(self.index_path))
+                loop = looping_link(self.index_path) or Path(self.index_path)
                 raise IndexUnavailable(f"The index path {self.index_path} is a symlink loop (a link that leads back to"
                                        " itself)." if loop == Path(self.index_path) else f"The index path "
                                        f"{self.index_path} goes through a symlink loop: {loop} is a link that leads"

@@ -398,10 +398,13 @@ def _retried(edit):
 
 def _require_project(project_dir) -> None:
     """Raise :class:`NotFound` unless ``project_dir`` is a folder (a symlink loop said as one: QA round 102-A)."""
-    from dreamdb.vault.discover import symlink_loop
+    from dreamdb.vault.discover import looping_link
 
     if not Path(project_dir).is_dir():
-        what = "is a symlink loop (a link that leads back to itself)" if symlink_loop(project_dir) else "does not exist" \
+        loop = looping_link(project_dir)
+        what = ("is a symlink loop (a link that leads back to itself)" if loop == Path(project_dir) else
+                f"goes through a symlink loop: {loop} is a link that leads back to itself") if loop is not None else \
+            "is a link to nothing" if os.path.islink(project_dir) else "does not exist" \
             if not os.path.lexists(project_dir) else "is not a folder"
         raise NotFound(f"No project folder at {project_dir}: the path {what}.",
                        hint="Give the project's folder (--project DIR; the default is the current folder).")

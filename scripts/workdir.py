@@ -26,11 +26,17 @@ def vault_copy(src: Path, work: Path, mode: str, make: Callable[[Path], None]) -
         make: writes the copy to the path it is given.
 
     Exits (status 2, a message on stderr) when ``work`` holds a copy of another source or mode, or a
-    ``_dream_context`` folder it did not make.
+    ``_dream_context`` folder it did not make, is no folder, or is inside a vault.
     """
     dest = work / "_dream_context"
     stamp = work / STAMP_NAME
     want = {"source": str(Path(src).resolve()), "mode": mode}
+    # (QA round 104-A F9: a file was a FileExistsError traceback, and a vault a place to put a copy into)
+    if work.exists() and not work.is_dir():
+        _refuse(f"{work} is not a folder; give a folder (or a new path) as --workdir.")
+    inside = next((p for p in (work.resolve(), *work.resolve().parents) if p.name == "_dream_context"), None)
+    if inside is not None:
+        _refuse(f"{work} is in the vault {inside}; give a --workdir outside any vault.")
     if dest.exists() or dest.is_symlink():
         try:
             have = json.loads(stamp.read_text(encoding="utf-8"))
@@ -40,10 +46,15 @@ def vault_copy(src: Path, work: Path, mode: str, make: Callable[[Path], None]) -
             return dest
         held = (f"a {have.get('mode')} copy of {have.get('source')}" if isinstance(have, dict)
                 else "a _dream_context folder no benchmark made (a real vault?)")
-        print(f"error: {work} holds {held}, not a {mode} copy of {src}; give another --workdir, or delete "
-              f"{work} if it is a benchmark's.", file=sys.stderr)
-        sys.exit(2)
+        _refuse(f"{work} holds {held}, not a {mode} copy of {src}; give another --workdir, or delete {work} if it "
+                "is a benchmark's.")
     work.mkdir(parents=True, exist_ok=True)
     make(dest)
     stamp.write_text(json.dumps(want), encoding="utf-8")
     return dest
+
+
+def _refuse(message: str) -> None:
+    """Print ``message`` as an error and exit with status 2 (bad usage)."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)

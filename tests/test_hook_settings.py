@@ -350,6 +350,12 @@ def test_a_project_folder_that_is_a_symlink_loop_is_said_to_be_one(tmp_path: Pat
             call(loop)
     with pytest.raises(NotFound, match="does not exist"):
         install_hook(tmp_path / "nope")
+    # a loop on the way is named; a link to nothing is said to be one (QA round 104-A F11)
+    with pytest.raises(NotFound, match=f"goes through a symlink loop: {loop} is a link"):
+        install_hook(loop / "sub")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(NotFound, match="the path is a link to nothing"):
+        uninstall_hook(tmp_path / "dangling")
 
 
 def test_a_settings_file_that_is_not_a_regular_file_is_refused_not_waited_on(tmp_path: Path):

@@ -189,6 +189,13 @@ def test_a_workdir_copy_is_reused_only_for_its_own_source_and_mode(tmp_path, cap
     with pytest.raises(SystemExit):
         vault_copy(src, project, "full", make)
     assert "a _dream_context folder no benchmark made" in capsys.readouterr().err and len(made) == 1
+    # a file, or a folder inside a vault (QA round 104-A F9: a traceback; a copy put inside the real vault)
+    (tmp_path / "afile").write_text("x")
+    for work, said in ((tmp_path / "afile", "is not a folder"), (project / "_dream_context", "is in the vault")):
+        with pytest.raises(SystemExit):
+            vault_copy(src, work, "full", make)
+        assert said in capsys.readouterr().err
+    assert len(made) == 1
 
 
 def test_scripts_refuse_bad_values_without_a_traceback(tmp_path):

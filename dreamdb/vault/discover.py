@@ -180,6 +180,13 @@ def symlink_loop(path: str | os.PathLike) -> bool:
     return False
 
 
+def looping_link(path: str | os.PathLike) -> Path | None:
+    """The symbolic link that loops on the way to ``path`` (``path`` itself, or a folder before it: ``loop/sub``'s
+    ``loop``), or ``None`` when there is none (:func:`symlink_loop`)."""
+    path = Path(path)
+    return next((p for p in (*reversed(path.parents), path) if symlink_loop(p)), None)
+
+
 def _explicit_vault(path, explicit) -> Path:
     """The vault named by ``--vault`` or ``DREAMDB_VAULT`` (see :func:`find_vault`)."""
     p = Path(explicit).expanduser()
