@@ -1139,8 +1139,10 @@ class Index:
         self.close()
 
     def __repr__(self) -> str:
+        # (connected or not: an Index opens its connection on first use and again after close(), so "closed" read
+        # as unusable on a fresh one; QA round 104-B F8)
         return (f"<dreamdb.Index vault={str(self.vault)!r} index={str(self.index_path)!r} engine={self.engine!r}"
-                f" {'open' if self._conn is not None else 'closed'}>")
+                f" {'connected' if self._conn is not None else 'not connected'}>")
 
     def __reduce__(self):
         """An Index holds a connection and a lock, which do not pickle (QA round 90-A F6: a bare TypeError).
@@ -1818,8 +1820,10 @@ class Index:
                         sorted(DENSE_EXCLUDED_TYPES)).fetchone()[0]:
                     # (a vault of changelog entries only: a refresh gives them no vectors, by design; QA round 90-B F12:
                     # the note said to run it, and still did after it ran)
+                    any_docs = self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents)").fetchone()[0]
                     self.notes.append("no dense results: changelog entries get no vectors (they are left to BM25), and"
-                                      " the vault has no other documents, so these are BM25's results")
+                                      " the vault has no other documents, so these are BM25's results" if any_docs else
+                                      "no dense results: the index holds no documents")  # (QA round 104-B F7)
                 else:
                     self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; run:"
                                       " dreamdb embed refresh")

@@ -323,6 +323,10 @@ def test_a_hybrid_query_over_changelog_entries_only_says_they_get_no_vectors(tin
     assert [h.doc_id for h in hits] == ["changelog/2026-01-01-sleep-1"] and emb.calls == []
     assert index.take_notes() == ["no dense results: changelog entries get no vectors (they are left to BM25), and the"
                                   " vault has no other documents, so these are BM25's results"]
+    # a vault of no documents at all is said to be one (QA round 104-B F7: the changelog was blamed)
+    (tiny_vault / "core" / "CHANGELOG.json").unlink()
+    assert index.recall("sleep debt", mode="hybrid") == []
+    assert "no dense results: the index holds no documents" in index.take_notes()
 
 
 def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_changed_note(tiny_vault):

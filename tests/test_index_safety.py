@@ -466,9 +466,9 @@ def test_an_index_says_what_it_is_refuses_pickling_and_a_rebuild_of_a_moved_vaul
 
     index = dreamdb.open(example_vault)
     assert repr(index) == f"<dreamdb.Index vault={str(index.vault)!r} index={str(index.index_path)!r} engine='memory'" \
-                          " closed>"
+                          " not connected>"  # (QA round 104-B F8: "closed" read as unusable on a fresh Index)
     hits = index.recall("sleep")
-    assert repr(index).endswith(" open>")
+    assert repr(index).endswith(" connected>") and not repr(index).endswith("not connected>")
     assert pickle.loads(pickle.dumps(hits)) == hits
     with pytest.raises(UsageError, match="cannot be pickled") as info:
         pickle.dumps(index)
