@@ -337,6 +337,9 @@ def _remove(path: Path, old_raw: bytes | None) -> None:
             path.unlink()
         except FileNotFoundError:
             pass
+    if path.parent.name == ".claude":  # (left empty, as install found no folder: QA round 104-B F9)
+        with contextlib.suppress(OSError):  # (not empty: other settings, agents, commands of the user's)
+            path.parent.rmdir()
 
 
 @contextlib.contextmanager

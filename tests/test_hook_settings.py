@@ -158,7 +158,10 @@ def test_install_then_uninstall_leaves_no_settings_file_it_created(tmp_path: Pat
     anything else, or is a symlink (into a dotfiles repository), is rewritten as before."""
     path = install_hook(tmp_path)
     assert uninstall_hook(tmp_path) is True
-    assert sorted(p.name for p in (tmp_path / ".claude").iterdir()) == []
+    assert not (tmp_path / ".claude").exists()  # (the folder install made, left empty, goes too: QA round 104-B F9)
+    (tmp_path / ".claude" / "agents").mkdir(parents=True)  # (one holding anything else stays)
+    install_hook(tmp_path)
+    assert uninstall_hook(tmp_path) is True and sorted(p.name for p in (tmp_path / ".claude").iterdir()) == ["agents"]
     linked_to = tmp_path / "dotfiles" / "settings.json"
     linked_to.parent.mkdir()
     linked_to.write_text("{}")
