@@ -2936,3 +2936,12 @@ def test_an_md_md_twin_in_a_subfolder_is_refused_and_paths_name_each_alone(tiny_
     assert top.read_text(encoding="utf-8").rstrip().endswith("by its absolute path")
     twin.unlink()  # (gone: no longer offered)
     assert find_document(tiny_vault, "knowledge/notes.md")[1] == top
+
+
+def test_a_name_typed_in_another_case_gets_its_did_you_mean(tiny_vault: Path):
+    """QA round 104-B F11: `update RELEASE-CHECKLIST` gave no "Did you mean", as other typos do."""
+    write_doc(tiny_vault, "knowledge/release-checklist.md", "---\ntitle: R\n---\nx\n")
+    for typed in ("RELEASE-CHECKLIST", "Release-Checklist", "relase-checklist"):
+        with pytest.raises(NotFound) as info:
+            find_document(tiny_vault, typed)
+        assert info.value.hint == "Did you mean: release-checklist", typed

@@ -708,10 +708,12 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             and (not path.is_symlink() or (not _dangling(path) and _resolves_inside(vault, path)))))
         # names compared without their type (a shared "knowledge/" made "knowledge/*" close to any knowledge
         # note: QA round 40), and given back as the caller wrote theirs
+        # (in lower case too: RELEASE-CHECKLIST had no "did you mean", QA round 104-B F11)
         by_name: dict[str, list[str]] = {}
         for k in pool:
-            by_name.setdefault(k.split("/", 1)[-1], []).append(k)
-        close = list(dict.fromkeys(k for name in difflib.get_close_matches(bare, list(by_name), n=5, cutoff=0.6)
+            by_name.setdefault(k.split("/", 1)[-1].casefold(), []).append(k)
+        close = list(dict.fromkeys(k for name in difflib.get_close_matches(bare.casefold(), list(by_name), n=5,
+                                                                            cutoff=0.6)
                                    for k in sorted(by_name[name], key=lambda k: not k.startswith(f"{doc_type}/"))))[:5]
         if "\u2409" in slug or "\u240a" in slug:  # copied from recall's output, where they stand for a tab/newline
             raise NotFound(f"No document {slug!r} in the vault.",
