@@ -687,3 +687,15 @@ def test_a_vault_path_that_is_a_symlink_loop_is_named_as_one(tmp_path):
         find_vault(loop)
     with pytest.raises(VaultNotFound, match=re.escape(f"Vault path does not exist: {tmp_path / 'gone'}")):
         find_vault(tmp_path / "gone")
+
+
+def test_vault_given_to_a_command_that_reads_no_vault_says_so(capsys):
+    """QA round 104-B F11: `dreamdb --vault X model status` (the root help says --vault may come before the command)
+    said only "No such option '--vault'"."""
+    from dreamdb.entry import main
+
+    for args, name in ((["--vault", "examples", "model", "status"], "model status"),
+                       (["lexicon", "status", "--vault", "x"], "lexicon status")):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert f"Error: dreamdb {name} has no --vault option (it reads no vault's index): leave it out." in err, err

@@ -158,6 +158,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 raise
         except click.ClickException as exc:
+            if isinstance(exc, click.NoSuchOption) and exc.option_name == "--vault" and not exc.possibilities \
+                    and exc.ctx is not None:  # (dreamdb --vault X model status: QA round 104-B F11)
+                exc.message = (f"dreamdb {exc.ctx.command_path.split(' ', 1)[-1]} has no --vault option (it reads no"
+                               " vault's index): leave it out.")
             exc.show()
             json_error(exc.format_message(), None, exc.exit_code)  # with --json: on stdout too
             code = exc.exit_code
