@@ -2945,3 +2945,17 @@ def test_a_name_typed_in_another_case_gets_its_did_you_mean(tiny_vault: Path):
         with pytest.raises(NotFound) as info:
             find_document(tiny_vault, typed)
         assert info.value.hint == "Did you mean: release-checklist", typed
+
+
+def test_an_archived_note_out_of_the_index_is_said_to_be_archived_not_removed(tiny_vault: Path):
+    """QA round 104-B F6: a note indexed with archives on, then synced out with them off, was "removed or renamed"
+    (exit 7) for update, though its file was there; dreamdb never edits archives, and says that."""
+    import dreamdb
+
+    write_doc(tiny_vault, "knowledge/.archive/gizmo.md", "gizmo text\n")
+    write_doc(tiny_vault, "knowledge/a.md", "x\n")
+    assert [h.doc_id for h in dreamdb.open(tiny_vault, include_archives=True).recall("gizmo")] == ["knowledge/gizmo"]
+    assert dreamdb.open(tiny_vault, include_archives=False).recall("gizmo") == []
+    for name in ("gizmo", "knowledge/gizmo"):
+        with pytest.raises(UsageError, match="is the archived file knowledge/.archive/gizmo.md; dreamdb does not edit"):
+            update(tiny_vault, name, tags=["a"])

@@ -469,6 +469,10 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
     if not moved:
         return
     source, when = moved
+    if in_archive(source) and os.path.lexists(vault / source):  # (out of the index with archives off, not gone:
+        # QA round 104-B F6, "removed or renamed" of a file that was there)
+        raise UsageError(f"{doc_id!r} is the archived file {source}; dreamdb does not edit or delete files in archive"
+                         " folders (names starting with .).", hint="Edit or move it by hand if you mean to.")
     now_id = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [source])
     if now_id and not os.path.lexists(vault / source):
         # (renamed or removed since the last sync: the index's row of it is stale; QA round 86-A M1 got "that file's id
