@@ -29,6 +29,8 @@ def test_one_vault_commands_refuse_a_repeated_vault(tmp_path):
         r = runner.invoke(cli, [*args, "--vault", str(vault), "--vault", str(other)])
         assert r.exit_code == 2 and "works on one vault; 2 were given" in r.output, (args, r.output)
     assert not (vault / ".dreamdb").exists()  # refused before anything was opened
+    r = runner.invoke(cli, ["status", "--vault", str(vault), "--vault", str(tmp_path / "nope")])  # (QA round 102-A)
+    assert r.exit_code == 2 and f"and {tmp_path / 'nope'} does not exist." in " ".join(r.output.split()), r.output
     r = runner.invoke(cli, ["list", "--vault", str(vault), "--json"])
     assert r.exit_code == 0 and '"doc_id"' in r.output
     # one vault named by two of its paths is one vault (QA round 101-A F14: refused, where dreamdb.open gives its Index)

@@ -13,8 +13,13 @@ def _one_vault(ctx, param, value):
     must never go to a vault the user did not mean)."""
     if len(value) > 1 and not _one_folder(value):  # (one vault by two of its paths is one: QA round 101-A F14,
         # as dreamdb.open([a, a/_dream_context]) gives its Index)
+        import os
+
+        missing = [v for v in value if not os.path.lexists(v)]  # (QA round 102-A: named too, not only counted)
         raise click.BadParameter(f"this command works on one vault; {len(value)} were given "
-                                 "(only `dreamdb recall` searches several).", ctx=ctx, param=param)
+                                 "(only `dreamdb recall` searches several)"
+                                 + (f", and {', '.join(map(str, missing))} does not exist" if missing else "") + ".",
+                                 ctx=ctx, param=param)
     return value[0] if value else None
 
 
