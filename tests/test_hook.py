@@ -1266,9 +1266,20 @@ def test_closed_class_words_are_no_evidence_for_the_gate(tmp_path):
     vault = filled_vault(tmp_path, {
         "knowledge/offsite.md": "---\ntitle: Offsite plan\n---\nThe team said it could host us in Izmir; whether it "
                                 "would, eder bilmem.\n",
-        "knowledge/kestrel.md": "---\ntitle: Kestrel service\n---\nThe kestrel service moved to the us-east region.\n"})
+        "knowledge/kestrel.md": "---\ntitle: Kestrel service\n---\nThe kestrel service moved to the us-east region.\n",
+        "knowledge/login.md": "---\ntitle: Login banner\n---\nThe CLI prints: Please run /login first. Lütfen "
+                              "tekrar deneyin. Thanks for waiting.\n",
+        "knowledge/parser.md": "---\ntitle: Parser notes\n---\nThe frontmatter parser warns once per file.\n"})
     log = tmp_path / "h.log"
     env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    # the interjections of politeness too: "please fix it" injected a real-vault note for "please" ("Please run
+    # /login", raw BM25 6.8); the request's own words stay
+    for prompt in ("please fix it", "pls do it now, thanks", "lütfen bunu yap", "thank you"):
+        p = hook(payload(prompt, vault.parent), env)
+        assert p.returncode == 0 and p.stdout == b"", (prompt, p.stdout)
+    p = hook(payload("please look at the parser warning", vault.parent), env)
+    out = p.stdout.decode().splitlines()
+    assert out and out[0] == HEADER and "knowledge/parser" in out[1] and "knowledge/login" not in p.stdout.decode()
     for prompt in ("could you do it for us", "would you, whether or so", "bize eder misin acaba"):
         log.write_text("")
         p = hook(payload(prompt, vault.parent), env)
@@ -1290,25 +1301,6 @@ def test_closed_class_words_are_no_evidence_for_the_gate(tmp_path):
                  "rebase onto main", "commits behind origin", "an Either value"):
         assert without_function_words(kept) == kept
     assert without_function_words("could you do it for us?").split() == ["you", "do", "it", "for", "?"]
-
-
-def test_politeness_words_are_no_evidence_for_the_gate(tmp_path):
-    """"please fix it" injected a real-vault note for ``please`` ("Please run /login", raw BM25 6.8): the interjections
-    of politeness are closed-class words too, read out of a prompt as the others; the request's own words stay."""
-    vault = filled_vault(tmp_path, {
-        "knowledge/login.md": "---\ntitle: Login banner\n---\nThe CLI prints: Please run /login first. Lütfen "
-                              "tekrar deneyin. Thanks for waiting.\n",
-        "knowledge/parser.md": "---\ntitle: Parser notes\n---\nThe frontmatter parser warns once per file.\n"})
-    log = tmp_path / "h.log"
-    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
-    for prompt in ("please fix it", "pls do it now, thanks", "lütfen bunu yap", "thank you"):
-        p = hook(payload(prompt, vault.parent), env)
-        assert p.returncode == 0 and p.stdout == b"", (prompt, p.stdout)
-    p = hook(payload("please look at the parser warning", vault.parent), env)
-    out = p.stdout.decode().splitlines()
-    assert out and out[0] == HEADER and "knowledge/parser" in out[1] and "knowledge/login" not in p.stdout.decode()
-    from dreamdb.hook import without_function_words
-
     assert without_function_words("Please, run /login").split() == [",", "run", "/login"]
 
 
