@@ -2936,6 +2936,13 @@ def test_an_md_md_twin_in_a_subfolder_is_refused_and_paths_name_each_alone(tiny_
     assert top.read_text(encoding="utf-8").rstrip().endswith("by its absolute path")
     twin.unlink()  # (gone: no longer offered)
     assert find_document(tiny_vault, "knowledge/notes.md")[1] == top
+    # two .md.md files in two folders (no index to number them) and a bare name: refused, not the plain file
+    top.unlink()
+    write_doc(tiny_vault, "knowledge/a/notes.md.md", "x\n")
+    write_doc(tiny_vault, "knowledge/b/notes.md.md", "y\n")
+    plain.unlink()
+    with pytest.raises(UsageError, match="names 2 documents: knowledge/a/notes.md.md, knowledge/b/notes.md.md"):
+        find_document(tiny_vault, "notes.md")
 
 
 def test_a_name_typed_in_another_case_gets_its_did_you_mean(tiny_vault: Path):

@@ -636,14 +636,18 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
                            hint="Paths are relative to the vault folder (e.g. knowledge/decisions/my-note.md); "
                                 "run dreamdb recall to find a document.")
     assert bare is not None
-    if len(literal) == 1:
+    if literal:
+        # (notes.md, or knowledge/notes.md without a file at that path, names a file notes.md too, in any
+        # folder: QA round 104-A F1, knowledge/notes.md reached sub/notes.md.md past other/notes.md)
+        plain = [p for p in _named_files(vault, doc_type, bare) if _editable(vault, p)]
+        if plain and plain != literal:
+            _refuse_md_md(slug, plain[0], literal[0])
+        if len(literal) > 1:  # (two files named notes.md.md in two folders, no index to number them)
+            raise UsageError(f"{slug!r} names {len(literal)} documents: {', '.join(literal)}.",
+                             hint="Pass the file's path, starting with ./ (a path, never an id): "
+                                  + " or ".join(f"./{p}" for p in literal) + ".")
         found = _document_at(vault, literal[0])
         if found is not None:
-            # (notes.md, or knowledge/notes.md without a file at that path, names a file notes.md too, in any
-            # folder: QA round 104-A F1, knowledge/notes.md reached sub/notes.md.md past other/notes.md)
-            plain = [p for p in _named_files(vault, doc_type, bare) if _editable(vault, p)]
-            if plain and plain != literal:
-                _refuse_md_md(slug, plain[0], literal[0])
             return found
     types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
     matches: list[tuple[str, Path]] = []
