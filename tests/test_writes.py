@@ -2909,13 +2909,13 @@ def test_two_names_that_differ_only_in_unicode_form_are_said_to(tiny_vault: Path
         find_document(tiny_vault, "café")
 
 
-def test_a_note_sync_calls_binary_is_not_edited(vault: Path):
+def test_a_note_sync_calls_binary_is_not_edited(tiny_vault: Path):
     """QA round 104-B F4: ``update --append`` wrote into a file with NUL bytes that sync skips as binary; it is
     refused (exit 6) as a UTF-16 note is, and left as it was."""
-    path = vault / "knowledge" / "blob.md"
+    path = write_doc(tiny_vault, "knowledge/blob.md", "")  # (tiny_vault: runs without ../shared, QA round 105)
     path.write_bytes(b"x\x00y")
     with pytest.raises(WriteRefused, match="blob.md looks binary \\(NUL bytes\\)") as info:
-        update(vault, "knowledge/blob", append="appended")
+        update(tiny_vault, "knowledge/blob", append="appended")
     assert info.value.exit_code == 6 and path.read_bytes() == b"x\x00y"
 
 
@@ -2966,3 +2966,26 @@ def test_an_archived_note_out_of_the_index_is_said_to_be_archived_not_removed(ti
     for name in ("gizmo", "knowledge/gizmo"):
         with pytest.raises(UsageError, match="is the archived file knowledge/.archive/gizmo.md; dreamdb does not edit"):
             update(tiny_vault, name, tags=["a"])
+
+
+def test_the_id_of_an_md_md_note_gone_since_the_last_sync_reaches_no_other_note(tiny_vault: Path):
+    """QA round 105 F1: with a/notes.md.md (recall's knowledge/notes.md) removed or archived after a sync,
+    ``delete knowledge/notes.md`` deleted c/notes.md, whose id is knowledge/notes."""
+    import dreamdb
+
+    for rel in ("a/notes.md.md", "b/notes.md.md", "c/notes.md"):
+        write_doc(tiny_vault, f"knowledge/{rel}", f"---\ntitle: {rel}\n---\nx\n")
+    dreamdb.open(tiny_vault).sync()
+    (tiny_vault / "knowledge" / "a" / "notes.md.md").unlink()
+    with pytest.raises(WriteRefused, match="is the id recall showed for knowledge/a/notes.md.md, which is no longer"):
+        delete(tiny_vault, "knowledge/notes.md")
+    write_doc(tiny_vault, "knowledge/.archive/notes.md.md", "archived\n")
+    index = dreamdb.open(tiny_vault, include_archives=True)
+    index.sync()
+    (tiny_vault / "knowledge" / "b" / "notes.md.md").unlink()
+    index.sync()
+    assert (index.conn.execute("SELECT source_path FROM documents WHERE doc_id = 'knowledge/notes.md'").fetchone()[0]
+            == "knowledge/.archive/notes.md.md")
+    with pytest.raises(UsageError, match="is the archived file knowledge/.archive/notes.md.md"):
+        delete(tiny_vault, "knowledge/notes.md")
+    assert (tiny_vault / "knowledge" / "c" / "notes.md").exists()

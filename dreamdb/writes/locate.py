@@ -374,7 +374,18 @@ def _literal_name_files(vault: Path, doc_type: str | None, raw: str) -> list[str
     head, sep, name = raw.rpartition("/")
     if not name.endswith(".md") or (sep and (head not in MARKDOWN_TYPES or doc_type is None)):
         return []
-    return [p for p in _named_files(vault, doc_type, name) if _editable(vault, p)]
+    named = _named_files(vault, doc_type, name)
+    kept = [p for p in named if _editable(vault, p)]
+    if named and not kept:  # the id recall showed for a NAME.md.md that is gone or archived since: never another note
+        # (QA round 105 F1: delete knowledge/notes.md then deleted c/notes.md, whose id is knowledge/notes)
+        gone = named[0]
+        if in_archive(gone) and os.path.lexists(vault.joinpath(*gone.split("/"))):
+            raise UsageError(f"{raw!r} is the archived file {gone}; dreamdb does not edit or delete files in archive"
+                             " folders (names starting with .).", hint="Edit or move it by hand if you mean to.")
+        raise WriteRefused(f"{raw!r} is the id recall showed for {gone}, which is no longer in the vault. Nothing was"
+                           " changed.", hint="Run dreamdb recall to find the document you mean (or pass a path,"
+                                             " starting with ./).")
+    return kept
 
 
 def _editable(vault: Path, rel_path: str) -> bool:
