@@ -2146,6 +2146,15 @@ def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(ti
     write_doc(tiny_vault, "core/2.memory.md", "".join(section.format(i) for i in range(4)) + "## Last\nlastsection\n")
     assert not [w for w in index.sync().warnings if "are indexed" in w]
     assert [h.doc_id for h in index.recall("lastsection")] == ["memory/last"]
+    # ... each section capped as a note is (QA round 105 F5: one 21 MB section took 387 MB to sync)
+    write_doc(tiny_vault, "core/2.memory.md", "## Big\n" + line * (MAX_NOTE_CHARS // len(line) + 10)
+              + "## Last\nlastsection\n")
+    assert any(w.startswith("core/2.memory.md: the section 'Big' has ") for w in index.sync().warnings)
+    assert [h.doc_id for h in index.recall("lastsection")] == ["memory/last"]
+    # a body of one line longer than the cap keeps its first 4 Mi characters, cut at a space (QA round 105 F9: empty)
+    write_doc(tiny_vault, "knowledge/oneline.md", "---\ntitle: T\n---\nintroword " + "y " * (MAX_NOTE_CHARS // 2 + 5))
+    index.sync()
+    assert [h.doc_id for h in index.recall("introword")] == ["knowledge/oneline"]
     index.close()
 
 

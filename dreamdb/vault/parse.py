@@ -474,6 +474,10 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     sections = []
     for k, (_, end, heading) in enumerate(headings):
         content = body[end:headings[k + 1][0] if k + 1 < len(headings) else len(body)].strip()
+        if len(content) > MAX_NOTE_CHARS:  # (each section capped as a note is: QA round 105 F5, one 21 MB section)
+            warnings.append(f"{rel_path}: the section {heading!r} has {len(content):,} characters of text; only the "
+                            f"first {MAX_NOTE_CHARS:,} are indexed")
+            content = content[:_cut_at(content, MAX_NOTE_CHARS)]
         if heading or content:
             sections.append((heading, content, slugify(heading)))
     own = {base for _h, _c, base in sections}  # a repeat's number skips another section's own slug
@@ -800,7 +804,18 @@ MAX_NOTE_CHARS = 4 * 1024 * 1024
 warning): indexing takes about 20 times a note's size in memory, so one note of 80 MB needed 1.65 GB and, under a
 memory limit, kept every other note of the vault from being indexed; a recall meeting it took 3.2 s (QA round 103-C
 F3). A changelog and ``core/2.memory.md`` are read whole: their entries and sections are documents of their own (QA
-round 104-A F5: a memory file's sections past the cut were lost)."""
+round 104-A F5: a memory file's sections past the cut were lost), each section capped alike."""
+
+
+def _cut_at(text: str, limit: int) -> int:
+    """Where to cut ``text`` to at most ``limit`` characters: the last line end before it, else (a line longer than
+    half the limit: pasted data, a long paragraph) the last space, else the limit itself (QA round 105 F9: a body of
+    one 4 Mi line was cut at the end of its frontmatter, and indexed empty)."""
+    for sep in ("\n", " "):
+        at = text.rfind(sep, 0, limit)
+        if at >= limit // 2:
+            return at
+    return limit
 
 
 def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str], bool]:
@@ -821,10 +836,9 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
     readable = True
     notes = [warn] if warn else []
     if kind == "markdown" and len(text) > MAX_NOTE_CHARS:
-        cut = text.rfind("\n", 0, MAX_NOTE_CHARS)
         notes.append(f"{rel_path}: {len(text):,} characters of text; only the first {MAX_NOTE_CHARS:,} are indexed "
                      "(split it into notes of their own to find the rest)")
-        text = text[:cut if cut > 0 else MAX_NOTE_CHARS]
+        text = text[:_cut_at(text, MAX_NOTE_CHARS)]
     if kind != "changelog" and "\x00" in text:  # (QA round 103-C F6: NUL past the first 8 KB was indexed as is)
         if not wide_unicode_codec(raw):  # (U+0000 in a UTF-16/32 note, as a Windows editor saves it: read silently)
             notes.append(f"{rel_path}: NUL characters read as spaces")
