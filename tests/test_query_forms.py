@@ -473,7 +473,7 @@ def test_an_english_word_a_turkish_note_quotes_is_found_in_that_note(tiny_vault,
         write_doc(tiny_vault, f"knowledge/other{i}.md", f"---\ntitle: Other {i}\n---\nUnrelated text number {i}.\n")
     ix = dreamdb.open(tiny_vault, engine=engine)
     write_doc(tiny_vault, "knowledge/fil.md", "---\ntitle: Hayvanat bahçesi\n---\nFil ve zürafa dele dele bakıyordu; "
-                                              "fil çok büyüktü ve bahçede dolaştı.\n")
+                                              "fil çok büyüktü ve bahçede dolaştı. Akşam fileto yedik.\n")  # (fileto: "file" in a word, QA round 105 F3)
     for word, turkish_term in (("token", "toke"), ("release", "relea"), ("pipeline", "pipel")):
         hits = {h.doc_id: h for h in ix.recall(word, top=5)}
         assert {"knowledge/tr", "knowledge/en"} <= set(hits), (word, list(hits))
@@ -490,3 +490,13 @@ def test_an_english_word_a_turkish_note_quotes_is_found_in_that_note(tiny_vault,
                                                  "hata çıkıyor.\n")
     ix.sync()
     assert "knowledge/fil" not in [h.doc_id for h in ix.recall("delete the license file", top=5)]
+    # however many Turkish notes quote it, every holder is read for the word itself (QA round 105 F3: 20 were, and
+    # "fileto" holds the letters of "file": the elephant note came third)
+    (tiny_vault / "knowledge" / "fil.md").unlink()
+    for i in range(25):
+        write_doc(tiny_vault, f"knowledge/q{i:02d}.md", f"---\ntitle: Not {i}\n---\nBu config file okunurken hata "
+                                                       f"çıkıyor, numara {i}.\n")
+    write_doc(tiny_vault, "knowledge/zz-fil.md", "---\ntitle: Hayvanat\n---\nFil ve zürafa bahçede dolaştı; fil çok "
+                                                "büyüktü. Akşam yemeğinde fileto yedik.\n")
+    ix.sync()
+    assert "knowledge/zz-fil" not in [h.doc_id for h in ix.recall("delete the license file", top=5)]
