@@ -125,8 +125,9 @@ def main() -> int:
 
     try:
         if args.workdir is not None:
-            args.workdir.mkdir(parents=True, exist_ok=True)
-            return bench(args, args.workdir)
+            from workdir import prepare
+
+            return bench(args, prepare(args.workdir, args.vault))
         with tempfile.TemporaryDirectory(prefix="bench-embed-") as tmp:  # removed afterwards, whatever happens
             return bench(args, Path(tmp))
     except DreamdbError as exc:  # no model, no vault, …: say so, as the CLI does

@@ -434,7 +434,9 @@ def main(argv: list[str] | None = None) -> int:
             res[key] = {"skipped": why}
     else:
         if a.workdir:
-            a.workdir.mkdir(parents=True, exist_ok=True)
+            from workdir import prepare
+
+            prepare(a.workdir, src)
         work = a.workdir.resolve() if a.workdir else Path(tempfile.mkdtemp(prefix="bench-ops-"))
         res["workdir"] = str(work)
         try:

@@ -16,6 +16,24 @@ STAMP_NAME = "bench-source.json"
 """The file beside the copy naming its source vault and mode."""
 
 
+def prepare(work: Path, src: Path) -> Path:
+    """Check the benchmark's ``--workdir`` and make it: refused (exit 2) when it is no folder, lies inside a vault
+    (a folder named ``_dream_context``) or inside ``src``, the vault it will hold a copy of (QA round 105 F7, F8: the
+    scripts made the folder first, a file's name was a traceback and a folder inside the vault was made; a copy of a
+    vault into itself wrote 778 entries into it before failing). Returns ``work``."""
+    if work.exists() and not work.is_dir():
+        _refuse(f"{work} is not a folder; give a folder (or a new path) as --workdir.")
+    resolved = work.resolve()
+    inside = next((p for p in (resolved, *resolved.parents) if p.name == "_dream_context"), None)
+    if inside is not None:
+        _refuse(f"{work} is in the vault {inside}; give a --workdir outside any vault.")
+    source = Path(src).resolve()
+    if resolved == source or source in resolved.parents:
+        _refuse(f"{work} is inside {src}, the vault the benchmark copies; give a --workdir outside it.")
+    work.mkdir(parents=True, exist_ok=True)
+    return work
+
+
 def vault_copy(src: Path, work: Path, mode: str, make: Callable[[Path], None]) -> Path:
     """``work/_dream_context``, made by ``make(dest)`` the first time and reused while its source and mode are these.
 
@@ -31,12 +49,7 @@ def vault_copy(src: Path, work: Path, mode: str, make: Callable[[Path], None]) -
     dest = work / "_dream_context"
     stamp = work / STAMP_NAME
     want = {"source": str(Path(src).resolve()), "mode": mode}
-    # (QA round 104-A F9: a file was a FileExistsError traceback, and a vault a place to put a copy into)
-    if work.exists() and not work.is_dir():
-        _refuse(f"{work} is not a folder; give a folder (or a new path) as --workdir.")
-    inside = next((p for p in (work.resolve(), *work.resolve().parents) if p.name == "_dream_context"), None)
-    if inside is not None:
-        _refuse(f"{work} is in the vault {inside}; give a --workdir outside any vault.")
+    prepare(work, src)  # (QA round 104-A F9: a file was a FileExistsError traceback, a vault a place for a copy)
     if dest.exists() or dest.is_symlink():
         try:
             have = json.loads(stamp.read_text(encoding="utf-8"))
@@ -48,7 +61,6 @@ def vault_copy(src: Path, work: Path, mode: str, make: Callable[[Path], None]) -
                 else "a _dream_context folder no benchmark made (a real vault?)")
         _refuse(f"{work} holds {held}, not a {mode} copy of {src}; give another --workdir, or delete {work} if it "
                 "is a benchmark's.")
-    work.mkdir(parents=True, exist_ok=True)
     make(dest)
     stamp.write_text(json.dumps(want), encoding="utf-8")
     return dest

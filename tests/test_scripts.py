@@ -196,6 +196,15 @@ def test_a_workdir_copy_is_reused_only_for_its_own_source_and_mode(tmp_path, cap
             vault_copy(src, work, "full", make)
         assert said in capsys.readouterr().err
     assert len(made) == 1
+    # the scripts check their --workdir before making it (QA round 105 F7, F8: a file was a traceback, a folder in
+    # the copied vault was made, and the vault copied into itself)
+    mine = tmp_path / "myvault"
+    (mine / "knowledge").mkdir(parents=True)
+    (mine / "knowledge" / "a.md").write_text("hi\n")
+    for work, said in ((tmp_path / "afile", "is not a folder"), (mine / "bench", "is inside")):
+        p = run(SCRIPTS / "bench_embed_index.py", "--vault", mine, "--workdir", work, "--runs", "1", "--queries", "1")
+        assert p.returncode == 2 and said in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert sorted(x.name for x in mine.iterdir()) == ["knowledge"]
 
 
 def test_scripts_refuse_bad_values_without_a_traceback(tmp_path):
