@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -548,3 +549,12 @@ def test_a_kept_index_of_a_copied_cache_serves_the_copy(tmp_path):
         ["knowledge/a"]
     assert _adopt_kept_index(tmp_path / "new" / "index.db", new) is None
     assert _adopt_kept_index(tmp_path / "none.db", new) is None
+    # another program's SQLite file with a meta table is never written (QA round 105 F11)
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+    con.execute("INSERT INTO meta VALUES ('vault', '/elsewhere')")
+    con.commit()
+    con.close()
+    assert _adopt_kept_index(other, new) is None
+    assert sqlite3.connect(other).execute("SELECT value FROM meta").fetchone()[0] == "/elsewhere"

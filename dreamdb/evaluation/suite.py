@@ -484,8 +484,10 @@ def _adopt_kept_index(index_path: Path, vault: Path) -> str | None:
     still there). Returns the vault it recorded before, or ``None`` when it was this one's (or there is none)."""
     import sqlite3
 
-    if not index_path.is_file():
-        return None
+    from dreamdb import config
+
+    if not index_path.is_file() or config.index_file_kind(index_path) != "dreamdb":  # (another program's database
+        return None  # is never written: dreamdb.open says what it is; QA round 105 F11)
     try:
         conn = sqlite3.connect(f"file:{index_path}?mode=rw", uri=True, timeout=10)
     except sqlite3.Error:
@@ -528,7 +530,7 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
     moved = _adopt_kept_index(folder / "index.db", vb.vault)
     if moved:
         log(f"{plan.name}/{spec.key}: note: the kept index was {moved}'s (a cache copied or moved); it now serves"
-            f" {vb.vault}, its embeddings kept")
+            f" {vb.vault}, its embeddings (if any) kept")
     ix = dreamdb.open(vb.vault, index_path=folder / "index.db", auto_sync=False)
     kept = ix.sync()
     # (the kept index rebuilt, e.g. damaged: said, with what it cost, rather than "N chunks would need embedding"
