@@ -290,7 +290,8 @@ def test_a_vault_whose_notes_all_have_undecodable_names_says_so_not_that_it_has_
     assert "the index holds no documents: knowledge/caf\ufffd.md has a name that is not valid UTF-8 (rename it" \
         in " ".join(index.take_notes())
     r = CliRunner().invoke(cli, ["list", "--vault", str(tiny_vault)])
-    assert "1 note (knowledge/caf\ufffd.md) has a name that is not valid UTF-8: rename it" in r.output, r.output
+    assert "1 note or folder (knowledge/caf\ufffd.md) has a name that is not valid UTF-8: rename it" in r.output, \
+        r.output
     assert "no notes yet" not in r.output
 
 

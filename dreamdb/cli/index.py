@@ -124,10 +124,12 @@ def note_unindexed(index) -> None:
         hidden = archived_markdown(index.vault)
         misnamed, named = undecodable_markdown(index.vault, include_archives=index.include_archives, limit=3)
         if misnamed:  # (QA round 103-C F9: "the vault has no notes yet", of notes skipped for their names)
-            click.echo(f"note: no documents indexed: {misnamed} note{'s' if misnamed != 1 else ''} "
-                       f"({', '.join(map(safe_text, named))}{', …' if misnamed > len(named) else ''}) "
-                       f"{'have names' if misnamed != 1 else 'has a name'} that {'are' if misnamed != 1 else 'is'} "
-                       f"not valid UTF-8: rename {'them' if misnamed != 1 else 'it'}, e.g. with convmv.", err=True)
+            # (notes or folders: a folder's name counts too, QA round 105 F12)
+            click.echo(f"note: no documents indexed: {misnamed} note{'s' if misnamed != 1 else ''} or "
+                       f"folder{'s' if misnamed != 1 else ''} ({', '.join(map(safe_text, named))}"
+                       f"{', …' if misnamed > len(named) else ''}) {'have names' if misnamed != 1 else 'has a name'}"
+                       f" that {'are' if misnamed != 1 else 'is'} not valid UTF-8: rename "
+                       f"{'them' if misnamed != 1 else 'it'}, e.g. with convmv.", err=True)
         elif hidden:
             click.echo(f"note: no documents indexed; the vault's {hidden} .md file{'s are' if hidden != 1 else ' is'} in "
                        "archive folders (names starting with .) or hidden (.name.md): archives are indexed with "
