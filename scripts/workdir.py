@@ -21,16 +21,22 @@ def prepare(work: Path, src: Path) -> Path:
     (a folder named ``_dream_context``) or inside ``src``, the vault it will hold a copy of (QA round 105 F7, F8: the
     scripts made the folder first, a file's name was a traceback and a folder inside the vault was made; a copy of a
     vault into itself wrote 778 entries into it before failing). Returns ``work``."""
-    if work.exists() and not work.is_dir():
+    if (work.exists() or work.is_symlink()) and not work.is_dir():  # (a link to nothing too: QA round 106 F1)
         _refuse(f"{work} is not a folder; give a folder (or a new path) as --workdir.")
-    resolved = work.resolve()
+    try:
+        resolved = work.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        _refuse(f"{work} cannot be used as --workdir ({exc}).")
     inside = next((p for p in (resolved, *resolved.parents) if p.name == "_dream_context"), None)
     if inside is not None:
         _refuse(f"{work} is in the vault {inside}; give a --workdir outside any vault.")
     source = Path(src).resolve()
     if resolved == source or source in resolved.parents:
         _refuse(f"{work} is inside {src}, the vault the benchmark copies; give a --workdir outside it.")
-    work.mkdir(parents=True, exist_ok=True)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # (a file or a link to nothing on the way, a folder that cannot be written)
+        _refuse(f"cannot make the --workdir {work} ({exc.strerror or exc}).")
     return work
 
 

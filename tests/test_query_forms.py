@@ -500,3 +500,8 @@ def test_an_english_word_a_turkish_note_quotes_is_found_in_that_note(tiny_vault,
                                                 "büyüktü. Akşam yemeğinde fileto yedik.\n")
     ix.sync()
     assert "knowledge/zz-fil" not in [h.doc_id for h in ix.recall("delete the license file", top=5)]
+    # a Turkish note holding the stem by a tag writes the word too (QA round 106 F2: it switched the rule off)
+    write_doc(tiny_vault, "knowledge/tagged.md", "---\ntitle: Etiketli not\ntags: [token]\n---\nKullanıcı oturum "
+                                                "açtı.\n")
+    ix.sync()
+    assert {"knowledge/tr", "knowledge/tagged"} <= {h.doc_id for h in ix.recall("token", top=10)}

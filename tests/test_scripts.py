@@ -201,7 +201,9 @@ def test_a_workdir_copy_is_reused_only_for_its_own_source_and_mode(tmp_path, cap
     mine = tmp_path / "myvault"
     (mine / "knowledge").mkdir(parents=True)
     (mine / "knowledge" / "a.md").write_text("hi\n")
-    for work, said in ((tmp_path / "afile", "is not a folder"), (mine / "bench", "is inside")):
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")  # (QA round 106 F1: these were tracebacks)
+    for work, said in ((tmp_path / "afile", "is not a folder"), (mine / "bench", "is inside"),
+                       (tmp_path / "dangling", "is not a folder"), (tmp_path / "afile" / "sub", "cannot make")):
         p = run(SCRIPTS / "bench_embed_index.py", "--vault", mine, "--workdir", work, "--runs", "1", "--queries", "1")
         assert p.returncode == 2 and said in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert sorted(x.name for x in mine.iterdir()) == ["knowledge"]

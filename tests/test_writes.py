@@ -2989,3 +2989,16 @@ def test_the_id_of_an_md_md_note_gone_since_the_last_sync_reaches_no_other_note(
     with pytest.raises(UsageError, match="is the archived file knowledge/.archive/notes.md.md"):
         delete(tiny_vault, "knowledge/notes.md")
     assert (tiny_vault / "knowledge" / "c" / "notes.md").exists()
+
+
+def test_an_md_md_refusal_names_every_plain_note_of_the_name(tiny_vault: Path):
+    """QA round 106 F4: with knowledge/notes.md, knowledge/d/notes.md and knowledge/c/notes.md.md, the refusal of
+    ``notes.md`` named one plain note of the two."""
+    import dreamdb
+
+    for rel in ("notes.md", "d/notes.md", "c/notes.md.md"):
+        write_doc(tiny_vault, f"knowledge/{rel}", "x\n")
+    dreamdb.open(tiny_vault).sync()
+    with pytest.raises(UsageError, match="names three documents: the files knowledge/d/notes.md, knowledge/notes.md, "
+                                         "and the id recall shows for knowledge/c/notes.md.md"):
+        delete(tiny_vault, "notes.md")

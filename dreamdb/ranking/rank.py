@@ -188,7 +188,7 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
 
 def quoted_in_turkish(conn, word: str, term: str, memo: dict | None = None) -> bool:
     """Whether ``term``, in every document analysed as Turkish that holds it, is ``word`` quoted (lowercase, a whole
-    word of its title, description or body): an English word Turkish notes quote (``token``, the term ``toke``
+    word of its title, description, tags or body): an English word Turkish notes quote (``token``, the term ``toke``
     there), not a Turkish word of that stem too (``fil``, elephant, for ``file``: one Turkish note holding the stem
     without the word and the stem does not count, QA round 104-A F3, 105 F3; the word inside another, ``fileto``,
     is not the word). SQLite first looks for a holder without the word's letters (``instr`` over its text in lower
@@ -199,15 +199,16 @@ def quoted_in_turkish(conn, word: str, term: str, memo: dict | None = None) -> b
     key = ("quoted", word, term)
     if memo is not None and key in memo:
         return bool(memo[key])
-    text = "lower(d.title || ' ' || d.description || ' ' || d.body)"
+    # (its tags too, as written: a note tagged token holds the stem; QA round 106 F2, it switched the rule off)
+    text = "lower(d.title || ' ' || d.description || ' ' || d.tags || ' ' || d.body)"
     holders = "FROM postings p JOIN documents d ON d.id = p.doc WHERE p.term = ? AND d.turkish"
     found = False
     if not conn.execute(f"SELECT EXISTS (SELECT 1 {holders} AND instr({text}, ?) = 0)", (term, word)).fetchone()[0]:
         pattern = re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])")
-        rows = conn.execute(f"SELECT d.title, d.description, d.body {holders}", (term,))
+        rows = conn.execute(f"SELECT d.title, d.description, d.tags, d.body {holders}", (term,))
         found = True
-        for title, description, body in rows:
-            if not pattern.search(lower(f"{title}\n{description}\n{body}")):
+        for title, description, tags, body in rows:
+            if not pattern.search(lower(f"{title}\n{description}\n{tags}\n{body}")):
                 found = False
                 break
     if memo is not None:

@@ -393,13 +393,15 @@ def _editable(vault: Path, rel_path: str) -> bool:
     return not in_archive(rel_path) and os.path.lexists(vault.joinpath(*rel_path.split("/")))
 
 
-def _refuse_md_md(slug: str, plain: str, twin: str) -> None:
-    """Raise the :class:`UsageError` for a name that is both the file ``plain`` (``notes.md``) and recall's id of the
-    file ``twin`` (``notes.md.md``), with the paths that name each alone: ``./`` makes a name a path, never an id
-    (QA round 104-A F2: the hint named the same ambiguous names again)."""
-    raise UsageError(f"{slug!r} names two documents: the file {plain}, and the id recall shows for {twin} (a file "
-                     "whose name ends in .md.md).",
-                     hint=f"Pass the file's path, starting with ./ (a path, never an id): ./{plain} or ./{twin}.")
+def _refuse_md_md(slug: str, plain: list[str], twin: str) -> None:
+    """Raise the :class:`UsageError` for a name that is both the files ``plain`` (``notes.md``; every one, QA round
+    106 F4) and recall's id of the file ``twin`` (``notes.md.md``), with the paths that name each alone: ``./`` makes
+    a name a path, never an id (QA round 104-A F2: the hint named the same ambiguous names again)."""
+    count = {2: "two", 3: "three"}.get(len(plain) + 1, str(len(plain) + 1))
+    raise UsageError(f"{slug!r} names {count} documents: the file{'s' if len(plain) > 1 else ''} {', '.join(plain)}, "
+                     f"and the id recall shows for {twin} (a file whose name ends in .md.md).",
+                     hint="Pass the file's path, starting with ./ (a path, never an id): "
+                          + " or ".join(f"./{p}" for p in [*plain, twin]) + ".")
 
 
 def _named_files(vault: Path, doc_type: str | None, name: str) -> list[str]:
@@ -638,7 +640,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
         if found is not None:
             others = [p for p in literal if p != found[1].relative_to(vault).as_posix()]
             if others:
-                _refuse_md_md(slug, found[1].relative_to(vault).as_posix(), others[0])
+                _refuse_md_md(slug, [found[1].relative_to(vault).as_posix()], others[0])
             return found
         if not literal:
             _refuse_dangling(vault, vault.joinpath(*rel.split("/")))
@@ -650,9 +652,10 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     if literal:
         # (notes.md, or knowledge/notes.md without a file at that path, names a file notes.md too, in any
         # folder: QA round 104-A F1, knowledge/notes.md reached sub/notes.md.md past other/notes.md)
-        plain = [p for p in _named_files(vault, doc_type, bare) if _editable(vault, p)]
+        plain = sorted(p.relative_to(vault).as_posix() for t in ([doc_type] if doc_type else MARKDOWN_TYPES)
+                       for p in _iter_markdown(vault, t) if unicodedata.normalize("NFC", p.name[:-3]) == bare)
         if plain and plain != literal:
-            _refuse_md_md(slug, plain[0], literal[0])
+            _refuse_md_md(slug, plain, literal[0])
         if len(literal) > 1:  # (two files named notes.md.md in two folders, no index to number them)
             raise UsageError(f"{slug!r} names {len(literal)} documents: {', '.join(literal)}.",
                              hint="Pass the file's path, starting with ./ (a path, never an id): "
