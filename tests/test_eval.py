@@ -254,6 +254,9 @@ def test_gold_targets_that_are_no_document_of_the_vault_are_warned_of(tmp_path):
     info = json.loads(r.stdout)["sets"]["dreamcontext"]["indexes"]["vault"]
     assert info["missing_gold_targets"] == {"gold-train": [["q1", "knowledge/walrus-old", False],
                                                             ["q2", "knowledge/does-not-exist", True]]}
+    # without a lexicon (the tests' setting), the run says so: Turkish figures are lower (QA round 106 F6)
+    assert "note: no Turkish–English lexicon (" in r.stderr and "run without translations" in r.stderr
+    assert any("no Turkish–English lexicon" in n for n in json.loads(r.stdout)["notes"])
 
 
 def test_an_installed_dreamdb_evaluates_nothing_relative_to_the_working_folder(tmp_path, monkeypatch, capsys):
