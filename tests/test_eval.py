@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -554,10 +555,7 @@ def test_a_kept_index_of_a_copied_cache_serves_the_copy(tmp_path):
     assert _adopt_kept_index(tmp_path / "none.db", new) is None
     # another program's SQLite file with a meta table is never written (QA round 105 F11)
     other = tmp_path / "other.db"
-    con = sqlite3.connect(other)
-    con.execute("CREATE TABLE meta (key TEXT, value TEXT)")
-    con.execute("INSERT INTO meta VALUES ('vault', '/elsewhere')")
-    con.commit()
-    con.close()
+    with contextlib.closing(sqlite3.connect(other)) as con, con:
+        con.executescript("CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('vault', '/elsewhere');")
     assert _adopt_kept_index(other, new) is None
     assert sqlite3.connect(other).execute("SELECT value FROM meta").fetchone()[0] == "/elsewhere"
