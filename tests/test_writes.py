@@ -2976,7 +2976,12 @@ def test_the_id_of_an_md_md_note_gone_since_the_last_sync_reaches_no_other_note(
     for rel in ("a/notes.md.md", "b/notes.md.md", "c/notes.md"):
         write_doc(tiny_vault, f"knowledge/{rel}", f"---\ntitle: {rel}\n---\nx\n")
     dreamdb.open(tiny_vault).sync()
-    (tiny_vault / "knowledge" / "a" / "notes.md.md").unlink()
+    moved = tiny_vault / "knowledge" / ".old" / "notes.md.md"  # (archived by hand: said so, QA round 106 F5)
+    moved.parent.mkdir()
+    (tiny_vault / "knowledge" / "a" / "notes.md.md").rename(moved)
+    with pytest.raises(UsageError, match="is the archived file knowledge/.old/notes.md.md"):
+        delete(tiny_vault, "knowledge/notes.md")
+    moved.unlink()
     with pytest.raises(WriteRefused, match="is the id recall showed for knowledge/a/notes.md.md, which is no longer"):
         delete(tiny_vault, "knowledge/notes.md")
     write_doc(tiny_vault, "knowledge/.archive/notes.md.md", "archived\n")

@@ -379,6 +379,10 @@ def _literal_name_files(vault: Path, doc_type: str | None, raw: str) -> list[str
     if named and not kept:  # the id recall showed for a NAME.md.md that is gone or archived since: never another note
         # (QA round 105 F1: delete knowledge/notes.md then deleted c/notes.md, whose id is knowledge/notes)
         gone = named[0]
+        if not in_archive(gone):  # (moved into an archive by hand since the sync: said so, QA round 106 F5)
+            top = vault / gone.split("/", 1)[0]
+            gone = next((p.relative_to(vault).as_posix() for p in top.rglob(Path(gone).name)
+                         if in_archive(p.relative_to(vault).as_posix())), gone) if top.is_dir() else gone
         if in_archive(gone) and os.path.lexists(vault.joinpath(*gone.split("/"))):
             raise UsageError(f"{raw!r} is the archived file {gone}; dreamdb does not edit or delete files in archive"
                              " folders (names starting with .).", hint="Edit or move it by hand if you mean to.")
