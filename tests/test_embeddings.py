@@ -352,6 +352,20 @@ def test_bad_thread_setting(monkeypatch, tmp_path):
         resolve_threads(None)
     monkeypatch.delenv("DREAMDB_EMBED_THREADS")
     assert resolve_threads(None) == 2
+    # a value given that is no whole number is refused as the variable's is (QA round 107 F1: 2.5 and True taken)
+    assert resolve_threads(np.int64(3)) == 3
+    for bad in (2.5, True, "2"):
+        with pytest.raises(UsageError, match="is not a whole number"):
+            resolve_threads(bad)
+
+
+def test_count_tokens_refuses_a_bare_string(embedder):
+    """QA round 107 F3: ``Embedder.count_tokens("abc")`` counted each character ([5, 5, 5]), as no other call does."""
+    with pytest.raises(TypeError, match="not a single str"):
+        embedder.count_tokens("abc")
+    with pytest.raises(TypeError):
+        embedder.count_tokens([None])
+    assert len(embedder.count_tokens(["abc", "a longer text"])) == 2
 
 
 def test_thread_count_is_bounded(monkeypatch):

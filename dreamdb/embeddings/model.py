@@ -14,6 +14,7 @@ mean pooling of ``last_hidden_state`` over the attention mask, L2 normalisation.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
@@ -117,6 +118,14 @@ def resolve_threads(threads: int | None) -> int:
         UsageError: not a whole number, or outside 1 … :data:`MAX_THREADS`.
     """
     threads_from_env = threads is None
+    if threads is not None:  # (QA round 107 F1: 2.5 and True were taken, '2' a raw TypeError; numpy's ints are ints)
+        try:
+            if isinstance(threads, bool):
+                raise TypeError
+            threads = operator.index(threads)
+        except TypeError:
+            raise UsageError(f"Embedding thread count {threads!r} is not a whole number.",
+                             hint="e.g. threads=2") from None
     if threads is None:
         env = os.environ.get(ENV_THREADS, "").strip()
         if not env:
@@ -236,7 +245,8 @@ class Embedder:
 
         Args:
             texts: the passages (a list/tuple of str, not a bare str). Each is
-                truncated to 512 tokens (prefix and ``<s>``/``</s>`` included).
+                truncated to the Embedder's ``max_length`` tokens (512 by default; prefix and ``<s>``/``</s>``
+                included).
 
         Returns:
             float32[n, 384], rows L2-normalised, in the order of ``texts``.
@@ -283,13 +293,18 @@ class Embedder:
         """Count the tokens the model would see for each text, without truncation.
 
         Args:
-            texts: list of str.
+            texts: list of str (not a bare str).
             prefix: prepended before counting (default ``"passage: "``, 3 tokens).
 
         Returns:
             list of int: tokens incl. the prefix and ``<s>``/``</s>``. A value
-            above 512 means the text would be truncated when embedded.
+            above ``max_length`` (512 by default) means the text would be truncated when embedded.
+
+        Raises:
+            TypeError: ``texts`` is a str (it counted each character: QA round 107 F3) or holds non-str items.
         """
+        if isinstance(texts, (str, bytes)) or not all(isinstance(t, str) for t in texts):
+            raise TypeError("texts must be a list of str, not a single str or other items")
         return count_tokens_with(self._tok, [_encodable(t) for t in texts], prefix)
 
     @property
