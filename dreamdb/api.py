@@ -19,6 +19,7 @@ from _thread import RLock, allocate_lock
 from functools import lru_cache, wraps
 from pathlib import Path
 from time import perf_counter
+from typing import TYPE_CHECKING
 
 from dreamdb import config
 from dreamdb.arguments import callback, flags, seconds, whole_number
@@ -32,6 +33,10 @@ from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.sync import CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, sync, unreadable_paths
 from dreamdb.timeparse import as_utc
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
+
+if TYPE_CHECKING:  # (not imported at run time: the embedding modules load numpy)
+    from dreamdb.embeddings.model import Embedder
+    from dreamdb.embeddings.store import RefreshReport
 
 MODES = ("bm25", "hybrid", "dense", "rrf")
 MAX_NOTES = 100
@@ -1644,7 +1649,7 @@ class Index:
         return self._memory_engine().rank(plan, top=top, now_days=now_days, filters=filters, probe=probe)
 
     # -- embeddings ---------------------------------------------------------------
-    def embedder(self):
+    def embedder(self) -> Embedder | None:
         """The local embedding model, loaded once; ``None`` when unusable (the reason is in :attr:`model_problem`).
 
         A model that was missing or would not load is tried again once its folder, its files or the variables
@@ -1696,7 +1701,8 @@ class Index:
         return self._embedder
 
     @_serialized
-    def refresh_embeddings(self, *, force: bool = False, progress=None, embedder=None, on_wait=None):
+    def refresh_embeddings(self, *, force: bool = False, progress=None, embedder=None,
+                           on_wait=None) -> RefreshReport:
         """Chunk and embed what changed (see :func:`dreamdb.embeddings.store.refresh`, whose ``progress`` and
         ``on_wait`` these are).
 
@@ -1708,9 +1714,15 @@ class Index:
         Args:
             embedder: an :class:`dreamdb.embeddings.model.Embedder` to use instead of :meth:`embedder`'s.
 
+        Returns:
+            :class:`dreamdb.embeddings.store.RefreshReport`: what ``dreamdb embed refresh --json`` prints
+            (chunks, embedded, seconds…; ``.as_dict()`` for JSON).
+
         Raises:
             ModelNotInstalled: no usable model (the reason says why).
             UsageError: ``force`` not a bool (``"no"`` would read as true), ``progress`` not callable.
+            VaultNotFound: the vault folder is gone (moved or deleted since it was opened).
+            IndexUnavailable, LockTimeout: the index cannot be written, or another process holds it too long.
         """
         from dreamdb.errors import ModelNotInstalled
 

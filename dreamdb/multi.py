@@ -20,6 +20,7 @@ from dreamdb import config
 from dreamdb.api import Hit, Index
 from dreamdb.errors import UsageError
 from dreamdb.ranking.signals import tie_score
+from dreamdb.store.sync import SyncReport
 
 
 class MultiIndex:
@@ -30,11 +31,16 @@ class MultiIndex:
         **kwargs: passed to every :class:`Index`.
 
     Raises:
+        UsageError: ``vaults`` is one path (a str), or empty.
         VaultNotFound: one of the paths is not a vault.
         UsageError: one ``index_path`` (or ``DREAMDB_INDEX``) for several vaults: an index file serves one vault.
     """
 
     def __init__(self, vaults, **kwargs) -> None:
+        if isinstance(vaults, (str, bytes, os.PathLike)) or not vaults:  # (QA round 107 F9: a str was read letter by
+            # letter, "/ is not a vault"; [] searched nothing without a word)
+            raise UsageError("MultiIndex takes a list of vault paths" + (f", not one path: {vaults!r}"
+                             if vaults else "; none was given") + ".", hint="dreamdb.open(path) opens one vault.")
         self.indexes: list[Index] = []
         self._notes: list[str] = []
         seen = set()
@@ -85,7 +91,7 @@ class MultiIndex:
         for index in self.indexes:
             index.warm()
 
-    def sync(self, **kwargs) -> list:
+    def sync(self, **kwargs) -> list[SyncReport]:
         """Sync every vault; one :class:`~dreamdb.store.sync.SyncReport` per vault."""
         return [index.sync(**kwargs) for index in self.indexes]
 

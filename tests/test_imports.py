@@ -212,3 +212,16 @@ def test_the_public_api_type_checks_as_documented(tmp_path):
     flagged = sorted({int(n) for n in re.findall(r"wrong\.py:(\d+): error", p.stdout)})
     assert flagged == [4, 5, 6, 7], p.stdout
     assert re.findall(r'Revealed type is "([^"]+)"', p.stdout) in (["dict[str, Any]"], ["builtins.dict[builtins.str, Any]"]), p.stdout
+
+
+def test_multiindex_refuses_one_path_or_none():
+    """QA round 107 F9: ``MultiIndex("/path")`` read the path letter by letter ("/ is not a vault"); ``MultiIndex([])``
+    searched nothing without a word (``dreamdb.open([])`` refuses)."""
+    import pytest
+
+    import dreamdb
+    from dreamdb.errors import UsageError
+
+    for bad in ("examples", b"examples", []):
+        with pytest.raises(UsageError, match="MultiIndex takes a list of vault paths"):
+            dreamdb.MultiIndex(bad)
