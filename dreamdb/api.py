@@ -88,9 +88,15 @@ class Hit:
             note changed and synced since the recall gives its new text (QA round 97-A F2). Read it (or
             :meth:`as_dict`) soon after the recall where the vault may change meanwhile; until it is read, the hit
             keeps its :class:`Index` from being freed.
-        score: raw BM25 (what thresholds gate on; unaffected by mode, synonyms, recency).
-        rank_score: what hits are sorted by.
-        date: ISO date or ``None``; status, level, tags as indexed.
+        score: raw BM25 (what thresholds gate on; unaffected by mode, synonyms, recency), 0 for a hit only the dense
+            channel or a translation found.
+        rank_score: what hits are sorted by, on the mode's scale: in ``bm25`` mode rankScore (BM25's scale, the
+            signals of docs/ranking.md applied), in ``hybrid`` and ``rrf`` the fused score (reciprocal-rank fusion's
+            scale, ≈ 0.01–0.02; relative fusion's, 0–1, when BM25 is decisive), in ``dense`` the cosine (−1 … 1;
+            centred by language, docs/hybrid.md).
+            Compare it only within one recall's hits.
+        date: ISO date (``YYYY-MM-DD``, the note's date in UTC) or ``None``; status and tags as indexed; level the
+            importance 1–3 (3: pinned or ★★; 1: ``priority: low``; else 2; SPEC §5).
         superseded_by: doc_id of a changelog entry that supersedes this one, or ``None``.
         vault: the vault root this hit came from.
         mode: recall mode that produced it (``bm25`` …).

@@ -69,15 +69,24 @@ best-first ``[(key, fused score)]`` lists, ties broken by key for determinism.
 from __future__ import annotations
 
 DECISIVE_BM25 = 18.0
+"""Top raw BM25 score (× coverage) from which BM25 is decisive and relative fusion is used (SPEC §3, the reference
+system's constant)."""
 RELATIVE_LAMBDA = 0.1
+"""λ, the dense channel's share in relative fusion, (1 − λ)·bm25 + λ·dense of min-max scores (SPEC §3)."""
 RRF_K = 60
+"""k of reciprocal rank fusion, Σ wᵢ/(k + rankᵢ) (Cormack, Clarke & Büttcher, SIGIR 2009; SPEC §3)."""
 BM25_WEIGHT = 0.6
+"""BM25's weight in weighted RRF at full coverage (SPEC §3)."""
 DENSE_WEIGHT = 0.4
+"""The dense channel's weight in weighted RRF (SPEC §3)."""
 PIN_RATIO = 1.35
+"""BM25's top hit stays first when its rankScore is at least this many times the runner-up's (÷ coverage; SPEC §3,
+the pin guard)."""
 
 
 def min_max(scores: dict) -> dict:
-    """Min-max normalise to [0, 1]; all-equal scores map to 1.0."""
+    """Min-max normalise to [0, 1]; all-equal scores map to 1.0. Scores must be finite (a NaN makes every value
+    NaN)."""
     if not scores:
         return {}
     lo, hi = min(scores.values()), max(scores.values())
@@ -98,7 +107,15 @@ def relative_fusion(bm25: dict, dense: dict, lam: float = RELATIVE_LAMBDA) -> li
 
 
 def weighted_rrf(rankings: list[list], weights: list[float], k: int = RRF_K) -> list[tuple]:
-    """Σ wᵢ/(k + rankᵢ) over the rankings (rank 1-based) in which a key appears."""
+    """Σ wᵢ/(k + rankᵢ) over the rankings (rank 1-based) in which a key appears.
+
+    Raises:
+        ValueError: not one weight per ranking (``zip`` dropped the rankings past the weights: QA round 107 F11),
+            or ``k`` below 0.
+    """
+    if len(rankings) != len(weights) or k < 0:
+        raise ValueError(f"weighted_rrf needs one weight per ranking and k ≥ 0 (got {len(rankings)} rankings, "
+                         f"{len(weights)} weights, k={k})")
     return _rrf([{key: r for r, key in enumerate(ranking, 1)} for ranking in rankings], weights, k)
 
 

@@ -141,3 +141,12 @@ def test_the_text_explanation_writes_out_what_a_fused_score_adds_up_from():
     assert _fused_from_text(rrf) == ": 0.45/(60+2) (BM25 rank imputed from dense) + 0.4/(60+1)"
     assert _fused_from_text({"bm25_normalised": 1.0, "dense_normalised": 0.25, "lambda": 0.1}) == ": 0.9×1.0000 + 0.1×0.2500"
     assert _fused_from_text(None) == ""
+
+
+def test_weighted_rrf_needs_one_weight_per_ranking():
+    """QA round 107 F11: a missing weight silently dropped a ranking (``zip``)."""
+    with pytest.raises(ValueError, match="one weight per ranking"):
+        F.weighted_rrf([["a"], ["b"]], [1.0])
+    with pytest.raises(ValueError):
+        F.weighted_rrf([["a"]], [1.0], k=-1)
+    assert F.weighted_rrf([["a"], ["b", "a"]], [1.0, 1.0])[0][0] == "a"

@@ -22,7 +22,8 @@ FIELD_WEIGHTS = {"title": 3.0, "description": 2.0, "tags": 2.0, "body": 1.0}
 def idf(n_docs: int, df: int) -> float:
     """Robertson–Spärck Jones IDF with the +1 of Lucene: ln(1 + (N − df + 0.5)/(df + 0.5)).
 
-    Never negative (SPEC §2). ``n_docs`` = N documents, ``df`` = documents containing the term.
+    Never negative for 0 ≤ ``df`` ≤ ``n_docs`` (SPEC §2; the caller's counts, not checked here). ``n_docs`` = N
+    documents, ``df`` = documents containing the term.
     """
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
