@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamdb.arguments import whole_number
+from dreamdb.arguments import flags, whole_number
 from dreamdb.errors import UsageError
 
 #: SPEC §4 reference thresholds (cosine similarity of e5 passage vectors).
@@ -310,7 +310,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
 
     Raises:
         UsageError: empty candidate, ``top`` out of range, thresholds out of range or out of order
-            (:func:`check_thresholds`).
+            (:func:`check_thresholds`), ``log`` not a bool, ``exclude`` a str.
         DriverError: the index has no vector tables.
         ModelError: the model failed to run.
     """
@@ -319,6 +319,10 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
 
     top = whole_number(top, "top", 1, 50)
     check_thresholds(merge=merge, margin=margin, review=review)
+    flags(log=log)  # (QA round 107 F4: log="no" logged, and a str exclude was read letter by letter)
+    if isinstance(exclude, (str, bytes)):
+        raise UsageError(f"exclude must be a list of doc_ids, not one str: {exclude!r}",
+                         hint=f"exclude=[{exclude!r}]")
     from dreamdb.writes.checks import _require_utf8
 
     _require_utf8(title=title, description=description, content=content)  # (QA round 65: a title of bytes: exit 70)

@@ -59,6 +59,14 @@ def test_a_candidate_that_is_not_utf8_is_refused_by_the_library(field):
         dedup(None, None, **given)
 
 
+@pytest.mark.parametrize("given, message", [({"log": "no"}, "log must be True or False, got 'no'"),
+                                            ({"exclude": "feature/x"}, "exclude must be a list of doc_ids")])
+def test_a_log_flag_or_an_exclude_of_the_wrong_type_is_refused_by_the_library(given, message):
+    """QA round 107 F4: ``log="no"`` logged the decision, and ``exclude="feature/x"`` was read letter by letter."""
+    with pytest.raises(UsageError, match=re.escape(message)):
+        dedup(None, None, title="x", content="y", **given)
+
+
 def test_thresholds_at_the_ends_of_their_ranges_are_accepted():
     from dreamdb.dedup import check_thresholds
 
