@@ -1208,6 +1208,7 @@ class Index:
             LockTimeout: another process held the write lock too long.
             UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true), ``progress`` not callable.
             IndexUnavailable: the index can only be opened read-only (a full disk, a read-only file system).
+            VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
         reread = check if reread is None else reread
         flags(force=force, check=check, reread=reread)
@@ -1379,6 +1380,7 @@ class Index:
 
         Raises:
             IndexUnavailable: the index cannot be read (a damaged one is rebuilt first).
+            VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
         lexicon = self._lexicon()
         if lexicon is not None:  # its lookups in memory too (see dreamdb.lexicon.PRELOAD_AFTER_SECONDS)
@@ -2186,6 +2188,10 @@ class Index:
         Syncs first when ``auto_sync`` (so a write made through this object shows up), as a read does
         (:meth:`sync_for_read`: another process's write lock is waited for briefly, then the index is
         described as it is, with a note).
+
+        Raises:
+            IndexUnavailable: the index cannot be read (a lock another program holds, the machine's state).
+            VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
         if self.auto_sync:
             self.sync_for_read()
@@ -2255,7 +2261,8 @@ class Index:
 
         Raises:
             UsageError: ``model_id`` is neither None nor a string (QA round 83-A F7: a bare TypeError).
-            IndexUnavailable: the index cannot be read (not damage: a lock, the machine's state)."""
+            IndexUnavailable: the index cannot be read (not damage: a lock, the machine's state).
+            VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened)."""
         from dreamdb.embeddings.store import embed_status
 
         if model_id is not None and not isinstance(model_id, str):
@@ -2310,6 +2317,8 @@ class Index:
 
         Raises:
             UsageError: an unknown type.
+            IndexUnavailable: the index cannot be read (a lock another program holds, the machine's state).
+            VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
         types_l = _types(types)
         if self.auto_sync:
