@@ -384,8 +384,7 @@ def _literal_name_files(vault: Path, doc_type: str | None, raw: str) -> list[str
             gone = next((p.relative_to(vault).as_posix() for p in top.rglob(Path(gone).name)
                          if in_archive(p.relative_to(vault).as_posix())), gone) if top.is_dir() else gone
         if in_archive(gone) and os.path.lexists(vault.joinpath(*gone.split("/"))):
-            raise UsageError(f"{raw!r} is the archived file {gone}; dreamdb does not edit or delete files in archive"
-                             " folders (names starting with .).", hint="Edit or move it by hand if you mean to.")
+            _refuse_archived(raw, gone)
         raise WriteRefused(f"{raw!r} is the id recall showed for {gone}, which is no longer in the vault. Nothing was"
                            " changed.", hint="Run dreamdb recall to find the document you mean (or pass a path,"
                                              " starting with ./).")
@@ -411,13 +410,24 @@ def _refuse_md_md(slug: str, plain: list[str], twin: str) -> None:
 def _named_files(vault: Path, doc_type: str | None, name: str) -> list[str]:
     """Vault-relative paths of the documents whose id is ``type/name`` (of ``doc_type``, else of any markdown type):
     the index's, else the files' of that name."""
+    sources = sorted({source for _, source in _index_sources(vault, doc_type, name)})
+    return sources or _files_named(vault, doc_type, name)
+
+
+def _files_named(vault: Path, doc_type: str | None, name: str) -> list[str]:
+    """Vault-relative paths of the markdown files (of ``doc_type``, else of any markdown type) named ``name.md``,
+    names compared in NFC."""
     import unicodedata
 
-    sources = sorted({source for _, source in _index_sources(vault, doc_type, name)})
-    if sources:
-        return sources
     return sorted(p.relative_to(vault).as_posix() for t in ([doc_type] if doc_type else MARKDOWN_TYPES)
                   for p in _iter_markdown(vault, t) if unicodedata.normalize("NFC", p.name[:-3]) == name)
+
+
+def _refuse_archived(name: str, rel_path: str) -> None:
+    """Raise the :class:`UsageError` for ``name``, which names the file ``rel_path`` in an archive folder:
+    searchable with ``DREAMDB_INCLUDE_ARCHIVES``, never edited."""
+    raise UsageError(f"{name!r} is the archived file {rel_path}; dreamdb does not edit or delete files in archive"
+                     " folders (names starting with .).", hint="Edit or move it by hand if you mean to.")
 
 
 def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path] | None:
@@ -488,8 +498,7 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
     source, when = moved
     if in_archive(source) and os.path.lexists(vault / source):  # (out of the index with archives off, not gone:
         # QA round 104-B F6, "removed or renamed" of a file that was there)
-        raise UsageError(f"{doc_id!r} is the archived file {source}; dreamdb does not edit or delete files in archive"
-                         " folders (names starting with .).", hint="Edit or move it by hand if you mean to.")
+        _refuse_archived(doc_id, source)
     now_id = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [source])
     if now_id and not os.path.lexists(vault / source):
         # (renamed or removed since the last sync: the index's row of it is stale; QA round 86-A M1 got "that file's id
@@ -656,8 +665,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     if literal:
         # (notes.md, or knowledge/notes.md without a file at that path, names a file notes.md too, in any
         # folder: QA round 104-A F1, knowledge/notes.md reached sub/notes.md.md past other/notes.md)
-        plain = sorted(p.relative_to(vault).as_posix() for t in ([doc_type] if doc_type else MARKDOWN_TYPES)
-                       for p in _iter_markdown(vault, t) if unicodedata.normalize("NFC", p.name[:-3]) == bare)
+        plain = _files_named(vault, doc_type, bare)
         if plain and plain != literal:
             _refuse_md_md(slug, plain, literal[0])
         if len(literal) > 1:  # (two files named notes.md.md in two folders, no index to number them)
@@ -717,9 +725,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
                                   + " or ".join(sources) + ".")
         archived = [p for p in sources if in_archive(p)]
         if archived:  # indexed with DREAMDB_INCLUDE_ARCHIVES: searchable, never edited
-            raise UsageError(f"{slug!r} is the archived file {archived[0]}; dreamdb does not edit or delete "
-                             "files in archive folders (names starting with .).",
-                             hint="Edit or move it by hand if you mean to.")
+            _refuse_archived(slug, archived[0])
         if doc_type is None:
             _refuse_bare_name(vault, bare)
         # an id that a sync took away lately (its file removed or renamed, or the files of its name
