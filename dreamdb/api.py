@@ -762,11 +762,14 @@ class Index:
             path = f"{self.index_path}{suffix}"
             try:
                 mode = os.stat(path).st_mode
-            except OSError:  # (none there, the usual case; a dangling link is no file SQLite opens)
-                continue
-            if not stat.S_ISREG(mode):
-                what = "a folder" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else \
-                    "a socket" if stat.S_ISSOCK(mode) else "a device"
+            except OSError:  # (none there, the usual case)
+                if not os.path.islink(path):
+                    continue
+                mode = None  # a link to nothing: SQLite follows it to create the file where it leads, fails, and the
+                # index read as unreadable was rebuilt on every command (QA round 104-A F8)
+            if mode is None or not stat.S_ISREG(mode):
+                what = "a link to nothing" if mode is None else "a folder" if stat.S_ISDIR(mode) else \
+                    "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
                 role = {"-journal": "rollback journal", "-wal": "write-ahead log", "-shm": "WAL's shared memory"}[suffix]
                 raise IndexUnavailable(f"{path} is {what}, not a file: SQLite keeps the index's {role} there, and "
                                        "dreamdb will not open the index beside it.",

@@ -1641,3 +1641,22 @@ def test_a_pipe_beside_the_index_is_refused_or_passed_over_never_waited_on(examp
             in p.stderr, p.stderr
         (folder / f"index.db{suffix}").unlink()
     assert [h.doc_id for h in dreamdb.open(example_vault).recall("zanzibarite")]
+
+
+def test_a_link_to_nothing_beside_the_index_is_refused_not_rebuilt_on(example_vault):
+    """QA round 104-A F8: a dangling symlink named ``index.db-wal`` made SQLite fail to open the index ("unable to open
+    database file"), which dreamdb read as a damaged index and rebuilt, on every command. It is refused, named, with
+    exit 4, like a pipe there, and the index is left as it was."""
+    ix = dreamdb.open(example_vault)
+    ix.sync()
+    ix.close()
+    folder = example_vault / ".dreamdb"
+    before = (folder / "index.db").stat().st_ino
+    link = folder / "index.db-wal"
+    link.symlink_to(folder / "gone" / "x")
+    with pytest.raises(IndexUnavailable) as info:
+        dreamdb.open(example_vault).recall("memory")
+    assert f"{link} is a link to nothing, not a file: SQLite keeps the index's write-ahead log" in info.value.message
+    assert info.value.exit_code == 4 and link.is_symlink() and (folder / "index.db").stat().st_ino == before
+    link.unlink()
+    assert dreamdb.open(example_vault).recall("memory")
