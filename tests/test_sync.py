@@ -2156,6 +2156,15 @@ def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(ti
     write_doc(tiny_vault, "knowledge/oneline.md", "---\ntitle: T\n---\nintroword " + "y " * (MAX_NOTE_CHARS // 2 + 5))
     index.sync()
     assert [h.doc_id for h in index.recall("introword")] == ["knowledge/oneline"]
+    # a frontmatter block longer than the cap: its metadata is left out, the body after it indexed (QA round 104-A F6:
+    # said "not closed by a '---' line", and the YAML indexed as the note's text, its body lost)
+    block = "---\ntitle: Fat\nnotes: |\n" + "  yamlfiller line\n" * (MAX_NOTE_CHARS // 18 + 10) + "---\n"
+    write_doc(tiny_vault, "knowledge/fat.md", block + "---\nbodyokapi after the block\n")
+    warnings = index.sync().warnings
+    assert f"knowledge/fat.md: frontmatter block of {len(block):,} characters, more than the {MAX_NOTE_CHARS:,} a" \
+           " note is indexed up to; its metadata is left out and the text after it indexed" in warnings, warnings
+    assert not [w for w in warnings if "not closed" in w], warnings
+    assert [h.doc_id for h in index.recall("bodyokapi")] == ["knowledge/fat"] and index.recall("yamlfiller") == []
     index.close()
 
 

@@ -17,7 +17,7 @@ from dreamdb.timeparse import clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.encoding import wide_unicode_codec
 from dreamdb.vault.tags import clean_tag
-from dreamdb.vault.fences import cr_line_ends
+from dreamdb.vault.fences import cr_line_ends, find_block
 from dreamdb.vault.frontmatter import split_frontmatter
 
 DATE_KEYS = ("updated_at", "updated", "date", "created", "created_at")
@@ -835,6 +835,13 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
         return [], [warn], False
     readable = True
     notes = [warn] if warn else []
+    if kind == "markdown" and len(text) > MAX_NOTE_CHARS and (block := find_block(text)) is not None \
+            and block.close_end is not None and block.close_end > MAX_NOTE_CHARS:
+        # (QA round 104-A F6: cut inside its frontmatter, the note was said to have a frontmatter block "not closed by
+        # a '---' line" and was indexed as text, YAML and all, its body left out)
+        notes.append(f"{rel_path}: frontmatter block of {block.close_end:,} characters, more than the {MAX_NOTE_CHARS:,}"
+                     " a note is indexed up to; its metadata is left out and the text after it indexed")
+        text = "---\n---\n" + text[block.close_end:]  # (an empty block: the body is never read as frontmatter)
     if kind == "markdown" and len(text) > MAX_NOTE_CHARS:
         notes.append(f"{rel_path}: {len(text):,} characters of text; only the first {MAX_NOTE_CHARS:,} are indexed "
                      "(split it into notes of their own to find the rest)")
