@@ -158,12 +158,22 @@ INLINE_SYNC_BYTES = 8_000_000
 a whole 4-8 MB CHANGELOG.json, whose unchanged entries keep their rows, takes far less); more are indexed by a
 ``dreamdb sync`` it starts in the background, and the prompt is answered from the index as it is (QA round 90-C F1)."""
 
+INLINE_SYNC_FILES = 5_000
+"""Most new or changed files the hook indexes itself, whatever their size, before it answers (≈ 1.4 s for 5,000 small
+notes on a busy 2-core machine, up to 4 s in a large index); more are left to a background ``dreamdb sync`` as
+:data:`INLINE_SYNC_BYTES` are (QA round 108-B F1: 30,000 new notes of 1.8 MB in all took 24 s, and a hook its caller
+stopped rolled them back each time, so they were never indexed)."""
+
 INLINE_BUILD_BYTES = 1_000_000
 """Largest vault (bytes of the files it indexes) whose whole index the hook builds itself before it answers: about
 0.7 s at the real vault's rate (6.8 MB indexed in 4.4 s). A larger vault whose index is missing, was rebuilt after
 damage, or must be indexed again by a new analyzer is indexed by a ``dreamdb sync`` the hook starts in the
 background, and the prompt goes on without memories (QA round 59 M4: a 60,000-entry changelog held each prompt
 9-10 s, and a hook stopped by its timeout lost the build, so the index was never built)."""
+
+INLINE_BUILD_FILES = 2_000
+"""Most files of a vault whose whole index the hook builds itself, whatever their size (≈ 0.6-1.6 s); a vault of more
+is built in the background, as one past :data:`INLINE_BUILD_BYTES` is (QA round 108-B F1)."""
 
 
 def log_path() -> Path:
@@ -696,7 +706,7 @@ def _built_elsewhere(index, vault: Path) -> bool:
     """Whether the index is to be built by another process rather than this prompt: its whole index is due
     (:func:`dreamdb.store.sync.whole_index_due`) and either a writer holds it or a background build runs (nothing
     to answer from yet), or one failed less than :data:`BUILD_RETRY_SECONDS` ago (its output logged once), or the
-    vault holds more than :data:`INLINE_BUILD_BYTES` to index, in which case a detached ``dreamdb sync`` is started
+    vault holds more than :data:`INLINE_BUILD_BYTES` or :data:`INLINE_BUILD_FILES` to index, in which case a detached ``dreamdb sync`` is started
     for it (it outlives the hook, even one its caller stops; its output goes to :func:`_build_log`). Logged."""
     from dreamdb.store import connect as db
     from dreamdb.store.sync import whole_index_due
@@ -719,8 +729,11 @@ def _built_elsewhere(index, vault: Path) -> bool:
     build_log = _build_log(index)
     if _left_to_background(vault, build_log, "index build", "nothing printed until it is done"):
         return True
-    size = sum(src.size for src in walk_sources(vault, include_archives=index.include_archives))
-    if size <= INLINE_BUILD_BYTES:
+    files = size = 0
+    for src in walk_sources(vault, include_archives=index.include_archives):
+        files += 1
+        size += src.size
+    if size <= INLINE_BUILD_BYTES and files <= INLINE_BUILD_FILES:
         return False
     index.close()  # (no connection of this process left open on the file the build writes)
     pid = _start_build(vault, index.index_path, build_log)
@@ -729,9 +742,10 @@ def _built_elsewhere(index, vault: Path) -> bool:
     if pid < 0:
         _why(f"{vault}: a background index build was just started by another prompt; nothing printed")
         return True
-    _log(f"{vault}: the index must be built ({size:,} bytes to index, over the {INLINE_BUILD_BYTES:,} the hook builds"
-         f" itself): started `dreamdb sync` in the background (pid {pid}; its output: {build_log}); nothing printed"
-         " for this prompt")
+    over = f"{size:,} bytes to index, over the {INLINE_BUILD_BYTES:,}" if size > INLINE_BUILD_BYTES else \
+        f"{files:,} files to index, over the {INLINE_BUILD_FILES:,}"
+    _log(f"{vault}: the index must be built ({over} the hook builds itself): started `dreamdb sync` in the background"
+         f" (pid {pid}; its output: {build_log}); nothing printed for this prompt")
     return True
 
 
@@ -769,16 +783,17 @@ def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str,
 
 def _synced_elsewhere(index, vault: Path) -> bool:
     """Whether the changes waiting to be indexed are left to another process, the prompt answering from the index as it
-    is (logged): the files new or changed since the last sync hold more than :data:`INLINE_SYNC_BYTES`, and a detached
+    is (logged): the files new or changed since the last sync hold more than :data:`INLINE_SYNC_BYTES` or are more than
+    :data:`INLINE_SYNC_FILES`, and a detached
     ``dreamdb sync`` is started for them, or one runs already (one that failed less than :data:`BUILD_RETRY_SECONDS`
     ago leaves them to this prompt, logged).
     (QA round 90-C F1: a 40 MB note added to an indexed vault held every prompt 10 s and 825 MB, and a hook its caller
     stopped rolled its sync back, so the note was never indexed.)"""
-    from dreamdb.store.sync import bytes_to_index
+    from dreamdb.store.sync import files_to_index
 
     # (guarded: a damaged index is rebuilt here, as the sync it stands before would, not a failed hook)
-    size = index._guarded(lambda: bytes_to_index(index.conn, vault, include_archives=index.include_archives))
-    if size <= INLINE_SYNC_BYTES:
+    files, size = index._guarded(lambda: files_to_index(index.conn, vault, include_archives=index.include_archives))
+    if size <= INLINE_SYNC_BYTES and files <= INLINE_SYNC_FILES:
         return False
     build_log = _build_log(index)
     # (after a failure, this prompt syncs: an index left as it was for minutes would answer without the changes, QA
@@ -791,9 +806,10 @@ def _synced_elsewhere(index, vault: Path) -> bool:
     if pid is None:
         return False  # (no log file of its own could be made beside the index: synced here, as before)
     if pid > 0:
-        _log(f"{vault}: {size:,} bytes of new or changed files to index, over the {INLINE_SYNC_BYTES:,} the hook indexes"
-             f" itself: started `dreamdb sync` in the background (pid {pid}; its output: {build_log}); recalled from"
-             " the index as it is")
+        over = f"{size:,} bytes of new or changed files to index, over the {INLINE_SYNC_BYTES:,}" \
+            if size > INLINE_SYNC_BYTES else f"{files:,} new or changed files to index, over the {INLINE_SYNC_FILES:,}"
+        _log(f"{vault}: {over} the hook indexes itself: started `dreamdb sync` in the background (pid {pid}; its"
+             f" output: {build_log}); recalled from the index as it is")
     return True
 
 
@@ -873,6 +889,10 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                   lazy_refresh_seconds=REFRESH_SECONDS)
     try:
         if _built_elsewhere(index, vault):
+            for warning in index.warnings:  # (an index found damaged when opened, replaced by an empty one that the
+                # background build fills: QA round 108-B F2, the log had no word of the damage)
+                if "rebuilt from the vault" in warning or "another application's SQLite database" in warning:
+                    _log(warning)
             return ""
         try:
             # (a damaged index rebuilt by this prompt is written down)

@@ -651,6 +651,58 @@ def test_large_changes_to_a_built_index_are_indexed_in_the_background(tmp_path):
     assert "this prompt syncs the changes itself; the next prompt to try again is in" in log.read_text()
 
 
+def test_many_small_new_notes_are_indexed_in_the_background_and_a_vault_of_many_files_built_there(tmp_path):
+    """QA round 108-B F1: the hook's limit on what it indexes itself was in bytes only, so 30,000 new notes of 1.8 MB in
+    all were indexed by the prompt (24 s), and a hook its caller stopped rolled them back each time: never indexed.
+    Past INLINE_SYNC_FILES new or changed files (INLINE_BUILD_FILES for an index to build) a background `dreamdb
+    sync` indexes them and the prompt answers from the index as it is."""
+    from dreamdb.hook import INLINE_BUILD_FILES, INLINE_SYNC_FILES
+
+    vault = filled_vault(tmp_path, {"knowledge/kestrel.md": "---\nname: Kestrel service\n---\nThe kestrel service"
+                                                            " moved to the north datacentre; kestrel kestrel.\n"})
+    import dreamdb
+
+    with dreamdb.open(vault) as ix:
+        assert ix.sync().added == 13
+    for i in range(INLINE_SYNC_FILES + 1):
+        write_doc(vault, f"knowledge/many/n{i}.md", f"---\ntitle: n {i}\n---\nsmallnote{i}\n")
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    p = hook(payload("where did the kestrel service move", vault.parent), env)
+    assert p.returncode == 0 and "knowledge/kestrel" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert f"{INLINE_SYNC_FILES + 1:,} new or changed files to index, over the {INLINE_SYNC_FILES:,} the hook indexes" \
+           " itself: started `dreamdb sync` in the background" in log.read_text(), log.read_text()
+    assert _wait_built(vault / ".dreamdb" / "index.db", n=INLINE_SYNC_FILES + 14)
+    # a vault of many small files and no index: built in the background, whatever its bytes
+    other = tmp_path / "other" / "_dream_context"
+    for i in range(INLINE_BUILD_FILES + 1):
+        write_doc(other, f"knowledge/n{i}.md", f"---\ntitle: n {i}\n---\nsmallnote{i}\n")
+    p = hook(payload("smallnote7 please", other.parent), env)
+    assert p.returncode == 0 and p.stdout == b"", p.stdout
+    assert f"the index must be built ({INLINE_BUILD_FILES + 1:,} files to index, over the {INLINE_BUILD_FILES:,} the" \
+           " hook builds itself): started `dreamdb sync` in the background" in log.read_text(), log.read_text()
+    assert _wait_built(other / ".dreamdb" / "index.db", n=INLINE_BUILD_FILES + 1)
+
+
+def test_an_index_found_damaged_when_opened_in_a_large_vault_is_said_in_the_log(tmp_path):
+    """QA round 108-B F2: an index damaged where it is opened, in a vault too large for the prompt to build, was
+    replaced by an empty one that a background sync fills, and the hook log said only that the index must be built."""
+    vault = _large_vault(tmp_path / "big")
+    index_file = vault / ".dreamdb" / "index.db"
+    import dreamdb
+
+    with dreamdb.open(vault) as ix:
+        ix.sync()
+    index_file.write_bytes(b"this is no sqlite file at all " * 100)
+    log = tmp_path / "h.log"
+    p = hook(payload("where did the kestrel42 service move to", vault.parent), {"DREAMDB_HOOK_LOG": str(log)})
+    assert p.returncode == 0 and p.stdout == b""
+    text = log.read_text()
+    assert f"index at {index_file} was unreadable (" in text and "rebuilt from the vault" in text, text
+    assert "the index must be built (" in text and "started `dreamdb sync` in the background" in text, text
+    assert _wait_built(index_file)
+
+
 def test_a_prompt_on_an_index_whose_files_table_is_damaged_rebuilds_it_and_answers(tmp_path):
     """Found by scripts/bench_ops.py after QA round 90-C F1's fix: the hook's look at the files waiting to be indexed
     read the damaged ``files`` table outside the damage guard, so the prompt printed nothing and nothing was rebuilt

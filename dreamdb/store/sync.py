@@ -166,13 +166,14 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
     return n
 
 
-def bytes_to_index(conn, vault: Path, *, include_archives: bool = False) -> int:
-    """Bytes of the files the next sync reads: those new or changed (by their stat) since the last sync; 0 when the
-    no-change fast path finds nothing changed (stat only, no lock, nothing written)."""
+def files_to_index(conn, vault: Path, *, include_archives: bool = False) -> tuple[int, int]:
+    """``(files, bytes)`` the next sync reads: the files new or changed (by their stat) since the last sync, and their
+    size in bytes; ``(0, 0)`` when the no-change fast path finds nothing changed (stat only, no lock, nothing
+    written)."""
     if _fast_unchanged(conn, vault, include_archives) is not None:
-        return 0
+        return 0, 0
     candidates, _removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn), vault)
-    return sum(src.size for src in candidates)
+    return len(candidates), sum(src.size for src in candidates)
 
 
 def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
