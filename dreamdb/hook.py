@@ -863,7 +863,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.vault.discover import find_vault
 
     try:
-        vault = find_vault(None, cwd=Path(cwd) if cwd else None, project_first=True)
+        project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()  # (QA round 108-B F4: a cwd out of the project)
+        vault = find_vault(None, cwd=Path(cwd) if cwd else None, project_first=True,
+                           project_dir=Path(project) if project and os.path.isabs(project) else None)
     except (RuntimeError, OSError) as exc:
         if cwd is None or isinstance(exc, FileNotFoundError):
             raise
@@ -879,7 +881,8 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                  + "; nothing printed")  # (cut as a whole: the message names the path again, QA round 64 L5)
         elif cwd and not os.path.isdir(cwd):  # (QA round 102-B F2: "no vault in or above examples", a folder that
             # was not there: a relative cwd read from the hook's own working folder)
-            _why(f"cwd {cwd} is no folder (from {os.getcwd()}, as a relative path is read); nothing printed")
+            _why(f"cwd {cwd} is no folder" + ("" if os.path.isabs(cwd) else f" (from {os.getcwd()}, as a relative path"
+                                                                          " is read)") + "; nothing printed")
         else:
             _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (and DREAMDB_VAULT is not set); "
                  "nothing printed")

@@ -100,6 +100,41 @@ def _only_redirections(rest: list[str]) -> bool:
     return True
 
 
+TRIAL_SECONDS = 60
+"""Longest a hook command given to install is waited for on its trial run (:func:`trial_run`): Claude Code's own
+default time limit for a hook."""
+
+BLOCKING_EXIT = 2
+"""The exit code with which a ``UserPromptSubmit`` hook blocks the prompt and erases it (Claude Code's hooks
+reference: "Exit code 2: blocking error"; any other non-zero code is shown and the prompt goes on)."""
+
+
+def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS) -> tuple[int | None, str]:
+    """Run a hook command once as Claude Code would for a prompt: through the shell, in ``project_dir``, with a
+    ``UserPromptSubmit`` payload of an empty prompt on stdin (dreamdb's hook prints nothing for it).
+
+    Returns:
+        ``(exit code, its stderr's error line, else its usage line, else its last line)``; ``(None, why)`` when it did not end within ``timeout_s`` seconds or
+        could not be started.
+    """
+    import subprocess
+
+    payload = json.dumps({"session_id": "dreamdb-hook-install", "hook_event_name": EVENT, "prompt": "",
+                          "cwd": str(Path(project_dir).absolute())})
+    try:
+        p = subprocess.run(command, shell=True, cwd=project_dir, input=payload.encode(), capture_output=True,
+                           timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None, f"it did not end within {timeout_s:g} s"
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+    lines = [line.strip() for line in p.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    # (an error line says most; else a usage line, as a command group run without its command prints its help)
+    said = next((line for line in lines if line.startswith("Error")), None) or \
+        next((line for line in lines if line.startswith("Usage:")), None) or (lines[-1] if lines else "")
+    return p.returncode, said[:300]
+
+
 MAX_SETTINGS_BYTES = 16 << 20
 """Largest settings file read (16 MiB): Claude Code's are a few KB."""
 

@@ -1439,3 +1439,32 @@ def test_install_names_a_vault_found_above_the_project_and_a_missing_cwd_is_said
     p = hook(payload("how is sleep debt computed", "no-such-folder"), {"DREAMDB_HOOK_LOG": str(log),
                                                                        "DREAMDB_HOOK_VERBOSE": "1"}, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout == b"" and "cwd no-such-folder is no folder" in log.read_text()
+
+
+def test_a_cwd_out_of_the_project_finds_the_vault_of_claude_project_dir(tmp_path):
+    """QA round 108-B F4: Claude Code gives the project folder in $CLAUDE_PROJECT_DIR, and a session's working folder
+    may move out of it: the hook printed nothing ("no _dream_context vault in or above …"). The project folder is
+    walked up from after the cwd, before $DREAMDB_VAULT. An absolute cwd that is no folder is logged without the
+    words on relative paths (108-B F8)."""
+    vault = filled_vault(tmp_path, {"knowledge/kestrel.md": "---\nname: Kestrel service\n---\nThe kestrel service"
+                                                            " moved to the north datacentre; kestrel kestrel.\n"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    prompt = payload("where did the kestrel service move", elsewhere)
+    p = hook(prompt, env)
+    assert p.returncode == 0 and p.stdout == b"" and f"no _dream_context vault in or above {elsewhere}" in log.read_text()
+    p = hook(prompt, {**env, "CLAUDE_PROJECT_DIR": str(vault.parent)})
+    assert p.returncode == 0 and "knowledge/kestrel" in p.stdout.decode(), (p.stdout, log.read_text())
+    # a vault found from the cwd comes first
+    near = tmp_path / "near" / "_dream_context"
+    write_doc(near, "knowledge/kestrel-near.md", "---\nname: Near kestrel\n---\nThe kestrel service moved near;"
+                                                 " kestrel kestrel.\n")
+    for i in range(12):
+        write_doc(near, f"knowledge/filler{i}.md", f"---\ntitle: Filler {i}\n---\ntomatoes and cucumbers {i}\n")
+    p = hook(payload("where did the kestrel service move", near.parent), {**env, "CLAUDE_PROJECT_DIR": str(vault.parent)})
+    assert "knowledge/kestrel-near" in p.stdout.decode() and "[knowledge/kestrel]" not in p.stdout.decode()
+    p = hook(payload("where did the kestrel service move", tmp_path / "gone"), env)
+    assert p.returncode == 0 and p.stdout == b""
+    assert f"cwd {tmp_path / 'gone'} is no folder; nothing printed" in log.read_text(), log.read_text()

@@ -650,3 +650,28 @@ def test_an_install_waits_for_another_install_reading_both_files(tmp_path: Path)
     assert later.returncode == 0 and json.loads(out)["kept"] is True and "add the memories twice" in err, (out, err)
     assert not (tmp_path / ".claude" / "settings.local.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".claude"]  # (no lock file left in the project)
+
+
+def test_a_command_that_would_block_every_prompt_is_refused_and_a_failing_one_said(tmp_path: Path):
+    """QA round 108-B F3: ``hook install --command 'dreamdb hook user_prompt_submit'`` (a typo) was installed; it exits
+    2, a usage error, which Claude Code reads from a prompt hook as "block this prompt and erase it": every prompt
+    lost. A command that is not dreamdb's hook is run once, as the hook would be; exit 2 refuses it (nothing written),
+    another failure is said and installed."""
+    import subprocess
+    import sys
+
+    def install(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path),
+                               "--command", command], capture_output=True, text=True, timeout=120)
+
+    typo = f"{sys.executable} -m dreamdb hook user_prompt_submit"
+    ran = install(typo)
+    assert ran.returncode == 2 and "The command exits with code 2 when run as the hook (Error: No such command" \
+        " 'user_prompt_submit'" in ran.stderr, ran.stderr
+    assert "every prompt would be erased. Nothing was installed." in ran.stderr
+    assert not settings_path(tmp_path).exists()
+    ran = install(f"{sys.executable} -c 'import sys; sys.exit(3)'")
+    assert ran.returncode == 0 and "note: the command failed when run once as the hook (exit code 3)" in ran.stderr
+    assert "sys.exit(3)" in settings_path(tmp_path).read_text()
+    ran = install(f"{sys.executable} -c 'import sys; sys.stdout.write(sys.stdin.read())'")  # fine: said nothing of
+    assert ran.returncode == 0 and "failed" not in ran.stderr, ran.stderr  # (it read the payload and exited 0)

@@ -78,7 +78,7 @@ def install(project, command, absolute, local, as_json):
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
 
-    from dreamdb.hook_settings import MAX_SETTINGS_BYTES, settings_path
+    from dreamdb.hook_settings import MAX_SETTINGS_BYTES, is_dreamdb_hook, settings_path
 
     if command and absolute:
         from dreamdb.errors import UsageError
@@ -86,9 +86,11 @@ def install(project, command, absolute, local, as_json):
         raise UsageError("Give --command or --absolute, not both.")
     given = command is not None
     command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
+    if given and command.strip() and not is_dreamdb_hook(command) and project.is_dir():
+        _try_command(command, project)
     target = settings_path(project, local)
     from dreamdb import quickcli
-    from dreamdb.hook_settings import dreamdb_hook_commands, is_dreamdb_hook, settings_lock
+    from dreamdb.hook_settings import dreamdb_hook_commands, settings_lock
 
     # (QA round 68 M3, M4: a teammate's command in a shared settings.json was replaced without a word, and a
     # hook in the other settings file got a second one beside it: Claude Code runs both files' hooks)
@@ -126,6 +128,29 @@ def install(project, command, absolute, local, as_json):
         click.echo(f"Prompt hook installed in {path}: {command}")
     else:
         click.echo(f"Prompt hook already installed in {path}: {command}")
+
+
+def _try_command(command: str, project: Path) -> None:
+    """Run a hook command that is not dreamdb's as written once, as Claude Code would for a prompt, before it is
+    installed: refuse it when it exits 2, which makes Claude Code block and erase every prompt (QA round 108-B F3: a
+    mistyped ``dreamdb hook user_prompt_submit`` was installed, a usage error exiting 2), and say any other failure.
+
+    Raises:
+        UsageError: the command exits 2.
+    """
+    from dreamdb.errors import UsageError
+    from dreamdb.hook_settings import BLOCKING_EXIT, DEFAULT_COMMAND, trial_run
+
+    code, said = trial_run(command, project)
+    if code == BLOCKING_EXIT:
+        raise UsageError(f"The command exits with code 2 when run as the hook ({said or 'nothing on stderr'}); Claude"
+                         " Code reads exit code 2 from a prompt hook as \"block this prompt\", so every prompt would be"
+                         " erased. Nothing was installed.",
+                         hint=f"Check the command (dreamdb's own is `{DEFAULT_COMMAND}`), then install again.")
+    if code is None or code != 0:
+        why = said if code is None else f"exit code {code}" + (f": {said}" if said else "")
+        click.echo(f"note: the command failed when run once as the hook ({why}); Claude Code shows such a failure"
+                   " and goes on with the prompt. Installed all the same.", err=True)
 
 
 def _already(as_json: bool, path: Path, existing: str, why: str) -> None:

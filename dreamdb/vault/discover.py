@@ -7,6 +7,7 @@ file with its ``os.stat_result`` (the sync's stat pre-filter input).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat as _stat
@@ -97,7 +98,8 @@ def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, *, follow: b
     raise OSError(errno.EINVAL, "not a regular file any more (it was replaced while the vault was read)")
 
 
-def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None, project_first: bool = False) -> Path:
+def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None, project_first: bool = False,
+               project_dir: Path | None = None) -> Path:
     """Resolve the vault root (the ``_dream_context`` folder).
 
     Order: ``path`` (the ``_dream_context`` folder itself or a folder containing one; any
@@ -106,16 +108,23 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
     ``_dream_context`` (or being inside one). With ``project_first`` (the prompt hook, whose
     ``cwd`` is the agent session's project), the walk comes before ``$DREAMDB_VAULT``, which
     then serves only where no vault is found: one exported for the command line must not show
-    one project's memories in every other (QA round 70 C-M3).
+    one project's memories in every other (QA round 70 C-M3). ``project_dir`` (with ``project_first``: Claude
+    Code's ``$CLAUDE_PROJECT_DIR``) is walked up from too, after ``cwd`` and before ``$DREAMDB_VAULT``: the
+    session's working folder may have moved out of the project (QA round 108-B F4).
 
     Raises:
         VaultNotFound: nothing found; the hint says how to point dreamdb at a vault.
     """
-    if project_first and path is None and os.environ.get("DREAMDB_VAULT"):
+    if project_first and path is None:
         try:
             return _walk_up(cwd)
-        except NoVaultFound:
-            pass
+        except NoVaultFound as exc:
+            first = exc
+        if project_dir is not None and project_dir.is_dir():
+            with contextlib.suppress(NoVaultFound):
+                return _walk_up(project_dir)
+        if not os.environ.get("DREAMDB_VAULT"):
+            raise first
     explicit = path if path is not None else os.environ.get("DREAMDB_VAULT") or None
     if explicit is not None and not str(explicit).strip():
         if path is None:  # (QA round 68 L7: the message did not say where the blank path came from)
