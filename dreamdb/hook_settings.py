@@ -163,7 +163,9 @@ def _load(path: Path) -> tuple[dict, bytes | None]:
         raise WriteRefused(f"{path} is not valid JSON ({exc}); it was not changed.",
                            hint="Fix its JSON (or move the file away), then retry.") from exc
     if not isinstance(data, dict):
-        raise WriteRefused(f"{path} is not a JSON object; it was not changed.")
+        raise WriteRefused(f"{path} is not a JSON object; it was not changed.",
+                           hint="Claude Code's settings file is one JSON object ({} when empty): fix it by hand, then"
+                                " retry.")
     return data, raw
 
 
@@ -186,6 +188,13 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
         raise WriteRefused(f"\"hooks.{EVENT}\" in {path} is not a list; it was not changed.",
                            hint=f'Claude Code reads "{EVENT}" as a list of hook groups: fix it by hand (e.g. "{EVENT}":'
                                 " []), then retry.")
+    for i, group in enumerate(groups if create else ()):  # (QA round 108-B F6: one written beside a 5, a null or a "hooks" that is no
+        # list: Claude Code's check of the settings may refuse the whole file, and no hook of it runs)
+        if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+            raise WriteRefused(f"\"hooks.{EVENT}\"[{i}] in {path} is not a hook group (an object whose \"hooks\" is a"
+                               " list); it was not changed.",
+                               hint=f'Fix or remove that entry by hand (a group: {{"hooks": [{{"type": "command",'
+                                    ' "command": "…"}]}), then retry.')
     return groups
 
 

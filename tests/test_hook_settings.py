@@ -97,15 +97,23 @@ def test_invalid_json_is_refused_untouched(tmp_path: Path):
     assert not (path.parent / "settings.json.bak").exists()
 
 
-@pytest.mark.parametrize("data", [[1, 2], {"hooks": []}, {"hooks": {"UserPromptSubmit": {"x": 1}}}])
+@pytest.mark.parametrize("data", [[1, 2], {"hooks": []}, {"hooks": {"UserPromptSubmit": {"x": 1}}},
+                                  {"hooks": {"UserPromptSubmit": [5, None]}},
+                                  {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "x"}]},
+                                                                  {"hooks": "x"}]}}])
 def test_unexpected_shapes_are_refused(tmp_path: Path, data):
+    """Also a group that is no object, or whose ``hooks`` is no list (QA round 108-B F6: the hook was appended beside
+    it, in a file Claude Code's settings check may refuse whole), and a file that is no object has a hint (F6 too)."""
     path = _write(tmp_path, data)
     before = path.read_bytes()
     with pytest.raises(WriteRefused) as info:
         install_hook(tmp_path)
     assert path.read_bytes() == before
-    if isinstance(data, dict):  # (QA round 69 D-L5: no hint, unlike every other refusal)
-        assert "fix it by hand" in info.value.hint
+    assert "fix it by hand" in info.value.hint or "by hand (a group:" in info.value.hint  # (QA round 69 D-L5)
+    if "UserPromptSubmit" in str(data) and isinstance(data["hooks"]["UserPromptSubmit"], list):
+        bad = 0 if data["hooks"]["UserPromptSubmit"][0] == 5 else 1
+        assert f'"hooks.UserPromptSubmit"[{bad}] in {path} is not a hook group' in info.value.message
+        assert not uninstall_hook(tmp_path) and path.read_bytes() == before  # (nothing of ours to remove: no refusal)
 
 
 def test_missing_project_dir(tmp_path: Path):
