@@ -683,3 +683,26 @@ def test_a_command_that_would_block_every_prompt_is_refused_and_a_failing_one_sa
     assert "sys.exit(3)" in settings_path(tmp_path).read_text()
     ran = install(f"{sys.executable} -c 'import sys; sys.stdout.write(sys.stdin.read())'")  # fine: said nothing of
     assert ran.returncode == 0 and "failed" not in ran.stderr, ran.stderr  # (it read the payload and exited 0)
+
+
+def test_a_hook_in_the_user_settings_too_is_said(tmp_path: Path):
+    """QA round 108-B F5: dreamdb's hook in ``~/.claude/settings.json`` and a project's gave every prompt the memories
+    twice (Claude Code runs the hooks of both files), and install said nothing."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+
+    def install(where: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(where)],
+                              capture_output=True, text=True, timeout=120, env=env)
+
+    home.mkdir()
+    assert "your user settings" not in install(project).stderr
+    assert install(home).returncode == 0  # (the user's own: no note about itself)
+    ran = install(project)
+    assert ran.returncode == 0 and f"note: {home / '.claude' / 'settings.json'} (your user settings) holds dreamdb's" \
+        " hook too (" in ran.stderr and "each prompt gets the memories twice" in ran.stderr, ran.stderr

@@ -118,6 +118,7 @@ def install(project, command, absolute, local, as_json):
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     _warn_without_vault(project)
+    _warn_user_level_hook(path)
     replaced = [c for c in in_target if c != command] if changed else []
     if as_json:
         quickcli.json_reported(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command,
@@ -151,6 +152,24 @@ def _try_command(command: str, project: Path) -> None:
         why = said if code is None else f"exit code {code}" + (f": {said}" if said else "")
         click.echo(f"note: the command failed when run once as the hook ({why}); Claude Code shows such a failure"
                    " and goes on with the prompt. Installed all the same.", err=True)
+
+
+def _warn_user_level_hook(path: Path) -> None:
+    """Say when the user's own settings (``~/.claude/settings.json``) hold dreamdb's hook too: Claude Code runs the
+    hooks of both files, so each prompt would get the memories twice (QA round 108-B F5)."""
+    from dreamdb.hook_settings import dreamdb_hook_commands
+
+    try:
+        user = Path.home() / ".claude" / "settings.json"
+        if user.resolve() == path.resolve():
+            return
+    except (OSError, RuntimeError):  # (no home; a loop)
+        return
+    found = dreamdb_hook_commands(user)
+    if found:
+        click.echo(f"note: {user} (your user settings) holds dreamdb's hook too ({found[0]}); Claude Code runs the hooks"
+                   " of both files, so each prompt gets the memories twice. Keep one: dreamdb hook uninstall --project"
+                   f" {Path.home()}, or uninstall this one.", err=True)
 
 
 def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
