@@ -40,15 +40,22 @@ def test_long_line_is_clipped_around_the_first_match():
     assert len(middle) <= MAX_LINE_CHARS + 2
 
 
-def test_a_match_past_the_clip_search_shows_the_line_from_its_start():
-    """QA round 51: the clip looked through a whole 4 MB line 80 characters at a time (7 s a recall);
-    past CLIP_SEARCH_CHARS it is shown from its start."""
+def test_a_match_past_the_clip_search_is_found_by_the_snippets_regex():
+    """QA round 51: the clip looked through a whole 4 MB line 80 characters at a time (7 s a recall), so past
+    CLIP_SEARCH_CHARS it showed the line from its start, the word asked for far beyond it (a note of one 1.7 MB line).
+    Past them the word is found as the best line's are, by the snippet's regex over the folded line; a line with no
+    word of the query's (the match was in another line) is shown from its start."""
     near = "filler " * ((CLIP_SEARCH_CHARS - 1000) // 7) + "needle " + "tail " * 100
-    far = "filler " * (CLIP_SEARCH_CHARS // 7 + 10) + "needle " + "tail " * 100
-    for line, centred in ((near, True), (far, False)):
+    far = "filler " * (CLIP_SEARCH_CHARS // 7 + 10) + "needles " + "tail " * 100
+    huge = "filler " * 600_000 + "Needle " + "tail " * 100
+    for line in (near, far, huge):
         middle = best_snippet("top\n" + line + "\nbottom", _terms("needle")).split("\n")[1]
-        assert ("needle" in middle) is centred and middle.startswith("…") is centred
-        assert middle.endswith("…") and len(middle) <= MAX_LINE_CHARS + 2
+        assert "needle" in middle.lower() and middle.startswith("…") and middle.endswith("…"), middle[:80]
+        assert len(middle) <= MAX_LINE_CHARS + 2
+    # "needlework" shares the regex's prefix but is another word: never the centre
+    decoy = "filler " * (CLIP_SEARCH_CHARS // 7 + 10) + "needlework " + "tail " * 100
+    middle = best_snippet("needle top\n" + decoy, _terms("needle")).split("\n")[1]
+    assert middle.startswith("filler") and "needlework" not in middle
 
 
 def test_empty_body_falls_back_to_description():
