@@ -92,11 +92,13 @@ class Hit:
             channel or a translation found.
         rank_score: what hits are sorted by, on the mode's scale: in ``bm25`` mode rankScore (BM25's scale, the
             signals of docs/ranking.md applied), in ``hybrid`` and ``rrf`` the fused score (reciprocal-rank fusion's
-            scale, ≈ 0.01–0.02; relative fusion's, 0–1, when BM25 is decisive), in ``dense`` the cosine (−1 … 1;
+            scale, at most 2/61 ≈ 0.033 in ``rrf``, less in ``hybrid``'s weighted form; relative fusion's, 0–1, when
+            BM25 is decisive), in ``dense`` the cosine (−1 … 1;
             centred by language, docs/hybrid.md).
             Compare it only within one recall's hits.
-        date: ISO date (``YYYY-MM-DD``, the note's date in UTC) or ``None``; status and tags as indexed; level the
-            importance 1–3 (3: pinned or ★★; 1: ``priority: low``; else 2; SPEC §5).
+        date: the note's date, ISO-8601: ``YYYY-MM-DD``, or a date-time in UTC (``2026-08-19T04:30:00Z`` for a note's
+            ``2026-08-18T23:30:00-05:00``), or ``None``; status and tags as indexed; level the importance 1–3 (3:
+            pinned or ★★; 1: ``priority: low``, and every changelog entry; else 2; SPEC §5).
         superseded_by: doc_id of a changelog entry that supersedes this one, or ``None``.
         vault: the vault root this hit came from.
         mode: recall mode that produced it (``bm25`` …).
@@ -322,10 +324,19 @@ def _added_reports(first, then):
     return first
 
 
+_LOSS_WORDS = ("rebuilt from the vault", "not indexed", "indexed before it broke", "cannot read", "looks binary",
+               "not valid JSON")
+"""Words of the sync warnings that say a file's text is not (or no longer) in the index: :func:`_few_warnings` shows
+those first."""
+
+
 def _few_warnings(warnings: list[str]) -> list[str]:
-    """The first :data:`LAZY_SYNC_WARNINGS_SHOWN` of a lazy sync's ``warnings``, and one line counting the rest."""
+    """The first :data:`LAZY_SYNC_WARNINGS_SHOWN` of a lazy sync's ``warnings``, and one line counting the rest; the
+    warnings of text left out of the index (:data:`_LOSS_WORDS`) come first (QA round 108-A F7: a CHANGELOG.json
+    broken since the last sync was among the warnings counted, behind four on file names)."""
     if len(warnings) <= LAZY_SYNC_WARNINGS_SHOWN:
         return warnings
+    warnings = sorted(warnings, key=lambda w: not any(word in w for word in _LOSS_WORDS))  # (stable: else in order)
     rest = len(warnings) - LAZY_SYNC_WARNINGS_SHOWN + 1
     return warnings[:LAZY_SYNC_WARNINGS_SHOWN - 1] + [
         f"… and {rest} more sync warnings (dreamdb sync --force lists them all)"]
@@ -1054,11 +1065,14 @@ class Index:
             self._conn.close()
         self._conn = None
 
-    def _guarded(self, fn):
+    def _guarded(self, fn, on_rebuild=None):
         """Run ``fn()``; if the index turns out corrupt, rebuild it from the vault and run once more.
 
         Corrupt: an error SQLite reports as damage, or any other error (not a lock's, not the machine's) after
-        which ``PRAGMA quick_check`` finds the file damaged (:meth:`_damage_behind`).
+        which ``PRAGMA quick_check`` finds the file damaged (:meth:`_damage_behind`). The rebuild's warnings go to
+        :attr:`notes`; with ``on_rebuild``, it is called with them instead, on the new, empty index, and its result
+        returned (a sync's report then tells of the rebuild: QA round 108-A F1, ``dreamdb sync`` rebuilt a damaged
+        index and reported every file unchanged, ``rebuilt`` false, no warning).
 
         Raises:
             LockTimeout: another process holds the lock (not corruption: never rebuilt).
@@ -1085,8 +1099,10 @@ class Index:
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
             self._conn = self._rebuild(exc if damage is None else f"{exc}; PRAGMA quick_check: {damage}",
                                        found_in=self._opened_file)
-            self.notes.extend(self.warnings)
-            self.warnings = []
+            found, self.warnings = self.warnings, []
+            if on_rebuild is not None:
+                return on_rebuild(found)
+            self.notes.extend(found)
             self.notes.extend(sync(self._conn, self.vault, include_archives=self.include_archives).warnings)
             return fn()
 
@@ -1170,8 +1186,8 @@ class Index:
     # -- sync -------------------------------------------------------------------
     @_serialized
     def check(self) -> list[str]:
-        """SQLite's ``PRAGMA integrity_check`` of the index file (57 ms for the 16 MB real-vault index, where
-        ``quick_check`` takes 19 ms; ≈ 12 s for quick_check of a 1.1 GB one, about three times that): the problems
+        """SQLite's ``PRAGMA integrity_check`` of the index file (≈ 0.15 s for the 7.9 MB real-vault index with the
+        statistics checks below, docs/vault.md; ≈ 12 s for quick_check of a 1.1 GB one, about three times that): the problems
         it reports, ``[]`` when the file is sound. Unlike quick_check, it compares every index with its table:
         bytes written into the index on ``documents.doc_id`` passed quick_check, and then ``sql … WHERE doc_id =``
         found no row (QA round 76 F13).
@@ -1228,11 +1244,17 @@ class Index:
                 self._conn = self._rebuild(("index check: " if ours else "PRAGMA integrity_check: ")
                                            + _first_problems(problems), found_in=self._opened_file)
                 reread = False  # (a new index reads every file anyway)
+        def said(found: list[str]) -> None:  # (a rebuild's warnings, for the report below)
+            self.warnings.extend(found)
+
         if reread:
-            self._guarded(lambda: forget_stats(self.conn))
+            self._guarded(lambda: forget_stats(self.conn), on_rebuild=said)
         try:
             report = self._guarded(lambda: sync(self.conn, self.vault, include_archives=self.include_archives,
-                                                force=force, progress=progress))
+                                                force=force, progress=progress),
+                                   on_rebuild=lambda found: (said(found), sync(
+                                       self.conn, self.vault, include_archives=self.include_archives,
+                                       progress=progress))[1])
         except IndexUnavailable as exc:
             if self._created_index and index_unwritable(exc):
                 self._discard_new_index(self._conn)  # its first sync, stopped by a full disk: nothing to keep

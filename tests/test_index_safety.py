@@ -1660,3 +1660,26 @@ def test_a_link_to_nothing_beside_the_index_is_refused_not_rebuilt_on(example_va
     assert info.value.exit_code == 4 and link.is_symlink() and (folder / "index.db").stat().st_ino == before
     link.unlink()
     assert dreamdb.open(example_vault).recall("memory")
+
+
+def test_a_sync_that_finds_the_index_damaged_says_it_rebuilt_it(example_vault):
+    """QA round 108-A F1: damage SQLite found during an ordinary sync (no --check) was rebuilt silently: the report
+    said every file unchanged (the edited one too), ``rebuilt`` false, no warning, and the embeddings lost went
+    unsaid. The report is the rebuild's: every file indexed, ``rebuilt`` true, the damage in its warnings."""
+    ix = dreamdb.open(example_vault)
+    files = ix.sync().added
+    ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = ix.conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'files'").fetchone()[0]
+    page = ix.conn.execute("PRAGMA page_size").fetchone()[0]
+    ix.close()
+    with open(example_vault / ".dreamdb" / "index.db", "r+b") as f:
+        f.seek((root - 1) * page)
+        f.write(b"\xff" * page)
+    note = next((example_vault / "knowledge").rglob("*.md"))
+    note.write_text(note.read_text(encoding="utf-8") + "\nquokkamarker\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(example_vault), "--json"],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    report = json.loads(p.stdout)
+    assert p.returncode == 0 and report["rebuilt"] is True and report["added"] == files, report
+    assert report["unchanged"] == 0 and any("rebuilt from the vault" in w for w in report["warnings"]), report
+    assert [h.doc_id for h in dreamdb.open(example_vault).recall("quokkamarker")]

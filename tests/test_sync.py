@@ -1517,6 +1517,26 @@ def test_a_file_dated_past_2262_is_indexed(tiny_vault):
     index.close()
 
 
+def test_the_warnings_a_recall_passes_on_put_text_left_out_first(tiny_vault):
+    """QA round 108-A F7: of a lazy sync's warnings, a recall shows LAZY_SYNC_WARNINGS_SHOWN, in the walk's order, so
+    a CHANGELOG.json broken since the last sync ("not valid JSON", "kept the … documents indexed before it broke")
+    went into the count behind warnings on file names. Those of text left out of the index come first."""
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"id": "E1", "type": "note", "date": "2026-01-01",
+                                                               "description": "the zebra entry"}]))
+    write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
+    index = dreamdb.open(tiny_vault)
+    assert index.recall("zebra") and not index.take_notes()
+    (tiny_vault / "core" / "CHANGELOG.json").write_text("[{broken", encoding="utf-8")
+    for i in range(6):
+        (tiny_vault / "knowledge" / f"a{i}.md").symlink_to(f"../nothing{i}.md")
+    index.recall("zebra")
+    notes = index.take_notes()
+    assert notes[0].startswith("core/CHANGELOG.json: not valid JSON") and notes[1].startswith(
+        "core/CHANGELOG.json: kept the 1 document indexed before it broke"), notes
+    assert notes[-1] == "… and 4 more sync warnings (dreamdb sync --force lists them all)"
+    index.close()
+
+
 def test_the_sync_before_a_recall_passes_on_a_few_warnings_and_counts_the_rest(tiny_vault):
     """QA round 64 L3: with 20 dangling links every recall began with 20 notes, repeated while they last; the sync
     before a read now passes on :data:`dreamdb.api.LAZY_SYNC_WARNINGS_SHOWN` of them and counts the rest, and
