@@ -166,12 +166,12 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
     return n
 
 
-def files_to_index(conn, vault: Path, *, include_archives: bool = False) -> tuple[int, int]:
+def files_to_index(conn, vault: Path, *, include_archives: bool = False) -> tuple[int, int] | None:
     """``(files, bytes)`` the next sync reads: the files new or changed (by their stat) since the last sync, and their
-    size in bytes; ``(0, 0)`` when the no-change fast path finds nothing changed (stat only, no lock, nothing
-    written)."""
+    size in bytes; ``None`` when the no-change fast path finds nothing changed, none removed either, so that no sync
+    is needed (stat only, no lock, nothing written)."""
     if _fast_unchanged(conn, vault, include_archives) is not None:
-        return 0, 0
+        return None
     candidates, _removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn), vault)
     return len(candidates), sum(src.size for src in candidates)
 
