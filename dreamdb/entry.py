@@ -26,8 +26,15 @@ def main(argv: list[str] | None = None) -> int:
         _DECIDED = False
         signal.signal(signal.SIGTERM, _interrupt)
         signal.signal(signal.SIGINT, _interrupt)
+        _quiet_swallowed_interrupts()
     try:
-        code = _main(args)
+        try:
+            code = _main(args)
+        except Exception as exc:  # (QA round 108-C F2: raised inside ``__set_name__`` while click imported, the
+            # interruption came out as a RuntimeError: a traceback and exit 1)
+            if not (SIGNALLED and _caused_by_interrupt(exc)):
+                raise
+            raise KeyboardInterrupt from None
         _DECIDED = True  # (a signal from here on changes nothing: QA round 82 F2)
     except KeyboardInterrupt:
         _DECIDED = True  # (first: one more signal while this is handled is not another interruption)
@@ -58,12 +65,45 @@ _DECIDED = True
 """Whether the write command this process runs has its outcome (:func:`main`): a signal then changes nothing."""
 
 
+SIGNALLED = False
+"""Whether a write command's SIGINT or SIGTERM came before its outcome was decided (:func:`_interrupt`). The
+``KeyboardInterrupt`` it raises can be lost: raised inside a weakref callback or an import lock's, Python reports it
+as "Exception ignored" and goes on, and the command went on to save its change, exit 0 (QA round 108-C F1). The
+writes check this flag just before they replace a file (:func:`dreamdb.writes.files.raise_if_signalled`)."""
+
+
 def _interrupt(signum, frame):
     """The signal handler of a write command's SIGINT and SIGTERM: Ctrl-C (``KeyboardInterrupt``) until its outcome is
     decided, nothing after (QA round 82 F2: a signal between the outcome and the end of the process gave a traceback
-    and 130, a saved change then repeated by its caller)."""
+    and 130, a saved change then repeated by its caller); recorded in :data:`SIGNALLED` too."""
+    global SIGNALLED
     if not _DECIDED:
+        SIGNALLED = True
         raise KeyboardInterrupt
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a ``KeyboardInterrupt`` is in ``exc``'s chain of causes and contexts."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _quiet_swallowed_interrupts() -> None:
+    """Keep Python's "Exception ignored in …" report of an interruption it lost (:data:`SIGNALLED`) off stderr: the
+    command says itself whether it was interrupted. Other unraisable exceptions are reported as before."""
+    default = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and SIGNALLED:
+            return
+        default(unraisable)
+
+    sys.unraisablehook = hook
 
 
 def changes_files(args: list[str]) -> bool:
