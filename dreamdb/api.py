@@ -2223,6 +2223,10 @@ class Index:
         return self._guarded(self._status)
 
     def _status(self) -> dict:
+        with db.read_snapshot(self.conn):  # (every count of one commit: QA round 108-C F3, 56 of 773 answers taken
+            return self._status_read()  # during writes had documents 796 beside embeddings.documents 797)
+
+    def _status_read(self) -> dict:
         from dreamdb.vault.discover import cased_markdown, misnamed_changelog, undecodable_markdown, unindexed_markdown
 
         c = self.conn
@@ -2293,7 +2297,11 @@ class Index:
         if model_id is not None and not isinstance(model_id, str):
             raise UsageError(f"model_id must be a string (a model's id, as embed status names it) or None, got "
                              f"{model_id!r}")
-        return self._guarded(lambda: embed_status(self.conn, model_id))
+        def read() -> dict:
+            with db.read_snapshot(self.conn):  # (every count of one commit: QA round 108-C F3)
+                return embed_status(self.conn, model_id)
+
+        return self._guarded(read)
 
     def _embedding_status(self) -> dict:
         """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""

@@ -1683,3 +1683,28 @@ def test_a_sync_that_finds_the_index_damaged_says_it_rebuilt_it(example_vault):
     assert p.returncode == 0 and report["rebuilt"] is True and report["added"] == files, report
     assert report["unchanged"] == 0 and any("rebuilt from the vault" in w for w in report["warnings"]), report
     assert [h.doc_id for h in dreamdb.open(example_vault).recall("quokkamarker")]
+
+
+def test_status_reads_every_count_from_one_commit(example_vault, monkeypatch):
+    """QA round 108-C F3: ``status`` ran its SELECTs one by one in autocommit, so a sync committed between them gave
+    counts that disagree (56 of 773 answers during writes: documents 796 beside embeddings.documents 797). Here
+    another process's sync commits a new note in the middle of the status (while it lists the vault's .md files)."""
+    from dreamdb.vault import discover
+
+    ix = dreamdb.open(example_vault, auto_sync=False)
+    ix.sync()
+    real = discover.unindexed_markdown
+
+    def meanwhile(*args, **kwargs):
+        late = example_vault / "knowledge" / "late-arrival.md"
+        if not late.exists():
+            late.write_text("---\ntitle: Late\n---\nlate body\n")
+            with dreamdb.open(example_vault) as other:
+                assert other.sync().added == 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(discover, "unindexed_markdown", meanwhile)
+    status = ix.status()
+    assert status["documents"] == status["embeddings"]["documents"] == sum(status["by_type"].values()), status
+    assert status["documents"] + 1 == ix.status()["documents"]
+    ix.close()
