@@ -772,18 +772,28 @@ class Index:
         for suffix in ("-journal", "-wal", "-shm"):
             path = f"{self.index_path}{suffix}"
             try:
-                mode = os.stat(path).st_mode
+                st = os.lstat(path)
             except OSError:  # (none there, the usual case)
-                if not os.path.islink(path):
-                    continue
-                mode = None  # a link to nothing: SQLite follows it to create the file where it leads, fails, and the
-                # index read as unreadable was rebuilt on every command (QA round 104-A F8)
-            if mode is None or not stat.S_ISREG(mode):
-                what = "a link to nothing" if mode is None else "a folder" if stat.S_ISDIR(mode) else \
-                    "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+                continue
+            what = None
+            if stat.S_ISLNK(st.st_mode):
+                # SQLite follows a link: to nothing, it fails to create the file and the index read as unreadable
+                # was rebuilt on every command (QA round 104-A F8); to a file, it writes its log into that file,
+                # and dreamdb took the file's permissions away (QA round 109-A F1)
+                try:
+                    os.stat(path)
+                    what = f"a symbolic link (to {os.readlink(path)})"
+                except OSError as exc:
+                    what = "a symbolic link in a loop" if exc.errno == errno.ELOOP else "a link to nothing"
+            elif not stat.S_ISREG(st.st_mode):
+                what = "a folder" if stat.S_ISDIR(st.st_mode) else "a pipe" if stat.S_ISFIFO(st.st_mode) else \
+                    "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+            elif st.st_nlink > 1:  # (another name of the same file: SQLite would write its log into that one too)
+                what = f"a hard link (the file has {st.st_nlink} names)"
+            if what is not None:
                 role = {"-journal": "rollback journal", "-wal": "write-ahead log", "-shm": "WAL's shared memory"}[suffix]
-                raise IndexUnavailable(f"{path} is {what}, not a file: SQLite keeps the index's {role} there, and "
-                                       "dreamdb will not open the index beside it.",
+                raise IndexUnavailable(f"{path} is {what}, not a file of its own: SQLite keeps the index's {role}"
+                                       " there, and dreamdb will not open the index beside it.",
                                        hint=f"Remove {path} (SQLite makes its own file there), then run the command "
                                             "again.")
 

@@ -1637,7 +1637,7 @@ def test_a_pipe_beside_the_index_is_refused_or_passed_over_never_waited_on(examp
         os.mkfifo(folder / f"index.db{suffix}")
         p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(example_vault), "zanzibarite"],
                            capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
-        assert p.returncode == 4 and f"index.db{suffix} is a pipe, not a file: SQLite keeps the index's {role}" \
+        assert p.returncode == 4 and f"index.db{suffix} is a pipe, not a file of its own: SQLite keeps the index's {role}" \
             in p.stderr, p.stderr
         (folder / f"index.db{suffix}").unlink()
     assert [h.doc_id for h in dreamdb.open(example_vault).recall("zanzibarite")]
@@ -1656,9 +1656,26 @@ def test_a_link_to_nothing_beside_the_index_is_refused_not_rebuilt_on(example_va
     link.symlink_to(folder / "gone" / "x")
     with pytest.raises(IndexUnavailable) as info:
         dreamdb.open(example_vault).recall("memory")
-    assert f"{link} is a link to nothing, not a file: SQLite keeps the index's write-ahead log" in info.value.message
+    assert f"{link} is a link to nothing, not a file of its own: SQLite keeps the index's write-ahead log" \
+        in info.value.message
     assert info.value.exit_code == 4 and link.is_symlink() and (folder / "index.db").stat().st_ino == before
     link.unlink()
+    # a link to a file, or another name of one (QA round 109-A F1: SQLite wrote its log into the user's file, and
+    # dreamdb took the file's execute bit away, then rebuilt the index without its embeddings); a loop is said
+    tool = example_vault.parent / "tool.sh"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    for suffix, make, what in (("-shm", lambda p: p.symlink_to(tool), f"a symbolic link (to {tool})"),
+                               ("-wal", lambda p: os.link(tool, p), "a hard link (the file has 2 names)"),
+                               ("-journal", lambda p: p.symlink_to(p), "a symbolic link in a loop")):
+        link = folder / f"index.db{suffix}"
+        make(link)
+        with pytest.raises(IndexUnavailable) as info:
+            dreamdb.open(example_vault).recall("memory")
+        assert f"{link} is {what}, not a file of its own" in info.value.message, info.value.message
+        assert tool.stat().st_mode & 0o777 == 0o755 and tool.read_text() == "#!/bin/sh\n"
+        assert (folder / "index.db").stat().st_ino == before
+        link.unlink()
     assert dreamdb.open(example_vault).recall("memory")
 
 
