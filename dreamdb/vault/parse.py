@@ -807,6 +807,10 @@ F3). A changelog and ``core/2.memory.md`` are read whole: their entries and sect
 round 104-A F5: a memory file's sections past the cut were lost), each section capped alike."""
 
 
+_YAML_KEY_LINE = re.compile(r"[ \t]*(?:#[^\n]*)?\n?[ \t]*[A-Za-z_][\w .-]*:(?:[ \t]|$)", re.M)
+"""The first line of a frontmatter block when it is YAML: a key (``title:``), perhaps after a comment line."""
+
+
 def _cut_at(text: str, limit: int) -> int:
     """Where to cut ``text`` to at most ``limit`` characters: the last line end before it, else (a line longer than
     half the limit: pasted data, a long paragraph) the last space, else the limit itself (QA round 105 F9: a body of
@@ -835,10 +839,14 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
         return [], [warn], False
     readable = True
     notes = [warn] if warn else []
-    if kind == "markdown" and len(text) > MAX_NOTE_CHARS and (block := find_block(text)) is not None \
-            and block.close_end is not None and block.close_end > MAX_NOTE_CHARS:
+    block = find_block(text) if kind == "markdown" and len(text) > MAX_NOTE_CHARS else None
+    closed_past_cut = block is not None and block.close_end is not None and block.close_end > MAX_NOTE_CHARS
+    if closed_past_cut and _YAML_KEY_LINE.match(text, block.open_end):
         # (QA round 104-A F6: cut inside its frontmatter, the note was said to have a frontmatter block "not closed by
-        # a '---' line" and was indexed as text, YAML and all, its body left out)
+        # a '---' line" and was indexed as text, YAML and all, its body left out. A long note of prose between two
+        # '---' rules is no frontmatter, as split_frontmatter reads it: its first 4 Mi characters are indexed, QA
+        # round 109-A F2)
+        closed_past_cut = False
         notes.append(f"{rel_path}: frontmatter block of {block.close_end:,} characters, more than the {MAX_NOTE_CHARS:,}"
                      " a note is indexed up to; its metadata is left out and the text after it indexed")
         text = "---\n---\n" + text[block.close_end:]  # (an empty block: the body is never read as frontmatter)
@@ -857,4 +865,6 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
         docs, warnings = parse_memory(rel_path, text)
     else:
         docs, warnings = parse_markdown(rel_path, doc_type or "knowledge", text)
+        if closed_past_cut:  # (its closing rule is there, past the cut: not "not closed")
+            warnings = [w for w in warnings if "frontmatter block is not closed" not in w]
     return docs, notes + warnings, readable
