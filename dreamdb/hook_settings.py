@@ -109,6 +109,17 @@ BLOCKING_EXIT = 2
 reference: "Exit code 2: blocking error"; any other non-zero code is shown and the prompt goes on)."""
 
 
+def check_settings(path: Path) -> None:
+    """Refuse, reading only, a settings file an install would refuse to change (not JSON, not an object, ``hooks`` of
+    an unexpected shape): :func:`install_hook`'s checks, made before a hook command is tried out.
+
+    Raises:
+        WriteRefused: as :func:`install_hook`.
+    """
+    data, _raw = _load(path)
+    _event_list(data, path, create=True)
+
+
 def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS) -> tuple[int | None, str]:
     """Run a hook command once as Claude Code would for a prompt: through the shell, in ``project_dir``, with a
     ``UserPromptSubmit`` payload of an empty prompt on stdin (dreamdb's hook prints nothing for it).
@@ -119,20 +130,28 @@ def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS)
     """
     import subprocess
 
-    payload = json.dumps({"session_id": "dreamdb-hook-install", "hook_event_name": EVENT, "prompt": "",
-                          "cwd": str(Path(project_dir).absolute())})
+    project = str(Path(project_dir).absolute())
+    payload = json.dumps({"session_id": "dreamdb-hook-install", "hook_event_name": EVENT, "prompt": "", "cwd": project})
+    # (as Claude Code runs it: $CLAUDE_PROJECT_DIR set, the form its documentation gives for a project's scripts, QA
+    # round 109-A F5; in a process group of its own, all of it stopped at the time limit, F6)
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": project}
     try:
-        p = subprocess.run(command, shell=True, cwd=project_dir, input=payload.encode(), capture_output=True,
-                           timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return None, f"it did not end within {timeout_s:g} s"
+        child = subprocess.Popen(command, shell=True, cwd=project_dir, env=env, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         return None, exc.strerror or str(exc)
-    lines = [line.strip() for line in p.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    try:
+        _out, err = child.communicate(payload.encode(), timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(child.pid, 9)
+        child.communicate()
+        return None, f"it did not end within {timeout_s:g} s (stopped)"
+    lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
     # (an error line says most; else a usage line, as a command group run without its command prints its help)
     said = next((line for line in lines if line.startswith("Error")), None) or \
         next((line for line in lines if line.startswith("Usage:")), None) or (lines[-1] if lines else "")
-    return p.returncode, said[:300]
+    return child.returncode, said[:300]
 
 
 MAX_SETTINGS_BYTES = 16 << 20
@@ -190,12 +209,23 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
                                 " []), then retry.")
     for i, group in enumerate(groups if create else ()):  # (QA round 108-B F6: one written beside a 5, a null or a "hooks" that is no
         # list: Claude Code's check of the settings may refuse the whole file, and no hook of it runs)
-        if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+        if not _hook_group(group):
             raise WriteRefused(f"\"hooks.{EVENT}\"[{i}] in {path} is not a hook group (an object whose \"hooks\" is a"
-                               " list); it was not changed.",
+                               " list of hooks, each with a \"type\", and a \"command\" for a command hook); it was not"
+                               " changed.",
                                hint=f'Fix or remove that entry by hand (a group: {{"hooks": [{{"type": "command",'
                                     ' "command": "…"}]}), then retry.')
     return groups
+
+
+def _hook_group(group: object) -> bool:
+    """Whether a ``UserPromptSubmit`` entry has the shape Claude Code's settings check expects: an object whose
+    ``hooks`` is a list of objects, each with a string ``type`` and, for ``"command"``, a string ``command`` (QA round
+    109-A F7: ``{"hooks": [5]}``, ``[{}]`` were kept beside the hook written)."""
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return False
+    return all(isinstance(h, dict) and isinstance(h.get("type"), str)
+               and (h["type"] != "command" or isinstance(h.get("command"), str)) for h in group["hooks"])
 
 
 class _Number:

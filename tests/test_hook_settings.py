@@ -99,6 +99,9 @@ def test_invalid_json_is_refused_untouched(tmp_path: Path):
 
 @pytest.mark.parametrize("data", [[1, 2], {"hooks": []}, {"hooks": {"UserPromptSubmit": {"x": 1}}},
                                   {"hooks": {"UserPromptSubmit": [5, None]}},
+                                  {"hooks": {"UserPromptSubmit": [{"hooks": [5]}]}},
+                                  {"hooks": {"UserPromptSubmit": [{}]}},
+                                  {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": 5}]}]}},
                                   {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "x"}]},
                                                                   {"hooks": "x"}]}}])
 def test_unexpected_shapes_are_refused(tmp_path: Path, data):
@@ -111,7 +114,7 @@ def test_unexpected_shapes_are_refused(tmp_path: Path, data):
     assert path.read_bytes() == before
     assert "fix it by hand" in info.value.hint or "by hand (a group:" in info.value.hint  # (QA round 69 D-L5)
     if "UserPromptSubmit" in str(data) and isinstance(data["hooks"]["UserPromptSubmit"], list):
-        bad = 0 if data["hooks"]["UserPromptSubmit"][0] == 5 else 1
+        bad = 1 if len(data["hooks"]["UserPromptSubmit"]) > 1 and data["hooks"]["UserPromptSubmit"][0] != 5 else 0
         assert f'"hooks.UserPromptSubmit"[{bad}] in {path} is not a hook group' in info.value.message
         assert not uninstall_hook(tmp_path) and path.read_bytes() == before  # (nothing of ours to remove: no refusal)
 
@@ -683,6 +686,23 @@ def test_a_command_that_would_block_every_prompt_is_refused_and_a_failing_one_sa
     assert "sys.exit(3)" in settings_path(tmp_path).read_text()
     ran = install(f"{sys.executable} -c 'import sys; sys.stdout.write(sys.stdin.read())'")  # fine: said nothing of
     assert ran.returncode == 0 and "failed" not in ran.stderr, ran.stderr  # (it read the payload and exited 0)
+    # dreamdb's own hook with a redirection the shell cannot make exits 2 too (QA round 109-A F4)
+    settings_path(tmp_path).unlink()
+    ran = install(f"{sys.executable} -m dreamdb hook user-prompt-submit 2>{tmp_path}/no/such/folder/hook.log")
+    assert ran.returncode == 2 and "Nothing was installed" in ran.stderr and not settings_path(tmp_path).exists()
+    # run as Claude Code runs it: $CLAUDE_PROJECT_DIR set (QA round 109-A F5)
+    script = tmp_path / "mem.sh"
+    script.write_text('#!/bin/sh\n[ "$CLAUDE_PROJECT_DIR" = "' + str(tmp_path) + '" ] || exit 2\n')
+    script.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
+                          '"$CLAUDE_PROJECT_DIR"/mem.sh'], capture_output=True, text=True, timeout=120, env=env)
+    assert ran.returncode == 0 and "failed" not in ran.stderr, ran.stderr
+    # not tried when the settings would be refused anyway (QA round 109-A F6)
+    settings_path(tmp_path).write_text('{"hooks": {"UserPromptSubmit": [{"hooks": [5]}]}}')
+    marker = tmp_path / "ran"
+    ran = install(f"touch {marker}")
+    assert ran.returncode == 6 and not marker.exists()
 
 
 def test_a_hook_in_the_user_settings_too_is_said(tmp_path: Path):

@@ -78,7 +78,7 @@ def install(project, command, absolute, local, as_json):
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
 
-    from dreamdb.hook_settings import MAX_SETTINGS_BYTES, is_dreamdb_hook, settings_path
+    from dreamdb.hook_settings import MAX_SETTINGS_BYTES, dreamdb_hook_commands, is_dreamdb_hook, settings_path
 
     if command and absolute:
         from dreamdb.errors import UsageError
@@ -86,11 +86,18 @@ def install(project, command, absolute, local, as_json):
         raise UsageError("Give --command or --absolute, not both.")
     given = command is not None
     command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
-    if given and command.strip() and not is_dreamdb_hook(command) and project.is_dir():
-        _try_command(command, project)
+    if given and command.strip() and command.split() != DEFAULT_COMMAND.split() and project.is_dir():
+        # (any other form, dreamdb's too: a redirection to a folder that is not there exits 2 in dash, QA round 109-A
+        # F4; not when it is installed already, or when the settings would be refused anyway, F6)
+        from dreamdb.hook_settings import check_settings
+
+        target = settings_path(project, local)
+        if command not in dreamdb_hook_commands(target):
+            check_settings(target)
+            _try_command(command, project)
     target = settings_path(project, local)
     from dreamdb import quickcli
-    from dreamdb.hook_settings import dreamdb_hook_commands, settings_lock
+    from dreamdb.hook_settings import settings_lock
 
     # (QA round 68 M3, M4: a teammate's command in a shared settings.json was replaced without a word, and a
     # hook in the other settings file got a second one beside it: Claude Code runs both files' hooks)
@@ -140,9 +147,18 @@ def _try_command(command: str, project: Path) -> None:
         UsageError: the command exits 2.
     """
     from dreamdb.errors import UsageError
-    from dreamdb.hook_settings import BLOCKING_EXIT, DEFAULT_COMMAND, trial_run
+    from dreamdb.hook_settings import BLOCKING_EXIT, DEFAULT_COMMAND, TRIAL_SECONDS, trial_run
 
-    code, said = trial_run(command, project)
+    import threading
+
+    slow = threading.Timer(3.0, lambda: click.echo(f"note: running the command once as the hook would (up to"
+                                                   f" {TRIAL_SECONDS} s)…", err=True))
+    slow.daemon = True
+    slow.start()  # (QA round 109-A F6: 61 s without a word)
+    try:
+        code, said = trial_run(command, project)
+    finally:
+        slow.cancel()
     if code == BLOCKING_EXIT:
         raise UsageError(f"The command exits with code 2 when run as the hook ({said or 'nothing on stderr'}); Claude"
                          " Code reads exit code 2 from a prompt hook as \"block this prompt\", so every prompt would be"
