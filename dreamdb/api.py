@@ -325,7 +325,7 @@ def _added_reports(first, then):
 
 
 _LOSS_WORDS = ("rebuilt from the vault", "not indexed", "indexed before it broke", "cannot read", "looks binary",
-               "not valid JSON")
+               "not valid JSON", "only the first", "metadata is left out", "Permission denied")
 """Words of the sync warnings that say a file's text is not (or no longer) in the index: :func:`_few_warnings` shows
 those first."""
 

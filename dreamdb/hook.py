@@ -159,7 +159,7 @@ a whole 4-8 MB CHANGELOG.json, whose unchanged entries keep their rows, takes fa
 ``dreamdb sync`` it starts in the background, and the prompt is answered from the index as it is (QA round 90-C F1)."""
 
 INLINE_SYNC_FILES = 5_000
-"""Most new or changed files the hook indexes itself, whatever their size, before it answers (≈ 1.4 s for 5,000 small
+"""Most new, changed or removed files the hook indexes itself, whatever their size, before it answers (≈ 1.4 s for 5,000 small
 notes on a busy 2-core machine, up to 4 s in a large index); more are left to a background ``dreamdb sync`` as
 :data:`INLINE_SYNC_BYTES` are (QA round 108-B F1: 30,000 new notes of 1.8 MB in all took 24 s, and a hook its caller
 stopped rolled them back each time, so they were never indexed)."""
@@ -811,7 +811,8 @@ def _synced_elsewhere(index, vault: Path) -> bool | None:
         return False  # (no log file of its own could be made beside the index: synced here, as before)
     if pid > 0:
         over = f"{size:,} bytes of new or changed files to index, over the {INLINE_SYNC_BYTES:,}" \
-            if size > INLINE_SYNC_BYTES else f"{files:,} new or changed files to index, over the {INLINE_SYNC_FILES:,}"
+            if size > INLINE_SYNC_BYTES else \
+            f"{files:,} files new, changed or removed to index, over the {INLINE_SYNC_FILES:,}"
         _log(f"{vault}: {over} the hook indexes itself: started `dreamdb sync` in the background (pid {pid}; its"
              f" output: {build_log}); recalled from the index as it is")
     return True
@@ -888,7 +889,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             _why(f"cwd {cwd} is no folder" + ("" if os.path.isabs(cwd) else f" (from {os.getcwd()}, as a relative path"
                                                                           " is read)") + "; nothing printed")
         else:
-            _why(f"no _dream_context vault in or above {cwd or os.getcwd()} (and DREAMDB_VAULT is not set); "
+            project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+            also = f" nor in or above CLAUDE_PROJECT_DIR {project}" if project and os.path.isabs(project) else ""
+            _why(f"no _dream_context vault in or above {cwd or os.getcwd()}{also} (and DREAMDB_VAULT is not set); "
                  "nothing printed")
         return ""
     mode = _recall_mode()
@@ -899,7 +902,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             for warning in index.warnings:  # (an index found damaged when opened, replaced by an empty one that the
                 # background build fills: QA round 108-B F2, the log had no word of the damage)
                 if "rebuilt from the vault" in warning or "another application's SQLite database" in warning:
-                    _log(warning)
+                    _log(f"{warning} (an empty index, which the build filling it makes whole)")
             return ""
         try:
             # (a damaged index rebuilt by this prompt is written down)

@@ -670,9 +670,16 @@ def test_many_small_new_notes_are_indexed_in_the_background_and_a_vault_of_many_
     env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
     p = hook(payload("where did the kestrel service move", vault.parent), env)
     assert p.returncode == 0 and "knowledge/kestrel" in p.stdout.decode(), (p.stdout, log.read_text())
-    assert f"{INLINE_SYNC_FILES + 1:,} new or changed files to index, over the {INLINE_SYNC_FILES:,} the hook indexes" \
-           " itself: started `dreamdb sync` in the background" in log.read_text(), log.read_text()
+    assert f"{INLINE_SYNC_FILES + 1:,} files new, changed or removed to index, over the {INLINE_SYNC_FILES:,} the hook" \
+           " indexes itself: started `dreamdb sync` in the background" in log.read_text(), log.read_text()
     assert _wait_built(vault / ".dreamdb" / "index.db", n=INLINE_SYNC_FILES + 14)
+    # removed files count too (QA round 109-A F9: 30,000 notes moved out of the vault took a prompt 5.6 s)
+    shutil.move(str(vault / "knowledge" / "many"), str(tmp_path / "moved-out"))
+    p = hook(payload("where did the kestrel service move", vault.parent), env)
+    assert p.returncode == 0 and "knowledge/kestrel" in p.stdout.decode(), (p.stdout, log.read_text())
+    assert log.read_text().count(f"{INLINE_SYNC_FILES + 1:,} files new, changed or removed to index") == 2, \
+        log.read_text()
+    assert _wait_built(vault / ".dreamdb" / "index.db", n=13)
     # a vault of many small files and no index: built in the background, whatever its bytes
     other = tmp_path / "other" / "_dream_context"
     for i in range(INLINE_BUILD_FILES + 1):

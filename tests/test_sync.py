@@ -2206,3 +2206,17 @@ def test_a_note_folder_that_is_a_file_and_a_core_file_that_is_a_folder_are_said(
     assert {"core/2.memory.md: skipped (a folder, not a file)", "core/CHANGELOG.json: skipped (a folder, not a file)",
             "knowledge: skipped (a file, not a folder: dreamdb reads the notes in a folder of that name)"} \
         <= set(warnings), warnings
+
+
+def test_the_few_warnings_a_recall_shows_put_every_kind_of_text_left_out_first():
+    """QA round 109-A F8: a note cut at the size cap ("only the first … are indexed") and a frontmatter block left out
+    were still among the warnings counted, not shown, behind links to nothing."""
+    from dreamdb.api import LAZY_SYNC_WARNINGS_SHOWN, _few_warnings
+
+    links = [f"knowledge/gone{i}.md: skipped (a link to ../nothing{i}.md, which does not exist)" for i in range(6)]
+    lost = ["knowledge/big.md: 4,500,000 characters of text; only the first 4,194,304 are indexed (split it…)",
+            "knowledge/fat.md: frontmatter block of 4,300,000 characters, more than the 4,194,304 a note is indexed up"
+            " to; its metadata is left out and the text after it indexed",
+            "knowledge/bin.md: looks binary (NUL bytes); skipped"]
+    shown = _few_warnings(links[:3] + lost[:1] + links[3:] + lost[1:])
+    assert len(shown) == LAZY_SYNC_WARNINGS_SHOWN and shown[:3] == lost and shown[3] == links[0]

@@ -167,13 +167,14 @@ def _fast_unchanged(conn, vault: Path, include_archives: bool) -> int | None:
 
 
 def files_to_index(conn, vault: Path, *, include_archives: bool = False) -> tuple[int, int] | None:
-    """``(files, bytes)`` the next sync reads: the files new or changed (by their stat) since the last sync, and their
-    size in bytes; ``None`` when the no-change fast path finds nothing changed, none removed either, so that no sync
-    is needed (stat only, no lock, nothing written)."""
+    """``(files, bytes)`` of the next sync's work: the files new or changed (by their stat) since the last sync, and
+    those removed (QA round 109-A F9: 30,000 notes moved out took a prompt 5.6 s), and the new or changed ones' size
+    in bytes; ``None`` when the no-change fast path finds nothing changed, none removed either, so that no sync is
+    needed (stat only, no lock, nothing written)."""
     if _fast_unchanged(conn, vault, include_archives) is not None:
         return None
-    candidates, _removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn), vault)
-    return len(candidates), sum(src.size for src in candidates)
+    candidates, removed, _ = _plan(walk_sources(vault, include_archives=include_archives), _stored_state(conn), vault)
+    return len(candidates) + len(removed), sum(src.size for src in candidates)
 
 
 def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
