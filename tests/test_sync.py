@@ -2220,3 +2220,21 @@ def test_the_few_warnings_a_recall_shows_put_every_kind_of_text_left_out_first()
             "knowledge/bin.md: looks binary (NUL bytes); skipped"]
     shown = _few_warnings(links[:3] + lost[:1] + links[3:] + lost[1:])
     assert len(shown) == LAZY_SYNC_WARNINGS_SHOWN and shown[:3] == lost and shown[3] == links[0]
+
+
+def test_git_mergetool_copies_and_trash_folders_are_no_notes(tiny_vault):
+    """QA round 109-B F1: while ``git mergetool`` is open, its ``note_BASE_1234.md``, ``_LOCAL_``, ``_REMOTE_`` and
+    ``_BACKUP_`` copies were indexed and ranked above the note itself; F5: with archives included, Obsidian's
+    ``.trash`` folder of deleted notes was read as an archive."""
+    write_doc(tiny_vault, "knowledge/positioning.md", "---\ntitle: Positioning\n---\nmergemarker canonical\n")
+    for part in ("BASE", "LOCAL", "REMOTE", "BACKUP"):
+        write_doc(tiny_vault, f"knowledge/positioning_{part}_19425.md", "mergemarker canonical copy\n")
+    write_doc(tiny_vault, "knowledge/release_BASE_notes.md", "mergemarker a note of that name\n")  # (no pid: a note)
+    write_doc(tiny_vault, "knowledge/.trash/old.md", "mergemarker deleted in obsidian\n")
+    write_doc(tiny_vault, "knowledge/.old/kept.md", "mergemarker archived\n")
+    with dreamdb.open(tiny_vault) as index:
+        assert sorted(h.doc_id for h in index.recall("mergemarker")) == ["knowledge/positioning",
+                                                                         "knowledge/release_BASE_notes"]
+    with dreamdb.open(tiny_vault, include_archives=True) as index:
+        assert sorted(h.doc_id for h in index.recall("mergemarker")) == ["knowledge/kept", "knowledge/positioning",
+                                                                         "knowledge/release_BASE_notes"]

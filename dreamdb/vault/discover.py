@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat as _stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -225,6 +226,11 @@ def _explicit_vault(path, explicit) -> Path:
     return p.resolve()
 
 
+_MERGETOOL_COPY = re.compile(r"_(?:BASE|LOCAL|REMOTE|BACKUP)_\d+\.md$")
+"""The copies ``git mergetool`` writes beside a file in conflict while the tool is open (``note_BASE_1234.md``,
+``_LOCAL_``, ``_REMOTE_``, ``_BACKUP_``): no notes (QA round 109-B F1: three of them ranked above the note itself)."""
+
+
 def classify(rel_path: str) -> tuple[str, str | None] | None:
     """Map a vault-relative POSIX path to ``(kind, type)``, or ``None`` if not indexed."""
     if rel_path == MEMORY_FILE:
@@ -233,6 +239,8 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
         return ("changelog", "changelog")
     if not rel_path.endswith(".md") or rel_path.rsplit("/", 1)[-1].startswith("."):
         return None  # hidden files (".md", editor and macOS "._x.md" leftovers) are no notes: writes skip them too
+    if _MERGETOOL_COPY.search(rel_path):
+        return None
     if f"/{VAULT_DIR_NAME}/" in f"/{rel_path}":  # a vault of its own inside this one: not its notes, for the walk
         return None  # and for writes alike (QA round 101-A F1: update and delete edited the inner vault's files)
     for root, recursive, typ in _MD_ROOTS:
@@ -469,7 +477,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 if e.name == VAULT_DIR_NAME and recursive:  # (QA round 100-A F3: its notes read as this vault's,
                     # taking the ids of this vault's own notes of the same names, and found twice beside it)
                     note(f"{rel}: skipped (a vault of its own inside this one; search it with its own --vault)")
-                elif recursive and (include_archives or not e.name.startswith(".")):
+                elif recursive and _walked(e.name, include_archives):
                     enter(rel)
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
@@ -477,7 +485,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 ext = e.name[len(fixed) - 3:]
                 note(f"{rel}: skipped (the extension {ext} is not .md{' in lower case' if ext.lower() == '.md' else ''},"
                      f" the only one dreamdb reads; rename it to {fixed})")
-            elif is_link and recursive and (include_archives or not e.name.startswith(".")) and os.path.isdir(e.path):
+            elif is_link and recursive and _walked(e.name, include_archives) and os.path.isdir(e.path):
                 note(f"{rel}: skipped (a symlinked folder; dreamdb does not follow folder links)")
 
     if dirs is not None:
@@ -566,7 +574,7 @@ def unindexed_markdown(vault: Path, *, include_archives: bool = False, limit: in
         # knowledge/: every note below is indexed, so it is pruned here, before os.walk lists it
         # (it holds most of a vault: listing it made an empty recall's note cost ~1 ms per 1,000 notes)
         # (a vault of its own inside this one is not walked: a sync says it skips it; QA round 101-A F12)
-        dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and (include_archives or not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if d != INDEX_DIR_NAME and _walked(d, include_archives)
                              and not (rel_dir == "." and d == "knowledge") and d != VAULT_DIR_NAME)
         for name in sorted(filenames):
             if not (name.endswith(".md") or misnamed_note(name)) or name.startswith(".") or not is_utf8(name):
@@ -654,7 +662,7 @@ def _walk_sources(vault: Path, include_archives: bool):
             continue  # walked as part of knowledge/; a folder link, which a sync does not follow either
         for dirpath, dirnames, filenames in walk(base):
             rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-            kept = sorted(d for d in dirnames if recursive and (include_archives or not d.startswith("."))
+            kept = sorted(d for d in dirnames if recursive and _walked(d, include_archives)
                           and d != VAULT_DIR_NAME)
             yield rel_dir, kept, sorted(filenames)
             dirnames[:] = [d for d in kept if is_utf8(d)]
@@ -687,6 +695,17 @@ def walk(top: str | os.PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
                 links.add(e.name)
         yield folder, dirnames, filenames
         stack.extend(os.path.join(folder, d) for d in reversed(dirnames) if d not in links)
+
+
+NEVER_ARCHIVES = frozenset((".trash", ".Trash", ".git", ".obsidian"))
+"""Folders of ``.`` names that are no archives even with ``include_archives``: Obsidian's deleted notes (``.trash``)
+and settings, a git repository's own folder (QA round 109-B F5: a note deleted in Obsidian came back as a hit)."""
+
+
+def _walked(name: str, include_archives: bool) -> bool:
+    """Whether a folder of a type folder is walked: not a ``.`` name (an archive) unless ``include_archives``, and
+    never one of :data:`NEVER_ARCHIVES`."""
+    return not name.startswith(".") or (include_archives and name not in NEVER_ARCHIVES)
 
 
 def in_archive(rel_path: str) -> bool:
