@@ -149,7 +149,8 @@ def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True, parents:
 
 
 def prepare_index_folder(folder: Path, *, parents: bool = True) -> None:
-    """Create an index folder (mode 0700), and in a vault's ``.dreamdb`` its own ``.gitignore``: written whole or
+    """Create an index folder (mode 0700), and in a vault's ``.dreamdb``, or a folder it made, its own ``.gitignore``:
+    written whole or
     not at all (a temporary file renamed), and written again when it is empty (QA round 50: a full disk left it
     empty, and ``git add -A`` would then have committed the index, which holds partially invertible vectors).
 
@@ -163,9 +164,10 @@ def prepare_index_folder(folder: Path, *, parents: bool = True) -> None:
         FileNotFoundError: ``parents`` is false and the folder above does not exist.
         OSError: the folder or the file cannot be written (a read-only vault, a full disk).
     """
+    made = not os.path.lexists(folder)
     folder.mkdir(parents=parents, exist_ok=True, mode=0o700)
-    if folder.name != INDEX_DIR_NAME:
-        return
+    if folder.name != INDEX_DIR_NAME and not made:  # (a folder dreamdb made for DREAMDB_INDEX is its own too, and
+        return  # git would show the index in it: QA round 109-B F6, a path inside the repository)
     gi = folder / ".gitignore"
     try:
         if gi.stat().st_size:

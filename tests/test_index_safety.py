@@ -1725,3 +1725,20 @@ def test_status_reads_every_count_from_one_commit(example_vault, monkeypatch):
     assert status["documents"] == status["embeddings"]["documents"] == sum(status["by_type"].values()), status
     assert status["documents"] + 1 == ix.status()["documents"]
     ix.close()
+
+
+def test_a_folder_made_for_dreamdb_index_gets_a_gitignore_and_an_existing_one_does_not(example_vault, tmp_path,
+                                                                                       monkeypatch):
+    """QA round 109-B F6: DREAMDB_INDEX inside a repository, in folders dreamdb made for it, had no .gitignore, so
+    ``git add -A`` would commit the index (it holds partially invertible vectors). A folder the user had is left
+    alone."""
+    made = tmp_path / "repo" / ".cache" / "dreamdb" / "index.db"
+    monkeypatch.setenv("DREAMDB_INDEX", str(made))
+    dreamdb.open(example_vault).sync()
+    assert (made.parent / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    assert not (made.parent.parent / ".gitignore").exists()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    monkeypatch.setenv("DREAMDB_INDEX", str(mine / "index.db"))
+    dreamdb.open(example_vault).sync()
+    assert not (mine / ".gitignore").exists()
