@@ -1197,3 +1197,23 @@ def test_one_vault_named_by_two_of_its_paths_is_its_index(two_vaults):
     assert type(dreamdb.open([a, b])) is MultiIndex
     with pytest.raises(UsageError, match=r"lock_timeout_ms must be a whole number of ms from 0 to 2,147,483,647"):
         dreamdb.open(a, lock_timeout_ms=10**12)
+
+
+def test_an_id_whose_file_was_renamed_names_the_note_that_now_has_its_name(tmp_path):
+    """QA round 109-B F3: after a case-only rename (``git mv positioning.md Positioning.md``) or a move to another
+    type's folder, ``update`` by the old id said the file was removed or renamed and "run dreamdb recall"; it now
+    names the notes whose file has that name."""
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    assert cli("sync", "--vault", str(v)).returncode == 0
+    (v / "knowledge" / "release-checklist.md").rename(v / "knowledge" / "Release-Checklist.md")
+    assert cli("recall", "--vault", str(v), "release").returncode == 0  # (a sync: the old id's file is gone)
+    p = cli("update", "--vault", str(v), "knowledge/release-checklist", "--append", "x")
+    assert p.returncode == 7 and "when that file was removed or renamed" in p.stderr, p.stderr
+    assert "Hint: A note of that file name is now knowledge/Release-Checklist (knowledge/Release-Checklist.md)" \
+        in p.stderr, p.stderr
+    (v / "knowledge" / "features").mkdir(exist_ok=True)
+    (v / "knowledge" / "uyku-borcu.md").rename(v / "knowledge" / "features" / "uyku-borcu.md")
+    assert cli("recall", "--vault", str(v), "uyku").returncode == 0
+    p = cli("delete", "--vault", str(v), "knowledge/uyku-borcu")
+    assert p.returncode == 7 and "is now feature/uyku-borcu (knowledge/features/uyku-borcu.md)" in p.stderr, p.stderr

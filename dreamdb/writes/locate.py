@@ -511,10 +511,25 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
                                                               if kept else ""))
     if not now_id:  # removed: no document, as before the sync saw it go (exit 7, not 6: QA round 69 E-M1)
         raise NotFound(f"No document {doc_id!r} in the vault: it named {source} until {when}{now}. Nothing was"
-                       " changed.", hint="Run dreamdb recall to find the document you mean.")
+                       " changed.", hint=_renamed_hint(vault, source))
     raise WriteRefused(f"{doc_id} named {source} until {when}{now}. Nothing was changed.",
                        hint=f"Pass the file's path to say which one (e.g. {source}); recall --json gives each hit's"
                             " path.")
+
+
+def _renamed_hint(vault: Path, source: str) -> str:
+    """The hint for an id whose file is gone: the notes whose file now has that name in any case, in any folder (a
+    rename of its case, a move to another type's folder: QA round 109-B F3, "run dreamdb recall"), else recall."""
+    name = source.rsplit("/", 1)[-1]
+    pattern = "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    rows = _index_rows(vault, "SELECT doc_id, source_path FROM documents WHERE source_path LIKE ? ESCAPE '\\'"
+                       " ORDER BY doc_id", [pattern]) or []
+    found = [(d, p) for d, p in rows if p.rsplit("/", 1)[-1].lower() == name.lower() and p != source
+             and os.path.lexists(vault / p)][:3]
+    if not found:
+        return "Run dreamdb recall to find the document you mean."
+    return "A note of that file name is now " + ", ".join(f"{d} ({p})" for d, p in found) + ": pass its id if you" \
+        " meant it."
 
 
 def _refuse_bare_name(vault: Path, bare: str) -> None:
