@@ -52,6 +52,10 @@ def test_a_match_past_the_clip_search_is_found_by_the_snippets_regex():
         middle = best_snippet("top\n" + line + "\nbottom", _terms("needle")).split("\n")[1]
         assert "needle" in middle.lower() and middle.startswith("…") and middle.endswith("…"), middle[:80]
         assert len(middle) <= MAX_LINE_CHARS + 2
+    # an identifier of the query past them too (QA round 109-A: c++ was shown from the line's start)
+    ident = "filler " * (CLIP_SEARCH_CHARS // 7 + 10) + "written in c++ here " + "tail " * 100
+    middle = best_snippet("top\n" + ident, {"c++": 1.0}).split("\n")[1]
+    assert "c++" in middle and middle.startswith("…"), middle[:80]
     # "needlework" shares the regex's prefix but is another word: never the centre
     decoy = "filler " * (CLIP_SEARCH_CHARS // 7 + 10) + "needlework " + "tail " * 100
     middle = best_snippet("needle top\n" + decoy, _terms("needle")).split("\n")[1]

@@ -89,12 +89,17 @@ def _first_word_past_search(line: str, terms: set[str], turkish: bool) -> int:
     them, by :func:`_prefilter`'s regex, at most :data:`SNIPPET_CANDIDATES` words weighed), else 0. QA round 104: a
     note of one 1.7 MB line showed its first 240 characters, the word asked for far beyond them."""
     words = {t for t in terms if not is_identifier_term(t)}
-    if len(line) <= CLIP_SEARCH_CHARS or not words:
+    if len(line) <= CLIP_SEARCH_CHARS or not terms:
         return 0
-    folded = fold_case(line).replace("_", " ")
+    folded = fold_case(line)
     if len(folded) != len(line):  # (a rare character whose lowercase is longer: offsets would not be the line's)
         return 0
-    for i, w in islice(_candidates(_prefilter(words), folded, CLIP_SEARCH_CHARS), SNIPPET_CANDIDATES):
+    # an identifier of the query (c++, v0.5.0: is_identifier_term) by its text, as _clip finds one in the first part
+    named = [i for i in (folded.find(t, CLIP_SEARCH_CHARS) for t in terms if is_identifier_term(t)) if i >= 0]
+    if named:
+        return max(0, min(named) - 60)
+    folded = folded.replace("_", " ")
+    for i, w in islice(_candidates(_prefilter(words), folded, CLIP_SEARCH_CHARS), SNIPPET_CANDIDATES) if words else ():
         if _matched_term(w, terms, turkish):
             return max(0, i - 60)
     return 0
