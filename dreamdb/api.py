@@ -1197,7 +1197,8 @@ class Index:
     @_serialized
     def check(self) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` of the index file (≈ 0.15 s for the 7.9 MB real-vault index with the
-        statistics checks below, docs/vault.md; ≈ 12 s for quick_check of a 1.1 GB one, about three times that): the problems
+        statistics checks below, docs/vault.md; ≈ 12 s for quick_check of a 1.1 GB one, about three times that): the
+        problems
         it reports, ``[]`` when the file is sound. Unlike quick_check, it compares every index with its table:
         bytes written into the index on ``documents.doc_id`` passed quick_check, and then ``sql … WHERE doc_id =``
         found no row (QA round 76 F13).

@@ -204,8 +204,8 @@ def restrict_mode(index_path: Path) -> None:
         return
     for suffix in ("", "-wal", "-shm"):
         path = f"{index_path}{suffix}"
-        if suffix and os.path.islink(path):  # (never the file a link leads to: QA round 109-A F1, a -shm link to a
-            continue  # user's script took its execute bit away; the index is refused beside it, Index._check_journal_files)
+        if suffix and os.path.islink(path):  # (never the file a link leads to: QA round 109-A F1, a -shm link to
+            continue  # a user's script took its execute bit away; the index is refused beside it: _check_journal_files)
         try:
             os.chmod(path, 0o600 if suffix and writable else stat.S_IMODE(os.stat(path).st_mode) & 0o600)
         except OSError:

@@ -159,9 +159,9 @@ a whole 4-8 MB CHANGELOG.json, whose unchanged entries keep their rows, takes fa
 ``dreamdb sync`` it starts in the background, and the prompt is answered from the index as it is (QA round 90-C F1)."""
 
 INLINE_SYNC_FILES = 5_000
-"""Most new, changed or removed files the hook indexes itself, whatever their size, before it answers (≈ 1.4 s for 5,000 small
-notes on a busy 2-core machine, up to 4 s in a large index); more are left to a background ``dreamdb sync`` as
-:data:`INLINE_SYNC_BYTES` are (QA round 108-B F1: 30,000 new notes of 1.8 MB in all took 24 s, and a hook its caller
+"""Most new, changed or removed files the hook indexes itself, whatever their size, before it answers (≈ 1.4 s for
+5,000 small notes on a busy 2-core machine, up to 4 s in a large index); more are left to a background ``dreamdb
+sync`` as :data:`INLINE_SYNC_BYTES` are (QA round 108-B F1: 30,000 new notes of 1.8 MB in all took 24 s, and a hook its caller
 stopped rolled them back each time, so they were never indexed)."""
 
 INLINE_BUILD_BYTES = 1_000_000
@@ -706,8 +706,8 @@ def _built_elsewhere(index, vault: Path) -> bool:
     """Whether the index is to be built by another process rather than this prompt: its whole index is due
     (:func:`dreamdb.store.sync.whole_index_due`) and either a writer holds it or a background build runs (nothing
     to answer from yet), or one failed less than :data:`BUILD_RETRY_SECONDS` ago (its output logged once), or the
-    vault holds more than :data:`INLINE_BUILD_BYTES` or :data:`INLINE_BUILD_FILES` to index, in which case a detached ``dreamdb sync`` is started
-    for it (it outlives the hook, even one its caller stops; its output goes to :func:`_build_log`). Logged."""
+    vault holds more than :data:`INLINE_BUILD_BYTES` or :data:`INLINE_BUILD_FILES` to index, in which case a detached
+    ``dreamdb sync`` is started for it (it outlives the hook, even one its caller stops; its output goes to :func:`_build_log`). Logged."""
     from dreamdb.store import connect as db
     from dreamdb.store.sync import whole_index_due
     from dreamdb.vault.discover import walk_sources

@@ -125,7 +125,8 @@ def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS)
     ``UserPromptSubmit`` payload of an empty prompt on stdin (dreamdb's hook prints nothing for it).
 
     Returns:
-        ``(exit code, its stderr's error line, else its usage line, else its last line)``; ``(None, why)`` when it did not end within ``timeout_s`` seconds or
+        ``(exit code, its stderr's error line, else its usage line, else its last line)``; ``(None, why)`` when it
+        did not end within ``timeout_s`` seconds or
         could not be started.
     """
     import subprocess
@@ -207,13 +208,13 @@ def _event_list(data: dict, path: Path, create: bool) -> list | None:
         raise WriteRefused(f"\"hooks.{EVENT}\" in {path} is not a list; it was not changed.",
                            hint=f'Claude Code reads "{EVENT}" as a list of hook groups: fix it by hand (e.g. "{EVENT}":'
                                 " []), then retry.")
-    for i, group in enumerate(groups if create else ()):  # (QA round 108-B F6: one written beside a 5, a null or a "hooks" that is no
-        # list: Claude Code's check of the settings may refuse the whole file, and no hook of it runs)
+    for i, group in enumerate(groups if create else ()):  # (QA round 108-B F6: one written beside a 5, a null or a
+        # "hooks" that is no list: Claude Code's check of the settings may refuse the whole file, and no hook of it runs)
         if not _hook_group(group):
             raise WriteRefused(f"\"hooks.{EVENT}\"[{i}] in {path} is not a hook group (an object whose \"hooks\" is a"
                                " list of hooks, each with a \"type\", and a \"command\" for a command hook); it was not"
                                " changed.",
-                               hint=f'Fix or remove that entry by hand (a group: {{"hooks": [{{"type": "command",'
+                               hint='Fix or remove that entry by hand (a group: {"hooks": [{"type": "command",'
                                     ' "command": "…"}]}), then retry.')
     return groups
 

@@ -183,8 +183,8 @@ def _warn_user_level_hook(path: Path) -> None:
         return
     found = dreamdb_hook_commands(user)
     if found:
-        click.echo(f"note: {user} (your user settings) holds dreamdb's hook too ({found[0]}); Claude Code runs the hooks"
-                   " of both files, so each prompt gets the memories twice. Keep one: dreamdb hook uninstall --project"
+        click.echo(f"note: {user} (your user settings) holds dreamdb's hook too ({found[0]}); Claude Code runs the"
+                   " hooks of both files, so each prompt gets the memories twice. Keep one: dreamdb hook uninstall --project"
                    f" {Path.home()}, or uninstall this one.", err=True)
 
 
