@@ -204,10 +204,14 @@ def restrict_mode(index_path: Path) -> None:
         return
     for suffix in ("", "-wal", "-shm"):
         path = f"{index_path}{suffix}"
-        if suffix and os.path.islink(path):  # (never the file a link leads to: QA round 109-A F1, a -shm link to
-            continue  # a user's script took its execute bit away; the index is refused beside it: _check_journal_files)
         try:
-            os.chmod(path, 0o600 if suffix and writable else stat.S_IMODE(os.stat(path).st_mode) & 0o600)
+            st = os.lstat(path)
+            # never through a link, nor on a file of several names: the file is another's too (QA rounds 109-A F1,
+            # 110-A F1: a -shm link or hard link to a user's script, or an index.db linked to one, took its execute
+            # bit away; the index is refused beside them, Index._check_journal_files)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+                continue
+            os.chmod(path, 0o600 if suffix and writable else stat.S_IMODE(st.st_mode) & 0o600)
         except OSError:
             pass
 

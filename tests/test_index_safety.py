@@ -3,6 +3,7 @@ rebuilt, other files are never overwritten, and a busy index does not stall a re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -1742,3 +1743,28 @@ def test_a_folder_made_for_dreamdb_index_gets_a_gitignore_and_an_existing_one_do
     monkeypatch.setenv("DREAMDB_INDEX", str(mine / "index.db"))
     dreamdb.open(example_vault).sync()
     assert not (mine / ".gitignore").exists()
+
+
+def test_writes_never_change_the_mode_of_a_file_linked_beside_or_as_the_index(example_vault):
+    """QA round 110-A F1: ``remember``, ``update`` and ``delete`` set the index's files to 0600 before their write, and
+    did so through a hard link named ``index.db-shm`` and a symlink named ``index.db``: a user's script lost its
+    execute bit (recall refused the same files)."""
+    dreamdb.open(example_vault).sync()
+    folder = example_vault / ".dreamdb"
+    tool = example_vault.parent / "tool.sh"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    os.link(tool, folder / "index.db-shm")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "--vault", str(example_vault), "--summary", "s",
+                        "linked shm"], capture_output=True, text=True, timeout=120, env=env)
+    assert tool.stat().st_mode & 0o777 == 0o755, (p.returncode, p.stderr)
+    (folder / "index.db-shm").unlink()
+    (folder / "index.db").rename(example_vault.parent / "kept.db")
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            (folder / f"index.db{suffix}").unlink()
+    (folder / "index.db").symlink_to(tool)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "--vault", str(example_vault), "--summary", "t",
+                        "linked index"], capture_output=True, text=True, timeout=120, env=env)
+    assert tool.stat().st_mode & 0o777 == 0o755 and tool.read_text() == "#!/bin/sh\n", (p.returncode, p.stderr)
