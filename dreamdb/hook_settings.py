@@ -109,6 +109,16 @@ BLOCKING_EXIT = 2
 reference: "Exit code 2: blocking error"; any other non-zero code is shown and the prompt goes on)."""
 
 
+def _stop(child) -> None:
+    """Kill a trial run's process group and reap its shell."""
+    import subprocess
+
+    with contextlib.suppress(OSError):
+        os.killpg(child.pid, 9)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=5)
+
+
 def check_settings(path: Path) -> None:
     """Refuse, reading only, a settings file an install would refuse to change (not JSON, not an object, ``hooks`` of
     an unexpected shape): :func:`install_hook`'s checks, made before a hook command is tried out.
@@ -118,6 +128,19 @@ def check_settings(path: Path) -> None:
     """
     data, _raw = _load(path)
     _event_list(data, path, create=True)
+    _check_backup(path)  # (a .bak that is a folder: QA round 110-A F6c)
+
+
+def hook_commands(path: Path) -> list[str]:
+    """Every ``command`` of the ``UserPromptSubmit`` hooks in a settings file, dreamdb's or not (``[]`` when the file is
+    missing or unreadable)."""
+    try:
+        data, _raw = _load(path)
+        groups = _event_list(data, path, create=False) or []
+    except (DreamdbError, OSError):
+        return []
+    return [h["command"] for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if isinstance(h, dict) and isinstance(h.get("command"), str)]
 
 
 def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS) -> tuple[int | None, str]:
@@ -136,18 +159,25 @@ def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS)
     # (as Claude Code runs it: $CLAUDE_PROJECT_DIR set, the form its documentation gives for a project's scripts, QA
     # round 109-A F5; in a process group of its own, all of it stopped at the time limit, F6)
     env = {**os.environ, "CLAUDE_PROJECT_DIR": project}
-    try:
-        child = subprocess.Popen(command, shell=True, cwd=project_dir, env=env, stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
-        return None, exc.strerror or str(exc)
-    try:
-        _out, err = child.communicate(payload.encode(), timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(child.pid, 9)
-        child.communicate()
-        return None, f"it did not end within {timeout_s:g} s (stopped)"
+    # (files, not pipes: a daemon the command leaves behind holding them is not waited for, QA round 110-A F7)
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as said:
+        given.write(payload.encode())
+        given.seek(0)
+        try:
+            child = subprocess.Popen(command, shell=True, cwd=project_dir, env=env, stdin=given,
+                                     stdout=subprocess.DEVNULL, stderr=said, start_new_session=True)
+        except OSError as exc:
+            return None, exc.strerror or str(exc)
+        try:
+            child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _stop(child)
+            return None, f"it did not end within {timeout_s:g} s (stopped)"
+        except BaseException:  # (Ctrl-C, SIGTERM: the command stopped with install; QA round 110-A F2)
+            _stop(child)
+            raise
+        said.seek(0)
+        err = said.read(1 << 20)
     lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
     # (an error line says most; else a usage line, as a command group run without its command prints its help)
     said = next((line for line in lines if line.startswith("Error")), None) or \
@@ -402,14 +432,16 @@ def _remove(path: Path, old_raw: bytes | None) -> None:
         WriteRefused: it cannot be deleted (no permission on its folder…).
     """
     from dreamdb.writes import refuse_os_errors
-    from dreamdb.writes.files import FileChanged
+    from dreamdb.writes.files import FileChanged, _committed, _uninterrupted
 
     with refuse_os_errors(path, "delete"):
         try:
             if path.read_bytes() != old_raw:
                 raise FileChanged(f"{path} changed while dreamdb was editing it; nothing was changed.",
                                   hint="Run the command again: it edits the file as it is now.")
-            path.unlink()
+            with _uninterrupted():  # (the deletion and its record together: QA round 110-A F3, a SIGTERM right
+                path.unlink()  # after it said "Interrupted.", 130, with the file gone)
+                _committed(path, "deleted")
         except FileNotFoundError:
             pass
     if path.parent.name == ".claude":  # (left empty, as install found no folder: QA round 104-B F9)

@@ -726,3 +726,60 @@ def test_a_hook_in_the_user_settings_too_is_said(tmp_path: Path):
     ran = install(project)
     assert ran.returncode == 0 and f"note: {home / '.claude' / 'settings.json'} (your user settings) holds dreamdb's" \
         " hook too (" in ran.stderr and "each prompt gets the memories twice" in ran.stderr, ran.stderr
+
+
+def test_the_trial_run_is_stopped_with_install_and_made_once(tmp_path: Path):
+    """QA round 110-A: a trial run went on after install was stopped (F2: in a session of its own, Ctrl-C never
+    reached it); a command installed already, or dreamdb's hook in the other settings file, was tried again anyway,
+    and a .bak folder refused only after the trial (F6); a daemon the command left holding its stderr held install
+    until it ended (F7)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "runs.log"
+    script = tmp_path / "wrap.sh"
+    script.write_text(f"#!/bin/sh\necho run >> {log}\n")
+    script.chmod(0o755)
+
+    def install(command: str, *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path),
+                               "--command", command, *extra], capture_output=True, text=True, timeout=120)
+
+    assert install(str(script)).returncode == 0 and log.read_text() == "run\n"
+    assert install(str(script)).returncode == 0 and log.read_text() == "run\n"  # (installed already: not tried)
+    settings_path(tmp_path).unlink()
+    (tmp_path / ".claude" / "settings.json.bak").unlink(missing_ok=True)
+    assert install(f"{sys.executable} -m dreamdb hook user-prompt-submit", "--local").returncode == 0
+    assert install(str(script)).returncode == 0 and log.read_text() == "run\n"  # (stopped by the other file's hook)
+    settings_path(tmp_path, local=True).unlink()
+    (tmp_path / ".claude" / "settings.json.bak").mkdir(parents=True, exist_ok=True)
+    assert install(str(script)).returncode == 6 and log.read_text() == "run\n"
+    (tmp_path / ".claude" / "settings.json.bak").rmdir()
+    # a daemon of another session holding stderr: install returns, its shell done
+    ran = install("setsid sleep 41.5 & true")
+    assert ran.returncode == 0, ran.stderr
+    subprocess.run(["pkill", "-f", "sleep 41.5"])
+    # stopped with install: the command's process group goes too
+    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
+                          "sleep 43.5; true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    time.sleep(0.5)
+    assert p.returncode == 130 and "Interrupted." in err, (p.returncode, err)
+    assert subprocess.run(["pgrep", "-f", "sleep 43.5"], capture_output=True).returncode == 1
+
+
+def test_an_uninstall_that_deletes_the_settings_file_records_it_as_saved(tmp_path: Path):
+    """QA round 110-A F3: a SIGTERM just after uninstall deleted the settings file (made by install, holding only the
+    hook) said "Interrupted.", 130: the deletion was not recorded as done, as every other write's is."""
+    from dreamdb import quickcli, writes
+
+    install_hook(tmp_path)
+    writes.COMMITTED.set(None)
+    assert uninstall_hook(tmp_path) and not settings_path(tmp_path).exists()
+    assert writes.COMMITTED.get() == f"{settings_path(tmp_path)} (deleted)"
+    assert quickcli.saved_change() == f"{settings_path(tmp_path)} (deleted) was changed"
+    writes.COMMITTED.set(None)

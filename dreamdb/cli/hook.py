@@ -89,10 +89,14 @@ def install(project, command, absolute, local, as_json):
     if given and command.strip() and command.split() != DEFAULT_COMMAND.split() and project.is_dir():
         # (any other form, dreamdb's too: a redirection to a folder that is not there exits 2 in dash, QA round 109-A
         # F4; not when it is installed already, or when the settings would be refused anyway, F6)
-        from dreamdb.hook_settings import check_settings
+        from dreamdb.hook_settings import check_settings, hook_commands
 
         target = settings_path(project, local)
-        if command not in dreamdb_hook_commands(target):
+        other = settings_path(project, not local)
+        # (not when this command is in the file already, or dreamdb's hook is in the other one, where install stops:
+        # QA round 110-A F6a, b)
+        if command not in hook_commands(target) and not (dreamdb_hook_commands(other)
+                                                          and not dreamdb_hook_commands(target)):
             check_settings(target)
             _try_command(command, project)
     target = settings_path(project, local)
