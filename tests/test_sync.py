@@ -2185,6 +2185,9 @@ def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(ti
            " note is indexed up to; its metadata is left out and the text after it indexed" in warnings, warnings
     assert not [w for w in warnings if "not closed" in w], warnings
     assert [h.doc_id for h in index.recall("bodyokapi")] == ["knowledge/fat"] and index.recall("yamlfiller") == []
+    # ... a first key of a Turkish letter or in quotes too (QA round 110-A F5)
+    write_doc(tiny_vault, "knowledge/fat.md", block.replace("title: Fat", "Öncelik: yüksek") + "---\nbodyokapi\n")
+    assert [h.doc_id for h in index.recall("bodyokapi")] == ["knowledge/fat"] and index.recall("yamlfiller") == []
     # ... but a long note of prose between two '---' rules is no frontmatter: its first 4 Mi characters are indexed,
     # with no word of a block "not closed" (QA round 109-A F2: 18 characters were, and its words not found)
     write_doc(tiny_vault, "knowledge/rules.md", "---\n" + "This paragraph talks about prosezebra.\n"
@@ -2230,11 +2233,15 @@ def test_git_mergetool_copies_and_trash_folders_are_no_notes(tiny_vault):
     for part in ("BASE", "LOCAL", "REMOTE", "BACKUP"):
         write_doc(tiny_vault, f"knowledge/positioning_{part}_19425.md", "mergemarker canonical copy\n")
     write_doc(tiny_vault, "knowledge/release_BASE_notes.md", "mergemarker a note of that name\n")  # (no pid: a note)
+    # a note merely named so, with no note of the base name beside it, is one (QA round 110-A F4)
+    write_doc(tiny_vault, "knowledge/ops/postgres_BACKUP_2024.md", "mergemarker runbook\n")
     write_doc(tiny_vault, "knowledge/.trash/old.md", "mergemarker deleted in obsidian\n")
+    write_doc(tiny_vault, "knowledge/.stversions/positioning~20261201.md", "mergemarker syncthing's old version\n")
+    write_doc(tiny_vault, "knowledge/.Trash-1000/gone.md", "mergemarker a desktop's trash\n")
     write_doc(tiny_vault, "knowledge/.old/kept.md", "mergemarker archived\n")
     with dreamdb.open(tiny_vault) as index:
-        assert sorted(h.doc_id for h in index.recall("mergemarker")) == ["knowledge/positioning",
-                                                                         "knowledge/release_BASE_notes"]
+        assert sorted(h.doc_id for h in index.recall("mergemarker")) == [
+            "knowledge/positioning", "knowledge/postgres_BACKUP_2024", "knowledge/release_BASE_notes"]
     with dreamdb.open(tiny_vault, include_archives=True) as index:
-        assert sorted(h.doc_id for h in index.recall("mergemarker")) == ["knowledge/kept", "knowledge/positioning",
-                                                                         "knowledge/release_BASE_notes"]
+        assert sorted(h.doc_id for h in index.recall("mergemarker")) == [
+            "knowledge/kept", "knowledge/positioning", "knowledge/postgres_BACKUP_2024", "knowledge/release_BASE_notes"]

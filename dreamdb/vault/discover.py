@@ -227,8 +227,17 @@ def _explicit_vault(path, explicit) -> Path:
 
 
 _MERGETOOL_COPY = re.compile(r"_(?:BASE|LOCAL|REMOTE|BACKUP)_\d+\.md$")
-"""The copies ``git mergetool`` writes beside a file in conflict while the tool is open (``note_BASE_1234.md``,
-``_LOCAL_``, ``_REMOTE_``, ``_BACKUP_``): no notes (QA round 109-B F1: three of them ranked above the note itself)."""
+"""The name of a copy ``git mergetool`` writes beside a file in conflict while the tool is open (``note_BASE_1234.md``,
+``_LOCAL_``, ``_REMOTE_``, ``_BACKUP_``; :func:`mergetool_copy`)."""
+
+
+def mergetool_copy(path: str) -> bool:
+    """Whether the file at ``path`` is a copy ``git mergetool`` made of the note beside it (:data:`_MERGETOOL_COPY`,
+    with that note there: ``note.md`` beside ``note_BASE_1234.md``): no note, skipped by a sync (QA round 109-B F1:
+    three of them ranked above the note itself). A note merely named so, with no such note beside it, is one (QA
+    round 110-A F4: ``postgres_BACKUP_2024.md`` was dropped without a word)."""
+    m = _MERGETOOL_COPY.search(path)
+    return m is not None and os.path.lexists(path[:m.start()] + ".md")
 
 
 def classify(rel_path: str) -> tuple[str, str | None] | None:
@@ -239,8 +248,6 @@ def classify(rel_path: str) -> tuple[str, str | None] | None:
         return ("changelog", "changelog")
     if not rel_path.endswith(".md") or rel_path.rsplit("/", 1)[-1].startswith("."):
         return None  # hidden files (".md", editor and macOS "._x.md" leftovers) are no notes: writes skip them too
-    if _MERGETOOL_COPY.search(rel_path):
-        return None
     if f"/{VAULT_DIR_NAME}/" in f"/{rel_path}":  # a vault of its own inside this one: not its notes, for the walk
         return None  # and for writes alike (QA round 101-A F1: update and delete edited the inner vault's files)
     for root, recursive, typ in _MD_ROOTS:
@@ -403,7 +410,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
 
     def add(rel: str, entry_path: str, is_link: bool) -> None:
         cls = classify(rel)
-        if cls is None:
+        if cls is None or mergetool_copy(entry_path):
             return
         try:
             st = os.stat(entry_path)  # follows a file symlink
@@ -697,15 +704,20 @@ def walk(top: str | os.PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
         stack.extend(os.path.join(folder, d) for d in reversed(dirnames) if d not in links)
 
 
-NEVER_ARCHIVES = frozenset((".trash", ".Trash", ".git", ".obsidian"))
-"""Folders of ``.`` names that are no archives even with ``include_archives``: Obsidian's deleted notes (``.trash``)
-and settings, a git repository's own folder (QA round 109-B F5: a note deleted in Obsidian came back as a hit)."""
+NEVER_ARCHIVES = frozenset((".trash", ".git", ".obsidian", ".stversions"))
+"""Folders of ``.`` names that are no archives even with ``include_archives`` (any case; ``.Trash-1000`` too, a
+desktop's trash): Obsidian's deleted notes (``.trash``) and settings, a git repository's own folder, Syncthing's old
+versions (QA round 109-B F5: a note deleted in Obsidian came back as a hit; 110-A F10: Syncthing's copy ranked under
+the note)."""
 
 
 def _walked(name: str, include_archives: bool) -> bool:
     """Whether a folder of a type folder is walked: not a ``.`` name (an archive) unless ``include_archives``, and
     never one of :data:`NEVER_ARCHIVES`."""
-    return not name.startswith(".") or (include_archives and name not in NEVER_ARCHIVES)
+    if not name.startswith("."):
+        return True
+    lower = name.lower()
+    return include_archives and lower not in NEVER_ARCHIVES and not lower.startswith(".trash-")
 
 
 def in_archive(rel_path: str) -> bool:
