@@ -3007,3 +3007,24 @@ def test_an_md_md_refusal_names_every_plain_note_of_the_name(tiny_vault: Path):
     with pytest.raises(UsageError, match="names three documents: the files knowledge/d/notes.md, knowledge/notes.md, "
                                          "and the id recall shows for knowledge/c/notes.md.md"):
         delete(tiny_vault, "notes.md")
+
+
+def test_an_update_interrupted_just_after_its_trash_copy_leaves_no_copy(tiny_vault, monkeypatch):
+    """QA round 110-A F9: the trash copy of the note was written before the ``try`` that removes it when the update
+    fails, so a Ctrl-C (SIGTERM) right after it left a ``.before-update.md`` of an update that never happened."""
+    from dreamdb.writes import documents
+
+    note = write_doc(tiny_vault, "knowledge/plain.md", "---\ntitle: Plain\n---\nbody\n")
+    before = note.read_bytes()
+    real = documents.atomic_write_bytes
+
+    def copy_then_interrupted(path, data, **kwargs):
+        real(path, data, **kwargs)
+        if ".dreamdb" in Path(path).parts:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(documents, "atomic_write_bytes", copy_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        update(tiny_vault, "knowledge/plain", append="never saved")
+    assert note.read_bytes() == before
+    assert not [p for p in (tiny_vault / ".dreamdb").rglob("*.before-update.md")]

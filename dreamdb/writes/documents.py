@@ -286,8 +286,8 @@ def update(
             if new == old:
                 break
             kept = _trash_path(vault, doc_type, update_backup_name(real.name))
-            atomic_write_bytes(kept, old)
             try:
+                atomic_write_bytes(kept, old)  # (inside: a Ctrl-C just after it left an orphan copy, QA round 110-A F9)
                 # (expect: the note as read; another program's write since is refused, not overwritten: QA 59 M2)
                 for touch in range(CHANGED_RETRIES + 1):
                     try:
