@@ -769,33 +769,13 @@ class Index:
         Raises:
             IndexUnavailable: naming the file and what it is (exit code 4).
         """
-        for suffix in ("-journal", "-wal", "-shm"):
-            path = f"{self.index_path}{suffix}"
-            try:
-                st = os.lstat(path)
-            except OSError:  # (none there, the usual case)
-                continue
-            what = None
-            if stat.S_ISLNK(st.st_mode):
-                # SQLite follows a link: to nothing, it fails to create the file and the index read as unreadable
-                # was rebuilt on every command (QA round 104-A F8); to a file, it writes its log into that file,
-                # and dreamdb took the file's permissions away (QA round 109-A F1)
-                try:
-                    os.stat(path)
-                    what = f"a symbolic link (to {os.readlink(path)})"
-                except OSError as exc:
-                    what = "a symbolic link in a loop" if exc.errno == errno.ELOOP else "a link to nothing"
-            elif not stat.S_ISREG(st.st_mode):
-                what = "a folder" if stat.S_ISDIR(st.st_mode) else "a pipe" if stat.S_ISFIFO(st.st_mode) else \
-                    "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
-            elif st.st_nlink > 1:  # (another name of the same file: SQLite would write its log into that one too)
-                what = f"a hard link (the file has {st.st_nlink} names)"
-            if what is not None:
-                role = {"-journal": "rollback journal", "-wal": "write-ahead log", "-shm": "WAL's shared memory"}[suffix]
-                raise IndexUnavailable(f"{path} is {what}, not a file of its own: SQLite keeps the index's {role}"
-                                       " there, and dreamdb will not open the index beside it.",
-                                       hint=f"Remove {path} (SQLite makes its own file there), then run the command "
-                                            "again.")
+        problem = config.journal_file_problem(self.index_path)
+        if problem is not None:
+            path, what, role = problem
+            raise IndexUnavailable(f"{path} is {what}, not a file of its own: SQLite keeps the index's {role}"
+                                   " there, and dreamdb will not open the index beside it.",
+                                   hint=f"Remove {path} (SQLite makes its own file there), then run the command "
+                                        "again.")
 
     def _check_index_file(self) -> str:
         """Refuse an index path that is a folder or unreadable, and, outside dreamdb's own folders, any

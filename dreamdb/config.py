@@ -190,6 +190,39 @@ def is_vault_index_folder(folder: Path, vault: Path) -> bool:
     return os.path.abspath(folder) == os.path.abspath(Path(vault) / INDEX_DIR_NAME)
 
 
+def journal_file_problem(index_path: Path) -> tuple[str, str, str] | None:
+    """``(path, what it is, its role)`` of the first of an index's journal, WAL or shared-memory files (``-journal``,
+    ``-wal``, ``-shm`` beside it) that is not a regular file of one name, else ``None``: SQLite opens them as they
+    are, read-only connections too (the ``-shm`` is written by every reader). A pipe waits for a writer that never
+    comes (QA round 103-C F1: recall, sync and the prompt hook hung); a link to nothing makes the index unreadable
+    (104-A F8: rebuilt on every command); a link or hard link to a file gets the log written into that file (109-A
+    F1, 111-A F1: a user's script overwritten by ``update``'s look-up in the index)."""
+    import errno
+
+    for suffix in ("-journal", "-wal", "-shm"):
+        path = f"{index_path}{suffix}"
+        try:
+            st = os.lstat(path)
+        except OSError:  # (none there, the usual case)
+            continue
+        what = None
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                os.stat(path)
+                what = f"a symbolic link (to {os.readlink(path)})"
+            except OSError as exc:
+                what = "a symbolic link in a loop" if exc.errno == errno.ELOOP else "a link to nothing"
+        elif not stat.S_ISREG(st.st_mode):
+            what = "a folder" if stat.S_ISDIR(st.st_mode) else "a pipe" if stat.S_ISFIFO(st.st_mode) else \
+                "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+        elif st.st_nlink > 1:
+            what = f"a hard link (the file has {st.st_nlink} names)"
+        if what is not None:
+            return path, what, {"-journal": "rollback journal", "-wal": "write-ahead log",
+                                "-shm": "WAL's shared memory"}[suffix]
+    return None
+
+
 def restrict_mode(index_path: Path) -> None:
     """Take the group's and others' permissions off an index file and its ``-wal``/``-shm`` files (best effort),
     keeping the owner's: an index the user made read-only (0444) stays read-only, 0400 (QA round 65 L3: it was

@@ -1768,3 +1768,21 @@ def test_writes_never_change_the_mode_of_a_file_linked_beside_or_as_the_index(ex
     p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "--vault", str(example_vault), "--summary", "t",
                         "linked index"], capture_output=True, text=True, timeout=120, env=env)
     assert tool.stat().st_mode & 0o777 == 0o755 and tool.read_text() == "#!/bin/sh\n", (p.returncode, p.stderr)
+
+
+def test_update_and_delete_never_open_an_index_beside_a_linked_journal_file(example_vault):
+    """QA round 111-A F1: ``update`` and ``delete`` look ids up in the index, read-only, and a read-only SQLite
+    connection still writes its ``-shm``: through a hard link named ``index.db-shm`` it overwrote a user's script with
+    32 KiB of shared memory. The look-up leaves such an index alone (the files decide), as recall refuses it."""
+    dreamdb.open(example_vault).sync()
+    tool = example_vault.parent / "tool.sh"
+    tool.write_text("#!/bin/sh\necho hi\n")
+    os.link(tool, example_vault / ".dreamdb" / "index.db-shm")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    note = next((example_vault / "knowledge").rglob("*.md"))
+    rel = note.relative_to(example_vault).as_posix()
+    for args in (["update", rel, "--append", "more"], ["delete", rel, "--force"]):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(example_vault)],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert p.returncode == 0, (args, p.stderr)
+        assert tool.read_text() == "#!/bin/sh\necho hi\n", args
