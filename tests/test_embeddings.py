@@ -656,3 +656,30 @@ def test_a_caller_s_exception_while_a_model_loads_is_theirs_not_a_corrupt_model(
     assert m._interruption(broken) is None
     pybind = type("InvalidProtobuf", (Exception,), {"__module__": "onnxruntime.capi.onnxruntime_pybind11_state"})
     assert m._interruption(pybind("bad")) is None
+
+
+@pytest.mark.model
+def test_the_runtime_sends_no_telemetry_and_keeps_no_device_id(model_dir, tmp_path):
+    """QA round 110-B F1: onnxruntime 1.29+ on Linux queues usage events for Microsoft (process, OS, CPU, the model's
+    file and producer names) in ``~/.cache/Microsoft/DeveloperTools/.onnxruntime/`` with a device id, and sends them;
+    dreamdb promises nothing leaves the machine. Its switches are set before onnxruntime is imported (unless the
+    environment sets them), so a process that embeds leaves nothing there."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED")}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), DREAMDB_MODEL_DIR=str(model_dir),
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    code = ("import os\nfrom dreamdb.embeddings.model import Embedder, TELEMETRY_SWITCHES\n"
+            "assert all(os.environ[s] == '1' for s in TELEMETRY_SWITCHES)\n"
+            "print(Embedder(os.environ['DREAMDB_MODEL_DIR']).embed_passages(['sleep debt levels']).shape)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0 and "(1, 384)" in p.stdout, p.stderr
+    assert not (home / ".cache" / "Microsoft").exists(), sorted(str(x) for x in home.rglob("*"))
+    # a switch the environment gives is kept: the user's own choice
+    env["ORT_DISABLE_TELEMETRY"] = "0"
+    code = "import os\nimport dreamdb.embeddings.model\nprint(os.environ['ORT_DISABLE_TELEMETRY'])\n"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=env).stdout.strip() == "0"
