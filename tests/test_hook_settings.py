@@ -783,3 +783,20 @@ def test_an_uninstall_that_deletes_the_settings_file_records_it_as_saved(tmp_pat
     assert writes.COMMITTED.get() == f"{settings_path(tmp_path)} (deleted)"
     assert quickcli.saved_change() == f"{settings_path(tmp_path)} (deleted) was changed"
     writes.COMMITTED.set(None)
+
+
+def test_an_install_into_the_home_folder_says_it_is_the_user_settings(tmp_path: Path):
+    """QA round 110-B F4: ``dreamdb hook install`` run in the home folder wrote ~/.claude/settings.json, Claude Code's
+    settings for every project, and said only that no vault was there."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install"], capture_output=True, text=True,
+                         timeout=120, env=env, cwd=home)
+    assert ran.returncode == 0 and "holds your user settings: Claude Code runs this hook in every project" in ran.stderr
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert ran.returncode == 0 and "in every project" not in ran.stderr

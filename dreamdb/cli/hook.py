@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -130,6 +131,11 @@ def install(project, command, absolute, local, as_json):
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     _warn_without_vault(project)
     _warn_user_level_hook(path)
+    with contextlib.suppress(OSError, RuntimeError):
+        if Path(project).resolve() == Path.home().resolve():  # (QA round 110-B F4: said only that there was no vault)
+            click.echo(f"note: {path} holds your user settings: Claude Code runs this hook in every project (it prints"
+                       " nothing where no vault is found). For one project, install it there: dreamdb hook install"
+                       " --project PATH.", err=True)
     replaced = [c for c in in_target if c != command] if changed else []
     if as_json:
         quickcli.json_reported(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command,
