@@ -22,6 +22,7 @@ unexpected shape, is never rewritten.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -100,6 +101,9 @@ def _only_redirections(rest: list[str]) -> bool:
     return True
 
 
+TRIAL_STDERR_BYTES = 1 << 20
+"""How much of a trial run's stderr is kept (1 MiB): the rest is read and dropped."""
+
 TRIAL_SECONDS = 60
 """Longest a hook command given to install is waited for on its trial run (:func:`trial_run`): Claude Code's own
 default time limit for a hook."""
@@ -119,13 +123,16 @@ def _stop(child) -> None:
         child.wait(timeout=5)
 
 
-def check_settings(path: Path) -> None:
-    """Refuse, reading only, a settings file an install would refuse to change (not JSON, not an object, ``hooks`` of
-    an unexpected shape): :func:`install_hook`'s checks, made before a hook command is tried out.
+def check_settings(project_dir: Path, command: str, local: bool = False) -> None:
+    """Refuse, reading only, an install :func:`install_hook` would refuse: the command (one line of text, no control
+    characters), the project, the settings file (not JSON, not an object, ``hooks`` of an unexpected shape, a symlink
+    loop) and its ``.bak``. Made before a hook command is tried out (QA round 111-A F2: a command of two lines ran,
+    then was refused).
 
     Raises:
-        WriteRefused: as :func:`install_hook`.
+        UsageError, NotFound, WriteRefused: as :func:`install_hook`.
     """
+    path = _checked_target(Path(project_dir), command, local)
     data, _raw = _load(path)
     _event_list(data, path, create=True)
     _check_backup(path)  # (a .bak that is a folder: QA round 110-A F6c)
@@ -159,15 +166,30 @@ def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS)
     # (as Claude Code runs it: $CLAUDE_PROJECT_DIR set, the form its documentation gives for a project's scripts, QA
     # round 109-A F5; in a process group of its own, all of it stopped at the time limit, F6)
     env = {**os.environ, "CLAUDE_PROJECT_DIR": project}
-    # (files, not pipes: a daemon the command leaves behind holding them is not waited for, QA round 110-A F7)
-    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as said:
+    # (stdin from a file; stderr read by a thread of its own that keeps its first MiB and drops the rest, so neither a
+    # daemon the command leaves holding the pipe is waited for, QA round 110-A F7, nor a flood of output kept, 111-A F3)
+    import threading
+
+    kept: list[bytes] = []
+
+    def drain(stream) -> None:
+        size = 0
+        with contextlib.suppress(OSError, ValueError):
+            for block in iter(lambda: stream.read(65536), b""):
+                if size < TRIAL_STDERR_BYTES:
+                    kept.append(block[:TRIAL_STDERR_BYTES - size])
+                    size += len(kept[-1])
+
+    with tempfile.TemporaryFile() as given:
         given.write(payload.encode())
         given.seek(0)
         try:
             child = subprocess.Popen(command, shell=True, cwd=project_dir, env=env, stdin=given,
-                                     stdout=subprocess.DEVNULL, stderr=said, start_new_session=True)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             return None, exc.strerror or str(exc)
+        reader = threading.Thread(target=drain, args=(child.stderr,), daemon=True)
+        reader.start()
         try:
             child.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -176,8 +198,8 @@ def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS)
         except BaseException:  # (Ctrl-C, SIGTERM: the command stopped with install; QA round 110-A F2)
             _stop(child)
             raise
-        said.seek(0)
-        err = said.read(1 << 20)
+        reader.join(timeout=1.0)  # (what the shell wrote before it ended)
+        err = b"".join(kept)
     lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
     # (an error line says most; else a usage line, as a command group run without its command prints its help)
     said = next((line for line in lines if line.startswith("Error")), None) or \
@@ -550,7 +572,17 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
             type (the file is left untouched).
         WriteRefused: the file cannot be written (disk full, no permission…).
     """
-    project_dir = Path(project_dir)
+    path = _checked_target(Path(project_dir), command, local)
+    return _retried(lambda: _install_once(path, command, replace))
+
+
+def _checked_target(project_dir: Path, command: str, local: bool) -> Path:
+    """The settings file an install of ``command`` writes, once the command and the place are checked (the checks of
+    :func:`install_hook` before it reads the file).
+
+    Raises:
+        UsageError, NotFound, WriteRefused: as :func:`install_hook`.
+    """
     from dreamdb.vault.discover import is_utf8
     from dreamdb.writes.checks import _check_text
 
@@ -567,7 +599,13 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
                            hint="Claude Code keeps project settings in a .claude folder: move that file away first.")
     if path.is_dir():
         raise WriteRefused(f"{path} is a folder, not a settings file; nothing was changed.")
-    return _retried(lambda: _install_once(path, command, replace))
+    if path.is_symlink():
+        try:
+            path.resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+            if isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP:
+                raise WriteRefused(f"{path} is a symlink loop; nothing was changed.") from exc
+    return path
 
 
 def _install_once(path: Path, command: str, replace: bool) -> Path:

@@ -772,11 +772,12 @@ def test_the_trial_run_is_stopped_with_install_and_made_once(tmp_path: Path):
     assert subprocess.run(["pgrep", "-f", "sleep 43.5"], capture_output=True).returncode == 1
 
 
-def test_an_uninstall_that_deletes_the_settings_file_records_it_as_saved(tmp_path: Path):
+def test_an_uninstall_that_deletes_the_settings_file_records_it_as_saved(tmp_path: Path, monkeypatch):
     """QA round 110-A F3: a SIGTERM just after uninstall deleted the settings file (made by install, holding only the
     hook) said "Interrupted.", 130: the deletion was not recorded as done, as every other write's is."""
     from dreamdb import quickcli, writes
 
+    monkeypatch.setattr(quickcli, "SAVED", None)  # (another test's install in this process sets it)
     install_hook(tmp_path)
     writes.COMMITTED.set(None)
     assert uninstall_hook(tmp_path) and not settings_path(tmp_path).exists()
@@ -800,3 +801,28 @@ def test_an_install_into_the_home_folder_says_it_is_the_user_settings(tmp_path: 
     ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path)],
                          capture_output=True, text=True, timeout=120, env=env)
     assert ran.returncode == 0 and "in every project" not in ran.stderr
+
+
+def test_a_command_install_refuses_is_never_tried_and_a_flood_of_output_is_dropped(tmp_path: Path):
+    """QA round 111-A F2: a --command of two lines (or a settings.json that is a symlink loop) was run by the trial,
+    then refused; F3: the trial's stderr went to an unbounded file (1.3 GB in 3 s of ``yes >&2``)."""
+    import subprocess
+    import sys
+
+    from dreamdb.hook_settings import trial_run
+
+    marker = tmp_path / "ran"
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
+                          f"true\ntouch {marker}"], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 2 and "must be one line" in ran.stderr and not marker.exists()
+    (tmp_path / ".claude").mkdir()
+    settings_path(tmp_path).symlink_to("settings.json")
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
+                          f"touch {marker}"], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 6 and "symlink loop" in ran.stderr and not marker.exists()
+    code, said = trial_run("yes spewing >&2", tmp_path, timeout_s=2)
+    assert code is None and said == "it did not end within 2 s (stopped)"
+    assert subprocess.run(["pgrep", "-f", "yes spewing"], capture_output=True).returncode == 1
+    flood = f"{sys.executable} -c \"import sys; sys.stderr.write('x' * 3000000 + '\\\\nError: the last word\\\\n')\""
+    code, said = trial_run(f"{flood}; exit 3", tmp_path)
+    assert code == 3 and said == "x" * 300  # (the error line came past the first MiB kept: dropped)

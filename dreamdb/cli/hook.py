@@ -98,7 +98,7 @@ def install(project, command, absolute, local, as_json):
         # QA round 110-A F6a, b)
         if command not in hook_commands(target) and not (dreamdb_hook_commands(other)
                                                           and not dreamdb_hook_commands(target)):
-            check_settings(target)
+            check_settings(project, command, local)
             _try_command(command, project)
     target = settings_path(project, local)
     from dreamdb import quickcli
