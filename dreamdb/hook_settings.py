@@ -386,7 +386,7 @@ def _check_backup(path: Path) -> None:
                            hint=f"Move {backup} away, then retry.")
 
 
-def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
+def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True) -> None:
     """Keep the old bytes in ``<name>.bak``, write ``data``; a symlinked file is written through the link.
 
     The backup replaces the previous ``.bak`` only once the new settings are written: a refused write
@@ -421,7 +421,7 @@ def _write(path: Path, data: dict, old_raw: bytes | None) -> None:
                 raise FileChanged(f"{path} changed while dreamdb was editing it; nothing was changed.",
                                   hint="Run the command again: it edits the file as it is now.")
             # (commit: the write records itself when done, so an interruption after it says it is saved, QA 81-A F4)
-            atomic_write_bytes(target, text.encode("utf-8"), expect=seen, commit=True)
+            atomic_write_bytes(target, text.encode("utf-8"), expect=seen, commit=commit)
         except BaseException:
             if pending is not None:
                 with contextlib.suppress(OSError):
@@ -446,8 +446,9 @@ def _made_by_install(path: Path) -> bool:
     return not os.path.lexists(_backup_path(path))
 
 
-def _remove(path: Path, old_raw: bytes | None) -> None:
-    """Delete a settings file that held dreamdb's hook alone, unless another program changed it since it was read.
+def _remove(path: Path, old_raw: bytes | None, commit: bool = True) -> None:
+    """Delete a settings file that held dreamdb's hook alone, unless another program changed it since it was read;
+    ``commit``: record the deletion as the command's change, done (:data:`dreamdb.writes.COMMITTED`).
 
     Raises:
         FileChanged: the file is no longer ``old_raw`` (the caller reads it again).
@@ -463,7 +464,8 @@ def _remove(path: Path, old_raw: bytes | None) -> None:
                                   hint="Run the command again: it edits the file as it is now.")
             with _uninterrupted():  # (the deletion and its record together: QA round 110-A F3, a SIGTERM right
                 path.unlink()  # after it said "Interrupted.", 130, with the file gone)
-                _committed(path, "deleted")
+                if commit:
+                    _committed(path, "deleted")
         except FileNotFoundError:
             pass
     if path.parent.name == ".claude":  # (left empty, as install found no folder: QA round 104-B F9)
@@ -689,15 +691,19 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
         for path, data, old_raw in plans:  # both backups checked before either file is written (QA round 60 M3)
             if data is not None:
                 _check_backup(path)
-        for path, data, old_raw in plans:  # both files read and checked before either is written
+        last = max((i for i, (_p, data, _r) in enumerate(plans) if data is not None), default=-1)
+        for i, (path, data, old_raw) in enumerate(plans):  # both files read and checked before either is written
+            # (only the last change is recorded as the command's, done: an interruption between the two files is one
+            # before it, 130, and uninstall run again removes the rest; QA round 111-A F4, "do not repeat it" said
+            # with the hook still in settings.local.json)
             if data == {} and not path.is_symlink() and _made_by_install(path):
                 # (it held our hook alone, and no earlier version of it was kept: an install made it, QA round 99-B
                 # F6, a "{}" file and a .bak were left; one the user had, of whose first edit a .bak was kept, is
                 # kept as "{}": QA round 101-A F8)
-                _remove(path, old_raw)
+                _remove(path, old_raw, commit=i == last)
                 done.append(path)
             elif data is not None:
-                _write(path, data, old_raw)
+                _write(path, data, old_raw, commit=i == last)
                 done.append(path)
         return done
 

@@ -826,3 +826,24 @@ def test_a_command_install_refuses_is_never_tried_and_a_flood_of_output_is_dropp
     flood = f"{sys.executable} -c \"import sys; sys.stderr.write('x' * 3000000 + '\\\\nError: the last word\\\\n')\""
     code, said = trial_run(f"{flood}; exit 3", tmp_path)
     assert code == 3 and said == "x" * 300  # (the error line came past the first MiB kept: dropped)
+
+
+def test_an_uninstall_from_both_settings_files_records_only_the_last_change(tmp_path: Path, monkeypatch):
+    """QA round 111-A F4: with the hook in settings.json and settings.local.json, a SIGTERM after the first file was
+    changed said "it is done; do not repeat it" with the hook still in the second. Only the last change is recorded
+    as the command's: an interruption before it exits 130, and uninstall run again removes the rest."""
+    from dreamdb import writes
+    from dreamdb.writes import files
+
+    hook = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": DEFAULT_COMMAND}]}]}}
+    for local in (False, True):
+        path = settings_path(tmp_path, local=local)
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(hook))
+    recorded = []
+    real = files._committed
+    monkeypatch.setattr(files, "_committed", lambda p, what=None: (recorded.append(str(p)), real(p, what))[1])
+    writes.COMMITTED.set(None)
+    assert len(uninstall_hooks(tmp_path)) == 2
+    assert recorded == [str(settings_path(tmp_path, local=True))], recorded
+    writes.COMMITTED.set(None)
