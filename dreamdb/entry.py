@@ -26,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
         _DECIDED = False
         signal.signal(signal.SIGTERM, _interrupt)
         signal.signal(signal.SIGINT, _interrupt)
+        if hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's trial run went on
+            signal.signal(signal.SIGHUP, _interrupt)  # with no time limit, in a session of its own)
         _quiet_swallowed_interrupts()
     try:
         try:
@@ -58,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
             return code
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if hasattr(signal, "SIGHUP"):
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
     return code
 
 

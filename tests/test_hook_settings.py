@@ -847,3 +847,22 @@ def test_an_uninstall_from_both_settings_files_records_only_the_last_change(tmp_
     assert len(uninstall_hooks(tmp_path)) == 2
     assert recorded == [str(settings_path(tmp_path, local=True))], recorded
     writes.COMMITTED.set(None)
+
+
+def test_a_closed_terminal_stops_install_and_its_trial_run(tmp_path: Path):
+    """QA round 111-A F5: SIGHUP (the terminal closed) killed hook install with 129, and its trial run, in a session of
+    its own, went on with no time limit. A write command takes SIGHUP as it takes SIGTERM."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
+                          "sleep 44.5; true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGHUP)
+    _out, err = p.communicate(timeout=60)
+    time.sleep(0.5)
+    assert p.returncode == 130 and "Interrupted." in err, (p.returncode, err)
+    assert subprocess.run(["pgrep", "-f", "sleep 44.5"], capture_output=True).returncode == 1
+    assert not settings_path(tmp_path).exists()
