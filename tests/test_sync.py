@@ -2185,6 +2185,10 @@ def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(ti
            " note is indexed up to; its metadata is left out and the text after it indexed" in warnings, warnings
     assert not [w for w in warnings if "not closed" in w], warnings
     assert [h.doc_id for h in index.recall("bodyokapi")] == ["knowledge/fat"] and index.recall("yamlfiller") == []
+    # ... CR LF line ends, a key with its value on the next lines (QA round 111-A F7)
+    write_doc(tiny_vault, "knowledge/fat.md", block.replace("title: Fat\nnotes: |", "tags:\n  - a\nnotes: |")
+              .replace("\n", "\r\n") + "---\r\nbodyokapi\r\n")
+    assert [h.doc_id for h in index.recall("bodyokapi")] == ["knowledge/fat"] and index.recall("yamlfiller") == []
     # ... a first key of a Turkish letter or in quotes too (QA round 110-A F5)
     write_doc(tiny_vault, "knowledge/fat.md", block.replace("title: Fat", "Öncelik: yüksek") + "---\nbodyokapi\n")
     assert [h.doc_id for h in index.recall("bodyokapi")] == ["knowledge/fat"] and index.recall("yamlfiller") == []
@@ -2240,8 +2244,16 @@ def test_git_mergetool_copies_and_trash_folders_are_no_notes(tiny_vault):
     write_doc(tiny_vault, "knowledge/.Trash-1000/gone.md", "mergemarker a desktop's trash\n")
     write_doc(tiny_vault, "knowledge/.old/kept.md", "mergemarker archived\n")
     with dreamdb.open(tiny_vault) as index:
+        warnings = index.sync().warnings
+        assert "knowledge/positioning_BASE_19425.md: skipped (a copy git mergetool makes of knowledge/positioning.md" \
+               " while a merge runs)" in warnings, warnings  # (said: QA round 111-A F6)
         assert sorted(h.doc_id for h in index.recall("mergemarker")) == [
             "knowledge/positioning", "knowledge/postgres_BACKUP_2024", "knowledge/release_BASE_notes"]
+    from dreamdb.errors import UsageError
+    from dreamdb.writes import update
+
+    with pytest.raises(UsageError, match="is a copy git mergetool makes of knowledge/positioning.md"):
+        update(tiny_vault, "knowledge/positioning_LOCAL_19425.md", append="not here")  # (QA round 111-A F6: it did)
     with dreamdb.open(tiny_vault, include_archives=True) as index:
         assert sorted(h.doc_id for h in index.recall("mergemarker")) == [
             "knowledge/kept", "knowledge/positioning", "knowledge/postgres_BACKUP_2024", "knowledge/release_BASE_notes"]

@@ -410,7 +410,11 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
 
     def add(rel: str, entry_path: str, is_link: bool) -> None:
         cls = classify(rel)
-        if cls is None or mergetool_copy(entry_path):
+        if cls is None:
+            return
+        if mergetool_copy(entry_path):  # (said: a note of the user's so named is seen to be skipped, QA round 111-A F6)
+            note(f"{rel}: skipped (a copy git mergetool makes of {rel[:_MERGETOOL_COPY.search(rel).start()]}.md"
+                 " while a merge runs)")
             return
         try:
             st = os.stat(entry_path)  # follows a file symlink
@@ -704,10 +708,10 @@ def walk(top: str | os.PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
         stack.extend(os.path.join(folder, d) for d in reversed(dirnames) if d not in links)
 
 
-NEVER_ARCHIVES = frozenset((".trash", ".git", ".obsidian", ".stversions"))
+NEVER_ARCHIVES = frozenset((".trash", ".trashes", ".git", ".obsidian", ".stversions", ".dropbox.cache", ".sync"))
 """Folders of ``.`` names that are no archives even with ``include_archives`` (any case; ``.Trash-1000`` too, a
-desktop's trash): Obsidian's deleted notes (``.trash``) and settings, a git repository's own folder, Syncthing's old
-versions (QA round 109-B F5: a note deleted in Obsidian came back as a hit; 110-A F10: Syncthing's copy ranked under
+desktop's trash; macOS's ``.Trashes``): Obsidian's deleted notes (``.trash``) and settings, a git repository's own
+folder, Syncthing's old versions, Dropbox's and Resilio Sync's caches of deleted files (QA round 109-B F5: a note deleted in Obsidian came back as a hit; 110-A F10: Syncthing's copy ranked under
 the note)."""
 
 

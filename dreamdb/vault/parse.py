@@ -807,10 +807,11 @@ F3). A changelog and ``core/2.memory.md`` are read whole: their entries and sect
 round 104-A F5: a memory file's sections past the cut were lost), each section capped alike."""
 
 
-_YAML_KEY_LINE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s#'\"{}\[\]:-][^:\n]*?)"
-                            r"[ \t]*:(?:[ \t]|$)", re.M)
+_YAML_KEY_LINE = re.compile(r"(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*[ \t]*(?:\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s#'\"{}\[\]:-]"
+                            r"[^:\r\n]*?)[ \t]*:(?:[ \t\r]|$)", re.M)
 """The first line of a frontmatter block when it is YAML: a key (``title:``, ``Öncelik:``, ``"title":``, ``2fa:``),
-perhaps after blank or comment lines (QA round 110-A F5: a key of a Turkish letter or in quotes was read as prose)."""
+perhaps after blank or comment lines, CR LF line ends too (QA round 110-A F5: a key of a Turkish letter or in quotes
+was read as prose; 111-A F7: ``tags:`` then CR LF)."""
 
 
 def _cut_at(text: str, limit: int) -> int:

@@ -213,7 +213,7 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
     ``exact``, a name that differs from the file's only in Unicode normalisation
     (NFC/NFD) finds it too.
     """
-    from dreamdb.vault.discover import classify
+    from dreamdb.vault.discover import classify, mergetool_copy
 
     try:
         rel = _check_rel_path(rel, rel)
@@ -229,6 +229,10 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
             return None
     if _in_nested_vault(vault, path):
         return None
+    if mergetool_copy(str(path)):  # (no note for a sync either: QA round 111-A F6, update wrote into one)
+        note = rel[:len(rel) - len(path.name)] + path.name[:path.name.rindex("_", 0, path.name.rindex("_"))] + ".md"
+        raise UsageError(f"{rel} is a copy git mergetool makes of {note} while a merge runs, not a note (a sync skips"
+                         " it); nothing was changed.", hint=f"Edit {note} itself, or rename the copy if it is a note.")
     return kind[1], path
 
 
