@@ -711,8 +711,8 @@ def walk(top: str | os.PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
 NEVER_ARCHIVES = frozenset((".trash", ".trashes", ".git", ".obsidian", ".stversions", ".dropbox.cache", ".sync"))
 """Folders of ``.`` names that are no archives even with ``include_archives`` (any case; ``.Trash-1000`` too, a
 desktop's trash; macOS's ``.Trashes``): Obsidian's deleted notes (``.trash``) and settings, a git repository's own
-folder, Syncthing's old versions, Dropbox's and Resilio Sync's caches of deleted files (QA round 109-B F5: a note deleted in Obsidian came back as a hit; 110-A F10: Syncthing's copy ranked under
-the note)."""
+folder, Syncthing's old versions, Dropbox's and Resilio Sync's caches of deleted files (QA round 109-B F5: a note
+deleted in Obsidian came back as a hit; 110-A F10: Syncthing's copy ranked under the note)."""
 
 
 def _walked(name: str, include_archives: bool) -> bool:
