@@ -164,7 +164,9 @@ def prepare_index_folder(folder: Path, *, parents: bool = True) -> None:
         FileNotFoundError: ``parents`` is false and the folder above does not exist.
         OSError: the folder or the file cannot be written (a read-only vault, a full disk).
     """
-    made = not os.path.lexists(folder) and os.path.abspath(folder.parent) != os.path.abspath(cache_root())
+    env = index_env()
+    made = not os.path.lexists(folder) and env is not None and \
+        os.path.abspath(folder) == os.path.dirname(os.path.abspath(os.path.expanduser(env)))
     folder.mkdir(parents=parents, exist_ok=True, mode=0o700)
     if folder.name != INDEX_DIR_NAME and not made:  # (a folder dreamdb made for DREAMDB_INDEX is its own too, and
         return  # git would show the index in it: QA round 109-B F6, a path inside the repository; not the user
