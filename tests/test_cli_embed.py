@@ -1001,3 +1001,31 @@ def test_vectors_sqlite_vec_cannot_read_are_damage_check_finds_and_recall_rebuil
     assert code == 0 and json.loads(out)["rebuilt"] is True and any(
         "sqlite-vec's chunks hold 1 searchable vectors of model" in w and "which holds 2" in w
         for w in json.loads(out)["warnings"]), out
+
+
+@pytest.mark.model
+def test_a_refresh_that_waited_for_another_says_how_long_it_waited(tiny_vault, with_model):
+    """QA round 110-B F6: a second ``embed refresh`` waited for another process's, then printed "0 embedded, 0
+    reused … · 159.9 s", which read as 160 s of work done for nothing. It says how much of the time was a wait."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from filelock import FileLock
+
+    import dreamdb
+    from dreamdb.embeddings import store
+
+    small_vault(tiny_vault)
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        lock = FileLock(str(index.index_path.parent / store.LOCK_FILE_NAME))
+    with lock:  # (another process's refresh, ending 3 s from now)
+        p = subprocess.Popen([sys.executable, "-m", "dreamdb", "embed", "refresh", "--vault", str(tiny_vault)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+        time.sleep(3.0)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0 and "Another dreamdb process is refreshing this index's embeddings" in err, err
+    assert "s of it waiting for another process's refresh" in out, out

@@ -73,8 +73,17 @@ class _Waiting:
     def __init__(self) -> None:
         self.now = False
         self.waited = False  # (the vault may have changed meanwhile: the caller syncs again, QA round 68 L2)
+        self.seconds = 0.0  # (how long: the report's time is not all work, QA round 110-B F6)
+        self._since: float | None = None
 
     def __call__(self, waiting: bool) -> None:
+        import time
+
+        if waiting and self._since is None:
+            self._since = time.monotonic()
+        elif not waiting and self._since is not None:
+            self.seconds += time.monotonic() - self._since
+            self._since = None
         self.now = waiting
         self.waited = self.waited or waiting
         if waiting:
@@ -82,11 +91,11 @@ class _Waiting:
                        " (dreamdb embed status shows its progress; Ctrl-C stops waiting, nothing is lost).", err=True)
 
 
-def _run_refresh(index, embedder, *, force: bool, show_bar: bool):
+def _run_refresh(index, embedder, *, force: bool, show_bar: bool, waiting: _Waiting | None = None):
     from dreamdb.api import _added_reports
 
     bar = _Bar(show_bar)
-    waiting = _Waiting()
+    waiting = _Waiting() if waiting is None else waiting
     with sigterm_as_interrupt():  # (the same report on SIGTERM as on Ctrl-C)
         try:
             report = index.refresh_embeddings(force=force, progress=bar, embedder=embedder, on_wait=waiting)
@@ -155,7 +164,8 @@ def refresh_cmd(vault, force, threads, as_json):
     # minutes of embedding must not go into a damaged index that a later recall rebuilds
     print_notes(index, index.sync(check=True, reread=False).warnings)
     embedder = get_embedder(threads=threads)
-    report = _run_refresh(index, embedder, force=force, show_bar=not as_json)
+    waiting = _Waiting()
+    report = _run_refresh(index, embedder, force=force, show_bar=not as_json, waiting=waiting)
     print_notes(index)  # (another process rebuilt the index meanwhile: the run went on in the new one)
     from dreamdb import quickcli
 
@@ -170,6 +180,8 @@ def refresh_cmd(vault, force, threads, as_json):
         # (QA round 94-B F10: "14 documents chunked · 11 chunks" read as 14 documents cut into 11 chunks)
         + (f" ({_unembedded(report.unembedded_docs)}: no vectors, by design)" if report.unembedded_docs else "") + " · "
         f"{output.count_noun(report.chunks, 'chunk')} · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
+        + (f" ({waiting.seconds:.1f} s of it waiting for another process's refresh, which embedded the texts)"
+           if waiting.seconds >= 0.1 else "")
     )
     if report.documents_cut:
         from dreamdb.embeddings.store import cut_documents_note
