@@ -499,7 +499,10 @@ def test_an_interrupted_refresh_says_what_it_kept_and_nothing_more(tiny_vault, w
 
     monkeypatch.setattr(quickcli, "JSON_ERRORS", True)  # as the executable's entry point sets it for --json
     code, out, err = run(capsys, "embed", "refresh", "--vault", str(tiny_vault), "--json")
-    assert code == 130 and json.loads(out)["error"] == {"message": "Interrupted.", "hint": None, "exit_code": 130}
+    # (what was kept, in the JSON error too: QA round 110-B F5, "Interrupted." alone there)
+    assert code == 130 and json.loads(out)["error"] == {
+        "message": "Interrupted: 2/2 chunks have vectors and are kept; run `dreamdb embed refresh` again to finish.",
+        "hint": None, "exit_code": 130}
 
     def terminated(*_a, **_k):  # (`timeout`, an agent's harness: the same report, never a silent death)
         os.kill(os.getpid(), signal.SIGTERM)

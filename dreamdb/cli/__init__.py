@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                 return
             if not isinstance(exc, Interrupted):  # (else the command said what the interruption left)
                 click.echo("Interrupted.", err=True)  # (as everywhere else, not click's "Aborted.")
-            json_error("Interrupted.", None, 130)
+            json_error(getattr(exc, "said", None) or "Interrupted.", None, 130)
             code = 130
 
     return run_guarded(run) or code

@@ -114,18 +114,19 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool, waiting: _Wait
                 # (the texts that had no vector yet count as neither: QA round 95 F9, 1,283 of 1,347 said re-embedded
                 # where 1,011 texts had none)
                 done = st["distinct_texts"] - st["pending"] - st["reembed_pending"]
-                click.echo(f"Interrupted: {done}/{st['distinct_texts']} chunk texts re-embedded and kept; "
-                           f"{st['reembed_pending']} keep their old vectors meanwhile"
-                           + (f" and {st['pending']} have none yet" if st["pending"] else "")
-                           + ". Run `dreamdb embed refresh` to finish (it resumes; --force would start over).", err=True)
+                said = (f"Interrupted: {done}/{st['distinct_texts']} chunk texts re-embedded and kept; "
+                        f"{st['reembed_pending']} keep their old vectors meanwhile"
+                        + (f" and {st['pending']} have none yet" if st["pending"] else "")
+                        + ". Run `dreamdb embed refresh` to finish (it resumes; --force would start over).")
             elif not st["chunks"] and st.get("vectors"):  # (QA round 74 F4: "0/0 chunks have vectors" read as all lost)
-                click.echo(f"Interrupted: the vault was re-indexed meanwhile (another process's sync --force), so no "
-                           f"chunk is listed yet; the {st['vectors']:,} vectors stored are kept, and the next run reuses "
-                           "them for every unchanged text: run `dreamdb embed refresh` again to finish.", err=True)
+                said = (f"Interrupted: the vault was re-indexed meanwhile (another process's sync --force), so no "
+                        f"chunk is listed yet; the {st['vectors']:,} vectors stored are kept, and the next run reuses "
+                        "them for every unchanged text: run `dreamdb embed refresh` again to finish.")
             else:
-                click.echo(f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
-                           "run `dreamdb embed refresh` again to finish.", err=True)
-            raise Interrupted() from None  # said: the CLI's entry point exits 130 without its own "Aborted."
+                said = (f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
+                        "run `dreamdb embed refresh` again to finish.")
+            click.echo(said, err=True)
+            raise Interrupted(said) from None  # said: the CLI's entry point exits 130 without its own "Aborted."
         finally:
             bar.close()
 

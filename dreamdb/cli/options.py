@@ -156,7 +156,12 @@ class FreeTextCommand(click.Command):
 
 class Interrupted(click.Abort):
     """Ctrl-C on a command that has already said what the interruption left behind: the entry point
-    exits 130 (with ``--json``, its JSON error) without adding click's "Aborted."."""
+    exits 130 (with ``--json``, its JSON error, whose message is ``said``: QA round 110-B F5, it was "Interrupted."
+    alone, what was kept said on stderr only) without adding click's "Aborted."."""
+
+    def __init__(self, said: str | None = None) -> None:
+        super().__init__(said or "Interrupted.")
+        self.said = said
 
 
 @contextlib.contextmanager
