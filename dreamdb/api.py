@@ -769,13 +769,7 @@ class Index:
         Raises:
             IndexUnavailable: naming the file and what it is (exit code 4).
         """
-        problem = config.journal_file_problem(self.index_path)
-        if problem is not None:
-            path, what, role = problem
-            raise IndexUnavailable(f"{path} is {what}, not a file of its own: SQLite keeps the index's {role}"
-                                   " there, and dreamdb will not open the index beside it.",
-                                   hint=f"Remove {path} (SQLite makes its own file there), then run the command "
-                                        "again.")
+        config.refuse_journal_files(self.index_path)
 
     def _check_index_file(self) -> str:
         """Refuse an index path that is a folder or unreadable, and, outside dreamdb's own folders, any

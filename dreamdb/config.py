@@ -225,6 +225,23 @@ def journal_file_problem(index_path: Path) -> tuple[str, str, str] | None:
     return None
 
 
+def refuse_journal_files(index_path: Path | str) -> None:
+    """Raise when :func:`journal_file_problem` finds one: every connection to an index checks this first (QA round
+    112-A F1: ``sql --no-sync``'s read-only connection wrote its ``-shm`` through a hard link into a user's file).
+
+    Raises:
+        IndexUnavailable: naming the file and what it is (exit code 4).
+    """
+    problem = journal_file_problem(Path(index_path))
+    if problem is not None:
+        from dreamdb.errors import IndexUnavailable
+
+        path, what, role = problem
+        raise IndexUnavailable(f"{path} is {what}, not a file of its own: SQLite keeps the index's {role} there, and"
+                               " dreamdb will not open the index beside it.",
+                               hint=f"Remove {path} (SQLite makes its own file there), then run the command again.")
+
+
 def restrict_mode(index_path: Path) -> None:
     """Take the group's and others' permissions off an index file and its ``-wal``/``-shm`` files (best effort),
     keeping the owner's: an index the user made read-only (0444) stays read-only, 0400 (QA round 65 L3: it was

@@ -1786,3 +1786,12 @@ def test_update_and_delete_never_open_an_index_beside_a_linked_journal_file(exam
                            capture_output=True, text=True, timeout=120, env=env)
         assert p.returncode == 0, (args, p.stderr)
         assert tool.read_text() == "#!/bin/sh\necho hi\n", args
+    # every connection checks, sql --no-sync's read-only one too (QA round 112-A F1: it wrote through the link)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sql", "SELECT COUNT(*) FROM documents", "--no-sync",
+                        "--vault", str(example_vault)], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 4 and "is a hard link (the file has 2 names), not a file of its own" in p.stderr, p.stderr
+    assert tool.read_text() == "#!/bin/sh\necho hi\n"
+    from dreamdb.store import connect as db
+
+    assert db.open_unlocked_readonly(example_vault / ".dreamdb" / "index.db") is None  # (QA round 112-A F2)
+    assert tool.read_text() == "#!/bin/sh\necho hi\n"

@@ -164,6 +164,9 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
         LockTimeout: another process held a lock on it past ``busy_timeout_ms``.
         DriverError: ``vec=True`` and sqlite-vec cannot be loaded.
     """
+    from dreamdb.config import refuse_journal_files
+
+    refuse_journal_files(path)  # (a link or pipe beside it: SQLite writes through it, read-only too)
     conn = None
     try:
         if readonly:
@@ -291,6 +294,10 @@ def open_unlocked_readonly(path: Path):
     Opened with ``mode=ro``, and, where that fails (a WAL file in a folder this user cannot write: SQLite
     cannot make its ``-shm`` file), as an immutable file: its last transactions still in the ``-wal`` file
     are then not seen."""
+    from dreamdb.config import journal_file_problem
+
+    if journal_file_problem(Path(path)) is not None:  # (QA round 112-A F2: carry_over wrote through a linked -shm)
+        return None
     for mode in ("mode=ro", "immutable=1"):
         conn = None
         try:
