@@ -601,12 +601,18 @@ def _checked_target(project_dir: Path, command: str, local: bool) -> Path:
                            hint="Claude Code keeps project settings in a .claude folder: move that file away first.")
     if path.is_dir():
         raise WriteRefused(f"{path} is a folder, not a settings file; nothing was changed.")
-    if path.is_symlink():
-        try:
-            path.resolve()
-        except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
-            if isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP:
-                raise WriteRefused(f"{path} is a symlink loop; nothing was changed.") from exc
+    for link in (path.parent, path):  # (before a trial run: QA round 112-A F4, a link to nothing was refused after it)
+        if link.is_symlink():
+            try:
+                target = link.resolve()
+            except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+                if isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP:
+                    raise WriteRefused(f"{link} is a symlink loop; nothing was changed.") from exc
+                raise
+            folder = target if link == path.parent else target.parent
+            if not folder.is_dir():
+                raise WriteRefused(f"{link} is a link to {os.readlink(link)}, whose folder {folder} does not exist;"
+                                   " nothing was changed.", hint="Make that folder, or remove the link, then retry.")
     return path
 
 

@@ -678,7 +678,11 @@ def test_the_runtime_sends_no_telemetry_and_keeps_no_device_id(model_dir, tmp_pa
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0 and "(1, 384)" in p.stdout, p.stderr
     assert not (home / ".cache" / "Microsoft").exists(), sorted(str(x) for x in home.rglob("*"))
-    # a switch the environment gives is kept: the user's own choice
+    # an empty value is unset (QA round 112-A F6: it left telemetry on); a value the environment gives is kept
+    env["ORT_DISABLE_TELEMETRY"] = ""
+    code_empty = "import os\nimport dreamdb.embeddings.model\nprint(os.environ['ORT_DISABLE_TELEMETRY'])\n"
+    assert subprocess.run([sys.executable, "-c", code_empty], capture_output=True, text=True, timeout=300,
+                          env=env).stdout.strip() == "1"
     env["ORT_DISABLE_TELEMETRY"] = "0"
     code = "import os\nimport dreamdb.embeddings.model\nprint(os.environ['ORT_DISABLE_TELEMETRY'])\n"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,

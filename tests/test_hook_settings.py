@@ -801,6 +801,9 @@ def test_an_install_into_the_home_folder_says_it_is_the_user_settings(tmp_path: 
     ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path)],
                          capture_output=True, text=True, timeout=120, env=env)
     assert ran.returncode == 0 and "in every project" not in ran.stderr
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--local"], capture_output=True,
+                         text=True, timeout=120, env=env, cwd=home)  # (no user setting: QA round 112-A F5)
+    assert "in every project" not in ran.stderr, ran.stderr
 
 
 def test_a_command_install_refuses_is_never_tried_and_a_flood_of_output_is_dropped(tmp_path: Path):
@@ -820,6 +823,11 @@ def test_a_command_install_refuses_is_never_tried_and_a_flood_of_output_is_dropp
     ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
                           f"touch {marker}"], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 6 and "symlink loop" in ran.stderr and not marker.exists()
+    settings_path(tmp_path).unlink()
+    settings_path(tmp_path).symlink_to(tmp_path / "no" / "such" / "settings.json")  # (QA round 112-A F4)
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
+                          f"touch {marker}"], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 6 and "whose folder" in ran.stderr and not marker.exists(), ran.stderr
     code, said = trial_run("yes spewing >&2", tmp_path, timeout_s=2)
     assert code is None and said == "it did not end within 2 s (stopped)"
     assert subprocess.run(["pgrep", "-f", "yes spewing"], capture_output=True).returncode == 1

@@ -1217,3 +1217,25 @@ def test_an_id_whose_file_was_renamed_names_the_note_that_now_has_its_name(tmp_p
     assert cli("recall", "--vault", str(v), "uyku").returncode == 0
     p = cli("delete", "--vault", str(v), "knowledge/uyku-borcu")
     assert p.returncode == 7 and "is now feature/uyku-borcu (knowledge/features/uyku-borcu.md)" in p.stderr, p.stderr
+
+
+def test_a_sighup_after_the_change_was_saved_says_it_is_done(tmp_path):
+    """QA round 112-A F3: SIGHUP became an interruption of the write commands, but the moment a change is saved and
+    recorded held back SIGINT and SIGTERM only: a SIGHUP there said "Interrupted.", 130, with the entry saved, and a
+    caller would have repeated it. Here the signal is sent as the change is recorded."""
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    before = (v / "core" / "CHANGELOG.json").read_text(encoding="utf-8")
+    code = ("import os, signal, sys\n"
+            "import dreamdb.entry as e, dreamdb.writes.files as f\n"
+            "real = f._committed\n"
+            "def hup(path, what=None):\n"
+            "    os.kill(os.getpid(), signal.SIGHUP)\n"
+            "    return real(path, what)\n"
+            "f._committed = hup\n"
+            "sys.argv = ['dreamdb', 'remember', '--vault', sys.argv[1], '--summary', 'hup entry', 'body']\n"
+            "sys.exit(e.main())\n")
+    p = subprocess.run([sys.executable, "-c", code, str(v)], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0 and "it is done; do not repeat it" in p.stderr, (p.returncode, p.stderr)
+    assert (v / "core" / "CHANGELOG.json").read_text(encoding="utf-8").count("hup entry") == 1 != before.count("hup")

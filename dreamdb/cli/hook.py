@@ -132,7 +132,8 @@ def install(project, command, absolute, local, as_json):
     _warn_without_vault(project)
     _warn_user_level_hook(path)
     with contextlib.suppress(OSError, RuntimeError):
-        if Path(project).resolve() == Path.home().resolve():  # (QA round 110-B F4: said only that there was no vault)
+        if not local and Path(project).resolve() == Path.home().resolve():  # (QA round 110-B F4: said only that
+            # there was no vault; ~/.claude/settings.local.json is no user setting: 112-A F5)
             click.echo(f"note: {path} holds your user settings: Claude Code runs this hook in every project (it prints"
                        " nothing where no vault is found). For one project, install it there: dreamdb hook install"
                        " --project PATH.", err=True)

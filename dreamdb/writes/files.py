@@ -247,7 +247,7 @@ def _committed(path: Path, what: str | None = None) -> None:
 
 @contextlib.contextmanager
 def _uninterrupted():
-    """Hold SIGINT and SIGTERM back (POSIX, main thread) for the few statements inside: a Ctrl-C
+    """Hold SIGINT, SIGTERM and SIGHUP back (POSIX, main thread) for the few statements inside: a Ctrl-C
     between a file's replacement and :func:`_committed` would report a saved change as interrupted
     (QA round 38); it is raised right after them instead."""
     import signal
@@ -257,7 +257,8 @@ def _uninterrupted():
         raise_if_signalled()
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    held = {signal.SIGINT, signal.SIGTERM} | ({signal.SIGHUP} if hasattr(signal, "SIGHUP") else set())
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)  # (SIGHUP too: QA round 112-A F3, it is an interruption)
     try:
         raise_if_signalled()  # (signals held from here: one that comes now is raised after the change, as saved)
         yield
