@@ -525,7 +525,8 @@ class Index:
         self.carry_over()
         kind = self._check_index_file()
         try:
-            config.prepare_index_dir(self.index_path, chmod_existing=False, parents=self._index_parents())
+            config.prepare_index_dir(self.index_path, chmod_existing=False, parents=self._index_parents(),
+                                     given=not self._chosen_path)
         except OSError as exc:
             if isinstance(exc, FileNotFoundError) and not os.path.isdir(self.vault):
                 raise VaultNotFound.gone(self.vault) from exc  # (its .dreamdb is never made with the vault: QA round 62 H1)
@@ -678,7 +679,8 @@ class Index:
         if other is None or config.index_file_kind(other) != "dreamdb":
             return
         try:
-            config.prepare_index_folder(self.index_path.parent, parents=self._index_parents())
+            config.prepare_index_folder(self.index_path.parent, parents=self._index_parents(),
+                                        given=not self._chosen_path)
             if st is not None:  # an empty file, or the cache's older copy: dreamdb's own, in dreamdb's folders
                 config.remove_index_files(self.index_path)
             copied = db.copy_index(other, self.index_path)
@@ -949,7 +951,7 @@ class Index:
                 # table cost every vector)
                 old, lost = open_for_carry(self.index_path) if self.index_path.is_file() else (None, "")
             config.remove_index_files(self.index_path)
-            config.prepare_index_dir(self.index_path, parents=self._index_parents())
+            config.prepare_index_dir(self.index_path, parents=self._index_parents(), given=not self._chosen_path)
         except OSError as exc:
             if old is not None:
                 old.close()

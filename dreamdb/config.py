@@ -134,13 +134,14 @@ def recorded_vault(recorded: str | None, vault: Path) -> str:
     return "other" if os.path.isdir(recorded) else "gone"
 
 
-def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True, parents: bool = True) -> None:
+def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True, parents: bool = True,
+                      given: bool = False) -> None:
     """Create the index folder (mode 0700) with its own ``.gitignore``, and the index file with mode 0600
     (an existing file is set to 0600 too unless ``chmod_existing`` is false).
 
     The index holds partially invertible vectors: SPEC §3 treats it as credential-class.
     """
-    prepare_index_folder(index_path.parent, parents=parents)
+    prepare_index_folder(index_path.parent, parents=parents, given=given)
     if not index_path.exists():
         fd = os.open(index_path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
@@ -148,11 +149,14 @@ def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True, parents:
         restrict_mode(index_path)
 
 
-def prepare_index_folder(folder: Path, *, parents: bool = True) -> None:
+def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = False) -> None:
     """Create an index folder (mode 0700), and in a vault's ``.dreamdb``, or a folder it made, its own ``.gitignore``:
     written whole or
     not at all (a temporary file renamed), and written again when it is empty (QA round 50: a full disk left it
     empty, and ``git add -A`` would then have committed the index, which holds partially invertible vectors).
+
+    ``given``: the index's path is the user's (``DREAMDB_INDEX``, ``index_path``): a folder made for it gets a
+    ``.gitignore`` too.
 
     ``parents``: make the folders above it too. A vault's ``.dreamdb`` is made with ``parents=False``
     (:func:`is_vault_index_folder`), in the vault as it is, never with the vault itself: a vault moved or deleted
@@ -164,10 +168,8 @@ def prepare_index_folder(folder: Path, *, parents: bool = True) -> None:
         FileNotFoundError: ``parents`` is false and the folder above does not exist.
         OSError: the folder or the file cannot be written (a read-only vault, a full disk).
     """
-    env = index_env()
-    made = not os.path.lexists(folder) and env is not None and \
-        os.path.abspath(folder) == os.path.dirname(os.path.abspath(os.path.expanduser(env)))
-    folder.mkdir(parents=parents, exist_ok=True, mode=0o700)
+    made = given and not os.path.lexists(folder)  # (``given``: the index's place is the user's, DREAMDB_INDEX or
+    folder.mkdir(parents=parents, exist_ok=True, mode=0o700)  # Index(index_path=…); QA round 112-A F7)
     if folder.name != INDEX_DIR_NAME and not made:  # (a folder dreamdb made for DREAMDB_INDEX is its own too, and
         return  # git would show the index in it: QA round 109-B F6, a path inside the repository; not the user
         # cache's folders, removed whole when their vault can be written again)

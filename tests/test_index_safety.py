@@ -1743,6 +1743,11 @@ def test_a_folder_made_for_dreamdb_index_gets_a_gitignore_and_an_existing_one_do
     monkeypatch.setenv("DREAMDB_INDEX", str(mine / "index.db"))
     dreamdb.open(example_vault).sync()
     assert not (mine / ".gitignore").exists()
+    monkeypatch.delenv("DREAMDB_INDEX")  # the Python API's index_path alike (QA round 112-A F7)
+    api_made = tmp_path / "repo2" / "idx" / "index.db"
+    with dreamdb.open(example_vault, index_path=api_made) as ix:
+        ix.sync()
+    assert (api_made.parent / ".gitignore").is_file()
 
 
 def test_writes_never_change_the_mode_of_a_file_linked_beside_or_as_the_index(example_vault):
