@@ -708,11 +708,13 @@ def walk(top: str | os.PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
         stack.extend(os.path.join(folder, d) for d in reversed(dirnames) if d not in links)
 
 
-NEVER_ARCHIVES = frozenset((".trash", ".trashes", ".git", ".obsidian", ".stversions", ".dropbox.cache", ".sync"))
+NEVER_ARCHIVES = frozenset((".trash", ".trashes", ".git", ".obsidian", ".stversions", ".dropbox.cache", ".sync", ".history",
+                            ".snapshots"))
 """Folders of ``.`` names that are no archives even with ``include_archives`` (any case; ``.Trash-1000`` too, a
 desktop's trash; macOS's ``.Trashes``): Obsidian's deleted notes (``.trash``) and settings, a git repository's own
-folder, Syncthing's old versions, Dropbox's and Resilio Sync's caches of deleted files (QA round 109-B F5: a note
-deleted in Obsidian came back as a hit; 110-A F10: Syncthing's copy ranked under the note)."""
+folder, Syncthing's old versions, Dropbox's and Resilio Sync's caches of deleted files, an editor's local history,
+file-system snapshots (QA round 109-B F5: a note deleted in Obsidian came back as a hit; 110-A F10: Syncthing's copy
+ranked under the note)."""
 
 
 def _walked(name: str, include_archives: bool) -> bool:
