@@ -762,14 +762,7 @@ def test_the_trial_run_is_stopped_with_install_and_made_once(tmp_path: Path):
     assert ran.returncode == 0, ran.stderr
     subprocess.run(["pkill", "-f", "sleep 41.5"])
     # stopped with install: the command's process group goes too
-    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
-                          "sleep 43.5; true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
-    p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=60)
-    time.sleep(0.5)
-    assert p.returncode == 130 and "Interrupted." in err, (p.returncode, err)
-    assert subprocess.run(["pgrep", "-f", "sleep 43.5"], capture_output=True).returncode == 1
+    _stop_install_in_its_trial(tmp_path, signal.SIGTERM, "sleep 43.5")
 
 
 def test_an_uninstall_that_deletes_the_settings_file_records_it_as_saved(tmp_path: Path, monkeypatch):
@@ -861,16 +854,23 @@ def test_a_closed_terminal_stops_install_and_its_trial_run(tmp_path: Path):
     """QA round 111-A F5: SIGHUP (the terminal closed) killed hook install with 129, and its trial run, in a session of
     its own, went on with no time limit. A write command takes SIGHUP as it takes SIGTERM."""
     import signal
+
+    _stop_install_in_its_trial(tmp_path, signal.SIGHUP, "sleep 44.5")
+    assert not settings_path(tmp_path).exists()
+
+
+def _stop_install_in_its_trial(project: Path, sig: int, sleeper: str) -> None:
+    """Send ``sig`` to a ``hook install`` whose trial run of ``<sleeper>; true`` is under way: it exits 130, and the
+    trial's process group goes with it."""
     import subprocess
     import sys
     import time
 
-    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
-                          "sleep 44.5; true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(project), "--command",
+                          f"{sleeper}; true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3)
-    p.send_signal(signal.SIGHUP)
+    p.send_signal(sig)
     _out, err = p.communicate(timeout=60)
     time.sleep(0.5)
     assert p.returncode == 130 and "Interrupted." in err, (p.returncode, err)
-    assert subprocess.run(["pgrep", "-f", "sleep 44.5"], capture_output=True).returncode == 1
-    assert not settings_path(tmp_path).exists()
+    assert subprocess.run(["pgrep", "-f", sleeper], capture_output=True).returncode == 1

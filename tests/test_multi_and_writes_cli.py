@@ -222,17 +222,12 @@ def test_a_signal_python_lost_still_stops_the_write_before_it_saves(tmp_path, co
     v = tmp_path / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
     files = {p: p.read_bytes() for p in v.rglob("*") if p.is_file()}
-    code = ("import sys, dreamdb.entry as e\n"
-            "import dreamdb.writes.files as f\n"
-            "real = f._check_file_writable  # (called as a file's replacement begins)\n"
-            "def lost(*a, **k):\n"
-            "    e.SIGNALLED = True  # (as the handler sets it; its KeyboardInterrupt lost in a callback)\n"
-            "    return real(*a, **k)\n"
-            "f._check_file_writable = lost\n"
-            "sys.argv = ['dreamdb', *sys.argv[1:]]\n"
-            "sys.exit(e.main())\n")
-    p = subprocess.run([sys.executable, "-c", code, command[0], "--vault", str(v), *command[1:]],
-                       capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    setup = ("real = f._check_file_writable  # (called as a file's replacement begins)\n"
+             "def lost(*a, **k):\n"
+             "    e.SIGNALLED = True  # (as the handler sets it; its KeyboardInterrupt lost in a callback)\n"
+             "    return real(*a, **k)\n"
+             "f._check_file_writable = lost\n")
+    p = _entry_main(setup, [command[0], "--vault", str(v), *command[1:]])
     assert p.returncode == 130 and p.stderr.strip().endswith("Interrupted.") and "Traceback" not in p.stderr, p.stderr
     assert {p: p.read_bytes() for p in v.rglob("*") if p.is_file() and ".dreamdb" not in p.parts} == files
     assert not [p for p in v.rglob("*dreamdb*.tmp")]
@@ -241,23 +236,27 @@ def test_a_signal_python_lost_still_stops_the_write_before_it_saves(tmp_path, co
 def test_an_interruption_wrapped_in_another_error_exits_130_without_a_traceback(tmp_path):
     """QA round 108-C F2: SIGTERM while click imported ``platform`` was raised inside ``__set_name__``, which Python
     wraps in a RuntimeError: a traceback and exit 1. An error caused by the interruption is the interruption."""
-    code = ("import sys, dreamdb.entry as e\n"
-            "def boom(args):\n"
-            "    e.SIGNALLED = True\n"
-            "    try:\n"
-            "        raise KeyboardInterrupt\n"
-            "    except KeyboardInterrupt as exc:\n"
-            "        raise RuntimeError('Error calling __set_name__') from exc\n"
-            "e._main = boom\n"
-            "sys.argv = ['dreamdb', 'remember', '--vault', sys.argv[1], 'text']\n"
-            "sys.exit(e.main())\n")
-    p = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    setup = ("def boom(args):\n"
+             "    e.SIGNALLED = True\n"
+             "    try:\n"
+             "        raise KeyboardInterrupt\n"
+             "    except KeyboardInterrupt as exc:\n"
+             "        raise RuntimeError('Error calling __set_name__') from exc\n"
+             "e._main = boom\n")
+    p = _entry_main(setup, ["remember", "--vault", str(tmp_path), "text"])
     assert p.returncode == 130 and p.stderr.strip() == "Interrupted.", (p.returncode, p.stderr)
-    code = code.replace("e.SIGNALLED = True", "pass")  # (no signal came: a RuntimeError is a bug's, shown as one)
-    p = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    # (no signal came: a RuntimeError is a bug's, shown as one)
+    p = _entry_main(setup.replace("e.SIGNALLED = True", "pass"), ["remember", "--vault", str(tmp_path), "text"])
     assert p.returncode != 130 and "RuntimeError" in p.stderr
+
+
+def _entry_main(setup: str, args: list[str]) -> subprocess.CompletedProcess:
+    """Run ``dreamdb <args>`` through :func:`dreamdb.entry.main`, as the executable does, after ``setup`` (Python,
+    with ``e`` the entry module and ``f`` :mod:`dreamdb.writes.files`) has patched what a test needs."""
+    code = ("import os, signal, sys\nimport dreamdb.entry as e, dreamdb.writes.files as f\n" + setup
+            + "sys.argv = ['dreamdb', *sys.argv[1:]]\nsys.exit(e.main())\n")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def test_write_refusals_keep_data(tmp_path):
@@ -1226,16 +1225,11 @@ def test_a_sighup_after_the_change_was_saved_says_it_is_done(tmp_path):
     v = tmp_path / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
     before = (v / "core" / "CHANGELOG.json").read_text(encoding="utf-8")
-    code = ("import os, signal, sys\n"
-            "import dreamdb.entry as e, dreamdb.writes.files as f\n"
-            "real = f._committed\n"
-            "def hup(path, what=None):\n"
-            "    os.kill(os.getpid(), signal.SIGHUP)\n"
-            "    return real(path, what)\n"
-            "f._committed = hup\n"
-            "sys.argv = ['dreamdb', 'remember', '--vault', sys.argv[1], '--summary', 'hup entry', 'body']\n"
-            "sys.exit(e.main())\n")
-    p = subprocess.run([sys.executable, "-c", code, str(v)], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    setup = ("real = f._committed\n"
+             "def hup(path, what=None):\n"
+             "    os.kill(os.getpid(), signal.SIGHUP)\n"
+             "    return real(path, what)\n"
+             "f._committed = hup\n")
+    p = _entry_main(setup, ["remember", "--vault", str(v), "--summary", "hup entry", "body"])
     assert p.returncode == 0 and "it is done; do not repeat it" in p.stderr, (p.returncode, p.stderr)
     assert (v / "core" / "CHANGELOG.json").read_text(encoding="utf-8").count("hup entry") == 1 != before.count("hup")
