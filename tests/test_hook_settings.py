@@ -736,7 +736,6 @@ def test_the_trial_run_is_stopped_with_install_and_made_once(tmp_path: Path):
     import signal
     import subprocess
     import sys
-    import time
 
     log = tmp_path / "runs.log"
     script = tmp_path / "wrap.sh"
