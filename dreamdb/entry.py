@@ -70,15 +70,15 @@ _DECIDED = True
 
 
 SIGNALLED = False
-"""Whether a write command's SIGINT or SIGTERM came before its outcome was decided (:func:`_interrupt`). The
+"""Whether a write command's SIGINT, SIGTERM or SIGHUP came before its outcome was decided (:func:`_interrupt`). The
 ``KeyboardInterrupt`` it raises can be lost: raised inside a weakref callback or an import lock's, Python reports it
 as "Exception ignored" and goes on, and the command went on to save its change, exit 0 (QA round 108-C F1). The
 writes check this flag just before they replace a file (:func:`dreamdb.writes.files.raise_if_signalled`)."""
 
 
 def _interrupt(signum, frame):
-    """The signal handler of a write command's SIGINT and SIGTERM: Ctrl-C (``KeyboardInterrupt``) until its outcome is
-    decided, nothing after (QA round 82 F2: a signal between the outcome and the end of the process gave a traceback
+    """The signal handler of a write command's SIGINT, SIGTERM and SIGHUP: Ctrl-C (``KeyboardInterrupt``) until its
+    outcome is decided, nothing after (QA round 82 F2: a signal between the outcome and the end of the process gave a traceback
     and 130, a saved change then repeated by its caller); recorded in :data:`SIGNALLED` too."""
     global SIGNALLED
     if not _DECIDED:

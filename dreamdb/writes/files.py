@@ -267,8 +267,8 @@ def _uninterrupted():
 
 
 def raise_if_signalled() -> None:
-    """Raise ``KeyboardInterrupt`` when the ``dreamdb`` executable was sent SIGINT or SIGTERM whose interruption Python
-    lost (:data:`dreamdb.entry.SIGNALLED`): a write that goes on would save a change reported as interrupted, or as
+    """Raise ``KeyboardInterrupt`` when the ``dreamdb`` executable was sent SIGINT, SIGTERM or SIGHUP whose interruption
+    Python lost (:data:`dreamdb.entry.SIGNALLED`): a write that goes on would save a change reported as interrupted, or as
     done to a caller that stopped it and then repeats it (QA round 108-C F1). Nothing in a program that imports
     dreamdb without running its executable."""
     entry = sys.modules.get("dreamdb.entry")
