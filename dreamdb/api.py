@@ -1011,6 +1011,7 @@ class Index:
         if not os.path.exists(self.index_path):
             return
         probe = None
+        config.refuse_journal_files(self.index_path)  # (this raw connection too: QA round 113-A F2)
         try:
             probe = db.sqlite3.connect(str(self.index_path), timeout=self.lock_timeout_ms / 1000, isolation_level=None)
             probe.execute("BEGIN IMMEDIATE")

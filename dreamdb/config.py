@@ -203,8 +203,11 @@ def journal_file_problem(index_path: Path) -> tuple[str, str, str] | None:
     F1, 111-A F1: a user's script overwritten by ``update``'s look-up in the index)."""
     import errno
 
-    for suffix in ("-journal", "-wal", "-shm"):
-        path = f"{index_path}{suffix}"
+    # (beside the file SQLite opens too: it resolves a linked index.db and keeps the logs beside its target, QA round
+    # 113-A F1)
+    bases = dict.fromkeys((str(index_path), os.path.realpath(index_path)))
+    for base, suffix in ((b, x) for b in bases for x in ("-journal", "-wal", "-shm")):
+        path = f"{base}{suffix}"
         try:
             st = os.lstat(path)
         except OSError:  # (none there, the usual case)

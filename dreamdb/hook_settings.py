@@ -611,8 +611,9 @@ def _checked_target(project_dir: Path, command: str, local: bool) -> Path:
                 raise
             folder = target if link == path.parent else target.parent
             if not folder.is_dir():
-                raise WriteRefused(f"{link} is a link to {os.readlink(link)}, whose folder {folder} does not exist;"
-                                   " nothing was changed.", hint="Make that folder, or remove the link, then retry.")
+                what = "is a file, not a folder" if folder.exists() else "does not exist"  # (QA round 113-A F5)
+                raise WriteRefused(f"{link} is a link to {os.readlink(link)}, whose folder {folder} {what}; nothing"
+                                   " was changed.", hint="Make that folder, or remove the link, then retry.")
     return path
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -292,6 +293,9 @@ def test_the_decision_log_is_never_followed_and_is_rotated(tmp_path):
     precious = tmp_path / "precious.txt"
     precious.write_text("user data\n")
     (tmp_path / LOG_FILE_NAME).symlink_to(precious)
+    assert _append_log(tmp_path, "T", result) is None and precious.read_text() == "user data\n"
+    (tmp_path / LOG_FILE_NAME).unlink()
+    os.link(precious, tmp_path / LOG_FILE_NAME)  # (a hard link, as a cp -al snapshot makes: QA round 113-A F3)
     assert _append_log(tmp_path, "T", result) is None and precious.read_text() == "user data\n"
     (tmp_path / LOG_FILE_NAME).unlink()
     log = tmp_path / LOG_FILE_NAME

@@ -1800,3 +1800,17 @@ def test_update_and_delete_never_open_an_index_beside_a_linked_journal_file(exam
 
     assert db.open_unlocked_readonly(example_vault / ".dreamdb" / "index.db") is None  # (QA round 112-A F2)
     assert tool.read_text() == "#!/bin/sh\necho hi\n"
+    from dreamdb.evaluation.suite import _adopt_kept_index
+
+    assert _adopt_kept_index(example_vault / ".dreamdb" / "index.db", example_vault) is None  # (QA round 113-A F2)
+    assert tool.read_text() == "#!/bin/sh\necho hi\n"
+    # an index.db that is a link: SQLite keeps the logs beside its target, checked there (QA round 113-A F1)
+    (example_vault / ".dreamdb" / "index.db-shm").unlink()
+    elsewhere = example_vault.parent / "elsewhere"
+    elsewhere.mkdir()
+    (example_vault / ".dreamdb" / "index.db").rename(elsewhere / "index.db")
+    (example_vault / ".dreamdb" / "index.db").symlink_to(elsewhere / "index.db")
+    os.link(tool, elsewhere / "index.db-shm")
+    with pytest.raises(IndexUnavailable, match="is a hard link"):
+        dreamdb.open(example_vault).recall("memory")
+    assert tool.read_text() == "#!/bin/sh\necho hi\n"

@@ -488,6 +488,8 @@ def _adopt_kept_index(index_path: Path, vault: Path) -> str | None:
 
     if not index_path.is_file() or config.index_file_kind(index_path) != "dreamdb":  # (another program's database
         return None  # is never written: dreamdb.open says what it is; QA round 105 F11)
+    if config.journal_file_problem(index_path) is not None:  # (a linked -shm: never opened here, dreamdb.open says
+        return None  # what it is; QA round 113-A F2, this raw connection wrote through it)
     try:
         conn = sqlite3.connect(f"file:{index_path}?mode=rw", uri=True, timeout=10)
     except sqlite3.Error:
