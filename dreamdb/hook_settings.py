@@ -649,13 +649,7 @@ def dreamdb_hook_commands(path: Path, command: str = DEFAULT_COMMAND) -> list[st
     """The commands of the dreamdb prompt hooks (:func:`is_dreamdb_hook`) in the settings file ``path``,
     in file order; ``[]`` when it holds none, does not exist or cannot be read as settings (an install or
     uninstall then says why)."""
-    try:
-        data, old_raw = _load(path)
-        groups = _event_list(data, path, create=False) if old_raw is not None else None
-    except (WriteRefused, OSError):
-        return []
-    return [h["command"] for g in groups or () if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-            for h in g["hooks"] if isinstance(h, dict) and is_dreamdb_hook(h.get("command"), command)]
+    return [c for c in hook_commands(path) if is_dreamdb_hook(c, command)]
 
 
 def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:

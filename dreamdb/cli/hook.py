@@ -87,26 +87,23 @@ def install(project, command, absolute, local, as_json):
         raise UsageError("Give --command or --absolute, not both.")
     given = command is not None
     command = command if given else _hook_command(DEFAULT_COMMAND, absolute)  # "" is refused below
+    target, other = settings_path(project, local), settings_path(project, not local)
     if given and command.strip() and command.split() != DEFAULT_COMMAND.split() and project.is_dir():
         # (any other form, dreamdb's too: a redirection to a folder that is not there exits 2 in dash, QA round 109-A
         # F4; not when it is installed already, or when the settings would be refused anyway, F6)
         from dreamdb.hook_settings import check_settings, hook_commands
 
-        target = settings_path(project, local)
-        other = settings_path(project, not local)
         # (not when this command is in the file already, or dreamdb's hook is in the other one, where install stops:
         # QA round 110-A F6a, b)
         if command not in hook_commands(target) and not (dreamdb_hook_commands(other)
                                                           and not dreamdb_hook_commands(target)):
             check_settings(project, command, local)
             _try_command(command, project)
-    target = settings_path(project, local)
     from dreamdb import quickcli
     from dreamdb.hook_settings import settings_lock
 
     # (QA round 68 M3, M4: a teammate's command in a shared settings.json was replaced without a word, and a
     # hook in the other settings file got a second one beside it: Claude Code runs both files' hooks)
-    other = settings_path(project, not local)
     with settings_lock(project):  # (both files read, one written, as one step: QA round 100-B F2)
         in_target, in_other = dreamdb_hook_commands(target), dreamdb_hook_commands(other)
         if in_other and not in_target and project.is_dir():

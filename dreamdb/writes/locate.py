@@ -296,8 +296,7 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
             # the index at the other place dreamdb keeps one (a .dreamdb made read-only since: recall copies it
             # over when it next opens the index; its ids are the ones recall printed last; QA round 46 M2)
             moved = config.other_default_index_path(vault, index_path)
-            if moved is not None and config.index_file_kind(moved) in ("dreamdb", "sqlite") \
-                    and config.journal_file_problem(moved) is None:
+            if moved is not None and config.index_file_kind(moved) in ("dreamdb", "sqlite"):
                 conn = db.open_unlocked_readonly(moved)
                 if conn is None:
                     return None
@@ -305,8 +304,8 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
                     return [tuple(row) for row in conn.execute(sql, tuple(params))]
                 finally:
                     conn.close()
-        if kind not in ("dreamdb", "sqlite") or config.journal_file_problem(index_path) is not None:
-            return None  # (a journal file that is a link or a pipe: never opened, QA round 111-A F1)
+        if kind not in ("dreamdb", "sqlite"):  # (a journal file that is a link or a pipe: refused by db.connect and
+            return None  # by open_unlocked_readonly, so the files alone decide; QA round 111-A F1)
         if _LOCKED.get(str(index_path), 0.0) > time.monotonic():
             return None  # (held by another program a moment ago: not waited for again by each lookup of one write)
         conn = db.connect(index_path, readonly=True)
