@@ -8,6 +8,7 @@ the click layer when they can (click alone costs ~80 ms to import here; see
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -221,9 +222,24 @@ def _encodable_output() -> None:
                 output.ASCII_JSON = True
 
 
+def _blocking_output() -> None:
+    """Standard output and error made blocking when the process was given them non-blocking (O_NONBLOCK, as
+    Node-based harnesses hand over their pipes): CPython's buffered writer then drops what a full pipe does not take,
+    without an error, so a long ``list`` or ``sql --format json`` was cut at 64 KiB with exit 0 (QA round 114-B F1).
+    The flag belongs to the open file, shared with whoever handed it over; a writer that finds a full pipe waits,
+    which is what the reader expects of a command's output."""
+    for fd in (1, 2):
+        try:
+            if not os.get_blocking(fd):
+                os.set_blocking(fd, True)
+        except OSError:  # closed, or not a file that has the flag
+            pass
+
+
 def _main(args: list[str]) -> int:
     from dreamdb import quickcli
 
+    _blocking_output()
     _encodable_output()
     if sys.stdout is None:  # started with standard output closed: writing it is an error, said on stderr
         sys.stdout = quickcli.ClosedOutput()

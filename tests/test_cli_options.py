@@ -701,3 +701,37 @@ def test_vault_given_to_a_command_that_reads_no_vault_says_so(capsys):
         assert main(args) == 2
         err = capsys.readouterr().err
         assert f"Error: dreamdb {name} has no --vault option (it reads no vault's index): leave it out." in err, err
+
+
+def test_a_non_blocking_output_pipe_gets_the_whole_output(tmp_path):
+    """QA round 114-B F1: given a pipe with O_NONBLOCK set (as Node-based harnesses hand theirs over), CPython's
+    buffered writer dropped what the full pipe did not take: the output was cut at 64 KiB (broken JSON), exit 0."""
+    import fcntl
+    import subprocess
+    import sys
+    import termios
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "_dream_context", vault,
+                    ignore=shutil.ignore_patterns(".dreamdb"))
+    rows = 300  # 300 rows of 1,000 characters: past any pipe's capacity
+    query = (f"WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {rows}) "
+             "SELECT i, printf('%.*c', 1000, 'x') AS pad FROM c")
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sql", "--vault", str(vault), "--format", "json", query],
+                         stdout=write_end, stderr=subprocess.PIPE)
+    os.close(write_end)
+    waiting = bytearray(4)
+    deadline = time.monotonic() + 120
+    while p.poll() is None and time.monotonic() < deadline:  # until the pipe is full (or the command has ended)
+        fcntl.ioctl(read_end, termios.FIONREAD, waiting)
+        if int.from_bytes(waiting, sys.byteorder) >= 65536:
+            break
+        time.sleep(0.05)
+    with os.fdopen(read_end, "rb") as r:
+        out = r.read()
+    assert p.wait(timeout=120) == 0, p.stderr.read()
+    p.stderr.close()
+    data = json.loads(out)
+    assert len(data) == rows and data[-1]["i"] == rows and data[-1]["pad"] == "x" * 1000
