@@ -164,6 +164,12 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
     if os.path.exists("/dev/ptmx"):  # QA round 43: a terminal with nothing to read was an internal error
         code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/dev/ptmx")
         assert code == 2 and "not a file" in err, err
+    # standard input closed reads as empty, as remember's and update's do (QA round 114-B F2: an internal error)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    empty = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin", "--json")
+    monkeypatch.setattr("sys.stdin", None)
+    closed = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin", "--json")
+    assert closed == empty and closed[0] in (0, 1, 5) and "internal error" not in closed[2], closed
 
 
 @pytest.mark.model

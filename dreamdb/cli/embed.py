@@ -396,8 +396,11 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             raise UsageError(f"Cannot read {file_}: {exc.strerror or exc}") from None
     else:
         stdin = sys.stdin
-        raw = (stdin.buffer.read(MAX_CANDIDATE_BYTES + 1) if hasattr(stdin, "buffer")
-               else stdin.read(MAX_CANDIDATE_BYTES + 1).encode("utf-8", "surrogateescape"))
+        if stdin is None:  # started with standard input closed: nothing to read (QA round 114-B F2: exit 70)
+            raw = b""
+        else:
+            raw = (stdin.buffer.read(MAX_CANDIDATE_BYTES + 1) if hasattr(stdin, "buffer")
+                   else stdin.read(MAX_CANDIDATE_BYTES + 1).encode("utf-8", "surrogateescape"))
     source = file_ or ("The standard input" if from_stdin else "The content")
     if len(raw) > MAX_CANDIDATE_BYTES:
         raise UsageError(f"{source} holds more than {MAX_CANDIDATE_BYTES // 2**20} MiB: the dedup gate compares one note.",
