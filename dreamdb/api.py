@@ -188,10 +188,20 @@ def _lexicon_option(value):
 
 
 def _now(now) -> datetime:
+    """The recall's clock, timezone-aware: the current time in the machine's time zone, or ``now`` with its own
+    offset (a naive value or an ISO string without one is UTC). Its instant is what ranking and relative spans read;
+    its calendar date is what ``today`` names (:func:`dreamdb.timeparse.parse_when`).
+
+    Raises:
+        UsageError: ``now`` is not an ISO-8601 instant, or falls outside the years 1-9999 in UTC.
+    """
     if now is None:
-        return datetime.now(timezone.utc)
+        try:
+            return datetime.now().astimezone()  # (the local date, as remember dates an entry: QA round 114-B F3)
+        except (ValueError, OverflowError):  # a local offset of 24 h or more (TZ=UTC+24, which POSIX allows)
+            return datetime.now(timezone.utc)
     if isinstance(now, datetime):
-        return as_utc(now)
+        return _aware(now)
     text = str(now).strip()
     from dreamdb.vault.discover import require_utf8
 
@@ -201,7 +211,17 @@ def _now(now) -> datetime:
     except ValueError:
         raise UsageError(f"now (--now) must be an ISO-8601 instant, got {text!r}",
                          hint="Example: 2026-08-18T00:00:00Z (or 2026-08-18, midnight UTC)") from None
-    return as_utc(dt)
+    return _aware(dt)
+
+
+def _aware(dt: datetime) -> datetime:
+    """``dt`` with its offset kept, a naive value made UTC.
+
+    Raises:
+        UsageError: the instant falls outside the years 1-9999 in UTC (:func:`dreamdb.timeparse.as_utc`).
+    """
+    utc = as_utc(dt)
+    return utc if dt.tzinfo is None or dt.tzinfo.utcoffset(dt) is None else dt
 
 
 def _days(dt: datetime) -> float:

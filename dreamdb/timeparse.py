@@ -159,8 +159,9 @@ def parse_when(text: str, now: datetime) -> datetime:
       ``90m`` (minutes), ``2 weeks``, ``1 week ago``, ``3 months`` / ``3mo``
       (calendar months), ``1y``. A leading ``+`` counts forward instead
       (``+7d`` = a week after ``now``).
-    * Keywords: ``now``; ``today``, ``yesterday``, ``tomorrow`` (midnight UTC
-      starting that day).
+    * Keywords: ``now``; ``today``, ``yesterday``, ``tomorrow``: that calendar
+      date in ``now``'s own offset (the local date, for the current time), as
+      the date typed out would be read (midnight UTC starting it).
 
     Args:
         text: the expression, case-insensitive, surrounding spaces ignored.
@@ -182,11 +183,12 @@ def parse_when(text: str, now: datetime) -> datetime:
     if not lowered:
         _bad(text)
 
+    today = _calendar_day(now, now_utc)
     keyword = {
         "now": lambda: now_utc,
-        "today": lambda: _start_of_day(now_utc),
-        "yesterday": lambda: _start_of_day(now_utc) - timedelta(days=1),
-        "tomorrow": lambda: _start_of_day(now_utc) + timedelta(days=1),
+        "today": lambda: today,
+        "yesterday": lambda: today - timedelta(days=1),
+        "tomorrow": lambda: today + timedelta(days=1),
     }.get(lowered)
     if keyword is not None:
         try:
@@ -234,6 +236,16 @@ def parse_when(text: str, now: datetime) -> datetime:
             pass
     _bad(text)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _calendar_day(now: datetime, now_utc: datetime) -> datetime:
+    """The day ``today`` names: the calendar date ``now`` shows in its own offset (the machine's time zone for the
+    current time, the given offset for ``--now``; UTC for a naive value), as that date's midnight UTC, which is how
+    a date alone is read everywhere else. So ``--since today`` is the date typed out, and keeps what ``remember``
+    dated today in the local time zone (QA round 114-B F3: in Tokyo, before 09:00, it meant yesterday's date)."""
+    if now.tzinfo is None or now.tzinfo.utcoffset(now) is None:
+        now = now_utc
+    return datetime(now.year, now.month, now.day, tzinfo=timezone.utc)
 
 
 def _bad(text: object) -> None:

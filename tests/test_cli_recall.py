@@ -650,3 +650,20 @@ def test_a_vault_whose_only_file_cannot_be_read_names_contents_too(tiny_vault, c
     err = capsys.readouterr().err
     assert "note: no documents indexed: core/CHANGELOG.json cannot be read (fix its permissions, or contents: binary," \
            " or JSON that does not parse; dreamdb sync --force names the reason)." in err, err
+
+
+def test_what_remember_dated_today_is_found_by_since_today_in_any_time_zone(example_vault):
+    """QA round 114-B F3: ``remember`` dates an entry by the local date; ``--since today`` read UTC's date, so in a
+    time zone whose date differs from UTC's (Tokyo before 09:00) the entry just written was left out. The zone is
+    chosen so that its date differs from UTC's now: a day ahead in the afternoon (UTC), a day behind in the morning."""
+    zone = "Etc/GMT-14" if datetime.now(timezone.utc).hour >= 12 else "Etc/GMT+12"  # (POSIX signs: UTC+14, UTC-12)
+    env = {**os.environ, "TZ": zone}
+    p = run_main("remember", "--vault", str(example_vault), "--json", "quokka sighting at the standup", env=env)
+    assert p.returncode == 0, p.stderr
+    entry_id = json.loads(p.stdout)["id"]
+    p = run_main("recall", "--vault", str(example_vault), "--json", "--since", "today", "--until", "today", "quokka",
+                 env=env)
+    assert p.returncode == 0, p.stderr
+    assert [h["doc_id"] for h in json.loads(p.stdout)["hits"]] == [f"changelog/{entry_id}"]
+    p = run_main("recall", "--vault", str(example_vault), "--json", "--since", "tomorrow", "quokka", env=env)
+    assert json.loads(p.stdout)["hits"] == []

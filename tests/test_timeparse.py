@@ -90,6 +90,18 @@ def test_keyword_past_the_calendar_edge_says_so(now: datetime, text: str):
     assert parse_when("today", now).year == now.year
 
 
+@pytest.mark.parametrize("offset_hours, day", [(9, 6), (-8, 5), (0, 5)])
+def test_today_is_the_calendar_date_of_the_clock_in_its_own_offset(offset_hours: int, day: int):
+    """QA round 114-B F3: ``remember`` dates an entry by the local date, but ``today`` was UTC's: in Tokyo before
+    09:00 ``--since today`` left out what was just written. The same instant, read in three offsets."""
+    instant = datetime(2026, 12, 5, 17, 5, tzinfo=UTC)
+    now = instant.astimezone(timezone(timedelta(hours=offset_hours)))
+    assert parse_when("today", now) == datetime(2026, 12, day, tzinfo=UTC)
+    assert parse_when("yesterday", now) == datetime(2026, 12, day - 1, tzinfo=UTC)
+    assert until_days("today", now) < datetime(2026, 12, day + 1, tzinfo=UTC).timestamp() / 86400
+    assert parse_when("now", now) == instant and parse_when("-1d", now) == instant - timedelta(days=1)
+
+
 @pytest.mark.parametrize("now", [datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))),
                                  datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=-12)))])
 def test_clock_with_an_offset_past_the_calendar_edge_says_so(now: datetime):
