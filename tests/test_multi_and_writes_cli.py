@@ -1054,11 +1054,23 @@ def test_remember_dash_reads_standard_input_and_empty_input_is_named(tmp_path):
     for args, named in ((["remember", "-"], "Standard input (TEXT -) holds no text"),
                         (["remember", "--file", "-"], "Standard input (--file -) holds no text"),
                         (["update", "decision-sqlite-index", "--append-file", "-"],
-                         "Standard input (--append-file -) holds no text")):
+                         "Standard input (--append-file -) holds no text"),
+                        (["update", "decision-sqlite-index", "--content", "-"],
+                         "Standard input (--content -) holds no text"),
+                        (["update", "decision-sqlite-index", "--content", "-", "--append", "-"],
+                         "--content and --append both read standard input")):
         p = subprocess.run([sys.executable, "-m", "dreamdb", args[0], "--vault", str(v), *args[1:]], input="\n \n",
                            capture_output=True, text=True, timeout=120)
         assert p.returncode == 2 and named in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
     assert {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts} == before
+    # update's --content - and --append - read it too, as remember's - does (QA round 114-B F4: the body became "-")
+    for option, body in (("--content", "A body from a pipe.\n"), ("--append", "A body from a pipe.\n\nAppended.\n")):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "update", "--vault", str(v), "decision-sqlite-index",
+                            option, "-"], input={"--content": "A body from a pipe.", "--append": "Appended."}[option],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        text = (v / "knowledge" / "decisions" / "decision-sqlite-index.md").read_text()
+        assert text.endswith(body) and text.startswith("---\n"), text
 
 _SIGTERM_AFTER = """
 import os, signal, sys

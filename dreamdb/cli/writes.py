@@ -126,8 +126,8 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
 @click.option("--description", help="New frontmatter description (\"\" removes it).")
 @click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats, in any spelling of a tag (A, #a), are dropped; \"\" clears it)."
               " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall.")
-@click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one, or a whole note that opens with its frontmatter, is refused).")
-@click.option("--append", help="Text appended to the body.")
+@click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one, or a whole note that opens with its frontmatter, is refused); - reads standard input.")
+@click.option("--append", help="Text appended to the body; - reads standard input.")
 @click.option("--content-file", metavar="FILE", help="--content read from FILE (- for standard input).")
 @click.option("--append-file", metavar="FILE", help="--append read from FILE (- for standard input).")
 @click.option("--pin", "pin", is_flag=True, help="Set 'pinned: true'.")
@@ -161,11 +161,17 @@ def update(slug, description, tags, content, append, content_file, append_file, 
     """
     if pin and unpin:
         raise UsageError("--pin and --unpin contradict each other", hint="Give one of them.")
+    # A bare "-" reads standard input, as remember's TEXT - does (QA round 114-B F4: the body became "-")
+    named = {"content": "--content-file", "append": "--append-file"}
+    if content == "-" and content_file is None:
+        content, content_file, named["content"] = None, "-", "--content"
+    if append == "-" and append_file is None:
+        append, append_file, named["append"] = None, "-", "--append"
     if content_file == "-" and append_file == "-":
-        raise UsageError("--content-file and --append-file both read standard input; nothing was changed.",
-                         hint="Give one of them as -, the other as a file.")
-    content = _one_of(content, content_file, "--content", "--content-file")
-    append = _one_of(append, append_file, "--append", "--append-file")
+        raise UsageError(f"{named['content']} and {named['append']} both read standard input; nothing was changed.",
+                         hint="Give one of them as -, the other as a file or text.")
+    content = _one_of(content, content_file, "--content", named["content"])
+    append = _one_of(append, append_file, "--append", named["append"])
     index = open_index(vault)
     # ("path" as delete's output names the file; "updated" kept for existing callers; "doc_id" as delete's, QA 59 L10)
     payload = index.update(slug, description=description, tags=tags, content=content, append=append,
