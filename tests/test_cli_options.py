@@ -68,6 +68,33 @@ def test_empty_vault_path_and_a_symlink_to_a_vault(tmp_path, monkeypatch):
     assert find_vault(cwd=real) == real
 
 
+@pytest.mark.parametrize("target", ["/", "project folder", "folder above"])
+def test_a_vault_link_to_a_folder_holding_the_link_itself_is_refused(tmp_path, monkeypatch, target):
+    """QA round 114-B F5: ``_dream_context`` linked to ``/`` (or the project, or the home folder above it) made a
+    vault of every file below: as root, ``/.dreamdb/index.db`` was written at the filesystem root, and each recall
+    walked the disk for 2 s. Found by the walk up, by --vault and by DREAMDB_VAULT alike; a link beside stays a vault."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    project = tmp_path / "home" / "project"
+    (project / "src").mkdir(parents=True)
+    link = project / "_dream_context"
+    link.symlink_to({"/": Path("/"), "project folder": project, "folder above": tmp_path / "home"}[target])
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    for call in (lambda: find_vault(cwd=project / "src"), lambda: find_vault(project), lambda: find_vault(link)):
+        with pytest.raises(VaultNotFound, match="a folder that holds .*_dream_context itself") as info:
+            call()
+        assert info.value.exit_code == 3
+    monkeypatch.setenv("DREAMDB_VAULT", str(project))
+    with pytest.raises(VaultNotFound, match="itself"):
+        find_vault()
+    beside = tmp_path / "home" / "notes"
+    beside.mkdir()
+    link.unlink()
+    link.symlink_to(beside)
+    assert find_vault(cwd=project / "src") == find_vault(project) == beside.resolve()
+
+
 def test_recall_plain_refuses_json_and_explain(capsys):
     from dreamdb.cli import main
 

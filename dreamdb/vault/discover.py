@@ -158,7 +158,7 @@ def _walk_up(cwd: Path | None) -> Path:
         if d.name == VAULT_DIR_NAME:
             return _utf8_vault(d)
         if (d / VAULT_DIR_NAME).is_dir():
-            return _utf8_vault((d / VAULT_DIR_NAME).resolve())
+            return _utf8_vault(_not_above_itself(d / VAULT_DIR_NAME, (d / VAULT_DIR_NAME).resolve()))
     raise NoVaultFound(
         f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it.",
         hint="Run inside a project with a _dream_context/ vault, pass --vault PATH, or set DREAMDB_VAULT.",
@@ -223,7 +223,29 @@ def _explicit_vault(path, explicit) -> Path:
                 f"{start}.",
             )
         p = p / VAULT_DIR_NAME
-    return p.resolve()
+    return _not_above_itself(p, p.resolve())
+
+
+def _not_above_itself(named: Path, vault: Path) -> Path:
+    """``vault``, the real folder of the ``_dream_context`` path ``named``, unless it holds ``named`` itself: a
+    ``_dream_context`` link to ``/``, to the home folder or to the project above it makes a "vault" of every file below
+    that folder, walked on every command, with the index written into it (QA round 114-B F5: a link to ``/`` put
+    ``/.dreamdb/index.db`` at the filesystem root and took 2 s a recall).
+
+    Raises:
+        VaultNotFound: it does.
+    """
+    folder = Path(os.path.abspath(named)).parent
+    try:
+        holds = folder.resolve() == vault or vault in folder.resolve().parents
+    except OSError:
+        return vault
+    if holds:
+        raise VaultNotFound(
+            f"The vault {named} leads to {vault}, a folder that holds {named} itself: dreamdb would read (and keep "
+            "its index in) every folder below it.",
+            hint=f"Point {named} at the vault's own folder, or pass --vault PATH to it.")
+    return vault
 
 
 _MERGETOOL_COPY = re.compile(r"_(?:BASE|LOCAL|REMOTE|BACKUP)_\d+\.md$")
