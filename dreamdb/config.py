@@ -49,8 +49,8 @@ def env_path(name: str) -> str | None:
 def cache_root() -> Path:
     """Folder for the indexes of read-only vaults (``DREAMDB_CACHE_DIR`` or the platform's user cache dir)."""
     env = env_path("DREAMDB_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
+    if env:  # (a relative path taken from the current folder, as DREAMDB_INDEX's, and shown whole: QA round 114-B F6)
+        return Path(os.path.abspath(Path(env).expanduser()))
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME))

@@ -894,6 +894,12 @@ def test_dreamdbs_own_index_folders_are_told_from_other_paths(tmp_path, monkeypa
     monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "cache"))
     assert config.is_default_index_path(tmp_path / "cache" / "0123456789abcdef" / "index.db", vault)
     assert not config.is_default_index_path(tmp_path / "elsewhere" / "index.db", vault)
+    # a relative one is taken from the current folder, and named whole (QA round 114-B F6: `index: rel/…`)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", "cache")
+    assert config.cache_root() == tmp_path.resolve() / "cache" or config.cache_root() == tmp_path / "cache"
+    assert config.cache_root().is_absolute()
+    assert config.is_default_index_path(tmp_path / "cache" / "0123456789abcdef" / "index.db", vault)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc (a folder no one can create in)")
