@@ -402,6 +402,13 @@ def test_a_write_whose_report_cannot_be_written_says_the_change_was_saved_and_ex
     with open("/dev/full", "w") as full:
         p = subprocess.run(args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert p.returncode == 74 and "saved" not in p.stderr, p.stderr
+    # sync and embed compact, whose work is done too, say so as embed refresh does (QA round 114-B F7: exit 74)
+    for args, said in ((["sync", "--force"], "The change was saved (the index is synced: "),
+                       (["embed", "compact"], "The change was saved (compacted: kept 0 vectors)")):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=120)
+        assert p.returncode == 0 and p.stderr.startswith(said) and "do not repeat it" in p.stderr, (args, p.stderr)
 
 
 def test_a_folder_inside_a_vault_is_pointed_back_at_the_vault(tmp_path):
