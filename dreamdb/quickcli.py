@@ -171,6 +171,8 @@ def saved_change() -> str | None:
         return SAVED
     writes = sys.modules.get("dreamdb.writes")
     committed = writes.COMMITTED.get() if writes is not None else None
+    if committed and committed.endswith(" (deleted)"):  # (a settings file hook uninstall deleted: QA round 114-B F7,
+        return f"{committed[:-len(' (deleted)')]} was deleted"  # "settings.json (deleted) was changed")
     return f"{committed} was changed" if committed else None
 
 

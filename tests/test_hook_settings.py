@@ -774,7 +774,7 @@ def test_an_uninstall_that_deletes_the_settings_file_records_it_as_saved(tmp_pat
     writes.COMMITTED.set(None)
     assert uninstall_hook(tmp_path) and not settings_path(tmp_path).exists()
     assert writes.COMMITTED.get() == f"{settings_path(tmp_path)} (deleted)"
-    assert quickcli.saved_change() == f"{settings_path(tmp_path)} (deleted) was changed"
+    assert quickcli.saved_change() == f"{settings_path(tmp_path)} was deleted"  # (not "(deleted) was changed": 114-B F7)
     writes.COMMITTED.set(None)
 
 
