@@ -634,8 +634,10 @@ def test_a_dot_segment_or_a_doubled_slash_names_the_same_note(tiny_vault: Path):
 def test_path_traversal_is_rejected_and_nothing_touched(vault: Path, slug: str):
     """(``knowledge/./x.md`` and ``knowledge//x.md`` name ``knowledge/x.md``: see the next test.)"""
     before = _snapshot(vault.parent)
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError) as info:
         update(vault, slug, description="pwned")
+    # (the hint never says absolute paths are refused: one inside the vault names its note; QA round 114-B F8)
+    assert "absolute paths are refused" not in (info.value.hint or "")
     with pytest.raises(UsageError):
         delete(vault, slug, force=True)
     assert _snapshot(vault.parent) == before

@@ -127,7 +127,8 @@ def _check_rel_path(rel: str, original: str) -> str:
     # (a backslash is a letter of a name but where it separates paths: QA round 90-C F4)
     if (("\\" in rel and "\\" in (os.sep, os.altsep)) or any(not part or part.startswith(".") for part in parts)):
         raise UsageError(f"{original!r} is not a document slug or a path inside the vault.",
-                         hint=_FOLDERS_HINT + " '..', hidden (.name) folders and absolute paths are refused.")
+                         hint=_FOLDERS_HINT + " '..' and hidden (.name) folders are refused; an absolute path"
+                                              " must be inside the vault.")  # (QA round 114-B F8: "are refused")
     return rel
 
 
