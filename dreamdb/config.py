@@ -39,6 +39,20 @@ APP_NAME = "dreamdb"
 """The application name platformdirs builds the user cache folder from (every platform's path holds it)."""
 
 
+def file_on_the_way(path: Path) -> Path | None:
+    """The first of ``path``'s folders (from the root down) that exists and is no folder, which makes creating
+    ``path`` fail with "Not a directory": named in errors instead of the path under it (QA round 114-B F9:
+    ``XDG_DATA_HOME`` set to a file was said as ``…/dreamdb/models: it is a file``); ``None`` when there is none."""
+    path = Path(os.path.abspath(path))
+    for folder in (*reversed(path.parents), path):
+        try:
+            if not stat.S_ISDIR(os.stat(folder).st_mode):
+                return folder
+        except OSError:  # missing from here on (or unreadable): nothing more to tell
+            return None
+    return None
+
+
 def env_path(name: str) -> str | None:
     """The environment variable ``name`` naming a path, or ``None`` when it is unset or blank (spaces only: no one
     means a file named " "; QA round 60 L7 for ``DREAMDB_INDEX``, round 86-B F7 for the others)."""

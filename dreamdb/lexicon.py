@@ -308,9 +308,13 @@ def writable_target(path: Path) -> Path:
                                   "lexicon, delete it first.")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise LexiconError(f"Cannot create the folder {target.parent}: {exc.strerror or exc}",
-                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
+    except OSError as exc:  # (refused as the model's folder is, exit 6, naming the file on the way: QA round 114-B F9)
+        from dreamdb.config import file_on_the_way
+
+        blocking = file_on_the_way(target.parent)
+        why = f"{blocking} is a file, not a folder" if blocking is not None else exc.strerror or exc
+        raise WriteRefused(f"Cannot create the folder {target.parent}: {why}",
+                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from None
     probe = _temp_path(target)
     try:  # before the 10 s of reading: can a file be written beside it?
         with open(probe, "xb"):

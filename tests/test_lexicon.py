@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import dreamdb
 from dreamdb.analyzer import ANALYZER_VERSION, stem
 from dreamdb.cli import cli, main
-from dreamdb.errors import LexiconError
+from dreamdb.errors import LexiconError, WriteRefused
 from dreamdb.glossary import COMPUTING_TR_EN
 from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TERMS_VERSION, TR_EN, Lexicon, build_lexicon, lexicon_path,
                              lexicon_status, load_lexicon, read_kenet, unusable_lexicon)
@@ -1135,9 +1135,25 @@ def test_an_unwritable_destination_is_refused_before_the_reading(kenet_dir, tmp_
     announced = []
     a_file = tmp_path / "afile"
     a_file.write_text("x", encoding="utf-8")
-    with pytest.raises(LexiconError, match="Cannot create the folder"):
-        build_lexicon(a_file / "x.sqlite", kenet_dir, announce=lambda: announced.append(1))
-    assert announced == []
+    # refused as the model's folder is (exit 6), naming the file on the way (QA round 114-B F9: exit 1,
+    # "Not a directory" of the folder under it)
+    with pytest.raises(WriteRefused, match=f"Cannot create the folder {a_file}/deeper: {a_file} is a file") as info:
+        build_lexicon(a_file / "deeper" / "x.sqlite", kenet_dir, announce=lambda: announced.append(1))
+    assert info.value.exit_code == 6 and announced == []
+
+
+def test_a_model_folder_under_a_file_names_the_file(tmp_path):
+    """QA round 114-B F9: XDG_DATA_HOME set to a file was said as ``…/dreamdb/models: it is a file``."""
+    from dreamdb.config import file_on_the_way
+    from dreamdb.embeddings.locate import prepare_model_parent
+
+    a_file = tmp_path / "afile"
+    a_file.write_text("x", encoding="utf-8")
+    assert file_on_the_way(a_file / "dreamdb" / "models") == a_file
+    assert file_on_the_way(a_file.parent / "missing" / "x") is None and file_on_the_way(a_file.parent) is None
+    with pytest.raises(WriteRefused, match=rf"it is a file, not a folder \({a_file}\)") as info:
+        prepare_model_parent(a_file / "dreamdb" / "models" / "multilingual-e5-small")
+    assert info.value.exit_code == 6
 
 
 def test_the_api_takes_a_lexicon_path_and_refuses_anything_else(tiny_vault, small_lexicon, tmp_path):

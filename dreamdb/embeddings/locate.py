@@ -378,7 +378,9 @@ def prepare_model_parent(dest: str | os.PathLike) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        where = exc.filename or path.parent
+        from dreamdb.config import file_on_the_way
+
+        where = file_on_the_way(path.parent) or exc.filename or path.parent
         why = "it is a file, not a folder" if isinstance(exc, (FileExistsError, NotADirectoryError)) else exc.strerror or exc
         raise WriteRefused(f"Cannot write the model to {path}: {why} ({where}).",
                            hint="Choose a folder you can write: --dest DIR, or DREAMDB_MODEL_DIR for every command."
