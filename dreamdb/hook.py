@@ -663,13 +663,22 @@ def _open_log(path: Path, flags: int) -> int | None:
     """A descriptor of the build log ``path`` opened with ``flags``, only if it is a regular file reached without a
     symbolic link (``O_NOFOLLOW``; ``O_NONBLOCK``: a FIFO never blocks): a repository can ship that path as a link to
     a file of the user's, which a prompt would truncate and fill with note names (QA round 61 H1). ``None``
-    otherwise (missing, a link, a FIFO, …): :func:`dreamdb.vault.discover.open_regular`."""
+    otherwise (missing, a link, a FIFO, …): :func:`dreamdb.vault.discover.open_regular`; and for a file of several
+    names (a hard link to a file of the user's, which a prompt would empty as well: QA round 114-C F1)."""
     from dreamdb.vault.discover import open_regular
 
     try:
-        return open_regular(path, flags, follow=False)
+        fd = open_regular(path, flags, follow=False)
     except OSError:
         return None
+    try:
+        several = os.fstat(fd).st_nlink > 1
+    except OSError:
+        several = True
+    if several:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _previous_build(build_log: Path) -> tuple[str, list[str], float]:

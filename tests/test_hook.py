@@ -824,15 +824,19 @@ def test_the_installed_hook_command_never_runs_python_m_from_the_project_folder_
 
 
 
-def test_a_build_log_that_is_a_link_is_never_written_through(tmp_path):
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_build_log_that_is_a_link_is_never_written_through(tmp_path, link):
     """QA round 61 H1: a repository can ship .dreamdb/index.db.build.log as a link to a file of the user's; a prompt
     truncated it and wrote sync's output (note names the repository chooses) into it. Such a log is not used: the
-    index is built by the prompt itself, and the linked file is untouched."""
+    index is built by the prompt itself, and the linked file is untouched. A hard link too (QA round 114-C F1)."""
     vault = _large_vault(tmp_path / "proj", n=4000)
     victim = tmp_path / "bashrc"
     victim.write_text("export PATH=$PATH\n")
     (vault / ".dreamdb").mkdir()
-    (vault / ".dreamdb" / "index.db.build.log").symlink_to(victim)
+    if link == "hard":
+        os.link(victim, vault / ".dreamdb" / "index.db.build.log")
+    else:
+        (vault / ".dreamdb" / "index.db.build.log").symlink_to(victim)
     log = tmp_path / "h.log"
     p = hook(payload("where did the kestrel42 service move to", vault.parent), {"DREAMDB_HOOK_LOG": str(log)})
     assert p.returncode == 0 and p.stdout.decode().startswith(HEADER), (p.stdout, log.read_text() if log.exists() else "")
