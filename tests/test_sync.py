@@ -2254,6 +2254,14 @@ def test_git_mergetool_copies_and_trash_folders_are_no_notes(tiny_vault):
 
     with pytest.raises(UsageError, match="is a copy git mergetool makes of knowledge/positioning.md"):
         update(tiny_vault, "knowledge/positioning_LOCAL_19425.md", append="not here")  # (QA round 111-A F6: it did)
+    # named by its slug, a pinned copy is said to be a copy, not pinned (QA round 114-C F4: then --force refused it)
+    write_doc(tiny_vault, "knowledge/positioning_REMOTE_19425.md", "---\npinned: true\n---\nmergemarker copy\n")
+    from dreamdb.writes import delete
+
+    for force in (False, True):
+        with pytest.raises(UsageError, match="knowledge/positioning_REMOTE_19425.md is a copy git mergetool makes"):
+            delete(tiny_vault, "positioning_REMOTE_19425", force=force)
+    assert (tiny_vault / "knowledge" / "positioning_REMOTE_19425.md").exists()
     with dreamdb.open(tiny_vault, include_archives=True) as index:
         assert sorted(h.doc_id for h in index.recall("mergemarker")) == [
             "knowledge/kept", "knowledge/positioning", "knowledge/postgres_BACKUP_2024", "knowledge/release_BASE_notes"]

@@ -214,7 +214,7 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
     ``exact``, a name that differs from the file's only in Unicode normalisation
     (NFC/NFD) finds it too.
     """
-    from dreamdb.vault.discover import classify, mergetool_copy
+    from dreamdb.vault.discover import classify
 
     try:
         rel = _check_rel_path(rel, rel)
@@ -230,11 +230,24 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
             return None
     if _in_nested_vault(vault, path):
         return None
-    if mergetool_copy(str(path)):  # (no note for a sync either: QA round 111-A F6, update wrote into one)
+    _refuse_mergetool_copy(rel, path)
+    return kind[1], path
+
+
+def _refuse_mergetool_copy(rel: str, path: Path) -> None:
+    """Refuse the copy ``git mergetool`` makes of a note while a merge runs (:func:`dreamdb.vault.discover.mergetool_copy`):
+    no note for a sync either (QA round 111-A F6, update wrote into one), whichever name found it, before anything
+    else is said of it (QA round 114-C F4: a pinned copy was said pinned, then --force refused it as a copy).
+
+    Raises:
+        UsageError: it is such a copy.
+    """
+    from dreamdb.vault.discover import mergetool_copy
+
+    if mergetool_copy(str(path)):
         note = rel[:len(rel) - len(path.name)] + path.name[:path.name.rindex("_", 0, path.name.rindex("_"))] + ".md"
         raise UsageError(f"{rel} is a copy git mergetool makes of {note} while a merge runs, not a note (a sync skips"
                          " it); nothing was changed.", hint=f"Edit {note} itself, or rename the copy if it is a note.")
-    return kind[1], path
 
 
 def _in_nested_vault(vault: Path, path: Path) -> bool:
@@ -599,7 +612,9 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
             exact = _document_at(_check_vault(vault), rel, exact=True) if rel is not None else None
             if exact is not None:
                 return exact
-        return _find_document(vault, composed)
+        doc_type, path = _find_document(vault, composed)
+        _refuse_mergetool_copy(os.path.relpath(path, vault).replace(os.sep, "/"), path)
+        return doc_type, path
     except RuntimeError as exc:  # Path.resolve() on a symlink loop
         raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
     except OSError as exc:
