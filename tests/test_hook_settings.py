@@ -728,6 +728,24 @@ def test_a_hook_in_the_user_settings_too_is_said(tmp_path: Path):
         " hook too (" in ran.stderr and "each prompt gets the memories twice" in ran.stderr, ran.stderr
 
 
+def test_a_command_that_hangs_is_said_to_hold_every_prompt(tmp_path: Path, monkeypatch):
+    """QA round 114-C F4c: a command the trial run stopped was installed with "Claude Code shows such a failure and
+    goes on with the prompt": it goes on only after the hook's time limit, on every prompt."""
+    from click.testing import CliRunner
+
+    from dreamdb import hook_settings
+    from dreamdb.cli import cli
+
+    real = hook_settings.trial_run
+    monkeypatch.setattr(hook_settings, "trial_run", lambda command, project: real(command, project, timeout_s=1))
+    ran = CliRunner().invoke(cli, ["hook", "install", "--project", str(tmp_path), "--command", "sleep 30"])
+    assert ran.exit_code == 0, ran.output
+    assert "(it did not end within 1 s (stopped)); Claude Code shows such a failure, after waiting for it up to the" \
+           " hook's time limit (60 s unless the settings give one), on every prompt. Installed all the same." \
+           in ran.output, ran.output
+    assert "sleep 30" in settings_path(tmp_path).read_text()
+
+
 def test_the_trial_run_is_stopped_with_install_and_made_once(tmp_path: Path):
     """QA round 110-A: a trial run went on after install was stopped (F2: in a session of its own, Ctrl-C never
     reached it); a command installed already, or dreamdb's hook in the other settings file, was tried again anyway,

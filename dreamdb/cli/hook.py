@@ -174,8 +174,10 @@ def _try_command(command: str, project: Path) -> None:
                          hint=f"Check the command (dreamdb's own is `{DEFAULT_COMMAND}`), then install again.")
     if code is None or code != 0:
         why = said if code is None else f"exit code {code}" + (f": {said}" if said else "")
+        then = (" and goes on with the prompt" if code is not None else  # (QA round 114-C F4c: a hang is a wait)
+                ", after waiting for it up to the hook's time limit (60 s unless the settings give one), on every prompt")
         click.echo(f"note: the command failed when run once as the hook ({why}); Claude Code shows such a failure"
-                   " and goes on with the prompt. Installed all the same.", err=True)
+                   f"{then}. Installed all the same.", err=True)
 
 
 def _warn_user_level_hook(path: Path) -> None:
