@@ -551,6 +551,22 @@ def test_an_index_write_waits_its_lock_timeout_and_holds_up_no_recall(vault: Pat
     index.close()
 
 
+@pytest.mark.parametrize("target", ["missing", "a file"])
+def test_a_vault_lock_that_is_a_link_is_named_so(vault: Path, tmp_path: Path, target: str):
+    """QA round 114-C F4e: a symbolic link named vault.lock was said as "Too many levels of symbolic links" with a hint
+    about the folder's permissions; the file it points to is never opened."""
+    victim = tmp_path / "victim"
+    if target == "a file":
+        victim.write_text("mine\n")
+    (vault / ".dreamdb").mkdir(exist_ok=True)
+    (vault / ".dreamdb" / "vault.lock").symlink_to(victim)
+    before = _snapshot(vault)
+    with pytest.raises(WriteRefused, match="vault.lock: it is a symbolic link, which dreamdb never opens") as info:
+        remember(vault, "behind a linked lock", now=NOW)
+    assert "Delete the link" in info.value.hint and _snapshot(vault) == before
+    assert (victim.read_text() == "mine\n") if target == "a file" else not victim.exists()
+
+
 def test_lock_timeout(vault: Path, monkeypatch: pytest.MonkeyPatch):
     from filelock import FileLock
 
