@@ -74,7 +74,7 @@ def _start_of_day(value: datetime) -> datetime:
     return value.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-_DAY_RE = re.compile(r"^\d{4}(?:-?\d{2}-?\d{2}|-?\d{3}|-?w\d{2}-?\d)$")
+_DAY_RE = DAY_FORMS = re.compile(r"^\d{4}(?:-?\d{2}-?\d{2}|-?\d{3}|-?w\d{2}-?\d)$")
 """A calendar day: 2026-08-11, 20260811, the ordinal 2026-223, the week date 2026-W33-2 (lowercased)."""
 _WEEK_RE = re.compile(r"^\d{4}-?w\d{2}$")
 _MONTH_RE = re.compile(r"^\d{4}-\d{2}$")

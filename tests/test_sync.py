@@ -306,8 +306,16 @@ def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     write_doc(tiny_vault, "knowledge/flag.md", "---\nname: Kob\nconfidence: true\n---\nkob\n")
     # YAML 1.1 reads 12:30 and 1:2 as base-60 numbers (750, 62): quoted as written (YAML 1.2 has no base 60)
     write_doc(tiny_vault, "knowledge/clock.md", "---\nname: Topi\ndate: 12:30\nconfidence: 1:2\n---\ntopi\n")
+    # QA round 114-B F10: a date in brackets was said as Python's repr ('[datetime.date(2026, 12, 1)]'); the other ISO
+    # forms of a day, which --since takes, were no date (20261201 YAML reads as a number)
+    write_doc(tiny_vault, "knowledge/listdate.md", "---\nname: Saola\ndate: [2026-12-01]\n---\nsaola\n")
+    for name, day in (("compact", "20261201"), ("ordinal", "2026-335"), ("week", "2026-w49-2")):
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\nname: Dik-dik {name}\ndate: {day}\n---\ndikdik\n")
     index = dreamdb.open(tiny_vault)
     text = "\n".join(index.sync().warnings)
+    assert "listdate.md: frontmatter date is a list, not a date (YYYY-MM-DD…); ignored" in text and "datetime" not in text
+    assert "dikdik" not in text and "compact.md" not in text and "week.md" not in text
+    assert sorted(h.date for h in index.recall("dikdik")) == ["2026-12-01", "2026-12-01", "2026-12-01"]
     assert "listname.md: frontmatter name is a list" in text and "frontmatter date 'not-a-date' is not a date" in text
     assert "month13.md: frontmatter date '2026-13-45' is not a date" in text
     assert "odd.md: frontmatter confidence 'high' is not a number from 0 to 1; ignored" in text

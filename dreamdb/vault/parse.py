@@ -126,9 +126,13 @@ def date_value(value) -> str | None:
         return clamped_utc(value).isoformat().replace("+00:00", "Z")
     if isinstance(value, date):
         return value.isoformat()
+    if isinstance(value, (bool, float, list, tuple, dict, set)):
+        return None
     text = str(value).strip()
     if not re.match(r"^\d{4}-\d{2}-\d{2}", text):
-        return None
+        # the other ISO-8601 forms of a day, as --since takes them: 20261201 (which YAML reads as a number),
+        # the ordinal 2026-335, the week date 2026-W49-1 (QA round 114-B F10)
+        return _other_iso_day(text)
     try:
         date.fromisoformat(text[:10])  # 2026-13-45 has the shape of a date but is none
     except ValueError:
@@ -140,6 +144,21 @@ def date_value(value) -> str | None:
         # in UTC, as an unquoted date-time YAML reads as a datetime (QA round 80-A F5: a quoted one kept its offset)
         return when.isoformat().replace("+00:00", "Z")
     return text
+
+
+def _other_iso_day(text: str) -> str | None:
+    """``YYYY-MM-DD`` of a day written in another ISO-8601 form (``20261201``, ``2026-335``, ``2026-W49-1``), else
+    ``None``: :data:`dreamdb.timeparse.DAY_FORMS`."""
+    from dreamdb.timeparse import DAY_FORMS
+
+    if not DAY_FORMS.match(text.lower()):
+        return None
+    from dateutil.parser import isoparse
+
+    try:
+        return isoparse(text.upper()).date().isoformat()
+    except (ValueError, OverflowError):
+        return None
 
 
 def _first_date(meta: dict) -> str | None:
@@ -312,7 +331,9 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     for key in (*DATE_KEYS, "expires"):
         value = meta.get(key)
         if value not in (None, "") and date_value(value) is None:
-            warnings.append(f"{rel_path}: frontmatter {key} {str(value)[:40]!r} is not a date (YYYY-MM-DD…); ignored")
+            shown = (f"is a {'list' if isinstance(value, (list, tuple)) else 'mapping'}, not a date"  # (not Python's
+                     if isinstance(value, (list, tuple, dict)) else f"{str(value)[:40]!r} is not a date")  # repr: 114-B F10)
+            warnings.append(f"{rel_path}: frontmatter {key} {shown} (YYYY-MM-DD…); ignored")
         elif isinstance(value, str) and len(value.strip()) > 10 and parse_date_value(value) is None:
             warnings.append(f"{rel_path}: frontmatter {key} {value.strip()[:40]!r} is a date followed by no valid "
                             "time of day; its date alone is used")
