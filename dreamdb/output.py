@@ -461,15 +461,17 @@ class ProgressBar:
 
     Args:
         enabled: draw anything at all (callers pass ``not as_json`` and the like); also off when
-            stderr is not a terminal.
+            stderr is not a terminal, or one ``TERM=dumb`` says cannot take escape sequences (click's bar hides
+            the cursor with one: QA round 114-B F11).
         min_total: draw no bar for a task of fewer steps than this.
         show_eta: show click's time estimate (only when a total is known).
     """
 
     def __init__(self, enabled: bool = True, *, min_total: int = 0, show_eta: bool = True) -> None:
+        import os
         import sys
 
-        self.enabled = enabled and sys.stderr.isatty()
+        self.enabled = enabled and sys.stderr.isatty() and os.environ.get("TERM", "").strip() != "dumb"
         self.min_total = min_total
         self.show_eta = show_eta
         self.bar = None

@@ -678,3 +678,23 @@ def test_a_python_reading_names_as_ascii_is_named_not_the_names(tmp_path):
     p = subprocess.run([sys.executable.encode(), b"-m", b"dreamdb", b"recall", b"uyku\xff", b"--vault", bytes(plain)],
                        capture_output=True, env=env, timeout=120, cwd=tmp_path)
     assert p.returncode == 2 and b"The query is not valid UTF-8" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("term, drawn", [("dumb", False), ("xterm-256color", True), ("", True)])
+def test_no_progress_bar_on_a_dumb_terminal(monkeypatch, term, drawn):
+    """QA round 114-B F11: with TERM=dumb the progress bar still sent click's cursor-hiding escape (ESC[?25l)."""
+    import io
+    import sys
+
+    from dreamdb.output import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    monkeypatch.setenv("TERM", term)
+    bar = ProgressBar()
+    bar.update("indexing", 3, 10)
+    bar.close()
+    assert bar.enabled is drawn and ("\x1b[?25l" in sys.stderr.getvalue()) is drawn
