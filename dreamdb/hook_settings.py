@@ -136,6 +136,35 @@ def check_settings(project_dir: Path, command: str, local: bool = False) -> None
     data, _raw = _load(path)
     _event_list(data, path, create=True)
     _check_backup(path)  # (a .bak that is a folder: QA round 110-A F6c)
+    _check_writable_place(path)
+
+
+def _check_writable_place(path: Path) -> None:
+    """Refuse a settings file that cannot be written where it is, found by writing (and removing) an empty file in
+    its folder, or the nearest folder above it that exists: permissions, a read-only mount and an immutable folder
+    alike (QA round 114-C F3: the trial run came first, then the write was refused). An existing file of the
+    immutable or append-only attribute is refused too (it cannot be replaced).
+
+    Raises:
+        WriteRefused: as the write would be; nothing was changed.
+    """
+    import tempfile
+
+    from dreamdb.writes import refuse_os_errors
+    from dreamdb.writes.files import TEMP_MARK, _attribute_hint, _attributes
+
+    target = path.resolve() if path.is_symlink() else path
+    folder = target.parent
+    while not folder.is_dir() and folder.parent != folder:
+        folder = folder.parent
+    with refuse_os_errors(target):
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}{TEMP_MARK}probe-", suffix=".tmp", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    attributes = _attributes(target) if target.is_file() else []
+    if attributes:
+        raise WriteRefused(f"Cannot write {target}: it has the {' and '.join(attributes)} attribute; nothing was"
+                           " changed.", hint=_attribute_hint(attributes, target, "change the file"))
 
 
 def hook_commands(path: Path) -> list[str]:

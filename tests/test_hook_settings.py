@@ -728,6 +728,32 @@ def test_a_hook_in_the_user_settings_too_is_said(tmp_path: Path):
         " hook too (" in ran.stderr and "each prompt gets the memories twice" in ran.stderr, ran.stderr
 
 
+@pytest.mark.parametrize("immutable", [".claude", "settings.json"])
+def test_an_unwritable_settings_place_is_refused_before_the_trial_run(tmp_path: Path, immutable: str):
+    """QA round 114-C F3: ``hook install --command`` ran its trial, then the write was refused (an immutable
+    ``.claude`` or settings file): the command had run for an install that never happened."""
+    import shutil
+    import subprocess
+    import sys
+
+    (tmp_path / ".claude").mkdir()
+    target = tmp_path / ".claude" / ("settings.json" if immutable == "settings.json" else "")
+    if immutable == "settings.json":
+        target.write_text("{}\n")
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(target)], capture_output=True).returncode:
+        pytest.skip("chattr +i is not available here (needs root and a file system with the immutable flag)")
+    marker = tmp_path.parent / f"{tmp_path.name}-ran"
+    try:
+        ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path),
+                              "--command", f"touch {marker}"], capture_output=True, text=True, timeout=120)
+    finally:
+        subprocess.run(["chattr", "-i", str(target)], check=True)
+    assert ran.returncode == 6 and "immutable attribute" in ran.stderr and "nothing was changed" in ran.stderr, ran.stderr
+    assert not marker.exists()
+    assert sorted(p.name for p in (tmp_path / ".claude").iterdir()) == (["settings.json"] if immutable != ".claude"
+                                                                        else [])
+
+
 def test_a_command_that_hangs_is_said_to_hold_every_prompt(tmp_path: Path, monkeypatch):
     """QA round 114-C F4c: a command the trial run stopped was installed with "Claude Code shows such a failure and
     goes on with the prompt": it goes on only after the hook's time limit, on every prompt."""
