@@ -326,7 +326,7 @@ def table(rows: list[dict] | list[list], headers: list[str] | None = None) -> st
         headers = headers or list(rows[0].keys())
         rows = [[r.get(h) for h in headers] for r in rows]
     rows = [[_safe_cell(v) for v in r] for r in rows]
-    headers = [safe_text(h) for h in headers or []]
+    headers = [visible_field(h) if isinstance(h, str) else h for h in headers or []]  # (one line: QA round 115-C F5)
     return tabulate(rows, headers=headers or [], tablefmt="simple", disable_numparse=True, missingval="")
 
 

@@ -245,6 +245,9 @@ def test_table_cells_stay_on_one_line():
 
     text = output.table([["knowledge/a\nb", "x"]], headers=["id", "v"])
     assert "knowledge/a␊b" in text and len(text.splitlines()) == 3
+    # and its headers (QA round 115-C F5: dreamdb sql 'SELECT 1 AS "a<newline>b"' broke the table)
+    text = output.table([[1, 2]], headers=["a\nb", "c\td\x1b"])
+    assert text.splitlines()[0].split() == ["a␊b", "c␉d␛"] and len(text.splitlines()) == 3
 
 
 def test_table_columns_align_for_decomposed_and_wide_names():
