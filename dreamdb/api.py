@@ -703,10 +703,10 @@ class Index:
                                         given=not self._chosen_path)
             if st is not None:  # an empty file, or the cache's older copy: dreamdb's own, in dreamdb's folders
                 config.remove_index_files(self.index_path)
-            copied = db.copy_index(other, self.index_path)
+            left_out = db.copy_index(other, self.index_path)
         except OSError:
             return
-        if not copied:
+        if left_out is None:
             return
         from_cache = other == config.cache_index_path(self.vault)
         if from_cache:
@@ -722,7 +722,11 @@ class Index:
             f"the vault's index was in the user cache ({other}) while the vault was read-only; it was moved to "
             f"{self.index_path}, its embeddings included" if from_cache else
             f"the vault's index folder cannot be written now: its index ({other}) was copied to "
-            f"{self.index_path}{', replacing an older copy' if stale else ''}, its embeddings included")
+            f"{self.index_path}{', replacing an older copy' if stale else ''}, its embeddings included"
+            # (read without its -wal file, which needs writing beside it: the sync that follows brings the copy up to
+            # date; sql --no-sync, which has none, said nothing of it: QA round 115-C F1)
+            + (f", but not the latest changes in its -wal file ({left_out:,} bytes), which cannot be read without"
+               " writing beside it; a sync brings the copy up to date" if left_out else ""))
 
     def check_index_vault_readonly(self) -> None:
         """For reads that do not open the index for writing (``dreamdb sql --no-sync``): refuse, as opening

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -24,12 +25,22 @@ class QueryTimeout(DreamdbError):
     """The statement ran longer than its time limit and was stopped (exit 1; nothing was changed)."""
 
 
+MAX_RESULT_BYTES = 128 * 2**20
+"""Bytes of cell data (text, BLOBs; 8 a number) ``dreamdb sql`` holds before it cuts a result, whatever the rows: a
+result is held in memory before it is printed, at up to 9 times its size as JSON (a BLOB's hex), so a query of three
+1 GB BLOBs asked for about 27 GB (QA round 115-C F3). The largest cell SQLite makes is 1 GB (``SQLITE_MAX_LENGTH``)."""
+
+
 class SqlResult(NamedTuple):
-    """What :func:`run_readonly` returns: column names, rows, and whether ``max_rows`` cut the result."""
+    """What :func:`run_readonly` returns: column names, rows, whether the result was cut (``truncated``), by what
+    (``cut_by``: ``"max_rows"``, ``"max_bytes"`` (:data:`MAX_RESULT_BYTES`), or ``None``), and notes on what the
+    rows may not show (the ``-wal`` file an immutable open cannot read)."""
 
     columns: list[str]
     rows: list[tuple]
     truncated: bool
+    cut_by: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_ROWS,
@@ -43,12 +54,15 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         timeout_s: stop the statement after this many seconds of running and fetching (0 = no limit).
 
     Returns:
-        ``SqlResult(columns, rows, truncated)`` (unpacks like a tuple).
+        :class:`SqlResult`; a result past :data:`MAX_RESULT_BYTES` is cut there (``cut_by="max_bytes"``).
 
     Raises:
-        UsageError: a write statement, several statements, or an SQL error (message from SQLite).
+        UsageError: a write statement, several statements, or an SQL error (message from SQLite); a first row
+            alone past :data:`MAX_RESULT_BYTES`.
         IndexDamaged: SQLite reports the index file damaged.
+        LockTimeout: another connection held the index locked past the busy timeout.
         QueryTimeout: the statement ran longer than ``timeout_s``.
+        KeyboardInterrupt: Ctrl-C (SIGINT) while it ran.
     """
     if max_rows < 0:
         raise UsageError(f"--max-rows must be 0 (no limit) or more, not {max_rows}.")
@@ -61,14 +75,16 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
         conn = db.connect_readonly(index_path, vec=False)
     denied: list[str] = []
     interrupted: list[int] = []
+    timed_out: list[bool] = []
     try:
         conn.execute("PRAGMA query_only = ON")
         conn.set_authorizer(lambda *a: _authorize(denied, *a))
-        # SQLite runs the query in C, where Python never sees Ctrl-C: a SIGINT handler raises a
-        # flag that the progress handler (called every 10,000 virtual-machine steps) turns into an abort;
-        # so does the time limit.
+        notes = _unseen_wal(conn, index_path)
+        # SQLite runs the query in C, where Python never sees Ctrl-C. The progress handler (called every 10,000
+        # virtual-machine steps) aborts on the time limit or Ctrl-C's flag; a watchdog thread interrupts the
+        # connection too, for a statement whose few steps each take long (one function on a 50 MB value: QA round
+        # 115-C F2, a --timeout 2 query ran 78 s, and Ctrl-C was lost).
         deadline = time.monotonic() + timeout_s if timeout_s else None
-        timed_out: list[bool] = []
 
         def progress() -> int:
             if interrupted:
@@ -79,16 +95,11 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
             return 0
 
         conn.set_progress_handler(progress, 10_000)
-        with _sigint_flag(interrupted):
+        with _sigint_flag(interrupted), _Watchdog(conn, deadline, interrupted, timed_out):
             try:
                 cur = conn.execute(query)
                 columns = [d[0] for d in cur.description or []]
-                if max_rows:
-                    rows = cur.fetchmany(max_rows + 1)  # one more than shown: tells whether the limit cut anything
-                    truncated = len(rows) > max_rows
-                    del rows[max_rows:]
-                else:
-                    rows, truncated = cur.fetchall(), False
+                rows, cut_by = _fetch(cur, max_rows)
             except db.DatabaseError as exc:  # OperationalError included
                 if interrupted:
                     raise KeyboardInterrupt from None
@@ -109,9 +120,115 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                 raise _explain_error(str(exc), query, denied) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
                 raise UsageError(f"SQL error: {exc}") from None
-        return SqlResult(columns, rows, truncated)
+        if interrupted:  # (Ctrl-C after the last step: the result is not printed, as for one mid-query)
+            raise KeyboardInterrupt
+        return SqlResult(columns, rows, cut_by is not None, cut_by, notes)
     finally:
         conn.close()
+
+
+def _fetch(cur, max_rows: int) -> tuple[list[tuple], str | None]:
+    """The rows of ``cur``: at most ``max_rows`` (0 = no limit) and :data:`MAX_RESULT_BYTES` of cell data, and what cut
+    them (``"max_rows"``, ``"max_bytes"``, ``None``).
+
+    Raises:
+        UsageError: the first row alone holds more than :data:`MAX_RESULT_BYTES`.
+    """
+    rows: list[tuple] = []
+    size = 0
+    while True:
+        batch = cur.fetchmany(1000)
+        if not batch:
+            return rows, None
+        for row in batch:
+            if max_rows and len(rows) >= max_rows:
+                return rows, "max_rows"
+            size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+            if size > MAX_RESULT_BYTES:
+                if not rows:
+                    raise UsageError(f"The first row of the result holds more than {MAX_RESULT_BYTES // 2**20} MiB; "
+                                     "dreamdb sql holds a result in memory before printing it.",
+                                     hint="Select a part of the value (substr(), length()), or read the index with "
+                                          "sqlite3 for values that large.")
+                return rows, "max_bytes"
+            rows.append(row)
+
+
+def _unseen_wal(conn, index_path: Path) -> tuple[str, ...]:
+    """A note when ``conn`` was opened immutable (its ``-shm`` file could not be made) beside a ``-wal`` file that
+    holds transactions it cannot read (QA round 115-C F1: the result left the last sync out without a word)."""
+    if not getattr(conn, "immutable", False):
+        return ()
+    try:
+        wal = os.path.getsize(f"{index_path}-wal")
+    except OSError:
+        return ()
+    if not wal:
+        return ()
+    return (f"the index was read without its -wal file ({wal:,} bytes of its latest changes), which cannot be read "
+            "without writing beside it (its -shm file): the result may miss them; run without --no-sync, or make "
+            f"{index_path.parent} writable",)
+
+
+class _Watchdog:
+    """While active, a thread interrupts ``conn`` (:meth:`sqlite3.Connection.interrupt`, safe from another thread) at
+    ``deadline`` (``time.monotonic()``; appending to ``timed_out``) or on Ctrl-C (appending to ``interrupted``), read
+    from :func:`signal.set_wakeup_fd`'s pipe: SQLite inside one long step never returns to Python, where the SIGINT
+    handler and the progress handler run. Main thread only for Ctrl-C; elsewhere the deadline alone."""
+
+    def __init__(self, conn, deadline: float | None, interrupted: list, timed_out: list) -> None:
+        self.conn, self.deadline, self.interrupted, self.timed_out = conn, deadline, interrupted, timed_out
+        self.fds: list[int] = []
+        self.old_wakeup = None
+        self.thread = None
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        wake_r, wake_w = os.pipe()
+        stop_r, stop_w = os.pipe()
+        self.fds = [wake_r, wake_w, stop_r, stop_w]
+        os.set_blocking(wake_w, False)
+        try:
+            self.old_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        except ValueError:  # not the main thread: no Ctrl-C to see
+            self.old_wakeup = None
+        self.thread = threading.Thread(target=self._watch, name="dreamdb-sql-watchdog", daemon=True)
+        self.thread.start()
+        return self
+
+    def _watch(self) -> None:
+        import select
+        import signal
+
+        wake_r, _w, stop_r, _sw = self.fds
+        while True:
+            wait = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+            ready, _, _ = select.select([wake_r, stop_r], [], [], wait)
+            if stop_r in ready:
+                return
+            if wake_r in ready:
+                if signal.SIGINT in os.read(wake_r, 64):
+                    self.interrupted.append(1)
+                    self.conn.interrupt()
+                    return
+                continue
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                self.timed_out.append(True)
+                self.conn.interrupt()
+                return
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        os.write(self.fds[3], b"x")
+        if self.thread is not None:
+            self.thread.join()
+        if self.old_wakeup is not None:
+            signal.set_wakeup_fd(self.old_wakeup)
+        for fd in self.fds:
+            os.close(fd)
 
 
 def _missing_own_table(conn, msg: str) -> str | None:

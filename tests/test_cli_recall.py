@@ -326,6 +326,81 @@ def test_sql_stops_on_ctrl_c(example_vault):
     assert p.returncode == 130 and "Traceback" not in err
 
 
+SLOW_STEPS = ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 400) "
+              "SELECT sum(length(hex(zeroblob(50000000 + n)))) FROM r")
+"""A query of few virtual-machine steps, each taking long (hex of a 50 MB value): minutes in all."""
+
+
+@pytest.mark.parametrize("stop", ["timeout", "ctrl-c"])
+def test_sql_stops_a_query_of_few_slow_steps(example_vault, stop):
+    """QA round 115-C F2: the time limit and Ctrl-C were seen only by SQLite's progress handler, every 10,000 steps:
+    a --timeout 2 query whose few steps each took long ran 78 s and exited 0, and Ctrl-C was lost."""
+    import signal
+    import time
+
+    run_main("sync", "--vault", str(example_vault))
+    limit = ["--timeout", "1"] if stop == "timeout" else ["--timeout", "0"]
+    p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sql", "--vault", str(example_vault), "--no-sync", *limit,
+                          SLOW_STEPS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if stop == "ctrl-c":
+        time.sleep(3)  # inside the query (it takes minutes)
+        p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    if stop == "timeout":
+        assert p.returncode == 1 and "The query ran longer than 1 s and was stopped" in err, (out, err)
+    else:
+        assert p.returncode == 130 and out == "" and "Traceback" not in err, (out, err)
+
+
+def test_sql_cuts_a_result_past_its_bytes_and_refuses_a_first_row_past_them(example_vault, capsys, monkeypatch):
+    """QA round 115-C F3: a result is held in memory before it is printed, at up to 9 times its size as JSON: three
+    1 GB BLOBs would have asked for about 27 GB. A result past MAX_RESULT_BYTES (128 MiB) is cut there, and said."""
+    from dreamdb import sqlquery
+
+    assert sqlquery.MAX_RESULT_BYTES == 128 * 2**20
+    monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 1000)
+    assert main(["sync", "--vault", str(example_vault)]) == 0
+    capsys.readouterr()
+    rows = "WITH t(n) AS (VALUES (1), (2), (3), (4)) SELECT n, zeroblob(400) AS b FROM t"
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", "--json", rows]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert [r["n"] for r in data["rows"]] == [1, 2] and data["truncated"] is True and data["max_bytes"] == 1000
+    assert "note: showing the first 2 rows: the result holds more than 0 MiB of data" in err
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", "SELECT zeroblob(2000)"]) == 2
+    assert "The first row of the result holds more than" in capsys.readouterr().err
+
+
+def test_sql_waits_for_a_locked_index_never_reads_around_it(example_vault, capsys):
+    """QA round 115-C F1: an index another program held locked (locking_mode=EXCLUSIVE) was read as an immutable file,
+    which leaves out the transactions in its -wal file: sql --no-sync printed stale rows, exit 0, after 22 s."""
+    import sqlite3
+    import time
+
+    from dreamdb.store.connect import BUSY_TIMEOUT_MS
+
+    assert main(["sync", "--vault", str(example_vault)]) == 0
+    capsys.readouterr()
+    index = example_vault / ".dreamdb" / "index.db"
+    holder = sqlite3.connect(index, isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("SELECT count(*) FROM documents").fetchone()
+        started = time.monotonic()
+        p = run_main("sql", "--vault", str(example_vault), "--no-sync", "--json", "SELECT count(*) AS n FROM documents")
+        waited = time.monotonic() - started
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    error = json.loads(p.stdout)["error"]
+    assert p.returncode == 5 and error["exit_code"] == 5 and "locked for more than" in error["message"], p.stdout
+    assert waited < 2 * BUSY_TIMEOUT_MS / 1000  # (waited once, not once for the version check and once for the query)
+
+
 def test_sql_stops_a_query_that_runs_past_its_time_limit(example_vault, capsys):
     """QA round 51: an endless recursive query ran until interrupted by hand (an agent calling sql waited with it)."""
     import time

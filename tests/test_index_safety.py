@@ -831,6 +831,41 @@ def test_an_index_that_cannot_be_written_is_read_as_it_is_with_a_note(example_va
     assert [h.doc_id for h in dreamdb.open(example_vault).recall("zebrafish")] == ["knowledge/new-note"]
 
 
+def test_sql_no_sync_says_a_copied_index_leaves_its_wal_out(example_vault, tmp_path, monkeypatch):
+    """QA round 115-C F1: an index whose folder cannot be written (immutable ``.dreamdb``, no ``-shm`` file) is copied
+    to the cache, read as an immutable file: without its -wal file's latest changes. A sync brings the copy up to
+    date; ``sql --no-sync`` has none, and printed the stale rows without a word."""
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "cache"))
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        path = index.index_path
+    # a reader in another process (SQLite shares one process's locks) keeps the next sync's change in -wal
+    reader = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys; r = sqlite3.connect(sys.argv[1], uri=True, "
+                               "isolation_level=None); r.execute('BEGIN'); r.execute('SELECT count(*) FROM documents')"
+                               ".fetchone(); print('reading', flush=True); sys.stdin.readline(); r.execute('COMMIT')",
+                               f"{path.as_uri()}?mode=ro"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout.readline() == "reading\n"
+        write_doc(example_vault, "knowledge/quokka.md", "---\ntitle: Quokka\n---\nquokka body\n")
+        with dreamdb.open(example_vault) as index:
+            assert index.sync().added == 1
+    finally:
+        reader.communicate("\n", timeout=60)
+    wal = Path(f"{path}-wal")
+    assert wal.stat().st_size > 0
+    Path(f"{path}-shm").unlink()
+    if subprocess.run(["chattr", "+i", str(path.parent)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here (needs root and a file system with the immutable flag)")
+    try:
+        ran = subprocess.run([sys.executable, "-m", "dreamdb", "sql", "--vault", str(example_vault), "--no-sync",
+                              "SELECT count(*) AS n FROM documents WHERE slug = 'quokka'"], capture_output=True,
+                             text=True, timeout=120)
+    finally:
+        subprocess.run(["chattr", "-i", str(path.parent)], check=True)
+    assert ran.returncode == 0 and ran.stdout.split()[-1] == "0", ran.stdout  # (the copy: without the change)
+    assert f"but not the latest changes in its -wal file ({wal.stat().st_size:,} bytes)" in ran.stderr, ran.stderr
+
+
 def test_one_index_file_for_two_existing_vaults_is_refused(tmp_path):
     for name in ("a", "b"):
         shutil.copytree(EXAMPLES, tmp_path / name / "_dream_context", ignore=shutil.ignore_patterns(".dreamdb"))

@@ -33,7 +33,7 @@ UNTESTED = {"lexicon build": "takes about 10 s and needs KeNet's package (NlpToo
 TESTED = {
     "recall", "recall hit", "recall signals", "recall fused_from", "recall fused_from (relative)", "recall term",
     "sync", "status", "status embeddings", "embedding coverage", "embedding model row", "list row",
-    "sql (cut by --max-rows)", "remember", "update", "delete", "embed refresh", "embed status", "embed compact",
+    "sql (cut, or with notes)", "remember", "update", "delete", "embed refresh", "embed status", "embed compact",
     "embed dedup", "embed dedup (skipped)", "model status", "lexicon status", "lexicon status (not installed)",
     "hook install", "hook uninstall", "error", "error object", "version", "eval",
 }
@@ -230,7 +230,7 @@ def test_sql_both_forms(capsys, vault):
     full = run(capsys, "sql", "--vault", vault, "--json", "SELECT doc_id, type FROM documents")
     assert isinstance(full, list) and all(set(r) == {"doc_id", "type"} for r in full)
     cut = run(capsys, "sql", "--vault", vault, "--json", "--max-rows", "1", "SELECT doc_id, type FROM documents")
-    check_keys(cut, "sql (cut by --max-rows)")
+    assert check_keys(cut, "sql (cut, or with notes)") == {"truncated", "max_rows"}
     assert cut["truncated"] is True and cut["max_rows"] == 1 and cut["columns"] == ["doc_id", "type"]
 
 

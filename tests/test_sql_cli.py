@@ -328,3 +328,30 @@ def test_a_query_that_is_not_utf8_is_named(vault, capsys):
     assert code == 2 and out == ""
     assert err == ("Error: The query is not valid UTF-8 (it holds bytes that are not text).\n"
                    "Hint: Retype it in UTF-8 (check the terminal's encoding, or the file's: iconv converts it).\n"), err
+
+
+@pytest.mark.parametrize("kind", ["empty", "foreign", "other"])
+def test_no_sync_on_a_file_that_is_no_dreamdb_index_says_so(vault, capsys, kind):
+    """QA round 115-C F4: ``sql --no-sync`` on a 0-byte index.db (or another application's database) said "SQL error: no
+    such table: documents", exit 2, with a hint listing that very table."""
+    import sqlite3
+
+    index = vault / ".dreamdb" / "index.db"
+    index.parent.mkdir(exist_ok=True)
+    if kind == "empty":
+        index.write_bytes(b"")
+    elif kind == "foreign":
+        other = sqlite3.connect(index)
+        other.execute("PRAGMA application_id = 42")
+        other.execute("CREATE TABLE notes (x)")
+        other.commit()
+        other.close()
+    else:
+        index.write_bytes(b"not a database\n" * 10)
+    before = index.read_bytes()
+    code, out, err = sql(capsys, vault, "--no-sync", "SELECT count(*) FROM documents")
+    said = {"empty": "is an empty file: no index has been built there yet",
+            "foreign": "is another application's SQLite database, not a dreamdb index",
+            "other": "is not a SQLite database"}[kind]
+    assert code == 4 and said in err and "Run without --no-sync" in err and out == "", err
+    assert index.read_bytes() == before

@@ -320,7 +320,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     """
     from dreamdb import output
     from dreamdb.errors import IndexDamaged, IndexUnavailable, UsageError
-    from dreamdb.sqlquery import csv_text, json_rows, run_readonly, unique_names
+    from dreamdb.sqlquery import MAX_RESULT_BYTES, csv_text, json_rows, run_readonly, unique_names
 
     if as_json and fmt in ("csv", "table"):
         raise UsageError(f"--json and --format {fmt} ask for two different outputs.", hint="Give one of them.")
@@ -339,25 +339,48 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         if not index.index_path.is_file():
             raise IndexUnavailable(f"No index yet at {index.index_path}.",
                                    hint="Run without --no-sync (or dreamdb sync) first.")
+        from dreamdb.config import index_file_kind
+
+        kind = index_file_kind(index.index_path)
+        if kind in ("empty", "foreign", "other"):  # (QA round 115-C F4: "no such table: documents", exit 2)
+            raise IndexUnavailable(f"{index.index_path} is " + {
+                "empty": "an empty file: no index has been built there yet",
+                "foreign": "another application's SQLite database, not a dreamdb index",
+                "other": "not a SQLite database (damaged, or another program's file)"}[kind] + ".",
+                hint="Run without --no-sync (or dreamdb sync), which " + {
+                    "empty": "builds the index there.", "foreign": "moves that database aside and builds the index.",
+                    "other": "builds the index there anew."}[kind])
         index.check_index_vault_readonly()
     # (after a sync too: a driver that cannot load sqlite-vec leaves the vector tables' migrations waiting, and
     # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
     _note_older_index(index.index_path, query)
     try:
-        columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
+        result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     except IndexDamaged as exc:
         if no_sync:
             raise
         report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
         click.echo(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)", err=True)
-        columns, rows, truncated = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
-    if truncated:
+        result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
+    columns, rows, truncated = result.columns, result.rows, result.truncated
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if result.cut_by == "max_bytes":  # (QA round 115-C F3: a result held in memory, at up to 9 times its size)
+        click.echo(f"note: showing the first {len(rows):,} row{'s' if len(rows) != 1 else ''}: the result holds more"
+                   f" than {MAX_RESULT_BYTES // 2**20} MiB of data; narrow it (a WHERE, a LIMIT, fewer or shorter"
+                   " columns)", err=True)
+    elif truncated:
         click.echo(f"note: showing the first {max_rows:,} row{'s' if max_rows != 1 else ''}; use --max-rows 0 for all",
                    err=True)
     if as_json or fmt == "json":
         data = json_rows(columns, rows)
         if truncated:
             data = {"columns": unique_names(columns), "rows": data, "truncated": True, "max_rows": max_rows}
+            if result.cut_by == "max_bytes":
+                data["max_bytes"] = MAX_RESULT_BYTES
+        if result.notes:
+            data = data if isinstance(data, dict) else {"columns": unique_names(columns), "rows": data}
+            data["notes"] = list(result.notes)
         click.echo(output.to_json(data))
     elif fmt == "csv":
         text = csv_text(columns, rows, terminal=_stdout_is_terminal())
@@ -374,14 +397,16 @@ def _note_older_index(index_path, query: str) -> None:
     query naming a table they add gets a note of its own (QA round 87 L1)."""
     import re
 
-    from dreamdb.errors import DreamdbError
+    from dreamdb.errors import DreamdbError, LockTimeout
     from dreamdb.sqlquery import run_readonly
     from dreamdb.store.migrations import available, latest_version, names_added, requirements
     from dreamdb.store.sync import INDEX_FORMAT
 
     try:
-        _columns, rows, _cut = run_readonly(index_path, "SELECT group_concat(version), MAX(version), (SELECT value FROM "
-                                            "meta WHERE key = 'analyzer_version') FROM schema_migrations", max_rows=1)
+        rows = run_readonly(index_path, "SELECT group_concat(version), MAX(version), (SELECT value FROM meta WHERE key ="
+                            " 'analyzer_version') FROM schema_migrations", max_rows=1).rows
+    except LockTimeout:  # (said now, not waited for twice: QA round 115-C F1, 22 s)
+        raise
     except DreamdbError:  # (the query itself then says what is wrong)
         return
     applied, schema, index_format = rows[0] if rows else (None, None, None)

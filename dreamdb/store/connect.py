@@ -243,6 +243,7 @@ def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: in
 
     Raises:
         IndexUnavailable: neither can read it (the first attempt's error).
+        LockTimeout: another connection held it locked past ``busy_timeout_ms`` (ms).
         DriverError: ``vec=True`` and sqlite-vec cannot be loaded.
     """
     first = None
@@ -255,6 +256,16 @@ def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: in
             return conn
         except (DatabaseError, UnicodeDecodeError) as exc:
             exc = undecodable_damage(exc) if isinstance(exc, UnicodeDecodeError) else exc
+            if not immutable and is_lock_error(exc):
+                # another connection holds it (locking_mode=EXCLUSIVE): waited for, never read around by an immutable
+                # open, which leaves out the transactions in the -wal file (QA round 115-C F1: stale rows, exit 0)
+                if conn is not None:
+                    conn.close()
+                from dreamdb.errors import LockTimeout
+
+                raise LockTimeout(f"Another program held the index at {path} locked for more than "
+                                  f"{busy_timeout_ms / 1000:g} s ({exc}).",
+                                  hint="Retry once it is done (its lock ends with its connection).") from None
             first = first or IndexUnavailable(f"Cannot open the index at {path}: {exc}")
             first.__cause__ = first.__cause__ or exc
         except IndexUnavailable as exc:
@@ -287,13 +298,13 @@ file and never do this; dreamdb's Python read of the header (:func:`dreamdb.conf
 must not happen while a connection is open (see :func:`connected_in_process`)."""
 
 
-def open_unlocked_readonly(path: Path):
+def open_unlocked_readonly(path: Path, modes: list[str] | None = None):
     """A read-only connection to the SQLite file ``path`` without dreamdb's pragmas or registry (for reading
     an index at another place: :func:`copy_index`, the ids writes check), else ``None``.
 
     Opened with ``mode=ro``, and, where that fails (a WAL file in a folder this user cannot write: SQLite
     cannot make its ``-shm`` file), as an immutable file: its last transactions still in the ``-wal`` file
-    are then not seen."""
+    are then not seen. The mode that opened it is appended to ``modes`` (``"mode=ro"``, ``"immutable=1"``)."""
     from dreamdb.config import journal_file_problem
 
     if journal_file_problem(Path(path)) is not None:  # (QA round 112-A F2: carry_over wrote through a linked -shm)
@@ -304,6 +315,8 @@ def open_unlocked_readonly(path: Path):
             conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?{mode}", uri=True, isolation_level=None,
                                    check_same_thread=False)
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            if modes is not None:
+                modes.append(mode)
             return conn
         except (DatabaseError, OSError):
             if conn is not None:
@@ -311,7 +324,7 @@ def open_unlocked_readonly(path: Path):
     return None
 
 
-def copy_index(source: Path, dest: Path) -> bool:
+def copy_index(source: Path, dest: Path) -> int | None:
     """Copy the index at ``source`` to ``dest`` (which must not exist) with SQLite's online backup, so a
     consistent state is copied even while another process writes; vector tables are copied as they are
     (pages), without sqlite-vec. The copy is made beside ``dest`` and linked into place, so it never
@@ -321,21 +334,27 @@ def copy_index(source: Path, dest: Path) -> bool:
     not copied: the sync that follows brings the documents up to date).
 
     Returns:
-        True when ``dest`` now holds the copy; False when ``source`` cannot be read or this process has a
-        connection to it (reading it here would release that connection's locks, :data:`_OPEN_FILES`),
-        or ``dest`` was created meanwhile.
+        When ``dest`` now holds the copy: the bytes of ``source``'s ``-wal`` file the copy leaves out (0 when it left
+        out nothing; more when ``source`` could only be read immutable). ``None`` when ``source`` cannot be read or
+        this process has a connection to it (reading it here would release that connection's locks,
+        :data:`_OPEN_FILES`), or ``dest`` was created meanwhile.
 
     Raises:
         OSError: ``dest``'s folder cannot be written (the caller creates a new index there or says why).
     """
     try:
         if connected_in_process(os.stat(source)):
-            return False
+            return None
     except OSError:
-        return False
-    src = open_unlocked_readonly(source)
+        return None
+    modes: list[str] = []
+    src = open_unlocked_readonly(source, modes)
     if src is None:
-        return False
+        return None
+    left_out = 0
+    if modes == ["immutable=1"]:
+        with contextlib.suppress(OSError):
+            left_out = os.path.getsize(f"{source}-wal")
     tmp = Path(dest).with_name(f".{Path(dest).name}.{os.getpid()}.copy.tmp")
     try:
         os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # an index is private (mode 0600)
@@ -345,9 +364,9 @@ def copy_index(source: Path, dest: Path) -> bool:
         finally:
             dst.close()
         os.link(tmp, dest)  # (not os.replace: an index created there meanwhile is kept)
-        return True
+        return left_out
     except (FileExistsError, DatabaseError):
-        return False
+        return None
     finally:
         src.close()
         for suffix in ("", "-journal"):
