@@ -287,13 +287,15 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     all). When a result is cut, stderr says "showing the first N rows". The
     rows are held in memory before they are printed (354,000 rows of the
     postings table took 0.8 GB as JSON or a table, 0.13 GB as CSV), so give a
-    LIMIT rather than --max-rows 0 for very large results.
+    LIMIT rather than --max-rows 0 for very large results; a result past
+    128 MiB of data is cut there, and said so.
 
     JSON (--json or --format json) is a list with one object per row, keyed by
     column name; a repeated column name gets a suffix (a, a_2, a_3 ...). When
     --max-rows cut the result, the JSON is instead an object
     {"columns": [...], "rows": [...], "truncated": true, "max_rows": N},
-    so a cut result can never pass for a complete one. INTEGER and REAL values
+    so a cut result can never pass for a complete one (with "notes" when the
+    rows may miss the index's latest changes: see docs/json.md). INTEGER and REAL values
     are JSON numbers (±infinity as the strings "Infinity"/"-Infinity"), NULL is
     null, and a BLOB is an uppercase hex string, as SQLite's hex() gives it
     (also in CSV). The table and CSV show NULL as an empty cell, as they show
