@@ -559,3 +559,38 @@ def test_a_kept_index_of_a_copied_cache_serves_the_copy(tmp_path):
         con.executescript("CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('vault', '/elsewhere');")
     assert _adopt_kept_index(other, new) is None
     assert sqlite3.connect(other).execute("SELECT value FROM meta").fetchone()[0] == "/elsewhere"
+
+
+def test_adopting_a_kept_index_leaves_the_locks_of_a_live_index_in_the_process(tmp_path):
+    """QA round 114-A F1: a second SQLite library in a process (the standard library's ``sqlite3`` beside dreamdb's
+    ``sqlean``) keeps its own table of a file's locks, and closing its connection drops those dreamdb's connection
+    holds: the next writes damaged the index ("UNIQUE constraint failed: postings…"), which was rebuilt and lost its
+    embeddings. The evaluation's one raw connection to an index goes through dreamdb's driver."""
+    import shutil
+
+    from dreamdb.evaluation.suite import _adopt_kept_index
+    from tests.conftest import REAL_VAULT_SRC
+
+    if not REAL_VAULT_SRC.is_dir():  # (a vault of its size: a small one's writes did not meet the damage)
+        pytest.skip(f"real vault not found at {REAL_VAULT_SRC}")
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(REAL_VAULT_SRC, vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    for folder, _dirs, files in os.walk(vault):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    path = tmp_path / "index.db"
+    live = dreamdb.open(vault, index_path=path)
+    live.recall("sleep debt")
+    assert _adopt_kept_index(path, vault) is None  # (its own vault: read, not written)
+    for i in range(4):  # writes from this process and from another one, as the QA round's
+        (vault / "knowledge" / f"lib{i}.md").write_text(f"---\ntitle: lib {i}\n---\nlibword{i} " + "filler " * 200)
+        assert [h.doc_id for h in live.recall(f"libword{i}")] == [f"knowledge/lib{i}"]
+        (vault / "knowledge" / f"cli{i}.md").write_text(f"---\ntitle: cli {i}\n---\ncliword{i} " + "other " * 200)
+        ran = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "--vault", str(vault), "--json", f"cliword{i}"],
+                             env={**os.environ, "DREAMDB_INDEX": str(path)}, capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0 and "rebuilt" not in ran.stderr, ran.stderr
+    notes = live.take_notes()
+    assert not [n for n in notes if "rebuilt" in n or "unreadable" in n], notes
+    assert live.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    live.close()

@@ -481,10 +481,11 @@ def _adopt_kept_index(index_path: Path, vault: Path) -> str | None:
     """Make the kept index of a cache that was copied or moved serve the copy's vault (the evaluation's own file,
     its embeddings hours of work): an index records the vault it mirrors, and one recording another vault that still
     exists is refused (``UsageError``, "mirrors another vault": a run on a copied cache failed so, its old vault
-    still there). Returns the vault it recorded before, or ``None`` when it was this one's (or there is none)."""
-    import sqlite3
-
+    still there). Returns the vault it recorded before, or ``None`` when it was this one's (or there is none).
+    Opened with dreamdb's own SQLite driver: a second SQLite library in the process would drop the locks of any
+    connection dreamdb holds to the file when closed (docs/schema.md; QA round 114-A F1)."""
     from dreamdb import config
+    from dreamdb.store.connect import sqlite3
 
     if not index_path.is_file() or config.index_file_kind(index_path) != "dreamdb":  # (another program's database
         return None  # is never written: dreamdb.open says what it is; QA round 105 F11)
