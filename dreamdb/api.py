@@ -470,6 +470,10 @@ class Index:
         if index_path is not None and not str(os.fspath(index_path)).strip():  # (QA 75 F11: "" was the default)
             raise UsageError("index_path is empty: pass a file path, or None for the default index",
                              hint="Leave index_path out to use the vault's index (.dreamdb/index.db).")
+        for name, value in (("vault", vault), ("index_path", index_path)):  # (QA round 114-A F3: a raw ValueError)
+            if value is not None and "\x00" in os.fsdecode(os.fspath(value)):
+                raise UsageError(f"{name} holds a NUL character, which no file path can: {os.fspath(value)!r}",
+                                 hint="Check how the path was built (a C string, a NUL-separated list).")
         flags(auto_sync=auto_sync, allow_model_build=allow_model_build)
         if include_archives is not None:
             flags(include_archives=include_archives)
@@ -913,12 +917,7 @@ class Index:
             raise IndexUnavailable(f"Cannot open the index at {self.index_path}: this process may open no more files"
                                    f" ({short.strerror}); the index was left as it is ({reason}).",
                                    hint=OPEN_FILES_HINT)
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except db.DatabaseError:
-                pass
-            self._conn = None
+        self._drop_connection(quiet=True)
         self._memory = None  # its caches describe the old file
         self._check_index_file()
         with self._rebuild_lock():
@@ -1072,9 +1071,7 @@ class Index:
         if now == self._opened_file or (now is None and not os.path.isdir(self.vault)):
             return  # (a vault moved away with its index inside: the read's sync says so, and creates nothing)
         self.notes.append(f"the index file {self.index_path} was deleted or replaced since it was opened; reopened")
-        with suppress(Exception):
-            self._conn.close()
-        self._conn = None
+        self._drop_connection(quiet=True)
 
     def _guarded(self, fn, on_rebuild=None):
         """Run ``fn()``; if the index turns out corrupt, rebuild it from the vault and run once more.
@@ -1169,9 +1166,20 @@ class Index:
     @_serialized
     def close(self) -> None:
         """Close the connection (the object can be used again; it reopens)."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._drop_connection()
+
+    def _drop_connection(self, *, quiet: bool = False) -> None:
+        """Forget the connection, then close it: an interruption while it closes (Ctrl-C in SQLite's close) leaves
+        no closed connection behind for the next call to use (QA round 114-A F2: every later call raised the
+        driver's ProgrammingError, "Cannot operate on a closed database"). ``quiet``: a failing close is ignored."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        if quiet:
+            with suppress(Exception):
+                conn.close()
+        else:
+            conn.close()
 
     def __enter__(self) -> Index:
         return self
@@ -1380,8 +1388,8 @@ class Index:
         """Whether the index is open read-only (:meth:`_open_read_only`) after trying once more to open it
         for writing (the disk may have room again)."""
         if self._read_only_because is not None and self._conn is not None:
-            self._conn.close()
-            self._conn, self._read_only_because = None, None
+            self._read_only_because = None
+            self._drop_connection()
         return self.conn is not None and self._read_only_because is not None
 
     def _first_build_elsewhere(self) -> bool:
@@ -1812,9 +1820,7 @@ class Index:
             self.notes.append(f"another process rebuilt the index {self.index_path} during this refresh; the"
                               " refresh went on in the new index (the vectors stored before the rebuild were"
                               " carried into it)")
-            with suppress(Exception):
-                self._conn.close()
-            self._conn = None  # (the next use opens the file there now)
+            self._drop_connection(quiet=True)  # (the next use opens the file there now)
             self.sync()
         return report if report is not None else store.refresh(self.conn, emb, force=force, progress=progress,
                                                                 on_wait=on_wait)
@@ -2122,9 +2128,12 @@ class Index:
         :data:`MAX_NOTES`), each once, in the order first given, then cleared. The notes are this Index's, not one
         call's: recalls from several threads share them (QA round 90-A F8: a note repeated by every recall after a
         change came 18 times)."""
-        notes = list(dict.fromkeys(self.notes))
-        self.notes.clear()
-        return notes
+        drained = []  # (popped one by one, each atomic: a note another thread adds meanwhile is taken now or by the
+        while True:  # next call, never cleared unread; QA round 114-A F4, 197 of 450 notes)
+            try:
+                drained.append(self.notes.popleft())
+            except IndexError:
+                return list(dict.fromkeys(drained))
 
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------
     # (not serialized: a write takes the vault's own lock and reads the index through a connection of its own, so a

@@ -209,6 +209,7 @@ def test_api_arguments_of_the_wrong_type_are_usage_errors(vault):
     ({"index_path": 5}, "index_path must be a path"),
     ({"index_path": ""}, "index_path is empty"),  # (QA round 75 F11: meant the default index silently)
     ({"index_path": "  "}, "index_path is empty"),  # (QA round 79 F7: an index named two spaces)
+    ({"index_path": "/tmp/a\x00b.db"}, "index_path holds a NUL character"),  # (QA round 114-A F3: a raw ValueError)
 ])
 def test_open_refuses_arguments_of_the_wrong_type(vault, kwargs, message):
     """QA round 68 M1: open() took them and failed at the first recall (ValueError, TypeError), or read
@@ -216,6 +217,15 @@ def test_open_refuses_arguments_of_the_wrong_type(vault, kwargs, message):
     with pytest.raises(UsageError, match=message):
         dreamdb.open(vault, **kwargs)
     assert not (vault / ".dreamdb").exists()  # refused before anything was created
+
+
+def test_open_refuses_a_vault_path_holding_a_nul(tmp_path):
+    """QA round 114-A F3: ``dreamdb.open('/tmp/\\x00x')`` raised the ValueError "embedded null byte"."""
+    from pathlib import PurePosixPath
+
+    for vault in ("/tmp/\x00x", PurePosixPath(f"{tmp_path}/a\x00b")):
+        with pytest.raises(UsageError, match="vault holds a NUL character"):
+            dreamdb.open(vault)
 
 
 def test_rebuild_needs_a_reason(vault):

@@ -443,6 +443,54 @@ def test_two_threads_making_one_hit_s_snippet_both_get_the_real_one(example_vaul
     index.close()
 
 
+def test_take_notes_loses_no_note_another_thread_adds_meanwhile(example_vault):
+    """QA round 114-A F4: take_notes() copied the notes, then cleared them: a note another thread's call added in
+    between was lost (197 of 450 collected while three threads recalled)."""
+    import threading
+
+    index = dreamdb.open(example_vault, auto_sync=False)
+    total = 5_000
+    started = threading.Event()
+
+    def add() -> None:
+        started.set()
+        for i in range(total):
+            while len(index.notes) > 50:  # (below the newest MAX_NOTES kept: none dropped as too old)
+                time.sleep(0)
+            index.notes.append(f"note {i}")  # (as a recall in another thread adds its notes)
+
+    adder = threading.Thread(target=add)
+    adder.start()
+    started.wait()
+    taken: list[str] = []
+    while adder.is_alive():
+        taken += index.take_notes()
+    adder.join()
+    taken += index.take_notes()
+    assert len(taken) == len(set(taken)) == total
+
+
+def test_an_interrupted_close_leaves_no_closed_connection_to_use(example_vault):
+    """QA round 114-A F2: Ctrl-C while SQLite closed the connection (in ``Index.close``) left the closed connection in
+    place: every later call raised the driver's ProgrammingError ("Cannot operate on a closed database"), no
+    DreamdbError, until close() was called again."""
+    index = dreamdb.open(example_vault)
+    assert index.recall("sleep")
+    closing = index.conn
+    real_close = closing.close
+
+    def interrupted() -> None:
+        real_close()
+        raise KeyboardInterrupt
+
+    closing.close = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        index.close()
+    assert index.recall("sleep") and index.conn is not closing
+    assert index.status()["documents"] > 0
+    index.close()
+
+
 def test_hits_read_after_their_index_closed_leave_no_connection_open(example_vault):
     """QA round 90-A F4: hits returned from a ``with dreamdb.open(…)`` block reopened the closed Index when their
     snippet was read, and kept its connection (two open files each) until they were garbage collected."""
