@@ -443,6 +443,38 @@ def test_two_threads_making_one_hit_s_snippet_both_get_the_real_one(example_vaul
     index.close()
 
 
+_UNREADABLE_VAULT = """
+import os, sys
+import dreamdb
+vault = sys.argv[1]
+index = dreamdb.open(vault)
+assert index.recall("sleep")
+index.take_notes()
+os.chmod(vault, 0)
+try:
+    index.recall("sleep")
+except dreamdb.errors.VaultNotFound as exc:
+    print("refused:", exc.message)
+finally:
+    os.chmod(vault, 0o755)
+assert index.recall("sleep")
+print("notes:", index.take_notes())
+"""
+
+
+def test_a_vault_made_unreadable_under_a_live_index_is_not_said_deleted(example_vault):
+    """QA round 114-A F5: with the vault folder made unreadable, the index file could not be looked up, and the next
+    call said "the index file … was deleted or replaced since it was opened; reopened": neither had happened."""
+    from tests.test_sync import _permissions_bite
+
+    bite = _permissions_bite()
+    ran = subprocess.run([*bite, sys.executable, "-c", _UNREADABLE_VAULT, str(example_vault)], capture_output=True,
+                         text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert "refused:" in ran.stdout and "cannot be read" in ran.stdout, ran.stdout
+    assert "deleted or replaced" not in ran.stdout and "notes: []" in ran.stdout, ran.stdout
+
+
 def test_take_notes_loses_no_note_another_thread_adds_meanwhile(example_vault):
     """QA round 114-A F4: take_notes() copied the notes, then cleared them: a note another thread's call added in
     between was lost (197 of 450 collected while three threads recalled)."""

@@ -296,6 +296,28 @@ def is_racy(ctime_ns: int, clock: int) -> bool:
     return ctime_ns > clock - tick if tick else ctime_ns >= clock
 
 
+def _refuse_unreadable_vault(vault: Path) -> None:
+    """Raise :meth:`VaultNotFound.unreadable` when the vault folder itself cannot be listed and entered now: a walk of
+    it finds no file, and the sync would have removed every document (QA round 114-A F5: the vault of a live Index
+    made unreadable emptied its index, embeddings' chunks and all). A folder inside it that cannot be read is
+    skipped, with a warning (its notes leave the index until it can be read again)."""
+    from dreamdb.errors import VaultNotFound
+
+    try:
+        if os.access(vault, os.R_OK | os.X_OK):
+            with os.scandir(vault) as entries:
+                next(entries, None)
+            return
+    except FileNotFoundError:  # (gone: the walk says so)
+        return
+    except PermissionError:
+        pass
+    except OSError:
+        return
+    if os.path.isdir(vault):
+        raise VaultNotFound.unreadable(vault)
+
+
 def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = False, progress=None) -> SyncReport:
     """Bring the index in line with the vault (see module docstring).
 
@@ -311,7 +333,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
 
     Raises:
         LockTimeout: another process held the write lock too long.
-        VaultNotFound: the vault folder no longer exists (the index is left untouched).
+        VaultNotFound: the vault folder no longer exists, or cannot be read (the index is left untouched).
     """
     t0 = time.perf_counter()
     report = SyncReport()
@@ -324,6 +346,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
             return report
     warnings: list[str] = []
     dirs: dict[str, tuple[int, int | None]] = {}
+    _refuse_unreadable_vault(vault)
     clock = file_system_clock(conn)  # (before the walk: what changes from now on may share a stat with what it reads)
     sources = walk_sources(vault, include_archives=include_archives, warn=warnings.append, dirs=dirs)
     racy = {s.rel_path for s in sources if clock is not None and is_racy(s.ctime_ns, clock)}
