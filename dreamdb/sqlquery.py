@@ -276,6 +276,12 @@ def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
         if not CAN_LOAD_EXTENSIONS and "no such table" in msg:  # (QA round 98-A F11, 99-A F8)
             hint += (f"; the embedding tables (vec_embeddings; chunks and the rest in an index this driver made) need a"
                      f" SQLite driver that loads sqlite-vec, which {DRIVER_NAME} cannot")
+    elif "Could not decode to UTF-8" in msg:  # (QA round 115-C: the generic hint; the index holds no such text)
+        hint = ("A TEXT value of bytes that are not UTF-8 (the query made it: the index stores UTF-8 only): select "
+                "hex(value) or CAST(value AS BLOB) instead.")
+    elif "Query vector on the" in msg and "NULL" in msg:  # (a KNN query's MATCH of a rowid that has no vector)
+        hint = ("The MATCH subquery found no vector: no such document or chunk, or no vector for it yet (dreamdb embed "
+                "refresh embeds it; SELECT doc_id FROM documents names the documents).")
     elif "no such function" in msg:
         # (QA round 98-B F4: the hint promised sqlite-vec's functions under a driver that cannot load it)
         hint = ("SQLite's built-in functions and sqlite-vec's (vec_distance_cosine, vec_to_json, …) are available."

@@ -355,3 +355,19 @@ def test_no_sync_on_a_file_that_is_no_dreamdb_index_says_so(vault, capsys, kind)
             "other": "is not a SQLite database"}[kind]
     assert code == 4 and said in err and "Run without --no-sync" in err and out == "", err
     assert index.read_bytes() == before
+
+
+@pytest.mark.parametrize("query, hint", [
+    ("SELECT CAST(X'41FF42' AS TEXT)", "select hex(value) or CAST(value AS BLOB) instead"),
+    ("SELECT rowid FROM vec_embeddings WHERE embedding MATCH (SELECT embedding FROM vec_embeddings WHERE rowid = -1) "
+     "AND k = 3", "no such document or chunk, or no vector for it yet"),
+])
+def test_errors_a_user_meets_reading_the_index_get_their_own_hint(vault, capsys, query, hint):
+    """QA round 115-C: text that is not UTF-8, and a KNN query of a rowid without a vector, got the generic hint."""
+    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
+
+    if "vec_embeddings" in query and not CAN_LOAD_EXTENSIONS:
+        pytest.skip("the SQLite driver cannot load sqlite-vec")
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    code, out, err = sql(capsys, vault, "--no-sync", query)
+    assert code == 2 and "Hint: " in err and hint in err, err
