@@ -368,6 +368,29 @@ def test_a_turkish_query_reaches_the_notes_writing_its_word_in_the_form_stemmed_
         assert plan_query("strategies", vocabulary=ix._vocabulary()).forms == {}
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_stem_english_notes_hold_too_is_no_form_of_a_turkish_query_word(tiny_vault, engine):
+    """QA round 115-C: ``İstanbul'da toplantı`` counted ``top`` in the class of toplantı (its term topla, stemmed
+    ``top``, which a Turkish note holds: the ball, or toplamı), so English notes saying "top" came up; a stem that
+    notes of another language hold too is a false friend there, and is no form of the word."""
+    write_doc(tiny_vault, "knowledge/toplanti.md", "---\ntitle: Haftalık ekip notları\n---\nHaftalık toplantı "
+                                                   "notları: ekip toplantısı salı günü yapılır ve kararlar yazılır.\n")
+    write_doc(tiny_vault, "knowledge/toplam.md", "---\ntitle: Uyku borcu hesabı\n---\nOturumların ağırlıklı "
+                                                 "toplamı hesaplanır ve borç seviyesi bulunur.\n")
+    write_doc(tiny_vault, "knowledge/bahce.md", "---\ntitle: Bahçe oyunları\n---\nÇocuklar bahçede top oynadı ve "
+                                                "akşam eve döndüler.\n")
+    write_doc(tiny_vault, "knowledge/pin.md", "---\ntitle: Sub-agent rail\n---\nThe rail pins to the top of the chat"
+                                              " once scrolled past; chips jump back to the top.\n")
+    for i in range(4):
+        write_doc(tiny_vault, f"knowledge/en{i}.md", f"---\ntitle: Release note {i}\n---\nThis English note is "
+                                                     f"about the release process and build pipeline {i}.\n")
+    with dreamdb.open(tiny_vault, lexicon=None, engine=engine) as ix:
+        ix.sync()
+        plan = plan_query("İstanbul'da toplantı", vocabulary=ix._vocabulary())
+        assert plan.turkish and plan.forms == {"topla": ("toplantı",)}, plan.forms
+        assert sorted(h.doc_id for h in ix.recall("İstanbul'da toplantı")) == ["knowledge/toplam", "knowledge/toplanti"]
+
+
 def test_a_capital_that_opens_a_sentence_or_a_title_may_be_no_name(index):
     """QA round 71: Turkish capitalises every sentence's first word, and a prompt begins with one; read as a
     name (its English analysis), ``Yedekler`` was the term ``yedekler`` instead of ``yedek``."""
