@@ -718,7 +718,7 @@ def _built_elsewhere(index, vault: Path) -> bool:
     vault holds more than :data:`INLINE_BUILD_BYTES` or :data:`INLINE_BUILD_FILES` to index, in which case a detached
     ``dreamdb sync`` is started for it (it outlives the hook, even one its caller stops; its output goes to :func:`_build_log`). Logged."""
     from dreamdb.store import connect as db
-    from dreamdb.store.sync import whole_index_due
+    from dreamdb.store.sync import INDEX_FORMAT, formats_written, whole_index_due
     from dreamdb.vault.discover import walk_sources
 
     conn = index.conn
@@ -735,6 +735,8 @@ def _built_elsewhere(index, vault: Path) -> bool:
         return True
     if not whole_index_due(conn):  # built meanwhile by the process waited for: answer from it
         return False
+    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+    stored = (row[0], INDEX_FORMAT in formats_written(conn)) if row is not None and row[0] else None
     build_log = _build_log(index)
     if _left_to_background(vault, build_log, "index build", "nothing printed until it is done"):
         return True
@@ -753,9 +755,21 @@ def _built_elsewhere(index, vault: Path) -> bool:
         return True
     over = f"{size:,} bytes to index, over the {INLINE_BUILD_BYTES:,}" if size > INLINE_BUILD_BYTES else \
         f"{files:,} files to index, over the {INLINE_BUILD_FILES:,}"
-    _log(f"{vault}: the index must be built ({over} the hook builds itself): started `dreamdb sync` in the background"
-         f" (pid {pid}; its output: {build_log}); nothing printed for this prompt")
+    _log(f"{vault}: the index must be {_why_built(stored)} ({over} the hook builds itself): started `dreamdb sync` in"
+         f" the background (pid {pid}; its output: {build_log}); nothing printed for this prompt")
     return True
+
+
+def _why_built(stored: tuple[str, bool] | None) -> str:
+    """What the whole index's build is, for the log: ``built`` (none yet, or after damage), or indexed again for an
+    index another version of dreamdb wrote (``stored``: its format, and whether this version wrote the index before:
+    two versions taking turns; QA round 115-B F1, the log said "must be built" of every switch)."""
+    if stored is None:
+        return "built"
+    fmt, before = stored
+    return (f"indexed again in this version's format (another version of dreamdb, index format {fmt}, indexed it"
+            + (" since this one last did: two installs taking turns on a vault index it whole at every switch; use"
+               " one version" if before else "") + ")")
 
 
 def _left_to_background(vault: Path, build_log: Path, what: str, meanwhile: str, *, after_failure: str | None = None

@@ -409,6 +409,7 @@ def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny
         c.execute("ALTER TABLE chunked_documents DROP COLUMN words")
         c.execute("ALTER TABLE chunked_documents DROP COLUMN embedded_words")
         c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")
+        c.execute("DELETE FROM meta WHERE key = 'formats_written'")  # (0.1.0 recorded none)
     shim = _no_extensions_driver(tiny_vault.parent / "shim")
     noext = {**os.environ, "DREAMDB_SQLITE_DRIVER": "noext_sqlite", "PYTHONPATH": str(shim)}
 
@@ -437,6 +438,7 @@ def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny
     assert cli("status").returncode == 0
     with stdlib_sqlite3.connect(index) as c:
         c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")
+        c.execute("DELETE FROM meta WHERE key = 'formats_written'")  # (0.1.0 recorded none)
     report = json.loads(cli("sync", "--json").stdout)
     assert report["rebuilt"] is True and any("built by another version of dreamdb (index format 11.7" in w
                                               for w in report["warnings"]), report
@@ -475,6 +477,7 @@ def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny
     # embed dedup says why its sync rebuilt, as every other command does, before it refuses (QA round 87 L5)
     with stdlib_sqlite3.connect(index) as c:
         c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")
+        c.execute("DELETE FROM meta WHERE key = 'formats_written'")  # (0.1.0 recorded none)
     p = cli("embed", "dedup", "--title", "Sleep debt", env=noext)
     assert p.returncode == 4 and "built by another version of dreamdb (index format 11.7" in p.stderr, p.stderr
     assert "Embedding the vault first" not in p.stderr

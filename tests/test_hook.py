@@ -1427,6 +1427,44 @@ def test_the_hook_logs_a_rebuild_of_another_versions_index(project, tmp_path):
     assert f"built by a newer version of dreamdb (index format {newer}" in said, said
 
 
+def test_two_versions_taking_turns_on_a_vault_are_said_so(project, tmp_path):
+    """QA round 115-B F1: an older install (a prompt hook of another virtualenv) and this one re-indexed the vault in
+    turn, each whole, 2-4 s a call; this version said only "built by another version". It records the formats that
+    synced the index, and names the taking of turns when an older format comes back after its own."""
+    import sqlite3
+
+    import dreamdb
+    from dreamdb.store.sync import INDEX_FORMAT, formats_written
+
+    a, b, c = INDEX_FORMAT.split(".")
+    older = f"{a}.{int(b) - 1}.{c}"
+    with dreamdb.open(project, auto_sync=False) as index:
+        index.sync()
+        path = index.index_path
+        assert formats_written(index.conn) == [INDEX_FORMAT]
+    with sqlite3.connect(path) as conn:  # (an older version re-indexed it; it records no format of its own)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (older,))
+    with dreamdb.open(project, auto_sync=False) as index:
+        warnings = index.sync().warnings
+        assert formats_written(index.conn) == [INDEX_FORMAT]
+    said = [w for w in warnings if older in w]
+    assert said and f"indexed by another version of dreamdb (index format {older}) since this one" in said[0]
+    assert "use one version" in said[0], said
+    with sqlite3.connect(path) as conn:  # an index no version of this one wrote before: a plain upgrade
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (older,))
+        conn.execute("DELETE FROM meta WHERE key = 'formats_written'")
+    with dreamdb.open(project, auto_sync=False) as index:
+        warnings = index.sync().warnings
+    assert [w for w in warnings if f"built by another version of dreamdb (index format {older}, this one writes" in w]
+    assert not [w for w in warnings if "use one version" in w]
+    from dreamdb.hook import _why_built
+
+    assert _why_built(None) == "built"
+    assert _why_built((older, True)).startswith(f"indexed again in this version's format (another version of dreamdb, "
+                                                f"index format {older}, indexed it since this one last did")
+    assert "taking turns" not in _why_built((older, False))
+
+
 def test_install_names_a_vault_found_above_the_project_and_a_missing_cwd_is_said(tmp_path):
     """QA round 102-B: ``hook install`` in a project without a vault of its own, below a folder that has one (another
     session's, a stray one), said nothing, and that vault's memories went into the project's prompts (F3); a prompt

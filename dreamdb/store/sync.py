@@ -426,7 +426,7 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
                 if known and not force:  # (an upgrade: json.md's `rebuilt` says warnings name it; QA round 86-B F2)
                     row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
                     if row is not None and row[0] != INDEX_FORMAT:
-                        warnings.append(_other_format_warning(row[0]))
+                        warnings.append(_other_format_warning(row[0], INDEX_FORMAT in formats_written(conn)))
                 _truncate_vault_tables(conn)
             report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
             _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk,
@@ -446,14 +446,42 @@ def _format_key(value: str) -> tuple[int, ...] | None:
         return None
 
 
-def _other_format_warning(stored: str) -> str:
+FORMATS_WRITTEN_KEY = "formats_written"
+"""``meta`` key: the index formats that last synced the index, oldest first, comma-separated (at most
+:data:`FORMATS_WRITTEN_MAX`): a format met again after another's shows two versions taking turns on the vault."""
+FORMATS_WRITTEN_MAX = 8
+
+
+def formats_written(conn) -> list[str]:
+    """The index formats of the dreamdb versions that synced this index, oldest first (:data:`FORMATS_WRITTEN_KEY`;
+    versions before 0.3.7 did not record theirs)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (FORMATS_WRITTEN_KEY,)).fetchone()
+    return [f for f in (row[0] if row and isinstance(row[0], str) else "").split(",") if f]
+
+
+def _record_format(conn) -> None:
+    """Add this version's index format to :func:`formats_written` (once in a row)."""
+    history = formats_written(conn)
+    if history[-1:] != [INDEX_FORMAT]:
+        history = [*history, INDEX_FORMAT][-FORMATS_WRITTEN_MAX:]
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FORMATS_WRITTEN_KEY, ",".join(history)))
+
+
+def _other_format_warning(stored: str, written_before: bool = False) -> str:
     """The warning of a rebuild for an index of another format: one of a newer dreamdb is said to be newer (QA round
-    100-A F2: a hook of an older install and a newer command line on one vault rebuilt it in turn, every time)."""
+    100-A F2: a hook of an older install and a newer command line on one vault rebuilt it in turn, every time); one
+    this version had written before, and another version since, is said to be two versions taking turns (QA round
+    115-B F1: each re-indexed the whole vault on every switch, 2-4 s a call, and this one said only "another version")."""
     ours, theirs = _format_key(INDEX_FORMAT), _format_key(stored)
     if ours is not None and theirs is not None and len(ours) == len(theirs) and theirs > ours:
         return (f"the index was built by a newer version of dreamdb (index format {stored}, this one writes "
                 f"{INDEX_FORMAT}): every file indexed again in this version's format (stored embeddings are kept); the "
                 "newer version indexes it again when it next runs: use one version on a vault (dreamdb --version)")
+    if written_before:
+        return (f"the index was indexed by another version of dreamdb (index format {stored}) since this one (format "
+                f"{INDEX_FORMAT}) last synced it: every file indexed again (stored embeddings are kept); two versions "
+                "taking turns on a vault (a prompt hook of another install?) index it whole at every switch: use one "
+                "version (dreamdb --version; dreamdb hook install --absolute points the hook at this one)")
     return (f"the index was built by another version of dreamdb (index format {stored}, this one writes "
             f"{INDEX_FORMAT}): every file indexed again (stored embeddings are kept)")
 
@@ -630,6 +658,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         conn.execute("INSERT INTO meta (key, value) VALUES ('generation', 1) "
                      "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
+    _record_format(conn)
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sync', ?)", (now,))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
     if progress:
