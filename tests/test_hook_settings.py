@@ -917,3 +917,39 @@ def _stop_install_in_its_trial(project: Path, sig: int, sleeper: str) -> None:
     time.sleep(0.5)
     assert p.returncode == 130 and "Interrupted." in err, (p.returncode, err)
     assert subprocess.run(["pgrep", "-f", sleeper], capture_output=True).returncode == 1
+
+
+def test_a_kept_hook_of_a_gone_or_other_install_is_said_so(tmp_path: Path):
+    """QA round 115-B F2: ``hook install`` kept an old install's hook (its virtualenv deleted, or holding dreamdb 0.2.0,
+    which cannot read a newer index) and said only that it was installed: every prompt got no memories."""
+    import subprocess
+    import sys
+
+    import dreamdb
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / "_dream_context").mkdir()
+
+    def install_beside(program: Path) -> subprocess.CompletedProcess:
+        settings_path(project).write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": f"{program} hook user-prompt-submit"}]}]}}))
+        return subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(project)],
+                              capture_output=True, text=True, timeout=120)
+
+    gone = tmp_path / "gone-venv" / "bin" / "dreamdb"
+    ran = install_beside(gone)
+    assert ran.returncode == 0 and "(left as it is)" in ran.stdout
+    assert f"note: the installed hook's program {gone} does not exist (or cannot be run): every prompt's hook fails" \
+        in ran.stderr, ran.stderr
+    old = tmp_path / "old-venv"
+    (old / "lib" / "python3.11" / "site-packages" / "dreamdb-0.2.0.dist-info").mkdir(parents=True)
+    (old / "bin").mkdir()
+    (old / "bin" / "dreamdb").write_text("#!/bin/sh\nexit 0\n")
+    (old / "bin" / "dreamdb").chmod(0o755)
+    ran = install_beside(old / "bin" / "dreamdb")
+    assert f"note: the installed hook runs dreamdb 0.2.0 (this one is {dreamdb.__version__}): two versions" in ran.stderr
+    (old / "lib" / "python3.11" / "site-packages" / "dreamdb-0.2.0.dist-info").rename(
+        old / "lib" / "python3.11" / "site-packages" / f"dreamdb-{dreamdb.__version__}.dist-info")
+    ran = install_beside(old / "bin" / "dreamdb")  # (this version's: only that it is another command)
+    assert "installed hook" not in ran.stderr and "another command than this machine's" in ran.stderr, ran.stderr

@@ -199,7 +199,8 @@ def _warn_user_level_hook(path: Path) -> None:
 
 
 def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
-    """Report a dreamdb hook already installed with ``existing`` in ``path``, left as it is (nothing written)."""
+    """Report a dreamdb hook already installed with ``existing`` in ``path``, left as it is (nothing written), and
+    what is wrong with it, when its program is gone or another version of dreamdb (:func:`_kept_command_problem`)."""
     from dreamdb import output, quickcli
 
     quickcli.SAVED = f"the hook is in {path}"
@@ -208,7 +209,39 @@ def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
                                    "kept": True}))
     else:
         click.echo(f"Prompt hook already installed in {path}: {existing} (left as it is)")
+    problem = _kept_command_problem(existing)
+    if problem:
+        why = f"{problem}. {why}"
     click.echo(f"note: {why}", err=True)
+
+
+def _kept_command_problem(command: str) -> str | None:
+    """What is wrong with a hook command kept in the settings, found without running it (a shared settings file may
+    hold anything): its program, named by an absolute path, is gone, or is the ``dreamdb`` of a virtualenv holding
+    another version (QA round 115-B F2: an old install's hook failed on every prompt, or could not read the index a
+    newer version wrote, and install said only that it was installed). ``None`` when nothing is seen wrong."""
+    import shlex
+
+    from dreamdb import __version__
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    program = argv[0] if argv else ""
+    if not os.path.isabs(program):
+        return None  # (found on the PATH Claude Code gives it, which may not be this one's)
+    if not os.path.isfile(program) or not os.access(program, os.X_OK):
+        return (f"the installed hook's program {program} does not exist (or cannot be run): every prompt's hook fails,"
+                " and no memories are added")
+    if os.path.basename(program) != "dreamdb":
+        return None
+    versions = {p.name[len("dreamdb-"):-len(".dist-info")]
+                for p in Path(program).resolve().parent.parent.glob("lib/python*/site-packages/dreamdb-*.dist-info")}
+    if len(versions) == 1 and __version__ not in versions:
+        return (f"the installed hook runs dreamdb {versions.pop()} (this one is {__version__}): two versions on one "
+                "vault index it whole at every switch, and an older one may not read the index a newer one wrote")
+    return None
 
 
 def _warn_without_vault(project) -> None:
