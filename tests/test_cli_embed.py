@@ -481,6 +481,12 @@ def test_an_index_of_an_older_dreamdb_keeps_its_vectors_and_says_what_it_is(tiny
     p = cli("embed", "dedup", "--title", "Sleep debt", env=noext)
     assert p.returncode == 4 and "built by another version of dreamdb (index format 11.7" in p.stderr, p.stderr
     assert "Embedding the vault first" not in p.stderr
+    with stdlib_sqlite3.connect(index) as c:  # with --json too, on stderr (QA round 115-B F3: said nowhere)
+        c.execute("UPDATE meta SET value = '11.7' WHERE key = 'analyzer_version'")
+        c.execute("DELETE FROM meta WHERE key = 'formats_written'")
+    p = cli("embed", "dedup", "--title", "Sleep debt", "--json", env=noext)
+    assert p.returncode == 4 and "note: the index was built by another version of dreamdb (index format 11.7" \
+        in p.stderr, p.stderr
 
 
 def test_model_install_quantized_without_from_is_a_usage_error(tmp_path, capsys):

@@ -437,7 +437,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     if index is None:
         index = open_index(vault)
         report = index.sync(check=True, reread=False)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
-        if report.rebuilt and not as_json:  # (said before the embedding it causes: QA round 76 F9)
+        if report.rebuilt:  # (said before the embedding it causes, on stderr with --json too: QA round 76 F9, 115-B F3)
             for warning in report.warnings:  # (an upgrade's too, as every other command says it: QA round 87 L5)
                 if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning:
                     click.echo(f"note: {warning}", err=True)
