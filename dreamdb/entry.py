@@ -223,12 +223,13 @@ def _encodable_output() -> None:
 
 
 def _blocking_output() -> None:
-    """Standard output and error made blocking when the process was given them non-blocking (O_NONBLOCK, as
+    """Standard input, output and error made blocking when the process was given them non-blocking (O_NONBLOCK, as
     Node-based harnesses hand over their pipes): CPython's buffered writer then drops what a full pipe does not take,
-    without an error, so a long ``list`` or ``sql --format json`` was cut at 64 KiB with exit 0 (QA round 114-B F1).
-    The flag belongs to the open file, shared with whoever handed it over; a writer that finds a full pipe waits,
-    which is what the reader expects of a command's output."""
-    for fd in (1, 2):
+    without an error, so a long ``list`` or ``sql --format json`` was cut at 64 KiB with exit 0 (QA round 114-B F1);
+    and a read of standard input returns what is there so far, so ``update --content -`` saved half the text, and
+    the hook read half a prompt (116-A F1). The flag belongs to the open file, shared with whoever handed it over; a
+    reader or writer that waits on its pipe is what a command's caller expects."""
+    for fd in (0, 1, 2):
         try:
             if not os.get_blocking(fd):
                 os.set_blocking(fd, True)

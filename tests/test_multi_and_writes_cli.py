@@ -1072,6 +1072,28 @@ def test_remember_dash_reads_standard_input_and_empty_input_is_named(tmp_path):
         text = (v / "knowledge" / "decisions" / "decision-sqlite-index.md").read_text()
         assert text.endswith(body) and text.startswith("---\n"), text
 
+def test_a_non_blocking_standard_input_is_read_whole(tmp_path):
+    """QA round 116-A F1: given standard input non-blocking (as Node-based harnesses hand over pipes), ``remember -``
+    read what had arrived so far and saved it (exit 0), or, with nothing there yet, ended in an internal error."""
+    import time
+
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    for first in (b"Okapi part one, ", b""):
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
+        os.write(write_end, first)
+        p = subprocess.Popen([sys.executable, "-m", "dreamdb", "remember", "--vault", str(v), "--json", "-"],
+                             stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        os.close(read_end)
+        time.sleep(1.5)  # (the command is reading by now, or soon)
+        os.write(write_end, b"and part two.\n")
+        os.close(write_end)
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert json.loads(out)["description"] == first.decode() + "and part two.", out
+
+
 _SIGTERM_AFTER = """
 import os, signal, sys
 import dreamdb.quickcli as q
