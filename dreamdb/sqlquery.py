@@ -136,22 +136,19 @@ def _fetch(cur, max_rows: int) -> tuple[list[tuple], str | None]:
     """
     rows: list[tuple] = []
     size = 0
-    while True:
-        batch = cur.fetchmany(1000)
-        if not batch:
-            return rows, None
-        for row in batch:
-            if max_rows and len(rows) >= max_rows:
-                return rows, "max_rows"
-            size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
-            if size > MAX_RESULT_BYTES:
-                if not rows:
-                    raise UsageError(f"The first row of the result holds more than {MAX_RESULT_BYTES // 2**20} MiB; "
-                                     "dreamdb sql holds a result in memory before printing it.",
-                                     hint="Select a part of the value (substr(), length()), or read the index with "
-                                          "sqlite3 for values that large.")
-                return rows, "max_bytes"
-            rows.append(row)
+    for row in cur:  # (one row at a time: no row past either limit is fetched; QA round 116-A F2, a batch of 1,000
+        if max_rows and len(rows) >= max_rows:  # rows of 1 MB was fetched for --max-rows 1: 1.5 GB)
+            return rows, "max_rows"
+        size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+        if size > MAX_RESULT_BYTES:
+            if not rows:
+                raise UsageError(f"The first row of the result holds more than {MAX_RESULT_BYTES // 2**20} MiB; "
+                                 "dreamdb sql holds a result in memory before printing it.",
+                                 hint="Select a part of the value (substr(), length()), or read the index with "
+                                      "sqlite3 for values that large.")
+            return rows, "max_bytes"
+        rows.append(row)
+    return rows, None
 
 
 def _unseen_wal(conn, index_path: Path) -> tuple[str, ...]:
@@ -166,8 +163,8 @@ def _unseen_wal(conn, index_path: Path) -> tuple[str, ...]:
     if not wal:
         return ()
     return (f"the index was read without its -wal file ({wal:,} bytes of its latest changes), which cannot be read "
-            "without writing beside it (its -shm file): the result may miss them; run without --no-sync, or make "
-            f"{index_path.parent} writable",)
+            f"without writing beside it (its -shm file): the result may miss them until {index_path.parent} can be "
+            "written",)
 
 
 class _Watchdog:
@@ -183,9 +180,11 @@ class _Watchdog:
         self.thread = None
 
     def __enter__(self):
-        import signal
+        import select  # (imported here, not in the thread: at a low open-file limit its import failed there, after
+        import signal  # the pipes took their descriptors; QA round 116-A F4, a traceback)
         import threading
 
+        self.select = select
         wake_r, wake_w = os.pipe()
         stop_r, stop_w = os.pipe()
         self.fds = [wake_r, wake_w, stop_r, stop_w]
@@ -199,17 +198,16 @@ class _Watchdog:
         return self
 
     def _watch(self) -> None:
-        import select
-        import signal
+        from signal import SIGINT  # (the module is loaded: no file opened)
 
         wake_r, _w, stop_r, _sw = self.fds
         while True:
             wait = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-            ready, _, _ = select.select([wake_r, stop_r], [], [], wait)
+            ready, _, _ = self.select.select([wake_r, stop_r], [], [], wait)
             if stop_r in ready:
                 return
             if wake_r in ready:
-                if signal.SIGINT in os.read(wake_r, 64):
+                if SIGINT in os.read(wake_r, 64):
                     self.interrupted.append(1)
                     self.conn.interrupt()
                     return

@@ -371,3 +371,28 @@ def test_errors_a_user_meets_reading_the_index_get_their_own_hint(vault, capsys,
     assert sql(capsys, vault, "SELECT 1")[0] == 0
     code, out, err = sql(capsys, vault, "--no-sync", query)
     assert code == 2 and "Hint: " in err and hint in err, err
+
+
+def test_rows_past_max_rows_are_never_fetched(vault, capsys):
+    """QA round 116-A F2: rows were fetched 1,000 at a time whatever --max-rows said (1.5 GB for --max-rows 1 of rows of
+    1 MB). A row past the one that tells the result was cut (and the one the driver steps to ahead of it) would raise
+    an error here: it is never computed."""
+    query = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5) "
+             "SELECT CASE WHEN x < 4 THEN x ELSE abs(-9223372036854775808) END AS v FROM c")
+    code, out, err = sql(capsys, vault, "--json", "--max-rows", "1", query)
+    assert code == 0 and json.loads(out)["rows"] == [{"v": 1}] and "showing the first 1 row" in err, err
+    code, out, err = sql(capsys, vault, "--json", "--max-rows", "3", query)
+    assert code == 2 and "integer overflow" in err  # (the third row is computed when it is wanted)
+
+
+def test_the_watchdog_at_a_low_open_file_limit_prints_no_traceback(vault):
+    """QA round 116-A F4: at ``ulimit -n 10`` the watchdog thread's import of ``select`` failed after its pipes took the
+    last descriptors: two tracebacks on stderr, and the query ran without it."""
+    import resource
+
+    assert run_main("sync", "--vault", str(vault)).returncode == 0
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sql", "--vault", str(vault), "--no-sync", "SELECT 1 AS one"],
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (10, 10)))
+    assert "Traceback" not in p.stderr and "Exception in thread" not in p.stderr, p.stderr
+    assert (p.returncode, p.stdout.split()[-1:]) == (0, ["1"]) or "may open no more files" in p.stderr, (p.stdout, p.stderr)

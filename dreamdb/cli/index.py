@@ -272,7 +272,8 @@ def list_cmd(vault, types, as_json):
 @click.option("--max-rows", type=WholeNumber(min=0, max=2**31 - 2), default=DEFAULT_MAX_ROWS, show_default=True, metavar="N",
               help="Print at most N rows (0 = no limit). A cut result is said on stderr and in JSON output.")
 @click.option("--timeout", "timeout_s", type=Number(min=0), default=DEFAULT_TIMEOUT_S, show_default=True,
-              metavar="SECONDS", help="Stop a query that runs longer (0 = no limit); exit 1.")
+              metavar="SECONDS", help="Stop a query that runs longer (0 = no limit); exit 1. SQLite stops between the"
+                                      " steps of a query: one step over a very large value ends first.")
 @click.option("--no-sync", is_flag=True, help="Query the index as it is, without syncing first.")
 def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     """Run a read-only SQL QUERY against the index (sqlite-vec loaded).
