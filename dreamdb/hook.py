@@ -841,6 +841,26 @@ def _synced_elsewhere(index, vault: Path) -> bool | None:
     return True
 
 
+_PATH_VARIABLES = ("DREAMDB_CACHE_DIR", "DREAMDB_MODEL_DIR", "DREAMDB_HOOK_LOG", "DREAMDB_LEXICON")
+"""dreamdb's environment variables that name a file or folder, a relative one taken from the current folder."""
+
+
+def _child_environment(index_path: Path) -> dict[str, str]:
+    """The environment of the background ``dreamdb sync`` (:func:`_start_build`), which runs in another folder: the
+    index path this process uses, and every relative path dreamdb's variables give made absolute from this process's
+    folder (QA round 116-A F3: a relative DREAMDB_CACHE_DIR put the build in the folder holding the dreamdb package,
+    and the hook, looking in its own, started another at every prompt). A word such as ``off`` stays as it is."""
+    env = dict(os.environ)
+    if env.get("DREAMDB_INDEX", "").strip():
+        env["DREAMDB_INDEX"] = str(index_path)
+    for name in _PATH_VARIABLES:
+        value = env.get(name, "").strip()
+        if value and not os.path.isabs(os.path.expanduser(value)) and (os.sep in value or os.path.exists(value)
+                                                                      or name != "DREAMDB_LEXICON"):
+            env[name] = os.path.abspath(os.path.expanduser(value))
+    return env
+
+
 def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
     """Start ``dreamdb sync`` for ``vault`` in a new session, its output to ``build_log``: its pid; -1 when another
     prompt's build holds the log; ``None`` when the log cannot be made a regular file of its own (a link, a FIFO).
@@ -871,9 +891,7 @@ def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
         os.ftruncate(fd, 0)
         os.write(fd, f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} dreamdb sync --vault {vault}\n".encode())
         trusted = os.path.dirname(os.path.dirname(os.path.abspath(dreamdb.__file__)))
-        env = dict(os.environ)
-        if env.get("DREAMDB_INDEX", "").strip():
-            env["DREAMDB_INDEX"] = str(index_path)
+        env = _child_environment(index_path)
         flags = ["-P"] if sys.version_info >= (3, 11) else []
         child = subprocess.Popen([sys.executable, *flags, "-m", "dreamdb", "sync", "--vault", str(vault)],
                                  cwd=trusted, env=env, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,

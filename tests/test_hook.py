@@ -1517,3 +1517,23 @@ def test_a_cwd_out_of_the_project_finds_the_vault_of_claude_project_dir(tmp_path
     p = hook(payload("where did the kestrel service move", tmp_path / "gone"), env)
     assert p.returncode == 0 and p.stdout == b""
     assert f"cwd {tmp_path / 'gone'} is no folder; nothing printed" in log.read_text(), log.read_text()
+
+
+def test_the_background_build_gets_dreamdbs_relative_paths_made_absolute(tmp_path, monkeypatch):
+    """QA round 116-A F3: the background ``dreamdb sync`` runs in the folder holding the dreamdb package; a relative
+    DREAMDB_CACHE_DIR put its index there, and the hook, looking in its own folder, started another at every prompt."""
+    from dreamdb.hook import _child_environment
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", "relcache")
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", "logs/hook.log")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", "/abs/model")
+    monkeypatch.setenv("DREAMDB_LEXICON", "off")
+    monkeypatch.delenv("DREAMDB_INDEX", raising=False)
+    env = _child_environment(tmp_path / "index.db")
+    assert env["DREAMDB_CACHE_DIR"] == str(tmp_path / "relcache")
+    assert env["DREAMDB_HOOK_LOG"] == str(tmp_path / "logs" / "hook.log")
+    assert env["DREAMDB_MODEL_DIR"] == "/abs/model" and env["DREAMDB_LEXICON"] == "off"
+    assert "DREAMDB_INDEX" not in env
+    monkeypatch.setenv("DREAMDB_INDEX", "rel/index.db")
+    assert _child_environment(tmp_path / "rel" / "index.db")["DREAMDB_INDEX"] == str(tmp_path / "rel" / "index.db")
