@@ -1537,3 +1537,21 @@ def test_the_background_build_gets_dreamdbs_relative_paths_made_absolute(tmp_pat
     assert "DREAMDB_INDEX" not in env
     monkeypatch.setenv("DREAMDB_INDEX", "rel/index.db")
     assert _child_environment(tmp_path / "rel" / "index.db")["DREAMDB_INDEX"] == str(tmp_path / "rel" / "index.db")
+
+
+@pytest.mark.parametrize("env_vault", [False, True])
+def test_a_vault_link_the_walk_refuses_is_logged_in_its_own_words(tmp_path, env_vault):
+    """QA round 116-A F5: a ``_dream_context`` link to the project folder above it (refused) was logged as "no
+    _dream_context vault in or above …" (verbose only), or, with DREAMDB_VAULT set, blamed on that variable."""
+    project = tmp_path / "proj"
+    (project / "sub").mkdir(parents=True)
+    (project / "_dream_context").symlink_to(project)
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log)}
+    if env_vault:
+        env["DREAMDB_VAULT"] = str(ROOT / "examples")
+    p = hook(payload("how does the ranking of notes work here", project / "sub"), env)
+    said = log.read_text()
+    assert p.returncode == 0 and p.stdout == b"", p.stdout
+    assert f"The vault {project / '_dream_context'} leads to {project}, a folder that holds" in said, said
+    assert "DREAMDB_VAULT" not in said and "no _dream_context vault" not in said
