@@ -157,7 +157,10 @@ def _check_writable_place(path: Path) -> None:
     folder = target.parent
     while not folder.is_dir() and folder.parent != folder:
         folder = folder.parent
-    with refuse_os_errors(target):
+    # (named: the file, or the folder to be made in the folder that exists; QA round 116-A F6, the message named a
+    # .claude folder that was not there as the one not writable)
+    first = target if folder == target.parent else folder / target.relative_to(folder).parts[0]
+    with refuse_os_errors(first):
         fd, probe = tempfile.mkstemp(prefix=f".{target.name}{TEMP_MARK}probe-", suffix=".tmp", dir=folder)
         os.close(fd)
         os.unlink(probe)

@@ -953,3 +953,25 @@ def test_a_kept_hook_of_a_gone_or_other_install_is_said_so(tmp_path: Path):
         old / "lib" / "python3.11" / "site-packages" / f"dreamdb-{dreamdb.__version__}.dist-info")
     ran = install_beside(old / "bin" / "dreamdb")  # (this version's: only that it is another command)
     assert "installed hook" not in ran.stderr and "another command than this machine's" in ran.stderr, ran.stderr
+
+
+def test_the_write_probe_names_the_folder_that_exists(tmp_path: Path):
+    """QA round 116-A F6: a project folder that cannot be written, without .claude, was said as "the folder
+    <project>/.claude is not writable" (chmod u+w of a folder that does not exist)."""
+    import subprocess
+    import sys
+
+    from tests.test_sync import _permissions_bite
+
+    bite = _permissions_bite()
+    project = tmp_path / "proj"
+    project.mkdir()
+    project.chmod(0o555)
+    try:
+        ran = subprocess.run([*bite, sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(project),
+                              "--command", "/bin/true"], capture_output=True, text=True, timeout=120)
+    finally:
+        project.chmod(0o755)
+    assert ran.returncode == 6, ran.stderr
+    assert f"the folder {project} is not writable" in ran.stderr and "chmod u+w" in ran.stderr, ran.stderr
+    assert f"{project / '.claude'} is not writable" not in ran.stderr and not (project / ".claude").exists()
