@@ -342,9 +342,11 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         if not index.index_path.is_file():
             raise IndexUnavailable(f"No index yet at {index.index_path}.",
                                    hint="Run without --no-sync (or dreamdb sync) first.")
-        from dreamdb.config import index_file_kind
+        from dreamdb.config import index_file_kind, is_default_index_path
 
         kind = index_file_kind(index.index_path)
+        if kind == "sqlite" and not _has_own_tables(index.index_path):  # (application id 0: an index older than
+            kind = "foreign"  # migration 003, or any other database; QA round 116-A F7)
         if kind in ("empty", "foreign", "other"):  # (QA round 115-C F4: "no such table: documents", exit 2)
             raise IndexUnavailable(f"{index.index_path} is " + {
                 "empty": "an empty file: no index has been built there yet",
@@ -352,7 +354,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
                 "other": "not a SQLite database (damaged, or another program's file)"}[kind] + ".",
                 hint="Run without --no-sync (or dreamdb sync), which " + {
                     "empty": "builds the index there.", "foreign": "moves that database aside and builds the index.",
-                    "other": "builds the index there anew."}[kind])
+                    "other": "builds the index there anew."}[kind] if kind == "empty" or is_default_index_path(
+                        index.index_path, index.vault) else  # (a path the user chose is never moved aside or replaced)
+                "Point DREAMDB_INDEX at a new file path, or at the index you meant.")
         index.check_index_vault_readonly()
     # (after a sync too: a driver that cannot load sqlite-vec leaves the vector tables' migrations waiting, and
     # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
@@ -391,6 +395,21 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     else:
         shown = [[_cell(v) for v in r] for r in rows]
         click.echo(output.table(shown, headers=columns) if columns else "(no result columns)")
+
+
+def _has_own_tables(index_path) -> bool:
+    """Whether the SQLite file at ``index_path`` holds dreamdb's migration table (read without dreamdb's registry)."""
+    from dreamdb.store.connect import DatabaseError, open_unlocked_readonly
+
+    conn = open_unlocked_readonly(index_path)
+    if conn is None:
+        return True  # (cannot tell: the query says what it meets)
+    try:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").fetchone() is not None
+    except DatabaseError:
+        return True
+    finally:
+        conn.close()
 
 
 def _note_older_index(index_path, query: str) -> None:
