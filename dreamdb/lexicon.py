@@ -285,17 +285,17 @@ def writable_target(path: Path) -> Path:
     Raises:
         UsageError: ``path`` is a folder.
         WriteRefused: ``path`` is a file that is not a lexicon (a mistyped path must not replace a note, an index
-            or a device; exit 6, as ``model build --dest`` refuses a folder of other files: QA round 65 L8).
-        LexiconError: the folder cannot be created.
+            or a device; exit 6, as ``model build --dest`` refuses a folder of other files: QA round 65 L8), or it
+            cannot be written there (its name, its folder: exit 6 as the model's).
     """
     target = Path(os.path.realpath(path))
     try:
         target.lstat()
     except (FileNotFoundError, NotADirectoryError):
         pass  # (a new file; a file where its folder should be: the folder's creation says so below)
-    except OSError as exc:  # a name too long, a folder that cannot be searched (QA round 68 H1: exit 70)
-        raise LexiconError(f"Cannot write the lexicon to {path}: {exc.strerror or exc}",
-                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
+    except OSError as exc:  # a name too long, a folder that cannot be searched (QA round 68 H1: exit 70; exit 6 as
+        raise WriteRefused(f"Cannot write the lexicon to {path}: {exc.strerror or exc}",  # every refused path: 116-A F8)
+                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from None
     if target.is_dir():
         raise UsageError(f"{path} is a folder", hint=f"Give the lexicon file's path, e.g. {path}/{FILE_NAME}")
     if os.path.lexists(target):
@@ -320,9 +320,9 @@ def writable_target(path: Path) -> Path:
         with open(probe, "xb"):
             pass
         probe.unlink()
-    except OSError as exc:
-        raise LexiconError(f"Cannot write the lexicon to {target}: {exc.strerror or exc}",
-                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
+    except OSError as exc:  # (refused, exit 6, as a folder that cannot be made is: QA round 116-A F8, exit 1)
+        raise WriteRefused(f"Cannot write the lexicon to {target}: {exc.strerror or exc}",
+                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from None
     return target
 
 
