@@ -2272,6 +2272,12 @@ def test_git_mergetool_copies_and_trash_folders_are_no_notes(tiny_vault):
         with pytest.raises(UsageError, match="knowledge/positioning_REMOTE_19425.md is a copy git mergetool makes"):
             delete(tiny_vault, "positioning_REMOTE_19425", force=force)
     assert (tiny_vault / "knowledge" / "positioning_REMOTE_19425.md").exists()
+    # nor offered for a name that comes close (QA round 116-A F13: "Did you mean" named a copy, then refused it)
+    from dreamdb.errors import NotFound
+
+    with pytest.raises(NotFound) as info:
+        update(tiny_vault, "positioning_LOCAL_1942", append="x")
+    assert "_LOCAL_" not in (info.value.hint or "") and "_BASE_" not in (info.value.hint or ""), info.value.hint
     with dreamdb.open(tiny_vault, include_archives=True) as index:
         assert sorted(h.doc_id for h in index.recall("mergemarker")) == [
             "knowledge/kept", "knowledge/positioning", "knowledge/postgres_BACKUP_2024", "knowledge/release_BASE_notes"]

@@ -713,10 +713,13 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     types = [doc_type] if doc_type else list(MARKDOWN_TYPES)
     matches: list[tuple[str, Path]] = []
     known: list[tuple[str, Path]] = []  # (type/name, path) of every file, for the "did you mean" hint
+    from dreamdb.vault.discover import mergetool_copy
+
     for t in types:
         for path in _iter_markdown(vault, t):
             name = unicodedata.normalize("NFC", path.name[:-3])
-            known.append((f"{t}/{name}", path))
+            if not mergetool_copy(str(path)):  # (no note: never offered, QA round 116-A F13; named, it is refused)
+                known.append((f"{t}/{name}", path))
             if name == bare:
                 matches.append((t, path))
     real = [(t, path) for t, path in matches if not _dangling(path)]
