@@ -724,10 +724,11 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
                  " with its process, so the file never needs deleting.",
         ) from exc
     except OSError as exc:
-        if os.path.islink(lock_path):  # (filelock opens it with O_NOFOLLOW: QA round 114-C F4e, a permissions hint)
-            raise WriteRefused(f"Cannot use the vault lock {lock_path}: it is a symbolic link, which dreamdb never "
-                               "opens; nothing was changed.",
-                               hint=f"Delete the link {lock_path} (dreamdb makes the file again).") from exc
+        if os.path.islink(lock_path) or os.path.isdir(lock_path):  # (filelock opens it with O_NOFOLLOW: QA round
+            # 114-C F4e, 116-A F12: a link, a folder, said with a permissions hint)
+            what = "a symbolic link, which dreamdb never opens" if os.path.islink(lock_path) else "a folder"
+            raise WriteRefused(f"Cannot use the vault lock {lock_path}: it is {what}; nothing was changed.",
+                               hint=f"Move {lock_path} away (dreamdb makes the file again).") from exc
         raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",
                            hint="Vault writes need a writable .dreamdb folder in the vault (check its permissions, "
                                 "or whether the file system is mounted read-only).") from exc
