@@ -49,7 +49,19 @@ class VaultNotFound(DreamdbError):
 
     @classmethod
     def gone(cls, vault) -> "VaultNotFound":
-        """The error for a vault folder that existed when it was opened and no longer does (moved or deleted)."""
+        """The error for a vault folder that existed when it was opened and no longer does (moved or deleted), or
+        can no longer be reached for want of permission on a folder on its way (QA round 116-A F11: said "gone")."""
+        import os
+
+        try:
+            os.stat(vault)
+        except PermissionError:
+            return cls(f"The vault folder {vault} cannot be reached (permission denied: a folder on its way cannot be"
+                       " searched); the index was left as it is.",
+                       hint="Give yourself search permission (chmod u+x) on the folders of its path, or run dreamdb "
+                            "as the user who owns them.")
+        except OSError:
+            pass
         return cls(f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
                    hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
 

@@ -459,6 +459,14 @@ finally:
     os.chmod(vault, 0o755)
 assert index.recall("sleep")
 print("notes:", index.take_notes())
+parent = os.path.dirname(vault)
+os.chmod(parent, 0)
+try:
+    index.recall("sleep")
+except dreamdb.errors.VaultNotFound as exc:
+    print("parent:", exc.message)
+finally:
+    os.chmod(parent, 0o755)
 """
 
 
@@ -473,6 +481,8 @@ def test_a_vault_made_unreadable_under_a_live_index_is_not_said_deleted(example_
     assert ran.returncode == 0, ran.stderr
     assert "refused:" in ran.stdout and "cannot be read" in ran.stdout, ran.stdout
     assert "deleted or replaced" not in ran.stdout and "notes: []" in ran.stdout, ran.stdout
+    # a folder on its way made unreadable: not "gone (moved or deleted?)" (QA round 116-A F11)
+    assert "parent: The vault folder" in ran.stdout and "cannot be reached (permission denied" in ran.stdout, ran.stdout
 
 
 def test_take_notes_loses_no_note_another_thread_adds_meanwhile(example_vault):
