@@ -450,23 +450,20 @@ vault = sys.argv[1]
 index = dreamdb.open(vault)
 assert index.recall("sleep")
 index.take_notes()
-os.chmod(vault, 0)
-try:
-    index.recall("sleep")
-except dreamdb.errors.VaultNotFound as exc:
-    print("refused:", exc.message)
-finally:
-    os.chmod(vault, 0o755)
+
+def recall_without(folder, label):
+    os.chmod(folder, 0)
+    try:
+        index.recall("sleep")
+    except dreamdb.errors.VaultNotFound as exc:
+        print(label, exc.message)
+    finally:
+        os.chmod(folder, 0o755)
+
+recall_without(vault, "refused:")
 assert index.recall("sleep")
 print("notes:", index.take_notes())
-parent = os.path.dirname(vault)
-os.chmod(parent, 0)
-try:
-    index.recall("sleep")
-except dreamdb.errors.VaultNotFound as exc:
-    print("parent:", exc.message)
-finally:
-    os.chmod(parent, 0o755)
+recall_without(os.path.dirname(vault), "parent:")
 """
 
 
