@@ -180,10 +180,13 @@ class _Watchdog:
         self.thread = None
 
     def __enter__(self):
-        import select  # (imported here, not in the thread: at a low open-file limit its import failed there, after
-        import signal  # the pipes took their descriptors; QA round 116-A F4, a traceback)
-        import threading
+        import signal  # (imported here, not in the thread: at a low open-file limit its import failed there, after
+        import threading  # the pipes took their descriptors; QA round 116-A F4, a traceback)
 
+        try:
+            import select
+        except ImportError:  # (loading it needs a file: at ulimit -n 6 none is left, QA round 117-A F1, exit 70)
+            return self  # no watchdog: the progress handler still stops the query at the time limit and on Ctrl-C
         self.select = select
         wake_r, wake_w = os.pipe()
         stop_r, stop_w = os.pipe()
@@ -220,6 +223,8 @@ class _Watchdog:
     def __exit__(self, *exc) -> None:
         import signal
 
+        if not self.fds:
+            return
         os.write(self.fds[3], b"x")
         if self.thread is not None:
             self.thread.join()
