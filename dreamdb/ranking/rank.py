@@ -148,11 +148,12 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     holds, quoted or not: para en→tr 0.777 → 0.779, both languages (English questions) 0.868 → 0.870, sentences
     en→tr 0.5839 → 0.5838, but a Turkish note on an elephant (``fil``) came up for ``delete the license file``.
 
-    Of a Turkish query, a term's stem that notes of another language hold too is left out: a false friend there
-    (``toplantı``, the term ``topla``, stemmed ``top``: the class counted every English "top"; QA round 115-C).
+    Of a Turkish query, a term's stem that more notes of another language hold than Turkish notes is left out: a
+    false friend there (``toplantı``, the term ``topla``, stemmed ``top``: the class counted every English "top"; QA
+    round 115-C; one English note quoting a Turkish word beside Turkish notes holding it does not: 117-A F2).
     Measured (5 Dec, ``--set xquad --set dreamcontext --modes bm25`` and ``--set dreamcontext --modes
-    bm25,hybrid``, same tree with and without): two questions' top 10 reordered (sentences tr→tr), nDCG@10 and
-    every recall unchanged on every track.
+    bm25,hybrid``, same tree with and without): every question's top 10 unchanged on every track (with any other
+    language's holder as a veto instead of most holders: two questions' top 10 reordered, nDCG@10 unchanged).
 
     Known imprecision: a capitalised word of a Turkish note is indexed under two analyses, its name
     reading (as written) and its Turkish stem (:func:`dreamdb.analyzer.analyze`'s ``stacked``), so when
@@ -176,10 +177,15 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     pool = {c for cs in cands.values() for c in cs}
     held = vocabulary.known(pool, in_turkish=True) if pool else set()
     if turkish and held:
-        # a term's stem that notes of another language hold too is a false friend there (toplantı's topla → top,
-        # which Turkish notes hold of toplam: the class counted every English "top"; QA round 115-C): not counted
+        # a term's stem that more notes of another language hold than Turkish notes is their word, a false friend
+        # (toplantı's topla → top, which one Turkish note holds of toplam and 105 English notes as "top": the class
+        # counted every one; QA round 115-C); one an English note quotes beside Turkish notes stays (konsolidasyo,
+        # tasar: 117-A F2)
         stems = {stem(r, True) for r in cands} & held - {written[r] for r in cands}
-        held -= vocabulary.known(stems, in_turkish=False) if stems else set()
+        conn = getattr(vocabulary, "conn", None)
+        if stems and conn is not None:
+            foreign = vocabulary.known(stems, in_turkish=False)
+            held -= {t for t, (tr, other) in language_document_counts(conn, foreign).items() if other > tr}
     if not turkish:
         # an English word's Turkish stem counts only where a Turkish note quotes the word as written: Snowball
         # Turkish reads it as Turkish there (QA round 103-B F1: token → toke), while the same stem of a Turkish word
@@ -195,6 +201,17 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
         found = other_forms(r, tuple(c for c in cs if c in held))
         if found:
             forms[r] = found
+
+
+def language_document_counts(conn, terms) -> dict[str, tuple[int, int]]:
+    """``{term: (documents analysed as Turkish holding it, other documents holding it)}`` of ``terms`` that some
+    document's text holds (title, description, tags or body)."""
+    if not terms:
+        return {}
+    rows = conn.execute("SELECT p.term, SUM(d.turkish != 0), SUM(d.turkish = 0) FROM postings p JOIN documents d ON "
+                        "d.id = p.doc WHERE p.term IN (SELECT value FROM json_each(?)) AND p.tf_title + "
+                        "p.tf_description + p.tf_tags + p.tf_body > 0 GROUP BY p.term", (json.dumps(sorted(terms)),))
+    return {t: (int(a or 0), int(b or 0)) for t, a, b in rows}
 
 
 def quoted_in_turkish(conn, word: str, term: str, memo: dict | None = None) -> bool:
