@@ -850,13 +850,20 @@ def _child_environment(index_path: Path) -> dict[str, str]:
     index path this process uses, and every relative path dreamdb's variables give made absolute from this process's
     folder (QA round 116-A F3: a relative DREAMDB_CACHE_DIR put the build in the folder holding the dreamdb package,
     and the hook, looking in its own, started another at every prompt). A word such as ``off`` stays as it is."""
+    from dreamdb.lexicon import lexicon_path
+
     env = dict(os.environ)
     if env.get("DREAMDB_INDEX", "").strip():
         env["DREAMDB_INDEX"] = str(index_path)
     for name in _PATH_VARIABLES:
-        value = env.get(name, "").strip()
-        if value and not os.path.isabs(os.path.expanduser(value)) and (os.sep in value or os.path.exists(value)
-                                                                      or name != "DREAMDB_LEXICON"):
+        value = env.get(name, "")
+        if not value.strip() or os.path.isabs(os.path.expanduser(value)):
+            continue
+        if name == "DREAMDB_LEXICON":  # (read as this process reads it: a word such as off stays a word, QA 117-A F4)
+            path = lexicon_path()
+            if path is not None:
+                env[name] = os.path.abspath(path)
+        else:  # (as the value is, spaces too: the path this process uses, QA round 117-A F4)
             env[name] = os.path.abspath(os.path.expanduser(value))
     return env
 

@@ -1537,6 +1537,16 @@ def test_the_background_build_gets_dreamdbs_relative_paths_made_absolute(tmp_pat
     assert "DREAMDB_INDEX" not in env
     monkeypatch.setenv("DREAMDB_INDEX", "rel/index.db")
     assert _child_environment(tmp_path / "rel" / "index.db")["DREAMDB_INDEX"] == str(tmp_path / "rel" / "index.db")
+    # as this process reads them (QA round 117-A F4): spaces kept, a word a word even beside a file of that name
+    from dreamdb.config import cache_root
+
+    (tmp_path / "off").write_text("x")
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", "cache ")
+    monkeypatch.setenv("DREAMDB_LEXICON", " off")
+    env = _child_environment(tmp_path / "index.db")
+    assert env["DREAMDB_CACHE_DIR"] == str(cache_root()) == str(tmp_path / "cache ") and env["DREAMDB_LEXICON"] == " off"
+    monkeypatch.setenv("DREAMDB_LEXICON", "lex/k.sqlite")
+    assert _child_environment(tmp_path / "index.db")["DREAMDB_LEXICON"] == str(tmp_path / "lex" / "k.sqlite")
 
 
 @pytest.mark.parametrize("env_vault", [False, True])
