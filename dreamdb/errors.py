@@ -51,24 +51,31 @@ class VaultNotFound(DreamdbError):
     def gone(cls, vault) -> "VaultNotFound":
         """The error for a vault folder that existed when it was opened and no longer does (moved or deleted), or
         can no longer be reached for want of permission on a folder on its way (QA round 116-A F11: said "gone")."""
+        return cls._unreachable(vault) or cls(
+            f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
+            hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
+
+    @classmethod
+    def _unreachable(cls, vault) -> "VaultNotFound | None":
+        """The error for a vault folder a folder on whose way cannot be searched (its own lookup refused), else None."""
         import os
 
         try:
             os.stat(vault)
         except PermissionError:
             return cls(f"The vault folder {vault} cannot be reached (permission denied: a folder on its way cannot be"
-                       " searched); the index was left as it is.",
+                       " searched).",
                        hint="Give yourself search permission (chmod u+x) on the folders of its path, or run dreamdb "
                             "as the user who owns them.")
         except OSError:
             pass
-        return cls(f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
-                   hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
+        return None
 
     @classmethod
     def unreadable(cls, vault) -> "VaultNotFound":
-        """The error for a vault folder that cannot be listed or entered (QA round 65 M1: exit 70 before)."""
-        return cls(f"The vault folder {vault} cannot be read (permission denied).",
+        """The error for a vault folder that cannot be listed or entered (QA round 65 M1: exit 70 before), or reached
+        (a folder on its way that cannot be searched: QA round 117-A F3, the hint was a chmod of the vault)."""
+        return cls._unreachable(vault) or cls(f"The vault folder {vault} cannot be read (permission denied).",
                    hint=f"Give yourself read and search permission on it (chmod u+rx '{vault}'), or run dreamdb as"
                         " the user who owns it.")
 

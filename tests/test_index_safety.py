@@ -454,9 +454,11 @@ index.take_notes()
 def recall_without(folder, label):
     os.chmod(folder, 0)
     try:
-        index.recall("sleep")
-    except dreamdb.errors.VaultNotFound as exc:
-        print(label, exc.message)
+        for _ in range(2):  # (the second call goes another way: QA round 117-A F3)
+            try:
+                index.recall("sleep")
+            except dreamdb.errors.VaultNotFound as exc:
+                print(label, exc.message)
     finally:
         os.chmod(folder, 0o755)
 
@@ -479,7 +481,8 @@ def test_a_vault_made_unreadable_under_a_live_index_is_not_said_deleted(example_
     assert "refused:" in ran.stdout and "cannot be read" in ran.stdout, ran.stdout
     assert "deleted or replaced" not in ran.stdout and "notes: []" in ran.stdout, ran.stdout
     # a folder on its way made unreadable: not "gone (moved or deleted?)" (QA round 116-A F11)
-    assert "parent: The vault folder" in ran.stdout and "cannot be reached (permission denied" in ran.stdout, ran.stdout
+    said = [line for line in ran.stdout.splitlines() if line.startswith("parent:")]
+    assert len(said) == 2 and all("cannot be reached (permission denied" in line for line in said), ran.stdout
 
 
 def test_take_notes_loses_no_note_another_thread_adds_meanwhile(example_vault):

@@ -138,6 +138,8 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
         try:
             return _utf8_vault(_explicit_vault(path, explicit))
         except OSError as exc:  # a relative path from a deleted working folder, a loop
+            if isinstance(exc, PermissionError):  # (a folder on its way that cannot be searched: QA round 117-A F3,
+                raise VaultNotFound.unreadable(Path(explicit).expanduser()) from None  # "pass an absolute path")
             raise VaultNotFound(f"The vault path {explicit} cannot be resolved ({exc.strerror or exc}).",
                                 hint="Pass --vault with an absolute path, or cd into your project.") from None
     return _walk_up(cwd)
