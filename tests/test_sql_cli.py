@@ -330,7 +330,7 @@ def test_a_query_that_is_not_utf8_is_named(vault, capsys):
                    "Hint: Retype it in UTF-8 (check the terminal's encoding, or the file's: iconv converts it).\n"), err
 
 
-@pytest.mark.parametrize("kind", ["empty", "foreign", "application id 0", "other"])
+@pytest.mark.parametrize("kind", ["empty", "foreign", "application id 0", "golang-migrate", "other"])
 def test_no_sync_on_a_file_that_is_no_dreamdb_index_says_so(vault, capsys, kind):
     """QA round 115-C F4: ``sql --no-sync`` on a 0-byte index.db (or another application's database) said "SQL error: no
     such table: documents", exit 2, with a hint listing that very table."""
@@ -340,9 +340,11 @@ def test_no_sync_on_a_file_that_is_no_dreamdb_index_says_so(vault, capsys, kind)
     index.parent.mkdir(exist_ok=True)
     if kind == "empty":
         index.write_bytes(b"")
-    elif kind in ("foreign", "application id 0"):  # (the second: QA round 116-A F7, "no such table" again)
+    elif kind in ("foreign", "application id 0", "golang-migrate"):  # (QA round 116-A F7, 117-A F5: "no such table")
         other = sqlite3.connect(index)
         other.execute(f"PRAGMA application_id = {42 if kind == 'foreign' else 0}")
+        if kind == "golang-migrate":  # (a table of dreamdb's name, another tool's columns)
+            other.execute("CREATE TABLE schema_migrations (version bigint PRIMARY KEY, dirty boolean)")
         other.execute("CREATE TABLE notes (x)")
         other.commit()
         other.close()
@@ -353,6 +355,7 @@ def test_no_sync_on_a_file_that_is_no_dreamdb_index_says_so(vault, capsys, kind)
     said = {"empty": "is an empty file: no index has been built there yet",
             "foreign": "is another application's SQLite database, not a dreamdb index",
             "application id 0": "is another application's SQLite database, not a dreamdb index",
+            "golang-migrate": "is another application's SQLite database, not a dreamdb index",
             "other": "is not a SQLite database"}[kind]
     assert code == 4 and said in err and "Run without --no-sync" in err and out == "", err
     assert index.read_bytes() == before

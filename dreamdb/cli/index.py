@@ -398,14 +398,16 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
 
 
 def _has_own_tables(index_path) -> bool:
-    """Whether the SQLite file at ``index_path`` holds dreamdb's migration table (read without dreamdb's registry)."""
+    """Whether the SQLite file at ``index_path`` holds dreamdb's tables (read without dreamdb's registry)."""
     from dreamdb.store.connect import DatabaseError, open_unlocked_readonly
+
+    from dreamdb.api import _has_dreamdb_schema
 
     conn = open_unlocked_readonly(index_path)
     if conn is None:
         return True  # (cannot tell: the query says what it meets)
-    try:
-        return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").fetchone() is not None
+    try:  # (dreamdb's tables, and its schema_migrations columns: golang-migrate and Rails use the name; 117-A F5)
+        return _has_dreamdb_schema(conn)
     except DatabaseError:
         return True
     finally:
