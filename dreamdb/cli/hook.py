@@ -236,11 +236,15 @@ def _kept_command_problem(command: str) -> str | None:
                 " and no memories are added")
     if os.path.basename(program) != "dreamdb":
         return None
-    versions = {p.name[len("dreamdb-"):-len(".dist-info")]
-                for p in Path(program).resolve().parent.parent.glob("lib/python*/site-packages/dreamdb-*.dist-info")}
+    import sys
+
+    env = Path(program).resolve().parent.parent
+    if env == Path(sys.prefix).resolve():  # (this very install, by another path: QA round 117-A F6)
+        return None
+    versions = {p.name[len("dreamdb-"):-len(".dist-info")] for p in env.glob("lib/python*/site-packages/dreamdb-*.dist-info")}
     if len(versions) == 1 and __version__ not in versions:
         return (f"the installed hook runs dreamdb {versions.pop()} (this one is {__version__}): two versions on one "
-                "vault index it whole at every switch, and an older one may not read the index a newer one wrote")
+                "vault may index it whole at every switch, and an older one may not read the index a newer one wrote")
     return None
 
 
