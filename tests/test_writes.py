@@ -551,7 +551,7 @@ def test_an_index_write_waits_its_lock_timeout_and_holds_up_no_recall(vault: Pat
     index.close()
 
 
-@pytest.mark.parametrize("target", ["missing", "a file", "a folder"])
+@pytest.mark.parametrize("target", ["missing", "a file", "a folder", "a socket"])
 def test_a_vault_lock_that_is_a_link_is_named_so(vault: Path, tmp_path: Path, target: str):
     """QA round 114-C F4e: a symbolic link named vault.lock was said as "Too many levels of symbolic links" with a hint
     about the folder's permissions; the file it points to is never opened."""
@@ -561,11 +561,18 @@ def test_a_vault_lock_that_is_a_link_is_named_so(vault: Path, tmp_path: Path, ta
     (vault / ".dreamdb").mkdir(exist_ok=True)
     if target == "a folder":  # (QA round 116-A F12: "Is a directory", with a permissions hint)
         (vault / ".dreamdb" / "vault.lock").mkdir()
+    elif target == "a socket":  # (117-A F7: "No such device or address")
+        import socket
+
+        bound = socket.socket(socket.AF_UNIX)
+        bound.bind(str(vault / ".dreamdb" / "vault.lock"))
+        bound.close()
     else:
         (vault / ".dreamdb" / "vault.lock").symlink_to(victim)
     before = _snapshot(vault)
-    with pytest.raises(WriteRefused, match="vault.lock: it is " + ("a folder" if target == "a folder" else
-                                                                   "a symbolic link, which dreamdb never opens")) as info:
+    with pytest.raises(WriteRefused, match="vault.lock: it is " + {
+            "a folder": "a folder", "a socket": "no regular file"}.get(target, "a symbolic link, which dreamdb never opens"
+                                                                       )) as info:
         remember(vault, "behind a linked lock", now=NOW)
     assert "Move " in info.value.hint and _snapshot(vault) == before
     assert (victim.read_text() == "mine\n") if target == "a file" else not victim.exists()

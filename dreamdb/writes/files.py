@@ -724,9 +724,11 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
                  " with its process, so the file never needs deleting.",
         ) from exc
     except OSError as exc:
-        if os.path.islink(lock_path) or os.path.isdir(lock_path):  # (filelock opens it with O_NOFOLLOW: QA round
-            # 114-C F4e, 116-A F12: a link, a folder, said with a permissions hint)
-            what = "a symbolic link, which dreamdb never opens" if os.path.islink(lock_path) else "a folder"
+        if os.path.lexists(lock_path) and not os.path.isfile(lock_path) or os.path.islink(lock_path):  # (filelock
+            # opens it with O_NOFOLLOW: QA round 114-C F4e, 116-A F12, 117-A F7: a link, a folder, a socket, said with a
+            # permissions hint)
+            what = ("a symbolic link, which dreamdb never opens" if os.path.islink(lock_path) else "a folder"
+                    if os.path.isdir(lock_path) else "no regular file (a socket or device)")
             raise WriteRefused(f"Cannot use the vault lock {lock_path}: it is {what}; nothing was changed.",
                                hint=f"Move {lock_path} away (dreamdb makes the file again).") from exc
         raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",
