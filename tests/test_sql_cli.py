@@ -402,3 +402,20 @@ def test_the_watchdog_at_a_low_open_file_limit_prints_no_traceback(vault, limit)
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit)))
     assert "Traceback" not in p.stderr and "internal error" not in p.stderr and "Exception in thread" not in p.stderr, p.stderr
     assert (p.returncode, p.stdout.split()[-1:]) == (0, ["1"]) or "may open no more files" in p.stderr, (p.stdout, p.stderr)
+
+
+def test_no_sync_on_an_index_of_a_newer_format_says_newer(vault, capsys):
+    """QA round 117-A F8: ``sql --no-sync`` on an index a newer dreamdb wrote said "written by an older dreamdb" and told
+    the user to "upgrade it" by a sync (which would index it again in this version's older format)."""
+    import sqlite3
+
+    from dreamdb.store.sync import INDEX_FORMAT
+
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    a, b, c = INDEX_FORMAT.split(".")
+    newer = f"{a}.{int(b) + 1}.{c}"
+    with sqlite3.connect(vault / ".dreamdb" / "index.db") as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (newer,))
+    code, out, err = sql(capsys, vault, "--no-sync", "SELECT 1")
+    assert code == 0 and "written by a newer dreamdb (schema version" in err and newer in err, err
+    assert "index it again in this version's format" in err and "upgrade it" not in err

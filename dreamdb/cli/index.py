@@ -451,9 +451,15 @@ def _note_older_index(index_path, query: str) -> None:
                        f"{', '.join(str(v) for v, _p in vector)}{waits}", err=True)
     if len(waiting) == len(vector) and index_format in (None, INDEX_FORMAT):
         return
-    click.echo(f"note: this index was written by an older dreamdb (schema version {schema}, index format {index_format};"
-               f" this one: {latest_version()}, {INDEX_FORMAT}) and is not upgraded with --no-sync: its tables may not be"
-               " those docs/schema.md describes; run without --no-sync (or dreamdb sync) to upgrade it", err=True)
+    from dreamdb.store.sync import _format_key
+
+    ours, theirs = _format_key(INDEX_FORMAT), _format_key(str(index_format))
+    age = "a newer" if (ours is not None and theirs is not None and len(ours) == len(theirs) and theirs > ours) or (
+        str(schema).isdigit() and int(schema) > latest_version()) else "an older"  # (QA round 117-A F8: "older")
+    click.echo(f"note: this index was written by {age} dreamdb (schema version {schema}, index format {index_format};"
+               f" this one: {latest_version()}, {INDEX_FORMAT}) and is not changed with --no-sync: its tables may not be"
+               " those docs/schema.md describes; run without --no-sync (or dreamdb sync) to "
+               + ("upgrade it" if age == "an older" else "index it again in this version's format"), err=True)
 
 
 def _stdout_is_terminal() -> bool:
