@@ -594,3 +594,32 @@ def test_adopting_a_kept_index_leaves_the_locks_of_a_live_index_in_the_process(t
     assert not [n for n in notes if "rebuilt" in n or "unreadable" in n], notes
     assert live.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     live.close()
+
+
+def test_two_runs_on_one_cache_take_turns_on_a_set(tmp_path):
+    """QA round 117-B F1, F2: two evaluation runs on one --cache at once removed each other's vault files and
+    throwaway index: a half-written SciFact vault (3,266 of 5,183 documents) was trusted by every later run, and
+    build sizes came out 0.0 MB. A run holds its set's lock; a second one says it waits, and waits."""
+    import threading
+    import time
+
+    from dreamdb.evaluation.suite import _set_lock
+
+    said: list[str] = []
+    order: list[str] = []
+    first_in = threading.Event()
+
+    def first() -> None:
+        with _set_lock(tmp_path / "scifact", said.append):
+            first_in.set()
+            time.sleep(0.5)
+            order.append("first done")
+
+    holder = threading.Thread(target=first)
+    holder.start()
+    first_in.wait(10)
+    with _set_lock(tmp_path / "scifact", said.append):
+        order.append("second in")
+    holder.join(10)
+    assert order == ["first done", "second in"]
+    assert said == [f"scifact: another evaluation run is using the cache {tmp_path / 'scifact'}; waiting for it to end"]
