@@ -108,6 +108,10 @@ def test_conversion_and_recall_end_to_end(tiny, tmp_path):
     assert md.startswith('---\ntitle: "Database postings"\n---\n') and "SQLite postings" in md
     assert not beir.corpus_to_vault(docs, tmp_path / "cache").rebuilt  # cached: same corpus, no rewrite
     assert beir.corpus_to_vault(docs[:3], tmp_path / "cache").rebuilt  # corpus changed: rebuilt
+    # a manifest of another shape is stale, converted again (QA round 117-B F3: AttributeError on every later run)
+    for manifest in ("[1, 2]", '{"key": "x"}', '{"key": "x", "slug_to_id": [1]}'):
+        (tmp_path / "cache" / "manifest.json").write_text(manifest, encoding="utf-8")
+        assert beir.corpus_to_vault(docs, tmp_path / "cache").rebuilt
 
     vb = beir.corpus_to_vault(docs, tmp_path / "cache")
     ix = dreamdb.open(vb.vault, index_path=tmp_path / "cache" / "index.db", auto_sync=False)

@@ -340,9 +340,14 @@ def render_markdown(title: str, text: str) -> str:
 
 
 def _cached(dest: Path, key: str) -> dict | None:
+    """The manifest of the vault converted into ``dest`` for ``key``, or ``None`` when there is none to reuse: none
+    written, not JSON, another key, or not the shape this module writes (QA round 117-B F3: a list, or one without
+    ``slug_to_id``, failed the set on every later run), which makes the vault be converted again."""
     try:
         man = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return None
+    if not isinstance(man, dict) or not isinstance(man.get("slug_to_id"), dict):
         return None
     if man.get("key") == key and (dest / VAULT_DIR).is_dir():
         return man
