@@ -386,3 +386,7 @@ def test_eval(tmp_path):
     track = doc["sets"]["dreamcontext"]["tracks"]["gold-train"]["dreamdb"]["bm25"]
     assert track["metrics"]["r@1"] == 100.0 and set(track["latency_ms"]) == {"mean", "p50", "p90"}
     assert {"cores", "python", "sqlite", "dreamdb"} <= set(doc["machine"]) and "rows" not in track
+    # the targets' verdicts, as the text prints them (QA round 117-B F5)
+    by_target = {t["target"]: t for t in doc["targets"]}
+    assert by_target["dreamcontext gold BM25 recall@1 ≥ 80"] == {
+        "target": "dreamcontext gold BM25 recall@1 ≥ 80", "measured": "100.0", "verdict": "met"}, doc["targets"]
