@@ -326,18 +326,6 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _unreachable(path: Path) -> bool:
-    """Whether ``path`` cannot be looked up for want of permission (a folder on its way made unreadable), which says
-    nothing of whether the file is still there."""
-    try:
-        os.stat(path)
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
 REFRESH_FOLLOWS = 2
 """Times a refresh goes on in an index file another process put in its place during the run
 (:meth:`Index.refresh_embeddings`)."""
@@ -1082,7 +1070,7 @@ class Index:
         now = _file_identity(self.index_path)
         if now == self._opened_file or (now is None and not os.path.isdir(self.vault)):
             return  # (a vault moved away with its index inside: the read's sync says so, and creates nothing)
-        if now is None and _unreachable(self.index_path):
+        if now is None and config.is_unreachable(self.index_path):
             return  # (a folder on its way made unreadable: the read's sync says so; QA round 114-A F5, "deleted")
         self.notes.append(f"the index file {self.index_path} was deleted or replaced since it was opened; reopened")
         self._drop_connection(quiet=True)

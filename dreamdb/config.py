@@ -53,6 +53,19 @@ def file_on_the_way(path: Path) -> Path | None:
     return None
 
 
+def is_unreachable(path: Path | str) -> bool:
+    """Whether ``path`` cannot be looked up for want of permission (a folder on its way cannot be searched), which
+    says nothing of whether the file is there; used to say "cannot be reached" instead of "gone" or "deleted"
+    (QA rounds 114-A F5, 116-A F11)."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def env_path(name: str) -> str | None:
     """The environment variable ``name`` naming a path, or ``None`` when it is unset or blank (spaces only: no one
     means a file named " "; QA round 60 L7 for ``DREAMDB_INDEX``, round 86-B F7 for the others)."""

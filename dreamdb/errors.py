@@ -58,17 +58,13 @@ class VaultNotFound(DreamdbError):
     @classmethod
     def _unreachable(cls, vault) -> "VaultNotFound | None":
         """The error for a vault folder a folder on whose way cannot be searched (its own lookup refused), else None."""
-        import os
+        from dreamdb.config import is_unreachable
 
-        try:
-            os.stat(vault)
-        except PermissionError:
+        if is_unreachable(vault):
             return cls(f"The vault folder {vault} cannot be reached (permission denied: a folder on its way cannot be"
                        " searched).",
                        hint="Give yourself search permission (chmod u+x) on the folders of its path, or run dreamdb "
                             "as the user who owns them.")
-        except OSError:
-            pass
         return None
 
     @classmethod
