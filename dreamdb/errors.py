@@ -46,6 +46,9 @@ class VaultNotFound(DreamdbError):
     """No ``_dream_context`` vault was found at the given or discovered path. Exit 3."""
 
     exit_code = 3
+    from_walk = False
+    """True when :func:`dreamdb.vault.discover.find_vault` (``project_first``, the prompt hook's) raised it from a
+    walk up that found a vault and refused it, rather than from ``$DREAMDB_VAULT``."""
 
     @classmethod
     def gone(cls, vault) -> "VaultNotFound":

@@ -910,29 +910,6 @@ def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
         os.close(fd)  # (the child keeps its copies, and with them the lock)
 
 
-def _found_unusable(cwd: str | None) -> bool:
-    """Whether the walk up from ``cwd`` (then ``$CLAUDE_PROJECT_DIR``) finds a vault it refuses (any
-    :class:`VaultNotFound` but :class:`NoVaultFound`), rather than none."""
-    from dreamdb.errors import NoVaultFound, VaultNotFound
-    from dreamdb.vault.discover import find_vault
-
-    project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
-    saved = os.environ.pop("DREAMDB_VAULT", None)
-    try:
-        find_vault(None, cwd=Path(cwd) if cwd else None, project_first=True,
-                   project_dir=Path(project) if project and os.path.isabs(project) else None)
-    except NoVaultFound:
-        return False
-    except VaultNotFound:
-        return True
-    except (RuntimeError, OSError):
-        return False
-    finally:
-        if saved is not None:
-            os.environ["DREAMDB_VAULT"] = saved
-    return False
-
-
 def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.api import Index, index_unwritable
     from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound
@@ -951,7 +928,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         _log(f"hook: cwd {_one_line(repr(cwd), 200)} is not a usable path ({reason}); nothing printed")
         return ""
     except VaultNotFound as exc:
-        if _found_unusable(cwd):  # a vault the walk found and refused (a _dream_context link to a folder above it, an
+        if exc.from_walk:  # a vault the walk found and refused (a _dream_context link to a folder above it, an
             # unreadable one): its own words, whatever DREAMDB_VAULT says (QA round 116-A F5: "no vault in or above")
             _log(_one_line(f"{exc.message.rstrip('.')}", 400) + "; nothing printed")
         elif os.environ.get("DREAMDB_VAULT"):  # set, and wrong: that is the reason (QA round 37), not the folder;

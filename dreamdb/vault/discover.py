@@ -7,7 +7,6 @@ file with its ``os.stat_result`` (the sync's stat pre-filter input).
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
@@ -114,16 +113,26 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
     session's working folder may have moved out of the project (QA round 108-B F4).
 
     Raises:
-        VaultNotFound: nothing found; the hint says how to point dreamdb at a vault.
+        VaultNotFound: nothing found; the hint says how to point dreamdb at a vault. With ``project_first``, one
+            whose ``from_walk`` is true came from a walk that found a vault and refused it (a ``_dream_context``
+            link to a folder above it, an unreadable one), whatever ``$DREAMDB_VAULT`` says.
     """
     if project_first and path is None:
         try:
             return _walk_up(cwd)
         except NoVaultFound as exc:
             first = exc
+        except VaultNotFound as exc:
+            exc.from_walk = True
+            raise
         if project_dir is not None and project_dir.is_dir():
-            with contextlib.suppress(NoVaultFound):
+            try:
                 return _walk_up(project_dir)
+            except NoVaultFound:
+                pass
+            except VaultNotFound as exc:
+                exc.from_walk = True
+                raise
         if not os.environ.get("DREAMDB_VAULT"):
             raise first
     explicit = path if path is not None else os.environ.get("DREAMDB_VAULT") or None
