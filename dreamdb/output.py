@@ -5,6 +5,7 @@ No click here: functions return strings, the CLI prints them.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -122,7 +123,7 @@ _EMOJI_BASES = ("#*0-9\u00a9\u00ae\u203c\u2049\u2122\u2139\u2190-\u21ff\u2200-\u
                 "\U0001f000-\U0001f02b\U0001f10d-\U0001f1ad\U0001f1e6-\U0001f202\U0001f210-\U0001f23b"
                 "\U0001f300-\U0001f6d7\U0001f900-\U0001fa53")
 """Characters that take VS15 and VS16 (a regex class's ranges), the emoji that are met in text: a subset of what
-:func:`takes_selector` allows, for :data:`_ANY_SMUGGLING`'s quick look (QA round 56: a look-up of each
+:func:`takes_selector` allows, for the quick look of :func:`_patterns` (QA round 56: a look-up of each
 selector's base in Python, :func:`takes_selector`, took 1.04 s on 14.6 MB of JSON with 195,000 ⚠️ ✔️ ❤️, the quick
 look 0.15 s; the test suite checks that each is one :func:`takes_selector` allows)."""
 
@@ -167,26 +168,40 @@ def _patterns(extra: str = ""):
     return quick, run
 
 
-_ANY_SMUGGLING, _SMUGGLED = _patterns()
-"""The quick look and the run pattern of :func:`_hidden_spans` (:func:`_patterns`). Measured on 14.6 MB of JSON
-with 195,000 ⚠️ ✔️ ❤️ (CPU time, best of 15, a loaded 2-core machine; ``json.dumps`` alone 0.24–0.26 s), the
-escape pass of :func:`to_json` before QA round 56 → after: 0.14–0.15 s → 0.15–0.17 s; without the emoji
-0.13–0.14 s → 0.11–0.12 s; with one tag character (every run looked at in Python) 0.65–0.68 s → 0.39–0.42 s;
-``to_json`` as a whole 0.36–0.41 s both."""
-
-_ANY_ESCAPED, _ESCAPED = _patterns(BIDI_CONTROLS)
-"""The same, the bidirectional marks taken too: what :func:`escape_smuggling` writes as ``\\u`` escapes (QA round
-56: ``--json`` wrote U+202E raw in a ``doc_id`` while it escaped the tag characters beside it). One pass: a second
-search for the marks alone added 0.1–0.16 s to 14.6 MB of JSON."""
+_FIRST_LOOK = re.compile(f"[{_SCAN}{BIDI_CONTROLS}]")
+"""The first class of both quick looks (:func:`_patterns`, with and without the bidirectional marks): text with
+none of its characters hides nothing, and the quick looks, whose classes of ideographs and emoji take 11 ms to
+compile, are then never compiled (most text: Turkish letters, dashes and accents are not in it)."""
 
 
-def _hidden_spans(text: str, patterns=(_ANY_SMUGGLING, _SMUGGLED)):
+@functools.cache
+def _smuggling_patterns():
+    """The quick look and the run pattern of :func:`_hidden_spans` (:func:`_patterns`), compiled at first use. Measured
+    on 14.6 MB of JSON with 195,000 ⚠️ ✔️ ❤️ (CPU time, best of 15, a loaded 2-core machine; ``json.dumps`` alone
+    0.24–0.26 s), the escape pass of :func:`to_json` before QA round 56 → after: 0.14–0.15 s → 0.15–0.17 s; without
+    the emoji 0.13–0.14 s → 0.11–0.12 s; with one tag character (every run looked at in Python) 0.65–0.68 s →
+    0.39–0.42 s; ``to_json`` as a whole 0.36–0.41 s both."""
+    return _patterns()
+
+
+@functools.cache
+def _escaped_patterns():
+    """The same, the bidirectional marks taken too: what :func:`escape_smuggling` writes as ``\\u`` escapes (QA round
+    56: ``--json`` wrote U+202E raw in a ``doc_id`` while it escaped the tag characters beside it). One pass: a second
+    search for the marks alone added 0.1–0.16 s to 14.6 MB of JSON."""
+    return _patterns(BIDI_CONTROLS)
+
+
+def _hidden_spans(text: str, patterns=_smuggling_patterns):
     """The ``(start, end)`` of each run of hidden characters in ``text``, in order (QA rounds 54–56): in a run of
-    the run pattern (:data:`_SMUGGLED`, outside a flag), all but a first variation selector that its base takes
+    the run pattern (:func:`_smuggling_patterns`, outside a flag), all but a first variation selector that its base takes
     (:func:`takes_selector`) and then one character of :data:`ZERO_WIDTH` that no other follows (🏳️‍🌈 is U+1F3F3
-    U+FE0F U+200D U+1F308). ``patterns``: the quick look and the run pattern (:func:`_patterns`)."""
-    quick, runs = patterns
-    if text.isascii() or quick.search(text) is None:
+    U+FE0F U+200D U+1F308). ``patterns``: a function returning the quick look and the run pattern (:func:`_patterns`),
+    called only for text :data:`_FIRST_LOOK` finds something in."""
+    if text.isascii() or _FIRST_LOOK.search(text) is None:
+        return
+    quick, runs = patterns()
+    if quick.search(text) is None:
         return
     for m in runs.finditer(text):
         run, start = m.group(), m.start()
@@ -222,7 +237,7 @@ def _named(hidden: str) -> str:
     return f"<{len(hidden)} hidden characters from U+{ord(hidden[0]):04X}>"
 
 
-def _unsmuggled(text: str, repl, patterns=(_ANY_SMUGGLING, _SMUGGLED)) -> str:
+def _unsmuggled(text: str, repl, patterns=_smuggling_patterns) -> str:
     """``text`` with each run of hidden characters (:func:`_hidden_spans`) replaced by ``repl`` (of the run)."""
     out, pos = [], 0
     for start, end in _hidden_spans(text, patterns):
@@ -235,7 +250,7 @@ def escape_smuggling(text: str) -> str:
     """``text`` with the characters that can carry a hidden message (those :func:`_hidden_spans` finds) and the
     bidirectional marks (:data:`BIDI_CONTROLS`, QA round 56) written as JSON's ``\\u`` escapes: what :func:`to_json`
     does to its output, and ``sql --format csv`` to its text (QA round 55)."""
-    return _unsmuggled(text, _json_escaped, (_ANY_ESCAPED, _ESCAPED))
+    return _unsmuggled(text, _json_escaped, _escaped_patterns)
 
 
 def show_controls(text: str) -> str:

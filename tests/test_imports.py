@@ -225,3 +225,64 @@ def test_multiindex_refuses_one_path_or_none():
     for bad in ("examples", b"examples", []):
         with pytest.raises(UsageError, match="MultiIndex takes a list of vault paths"):
             dreamdb.MultiIndex(bad)
+
+
+_LAZY = ("dreamdb.analyzer._APOSTROPHE_SUFFIX", "dreamdb.analyzer.PRIVATIVE_RE", "dreamdb.analyzer._COMPOUND_PART_RE",
+         "dreamdb.ranking.rank._VERB_ENDING_RE", "dreamdb.ranking.rank._NOMINAL_SUFFIXES_RE")
+
+
+def _compiled_after(vault, query: str) -> dict[str, bool]:
+    """Which of the patterns compiled at first use (:mod:`dreamdb.lazy_regex`, the output's hidden-character ones)
+    a ``dreamdb recall`` of ``query`` in a fresh process compiled, text and JSON output both."""
+    code = (
+        "import contextlib, importlib, io, json\n"
+        "from dreamdb.entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    assert main(['recall', '--vault', {str(vault)!r}, {query!r}]) == 0\n"
+        f"    assert main(['recall', '--vault', {str(vault)!r}, '--json', {query!r}]) == 0\n"
+        "assert 'setupVersion' in out.getvalue(), out.getvalue()\n"
+        "import dreamdb.output as o\n"
+        "seen = {}\n"
+        f"for name in {_LAZY!r}:\n"
+        "    module, attr = name.rsplit('.', 1)\n"
+        "    seen[name] = getattr(importlib.import_module(module), attr).compiled\n"
+        "seen['output'] = o._smuggling_patterns.cache_info().currsize + o._escaped_patterns.cache_info().currsize > 0\n"
+        "print(json.dumps(seen))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.splitlines()[-1])
+
+
+def test_an_english_recall_compiles_none_of_the_turkish_or_hidden_character_patterns(tmp_path):
+    """Compiling those patterns took 27 ms of a 115 ms ``dreamdb recall`` process on the real vault (5 Dec 2026), for
+    a query and hits of English words: camelCase and contractions in ASCII, and accents and dashes, which hide
+    nothing, need none of them (:mod:`dreamdb.lazy_regex`, ``output._FIRST_LOOK``)."""
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "setup.md").write_text(
+        "---\ntitle: Setup version — café notes\n---\nThe setupVersion field: don't bump it by hand — it's the"
+        " release script's job.\n", encoding="utf-8")
+    seen = _compiled_after(vault, "setup version release")
+    assert not any(seen.values()), seen
+    (vault / "knowledge" / "api.md").write_text(
+        "---\ntitle: API notları\n---\nsetupVersion alanı API'nin sürümüdür; başarısızlıkları yazdık.\u200b\u200b\n",
+        encoding="utf-8")
+    seen = _compiled_after(vault, "API'nin sürümü başarısız yazdığımız setupVersion")
+    assert seen["dreamdb.analyzer._APOSTROPHE_SUFFIX"] and seen["output"], seen
+
+
+def test_every_pattern_compiled_at_first_use_compiles():
+    """A ``LazyPattern`` with a bad regex fails at its first call, not at import: each is compiled here."""
+    import importlib
+    import pkgutil
+
+    import dreamdb
+    from dreamdb.lazy_regex import LazyPattern
+
+    found = []
+    for info in pkgutil.walk_packages(dreamdb.__path__, "dreamdb."):
+        if info.name.startswith(("dreamdb.cli", "dreamdb.__main__")):
+            continue
+        module = importlib.import_module(info.name)
+        found += [(info.name, n) for n, v in vars(module).items() if isinstance(v, LazyPattern) and v().pattern]
+    assert {f"{m}.{n}" for m, n in found} >= set(_LAZY) | {"dreamdb.analyzer._ASCII_COMPOUND_PART_RE"}

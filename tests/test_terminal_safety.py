@@ -305,11 +305,11 @@ def test_to_json_escapes_a_run_of_variation_selectors_and_decodes_to_the_text():
 def test_the_quick_look_passes_over_text_with_single_selectors():
     """The fast path (QA round 55): text with ⚠️ and ✔️ (one U+FE0F each) is not searched again with the slower
     pattern; a run, a tag character, an invisible operator is found."""
-    from dreamdb.output import _ANY_SMUGGLING
+    from dreamdb.output import _smuggling_patterns
 
-    assert _ANY_SMUGGLING.search("⚠\ufe0f careful ✔\ufe0f done 葛\U000e0100 " * 100) is None
+    assert _smuggling_patterns()[0].search("⚠\ufe0f careful ✔\ufe0f done 葛\U000e0100 " * 100) is None
     for hidden in (ZEBRACORN, "x\ufe0f\ufe0f", "x\U000e0100\U000e0101", HIDDEN, "\u2062", "\uffff"):
-        assert _ANY_SMUGGLING.search("⚠\ufe0f " + hidden) is not None, hidden
+        assert _smuggling_patterns()[0].search("⚠\ufe0f " + hidden) is not None, hidden
 
 
 def test_a_message_hidden_in_variation_selectors_reaches_neither_the_hook_nor_recall(tiny_vault, tmp_path):
@@ -417,7 +417,7 @@ def test_takes_selector_follows_unicodes_variation_sequences():
 
 
 def test_the_quick_looks_common_bases_all_take_their_selectors():
-    """The quick look (:data:`dreamdb.output._ANY_SMUGGLING`) passes over a selector after one of its common bases
+    """The quick look (:func:`dreamdb.output._smuggling_patterns`) passes over a selector after one of its common bases
     without asking :func:`takes_selector`: each of them must be a base it takes, or a selector hiding a byte would
     pass unseen."""
     import unicodedata
@@ -454,8 +454,21 @@ def test_the_quick_look_and_the_run_pattern_agree_with_a_look_at_every_run():
               "\u3164", "\U000e0041", "\ufdd0", "\U0010ffff", "\U000e007f", "\U0001f3f4", MUST_STAY["England"]]
     rng = random.Random(56)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(20_000)]
-    differ = [t for t in texts if list(output._hidden_spans(t)) != list(output._hidden_spans(t, every_run))]
+    differ = [t for t in texts if list(output._hidden_spans(t)) != list(output._hidden_spans(t, lambda: every_run))]
     assert differ == [] and sum(1 for t in texts if output.first_hidden(t) is not None) > 10_000
+
+
+def test_the_first_look_finds_every_character_that_may_be_hidden():
+    """Text in which ``output._FIRST_LOOK`` finds nothing is never looked at again: every code point of the classes
+    the quick looks search (hidden characters and bidirectional marks) must be one it finds."""
+    from dreamdb import output
+
+    every = re.compile(f"[{output.SMUGGLING_CHARS}{output.VARIATION_SELECTORS}{output.ZERO_WIDTH}"
+                       f"{output.BIDI_CONTROLS}]")
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    may_hide = [c for c in chars if every.match(c)]
+    assert len(may_hide) > 400 and [c for c in may_hide if not output._FIRST_LOOK.match(c)] == []
+    assert output._FIRST_LOOK.search("Türkçe — café ş ğ ı naïve ✓ 葛") is None
 
 
 def test_safe_text_leaves_out_a_selector_after_a_character_that_takes_none():
@@ -492,11 +505,11 @@ def test_safe_text_leaves_out_a_run_of_zero_width_characters():
 
 
 def test_quick_look_finds_what_round_56_hides_and_passes_over_text_that_keeps_all():
-    from dreamdb.output import _ANY_SMUGGLING
+    from dreamdb.output import _smuggling_patterns
 
-    assert _ANY_SMUGGLING.search(" ".join(MUST_STAY.values()).replace(MUST_STAY["England"], "") * 50) is None
+    assert _smuggling_patterns()[0].search(" ".join(MUST_STAY.values()).replace(MUST_STAY["England"], "") * 50) is None
     for hidden in (SELECTOR_PER_LETTER, "z\u200d\u200dz", "\ufdd0", "\U0010ffff", "a\ufe0f", "😀\U000e0100", "5\ufe00"):
-        assert _ANY_SMUGGLING.search("⚠\ufe0f " + hidden) is not None, hidden
+        assert _smuggling_patterns()[0].search("⚠\ufe0f " + hidden) is not None, hidden
 
 
 def test_a_message_hidden_a_selector_per_letter_reaches_neither_the_hook_nor_recall(tiny_vault, tmp_path):

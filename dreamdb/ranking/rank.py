@@ -27,6 +27,7 @@ from dreamdb.analyzer import (NOMINAL_SUFFIXES, NOT_TURKISH_LETTERS, PRIVATIVE_R
                                dotless_capitals, drop_data, harmony_breaks, is_turkish_text, lower, normalize, opening_capitals,
                                query_words, snake_case_terms, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
+from dreamdb.lazy_regex import LazyPattern
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
@@ -603,13 +604,13 @@ vowel before them (Göksel & Kerslake, *Turkish: A Comprehensive Grammar*, Routl
 lose a vowel). Keyed by that vowel."""
 
 
-_VERB_ENDING_RE = re.compile(VERB_INFLECTIONS)
+_VERB_ENDING_RE = LazyPattern(VERB_INFLECTIONS)
 """The inflections of a Turkish verb :func:`verb_infinitives` reads off a word's end
 (:data:`dreamdb.analyzer.VERB_INFLECTIONS`). Snowball's Turkish stemmer reads nouns only."""
 
 _BACK_VOWELS = frozenset("aıou")
 
-_NOMINAL_SUFFIXES_RE = re.compile(NOMINAL_SUFFIXES)
+_NOMINAL_SUFFIXES_RE = LazyPattern(NOMINAL_SUFFIXES)
 
 
 INFLECTION_MAX_LETTERS = 32
@@ -637,7 +638,7 @@ def verb_infinitives(word: str) -> list[str]:
         return out
     for n in range(len(word) - 1, 1, -1):
         root, rest = word[:n], word[n:]
-        if not _VERB_ENDING_RE.fullmatch(rest):
+        if not _VERB_ENDING_RE().fullmatch(rest):
             continue
         vowel = next((c for c in reversed(root) if c in _TURKISH_VOWELS), None)
         if vowel is None:
@@ -672,7 +673,7 @@ def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
     plain = word.isascii()
     inflected = len(word) <= TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS  # (else beginnings only)
     # (not shorter than a privative -sIz and what it takes with it: başarısız is not başarı's, QA round 55)
-    privative = next((n + 3 for n in range(2, len(word) - 2) if _PRIVATIVE_RE.fullmatch(word, n)), 0) if inflected else 0
+    privative = next((n + 3 for n in range(2, len(word) - 2) if _PRIVATIVE_RE().fullmatch(word, n)), 0) if inflected else 0
     # (of at most TRANSLATION_MAX_LETTERS letters; from one under the minimum: a vowel restored lengthens it)
     for n in range(min(len(word), TRANSLATION_MAX_LETTERS), max(TRANSLATION_MIN_LETTERS - 2, privative - 1), -1):
         head = word[:n]
@@ -700,7 +701,7 @@ def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
         # the whole word, its root longer, is there (kaydı: kayıt's, "record", not kaymak's, "slid")
         # (not a vowel's bare -n, "your": in written Turkish far rarer than the participle -(y)An, geçen, kalan)
         noun = next((n for n in range(len(word) - 1, 1, -1)
-                     if word[n:] != "n" and _NOMINAL_SUFFIXES_RE.fullmatch(word[n:])), 0)
+                     if word[n:] != "n" and _NOMINAL_SUFFIXES_RE().fullmatch(word[n:])), 0)
         verb = len(verbs[0]) - 3  # (its root's letters)
         forms = forms[:1] + verbs + forms[1:] if verb >= noun else forms + verbs
     return tuple(forms)
