@@ -83,6 +83,25 @@ _LAST_MICROSECOND = timedelta(microseconds=1)
 _END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
 
 
+_WEEK_DATE_RE = re.compile(r"(\d{4})-?[wW](\d{2})(?:-?(\d))?")
+
+
+def isoparse(text: str) -> datetime:
+    """``dateutil.parser.isoparse(text)``, refusing a week that the year has not: ``2025-W53-1`` (2025 has 52 ISO
+    weeks), which dateutil takes for the Monday after (2026-W01-1) as long as the week is 1–53 (QA round 118-B F5:
+    a frontmatter date and ``--since`` took it without a word).
+
+    Raises:
+        ValueError, OverflowError: as dateutil's (``text`` is no ISO-8601 date or date-time).
+    """
+    from dateutil.parser import isoparse as _isoparse
+
+    m = _WEEK_DATE_RE.match(text)
+    if m is not None:
+        date.fromisocalendar(int(m[1]), int(m[2]), int(m[3] or 1))  # (raises ValueError for a week the year lacks)
+    return _isoparse(text)
+
+
 def _next_period_start(text: str, start: datetime) -> datetime | None:
     """The start of the period after the one ``text`` names (a day, ISO week, month or year starting at
     ``start``); ``None`` when ``text`` names an instant; :data:`datetime.max` past the year 9999."""
@@ -228,8 +247,6 @@ def parse_when(text: str, now: datetime) -> datetime:
                                   " or --now when given).") from None
 
     if raw[:1].isdigit():
-        from dateutil.parser import isoparse
-
         try:
             return as_utc(isoparse(raw))
         except (ValueError, OverflowError):
@@ -286,8 +303,6 @@ def parse_date_value(value: object) -> datetime | None:
         text = value.strip()
         if not text or not text[:1].isdigit():
             return None
-        from dateutil.parser import isoparse
-
         try:
             return clamped_utc(isoparse(text))
         except (ValueError, OverflowError):

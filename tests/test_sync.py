@@ -341,6 +341,34 @@ def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     assert hit.title == "kudu notes" and hit.date is None
 
 
+def test_a_value_its_explicit_yaml_tag_cannot_read_is_warned_of_and_the_vault_synced(tiny_vault):
+    """QA round 118-B F1: ``!!timestamp 2026-335``, ``!!float abc`` or ``!!bool maybe`` in one note made PyYAML raise
+    Python's errors (AttributeError, ValueError, KeyError), and every command on the vault exit 70. F9: ``!!binary``
+    is its text as everywhere, a set is said without Python's repr. F5: a week 53 in a year of 52 weeks was a date
+    (the Monday after)."""
+    for name, value in (("stamp", "!!timestamp 2026-335"), ("soon", "!!timestamp soon"), ("float", "!!float abc"),
+                        ("flag", "!!bool maybe"), ("binary", "!!binary MjAyNi0xMi0wMQ=="), ("set", "!!set {2026-12-01}"),
+                        ("week53", "2025-W53-1"), ("week53b", "2026-W53-1"), ("stamp53", "!!timestamp 2027-W53-1")):
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\nname: Bongo {name}\ndate: {value}\n---\nbongo\n")
+    index = dreamdb.open(tiny_vault)
+    text = "\n".join(index.sync().warnings)
+    assert "float.md: frontmatter is not valid YAML ('!!float abc' is no value of its explicit tag)" in text
+    assert "flag.md: frontmatter is not valid YAML ('!!bool maybe' is no value of its explicit tag)" in text
+    assert "soon.md: frontmatter date 'soon' is not a date" in text
+    assert "set.md: frontmatter date is a set, not a date" in text and "datetime" not in text
+    assert "week53.md: frontmatter date '2025-W53-1' is not a date" in text and "week53b.md" not in text
+    assert "stamp53.md: frontmatter date '2027-W53-1' is not a date" in text
+    dates = {h.doc_id: h.date for h in index.recall("bongo", top=20)}
+    assert dates == {"knowledge/stamp": "2026-12-01", "knowledge/binary": "2026-12-01", "knowledge/week53b": "2026-12-28",
+                     "knowledge/soon": None, "knowledge/float": None, "knowledge/flag": None, "knowledge/set": None,
+                     "knowledge/week53": None, "knowledge/stamp53": None}
+    from dreamdb.errors import WriteRefused
+    from dreamdb.writes import update
+
+    with pytest.raises(WriteRefused, match=r"impossible value \('!!float abc' is no value of its explicit tag\)"):
+        update(tiny_vault, "float", description="x")
+
+
 def test_archives_are_opt_in(tiny_vault):
     write_doc(tiny_vault, "knowledge/.archive/old.md", "archived aardvark\n")
     assert dreamdb.open(tiny_vault).recall("aardvark") == []

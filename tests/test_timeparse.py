@@ -38,6 +38,8 @@ UTC = timezone.utc
     ("2026-08-01T10:15:00+03:00", datetime(2026, 8, 1, 7, 15, tzinfo=UTC)),
     ("2026-08-01T10:15", datetime(2026, 8, 1, 10, 15, tzinfo=UTC)),
     ("20260801", datetime(2026, 8, 1, tzinfo=UTC)),
+    ("2026-W53", datetime(2026, 12, 28, tzinfo=UTC)),  # (2026 has 53 ISO weeks; 2025 has not)
+    ("2020-W53-5", datetime(2021, 1, 1, tzinfo=UTC)),
 ])
 def test_parse_when(text: str, expected: datetime):
     got = parse_when(text, NOW)
@@ -59,7 +61,8 @@ def test_aware_non_utc_now_is_converted():
     assert parse_when("now", datetime(2026, 8, 18, 3, 0, tzinfo=istanbul)) == datetime(2026, 8, 18, 0, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("text", ["", "   ", "soon", "30 parsecs", "+3 days ago", "2026-13-45", "last tuesday", "d30"])
+@pytest.mark.parametrize("text", ["", "   ", "soon", "30 parsecs", "+3 days ago", "2026-13-45", "last tuesday", "d30",
+                                  "2025-W53", "2027-W53-1", "2025W531", "2025-W53-1T10:00:00Z"])  # (no week 53: 118-B F5)
 def test_unparseable_is_usage_error_naming_forms(text: str):
     with pytest.raises(UsageError) as info:
         parse_when(text, NOW)

@@ -67,15 +67,43 @@ class _DatesAsText(_Loader):
 
 _DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
 
+_CONSTRUCTOR_ERRORS = (AttributeError, KeyError, TypeError, IndexError)
+"""What PyYAML's safe constructors raise, besides ValueError, on a value its explicit tag cannot read:
+``!!timestamp soon`` (AttributeError), ``!!bool maybe`` (KeyError). Uncaught, one such note ended every command on
+the vault in exit 70 (QA round 118-B F1)."""
+
+_EXPLICIT_TAG_VALUE = re.compile(r"!![\w:.-]+[ \t]+[^\n]*")
+
+
+def _load(text: str, loader):
+    """``yaml.load(text, Loader=loader)``, a value its explicit tag cannot read raised as a ValueError that names it.
+
+    Raises:
+        yaml.YAMLError, ValueError, OverflowError, RecursionError.
+    """
+    try:
+        return yaml.load(text, Loader=loader)
+    except (ValueError, *_CONSTRUCTOR_ERRORS) as exc:
+        for m in _EXPLICIT_TAG_VALUE.finditer(text):
+            try:
+                yaml.load(m.group(), Loader=loader)
+            except (ValueError, OverflowError, yaml.YAMLError, RecursionError, *_CONSTRUCTOR_ERRORS):
+                raise ValueError(f"{m.group().strip()[:80]!r} is no value of its explicit tag") from None
+        if isinstance(exc, ValueError):
+            raise
+        raise ValueError(f"a value its explicit tag cannot read ({type(exc).__name__})") from None
+
+
 def load_yaml(text: str):
     """``text`` read as YAML the way the indexer reads frontmatter (:class:`_Loader`: no base-60 numbers, an
     integer too long for Python is text), for the writers, so that what ``update`` compares and rewrites is what
     the index holds (QA round 70 B-M1: ``meeting: 12:30`` became ``meeting: 750`` on a whole rewrite).
 
     Raises:
-        yaml.YAMLError, ValueError, OverflowError, RecursionError: as ``yaml.safe_load``.
+        yaml.YAMLError, ValueError, OverflowError, RecursionError: as ``yaml.safe_load``; ValueError also for a
+        value its explicit tag cannot read (``!!float abc``, ``!!bool maybe``).
     """
-    return yaml.load(text, Loader=_Loader)
+    return _load(text, _Loader)
 
 
 MAX_VALUES = 10_000
@@ -136,11 +164,13 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     block = text[found.open_end:found.close_start]
     try:
         try:
-            meta = yaml.load(block, Loader=_Loader)
+            meta = _load(block, _Loader)
         except (ValueError, OverflowError):  # an impossible date (month 13): read dates as text
-            meta = yaml.load(block, Loader=_DatesAsText)
+            meta = _load(block, _DatesAsText)
     except yaml.YAMLError as exc:
         return {}, body, f"frontmatter is not valid YAML ({yaml_problem(exc)})"
+    except (ValueError, OverflowError) as exc:  # (a value its explicit tag cannot read: !!float abc)
+        return {}, body, f"frontmatter is not valid YAML ({exc})"
     except RecursionError:  # PyYAML builds nested collections recursively
         return {}, body, f"frontmatter is nested too deeply to read (over {MAX_DEPTH} levels)"
     if meta is None:
@@ -188,7 +218,7 @@ def impossible_values(block: str) -> list[str]:
     that cannot exist (``date: 2026-02-30``), for a message that names them (QA round 69 M4: "holds an impossible
     value (day is out of range for month)" named no key). ``[]`` when the block cannot be read at all."""
     try:
-        meta = yaml.load(block, Loader=_DatesAsText)
+        meta = _load(block, _DatesAsText)
     except (yaml.YAMLError, RecursionError, ValueError, OverflowError):
         return []
     if not isinstance(meta, dict):
@@ -197,7 +227,7 @@ def impossible_values(block: str) -> list[str]:
     for key, value in meta.items():
         if isinstance(value, str):
             try:
-                yaml.load(value, Loader=_Loader)
+                _load(value, _Loader)
             except (ValueError, OverflowError):
                 out.append(f"{key}: {value}")
             except (yaml.YAMLError, RecursionError):

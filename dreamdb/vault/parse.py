@@ -94,6 +94,20 @@ def _as_text(value) -> str:
     return str(value)
 
 
+def _collection_kind(value) -> str | None:
+    """``a list``, ``a mapping``, ``a set`` or ``binary data`` (``!!binary`` that is no UTF-8) for a frontmatter value
+    that is no scalar, for a warning; ``None`` for a scalar."""
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (set, frozenset)):
+        return "a set"
+    if isinstance(value, (bytes, bytearray)) and not _as_text(value):
+        return "binary data"
+    return None
+
+
 def normalize_tags(value) -> list[str]:
     """Tags from a list or a comma string, facet prefixes (``topic:x`` → ``x``) stripped, order kept, no duplicates.
 
@@ -120,6 +134,8 @@ def normalize_tags(value) -> list[str]:
 def date_value(value) -> str | None:
     """Normalise a frontmatter date (``date``, ``datetime`` or string) to an ISO string, else ``None``: a date
     alone as ``YYYY-MM-DD``, a date-time in UTC (``…Z``; one without an offset is read as UTC), quoted or not."""
+    if isinstance(value, (bytes, bytearray)):  # YAML !!binary: its text, as everywhere (QA round 118-B F9)
+        value = _as_text(value)
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
@@ -153,7 +169,7 @@ def _other_iso_day(text: str) -> str | None:
 
     if not DAY_FORMS.match(text.lower()):
         return None
-    from dateutil.parser import isoparse
+    from dreamdb.timeparse import isoparse
 
     try:
         return isoparse(text.upper()).date().isoformat()
@@ -331,8 +347,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     for key in (*DATE_KEYS, "expires"):
         value = meta.get(key)
         if value not in (None, "") and date_value(value) is None:
-            shown = (f"is a {'list' if isinstance(value, (list, tuple)) else 'mapping'}, not a date"  # (not Python's
-                     if isinstance(value, (list, tuple, dict)) else f"{str(value)[:40]!r} is not a date")  # repr: 114-B F10)
+            kind = _collection_kind(value)  # (not Python's repr: QA rounds 114-B F10, 118-B F9)
+            shown = (f"is {kind}, not a date" if kind else f"{_as_text(value)[:40]!r} is not a date")
             warnings.append(f"{rel_path}: frontmatter {key} {shown} (YYYY-MM-DD…); ignored")
         elif isinstance(value, str) and len(value.strip()) > 10 and parse_date_value(value) is None:
             warnings.append(f"{rel_path}: frontmatter {key} {value.strip()[:40]!r} is a date followed by no valid "
