@@ -2309,3 +2309,26 @@ def test_git_mergetool_copies_and_trash_folders_are_no_notes(tiny_vault):
     with dreamdb.open(tiny_vault, include_archives=True) as index:
         assert sorted(h.doc_id for h in index.recall("mergemarker")) == [
             "knowledge/kept", "knowledge/positioning", "knowledge/postgres_BACKUP_2024", "knowledge/release_BASE_notes"]
+
+
+def test_the_walk_up_from_under_a_folder_that_cannot_be_searched_says_so(tmp_path):
+    """QA round 118-B F2: from a folder under one this user cannot search (``sudo -u alice dreamdb status`` from
+    ``/root``, or a project made ``chmod 000`` under a shell in it), the walk up for ``_dream_context`` ended in
+    exit 70 (PermissionError); it says which folder it could not look in, exit 3."""
+    import subprocess
+    import sys
+
+    locked = tmp_path / "locked"
+    (locked / "sub").mkdir(parents=True)
+    code = ("import os, sys\nfrom dreamdb.entry import main\n"
+            f"os.chdir({str(locked / 'sub')!r}); os.chmod({str(locked)!r}, 0o600)\n"
+            "sys.exit(main(['--json', 'status']))\n")
+    try:
+        p = subprocess.run([*_permissions_bite(), sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=60, env={k: v for k, v in os.environ.items() if k != "DREAMDB_VAULT"})
+    finally:
+        os.chmod(locked, 0o755)
+    err = json.loads(p.stdout or p.stderr)["error"]
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert err["message"] == (f"Cannot look for a _dream_context/ folder in {locked / 'sub'} (permission denied: it,"
+                              " or a folder on its way, cannot be searched).") and "--vault PATH" in err["hint"]

@@ -168,7 +168,13 @@ def _walk_up(cwd: Path | None) -> Path:
     for d in (here, *here.parents):
         if d.name == VAULT_DIR_NAME:
             return _utf8_vault(d)
-        if (d / VAULT_DIR_NAME).is_dir():
+        try:
+            found = (d / VAULT_DIR_NAME).is_dir()
+        except PermissionError:  # (QA round 118-B F2: exit 70 from a folder under one this user cannot search)
+            raise VaultNotFound(f"Cannot look for a {VAULT_DIR_NAME}/ folder in {d} (permission denied: it, or a folder"
+                                " on its way, cannot be searched).", hint="cd into your project, pass --vault PATH, or set"
+                                " DREAMDB_VAULT; or give yourself search permission on those folders (chmod u+x).") from None
+        if found:
             return _utf8_vault(_not_above_itself(d / VAULT_DIR_NAME, (d / VAULT_DIR_NAME).resolve()))
     raise NoVaultFound(
         f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it.",
