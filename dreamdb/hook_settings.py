@@ -243,7 +243,19 @@ MAX_SETTINGS_BYTES = 16 << 20
 """Largest settings file read (16 MiB): Claude Code's are a few KB."""
 
 
+def _refuse_unreachable(path: Path) -> None:
+    """WriteRefused when ``path`` cannot be looked up for want of permission (``.claude`` of mode 000: QA round
+    118-B F4, exit 70 from ``hook install`` and ``hook uninstall``)."""
+    from dreamdb.config import is_unreachable
+
+    if is_unreachable(path):
+        raise WriteRefused(f"{path} cannot be reached (permission denied: {path.parent} cannot be searched); nothing"
+                           " was changed.", hint=f"Give yourself read and search permission on it (chmod u+rx "
+                                                 f"'{path.parent}'), or run dreamdb as the user who owns it.")
+
+
 def _load(path: Path) -> tuple[dict, bytes | None]:
+    _refuse_unreachable(path)
     if not path.exists():
         return {}, None
     if not path.is_file():  # a FIFO would be waited on forever, a device read without end (QA round 40)
@@ -628,6 +640,7 @@ def _checked_target(project_dir: Path, command: str, local: bool) -> Path:
     _check_text("The hook command", command, allow_newlines=False)
     _require_project(project_dir)
     path = settings_path(project_dir, local)
+    _refuse_unreachable(path)
     if path.parent.exists() and not path.parent.is_dir():
         raise WriteRefused(f"{path.parent} is a file, not a folder; nothing was changed.",
                            hint="Claude Code keeps project settings in a .claude folder: move that file away first.")

@@ -975,3 +975,29 @@ def test_the_write_probe_names_the_folder_that_exists(tmp_path: Path):
     assert ran.returncode == 6, ran.stderr
     assert f"the folder {project} is not writable" in ran.stderr and "chmod u+w" in ran.stderr, ran.stderr
     assert f"{project / '.claude'} is not writable" not in ran.stderr and not (project / ".claude").exists()
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_a_claude_folder_that_cannot_be_searched_is_refused(tmp_path: Path, action: str):
+    """QA round 118-B F4: ``.claude`` of mode 000 made ``hook install`` and ``hook uninstall`` exit 70
+    (PermissionError from the settings file's lookup); refused, exit 6, the file untouched."""
+    import subprocess
+    import sys
+
+    from tests.test_sync import _permissions_bite
+
+    bite = _permissions_bite()
+    claude = tmp_path / "proj" / ".claude"
+    claude.mkdir(parents=True)
+    (claude / "settings.json").write_text('{"hooks": {}}\n')
+    claude.chmod(0o000)
+    try:
+        ran = subprocess.run([*bite, sys.executable, "-m", "dreamdb", "hook", action, "--project", str(claude.parent),
+                              *(["--command", "/bin/true"] if action == "install" else [])],
+                             capture_output=True, text=True, timeout=120)
+    finally:
+        claude.chmod(0o755)
+    assert ran.returncode == 6, ran.stderr
+    assert f"{claude / 'settings.json'} cannot be reached (permission denied: {claude} cannot be searched); nothing" \
+           " was changed" in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+    assert (claude / "settings.json").read_text() == '{"hooks": {}}\n'
