@@ -69,10 +69,13 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
     if not timeout_s >= 0:
         raise UsageError(f"--timeout must be 0 (no limit) or more seconds, not {timeout_s}.")
     query = single_statement(query)
+    # a lock is waited for up to the time limit when it is shorter (QA round 118-B F7: --timeout 1 waited 10 s)
+    busy_ms = max(1, int(timeout_s * 1000)) if timeout_s and timeout_s * 1000 < db.BUSY_TIMEOUT_MS \
+        else db.BUSY_TIMEOUT_MS
     try:
-        conn = db.connect_readonly(index_path, vec=True)
+        conn = db.connect_readonly(index_path, vec=True, busy_timeout_ms=busy_ms)
     except DriverError:
-        conn = db.connect_readonly(index_path, vec=False)
+        conn = db.connect_readonly(index_path, vec=False, busy_timeout_ms=busy_ms)
     denied: list[str] = []
     interrupted: list[int] = []
     timed_out: list[bool] = []
@@ -167,6 +170,11 @@ def _unseen_wal(conn, index_path: Path) -> tuple[str, ...]:
             "written",)
 
 
+_LONGEST_WAIT_S = 3600.0
+"""Longest wait of :class:`_Watchdog` for its deadline in one ``select`` (then it looks again): ``select`` refuses a
+timeout past the platform's ``time_t`` (QA round 118-B F6: ``--timeout inf`` printed the thread's traceback)."""
+
+
 class _Watchdog:
     """While active, a thread interrupts ``conn`` (:meth:`sqlite3.Connection.interrupt`, safe from another thread) at
     ``deadline`` (``time.monotonic()``; appending to ``timed_out``) or on Ctrl-C (appending to ``interrupted``), read
@@ -205,7 +213,7 @@ class _Watchdog:
 
         wake_r, _w, stop_r, _sw = self.fds
         while True:
-            wait = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+            wait = None if self.deadline is None else min(max(0.0, self.deadline - time.monotonic()), _LONGEST_WAIT_S)
             ready, _, _ = self.select.select([wake_r, stop_r], [], [], wait)
             if stop_r in ready:
                 return

@@ -374,9 +374,11 @@ def test_sql_cuts_a_result_past_its_bytes_and_refuses_a_first_row_past_them(exam
     assert "The first row of the result holds more than" in capsys.readouterr().err
 
 
-def test_sql_waits_for_a_locked_index_never_reads_around_it(example_vault, capsys):
+@pytest.mark.parametrize("timeout", [None, "1"])
+def test_sql_waits_for_a_locked_index_never_reads_around_it(example_vault, capsys, timeout):
     """QA round 115-C F1: an index another program held locked (locking_mode=EXCLUSIVE) was read as an immutable file,
-    which leaves out the transactions in its -wal file: sql --no-sync printed stale rows, exit 0, after 22 s."""
+    which leaves out the transactions in its -wal file: sql --no-sync printed stale rows, exit 0, after 22 s. A
+    shorter --timeout bounds the wait (QA round 118-B F7: --timeout 1 waited 10 s)."""
     import sqlite3
     import time
 
@@ -391,7 +393,8 @@ def test_sql_waits_for_a_locked_index_never_reads_around_it(example_vault, capsy
         holder.execute("BEGIN EXCLUSIVE")
         holder.execute("SELECT count(*) FROM documents").fetchone()
         started = time.monotonic()
-        p = run_main("sql", "--vault", str(example_vault), "--no-sync", "--json", "SELECT count(*) AS n FROM documents")
+        p = run_main("sql", "--vault", str(example_vault), "--no-sync", "--json",
+                     *(["--timeout", timeout] if timeout else []), "SELECT count(*) AS n FROM documents")
         waited = time.monotonic() - started
     finally:
         holder.execute("COMMIT")
@@ -399,6 +402,8 @@ def test_sql_waits_for_a_locked_index_never_reads_around_it(example_vault, capsy
     error = json.loads(p.stdout)["error"]
     assert p.returncode == 5 and error["exit_code"] == 5 and "locked for more than" in error["message"], p.stdout
     assert waited < 2 * BUSY_TIMEOUT_MS / 1000  # (waited once, not once for the version check and once for the query)
+    if timeout:
+        assert "locked for more than 1 s" in error["message"] and waited < BUSY_TIMEOUT_MS / 1000, (waited, error)
 
 
 def test_sql_stops_a_query_that_runs_past_its_time_limit(example_vault, capsys):
@@ -416,6 +421,9 @@ def test_sql_stops_a_query_that_runs_past_its_time_limit(example_vault, capsys):
     assert error["message"] == "The query ran longer than 0.5 s and was stopped; nothing was changed."
     assert main(["sql", "--vault", str(example_vault), "--timeout", "0.5", "SELECT count(*) AS n FROM documents"]) == 0
     assert main(["sql", "--vault", str(example_vault), "--timeout", "-1", "SELECT 1"]) == 2
+    # no limit written as inf: the watchdog's wait past the platform's time_t printed its thread's traceback (118-B F6)
+    p = run_main("sql", "--vault", str(example_vault), "--timeout", "inf", "--json", "SELECT 7 AS n")
+    assert p.returncode == 0 and json.loads(p.stdout) == [{"n": 7}] and p.stderr == "", p.stderr
 
 
 def test_a_vault_with_notes_only_outside_the_indexed_folders_is_said_so(tiny_vault, capsys):

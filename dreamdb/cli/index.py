@@ -273,7 +273,8 @@ def list_cmd(vault, types, as_json):
               help="Print at most N rows (0 = no limit). A cut result is said on stderr and in JSON output.")
 @click.option("--timeout", "timeout_s", type=Number(min=0), default=DEFAULT_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help="Stop a query that runs longer (0 = no limit); exit 1. SQLite stops between the"
-                                      " steps of a query: one step over a very large value ends first.")
+                                      " steps of a query: one step over a very large value ends first. The index"
+                                      " locked by another program is waited for as long, 10 s at most (exit 5).")
 @click.option("--no-sync", is_flag=True, help="Query the index as it is, without syncing first.")
 def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     """Run a read-only SQL QUERY against the index (sqlite-vec loaded).
@@ -360,7 +361,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         index.check_index_vault_readonly()
     # (after a sync too: a driver that cannot load sqlite-vec leaves the vector tables' migrations waiting, and
     # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
-    _note_older_index(index.index_path, query)
+    _note_older_index(index.index_path, query, timeout_s)
     try:
         result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     except IndexDamaged as exc:
@@ -414,7 +415,7 @@ def _has_own_tables(index_path) -> bool:
         conn.close()
 
 
-def _note_older_index(index_path, query: str) -> None:
+def _note_older_index(index_path, query: str, timeout_s: float = 0) -> None:
     """``sql --no-sync`` on an index an older dreamdb wrote, not upgraded (a sync would): a note that its tables are
     not yet those docs/schema.md describes (QA round 86-B F4: "no such table: renumbered_ids", with no word why).
     The migrations that need sqlite-vec are no sign of age (a driver that cannot load it leaves them waiting): a
@@ -428,7 +429,7 @@ def _note_older_index(index_path, query: str) -> None:
 
     try:
         rows = run_readonly(index_path, "SELECT group_concat(version), MAX(version), (SELECT value FROM meta WHERE key ="
-                            " 'analyzer_version') FROM schema_migrations", max_rows=1).rows
+                            " 'analyzer_version') FROM schema_migrations", max_rows=1, timeout_s=timeout_s).rows
     except LockTimeout:  # (said now, not waited for twice: QA round 115-C F1, 22 s)
         raise
     except DreamdbError:  # (the query itself then says what is wrong)
