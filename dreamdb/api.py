@@ -592,7 +592,7 @@ class Index:
                 conn = None
                 raise db.DatabaseError(f"{', '.join(gone[:3])}{' …' if len(gone) > 3 else ''} missing: "
                                        f"{'tables or views' if len(gone) > 1 else 'a table or view'} dreamdb made")
-            if not config.is_default_index_path(self.index_path, self.vault):
+            if self._may_be_shared():
                 self._check_index_vault(conn)
             self._created_index = fresh
             return conn
@@ -739,7 +739,7 @@ class Index:
         Raises:
             UsageError: the index belongs to another existing vault.
         """
-        if config.is_default_index_path(self.index_path, self.vault) or not self.index_path.is_file():
+        if not self._may_be_shared() or not self.index_path.is_file():
             return
         try:
             conn = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
@@ -751,6 +751,15 @@ class Index:
             pass
         finally:
             conn.close()
+
+    def _may_be_shared(self) -> bool:
+        """Whether another vault may use this index file too: one given (``DREAMDB_INDEX``, ``index_path``), or the
+        default one reached through a link (``.dreamdb`` or ``index.db`` a symlink: two projects linking theirs to
+        one folder, or a project copied with ``cp -a``, emptied each other's index and embeddings on every sync,
+        QA round 118-A F1). A file in the vault's own ``.dreamdb`` folder, or the cache's per-vault one, is this
+        vault's whatever it records (a copied project takes its copy over)."""
+        return not config.is_default_index_path(self.index_path, self.vault) or \
+            os.path.islink(self.index_path) or os.path.islink(self.index_path.parent)
 
     def _check_index_vault(self, conn, *, readonly: bool = False) -> None:
         """Refuse an index file (``DREAMDB_INDEX``, ``index_path``) that mirrors another vault that still
@@ -772,6 +781,12 @@ class Index:
                     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(self.vault),))
             return
         conn.close()
+        if config.is_default_index_path(self.index_path, self.vault):  # (through a link: see _may_be_shared)
+            link = self.index_path if os.path.islink(self.index_path) else self.index_path.parent
+            raise UsageError(f"The index {self.index_path} mirrors another vault ({other}): {link} is a link to "
+                             f"{os.readlink(link)}, which that vault's index is in too; one index file serves one"
+                             " vault.", hint=f"Give this vault an index folder of its own: remove the link {link} (the"
+                                             " index is rebuilt from the vault), or link it to another folder.")
         raise UsageError(f"The index {self.index_path} mirrors another vault ({other}); one index file serves one vault.",
                          hint="Unset DREAMDB_INDEX (each vault keeps its own index in <vault>/.dreamdb/), or point it "
                               "(or index_path) at a file of its own for this vault." if self._index_setting ==

@@ -983,6 +983,36 @@ def test_one_index_file_for_two_existing_vaults_is_refused(tmp_path):
         dreamdb.open(tmp_path / "a", index_path=shared).recall("sleep debt")
 
 
+def test_two_vaults_whose_index_folders_link_to_one_folder_are_refused_a_copied_one_is_not(tmp_path):
+    """QA round 118-A F1: two vaults whose ``.dreamdb`` linked to one folder (docs/vault.md allows a link; a project
+    copied with ``cp -a`` keeps it) shared one index: each sync removed the other's documents and its embeddings
+    were pruned, and a long-lived Index returned the other vault's notes under paths of its own. A project copied
+    whole (its own ``.dreamdb`` folder, which records the original vault) takes its copy over."""
+    shared = tmp_path / "shared-index"
+    shared.mkdir()
+    for name in ("a", "b"):
+        shutil.copytree(EXAMPLES, tmp_path / name / "_dream_context", ignore=shutil.ignore_patterns(".dreamdb"))
+        (tmp_path / name / "_dream_context" / ".dreamdb").symlink_to(shared)
+    first = dreamdb.open(tmp_path / "a")
+    assert first.recall("sleep debt")
+    with pytest.raises(UsageError, match="mirrors another vault") as info:
+        dreamdb.open(tmp_path / "b").recall("sleep debt")
+    link = tmp_path / "b" / "_dream_context" / ".dreamdb"
+    assert f"{link} is a link to {shared}" in info.value.message and f"remove the link {link}" in info.value.hint
+    for argv in (["sync"], ["sql", "--no-sync", "SELECT count(*) FROM documents"]):
+        run = subprocess.run([sys.executable, "-m", "dreamdb", *argv, "--vault", str(tmp_path / "b")],
+                             capture_output=True, text=True)
+        assert run.returncode == 2 and "mirrors another vault" in run.stderr and "Traceback" not in run.stderr
+    assert {h.path.split("/_dream_context/")[0] for h in first.recall("sleep debt")} == {str(tmp_path / "a")}
+    first.close()
+    # a copy with an index folder of its own: its index records the original vault, which exists; taken over
+    shutil.copytree(tmp_path / "a", tmp_path / "c", symlinks=False)
+    assert not (tmp_path / "c" / "_dream_context" / ".dreamdb").is_symlink()
+    copied = dreamdb.open(tmp_path / "c")
+    assert {h.path.split("/_dream_context/")[0] for h in copied.recall("sleep debt")} == {str(tmp_path / "c")}
+    copied.close()
+
+
 @needs_real_vault
 def test_a_failed_write_of_the_index_gets_a_hint_about_its_cause_not_to_delete_the_index(fresh_real_vault):
     """QA round 19: a write that hit the file size limit (ulimit -f) said "Delete the index file to rebuild it"."""
