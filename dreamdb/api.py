@@ -2005,19 +2005,23 @@ class Index:
         types_l, exclude_l = _types(types, "types"), _types(exclude_types, "exclude_types")
         if level is not None:
             level = whole_number(level, "level", 1, 3, "1, 2 or 3")
-        since_d = until_d = None
+        since_d = until_d = since_at = until_at = None
         if since is not None or until is not None:
-            from dreamdb.timeparse import parse_when, until_days
+            from dreamdb.timeparse import calendar_day_instants, parse_when, until_days
 
             if since is not None:
                 since_d = _days(since if isinstance(since, datetime) else parse_when(str(since), now_dt))
+                day = None if isinstance(since, datetime) else calendar_day_instants(str(since), now_dt)
+                since_at = day[0] if day else None  # (a local day: a time of day compared as an instant)
             if until is not None:  # a date names its whole day: --until 2026-08-11 keeps 2026-08-11T23:59
                 until_d = _days(until) if isinstance(until, datetime) else until_days(str(until), now_dt)
+                day = None if isinstance(until, datetime) else calendar_day_instants(str(until), now_dt)
+                until_at = day[1] if day else None
             if since_d is not None and until_d is not None and since_d > until_d:
                 raise UsageError(f"since (--since {since}) is after until (--until {until}): the window is empty.")
         return Filters(types=types_l, exclude_types=exclude_l, tags=_split(tags, "tags"),
-                       statuses=_split(status, "status"),
-                       min_level=level, since_days=since_d, until_days=until_d, include_expired=include_expired)
+                       statuses=_split(status, "status"), min_level=level, since_days=since_d, until_days=until_d,
+                       include_expired=include_expired, since_at_days=since_at, until_at_days=until_at)
 
     def _hits(self, ranked, plan, *, mode: str, explain: bool) -> list[Hit] | None:
         """:class:`Hit` objects for ranked results (``None`` passes through: a hybrid ranking that fell back)."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta, timezone
 
-__all__ = ["ACCEPTED_FORMS", "age_days", "parse_date_value", "parse_until", "parse_when", "until_days"]
+__all__ = ["ACCEPTED_FORMS", "age_days", "calendar_day_instants", "parse_date_value", "parse_until", "parse_when",
+           "until_days"]
 
 ACCEPTED_FORMS = (
     "an ISO-8601 date or instant (2026-08-01, 2026-08-01T12:00:00Z), "
@@ -263,6 +264,34 @@ def _calendar_day(now: datetime, now_utc: datetime) -> datetime:
     if now.tzinfo is None or now.tzinfo.utcoffset(now) is None:
         now = now_utc
     return datetime(now.year, now.month, now.day, tzinfo=timezone.utc)
+
+
+_CALENDAR_WORDS = {"yesterday": -1, "today": 0, "tomorrow": 1}
+
+
+def calendar_day_instants(text: str, now: datetime) -> tuple[float, float] | None:
+    """For ``today``, ``yesterday`` or ``tomorrow``: the first and last instant of that local day (midnight in
+    ``now``'s own offset, to the next one less a step), in days since 1970-01-01 UTC; ``None`` for any other text.
+
+    :func:`parse_when` reads these words as the date typed out (midnight UTC), which is right for a document dated
+    with a date alone; a document dated with a time of day is compared with these instants instead (QA round 118-B
+    F3: in Tokyo at 08:30, ``--since today`` left out a note stamped 08:00 that day, 23:00 UTC the day before).
+    ``None`` too when ``now`` is in UTC (the bounds are then the same).
+    """
+    import math
+
+    offset = now.tzinfo.utcoffset(now) if now.tzinfo is not None else None
+    shift = _CALENDAR_WORDS.get(text.strip().lower()) if isinstance(text, str) else None
+    if shift is None or not offset:
+        return None
+    try:
+        start = datetime(now.year, now.month, now.day, tzinfo=now.tzinfo) + timedelta(days=shift)
+        end = start + timedelta(days=1)
+        first = start.astimezone(timezone.utc).timestamp() / 86400.0
+        last = end.astimezone(timezone.utc).timestamp() / 86400.0
+    except (OverflowError, ValueError):  # the first or last day of the years 1–9999: as the dates are
+        return None
+    return first, math.nextafter(last, -math.inf)
 
 
 def _bad(text: object) -> None:

@@ -735,6 +735,35 @@ def test_a_vault_whose_only_file_cannot_be_read_names_contents_too(tiny_vault, c
            " or JSON that does not parse; dreamdb sync --force names the reason)." in err, err
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_local_day_keeps_notes_dated_by_day_and_by_instant_within_it(tiny_vault, engine):
+    """QA round 118-B F3: ``today`` became the local date read as midnight UTC, right for a note dated with a date
+    alone, but a note stamped with a time was compared with that midnight: in Tokyo at 08:30 a note of 08:00 (23:00
+    UTC the day before) was left out of ``--since today``, and in New York at 20:00 a note of 20:00 (01:00 UTC the
+    next day) out of ``--until today``. A date alone is that local date; a time of day is an instant of that day."""
+    import dreamdb
+
+    for name, key, when in (("d5", "date", "2026-12-05"), ("d6", "date", "2026-12-06"),
+                            ("tokyo", "updated", "2026-12-05T23:30:00Z"), ("ny", "updated", "2026-12-06T01:00:00Z"),
+                            ("late", "updated", "2026-12-05T14:00:00Z")):
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\n{key}: {when}\n---\n# {name}\nquokka\n")
+    index = dreamdb.open(tiny_vault, engine=engine)
+
+    def slugs(now: str, **window) -> set[str]:
+        return {h.slug for h in index.recall("quokka", top=10, now=now, **window)}
+
+    tokyo = "2026-12-06T08:30:00+09:00"  # (Tokyo's 6 December: 5 December 15:00 UTC to 6 December 15:00 UTC)
+    assert slugs(tokyo, since="today") == {"d6", "tokyo", "ny"}
+    assert slugs(tokyo, since="today", until="today") == {"d6", "tokyo", "ny"}
+    assert slugs(tokyo, since="yesterday", until="yesterday") == {"d5", "late"}
+    new_york = "2026-12-05T20:00:00-05:00"  # (New York's 5 December: 05:00 UTC to 6 December 05:00 UTC)
+    assert slugs(new_york, since="today", until="today") == {"d5", "tokyo", "ny", "late"}
+    assert slugs(new_york, since="tomorrow") == {"d6"}
+    assert slugs("2026-12-05T20:00:00Z", since="today", until="today") == {"d5", "tokyo", "late"}  # (UTC: as before)
+    assert slugs(new_york, since="2026-12-06") == {"d6", "ny"}  # (a date typed out: midnight UTC, as before)
+    index.close()
+
+
 def test_what_remember_dated_today_is_found_by_since_today_in_any_time_zone(example_vault):
     """QA round 114-B F3: ``remember`` dates an entry by the local date; ``--since today`` read UTC's date, so in a
     time zone whose date differs from UTC's (Tokyo before 09:00) the entry just written was left out. The zone is

@@ -217,7 +217,7 @@ class MemoryEngine:
         self.hit_prepared.clear()
         rows = self.conn.execute(
             "SELECT id, doc_id, type, date_days, status, is_capture, confidence, identity_boost, level, expires_days,"
-            " len_title, len_description, len_tags, len_body FROM documents ORDER BY id"
+            " len_title, len_description, len_tags, len_body, length(date) > 10 FROM documents ORDER BY id"
         ).fetchall()
         n = len(rows)
         self.rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
@@ -228,6 +228,7 @@ class MemoryEngine:
         self.date_days = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
         self.types_list = [r[2] for r in rows]
         self.date_days_list = self.date_days.tolist()
+        self.timed = np.fromiter((bool(r[14]) for r in rows), dtype=bool, count=n)  # dated with a time of day
         self.static = np.array([S.status_factor(r[4]) * S.type_factor(r[2], bool(r[5])) * S.confidence_factor(r[6])
                                 for r in rows], dtype=np.float64)
         self.static_list = self.static.tolist()
@@ -481,7 +482,8 @@ class MemoryEngine:
         filters drop: types, level and dates from the cached arrays, tags and statuses through SQL
         (cached per generation). Expiry is left to the caller (it depends on the clock)."""
         key = (tuple(filters.types or ()), tuple(filters.exclude_types or ()), tuple(filters.tags or ()),
-               tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days)
+               tuple(filters.statuses or ()), filters.min_level, filters.since_days, filters.until_days,
+               filters.since_at_days, filters.until_at_days)
         kept = self._filter_cache.get(key)
         if kept is not None:
             return kept
@@ -494,9 +496,11 @@ class MemoryEngine:
             kept &= self.levels >= filters.min_level
         with np.errstate(invalid="ignore"):  # undated documents (NaN) fail any date window
             if filters.since_days is not None:
-                kept &= self.date_days >= filters.since_days
+                kept &= self.date_days >= (filters.since_days if filters.since_at_days is None else
+                                           np.where(self.timed, filters.since_at_days, filters.since_days))
             if filters.until_days is not None:
-                kept &= self.date_days <= filters.until_days
+                kept &= self.date_days <= (filters.until_days if filters.until_at_days is None else
+                                           np.where(self.timed, filters.until_at_days, filters.until_days))
         if filters.tags or filters.statuses:
             where, params = Filters(tags=filters.tags, statuses=filters.statuses, include_expired=True).sql(0.0)
             keep = np.fromiter((r[0] for r in self.conn.execute(f"SELECT d.id FROM documents d WHERE {where}", params)),

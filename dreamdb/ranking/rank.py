@@ -1207,6 +1207,10 @@ class Filters:
         min_level: keep documents of importance ≥ this (1–3).
         since_days, until_days: keep documents dated inside this window (days since epoch, inclusive);
             undated documents are dropped when a window is set.
+        since_at_days, until_at_days: the window's bounds for documents dated with a time of day, where they
+            differ (a local calendar day: ``today`` in Tokyo starts at 15:00 UTC the day before, while a document
+            dated with that date alone is dated midnight UTC; :func:`dreamdb.timeparse.calendar_day_instants`);
+            ``None``: the same as ``since_days``/``until_days``.
         include_expired: keep documents whose ``expires`` is before now.
     """
 
@@ -1218,6 +1222,8 @@ class Filters:
     since_days: float | None = None
     until_days: float | None = None
     include_expired: bool = False
+    since_at_days: float | None = None
+    until_at_days: float | None = None
 
     def sql(self, now_days: float) -> tuple[str, dict]:
         """``(WHERE clause over alias d, parameters)``."""
@@ -1234,12 +1240,16 @@ class Filters:
         if self.min_level is not None:
             where.append("d.level >= :min_level")
             params["min_level"] = self.min_level
-        if self.since_days is not None:
-            where.append("d.date_days >= :since")
-            params["since"] = self.since_days
-        if self.until_days is not None:
-            where.append("d.date_days <= :until")
-            params["until"] = self.until_days
+        for name, op, days, at in (("since", ">=", self.since_days, self.since_at_days),
+                                   ("until", "<=", self.until_days, self.until_at_days)):
+            if days is None:
+                continue
+            params[name] = days
+            if at is None:
+                where.append(f"d.date_days {op} :{name}")
+            else:  # (a date with a time of day, longer than YYYY-MM-DD, is compared with the instant)
+                where.append(f"d.date_days {op} (CASE WHEN length(d.date) > 10 THEN :{name}_at ELSE :{name} END)")
+                params[f"{name}_at"] = at
         if not self.include_expired:
             where.append("(d.expires_days IS NULL OR d.expires_days >= :now_days)")
             params["now_days"] = now_days
