@@ -551,10 +551,10 @@ def test_an_index_write_waits_its_lock_timeout_and_holds_up_no_recall(vault: Pat
     index.close()
 
 
-@pytest.mark.parametrize("target", ["missing", "a file", "a folder", "a socket"])
+@pytest.mark.parametrize("target", ["missing", "a file", "a folder", "a socket", "a FIFO"])
 def test_a_vault_lock_that_is_a_link_is_named_so(vault: Path, tmp_path: Path, target: str):
     """QA round 114-C F4e: a symbolic link named vault.lock was said as "Too many levels of symbolic links" with a hint
-    about the folder's permissions; the file it points to is never opened."""
+    about the folder's permissions; the file it points to is never opened. A FIFO was used without a word (118-B F8)."""
     victim = tmp_path / "victim"
     if target == "a file":
         victim.write_text("mine\n")
@@ -567,12 +567,15 @@ def test_a_vault_lock_that_is_a_link_is_named_so(vault: Path, tmp_path: Path, ta
         bound = socket.socket(socket.AF_UNIX)
         bound.bind(str(vault / ".dreamdb" / "vault.lock"))
         bound.close()
+    elif target == "a FIFO":
+        os.mkfifo(vault / ".dreamdb" / "vault.lock")
     else:
         (vault / ".dreamdb" / "vault.lock").symlink_to(victim)
     before = _snapshot(vault)
     with pytest.raises(WriteRefused, match="vault.lock: it is " + {
-            "a folder": "a folder", "a socket": "no regular file"}.get(target, "a symbolic link, which dreamdb never opens"
-                                                                       )) as info:
+            "a folder": "a folder", "a socket": "a socket, no regular file", "a FIFO": r"a FIFO \(named pipe\), no"
+                                                                                                 " regular file"}.get(
+            target, "a symbolic link, which dreamdb never opens")) as info:
         remember(vault, "behind a linked lock", now=NOW)
     assert "Move " in info.value.hint and _snapshot(vault) == before
     assert (victim.read_text() == "mine\n") if target == "a file" else not victim.exists()

@@ -690,6 +690,24 @@ def _lock_wait(lock_timeout) -> float | None:
 
     return seconds(lock_timeout, "lock_timeout")
 
+
+def _refuse_odd_lock_file(lock_path: Path, exc: OSError | None) -> None:
+    """WriteRefused when ``lock_path`` is there and no regular file: a symbolic link (filelock opens it with
+    ``O_NOFOLLOW``), a folder, a socket, a FIFO or a device, named (QA rounds 114-C F4e, 116-A F12, 117-A F7, 118-B F8:
+    said with a permissions hint, or used without a word)."""
+    try:
+        mode = os.lstat(lock_path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    what = ("a symbolic link, which dreamdb never opens" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
+            else "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device")
+    raise WriteRefused(f"Cannot use the vault lock {lock_path}: it is {what}, no regular file; nothing was changed.",
+                       hint=f"Move {lock_path} away (dreamdb makes the file again).") from exc
+
+
 @contextlib.contextmanager
 def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
     """Hold the vault's write lock (``<vault>/.dreamdb/vault.lock``).
@@ -715,6 +733,7 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
     lock_path = _index_dir(vault) / "vault.lock"
     wait = LOCK_TIMEOUT_S if timeout is None else timeout
     lock = FileLock(str(lock_path), timeout=wait)
+    _refuse_odd_lock_file(lock_path, None)  # (a FIFO or a device was used without a word: QA round 118-B F8)
     try:
         lock.acquire()
     except Timeout as exc:
@@ -724,13 +743,7 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
                  " with its process, so the file never needs deleting.",
         ) from exc
     except OSError as exc:
-        if os.path.lexists(lock_path) and not os.path.isfile(lock_path) or os.path.islink(lock_path):  # (filelock
-            # opens it with O_NOFOLLOW: QA round 114-C F4e, 116-A F12, 117-A F7: a link, a folder, a socket, said with a
-            # permissions hint)
-            what = ("a symbolic link, which dreamdb never opens" if os.path.islink(lock_path) else "a folder"
-                    if os.path.isdir(lock_path) else "no regular file (a socket or device)")
-            raise WriteRefused(f"Cannot use the vault lock {lock_path}: it is {what}; nothing was changed.",
-                               hint=f"Move {lock_path} away (dreamdb makes the file again).") from exc
+        _refuse_odd_lock_file(lock_path, exc)
         raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",
                            hint="Vault writes need a writable .dreamdb folder in the vault (check its permissions, "
                                 "or whether the file system is mounted read-only).") from exc
