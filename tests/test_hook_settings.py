@@ -949,6 +949,11 @@ def test_a_kept_hook_of_a_gone_or_other_install_is_said_so(tmp_path: Path):
     (old / "bin" / "dreamdb").chmod(0o755)
     ran = install_beside(old / "bin" / "dreamdb")
     assert f"note: the installed hook runs dreamdb 0.2.0 (this one is {dreamdb.__version__}): two versions" in ran.stderr
+    # the same install run as "python -m dreamdb" (QA round 118-B F10: not looked at); its python, a link to the base
+    # interpreter in a virtualenv, is not followed there
+    (old / "bin" / "python3.11").symlink_to(sys.executable)
+    ran = install_beside(Path(f"{old / 'bin' / 'python3.11'} -m dreamdb"))
+    assert f"note: the installed hook runs dreamdb 0.2.0 (this one is {dreamdb.__version__}): two versions" in ran.stderr
     (old / "lib" / "python3.11" / "site-packages" / "dreamdb-0.2.0.dist-info").rename(
         old / "lib" / "python3.11" / "site-packages" / f"dreamdb-{dreamdb.__version__}.dist-info")
     ran = install_beside(old / "bin" / "dreamdb")  # (this version's: only that it is another command)

@@ -234,11 +234,16 @@ def _kept_command_problem(command: str) -> str | None:
     if not os.path.isfile(program) or not os.access(program, os.X_OK):
         return (f"the installed hook's program {program} does not exist (or cannot be run): every prompt's hook fails,"
                 " and no memories are added")
-    if os.path.basename(program) != "dreamdb":
-        return None
+    import re
     import sys
 
-    env = Path(program).resolve().parent.parent
+    if os.path.basename(program) == "dreamdb":
+        env = Path(program).resolve().parent.parent
+    elif re.fullmatch(r"python[0-9.]*", os.path.basename(program)) and argv[1:3] == ["-m", "dreamdb"]:
+        env = Path(os.path.abspath(program)).parent.parent  # (a virtualenv's python links to the base one: not
+        # resolved; QA round 118-B F10, "/other-venv/bin/python -m dreamdb hook …" was not looked at)
+    else:
+        return None
     if env == Path(sys.prefix).resolve():  # (this very install, by another path: QA round 117-A F6)
         return None
     versions = {p.name[len("dreamdb-"):-len(".dist-info")] for p in env.glob("lib/python*/site-packages/dreamdb-*.dist-info")}
