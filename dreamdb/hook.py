@@ -305,11 +305,13 @@ def _from_best_line(hit) -> str:
     return "\n".join(ln for ln in lines[best:] if ln != GAP)
 
 
-def render_block(hits) -> str:
+def render_block(hits, *, name_vault: bool = False) -> str:
     """The block printed into the agent's context: header, two lines per hit, two footer lines (5–9 lines for 1–3 hits).
 
     Text from the vault goes through :func:`dreamdb.output.safe_text`: no escape sequence reaches the prompt; ids go
-    through :func:`dreamdb.output.visible_id`.
+    through :func:`dreamdb.output.visible_id`. With ``name_vault``, the ``More:`` command names the vault
+    (``--vault``): it was found from ``$CLAUDE_PROJECT_DIR``, not in or above the prompt's folder, where the command
+    alone finds none (QA round 118-A F6).
     """
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
@@ -318,8 +320,22 @@ def render_block(hits) -> str:
         lines.append(f"{i}. [{_one_line_id(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}{via}){sup}")
         lines.append(f"   {_one_line(_from_best_line(h) or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")
-    lines.append(f'More: {_command()} recall --explain "<query>"')
+    flag = ""
+    if name_vault:
+        import shlex
+
+        flag = f" --vault {_one_line(shlex.quote(hits[0].vault), 200)}"
+    lines.append(f'More: {_command()} recall{flag} --explain "<query>"')
     return "\n".join(lines) + "\n"
+
+
+def _under(cwd: str | None, vault: Path) -> bool:
+    """Whether the walk up from ``cwd`` (default: the working folder) meets ``vault``: ``cwd`` is in its project."""
+    try:
+        here = Path(cwd or os.getcwd()).resolve()
+        return here == vault.parent.resolve() or vault.parent.resolve() in here.parents
+    except (OSError, RuntimeError):
+        return False
 
 
 def _command() -> str:
@@ -1014,6 +1030,6 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             return ""
         _why(f"{vault}: injected {len(shown)} hits, first {shown[0].doc_id}; highest raw BM25 score {best.score:.2f}"
              f" ({best.doc_id}, the gate's)")  # (hits in rankScore order; the gate is on raw scores: QA round 39)
-        return render_block(shown)  # before close: snippets read their bodies from the index
+        return render_block(shown, name_vault=not _under(cwd, vault))  # (before close: snippets read the index)
     finally:
         index.close()

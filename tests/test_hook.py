@@ -1506,6 +1506,10 @@ def test_a_cwd_out_of_the_project_finds_the_vault_of_claude_project_dir(tmp_path
     assert p.returncode == 0 and p.stdout == b"" and f"no _dream_context vault in or above {elsewhere}" in log.read_text()
     p = hook(prompt, {**env, "CLAUDE_PROJECT_DIR": str(vault.parent)})
     assert p.returncode == 0 and "knowledge/kestrel" in p.stdout.decode(), (p.stdout, log.read_text())
+    # the block's command names that vault: from the prompt's folder, the command alone finds none (118-A F6)
+    assert f'recall --vault {vault} --explain "<query>"' in p.stdout.decode(), p.stdout
+    p = hook(payload("where did the kestrel service move", vault.parent / "_dream_context" / "knowledge"), env)
+    assert 'recall --explain "<query>"' in p.stdout.decode(), p.stdout  # (in the project: the command as it is)
     # a vault found from the cwd comes first
     near = tmp_path / "near" / "_dream_context"
     write_doc(near, "knowledge/kestrel-near.md", "---\nname: Near kestrel\n---\nThe kestrel service moved near;"
