@@ -1006,3 +1006,23 @@ def test_a_claude_folder_that_cannot_be_searched_is_refused(tmp_path: Path, acti
     assert f"{claude / 'settings.json'} cannot be reached (permission denied: {claude} cannot be searched); nothing" \
            " was changed" in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
     assert (claude / "settings.json").read_text() == '{"hooks": {}}\n'
+
+
+def test_a_hook_command_with_vault_is_said_to_be_ignored(tmp_path: Path):
+    """QA round 118-A F5: ``--command "dreamdb --vault V hook user-prompt-submit"`` was installed without a word,
+    though the hook ignores its arguments (only its log says so): the note says where the hook reads a vault."""
+    import sys
+
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    (tmp_path / "_dream_context").mkdir()
+    said = {}
+    for form in ("--vault /x", "--vault=/x", ""):
+        command = f"{sys.executable} -m dreamdb {form} hook user-prompt-submit".replace("  ", " ")
+        ran = CliRunner().invoke(cli, ["hook", "install", "--project", str(tmp_path), "--command", command])
+        assert ran.exit_code == 0, ran.output
+        said[form] = "note: the hook takes no --vault (its arguments are ignored, and logged)" in ran.output
+        settings_path(tmp_path).unlink()
+    assert said == {"--vault /x": True, "--vault=/x": True, "": False}

@@ -126,6 +126,11 @@ def install(project, command, absolute, local, as_json):
                    f"second hook beside it. Remove it from {path} by hand when done.", err=True)
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
+    if given and _ignored_vault_option(command):
+        click.echo("note: the hook takes no --vault (its arguments are ignored, and logged): it reads the vault in or"
+                   " above the prompt's folder, or the project's ($CLAUDE_PROJECT_DIR), else DREAMDB_VAULT's. For a"
+                   " vault of its own, set DREAMDB_VAULT in the command's environment: --command 'DREAMDB_VAULT=PATH"
+                   " dreamdb hook user-prompt-submit'.", err=True)
     _warn_without_vault(project)
     _warn_user_level_hook(path)
     with contextlib.suppress(OSError, RuntimeError):
@@ -178,6 +183,18 @@ def _try_command(command: str, project: Path) -> None:
                 ", after waiting for it up to the hook's time limit (60 s unless the settings give one), on every prompt")
         click.echo(f"note: the command failed when run once as the hook ({why}); Claude Code shows such a failure"
                    f"{then}. Installed all the same.", err=True)
+
+
+def _ignored_vault_option(command: str) -> bool:
+    """Whether ``command`` gives dreamdb's hook a ``--vault`` it ignores (QA round 118-A F5: installed without a
+    word, and the hook printed nothing for a project without a vault of its own)."""
+    import shlex
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False
+    return "user-prompt-submit" in argv and any(a == "--vault" or a.startswith("--vault=") for a in argv)
 
 
 def _warn_user_level_hook(path: Path) -> None:
