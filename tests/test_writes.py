@@ -3060,3 +3060,23 @@ def test_an_update_interrupted_just_after_its_trash_copy_leaves_no_copy(tiny_vau
         update(tiny_vault, "knowledge/plain", append="never saved")
     assert note.read_bytes() == before
     assert not [p for p in (tiny_vault / ".dreamdb").rglob("*.before-update.md")]
+
+
+def test_a_name_typed_as_recall_shows_its_hidden_characters_finds_its_file(vault: Path):
+    """QA round 118-A F4: recall and the hook show a name with a bidirectional mark or a zero-width character with
+    it named (``knowledge/rtl<U+202E>txt``); typed back so, it was "No document", and "Did you mean" said the same
+    text again. That form names the file (one file shows so; a file literally named so comes first)."""
+    from dreamdb.output import typable_id
+
+    real = vault / "knowledge" / "rtl\u202etxt.md"
+    write_doc(vault, "knowledge/rtl\u202etxt.md", "---\ntitle: Quasar\n---\nquasar body\n")
+    shown = typable_id("knowledge/rtl\u202etxt")
+    assert shown == "knowledge/rtl<U+202E>txt"
+    update(vault, shown, append="from the shown name", now=NOW)
+    assert real.read_text(encoding="utf-8").rstrip().endswith("from the shown name")
+    update(vault, "rtl<U+202E>txt", append="bare too", now=NOW)
+    assert real.read_text(encoding="utf-8").rstrip().endswith("bare too")
+    literal = write_doc(vault, "knowledge/rtl<U+202E>txt.md", "---\ntitle: Literal\n---\nliteral body\n")
+    update(vault, shown, append="the literal one", now=NOW)
+    assert literal.read_text(encoding="utf-8").rstrip().endswith("the literal one")
+    assert "the literal one" not in real.read_text(encoding="utf-8")

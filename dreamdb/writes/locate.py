@@ -15,7 +15,7 @@ from shlex import quote as shlex_quote
 from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
-from dreamdb.output import typable_id
+from dreamdb.output import typable_id, visible_id
 from dreamdb.vault.discover import VAULT_DIR_NAME, in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
@@ -789,6 +789,9 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             raise NotFound(f"No document {slug!r} in the vault.",
                            hint="recall shows a tab or newline in a name as ␉ or ␊; dreamdb does not edit files with"
                                 " such names: rename the file without it (e.g. with mv), then retry.")
+        shown_so = [k for k in pool if slug in (typable_id(k), visible_id(k)) and k != slug]
+        if len(shown_so) == 1:  # the name as recall and the hook show it, its hidden characters named (<U+202E>):
+            return _find_document(vault, shown_so[0])  # that file (QA round 118-A F4: "Did you mean" said it back)
         kept = _in_trash(vault, doc_type, bare)
         if kept is not None:  # deleted by dreamdb (QA round 44: deleting twice said only "No document")
             raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
