@@ -229,4 +229,6 @@ def bench(a) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from interrupt import run
+
+    raise SystemExit(run(main))

@@ -287,4 +287,6 @@ def bench(args, work: Path) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from interrupt import run
+
+    raise SystemExit(run(main))

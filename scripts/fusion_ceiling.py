@@ -139,4 +139,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from interrupt import run
+
+    raise SystemExit(run(main))

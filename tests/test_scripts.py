@@ -226,3 +226,20 @@ def test_scripts_refuse_bad_values_without_a_traceback(tmp_path):
     assert p.returncode == 0 and p.stdout.startswith("skipped: no SciFact at"), p.stdout
     p = subprocess.run(["sh", str(SCRIPTS / "bench_all.sh"), "--runs", "3"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "unknown option --runs (only --quick" in p.stderr
+
+
+def test_a_script_interrupted_ends_with_one_line_and_exit_130(tmp_path):
+    """QA round 117-B: Ctrl-C in a benchmark printed Python's traceback of wherever it was: every script's main runs
+    under scripts/interrupt.py (gen_vault.py here: it writes nothing outside its folder)."""
+    import signal
+    import time
+
+    assert all("from interrupt import run" in f.read_text() for f in SCRIPTS.glob("*.py")
+               if '__name__ == "__main__"' in f.read_text())
+    argv = [sys.executable, str(SCRIPTS / "gen_vault.py"), str(tmp_path / "out"), "--docs", "400000", "--vocab", "5000"]
+    p = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (p.returncode, err[-2000:])
+    assert "interrupted (Ctrl-C); no figures printed" in err and "Traceback" not in err, err[-2000:]
