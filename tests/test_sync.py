@@ -96,9 +96,12 @@ def test_malformed_inputs_indexed_as_well_as_possible(tiny_vault):
     assert "loop1.md" in text
     write_doc(tiny_vault, "knowledge/twice.md", "---\ntitle: First\ntitle: Second\ndescription: |\n  title: text\n---\nx\n")
     write_doc(tiny_vault, "knowledge/tabs.md", "---\ntitle:\tTabbed\ntags:\n\t- tabbed\n---\nlemur body\n")
+    (tiny_vault / "knowledge" / "crlf.md").write_bytes(b"---\r\ntitle: C\r\ntags:\r\ntags:\r\n  - b\r\n---\r\nx\r\n")
     warned = index.sync().warnings
     # QA round 69 M4: a repeated key passed unnoticed (YAML keeps the last): said, the frontmatter still read
     assert "knowledge/twice.md: frontmatter key title written more than once; the last of each is used" in warned
+    # (an empty-valued key with CR LF line ends too: QA round 119-B F1)
+    assert "knowledge/crlf.md: frontmatter key tags written more than once; the last of each is used" in warned
     # QA round 69 M3: the warning said only "(while scanning for the next token)": now what and where, as update says
     assert "knowledge/tabs.md: frontmatter is not valid YAML (found character that cannot start any token at line 4);" \
         " indexed the body only" in warned
@@ -2080,6 +2083,30 @@ def test_excalidraw_boards_of_every_layout_contribute_their_text_elements(tiny_v
                                                                      "knowledge/emptysection.excalidraw"}
     assert index.recall("manatee") == []
     assert index.recall("rectangle isDeleted") == []  # (never the scene JSON itself)
+    index.close()
+
+
+def test_excalidraw_boards_with_crlf_line_ends_give_their_text(tiny_vault):
+    """QA round 119-B F1: a board checked out with CR LF line ends (git's core.autocrlf, a Windows checkout) was
+    indexed with no text, its Text Elements heading and scene fence unmatched, with a warning that blamed the board."""
+    scene = '{"type": "excalidraw", "elements": [{"type": "text", "text": "Scene only gauge"}]}'
+    boards = {"sections": "---\nexcalidraw-plugin: parsed\n---\n# Excalidraw Data\n## Text Elements\nSleep debt gauge"
+                          " ^abc12345\n\n%%\n## Drawing\n```json\n{}\n```\n%%\n",
+              "scene": "---\nexcalidraw-plugin: parsed\n---\n## Drawing\n```json\n" + scene + "\n```\n",
+              "older": "---\nexcalidraw-plugin: parsed\n---\n# Text Elements\nRotate keys gauge ^a1b2c3d4\n\n%%\n"}
+    for name, text in boards.items():
+        for ends in ("\n", "\r\n"):
+            suffix = "-crlf" if ends == "\r\n" else ""
+            (tiny_vault / "knowledge").mkdir(exist_ok=True)
+            (tiny_vault / "knowledge" / f"{name}{suffix}.excalidraw.md").write_bytes(text.replace("\n", ends).encode())
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    bodies = dict(index.conn.execute("SELECT slug, body FROM documents WHERE slug LIKE '%.excalidraw'"))
+    assert [w for w in report.warnings if "excalidraw" in w] == []
+    for name in boards:
+        assert bodies[f"{name}-crlf.excalidraw"] == bodies[f"{name}.excalidraw"] != "", name
+    assert bodies["sections.excalidraw"] == "Sleep debt gauge" and bodies["scene.excalidraw"] == "Scene only gauge"
+    assert len(index.recall("gauge", top=10)) == 6
     index.close()
 
 

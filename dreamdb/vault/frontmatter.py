@@ -184,7 +184,7 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     return meta, body, _repeated_keys(block)
 
 
-_TOP_KEY = re.compile(r"^([^\s#'\"{}\[\]][^:\n]*?)[ \t]*:(?:[ \t]|$)", re.M)
+_TOP_KEY = re.compile(r"^([^\s#'\"{}\[\]][^:\n]*?)[ \t]*:(?:[ \t]|\r?$)", re.M)
 """A top-level ``key:`` at the start of a line (block scalars' and nested mappings' lines are indented)."""
 
 

@@ -269,7 +269,9 @@ def excalidraw_text(body: str) -> str:
     """Text elements of an Excalidraw board, block ids removed; never the scene JSON itself: its ``Text Elements``
     section (``##``, or ``#`` as the plugin wrote it before 2.x), else the text of the scene's text elements, for a
     board written with its JSON alone (QA round 98-B F2: both were indexed with no body, silently). ``""`` when the
-    board holds no text."""
+    board holds no text. CR LF line ends are read as LF (QA round 119-B F1: a board checked out with CR LF, git's
+    ``core.autocrlf``, was indexed with no text)."""
+    body = body.replace("\r\n", "\n")
     m = _TEXT_ELEMENTS[0].search(body) or _TEXT_ELEMENTS[1].search(body)
     text = re.sub(r"\s*\^[A-Za-z0-9_-]{6,}\s*$", "", m.group(1), flags=re.MULTILINE).strip() if m else ""
     return text or _scene_texts(body)  # (an empty section, the scene's text: QA round 99-A F6)
