@@ -2359,3 +2359,30 @@ def test_the_walk_up_from_under_a_folder_that_cannot_be_searched_says_so(tmp_pat
     assert p.returncode == 3, (p.stdout, p.stderr)
     assert err["message"] == (f"Cannot look for a _dream_context/ folder in {locked / 'sub'} (permission denied: it,"
                               " or a folder on its way, cannot be searched).") and "--vault PATH" in err["hint"]
+
+
+def test_an_unresolved_merge_conflict_is_said_so(tiny_vault):
+    """QA round 119-B F2: a merge conflict in a note's frontmatter, or in CHANGELOG.json, was said as "not valid
+    YAML/JSON" with the parser's words, and update/remember refused the file the same way: it is named a merge
+    conflict, at its line, with how to resolve it. A markdown heading's ======= underline is no conflict."""
+    from dreamdb.errors import WriteRefused
+    from dreamdb.writes import remember, update
+
+    write_doc(tiny_vault, "knowledge/pin.md", "---\ntitle: Pinned decision\npinned: true\n<<<<<<< HEAD\ntags: [db]\n"
+                                              "=======\ntags: [database]\n>>>>>>> feature\n---\nkeep the okapi decision\n")
+    write_doc(tiny_vault, "knowledge/setext.md", "---\ntitle: [unclosed\n---\nHeading\n=======\nokapi body\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", '[\n<<<<<<< HEAD\n{"id": "a"}\n=======\n{"id": "b"}\n>>>>>>> x\n]\n')
+    index = dreamdb.open(tiny_vault)
+    warned = index.sync().warnings
+    assert ("knowledge/pin.md: frontmatter holds an unresolved merge conflict, <<<<<<< at line 4, so it is no valid"
+            " YAML (its title, dates and flags are not read until it is resolved); indexed the body only") in warned
+    assert "core/CHANGELOG.json: not valid JSON (an unresolved merge conflict, <<<<<<< at line 2); changelog not" \
+           " indexed" in warned
+    assert not any("setext.md" in w and "merge conflict" in w for w in warned)
+    before = (tiny_vault / "knowledge" / "pin.md").read_bytes()
+    with pytest.raises(WriteRefused, match=r"malformed \(an unresolved merge conflict, <<<<<<< at line 4\)") as info:
+        update(tiny_vault, "pin", tags=["x"])
+    assert "Resolve the merge conflict" in info.value.hint and (tiny_vault / "knowledge" / "pin.md").read_bytes() == before
+    with pytest.raises(WriteRefused, match=r"not valid JSON \(an unresolved merge conflict, <<<<<<< at line 2\)"):
+        remember(tiny_vault, "a new entry")
+    index.close()

@@ -167,10 +167,15 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
             meta = _load(block, _Loader)
         except (ValueError, OverflowError):  # an impossible date (month 13): read dates as text
             meta = _load(block, _DatesAsText)
-    except yaml.YAMLError as exc:
-        return {}, body, f"frontmatter is not valid YAML ({yaml_problem(exc)})"
-    except (ValueError, OverflowError) as exc:  # (a value its explicit tag cannot read: !!float abc)
-        return {}, body, f"frontmatter is not valid YAML ({exc})"
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:  # (ValueError: a value its tag cannot read, !!float x)
+        from dreamdb.vault.conflicts import conflict_words
+
+        conflict = conflict_words(block, first_line=2)
+        if conflict:  # (QA round 119-B F2: said as bad YAML, which it is, but not why)
+            return {}, body, f"frontmatter holds {conflict}, so it is no valid YAML (its title, dates and flags are" \
+                             " not read until it is resolved)"
+        problem = yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
+        return {}, body, f"frontmatter is not valid YAML ({problem})"
     except RecursionError:  # PyYAML builds nested collections recursively
         return {}, body, f"frontmatter is nested too deeply to read (over {MAX_DEPTH} levels)"
     if meta is None:

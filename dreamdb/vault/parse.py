@@ -658,7 +658,9 @@ def parse_changelog(rel_path: str, text: str) -> tuple[list[Document], list[str]
             where = f" at line {text.count(chr(10), 0, at.start()) + 1:,}" if at else ""
             return [], [f"{rel_path}: holds an integer too long to read (over {int(limit.group(1)):,} digits){where};"
                         " changelog not indexed (shorten that number, or write it as a string in quotes)"]
-        return [], [f"{rel_path}: not valid JSON ({exc}); changelog not indexed"]
+        from dreamdb.vault.conflicts import conflict_words
+
+        return [], [f"{rel_path}: not valid JSON ({conflict_words(text) or exc}); changelog not indexed"]
     except RecursionError:  # QA round 12: a 1,200-deep array crashed every command
         return [], [f"{rel_path}: nested too deeply to read; changelog not indexed"]
     if json_too_deep(data):  # (the same limit on every Python: 3.12's decoder reads 1,200 levels, QA round 67 M1)

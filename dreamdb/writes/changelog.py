@@ -72,8 +72,13 @@ class _ChangelogFile:
             if too_long:  # (QA round 59 L10: the message quoted Python's sys.set_int_max_str_digits())
                 raise WriteRefused(f"core/CHANGELOG.json {too_long}; it was not changed.",
                                    hint="Shorten that number, or write it as a string (in quotes), by hand.") from None
-            raise WriteRefused(f"core/CHANGELOG.json is not valid JSON ({exc}); it was not changed.",
-                               hint="Fix the file by hand (git diff shows what changed).") from exc
+            from dreamdb.vault.conflicts import conflict_words
+
+            conflict = conflict_words(text)
+            raise WriteRefused(f"core/CHANGELOG.json is not valid JSON ({conflict or exc}); it was not changed.",
+                               hint="Resolve the merge conflict (keep both sides' entries, remove the <<<<<<< ======="
+                                    " >>>>>>> lines), then retry." if conflict else
+                               "Fix the file by hand (git diff shows what changed).") from exc
         except RecursionError as exc:
             raise WriteRefused("core/CHANGELOG.json is nested too deeply to read; it was not changed.",
                                hint="Fix the file by hand (git diff shows what changed).") from exc

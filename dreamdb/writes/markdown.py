@@ -100,8 +100,14 @@ class _Markdown:
         except yaml.YAMLError as exc:
             from dreamdb.vault.frontmatter import yaml_problem  # (yaml is loaded already here)
 
-            raise WriteRefused(f"The document's YAML frontmatter is malformed ({yaml_problem(exc)}).",
-                               hint="Fix the frontmatter by hand; dreamdb will not guess.") from exc
+            from dreamdb.vault.conflicts import conflict_words
+
+            fm = "".join(self.fm_lines)
+            conflict = conflict_words(fm, first_line=2)
+            raise WriteRefused(f"The document's YAML frontmatter is malformed ({conflict or yaml_problem(exc)}).",
+                               hint="Resolve the merge conflict (keep one side, remove the <<<<<<< ======= >>>>>>>"
+                                    " lines), then retry." if conflict else
+                               "Fix the frontmatter by hand; dreamdb will not guess.") from exc
         except (ValueError, OverflowError) as exc:  # PyYAML building an impossible date (2026-13-45)
             from dreamdb.vault.frontmatter import impossible_values
 

@@ -1,0 +1,27 @@
+"""Unresolved merge conflicts in a vault file: the markers git (and other version control) writes between the two
+sides of a conflict, found so that a file they broke is said to hold a merge conflict rather than bad YAML or JSON
+(QA round 119-B F2: a conflict in a note's frontmatter dropped its title, dates and flags with "not valid YAML")."""
+
+from __future__ import annotations
+
+import re
+
+_MARKER = re.compile(r"^(?:<{7}(?:[ \t].*)?|={7}|>{7}(?:[ \t].*)?|\|{7}(?:[ \t].*)?)\r?$", re.MULTILINE)
+"""A line git writes around a conflict: ``<<<<<<< ours``, ``=======``, ``>>>>>>> theirs``, and ``||||||| base`` of
+the diff3 style (git's ``merge.conflictStyle``); seven characters, as git's default ``conflict-marker-size``."""
+
+
+def conflict_line(text: str) -> int | None:
+    """The 1-based line number of the first merge conflict marker in ``text`` that a ``<<<<<<<`` line opens, else
+    ``None`` (a ``=======`` line alone is a markdown heading's underline, not a conflict)."""
+    opening = re.search(r"^<{7}(?:[ \t].*)?\r?$", text, re.MULTILINE)
+    if opening is None or _MARKER.search(text, opening.end()) is None:
+        return None
+    return text.count("\n", 0, opening.start()) + 1
+
+
+def conflict_words(text: str, first_line: int = 1) -> str | None:
+    """``"an unresolved merge conflict, <<<<<<< at line N"`` for ``text`` (whose first line is line ``first_line``
+    of its file), else ``None``."""
+    line = conflict_line(text)
+    return None if line is None else f"an unresolved merge conflict, <<<<<<< at line {line + first_line - 1}"
