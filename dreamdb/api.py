@@ -30,7 +30,8 @@ from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate, migrations_dir, missing_objects, pending
 from dreamdb.store.salvage import carry_vectors, open_for_carry
-from dreamdb.store.sync import CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, sync, unreadable_paths
+from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, frontmatter_unread, sync,
+                                unreadable_paths)
 from dreamdb.timeparse import as_utc
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
 
@@ -1551,7 +1552,35 @@ class Index:
                 self._note_empty_result(plan, now_days, filters)
             except db.DatabaseError:  # the notes explain an empty result; the next recall meets any damage
                 pass
+        else:
+            self._note_unread_frontmatter(hits)
         return hits
+
+    def _note_unread_frontmatter(self, hits: list[Hit]) -> None:
+        """A note for each hit whose file the index holds without its frontmatter (:func:`frontmatter_unread`): its
+        title, dates, tags and flags (``pinned``, ``status``, ``expires``) are unknown, so it may rank where it would
+        not (QA round 119-B F2: a note expired, whose frontmatter a merge conflict broke, came back in every recall)."""
+        memory = self._memory  # (the map read once per state the memory engine read, kept with it)
+        probe = getattr(memory, "_probe", None)
+        cached = getattr(memory, "frontmatter_unread", None)
+        if probe is not None and cached is not None and cached[0] == probe:
+            unread = cached[1]
+        else:
+            try:
+                unread = frontmatter_unread(self.conn)
+            except db.DatabaseError:
+                return
+            if probe is not None:
+                memory.frontmatter_unread = (probe, unread)
+        if not unread:
+            return
+        vault = str(self.vault) + os.sep
+        for h in hits:
+            rel = h.path[len(vault):].replace(os.sep, "/") if h.path.startswith(vault) else None
+            if rel in unread:
+                self.notes.append(f"{h.doc_id}: indexed without its frontmatter ({unread[rel].split('; indexed')[0]}):"
+                                  " its title, dates, tags and flags (pinned, status, expires) are unknown until the"
+                                  " file is fixed")
 
     def _bm25_snapshot(self, plan, top: int, now_days: float, filters: Filters, explain: bool) -> list[Hit]:
         """BM25 hits with the ranking and the hits' rows read in one snapshot of the index: a sync
@@ -2279,12 +2308,15 @@ class Index:
         cased, cased_examples = cased_markdown(self.vault, include_archives=self.include_archives)
         undecodable, undecodable_examples = undecodable_markdown(self.vault, include_archives=self.include_archives)
         unreadable = unreadable_paths(c)
+        unread = frontmatter_unread(c)
         return {
             "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
             "documents": sum(by_type.values()), "by_type": by_type,
             "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
             # (QA round 69 H1: a note dreamdb could not read was only "1 from 2 files")
             "unreadable_files": len(unreadable), "unreadable_examples": unreadable[:5],
+            # (QA round 119-B F2: a merge conflict in a note's frontmatter was said by one sync only)
+            "frontmatter_unread": len(unread), "frontmatter_unread_examples": sorted(unread)[:5],
             "unindexed_markdown": outside, "unindexed_examples": examples,
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
             "unindexed_changelog": misnamed_changelog(self.vault),  # (QA round 91 F7)

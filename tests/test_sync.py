@@ -2375,7 +2375,7 @@ def test_an_unresolved_merge_conflict_is_said_so(tiny_vault):
     index = dreamdb.open(tiny_vault)
     warned = index.sync().warnings
     assert ("knowledge/pin.md: frontmatter holds an unresolved merge conflict, <<<<<<< at line 4, so it is no valid"
-            " YAML (its title, dates and flags are not read until it is resolved); indexed the body only") in warned
+            " YAML; indexed the body only") in warned
     assert "core/CHANGELOG.json: not valid JSON (an unresolved merge conflict, <<<<<<< at line 2); changelog not" \
            " indexed" in warned
     assert not any("setext.md" in w and "merge conflict" in w for w in warned)
@@ -2385,4 +2385,37 @@ def test_an_unresolved_merge_conflict_is_said_so(tiny_vault):
     assert "Resolve the merge conflict" in info.value.hint and (tiny_vault / "knowledge" / "pin.md").read_bytes() == before
     with pytest.raises(WriteRefused, match=r"not valid JSON \(an unresolved merge conflict, <<<<<<< at line 2\)"):
         remember(tiny_vault, "a new entry")
+    index.close()
+
+
+def test_a_note_indexed_without_its_frontmatter_is_said_until_it_is_fixed(tiny_vault):
+    """QA round 119-B F2: the sync that read a note whose frontmatter it could not read (a merge conflict) warned once;
+    later recalls and status said nothing, and the note, its ``expires`` lost, came back in every recall. Kept in the
+    index until the file is fixed or removed, and said by status and by recall's notes on such a hit."""
+    write_doc(tiny_vault, "knowledge/pin.md", "---\ntitle: Pinned\nexpires: 2026-01-01\n<<<<<<< HEAD\ntags: [a]\n"
+                                              "=======\ntags: [b]\n>>>>>>> x\n---\nthe okapi decision\n")
+    write_doc(tiny_vault, "knowledge/tabs.md", "---\ntitle: Tabbed\ntags:\n\t- tabbed\n---\nokapi tabs\n")
+    write_doc(tiny_vault, "knowledge/fine.md", "---\ntitle: Fine\n---\nokapi fine\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    for _ in range(2):  # (the files unchanged: not read again, still said)
+        status = index.status()
+        assert status["frontmatter_unread"] == 2
+        assert status["frontmatter_unread_examples"] == ["knowledge/pin.md", "knowledge/tabs.md"]
+        hits = index.recall("okapi", top=5, now="2026-06-01")
+        notes = index.take_notes()
+        assert {h.doc_id for h in hits} == {"knowledge/pin", "knowledge/tabs", "knowledge/fine"}
+        assert ("knowledge/pin: indexed without its frontmatter (frontmatter holds an unresolved merge conflict, <<<<<<<"
+                " at line 4, so it is no valid YAML): its title, dates, tags and flags (pinned, status, expires) are"
+                " unknown until the file is fixed") in notes
+        assert any(n.startswith("knowledge/tabs: indexed without its frontmatter (frontmatter is not valid YAML") for n in
+                   notes) and not any(n.startswith("knowledge/fine") for n in notes)
+        index.sync()
+    write_doc(tiny_vault, "knowledge/pin.md", "---\ntitle: Pinned\nexpires: 2026-01-01\ntags: [a]\n---\nthe okapi"
+                                              " decision\n")
+    (tiny_vault / "knowledge" / "tabs.md").unlink()
+    index.sync()
+    assert index.status()["frontmatter_unread"] == 0
+    assert {h.doc_id for h in index.recall("okapi", top=5, now="2026-06-01")} == {"knowledge/fine"}  # (expired now)
+    assert not any("frontmatter" in n for n in index.take_notes())
     index.close()

@@ -213,6 +213,13 @@ def status_cmd(vault, as_json):
                    f" cannot read ({', '.join(output.visible_id(p) for p in st['unreadable_examples'])}{more}): fix"
                    f" {'their' if st['unreadable_files'] != 1 else 'its'} permissions, or contents (binary, or JSON"
                    " that does not parse; dreamdb sync --force names the reason)")
+    if st["frontmatter_unread"]:  # (QA round 119-B F2: a merge conflict in a note's frontmatter, said by one sync)
+        n = st["frontmatter_unread"]
+        more = ", …" if n > len(st["frontmatter_unread_examples"]) else ""
+        click.echo(f"in part:        {n} note{'s' if n != 1 else ''} indexed without {'their' if n != 1 else 'its'}"
+                   f" frontmatter ({', '.join(output.visible_id(p) for p in st['frontmatter_unread_examples'])}{more}):"
+                   " title, dates, tags and flags unknown until fixed (bad YAML or a merge conflict; dreamdb sync"
+                   " --force names the reason)")
     click.echo(f"last sync:      {st['last_sync']}")
     waiting = (f" (migrations {', '.join(map(str, st['pending_migrations']))} wait for a SQLite that loads"
                " sqlite-vec)" if st["pending_migrations"] else "")

@@ -140,6 +140,7 @@ class MemoryEngine:
         self.hit_prepared: dict[int, tuple] = {}
         self.superseded_by: dict[str, str] = {}
         self._served = 0  # rankings served since the index state was loaded
+        self.frontmatter_unread: tuple | None = None  # (probe, {path: why}): dreamdb.api's, read once per state
         self._preload_due = False  # every posting is to be loaded at once (small enough, not yet done)
 
     # -- loading ------------------------------------------------------------------

@@ -195,6 +195,32 @@ UNREADABLE = "unreadable"
 JSON): it has no documents."""
 
 
+FRONTMATTER_UNREAD_KEY = "frontmatter_unread"
+"""``meta`` key: a JSON object ``{vault-relative path: the sync's warning}`` of the notes indexed without their
+frontmatter (it could not be read: bad YAML, a merge conflict, too large, not closed), kept until the file is fixed or
+removed (:func:`frontmatter_unread`)."""
+
+
+def frontmatter_unread(conn) -> dict[str, str]:
+    """``{vault-relative path: why}`` of the notes the index holds without their frontmatter (their title, dates, tags
+    and flags unknown), as the syncs that read them warned (QA round 119-B F2: said by one sync only, then nowhere,
+    while a note whose ``expires`` was lost came back in every recall)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (FRONTMATTER_UNREAD_KEY,)).fetchone()
+    try:
+        data = json.loads(row[0]) if row else {}
+    except (TypeError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def _save_frontmatter_unread(conn, unread: dict[str, str]) -> None:
+    if unread:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                     (FRONTMATTER_UNREAD_KEY, json.dumps(dict(sorted(unread.items())), ensure_ascii=False)))
+    else:
+        conn.execute("DELETE FROM meta WHERE key = ?", (FRONTMATTER_UNREAD_KEY,))
+
+
 def unreadable_paths(conn) -> list[str]:
     """Vault-relative paths of the files the last syncs could not read, in path order (``status`` and the notes on an
     empty index name them)."""
@@ -527,9 +553,20 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     stored change time is left NULL, so the next sync reads them again."""
     from hashlib import sha256  # hashing and YAML only when something changed
 
-    from dreamdb.vault.parse import parse_file
+    from dreamdb.vault.parse import frontmatter_unread as unread_because, parse_file
 
     stored = _stored_state(conn)
+    unread: dict[str, str] | None = {} if held is not None else None  # (read at the first change; a rebuild reads all)
+
+    def note_unread(path: str, file_warnings=()) -> None:
+        nonlocal unread
+        if unread is None:
+            unread = frontmatter_unread(conn)
+        why = next((w for w in (unread_because(w, path) for w in file_warnings) if w), None)
+        if why:
+            unread[path] = why
+        else:
+            unread.pop(path, None)
     candidates, removed, report.unchanged = _plan(sources, stored, vault)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     postings = BulkPostings(conn) if bulk and BulkPostings.wanted(conn) else None
@@ -605,6 +642,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             continue
         docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw)
         warnings.extend(file_warnings)
+        if src.kind == "markdown":
+            note_unread(src.rel_path, file_warnings)
         if not readable and not docs and old is not None and old[2] == UNREADABLE:
             # Nothing readable in it, as before (a binary note, a CHANGELOG.json that is no JSON): its stat stored
             # again, as for content found the same; no change, no new generation (QA round 101-B F1: every
@@ -648,6 +687,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             note_held(path)
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
         report.removed += 1
+        note_unread(path)
+    if unread is not None:
+        _save_frontmatter_unread(conn, unread)
     number_same_names(conn, touched, new_paths, warn=warnings.append, gone=held_before)
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)

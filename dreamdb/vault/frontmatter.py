@@ -172,8 +172,7 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
 
         conflict = conflict_words(block, first_line=2)
         if conflict:  # (QA round 119-B F2: said as bad YAML, which it is, but not why)
-            return {}, body, f"frontmatter holds {conflict}, so it is no valid YAML (its title, dates and flags are" \
-                             " not read until it is resolved)"
+            return {}, body, f"frontmatter holds {conflict}, so it is no valid YAML"
         problem = yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)
         return {}, body, f"frontmatter is not valid YAML ({problem})"
     except RecursionError:  # PyYAML builds nested collections recursively

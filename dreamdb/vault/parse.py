@@ -94,6 +94,17 @@ def _as_text(value) -> str:
     return str(value)
 
 
+def frontmatter_unread(warning: str, rel_path: str) -> str | None:
+    """What :func:`parse_markdown`'s ``warning`` on ``rel_path`` says when it is one of a frontmatter block it could not
+    read (its title, dates, tags and flags lost: bad YAML, a merge conflict, too large, not closed), without the path;
+    else ``None``. The sync keeps these (``meta`` ``frontmatter_unread``) for ``status`` and recall's notes, since the
+    file, unchanged, is not read again (QA round 119-B F2)."""
+    prefix = f"{rel_path}: frontmatter "
+    if warning.startswith(prefix) and ("; indexed the body only" in warning or "; indexed the whole file as text" in warning):
+        return warning[len(rel_path) + 2:]
+    return None
+
+
 def _collection_kind(value) -> str | None:
     """``a list``, ``a mapping``, ``a set`` or ``binary data`` (``!!binary`` that is no UTF-8) for a frontmatter value
     that is no scalar, for a warning; ``None`` for a scalar."""
