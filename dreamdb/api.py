@@ -514,6 +514,15 @@ class Index:
         (the CLI shows a progress bar with it: a vault's first recall indexes it whole)."""
         self.warnings: list[str] = []
         self.notes: deque[str] = deque(maxlen=MAX_NOTES)
+        if vault is None and os.environ.get("DREAMDB_VAULT", "").strip():
+            from dreamdb.vault.discover import vault_in_working_folder
+
+            here = vault_in_working_folder()
+            if here is not None and os.path.realpath(here) != os.path.realpath(self.vault):
+                # (QA round 119-A F1: the README's export left it set, and another project's commands read and wrote
+                # it without a word)
+                self.notes.append(f"DREAMDB_VAULT names the vault {self.vault}, used instead of the vault of the"
+                                  f" current folder, {here} (pass --vault, or unset DREAMDB_VAULT, to use that one)")
         self._updating_elsewhere = False  # the last sync before a read found another process's write lock
         self._not_updated = False  # the last sync before a read could not write the index (read as it is)
         self._read_only_because: str | None = None  # why the connection was opened read-only (_open_read_only)

@@ -779,3 +779,32 @@ def test_what_remember_dated_today_is_found_by_since_today_in_any_time_zone(exam
     assert [h["doc_id"] for h in json.loads(p.stdout)["hits"]] == [f"changelog/{entry_id}"]
     p = run_main("recall", "--vault", str(example_vault), "--json", "--since", "tomorrow", "quokka", env=env)
     assert json.loads(p.stdout)["hits"] == []
+
+
+def test_dreamdb_vault_used_over_the_current_folders_vault_is_said(tmp_path):
+    """QA round 119-A F1: with DREAMDB_VAULT exported (as the README's block did), a command run in another project
+    read that vault, and remember wrote into it, without a word. Said on stderr (and in recall's JSON notes)."""
+    import shutil
+
+    for name in ("one", "two"):
+        shutil.copytree(EXAMPLES / "_dream_context", tmp_path / name / "_dream_context",
+                        ignore=shutil.ignore_patterns(".dreamdb"))
+    one, two = tmp_path / "one" / "_dream_context", tmp_path / "two" / "_dream_context"
+    env = {**os.environ, "DREAMDB_VAULT": str(one)}
+    said = (f"DREAMDB_VAULT names the vault {one}, used instead of the vault of the current folder, {two} (pass"
+            " --vault, or unset DREAMDB_VAULT, to use that one)")
+
+    def run(*args, cwd):
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, text=True, env=env,
+                              cwd=cwd, timeout=120)
+
+    p = run("recall", "--json", "sleep debt", cwd=two / "knowledge")
+    assert p.returncode == 0 and said in json.loads(p.stdout)["notes"], p.stdout
+    assert all(h["path"].startswith(str(one)) for h in json.loads(p.stdout)["hits"])
+    p = run("remember", "which vault is this", cwd=two)
+    assert p.returncode == 0 and f"note: {said}" in p.stderr, p.stderr
+    assert "which vault is this" in (one / "core" / "CHANGELOG.json").read_text(encoding="utf-8")
+    for cwd, args in ((tmp_path / "one", ["recall", "sleep debt"]), (two, ["recall", "--vault", str(two), "sleep"]),
+                      (tmp_path, ["recall", "sleep debt"])):  # (its own vault, one given, no vault here: nothing said)
+        p = run(*args, cwd=cwd)
+        assert p.returncode == 0 and "DREAMDB_VAULT names" not in p.stderr, (cwd, p.stderr)

@@ -74,7 +74,8 @@ def test_the_python_api_example_runs_as_written(tmp_path):
     code = re.findall(r"```python\n(.*?)```", _section("## Python API"), re.S)[0]
     copy = tmp_path / "copy"
     shutil.copytree(ROOT / "examples", copy, ignore=shutil.ignore_patterns(".dreamdb"))
-    assert code.count("/tmp/my-vault-copy") == 3
+    assert code.count("/tmp/my-vault-copy") == 2  # (the copy is made before, as the text above the code says)
+    assert "cp -r examples /tmp/my-vault-copy" in _section("## Python API").split("```python")[0]
     code = code.replace("/tmp/my-vault-copy", str(copy))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
                        env={**os.environ, "DREAMDB_RECALL_MODE": ""})

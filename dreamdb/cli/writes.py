@@ -6,7 +6,7 @@ import os
 
 import click
 
-from dreamdb.cli.options import NonEmptyPath, json_option, open_index, vault_option
+from dreamdb.cli.options import NonEmptyPath, json_option, open_index, print_notes, vault_option
 from dreamdb.errors import UsageError
 
 
@@ -110,6 +110,7 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
     else:
         description = _one_of(" ".join(text) if text else None, text_file, "TEXT", "--file")
     index = open_index(vault)
+    print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
     entry = index.remember(description, type=entry_type, scope=scope, summary=summary, references=references,
                            supersedes=supersedes, authors=authors, breaking=breaking)
     # "id" is the entry's field in CHANGELOG.json; "doc_id" the id recall and --supersedes use
@@ -173,6 +174,7 @@ def update(slug, description, tags, content, append, content_file, append_file, 
     content = _one_of(content, content_file, "--content", named["content"])
     append = _one_of(append, append_file, "--append", named["append"])
     index = open_index(vault)
+    print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
     # ("path" as delete's output names the file; "updated" kept for existing callers; "doc_id" as delete's, QA 59 L10)
     payload = index.update(slug, description=description, tags=tags, content=content, append=append,
                            pin=True if pin else False if unpin else None)
@@ -204,6 +206,7 @@ def delete(slug, force, vault, as_json):
       dreamdb delete knowledge/decisions/old-note.md --json
     """
     index = open_index(vault)
+    print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
     # ("doc_id": the id recall printed; "deleted" is the name given, QA 59 L10)
     payload = index.delete(slug, force=force)
     # a deleted link leaves a link in the trash (to the file it pointed to, which is untouched), not a copy

@@ -154,6 +154,15 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
     return _walk_up(cwd)
 
 
+def vault_in_working_folder() -> Path | None:
+    """The vault the walk up from the current folder finds (as :func:`find_vault` without a path and without
+    ``$DREAMDB_VAULT``), or ``None`` when it finds none or none it can use."""
+    try:
+        return _walk_up(None)
+    except (VaultNotFound, OSError, RuntimeError):
+        return None
+
+
 def _walk_up(cwd: Path | None) -> Path:
     """The ``_dream_context`` folder in or above ``cwd`` (default: the current folder), or the one ``cwd`` is in.
 
