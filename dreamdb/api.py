@@ -296,7 +296,11 @@ def _types(values, name: str = "types") -> list[str] | None:
     out = [t.lower() for t in _split(values, name) or []] or None
     for t in out or []:
         if t not in DOCUMENT_TYPES:
-            raise UsageError(f"Unknown document type {t!r}", hint=f"Types: {', '.join(DOCUMENT_TYPES)}")
+            import difflib
+
+            close = difflib.get_close_matches(t, DOCUMENT_TYPES, n=1, cutoff=0.6)  # (QA round 119-A F6: a typo)
+            raise UsageError(f"Unknown document type {t!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+                             hint=f"Types: {', '.join(DOCUMENT_TYPES)}")
     return out
 
 

@@ -69,6 +69,16 @@ def test_type_names_ignore_case(vault):
     assert [d["doc_id"] for d in index.list_documents(types="TASK")] == ["task/task"]
 
 
+def test_a_mistyped_type_gets_the_closest_name(vault):
+    """QA round 119-A F6: ``--types featur`` said "Unknown document type" with the list, not the type meant."""
+    index = dreamdb.open(vault)
+    with pytest.raises(UsageError, match=r"Unknown document type 'featur'; did you mean 'feature'\?$") as info:
+        index.recall("x", types="featur")
+    assert info.value.hint.startswith("Types: knowledge, feature")
+    with pytest.raises(UsageError, match=r"Unknown document type 'zzz'$"):
+        index.recall("x", exclude_types="zzz")
+
+
 def test_confidence_status_and_recency_order_equal_matches(vault):
     hits = dreamdb.open(vault).recall("quokka", top=10, now=NOW, explain=True)
     by = {h.doc_id: h for h in hits}
