@@ -72,11 +72,13 @@ def test_type_names_ignore_case(vault):
 def test_a_mistyped_type_gets_the_closest_name(vault):
     """QA round 119-A F6: ``--types featur`` said "Unknown document type" with the list, not the type meant."""
     index = dreamdb.open(vault)
-    with pytest.raises(UsageError, match=r"Unknown document type 'featur'; did you mean 'feature'\?$") as info:
+    with pytest.raises(UsageError) as info:
         index.recall("x", types="featur")
+    assert info.value.message == "Unknown document type 'featur'; did you mean 'feature'?"
     assert info.value.hint.startswith("Types: knowledge, feature")
-    with pytest.raises(UsageError, match=r"Unknown document type 'zzz'$"):
+    with pytest.raises(UsageError) as info:
         index.recall("x", exclude_types="zzz")
+    assert info.value.message == "Unknown document type 'zzz'"
 
 
 def test_confidence_status_and_recency_order_equal_matches(vault):
