@@ -2419,3 +2419,25 @@ def test_a_note_indexed_without_its_frontmatter_is_said_until_it_is_fixed(tiny_v
     assert {h.doc_id for h in index.recall("okapi", top=5, now="2026-06-01")} == {"knowledge/fine"}  # (expired now)
     assert not any("frontmatter" in n for n in index.take_notes())
     index.close()
+
+
+def test_a_folder_named_almost_dream_context_is_pointed_out(tmp_path, monkeypatch):
+    """QA round 119-A F6: a project whose vault is ``dream_context/`` (no underscore) got "No _dream_context/ folder"
+    or "not a vault" with no word of the folder beside it."""
+    from dreamdb.errors import NoVaultFound, VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    (tmp_path / "dream-Context" / "knowledge").mkdir(parents=True)
+    (tmp_path / "dreamcontext.md").write_text("a file, not a folder\n")
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NoVaultFound) as info:
+        find_vault(None)
+    assert info.value.message.endswith(f"({tmp_path / 'dream-Context'} is named almost so: rename it _dream_context).")
+    with pytest.raises(VaultNotFound) as info:
+        find_vault(tmp_path)
+    assert info.value.hint.endswith(f"; {tmp_path / 'dream-Context'} is named almost so: rename it _dream_context.")
+    (tmp_path / "dream-Context").rename(tmp_path / "notes")
+    with pytest.raises(NoVaultFound) as info:
+        find_vault(None)
+    assert "named almost so" not in info.value.message

@@ -185,10 +185,27 @@ def _walk_up(cwd: Path | None) -> Path:
                                 " DREAMDB_VAULT; or give yourself search permission on those folders (chmod u+x).") from None
         if found:
             return _utf8_vault(_not_above_itself(d / VAULT_DIR_NAME, (d / VAULT_DIR_NAME).resolve()))
+    near = _near_misses(here)
     raise NoVaultFound(
-        f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it.",
+        f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it"
+        + (f" ({near[0]} is named almost so: rename it {VAULT_DIR_NAME})." if near else "."),
         hint="Run inside a project with a _dream_context/ vault, pass --vault PATH, or set DREAMDB_VAULT.",
     )
+
+
+def _near_misses(folder: Path) -> list[Path]:
+    """Folders in ``folder`` named almost ``_dream_context`` (``dream_context``, ``.dream-context``,
+    ``_Dream_Context``): a vault dreamdb does not read under that name (QA round 119-A F6: "not a vault", no word of
+    the folder beside it)."""
+    def key(name: str) -> str:
+        return "".join(c for c in name.casefold() if c.isalnum())
+
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(Path(e.path) for e in entries if e.name != VAULT_DIR_NAME and key(e.name) == "dreamcontext"
+                          and e.is_dir())
+    except OSError:
+        return []
 
 
 def _utf8_vault(vault: Path) -> Path:
@@ -240,7 +257,10 @@ def _explicit_vault(path, explicit) -> Path:
                             if inside is not None else f"{fix} to a _dream_context folder.")
     if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
         if not (p / VAULT_DIR_NAME).is_dir():
-            start = (f" to start a vault, create {p / VAULT_DIR_NAME}" if not (p / VAULT_DIR_NAME).exists() else
+            near = _near_misses(p)
+            start = (f" {near[0]} is named almost so: rename it {VAULT_DIR_NAME}" if near and not (
+                p / VAULT_DIR_NAME).exists() else f" to start a vault, create {p / VAULT_DIR_NAME}" if not (
+                p / VAULT_DIR_NAME).exists() else
                      f" {p / VAULT_DIR_NAME} is a file, not a folder: move it aside to start a vault there")
             raise VaultNotFound(
                 f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
