@@ -328,7 +328,7 @@ def test_remember_keeps_single_variation_selectors_and_the_invisible_characters_
     assert meta["description"] == text and meta["tags"] == ["❤\ufe0f", "\ue0a0 git"]
 
 
-@pytest.mark.parametrize("text, first", [("\u200b", "U+200B"), (" \u2060 ", "U+2060"), ("\u200e\u3164", "U+200E"),
+@pytest.mark.parametrize("text, first", [("\u200b", "U+200B"), (" \u2060 ", "U+2060"), ("\u200e", "U+200E"), ("\u3164", "U+3164"),
                                          ("\u00ad", "U+00AD")])
 def test_remember_and_update_refuse_text_with_nothing_visible(vault: Path, text: str, first: str):
     """QA rounds 60 and 64: ``remember $'\\u200b'`` saved an entry that shows as empty, as a space alone is refused;
