@@ -322,6 +322,14 @@ def _accumulator() -> str:
         return "C (DREAMDB_KERNEL has a value that is neither on nor off)"
 
 
+def _hard_linked(path: Path) -> bool:
+    """Whether the file at ``path`` has more than one name (``st_nlink`` > 1): a hard link another folder may share."""
+    try:
+        return os.stat(path).st_nlink > 1
+    except OSError:
+        return False
+
+
 def _file_identity(path: Path) -> tuple[int, int] | None:
     """``(device, inode)`` of ``path``; ``None`` when it does not exist or cannot be read."""
     try:
@@ -771,9 +779,10 @@ class Index:
         default one reached through a link (``.dreamdb`` or ``index.db`` a symlink: two projects linking theirs to
         one folder, or a project copied with ``cp -a``, emptied each other's index and embeddings on every sync,
         QA round 118-A F1). A file in the vault's own ``.dreamdb`` folder, or the cache's per-vault one, is this
-        vault's whatever it records (a copied project takes its copy over)."""
+        vault's whatever it records (a copied project takes its copy over), unless it is a hard link (a project copied
+        with ``cp -al``: QA round 120-A F5)."""
         return not config.is_default_index_path(self.index_path, self.vault) or \
-            os.path.islink(self.index_path) or os.path.islink(self.index_path.parent)
+            os.path.islink(self.index_path) or os.path.islink(self.index_path.parent) or _hard_linked(self.index_path)
 
     def _check_index_vault(self, conn, *, readonly: bool = False) -> None:
         """Refuse an index file (``DREAMDB_INDEX``, ``index_path``) that mirrors another vault that still
@@ -795,6 +804,12 @@ class Index:
                     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(self.vault),))
             return
         conn.close()
+        if config.is_default_index_path(self.index_path, self.vault) and not (
+                os.path.islink(self.index_path) or os.path.islink(self.index_path.parent)):  # (a hard link)
+            raise UsageError(f"The index {self.index_path} mirrors another vault ({other}): the file is a hard link to"
+                             " that vault's index (a project copied with cp -al?); one index file serves one vault.",
+                             hint=f"Give this vault an index of its own: remove {self.index_path} (it is rebuilt from"
+                                  " the vault; the other vault keeps its file).")
         if config.is_default_index_path(self.index_path, self.vault):  # (through a link: see _may_be_shared)
             link = self.index_path if os.path.islink(self.index_path) else self.index_path.parent
             raise UsageError(f"The index {self.index_path} mirrors another vault ({other}): {link} is a link to "

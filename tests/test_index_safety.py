@@ -1005,6 +1005,17 @@ def test_two_vaults_whose_index_folders_link_to_one_folder_are_refused_a_copied_
         assert run.returncode == 2 and "mirrors another vault" in run.stderr and "Traceback" not in run.stderr
     assert {h.path.split("/_dream_context/")[0] for h in first.recall("sleep debt")} == {str(tmp_path / "a")}
     first.close()
+    # a project copied with cp -al: its index file a hard link to the other's, refused alike (QA round 120-A F5)
+    (tmp_path / "h" / "_dream_context" / ".dreamdb").mkdir(parents=True)
+    shutil.copytree(EXAMPLES, tmp_path / "h" / "_dream_context", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".dreamdb"))
+    os.link(shared / "index.db", tmp_path / "h" / "_dream_context" / ".dreamdb" / "index.db")
+    with pytest.raises(UsageError, match="the file is a hard link to that vault's index") as info:
+        dreamdb.open(tmp_path / "h").recall("sleep debt")
+    assert f"remove {tmp_path / 'h' / '_dream_context' / '.dreamdb' / 'index.db'}" in info.value.hint
+    first = dreamdb.open(tmp_path / "a")
+    assert first.recall("sleep debt")  # (the vault that synced it keeps it)
+    first.close()
     # a copy with an index folder of its own: its index records the original vault, which exists; taken over
     shutil.copytree(tmp_path / "a", tmp_path / "c", symlinks=False)
     assert not (tmp_path / "c" / "_dream_context" / ".dreamdb").is_symlink()
