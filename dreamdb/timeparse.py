@@ -276,7 +276,8 @@ def calendar_day_instants(text: str, now: datetime) -> tuple[float, float] | Non
     :func:`parse_when` reads these words as the date typed out (midnight UTC), which is right for a document dated
     with a date alone; a document dated with a time of day is compared with these instants instead (QA round 118-B
     F3: in Tokyo at 08:30, ``--since today`` left out a note stamped 08:00 that day, 23:00 UTC the day before).
-    ``None`` too when ``now`` is in UTC (the bounds are then the same).
+    ``None`` too when ``now`` is in UTC (the bounds are then the same). When ``now`` is in the machine's time zone
+    (the current time), the day's midnights are that zone's, a summer time change included.
     """
     import math
 
@@ -285,11 +286,18 @@ def calendar_day_instants(text: str, now: datetime) -> tuple[float, float] | Non
     if shift is None or not offset:
         return None
     try:
-        start = datetime(now.year, now.month, now.day, tzinfo=now.tzinfo) + timedelta(days=shift)
-        end = start + timedelta(days=1)
+        day = date(now.year, now.month, now.day) + timedelta(days=shift)
+        if now.utcoffset() == now.astimezone().utcoffset():  # (the machine's time zone: its midnights, with the
+            # summer time change a day may hold, QA round 120-A F4; naive datetimes are read as local time)
+            start = datetime(day.year, day.month, day.day).astimezone()
+            nxt = day + timedelta(days=1)
+            end = datetime(nxt.year, nxt.month, nxt.day).astimezone()
+        else:  # (another offset, given with --now: its own)
+            start = datetime(day.year, day.month, day.day, tzinfo=now.tzinfo)
+            end = start + timedelta(days=1)
         first = start.astimezone(timezone.utc).timestamp() / 86400.0
         last = end.astimezone(timezone.utc).timestamp() / 86400.0
-    except (OverflowError, ValueError):  # the first or last day of the years 1–9999: as the dates are
+    except (OverflowError, ValueError, OSError):  # the first or last day of the years 1–9999: as the dates are
         return None
     return first, math.nextafter(last, -math.inf)
 

@@ -808,3 +808,24 @@ def test_dreamdb_vault_used_over_the_current_folders_vault_is_said(tmp_path):
                       (tmp_path, ["recall", "sleep debt"])):  # (its own vault, one given, no vault here: nothing said)
         p = run(*args, cwd=cwd)
         assert p.returncode == 0 and "DREAMDB_VAULT names" not in p.stderr, (cwd, p.stderr)
+
+
+def test_a_local_day_has_the_midnights_of_the_machines_time_zone_on_a_summer_time_day(tmp_path):
+    """QA round 120-A F4: ``today`` was built with the current offset, an hour off on a day whose summer time began
+    after midnight: a note of 23:30 the day before was "today". In a zone whose summer time starts on 5 December
+    (day 339) at 01:00, +01:00 then +02:00, at noon that day."""
+    from tests.conftest import write_doc
+
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/late.md", "---\ntitle: late\ndate: 2026-12-04T22:30:00Z\n---\nyankee\n")  # 23:30 local
+    write_doc(vault, "knowledge/early.md", "---\ntitle: early\ndate: 2026-12-04T23:30:00Z\n---\nyankee\n")  # 00:30 local
+    env = {**os.environ, "TZ": "XST-1XDT-2,J339/1,J360"}
+
+    def slugs(*window):
+        p = run_main("recall", "--vault", str(vault), "--json", "--now", "2026-12-05T12:00:00+02:00", *window, "yankee",
+                     env=env)
+        assert p.returncode == 0, p.stderr
+        return sorted(h["slug"] for h in json.loads(p.stdout)["hits"])
+
+    assert slugs("--since", "today") == ["early"]
+    assert slugs("--until", "yesterday") == ["late"]
