@@ -374,7 +374,7 @@ def test_sync_of_a_crlf_memory_file(tiny_vault):
     with dreamdb.open(tiny_vault) as index:
         assert index.sync().warnings == []
         assert memory_rows(index) == [
-            ("memory/alpha", "Alpha", "alpha body\r\n```\r\n## Fenced\r\n```"),
+            ("memory/alpha", "Alpha", "alpha body\n```\n## Fenced\n```"),  # (line ends read as LF: QA round 120-B)
             ("memory/notes-on-c", "Notes on C#", "sharp"),
         ]
 

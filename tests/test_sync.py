@@ -2441,3 +2441,32 @@ def test_a_folder_named_almost_dream_context_is_pointed_out(tmp_path, monkeypatc
     with pytest.raises(NoVaultFound) as info:
         find_vault(None)
     assert "named almost so" not in info.value.message
+
+
+def test_line_ends_and_byte_order_marks_of_every_kind_read_as_one(tiny_vault):
+    """QA round 120-B F1, F2, F5: a note of CR CR LF lines (Windows line ends converted twice) or one starting with two
+    byte-order marks lost its frontmatter silently, its YAML indexed as text, and the index kept every CR of a CR LF
+    note in its bodies. Each reads as the LF note does; a write refuses to rewrite the odd ones rather than stack a
+    second frontmatter block above the first."""
+    from dreamdb.errors import WriteRefused
+    from dreamdb.writes import update
+
+    lf = "---\ntitle: Gnu notes\ntags: [a]\ndate: 2026-01-02\n---\nThe gnu herd\nmoves north\n"
+    forms = {"lf": lf.encode(), "crlf": lf.replace("\n", "\r\n").encode(), "crcrlf": lf.replace("\n", "\r\r\n").encode(),
+             "cr": lf.replace("\n", "\r").encode(), "twoboms": ("\ufeff\ufeff" + lf).encode(),
+             "utf16twoboms": ("\ufeff" + lf).encode("utf-16")}
+    (tiny_vault / "knowledge").mkdir()
+    for name, raw in forms.items():
+        (tiny_vault / "knowledge" / f"{name}.md").write_bytes(raw)
+    index = dreamdb.open(tiny_vault)
+    assert [w for w in index.sync().warnings if "frontmatter" in w] == []
+    rows = {r[0]: r[1:] for r in index.conn.execute("SELECT slug, title, tags, date, body FROM documents")}
+    assert rows["lf"] == ("Gnu notes", '["a"]', "2026-01-02", "The gnu herd\nmoves north")
+    for name in ("crlf", "cr", "twoboms", "utf16twoboms"):
+        assert rows[name] == rows["lf"], name
+    assert rows["crcrlf"][:3] == rows["lf"][:3] and "\r" not in rows["crcrlf"][3]
+    for name, why in (("crcrlf", "lines ending in CR CR LF"), ("twoboms", "starts with two byte-order marks")):
+        with pytest.raises(WriteRefused, match=why):
+            update(tiny_vault, f"knowledge/{name}", tags=["b"])
+        assert (tiny_vault / "knowledge" / f"{name}.md").read_bytes() == forms[name]
+    index.close()

@@ -970,6 +970,15 @@ def test_writer_and_indexer_agree_on_the_frontmatter_block(text):
     from dreamdb.vault.frontmatter import split_frontmatter
     from dreamdb.writes.markdown import _Markdown
 
+    if "\r\r\n" in text:  # (QA round 120-B F1: the indexer reads CR CR LF as two line ends, and the block with
+        # them; the writer refuses to rewrite such a file rather than guess)
+        from dreamdb.vault.parse import parse_file
+
+        docs, _warnings, _ = parse_file("knowledge/x.md", "markdown", "knowledge", text.encode())
+        assert docs[0].title.startswith("Doubled CR")
+        with pytest.raises(WriteRefused, match="lines ending in CR CR LF"):
+            _Markdown(text)
+        return
     meta, body, warning = split_frontmatter(text.lstrip("\ufeff"))  # the indexer decodes with utf-8-sig
     doc = _Markdown(text)
     assert doc.unclosed == (warning is not None and "not closed" in warning)
