@@ -2470,3 +2470,20 @@ def test_line_ends_and_byte_order_marks_of_every_kind_read_as_one(tiny_vault):
             update(tiny_vault, f"knowledge/{name}", tags=["b"])
         assert (tiny_vault / "knowledge" / f"{name}.md").read_bytes() == forms[name]
     index.close()
+
+
+def test_the_walk_up_from_a_folder_deeper_than_the_system_takes_says_so(tmp_path):
+    """QA round 120-A F9: from a working folder whose path is longer than the system takes (PATH_MAX), the walk up
+    ended in exit 70 (File name too long); it says so, exit 3."""
+    import subprocess
+    import sys
+
+    code = ("import os, sys\nfrom dreamdb.entry import main\n"
+            f"os.chdir({str(tmp_path)!r})\n"
+            "for _ in range(25):\n    os.mkdir('d' * 200); os.chdir('d' * 200)\n"
+            "sys.exit(main(['--json', 'status']))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={k: v for k, v in os.environ.items() if k != "DREAMDB_VAULT"})
+    err = json.loads(p.stdout or p.stderr)["error"]
+    assert p.returncode == 3 and "Cannot look for a _dream_context/ folder in" in err["message"], (p.stdout, p.stderr)
+    assert "File name too long" in err["message"]

@@ -183,6 +183,9 @@ def _walk_up(cwd: Path | None) -> Path:
             raise VaultNotFound(f"Cannot look for a {VAULT_DIR_NAME}/ folder in {d} (permission denied: it, or a folder"
                                 " on its way, cannot be searched).", hint="cd into your project, pass --vault PATH, or set"
                                 " DREAMDB_VAULT; or give yourself search permission on those folders (chmod u+x).") from None
+        except OSError as exc:  # (a path too long for the system: QA round 120-A F9, exit 70)
+            raise VaultNotFound(f"Cannot look for a {VAULT_DIR_NAME}/ folder in {d} ({exc.strerror or exc}).",
+                                hint="cd into your project, pass --vault PATH, or set DREAMDB_VAULT.") from None
         if found:
             return _utf8_vault(_not_above_itself(d / VAULT_DIR_NAME, (d / VAULT_DIR_NAME).resolve()))
     near = _near_misses(here)
