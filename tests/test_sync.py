@@ -2411,6 +2411,10 @@ def test_a_note_indexed_without_its_frontmatter_is_said_until_it_is_fixed(tiny_v
         assert any(n.startswith("knowledge/tabs: indexed without its frontmatter (frontmatter is not valid YAML") for n in
                    notes) and not any(n.startswith("knowledge/fine") for n in notes)
         index.sync()
+    # a note turned binary keeps its documents as they were, and so its place here (QA round 120-A F11)
+    (tiny_vault / "knowledge" / "tabs.md").write_bytes(b"\x00\x01binary now")
+    assert any("kept the 1 document" in w for w in index.sync().warnings)
+    assert index.status()["frontmatter_unread_examples"] == ["knowledge/pin.md", "knowledge/tabs.md"]
     write_doc(tiny_vault, "knowledge/pin.md", "---\ntitle: Pinned\nexpires: 2026-01-01\ntags: [a]\n---\nthe okapi"
                                               " decision\n")
     (tiny_vault / "knowledge" / "tabs.md").unlink()

@@ -642,8 +642,6 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             continue
         docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw)
         warnings.extend(file_warnings)
-        if src.kind == "markdown":
-            note_unread(src.rel_path, file_warnings)
         if not readable and not docs and old is not None and old[2] == UNREADABLE:
             # Nothing readable in it, as before (a binary note, a CHANGELOG.json that is no JSON): its stat stored
             # again, as for content found the same; no change, no new generation (QA round 101-B F1: every
@@ -660,6 +658,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                 warnings.append(f"{src.rel_path}: kept the {kept} document{'s' if kept != 1 else ''} indexed before it broke; fix the file to update them")
                 report.unchanged += 1
                 continue
+        if src.kind == "markdown":  # (after the branches that keep its documents as they were: QA round 120-A F11)
+            note_unread(src.rel_path, file_warnings)
         if src.kind == "markdown" and old is not None:
             note_held(src.rel_path)
         # a file with nothing readable in it (binary, a CHANGELOG.json that is no JSON) is listed by status as one
