@@ -803,6 +803,8 @@ def test_dreamdb_vault_used_over_the_current_folders_vault_is_said(tmp_path):
     assert all(h["path"].startswith(str(one)) for h in json.loads(p.stdout)["hits"])
     p = run("remember", "which vault is this", cwd=two)
     assert p.returncode == 0 and f"note: {said}" in p.stderr, p.stderr
+    p = run("sync", cwd=two)  # (QA round 120-A F7: sync and embed dedup said nothing)
+    assert p.returncode == 0 and f"note: {said}" in p.stderr, p.stderr
     assert "which vault is this" in (one / "core" / "CHANGELOG.json").read_text(encoding="utf-8")
     for cwd, args in ((tmp_path / "one", ["recall", "sleep debt"]), (two, ["recall", "--vault", str(two), "sleep"]),
                       (tmp_path, ["recall", "sleep debt"])):  # (its own vault, one given, no vault here: nothing said)

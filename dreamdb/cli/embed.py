@@ -552,6 +552,7 @@ def _skip_reason(vault):
     if not CAN_LOAD_EXTENSIONS:  # (QA round 78-A F6: exit 70 on "no such module: vec0")
         return None, f"the SQLite driver ({DRIVER_NAME}) cannot load sqlite-vec"
     index = open_index(vault)
+    print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 120-A F7)
     if not vectors_available(index.conn):
         return None, "the index has no vector tables (sqlite-vec unavailable)"
     from dreamdb.errors import IndexUnavailable

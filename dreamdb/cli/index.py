@@ -40,6 +40,7 @@ def sync_cmd(vault, force, check, as_json):
     from dreamdb import output
 
     index = open_index(vault)
+    print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 120-A F7)
     progress = output.SyncProgress(enabled=not as_json)
     try:
         report = index.sync(force=force, progress=progress, check=check)
