@@ -324,7 +324,9 @@ def render_block(hits, *, name_vault: bool = False) -> str:
     if name_vault:
         import shlex
 
-        flag = f" --vault {_one_line(shlex.quote(hits[0].vault), 200)}"
+        quoted = shlex.quote(hits[0].vault)
+        if _one_line(quoted, 200) == quoted:  # (only a path shown exactly: one with runs of spaces, hidden characters
+            flag = f" --vault {quoted}"  # or past 200 characters would name another folder; QA round 120-A F3)
     lines.append(f'More: {_command()} recall{flag} --explain "<query>"')
     return "\n".join(lines) + "\n"
 
@@ -346,7 +348,18 @@ def _command() -> str:
     import sys
 
     exe = sys.argv[0] if sys.argv else ""
-    if os.path.basename(exe) != "dreamdb" or "/" not in exe:  # (python -m dreamdb, tests; a bare name: found on PATH)
+    if os.path.basename(exe) == "__main__.py" and os.path.basename(os.path.dirname(exe)) == "dreamdb":
+        # (run as "<python> -m dreamdb", as a hook command may be: that python, unless the dreamdb on PATH is the
+        # script of the same environment; QA round 120-A F3)
+        found = shutil.which("dreamdb")
+        if found is not None and os.path.realpath(os.path.dirname(found)) == os.path.realpath(
+                os.path.dirname(sys.executable)):
+            return "dreamdb"
+        import shlex
+
+        command = f"{shlex.quote(sys.executable)} -m dreamdb"
+        return command if _one_line(command, 200) == command else "dreamdb"
+    if os.path.basename(exe) != "dreamdb" or "/" not in exe:  # (tests; a bare name: found on PATH)
         return "dreamdb"
     exe = os.path.abspath(exe)  # (run by a relative path, .venv/bin/dreamdb, as hook install --command allows: its
     # folder, not dreamdb, which is not on PATH there: QA round 78 F6)

@@ -151,7 +151,15 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
                 raise VaultNotFound.unreadable(Path(explicit).expanduser()) from None  # "pass an absolute path")
             raise VaultNotFound(f"The vault path {explicit} cannot be resolved ({exc.strerror or exc}).",
                                 hint="Pass --vault with an absolute path, or cd into your project.") from None
-    return _walk_up(cwd)
+    try:
+        return _walk_up(cwd)
+    except OSError as exc:  # (a path too long for the system: QA round 120-A F9, exit 70; the hook, project_first,
+        # logs the OSError as a cwd that is no usable path)
+        where = exc.filename if isinstance(exc.filename, str) else str(cwd or "the current folder")
+        if os.path.basename(where) == VAULT_DIR_NAME:
+            where = os.path.dirname(where)
+        raise VaultNotFound(f"Cannot look for a {VAULT_DIR_NAME}/ folder in {where} ({exc.strerror or exc}).",
+                            hint="cd into your project, pass --vault PATH, or set DREAMDB_VAULT.") from None
 
 
 def vault_in_working_folder() -> Path | None:
@@ -183,9 +191,6 @@ def _walk_up(cwd: Path | None) -> Path:
             raise VaultNotFound(f"Cannot look for a {VAULT_DIR_NAME}/ folder in {d} (permission denied: it, or a folder"
                                 " on its way, cannot be searched).", hint="cd into your project, pass --vault PATH, or set"
                                 " DREAMDB_VAULT; or give yourself search permission on those folders (chmod u+x).") from None
-        except OSError as exc:  # (a path too long for the system: QA round 120-A F9, exit 70)
-            raise VaultNotFound(f"Cannot look for a {VAULT_DIR_NAME}/ folder in {d} ({exc.strerror or exc}).",
-                                hint="cd into your project, pass --vault PATH, or set DREAMDB_VAULT.") from None
         if found:
             return _utf8_vault(_not_above_itself(d / VAULT_DIR_NAME, (d / VAULT_DIR_NAME).resolve()))
     near = _near_misses(here)
