@@ -1569,3 +1569,19 @@ def test_a_vault_link_the_walk_refuses_is_logged_in_its_own_words(tmp_path, env_
     assert p.returncode == 0 and p.stdout == b"", p.stdout
     assert f"The vault {project / '_dream_context'} leads to {project}, a folder that holds" in said, said
     assert "DREAMDB_VAULT" not in said and "no _dream_context vault" not in said
+
+
+def test_the_more_command_is_one_the_agent_can_run_as_written(tmp_path):
+    """QA round 120-A F3: the ``More:`` line named a vault whose path it could not show exactly (two spaces shown as
+    one, hidden characters left out: another folder), and said ``dreamdb`` for a hook run as ``<python> -m dreamdb``
+    where no dreamdb of that environment is on PATH."""
+    notes = {"knowledge/kestrel.md": "---\nname: Kestrel service\n---\nThe kestrel service moved north; kestrel.\n"}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"PATH": "/usr/bin:/bin"}  # (no dreamdb of this environment on it)
+    for name, shown in (("plain", True), ("two  spaces", False), ("zw\u200b\u200bx", False)):
+        vault = filled_vault(tmp_path / name, notes)
+        p = hook(payload("where did the kestrel service move", elsewhere), {**env, "CLAUDE_PROJECT_DIR": str(vault.parent)})
+        more = p.stdout.decode().splitlines()[-1]
+        assert more.startswith(f"More: {sys.executable} -m dreamdb recall "), more
+        assert (f"--vault {vault}" in more) == shown and ("--vault" in more) == shown, more
