@@ -3085,6 +3085,10 @@ def test_a_name_typed_as_recall_shows_its_hidden_characters_finds_its_file(vault
     assert real.read_text(encoding="utf-8").rstrip().endswith("from the shown name")
     update(vault, "rtl<U+202E>txt", append="bare too", now=NOW)
     assert real.read_text(encoding="utf-8").rstrip().endswith("bare too")
+    # its path as recall prints it, relative or absolute, .md included (QA round 120-A F6)
+    for form in ("knowledge/rtl<U+202E>txt.md", f"{vault}/knowledge/rtl<U+202E>txt.md"):
+        update(vault, form, append=f"as {form[:4]}", now=NOW)
+        assert real.read_text(encoding="utf-8").rstrip().endswith(f"as {form[:4]}")
     literal = write_doc(vault, "knowledge/rtl<U+202E>txt.md", "---\ntitle: Literal\n---\nliteral body\n")
     update(vault, shown, append="the literal one", now=NOW)
     assert literal.read_text(encoding="utf-8").rstrip().endswith("the literal one")

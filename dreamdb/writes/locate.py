@@ -15,7 +15,7 @@ from shlex import quote as shlex_quote
 from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
-from dreamdb.output import typable_id, visible_id
+from dreamdb.output import typable_id
 from dreamdb.vault.discover import VAULT_DIR_NAME, in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
@@ -643,7 +643,32 @@ def _inside_vault(vault: Path, slug: str) -> str:
     return slug
 
 
+_NAMED_CHAR = re.compile(r"<U\+([0-9A-F]{4,6})>")
+"""A character as :func:`dreamdb.output.visible_id` names a hidden one in an id or a path (``<U+202E>``)."""
+
+
 def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
+    """:func:`_find_document_as_typed`, then, where it finds nothing, the name with each character that recall and the
+    hook show named (``<U+202E>``, :func:`dreamdb.output.visible_id`) made that character again: a name is typed as it
+    is shown (QA rounds 118-A F4, 120-A F6: "No document", and "Did you mean" said the same text again). A file
+    literally named so comes first."""
+    try:
+        return _find_document_as_typed(vault, slug)
+    except NotFound:
+        if not isinstance(slug, str) or "<U+" not in slug:
+            raise
+        named = _NAMED_CHAR.sub(lambda m: chr(int(m.group(1), 16)) if int(m.group(1), 16) <= 0x10FFFF else m.group(0),
+                                slug)
+        if named == slug:
+            raise
+        try:
+            return _find_document_as_typed(vault, named)
+        except NotFound:
+            pass
+        raise
+
+
+def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
     """Find the markdown file of a document.
 
     A document can be named:
@@ -789,9 +814,6 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
             raise NotFound(f"No document {slug!r} in the vault.",
                            hint="recall shows a tab or newline in a name as ␉ or ␊; dreamdb does not edit files with"
                                 " such names: rename the file without it (e.g. with mv), then retry.")
-        shown_so = [k for k in pool if slug in (typable_id(k), visible_id(k)) and k != slug]
-        if len(shown_so) == 1:  # the name as recall and the hook show it, its hidden characters named (<U+202E>):
-            return _find_document(vault, shown_so[0])  # that file (QA round 118-A F4: "Did you mean" said it back)
         kept = _in_trash(vault, doc_type, bare)
         if kept is not None:  # deleted by dreamdb (QA round 44: deleting twice said only "No document")
             raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
