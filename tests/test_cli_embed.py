@@ -90,6 +90,18 @@ def test_dedup_json_and_text(embedded_subset, with_model, tmp_path, capsys):
     code, out, _ = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze", "--file", str(f),
                        "--review", "1", "--merge", "1", "--top", "2", "--if-present")  # (1.5 before QA round 54)
     assert code == 0 and out.startswith("CREATE") and "knowledge/freeze-and-receipt-delivery" in out
+    # a draft in CR LF, CR, or UTF-16 is the same draft (QA round 120-B F3: CR lines kept its YAML as text, UTF-16 was
+    # "not UTF-8 text", where the sync reads both)
+    text = f.read_text(encoding="utf-8")
+    scores = set()
+    for name, raw in (("lf", text.encode()), ("crlf", text.replace("\n", "\r\n").encode()),
+                      ("cr", text.replace("\n", "\r").encode()), ("utf16", text.encode("utf-16"))):
+        (tmp_path / f"{name}.md").write_bytes(raw)
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze and receipt delivery",
+                             "--file", str(tmp_path / f"{name}.md"), "--json")
+        assert code == 0, (name, err)
+        scores.add(json.dumps(json.loads(out)["neighbours"][:3]))
+    assert len(scores) == 1
     # the title and description alone (no --file/--stdin) are a candidate too
     code, out, err = run(capsys, "embed", "dedup", "--vault", str(vault), "--title", "Freeze and receipt delivery",
                          "--description", "freeze the state, then deliver a receipt", "--json")

@@ -6,6 +6,7 @@ Imports of numpy / onnxruntime happen inside the commands, so ``dreamdb embed
 
 from __future__ import annotations
 
+import re
 import os
 import sys
 import time
@@ -408,8 +409,11 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     if len(raw) > MAX_CANDIDATE_BYTES:
         raise UsageError(f"{source} holds more than {MAX_CANDIDATE_BYTES // 2**20} MiB: the dedup gate compares one note.",
                          hint="Pass the markdown draft of the note (not a device like /dev/zero or a whole export).")
-    try:
-        content = raw.decode("utf-8-sig")
+    from dreamdb.vault.encoding import wide_unicode_codec
+
+    try:  # (as the sync reads a note: UTF-16/32 by their mark, one kind of line end; QA round 120-B F3)
+        content = raw.decode(wide_unicode_codec(raw) or "utf-8-sig").lstrip("\ufeff")
+        content = re.sub(r"\r\n?", "\n", content) if "\r" in content else content
     except UnicodeDecodeError:
         content = None
     if content is None:
