@@ -1714,8 +1714,11 @@ class Index:
             found, expired = best(Filters(include_expired=True)), True
         if not found:
             return
+        along = {"since_days": ("since_at_days",), "until_days": ("until_at_days",)}  # (a local day's bounds for a
+        # time of day, tried with it: QA round 120-A F8, "since" named for a note it keeps)
         culprits = [name for name, field in active
-                    if not best(Filters(include_expired=True, **{field: getattr(filters, field)}))]
+                    if not best(Filters(include_expired=True, **{f: getattr(filters, f) for f in (field, *along.get(
+                        field, ()))}))]
         names = culprits or [name for name, _ in active]
         window = ""
         if {"since", "until"} & set(names):

@@ -761,6 +761,11 @@ def test_a_local_day_keeps_notes_dated_by_day_and_by_instant_within_it(tiny_vaul
     assert slugs(new_york, since="tomorrow") == {"d6"}
     assert slugs("2026-12-05T20:00:00Z", since="today", until="today") == {"d5", "tokyo", "late"}  # (UTC: as before)
     assert slugs(new_york, since="2026-12-06") == {"d6", "ny"}  # (a date typed out: midnight UTC, as before)
+    # the note on an empty result names the filter that left a match out, not the day that keeps it (120-A F8)
+    write_doc(tiny_vault, "knowledge/small-hours.md", "---\nupdated: 2026-12-05T16:00:00Z\n---\n# wallaby\nwallaby\n")
+    index.sync()  # (01:00 in Tokyo on 6 December: today there, and before that date's midnight UTC)
+    assert index.recall("wallaby", now=tokyo, since="today", types="task") == []
+    assert any("not within the filters (types):" in n for n in index.take_notes())
     index.close()
 
 
