@@ -2371,6 +2371,9 @@ def test_an_unresolved_merge_conflict_is_said_so(tiny_vault):
     write_doc(tiny_vault, "knowledge/pin.md", "---\ntitle: Pinned decision\npinned: true\n<<<<<<< HEAD\ntags: [db]\n"
                                               "=======\ntags: [database]\n>>>>>>> feature\n---\nkeep the okapi decision\n")
     write_doc(tiny_vault, "knowledge/setext.md", "---\ntitle: [unclosed\n---\nHeading\n=======\nokapi body\n")
+    # a conflict opened in the block, the rest of it past the closing --- (QA round 120-A F10)
+    write_doc(tiny_vault, "knowledge/span.md", "---\ntitle: s\n<<<<<<< HEAD\ntags: [a]\n---\nA\n=======\ntags: [b]\n"
+                                               "---\nB\n>>>>>>> o\n")
     write_doc(tiny_vault, "core/CHANGELOG.json", '[\n<<<<<<< HEAD\n{"id": "a"}\n=======\n{"id": "b"}\n>>>>>>> x\n]\n')
     index = dreamdb.open(tiny_vault)
     warned = index.sync().warnings
@@ -2379,6 +2382,10 @@ def test_an_unresolved_merge_conflict_is_said_so(tiny_vault):
     assert "core/CHANGELOG.json: not valid JSON (an unresolved merge conflict, <<<<<<< at line 2); changelog not" \
            " indexed" in warned
     assert not any("setext.md" in w and "merge conflict" in w for w in warned)
+    assert "knowledge/span.md: frontmatter holds an unresolved merge conflict, <<<<<<< at line 3, so it is no valid" \
+           " YAML; indexed the body only" in warned
+    with pytest.raises(WriteRefused, match=r"malformed \(an unresolved merge conflict, <<<<<<< at line 3\)"):
+        update(tiny_vault, "span", tags=["x"])
     before = (tiny_vault / "knowledge" / "pin.md").read_bytes()
     with pytest.raises(WriteRefused, match=r"malformed \(an unresolved merge conflict, <<<<<<< at line 4\)") as info:
         update(tiny_vault, "pin", tags=["x"])

@@ -25,3 +25,13 @@ def conflict_words(text: str, first_line: int = 1) -> str | None:
     of its file), else ``None``."""
     line = conflict_line(text)
     return None if line is None else f"an unresolved merge conflict, <<<<<<< at line {line + first_line - 1}"
+
+
+def conflict_in_block(block: str, after: str, first_line: int) -> str | None:
+    """:func:`conflict_words` for a conflict a ``<<<<<<<`` line opens in a frontmatter ``block`` (its lines, from line
+    ``first_line`` of the file), its other markers in it or in the text ``after`` it (past the closing ``---``: QA round
+    120-A F10); ``None`` for a conflict opened after the block, or none."""
+    line = conflict_line(block + after)
+    if line is None or line > block.count("\n") + 1:
+        return None
+    return f"an unresolved merge conflict, <<<<<<< at line {line + first_line - 1}"

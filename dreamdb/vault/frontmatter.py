@@ -168,9 +168,9 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         except (ValueError, OverflowError):  # an impossible date (month 13): read dates as text
             meta = _load(block, _DatesAsText)
     except (yaml.YAMLError, ValueError, OverflowError) as exc:  # (ValueError: a value its tag cannot read, !!float x)
-        from dreamdb.vault.conflicts import conflict_words
+        from dreamdb.vault.conflicts import conflict_in_block
 
-        conflict = conflict_words(block, first_line=2)
+        conflict = conflict_in_block(block, text[found.close_start:], first_line=2)
         if conflict:  # (QA round 119-B F2: said as bad YAML, which it is, but not why)
             return {}, body, f"frontmatter holds {conflict}, so it is no valid YAML"
         problem = yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else str(exc)

@@ -107,10 +107,9 @@ class _Markdown:
         except yaml.YAMLError as exc:
             from dreamdb.vault.frontmatter import yaml_problem  # (yaml is loaded already here)
 
-            from dreamdb.vault.conflicts import conflict_words
+            from dreamdb.vault.conflicts import conflict_in_block
 
-            fm = "".join(self.fm_lines)
-            conflict = conflict_words(fm, first_line=2)
+            conflict = conflict_in_block("".join(self.fm_lines), self.close_line + self.body, first_line=2)
             raise WriteRefused(f"The document's YAML frontmatter is malformed ({conflict or yaml_problem(exc)}).",
                                hint="Resolve the merge conflict (keep one side, remove the <<<<<<< ======= >>>>>>>"
                                     " lines), then retry." if conflict else
