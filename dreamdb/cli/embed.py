@@ -6,7 +6,6 @@ Imports of numpy / onnxruntime happen inside the commands, so ``dreamdb embed
 
 from __future__ import annotations
 
-import re
 import os
 import sys
 import time
@@ -410,10 +409,10 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         raise UsageError(f"{source} holds more than {MAX_CANDIDATE_BYTES // 2**20} MiB: the dedup gate compares one note.",
                          hint="Pass the markdown draft of the note (not a device like /dev/zero or a whole export).")
     from dreamdb.vault.encoding import wide_unicode_codec
+    from dreamdb.vault.parse import plain_text
 
     try:  # (as the sync reads a note: UTF-16/32 by their mark, one kind of line end; QA round 120-B F3)
-        content = raw.decode(wide_unicode_codec(raw) or "utf-8-sig").lstrip("\ufeff")
-        content = re.sub(r"\r\n?", "\n", content) if "\r" in content else content
+        content = plain_text(raw.decode(wide_unicode_codec(raw) or "utf-8-sig"))
     except UnicodeDecodeError:
         content = None
     if content is None:

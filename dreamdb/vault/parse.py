@@ -878,6 +878,15 @@ def _cut_at(text: str, limit: int) -> int:
     return limit
 
 
+def plain_text(text: str) -> str:
+    """``text`` (decoded) with one kind of line end, LF, as universal newlines read them (CR LF, and CR alone, are one
+    line end each; CR CR LF two), and no byte-order mark left at its start (a second one): how every vault file and an
+    ``embed dedup`` draft are read (QA round 120-B F1–F5: a note of CR CR LF lines or two marks lost its frontmatter
+    silently; the 4 Mi cap counted the CRs; the index kept them in its bodies)."""
+    text = text.lstrip("\ufeff")
+    return _LINE_END.sub("\n", text) if "\r" in text else text
+
+
 def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str], bool]:
     """Dispatch one source file's bytes to the right parser.
 
@@ -893,12 +902,7 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
     text, warn = decode(raw, rel_path)
     if text is None:
         return [], [warn], False
-    # One kind of line end, LF, as universal newlines read them (CR LF, and CR alone, are one line end each; CR CR LF
-    # two), and no byte-order mark left at the start (a second one): QA round 120-B F1, F2, F4, F5 (a note of CR CR LF
-    # lines or two marks lost its frontmatter silently; the cap counted the CRs; the index kept them in its bodies)
-    text = text.lstrip("\ufeff")
-    if "\r" in text:
-        text = _LINE_END.sub("\n", text)
+    text = plain_text(text)
     readable = True
     notes = [warn] if warn else []
     block = find_block(text) if kind == "markdown" and len(text) > MAX_NOTE_CHARS else None
