@@ -283,15 +283,16 @@ def calendar_day_instants(text: str, now: datetime) -> tuple[float, float] | Non
 
     offset = now.tzinfo.utcoffset(now) if now.tzinfo is not None else None
     shift = _CALENDAR_WORDS.get(text.strip().lower()) if isinstance(text, str) else None
-    if shift is None or not offset:
+    if shift is None or offset is None:
         return None
     try:
         day = date(now.year, now.month, now.day) + timedelta(days=shift)
         if now.utcoffset() == now.astimezone().utcoffset():  # (the machine's time zone: its midnights, with the
-            # summer time change a day may hold, QA round 120-A F4; naive datetimes are read as local time)
-            start = datetime(day.year, day.month, day.day).astimezone()
-            nxt = day + timedelta(days=1)
-            end = datetime(nxt.year, nxt.month, nxt.day).astimezone()
+            # summer time change a day may hold, QA round 120-A F4, also where the offset is +00:00 at the moment,
+            # London in winter, QA round 121-A F1; naive datetimes are read as local time)
+            start, end = _local_midnight(day), _local_midnight(day + timedelta(days=1))
+        elif not offset:  # (UTC: the bounds of the date typed out)
+            return None
         else:  # (another offset, given with --now: its own)
             start = datetime(day.year, day.month, day.day, tzinfo=now.tzinfo)
             end = start + timedelta(days=1)
@@ -300,6 +301,17 @@ def calendar_day_instants(text: str, now: datetime) -> tuple[float, float] | Non
     except (OverflowError, ValueError, OSError):  # the first or last day of the years 1–9999: as the dates are
         return None
     return first, math.nextafter(last, -math.inf)
+
+
+def _local_midnight(day: date) -> datetime:
+    """The first instant of ``day`` in the machine's time zone (aware). Where the clocks jump forward at midnight
+    (Santiago in September, Cairo, Havana), 00:00 is no local time and the C library reads it in the new offset, an
+    hour before the jump (23:00 the day before); the day then starts at the jump, midnight in the old offset
+    (QA round 121-A F2)."""
+    start = datetime(day.year, day.month, day.day).astimezone()
+    if start.date() < day:
+        start = datetime(day.year, day.month, day.day, tzinfo=timezone(start.utcoffset()))
+    return start
 
 
 def _bad(text: object) -> None:

@@ -186,3 +186,53 @@ def test_until_days_is_just_below_the_next_period_even_far_from_1970():
         assert bound < days(nxt) and bound == math.nextafter(days(nxt), -math.inf)
         assert bound >= days(nxt - timedelta(seconds=1))
     assert until_days("9999", _CLOCK) == math.inf and until_days("-3d", _CLOCK) == days(_CLOCK - timedelta(days=3))
+
+
+@pytest.fixture
+def machine_zone(monkeypatch):
+    """Set the machine's time zone (``TZ``, a POSIX rule: no tz database needed) for the test's duration."""
+    import time
+
+    def use(rule: str) -> None:
+        monkeypatch.setenv("TZ", rule)
+        time.tzset()
+
+    yield use
+    monkeypatch.undo()
+    time.tzset()
+
+
+def _days(*utc: int) -> float:
+    """An instant given as UTC (year, month, day[, hour]) in days since 1970-01-01 UTC, as the bounds are."""
+    return datetime(*utc, tzinfo=timezone.utc).timestamp() / 86400.0
+
+
+def test_a_local_day_at_offset_zero_keeps_the_machines_summer_time_change(machine_zone):
+    """QA round 121-A F1: at +00:00 (London in winter) the local day was taken as the UTC day, though on 25 October
+    2026 London's day starts at 00:00 BST, 23:00 UTC the day before (and lasts 25 hours)."""
+    from dreamdb.timeparse import calendar_day_instants
+
+    machine_zone("GMT0BST,M3.5.0/1,M10.5.0")
+    now = datetime(2026, 10, 25, 12, 0).astimezone()  # the machine's clock: +00:00 at noon
+    assert now.utcoffset() == timedelta(0)
+    first, last = calendar_day_instants("today", now)
+    assert first == _days(2026, 10, 24, 23)
+    assert _days(2026, 10, 25, 23) < last < _days(2026, 10, 26)
+    # a fixed +00:00 clock that is not the machine's zone is UTC: the date typed out decides
+    machine_zone("XST-9")
+    assert calendar_day_instants("today", datetime(2026, 10, 25, 12, tzinfo=timezone.utc)) is None
+
+
+def test_a_local_day_whose_midnight_the_clocks_skip_starts_at_the_jump(machine_zone):
+    """QA round 121-A F2: where summer time begins at midnight (00:00 → 01:00, day 249 = 6 September), the C library
+    reads that midnight as 23:00 the day before, so a note of 23:30 on the 5th counted as the 6th's."""
+    from dreamdb.timeparse import calendar_day_instants
+
+    machine_zone("XST4XDT3,J249/0,J300/0")
+    now = datetime(2026, 9, 6, 12, 0).astimezone()  # -03:00
+    first, last = calendar_day_instants("today", now)
+    assert first == _days(2026, 9, 6, 4)  # 00:00 -04:00, the instant of the jump
+    assert _days(2026, 9, 7, 2) < last < _days(2026, 9, 7, 3)
+    first, last = calendar_day_instants("yesterday", now)  # the 5th: 23 hours, up to the jump
+    assert first == _days(2026, 9, 5, 4)
+    assert _days(2026, 9, 6, 3) < last < _days(2026, 9, 6, 4)
