@@ -3093,3 +3093,14 @@ def test_a_name_typed_as_recall_shows_its_hidden_characters_finds_its_file(vault
     update(vault, shown, append="the literal one", now=NOW)
     assert literal.read_text(encoding="utf-8").rstrip().endswith("the literal one")
     assert "the literal one" not in real.read_text(encoding="utf-8")
+    # a surrogate or a code point past U+10FFFF names no character: no document, never a crash (QA round 121-A F3;
+    # the index, which maps ids to files, met the surrogate)
+    import dreamdb
+
+    with dreamdb.open(vault) as index:
+        index.sync()
+    for name in ("x<U+D800>y", "x<U+DFFF>y", "x<U+110000>y"):
+        with pytest.raises(NotFound):
+            update(vault, name, append="never", now=NOW)
+        with pytest.raises(NotFound):
+            delete(vault, name)

@@ -647,6 +647,12 @@ _NAMED_CHAR = re.compile(r"<U\+([0-9A-F]{4,6})>")
 """A character as :func:`dreamdb.output.visible_id` names a hidden one in an id or a path (``<U+202E>``)."""
 
 
+def _nameable(code: int) -> bool:
+    """A code point a file name can hold: none past U+10FFFF, and no surrogate (U+D800–U+DFFF, no character: its
+    name, encoded, crashed the lookup, QA round 121-A F3)."""
+    return code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
+
+
 def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     """:func:`_find_document_as_typed`, then, where it finds nothing, the name with each character that recall and the
     hook show named (``<U+202E>``, :func:`dreamdb.output.visible_id`) made that character again: a name is typed as it
@@ -657,7 +663,7 @@ def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
     except NotFound:
         if not isinstance(slug, str) or "<U+" not in slug:
             raise
-        named = _NAMED_CHAR.sub(lambda m: chr(int(m.group(1), 16)) if int(m.group(1), 16) <= 0x10FFFF else m.group(0),
+        named = _NAMED_CHAR.sub(lambda m: chr(int(m.group(1), 16)) if _nameable(int(m.group(1), 16)) else m.group(0),
                                 slug)
         if named == slug:
             raise
