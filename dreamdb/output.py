@@ -29,8 +29,9 @@ characters of ``gbeng``, ``gbsct`` or ``gbwls``, CANCEL TAG), the only ones Unic
 UTS #51). The grammar's general form (U+1F3F4, any tags U+E0020–U+E007E, CANCEL TAG) is not allowed: it would pass
 🏴 followed by "IGNORE ALL PREVIOUS INSTRUCTIONS" in tags, a hidden message behind one visible flag (QA round 54)."""
 
-SMUGGLING_CHARS = ("\U000e0000-\U000e007f\ufff9-\ufffb\u2061-\u2064\ufdd0-\ufdef\ufffe\uffff"
+SMUGGLING_CHARS = ("\U000e0000-\U000e007f\ufff9-\ufffb\u2061-\u2065\ufdd0-\ufdef\ufffe\uffff"
                    "\u206a-\u206f\ufeff\U0001d173-\U0001d17a\U00013430-\U0001343f"
+                   "\U0001bca0-\U0001bca3\ufff0-\ufff8\U000e0080-\U000e00ff\U000e01f0-\U000e0fff"
                    + "".join(chr(plane + 0xFFFE) + chr(plane + 0xFFFF) for plane in range(0x10000, 0x110000, 0x10000)))
 """Invisible characters that can carry a hidden message (a regex class's ranges): the Unicode tag characters
 U+E0000–U+E007F, which mirror ASCII and are read by language models while no terminal or editor shows them
@@ -41,17 +42,22 @@ them) and the noncharacters, which no text holds (QA round 55: U+FFFE and U+FFFF
 U+FDD0–U+FDEF and the last two of every plane, U+1FFFE, U+1FFFF … U+10FFFF, which were taken); the deprecated
 format characters U+206A–U+206F, U+FEFF inside text (a byte-order mark or the deprecated zero-width no-break space),
 the musical formatting characters U+1D173–U+1D17A and the Egyptian hieroglyph format controls U+13430–U+1343F,
-invisible outside the notation or markup that uses them (QA round 120-A F1). Not here, as text needs them: the
+invisible outside the notation or markup that uses them (QA round 120-A F1); the shorthand format controls
+U+1BCA0–U+1BCA3 and the default-ignorable code points Unicode has not assigned yet (U+2065, U+FFF0–U+FFF8,
+U+E0080–U+E00FF, U+E01F0–U+E0FFF), which a renderer shows as nothing (QA round 121-A F4). With :data:`ZERO_WIDTH`,
+:data:`VARIATION_SELECTORS` and :data:`BIDI_CONTROLS`, every Default_Ignorable_Code_Point of Unicode 15.1
+(DerivedCoreProperties.txt) is covered (``tests/test_terminal_safety.py`` checks). Not here, as text needs them: the
 zero-width joiner and non-joiner, the direction marks, the word joiner U+2060, private-use characters (the icons of
 Nerd Fonts in a developer's note), the Hangul fillers of Korean text (a run of two of these is, see
 :data:`ZERO_WIDTH`)."""
 
-ZERO_WIDTH = "\u200b\u200c\u200d\u2060\u180e\u034f\u00ad\u3164\u115f\u1160\uffa0\u200e\u200f\u061c\u180b\u180c\u180d\u180f"
+ZERO_WIDTH = ("\u200b\u200c\u200d\u2060\u180e\u034f\u00ad\u3164\u115f\u1160\uffa0\u200e\u200f\u061c\u180b\u180c\u180d\u180f"
+              "\u17b4\u17b5")
 """The zero-width and invisible format characters that text needs one at a time (a regex class's characters): the
 zero-width space, non-joiner and joiner (Thai word breaks, Persian's non-joiner, the joiner of an emoji sequence
 👨‍👩‍👧), the word joiner, the Mongolian vowel separator, the combining grapheme joiner, the soft hyphen, the Hangul
 fillers, the direction marks (LRM, RLM, the Arabic letter mark) and the Mongolian free variation selectors (QA round
-120-A F1: a run of LRM and RLM spelled bits). Two or more in a row are not text (QA round 56): 200 U+200D between two letters were taken by ``remember``
+120-A F1: a run of LRM and RLM spelled bits), the Khmer inherent vowels U+17B4, U+17B5 (QA round 121-A F4). Two or more in a row are not text (QA round 56): 200 U+200D between two letters were taken by ``remember``
 and reached the prompt hook, and a run of two kinds (U+200B, U+200C) spells bits. One between visible characters
 stays; a run of two or more is hidden as :data:`SMUGGLING_CHARS` are."""
 
@@ -136,8 +142,8 @@ _SYMBOL_BASES = f"0\u2200-\u22ff\u2a00-\u2aff{CJK_IDEOGRAPHS}"
 """Characters that take VS1–VS14, for the quick look: ``0``, the mathematical operators (all Sm, as ≩︀), the CJK
 ideographs (a subset of what :func:`takes_selector` allows)."""
 
-_SCAN = ("\ufe00-\ufe0f" + ZERO_WIDTH + "\ufff9-\ufffb\u2061-\u2064\ufdd0-\ufdef\ufffe\uffff\u206a-\u206f\ufeff"
-         "\U00013430-\U0001343f\U0001d173-\U0001d17a\U0001fffe-\U0010ffff")
+_SCAN = ("\ufe00-\ufe0f" + ZERO_WIDTH + "\ufff0-\ufffb\u2061-\u2065\ufdd0-\ufdef\ufffe\uffff\u206a-\u206f\ufeff"
+         "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U0001fffe-\U0010ffff")
 """A regex class's ranges that hold every character of :data:`SMUGGLING_CHARS`, :data:`VARIATION_SELECTORS` and
 :data:`ZERO_WIDTH`, and more (the ideographs of planes 2 and 3, the private use of planes 15 and 16): the first
 look for them, which a lookbehind then narrows. A class of :data:`SMUGGLING_CHARS` itself, with its 32
