@@ -66,6 +66,19 @@ def is_unreachable(path: Path | str) -> bool:
     return False
 
 
+def expand_user(path: str | os.PathLike) -> Path:
+    """``path`` with a leading ``~`` or ``~user`` expanded to that home folder, as a shell expands it, read from the
+    text as given: ``./~/notes`` is the folder ``~`` of the working folder, returned absolute, since ``Path`` writes
+    ``./~/notes`` as ``~/notes``, which a second expansion would take for the home folder (QA round 121-C F1: the
+    vault, the index, the model folder in the home folder, read and written without a word)."""
+    text = os.fspath(path)
+    expanded = os.path.expanduser(text)
+    p = Path(expanded)
+    if p.parts and p.parts[0].startswith("~"):  # (not expanded: a folder named ~ or ~name, relative)
+        return Path(os.path.abspath(expanded))
+    return p
+
+
 def env_path(name: str) -> str | None:
     """The environment variable ``name`` naming a path, or ``None`` when it is unset or blank (spaces only: no one
     means a file named " "; QA round 60 L7 for ``DREAMDB_INDEX``, round 86-B F7 for the others)."""
@@ -77,7 +90,7 @@ def cache_root() -> Path:
     """Folder for the indexes of read-only vaults (``DREAMDB_CACHE_DIR`` or the platform's user cache dir)."""
     env = env_path("DREAMDB_CACHE_DIR")
     if env:  # (a relative path taken from the current folder, as DREAMDB_INDEX's, and shown whole: QA round 114-B F6)
-        return Path(os.path.abspath(Path(env).expanduser()))
+        return Path(os.path.abspath(expand_user(env)))
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME))
@@ -108,7 +121,7 @@ def index_path_for(vault: Path) -> Path:
             raise UsageError(f"DREAMDB_INDEX={env!r} names a folder (it ends with a slash or a dot); it names the index"
                              " file.", hint=f"Set DREAMDB_INDEX={os.path.join(folder, INDEX_FILE_NAME)!r}, for instance.")
         try:
-            return Path(os.path.abspath(Path(env).expanduser()))
+            return Path(os.path.abspath(expand_user(env)))
         except FileNotFoundError:  # (a relative path, from a current folder deleted meanwhile: QA round 90-C F10)
             from dreamdb.errors import UsageError
 

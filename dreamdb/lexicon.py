@@ -114,7 +114,9 @@ def lexicon_path() -> Path | None:
 def _lexicon_path(env: str, _data_home, _home) -> Path | None:
     if env.lower() in _OFF and env:
         return None
-    return Path(env).expanduser() if env else default_lexicon_path()
+    from dreamdb.config import expand_user
+
+    return expand_user(env) if env else default_lexicon_path()
 
 
 def source_dir() -> Path | None:
@@ -657,12 +659,12 @@ def _check_marker(path: Path) -> Path:
     ``~/.cache``). Without importing platformdirs, on the recall path."""
     import hashlib
 
-    from dreamdb.config import env_path
+    from dreamdb.config import env_path, expand_user
 
     name = hashlib.sha256(os.fsencode(str(path.resolve()))).hexdigest()[:24]
     own = env_path("DREAMDB_CACHE_DIR")
     if own:
-        return Path(own).expanduser() / "lexicon-checks" / name
+        return expand_user(own) / "lexicon-checks" / name
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "dreamdb" / "lexicon-checks" / name

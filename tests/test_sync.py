@@ -2498,3 +2498,37 @@ def test_the_walk_up_from_a_folder_deeper_than_the_system_takes_says_so(tmp_path
     err = json.loads(p.stdout or p.stderr)["error"]
     assert p.returncode == 3 and "Cannot look for a _dream_context/ folder in" in err["message"], (p.stdout, p.stderr)
     assert "File name too long" in err["message"]
+
+
+def test_a_path_starting_with_dot_slash_tilde_is_the_working_folders_tilde_folder(tmp_path, monkeypatch):
+    """QA round 121-C F1: ``./~/myv`` (a folder named ``~``, written so not to be expanded) became ``~/myv`` in
+    pathlib and then the home folder's ``myv``: the vault, the index, the model and cache folders, read and written
+    there without a word. ``~/myv`` itself is still the home folder's."""
+    from dreamdb.config import cache_root, index_path_for
+    from dreamdb.embeddings.locate import model_dir_candidate
+    from dreamdb.vault.discover import find_vault
+    from dreamdb.writes import remember
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    for root in (home, work / "~"):
+        write_doc(root / "myv" / "_dream_context", "knowledge/n.md", "---\ntitle: Numbat\n---\nnumbat\n")
+        write_doc(root / "myv" / "_dream_context", "core/CHANGELOG.json", "[]\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    literal = work / "~" / "myv" / "_dream_context"
+    assert find_vault("./~/myv") == literal
+    assert find_vault("~/myv") == home / "myv" / "_dream_context"
+    monkeypatch.setenv("DREAMDB_VAULT", "./~/myv")
+    assert find_vault(None) == literal
+    remember(find_vault(None), "written beside the literal folder")
+    assert "written beside" in (literal / "core" / "CHANGELOG.json").read_text(encoding="utf-8")
+    assert "written beside" not in (home / "myv" / "_dream_context" / "core" / "CHANGELOG.json").read_text(encoding="utf-8")
+    monkeypatch.setenv("DREAMDB_INDEX", "./~/idx.db")
+    assert index_path_for(literal) == work / "~" / "idx.db"
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", "./~/cache")
+    assert cache_root() == work / "~" / "cache"
+    assert model_dir_candidate("./~/model")[0] == work / "~" / "model"
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", "~/model")
+    assert model_dir_candidate(None)[0] == home / "model"
+    with dreamdb.open("./~/myv", auto_sync=True) as index:
+        assert index.vault == literal and [h.path for h in index.recall("numbat")] == [str(literal / "knowledge" / "n.md")]

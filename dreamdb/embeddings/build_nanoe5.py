@@ -557,7 +557,9 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
         ModelError: the weights file is corrupt or the build failed.
         WriteRefused: ``dest`` exists and is not a model folder, or its parent cannot be created or written.
     """
-    dest = Path(dest).expanduser().absolute()
+    from dreamdb.config import expand_user
+
+    dest = expand_user(dest).absolute()
     from dreamdb.embeddings.locate import check_replaceable, prepare_model_parent
 
     check_replaceable(dest)  # before minutes of work

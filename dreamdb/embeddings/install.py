@@ -23,6 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Callable, Mapping
 
+from dreamdb.config import expand_user
 from dreamdb.errors import ModelError, ModelNotInstalled, UsageError
 from dreamdb.embeddings.locate import (
     MODEL_FILE,
@@ -59,8 +60,8 @@ def _now() -> str:
 
 
 def _default_dest(dest: str | os.PathLike | None) -> Path:
-    d, _ = model_dir_candidate(dest)
-    return Path(d).expanduser().absolute()
+    d, _ = model_dir_candidate(dest)  # (~ expanded there)
+    return Path(d).absolute()
 
 
 def _tmp_dir_for(dest: Path) -> Path:
@@ -155,7 +156,7 @@ def install_from_dir(
         ModelError: the files do not load or do not produce 384-dim embeddings.
         UsageError: ``src`` and ``dest`` are the same directory.
     """
-    src = Path(src).expanduser().absolute()
+    src = expand_user(src).absolute()
     dest_p = _default_dest(dest)
     if src == dest_p:
         raise UsageError(f"{src} is already the model directory; nothing to install.")

@@ -116,13 +116,13 @@ def model_dir_candidate(path: str | os.PathLike | None = None) -> tuple[Path, st
     Returns:
         (directory, origin) with origin ``"argument"``, ``"env"`` or ``"default"``.
     """
-    if path:
-        return Path(path).expanduser(), "argument"
-    from dreamdb.config import env_path
+    from dreamdb.config import env_path, expand_user
 
+    if path:
+        return expand_user(path), "argument"
     env = env_path(ENV_MODEL_DIR)
     if env:
-        return Path(env).expanduser(), "env"
+        return expand_user(env), "env"
     return default_model_dir(), "default"
 
 

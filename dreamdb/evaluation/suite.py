@@ -72,7 +72,9 @@ def default_data_dir() -> Path:
     """
     env = os.environ.get(DATA_ENV, "").strip()
     if env:
-        return Path(env).expanduser()
+        from dreamdb.config import expand_user
+
+        return expand_user(env)
     root = source_root()
     if root is None:
         from dreamdb.errors import UsageError

@@ -148,7 +148,9 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
             return _utf8_vault(_explicit_vault(path, explicit))
         except OSError as exc:  # a relative path from a deleted working folder, a loop
             if isinstance(exc, PermissionError):  # (a folder on its way that cannot be searched: QA round 117-A F3,
-                raise VaultNotFound.unreadable(Path(explicit).expanduser()) from None  # "pass an absolute path")
+                from dreamdb.config import expand_user
+
+                raise VaultNotFound.unreadable(expand_user(explicit)) from None  # "pass an absolute path")
             raise VaultNotFound(f"The vault path {explicit} cannot be resolved ({exc.strerror or exc}).",
                                 hint="Pass --vault with an absolute path, or cd into your project.") from None
     try:
@@ -250,7 +252,9 @@ def looping_link(path: str | os.PathLike) -> Path | None:
 
 def _explicit_vault(path, explicit) -> Path:
     """The vault named by ``--vault`` or ``DREAMDB_VAULT`` (see :func:`find_vault`)."""
-    p = Path(explicit).expanduser()
+    from dreamdb.config import expand_user
+
+    p = expand_user(explicit)
     source = "" if path is not None else " (from DREAMDB_VAULT)"
     fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
     if not p.exists():  # (a symlink loop was said not to exist: QA round 100-A F7)
