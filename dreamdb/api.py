@@ -1675,8 +1675,10 @@ class Index:
                               + "; see the README, \"Which files become documents\"")
             return
         if filters.statuses:
-            present = {s for (s,) in self.conn.execute("SELECT DISTINCT LOWER(status) FROM documents WHERE status IS NOT NULL")}
-            unknown = [s for s in filters.statuses if s.lower() not in present]
+            from dreamdb.vault.tags import status_key
+
+            present = {s for (s,) in self.conn.execute("SELECT DISTINCT status FROM documents WHERE status IS NOT NULL")}
+            unknown = [s for s in filters.statuses if status_key(s) not in set(map(status_key, present))]
             if unknown:
                 self.notes.append(f"no document has the status {', '.join(unknown)}; statuses in the index: "
                                   + (", ".join(sorted(present)) or "none"))

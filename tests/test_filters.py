@@ -279,6 +279,17 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
     for tag in ("IĞDIR", "ığdır", "iğdir", "recall", "#Recall", "Ｒｅｃａｌｌ"):
         assert [h.doc_id for h in index.recall("walrus", tags=tag)] == ["knowledge/i"], tag
     assert index.recall("walrus", tags="igdir") == []  # (ğ is not g)
+    # QA round 121-C F2: statuses as tags: AKTİF was stored akti̇f (a combining dot), KAPALI matched no kapalı
+    write_doc(tiny_vault, "knowledge/s1.md", "---\nstatus: AKTİF\n---\nokapi note\n")
+    write_doc(tiny_vault, "knowledge/s2.md", "---\nstatus: kapalı\n---\nokapi note\n")
+    write_doc(tiny_vault, "knowledge/s3.md", "---\nstatus: İN_PROGRESS\n---\nokapi note\n")
+    for status, found in (("aktif", "s1"), ("Aktif", "s1"), ("AKTİF", "s1"), ("KAPALI", "s2"), ("kapali", "s2"),
+                          ("Kapalı", "s2"), ("in_progress", "s3"), ("IN_PROGRESS", "s3")):
+        assert [h.doc_id for h in index.recall("okapi", status=status)] == [f"knowledge/{found}"], status
+    index.take_notes()
+    assert index.recall("okapi", status="pasif") == []
+    (note,) = [n for n in index.take_notes() if "status" in n]
+    assert "aktif" in note and "akti\u0307f" not in note and "kapalı" in note, note
     for name in ("tags", "status", "types"):
         with pytest.raises(UsageError, match="not valid UTF-8"):
             index.recall("walrus", **{name: "\udcff"})

@@ -2392,6 +2392,20 @@ def test_an_unresolved_merge_conflict_is_said_so(tiny_vault):
     assert "Resolve the merge conflict" in info.value.hint and (tiny_vault / "knowledge" / "pin.md").read_bytes() == before
     with pytest.raises(WriteRefused, match=r"not valid JSON \(an unresolved merge conflict, <<<<<<< at line 2\)"):
         remember(tiny_vault, "a new entry")
+    # git's add/add conflict: the versions differ from line 1, each side with its block (QA round 121-A F5: silent,
+    # and update put a new block above the markers); a body conflict at line 1 without blocks is text
+    wrapped = "<<<<<<< HEAD\n---\ntitle: A\n---\n=======\n---\ntitle: B\n---\n>>>>>>> other\nnumbat\n"
+    write_doc(tiny_vault, "knowledge/wrapped.md", wrapped)
+    write_doc(tiny_vault, "knowledge/plain.md", "<<<<<<< HEAD\nnumbat one\n=======\nnumbat two\n>>>>>>> x\n")
+    warned = index.sync().warnings
+    assert ("knowledge/wrapped.md: frontmatter not read: the file opens with an unresolved merge conflict, <<<<<<< at"
+            " line 1, each side with its own block; indexed the whole file as text") in warned
+    assert not any("plain.md" in w for w in warned) and index.status()["frontmatter_unread"] == 4  # (setext too)
+    with pytest.raises(WriteRefused, match="opens with an unresolved merge conflict, <<<<<<< at line 1") as info:
+        update(tiny_vault, "wrapped", tags=["x"])
+    assert "Resolve the merge conflict" in info.value.hint
+    assert (tiny_vault / "knowledge" / "wrapped.md").read_text(encoding="utf-8") == wrapped
+    update(tiny_vault, "plain", append="numbat three")  # (no frontmatter on either side: a note as any other)
     index.close()
 
 
@@ -2403,7 +2417,13 @@ def test_a_note_indexed_without_its_frontmatter_is_said_until_it_is_fixed(tiny_v
                                               "=======\ntags: [b]\n>>>>>>> x\n---\nthe okapi decision\n")
     write_doc(tiny_vault, "knowledge/tabs.md", "---\ntitle: Tabbed\ntags:\n\t- tabbed\n---\nokapi tabs\n")
     write_doc(tiny_vault, "knowledge/fine.md", "---\ntitle: Fine\n---\nokapi fine\n")
+    # a memory file's too: its sections lose their date (QA round 121-A F6)
+    write_doc(tiny_vault, "core/2.memory.md", "---\nupdated: [x\n---\n## Section\nplatypus\n")
     index = dreamdb.open(tiny_vault)
+    index.sync()
+    hits = index.recall("platypus")
+    assert hits and any(n.startswith(f"{hits[0].doc_id}: indexed without its frontmatter") for n in index.take_notes())
+    (tiny_vault / "core" / "2.memory.md").unlink()
     index.sync()
     for _ in range(2):  # (the files unchanged: not read again, still said)
         status = index.status()

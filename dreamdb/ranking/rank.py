@@ -32,7 +32,7 @@ from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
 from dreamdb.records import factory, record
-from dreamdb.vault.tags import tag_key
+from dreamdb.vault.tags import status_key, tag_key
 
 HIT_COLUMNS = "slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence"
 """``documents`` columns a hit is built from (:meth:`dreamdb.api.Index._hits`; the memory engine caches them)."""
@@ -1236,7 +1236,7 @@ class Filters:
             tags = [tag_key(t) for t in self.tags if tag_key(t)]
             where.append(f"EXISTS (SELECT 1 FROM document_tags g WHERE g.doc = d.id AND g.tag IN ({_in(tags, 'tg', params)}))")
         if self.statuses:
-            where.append(f"LOWER(d.status) IN ({_in([s.lower() for s in self.statuses], 'st', params)})")
+            where.append(f"REPLACE(d.status, 'ı', 'i') IN ({_in([status_key(s) for s in self.statuses], 'st', params)})")
         if self.min_level is not None:
             where.append("d.level >= :min_level")
             params["min_level"] = self.min_level

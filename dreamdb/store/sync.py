@@ -658,8 +658,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                 warnings.append(f"{src.rel_path}: kept the {kept} document{'s' if kept != 1 else ''} indexed before it broke; fix the file to update them")
                 report.unchanged += 1
                 continue
-        if src.kind == "markdown":  # (after the branches that keep its documents as they were: QA round 120-A F11)
-            note_unread(src.rel_path, file_warnings)
+        if src.kind in ("markdown", "memory"):  # (after the branches that keep its documents as they were: QA round
+            note_unread(src.rel_path, file_warnings)  # 120-A F11; a memory file's frontmatter too: 121-A F6)
         if src.kind == "markdown" and old is not None:
             note_held(src.rel_path)
         # a file with nothing readable in it (binary, a CHANGELOG.json that is no JSON) is listed by status as one

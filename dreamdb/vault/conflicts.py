@@ -35,3 +35,19 @@ def conflict_in_block(block: str, after: str, first_line: int) -> str | None:
     if line is None or line > block.count("\n") + 1:
         return None
     return f"an unresolved merge conflict, <<<<<<< at line {line + first_line - 1}"
+
+
+_SIDE_OPENS_WITH_FRONTMATTER = re.compile(r"^(?:<{7}(?:[ \t].*)?|={7}|\|{7}(?:[ \t].*)?)\r?\n---[ \t]*\r?$", re.MULTILINE)
+"""A conflict side (after ``<<<<<<<``, ``=======`` or ``|||||||``) whose first line opens a frontmatter block."""
+
+
+def conflict_around_frontmatter(text: str) -> str | None:
+    """:func:`conflict_words` for a file whose first line opens a merge conflict that a side of opens with a
+    frontmatter block (``---``): git's add/add conflict of two versions that differ from their first line. No
+    block then opens the file, and its frontmatter would be read as text (QA round 121-A F5: no word of it, and
+    ``update`` put a new block above the markers). ``None`` otherwise."""
+    if not text.startswith("<<<<<<<") or conflict_line(text) != 1:
+        return None
+    closing = re.search(r"^>{7}(?:[ \t].*)?\r?$", text, re.MULTILINE)
+    region = text[:closing.start()] if closing else text
+    return conflict_words(text) if _SIDE_OPENS_WITH_FRONTMATTER.search(region) else None

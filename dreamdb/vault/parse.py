@@ -16,7 +16,7 @@ from datetime import date, datetime
 from dreamdb.timeparse import clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.encoding import wide_unicode_codec
-from dreamdb.vault.tags import clean_tag
+from dreamdb.vault.tags import clean_tag, status_text
 from dreamdb.vault.fences import cr_line_ends, find_block
 from dreamdb.vault.frontmatter import split_frontmatter
 
@@ -100,9 +100,15 @@ def frontmatter_unread(warning: str, rel_path: str) -> str | None:
     else ``None``. The sync keeps these (``meta`` ``frontmatter_unread``) for ``status`` and recall's notes, since the
     file, unchanged, is not read again (QA round 119-B F2)."""
     prefix = f"{rel_path}: frontmatter "
-    if warning.startswith(prefix) and ("; indexed the body only" in warning or "; indexed the whole file as text" in warning):
+    if warning.startswith(prefix) and any(tail in warning for tail in _UNREAD_TAILS):
         return warning[len(rel_path) + 2:]
     return None
+
+
+_UNREAD_TAILS = ("; indexed the body only", "; indexed the whole file as text", "; indexed the sections only",
+                 "; indexed every section of the file")
+"""How :func:`parse_markdown` and :func:`parse_memory` end a warning of a frontmatter they could not read (a memory
+file's too: QA round 121-A F6, its sections' dates lost without a note)."""
 
 
 def _collection_kind(value) -> str | None:
@@ -378,7 +384,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         warnings.append(f"{rel_path}: frontmatter pinned {_as_text(raw_pinned)[:40]!r} is not true or false;"
                         " read as not pinned")
     raw_status = meta.get("status")
-    status = (unicodedata.normalize("NFC", str(raw_status).strip()).lower()
+    status = (status_text(str(raw_status))
               if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None)
     if raw_status not in (None, "") and status is None:
         warnings.append(f"{rel_path}: frontmatter status is a {type(raw_status).__name__}, not a word; ignored")

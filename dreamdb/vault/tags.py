@@ -29,3 +29,18 @@ def tag_key(text: str) -> str:
     round 75 F9, ``IĞDIR`` was not the tag ``Iğdır``). ``document_tags.tag`` holds these; ``--tags`` is read
     alike. (Changing this changes the index: bump :data:`dreamdb.vault.PARSER_VERSION`.)"""
     return clean_tag(unicodedata.normalize("NFKC", text)).replace("İ", "i").lower().replace("ı", "i")
+
+
+def status_text(text: str) -> str:
+    """A frontmatter ``status`` as ``documents.status`` holds it: NFC, lowercased, Turkish ``İ`` read as ``i``
+    (``str.lower`` makes it an ``i`` and a combining dot: ``AKTİF`` was ``akti̇f``, which no typed status matched,
+    QA round 121-C F2); ``ı`` kept, as the note writes it. (Changing this changes the index: bump
+    :data:`dreamdb.vault.PARSER_VERSION`.)"""
+    return unicodedata.normalize("NFC", text.strip()).replace("İ", "i").lower()
+
+
+def status_key(text: str) -> str:
+    """What statuses are matched by (``--status``, ``status=``): :func:`status_text` with ``ı`` read as ``i`` too, as
+    :func:`tag_key` reads tags (``KAPALI`` lowercases to ``kapali``, the note's ``kapalı``). The SQL side is
+    ``REPLACE(documents.status, 'ı', 'i')``."""
+    return status_text(text).replace("ı", "i")

@@ -40,6 +40,10 @@ QA round 59 L8)."""
 _KEY_RE = re.compile(r"""^(?:"(?P<dq>[^"\\]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:,\[\]{}&*!|>%@`][^:#]*?))\s*:(?:\s|$)""")
 
 
+RESOLVE_CONFLICT = "Resolve the merge conflict (keep one side, remove the <<<<<<< ======= >>>>>>> lines), then retry."
+"""The hint of a write refused for a merge conflict in a note's frontmatter."""
+
+
 class _Markdown:
     """A markdown file split into BOM, frontmatter lines and body text."""
 
@@ -101,6 +105,12 @@ class _Markdown:
 
         self.check_closed()
         if not self.has_fm:
+            from dreamdb.vault.conflicts import conflict_around_frontmatter
+
+            conflict = conflict_around_frontmatter(self.body) if self.body.startswith("<<<<<<<") else None
+            if conflict:  # (QA round 121-A F5: a new block was put above the markers)
+                raise WriteRefused(f"The document opens with {conflict}, each side with its own frontmatter.",
+                                   hint=RESOLVE_CONFLICT)
             return {}
         try:
             data = _load("".join(self.fm_lines))
@@ -111,8 +121,7 @@ class _Markdown:
 
             conflict = conflict_in_block("".join(self.fm_lines), self.close_line + self.body, first_line=2)
             raise WriteRefused(f"The document's YAML frontmatter is malformed ({conflict or yaml_problem(exc)}).",
-                               hint="Resolve the merge conflict (keep one side, remove the <<<<<<< ======= >>>>>>>"
-                                    " lines), then retry." if conflict else
+                               hint=RESOLVE_CONFLICT if conflict else
                                "Fix the frontmatter by hand; dreamdb will not guess.") from exc
         except (ValueError, OverflowError) as exc:  # PyYAML building an impossible date (2026-13-45)
             from dreamdb.vault.frontmatter import impossible_values
