@@ -179,6 +179,36 @@ def test_changelog_entries_get_no_vectors(tiny_vault):
         assert types == {"knowledge"}
 
 
+def test_documents_without_text_of_their_own_get_no_vectors(tiny_vault):
+    """QA round 121-B F1: empty notes (their one chunk their name, ``scratch``) took the first places of dense and
+    hybrid recall for a Turkish question over an English vault. A document with a blank body and description has
+    no chunk; one with a description alone has it, and an index chunked before loses the empty note's vector."""
+    make_vault(tiny_vault, 2)
+    write_doc(tiny_vault, "knowledge/scratch.md", "")
+    write_doc(tiny_vault, "knowledge/titled.md", "---\ntitle: Decide the cache size\n---\n  \n")
+    write_doc(tiny_vault, "knowledge/described.md", "---\ndescription: the cache size we chose\n---\n")
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        c = index.conn
+        r = store.refresh(c, emb)
+        chunked = dict(c.execute("SELECT d.slug, s.n_chunks FROM chunked_documents s JOIN documents d ON d.id = s.doc"))
+        assert chunked == {"doc0": 2, "doc1": 2, "scratch": 0, "titled": 0, "described": 1}, chunked
+        assert r.unembedded_docs == 0 and store.pending(c, emb.model_id) == 0  # (no type excluded here)
+        for name in ("scratch", "Decide the cache size"):  # the bare name's own vector as the query
+            hits = store.dense_search(c, emb.vec(name), emb.model_id, 10)
+            slugs = {c.execute("SELECT slug FROM documents WHERE id = ?", (d,)).fetchone()[0] for d, _s in hits}
+            assert slugs == {"doc0", "doc1", "described"}, (name, slugs)
+        # an index chunked by the rules before (its empty note chunked as its name) drops that chunk and its vector
+        scratch = c.execute("SELECT id FROM documents WHERE slug = 'scratch'").fetchone()[0]
+        with db.write_transaction(c):
+            c.execute("INSERT INTO chunks (doc, ordinal, content_hash, text, n_words) VALUES (?, 0, 'h', 'scratch', 1)",
+                      (scratch,))
+            c.execute("UPDATE chunked_documents SET chunker = '4', n_chunks = 1")
+        store.refresh(c, emb)
+        assert c.execute("SELECT COUNT(*) FROM chunks WHERE doc = ?", (scratch,)).fetchone()[0] == 0
+        assert c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 5
+
+
 def test_edit_reembeds_only_changed_chunks_and_delete_prunes(tiny_vault):
     make_vault(tiny_vault)
     emb = HashEmbedder()

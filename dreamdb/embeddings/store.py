@@ -30,7 +30,7 @@ if TYPE_CHECKING:     # embedding counts without it, ≈ 130 ms; QA round 100-C 
 
 from dreamdb.embeddings import language
 from dreamdb.embeddings.chunk import (CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, MAX_CHUNKS_PER_DOCUMENT, Chunking,
-                                      chunk_with_coverage)
+                                      chunk_with_coverage, has_text_to_embed)
 from dreamdb.errors import DriverError, LockTimeout, UsageError
 from dreamdb.store.connect import VEC_MAX_K, write_transaction
 
@@ -217,6 +217,9 @@ def documents_to_chunk(conn) -> int:
 _NOT_CHUNKED = Chunking([], False, 0, 0)
 """The chunking of a document of :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES`: none, by design."""
 
+_NO_TEXT = Chunking([], False, 0, 0)
+"""The chunking of a document without text of its own (:func:`~dreamdb.embeddings.chunk.has_text_to_embed`): none."""
+
 
 def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, int, set[str]]:
     """(Re)chunk documents with no or outdated chunks; return (documents chunked, of those documents of types never
@@ -232,8 +235,8 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, int, set
     n = unembedded = 0
     new_hashes: set[str] = set()
     for b0 in range(0, len(todo), CHUNK_WRITE_BATCH):
-        batch = [(row, _NOT_CHUNKED if row[5] in DENSE_EXCLUDED_TYPES else chunk_with_coverage(row[1], row[3], row[2]))
-                 for row in todo[b0 : b0 + CHUNK_WRITE_BATCH]]
+        batch = [(row, _NOT_CHUNKED if row[5] in DENSE_EXCLUDED_TYPES else chunk_with_coverage(row[1], row[3], row[2])
+                  if has_text_to_embed(row[3], row[2]) else _NO_TEXT) for row in todo[b0 : b0 + CHUNK_WRITE_BATCH]]
         with write_transaction(conn):
             for (doc, _t, _d, _b, chash, _ty), chunking in batch:
                 chunks = chunking.chunks
