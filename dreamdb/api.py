@@ -541,6 +541,7 @@ class Index:
         self._created_index = False  # the connection's index file was created by this process, not yet synced
         self._conn = None
         self._opened_file: tuple[int, int] | None = None  # (device, inode) of the index file the connection opened
+        self._opened_shm: tuple[int, int] | None = None  # …and of its -shm file (see _follow_index_file)
         _OPEN_INDEXES.add(self)
 
     # -- connection -------------------------------------------------------------
@@ -680,7 +681,7 @@ class Index:
                 conn = db.connect_readonly(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=False)
             self._check_tables(conn)
             if current_version(conn) == latest_version():
-                self._opened_file = _file_identity(self.index_path)
+                self._note_opened_files()
                 self._read_only_because = str(exc)
                 return conn
         except (db.DatabaseError, IndexUnavailable):
@@ -1103,8 +1104,13 @@ class Index:
         except DriverError as exc:
             self.notes.append(f"sqlite-vec unavailable ({exc.message}); BM25 only")
             conn = db.connect(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=False)
-        self._opened_file = _file_identity(self.index_path)
+        self._note_opened_files()
         return conn
+
+    def _note_opened_files(self) -> None:
+        """Note the identity of the index file just opened, and of its ``-shm`` file (the connection's read opened it)."""
+        self._opened_file = _file_identity(self.index_path)
+        self._opened_shm = _file_identity(Path(f"{self.index_path}-shm"))
 
     def _follow_index_file(self) -> None:
         """Close the connection when the index file is no longer the one it opened: deleted, or deleted
@@ -1112,12 +1118,33 @@ class Index:
         ``-wal``/``-shm`` files, shared by name with the new one, fail every statement ("disk I/O
         error"); the next use reopens the file there now, or builds one."""
         now = _file_identity(self.index_path)
+        if now == self._opened_file and self._follow_shared_memory():
+            return
         if now == self._opened_file or (now is None and not os.path.isdir(self.vault)):
             return  # (a vault moved away with its index inside: the read's sync says so, and creates nothing)
         if now is None and config.is_unreachable(self.index_path):
             return  # (a folder on its way made unreadable: the read's sync says so; QA round 114-A F5, "deleted")
         self.notes.append(f"the index file {self.index_path} was deleted or replaced since it was opened; reopened")
         self._drop_connection(quiet=True)
+
+    def _follow_shared_memory(self) -> bool:
+        """Close the connection (and say so) when the index's ``-shm`` file is no longer the one it opened; whether
+        it did. SQLite deletes ``-wal`` and ``-shm`` when its last connection closes, and tells that it is the last
+        by POSIX locks, which a process loses on every descriptor of the file when it closes any one of them (a
+        copy of the index made in this process, ``shutil.copy``): another process's sync then deleted them under
+        this connection, which from then on read none of the commits made through the new ones, its caches and the
+        index no longer the same state (QA round 121-B F2: numpy's IndexError, and stale results)."""
+        now = _file_identity(Path(f"{self.index_path}-shm"))
+        if self._opened_shm is None:  # (a connection made before the index's first read made the file: noted now)
+            self._opened_shm = now
+            return False
+        if now == self._opened_shm:
+            return False
+        self.notes.append(f"the index's shared-memory file {self.index_path}-shm was deleted or replaced under this "
+                          "connection (closing any descriptor of the index file in this process, as a copy of it made "
+                          "here does, drops SQLite's locks; copy it from another process); reopened")
+        self._drop_connection(quiet=True)
+        return True
 
     def _guarded(self, fn, on_rebuild=None):
         """Run ``fn()``; if the index turns out corrupt, rebuild it from the vault and run once more.

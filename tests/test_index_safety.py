@@ -1986,3 +1986,29 @@ def test_update_and_delete_never_open_an_index_beside_a_linked_journal_file(exam
     with pytest.raises(IndexUnavailable, match="is a hard link"):
         dreamdb.open(example_vault).recall("memory")
     assert tool.read_text() == "#!/bin/sh\necho hi\n"
+
+
+def test_a_long_lived_index_whose_locks_this_process_dropped_follows_another_processs_sync(example_vault):
+    """QA round 121-B F2: closing any descriptor of the index file in this process (a copy of it made here) drops the
+    connection's POSIX locks; another process's ``sync --force`` then took itself for the last connection and deleted
+    ``-wal`` and ``-shm`` under it, whose reads saw none of the later commits: numpy's IndexError from the memory
+    engine (its documents of one state, postings of another), and stale results. The connection is reopened."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def cli(*args):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(example_vault)], capture_output=True,
+                           text=True, env=env, timeout=120)
+        assert p.returncode == 0, p.stderr
+
+    with dreamdb.open(example_vault, auto_sync=False) as index:
+        index.sync()
+        for query in ("sleep", "release", "index"):  # (a long-lived process: the memory engine's caches loaded)
+            index.recall(query)
+        index_file = index.index_path
+        open(index_file, "rb").close()  # (as shutil.copy of the index would)
+        cli("sync", "--force")
+        assert index.recall("sleep")
+        write_doc(example_vault, "knowledge/fresh.md", "---\ntitle: Fresh\n---\nquetzalcoatlus sighting\n")
+        cli("sync")
+        assert [h.doc_id for h in index.recall("quetzalcoatlus")] == ["knowledge/fresh"]
+        assert any("shared-memory file" in n and "reopened" in n for n in index.take_notes())
