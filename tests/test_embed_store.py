@@ -815,6 +815,7 @@ def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
         st = store.embed_status(index.conn, emb.model_id)
         assert st["reembed_pending"] == 8 == store.forced_remaining(index.conn, emb.model_id)
         assert "8 chunk texts still to re-embed" in st["summary"]
+        assert "up to date" not in st["summary"]  # (QA round 121-B F3: "…, up to date; 8 chunk texts still to …")
         emb.calls.clear()
         assert store.refresh(index.conn, emb, resume_forced=False).embedded == 0 and not emb.calls
         r = store.refresh(index.conn, emb, batch_size=4)

@@ -1024,7 +1024,7 @@ def embed_status(conn, model_id: str | None = None) -> dict:
             summary += (f", {pend} pending; {uncounted} documents chunked by an older dreamdb to count again (vectors"
                         " kept; run: dreamdb embed refresh)")
         else:
-            summary += f", {pend} pending" if pend else ", up to date"
+            summary += f", {pend} pending" if pend else ", up to date" if not forced else ""  # (QA round 121-B F3)
         if forced:
             summary += (f"; {forced} chunk text{'' if forced == 1 else 's'} still to re-embed for an interrupted --force"
                         " (their vectors are used meanwhile; run: dreamdb embed refresh)")
