@@ -207,8 +207,10 @@ def _now(now) -> datetime:
     from dreamdb.vault.discover import require_utf8
 
     require_utf8(text, "now (--now)")  # (bytes a terminal could not decode: said so, QA round 101-A F11)
+    from dreamdb.timeparse import parse_instant
+
     try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        dt = parse_instant(text)
     except ValueError:
         raise UsageError(f"now (--now) must be an ISO-8601 instant, got {text!r}",
                          hint="Example: 2026-08-18T00:00:00Z (or 2026-08-18, midnight UTC)") from None

@@ -125,6 +125,15 @@ def test_bad_filter_values(vault):
         index.recall("quokka", now="soon")
     with pytest.raises(UsageError, match=r"^since \(--since 2026-08-02\) is after until"):
         index.recall("quokka", since="2026-08-02", until="2026-08-01")
+    # QA round 121-C F3: --now is read as --since and frontmatter dates are (fromisoformat took fewer forms, fewer
+    # still on Python 3.10): the same clock in every ISO form of a day; a month or a year alone is no clock
+    same = [h.doc_id for h in index.recall("quokka", top=10, now="2026-08-18T00:00:00Z", since="2026-08-10")]
+    for form in ("2026-230", "20260818", "2026-W34-2", "2026-08-18T00:00:00z", "2026-08-17T24:00",
+                 "2026-08-18T03:00:00+0300", "2026-08-18T00:00:00,0Z"):
+        assert [h.doc_id for h in index.recall("quokka", top=10, now=form, since="2026-08-10")] == same, form
+    for form in ("2026-08", "2026", "2026-W34", "2025-W53-1"):
+        with pytest.raises(UsageError, match="must be an ISO-8601 instant"):
+            index.recall("quokka", now=form)
 
 
 def test_corpus_wide_filter_questions_use_an_index(vault):

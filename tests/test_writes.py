@@ -1018,6 +1018,10 @@ def test_python_arguments_of_the_wrong_type_are_refused_before_any_write(vault: 
     assert log.read_bytes() == before
     entry = remember(vault, "typed right", now="2026-01-02T10:00:00+03:00")
     assert entry["date"] == "2026-01-02" and entry["breaking"] is False
+    assert remember(vault, "an ordinal day", now="2026-260", scope="ordinal")["date"] == "2026-09-17"  # (QA round
+    # 121-C F3: read as --since is)
+    with pytest.raises(UsageError):
+        remember(vault, "a month", now="2026-01")
     path = vault / "knowledge" / "typed.md"
     path.write_text("---\ntitle: Typed\n---\nbody\n")
     with pytest.raises(UsageError, match="pin must be True or False"):

@@ -193,8 +193,10 @@ def _clock(now) -> datetime:
     if isinstance(now, date):
         return datetime(now.year, now.month, now.day)
     if isinstance(now, str):
+        from dreamdb.timeparse import parse_instant
+
         try:
-            return datetime.fromisoformat(now.strip().replace("Z", "+00:00"))
+            return parse_instant(now)
         except ValueError:
             pass
     raise UsageError(f"now must be a datetime or an ISO-8601 string, got {now!r}; nothing was changed.",
