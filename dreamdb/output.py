@@ -495,15 +495,21 @@ class ProgressBar:
     """
 
     def __init__(self, enabled: bool = True, *, min_total: int = 0, show_eta: bool = True) -> None:
-        import os
-        import sys
-
-        self.enabled = enabled and sys.stderr.isatty() and os.environ.get("TERM", "").strip() != "dumb"
+        self.enabled = enabled and self.drawable()
         self.min_total = min_total
         self.show_eta = show_eta
         self.bar = None
         self.label = None
         self.done = 0
+
+    @staticmethod
+    def drawable() -> bool:
+        """Whether standard error takes a bar: a terminal, and not one ``TERM=dumb`` says cannot take escape
+        sequences."""
+        import os
+        import sys
+
+        return sys.stderr.isatty() and os.environ.get("TERM", "").strip() != "dumb"
 
     def update(self, label: str, done: int, total: int | None) -> None:
         """Move the bar of ``label`` to ``done`` of ``total`` (``None``: unknown total)."""

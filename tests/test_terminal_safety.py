@@ -716,6 +716,14 @@ def test_no_progress_bar_on_a_dumb_terminal(monkeypatch, term, drawn):
     bar.update("indexing", 3, 10)
     bar.close()
     assert bar.enabled is drawn and ("\x1b[?25l" in sys.stderr.getvalue()) is drawn
+    # the embedding refresh's bar, which had its own (QA round 121-C F4)
+    from dreamdb.cli.embed import _Bar
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    embed_bar = _Bar(True)
+    embed_bar(3, 10)
+    embed_bar.close()
+    assert embed_bar.enabled is drawn and ("\x1b[?25l" in sys.stderr.getvalue()) is drawn
 
 
 DEFAULT_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),

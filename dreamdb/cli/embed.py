@@ -40,7 +40,9 @@ class _Bar:
     """click progress bar on stderr with the embedding rate and ETA (only for ≥ 1 text, not with --json)."""
 
     def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
+        from dreamdb.output import ProgressBar
+
+        self.enabled = enabled and ProgressBar.drawable()  # (TERM=dumb too: QA round 121-C F4)
         self.bar = None
         self.done = 0
         self.t0 = time.perf_counter()
