@@ -357,7 +357,9 @@ def _command() -> str:
             return "dreamdb"
         import shlex
 
-        command = f"{shlex.quote(sys.executable)} -m dreamdb"
+        # (-P, as hook install writes it: the agent runs the command in the project, whose own dreamdb.py must not be
+        # imported; QA rounds 60 H1, 121-C F8)
+        command = f"{shlex.quote(sys.executable)}{' -P' if sys.version_info >= (3, 11) else ''} -m dreamdb"
         return command if _one_line(command, 200) == command else "dreamdb"
     if os.path.basename(exe) != "dreamdb" or "/" not in exe:  # (tests; a bare name: found on PATH)
         return "dreamdb"
