@@ -2552,3 +2552,20 @@ def test_a_path_starting_with_dot_slash_tilde_is_the_working_folders_tilde_folde
     assert model_dir_candidate(None)[0] == home / "model"
     with dreamdb.open("./~/myv", auto_sync=True) as index:
         assert index.vault == literal and [h.path for h in index.recall("numbat")] == [str(literal / "knowledge" / "n.md")]
+
+
+def test_a_vault_whose_only_notes_were_skipped_is_not_said_to_have_none(tiny_vault, tmp_path):
+    """QA round 121-C F5: a note the walk skipped (its path too long for the system, here a link leading out of the
+    vault) was warned of, then "no documents indexed: the vault has no notes yet"."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\ntitle: x\n---\nhello\n", encoding="utf-8")
+    (tiny_vault / "knowledge").mkdir()
+    (tiny_vault / "knowledge" / "linked.md").symlink_to(outside)
+    r = CliRunner().invoke(cli, ["sync", "--vault", str(tiny_vault)])
+    assert r.exit_code == 0 and "knowledge/linked.md: skipped (symlink points outside the vault)" in r.output, r.output
+    assert "note: no documents indexed: 1 file skipped (the warnings above say why)." in r.output, r.output
+    assert "no notes yet" not in r.output

@@ -71,7 +71,7 @@ def sync_cmd(vault, force, check, as_json):
     if reclaimed:
         click.echo(f"gave back {reclaimed / 1e6:.1f} MB of disk (the index file and its WAL, mostly deleted rows' pages)")
     if not report.documents:
-        note_unindexed(index)
+        note_unindexed(index, skipped=[w for w in report.warnings if ": skipped (" in w])
 
 
 def _reclaim(index) -> tuple[int, str | None]:
@@ -92,9 +92,10 @@ def _reclaim(index) -> tuple[int, str | None]:
         return 0, None
 
 
-def note_unindexed(index) -> None:
-    """On stderr, for an index with no documents: where dreamdb looks, and the .md files it found elsewhere."""
-    from dreamdb.output import safe_text
+def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
+    """On stderr, for an index with no documents: where dreamdb looks, and the .md files it found elsewhere
+    (``skipped``: the sync's warnings of files it skipped, which then explain it)."""
+    from dreamdb.output import count_noun, safe_text
     from dreamdb.vault.discover import INDEXED_FOLDERS, unindexed_markdown
 
     count, examples = unindexed_markdown(index.vault, include_archives=index.include_archives)
@@ -140,6 +141,9 @@ def note_unindexed(index) -> None:
             click.echo(f"note: no documents indexed; the vault's {hidden} .md file{'s are' if hidden != 1 else ' is'} in "
                        "archive folders (names starting with .) or hidden (.name.md): archives are indexed with "
                        "DREAMDB_INCLUDE_ARCHIVES=1, hidden files never.", err=True)
+        elif skipped:  # (QA round 121-C F5: a note whose path is too long, skipped, then "the vault has no notes yet")
+            click.echo(f"note: no documents indexed: {count_noun(len(skipped), 'file')} skipped (the warnings"
+                       " above say why).", err=True)
         else:
             click.echo(f"note: no documents indexed: the vault has no notes yet. Documents come from: {where}.", err=True)
 
