@@ -1061,6 +1061,25 @@ def test_remember_keeps_a_crlf_changelog_crlf(vault: Path, original: str):
     assert entries[0]["description"] == "line endings\nkept" and len(entries) == original.count('"date"') + 1
 
 
+def test_remember_on_a_changelog_of_odd_line_ends_or_marks(vault: Path):
+    """QA round 121-A F7: two byte-order marks were refused as "not valid JSON (Unexpected UTF-8 BOM)"; CR CR LF lines
+    took an entry with CR LF lines; CR-only lines took the entry on one line, glued to the next."""
+    log = vault / "core" / "CHANGELOG.json"
+    for raw, said in ((b"\xef\xbb\xbf\xef\xbb\xbf[]\n", "starts with two byte-order marks"),
+                      (b'[\r\r\n  {"date": "2026-01-01", "description": "old"}\r\r\n]\r\r\n', "has lines ending in CR CR LF")):
+        log.write_bytes(raw)
+        with pytest.raises(WriteRefused, match=f"core/CHANGELOG.json {said}") as info:
+            remember(vault, "refused", now=NOW)
+        assert "dos2unix" in info.value.hint and log.read_bytes() == raw
+    cr = '[\r  {\r    "date": "2026-01-01",\r    "type": "note",\r    "description": "old"\r  }\r]\r'
+    log.write_bytes(cr.encode())
+    remember(vault, "the new one", now=NOW)
+    after = log.read_bytes().decode("utf-8")
+    assert "\n" not in after and after.count("\r") > cr.count("\r") + 3  # (an entry of several lines, in CRs)
+    assert [e["description"] for e in json.loads(after)] == ["the new one", "old"]
+    assert '}\r  {' in after or '},\r  {' in after
+
+
 def test_remember_writes_after_a_byte_order_mark_and_keeps_it(vault: Path):
     """A CHANGELOG.json saved with a BOM (sync reads it) was refused by remember: "Remove the BOM"."""
     log = vault / "core" / "CHANGELOG.json"

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import NotFound, UsageError, WriteRefused
+from dreamdb.vault.fences import cr_line_ends
 from dreamdb.writes.checks import (_check_text, _clock, _flag, _found, _refused_char, _require_utf8, _text_list,
-                                   not_utf8_refusal)
+                                   not_utf8_refusal, refuse_doubled_marks)
 from dreamdb.writes.files import (ABSENT, atomic_write_bytes, CHANGED_RETRIES, _check_file_writable, _check_vault,
                                   _check_writable, COMMITTED, _confined, FileChanged, read_with_identity,
                                   _lock_wait, refuse_os_errors, vault_lock)
@@ -58,6 +59,8 @@ class _ChangelogFile:
 
     bom = ""
     """The byte-order mark the file starts with, kept when it is written (``""`` when none)."""
+    cr_only = False
+    """Whether its lines end in CR alone (read as LF here, written back as CR)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -220,9 +223,15 @@ def _read_changelog(path: Path) -> _ChangelogFile:
     # A byte-order mark (a Windows editor's) is not part of the JSON (RFC 8259 §8.1 lets a reader ignore it, as
     # sync does): the entry is inserted after it and the mark kept, as every other byte of the file is.
     bom = "\ufeff" if text.startswith("\ufeff") else ""
-    changelog = _ChangelogFile(text[len(bom):])
+    text = text[len(bom):]
+    refuse_doubled_marks(text, "core/CHANGELOG.json")
+    # classic Mac line ends (CR alone): edited as lines and written back with CRs, as a note is (QA round 121-A F7:
+    # the entry was written on one line, glued to the next)
+    cr_only = cr_line_ends(text) and "\n" not in text
+    changelog = _ChangelogFile(text.replace("\r", "\n") if cr_only else text)
     changelog.identity = seen
     changelog.bom = bom
+    changelog.cr_only = cr_only
     return changelog
 
 
@@ -456,6 +465,8 @@ def _insert_entry(vault: Path, path: Path, entry: dict[str, Any], supersedes: st
         raise WriteRefused("Internal error: the edited CHANGELOG.json would not match; nothing written.")
     path.parent.mkdir(exist_ok=True)  # (core/ in the vault as it is: never the vault itself, QA round 62 H1)
     # (named in the record: an interruption after the write says which entry was saved, QA round 81-A F11)
+    if changelog.cr_only:
+        new_text = new_text.replace("\n", "\r")
     atomic_write_bytes(path, (changelog.bom + new_text).encode("utf-8"), commit=f"entry changelog/{new_ids[index]}",
                        expect=changelog.identity)
     out = {**entry, "id": new_ids[index]}

@@ -131,6 +131,20 @@ def _require_utf8(**values) -> None:
                                   " (e.g. with convmv).")
 
 
+def refuse_doubled_marks(text: str, subject: str) -> None:
+    """Raise WriteRefused when ``text`` (a file's, after its one byte-order mark) starts with a second mark or has
+    lines ending in CR CR LF: the indexer reads such a file (:func:`dreamdb.vault.parse.plain_text`), a write would
+    keep or stack what it misreads (QA round 120-B F1, F2: a note's frontmatter not found, a second block stacked
+    above it; 121-A F7: CHANGELOG.json refused as no JSON, or an entry written with CR LF into it). ``subject``:
+    how the message names the file (``The file``, ``core/CHANGELOG.json``)."""
+    if text.startswith("\ufeff") or "\r\r\n" in text:
+        what = ("starts with two byte-order marks" if text.startswith("\ufeff") else
+                "has lines ending in CR CR LF (Windows line ends converted twice?)")
+        raise WriteRefused(f"{subject} {what}; it was not changed.",
+                           hint="Save it with one byte-order mark (or none) and one kind of line end (dos2unix fixes"
+                                " both), then retry.")
+
+
 def not_utf8_refusal(name: str, raw: bytes) -> WriteRefused:
     """The refusal of a write to the file ``name`` whose bytes ``raw`` are not UTF-8: sync reads UTF-16 and UTF-32
     files (with their byte order mark), but a write keeps every other byte of a file as it is, which it can do in

@@ -15,7 +15,7 @@ from typing import Any
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import cr_line_ends, find_block
 from dreamdb.vault.tags import clean_tag, tag_key
-from dreamdb.writes.checks import _found, _refused_char, not_utf8_refusal
+from dreamdb.writes.checks import _found, _refused_char, not_utf8_refusal, refuse_doubled_marks
 
 
 def _load(text: str):
@@ -50,13 +50,7 @@ class _Markdown:
     def __init__(self, text: str) -> None:
         self.bom = "\ufeff" if text.startswith("\ufeff") else ""
         text = text[len(self.bom):]
-        if text.startswith("\ufeff") or "\r\r\n" in text:  # (QA round 120-B F1, F2: the frontmatter was not found, and
-            # an update stacked a second block above it; the indexer reads such a file, the writer does not rewrite it)
-            what = ("starts with two byte-order marks" if text.startswith("\ufeff") else
-                    "has lines ending in CR CR LF (Windows line ends converted twice?)")
-            raise WriteRefused(f"The file {what}; it was not changed.",
-                               hint="Save it with one byte-order mark (or none) and one kind of line end (dos2unix"
-                                    " fixes both), then retry.")
+        refuse_doubled_marks(text, "The file")
         # classic Mac line ends (CR alone): edited as lines, written back with CRs, as the indexer reads them (QA round
         # 90-C F5: the frontmatter was not found, and an update added a second one above it)
         self.cr_only = cr_line_ends(text)
