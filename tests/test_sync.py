@@ -13,7 +13,7 @@ import pytest
 
 import dreamdb
 from dreamdb.store import connect as db
-from tests.conftest import needs_real_vault, write_doc
+from tests.conftest import ROOT, needs_real_vault, write_doc
 
 
 def _docs(index) -> set[str]:
@@ -2569,3 +2569,23 @@ def test_a_vault_whose_only_notes_were_skipped_is_not_said_to_have_none(tiny_vau
     assert r.exit_code == 0 and "knowledge/linked.md: skipped (symlink points outside the vault)" in r.output, r.output
     assert "note: no documents indexed: 1 file skipped (the warnings above say why)." in r.output, r.output
     assert "no notes yet" not in r.output
+
+
+def test_a_relative_vault_path_from_a_deleted_folder_names_where_it_came_from(tmp_path, monkeypatch):
+    """QA round 121-C F9: from a deleted working folder, DREAMDB_VAULT=../ex was "The vault path ../ex cannot be
+    resolved … Pass --vault", no word of the variable."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    shutil.copytree(ROOT / "examples", tmp_path / "ex", ignore=shutil.ignore_patterns(".dreamdb"))
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    monkeypatch.setenv("DREAMDB_VAULT", "../ex")
+    with pytest.raises(VaultNotFound, match=r"The vault path \.\./ex \(from DREAMDB_VAULT\) cannot be resolved") as info:
+        find_vault(None)
+    assert "DREAMDB_VAULT" in info.value.hint
+    with pytest.raises(VaultNotFound, match=r"The vault path \.\./ex cannot be resolved") as info:
+        find_vault("../ex")
+    assert info.value.hint.startswith("Pass --vault")

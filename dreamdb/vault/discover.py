@@ -151,8 +151,11 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
                 from dreamdb.config import expand_user
 
                 raise VaultNotFound.unreadable(expand_user(explicit)) from None  # "pass an absolute path")
-            raise VaultNotFound(f"The vault path {explicit} cannot be resolved ({exc.strerror or exc}).",
-                                hint="Pass --vault with an absolute path, or cd into your project.") from None
+            source = "" if path is not None else " (from DREAMDB_VAULT)"  # (QA round 121-C F9: not named)
+            raise VaultNotFound(f"The vault path {explicit}{source} cannot be resolved ({exc.strerror or exc}).",
+                                hint="Pass --vault with an absolute path, or cd into your project." if path is not None
+                                else "Set DREAMDB_VAULT to an absolute path (or pass --vault), or cd into your"
+                                     " project.") from None
     try:
         return _walk_up(cwd)
     except OSError as exc:  # (a path too long for the system: QA round 120-A F9, exit 70; the hook, project_first,
