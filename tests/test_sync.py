@@ -370,6 +370,17 @@ def test_a_value_its_explicit_yaml_tag_cannot_read_is_warned_of_and_the_vault_sy
 
     with pytest.raises(WriteRefused, match=r"impossible value \('!!float abc' is no value of its explicit tag\)"):
         update(tiny_vault, "float", description="x")
+    # an application's own tags (Home Assistant's !secret, CloudFormation's !Ref) are read as the values written: the
+    # whole frontmatter was lost with them (QA round 121-A); YAML's own unknown ones are still refused, nothing run
+    write_doc(tiny_vault, "knowledge/own.md", "---\nname: Bongo own\ndate: !when 2026-11-02\ntags: !mine [x, y]\n"
+                                              "pw: !secret db_pw\nref: !Ref {a: 1}\n---\nbongo\n")
+    write_doc(tiny_vault, "knowledge/py.md", "---\nname: Bongo py\nx: !!python/object/apply:os.system [ls]\n---\nbongo\n")
+    text = "\n".join(index.sync().warnings)
+    assert "own.md" not in text and "py.md: frontmatter is not valid YAML (could not determine a constructor" in text
+    own = next(h for h in index.recall("bongo", top=20) if h.doc_id == "knowledge/own")
+    assert (own.title, own.date, list(own.tags)) == ("Bongo own", "2026-11-02", ["x", "y"])
+    update(tiny_vault, "own", description="kept")
+    assert "pw: !secret db_pw\n" in (tiny_vault / "knowledge" / "own.md").read_text(encoding="utf-8")
 
 
 def test_archives_are_opt_in(tiny_vault):

@@ -60,6 +60,21 @@ def _int_or_text(loader, node):
 
 _Loader.add_constructor(_INT, _int_or_text)
 
+
+def _untagged(loader, _suffix: str, node):
+    """A value under an application's own tag (``!secret db_password``, ``!include notes.yaml``, ``!Ref x``: Home
+    Assistant's, CloudFormation's) read as the value written, as if untagged: PyYAML's safe loader refuses a tag it
+    does not know, and the whole frontmatter was lost with it (QA round 121-A). Only local tags (``!name``): YAML's
+    own (``!!python/object``) and full ones (``!<tag:…>``) are still refused, and nothing is ever run."""
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)
+
+
+_Loader.add_multi_constructor("!", _untagged)
+
 class _DatesAsText(_Loader):
     """The same loader with timestamps kept as text: PyYAML raises on an impossible date such as
     ``2026-13-45`` while it builds the mapping; the document's date is then checked like any text."""
