@@ -3127,3 +3127,22 @@ def test_a_name_typed_as_recall_shows_its_hidden_characters_finds_its_file(vault
             update(vault, name, append="never", now=NOW)
         with pytest.raises(NotFound):
             delete(vault, name)
+
+
+def test_a_vault_in_a_decomposed_folder_is_reached_by_its_composed_path(tmp_path):
+    """QA round 121-C F6: under a project folder whose name is decomposed on disk (macOS writes names so, rsync keeps
+    them), a note's absolute path typed composed was "an absolute path outside the vault", and --vault typed composed
+    "does not exist" with no word of why."""
+    import unicodedata
+
+    from dreamdb.vault.discover import find_vault
+
+    vault = tmp_path / unicodedata.normalize("NFD", "projé") / "_dream_context"
+    note = write_doc(vault, "knowledge/n.md", "---\ntitle: N\n---\nbody\n")
+    composed = unicodedata.normalize("NFC", str(note))
+    assert composed != str(note)
+    update(vault, composed, append="reached")
+    assert note.read_text(encoding="utf-8").endswith("reached\n")
+    with pytest.raises(VaultNotFound, match="Vault path does not exist") as info:
+        find_vault(unicodedata.normalize("NFC", str(vault)))
+    assert "other Unicode form" in info.value.hint and str(vault) in info.value.hint

@@ -261,9 +261,17 @@ def _explicit_vault(path, explicit) -> Path:
     source = "" if path is not None else " (from DREAMDB_VAULT)"
     fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
     if not p.exists():  # (a symlink loop was said not to exist: QA round 100-A F7)
+        import unicodedata
+
+        # (its folders saved in the other Unicode form, as macOS writes names decomposed: QA round 121-C F6)
+        other = next((Path(form) for form in (unicodedata.normalize(f, str(p)) for f in ("NFD", "NFC"))
+                      if form != str(p) and os.path.exists(form)), None)
         raise VaultNotFound(f"Vault path {p}{source} is a symlink loop (a link that leads back to itself)"
                             if symlink_loop(p) else f"Vault path does not exist: {p}{source}",
-                            hint=f"{fix} to a _dream_context folder (or a folder containing one).")
+                            hint=f"A folder of that name exists with its accented letters in the other Unicode form"
+                                 f" (decomposed or composed, as macOS and Linux write them): {fix} to {other}, as it is"
+                                 " on disk (copy it from ls), or rename it." if other is not None else
+                            f"{fix} to a _dream_context folder (or a folder containing one).")
     # (QA round 68 L5: a note's path got no word of the vault it is in, as a subfolder's does)
     inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
     if not p.is_dir():

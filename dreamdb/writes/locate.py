@@ -8,6 +8,7 @@ import difflib
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -640,6 +641,16 @@ def _inside_vault(vault: Path, slug: str) -> str:
             # ("./": a path, never read as an id: knowledge/notes.md is also recall's id of notes.md.md, QA round
             # 104-A F2)
             return "./" + candidate[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+    # (the vault's folders named in another Unicode form than typed: saved decomposed, as macOS writes names, and typed
+    # composed; QA round 121-C F6, "an absolute path outside the vault". The rest is found as a relative path is. Only
+    # a path naming nothing as typed: one that names a file is that file, another folder's of the same look)
+    if os.path.lexists(path):
+        return slug
+    composed = unicodedata.normalize("NFC", path)
+    for base in (os.path.abspath(vault), os.path.realpath(vault)):
+        base = unicodedata.normalize("NFC", base.rstrip(os.sep)) + os.sep
+        if composed.startswith(base):
+            return "./" + composed[len(base):].replace(os.sep, "/")
     return slug
 
 
