@@ -973,8 +973,11 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         else:
             project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
             also = f" nor in or above CLAUDE_PROJECT_DIR {project}" if project and os.path.isabs(project) else ""
-            _why(f"no _dream_context vault in or above {cwd or os.getcwd()}{also} (and DREAMDB_VAULT is not set); "
-                 "nothing printed")
+            where = cwd or os.getcwd()
+            real = os.path.realpath(where)  # (the walk goes up the folders' real path, as git's does: a linked
+            # folder's is said, not the one the link is in; QA round 121-C F7)
+            shown = where if real == os.path.abspath(where) else f"{real} (where {where} leads)"
+            _why(f"no _dream_context vault in or above {shown}{also} (and DREAMDB_VAULT is not set); nothing printed")
         return ""
     mode = _recall_mode()
     index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False, engine="sql",

@@ -392,6 +392,13 @@ def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch
     lines = log.read_text().splitlines()
     assert f"no _dream_context vault in or above {elsewhere}" in lines[0]
     assert "acknowledgement" in lines[1] or "shorter than" in lines[1]
+    # a linked folder: the walk goes up its real path, which is said (QA round 121-C F7: "no vault in or above
+    # proj/src", a folder whose parent holds one)
+    (tmp_path / "far" / "src").mkdir(parents=True)
+    (project / "src").symlink_to(tmp_path / "far" / "src")
+    assert H.run(payload("how is sleep debt computed", project / "src")) == ""
+    assert (f"no _dream_context vault in or above {tmp_path / 'far' / 'src'} (where {project / 'src'} leads)"
+            in log.read_text().splitlines()[-1])
     assert H.run(payload("\U0001F680\U0001F680\U0001F680 ??? !!!", project)) == ""  # QA round 37: not "an acknowledgement"
     assert "has no words to search for" in log.read_text().splitlines()[-1]
     assert "no hit" in lines[2] or "is below 2" in lines[2]
