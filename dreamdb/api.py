@@ -1567,7 +1567,8 @@ class Index:
             where = "DREAMDB_RECALL_MODE" if from_env else "mode"
             raise UsageError(f"Unknown recall mode {mode!r} (from {where})", hint=f"Use one of: {', '.join(MODES)}")
         now_dt = _now(now)
-        filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
+        filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt,
+                                machine_clock=now is None)
         if self.auto_sync:
             self.sync_for_read()
         from dreamdb.ranking.synonyms import load_synonyms
@@ -2072,7 +2073,8 @@ class Index:
                 self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
                                   " language-centred); run: dreamdb embed refresh")
 
-    def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
+    def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt, *,
+                 machine_clock: bool = False) -> Filters:
         # Without a date window the result depends on the arguments only: kept per argument tuple.
         if level is not None:  # (checked first: True and 2.0 hash as 1 and 2, and found a valid level's filters)
             level = whole_number(level, "level", 1, 3, "1, 2 or 3")
@@ -2085,14 +2087,18 @@ class Index:
                 key = cached = None
             if cached is not None:
                 return cached
-        made = self._make_filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt)
+        made = self._make_filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt,
+                                  machine_clock=machine_clock)
         if key is not None:
             if len(self._filters_cache) > 256:
                 self._filters_cache.clear()
             self._filters_cache[key] = made
         return made
 
-    def _make_filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt) -> Filters:
+    def _make_filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt, *,
+                      machine_clock: bool = False) -> Filters:
+        """The :class:`Filters` of a recall's arguments (``machine_clock``: ``now_dt`` is the current time in the
+        machine's time zone, whose midnights bound ``today``: :func:`dreamdb.timeparse.calendar_day_instants`)."""
         types_l, exclude_l = _types(types, "types"), _types(exclude_types, "exclude_types")
         if level is not None:
             level = whole_number(level, "level", 1, 3, "1, 2 or 3")
@@ -2102,11 +2108,13 @@ class Index:
 
             if since is not None:
                 since_d = _days(since if isinstance(since, datetime) else parse_when(str(since), now_dt))
-                day = None if isinstance(since, datetime) else calendar_day_instants(str(since), now_dt)
+                day = None if isinstance(since, datetime) else calendar_day_instants(str(since), now_dt,
+                                                                                    machine_clock=machine_clock)
                 since_at = day[0] if day else None  # (a local day: a time of day compared as an instant)
             if until is not None:  # a date names its whole day: --until 2026-08-11 keeps 2026-08-11T23:59
                 until_d = _days(until) if isinstance(until, datetime) else until_days(str(until), now_dt)
-                day = None if isinstance(until, datetime) else calendar_day_instants(str(until), now_dt)
+                day = None if isinstance(until, datetime) else calendar_day_instants(str(until), now_dt,
+                                                                                    machine_clock=machine_clock)
                 until_at = day[1] if day else None
             if since_d is not None and until_d is not None and since_d > until_d:
                 raise UsageError(f"since (--since {since}) is after until (--until {until}): the window is empty.")

@@ -293,15 +293,18 @@ def _calendar_day(now: datetime, now_utc: datetime) -> datetime:
 _CALENDAR_WORDS = {"yesterday": -1, "today": 0, "tomorrow": 1}
 
 
-def calendar_day_instants(text: str, now: datetime) -> tuple[float, float] | None:
-    """For ``today``, ``yesterday`` or ``tomorrow``: the first and last instant of that local day (midnight in
-    ``now``'s own offset, to the next one less a step), in days since 1970-01-01 UTC; ``None`` for any other text.
+def calendar_day_instants(text: str, now: datetime, *, machine_clock: bool = False) -> tuple[float, float] | None:
+    """For ``today``, ``yesterday`` or ``tomorrow``: the first and last instant of that local day (its midnight to
+    the next one less a step), in days since 1970-01-01 UTC; ``None`` for any other text, or a naive ``now``.
 
     :func:`parse_when` reads these words as the date typed out (midnight UTC), which is right for a document dated
     with a date alone; a document dated with a time of day is compared with these instants instead (QA round 118-B
     F3: in Tokyo at 08:30, ``--since today`` left out a note stamped 08:00 that day, 23:00 UTC the day before).
-    ``None`` too when ``now`` is in UTC (the bounds are then the same). When ``now`` is in the machine's time zone
-    (the current time), the day's midnights are that zone's, a summer time change included.
+
+    Whose midnights: with ``machine_clock`` (``now`` is the current time dreamdb read, in the machine's time zone)
+    that zone's, a summer time change included, also where its offset is +00:00 at the moment (QA rounds 120-A F4,
+    121-A F1, F2); else ``now``'s own time zone's: a fixed offset's (``--now 2026-10-25T12:00Z`` means the same on
+    every machine, QA round 122-A F2), or a zone's (a ``ZoneInfo`` clock from Python: its own summer time).
     """
     import math
 
@@ -311,15 +314,12 @@ def calendar_day_instants(text: str, now: datetime) -> tuple[float, float] | Non
         return None
     try:
         day = date(now.year, now.month, now.day) + timedelta(days=shift)
-        if now.utcoffset() == now.astimezone().utcoffset():  # (the machine's time zone: its midnights, with the
-            # summer time change a day may hold, QA round 120-A F4, also where the offset is +00:00 at the moment,
-            # London in winter, QA round 121-A F1; naive datetimes are read as local time)
-            start, end = _local_midnight(day), _local_midnight(day + timedelta(days=1))
-        elif not offset:  # (UTC: the bounds of the date typed out)
-            return None
-        else:  # (another offset, given with --now: its own)
+        nxt = day + timedelta(days=1)
+        if machine_clock:
+            start, end = _local_midnight(day), _local_midnight(nxt)
+        else:  # (wall-clock midnights of now's zone; a fixed offset's are 24 h apart)
             start = datetime(day.year, day.month, day.day, tzinfo=now.tzinfo)
-            end = start + timedelta(days=1)
+            end = datetime(nxt.year, nxt.month, nxt.day, tzinfo=now.tzinfo)
         first = start.astimezone(timezone.utc).timestamp() / 86400.0
         last = end.astimezone(timezone.utc).timestamp() / 86400.0
     except (OverflowError, ValueError, OSError):  # the first or last day of the years 1–9999: as the dates are

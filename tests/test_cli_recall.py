@@ -817,22 +817,26 @@ def test_dreamdb_vault_used_over_the_current_folders_vault_is_said(tmp_path):
         assert p.returncode == 0 and "DREAMDB_VAULT names" not in p.stderr, (cwd, p.stderr)
 
 
-def test_a_local_day_has_the_midnights_of_the_machines_time_zone_on_a_summer_time_day(tmp_path):
-    """QA round 120-A F4: ``today`` was built with the current offset, an hour off on a day whose summer time began
-    after midnight: a note of 23:30 the day before was "today". In a zone whose summer time starts on 5 December
-    (day 339) at 01:00, +01:00 then +02:00, at noon that day."""
+def test_a_local_day_of_a_clock_given_with_its_offset_is_that_offsets_on_any_machine(tmp_path):
+    """QA round 120-A F4 asked for the machine zone's midnights on a day its summer time begins (23:30 the day
+    before was "today"): the current time's, which tests/test_timeparse.py checks (``machine_clock``). A clock given
+    with ``--now`` and its offset is that offset's, whatever the machine's zone (QA round 122-A F2: under a London
+    machine zone, ``--now …Z`` took London's 25-hour day). In a zone whose summer time starts on 5 December (day 339)
+    at 01:00, +01:00 then +02:00, with --now at noon that day in +02:00 and in +01:00."""
     from tests.conftest import write_doc
 
     vault = tmp_path / "_dream_context"
-    write_doc(vault, "knowledge/late.md", "---\ntitle: late\ndate: 2026-12-04T22:30:00Z\n---\nyankee\n")  # 23:30 local
-    write_doc(vault, "knowledge/early.md", "---\ntitle: early\ndate: 2026-12-04T23:30:00Z\n---\nyankee\n")  # 00:30 local
-    env = {**os.environ, "TZ": "XST-1XDT-2,J339/1,J360"}
+    write_doc(vault, "knowledge/late.md", "---\ntitle: late\ndate: 2026-12-04T22:30:00Z\n---\nyankee\n")  # 00:30 +02
+    write_doc(vault, "knowledge/early.md", "---\ntitle: early\ndate: 2026-12-04T23:30:00Z\n---\nyankee\n")
+    write_doc(vault, "knowledge/before.md", "---\ntitle: before\ndate: 2026-12-04T21:30:00Z\n---\nyankee\n")
 
-    def slugs(*window):
-        p = run_main("recall", "--vault", str(vault), "--json", "--now", "2026-12-05T12:00:00+02:00", *window, "yankee",
-                     env=env)
+    def slugs(now, *window, zone="XST-1XDT-2,J339/1,J360"):
+        p = run_main("recall", "--vault", str(vault), "--json", "--now", now, *window, "yankee",
+                     env={**os.environ, "TZ": zone})
         assert p.returncode == 0, p.stderr
         return sorted(h["slug"] for h in json.loads(p.stdout)["hits"])
 
-    assert slugs("--since", "today") == ["early"]
-    assert slugs("--until", "yesterday") == ["late"]
+    for zone in ("XST-1XDT-2,J339/1,J360", "UTC0"):  # (the same on every machine)
+        assert slugs("2026-12-05T12:00:00+02:00", "--since", "today", zone=zone) == ["early", "late"]
+        assert slugs("2026-12-05T12:00:00+02:00", "--until", "yesterday", zone=zone) == ["before"]
+        assert slugs("2026-12-05T12:00:00+01:00", "--since", "today", zone=zone) == ["early"]

@@ -215,12 +215,29 @@ def test_a_local_day_at_offset_zero_keeps_the_machines_summer_time_change(machin
     machine_zone("GMT0BST,M3.5.0/1,M10.5.0")
     now = datetime(2026, 10, 25, 12, 0).astimezone()  # the machine's clock: +00:00 at noon
     assert now.utcoffset() == timedelta(0)
-    first, last = calendar_day_instants("today", now)
+    first, last = calendar_day_instants("today", now, machine_clock=True)
     assert first == _days(2026, 10, 24, 23)
     assert _days(2026, 10, 25, 23) < last < _days(2026, 10, 26)
-    # a fixed +00:00 clock that is not the machine's zone is UTC: the date typed out decides
-    machine_zone("XST-9")
-    assert calendar_day_instants("today", datetime(2026, 10, 25, 12, tzinfo=timezone.utc)) is None
+    # a clock given with its offset (--now …Z) is that offset's, on every machine, London's too (QA round 122-A F2)
+    for clock in (now, datetime(2026, 10, 25, 12, tzinfo=timezone.utc)):
+        first, last = calendar_day_instants("today", clock)
+        assert first == _days(2026, 10, 25) and _days(2026, 10, 25, 23) < last < _days(2026, 10, 26)
+
+
+def test_a_local_day_of_a_zone_clock_has_that_zones_midnights(machine_zone):
+    """QA round 122-A F2: a ``ZoneInfo`` clock whose offset was the machine's got the machine zone's midnights, and one
+    whose offset was not got a fixed offset's; a zone's day is its own, summer time and all, on any machine."""
+    zoneinfo = pytest.importorskip("zoneinfo")
+    try:
+        london = zoneinfo.ZoneInfo("Europe/London")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("no time zone database here (tzdata)")
+    from dreamdb.timeparse import calendar_day_instants
+
+    for machine in ("UTC0", "XST-9"):
+        machine_zone(machine)
+        first, last = calendar_day_instants("today", datetime(2026, 10, 25, 12, tzinfo=london))
+        assert first == _days(2026, 10, 24, 23) and _days(2026, 10, 25, 23) < last < _days(2026, 10, 26), machine
 
 
 def test_a_local_day_whose_midnight_the_clocks_skip_starts_at_the_jump(machine_zone):
@@ -230,9 +247,9 @@ def test_a_local_day_whose_midnight_the_clocks_skip_starts_at_the_jump(machine_z
 
     machine_zone("XST4XDT3,J249/0,J300/0")
     now = datetime(2026, 9, 6, 12, 0).astimezone()  # -03:00
-    first, last = calendar_day_instants("today", now)
+    first, last = calendar_day_instants("today", now, machine_clock=True)
     assert first == _days(2026, 9, 6, 4)  # 00:00 -04:00, the instant of the jump
     assert _days(2026, 9, 7, 2) < last < _days(2026, 9, 7, 3)
-    first, last = calendar_day_instants("yesterday", now)  # the 5th: 23 hours, up to the jump
+    first, last = calendar_day_instants("yesterday", now, machine_clock=True)  # the 5th: 23 hours, up to the jump
     assert first == _days(2026, 9, 5, 4)
     assert _days(2026, 9, 6, 3) < last < _days(2026, 9, 6, 4)
