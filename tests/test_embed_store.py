@@ -187,12 +187,17 @@ def test_documents_without_text_of_their_own_get_no_vectors(tiny_vault):
     write_doc(tiny_vault, "knowledge/scratch.md", "")
     write_doc(tiny_vault, "knowledge/titled.md", "---\ntitle: Decide the cache size\n---\n  \n")
     write_doc(tiny_vault, "knowledge/described.md", "---\ndescription: the cache size we chose\n---\n")
+    # markup or invisible characters alone are no text either (QA round 122-A F1: template notes)
+    for name, body in (("fence", "```\n```\n"), ("zwsp", "\u200b\n"), ("bullets", "- \n- \n"), ("comment", "<!-- -->\n"),
+                       ("rule", "***\n"), ("filler", "\u3164\u3164\n"), ("braille", "\u2800\n")):
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\ntitle: {name}\n---\n{body}")
     emb = HashEmbedder()
     with open_synced(tiny_vault) as index:
         c = index.conn
         r = store.refresh(c, emb)
         chunked = dict(c.execute("SELECT d.slug, s.n_chunks FROM chunked_documents s JOIN documents d ON d.id = s.doc"))
-        assert chunked == {"doc0": 2, "doc1": 2, "scratch": 0, "titled": 0, "described": 1}, chunked
+        assert chunked == {"doc0": 2, "doc1": 2, "scratch": 0, "titled": 0, "described": 1, "fence": 0, "zwsp": 0,
+                           "bullets": 0, "comment": 0, "rule": 0, "filler": 0, "braille": 0}, chunked
         assert r.unembedded_docs == 0 and store.pending(c, emb.model_id) == 0  # (no type excluded here)
         for name in ("scratch", "Decide the cache size"):  # the bare name's own vector as the query
             hits = store.dense_search(c, emb.vec(name), emb.model_id, 10)

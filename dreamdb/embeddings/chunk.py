@@ -67,8 +67,16 @@ DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 CHUNKER_VERSION = "5"
 
 
+_WORD_CHAR = re.compile("[^\\W_\u115f\u1160\u3164\uffa0]")
+"""A letter or a digit, of any script: what a text needs to say anything (not the Hangul fillers, letters that show
+nothing)."""
+
+
 def has_text_to_embed(body: str | None, description: str | None) -> bool:
-    """Whether an indexed document has text of its own to embed: a body or a description that is not blank.
+    """Whether an indexed document has text of its own to embed: a body or a description holding a letter or a digit
+    (any script). Markup alone (a code fence, ``***``, empty ``-`` bullets, ``<!-- -->``) or invisible characters
+    (U+200B, the Hangul filler, the braille blank) is none (QA round 122-A F1: template notes of such bodies took the
+    first places as empty ones had).
 
     One without (an empty file, a note of a title alone) gets no chunks, hence no vector: its name is all it says,
     which BM25 matches, and the vector of a bare name (``scratch``, ``todo``) lies near every short query. QA round
@@ -76,7 +84,7 @@ def has_text_to_embed(body: str | None, description: str | None) -> bool:
     recall, above the notes holding every word of the question (their language undetermined, their cosine was not
     language-centred, and in hybrid their BM25 rank was imputed from the dense one, as a note BM25 cannot read).
     (A draft's chunks for ``embed dedup`` are made by :func:`chunk_with_coverage` regardless.)"""
-    return bool((body or "").strip() or (description or "").strip())
+    return _WORD_CHAR.search(body or "") is not None or _WORD_CHAR.search(description or "") is not None
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
