@@ -2408,14 +2408,20 @@ def test_an_unresolved_merge_conflict_is_said_so(tiny_vault):
     wrapped = "<<<<<<< HEAD\n---\ntitle: A\n---\n=======\n---\ntitle: B\n---\n>>>>>>> other\nnumbat\n"
     write_doc(tiny_vault, "knowledge/wrapped.md", wrapped)
     write_doc(tiny_vault, "knowledge/plain.md", "<<<<<<< HEAD\nnumbat one\n=======\nnumbat two\n>>>>>>> x\n")
+    # (QA round 122-A F3: after blank lines, with git's conflict-marker-size set larger, a side's block after a blank)
+    spaced = "\n \n<<<<<<<<<< HEAD\n---\ntitle: A\n---\n==========\n\n---\ntitle: B\n---\n>>>>>>>>>> o\nnumbat\n"
+    write_doc(tiny_vault, "knowledge/spaced.md", spaced)
     warned = index.sync().warnings
     assert ("knowledge/wrapped.md: frontmatter not read: the file opens with an unresolved merge conflict, <<<<<<< at"
-            " line 1, each side with its own block; indexed the whole file as text") in warned
-    assert not any("plain.md" in w for w in warned) and index.status()["frontmatter_unread"] == 4  # (setext too)
-    with pytest.raises(WriteRefused, match="opens with an unresolved merge conflict, <<<<<<< at line 1") as info:
-        update(tiny_vault, "wrapped", tags=["x"])
-    assert "Resolve the merge conflict" in info.value.hint
-    assert (tiny_vault / "knowledge" / "wrapped.md").read_text(encoding="utf-8") == wrapped
+            " line 1 around it; indexed the whole file as text") in warned
+    assert ("knowledge/spaced.md: frontmatter not read: the file opens with an unresolved merge conflict, <<<<<<< at"
+            " line 3 around it; indexed the whole file as text") in warned
+    assert not any("plain.md" in w for w in warned) and index.status()["frontmatter_unread"] == 5  # (setext too)
+    for name, text, line in (("wrapped", wrapped, 1), ("spaced", spaced, 3)):
+        with pytest.raises(WriteRefused, match=f"opens with an unresolved merge conflict, <<<<<<< at line {line}") as info:
+            update(tiny_vault, name, tags=["x"])
+        assert "Resolve the merge conflict" in info.value.hint
+        assert (tiny_vault / "knowledge" / f"{name}.md").read_text(encoding="utf-8") == text
     update(tiny_vault, "plain", append="numbat three")  # (no frontmatter on either side: a note as any other)
     index.close()
 

@@ -172,11 +172,10 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     """
     found = find_block(text)
     if found is None:
-        from dreamdb.vault.conflicts import conflict_around_frontmatter
+        from dreamdb.vault.conflicts import OPENS_WITH_CONFLICT, conflict_around_frontmatter
 
-        conflict = conflict_around_frontmatter(text) if text.startswith("<<<<<<<") else None
-        return {}, text, (f"frontmatter not read: the file opens with {conflict}, each side with its own block"
-                          if conflict else None)
+        conflict = conflict_around_frontmatter(text) if OPENS_WITH_CONFLICT.match(text) else None
+        return {}, text, f"frontmatter not read: the file opens with {conflict} around it" if conflict else None
     if found.close_start is None:
         return {}, text, "frontmatter block is not closed by a '---' line"
     body = text[found.close_end:]

@@ -99,12 +99,11 @@ class _Markdown:
 
         self.check_closed()
         if not self.has_fm:
-            from dreamdb.vault.conflicts import conflict_around_frontmatter
+            from dreamdb.vault.conflicts import OPENS_WITH_CONFLICT, conflict_around_frontmatter
 
-            conflict = conflict_around_frontmatter(self.body) if self.body.startswith("<<<<<<<") else None
+            conflict = conflict_around_frontmatter(self.body) if OPENS_WITH_CONFLICT.match(self.body) else None
             if conflict:  # (QA round 121-A F5: a new block was put above the markers)
-                raise WriteRefused(f"The document opens with {conflict}, each side with its own frontmatter.",
-                                   hint=RESOLVE_CONFLICT)
+                raise WriteRefused(f"The document opens with {conflict} around its frontmatter.", hint=RESOLVE_CONFLICT)
             return {}
         try:
             data = _load("".join(self.fm_lines))
