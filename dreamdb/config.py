@@ -90,10 +90,26 @@ def cache_root() -> Path:
     """Folder for the indexes of read-only vaults (``DREAMDB_CACHE_DIR`` or the platform's user cache dir)."""
     env = env_path("DREAMDB_CACHE_DIR")
     if env:  # (a relative path taken from the current folder, as DREAMDB_INDEX's, and shown whole: QA round 114-B F6)
-        return Path(os.path.abspath(expand_user(env)))
+        return _absolute_from_env("DREAMDB_CACHE_DIR", env)
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME))
+
+
+def _absolute_from_env(name: str, value: str) -> Path:
+    """The path the variable ``name`` holds (``value``), ``~`` expanded, made absolute from the current folder.
+
+    Raises:
+        UsageError: a relative path, from a current folder deleted meanwhile (QA round 90-C F10 for DREAMDB_INDEX,
+            122-A F4: exit 70 for DREAMDB_CACHE_DIR).
+    """
+    try:
+        return Path(os.path.abspath(expand_user(value)))
+    except FileNotFoundError:
+        from dreamdb.errors import UsageError
+
+        raise UsageError(f"{name}={value!r} is a relative path, and the current folder no longer exists.",
+                         hint=f"cd to an existing folder, or set {name} to an absolute path.") from None
 
 
 def index_env() -> str | None:
@@ -120,13 +136,7 @@ def index_path_for(vault: Path) -> Path:
             folder = os.path.normpath(env)
             raise UsageError(f"DREAMDB_INDEX={env!r} names a folder (it ends with a slash or a dot); it names the index"
                              " file.", hint=f"Set DREAMDB_INDEX={os.path.join(folder, INDEX_FILE_NAME)!r}, for instance.")
-        try:
-            return Path(os.path.abspath(expand_user(env)))
-        except FileNotFoundError:  # (a relative path, from a current folder deleted meanwhile: QA round 90-C F10)
-            from dreamdb.errors import UsageError
-
-            raise UsageError(f"DREAMDB_INDEX={env!r} is a relative path, and the current folder no longer exists.",
-                             hint="cd to an existing folder, or set DREAMDB_INDEX to an absolute path.") from None
+        return _absolute_from_env("DREAMDB_INDEX", env)
     in_vault = vault / INDEX_DIR_NAME
     try:
         in_vault_is_dir = in_vault.is_dir()

@@ -692,6 +692,13 @@ def test_blank_path_variables_are_unset_and_a_relative_xdg_cache_is_not_used(tmp
                        timeout=120, env={**env, "DREAMDB_INDEX": "rel.db", "PYTHONPATH": str(ROOT)})
     assert p.returncode == 2 and "DREAMDB_INDEX='rel.db' is a relative path, and the current folder no longer exists" \
         in p.stderr, p.stderr
+    # …and DREAMDB_CACHE_DIR, read for a status (QA round 122-A F4: exit 70)
+    gone.mkdir()
+    p = subprocess.run(f"cd {shlex.quote(str(gone))} && rmdir ../gone && exec {shlex.quote(sys.executable)} -m dreamdb"
+                       f" status --vault {shlex.quote(str(vault))}", shell=True, capture_output=True, text=True,
+                       timeout=120, env={**env, "DREAMDB_CACHE_DIR": "./c", "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 2 and "DREAMDB_CACHE_DIR='./c' is a relative path, and the current folder no longer exists" \
+        in p.stderr, p.stderr
 
 
 def test_an_empty_path_option_is_refused(capsys, tmp_path, monkeypatch):
