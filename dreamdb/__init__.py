@@ -54,7 +54,8 @@ else:
         Args:
             vault: path to a ``_dream_context`` folder (or a folder above one), a
                 list of such paths, or ``None`` to use ``DREAMDB_VAULT`` or walk up
-                from the working directory.
+                from the working directory. A ``str``'s leading ``~`` is the home folder, as a
+                shell reads it; a ``Path`` is taken as it is (``Path("~/x").expanduser()``).
             **kwargs: passed to :class:`dreamdb.api.Index`.
 
         Returns:

@@ -67,11 +67,15 @@ def is_unreachable(path: Path | str) -> bool:
 
 
 def expand_user(path: str | os.PathLike) -> Path:
-    """``path`` with a leading ``~`` or ``~user`` expanded to that home folder, as a shell expands it, read from the
-    text as given: ``./~/notes`` is the folder ``~`` of the working folder, returned absolute, since ``Path`` writes
-    ``./~/notes`` as ``~/notes``, which a second expansion would take for the home folder (QA round 121-C F1: the
-    vault, the index, the model folder in the home folder, read and written without a word)."""
-    text = os.fspath(path)
+    """A text ``path`` with a leading ``~`` or ``~user`` expanded to that home folder, as a shell expands it, read
+    from the text as given: ``./~/notes`` is the folder ``~`` of the working folder, returned absolute, since ``Path``
+    writes ``./~/notes`` as ``~/notes``, which a second expansion would take for the home folder (QA round 121-C F1:
+    the vault, the index, the model folder in the home folder, read and written without a word). A ``Path`` (any
+    ``os.PathLike``) is taken as it is, as pathlib and ``open`` take it: ``Path("./~/x")`` cannot tell its ``~`` from
+    the home folder's (QA round 122-A F5); ``Path("~/x").expanduser()`` names the home folder's."""
+    if not isinstance(path, str):
+        return Path(path)
+    text = path
     expanded = os.path.expanduser(text)
     p = Path(expanded)
     if p.parts and p.parts[0].startswith("~"):  # (not expanded: a folder named ~ or ~name, relative)

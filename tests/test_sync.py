@@ -2569,6 +2569,11 @@ def test_a_path_starting_with_dot_slash_tilde_is_the_working_folders_tilde_folde
     assert model_dir_candidate(None)[0] == home / "model"
     with dreamdb.open("./~/myv", auto_sync=True) as index:
         assert index.vault == literal and [h.path for h in index.recall("numbat")] == [str(literal / "knowledge" / "n.md")]
+    # a Path is taken as it is, as pathlib and open() take it: Path("./~/myv") is Path("~/myv"), the folder ~ here (QA
+    # round 122-A F5: the home folder's vault)
+    from pathlib import Path
+
+    assert find_vault(Path("./~/myv")) == literal and find_vault(Path("~/myv").expanduser()) == home / "myv" / "_dream_context"
 
 
 def test_a_vault_whose_only_notes_were_skipped_is_not_said_to_have_none(tiny_vault, tmp_path):
