@@ -292,8 +292,10 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
     write_doc(tiny_vault, "knowledge/s1.md", "---\nstatus: AKTİF\n---\nokapi note\n")
     write_doc(tiny_vault, "knowledge/s2.md", "---\nstatus: kapalı\n---\nokapi note\n")
     write_doc(tiny_vault, "knowledge/s3.md", "---\nstatus: İN_PROGRESS\n---\nokapi note\n")
+    write_doc(tiny_vault, "knowledge/s4.md", "---\nstatus: ＤＯＮＥ\n---\nokapi note\n")  # (NFKC, as tags: 122-A F6)
     for status, found in (("aktif", "s1"), ("Aktif", "s1"), ("AKTİF", "s1"), ("KAPALI", "s2"), ("kapali", "s2"),
-                          ("Kapalı", "s2"), ("in_progress", "s3"), ("IN_PROGRESS", "s3")):
+                          ("Kapalı", "s2"), ("in_progress", "s3"), ("IN_PROGRESS", "s3"), ("done", "s4"),
+                          ("ｄｏｎｅ", "s4")):
         assert [h.doc_id for h in index.recall("okapi", status=status)] == [f"knowledge/{found}"], status
     index.take_notes()
     assert index.recall("okapi", status="pasif") == []

@@ -32,11 +32,11 @@ def tag_key(text: str) -> str:
 
 
 def status_text(text: str) -> str:
-    """A frontmatter ``status`` as ``documents.status`` holds it: NFC, lowercased, Turkish ``İ`` read as ``i``
-    (``str.lower`` makes it an ``i`` and a combining dot: ``AKTİF`` was ``akti̇f``, which no typed status matched,
-    QA round 121-C F2); ``ı`` kept, as the note writes it. (Changing this changes the index: bump
-    :data:`dreamdb.vault.PARSER_VERSION`.)"""
-    return unicodedata.normalize("NFC", text.strip()).replace("İ", "i").lower()
+    """A frontmatter ``status`` as ``documents.status`` holds it: NFKC (fullwidth ``ＡＣＴＩＶＥ`` is ``active``, as
+    tags read it: QA round 122-A F6), lowercased, Turkish ``İ`` read as ``i`` (``str.lower`` makes it an ``i`` and a
+    combining dot: ``AKTİF`` was ``akti̇f``, which no typed status matched, QA round 121-C F2); ``ı`` kept, as the
+    note writes it. (Changing this changes the index: bump :data:`dreamdb.vault.PARSER_VERSION`.)"""
+    return unicodedata.normalize("NFKC", text.strip()).replace("İ", "i").lower()
 
 
 def status_key(text: str) -> str:
