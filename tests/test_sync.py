@@ -2611,3 +2611,8 @@ def test_a_relative_vault_path_from_a_deleted_folder_names_where_it_came_from(tm
     with pytest.raises(VaultNotFound, match=r"The vault path \.\./ex cannot be resolved") as info:
         find_vault("../ex")
     assert info.value.hint.startswith("Pass --vault")
+    # a path below it (QA round 122-A F7: "Vault path does not exist: v", its ./ dropped, no word of why)
+    with pytest.raises(VaultNotFound, match=r"The vault path \./v \(from DREAMDB_VAULT\) is relative, and the current"
+                                            r" folder no longer exists"):
+        monkeypatch.setenv("DREAMDB_VAULT", "./v")
+        find_vault(None)

@@ -253,6 +253,15 @@ def looping_link(path: str | os.PathLike) -> Path | None:
     return next((p for p in (*reversed(path.parents), path) if symlink_loop(p)), None)
 
 
+def _working_folder_gone() -> bool:
+    """Whether the current working folder was deleted (``getcwd`` fails; ``.`` itself still opens)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
+
+
 def _explicit_vault(path, explicit) -> Path:
     """The vault named by ``--vault`` or ``DREAMDB_VAULT`` (see :func:`find_vault`)."""
     from dreamdb.config import expand_user
@@ -261,6 +270,9 @@ def _explicit_vault(path, explicit) -> Path:
     source = "" if path is not None else " (from DREAMDB_VAULT)"
     fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
     if not p.exists():  # (a symlink loop was said not to exist: QA round 100-A F7)
+        if not p.is_absolute() and _working_folder_gone():  # (QA round 122-A F7: "does not exist: v", of ./v)
+            raise VaultNotFound(f"The vault path {explicit}{source} is relative, and the current folder no longer"
+                                " exists.", hint=f"{fix} with an absolute path, or cd into your project.")
         import unicodedata
 
         # (its folders saved in the other Unicode form, as macOS writes names decomposed: QA round 121-C F6)
