@@ -396,6 +396,11 @@ def _serialized(method: _Method) -> _Method:
                 self._follow_index_file()
             try:
                 return method(self, *args, **kwargs)
+            except ImportError:  # (a part of dreamdb loaded late, from another version pip installed meanwhile:
+                from dreamdb.reinstall import require_same_install  # QA round 122-B F1)
+
+                require_same_install()
+                raise
             except VaultNotFound:
                 # (the vault's folder is gone: its index file, deleted with it, is not held open, its disk space kept
                 # by a long-lived process; QA round 97-A F5. A vault moved back is reopened by the next call)

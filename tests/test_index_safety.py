@@ -11,6 +11,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -2012,3 +2013,42 @@ def test_a_long_lived_index_whose_locks_this_process_dropped_follows_another_pro
         cli("sync")
         assert [h.doc_id for h in index.recall("quetzalcoatlus")] == ["knowledge/fresh"]
         assert any("shared-memory file" in n and "reopened" in n for n in index.take_notes())
+
+
+def test_another_version_installed_under_a_running_process_is_said_not_mixed_in(example_vault):
+    """QA round 122-B F1, F2: ``pip install`` of another version under a long-lived process made every recall raise a
+    bare ImportError (the parser, loaded when a file first changed, came from the other version's files), or index
+    with the other version's rules under this one's index format. Told as a DreamdbError: restart the process."""
+    script = textwrap.dedent(f"""
+        import dreamdb, sys
+        from pathlib import Path
+        from dreamdb.reinstall import Reinstalled
+        index = dreamdb.open({str(example_vault)!r})
+        print([h.doc_id for h in index.recall("sleep debt", top=1)])
+        assert "dreamdb.vault.parse" not in sys.modules, "the parser was loaded"
+        dreamdb.__version__ = "0.0.1"  # (what the files on disk say once pip installed 0.3.x over this process)
+        Path({str(example_vault / "knowledge" / "fresh.md")!r}).write_text("fresh okapi note")
+        try:
+            index.recall("okapi")
+        except Reinstalled as exc:
+            print("said:", exc.message, exc.exit_code)
+        assert "dreamdb.vault.parse" not in sys.modules, "the other version's parser was loaded"
+
+        def broken(*args, **kwargs):
+            raise ImportError("cannot import name 'x' from 'dreamdb.y'")
+        other = dreamdb.open({str(example_vault)!r}, auto_sync=False)  # (no sync first: the failing import itself)
+        type(other)._hits = broken  # (any late import that fails)
+        try:
+            other.recall("sleep")
+        except Reinstalled as exc:
+            print("said again:", isinstance(exc.__context__, ImportError))
+    """)
+    subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(example_vault)], capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0, p.stderr
+    import dreamdb as running
+
+    assert (f"said: dreamdb {running.__version__} was installed under this process, which runs dreamdb 0.0.1" in p.stdout
+            and " 1\n" in p.stdout and "said again: True" in p.stdout), p.stdout

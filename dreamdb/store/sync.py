@@ -551,8 +551,13 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     ``held``: ``{doc_id: vault-relative path}`` of the markdown documents before a rebuild emptied the index.
     ``racy``: paths whose stat the file system may give again to a later edit (:func:`file_system_clock`): their
     stored change time is left NULL, so the next sync reads them again."""
+    import sys
     from hashlib import sha256  # hashing and YAML only when something changed
 
+    if "dreamdb.vault.parse" not in sys.modules:  # (its rules are those of INDEX_FORMAT only if it is this version's)
+        from dreamdb.reinstall import require_same_install
+
+        require_same_install()
     from dreamdb.vault.parse import frontmatter_unread as unread_because, parse_file
 
     stored = _stored_state(conn)
