@@ -871,6 +871,8 @@ def test_refresh_rechunks_after_a_sync_force_in_the_middle(tiny_vault):
         assert fired and r.chunks == 12 and r.pending == 0
         assert store.documents_to_chunk(index.conn) == 0
         assert r.embedded == 12  # each text once: the re-chunked texts kept their vectors
+        # the vault's 6 documents, chunked twice, are 6 (QA round 122-B F6: the attempts' sum, 12)
+        assert r.chunked_docs == 6 and r.reused == 0  # (its 12 texts embedded by this run, none reused)
 
 
 def test_a_document_past_the_chunk_cap_is_named_with_how_much_of_it_has_vectors(tiny_vault):

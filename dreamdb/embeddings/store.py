@@ -459,15 +459,18 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         boundary = marker if force or resume_forced else None
         # A sync --force in another process while this runs deletes every chunk (documents are re-inserted):
         # the texts are chunked again (their vectors are kept) and what is new is embedded, up to twice.
+        # (each attempt chunks the documents again: the counts are the largest attempt's, not their sum, which told of
+        # 45 documents chunked in a vault of 15; QA round 122-B F6)
+        rechunked: set[str] = set()  # texts of the documents chunked again (not by a forced run, which reuses none)
         for attempt in range(3):
             redo = force and attempt == 0
             chunked, unembedded, new_hashes = chunk_pending_documents(conn, force=redo)
-            report.chunked_docs += chunked
-            report.unembedded_docs += unembedded
+            report.chunked_docs = max(report.chunked_docs, chunked)
+            report.unembedded_docs = max(report.unembedded_docs, unembedded)
             report.pruned += prune(conn)
             todo = _missing(conn, model_id)
-            if new_hashes and not redo:  # (a forced run re-embeds every text: it reuses none)
-                report.reused += len(new_hashes) - len(new_hashes.intersection(h for h, _t in todo))
+            if not redo:
+                rechunked |= new_hashes
             if boundary is not None:  # (a forced run's, or the rest of an interrupted one's)
                 todo += _predating(conn, model_id, boundary)
             done = _embed_texts(conn, embedder, todo, replace=boundary is not None, batch_size=batch_size,
@@ -478,8 +481,11 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             with write_transaction(conn):
                 conn.execute("DELETE FROM meta WHERE key = ?", (FORCED_KEY + model_id,))
         update_languages(conn, model_id, max_unidentified=max_unidentified)
+    missing = _missing(conn, model_id)
+    if rechunked:  # reused: those with a vector now that this run did not embed
+        report.reused = max(0, len(rechunked.difference(h for h, _t in missing)) - report.embedded)
     report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    report.pending = len(_missing(conn, model_id))
+    report.pending = len(missing)
     report.documents_cut = documents_cut(conn)
     report.elapsed_ms = (time.perf_counter() - t0) * 1000
     return report
