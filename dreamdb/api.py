@@ -2056,11 +2056,13 @@ class Index:
             docs = store.documents_to_chunk(self.conn)  # (0 unless another writer kept the chunking out)
             waiting = " and ".join(count_noun(n, one, many) for n, one, many in (
                 (pending - docs, "chunk text", None), (docs, "document to chunk", "documents to chunk")) if n > 0)
-            none_yet = self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model_id = ?)",
-                                         (emb.model_id,)).fetchone()[0]
+            # (no chunk with a vector: vectors kept for documents still to chunk again, after another version's
+            # sync, answer nothing yet; QA round 122-B F3, "partial")
+            none_yet = self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM chunks c JOIN embeddings e ON e.content_hash"
+                                         " = c.content_hash AND e.model_id = ?)", (emb.model_id,)).fetchone()[0]
             wait = "waits" if pending == 1 else "wait"
             self.notes.append(  # (QA round 38: "partial" when there were no vectors at all)
-                f"no dense results yet: no text has a vector ({waiting} {wait} for embedding), so these are BM25's"
+                f"no dense results yet: no chunk has a vector ({waiting} {wait} for embedding), so these are BM25's"
                 " results; run: dreamdb embed refresh" if none_yet else
                 f"dense results are partial: {waiting} still {wait} for embedding; run: dreamdb embed refresh")
         if not store.languages_current(self.conn, emb.model_id):

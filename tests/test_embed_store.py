@@ -328,7 +328,7 @@ def test_a_hybrid_query_over_a_vault_never_embedded_says_its_results_are_bm25s(t
     hits = index.recall("a0x1", mode="hybrid")
     assert hits and emb.calls == [] and index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 0
     notes = index.take_notes()
-    assert any(n.startswith("no dense results yet: no text has a vector (8 chunk texts wait for embedding), so these"
+    assert any(n.startswith("no dense results yet: no chunk has a vector (8 chunk texts wait for embedding), so these"
                             " are BM25's results") for n in notes), notes
     # QA round 68 M1: dense mode too answers with BM25's hits, as the note says, not with nothing; QA round 83-A F5:
     # and so do hybrid and rrf, labelled bm25 with BM25's rankScores (they were labelled with the mode asked for,
@@ -338,7 +338,23 @@ def test_a_hybrid_query_over_a_vault_never_embedded_says_its_results_are_bm25s(t
     for mode in ("dense", "rrf"):
         assert [(h.doc_id, h.rank_score, h.mode) for h in index.recall("a0x1", mode=mode)] == bm25, mode
         notes = index.take_notes()
-        assert sum(n.startswith("no dense results yet: no text has a vector") for n in notes) == 1, notes
+        assert sum(n.startswith("no dense results yet: no chunk has a vector") for n in notes) == 1, notes
+    # vectors kept for documents an index rebuild left to chunk again: none answers yet (QA round 122-B F3: "partial")
+    store.refresh(index.conn, emb)
+    index.sync(force=True)
+    assert index.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 0
+    assert index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 8
+    index.take_notes()
+    holder = db.connect(index.index_path)  # (another writer holds the index: no chunking now)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        index.recall("a0x1", mode="hybrid")
+    finally:
+        holder.rollback()
+        holder.close()
+    notes = index.take_notes()
+    assert any(n.startswith("no dense results yet: no chunk has a vector (4 documents to chunk wait for embedding)")
+               for n in notes), notes
 
 
 def test_a_hybrid_query_over_changelog_entries_only_says_they_get_no_vectors(tiny_vault):
