@@ -2162,13 +2162,14 @@ def test_an_index_of_a_newer_dreamdb_is_said_to_be_newer_when_rebuilt(tiny_vault
     index.sync()
     parts = INDEX_FORMAT.split(".")
     for stored, newer in ((".".join([parts[0], str(int(parts[1]) + 1), parts[2]]), True),
-                          (".".join([parts[0], str(int(parts[1]) - 1), parts[2]]), False), ("x.y", False)):
+                          (".".join([parts[0], str(int(parts[1]) - 1), parts[2]]), False), ("x.y", False),
+                          ("", False)):  # ('' as NULL: "unknown", QA round 122-B F7)
         with index.conn:
             index.conn.execute("UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (stored,))
             # (as an index no version of this one synced before: one it did is two versions taking turns, said so)
             index.conn.execute("DELETE FROM meta WHERE key = 'formats_written'")
         warnings = index.sync().warnings
-        said = [w for w in warnings if f"(index format {stored}, this one writes {INDEX_FORMAT})" in w]
+        said = [w for w in warnings if f"(index format {stored or 'unknown'}, this one writes {INDEX_FORMAT})" in w]
         assert len(said) == 1, warnings
         assert said[0].startswith("the index was built by a newer version" if newer else
                                   "the index was built by another version"), said

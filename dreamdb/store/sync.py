@@ -499,6 +499,7 @@ def _other_format_warning(stored: str, written_before: bool = False) -> str:
     this version had written before, and another version since, is said to be two versions taking turns (QA round
     115-B F1: each re-indexed the whole vault on every switch, 2-4 s a call, and this one said only "another version")."""
     ours, theirs = _format_key(INDEX_FORMAT), _format_key(stored)
+    stored = stored or "unknown"  # (a format NULL or '', of a hand-edited index: "index format None", QA round 122-B F7)
     if ours is not None and theirs is not None and len(ours) == len(theirs) and theirs > ours:
         return (f"the index was built by a newer version of dreamdb (index format {stored}, this one writes "
                 f"{INDEX_FORMAT}): every file indexed again in this version's format (stored embeddings are kept); the "
