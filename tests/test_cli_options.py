@@ -684,21 +684,16 @@ def test_blank_path_variables_are_unset_and_a_relative_xdg_cache_is_not_used(tmp
     p = subprocess.run([sys.executable, "-m", "dreamdb", "status", "--json", "--vault", str(vault)], capture_output=True,
                        text=True, timeout=120, cwd=tmp_path, env={**env, "DREAMDB_SQLITE_DRIVER": " sqlite3 "})
     assert p.returncode == 0 and json.loads(p.stdout)["sqlite_driver"] == "sqlite3", p.stderr
-    # a relative DREAMDB_INDEX from a current folder deleted meanwhile: said, exit 2 (QA round 90-C F10: exit 70)
+    # a relative DREAMDB_INDEX from a current folder deleted meanwhile: said, exit 2 (QA round 90-C F10: exit 70); and
+    # DREAMDB_CACHE_DIR, read for a status (QA round 122-A F4: exit 70)
     gone = tmp_path / "gone"
-    gone.mkdir()
-    p = subprocess.run(f"cd {shlex.quote(str(gone))} && rmdir ../gone && exec {shlex.quote(sys.executable)} -m dreamdb"
-                       f" recall sleep --vault {shlex.quote(str(vault))}", shell=True, capture_output=True, text=True,
-                       timeout=120, env={**env, "DREAMDB_INDEX": "rel.db", "PYTHONPATH": str(ROOT)})
-    assert p.returncode == 2 and "DREAMDB_INDEX='rel.db' is a relative path, and the current folder no longer exists" \
-        in p.stderr, p.stderr
-    # …and DREAMDB_CACHE_DIR, read for a status (QA round 122-A F4: exit 70)
-    gone.mkdir()
-    p = subprocess.run(f"cd {shlex.quote(str(gone))} && rmdir ../gone && exec {shlex.quote(sys.executable)} -m dreamdb"
-                       f" status --vault {shlex.quote(str(vault))}", shell=True, capture_output=True, text=True,
-                       timeout=120, env={**env, "DREAMDB_CACHE_DIR": "./c", "PYTHONPATH": str(ROOT)})
-    assert p.returncode == 2 and "DREAMDB_CACHE_DIR='./c' is a relative path, and the current folder no longer exists" \
-        in p.stderr, p.stderr
+    for command, name, value in (("recall sleep", "DREAMDB_INDEX", "rel.db"), ("status", "DREAMDB_CACHE_DIR", "./c")):
+        gone.mkdir()
+        p = subprocess.run(f"cd {shlex.quote(str(gone))} && rmdir ../gone && exec {shlex.quote(sys.executable)} -m"
+                           f" dreamdb {command} --vault {shlex.quote(str(vault))}", shell=True, capture_output=True,
+                           text=True, timeout=120, env={**env, name: value, "PYTHONPATH": str(ROOT)})
+        assert p.returncode == 2 and f"{name}={value!r} is a relative path, and the current folder no longer exists" \
+            in p.stderr, p.stderr
 
 
 def test_an_empty_path_option_is_refused(capsys, tmp_path, monkeypatch):
