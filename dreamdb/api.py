@@ -1125,18 +1125,18 @@ class Index:
         ``-wal``/``-shm`` files, shared by name with the new one, fail every statement ("disk I/O
         error"); the next use reopens the file there now, or builds one."""
         now = _file_identity(self.index_path)
-        if now == self._opened_file and self._follow_shared_memory():
+        if now == self._opened_file:
+            self._follow_shared_memory()
             return
-        if now == self._opened_file or (now is None and not os.path.isdir(self.vault)):
+        if now is None and not os.path.isdir(self.vault):
             return  # (a vault moved away with its index inside: the read's sync says so, and creates nothing)
         if now is None and config.is_unreachable(self.index_path):
             return  # (a folder on its way made unreadable: the read's sync says so; QA round 114-A F5, "deleted")
         self.notes.append(f"the index file {self.index_path} was deleted or replaced since it was opened; reopened")
         self._drop_connection(quiet=True)
 
-    def _follow_shared_memory(self) -> bool:
-        """Close the connection (and say so) when the index's ``-shm`` file is no longer the one it opened; whether
-        it did. SQLite deletes ``-wal`` and ``-shm`` when its last connection closes, and tells that it is the last
+    def _follow_shared_memory(self) -> None:
+        """Close the connection (and say so) when the index's ``-shm`` file is no longer the one it opened. SQLite deletes ``-wal`` and ``-shm`` when its last connection closes, and tells that it is the last
         by POSIX locks, which a process loses on every descriptor of the file when it closes any one of them (a
         copy of the index made in this process, ``shutil.copy``): another process's sync then deleted them under
         this connection, which from then on read none of the commits made through the new ones, its caches and the
@@ -1144,14 +1144,13 @@ class Index:
         now = _file_identity(Path(f"{self.index_path}-shm"))
         if self._opened_shm is None:  # (a connection made before the index's first read made the file: noted now)
             self._opened_shm = now
-            return False
+            return
         if now == self._opened_shm:
-            return False
+            return
         self.notes.append(f"the index's shared-memory file {self.index_path}-shm was deleted or replaced under this "
                           "connection (closing any descriptor of the index file in this process, as a copy of it made "
                           "here does, drops SQLite's locks; copy it from another process); reopened")
         self._drop_connection(quiet=True)
-        return True
 
     def _guarded(self, fn, on_rebuild=None):
         """Run ``fn()``; if the index turns out corrupt, rebuild it from the vault and run once more.
@@ -1713,7 +1712,8 @@ class Index:
             from dreamdb.vault.tags import status_key
 
             present = {s for (s,) in self.conn.execute("SELECT DISTINCT status FROM documents WHERE status IS NOT NULL")}
-            unknown = [s for s in filters.statuses if status_key(s) not in set(map(status_key, present))]
+            known = set(map(status_key, present))
+            unknown = [s for s in filters.statuses if status_key(s) not in known]
             if unknown:
                 self.notes.append(f"no document has the status {', '.join(unknown)}; statuses in the index: "
                                   + (", ".join(sorted(present)) or "none"))

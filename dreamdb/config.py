@@ -75,8 +75,7 @@ def expand_user(path: str | os.PathLike) -> Path:
     the home folder's (QA round 122-A F5); ``Path("~/x").expanduser()`` names the home folder's."""
     if not isinstance(path, str):
         return Path(path)
-    text = path
-    expanded = os.path.expanduser(text)
+    expanded = os.path.expanduser(path)
     p = Path(expanded)
     if p.parts and p.parts[0].startswith("~"):  # (not expanded: a folder named ~ or ~name, relative)
         return Path(os.path.abspath(expanded))

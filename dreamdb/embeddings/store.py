@@ -221,6 +221,15 @@ _NO_TEXT = Chunking([], False, 0, 0)
 """The chunking of a document without text of its own (:func:`~dreamdb.embeddings.chunk.has_text_to_embed`): none."""
 
 
+def _chunking(title: str, description: str, body: str, doc_type: str) -> Chunking:
+    """A document's chunks: none for a type never embedded, or without text of its own."""
+    if doc_type in DENSE_EXCLUDED_TYPES:
+        return _NOT_CHUNKED
+    if not has_text_to_embed(body, description):
+        return _NO_TEXT
+    return chunk_with_coverage(title, body, description)
+
+
 def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, int, set[str]]:
     """(Re)chunk documents with no or outdated chunks; return (documents chunked, of those documents of types never
     embedded, hashes of new chunks).
@@ -235,8 +244,7 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, int, set
     n = unembedded = 0
     new_hashes: set[str] = set()
     for b0 in range(0, len(todo), CHUNK_WRITE_BATCH):
-        batch = [(row, _NOT_CHUNKED if row[5] in DENSE_EXCLUDED_TYPES else chunk_with_coverage(row[1], row[3], row[2])
-                  if has_text_to_embed(row[3], row[2]) else _NO_TEXT) for row in todo[b0 : b0 + CHUNK_WRITE_BATCH]]
+        batch = [(row, _chunking(*row[1:4], row[5])) for row in todo[b0 : b0 + CHUNK_WRITE_BATCH]]
         with write_transaction(conn):
             for (doc, _t, _d, _b, chash, _ty), chunking in batch:
                 chunks = chunking.chunks
