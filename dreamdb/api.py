@@ -32,7 +32,7 @@ from dreamdb.store.migrations import current_version, migrate, migrations_dir, m
 from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, frontmatter_unread, sync,
                                 unreadable_paths)
-from dreamdb.timeparse import as_utc
+from dreamdb.timeparse import as_utc, parse_instant
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
 
 if TYPE_CHECKING:  # (not imported at run time: the embedding modules load numpy)
@@ -207,8 +207,6 @@ def _now(now) -> datetime:
     from dreamdb.vault.discover import require_utf8
 
     require_utf8(text, "now (--now)")  # (bytes a terminal could not decode: said so, QA round 101-A F11)
-    from dreamdb.timeparse import parse_instant
-
     try:
         dt = parse_instant(text)
     except ValueError:
@@ -332,7 +330,7 @@ def _hard_linked(path: Path) -> bool:
         return False
 
 
-def _file_identity(path: Path) -> tuple[int, int] | None:
+def _file_identity(path: Path | str) -> tuple[int, int] | None:
     """``(device, inode)`` of ``path``; ``None`` when it does not exist or cannot be read."""
     try:
         st = os.stat(path)
@@ -549,6 +547,7 @@ class Index:
         self._conn = None
         self._opened_file: tuple[int, int] | None = None  # (device, inode) of the index file the connection opened
         self._opened_shm: tuple[int, int] | None = None  # …and of its -shm file (see _follow_index_file)
+        self._shm_path = ""
         _OPEN_INDEXES.add(self)
 
     # -- connection -------------------------------------------------------------
@@ -1117,7 +1116,8 @@ class Index:
     def _note_opened_files(self) -> None:
         """Note the identity of the index file just opened, and of its ``-shm`` file (the connection's read opened it)."""
         self._opened_file = _file_identity(self.index_path)
-        self._opened_shm = _file_identity(Path(f"{self.index_path}-shm"))
+        self._shm_path = os.fspath(self.index_path) + "-shm"  # (a string made once: a Path a call cost 3 µs)
+        self._opened_shm = _file_identity(self._shm_path)
 
     def _follow_index_file(self) -> None:
         """Close the connection when the index file is no longer the one it opened: deleted, or deleted
@@ -1141,7 +1141,7 @@ class Index:
         copy of the index made in this process, ``shutil.copy``): another process's sync then deleted them under
         this connection, which from then on read none of the commits made through the new ones, its caches and the
         index no longer the same state (QA round 121-B F2: numpy's IndexError, and stale results)."""
-        now = _file_identity(Path(f"{self.index_path}-shm"))
+        now = _file_identity(self._shm_path)
         if self._opened_shm is None:  # (a connection made before the index's first read made the file: noted now)
             self._opened_shm = now
             return
