@@ -112,6 +112,25 @@ def test_conversion_and_recall_end_to_end(tiny, tmp_path):
     for manifest in ("[1, 2]", '{"key": "x"}', '{"key": "x", "slug_to_id": [1]}'):
         (tmp_path / "cache" / "manifest.json").write_text(manifest, encoding="utf-8")
         assert beir.corpus_to_vault(docs, tmp_path / "cache").rebuilt
+    # a rewrite for other documents interrupted half-way: the next run of these converts them again (QA round 122-C
+    # F1: the half-written vault was taken under the manifest of these, and scored)
+    real_render = beir.render_markdown
+    calls = []
+
+    def interrupted(title, text):
+        calls.append(title)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_render(title, text)
+
+    beir.render_markdown = interrupted
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            beir.corpus_to_vault(docs[1:], tmp_path / "cache")
+    finally:
+        beir.render_markdown = real_render
+    again = beir.corpus_to_vault(docs, tmp_path / "cache")
+    assert again.rebuilt and len(list((again.vault / "knowledge").glob("*.md"))) == 4
 
     vb = beir.corpus_to_vault(docs, tmp_path / "cache")
     ix = dreamdb.open(vb.vault, index_path=tmp_path / "cache" / "index.db", auto_sync=False)

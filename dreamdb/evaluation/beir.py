@@ -354,6 +354,13 @@ def _cached(dest: Path, key: str) -> dict | None:
     return None
 
 
+def _forget(dest: Path) -> None:
+    """Remove the manifest of ``dest`` before its vault is rewritten: a rewrite interrupted (Ctrl-C) left the vault
+    half written under the manifest of the one before, which the next run of those documents took as complete, and
+    scored (QA round 122-C F1: 3,869 of SciFact's 5,183 abstracts, nDCG 0.579, exit 0). The manifest is written last."""
+    (dest / MANIFEST).unlink(missing_ok=True)
+
+
 def _write_manifest(dest: Path, key: str, slug_to_id: dict[str, str], source: str) -> None:
     tmp = dest / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps({"key": key, "source": source, "slug_to_id": slug_to_id}, ensure_ascii=False), encoding="utf-8")
@@ -382,6 +389,7 @@ def corpus_to_vault(docs: list[tuple[str, str, str]], dest: Path, *, source: str
         return VaultBuild(dest / VAULT_DIR, man["slug_to_id"], False, 0.0)
     t0 = time.perf_counter()
     vault = dest / VAULT_DIR
+    _forget(dest)
     if vault.exists():
         shutil.rmtree(vault)
     kdir = vault / "knowledge"
@@ -449,6 +457,7 @@ def copy_vault(src: Path, dest: Path, *, into: str = "", slug_map: bool = True) 
         return VaultBuild(dest / VAULT_DIR, man["slug_to_id"], False, 0.0)
     t0 = time.perf_counter()
     vault = dest / VAULT_DIR
+    _forget(dest)
     if vault.exists():
         make_writable(vault)
         shutil.rmtree(vault)
