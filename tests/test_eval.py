@@ -646,3 +646,20 @@ def test_two_runs_on_one_cache_take_turns_on_a_set(tmp_path):
     holder.join(10)
     assert order == ["first done", "second in"]
     assert said == [f"scifact: another evaluation run is using the cache {tmp_path / 'scifact'}; waiting for it to end"]
+
+
+def test_a_hit_of_no_corpus_id_keeps_its_rank_as_a_miss():
+    """QA round 122-C F2: dreamdb's hits of notes the collection does not hold were left out, moving those below them
+    up a place (r@1 1.0 where the first hit was such a note), while bm25s's kept their rank: both keep it, a miss."""
+    from types import SimpleNamespace
+
+    from dreamdb.evaluation import suite
+
+    class Index:
+        def recall(self, text, **kwargs):
+            return [SimpleNamespace(doc_id=d, mode="bm25") for d in ("knowledge/extra", "knowledge/eip-1")]
+
+    search = suite._dreamdb_search(Index(), "bm25", None, {"knowledge/eip-1": "eip-1"}.get)
+    ranked = search("what is eip 1")
+    assert ranked == [None, "eip-1"]
+    assert beir.score_beir(ranked, {"eip-1": 1})["r@1"] == 0.0 and beir.score_beir(ranked, {"eip-1": 1})["mrr"] == 0.5
