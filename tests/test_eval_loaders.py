@@ -340,6 +340,12 @@ def test_a_cache_in_the_data_folder_or_a_folder_in_the_reports_place_is_refused_
     r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--cache", data / "eval-data" / "cache")
     assert r.returncode == 2 and "is inside the evaluation data folder" in r.stderr
     assert not (data / "eval-data" / "cache").exists()
+    # the report too (QA round 122-C F3: --results-file overwrote the gold file of the data folder)
+    corpus = data / "eval-data" / "scifact" / "corpus.jsonl"
+    before = corpus.read_bytes()
+    r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--cache", tmp_path / "c2", "--results-file", corpus)
+    assert r.returncode == 2 and "The report" in r.stderr and "is inside the evaluation data folder" in r.stderr
+    assert corpus.read_bytes() == before
     (tmp_path / "cache" / "last-run.json").mkdir(parents=True)
     r = run_cli("--data", data, "--set", "scifact", "--no-baseline", "--cache", tmp_path / "cache")
     assert r.returncode == 2 and f"Cannot write {tmp_path / 'cache' / 'last-run.json'}: it is a folder" in r.stderr

@@ -141,10 +141,13 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
         UsageError: as above (exit code 2).
     """
     if data is not None and data.is_dir():
-        real_cache, real_data = os.path.realpath(cache), os.path.realpath(data)
-        if os.path.commonpath([real_cache, real_data]) == real_data:
-            raise UsageError(f"The cache folder {cache} is inside the evaluation data folder {data}, which dreamdb"
-                             " never writes", hint="Give --cache a folder outside it (default: eval/.cache).")
+        real_data = os.path.realpath(data)
+        for path, what, option, default in ((cache, "The cache folder", "--cache", "eval/.cache"),
+                                            (target, "The report", "--results-file", "eval/RESULTS.md")):
+            # (the report too: QA round 122-C F3, it overwrote the gold file, and the protocol's README)
+            if path is not None and os.path.commonpath([os.path.realpath(path), real_data]) == real_data:
+                raise UsageError(f"{what} {path} is inside the evaluation data folder {data}, which dreamdb never"
+                                 " writes", hint=f"Give {option} a path outside it (default: {default}).")
     for path, option in ((cache / "last-run.json", "--cache"), (target, "--results-file")):
         if path is not None and path.is_dir():
             raise UsageError(f"Cannot write {path}: it is a folder", hint=f"Move it away, or give {option} another path.")
