@@ -121,6 +121,9 @@ def main() -> int:
     for name in ("runs", "queries", "threads"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             ap.error(f"--{name} must be at least 1 (got {getattr(args, name)})")
+    from settings import scrub
+
+    scrub("bench_embed_index")  # (QA round 122-C F5: DREAMDB_RECALL_MODE made its "bm25" figure a hybrid one)
     from dreamdb.errors import DreamdbError
 
     try:
@@ -182,6 +185,13 @@ def bench(args, work: Path) -> int:
     res["sync_nochange_ms"] = median_ms(lambda: index.sync(), runs)
 
     rows = c.execute("SELECT id, title, description FROM documents WHERE description != '' ORDER BY id").fetchall()
+    if not rows:  # (notes without descriptions: their titles and first words; QA round 122-C F6, a traceback)
+        rows = c.execute("SELECT id, title, substr(body, 1, 200) FROM documents WHERE type != 'changelog'"
+                         " AND trim(body) != '' ORDER BY id").fetchall()
+    if not rows:
+        from dreamdb.errors import UsageError
+
+        raise UsageError(f"the vault {vault} has no note with text to make a query of")
     rng = np.random.default_rng(0)
     picks = [rows[i] for i in rng.choice(len(rows), size=min(n_queries, len(rows)), replace=False)]
     qv = emb.embed_queries([f"{t}: {d}" for _i, t, d in picks])
@@ -243,7 +253,8 @@ def bench(args, work: Path) -> int:
         without_c.append(median_ms(lambda t=t: uncentred(t), max(1, runs // 4)))
     res["hybrid_recall_p50_ms"] = statistics.median(with_c)
     res["hybrid_uncentred_p50_ms"] = statistics.median(without_c)
-    res["bm25_recall_p50_ms"] = statistics.median(median_ms(lambda t=t: ix.recall(t, top=10), max(1, runs // 4)) for t in texts)
+    res["bm25_recall_p50_ms"] = statistics.median(median_ms(lambda t=t: ix.recall(t, top=10, mode="bm25"),
+                                                            max(1, runs // 4)) for t in texts)
     res["query_embed_p50_ms"] = statistics.median(median_ms(lambda t=t: emb.embed_queries([t]), max(1, runs // 4)) for t in texts)
     ix.close()
 

@@ -55,9 +55,7 @@ from bench_recall import cli_env, med  # noqa: E402
 from dreamdb.evaluation import suite  # noqa: E402
 
 PROMPT = "how is sleep debt computed"
-HOOK_SETTINGS = ("DREAMDB_VAULT", "DREAMDB_INDEX", "DREAMDB_RECALL_MODE", "DREAMDB_MEMORY_HOOK", "DREAMDB_HOOK_VERBOSE",
-                 "DREAMDB_HOOK_TIMING", "DREAMDB_HOOK_LOG", "DREAMDB_CACHE_DIR", "DREAMDB_INCLUDE_ARCHIVES", "DREAMDB_DEBUG")
-"""Settings of the user's that would change what the timed processes do (another vault, index, mode or log)."""
+from settings import HOOK_SETTINGS  # noqa: E402 - (scripts/settings.py, shared with the other benchmarks)
 
 
 def copy_vault(src: Path, work: Path) -> Path:

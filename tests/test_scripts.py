@@ -244,3 +244,20 @@ def test_a_script_interrupted_ends_with_one_line_and_by_sigint(tmp_path):
     out, err = p.communicate(timeout=120)
     assert p.returncode == -signal.SIGINT, (p.returncode, err[-2000:])  # (ended by SIGINT: a shell script stops)
     assert "interrupted (Ctrl-C); no figures printed" in err and "Traceback" not in err, err[-2000:]
+
+
+def test_the_benchmarks_time_without_the_users_dreamdb_settings(monkeypatch, capsys):
+    """QA round 122-C F5: with DREAMDB_RECALL_MODE=hybrid set, bench_recall timed hybrid recalls under the BM25 labels,
+    and with DREAMDB_MEMORY_HOOK=0 a hook switched off. Each benchmark removes them first, and says which."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    import settings
+
+    for name in settings.HOOK_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DREAMDB_RECALL_MODE", "hybrid")
+    monkeypatch.setenv("DREAMDB_MEMORY_HOOK", "0")
+    assert sorted(settings.scrub("bench_x")) == ["DREAMDB_MEMORY_HOOK", "DREAMDB_RECALL_MODE"]
+    assert "DREAMDB_RECALL_MODE" not in os.environ and "DREAMDB_MEMORY_HOOK" not in os.environ
+    assert "bench_x: timing without the settings DREAMDB_RECALL_MODE, DREAMDB_MEMORY_HOOK" in capsys.readouterr().err
+    for script in ("bench_recall.py", "bench_embed_index.py", "bench_ops.py"):  # (each uses it)
+        assert "from settings import" in (ROOT / "scripts" / script).read_text(encoding="utf-8"), script
