@@ -398,3 +398,14 @@ def test_a_set_folder_the_run_cannot_make_is_said_in_words_and_nothing_scored_is
     assert r.returncode == 1 and "No track was scored" in r.stderr, r.stderr
     assert f"error: cannot use {cache / 'scifact' / 'corpus'}: Not a directory" in r.stdout + r.stderr
     assert "NotADirectoryError" not in r.stdout + r.stderr
+
+
+def test_a_document_the_sync_skips_is_said_in_the_runs_notes(tmp_path):
+    """QA round 122-C F4: a corpus document holding a NUL byte was skipped by the sync ("looks binary"), so scored as
+    never found, and said only as a count in the JSON (``sync_warnings``): now a note with the sync's words."""
+    docs = [dict(d) for d in DOCS]
+    docs[1]["text"] = "SQLite postings\u0000 store term frequencies"
+    r = run_cli("--data", _scifact_data(tmp_path, docs=docs), "--set", "scifact", "--no-baseline", "--cache",
+                tmp_path / "cache")
+    assert r.returncode == 0, r.stderr
+    assert "scifact/corpus: note: the sync of 2 documents warned 1 time (knowledge/d000001.md:" in r.stderr, r.stderr

@@ -535,6 +535,11 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
             "vault_written": vb.rebuilt, "sync_warnings": len(report.warnings)}
     fresh.close()
     _remove_index(build_path)
+    if report.warnings:  # (a document the sync skipped is scored as one never found: QA round 122-C F4, said only as
+        # a count in the JSON)
+        shown = "; ".join(report.warnings[:3]) + (" …" if len(report.warnings) > 3 else "")
+        log(f"{plan.name}/{spec.key}: note: the sync of {report.documents} documents warned {len(report.warnings)}"
+            f" time{'s' if len(report.warnings) != 1 else ''} ({shown})")
     moved = _adopt_kept_index(folder / "index.db", vb.vault)
     if moved:
         log(f"{plan.name}/{spec.key}: note: the kept index was {moved}'s (a cache copied or moved); it now serves"
