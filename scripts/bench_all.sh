@@ -4,6 +4,13 @@
 # Usage: scripts/bench_all.sh [--quick]
 set -u
 for arg in "$@"; do
+  if [ "$arg" = "--help" ] || [ "$arg" = "-h" ]; then
+    echo "Usage: scripts/bench_all.sh [--quick]"
+    echo "Run every benchmark under scripts/ (bench_*.py) with its defaults, or with --quick (a short run, for CI);"
+    echo "each prints medians beside a baseline. Run a script alone for its other options, e.g."
+    echo "python scripts/bench_recall.py --help. PYTHON names the interpreter (default: .venv/bin/python)."
+    exit 0
+  fi
   if [ "$arg" != "--quick" ]; then
     echo "bench_all.sh: unknown option $arg (only --quick; the scripts' other options differ: run one alone, e.g." \
          "python scripts/bench_recall.py --help)" >&2

@@ -153,6 +153,10 @@ def test_bench_all_reports_a_failing_scripts_exit_code(tmp_path):
         p = subprocess.run([shell, str(scripts / "bench_all.sh")], capture_output=True, text=True,
                            env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}, timeout=60)
         assert p.returncode == 1 and "bench_fail.py failed (exit 3)" in p.stdout, shell
+    # --help says how to use it and runs nothing (QA round 122-C F8: "unknown option", exit 2)
+    p = subprocess.run(["sh", str(scripts / "bench_all.sh"), "--help"], capture_output=True, text=True,
+                       env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith("Usage: scripts/bench_all.sh [--quick]") and "bench_fail" not in p.stdout
 
 
 def test_fusion_ceiling_names_the_missing_index_and_what_builds_it(tmp_path):
