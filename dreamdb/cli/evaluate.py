@@ -193,7 +193,7 @@ def _text_table(suite, results) -> str:
             lines.append(pre + f"  unavailable: {r['unavailable']}")
         else:
             lines.append(pre + f"{r['r@1']:>7.1f}{r['r@5']:>7.1f}{r['r@10']:>7.1f}{r['mrr']:>7.3f}{r['ndcg@10']:>7.3f}"
-                         f"{r['ms_p50']:>8.1f}{r['ms_p90']:>8.1f}")
+                         f"{r['ms_p50']:>8.2f}{r['ms_p90']:>8.2f}")
     lines.append("")
     for s, sres in results["sets"].items():
         for key, i in sres["indexes"].items():

@@ -1076,7 +1076,7 @@ def render_markdown(results: dict) -> str:
             else:
                 L.append(f"| {r['track']} | {r['system']} | {r['n']} | " + " | ".join(
                     _fmt_metric(m, r[m]) for m in ("r@1", "r@3", "r@5", "r@10", "mrr", "ndcg@10"))
-                    + f" | {r['ms_mean']:.1f} | {r['ms_p50']:.1f} | {r['ms_p90']:.1f} |")
+                    + f" | {r['ms_mean']:.2f} | {r['ms_p50']:.2f} | {r['ms_p90']:.2f} |")
         L += ["", "### Index build and size", "",
               "| index | documents | dreamdb build s | dreamdb size | bm25s build s | bm25s size |", "|---|---|---|---|---|---|"]
         for key, i in sres["indexes"].items():
