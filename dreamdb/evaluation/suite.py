@@ -1025,7 +1025,9 @@ def render_markdown(results: dict) -> str:
          f"- Turkish–English lexicon (`dreamdb lexicon build`): {mi.get('lexicon', 'none')}",
          f"- modes: {', '.join(results['modes'])}; baseline: {'bm25s' if results['baseline'] else 'off'}"
          + ("; **quick run** (first 50 queries per track)" if results["quick"] else ""),
-         f"- full-run wall time: {results['wall_s']:.0f} s", ""]
+         # (a run of some sets, or --quick, written with --results-file: not the full run's time, QA round 122-C F7)
+         f"- {'full-run' if not results['quick'] and set(results['sets']) >= set(SETS) else 'this run'} wall time:"
+         f" {results['wall_s']:.0f} s", ""]
     for n in results.get("notes", []):
         L.append(f"- note: {n}")
     L += ["Recall@k is BEIR's (fraction of the relevant documents in the top k) on the IR collections and the "
