@@ -511,6 +511,7 @@ class Index:
         self.engine = engine
         self.lexicon = _lexicon_option(lexicon)
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
+        self._format_noted = None  # the connection whose index format was checked (see _note_other_format)
         self._lock = RLock()
         self._memory = None
         self._filters_cache: dict = {}
@@ -1594,6 +1595,8 @@ class Index:
             return plan, self._bm25_snapshot(plan, top, now_days, filters, explain)
 
         plan, hits = self._guarded(plan_and_rank)
+        if not self.auto_sync:
+            self._note_other_format()
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.
@@ -1617,6 +1620,25 @@ class Index:
         else:
             self._note_unread_frontmatter(hits)
         return hits
+
+    def _note_other_format(self) -> None:
+        """Without ``auto_sync``: a note (once per connection) when the index was written in another index format than
+        this dreamdb's, by another version: its terms may be analysed otherwise than the query's, until :meth:`sync`
+        indexes it again (QA round 122-B F4: answered from such an index without a word)."""
+        conn = self._conn  # (open: called after the ranking, which opened it guarded)
+        if conn is None or self._format_noted is conn:
+            return
+        self._format_noted = conn
+        from dreamdb.store.sync import INDEX_FORMAT
+
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+        except db.DatabaseError:  # (damage: the ranking meets it, guarded)
+            return
+        if row is not None and row[0] != INDEX_FORMAT:
+            self.notes.append(f"the index was written by another version of dreamdb (index format {row[0] or 'unknown'}, "
+                              f"this one's is {INDEX_FORMAT}), and this Index does not sync (auto_sync=False): call "
+                              "sync() to index the vault again in this version's format")
 
     def _note_unread_frontmatter(self, hits: list[Hit]) -> None:
         """A note for each hit whose file the index holds without its frontmatter (:func:`frontmatter_unread`): its

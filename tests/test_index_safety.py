@@ -2052,3 +2052,26 @@ def test_another_version_installed_under_a_running_process_is_said_not_mixed_in(
 
     assert (f"said: dreamdb {running.__version__} was installed under this process, which runs dreamdb 0.0.1" in p.stdout
             and " 1\n" in p.stdout and "said again: True" in p.stdout), p.stdout
+
+
+def test_an_index_of_another_format_answered_without_a_sync_is_said(example_vault):
+    """QA round 122-B F4: an Index opened with auto_sync=False answered from an index another version wrote (its
+    terms analysed by that version's rules) without a word; a note says so, once, until sync() indexes it again."""
+    from dreamdb.store.sync import INDEX_FORMAT
+
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        with index.conn:
+            index.conn.execute("UPDATE meta SET value = '21.1.11' WHERE key = 'analyzer_version'")
+    with dreamdb.open(example_vault, auto_sync=False) as index:
+        assert index.recall("sleep debt")
+        said = [n for n in index.take_notes() if "another version of dreamdb" in n]
+        assert said == [f"the index was written by another version of dreamdb (index format 21.1.11, this one's is"
+                        f" {INDEX_FORMAT}), and this Index does not sync (auto_sync=False): call sync() to index the"
+                        " vault again in this version's format"]
+        index.recall("sleep debt")
+        assert not [n for n in index.take_notes() if "another version" in n]  # (once)
+        index.sync()
+    with dreamdb.open(example_vault, auto_sync=False) as index:
+        index.recall("sleep debt")
+        assert not [n for n in index.take_notes() if "another version" in n]
