@@ -837,6 +837,13 @@ def test_interrupted_forced_refresh_leaves_every_text_with_a_vector(tiny_vault):
         assert st["reembed_pending"] == 8 == store.forced_remaining(index.conn, emb.model_id)
         assert "8 chunk texts still to re-embed" in st["summary"]
         assert "up to date" not in st["summary"]  # (QA round 121-B F3: "…, up to date; 8 chunk texts still to …")
+        # its documents waiting to be chunked again (another version's sync): still said (QA round 122-B F5)
+        with db.write_transaction(index.conn):
+            index.conn.execute("DELETE FROM chunked_documents")
+            index.conn.execute("DELETE FROM chunks")
+        st = store.embed_status(index.conn, emb.model_id)
+        assert st["reembed_pending"] == 0 and "an interrupted --force goes on once the documents are chunked" in st["summary"]
+        store.chunk_pending_documents(index.conn)
         emb.calls.clear()
         assert store.refresh(index.conn, emb, resume_forced=False).embedded == 0 and not emb.calls
         r = store.refresh(index.conn, emb, batch_size=4)

@@ -1042,6 +1042,9 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         if forced:
             summary += (f"; {forced} chunk text{'' if forced == 1 else 's'} still to re-embed for an interrupted --force"
                         " (their vectors are used meanwhile; run: dreamdb embed refresh)")
+        elif docs_pending and _forced_boundary(conn, model_id) is not None:  # (its texts not chunked yet: counted
+            # once they are; QA round 122-B F5, the interrupted --force not said at all)
+            summary += "; an interrupted --force goes on once the documents are chunked (run: dreamdb embed refresh)"
     if cut:
         summary += "; " + cut_documents_note(cut)
     return {
