@@ -1026,3 +1026,19 @@ def test_a_hook_command_with_vault_is_said_to_be_ignored(tmp_path: Path):
         said[form] = "note: the hook takes no --vault (its arguments are ignored, and logged)" in ran.output
         settings_path(tmp_path).unlink()
     assert said == {"--vault /x": True, "--vault=/x": True, "": False}
+
+
+def test_a_project_written_dot_slash_tilde_is_said_as_the_folder_it_is(tmp_path: Path, monkeypatch):
+    """QA round 122-A: ``hook install --project ./~/p`` wrote the right file, the folder ``~`` here, and said it was
+    ``~/p/.claude/settings.json``, which reads as the home folder's."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    (tmp_path / "~" / "p").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    for command in ("install", "uninstall"):
+        result = CliRunner().invoke(cli, ["hook", command, "--project", "./~/p", "--json"])
+        assert result.exit_code == 0, result.output
+        said = json.loads(result.stdout)["settings"]
+        assert (said if command == "install" else said[0]) == str(tmp_path / "~" / "p" / ".claude" / "settings.json")

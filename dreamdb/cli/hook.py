@@ -50,6 +50,16 @@ def user_prompt_submit(ctx, show_help):
     run_stdin()
 
 
+def _shown_whole(project: Path) -> Path:
+    """``--project`` as an absolute path, for what is said of it: ``./~/p`` is the folder ``~`` here, which ``Path``
+    writes ``~/p``, and a message naming ``~/p/.claude/settings.json`` read as the home folder's (QA round 122-A).
+    As given when the working folder is gone (the install then says why it cannot write)."""
+    try:
+        return Path(os.path.abspath(project))
+    except OSError:
+        return project
+
+
 @hook.command("install", short_help="Add the hook to a project's .claude/settings.json.")
 @click.option("--project", type=NonEmptyPath(file_okay=False, path_type=Path), default=".", show_default=True,
               help="Project folder whose .claude/settings.json gets the hook.")
@@ -78,6 +88,8 @@ def install(project, command, absolute, local, as_json):
     """
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
+
+    project = _shown_whole(project)
 
     from dreamdb.hook_settings import MAX_SETTINGS_BYTES, dreamdb_hook_commands, is_dreamdb_hook, settings_path
 
@@ -340,7 +352,7 @@ def uninstall(project, as_json):
     from dreamdb import output, quickcli
     from dreamdb.hook_settings import uninstall_hooks
 
-    paths = uninstall_hooks(project)
+    paths = uninstall_hooks(_shown_whole(project))
     deleted = [p for p in paths if not os.path.lexists(p)]  # (a file that held the hook alone)
     if as_json:
         quickcli.json_reported(output.to_json({"removed": bool(paths), "settings": [str(p) for p in paths],
