@@ -30,8 +30,8 @@ from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate, migrations_dir, missing_objects, pending
 from dreamdb.store.salvage import carry_vectors, open_for_carry
-from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, frontmatter_unread, sync,
-                                unreadable_paths)
+from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, frontmatter_unread,
+                                stored_index_format, sync, unreadable_paths)
 from dreamdb.timeparse import as_utc, parse_instant
 from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
 
@@ -1450,11 +1450,11 @@ class Index:
             out += (f"; so are the changes in its -wal file ({wal:,} bytes), which cannot be read without writing"
                     " beside it")
         try:
-            row = self._conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+            stored = stored_index_format(self._conn)
         except db.DatabaseError:
-            row = None
-        if row and row[0] != INDEX_FORMAT:
-            out += (f"; and it was built by another dreamdb (index format {row[0]}, this one writes {INDEX_FORMAT}),"
+            stored = None
+        if stored and stored != INDEX_FORMAT:
+            out += (f"; and it was built by another dreamdb (index format {stored}, this one writes {INDEX_FORMAT}),"
                     " so results may differ from a rebuilt index's")
         return out
 
@@ -1629,14 +1629,12 @@ class Index:
         if conn is None or self._format_noted is conn:
             return
         self._format_noted = conn
-        from dreamdb.store.sync import INDEX_FORMAT
-
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+            stored = stored_index_format(conn)
         except db.DatabaseError:  # (damage: the ranking meets it, guarded)
             return
-        if row is not None and row[0] != INDEX_FORMAT:
-            self.notes.append(f"the index was written by another version of dreamdb (index format {row[0] or 'unknown'}, "
+        if stored is not None and stored != INDEX_FORMAT:
+            self.notes.append(f"the index was written by another version of dreamdb (index format {stored or 'unknown'}, "
                               f"this one's is {INDEX_FORMAT}), and this Index does not sync (auto_sync=False): call "
                               "sync() to index the vault again in this version's format")
 

@@ -749,7 +749,7 @@ def _built_elsewhere(index, vault: Path) -> bool:
     vault holds more than :data:`INLINE_BUILD_BYTES` or :data:`INLINE_BUILD_FILES` to index, in which case a detached
     ``dreamdb sync`` is started for it (it outlives the hook, even one its caller stops; its output goes to :func:`_build_log`). Logged."""
     from dreamdb.store import connect as db
-    from dreamdb.store.sync import INDEX_FORMAT, formats_written, whole_index_due
+    from dreamdb.store.sync import INDEX_FORMAT, formats_written, stored_index_format, whole_index_due
     from dreamdb.vault.discover import walk_sources
 
     conn = index.conn
@@ -766,8 +766,8 @@ def _built_elsewhere(index, vault: Path) -> bool:
         return True
     if not whole_index_due(conn):  # built meanwhile by the process waited for: answer from it
         return False
-    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
-    stored = (row[0], INDEX_FORMAT in formats_written(conn)) if row is not None and row[0] else None
+    found = stored_index_format(conn)
+    stored = (found, INDEX_FORMAT in formats_written(conn)) if found else None
     build_log = _build_log(index)
     if _left_to_background(vault, build_log, "index build", "nothing printed until it is done"):
         return True

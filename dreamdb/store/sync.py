@@ -183,11 +183,22 @@ def needs_sync(conn, vault: Path, *, include_archives: bool = False) -> bool:
     return bool(candidates or removed) or whole_index_due(conn)
 
 
+def stored_index_format(conn) -> str | None:
+    """The index format the index's files were indexed in (``meta.analyzer_version``; compare with
+    :data:`INDEX_FORMAT`), ``None`` when none is recorded (a new index). One ``meta`` row.
+
+    Raises:
+        sqlite3.DatabaseError: the index cannot be read.
+    """
+    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+    return None if row is None else row[0]
+
+
 def whole_index_due(conn) -> bool:
     """Whether the next sync indexes every file again: the index holds none yet (new, or rebuilt after damage),
     or its files were indexed by another analyzer or parser (an upgrade). Cheap: one ``meta`` row."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
-    return row is None or row[0] != INDEX_FORMAT
+    stored = stored_index_format(conn)
+    return stored is None or stored != INDEX_FORMAT
 
 
 UNREADABLE = "unreadable"
@@ -450,9 +461,9 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
                 held = dict(conn.execute(f"SELECT doc_id, source_path FROM documents WHERE type NOT IN ({marks})",
                                          _NAMED_BY_SECTION))
                 if known and not force:  # (an upgrade: json.md's `rebuilt` says warnings name it; QA round 86-B F2)
-                    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
-                    if row is not None and row[0] != INDEX_FORMAT:
-                        warnings.append(_other_format_warning(row[0], INDEX_FORMAT in formats_written(conn)))
+                    stored = stored_index_format(conn)
+                    if stored is not None and stored != INDEX_FORMAT:
+                        warnings.append(_other_format_warning(stored, INDEX_FORMAT in formats_written(conn)))
                 _truncate_vault_tables(conn)
             report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
             _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk,
