@@ -2337,8 +2337,8 @@ class Index:
                 "previous_version": str(kept[0]) if kept else None, "unchanged": not kept}
 
     def delete(self, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> dict[str, Any]:
-        """Delete a document (moved to the index folder's trash); see :func:`dreamdb.writes.delete` for the errors
-        (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``).
+        """Delete a document (moved to the vault's .dreamdb/trash folder); see :func:`dreamdb.writes.delete` for the
+        errors (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``).
 
         Returns:
             As ``dreamdb delete --json`` prints it: ``deleted`` (``slug`` as given), ``doc_id`` (the id recall gave

@@ -736,7 +736,9 @@ def test_vault_given_to_a_command_that_reads_no_vault_says_so(capsys):
     from dreamdb.entry import main
 
     for args, name in ((["--vault", "examples", "model", "status"], "model status"),
-                       (["lexicon", "status", "--vault", "x"], "lexicon status")):
+                       (["lexicon", "status", "--vault", "x"], "lexicon status"),
+                       (["--version", "--vault", "x"], "--version"),  # QA round 123-A F2: "dreamdb dreamdb"
+                       (["--vault", "x", "--version"], "--version")):
         assert main(args) == 2
         err = capsys.readouterr().err
         assert f"Error: dreamdb {name} has no --vault option (it reads no vault's index): leave it out." in err, err

@@ -683,7 +683,8 @@ def test_the_runtime_sends_no_telemetry_and_keeps_no_device_id(model_dir, tmp_pa
     code_empty = "import os\nimport dreamdb.embeddings.model\nprint(os.environ['ORT_DISABLE_TELEMETRY'])\n"
     assert subprocess.run([sys.executable, "-c", code_empty], capture_output=True, text=True, timeout=300,
                           env=env).stdout.strip() == "1"
-    env["ORT_DISABLE_TELEMETRY"] = "0"
-    code = "import os\nimport dreamdb.embeddings.model\nprint(os.environ['ORT_DISABLE_TELEMETRY'])\n"
+    env["ORT_DISABLE_TELEMETRY"] = "0"  # and both names get it (QA round 123-A F6: the later versions' name kept 1)
+    code = ("import os\nfrom dreamdb.embeddings.model import TELEMETRY_SWITCHES\n"
+            "print(' '.join(os.environ[s] for s in TELEMETRY_SWITCHES))\n")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env=env).stdout.strip() == "0"
+                          env=env).stdout.strip() == "0 0"

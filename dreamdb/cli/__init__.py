@@ -160,8 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         except click.ClickException as exc:
             if isinstance(exc, click.NoSuchOption) and exc.option_name == "--vault" and not exc.possibilities \
                     and exc.ctx is not None:  # (dreamdb --vault X model status: QA round 104-B F11)
-                exc.message = (f"dreamdb {exc.ctx.command_path.split(' ', 1)[-1]} has no --vault option (it reads no"
-                               " vault's index): leave it out.")
+                # at the top level (dreamdb --version --vault X) the command path is the program's name alone
+                name = exc.ctx.command_path.partition(" ")[2] or "--version"
+                exc.message = f"dreamdb {name} has no --vault option (it reads no vault's index): leave it out."
             exc.show()
             json_error(exc.format_message(), None, exc.exit_code)  # with --json: on stdout too
             code = exc.exit_code

@@ -337,7 +337,8 @@ def _hook_command(default: str, absolute: bool = False) -> str:
 
 
 @hook.command("uninstall", short_help="Remove the hook (other hooks untouched).")
-@click.option("--project", type=NonEmptyPath(file_okay=False, path_type=Path), default=".", show_default=True)
+@click.option("--project", type=NonEmptyPath(file_okay=False, path_type=Path), default=".", show_default=True,
+              help="Project folder whose .claude/settings.json and settings.local.json lose the hook.")
 @json_option
 def uninstall(project, as_json):
     """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json and settings.local.json

@@ -15,9 +15,9 @@ def lexicon() -> None:
     notes) shares few words with them. With the lexicon built, recall looks up
     a query word that is in no note and uses its translation that is (of
     several, the one the query's words go with in the notes):
-    "uyku borcu" finds the note on sleep debt. Words a note has are never
-    changed (their translation only counts as a synonym); without the
-    lexicon recall works as before.
+    where no note has the words "uyku borcu", they find the note on sleep
+    debt. Words a note has are never changed (their translation only counts
+    as a synonym); without the lexicon recall works as before.
 
     It is built once, offline, from KeNet, the Turkish WordNet, as the PyPI
     package NlpToolkit-WordNet ships it (GPL-3.0; installed by the `lexicon`

@@ -192,7 +192,7 @@ def update(slug, description, tags, content, append, content_file, append_file, 
 @vault_option()
 @json_option
 def delete(slug, force, vault, as_json):
-    """Delete the document SLUG (moved to the index folder's trash, so it can be restored).
+    """Delete the document SLUG (moved to the vault's .dreamdb/trash folder, so it can be restored).
 
     SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
     the file's path relative to the vault (knowledge/decisions/my-note.md) or

@@ -62,25 +62,29 @@ _HANDLED_AT_IMPORT = sys.exc_info()[1]  # (this module imported inside an except
 
 TELEMETRY_SWITCHES = ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED")
 """onnxruntime's switches that turn its telemetry off, set to ``1`` before it is imported unless the environment gives
-them already (an empty value counts as unset). Since 1.29 its Linux and macOS wheels send usage events to Microsoft (process, OS, CPU, the model's
-file and producer names) and keep a device id in ``~/.cache/Microsoft/DeveloperTools/.onnxruntime/`` (onnxruntime PR
-#27379; the second name, from PR #29843, is read by later versions than 1.32). dreamdb promises that nothing leaves the machine (SPEC §3), so it turns them
-off for the process (QA round 110-B F1: 61 events queued and DNS lookups made by one session). They are read once,
-when onnxruntime first initialises: a program that imported and used onnxruntime before dreamdb keeps its own
-setting."""
+one already (an empty value counts as unset): then both take that value. Since 1.29 its Linux and macOS wheels send
+usage events to Microsoft (process, OS, CPU, the model's file and producer names) and keep a device id in
+``~/.cache/Microsoft/DeveloperTools/.onnxruntime/`` (onnxruntime PR #27379; the second name, from PR #29843, is read
+by later versions than 1.32). dreamdb promises that nothing leaves the machine (SPEC §3), so it turns them off for
+the process (QA round 110-B F1: 61 events queued and DNS lookups made by one session). They are read once, when
+onnxruntime first initialises: a program that imported and used onnxruntime before dreamdb keeps its own setting."""
 
+# The first switch the environment gives (an empty value left it on, QA round 112-A F6) sets both names: a user's
+# ORT_DISABLE_TELEMETRY=0 kept the other at 1, which later versions read (QA round 123-A F6).
+_TELEMETRY_CHOICE = next((os.environ[s].strip() for s in TELEMETRY_SWITCHES if os.environ.get(s, "").strip()), "1")
 for _switch in TELEMETRY_SWITCHES:
-    if not os.environ.get(_switch, "").strip():  # (unset or empty: an empty value left it on, QA round 112-A F6)
-        os.environ[_switch] = "1"
+    if not os.environ.get(_switch, "").strip():
+        os.environ[_switch] = _TELEMETRY_CHOICE
 
 try:  # the ``embed`` extra; a missing one becomes ModelNotInstalled in Embedder()
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    try:
-        ort.disable_telemetry_events()  # (the Python API's switch, for the events a session logs)
-    except Exception:  # noqa: BLE001 - a runtime without it: the environment switches above remain
-        pass
+    if _TELEMETRY_CHOICE != "0":
+        try:
+            ort.disable_telemetry_events()  # (the Python API's switch, for the events a session logs)
+        except Exception:  # noqa: BLE001 - a runtime without it: the environment switches above remain
+            pass
 
     _IMPORT_ERROR: ImportError | None = None
 except ImportError as _exc:  # pragma: no cover - depends on the environment
