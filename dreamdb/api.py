@@ -969,6 +969,14 @@ class Index:
             raise IndexUnavailable(f"Cannot open the index at {self.index_path}: this process may open no more files"
                                    f" ({short.strerror}); the index was left as it is ({reason}).",
                                    hint=OPEN_FILES_HINT)
+        no_room = _no_room_for_files(self.index_path.parent)
+        if no_room is not None:  # no inode left: SQLite cannot make -wal and -shm (QA round 123-B F1: deleted, and its
+            # vectors with it, then "cannot be replaced")
+            raise IndexUnavailable(f"Cannot open the index at {self.index_path}: its file system has no room for new"
+                                   f" files ({no_room.strerror}); the index was left as it is ({reason}).",
+                                   hint="Free files or space there (`df -i` shows the free inodes: SQLite makes the"
+                                        " index's -wal and -shm files beside it), then run the command again; or set"
+                                        f" {self._index_setting} to a file on another disk.")
         self._drop_connection(quiet=True)
         self._memory = None  # its caches describe the old file
         self._check_index_file()
@@ -2581,6 +2589,25 @@ def _short_of_file_handles() -> OSError | None:
     finally:
         for fd in opened:
             os.close(fd)
+    return None
+
+
+def _no_room_for_files(folder: Path) -> OSError | None:
+    """The error of creating a file in ``folder`` when its file system has no room for one (no inode or block left,
+    or the quota's: ENOSPC, EDQUOT), else ``None`` (also when the folder cannot be written for another reason, which
+    the rebuild reports itself). SQLite says only "unable to open database file" when it cannot make an index's
+    ``-wal`` or ``-shm``, which reads as damage (QA round 123-B F1: an index deleted to be rebuilt on a file system out
+    of inodes)."""
+    import errno
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(prefix=".dreamdb-room-", dir=folder)
+    except OSError as exc:
+        return exc if exc.errno in (errno.ENOSPC, errno.EDQUOT) else None
+    os.close(fd)
+    with suppress(OSError):
+        os.unlink(name)
     return None
 
 

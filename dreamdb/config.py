@@ -220,7 +220,10 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
     Raises:
         FileNotFoundError: ``parents`` is false and the folder above does not exist.
         OSError: the folder or the file cannot be written (a read-only vault, a full disk).
+        IndexUnavailable: a vault's ``.dreamdb`` is a link to the vault, into it or to a folder holding it
+            (:func:`_refuse_link_over_vault`).
     """
+    _refuse_link_over_vault(folder)
     made = given and not os.path.lexists(folder)  # (``given``: the index's place is the user's, DREAMDB_INDEX or
     folder.mkdir(parents=parents, exist_ok=True, mode=0o700)  # Index(index_path=…); QA round 112-A F7)
     if folder.name != INDEX_DIR_NAME and not made:  # (a folder dreamdb made for DREAMDB_INDEX is its own too, and
@@ -239,6 +242,34 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+def _refuse_link_over_vault(folder: Path) -> None:
+    """Refuse a vault's ``.dreamdb`` that is a link to the vault itself, to a folder in it, or to a folder holding it
+    (the project's root): the index, its lock files and a ``.gitignore`` of ``*`` would be written there, and git would
+    then ignore every file of that folder (QA round 123-B F2: new code and notes left out of the repository without a
+    word). A link to a folder elsewhere is followed.
+
+    Raises:
+        IndexUnavailable: ``folder`` is such a link.
+    """
+    if folder.name != INDEX_DIR_NAME or not os.path.islink(folder):
+        return
+    try:
+        target = folder.resolve(strict=True)  # (a dangling link is reported where the folder is made)
+        vault = folder.parent.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return
+    if not (vault.is_relative_to(target) or target.is_relative_to(vault)):
+        return
+    from dreamdb.errors import IndexUnavailable
+
+    where = ("the vault itself" if target == vault else "a folder holding the vault" if vault.is_relative_to(target)
+             else "a folder of the vault's notes")
+    raise IndexUnavailable(f"The vault's index folder {folder} is a link to {target}, {where}: dreamdb would write its"
+                           " index there, and a .gitignore of '*' that makes git ignore every file in that folder.",
+                           hint="Remove the link (dreamdb makes its own .dreamdb folder), make it lead to a folder"
+                                " outside the vault's project, or set DREAMDB_INDEX to a file path elsewhere.")
 
 
 def is_vault_index_folder(folder: Path, vault: Path) -> bool:

@@ -2075,3 +2075,77 @@ def test_an_index_of_another_format_answered_without_a_sync_is_said(example_vaul
     with dreamdb.open(example_vault, auto_sync=False) as index:
         index.recall("sleep debt")
         assert not [n for n in index.take_notes() if "another version" in n]
+
+
+@contextlib.contextmanager
+def _small_file_system(folder: Path, options: str):
+    """A tmpfs mounted on ``folder`` with mount ``options`` (``size=8m,nr_inodes=64``), unmounted afterwards; the
+    test is skipped where this process may not mount one (not root, or a container without CAP_SYS_ADMIN)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True,
+                             text=True) if shutil.which("mount") else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("needs a tmpfs mounted by this process (root with CAP_SYS_ADMIN): "
+                    + (mounted.stderr.strip() if mounted is not None else "no mount command"))
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def test_an_index_is_never_rebuilt_on_a_file_system_out_of_inodes(tmp_path):
+    """QA round 123-B F1: with no inode left, SQLite cannot make the index's ``-wal`` and ``-shm`` and says only
+    "unable to open database file", which read as damage: recall, sync and the hook deleted the index (its vectors
+    with it), then said it "cannot be replaced". A rebuild first checks the file system has room for a file: the
+    index is left as it is, exit 4, and the hint names ``df -i``; once files are freed, the index answers as before."""
+    with _small_file_system(tmp_path / "small", "size=8m,nr_inodes=64") as small:
+        vault = small / "project" / "_dream_context"
+        shutil.copytree(EXAMPLES, vault, ignore=shutil.ignore_patterns(".dreamdb"))
+        with dreamdb.open(vault) as index:
+            index.sync()
+            expected = _top(index, "sleep debt")
+        before = index.index_path.read_bytes()
+        fillers = []
+        with contextlib.suppress(OSError):
+            for i in range(10_000):
+                (small / f"filler-{i}").touch()
+                fillers.append(small / f"filler-{i}")
+        assert fillers and not (small / "filler-10000").exists()
+        for args in (["recall", "sleep debt"], ["sync"], ["status"]):
+            p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], capture_output=True,
+                               text=True, timeout=120, cwd=ROOT)
+            assert p.returncode == 4 and "no room for new files" in p.stderr and "df -i" in p.stderr, (args, p.stderr)
+            assert index.index_path.read_bytes() == before, args
+        for f in fillers:
+            f.unlink()
+        with dreamdb.open(vault) as index:
+            assert _top(index, "sleep debt") == expected and not index.warnings
+
+
+def test_a_vault_index_folder_linked_over_the_vault_is_refused(tmp_path):
+    """QA round 123-B F2: ``_dream_context/.dreamdb`` linked to the project root (``..``), the vault (``.``) or a
+    folder of notes got the index and a ``.gitignore`` of ``*`` there: git then ignored the whole project's new files.
+    Such a link is refused (exit 4, nothing written through it); a link to a folder elsewhere is still followed."""
+    project = tmp_path / "project"
+    vault = project / "_dream_context"
+    shutil.copytree(EXAMPLES, vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    link = vault / ".dreamdb"
+    for target, where in (("..", "a folder holding the vault"), (".", "the vault itself"),
+                          ("knowledge", "a folder of the vault's notes")):
+        link.symlink_to(target)
+        before = sorted(p.relative_to(project) for p in project.rglob("*"))
+        for args in (["recall", "sleep debt"], ["sync"], ["remember", "a new note"]):
+            p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], capture_output=True,
+                               text=True, timeout=120, cwd=ROOT)
+            assert p.returncode in (4, 6) and "Traceback" not in p.stderr, (target, args, p.stderr)
+            if args[0] != "remember":  # (writes refuse a link leading outside the vault in their own words)
+                assert p.returncode == 4 and where in p.stderr and "Remove the link" in p.stderr, (target, p.stderr)
+        assert sorted(p.relative_to(project) for p in project.rglob("*")) == before, target
+        assert not (project / ".gitignore").exists() and not (vault / ".gitignore").exists()
+        link.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link.symlink_to(elsewhere)
+    with dreamdb.open(vault) as index:
+        assert _top(index, "sleep debt") and (elsewhere / "index.db").is_file()
+    assert (elsewhere / ".gitignore").read_text(encoding="utf-8") == config.GITIGNORE_TEXT
