@@ -1887,7 +1887,13 @@ class Index:
         except ImportError as exc:
             from dreamdb.extras import install_command
 
-            self.model_problem = f"embedding runtime not installed ({exc.name}); {install_command('embed')}"
+            if "failed to map segment" in str(exc):  # (a memory limit, ulimit -v: not a missing runtime, QA round
+                # 123-B F4 was told to install it)
+                why = str(exc).rpartition("Original error was:")[2].strip()  # (numpy's is a page of advice)
+                self.model_problem = f"not enough memory to load the embedding runtime ({why}; ulimit -v)"
+                self._model_retry = ("the next query",)
+            else:
+                self.model_problem = f"embedding runtime not installed ({exc.name}); {install_command('embed')}"
         except (OSError, MemoryError) as exc:  # the machine's limits while loading (QA round 85 F4: exit 1, no BM25)
             self.model_problem = ("not enough memory to load the embedding model" if isinstance(exc, MemoryError) else
                                   f"the embedding model could not be loaded: {exc.strerror or exc}"

@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     later: never a traceback (QA round 37)."""
     global _DECIDED
     args = sys.argv[1:] if argv is None else argv
+    if argv is None:
+        one_blas_thread()
     if argv is None and changes_files(hoist_options(args)):
         import signal  # SIGTERM as Ctrl-C from the start to the exit (QA round 81-A F3: after the command's own
         # handling ended, a SIGTERM while the report was printed killed a saved change with 143)
@@ -64,6 +66,22 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(signal, "SIGHUP"):
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
     return code
+
+
+BLAS_THREAD_SETTINGS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+"""The environment variables OpenBLAS (numpy's BLAS) reads its thread count from, in its order."""
+
+
+def one_blas_thread() -> None:
+    """Set ``OPENBLAS_NUM_THREADS=1`` for the ``dreamdb`` executable's process, before numpy is imported, unless the
+    environment sets one of :data:`BLAS_THREAD_SETTINGS`. OpenBLAS starts a thread per core when numpy is imported,
+    and where one cannot be started (an address-space limit, ``ulimit -v``) it raises SIGINT in the process: a hybrid
+    recall said "Interrupted." and exited 130 though nobody interrupted it, or OpenBLAS exited 1 with no JSON (QA round
+    123-B F3). dreamdb's products are a query vector against the stored ones (``float32[n, 384] @ float32[384]``),
+    which one thread does as fast (recall, measured: 69 vs 70 ms); the library, imported by a program, leaves the
+    program's setting alone."""
+    if not any(os.environ.get(name, "").strip() for name in BLAS_THREAD_SETTINGS):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 _DECIDED = True
