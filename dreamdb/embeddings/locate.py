@@ -21,6 +21,8 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 #: Environment variable naming the model directory.
@@ -385,6 +387,35 @@ def prepare_model_parent(dest: str | os.PathLike) -> None:
         raise WriteRefused(f"Cannot write the model to {path}: {why} ({where}).",
                            hint="Choose a folder you can write: --dest DIR, or DREAMDB_MODEL_DIR for every command."
                            ) from None
+
+
+@contextmanager
+def staging(tmp: Path, dest: Path) -> Iterator[None]:
+    """Around the writing of a model build, install or download into its staging folder ``tmp`` (to become ``dest``):
+    on any failure ``tmp`` is removed; a full disk, a quota or a file size limit becomes :class:`WriteRefused`
+    naming where the model was going (QA round 123-B F5: "cannot write the output … standard output is closed",
+    the error of a write with no file name, though standard output was fine).
+
+    Raises:
+        WriteRefused: no room for the model's files (nothing was installed).
+    """
+    import errno
+    import shutil
+
+    try:
+        yield
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            from dreamdb.errors import WriteRefused
+
+            raise WriteRefused(
+                f"No room for the model in {dest.parent}: {exc.strerror or exc}; nothing was installed.",
+                hint="Raise the file size limit (ulimit -f), or choose another folder: --dest DIR."
+                if exc.errno == errno.EFBIG else
+                "Free space there (the model takes about 160 MB, twice that while it is replaced), or choose"
+                " another folder: --dest DIR.") from exc
+        raise
 
 
 def check_replaceable(dest: str | os.PathLike) -> None:
