@@ -586,6 +586,7 @@ class Index:
                 raise VaultNotFound.gone(self.vault) from exc  # (its .dreamdb is never made with the vault: QA round 62 H1)
             blocker = exc.filename if isinstance(exc, FileExistsError) and exc.filename else None
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # (QA round 50: the hint blamed permissions)
+            too_large = exc.errno == errno.EFBIG  # (a file size limit: QA round 123-B F6 was told to make it writable)
             dangling = blocker is not None and os.path.islink(blocker) and not os.path.exists(blocker)
             raise IndexUnavailable(
                 f"Cannot create the index folder {blocker}: it is a link to {os.readlink(blocker)}, which does not exist"
@@ -594,7 +595,9 @@ class Index:
                 else f"Cannot create the index at {self.index_path}: {exc.strerror or exc}",
                 hint="Remove the link (dreamdb makes its own folder there), or make it lead to a folder." if dangling
                 else f"Move that file away, or set {self._index_setting} to a writable file path." if blocker
-                else f"Free space on the disk holding {self.index_path.parent}, then retry." if full
+                else f"Free space on the disk holding {self.index_path.parent} (or free files: `df -i` shows the free"
+                     " inodes), then retry." if full
+                else "Raise the file size limit (ulimit -f), then retry." if too_large
                 else (f"Point DREAMDB_CACHE_DIR at a folder you can write{' (or unset it)' if self._in_cache_dir() else ''},"
                       " set DREAMDB_INDEX to a file path you can write, or make the vault writable."
                       if self._in_cache_dir() or self._in_user_cache()  # (QA rounds 65 L9, 86-B F11)

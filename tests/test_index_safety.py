@@ -2116,6 +2116,9 @@ def test_an_index_is_never_rebuilt_on_a_file_system_out_of_inodes(tmp_path):
                                text=True, timeout=120, cwd=ROOT)
             assert p.returncode == 4 and "no room for new files" in p.stderr and "df -i" in p.stderr, (args, p.stderr)
             assert index.index_path.read_bytes() == before, args
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "a note", "--vault", str(vault)],
+                           capture_output=True, text=True, timeout=120, cwd=ROOT)  # (F6: its hint said permissions)
+        assert p.returncode == 6 and "df -i" in p.stderr and "permissions" not in p.stderr, p.stderr
         for f in fillers:
             f.unlink()
         with dreamdb.open(vault) as index:
@@ -2149,3 +2152,14 @@ def test_a_vault_index_folder_linked_over_the_vault_is_refused(tmp_path):
     with dreamdb.open(vault) as index:
         assert _top(index, "sleep debt") and (elsewhere / "index.db").is_file()
     assert (elsewhere / ".gitignore").read_text(encoding="utf-8") == config.GITIGNORE_TEXT
+
+
+def test_a_new_index_under_a_file_size_limit_of_zero_names_the_limit(example_vault):
+    """QA round 123-B F6: under ``ulimit -f 0`` a new index could not be made (EFBIG writing its folder's
+    ``.gitignore``), and the hint said to set DREAMDB_INDEX or make the vault writable. It names the limit."""
+    import resource
+
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(example_vault)], capture_output=True,
+                       text=True, timeout=120, cwd=ROOT,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)))
+    assert p.returncode == 4 and "ulimit -f" in p.stderr and "writable" not in p.stderr, p.stderr

@@ -745,8 +745,10 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
     except OSError as exc:
         _refuse_odd_lock_file(lock_path, exc)
         raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",
-                           hint="Vault writes need a writable .dreamdb folder in the vault (check its permissions, "
-                                "or whether the file system is mounted read-only).") from exc
+                           hint="Free space or files on that disk (`df -i` shows the free inodes), then retry."
+                           if exc.errno in (errno.ENOSPC, errno.EDQUOT) else  # (QA round 123-B F6: "permissions")
+                           "Vault writes need a writable .dreamdb folder in the vault (check its permissions, "
+                           "or whether the file system is mounted read-only).") from exc
     try:
         yield lock_path
     finally:
