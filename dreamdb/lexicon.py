@@ -376,14 +376,18 @@ def _write_atomic(target: Path, meta: dict, rows: list) -> None:
             st = target.stat()
             _mark_verified(target, (st.st_size, st.st_mtime_ns))  # built now, so sound: no check at its first use
         finally:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
+            for left in (tmp, Path(f"{tmp}-journal")):  # (its journal too, on a full disk: QA round 123-B F6)
+                try:
+                    left.unlink(missing_ok=True)
+                except OSError:
+                    pass
     except (OSError, sqlite3.Error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
+        full = getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in reason
         raise LexiconError(f"Cannot write the lexicon to {target}: {reason}",
-                           hint=f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
+                           hint=f"Free space on that disk (the lexicon takes about 9 MB), or choose another path with"
+                                f" --to FILE or {ENV_LEXICON}=FILE" if full else
+                           f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
 
 
 TERMS_VERSION = "3"

@@ -6,9 +6,11 @@ tests copy it to a temporary folder once per session and never write into it.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import importlib.util
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -283,3 +285,18 @@ def activated_python(monkeypatch):
     then say ``pip`` (:func:`dreamdb.extras.pip`), as the README's commands do."""
     monkeypatch.setenv("PATH", os.path.dirname(os.path.abspath(sys.executable)) + os.pathsep + os.environ.get("PATH", ""))
 
+
+@contextlib.contextmanager
+def small_file_system(folder: Path, options: str):
+    """A tmpfs mounted on ``folder`` with mount ``options`` (``size=8m,nr_inodes=64``), unmounted afterwards; the
+    test is skipped where this process may not mount one (not root, or a container without CAP_SYS_ADMIN)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True,
+                             text=True) if shutil.which("mount") else None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("needs a tmpfs mounted by this process (root with CAP_SYS_ADMIN): "
+                    + (mounted.stderr.strip() if mounted is not None else "no mount command"))
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)

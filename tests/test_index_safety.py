@@ -21,7 +21,7 @@ import dreamdb
 from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
 from dreamdb.store import connect as db
-from tests.conftest import ROOT, needs_real_vault, write_doc
+from tests.conftest import ROOT, needs_real_vault, small_file_system, write_doc
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "_dream_context"
 
@@ -2077,28 +2077,12 @@ def test_an_index_of_another_format_answered_without_a_sync_is_said(example_vaul
         assert not [n for n in index.take_notes() if "another version" in n]
 
 
-@contextlib.contextmanager
-def _small_file_system(folder: Path, options: str):
-    """A tmpfs mounted on ``folder`` with mount ``options`` (``size=8m,nr_inodes=64``), unmounted afterwards; the
-    test is skipped where this process may not mount one (not root, or a container without CAP_SYS_ADMIN)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True,
-                             text=True) if shutil.which("mount") else None
-    if mounted is None or mounted.returncode != 0:
-        pytest.skip("needs a tmpfs mounted by this process (root with CAP_SYS_ADMIN): "
-                    + (mounted.stderr.strip() if mounted is not None else "no mount command"))
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
-
-
 def test_an_index_is_never_rebuilt_on_a_file_system_out_of_inodes(tmp_path):
     """QA round 123-B F1: with no inode left, SQLite cannot make the index's ``-wal`` and ``-shm`` and says only
     "unable to open database file", which read as damage: recall, sync and the hook deleted the index (its vectors
     with it), then said it "cannot be replaced". A rebuild first checks the file system has room for a file: the
     index is left as it is, exit 4, and the hint names ``df -i``; once files are freed, the index answers as before."""
-    with _small_file_system(tmp_path / "small", "size=8m,nr_inodes=64") as small:
+    with small_file_system(tmp_path / "small", "size=8m,nr_inodes=64") as small:
         vault = small / "project" / "_dream_context"
         shutil.copytree(EXAMPLES, vault, ignore=shutil.ignore_patterns(".dreamdb"))
         with dreamdb.open(vault) as index:

@@ -1353,3 +1353,15 @@ def test_a_loanword_reading_that_is_also_a_translation_is_the_word_itself(real_v
         for query in ("smsler", "smsler gitmiyor"):
             assert [h.doc_id for h in ix.recall(query)][:1] == [h.doc_id for h in ix.recall("sms")][:1] != [], query
 
+
+
+def test_a_build_on_a_full_disk_says_so_and_leaves_no_file(kenet_dir, tmp_path, capsys):
+    """QA round 123-B F6: ``lexicon build --to`` on a full disk said to "choose a writable path", and left SQLite's
+    ``-journal`` of its temporary file behind. The hint names the full disk; nothing is left in the folder."""
+    from tests.conftest import small_file_system
+
+    with small_file_system(tmp_path / "small", "size=8k") as small:
+        code = main(["lexicon", "build", "--from", str(kenet_dir), "--to", str(small / "lex.sqlite")])
+        err = capsys.readouterr().err
+        assert code == 1 and "Hint: Free space on that disk" in err, err
+        assert sorted(p.name for p in small.iterdir()) == []
