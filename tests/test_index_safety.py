@@ -407,6 +407,123 @@ print("status", os.waitstatus_to_exitcode(status), flush=True)
     assert out.splitlines() == ["child feature/sleep-consolidation", "child atexit ran", "status 3"], out
 
 
+def _run_script(script: str, env: dict, timeout: float = 180) -> subprocess.CompletedProcess:
+    """Run ``script`` in a new Python process (in a session of its own: killed with its children if it hangs)."""
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        out, err = p.communicate()
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+@pytest.mark.model
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_children_forked_while_another_thread_recalls_never_hang(example_vault, model_dir):
+    """QA round 123-C F1: a child forked while another thread of the parent was inside SQLite (its global mutex), the
+    query tokenizer or the lexicon inherited their locks held, and hung for ever on its first recall: 1 to 3 children
+    in 40 with BM25, 8 in 40 with dense recall. A fork now waits for the dreamdb calls under way in other threads
+    (:func:`dreamdb.forking.in_flight`), and those wait for the fork."""
+    script = f"""
+import os, sys, threading, time
+import dreamdb
+busy_index = dreamdb.open({str(example_vault)!r}, lexicon=None)
+child_index = dreamdb.open({str(example_vault)!r}, lexicon=None)
+for mode in ("dense", "bm25"):
+    expected = [h.doc_id for h in child_index.recall("sleep consolidation", mode=mode)]
+    stop = threading.Event()
+    def busy():
+        while not stop.is_set():
+            busy_index.recall("sleep debt", mode=mode)
+            busy_index.status()
+    thread = threading.Thread(target=busy)
+    thread.start()
+    hung = 0
+    for _ in range(40):
+        pid = os.fork()
+        if pid == 0:
+            got = [h.doc_id for h in child_index.recall("sleep consolidation", mode=mode)]
+            os._exit(0 if got == expected else 9)
+        for _ in range(200):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                assert os.waitstatus_to_exitcode(status) == 0, status
+                break
+            time.sleep(0.025)
+        else:
+            hung += 1
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    stop.set()
+    thread.join()
+    print(mode, "hung", hung, flush=True)
+"""
+    p = _run_script(script, {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.splitlines() == ["dense hung 0", "bm25 hung 0"], p.stdout
+
+
+def test_a_call_inside_a_call_goes_on_while_a_fork_waits_for_the_outer_one():
+    """The fork gate (:func:`dreamdb.forking.in_flight`) holds new calls while a fork waits, but not a call made inside
+    one under way (a recall's sync): it would wait for the fork, which waits for it, until the fork's time limit."""
+    import threading
+
+    from dreamdb import forking
+
+    entered, release, inner_done = threading.Event(), threading.Event(), threading.Event()
+
+    def outer():
+        with forking.in_flight():
+            entered.set()
+            release.wait(30)
+            with forking.in_flight():
+                inner_done.set()
+
+    caller = threading.Thread(target=outer)
+    caller.start()
+    assert entered.wait(10)
+    forker = threading.Thread(target=forking._before_fork)  # (as os.fork runs it, without the fork)
+    forker.start()
+    try:
+        while forking._forker is None:
+            forker.join(0.01)
+        release.set()
+        assert inner_done.wait(forking.FORK_WAIT_S / 2), "the inner call waited for the fork"
+        forker.join(forking.FORK_WAIT_S)
+        assert not forker.is_alive() and forking._depth == {}
+    finally:
+        release.set()
+        forker.join()
+        forking._after_fork_in_parent()
+        caller.join()
+
+
+@pytest.mark.model
+def test_a_process_exiting_while_a_daemon_thread_runs_the_model_exits_with_its_status(example_vault, model_dir):
+    """QA round 123-C F2: a process (a server's) that exited while a daemon thread ran a dense recall aborted in
+    onnxruntime's static destructors ("terminate called without an active exception", exit 134, 5 times in 6). Its
+    exit waits for the run under way and holds the model's lock for good."""
+    script = f"""
+import sys, threading, time
+import dreamdb
+index = dreamdb.open({str(example_vault)!r})
+index.recall("warm up", mode="dense")
+def busy():
+    i = 0
+    while True:
+        i += 1
+        index.recall(f"query {{i}} about sleeping", mode="dense")
+threading.Thread(target=busy, daemon=True).start()
+time.sleep(0.5)
+sys.exit(3)
+"""
+    for _ in range(4):
+        p = _run_script(script, {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)}, timeout=120)
+        assert p.returncode == 3 and "terminate called" not in p.stderr, (p.returncode, p.stderr[-1000:])
+
+
 def test_two_threads_making_one_hit_s_snippet_both_get_the_real_one(example_vault):
     """QA round 90-A F3: a thread that found a hit's snippet not made yet, then read its source after another thread
     had made the snippet and cleared the source, made the description its snippet, and stored it for good."""

@@ -14,10 +14,13 @@ mean pooling of ``last_hidden_state`` over the attention mask, L2 normalisation.
 
 from __future__ import annotations
 
+import atexit
 import operator
 import os
 import sys
 import threading
+import time
+import weakref
 from pathlib import Path
 from typing import Sequence
 
@@ -230,6 +233,7 @@ class Embedder:
         self.provenance = prov
         self._lock = threading.Lock()
         self._tok_lock = threading.Lock()
+        _ALL_EMBEDDERS.add(self)
         self._tok_file = tok_file
         self._full_tok = None
         #: :class:`dreamdb.embeddings.query_tokens.QueryTokenizer` while its piece table is valid: the
@@ -559,6 +563,8 @@ def _load_session(model_file: Path, threads: int):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3  # errors only; warnings about unused initialisers are noise
     try:
+        if not _SESSIONS_MADE:
+            atexit.register(_no_run_at_exit)
         _SESSIONS_MADE = True
         sess = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile… (pybind types)
@@ -659,6 +665,24 @@ _SESSIONS_MADE = False
 """Whether this process (or the parent it was forked from) made an onnxruntime session: see :func:`_after_fork_in_child`."""
 
 
+_ALL_EMBEDDERS: "weakref.WeakSet[Embedder]" = weakref.WeakSet()
+"""Every :class:`Embedder` of this process (:func:`_no_run_at_exit`)."""
+
+EXIT_WAIT_S = 30.0
+"""How long (s) the process's exit waits for a model run under way in another thread (:func:`_no_run_at_exit`)."""
+
+
+def _no_run_at_exit() -> None:
+    """At the exit of a process that made an onnxruntime session (``atexit``, after the threads that are not daemons
+    ended): wait for the runs under way in daemon threads and take every embedder's run lock for good, so that none
+    is inside onnxruntime while its static destructors run (QA round 123-C F2: a server exiting while a daemon thread
+    ran a dense recall aborted, "terminate called without an active exception", exit 134). Such a thread then waits
+    at the lock until the process ends."""
+    deadline = time.monotonic() + EXIT_WAIT_S
+    for emb in list(_ALL_EMBEDDERS):
+        emb._lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+
+
 def _after_fork_in_child() -> None:
     """In a child made by ``fork``, the embedders' locks are new: one another thread of the parent held at the fork
     would stay held for ever (QA round 90-A F1). The embedders themselves are kept, pinned for good
@@ -668,9 +692,11 @@ def _after_fork_in_child() -> None:
 
     global _EMBEDDERS_LOCK
     _EMBEDDERS_LOCK = threading.Lock()
-    for emb in _EMBEDDERS.values():
+    for emb in list(_ALL_EMBEDDERS):
         emb._lock = threading.Lock()
         emb._tok_lock = threading.Lock()
+        if emb._query_tok is not None:  # (its own lock too: QA round 123-C F1)
+            emb._query_tok._lock = threading.Lock()
         pin_for_ever(emb)
     if _SESSIONS_MADE:  # (onnxruntime's own exit handlers then wait for ever on the parent's threads)
         exit_without_native_handlers()
