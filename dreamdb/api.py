@@ -1173,8 +1173,9 @@ class Index:
         if now == self._opened_shm:
             return
         self.notes.append(f"the index's shared-memory file {self.index_path}-shm was deleted or replaced under this "
-                          "connection (closing any descriptor of the index file in this process, as a copy of it made "
-                          "here does, drops SQLite's locks; copy it from another process); reopened")
+                          "connection, by another program, or by another process's rebuild after this one closed a "
+                          "descriptor of the index file (which drops SQLite's locks: copy the index from another "
+                          "process); reopened")
         self._drop_connection(quiet=True)
 
     def _guarded(self, fn, on_rebuild=None):
