@@ -542,8 +542,9 @@ def test_the_unindexed_note_never_lists_the_knowledge_folder(tiny_vault, monkeyp
     write_doc(tiny_vault, "knowledge/deep/kept.md", "indexed\n")
     listed = []
     real = os.scandir
-    monkeypatch.setattr(os, "scandir", lambda path=".": listed.append(os.path.relpath(path, tiny_vault)) or real(path))
-    assert discover.unindexed_markdown(tiny_vault) == (1, ["notes/elsewhere.md"])
+    with monkeypatch.context() as patched:  # (undone before tmp_path's removal, which lists folders by descriptor)
+        patched.setattr(os, "scandir", lambda path=".": listed.append(os.path.relpath(path, tiny_vault)) or real(path))
+        assert discover.unindexed_markdown(tiny_vault) == (1, ["notes/elsewhere.md"])
     assert "notes" in listed and not [p for p in listed if p.split(os.sep)[0] == "knowledge"], listed
 
 
