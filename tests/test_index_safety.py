@@ -481,23 +481,36 @@ def test_a_call_inside_a_call_goes_on_while_a_fork_waits_for_the_outer_one():
             with forking.in_flight():
                 inner_done.set()
 
+    waited, finished = threading.Event(), threading.Event()
+
+    def fork_without_forking():  # (os.fork's hooks in the parent, without the fork)
+        forking._before_fork()
+        waited.set()
+        finished.wait(30)
+        forking._after_fork_in_parent()
+
     caller = threading.Thread(target=outer)
     caller.start()
     assert entered.wait(10)
-    forker = threading.Thread(target=forking._before_fork)  # (as os.fork runs it, without the fork)
+    forker = threading.Thread(target=fork_without_forking)
     forker.start()
     try:
         while forking._forker is None:
             forker.join(0.01)
         release.set()
         assert inner_done.wait(forking.FORK_WAIT_S / 2), "the inner call waited for the fork"
-        forker.join(forking.FORK_WAIT_S)
-        assert not forker.is_alive() and forking._depth == {}
+        assert waited.wait(forking.FORK_WAIT_S) and forking._depth == {}
+        late = threading.Thread(target=lambda: forking.in_flight().__enter__() or forking.in_flight().__exit__())
+        late.start()  # a new call waits while the fork is being made…
+        late.join(0.2)
+        assert late.is_alive()
     finally:
         release.set()
+        finished.set()
         forker.join()
-        forking._after_fork_in_parent()
         caller.join()
+    late.join(10)  # …and goes on after it
+    assert not late.is_alive() and forking._depth == {} and forking._forker is None
 
 
 @pytest.mark.model
