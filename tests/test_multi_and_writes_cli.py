@@ -1267,3 +1267,23 @@ def test_a_sighup_after_the_change_was_saved_says_it_is_done(tmp_path):
     p = _entry_main(setup, ["remember", "--vault", str(v), "--summary", "hup entry", "body"])
     assert p.returncode == 0 and "it is done; do not repeat it" in p.stderr, (p.returncode, p.stderr)
     assert (v / "core" / "CHANGELOG.json").read_text(encoding="utf-8").count("hup entry") == 1 != before.count("hup")
+
+
+def test_an_id_whose_file_came_back_while_it_was_looked_up_is_not_said_to_have_moved_to_itself(tiny_vault):
+    """QA round 123-C F3: an update racing a delete and re-create of its note found no file for the id, then found
+    the file back when it checked the id's renumbering: "knowledge/hot named knowledge/hot/hot.md until …; that file's
+    id is now knowledge/hot", exit 6. It says the file was removed and made again meanwhile (exit 7: run it again).
+    The race's state is made here: a renumbering recorded for the id, and the file there under it."""
+    from dreamdb.errors import NotFound
+    from dreamdb.writes.locate import _refuse_renumbered_away
+
+    write_doc(tiny_vault, "knowledge/hot/hot.md", "---\ntitle: Hot\n---\nhot\n")
+    with dreamdb.open(tiny_vault) as ix:
+        ix.sync()
+        assert [h.doc_id for h in ix.recall("hot")] == ["knowledge/hot"]
+        ix.conn.execute("INSERT INTO renumbered_ids VALUES ('knowledge/hot', 'knowledge/hot/hot.md', ?)",
+                        (time.time() / 86400.0,))
+        ix.conn.commit()
+    with pytest.raises(NotFound, match="was removed and made again while dreamdb looked it up") as caught:
+        _refuse_renumbered_away(tiny_vault, "knowledge/hot")
+    assert caught.value.exit_code == 7 and caught.value.hint == "Run the command again."

@@ -523,6 +523,10 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
         # (renamed or removed since the last sync: the index's row of it is stale; QA round 86-A M1 got "that file's id
         # is now knowledge/note" for knowledge/note itself, exit 6, and a hint naming a path that was gone)
         now_id = []
+    if now_id and now_id[0][0] == doc_id:  # (the file was away when the id was looked up, and is back: QA round
+        # 123-C F3, "that file's id is now knowledge/hot" for knowledge/hot itself, racing a delete and re-create)
+        raise NotFound(f"{doc_id} ({source}) was removed and made again while dreamdb looked it up. Nothing was"
+                       " changed.", hint="Run the command again.")
     kept = None if now_id else _in_trash(vault, doc_id.split("/", 1)[0], Path(source).stem)
     now = (f", when the files of that name were renumbered; that file's id is now {now_id[0][0]}" if now_id
            else ", when that file was removed or renamed" + (f" (dreamdb's newest copy of a deleted note named"
