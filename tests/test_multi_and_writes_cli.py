@@ -1287,3 +1287,18 @@ def test_an_id_whose_file_came_back_while_it_was_looked_up_is_not_said_to_have_m
     with pytest.raises(NotFound, match="was removed and made again while dreamdb looked it up") as caught:
         _refuse_renumbered_away(tiny_vault, "knowledge/hot")
     assert caught.value.exit_code == 7 and caught.value.hint == "Run the command again."
+
+
+def test_a_note_removed_between_its_lookup_and_its_read_is_not_found(tiny_vault):
+    """QA round 123-C F3: update reads the note it found before it takes the vault lock; a note deleted in between
+    was refused, "Cannot read …: No such file or directory", exit 6. It is NotFound (exit 7), as a note gone while
+    the write waited for the lock is. (The race's state: the plan made for a path whose file is gone.)"""
+    from datetime import datetime, timezone
+
+    from dreamdb.errors import NotFound
+    from dreamdb.writes.documents import _plan_update
+
+    with pytest.raises(NotFound, match="was moved or removed while dreamdb read it") as caught:
+        _plan_update(tiny_vault, tiny_vault / "knowledge" / "gone.md", {}, None, "more", None,
+                     datetime.now(timezone.utc))
+    assert caught.value.exit_code == 7
