@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from dreamdb import config
 from dreamdb.arguments import callback, flags, seconds, whole_number
 from dreamdb.errors import OPEN_FILES_HINT, DreamdbError, IndexTooNew, IndexUnavailable, UsageError, VaultNotFound
-from dreamdb.forking import in_flight
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
@@ -390,7 +389,7 @@ def _serialized(method: _Method) -> _Method:
     Typed to return ``method``'s own signature, so type checkers keep it."""
     @wraps(method)
     def run(self, *args, **kwargs):
-        with self._lock, in_flight():  # (the fork gate: a fork waits for the call, QA round 123-C F1)
+        with self._lock:
             if self._conn is not None:
                 self._follow_index_file()
             try:
@@ -406,18 +405,6 @@ def _serialized(method: _Method) -> _Method:
                 if self._conn is not None and not os.path.isdir(self.vault):
                     self.close()
                 raise
-
-    return run  # type: ignore[return-value]
-
-
-def _gated(method: _Method) -> _Method:
-    """Run an :class:`Index` write inside the fork gate (:func:`dreamdb.forking.in_flight`) but not the index's lock: a
-    write waiting for another process's vault lock holds up no recall (QA round 90-A F2), and a fork waits for it (it
-    reads the index through a connection of its own: QA round 123-C F1)."""
-    @wraps(method)
-    def run(self, *args, **kwargs):
-        with in_flight():
-            return method(self, *args, **kwargs)
 
     return run  # type: ignore[return-value]
 
@@ -2316,7 +2303,6 @@ class Index:
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------
     # (not serialized: a write takes the vault's own lock and reads the index through a connection of its own, so a
     # write waiting for another process's vault lock does not hold up this Index's recalls; QA round 90-A F2)
-    @_gated
     def remember(self, text: str, *, type: str = "note", scope: str | None = None,  # noqa: A002 (the field's name)
                  summary: str | None = None, references: Iterable[str] = (), supersedes: str | None = None,
                  authors: Iterable[str] = (), breaking: bool = False, now: datetime | str | None = None,
@@ -2337,7 +2323,6 @@ class Index:
                                 lock_timeout=self._write_wait(lock_timeout))
         return {**entry, "doc_id": f"changelog/{entry['id']}"}
 
-    @_gated
     def update(self, slug: str, *, description: str | None = None, tags: Sequence[str] | str | None = None,
                content: str | None = None, append: str | None = None, pin: bool | None = None,
                now: datetime | str | None = None, on_kept: Callable[[Path], None] | None = None,
@@ -2369,7 +2354,6 @@ class Index:
         return {"updated": str(path), "path": str(path), "doc_id": writes.doc_id_for(self.vault, slug),
                 "previous_version": str(kept[0]) if kept else None, "unchanged": not kept}
 
-    @_gated
     def delete(self, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> dict[str, Any]:
         """Delete a document (moved to the vault's .dreamdb/trash folder); see :func:`dreamdb.writes.delete` for the
         errors (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``).

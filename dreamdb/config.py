@@ -245,10 +245,10 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
 
 
 def _refuse_link_over_vault(folder: Path) -> None:
-    """Refuse a vault's ``.dreamdb`` that is a link to the vault itself, to a folder in it, or to a folder holding it
-    (the project's root): the index, its lock files and a ``.gitignore`` of ``*`` would be written there, and git would
-    then ignore every file of that folder (QA round 123-B F2: new code and notes left out of the repository without a
-    word). A link to a folder elsewhere is followed.
+    """Refuse a vault's ``.dreamdb`` that is a link to the vault itself, to a folder of its notes, or to a folder
+    holding it (the project's root): the index, its lock files and a ``.gitignore`` of ``*`` would be written there,
+    and git would then ignore every file of that folder (QA round 123-B F2: new code and notes left out of the
+    repository without a word). A link to a folder elsewhere, or to a hidden folder of the vault, is followed.
 
     Raises:
         IndexUnavailable: ``folder`` is such a link.
@@ -260,8 +260,9 @@ def _refuse_link_over_vault(folder: Path) -> None:
         vault = folder.parent.resolve(strict=True)
     except (OSError, RuntimeError):
         return
-    if not (vault.is_relative_to(target) or target.is_relative_to(vault)):
-        return
+    inside = target.is_relative_to(vault) and target != vault
+    if not vault.is_relative_to(target) and not (inside and not target.relative_to(vault).parts[0].startswith(".")):
+        return  # (elsewhere, or a hidden folder of the vault's, which holds no notes: QA round 124-A F6)
     from dreamdb.errors import IndexUnavailable
 
     where = ("the vault itself" if target == vault else "a folder holding the vault" if vault.is_relative_to(target)

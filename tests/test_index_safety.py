@@ -420,100 +420,6 @@ def _run_script(script: str, env: dict, timeout: float = 180) -> subprocess.Comp
 
 
 @pytest.mark.model
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_children_forked_while_another_thread_recalls_never_hang(example_vault, model_dir):
-    """QA round 123-C F1: a child forked while another thread of the parent was inside SQLite (its global mutex), the
-    query tokenizer or the lexicon inherited their locks held, and hung for ever on its first recall: 1 to 3 children
-    in 40 with BM25, 8 in 40 with dense recall. A fork now waits for the dreamdb calls under way in other threads
-    (:func:`dreamdb.forking.in_flight`), and those wait for the fork."""
-    script = f"""
-import os, sys, threading, time
-import dreamdb
-busy_index = dreamdb.open({str(example_vault)!r}, lexicon=None)
-child_index = dreamdb.open({str(example_vault)!r}, lexicon=None)
-for mode in ("dense", "bm25"):
-    expected = [h.doc_id for h in child_index.recall("sleep consolidation", mode=mode)]
-    stop = threading.Event()
-    def busy():
-        while not stop.is_set():
-            busy_index.recall("sleep debt", mode=mode)
-            busy_index.status()
-    thread = threading.Thread(target=busy)
-    thread.start()
-    hung = 0
-    for _ in range(40):
-        pid = os.fork()
-        if pid == 0:
-            got = [h.doc_id for h in child_index.recall("sleep consolidation", mode=mode)]
-            os._exit(0 if got == expected else 9)
-        for _ in range(200):
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                assert os.waitstatus_to_exitcode(status) == 0, status
-                break
-            time.sleep(0.025)
-        else:
-            hung += 1
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-    stop.set()
-    thread.join()
-    print(mode, "hung", hung, flush=True)
-"""
-    p = _run_script(script, {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)})
-    assert p.returncode == 0, p.stderr[-2000:]
-    assert p.stdout.splitlines() == ["dense hung 0", "bm25 hung 0"], p.stdout
-
-
-def test_a_call_inside_a_call_goes_on_while_a_fork_waits_for_the_outer_one():
-    """The fork gate (:func:`dreamdb.forking.in_flight`) holds new calls while a fork waits, but not a call made inside
-    one under way (a recall's sync): it would wait for the fork, which waits for it, until the fork's time limit."""
-    import threading
-
-    from dreamdb import forking
-
-    entered, release, inner_done = threading.Event(), threading.Event(), threading.Event()
-
-    def outer():
-        with forking.in_flight():
-            entered.set()
-            release.wait(30)
-            with forking.in_flight():
-                inner_done.set()
-
-    waited, finished = threading.Event(), threading.Event()
-
-    def fork_without_forking():  # (os.fork's hooks in the parent, without the fork)
-        forking._before_fork()
-        waited.set()
-        finished.wait(30)
-        forking._after_fork_in_parent()
-
-    caller = threading.Thread(target=outer)
-    caller.start()
-    assert entered.wait(10)
-    forker = threading.Thread(target=fork_without_forking)
-    forker.start()
-    try:
-        while forking._forker is None:
-            forker.join(0.01)
-        release.set()
-        assert inner_done.wait(forking.FORK_WAIT_S / 2), "the inner call waited for the fork"
-        assert waited.wait(forking.FORK_WAIT_S) and forking._depth == {}
-        late = threading.Thread(target=lambda: forking.in_flight().__enter__() or forking.in_flight().__exit__())
-        late.start()  # a new call waits while the fork is being made…
-        late.join(0.2)
-        assert late.is_alive()
-    finally:
-        release.set()
-        finished.set()
-        forker.join()
-        caller.join()
-    late.join(10)  # …and goes on after it
-    assert not late.is_alive() and forking._depth == {} and forking._forker is None
-
-
-@pytest.mark.model
 def test_a_process_exiting_while_a_daemon_thread_runs_the_model_exits_with_its_status(example_vault, model_dir):
     """QA round 123-C F2: a process (a server's) that exited while a daemon thread ran a dense recall aborted in
     onnxruntime's static destructors ("terminate called without an active exception", exit 134, 5 times in 6). Its
@@ -535,6 +441,41 @@ sys.exit(3)
     for _ in range(4):
         p = _run_script(script, {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)}, timeout=120)
         assert p.returncode == 3 and "terminate called" not in p.stderr, (p.returncode, p.stderr[-1000:])
+
+
+@pytest.mark.model
+def test_exit_handlers_may_still_use_the_model_and_a_long_embedding_does_not_hold_up_the_exit(example_vault,
+                                                                                              model_dir):
+    """QA round 124-A F1, F5: the exit's hold on the model's lock (above) made an ``atexit`` handler registered before
+    the model's first use, which runs after that hold, wait for ever on its dense recall; and an exit while a daemon
+    thread embedded a long list waited for the whole list (30 s), then aborted all the same. The exit's thread goes
+    on using the model, and the lock is taken per batch."""
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir)}
+    handler = f"""
+import atexit
+import dreamdb
+index = dreamdb.open({str(example_vault)!r})
+atexit.register(lambda: print("at exit:", index.recall("sleep consolidation", mode="dense")[0].doc_id, flush=True))
+print("before:", index.recall("sleep consolidation", mode="dense")[0].doc_id, flush=True)
+"""
+    p = _run_script(handler, env, timeout=120)
+    assert p.returncode == 0 and p.stdout.splitlines() == ["before: feature/sleep-consolidation",
+                                                           "at exit: feature/sleep-consolidation"], (p.stdout, p.stderr)
+    long_list = """
+import threading, time
+from dreamdb.embeddings.model import get_embedder
+embedder = get_embedder()
+embedder.embed_passages(["warm"])
+threading.Thread(target=lambda: embedder.embed_passages(["sleep memory agents " * 60] * 3000), daemon=True).start()
+time.sleep(1)
+"""
+    from dreamdb.embeddings.model import EXIT_WAIT_S
+
+    for _ in range(2):
+        started = time.monotonic()
+        p = _run_script(long_list, env, timeout=120)
+        assert p.returncode == 0 and "terminate called" not in p.stderr, (p.returncode, p.stderr[-1000:])
+        assert time.monotonic() - started < EXIT_WAIT_S, "the exit waited for the whole list, not one batch"
 
 
 def test_two_threads_making_one_hit_s_snippet_both_get_the_real_one(example_vault):
@@ -2260,6 +2201,12 @@ def test_a_vault_index_folder_linked_over_the_vault_is_refused(tmp_path):
         assert sorted(p.relative_to(project) for p in project.rglob("*")) == before, target
         assert not (project / ".gitignore").exists() and not (vault / ".gitignore").exists()
         link.unlink()
+    hidden = vault / ".cache-idx"  # a hidden folder of the vault's holds no notes: followed (QA round 124-A F6)
+    hidden.mkdir()
+    link.symlink_to(".cache-idx")
+    with dreamdb.open(vault) as index:
+        assert _top(index, "sleep debt") and (hidden / "index.db").is_file()
+    link.unlink()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     link.symlink_to(elsewhere)

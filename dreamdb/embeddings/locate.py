@@ -410,8 +410,10 @@ def staging(tmp: Path, dest: Path) -> Iterator[None]:
             from dreamdb.errors import WriteRefused
 
             raise WriteRefused(
+                f"The model's files are larger than this process's file size limit (ulimit -f): {exc.strerror or exc};"
+                " nothing was installed." if exc.errno == errno.EFBIG else
                 f"No room for the model in {dest.parent}: {exc.strerror or exc}; nothing was installed.",
-                hint="Raise the file size limit (ulimit -f), or choose another folder: --dest DIR."
+                hint="Raise the file size limit (ulimit -f 400000, or unlimited), then retry."
                 if exc.errno == errno.EFBIG else
                 "Free space there (the model takes about 160 MB, twice that while it is replaced), or choose"
                 " another folder: --dest DIR.") from exc

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import weakref
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
 
@@ -309,9 +310,12 @@ class Embedder:
             return out
         ids = self._encode([prefix + t for t in texts], truncate=True)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        with self._lock:
-            for b0 in range(0, len(order), self.batch_size):
-                batch = order[b0 : b0 + self.batch_size]
+        # (the lock per batch: a process's exit waits for the run under way, not a whole list: QA round 124-A F5;
+        # the thread running the exit handlers holds the locks already, see _no_run_at_exit)
+        lock = self._lock if _EXIT_THREAD != threading.get_ident() else nullcontext()
+        for b0 in range(0, len(order), self.batch_size):
+            batch = order[b0 : b0 + self.batch_size]
+            with lock:
                 out[batch] = self._run([ids[i] for i in batch])
         return out
 
@@ -668,6 +672,9 @@ _SESSIONS_MADE = False
 _ALL_EMBEDDERS: "weakref.WeakSet[Embedder]" = weakref.WeakSet()
 """Every :class:`Embedder` of this process (:func:`_no_run_at_exit`)."""
 
+_EXIT_THREAD: int | None = None
+"""The thread that ran :func:`_no_run_at_exit` (and holds the embedders' locks since), else ``None``."""
+
 EXIT_WAIT_S = 30.0
 """How long (s) the process's exit waits for a model run under way in another thread (:func:`_no_run_at_exit`)."""
 
@@ -677,10 +684,13 @@ def _no_run_at_exit() -> None:
     ended): wait for the runs under way in daemon threads and take every embedder's run lock for good, so that none
     is inside onnxruntime while its static destructors run (QA round 123-C F2: a server exiting while a daemon thread
     ran a dense recall aborted, "terminate called without an active exception", exit 134). Such a thread then waits
-    at the lock until the process ends."""
+    at the lock until the process ends; the exit's own thread goes on using the model, for the ``atexit`` handlers
+    registered before this one, which run after it (QA round 124-A F1: one that recalled waited for ever)."""
+    global _EXIT_THREAD
     deadline = time.monotonic() + EXIT_WAIT_S
     for emb in list(_ALL_EMBEDDERS):
         emb._lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+    _EXIT_THREAD = threading.get_ident()
 
 
 def _after_fork_in_child() -> None:
