@@ -2608,7 +2608,6 @@ def _no_room_for_files(folder: Path) -> OSError | None:
     the rebuild reports itself). SQLite says only "unable to open database file" when it cannot make an index's
     ``-wal`` or ``-shm``, which reads as damage (QA round 123-B F1: an index deleted to be rebuilt on a file system out
     of inodes)."""
-    import errno
     import tempfile
 
     try:
