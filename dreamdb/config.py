@@ -220,8 +220,8 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
     Raises:
         FileNotFoundError: ``parents`` is false and the folder above does not exist.
         OSError: the folder or the file cannot be written (a read-only vault, a full disk).
-        IndexUnavailable: a vault's ``.dreamdb`` is a link to the vault, into it or to a folder holding it
-            (:func:`_refuse_link_over_vault`).
+        IndexUnavailable: a vault's ``.dreamdb`` is a link to the vault, to a folder of its notes or to a folder
+            holding it (:func:`_refuse_link_over_vault`).
     """
     _refuse_link_over_vault(folder)
     made = given and not os.path.lexists(folder)  # (``given``: the index's place is the user's, DREAMDB_INDEX or
@@ -260,12 +260,14 @@ def _refuse_link_over_vault(folder: Path) -> None:
         vault = folder.parent.resolve(strict=True)
     except (OSError, RuntimeError):
         return
-    inside = target.is_relative_to(vault) and target != vault
-    if not vault.is_relative_to(target) and not (inside and not target.relative_to(vault).parts[0].startswith(".")):
-        return  # (elsewhere, or a hidden folder of the vault's, which holds no notes: QA round 124-A F6)
+    holds_vault = vault.is_relative_to(target)
+    among_notes = (target.is_relative_to(vault) and target != vault
+                   and not target.relative_to(vault).parts[0].startswith("."))  # (a hidden folder holds no notes:
+    if not (holds_vault or among_notes):  # followed, QA round 124-A F6)
+        return
     from dreamdb.errors import IndexUnavailable
 
-    where = ("the vault itself" if target == vault else "a folder holding the vault" if vault.is_relative_to(target)
+    where = ("the vault itself" if target == vault else "a folder holding the vault" if holds_vault
              else "a folder of the vault's notes")
     raise IndexUnavailable(f"The vault's index folder {folder} is a link to {target}, {where}: dreamdb would write its"
                            " index there, and a .gitignore of '*' that makes git ignore every file in that folder.",

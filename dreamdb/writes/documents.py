@@ -65,14 +65,12 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
                            "trash and settings), not a note; nothing was changed.",
                            hint="Remove the symlink, or edit the file it points to by hand.")
     _check_file_writable(real)
-    try:
-        with refuse_os_errors(real, "read"):
+    with refuse_os_errors(real, "read"):
+        try:
             old, seen = read_with_identity(real)
-    except WriteRefused as exc:
-        if isinstance(exc.__cause__, FileNotFoundError):  # (gone since it was found: QA round 123-C F3, exit 6)
+        except FileNotFoundError:  # (gone since it was found: QA round 123-C F3, refused with exit 6)
             raise NotFound(f"{path} was moved or removed while dreamdb read it; nothing was changed.",
                            hint="Run dreamdb recall to find it again.") from None
-        raise
     from dreamdb.vault.encoding import wide_unicode_codec
 
     if b"\x00" in old[:8192] and not wide_unicode_codec(old):  # (as sync reads it: QA round 104-B F4, an append
