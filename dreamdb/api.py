@@ -390,6 +390,11 @@ def _serialized(method: _Method) -> _Method:
     @wraps(method)
     def run(self, *args, **kwargs):
         with self._lock:
+            if self._in_callback:  # (only the thread running the callback gets past the lock it holds)
+                raise UsageError(f"Index.{method.__name__} was called from inside a progress or wait callback of the"
+                                 " same Index, whose sync or refresh holds the index's write transaction",
+                                 hint="Call it after sync/refresh_embeddings returns (keep what the callback needs,"
+                                      " and act on it then).")
             if self._conn is not None:
                 self._follow_index_file()
             try:
@@ -425,6 +430,7 @@ def _after_fork_in_child() -> None:
 
     for index in list(_OPEN_INDEXES):
         index._lock = RLock()
+        index._in_callback = False
         if index._conn is not None:
             # (kept, with the engine that reads through it, and pinned for good: nothing of the parent's is closed or
             # freed in the child, where a destructor may wait on a lock or thread of the parent's, at the child's exit
@@ -513,6 +519,7 @@ class Index:
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
         self._format_noted = None  # the connection whose index format was checked (see _note_other_format)
         self._lock = RLock()
+        self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
         self._memory = None
         self._filters_cache: dict = {}
         self._embedder = None
@@ -1337,13 +1344,15 @@ class Index:
 
         Raises:
             LockTimeout: another process held the write lock too long.
-            UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true), ``progress`` not callable.
+            UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true), ``progress`` not callable;
+                from a method of this Index that ``progress`` calls (the sync holds the write transaction).
             IndexUnavailable: the index can only be opened read-only (a full disk, a read-only file system).
             VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
         reread = check if reread is None else reread
         flags(force=force, check=check, reread=reread)
         callback(progress, "progress")
+        progress = self._own_callback(progress)
         if self._opened_read_only():
             raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
                                    " it can only be read as it is",
@@ -1381,6 +1390,22 @@ class Index:
             report.rebuilt = True
             self.warnings = []
         return report
+
+    def _own_callback(self, function):
+        """``function`` (a caller's progress or wait callback, or ``None``), run with this Index marked as inside it:
+        a method of the same Index called from it raises :class:`~dreamdb.errors.UsageError` (its sync holds the write
+        transaction: a recall there said "cannot start a transaction within a transaction" and to delete the index)."""
+        if function is None:
+            return None
+
+        def run(*args):
+            outer, self._in_callback = self._in_callback, True
+            try:
+                return function(*args)
+            finally:
+                self._in_callback = outer
+
+        return run
 
     @_serialized
     def rebuild(self, reason: str) -> SyncReport:
@@ -1925,7 +1950,8 @@ class Index:
 
         Raises:
             ModelNotInstalled: no usable model (the reason says why).
-            UsageError: ``force`` not a bool (``"no"`` would read as true), ``progress`` not callable.
+            UsageError: ``force`` not a bool (``"no"`` would read as true), ``progress`` or ``on_wait`` not
+                callable; from a method of this Index that either calls (the refresh holds the write transaction).
             VaultNotFound: the vault folder is gone (moved or deleted since it was opened).
             IndexUnavailable, LockTimeout: the index cannot be written, or another process holds it too long.
         """
@@ -1933,6 +1959,8 @@ class Index:
 
         flags(force=force)
         callback(progress, "progress")
+        callback(on_wait, "on_wait")
+        progress, on_wait = self._own_callback(progress), self._own_callback(on_wait)
         self.sync()
         emb = embedder if embedder is not None else self.embedder()
         if emb is None:

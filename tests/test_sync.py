@@ -2617,3 +2617,27 @@ def test_a_relative_vault_path_from_a_deleted_folder_names_where_it_came_from(tm
                                             r" folder no longer exists"):
         monkeypatch.setenv("DREAMDB_VAULT", "./v")
         find_vault(None)
+
+
+def test_a_method_of_the_index_called_from_its_own_sync_progress_is_refused_and_the_index_kept(tmp_path):
+    """A recall from inside the sync's own progress callback said "cannot start a transaction within a transaction"
+    and to delete the index file: it is a UsageError naming the callback; the sync is rolled back whole, and the
+    next one indexes every note."""
+    from dreamdb.errors import UsageError
+
+    vault = shutil.copytree(ROOT / "examples", tmp_path / "ex", ignore=shutil.ignore_patterns(".dreamdb"))
+    index = dreamdb.open(vault)
+    calls = []
+
+    def progress(done, total):
+        calls.append(done)
+        index.recall("sleep", top=1)
+
+    with pytest.raises(UsageError, match=r"Index\.recall was called from inside a progress or wait callback") as info:
+        index.sync(progress=progress)
+    assert "after sync" in info.value.hint and calls == [calls[0]]
+    assert index.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
+    report = index.sync(progress=lambda done, total: calls.append(done))  # (the callback no longer refused after)
+    indexed = index.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    assert report.documents == indexed >= report.added >= 5 and index.check() == []
+    assert index.recall("sleep debt", top=1)
