@@ -354,7 +354,7 @@ def _is_lexicon_file(path: Path) -> bool:
 def _write_atomic(target: Path, meta: dict, rows: list) -> None:
     """Write a lexicon file beside ``target`` and rename it over ``target`` when complete (first removing the
     temporary files of builds that were killed: QA round 68 L2)."""
-    from dreamdb.writes.files import sweep_stale_temps
+    from dreamdb.writes.files import file_size_limited, sweep_stale_temps
 
     sweep_stale_temps(target.parent, f".{target.name}")
     tmp = _temp_path(target)
@@ -384,10 +384,13 @@ def _write_atomic(target: Path, meta: dict, rows: list) -> None:
     except (OSError, sqlite3.Error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         full = getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in reason
-        raise LexiconError(f"Cannot write the lexicon to {target}: {reason}",
+        too_large = getattr(exc, "errno", None) == errno.EFBIG or ("disk I/O error" in reason and file_size_limited())
+        raise LexiconError(f"Cannot write the lexicon to {target}: "
+                           + ("it is larger than this process's file size limit (ulimit -f)" if too_large else reason),
                            hint=f"Free space on that disk (the lexicon takes about 9 MB), or choose another path with"
                                 f" --to FILE or {ENV_LEXICON}=FILE" if full else
-                           f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
+                           "Raise the file size limit (ulimit -f; the lexicon takes about 9 MB), then retry." if too_large
+                           else f"Choose a writable path with --to FILE or {ENV_LEXICON}=FILE") from exc
 
 
 TERMS_VERSION = "3"

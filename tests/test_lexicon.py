@@ -1365,3 +1365,23 @@ def test_a_build_on_a_full_disk_says_so_and_leaves_no_file(kenet_dir, tmp_path, 
         err = capsys.readouterr().err
         assert code == 1 and "Hint: Free space on that disk" in err, err
         assert sorted(p.name for p in small.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="file size limits (RLIMIT_FSIZE) are POSIX")
+def test_a_build_past_the_file_size_limit_names_the_limit(kenet_dir, tmp_path):
+    """Under ``ulimit -f`` the build's writes fail with EFBIG, which SQLite reports as "disk I/O error": the error
+    said that, and to "choose a writable path". It names the file size limit; nothing is left in the folder."""
+    import resource
+    import subprocess
+    import sys
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "lexicon", "build", "--from", str(kenet_dir),
+                        "--to", str(out / "lex.sqlite")], capture_output=True, text=True, timeout=120, preexec_fn=limited)
+    assert p.returncode == 1 and "larger than this process's file size limit (ulimit -f)" in p.stderr, p.stderr
+    assert "Hint: Raise the file size limit" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert sorted(x.name for x in out.iterdir()) == []

@@ -46,6 +46,18 @@ _OS_HINTS = {errno.ENOSPC: "Free some disk space, then retry.",
              errno.ENOTDIR: "A folder is expected there: move the file that stands in its way, then retry."}
 
 
+def file_size_limited() -> bool:
+    """Whether this process has a file size limit (``ulimit -f``, ``RLIMIT_FSIZE``'s soft limit): a write past it
+    fails with EFBIG, which SQLite reports only as "disk I/O error" (Python ignores SIGXFSZ). False where the
+    limit cannot be read (Windows)."""
+    try:
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
+    except (ImportError, OSError, ValueError):
+        return False
+
+
 @contextlib.contextmanager
 def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
     """Turn an :class:`OSError` raised in the block into :class:`~dreamdb.errors.WriteRefused`.
