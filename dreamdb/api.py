@@ -2560,26 +2560,29 @@ class Index:
         return st
 
     @_serialized
-    def list_documents(self, types=None) -> list[dict]:
-        """Every indexed document (doc_id, type, title, date, status, level, path), sorted by doc_id.
+    def list_documents(self, types=None, *, exclude_types=None, tags=None, since=None, until=None, status=None,
+                       level: int | None = None, include_expired: bool = True, now=None) -> list[dict]:
+        """The indexed documents (doc_id, type, title, date, status, level, path), sorted by doc_id.
 
-        Syncs first when ``auto_sync``, as :meth:`recall` and :meth:`status` do.
+        Syncs first when ``auto_sync``, as :meth:`recall` and :meth:`status` do. The filters are :meth:`recall`'s
+        (the same arguments, read the same way), but for ``include_expired``, which is true by default: a listing
+        shows every document unless it is asked to leave the expired ones out.
 
         Raises:
-            UsageError: an unknown type.
+            UsageError: an unknown type; a bad level or date; ``include_expired`` not a bool.
             IndexUnavailable: the index cannot be read (a lock another program holds, the machine's state).
             VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
-        types_l = _types(types)
+        flags(include_expired=include_expired)
+        now_dt = _now(now)
+        filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt,
+                                machine_clock=now is None)
         if self.auto_sync:
             self.sync_for_read()
-        where, params = "", []
-        if types_l:
-            where = f"WHERE type IN ({','.join('?' * len(types_l))})"
-            params = types_l
+        where, params = filters.sql(_days(now_dt))
         rows = self._guarded(lambda: self.conn.execute(
-            f"SELECT doc_id, type, title, date, status, level, source_path FROM documents {where} ORDER BY doc_id", params
-        ).fetchall())
+            "SELECT d.doc_id, d.type, d.title, d.date, d.status, d.level, d.source_path FROM documents d"
+            f" WHERE {where} ORDER BY d.doc_id", params).fetchall())
         keys = ("doc_id", "type", "title", "date", "status", "level", "path")
         return [dict(zip(keys, r)) for r in rows]
 

@@ -116,9 +116,11 @@ class MultiIndex:
         """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""
         _single_vault_only("delete")
 
-    def list_documents(self, types=None) -> list[dict]:
-        """Every vault's documents (as :meth:`Index.list_documents`, each with its ``vault``), by vault then doc_id."""
-        return [{**doc, "vault": str(index.vault)} for index in self.indexes for doc in index.list_documents(types)]
+    def list_documents(self, types=None, **filters) -> list[dict]:
+        """Every vault's documents (as :meth:`Index.list_documents`, with its filters, each with its ``vault``), by
+        vault then doc_id."""
+        return [{**doc, "vault": str(index.vault)} for index in self.indexes
+                for doc in index.list_documents(types, **filters)]
 
     def close(self) -> None:
         """Close every index."""

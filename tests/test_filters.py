@@ -407,3 +407,41 @@ def test_naive_datetimes_are_utc_whatever_the_machine_time_zone(tiny_vault, monk
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+@pytest.mark.parametrize("filters", [
+    {"status": "completed"}, {"tags": "ops"}, {"tags": "misc", "exclude_types": "task"}, {"since": "2026-08-01"},
+    {"until": "2025-12-31"}, {"since": "-30d"}, {"level": 3}, {"types": "knowledge", "include_expired": False},
+    {"include_expired": False},
+])
+def test_list_keeps_the_documents_recall_keeps_with_the_same_filters(vault, filters):
+    """``list`` had only ``--types``: it takes recall's filters, and keeps what recall keeps (every note of this
+    vault matches the query), but for expired documents, which it lists unless asked not to."""
+    index = dreamdb.open(vault)
+    listed = [d["doc_id"] for d in index.list_documents(now=NOW, **filters)]
+    recalled = sorted(ids(index.recall("quokka", top=50, now=NOW, **{"include_expired": True, **filters})))
+    assert listed == recalled
+
+
+def test_list_filters_by_value_and_from_the_command_line(vault, capsys):
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli, main
+
+    index = dreamdb.open(vault)
+    assert [d["doc_id"] for d in index.list_documents(now=NOW)] == [
+        "knowledge/gone", "knowledge/new", "knowledge/old", "knowledge/star", "knowledge/unsure", "task/task"]
+    assert [d["doc_id"] for d in index.list_documents(now=NOW, include_expired=False)] == [
+        "knowledge/new", "knowledge/old", "knowledge/star", "knowledge/unsure", "task/task"]
+    assert [d["doc_id"] for d in index.list_documents(tags="topic:ops", since="2026-08-01", now=NOW)] == [
+        "knowledge/new", "knowledge/unsure"]
+    r = CliRunner().invoke(cli, ["list", "--vault", str(vault), "--status", "Completed", "--json"])
+    assert r.exit_code == 0 and [d["doc_id"] for d in json.loads(r.output)] == ["task/task"], r.output
+    r = CliRunner().invoke(cli, ["list", "--vault", str(vault), "--hide-expired", "--now", NOW, "--until", "2025-06-01"])
+    assert r.exit_code == 0 and r.output.split("\n")[2].startswith("knowledge/old") and "gone" not in r.output, r.output
+    r = CliRunner().invoke(cli, ["list", "--vault", str(vault), "--tags", "nothing-has-it"])
+    assert r.exit_code == 0 and r.output == "No documents.\n", r.output  # (no 'no notes yet': the vault has some)
+    assert main(["list", "--vault", str(vault), "--since", "2026-09-01", "--until", "2026-08-01"]) == 2
+    assert "is after until" in capsys.readouterr().err
+    with pytest.raises(UsageError, match="include_expired"):
+        index.list_documents(include_expired="no")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import FreeTextCommand, Number, WholeNumber, json_option, open_index, print_notes, vault_option
+from dreamdb.cli.options import (FreeTextCommand, Number, WholeNumber, filter_options, json_option, open_index,
+                                 print_notes, vault_option)
 from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 
 
@@ -250,22 +251,32 @@ def status_cmd(vault, as_json):
 
 @click.command("list")
 @vault_option()
-@click.option("--types", "-t", metavar="A,B", help="Only these document types.")
+@filter_options
+@click.option("--hide-expired", is_flag=True, help="Leave out documents past their 'expires' date (recall's default).")
+@click.option("--now", metavar="ISO", help="Fix the clock (relative dates, expiry), e.g. 2026-08-18T00:00:00Z.")
 @json_option
-def list_cmd(vault, types, as_json):
-    """List indexed documents (id, type, date, status, level, title).
+def list_cmd(vault, types, exclude_types, tags, since, until, status, level, hide_expired, now, as_json):
+    """List indexed documents (id, type, date, status, level, title), by id.
+
+    The filters are recall's; unlike recall, documents past their 'expires'
+    date are listed unless --hide-expired.
 
     \b
     Examples:
       dreamdb list
       dreamdb list --types feature,task --json
+      dreamdb list --types task --status in_progress,todo
+      dreamdb list --since -30d --tags auth
     """
     from dreamdb import output
 
     index = open_index(vault)
-    docs = index.list_documents(types=types)  # syncs as a read does (Index.sync_for_read)
+    filtered = any(v is not None for v in (types, exclude_types, tags, since, until, status, level)) or hide_expired
+    docs = index.list_documents(types=types, exclude_types=exclude_types, tags=tags, since=since, until=until,
+                                status=status, level=level, include_expired=not hide_expired,
+                                now=now)  # syncs as a read does (Index.sync_for_read)
     print_notes(index)
-    if not docs and not types:  # an empty index: why (QA round 68 L10), as sync says
+    if not docs and not filtered:  # an empty index: why (QA round 68 L10), as sync says
         note_unindexed(index)
     if as_json:
         click.echo(output.to_json(docs))

@@ -48,6 +48,26 @@ def vault_option(multiple: bool = False):
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
+def filter_options(function):
+    """The document filters of ``recall`` and ``list`` (:meth:`dreamdb.Index.recall`'s arguments): ``--types``,
+    ``--exclude-types``, ``--tags``, ``--since``, ``--until``, ``--status``, ``--level``, in that order."""
+    options = (
+        click.option("--types", "-t", metavar="A,B", help="Only these document types (knowledge, feature, task, memory,"
+                                                          " changelog, objective, insight, thesis, bookmark)."),
+        click.option("--exclude-types", metavar="A,B", help="Drop these document types."),
+        click.option("--tags", metavar="A,B", help="Only documents with any of these tags."),
+        click.option("--since", metavar="WHEN",
+                     help="Only documents dated on/after WHEN (ISO-8601 or relative: -30d, '2 weeks')."),
+        click.option("--until", metavar="WHEN",
+                     help="Only documents dated on/before WHEN (a date: up to the end of that day)."),
+        click.option("--status", metavar="A,B", help="Only documents with one of these statuses."),
+        click.option("--level", type=WholeNumber(1, 3), help="Only documents of at least this importance (1–3)."),
+    )
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
 def open_index(vault):
     """Open one vault's index (the CLI's single path into the library)."""
     from dreamdb.api import open_index as _open

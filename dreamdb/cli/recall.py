@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import FreeTextCommand, WholeNumber, json_option, vault_option
+from dreamdb.cli.options import FreeTextCommand, WholeNumber, filter_options, json_option, vault_option
 
 
 @click.command(cls=FreeTextCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("--top", "-n", type=WholeNumber(1, 50), default=5, show_default=True, help="Number of hits.")
-@click.option("--types", "-t", metavar="A,B", help="Only these document types (knowledge, feature, task, memory, changelog, objective, insight, thesis, bookmark).")
-@click.option("--exclude-types", metavar="A,B", help="Drop these document types.")
-@click.option("--tags", metavar="A,B", help="Only documents with any of these tags.")
-@click.option("--since", metavar="WHEN", help="Only documents dated on/after WHEN (ISO-8601 or relative: -30d, '2 weeks').")
-@click.option("--until", metavar="WHEN", help="Only documents dated on/before WHEN (a date: up to the end of that day).")
-@click.option("--status", metavar="A,B", help="Only documents with one of these statuses.")
-@click.option("--level", type=WholeNumber(1, 3), help="Only documents of at least this importance (1–3).")
+@filter_options
 @click.option("--include-expired", is_flag=True, help="Keep documents past their 'expires' date.")
 @click.option("--mode", type=click.Choice(["bm25", "hybrid", "dense", "rrf"], case_sensitive=False),
               help="Ranking mode (default bm25; env DREAMDB_RECALL_MODE).")
