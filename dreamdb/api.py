@@ -33,7 +33,7 @@ from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, frontmatter_unread,
                                 stored_index_format, sync, unreadable_paths)
 from dreamdb.timeparse import as_utc, parse_instant
-from dreamdb.vault.discover import DOCUMENT_TYPES, find_vault, is_utf8
+from dreamdb.vault.discover import DOCUMENT_TYPES, escapes_only, find_vault, is_utf8
 
 if TYPE_CHECKING:  # (not imported at run time: the embedding modules load numpy)
     from dreamdb.embeddings.model import Embedder
@@ -277,12 +277,14 @@ def _split(values, name: str = "value") -> list[str] | None:
                          hint=f"Give at least one name, or leave --{flag} out for no filter ({name}=None from Python).")
     import unicodedata
 
-    from dreamdb.vault.discover import is_utf8, require_utf8
+    from dreamdb.vault.discover import require_utf8
 
     out = [unicodedata.normalize("NFC", v.strip()) for item in values for v in item.split(",") if v.strip()]
     for v in out:
         if not is_utf8(v):
-            require_utf8(v, f"{name} {v!r}", shown=f"{name} {os.fsencode(v).decode('utf-8', 'replace')!r}",
+            # (a lone surrogate from Python, not the command line's surrogate escape: os.fsencode raised on it)
+            shown = v.encode("utf-8", "surrogateescape" if escapes_only(v) else "replace").decode("utf-8", "replace")
+            require_utf8(v, f"{name} {v!r}", shown=f"{name} {shown!r}",
                          hint="Retype it (a terminal or file in another encoding sent undecodable bytes).")
     return out or None
 
@@ -498,6 +500,9 @@ class Index:
             if value is not None and "\x00" in os.fsdecode(os.fspath(value)):
                 raise UsageError(f"{name} holds a NUL character, which no file path can: {os.fspath(value)!r}",
                                  hint="Check how the path was built (a C string, a NUL-separated list).")
+            if value is not None and not escapes_only(os.fsdecode(os.fspath(value))):  # (os functions raised on it)
+                raise UsageError(f"{name} holds a lone surrogate, which no file path can: {os.fspath(value)!r}",
+                                 hint="Check how the path was built (text decoded from UTF-16 in halves?).")
         flags(auto_sync=auto_sync, allow_model_build=allow_model_build)
         if include_archives is not None:
             flags(include_archives=include_archives)

@@ -445,3 +445,20 @@ def test_list_filters_by_value_and_from_the_command_line(vault, capsys):
     assert "is after until" in capsys.readouterr().err
     with pytest.raises(UsageError, match="include_expired"):
         index.list_documents(include_expired="no")
+
+
+def test_a_lone_surrogate_in_a_filter_or_a_path_is_a_usage_error(vault, tmp_path):
+    """QA round 125-C F4: a lone surrogate made in Python (U+D800; the command line makes only U+DC80–U+DCFF of
+    undecodable bytes) raised UnicodeEncodeError from the filter's message (os.fsencode), and from the vault's
+    and index's paths (os.stat)."""
+    index = dreamdb.open(vault)
+    for filters in ({"tags": "\ud800"}, {"status": "ok,\ud800x"}, {"types": "\udbff"}, {"exclude_types": "\ud800"}):
+        with pytest.raises(UsageError, match="is not valid UTF-8"):
+            index.list_documents(**filters)
+        with pytest.raises(UsageError, match="is not valid UTF-8"):
+            index.recall("quokka", **filters)
+    with pytest.raises(UsageError, match=r"vault holds a lone surrogate, which no file path can"):
+        dreamdb.open(str(tmp_path / "\ud800"))
+    with pytest.raises(UsageError, match=r"index_path holds a lone surrogate"):
+        dreamdb.open(vault, index_path=str(tmp_path / "\ud800.db"))
+    assert index.recall("quokka", tags="ops", now=NOW)  # (the index unharmed)

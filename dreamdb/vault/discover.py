@@ -243,6 +243,8 @@ def symlink_loop(path: str | os.PathLike) -> bool:
         os.stat(path)
     except OSError as exc:
         return exc.errno == errno.ELOOP
+    except ValueError:  # (a NUL, or a lone surrogate from Python, which no file name holds: no such path)
+        return False
     return False
 
 
@@ -390,6 +392,13 @@ def is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def escapes_only(text: str) -> bool:
+    """Whether every surrogate in ``text`` is one that ``surrogateescape`` makes of an undecodable byte (U+DC80–U+DCFF:
+    the command line's and the OS's file names), which ``os.fsencode`` turns back into that byte; a lone surrogate
+    made in Python (U+D800) is not, and every ``os`` function raises on it."""
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
 def python_reads_names_as() -> str | None:
