@@ -289,6 +289,24 @@ def _split(values, name: str = "value") -> list[str] | None:
     return out or None
 
 
+def _tags(values) -> list[str] | None:
+    """The tags of a tag filter (see :func:`_split`).
+
+    Raises:
+        UsageError: a tag that names none (``#``, ``topic:``: a leading ``#`` and a facet prefix are not part of a tag,
+            :func:`dreamdb.vault.tags.tag_key`), which matched nothing, silently (QA round 125-C F5).
+    """
+    from dreamdb.vault.tags import tag_key
+
+    out = _split(values, "tags")
+    for tag in out or []:
+        if not tag_key(tag):
+            raise UsageError(f"The tag {tag!r} names no tag: a leading # and a facet prefix up to the last ':' are not"
+                             " part of a tag ('#topic:recall' is the tag recall)",
+                             hint="Give the tag's name (e.g. --tags recall,storage), or leave --tags out for no filter.")
+    return out
+
+
 def _types(values, name: str = "types") -> list[str] | None:
     """Document types from a comma string or list (see :func:`_split`), lowercased: FEATURE means feature.
 
@@ -2196,7 +2214,7 @@ class Index:
                 until_at = day[1] if day else None
             if since_d is not None and until_d is not None and since_d > until_d:
                 raise UsageError(f"since (--since {since}) is after until (--until {until}): the window is empty.")
-        return Filters(types=types_l, exclude_types=exclude_l, tags=_split(tags, "tags"),
+        return Filters(types=types_l, exclude_types=exclude_l, tags=_tags(tags),
                        statuses=_split(status, "status"), min_level=level, since_days=since_d, until_days=until_d,
                        include_expired=include_expired, since_at_days=since_at, until_at_days=until_at)
 

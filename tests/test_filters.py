@@ -462,3 +462,16 @@ def test_a_lone_surrogate_in_a_filter_or_a_path_is_a_usage_error(vault, tmp_path
     with pytest.raises(UsageError, match=r"index_path holds a lone surrogate"):
         dreamdb.open(vault, index_path=str(tmp_path / "\ud800.db"))
     assert index.recall("quokka", tags="ops", now=NOW)  # (the index unharmed)
+
+
+@pytest.mark.parametrize("tags", ["#", "topic:", "ops,#", ["misc", "a:"]])
+def test_a_tag_filter_naming_no_tag_is_refused(vault, tags):
+    """QA round 125-C F5: ``--tags '#'`` matched nothing, silently (it names no tag once its # is dropped), while
+    ``--tags ,,`` was refused; a write refuses such a tag too."""
+    index = dreamdb.open(vault)
+    with pytest.raises(UsageError, match=r"The tag '(#|topic:|a:)' names no tag") as info:
+        index.list_documents(tags=tags)
+    assert "leave --tags out" in info.value.hint
+    with pytest.raises(UsageError, match="names no tag"):
+        index.recall("quokka", tags=tags)
+    assert ids(index.recall("quokka", top=10, tags="#topic:ops", now=NOW)) != []  # (a facet and a # around a tag)
