@@ -1788,16 +1788,8 @@ class Index:
                                  if cased else "")
                               + "; see the README, \"Which files become documents\"")
             return
-        if filters.statuses:
-            from dreamdb.vault.tags import status_key
-
-            present = {s for (s,) in self.conn.execute("SELECT DISTINCT status FROM documents WHERE status IS NOT NULL")}
-            known = set(map(status_key, present))
-            unknown = [s for s in filters.statuses if status_key(s) not in known]
-            if unknown:
-                self.notes.append(f"no document has the status {', '.join(unknown)}; statuses in the index: "
-                                  + (", ".join(sorted(present)) or "none"))
-                return  # that is why: no other note
+        if self._note_unknown_values(filters):
+            return  # that is why: no other note
         # Notes on filters and expiry only when some document matches without them (one ranking to
         # ask, instead of one per note for a query whose words are in no document)
         if self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=Filters(include_expired=True))):
@@ -1809,6 +1801,28 @@ class Index:
         if count:  # a first vault's notes are often in folders dreamdb does not read
             self.notes.append(f"{count} .md file{'s' if count != 1 else ''} outside the folders dreamdb reads "
                               f"{'were' if count != 1 else 'was'} not searched (`dreamdb status` lists them)")
+
+    def _note_unknown_values(self, filters: Filters) -> bool:
+        """After an empty result: a note naming the statuses and tags of ``filters`` that no document has (the statuses
+        in the index listed); returns whether there was one."""
+        from dreamdb.vault.tags import status_key, tag_key
+
+        said = False
+        if filters.statuses:
+            present = {s for (s,) in self.conn.execute("SELECT DISTINCT status FROM documents WHERE status IS NOT NULL")}
+            known = set(map(status_key, present))
+            unknown = [s for s in filters.statuses if status_key(s) not in known]
+            if unknown:
+                self.notes.append(f"no document has the status {', '.join(unknown)}; statuses in the index: "
+                                  + (", ".join(sorted(present)) or "none"))
+                said = True
+        unknown = [t for t in filters.tags or () if self.conn.execute(
+            "SELECT 1 FROM document_tags WHERE tag = ? LIMIT 1", (tag_key(t),)).fetchone() is None]
+        if unknown and len(unknown) == len(filters.tags or ()):  # (one tag present: the others do not explain it)
+            self.notes.append(f"no document has the tag{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (`dreamdb"
+                              " sql \"SELECT tag, COUNT(*) FROM document_tags GROUP BY tag\"` lists the tags)")
+            said = True
+        return said
 
     def _note_filtered_matches(self, plan, now_days: float, filters: Filters) -> None:
         """After an empty result under filters: a note when the query does match without them (a date
@@ -2606,6 +2620,8 @@ class Index:
         rows = self._guarded(lambda: self.conn.execute(
             "SELECT d.doc_id, d.type, d.title, d.date, d.status, d.level, d.source_path FROM documents d"
             f" WHERE {where} ORDER BY d.doc_id", params).fetchall())
+        if not rows and where != "1":
+            self._guarded(lambda: self._note_unknown_values(filters))
         keys = ("doc_id", "type", "title", "date", "status", "level", "path")
         return [dict(zip(keys, r)) for r in rows]
 

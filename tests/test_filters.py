@@ -326,7 +326,9 @@ def test_a_tag_filter_reads_its_tags_as_the_indexer_reads_frontmatter_tags(tiny_
     for tags in ("#hash", "hash", " #HASH ", "topic:recall", "#topic:Recall", "recall", "plain", "#Plain",
                  "v2", "api:v2", "topic:api:V2", *shown):
         assert [h.doc_id for h in index.recall("walrus", tags=tags)] == ["knowledge/n"], tags
-    assert index.recall("walrus", tags="topic") == [] and index.recall("walrus", tags="#") == []
+    assert index.recall("walrus", tags="topic") == []
+    with pytest.raises(UsageError, match="names no tag"):  # (matched nothing, silently: QA round 125-C F5)
+        index.recall("walrus", tags="#")
     index.close()
     for text in ("#topic:Recall ", "topic:api:v2", "topic:#x", " # y", "a:", "#", "x:y:#z ", "##a"):
         assert clean_tag(clean_tag(text)) == clean_tag(text), text  # a shown tag reads back as itself
@@ -440,7 +442,8 @@ def test_list_filters_by_value_and_from_the_command_line(vault, capsys):
     r = CliRunner().invoke(cli, ["list", "--vault", str(vault), "--hide-expired", "--now", NOW, "--until", "2025-06-01"])
     assert r.exit_code == 0 and r.output.split("\n")[2].startswith("knowledge/old") and "gone" not in r.output, r.output
     r = CliRunner().invoke(cli, ["list", "--vault", str(vault), "--tags", "nothing-has-it"])
-    assert r.exit_code == 0 and r.output == "No documents.\n", r.output  # (no 'no notes yet': the vault has some)
+    assert r.exit_code == 0 and r.output.endswith("No documents.\n"), r.output  # (no 'no notes yet': it has some)
+    assert "no notes" not in r.output and "no document has the tag nothing-has-it" in r.output, r.output
     assert main(["list", "--vault", str(vault), "--since", "2026-09-01", "--until", "2026-08-01"]) == 2
     assert "is after until" in capsys.readouterr().err
     with pytest.raises(UsageError, match="include_expired"):
@@ -475,3 +478,24 @@ def test_a_tag_filter_naming_no_tag_is_refused(vault, tags):
     with pytest.raises(UsageError, match="names no tag"):
         index.recall("quokka", tags=tags)
     assert ids(index.recall("quokka", top=10, tags="#topic:ops", now=NOW)) != []  # (a facet and a # around a tag)
+
+
+def test_an_empty_filtered_list_or_recall_names_the_statuses_and_tags_no_document_has(vault, capsys):
+    """QA round 125-C F6: ``list --status zzz`` printed "No documents." and nothing else (recall named the statuses in
+    the index); a tag no document has is named too, by both."""
+    from dreamdb.cli import main
+
+    index = dreamdb.open(vault)
+    index.take_notes()
+    assert index.list_documents(status="zzz") == [] and index.take_notes() == [
+        "no document has the status zzz; statuses in the index: completed"]
+    assert index.list_documents(tags="nope,none") == []
+    (note,) = index.take_notes()
+    assert note.startswith("no document has the tags nope, none (`dreamdb sql")
+    assert index.recall("quokka", tags="nope") == [] and index.take_notes()[0].startswith("no document has the tag nope ")
+    # one tag present: the other one does not explain the empty result (the type does), and is not named
+    assert index.list_documents(tags="ops,nope", types="task") == [] and index.take_notes() == []
+    assert index.list_documents(types="task", status="completed") != [] and index.take_notes() == []
+    assert main(["list", "--vault", str(vault), "--status", "zzz"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "No documents.\n" and "note: no document has the status zzz" in out.err, out
