@@ -1222,7 +1222,8 @@ class Index:
                     from dreamdb.errors import LockTimeout
 
                     raise LockTimeout("The index is locked by another process (a dreamdb sync or embedding refresh,"
-                                      " or a program holding it open in a transaction).",
+                                      " or a program holding it open in a transaction), or by another open Index of"
+                                      " this process.",
                                       hint="Wait for it to finish, then retry.") from exc
                 if _is_environment_error(exc):
                     raise IndexUnavailable(f"Index error: {exc}", hint=_environment_hint(exc, self.index_path)) from exc
@@ -1482,7 +1483,8 @@ class Index:
         except LockTimeout as exc:
             if building:  # still building: no answer rather than an empty one (QA round 50)
                 raise LockTimeout(
-                    f"Another dreamdb process is building this vault's index for the first time, and has not "
+                    f"Another dreamdb process (or another open Index of this process) is building this vault's index"
+                    f" for the first time, and has not "
                     f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
                     hint="Retry in a moment (a first build of a large vault takes a while).") from exc
             self._updating_elsewhere = True

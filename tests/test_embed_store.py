@@ -1145,3 +1145,27 @@ def test_hybrid_recall_under_an_address_space_limit_falls_back_or_says_so(model_
         else:
             outcomes.append(out["mode"])
     assert "fallback" in outcomes and "hybrid" in outcomes, outcomes
+
+
+def test_a_refresh_from_inside_another_index_s_refresh_is_a_lock_timeout(tmp_path):
+    """QA round 125-C F2: a second Index of the same vault refreshing from inside the first's progress callback raised
+    filelock's bare RuntimeError ("Deadlock: … already held by a different FileLock instance in this thread"), no
+    DreamdbError; it is a LockTimeout saying so, and the first refresh, stopped by it, is resumed by the next."""
+    from dreamdb.errors import LockTimeout
+
+    import shutil
+
+    vault = shutil.copytree(ROOT / "examples", tmp_path / "ex", ignore=shutil.ignore_patterns(".dreamdb"))
+    first, second = dreamdb.open(vault), dreamdb.open(vault)
+    emb = HashEmbedder()
+
+    def progress(done, total):
+        second.refresh_embeddings(embedder=emb)
+
+    with pytest.raises(LockTimeout, match="Another open Index of this process, in this same thread") as info:
+        first.refresh_embeddings(embedder=emb, progress=progress)
+    assert info.value.exit_code == 5 and "after the other refresh returns" in info.value.hint
+    again = first.refresh_embeddings(embedder=emb).as_dict()
+    assert again["pending"] == 0 and again["chunks"] > 0 and first.check() == []
+    last = first.refresh_embeddings(embedder=emb).as_dict()
+    assert (last["embedded"], last["chunked_docs"], last["pending"]) == (0, 0, 0)

@@ -171,6 +171,14 @@ class _RefreshLock:
                     "Another dreamdb process is refreshing the embeddings of this index.",
                     hint="Wait for it to finish (dreamdb embed status shows the progress), then retry.",
                 ) from None
+            except RuntimeError as exc:  # (filelock: another FileLock of this thread holds it, QA round 125-C F2)
+                if "Deadlock" not in str(exc):
+                    raise
+                raise LockTimeout(
+                    "Another open Index of this process, in this same thread, is refreshing the embeddings of this index"
+                    " (this refresh was called from inside it, e.g. from its progress callback): it would wait for ever.",
+                    hint="Refresh from one Index at a time: call it after the other refresh returns.",
+                ) from None
             except OSError:  # read-only folder: rely on the SQLite write lock + INSERT OR IGNORE
                 self._lock = None
         return self

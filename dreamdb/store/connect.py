@@ -439,7 +439,7 @@ class write_transaction:
             if is_lock_error(exc):
                 raise LockTimeout(
                     "The index is locked by another process (a dreamdb sync or embedding refresh, or a program"
-                    " holding it open in a transaction).",
+                    " holding it open in a transaction), or by another open Index of this process.",
                     hint="Wait for the other sync or refresh to finish, then retry.",
                 ) from exc
             raise

@@ -750,7 +750,8 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
         lock.acquire()
     except Timeout as exc:
         raise LockTimeout(
-            f"Another dreamdb process has held the vault lock for more than {wait:g} s.",
+            f"Another dreamdb process (or another open Index of this process) has held the vault lock for more than"
+            f" {wait:g} s.",
             hint=f"Retry once the other write (remember, update, delete) is done; its lock on {lock_path} ends"
                  " with its process, so the file never needs deleting.",
         ) from exc
