@@ -2745,6 +2745,11 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
             free = None
         if free is not None and free < FULL_DISK_BYTES:
             return f"The disk holding {index_path} is full ({free:,} bytes free): free some space, then retry; {outcome}"
+        from dreamdb.writes.files import file_size_limited
+
+        if file_size_limited():  # (SQLite says only "disk I/O error" of a write past it: QA round 125-C F8)
+            return (f"This process has a file size limit (ulimit -f), which writing {index_path} most likely passed:"
+                    f" raise it (ulimit -f unlimited), then retry; {outcome}")
         return (f"Reading or writing {index_path} failed: a file size limit (ulimit -f), a disk quota, a full temp"
                 f" folder or a failing disk; fix that, then retry; {outcome}")
     try:  # a read-only file system: nothing there can be made writable or removed (QA round 50)

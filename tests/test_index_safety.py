@@ -1108,6 +1108,8 @@ def test_a_failed_write_of_the_index_gets_a_hint_about_its_cause_not_to_delete_t
                          text=True, preexec_fn=small_files, timeout=120)
     assert ran.returncode == 4, ran.stderr
     assert "disk I/O error" in ran.stderr and "file size limit (ulimit -f)" in ran.stderr
+    # (named as this process's limit, not one of four causes to choose from: QA round 125-C F8)
+    assert "This process has a file size limit (ulimit -f)" in ran.stderr and "a disk quota" not in ran.stderr
     assert "Delete the index file" not in ran.stderr and "Traceback" not in ran.stderr
     # the new index it could not fill is removed (QA round 48 L3), so a recall says the same, not that the vault
     # has no notes (QA round 40)
