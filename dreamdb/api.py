@@ -2289,7 +2289,7 @@ class Index:
                 list(tags), superseded.get(r.doc_id), vault, mode,
                 r.signals() if explain else None,
                 explain_terms(self.conn, r.rowid, plan) if explain else None,
-                None, (self._body_loader(r.rowid, r.doc_id, path[len(prefix):]), weights, description, turkish),
+                None, (self._body_loader(r.rowid, r.doc_id, path[len(prefix):], title), weights, description, turkish),
             ))
         return out
 
@@ -2315,13 +2315,15 @@ class Index:
             return found[0]
         return load
 
-    def _body_loader(self, rowid: int, doc_id: str, source_path: str):
+    def _body_loader(self, rowid: int, doc_id: str, source_path: str, title: str):
         """A callable returning the body of the document recall returned, read when its snippet is first needed.
 
         Bound to the document's source file, not to its row or id, which a later sync may give
         to another document (an edit re-inserts a row; a rebuild renumbers every row; a new
         same-named file renumbers ids): a markdown file holds one document, found by its path;
-        a memory section or changelog entry by its id within its file. ``""`` (the snippet falls
+        a memory section or changelog entry by its id within its file and its ``title`` (an entry removed
+        before it renumbers the entries after it: the id then names another entry, whose text was shown under
+        this hit's title, QA round 125-A F1). ``""`` (the snippet falls
         back to the description) when the document is gone or the index cannot be read now: a
         snippet never raises (recall's own calls meet any damage and rebuild).
         """
@@ -2330,8 +2332,9 @@ class Index:
                 try:
                     with self._snippet_connection() as conn:
                         row = conn.execute(
-                            "SELECT body FROM documents WHERE source_path = ? AND (doc_id = ? OR type NOT IN "
-                            "('memory', 'changelog')) ORDER BY id = ? DESC LIMIT 1", (source_path, doc_id, rowid)).fetchone()
+                            "SELECT body FROM documents WHERE source_path = ? AND (doc_id = ? AND title IS ? OR type"
+                            " NOT IN ('memory', 'changelog')) ORDER BY id = ? DESC LIMIT 1",
+                            (source_path, doc_id, title, rowid)).fetchone()
                 except (db.DatabaseError, DreamdbError):
                     return ""
             return row[0] if row else ""

@@ -224,3 +224,30 @@ def test_the_snippet_weighs_a_bounded_number_of_candidate_words(monkeypatch):
     huge = "word " * 400_000  # (one line: every word a candidate)
     monkeypatch.setattr(snippet, "SNIPPET_CANDIDATES", 20_000)
     assert best_snippet(huge, ["word"]).startswith("word word")
+
+
+def test_a_changelog_hit_s_snippet_is_never_another_entry_s_text(tiny_vault):
+    """QA round 125-A F1: an entry removed before the hit's renumbered the entries after it, and the held hit's
+    snippet became the next entry's text under its own title. It falls back to its description; an entry still in
+    place (its id and title) gives its text."""
+    import json
+
+    import dreamdb
+    from tests.conftest import write_doc
+
+    entries = [{"date": "2026-08-01", "scope": "sync", "summary": "alpha zyxqa first entry", "description": "apples"},
+               {"date": "2026-08-01", "scope": "sync", "summary": "beta second entry", "description": "bananas"},
+               {"date": "2026-08-01", "scope": "sync", "summary": "gamma zyxqa third entry", "description": "cherries"}]
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(entries))
+    index = dreamdb.open(tiny_vault)
+    hits = {h.title: h for h in index.recall("zyxqa", top=5)}
+    first, third = hits["2026-08-01 sync — alpha zyxqa first entry"], hits["2026-08-01 sync — gamma zyxqa third entry"]
+    assert first.doc_id == "changelog/2026-08-01-sync-1" and third.doc_id == "changelog/2026-08-01-sync-3"
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(entries[1:]))
+    index.sync()  # the second entry is now sync-1, the third sync-2
+    assert [h.doc_id for h in index.recall("bananas")] == ["changelog/2026-08-01-sync-1"]
+    assert "beta" not in first.snippet and "bananas" not in first.snippet
+    assert "cherries" not in third.snippet  # (its id is gone: no text of another entry either)
+    fresh = index.recall("zyxqa")[0]
+    assert fresh.doc_id == "changelog/2026-08-01-sync-2" and "cherries" in fresh.snippet
+    index.close()
