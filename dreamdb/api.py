@@ -540,7 +540,7 @@ class Index:
         self.engine = engine
         self.lexicon = _lexicon_option(lexicon)
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
-        self._format_noted = None  # the connection whose index format was checked (see _note_other_format)
+        self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
         self._lock = RLock()
         self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
         self._memory = None
@@ -1684,21 +1684,33 @@ class Index:
         return hits
 
     def _note_other_format(self) -> None:
-        """Without ``auto_sync``: a note (once per connection) when the index was written in another index format than
-        this dreamdb's, by another version: its terms may be analysed otherwise than the query's, until :meth:`sync`
-        indexes it again (QA round 122-B F4: answered from such an index without a word)."""
+        """Without ``auto_sync``: a note (once per connection and index state) when the index was written in another
+        index format than this dreamdb's, by another version: its terms may be analysed otherwise than the query's,
+        until :meth:`sync` indexes it again (QA round 122-B F4: answered from such an index without a word); and when
+        its last sync indexed archive folders and this Index's ``include_archives`` does not, or the other way round
+        (QA round 125-A F2: archived documents answered an Index that leaves them out, without a word)."""
         conn = self._conn  # (open: called after the ranking, which opened it guarded)
-        if conn is None or self._format_noted is conn:
+        if conn is None:
             return
-        self._format_noted = conn
-        try:
+        try:  # (another connection's commit changes it: a sync elsewhere, with its own settings)
+            state = (conn, conn.execute("PRAGMA data_version").fetchone()[0])
+            if self._format_noted == state:
+                return
+            self._format_noted = state
             stored = stored_index_format(conn)
+            archives = conn.execute("SELECT value FROM meta WHERE key = 'include_archives'").fetchone()
         except db.DatabaseError:  # (damage: the ranking meets it, guarded)
             return
         if stored is not None and stored != INDEX_FORMAT:
             self.notes.append(f"the index was written by another version of dreamdb (index format {stored or 'unknown'}, "
                               f"this one's is {INDEX_FORMAT}), and this Index does not sync (auto_sync=False): call "
                               "sync() to index the vault again in this version's format")
+        if archives is not None and archives[0] != str(int(self.include_archives)):
+            self.notes.append("the index's last sync " + ("indexed" if archives[0] == "1" else "left out")
+                              + " the vault's archive folders (names starting with .), which this Index "
+                              + ("leaves out" if self.include_archives is False else "includes")
+                              + ", and it does not sync (auto_sync=False): call sync() to index the vault with this"
+                              " Index's include_archives")
 
     def _note_unread_frontmatter(self, hits: list[Hit]) -> None:
         """A note for each hit whose file the index holds without its frontmatter (:func:`frontmatter_unread`): its

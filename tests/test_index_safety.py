@@ -2150,6 +2150,30 @@ def test_an_index_of_another_format_answered_without_a_sync_is_said(example_vaul
         assert not [n for n in index.take_notes() if "another version" in n]
 
 
+def test_an_index_synced_with_other_archive_settings_answered_without_a_sync_is_said(tmp_path):
+    """QA round 125-A F2: an Index opened with auto_sync=False and include_archives=False answered with archived
+    documents, without a word, once another process synced the index with DREAMDB_INCLUDE_ARCHIVES=1; a note says
+    so, once per index state, until sync() indexes the vault with the Index's own setting."""
+    vault = tmp_path / "v" / "_dream_context"
+    write_doc(vault, "knowledge/live.md", "---\ntitle: live\n---\nzyxqa live\n")
+    write_doc(vault, "knowledge/.archive/old.md", "---\ntitle: old\n---\nzyxqa archived\n")
+    index = dreamdb.open(vault, auto_sync=False, include_archives=False)
+    index.sync()
+    assert [h.doc_id for h in index.recall("zyxqa")] == ["knowledge/live"] and index.take_notes() == []
+    with dreamdb.open(vault, include_archives=True) as other:  # (another process's sync, as DREAMDB_INCLUDE_ARCHIVES=1)
+        other.sync()
+    assert [h.doc_id for h in index.recall("zyxqa")] == ["knowledge/live", "knowledge/old"]
+    assert index.take_notes() == [
+        "the index's last sync indexed the vault's archive folders (names starting with .), which this Index leaves"
+        " out, and it does not sync (auto_sync=False): call sync() to index the vault with this Index's"
+        " include_archives"]
+    index.recall("zyxqa")
+    assert index.take_notes() == []  # (once)
+    index.sync()
+    assert [h.doc_id for h in index.recall("zyxqa")] == ["knowledge/live"] and index.take_notes() == []
+    index.close()
+
+
 def test_an_index_is_never_rebuilt_on_a_file_system_out_of_inodes(tmp_path):
     """QA round 123-B F1: with no inode left, SQLite cannot make the index's ``-wal`` and ``-shm`` and says only
     "unable to open database file", which read as damage: recall, sync and the hook deleted the index (its vectors
