@@ -381,6 +381,10 @@ def hybrid_rank(conn, embedder, plan: QueryPlan, *, mode: str, top: int, now_day
 
         raise DatabaseError(f"the index is damaged: {len(lost)} chunk(s) name a document it does not hold "
                             f"(documents.id {lost[0]})")
+    # Documents of one dense score (the same chunk text in two notes: a copy, or a shared title and description) in
+    # the order BM25 breaks ties, not by row id, which the order files were indexed in decides: a rebuild of the same
+    # vault reordered the fused results (QA round 125-B F1)
+    dense = _ties_broken(dense, by_row, keep_first=False)
     bm_keys = [r.rowid for r in bm]
     bm_scores = {r.rowid: r.rank_score for r in bm}
     dense_keys = [d for d, _ in dense]

@@ -270,6 +270,35 @@ def test_fused_ties_break_as_bm25s_do_newest_then_doc_id(embedded_subset, model_
 
 
 @pytest.mark.model
+def test_documents_of_one_dense_score_rank_alike_in_every_index_of_the_vault(tiny_vault, model_dir, monkeypatch, tmp_path):
+    """QA round 125-B F1: two notes of the same text have the same dense score, and the dense channel ranked them
+    by row id, which the order their files were indexed in decides: the fused order of an index built note by note
+    differed from a rebuild's (b, c, a before; a, c, b after). They rank as BM25 breaks ties: newest, then doc_id."""
+    import shutil
+
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    write_doc(tiny_vault, "knowledge/b.md", "---\ntitle: Cache eviction\n---\nThe cache eviction policy uses least"
+                                            " recently used ordering for entries.\n")
+    write_doc(tiny_vault, "knowledge/c.md", "---\ntitle: Memory pressure\n---\nWhen RAM runs low the process frees"
+                                            " cached objects; an LRU cache drops the oldest items first. Eviction.\n")
+    grown = dreamdb.open(tiny_vault, allow_model_build=False)
+    grown.refresh_embeddings()
+    shutil.copy2(tiny_vault / "knowledge" / "b.md", tiny_vault / "knowledge" / "a.md")  # (a later row than b's)
+    grown.refresh_embeddings()
+    fresh_vault = shutil.copytree(tiny_vault, tmp_path / "fresh" / "_dream_context",
+                                  ignore=shutil.ignore_patterns(".dreamdb"))
+    fresh = dreamdb.open(fresh_vault, allow_model_build=False)  # (a before b: its row is the smaller one here)
+    fresh.refresh_embeddings()
+    for mode in ("hybrid", "rrf", "dense"):
+        for query in ("policy low", "cache eviction", "least recently used", "process memory"):
+            one = [(h.doc_id, round(h.rank_score, 9)) for h in grown.recall(query, top=3, mode=mode)]
+            two = [(h.doc_id, round(h.rank_score, 9)) for h in fresh.recall(query, top=3, mode=mode)]
+            assert one == two, (mode, query)
+    grown.close()
+    fresh.close()
+
+
+@pytest.mark.model
 @pytest.mark.parametrize("candidates", [None, 3])
 def test_explain_adds_up_in_every_fused_mode_and_dense_only_hits_carry_their_bm25_signals(embedded_subset, model_dir,
                                                                                          monkeypatch, candidates):
