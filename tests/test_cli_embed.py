@@ -76,6 +76,35 @@ def test_refresh_status_json(tiny_vault, with_model, capsys):
 
 
 @pytest.mark.model
+def test_a_force_over_an_unfinished_forced_refresh_says_it_starts_over(tiny_vault, with_model, capsys):
+    """QA round 125-B F2: after a killed ``embed refresh --force``, each new --force started over without a word (4
+    kills re-embedded the same ~140 texts 4 times); it says so, and what would finish the earlier one."""
+    import dreamdb
+
+    small_vault(tiny_vault)
+    write_doc(tiny_vault, "knowledge/gamma.md", "---\nname: Gamma\n---\nA third note, so a batch leaves texts.\n")
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+
+    class Killed(Exception):
+        pass
+
+    def stop(done, total):
+        raise Killed  # (as a kill once the run began: its bound is left in the index)
+
+    with dreamdb.open(tiny_vault) as index, pytest.raises(Killed):
+        index.refresh_embeddings(force=True, progress=stop)
+    code, out, err = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+    left = json.loads(out)["reembed_pending"]
+    assert code == 0 and left >= 1
+    code, out, err = run(capsys, "embed", "refresh", "--force", "--vault", str(tiny_vault), "--json")
+    assert code == 0 and json.loads(out)["embedded"] == 3, out
+    assert (f"note: an earlier `embed refresh --force` stopped with {left} text{'s' if left > 1 else ''} left to"
+            " re-embed; this --force starts over") in err, err
+    code, out, err = run(capsys, "embed", "refresh", "--force", "--vault", str(tiny_vault))
+    assert code == 0 and "earlier" not in err, err  # (the run before finished: nothing to say)
+
+
+@pytest.mark.model
 def test_dedup_json_and_text(embedded_subset, with_model, tmp_path, capsys):
     vault = copy_vault(embedded_subset, tmp_path)
     f = tmp_path / "draft.md"
