@@ -234,8 +234,9 @@ def check_thresholds(*, merge: float, margin: float, review: float) -> None:
                          hint=f"Give --merge at least --review (defaults: {MERGE_THRESHOLD} and {REVIEW_THRESHOLD}).")
 
 
-def coverage(conn, model_id: str) -> dict:
-    """How the indexed documents stand for a dedup with ``model_id`` (cheap: one pass over documents).
+def coverage(conn, model_id: str, doc: int | None = None) -> dict:
+    """How the indexed documents (or the one of ``documents.id`` ``doc``) stand for a dedup with ``model_id``
+    (cheap: one pass over documents).
 
     A dedup that does not refresh first (``embed dedup --if-present``, QA round 57 M2) compares against
     the vectors there are; this says what that leaves out. Documents of
@@ -264,8 +265,8 @@ def coverage(conn, model_id: str) -> dict:
                          EXISTS (SELECT 1 FROM chunks c WHERE c.doc = d.id AND NOT EXISTS (SELECT 1 FROM embeddings e
                                  WHERE e.content_hash = c.content_hash AND e.model_id = ?)) AS missing
                   FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
-                  WHERE d.type NOT IN ({','.join('?' * len(excluded))}))""",
-        (CHUNKER_VERSION, model_id, model_id, *excluded)).fetchone()
+                  WHERE d.type NOT IN ({','.join('?' * len(excluded))}){' AND d.id = ?' if doc is not None else ''})""",
+        (CHUNKER_VERSION, model_id, model_id, *excluded, *(() if doc is None else (doc,)))).fetchone()
     return {"compared": row[0], "not_compared": row[1], "outdated": row[2]}
 
 
@@ -367,8 +368,12 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     if ranked and ranked[0][0] in names:
         matched, identical = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks, merge)
         if verdict == "MERGE" and matched < len(chunks):
+            partly = coverage(conn, embedder.model_id, ranked[0][0])["outdated"]  # (QA round 125-B F3: "adds text")
             verdict, reason = "REVIEW", (f"{reason}, but {len(chunks) - matched} of the candidate's {len(chunks)} chunks"
-                                         f" have no near-copy (≥ {merge}) in it: the candidate adds text")
+                                         f" have no near-copy (≥ {merge}) in it: "
+                                         + ("it was compared in part (edited since the last refresh: `dreamdb embed"
+                                            " refresh` embeds the rest), or the candidate adds text" if partly
+                                            else "the candidate adds text"))
         elif verdict == "MERGE" and identical:
             reason += "; its text is identical"
     named = [d for d in same_named(conn, title) if d not in excluded_ids.values()]

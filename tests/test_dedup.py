@@ -230,6 +230,19 @@ def test_a_copy_with_text_added_is_review_and_an_identical_copy_says_so(embedded
         assert d["neighbours"][0]["path"] == str(vault / DOC) and d["types_not_compared"] == ["changelog"]
         line = json.loads((index.index_path.parent / LOG_FILE_NAME).read_text(encoding="utf-8").splitlines()[-1])
         assert line["reason"] == more.reason and line["chunks_matched"] == more.chunks_matched  # (97-C F5)
+        # QA round 125-B F3: the note edited since the last refresh (its changed chunk has no vector yet): a copy of it
+        # as it was is not said to add text without a word of the part compared
+        with open(vault / DOC, "a", encoding="utf-8") as fh:
+            fh.write("\n\n## Appendix\n\nThe submarine reactor cools the turbines.\n")
+        index.sync()
+        from dreamdb.embeddings import store
+
+        store.chunk_pending_documents(index.conn)  # (chunked, as `embed dedup --if-present` leaves it: not embedded)
+        part = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""), content=body,
+                     log=False)
+        assert part.verdict == "REVIEW" and part.documents_outdated == 1, part.as_dict()
+        assert "in it: it was compared in part (edited since the last refresh: `dreamdb embed refresh` embeds the" \
+               " rest), or the candidate adds text" in part.reason, part.reason
 
 
 @pytest.mark.model
