@@ -167,10 +167,8 @@ def refresh_cmd(vault, force, threads, as_json):
     # minutes of embedding must not go into a damaged index that a later recall rebuilds
     print_notes(index, index.sync(check=True, reread=False).warnings)
     embedder = get_embedder(threads=threads)
-    if force and embedder is not None:
-        from dreamdb.embeddings.store import forced_remaining
-
-        left = index._guarded(lambda: forced_remaining(index.conn, embedder.model_id))
+    if force:
+        left = index.embed_status(embedder.model_id)["reembed_pending"]
         if left:  # (after a kill nothing said so: each --force started over, QA round 125-B F2)
             click.echo(f"note: an earlier `embed refresh --force` stopped with {output.count_noun(left, 'text')} left to"
                        " re-embed; this --force starts over (`dreamdb embed refresh` without it would finish that one)",
