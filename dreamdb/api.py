@@ -1692,8 +1692,12 @@ class Index:
         conn = self._conn  # (open: called after the ranking, which opened it guarded)
         if conn is None:
             return
-        try:  # (another connection's commit changes it: a sync elsewhere, with its own settings)
-            state = (conn, conn.execute("PRAGMA data_version").fetchone()[0])
+        # (another connection's commit changes the state: a sync elsewhere, with its own settings; the memory engine
+        # probed it for this recall, else it is read here)
+        memory = self._memory
+        probe = getattr(memory, "_probe", None) if memory is not None and memory.conn is conn else None
+        try:
+            state = (conn, probe if probe is not None else conn.execute("PRAGMA data_version").fetchone()[0])
             if self._format_noted == state:
                 return
             self._format_noted = state
