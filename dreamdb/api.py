@@ -248,11 +248,11 @@ def _tags_tuple(text: str) -> tuple:
 
 def _prepare_hit_row(row: tuple, doc_type: str, prefix: str) -> tuple:
     """A ``HIT_COLUMNS`` row as what :class:`Hit` needs: ``(slug, title, description, absolute path, level,
-    tags tuple, turkish bool, date, status, status factor, type factor, confidence factor)``."""
-    slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence = row
+    tags tuple, turkish bool, date, status, status factor, type factor, confidence factor, entry hash)``."""
+    slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence, entry = row
     return (slug, title, description, prefix + source_path, level,
             () if not tags or tags == "[]" else _tags_tuple(tags), bool(turkish), date, status,
-            S.status_factor(status), S.type_factor(doc_type, bool(is_capture)), S.confidence_factor(confidence))
+            S.status_factor(status), S.type_factor(doc_type, bool(is_capture)), S.confidence_factor(confidence), entry)
 
 
 def _split(values, name: str = "value") -> list[str] | None:
@@ -2297,7 +2297,7 @@ class Index:
             p = prepared.get(r.rowid)
             if p is None:
                 p = prepared[r.rowid] = _prepare_hit_row(cache[r.rowid], r.type, prefix)
-            slug, title, description, path, level, tags, turkish, date, status, sf, tf_, cf = p
+            slug, title, description, path, level, tags, turkish, date, status, sf, tf_, cf, entry = p
             r.date, r.status = date, status  # the memory engine leaves these to us
             r.status_factor, r.type_factor, r.confidence_factor = sf, tf_, cf
             out.append(Hit(  # positional, in field order: a hot loop
@@ -2305,7 +2305,7 @@ class Index:
                 list(tags), superseded.get(r.doc_id), vault, mode,
                 r.signals() if explain else None,
                 explain_terms(self.conn, r.rowid, plan) if explain else None,
-                None, (self._body_loader(r.rowid, r.doc_id, path[len(prefix):], title), weights, description, turkish),
+                None, (self._body_loader(r.rowid, path[len(prefix):], entry), weights, description, turkish),
             ))
         return out
 
@@ -2331,26 +2331,26 @@ class Index:
             return found[0]
         return load
 
-    def _body_loader(self, rowid: int, doc_id: str, source_path: str, title: str):
+    def _body_loader(self, rowid: int, source_path: str, entry_hash: str | None):
         """A callable returning the body of the document recall returned, read when its snippet is first needed.
 
         Bound to the document's source file, not to its row or id, which a later sync may give
         to another document (an edit re-inserts a row; a rebuild renumbers every row; a new
         same-named file renumbers ids): a markdown file holds one document, found by its path;
-        a memory section or changelog entry by its id within its file and its ``title`` (an entry removed
-        before it renumbers the entries after it: the id then names another entry, whose text was shown under
-        this hit's title, QA round 125-A F1). ``""`` (the snippet falls
-        back to the description) when the document is gone or the index cannot be read now: a
-        snippet never raises (recall's own calls meet any damage and rebuild).
+        a memory section or changelog entry by ``entry_hash``, its ``content_hash`` (its id and text) within its
+        file: an entry removed before it renumbers the entries after it, and its id, its title too, may then name
+        another entry, whose text was shown under this hit's title (QA rounds 125-A F1, 126-A F1). ``""`` (the
+        snippet falls back to the description) when the document is gone, or the entry changed, or the index
+        cannot be read now: a snippet never raises (recall's own calls meet any damage and rebuild).
         """
         def load() -> str:
             with self._lock:
                 try:
                     with self._snippet_connection() as conn:
                         row = conn.execute(
-                            "SELECT body FROM documents WHERE source_path = ? AND (doc_id = ? AND title IS ? OR type"
-                            " NOT IN ('memory', 'changelog')) ORDER BY id = ? DESC LIMIT 1",
-                            (source_path, doc_id, title, rowid)).fetchone()
+                            "SELECT body FROM documents WHERE source_path = ? AND (content_hash = ? OR type NOT IN"
+                            " ('memory', 'changelog')) ORDER BY id = ? DESC LIMIT 1",
+                            (source_path, entry_hash, rowid)).fetchone()
                 except (db.DatabaseError, DreamdbError):
                     return ""
             return row[0] if row else ""

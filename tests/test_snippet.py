@@ -250,4 +250,21 @@ def test_a_changelog_hit_s_snippet_is_never_another_entry_s_text(tiny_vault):
     assert "cherries" not in third.snippet  # (its id is gone: no text of another entry either)
     fresh = index.recall("zyxqa")[0]
     assert fresh.doc_id == "changelog/2026-08-01-sync-2" and "cherries" in fresh.snippet
+    # QA round 126-A F1: two entries of one title (same date, scope and summary): the first removed, the second
+    # takes its id and title, and its text showed under the first's hit
+    twins = [{"date": "2026-05-01", "type": "fix", "scope": "api", "summary": "Fixed zebra bug", "description": d}
+             for d in ("first walrus text", "second penguin text")]
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(twins))
+    index.sync()
+    (held,) = index.recall("walrus")
+    kept = index.recall("penguin")[0]
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(twins[1:]))
+    index.sync()
+    assert "penguin" not in held.snippet and held.doc_id == "changelog/2026-05-01-api-1"
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps(twins[::-1]))
+    index.sync()  # (the penguin entry is api-1 again, the walrus one api-2)
+    assert "walrus" not in kept.snippet
+    unchanged = index.recall("penguin")[0]
+    index.sync()
+    assert "second penguin text" in unchanged.snippet  # (an entry still as it was gives its own text)
     index.close()

@@ -34,8 +34,11 @@ from dreamdb.ranking import signals as S
 from dreamdb.records import factory, record
 from dreamdb.vault.tags import status_key, tag_key
 
-HIT_COLUMNS = "slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence"
-"""``documents`` columns a hit is built from (:meth:`dreamdb.api.Index._hits`; the memory engine caches them)."""
+HIT_COLUMNS = ("slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence,"
+               " CASE WHEN type IN ('memory', 'changelog') THEN content_hash END")
+"""``documents`` columns a hit is built from (:meth:`dreamdb.api.Index._hits`; the memory engine caches them); the
+last, a memory section's or changelog entry's ``content_hash`` (its id and text), finds its body for a snippet read
+later (NULL for a note, one document per file, found by its file)."""
 
 MAX_QUERY_TERMS = 256
 """Distinct query terms kept (a 10,000-character query stays cheap); the rest are ignored."""
