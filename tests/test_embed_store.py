@@ -1169,3 +1169,34 @@ def test_a_refresh_from_inside_another_index_s_refresh_is_a_lock_timeout(tmp_pat
     assert again["pending"] == 0 and again["chunks"] > 0 and first.check() == []
     last = first.refresh_embeddings(embedder=emb).as_dict()
     assert (last["embedded"], last["chunked_docs"], last["pending"]) == (0, 0, 0)
+
+
+def test_the_dense_cut_through_documents_of_one_score_is_the_same_in_every_index_of_a_vault(tmp_path):
+    """QA round 126-A F3: 60 stub notes of one text share a vector, and a dense search of k = 25 kept the 25 of the
+    smallest row ids, which the order the notes were indexed in decides: an index grown 31..60 then 1..30 kept
+    s01..s20 and s31..s35, a fresh one s01..s25. The cut orders them as BM25 breaks ties: newest, then doc_id."""
+    stub = "---\ntitle: Stub\ndescription: placeholder to fill\n---\ntodo placeholder\n"
+    emb = HashEmbedder()
+
+    def stubs(vault, numbers):
+        for i in numbers:
+            write_doc(vault, f"knowledge/s{i:02d}.md", stub)
+
+    grown, fresh = tmp_path / "grown" / "_dream_context", tmp_path / "fresh" / "_dream_context"
+    stubs(grown, range(31, 61))
+    write_doc(grown, "knowledge/dated.md", "---\ntitle: Stub\ndescription: placeholder to fill\ndate: 2026-01-02\n---\n"
+                                           "todo placeholder\n")
+    with dreamdb.open(grown) as index:
+        index.refresh_embeddings(embedder=emb)
+    stubs(grown, range(1, 31))
+    stubs(fresh, range(1, 61))
+    write_doc(fresh, "knowledge/dated.md", (grown / "knowledge" / "dated.md").read_text(encoding="utf-8"))
+    kept = []
+    for vault in (grown, fresh):
+        with dreamdb.open(vault) as index:
+            index.refresh_embeddings(embedder=emb)
+            (text,) = {t for (t,) in index.conn.execute("SELECT text FROM chunks")}  # (one text: a dated copy too)
+            ids = dict(index.conn.execute("SELECT id, doc_id FROM documents"))
+            top = store.dense_search(index.conn, emb.vec(text), emb.model_id, 25)
+            kept.append([ids[d] for d, _s in top])
+    assert kept[0] == kept[1] == ["knowledge/dated"] + [f"knowledge/s{i:02d}" for i in range(1, 25)]

@@ -705,8 +705,29 @@ def _best_by_doc(docs, sims, langs, adjust: dict[str, tuple[float, float]],
     return best
 
 
-def _top(best: dict[int, tuple[float, str | None]], k: int, best_lang: dict | None = None) -> list[tuple[int, float]]:
-    top = sorted(best.items(), key=lambda ds: (-ds[1][0], ds[0]))[:k]
+def _top(best: dict[int, tuple[float, str | None]], k: int, best_lang: dict | None = None,
+         conn=None) -> list[tuple[int, float]]:
+    """The ``k`` best of ``best`` (``{documents.id: (score, language)}``) as ``(documents.id, score)``, best first.
+
+    Ties are ordered by row id, but for those the cut at ``k`` falls in when ``conn`` is given: one chunk text in
+    more notes than the cut keeps (copies of a stub) has one score, and the row ids, which the order files were
+    indexed in decides, chose which notes a rebuild of the same vault kept (QA round 126-A F3); they are ordered
+    as BM25 breaks ties, newest first (undated last), then ``doc_id``, as :func:`dreamdb.hybrid._ties_broken`
+    orders the ties the cut keeps."""
+    ranked = sorted(best.items(), key=lambda ds: (-ds[1][0], ds[0]))
+    if conn is not None and len(ranked) > k and ranked[k - 1][1][0] == ranked[k][1][0]:
+        edge = ranked[k - 1][1][0]
+        first = next(i for i, (_d, (score, _l)) in enumerate(ranked) if score == edge)
+        last = next((i for i in range(k, len(ranked)) if ranked[i][1][0] != edge), len(ranked))
+        ids = [d for d, _s in ranked[first:last]]
+        order = {}
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            order.update((row[0], ((-row[1] if row[1] is not None and row[1] == row[1] else float("inf")), row[2]))
+                         for row in conn.execute(f"SELECT id, date_days, doc_id FROM documents WHERE id IN"
+                                                 f" ({','.join('?' * len(part))})", part))
+        ranked[first:last] = sorted(ranked[first:last], key=lambda ds: order.get(ds[0], (float("inf"), "")))
+    top = ranked[:k]
     if best_lang is not None:
         best_lang.update((doc, lang) for doc, (_s, lang) in top)
     return [(doc, score) for doc, (score, _l) in top]
@@ -793,7 +814,7 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
         else:
             bound = max([last, *(scale * last + shift for scale, shift in adjust.values())])
         if (len(top) >= k and top[-1][1] >= bound) or kk >= n_vec:
-            return _top(best, k, best_lang)
+            return _top(best, k, best_lang, conn)
         if kk >= VEC_MAX_K:
             return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust, best_lang)
         kk = min(kk * 4, VEC_MAX_K, n_vec)
@@ -858,7 +879,7 @@ def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None
     if not len(doc_ids):
         return []
     sims = (mat @ np.frombuffer(q, dtype=np.float32)).tolist()
-    return _top(_best_by_doc(doc_ids.tolist(), sims, langs, adjust or {}), k, best_lang)
+    return _top(_best_by_doc(doc_ids.tolist(), sims, langs, adjust or {}), k, best_lang, conn)
 
 
 def dense_search_numpy(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None,
