@@ -73,18 +73,27 @@ class MultiIndex:
             VaultNotFound: every vault is gone.
             DreamdbError: as :meth:`Index.recall`.
         """
+        return merge_hits(self._each_vault(lambda index: index.recall(query, top=top, **kwargs)), top)
+
+    def _each_vault(self, call) -> list:
+        """``call(index)`` for every vault still there, in order; a vault gone since this object was made is left
+        out, with a note.
+
+        Raises:
+            VaultNotFound: every vault is gone.
+        """
         from dreamdb.errors import VaultNotFound
 
-        lists, gone = [], []
+        results, gone = [], []
         for index in self.indexes:
             try:
-                lists.append(index.recall(query, top=top, **kwargs))
+                results.append(call(index))
             except VaultNotFound as exc:
                 gone.append((index, exc))
-        if gone and not lists:
+        if gone and not results:
             raise gone[0][1]
         self._notes.extend(f"{index.vault}: left out: {exc.message}" for index, exc in gone)
-        return merge_hits(lists, top)
+        return results
 
     def warm(self) -> None:
         """:meth:`dreamdb.api.Index.warm` for every vault."""
@@ -118,9 +127,16 @@ class MultiIndex:
 
     def list_documents(self, types=None, **filters) -> list[dict]:
         """Every vault's documents (as :meth:`Index.list_documents`, with its filters, each with its ``vault``), by
-        vault then doc_id."""
-        return [{**doc, "vault": str(index.vault)} for index in self.indexes
-                for doc in index.list_documents(types, **filters)]
+        vault then doc_id; a vault gone since this object was made is left out, with a note, as :meth:`recall`
+        leaves it (QA round 126-A F7).
+
+        Raises:
+            VaultNotFound: every vault is gone.
+            DreamdbError: as :meth:`Index.list_documents`.
+        """
+        return [doc for docs in self._each_vault(lambda index: [{**doc, "vault": str(index.vault)}
+                                                                 for doc in index.list_documents(types, **filters)])
+                for doc in docs]
 
     def close(self) -> None:
         """Close every index."""

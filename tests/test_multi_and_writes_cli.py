@@ -61,9 +61,14 @@ def test_a_vault_gone_meanwhile_is_left_out_with_a_note(two_vaults):
     assert len(notes) == 1 and notes[0].startswith(f"{b.resolve()}: left out: The vault folder ") and " is gone" \
         in notes[0], notes
     assert index.take_notes() == []  # (taken)
+    # and so does list_documents (QA round 126-A F7: VaultNotFound, no document of the vault still there)
+    assert [(d["doc_id"], d["vault"]) for d in index.list_documents()] == [("knowledge/global-style", str(a.resolve()))]
+    assert [n.split(": left out: ")[0] for n in index.take_notes()] == [str(b.resolve())]
     a.parent.rename(a.parent.parent / "user-moved")
     with pytest.raises(VaultNotFound, match="is gone"):
         index.recall("narwhal")
+    with pytest.raises(VaultNotFound, match="is gone"):
+        index.list_documents()
     index.close()
 
 
