@@ -412,7 +412,8 @@ def _serialized(method: _Method) -> _Method:
         with self._lock:
             if self._in_callback:  # (only the thread running the callback gets past the lock it holds)
                 raise UsageError(f"Index.{method.__name__} was called from inside a progress or wait callback of the"
-                                 " same Index, whose sync or refresh holds the index's write transaction",
+                                 " same Index, whose sync or refresh is under way (in its write transaction, or"
+                                 " waiting for another process's lock)",
                                  hint="Call it after sync/refresh_embeddings returns (keep what the callback needs,"
                                       " and act on it then).")
             if self._conn is not None:
@@ -1709,12 +1710,23 @@ class Index:
             self.notes.append(f"the index was written by another version of dreamdb (index format {stored or 'unknown'}, "
                               f"this one's is {INDEX_FORMAT}), and this Index does not sync (auto_sync=False): call "
                               "sync() to index the vault again in this version's format")
-        if archives is not None and archives[0] != str(int(self.include_archives)):
+        if archives is not None and archives[0] != str(int(self.include_archives)) and self._vault_has_archives():
             self.notes.append("the index's last sync " + ("indexed" if archives[0] == "1" else "left out")
                               + " the vault's archive folders (names starting with .), which this Index "
                               + ("leaves out" if self.include_archives is False else "includes")
                               + ", and it does not sync (auto_sync=False): call sync() to index the vault with this"
                               " Index's include_archives")
+
+    def _vault_has_archives(self) -> bool:
+        """Whether the vault holds ``.md`` files in archive folders (names starting with ``.``): without one, an index
+        synced with or without them holds the same documents (QA round 126-A F5: a note of a difference there was
+        not). False where the vault cannot be walked."""
+        from dreamdb.vault.discover import archived_markdown
+
+        try:
+            return archived_markdown(self.vault) > 0
+        except OSError:
+            return False
 
     def _note_unread_frontmatter(self, hits: list[Hit]) -> None:
         """A note for each hit whose file the index holds without its frontmatter (:func:`frontmatter_unread`): its
@@ -2641,6 +2653,8 @@ class Index:
         rows = self._guarded(lambda: self.conn.execute(
             "SELECT d.doc_id, d.type, d.title, d.date, d.status, d.level, d.source_path FROM documents d"
             f" WHERE {where} ORDER BY d.doc_id", params).fetchall())
+        if not self.auto_sync:  # (an index of another format or archive setting, said as recall says it: 126-A F4)
+            self._note_other_format()
         if not rows and where != "1":
             self._guarded(lambda: self._note_unknown_values(filters))
         keys = ("doc_id", "type", "title", "date", "status", "level", "path")

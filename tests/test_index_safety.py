@@ -2172,6 +2172,17 @@ def test_an_index_synced_with_other_archive_settings_answered_without_a_sync_is_
     index.sync()
     assert [h.doc_id for h in index.recall("zyxqa")] == ["knowledge/live"] and index.take_notes() == []
     index.close()
+    with dreamdb.open(vault, include_archives=True) as other:
+        other.sync()
+    with dreamdb.open(vault, auto_sync=False) as lister:  # (list says it too: QA round 126-A F4)
+        assert [d["doc_id"] for d in lister.list_documents()] == ["knowledge/live", "knowledge/old"]
+        assert [n[:40] for n in lister.take_notes()] == ["the index's last sync indexed the vault'"]
+    # a vault without archive folders: synced either way, the same documents, and no note (126-A F5)
+    (vault / "knowledge" / ".archive" / "old.md").unlink()
+    with dreamdb.open(vault, include_archives=True) as other:
+        other.sync()
+    with dreamdb.open(vault, auto_sync=False) as plain:
+        assert [h.doc_id for h in plain.recall("zyxqa")] == ["knowledge/live"] and plain.take_notes() == []
 
 
 def test_an_index_is_never_rebuilt_on_a_file_system_out_of_inodes(tmp_path):
