@@ -369,8 +369,9 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
         matched, identical = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks, merge)
         if verdict == "MERGE" and matched < len(chunks):
             partly = coverage(conn, embedder.model_id, ranked[0][0])["outdated"]  # (QA round 125-B F3: "adds text")
-            verdict, reason = "REVIEW", (f"{reason}, but {len(chunks) - matched} of the candidate's {len(chunks)} chunks"
-                                         f" have no near-copy (≥ {merge}) in it: "
+            missed = len(chunks) - matched
+            verdict, reason = "REVIEW", (f"{reason}, but {missed} of the candidate's {len(chunks)} chunks"
+                                         f" {'has' if missed == 1 else 'have'} no near-copy (≥ {merge}) in it: "
                                          + ("it was compared in part (edited since the last refresh: `dreamdb embed"
                                             " refresh` embeds the rest), or the candidate adds text" if partly
                                             else "the candidate adds text"))

@@ -224,8 +224,9 @@ def test_a_copy_with_text_added_is_review_and_an_identical_copy_says_so(embedded
         assert more.neighbours[0][0] == "knowledge/git-pinned-evidence" and more.neighbours[0][2] >= 0.97
         assert more.verdict == "REVIEW" and not more.identical, more.as_dict()
         assert same.candidate_chunks <= more.chunks_matched < more.candidate_chunks
-        assert (f"but {more.candidate_chunks - more.chunks_matched} of the candidate's {more.candidate_chunks} chunks"
-                " have no near-copy (≥ 0.97) in it: the candidate adds text") in more.reason
+        missed = more.candidate_chunks - more.chunks_matched
+        assert (f"but {missed} of the candidate's {more.candidate_chunks} chunks {'has' if missed == 1 else 'have'}"
+                " no near-copy (≥ 0.97) in it: the candidate adds text") in more.reason
         d = more.as_dict()
         assert d["neighbours"][0]["path"] == str(vault / DOC) and d["types_not_compared"] == ["changelog"]
         line = json.loads((index.index_path.parent / LOG_FILE_NAME).read_text(encoding="utf-8").splitlines()[-1])
@@ -241,6 +242,7 @@ def test_a_copy_with_text_added_is_review_and_an_identical_copy_says_so(embedded
         part = dedup(index, embedder, title=meta["name"], description=meta.get("description", ""), content=body,
                      log=False)
         assert part.verdict == "REVIEW" and part.documents_outdated == 1, part.as_dict()
+        assert "1 of the candidate's 4 chunks has no near-copy" in part.reason, part.reason  # (126-A F11e: "have")
         assert "in it: it was compared in part (edited since the last refresh: `dreamdb embed refresh` embeds the" \
                " rest), or the candidate adds text" in part.reason, part.reason
 
