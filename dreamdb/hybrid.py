@@ -291,8 +291,7 @@ def _ties_broken(fused: list[tuple], by_row: dict, *, keep_first: bool) -> list[
 
     def key(kv):
         r = by_row[kv[0]]
-        d = r.date_days
-        return -S.tie_score(kv[1]), (-d if d is not None and d == d else float("inf")), r.doc_id
+        return -S.tie_score(kv[1]), S.tie_order(r.date_days, r.doc_id)
 
     return head + sorted(rest, key=key)
 

@@ -716,6 +716,8 @@ def _top(best: dict[int, tuple[float, str | None]], k: int, best_lang: dict | No
     orders the ties the cut keeps."""
     ranked = sorted(best.items(), key=lambda ds: (-ds[1][0], ds[0]))
     if conn is not None and len(ranked) > k and ranked[k - 1][1][0] == ranked[k][1][0]:
+        from dreamdb.ranking.signals import tie_order
+
         edge = ranked[k - 1][1][0]
         first = next(i for i, (_d, (score, _l)) in enumerate(ranked) if score == edge)
         last = next((i for i in range(k, len(ranked)) if ranked[i][1][0] != edge), len(ranked))
@@ -723,10 +725,10 @@ def _top(best: dict[int, tuple[float, str | None]], k: int, best_lang: dict | No
         order = {}
         for i in range(0, len(ids), 900):
             part = ids[i : i + 900]
-            order.update((row[0], ((-row[1] if row[1] is not None and row[1] == row[1] else float("inf")), row[2]))
+            order.update((row[0], tie_order(row[1], row[2]))
                          for row in conn.execute(f"SELECT id, date_days, doc_id FROM documents WHERE id IN"
                                                  f" ({','.join('?' * len(part))})", part))
-        ranked[first:last] = sorted(ranked[first:last], key=lambda ds: order.get(ds[0], (float("inf"), "")))
+        ranked[first:last] = sorted(ranked[first:last], key=lambda ds: order.get(ds[0], tie_order(None, "")))
     top = ranked[:k]
     if best_lang is not None:
         best_lang.update((doc, lang) for doc, (_s, lang) in top)

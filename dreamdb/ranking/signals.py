@@ -82,6 +82,13 @@ TIE_MARGIN = 2.0 ** (2 - TIE_BITS)
 rankScore cannot reach a tie with it (the early stops of both engines keep it)."""
 
 
+def tie_order(date_days: float | None, doc_id: str) -> tuple:
+    """The sort key that orders documents of one score (after :func:`tie_score`) as BM25's hits are: newest first,
+    undated (``None`` or NaN) last, then the smaller ``doc_id``; never the row id, which the order files were
+    indexed in decides."""
+    return (-date_days if date_days is not None and date_days == date_days else float("inf")), doc_id
+
+
 def tie_score(rank_score: float) -> float:
     """rankScore rounded to :data:`TIE_BITS` significant bits: what hits are sorted by before the tie-breaks
     (newest, then doc_id), so scores equal but for their last bits tie in every engine alike.
