@@ -2245,6 +2245,11 @@ class Index:
         since_d = until_d = since_at = until_at = None
         if since is not None or until is not None:
             from dreamdb.timeparse import calendar_day_instants, parse_when, until_days
+            from dreamdb.vault.discover import require_utf8
+
+            for name, value in (("since", since), ("until", until)):  # (named: QA round 126-A F11d, "The time")
+                if value is not None and not isinstance(value, datetime):
+                    require_utf8(str(value), f"{name} (--{name})")
 
             if since is not None:
                 since_d = _days(since if isinstance(since, datetime) else parse_when(str(since), now_dt))

@@ -460,6 +460,9 @@ def test_a_lone_surrogate_in_a_filter_or_a_path_is_a_usage_error(vault, tmp_path
             index.list_documents(**filters)
         with pytest.raises(UsageError, match="is not valid UTF-8"):
             index.recall("quokka", **filters)
+    for name in ("since", "until"):  # (named, QA round 126-A F11d: "The time is not valid UTF-8")
+        with pytest.raises(UsageError, match=rf"{name} \(--{name}\) is not valid UTF-8"):
+            index.list_documents(**{name: "2026-01-0\udcff"})
     with pytest.raises(UsageError, match=r"vault holds a lone surrogate, which no file path can"):
         dreamdb.open(str(tmp_path / "\ud800"))
     with pytest.raises(UsageError, match=r"index_path holds a lone surrogate"):
