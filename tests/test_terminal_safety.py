@@ -687,7 +687,7 @@ def test_a_python_reading_names_as_ascii_is_named_not_the_names(tmp_path):
     assert "knowledge/ğüş" not in [h["doc_id"] for h in json.loads(run("recall", "body", "--vault", str(plain),
                                                                        "--json").stdout)["hits"]]
     for args, what in ((("recall", "uykuğ"), "The query"), (("remember", "notğ"), "The text"),
-                       (("recall", "--types", "ğ", "x"), "types"), (("recall", "--since", "ş", "x"), "The time"),
+                       (("recall", "--types", "ğ", "x"), "types"), (("recall", "--since", "ş", "x"), "since (--since)"),
                        (("embed", "dedup", "--title", "ş"), "The title"), (("recall", "--now", "ş", "x"), "now (--now)")):
         p = run(*args, "--vault", str(plain))
         err = p.stderr.decode("utf-8")
