@@ -516,10 +516,11 @@ class Index:
             raise UsageError("index_path is empty: pass a file path, or None for the default index",
                              hint="Leave index_path out to use the vault's index (.dreamdb/index.db).")
         for name, value in (("vault", vault), ("index_path", index_path)):  # (QA round 114-A F3: a raw ValueError)
-            if value is not None and "\x00" in os.fsdecode(os.fspath(value)):
+            text = None if value is None else os.fsdecode(os.fspath(value))
+            if text is not None and "\x00" in text:
                 raise UsageError(f"{name} holds a NUL character, which no file path can: {os.fspath(value)!r}",
                                  hint="Check how the path was built (a C string, a NUL-separated list).")
-            if value is not None and not escapes_only(os.fsdecode(os.fspath(value))):  # (os functions raised on it)
+            if text is not None and not escapes_only(text):  # (os functions raised on it)
                 raise UsageError(f"{name} holds a lone surrogate, which no file path can: {os.fspath(value)!r}",
                                  hint="Check how the path was built (text decoded from UTF-16 in halves?).")
         flags(auto_sync=auto_sync, allow_model_build=allow_model_build)

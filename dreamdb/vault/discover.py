@@ -244,7 +244,7 @@ def symlink_loop(path: str | os.PathLike) -> bool:
     except OSError as exc:
         return exc.errno == errno.ELOOP
     except ValueError:  # (a NUL, or a lone surrogate from Python, which no file name holds: no such path)
-        return False
+        pass
     return False
 
 
