@@ -2693,6 +2693,16 @@ def test_update_refuses_a_tag_of_punctuation_or_invisible_characters_only(tiny_v
     assert yaml.safe_load(note.read_text().split("---")[1])["tags"] == ["🚀", "c#", "v2"]
 
 
+@pytest.mark.parametrize("tags", ["\ud800", ["ok", "a\udc80"], "x, \udfff"])
+def test_update_names_a_tag_that_is_not_utf8_as_such(tiny_vault: Path, tags):
+    """QA round 126-A F11c: a lone surrogate made in Python (``tags="\\ud800"``) was refused as a tag that "names no
+    tag: it holds no letter, digit or symbol"; it is refused as text that is not UTF-8, as the description is."""
+    note = write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\ntags: [x]\n---\nbody\n")
+    before = note.read_bytes()
+    with pytest.raises(UsageError, match=r"^The tag is not valid UTF-8 \(it holds bytes that are not text\); nothing"):
+        update(tiny_vault, "note", tags=tags)
+    assert note.read_bytes() == before
+
 def test_a_refusal_on_another_users_note_says_so(tiny_vault: Path):
     """QA round 79-B F5: root without CAP_FOWNER, refused on another user's note, was told of an immutable attribute."""
     from dreamdb.writes.files import _why_not_writable

@@ -15,7 +15,7 @@ from typing import Any
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import cr_line_ends, find_block
 from dreamdb.vault.tags import clean_tag, tag_key
-from dreamdb.writes.checks import _found, _refused_char, not_utf8_refusal, refuse_doubled_marks
+from dreamdb.writes.checks import _found, _refused_char, _require_utf8, not_utf8_refusal, refuse_doubled_marks
 
 
 def _load(text: str):
@@ -472,7 +472,7 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
     in recall and the prompt hook's block as they are.
 
     Raises:
-        UsageError: a tag holds a newline, tab, NUL or other control character, a bidirectional control or an
+        UsageError: a tag is not valid UTF-8; a tag holds a newline, tab, NUL or other control character, a bidirectional control or an
             invisible character such as a Unicode tag; a tag is nothing once :func:`dreamdb.vault.tags.clean_tag`
             has taken its leading ``#`` and facet prefix off (``#``, ``:``, ``a:``); ``tags`` is not text; ``tags``
             holds only commas and blanks (``","``, ``[" "]``: an empty string or list clears the tags).
@@ -487,6 +487,7 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
         items = [str(t) for t in tags]
     else:
         raise UsageError(f"tags must be a comma-separated string or a list (or tuple) of strings or numbers, got {tags!r}.")
+    _require_utf8(tag=items)  # (before a lone surrogate reads as "names no tag": QA round 126-A F11c)
     out: list[str] = []
     keys: set[str] = set()
     for item in items:
