@@ -542,6 +542,7 @@ class Index:
         self.engine = engine
         self.lexicon = _lexicon_option(lexicon)
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
+        self._filter_notes: list[str] = []  # the notes of the last empty result's filters (see _explain_filters)
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
         self._lock = RLock()
         self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
@@ -1819,19 +1820,37 @@ class Index:
                                  if cased else "")
                               + "; see the README, \"Which files become documents\"")
             return
-        if self._note_unknown_values(filters):
-            return  # that is why: no other note
-        # Notes on filters and expiry only when some document matches without them (one ranking to
-        # ask, instead of one per note for a query whose words are in no document)
-        if self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=Filters(include_expired=True))):
-            if filters.include_expired or not self._note_expired_matches(plan, now_days, filters):
-                self._note_filtered_matches(plan, now_days, filters)  # (an expired match is the whole story)
+        def explain() -> bool:
+            if self._note_unknown_values(filters):
+                return True  # that is why: no other note
+            # Notes on filters and expiry only when some document matches without them (one ranking to
+            # ask, instead of one per note for a query whose words are in no document)
+            if self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=Filters(include_expired=True))):
+                if filters.include_expired or not self._note_expired_matches(plan, now_days, filters):
+                    self._note_filtered_matches(plan, now_days, filters)  # (an expired match is the whole story)
+            return False
+
+        if self._explain_filters(explain):
+            return
         from dreamdb.vault.discover import unindexed_markdown
 
         count, _ = unindexed_markdown(self.vault, include_archives=self.include_archives)
         if count:  # a first vault's notes are often in folders dreamdb does not read
             self.notes.append(f"{count} .md file{'s' if count != 1 else ''} outside the folders dreamdb reads "
                               f"{'were' if count != 1 else 'was'} not searched (`dreamdb status` lists them)")
+
+    def _explain_filters(self, explain) -> bool:
+        """``explain()``, which adds the notes saying how the filters (or expiry) emptied a result; the notes it
+        adds are kept in ``_filter_notes`` too, for a :class:`~dreamdb.multi.MultiIndex` to drop when another
+        vault's result is not empty (QA round 126-A F6: "no document has the tag …" of one vault, beside the
+        other vault's hits with that tag). Returns what ``explain()`` returns."""
+        kept, self.notes = self.notes, deque(maxlen=MAX_NOTES)  # (the notes it adds, even past MAX_NOTES)
+        try:
+            said = explain()
+        finally:
+            self._filter_notes, self.notes = list(self.notes), kept
+            kept.extend(self._filter_notes)
+        return said
 
     def _note_unknown_values(self, filters: Filters) -> bool:
         """After an empty result: a note naming the statuses and tags of ``filters`` that no document has (the statuses
@@ -1860,38 +1879,76 @@ class Index:
         window relative to today, say, that the vault's dates all fall before), naming the filters that
         exclude every match on their own (else all of them: only together do they), and saying when the
         best match is also past its ``expires`` date."""
+        def best(f: Filters):
+            found = self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=f))
+            return found[0].rowid if found else None
+
+        culprits = self._filter_culprits(filters, best)
+        if culprits is None:
+            return
+        names, window, rowid, expired = culprits
+        row = self.conn.execute("SELECT doc_id, date FROM documents WHERE id = ?", (rowid,)).fetchone()
+        dated = f", dated {row[1][:10]}" if row and row[1] else ", undated"
+        self.notes.append(f"the query matches, but not within the filters ({', '.join(names)}{window}): the best "
+                          f"match without them is {row[0] if row else '?'}{dated}"
+                          + (", and past its expires date (--include-expired)" if expired else ""))
+
+    def _note_filtered_documents(self, now_days: float, filters: Filters) -> None:
+        """After an empty :meth:`list_documents` under filters (that name no unknown status or tag): a note naming
+        the filters that leave out every document on their own (else all of them), with the dates the
+        documents have when a date window is among them, or that only expired documents are within them
+        (126-A F8: an empty listing gave no reason)."""
+        def best(f: Filters):
+            where, params = f.sql(now_days)
+            row = self.conn.execute(f"SELECT d.id FROM documents d WHERE {where} LIMIT 1", params).fetchone()
+            return row[0] if row else None
+
+        if not filters.include_expired and best(replace(filters, include_expired=True)) is not None:
+            self.notes.append("only documents past their expires date are within the filters (listed without "
+                              "--hide-expired)")
+            return
+        culprits = self._filter_culprits(filters, best)
+        if culprits is None:
+            return
+        names, window, _, _ = culprits
+        count, first, last = self.conn.execute("SELECT COUNT(*), MIN(substr(date, 1, 10)), MAX(substr(date, 1, 10))"
+                                               " FROM documents").fetchone()
+        dates = (f"; the documents are dated {first} to {last}" if first else "; no document is dated") \
+            if window else ""
+        self.notes.append(f"no document is within the filters ({', '.join(names)}{window}); the index holds {count} "
+                          f"document{'s' if count != 1 else ''}{dates}")
+
+    @staticmethod
+    def _filter_culprits(filters: Filters, best) -> tuple[list[str], str, int, bool] | None:
+        """For an empty result under ``filters``: ``(the filters to name; ": dates … to …" when a date bound is among
+        them, else ""; the row id ``best`` finds without any filter; whether only expired documents are found)``, or
+        ``None`` when
+        no filter is set or nothing is found without them. ``best(Filters) -> row id | None`` finds a document;
+        the filters named are those that exclude every document ``best`` finds on their own (else all of them:
+        only together do they)."""
         fields = (  # the filters' names, as both the CLI (--types) and Python (types=) spell them
             ("types", "types"), ("exclude-types", "exclude_types"), ("tags", "tags"), ("status", "statuses"),
             ("level", "min_level"), ("since", "since_days"), ("until", "until_days"))
         active = [(name, field) for name, field in fields if getattr(filters, field) not in (None, [])]
         if not active:
-            return
-
-        def best(f: Filters):
-            return self._guarded(lambda: self._rank(plan, top=1, now_days=now_days, filters=f))
-
+            return None
         found = best(Filters(include_expired=filters.include_expired))
         expired = False
-        if not found and not filters.include_expired:
+        if found is None and not filters.include_expired:
             found, expired = best(Filters(include_expired=True)), True
-        if not found:
-            return
+        if found is None:
+            return None
         along = {"since_days": ("since_at_days",), "until_days": ("until_at_days",)}  # (a local day's bounds for a
         # time of day, tried with it: QA round 120-A F8, "since" named for a note it keeps)
         culprits = [name for name, field in active
-                    if not best(Filters(include_expired=True, **{f: getattr(filters, f) for f in (field, *along.get(
-                        field, ()))}))]
+                    if best(Filters(include_expired=True, **{f: getattr(filters, f) for f in (field, *along.get(
+                        field, ()))})) is None]
         names = culprits or [name for name, _ in active]
         window = ""
         if {"since", "until"} & set(names):
             window = ": dates " + (_iso_day(filters.since_days) if filters.since_days is not None else "…") + " to " \
                 + (_iso_day(filters.until_days) if filters.until_days is not None else "…")
-        top = found[0]
-        row = self.conn.execute("SELECT date FROM documents WHERE id = ?", (top.rowid,)).fetchone()
-        dated = f", dated {row[0][:10]}" if row and row[0] else ", undated"
-        self.notes.append(f"the query matches, but not within the filters ({', '.join(names)}{window}): the best "
-                          f"match without them is {top.doc_id}{dated}"
-                          + (", and past its expires date (--include-expired)" if expired else ""))
+        return names, window, found, expired
 
     def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> bool:
         """After an empty BM25 result: a note when documents past their ``expires`` date would have matched
@@ -2662,7 +2719,8 @@ class Index:
         if not self.auto_sync:  # (an index of another format or archive setting, said as recall says it: 126-A F4)
             self._note_other_format()
         if not rows and where != "1":
-            self._guarded(lambda: self._note_unknown_values(filters))
+            self._guarded(lambda: self._explain_filters(lambda: self._note_unknown_values(filters)
+                                                        or self._note_filtered_documents(_days(now_dt), filters)))
         keys = ("doc_id", "type", "title", "date", "status", "level", "path")
         return [dict(zip(keys, r)) for r in rows]
 

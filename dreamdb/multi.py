@@ -77,7 +77,8 @@ class MultiIndex:
 
     def _each_vault(self, call) -> list:
         """``call(index)`` for every vault still there, in order; a vault gone since this object was made is left
-        out, with a note.
+        out, with a note. When some vault's result is not empty, the notes of the others on how their filters
+        emptied theirs are dropped.
 
         Raises:
             VaultNotFound: every vault is gone.
@@ -86,14 +87,22 @@ class MultiIndex:
 
         results, gone = [], []
         for index in self.indexes:
+            index._filter_notes = []
             try:
-                results.append(call(index))
+                results.append((index, call(index)))
             except VaultNotFound as exc:
                 gone.append((index, exc))
         if gone and not results:
             raise gone[0][1]
         self._notes.extend(f"{index.vault}: left out: {exc.message}" for index, exc in gone)
-        return results
+        if any(result for _, result in results):  # a vault's filters do not explain an empty result of its own when
+            for index, result in results:  # another vault has results (QA round 126-A F6)
+                for note in index._filter_notes if not result else ():
+                    try:
+                        index.notes.remove(note)
+                    except ValueError:  # (taken meanwhile by another thread)
+                        pass
+        return [result for _, result in results]
 
     def warm(self) -> None:
         """:meth:`dreamdb.api.Index.warm` for every vault."""

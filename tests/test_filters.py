@@ -496,9 +496,55 @@ def test_an_empty_filtered_list_or_recall_names_the_statuses_and_tags_no_documen
     (note,) = index.take_notes()
     assert note.startswith("no document has the tags nope, none (`dreamdb sql")
     assert index.recall("quokka", tags="nope") == [] and index.take_notes()[0].startswith("no document has the tag nope ")
-    # one tag present: the other one does not explain the empty result (the type does), and is not named
-    assert index.list_documents(tags="ops,nope", types="task") == [] and index.take_notes() == []
+    # one tag present: the other one does not explain the empty result (the type and tags together do)
+    assert index.list_documents(tags="ops,nope", types="task") == [] and index.take_notes() == [
+        "no document is within the filters (types, tags); the index holds 6 documents"]
     assert index.list_documents(types="task", status="completed") != [] and index.take_notes() == []
     assert main(["list", "--vault", str(vault), "--status", "zzz"]) == 0
     out = capsys.readouterr()
     assert out.out == "No documents.\n" and "note: no document has the status zzz" in out.err, out
+
+
+def test_an_empty_filtered_list_names_the_filters_that_leave_out_every_document(vault, capsys):
+    """QA round 126-A F8: ``list --since 2030-01-01`` printed "No documents." and no reason, where recall names the
+    filters that exclude its matches: the filters that leave out every document on their own are named (else all of
+    them), with the documents' dates for a date window, and expiry when only expired documents are within them."""
+    from dreamdb.cli import main
+
+    index = dreamdb.open(vault)
+    index.take_notes()
+    assert index.list_documents(since="2030-01-01", types="task", now=NOW) == []
+    assert index.take_notes() == ["no document is within the filters (since: dates 2030-01-01 to …); the index holds"
+                                  " 6 documents; the documents are dated 2025-01-01 to 2026-08-10"]
+    assert index.list_documents(status="completed", level=3, now=NOW) == []  # (each keeps a document alone)
+    assert index.take_notes() == ["no document is within the filters (status, level); the index holds 6 documents"]
+    assert index.list_documents(include_expired=False, until="2026-01-01", types="knowledge", now=NOW) != []
+    assert index.take_notes() == []
+    write_doc(vault, "state/late.md", "---\ntitle: Late\nstatus: late\nexpires: 2026-02-01\n---\nquokka\n")
+    assert index.list_documents(include_expired=False, status="late", now=NOW) == []
+    assert index.take_notes() == ["only documents past their expires date are within the filters (listed without "
+                                  "--hide-expired)"]
+    assert [d["doc_id"] for d in index.list_documents(status="late", now=NOW)] == ["task/late"]
+    assert main(["list", "--vault", str(vault), "--until", "2024-12-31", "--now", NOW]) == 0
+    out = capsys.readouterr()
+    assert out.out == "No documents.\n" and "note: no document is within the filters (until: dates … to 2024-12-31)" \
+        in out.err, out
+
+
+def test_a_vaults_filter_notes_are_dropped_when_another_vault_has_results(vault, tmp_path):
+    """QA round 126-A F6: searching two vaults with a tag only one of them has said "no document has the tag …" of
+    the other, beside hits carrying it; a vault's notes on how its filters emptied its result are said only when
+    every vault's result is empty."""
+    other = tmp_path / "other" / "_dream_context"
+    write_doc(other, "knowledge/x.md", "---\ntitle: X\ntags: [elsewhere]\n---\nquokka notes\n")
+    both = dreamdb.MultiIndex([vault, other])
+    both.take_notes()
+    assert ids(both.recall("quokka", tags="elsewhere", now=NOW)) == ["knowledge/x"]
+    assert [d["doc_id"] for d in both.list_documents(tags="elsewhere", now=NOW)] == ["knowledge/x"]
+    assert [d["doc_id"] for d in both.list_documents(since="2026-08-01", types="knowledge", now=NOW)] == [
+        "knowledge/new", "knowledge/star", "knowledge/unsure"]
+    assert both.take_notes() == []
+    assert both.list_documents(tags="nowhere", now=NOW) == [] and both.recall("quokka", tags="nowhere") == []
+    notes = both.take_notes()
+    assert len(notes) == 2 and all(n.endswith(": no document has the tag nowhere (`dreamdb sql \"SELECT tag, COUNT(*) "
+                                              "FROM document_tags GROUP BY tag\"` lists the tags)") for n in notes), notes
