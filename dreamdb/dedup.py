@@ -162,13 +162,15 @@ class DedupResult:
 
 def decide(scores: list[float], *, merge: float = MERGE_THRESHOLD, margin: float = MARGIN,
            review: float = REVIEW_THRESHOLD) -> tuple[str, str]:
-    """Verdict and reason from the neighbours' scores (best first)."""
+    """Verdict and reason from the neighbours' scores (best first; a lone neighbour is ahead by any margin)."""
     if not scores:
         return "CREATE", "no indexed document has vectors"
     top1 = scores[0]
     top2 = scores[1] if len(scores) > 1 else -1.0
     if top1 >= merge and top1 - top2 >= margin:
-        return "MERGE", f"top {top1:.4f} ≥ {merge} and ahead of the next by {top1 - top2:.4f} ≥ {margin}"
+        return "MERGE", f"top {top1:.4f} ≥ {merge} and " + (
+            f"ahead of the next by {top1 - top2:.4f} ≥ {margin}" if len(scores) > 1 else  # (QA round 126-A F11e: "by
+            "the only document compared")  # 1.99", of a next at -1.0 that no document has)
     if top1 >= review:
         why = f"top {top1:.4f} ≥ {review}"
         if top1 >= merge:

@@ -28,7 +28,8 @@ def _front(text: str) -> tuple[dict, str]:
 def test_decide_rules():
     assert decide([0.99, 0.95])[0] == "MERGE"
     assert decide([0.98, 0.97])[0] == "REVIEW"  # too close to the runner-up
-    assert decide([0.975])[0] == "MERGE"
+    assert decide([0.975]) == ("MERGE", "top 0.9750 ≥ 0.97 and the only document compared")  # (not "ahead of the
+    assert decide([0.99, 0.95])[1] == "top 0.9900 ≥ 0.97 and ahead of the next by 0.0400 ≥ 0.02"  # next by 1.9750")
     assert decide([0.92, 0.5])[0] == "REVIEW"
     assert decide([0.90, 0.5])[0] == "CREATE"
     assert decide([])[0] == "CREATE"
