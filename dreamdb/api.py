@@ -2069,6 +2069,9 @@ class Index:
         Args:
             embedder: an :class:`dreamdb.embeddings.model.Embedder` to use instead of :meth:`embedder`'s.
 
+        With ``force``, a forced refresh that stopped before it finished (killed, interrupted) is named in a note
+        (:meth:`take_notes`): this one starts over, where one without ``force`` would finish it.
+
         Returns:
             :class:`dreamdb.embeddings.store.RefreshReport`: what ``dreamdb embed refresh --json`` prints
             (chunks, embedded, seconds…; ``.as_dict()`` for JSON).
@@ -2092,6 +2095,15 @@ class Index:
             from dreamdb.embeddings.locate import install_hint
 
             raise ModelNotInstalled(f"Embeddings unavailable: {self.model_problem}", hint=install_hint())
+        if force:  # (after a kill nothing said so: each --force started over, QA round 125-B F2; from Python too, 126-A F9)
+            from dreamdb.embeddings.store import forced_remaining
+            from dreamdb.output import count_noun
+
+            left = self._guarded(lambda: forced_remaining(self.conn, emb.model_id))
+            if left:
+                self.notes.append(f"an earlier forced refresh (`embed refresh --force`) stopped with "
+                                  f"{count_noun(left, 'text')} left to re-embed; this one starts over (a refresh "
+                                  "without force, `dreamdb embed refresh`, would finish that one)")
         return self._refresh_following(emb, force=force, progress=progress, on_wait=on_wait)
 
     def _refresh_following(self, emb, *, force: bool, progress, on_wait):

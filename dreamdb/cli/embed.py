@@ -98,9 +98,15 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool, waiting: _Wait
 
     bar = _Bar(show_bar)
     waiting = _Waiting() if waiting is None else waiting
+
+    def progress(done: int, total: int) -> None:
+        if not done:  # the notes of the run's start (an unfinished --force it starts over), before the bar
+            print_notes(index)
+        bar(done, total)
+
     with sigterm_as_interrupt():  # (the same report on SIGTERM as on Ctrl-C)
         try:
-            report = index.refresh_embeddings(force=force, progress=bar, embedder=embedder, on_wait=waiting)
+            report = index.refresh_embeddings(force=force, progress=progress, embedder=embedder, on_wait=waiting)
             if waiting.waited:
                 # The vault was synced before the wait: notes added or edited meanwhile (the other refresh's
                 # minutes) are synced and embedded now, as this command's own run would have (QA round 68 L2).
@@ -167,12 +173,6 @@ def refresh_cmd(vault, force, threads, as_json):
     # minutes of embedding must not go into a damaged index that a later recall rebuilds
     print_notes(index, index.sync(check=True, reread=False).warnings)
     embedder = get_embedder(threads=threads)
-    if force:
-        left = index.embed_status(embedder.model_id)["reembed_pending"]
-        if left:  # (after a kill nothing said so: each --force started over, QA round 125-B F2)
-            click.echo(f"note: an earlier `embed refresh --force` stopped with {output.count_noun(left, 'text')} left to"
-                       " re-embed; this --force starts over (`dreamdb embed refresh` without it would finish that one)",
-                       err=True)
     waiting = _Waiting()
     report = _run_refresh(index, embedder, force=force, show_bar=not as_json, waiting=waiting)
     print_notes(index)  # (another process rebuilt the index meanwhile: the run went on in the new one)
