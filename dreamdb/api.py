@@ -1137,8 +1137,8 @@ class Index:
             probe.execute("ROLLBACK")
         except db.DatabaseError as exc:
             if db.is_lock_error(exc):
-                raise LockTimeout(f"The index at {self.index_path} needs rebuilding, but another process holds it"
-                                  f" ({exc}); it was not replaced.",
+                raise LockTimeout(f"The index at {self.index_path} needs rebuilding, but another process (or another"
+                                  f" open Index of this process) holds it ({exc}); it was not replaced.",
                                   hint="Wait for it to finish, or close the program that holds the index open,"
                                        " then retry.") from exc
         finally:
