@@ -1021,6 +1021,23 @@ def test_odd_but_readable_notes_and_entries_keep_their_fields(tiny_vault):
             " list: each of its values was read as one item"], warnings
 
 
+def test_frontmatter_tags_that_name_no_tag_are_left_out_with_a_warning(tiny_vault):
+    """QA round 126-A F10: ``tags: ['#', 'topic:', ok]`` indexed the tag ok and dropped the other two without a word,
+    where a write and a ``--tags`` filter refuse such a tag."""
+    write_doc(tiny_vault, "knowledge/odd.md", "---\ntitle: Odd\ntags: ['#', ' topic: ', ok, '', '#a:']\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/one.md", "---\ntitle: One\ntags: 'ops, #'\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/fine.md", "---\ntitle: Fine\ntags: ['#ok', 'topic:ok2']\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = [w for w in index.sync().warnings if "no tag" in w]
+    assert warnings == [
+        "knowledge/odd.md: frontmatter tags '#', 'topic:', '#a:' name no tag (a leading # and a facet prefix up to"
+        " the last ':' are not part of a tag); ignored",
+        "knowledge/one.md: frontmatter tag '#' names no tag (a leading # and a facet prefix up to the last ':' are not"
+        " part of a tag); ignored"]
+    rows = dict(index.conn.execute("SELECT doc_id, tags FROM documents"))
+    assert (rows["knowledge/odd"], rows["knowledge/one"], rows["knowledge/fine"]) == ('["ok"]', '["ops"]', '["ok", "ok2"]')
+
+
 def test_tags_written_as_a_mapping_or_a_set_are_its_keys(tiny_vault):
     """QA round 99-B F5: tags written as a YAML mapping were read by their values, so ``{backend: 1}`` was the
     tag ``1``, silently; a YAML set (``!!set``) became the text of a Python set. A mapping's keys are the tags

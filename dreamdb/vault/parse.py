@@ -131,6 +131,16 @@ def normalize_tags(value) -> list[str]:
     A mapping's keys are its tags: YAML writes a set (``!!set {a, b}``, read as a Python set, its items sorted;
     ``? a`` lines) as a mapping with null values, and ``{backend: true, draft: false}`` as flags, whose false ones
     (``false``, ``0``) are left out (QA round 99-B F5: the values were read, so ``{backend: 1}`` was the tag ``1``)."""
+    out: list[str] = []
+    for item in _tag_items(value):
+        tag = clean_tag(item)
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
+def _tag_items(value) -> list[str]:
+    """The frontmatter ``tags`` value's items as written, as text (see :func:`normalize_tags`)."""
     if value is None:
         return []
     if isinstance(value, dict):
@@ -140,12 +150,13 @@ def normalize_tags(value) -> list[str]:
         items = sorted(value, key=_as_text)
     else:
         items = value if isinstance(value, (list, tuple)) else _as_text(value).split(",")  # (tags: true → [true])
-    out: list[str] = []
-    for item in items:
-        tag = clean_tag(_as_text(item))
-        if tag and tag not in out:
-            out.append(tag)
-    return out
+    return [_as_text(item) for item in items]
+
+
+def nameless_tags(value) -> list[str]:
+    """The items of a frontmatter ``tags`` value that name no tag once :func:`dreamdb.vault.tags.clean_tag` has taken
+    a leading ``#`` and a facet prefix off (``"#"``, ``"topic:"``), stripped: they are left out of the tags."""
+    return [item.strip() for item in _tag_items(value) if item.strip() and not clean_tag(item)]
 
 
 def date_value(value) -> str | None:
@@ -393,6 +404,12 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         warnings.append(f"{rel_path}: frontmatter tags is a mapping; its keys are read as the tags"
                         f" ({', '.join(tags[:5])}{' …' if len(tags) > 5 else ''}) and its values ignored;"
                         " write tags as a list (tags: [a, b])")
+    nameless = nameless_tags(meta.get("tags"))
+    if nameless:  # (126-A F10: dropped without a word, where a write or --tags refuses such a tag)
+        many = len(nameless) > 1
+        warnings.append(f"{rel_path}: frontmatter tag{'s' if many else ''} {', '.join(map(repr, nameless[:5]))}"
+                        f"{' …' if len(nameless) > 5 else ''} name{'' if many else 's'} no tag (a leading # and a facet"
+                        " prefix up to the last ':' are not part of a tag); ignored")
     lost = [f"#{w}" for w in _tags_hashtags(text[:len(text) - len(body)]) if clean_tag(w) not in tags] if meta else []
     if lost:  # (YAML reads "tags: #a, #b", "- #a", "a, #b" as comments: no tags, silently; QA rounds 90-C F6, 92 F5)
         warnings.append(f"{rel_path}: frontmatter tags written as #hashtags are YAML comments, so they are not tags"
