@@ -264,11 +264,14 @@ def _main(args: list[str]) -> int:
         sys.stdout = quickcli.ClosedOutput()
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
-    if sorted(args) == ["--json", "--version"]:  # (QA round 74 F10: an agent probing the version got an error object)
-        from dreamdb import __version__
+    if "--version" in args and "--json" in args:  # (QA round 74 F10: an agent probing the version got an error object)
+        if not [a for a in args[:args.index("--version")] if a != "--json"]:  # (first: the rest is not read, as
+            from dreamdb import __version__  # `dreamdb --version status` prints the version alone)
 
-        # (through the CLI's error policy: a full disk or a closed pipe, QA round 76 F7)
-        return quickcli.run_guarded(lambda: sys.stdout.write(f'{{"version": "{__version__}"}}\n'))
+            # (through the CLI's error policy: a full disk or a closed pipe, QA round 76 F7)
+            return quickcli.run_guarded(lambda: sys.stdout.write(f'{{"version": "{__version__}"}}\n'))
+        args = [a for a in args if a != "--json"]  # (its error said "No such option '--json'", not the --vault or
+        # command it has beside it: QA round 127-A F1; JSON_ERRORS is set, so the error is JSON still)
     args = hoist_options(args)
     if args and _only_leading_options(args):  # (QA round 72-A: "No such option '--vault'", though --help allows it)
         return quickcli.print_error(

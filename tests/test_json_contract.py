@@ -324,12 +324,17 @@ def test_version(capsys):
     from dreamdb import __version__
     from dreamdb.entry import main as entry_main
 
-    for args in (["--version", "--json"], ["--json", "--version"]):
-        capsys.readouterr()
+    for args in (["--version", "--json"], ["--json", "--version"], ["--version", "--json", "status"]):
+        capsys.readouterr()  # (the last as `dreamdb --version status`: the version alone)
         assert entry_main(args) == 0
         doc = json.loads(capsys.readouterr().out)
         check_keys(doc, "version")
         assert doc == {"version": __version__}
+    for args in (["--json", "--vault", ".", "--version"], ["--vault", ".", "--version", "--json"]):
+        capsys.readouterr()  # (QA round 127-A F1: the first said "No such option '--json'", not what was wrong)
+        assert entry_main(args) == 2
+        said = "dreamdb --version has no --vault option (it reads no vault's index): leave it out."
+        assert json.loads(capsys.readouterr().out)["error"]["message"] == said
     if os.path.exists("/dev/full"):  # (QA round 76 F7: a traceback on a full disk)
         p = subprocess.run([sys.executable, "-m", "dreamdb", "--version", "--json"], stdout=open("/dev/full", "w"),
                            stderr=subprocess.PIPE, text=True, timeout=60)
