@@ -2524,8 +2524,26 @@ class Index:
             raise UsageError(f"on_kept must be callable, got {on_kept!r}")
         path = writes.update(self.vault, slug, description=description, tags=tags, content=content, append=append,
                              pin=pin, now=now, on_kept=keep, lock_timeout=self._write_wait(lock_timeout))
+        if kept and (content is not None or append is not None):
+            self._note_past_indexed_text(Path(path), "the appended text" if append is not None else "the text past them")
         return {"updated": str(path), "path": str(path), "doc_id": writes.doc_id_for(self.vault, slug),
                 "previous_version": str(kept[0]) if kept else None, "unchanged": not kept}
+
+    def _note_past_indexed_text(self, path: Path, what: str) -> None:
+        """After a body edit: a note when the note is now longer than the text indexed of a note
+        (:data:`dreamdb.vault.parse.MAX_NOTE_CHARS`), so ``what`` will not be found (QA round 127-B F2: an append
+        to a 41 MB note said "Updated", and no recall found it). Read only when its size in bytes is over that."""
+        from dreamdb.vault.parse import MAX_NOTE_CHARS
+
+        try:
+            if path.stat().st_size <= MAX_NOTE_CHARS:  # (no more characters than bytes)
+                return
+            chars = len(path.read_bytes().decode("utf-8", "replace"))
+        except OSError:
+            return
+        if chars > MAX_NOTE_CHARS:
+            self.notes.append(f"{path.name} now holds {chars:,} characters of text; only the first {MAX_NOTE_CHARS:,} "
+                              f"are indexed, so {what} will not be found (split it into notes of their own)")
 
     def delete(self, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> dict[str, Any]:
         """Delete a document (moved to the vault's .dreamdb/trash folder); see :func:`dreamdb.writes.delete` for the

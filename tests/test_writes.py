@@ -2673,6 +2673,33 @@ def test_remember_refuses_to_renumber_an_entry_when_one_is_dated_after_it(tiny_v
     assert changelog_ids(data)[[e["description"] for e in data].index("Y")] == "2026-08-18-note-1"
 
 
+def test_an_edit_past_the_text_indexed_of_a_note_says_it_will_not_be_found(tiny_vault: Path, monkeypatch, capsys):
+    """QA round 127-B F2: an append to a 41 MB note said "Updated", and no recall found the appended text (a note is
+    indexed up to MAX_NOTE_CHARS; only recall's sync said so). The edit says it (the limit made small here)."""
+    import dreamdb
+    from dreamdb.cli import main
+    from dreamdb.vault import parse
+
+    monkeypatch.setattr(parse, "MAX_NOTE_CHARS", 2_000)
+    note = write_doc(tiny_vault, "knowledge/long.md", "---\ntitle: Long\n---\n" + "ünlü word " * 150 + "\n")
+    index = dreamdb.open(tiny_vault)
+    index.take_notes()
+    index.update("long", append="short tail")  # (1,530 characters in 1,680 bytes: still indexed whole)
+    assert index.take_notes() == []
+    index.update("long", append="zyzzyva " * 60)
+    assert index.take_notes() == [f"long.md now holds {len(note.read_text()):,} characters of text; only the first"
+                                  " 2,000 are indexed, so the appended text will not be found (split it into notes of"
+                                  " their own)"]
+    assert index.recall("zyzzyva") == []  # (as it said)
+    index.take_notes()
+    index.update("long", description="a description")  # (no body edit: nothing to say)
+    assert index.take_notes() == []
+    assert main(["update", "--vault", str(tiny_vault), "long", "--content", "ok " * 1000]) == 0
+    err = capsys.readouterr().err
+    assert f"note: long.md now holds {len(note.read_text()):,} characters of text; only the first 2,000 are indexed," \
+        " so the text past them will not be found" in err, err
+
+
 def test_update_drops_the_spellings_of_a_tag_it_already_has(twins: Path):
     """QA round 72-A: ``--tags "a, a, A, #a"`` wrote ``[a, A, '#a']``: one tag to the index, three in the file."""
     path = twins / "knowledge" / "foo.md"

@@ -180,6 +180,7 @@ def update(slug, description, tags, content, append, content_file, append_file, 
                            pin=True if pin else False if unpin else None)
     from dreamdb.output import visible_id as shown  # a path with a newline shown as ␊, not split (QA round 68 L4)
 
+    print_notes(index)  # (a body past the text indexed of a note: QA round 127-B F2)
     path, kept = payload["path"], payload["previous_version"]
     text = (f"Updated {shown(path)} (previous version kept at {shown(kept)})" if kept
             else f"Unchanged: {shown(path)} already had these values")
