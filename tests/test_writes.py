@@ -674,6 +674,17 @@ def test_path_traversal_is_rejected_and_nothing_touched(vault: Path, slug: str):
     assert not (vault / ".dreamdb").exists()  # rejected before even taking the lock
 
 
+@pytest.mark.parametrize("slug, why", [
+    ("knowledge/../knowledge/x.md", "has a '..' segment"), ("../x", "has a '..' segment"),
+    ("knowledge/.archive/x.md", "names a hidden (.name) file or folder"),
+])
+def test_a_refused_relative_path_says_which_segment_is_refused(vault: Path, slug: str, why: str):
+    """QA round 127-B F5: ``knowledge/../knowledge/x.md`` was "not a document slug or a path inside the vault", of a
+    path inside it; the message names the segment refused."""
+    with pytest.raises(UsageError, match=re.escape(f"{slug!r} {why}")):
+        update(vault, slug, description="x")
+
+
 def test_a_name_with_dots_or_a_backslash_is_one_file_s_name(vault: Path):
     """QA round 90-C F4: notes named ``So... what now.md`` or ``v1..2-diff.md`` (Obsidian names files after their
     titles) were indexed, and update and delete refused the very id recall printed ("is not a document slug"):

@@ -127,7 +127,9 @@ def _check_rel_path(rel: str, original: str) -> str:
     _refuse_control_chars(rel, original)
     # (a backslash is a letter of a name but where it separates paths: QA round 90-C F4)
     if (("\\" in rel and "\\" in (os.sep, os.altsep)) or any(not part or part.startswith(".") for part in parts)):
-        raise UsageError(f"{original!r} is not a document slug or a path inside the vault.",
+        why = ("has a '..' segment" if ".." in parts else "names a hidden (.name) file or folder"
+               if any(part.startswith(".") for part in parts) else "is not a document slug or a path inside the vault")
+        raise UsageError(f"{original!r} {why}.",  # (QA round 127-B F5: "not … inside the vault", of k/../k/x.md)
                          hint=_FOLDERS_HINT + " '..' and hidden (.name) folders are refused; an absolute path"
                                               " must be inside the vault.")  # (QA round 114-B F8: "are refused")
     return rel
