@@ -111,6 +111,9 @@ def install(project, command, absolute, local, as_json):
                                                           and not dreamdb_hook_commands(target)):
             check_settings(project, command, local)
             _try_command(command, project)
+        elif command in hook_commands(target) and not is_dreamdb_hook(command):
+            _try_command(command, project, installed=target)  # (said, not refused: QA round 127-B F4, a command that
+            # failed to start at its install, 127, kept as "already installed" once it ran, and exited 2)
     from dreamdb import quickcli
     from dreamdb.hook_settings import settings_lock
 
@@ -163,13 +166,15 @@ def install(project, command, absolute, local, as_json):
         click.echo(f"Prompt hook already installed in {path}: {command}")
 
 
-def _try_command(command: str, project: Path) -> None:
+def _try_command(command: str, project: Path, installed: Path | None = None) -> None:
     """Run a hook command that is not dreamdb's as written once, as Claude Code would for a prompt, before it is
     installed: refuse it when it exits 2, which makes Claude Code block and erase every prompt (QA round 108-B F3: a
     mistyped ``dreamdb hook user_prompt_submit`` was installed, a usage error exiting 2), and say any other failure.
+    A command the settings file ``installed`` holds already is not refused (there is nothing to install): its failure
+    is said, with how to remove it.
 
     Raises:
-        UsageError: the command exits 2.
+        UsageError: the command exits 2 (and is not installed already).
     """
     from dreamdb.errors import UsageError
     from dreamdb.hook_settings import BLOCKING_EXIT, DEFAULT_COMMAND, TRIAL_SECONDS, trial_run
@@ -184,6 +189,12 @@ def _try_command(command: str, project: Path) -> None:
         code, said = trial_run(command, project)
     finally:
         slow.cancel()
+    if code == BLOCKING_EXIT and installed is not None:
+        click.echo(f"note: this command, which {installed} holds already, exits with code 2 when run as the hook"
+                   f" ({said or 'nothing on stderr'}); Claude Code reads that as \"block this prompt\", so every prompt is"
+                   f" erased. Remove it from {installed} by hand (dreamdb hook uninstall leaves a command that is not"
+                   f" dreamdb's own, `{DEFAULT_COMMAND}`), then install again.", err=True)
+        return
     if code == BLOCKING_EXIT:
         raise UsageError(f"The command exits with code 2 when run as the hook ({said or 'nothing on stderr'}); Claude"
                          " Code reads exit code 2 from a prompt hook as \"block this prompt\", so every prompt would be"
@@ -194,7 +205,8 @@ def _try_command(command: str, project: Path) -> None:
         then = (" and goes on with the prompt" if code is not None else  # (QA round 114-C F4c: a hang is a wait)
                 ", after waiting for it up to the hook's time limit (60 s unless the settings give one), on every prompt")
         click.echo(f"note: the command failed when run once as the hook ({why}); Claude Code shows such a failure"
-                   f"{then}. Installed all the same.", err=True)
+                   f"{then}. {'It is installed already' if installed is not None else 'Installed all the same'}.",
+                   err=True)
 
 
 def _ignored_vault_option(command: str) -> bool:
