@@ -170,6 +170,21 @@ def test_a_snake_case_identifier_finds_the_note_that_names_it(tiny_vault):
     assert len(hits) == 4  # (its parts still find the notes that write the words)
 
 
+def test_a_name_numbered_with_a_hyphen_finds_the_entry_of_that_number(tiny_vault):
+    """QA round 127-B F1: 20 changelog entries "PARREM-1 … PARREM-20 parallel entry" tied for ``PARREM-7`` (its 7 was
+    dropped as a one-character piece), and the ties' order left PARREM-7 out of the top 5."""
+    from dreamdb.writes.changelog import remember
+
+    for i in range(1, 21):
+        remember(tiny_vault, f"PARREM-{i} parallel entry", scope="qa")
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("PARREM-7", top=5, explain=True)
+    assert "PARREM-7 " in hits[0].title + " " and "parrem-7" in [t["term"] for t in hits[0].terms], hits[0]
+    assert hits[0].score > hits[1].score  # (the others hold parrem only)
+    assert "PARREM-17 " in index.recall("parrem-17", top=1)[0].title + " "
+    assert len(index.recall("PARREM 7", top=50)) == 20  # (apart, 7 is still no term: every entry matches parrem)
+
+
 def test_c_plus_plus_is_searchable(tiny_vault):
     write_doc(tiny_vault, "knowledge/cpp.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in C++ (not C#).\n")
     write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in Rust.\n")

@@ -25,7 +25,7 @@ from dreamdb.analyzer import (NOMINAL_SUFFIXES, NOT_TURKISH_LETTERS, PRIVATIVE_R
                                VERB_INFLECTIONS, acronym_terms, alternate_terms, analyze, compound_terms, diacritic_round,
                                diacritic_rounds, english_by_function_words, identifier_terms, is_turkish,
                                dotless_capitals, drop_data, harmony_breaks, is_turkish_text, lower, normalize, opening_capitals,
-                               query_words, snake_case_terms, stem, tokens)
+                               joined_terms, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.lazy_regex import LazyPattern
 from dreamdb.stemming import english_stem
@@ -312,7 +312,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         distinct = list(dict.fromkeys(analyze(text, turkish=False, words=words)))
     # (v0.5.0 → 0.5.0, C++ → c++: one more term each; setupVersion → setup, version; JWTs → jwt; SESSION_ID →
     # session_id)
-    identifiers = identifier_terms(folded) + compound_terms(written) + acronym_terms(written) + snake_case_terms(written)
+    identifiers = identifier_terms(folded) + compound_terms(written) + acronym_terms(written) + joined_terms(written)
     if vocabulary is not None and not turkish and "s" in folded:
         identifiers += _held_whole(words, vocabulary)  # (ios typed in lowercase: the iOS notes' term too)
     if identifiers:

@@ -9,7 +9,7 @@ from bisect import bisect_right
 from itertools import islice
 
 from dreamdb.analyzer import (analyze, compound_terms, drop_data, fold_case, has_case_change, identifier_terms,
-                              is_identifier_term, is_turkish_text, normalize, raw_tokens, snake_case_terms, stem)
+                              is_identifier_term, is_turkish_text, normalize, joined_terms, raw_tokens, stem)
 
 SNIPPET_COMPOUND_CHARS = 50_000
 """How much of a body (characters, from its start) the snippet searches for camelCase words whose parts are query
@@ -241,7 +241,7 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     held = [0] * len(lines)
     if identifiers:
         for i, ln in enumerate(lines):
-            held[i] = sum(map(identifiers.__contains__, identifier_terms(fold_case(ln)) + snake_case_terms(ln)))
+            held[i] = sum(map(identifiers.__contains__, identifier_terms(fold_case(ln)) + joined_terms(ln)))
     # Lines of encoded data hold no term of the index: never the best line (a term's letters can occur in base64
     # after a / or +), nor its context (session 34's list: a query matching -----BEGIN CERTIFICATE----- showed the
     # next line of base64). They are told apart near the best line only (DATA_WINDOW_LINES).

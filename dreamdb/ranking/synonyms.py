@@ -17,7 +17,7 @@ import re
 import stat
 from pathlib import Path
 
-from dreamdb.analyzer import analyze, fold_case, identifier_terms, snake_case_terms
+from dreamdb.analyzer import analyze, fold_case, identifier_terms, joined_terms
 from dreamdb.vault.encoding import wide_unicode_codec
 
 VAULT_SYNONYMS_FILE = "synonyms.txt"
@@ -64,7 +64,7 @@ class SynonymTable:
             for text in group:
                 terms.extend(analyze(text))
                 terms.extend(identifier_terms(fold_case(text)))  # c++, c#, 0.5.0: terms of their own
-                terms.extend(snake_case_terms(text))  # session_id whole too (QA round 79 F12)
+                terms.extend(joined_terms(text))  # session_id whole too (QA round 79 F12)
             uniq = tuple(dict.fromkeys(terms))
             if len(uniq) < 2:
                 continue

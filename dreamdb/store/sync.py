@@ -26,7 +26,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from dreamdb.analyzer import (ANALYZER_VERSION, IDENTIFIERS_VERSION, acronym_terms, analyze, compound_terms, drop_data,
-                              identifier_terms, is_turkish_text, lower, normalize, snake_case_terms, tokens)
+                              identifier_terms, is_turkish_text, joined_terms, lower, normalize, tokens)
 from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
@@ -1053,7 +1053,8 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         ``0.5.0`` of ``v0.5.0``, ``c++``) and the parts of camelCase words
         (:func:`dreamdb.analyzer.compound_terms`: ``setup`` and ``version`` of ``setupVersion``) and the acronyms
         that case-blind stemming gets wrong (:func:`dreamdb.analyzer.acronym_terms`: ``jwt`` of ``JWTs``) and
-        snake_case identifiers whole (:func:`dreamdb.analyzer.snake_case_terms`: ``session_id``), in every language.
+        snake_case identifiers and names numbered with a hyphen whole (:func:`dreamdb.analyzer.joined_terms`: ``session_id``,
+        ``task-7``), in every language.
     """
     texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
     written = [drop_data(normalize(text)) for text in texts]  # (encoded data is found in the text as written)
@@ -1070,7 +1071,7 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         if f < 4:
             lengths.append(len(terms))
             stacked = ((stacked or []) + identifier_terms(folded[f]) + compound_terms(written[f]) + acronym_terms(written[f])
-                       + snake_case_terms(written[f]))
+                       + joined_terms(written[f]))
         for t, n in Counter(terms + stacked if stacked else terms).items():
             row = postings.get(t)
             if row is None:
