@@ -288,6 +288,9 @@ def test_tag_and_status_filters_compare_unicode_forms_alike_and_refuse_undecodab
     for tag in ("IĞDIR", "ığdır", "iğdir", "recall", "#Recall", "Ｒｅｃａｌｌ"):
         assert [h.doc_id for h in index.recall("walrus", tags=tag)] == ["knowledge/i"], tag
     assert index.recall("walrus", tags="igdir") == []  # (ğ is not g)
+    # QA round 127-A F4: a fullwidth # or facet : was shown with the tag, where an ASCII one is taken off
+    write_doc(tiny_vault, "knowledge/w.md", "---\ntags: ['ｔｏｐｉｃ：Ｗｉｄｅ', '﹟small', '#a﹕b']\n---\nwalrus note\n")
+    assert [h.tags for h in index.recall("walrus", tags="wide")] == [["Ｗｉｄｅ", "small", "b"]]
     # QA round 121-C F2: statuses as tags: AKTİF was stored akti̇f (a combining dot), KAPALI matched no kapalı
     write_doc(tiny_vault, "knowledge/s1.md", "---\nstatus: AKTİF\n---\nokapi note\n")
     write_doc(tiny_vault, "knowledge/s2.md", "---\nstatus: kapalı\n---\nokapi note\n")

@@ -10,15 +10,23 @@ import unicodedata
 
 def clean_tag(text: str) -> str:
     """A tag as written (``"#topic:Recall "``) → the tag itself (``"Recall"``): stripped, a leading ``#``
-    (Obsidian's inline form) and a facet prefix up to the last ``:`` removed; case kept.
+    (Obsidian's inline form) and a facet prefix up to the last ``:`` removed (their fullwidth forms too); case kept.
 
     Idempotent (a cleaned tag has no ``:`` and no leading ``#``), so a tag copied from dreamdb's output
     into ``--tags`` is read as the same tag.
     """
-    tag = text.strip().lstrip("#").strip()
-    if ":" in tag:
-        tag = tag.rsplit(":", 1)[1].strip().lstrip("#").strip()
+    tag = text.strip().lstrip(_HASHES).strip()
+    cut = max(map(tag.rfind, _COLONS))
+    if cut >= 0:
+        tag = tag[cut + 1:].strip().lstrip(_HASHES).strip()
     return tag
+
+
+_HASHES = "#\uff03\ufe5f"
+"""``#`` and the characters NFKC reads as it (fullwidth ``＃``, small ``﹟``): :func:`tag_key` reads a tag in NFKC, so
+``＃ｒｅｃａｌｌ`` was the tag ``recall`` to filters, but shown with its ``＃`` (QA round 127-A F4)."""
+_COLONS = (":", "\uff1a", "\ufe55", "\ufe13")
+"""``:`` and the characters NFKC reads as it (fullwidth ``：``, small ``﹕``, vertical ``︓``), as :data:`_HASHES`."""
 
 
 def tag_key(text: str) -> str:
