@@ -453,7 +453,8 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
         with write_transaction(conn):
             if (force or whole_index_due(conn)) != rebuild:  # re-check under the lock
                 raise _Replan(not rebuild)
-            known = set(_stored_state(conn))  # before a rebuild empties it: re-indexed files count as changed
+            state = _stored_state(conn)  # (read once: QA round 127-C F2, three times a sync)
+            known = set(state)  # before a rebuild empties it: re-indexed files count as changed
             held = None
             if rebuild:
                 # the ids files held, so a rebuild guards those that pass to another file as a sync does (QA 42)
@@ -465,9 +466,10 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
                     if stored is not None and stored != INDEX_FORMAT:
                         warnings.append(_other_format_warning(stored, INDEX_FORMAT in formats_written(conn)))
                 _truncate_vault_tables(conn)
+                state = {}
             report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
-            _write_changes(conn, vault, sources, dirs, include_archives, known, report, warnings, progress, bulk=bulk,
-                           held=held, racy=racy)
+            _write_changes(conn, vault, sources, dirs, include_archives, known, state, report, warnings, progress,
+                           bulk=bulk, held=held, racy=racy)
             if rebuild:  # files gone since the last sync (the emptied index listed none as removed: QA 42)
                 report.removed += len(known - {src.rel_path for src in sources})
     finally:
@@ -555,11 +557,12 @@ def _truncate_vault_tables(conn) -> None:
         conn.execute(f'DELETE FROM "{t}"')
 
 
-def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archives: bool, known: set,
+def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archives: bool, known: set, stored: dict,
                    report: SyncReport, warnings: list, progress, *, bulk: bool = True, held: dict | None = None,
                    racy: set = frozenset()) -> None:
     """The body of a sync's write transaction: re-index candidates, drop removed files, refresh stats.
 
+    ``stored``: :func:`_stored_state` of the index as this transaction found it (empty after a rebuild emptied it).
     ``held``: ``{doc_id: vault-relative path}`` of the markdown documents before a rebuild emptied the index.
     ``racy``: paths whose stat the file system may give again to a later edit (:func:`file_system_clock`): their
     stored change time is left NULL, so the next sync reads them again."""
@@ -572,7 +575,6 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         require_same_install()
     from dreamdb.vault.parse import frontmatter_unread as unread_because, parse_file
 
-    stored = _stored_state(conn)
     unread: dict[str, str] | None = {} if held is not None else None  # (read at the first change; a rebuild reads all)
 
     def note_unread(path: str, file_warnings=()) -> None:
