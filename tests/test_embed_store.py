@@ -66,6 +66,33 @@ def open_synced(vault):
     return index
 
 
+def test_a_refresh_runs_its_batches_short_and_long_in_turn_so_its_rate_holds(tiny_vault):
+    """QA round 127-C F4: batches ran shortest first, so the first minutes went 4-10 times faster than the last and
+    the progress bar said 1 minute left of 9. Batches still group similar lengths (less padding); they run from
+    both ends in turn, and the progress counts the texts done."""
+    from dreamdb.embeddings import store
+
+    for i in range(6):
+        write_doc(tiny_vault, f"knowledge/n{i}.md", f"---\nname: N{i}\n---\n{para(f'w{i}x', 10 + 40 * i)}\n")
+
+    class Batches(HashEmbedder):
+        def __init__(self):
+            super().__init__()
+            self.batches: list[list[int]] = []
+
+        def embed_passages(self, texts):
+            self.batches.append(sorted(len(t) for t in texts))
+            return super().embed_passages(texts)
+
+    emb, seen = Batches(), []
+    with open_synced(tiny_vault) as index:
+        store.refresh(index.conn, emb, batch_size=2, progress=lambda done, total: seen.append((done, total)))
+    lengths = sorted(n for b in emb.batches for n in b)
+    pairs = [lengths[i:i + 2] for i in range(0, len(lengths), 2)]
+    assert len(pairs) >= 3 and emb.batches == [pairs[0], pairs[-1], *store._from_both_ends(pairs[1:-1])]
+    assert seen == [(0, len(lengths)), *((min(2 * k, len(lengths)), len(lengths)) for k in range(1, len(pairs) + 1))]
+
+
 def test_embed_refresh_that_waited_for_another_also_embeds_the_notes_written_meanwhile(tiny_vault):
     """QA round 68 L2: a second `embed refresh` that waited on the lock worked from the vault as synced before the
     wait: notes added during the other refresh's minutes stayed unchunked ("5 to chunk") after both exited 0."""

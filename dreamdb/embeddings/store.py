@@ -348,7 +348,8 @@ def _missing(conn, model_id: str) -> list[tuple[str, str]]:
 def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, batch_size: int,
                  progress: ProgressFn | None, report: RefreshReport, id_floor: int | None = None,
                  deadline: float | None = None) -> bool:
-    """Embed ``todo`` ((hash, text) pairs) as passages, shortest first, ``batch_size`` per call, each batch
+    """Embed ``todo`` ((hash, text) pairs) as passages, ``batch_size`` per call, in batches of similar lengths taken
+    shortest and longest in turn (shortest first with a ``deadline``: the most texts in the time), each batch
     committed in its own write transaction. With ``replace``, a text's old vector for this model is
     deleted in the transaction that stores its new one: a killed ``--force`` run leaves every text
     with a vector (new or old), never without. With ``id_floor`` (a forced run's bound, :data:`FORCED_KEY`),
@@ -360,9 +361,13 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
     model_id = embedder.model_id
     todo = sorted(todo, key=lambda ht: len(ht[1]))  # similar lengths per batch: less padding
     total = len(todo)
+    starts = list(range(0, total, batch_size))
+    if deadline is None:  # (a short batch, then a long one: the rate, and the bar's time left, hold from the start)
+        starts = _from_both_ends(starts)
     if progress:
         progress(0, total)
-    for b0 in range(0, total, batch_size):
+    done = 0
+    for i, b0 in enumerate(starts):
         batch = todo[b0 : b0 + batch_size]
         vecs = np.asarray(embedder.embed_passages([t for _h, t in batch]), dtype=np.float32)
         if vecs.shape != (len(batch), DIM):
@@ -389,11 +394,26 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
                     conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
                                  (cur.lastrowid, model_id, v.tobytes()))
                     report.embedded += 1
+        done += len(batch)
         if progress:
-            progress(min(b0 + batch_size, total), total)
-        if deadline is not None and b0 + batch_size < total and _clock() >= deadline:
+            progress(done, total)
+        if deadline is not None and i + 1 < len(starts) and _clock() >= deadline:
             return False
     return True
+
+
+def _from_both_ends(items: list) -> list:
+    """``items`` taken from both ends in turn (first, last, second, second last, …). The batches of a refresh are
+    formed shortest texts first (less padding); run in that order, the first minutes went 4–10 times faster than the
+    last, and the progress bar's time left said 1 minute of a 9-minute run (QA round 127-C F4)."""
+    out = []
+    lo, hi = 0, len(items) - 1
+    while lo <= hi:
+        out.append(items[lo])
+        if lo != hi:
+            out.append(items[hi])
+        lo, hi = lo + 1, hi - 1
+    return out
 
 
 # --------------------------------------------------------------------- refresh
@@ -407,8 +427,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
     chunker version changed; (2) prune vectors no chunk uses; (3) embed, as
-    passages, each distinct chunk text that has no vector for this model,
-    shortest first, ``batch_size`` texts per batch, each batch committed in its
+    passages, each distinct chunk text that has no vector for this model, in
+    batches of similar lengths run shortest and longest in turn (shortest first
+    with a ``time_budget``), ``batch_size`` texts per batch, each batch committed in its
     own short ``BEGIN IMMEDIATE`` transaction (a killed run keeps finished
     batches; the next run embeds exactly the remainder). A text is never
     embedded twice: vectors are keyed by (sha256 of the chunk text, model id),
