@@ -255,6 +255,16 @@ def _blocking_output() -> None:
             pass
 
 
+def _before_command(args: list[str]) -> list[str]:
+    """The arguments before the command (or before ``--``): the program's own options and ``--vault``'s value. A
+    ``--json`` or ``--version`` after the command is the command's, or its text (``remember -- the --json flag``:
+    QA round 128-A F1, it was taken out of the text)."""
+    for i, arg in enumerate(args):
+        if arg == "--" or (not arg.startswith("-") and (i == 0 or args[i - 1] != "--vault")):
+            return args[:i]
+    return list(args)
+
+
 def _main(args: list[str]) -> int:
     from dreamdb import quickcli
 
@@ -264,14 +274,16 @@ def _main(args: list[str]) -> int:
         sys.stdout = quickcli.ClosedOutput()
     sys.stderr = quickcli.ForgivingStderr(sys.stderr)  # None when started with it closed
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
-    if "--version" in args and "--json" in args:  # (QA round 74 F10: an agent probing the version got an error object)
-        if not [a for a in args[:args.index("--version")] if a != "--json"]:  # (first: the rest is not read, as
+    lead = _before_command(args)
+    if "--version" in lead and "--json" in lead:  # (QA round 74 F10: an agent probing the version got an error object)
+        if not [a for a in lead[:lead.index("--version")] if a != "--json"]:  # (first: the rest is not read, as
             from dreamdb import __version__  # `dreamdb --version status` prints the version alone)
 
             # (through the CLI's error policy: a full disk or a closed pipe, QA round 76 F7)
             return quickcli.run_guarded(lambda: sys.stdout.write(f'{{"version": "{__version__}"}}\n'))
-        args = [a for a in args if a != "--json"]  # (its error said "No such option '--json'", not the --vault or
-        # command it has beside it: QA round 127-A F1; JSON_ERRORS is set, so the error is JSON still)
+        # (its error said "No such option '--json'", not the --vault beside it: QA round 127-A F1; JSON_ERRORS is
+        # set, so the error is JSON still)
+        args = [a for a in lead if a != "--json"] + args[len(lead):]
     args = hoist_options(args)
     if args and _only_leading_options(args):  # (QA round 72-A: "No such option '--vault'", though --help allows it)
         return quickcli.print_error(

@@ -335,6 +335,20 @@ def test_version(capsys):
         assert entry_main(args) == 2
         said = "dreamdb --version has no --vault option (it reads no vault's index): leave it out."
         assert json.loads(capsys.readouterr().out)["error"]["message"] == said
+
+
+
+def test_json_and_version_after_the_command_or_after_double_dash_are_left_as_they_are(tiny_vault, capsys):
+    """QA round 128-A F1: the --version handling took every --json out when --version was anywhere: `remember --
+    Document the --version --json flags` stored "Document the --version flags", and `recall --json -- json
+    --version` printed text."""
+    from dreamdb.entry import main as entry_main
+
+    assert entry_main(["--vault", str(tiny_vault), "remember", "--", "Document the --version --json flags"]) == 0
+    capsys.readouterr()
+    assert entry_main(["--vault", str(tiny_vault), "recall", "--json", "--", "json", "--version"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["query"] == "json --version" and doc["hits"][0]["title"].endswith(" — Document the --version --json flags")
     if os.path.exists("/dev/full"):  # (QA round 76 F7: a traceback on a full disk)
         p = subprocess.run([sys.executable, "-m", "dreamdb", "--version", "--json"], stdout=open("/dev/full", "w"),
                            stderr=subprocess.PIPE, text=True, timeout=60)
