@@ -158,3 +158,17 @@ def test_a_group_naming_a_snake_case_identifier_holds_it_whole():
 
     table = SynonymTable([["sid", "SESSION_ID"]])
     assert "session_id" in table.expand("sid") and "sid" in table.expand("session_id")
+
+
+def test_a_group_naming_an_identifier_alone_does_not_hold_its_parts():
+    """QA round 128-A F3: the group ``task-7, t7`` held ``task`` too (the name's part), so every note on a task was a
+    synonym of ``t7``, and ``TASK-2`` found the note on TASK-7. An entry that is one identifier is that term alone;
+    an entry of several words keeps its words."""
+    from dreamdb.analyzer import analyze
+    from dreamdb.ranking.synonyms import SynonymTable
+
+    table = SynonymTable([["task-7", "t7"], ["sid", "SESSION_ID"], ["cpp", "C++"], ["ship v0.5.0", "release"]])
+    assert table.expand("t7") == {"task-7"} and table.expand("task") == set()
+    assert table.expand("sid") == {"session_id"} and table.expand("session") == set()
+    assert table.expand("cpp") == {"c++"}
+    assert table.expand(analyze("release")[0]) == {"ship", "v0", "0.5.0"}  # (several words: each of them)

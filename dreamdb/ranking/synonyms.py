@@ -17,7 +17,7 @@ import re
 import stat
 from pathlib import Path
 
-from dreamdb.analyzer import analyze, fold_case, identifier_terms, joined_terms
+from dreamdb.analyzer import analyze, fold_case, identifier_terms, joined_terms, normalize
 from dreamdb.vault.encoding import wide_unicode_codec
 
 VAULT_SYNONYMS_FILE = "synonyms.txt"
@@ -62,9 +62,10 @@ class SynonymTable:
         for group in groups:
             terms = []
             for text in group:
-                terms.extend(analyze(text))
-                terms.extend(identifier_terms(fold_case(text)))  # c++, c#, 0.5.0: terms of their own
-                terms.extend(joined_terms(text))  # session_id whole too (QA round 79 F12)
+                whole = identifier_terms(fold_case(text)) + joined_terms(normalize(text))  # c++, 0.5.0, session_id
+                if not (whole and len(text.split()) == 1):  # (QA round 79 F12); a name alone is not its parts:
+                    terms.extend(analyze(text))  # `task-7, t7` made every note on a task a synonym of t7 (128-A F3)
+                terms.extend(whole)
             uniq = tuple(dict.fromkeys(terms))
             if len(uniq) < 2:
                 continue
