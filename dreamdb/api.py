@@ -2532,18 +2532,25 @@ class Index:
     def _note_past_indexed_text(self, path: Path, what: str) -> None:
         """After a body edit: a note when the note is now longer than the text indexed of a note
         (:data:`dreamdb.vault.parse.MAX_NOTE_CHARS`), so ``what`` will not be found (QA round 127-B F2: an append
-        to a 41 MB note said "Updated", and no recall found it). Read only when its size in bytes is over that."""
-        from dreamdb.vault.parse import MAX_NOTE_CHARS
+        to a 41 MB note said "Updated", and no recall found it). Read only when its size in bytes is over that, and
+        as the sync reads it (:func:`dreamdb.vault.parse.parse_file`: a CR LF is one character, a frontmatter block
+        longer than the limit is left out; QA round 128-A F4, said of text the index held)."""
+        import re
+
+        from dreamdb.vault.parse import MAX_NOTE_CHARS, parse_file
 
         try:
             if path.stat().st_size <= MAX_NOTE_CHARS:  # (no more characters than bytes)
                 return
-            chars = len(path.read_bytes().decode("utf-8", "replace"))
+            warnings = parse_file(path.name, "markdown", None, path.read_bytes())[1]
         except OSError:
             return
-        if chars > MAX_NOTE_CHARS:
-            self.notes.append(f"{path.name} now holds {chars:,} characters of text; only the first {MAX_NOTE_CHARS:,} "
-                              f"are indexed, so {what} will not be found (split it into notes of their own)")
+        cut = next((m for m in map(re.compile(r": ([\d,]+) characters of text; only the first ").search, warnings) if m),
+                   None)
+        if cut is not None:
+            self.notes.append(f"{path.name} now holds {cut.group(1)} characters of text; only the first "
+                              f"{MAX_NOTE_CHARS:,} are indexed, so {what} will not be found (split it into notes of their"
+                              " own)")
 
     def delete(self, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> dict[str, Any]:
         """Delete a document (moved to the vault's .dreamdb/trash folder); see :func:`dreamdb.writes.delete` for the

@@ -2709,6 +2709,11 @@ def test_an_edit_past_the_text_indexed_of_a_note_says_it_will_not_be_found(tiny_
     err = capsys.readouterr().err
     assert f"note: long.md now holds {len(note.read_text()):,} characters of text; only the first 2,000 are indexed," \
         " so the text past them will not be found" in err, err
+    # read as the sync reads it (QA round 128-A F4): a CR LF is one character, so these 2,700 bytes are 1,800
+    write_doc(tiny_vault, "knowledge/crlf.md", "---\r\ntitle: Crlf\r\n---\r\n" + "a\r\n" * 900)
+    index.take_notes()
+    index.update("crlf", append="quokka tail")
+    assert index.take_notes() == [] and [h.doc_id for h in index.recall("quokka")] == ["knowledge/crlf"]
 
 
 def test_update_drops_the_spellings_of_a_tag_it_already_has(twins: Path):
