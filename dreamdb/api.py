@@ -11,6 +11,7 @@ import errno
 import math
 import os
 import stat
+import threading
 import weakref
 from collections import deque
 from contextlib import contextmanager, suppress
@@ -542,7 +543,7 @@ class Index:
         self.engine = engine
         self.lexicon = _lexicon_option(lexicon)
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
-        self._filter_notes: list[str] = []  # the notes of the last empty result's filters (see _explain_filters)
+        self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters)
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
         self._lock = RLock()
         self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
@@ -1840,16 +1841,17 @@ class Index:
                               f"{'were' if count != 1 else 'was'} not searched (`dreamdb status` lists them)")
 
     def _explain_filters(self, explain) -> bool:
-        """``explain()``, which adds the notes saying how the filters (or expiry) emptied a result; the notes it
-        adds are kept in ``_filter_notes`` too, for a :class:`~dreamdb.multi.MultiIndex` to drop when another
-        vault's result is not empty (QA round 126-A F6: "no document has the tag …" of one vault, beside the
-        other vault's hits with that tag). Returns what ``explain()`` returns."""
-        kept, self.notes = self.notes, deque(maxlen=MAX_NOTES)  # (the notes it adds, even past MAX_NOTES)
-        try:
+        """``explain()``, which adds the notes saying how the filters (or expiry) emptied a result. When this thread's
+        ``_deferring.notes`` is a list, they go there instead, for a :class:`~dreamdb.multi.MultiIndex` to add once
+        it knows every vault's result is empty (QA round 126-A F6: "no document has the tag …" of one vault, beside
+        the other vault's hits with that tag; 128-A F5, per thread). Returns what ``explain()`` returns."""
+        kept, self.notes = self.notes, deque(maxlen=MAX_NOTES)  # (the notes it adds, even past MAX_NOTES; the lock
+        try:  # is held: no other thread adds notes meanwhile)
             said = explain()
         finally:
-            self._filter_notes, self.notes = list(self.notes), kept
-            kept.extend(self._filter_notes)
+            added, self.notes = list(self.notes), kept
+            pending = getattr(self._deferring, "notes", None)
+            (kept if pending is None else pending).extend(added)
         return said
 
     def _note_unknown_values(self, filters: Filters) -> bool:

@@ -85,24 +85,23 @@ class MultiIndex:
         """
         from dreamdb.errors import VaultNotFound
 
-        results, gone = [], []
+        results, gone, deferred = [], [], []
         for index in self.indexes:
-            index._filter_notes = []
+            index._deferring.notes = notes = []  # (this thread's: QA round 128-A F5)
             try:
-                results.append((index, call(index)))
+                results.append(call(index))
+                deferred.append((index, notes))
             except VaultNotFound as exc:
                 gone.append((index, exc))
+            finally:
+                index._deferring.notes = None
         if gone and not results:
             raise gone[0][1]
         self._notes.extend(f"{index.vault}: left out: {exc.message}" for index, exc in gone)
-        if any(result for _, result in results):  # a vault's filters do not explain an empty result of its own when
-            for index, result in results:  # another vault has results (QA round 126-A F6)
-                for note in index._filter_notes if not result else ():
-                    try:
-                        index.notes.remove(note)
-                    except ValueError:  # (taken meanwhile by another thread)
-                        pass
-        return [result for _, result in results]
+        if not any(results):  # a vault's filters do not explain an empty result of its own when another vault has
+            for index, notes in deferred:  # results (QA round 126-A F6)
+                index.notes.extend(notes)
+        return results
 
     def warm(self) -> None:
         """:meth:`dreamdb.api.Index.warm` for every vault."""

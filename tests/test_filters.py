@@ -551,3 +551,31 @@ def test_a_vaults_filter_notes_are_dropped_when_another_vault_has_results(vault,
     notes = both.take_notes()
     assert len(notes) == 2 and all(n.endswith(": no document has the tag nowhere (`dreamdb sql \"SELECT tag, COUNT(*) "
                                               "FROM document_tags GROUP BY tag\"` lists the tags)") for n in notes), notes
+
+
+def test_a_vaults_filter_notes_are_dropped_per_thread(vault, tmp_path):
+    """QA round 128-A F5: a MultiIndex shared by threads kept which notes to drop in one attribute per Index, which
+    another thread's call cleared or replaced: 15-25 notes "no document has the tag ops" of the vault without it
+    reached take_notes() in a run, though the other vault always had results."""
+    import threading
+
+    other = tmp_path / "other" / "_dream_context"
+    write_doc(other, "knowledge/y.md", "---\ntitle: Y\n---\nalpha delta\n")
+    both = dreamdb.MultiIndex([other, vault])
+    both.take_notes()
+    errors = []
+
+    def run(call):
+        try:
+            for _ in range(40):
+                call()
+        except Exception as exc:  # (reported below, not lost in the thread)
+            errors.append(exc)
+
+    calls = [lambda: both.list_documents(tags="misc", now=NOW), lambda: both.recall("quokka", tags="misc", now=NOW)]
+    threads = [threading.Thread(target=run, args=(calls[i % 2],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and both.take_notes() == []
