@@ -185,6 +185,18 @@ def test_a_name_numbered_with_a_hyphen_finds_the_entry_of_that_number(tiny_vault
     assert len(index.recall("PARREM 7", top=50)) == 20  # (apart, 7 is still no term: every entry matches parrem)
 
 
+def test_a_note_named_with_a_number_is_found_by_its_name(tiny_vault):
+    """QA round 128-A F2: notes TASK-1.md … TASK-9.md, named so only in their file names, tied for ``TASK-7`` (the
+    slug's words were its terms, not its whole name) and came in id order, TASK-7 seventh."""
+    for i in range(1, 10):
+        write_doc(tiny_vault, f"knowledge/TASK-{i}.md", f"Fix the login bug, number {i}.\n")
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("TASK-7", top=3, explain=True)
+    assert hits[0].doc_id == "knowledge/TASK-7" and hits[0].rank_score > hits[1].rank_score, hits
+    assert {"term": "task-7", "kind": "query"}.items() <= next(t for t in hits[0].terms if t["term"] == "task-7").items()
+    assert next(t for t in hits[0].terms if t["term"] == "task-7")["tf"]["slug"] == 1
+
+
 def test_c_plus_plus_is_searchable(tiny_vault):
     write_doc(tiny_vault, "knowledge/cpp.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in C++ (not C#).\n")
     write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in Rust.\n")
