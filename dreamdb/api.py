@@ -2097,16 +2097,17 @@ class Index:
             from dreamdb.embeddings.locate import install_hint
 
             raise ModelNotInstalled(f"Embeddings unavailable: {self.model_problem}", hint=install_hint())
-        if force:  # (after a kill nothing said so: each --force started over, QA round 125-B F2; from Python too, 126-A F9)
-            from dreamdb.embeddings.store import forced_remaining
-            from dreamdb.output import count_noun
-
-            left = self._guarded(lambda: forced_remaining(self.conn, emb.model_id))
-            if left:
-                self.notes.append(f"an earlier forced refresh (`embed refresh --force`) stopped with "
-                                  f"{count_noun(left, 'text')} left to re-embed; this one starts over (a refresh "
-                                  "without force, `dreamdb embed refresh`, would finish that one)")
         return self._refresh_following(emb, force=force, progress=progress, on_wait=on_wait)
+
+    def _note_restart(self, left: int) -> None:
+        """A forced refresh starts over what an earlier one left (``on_restart`` of
+        :func:`dreamdb.embeddings.store.refresh`): after a kill nothing said so, and each --force started over (QA
+        round 125-B F2; from Python too, 126-A F9)."""
+        from dreamdb.output import count_noun
+
+        self.notes.append(f"an earlier forced refresh (`embed refresh --force`) stopped with {count_noun(left, 'text')}"
+                          " left to re-embed; this one starts over (a refresh without force, `dreamdb embed refresh`,"
+                          " would finish that one)")
 
     def _refresh_following(self, emb, *, force: bool, progress, on_wait):
         """:func:`dreamdb.embeddings.store.refresh` on this index, gone on with in the index file another process
@@ -2125,7 +2126,8 @@ class Index:
                     raise _IndexReplaced()
 
             try:
-                run = store.refresh(conn, emb, force=force, progress=checked, on_wait=on_wait)
+                run = store.refresh(conn, emb, force=force, progress=checked, on_wait=on_wait,
+                                    on_restart=self._note_restart)
             except _IndexReplaced:
                 run = None
             except db.DatabaseError:

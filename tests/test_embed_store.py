@@ -66,6 +66,43 @@ def open_synced(vault):
     return index
 
 
+def test_a_forced_refresh_waiting_for_another_forced_one_does_not_say_that_one_stopped(tiny_vault):
+    """QA round 128-A F6: a second ``--force`` started while the first ran said "an earlier forced refresh stopped
+    with 35 texts left", read before it waited for the first, which then finished. The texts left are read once the
+    lock is taken; a forced run that did stop (here: the lock free, its mark left) is still named."""
+    import threading
+
+    from filelock import FileLock
+
+    from dreamdb.embeddings import store
+
+    make_vault(tiny_vault, n_docs=3)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        index.refresh_embeddings(embedder=emb)
+        key = store.FORCED_KEY + emb.model_id
+        index.conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, "1000000"))  # (a forced run under way)
+        assert store.forced_remaining(index.conn, emb.model_id) > 0
+        other = FileLock(str(index.index_path.parent / store.LOCK_FILE_NAME))
+        other.acquire()
+        waiting = threading.Event()
+        run = threading.Thread(target=lambda: index.refresh_embeddings(
+            force=True, embedder=emb, on_wait=lambda now: waiting.set() if now else None))
+        run.start()
+        assert waiting.wait(30)
+        with dreamdb.open(tiny_vault) as finisher:  # (the other run finishes: its mark goes)
+            finisher.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+        other.release()
+        run.join(60)
+        assert not run.is_alive() and not any("earlier forced refresh" in n for n in index.take_notes())
+        index.conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, "1000000"))  # (one that stopped)
+        left = store.forced_remaining(index.conn, emb.model_id)
+        index.refresh_embeddings(force=True, embedder=emb)
+        assert [n for n in index.take_notes() if "earlier forced refresh" in n] == [
+            f"an earlier forced refresh (`embed refresh --force`) stopped with {left} texts left to re-embed; this one"
+            " starts over (a refresh without force, `dreamdb embed refresh`, would finish that one)"]
+
+
 def test_a_refresh_runs_its_batches_short_and_long_in_turn_so_its_rate_holds(tiny_vault):
     """QA round 127-C F4: batches ran shortest first, so the first minutes went 4-10 times faster than the last and
     the progress bar said 1 minute left of 9. Batches still group similar lengths (less padding); they run from

@@ -422,7 +422,8 @@ def _from_both_ends(items: list) -> list:
 def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None = None,
             batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None,
             max_unidentified: int | None = None, on_wait: Callable[[bool], None] | None = None,
-            resume_forced: bool = True, time_budget: float | None = None) -> RefreshReport:
+            resume_forced: bool = True, time_budget: float | None = None,
+            on_restart: Callable[[int], None] | None = None) -> RefreshReport:
     """Bring chunks and vectors in line with the documents table.
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
@@ -463,6 +464,10 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             what was embedded is kept and the rest stays pending (``pending`` in the report). QA round
             57: the lazy refresh before a hybrid query embedded its 64 texts without a limit, and long
             chunks embed at 1-2 a second on a busy 2-core machine (a prompt hook call took 12-20 s).
+        on_restart: with ``force``, called once the lock is taken, before anything is embedded, with the number of
+            texts an earlier forced run that stopped had left (:func:`forced_remaining`), when there are some: this
+            run starts over, where one without ``force`` would have finished that one. Not called while another
+            process's forced run holds the lock: its texts left are its own (QA round 128-A F6).
 
     Returns:
         RefreshReport.
@@ -489,6 +494,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     with _RefreshLock(conn, lock_timeout, on_wait):
         register_model(conn, embedder)
         if force:  # the vectors there are now predate this run: each is replaced, and a later run resumes
+            left = forced_remaining(conn, model_id) if on_restart is not None else 0
+            if left:
+                on_restart(left)
             with write_transaction(conn):
                 top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM embeddings").fetchone()[0]
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FORCED_KEY + model_id, str(top)))
