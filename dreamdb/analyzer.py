@@ -516,7 +516,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "13"  # 13: joined_terms of the slug; 12: numbered_terms; 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
+IDENTIFIERS_VERSION = "14"  # 14: no numbered term in a dotted run; 13: joined_terms of the slug; 12: numbered_terms; 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
 """Version of :func:`identifier_terms`', :func:`compound_terms`' and :func:`joined_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
@@ -627,7 +627,8 @@ _HYPHEN_DIGIT_RE = re.compile(r"-[0-9]")
 def numbered_terms(written: str) -> list[str]:
     """Each name numbered with a hyphen and one digit (``TASK-7``, ``IL-6``, ``utf-8``, ``GPT-4``) as one lowercase
     term, hyphen kept (``task-7``), in order, duplicates kept: an ASCII word that starts with a letter, a hyphen and
-    one ASCII digit, not inside a longer run of words joined by hyphens (``2026-01-02``, ``a-b-7`` give none), at most
+    one ASCII digit, not inside a longer run of words joined by hyphens or dots (``2026-01-02``, ``a-b-7``, ``x.y-7``,
+    ``TASK-7.5`` give none), at most
     :data:`MAX_SNAKE_CASE_CHARS` long.
 
     Step 2 splits on the hyphen and drops one-character pieces, so ``TASK-7`` was ``task`` alone: the notes
@@ -647,11 +648,12 @@ def numbered_terms(written: str) -> list[str]:
         while start and written[start - 1].isascii() and written[start - 1].isalnum():
             start -= 1
         if start == i or not written[start].isalpha() or (start and (_is_word(written[start - 1])
-                                                                     or written[start - 1] in "-_")):
-            continue  # (no word, or one starting with a digit: a date's; or a part of a longer run)
+                                                                     or written[start - 1] in "-_.")):
+            continue  # (no word, or one starting with a digit: a date's; or a part of a longer run: a-b-7, x.y-7)
         end = i + 2
-        if end < len(written) and (_is_word(written[end]) or written[end] in "-_"):
-            continue  # (a number of two digits or more is a term of its own; GPT-4o, a-7-b: the name goes on)
+        if end < len(written) and (_is_word(written[end]) or written[end] in "-_" or (
+                written[end] == "." and written[end + 1:end + 2].isdecimal())):
+            continue  # (a number of two digits or more is a term of its own; GPT-4o, a-7-b, TASK-7.5: the name goes on)
         if end - start <= MAX_SNAKE_CASE_CHARS:
             out.append(written[start:end].lower())
     return out

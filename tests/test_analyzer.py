@@ -666,6 +666,8 @@ def test_names_numbered_with_a_hyphen_are_terms_beside_their_parts():
     assert numbered_terms("See TASK-7, (IL-6) and GPT-4; utf-8. x86-64") == ["task-7", "il-6", "gpt-4", "utf-8"]
     # (two digits or more are a term of their own already: EIP-1559 is eip and 1559)
     assert numbered_terms("2026-01-02 a-b-7 GPT-4o foo_bar-7 ÇALIŞAN-7 -7 step-3-b e5-small Ab-1-2 EIP-1559 x86-64") == []
+    # (a dotted run goes on: QA round 128-A F9, TASK-7.5 gave task-7 and foo.bar-3 gave bar-3; a sentence's end does not)
+    assert numbered_terms("TASK-7.5 TASK-7.0.1 foo.bar-3 v1.x-2") == [] and numbered_terms("Done: TASK-7.") == ["task-7"]
     assert numbered_terms("T" * 63 + "-1") == [] and numbered_terms("no hyphen 7") == []
     assert joined_terms("SESSION_ID of TASK-7") == ["session_id", "task-7"]
     assert is_identifier_term("task-7") and not is_identifier_term("task")

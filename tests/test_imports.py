@@ -139,7 +139,7 @@ def test_the_package_version_is_the_projects():
     assert re.search(r'(?m)^version = "([^"]+)"', pyproject).group(1) == dreamdb.__version__ != "0.1.0"
 
 
-INDEX_FORMATS = {"0.3.0": ("21.13.11", 10), "0.3.1": ("21.14.11", 10), "0.3.2": ("21.15.11", 11), "0.3.3": ("21.16.11", 11), "0.3.4": ("21.17.11", 11), "0.3.5": ("21.19.11", 11), "0.3.6": ("21.23.11", 11), "0.3.7": ("21.24.11", 11), "0.3.8": ("21.27.11", 11), "0.3.9": ("21.31.11", 11), "0.3.10": ("21.32.13", 11)}
+INDEX_FORMATS = {"0.3.0": ("21.13.11", 10), "0.3.1": ("21.14.11", 10), "0.3.2": ("21.15.11", 11), "0.3.3": ("21.16.11", 11), "0.3.4": ("21.17.11", 11), "0.3.5": ("21.19.11", 11), "0.3.6": ("21.23.11", 11), "0.3.7": ("21.24.11", 11), "0.3.8": ("21.27.11", 11), "0.3.9": ("21.31.11", 11), "0.3.10": ("21.32.14", 11)}
 """Each version's index format and schema version, as :data:`dreamdb.store.sync.INDEX_FORMAT` and the newest
 migration give them: a new analyzer, parser or migration makes a new version (a line added here)."""
 
