@@ -1915,8 +1915,9 @@ class Index:
         names, window, _, _ = culprits
         count, first, last = self.conn.execute("SELECT COUNT(*), MIN(substr(date, 1, 10)), MAX(substr(date, 1, 10))"
                                                " FROM documents").fetchone()
-        dates = (f"; the documents are dated {first} to {last}" if first else "; no document is dated") \
-            if window else ""
+        dates = ("; no document is dated" if not first else f"; the documents are dated {first} to {last}"
+                 if first != last else f"; {'the document is' if count == 1 else 'the documents are all'} dated {first}"
+                 ) if window else ""
         self.notes.append(f"no document is within the filters ({', '.join(names)}{window}); the index holds {count} "
                           f"document{'s' if count != 1 else ''}{dates}")
 

@@ -508,7 +508,7 @@ def test_an_empty_filtered_list_or_recall_names_the_statuses_and_tags_no_documen
     assert out.out == "No documents.\n" and "note: no document has the status zzz" in out.err, out
 
 
-def test_an_empty_filtered_list_names_the_filters_that_leave_out_every_document(vault, capsys):
+def test_an_empty_filtered_list_names_the_filters_that_leave_out_every_document(vault, tmp_path, capsys):
     """QA round 126-A F8: ``list --since 2030-01-01`` printed "No documents." and no reason, where recall names the
     filters that exclude its matches: the filters that leave out every document on their own are named (else all of
     them), with the documents' dates for a date window, and expiry when only expired documents are within them."""
@@ -528,6 +528,11 @@ def test_an_empty_filtered_list_names_the_filters_that_leave_out_every_document(
     assert index.take_notes() == ["only documents past their expires date are within the filters (listed without "
                                   "--hide-expired)"]
     assert [d["doc_id"] for d in index.list_documents(status="late", now=NOW)] == ["task/late"]
+    write_doc(tmp_path / "one" / "_dream_context", "knowledge/a.md", "---\ndate: 2026-05-20\n---\nx\n")
+    one = dreamdb.open(tmp_path / "one" / "_dream_context")
+    assert one.list_documents(since="2026-06-01") == [] and one.take_notes() == [
+        "no document is within the filters (since: dates 2026-06-01 to …); the index holds 1 document; the document"
+        " is dated 2026-05-20"]  # (QA round 128-A F10: "dated 2026-05-20 to 2026-05-20")
     assert main(["list", "--vault", str(vault), "--until", "2024-12-31", "--now", NOW]) == 0
     out = capsys.readouterr()
     assert out.out == "No documents.\n" and "note: no document is within the filters (until: dates … to 2024-12-31)" \
