@@ -676,7 +676,8 @@ def test_path_traversal_is_rejected_and_nothing_touched(vault: Path, slug: str):
 
 @pytest.mark.parametrize("slug, why", [
     ("knowledge/../knowledge/x.md", "has a '..' segment"), ("../x", "has a '..' segment"),
-    ("knowledge/.archive/x.md", "names a hidden (.name) file or folder"),
+    ("knowledge/.archive/x.md", "names a hidden (.name) file or folder"), ("knowledge/.x.md", "names a hidden (.name) file"),
+    (".y", "names a hidden (.name) file"), ("..", "is not a document slug"),
 ])
 def test_a_refused_relative_path_says_which_segment_is_refused(vault: Path, slug: str, why: str):
     """QA round 127-B F5: ``knowledge/../knowledge/x.md`` was "not a document slug or a path inside the vault", of a

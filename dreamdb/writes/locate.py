@@ -130,7 +130,7 @@ def _check_rel_path(rel: str, original: str) -> str:
         why = ("has a '..' segment" if ".." in parts else "names a hidden (.name) file or folder"
                if any(part.startswith(".") for part in parts) else "is not a document slug or a path inside the vault")
         raise UsageError(f"{original!r} {why}.",  # (QA round 127-B F5: "not … inside the vault", of k/../k/x.md)
-                         hint=_FOLDERS_HINT + " '..' and hidden (.name) folders are refused; an absolute path"
+                         hint=_FOLDERS_HINT + " '..' and hidden (.name) files and folders are refused; an absolute path"
                                               " must be inside the vault.")  # (QA round 114-B F8: "are refused")
     return rel
 
@@ -184,7 +184,9 @@ def _parse_slug(slug: str) -> tuple[str | None, str | None, str | None]:
         # it separates paths; QA round 90-C F4: notes so named were indexed and could be neither updated nor deleted)
         if (not bare or bare in (".", "..") or ("\\" in bare and "\\" in (os.sep, os.altsep)) or bare.startswith(".")
                 or os.path.isabs(bare)):
-            raise UsageError(f"{slug!r} is not a document slug.", hint=_FOLDERS_HINT)
+            hidden = bare.startswith(".") and bare not in (".", "..")  # (QA round 128-A F7: "not a document slug")
+            raise UsageError(f"{slug!r} {'names a hidden (.name) file' if hidden else 'is not a document slug'}.",
+                             hint=_FOLDERS_HINT + (" Hidden (.name) files are not indexed or edited." if hidden else ""))
         if rel is not None:
             rel = _check_rel_path(rel, slug)
             kind = classify(rel)
