@@ -193,7 +193,8 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
         click.echo(f"note: this command, which {installed} holds already, exits with code 2 when run as the hook"
                    f" ({said or 'nothing on stderr'}); Claude Code reads that as \"block this prompt\", so every prompt is"
                    f" erased. Remove it from {installed} by hand (dreamdb hook uninstall leaves a command that is not"
-                   f" dreamdb's own, `{DEFAULT_COMMAND}`), then install again.", err=True)
+                   f" dreamdb's own), then run dreamdb hook install again, without --command (dreamdb's own,"
+                   f" `{DEFAULT_COMMAND}`) or with one that works.", err=True)
         return
     if code == BLOCKING_EXIT:
         raise UsageError(f"The command exits with code 2 when run as the hook ({said or 'nothing on stderr'}); Claude"
