@@ -663,31 +663,35 @@ def test_an_install_waits_for_another_install_reading_both_files(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".claude"]  # (no lock file left in the project)
 
 
-def test_a_command_installed_already_is_tried_again_and_its_failure_said(tmp_path: Path):
-    """QA round 127-B F4: a command whose program was not found when it was installed (exit 127: "Installed all the
-    same") was "already installed" at the next install, untried, where it now exited 2, blocking every prompt."""
+def test_a_dreamdb_command_installed_already_is_tried_again_and_its_failure_said(tmp_path: Path):
+    """QA round 127-B F4: ``--command 'dreamdb hook user_prompt_submit'`` (a typo) from a shell where dreamdb was not
+    on PATH could not start (exit 127: "Installed all the same"); installed again where it was, it was "already
+    installed", untried, though it now exited 2, blocking every prompt. A command that runs dreamdb is tried again
+    (another program is not: QA round 110-A F6, next test but one)."""
     import subprocess
     import sys
 
-    script = tmp_path / "later.sh"
+    bin_dir = tmp_path / "bin"
+    command = "dreamdb hook user_prompt_submit"
 
-    def install() -> subprocess.CompletedProcess:
+    def install(path: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PATH": path}
         return subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path),
-                               "--command", str(script)], capture_output=True, text=True, timeout=120)
+                               "--command", command], capture_output=True, text=True, timeout=120, env=env)
 
-    ran = install()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ran = install(str(empty))  # (no dreamdb on this PATH)
     assert ran.returncode == 0 and "(exit code 127" in ran.stderr and "Installed all the same." in ran.stderr, ran.stderr
-    script.write_text("#!/bin/sh\necho 'no such command' >&2\nexit 2\n")
-    script.chmod(0o755)
+    bin_dir.mkdir()
+    (bin_dir / "dreamdb").write_text(f"#!/bin/sh\nexec {sys.executable} -m dreamdb \"$@\"\n")
+    (bin_dir / "dreamdb").chmod(0o755)
     before = settings_path(tmp_path).read_bytes()
-    ran = install()
+    ran = install(f"{bin_dir}:/usr/bin:/bin")
     assert ran.returncode == 0 and "Prompt hook already installed" in ran.stdout, ran
     assert (f"note: this command, which {settings_path(tmp_path)} holds already, exits with code 2 when run as the hook"
-            " (no such command); Claude Code reads that as \"block this prompt\"") in ran.stderr, ran.stderr
+            " (Error: No such command 'user_prompt_submit'") in ran.stderr, ran.stderr
     assert settings_path(tmp_path).read_bytes() == before
-    script.write_text("#!/bin/sh\nexit 0\n")
-    ran = install()
-    assert ran.returncode == 0 and "failed" not in ran.stderr and "code 2" not in ran.stderr, ran.stderr
 
 
 def test_a_command_that_would_block_every_prompt_is_refused_and_a_failing_one_said(tmp_path: Path):

@@ -111,9 +111,10 @@ def install(project, command, absolute, local, as_json):
                                                           and not dreamdb_hook_commands(target)):
             check_settings(project, command, local)
             _try_command(command, project)
-        elif command in hook_commands(target) and not is_dreamdb_hook(command):
-            _try_command(command, project, installed=target)  # (said, not refused: QA round 127-B F4, a command that
-            # failed to start at its install, 127, kept as "already installed" once it ran, and exited 2)
+        elif command in hook_commands(target) and not is_dreamdb_hook(command) and _runs_dreamdb(command):
+            # (said, not refused: QA round 127-B F4, a mistyped dreamdb hook that could not start at its install, 127,
+            # was "already installed" once it ran, and exited 2; another program is not run again, QA round 110-A F6)
+            _try_command(command, project, installed=target)
     from dreamdb import quickcli
     from dreamdb.hook_settings import settings_lock
 
@@ -164,6 +165,20 @@ def install(project, command, absolute, local, as_json):
         click.echo(f"Prompt hook installed in {path}: {command}")
     else:
         click.echo(f"Prompt hook already installed in {path}: {command}")
+
+
+def _runs_dreamdb(command: str) -> bool:
+    """Whether ``command`` runs dreamdb (``dreamdb …``, a path to it, ``<python> -m dreamdb …``), as a mistyped
+    hook command does (``dreamdb hook user_prompt_submit``)."""
+    import re
+    import shlex
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False
+    return any(re.fullmatch(r"dreamdb(\.exe)?([@=<>~!].*)?", Path(a).name) or (a == "dreamdb" and argv[i - 1] == "-m")
+               for i, a in enumerate(argv))
 
 
 def _try_command(command: str, project: Path, installed: Path | None = None) -> None:
