@@ -316,7 +316,9 @@ def render_block(hits, *, name_vault: bool = False) -> str:
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
         sup = f" — superseded by {_one_line_id(h.superseded_by)}" if h.superseded_by else ""
-        via = ", through a translation" if word_score(h) == 0 else ""  # (shown for its translated words: translated())
+        # (shown for its translated words, or other forms of them, translated(): not the prompt's words as written;
+        # "through a translation" was said of a Turkish note's `toke` for `token` with the lexicon off, 128-B F1)
+        via = ", through a translation or another form of a word" if word_score(h) == 0 else ""
         lines.append(f"{i}. [{_one_line_id(h.doc_id)}] {_one_line(h.title, 90)} (score {_score_text(h.score)}{via}){sup}")
         lines.append(f"   {_one_line(_from_best_line(h) or h.description, 160)}")
     lines.append(f"Vault: {_one_line(hits[0].vault, 100)} · scores are raw BM25, shown when the best is ≥ {INJECT_THRESHOLD:g}")

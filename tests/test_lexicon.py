@@ -407,7 +407,7 @@ def test_the_hook_gates_on_the_best_raw_score_of_its_hits_not_the_first_ones(tin
     lines = out.splitlines()
     # (the gate is board's raw score; the block keeps recall's order, the sleep guide shown for its translated word:
     # QA round 72 F7, where it was left out)
-    assert lines[0] == hook.HEADER and lines[1] == "1. [knowledge/sleep-guide] Sleep guide (score 0, through a translation)"
+    assert lines[0] == hook.HEADER and lines[1] == "1. [knowledge/sleep-guide] Sleep guide (score 0, through a translation or another form of a word)"
     assert lines[3].startswith("2. [knowledge/board]"), out
 
 
