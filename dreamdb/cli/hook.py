@@ -38,8 +38,8 @@ def user_prompt_submit(ctx, show_help):
     ($DREAMDB_HOOK_LOG, default in the user cache folder).
 
     \b
-    Example (what Claude Code sends on stdin):
-      echo '{"prompt": "how is sleep debt computed", "cwd": "."}' | dreamdb hook user-prompt-submit
+    Example (what Claude Code sends on stdin; cwd is the project's folder, absolute):
+      echo '{"prompt": "how is sleep debt computed", "cwd": "'"$PWD"'"}' | dreamdb hook user-prompt-submit
     """
     if show_help:
         click.echo(ctx.get_help())
