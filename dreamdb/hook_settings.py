@@ -182,9 +182,11 @@ def hook_commands(path: Path) -> list[str]:
             for h in g["hooks"] if isinstance(h, dict) and isinstance(h.get("command"), str)]
 
 
-def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS) -> tuple[int | None, str]:
+def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS,
+              path_first: str | None = None) -> tuple[int | None, str]:
     """Run a hook command once as Claude Code would for a prompt: through the shell, in ``project_dir``, with a
-    ``UserPromptSubmit`` payload of an empty prompt on stdin (dreamdb's hook prints nothing for it).
+    ``UserPromptSubmit`` payload of an empty prompt on stdin (dreamdb's hook prints nothing for it); ``path_first``: a
+    folder put first on its ``PATH``.
 
     Returns:
         ``(exit code, its stderr's error line, else its usage line, else its last line)``; ``(None, why)`` when it
@@ -198,6 +200,8 @@ def trial_run(command: str, project_dir: Path, timeout_s: float = TRIAL_SECONDS)
     # (as Claude Code runs it: $CLAUDE_PROJECT_DIR set, the form its documentation gives for a project's scripts, QA
     # round 109-A F5; in a process group of its own, all of it stopped at the time limit, F6)
     env = {**os.environ, "CLAUDE_PROJECT_DIR": project}
+    if path_first is not None:
+        env["PATH"] = path_first + os.pathsep + env.get("PATH", os.defpath)
     # (stdin from a file; stderr read by a thread of its own that keeps its first MiB and drops the rest, so neither a
     # daemon the command leaves holding the pipe is waited for, QA round 110-A F7, nor a flood of output kept, 111-A F3)
     import threading

@@ -663,31 +663,46 @@ def test_an_install_waits_for_another_install_reading_both_files(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".claude"]  # (no lock file left in the project)
 
 
-def test_a_dreamdb_command_installed_already_is_tried_again_and_its_failure_said(tmp_path: Path):
-    """QA round 127-B F4: ``--command 'dreamdb hook user_prompt_submit'`` (a typo) from a shell where dreamdb was not
-    on PATH could not start (exit 127: "Installed all the same"); installed again where it was, it was "already
-    installed", untried, though it now exited 2, blocking every prompt. A command that runs dreamdb is tried again
-    (another program is not: QA round 110-A F6, next test but one)."""
+def test_a_mistyped_dreamdb_hook_is_refused_where_dreamdb_is_not_on_path(tmp_path: Path):
+    """QA round 128-B F4: ``--command 'dreamdb hook user_prompt_submit'`` (a typo) from a shell where dreamdb was not on
+    PATH could not start (exit 127), and replaced a working hook, "Installed all the same"; where it was on PATH, the
+    typo exited 2 and was refused. It is tried again with this dreamdb's folder first on PATH, and refused."""
     import subprocess
     import sys
 
-    bin_dir = tmp_path / "bin"
-    command = "dreamdb hook user_prompt_submit"
+    from dreamdb.cli.hook import _own_dreamdb_folder
 
-    def install(path: str) -> subprocess.CompletedProcess:
-        env = {**os.environ, "PATH": path}
-        return subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path),
-                               "--command", command], capture_output=True, text=True, timeout=120, env=env)
-
+    if _own_dreamdb_folder() is None:
+        pytest.skip("no dreamdb program beside this Python (not installed with pip install -e .)")
     empty = tmp_path / "empty"
     empty.mkdir()
-    ran = install(str(empty))  # (no dreamdb on this PATH)
-    assert ran.returncode == 0 and "(exit code 127" in ran.stderr and "Installed all the same." in ran.stderr, ran.stderr
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
+                          "dreamdb hook user_prompt_submit"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PATH": str(empty)})
+    assert ran.returncode == 2 and "The command exits with code 2 when run as the hook (Error: No such command" \
+        " 'user_prompt_submit'" in ran.stderr and "as no dreamdb is on this PATH" in ran.stderr, ran.stderr
+    assert not settings_path(tmp_path).exists()
+
+
+def test_a_dreamdb_command_installed_already_is_tried_again_and_its_failure_said(tmp_path: Path):
+    """QA round 127-B F4: a mistyped dreamdb hook in the settings already (installed by an older dreamdb, where it
+    could not start) was "already installed", untried, though it exited 2, blocking every prompt. A command that runs
+    dreamdb is tried again (another program is not: QA round 110-A F6, next test but one)."""
+    import subprocess
+    import sys
+
+    from dreamdb.hook_settings import install_hook
+
+    command = "dreamdb hook user_prompt_submit"
+    install_hook(tmp_path, command)
+    bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "dreamdb").write_text(f"#!/bin/sh\nexec {sys.executable} -m dreamdb \"$@\"\n")
     (bin_dir / "dreamdb").chmod(0o755)
     before = settings_path(tmp_path).read_bytes()
-    ran = install(f"{bin_dir}:/usr/bin:/bin")
+    ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(tmp_path), "--command",
+                          command], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"})
     assert ran.returncode == 0 and "Prompt hook already installed" in ran.stdout, ran
     assert (f"note: this command, which {settings_path(tmp_path)} holds already, exits with code 2 when run as the hook"
             " (Error: No such command 'user_prompt_submit'") in ran.stderr, ran.stderr

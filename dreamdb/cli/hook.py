@@ -167,6 +167,17 @@ def install(project, command, absolute, local, as_json):
         click.echo(f"Prompt hook already installed in {path}: {command}")
 
 
+def _own_dreamdb_folder() -> str | None:
+    """The folder of this dreamdb's ``dreamdb`` program (a virtualenv's ``bin``, the script this runs as), or
+    ``None`` when none is found there."""
+    import sys
+
+    for folder in (Path(sys.argv[0]).parent, Path(sys.executable).parent):
+        if os.access(folder / "dreamdb", os.X_OK) and (folder / "dreamdb").is_file():
+            return str(folder)
+    return None
+
+
 def _runs_dreamdb(command: str) -> bool:
     """Whether ``command`` runs dreamdb (``dreamdb …``, a path to it, ``<python> -m dreamdb …``), as a mistyped
     hook command does (``dreamdb hook user_prompt_submit``)."""
@@ -202,6 +213,12 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
     slow.start()  # (QA round 109-A F6: 61 s without a word)
     try:
         code, said = trial_run(command, project)
+        here = _own_dreamdb_folder() if code == 127 and _runs_dreamdb(command) else None
+        if here is not None:  # (dreamdb not on this shell's PATH: a typo of its hook replaced a working one, "Installed
+            # all the same", QA round 128-B F4; tried again with this dreamdb's folder first on PATH)
+            again, said_again = trial_run(command, project, path_first=here)
+            if again == BLOCKING_EXIT:
+                code, said = again, f"{said_again}; run with {Path(here) / 'dreamdb'}, as no dreamdb is on this PATH"
     finally:
         slow.cancel()
     if code == BLOCKING_EXIT and installed is not None:
