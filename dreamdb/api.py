@@ -2502,7 +2502,7 @@ class Index:
         return {**entry, "doc_id": f"changelog/{entry['id']}"}
 
     def update(self, slug: str, *, description: str | None = None, tags: Sequence[str] | str | None = None,
-               content: str | None = None, append: str | None = None, pin: bool | None = None,
+               status: str | None = None, content: str | None = None, append: str | None = None, pin: bool | None = None,
                now: datetime | str | None = None, on_kept: Callable[[Path], None] | None = None,
                lock_timeout: float | None = None) -> dict[str, Any]:
         """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update` for the arguments and errors
@@ -2527,8 +2527,8 @@ class Index:
 
         if on_kept is not None and not callable(on_kept):
             raise UsageError(f"on_kept must be callable, got {on_kept!r}")
-        path = writes.update(self.vault, slug, description=description, tags=tags, content=content, append=append,
-                             pin=pin, now=now, on_kept=keep, lock_timeout=self._write_wait(lock_timeout))
+        path = writes.update(self.vault, slug, description=description, tags=tags, status=status, content=content,
+                             append=append, pin=pin, now=now, on_kept=keep, lock_timeout=self._write_wait(lock_timeout))
         if kept and (content is not None or append is not None):
             self._note_past_indexed_text(Path(path), "the appended text" if append is not None else "the text past them")
         return {"updated": str(path), "path": str(path), "doc_id": writes.doc_id_for(self.vault, slug),

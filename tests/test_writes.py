@@ -2719,6 +2719,33 @@ def test_an_edit_past_the_text_indexed_of_a_note_says_it_will_not_be_found(tiny_
     assert index.take_notes() == [] and [h.doc_id for h in index.recall("quokka")] == ["knowledge/crlf"]
 
 
+def test_update_sets_and_removes_a_status(tiny_vault: Path, capsys):
+    """QA round 128-B F8: a task could be marked done only by editing its file by hand (`update --status` was "No such
+    option"). ``status`` sets the frontmatter key as recall's ``--status`` reads it; "" removes it."""
+    import dreamdb
+    from dreamdb.cli import main
+
+    note = write_doc(tiny_vault, "state/migrate.md", "---\ntitle: Migrate\nstatus: todo\npriority: high\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    assert index.update("migrate", status="completed")["unchanged"] is False
+    assert yaml.safe_load(note.read_text().split("---\n")[1]) == {"title": "Migrate", "status": "completed",
+                                                                   "priority": "high"}
+    assert [d["doc_id"] for d in index.list_documents(status="Completed")] == ["task/migrate"]
+    assert index.update("migrate", status="completed")["unchanged"] is True
+    before = note.read_bytes()
+    for bad, said in (("  ", "holds no letter or digit"), ("-", "holds no letter or digit"), ("a\nb", "one line"),
+                      ("x\ud800", "not valid UTF-8")):
+        with pytest.raises(UsageError, match=said):
+            index.update("migrate", status=bad)
+    assert note.read_bytes() == before
+    assert main(["update", "--vault", str(tiny_vault), "migrate", "--status", ""]) == 0
+    assert "status" not in note.read_text() and index.list_documents(status="completed") == []
+    capsys.readouterr()
+    assert main(["update", "--vault", str(tiny_vault), "migrate", "--status", "in_progress", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["doc_id"] == "task/migrate"
+    assert [d["status"] for d in index.list_documents()] == ["in_progress"]
+
+
 def test_update_drops_the_spellings_of_a_tag_it_already_has(twins: Path):
     """QA round 72-A: ``--tags "a, a, A, #a"`` wrote ``[a, A, '#a']``: one tag to the index, three in the file."""
     path = twins / "knowledge" / "foo.md"

@@ -127,6 +127,7 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
 @click.option("--description", help="New frontmatter description (\"\" removes it).")
 @click.option("--tags", help="New tags, comma-separated (replaces the list; blanks and repeats, in any spelling of a tag (A, #a), are dropped; \"\" clears it)."
               " A leading # and a facet prefix are not part of a tag: '#topic:recall' is the tag recall.")
+@click.option("--status", help="New frontmatter status (e.g. completed, in_progress; as recall --status reads it; \"\" removes it).")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one, or a whole note that opens with its frontmatter, is refused); - reads standard input.")
 @click.option("--append", help="Text appended to the body; - reads standard input.")
 @click.option("--content-file", metavar="FILE", help="--content read from FILE (- for standard input), as UTF-8.")
@@ -135,7 +136,7 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
 @click.option("--unpin", is_flag=True, help="Clear 'pinned'.")
 @vault_option()
 @json_option
-def update(slug, description, tags, content, append, content_file, append_file, pin, unpin, vault, as_json):
+def update(slug, description, tags, status, content, append, content_file, append_file, pin, unpin, vault, as_json):
     """Edit the document SLUG: frontmatter keys or body.
 
     SLUG is type/slug or slug, the id recall prints (knowledge/my-note-2), or
@@ -158,6 +159,7 @@ def update(slug, description, tags, content, append, content_file, append_file, 
       dreamdb update knowledge/decisions/my-note.md --tags "recall, storage"
       dreamdb update knowledge/my-note --append "Follow-up: measured 2.1 ms."
       dreamdb update my-note --pin --json
+      dreamdb update state/migrate-to-async --status completed
       git log -1 --format=%B | dreamdb update my-note --append-file -
     """
     if pin and unpin:
@@ -176,7 +178,7 @@ def update(slug, description, tags, content, append, content_file, append_file, 
     index = open_index(vault)
     print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
     # ("path" as delete's output names the file; "updated" kept for existing callers; "doc_id" as delete's, QA 59 L10)
-    payload = index.update(slug, description=description, tags=tags, content=content, append=append,
+    payload = index.update(slug, description=description, tags=tags, status=status, content=content, append=append,
                            pin=True if pin else False if unpin else None)
     from dreamdb.output import visible_id as shown  # a path with a newline shown as ␊, not split (QA round 68 L4)
 

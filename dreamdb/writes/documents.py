@@ -169,6 +169,7 @@ def update(
     *,
     description: str | None = None,
     tags: Sequence[str] | str | None = None,
+    status: str | None = None,
     content: str | None = None,
     append: str | None = None,
     pin: bool | None = None,
@@ -200,6 +201,8 @@ def update(
             ``description``: the indexer reads either); ``""`` removes the key (QA round 59 L8).
         tags: new ``tags`` (a list, or a comma-separated string), replacing the
             old list; blanks and repeats are dropped, each tag is stripped.
+        status: new ``status`` (one line: a task's ``completed``, ``in_progress``…, as ``recall --status`` reads it);
+            ``""`` removes the key (QA round 128-B F8: a task could be marked done only by hand).
         content: new body (everything after the frontmatter).
         append: text to add at the end of the body, after a blank line. ``content`` and ``append`` are checked
             as :func:`remember`'s text is: newlines and tabs, no other control character, bidirectional control
@@ -218,7 +221,7 @@ def update(
         UsageError: nothing to change; ``content`` and ``append`` together; an empty
             ``content`` or ``append``; ``content``, ``append`` or ``description`` holding ESC or another control
             character, a bidirectional control or an invisible character such as a Unicode tag; a blank
-            ``description``; a malformed or ambiguous slug; a tag with a newline or another
+            ``description``; a ``status`` without a letter or digit, or not one line; a malformed or ambiguous slug; a tag with a newline or another
             control character, or one that is only a ``#`` or a facet prefix (``a:``); ``pin`` not a bool or
             None, ``now`` neither a datetime nor an ISO-8601 string, ``on_kept`` not callable.
         NotFound: no such document.
@@ -237,8 +240,8 @@ def update(
     """
     wait = _lock_wait(lock_timeout)  # (checked before anything is read)
     COMMITTED.set(None)  # (this write's change, once it is on disk)
-    if all(v is None for v in (description, tags, content, append, pin)):
-        raise UsageError("Nothing to update.", hint="Give a description, tags, content, append or pin.")
+    if all(v is None for v in (description, tags, status, content, append, pin)):
+        raise UsageError("Nothing to update.", hint="Give a description, tags, status, content, append or pin.")
     if content is not None and append is not None:
         raise UsageError("Give either content (replace the body) or append, not both.")
     changes: dict[str, Any] = {}
@@ -251,6 +254,14 @@ def update(
         changes["description"] = _check_text("description", description)
     if tags is not None:
         changes["tags"] = _clean_tags(tags)
+    if status == "":
+        changes["status"] = REMOVE_KEY
+    elif status is not None:
+        _require_utf8(status=status)
+        if isinstance(status, str) and not any(c.isalnum() for c in status):  # ("  ", "-": no status to filter by)
+            raise UsageError(f"status {status!r} holds no letter or digit; nothing was changed.",
+                             hint='Give the status (e.g. --status completed); --status "" removes it.')
+        changes["status"] = _check_text("status", status, allow_newlines=False).strip()
     for name, value in (("content", content), ("append", append)):
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{name} must be text without NUL characters.")
