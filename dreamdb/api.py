@@ -1925,10 +1925,9 @@ class Index:
     def _filter_culprits(filters: Filters, best) -> tuple[list[str], str, int, bool] | None:
         """For an empty result under ``filters``: ``(the filters to name; ": dates … to …" when a date bound is among
         them, else ""; the row id ``best`` finds without any filter; whether only expired documents are found)``, or
-        ``None`` when
-        no filter is set or nothing is found without them. ``best(Filters) -> row id | None`` finds a document;
-        the filters named are those that exclude every document ``best`` finds on their own (else all of them:
-        only together do they)."""
+        ``None`` when no filter is set or nothing is found without them. ``best(Filters) -> row id | None`` finds a
+        document; the filters named are those that exclude every document ``best`` finds on their own (else all of
+        them: only together do they)."""
         fields = (  # the filters' names, as both the CLI (--types) and Python (types=) spell them
             ("types", "types"), ("exclude-types", "exclude_types"), ("tags", "tags"), ("status", "statuses"),
             ("level", "min_level"), ("since", "since_days"), ("until", "until_days"))
