@@ -63,9 +63,9 @@ class SynonymTable:
             terms = []
             for text in group:
                 whole = identifier_terms(fold_case(text)) + joined_terms(normalize(text))  # c++, 0.5.0, session_id
-                if not (whole and len(text.split()) == 1):  # (QA round 79 F12); a name alone is not its parts:
-                    terms.extend(analyze(text))  # `task-7, t7` made every note on a task a synonym of t7 (128-A F3)
-                terms.extend(whole)
+                if fold_case(text).strip() not in whole:  # (QA round 79 F12) an identifier that is the whole entry is
+                    terms.extend(analyze(text))  # not its parts: `task-7, t7` grouped task too (128-A F3); one that is
+                terms.extend(whole)  # part of it (TASK-7.5's 7.5, v0.5.0's 0.5.0) is not the entry alone (129-A F1)
             uniq = tuple(dict.fromkeys(terms))
             if len(uniq) < 2:
                 continue
