@@ -2734,7 +2734,8 @@ def test_update_sets_and_removes_a_status(tiny_vault: Path, capsys):
     assert index.update("migrate", status="completed")["unchanged"] is True
     before = note.read_bytes()
     for bad, said in (("  ", "holds no letter or digit"), ("-", "holds no letter or digit"), ("a\nb", "one line"),
-                      ("x\ud800", "not valid UTF-8")):
+                      ("x\ud800", "not valid UTF-8"), ("a,b", "a comma, which --status filters split on"),
+                      ("done\u200b", r"an invisible character \(U\+200B\)"), ("x" * 65, "65 characters long")):
         with pytest.raises(UsageError, match=said):
             index.update("migrate", status=bad)
     assert note.read_bytes() == before

@@ -163,6 +163,31 @@ def _relocate(vault: Path, slug: str, rel: str) -> tuple[str, Path]:
     return found
 
 
+MAX_STATUS_CHARS = 64
+"""Longest ``status`` :func:`update` writes (characters): a status is a word or two (``in_progress``); 100,000 were
+written, and widened every row of ``dreamdb list`` (QA round 129-A F3)."""
+
+
+def _filterable_status(status: str) -> None:
+    """Refuse a status that ``recall --status``/``list --status`` could not name (QA round 129-A F2: ``a,b`` was
+    written, and the filter, which splits on commas, found it as neither; ``done`` with a zero-width space after it
+    was not ``done``), or longer than :data:`MAX_STATUS_CHARS`.
+
+    Raises:
+        UsageError: a comma, an invisible (format) character, or too long.
+    """
+    import unicodedata
+
+    hidden = next((c for c in status if unicodedata.category(c) == "Cf"), None)
+    if "," in status or hidden is not None:
+        raise UsageError(f"status {status!r} holds " + ("a comma, which --status filters split on" if "," in status
+                         else f"an invisible character (U+{ord(hidden):04X})") + ", so no filter could name it;"
+                         " nothing was changed.", hint="Give the status as one word or two (e.g. in_progress).")
+    if len(status) > MAX_STATUS_CHARS:
+        raise UsageError(f"status is {len(status):,} characters long, more than the {MAX_STATUS_CHARS} a status may"
+                         " have; nothing was changed.", hint="Give the status as one word or two (e.g. in_progress).")
+
+
 def update(
     vault: Path,
     slug: str,
@@ -221,7 +246,8 @@ def update(
         UsageError: nothing to change; ``content`` and ``append`` together; an empty
             ``content`` or ``append``; ``content``, ``append`` or ``description`` holding ESC or another control
             character, a bidirectional control or an invisible character such as a Unicode tag; a blank
-            ``description``; a ``status`` without a letter or digit, or not one line; a malformed or ambiguous slug; a tag with a newline or another
+            ``description``; a ``status`` without a letter or digit, not one line, with a comma or an invisible
+            character, or longer than :data:`MAX_STATUS_CHARS`; a malformed or ambiguous slug; a tag with a newline or another
             control character, or one that is only a ``#`` or a facet prefix (``a:``); ``pin`` not a bool or
             None, ``now`` neither a datetime nor an ISO-8601 string, ``on_kept`` not callable.
         NotFound: no such document.
@@ -262,6 +288,7 @@ def update(
             raise UsageError(f"status {status!r} holds no letter or digit; nothing was changed.",
                              hint='Give the status (e.g. --status completed); --status "" removes it.')
         changes["status"] = _check_text("status", status, allow_newlines=False).strip()
+        _filterable_status(changes["status"])
     for name, value in (("content", content), ("append", append)):
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{name} must be text without NUL characters.")
