@@ -684,6 +684,25 @@ def test_a_mistyped_dreamdb_hook_is_refused_where_dreamdb_is_not_on_path(tmp_pat
     assert not settings_path(tmp_path).exists()
 
 
+def test_a_dreamdb_command_that_hangs_where_dreamdb_is_found_is_said_so(tmp_path: Path, monkeypatch, capsys):
+    """QA round 129-A F4: a command running dreamdb that could not start (127) and hung when tried again with this
+    dreamdb's folder on PATH was said to fail with 127 alone; the hang is what Claude Code would meet. (The trial's
+    time limit made 2 s here.)"""
+    from dreamdb import hook_settings
+    from dreamdb.cli import main
+    from dreamdb.cli.hook import _own_dreamdb_folder
+
+    if _own_dreamdb_folder() is None:
+        pytest.skip("no dreamdb program beside this Python (not installed with pip install -e .)")
+    monkeypatch.setattr(hook_settings.trial_run, "__defaults__", (2.0, None))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert main(["hook", "install", "--project", str(tmp_path), "--command", "dreamdb --version && /bin/sleep 30"]) == 0
+    err = capsys.readouterr().err
+    assert "(it did not end within 2 s (stopped); run with " in err and "as no dreamdb is on this PATH)" in err, err
+
+
 def test_a_dreamdb_command_installed_already_is_tried_again_and_its_failure_said(tmp_path: Path):
     """QA round 127-B F4: a mistyped dreamdb hook in the settings already (installed by an older dreamdb, where it
     could not start) was "already installed", untried, though it exited 2, blocking every prompt. A command that runs

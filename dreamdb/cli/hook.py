@@ -208,7 +208,8 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
     import threading
 
     slow = threading.Timer(3.0, lambda: click.echo(f"note: running the command once as the hook would (up to"
-                                                   f" {TRIAL_SECONDS} s)…", err=True))
+                                                   f" {TRIAL_SECONDS} s; twice when it runs dreamdb, which is not on"
+                                                   " this PATH)…", err=True))
     slow.daemon = True
     slow.start()  # (QA round 109-A F6: 61 s without a word)
     try:
@@ -217,7 +218,8 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
         if here is not None:  # (dreamdb not on this shell's PATH: a typo of its hook replaced a working one, "Installed
             # all the same", QA round 128-B F4; tried again with this dreamdb's folder first on PATH)
             again, said_again = trial_run(command, project, path_first=here)
-            if again == BLOCKING_EXIT:
+            if again == BLOCKING_EXIT or again is None:  # (exit 2, or a hang: either with dreamdb found; QA round
+                # 129-A F4, a hang there was dropped, the 127 said)
                 code, said = again, f"{said_again}; run with {Path(here) / 'dreamdb'}, as no dreamdb is on this PATH"
     finally:
         slow.cancel()
