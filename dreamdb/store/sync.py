@@ -600,6 +600,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     def note_held(path: str) -> None:
         held_before.update((doc_id, path) for doc_id, in conn.execute(
             "SELECT doc_id FROM documents WHERE source_path = ?", (path,)))
+
+    gone_as = _moved_from_candidates(removed, stored)  # (type, name, sha256) → removed paths: a note moved unchanged
+    moved_away: set[str] = set()
     for i, src in enumerate(candidates):
         if progress:
             progress(i, len(candidates))
@@ -651,6 +654,22 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             continue
         sha = sha256(raw).hexdigest()
         old = stored.get(src.rel_path)
+        was = gone_as.get((src.type, src.rel_path.rsplit("/", 1)[-1], sha)) if old is None and gone_as else None
+        if was:  # a note moved to another folder of its type, its bytes unchanged (QA round 127-C F1: a folder of 10,000
+            # renamed was parsed and analysed again, 2.2 times a first sync): its documents now name the new path
+            moved_from = was.pop(0)
+            note_held(moved_from)
+            if unread is None:
+                unread = frontmatter_unread(conn)
+            if moved_from in unread:
+                unread[src.rel_path] = unread.pop(moved_from)
+            _move_file(conn, moved_from, src, sha, now)
+            moved_away.add(moved_from)
+            touched.add(natural_doc_id(src.type, src.rel_path))
+            new_paths.add(src.rel_path)
+            report.added += 1
+            report.removed += 1
+            continue
         if old is not None and old[2] == sha and old[3] is None and _documents_lost(conn, src, raw, with_documents):
             warnings.append(f"{src.rel_path}: the index held none of its documents (rows deleted by another "
                             "program?); indexed again")
@@ -700,6 +719,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     if postings is not None:
         postings.finish()
     for path in removed:
+        if path in moved_away:
+            continue
         kind = classify(path)
         if kind is not None and kind[0] == "markdown":
             touched.add(natural_doc_id(kind[1], path))
@@ -812,6 +833,28 @@ def _save_dirs(conn, dirs: dict[str, tuple[int, int | None]], include_archives: 
     conn.executemany("INSERT INTO dirs (path, mtime_ns, ctime_ns) VALUES (?, ?, ?)",
                      sorted((path, m, c) for path, (m, c) in dirs.items()))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('include_archives', ?)", (str(int(include_archives)),))
+
+
+def _moved_from_candidates(removed: list[str], stored: dict) -> dict[tuple[str, str, str], list[str]]:
+    """``{(type, file name, sha256): [removed paths]}`` of the markdown files a sync removes: one of them, in path order,
+    is where a new file of that type, name and content was moved from (:func:`_move_file`)."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for path in sorted(removed):
+        kind = classify(path)
+        old = stored.get(path)
+        if kind is not None and kind[0] == "markdown" and old is not None and old[2] != UNREADABLE:
+            out.setdefault((kind[1], path.rsplit("/", 1)[-1], old[2]), []).append(path)
+    return out
+
+
+def _move_file(conn, old_path: str, src: SourceFile, sha: str, now: str) -> None:
+    """The note ``old_path`` is ``src`` now, moved with its bytes, type and name unchanged: its documents (rows,
+    postings, chunks) are kept and name the new path, which a parse would have given them; their ids are numbered
+    again by :func:`number_same_names`."""
+    conn.execute("INSERT INTO files (path, mtime_ns, size, sha256, synced_at, ctime_ns) VALUES (?, ?, ?, ?, ?, ?)",
+                 (src.rel_path, src.mtime_ns, src.size, sha, now, src.ctime_ns))
+    conn.execute("UPDATE documents SET source_path = ? WHERE source_path = ?", (src.rel_path, old_path))
+    conn.execute("DELETE FROM files WHERE path = ?", (old_path,))
 
 
 def _replace_file(conn, src: SourceFile, sha: str, docs: list, now: str, postings=None) -> list[tuple[str, str]]:
