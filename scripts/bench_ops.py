@@ -21,6 +21,8 @@ Without the real vault:
 
 * the first sync of ``--same-names`` notes all named ``README.md`` (one a folder: ids ``README``, ``README-2``, …)
   beside as many notes of distinct names (in process, alternating);
+* the sync after renaming a folder of ``--moved`` notes (their rows kept: QA round 127-C F1) beside the first sync of
+  the same notes (in process, alternating);
 * the cost of ``import dataclasses`` in a fresh interpreter (what a one-shot ``dreamdb recall`` would pay
   for it): ``python -c "import dataclasses"`` beside ``python -c pass`` (alternating, medians of
   ``--import-runs``).
@@ -30,7 +32,8 @@ hook log and cache folder of their own. A figure whose data or model is absent i
 ``skipped: …`` line (exit 0). Usage::
 
     .venv/bin/python scripts/bench_ops.py [--quick] [--runs 5] [--sessions 20] [--import-runs 20]
-                                          [--same-names 2000] [--no-hybrid] [--data DIR] [--workdir DIR] [--json]
+                                          [--same-names 2000] [--moved 2000] [--no-hybrid] [--data DIR]
+                                          [--workdir DIR] [--json]
 """
 
 from __future__ import annotations
@@ -299,6 +302,39 @@ def bench_same_names(n: int, runs: int) -> dict:
     return {"notes": n, "runs": runs, **{f"{k}_ms": med(v) for k, v in times.items()}}
 
 
+def bench_moved_folder(n: int, runs: int) -> dict:
+    """The sync, in process, after the folder holding ``n`` notes is renamed (each note moved with its bytes: its rows
+    are kept, QA round 127-C F1), beside the first sync of the same ``n`` notes into an empty index (what a move cost
+    when each moved note was parsed and analysed again); alternating order, medians (ms)."""
+    times: dict[str, list[float]] = {"moved": [], "first_sync": []}
+    with tempfile.TemporaryDirectory(prefix="bench-moved-") as tmp:
+        vault = Path(tmp) / "_dream_context"
+        for j in range(n):
+            note = vault / "knowledge" / "old" / f"note-{j:05d}.md"
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_text(f"---\ntitle: Note {j}\ntags: [bench]\n---\nThe text of note {j}, moved with its folder.\n",
+                            encoding="utf-8")
+        moved = dreamdb.open(vault, index_path=Path(tmp) / "moved.db", auto_sync=False)
+        moved.sync()
+        for i in range(runs):
+            for kind in (list(times) if i % 2 == 0 else list(times)[::-1]):
+                if kind == "moved":
+                    names = ("old", "new") if (vault / "knowledge" / "old").is_dir() else ("new", "old")
+                    (vault / "knowledge" / names[0]).rename(vault / "knowledge" / names[1])
+                    t0 = time.perf_counter()
+                    report = moved.sync()
+                else:
+                    first = dreamdb.open(vault, index_path=Path(tmp) / f"first-{i}.db", auto_sync=False)
+                    t0 = time.perf_counter()
+                    report = first.sync()
+                times[kind].append((time.perf_counter() - t0) * 1000)
+                assert report.added == n, report
+                if kind == "first_sync":
+                    first.close()
+        moved.close()
+    return {"notes": n, "runs": runs, **{f"{k}_ms": med(v) for k, v in times.items()}}
+
+
 def bench_vault(src: Path, work: Path, a, res: dict) -> None:
     """Steps 1–3 on a copy of ``src`` in ``work`` (their results put in ``res``)."""
     t0 = time.perf_counter()
@@ -386,6 +422,9 @@ def render(res: dict) -> str:
     sn = res["same_names"]
     rows.append((f"first sync of {sn['notes']:,} notes named README.md (one a folder)", f"{sn['same_names_ms']:.0f} ms",
                  f"{sn['notes']:,} notes of distinct names {sn['distinct_names_ms']:.0f} ms"))
+    mv = res["moved_folder"]
+    rows.append((f"sync after renaming a folder of {mv['notes']:,} notes", f"{mv['moved_ms']:.0f} ms",
+                 f"first sync of those notes {mv['first_sync_ms']:.0f} ms"))
     im = res["import_dataclasses"]
     rows.append(("import dataclasses, fresh interpreter", f"+{im['cost_ms']:.1f} ms ({im['import_dataclasses_ms']:.1f} ms)",
                  f"python -c pass {im['python_pass_ms']:.1f} ms"))
@@ -408,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--import-runs", type=int, help="runs of each import timing (default 20; 10 with --quick)")
     ap.add_argument("--same-names", type=int, help="notes of one name in the numbering figure (default 2000; 300 with"
                                                    " --quick)")
+    ap.add_argument("--moved", type=int, help="notes in the folder renamed in the move figure (default 2000; 300 with"
+                                              " --quick)")
     ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid sessions (and their embed refresh)")
     ap.add_argument("--data", type=Path, default=None, help="evaluation data folder (default as dreamdb eval)")
     ap.add_argument("--workdir", type=Path, default=None,
@@ -415,13 +456,14 @@ def main(argv: list[str] | None = None) -> int:
                          " temporary folder, removed")
     ap.add_argument("--json", action="store_true", help="print JSON")
     a = ap.parse_args(argv)
-    for name in ("runs", "sessions", "import_runs", "same_names"):
+    for name in ("runs", "sessions", "import_runs", "same_names", "moved"):
         if getattr(a, name) is not None and getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(a, name)})")
     a.runs = a.runs or (3 if a.quick else 5)
     a.sessions = a.sessions or (4 if a.quick else 20)
     a.import_runs = a.import_runs or (10 if a.quick else 20)
     a.same_names = a.same_names or (300 if a.quick else 2000)
+    a.moved = a.moved or (300 if a.quick else 2000)
     data = a.data or suite.default_data_dir()
     src = data / "vaults" / "dreamcontext" / "_dream_context"
     res = {"machine": suite.machine_info(), "load_average": os.getloadavg()[0], "runs": a.runs, "sessions": a.sessions,
@@ -444,6 +486,8 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(work, ignore_errors=True)
     print(f"timing the first sync of {a.same_names} same-named notes …", file=sys.stderr)
     res["same_names"] = bench_same_names(a.same_names, a.runs)
+    print(f"timing the sync after renaming a folder of {a.moved} notes …", file=sys.stderr)
+    res["moved_folder"] = bench_moved_folder(a.moved, a.runs)
     print("timing import dataclasses …", file=sys.stderr)
     res["import_dataclasses"] = bench_imports(a.import_runs)
     print(json.dumps(res, indent=2) if a.json else render(res), end="\n" if a.json else "")

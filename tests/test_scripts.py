@@ -51,6 +51,8 @@ def test_bench_ops_smoke():
     assert im["import_dataclasses_ms"] > 0 and im["python_pass_ms"] > 0 and im["runs"] == 10
     sn = res["same_names"]  # (needs no vault either)
     assert sn["notes"] == 300 and sn["runs"] == 3 and sn["same_names_ms"] > 0 and sn["distinct_names_ms"] > 0
+    mv = res["moved_folder"]  # (nor this one)
+    assert mv["notes"] == 300 and mv["runs"] == 3 and mv["moved_ms"] > 0 and mv["first_sync_ms"] > 0, mv
     if "skipped" in res["sync_check"]:  # no ../shared: every real-vault figure says why (QA round 88 A2)
         for key in ("sync_check", "damaged_hook", "sessions_bm25", "sessions_hybrid"):
             assert "no vault at" in res[key]["skipped"], key
