@@ -655,6 +655,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         sha = sha256(raw).hexdigest()
         old = stored.get(src.rel_path)
         was = gone_as.get((src.type, src.rel_path.rsplit("/", 1)[-1], sha)) if old is None and gone_as else None
+        if was and conn.execute("SELECT 1 FROM documents WHERE source_path = ?", (was[0],)).fetchone() is None:
+            was = None  # (its rows gone, deleted by another program: the note is read, as one found unchanged is)
         if was:  # a note moved to another folder of its type, its bytes unchanged (QA round 127-C F1: a folder of 10,000
             # renamed was parsed and analysed again, 2.2 times a first sync): its documents now name the new path
             moved_from = was.pop(0)
