@@ -75,11 +75,24 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
     # || true): "dreamdb hook user-prompt-submit" in it, the program being dreamdb (any path, or a
     # pinned dreamdb@0.1 / dreamdb==0.1; "<python> -m dreamdb" too)
     for i in range(len(parts) - 2):
-        if parts[i + 1:i + 3] == ["hook", "user-prompt-submit"] and re.fullmatch(
-                r"dreamdb(\.exe)?([@=<>~!].*)?", Path(parts[i]).name):
+        if parts[i + 1:i + 3] == ["hook", "user-prompt-submit"] and _DREAMDB_PROGRAM.fullmatch(Path(parts[i]).name):
             # nothing else may run: no shell operator before it, only redirections (or "|| true") after it
             return not _SHELL_OPERATORS.intersection(parts[:i]) and _only_redirections(parts[i + 3:])
     return False
+
+
+_DREAMDB_PROGRAM = re.compile(r"dreamdb(\.exe)?([@=<>~!].*)?")
+"""A command word that runs dreamdb, by its file name: ``dreamdb``, a path to it, a pinned ``dreamdb@0.1`` or
+``dreamdb==0.1`` (a runner's), ``dreamdb`` after ``<python> -m``."""
+
+
+def runs_dreamdb(command: str) -> bool:
+    """Whether a hook command runs dreamdb anywhere in it (:data:`_DREAMDB_PROGRAM`), whatever its arguments: a
+    mistyped hook (``dreamdb hook user_prompt_submit``) does, which :func:`is_dreamdb_hook` does not take for dreamdb's."""
+    try:
+        return any(_DREAMDB_PROGRAM.fullmatch(Path(word).name) for word in shlex.split(command))
+    except ValueError:
+        return False
 
 
 _SHELL_OPERATORS = frozenset(("&&", "||", ";", "|", "&"))

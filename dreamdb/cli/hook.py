@@ -91,7 +91,8 @@ def install(project, command, absolute, local, as_json):
 
     project = _shown_whole(project)
 
-    from dreamdb.hook_settings import MAX_SETTINGS_BYTES, dreamdb_hook_commands, is_dreamdb_hook, settings_path
+    from dreamdb.hook_settings import (MAX_SETTINGS_BYTES, dreamdb_hook_commands, is_dreamdb_hook, runs_dreamdb,
+                                       settings_path)
 
     if command and absolute:
         from dreamdb.errors import UsageError
@@ -111,7 +112,7 @@ def install(project, command, absolute, local, as_json):
                                                           and not dreamdb_hook_commands(target)):
             check_settings(project, command, local)
             _try_command(command, project)
-        elif command in hook_commands(target) and not is_dreamdb_hook(command) and _runs_dreamdb(command):
+        elif command in hook_commands(target) and not is_dreamdb_hook(command) and runs_dreamdb(command):
             # (said, not refused: QA round 127-B F4, a mistyped dreamdb hook that could not start at its install, 127,
             # was "already installed" once it ran, and exited 2; another program is not run again, QA round 110-A F6)
             _try_command(command, project, installed=target)
@@ -178,20 +179,6 @@ def _own_dreamdb_folder() -> str | None:
     return None
 
 
-def _runs_dreamdb(command: str) -> bool:
-    """Whether ``command`` runs dreamdb (``dreamdb …``, a path to it, ``<python> -m dreamdb …``), as a mistyped
-    hook command does (``dreamdb hook user_prompt_submit``)."""
-    import re
-    import shlex
-
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return False
-    return any(re.fullmatch(r"dreamdb(\.exe)?([@=<>~!].*)?", Path(a).name) or (a == "dreamdb" and argv[i - 1] == "-m")
-               for i, a in enumerate(argv))
-
-
 def _try_command(command: str, project: Path, installed: Path | None = None) -> None:
     """Run a hook command that is not dreamdb's as written once, as Claude Code would for a prompt, before it is
     installed: refuse it when it exits 2, which makes Claude Code block and erase every prompt (QA round 108-B F3: a
@@ -203,7 +190,7 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
         UsageError: the command exits 2 (and is not installed already).
     """
     from dreamdb.errors import UsageError
-    from dreamdb.hook_settings import BLOCKING_EXIT, DEFAULT_COMMAND, TRIAL_SECONDS, trial_run
+    from dreamdb.hook_settings import BLOCKING_EXIT, DEFAULT_COMMAND, TRIAL_SECONDS, runs_dreamdb, trial_run
 
     import threading
 
@@ -214,7 +201,7 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
     slow.start()  # (QA round 109-A F6: 61 s without a word)
     try:
         code, said = trial_run(command, project)
-        here = _own_dreamdb_folder() if code == 127 and _runs_dreamdb(command) else None
+        here = _own_dreamdb_folder() if code == 127 and runs_dreamdb(command) else None
         if here is not None:  # (dreamdb not on this shell's PATH: a typo of its hook replaced a working one, "Installed
             # all the same", QA round 128-B F4; tried again with this dreamdb's folder first on PATH)
             again, said_again = trial_run(command, project, path_first=here)
