@@ -353,11 +353,18 @@ def _hard_linked(path: Path) -> bool:
 
 def _file_identity(path: Path | str) -> tuple[int, int] | None:
     """``(device, inode)`` of ``path``; ``None`` when it does not exist or cannot be read."""
+    state = _file_state(path)
+    return None if state is None else state[:2]
+
+
+def _file_state(path: Path | str) -> tuple[int, int, int, int] | None:
+    """``(device, inode, size in bytes, modification time in ns)`` of ``path``; ``None`` when it does not exist or
+    cannot be read."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 REFRESH_FOLLOWS = 2
@@ -432,6 +439,9 @@ def _serialized(method: _Method) -> _Method:
                 if self._conn is not None and not os.path.isdir(self.vault):
                     self.close()
                 raise
+            finally:
+                if self._conn is not None and self._conn.total_changes != self._seen_changes:
+                    self._note_own_writes()
 
     return run  # type: ignore[return-value]
 
@@ -582,6 +592,8 @@ class Index:
         self._conn = None
         self._opened_file: tuple[int, int] | None = None  # (device, inode) of the index file the connection opened
         self._opened_shm: tuple[int, int] | None = None  # …and of its -shm file (see _follow_index_file)
+        self._seen_state: tuple[int, int] | None = None  # (size, mtime in ns) of the index file at the last check…
+        self._seen_changes = 0  # …and the connection's total_changes then (see _follow_index_file)
         self._shm_path = ""
         _OPEN_INDEXES.add(self)
 
@@ -1161,7 +1173,9 @@ class Index:
 
     def _note_opened_files(self) -> None:
         """Note the identity of the index file just opened, and of its ``-shm`` file (the connection's read opened it)."""
-        self._opened_file = _file_identity(self.index_path)
+        state = _file_state(self.index_path)
+        self._opened_file, self._seen_state = (None, None) if state is None else (state[:2], state[2:])
+        self._seen_changes = 0
         self._shm_path = os.fspath(self.index_path) + "-shm"  # (a string made once: a Path a call cost 3 µs)
         self._opened_shm = _file_identity(self._shm_path)
 
@@ -1170,9 +1184,12 @@ class Index:
         and rebuilt by another process. The connection would go on reading the deleted file, and its
         ``-wal``/``-shm`` files, shared by name with the new one, fail every statement ("disk I/O
         error"); the next use reopens the file there now, or builds one."""
-        now = _file_identity(self.index_path)
+        state = _file_state(self.index_path)
+        now = None if state is None else state[:2]
         if now == self._opened_file:
             self._follow_shared_memory()
+            if self._conn is not None and state is not None and state[2:] != self._seen_state:
+                self._follow_rewritten_file(state[2:])
             return
         if now is None and not os.path.isdir(self.vault):
             return  # (a vault moved away with its index inside: the read's sync says so, and creates nothing)
@@ -1180,6 +1197,28 @@ class Index:
             return  # (a folder on its way made unreadable: the read's sync says so; QA round 114-A F5, "deleted")
         self.notes.append(f"the index file {self.index_path} was deleted or replaced since it was opened; reopened")
         self._drop_connection(quiet=True)
+
+    def _note_own_writes(self) -> None:
+        """Note the index file's size and modification time after this connection wrote (a checkpoint of its own
+        writes changes them), so that :meth:`_follow_rewritten_file` takes no change of its own for another's."""
+        state = _file_state(self.index_path)
+        self._seen_changes = self._conn.total_changes
+        if state is not None and state[:2] == self._opened_file:
+            self._seen_state = state[2:]
+
+    def _follow_rewritten_file(self, state: tuple[int, int]) -> None:
+        """Close the connection (quietly: the next use reopens the file, and a damaged one is rebuilt with a note) when
+        the index file's size or modification time changed and this connection wrote nothing since the last check:
+        another program may have written the file in place, which SQLite does not see. Truncated (``: > index.db``),
+        the file was read through the connection's memory map all the same, and the process died of SIGBUS; another
+        vault's index copied over it (``cp``) was read as this vault's, its sync finding nothing changed (QA round
+        130-A F1, F2). Another process's checkpoint or VACUUM changes the file too: the connection is opened again,
+        about a millisecond. ``state``: the file's ``(size in bytes, mtime in ns)`` now."""
+        changes = self._conn.total_changes
+        self._seen_state, written = state, changes != self._seen_changes
+        self._seen_changes = changes
+        if not written:  # (its own writes, a checkpoint among them, explain the change)
+            self._drop_connection(quiet=True)
 
     def _follow_shared_memory(self) -> None:
         """Close the connection (and say so) when the index's ``-shm`` file is no longer the one it opened. SQLite deletes ``-wal`` and ``-shm`` when its last connection closes, and tells that it is the last

@@ -557,6 +557,44 @@ def test_a_vault_made_unreadable_under_a_live_index_is_not_said_deleted(example_
     assert len(said) == 2 and all("cannot be reached (permission denied" in line for line in said), ran.stdout
 
 
+_REWRITTEN_IN_PLACE = r"""
+import os, shutil, sys
+import dreamdb
+vault, other, how = sys.argv[1:4]
+with dreamdb.open(vault) as first:
+    first.sync()  # (built and closed: its pages are in the file, which the next connection maps)
+ix = dreamdb.open(vault)
+with open(os.path.join(vault, "knowledge", "extra.md"), "w") as f:
+    f.write("---\nname: extra\n---\n\nwritten by this process\n")
+print("before", len(ix.list_documents()), flush=True)  # (its sync writes through this connection)
+if how == "truncate":
+    os.truncate(ix.index_path, int(sys.argv[4]))  # (: > index.db)
+else:  # another vault's index copied over this one's, in place
+    with dreamdb.open(other) as o:
+        o.sync()
+        shutil.copyfile(o.index_path, ix.index_path)
+hits = ix.recall("sleep debt")
+print("after", len(ix.list_documents()), sorted({os.path.exists(h.path) for h in hits}), flush=True)
+print("check", ix.check(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", [("truncate", "0"), ("truncate", "4096"), ("copy", "")], ids=["empty", "4096", "copy"])
+def test_an_index_file_rewritten_in_place_under_a_live_index_is_reopened(example_vault, tmp_path, how):
+    """QA round 130-A F1, F2: another program writing the index file in place, which SQLite does not see. Truncated
+    under an Index that had written it, the next call read it through the connection's memory map and the process
+    died of SIGBUS; another vault's index copied over it was read as this vault's (its sync found nothing changed,
+    its hits named files the vault does not have). Now the connection is opened again: the vault's documents."""
+    other = tmp_path / "other"
+    write_doc(other / "_dream_context", "knowledge/uyku-borcu.md", "---\nname: uyku borcu\n---\n\nsleep debt\n")
+    ran = subprocess.run([sys.executable, "-c", _REWRITTEN_IN_PLACE, str(example_vault), str(other), *how],
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert ran.returncode == 0, (ran.returncode, ran.stderr[-2000:])
+    before = ran.stdout.splitlines()[0]
+    assert before.startswith("before ") and int(before.split()[1]) > 1, ran.stdout
+    assert ran.stdout.splitlines()[1:] == [f"after {before.split()[1]} [True]", "check []"], ran.stdout
+
+
 def test_take_notes_loses_no_note_another_thread_adds_meanwhile(example_vault):
     """QA round 114-A F4: take_notes() copied the notes, then cleared them: a note another thread's call added in
     between was lost (197 of 450 collected while three threads recalled)."""
