@@ -11,6 +11,7 @@ from dreamdb.embeddings.chunk import (
     MERGE_BELOW_WORDS,
     SPLIT_ABOVE_WORDS,
     chunk_document,
+    has_text_to_embed,
 )
 
 
@@ -133,6 +134,24 @@ def test_empty_documents():
     assert chunk_document("", "  \n\n ") == []
     assert chunk_document("", "", "") == []
     assert chunk_document("", "body only")[0].text == "body only"
+
+
+BASE64 = "\n".join(["MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ"] * 12) + "\nRTESMBAGA1UEChMJQmFsdGltb3Jl"
+PEM = f"-----BEGIN CERTIFICATE-----\n{BASE64}\n-----END CERTIFICATE-----"
+
+
+def test_runs_of_encoded_data_are_not_embedded():
+    """QA round 130-C F2: a chunk of a pasted certificate or image lay near every Turkish question over an English
+    vault (first in dense and hybrid recall for a word only another note held). BM25 reads no words in such runs,
+    and the model now reads none either; a note of such a run alone has no text to embed."""
+    chunks = chunk_document("Nginx", f"Certificate for nginx below:\n\n{PEM}\n\nEnd of certificate.",
+                            "TLS setup")
+    assert [c.text for c in chunks] == [
+        "Nginx\n\nTLS setup\n\nCertificate for nginx below:\n\n-----BEGIN CERTIFICATE-----\n\n"
+        "-----END CERTIFICATE-----\n\nEnd of certificate."]
+    assert not has_text_to_embed(BASE64, "") and has_text_to_embed(BASE64, "TLS setup")
+    assert chunk_document("Key", "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5")[
+        0].text == "Key"
 
 
 def test_hashes_are_sha256_of_text_and_stable():

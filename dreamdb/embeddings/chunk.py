@@ -3,7 +3,8 @@
 Rules (reference constants from SPEC §3, "about 200–512 tokens"):
 
 1. The text is the document's description (as a first paragraph, unless the
-   body already contains it) followed by its body.
+   body already contains it) followed by its body, both without their runs of
+   encoded data (base64, keys, tokens: :func:`embedded_text`).
 2. It is cut into *sections* at ATX markdown headings (``#`` … ``######``),
    never inside a fenced code block opened by ``` or ``~~~``, an HTML
    comment block (``<!--`` … ``-->``) or a raw HTML block (``<pre>`` …
@@ -44,6 +45,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from dreamdb.analyzer import drop_data
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 
 #: Sections shorter than this (words) merge forward (SPEC §3 reference).
@@ -63,8 +65,9 @@ MAX_CHUNKS_PER_DOCUMENT = 128
 DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 #: Version of these rules, stored with each chunked document: changing it re-chunks the index
 #: (unchanged chunk texts keep their vectors: they are keyed by content hash). 5: documents
-#: without text of their own get no chunks (:func:`has_text_to_embed`).
-CHUNKER_VERSION = "5"
+#: without text of their own get no chunks (:func:`has_text_to_embed`); 6: runs of encoded data left out
+#: (:func:`embedded_text`).
+CHUNKER_VERSION = "6"
 
 
 _WORD_CHAR = re.compile("[^\\W_\u115f\u1160\u3164\uffa0]")
@@ -72,9 +75,17 @@ _WORD_CHAR = re.compile("[^\\W_\u115f\u1160\u3164\uffa0]")
 nothing)."""
 
 
+def embedded_text(text: str | None) -> str:
+    """``text`` as the model reads it: without its runs of encoded data (:func:`dreamdb.analyzer.drop_data`: base64,
+    a pasted key or image, JSON Web Tokens), which BM25 does not read as words either. Embedded, such a run gave a
+    chunk whose vector lay near every Turkish question over an English vault: a note holding a pasted certificate
+    came first in dense and hybrid recall for ``önbellek``, which only another note held (QA round 130-C F2)."""
+    return drop_data(text) if text else ""
+
+
 def has_text_to_embed(body: str | None, description: str | None) -> bool:
     """Whether an indexed document has text of its own to embed: a body or a description holding a letter or a digit
-    (any script). Markup alone (a code fence, ``***``, empty ``-`` bullets, ``<!-- -->``) or invisible characters
+    (any script) outside runs of encoded data (:func:`embedded_text`: a note of a pasted key alone has none). Markup alone (a code fence, ``***``, empty ``-`` bullets, ``<!-- -->``) or invisible characters
     (U+200B, the Hangul filler, the braille blank) is none (QA round 122-A F1: template notes of such bodies took the
     first places as empty ones had).
 
@@ -84,7 +95,9 @@ def has_text_to_embed(body: str | None, description: str | None) -> bool:
     recall, above the notes holding every word of the question (their language undetermined, their cosine was not
     language-centred, and in hybrid their BM25 rank was imputed from the dense one, as a note BM25 cannot read).
     (A draft's chunks for ``embed dedup`` are made by :func:`chunk_with_coverage` regardless.)"""
-    return _WORD_CHAR.search(body or "") is not None or _WORD_CHAR.search(description or "") is not None
+    return (_WORD_CHAR.search(embedded_text(body)) is not None
+            or _WORD_CHAR.search(embedded_text(description)) is not None)
+
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
@@ -306,8 +319,8 @@ def chunk_with_coverage(title: str, body: str, description: str = "", *,
     with this it can say so. Same arguments as :func:`chunk_document`.
     """
     title = (title or "").strip()
-    body = (body or "").replace("\r\n", "\n").replace("\r", "\n")
-    description = (description or "").strip()
+    body = embedded_text((body or "").replace("\r\n", "\n").replace("\r", "\n"))
+    description = embedded_text(description).strip()
     if description and description not in body:
         body = description + "\n\n" + body
     contents, truncated = None, False
