@@ -852,6 +852,26 @@ def test_archived_same_named_files_number_after_live_ones_and_own_names_are_not_
     with_archives.close()
 
 
+def test_the_warning_for_two_names_that_differ_only_in_unicode_form_says_so(tiny_vault):
+    """QA round 130-C F5: Grüße.md written in NFC and in NFD were warned of as "knowledge/Grüße.md: indexed as
+    knowledge/Grüße-2 (knowledge/Grüße is the file knowledge/Grüße.md, …)", one file listed twice to the eye."""
+    import unicodedata
+
+    nfc, nfd = (f"knowledge/{unicodedata.normalize(form, 'Grüße')}.md" for form in ("NFC", "NFD"))
+    for path in (nfc, nfd):
+        write_doc(tiny_vault, path, "---\nname: g\n---\n\nx\n")
+    if len(list((tiny_vault / "knowledge").glob("*.md"))) < 2:
+        pytest.skip("this file system stores one form of a name (it normalises Unicode)")
+    index = dreamdb.open(tiny_vault)
+    first, second = sorted((nfc, nfd))
+    (warning,) = [w for w in index.sync().warnings if "indexed as" in w]
+    assert warning == (f"{second}: indexed as knowledge/Grüße-2 (knowledge/Grüße is the file {first}, first in path "
+                       f"order; this file's name is {'NFC' if second == nfc else 'NFD'}, that one's "
+                       f"{'NFC' if first == nfc else 'NFD'}: names that differ only in how their accents are encoded, as"
+                       " one character or as a letter and a combining mark: Unicode NFC and NFD)")
+    index.close()
+
+
 def test_hidden_markdown_files_are_not_documents(tiny_vault):
     """QA round 13: knowledge/.md became the id "knowledge/" that update and delete refused as no slug."""
     write_doc(tiny_vault, "knowledge/.md", "nameless\n")

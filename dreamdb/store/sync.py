@@ -31,7 +31,8 @@ from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
-from dreamdb.vault.discover import UNSCANNED, SourceFile, classify, in_archive, read_source, stamp, walk_sources
+from dreamdb.vault.discover import (ACCENT_ENCODINGS, UNSCANNED, SourceFile, accent_form, accent_twins, classify, in_archive,
+                                   read_source, stamp, walk_sources)
 from dreamdb.vault.tags import tag_key
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}.{IDENTIFIERS_VERSION}"
@@ -960,10 +961,15 @@ RENUMBERED_GUARD_DAYS = 1.0
 
 
 def _first_because(first: str, path: str) -> str:
-    """``first`` and why it keeps the name rather than ``path`` (both vault-relative), for a sync's warning."""
+    """``first`` and why it keeps the name rather than ``path`` (both vault-relative), for a sync's warning; when the
+    two names print alike (:func:`dreamdb.vault.discover.accent_twins`), which is which and why they are two."""
     if in_archive(path) and not in_archive(first):
-        return f"{first}, a live file (archived files come after live ones)"
-    return f"{first}, first in path order"
+        because = f"{first}, a live file (archived files come after live ones)"
+    else:
+        because = f"{first}, first in path order"
+    if accent_twins(path, first):  # (the two names looked like one file listed twice: QA round 130-C F5)
+        because += f"; this file's name is {accent_form(path)}, that one's {accent_form(first)}: {ACCENT_ENCODINGS}"
+    return because
 
 
 def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,

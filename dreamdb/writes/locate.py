@@ -17,7 +17,7 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 from dreamdb.output import typable_id
-from dreamdb.vault.discover import VAULT_DIR_NAME, in_archive, is_utf8, walk
+from dreamdb.vault.discover import ACCENT_ENCODINGS, VAULT_DIR_NAME, in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
 
@@ -867,8 +867,7 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
     # (two names that look the same: QA round 103-C F8, café.md written with é and with e + U+0301)
     twins = len({unicodedata.normalize("NFC", p) for p in paths}) < len(set(paths))
     raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}"
-                     + (" (names that differ only in how their accents are encoded, as one character or as a letter "
-                        "and a combining mark: Unicode NFC and NFD)" if twins else "") + ". "
+                     + (f" ({ACCENT_ENCODINGS})" if twins else "") + ". "
                      f"Pass the file's path to say which one (e.g. {paths[-1]}).",
                      hint="A path relative to the vault always names one file"
                      + (f" (an id with a number suffix, such as {suffixed[0]}, does too)." if suffixed else "."))
