@@ -2578,6 +2578,39 @@ def test_a_note_indexed_without_its_frontmatter_is_said_until_it_is_fixed(tiny_v
     index.close()
 
 
+def test_a_note_indexed_with_undecodable_bytes_replaced_is_listed_by_status_until_it_is_fixed(tiny_vault):
+    """QA round 130-C F10: a note saved in cp1252 was warned of ("invalid UTF-8; undecodable bytes replaced") by the
+    sync that first read it only; later recalls and ``status`` (text and --json) said nothing while its snippet showed
+    ``�bergr��e``. Kept in the index until the file is fixed or removed, and listed by status with the fix."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    path = tiny_vault / "knowledge" / "latin1.md"
+    write_doc(tiny_vault, "knowledge/fine.md", "okapi fine\n")
+    path.write_bytes("---\ntitle: L\n---\n\nÜbergröße Café okapi\n".encode("cp1252"))
+    index = dreamdb.open(tiny_vault)
+    assert "knowledge/latin1.md: invalid UTF-8; undecodable bytes replaced" in index.sync().warnings
+    for _ in range(2):  # (the file unchanged: not read again, still listed)
+        assert index.sync().warnings == []
+        status = index.status()
+        assert (status["text_replaced"], status["text_replaced_examples"]) == (1, ["knowledge/latin1.md"])
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)])
+    assert r.exit_code == 0 and ("in part:        1 file indexed with undecodable bytes replaced (�)"
+                                 " (knowledge/latin1.md): not valid UTF-8; re-save it as UTF-8") in r.output, r.output
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault), "--json"])
+    assert json.loads(r.output)["text_replaced_examples"] == ["knowledge/latin1.md"], r.output
+    (tiny_vault / "knowledge" / "sub").mkdir()
+    path = path.rename(tiny_vault / "knowledge" / "sub" / "latin1.md")  # (moved, its bytes unchanged: not read again)
+    index.sync()
+    assert index.status()["text_replaced_examples"] == ["knowledge/sub/latin1.md"]
+    path.write_text("---\ntitle: L\n---\n\nÜbergröße Café okapi\n", encoding="utf-8")
+    index.sync()
+    assert index.status()["text_replaced"] == 0
+    assert "Übergröße" in index.recall("okapi übergröße")[0].snippet
+    index.close()
+
+
 def test_a_folder_named_almost_dream_context_is_pointed_out(tmp_path, monkeypatch):
     """QA round 119-A F6: a project whose vault is ``dream_context/`` (no underscore) got "No _dream_context/ folder"
     or "not a vault" with no word of the folder beside it."""

@@ -874,14 +874,28 @@ def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
                 except UnicodeDecodeError:
                     pass
             return (raw.decode(codec, errors="replace"),
-                    f"{rel_path}: starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text; "
-                    "undecodable bytes replaced")
+                    f"{rel_path}: starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text"
+                    + _REPLACED_TAIL)
     if b"\x00" in raw[:8192]:
         return None, f"{rel_path}: looks binary (NUL bytes); skipped"
     try:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError:
-        return raw.decode("utf-8-sig", errors="replace"), f"{rel_path}: invalid UTF-8; undecodable bytes replaced"
+        return raw.decode("utf-8-sig", errors="replace"), f"{rel_path}: invalid UTF-8{_REPLACED_TAIL}"
+
+
+_REPLACED_TAIL = "; undecodable bytes replaced"
+"""How :func:`decode` ends its warning of a file read with undecodable bytes replaced (:func:`text_replaced`)."""
+
+
+def text_replaced(warning: str, rel_path: str) -> str | None:
+    """What :func:`decode`'s ``warning`` on ``rel_path`` says when it is one of bytes it could not decode and replaced
+    (``invalid UTF-8``: a note saved in cp1252 or Latin-1), without the path; else ``None``. The sync keeps these
+    (``meta`` ``text_replaced``) for ``status``, since the file, unchanged, is not read again (QA round 130-C F10)."""
+    prefix = f"{rel_path}: "
+    if warning.startswith(prefix) and warning.endswith(_REPLACED_TAIL):
+        return warning[len(prefix):]
+    return None
 
 
 MAX_NOTE_CHARS = 4 * 1024 * 1024
