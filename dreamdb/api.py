@@ -32,7 +32,7 @@ from dreamdb.store import connect as db
 from dreamdb.store.migrations import current_version, migrate, migrations_dir, missing_objects, pending
 from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, frontmatter_unread,
-                                stored_index_format, sync, unreadable_paths)
+                                stored_index_format, sync, text_replaced, unreadable_paths)
 from dreamdb.timeparse import as_utc, parse_instant
 from dreamdb.vault.discover import DOCUMENT_TYPES, escapes_only, find_vault, is_utf8
 
@@ -2665,6 +2665,7 @@ class Index:
         undecodable, undecodable_examples = undecodable_markdown(self.vault, include_archives=self.include_archives)
         unreadable = unreadable_paths(c)
         unread = frontmatter_unread(c)
+        replaced = text_replaced(c)
         return {
             "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
             "documents": sum(by_type.values()), "by_type": by_type,
@@ -2673,6 +2674,8 @@ class Index:
             "unreadable_files": len(unreadable), "unreadable_examples": unreadable[:5],
             # (QA round 119-B F2: a merge conflict in a note's frontmatter was said by one sync only)
             "frontmatter_unread": len(unread), "frontmatter_unread_examples": sorted(unread)[:5],
+            # (QA round 130-C F10: a note saved in cp1252 was said by its first sync only, then shown with � always)
+            "text_replaced": len(replaced), "text_replaced_examples": sorted(replaced)[:5],
             "unindexed_markdown": outside, "unindexed_examples": examples,
             "unindexed_cased_extension": cased, "unindexed_cased_examples": cased_examples,
             "unindexed_changelog": misnamed_changelog(self.vault),  # (QA round 91 F7)

@@ -466,13 +466,31 @@ def visible_id(text) -> str:
 
 def typable_id(text) -> str:
     """:func:`visible_id`, quoted when its spaces would not survive being read off the screen and typed back: a space
-    at either end, two in a row, or a space other than U+0020 (shown as ``\\u00a0``): ``"knowledge/trail "``. (QA
-    round 86-A L1: the prompt hook showed ``knowledge/trail `` as ``knowledge/trail``, and "Did you mean:
-    knowledge/trail" answered exactly what had been typed.) Any other id is returned as :func:`visible_id` gives it."""
+    at either end, two in a row, or a character :func:`untypable` (a space other than U+0020, a zero-width space …,
+    shown as ``\\u00a0``, ``\\u200b``): ``"knowledge/trail "``, ``"knowledge/data\\u200bbase"``. (QA round 86-A L1:
+    the prompt hook showed ``knowledge/trail `` as ``knowledge/trail``, and "Did you mean: knowledge/trail" answered
+    exactly what had been typed; QA round 130-C F4: so did a zero-width space, shown raw.) Any other id is returned as
+    :func:`visible_id` gives it."""
     shown = visible_id(text)
-    if shown == " ".join(shown.split()) and not any(c.isspace() and c != " " for c in shown):
+    if shown == " ".join(shown.split()) and (shown.isascii() or not any(map(untypable, shown))):
         return shown
-    return '"' + "".join(f"\\u{ord(c):04x}" if c.isspace() and c != " " else c for c in shown) + '"'
+    return '"' + "".join(f"\\u{ord(c):04x}" if untypable(c) else c for c in shown) + '"'
+
+
+_UNTYPABLE_CATEGORIES = frozenset(("Cc", "Cf", "Zs", "Zl", "Zp"))
+
+
+def untypable(c: str) -> bool:
+    """Whether the character ``c`` (of the Basic Multilingual Plane) shows as nothing or as a plain space, so an id
+    holding it cannot be read off the screen and typed back: a space other than U+0020 (Unicode category Zs: the
+    no-break space), a line or paragraph separator (Zl, Zp), a control (Cc), a format character (Cf: the zero-width
+    space, joiners, direction marks) or one of :data:`ZERO_WIDTH` (the Hangul fillers, the combining grapheme joiner).
+    :func:`typable_id` writes these as ``\\uXXXX``, and a name typed back reads them so
+    (:func:`dreamdb.writes.locate.find_document`). One beyond U+FFFF is not: :func:`visible_id` names those it hides."""
+    import unicodedata
+
+    return (c != " " and ord(c) <= 0xFFFF
+            and (c in ZERO_WIDTH or c.isspace() or unicodedata.category(c) in _UNTYPABLE_CATEGORIES))
 
 
 def hits_plain(hits) -> str:

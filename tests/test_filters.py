@@ -337,6 +337,31 @@ def test_a_tag_filter_reads_its_tags_as_the_indexer_reads_frontmatter_tags(tiny_
         assert clean_tag(clean_tag(text)) == clean_tag(text), text  # a shown tag reads back as itself
 
 
+def test_a_tag_written_in_quote_marks_is_the_tag_without_them(tiny_vault):
+    """QA round 130-C F9: ``tags: [“security”, ‘infra’]`` (macOS and Word put curly quotes in) was stored with its
+    quote marks, so ``list --tags security`` printed "No documents."; one matched pair around the whole tag is taken
+    off, quotes inside a tag or without their pair are kept."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.vault.tags import clean_tag
+
+    write_doc(tiny_vault, "knowledge/q.md", "---\ntags: [“security”, ‘infra’, „güvenlik“, «réseau», "
+                                            "“#topic:”deep””, rock'n'roll, “open]\n---\nwalrus note\n")
+    write_doc(tiny_vault, "knowledge/s.md", "---\ntags: x, \"y\"\n---\nokapi note\n")  # (a plain scalar: quotes kept)
+    index = dreamdb.open(tiny_vault)
+    assert [h.tags for h in index.recall("walrus")] == [
+        ["security", "infra", "güvenlik", "réseau", "deep", "rock'n'roll", "“open"]]
+    assert [h.tags for h in index.recall("okapi")] == [["x", "y"]]
+    for tag in ("security", "“Security”", "güvenlik", "réseau", "deep", "rock'n'roll", "“open"):
+        assert [h.doc_id for h in index.recall("walrus", tags=tag)] == ["knowledge/q"], tag
+    index.close()
+    r = CliRunner().invoke(cli, ["list", "--vault", str(tiny_vault), "--tags", "security"])
+    assert r.exit_code == 0 and "knowledge/q" in r.output, r.output
+    for text in ("“‘x’”", "#“x”", "topic:‘x’", "»x«", "''", "“a”b”"):
+        assert clean_tag(clean_tag(text)) == clean_tag(text), text  # a shown tag reads back as itself
+
+
 def test_the_filter_note_names_the_filter_that_excludes_the_matches(vault):
     """QA round 14: --types feature --since -30d blamed both filters though the match was a feature; a match
     that was expired and outside --types got no note."""

@@ -1307,6 +1307,35 @@ def test_an_id_with_spaces_at_its_end_is_shown_quoted_as_it_must_be_typed(tmp_pa
     assert p.returncode == 0 and (vault / "knowledge" / "nb\u00a0sp.md").read_text().rstrip().endswith("y"), p.stderr
 
 
+def test_an_id_with_a_zero_width_space_is_shown_escaped_and_taken_back(tmp_path):
+    """QA round 130-C F4: ``knowledge/data\u200bbase`` was shown with its zero-width space raw, so ``list`` showed
+    ``knowledge/database`` to the eye and ``update knowledge/database`` answered "Did you mean: knowledge/data​base",
+    which retyped failed again; a no-break space was shown escaped. Every invisible character is, as it is."""
+    vault = filled_vault(tmp_path, {"knowledge/data\u200bbase.md": "---\ntitle: DB\n---\nThe quetzal base notes.\n",
+                                    "knowledge/a\u2060b\u00adc.md": "---\ntitle: WJ\n---\nThe quetzal joiner notes.\n"})
+
+    def dreamdb_cli(*args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], capture_output=True,
+                              text=True, timeout=120)
+
+    out = hook(payload("quetzal base and joiner notes", vault.parent)).stdout.decode()
+    assert '[\"knowledge/data\\u200bbase\"]' in out and '[\"knowledge/a\\u2060b\\u00adc\"]' in out, out
+    for args in (["list"], ["recall", "quetzal"]):
+        out = dreamdb_cli(*args).stdout
+        assert '"knowledge/data\\u200bbase"' in out and '"knowledge/a\\u2060b\\u00adc"' in out, (args, out)
+        shown = [line for line in out.splitlines()
+                 if ("knowledge/a" in line or "knowledge/data" in line) and "_dream_context" not in line]
+        assert len(shown) == 2 and not any(c in line for c in "\u200b\u2060\u00ad" for line in shown), (args, out)
+    p = dreamdb_cli("update", "knowledge/database", "--append", "x")
+    assert p.returncode == 7 and 'Did you mean: "knowledge/data\\u200bbase"' in p.stderr, p.stderr
+    for typed in ('"knowledge/data\\u200bbase"', "knowledge/data\\u200bbase"):
+        p = dreamdb_cli("update", typed, "--append", "y")
+        assert p.returncode == 0, p.stderr
+    assert (vault / "knowledge" / "data\u200bbase.md").read_text().rstrip().endswith("y\n\ny")
+    p = dreamdb_cli("update", '"knowledge/a\\u2060b\\u00adc"', "--append", "z")
+    assert p.returncode == 0 and (vault / "knowledge" / "a\u2060b\u00adc.md").read_text().rstrip().endswith("z"), p.stderr
+
+
 def test_the_machines_problems_are_logged_as_such_not_as_a_hook_failure(project, tmp_path):
     """QA round 86-A L3: an index that cannot be created was logged as "hook failed: IndexUnavailable: … <message>
     <hint> (at api.py:474 …); DREAMDB_DEBUG=1 prints the traceback", and a working folder deleted under the hook as

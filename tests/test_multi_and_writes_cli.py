@@ -167,6 +167,23 @@ def test_several_vaults_list_their_documents_and_close_as_a_context_manager(two_
     assert all(i._conn is None for i in index.indexes)  # closed on leaving the block
 
 
+def test_a_changelog_scope_or_type_without_a_letter_or_digit_counts_as_none_in_the_id(tmp_path):
+    """QA round 130-C F8: ``remember --type fix --scope 🚀`` gave the id ``<date>-section-1`` (the slug of a text
+    without letters), as did ``--scope ...`` and ``--type 🐛``; the README says ``<date>-<scope or type>-<n>``, and
+    ``<date>-entry-<n>`` with neither."""
+    v = tmp_path / "_dream_context"
+    write_doc(v, "knowledge/n.md", "note\n")
+    ids = []
+    for args in (["--type", "fix", "--scope", "🚀"], ["--type", "fix", "--scope", "..."], ["--type", "🐛"],
+                 ["--type", "🐛", "--scope", "ui"]):
+        p = cli("remember", "--vault", str(v), *args, "--summary", "s", "--json", "walrus text")
+        assert p.returncode == 0, p.stderr
+        ids.append(re.sub(r"^\d{4}-\d\d-\d\d-", "", json.loads(p.stdout)["id"]))
+    assert ids == ["fix-1", "fix-2", "entry-1", "ui-1"]
+    listed = json.loads(cli("list", "--vault", str(v), "--types", "changelog", "--json").stdout)
+    assert sorted(re.sub(r"^changelog/\d{4}-\d\d-\d\d-", "", d["doc_id"]) for d in listed) == sorted(ids)
+
+
 def test_writes_show_up_at_next_recall(tmp_path):
     v = tmp_path / "_dream_context"
     shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))

@@ -852,6 +852,26 @@ def test_archived_same_named_files_number_after_live_ones_and_own_names_are_not_
     with_archives.close()
 
 
+def test_the_warning_for_two_names_that_differ_only_in_unicode_form_says_so(tiny_vault):
+    """QA round 130-C F5: Grüße.md written in NFC and in NFD were warned of as "knowledge/Grüße.md: indexed as
+    knowledge/Grüße-2 (knowledge/Grüße is the file knowledge/Grüße.md, …)", one file listed twice to the eye."""
+    import unicodedata
+
+    nfc, nfd = (f"knowledge/{unicodedata.normalize(form, 'Grüße')}.md" for form in ("NFC", "NFD"))
+    for path in (nfc, nfd):
+        write_doc(tiny_vault, path, "---\nname: g\n---\n\nx\n")
+    if len(list((tiny_vault / "knowledge").glob("*.md"))) < 2:
+        pytest.skip("this file system stores one form of a name (it normalises Unicode)")
+    index = dreamdb.open(tiny_vault)
+    first, second = sorted((nfc, nfd))
+    (warning,) = [w for w in index.sync().warnings if "indexed as" in w]
+    assert warning == (f"{second}: indexed as knowledge/Grüße-2 (knowledge/Grüße is the file {first}, first in path "
+                       f"order; this file's name is {'NFC' if second == nfc else 'NFD'}, that one's "
+                       f"{'NFC' if first == nfc else 'NFD'}: names that differ only in how their accents are encoded, as"
+                       " one character or as a letter and a combining mark: Unicode NFC and NFD)")
+    index.close()
+
+
 def test_hidden_markdown_files_are_not_documents(tiny_vault):
     """QA round 13: knowledge/.md became the id "knowledge/" that update and delete refused as no slug."""
     write_doc(tiny_vault, "knowledge/.md", "nameless\n")
@@ -2555,6 +2575,39 @@ def test_a_note_indexed_without_its_frontmatter_is_said_until_it_is_fixed(tiny_v
     assert index.status()["frontmatter_unread"] == 0
     assert {h.doc_id for h in index.recall("okapi", top=5, now="2026-06-01")} == {"knowledge/fine"}  # (expired now)
     assert not any("frontmatter" in n for n in index.take_notes())
+    index.close()
+
+
+def test_a_note_indexed_with_undecodable_bytes_replaced_is_listed_by_status_until_it_is_fixed(tiny_vault):
+    """QA round 130-C F10: a note saved in cp1252 was warned of ("invalid UTF-8; undecodable bytes replaced") by the
+    sync that first read it only; later recalls and ``status`` (text and --json) said nothing while its snippet showed
+    ``�bergr��e``. Kept in the index until the file is fixed or removed, and listed by status with the fix."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    path = tiny_vault / "knowledge" / "latin1.md"
+    write_doc(tiny_vault, "knowledge/fine.md", "okapi fine\n")
+    path.write_bytes("---\ntitle: L\n---\n\nÜbergröße Café okapi\n".encode("cp1252"))
+    index = dreamdb.open(tiny_vault)
+    assert "knowledge/latin1.md: invalid UTF-8; undecodable bytes replaced" in index.sync().warnings
+    for _ in range(2):  # (the file unchanged: not read again, still listed)
+        assert index.sync().warnings == []
+        status = index.status()
+        assert (status["text_replaced"], status["text_replaced_examples"]) == (1, ["knowledge/latin1.md"])
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault)])
+    assert r.exit_code == 0 and ("in part:        1 file indexed with undecodable bytes replaced (�)"
+                                 " (knowledge/latin1.md): not valid UTF-8; re-save it as UTF-8") in r.output, r.output
+    r = CliRunner().invoke(cli, ["status", "--vault", str(tiny_vault), "--json"])
+    assert json.loads(r.output)["text_replaced_examples"] == ["knowledge/latin1.md"], r.output
+    (tiny_vault / "knowledge" / "sub").mkdir()
+    path = path.rename(tiny_vault / "knowledge" / "sub" / "latin1.md")  # (moved, its bytes unchanged: not read again)
+    index.sync()
+    assert index.status()["text_replaced_examples"] == ["knowledge/sub/latin1.md"]
+    path.write_text("---\ntitle: L\n---\n\nÜbergröße Café okapi\n", encoding="utf-8")
+    index.sync()
+    assert index.status()["text_replaced"] == 0
+    assert "Übergröße" in index.recall("okapi übergröße")[0].snippet
     index.close()
 
 

@@ -226,6 +226,12 @@ def status_cmd(vault, as_json):
                    f" frontmatter ({', '.join(output.visible_id(p) for p in st['frontmatter_unread_examples'])}{more}):"
                    " title, dates, tags and flags unknown until fixed (bad YAML or a merge conflict; dreamdb sync"
                    " --force names the reason)")
+    if st["text_replaced"]:  # (QA round 130-C F10: a note saved in cp1252, warned of by its first sync only)
+        n = st["text_replaced"]
+        more = ", …" if n > len(st["text_replaced_examples"]) else ""
+        click.echo(f"in part:        {n} file{'s' if n != 1 else ''} indexed with undecodable bytes replaced (�)"
+                   f" ({', '.join(output.visible_id(p) for p in st['text_replaced_examples'])}{more}): not valid UTF-8;"
+                   f" re-save {'them' if n != 1 else 'it'} as UTF-8")
     click.echo(f"last sync:      {st['last_sync']}")
     waiting = (f" (migrations {', '.join(map(str, st['pending_migrations']))} wait for a SQLite that loads"
                " sqlite-vec)" if st["pending_migrations"] else "")

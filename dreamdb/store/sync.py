@@ -31,7 +31,8 @@ from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
-from dreamdb.vault.discover import UNSCANNED, SourceFile, classify, in_archive, read_source, stamp, walk_sources
+from dreamdb.vault.discover import (ACCENT_ENCODINGS, UNSCANNED, SourceFile, accent_form, accent_twins, classify, in_archive,
+                                   read_source, stamp, walk_sources)
 from dreamdb.vault.tags import tag_key
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}.{IDENTIFIERS_VERSION}"
@@ -212,11 +213,28 @@ frontmatter (it could not be read: bad YAML, a merge conflict, too large, not cl
 removed (:func:`frontmatter_unread`)."""
 
 
+TEXT_REPLACED_KEY = "text_replaced"
+"""``meta`` key: a JSON object ``{vault-relative path: the sync's warning}`` of the files indexed with undecodable
+bytes replaced (not UTF-8: a note saved in cp1252), kept until the file is fixed or removed (:func:`text_replaced`)."""
+
+
 def frontmatter_unread(conn) -> dict[str, str]:
     """``{vault-relative path: why}`` of the notes the index holds without their frontmatter (their title, dates, tags
     and flags unknown), as the syncs that read them warned (QA round 119-B F2: said by one sync only, then nowhere,
     while a note whose ``expires`` was lost came back in every recall)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (FRONTMATTER_UNREAD_KEY,)).fetchone()
+    return _kept_warnings(conn, FRONTMATTER_UNREAD_KEY)
+
+
+def text_replaced(conn) -> dict[str, str]:
+    """``{vault-relative path: why}`` of the files the index holds with undecodable bytes replaced by U+FFFD, as the
+    syncs that read them warned (QA round 130-C F10: said by the first sync only, while every snippet showed ``�``)."""
+    return _kept_warnings(conn, TEXT_REPLACED_KEY)
+
+
+def _kept_warnings(conn, key: str) -> dict[str, str]:
+    """The ``{path: warning}`` object ``meta`` holds under ``key`` (:data:`FRONTMATTER_UNREAD_KEY`,
+    :data:`TEXT_REPLACED_KEY`); ``{}`` for none, or for a value that is no such object."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     try:
         data = json.loads(row[0]) if row else {}
     except (TypeError, ValueError):
@@ -224,12 +242,12 @@ def frontmatter_unread(conn) -> dict[str, str]:
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
 
 
-def _save_frontmatter_unread(conn, unread: dict[str, str]) -> None:
-    if unread:
+def _save_kept_warnings(conn, key: str, kept: dict[str, str]) -> None:
+    if kept:
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                     (FRONTMATTER_UNREAD_KEY, json.dumps(dict(sorted(unread.items())), ensure_ascii=False)))
+                     (key, json.dumps(dict(sorted(kept.items())), ensure_ascii=False)))
     else:
-        conn.execute("DELETE FROM meta WHERE key = ?", (FRONTMATTER_UNREAD_KEY,))
+        conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
 
 def unreadable_paths(conn) -> list[str]:
@@ -573,19 +591,26 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         from dreamdb.reinstall import require_same_install
 
         require_same_install()
-    from dreamdb.vault.parse import frontmatter_unread as unread_because, parse_file
+    from dreamdb.vault.parse import frontmatter_unread as unread_because, parse_file, text_replaced as replaced_because
 
-    unread: dict[str, str] | None = {} if held is not None else None  # (read at the first change; a rebuild reads all)
+    # the warnings kept for status (meta key → which of a file's warnings, without its path), and what the index
+    # holds of them: {meta key: {path: warning}}, read at the first change (a rebuild reads every file)
+    because = {FRONTMATTER_UNREAD_KEY: unread_because, TEXT_REPLACED_KEY: replaced_because}
+    kept_by_key: dict[str, dict[str, str]] | None = {key: {} for key in because} if held is not None else None
 
-    def note_unread(path: str, file_warnings=()) -> None:
-        nonlocal unread
-        if unread is None:
-            unread = frontmatter_unread(conn)
-        why = next((w for w in (unread_because(w, path) for w in file_warnings) if w), None)
-        if why:
-            unread[path] = why
-        else:
-            unread.pop(path, None)
+    def kept_warnings() -> dict[str, dict[str, str]]:
+        nonlocal kept_by_key
+        if kept_by_key is None:
+            kept_by_key = {key: _kept_warnings(conn, key) for key in because}
+        return kept_by_key
+
+    def note_kept(path: str, file_warnings=()) -> None:
+        for key, found in kept_warnings().items():
+            why = next((w for w in (because[key](w, path) for w in file_warnings) if w), None)
+            if why:
+                found[path] = why
+            else:
+                found.pop(path, None)
     candidates, removed, report.unchanged = _plan(sources, stored, vault)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     postings = BulkPostings(conn) if bulk and BulkPostings.wanted(conn) else None
@@ -661,10 +686,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             # renamed was parsed and analysed again, 2.2 times a first sync): its documents now name the new path
             moved_from = was.pop(0)
             note_held(moved_from)
-            if unread is None:
-                unread = frontmatter_unread(conn)
-            if moved_from in unread:
-                unread[src.rel_path] = unread.pop(moved_from)
+            for found in kept_warnings().values():
+                if moved_from in found:
+                    found[src.rel_path] = found.pop(moved_from)
             _move_file(conn, moved_from, src, sha, now)
             moved_away.add(moved_from)
             touched.add(natural_doc_id(src.type, src.rel_path))
@@ -698,8 +722,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                 warnings.append(f"{src.rel_path}: kept the {kept} document{'s' if kept != 1 else ''} indexed before it broke; fix the file to update them")
                 report.unchanged += 1
                 continue
-        if src.kind in ("markdown", "memory"):  # (after the branches that keep its documents as they were: QA round
-            note_unread(src.rel_path, file_warnings)  # 120-A F11; a memory file's frontmatter too: 121-A F6)
+        # (after the branches that keep its documents as they were: QA round 120-A F11; a memory file's frontmatter
+        # too: 121-A F6; a changelog's bytes replaced: 130-C F10)
+        note_kept(src.rel_path, file_warnings)
         if src.kind == "markdown" and old is not None:
             note_held(src.rel_path)
         # a file with nothing readable in it (binary, a CHANGELOG.json that is no JSON) is listed by status as one
@@ -729,9 +754,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             note_held(path)
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
         report.removed += 1
-        note_unread(path)
-    if unread is not None:
-        _save_frontmatter_unread(conn, unread)
+        note_kept(path)
+    for key, found in (kept_by_key or {}).items():
+        _save_kept_warnings(conn, key, found)
     number_same_names(conn, touched, new_paths, warn=warnings.append, gone=held_before)
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)
@@ -960,10 +985,15 @@ RENUMBERED_GUARD_DAYS = 1.0
 
 
 def _first_because(first: str, path: str) -> str:
-    """``first`` and why it keeps the name rather than ``path`` (both vault-relative), for a sync's warning."""
+    """``first`` and why it keeps the name rather than ``path`` (both vault-relative), for a sync's warning; when the
+    two names print alike (:func:`dreamdb.vault.discover.accent_twins`), which is which and why they are two."""
     if in_archive(path) and not in_archive(first):
-        return f"{first}, a live file (archived files come after live ones)"
-    return f"{first}, first in path order"
+        because = f"{first}, a live file (archived files come after live ones)"
+    else:
+        because = f"{first}, first in path order"
+    if accent_twins(path, first):  # (the two names looked like one file listed twice: QA round 130-C F5)
+        because += f"; this file's name is {accent_form(path)}, that one's {accent_form(first)}: {ACCENT_ENCODINGS}"
+    return because
 
 
 def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,

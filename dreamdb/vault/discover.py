@@ -401,6 +401,30 @@ def escapes_only(text: str) -> bool:
     return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
+ACCENT_ENCODINGS = ("names that differ only in how their accents are encoded, as one character or as a letter and a"
+                    " combining mark: Unicode NFC and NFD")
+"""Why two file names that print alike are two names (:func:`accent_twins`), as ``update`` and ``sync`` say it."""
+
+
+def accent_twins(name: str, other: str) -> bool:
+    """Whether two names are different strings that are equal in NFC (``café`` written with ``é`` and with ``e`` and
+    U+0301): printed, they look like one name (QA round 103-C F8)."""
+    import unicodedata
+
+    return name != other and unicodedata.normalize("NFC", name) == unicodedata.normalize("NFC", other)
+
+
+def accent_form(name: str) -> str:
+    """Which Unicode normal form a name is in, for telling :func:`accent_twins` apart: ``"NFC"`` (accents as one
+    character, as Linux and Windows keyboards write them), ``"NFD"`` (a letter and a combining mark, as macOS
+    file systems wrote names), or ``"mixed NFC and NFD"``."""
+    import unicodedata
+
+    if unicodedata.is_normalized("NFC", name):
+        return "NFC"
+    return "NFD" if unicodedata.is_normalized("NFD", name) else "mixed NFC and NFD"
+
+
 def python_reads_names_as() -> str | None:
     """The encoding this Python decodes file names and command-line arguments with, when it is not UTF-8 (the C or
     POSIX locale with ``PYTHONUTF8=0``: ``ascii``), else ``None``. Under it every non-ASCII name arrives as

@@ -71,10 +71,16 @@ class Document:
 
 
 def slugify(text: str) -> str:
-    """Lowercase ASCII-ish slug: letters/digits joined by ``-`` (Turkish letters kept)."""
+    """Lowercase ASCII-ish slug: letters/digits joined by ``-`` (Turkish letters kept); ``section`` for a text
+    without any (``🚀``, ``...``)."""
+    return _slug_or_empty(text) or "section"
+
+
+def _slug_or_empty(text: str) -> str:
+    """:func:`slugify`, but ``""`` for a text without letters or digits."""
     text = unicodedata.normalize("NFC", text).replace("İ", "i").lower()
     text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-_")
-    return re.sub(r"-{2,}", "-", text) or "section"
+    return re.sub(r"-{2,}", "-", text)
 
 
 def _as_text(value) -> str:
@@ -602,6 +608,8 @@ def _slug_date(value) -> str:
 def changelog_slugs(entries: list) -> list[str]:
     """Stable slugs ``<date>-<scope or type>-<n>`` for changelog entries, in file order.
 
+    A scope or type without a letter or digit (``🚀``, ``...``) counts as none: the type is used, or ``entry``
+    (QA round 130-C F8: the slug of such a scope was ``section``, ids such as ``2026-12-06-section-1``).
     ``n`` (1-based) counts the entries sharing the same date and scope from the
     oldest end of the file, so adding a new entry at the newest end (either
     order, detected from the first and last dates) never renames old ones.
@@ -609,7 +617,8 @@ def changelog_slugs(entries: list) -> list[str]:
     bases = []
     for e in entries:
         e = e if isinstance(e, dict) else {}
-        scope = slugify(str(e.get("scope") or e.get("type") or "entry"))
+        scope = next((slug for slug in (_slug_or_empty(str(e.get(key))) for key in ("scope", "type") if e.get(key))
+                      if slug), "entry")
         bases.append(f"{_slug_date(e.get('date'))}-{scope}")
     dates = [str(e.get("date") or "") for e in entries if isinstance(e, dict) and e.get("date")]
     newest_first = len(dates) >= 2 and dates[0] > dates[-1]
@@ -865,14 +874,28 @@ def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
                 except UnicodeDecodeError:
                     pass
             return (raw.decode(codec, errors="replace"),
-                    f"{rel_path}: starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text; "
-                    "undecodable bytes replaced")
+                    f"{rel_path}: starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text"
+                    + _REPLACED_TAIL)
     if b"\x00" in raw[:8192]:
         return None, f"{rel_path}: looks binary (NUL bytes); skipped"
     try:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError:
-        return raw.decode("utf-8-sig", errors="replace"), f"{rel_path}: invalid UTF-8; undecodable bytes replaced"
+        return raw.decode("utf-8-sig", errors="replace"), f"{rel_path}: invalid UTF-8{_REPLACED_TAIL}"
+
+
+_REPLACED_TAIL = "; undecodable bytes replaced"
+"""How :func:`decode` ends its warning of a file read with undecodable bytes replaced (:func:`text_replaced`)."""
+
+
+def text_replaced(warning: str, rel_path: str) -> str | None:
+    """What :func:`decode`'s ``warning`` on ``rel_path`` says when it is one of bytes it could not decode and replaced
+    (``invalid UTF-8``: a note saved in cp1252 or Latin-1), without the path; else ``None``. The sync keeps these
+    (``meta`` ``text_replaced``) for ``status``, since the file, unchanged, is not read again (QA round 130-C F10)."""
+    prefix = f"{rel_path}: "
+    if warning.startswith(prefix) and warning.endswith(_REPLACED_TAIL):
+        return warning[len(prefix):]
+    return None
 
 
 MAX_NOTE_CHARS = 4 * 1024 * 1024

@@ -9,17 +9,39 @@ import unicodedata
 
 
 def clean_tag(text: str) -> str:
-    """A tag as written (``"#topic:Recall "``) → the tag itself (``"Recall"``): stripped, a leading ``#``
+    """A tag as written (``"#topic:Recall "``) → the tag itself (``"Recall"``): stripped, a matched pair of quote
+    marks around the whole tag (``“security”``, ``‘infra’``, ``«x»``, ``"x"``: :data:`_QUOTE_PAIRS`), a leading ``#``
     (Obsidian's inline form) and a facet prefix up to the last ``:`` removed (their fullwidth forms too); case kept.
+    Quote marks inside a tag (``rock'n'roll``) or without their pair (``“x``) are kept.
 
-    Idempotent (a cleaned tag has no ``:`` and no leading ``#``), so a tag copied from dreamdb's output
-    into ``--tags`` is read as the same tag.
+    Idempotent (a cleaned tag has no ``:``, no leading ``#`` and no quote pair around it), so a tag copied from
+    dreamdb's output into ``--tags`` is read as the same tag.
     """
-    tag = text.strip().lstrip(_HASHES).strip()
+    tag = _unquote(text).lstrip(_HASHES).strip()
     cut = max(map(tag.rfind, _COLONS))
     if cut >= 0:
         tag = tag[cut + 1:].strip().lstrip(_HASHES).strip()
+    unquoted = _unquote(tag)  # (#“x”, topic:“x”: quotes inside the # or the facet prefix)
+    return tag if unquoted == tag else clean_tag(unquoted)
+
+
+def _unquote(text: str) -> str:
+    """``text`` stripped, and without the matched quote pairs around it (``“‘x’”`` → ``x``)."""
+    tag = text.strip()
+    while len(tag) >= 2 and tag[-1] in _QUOTE_PAIRS.get(tag[0], ""):
+        tag = tag[1:-1].strip()
     return tag
+
+
+_QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u201d": "\u201d", "\u201e": "\u201c\u201d",
+                "\u2018": "\u2019", "\u2019": "\u2019", "\u201a": "\u2018\u2019", "\u00ab": "\u00bb",
+                "\u00bb": "\u00ab\u00bb", "\u2039": "\u203a", "\u203a": "\u2039\u203a", "\uff02": "\uff02",
+                "\uff07": "\uff07"}
+"""Each opening quote mark → the marks that close it: straight ``"x"`` and ``'x'`` (left around a tag in a YAML flow
+list that YAML did not read as quotes), English ``“x”`` and ``‘x’`` (macOS and Word put them in for straight ones),
+Swedish ``”x”`` and ``’x’``, German and Polish ``„x“`` ``„x”`` ``‚x‘``, French ``«x»`` ``‹x›``, Danish ``»x«``
+``›x‹``, fullwidth ``＂x＂``. A tag written ``“security”`` was stored with its quotes, so ``--tags security`` found
+nothing (QA round 130-C F9)."""
 
 
 _HASHES = "#\uff03\ufe5f"

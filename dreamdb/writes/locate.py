@@ -16,8 +16,8 @@ from shlex import quote as shlex_quote
 from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
-from dreamdb.output import typable_id
-from dreamdb.vault.discover import VAULT_DIR_NAME, in_archive, is_utf8, walk
+from dreamdb.output import typable_id, untypable
+from dreamdb.vault.discover import ACCENT_ENCODINGS, VAULT_DIR_NAME, in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
 
@@ -81,8 +81,8 @@ _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 def _typed_back(slug: str) -> str:
     """A name as :func:`dreamdb.output.typable_id` shows it, typed back: the quotes around it dropped and each
-    ``\\uXXXX`` of a space character (``\\u00a0``) made that character again (QA round 87 L4: the form shown could
-    not be passed back). Any other name is returned as it is."""
+    ``\\uXXXX`` of a character it writes so (:func:`dreamdb.output.untypable`: ``\\u00a0``, ``\\u200b``) made that
+    character again (QA round 87 L4: the form shown could not be passed back). Any other name is returned as it is."""
     if len(slug) >= 2 and slug[0] == slug[-1] == '"':
         slug = slug[1:-1]
     if "\\u" not in slug:
@@ -90,7 +90,7 @@ def _typed_back(slug: str) -> str:
 
     def space(m: re.Match) -> str:
         c = chr(int(m.group(1), 16))
-        return c if c.isspace() else m.group(0)
+        return c if untypable(c) else m.group(0)
 
     return _ESCAPED.sub(space, slug)
 
@@ -867,8 +867,7 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
     # (two names that look the same: QA round 103-C F8, café.md written with é and with e + U+0301)
     twins = len({unicodedata.normalize("NFC", p) for p in paths}) < len(set(paths))
     raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}"
-                     + (" (names that differ only in how their accents are encoded, as one character or as a letter "
-                        "and a combining mark: Unicode NFC and NFD)" if twins else "") + ". "
+                     + (f" ({ACCENT_ENCODINGS})" if twins else "") + ". "
                      f"Pass the file's path to say which one (e.g. {paths[-1]}).",
                      hint="A path relative to the vault always names one file"
                      + (f" (an id with a number suffix, such as {suffixed[0]}, does too)." if suffixed else "."))
