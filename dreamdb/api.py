@@ -620,7 +620,9 @@ class Index:
         is made in the vault as it is (a vault moved away is not created again: QA round 62 H1)."""
         return not config.is_vault_index_folder(self.index_path.parent, self.vault)
 
-    def _open(self):
+    def _open(self, *, again: bool = False, was_fresh: bool = False):
+        """The index's connection, ready: the file made, migrated, damaged files rebuilt (see :attr:`conn`).
+        ``again``: this is the second try after a "disk I/O error" (see below), of a new index if ``was_fresh``."""
         migrations_dir()  # (a broken install is no damaged index: nothing is rebuilt, deleted, QA round 93-C F1)
         self.carry_over()
         kind = self._check_index_file()
@@ -651,7 +653,7 @@ class Index:
                            " writable."),
             ) from exc
         try:
-            fresh = os.path.getsize(self.index_path) == 0
+            fresh = was_fresh or os.path.getsize(self.index_path) == 0
         except OSError:
             fresh = True
         conn = None
@@ -678,6 +680,14 @@ class Index:
         except db.OperationalError as exc:
             if db.is_lock_error(exc):
                 raise
+            if not again and "disk I/O error" in str(exc):
+                # (once more: another program removing the index files during the open fails it so, and the open
+                # then finds them gone or new; a failing disk fails again. QA round 130-A F3: `rm -f index.db*`
+                # under a live Index was said to be a file size limit, a disk quota or a failing disk)
+                if conn is not None:
+                    with suppress(db.DatabaseError):
+                        conn.close()
+                return self._open(again=True, was_fresh=fresh)
             opened = self._open_unwritable(exc, fresh, conn)
             return opened if opened is not None else self._rebuild(exc, found_in=seen)
         except IndexTooNew:

@@ -595,6 +595,30 @@ def test_an_index_file_rewritten_in_place_under_a_live_index_is_reopened(example
     assert ran.stdout.splitlines()[1:] == [f"after {before.split()[1]} [True]", "check []"], ran.stdout
 
 
+def test_index_files_removed_during_the_open_are_made_again_not_blamed_on_the_disk(example_vault, monkeypatch):
+    """QA round 130-A F3: ``rm -f .dreamdb/index.db*`` by another program while an Index opened the index failed the
+    open with "disk I/O error", told as a file size limit, a disk quota or a failing disk. The open is tried once
+    more. (The files are removed here right after the first connection is made, where the race removed them.)"""
+    from dreamdb import api
+
+    made = []
+    connect = api.Index._connect
+
+    def connect_then_lose_the_files(self):
+        conn = connect(self)
+        made.append(conn)
+        if len(made) == 1:
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(f"{self.index_path}{suffix}")
+        return conn
+
+    monkeypatch.setattr(api.Index, "_connect", connect_then_lose_the_files)
+    with dreamdb.open(example_vault) as index:
+        assert _top(index, "sleep debt")[0] == "feature/sleep-consolidation"
+        assert len(made) == 2 and index.check() == []
+
+
 def test_take_notes_loses_no_note_another_thread_adds_meanwhile(example_vault):
     """QA round 114-A F4: take_notes() copied the notes, then cleared them: a note another thread's call added in
     between was lost (197 of 450 collected while three threads recalled)."""
