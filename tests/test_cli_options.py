@@ -569,6 +569,43 @@ def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
         assert hoist_options(unchanged) == unchanged
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--json", "embed", "bogus"], "No such command 'bogus'."),
+    (["--json", "model", "stats"], "No such command 'stats'. Did you mean 'status'?"),
+    (["--json", "hook", "instal", "--project", "proj"], "No such command 'instal'. Did you mean one of: 'install', "
+                                                        "'uninstall'?"),
+    (["--vault", "v", "--json", "lexicon", "biuld"], "No such command 'biuld'. Did you mean 'build'?"),
+    (["--json", "embed"], "Missing command: dreamdb embed needs one of its commands (compact, dedup, refresh, status)."),
+    (["embed", "--json"], "Missing command: dreamdb embed needs one of its commands (compact, dedup, refresh, status)."),
+    (["--vault", "v", "--json", "embed"], "Missing command: dreamdb embed needs one of its commands"),
+    (["--vault", "v", "model"], "Missing command: dreamdb model needs one of its commands (build, download, install,"
+                                " status)."),
+    (["--json", "hook"], "Missing command: dreamdb hook needs one of its commands (install, uninstall, "
+                         "user-prompt-submit)."),
+])
+def test_json_before_a_group_leaves_the_real_error(args, says, capsys):
+    """QA round 130-D F1: `dreamdb --json embed bogus` (and every group's wrong or missing subcommand after a leading
+    --json) said "No such option '--json'. Did you mean '--version'?", though --help says --json may come first."""
+    from dreamdb.entry import main
+
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert says in err and "--json'" not in err and "--vault option" not in err, err
+    if "--json" in args:
+        assert json.loads(out)["error"]["message"].startswith(says) and json.loads(out)["error"]["exit_code"] == 2
+
+
+@pytest.mark.parametrize("args", [["--json", "embed", "--help"], ["--vault", "v", "--json", "model", "-h"],
+                                  ["embed", "--help", "--json"], ["--json", "hook", "--help"]])
+def test_json_before_a_group_with_help_shows_its_help(args, capsys):
+    from dreamdb.entry import main
+
+    group = next(a for a in args if a in ("embed", "model", "hook"))
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"Usage: dreamdb {group} [OPTIONS] COMMAND [ARGS]...") and not err
+
+
 def test_leading_options_without_a_command_say_the_command_is_missing(capsys):
     """QA round 72-A: `dreamdb --vault examples` said "No such option '--vault'", though --help says it may come
     first; `dreamdb --json` suggested --version."""
@@ -591,15 +628,22 @@ def test_the_commands_that_take_json_are_the_ones_the_hoist_knows():
     from dreamdb.cli import cli
     from dreamdb.entry import JSON_COMMANDS
 
+    from dreamdb.entry import _GROUPS, NO_JSON_COMMANDS
+
     ctx = click.Context(cli)
-    found = set()
+    found, every, groups = set(), set(), set()
     for name in cli.list_commands(ctx):
         command = cli.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            groups.add(name)
         subs = command.commands.items() if isinstance(command, click.Group) else [(None, command)]
         for sub, cmd in subs:
+            every.add(f"{name} {sub}" if sub else name)
             if any("--json" in p.opts for p in cmd.params):
                 found.add(f"{name} {sub}" if sub else name)
     assert found == set(JSON_COMMANDS)
+    assert every - found == set(NO_JSON_COMMANDS)  # (the subcommands a leading --json is not moved to)
+    assert groups == set(_GROUPS)
 
 
 def test_the_root_help_says_vault_and_json_may_come_before_the_command():
