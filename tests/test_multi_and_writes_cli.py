@@ -1036,12 +1036,22 @@ def test_long_text_for_writes_comes_from_a_file_or_standard_input(tmp_path):
                           (["remember", "x", "--file", str(tmp_path / "long.txt")], "TEXT and --file both give"),
                           (["update", "decision-sqlite-index", "--append", "x", "--append-file", "-"],
                            "--append and --append-file both give"),
-                          (["update", "decision-sqlite-index", "--content-file", str(tmp_path / "missing.txt")],
-                           "Cannot read --content-file"),
                           (["update", "decision-sqlite-index", "--content-file", str(tmp_path / "latin1.txt")],
                            "is not UTF-8 text (byte 3")):
         p = cli(args[0], "--vault", str(v), *args[1:])
         assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+    # a file that is not there is not found, exit 7 (QA round 130-D F2: 2, "Cannot read --file …: No such file")
+    for args, message in ((["update", "decision-sqlite-index", "--content-file", str(tmp_path / "missing.txt")],
+                           f"No file at {tmp_path / 'missing.txt'} (--content-file): the path does not exist."),
+                          (["update", "decision-sqlite-index", "--append-file", str(tmp_path)],
+                           f"No file at {tmp_path} (--append-file): the path is a folder, not a file."),
+                          (["remember", "--file", str(tmp_path / "missing.txt"), "--json"],
+                           f"No file at {tmp_path / 'missing.txt'} (--file): the path does not exist.")):
+        p = cli(args[0], "--vault", str(v), *args[1:])
+        assert p.returncode == 7 and message in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+        if "--json" in args:
+            assert json.loads(p.stdout)["error"] == {"message": message, "hint": "Give --file an existing file (or - "
+                                                     "for standard input).", "exit_code": 7}
     assert {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts} == before
 
 
