@@ -32,6 +32,12 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's trial run went on
             signal.signal(signal.SIGHUP, _interrupt)  # with no time limit, in a session of its own)
         _quiet_swallowed_interrupts()
+    elif argv is None and uses_index(hoist_options(args)):
+        import signal  # (QA round 130-D F3: `sync --json` killed by SIGTERM exited 143 with nothing on stdout)
+
+        _DECIDED = False
+        signal.signal(signal.SIGTERM, _interrupt)
+        _quiet_swallowed_interrupts()
     try:
         try:
             code = _main(args)
@@ -134,6 +140,18 @@ def changes_files(args: list[str]) -> bool:
     settings: ``remember``, ``update``, ``delete``, ``hook install``, ``hook uninstall``. The executable then handles
     SIGTERM as Ctrl-C (:func:`_interrupt`): the command says whether its change was saved."""
     return args[:1] in (["remember"], ["update"], ["delete"]) or args[:2] in (["hook", "install"], ["hook", "uninstall"])
+
+
+def uses_index(args: list[str]) -> bool:
+    """Whether ``args`` (options hoisted: :func:`hoist_options`) run a command that reads or writes a vault's index
+    (and syncs it first): ``sync``, ``recall``, ``status``, ``list``, ``embed refresh``/``status``/``compact``/``dedup``.
+    The executable then handles SIGTERM as Ctrl-C (:func:`_interrupt`): ``Interrupted.``, exit 130 (the JSON error
+    with ``--json``), the sync under way rolled back, where SIGTERM's default ended the process with 143 and nothing
+    said (QA round 130-D F3). Not ``sql``: Python runs a handler between bytecodes, so it would wait for the query,
+    where the default ends it at once (:func:`dreamdb.cli.options.sigterm_as_interrupt`); nor the prompt hook, which
+    must end as fast as it can."""
+    return args[:1] in (["sync"], ["recall"], ["status"], ["list"]) or args[:2] in (
+        ["embed", "refresh"], ["embed", "status"], ["embed", "compact"], ["embed", "dedup"])
 
 
 def _is_hook(args: list[str]) -> bool:

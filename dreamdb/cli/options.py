@@ -232,7 +232,8 @@ def sigterm_as_interrupt():
 
     ``timeout`` or an agent's harness stopping a slow command sends SIGTERM, whose default action kills the
     process wherever it is: a refresh lost its running batch's report. As a Ctrl-C, ``embed refresh`` says what
-    it kept (the write commands handle SIGTERM for the whole process: :func:`dreamdb.entry.changes_files`). Python
+    it kept (the write commands and those that sync the index handle SIGTERM for the whole process:
+    :func:`dreamdb.entry.changes_files`, :func:`dreamdb.entry.uses_index`). Python
     runs the handler between bytecodes, so it is kept off long calls into C (``dreamdb sql``'s query).
     Outside the main thread (some test runners) nothing changes.
     """
