@@ -144,7 +144,8 @@ def changes_files(args: list[str]) -> bool:
 
 def uses_index(args: list[str]) -> bool:
     """Whether ``args`` (options hoisted: :func:`hoist_options`) run a command that reads or writes a vault's index
-    (and syncs it first): ``sync``, ``recall``, ``status``, ``list``, ``embed refresh``/``status``/``compact``/``dedup``.
+    (and syncs it first): ``sync``, ``recall``, ``status``, ``list``, ``embed refresh``, ``status``, ``compact``,
+    ``dedup``.
     The executable then handles SIGTERM as Ctrl-C (:func:`_interrupt`): ``Interrupted.``, exit 130 (the JSON error
     with ``--json``), the sync under way rolled back, where SIGTERM's default ended the process with 143 and nothing
     said (QA round 130-D F3). Not ``sql``: Python runs a handler between bytecodes, so it would wait for the query,
@@ -221,7 +222,8 @@ def _group_alone(args: list[str]) -> str | None:
     """The group ``args`` (options hoisted) name with nothing after it but ``--vault PATH``, ``--json`` and ``-h`` or
     ``--help`` (``dreamdb embed --json``: click said "No such option '--json'", or that embed has no ``--vault``;
     QA round 130-D F1), else ``None``."""
-    if len(args) > 1 and args[0] in _GROUPS and _only_leading_options([a for a in args[1:] if a not in ("-h", "--help")]):
+    if len(args) > 1 and args[0] in _GROUPS and _only_leading_options([a for a in args[1:]
+                                                                        if a not in ("-h", "--help")]):
         return args[0]
     return None
 
@@ -330,9 +332,11 @@ def _main(args: list[str]) -> int:
         args = [group, "--help"]  # (its help needs neither --vault nor --json)
     elif group is not None:
         subs = _SUBCOMMANDS[group]
-        example = f"dreamdb {group} {'status' if 'status' in subs else subs[0]}" + (" --json" if "--json" in args else "")
-        return quickcli.print_error(f"Missing command: dreamdb {group} needs one of its commands ({', '.join(subs)}).",
-                                    f"Name it after {group}, e.g. {example} (dreamdb {group} --help describes them).", 2)
+        example = f"dreamdb {group} {'status' if 'status' in subs else subs[0]}"
+        example += " --json" if "--json" in args else ""
+        return quickcli.print_error(
+            f"Missing command: dreamdb {group} needs one of its commands ({', '.join(subs)}).",
+            f"Name it after {group}, e.g. {example} (dreamdb {group} --help describes them).", 2)
     if _is_hook(args):
         from dreamdb.hook import note_ignored_arguments, run_stdin
 

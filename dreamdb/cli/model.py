@@ -11,8 +11,8 @@ from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
 
-_FROM_HINT = ("Point --from at a folder with tokenizer.json and model.onnx (e.g. a copy of the multilingual-e5-small ONNX"
-              " export).")
+_FROM_HINT = ("Point --from at a folder with tokenizer.json and model.onnx (e.g. a copy of the multilingual-e5-small"
+              " ONNX export).")
 
 
 @click.group("model", cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
