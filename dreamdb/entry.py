@@ -32,6 +32,12 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's trial run went on
             signal.signal(signal.SIGHUP, _interrupt)  # with no time limit, in a session of its own)
         _quiet_swallowed_interrupts()
+    elif argv is None and uses_index(hoist_options(args)):
+        import signal  # (QA round 130-D F3: `sync --json` killed by SIGTERM exited 143 with nothing on stdout)
+
+        _DECIDED = False
+        signal.signal(signal.SIGTERM, _interrupt)
+        _quiet_swallowed_interrupts()
     try:
         try:
             code = _main(args)
@@ -136,6 +142,19 @@ def changes_files(args: list[str]) -> bool:
     return args[:1] in (["remember"], ["update"], ["delete"]) or args[:2] in (["hook", "install"], ["hook", "uninstall"])
 
 
+def uses_index(args: list[str]) -> bool:
+    """Whether ``args`` (options hoisted: :func:`hoist_options`) run a command that reads or writes a vault's index
+    (and syncs it first): ``sync``, ``recall``, ``status``, ``list``, ``embed refresh``, ``status``, ``compact``,
+    ``dedup``.
+    The executable then handles SIGTERM as Ctrl-C (:func:`_interrupt`): ``Interrupted.``, exit 130 (the JSON error
+    with ``--json``), the sync under way rolled back, where SIGTERM's default ended the process with 143 and nothing
+    said (QA round 130-D F3). Not ``sql``: Python runs a handler between bytecodes, so it would wait for the query,
+    where the default ends it at once (:func:`dreamdb.cli.options.sigterm_as_interrupt`); nor the prompt hook, which
+    must end as fast as it can."""
+    return args[:1] in (["sync"], ["recall"], ["status"], ["list"]) or args[:2] in (
+        ["embed", "refresh"], ["embed", "status"], ["embed", "compact"], ["embed", "dedup"])
+
+
 def _is_hook(args: list[str]) -> bool:
     """Whether ``args`` run the prompt hook: ``hook`` then ``user-prompt-submit``, whatever else is around them
     (not ``--help``). Claude Code reads a hook's exit code 2 as "block this prompt and erase it", so an option
@@ -157,7 +176,12 @@ JSON_COMMANDS = frozenset((
 """The commands that take ``--json`` (a test keeps this equal to the click commands; listed here so that
 recall's fast path does not import click to find out)."""
 
-_COMMAND_NAMES = frozenset(c.split()[0] for c in JSON_COMMANDS)
+NO_JSON_COMMANDS = frozenset(("hook user-prompt-submit",))
+"""The commands that take no ``--json``: with :data:`JSON_COMMANDS`, every command (a test keeps them so)."""
+
+_SUBCOMMANDS = {group: sorted(c.split()[1] for c in JSON_COMMANDS | NO_JSON_COMMANDS if c.split()[0] == group)
+                for group in _GROUPS}
+"""Each group's subcommands, by name."""
 
 
 def hoist_options(args: list[str]) -> list[str]:
@@ -166,10 +190,14 @@ def hoist_options(args: list[str]) -> list[str]:
     ``dreamdb --vault ~/p recall "x"`` is how ``git -C`` and ``docker --host`` are typed; the
     options belong to each command (``recall`` repeats ``--vault``, ``model`` has none), so they are
     moved behind the command's name (``embed refresh``: behind both words), where that command reads
-    or refuses ``--vault``. ``--json`` moves only to a command that takes it (:data:`JSON_COMMANDS`;
-    not ``hook user-prompt-submit``), or to an unknown one (click then names it, with the commands
-    it may have meant), else it stays where it was. Anything else is returned
-    unchanged: nothing before the command, ``--vault`` without its path, or no command after it.
+    or refuses ``--vault``. ``--json`` moves too, except to a command that takes none
+    (:data:`NO_JSON_COMMANDS`: ``hook user-prompt-submit``), where it stays where it was. To an unknown command
+    or subcommand it moves as to a known one: click then names it, with the commands it may have meant
+    (``dreamdb --json embed bogus``: QA round 130-D F1, it said "No such option '--json'"). A group without its
+    subcommand gets them behind its name too (``dreamdb --json embed``: as ``dreamdb embed --json``, "Missing
+    command", or its help with ``--help``: :func:`_main`).
+    Anything else is returned unchanged: nothing before the command, ``--vault`` without its path, or no command
+    after it.
 
     Args:
         args: the command line without the program name.
@@ -183,11 +211,21 @@ def hoist_options(args: list[str]) -> list[str]:
     path_end = i + 1
     if args[i] in _GROUPS and path_end < len(args) and not args[path_end].startswith("-"):
         path_end += 1
-    if " ".join(args[i:path_end]) in JSON_COMMANDS or args[i] not in _COMMAND_NAMES:  # (a typo: click names it)
+    if " ".join(args[i:path_end]) not in NO_JSON_COMMANDS:
         moved, json_flags = [*moved, *json_flags[:1]], []
     if not moved:
         return args
     return [*json_flags, *args[i:path_end], *moved, *args[path_end:]]
+
+
+def _group_alone(args: list[str]) -> str | None:
+    """The group ``args`` (options hoisted) name with nothing after it but ``--vault PATH``, ``--json`` and ``-h`` or
+    ``--help`` (``dreamdb embed --json``: click said "No such option '--json'", or that embed has no ``--vault``;
+    QA round 130-D F1), else ``None``."""
+    if len(args) > 1 and args[0] in _GROUPS and _only_leading_options([a for a in args[1:]
+                                                                        if a not in ("-h", "--help")]):
+        return args[0]
+    return None
 
 
 def _leading_options(args: list[str]) -> tuple[list[str], list[str], int]:
@@ -289,6 +327,16 @@ def _main(args: list[str]) -> int:
         return quickcli.print_error(
             "Missing command: --vault PATH and --json go with a command.",
             "Add the command, e.g. dreamdb --vault PATH status (dreamdb --help lists them).", 2)
+    group = _group_alone(args)
+    if group is not None and ("-h" in args or "--help" in args):
+        args = [group, "--help"]  # (its help needs neither --vault nor --json)
+    elif group is not None:
+        subs = _SUBCOMMANDS[group]
+        example = f"dreamdb {group} {'status' if 'status' in subs else subs[0]}"
+        example += " --json" if "--json" in args else ""
+        return quickcli.print_error(
+            f"Missing command: dreamdb {group} needs one of its commands ({', '.join(subs)}).",
+            f"Name it after {group}, e.g. {example} (dreamdb {group} --help describes them).", 2)
     if _is_hook(args):
         from dreamdb.hook import note_ignored_arguments, run_stdin
 

@@ -119,7 +119,8 @@ class WriteRefused(DreamdbError):
 
 
 class NotFound(DreamdbError):
-    """A slug, document or entry that the caller named does not exist. Exit 7."""
+    """A slug, document or entry that the caller named does not exist, or a file or folder an option names to be read
+    (missing, or not of the kind it needs: :class:`dreamdb.cli.options.ExistingPath`). Exit 7."""
 
     exit_code = 7
 

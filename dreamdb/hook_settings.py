@@ -593,16 +593,16 @@ def _retried(edit):
 
 def _require_project(project_dir) -> None:
     """Raise :class:`NotFound` unless ``project_dir`` is a folder (a symlink loop said as one: QA round 102-A)."""
-    from dreamdb.vault.discover import looping_link
+    from dreamdb.vault.discover import path_problem
 
-    if not Path(project_dir).is_dir():
-        loop = looping_link(project_dir)
-        what = ("is a symlink loop (a link that leads back to itself)" if loop == Path(project_dir) else
-                f"goes through a symlink loop: {loop} is a link that leads back to itself") if loop is not None else \
-            "is a link to nothing" if os.path.islink(project_dir) else "does not exist" \
-            if not os.path.lexists(project_dir) else "is not a folder"
-        raise NotFound(f"No project folder at {project_dir}: the path {what}.",
-                       hint="Give the project's folder (--project DIR; the default is the current folder).")
+    problem = path_problem(project_dir, folder=True)
+    if problem is not None:
+        raise NotFound(f"No project folder at {project_dir}: the path {problem}.", hint=PROJECT_HINT)
+
+
+PROJECT_HINT = "Give the project's folder (--project DIR; the default is the current folder)."
+"""The hint of a ``--project`` that names no folder."""
+
 
 def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False,
                  replace: bool = True) -> Path:

@@ -182,7 +182,7 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
     code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "  ")
     assert code == 2 and "--title is empty" in err
     code, _out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", "/nonexistent/x.md")
-    assert code == 2 and "Traceback" not in err
+    assert code == 7 and "No file at /nonexistent/x.md (--file): the path does not exist." in err  # (130-D F2: 2)
     binary = tiny_vault.parent / "draft.md"
     # invalid UTF-8; a NUL byte (valid UTF-8, but binary: said so, not "not UTF-8", QA round 62 L8)
     for data, said in ((bytes(range(256)) * 4, "is not UTF-8 text"), (b"text\x00more", "holds a NUL byte")):
@@ -240,8 +240,12 @@ def test_model_install_from_dir(model_dir, tmp_path, capsys):
     assert code == 0, err
     st = json.loads(out)
     assert st["installed"] and st["path"] == str(dest) and st["model_id"].startswith("e5s-")
+    (tmp_path / "empty").mkdir()
     code, _out, err = run(capsys, "model", "install", "--from", str(tmp_path / "empty"), "--dest", str(dest))
-    assert code == 8 and "tokenizer.json" in err or "the directory" in err
+    assert code == 8 and "tokenizer.json not found" in err, err
+    # a --from that is no folder is not found (QA round 130-D F2: exit 8, "no such folder")
+    code, _out, err = run(capsys, "model", "install", "--from", str(tmp_path / "absent"), "--dest", str(dest))
+    assert code == 7 and f"No folder at {tmp_path / 'absent'} (--from): the path does not exist." in err, err
     # Installing again over a model folder replaces it.
     code, out, err = run(capsys, "model", "install", "--from", str(model_dir), "--dest", str(dest), "--json")
     assert code == 0 and json.loads(out)["model_id"] == st["model_id"], err

@@ -569,6 +569,43 @@ def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
         assert hoist_options(unchanged) == unchanged
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--json", "embed", "bogus"], "No such command 'bogus'."),
+    (["--json", "model", "stats"], "No such command 'stats'. Did you mean 'status'?"),
+    (["--json", "hook", "instal", "--project", "proj"], "No such command 'instal'. Did you mean one of: 'install', "
+                                                        "'uninstall'?"),
+    (["--vault", "v", "--json", "lexicon", "biuld"], "No such command 'biuld'. Did you mean 'build'?"),
+    (["--json", "embed"], "Missing command: dreamdb embed needs one of its commands (compact, dedup, refresh, status)."),
+    (["embed", "--json"], "Missing command: dreamdb embed needs one of its commands (compact, dedup, refresh, status)."),
+    (["--vault", "v", "--json", "embed"], "Missing command: dreamdb embed needs one of its commands"),
+    (["--vault", "v", "model"], "Missing command: dreamdb model needs one of its commands (build, download, install,"
+                                " status)."),
+    (["--json", "hook"], "Missing command: dreamdb hook needs one of its commands (install, uninstall, "
+                         "user-prompt-submit)."),
+])
+def test_json_before_a_group_leaves_the_real_error(args, says, capsys):
+    """QA round 130-D F1: `dreamdb --json embed bogus` (and every group's wrong or missing subcommand after a leading
+    --json) said "No such option '--json'. Did you mean '--version'?", though --help says --json may come first."""
+    from dreamdb.entry import main
+
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert says in err and "--json'" not in err and "--vault option" not in err, err
+    if "--json" in args:
+        assert json.loads(out)["error"]["message"].startswith(says) and json.loads(out)["error"]["exit_code"] == 2
+
+
+@pytest.mark.parametrize("args", [["--json", "embed", "--help"], ["--vault", "v", "--json", "model", "-h"],
+                                  ["embed", "--help", "--json"], ["--json", "hook", "--help"]])
+def test_json_before_a_group_with_help_shows_its_help(args, capsys):
+    from dreamdb.entry import main
+
+    group = next(a for a in args if a in ("embed", "model", "hook"))
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"Usage: dreamdb {group} [OPTIONS] COMMAND [ARGS]...") and not err
+
+
 def test_leading_options_without_a_command_say_the_command_is_missing(capsys):
     """QA round 72-A: `dreamdb --vault examples` said "No such option '--vault'", though --help says it may come
     first; `dreamdb --json` suggested --version."""
@@ -591,15 +628,22 @@ def test_the_commands_that_take_json_are_the_ones_the_hoist_knows():
     from dreamdb.cli import cli
     from dreamdb.entry import JSON_COMMANDS
 
+    from dreamdb.entry import _GROUPS, NO_JSON_COMMANDS
+
     ctx = click.Context(cli)
-    found = set()
+    found, every, groups = set(), set(), set()
     for name in cli.list_commands(ctx):
         command = cli.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            groups.add(name)
         subs = command.commands.items() if isinstance(command, click.Group) else [(None, command)]
         for sub, cmd in subs:
+            every.add(f"{name} {sub}" if sub else name)
             if any("--json" in p.opts for p in cmd.params):
                 found.add(f"{name} {sub}" if sub else name)
     assert found == set(JSON_COMMANDS)
+    assert every - found == set(NO_JSON_COMMANDS)  # (the subcommands a leading --json is not moved to)
+    assert groups == set(_GROUPS)
 
 
 def test_the_root_help_says_vault_and_json_may_come_before_the_command():
@@ -715,6 +759,89 @@ def test_an_empty_path_option_is_refused(capsys, tmp_path, monkeypatch):
     assert "'--data': the path is empty (from DREAMDB_EVAL_DATA): give a path, or unset DREAMDB_EVAL_DATA." \
         in capsys.readouterr().err
 
+
+
+_READ_PATHS = [  # (command, option, folder?) of every option that names a file or folder to read
+    (["model", "install"], "--from", True),
+    (["lexicon", "build"], "--from", True),
+    (["hook", "install"], "--project", True),
+    (["hook", "uninstall"], "--project", True),
+    (["remember"], "--file", False),
+    (["update", "sleep-consolidation"], "--content-file", False),
+    (["update", "sleep-consolidation"], "--append-file", False),
+    (["embed", "dedup", "--title", "x"], "--file", False),
+]
+
+
+@pytest.mark.parametrize("command, option, folder", _READ_PATHS)
+def test_a_missing_file_or_folder_an_option_names_is_not_found(command, option, folder, tmp_path, capsys):
+    """QA round 130-D F2: the README says exit 7 for "a file or a folder an option names", as hook install --project
+    does; model install --from exited 8, lexicon build --from, remember --file, update --content-file/--append-file
+    and embed dedup --file 2. Missing, a link to nothing or the other kind: 7, the path and the option named."""
+    from dreamdb import quickcli
+    from dreamdb.entry import main
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    before = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
+    (tmp_path / "afile").write_text("text\n")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    vault_option = ["--vault", str(vault)] if command[0] in ("remember", "update", "embed") else []
+    kind = "folder" if folder else "file"
+    what = "project folder" if option == "--project" else kind
+    for path, problem in ((tmp_path / "absent", "does not exist"), (tmp_path / "dangling", "is a link to nothing"),
+                          (tmp_path / "afile" if folder else tmp_path,
+                           "is not a folder" if folder else "is a folder, not a file")):
+        try:
+            code = main([*command, *vault_option, option, str(path), "--json", *(["text"] * (command == ["remember"]))])
+        finally:
+            quickcli.JSON_ERRORS = False
+        out, err = capsys.readouterr()
+        says = f"No {what} at {path} ({option}): the path {problem}."
+        assert code == 7 and err.startswith(f"Error: {says}"), (path, err)
+        assert json.loads(out)["error"]["message"] == says and json.loads(out)["error"]["exit_code"] == 7
+    assert {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()} == before
+
+
+def test_every_option_that_names_a_path_to_read_is_an_existing_path():
+    """No click.Path(exists=True) is left (its "does not exist" is exit 2), and the table above is complete."""
+    import click
+
+    from dreamdb.cli.options import ExistingPath
+
+    ctx = click.Context(cli)
+    found = set()
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        subs = command.commands.items() if isinstance(command, click.Group) else [(None, command)]
+        for sub, cmd in subs:
+            for param in cmd.params:
+                assert not (isinstance(param.type, click.Path) and param.type.exists), (name, sub, param.name)
+                if isinstance(param.type, ExistingPath):
+                    found.add((" ".join(filter(None, (name, sub))), param.opts[0]))
+    assert found == {(" ".join(c[:2] if c[0] in ("model", "lexicon", "hook", "embed") else c[:1]), o)
+                     for c, o, _f in _READ_PATHS}
+
+
+def test_standard_input_and_a_pipe_are_files_to_read(tmp_path):
+    """``-`` and the pipe of a shell's ``<(cmd)`` (a FIFO, not a regular file) pass the check."""
+    from dreamdb.vault.discover import path_problem
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert path_problem(fifo, folder=False) is None and path_problem(tmp_path, folder=True) is None
+    assert path_problem(fifo, folder=True) == "is not a folder"
+    (tmp_path / "link").symlink_to(fifo)  # (a link to a file is no "link to nothing": it was, for --project)
+    assert path_problem(tmp_path / "link", folder=True) == "is not a folder"
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert path_problem(loop / "x", folder=False) == f"goes through a symlink loop: {loop} is a link that leads back" \
+                                                     " to itself"
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "remember", "--vault", str(vault), "--file", "-", "--json"],
+                       input="From standard input.", capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and json.loads(p.stdout)["description"] == "From standard input.", p.stderr
 
 
 def test_a_vault_path_that_is_a_symlink_loop_is_named_as_one(tmp_path):

@@ -174,12 +174,16 @@ def test_copy_vault_never_writes_source(tmp_path):
     assert vb.corpus_id("knowledge/eip-1") == "eip-1"
 
 
-def test_missing_data_is_a_usage_error(tmp_path):
-    with pytest.raises(UsageError):
+def test_missing_data_is_not_found(tmp_path):
+    """Exit 7, as every folder an option names that is not there (QA round 130-D F2: it was 2)."""
+    from dreamdb.errors import NotFound
+
+    with pytest.raises(NotFound):
         suite.check_data(tmp_path / "absent", ["scifact"], explicit=True)
     r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent")],
                        capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert r.returncode == 2 and "Evaluation data folder not found" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 7 and "Traceback" not in r.stderr
+    assert f"Evaluation data folder not found: {tmp_path / 'absent'} (the path does not exist)." in r.stderr
 
 
 def test_a_set_missing_any_file_it_reads_is_skipped_before_the_run(tmp_path):

@@ -233,6 +233,56 @@ def test_a_write_stopped_by_sigterm_says_so_and_changes_nothing(tmp_path, comman
     assert {p: p.read_bytes() for p in v.rglob("*") if p.is_file() and ".dreamdb" not in p.parts} == {
         p: b for p, b in files.items()}
 
+_SLOW_SYNC = """
+import os, signal, sys, time
+import dreamdb.entry as e, dreamdb.store.sync as s
+real, calls = s._replace_file, [0]
+def slow(*a, **k):  # from the 40th file on, the sync waits: the test's SIGTERM comes mid-sync
+    calls[0] += 1
+    if calls[0] == 40:
+        open(os.environ["MARK"], "w").close()
+    if calls[0] >= 40:
+        time.sleep(0.05)
+    return real(*a, **k)
+s._replace_file = slow
+sys.argv = ['dreamdb', *sys.argv[1:]]
+sys.exit(e.main())
+"""
+
+
+@pytest.mark.parametrize("command", [["sync", "--vault", "V", "--json"], ["recall", "--vault", "V", "--json", "quokka"],
+                                     ["--json", "--vault", "V", "status"]])
+def test_sigterm_mid_sync_says_interrupted_and_rolls_it_back(tmp_path, command):
+    """QA round 130-D F3: `sync --json` sent SIGTERM (`timeout`, a CI job's harness) exited 143 with nothing on stdout
+    or stderr, where Ctrl-C says "Interrupted." (and the JSON error). Handled as Ctrl-C by every command that syncs
+    the index (recall's and status's lazy sync too): 130, the JSON error, the sync's transaction rolled back, the
+    index sound; the next sync indexes everything."""
+    import signal
+    import sqlite3
+
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_vault.py"), str(tmp_path / "gen"), "--docs", "300",
+                        "--vocab", "5000"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    vault, mark = tmp_path / "gen" / "_dream_context", tmp_path / "mark"
+    args = [str(vault) if a == "V" else a for a in command]
+    p = subprocess.Popen([sys.executable, "-c", _SLOW_SYNC, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "PYTHONPATH": str(ROOT), "MARK": str(mark)})
+    deadline = time.monotonic() + 60
+    while not mark.exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert mark.exists(), p.communicate(timeout=60)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err)
+    assert err.strip().endswith("Interrupted.") and "Traceback" not in err
+    assert json.loads(out) == {"error": {"message": "Interrupted.", "hint": None, "exit_code": 130}}
+    with contextlib.closing(sqlite3.connect(vault / ".dreamdb" / "index.db")) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("SELECT COUNT(*) FROM documents").fetchone() == (0,)  # (one transaction, rolled back)
+    p = cli("sync", "--vault", str(vault), "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["documents"] == 300, p.stderr
+
+
 @pytest.mark.parametrize("command", [["remember", "--summary", "Lost signal entry", "text"],
                                      ["update", "knowledge/decision-sqlite-index", "--append", "Lost signal."]])
 def test_a_signal_python_lost_still_stops_the_write_before_it_saves(tmp_path, command):
@@ -1053,12 +1103,22 @@ def test_long_text_for_writes_comes_from_a_file_or_standard_input(tmp_path):
                           (["remember", "x", "--file", str(tmp_path / "long.txt")], "TEXT and --file both give"),
                           (["update", "decision-sqlite-index", "--append", "x", "--append-file", "-"],
                            "--append and --append-file both give"),
-                          (["update", "decision-sqlite-index", "--content-file", str(tmp_path / "missing.txt")],
-                           "Cannot read --content-file"),
                           (["update", "decision-sqlite-index", "--content-file", str(tmp_path / "latin1.txt")],
                            "is not UTF-8 text (byte 3")):
         p = cli(args[0], "--vault", str(v), *args[1:])
         assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+    # a file that is not there is not found, exit 7 (QA round 130-D F2: 2, "Cannot read --file …: No such file")
+    for args, message in ((["update", "decision-sqlite-index", "--content-file", str(tmp_path / "missing.txt")],
+                           f"No file at {tmp_path / 'missing.txt'} (--content-file): the path does not exist."),
+                          (["update", "decision-sqlite-index", "--append-file", str(tmp_path)],
+                           f"No file at {tmp_path} (--append-file): the path is a folder, not a file."),
+                          (["remember", "--file", str(tmp_path / "missing.txt"), "--json"],
+                           f"No file at {tmp_path / 'missing.txt'} (--file): the path does not exist.")):
+        p = cli(args[0], "--vault", str(v), *args[1:])
+        assert p.returncode == 7 and message in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+        if "--json" in args:
+            assert json.loads(p.stdout)["error"] == {"message": message, "hint": "Give --file an existing file (or - "
+                                                     "for standard input).", "exit_code": 7}
     assert {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts} == before
 
 

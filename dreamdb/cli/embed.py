@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import (Interrupted, NonEmptyPath, Number, SuggestingGroup, WholeNumber, json_option,
+from dreamdb.cli.options import (ExistingPath, Interrupted, Number, SuggestingGroup, WholeNumber, json_option,
                                  open_index, print_notes, sigterm_as_interrupt, vault_option)
 
 _MAX_THREADS = 64  # dreamdb.embeddings.model.MAX_THREADS (a heavy import; a test keeps the two equal)
@@ -324,7 +324,7 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
 @vault_option()
 @click.option("--title", required=True, help="Title of the candidate document.")
 @click.option("--description", default="", help="One-line description of the candidate.")
-@click.option("--file", "file_", type=NonEmptyPath(exists=True, dir_okay=False, allow_dash=False), metavar="FILE",
+@click.option("--file", "file_", type=ExistingPath(folder=False), metavar="FILE",
               help="Read the candidate's content from FILE (without --file or --stdin: the title and description alone).")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the candidate's content from standard input.")
 @click.option("--top", type=WholeNumber(1, 50), default=5, show_default=True, help="Neighbours to report.")

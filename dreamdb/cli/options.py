@@ -128,6 +128,48 @@ class NonEmptyPath(click.Path):
         return super().convert(value, param, ctx)
 
 
+class ExistingPath(NonEmptyPath):
+    """A file or folder an option names to be read (``--from DIR``, ``--file FILE``, ``--project DIR``): one that is not
+    there, or not of the kind the option needs (a folder given for a file), is "not found", exit 7 (README), said with
+    the path and the option (:class:`~dreamdb.errors.NotFound`). ``click.Path(exists=True)`` said "Invalid value",
+    exit 2, other options' commands 2 or 8 (QA round 130-D F2). A file is anything but a folder (the pipe of a shell's
+    ``<(cmd)`` is one); ``-`` is standard input where ``allow_dash``; an empty value is a usage error, as before.
+
+    Args:
+        folder: the option names a folder (else a file).
+        what: what the message calls it ("project folder"; default "folder" or "file").
+        hint: the error's hint (default: give the option an existing folder or file).
+    """
+
+    def __init__(self, *, folder: bool, what: str | None = None, hint: str | None = None, **kwargs) -> None:
+        super().__init__(file_okay=not folder, dir_okay=folder, **kwargs)
+        self.folder = folder
+        self.what = what or ("folder" if folder else "file")
+        self.hint = hint
+
+    def convert(self, value, param, ctx):  # noqa: D102
+        blank = isinstance(value, str) and not value.strip()  # (NonEmptyPath's usage error)
+        if not blank and not (self.allow_dash and value == "-") and not (ctx is not None and ctx.resilient_parsing):
+            from dreamdb.config import expand_user
+            from dreamdb.vault.discover import path_problem
+
+            problem = path_problem(expand_user(value), folder=self.folder)
+            if problem is not None:
+                from click.core import ParameterSource
+
+                from dreamdb.errors import NotFound
+
+                named = param.opts[0] if param is not None else "the option"
+                if param is not None and ctx is not None and param.envvar \
+                        and ctx.get_parameter_source(param.name) is ParameterSource.ENVIRONMENT:
+                    named = param.envvar if isinstance(param.envvar, str) else named
+                kind = "folder" if self.folder else "file"
+                raise NotFound(f"No {self.what} at {value} ({named}): the path {problem}.",
+                               hint=self.hint or f"Give {named} an existing {kind}"
+                                                 + (" (or - for standard input)." if self.allow_dash else "."))
+        return super().convert(value, param, ctx)
+
+
 class WholeNumber(click.IntRange):
     """``click.IntRange`` whose refusal of a non-number reads "'abc' is not a valid whole number", not click's
     "is not a valid integer range" (QA round 102-B)."""
@@ -190,7 +232,8 @@ def sigterm_as_interrupt():
 
     ``timeout`` or an agent's harness stopping a slow command sends SIGTERM, whose default action kills the
     process wherever it is: a refresh lost its running batch's report. As a Ctrl-C, ``embed refresh`` says what
-    it kept (the write commands handle SIGTERM for the whole process: :func:`dreamdb.entry.changes_files`). Python
+    it kept (the write commands and those that sync the index handle SIGTERM for the whole process:
+    :func:`dreamdb.entry.changes_files`, :func:`dreamdb.entry.uses_index`). Python
     runs the handler between bytecodes, so it is kept off long calls into C (``dreamdb sql``'s query).
     Outside the main thread (some test runners) nothing changes.
     """

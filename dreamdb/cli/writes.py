@@ -6,7 +6,7 @@ import os
 
 import click
 
-from dreamdb.cli.options import NonEmptyPath, json_option, open_index, print_notes, vault_option
+from dreamdb.cli.options import ExistingPath, json_option, open_index, print_notes, vault_option
 from dreamdb.errors import UsageError
 
 
@@ -23,6 +23,7 @@ def _text_from(path: str | None, option: str) -> str | None:
     comes from a file or a pipe.
 
     Raises:
+        NotFound: it does not exist.
         UsageError: it cannot be read, is over :data:`MAX_TEXT_FILE_BYTES`, or is not UTF-8 text.
     """
     import sys
@@ -36,6 +37,11 @@ def _text_from(path: str | None, option: str) -> str | None:
         else:
             with open(path, "rb") as f:
                 data = f.read(MAX_TEXT_FILE_BYTES + 1)
+    except FileNotFoundError:  # (gone since the option was read: not found, as then)
+        from dreamdb.errors import NotFound
+
+        raise NotFound(f"No file at {where} ({option}): the path does not exist; nothing was changed.",
+                       hint=f"Give {option} an existing file, or - for standard input.") from None
     except OSError as exc:
         raise UsageError(f"Cannot read {option} {where}: {exc.strerror or exc}; nothing was changed.",
                          hint=f"Give {option} a readable file, or - for standard input.") from None
@@ -78,7 +84,7 @@ def _done(as_json: bool, payload: dict, text: str, *, saved: bool = True) -> Non
 
 @click.command()
 @click.argument("text", nargs=-1)
-@click.option("--file", "text_file", type=NonEmptyPath(allow_dash=True, readable=False), metavar="FILE", help="Read the description from FILE (- for standard input) instead"
+@click.option("--file", "text_file", type=ExistingPath(folder=False, allow_dash=True, readable=False), metavar="FILE", help="Read the description from FILE (- for standard input) instead"
               " of TEXT: for text longer than a command line takes. Read as UTF-8, whatever the locale.")
 @click.option("--type", "entry_type", default="note", show_default=True, help="Entry type (feat, fix, decision, note…).")
 @click.option("--scope", help="Area of the project the entry is about.")
@@ -130,8 +136,8 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
 @click.option("--status", help="New frontmatter status (e.g. completed, in_progress; as recall --status reads it; \"\" removes it).")
 @click.option("--content", help="New body (replaces it; the previous file is kept in .dreamdb/trash/; an empty one, or a whole note that opens with its frontmatter, is refused); - reads standard input.")
 @click.option("--append", help="Text appended to the body; - reads standard input.")
-@click.option("--content-file", metavar="FILE", help="--content read from FILE (- for standard input), as UTF-8.")
-@click.option("--append-file", metavar="FILE", help="--append read from FILE (- for standard input), as UTF-8.")
+@click.option("--content-file", type=ExistingPath(folder=False, allow_dash=True, readable=False), metavar="FILE", help="--content read from FILE (- for standard input), as UTF-8.")
+@click.option("--append-file", type=ExistingPath(folder=False, allow_dash=True, readable=False), metavar="FILE", help="--append read from FILE (- for standard input), as UTF-8.")
 @click.option("--pin", "pin", is_flag=True, help="Set 'pinned: true'.")
 @click.option("--unpin", is_flag=True, help="Clear 'pinned'.")
 @vault_option()

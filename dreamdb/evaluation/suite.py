@@ -123,11 +123,17 @@ def check_data(data: Path, sets: list[str], *, explicit: bool) -> tuple[list[str
         (present sets, notes).
 
     Raises:
-        UsageError: the data folder is absent, or an explicitly requested set's files are.
+        NotFound: the data folder is absent (or not a folder).
+        UsageError: an explicitly requested set's files are absent.
     """
-    if not data.is_dir():
-        raise UsageError(f"Evaluation data folder not found: {data}",
-                         hint=f"Pass --data DIR (the folder holding eval/, eval-data/ and vaults/) or set {DATA_ENV}.")
+    from dreamdb.vault.discover import path_problem
+
+    problem = path_problem(data, folder=True)
+    if problem is not None:  # (not found, exit 7, as every folder an option names: QA round 130-D F2, it was 2)
+        from dreamdb.errors import NotFound
+
+        raise NotFound(f"Evaluation data folder not found: {data} (the path {problem}).",
+                       hint=f"Pass --data DIR (the folder holding eval/, eval-data/ and vaults/) or set {DATA_ENV}.")
     paths = set_paths(data)
     ok, notes = [], []
     for s in sets:

@@ -255,6 +255,35 @@ def looping_link(path: str | os.PathLike) -> Path | None:
     return next((p for p in (*reversed(path.parents), path) if symlink_loop(p)), None)
 
 
+def path_problem(path: str | os.PathLike, *, folder: bool) -> str | None:
+    """What keeps ``path`` from being an existing folder (``folder``) or file (anything but a folder: the pipe of a
+    shell's ``<(cmd)`` is one), in words that follow "the path": "does not exist", "is a link to nothing", "is a
+    symlink loop (…)", "goes through a symlink loop: …", "cannot be reached (…)", "is not a folder", "is a folder, not
+    a file"; ``None`` when it is one. The words of every option that names a file or folder to read
+    (:class:`dreamdb.cli.options.ExistingPath`, ``hook install --project``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # (ValueError: a NUL, which no file name holds)
+        mode = None
+    if mode is not None:
+        if _stat.S_ISDIR(mode) == folder:
+            return None
+        return "is not a folder" if folder else "is a folder, not a file"
+    try:
+        loop = looping_link(path)
+        link = os.path.islink(path)
+    except ValueError:
+        return "does not exist"
+    if loop is not None:  # (QA round 102-A: a loop of links read as a mistyped path)
+        return ("is a symlink loop (a link that leads back to itself)" if loop == Path(path) else
+                f"goes through a symlink loop: {loop} is a link that leads back to itself")
+    from dreamdb.config import is_unreachable
+
+    if is_unreachable(path):
+        return "cannot be reached (permission denied: a folder on its way cannot be searched)"
+    return "is a link to nothing" if link else "does not exist"
+
+
 def _working_folder_gone() -> bool:
     """Whether the current working folder was deleted (``getcwd`` fails; ``.`` itself still opens)."""
     try:
