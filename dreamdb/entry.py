@@ -22,21 +22,19 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if argv is None:
         one_blas_thread()
-    if argv is None and changes_files(hoist_options(args)):
+    hoisted = hoist_options(args) if argv is None else args
+    writes = argv is None and changes_files(hoisted)
+    if writes or (argv is None and uses_index(hoisted)):
         import signal  # SIGTERM as Ctrl-C from the start to the exit (QA round 81-A F3: after the command's own
-        # handling ended, a SIGTERM while the report was printed killed a saved change with 143)
+        # handling ended, a SIGTERM while the report was printed killed a saved change with 143; QA round 130-D F3:
+        # `sync --json` killed by SIGTERM exited 143 with nothing on stdout)
 
         _DECIDED = False
         signal.signal(signal.SIGTERM, _interrupt)
-        signal.signal(signal.SIGINT, _interrupt)
-        if hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's trial run went on
-            signal.signal(signal.SIGHUP, _interrupt)  # with no time limit, in a session of its own)
-        _quiet_swallowed_interrupts()
-    elif argv is None and uses_index(hoist_options(args)):
-        import signal  # (QA round 130-D F3: `sync --json` killed by SIGTERM exited 143 with nothing on stdout)
-
-        _DECIDED = False
-        signal.signal(signal.SIGTERM, _interrupt)
+        if writes:
+            signal.signal(signal.SIGINT, _interrupt)
+            if hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's trial run went on
+                signal.signal(signal.SIGHUP, _interrupt)  # with no time limit, in a session of its own)
         _quiet_swallowed_interrupts()
     try:
         try:
@@ -144,8 +142,8 @@ def changes_files(args: list[str]) -> bool:
 
 def uses_index(args: list[str]) -> bool:
     """Whether ``args`` (options hoisted: :func:`hoist_options`) run a command that reads or writes a vault's index
-    (and syncs it first): ``sync``, ``recall``, ``status``, ``list``, ``embed refresh``, ``status``, ``compact``,
-    ``dedup``.
+    (and syncs it first): ``sync``, ``recall``, ``status``, ``list``, and ``embed`` ``refresh``, ``status``,
+    ``compact`` and ``dedup``.
     The executable then handles SIGTERM as Ctrl-C (:func:`_interrupt`): ``Interrupted.``, exit 130 (the JSON error
     with ``--json``), the sync under way rolled back, where SIGTERM's default ended the process with 143 and nothing
     said (QA round 130-D F3). Not ``sql``: Python runs a handler between bytecodes, so it would wait for the query,
