@@ -193,7 +193,11 @@ def hoist_options(args: list[str]) -> list[str]:
     or subcommand it moves as to a known one: click then names it, with the commands it may have meant
     (``dreamdb --json embed bogus``: QA round 130-D F1, it said "No such option '--json'"). A group without its
     subcommand gets them behind its name too (``dreamdb --json embed``: as ``dreamdb embed --json``, "Missing
-    command", or its help with ``--help``: :func:`_main`).
+    command", or its help with ``--help``: :func:`_main`); one followed by another option of its own
+    (``dreamdb --json embed --bogus``) loses them, so that click names that option.
+    Written between a group and its subcommand (``dreamdb embed --vault V refresh``), they move behind the
+    subcommand too: that group has neither (it said "dreamdb embed has no --vault option (it reads no vault's
+    index)", though ``embed refresh`` reads one).
     Anything else is returned unchanged: nothing before the command, ``--vault`` without its path, or no command
     after it.
 
@@ -204,6 +208,16 @@ def hoist_options(args: list[str]) -> list[str]:
         a new list (or ``args`` itself when nothing moves).
     """
     moved, json_flags, i = _leading_options(args)
+    if i < len(args) and args[i] in _GROUPS:
+        sub = i + 1 + _leading_options(args[i + 1:])[2]
+        if sub < len(args) and args[sub].startswith("-") and args[sub] not in ("-h", "--help") \
+                and not _is_hook(args):  # (the hook logs every argument it ignores)
+            # an option the group does not have (``dreamdb --json embed --bogus``): click's error is about that
+            # option, not the --json or --vault moved before it (QA round 131 F3); --json still makes it JSON
+            return [args[i], *args[sub:]]
+        if i + 1 < sub < len(args):  # ``embed --vault V refresh``: as ``--vault V embed refresh``
+            args = [*args[:i], *args[i + 1:sub], args[i], *args[sub:]]
+            moved, json_flags, i = _leading_options(args)
     if not (moved or json_flags) or i >= len(args) or args[i].startswith("-"):  # (also --vault without its path)
         return args
     path_end = i + 1

@@ -582,6 +582,9 @@ def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
                                 " status)."),
     (["--json", "hook"], "Missing command: dreamdb hook needs one of its commands (install, uninstall, "
                          "user-prompt-submit)."),
+    (["--json", "embed", "--bogus"], "No such option '--bogus'."),  # (QA round 131 F3: "No such option '--json'")
+    (["--vault", "v", "model", "--bogus", "status"], "No such option '--bogus'."),
+    (["embed", "--json", "--bogus", "status"], "No such option '--bogus'."),
 ])
 def test_json_before_a_group_leaves_the_real_error(args, says, capsys):
     """QA round 130-D F1: `dreamdb --json embed bogus` (and every group's wrong or missing subcommand after a leading
@@ -593,6 +596,23 @@ def test_json_before_a_group_leaves_the_real_error(args, says, capsys):
     assert says in err and "--json'" not in err and "--vault option" not in err, err
     if "--json" in args:
         assert json.loads(out)["error"]["message"].startswith(says) and json.loads(out)["error"]["exit_code"] == 2
+
+
+def test_options_between_a_group_and_its_command_go_with_the_command(tmp_path, capsys):
+    """`dreamdb embed --vault V status` said "dreamdb embed has no --vault option (it reads no vault's index)",
+    though embed status reads one; `dreamdb embed --json status` said "No such option '--json'"."""
+    from dreamdb.entry import hoist_options, main
+
+    assert hoist_options(["embed", "--vault", "v", "--json", "refresh", "--force"]) == [
+        "embed", "refresh", "--vault", "v", "--json", "--force"]
+    assert hoist_options(["--json", "model", "--json", "status"]) == ["model", "status", "--json"]
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nbody\n")
+    assert main(["embed", "status", "--vault", str(tmp_path), "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert main(["embed", "--vault", str(tmp_path), "--json", "status"]) == 0
+    assert json.loads(capsys.readouterr().out) == expected
 
 
 @pytest.mark.parametrize("args", [["--json", "embed", "--help"], ["--vault", "v", "--json", "model", "-h"],
