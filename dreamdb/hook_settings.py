@@ -499,12 +499,22 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True) -
                                "way); the settings themselves are written.") from exc
 
 
-def _made_by_install(path: Path) -> bool:
+def _made_by_install(path: Path, old_raw: bytes | None) -> bool:
     """Whether a settings file that holds dreamdb's hook alone was made by an install: there is no ``.bak`` of it (an
-    install keeps one only of a file that was there). With one, whatever it holds, the file is kept: a second install
-    that replaced the hook's command overwrote the ``.bak`` of the user's own ``{}`` (QA round 102-A F3), so a
-    ``.bak`` cannot tell."""
-    return not os.path.lexists(_backup_path(path))
+    install keeps one only of a file that was there), and ``old_raw``, its bytes, are what an install writes in a new
+    file, to the byte (:func:`_install_once`: one group of one hook, :func:`_dumps`'s layout). With a ``.bak``,
+    whatever it holds, the file is kept: a second install that replaced the hook's command overwrote the ``.bak`` of
+    the user's own ``{}`` (QA round 102-A F3), so a ``.bak`` cannot tell; nor can its absence alone: a file written by
+    hand, or committed by a teammate, with a hook of its own (another timeout, variables before the command) was
+    deleted, ``.claude`` with it (QA round 132-C F1)."""
+    if old_raw is None or os.path.lexists(_backup_path(path)):
+        return False
+    try:
+        command = json.loads(old_raw)["hooks"][EVENT][0]["hooks"][0]["command"]
+    except (ValueError, LookupError, TypeError):  # (ValueError: not JSON or not UTF-8)
+        return False
+    made = {"hooks": {EVENT: [{"hooks": [{"type": "command", "command": command}]}]}}
+    return isinstance(command, str) and old_raw == _dumps(made, None).encode("utf-8")
 
 
 def _remove(path: Path, old_raw: bytes | None, commit: bool = True) -> None:
@@ -726,9 +736,10 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     Only hooks recognised by :func:`is_dreamdb_hook` are removed. A group left
     with no hooks is removed, and so are ``UserPromptSubmit`` and ``hooks``
     if removing ours emptied them; everything else stays. The previous file
-    is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook and that an install made
-    (:func:`_made_by_install`) is removed instead, so install then uninstall leaves the project as it was (a
-    symlinked file, or one the user had before, of which an install kept a ``.bak``, is kept, as ``{}``).
+    is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook, as an install made it
+    (:func:`_made_by_install`), is removed instead, so install then uninstall leaves the project as it was (a
+    symlinked file, one the user had before, of which an install kept a ``.bak``, or one written or edited by hand,
+    is kept, as ``{}``).
 
     Args:
         project_dir: the project root.
@@ -759,7 +770,7 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
             # (only the last change is recorded as the command's, done: an interruption between the two files is one
             # before it, 130, and uninstall run again removes the rest; QA round 111-A F4, "do not repeat it" said
             # with the hook still in settings.local.json)
-            if data == {} and not path.is_symlink() and _made_by_install(path):
+            if data == {} and not path.is_symlink() and _made_by_install(path, old_raw):
                 # (it held our hook alone, and no earlier version of it was kept: an install made it, QA round 99-B
                 # F6, a "{}" file and a .bak were left; one the user had, of whose first edit a .bak was kept, is
                 # kept as "{}": QA round 101-A F8)

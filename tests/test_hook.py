@@ -304,8 +304,8 @@ def test_hook_install_uninstall_cli(tmp_path):
     # (the command that moves it installs where this one asked: QA round 78-A F5, it named the other file's)
     assert "To move it: dreamdb hook uninstall, then dreamdb hook install --local." in kept.stderr
     assert not local.exists()
-    local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [  # (one installed there before)
-        {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}))
+    local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [  # (one installed there before, as an
+        {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}, indent=2) + "\n")  # install writes)
     gone = run("uninstall")
     assert gone.returncode == 0 and gone.stdout.splitlines() == [
         f"Prompt hook removed from {proj / '.claude' / 'settings.json'}.",

@@ -197,6 +197,27 @@ def test_install_then_uninstall_leaves_no_settings_file_it_created(tmp_path: Pat
     assert uninstall_hook(tmp_path) is True and path.read_text().strip() == "{}"
 
 
+@pytest.mark.parametrize("text", [
+    '{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"dreamdb hook user-prompt-submit"}]}]}}',
+    json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "timeout": 20,
+                                                            "command": "dreamdb hook user-prompt-submit"}]}]}}, indent=2),
+])
+def test_uninstall_keeps_a_settings_file_written_by_hand(tmp_path: Path, text: str):
+    """QA round 132-C F1: a settings.local.json written by hand (or committed by a teammate) that held dreamdb's
+    hook alone was deleted, .claude with it, and no .bak kept: only a file exactly as an install writes it goes."""
+    path = tmp_path / ".claude" / "settings.local.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    assert uninstall_hooks(tmp_path) == [path]
+    assert json.loads(path.read_text()) == {} and path.with_name("settings.local.json.bak").read_text() == text
+    made = install_hook(tmp_path, command="DREAMDB_HOOK_VERBOSE=1 dreamdb hook user-prompt-submit", local=True)
+    assert made == path and uninstall_hooks(tmp_path) == [path] and path.read_text().strip() == "{}"
+    path.unlink()
+    path.with_name("settings.local.json.bak").unlink()
+    install_hook(tmp_path, command="DREAMDB_HOOK_VERBOSE=1 dreamdb hook user-prompt-submit", local=True)
+    assert uninstall_hooks(tmp_path) == [path] and not path.parent.exists()  # (one an install made still goes)
+
+
 def test_uninstall_changes_neither_file_when_one_is_not_json(tmp_path: Path):
     shared = _write(tmp_path, EXISTING)
     install_hook(tmp_path)
