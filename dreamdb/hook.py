@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dreamdb.errors import DreamdbError, LockTimeout
+from dreamdb.lazy_regex import LazyPattern
 
 MIN_PROMPT_CHARS = 8
 """Prompts shorter than this are skipped (SPEC §6)."""
@@ -523,16 +524,40 @@ def translated(hit) -> bool:
     return structured is not None and structured > hit.score + EXPLAIN_ROUNDING
 
 
-def word_score(hit) -> float:
-    """``hit``'s raw BM25 score less what bare numbers (``24``, ``2026``: terms of digits only) give it, from its
-    explained terms. The gate and the hits shown use it: a prompt's numbers (a timeout, a pasted log's times and
-    counts) rank hits like any term, but matched alone they only find tables of numbers (QA round 70 C-M1: "bump
-    the timeout from 24 to 40 seconds" injected a note for its ``24 | 39`` table, at raw score 3.9)."""
+def word_score(hit, incidental: frozenset[str] = frozenset()) -> float:
+    """``hit``'s raw BM25 score less what bare numbers (``24``, ``2026``: terms of digits only) and the
+    ``incidental`` terms (:func:`file_extension_terms`) give it, from its explained terms. The gate and the hits
+    shown use it: a prompt's numbers (a timeout, a pasted log's times and counts) rank hits like any term, but matched
+    alone they only find tables of numbers (QA round 70 C-M1: "bump the timeout from 24 to 40 seconds" injected a
+    note for its ``24 | 39`` table, at raw score 3.9)."""
     terms = getattr(hit, "terms", None) or ()  # (a hit without explained terms: its raw score, as it is)
-    numbers = [t["bm25"] for t in terms if t.get("kind") == "query" and t["term"].isdigit()]
+    numbers = [t["bm25"] for t in terms
+               if t.get("kind") == "query" and (t["term"].isdigit() or t["term"] in incidental)]
     rest = hit.score - sum(numbers)
     # (each figure is rounded: what the numbers leave may be a residue of their rounding, QA round 81-B F1)
     return rest if rest > EXPLAIN_ROUNDING * len(numbers) else 0.0
+
+
+_FILE_EXTENSION = LazyPattern(r"(?<=\w)\.([a-z][a-z0-9]{1,5}|[A-Z][A-Z0-9]{1,5})(?!\w)")
+"""A file name's extension (``utils.py``, ``README.MD``, ``archive.tar.gz``) or a host name's last part
+(``github.com``): a dot after a word character, then two to six lowercase (or capital) letters and digits (one
+letter is no term: the analyzer drops it)."""
+
+
+def file_extension_terms(prompt: str) -> frozenset[str]:
+    """The query terms (as :func:`dreamdb.analyzer.stem` makes them, either language) of the extensions of the file
+    names in ``prompt`` (``utils.py`` → ``py``) that the prompt does not also hold as words of their own. Like bare
+    numbers they rank hits, but :func:`word_score` leaves them out of the gate: coding prompts are full of paths, and
+    an extension matched alone finds whatever note names a file of that kind ("rename foo in utils.py" injected a
+    changelog entry on video watching for its ``py``, at raw score 10.1: QA round 132-C F2)."""
+    from dreamdb.analyzer import raw_tokens, stem
+
+    text = prompt[:MAX_QUERY_CHARS]
+    found = {m.group(1).lower() for m in _FILE_EXTENSION().finditer(text)}
+    if not found:
+        return frozenset()
+    found -= set(raw_tokens(_FILE_EXTENSION().sub(" ", text)))  # ("the py files, e.g. utils.py": a word of its own)
+    return frozenset(t for e in found for t in (e, stem(e, False), stem(e, True)))
 
 
 def _parse_int(digits: str) -> int | str:
@@ -1035,17 +1060,21 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         # raw score 0: not the prompt's own words, left out, unless their translations (counted with them in
         # rankScore, classes) are the note's words: "günlükler kaç gün tutuluyor" left out recall's first hit, the
         # English note on log retention (QA round 72 F7)
-        shown = [h for h in hits if word_score(h) > 0 or translated(h)][:TOP]
+        incidental = file_extension_terms(prompt)
+        shown = [h for h in hits if word_score(h, incidental) > 0 or translated(h)][:TOP]
         shown = _successors_first(shown)
         # The gate is the best raw score among the hits shown, not the first one's: rank 1 may have a raw score
         # of 0 (matched through a translation counted with the query's word) while a runner-up holds the query's
-        # words themselves. Bare numbers are left out of both (word_score).
-        best = max(shown, key=word_score, default=None)
-        if best is None or word_score(best) < INJECT_THRESHOLD:
-            numbers = "" if best is None or word_score(best) == best.score else " without bare numbers"
+        # words themselves. Bare numbers and file extensions are left out of both (word_score).
+        best = max(shown, key=lambda h: word_score(h, incidental), default=None)
+        if best is None or word_score(best, incidental) < INJECT_THRESHOLD:
+            of = best or (hits[0] if hits else None)
+            numbers = "" if of is None or word_score(of, incidental) == of.score else \
+                " without bare numbers and file extensions"
             _why(f"{vault}: no hit" if not hits else
-                 f"{vault}: no hit holds the prompt's words (first {hits[0].doc_id}, raw BM25 score 0); nothing printed"
-                 if best is None else f"{vault}: best raw BM25 score{numbers} {word_score(best):.2f} "
+                 f"{vault}: no hit holds the prompt's words (first {hits[0].doc_id}, raw BM25 score{numbers} 0);"
+                 " nothing printed"
+                 if best is None else f"{vault}: best raw BM25 score{numbers} {word_score(best, incidental):.2f} "
                  f"({best.doc_id}) is below {INJECT_THRESHOLD:g}; nothing printed")
             return ""
         _why(f"{vault}: injected {len(shown)} hits, first {shown[0].doc_id}; highest raw BM25 score {best.score:.2f}"

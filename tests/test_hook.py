@@ -957,6 +957,29 @@ def test_bare_numbers_alone_never_make_the_hook_print(project, tmp_path, monkeyp
     assert block.startswith(H.HEADER) and "feature/sleep-consolidation" in block.splitlines()[1]
 
 
+def test_a_file_extension_alone_never_makes_the_hook_print(tmp_path, monkeypatch):
+    """QA round 132-C F2: "rename variable foo to bar in utils.py" injected a changelog entry on video watching,
+    matched by ``py`` alone (raw score 10.1); coding prompts are full of file names."""
+    from dreamdb import hook as H
+    import dreamdb
+
+    vault = filled_vault(tmp_path, {"knowledge/frames.md": "---\ntitle: Frame sampling\n---\n"
+                                                           "Sampling moved to build_frame_index.py and probe.py.\n"})
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    prompt = "rename variable foo to bar in utils.py"
+    hits = dreamdb.open(vault).recall(prompt, top=3, explain=True)
+    assert hits and hits[0].score >= H.INJECT_THRESHOLD  # the gate would have passed on "py"
+    assert H.file_extension_terms(prompt) >= {"py"} and H.run(payload(prompt, vault.parent)) == ""
+    assert "(first knowledge/frames, raw BM25 score without bare numbers and file extensions 0); nothing printed" \
+        in (tmp_path / "h.log").read_text()
+    for prompt in ("which py scripts sample frames", "the py files, e.g. utils.py", "how does frame sampling work"):
+        block = H.run(payload(prompt, vault.parent))  # (the extension as a word of its own counts)
+        assert block.startswith(H.HEADER) and "knowledge/frames" in block.splitlines()[1], (prompt, block)
+    assert H.file_extension_terms("see github.com and README.MD, archive.tar.gz") >= {"com", "md", "tar", "gz"}
+    assert H.file_extension_terms("done.Next we ship v1.2 (e.g. now)") == frozenset()
+
+
 def test_a_hit_matched_by_a_number_alone_is_not_shown_beside_one_past_the_gate(project, tmp_path, monkeypatch,
                                                                                kenet_lexicon):
     """QA round 81-B F1: beside a hit past the gate, a note matched by a number alone was shown: its score less the
