@@ -66,8 +66,9 @@ DENSE_EXCLUDED_TYPES = frozenset({"changelog"})
 #: Version of these rules, stored with each chunked document: changing it re-chunks the index
 #: (unchanged chunk texts keep their vectors: they are keyed by content hash). 5: documents
 #: without text of their own get no chunks (:func:`has_text_to_embed`); 6: runs of encoded data left out
-#: (:func:`embedded_text`).
-CHUNKER_VERSION = "6"
+#: (:func:`embedded_text`); 7: a long identifier of short words is no such run
+#: (:data:`dreamdb.analyzer.MIN_COMMON_LETTER_SHARE`).
+CHUNKER_VERSION = "7"
 
 
 _WORD_CHAR = re.compile("[^\\W_\u115f\u1160\u3164\uffa0]")
