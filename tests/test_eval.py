@@ -184,6 +184,10 @@ def test_missing_data_is_not_found(tmp_path):
                        capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 7 and "Traceback" not in r.stderr
     assert f"Evaluation data folder not found: {tmp_path / 'absent'} (the path does not exist)." in r.stderr
+    (tmp_path / "a-file").write_text("x")  # (a file for the folder: 7 too; QA round 132-B F4, click's 2)
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "a-file")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 7 and f"{tmp_path / 'a-file'} (the path is not a folder)." in r.stderr, r.stderr
 
 
 def test_a_set_missing_any_file_it_reads_is_skipped_before_the_run(tmp_path):

@@ -34,7 +34,7 @@ def _progress(label: str, length: int):
 @click.option("--quick", is_flag=True, help="Only the first 50 queries of each track (deterministic; for CI smoke). "
               "Indexes are still built whole, and a dense mode embeds every chunk first (minutes on the large "
               "sets; see --max-embed).")
-@click.option("--data", "data_dir", type=NonEmptyPath(file_okay=False, path_type=Path), envvar="DREAMDB_EVAL_DATA",
+@click.option("--data", "data_dir", type=NonEmptyPath(path_type=Path), envvar="DREAMDB_EVAL_DATA",  # (a file: exit 7, below)
               help="Folder holding eval/, eval-data/ and vaults/. Default: $DREAMDB_EVAL_DATA, else ../shared "
                    "beside the repository.")
 @click.option("--cache", "cache_dir", type=NonEmptyPath(file_okay=False, path_type=Path),
