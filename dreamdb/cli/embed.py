@@ -595,6 +595,13 @@ def _skip_reason(vault):
     if not others or conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
         return None, (f"no document of the index has vectors of the installed model {model_id} yet"
                       " (run: dreamdb embed refresh)")
+    from dreamdb.embeddings.model import get_embedder
+    from dreamdb.errors import ModelError, ModelNotInstalled
+
+    try:  # (a model that cannot load is no other build: "run embed refresh" then failed with exit 8, QA round 132-A F4;
+        get_embedder(model_dir)  # loaded here only on the way to SKIPPED, and kept for the process)
+    except (ModelError, ModelNotInstalled) as exc:
+        return None, f"the embedding model cannot be used: {exc.message}"
     held = ", ".join(f"{n} of {m}" for m, n in others)
     return None, (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
                   " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere. Run:"
