@@ -294,16 +294,16 @@ def _tags(values) -> list[str] | None:
     """The tags of a tag filter (see :func:`_split`).
 
     Raises:
-        UsageError: a tag that names none (``#``, ``topic:``: a leading ``#`` and a facet prefix are not part of a tag,
-            :func:`dreamdb.vault.tags.tag_key`), which matched nothing, silently (QA round 125-C F5).
+        UsageError: a tag that names none (``#``, ``topic:``, ``“”``: a leading ``#``, a facet prefix and quote marks
+            are not part of a tag, :func:`dreamdb.vault.tags.tag_key`), which matched nothing, silently (QA round 125-C
+            F5; the message says which, :func:`dreamdb.vault.tags.no_tag_reason`).
     """
-    from dreamdb.vault.tags import tag_key
+    from dreamdb.vault.tags import no_tag_reason, tag_key
 
     out = _split(values, "tags")
     for tag in out or []:
         if not tag_key(tag):
-            raise UsageError(f"The tag {tag!r} names no tag: a leading # and a facet prefix up to the last ':' are not"
-                             " part of a tag ('#topic:recall' is the tag recall)",
+            raise UsageError(f"The tag {tag!r} names no tag: {no_tag_reason(tag)}",
                              hint="Give the tag's name (e.g. --tags recall,storage), or leave --tags out for no filter.")
     return out
 

@@ -470,11 +470,13 @@ def typable_id(text) -> str:
     shown as ``\\u00a0``, ``\\u200b``): ``"knowledge/trail "``, ``"knowledge/data\\u200bbase"``. (QA round 86-A L1:
     the prompt hook showed ``knowledge/trail `` as ``knowledge/trail``, and "Did you mean: knowledge/trail" answered
     exactly what had been typed; QA round 130-C F4: so did a zero-width space, shown raw.) Any other id is returned as
-    :func:`visible_id` gives it."""
+    :func:`visible_id` gives it. In the quoted form a backslash is written ``\\u005c`` too, so the form is one id's
+    alone: ``x\\u00a0`` + U+200B (a backslash typed) and U+00A0 + U+200B were both ``"x\\u00a0\\u200b"`` (QA round
+    132-B F1; not ``\\\\``, which a shell's double quotes make one backslash)."""
     shown = visible_id(text)
     if shown == " ".join(shown.split()) and (shown.isascii() or not any(map(untypable, shown))):
         return shown
-    return '"' + "".join(f"\\u{ord(c):04x}" if untypable(c) else c for c in shown) + '"'
+    return '"' + "".join(f"\\u{ord(c):04x}" if c == "\\" or untypable(c) else c for c in shown) + '"'
 
 
 _UNTYPABLE_CATEGORIES = frozenset(("Cc", "Cf", "Zs", "Zl", "Zp"))

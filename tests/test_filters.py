@@ -362,6 +362,35 @@ def test_a_tag_written_in_quote_marks_is_the_tag_without_them(tiny_vault):
         assert clean_tag(clean_tag(text)) == clean_tag(text), text  # a shown tag reads back as itself
 
 
+def test_a_tag_of_quote_marks_around_a_facet_is_the_tag_and_one_of_quotes_alone_says_so(tiny_vault):
+    """QA round 132-B F6: ``"x":"y"`` was indexed as the tag ``"y`` (its outer marks taken as one pair, the facet
+    cut leaving the other alone), so ``--tags y`` found nothing, and ``"a" "b"`` became ``a" "b``; ``--tags '“”'`` was
+    said to be a # and a facet prefix, in a filter, a write and sync's warning."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.vault.tags import clean_tag
+
+    write_doc(tiny_vault, "knowledge/q.md", "---\ntags: ['\"x\":\"y\"', '\"a\" \"b\"', 'topic:“z', ok]\n---\nwalrus note\n")
+    index = dreamdb.open(tiny_vault)
+    assert [h.tags for h in index.recall("walrus")] == [["y", '"a" "b"', "z", "ok"]]
+    for tag in ("y", '"a" "b"', "z", '"x":"y"'):
+        assert [d["doc_id"] for d in index.list_documents(tags=tag)] == ["knowledge/q"], tag
+    for text in ('"x":"y"', '"a" "b"', "topic:“z", "#“x”:‘y’", 'x:y"'):
+        assert clean_tag(clean_tag(text)) == clean_tag(text), text  # a shown tag reads back as itself
+    for tags in ("“”", '""', "#''", "ops,“”"):
+        with pytest.raises(UsageError, match=r"names no tag: it is only quote marks, which are not part of a tag"):
+            index.list_documents(tags=tags)
+        with pytest.raises(UsageError, match=r"names no tag: it is only quote marks, which are not part of a tag"):
+            index.update("knowledge/q", tags=tags)
+    with pytest.raises(UsageError, match="names no tag: a leading # and a facet prefix"):
+        index.update("knowledge/q", tags="ops,#")
+    index.close()
+    write_doc(tiny_vault, "knowledge/r.md", "---\ntags: ['“”', ok]\n---\nokapi note\n")
+    r = CliRunner().invoke(cli, ["sync", "--vault", str(tiny_vault)])
+    assert "frontmatter tag '“”' names no tag (it is only quote marks" in r.output, r.output
+
+
 def test_the_filter_note_names_the_filter_that_excludes_the_matches(vault):
     """QA round 14: --types feature --since -30d blamed both filters though the match was a feature; a match
     that was expired and outside --types got no note."""

@@ -1359,6 +1359,53 @@ def test_an_id_with_a_zero_width_space_is_shown_escaped_and_taken_back(tmp_path)
     assert p.returncode == 0 and (vault / "knowledge" / "a\u2060b\u00adc.md").read_text().rstrip().endswith("z"), p.stderr
 
 
+def test_an_id_holding_a_typed_backslash_u_is_taken_literally_and_shown_apart(tmp_path):
+    """QA round 132-B F1: ``knowledge/data\\u200bbase`` (a backslash typed) was shown so, and ``delete`` of that text
+    deleted ``knowledge/data`` + U+200B + ``base``; ``x\\u00a0`` + U+200B + ``y`` and U+00A0 + U+200B were shown as
+    the same quoted id. A name without quotes is taken literally first; in the quoted form a backslash is
+    ``\\u005c``, so every form shown names its own note and is taken back so (hook, list, recall, Did you mean)."""
+    notes = {"knowledge/data\\u200bbase.md": "---\ntitle: Lit\n---\nThe quetzal literal notes.\n",
+             "knowledge/data\u200bbase.md": "---\ntitle: Zw\n---\nThe quetzal zwsp notes.\n",
+             "knowledge/x\\u00a0\u200by.md": "---\ntitle: A\n---\nThe quetzal alpha notes.\n",
+             "knowledge/x\u00a0\u200by.md": "---\ntitle: B\n---\nThe quetzal beta notes.\n"}
+    vault = filled_vault(tmp_path, notes)
+    shown = {"knowledge/data\\u200bbase.md": "knowledge/data\\u200bbase",
+             "knowledge/data\u200bbase.md": '"knowledge/data\\u200bbase"',
+             "knowledge/x\\u00a0\u200by.md": '"knowledge/x\\u005cu00a0\\u200by"',
+             "knowledge/x\u00a0\u200by.md": '"knowledge/x\\u00a0\\u200by"'}
+
+    def dreamdb_cli(*args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], capture_output=True,
+                              text=True, timeout=120)
+
+    out = "".join(hook(payload(prompt, vault.parent)).stdout.decode()
+                  for prompt in ("quetzal literal alpha beta notes", "quetzal zwsp notes"))  # (the hook shows 3)
+    for args in (["list"], ["recall", "quetzal", "--top", "20"]):
+        listed = dreamdb_cli(*args).stdout
+        for form in shown.values():
+            assert f"{form} " in listed or f"{form}\n" in listed, (args, form, listed)
+    assert all(f"[{form}]" in out for form in shown.values()), out
+    for i, (rel, form) in enumerate(shown.items()):
+        p = dreamdb_cli("update", form, "--append", f"mark{i}")
+        assert p.returncode == 0, (form, p.stderr)
+        assert (vault / rel).read_text().rstrip().endswith(f"mark{i}"), (form, rel)
+        assert sum(f"mark{i}" in (vault / r).read_text() for r in shown) == 1
+    # a shell's double quotes drop the quotes: the escapes are read when no file is named so
+    p = dreamdb_cli("update", shown["knowledge/x\\u00a0\u200by.md"][1:-1], "--append", "shell")
+    assert p.returncode == 0 and (vault / "knowledge/x\\u00a0\u200by.md").read_text().rstrip().endswith("shell")
+    p = dreamdb_cli("update", "knowledge/datax\\u200bbase", "--append", "x")
+    assert p.returncode == 7 and 'Did you mean: knowledge/data\\u200bbase, "knowledge/data\\u200bbase"' in p.stderr, \
+        p.stderr
+    p = dreamdb_cli("delete", "knowledge/data\\u200bbase", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["doc_id"] == "knowledge/data\\u200bbase", p.stdout
+    assert not (vault / "knowledge/data\\u200bbase.md").exists() and (vault / "knowledge/data\u200bbase.md").exists()
+    # only the zero-width one left: its quoted form and its raw id (as --json gives it) both name it
+    for typed in ('"knowledge/data\\u200bbase"', "knowledge/data\u200bbase", "knowledge/data\\u200bbase"):
+        p = dreamdb_cli("update", typed, "--append", "again")
+        assert p.returncode == 0, (typed, p.stderr)
+    assert (vault / "knowledge/data\u200bbase.md").read_text().count("again") == 3
+
+
 def test_the_machines_problems_are_logged_as_such_not_as_a_hook_failure(project, tmp_path):
     """QA round 86-A L3: an index that cannot be created was logged as "hook failed: IndexUnavailable: … <message>
     <hint> (at api.py:474 …); DREAMDB_DEBUG=1 prints the traceback", and a working folder deleted under the hook as

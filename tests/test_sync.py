@@ -1051,9 +1051,9 @@ def test_frontmatter_tags_that_name_no_tag_are_left_out_with_a_warning(tiny_vaul
     warnings = [w for w in index.sync().warnings if "no tag" in w]
     assert warnings == [
         "knowledge/odd.md: frontmatter tags '#', 'topic:', '#a:' name no tag (a leading # and a facet prefix up to"
-        " the last ':' are not part of a tag); ignored",
+        " the last ':' are not part of a tag ('#topic:recall' is the tag recall)); ignored",
         "knowledge/one.md: frontmatter tag '#' names no tag (a leading # and a facet prefix up to the last ':' are not"
-        " part of a tag); ignored"]
+        " part of a tag ('#topic:recall' is the tag recall)); ignored"]
     rows = dict(index.conn.execute("SELECT doc_id, tags FROM documents"))
     assert (rows["knowledge/odd"], rows["knowledge/one"], rows["knowledge/fine"]) == ('["ok"]', '["ops"]', '["ok", "ok2"]')
 

@@ -16,7 +16,7 @@ from datetime import date, datetime
 from dreamdb.timeparse import clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.encoding import wide_unicode_codec
-from dreamdb.vault.tags import clean_tag, status_text
+from dreamdb.vault.tags import clean_tag, no_tag_reason, status_text
 from dreamdb.vault.fences import cr_line_ends, find_block
 from dreamdb.vault.frontmatter import split_frontmatter
 
@@ -414,8 +414,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     if nameless:  # (126-A F10: dropped without a word, where a write or --tags refuses such a tag)
         many = len(nameless) > 1
         warnings.append(f"{rel_path}: frontmatter tag{'s' if many else ''} {', '.join(map(repr, nameless[:5]))}"
-                        f"{' …' if len(nameless) > 5 else ''} name{'' if many else 's'} no tag (a leading # and a facet"
-                        " prefix up to the last ':' are not part of a tag); ignored")
+                        f"{' …' if len(nameless) > 5 else ''} name{'' if many else 's'} no tag ({no_tag_reason(*nameless)});"
+                        " ignored")
     lost = [f"#{w}" for w in _tags_hashtags(text[:len(text) - len(body)]) if clean_tag(w) not in tags] if meta else []
     if lost:  # (YAML reads "tags: #a, #b", "- #a", "a, #b" as comments: no tags, silently; QA rounds 90-C F6, 92 F5)
         warnings.append(f"{rel_path}: frontmatter tags written as #hashtags are YAML comments, so they are not tags"

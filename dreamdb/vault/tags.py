@@ -12,7 +12,9 @@ def clean_tag(text: str) -> str:
     """A tag as written (``"#topic:Recall "``) → the tag itself (``"Recall"``): stripped, a matched pair of quote
     marks around the whole tag (``“security”``, ``‘infra’``, ``«x»``, ``"x"``: :data:`_QUOTE_PAIRS`), a leading ``#``
     (Obsidian's inline form) and a facet prefix up to the last ``:`` removed (their fullwidth forms too); case kept.
-    Quote marks inside a tag (``rock'n'roll``) or without their pair (``“x``) are kept.
+    Quote marks inside a tag (``rock'n'roll``) or without their pair (``“x``) are kept, but not one the facet cut
+    left alone at an end (``"x":"y"`` is the tag ``y``, not ``"y``: QA round 132-B F6); a pair is one only if no
+    closing mark inside is followed by a space (``"a" "b"`` is kept as written, not read as ``a" "b``).
 
     Idempotent (a cleaned tag has no ``:``, no leading ``#`` and no quote pair around it), so a tag copied from
     dreamdb's output into ``--tags`` is read as the same tag.
@@ -20,17 +22,42 @@ def clean_tag(text: str) -> str:
     tag = _unquote(text).lstrip(_HASHES).strip()
     cut = max(map(tag.rfind, _COLONS))
     if cut >= 0:
-        tag = tag[cut + 1:].strip().lstrip(_HASHES).strip()
+        tag = _without_lone_marks(_unquote(tag[cut + 1:].strip().lstrip(_HASHES)))
     unquoted = _unquote(tag)  # (#“x”, topic:“x”: quotes inside the # or the facet prefix)
     return tag if unquoted == tag else clean_tag(unquoted)
 
 
 def _unquote(text: str) -> str:
-    """``text`` stripped, and without the matched quote pairs around it (``“‘x’”`` → ``x``)."""
+    """``text`` stripped, and without the matched quote pairs around it (``“‘x’”`` → ``x``); a pair whose opening mark
+    a mark inside closes before a space (``"a" "b"``) is none."""
     tag = text.strip()
-    while len(tag) >= 2 and tag[-1] in _QUOTE_PAIRS.get(tag[0], ""):
+    while (len(tag) >= 2 and tag[-1] in _QUOTE_PAIRS.get(tag[0], "")
+           and not any(c in _QUOTE_PAIRS[tag[0]] and after.isspace() for c, after in zip(tag[1:-2], tag[2:-1]))):
         tag = tag[1:-1].strip()
     return tag
+
+
+def _without_lone_marks(tag: str) -> str:
+    """``tag`` (the part after a facet cut) without a quote mark at its start or end whose pair is not at the other
+    end (``"y`` → ``y``: the facet took the other mark), stripped."""
+    if tag[:1] in _QUOTE_PAIRS and not (len(tag) >= 2 and tag[-1] in _QUOTE_PAIRS[tag[0]]):
+        tag = tag[1:].strip()
+    if tag[-1:] in _CLOSING and not (len(tag) >= 2 and tag[-1] in _QUOTE_PAIRS.get(tag[0], "")):
+        tag = tag[:-1].strip()
+    return tag
+
+
+def no_tag_reason(*texts: str) -> str:
+    """Why the tags ``texts``, each :func:`clean_tag` to ``""``, name none, as a refusal or a warning says it: only
+    quote marks (``“”``, ``#""``, ``topic:''``), else a ``#`` or a facet prefix alone (``#``, ``topic:``). (QA round
+    132-B F6: ``“”`` was said to be a # and a facet prefix.)"""
+    def quotes_only(text: str) -> bool:
+        text = unicodedata.normalize("NFKC", text).strip().lstrip(_HASHES)
+        return any(c in _QUOTE_PAIRS or c in _CLOSING for c in text[max(map(text.rfind, _COLONS)) + 1:])
+
+    if texts and all(map(quotes_only, texts)):
+        return "it is only quote marks, which are not part of a tag ('“recall”' is the tag recall)"
+    return "a leading # and a facet prefix up to the last ':' are not part of a tag ('#topic:recall' is the tag recall)"
 
 
 _QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u201d": "\u201d", "\u201e": "\u201c\u201d",
@@ -42,6 +69,8 @@ list that YAML did not read as quotes), English ``“x”`` and ``‘x’`` (mac
 Swedish ``”x”`` and ``’x’``, German and Polish ``„x“`` ``„x”`` ``‚x‘``, French ``«x»`` ``‹x›``, Danish ``»x«``
 ``›x‹``, fullwidth ``＂x＂``. A tag written ``“security”`` was stored with its quotes, so ``--tags security`` found
 nothing (QA round 130-C F9)."""
+_CLOSING = frozenset("".join(_QUOTE_PAIRS.values()))
+"""Every mark that closes a quote (:data:`_QUOTE_PAIRS`)."""
 
 
 _HASHES = "#\uff03\ufe5f"

@@ -310,7 +310,7 @@ def update(
             _check_text(name, value)
     _flag("pin", pin, optional=True)
     callback(on_kept, "on_kept")  # before the write it would be called after
-    slug = _slug_text(slug)
+    typed, slug = slug, _slug_text(slug)  # (typed: found as typed, its quotes read once; QA round 132-B F1)
     _require_utf8(slug=slug, description=description, tags=tags, content=content, append=append)
     vault = _check_vault(vault)
     slug = _inside_vault(vault, slug)  # (a hit's absolute path: its vault-relative path, QA round 100-C F6)
@@ -318,7 +318,7 @@ def update(
     _check_writable(vault)
     clock = _clock(now)
     # Check first, without creating anything: the document exists and the edit can be made.
-    _, path = find_document(vault, slug)
+    _, path = find_document(vault, typed)
     rel = path.relative_to(vault).as_posix()
     _plan_update(vault, path, changes, content, append, pin, clock)
     with vault_lock(vault, wait):
@@ -432,14 +432,14 @@ def delete(vault: Path, slug: str, *, force: bool = False, lock_timeout: float |
     wait = _lock_wait(lock_timeout)  # (checked before anything is read)
     COMMITTED.set(None)  # (this write's change, once it is on disk)
     _flag("force", force)
-    slug = _slug_text(slug)
+    typed, slug = slug, _slug_text(slug)  # (typed: found as typed, its quotes read once; QA round 132-B F1)
     _require_utf8(slug=slug)
     vault = _check_vault(vault)
     slug = _inside_vault(vault, slug)  # (a hit's absolute path: its vault-relative path, QA round 100-C F6)
     _parse_slug(slug)  # reject a malformed slug before touching anything
     _check_writable(vault)
     # Check first, without creating anything.
-    doc_type, path = find_document(vault, slug)
+    doc_type, path = find_document(vault, typed)
     rel = path.relative_to(vault).as_posix()
     _confined(vault, path)
     _check_deletable(vault, doc_type, path, force)

@@ -80,19 +80,28 @@ _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
 def _typed_back(slug: str) -> str:
-    """A name as :func:`dreamdb.output.typable_id` shows it, typed back: the quotes around it dropped and each
-    ``\\uXXXX`` of a character it writes so (:func:`dreamdb.output.untypable`: ``\\u00a0``, ``\\u200b``) made that
-    character again (QA round 87 L4: the form shown could not be passed back). Any other name is returned as it is."""
+    """A name as :func:`dreamdb.output.typable_id` shows it, typed back: in quotes, the quotes dropped and each
+    ``\\uXXXX`` it writes (:func:`_unescaped`) made that character again (QA round 87 L4: the form shown could not be
+    passed back). Any other name is returned as it is: one shown without quotes, or an id as ``--json`` gives it, is
+    taken literally (QA round 132-B F1: ``knowledge/data\\u200bbase``, a backslash typed, named the note holding a
+    zero-width space; :func:`_find_document` reads the escapes only when no file is named so)."""
     if len(slug) >= 2 and slug[0] == slug[-1] == '"':
-        slug = slug[1:-1]
-    if "\\u" not in slug:
-        return slug
+        return _unescaped(slug[1:-1])
+    return slug
 
-    def space(m: re.Match) -> str:
+
+def _unescaped(name: str) -> str:
+    """``name`` with each ``\\uXXXX`` that :func:`dreamdb.output.typable_id` writes (a character
+    :func:`dreamdb.output.untypable`, ``\\u200b``, or a backslash, ``\\u005c``) made that character; any other
+    escape is left as it is. Read in one pass: ``\\u005cu200b`` is a backslash and ``u200b``."""
+    if "\\u" not in name:
+        return name
+
+    def char(m: re.Match) -> str:
         c = chr(int(m.group(1), 16))
-        return c if untypable(c) else m.group(0)
+        return c if c == "\\" or untypable(c) else m.group(0)
 
-    return _ESCAPED.sub(space, slug)
+    return _ESCAPED.sub(char, name)
 
 
 def _refuse_control_chars(text: str, original: str) -> None:
@@ -612,7 +621,8 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     import unicodedata
 
     try:
-        slug = _slug_text(slug)
+        typed, slug = slug, _slug_text(slug)
+        escaped = slug == typed  # (typed without quotes: its escapes are read only if no file is named so)
         _require_utf8(slug=slug)  # (QA round 65 L1: `dreamdb delete $'\\xff'` looked it up in the index: exit 70)
         slug = _inside_vault(_check_vault(vault), slug)
         composed = unicodedata.normalize("NFC", slug)
@@ -621,7 +631,7 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
             exact = _document_at(_check_vault(vault), rel, exact=True) if rel is not None else None
             if exact is not None:
                 return exact
-        doc_type, path = _find_document(vault, composed)
+        doc_type, path = _find_document(vault, composed, escaped=escaped)
         _refuse_mergetool_copy(os.path.relpath(path, vault).replace(os.sep, "/"), path)
         return doc_type, path
     except RuntimeError as exc:  # Path.resolve() on a symlink loop
@@ -672,25 +682,37 @@ def _nameable(code: int) -> bool:
     return code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
 
 
-def _find_document(vault: Path, slug: str) -> tuple[str, Path]:
+def _find_document(vault: Path, slug: str, *, escaped: bool = False) -> tuple[str, Path]:
     """:func:`_find_document_as_typed`, then, where it finds nothing, the name with each character that recall and the
     hook show named (``<U+202E>``, :func:`dreamdb.output.visible_id`) made that character again: a name is typed as it
-    is shown (QA rounds 118-A F4, 120-A F6: "No document", and "Did you mean" said the same text again). A file
-    literally named so comes first."""
+    is shown (QA rounds 118-A F4, 120-A F6: "No document", and "Did you mean" said the same text again). With
+    ``escaped`` (a name typed without quotes), its ``\\uXXXX`` escapes are read too (:func:`_unescaped`): the quoted
+    form :func:`dreamdb.output.typable_id` shows, its quotes dropped by a shell (QA round 132-B F1). A file literally
+    named so comes first."""
     try:
         return _find_document_as_typed(vault, slug)
     except NotFound:
-        if not isinstance(slug, str) or "<U+" not in slug:
+        if not isinstance(slug, str):
             raise
-        named = _NAMED_CHAR.sub(lambda m: chr(int(m.group(1), 16)) if _nameable(int(m.group(1), 16)) else m.group(0),
-                                slug)
-        if named == slug:
-            raise
-        try:
-            return _find_document_as_typed(vault, named)
-        except NotFound:
-            pass
+        for other in _shown_readings(slug, escaped):
+            try:
+                return _find_document_as_typed(vault, other)
+            except NotFound:
+                pass
         raise
+
+
+def _shown_readings(slug: str, escaped: bool) -> list[str]:
+    """The other names ``slug`` may be, as shown: its ``<U+XXXX>`` named characters made characters, with
+    ``escaped`` its ``\\uXXXX`` escapes (:func:`_unescaped`) too, then both; each differing from ``slug``, once."""
+    def named(text: str) -> str:
+        if "<U+" not in text:
+            return text
+        return _NAMED_CHAR.sub(lambda m: chr(int(m.group(1), 16)) if _nameable(int(m.group(1), 16)) else m.group(0),
+                               text)
+
+    readings = [named(slug)] + ([_unescaped(slug), named(_unescaped(slug))] if escaped else [])
+    return [r for i, r in enumerate(readings) if r != slug and r not in readings[:i]]
 
 
 def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:

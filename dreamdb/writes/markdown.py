@@ -14,7 +14,7 @@ from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
 from dreamdb.vault.fences import cr_line_ends, find_block
-from dreamdb.vault.tags import clean_tag, tag_key
+from dreamdb.vault.tags import clean_tag, no_tag_reason, tag_key
 from dreamdb.writes.checks import _found, _refused_char, _require_utf8, not_utf8_refusal, refuse_doubled_marks
 
 
@@ -499,8 +499,7 @@ def _clean_tags(tags: Sequence[str] | str) -> list[str]:
                              hint="Tags are one line each, separated by commas (e.g. --tags \"recall, storage\").")
         tag = item.strip()
         if tag and not clean_tag(tag):  # (QA round 59 L3: '#' was saved, and indexed as no tag)
-            raise UsageError(f"The tag {tag!r} names no tag: a leading # and a facet prefix up to the last ':' are"
-                             " not part of a tag ('#topic:recall' is the tag recall); nothing was changed.",
+            raise UsageError(f"The tag {tag!r} names no tag: {no_tag_reason(tag)}; nothing was changed.",
                              hint="Give the tag's name (e.g. --tags \"recall, storage\").")
         if tag and not any(unicodedata.category(c)[0] in "LNS" for c in clean_tag(tag)):  # (QA 76 F10: "，", "[]", U+200B)
             raise UsageError(f"The tag {tag!r} names no tag: it holds no letter, digit or symbol (only punctuation or"
