@@ -1384,3 +1384,28 @@ def test_a_note_removed_between_its_lookup_and_its_read_is_not_found(tiny_vault)
         _plan_update(tiny_vault, tiny_vault / "knowledge" / "gone.md", {}, None, "more", None,
                      datetime.now(timezone.utc))
     assert caught.value.exit_code == 7
+
+
+def test_update_and_delete_take_a_path_from_the_project_and_an_id_in_the_hooks_brackets(tmp_path):
+    """QA round 132-C F3: `_dream_context/knowledge/x.md` typed in the project folder (as ls and tab completion give
+    it) and `[knowledge/x]` copied from the prompt hook's block were "not a document file of the vault"."""
+    vault = tmp_path / "proj" / "_dream_context"
+    write_doc(vault, "knowledge/zebra-lock.md", "---\ntitle: Zebra lock\n---\nzebra lock note\n")
+    write_doc(vault, "knowledge/yak.md", "---\ntitle: Yak\n---\nyak note\n")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault), "--json"],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path / "proj",
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    p = run("update", "_dream_context/knowledge/zebra-lock.md", "--status", "active")
+    assert p.returncode == 0 and json.loads(p.stdout)["doc_id"] == "knowledge/zebra-lock", p.stderr
+    assert "status: active" in (vault / "knowledge" / "zebra-lock.md").read_text()
+    p = run("update", "[knowledge/zebra-lock]", "--append", "more")
+    assert p.returncode == 0 and (vault / "knowledge" / "zebra-lock.md").read_text().rstrip().endswith("more")
+    p = run("delete", "[knowledge/yak]")
+    assert p.returncode == 0 and not (vault / "knowledge" / "yak.md").exists(), p.stderr
+    outside = tmp_path / "proj" / "notes.md"  # (a file of the project, not of the vault: still refused)
+    outside.write_text("---\ntitle: Out\n---\nout\n")
+    p = run("update", "notes.md", "--status", "x")
+    assert p.returncode == 7 and outside.read_text() == "---\ntitle: Out\n---\nout\n"  # ("No document")

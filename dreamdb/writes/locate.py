@@ -73,7 +73,16 @@ def _slug_text(slug):
         slug = os.fspath(slug)
     if not isinstance(slug, str):
         raise UsageError(f"A document name must be text such as 'knowledge/my-note', got {type(slug).__name__} {slug!r}.")
-    return _typed_back(slug)
+    return _typed_back(_unbracketed(slug))
+
+
+def _unbracketed(slug):
+    """``slug`` without the square brackets the prompt hook's block writes around an id (``[knowledge/x]``), copied
+    with it (QA round 132-C F3: "is not a document file of the vault", no "Did you mean"); no document's name starts
+    with ``[``, whose folder would be no type's. Anything else as it is."""
+    if isinstance(slug, str) and len(slug) >= 2 and slug[0] == "[" and slug[-1] == "]":
+        return slug[1:-1]
+    return slug
 
 
 _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
@@ -621,7 +630,8 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     import unicodedata
 
     try:
-        typed, slug = slug, _slug_text(slug)
+        typed = _unbracketed(slug)
+        slug = _slug_text(typed)
         escaped = slug == typed  # (typed without quotes: its escapes are read only if no file is named so)
         _require_utf8(slug=slug)  # (QA round 65 L1: `dreamdb delete $'\\xff'` looked it up in the index: exit 70)
         slug = _inside_vault(_check_vault(vault), slug)
@@ -641,14 +651,22 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
 
 
 def _inside_vault(vault: Path, slug: str) -> str:
-    """An absolute path to a file in the vault (``Hit.path``, what recall prints) as its vault-relative path, after
-    ``./``; any
+    """An absolute path to a file in the vault (``Hit.path``, what recall prints), or a relative one from the current
+    folder that the vault does not hold as typed, as its vault-relative path, after ``./``; any
     other name as it is (QA round 100-C F6: a hit's own path was refused as absolute). Compared with the vault's path
     as given and resolved, ``.`` segments and doubled slashes collapsed, the path's folder resolved too; one holding
     ``..`` is left as it is, and refused (:func:`_check_rel_path`), as a relative one is. The relative path then meets
     every check a typed one does (its real path inside the vault among them)."""
-    if not os.path.isabs(slug) or ".." in Path(slug).parts:  # ('..' refused, as in a relative path: the system
-        return slug  # resolves it after the links before it, not as its text reads; QA round 102-A F4)
+    if ".." in Path(slug).parts:  # ('..' refused, as in a relative path: the system resolves it after the links
+        return slug  # before it, not as its text reads; QA round 102-A F4)
+    if not os.path.isabs(slug):
+        # a path from the current folder to a file of the vault (``_dream_context/knowledge/x.md`` typed in the
+        # project, as ls and tab completion give it: QA round 132-C F3, "not a document file of the vault") is that
+        # file; a name the vault holds as typed is the vault's
+        if slug.startswith("./") or os.path.lexists(os.path.join(vault, slug)) or not os.path.isfile(slug):
+            return slug
+        inside = _inside_vault(vault, os.path.abspath(slug))
+        return slug if os.path.isabs(inside) else inside
     path = os.path.normpath(slug)
     # (the vault as given, as resolved, and the path's folder resolved: a path through a linked project or home
     # folder is in the vault too; QA round 102-A F5, "outside the vault")
