@@ -578,6 +578,10 @@ class Index:
         (the CLI shows a progress bar with it: a vault's first recall indexes it whole)."""
         self.warnings: list[str] = []
         self.notes: deque[str] = deque(maxlen=MAX_NOTES)
+        self.read_as_is: str | None = None
+        """The note of the last :meth:`sync_for_read` when it could not bring the index up to the vault (another
+        process's write lock, an index that cannot be written), so that the read answered from the index as it is;
+        else ``None``. (``dreamdb sql --json`` gives it with the rows: QA round 132-A F1.)"""
         if vault is None and os.environ.get("DREAMDB_VAULT", "").strip():
             from dreamdb.vault.discover import vault_in_working_folder
 
@@ -1515,12 +1519,13 @@ class Index:
 
         self._updating_elsewhere = False
         self._not_updated = False
+        self.read_as_is = None
         if self._opened_read_only():
             self._not_updated = True
-            self.notes.append(f"the index could not be opened for writing ({self._read_only_because}); answered from "
-                              "the index as it is (vault edits since its last sync, and their embeddings, may be"
-                              f" missing{self._read_only_caveats()}). "
-                              + _environment_hint(self._read_only_because, self.index_path))
+            self._answered_as_is(f"the index could not be opened for writing ({self._read_only_because}); answered from "
+                                 "the index as it is (vault edits since its last sync, and their embeddings, may be"
+                                 f" missing{self._read_only_caveats()}). "
+                                 + _environment_hint(self._read_only_because, self.index_path))
             return
         building = False  # another process's first build, waited for
         try:
@@ -1543,17 +1548,23 @@ class Index:
                     f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
                     hint="Retry in a moment (a first build of a large vault takes a while).") from exc
             self._updating_elsewhere = True
-            self.notes.append("another process holds the index (a dreamdb sync or refresh, a program reading it in a "
-                              "transaction, or another open Index of this process); answered from the index as it is"
-                              " (vault edits since its last sync may be missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
+            self._answered_as_is("another process holds the index (a dreamdb sync or refresh, a program reading it in a "
+                                 "transaction, or another open Index of this process); answered from the index as it"
+                                 " is (vault edits since its last sync may be missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
         except IndexUnavailable as exc:
             # A read-only index file (or folder, or file system) or a full disk: the index cannot follow the
             # vault, but it can still be read; the read that follows fails on its own if it cannot.
             if not index_unwritable(exc) or self._conn is None:
                 raise
             self._not_updated = True
-            self.notes.append(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
-                              f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
+            self._answered_as_is(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
+                                 f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
+
+    def _answered_as_is(self, note: str) -> None:
+        """Add ``note`` (the read answers from the index as it is: its sync could not run) to :attr:`notes`, and keep
+        it as :attr:`read_as_is`."""
+        self.read_as_is = note
+        self.notes.append(note)
 
     def _sync_before_read(self) -> None:
         """The sync a read (recall, list, status, warm) runs first: :meth:`sync_for_read` with ``auto_sync``, else
