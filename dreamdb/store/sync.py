@@ -373,6 +373,19 @@ def _refuse_unreadable_vault(vault: Path) -> None:
         raise VaultNotFound.unreadable(vault)
 
 
+def _record_moved_vault(conn, vault: Path) -> None:
+    """Record ``vault`` as the index's vault (``meta.vault``) after a sync that found nothing to change, when the index
+    records another folder: the vault was moved or renamed with its index, its files' stats the same. (A sync that
+    changes the index records it with its changes.) An Index that does not sync before its reads syncs one recording
+    another vault (QA round 132-B F3), and would otherwise sync it at every open."""
+    from dreamdb.config import recorded_vault
+
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vault'").fetchone()
+    if row is not None and recorded_vault(row[0], vault) != "ours":
+        with write_transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
+
+
 def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = False, progress=None) -> SyncReport:
     """Bring the index in line with the vault (see module docstring).
 
@@ -395,6 +408,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
     if not force:
         n = _fast_unchanged(conn, vault, include_archives)
         if n is not None:
+            _record_moved_vault(conn, vault)
             report.unchanged = n
             report.documents = corpus_stats(conn)["n_docs"]
             report.elapsed_ms = (time.perf_counter() - t0) * 1000
@@ -419,6 +433,7 @@ def sync(conn, vault: Path, *, include_archives: bool = False, force: bool = Fal
         if _dirs_changed(conn, dirs, include_archives):
             with write_transaction(conn):
                 _save_dirs(conn, dirs, include_archives)
+        _record_moved_vault(conn, vault)
         report.unchanged = unchanged
         report.documents = corpus_stats(conn)["n_docs"]
         report.warnings = warnings
