@@ -368,10 +368,13 @@ def _is_encoded(run: bytes) -> bool:
         return False  # a list of short names (AES128/ChaCha20/Poly1305/…): base64 has few separators
     if letters >= MAX_DATA_PART_LETTERS * len(parts):
         return False
-    if letters < MIN_WORD_PART_LETTERS * len(parts):
-        return True
+    return letters < MIN_WORD_PART_LETTERS * len(parts) or not _common_letters(run)
+
+
+def _common_letters(run: bytes) -> bool:
+    """Whether :data:`MIN_COMMON_LETTER_SHARE` of the ASCII letters of ``run`` are English's commonest."""
     common = len(run) - len(run.translate(None, _COMMON_LETTERS))
-    return common < MIN_COMMON_LETTER_SHARE * (len(run) - len(run.translate(None, _ASCII_LETTERS)))
+    return common >= MIN_COMMON_LETTER_SHARE * (len(run) - len(run.translate(None, _ASCII_LETTERS)))
 
 
 _LINE_BREAK_RE = re.compile(rb"(?:\s|\\[nr])+")
@@ -539,7 +542,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "15"  # 15: a long identifier of short words is no encoded data (MIN_COMMON_LETTER_SHARE; drop_data's rule, but a lexicon's translations hold no run of 60 characters); 14: no numbered term in a dotted run; 13: joined_terms of the slug; 12: numbered_terms; 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
+IDENTIFIERS_VERSION = "16"  # 16: such a name split into its camelCase parts up to MAX_NAME_CHARS; 15: a long identifier of short words is no encoded data (MIN_COMMON_LETTER_SHARE; drop_data's rule, but a lexicon's translations hold no run of 60 characters); 14: no numbered term in a dotted run; 13: joined_terms of the slug; 12: numbered_terms; 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
 """Version of :func:`identifier_terms`', :func:`compound_terms`' and :func:`joined_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
@@ -766,6 +769,13 @@ MAX_COMPOUND_CHARS = 48
 are noise and whose splitting made a recall with a 2 MB pasted screenshot in a note 10 times slower (QA round 50)."""
 
 
+MAX_NAME_CHARS = 160
+"""Longest word :func:`compound_terms` splits when its letters are English's common ones
+(:data:`MIN_COMMON_LETTER_SHARE`), as a long name's of short words are (a test's name,
+``shouldReturn404WhenUserIdIsNullAndApiKeyIsMissingInV2RequestToS3``: 64 characters; QA round 132-E F2, found by
+its whole name alone), where :data:`MAX_COMPOUND_CHARS` bounds any other: test names run to 100 characters and more
+in the BDD style, and ``MAX_NAME_CHARS`` ends the splitting of a longer word, read as data."""
+
 MIN_PART_LETTERS = 3
 """Fewest letters a camelCase word's parts average for it to be split (:func:`compound_terms`): words have three
 letters or more (``setupVersion``: 5.5, ``getV2Config``: 3.3), while random mixed case, such as base64 between its
@@ -849,7 +859,7 @@ def compound_terms(written: str) -> list[str]:
     ``MySQLDump`` → ``mysql``, ``IPv6Address`` → ``ipv6``; QA round 54). A run of
     capitals followed by an ``s`` is one part, the plural of an acronym (``APIs``, ``userIDs`` → ``user``,
     ``id``), and a word of capitals alone is not split (``HTTP``), nor one longer than
-    :data:`MAX_COMPOUND_CHARS` or whose parts average under :data:`MIN_PART_LETTERS` letters, nor a word of a run
+    :data:`MAX_COMPOUND_CHARS` (but for a long name of English's common letters, :data:`MAX_NAME_CHARS`) or whose parts average under :data:`MIN_PART_LETTERS` letters, nor a word of a run
     :func:`_data_runs` finds (base64 is data, not identifiers). Nor is a word that
     is one part of two letters or more and a letter (``iPhone``, ``mRNA``, and the gene names ``clpC``,
     ``RhoA``): a name with a letter before or after it, not a compound; split, the gene ``clpC`` was found
@@ -891,7 +901,7 @@ def compound_terms(written: str) -> list[str]:
             end = marks.find(b" ", i)
             if end < 0:
                 end = n
-            if end - start <= 4 * MAX_COMPOUND_CHARS:  # (UTF-8: up to 4 bytes a character)
+            if end - start <= 4 * MAX_NAME_CHARS:  # (UTF-8: up to 4 bytes a character)
                 span = raw[start:end].decode("utf-8", "replace")
                 parts = _COMPOUND_PARTS.get(span)
                 if parts is None:
@@ -964,7 +974,8 @@ def _compound_parts(span: str) -> tuple[str, ...]:
     """:func:`compound_terms` of one run of word bytes (a token, or a few joined by non-ASCII punctuation)."""
     out = []
     for word in tokens(span):
-        if len(word) > MAX_COMPOUND_CHARS:
+        if len(word) > MAX_COMPOUND_CHARS and (len(word) > MAX_NAME_CHARS or not word.isascii()
+                                               or not _common_letters(word.encode("ascii"))):
             continue
         found = (_ASCII_COMPOUND_PART_RE if word.isascii() else _COMPOUND_PART_RE)().findall(word)
         # (a plural acronym's s, IDs of userIDs, is neither a letter of the part nor of its term)

@@ -720,3 +720,25 @@ def test_function_words_tell_an_english_query(text, english):
     from dreamdb.analyzer import english_by_function_words, raw_tokens
 
     assert english_by_function_words(raw_tokens(text)) is english
+
+
+def test_a_long_name_of_short_words_is_split_into_its_parts_too(tiny_vault):
+    """QA round 132-E F2: a camelCase test name over MAX_COMPOUND_CHARS (48) was found by its whole name alone;
+    one of English's common letters is split up to MAX_NAME_CHARS, while base64 of any length is still not."""
+    import base64
+    import random
+
+    import dreamdb
+    from dreamdb.analyzer import MAX_COMPOUND_CHARS, MAX_NAME_CHARS, compound_terms
+    from tests.conftest import write_doc
+
+    name = "shouldReturn404WhenUserIdIsNullAndApiKeyIsMissingInV2RequestToS3"
+    assert MAX_COMPOUND_CHARS < len(name) <= MAX_NAME_CHARS
+    assert {"user", "id", "null", "api", "key", "miss", "request"} <= set(compound_terms(f"see {name} here"))
+    assert compound_terms("x" + "AbcDef" * 30) == []  # (longer than MAX_NAME_CHARS: not split)
+    rng = random.Random(7)
+    for _ in range(200):  # (mixed-case base64 of a name's length: no parts)
+        assert compound_terms(base64.b64encode(rng.randbytes(45)).decode()) == []
+    write_doc(tiny_vault, "knowledge/flaky-tests.md", f"---\ntitle: Flaky tests\n---\nThe test {name} flakes.\n")
+    hits = dreamdb.open(tiny_vault).recall("api key missing null user id")
+    assert hits and hits[0].doc_id == "knowledge/flaky-tests"
