@@ -44,6 +44,9 @@ from pathlib import Path
 
 from dreamdb.arguments import flags, whole_number
 from dreamdb.errors import UsageError
+from dreamdb.reinstall import require_same_install
+
+require_same_install()  # (loaded when first needed: not from another version installed since; QA round 132-E F1)
 
 #: SPEC §4 reference thresholds (cosine similarity of e5 passage vectors).
 MERGE_THRESHOLD = 0.97

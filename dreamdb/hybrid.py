@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import re
 
-from dreamdb import fusion
-from dreamdb.analyzer import (TURKISH_LETTERS, TURKISH_STOPWORD_SPELLINGS, TURKISH_TO_ASCII, fold_case, query_words,
-                              raw_tokens, stem, turkish_spelling, turkish_spellings, typed_without_turkish_letters)
-from dreamdb.ranking import signals as S
-from dreamdb.ranking.rank import (Filters, QueryPlan, Ranked, any_expired, class_members, document_frequencies,
-                                  known_terms, rank, raw_bm25)
-from dreamdb.records import replace
+from dreamdb.reinstall import require_same_install
+
+require_same_install()  # (loaded when first needed, as fusion after it: not from another version installed since; QA
+# round 132-E F1)
+
+from dreamdb import fusion  # noqa: E402
+from dreamdb.analyzer import (TURKISH_LETTERS, TURKISH_STOPWORD_SPELLINGS, TURKISH_TO_ASCII, fold_case,  # noqa: E402
+                              query_words, raw_tokens, stem, turkish_spelling, turkish_spellings,
+                              typed_without_turkish_letters)
+from dreamdb.ranking import signals as S  # noqa: E402
+from dreamdb.ranking.rank import (Filters, QueryPlan, Ranked, any_expired, class_members,  # noqa: E402
+                                  document_frequencies, known_terms, rank, raw_bm25)
+from dreamdb.records import replace  # noqa: E402
 
 CANDIDATES = 50
 """Documents taken from each channel before fusion."""

@@ -2377,3 +2377,29 @@ def test_a_new_index_under_a_file_size_limit_of_zero_names_the_limit(example_vau
                        text=True, timeout=120, cwd=ROOT,
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)))
     assert p.returncode == 4 and "ulimit -f" in p.stderr and "writable" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("module", ["dreamdb.embeddings.chunk", "dreamdb.embeddings.store", "dreamdb.hybrid",
+                                    "dreamdb.dedup"])  # (fusion: loaded by hybrid alone, after its check)
+def test_the_embedding_code_loaded_after_another_version_was_installed_is_refused(module):
+    """QA round 132-E F1: a process running 0.3.11 loaded 0.3.12's chunker for its first hybrid query, after pip
+    installed 0.3.12 under it, and recorded chunker 7 in an index of 0.3.11's format. The modules loaded when first
+    needed check the version on disk first."""
+    script = textwrap.dedent(f"""
+        import importlib, sys
+        import dreamdb
+        from dreamdb.reinstall import Reinstalled
+        assert {module!r} not in sys.modules and "dreamdb.embeddings" not in sys.modules
+        dreamdb.__version__ = "0.0.1"  # (what the files on disk say once pip installed another version)
+        try:
+            importlib.import_module({module!r})
+        except Reinstalled as exc:
+            print("said:", exc.message)
+        dreamdb.__version__ = {__import__("dreamdb").__version__!r}  # (the same again: it loads)
+        importlib.import_module({module!r})
+        print("loaded")
+    """)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0, p.stderr
+    assert "said: dreamdb " in p.stdout and "which runs dreamdb 0.0.1" in p.stdout and "loaded" in p.stdout, p.stdout
