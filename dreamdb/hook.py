@@ -1014,7 +1014,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             for warning in index.warnings:  # (an index found damaged when opened, replaced by an empty one that the
                 # background build fills: QA round 108-B F2, the log had no word of the damage)
                 if "rebuilt from the vault" in warning or "another application's SQLite database" in warning:
-                    _log(f"{warning} (an empty index, which the build filling it makes whole)")
+                    _log(f"{vault}: {warning} (an empty index, which the build filling it makes whole)")
             return ""
         try:
             # (a damaged index rebuilt by this prompt is written down)
@@ -1022,15 +1022,15 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                 # (QA round 76 F8: the log had no word of it; 101-A F5: nor of a rebuild of another version's index,
                 # the older install's hook and a newer command line rebuilding it in turn)
                 if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning:
-                    _log(warning)
+                    _log(f"{vault}: {warning}")  # (the vault named: one log for every project, QA round 132-E F3)
         except LockTimeout:
-            _log("index locked by another writer; recalled from the index as it is")
+            _log(f"{vault}: index locked by another writer; recalled from the index as it is")
         except IndexUnavailable as exc:
             # read-only, or a write that a full disk stopped (QA rounds 48, 50): the index as it is still answers
             if index.read_only_reason is None and not index_unwritable(exc):
                 raise
-            _log(f"{exc.message} ({exc.hint}); recalled from the index as it is" if exc.hint else
-                 f"{exc.message}; recalled from the index as it is")
+            _log(f"{vault}: {exc.message} ({exc.hint}); recalled from the index as it is" if exc.hint else
+                 f"{vault}: {exc.message}; recalled from the index as it is")
         # A fused mode's first hits may all be the dense channel's, of raw score 0, which the block leaves out
         # below, while the notes holding the prompt's words come after them (a changelog entry has no vector, a note
         # in the other language takes a BM25 rank from the dense channel: QA round 74 F2, the only notes on
@@ -1050,7 +1050,7 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             # (and a lexicon it could not use: QA round 78 F7, DREAMDB_LEXICON naming another file changed the hits
             # without a word in the log)
             if "used bm25" in note or "rebuilt from the vault" in note or "lexicon is not used" in note:
-                _log(note)
+                _log(f"{vault}: {note}")
             replaced = replaced or "was deleted or replaced since it was opened" in note
         if replaced and not hits:  # (the index deleted under this prompt, after its sync: the new file holds nothing
             # yet; QA round 100-B F3, logged as "no hit")

@@ -93,6 +93,8 @@ def test_a_quiet_fallback_to_bm25_is_written_to_the_hook_log(project, tmp_path):
     assert p.returncode == 0 and p.stdout.decode().startswith(HEADER)  # the memories still come, from BM25
     log = (tmp_path / "h.log").read_text()
     assert "hybrid recall unavailable, used bm25" in log and "DREAMDB_MODEL_DIR=" in log
+    # (the vault named: one log for every project's prompts; QA round 132-E F3)
+    assert f"+00:00 {(project / '_dream_context').resolve()}: hybrid recall unavailable" in log, log
 
 
 def test_an_unknown_recall_mode_is_logged_and_bm25_used(project, tmp_path):
