@@ -419,3 +419,6 @@ def test_no_sync_on_an_index_of_a_newer_format_says_newer(vault, capsys):
     code, out, err = sql(capsys, vault, "--no-sync", "SELECT 1")
     assert code == 0 and "written by a newer dreamdb (schema version" in err and newer in err, err
     assert "index it again in this version's format" in err and "upgrade it" not in err
+    # (the same schema: only the terms differ; QA round 132-E F5: "its tables may not be those docs/schema.md
+    # describes")
+    assert "its terms (postings) are another version's analysis" in err and "its tables" not in err

@@ -490,9 +490,13 @@ def _note_older_index(index_path, query: str, timeout_s: float = 0) -> None:
     ours, theirs = _format_key(INDEX_FORMAT), _format_key(str(index_format))
     age = "a newer" if (ours is not None and theirs is not None and len(ours) == len(theirs) and theirs > ours) or (
         str(schema).isdigit() and int(schema) > latest_version()) else "an older"  # (QA round 117-A F8: "older")
+    # (the same schema: the tables are docs/schema.md's, the terms of another analysis; QA round 132-E F5, "its tables
+    # may not be those docs/schema.md describes" of an index whose format alone differed)
+    differs = ("its terms (postings) are another version's analysis" if not waiting and str(schema).isdigit()
+               and int(schema) == latest_version() else "its tables may not be those docs/schema.md describes")
     click.echo(f"note: this index was written by {age} dreamdb (schema version {schema}, index format {index_format};"
-               f" this one: {latest_version()}, {INDEX_FORMAT}) and is not changed with --no-sync: its tables may not be"
-               " those docs/schema.md describes; run without --no-sync (or dreamdb sync) to "
+               f" this one: {latest_version()}, {INDEX_FORMAT}) and is not changed with --no-sync: {differs}; run"
+               " without --no-sync (or dreamdb sync) to "
                + ("upgrade it" if age == "an older" else "index it again in this version's format"), err=True)
 
 
