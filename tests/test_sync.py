@@ -2283,6 +2283,16 @@ def test_an_index_of_a_newer_dreamdb_is_said_to_be_newer_when_rebuilt(tiny_vault
                                   "the index was built by another version"), said
         assert ("use one version on a vault" in said[0]) is newer
         assert [h.doc_id for h in index.recall("alpha")] == ["knowledge/a"]
+    # a newer version's index that this one had written before: two versions taking turns, the older told so too (QA
+    # round 132-E F6: it said only "newer", without the advice the newer one gave)
+    newer_format = ".".join([parts[0], str(int(parts[1]) + 1), parts[2]])
+    with index.conn:
+        index.conn.execute("UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (newer_format,))
+        index.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('formats_written', ?)",
+                           (f"{INDEX_FORMAT},{newer_format}",))
+    said = [w for w in index.sync().warnings if "taking turns" in w]
+    assert len(said) == 1 and said[0].startswith(f"the index was indexed by a newer version of dreamdb (index format"
+                                                 f" {newer_format}) since this one"), said
 
 
 def test_status_leaves_out_a_nested_vault_wherever_it_is(tiny_vault):

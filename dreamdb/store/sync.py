@@ -546,15 +546,17 @@ def _other_format_warning(stored: str, written_before: bool = False) -> str:
     115-B F1: each re-indexed the whole vault on every switch, 2-4 s a call, and this one said only "another version")."""
     ours, theirs = _format_key(INDEX_FORMAT), _format_key(stored)
     stored = stored or "unknown"  # (a format NULL or '', of a hand-edited index: "index format None", QA round 122-B F7)
-    if ours is not None and theirs is not None and len(ours) == len(theirs) and theirs > ours:
+    newer = ours is not None and theirs is not None and len(ours) == len(theirs) and theirs > ours
+    if written_before:  # (first: the older of two versions taking turns said only "newer", QA round 132-E F6)
+        return (f"the index was indexed by {'a newer' if newer else 'another'} version of dreamdb (index format "
+                f"{stored}) since this one (format {INDEX_FORMAT}) last synced it: every file indexed again (stored "
+                "embeddings are kept); two versions taking turns on a vault (a prompt hook of another install?) index "
+                "it whole at every switch: use one version (dreamdb --version; dreamdb hook install --absolute points "
+                "the hook at this one)")
+    if newer:
         return (f"the index was built by a newer version of dreamdb (index format {stored}, this one writes "
                 f"{INDEX_FORMAT}): every file indexed again in this version's format (stored embeddings are kept); the "
                 "newer version indexes it again when it next runs: use one version on a vault (dreamdb --version)")
-    if written_before:
-        return (f"the index was indexed by another version of dreamdb (index format {stored}) since this one (format "
-                f"{INDEX_FORMAT}) last synced it: every file indexed again (stored embeddings are kept); two versions "
-                "taking turns on a vault (a prompt hook of another install?) index it whole at every switch: use one "
-                "version (dreamdb --version; dreamdb hook install --absolute points the hook at this one)")
     return (f"the index was built by another version of dreamdb (index format {stored}, this one writes "
             f"{INDEX_FORMAT}): every file indexed again (stored embeddings are kept)")
 
