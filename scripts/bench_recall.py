@@ -313,8 +313,39 @@ def bench_synthetic(docs: int, runs: int, cli_runs: int) -> dict:
     ix_sql.close()
     ix.close()
     out["no_match"] = bench_no_match(vault, idx, runs)
+    out["warm"] = time_warm(vault, idx, runs)
     out.update(time_cli(vault, idx, queries[0], cli_runs))
     return out
+
+
+_WARM_SCRIPT = """
+import json, sys, time
+import dreamdb
+ix = dreamdb.open(sys.argv[1], index_path=sys.argv[2], auto_sync=False)
+ix.recall("zqxv wkjq")  # (the index opened and its documents loaded: the floor)
+t0 = time.perf_counter()
+if sys.argv[3] == "warm":
+    ix.warm()
+seconds = time.perf_counter() - t0
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024}))
+"""
+
+
+def time_warm(vault: Path, idx: Path, runs: int) -> dict:
+    """``Index.warm()`` (every posting loaded into memory at once) in a process of its own: seconds and peak resident
+    memory (VmHWM, MB; Linux), median of ``runs``, beside the same process without it (the floor: dreamdb imported,
+    the index opened, its documents loaded)."""
+    if not Path("/proc/self/status").exists():
+        return {"skipped": "no /proc/self/status (peak memory is read from VmHWM, Linux)"}
+    res = {}
+    for what in ("warm", "floor"):
+        runs_out = [json.loads(subprocess.run([sys.executable, "-c", _WARM_SCRIPT, str(vault), str(idx), what],
+                                              capture_output=True, text=True, check=True,
+                                              env={**cli_env(), "PYTHONPATH": str(ROOT)}).stdout)
+                    for _ in range(runs)]
+        res[what] = {k: med([r[k] for r in runs_out]) for k in ("seconds", "peak_mb")}
+    return res
 
 
 NO_MATCH_QUERIES = [f"zqxv{i} wkjq{i}" for i in range(20)]
@@ -381,6 +412,10 @@ def render(res: dict) -> str:
             a, z = r["no_match"]["with_indexes"], r["no_match"]["without_indexes"]
             L.append(f"  no-match query p50/p90  {a['p50_ms']:8.2f} / {a['p90_ms']:.2f} ms (sql engine)"
                      f"   | without migration 008's indexes {z['p50_ms']:.2f} / {z['p90_ms']:.2f} ms")
+        if "warm" in r and "skipped" not in r["warm"]:
+            w, f = r["warm"]["warm"], r["warm"]["floor"]
+            L.append(f"  load every posting      {w['seconds']:8.2f} s, peak {w['peak_mb']:.0f} MB (Index.warm(), a process"
+                     f" of its own)   | the process without it: peak {f['peak_mb']:.0f} MB")
         if "recall_after_edit_ms" in r:
             L.append(f"  recall after an edit    {r['recall_after_edit_ms']:8.1f} ms (memory engine, lazy sync)"
                      f"   | loading every posting first {r['recall_after_edit_whole_load_ms']:.1f} ms")

@@ -27,10 +27,12 @@ def _same(a, b):
 
 
 @needs_real_vault
-@pytest.mark.parametrize("preload", [True, False])
+@pytest.mark.parametrize("preload", [True, False, "in small batches"])
 def test_engines_agree_on_real_vault(real_index, preload, monkeypatch):
     if not preload:  # the per-term path used for indexes too large to load whole
         monkeypatch.setattr("dreamdb.ranking.memory.PRELOAD_MAX_TOKENS", 0)
+    if preload == "in small batches":  # (postings read a batch at a time, their terms apart: QA round 132-E F4)
+        monkeypatch.setattr("dreamdb.ranking.memory.PRELOAD_BATCH", 997)
     conn = real_index.conn
     syn = load_synonyms(real_index.vault)
     rng = random.Random(7)
