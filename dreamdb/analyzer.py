@@ -284,18 +284,25 @@ words average 5 or more (``packages/frontend/src/components/…/Chart2D/Legend``
 ``getUserAccountSettingsForOrganizationV2…`` 5.6)."""
 
 _COMMON_LETTERS = b"etaoinshrdluETAOINSHRDLU"
-_ASCII_LETTERS = bytes(range(65, 91)) + bytes(range(97, 123))
+_SMALL_LETTERS = bytes(range(97, 123))
+_ASCII_LETTERS = bytes(range(65, 91)) + _SMALL_LETTERS
 
 MIN_COMMON_LETTER_SHARE = 0.7
 """Share of a run's letters that are English's twelve most frequent, ``etaoin shrdlu`` (the order of the Linotype
 keyboard's first two columns, from letter frequencies in print), from which :func:`_is_encoded` reads a run whose
-runs of one case average :data:`MIN_WORD_PART_LETTERS` to :data:`MAX_DATA_PART_LETTERS` letters as words, not data:
-a long identifier made of short words, as test names are
-(``shouldReturn404WhenUserIdIsNullAndApiKeyIsMissingInV2RequestToS3``: 0.86, its runs of one case averaging 3.5
-letters, which alone took it for data; QA round 132-B F5), or Turkish ones (``kullaniciKimligiBosIse…``: 0.77). In
-random base64 each letter is one of them with probability 12/26; measured on 300,000 random runs of each length
-(6 Dec): both held by chance for 0.001 % of runs of 60 characters and 0.0003 % of 76 (the share alone, 0.046 % and
-0.01 %), where test names share 0.77–0.87, their runs averaging 3.2–6.1 letters."""
+runs of one case average :data:`MIN_WORD_PART_LETTERS` to :data:`MAX_DATA_PART_LETTERS` letters as words, not data,
+when :data:`MIN_COMMON_SMALL_LETTER_SHARE` of its small letters are too: a long identifier made of short words, as
+test names are (``shouldReturn404WhenUserIdIsNullAndApiKeyIsMissingInV2RequestToS3``: 0.86 and 0.91, its runs of
+one case averaging 3.5 letters, which alone took it for data; QA round 132-B F5), or Turkish ones
+(``kullaniciKimligiBosIse…``: 0.77 and 0.83). In random base64 each letter is one of them with probability 12/26;
+measured on 300,000 random runs of each length (6 Dec): the three tests held by chance for 2 runs of 60 characters
+(0.0007 %) and none of 64 or 76, where test names share 0.77–0.87 of their letters and 0.82–0.91 of their small ones,
+their runs averaging 3.2–6.1 letters."""
+
+MIN_COMMON_SMALL_LETTER_SHARE = 0.75
+"""Share of a run's small letters that are ``etaoin shrdlu`` for :data:`MIN_COMMON_LETTER_SHARE` to hold: base64 of
+data with many zero bytes (a PNG's header, ``iVBORw0KGgoAAAANSUhEUgAAAIAAAACACAYAAADD…``) is mostly ``A``, one of
+them in capitals (all its letters 0.73, its small ones 0.38: an EIP's pasted image was read as words)."""
 
 MIN_WORD_PART_LETTERS = 2.5
 """Fewest letters a run's runs of one case average for :data:`MIN_COMMON_LETTER_SHARE` to read it as words; random
@@ -372,9 +379,12 @@ def _is_encoded(run: bytes) -> bool:
 
 
 def _common_letters(run: bytes) -> bool:
-    """Whether :data:`MIN_COMMON_LETTER_SHARE` of the ASCII letters of ``run`` are English's commonest."""
+    """Whether :data:`MIN_COMMON_LETTER_SHARE` of the ASCII letters of ``run``, and
+    :data:`MIN_COMMON_SMALL_LETTER_SHARE` of its small ones, are English's commonest."""
     common = len(run) - len(run.translate(None, _COMMON_LETTERS))
-    return common >= MIN_COMMON_LETTER_SHARE * (len(run) - len(run.translate(None, _ASCII_LETTERS)))
+    small = len(run) - len(run.translate(None, _COMMON_LETTERS[:12]))
+    return (common >= MIN_COMMON_LETTER_SHARE * (len(run) - len(run.translate(None, _ASCII_LETTERS)))
+            and small >= MIN_COMMON_SMALL_LETTER_SHARE * (len(run) - len(run.translate(None, _SMALL_LETTERS))))
 
 
 _LINE_BREAK_RE = re.compile(rb"(?:\s|\\[nr])+")
@@ -542,7 +552,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "16"  # 16: such a name split into its camelCase parts up to MAX_NAME_CHARS; 15: a long identifier of short words is no encoded data (MIN_COMMON_LETTER_SHARE; drop_data's rule, but a lexicon's translations hold no run of 60 characters); 14: no numbered term in a dotted run; 13: joined_terms of the slug; 12: numbered_terms; 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
+IDENTIFIERS_VERSION = "17"  # 17: and its small letters too (MIN_COMMON_SMALL_LETTER_SHARE); 16: such a name split into its camelCase parts up to MAX_NAME_CHARS; 15: a long identifier of short words is no encoded data (MIN_COMMON_LETTER_SHARE; drop_data's rule, but a lexicon's translations hold no run of 60 characters); 14: no numbered term in a dotted run; 13: joined_terms of the slug; 12: numbered_terms; 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
 """Version of :func:`identifier_terms`', :func:`compound_terms`' and :func:`joined_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
