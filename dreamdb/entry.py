@@ -210,8 +210,9 @@ def hoist_options(args: list[str]) -> list[str]:
     moved, json_flags, i = _leading_options(args)
     if i < len(args) and args[i] in _GROUPS:
         sub = i + 1 + _leading_options(args[i + 1:])[2]
-        if sub < len(args) and args[sub].startswith("-") and args[sub] not in ("-h", "--help") \
-                and not _is_hook(args):  # (the hook logs every argument it ignores)
+        if sub < len(args) and args[sub].startswith("-") and args[sub] not in ("-h", "--help", "--") \
+                and not _is_hook(args):  # (the hook logs every argument it ignores; "--": QA round 133 F1, the
+            # options were dropped and the subcommand after it ran on the current folder's vault)
             # an option the group does not have (``dreamdb --json embed --bogus``): click's error is about that
             # option, not the --json or --vault moved before it (QA round 131 F3); --json still makes it JSON
             return [args[i], *args[sub:]]
@@ -339,6 +340,11 @@ def _main(args: list[str]) -> int:
         return quickcli.print_error(
             "Missing command: --vault PATH and --json go with a command.",
             "Add the command, e.g. dreamdb --vault PATH status (dreamdb --help lists them).", 2)
+    if _is_hook(args):  # (first: "hook --vault user-prompt-submit" is no group alone; QA round 133 F5, exit 2)
+        from dreamdb.hook import note_ignored_arguments, run_stdin
+
+        note_ignored_arguments([a for a in args if a not in ("hook", "user-prompt-submit")])
+        return run_stdin()
     group = _group_alone(args)
     if group is not None and ("-h" in args or "--help" in args):
         args = [group, "--help"]  # (its help needs neither --vault nor --json)
@@ -349,11 +355,6 @@ def _main(args: list[str]) -> int:
         return quickcli.print_error(
             f"Missing command: dreamdb {group} needs one of its commands ({', '.join(subs)}).",
             f"Name it after {group}, e.g. {example} (dreamdb {group} --help describes them).", 2)
-    if _is_hook(args):
-        from dreamdb.hook import note_ignored_arguments, run_stdin
-
-        note_ignored_arguments([a for a in args if a not in ("hook", "user-prompt-submit")])
-        return run_stdin()
     if args[:1] == ["recall"]:
         from dreamdb.quickcli import fast_recall
 

@@ -617,6 +617,10 @@ def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
     (["--json", "embed", "--bogus"], "No such option '--bogus'."),  # (QA round 131 F3: "No such option '--json'")
     (["--vault", "v", "model", "--bogus", "status"], "No such option '--bogus'."),
     (["embed", "--json", "--bogus", "status"], "No such option '--bogus'."),
+    # (QA round 133 F1: "--" after the group dropped --vault, and the subcommand ran on the current folder's vault)
+    (["--vault", "v", "embed", "--", "status"], "dreamdb embed takes --vault after its command (compact, dedup,"
+                                                " refresh, status): dreamdb embed status --vault PATH."),
+    (["embed", "--vault", "v", "--json", "--", "refresh"], "dreamdb embed takes --vault after its command"),
 ])
 def test_json_before_a_group_leaves_the_real_error(args, says, capsys):
     """QA round 130-D F1: `dreamdb --json embed bogus` (and every group's wrong or missing subcommand after a leading
@@ -625,7 +629,7 @@ def test_json_before_a_group_leaves_the_real_error(args, says, capsys):
 
     assert main(args) == 2
     out, err = capsys.readouterr()
-    assert says in err and "--json'" not in err and "--vault option" not in err, err
+    assert says in err and "--json'" not in err and "no --vault option" not in err, err
     if "--json" in args:
         assert json.loads(out)["error"]["message"].startswith(says) and json.loads(out)["error"]["exit_code"] == 2
 

@@ -82,6 +82,12 @@ def test_arguments_the_hook_does_not_take_are_logged_and_ignored_never_exit_2(pr
                        capture_output=True, env=env, timeout=120)
     assert p.returncode == 0 and p.stdout.decode().splitlines()[0] == HEADER
     assert "arguments ignored (the hook takes none; the payload comes on stdin): --vault x -q" in log.read_text()
+    # (QA round 133 F5: --vault took the subcommand for its path, and "Missing command" exited 2, blocking the prompt)
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "--vault", "user-prompt-submit"],
+                       input=payload("how is sleep debt computed before consolidation", project).encode(),
+                       capture_output=True, env=env, timeout=120)
+    assert p.returncode == 0 and p.stdout.decode().splitlines()[0] == HEADER
+    assert "arguments ignored (the hook takes none; the payload comes on stdin): --vault\n" in log.read_text()
 
 
 def test_a_quiet_fallback_to_bm25_is_written_to_the_hook_log(project, tmp_path):

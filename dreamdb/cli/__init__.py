@@ -162,7 +162,11 @@ def main(argv: list[str] | None = None) -> int:
                     and exc.ctx is not None:  # (dreamdb --vault X model status: QA round 104-B F11)
                 # at the top level (dreamdb --version --vault X) the command path is the program's name alone
                 name = exc.ctx.command_path.partition(" ")[2] or "--version"
-                exc.message = f"dreamdb {name} has no --vault option (it reads no vault's index): leave it out."
+                subs = getattr(exc.ctx.command, "commands", {})
+                takes = sorted(n for n, c in subs.items() if any("--vault" in p.opts for p in c.params))
+                exc.message = (f"dreamdb {name} takes --vault after its command ({', '.join(takes)}): dreamdb {name}"
+                               f" {'status' if 'status' in takes else takes[0]} --vault PATH." if takes else  # (not "reads no vault's index": QA 133 F1)
+                               f"dreamdb {name} has no --vault option (it reads no vault's index): leave it out.")
             exc.show()
             json_error(exc.format_message(), None, exc.exit_code)  # with --json: on stdout too
             code = exc.exit_code
