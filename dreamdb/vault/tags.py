@@ -16,15 +16,32 @@ def clean_tag(text: str) -> str:
     left alone at an end (``"x":"y"`` is the tag ``y``, not ``"y``: QA round 132-B F6); a pair is one only if no
     closing mark inside is followed by a space (``"a" "b"`` is kept as written, not read as ``a" "b``).
 
-    Idempotent (a cleaned tag has no ``:``, no leading ``#`` and no quote pair around it), so a tag copied from
-    dreamdb's output into ``--tags`` is read as the same tag.
+    Idempotent (each step is taken until none changes the tag: QA round 133 F2, ``lang:"#rust"`` gave ``#rust``, and
+    ``rust`` from that), so a tag copied from dreamdb's output into ``--tags`` is read as the same tag.
     """
+    tag = text
+    while True:
+        cleaned = _clean_once(tag)
+        if cleaned == tag:
+            return cleaned
+        tag = cleaned  # (each step only takes characters off: it ends)
+
+
+def _clean_once(text: str) -> str:
+    """One step of :func:`clean_tag`: the quote pairs around ``text`` and a leading ``#`` taken off, then the facet
+    prefix; a quote mark alone at the start of what follows the facet is taken off too when the prefix ends with one
+    (``"x":"y"``, its pair taken off first: ``x":"y``), and one alone at its end when the prefix starts with one."""
     tag = _unquote(text).lstrip(_HASHES).strip()
     cut = max(map(tag.rfind, _COLONS))
-    if cut >= 0:
-        tag = _without_lone_marks(_unquote(tag[cut + 1:].strip().lstrip(_HASHES)))
-    unquoted = _unquote(tag)  # (#“x”, topic:“x”: quotes inside the # or the facet prefix)
-    return tag if unquoted == tag else clean_tag(unquoted)
+    if cut < 0:
+        return tag
+    head, tail = tag[:cut].strip(), tag[cut + 1:].strip()
+    if tail[:1] in _QUOTE_PAIRS and head[-1:] in _CLOSING and not (len(tail) >= 2 and tail[-1] in _QUOTE_PAIRS[tail[0]]):
+        tail = tail[1:].strip()  # ("x":"y → "y: the facet cut took its pair; era:'90s keeps its mark)
+    if tail[-1:] in _CLOSING and head[:1] in _QUOTE_PAIRS and not (len(tail) >= 2 and tail[-1] in _QUOTE_PAIRS.get(
+            tail[0], "")):
+        tail = tail[:-1].strip()
+    return tail
 
 
 def _unquote(text: str) -> str:
@@ -34,16 +51,6 @@ def _unquote(text: str) -> str:
     while (len(tag) >= 2 and tag[-1] in _QUOTE_PAIRS.get(tag[0], "")
            and not any(c in _QUOTE_PAIRS[tag[0]] and after.isspace() for c, after in zip(tag[1:-2], tag[2:-1]))):
         tag = tag[1:-1].strip()
-    return tag
-
-
-def _without_lone_marks(tag: str) -> str:
-    """``tag`` (the part after a facet cut) without a quote mark at its start or end whose pair is not at the other
-    end (``"y`` → ``y``: the facet took the other mark), stripped."""
-    if tag[:1] in _QUOTE_PAIRS and not (len(tag) >= 2 and tag[-1] in _QUOTE_PAIRS[tag[0]]):
-        tag = tag[1:].strip()
-    if tag[-1:] in _CLOSING and not (len(tag) >= 2 and tag[-1] in _QUOTE_PAIRS.get(tag[0], "")):
-        tag = tag[:-1].strip()
     return tag
 
 
