@@ -538,26 +538,31 @@ def word_score(hit, incidental: frozenset[str] = frozenset()) -> float:
     return rest if rest > EXPLAIN_ROUNDING * len(numbers) else 0.0
 
 
-_FILE_EXTENSION = LazyPattern(r"(?<=\w)\.([a-z][a-z0-9]{1,5}|[A-Z][A-Z0-9]{1,5})(?!\w)")
+_FILE_EXTENSION = LazyPattern(r"(?<=\w)\.([a-z][a-z0-9]{1,3}|[A-Z][A-Z0-9]{1,3})(?!\w)")
 """A file name's extension (``utils.py``, ``README.MD``, ``archive.tar.gz``) or a host name's last part
-(``github.com``): a dot after a word character, then two to six lowercase (or capital) letters and digits (one
-letter is no term: the analyzer drops it)."""
+(``github.com``): a dot after a word character, then two to four lowercase (or capital) letters and digits (one
+letter is no term: the analyzer drops it; a longer word after a dot is more often a name's part, ``session.commit``,
+or a sentence run on, ``build.docker``, than an extension: QA round 133 F3)."""
 
 
 def file_extension_terms(prompt: str) -> frozenset[str]:
     """The query terms (as :func:`dreamdb.analyzer.stem` makes them, either language) of the extensions of the file
-    names in ``prompt`` (``utils.py`` → ``py``) that the prompt does not also hold as words of their own. Like bare
-    numbers they rank hits, but :func:`word_score` leaves them out of the gate: coding prompts are full of paths, and
-    an extension matched alone finds whatever note names a file of that kind ("rename foo in utils.py" injected a
-    changelog entry on video watching for its ``py``, at raw score 10.1: QA round 132-C F2)."""
+    names in ``prompt`` (``utils.py`` → ``py``) that none of the prompt's other words gives (``logs`` gives ``log``:
+    QA round 133 F3, "where are the logs? see a.log" lost its ``log``). Like bare numbers they rank hits, but
+    :func:`word_score` leaves them out of the gate: coding prompts are full of paths, and an extension matched alone
+    finds whatever note names a file of that kind ("rename foo in utils.py" injected a changelog entry on video
+    watching for its ``py``, at raw score 10.1: QA round 132-C F2)."""
     from dreamdb.analyzer import raw_tokens, stem
+
+    def terms(word: str) -> tuple[str, ...]:
+        return word, stem(word, False), stem(word, True)
 
     text = prompt[:MAX_QUERY_CHARS]
     found = {m.group(1).lower() for m in _FILE_EXTENSION().finditer(text)}
     if not found:
         return frozenset()
-    found -= set(raw_tokens(_FILE_EXTENSION().sub(" ", text)))  # ("the py files, e.g. utils.py": a word of its own)
-    return frozenset(t for e in found for t in (e, stem(e, False), stem(e, True)))
+    own = {t for w in raw_tokens(_FILE_EXTENSION().sub(" ", text)) for t in terms(w)}
+    return frozenset(t for e in found for t in terms(e)) - own
 
 
 def _parse_int(digits: str) -> int | str:

@@ -986,6 +986,9 @@ def test_a_file_extension_alone_never_makes_the_hook_print(tmp_path, monkeypatch
         assert block.startswith(H.HEADER) and "knowledge/frames" in block.splitlines()[1], (prompt, block)
     assert H.file_extension_terms("see github.com and README.MD, archive.tar.gz") >= {"com", "md", "tar", "gz"}
     assert H.file_extension_terms("done.Next we ship v1.2 (e.g. now)") == frozenset()
+    # (QA round 133 F3: another form of the word in the prompt keeps it, and a longer word after a dot is no extension)
+    for prompt in ("where are the logs? see a.log", "session.commit hangs", "open poetry.lock while locking"):
+        assert H.file_extension_terms(prompt) == frozenset(), prompt
 
 
 def test_a_hit_matched_by_a_number_alone_is_not_shown_beside_one_past_the_gate(project, tmp_path, monkeypatch,
