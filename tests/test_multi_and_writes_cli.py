@@ -1401,6 +1401,8 @@ def test_update_and_delete_take_a_path_from_the_project_and_an_id_in_the_hooks_b
     p = run("update", "_dream_context/knowledge/zebra-lock.md", "--status", "active")
     assert p.returncode == 0 and json.loads(p.stdout)["doc_id"] == "knowledge/zebra-lock", p.stderr
     assert "status: active" in (vault / "knowledge" / "zebra-lock.md").read_text()
+    p = run("update", "./_dream_context/knowledge/zebra-lock.md", "--status", "done")  # (as find prints it: 133 F4)
+    assert p.returncode == 0 and "status: done" in (vault / "knowledge" / "zebra-lock.md").read_text(), p.stderr
     p = run("update", "[knowledge/zebra-lock]", "--append", "more")
     assert p.returncode == 0 and (vault / "knowledge" / "zebra-lock.md").read_text().rstrip().endswith("more")
     p = run("delete", "[knowledge/yak]")
