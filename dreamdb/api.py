@@ -636,8 +636,9 @@ class Index:
             config.prepare_index_dir(self.index_path, chmod_existing=False, parents=self._index_parents(),
                                      given=not self._chosen_path)
         except OSError as exc:
-            if isinstance(exc, FileNotFoundError) and not os.path.isdir(self.vault):
-                raise VaultNotFound.gone(self.vault) from exc  # (its .dreamdb is never made with the vault: QA round 62 H1)
+            if not os.path.isdir(self.vault):  # (its .dreamdb is never made with the vault: QA round 62 H1; nor in a
+                # file put in its place, "Not a directory", whose hint was to make the vault writable: QA round 132-D F1)
+                raise VaultNotFound.gone(self.vault) from exc
             blocker = exc.filename if isinstance(exc, FileExistsError) and exc.filename else None
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # (QA round 50: the hint blamed permissions)
             too_large = exc.errno == errno.EFBIG  # (a file size limit: QA round 123-B F6 was told to make it writable)
