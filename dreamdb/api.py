@@ -941,6 +941,8 @@ class Index:
             raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
                                    " dreamdb will not touch it.", hint=f"Set {self._index_setting} to a file path.")
         if kind == "unreadable":
+            if not os.path.isdir(self.vault):  # (a link looping in its place: not "cannot be read (permission denied)",
+                raise VaultNotFound.gone(self.vault)  # QA round 132-D F2)
             if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
                 raise VaultNotFound.unreadable(self.vault)
             from dreamdb.vault.discover import looping_link, symlink_loop
