@@ -411,6 +411,16 @@ if TYPE_CHECKING:
     _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
+def take_each_once(notes: deque[str]) -> list[str]:
+    """Every note in ``notes``, each once, in the order first given; ``notes`` is emptied (see :meth:`Index.take_notes`)."""
+    drained = []  # (popped one by one, each atomic: a note another thread adds meanwhile is taken now or by the
+    while True:  # next call, never cleared unread; QA round 114-A F4, 197 of 450 notes)
+        try:
+            drained.append(notes.popleft())
+        except IndexError:
+            return list(dict.fromkeys(drained))
+
+
 def _serialized(method: _Method) -> _Method:
     """Run an :class:`Index` method holding the index's lock: one thread at a time uses its connection
     and caches (an index opened in one thread can be used from others, e.g. ``asyncio.to_thread``).
@@ -2564,12 +2574,7 @@ class Index:
         :data:`MAX_NOTES`), each once, in the order first given, then cleared. The notes are this Index's, not one
         call's: recalls from several threads share them (QA round 90-A F8: a note repeated by every recall after a
         change came 18 times)."""
-        drained = []  # (popped one by one, each atomic: a note another thread adds meanwhile is taken now or by the
-        while True:  # next call, never cleared unread; QA round 114-A F4, 197 of 450 notes)
-            try:
-                drained.append(self.notes.popleft())
-            except IndexError:
-                return list(dict.fromkeys(drained))
+        return take_each_once(self.notes)
 
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------
     # (not serialized: a write takes the vault's own lock and reads the index through a connection of its own, so a
