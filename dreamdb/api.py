@@ -411,6 +411,16 @@ if TYPE_CHECKING:
     _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
+def take_each_once(notes: deque[str]) -> list[str]:
+    """Every note in ``notes``, each once, in the order first given; ``notes`` is emptied (see :meth:`Index.take_notes`)."""
+    drained = []  # (popped one by one, each atomic: a note another thread adds meanwhile is taken now or by the
+    while True:  # next call, never cleared unread; QA round 114-A F4, 197 of 450 notes)
+        try:
+            drained.append(notes.popleft())
+        except IndexError:
+            return list(dict.fromkeys(drained))
+
+
 def _serialized(method: _Method) -> _Method:
     """Run an :class:`Index` method holding the index's lock: one thread at a time uses its connection
     and caches (an index opened in one thread can be used from others, e.g. ``asyncio.to_thread``).
@@ -636,8 +646,9 @@ class Index:
             config.prepare_index_dir(self.index_path, chmod_existing=False, parents=self._index_parents(),
                                      given=not self._chosen_path)
         except OSError as exc:
-            if isinstance(exc, FileNotFoundError) and not os.path.isdir(self.vault):
-                raise VaultNotFound.gone(self.vault) from exc  # (its .dreamdb is never made with the vault: QA round 62 H1)
+            if not os.path.isdir(self.vault):  # (its .dreamdb is never made with the vault: QA round 62 H1; nor in a
+                # file put in its place, "Not a directory", whose hint was to make the vault writable: QA round 132-D F1)
+                raise VaultNotFound.gone(self.vault) from exc
             blocker = exc.filename if isinstance(exc, FileExistsError) and exc.filename else None
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # (QA round 50: the hint blamed permissions)
             too_large = exc.errno == errno.EFBIG  # (a file size limit: QA round 123-B F6 was told to make it writable)
@@ -940,6 +951,8 @@ class Index:
             raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
                                    " dreamdb will not touch it.", hint=f"Set {self._index_setting} to a file path.")
         if kind == "unreadable":
+            if not os.path.isdir(self.vault):  # (a link looping in its place: not "cannot be read (permission denied)",
+                raise VaultNotFound.gone(self.vault)  # QA round 132-D F2)
             if not os.access(self.vault, os.R_OK | os.X_OK):  # (the vault itself: QA round 65 M1)
                 raise VaultNotFound.unreadable(self.vault)
             from dreamdb.vault.discover import looping_link, symlink_loop
@@ -2561,12 +2574,7 @@ class Index:
         :data:`MAX_NOTES`), each once, in the order first given, then cleared. The notes are this Index's, not one
         call's: recalls from several threads share them (QA round 90-A F8: a note repeated by every recall after a
         change came 18 times)."""
-        drained = []  # (popped one by one, each atomic: a note another thread adds meanwhile is taken now or by the
-        while True:  # next call, never cleared unread; QA round 114-A F4, 197 of 450 notes)
-            try:
-                drained.append(self.notes.popleft())
-            except IndexError:
-                return list(dict.fromkeys(drained))
+        return take_each_once(self.notes)
 
     # -- writes (the vault is the source of truth; the index follows at the next recall) --------
     # (not serialized: a write takes the vault's own lock and reads the index through a connection of its own, so a

@@ -153,10 +153,20 @@ def index_path_for(vault: Path) -> Path:
 
 
 def cache_index_path(vault: Path) -> Path:
-    """The index file of ``vault`` under :func:`cache_root` (used while the vault is read-only)."""
+    """The index file of ``vault`` under :func:`cache_root` (used while the vault is read-only).
+
+    Raises:
+        VaultNotFound: ``vault`` is a symlink loop (a link that leads back to itself, or a folder's on its way).
+    """
     from hashlib import sha256
 
-    key = sha256(str(vault.resolve()).encode()).hexdigest()[:16]
+    try:
+        resolved = vault.resolve()
+    except RuntimeError:  # (a vault replaced by a looping link under a live Index: pathlib's bare "Symlink loop from
+        from dreamdb.errors import VaultNotFound  # …" before Python 3.13, at every call; QA round 132-D F2)
+
+        raise VaultNotFound.gone(vault) from None
+    key = sha256(str(resolved).encode()).hexdigest()[:16]
     return cache_root() / key / INDEX_FILE_NAME
 
 

@@ -53,8 +53,9 @@ class VaultNotFound(DreamdbError):
     @classmethod
     def gone(cls, vault) -> "VaultNotFound":
         """The error for a vault folder that existed when it was opened and no longer does (moved or deleted), or
-        can no longer be reached for want of permission on a folder on its way (QA round 116-A F11: said "gone")."""
-        return cls._unreachable(vault) or cls(
+        can no longer be reached for want of permission on a folder on its way (QA round 116-A F11: said "gone"), or
+        leads into a loop of symbolic links (QA round 132-D F2: said "gone", as :func:`dreamdb.open` says it is one)."""
+        return cls._unreachable(vault) or cls._looping(vault) or cls(
             f"The vault folder {vault} is gone (moved or deleted?); the index was left as it is.",
             hint="Open the vault where it is now (--vault PATH, DREAMDB_VAULT or dreamdb.open(PATH)).")
 
@@ -69,6 +70,18 @@ class VaultNotFound(DreamdbError):
                        hint="Give yourself search permission (chmod u+x) on the folders of its path, or run dreamdb "
                             "as the user who owns them.")
         return None
+
+    @classmethod
+    def _looping(cls, vault) -> "VaultNotFound | None":
+        """The error for a vault folder that a symbolic link leading back to itself replaced (the folder's own, or a
+        folder's on its way), else None."""
+        from dreamdb.vault.discover import looping_link, path_problem
+
+        if looping_link(vault) is None:
+            return None
+        return cls(f"The vault folder {vault} {path_problem(vault, folder=True)}; the index was left as it is.",
+                   hint="Fix the link, or open the vault where it is now (--vault PATH, DREAMDB_VAULT or"
+                        " dreamdb.open(PATH)).")
 
     @classmethod
     def unreadable(cls, vault) -> "VaultNotFound":

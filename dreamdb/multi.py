@@ -15,9 +15,10 @@ vaults whose modes differ merge by rank too.
 from __future__ import annotations
 
 import os
+from collections import deque
 
 from dreamdb import config
-from dreamdb.api import Hit, Index
+from dreamdb.api import MAX_NOTES, Hit, Index, take_each_once
 from dreamdb.errors import UsageError
 from dreamdb.ranking.signals import tie_score
 from dreamdb.store.sync import SyncReport
@@ -42,7 +43,7 @@ class MultiIndex:
             raise UsageError("MultiIndex takes a list of vault paths" + (f", not one path: {vaults!r}"
                              if vaults else "; none was given") + ".", hint="dreamdb.open(path) opens one vault.")
         self.indexes: list[Index] = []
-        self._notes: list[str] = []
+        self._notes: deque[str] = deque(maxlen=MAX_NOTES)  # (the vaults left out; see take_notes)
         seen = set()
         for v in vaults:
             index = Index(v, **kwargs)
@@ -103,23 +104,46 @@ class MultiIndex:
                 index.notes.extend(notes)
         return results
 
+    # (warm, sync and status leave out a vault gone since this object was made, as recall does; they raised
+    # VaultNotFound for all: QA round 132-D F3)
     def warm(self) -> None:
-        """:meth:`dreamdb.api.Index.warm` for every vault."""
-        for index in self.indexes:
-            index.warm()
+        """:meth:`dreamdb.api.Index.warm` for every vault; a vault gone since this object was made is left out, with a
+        note, as :meth:`recall` leaves it.
+
+        Raises:
+            VaultNotFound: every vault is gone.
+            DreamdbError: as :meth:`Index.warm`.
+        """
+        self._each_vault(lambda index: index.warm())
 
     def sync(self, **kwargs) -> list[SyncReport]:
-        """Sync every vault; one :class:`~dreamdb.store.sync.SyncReport` per vault."""
-        return [index.sync(**kwargs) for index in self.indexes]
+        """Sync every vault (arguments as :meth:`Index.sync`); one :class:`~dreamdb.store.sync.SyncReport` per vault,
+        in the order of :attr:`indexes`. A vault gone since this object was made is left out (no report), with a note,
+        as :meth:`recall` leaves it.
+
+        Raises:
+            VaultNotFound: every vault is gone.
+            DreamdbError: as :meth:`Index.sync`.
+        """
+        return self._each_vault(lambda index: index.sync(**kwargs))
 
     def status(self) -> dict:
-        """``{"vaults": [status of each vault]}``."""
-        return {"vaults": [index.status() for index in self.indexes]}
+        """``{"vaults": [status of each vault]}``: each as :meth:`Index.status` gives it (its ``vault`` key names the
+        vault), in the order of :attr:`indexes`. A vault gone since this object was made is left out of the list, with
+        a note (:meth:`take_notes`), as :meth:`recall` leaves it.
+
+        Raises:
+            VaultNotFound: every vault is gone.
+            DreamdbError: as :meth:`Index.status`.
+        """
+        return {"vaults": self._each_vault(lambda index: index.status())}
 
     def take_notes(self) -> list[str]:
-        """Notes of every vault, prefixed with the vault path (and of the vaults :meth:`recall` left out)."""
-        notes, self._notes = self._notes, []
-        return notes + [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()]
+        """Notes of every vault, prefixed with the vault path (and of the vaults left out, first), each once, in the
+        order first given, then cleared, as :meth:`Index.take_notes` gives them (QA round 132-D F3: a vault left out
+        was named once per recall since the last call)."""
+        left_out = take_each_once(self._notes)
+        return left_out + [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()]
 
     def remember(self, *args, **kwargs):
         """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""

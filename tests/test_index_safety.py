@@ -2403,3 +2403,38 @@ def test_the_embedding_code_loaded_after_another_version_was_installed_is_refuse
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert p.returncode == 0, p.stderr
     assert "said: dreamdb " in p.stdout and "which runs dreamdb 0.0.1" in p.stdout and "loaded" in p.stdout, p.stdout
+
+
+def test_a_vault_folder_replaced_by_a_file_is_gone_at_every_call(example_vault):
+    """QA round 132-D F1: a vault folder replaced by a file under a live Index was said gone once; the calls after it
+    (its connection closed by the first) said "Cannot create the index at …/index.db: Not a directory", with a hint
+    to make the vault writable."""
+    from dreamdb.errors import VaultNotFound
+
+    index = dreamdb.open(example_vault)
+    assert index.recall("sleep")
+    example_vault.rename(example_vault.parent / "moved")
+    example_vault.write_text("")
+    for call in (index.recall, index.recall, index.sync, index.status):
+        with pytest.raises(VaultNotFound, match=f"The vault folder {example_vault} is gone"):
+            call(*(("sleep",) if call == index.recall else ()))
+    index.close()
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["default-path", "index_path"])
+def test_a_vault_folder_replaced_by_a_symlink_loop_says_so_at_every_call(example_vault, given):
+    """QA round 132-D F2: a vault folder replaced by a link that leads back to itself under a live Index: pathlib's bare
+    RuntimeError "Symlink loop from …" at every call after the first (said "gone"); with an index_path in the vault,
+    "cannot be read (permission denied)". It is a VaultNotFound that says it is a symlink loop, as dreamdb.open says."""
+    from dreamdb.errors import VaultNotFound
+
+    index = dreamdb.open(example_vault, **({"index_path": example_vault / ".dreamdb" / "index.db"} if given else {}))
+    assert index.recall("sleep")
+    example_vault.rename(example_vault.parent / "moved")
+    example_vault.symlink_to(example_vault)
+    for call in (index.recall, index.recall, index.sync, index.status):
+        with pytest.raises(VaultNotFound, match=f"The vault folder {example_vault} is a symlink loop"):
+            call(*(("sleep",) if call == index.recall else ()))
+    index.close()
+    with pytest.raises(VaultNotFound, match="is a symlink loop"):
+        dreamdb.open(example_vault)

@@ -72,6 +72,52 @@ def test_a_vault_gone_meanwhile_is_left_out_with_a_note(two_vaults):
     index.close()
 
 
+def test_status_sync_and_warm_leave_a_gone_vault_out_and_each_note_comes_once(two_vaults):
+    """QA round 132-D F3: status, sync and warm raised VaultNotFound when one vault of a MultiIndex was gone, where
+    recall left it out with a note; and that note came once per recall since the last take_notes (5 times after 5)."""
+    from dreamdb.errors import VaultNotFound
+
+    a, b = two_vaults
+    index = dreamdb.open([a, b])
+    assert [s["vault"] for s in index.status()["vaults"]] == [str(a.resolve()), str(b.resolve())]
+    b.parent.rename(b.parent.parent / "proj-moved")
+    for _ in range(5):
+        assert len(index.recall("narwhal")) == 1
+    notes = index.take_notes()
+    assert len(notes) == 1 and notes[0].startswith(f"{b.resolve()}: left out: The vault folder "), notes
+    status = index.status()
+    assert [(s["vault"], s["documents"]) for s in status["vaults"]] == [(str(a.resolve()), 1)], status
+    reports = index.sync(force=True)
+    assert [(r.changed, r.documents) for r in reports] == [(1, 1)], reports
+    assert index.warm() is None
+    assert index.take_notes() == notes  # (status, sync and warm each left it out: said once)
+    a.parent.rename(a.parent.parent / "user-moved")
+    for call in (index.status, index.sync, index.warm):
+        with pytest.raises(VaultNotFound, match="is gone"):
+            call()
+    index.close()
+
+
+@pytest.mark.parametrize("how", ["file", "loop"])
+def test_a_vault_folder_replaced_by_a_file_is_left_out_at_every_call(two_vaults, how):
+    """QA round 132-D F1: a vault folder replaced by a file was left out of the first recall; every recall after it
+    raised IndexUnavailable ("Not a directory"), with no hit of the vault still there. F2: by a link that leads back to
+    itself, RuntimeError "Symlink loop from …"."""
+    a, b = two_vaults
+    index = dreamdb.open([a, b])
+    assert len(index.recall("narwhal")) == 2
+    vault = str(b.resolve())
+    b.rename(b.parent / "moved")
+    if how == "file":
+        b.write_text("")
+    else:
+        b.symlink_to(b)
+    for _ in range(3):
+        assert [h.vault for h in index.recall("narwhal")] == [str(a.resolve())]
+        assert [n.split(": left out: ")[0] for n in index.take_notes()] == [vault]
+    index.close()
+
+
 def _open_files_under(folder) -> list[str]:
     """The files this process holds open whose path is (or was, when deleted) under ``folder``."""
     out = []
