@@ -1453,7 +1453,15 @@ def test_update_and_delete_take_a_path_from_the_project_and_an_id_in_the_hooks_b
     assert p.returncode == 0 and (vault / "knowledge" / "zebra-lock.md").read_text().rstrip().endswith("more")
     p = run("delete", "[knowledge/yak]")
     assert p.returncode == 0 and not (vault / "knowledge" / "yak.md").exists(), p.stderr
-    outside = tmp_path / "proj" / "notes.md"  # (a file of the project, not of the vault: still refused)
+    # (a name without a folder is a slug, from a folder of the vault too: notes.md fits two documents, refused; QA
+    # round 134 F1, the folder's own notes.md was deleted)
+    write_doc(vault, "knowledge/a/notes.md", "---\ntitle: A notes\n---\na\n")
+    write_doc(vault, "knowledge/notes.md.md", "---\ntitle: Notes md\n---\nb\n")
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "delete", "notes.md", "--vault", str(vault)],
+                       capture_output=True, text=True, timeout=120, cwd=vault / "knowledge" / "a",
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 2 and "names two documents" in p.stderr and (vault / "knowledge/a/notes.md").exists()
+    outside = tmp_path / "proj" / "outside.md"  # (a file of the project, not of the vault: still refused)
     outside.write_text("---\ntitle: Out\n---\nout\n")
-    p = run("update", "notes.md", "--status", "x")
-    assert p.returncode == 7 and outside.read_text() == "---\ntitle: Out\n---\nout\n"  # ("No document")
+    p = run("update", "./outside.md", "--status", "x")
+    assert p.returncode == 2 and outside.read_text() == "---\ntitle: Out\n---\nout\n"  # ("not a document file")

@@ -663,8 +663,10 @@ def _inside_vault(vault: Path, slug: str) -> str:
         # a path from the current folder to a file of the vault (``_dream_context/knowledge/x.md`` typed in the
         # project, as ls and tab completion give it: QA round 132-C F3, "not a document file of the vault") is that
         # file; a name the vault holds as typed is the vault's
-        # (./ too: find prints it so, QA round 133 F4; the vault's own file of that name comes first all the same)
-        if os.path.lexists(os.path.join(vault, slug)) or not os.path.isfile(slug):
+        # (./ too: find prints it so, QA round 133 F4; the vault's own file of that name comes first all the same. A
+        # name without a folder, notes.md, is a slug: from a folder of the vault it named that folder's file alone,
+        # where the name fits two documents, which is refused: QA round 134 F1)
+        if "/" not in slug or os.path.lexists(os.path.join(vault, slug)) or not os.path.isfile(slug):
             return slug
         inside = _inside_vault(vault, os.path.abspath(slug))
         return slug if os.path.isabs(inside) else inside
