@@ -2641,6 +2641,12 @@ def test_a_folder_named_almost_dream_context_is_pointed_out(tmp_path, monkeypatc
     with pytest.raises(NoVaultFound) as info:
         find_vault(None)
     assert "named almost so" not in info.value.message
+    for make in (lambda p: p.write_text("x"), lambda p: p.symlink_to(tmp_path / "nowhere")):
+        make(tmp_path / "_dream_context")  # (one that is no folder: said, QA round 134 F5)
+        with pytest.raises(NoVaultFound) as info:
+            find_vault(None)
+        assert f"({tmp_path / '_dream_context'} " in info.value.message and "folder" in info.value.message, info.value
+        (tmp_path / "_dream_context").unlink()
 
 
 def test_line_ends_and_byte_order_marks_of_every_kind_read_as_one(tiny_vault):

@@ -199,9 +199,13 @@ def _walk_up(cwd: Path | None) -> Path:
         if found:
             return _utf8_vault(_not_above_itself(d / VAULT_DIR_NAME, (d / VAULT_DIR_NAME).resolve()))
     near = _near_misses(here)
+    # (one of that name that is no folder, a file or a link to nothing, said: QA round 134 F5, "none found")
+    other = next((d / VAULT_DIR_NAME for d in (here, *here.parents) if os.path.lexists(d / VAULT_DIR_NAME)), None)
+    problem = path_problem(other, folder=True) if other is not None else None
     raise NoVaultFound(
         f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it"
-        + (f" ({near[0]} is named almost so: rename it {VAULT_DIR_NAME})." if near else "."),
+        + (f" ({other} {problem})." if problem else
+           f" ({near[0]} is named almost so: rename it {VAULT_DIR_NAME})." if near else "."),
         hint="Run inside a project with a _dream_context/ vault, pass --vault PATH, or set DREAMDB_VAULT.",
     )
 
