@@ -210,11 +210,12 @@ def hoist_options(args: list[str]) -> list[str]:
     moved, json_flags, i = _leading_options(args)
     if i < len(args) and args[i] in _GROUPS:
         sub = i + 1 + _leading_options(args[i + 1:])[2]
+        # An option the group does not have (``dreamdb --json embed --bogus``): click's error is about that option,
+        # not the --json or --vault moved before it (QA round 131 F3); --json still makes it JSON. Not "--" (QA round
+        # 133 F1: the options were dropped, and the subcommand after it ran on the current folder's vault), nor the
+        # hook's arguments (it logs every one it ignores).
         if sub < len(args) and args[sub].startswith("-") and args[sub] not in ("-h", "--help", "--") \
-                and not _is_hook(args):  # (the hook logs every argument it ignores; "--": QA round 133 F1, the
-            # options were dropped and the subcommand after it ran on the current folder's vault)
-            # an option the group does not have (``dreamdb --json embed --bogus``): click's error is about that
-            # option, not the --json or --vault moved before it (QA round 131 F3); --json still makes it JSON
+                and not _is_hook(args):
             return [args[i], *args[sub:]]
         if i + 1 < sub < len(args):  # ``embed --vault V refresh``: as ``--vault V embed refresh``
             args = [*args[:i], *args[i + 1:sub], args[i], *args[sub:]]

@@ -531,11 +531,11 @@ def word_score(hit, incidental: frozenset[str] = frozenset()) -> float:
     alone they only find tables of numbers (QA round 70 C-M1: "bump the timeout from 24 to 40 seconds" injected a
     note for its ``24 | 39`` table, at raw score 3.9)."""
     terms = getattr(hit, "terms", None) or ()  # (a hit without explained terms: its raw score, as it is)
-    numbers = [t["bm25"] for t in terms
-               if t.get("kind") == "query" and (t["term"].isdigit() or t["term"] in incidental)]
-    rest = hit.score - sum(numbers)
+    left_out = [t["bm25"] for t in terms
+                if t.get("kind") == "query" and (t["term"].isdigit() or t["term"] in incidental)]
+    rest = hit.score - sum(left_out)
     # (each figure is rounded: what the numbers leave may be a residue of their rounding, QA round 81-B F1)
-    return rest if rest > EXPLAIN_ROUNDING * len(numbers) else 0.0
+    return rest if rest > EXPLAIN_ROUNDING * len(left_out) else 0.0
 
 
 _FILE_EXTENSION = LazyPattern(r"(?<=\w)\.([a-z][a-z0-9]{1,3}|[A-Z][A-Z0-9]{1,3})(?!\w)")
