@@ -1079,6 +1079,42 @@ def test_tags_written_as_a_mapping_or_a_set_are_its_keys(tiny_vault):
     assert [h.doc_id for h in index.recall("backend", tags=["backend"])] == ["knowledge/mapped"]
 
 
+def test_hand_written_tags_are_the_text_written_not_yaml_numbers_or_booleans(tiny_vault):
+    """QA round 135-A F5: ``tags: [python, 3.10, no, off, 0x1F]`` was indexed as the tags python, 3.1, false and 31
+    (YAML 1.1 numbers and booleans), so ``--tags 3.10`` and ``--tags no`` found nothing and ``--tags 3.1`` the note.
+    A plain tag is its text in a flow list, a block list and alone; an explicit type (``!!int``), a null, the flags
+    of a tags mapping and every other key are read as YAML reads them. A list item that is a mapping (``- name: rust``
+    over ``level: 3``, the tag ``rust 3``) is warned of, as a tags mapping is; a facet written with a space
+    (``- topic: 3.10``) is not."""
+    from dreamdb.vault.frontmatter import split_frontmatter
+
+    write_doc(tiny_vault, "knowledge/flow.md", "---\ntitle: Flow\ntags: [python, 3.10, no, off, 0x1F, 1_000, True]\n"
+                                               "version: 3.10\ndraft: no\npriority: 0x1F\n---\nupgrade notes\n")
+    write_doc(tiny_vault, "knowledge/block.md", "---\ntitle: Block\ntags:\n  - 3.10\n  - yes\n  - 2026-01-01\n"
+                                                "  - topic: 3.10\n  - !!int 0x10\n  - ~\n---\nupgrade notes\n")
+    write_doc(tiny_vault, "knowledge/alone.md", "---\ntitle: Alone\ntags: 3.10\n---\nupgrade notes\n")
+    write_doc(tiny_vault, "knowledge/flags.md", "---\ntitle: Flags\ntags: {3.10: yes, off: false, 0x1F: 0}\n---\n"
+                                                "upgrade notes\n")
+    write_doc(tiny_vault, "knowledge/nested.md", "---\ntitle: Nested\ntags:\n  - rust\n  - name: go\n    level: 1.50\n"
+                                                 "---\nupgrade notes\n")
+    index = dreamdb.open(tiny_vault)
+    warnings = index.sync().warnings
+    rows = {k: json.loads(v) for k, v in index.conn.execute("SELECT doc_id, tags FROM documents WHERE type = 'knowledge'")}
+    assert (rows["knowledge/flow"], rows["knowledge/block"], rows["knowledge/alone"], rows["knowledge/flags"],
+            rows["knowledge/nested"]) == (
+        ["python", "3.10", "no", "off", "0x1F", "1_000", "True"], ["3.10", "yes", "2026-01-01", "16"], ["3.10"],
+        ["3.10"], ["rust", "go 1.50"])
+    meta = split_frontmatter((tiny_vault / "knowledge" / "flow.md").read_text())[0]
+    assert (meta["version"], meta["draft"], meta["priority"]) == (3.1, False, 31)  # (other keys: YAML as before)
+    for tag, found in (("3.10", ["knowledge/alone", "knowledge/block", "knowledge/flags", "knowledge/flow"]),
+                       ("no", ["knowledge/flow"]), ("0x1f", ["knowledge/flow"]), ("3.1", []), ("false", [])):
+        assert sorted(h.doc_id for h in index.recall("upgrade", tags=[tag])) == found, tag
+    said = [w for w in warnings if "tags list holds" in w]
+    assert said == ["knowledge/nested.md: frontmatter tags list holds a mapping ({name: go, level: 1.50} → 'go 1.50');"
+                    " the values of each are read as one tag; write each tag as a word (tags: [a, b])"], warnings
+    index.close()
+
+
 def test_changelog_entries_whose_ids_move_are_said(tiny_vault):
     """QA round 90-C F3: the ids of one date and scope count from the file's oldest end; a file of one date cannot
     tell which end that is, and once a newer entry came first (the reference's newest-first convention) its entries

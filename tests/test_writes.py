@@ -2980,6 +2980,20 @@ def test_a_notes_absolute_path_names_it_one_outside_the_vault_is_refused(tiny_va
         assert index.delete(hit.path)["doc_id"] == "knowledge/wal-mode" and not Path(hit.path).exists()
 
 
+def test_update_with_the_hand_written_tags_a_note_has_changes_nothing(tiny_vault):
+    """QA round 135-A F5: tags written by hand unquoted (``[python, 3.10, no]``) were read as YAML 1.1 reads them
+    (3.1, false), so ``update --tags "python, 3.10, no"`` rewrote the note with the tags quoted; they are the text
+    written, to the writer as to the index."""
+    import dreamdb
+
+    text = "---\nname: Py\ntags:\n  - python\n  - 3.10\n  - no\nupdated: 2026-01-01\n---\nbody\n"
+    path = write_doc(tiny_vault, "knowledge/py.md", text)
+    with dreamdb.open(tiny_vault) as index:
+        assert index.update("knowledge/py", tags="python, 3.10, no")["unchanged"] is True
+        assert path.read_text(encoding="utf-8") == text
+        assert index.update("knowledge/py", tags="python, 3.1, false")["unchanged"] is False
+
+
 def test_update_with_the_tags_a_mapping_already_holds_changes_nothing(tiny_vault):
     """QA round 101-A F6: a note whose tags are written as a YAML mapping (read by its keys) was rewritten as a list
     and its updated date set to today by ``update --tags`` giving the very tags it had; other changes still write."""

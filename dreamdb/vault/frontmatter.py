@@ -27,10 +27,53 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 _INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 
 
+_BOOL, _TIMESTAMP = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"
+_STR = "tag:yaml.org,2002:str"
+
+
 class _Loader(_Base):
     """PyYAML's safe loader without YAML 1.1's base-60 numbers: ``date: 12:30`` and ``confidence: 1:2`` stay the
     text written, not 750 and 62 (YAML 1.2 dropped them; a note means a time of day or a ratio). The int
-    and float patterns are PyYAML's own (``yaml/resolver.py``) less their ``…(?::[0-5]?[0-9])+`` branch."""
+    and float patterns are PyYAML's own (``yaml/resolver.py``) less their ``…(?::[0-5]?[0-9])+`` branch.
+
+    A tag is the text written, too: a plain (unquoted) scalar of the top-level ``tags`` (the value itself, the
+    items of its list at any depth, the keys of its mapping) that YAML 1.1 reads as a number, a boolean or a date
+    is read as text (QA round 135-A F5: ``tags: [python, 3.10, no, off, 0x1F]`` was the tags ``3.1``, ``false``
+    and ``31``, which ``--tags 3.10`` and ``--tags no`` did not find). Only an implicit type: an explicit one
+    (``!!int 7``) is kept, and so are a null (``- ~``: no tag) and the values of a ``tags`` mapping (its flags,
+    ``{backend: true, draft: false}``). The composer says where each node is (:meth:`descend_resolver`);
+    :meth:`resolve` is only asked for a node without an explicit tag."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._text_here: list[bool | None] = []  # per node being composed: None (the root), or its scalars are tags
+
+    def descend_resolver(self, current_node, current_index):
+        super().descend_resolver(current_node, current_index)
+        if current_node is None:
+            here = None
+        elif not self._text_here:  # (not reached: the composer descends to the root first)
+            here = False
+        elif self._text_here[-1] is None:  # a key or value of the root: the value of a key "tags"
+            here = (isinstance(current_node, yaml.MappingNode) and isinstance(current_index, yaml.ScalarNode)
+                    and current_index.tag == _STR and current_index.value == "tags")
+        elif self._text_here[-1] and isinstance(current_node, yaml.MappingNode) and len(self._text_here) == 2:
+            here = current_index is None  # the tags mapping's keys are tags, its values flags
+        else:
+            here = self._text_here[-1]
+        self._text_here.append(here)
+
+    def ascend_resolver(self):
+        super().ascend_resolver()
+        if self._text_here:
+            self._text_here.pop()
+
+    def resolve(self, kind, value, implicit):
+        tag = super().resolve(kind, value, implicit)
+        if (kind is yaml.ScalarNode and implicit[0] and tag in (_INT, _FLOAT, _BOOL, _TIMESTAMP) and self._text_here
+                and self._text_here[-1]):
+            return _STR
+        return tag
 
 
 _Loader.yaml_implicit_resolvers = {

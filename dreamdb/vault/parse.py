@@ -162,6 +162,25 @@ def _tag_items(value) -> list[str]:
     return [_as_text(item) for item in items]
 
 
+def mapping_tag_items(value) -> list[str]:
+    """The items of a frontmatter ``tags`` list that are mappings, other than a facet written with a space
+    (``- topic: recall``, one key and a value that names a tag, read as ``topic:recall`` is), each as
+    ``{key: value, …} → 'tag'``, for a warning: their values are read as one tag (``- name: rust`` over
+    ``level: 3`` is the tag ``rust 3``), as a ``tags`` mapping whose values are no flags is warned of."""
+    if not isinstance(value, (list, tuple)):
+        return []
+    out = []
+    for item in value:
+        if not isinstance(item, dict) or (len(item) == 1 and _collection_kind(next(iter(item.values()))) is None
+                                          and clean_tag(_as_text(item))):
+            continue
+        written = ", ".join(f"{_as_text(k)}:" + (f" {_as_text(v)}" if _as_text(v) else "") for k, v in item.items())
+        written = written if len(written) <= 60 else written[:59] + "…"
+        tag = clean_tag(_as_text(item))
+        out.append(f"{{{written}}} → {repr(tag) if tag else 'no tag'}")
+    return out
+
+
 def nameless_tags(value) -> list[str]:
     """The items of a frontmatter ``tags`` value that name no tag once :func:`dreamdb.vault.tags.clean_tag` has taken
     a leading ``#`` and a facet prefix off (``"#"``, ``"topic:"``), stripped: they are left out of the tags."""
@@ -413,6 +432,11 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
         warnings.append(f"{rel_path}: frontmatter tags is a mapping; its keys are read as the tags"
                         f" ({', '.join(tags[:5])}{' …' if len(tags) > 5 else ''}) and its values ignored;"
                         " write tags as a list (tags: [a, b])")
+    mapped = mapping_tag_items(meta.get("tags"))
+    if mapped:  # (QA round 135-A F5: "- name: rust" / "level: 3" was the tag "rust 3" without a word)
+        warnings.append(f"{rel_path}: frontmatter tags list holds {'mappings' if len(mapped) > 1 else 'a mapping'}"
+                        f" ({', '.join(mapped[:3])}{' …' if len(mapped) > 3 else ''}); the values of each are read as"
+                        " one tag; write each tag as a word (tags: [a, b])")
     nameless = nameless_tags(meta.get("tags"))
     if nameless:  # (126-A F10: dropped without a word, where a write or --tags refuses such a tag)
         many = len(nameless) > 1
