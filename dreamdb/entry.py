@@ -154,12 +154,37 @@ def uses_index(args: list[str]) -> bool:
 
 
 def _is_hook(args: list[str]) -> bool:
-    """Whether ``args`` run the prompt hook: ``hook`` then ``user-prompt-submit``, whatever else is around them
-    (not ``--help``). Claude Code reads a hook's exit code 2 as "block this prompt and erase it", so an option
-    click would refuse, before the subcommand as after it, is logged and ignored, never exit 2 (QA rounds 52, 53)."""
-    if "user-prompt-submit" not in args or "hook" not in args or "-h" in args or "--help" in args:
+    """Whether ``args`` run the prompt hook: ``hook`` the command's name, ``user-prompt-submit`` its subcommand's
+    (:func:`_command_word`; not with ``-h`` or ``--help``). Claude Code reads a hook's exit code 2 as "block this
+    prompt and erase it", so an option click would refuse, before the subcommand as after it, is logged and ignored,
+    never exit 2 (QA rounds 52, 53). The words anywhere else are a command's text: ``dreamdb remember Fixed the hook
+    user-prompt-submit exit code`` ran the hook, which saved nothing and waited for a payload on stdin (QA round
+    135-A F1)."""
+    if "-h" in args or "--help" in args:
         return False
-    return args.index("hook") < args.index("user-prompt-submit")
+    i = _command_word(args, 0, "hook", top=True)
+    if i is None or args[i] != "hook":
+        return False
+    i = _command_word(args, i + 1, "user-prompt-submit")
+    return i is not None and args[i] == "user-prompt-submit"
+
+
+def _command_word(args: list[str], i: int, expected: str, top: bool = False) -> int | None:
+    """The index of the first argument from ``args[i]`` on that is no option (nor ``--vault``'s path): the name of
+    the command (``top``) or of a group's subcommand; ``None`` if there is none, or ``top`` and ``--version`` comes
+    first (click prints the version). After ``--`` the next argument is the name, whatever it is. A ``--vault``
+    followed by ``expected`` is taken as one without its path (``hook --vault user-prompt-submit`` runs the hook:
+    QA round 133 F5). A scan of the arguments, no parsing: the prompt hook starts without click."""
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return i + 1 if i + 1 < len(args) else None
+        if not arg.startswith("-") or arg == "-":
+            return i
+        if top and arg == "--version":
+            return None
+        i += 2 if arg == "--vault" and args[i + 1:i + 2] != [expected] else 1
+    return None
 
 
 _GROUPS = ("embed", "model", "lexicon", "hook")
@@ -198,8 +223,16 @@ def hoist_options(args: list[str]) -> list[str]:
     Written between a group and its subcommand (``dreamdb embed --vault V refresh``), they move behind the
     subcommand too: that group has neither (it said "dreamdb embed has no --vault option (it reads no vault's
     index)", though ``embed refresh`` reads one).
-    Anything else is returned unchanged: nothing before the command, ``--vault`` without its path, or no command
-    after it.
+    Another option before the command (QA round 135-A F6: ``dreamdb --vault V --bogus status`` said "dreamdb
+    --version has no --vault option", ``dreamdb --json --bogus status`` "No such option '--json'") loses them too,
+    so that click names it; but ``-h`` or ``--help`` there is the program's help, and between a group and its
+    subcommand the group's (``dreamdb embed --vault V -h status``), as click shows for ``dreamdb embed -h status``:
+    the help of the last command named. A ``--`` just before the command's name or the subcommand's is dropped, as
+    click reads ``dreamdb -- status`` as ``dreamdb status`` (``dreamdb --json embed -- status`` said "No such option
+    '--json'"); one before an option is kept, the options before it dropped (``dreamdb --vault V embed -- -x``:
+    click names ``-x``, as without them), and one at the end after moved options is dropped (as no command).
+    Anything else is returned unchanged: nothing before the command, ``--vault`` without its path, ``--version``
+    (:func:`dreamdb.cli.main` says it takes no ``--vault``), or no command after it.
 
     Args:
         args: the command line without the program name.
@@ -208,17 +241,22 @@ def hoist_options(args: list[str]) -> list[str]:
         a new list (or ``args`` itself when nothing moves).
     """
     moved, json_flags, i = _leading_options(args)
+    args = _without_double_dash(args, i, bool(moved or json_flags))
+    if (moved or json_flags) and i < len(args) and args[i].startswith("-") and args[i] != "--version":
+        return ["--help"] if args[i] in ("-h", "--help") else args[i:]  # (--json still makes the error JSON)
     if i < len(args) and args[i] in _GROUPS:
-        sub = i + 1 + _leading_options(args[i + 1:])[2]
+        first = i + 1
+        sub = first + _leading_options(args[first:])[2]
+        args = _without_double_dash(args, sub, bool(moved or json_flags) or sub > first)
+        if sub < len(args) and args[sub] in ("-h", "--help"):
+            return [args[i], "--help"]
         # An option the group does not have (``dreamdb --json embed --bogus``): click's error is about that option,
-        # not the --json or --vault moved before it (QA round 131 F3); --json still makes it JSON. Not "--" (QA round
-        # 133 F1: the options were dropped, and the subcommand after it ran on the current folder's vault), nor the
-        # hook's arguments (it logs every one it ignores).
-        if sub < len(args) and args[sub].startswith("-") and args[sub] not in ("-h", "--help", "--") \
-                and not _is_hook(args):
+        # not the --json or --vault moved before it (QA round 131 F3); --json still makes it JSON. Not the hook's
+        # arguments (it logs every one it ignores).
+        if sub < len(args) and args[sub].startswith("-") and not _is_hook(args):
             return [args[i], *args[sub:]]
-        if i + 1 < sub < len(args):  # ``embed --vault V refresh``: as ``--vault V embed refresh``
-            args = [*args[:i], *args[i + 1:sub], args[i], *args[sub:]]
+        if first < sub < len(args):  # ``embed --vault V refresh``: as ``--vault V embed refresh``
+            args = [*args[:i], *args[first:sub], args[i], *args[sub:]]
             moved, json_flags, i = _leading_options(args)
     if not (moved or json_flags) or i >= len(args) or args[i].startswith("-"):  # (also --vault without its path)
         return args
@@ -230,6 +268,16 @@ def hoist_options(args: list[str]) -> list[str]:
     if not moved:
         return args
     return [*json_flags, *args[i:path_end], *moved, *args[path_end:]]
+
+
+def _without_double_dash(args: list[str], i: int, moved: bool) -> list[str]:
+    """``args`` without the ``--`` at ``args[i]`` when a name follows it (not an option: click reads ``dreamdb --
+    status`` and ``dreamdb embed -- status`` as without it; QA round 133 F1 kept the options before it, and they
+    were refused), or nothing follows it and options were ``moved`` (``dreamdb --vault V --``: the command is
+    missing, not a --vault option); else ``args``."""
+    if i < len(args) and args[i] == "--" and (not args[i + 1].startswith("-") if i + 1 < len(args) else moved):
+        return [*args[:i], *args[i + 1:]]
+    return args
 
 
 def _group_alone(args: list[str]) -> str | None:

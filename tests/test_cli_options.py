@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from dreamdb.cli import cli
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_doc
 
 
 def test_one_vault_commands_refuse_a_repeated_vault(tmp_path):
@@ -597,8 +597,9 @@ def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
     assert hoist_options(["--json", "hook", "user-prompt-submit"]) == ["--json", "hook", "user-prompt-submit"]
     assert hoist_options(["--vault", "v", "--json", "hook", "user-prompt-submit"]) == [
         "--json", "hook", "user-prompt-submit", "--vault", "v"]
-    for unchanged in (["--json"], ["--json", "--help"], ["status", "--json"]):
+    for unchanged in (["--json"], ["status", "--json"]):
         assert hoist_options(unchanged) == unchanged
+    assert hoist_options(["--json", "--help"]) == ["--help"]  # (QA round 135-A F6: "No such option '--json'")
 
 
 @pytest.mark.parametrize("args, says", [
@@ -617,10 +618,15 @@ def test_json_before_the_command_is_that_commands_json(tmp_path, capsys):
     (["--json", "embed", "--bogus"], "No such option '--bogus'."),  # (QA round 131 F3: "No such option '--json'")
     (["--vault", "v", "model", "--bogus", "status"], "No such option '--bogus'."),
     (["embed", "--json", "--bogus", "status"], "No such option '--bogus'."),
-    # (QA round 133 F1: "--" after the group dropped --vault, and the subcommand ran on the current folder's vault)
-    (["--vault", "v", "embed", "--", "status"], "dreamdb embed takes --vault after its command (compact, dedup,"
-                                                " refresh, status): dreamdb embed status --vault PATH."),
-    (["embed", "--vault", "v", "--json", "--", "refresh"], "dreamdb embed takes --vault after its command"),
+    # (QA round 133 F1: "--" after the group dropped --vault, and the subcommand ran on the current folder's vault;
+    # it goes with the subcommand now: test_double_dash_after_leading_options_is_as_without_them)
+    (["--vault", "v", "embed", "--", "-x"], "No such option '-x'."),
+    # (QA round 135-A F6: an option after the leading ones was "dreamdb --version has no --vault option", or "No such
+    # option '--json'. Did you mean '--version'?")
+    (["--vault", "v", "--bogus", "status"], "No such option '--bogus'."),
+    (["--json", "--bogus", "status"], "No such option '--bogus'."),
+    (["--vault", "v", "--json", "--", "-x"], "No such option '-x'."),
+    (["--", "--vault", "v", "status"], "No such option '--vault'."),
 ])
 def test_json_before_a_group_leaves_the_real_error(args, says, capsys):
     """QA round 130-D F1: `dreamdb --json embed bogus` (and every group's wrong or missing subcommand after a leading
@@ -629,7 +635,7 @@ def test_json_before_a_group_leaves_the_real_error(args, says, capsys):
 
     assert main(args) == 2
     out, err = capsys.readouterr()
-    assert says in err and "--json'" not in err and "no --vault option" not in err, err
+    assert says in err and "--json'" not in err and "no --vault option" not in err and "--version" not in err, err
     if "--json" in args:
         assert json.loads(out)["error"]["message"].startswith(says) and json.loads(out)["error"]["exit_code"] == 2
 
@@ -660,6 +666,62 @@ def test_json_before_a_group_with_help_shows_its_help(args, capsys):
     assert main(args) == 0
     out, err = capsys.readouterr()
     assert out.startswith(f"Usage: dreamdb {group} [OPTIONS] COMMAND [ARGS]...") and not err
+
+
+@pytest.mark.parametrize("args, usage", [
+    (["--vault", "v", "-h"], "dreamdb"), (["--json", "-h"], "dreamdb"), (["--json", "--help"], "dreamdb"),
+    (["--vault", "v", "--json", "-h", "status"], "dreamdb"),
+    (["embed", "-h", "--vault", "v", "status"], "dreamdb embed"), (["embed", "--vault", "v", "-h", "status"],
+                                                                   "dreamdb embed"),
+    (["--json", "model", "--json", "--help", "status"], "dreamdb model"),
+    (["hook", "-h", "--vault", "v", "user-prompt-submit"], "dreamdb hook"),
+])
+def test_help_among_leading_options_is_the_help_of_the_command_named_so_far(args, usage, capsys):
+    """QA round 135-A F6: `dreamdb --vault V -h` said "dreamdb --version has no --vault option", `dreamdb --json -h`
+    "No such option '--json'", `dreamdb embed --vault V -h status` that embed takes --vault after its command. -h
+    before the command is the program's help, between a group and its subcommand the group's (as click shows for
+    `dreamdb embed -h status`)."""
+    from dreamdb.entry import main
+
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"Usage: {usage} [OPTIONS] COMMAND [ARGS]...") and not err, (out, err)
+
+
+def test_double_dash_after_leading_options_is_as_without_them(tmp_path, monkeypatch, capsys):
+    """QA round 135-A F6: `dreamdb --vault V -- status` said "dreamdb --version has no --vault option", `dreamdb
+    --json -- status` "No such option '--json'", `dreamdb --json embed -- status` too, where `dreamdb -- status` and
+    `dreamdb embed -- status` run status. The options go with the command named after the "--" (QA round 133 F1: the
+    vault given, not the current folder's)."""
+    from dreamdb.entry import main
+
+    given = tmp_path / "given" / "_dream_context"
+    write_doc(given, "knowledge/a.md", "---\ntitle: A\n---\nalpha body\n")
+    here = tmp_path / "here" / "_dream_context"
+    for name in ("b", "c"):
+        write_doc(here, f"knowledge/{name}.md", f"---\ntitle: {name}\n---\nalpha {name}\n")
+    monkeypatch.chdir(here.parent)
+
+    def run(*args):
+        assert main(list(args)) == 0
+        out, err = capsys.readouterr()
+        return json.loads(out)
+
+    expected = run("status", "--vault", str(given), "--json")
+    assert expected["documents"] == 1 and run("status", "--json")["documents"] == 2
+    for args in (["--vault", str(given), "--json", "--", "status"], ["--json", "--", "status", "--vault", str(given)],
+                 ["--", "status", "--vault", str(given), "--json"]):
+        assert {k: v for k, v in run(*args).items() if k in ("vault", "documents")} == {
+            "vault": expected["vault"], "documents": 1}, args
+    expected = run("embed", "status", "--vault", str(given), "--json")
+    for args in (["--vault", str(given), "--json", "embed", "--", "status"], ["--json", "embed", "--", "status",
+                                                                             "--vault", str(given)],
+                 ["embed", "--vault", str(given), "--json", "--", "status"]):
+        assert run(*args) == expected, args
+    hits = run("--json", "--vault", str(given), "--", "recall", "alpha")["hits"]
+    assert [h["path"] for h in hits] == [str(given / "knowledge" / "a.md")]
+    assert main(["--vault", str(given), "--"]) == 2  # (no command: as without the --)
+    assert capsys.readouterr().err.startswith("Error: Missing command: --vault PATH and --json go with a command.")
 
 
 def test_leading_options_without_a_command_say_the_command_is_missing(capsys):

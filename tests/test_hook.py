@@ -90,6 +90,73 @@ def test_arguments_the_hook_does_not_take_are_logged_and_ignored_never_exit_2(pr
     assert "arguments ignored (the hook takes none; the payload comes on stdin): --vault\n" in log.read_text()
 
 
+def test_the_words_hook_user_prompt_submit_in_another_command_are_its_text_not_the_hook(project, tmp_path):
+    """QA round 135-A F1: any command line holding ``hook`` and later ``user-prompt-submit`` ran the prompt hook:
+    ``remember Fixed the hook user-prompt-submit exit code`` printed nothing, saved nothing and exited 0, and
+    ``recall hook user-prompt-submit`` waited for a payload on an open stdin. The hook is ``hook`` as the command's
+    name and ``user-prompt-submit`` as its subcommand's, the options before either allowed."""
+    env = {**os.environ, "DREAMDB_HOOK_LOG": str(tmp_path / "h.log")}
+    changelog = project / "_dream_context" / "core" / "CHANGELOG.json"
+    before = len(json.loads(changelog.read_text()))
+
+    def run(*args):  # standard input a pipe kept open with nothing written to it, as a terminal's
+        read_end, write_end = os.pipe()
+        try:
+            p = subprocess.Popen([sys.executable, "-m", "dreamdb", *args], stdin=read_end, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=env, cwd=project, text=True)
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                raise AssertionError(f"{args} waited for standard input") from None
+        finally:
+            os.close(read_end)
+            os.close(write_end)
+        return p.returncode, out, err
+
+    code, out, err = run("remember", "Fixed", "the", "hook", "user-prompt-submit", "exit", "code")
+    assert code == 0 and out.startswith("Remembered as changelog/"), (out, err)
+    entries = json.loads(changelog.read_text())
+    assert len(entries) == before + 1
+    assert "Fixed the hook user-prompt-submit exit code" in [e["description"] for e in entries]
+    code, out, err = run("recall", "--json", "hook", "user-prompt-submit")
+    assert code == 0 and json.loads(out)["query"] == "hook user-prompt-submit", err
+    code, out, err = run("--json", "recall", "hook", "user-prompt-submit", "timeout")
+    assert code == 0 and json.loads(out)["query"] == "hook user-prompt-submit timeout", err
+    code, out, err = run("--vault", "hook", "recall", "user-prompt-submit")  # (--vault's path, then the command)
+    assert code == 3 and "Vault path does not exist: hook" in err
+    assert not (tmp_path / "h.log").exists()  # the hook never ran
+
+
+@pytest.mark.parametrize("args, hook", [
+    (["hook", "user-prompt-submit"], True),
+    (["hook", "user-prompt-submit", "--vault", "x", "extra"], True),
+    (["--vault", "x", "hook", "-q", "user-prompt-submit"], True),
+    (["hook", "--vault", "user-prompt-submit"], True),  # (QA round 133 F5: --vault without its path)
+    (["hook", "--vault", "V", "user-prompt-submit"], True),
+    (["--vault=V", "--json", "hook", "--json", "user-prompt-submit"], True),
+    (["--vault", "hook", "user-prompt-submit"], True),  # (--vault without its path, as the hook's: never exit 2)
+    (["--", "hook", "user-prompt-submit"], True), (["hook", "--", "user-prompt-submit"], True),
+    (["--bogus", "hook", "user-prompt-submit"], True),
+    (["remember", "Fixed", "the", "hook", "user-prompt-submit", "exit", "code"], False),
+    (["recall", "--json", "hook", "user-prompt-submit"], False),
+    (["remember", "--scope", "hook", "--", "hook", "user-prompt-submit"], False),
+    (["--vault", "V", "recall", "hook", "user-prompt-submit"], False),
+    (["--vault", "hook", "recall", "user-prompt-submit"], False),
+    (["hook", "install", "--command", "dreamdb hook user-prompt-submit"], False),
+    (["hook", "install", "user-prompt-submit"], False),
+    (["hook", "--vault", "V", "install", "user-prompt-submit"], False),
+    (["--version", "hook", "user-prompt-submit"], False),
+    (["hook", "user-prompt-submit", "-h"], False), (["hook", "-h", "user-prompt-submit"], False),
+    (["user-prompt-submit", "hook"], False), (["hook"], False), (["hook", "--vault"], False),
+])
+def test_the_hook_is_the_command_hook_with_the_subcommand_user_prompt_submit(args, hook):
+    from dreamdb.entry import _is_hook
+
+    assert _is_hook(args) is hook
+
+
 def test_a_quiet_fallback_to_bm25_is_written_to_the_hook_log(project, tmp_path):
     """QA round 10: with hybrid asked for and no usable model, the hook fell back without a trace."""
     (tmp_path / "empty-model").mkdir()

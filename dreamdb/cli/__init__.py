@@ -159,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise
         except click.ClickException as exc:
             if isinstance(exc, click.NoSuchOption) and exc.option_name == "--vault" and not exc.possibilities \
-                    and exc.ctx is not None:  # (dreamdb --vault X model status: QA round 104-B F11)
-                # at the top level (dreamdb --version --vault X) the command path is the program's name alone
+                    and exc.ctx is not None and (exc.ctx.parent is not None or "--version" in (sys.argv[1:] if argv is None else argv)):
+                # (dreamdb --vault X model status: QA round 104-B F11). At the top level the command path is the
+                # program's name alone: that is dreamdb --version --vault X, or click's own message (dreamdb --
+                # --vault X status said "dreamdb --version has no --vault option": QA round 135-A F6)
                 name = exc.ctx.command_path.partition(" ")[2] or "--version"
                 subs = getattr(exc.ctx.command, "commands", {})
                 takes = sorted(n for n, c in subs.items() if any("--vault" in p.opts for p in c.params))
