@@ -1514,3 +1514,24 @@ def test_update_and_delete_take_a_path_from_the_project_and_an_id_in_the_hooks_b
     outside.write_text("---\ntitle: Out\n---\nout\n")
     p = run("update", "./outside.md", "--status", "x")
     assert p.returncode == 2 and outside.read_text() == "---\ntitle: Out\n---\nout\n"  # ("not a document file")
+
+
+def test_a_note_named_in_brackets_or_quotes_is_that_note_and_an_id_is_unwrapped_once(tmp_path):
+    """QA round 135-A F2: ``delete '[draft]'`` moved draft.md to the trash, though ``[draft].md`` was named;
+    ``update '"qq"'`` edited qq.md; ``[[draft]]`` lost both pairs of brackets. Only a whole id, ``type/slug``, is
+    unwrapped (as the hook's block and the quoted form write it), and once."""
+    from dreamdb.writes.locate import find_document
+
+    vault = tmp_path / "proj" / "_dream_context"
+    for name in ("[draft]", "draft", '"qq"', "qq"):
+        write_doc(vault, f"knowledge/{name}.md", f"---\ntitle: {name}\n---\nbody\n")
+    found = {typed: find_document(vault, typed)[1].name
+             for typed in ("[draft]", "draft", '"qq"', "qq", "[knowledge/draft]", '"knowledge/qq"',
+                           "[knowledge/[draft]]")}
+    assert found == {"[draft]": "[draft].md", "draft": "draft.md", '"qq"': '"qq".md', "qq": "qq.md",
+                     "[knowledge/draft]": "draft.md", '"knowledge/qq"': "qq.md", "[knowledge/[draft]]": "[draft].md"}
+    with pytest.raises(UsageError, match="is not a document file"):
+        find_document(vault, "[[knowledge/draft]]")  # (what is inside, [knowledge/draft], is in no type's folder)
+    p = cli("delete", "[draft]", "--vault", str(vault), "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["doc_id"] == "knowledge/[draft]", p.stderr
+    assert not (vault / "knowledge" / "[draft].md").exists() and (vault / "knowledge" / "draft.md").exists()

@@ -78,11 +78,20 @@ def _slug_text(slug):
 
 def _unbracketed(slug):
     """``slug`` without the square brackets the prompt hook's block writes around an id (``[knowledge/x]``), copied
-    with it (QA round 132-C F3: "is not a document file of the vault", no "Did you mean"); no document's name starts
-    with ``[``, whose folder would be no type's. Anything else as it is."""
-    if isinstance(slug, str) and len(slug) >= 2 and slug[0] == "[" and slug[-1] == "]":
+    with it (QA round 132-C F3: "is not a document file of the vault", no "Did you mean"); the block's ids are
+    ``type/slug``, and no document's path starts with ``[``, whose folder would be no type's. Anything else as it
+    is: a name without a ``/`` in the brackets is a note's own (``[draft]`` is ``[draft].md``, not ``draft.md``:
+    QA round 135-A F2)."""
+    if _wrapped(slug, "[", "]"):
         return slug[1:-1]
     return slug
+
+
+def _wrapped(slug, opening: str, closing: str) -> bool:
+    """Whether ``slug`` is a ``type/slug`` id between ``opening`` and ``closing``, as dreamdb writes ids around
+    (:func:`_unbracketed`, :func:`_typed_back`): never a bare slug, which may be a file's name as written."""
+    return (isinstance(slug, str) and len(slug) >= 2 and slug[0] == opening and slug[-1] == closing
+            and "/" in slug[1:-1])
 
 
 _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
@@ -93,8 +102,9 @@ def _typed_back(slug: str) -> str:
     ``\\uXXXX`` it writes (:func:`_unescaped`) made that character again (QA round 87 L4: the form shown could not be
     passed back). Any other name is returned as it is: one shown without quotes, or an id as ``--json`` gives it, is
     taken literally (QA round 132-B F1: ``knowledge/data\\u200bbase``, a backslash typed, named the note holding a
-    zero-width space; :func:`_find_document` reads the escapes only when no file is named so)."""
-    if len(slug) >= 2 and slug[0] == slug[-1] == '"':
+    zero-width space; :func:`_find_document` reads the escapes only when no file is named so). The quoted form is of
+    a whole id, ``type/slug``: a bare ``"qq"`` names the note ``"qq".md`` (QA round 135-A F2)."""
+    if _wrapped(slug, '"', '"'):
         return _unescaped(slug[1:-1])
     return slug
 
@@ -630,9 +640,9 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
     import unicodedata
 
     try:
-        typed = _unbracketed(slug)
-        slug = _slug_text(typed)
-        escaped = slug == typed  # (typed without quotes: its escapes are read only if no file is named so)
+        typed = slug
+        slug = _slug_text(typed)  # (its brackets taken off once: [[x/y]] is no id, QA round 135-A F2)
+        escaped = slug == _unbracketed(typed)  # (typed without quotes: its escapes are read only if no file is named so)
         _require_utf8(slug=slug)  # (QA round 65 L1: `dreamdb delete $'\\xff'` looked it up in the index: exit 70)
         slug = _inside_vault(_check_vault(vault), slug)
         composed = unicodedata.normalize("NFC", slug)
