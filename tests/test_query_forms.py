@@ -234,6 +234,39 @@ def test_a_slug_alone_does_not_hide_the_turkish_spelling(tiny_vault):
     assert plan_query("sifreleme", vocabulary=ix._vocabulary()).terms == ["şifrel"]
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_word_with_turkish_letters_finds_the_note_typed_without_them(tiny_vault, engine):
+    """QA round 135-C F5: a note typed without Turkish letters ("dagitim sureci") was found by an ASCII query, never
+    by one with the letters ("dağıtım süreci"): a word with Turkish letters that no note holds is looked up as its
+    ASCII spelling, analysed as a Turkish note's word is (``gocu`` is the term ``goç``), where a Turkish note holds
+    it; the word's own forms count with it (``kullanıç`` of a note writing "Kullanıcıların")."""
+    write_doc(tiny_vault, "knowledge/dagitim-sureci.md", "---\ntitle: Dagitim sureci notlari\ndescription: Sunucuya "
+                                                         "yukleme adimlari ve veritabani gocu.\n---\nBu not Turkce "
+                                                         "klavye olmadan yazildi. Veritabani gocu sirasinda uygulama "
+                                                         "bakim moduna alinir ve kullanicilara bildirim gonderilir.\n")
+    write_doc(tiny_vault, "knowledge/arama-loglari.md", "---\ntitle: Arama logları\ndescription: Kullanıcıların "
+                                                        "yaptığı aramaların kaydı.\n---\nHer arama sorgusu ClickHouse'a "
+                                                        "yazılır.\n")
+    write_doc(tiny_vault, "knowledge/doviz.md", "---\ntitle: Döviz kuru servisi\n---\nDöviz kurları her sabah "
+                                                "çekilir ve kur tablosuna yazılır.\n")
+    with dreamdb.open(tiny_vault, lexicon=None, engine=engine) as ix:
+        ix.sync()
+        voc = ix._vocabulary()
+        plan = plan_query("dağıtım süreci", vocabulary=voc)
+        assert plan.turkish and plan.resolved == {"dağıt": "dagit", "süreç": "sureç"}
+        assert [h.doc_id for h in ix.recall("dağıtım süreci")] == ["knowledge/dagitim-sureci"]
+        assert plan_query("göçü", vocabulary=voc).resolved == {"göç": "goç"}
+        plan = plan_query("kullanıcılara bildirim", vocabulary=voc)
+        assert plan.resolved["kullanıcı"] == "kullanici" and plan.forms == {"kullanici": ("kullanıç",)}
+        assert [h.doc_id for h in ix.recall("kullanıcılara bildirim")] == ["knowledge/dagitim-sureci",
+                                                                           "knowledge/arama-loglari"]
+        assert plan_query("döviz kuru", vocabulary=voc).resolved == {}  # a word a note holds is never changed
+    # an ASCII spelling that Snowball cuts otherwise is another word's (tanindi → tan), and is not looked up
+    from dreamdb.ranking.rank import ascii_term
+
+    assert ascii_term("tanındı") is None and ascii_term("dağıtım") == "dagit" and ascii_term("sunucu") is None
+
+
 def test_english_words_take_turkish_readings_only_from_turkish_notes(tiny_vault):
     write_doc(tiny_vault, "knowledge/budget.md", "---\ntitle: Budget\n---\nThe cost of the festival and its design.\n")
     write_doc(tiny_vault, "knowledge/festival.md", "---\ntitle: Festival design\n---\nStage design and lighting plans.\n")

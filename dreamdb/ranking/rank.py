@@ -165,16 +165,22 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     (rankScore only; BM25's saturation bounds it)."""
     cands: dict[str, tuple[str, ...]] = {}
     written: dict[str, str] = {}
+    into: dict[str, str] = {}  # a Turkish word's own term → the term of its ASCII spelling that replaced it
     for t, w, _cap in qwords:
         r = resolved.get(t, t)
         if r in terms and r not in forms and r not in cands:
-            # the word as written for a Turkish query's own word; the term's stem for every word
-            # (and an English word's own Turkish analysis, as a Turkish note indexes it: salience → sali, where the
-            # English term's, salienc → salienç, is another)
-            cands[r] = tuple(c for c in dict.fromkeys((w if turkish and r == t else r, stem(r, True),
-                                                       *(() if turkish else (stem(w, True),))))
-                             if c != r and c not in terms)
-            written[r] = w
+            # (a word replaced by its ASCII spelling, kullanıcı by kullanici: its own term's forms count too, with it,
+            # kullanıç of a note writing kullanıcıların; QA round 135-C F5)
+            for k in (r, t) if turkish and r != t and r == ascii_term(w) and t not in cands else (r,):
+                # the word as written for a Turkish query's own word; the term's stem for every word
+                # (and an English word's own Turkish analysis, as a Turkish note indexes it: salience → sali, where
+                # the English term's, salienc → salienç, is another)
+                cands[k] = tuple(c for c in dict.fromkeys((w if turkish and k == t else k, stem(k, True),
+                                                           *(() if turkish else (stem(w, True),))))
+                                 if c != k and c != r and c not in terms)
+                written[k] = w
+                if k != r:
+                    into[k] = r
     read: set[str] = set()
     if not turkish and cands:  # (an English query's words: those Turkish notes hold, as Turkish words)
         read = vocabulary.known(set(cands), in_turkish=True)
@@ -204,7 +210,8 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     for r, cs in cands.items():
         found = other_forms(r, tuple(c for c in cs if c in held))
         if found:
-            forms[r] = found
+            term = into.get(r, r)
+            forms[term] = tuple(dict.fromkeys((*forms.get(term, ()), *found)))
 
 
 def language_document_counts(conn, terms) -> dict[str, tuple[int, int]]:
@@ -275,7 +282,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             description, tags, body) is looked up in its other analyses
             (:func:`dreamdb.analyzer.alternate_terms`: the other language, the name reading,
             ``ı`` typed for a folded ``I``; then, over an index with Turkish notes, the Turkish
-            spellings of an ASCII word, :func:`dreamdb.analyzer.diacritic_terms`, for at most
+            spellings of an ASCII word, :func:`dreamdb.analyzer.diacritic_terms`, or the ASCII
+            spelling of a word with Turkish letters as a Turkish note typed without them holds it,
+            :func:`ascii_term`, found in a Turkish document, for at most
             :data:`MAX_SPELLED_WORDS` words, and in a query analysed as English only when none
             of its words is in a non-Turkish note; last, in a query whose own words, not only a
             name in it, read as Turkish (or that is written in capitals with a dotted ``İ``), the
@@ -505,7 +514,8 @@ def _shouted_turkish(written: str) -> bool:
 
 
 MAX_SPELLED_WORDS = 16
-"""Query words tried in their Turkish spellings (up to 63 each) or as loanwords (up to 32 English
+"""Query words tried in their Turkish spellings (up to 63 each; a word with Turkish letters, in its one ASCII
+spelling, :func:`ascii_term`) or as loanwords (up to 32 English
 spellings of a few roots each, ≈ 0.03 ms a word with the C kernel, 0.1 ms without): a question has
 a handful of unknown words; a pasted text of hundreds would cost seconds."""
 
@@ -1031,10 +1041,16 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
     # An option is (term, where): ANY text, a TURKISH document (the Turkish reading of a word of a
     # query analysed as English: "costume" must not become English "cost"), or an OTHER one (an
     # English spelling of a Turkish word: an English note is where it can stand for the word).
+    # A word with Turkish letters that no note holds, then, its ASCII spelling as a Turkish note typed without those
+    # letters holds it (analysed as Turkish, as that note's word is: Snowball may give it a Turkish letter back,
+    # kullanicilara → kullanici, agac → agaç), in a document analysed as Turkish: the reverse of the Turkish
+    # spellings of an ASCII word, for the same words (QA round 135-C F5: "dağıtım süreci" missed the note typed
+    # "dagitim sureci")
     where = TURKISH if not turkish else ANY
     options: dict[str, tuple[tuple[str, int], ...]] = {
-        t: tuple((a, where if tr else ANY) for a, tr in alternate_terms(w, cap, turkish))
-        for t, (w, cap, *_rest) in keys.items() if t not in outcome}
+        t: tuple(dict.fromkeys((*((a, where if tr else ANY) for a, tr in alternate_terms(w, cap, turkish)),
+                                *(((plain, TURKISH),) if tried and (plain := ascii_term(w)) is not None else ()))))
+        for t, (w, cap, _turkish, tried, *_rest) in keys.items() if t not in outcome}
     rounds = {t: diacritic_rounds(keys[t][0]) if keys[t][3] else 0 for t in options}
     spelled: dict[str, str] = {}  # term → a Turkish spelling's term found against vowel harmony, kept while later rounds look on
     translations: dict[str, set[str]] = {}  # term → its translations among its options (the last round's)
@@ -1104,6 +1120,20 @@ def _resolve(text: str, qwords: list[tuple[str, str, bool]], turkish: bool, dist
                  if False in keys[t][5] and (c := outcome[t]) and (found := other_forms(c, own))}
     return ({t: outcome[t] for t in keys if outcome[t] is not None}, [t for t in keys if t in held and outcome[t]],
             forms)
+
+
+def ascii_term(word: str) -> str | None:
+    """The term of ``word`` (folded, with a Turkish letter) typed without its Turkish letters, in a note analysed as
+    Turkish: its ASCII spelling (:data:`dreamdb.analyzer.TURKISH_TO_ASCII`) through Snowball Turkish, as
+    :func:`dreamdb.analyzer.analyze` reads that note's word (``dağıtım`` → ``dagit``; ``göçü`` → ``goç``, not ``goc``).
+    ``None`` for a word with no Turkish letter, with another letter that is not ASCII, a stopword, or one whose
+    ASCII spelling Snowball cuts otherwise than the word (but for the letters): without them it reads other
+    suffixes, and its term is another word's (``tanındı`` is the term ``tanındı``, ``tanindi`` the term ``tan``)."""
+    plain = word.translate(TURKISH_TO_ASCII)
+    if plain == word or not plain.isascii() or not plain.isalpha() or plain in STOPWORDS:
+        return None
+    term = stem(plain, True)
+    return term if term.translate(TURKISH_TO_ASCII) == stem(word, True).translate(TURKISH_TO_ASCII) else None
 
 
 def any_expired(conn, now_days: float) -> bool:
