@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -241,7 +242,8 @@ def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
     idx = CACHE / "dreamcontext" / "index.db"
     gold_file = data / "eval" / "dreamcontext-gold-train.jsonl"
     if gold_file.exists():  # timing only: the queries' text, never their judgements
-        queries = [json.loads(line)["query"] for line in gold_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        queries = [json.loads(line)["query"] for line in beir.jsonl_lines(gold_file.read_text(encoding="utf-8-sig"))
+                   if line.strip()]  # (lines end at "\n" only, as the gold loader reads them: QA round 135-D F4)
     else:
         queries = FALLBACK_QUERIES
     out = time_sync(vb.vault, idx, runs)
@@ -340,12 +342,22 @@ def time_warm(vault: Path, idx: Path, runs: int) -> dict:
         return {"skipped": "no /proc/self/status (peak memory is read from VmHWM, Linux)"}
     res = {}
     for what in ("warm", "floor"):
-        runs_out = [json.loads(subprocess.run([sys.executable, "-c", _WARM_SCRIPT, str(vault), str(idx), what],
-                                              capture_output=True, text=True, check=True,
-                                              env={**cli_env(), "PYTHONPATH": str(ROOT)}).stdout)
-                    for _ in range(runs)]
+        runs_out = [json.loads(_warm_process(vault, idx, what)) for _ in range(runs)]
         res[what] = {k: med([r[k] for r in runs_out]) for k in ("seconds", "peak_mb")}
     return res
+
+
+def _warm_process(vault: Path, idx: Path, what: str) -> str:
+    """The output of :data:`_WARM_SCRIPT` in a process of its own; its failure ends the benchmark with what the process
+    said (QA round 135-D F7: a CalledProcessError traceback hid the child's error)."""
+    p = subprocess.run([sys.executable, "-c", _WARM_SCRIPT, str(vault), str(idx), what], capture_output=True, text=True,
+                       env={**cli_env(), "PYTHONPATH": str(ROOT)})
+    if p.returncode != 0:
+        lines = p.stderr.strip().splitlines() or ["(nothing on stderr)"]
+        last = max((i for i, line in enumerate(lines) if re.match(r"[A-Za-z_][\w.]*: ", line)), default=len(lines) - 1)
+        said = " ".join(lines[last:])  # (a traceback's last entry: the exception, and what follows it, its hint)
+        raise SystemExit(f"bench_recall: the {what} timing process failed (exit {p.returncode}): {said}")
+    return p.stdout
 
 
 NO_MATCH_QUERIES = [f"zqxv{i} wkjq{i}" for i in range(20)]
@@ -452,6 +464,14 @@ def main(argv: list[str] | None = None) -> int:
 
     scrub("bench_recall")  # (a hybrid recall mode or a hook switched off timed under these labels: QA round 122-C F5)
     CACHE.mkdir(parents=True, exist_ok=True)
+    # (one run at a time on the vaults and indexes under CACHE, the eval suite's set lock: two at once, bench_all.sh
+    # beside this script, failed each other with tracebacks, QA round 135-D F7; the second waits, saying so)
+    with suite._set_lock(CACHE, lambda msg: print(f"bench_recall: {msg}", file=sys.stderr)):
+        return _bench(a, data, runs, docs)
+
+
+def _bench(a, data: Path, runs: int, docs: int) -> int:
+    """:func:`main` once the arguments are read and the cache locked."""
     res = {"machine": suite.machine_info(), "runs": runs, "docs": docs}
     print("benchmarking the real vault …", file=sys.stderr)
     res["real"] = bench_real(data, runs, a.cli_runs or 10)

@@ -327,7 +327,7 @@ DATA = EVAL_DATA
 def test_cli_quick_scifact(tmp_path):
     report = tmp_path / "RESULTS.md"
     r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--quick", "--data", str(DATA), "--set", "scifact",
-                        "--modes", "bm25", "--cache", str(tmp_path), "--results-file", str(report), "--json"],
+                        "--modes", "bm25", "--cache", str(tmp_path / "cache"), "--results-file", str(report), "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=180)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -672,3 +672,89 @@ def test_a_hit_of_no_corpus_id_keeps_its_rank_as_a_miss():
     ranked = search("what is eip 1")
     assert ranked == [None, "eip-1"]
     assert beir.score_beir(ranked, {"eip-1": 1})["r@1"] == 0.0 and beir.score_beir(ranked, {"eip-1": 1})["mrr"] == 0.5
+
+
+def test_a_cached_vault_copy_changed_since_it_was_written_is_made_again_with_a_note(tiny, tmp_path):
+    """QA round 135-D F1: a file deleted from (or added to) the converted vault in the cache was trusted under its
+    manifest: 7 documents of 8 scored, a different nDCG, exit 0, no note."""
+    c = beir.load_collection(tiny)
+    docs = [(d, r["title"], r["text"]) for d, r in c.corpus.items()]
+    cache = tmp_path / "cache"
+    assert beir.corpus_to_vault(docs, cache).note is None
+    knowledge = cache / "_dream_context" / "knowledge"
+    (knowledge / "d000001.md").unlink()
+    vb = beir.corpus_to_vault(docs, cache)
+    assert vb.rebuilt and (knowledge / "d000001.md").exists() and len(list(knowledge.iterdir())) == 4
+    assert vb.note and "was changed since it was written (3 files" in vb.note and "written: 4 files" in vb.note
+    assert not beir.corpus_to_vault(docs, cache).rebuilt  # (as written again: reused)
+    (knowledge / "report.md").write_text("# a report\n", encoding="utf-8")
+    vb = beir.corpus_to_vault(docs, cache)
+    assert vb.rebuilt and "5 files" in vb.note and not (knowledge / "report.md").exists()
+    # a copied vault too, and a manifest of an earlier dreamdb (no listing) is made again once
+    src = tmp_path / "src"
+    (src / "knowledge").mkdir(parents=True)
+    (src / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nwombat\n", encoding="utf-8")
+    assert beir.copy_vault(src, tmp_path / "copy").rebuilt
+    (tmp_path / "copy" / "_dream_context" / "knowledge" / "a.md").write_text("---\ntitle: A\n---\n", encoding="utf-8")
+    vb = beir.copy_vault(src, tmp_path / "copy")
+    assert vb.rebuilt and "bytes" in vb.note
+    manifest = json.loads((tmp_path / "copy" / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["files"]
+    (tmp_path / "copy" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    vb = beir.copy_vault(src, tmp_path / "copy")
+    assert vb.rebuilt and vb.note is None
+    assert not beir.copy_vault(src, tmp_path / "copy").rebuilt
+
+
+def test_a_changed_cache_copy_is_said_and_a_report_inside_the_cache_is_refused(tmp_path):
+    """QA round 135-D F1 through the CLI: the note, the documents as written; --results-file inside the cache folder
+    (the vault, whose next run indexed it; last-run.json, which it replaced) refused before the run, exit 2."""
+    data = _gold_data(tmp_path)
+    cache = tmp_path / "cache"
+    args = [sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext", "--no-baseline",
+            "--json", "--cache", str(cache)]
+    r = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (cache / "dreamcontext" / "vault" / "_dream_context" / "knowledge" / "alpha.md").unlink()
+    r = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0 and "note: the cached copy" in r.stderr and "made again" in r.stderr, r.stderr
+    index = json.loads(r.stdout)["sets"]["dreamcontext"]["indexes"]["vault"]
+    assert index["documents"] == 2 and index["vault_written"], index
+    for inside in (cache / "dreamcontext" / "vault" / "_dream_context" / "knowledge" / "report.md",
+                   cache / "last-run.json"):
+        before = (cache / "last-run.json").read_bytes()
+        r = subprocess.run(args + ["--results-file", str(inside)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert r.returncode == 2 and f"The report {inside} is inside the cache folder {cache}" in r.stderr, r.stderr
+        assert not (inside.parent / "report.md").exists() and (cache / "last-run.json").read_bytes() == before
+
+
+def test_the_results_files_are_replaced_whole_or_not_at_all(tmp_path):
+    """QA round 135-D F2: a run whose results could not be encoded (a lone surrogate) left ``last-run.json`` empty;
+    it and the report are written to a temporary file renamed over them."""
+    from dreamdb.cli import evaluate as E
+
+    last = tmp_path / "last-run.json"
+    last.write_text('{"the": "previous run"}', encoding="utf-8")
+    with pytest.raises(UnicodeEncodeError):
+        E._write_atomically(last, '{"id": "g\ud800"}')
+    assert last.read_text(encoding="utf-8") == '{"the": "previous run"}' and os.listdir(tmp_path) == ["last-run.json"]
+    link = tmp_path / "report.md"
+    link.symlink_to(last)  # (through a link: the file it names, the link kept)
+    E._write_atomically(link, "# report\n")
+    assert link.is_symlink() and last.read_text(encoding="utf-8") == "# report\n"
+
+
+def test_the_data_folder_from_the_environment_may_start_with_a_tilde(tmp_path):
+    """QA round 135-D F6: DREAMDB_EVAL_DATA='~/tg' was "Evaluation data folder not found: ~/tg" (click took the
+    variable as written; the other DREAMDB_* path variables expand ~)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tg").symlink_to(_gold_data(tmp_path))
+    env = {**os.environ, "HOME": str(home), "DREAMDB_EVAL_DATA": "~/tg"}
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--set", "dreamcontext", "--no-baseline", "--cache",
+                        str(tmp_path / "cache")], capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    assert r.returncode == 0 and "dreamdb bm25" in r.stdout, r.stderr
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--set", "dreamcontext", "--no-baseline", "--cache",
+                        str(tmp_path / "cache")], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                       env={**env, "DREAMDB_EVAL_DATA": "~/none"})
+    assert r.returncode == 7 and f"not found: {home / 'none'}" in r.stderr, r.stderr

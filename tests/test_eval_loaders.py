@@ -409,3 +409,50 @@ def test_a_document_the_sync_skips_is_said_in_the_runs_notes(tmp_path):
                 tmp_path / "cache")
     assert r.returncode == 0, r.stderr
     assert "scifact/corpus: note: the sync of 2 documents warned 1 time (knowledge/d000001.md:" in r.stderr, r.stderr
+
+
+# -- QA round 135-D ---------------------------------------------------------------------------------------------------
+def test_a_lone_surrogate_is_refused_at_load_with_file_and_line(tmp_path):
+    """F2: a lone surrogate (``\\ud800``, legal JSON, no text) in a gold id was run whole and ended in exit 70 when the
+    results were written; in a query the whole index's result was "The query is not valid UTF-8", no file or line."""
+    ok = '{"id": "g1", "query": "sleep", "expected": ["knowledge/otter"]}\n'
+    for line, where in (('{"id": "g\\ud800", "query": "sleep", "expected": ["knowledge/otter"]}\n', "'id'"),
+                        ('{"id": "g2", "query": "sle\\udc00ep", "expected": ["knowledge/otter"]}\n', "'query'"),
+                        ('{"id": "g2", "query": "sleep", "expected": ["knowledge/\\ud83d"]}\n', "'expected'")):
+        (tmp_path / "gold.jsonl").write_text(ok + line, encoding="utf-8")
+        with pytest.raises(UsageError, match=re.escape("gold.jsonl:2: not a gold query (a lone surrogate") + ".*" + where):
+            gold.load_gold(tmp_path / "gold.jsonl")
+    # a pair (an emoji written as two escapes) is text: read as it is
+    (tmp_path / "gold.jsonl").write_text(ok.replace("sleep", "sleep \\ud83d\\ude00"), encoding="utf-8")
+    assert gold.load_gold(tmp_path / "gold.jsonl")[0].query == "sleep \U0001F600"
+    for name, text, where in (("corpus.jsonl", _jsonl(DOCS[:2]) + '{"id": "S-3", "text": "x\\ud800"}\n', "'text'"),
+                              ("queries.jsonl", '{"id": "q\\udfff", "text": "sleep"}\n', "'id'")):
+        root = write_collection(tmp_path / name.split(".")[0], **{name.split(".")[0].replace("corpus", "docs"): text})
+        line = text.count("\n")
+        with pytest.raises(UsageError, match=re.escape(f"{name}:{line}: a lone surrogate") + ".*" + where):
+            beir.load_collection(root)
+
+
+def test_a_gold_set_with_a_lone_surrogate_exits_2_before_the_run(tmp_path):
+    """F2 through the CLI: refused at load (exit 2) with the file and line, before a run that ended in exit 70."""
+    data = _gold_data(tmp_path, [{"id": "g1", "query": "otters", "expected": ["knowledge/otter"]}])
+    gold_file = data / "eval" / "dreamcontext-gold-train.jsonl"
+    gold_file.write_text('{"id": "g\\ud800", "query": "otters", "expected": ["knowledge/otter"]}\n', encoding="utf-8")
+    r = run_cli("--data", data, "--set", "dreamcontext", "--no-baseline", "--cache", tmp_path / "cache")
+    assert r.returncode == 2 and f"{gold_file}:1: not a gold query (a lone surrogate" in r.stderr, r.stderr
+    assert "internal error" not in r.stderr and "dreamcontext/vault: indexing" not in r.stderr
+
+
+def test_lines_end_at_a_newline_only(tmp_path):
+    """F4: a raw U+2028 or U+0085 inside a JSON string (``json.dumps(ensure_ascii=False)`` writes them) was taken for
+    the end of the line by ``str.splitlines``: "not a gold query (Unterminated string …)", exit 2."""
+    lines = [{"id": "g1", "query": "sleep\u2028consolidation", "expected": ["knowledge/otter"]},
+             {"id": "g2", "query": "walrus\x85tusks\x0cand whiskers", "expected": ["knowledge/walrus"]}]
+    (tmp_path / "gold.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\r\n" for x in lines),
+                                         encoding="utf-8")
+    assert [q.query for q in gold.load_gold(tmp_path / "gold.jsonl")] == [x["query"] for x in lines]
+    (tmp_path / "qrels.tsv").write_text("qid\tdocid\trel\r\nq1\tS\u2028-1\t1\nq\x852\tS-2\t1\n", encoding="utf-8")
+    assert beir.read_qrels(tmp_path / "qrels.tsv") == {"q1": {"S\u2028-1": 1}, "q\x852": {"S-2": 1}}
+    root = write_collection(tmp_path / "c", docs="".join(json.dumps(d, ensure_ascii=False) + "\n" for d in
+                                                         [{**DOCS[0], "text": "night\u2028ly"}, *DOCS[1:]]))
+    assert beir.load_collection(root).corpus["S-1"]["text"] == "night\u2028ly"

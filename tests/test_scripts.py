@@ -267,3 +267,35 @@ def test_the_benchmarks_time_without_the_users_dreamdb_settings(monkeypatch, cap
     assert "bench_x: timing without the settings DREAMDB_RECALL_MODE, DREAMDB_MEMORY_HOOK" in capsys.readouterr().err
     for script in ("bench_recall.py", "bench_embed_index.py", "bench_ops.py"):  # (each uses it)
         assert "from settings import" in (ROOT / "scripts" / script).read_text(encoding="utf-8"), script
+
+
+def test_two_bench_recall_runs_take_turns_and_a_failed_timing_process_is_said(tmp_path, monkeypatch):
+    """QA round 135-D F7: two at once (bench_all.sh beside bench_recall.py) shared eval/.cache/bench and failed each
+    other with tracebacks (LockTimeout; a CalledProcessError hiding the child's error). The second waits, saying so."""
+    import signal
+
+    from filelock import FileLock
+
+    cache = ROOT / "eval" / ".cache" / "bench"
+    cache.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(cache / ".eval.lock"))
+    lock.acquire(timeout=60)  # (as a run holds it)
+    try:
+        p = subprocess.Popen([sys.executable, str(SCRIPTS / "bench_recall.py"), "--quick", "--docs", "50", "--data",
+                              str(tmp_path / "none")], cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             text=True)
+        try:
+            said = [p.stderr.readline() for _ in range(2)]  # (the settings it times without, then the wait)
+            assert "bench_recall: bench: another evaluation run is using the cache" in said[-1], said
+            assert not any("benchmarking" in line for line in said)
+            assert p.poll() is None  # (waiting, not failing)
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=60)
+    finally:
+        lock.release()
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    import bench_recall
+
+    with pytest.raises(SystemExit, match=r"bench_recall: the warm timing process failed \(exit 1\): .*VaultNotFound"):
+        bench_recall._warm_process(tmp_path / "no-vault", tmp_path / "index.db", "warm")

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from dreamdb.cli.options import NonEmptyPath, WholeNumber, json_option
-from dreamdb.errors import UsageError
+from dreamdb.errors import UsageError, WriteRefused
 
 SET_CHOICES = ["dreamcontext", "scifact", "xquad", "eips", "all"]
 
@@ -70,6 +70,12 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     mode_list = list(dict.fromkeys(m.strip().lower() for m in modes.split(",") if m.strip()))  # once each (QA 68 L1)
     explicit = "all" not in sets
     chosen = list(suite.SETS) if not explicit else list(dict.fromkeys(sets))
+    if data_dir is not None and click.get_current_context().get_parameter_source("data_dir") \
+            == click.core.ParameterSource.ENVIRONMENT:  # (a leading ~ is the home folder, as in the other DREAMDB_*
+        # path variables; click took it as written: QA round 135-D F6)
+        from dreamdb.config import expand_user
+
+        data_dir = expand_user(str(data_dir))
     data = Path(data_dir) if data_dir else suite.default_data_dir()
     cache = Path(cache_dir) if cache_dir else suite.default_cache_dir()
     root = suite.source_root()
@@ -97,13 +103,15 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     # (the full report: every mode it reports on every track, or it is left as it was: QA round 89 F4, a machine
     # without the model would have written it without its hybrid and dense figures)
     short = suite.unscored_report_pairs(results) if results_file is None else []
-    unwritten = None
-    try:
-        (cache / "last-run.json").write_text(output.to_json(results), encoding="utf-8")
+    unwritten = writing = None
+    try:  # (each replaced whole or not at all: a failure truncated the last run's file, QA round 135-D F2)
+        writing = cache / "last-run.json"
+        _write_atomically(writing, output.to_json(results))
         if target is not None and scored and not short:  # (a run that scored nothing too: QA round 87 M2)
-            target.write_text(suite.render_markdown(results), encoding="utf-8")
+            writing = target
+            _write_atomically(target, suite.render_markdown(results))
             log(f"wrote {target}")
-    except OSError as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
+    except (OSError, WriteRefused) as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
         unwritten = exc
     if as_json:  # (with the targets' verdicts the text prints: QA round 117-B F5, a CI job had to work them out)
         click.echo(output.to_json({**suite.strip_rows(results), "targets": [
@@ -114,7 +122,7 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     if unwritten is not None and scored:  # (nothing scored: that is the failure to say, QA round 100-A F6)
         from dreamdb.errors import ResultsNotWritten
 
-        where = getattr(unwritten, "filename", None)
+        where = getattr(unwritten, "filename", None) or writing
         raise ResultsNotWritten(f"Cannot write the results: {unwritten} (the figures are printed above)",
                                 hint=f"Check {where or 'that path'}: the disk's free space, its permissions, or what it is "
                                      "(a link to nothing?); then run again.") from unwritten
@@ -134,8 +142,9 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
 
 def _check_writable(cache: Path, target: Path | None, data: Path | None = None) -> None:
     """Refuse a cache folder that cannot be made or written or lies inside the data folder (which is never
-    written), a ``last-run.json`` or report that is a folder, and a report whose folder does not exist or
-    cannot be written: before a run of minutes, not after it (QA round 68 L6, L11).
+    written), a report inside the data or the cache folder, a ``last-run.json`` or report that is a folder, and a
+    report whose folder does not exist or cannot be written: before a run of minutes, not after it (QA round 68 L6,
+    L11).
 
     Raises:
         UsageError: as above (exit code 2).
@@ -148,6 +157,12 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
             if path is not None and os.path.commonpath([os.path.realpath(path), real_data]) == real_data:
                 raise UsageError(f"{what} {path} is inside the evaluation data folder {data}, which dreamdb never"
                                  " writes", hint=f"Give {option} a path outside it (default: {default}).")
+    if target is not None:  # (QA round 135-D F1: a report in a cached vault was indexed by the next run; one named
+        # <cache>/last-run.json replaced the run's file)
+        real_cache = os.path.realpath(cache)
+        if os.path.commonpath([os.path.realpath(target), real_cache]) == real_cache:
+            raise UsageError(f"The report {target} is inside the cache folder {cache}, whose files the evaluation "
+                             "writes and indexes", hint="Give --results-file a path outside it, or --cache another folder.")
     for path, option in ((cache / "last-run.json", "--cache"), (target, "--results-file")):
         if path is not None and path.is_dir():
             raise UsageError(f"Cannot write {path}: it is a folder", hint=f"Move it away, or give {option} another path.")
@@ -169,6 +184,19 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
         if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
             raise UsageError(f"Cannot write the report {target}: permission denied",
                              hint="Give --results-file a path you can write.")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` (through a link, the file it names) with ``text`` whole or not at all: a temporary file beside
+    it renamed over it (:func:`dreamdb.writes.files.atomic_write_bytes`), so a run that fails while writing leaves the
+    previous file as it was (QA round 135-D F2: ``last-run.json`` was left empty).
+
+    Raises:
+        WriteRefused: it cannot be written (the disk's free space, permissions, a link to nothing).
+    """
+    from dreamdb.writes.files import atomic_write_bytes
+
+    atomic_write_bytes(Path(os.path.realpath(path)), text.encode("utf-8"))
 
 
 def _command_line() -> str:

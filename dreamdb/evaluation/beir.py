@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import time
@@ -81,18 +82,65 @@ def read_jsonl(path: Path, *, records: bool = False) -> list[dict]:
     return [d for _n, d in read_jsonl_lines(path, records=records)]
 
 
+def lone_surrogate(value, where: str = "") -> str | None:
+    """Where in a decoded JSON value (its keys and strings, nested) a lone surrogate is (``\\ud800`` alone: legal
+    JSON, no text), as ``"id"``, ``"text"`` or ``""`` for the value itself; ``None`` when there is none. A record
+    holding one was run whole and failed at the end: the query as "not valid UTF-8" naming no line, a gold id as an
+    internal error when the results were written (QA round 135-D F2)."""
+    if isinstance(value, str):
+        return where if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            name = where or str(k)
+            found = lone_surrogate(k, name) if isinstance(k, str) else None
+            found = found if found is not None else lone_surrogate(v, name)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for v in value:
+            found = lone_surrogate(v, where)
+            if found is not None:
+                return found
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogate_message(line: str, d) -> str | None:
+    """The reason a decoded JSON line ``d`` (read from ``line``) is refused for a lone surrogate (see
+    :func:`lone_surrogate`), or ``None``. Only a line with an escape (``\\u``) can hold one: UTF-8 text cannot."""
+    if "\\u" not in line:
+        return None
+    where = lone_surrogate(d)
+    if where is None:
+        return None
+    return (f"a lone surrogate (an escape such as \\ud800 without its pair) in {f'{where!r}' if where else 'the value'}"
+            ", which is no text")
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """``text`` cut into lines at ``\\n`` only (a ``\\r`` before it dropped): a raw U+2028, U+0085 or form feed
+    inside a JSON string, as ``json.dumps(ensure_ascii=False)`` writes them, is not the end of a line, which
+    ``str.splitlines`` took it for (QA round 135-D F4: the line was refused as unterminated)."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def read_jsonl_lines(path: Path, *, records: bool = False) -> list[tuple[int, dict]]:
     """:func:`read_jsonl` with the line number of each record: ``[(line number, dict)]``."""
     out = []
     n = 0
     try:
-        with open(path, encoding="utf-8-sig") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # (a file's lines end at "\n", "\r\n" or "\r", never at U+2028)
             for n, line in enumerate(fh, 1):
                 if line.strip():
                     try:
                         d = json.loads(line)
                     except ValueError as exc:
                         raise UsageError(f"{path}:{n}: not JSON ({exc})") from None
+                    bad = surrogate_message(line, d)
+                    if bad:
+                        raise UsageError(f"{path}:{n}: {bad}")
                     if records:
                         _check_record(d, path, n)
                     out.append((n, d))
@@ -166,7 +214,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     first_line: dict[tuple[str, str], int] = {}
     try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+        lines = jsonl_lines(Path(path).read_text(encoding="utf-8-sig"))  # (not splitlines: QA round 135-D F4)
     except OSError as exc:
         raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -308,12 +356,15 @@ class VaultBuild:
         slug_to_id: dreamdb slug (file name without ``.md``) → corpus id.
         rebuilt: whether the files were (re)written in this call.
         seconds: time spent writing/copying the files (0 when reused).
+        note: why a cached copy was not reused though written for these documents (its files changed since), or
+            ``None``.
     """
 
     vault: Path
     slug_to_id: dict[str, str]
     rebuilt: bool
     seconds: float
+    note: str | None = None
 
     def corpus_id(self, doc_id: str) -> str | None:
         """Map a hit's ``type/slug`` back to its corpus id (``None`` for a document not from the corpus)."""
@@ -339,19 +390,43 @@ def render_markdown(title: str, text: str) -> str:
     return f"---\n{head}---\n\n{text.rstrip()}\n"
 
 
-def _cached(dest: Path, key: str) -> dict | None:
+def _files(vault: Path) -> list[int]:
+    """``[count, total bytes]`` of the files under ``vault`` (hidden ones left out, as they hold no note): what the
+    manifest records of a vault as written, checked at each reuse (QA round 135-D F1)."""
+    n = size = 0
+    for dirpath, dirnames, filenames in os.walk(vault):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if not name.startswith("."):
+                try:
+                    size += os.lstat(os.path.join(dirpath, name)).st_size
+                except OSError:
+                    continue
+                n += 1
+    return [n, size]
+
+
+def _cached(dest: Path, key: str) -> tuple[dict | None, str | None]:
     """The manifest of the vault converted into ``dest`` for ``key``, or ``None`` when there is none to reuse: none
     written, not JSON, another key, or not the shape this module writes (QA round 117-B F3: a list, or one without
-    ``slug_to_id``, failed the set on every later run), which makes the vault be converted again."""
+    ``slug_to_id``, failed the set on every later run), which makes the vault be converted again; with a note when
+    the manifest is of ``key`` but the vault's files are no longer those written, in count or total size (QA round
+    135-D F1: a note deleted from the copy left 7 documents of 8 scored, no word; a report written into it was
+    indexed), or it records none (a manifest of an earlier dreamdb: made again once, without a word)."""
     try:
         man = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
+        return None, None
     if not isinstance(man, dict) or not isinstance(man.get("slug_to_id"), dict):
-        return None
-    if man.get("key") == key and (dest / VAULT_DIR).is_dir():
-        return man
-    return None
+        return None, None
+    if man.get("key") != key or not (dest / VAULT_DIR).is_dir() or not isinstance(man.get("files"), list):
+        return None, None
+    found = _files(dest / VAULT_DIR)
+    if found != man["files"]:
+        (n, size), (was_n, was_size) = found, (man["files"] + [0, 0])[:2]
+        return None, (f"the cached copy {dest / VAULT_DIR} was changed since it was written ({n} files, {size:,} bytes;"
+                      f" written: {was_n} files, {was_size:,} bytes): made again")
+    return man, None
 
 
 def _forget(dest: Path) -> None:
@@ -363,7 +438,8 @@ def _forget(dest: Path) -> None:
 
 def _write_manifest(dest: Path, key: str, slug_to_id: dict[str, str], source: str) -> None:
     tmp = dest / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps({"key": key, "source": source, "slug_to_id": slug_to_id}, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps({"key": key, "source": source, "slug_to_id": slug_to_id, "files": _files(dest / VAULT_DIR)},
+                              ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, dest / MANIFEST)
 
 
@@ -384,7 +460,7 @@ def corpus_to_vault(docs: list[tuple[str, str, str]], dest: Path, *, source: str
     for did, title, text in docs:
         h.update(json.dumps([did, title, text], ensure_ascii=False).encode())
     key = h.hexdigest()
-    man = _cached(dest, key)
+    man, note = _cached(dest, key)
     if man:
         return VaultBuild(dest / VAULT_DIR, man["slug_to_id"], False, 0.0)
     t0 = time.perf_counter()
@@ -401,7 +477,7 @@ def corpus_to_vault(docs: list[tuple[str, str, str]], dest: Path, *, source: str
         slug_to_id[slug] = did
         (kdir / f"{slug}.md").write_text(render_markdown(title, text), encoding="utf-8")
     _write_manifest(dest, key, slug_to_id, source)
-    return VaultBuild(vault, slug_to_id, True, time.perf_counter() - t0)
+    return VaultBuild(vault, slug_to_id, True, time.perf_counter() - t0, note)
 
 
 def _tree_key(src: Path) -> str:
@@ -452,7 +528,7 @@ def copy_vault(src: Path, dest: Path, *, into: str = "", slug_map: bool = True) 
     if not src.is_dir():
         raise UsageError(f"Not a folder: {src}")
     key = _tree_key(src) + f":{into}"
-    man = _cached(dest, key)
+    man, note = _cached(dest, key)
     if man:
         return VaultBuild(dest / VAULT_DIR, man["slug_to_id"], False, 0.0)
     t0 = time.perf_counter()
@@ -467,7 +543,7 @@ def copy_vault(src: Path, dest: Path, *, into: str = "", slug_map: bool = True) 
     make_writable(vault)
     slugs = {p.name[:-3]: p.name[:-3] for p in target.rglob("*.md")} if slug_map else {}
     _write_manifest(dest, key, slugs, str(src))
-    return VaultBuild(vault, slugs, True, time.perf_counter() - t0)
+    return VaultBuild(vault, slugs, True, time.perf_counter() - t0, note)
 
 
 # -- scoring ------------------------------------------------------------------------------------------------------------

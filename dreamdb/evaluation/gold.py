@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dreamdb.errors import UsageError
+from dreamdb.evaluation import beir
 from dreamdb.evaluation import metrics as M
 from dreamdb.output import has_visible
 
@@ -93,11 +94,11 @@ def load_gold(path: Path) -> list[GoldQuery]:
     Raises:
         UsageError: missing, unreadable or non-UTF-8 file, no query in it, or a malformed line (with its
             number): not a JSON object, ``query`` not a non-empty string, ``expected``/``alt`` not lists of
-            strings, no target at all, a ``category``/``lang`` that is not a string or is ``all``, or an ``id``
-            an earlier line has.
+            strings, no target at all, a ``category``/``lang`` that is not a string or is ``all``, an ``id``
+            an earlier line has, or a lone surrogate (``\\ud800``) in any string. Lines end at ``\\n`` only.
     """
     try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+        lines = beir.jsonl_lines(Path(path).read_text(encoding="utf-8-sig"))  # (not splitlines: QA round 135-D F4)
     except OSError as exc:
         raise UsageError(f"Cannot read gold set {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -111,6 +112,9 @@ def load_gold(path: Path) -> list[GoldQuery]:
             d = json.loads(line)
             if not isinstance(d, dict):
                 raise ValueError("a line must be a JSON object")
+            bad = beir.surrogate_message(line, d)  # (QA round 135-D F2: found at the end of the run, exit 70)
+            if bad:
+                raise ValueError(bad)
             qid = d.get("id")  # (QA round 68 L5: null, a list or an object became "None", "['a']"; none, "('id')")
             if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
                 raise ValueError(f"'id' must be a non-empty string or an integer, got {qid!r}"[:200])

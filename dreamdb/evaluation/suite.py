@@ -554,7 +554,8 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
     kept = ix.sync()
     # (the kept index rebuilt, e.g. damaged: said, with what it cost, rather than "N chunks would need embedding"
     # with no word why; QA round 100-A F5)
-    said = ([w for w in kept.warnings if "rebuilt" in w or "version of dreamdb" in w] if kept.rebuilt else []) \
+    said = ([vb.note] if vb.note else []) \
+        + ([w for w in kept.warnings if "rebuilt" in w or "version of dreamdb" in w] if kept.rebuilt else []) \
         + ix.take_notes()
     for note in said:
         log(f"{plan.name}/{spec.key}: note: {note}")
