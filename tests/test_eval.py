@@ -341,6 +341,10 @@ def test_cli_quick_scifact(tmp_path):
     assert (c["a"], c["b"], c["metric"], c["n"]) == ("dreamdb bm25", "bm25s", "ndcg@10", suite.QUICK_QUERIES)
     assert c["delta"] == pytest.approx(m["ndcg@10"] - b["ndcg@10"]) and c["low"] <= c["delta"] <= c["high"]
     assert 0.0 < c["p"] <= 1.0
+    # each verdict says it is a quick run's, as the text does (QA round 135-B F5: the JSON gave "NOT met" alone)
+    targets = {t["target"]: t for t in out["targets"]}
+    bm25_target = targets["SciFact BM25 nDCG@10 ≥ 0.67"]
+    assert bm25_target["verdict"] in ("met", "NOT met") and bm25_target["note"].startswith("quick run: the first")
     md = report.read_text(encoding="utf-8")
     assert "## Paired comparisons" in md and f"| scifact | test | dreamdb bm25 | bm25s | ndcg@10 | {suite.QUICK_QUERIES} |" in md
     assert "- this run wall time:" in md and "full-run" not in md  # (a quick run of one set: QA round 122-C F7)

@@ -114,8 +114,10 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     except (OSError, WriteRefused) as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
         unwritten = exc
     if as_json:  # (with the targets' verdicts the text prints: QA round 117-B F5, a CI job had to work them out)
+        caveat = _quick_caveat(results)  # (QA round 135-B F5: the JSON gave a quick run's verdicts without it)
         click.echo(output.to_json({**suite.strip_rows(results), "targets": [
-            {"target": label, "measured": measured, "verdict": verdict}
+            {"target": label, "measured": measured, "verdict": verdict,
+             **({"note": caveat} if caveat and verdict != "–" else {})}
             for label, measured, verdict in suite.targets_check(results)]}))
     else:
         click.echo(_text_table(suite, results), nl=False)
@@ -209,6 +211,11 @@ def _command_line() -> str:
     return "dreamdb eval"
 
 
+def _quick_caveat(results) -> str | None:
+    """What a quick run's target verdicts are not (the text's words after each, the JSON's ``note``), or ``None``."""
+    return "quick run: the first queries of each track only, not the target's measure" if results.get("quick") else None
+
+
 def _text_table(suite, results) -> str:
     rows = suite.summary_rows(results)
     # (each text column as wide as its longest value and two spaces: "para tr-ascii→tr" ran into the system, QA 78 F3)
@@ -232,7 +239,7 @@ def _text_table(suite, results) -> str:
             bl = f"; bm25s {b['build_s']:.2f} s, {b['index_bytes'] / 1e6:.1f} MB" if "build_s" in b else ""
             lines.append(f"{s}/{key}: {i['documents']} docs, dreamdb build {i['build_s']:.2f} s, "
                          f"{i['index_bytes'] / 1e6:.1f} MB{bl}")
-    quick = " (quick run: the first queries of each track only, not the target's measure)" if results.get("quick") else ""
+    quick = f" ({_quick_caveat(results)})" if results.get("quick") else ""
     for label, measured, verdict in suite.targets_check(results):  # (QA round 68 L11: a quick run's said so)
         lines.append(f"target: {label}: {measured} [{verdict}]{quick if verdict != '–' else ''}")
     for c in results.get("comparisons", []):
