@@ -1155,21 +1155,6 @@ def test_a_changelog_id_made_of_an_odd_date_is_a_slug(tiny_vault):
     assert [h.doc_id for h in index.recall("words")] == ["changelog/aug-1-2026-fix-1"]
 
 
-def test_ids_of_capitalised_turkish_read_its_capital_i_as_dotless(tiny_vault):
-    """QA round 135-C F6: ids lowercased ``I`` to ``i`` in any word, so ``DIŞ API`` (external) was
-    ``diş-api`` (tooth), a series of its own beside ``Dış API``'s, and ``İŞ AKIŞI`` was ``iş-akişi``. A word
-    with a Turkish-only letter reads ``I`` as ``ı``, as queries do; ``API KIT`` has none and keeps ``i``."""
-    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
-        {"date": "2026-08-01", "type": "fix", "scope": scope, "summary": f"entry {n}"}
-        for n, scope in enumerate(["DIŞ API", "Dış API", "İŞ AKIŞI", "API KIT"])]))
-    write_doc(tiny_vault, "core/2.memory.md", "# Memory\n\n## DIŞ BAĞIMLILIKLAR\n\nbağımlılık listesi\n")
-    index = dreamdb.open(tiny_vault)
-    index.sync()
-    ids = sorted(d["doc_id"] for d in index.list_documents())
-    assert ids == ["changelog/2026-08-01-api-kit-1", "changelog/2026-08-01-dış-api-1", "changelog/2026-08-01-dış-api-2",
-                   "changelog/2026-08-01-iş-akışı-1", "memory/dış-bağımlılıklar"]
-
-
 def test_values_python_cannot_hold_never_stop_a_sync(tiny_vault):
     """QA round 70 B-H1–H3: each made every command exit 70. An integer of 4,301 digits in frontmatter (Python
     refuses to read it), a time whose offset puts it past year 9999 in UTC (a way to write "never expires"), and

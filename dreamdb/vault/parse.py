@@ -13,7 +13,6 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from dreamdb.analyzer import dotless_capitals
 from dreamdb.timeparse import clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.encoding import wide_unicode_codec
@@ -78,10 +77,8 @@ def slugify(text: str) -> str:
 
 
 def _slug_or_empty(text: str) -> str:
-    """:func:`slugify`, but ``""`` for a text without letters or digits. A capital ``I`` of a word that also
-    holds a Turkish-only letter is a dotless ``ı`` (:func:`dreamdb.analyzer.dotless_capitals`: ``DIŞ API`` is
-    ``dış-api``, as ``Dış API`` is, not ``diş``; QA round 135-C F6)."""
-    text = dotless_capitals(unicodedata.normalize("NFC", text)).replace("İ", "i").lower()
+    """:func:`slugify`, but ``""`` for a text without letters or digits."""
+    text = unicodedata.normalize("NFC", text).replace("İ", "i").lower()
     text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-_")
     return re.sub(r"-{2,}", "-", text)
 
