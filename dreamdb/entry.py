@@ -154,37 +154,38 @@ def uses_index(args: list[str]) -> bool:
 
 
 def _is_hook(args: list[str]) -> bool:
-    """Whether ``args`` run the prompt hook: ``hook`` the command's name, ``user-prompt-submit`` its subcommand's
-    (:func:`_command_word`; not with ``-h`` or ``--help``). Claude Code reads a hook's exit code 2 as "block this
-    prompt and erase it", so an option click would refuse, before the subcommand as after it, is logged and ignored,
-    never exit 2 (QA rounds 52, 53). The words anywhere else are a command's text: ``dreamdb remember Fixed the hook
-    user-prompt-submit exit code`` ran the hook, which saved nothing and waited for a payload on stdin (QA round
-    135-A F1)."""
-    if "-h" in args or "--help" in args:
+    """Whether ``args`` run the prompt hook: ``hook``, then ``user-prompt-submit``, with no other command's name
+    before ``hook`` nor another subcommand's between them (:func:`_names_no_command`; not with ``-h``, ``--help``,
+    or ``--version`` before ``hook``). Claude Code reads a hook's exit code 2 as "block this prompt and erase it",
+    so an option click would refuse, and its value, before the subcommand as after it, is logged and ignored, never
+    exit 2 (QA rounds 52, 53, 136 F1: ``hook --project P user-prompt-submit``). The words in a command's text are
+    not the hook: ``dreamdb remember Fixed the hook user-prompt-submit exit code`` ran it, which saved nothing and
+    waited for a payload on stdin (QA round 135-A F1). A scan of the arguments, no parsing: the hook starts without
+    click."""
+    if "-h" in args or "--help" in args or "hook" not in args:
         return False
-    i = _command_word(args, 0, "hook", top=True)
-    if i is None or args[i] != "hook":
+    at = args.index("hook")
+    if "user-prompt-submit" not in args[at + 1:]:
         return False
-    i = _command_word(args, i + 1, "user-prompt-submit")
-    return i is not None and args[i] == "user-prompt-submit"
+    sub = args.index("user-prompt-submit", at + 1)
+    return "--version" not in args[:at] and _names_no_command(args[:at]) and _names_no_command(args[at + 1:sub])
 
 
-def _command_word(args: list[str], i: int, expected: str, top: bool = False) -> int | None:
-    """The index of the first argument from ``args[i]`` on that is no option (nor ``--vault``'s path): the name of
-    the command (``top``) or of a group's subcommand; ``None`` if there is none, or ``top`` and ``--version`` comes
-    first (click prints the version). After ``--`` the next argument is the name, whatever it is. A ``--vault``
-    followed by ``expected`` is taken as one without its path (``hook --vault user-prompt-submit`` runs the hook:
-    QA round 133 F5). A scan of the arguments, no parsing: the prompt hook starts without click."""
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            return i + 1 if i + 1 < len(args) else None
-        if not arg.startswith("-") or arg == "-":
-            return i
-        if top and arg == "--version":
-            return None
-        i += 2 if arg == "--vault" and args[i + 1:i + 2] != [expected] else 1
-    return None
+def _names_no_command(words: list[str]) -> bool:
+    """Whether none of ``words`` is a dreamdb command's or subcommand's name (:data:`_COMMAND_NAMES`) in a
+    command's place: a word just after an option other than ``--json`` is taken as that option's value
+    (``--vault recall`` names a vault), and after ``--`` any word is in a command's place."""
+    value = False
+    for word in words:
+        if word == "--":
+            value = False
+        elif word.startswith("-") and word != "-":
+            value = word != "--json" and "=" not in word
+        elif value:
+            value = False
+        elif word in _COMMAND_NAMES:
+            return False
+    return True
 
 
 _GROUPS = ("embed", "model", "lexicon", "hook")
@@ -201,6 +202,9 @@ recall's fast path does not import click to find out)."""
 
 NO_JSON_COMMANDS = frozenset(("hook user-prompt-submit",))
 """The commands that take no ``--json``: with :data:`JSON_COMMANDS`, every command (a test keeps them so)."""
+
+_COMMAND_NAMES = frozenset(word for c in JSON_COMMANDS | NO_JSON_COMMANDS for word in c.split())
+"""Every command's and subcommand's name (``recall``, ``embed``, ``refresh`` …), for :func:`_is_hook`."""
 
 _SUBCOMMANDS = {group: sorted(c.split()[1] for c in JSON_COMMANDS | NO_JSON_COMMANDS if c.split()[0] == group)
                 for group in _GROUPS}
@@ -384,16 +388,17 @@ def _main(args: list[str]) -> int:
         # (its error said "No such option '--json'", not the --vault beside it: QA round 127-A F1; JSON_ERRORS is
         # set, so the error is JSON still)
         args = [a for a in lead if a != "--json"] + args[len(lead):]
+    if _is_hook(args):  # (first: "hook --vault user-prompt-submit" is no group alone, QA round 133 F5; and before
+        # the options move, which took "--vault hook user-prompt-submit"'s hook for a path, QA round 136 F3: exit 2)
+        from dreamdb.hook import note_ignored_arguments, run_stdin
+
+        note_ignored_arguments([a for a in args if a not in ("hook", "user-prompt-submit")])
+        return run_stdin()
     args = hoist_options(args)
     if args and _only_leading_options(args):  # (QA round 72-A: "No such option '--vault'", though --help allows it)
         return quickcli.print_error(
             "Missing command: --vault PATH and --json go with a command.",
             "Add the command, e.g. dreamdb --vault PATH status (dreamdb --help lists them).", 2)
-    if _is_hook(args):  # (first: "hook --vault user-prompt-submit" is no group alone; QA round 133 F5, exit 2)
-        from dreamdb.hook import note_ignored_arguments, run_stdin
-
-        note_ignored_arguments([a for a in args if a not in ("hook", "user-prompt-submit")])
-        return run_stdin()
     group = _group_alone(args)
     if group is not None and ("-h" in args or "--help" in args):
         args = [group, "--help"]  # (its help needs neither --vault nor --json)

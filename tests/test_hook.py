@@ -127,6 +127,14 @@ def test_the_words_hook_user_prompt_submit_in_another_command_are_its_text_not_t
     code, out, err = run("--vault", "hook", "recall", "user-prompt-submit")  # (--vault's path, then the command)
     assert code == 3 and "Vault path does not exist: hook" in err
     assert not (tmp_path / "h.log").exists()  # the hook never ran
+    # hook lines with what the hook does not take run it, exit 0 (QA round 136 F1, F3: exit 2, the prompt blocked;
+    # "--vault hook user-prompt-submit" is an unset variable's line, whose hook the moved --vault took for its path)
+    for args in (("hook", "--project", str(project), "user-prompt-submit"), ("--vault", "hook", "user-prompt-submit"),
+                 ("hook", "--limit", "3", "user-prompt-submit")):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args], input=payload("hi", project), env=env, cwd=project,
+                           capture_output=True, text=True, timeout=60)
+        assert (p.returncode, p.stdout) == (0, ""), (args, p.stderr)
+    assert (tmp_path / "h.log").read_text().count("arguments ignored") == 3
 
 
 @pytest.mark.parametrize("args, hook", [
@@ -139,6 +147,13 @@ def test_the_words_hook_user_prompt_submit_in_another_command_are_its_text_not_t
     (["--vault", "hook", "user-prompt-submit"], True),  # (--vault without its path, as the hook's: never exit 2)
     (["--", "hook", "user-prompt-submit"], True), (["hook", "--", "user-prompt-submit"], True),
     (["--bogus", "hook", "user-prompt-submit"], True),
+    # (QA round 136 F1: an unknown option's value was taken for the command's or subcommand's name, and click said
+    # exit 2, which blocks the prompt; a line without the options ran the hook before 135-A F1's fix and does again)
+    (["hook", "--project", "/p", "user-prompt-submit"], True), (["--project", "/p", "hook", "user-prompt-submit"], True),
+    (["hook", "--limit", "3", "user-prompt-submit"], True), (["hook", "-", "user-prompt-submit"], True),
+    (["--", "--vault", "V", "hook", "user-prompt-submit"], True), (["\u2014vault", "V", "hook", "user-prompt-submit"], True),
+    (["hook", "\u2014json", "user-prompt-submit"], True), (["--project", "list", "hook", "user-prompt-submit"], True),
+    (["recall", "--", "hook", "user-prompt-submit"], False), (["--json", "sql", "hook", "user-prompt-submit"], False),
     (["remember", "Fixed", "the", "hook", "user-prompt-submit", "exit", "code"], False),
     (["recall", "--json", "hook", "user-prompt-submit"], False),
     (["remember", "--scope", "hook", "--", "hook", "user-prompt-submit"], False),
