@@ -16,7 +16,11 @@ BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
 """The bidirectional embedding/override/isolate marks (U+202A–U+202E, U+2066–U+2069, a regex class's ranges), which
 can make text display in another order than it reads ("Trojan Source", CVE-2021-42574)."""
 
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
+C1_CONTROLS = "\x7f-\x9f"
+"""DEL and the C1 controls U+0080–U+009F (a regex class's range): U+009B is CSI and U+009D OSC, which xterm and VTE
+terminals obey as ESC [ and ESC ] (clear the screen, set the window title)."""
+
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{C1_CONTROLS}{BIDI_CONTROLS}]")
 """C0 controls except tab and newline, DEL, the C1 controls U+0080–U+009F, and the bidirectional marks of
 :data:`BIDI_CONTROLS`."""
 
@@ -180,10 +184,11 @@ def _patterns(extra: str = ""):
     return quick, run
 
 
-_FIRST_LOOK = re.compile(f"[{_SCAN}{BIDI_CONTROLS}]")
-"""The first class of both quick looks (:func:`_patterns`, with and without the bidirectional marks): text with
-none of its characters hides nothing, and the quick looks, whose classes of ideographs and emoji take 11 ms to
-compile, are then never compiled (most text: Turkish letters, dashes and accents are not in it)."""
+_FIRST_LOOK = re.compile(f"[{_SCAN}{BIDI_CONTROLS}{C1_CONTROLS}]")
+"""The first class of the quick looks (:func:`_patterns`, with and without the bidirectional marks and the C1
+controls): text with none of its characters hides nothing, and the quick looks, whose classes of ideographs and
+emoji take 11 ms to compile, are then never compiled (most text: Turkish letters, dashes and accents are not in
+it)."""
 
 
 @functools.cache
@@ -202,6 +207,15 @@ def _escaped_patterns():
     56: ``--json`` wrote U+202E raw in a ``doc_id`` while it escaped the tag characters beside it). One pass: a second
     search for the marks alone added 0.1–0.16 s to 14.6 MB of JSON."""
     return _patterns(BIDI_CONTROLS)
+
+
+@functools.cache
+def _json_patterns():
+    """The same, DEL and the C1 controls (:data:`C1_CONTROLS`) taken too: what :func:`to_json` writes as ``\\u``
+    escapes (QA round 135-B F2: ``json.dumps`` escapes the C0 controls, ESC as ``\\u001b``, but wrote U+009B raw,
+    which a terminal showing the JSON obeys as CSI). In the one pass :func:`escape_smuggling` makes; not in CSV,
+    which keeps a control character the query returned as it is (:func:`dreamdb.sqlquery.csv_text`)."""
+    return _patterns(BIDI_CONTROLS + C1_CONTROLS)
 
 
 def _hidden_spans(text: str, patterns=_smuggling_patterns):
@@ -265,6 +279,13 @@ def escape_smuggling(text: str) -> str:
     return _unsmuggled(text, _json_escaped, _escaped_patterns)
 
 
+def escape_for_json(text: str) -> str:
+    """:func:`escape_smuggling`, and DEL and the C1 controls U+0080–U+009F written as ``\\u`` escapes too
+    (``\\u009b``): what :func:`to_json` does to the JSON ``json.dumps`` writes, which escapes the C0 controls itself
+    (QA round 135-B F2). The escapes decode to the same string."""
+    return _unsmuggled(text, _json_escaped, _json_patterns)
+
+
 def show_controls(text: str) -> str:
     """``text`` with its control characters and bidirectional marks shown as :func:`safe_text` shows them (ESC as
     ``␛``), newline and tab kept; nothing else changed (``sql --format csv`` on a terminal, QA round 55)."""
@@ -319,8 +340,9 @@ def safe_text(text) -> str:
 
 
 def _safe_cell(v):
-    """A table cell on one line: control characters shown (:func:`safe_text`), a tab as ``␉`` and a newline
-    as ``␊`` (as :func:`hits_plain` shows them; a raw tab broke the columns)."""
+    """A table cell on one line: control characters shown (:func:`safe_text`), a tab as ``␉``, a newline as ``␊``
+    and U+2028, U+2029 as ``<U+2028>``, ``<U+2029>`` (:func:`visible_field`, as :func:`hits_plain` shows them; a raw
+    tab broke the columns)."""
     return visible_field(v) if isinstance(v, str) else v
 
 
@@ -339,10 +361,11 @@ def to_json(obj) -> str:
     message (QA round 54). So are the variation selectors of a run after its first (QA round 55, see
     :data:`VARIATION_SELECTORS`), a selector after a character that takes none, a run of :data:`ZERO_WIDTH`, and
     the bidirectional marks (QA round 56: U+202E was written raw in a ``doc_id`` beside escaped tag characters;
-    see :func:`escape_smuggling`)."""
+    see :func:`escape_smuggling`), and DEL and the C1 controls (QA round 135-B F2: U+009B, CSI, was written raw, and
+    xterm obeyed it; ESC was ``\\u001b`` already), see :func:`escape_for_json`."""
     if ASCII_JSON:
         return json.dumps(obj, ensure_ascii=True, indent=2, default=str)
-    return escape_smuggling(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+    return escape_for_json(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
 def table(rows: list[dict] | list[list], headers: list[str] | None = None) -> str:
@@ -443,10 +466,23 @@ def has_visible(text: str) -> bool:
                for c in text)
 
 
+def _on_one_line(text: str) -> str:
+    """``text`` with what would split its line shown: a tab as ``␉``, a newline as ``␊`` (Control Pictures, as
+    :func:`safe_text` shows the other C0 controls), the line and paragraph separators U+2028, U+2029 as ``<U+2028>``,
+    ``<U+2029>`` (named, as :func:`safe_text` names the bidirectional marks, and as an id is typed back: QA round
+    135-B F3, Python's ``str.splitlines`` and other Unicode-aware readers split a ``--plain`` line at them, and they
+    broke a table's rows). NEL (U+0085) is a C1 control, ``␛E`` already."""
+    text = text.replace("\t", "\u2409").replace("\n", "\u240a")
+    if "\u2028" in text or "\u2029" in text:
+        text = text.replace("\u2028", "<U+2028>").replace("\u2029", "<U+2029>")
+    return text
+
+
 def visible_field(text) -> str:
-    """One tab-separated field: :func:`safe_text`, with a tab or newline (which would split the line) shown as
-    ``␉`` / ``␊``: visibly not the character, never passed off as a space in a path that would not exist."""
-    return safe_text(text).replace("\t", "\u2409").replace("\n", "\u240a")
+    """One tab-separated field or table cell: :func:`safe_text`, with a tab, a newline or a line or paragraph
+    separator (which would split the line) shown (:func:`_on_one_line`: ``␉``, ``␊``, ``<U+2028>``, ``<U+2029>``):
+    visibly not the character, never passed off as a space in a path that would not exist."""
+    return _on_one_line(safe_text(text))
 
 
 def visible_id(text) -> str:
@@ -461,7 +497,24 @@ def visible_id(text) -> str:
         return ""
     if not isinstance(text, str):
         text = str(text)
-    return _unsmuggled(_CONTROL.sub(_picture, text), _named).replace("\t", "\u2409").replace("\n", "\u240a")
+    return _on_one_line(_unsmuggled(_CONTROL.sub(_picture, text), _named))
+
+
+def stderr_line(text) -> str:
+    """A message for standard error (a ``warning:``, ``note:`` or ``Error:`` line) made safe to show, as stdout's
+    text is: control characters shown (ESC as ``␛``, a C1 control as ``␛`` and its 7-bit form; :func:`safe_text`),
+    and the bidirectional marks and the hidden characters named (``<U+202E>``, ``<U+E0048>``; :func:`visible_id`),
+    as the names of the vault's files and ids a message quotes must be seen whole to be found; newlines and tabs kept
+    (a message may have lines of its own). Applied where a line is written (:func:`dreamdb.cli.options.say`,
+    :func:`dreamdb.quickcli.print_error`), not where a warning is made: the ``--json`` forms keep the text exact
+    (QA round 135-B F1, a file name's ESC ``[2J`` and OSC title reached the terminal through ``sync``'s warning of its
+    frontmatter, and through ``recall``'s, ``list``'s, ``sql``'s and ``embed status``'s notes). ``None`` gives
+    ``""``."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    return _unsmuggled(_CONTROL.sub(_picture, text), _named)
 
 
 def typable_id(text) -> str:

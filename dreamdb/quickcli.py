@@ -39,11 +39,11 @@ def wants_json(args: list[str]) -> bool:
 def print_error(message: str, hint: str | None, exit_code: int) -> int:
     """Print ``Error: …`` (and ``Hint: …``) to stderr, and the JSON error to stdout when :data:`JSON_ERRORS`;
     return ``exit_code``."""
-    from dreamdb.output import safe_text  # messages quote file names and ids from the vault
+    from dreamdb.output import stderr_line  # messages quote file names and ids from the vault
 
-    sys.stderr.write(f"Error: {safe_text(message)}\n")
+    sys.stderr.write(stderr_line(f"Error: {message}") + "\n")
     if hint:
-        sys.stderr.write(f"Hint: {safe_text(hint)}\n")
+        sys.stderr.write(stderr_line(f"Hint: {hint}") + "\n")
     json_error(message, hint, exit_code)
     return exit_code
 
@@ -53,11 +53,14 @@ def json_error(message: str, hint: str | None, exit_code: int) -> None:
     if JSON_ERRORS:
         import json
 
-        from dreamdb.output import ASCII_JSON  # (a locale that cannot write Unicode: escaped, QA round 94-A F1)
+        from dreamdb.output import ASCII_JSON, escape_for_json  # (a locale that cannot write Unicode: escaped, QA
+        # round 94-A F1; a C1 control or a bidirectional mark of a name in the message, as to_json escapes them: QA
+        # round 135-B F2)
 
         try:
-            sys.stdout.write(json.dumps({"error": {"message": message, "hint": hint, "exit_code": exit_code}},
-                                        ensure_ascii=ASCII_JSON) + "\n")
+            sys.stdout.write(escape_for_json(json.dumps({"error": {"message": message, "hint": hint,
+                                                                    "exit_code": exit_code}}, ensure_ascii=ASCII_JSON))
+                             + "\n")
             sys.stdout.flush()
         except OSError:  # stdout itself is what failed: stderr has the message
             _silence_stdout()
@@ -184,14 +187,18 @@ def interrupted() -> int:
         sys.stderr.write("Interrupted.\n")
         json_error("Interrupted.", None, 130)
         return 130
-    sys.stderr.write(f"Interrupted after the change was saved ({done}): it is done; do not repeat it.\n")
+    from dreamdb.output import stderr_line  # (done names a file: QA round 135-B F1)
+
+    sys.stderr.write(stderr_line(f"Interrupted after the change was saved ({done}): it is done; do not repeat it.")
+                     + "\n")
     if JSON_ERRORS and not REPORTED:
         import json
 
-        from dreamdb.output import ASCII_JSON
+        from dreamdb.output import ASCII_JSON, escape_for_json
 
         with contextlib.suppress(OSError):
-            sys.stdout.write(json.dumps({"interrupted": True, "saved": done}, ensure_ascii=ASCII_JSON) + "\n")
+            sys.stdout.write(escape_for_json(json.dumps({"interrupted": True, "saved": done}, ensure_ascii=ASCII_JSON))
+                             + "\n")
             sys.stdout.flush()
     return 0
 
@@ -231,8 +238,10 @@ def run_guarded(fn) -> int:
                 # that retries on any failure would save it twice (QA round 83-A F4)
                 why = f"{exc.strerror or exc}"
                 why += "" if "standard output" in why else " (standard output is closed or its disk is full)"
-                sys.stderr.write(f"The change was saved ({done}): it is done; do not repeat it. Its report could not"
-                                 f" be written: {why}.\n")
+                from dreamdb.output import stderr_line  # (done names a file: QA round 135-B F1)
+
+                sys.stderr.write(stderr_line(f"The change was saved ({done}): it is done; do not repeat it. Its report"
+                                             f" could not be written: {why}.") + "\n")
                 return 0
             sys.stderr.write(f"Error: cannot write the output: {exc.strerror or exc}.\n"
                              "Hint: standard output is closed or its disk is full; "
@@ -301,8 +310,8 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
                "notes": notes}
         out.write(output.to_json(doc) + "\n")
         return
-    for n in notes:
-        sys.stderr.write(f"note: {n}\n")
+    for n in notes:  # (a file's name in a note: made safe as the click path's notes are, QA round 135-B F1)
+        sys.stderr.write(output.stderr_line(f"note: {n}") + "\n")
     if plain:
         out.write(output.hits_plain(hits))
         return

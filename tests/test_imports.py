@@ -246,7 +246,8 @@ def _compiled_after(vault, query: str) -> dict[str, bool]:
         f"for name in {_LAZY!r}:\n"
         "    module, attr = name.rsplit('.', 1)\n"
         "    seen[name] = getattr(importlib.import_module(module), attr).compiled\n"
-        "seen['output'] = o._smuggling_patterns.cache_info().currsize + o._escaped_patterns.cache_info().currsize > 0\n"
+        "seen['output'] = (o._smuggling_patterns.cache_info().currsize + o._escaped_patterns.cache_info().currsize\n"
+        "                  + o._json_patterns.cache_info().currsize) > 0\n"
         "print(json.dumps(seen))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr

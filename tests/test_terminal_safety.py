@@ -748,3 +748,106 @@ def test_a_run_of_any_default_ignorable_code_point_is_hidden_in_output_and_refus
             assert c not in shown and shown in ("xy", f"x<U+{code:04X}><U+{code:04X}>y"), f"U+{code:04X}"
             with pytest.raises(UsageError):
                 _check_text("text", f"x{c}{c}y")
+
+
+# ---------------------------------------------------------------- QA round 135-B: stderr, C1 in JSON, U+2028
+
+NAME_ESCAPES = "bad\x1b[2J\x1b]0;OWNED\x07\u202ename"
+"""A file name holding a clear-screen, an OSC window title (ended by BEL) and a right-to-left override."""
+
+RAW = ("\x1b", "\x07", "\u202e", "\u2028", "\u2029", *map(chr, range(0x7F, 0xA0)))
+"""What a terminal obeys (or a line reader splits at), which no stream of ours may carry from the vault."""
+
+
+def _raw_in(data: bytes) -> list[str]:
+    text = data.decode("utf-8")
+    return [f"U+{ord(c):04X}" for c in RAW if c in text]
+
+
+def test_warnings_and_notes_show_a_file_names_escapes_on_stderr(tmp_path):
+    """QA round 135-B F1: a vault file's name reached the terminal raw through stderr's warnings and notes (its
+    frontmatter unclosed): ``sync``'s warning, ``recall``'s note (the fast path's and click's), and the lazy sync's
+    note of ``list``, ``status``, ``sql`` and ``embed status``. Each now shows it as stdout does."""
+    vault = tmp_path / "_dream_context"
+    note = write_doc(vault, f"knowledge/{NAME_ESCAPES}.md", "---\ntitle: [unclosed\nbadyaml probe\n")
+    shown = "knowledge/bad␛[2J␛]0;OWNED␇<U+202E>name"
+    runs = [("sync",), ("recall", "badyaml"), ("recall", "--types", "knowledge", "badyaml"), ("list",), ("status",),
+            ("sql", "SELECT count(*) AS n FROM documents"), ("embed", "status")]
+    for i, args in enumerate(runs):
+        if i > 2:  # (edited: the lazy sync of the command reads it again, and warns)
+            note.write_text(note.read_text(encoding="utf-8") + f"edit {i}\n", encoding="utf-8")
+        p = run_main(*args, "--vault", str(vault))
+        assert p.returncode == 0, (args, p.stderr)
+        assert shown in p.stderr.decode(), (args, p.stderr)
+        assert _raw_in(p.stderr) == [] and _raw_in(p.stdout) == [], args
+
+
+def test_an_error_and_a_usage_error_show_escapes_on_stderr(tmp_path):
+    """QA round 135-B F1, the error printers: ``Error:`` of dreamdb's own errors and of click's (a usage error naming
+    the paths given, which click wrote raw); ``--json``'s error object escapes them (F2)."""
+    missing = str(tmp_path / "no\x1b]0;T\x07pe\u202e\x9b")
+    for args in (("list", "--vault", missing), ("sync", "--vault", missing, "--vault", str(tmp_path))):
+        for extra in ((), ("--json",)):
+            p = run_main(*args, *extra)
+            assert p.returncode in (2, 3), (args, p.stderr)
+            assert "Error: " in p.stderr.decode() and "␛" in p.stderr.decode(), p.stderr
+            assert _raw_in(p.stderr) == [] and _raw_in(p.stdout) == [], (args, p.stderr, p.stdout)
+            if extra:
+                assert "\x1b" in json.loads(p.stdout)["error"]["message"]
+
+
+def test_stderr_line_shows_controls_and_names_hidden_characters():
+    from dreamdb.output import stderr_line
+
+    tags = "".join(chr(0xE0000 + ord(c)) for c in "HI")
+    assert stderr_line(f"warning: knowledge/{NAME_ESCAPES}{tags}.md: x\n\tline 2 \x9b2J") == (
+        "warning: knowledge/bad␛[2J␛]0;OWNED␇<U+202E>name<U+E0048><U+E0049>.md: x\n\tline 2 ␛[2J")
+    assert stderr_line(None) == ""
+
+
+C1_TITLE = "c1 \u009b2J\u009b31mRED\u009d0;PWNED\u0007 \u0085 \u007f end"
+
+
+def test_json_escapes_the_c1_controls_and_decodes_to_the_same_text(tmp_path):
+    """QA round 135-B F2: ``--json`` wrote U+009B (CSI) and U+009D (OSC) raw, which xterm and VTE obey; ESC was
+    ``\\u001b`` already. ``recall``, ``list`` and ``sql`` now write them as ``\\u009b``, and the JSON decodes to the
+    title as written; CSV piped to a program keeps them, as it keeps ESC."""
+    from dreamdb.output import to_json
+
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/c1probe.md", f"---\ntitle: {json.dumps(C1_TITLE)}\n---\nc1probe body\n")
+    for args, title in ((("recall", "--json", "c1probe"), lambda d: d["hits"][0]["title"]),
+                        (("list", "--json"), lambda d: d[0]["title"] if isinstance(d, list) else d["documents"][0]["title"]),
+                        (("sql", "--json", "SELECT title FROM documents"), lambda d: d[0]["title"])):
+        p = run_main(*args, "--vault", str(vault))
+        assert p.returncode == 0, p.stderr
+        assert _raw_in(p.stdout) == [], args
+        assert "\\u009b2J\\u009b31mRED\\u009d0;PWNED\\u0007 \\u0085 \\u007f end" in p.stdout.decode(), args
+        assert title(json.loads(p.stdout)) == C1_TITLE, args
+    assert json.loads(to_json({"t": C1_TITLE + "\u202e"})) == {"t": C1_TITLE + "\u202e"}
+    p = run_main("sql", "--vault", str(vault), "--format", "csv", "SELECT title FROM documents")
+    assert p.stdout.decode() == f"title\r\n{C1_TITLE}\r\n"
+
+
+def test_line_and_paragraph_separators_are_named_in_plain_fields_and_tables(tmp_path):
+    """QA round 135-B F3: U+2028 and U+2029 in a title or a file name stayed raw in ``--plain`` (Python's
+    ``str.splitlines`` read two lines of one hit) and in ``list`` and ``sql`` tables; they are named as ``\\n``
+    is pictured, ``<U+2028>``, and the id so shown names the note when typed back."""
+    from dreamdb.output import visible_field, visible_id
+
+    assert visible_field("one\u2028two\u2029three\tx\ny") == "one<U+2028>two<U+2029>three␉x␊y"
+    assert visible_id("knowledge/line\u2028sep") == "knowledge/line<U+2028>sep"
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/a.md", '---\ntitle: "one\\u2028two\\u2029three"\n---\nlsprobe\n')
+    write_doc(vault, "knowledge/line\u2028sep.md", "---\ntitle: plain\n---\nlsprobe\n")
+    p = run_main("recall", "--vault", str(vault), "--plain", "lsprobe")
+    out = p.stdout.decode()
+    assert p.returncode == 0 and _raw_in(p.stdout) == [] and len(out.splitlines()) == out.count("\n") == 2
+    assert "\tknowledge/line<U+2028>sep\tplain\t" in out and "\tknowledge/a\tone<U+2028>two<U+2029>three\t" in out
+    for args in (("list",), ("sql", "SELECT doc_id, title FROM documents")):
+        p = run_main(*args, "--vault", str(vault))
+        out = p.stdout.decode()
+        assert p.returncode == 0 and _raw_in(p.stdout) == [] and len(out.splitlines()) == out.count("\n") == 4, out
+        assert "knowledge/line<U+2028>sep" in out and "one<U+2028>two<U+2029>three" in out
+    p = run_main("update", "--vault", str(vault), "knowledge/line<U+2028>sep", "--append", "more")
+    assert p.returncode == 2 and b"holds a control character" in p.stderr  # (found, not "No document"; refused)

@@ -16,12 +16,13 @@ interrupted.
 from __future__ import annotations
 
 import importlib
+import io
 import sys
 
 import click
 
 from dreamdb import __version__
-from dreamdb.cli.options import SuggestingGroup
+from dreamdb.cli.options import SuggestingGroup, say
 
 _COMMANDS = {
     "recall": ("dreamdb.cli.recall", "recall"),
@@ -131,6 +132,14 @@ def cli() -> None:
     """
 
 
+class _Shown(io.StringIO):
+    """Where a click error is written before :func:`dreamdb.cli.options.say` prints it made safe: a terminal to click,
+    which would otherwise strip an ANSI sequence off it, not show it (``␛[2J``)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dreamdb`` console script and ``python -m dreamdb``; returns the exit code."""
     from dreamdb import quickcli
@@ -169,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
                 exc.message = (f"dreamdb {name} takes --vault after its command ({', '.join(takes)}): dreamdb {name}"
                                f" {'status' if 'status' in takes else takes[0]} --vault PATH." if takes else  # (not "reads no vault's index": QA 133 F1)
                                f"dreamdb {name} has no --vault option (it reads no vault's index): leave it out.")
-            exc.show()
+            shown = _Shown()
+            exc.show(file=shown)  # (its usage line and Error: line, as every stderr line: say; QA round 135-B F1)
+            say(shown.getvalue().removesuffix("\n"))
             json_error(exc.format_message(), None, exc.exit_code)  # with --json: on stdout too
             code = exc.exit_code
         except click.Abort as exc:  # Ctrl-C inside click
@@ -180,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 code = interrupted()
                 return
             if not isinstance(exc, Interrupted):  # (else the command said what the interruption left)
-                click.echo("Interrupted.", err=True)  # (as everywhere else, not click's "Aborted.")
+                say("Interrupted.")  # (as everywhere else, not click's "Aborted.")
             json_error(getattr(exc, "said", None) or "Interrupted.", None, 130)
             code = 130
 

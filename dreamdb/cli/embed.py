@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from dreamdb.cli.options import (ExistingPath, Interrupted, Number, SuggestingGroup, WholeNumber, json_option,
-                                 open_index, print_notes, sigterm_as_interrupt, vault_option)
+                                 open_index, print_notes, say, sigterm_as_interrupt, vault_option)
 
 _MAX_THREADS = 64  # dreamdb.embeddings.model.MAX_THREADS (a heavy import; a test keeps the two equal)
 _THREADS_HELP = "onnxruntime threads, 1-64 (default: $DREAMDB_EMBED_THREADS, else 2)."
@@ -89,8 +89,8 @@ class _Waiting:
         self.now = waiting
         self.waited = self.waited or waiting
         if waiting:
-            click.echo("Another dreamdb process is refreshing this index's embeddings; waiting for it to finish"
-                       " (dreamdb embed status shows its progress; Ctrl-C stops waiting, nothing is lost).", err=True)
+            say("Another dreamdb process is refreshing this index's embeddings; waiting for it to finish"
+                " (dreamdb embed status shows its progress; Ctrl-C stops waiting, nothing is lost).")
 
 
 def _run_refresh(index, embedder, *, force: bool, show_bar: bool, waiting: _Waiting | None = None):
@@ -115,7 +115,7 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool, waiting: _Wait
         except KeyboardInterrupt:
             bar.close()
             if waiting.now:
-                click.echo("Stopped waiting; the other refresh goes on (dreamdb embed status shows its progress).", err=True)
+                say("Stopped waiting; the other refresh goes on (dreamdb embed status shows its progress).")
                 raise
             st = index.embed_status(embedder.model_id)
             if st.get("reembed_pending"):  # a --force run (or the rest of one): the others keep their old vectors
@@ -133,7 +133,7 @@ def _run_refresh(index, embedder, *, force: bool, show_bar: bool, waiting: _Wait
             else:
                 said = (f"Interrupted: {st['embedded']}/{st['chunks']} chunks have vectors and are kept; "
                         "run `dreamdb embed refresh` again to finish.")
-            click.echo(said, err=True)
+            say(said)
             raise Interrupted(said) from None  # said: the CLI's entry point exits 130 without its own "Aborted."
         finally:
             bar.close()
@@ -195,7 +195,7 @@ def refresh_cmd(vault, force, threads, as_json):
     if report.documents_cut:
         from dreamdb.embeddings.store import cut_documents_note
 
-        click.echo(f"note: {cut_documents_note(report.documents_cut)}", err=True)
+        say(f"note: {cut_documents_note(report.documents_cut)}")
 
 
 def _unembedded(n: int) -> str:
@@ -311,8 +311,8 @@ def compact_cmd(vault, as_json):
         return
     click.echo(f"kept {r['vectors']} vectors; index {r['bytes_before'] / 1e6:.1f} MB → {r['bytes_after'] / 1e6:.1f} MB")
     if not r["checkpointed"]:
-        click.echo("note: another process is reading the index, so the compacted pages wait in its -wal file; the"
-                   " space is given back once that process ends (then run dreamdb embed compact again).", err=True)
+        say("note: another process is reading the index, so the compacted pages wait in its -wal file; the"
+            " space is given back once that process ends (then run dreamdb embed compact again).")
 
 
 MAX_CANDIDATE_BYTES = 8 * 2**20
@@ -451,7 +451,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         if report.rebuilt:  # (said before the embedding it causes, on stderr with --json too: QA round 76 F9, 115-B F3)
             for warning in report.warnings:  # (an upgrade's too, as every other command says it: QA round 87 L5)
                 if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning:
-                    click.echo(f"note: {warning}", err=True)
+                    say(f"note: {warning}")
     from dreamdb.embeddings.model import get_embedder
 
     try:
@@ -463,11 +463,11 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             waiting = pending(index.conn, embedder.model_id)
             if waiting:
                 if not as_json:
-                    click.echo(f"Embedding the vault first ({waiting} documents or chunks waiting; needed once, "
-                               "then only edits are re-embedded)…", err=True)
+                    say(f"Embedding the vault first ({waiting} documents or chunks waiting; needed once, "
+                        "then only edits are re-embedded)…")
                 _run_refresh(index, embedder, force=False, show_bar=not as_json)
         if len(content) > LONG_CANDIDATE_CHARS and not as_json:  # seconds of embedding: say so (QA round 37)
-            click.echo(f"Embedding the candidate ({len(content) // 1000:,} KB of text, chunked like a note)…", err=True)
+            say(f"Embedding the candidate ({len(content) // 1000:,} KB of text, chunked like a note)…")
         itself = _indexed_as(index, file_) if file_ else []
         result = dedup(index, embedder, title=title, description=description, content=content, top=top,
                        merge=merge, margin=margin, review=review, exclude=itself)
@@ -485,15 +485,14 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     if rows:
         click.echo(output.table(rows))
     for note in result.notes():  # what was not compared (QA round 57 M2, M3)
-        click.echo(f"note: {note}", err=True)
+        say(f"note: {note}")
     if result.excluded:
-        click.echo(f"note: {file_} is the indexed {', '.join(result.excluded)}: compared with the other documents",
-                   err=True)
+        say(f"note: {file_} is the indexed {', '.join(result.excluded)}: compared with the other documents")
     if result.log_path is None:  # (QA round 97-C F5: only --json's log_path null said so)
         from dreamdb.dedup import LOG_FILE_NAME
 
-        click.echo(f"note: the decision was not logged: {Path(index.index_path).parent / LOG_FILE_NAME} cannot be"
-                   " written (a link or not a regular file, no permission, or no space)", err=True)
+        say(f"note: the decision was not logged: {Path(index.index_path).parent / LOG_FILE_NAME} cannot be"
+            " written (a link or not a regular file, no permission, or no space)")
 
 
 def _indexed_as(index, file_: str) -> list[str]:

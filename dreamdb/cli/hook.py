@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import ExistingPath, SuggestingGroup, json_option
+from dreamdb.cli.options import ExistingPath, SuggestingGroup, json_option, say
 from dreamdb.hook_settings import PROJECT_HINT
 
 
@@ -140,24 +140,24 @@ def install(project, command, absolute, local, as_json):
         changed = before is None or path.read_bytes() != before
 
     if given and not is_dreamdb_hook(command):
-        click.echo("note: this command is not `dreamdb hook user-prompt-submit` as dreamdb writes it, so it is not "
-                   "recognised as dreamdb's hook: `dreamdb hook uninstall` leaves it, and another install adds a "
-                   f"second hook beside it. Remove it from {path} by hand when done.", err=True)
+        say("note: this command is not `dreamdb hook user-prompt-submit` as dreamdb writes it, so it is not "
+            "recognised as dreamdb's hook: `dreamdb hook uninstall` leaves it, and another install adds a "
+            f"second hook beside it. Remove it from {path} by hand when done.")
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     if given and _ignored_vault_option(command):
-        click.echo("note: the hook takes no --vault (its arguments are ignored, and logged): it reads the vault in or"
-                   " above the prompt's folder, or the project's ($CLAUDE_PROJECT_DIR), else DREAMDB_VAULT's. For a"
-                   " vault of its own, set DREAMDB_VAULT in the command's environment: --command 'DREAMDB_VAULT=PATH"
-                   " dreamdb hook user-prompt-submit'.", err=True)
+        say("note: the hook takes no --vault (its arguments are ignored, and logged): it reads the vault in or"
+            " above the prompt's folder, or the project's ($CLAUDE_PROJECT_DIR), else DREAMDB_VAULT's. For a"
+            " vault of its own, set DREAMDB_VAULT in the command's environment: --command 'DREAMDB_VAULT=PATH"
+            " dreamdb hook user-prompt-submit'.")
     _warn_without_vault(project)
     _warn_user_level_hook(path)
     with contextlib.suppress(OSError, RuntimeError):
         if not local and Path(project).resolve() == Path.home().resolve():  # (QA round 110-B F4: said only that
             # there was no vault; ~/.claude/settings.local.json is no user setting: 112-A F5)
-            click.echo(f"note: {path} holds your user settings: Claude Code runs this hook in every project (it prints"
-                       " nothing where no vault is found). For one project, install it there: dreamdb hook install"
-                       " --project PATH.", err=True)
+            say(f"note: {path} holds your user settings: Claude Code runs this hook in every project (it prints"
+                " nothing where no vault is found). For one project, install it there: dreamdb hook install"
+                " --project PATH.")
     replaced = [c for c in in_target if c != command] if changed else []
     if as_json:
         quickcli.json_reported(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command,
@@ -196,9 +196,9 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
 
     import threading
 
-    slow = threading.Timer(3.0, lambda: click.echo(f"note: running the command once as the hook would (up to"
-                                                   f" {TRIAL_SECONDS} s; twice when it runs dreamdb, which is not on"
-                                                   " this PATH)…", err=True))
+    slow = threading.Timer(3.0, lambda: say(f"note: running the command once as the hook would (up to"
+                                            f" {TRIAL_SECONDS} s; twice when it runs dreamdb, which is not on"
+                                            " this PATH)…"))
     slow.daemon = True
     slow.start()  # (QA round 109-A F6: 61 s without a word)
     try:
@@ -213,11 +213,11 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
     finally:
         slow.cancel()
     if code == BLOCKING_EXIT and installed is not None:
-        click.echo(f"note: this command, which {installed} holds already, exits with code 2 when run as the hook"
-                   f" ({said or 'nothing on stderr'}); Claude Code reads that as \"block this prompt\", so every prompt is"
-                   f" erased. Remove it from {installed} by hand (dreamdb hook uninstall leaves a command that is not"
-                   f" dreamdb's own), then run dreamdb hook install again, without --command (dreamdb's own,"
-                   f" `{DEFAULT_COMMAND}`) or with one that works.", err=True)
+        say(f"note: this command, which {installed} holds already, exits with code 2 when run as the hook"
+            f" ({said or 'nothing on stderr'}); Claude Code reads that as \"block this prompt\", so every prompt is"
+            f" erased. Remove it from {installed} by hand (dreamdb hook uninstall leaves a command that is not"
+            f" dreamdb's own), then run dreamdb hook install again, without --command (dreamdb's own,"
+            f" `{DEFAULT_COMMAND}`) or with one that works.")
         return
     if code == BLOCKING_EXIT:
         raise UsageError(f"The command exits with code 2 when run as the hook ({said or 'nothing on stderr'}); Claude"
@@ -228,9 +228,8 @@ def _try_command(command: str, project: Path, installed: Path | None = None) -> 
         why = said if code is None else f"exit code {code}" + (f": {said}" if said else "")
         then = (" and goes on with the prompt" if code is not None else  # (QA round 114-C F4c: a hang is a wait)
                 ", after waiting for it up to the hook's time limit (60 s unless the settings give one), on every prompt")
-        click.echo(f"note: the command failed when run once as the hook ({why}); Claude Code shows such a failure"
-                   f"{then}. {'It is installed already' if installed is not None else 'Installed all the same'}.",
-                   err=True)
+        say(f"note: the command failed when run once as the hook ({why}); Claude Code shows such a failure"
+            f"{then}. {'It is installed already' if installed is not None else 'Installed all the same'}.")
 
 
 def _ignored_vault_option(command: str) -> bool:
@@ -258,9 +257,9 @@ def _warn_user_level_hook(path: Path) -> None:
         return
     found = dreamdb_hook_commands(user)
     if found:
-        click.echo(f"note: {user} (your user settings) holds dreamdb's hook too ({found[0]}); Claude Code runs the"
-                   " hooks of both files, so each prompt gets the memories twice. Keep one: dreamdb hook uninstall --project"
-                   f" {Path.home()}, or uninstall this one.", err=True)
+        say(f"note: {user} (your user settings) holds dreamdb's hook too ({found[0]}); Claude Code runs the"
+            " hooks of both files, so each prompt gets the memories twice. Keep one: dreamdb hook uninstall --project"
+            f" {Path.home()}, or uninstall this one.")
 
 
 def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
@@ -277,7 +276,7 @@ def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
     problem = _kept_command_problem(existing)
     if problem:
         why = f"{problem}. {why}"
-    click.echo(f"note: {why}", err=True)
+    say(f"note: {why}")
 
 
 def _kept_command_problem(command: str) -> str | None:
@@ -328,15 +327,14 @@ def _warn_without_vault(project) -> None:
         # (the vault the hook will read, said when it is not the project's own: one found above it, another
         # project's or a stray one, would give this project's prompts its memories; QA round 102-B F3)
         if vault.parent.resolve() != Path(project).resolve():
-            click.echo(f"note: the hook reads the vault {vault}, found above {project}: prompts in this project get"
-                       f" its memories (create {Path(project) / '_dream_context'} for a vault of the project's own).",
-                       err=True)
+            say(f"note: the hook reads the vault {vault}, found above {project}: prompts in this project get"
+                f" its memories (create {Path(project) / '_dream_context'} for a vault of the project's own).")
     except NoVaultFound:
-        click.echo(f"note: no _dream_context/ folder in or above {project}: the hook prints nothing until there "
-                   "is one (see the README, \"Which files become documents\").", err=True)
+        say(f"note: no _dream_context/ folder in or above {project}: the hook prints nothing until there "
+            "is one (see the README, \"Which files become documents\").")
     except VaultNotFound as exc:  # found and unusable: its path not UTF-8, unreadable (QA round 65 L2)
         fix = f" ({exc.hint[:1].lower()}{exc.hint[1:].rstrip('.')})" if exc.hint else ""
-        click.echo(f"note: {exc.message.rstrip('.')}: the hook prints nothing until that is fixed{fix}.", err=True)
+        say(f"note: {exc.message.rstrip('.')}: the hook prints nothing until that is fixed{fix}.")
     except Exception:  # noqa: BLE001 - only a note: never fail an install that succeeded
         pass
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from dreamdb.cli.options import (FreeTextCommand, Number, WholeNumber, filter_options, json_option, open_index,
-                                 print_notes, vault_option)
+                                 print_notes, say, vault_option)
 from dreamdb.sqlquery import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 
 
@@ -59,7 +59,7 @@ def sync_cmd(vault, force, check, as_json):
         click.echo(output.to_json({**report.as_dict(), "reclaimed_bytes": reclaimed}))
         return
     for w in report.warnings:
-        click.echo(f"warning: {w}", err=True)
+        say(f"warning: {w}")
     # (a rebuild parses every file again, whose content need not have changed: QA round 99-B F10)
     counts = (f"{output.count_noun(report.added + report.changed, 'file')} indexed again"
               + (f" ({report.added} new)" if report.added else "") + f", {report.removed} removed"
@@ -108,24 +108,24 @@ def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
         # (as the library's note says it: a binary note or a CHANGELOG.json that is no JSON is no permission's
         # matter, and one file is "its"; QA round 102-B F1)
         its = "their" if len(unreadable) > 1 else "its"
-        click.echo(f"note: no documents indexed: {', '.join(map(safe_text, unreadable[:3]))}"
-                   f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix {its} permissions, or contents: binary,"
-                   " or JSON that does not parse; dreamdb sync --force names the reason).", err=True)
+        say(f"note: no documents indexed: {', '.join(map(safe_text, unreadable[:3]))}"
+            f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix {its} permissions, or contents: binary,"
+            " or JSON that does not parse; dreamdb sync --force names the reason).")
         return
     from dreamdb.vault.discover import cased_markdown
 
     # (user QA: a vault whose only note was knowledge/UP.MD synced to nothing, and only the first sync said why)
     cased, cased_examples = cased_markdown(index.vault, include_archives=index.include_archives, limit=3)
     if count:
-        click.echo(f"note: no documents indexed; {count} .md file{'s' if count != 1 else ''} in the vault "
-                   f"{'are' if count != 1 else 'is'} outside the folders dreamdb reads ({', '.join(map(safe_text, examples))}"
-                   f"{', …' if count > len(examples) else ''}). Documents come from: {where} "
-                   "(README, \"Which files become documents\").", err=True)
+        say(f"note: no documents indexed; {count} .md file{'s' if count != 1 else ''} in the vault "
+            f"{'are' if count != 1 else 'is'} outside the folders dreamdb reads ({', '.join(map(safe_text, examples))}"
+            f"{', …' if count > len(examples) else ''}). Documents come from: {where} "
+            "(README, \"Which files become documents\").")
     if cased:
-        click.echo(f"note: no documents indexed: {', '.join(map(safe_text, cased_examples))}"
-                   f"{', …' if cased > len(cased_examples) else ''} {'have' if cased != 1 else 'has'} an "
-                   f"extension in another case than .md, the only one dreamdb reads: rename "
-                   f"{'them' if cased != 1 else 'it'} to .md (README, \"Which files become documents\").", err=True)
+        say(f"note: no documents indexed: {', '.join(map(safe_text, cased_examples))}"
+            f"{', …' if cased > len(cased_examples) else ''} {'have' if cased != 1 else 'has'} an "
+            f"extension in another case than .md, the only one dreamdb reads: rename "
+            f"{'them' if cased != 1 else 'it'} to .md (README, \"Which files become documents\").")
     if not (count or cased):
         from dreamdb.vault.discover import archived_markdown, undecodable_markdown
 
@@ -133,20 +133,20 @@ def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
         misnamed, named = undecodable_markdown(index.vault, include_archives=index.include_archives, limit=3)
         if misnamed:  # (QA round 103-C F9: "the vault has no notes yet", of notes skipped for their names)
             # (notes or folders: a folder's name counts too, QA round 105 F12)
-            click.echo(f"note: no documents indexed: {misnamed} note{'s' if misnamed != 1 else ''} or "
-                       f"folder{'s' if misnamed != 1 else ''} ({', '.join(map(safe_text, named))}"
-                       f"{', …' if misnamed > len(named) else ''}) {'have names' if misnamed != 1 else 'has a name'}"
-                       f" that {'are' if misnamed != 1 else 'is'} not valid UTF-8: rename "
-                       f"{'them' if misnamed != 1 else 'it'}, e.g. with convmv.", err=True)
+            say(f"note: no documents indexed: {misnamed} note{'s' if misnamed != 1 else ''} or "
+                f"folder{'s' if misnamed != 1 else ''} ({', '.join(map(safe_text, named))}"
+                f"{', …' if misnamed > len(named) else ''}) {'have names' if misnamed != 1 else 'has a name'}"
+                f" that {'are' if misnamed != 1 else 'is'} not valid UTF-8: rename "
+                f"{'them' if misnamed != 1 else 'it'}, e.g. with convmv.")
         elif hidden:
-            click.echo(f"note: no documents indexed; the vault's {hidden} .md file{'s are' if hidden != 1 else ' is'} in "
-                       "archive folders (names starting with .) or hidden (.name.md): archives are indexed with "
-                       "DREAMDB_INCLUDE_ARCHIVES=1, hidden files never.", err=True)
+            say(f"note: no documents indexed; the vault's {hidden} .md file{'s are' if hidden != 1 else ' is'} in "
+                "archive folders (names starting with .) or hidden (.name.md): archives are indexed with "
+                "DREAMDB_INCLUDE_ARCHIVES=1, hidden files never.")
         elif skipped:  # (QA round 121-C F5: a note whose path is too long, skipped, then "the vault has no notes yet")
-            click.echo(f"note: no documents indexed: {count_noun(len(skipped), 'file')} skipped (the warnings"
-                       " above say why).", err=True)
+            say(f"note: no documents indexed: {count_noun(len(skipped), 'file')} skipped (the warnings"
+                " above say why).")
         else:
-            click.echo(f"note: no documents indexed: the vault has no notes yet. Documents come from: {where}.", err=True)
+            say(f"note: no documents indexed: the vault has no notes yet. Documents come from: {where}.")
 
 
 def _sync_for_read(index) -> None:
@@ -398,18 +398,17 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         if no_sync:
             raise
         report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
-        click.echo(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)", err=True)
+        say(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)")
         result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     columns, rows, truncated = result.columns, result.rows, result.truncated
     for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+        say(f"note: {note}")
     if result.cut_by == "max_bytes":  # (QA round 115-C F3: a result held in memory, at up to 9 times its size)
-        click.echo(f"note: showing the first {len(rows):,} row{'s' if len(rows) != 1 else ''}: the result holds more"
-                   f" than {MAX_RESULT_BYTES // 2**20} MiB of data; narrow it (a WHERE, a LIMIT, fewer or shorter"
-                   " columns)", err=True)
+        say(f"note: showing the first {len(rows):,} row{'s' if len(rows) != 1 else ''}: the result holds more"
+            f" than {MAX_RESULT_BYTES // 2**20} MiB of data; narrow it (a WHERE, a LIMIT, fewer or shorter"
+            " columns)")
     elif truncated:
-        click.echo(f"note: showing the first {max_rows:,} row{'s' if max_rows != 1 else ''}; use --max-rows 0 for all",
-                   err=True)
+        say(f"note: showing the first {max_rows:,} row{'s' if max_rows != 1 else ''}; use --max-rows 0 for all")
     if as_json or fmt == "json":
         data = json_rows(columns, rows)
         if truncated:
@@ -481,8 +480,8 @@ def _note_older_index(index_path, query: str, timeout_s: float = 0) -> None:
 
             waits = (", applied by a sync (run without --no-sync)" if CAN_LOAD_EXTENSIONS else  # (QA round 88 B6)
                      " wait for a SQLite driver that loads sqlite-vec (dreamdb status names it)")
-            click.echo(f"note: {', '.join(named)}: not in this index yet: migration{'s' if len(vector) > 1 else ''} "
-                       f"{', '.join(str(v) for v, _p in vector)}{waits}", err=True)
+            say(f"note: {', '.join(named)}: not in this index yet: migration{'s' if len(vector) > 1 else ''} "
+                f"{', '.join(str(v) for v, _p in vector)}{waits}")
     if len(waiting) == len(vector) and index_format in (None, INDEX_FORMAT):
         return
     from dreamdb.store.sync import _format_key
@@ -494,10 +493,10 @@ def _note_older_index(index_path, query: str, timeout_s: float = 0) -> None:
     # may not be those docs/schema.md describes" of an index whose format alone differed)
     differs = ("its terms (postings) are another version's analysis" if not waiting and str(schema).isdigit()
                and int(schema) == latest_version() else "its tables may not be those docs/schema.md describes")
-    click.echo(f"note: this index was written by {age} dreamdb (schema version {schema}, index format {index_format};"
-               f" this one: {latest_version()}, {INDEX_FORMAT}) and is not changed with --no-sync: {differs}; run"
-               " without --no-sync (or dreamdb sync) to "
-               + ("upgrade it" if age == "an older" else "index it again in this version's format"), err=True)
+    say(f"note: this index was written by {age} dreamdb (schema version {schema}, index format {index_format};"
+        f" this one: {latest_version()}, {INDEX_FORMAT}) and is not changed with --no-sync: {differs}; run"
+        " without --no-sync (or dreamdb sync) to "
+        + ("upgrade it" if age == "an older" else "index it again in this version's format"))
 
 
 def _stdout_is_terminal() -> bool:

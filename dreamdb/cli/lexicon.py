@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dreamdb.cli.options import ExistingPath, NonEmptyPath, SuggestingGroup, json_option
+from dreamdb.cli.options import ExistingPath, NonEmptyPath, SuggestingGroup, json_option, say
 
 
 @click.group("lexicon", cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -89,7 +89,7 @@ def build_cmd(src, dest, as_json):
 
     def announce():
         if not as_json:
-            click.echo("Reading KeNet's Turkish and English WordNet files (about 10 s) ...", err=True)
+            say("Reading KeNet's Turkish and English WordNet files (about 10 s) ...")
 
     st = build_lexicon(dest, src, announce=announce)
     from dreamdb import quickcli

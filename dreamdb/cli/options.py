@@ -75,11 +75,22 @@ def open_index(vault):
     return _open(vault)
 
 
+def say(line: str) -> None:
+    """Print ``line`` (a ``warning:``, ``note:`` or ``Error:`` line, or what a command is doing) on stderr, made safe
+    to show (:func:`dreamdb.output.stderr_line`): every line the CLI writes there goes through here, as stdout's text
+    goes through :func:`dreamdb.output.safe_text`. A warning names a vault's file, and a name may hold anything: QA
+    round 135-B F1, a note named ``bad`` ESC ``[2J`` ESC ``]0;OWNED`` BEL ``name.md`` cleared the terminal and set its
+    title through the warning of its frontmatter, on ``sync``, ``recall`` and ``list``."""
+    from dreamdb.output import stderr_line
+
+    click.echo(stderr_line(line), err=True)
+
+
 def print_notes(index, extra=()) -> None:
     """``note:`` lines on stderr: ``extra`` (e.g. a sync report's warnings), then the index's notes
     (lazy-sync warnings, a damaged index rebuilt, a lock waited for)."""
     for note in [*extra, *index.take_notes()]:
-        click.echo(f"note: {note}", err=True)
+        say(f"note: {note}")
 
 
 def no_such_command(ctx: click.Context, name: str, names) -> None:

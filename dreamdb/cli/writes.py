@@ -6,7 +6,7 @@ import os
 
 import click
 
-from dreamdb.cli.options import ExistingPath, json_option, open_index, print_notes, vault_option
+from dreamdb.cli.options import ExistingPath, json_option, open_index, print_notes, say, vault_option
 from dreamdb.errors import UsageError
 
 
@@ -122,9 +122,9 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
     # "id" is the entry's field in CHANGELOG.json; "doc_id" the id recall and --supersedes use
     if entry.get("already_superseded_by") and not as_json:
         earlier = ", ".join(entry["already_superseded_by"])
-        click.echo(f"note: changelog/{entry['supersedes']} was already superseded by {earlier}; recall now marks it "
-                   f"with the newest, changelog/{entry['id']} (a later decision that replaces {earlier} names it in"
-                   " --supersedes)", err=True)
+        say(f"note: changelog/{entry['supersedes']} was already superseded by {earlier}; recall now marks it "
+            f"with the newest, changelog/{entry['id']} (a later decision that replaces {earlier} names it in"
+            " --supersedes)")
     _done(as_json, {**entry, "doc_id": f"changelog/{entry['id']}"}, f"Remembered as changelog/{entry['id']}")
 
 
