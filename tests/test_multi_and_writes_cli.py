@@ -1535,3 +1535,64 @@ def test_a_note_named_in_brackets_or_quotes_is_that_note_and_an_id_is_unwrapped_
     p = cli("delete", "[draft]", "--vault", str(vault), "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["doc_id"] == "knowledge/[draft]", p.stderr
     assert not (vault / "knowledge" / "[draft].md").exists() and (vault / "knowledge" / "draft.md").exists()
+
+
+def test_dreamdb_lock_timeout_sets_how_long_a_write_command_waits_and_a_bad_value_is_refused(tmp_path):
+    """QA round 135-E F1: 20 processes writing at once queued for the vault lock, and some gave up after the fixed
+    10 s with "has held the vault lock for more than 10 s"; nothing let a command wait longer. DREAMDB_LOCK_TIMEOUT
+    (seconds) does, for remember, update and delete; the message says what was waited for, and who held the lock
+    (here this test's process); a value that is no number of seconds ≥ 0 is a usage error (exit 2), nothing read."""
+    from dreamdb.writes import vault_lock
+
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    before = {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts}
+
+    def run(value, *args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(v)], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "DREAMDB_LOCK_TIMEOUT": value},
+                              stdin=subprocess.DEVNULL)
+
+    for value in ("abc", "-1", "nan", "inf", "10s"):
+        for args in (["remember", "-"], ["update", "x", "--append", "y"],
+                     ["delete", "x"]):
+            p = run(value, *args)
+            assert p.returncode == 2 and f"Error: DREAMDB_LOCK_TIMEOUT={value!r} is not a number of seconds ≥ 0;" \
+                in p.stderr and "Hint: Use e.g. DREAMDB_LOCK_TIMEOUT=60" in p.stderr, (value, args, p.stderr)
+    with vault_lock(v):
+        started = time.monotonic()
+        p = run("0.5", "remember", "Blocked.")
+        waited = time.monotonic() - started
+        assert p.returncode == 5 and waited < 9, (waited, p.stderr)  # (not the default 10 s)
+        lock = v / ".dreamdb" / "vault.lock"
+        assert f"Error: This process waited 0.5 s for the vault lock {lock}, which " in p.stderr, p.stderr
+        if os.path.exists("/proc/locks"):
+            assert f"which process {os.getpid()} held each time this one looked; nothing was changed." in p.stderr
+        assert "Hint: Wait longer: set DREAMDB_LOCK_TIMEOUT=SECONDS" in p.stderr
+        for args in (["update", "decision-sqlite-index", "--append", "y"], ["delete", "decision-sqlite-index"]):
+            p = run("0", *args)
+            assert p.returncode == 5 and "This process waited 0 s for the vault lock" in p.stderr, p.stderr
+        # a longer wait: the lock is freed while the command waits, and its write is made
+        waiter = subprocess.Popen([sys.executable, "-m", "dreamdb", "remember", "--vault", str(v), "Waited for."],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, "DREAMDB_LOCK_TIMEOUT": " 120 "})
+        time.sleep(1)
+    out, err = waiter.communicate(timeout=120)
+    assert waiter.returncode == 0 and out.startswith("Remembered as changelog/"), err
+    assert {q: q.read_bytes() for q in v.rglob("*") if q.is_file() and ".dreamdb" not in q.parts
+            and q.name != "CHANGELOG.json"} == {q: b for q, b in before.items() if q.name != "CHANGELOG.json"}
+    for command in ("remember", "update", "delete"):
+        assert "DREAMDB_LOCK_TIMEOUT=SECONDS" in cli(command, "--help").stdout
+
+
+def test_an_empty_file_is_named_as_given(tmp_path):
+    """QA round 135-E F4: ``remember --file notes.md`` of an empty file said "Notes.md (--file) holds no text": the
+    first letter of the user's file name was capitalised, and names are case-sensitive."""
+    (tmp_path / "notes.md").write_text("\n")
+    v = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", v, ignore=shutil.ignore_patterns(".dreamdb"))
+    for args, option in ((["remember", "--file", "notes.md"], "--file"),
+                         (["update", "decision-sqlite-index", "--append-file", "notes.md"], "--append-file")):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", args[0], "--vault", str(v), *args[1:]], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert p.returncode == 2 and p.stderr.startswith(f"Error: The file notes.md ({option}) holds no text;"), p.stderr

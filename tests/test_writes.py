@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import multiprocessing
@@ -543,12 +544,190 @@ def test_an_index_write_waits_its_lock_timeout_and_holds_up_no_recall(vault: Pat
         index.recall("note")
         assert writer.is_alive()  # (the recall did not wait for the write)
         writer.join(30)
-        assert failed and "for more than 2.5 s" in failed[0].value.message, failed
+        assert failed and "This process waited 2.5 s for the vault lock" in failed[0].value.message, failed
         with pytest.raises(UsageError, match="lock_timeout must be a number of seconds"):
             index.update("knowledge/x", append="y", lock_timeout=-1)
     finally:
         holder.release()
     index.close()
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_remember_slugs_each_entry_at_most_once_under_the_vault_lock(vault: Path, monkeypatch, changed: bool):
+    """QA round 135-E F1c: under the vault lock other writers queue for, remember parsed the file again, then slugged
+    every entry three or four times (the supersedes target, the old ids, the ids with the entry at each end) and once
+    more for each entry that supersedes another (1.9 s of a 5,000-entry file). Each entry is now slugged at most once
+    there, and not at all when the file still holds the bytes read before the wait; the entry and what it says of
+    earlier successors are the same, and a change another writer made meanwhile is kept."""
+    from dreamdb.vault import parse
+    from dreamdb.writes import changelog as cl
+
+    path = vault / "core" / "CHANGELOG.json"
+    target = changelog_ids(json.loads(path.read_text()))[10]
+    first = remember(vault, "Supersedes it first.", scope="probe", supersedes=target, now=NOW)
+    entries = json.loads(path.read_text())  # (three of them supersede an entry by <date>|<scope>, as the vault writes)
+    real_slug, calls = parse._slug_or_empty, []
+    monkeypatch.setattr(parse, "_slug_or_empty", lambda text: calls.append(text) or real_slug(text))
+    parse.changelog_slugs(entries)
+    one_pass = len(calls)  # (slugs of every entry, once)
+    real_lock, held = cl.vault_lock, []
+
+    @contextlib.contextmanager
+    def counted(vault_path, timeout=None):
+        if changed:  # another writer's change while this one waited for the lock
+            path.write_bytes(path.read_bytes() + b"\n")
+        with real_lock(vault_path, timeout) as lock_path:
+            before = len(calls)
+            yield lock_path
+            held.append(len(calls) - before)
+
+    monkeypatch.setattr(cl, "vault_lock", counted)
+    entry = remember(vault, "Supersedes an entry that one before it superseded.", scope="probe",
+                     supersedes=target, now=NOW)
+    assert len(held) == 1 and held[0] <= (one_pass + 2 if changed else 2), (held, one_pass)
+    data = json.loads(path.read_text())
+    assert data[0] == {k: v for k, v in entry.items() if k not in ("id", "already_superseded_by")}
+    assert entry["supersedes"] == target and changelog_ids(data)[0] == entry["id"] == "2026-08-18-probe-2"
+    assert entry["already_superseded_by"] == [f"changelog/{first['id']}"]
+    assert data[1:] == entries and path.read_bytes().endswith(b"\n\n" if changed else b"]\n")
+
+
+def test_a_lock_timeout_says_who_held_the_lock_and_how_to_wait_longer(tiny_vault: Path, monkeypatch):
+    """QA round 135-E F1: 20 writers in parallel, each holding the vault lock 0.06 s, were told "Another dreamdb
+    process … has held the vault lock for more than 10 s": the writes had queued for it. The message says what this
+    process waited for and who held the lock meanwhile (the processes seen holding it, from /proc/locks), and the
+    hint how to wait longer."""
+    from filelock import FileLock
+
+    from dreamdb.writes import files
+
+    lock_file = tiny_vault / ".dreamdb" / "vault.lock"
+    lock_file.parent.mkdir()
+    holder = FileLock(str(lock_file))
+    holder.acquire()
+    try:
+        if os.path.exists("/proc/locks"):  # (Linux: the holder, this test's process, is seen)
+            assert files._lock_holder(lock_file) == os.getpid()
+            with pytest.raises(LockTimeout) as info:
+                remember(tiny_vault, "blocked", lock_timeout=0.2)
+            assert info.value.message == (f"This process waited 0.2 s for the vault lock {lock_file}, which another"
+                                          " open Index (or thread) of this process held each time it looked; nothing"
+                                          " was changed.")
+        # writes queued: other processes seen holding it in turn (as /proc/locks names them)
+        seen = iter([4101, 4102, 4102, 4103] + [4103] * 100)
+        monkeypatch.setattr(files, "_lock_holder", lambda path: next(seen))
+        monkeypatch.setattr(files, "LOCK_LOOK_S", 0.05)
+        with pytest.raises(LockTimeout) as info:
+            remember(tiny_vault, "blocked", lock_timeout=0.5)
+        assert info.value.message.startswith(f"This process waited 0.5 s for the vault lock {lock_file}, which other"
+                                             " dreamdb writes held in turn (seen holding it: processes 4101, 4102,"
+                                             " 4103): writes queue for it")
+        assert "DREAMDB_LOCK_TIMEOUT=60 dreamdb remember" in info.value.hint and "lock_timeout=" in info.value.hint
+        monkeypatch.setattr(files, "_lock_holder", lambda path: 4200)
+        with pytest.raises(LockTimeout, match="which process 4200 held each time this one looked; nothing"):
+            remember(tiny_vault, "blocked", lock_timeout=0.2)
+        monkeypatch.setattr(files, "_lock_holder", lambda path: None)  # (not Linux: not told)
+        with pytest.raises(LockTimeout, match="which another dreamdb write held \\(or several in turn\\)"):
+            remember(tiny_vault, "blocked", lock_timeout=0)
+    finally:
+        holder.release()
+    assert not (tiny_vault / "core" / "CHANGELOG.json").exists()
+
+
+def test_a_dreamdb_folder_removed_before_the_lock_file_is_made_is_made_again(tiny_vault: Path, monkeypatch):
+    """QA round 135-E F2: ``.dreamdb`` deleted while writers ran: one that had made the folder found it gone when it
+    made its lock file there, "Cannot create the vault lock …: No such file or directory" with a permissions hint.
+    The folder is made again (with its .gitignore, mode 0700) and the lock tried again, a few times; a folder made
+    again by filelock itself (3.13 and later make a lock's folder) gets its .gitignore and mode too."""
+    import filelock
+
+    from dreamdb.writes import files
+
+    real_lock, removals = filelock.FileLock, []
+
+    class RemovedFirst(real_lock):
+        """The race: another process's ``rm -rf .dreamdb`` just before this one opens its lock file there."""
+
+        def acquire(self, *args, **kwargs):
+            if len(removals) < budget:
+                folder = Path(self.lock_file).parent
+                shutil.rmtree(folder)
+                removals.append(folder)
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), self.lock_file)
+            return super().acquire(*args, **kwargs)
+
+    monkeypatch.setattr(filelock, "FileLock", RemovedFirst)
+    budget = 2
+    entry = remember(tiny_vault, "Kept through a removed index folder.")
+    assert len(removals) == 2 and entry["description"] == "Kept through a removed index folder."
+    index_dir = tiny_vault / ".dreamdb"
+    assert (index_dir / ".gitignore").is_file() and (index_dir / "vault.lock").is_file()
+    assert index_dir.stat().st_mode & 0o777 == 0o700
+    removals.clear()
+    budget = 100  # (removed every time: refused after a few tries, as before)
+    with pytest.raises(WriteRefused, match="Cannot create the vault lock .*: No such file or directory"):
+        remember(tiny_vault, "Never written.")
+    assert len(removals) == files.LOCK_FOLDER_RETRIES + 1
+    assert "Never written." not in (tiny_vault / "core" / "CHANGELOG.json").read_text()
+    # removed after _index_dir made it, and made again by the lock library when it makes its lock file there
+    monkeypatch.setattr(filelock, "FileLock", real_lock)
+    real_dir, calls = files._index_dir, []
+
+    def removed_once(vault):
+        calls.append(real_dir(vault))
+        if len(calls) == 1:
+            shutil.rmtree(calls[0])
+        return calls[0]
+
+    monkeypatch.setattr(files, "_index_dir", removed_once)
+    try:
+        with files.vault_lock(tiny_vault):
+            assert (index_dir / ".gitignore").is_file() and index_dir.stat().st_mode & 0o777 == 0o700
+    except WriteRefused as exc:  # (filelock before 3.13 makes no folder: the first case)
+        assert "No such file or directory" in exc.message
+
+
+@pytest.mark.parametrize("operation", ["delete", "update"])
+def test_a_note_deleted_while_a_write_waited_for_the_lock_says_where_its_copy_is(tiny_vault: Path, monkeypatch,
+                                                                                   operation: str):
+    """QA round 135-E F3: of two deletes of one note at once, the one that waited said it "was moved or removed …
+    Run dreamdb recall to find it again", though the note was in the trash; one after the other, the second says
+    where the copy is. The write that waited finds the copy as find_document does, one made since it began (an
+    older copy of a note of that name is not this one's: moved away, it is still "moved or removed")."""
+    from dreamdb.writes import documents
+
+    write_doc(tiny_vault, "knowledge/x.md", "---\ntitle: X\n---\nbody\n")
+    old = write_doc(tiny_vault, ".dreamdb/trash/knowledge/20200101T000000000000Z-x.md", "an older note named x\n")
+    real_lock = documents.vault_lock
+    race: dict[str, str | None] = {}
+
+    @contextlib.contextmanager
+    def other_write_first(vault, timeout=None):
+        other, race["other"] = race["other"], None  # (the other write's own lock is not raced)
+        if other == "delete":
+            delete(vault, "knowledge/x")  # (the other delete, which took the lock first)
+        elif other == "move":
+            os.replace(vault / "knowledge" / "x.md", vault / "x-moved.md")
+        with real_lock(vault, timeout) as held:
+            yield held
+
+    monkeypatch.setattr(documents, "vault_lock", other_write_first)
+    race["other"] = "delete"
+    run = (lambda: delete(tiny_vault, "knowledge/x")) if operation == "delete" else (
+        lambda: update(tiny_vault, "knowledge/x", append="more"))
+    with pytest.raises(NotFound) as info:
+        run()
+    kept = max((tiny_vault / ".dreamdb" / "trash" / "knowledge").glob("2*-x.md"))
+    assert kept != old and info.value.exit_code == 7
+    assert info.value.message == ("No document 'knowledge/x' in the vault: it (knowledge/x.md) was deleted while"
+                                  " dreamdb waited for the vault lock; its copy is"
+                                  f" {kept.relative_to(tiny_vault).as_posix()}.")
+    assert info.value.hint == "Move the copy back to restore it, if that was a mistake."
+    kept.unlink()  # (the older copy alone left)
+    write_doc(tiny_vault, "knowledge/x.md", "---\ntitle: X\n---\nbody\n")
+    race["other"] = "move"
+    with pytest.raises(NotFound, match=r"'knowledge/x' \(knowledge/x.md\) was moved or removed while dreamdb waited"):
+        run()
 
 
 @pytest.mark.parametrize("target", ["missing", "a file", "a folder", "a socket", "a FIFO"])

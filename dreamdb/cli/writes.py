@@ -55,10 +55,24 @@ def _text_from(path: str | None, option: str) -> str | None:
                          "changed.", hint="Save it as UTF-8.") from None
     if not text.strip():  # (said as such: "the entry text must be a non-empty string" did not say where it came from)
         named = option if path != "-" or option.endswith(" -") else f"{option} -"
-        raise UsageError(f"{where[:1].upper()}{where[1:]} ({named}) holds no text; nothing was changed.",
+        # (a file's name as the user wrote it: "Notes.md" was said of notes.md, QA round 135-E F4)
+        what = "Standard input" if path == "-" else f"The file {where}"
+        raise UsageError(f"{what} ({named}) holds no text; nothing was changed.",
                          hint="Pipe the text in (echo TEXT | dreamdb …), or give a file that holds it."
                          if path == "-" else "Give a file that holds the text.")
     return text
+
+
+def _lock_wait() -> float | None:
+    """The seconds a write command waits for another write's vault lock: ``$DREAMDB_LOCK_TIMEOUT``, else ``None``
+    (the index's default, 10 s). Read first, so a bad value is refused before any text is read (exit 2).
+
+    Raises:
+        UsageError: the variable is set to no number of seconds ≥ 0.
+    """
+    from dreamdb.writes.files import env_lock_timeout
+
+    return env_lock_timeout()
 
 
 def _one_of(value, from_file, option: str, file_option: str):
@@ -107,7 +121,12 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
       dreamdb remember --type decision --scope recall --summary "BM25 stays the base" \\
         -r knowledge:decision-mem0-vs-bm25-recall "Dense retrieval only re-ranks."
       dreamdb remember --summary "Release notes" --file notes.md
+
+    DREAMDB_LOCK_TIMEOUT=SECONDS in the environment: how long to wait for
+    other writes' vault lock (default 10); writes queue for it, so many at
+    once may need longer.
     """
+    wait = _lock_wait()
     if not text and text_file is None:
         raise UsageError("Missing argument 'TEXT...': the entry's description.",
                          hint="Give it as TEXT, or with --file FILE (- for standard input).")
@@ -118,7 +137,7 @@ def remember(text, text_file, entry_type, scope, summary, references, supersedes
     index = open_index(vault)
     print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
     entry = index.remember(description, type=entry_type, scope=scope, summary=summary, references=references,
-                           supersedes=supersedes, authors=authors, breaking=breaking)
+                           supersedes=supersedes, authors=authors, breaking=breaking, lock_timeout=wait)
     # "id" is the entry's field in CHANGELOG.json; "doc_id" the id recall and --supersedes use
     if entry.get("already_superseded_by") and not as_json:
         earlier = ", ".join(entry["already_superseded_by"])
@@ -167,7 +186,12 @@ def update(slug, description, tags, status, content, append, content_file, appen
       dreamdb update my-note --pin --json
       dreamdb update state/migrate-to-async --status completed
       git log -1 --format=%B | dreamdb update my-note --append-file -
+
+    DREAMDB_LOCK_TIMEOUT=SECONDS in the environment: how long to wait for
+    other writes' vault lock (default 10); writes queue for it, so many at
+    once may need longer.
     """
+    wait = _lock_wait()
     if pin and unpin:
         raise UsageError("--pin and --unpin contradict each other", hint="Give one of them.")
     # A bare "-" reads standard input, as remember's TEXT - does (QA round 114-B F4: the body became "-")
@@ -185,7 +209,7 @@ def update(slug, description, tags, status, content, append, content_file, appen
     print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
     # ("path" as delete's output names the file; "updated" kept for existing callers; "doc_id" as delete's, QA 59 L10)
     payload = index.update(slug, description=description, tags=tags, status=status, content=content, append=append,
-                           pin=True if pin else False if unpin else None)
+                           pin=True if pin else False if unpin else None, lock_timeout=wait)
     from dreamdb.output import visible_id as shown  # a path with a newline shown as ␊, not split (QA round 68 L4)
 
     print_notes(index)  # (a body past the text indexed of a note: QA round 127-B F2)
@@ -213,11 +237,16 @@ def delete(slug, force, vault, as_json):
     Examples:
       dreamdb delete knowledge/old-note
       dreamdb delete knowledge/decisions/old-note.md --json
+
+    DREAMDB_LOCK_TIMEOUT=SECONDS in the environment: how long to wait for
+    other writes' vault lock (default 10); writes queue for it, so many at
+    once may need longer.
     """
+    wait = _lock_wait()
     index = open_index(vault)
     print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 119-A F1)
     # ("doc_id": the id recall printed; "deleted" is the name given, QA 59 L10)
-    payload = index.delete(slug, force=force)
+    payload = index.delete(slug, force=force, lock_timeout=wait)
     # a deleted link leaves a link in the trash (to the file it pointed to, which is untouched), not a copy
     from dreamdb.output import visible_id as shown
 

@@ -629,7 +629,7 @@ def _slug_date(value) -> str:
     return slugify(text)[:32].strip("-_") if re.search(r"\w", text) else "undated"
 
 
-def changelog_slugs(entries: list) -> list[str]:
+def changelog_slugs(entries: list, bases: list[str] | None = None) -> list[str]:
     """Stable slugs ``<date>-<scope or type>-<n>`` for changelog entries, in file order.
 
     A scope or type without a letter or digit (``🚀``, ``...``) counts as none: the type is used, or ``entry``
@@ -637,13 +637,12 @@ def changelog_slugs(entries: list) -> list[str]:
     ``n`` (1-based) counts the entries sharing the same date and scope from the
     oldest end of the file, so adding a new entry at the newest end (either
     order, detected from the first and last dates) never renames old ones.
+
+    ``bases``: the entries' :func:`changelog_bases`, when the caller has them already (``remember`` numbers the
+    file with its new entry at either end, under the vault lock, without slugging every entry again: QA round
+    135-E F1).
     """
-    bases = []
-    for e in entries:
-        e = e if isinstance(e, dict) else {}
-        scope = next((slug for slug in (_slug_or_empty(str(e.get(key))) for key in ("scope", "type") if e.get(key))
-                      if slug), "entry")
-        bases.append(f"{_slug_date(e.get('date'))}-{scope}")
+    bases = changelog_bases(entries) if bases is None else bases
     dates = [str(e.get("date") or "") for e in entries if isinstance(e, dict) and e.get("date")]
     newest_first = len(dates) >= 2 and dates[0] > dates[-1]
     order = range(len(entries) - 1, -1, -1) if newest_first else range(len(entries))
@@ -653,6 +652,17 @@ def changelog_slugs(entries: list) -> list[str]:
         counts[bases[i]] = counts.get(bases[i], 0) + 1
         slugs[i] = f"{bases[i]}-{counts[bases[i]]}"
     return slugs
+
+
+def changelog_bases(entries: list) -> list[str]:
+    """The ``<date>-<scope or type>`` part of each entry's slug (:func:`changelog_slugs`), in file order."""
+    bases = []
+    for e in entries:
+        e = e if isinstance(e, dict) else {}
+        scope = next((slug for slug in (_slug_or_empty(str(e.get(key))) for key in ("scope", "type") if e.get(key))
+                      if slug), "entry")
+        bases.append(f"{_slug_date(e.get('date'))}-{scope}")
+    return bases
 
 
 class SupersedesResolver:
@@ -788,13 +798,15 @@ M1: ``remember`` wrote a changelog that sync then dropped whole, on 3.12 and 3.1
 
 def json_too_deep(data, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether parsed JSON ``data`` nests arrays and objects deeper than ``limit`` levels (walked without recursion)."""
-    stack = [(data, 1)]
-    while stack:
+    if not isinstance(data, (list, dict)):
+        return False
+    stack = [(data, 1)]  # (only arrays and objects are put on it: a walk over every string and number of a
+    while stack:         # 5,000-entry CHANGELOG took half of remember's time under the vault lock, QA round 135-E F1)
         value, depth = stack.pop()
-        if isinstance(value, (list, dict)):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+        if depth > limit:
+            return True
+        stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value)
+                     if isinstance(v, (list, dict)))
     return False
 
 

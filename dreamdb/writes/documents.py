@@ -19,8 +19,9 @@ from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8, not
 from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
                                   _check_writable, CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged,
                                   _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
-                                  _lock_wait, _trash_path, _trash_root, _uninterrupted, update_backup_name, vault_lock)
-from dreamdb.writes.locate import _document_at, _inside_vault, _parse_slug, _slug_text, find_document
+                                  _lock_wait, _trash_path, _trash_root, _trash_stamp, _uninterrupted, update_backup_name,
+                                  vault_lock)
+from dreamdb.writes.locate import _document_at, _in_trash, _inside_vault, _parse_slug, _slug_text, find_document
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
                                      _same_value, _updated_value)
 
@@ -154,10 +155,22 @@ def _touched_only(real: Path, old: bytes) -> Identity | None:
     return seen if again == old else None
 
 
-def _relocate(vault: Path, slug: str, rel: str) -> tuple[str, Path]:
-    """Under the lock: the document found before the lock, by its path (it may have gone meanwhile)."""
+def _relocate(vault: Path, slug: str, rel: str, doc_type: str, since: str) -> tuple[str, Path]:
+    """Under the lock: the document found before the lock, by its path (it may have gone meanwhile). ``doc_type``:
+    its type then; ``since``: the UTC time (:func:`_trash_stamp`) the write began.
+
+    Raises:
+        NotFound: it is gone: deleted meanwhile (another ``delete`` of it, which waited less), said with its copy in
+            the trash as :func:`find_document` says it (QA round 135-E F3: "moved or removed", of a note in the trash),
+            else moved or removed.
+    """
     found = _document_at(vault, rel)
     if found is None:
+        kept = _in_trash(vault, doc_type, Path(rel).stem)
+        if kept is not None and kept.name[:len(since)] >= since:  # (a copy of this wait's, not an older note's)
+            raise NotFound(f"No document {slug!r} in the vault: it ({rel}) was deleted while dreamdb waited for the"
+                           f" vault lock; its copy is {kept.relative_to(vault).as_posix()}.",
+                           hint="Move the copy back to restore it, if that was a mistake.")
         raise NotFound(f"{slug!r} ({rel}) was moved or removed while dreamdb waited for the vault lock.",
                        hint="Run dreamdb recall to find it again.")
     return found
@@ -318,12 +331,13 @@ def update(
     _check_writable(vault)
     clock = _clock(now)
     # Check first, without creating anything: the document exists and the edit can be made.
-    _, path = find_document(vault, typed)
+    since = _trash_stamp()
+    found_type, path = find_document(vault, typed)
     rel = path.relative_to(vault).as_posix()
     _plan_update(vault, path, changes, content, append, pin, clock)
     with vault_lock(vault, wait):
         for attempt in range(CHANGED_RETRIES + 1):
-            doc_type, path = _relocate(vault, slug, rel)
+            doc_type, path = _relocate(vault, slug, rel, found_type, since)
             real, old, new, seen = _plan_update(vault, path, changes, content, append, pin, clock)
             if new == old:
                 break
@@ -439,12 +453,13 @@ def delete(vault: Path, slug: str, *, force: bool = False, lock_timeout: float |
     _parse_slug(slug)  # reject a malformed slug before touching anything
     _check_writable(vault)
     # Check first, without creating anything.
+    since = _trash_stamp()
     doc_type, path = find_document(vault, typed)
     rel = path.relative_to(vault).as_posix()
     _confined(vault, path)
     _check_deletable(vault, doc_type, path, force)
     with vault_lock(vault, wait):
-        doc_type, path = _relocate(vault, slug, rel)
+        doc_type, path = _relocate(vault, slug, rel, doc_type, since)
         _confined(vault, path)
         _check_deletable(vault, doc_type, path, force)
         kept = _trash_path(vault, doc_type, path.name)

@@ -25,6 +25,19 @@ from dreamdb.errors import LockTimeout, VaultNotFound, WriteRefused
 #: Seconds a write waits for another dreamdb process's vault lock.
 LOCK_TIMEOUT_S = 10.0
 
+ENV_LOCK_TIMEOUT = "DREAMDB_LOCK_TIMEOUT"
+"""The environment variable naming the seconds the write commands (``remember``, ``update``, ``delete``) wait for
+the vault lock (:func:`env_lock_timeout`), instead of :data:`LOCK_TIMEOUT_S`: writes queue for the lock, so many at
+once may wait longer than that without any one holding it long (QA round 135-E F1)."""
+
+LOCK_LOOK_S = 0.5
+"""How often (seconds) a write waiting for the vault lock looks which process holds it (:func:`_lock_holder`), to say
+so if it gives up."""
+
+LOCK_FOLDER_RETRIES = 3
+"""How many times :func:`vault_lock` makes ``.dreamdb`` again when it vanished before the lock file could be made in
+it (a ``rm -rf .dreamdb`` while writes run: QA round 135-E F2), before it refuses."""
+
 
 #: Name of the index folder inside the vault (holds the lock and the trash).
 INDEX_DIRNAME = ".dreamdb"
@@ -660,6 +673,11 @@ def _trash_root(vault: Path) -> Path:
     return vault / INDEX_DIRNAME / "trash"
 
 
+def _trash_stamp() -> str:
+    """The UTC time now as the names of copies in the trash begin (``20261206T112233123456Z``), which sort as times."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+
+
 def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
     """A new, unused ``<vault>/.dreamdb/trash/<type>/<UTC timestamp>-<name>`` (folders created 0700).
 
@@ -681,7 +699,7 @@ def _trash_path(vault: Path, doc_type: str, name: str) -> Path:
                                hint=f"Move {exc.filename} away (delete keeps copies of deleted notes in that folder),"
                                     " then retry.") from exc
         raise WriteRefused(f"Cannot create the trash folder {trash}: {exc.strerror or exc}; nothing was changed.") from exc
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = _trash_stamp()
     kept = trash / _fit_name(f"{stamp}-{name}")
     n = 2
     while kept.exists() or kept.is_symlink():
@@ -720,12 +738,103 @@ def _refuse_odd_lock_file(lock_path: Path, exc: OSError | None) -> None:
                        hint=f"Move {lock_path} away (dreamdb makes the file again).") from exc
 
 
+def env_lock_timeout() -> float | None:
+    """The seconds :data:`ENV_LOCK_TIMEOUT` names (a number ≥ 0, as ``60`` or ``2.5``), or ``None`` when it is
+    unset or blank (the default).
+
+    Raises:
+        UsageError: another value (exit 2).
+    """
+    import math
+
+    from dreamdb.errors import UsageError
+
+    value = os.environ.get(ENV_LOCK_TIMEOUT, "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not 0 <= number < math.inf:
+        raise UsageError(f"{ENV_LOCK_TIMEOUT}={value!r} is not a number of seconds ≥ 0; nothing was changed.",
+                         hint=f"Use e.g. {ENV_LOCK_TIMEOUT}=60 (how long a write waits for another write's vault lock;"
+                              f" unset: {LOCK_TIMEOUT_S:g} s).")
+    return number
+
+
+def _lock_holder(lock_path: Path) -> int | None:
+    """The process id holding the ``flock`` on ``lock_path``, as ``/proc/locks`` lists it (Linux); ``None`` where
+    it cannot be told (another system, the lock free, a holder outside this process's pid namespace)."""
+    try:
+        st = os.stat(lock_path)
+        with open("/proc/locks", "rb") as f:
+            table = f.read(1 << 20)
+    except OSError:
+        return None
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}".encode()
+    for line in table.splitlines():  # "5: FLOCK  ADVISORY  WRITE 5322 fe:00:2146324 0 EOF" ("5: -> FLOCK …": a waiter)
+        parts = line.split()
+        if len(parts) >= 6 and parts[1] == b"FLOCK" and parts[5] == key and parts[4].isdigit() and int(parts[4]) > 0:
+            return int(parts[4])
+    return None
+
+
+def _acquire_looking(lock, lock_path: Path, deadline: float, holders: dict[int, None]) -> bool:
+    """Acquire ``lock`` by ``deadline`` (:func:`time.monotonic`), adding to ``holders`` each process seen holding it
+    meanwhile (every :data:`LOCK_LOOK_S`); False when the deadline came first. The first try costs no look."""
+    from filelock import Timeout
+
+    try:
+        lock.acquire(timeout=0)
+        return True
+    except Timeout:
+        pass
+    while True:
+        holder = _lock_holder(lock_path)
+        if holder is not None:
+            holders[holder] = None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            lock.acquire(timeout=min(left, LOCK_LOOK_S))
+            return True
+        except Timeout:
+            continue
+
+
+def _lock_timeout(lock_path: Path, holders: list[int], wait: float) -> LockTimeout:
+    """The :class:`LockTimeout` of a write that waited ``wait`` s (its timeout) for the vault lock while
+    the processes ``holders`` were seen holding it: what happened, and how to wait longer (QA round 135-E F1: "held
+    the vault lock for more than 10 s", when 20 writes had queued for it, each holding it 0.06 s)."""
+    me = os.getpid()
+    shown = ", ".join(str(p) if p != me else f"{p} (this process)" for p in holders[:6]) + (", …" if len(holders) > 6 else "")
+    if len(holders) > 1:
+        who = (f"which other dreamdb writes held in turn (seen holding it: processes {shown}): writes queue for it,"
+               " each holding it for its own change")
+    elif holders == [me]:
+        who = "which another open Index (or thread) of this process held each time it looked"
+    elif holders:
+        who = f"which process {shown} held each time this one looked"
+    else:
+        who = "which another dreamdb write held (or several in turn)"
+    return LockTimeout(
+        f"This process waited {wait:g} s for the vault lock {lock_path}, {who}; nothing was changed.",
+        hint=f"Wait longer: set {ENV_LOCK_TIMEOUT}=SECONDS for the dreamdb command (default {LOCK_TIMEOUT_S:g}; e.g."
+             f" {ENV_LOCK_TIMEOUT}=60 dreamdb remember …), or pass lock_timeout= (seconds) from Python; or retry."
+             " The lock ends with its holder's process: the file never needs deleting.")
+
+
 @contextlib.contextmanager
 def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
     """Hold the vault's write lock (``<vault>/.dreamdb/vault.lock``).
 
     Every vault write in dreamdb runs inside this lock, so concurrent writers
-    (several agents, a hook and a CLI call) are serialised.
+    (several agents, a hook and a CLI call) are serialised. While it waits, it looks
+    every :data:`LOCK_LOOK_S` which process holds the lock (Linux), to say so if it gives up:
+    writes queue for it, and many at once can wait longer than any one holds it. A ``.dreamdb``
+    folder removed before the lock file is made in it is made again (:data:`LOCK_FOLDER_RETRIES`).
 
     Args:
         vault: the ``_dream_context`` folder.
@@ -737,31 +846,43 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
     Raises:
         VaultNotFound: ``vault`` is not a folder.
         WriteRefused: the vault folder is not writable.
-        LockTimeout: another process held the lock longer than ``timeout``.
+        LockTimeout: other processes held the lock longer than ``timeout``.
     """
-    from filelock import FileLock, Timeout
+    from filelock import FileLock
 
     vault = _check_vault(vault)
-    lock_path = _index_dir(vault) / "vault.lock"
     wait = LOCK_TIMEOUT_S if timeout is None else timeout
-    lock = FileLock(str(lock_path), timeout=wait)
-    _refuse_odd_lock_file(lock_path, None)  # (a FIFO or a device was used without a word: QA round 118-B F8)
-    try:
-        lock.acquire()
-    except Timeout as exc:
-        raise LockTimeout(
-            f"Another dreamdb process (or another open Index of this process) has held the vault lock for more than"
-            f" {wait:g} s.",
-            hint=f"Retry once the other write (remember, update, delete) is done; its lock on {lock_path} ends"
-                 " with its process, so the file never needs deleting.",
-        ) from exc
-    except OSError as exc:
-        _refuse_odd_lock_file(lock_path, exc)
-        raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",
-                           hint="Free space or files on that disk (`df -i` shows the free inodes), then retry."
-                           if exc.errno in (errno.ENOSPC, errno.EDQUOT) else  # (QA round 123-B F6: "permissions")
-                           "Vault writes need a writable .dreamdb folder in the vault (check its permissions, "
-                           "or whether the file system is mounted read-only).") from exc
+    started = time.monotonic()
+    holders: dict[int, None] = {}  # (in the order seen)
+    for attempt in range(LOCK_FOLDER_RETRIES + 1):
+        lock_path = _index_dir(vault) / "vault.lock"
+        lock = FileLock(str(lock_path), timeout=wait)
+        _refuse_odd_lock_file(lock_path, None)  # (a FIFO or a device was used without a word: QA round 118-B F8)
+        try:
+            if _acquire_looking(lock, lock_path, started + wait, holders):
+                break
+            raise _lock_timeout(lock_path, list(holders), wait)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT and attempt < LOCK_FOLDER_RETRIES:
+                # .dreamdb was removed since _index_dir made it (QA round 135-E F2: "Cannot create the vault lock …:
+                # No such file or directory", a permissions hint): made again, with its .gitignore, and tried again
+                continue
+            _refuse_odd_lock_file(lock_path, exc)
+            raise WriteRefused(f"Cannot create the vault lock {lock_path}: {exc.strerror or exc}.",
+                               hint="Free space or files on that disk (`df -i` shows the free inodes), then retry."
+                               if exc.errno in (errno.ENOSPC, errno.EDQUOT) else  # (QA round 123-B F6: "permissions")
+                               "Vault writes need a writable .dreamdb folder in the vault (check its permissions, "
+                               "or whether the file system is mounted read-only).") from exc
+    if not os.path.lexists(lock_path.parent / ".gitignore"):
+        # .dreamdb removed since _index_dir made it, and made again for the lock file by filelock (3.13 and later make
+        # a lock's folder), without its .gitignore, open to all (QA round 135-E F2): made as _index_dir makes it
+        try:
+            with contextlib.suppress(OSError):
+                os.chmod(lock_path.parent, 0o700)
+            _index_dir(vault)
+        except BaseException:
+            lock.release()
+            raise
     try:
         yield lock_path
     finally:
