@@ -500,7 +500,7 @@ def visible_id(text) -> str:
     return _on_one_line(_unsmuggled(_CONTROL.sub(_picture, text), _named))
 
 
-def stderr_line(text) -> str:
+def stderr_line(text, one_line: bool = False) -> str:
     """A message for standard error (a ``warning:``, ``note:`` or ``Error:`` line) made safe to show, as stdout's
     text is: control characters shown (ESC as ``␛``, a C1 control as ``␛`` and its 7-bit form; :func:`safe_text`),
     and the bidirectional marks and the hidden characters named (``<U+202E>``, ``<U+E0048>``; :func:`visible_id`),
@@ -508,13 +508,16 @@ def stderr_line(text) -> str:
     (a message may have lines of its own). Applied where a line is written (:func:`dreamdb.cli.options.say`,
     :func:`dreamdb.quickcli.print_error`), not where a warning is made: the ``--json`` forms keep the text exact
     (QA round 135-B F1, a file name's ESC ``[2J`` and OSC title reached the terminal through ``sync``'s warning of its
-    frontmatter, and through ``recall``'s, ``list``'s, ``sql``'s and ``embed status``'s notes). ``None`` gives
-    ``""``."""
+    frontmatter, and through ``recall``'s, ``list``'s, ``sql``'s and ``embed status``'s notes). ``one_line``: the
+    message is one line (a ``warning:`` or ``note:``, :func:`dreamdb.cli.options.say`), whose newlines and tabs are
+    the quoted names' own and are shown too (:func:`_on_one_line`; QA round 137 F3: a file named ``bad`` newline
+    ``Error: fake.md`` printed a forged ``Error:`` line under its warning). ``None`` gives ``""``."""
     if text is None:
         return ""
     if not isinstance(text, str):
         text = str(text)
-    return _unsmuggled(_CONTROL.sub(_picture, text), _named)
+    shown = _unsmuggled(_CONTROL.sub(_picture, text), _named)
+    return _on_one_line(shown) if one_line else shown
 
 
 def typable_id(text) -> str:

@@ -311,7 +311,7 @@ def run_recall(text: str, *, vaults=None, top: int = 5, mode=None, as_json: bool
         out.write(output.to_json(doc) + "\n")
         return
     for n in notes:  # (a file's name in a note: made safe as the click path's notes are, QA round 135-B F1)
-        sys.stderr.write(output.stderr_line(f"note: {n}") + "\n")
+        sys.stderr.write(output.stderr_line(f"note: {n}", one_line=True) + "\n")
     if plain:
         out.write(output.hits_plain(hits))
         return

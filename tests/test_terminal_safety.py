@@ -782,6 +782,38 @@ def test_warnings_and_notes_show_a_file_names_escapes_on_stderr(tmp_path):
         assert _raw_in(p.stderr) == [] and _raw_in(p.stdout) == [], args
 
 
+def test_a_warning_or_note_stays_one_line_whatever_newline_a_file_name_holds(tmp_path):
+    """QA round 137 F3: a file named ``bad`` newline ``Error: fake`` CR ``name.md`` printed a forged ``Error:`` line
+    under ``sync``'s warning of its frontmatter, and under ``recall``'s note: a warning and a note are one line
+    each, the name's newline shown as stdout shows it (``␊``)."""
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/bad\nError: fake\rname.md", "---\ntitle: [x\n---\nctlword\n")
+    for args in (("sync",), ("recall", "ctlword"), ("recall", "--types", "knowledge", "ctlword")):
+        p = run_main(*args, "--vault", str(vault))
+        lines = p.stderr.decode().splitlines()
+        assert p.returncode == 0 and not [x for x in lines if x.startswith("Error")], (args, lines)
+        assert any("knowledge/bad␊Error: fake␍name" in x for x in lines), (args, lines)
+
+
+def test_eval_notes_show_a_file_names_escapes_on_stderr(tmp_path):
+    """QA round 137 F2: ``eval`` wrote its notes (the sync's warning of a vault file, a gold id no document has)
+    with click.echo, raw: ESC, an OSC title, BEL, CSI and U+202E from the evaluation data reached the terminal."""
+    data = tmp_path / "data"
+    vault = data / "vaults" / "dreamcontext" / "_dream_context"
+    write_doc(vault, "knowledge/alpha.md", "---\ntitle: Alpha\n---\nalpha ocelot\n")
+    write_doc(vault, f"knowledge/{NAME_ESCAPES}.md", "---\ntitle: [unclosed\nbadyaml probe\n")
+    gold = data / "eval" / "dreamcontext-gold-train.jsonl"
+    gold.parent.mkdir(parents=True)
+    gold.write_text(json.dumps({"id": "g1", "query": "alpha ocelot", "expected": ["knowledge/alpha"]}) + "\n"
+                    + json.dumps({"id": "g2\x1b]0;T\x07", "query": "ocelot", "expected": ["knowledge/gone\u202e"]})
+                    + "\n", encoding="utf-8")
+    p = run_main("eval", "--set", "dreamcontext", "--modes", "bm25", "--no-baseline", "--data", str(data),
+                 "--cache", str(tmp_path / "cache"))
+    assert p.returncode == 0, p.stderr
+    assert "knowledge/bad␛[2J␛]0;OWNED␇<U+202E>name" in p.stderr.decode(), p.stderr
+    assert _raw_in(p.stderr) == [], p.stderr
+
+
 def test_an_error_and_a_usage_error_show_escapes_on_stderr(tmp_path):
     """QA round 135-B F1, the error printers: ``Error:`` of dreamdb's own errors and of click's (a usage error naming
     the paths given, which click wrote raw); ``--json``'s error object escapes them (F2)."""

@@ -80,10 +80,15 @@ def say(line: str) -> None:
     to show (:func:`dreamdb.output.stderr_line`): every line the CLI writes there goes through here, as stdout's text
     goes through :func:`dreamdb.output.safe_text`. A warning names a vault's file, and a name may hold anything: QA
     round 135-B F1, a note named ``bad`` ESC ``[2J`` ESC ``]0;OWNED`` BEL ``name.md`` cleared the terminal and set its
-    title through the warning of its frontmatter, on ``sync``, ``recall`` and ``list``."""
+    title through the warning of its frontmatter, on ``sync``, ``recall`` and ``list``. A ``warning:`` or ``note:``
+    line is one message, on one line whatever the names it quotes hold (QA round 137 F3)."""
     from dreamdb.output import stderr_line
 
-    click.echo(stderr_line(line), err=True)
+    click.echo(stderr_line(line, one_line=line.startswith(ONE_LINE_PREFIXES)), err=True)
+
+
+ONE_LINE_PREFIXES = ("warning: ", "note: ")
+"""The stderr lines that are one message each (:func:`say`): a newline in them is a quoted name's."""
 
 
 def print_notes(index, extra=()) -> None:
