@@ -691,6 +691,10 @@ def test_a_cached_vault_copy_changed_since_it_was_written_is_made_again_with_a_n
     assert vb.rebuilt and (knowledge / "d000001.md").exists() and len(list(knowledge.iterdir())) == 4
     assert vb.note and "was changed since it was written (3 files" in vb.note and "written: 4 files" in vb.note
     assert not beir.corpus_to_vault(docs, cache).rebuilt  # (as written again: reused)
+    (knowledge / "d000001.md").rename(knowledge / "zzz.md")  # (count and size alike: QA round 137 F1)
+    vb = beir.corpus_to_vault(docs, cache)
+    assert vb.rebuilt and "a file renamed" in vb.note and (knowledge / "d000001.md").exists()
+    assert not (knowledge / "zzz.md").exists()
     (knowledge / "report.md").write_text("# a report\n", encoding="utf-8")
     vb = beir.corpus_to_vault(docs, cache)
     assert vb.rebuilt and "5 files" in vb.note and not (knowledge / "report.md").exists()

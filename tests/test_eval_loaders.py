@@ -456,3 +456,20 @@ def test_lines_end_at_a_newline_only(tmp_path):
     root = write_collection(tmp_path / "c", docs="".join(json.dumps(d, ensure_ascii=False) + "\n" for d in
                                                          [{**DOCS[0], "text": "night\u2028ly"}, *DOCS[1:]]))
     assert beir.load_collection(root).corpus["S-1"]["text"] == "night\u2028ly"
+
+
+def test_a_lone_carriage_return_is_no_line_end_and_a_bad_byte_is_said_at_its_own_line(tmp_path):
+    """QA round 137 F4: a raw CR between a record's fields (JSON white space) was read as the end of a line by
+    Python's universal newlines, and the record refused as two; a line that is not UTF-8 was named by the line 8 KB
+    of decoding had reached (line 3,000's bad byte said at 2,977, line 5's at 1)."""
+    (tmp_path / "gold.jsonl").write_text('{"id": "g1",\r"query": "otter", "expected": ["knowledge/otter"]}\n',
+                                         encoding="utf-8", newline="")
+    assert [q.id for q in gold.load_gold(tmp_path / "gold.jsonl")] == ["g1"]
+    records = "".join(json.dumps(d) + "\n" for d in DOCS)
+    root = write_collection(tmp_path / "c", docs=records.replace('"title":', '\r"title":', 1))
+    assert len(beir.load_collection(root).corpus) == len(DOCS)
+    corpus = tmp_path / "many.jsonl"
+    corpus.write_bytes(b"".join(json.dumps({"_id": f"d{i}", "title": "t", "text": "x" * 40}).encode() + b"\n"
+                                for i in range(2999)) + b'{"_id": "bad", "title": "t", "text": "\xff"}\n')
+    with pytest.raises(UsageError, match=r"many\.jsonl:3000: not UTF-8 text"):
+        beir.read_jsonl_lines(corpus)

@@ -98,7 +98,7 @@ def load_gold(path: Path) -> list[GoldQuery]:
             an earlier line has, or a lone surrogate (``\\ud800``) in any string. Lines end at ``\\n`` only.
     """
     try:
-        lines = beir.jsonl_lines(Path(path).read_text(encoding="utf-8-sig"))  # (not splitlines: QA round 135-D F4)
+        lines = beir.jsonl_lines(beir.read_text(path))  # (not splitlines: QA round 135-D F4; nor a lone CR: 137 F4)
     except OSError as exc:
         raise UsageError(f"Cannot read gold set {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
