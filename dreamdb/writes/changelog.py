@@ -309,15 +309,12 @@ def _resolve_supersedes(ref: str, entries: Sequence[Any], ids: _EntryIds | None 
                          hint="Use an entry id (changelog/<date>-<scope>-<n>, as recall shows it) or <date>|<scope>,"
                               " or name none to supersede nothing.")
     ids = _EntryIds(entries) if ids is None else ids
-    if ident in ids.known:
-        return ident
-    if "|" in ident:
-        hits = ids.legacy(*(part.strip() for part in ident.partition("|")[::2]))
-        if len(hits) == 1:
-            return hits[0]
-        if hits:
-            raise UsageError(f"{ref!r} matches {len(hits)} CHANGELOG entries: {', '.join(hits)}.",
-                             hint="Name one of them by its id.")
+    hits = _entries_named(ident, ids)
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise UsageError(f"{ref!r} matches {len(hits)} CHANGELOG entries: {', '.join(hits)}.",
+                         hint="Name one of them by its id.")
     close = difflib.get_close_matches(ident, ids.ids, n=3, cutoff=0.6)
     raise NotFound(f"No CHANGELOG entry {ref!r} to supersede.",
                    hint=("Close matches: " + ", ".join(close)) if close else
@@ -328,13 +325,18 @@ def _names_entry(ref: str, ids: _EntryIds) -> str | None:
     """The id of the entry an existing entry's ``supersedes`` names (an id, or the ``<date>|<scope>`` form the
     real vault writes: QA round 76 F5), or ``None`` when it names none or several, as :func:`_resolve_supersedes`
     reads it (without its close matches, which only an error shows)."""
-    ident = _bare_id(ref)
-    if ident in ids.known:
-        return ident
-    if "|" not in ident:
-        return None
-    hits = ids.legacy(*(part.strip() for part in ident.partition("|")[::2]))
+    hits = _entries_named(_bare_id(ref), ids)
     return hits[0] if len(hits) == 1 else None
+
+
+def _entries_named(ident: str, ids: _EntryIds) -> list[str]:
+    """The ids of the entries ``ident`` (an id without its prefix, or ``<date>|<scope>``) names: itself when it is
+    an entry's id, else those of that date and scope (or type), in file order; ``[]`` for none."""
+    if ident in ids.known:
+        return [ident]
+    if "|" not in ident:
+        return []
+    return ids.legacy(*(part.strip() for part in ident.partition("|")[::2]))
 
 
 MAX_ID_PART_CHARS = 64
