@@ -416,8 +416,8 @@ def hits_text(hits, *, explain: bool = False) -> str:
         meta = [f"rank {_fmt(h.rank_score)}", f"bm25 {_fmt(h.score)}"]
         if h.date:
             meta.append(str(h.date)[:10])
-        if h.status:
-            meta.append(h.status)
+        if h.status:  # (the note's own text, as its title: QA round 137 F6, a raw U+2028 split the line)
+            meta.append(_safe_cell(h.status))
         lines.append(f"{i}. {typable_id(h.doc_id)}  ({' · '.join(meta)})")
         lines.append(f"   {_safe_cell(h.title)}")  # one line each: a newline in a title or file name is shown as ␊
         if h.superseded_by:

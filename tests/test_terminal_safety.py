@@ -871,7 +871,9 @@ def test_line_and_paragraph_separators_are_named_in_plain_fields_and_tables(tmp_
     assert visible_id("knowledge/line\u2028sep") == "knowledge/line<U+2028>sep"
     vault = tmp_path / "_dream_context"
     write_doc(vault, "knowledge/a.md", '---\ntitle: "one\\u2028two\\u2029three"\n---\nlsprobe\n')
-    write_doc(vault, "knowledge/line\u2028sep.md", "---\ntitle: plain\n---\nlsprobe\n")
+    write_doc(vault, "knowledge/line\u2028sep.md", "---\ntitle: plain\nstatus: \"act\\u2028ive\"\n---\nlsprobe\n")
+    p = run_main("recall", "--vault", str(vault), "lsprobe")  # (the text form's status too: QA round 137 F6)
+    assert p.returncode == 0 and "act<U+2028>ive)" in p.stdout.decode() and "\u2028" not in p.stdout.decode()
     p = run_main("recall", "--vault", str(vault), "--plain", "lsprobe")
     out = p.stdout.decode()
     assert p.returncode == 0 and _raw_in(p.stdout) == [] and len(out.splitlines()) == out.count("\n") == 2
