@@ -468,6 +468,9 @@ def test_a_lone_carriage_return_is_no_line_end_and_a_bad_byte_is_said_at_its_own
     records = "".join(json.dumps(d) + "\n" for d in DOCS)
     root = write_collection(tmp_path / "c", docs=records.replace('"title":', '\r"title":', 1))
     assert len(beir.load_collection(root).corpus) == len(DOCS)
+    # (a TSV's lone CR is a line end, as in an old Mac file: QA round 138 F3, the whole file was read as its header)
+    (tmp_path / "qrels.tsv").write_bytes(b"query-id\tcorpus-id\tscore\r1\td1\t1\r2\td2\t1\r")
+    assert beir.read_qrels(tmp_path / "qrels.tsv") == {"1": {"d1": 1}, "2": {"d2": 1}}
     corpus = tmp_path / "many.jsonl"
     corpus.write_bytes(b"".join(json.dumps({"_id": f"d{i}", "title": "t", "text": "x" * 40}).encode() + b"\n"
                                 for i in range(2999)) + b'{"_id": "bad", "title": "t", "text": "\xff"}\n')

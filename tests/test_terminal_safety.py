@@ -802,6 +802,7 @@ def test_eval_notes_show_a_file_names_escapes_on_stderr(tmp_path):
     vault = data / "vaults" / "dreamcontext" / "_dream_context"
     write_doc(vault, "knowledge/alpha.md", "---\ntitle: Alpha\n---\nalpha ocelot\n")
     write_doc(vault, f"knowledge/{NAME_ESCAPES}.md", "---\ntitle: [unclosed\nbadyaml probe\n")
+    write_doc(vault, "knowledge/bad\nError: fake.md", "---\ntitle: [x\n---\nbody\n")  # (QA round 138 F1)
     gold = data / "eval" / "dreamcontext-gold-train.jsonl"
     gold.parent.mkdir(parents=True)
     gold.write_text(json.dumps({"id": "g1", "query": "alpha ocelot", "expected": ["knowledge/alpha"]}) + "\n"
@@ -812,6 +813,8 @@ def test_eval_notes_show_a_file_names_escapes_on_stderr(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "knowledge/bad␛[2J␛]0;OWNED␇<U+202E>name" in p.stderr.decode(), p.stderr
     assert _raw_in(p.stderr) == [], p.stderr
+    assert "knowledge/bad␊Error: fake" in p.stderr.decode()
+    assert not [x for x in p.stderr.decode().splitlines() if x.startswith("Error")], p.stderr
 
 
 def test_an_error_and_a_usage_error_show_escapes_on_stderr(tmp_path):

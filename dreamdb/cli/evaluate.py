@@ -94,8 +94,8 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     _check_writable(cache, target, data)  # before a run of minutes, not after it
     command = _command_line()
 
-    def log(msg: str) -> None:  # (through say: a note quotes the evaluation data's names, QA round 137 F2)
-        say(msg)
+    def log(msg: str) -> None:  # (through say: a note quotes the evaluation data's names, QA round 137 F2; each
+        say(msg, one_line=True)  # one message, led by its set's name: 138 F1)
 
     results = suite.run_suite(chosen, data=data, cache=cache, modes=mode_list, baseline=baseline, quick=quick,
                               explicit=explicit, progress=_progress, log=log, command=command, max_embed=max_embed)

@@ -75,16 +75,18 @@ def open_index(vault):
     return _open(vault)
 
 
-def say(line: str) -> None:
+def say(line: str, one_line: bool | None = None) -> None:
     """Print ``line`` (a ``warning:``, ``note:`` or ``Error:`` line, or what a command is doing) on stderr, made safe
     to show (:func:`dreamdb.output.stderr_line`): every line the CLI writes there goes through here, as stdout's text
     goes through :func:`dreamdb.output.safe_text`. A warning names a vault's file, and a name may hold anything: QA
     round 135-B F1, a note named ``bad`` ESC ``[2J`` ESC ``]0;OWNED`` BEL ``name.md`` cleared the terminal and set its
     title through the warning of its frontmatter, on ``sync``, ``recall`` and ``list``. A ``warning:`` or ``note:``
-    line is one message, on one line whatever the names it quotes hold (QA round 137 F3)."""
+    line is one message, on one line whatever the names it quotes hold (QA round 137 F3), as is any line said
+    ``one_line`` (eval's, ``set scifact: warning: …``: QA round 138 F1)."""
     from dreamdb.output import stderr_line
 
-    click.echo(stderr_line(line, one_line=line.startswith(ONE_LINE_PREFIXES)), err=True)
+    one_line = line.startswith(ONE_LINE_PREFIXES) if one_line is None else one_line
+    click.echo(stderr_line(line, one_line=one_line), err=True)
 
 
 ONE_LINE_PREFIXES = ("warning: ", "note: ")

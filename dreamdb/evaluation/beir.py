@@ -228,7 +228,8 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     first_line: dict[tuple[str, str], int] = {}
     try:
-        lines = jsonl_lines(read_text(path))  # (not splitlines: QA round 135-D F4; a lone CR no line end: 137 F4)
+        # (not splitlines, at U+2028: QA round 135-D F4; but a CR alone ends a line of TSV, old Mac files: 138 F3)
+        lines = jsonl_lines(Path(path).read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise UsageError(f"Cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -436,7 +437,8 @@ def _cached(dest: Path, key: str) -> tuple[dict | None, str | None]:
         return None, None
     if not isinstance(man, dict) or not isinstance(man.get("slug_to_id"), dict):
         return None, None
-    if man.get("key") != key or not (dest / VAULT_DIR).is_dir() or not isinstance(man.get("files"), list):
+    if man.get("key") != key or not (dest / VAULT_DIR).is_dir() or not isinstance(man.get("files"), list) \
+            or len(man["files"]) != 3:  # (a manifest of an earlier dreamdb: no digest, QA round 138 F4)
         return None, None
     found = _files(dest / VAULT_DIR)
     if found != man["files"]:
