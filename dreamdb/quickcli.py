@@ -41,9 +41,10 @@ def print_error(message: str, hint: str | None, exit_code: int) -> int:
     return ``exit_code``."""
     from dreamdb.output import stderr_line  # messages quote file names and ids from the vault
 
-    sys.stderr.write(stderr_line(f"Error: {message}") + "\n")
+    # (each one line: a newline in a quoted folder's name forged another Error: line, QA round 138 F2)
+    sys.stderr.write(stderr_line(f"Error: {message}", one_line=True) + "\n")
     if hint:
-        sys.stderr.write(stderr_line(f"Hint: {hint}") + "\n")
+        sys.stderr.write(stderr_line(f"Hint: {hint}", one_line=True) + "\n")
     json_error(message, hint, exit_code)
     return exit_code
 

@@ -888,3 +888,18 @@ def test_line_and_paragraph_separators_are_named_in_plain_fields_and_tables(tmp_
         assert "knowledge/line<U+2028>sep" in out and "one<U+2028>two<U+2029>three" in out
     p = run_main("update", "--vault", str(vault), "knowledge/line<U+2028>sep", "--append", "more")
     assert p.returncode == 2 and b"holds a control character" in p.stderr  # (found, not "No document"; refused)
+
+
+def test_a_folder_named_with_a_newline_is_refused_as_such_and_forges_no_error_line(tmp_path):
+    """QA round 138 F2: a note in a folder whose name holds a newline (its id holds none) was said "moved or removed
+    while dreamdb waited for the vault lock" by update and delete, and the path that message quoted printed a second,
+    forged ``Error:`` line. The write refuses the name for its control character (exit 2), on one line."""
+    vault = tmp_path / "_dream_context"
+    folder = "knowledge/sub\nError: forged by a folder"
+    write_doc(vault, f"{folder}/note.md", "---\ntitle: Note\n---\nhello\n")
+    for args in (("delete", "knowledge/note"), ("update", "knowledge/note", "--tags", "b")):
+        p = run_main(*args, "--vault", str(vault))
+        lines = p.stderr.decode().splitlines()
+        assert p.returncode == 2 and "holds a control character" in lines[0], (args, lines)
+        assert [x for x in lines if x.startswith("Error")] == lines[:1], (args, lines)
+    assert (vault / folder / "note.md").read_text() == "---\ntitle: Note\n---\nhello\n"

@@ -652,7 +652,11 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
             if exact is not None:
                 return exact
         doc_type, path = _find_document(vault, composed, escaped=escaped)
-        _refuse_mergetool_copy(os.path.relpath(path, vault).replace(os.sep, "/"), path)
+        rel = os.path.relpath(path, vault).replace(os.sep, "/")
+        # (a folder's name may hold one too, the id not: the write then said the note "was moved or removed while
+        # dreamdb waited for the vault lock", QA round 138 F2)
+        _refuse_control_chars(rel, rel)
+        _refuse_mergetool_copy(rel, path)
         return doc_type, path
     except RuntimeError as exc:  # Path.resolve() on a symlink loop
         raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
