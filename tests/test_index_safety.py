@@ -456,6 +456,8 @@ import atexit
 import dreamdb
 index = dreamdb.open({str(example_vault)!r})
 atexit.register(lambda: print("at exit:", index.recall("sleep consolidation", mode="dense")[0].doc_id, flush=True))
+index.refresh_embeddings()  # (after the handler, as the model's first use: the lazy refresh before a query stops
+# at its time budget, 2 s, on a loaded machine, and the first dense hit was then another note's)
 print("before:", index.recall("sleep consolidation", mode="dense")[0].doc_id, flush=True)
 """
     p = _run_script(handler, env, timeout=120)
