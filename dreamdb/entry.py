@@ -160,32 +160,42 @@ def _is_hook(args: list[str]) -> bool:
     so an option click would refuse, and its value, before the subcommand as after it, is logged and ignored, never
     exit 2 (QA rounds 52, 53, 136 F1: ``hook --project P user-prompt-submit``). The words in a command's text are
     not the hook: ``dreamdb remember Fixed the hook user-prompt-submit exit code`` ran it, which saved nothing and
-    waited for a payload on stdin (QA round 135-A F1). A scan of the arguments, no parsing: the hook starts without
-    click."""
+    waited for a payload on stdin (QA round 135-A F1); nor is any other word in a command's place before ``hook``,
+    a mistyped command's name (``dreamdb rememberr Fixed the hook user-prompt-submit``: QA round 139-D F6, it ran
+    the hook, saved nothing and said nothing, where click names the unknown command). A scan of the arguments, no
+    parsing: the hook starts without click."""
     if "-h" in args or "--help" in args or "hook" not in args:
         return False
     at = args.index("hook")
     if "user-prompt-submit" not in args[at + 1:]:
         return False
     sub = args.index("user-prompt-submit", at + 1)
-    return "--version" not in args[:at] and _names_no_command(args[:at]) and _names_no_command(args[at + 1:sub])
+    return ("--version" not in args[:at] and _names_no_command(args[:at], any_word=True)
+            and _names_no_command(args[at + 1:sub]))
 
 
-def _names_no_command(words: list[str]) -> bool:
-    """Whether none of ``words`` is a dreamdb command's or subcommand's name (:data:`_COMMAND_NAMES`) in a
-    command's place: a word just after an option other than ``--json`` is taken as that option's value
-    (``--vault recall`` names a vault), and after ``--`` any word is in a command's place."""
+def _names_no_command(words: list[str], any_word: bool = False) -> bool:
+    """Whether none of ``words`` is a dreamdb command's or subcommand's name (:data:`_COMMAND_NAMES`), or with
+    ``any_word`` any word at all, in a command's place: a word just after an option other than ``--json`` is taken
+    as that option's value (``--vault recall`` names a vault), and after ``--`` any word is in a command's place.
+    A word that starts with a dash, typographic ones too (``—vault``, as a text editor turns ``--vault``), is
+    an option."""
     value = False
     for word in words:
         if word == "--":
             value = False
-        elif word.startswith("-") and word != "-":
+        elif word[:1] in _DASHES and word != "-":
             value = word != "--json" and "=" not in word
         elif value:
             value = False
-        elif word in _COMMAND_NAMES:
+        elif any_word or word in _COMMAND_NAMES:
             return False
     return True
+
+
+_DASHES = ("-", "\u2013", "\u2014")
+"""The characters an option starts with, for :func:`_names_no_command`: ``-``, and the en and em dashes a text
+editor or chat makes of ``--``."""
 
 
 _GROUPS = ("embed", "model", "lexicon", "hook")
@@ -267,7 +277,9 @@ def hoist_options(args: list[str]) -> list[str]:
     path_end = i + 1
     if args[i] in _GROUPS and path_end < len(args) and not args[path_end].startswith("-"):
         path_end += 1
-    if " ".join(args[i:path_end]) not in NO_JSON_COMMANDS:
+    if " ".join(args[i:path_end]) not in NO_JSON_COMMANDS or "-h" in args[path_end:] or "--help" in args[path_end:]:
+        # (the help of a command that takes no --json: as without it, where it said "No such option '--json'", QA
+        # round 139-D F9; ``hook user-prompt-submit`` ignores an option it does not take)
         moved, json_flags = [*moved, *json_flags[:1]], []
     if not moved:
         return args

@@ -36,8 +36,8 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 
-__all__ = ["DEFAULT_COMMAND", "dreamdb_hook_commands", "EVENT", "install_hook", "is_dreamdb_hook", "settings_lock",
-           "settings_path", "uninstall_hook", "uninstall_hooks"]
+__all__ = ["DEFAULT_COMMAND", "dreamdb_hook_commands", "EVENT", "install_hook", "is_dreamdb_hook", "runs_hook_alone",
+           "settings_lock", "settings_path", "uninstall_hook", "uninstall_hooks"]
 
 DEFAULT_COMMAND = "dreamdb hook user-prompt-submit"
 EVENT = "UserPromptSubmit"
@@ -49,36 +49,93 @@ def settings_path(project_dir: Path, local: bool = False) -> Path:
 
 
 def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
-    """Tell whether a hook command is dreamdb's prompt hook.
+    """Tell whether a hook command runs dreamdb's prompt hook, alone or among other shell commands
+    (:func:`runs_hook_alone` tells which).
 
     Args:
         command: the hook's ``command`` value.
         ours: the command dreamdb installed.
 
     Returns:
-        True for ``ours`` itself (whitespace-insensitive), and for any command
-        holding ``dreamdb hook user-prompt-submit`` (then maybe ``2>/dev/null``,
-        ``|| true``), whatever runs it:
-        a path to ``dreamdb``, ``<python> -m dreamdb``, a runner (``uvx``,
-        ``pipx run``, ``uv run``; ``dreamdb@0.1`` pinned), environment
-        settings (``PYTHONPATH=… dreamdb …``, ``env A=b dreamdb …``).
+        True for ``ours`` itself (whitespace-insensitive), and for any command of which a simple command (those
+        joined by ``&&``, ``||``, ``;``, ``|``, ``&``) runs dreamdb with arguments the CLI runs as the hook
+        (:func:`dreamdb.entry._is_hook`: ``dreamdb --vault=/x hook user-prompt-submit``, ``dreamdb hook
+        user-prompt-submit --json``), whatever runs it: a path to ``dreamdb``, ``<python> -m dreamdb``, a runner
+        (``uvx``, ``pipx run``, ``uv run``; ``dreamdb@0.1`` pinned), environment settings (``PYTHONPATH=… dreamdb
+        …``, ``env A=b dreamdb …``); redirections (``2>/dev/null``) are not its arguments. A hand-written ``cd
+        "$CLAUDE_PROJECT_DIR" && dreamdb hook user-prompt-submit`` is one too (QA round 139-D F5: an install added
+        a second hook beside it, and each prompt got the memories twice).
     """
+    return _hook_form(command, ours) is not None
+
+
+def runs_hook_alone(command: object, ours: str = DEFAULT_COMMAND) -> bool:
+    """Whether a hook command runs dreamdb's prompt hook (:func:`is_dreamdb_hook`) and nothing else: with its
+    redirections, and at most a fallback that does nothing (``|| true``, ``|| :``, ``|| exit 0``). Such a command
+    is dreamdb's to replace and remove; one that runs other commands too (``cd X && dreamdb hook
+    user-prompt-submit``, ``dreamdb hook user-prompt-submit | tee log``) is the user's work, left as it is."""
+    return _hook_form(command, ours) == "alone"
+
+
+def _hook_form(command: object, ours: str) -> str | None:
+    """``"alone"`` or ``"among others"`` as a hook command runs dreamdb's hook (:func:`runs_hook_alone`), else
+    ``None``."""
     if not isinstance(command, str):
-        return False
+        return None
     if command.split() == ours.split():
-        return True
+        return "alone"
     try:
-        parts = shlex.split(command)
+        commands = _simple_commands(command)
     except ValueError:
-        return False
-    # whatever runs it (env A=b, uvx, pipx run, uv run --with …) and whatever follows (2>/dev/null,
-    # || true): "dreamdb hook user-prompt-submit" in it, the program being dreamdb (any path, or a
-    # pinned dreamdb@0.1 / dreamdb==0.1; "<python> -m dreamdb" too)
-    for i in range(len(parts) - 2):
-        if parts[i + 1:i + 3] == ["hook", "user-prompt-submit"] and _DREAMDB_PROGRAM.fullmatch(Path(parts[i]).name):
-            # nothing else may run: no shell operator before it, only redirections (or "|| true") after it
-            return not _SHELL_OPERATORS.intersection(parts[:i]) and _only_redirections(parts[i + 3:])
-    return False
+        return None
+    hooks = [n for n, (_op, words) in enumerate(commands) if _runs_the_hook(words)]
+    if not hooks:
+        return None
+    others = [(op, words) for n, (op, words) in enumerate(commands) if n != hooks[0]]
+    # (nothing else runs: no command before it, and after it only a fallback that does nothing)
+    alone = hooks[0] == 0 and all(op in ("||", ";") and words in _NO_OPS for op, words in others)
+    return "alone" if alone else "among others"
+
+
+_NO_OPS = ([], ["true"], [":"], ["exit"], ["exit", "0"])
+"""The commands after a hook that do nothing (``|| true``; ``[]``: after a closing ``;``)."""
+
+
+def _simple_commands(command: str) -> list[tuple[str, list[str]]]:
+    """``(operator before it, its words)`` of each simple command of a shell command, the command split as the
+    shell does (quotes kept together: ``A="b;c"`` is one word) at ``&&``, ``||``, ``;``, ``|``, ``&``, ``(`` and
+    ``)``, without its redirections (``2>/dev/null``, ``> log 2>&1``: an operator, its file, and a file descriptor's
+    number written before it).
+
+    Raises:
+        ValueError: an unclosed quote.
+    """
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    commands: list[tuple[str, list[str]]] = [("", [])]
+    redirected = False
+    for word in lexer:
+        if redirected:  # the file of a redirection
+            redirected = False
+        elif word and set(word) <= set("<>&") and set(word) & set("<>"):  # a redirection's operator
+            words = commands[-1][1]
+            if words and words[-1].isdigit():
+                words.pop()  # (2>…: lexed as "2", ">")
+            redirected = True
+        elif word and set(word) <= set(";&|()"):
+            commands.append((word, []))
+        else:
+            commands[-1][1].append(word)
+    return commands
+
+
+def _runs_the_hook(words: list[str]) -> bool:
+    """Whether a simple command's ``words`` run dreamdb (:data:`_DREAMDB_PROGRAM`) with arguments the CLI runs as
+    the prompt hook (:func:`dreamdb.entry._is_hook`)."""
+    from dreamdb.entry import _is_hook
+
+    return any(_DREAMDB_PROGRAM.fullmatch(Path(word).name) and _is_hook(words[i + 1:])
+               for i, word in enumerate(words))
 
 
 _DREAMDB_PROGRAM = re.compile(r"dreamdb(\.exe)?([@=<>~!].*)?")
@@ -93,25 +150,6 @@ def runs_dreamdb(command: str) -> bool:
         return any(_DREAMDB_PROGRAM.fullmatch(Path(word).name) for word in shlex.split(command))
     except ValueError:
         return False
-
-
-_SHELL_OPERATORS = frozenset(("&&", "||", ";", "|", "&"))
-
-
-def _only_redirections(rest: list[str]) -> bool:
-    """Whether the words after the hook's arguments only redirect its streams (``2>/dev/null``,
-    ``> log 2>&1``) or end it with ``|| true``: the command still runs dreamdb's hook and nothing else."""
-    if rest[-2:] in (["||", "true"], ["||", ":"]):
-        rest = rest[:-2]
-    i = 0
-    while i < len(rest):
-        if re.fullmatch(r"\d*(>>?|<)(&\d+)?", rest[i]):  # an operator; its file, if any, comes next
-            i += 1 if re.search(r"&\d+$", rest[i]) else 2
-        elif re.fullmatch(r"\d*(>>?|<)\S+", rest[i]):  # operator and file in one word
-            i += 1
-        else:
-            return False
-    return True
 
 
 TRIAL_STDERR_BYTES = 1 << 20
@@ -621,7 +659,9 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
     Idempotent: when a dreamdb prompt hook with exactly this command is
     already there, nothing is written. A dreamdb prompt hook with another
     command (another path to ``dreamdb``) is updated in place rather than
-    added twice (``replace``), or left as it is. Otherwise a new group
+    added twice (``replace``), or left as it is; one run among other shell
+    commands (``cd X && dreamdb hook user-prompt-submit``: :func:`runs_hook_alone`)
+    is always left as it is, and none is added beside it. Otherwise a new group
     ``{"hooks": [{"type": "command", "command": command}]}`` is appended to
     ``hooks.UserPromptSubmit``.
 
@@ -694,7 +734,7 @@ def _install_once(path: Path, command: str, replace: bool) -> Path:
     data, old_raw = _load(path)
     groups = _event_list(data, path, create=True)
     assert groups is not None
-    found_exact = False
+    found_exact = found_among_others = False
     changed = False
     for group in groups:
         if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
@@ -703,13 +743,15 @@ def _install_once(path: Path, command: str, replace: bool) -> Path:
             if isinstance(hook, dict) and is_dreamdb_hook(hook.get("command"), command):
                 if hook.get("command") == command and not found_exact:
                     found_exact = True
+                elif not runs_hook_alone(hook.get("command"), command):
+                    found_among_others = True  # (the user's other commands with it: never replaced)
                 elif not replace:
                     return path  # another dreamdb hook command, kept as it is: nothing to write
                 elif not found_exact:
                     hook["command"] = command
                     hook.setdefault("type", "command")
                     found_exact = changed = True
-    if not found_exact:
+    if not found_exact and not found_among_others:
         groups.append({"hooks": [{"type": "command", "command": command}]})
         changed = True
     if changed:
@@ -718,8 +760,8 @@ def _install_once(path: Path, command: str, replace: bool) -> Path:
 
 
 def dreamdb_hook_commands(path: Path, command: str = DEFAULT_COMMAND) -> list[str]:
-    """The commands of the dreamdb prompt hooks (:func:`is_dreamdb_hook`) in the settings file ``path``,
-    in file order; ``[]`` when it holds none, does not exist or cannot be read as settings (an install or
+    """The commands of the dreamdb prompt hooks (:func:`is_dreamdb_hook`, run alone or among other commands) in the
+    settings file ``path``, in file order; ``[]`` when it holds none, does not exist or cannot be read as settings (an install or
     uninstall then says why)."""
     return [c for c in hook_commands(path) if is_dreamdb_hook(c, command)]
 
@@ -733,7 +775,9 @@ def uninstall_hook(project_dir: Path, command: str = DEFAULT_COMMAND) -> bool:
 def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[Path]:
     """Remove dreamdb's ``UserPromptSubmit`` hook from a project's ``settings.json`` and ``settings.local.json``.
 
-    Only hooks recognised by :func:`is_dreamdb_hook` are removed. A group left
+    Only hooks that run dreamdb's hook alone (:func:`runs_hook_alone`) are removed: one run among other shell
+    commands (``cd X && dreamdb hook user-prompt-submit``) is left, as removing it would remove them too
+    (:func:`dreamdb_hook_commands` still finds it). A group left
     with no hooks is removed, and so are ``UserPromptSubmit`` and ``hooks``
     if removing ours emptied them; everything else stays. The previous file
     is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook, as an install made it
@@ -798,7 +842,7 @@ def _without_our_hook(path: Path, command: str) -> tuple[dict | None, bytes | No
     for group in groups:
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             kept = [h for h in group["hooks"]
-                    if not (isinstance(h, dict) and is_dreamdb_hook(h.get("command"), command))]
+                    if not (isinstance(h, dict) and runs_hook_alone(h.get("command"), command))]
             if len(kept) != len(group["hooks"]):
                 removed = True
                 if not kept:

@@ -688,6 +688,19 @@ def test_help_among_leading_options_is_the_help_of_the_command_named_so_far(args
     assert out.startswith(f"Usage: {usage} [OPTIONS] COMMAND [ARGS]...") and not err, (out, err)
 
 
+@pytest.mark.parametrize("args", [["--json", "hook", "user-prompt-submit", "-h"],
+                                  ["--vault", "v", "--json", "hook", "user-prompt-submit", "--help"],
+                                  ["hook", "user-prompt-submit", "-h"]])
+def test_json_before_the_hook_with_help_shows_the_hooks_help(args, capsys):
+    """QA round 139-D F9: `dreamdb --json hook user-prompt-submit -h` said "No such option '--json'" (exit 2), where
+    without --json it shows the hook's help."""
+    from dreamdb.entry import main
+
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Usage: dreamdb hook user-prompt-submit [OPTIONS]") and not err, (out, err)
+
+
 def test_double_dash_after_leading_options_is_as_without_them(tmp_path, monkeypatch, capsys):
     """QA round 135-A F6: `dreamdb --vault V -- status` said "dreamdb --version has no --vault option", `dreamdb
     --json -- status` "No such option '--json'", `dreamdb --json embed -- status` too, where `dreamdb -- status` and

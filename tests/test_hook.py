@@ -165,6 +165,11 @@ def test_the_words_hook_user_prompt_submit_in_another_command_are_its_text_not_t
     (["--version", "hook", "user-prompt-submit"], False),
     (["hook", "user-prompt-submit", "-h"], False), (["hook", "-h", "user-prompt-submit"], False),
     (["user-prompt-submit", "hook"], False), (["hook"], False), (["hook", "--vault"], False),
+    # (QA round 139-D F6: a mistyped command's name before them ran the hook, which saved nothing and said nothing)
+    (["rememberr", "Fixed", "the", "hook", "user-prompt-submit", "exit", "code"], False),
+    (["--json", "rememberr", "hook", "user-prompt-submit"], False), (["--", "x", "hook", "user-prompt-submit"], False),
+    (["--json", "hook", "user-prompt-submit"], True), (["--unknown-opt", "val", "hook", "user-prompt-submit"], True),
+    (["\u2013vault", "V", "hook", "user-prompt-submit"], True),
 ])
 def test_the_hook_is_the_command_hook_with_the_subcommand_user_prompt_submit(args, hook):
     from dreamdb.entry import _is_hook

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from dreamdb.errors import NotFound, WriteRefused
-from dreamdb.hook_settings import (DEFAULT_COMMAND, install_hook, is_dreamdb_hook, settings_path, uninstall_hook,
-                                   uninstall_hooks)
+from dreamdb.hook_settings import (DEFAULT_COMMAND, install_hook, is_dreamdb_hook, runs_hook_alone, settings_path,
+                                   uninstall_hook, uninstall_hooks)
 
 OURS = {"hooks": [{"type": "command", "command": DEFAULT_COMMAND}]}
 
@@ -245,8 +245,9 @@ def test_is_dreamdb_hook():
     assert is_dreamdb_hook("  dreamdb   hook user-prompt-submit ")
     assert is_dreamdb_hook("/home/u/.venv/bin/dreamdb hook user-prompt-submit")
     assert not is_dreamdb_hook("dreamcontext hook prompt")
-    assert not is_dreamdb_hook("dreamdb hook user-prompt-submit && rm -rf /")
-    assert not is_dreamdb_hook(None)
+    assert is_dreamdb_hook("dreamdb hook user-prompt-submit && rm -rf /")  # (runs it: not alone, QA round 139-D F5)
+    assert not runs_hook_alone("dreamdb hook user-prompt-submit && rm -rf /")
+    assert not is_dreamdb_hook(None) and not runs_hook_alone(None)
 
 
 def test_symlinked_settings_are_written_through_the_link(tmp_path: Path):
@@ -351,19 +352,22 @@ def test_a_blank_or_undecodable_hook_command_is_refused(tmp_path, command):
 
 @pytest.mark.parametrize("command, ours", [
     ("dreamdb hook user-prompt-submit 2>/dev/null", True), ("dreamdb hook user-prompt-submit || true", True),
-    ("dreamdb hook user-prompt-submit > /tmp/log 2>&1", True),
+    ("dreamdb hook user-prompt-submit > /tmp/log 2>&1", True), ("dreamdb hook user-prompt-submit||exit 0", True),
+    ("dreamdb hook user-prompt-submit --json", True), ("dreamdb --vault=/x hook user-prompt-submit", True),
     ("dreamdb hook user-prompt-submit | tee x", False), ("rm -rf / ; dreamdb hook user-prompt-submit", False),
-    ("dreamdb hook user-prompt-submit --json", False),
+    ('cd "$CLAUDE_PROJECT_DIR" && dreamdb hook user-prompt-submit', False),
 ])
 def test_a_hook_with_redirections_is_ours_and_anything_more_is_not(tmp_path, command, ours):
     """QA round 15: `… 2>/dev/null` was installed but not recognised: uninstall left it, the next install added a
-    second hook. Redirections keep it dreamdb's; a command that runs anything more is never touched."""
-    assert is_dreamdb_hook(command) is ours
+    second hook. Redirections, arguments the CLI ignores and a fallback keep it dreamdb's alone; a command that runs
+    anything more is never touched, and no second hook is added beside it (QA round 139-D F5: each prompt got the
+    memories twice)."""
+    assert is_dreamdb_hook(command) and runs_hook_alone(command) is ours
     install_hook(tmp_path, command)
     install_hook(tmp_path)
     commands = [h["command"] for g in json.loads(settings_path(tmp_path).read_text())["hooks"]["UserPromptSubmit"]
                 for h in g["hooks"]]
-    assert commands == ([DEFAULT_COMMAND] if ours else [command, DEFAULT_COMMAND])
+    assert commands == ([DEFAULT_COMMAND] if ours else [command])
 
 
 def test_uninstall_from_a_missing_project_folder_is_not_found(tmp_path: Path):
@@ -1128,3 +1132,44 @@ def test_a_project_written_dot_slash_tilde_is_said_as_the_folder_it_is(tmp_path:
         assert result.exit_code == 0, result.output
         said = json.loads(result.stdout)["settings"]
         assert (said if command == "install" else said[0]) == str(tmp_path / "~" / "p" / ".claude" / "settings.json")
+
+
+@pytest.mark.parametrize("command, alone", [
+    ("dreamdb --vault=/x hook user-prompt-submit", True), ("dreamdb hook user-prompt-submit || exit 0", True),
+    ('cd "$CLAUDE_PROJECT_DIR" && dreamdb hook user-prompt-submit', False),
+    ("dreamdb hook user-prompt-submit; echo more", False),
+])
+def test_a_hand_written_dreamdb_hook_gets_no_second_one_and_uninstall_says_what_it_leaves(tmp_path, command, alone):
+    """QA round 139-D F5: a hand-written hook the CLI runs as dreamdb's (options before ``hook``, a ``|| exit 0``,
+    a ``cd`` before it) was not recognised: ``hook install`` added a second one (two recall blocks on every prompt),
+    and ``hook uninstall`` said "Prompt hook removed" and left it. The one that runs dreamdb's hook alone is removed;
+    one that runs other commands too is left, and said."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    (tmp_path / "_dream_context").mkdir()
+    path = _write(tmp_path, {"model": "opus", "hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": command}]}]}})
+    before = path.read_bytes()
+    # (--absolute replaces one that runs the hook alone, as any other path's; never one that runs more)
+    for extra in ([], [] if alone else ["--absolute"]):
+        ran = CliRunner().invoke(cli, ["hook", "install", "--project", str(tmp_path), *extra])
+        assert ran.exit_code == 0, ran.output
+        assert ran.stdout == f"Prompt hook already installed in {path}: {command} (left as it is)\n"
+        assert path.read_bytes() == before
+        assert ("runs dreamdb's hook among other commands" in ran.stderr) is not alone
+    ran = CliRunner().invoke(cli, ["hook", "uninstall", "--project", str(tmp_path)])
+    assert ran.exit_code == 0, ran.output
+    left = [h["command"] for g in json.loads(path.read_text()).get("hooks", {}).get("UserPromptSubmit", [])
+            for h in g["hooks"]]
+    if alone:
+        assert left == [] and ran.stdout == f"Prompt hook removed from {path}.\n" and not ran.stderr
+    else:
+        assert left == [command] and path.read_bytes() == before
+        assert ran.stdout == "No prompt hook was removed.\n"
+        assert f"note: {path} still runs dreamdb's hook, in a command that runs others too, left as it is:" \
+               f" {command}." in ran.stderr
+        said = json.loads(CliRunner().invoke(cli, ["hook", "uninstall", "--project", str(tmp_path), "--json"]).stdout)
+        assert said == {"removed": False, "settings": [], "deleted": [],
+                        "left": [{"settings": str(path), "command": command}]}

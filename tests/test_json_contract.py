@@ -371,6 +371,11 @@ def test_hook_install_uninstall(capsys, tmp_path):
     check_keys(removed, "hook uninstall")
     assert removed["removed"] is True and len(removed["settings"]) == 1
     check_keys(run(capsys, "hook", "uninstall", *p), "hook uninstall")
+    (project / ".claude").mkdir(exist_ok=True)  # a dreamdb hook among other commands: left, and said
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "cd /x && dreamdb hook user-prompt-submit"}]}]}}))
+    left = run(capsys, "hook", "uninstall", *p)
+    assert check_keys(left, "hook uninstall") == {"left"} and left["removed"] is False
 
 
 def test_error_objects(capsys, vault, tmp_path):

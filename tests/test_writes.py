@@ -104,6 +104,16 @@ def test_remember_prepends_and_keeps_every_other_byte(vault: Path):
     assert "çok hızlı" in after.decode()
 
 
+def test_remember_supersedes_an_id_written_as_the_hook_block_or_a_quoted_id_writes_it(vault: Path):
+    """QA round 139-D F7: ``--supersedes '[changelog/<id>]'`` (as the prompt hook's block prints ids) and
+    ``'"changelog/<id>"'`` said "No CHANGELOG entry", where update and delete take those forms."""
+    target_id = changelog_ids(json.loads((vault / "core" / "CHANGELOG.json").read_text()))[5]
+    for ref in (f"[changelog/{target_id}]", f'"changelog/{target_id}"', f" [changelog/{target_id}] "):
+        assert remember(vault, f"Replaces it, named {ref}.", supersedes=ref, now=NOW)["supersedes"] == target_id
+    with pytest.raises(NotFound):  # (a bracketed name without its type stays a name as written)
+        remember(vault, "Not found.", supersedes=f"[{target_id}]", now=NOW)
+
+
 def test_remember_supersedes_by_id_and_by_date_scope(vault: Path):
     data = json.loads((vault / "core" / "CHANGELOG.json").read_text())
     target_id = changelog_ids(data)[5]

@@ -94,7 +94,7 @@ def install(project, command, absolute, local, as_json):
     project = _shown_whole(project)
 
     from dreamdb.hook_settings import (MAX_SETTINGS_BYTES, dreamdb_hook_commands, is_dreamdb_hook, runs_dreamdb,
-                                       settings_path)
+                                       runs_hook_alone, settings_path)
 
     if command and absolute:
         from dreamdb.errors import UsageError
@@ -110,8 +110,10 @@ def install(project, command, absolute, local, as_json):
 
         # (not when this command is in the file already, or dreamdb's hook is in the other one, where install stops:
         # QA round 110-A F6a, b)
+        # (nor when a dreamdb hook among other commands is in it, which install keeps: QA round 139-D F5)
         if command not in hook_commands(target) and not (dreamdb_hook_commands(other)
-                                                          and not dreamdb_hook_commands(target)):
+                                                          and not dreamdb_hook_commands(target)) \
+                and all(runs_hook_alone(c) for c in dreamdb_hook_commands(target)):
             check_settings(project, command, local)
             _try_command(command, project)
         elif command in hook_commands(target) and not is_dreamdb_hook(command) and runs_dreamdb(command):
@@ -126,9 +128,18 @@ def install(project, command, absolute, local, as_json):
     with settings_lock(project):  # (both files read, one written, as one step: QA round 100-B F2)
         in_target, in_other = dreamdb_hook_commands(target), dreamdb_hook_commands(other)
         if in_other and not in_target and project.is_dir():
+            remove = ("dreamdb hook uninstall" if runs_hook_alone(in_other[0]) else
+                      f"remove it from {other} by hand ({_AMONG_OTHERS})")
             _already(as_json, other, in_other[0], f"Claude Code runs the hooks of both {target.name} and {other.name},"
-                     " so a second one would add the memories twice. To move it: dreamdb hook uninstall, then dreamdb"
+                     f" so a second one would add the memories twice. To move it: {remove}, then dreamdb"
                      f" hook install{' --local' if local else ''}.")  # (the file asked for: QA round 78-A F5)
+            return
+        among_others = [c for c in in_target if not runs_hook_alone(c)]
+        if among_others and command not in in_target and project.is_dir():  # (QA round 139-D F5: a second hook was
+            # added beside a hand-written `cd X && dreamdb hook user-prompt-submit`, and each prompt got two blocks)
+            _already(as_json, target, among_others[0], "It runs dreamdb's hook among other commands, so a second hook"
+                     " would add the memories twice, and replacing it would remove those commands. To install another"
+                     f" command, remove it from {target} by hand first ({_AMONG_OTHERS}).")
             return
         explicit = given or absolute
         if in_target and command not in in_target and not explicit and project.is_dir():
@@ -143,6 +154,9 @@ def install(project, command, absolute, local, as_json):
         say("note: this command is not `dreamdb hook user-prompt-submit` as dreamdb writes it, so it is not "
             "recognised as dreamdb's hook: `dreamdb hook uninstall` leaves it, and another install adds a "
             f"second hook beside it. Remove it from {path} by hand when done.")
+    elif given and not runs_hook_alone(command):
+        say(f"note: this command runs other commands beside dreamdb's hook, so `dreamdb hook uninstall` leaves it"
+            f" ({_AMONG_OTHERS}). Remove it from {path} by hand when done.")
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     if given and _ignored_vault_option(command):
@@ -168,6 +182,10 @@ def install(project, command, absolute, local, as_json):
         click.echo(f"Prompt hook installed in {path}: {command}")
     else:
         click.echo(f"Prompt hook already installed in {path}: {command}")
+
+
+_AMONG_OTHERS = "dreamdb hook uninstall leaves a hook that runs other commands too: removing it would remove them"
+"""Why a dreamdb hook run among other shell commands is the user's to remove (:func:`dreamdb.hook_settings.runs_hook_alone`)."""
 
 
 def _own_dreamdb_folder() -> str | None:
@@ -387,15 +405,26 @@ def uninstall(project, as_json):
       dreamdb hook uninstall --project ~/code/app --json
     """
     from dreamdb import output, quickcli
-    from dreamdb.hook_settings import uninstall_hooks
+    from dreamdb.hook_settings import dreamdb_hook_commands, settings_path, uninstall_hooks
 
-    paths = uninstall_hooks(_shown_whole(project))
+    project = _shown_whole(project)
+    paths = uninstall_hooks(project)
     deleted = [p for p in paths if not os.path.lexists(p)]  # (a file that held the hook alone)
+    # (the hooks that run other commands too, left: QA round 139-D F5, "Prompt hook removed" was said with one left)
+    left = [(p, c) for p in (settings_path(project), settings_path(project, local=True))
+            for c in dreamdb_hook_commands(p)]
     if as_json:
         quickcli.json_reported(output.to_json({"removed": bool(paths), "settings": [str(p) for p in paths],
-                                               "deleted": [str(p) for p in deleted]}))
+                                               "deleted": [str(p) for p in deleted],
+                                               **({"left": [{"settings": str(p), "command": c} for p, c in left]}
+                                                  if left else {})}))
     elif paths:
         click.echo("\n".join(f"Prompt hook removed from {p}" + ("; the file held nothing else, so it was deleted."
                                                                  if p in deleted else ".") for p in paths))
-    else:
+    elif not left:
         click.echo("No dreamdb prompt hook was installed.")
+    else:
+        click.echo("No prompt hook was removed.")
+    for p, c in left:
+        say(f"note: {p} still runs dreamdb's hook, in a command that runs others too, left as it is: {c}. Remove it"
+            " by hand (removing the whole command would remove those commands too).")

@@ -287,8 +287,13 @@ class _EntryIds:
 
 
 def _bare_id(ref: str) -> str:
-    """``ref`` stripped, without a ``changelog/`` or ``changelog:`` prefix."""
-    ident = ref.strip()
+    """``ref`` stripped, without the square brackets or quotes dreamdb writes around an id (the prompt hook's block
+    prints ``[changelog/<id>]``, :func:`dreamdb.output.typable_id` a quoted id: as ``update`` and ``delete`` read
+    them, :func:`dreamdb.writes.locate._slug_text`; QA round 139-D F7) and without a ``changelog/`` or ``changelog:``
+    prefix."""
+    from dreamdb.writes.locate import _slug_text
+
+    ident = _slug_text(ref.strip()).strip()
     for prefix in ("changelog/", "changelog:"):
         if ident.startswith(prefix):
             ident = ident[len(prefix):]
