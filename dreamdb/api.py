@@ -15,7 +15,7 @@ import threading
 import weakref
 from collections import deque
 from contextlib import contextmanager, suppress
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from _thread import RLock, allocate_lock
 from functools import lru_cache, wraps
 from pathlib import Path
@@ -170,7 +170,13 @@ class Hit:
 
 
 def _lexicon_option(value):
-    """``Index(lexicon=…)``: ``"auto"``, ``None``, a :class:`dreamdb.lexicon.Lexicon`, or a path opened as one."""
+    """``Index(lexicon=…)``: ``"auto"``, ``None``, a :class:`dreamdb.lexicon.Lexicon`, or a path opened as one (``~``
+    expanded, made absolute: :func:`dreamdb.config.absolute_path`).
+
+    Raises:
+        UsageError: an empty path, or a value of another type.
+        LexiconError: the path names no lexicon file.
+    """
     if value is None or value == "auto":
         return value
     from dreamdb.lexicon import Lexicon
@@ -180,13 +186,34 @@ def _lexicon_option(value):
     if isinstance(value, (str, os.PathLike)):
         from dreamdb.errors import LexiconError
 
+        if not os.fspath(value).strip():  # (QA round 139-A F6: ". is not a regular file")
+            raise UsageError("lexicon is empty: pass a lexicon file's path, 'auto' or None",
+                             hint="Leave lexicon out to use the built lexicon, if any (lexicon='auto'); None uses none.")
         try:
-            return Lexicon(value)
+            return Lexicon(config.absolute_path("lexicon", value))
         except LexiconError as exc:  # (the hint spoke of DREAMDB_LEXICON, which the caller did not use: QA round 75 F11)
             raise LexiconError(exc.message, hint="Pass lexicon= the path of a lexicon file (dreamdb lexicon build"
                                " writes one; dreamdb.lexicon.build_lexicon(path) at a path of your choice), 'auto' or None."
                                ) from exc
     raise UsageError(f"lexicon must be 'auto', None, a Lexicon or a path, got {value!r}")
+
+
+def _path_text(value: str | os.PathLike, name: str) -> str:
+    """The text of the path ``value`` (a str or an ``os.PathLike``) the argument ``name`` holds.
+
+    Raises:
+        UsageError: an ``os.PathLike`` whose ``__fspath__`` gives bytes, or no path (QA round 139-A F3: a TypeError
+            from deep inside; bytes are refused as ``vault=b'…'`` is).
+    """
+    try:
+        text = os.fspath(value)
+    except TypeError:
+        text = None
+    if not isinstance(text, str):
+        raise UsageError(f"{name} must be a path (str or os.PathLike), got {value!r}, whose __fspath__() gives "
+                         + (f"{type(text).__name__} {text!r}" if text is not None else "no path"),
+                         hint="Pass the path as text (os.fsdecode turns bytes into it)." if text is not None else None)
+    return text
 
 
 def _now(now) -> datetime:
@@ -195,7 +222,8 @@ def _now(now) -> datetime:
     its calendar date is what ``today`` names (:func:`dreamdb.timeparse.parse_when`).
 
     Raises:
-        UsageError: ``now`` is not an ISO-8601 instant, or falls outside the years 1-9999 in UTC.
+        UsageError: ``now`` is neither a datetime (or date) nor a string, is not an ISO-8601 instant, or falls
+            outside the years 1-9999 in UTC.
     """
     if now is None:
         try:
@@ -204,6 +232,10 @@ def _now(now) -> datetime:
             return datetime.now(timezone.utc)
     if isinstance(now, datetime):
         return _aware(now)
+    if not isinstance(now, (str, date)):  # (QA round 139-A F5: 1755475200 was quoted as the text '1755475200')
+        raise UsageError(f"now must be a datetime or an ISO-8601 string, got {type(now).__name__} {now!r}",
+                         hint="Example: now='2026-08-18T00:00:00Z'; from a Unix time t,"
+                              " now=datetime.fromtimestamp(t, timezone.utc).")
     text = str(now).strip()
     from dreamdb.vault.discover import require_utf8
 
@@ -497,7 +529,8 @@ class Index:
 
     Args:
         vault: vault path (or a folder containing ``_dream_context``); ``None`` → discovery.
-        index_path: index file; default :func:`dreamdb.config.index_path_for`.
+        index_path: index file; default :func:`dreamdb.config.index_path_for`. A ``str``'s leading ``~`` is the
+            home folder, as for ``vault``; a relative path is made absolute from the current folder here, once.
         include_archives: index dot-folders (default: ``DREAMDB_INCLUDE_ARCHIVES``).
         auto_sync: sync (stat pre-filter) before every recall. Without it, an index recording another vault than
             this one is synced once all the same (:meth:`_sync_for_other_vault`), and a vault folder gone (moved,
@@ -516,7 +549,8 @@ class Index:
         lexicon: the Turkish–English dictionary recall translates query words with that are in no
             note (:mod:`dreamdb.lexicon`): ``"auto"`` (the built one, if any: ``DREAMDB_LEXICON``
             or the user data folder), ``None`` (none), a :class:`dreamdb.lexicon.Lexicon`, or a
-            lexicon file's path (opened now: :class:`~dreamdb.errors.LexiconError` if it is not one).
+            lexicon file's path (``~`` and a relative path as ``index_path``'s; opened now:
+            :class:`~dreamdb.errors.LexiconError` if it is not one).
 
     Raises:
         VaultNotFound: no vault found.
@@ -535,17 +569,19 @@ class Index:
             raise UsageError(f"vault must be a path (str or os.PathLike), got {vault!r}")
         if index_path is not None and not isinstance(index_path, (str, os.PathLike)):
             raise UsageError(f"index_path must be a path (str or os.PathLike) or None, got {index_path!r}")
-        if index_path is not None and not str(os.fspath(index_path)).strip():  # (QA 75 F11: "" was the default)
-            raise UsageError("index_path is empty: pass a file path, or None for the default index",
-                             hint="Leave index_path out to use the vault's index (.dreamdb/index.db).")
-        for name, value in (("vault", vault), ("index_path", index_path)):  # (QA round 114-A F3: a raw ValueError)
-            text = None if value is None else os.fsdecode(os.fspath(value))
+        paths = (("vault", vault), ("index_path", index_path),
+                 ("lexicon", lexicon if isinstance(lexicon, (str, os.PathLike)) and lexicon != "auto" else None))
+        for name, value in paths:  # (QA round 114-A F3: a raw ValueError)
+            text = None if value is None else _path_text(value, name)
             if text is not None and "\x00" in text:
-                raise UsageError(f"{name} holds a NUL character, which no file path can: {os.fspath(value)!r}",
+                raise UsageError(f"{name} holds a NUL character, which no file path can: {text!r}",
                                  hint="Check how the path was built (a C string, a NUL-separated list).")
             if text is not None and not escapes_only(text):  # (os functions raised on it)
-                raise UsageError(f"{name} holds a lone surrogate, which no file path can: {os.fspath(value)!r}",
+                raise UsageError(f"{name} holds a lone surrogate, which no file path can: {text!r}",
                                  hint="Check how the path was built (text decoded from UTF-16 in halves?).")
+        if index_path is not None and not os.fspath(index_path).strip():  # (QA 75 F11: "" was the default)
+            raise UsageError("index_path is empty: pass a file path, or None for the default index",
+                             hint="Leave index_path out to use the vault's index (.dreamdb/index.db).")
         flags(auto_sync=auto_sync, allow_model_build=allow_model_build)
         if include_archives is not None:
             flags(include_archives=include_archives)
@@ -575,7 +611,10 @@ class Index:
         self._embedder = None
         self.model_problem: str | None = None
         self._model_retry: tuple | None = None  # (_model_state() when the model failed; None: never retried)
-        self.index_path = Path(index_path) if index_path else config.index_path_for(self.vault)
+        # (made absolute once, ~ expanded, as the vault and DREAMDB_INDEX are: a relative one named another file
+        # after an os.chdir, and '~/i.db' a folder named ~; QA round 139-A F1)
+        self.index_path = (config.absolute_path("index_path", index_path) if index_path
+                           else config.index_path_for(self.vault))
         # (dreamdb chose the place: the index may be carried over from the other one, see carry_over)
         self._chosen_path = not index_path and not config.index_env()
         # (what a hint tells the caller to change: the argument they gave, which DREAMDB_INDEX does not override;
@@ -2177,7 +2216,8 @@ class Index:
         there (QA round 92 F3: the refresh said every text embedded while the new index lacked a third).
 
         Args:
-            embedder: an :class:`dreamdb.embeddings.model.Embedder` to use instead of :meth:`embedder`'s.
+            embedder: an :class:`dreamdb.embeddings.model.Embedder` to use instead of :meth:`embedder`'s (or an
+                object with its ``model_id`` and ``embed_passages``).
 
         With ``force``, a forced refresh that stopped before it finished (killed, interrupted) is named in a note
         (:meth:`take_notes`): this one starts over, where one without ``force`` would finish it.
@@ -2189,7 +2229,7 @@ class Index:
         Raises:
             ModelNotInstalled: no usable model (the reason says why).
             UsageError: ``force`` not a bool (``"no"`` would read as true), ``progress`` or ``on_wait`` not
-                callable; from a method of this Index that either calls (the refresh holds the write transaction).
+                callable, ``embedder`` no embedder; from a method of this Index that either calls (the refresh holds the write transaction).
             VaultNotFound: the vault folder is gone (moved or deleted since it was opened).
             IndexUnavailable, LockTimeout: the index cannot be written, or another process holds it too long.
         """
@@ -2198,6 +2238,11 @@ class Index:
         flags(force=force)
         callback(progress, "progress")
         callback(on_wait, "on_wait")
+        if embedder is not None and not (isinstance(getattr(embedder, "model_id", None), str)
+                                         and callable(getattr(embedder, "embed_passages", None))):
+            # (QA round 139-A F3: an AttributeError after the sync)
+            raise UsageError(f"embedder must be an Embedder (dreamdb.embeddings.model.Embedder, or an object with a"
+                             f" model_id string and an embed_passages method) or None, got {embedder!r}")
         progress, on_wait = self._own_callback(progress), self._own_callback(on_wait)
         self.sync()
         emb = embedder if embedder is not None else self.embedder()
@@ -2430,6 +2475,12 @@ class Index:
             from dreamdb.vault.discover import require_utf8
 
             for name, value in (("since", since), ("until", until)):  # (named: QA round 126-A F11d, "The time")
+                if value is not None and not isinstance(value, (str, date)):  # (QA round 139-A F5: -30 and a
+                    # timedelta were quoted as the text '-30', "Cannot understand the time")
+                    raise UsageError(f"{name} must be an ISO-8601 or relative time (a string) or a datetime, got"
+                                     f" {type(value).__name__} {value!r}",
+                                     hint=f"Example: {name}='-30d' (30 days before now), {name}='2026-08-01', or"
+                                          f" {name}=datetime.now(timezone.utc) - timedelta(days=30).")
                 if value is not None and not isinstance(value, datetime):
                     require_utf8(str(value), f"{name} (--{name})")
 
@@ -3222,7 +3273,7 @@ def open_index(vault=None, **kwargs):
     if isinstance(vault, (list, tuple)):
         if not vault:
             raise UsageError("No vault given: pass a path, or a non-empty list of paths.")
-        if len(vault) == 1:
+        if len(vault) == 1 and vault[0] is not None:  # (None in a list is refused there: QA round 139-A F4)
             return Index(vault[0], **kwargs)
         from dreamdb.multi import MultiIndex
 

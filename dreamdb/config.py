@@ -93,14 +93,16 @@ def cache_root() -> Path:
     """Folder for the indexes of read-only vaults (``DREAMDB_CACHE_DIR`` or the platform's user cache dir)."""
     env = env_path("DREAMDB_CACHE_DIR")
     if env:  # (a relative path taken from the current folder, as DREAMDB_INDEX's, and shown whole: QA round 114-B F6)
-        return _absolute_from_env("DREAMDB_CACHE_DIR", env)
+        return absolute_path("DREAMDB_CACHE_DIR", env)
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME))
 
 
-def _absolute_from_env(name: str, value: str) -> Path:
-    """The path the variable ``name`` holds (``value``), ``~`` expanded, made absolute from the current folder.
+def absolute_path(name: str, value: str | os.PathLike) -> Path:
+    """The path the variable or argument ``name`` holds (``value``), ``~`` expanded (:func:`expand_user`), made
+    absolute from the current folder once: a relative ``index_path=`` or ``lexicon=`` named another file after an
+    ``os.chdir`` (QA round 139-A F1), as ``DREAMDB_INDEX`` would have.
 
     Raises:
         UsageError: a relative path, from a current folder deleted meanwhile (QA round 90-C F10 for DREAMDB_INDEX,
@@ -139,7 +141,7 @@ def index_path_for(vault: Path) -> Path:
             folder = os.path.normpath(env)
             raise UsageError(f"DREAMDB_INDEX={env!r} names a folder (it ends with a slash or a dot); it names the index"
                              " file.", hint=f"Set DREAMDB_INDEX={os.path.join(folder, INDEX_FILE_NAME)!r}, for instance.")
-        return _absolute_from_env("DREAMDB_INDEX", env)
+        return absolute_path("DREAMDB_INDEX", env)
     in_vault = vault / INDEX_DIR_NAME
     try:
         in_vault_is_dir = in_vault.is_dir()

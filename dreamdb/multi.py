@@ -32,7 +32,7 @@ class MultiIndex:
         **kwargs: passed to every :class:`Index`.
 
     Raises:
-        UsageError: ``vaults`` is one path (a str), or empty.
+        UsageError: ``vaults`` is one path (a str), or empty, or holds ``None``.
         VaultNotFound: one of the paths is not a vault.
         UsageError: one ``index_path`` (or ``DREAMDB_INDEX``) for several vaults: an index file serves one vault.
     """
@@ -42,6 +42,12 @@ class MultiIndex:
             # letter, "/ is not a vault"; [] searched nothing without a word)
             raise UsageError("MultiIndex takes a list of vault paths" + (f", not one path: {vaults!r}"
                              if vaults else "; none was given") + ".", hint="dreamdb.open(path) opens one vault.")
+        vaults = list(vaults)
+        if None in vaults:  # (QA round 139-A F4: None was the vault of the current folder or DREAMDB_VAULT, added
+            # without a word)
+            raise UsageError(f"The list of vaults holds None (item {vaults.index(None) + 1} of {len(vaults)}): each item"
+                             " is a vault's path.", hint="dreamdb.open() (no list) opens the vault found from the"
+                             " current folder or DREAMDB_VAULT; put its path in the list to search it with others.")
         self.indexes: list[Index] = []
         self._notes: deque[str] = deque(maxlen=MAX_NOTES)  # (the vaults left out; see take_notes)
         self._opened: dict[int, tuple] = {}  # id(index) → its folder's identity when opened (see _searched_once)

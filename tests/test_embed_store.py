@@ -66,6 +66,18 @@ def open_synced(vault):
     return index
 
 
+def test_refresh_refuses_an_embedder_that_is_none_before_it_syncs(tiny_vault):
+    """QA round 139-A F3: ``refresh_embeddings(embedder=3)`` synced, then raised AttributeError ('int' object has no
+    attribute 'model_id')."""
+    make_vault(tiny_vault, n_docs=2)
+    with dreamdb.open(tiny_vault) as index:
+        for wrong in (3, "e5s-1234", object()):
+            with pytest.raises(UsageError, match=r"^embedder must be an Embedder .* or None, got "):
+                index.refresh_embeddings(embedder=wrong)
+        assert not index.index_path.exists()  # (refused before the sync)
+        assert index.refresh_embeddings(embedder=HashEmbedder()).embedded > 0
+
+
 def test_a_forced_refresh_waiting_for_another_forced_one_does_not_say_that_one_stopped(tiny_vault):
     """QA round 128-A F6: a second ``--force`` started while the first ran said "an earlier forced refresh stopped
     with 35 texts left", read before it waited for the first, which then finished. The texts left are read once the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -221,6 +222,13 @@ def test_api_arguments_of_the_wrong_type_are_usage_errors(vault):
     index.close()
 
 
+class _BytesPath:
+    """An ``os.PathLike`` whose ``__fspath__`` gives bytes (QA round 139-A F3: a TypeError from deep inside)."""
+
+    def __fspath__(self):
+        return b"/tmp/index.db"
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"include_archives": "no"}, "include_archives must be True or False"),
     ({"auto_sync": "no"}, "auto_sync must be True or False"),
@@ -232,6 +240,10 @@ def test_api_arguments_of_the_wrong_type_are_usage_errors(vault):
     ({"index_path": ""}, "index_path is empty"),  # (QA round 75 F11: meant the default index silently)
     ({"index_path": "  "}, "index_path is empty"),  # (QA round 79 F7: an index named two spaces)
     ({"index_path": "/tmp/a\x00b.db"}, "index_path holds a NUL character"),  # (QA round 114-A F3: a raw ValueError)
+    ({"index_path": _BytesPath()}, r"index_path must be a path \(str or os.PathLike\), got .*gives bytes"),
+    ({"lexicon": _BytesPath()}, r"lexicon must be a path \(str or os.PathLike\), got .*gives bytes"),
+    ({"lexicon": ""}, "lexicon is empty"),  # (QA round 139-A F6: ". is not a regular file", a LexiconError)
+    ({"lexicon": " "}, "lexicon is empty"),
 ])
 def test_open_refuses_arguments_of_the_wrong_type(vault, kwargs, message):
     """QA round 68 M1: open() took them and failed at the first recall (ValueError, TypeError), or read
@@ -248,6 +260,55 @@ def test_open_refuses_a_vault_path_holding_a_nul(tmp_path):
     for vault in ("/tmp/\x00x", PurePosixPath(f"{tmp_path}/a\x00b")):
         with pytest.raises(UsageError, match="vault holds a NUL character"):
             dreamdb.open(vault)
+
+
+def test_a_vault_path_whose_fspath_gives_bytes_is_a_usage_error():
+    """QA round 139-A F3: an os.PathLike giving bytes raised TypeError, where bytes themselves are refused."""
+    with pytest.raises(UsageError, match=r"vault must be a path \(str or os.PathLike\), got .*gives bytes b'/tmp/"):
+        dreamdb.open(_BytesPath())
+
+
+def test_a_relative_or_home_index_path_is_made_absolute_once(vault, tmp_path, monkeypatch):
+    """QA round 139-A F1: ``index_path='r.db'`` was read from the current folder at each use (an ``os.chdir`` built
+    a second index there, "the index file r.db was deleted or replaced since it was opened; reopened"), and
+    ``'~/i.db'`` made a folder named ``~``: both are read as the vault's path and DREAMDB_INDEX are."""
+    home, first, second = tmp_path / "home", tmp_path / "first", tmp_path / "second"
+    for folder in (home, first, second):
+        folder.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(first)
+    index = dreamdb.open(vault, index_path="r.db")
+    assert ids(index.recall("quokka", top=10, now=NOW)) and index.index_path == first / "r.db"
+    monkeypatch.chdir(second)
+    assert ids(index.recall("quokka", top=10, now=NOW)) and index.take_notes() == []
+    assert index.status()["index"] == str(first / "r.db") and os.listdir(second) == []
+    index.close()
+    with dreamdb.open(vault, index_path="~/i.db") as at_home:
+        assert at_home.recall("quokka", top=10, now=NOW) and at_home.index_path == home / "i.db"
+    assert (home / "i.db").is_file() and os.listdir(second) == []  # (no folder named ~)
+    os.rmdir(second)  # a relative path from a folder that is gone: said so, as for DREAMDB_INDEX
+    with pytest.raises(UsageError, match=r"index_path='r.db' is a relative path, and the current folder no longer"):
+        dreamdb.open(vault, index_path="r.db")
+
+
+def test_recall_names_the_type_of_a_time_that_is_no_string(vault):
+    """QA round 139-A F5: ``now=1755475200`` was "must be an ISO-8601 instant, got '1755475200'" (quoted as text),
+    ``since=-30`` and a timedelta "Cannot understand the time '-30'"; a date is still read as its day."""
+    from datetime import date, timedelta
+
+    index = dreamdb.open(vault)
+    with pytest.raises(UsageError) as info:
+        index.recall("quokka", now=1755475200)
+    assert info.value.message == "now must be a datetime or an ISO-8601 string, got int 1755475200"
+    for name, value, shown in (("since", -30, "int -30"), ("until", 2.5, "float 2.5"),
+                               ("since", timedelta(days=-30), "timedelta datetime.timedelta(days=-30)")):
+        with pytest.raises(UsageError) as info:
+            index.recall("quokka", now=NOW, **{name: value})
+        assert info.value.message == f"{name} must be an ISO-8601 or relative time (a string) or a datetime, got {shown}"
+        with pytest.raises(UsageError, match=rf"^{name} must be"):
+            index.list_documents(**{name: value})
+    assert ids(index.recall("quokka", top=10, since=date(2026, 8, 1), now=date(2026, 8, 18))) == \
+        ids(index.recall("quokka", top=10, since="2026-08-01", now="2026-08-18"))
 
 
 def test_rebuild_needs_a_reason(vault):

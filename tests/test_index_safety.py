@@ -300,6 +300,22 @@ def test_open_rejects_a_non_path_and_an_empty_list():
         dreamdb.open([])
 
 
+def test_open_refuses_none_in_a_list_of_vaults(tmp_path, monkeypatch):
+    """QA round 139-A F4: ``open([path, None])`` added the vault found from the current folder (or DREAMDB_VAULT)
+    without a word, and ``open([None])`` opened it."""
+    here = tmp_path / "here" / "_dream_context"
+    there = tmp_path / "there" / "_dream_context"
+    for vault in (here, there):
+        write_doc(vault, "knowledge/a.md", "---\ntitle: A\n---\nquokka\n")
+    monkeypatch.chdir(here.parent)
+    for vaults, item in (([there, None], "item 2 of 2"), ([None], "item 1 of 1"), ((None, there, here), "item 1 of 3")):
+        with pytest.raises(UsageError, match=rf"^The list of vaults holds None \({item}\): each item is a vault's path"):
+            dreamdb.open(vaults)
+    with pytest.raises(UsageError, match="holds None"):
+        dreamdb.MultiIndex([there, None])
+    assert dreamdb.open([there]).vault == there  # (a list of one path still gives its Index)
+
+
 def test_sync_check_from_the_cli_reports_and_repairs(example_vault):
     import json
 

@@ -1168,6 +1168,24 @@ def test_the_api_takes_a_lexicon_path_and_refuses_anything_else(tiny_vault, smal
         dreamdb.open(tiny_vault, lexicon=tmp_path / "missing.sqlite")
 
 
+def test_the_api_reads_a_lexicon_path_from_home_or_relative_once(tiny_vault, small_lexicon, tmp_path, monkeypatch):
+    """QA round 139-A F1, F6: ``lexicon='~/lex.db'`` was "Cannot read the lexicon ~/lex.db", a relative path was
+    read from the current folder at each use, and ``lexicon=''`` was the LexiconError ". is not a regular file"."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    monkeypatch.setenv("HOME", str(small_lexicon.path.parent.parent))
+    monkeypatch.chdir(small_lexicon.path.parent)
+    for given in (f"~/{small_lexicon.path.parent.name}/{small_lexicon.path.name}", small_lexicon.path.name):
+        with dreamdb.open(tiny_vault, lexicon=given) as ix:
+            monkeypatch.chdir(tmp_path)
+            assert [h.slug for h in ix.recall("uyku borcu", top=1)] == ["sleep-debt"]
+            assert ix.status()["lexicon"]["path"] == str(small_lexicon.path)
+            monkeypatch.chdir(small_lexicon.path.parent)
+    for empty in ("", "  "):
+        with pytest.raises(dreamdb.errors.UsageError, match="lexicon is empty"):
+            dreamdb.open(tiny_vault, lexicon=empty)
+
+
 def test_the_words_of_software_work_get_their_technical_sense_first(kenet_lexicon):
     """QA round 54: KeNet lacks istemci, derleme, kurulum (found through shorter roots: demand, nest) and lists
     sürüm's everyday senses first (circulation, currency); the glossary's senses now come first."""

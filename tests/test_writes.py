@@ -1707,6 +1707,27 @@ def test_update_tags_are_stripped_and_deduplicated(twins: Path):
     assert yaml.safe_load(path.read_text().split("---\n")[1])["tags"] == []
 
 
+def test_a_write_from_update_s_on_kept_is_refused_at_once_and_the_update_stays(tiny_vault: Path):
+    """QA round 139-A F2: a delete called from ``on_kept`` waited for the vault lock its update held until the lock
+    timeout, then said "held by another open Index (or thread) of this process… nothing was changed", though the
+    update had been written. It is a UsageError at once; the update is made, the delete not."""
+    import dreamdb
+
+    note = write_doc(tiny_vault, "knowledge/release-checklist.md", "---\ntitle: Release checklist\n---\nbody\n")
+    other = write_doc(tiny_vault, "knowledge/uyku-borcu.md", "---\ntitle: Uyku borcu\n---\nbody\n")
+    index = dreamdb.open(tiny_vault, lock_timeout_ms=3000)
+    started = time.monotonic()
+    with pytest.raises(UsageError, match=r"this thread holds the vault's lock .* This write was not made; the one whose"
+                                         r" callback called it was\.") as info:
+        index.update("release-checklist", append="A", now=NOW, on_kept=lambda kept: index.delete("uyku-borcu"))
+    assert time.monotonic() - started < 2 and "nothing was changed" not in info.value.message
+    assert note.read_text().endswith("body\n\nA\n") and other.exists()
+    with pytest.raises(UsageError, match="holds the vault's lock"):  # (remember too, and from another Index)
+        update(tiny_vault, "release-checklist", append="B", now=NOW,
+               on_kept=lambda kept: dreamdb.open(tiny_vault).remember("x", type="decision", scope="s", now=NOW))
+    assert index.delete("uyku-borcu")["moved_to"] and not other.exists()  # (the lock was let go)
+
+
 def test_update_tags_the_index_reads_as_the_notes_change_nothing(tiny_vault: Path):
     """QA round 65 L4: --tags "Process, #release" on a note tagged [process, release] rewrote the tags as
     [Process, '#release'] and dated the note, though the index reads them as the same tags (a leading # is not

@@ -248,7 +248,9 @@ def update(
         pin: ``True`` sets ``pinned: true``; ``False`` sets ``pinned: false``
             (only if the key exists or the document was pinned).
         now: the clock for ``updated``/``updated_at`` (default: now, local time).
-        on_kept: called with the path of the kept previous version (when one was written).
+        on_kept: called with the path of the kept previous version (when one was written), once the edit is made
+            and while the vault's lock is still held: a write to the same vault from it raises
+            :class:`~dreamdb.errors.UsageError` (:func:`~dreamdb.writes.files.vault_lock`), the edit made.
         lock_timeout: seconds to wait for another writer's vault lock (default 10; ``Index`` passes its
             ``lock_timeout_ms``).
 

@@ -13,6 +13,7 @@ import re
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -826,6 +827,10 @@ def _lock_timeout(lock_path: Path, holders: list[int], wait: float) -> LockTimeo
              " The lock ends with its holder's process: the file never needs deleting.")
 
 
+_HELD = threading.local()
+"""``.vaults``: the vaults (real paths) whose lock this thread holds (see :func:`vault_lock`)."""
+
+
 @contextlib.contextmanager
 def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
     """Hold the vault's write lock (``<vault>/.dreamdb/vault.lock``).
@@ -847,10 +852,22 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
         VaultNotFound: ``vault`` is not a folder.
         WriteRefused: the vault folder is not writable.
         LockTimeout: other processes held the lock longer than ``timeout``.
+        UsageError: this thread holds the vault's lock already: a write called from a callback of another write
+            (``update``'s ``on_kept``), which would wait for itself.
     """
     from filelock import FileLock
 
     vault = _check_vault(vault)
+    held = _HELD.__dict__.setdefault("vaults", set())
+    key = os.path.realpath(vault)
+    if key in held:  # (QA round 139-A F2: it waited for the timeout, then said "nothing was changed" of a write made)
+        from dreamdb.errors import UsageError
+
+        raise UsageError(f"A write to the vault {vault} was called while this thread holds the vault's lock for another"
+                         " write, from a callback of it (update's on_kept, called once its edit is made): it would wait"
+                         " for itself. This write was not made; the one whose callback called it was.",
+                         hint="Make the write after the other returns (keep what the callback needs, and act on it"
+                              " then).")
     wait = LOCK_TIMEOUT_S if timeout is None else timeout
     started = time.monotonic()
     holders: dict[int, None] = {}  # (in the order seen)
@@ -883,9 +900,11 @@ def vault_lock(vault: Path, timeout: float | None = None) -> Iterator[Path]:
         except BaseException:
             lock.release()
             raise
+    held.add(key)
     try:
         yield lock_path
     finally:
+        held.discard(key)
         lock.release()
 
 
