@@ -16,6 +16,7 @@ import pytest
 
 from dreamdb.hook import HEADER, render_block
 from dreamdb.output import hits_plain, hits_text, safe_text, table
+from dreamdb.store import connect as sqlite_connect
 from tests.conftest import write_doc
 
 ESC_TEXT = "zebrafish \x1b[31mRED\x1b[0m \x1b]0;title\x07 bell"
@@ -903,3 +904,99 @@ def test_a_folder_named_with_a_newline_is_refused_as_such_and_forges_no_error_li
         assert p.returncode == 2 and "holds a control character" in lines[0], (args, lines)
         assert [x for x in lines if x.startswith("Error")] == lines[:1], (args, lines)
     assert (vault / folder / "note.md").read_text() == "---\ntitle: Note\n---\nhello\n"
+
+
+# ---------------------------------------------------------------- QA round 139-D: stdout's status lines, usage errors
+
+def _one_line_each(data: bytes) -> list[str]:
+    """The lines of ``data``, asserted free of what a terminal obeys or a line reader splits at (:data:`RAW`)."""
+    assert _raw_in(data) == [], data
+    return data.decode().splitlines()
+
+
+def test_hook_install_and_uninstall_show_the_project_and_a_kept_command_on_their_line(tmp_path):
+    """QA round 139-D F1: ``hook install`` and ``uninstall`` printed the project's path and a hook command kept in its
+    settings raw on stdout: a folder named with an OSC title and a newline set the window's title and printed a
+    second, forged ``Error:`` line; a kept command's ESC ``[2J`` and U+202E reached the terminal."""
+    project = tmp_path / "pr\x1b]0;X\x07\nError: forged"
+    project.mkdir()
+    shown = "pr␛]0;X␇␊Error: forged/.claude/settings.json"
+    for args, said in ((("install",), "Prompt hook installed in "), (("install",), "Prompt hook already installed in "),
+                       (("uninstall",), "Prompt hook removed from ")):
+        p = run_main("hook", *args, "--project", str(project))
+        lines = _one_line_each(p.stdout)
+        assert p.returncode == 0 and len(lines) == 1 and lines[0].startswith(said) and shown in lines[0], (args, lines)
+    settings = tmp_path / "kept" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    kept = "dreamdb hook user-prompt-submit 2>/tmp/a\x1b[2Jb\u202ec"
+    hooks = [{"hooks": [{"type": "command", "command": kept}]}]
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": hooks}}))
+    for extra, said in (((), "(left as it is)"), (("--absolute",), " → ")):
+        p = run_main("hook", "install", "--project", str(settings.parent.parent), *extra)
+        lines = _one_line_each(p.stdout)
+        assert p.returncode == 0 and len(lines) == 1 and said in lines[0], (extra, lines)
+        assert "dreamdb hook user-prompt-submit 2>/tmp/a␛[2Jb<U+202E>c" in lines[0], (extra, lines)
+
+
+@pytest.mark.skipif(not sqlite_connect.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_a_cut_or_same_titled_notes_id_is_shown_by_status_embed_status_and_dedup(tmp_path, model_dir, monkeypatch):
+    """QA round 139-D F2: a note's id reached the terminal raw in ``status``'s ``embeddings:`` line and ``embed
+    status``'s ``cut:`` line (a note past the chunk cap is named there), and in ``embed dedup``'s verdict (``REVIEW:
+    <id> has this title``): its ESC ``]0;`` set the terminal's title, ESC ``[2J`` cleared it."""
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    vault = tmp_path / "_dream_context"
+    paragraph = " ".join(f"word{i % 50}" for i in range(350))  # (200 alike: one text to embed, 128 chunks cut)
+    write_doc(vault, "knowledge/big\x1b]0;PWN\x07\x1b[2Jx\u202e.md",
+              "---\ntitle: Big note\n---\n" + "\n\n".join([paragraph] * 200) + "\n")
+    assert run_main("embed", "refresh", "--vault", str(vault)).returncode == 0
+    shown = "knowledge/big␛]0;PWN␇␛[2Jx<U+202E>"
+    candidate = tmp_path / "candidate.md"
+    candidate.write_text("something else entirely\n")
+    for args, said in ((("status",), "embeddings: "), (("embed", "status"), "cut: "),
+                       (("embed", "dedup", "--title", "Big note", "--file", str(candidate)), "REVIEW: ")):
+        p = run_main(*args, "--vault", str(vault))
+        lines = _one_line_each(p.stdout)
+        assert p.returncode == 0 and any(x.startswith(said) and shown in x for x in lines), (args, lines)
+
+
+def test_a_usage_error_quoting_an_argument_is_one_error_line(tmp_path):
+    """QA round 139-D F3: click's usage errors quote the argument given, and a newline in it printed a second, forged
+    ``Error:`` line (``Got unexpected extra argument``, and recall's advice to put text starting with ``-`` after
+    ``--``); a U+2028 was written raw."""
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/a.md", "---\ntitle: A\n---\nalpha\n")
+    for args in (("status", "a\nError: forged"), ("list", "a\nError: forged"), ("embed", "status", "a\nError: forged"),
+                 ("hook", "uninstall", "a\nError: forged"), ("recall", "--a\nError: forged", "x"),
+                 ("recall", "--a\u2028b", "x")):
+        p = run_main(*args, cwd=tmp_path)
+        lines = _one_line_each(p.stderr)
+        assert p.returncode == 2 and [x for x in lines if x.startswith("Error")] == lines[-1:], (args, lines)
+        assert "a␊Error: forged" in lines[-1] or "--a<U+2028>b" in lines[-1], (args, lines)
+        assert lines[0].startswith("Usage: dreamdb ") and lines[2] == "", (args, lines)  # (its usage lines kept)
+
+
+def test_status_not_indexed_lines_show_a_file_names_newline(tmp_path):
+    """QA round 139-D F4: ``status``'s ``not indexed:`` lines wrote a newline or U+2028 of a file's name raw (a
+    forged ``Error:`` line on stdout); they show them as its ``in part:`` lines do, ``␊`` and ``<U+2028>``."""
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/a.md", "---\ntitle: A\n---\nalpha\n")
+    write_doc(vault, "other/g\nError: forged.md", "x\n")
+    write_doc(vault, "knowledge/a\u2028b.MD", "x\n")
+    p = run_main("status", "--vault", str(vault))
+    lines = _one_line_each(p.stdout)
+    assert p.returncode == 0 and not [x for x in lines if x.startswith("Error")], lines
+    assert any("(other/g␊Error: forged.md)" in x for x in lines), lines
+    assert any("(knowledge/a<U+2028>b.MD)" in x for x in lines), lines
+
+
+def test_an_id_copied_with_any_control_picture_gets_the_rename_hint(tmp_path):
+    """QA round 139-D F8: an id copied from ``list``, which shows ESC as ``␛`` (BEL as ``␇``, CR as ``␍``, DEL as
+    ``␡``), was answered "Run dreamdb list to see every id", where list shows that very id; only ``␉`` and ``␊``
+    got the hint to rename the file. Every control picture the safe printer writes gets it now."""
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/esc\x1b[2Jx.md", "---\ntitle: E\n---\nescword\n")
+    p = run_main("list", "--vault", str(vault))
+    assert "knowledge/esc␛[2Jx" in p.stdout.decode()
+    for slug in ("knowledge/esc␛[2Jx", "knowledge/a␇", "b␍", "knowledge/c␡", "knowledge/d␛[x", "knowledge/t␉x"):
+        p = run_main("delete", "--vault", str(vault), slug)
+        assert p.returncode == 7 and "rename the file without it" in p.stderr.decode(), (slug, p.stderr)

@@ -180,7 +180,12 @@ def main(argv: list[str] | None = None) -> int:
                                f"dreamdb {name} has no --vault option (it reads no vault's index): leave it out.")
             shown = _Shown()
             exc.show(file=shown)  # (its usage line and Error: line, as every stderr line: say; QA round 135-B F1)
-            say(shown.getvalue().removesuffix("\n"))
+            # (the Error: line one line: an argument quoted with a newline forged a second one, QA round 139-D F3)
+            usage, error, message = shown.getvalue().removesuffix("\n").partition("Error: ")
+            if usage or not error:
+                say(usage.removesuffix("\n"))
+            if error:
+                say(error + message, one_line=True)
             json_error(exc.format_message(), None, exc.exit_code)  # with --json: on stdout too
             code = exc.exit_code
         except click.Abort as exc:  # Ctrl-C inside click

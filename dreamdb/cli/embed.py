@@ -258,7 +258,8 @@ def status_cmd(vault, as_json):
     click.echo(f"vectors:   {st['embedded']} chunks embedded, {st['pending']} texts pending, "
                f"{st['vectors_total']} vectors stored ({st['vectors_bytes'] / 1e6:.1f} MB)")
     if st.get("documents_cut"):
-        click.echo(f"cut:       {cut_documents_note(st['documents_cut'])}")
+        # (the note names ids, shown: an id's ESC ]0; set the terminal's title, QA round 139-D F2)
+        click.echo(f"cut:       {output.visible_id(cut_documents_note(st['documents_cut']))}")
     if st.get("reembed_pending"):
         click.echo(f"re-embed:  {output.count_noun(st['reembed_pending'], 'text')} still to re-embed for an interrupted"
                    " --force (their vectors are used meanwhile; run: dreamdb embed refresh)")
@@ -480,7 +481,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     if as_json:
         click.echo(output.to_json(result.as_dict()))
         return
-    click.echo(f"{result.verdict}: {result.reason}")
+    click.echo(output.visible_id(f"{result.verdict}: {result.reason}"))  # (its reason names ids: QA round 139-D F2)
     rows = [{"score": f"{s:.4f}", "doc_id": d, "title": t[:70]} for d, t, s in result.neighbours]
     if rows:
         click.echo(output.table(rows))

@@ -173,15 +173,16 @@ def install(project, command, absolute, local, as_json):
                 " nothing where no vault is found). For one project, install it there: dreamdb hook install"
                 " --project PATH.")
     replaced = [c for c in in_target if c != command] if changed else []
+    shown = output.visible_id  # (on its line: a folder named with ESC ]0; and a newline, QA round 139-D F1)
     if as_json:
         quickcli.json_reported(output.to_json({"installed": True, "changed": changed, "settings": str(path), "command": command,
                                    **({"replaced": replaced[0]} if replaced else {})}))
     elif replaced:
-        click.echo(f"Prompt hook updated in {path}: {replaced[0]} → {command}")
+        click.echo(f"Prompt hook updated in {shown(path)}: {shown(replaced[0])} → {shown(command)}")
     elif changed:
-        click.echo(f"Prompt hook installed in {path}: {command}")
+        click.echo(f"Prompt hook installed in {shown(path)}: {shown(command)}")
     else:
-        click.echo(f"Prompt hook already installed in {path}: {command}")
+        click.echo(f"Prompt hook already installed in {shown(path)}: {shown(command)}")
 
 
 _AMONG_OTHERS = "dreamdb hook uninstall leaves a hook that runs other commands too: removing it would remove them"
@@ -290,7 +291,8 @@ def _already(as_json: bool, path: Path, existing: str, why: str) -> None:
         quickcli.json_reported(output.to_json({"installed": True, "changed": False, "settings": str(path), "command": existing,
                                    "kept": True}))
     else:
-        click.echo(f"Prompt hook already installed in {path}: {existing} (left as it is)")
+        click.echo(f"Prompt hook already installed in {output.visible_id(path)}: {output.visible_id(existing)}"
+                   " (left as it is)")  # (QA round 139-D F1)
     problem = _kept_command_problem(existing)
     if problem:
         why = f"{problem}. {why}"
@@ -419,8 +421,9 @@ def uninstall(project, as_json):
                                                **({"left": [{"settings": str(p), "command": c} for p, c in left]}
                                                   if left else {})}))
     elif paths:
-        click.echo("\n".join(f"Prompt hook removed from {p}" + ("; the file held nothing else, so it was deleted."
-                                                                 if p in deleted else ".") for p in paths))
+        click.echo("\n".join(f"Prompt hook removed from {output.visible_id(p)}"  # (QA round 139-D F1)
+                             + ("; the file held nothing else, so it was deleted." if p in deleted else ".")
+                             for p in paths))
     elif not left:
         click.echo("No dreamdb prompt hook was installed.")
     else:

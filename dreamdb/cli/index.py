@@ -193,14 +193,14 @@ def status_cmd(vault, as_json):
         more = ", …" if st["unindexed_markdown"] > len(st["unindexed_examples"]) else ""
         click.echo(f"not indexed:    {st['unindexed_markdown']} .md file{'s' if st['unindexed_markdown'] != 1 else ''}"
                    " outside the folders dreamdb reads "
-                   f"({', '.join(output.safe_text(p) for p in st['unindexed_examples'])}{more})")
+                   f"({', '.join(shown(p) for p in st['unindexed_examples'])}{more})")
     if st["unindexed_cased_extension"]:  # (QA round 65 L5)
         more = ", …" if st["unindexed_cased_extension"] > len(st["unindexed_cased_examples"]) else ""
         click.echo(f"not indexed:    {st['unindexed_cased_extension']} note{'s' if st['unindexed_cased_extension'] != 1 else ''}"
-                   f" with an extension other than .md ({', '.join(output.safe_text(p) for p in st['unindexed_cased_examples'])}"
+                   f" with an extension other than .md ({', '.join(shown(p) for p in st['unindexed_cased_examples'])}"
                    f"{more}): rename to .md")
     for path in st["unindexed_changelog"]:  # (QA round 91 F7)
-        click.echo(f"not indexed:    {output.safe_text(path)}: dreamdb reads core/CHANGELOG.json, named so in this"
+        click.echo(f"not indexed:    {shown(path)}: dreamdb reads core/CHANGELOG.json, named so in this"
                    " case; rename it")
     if st["unindexed_undecodable_names"]:  # (QA round 78-A F4)
         n = st["unindexed_undecodable_names"]
@@ -212,7 +212,7 @@ def status_cmd(vault, as_json):
                      (f"this Python cannot read (it reads names as {encoding})",
                       "set PYTHONUTF8=1 or a UTF-8 locale (LC_ALL=C.UTF-8)"))
         click.echo(f"not indexed:    {n} note{'s' if n != 1 else ''} or folder{'s' if n != 1 else ''} whose name {what}"
-                   f" ({', '.join(output.safe_text(p) for p in st['unindexed_undecodable_examples'])}{more}): {fix}")
+                   f" ({', '.join(shown(p) for p in st['unindexed_undecodable_examples'])}{more}): {fix}")
     if st["unreadable_files"]:
         more = ", …" if st["unreadable_files"] > len(st["unreadable_examples"]) else ""
         click.echo(f"not indexed:    {st['unreadable_files']} file{'s' if st['unreadable_files'] != 1 else ''} dreamdb"
@@ -239,7 +239,7 @@ def status_cmd(vault, as_json):
     click.echo(f"sqlite:         {st['sqlite_driver']} {st['sqlite_version']} · vector extension {'loadable' if st['vector_extension'] else 'NOT loadable'}")
     emb = st.get("embeddings")
     if emb:
-        click.echo(f"embeddings:     {emb.get('summary', '')}")
+        click.echo(f"embeddings:     {shown(emb.get('summary', ''))}")  # (its cut note names ids: QA round 139-D F2)
     acc = st["bm25_accumulator"]
     if acc == "C":
         acc += " (BM25 sums of a long-lived process, e.g. the Python API)"

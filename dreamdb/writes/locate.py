@@ -892,10 +892,13 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
         close = list(dict.fromkeys(k for name in difflib.get_close_matches(bare.casefold(), list(by_name), n=5,
                                                                             cutoff=0.6)
                                    for k in sorted(by_name[name], key=lambda k: not k.startswith(f"{doc_type}/"))))[:5]
-        if "\u2409" in slug or "\u240a" in slug:  # copied from recall's output, where they stand for a tab/newline
+        if any("\u2400" <= c <= "\u241f" or c == "\u2421" for c in slug):  # copied from list's or recall's output,
+            # where a control picture stands for a control character (dreamdb.output.safe_text: not ␉ and ␊ alone,
+            # ␛ ␇ ␍ ␡ too; QA round 139-D F8)
             raise NotFound(f"No document {slug!r} in the vault.",
-                           hint="recall shows a tab or newline in a name as ␉ or ␊; dreamdb does not edit files with"
-                                " such names: rename the file without it (e.g. with mv), then retry.")
+                           hint="list and recall show a control character in a name as a symbol (a tab as ␉, a newline"
+                                " as ␊, ESC as ␛); dreamdb does not edit files with such names: rename the file"
+                                " without it (e.g. with mv), then retry.")
         kept = _in_trash(vault, doc_type, bare)
         if kept is not None:  # deleted by dreamdb (QA round 44: deleting twice said only "No document")
             raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
