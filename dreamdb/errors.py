@@ -96,6 +96,11 @@ class NoVaultFound(VaultNotFound):
     """No ``_dream_context`` folder in the working folder or any folder above it (the walk of discovery found
     none; a vault found and unusable is a plain :class:`VaultNotFound`). Exit 3."""
 
+    detail: str | None = None
+    """Why none was found, where a thing came close, in the words the message gives in parentheses: a
+    ``_dream_context`` that is no folder (``/p/_dream_context is not a folder``, ``… is a link to nothing``), or a
+    folder named almost so; ``None`` when there was nothing (the prompt hook's log says it, QA round 139-C F5)."""
+
 
 class IndexUnavailable(DreamdbError):
     """The index could not be opened, migrated or rebuilt. Exit 4."""

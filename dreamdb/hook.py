@@ -255,17 +255,28 @@ _STAND_IN = re.compile(r"<(?:U\+[0-9A-F]{4,6}|\d+ hidden characters from U\+[0-9
 """The names :func:`dreamdb.output.safe_text` writes in place of a hidden character (``<U+2066>``)."""
 
 
+@lru_cache(maxsize=1)
+def _kept_whole() -> re.Pattern:
+    """What a cut of :func:`_one_line` keeps whole or leaves out: a hidden character's name (:data:`_STAND_IN`) and
+    a flag's tag sequence (:data:`dreamdb.output.FLAG_TAG_SEQUENCE`)."""
+    from dreamdb.output import FLAG_TAG_SEQUENCE
+
+    return re.compile(f"{_STAND_IN.pattern}|{FLAG_TAG_SEQUENCE}")
+
+
 def _one_line(text: str, limit: int | None = None) -> str:
     """``text`` on one line: control characters shown (ESC → ␛, see :func:`dreamdb.output.safe_text`), whitespace
     runs → one space, cut at ``limit`` characters (the ``…`` included); a cut never splits the name of a hidden
-    character (``<U+2066>`` is kept whole or left out: a half ``<U+20…`` names nothing, QA round 73)."""
+    character (``<U+2066>`` is kept whole or left out: a half ``<U+20…`` names nothing, QA round 73), nor a flag's
+    tag sequence (:data:`dreamdb.output.FLAG_TAG_SEQUENCE`, kept whole or left out: its first tag characters alone
+    are the invisible ones :func:`~dreamdb.output.safe_text` leaves out, QA round 139-C F2)."""
     from dreamdb.output import safe_text
 
     text = " ".join(safe_text(text).split())
     if limit is None or len(text) <= limit:
         return text
     cut = limit - 1
-    for m in _STAND_IN.finditer(text, max(0, cut - 40), cut + 40):
+    for m in _kept_whole().finditer(text, max(0, cut - 40), cut + 40):
         if m.start() < cut < m.end():
             cut = m.start()
     return text[:cut] + "…"
@@ -311,8 +322,9 @@ def render_block(hits, *, name_vault: bool = False) -> str:
 
     Text from the vault goes through :func:`dreamdb.output.safe_text`: no escape sequence reaches the prompt; ids go
     through :func:`dreamdb.output.visible_id`. With ``name_vault``, the ``More:`` command names the vault
-    (``--vault``): it was found from ``$CLAUDE_PROJECT_DIR``, not in or above the prompt's folder, where the command
-    alone finds none (QA round 118-A F6).
+    (``--vault``): the command alone, run in the prompt's folder, would find none or another
+    (:func:`_found_alone`): the vault was found from ``$CLAUDE_PROJECT_DIR`` (QA round 118-A F6), or
+    ``$DREAMDB_VAULT`` names another (QA round 139-C F3).
     """
     lines = [HEADER]
     for i, h in enumerate(hits, 1):
@@ -334,12 +346,15 @@ def render_block(hits, *, name_vault: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _under(cwd: str | None, vault: Path) -> bool:
-    """Whether the walk up from ``cwd`` (default: the working folder) meets ``vault``: ``cwd`` is in its project."""
+def _found_alone(cwd: str | None, vault: Path) -> bool:
+    """Whether ``dreamdb recall`` run in ``cwd`` (default: the working folder) without ``--vault`` finds ``vault``:
+    ``$DREAMDB_VAULT``'s vault when it is set (QA round 139-C F3: one exported for another vault was searched by the
+    block's ``More:`` command), else the one the walk up from ``cwd`` finds."""
+    from dreamdb.vault.discover import find_vault
+
     try:
-        here = Path(cwd or os.getcwd()).resolve()
-        return here == vault.parent.resolve() or vault.parent.resolve() in here.parents
-    except (OSError, RuntimeError):
+        return find_vault(None, cwd=Path(cwd) if cwd else None).resolve() == vault.resolve()
+    except Exception:  # noqa: BLE001 - none found, or none usable: the vault is named
         return False
 
 
@@ -1000,8 +1015,8 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                  + "; nothing printed")  # (cut as a whole: the message names the path again, QA round 64 L5)
         elif cwd and not os.path.isdir(cwd):  # (QA round 102-B F2: "no vault in or above examples", a folder that
             # was not there: a relative cwd read from the hook's own working folder)
-            _why(f"cwd {cwd} is no folder" + ("" if os.path.isabs(cwd) else f" (from {os.getcwd()}, as a relative path"
-                                                                          " is read)") + "; nothing printed")
+            _why(f"cwd {_one_line(repr(cwd), 200)} is no folder" + (  # (repr: QA round 139-C F5, "<proj>\n")
+                "" if os.path.isabs(cwd) else f" (from {os.getcwd()}, as a relative path is read)") + "; nothing printed")
         else:
             project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
             also = f" nor in or above CLAUDE_PROJECT_DIR {project}" if project and os.path.isabs(project) else ""
@@ -1009,7 +1024,10 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             real = os.path.realpath(where)  # (the walk goes up the folders' real path, as git's does: a linked
             # folder's is said, not the one the link is in; QA round 121-C F7)
             shown = where if real == os.path.abspath(where) else f"{real} (where {where} leads)"
-            _why(f"no _dream_context vault in or above {shown}{also} (and DREAMDB_VAULT is not set); nothing printed")
+            why = f"{exc.detail}; " if getattr(exc, "detail", None) else ""  # (QA round 139-C F5: "no vault", of
+            # a _dream_context that is a file or a link to nothing, where recall says which)
+            _why(f"no _dream_context vault in or above {shown}{also} ({why}and DREAMDB_VAULT is not set); nothing"
+                 " printed")
         return ""
     mode = _recall_mode()
     index = Index(vault, auto_sync=False, lock_timeout_ms=LOCK_WAIT_MS, allow_model_build=False, engine="sql",
@@ -1084,6 +1102,6 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             return ""
         _why(f"{vault}: injected {len(shown)} hits, first {shown[0].doc_id}; highest raw BM25 score {best.score:.2f}"
              f" ({best.doc_id}, the gate's)")  # (hits in rankScore order; the gate is on raw scores: QA round 39)
-        return render_block(shown, name_vault=not _under(cwd, vault))  # (before close: snippets read the index)
+        return render_block(shown, name_vault=not _found_alone(cwd, vault))  # (before close: snippets read the index)
     finally:
         index.close()

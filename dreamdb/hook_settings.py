@@ -652,6 +652,41 @@ PROJECT_HINT = "Give the project's folder (--project DIR; the default is the cur
 """The hint of a ``--project`` that names no folder."""
 
 
+def vault_holding(project_dir) -> Path | None:
+    """The vault folder (``_dream_context``) that ``project_dir`` is or lies in, by its path made absolute or its real
+    path (the outermost of two), or ``None``: Claude Code, started in the project, reads no settings there."""
+    from dreamdb.vault.discover import VAULT_DIR_NAME
+
+    return next((folder for path in _absolute_and_real(project_dir) for folder in (*reversed(path.parents), path)
+                 if folder.name == VAULT_DIR_NAME), None)
+
+
+def in_vault_words(project_dir, vault: Path) -> str:
+    """How ``project_dir`` is in ``vault`` (:func:`vault_holding`'s), in words that follow "is": "a vault folder",
+    or "inside the vault <vault>"."""
+    return "a vault folder" if vault in _absolute_and_real(project_dir) else f"inside the vault {vault}"
+
+
+def _absolute_and_real(folder) -> list[Path]:
+    """``folder`` made absolute, and its real path (when it can be resolved)."""
+    paths = [Path(os.path.abspath(folder))]
+    with contextlib.suppress(OSError, RuntimeError):
+        paths.append(paths[0].resolve())
+    return paths
+
+
+def refuse_vault_folder(project_dir) -> None:
+    """Raise :class:`UsageError` when ``project_dir`` is a vault folder or lies in one (:func:`vault_holding`): a
+    settings file there is never read, and ``hook install`` pointed at the vault wrote one into it, advising a vault
+    inside the vault (QA round 139-C F1). The hint names the project's folder, the vault's parent."""
+    vault = vault_holding(project_dir)
+    if vault is not None:
+        raise UsageError(f"{project_dir} is {in_vault_words(project_dir, vault)}, not a project folder: Claude Code,"
+                         " started in the project, reads no settings there; nothing was changed.",
+                         hint="Give the project's folder, the vault's parent: --project"
+                              f" {shlex.quote(str(vault.parent))}")
+
+
 def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bool = False,
                  replace: bool = True) -> Path:
     """Add dreamdb's ``UserPromptSubmit`` hook to a project's Claude Code settings.
@@ -679,6 +714,8 @@ def install_hook(project_dir: Path, command: str = DEFAULT_COMMAND, *, local: bo
     Raises:
         UsageError: ``command`` is empty, spans lines, or holds a control character (ESC, a tab), a
             bidirectional override or an invisible character (Unicode tags).
+        UsageError: ``project_dir`` is a vault folder (``_dream_context``) or lies in one
+            (:func:`refuse_vault_folder`).
         NotFound: ``project_dir`` is not a folder.
         WriteRefused: the existing settings file is not valid JSON (``NaN``, ``Infinity``), not an
             object, or its ``hooks``/``hooks.UserPromptSubmit`` has the wrong
@@ -706,6 +743,7 @@ def _checked_target(project_dir: Path, command: str, local: bool) -> Path:
     # ESC, other controls, bidi overrides and invisible tag characters were written to settings.json (QA round 59 L10)
     _check_text("The hook command", command, allow_newlines=False)
     _require_project(project_dir)
+    refuse_vault_folder(project_dir)
     path = settings_path(project_dir, local)
     _refuse_unreachable(path)
     if path.parent.exists() and not path.parent.is_dir():

@@ -522,6 +522,35 @@ def test_verbose_hook_logs_why_it_printed_nothing(project, tmp_path, monkeypatch
     assert H.run(payload("zebra unicorn quasar nebula", project)) == "" and not log.exists()  # silent by default
 
 
+def test_the_verbose_log_shows_a_cwds_whitespace_and_why_a_dream_context_is_no_vault(project, tmp_path, monkeypatch):
+    """QA round 139-C F5: a cwd of "<proj>\\n" or " <proj>" was logged as "cwd <proj> is no folder", a folder that
+    exists, and a _dream_context that is a file or a link to nothing as "no _dream_context vault in or above", where
+    recall says which it is."""
+    from dreamdb import hook as H
+
+    log = tmp_path / "hook.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    for cwd in (f"{project}\n", f" {project}"):
+        assert H.run(payload("how is sleep debt computed", cwd)) == ""
+        assert f"cwd {cwd!r} is no folder" in log.read_text().splitlines()[-1], log.read_text()
+    filed, dangling = tmp_path / "filed", tmp_path / "dangling"
+    (filed / "src").mkdir(parents=True)
+    (filed / "_dream_context").write_text("not a vault\n")
+    (dangling / "src").mkdir(parents=True)
+    (dangling / "_dream_context").symlink_to(tmp_path / "gone")
+    for where, problem in ((filed, "is not a folder"), (dangling, "is a link to nothing")):
+        assert H.run(payload("how is sleep debt computed", where / "src")) == ""
+        assert (f"no _dream_context vault in or above {where / 'src'} ({where / '_dream_context'} {problem}; and"
+                " DREAMDB_VAULT is not set); nothing printed") in log.read_text().splitlines()[-1], log.read_text()
+        recall = subprocess.run([sys.executable, "-m", "dreamdb", "recall", "sleep debt"], cwd=where / "src",
+                                capture_output=True, text=True, timeout=120, env={
+                                    k: v for k, v in os.environ.items() if k != "DREAMDB_VAULT"})
+        assert recall.returncode == 3 and f"({where / '_dream_context'} {problem})" in recall.stderr, recall.stderr
+
+
 def test_the_hook_recalls_from_the_sessions_project_before_dreamdb_vault(project, tmp_path, monkeypatch):
     """QA round 70 C-M3: with DREAMDB_VAULT exported (as the README suggests for the command line), every
     session's prompts got that one vault's memories, whatever project they were typed in."""
@@ -540,6 +569,29 @@ def test_the_hook_recalls_from_the_sessions_project_before_dreamdb_vault(project
     nowhere.mkdir()
     block = H.run(payload("how is sleep debt computed before consolidation", nowhere))  # no project vault: the variable's
     assert block.startswith(H.HEADER) and "knowledge/sleep" in block and str(tmp_path / "other") in block
+
+
+def test_the_blocks_more_command_names_the_vault_when_dreamdb_vault_names_another(project, tmp_path, monkeypatch):
+    """QA round 139-C F3: with DREAMDB_VAULT exported to another vault, the block showed the project's memories and
+    its ``More: dreamdb recall --explain`` searched the other vault. It names the project's vault (``--vault``)
+    wherever the command alone would find another, and names none where it finds this one."""
+    from dreamdb import hook as H
+
+    other = tmp_path / "other" / "_dream_context"
+    (other / "knowledge").mkdir(parents=True)
+    (other / "knowledge" / "a.md").write_text("---\ntitle: Alpha\n---\nunrelated\n")
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(tmp_path / "h.log"))
+    prompt = payload("how is sleep debt computed before consolidation", project)
+    more = f'More: {H._command()} recall --vault {project / "_dream_context"} --explain "<query>"'
+    monkeypatch.setenv("DREAMDB_VAULT", str(other))
+    assert H.run(prompt).splitlines()[-1] == more
+    monkeypatch.setenv("DREAMDB_VAULT", str(tmp_path / "nothing-there"))
+    assert H.run(prompt).splitlines()[-1] == more
+    for same in (str(project), str(project / "_dream_context")):  # the same vault: the command alone finds it
+        monkeypatch.setenv("DREAMDB_VAULT", same)
+        assert H.run(prompt).splitlines()[-1] == f'More: {H._command()} recall --explain "<query>"'
+    monkeypatch.delenv("DREAMDB_VAULT")
+    assert H.run(prompt).splitlines()[-1] == f'More: {H._command()} recall --explain "<query>"'
 
 
 def test_hook_install_says_when_the_project_has_no_vault(tmp_path):
@@ -563,6 +615,68 @@ def test_hook_install_says_when_the_project_has_no_vault(tmp_path):
     assert p.returncode == 0 and "no _dream_context" not in err, err
     assert "_dream_context is not valid UTF-8, which dreamdb cannot store in its index: the hook prints nothing until" \
            " that is fixed (rename the folders on that path" in err, err
+
+
+def test_hook_install_in_the_vault_folder_installs_in_its_project_or_refuses(project, tmp_path):
+    """QA round 139-C F1: ``hook install --project _dream_context`` (or ``hook install`` in a folder of the vault)
+    wrote ``_dream_context/.claude/settings.json``, which Claude Code started in the project never reads, and said the
+    vault was "found above" itself, advising ``_dream_context/_dream_context``. Run there, it installs in the vault's
+    project, said in a note; given as ``--project``, it is refused (exit 2) with the project's folder as the hint, and
+    nothing is written. Uninstall does the same, but removes a hook an earlier version installed in the vault."""
+    env = {k: v for k, v in os.environ.items() if k != "DREAMDB_VAULT"}
+    vault = project / "_dream_context"
+
+    def run(*args, cwd=project):
+        return subprocess.run([sys.executable, "-m", "dreamdb", "hook", *args], capture_output=True, text=True,
+                              env=env, cwd=cwd, timeout=60)
+
+    for given, words in ((vault, "a vault folder"), (vault / "knowledge", f"inside the vault {vault}")):
+        for command in ("install", "uninstall"):
+            p = run(command, "--project", str(given))
+            assert p.returncode == 2 and p.stderr.splitlines() == [
+                f"Error: {given} is {words}, not a project folder: Claude Code, started in the project, reads no"
+                " settings there; nothing was changed.",
+                f"Hint: Give the project's folder, the vault's parent: --project {project}"], p.stderr
+        p = run("install", "--local", cwd=given)
+        assert p.returncode == 0 and p.stdout.startswith(
+            f"Prompt hook installed in {project / '.claude' / 'settings.local.json'}: "), p.stdout
+        assert p.stderr == (f"note: the current folder {given} is {words}, where Claude Code reads no settings: the"
+                            f" vault's project {project} is used.\n"), p.stderr  # (no vault "found above" itself)
+        p = run("uninstall", cwd=given)
+        assert p.returncode == 0 and p.stdout == (f"Prompt hook removed from {project / '.claude' / 'settings.local.json'}"
+                                                  "; the file held nothing else, so it was deleted.\n"), p.stdout
+    assert not (vault / ".claude").exists() and not (vault / "knowledge" / ".claude").exists()
+    # one an earlier version installed there is removed from there
+    (vault / ".claude").mkdir()
+    (vault / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}, indent=2) + "\n")
+    p = run("uninstall", "--project", str(vault))
+    assert p.returncode == 0 and p.stdout.startswith(f"Prompt hook removed from {vault / '.claude' / 'settings.json'}")
+    assert not (vault / ".claude").exists()
+
+
+def test_hook_installs_note_names_the_vault_the_hook_reads(project, tmp_path):
+    """QA round 139-C: with DREAMDB_VAULT set, the note said the hook reads that vault, "found above" a project that
+    holds its own (the hook reads the project's); and a project's _dream_context linked to a vault elsewhere was said
+    to be a vault found above it, with "create <project>/_dream_context" advised."""
+    other = tmp_path / "other" / "_dream_context"
+    (other / "knowledge").mkdir(parents=True)
+    linked, bare = tmp_path / "linked", tmp_path / "bare"
+    linked.mkdir()
+    bare.mkdir()
+    (linked / "_dream_context").symlink_to(other)
+    env = {**os.environ, "DREAMDB_VAULT": str(other)}
+
+    def install(folder):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(folder)],
+                           capture_output=True, text=True, env=env, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return p.stderr
+
+    assert install(project) == "" and install(linked) == ""
+    assert install(bare) == (f"note: the hook reads the vault {other}, named by DREAMDB_VAULT, as none is in or above"
+                             f" {bare}: prompts in this project get its memories (create {bare / '_dream_context'} for"
+                             " a vault of the project's own).\n")
 
 
 def test_the_log_is_appended_only_to_a_text_file_and_makes_no_folder_it_was_not_given(project, tmp_path, monkeypatch):
@@ -1188,6 +1302,30 @@ def test_a_cut_title_never_splits_the_name_of_a_hidden_character(tmp_path):
     assert _one_line("short \u2066 title", 90) == "short <U+2066> title"
 
 
+ENGLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
+
+
+def test_a_cut_never_splits_a_flags_tag_sequence_so_no_tag_character_reaches_the_agent(tmp_path):
+    """QA round 139-C F2: a title or snippet cut inside the flag of England passed 🏴 and the tag characters g, b to
+    the agent, invisible characters the block never shows but in a whole flag. The cut keeps the flag whole or
+    leaves it out."""
+    from dreamdb.hook import _one_line
+
+    for before in range(80, 92):  # the flag starts before, across and after the cut
+        line = _one_line("x" * before + ENGLAND + " y" * 20, 90)
+        assert len(line) <= 90 and line.endswith("…")
+        assert ENGLAND in line or not any(0xE0000 <= ord(c) <= 0xE007F or c == "\U0001f3f4" for c in line), \
+            (before, ascii(line))
+    assert _one_line("x" * 80 + ENGLAND + "y", 90) == "x" * 80 + ENGLAND + "y"  # 88 characters: whole
+    assert _one_line("x" * 85 + ENGLAND + "y", 90) == "x" * 85 + "…"
+    vault = filled_vault(tmp_path, {"knowledge/plonk.md": f"---\ntitle: Plonkwidget {'x' * 74}{ENGLAND}\n---\n"
+                                    f"The plonkwidget is calibrated {'z' * 124}{ENGLAND} against the reference.\n"})
+    out = hook(payload("how is the plonkwidget calibrated", vault.parent),
+               {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")}).stdout.decode()
+    assert out.startswith(HEADER) and "[knowledge/plonk] Plonkwidget" in out, out
+    assert not any(0xE0000 <= ord(c) <= 0xE007F for c in out), ascii(out)
+
+
 @pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
 def test_a_fused_hook_shows_the_notes_holding_the_prompts_words_behind_dense_only_hits(tmp_path, monkeypatch):
     """QA round 74 F2: in hybrid mode the only notes holding "sprockets", two changelog entries (no vectors, by
@@ -1692,7 +1830,7 @@ def test_install_names_a_vault_found_above_the_project_and_a_missing_cwd_is_said
     log = tmp_path / "h.log"
     p = hook(payload("how is sleep debt computed", "no-such-folder"), {"DREAMDB_HOOK_LOG": str(log),
                                                                        "DREAMDB_HOOK_VERBOSE": "1"}, cwd=tmp_path)
-    assert p.returncode == 0 and p.stdout == b"" and "cwd no-such-folder is no folder" in log.read_text()
+    assert p.returncode == 0 and p.stdout == b"" and "cwd 'no-such-folder' is no folder" in log.read_text()
 
 
 def test_a_cwd_out_of_the_project_finds_the_vault_of_claude_project_dir(tmp_path):
@@ -1725,7 +1863,7 @@ def test_a_cwd_out_of_the_project_finds_the_vault_of_claude_project_dir(tmp_path
     assert "knowledge/kestrel-near" in p.stdout.decode() and "[knowledge/kestrel]" not in p.stdout.decode()
     p = hook(payload("where did the kestrel service move", tmp_path / "gone"), env)
     assert p.returncode == 0 and p.stdout == b""
-    assert f"cwd {tmp_path / 'gone'} is no folder; nothing printed" in log.read_text(), log.read_text()
+    assert f"cwd {str(tmp_path / 'gone')!r} is no folder; nothing printed" in log.read_text(), log.read_text()
 
 
 def test_the_background_build_gets_dreamdbs_relative_paths_made_absolute(tmp_path, monkeypatch):

@@ -124,6 +124,35 @@ def test_missing_project_dir(tmp_path: Path):
         install_hook(tmp_path / "nope")
 
 
+def test_install_refuses_a_vault_folder_or_one_inside_it(tmp_path: Path):
+    """QA round 139-C F1: an install into the vault (``_dream_context``) or a folder of it wrote settings Claude Code
+    never reads there; refused, the hint naming the project's folder. Uninstall still removes one from there."""
+    from dreamdb.errors import UsageError
+
+    vault = tmp_path / "proj" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "proj" / "link").symlink_to(vault / "knowledge")  # (its real path is in the vault)
+    for folder in (vault, vault / "knowledge", tmp_path / "proj" / "link"):
+        with pytest.raises(UsageError) as err:
+            install_hook(folder)
+        assert err.value.hint == f"Give the project's folder, the vault's parent: --project {tmp_path / 'proj'}"
+        assert not (folder / ".claude").exists()
+    assert "is a vault folder" in str(install_hook_error(vault)) and f"is inside the vault {vault}" in str(
+        install_hook_error(vault / "knowledge"))
+    _write(vault, {"hooks": {"UserPromptSubmit": [OURS]}})  # (as an earlier version installed it)
+    assert uninstall_hooks(vault) == [settings_path(vault)] and json.loads(settings_path(vault).read_text()) == {}
+    assert install_hook(tmp_path / "proj") == settings_path(tmp_path / "proj")
+
+
+def install_hook_error(folder: Path) -> Exception:
+    try:
+        install_hook(folder)
+    except Exception as exc:  # noqa: BLE001
+        return exc
+    raise AssertionError(f"installed in {folder}")
+
+
 def test_uninstall_removes_only_ours(tmp_path: Path):
     path = _write(tmp_path, EXISTING)
     install_hook(tmp_path)

@@ -91,7 +91,7 @@ def install(project, command, absolute, local, as_json):
     from dreamdb import output
     from dreamdb.hook_settings import DEFAULT_COMMAND, install_hook
 
-    project = _shown_whole(project)
+    project = _outside_vault(_shown_whole(project))
 
     from dreamdb.hook_settings import (MAX_SETTINGS_BYTES, dreamdb_hook_commands, is_dreamdb_hook, runs_dreamdb,
                                        runs_hook_alone, settings_path)
@@ -187,6 +187,29 @@ def install(project, command, absolute, local, as_json):
 
 _AMONG_OTHERS = "dreamdb hook uninstall leaves a hook that runs other commands too: removing it would remove them"
 """Why a dreamdb hook run among other shell commands is the user's to remove (:func:`dreamdb.hook_settings.runs_hook_alone`)."""
+
+
+def _outside_vault(project: Path) -> Path:
+    """``project``, unless it is a vault folder or lies in one (:func:`dreamdb.hook_settings.vault_holding`), whose
+    settings Claude Code never reads (QA round 139-C F1: install wrote them into the vault): then the vault's project
+    (its parent) when ``project`` is the current folder, by default, said in a note; refused when ``--project``
+    named it.
+
+    Raises:
+        UsageError: ``--project`` named the vault or a folder in it (the hint names the project's folder).
+    """
+    from click.core import ParameterSource
+
+    from dreamdb.hook_settings import in_vault_words, refuse_vault_folder, vault_holding
+
+    vault = vault_holding(project)
+    if vault is None:
+        return project
+    if click.get_current_context().get_parameter_source("project") is not ParameterSource.DEFAULT:
+        refuse_vault_folder(project)
+    say(f"note: the current folder {project} is {in_vault_words(project, vault)}, where Claude Code reads no"
+        f" settings: the vault's project {vault.parent} is used.")
+    return vault.parent
 
 
 def _own_dreamdb_folder() -> str | None:
@@ -340,15 +363,21 @@ def _kept_command_problem(command: str) -> str | None:
 def _warn_without_vault(project) -> None:
     """On stderr: the hook stays silent in a project where no vault is found (it looks from the prompt's folder up)."""
     from dreamdb.errors import NoVaultFound, VaultNotFound
-    from dreamdb.vault.discover import find_vault
+    from dreamdb.vault.discover import VAULT_DIR_NAME, _walk_up, find_vault
 
     try:
-        vault = find_vault(None, cwd=project)
+        try:  # (as the hook finds it, the project's first: QA round 139-C, DREAMDB_VAULT's was said found above it)
+            vault, where = _walk_up(Path(project)), f"found above {project}"
+        except NoVaultFound:
+            vault = find_vault(None, cwd=project, project_first=True)  # DREAMDB_VAULT's, when it is set
+            where = f"named by DREAMDB_VAULT, as none is in or above {project}"
         # (the vault the hook will read, said when it is not the project's own: one found above it, another
-        # project's or a stray one, would give this project's prompts its memories; QA round 102-B F3)
-        if vault.parent.resolve() != Path(project).resolve():
-            say(f"note: the hook reads the vault {vault}, found above {project}: prompts in this project get"
-                f" its memories (create {Path(project) / '_dream_context'} for a vault of the project's own).")
+        # project's or a stray one, would give this project's prompts its memories; QA round 102-B F3; the project's
+        # own _dream_context, a link to a vault elsewhere, is its own: QA round 139-C)
+        own = Path(project) / VAULT_DIR_NAME
+        if not (own.is_dir() and own.resolve() == vault.resolve()):
+            say(f"note: the hook reads the vault {vault}, {where}: prompts in this project get"
+                f" its memories (create {own} for a vault of the project's own).")
     except NoVaultFound:
         say(f"note: no _dream_context/ folder in or above {project}: the hook prints nothing until there "
             "is one (see the README, \"Which files become documents\").")
@@ -410,6 +439,8 @@ def uninstall(project, as_json):
     from dreamdb.hook_settings import dreamdb_hook_commands, settings_path, uninstall_hooks
 
     project = _shown_whole(project)
+    if not any(dreamdb_hook_commands(settings_path(project, local)) for local in (False, True)):  # (one an earlier
+        project = _outside_vault(project)  # version installed into the vault is removed from there: QA round 139-C F1)
     paths = uninstall_hooks(project)
     deleted = [p for p in paths if not os.path.lexists(p)]  # (a file that held the hook alone)
     # (the hooks that run other commands too, left: QA round 139-D F5, "Prompt hook removed" was said with one left)

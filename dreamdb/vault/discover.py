@@ -128,8 +128,8 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
         if project_dir is not None and project_dir.is_dir():
             try:
                 return _walk_up(project_dir)
-            except NoVaultFound:
-                pass
+            except NoVaultFound as exc:
+                first.detail = first.detail or exc.detail
             except VaultNotFound as exc:
                 exc.from_walk = True
                 raise
@@ -202,12 +202,14 @@ def _walk_up(cwd: Path | None) -> Path:
     # (one of that name that is no folder, a file or a link to nothing, said: QA round 134 F5, "none found")
     other = next((d / VAULT_DIR_NAME for d in (here, *here.parents) if os.path.lexists(d / VAULT_DIR_NAME)), None)
     problem = path_problem(other, folder=True) if other is not None else None
-    raise NoVaultFound(
-        f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it"
-        + (f" ({other} {problem})." if problem else
-           f" ({near[0]} is named almost so: rename it {VAULT_DIR_NAME})." if near else "."),
+    detail = (f"{other} {problem}" if problem else
+              f"{near[0]} is named almost so: rename it {VAULT_DIR_NAME}" if near else None)
+    exc = NoVaultFound(
+        f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it" + (f" ({detail})." if detail else "."),
         hint="Run inside a project with a _dream_context/ vault, pass --vault PATH, or set DREAMDB_VAULT.",
     )
+    exc.detail = detail
+    raise exc
 
 
 def _near_misses(folder: Path) -> list[Path]:
