@@ -2170,13 +2170,13 @@ class Index:
             path = find_model_dir()
             if path is None:
                 chosen, origin = model_dir_candidate()
-                if origin == "env":  # the user pointed somewhere: say where, a model elsewhere is not used
-                    raise ModelNotInstalled(f"no embedding model in DREAMDB_MODEL_DIR={chosen}",
-                                            hint="unset DREAMDB_MODEL_DIR to use the installed model, or put one"
-                                                 " there: dreamdb model build (or install --from DIR)")
-                if not self.allow_model_build:
-                    from dreamdb.embeddings.locate import install_hint
+                from dreamdb.embeddings.locate import install_hint
 
+                if origin == "env":  # the user pointed somewhere: say where, a model elsewhere is not used
+                    hint = install_hint()  # (said in a note: "… (unset DREAMDB_MODEL_DIR …)")
+                    raise ModelNotInstalled(f"no embedding model in DREAMDB_MODEL_DIR={chosen}",
+                                            hint=f"{hint[:1].lower()}{hint[1:]}")
+                if not self.allow_model_build:
                     raise ModelNotInstalled("no embedding model is installed", hint=install_hint())
                 from dreamdb.embeddings.install import ensure_model
 
@@ -2828,9 +2828,10 @@ class Index:
         return lexicon_status() if self.lexicon == "auto" else describe(self.lexicon)
 
     @_serialized
-    def embed_status(self, model_id: str | None = None) -> dict:
+    def embed_status(self, model_id: str | None = None, *, most_vectors: bool = True) -> dict:
         """Chunks, vectors and what a refresh would still do, for ``model_id`` (default: the model with the most
-        vectors): :func:`dreamdb.embeddings.store.embed_status` on this index, a damaged index rebuilt from the vault
+        vectors, unless ``most_vectors`` is false: then no model, as where none is installed):
+        :func:`dreamdb.embeddings.store.embed_status` on this index, a damaged index rebuilt from the vault
         first (QA round 76 F1: ``embed status`` exited 70 on one). Never loads the model.
 
         A model id of which the index holds no vector (another model's, or none installed) is counted as such: no
@@ -2847,7 +2848,7 @@ class Index:
                              f"{model_id!r}")
         def read() -> dict:
             with db.read_snapshot(self.conn):  # (every count of one commit: QA round 108-C F3)
-                return embed_status(self.conn, model_id)
+                return embed_status(self.conn, model_id, most_vectors=bool(most_vectors))
 
         return self._guarded(read)
 
@@ -2855,10 +2856,10 @@ class Index:
         """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""
         try:
             from dreamdb.embeddings.locate import model_status
-            from dreamdb.embeddings.store import embed_status, hybrid_ready
+            from dreamdb.embeddings.store import embed_status, hybrid_ready, stored_vectors
 
-            model = model_status()
-            st = embed_status(self.conn, model.get("model_id"))
+            model = model_status(identify=True)  # (the id hashed when not cached: QA round 139-B F1)
+            st = embed_status(self.conn, model.get("model_id"), most_vectors=False)
         except Exception as exc:  # noqa: BLE001 - status must always answer
             if isinstance(exc, (db.DatabaseError, UnicodeDecodeError)) and self._damage_behind(exc) is not None:
                 raise  # (a damaged index: status's _guarded rebuilds it, as the rest of status would; QA round 76 F1)
@@ -2867,8 +2868,9 @@ class Index:
         st["hybrid_ready"] = hybrid_ready(st, model)
         if not model.get("installed"):
             hint = model.get("hint") or "Run: dreamdb model build"
-            st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25; "
-                             f"{hint[:1].lower()}{hint[1:]}")
+            st["summary"] = (f"no model ({model.get('reason') or 'not installed'}): hybrid recall falls back to BM25"
+                             + (f" ({stored_vectors(st['models'])})" if st.get("vectors_total") else "")
+                             + f"; {hint[:1].lower()}{hint[1:]}")
         elif model.get("damaged"):  # (QA round 83-B F3: said ready, while every hybrid query fell back)
             st["summary"] = f"model damaged: {model['damaged']}; {model['hint'][:1].lower()}{model['hint'][1:]}"
         elif model.get("runtime_missing"):

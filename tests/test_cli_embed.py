@@ -360,6 +360,91 @@ def test_both_status_commands_mean_the_same_by_hybrid_ready(tiny_vault, with_mod
     assert ready() == (True, True)
 
 
+@pytest.mark.model
+def test_status_counts_the_vectors_of_the_installed_model_never_another_models(tiny_vault, with_model, tmp_path,
+                                                                              monkeypatch, capsys):
+    """QA round 139-B F1: with no id cached beside the installed model (a model never loaded, a read-only folder),
+    ``status`` and ``embed status`` counted the vectors of the model with the most as the installed model's ("2/2
+    chunks embedded …, up to date", ``hybrid_ready`` true) while every hybrid query fell back to BM25; with no model
+    at all, another model's vectors were "up to date" too. The id is hashed when not cached, then cached."""
+    from dreamdb.embeddings import locate
+
+    small_vault(tiny_vault)
+    assert run(capsys, "embed", "refresh", "--vault", str(tiny_vault))[0] == 0
+    vault_model = locate.compute_model_id(with_model)
+    other = tmp_path / "other-model"  # (the same graph, a tokenizer.json of other bytes: another model, never loaded)
+    other.mkdir()
+    os.symlink(with_model / "model.onnx", other / "model.onnx")
+    (other / "tokenizer.json").write_bytes((with_model / "tokenizer.json").read_bytes() + b"\n")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(other))
+    assert locate.cached_model_id(other) is None
+
+    def both() -> tuple[dict, dict]:
+        code, out, err = run(capsys, "status", "--vault", str(tiny_vault), "--json")
+        assert code == 0, err
+        code, out2, err = run(capsys, "embed", "status", "--vault", str(tiny_vault), "--json")
+        assert code == 0, err
+        return json.loads(out)["embeddings"], json.loads(out2)
+
+    for st in both():
+        assert st["hybrid_ready"] is False and st["model_id"] not in (None, vault_model), st
+        assert (st["embedded"], st["pending"], st["vectors"], st["vectors_total"]) == (0, 2, 0, 2), st
+        assert st["summary"] == (f"0/2 chunks embedded with model {st['model_id']}, 2 pending; none of this model's"
+                                 f" vectors yet (vectors stored: 2 of multilingual-e5-small {vault_model}: another"
+                                 " model's): hybrid recall falls back to BM25 until they are made (run: dreamdb embed"
+                                 " refresh)")
+    assert locate.cached_model_id(other) == st["model_id"]  # (hashed once: the next status reads it back)
+    code, out, _ = run(capsys, "embed", "status", "--vault", str(tiny_vault))
+    assert "vectors:   0 chunks embedded, 2 texts pending, 2 vectors stored" in out, out
+    assert "hint: Run: dreamdb embed refresh (none of this model's vectors yet" in out, out
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "no-model-here"))
+    for st in both():
+        assert st["hybrid_ready"] is False and st["model_id"] is None and (st["embedded"], st["pending"]) == (0, 2)
+        assert st["summary"].startswith(f"no model (no model directory at {tmp_path / 'no-model-here'}): hybrid recall"
+                                        f" falls back to BM25 (vectors stored: 2 of multilingual-e5-small"
+                                        f" {vault_model})"), st["summary"]
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(with_model))
+    for st in both():
+        assert st["hybrid_ready"] is True and st["model_id"] == vault_model and st["summary"].endswith("up to date")
+
+
+def test_the_hint_for_a_model_folder_variable_naming_no_model_says_to_unset_it(tiny_vault, tmp_path, monkeypatch,
+                                                                                capsys):
+    """QA round 139-B F3: with ``DREAMDB_MODEL_DIR`` naming a file, or a folder holding no model, the hint said
+    ``dreamdb model build``, which refused the file or the folder of other files (exit 6); the recall
+    note said to unset the variable or put a model there. Every command's hint says so now."""
+    from dreamdb.embeddings import locate
+
+    small_vault(tiny_vault)
+    monkeypatch.delenv("DREAMDB_MODEL_DIR", raising=False)
+    build = locate.install_hint()  # (the default folder: build there)
+    assert build.startswith("Run: ")
+    a_file = tmp_path / "afile"
+    a_file.write_text("not a model\n")
+    others = tmp_path / "others"
+    others.mkdir()
+    (others / "notes.txt").write_text("mine\n")
+    unset = f"Unset DREAMDB_MODEL_DIR to use the model of the default folder ({locate.default_model_dir()}), or "
+    for where, then in ((a_file, f"set it to a folder holding a model (DREAMDB_MODEL_DIR={a_file} holds none, and no"
+                                 " model can go there)"),
+                        (others, f"set it to a folder holding a model (DREAMDB_MODEL_DIR={others} holds none, and no"
+                                 " model can go there)"),
+                        (tmp_path / "empty", "put a model there: " + build.removeprefix("Run: "))):
+        monkeypatch.setenv("DREAMDB_MODEL_DIR", str(where))
+        assert locate.install_hint() == unset + then
+        code, out, _ = run(capsys, "model", "status", "--json")
+        assert code == 0 and json.loads(out)["hint"] == unset + then
+        for args in (["embed", "refresh"], ["embed", "dedup", "--title", "T"]):
+            code, out, err = run(capsys, *args, "--vault", str(tiny_vault))
+            assert code == 8 and f"Hint: {unset}{then}" in err, (args, err)
+        code, out, err = run(capsys, "recall", "--vault", str(tiny_vault), "--mode", "hybrid", "sleep")
+        assert code == 0 and "(unset DREAMDB_MODEL_DIR to use the model of the default folder" in err, err
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path))  # (a folder of other files, but holding a model: rebuilt)
+    (tmp_path / "model.onnx").write_bytes(b"")
+    (tmp_path / "tokenizer.json").write_bytes(b"")
+    assert locate.install_hint() == build
+
+
 def _no_extensions_driver(shim):
     """A folder holding ``noext_sqlite``, a SQLite driver module that cannot load extensions on every machine (the
     stdlib sqlite3 of some Pythons can): the stdlib's, but for the method the check looks for. Put the folder on

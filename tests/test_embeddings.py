@@ -688,3 +688,26 @@ def test_the_runtime_sends_no_telemetry_and_keeps_no_device_id(model_dir, tmp_pa
             "print(' '.join(os.environ[s] for s in TELEMETRY_SWITCHES))\n")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           env=env).stdout.strip() == "0 0"
+
+
+def test_a_model_whose_files_cannot_be_hashed_is_said_unusable_by_status(tmp_path, monkeypatch):
+    """QA round 139-B F1: ``status`` identifies the installed model (hashing its files when no id is cached); a file
+    it cannot read is said, and hybrid is not called ready."""
+    from dreamdb.embeddings.store import hybrid_ready
+
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.onnx").write_bytes(b"graph")
+    (d / "tokenizer.json").write_bytes(b"{}")
+
+    def unreadable(model_dir):
+        raise PermissionError(13, "Permission denied", str(d / "model.onnx"))
+
+    assert locate.model_status(d)["model_id"] is None and "damaged" not in locate.model_status(d)  # (no hashing)
+    assert locate.model_status(d, identify=True)["model_id"].startswith("e5s-")
+    (d / locate.HASH_SIDECAR).unlink()
+    monkeypatch.setattr(locate, "compute_model_id", unreadable)
+    st = locate.model_status(d, identify=True)
+    assert st["model_id"] is None and st["damaged"] == (f"{d / 'model.onnx'} cannot be read: Permission denied (hybrid"
+                                                        " recall would fall back to BM25)")
+    assert not hybrid_ready({"available": True, "embedded": 3, "vectors": 3}, {**st, "runtime_missing": []})

