@@ -2337,6 +2337,10 @@ class Index:
             self.notes.append(f"{mode} recall unavailable, used bm25: not enough memory for the dense channel (free"
                               " memory, or raise this process's memory limit: ulimit -v)")
             return None
+        except ModelError as exc:  # the query's embedding failed, or was NaN (QA round 139-B F2: no hit, no note)
+            self.notes.append(f"{mode} recall unavailable, used bm25: the query could not be embedded: {exc.message}"
+                              + (f" ({exc.hint})" if exc.hint else ""))
+            return None
 
     def _dense_hits(self, emb, plan, mode, top, now_days, filters, explain: bool):
         """:meth:`_hybrid`'s ranking once the vectors are refreshed, or ``None`` (with a note) without any."""

@@ -192,6 +192,50 @@ def test_refresh_embeds_all_then_nothing_twice(tiny_vault):
         assert tuple(cov) == (12, 12, 12)
 
 
+class NanEmbedder(HashEmbedder):
+    """:class:`HashEmbedder` whose vector of a text holding ``debt`` is NaN: a damaged model."""
+
+    def embed_passages(self, texts):
+        vecs = super().embed_passages(texts)
+        vecs[["debt" in t for t in texts]] = np.nan
+        return vecs
+
+
+def test_a_vector_of_nan_is_never_stored(tiny_vault):
+    """QA round 139-B F2: a damaged model's NaN vectors were stored and counted as embedded; their notes matched no
+    query."""
+    from dreamdb.errors import ModelError
+
+    write_doc(tiny_vault, "knowledge/sleep.md", "---\nname: Sleep\n---\nEach session accumulates sleep debt.\n")
+    with open_synced(tiny_vault) as index:
+        with pytest.raises(ModelError, match="NaN"):
+            store.refresh(index.conn, NanEmbedder())
+        assert index.conn.execute("SELECT COUNT(*) FROM vec_embeddings").fetchone()[0] == 0
+        assert store.pending(index.conn, "test-hash-1") == 1
+
+
+def test_vectors_of_nan_an_older_version_stored_are_embedded_again_by_the_next_refresh(tiny_vault):
+    """QA round 139-B F2: vectors of NaN stored before the fix counted as embedded for ever (a refresh found
+    nothing to do); the next refresh deletes them and embeds their texts again, once."""
+    make_vault(tiny_vault, n_docs=3)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        assert store.refresh(index.conn, emb).embedded == 6
+        conn = index.conn
+        victim = conn.execute("SELECT rowid FROM vec_embeddings ORDER BY rowid LIMIT 1").fetchone()[0]
+        with store.write_transaction(conn):  # what an older version stored from a damaged model
+            conn.execute("DELETE FROM vec_embeddings WHERE rowid = ?", (victim,))
+            conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
+                         (victim, emb.model_id, np.full(384, np.nan, np.float32).tobytes()))
+            conn.execute("DELETE FROM meta WHERE key LIKE 'embed_finite_checked:%'")  # (not written by it)
+        emb.calls.clear()
+        report = store.refresh(conn, emb)
+        assert report.embedded == 1 and len(emb.calls) == 1 and report.pending == 0
+        blobs = [r[0] for r in conn.execute("SELECT embedding FROM vec_embeddings")]
+        assert len(blobs) == 6 and np.isfinite(np.frombuffer(b"".join(blobs), np.float32)).all()
+        assert store.refresh(conn, emb).embedded == 0 and len(emb.calls) == 1
+
+
 def test_a_refresh_that_must_wait_for_another_says_so_first(tiny_vault):
     """QA round 9: a second `embed refresh` waited minutes for the first without a word."""
     import threading

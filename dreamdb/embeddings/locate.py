@@ -419,6 +419,58 @@ def prepare_model_parent(dest: str | os.PathLike) -> None:
                            ) from None
 
 
+#: Age (s) past which a staging folder named by a version that did not put its process id in the name
+#: (``.NAME.install-XXXXXXXX``) is taken as left by a killed run (:func:`staging_dir`).
+STALE_STAGING_S = 3600.0
+
+
+def staging_dir(dest: Path, kind: str) -> Path:
+    """A new staging folder for a model build, install or download (``kind``: ``"build"`` or ``"install"``) next
+    to ``dest``: ``.NAME.KIND-PID-XXXXXXXX``, with this process's id. First removes the staging folders of ``dest``
+    that earlier runs left when they were killed (SIGKILL, a power cut: QA round 139-B F5, 150 MB each, kept for
+    ever): those whose process is gone; those named without a process id (by earlier versions) once older than
+    :data:`STALE_STAGING_S`; and a replaced model (``.NAME.old-PID-…``) of a process that is gone, when ``dest``
+    is in place (else it may be the only copy of the model)."""
+    import shutil
+    import tempfile
+    import time
+
+    pattern = re.compile(rf"\.{re.escape(dest.name)}\.(install|build|old)-(?:(\d+)-)?")
+    try:
+        names = os.listdir(dest.parent)
+    except OSError:
+        names = []
+    for name in names:
+        m = pattern.match(name)
+        path = dest.parent / name
+        if m is None or path.is_symlink() or not path.is_dir():
+            continue
+        pid = int(m.group(2)) if m.group(2) else None
+        if m.group(1) == "old" and (pid is None or not dest.is_dir()):
+            continue
+        if pid is not None:
+            stale = pid != os.getpid() and not _process_alive(pid)
+        else:
+            try:
+                stale = time.time() - path.stat().st_mtime > STALE_STAGING_S
+            except OSError:
+                stale = False
+        if stale:
+            shutil.rmtree(path, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f".{dest.name}.{kind}-{os.getpid()}-", dir=dest.parent))
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process of this id runs (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True  # (another user's, or unknown: kept)
+    return True
+
+
 @contextmanager
 def staging(tmp: Path, dest: Path) -> Iterator[None]:
     """Around the writing of a model build, install or download into its staging folder ``tmp`` (to become ``dest``):

@@ -262,7 +262,7 @@ class Embedder:
             float32[n, 384], rows L2-normalised, in the order of ``texts``.
 
         Raises:
-            ModelError: onnxruntime failed.
+            ModelError: onnxruntime failed, or gave a non-finite vector (see :meth:`embed`).
             TypeError: ``texts`` is a str or holds non-str items.
         """
         return self.embed(texts, QUERY_PREFIX)
@@ -279,7 +279,7 @@ class Embedder:
             float32[n, 384], rows L2-normalised, in the order of ``texts``.
 
         Raises:
-            ModelError: onnxruntime failed.
+            ModelError: onnxruntime failed, or gave a non-finite vector (see :meth:`embed`).
             TypeError: ``texts`` is a str or holds non-str items.
         """
         return self.embed(texts, PASSAGE_PREFIX)
@@ -295,7 +295,8 @@ class Embedder:
             float32[n, 384]; float32[0, 384] for an empty list.
 
         Raises:
-            ModelError: onnxruntime failed.
+            ModelError: onnxruntime failed, or the model gave a vector of NaN or infinity (a damaged model: no
+                vector of it is returned).
             TypeError: ``texts`` is a str or holds non-str items.
         """
         if isinstance(texts, (str, bytes)):
@@ -317,6 +318,11 @@ class Embedder:
             batch = order[b0 : b0 + self.batch_size]
             with lock:
                 out[batch] = self._run([ids[i] for i in batch])
+            bad = [i for i in batch if not np.isfinite(out[i]).all()]
+            if bad:  # (QA round 139-B F2: stored, a NaN vector matched nothing and counted as embedded)
+                raise ModelError(f"{self.model_file} produced non-finite embeddings (NaN or infinity) for "
+                                 f"{len(bad)} of {len(texts)} text{'s' if len(texts) != 1 else ''} (the first of"
+                                 f" {len(ids[bad[0]])} tokens); the file is damaged.", hint=_reinstall_hint())
         return out
 
     def count_tokens(self, texts: Sequence[str], prefix: str = PASSAGE_PREFIX) -> list[int]:

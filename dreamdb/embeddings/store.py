@@ -335,6 +335,31 @@ def forced_remaining(conn, model_id: str) -> int:
     return conn.execute(f"SELECT COUNT(DISTINCT c.content_hash) {_PREDATING}", (model_id, boundary)).fetchone()[0]
 
 
+FINITE_KEY = "embed_finite_checked:"
+"""``meta`` key (followed by a model id) set once :func:`refresh` has deleted that model's vectors of NaN or infinity
+(:func:`_nonfinite`): none is stored since, so they are looked for no more."""
+
+
+def _nonfinite(conn, model_id: str) -> list[int]:
+    """Ids of ``model_id``'s vectors that hold NaN or infinity: stored by versions before QA round 139-B F2, from a
+    damaged model. Such a vector matches no query (a note dropped out of dense recall, dedup and the hook) while it
+    counts as embedded; :func:`refresh` deletes them, and embeds their texts again. Reads every vector of the model
+    (≈ 40 ms a thousand on 2 busy cores), unless :data:`FINITE_KEY` says they were looked for already: then ``[]``."""
+    import numpy as np
+
+    if conn.execute("SELECT 1 FROM meta WHERE key = ?", (FINITE_KEY + model_id,)).fetchone() is not None:
+        return []
+
+    ids, blobs = [], []
+    for rowid, blob in conn.execute("SELECT rowid, embedding FROM vec_embeddings WHERE model_id = ?", (model_id,)):
+        ids.append(rowid)
+        blobs.append(blob)
+    if not ids:
+        return []
+    finite = np.isfinite(np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), DIM)).all(axis=1)
+    return [i for i, ok in zip(ids, finite) if not ok]
+
+
 def _missing(conn, model_id: str) -> list[tuple[str, str]]:
     """(hash, text) of every distinct chunk text without a vector for ``model_id``."""
     return conn.execute(
@@ -374,6 +399,13 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
             from dreamdb.errors import ModelError
 
             raise ModelError(f"The model returned vectors of shape {vecs.shape}, expected ({len(batch)}, {DIM}).")
+        if not np.isfinite(vecs).all():  # (never stored: such a vector matches nothing, QA round 139-B F2)
+            from dreamdb.errors import ModelError
+
+            from dreamdb.embeddings.locate import install_hint
+
+            raise ModelError("The model returned a vector of NaN or infinity; it is damaged.",
+                             hint="Build or install the model again. " + install_hint())
         now = _now()
         langs = language.identify(t for _h, t in batch)
         with write_transaction(conn):
@@ -456,9 +488,10 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             leaves a large backlog of languages to identify to ``dreamdb embed refresh``).
         on_wait: when another process holds the refresh lock: called with True before waiting for it, and
             with False once it is taken.
-        resume_forced: also re-embed what an interrupted forced run left (:func:`forced_remaining`);
-            the lazy refresh before a hybrid query passes False (those texts' vectors are valid, and
-            re-embedding them may take minutes).
+        resume_forced: also re-embed what an interrupted forced run left (:func:`forced_remaining`), and the
+            texts whose stored vector holds NaN or infinity (:func:`_nonfinite`, an older version's); the lazy
+            refresh before a hybrid query passes False (those texts' vectors are valid, and re-embedding them may
+            take minutes).
         time_budget: seconds after which no new batch is begun (None: no limit). It is checked after
             each batch, so the first batch always runs and a run may exceed it by one batch's time;
             what was embedded is kept and the rest stays pending (``pending`` in the report). QA round
@@ -475,7 +508,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     Raises:
         DriverError: the index has no vector tables.
         LockTimeout: another refresh held the lock past ``lock_timeout`` or the SQLite write lock past its busy timeout.
-        ModelError: the model failed to run.
+        ModelError: the model failed to run, or gave a vector of NaN or infinity (never stored).
         UsageError: ``batch_size`` < 1.
     """
     if batch_size < 1:
@@ -486,7 +519,8 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     model_id = embedder.model_id
     report = RefreshReport(model_id=model_id)
     if (not force and not (resume_forced and _forced_boundary(conn, model_id) is not None)
-            and _up_to_date(conn, model_id) and languages_current(conn, model_id)):  # the common case: read-only, no lock, ~1 ms
+            and _up_to_date(conn, model_id) and languages_current(conn, model_id)
+            and not (resume_forced and _nonfinite(conn, model_id))):  # the common case: read-only, no lock
         report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         report.documents_cut = documents_cut(conn)
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
@@ -500,6 +534,10 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             with write_transaction(conn):
                 top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM embeddings").fetchone()[0]
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (FORCED_KEY + model_id, str(top)))
+        if resume_forced:  # (vectors of NaN an older version stored: their texts are embedded again below)
+            with write_transaction(conn):
+                _delete_vectors(conn, _nonfinite(conn, model_id))
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (FINITE_KEY + model_id,))
         marker = _forced_boundary(conn, model_id)  # (new vectors go above it even when not resuming)
         boundary = marker if force or resume_forced else None
         # A sync --force in another process while this runs deletes every chunk (documents are re-inserted):
