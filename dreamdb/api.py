@@ -272,6 +272,21 @@ def _iso_day(days: float) -> str:
         return "9999-12-31" if days > 0 else "0001-01-01"
 
 
+def _iso_bound(days: float, *, end: bool = False) -> str:
+    """A ``since`` bound (``end``: an ``until`` bound) in days since 1970-01-01 UTC as a note shows it: the date
+    (:func:`_iso_day`) for a bound a date gives (a midnight; for ``until``, just below the next midnight), else the
+    instant to the second, ISO-8601 UTC (``2026-08-10T12:00:00Z``: QA round 139-E F4, ``--since -1d`` at noon was
+    shown as the date alone, as if the window kept that whole day)."""
+    try:
+        whole = round(days * 86400)
+        at = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=whole)
+    except (OverflowError, ValueError):  # (an infinite bound, a year past 9999 or before 1)
+        return _iso_day(days)
+    if whole % 86400 == 0 and not (end and days == whole / 86400):  # (an instant at midnight ends no day)
+        return _iso_day(days)
+    return at.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 @lru_cache(maxsize=4096)
 def _tags_tuple(text: str) -> tuple:
     import json
@@ -2095,8 +2110,8 @@ class Index:
         names = culprits or [name for name, _ in active]
         window = ""
         if {"since", "until"} & set(names):
-            window = ": dates " + (_iso_day(filters.since_days) if filters.since_days is not None else "…") + " to " \
-                + (_iso_day(filters.until_days) if filters.until_days is not None else "…")
+            window = ": dates " + (_iso_bound(filters.since_days) if filters.since_days is not None else "…") + " to " \
+                + (_iso_bound(filters.until_days, end=True) if filters.until_days is not None else "…")
         return names, window, found, expired
 
     def _note_expired_matches(self, plan, now_days: float, filters: Filters) -> bool:
@@ -2815,8 +2830,8 @@ class Index:
     def _other_index(self) -> dict | None:
         """``{"path", "bytes", "modified"}`` of an index of this vault at the other place dreamdb keeps one
         (:func:`dreamdb.config.other_default_index_path`), left there when this one already existed (a vault
-        made read-only, then writable again: QA round 46 M3), else ``None``. ``modified``: the later of the
-        file's and its WAL's modification times, ISO-8601 UTC."""
+        made read-only, then writable again: QA round 46 M3), else ``None``. ``modified``: its last write
+        (:func:`dreamdb.config.index_last_written`), ISO-8601 UTC."""
         other = config.other_default_index_path(self.vault, self.index_path) if self._chosen_path else None
         if other is None or config.index_file_kind(other) != "dreamdb":
             return None

@@ -484,13 +484,17 @@ def remove_index_files(index_path: Path) -> None:
 
 def index_last_written(index_path: Path) -> float:
     """When an index was last written: the later of its file's and its WAL's modification times (seconds since
-    the epoch; 0.0 for no file)."""
+    the epoch; 0.0 for no file). A WAL of 0 bytes is left out: SQLite makes one when a connection
+    opens the index to read it, so its time is the last read, not a write (QA round 139-E F1: ``status`` gave
+    its own time as ``index_modified``)."""
     times = [0.0]
     for f in (str(index_path), f"{index_path}-wal"):
         try:
-            times.append(os.stat(f).st_mtime)
+            st = os.stat(f)
         except OSError:
-            pass
+            continue
+        if st.st_size or f == str(index_path):
+            times.append(st.st_mtime)
     return max(times)
 
 

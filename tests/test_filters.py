@@ -631,6 +631,26 @@ def test_an_empty_filtered_list_or_recall_names_the_statuses_and_tags_no_documen
     assert out.out == "No documents.\n" and "note: no document has the status zzz" in out.err, out
 
 
+def test_the_filter_note_shows_a_bound_with_a_time_of_day_as_that_instant(vault):
+    """QA round 139-E F4: ``--since -1d`` at noon was shown as "dates 2026-08-10 to …", the date alone, as if the
+    window kept that whole day. A bound with a time of day is shown as the instant; a date's as the date."""
+    index = dreamdb.open(vault)
+    for since, until, window in (
+            ("-1d", None, "since: dates 2026-08-10T12:00:00Z to …"),
+            ("2026-08-11T00:00:00Z", None, "since: dates 2026-08-11 to …"),  # (a midnight: the day)
+            ("2026-08-11T09:30:00+03:00", None, "since: dates 2026-08-11T06:30:00Z to …"),
+            (None, "2024-12-31T06:00:00Z", "until: dates … to 2024-12-31T06:00:00Z"),
+            (None, "2024-12-31T00:00:00Z", "until: dates … to 2024-12-31T00:00:00Z"),  # (an instant: not that day)
+            (None, "2024-12", "until: dates … to 2024-12-31"),  # (a month: to its last day)
+            ("2026-08-11", "2026-08-12T08:00:00Z", "since: dates 2026-08-11 to 2026-08-12T08:00:00Z")):
+        assert index.recall("quokka", since=since, until=until, now="2026-08-11T12:00:00Z") == []
+        (note,) = [n for n in index.take_notes() if "not within" in n]
+        assert f"not within the filters ({window})" in note, (since, until, note)
+    assert index.list_documents(since="-1d", now="2026-08-11T12:00:00Z") == []
+    assert index.take_notes()[0].startswith("no document is within the filters (since: dates 2026-08-10T12:00:00Z")
+    index.close()
+
+
 def test_an_empty_filtered_list_names_the_filters_that_leave_out_every_document(vault, tmp_path, capsys):
     """QA round 126-A F8: ``list --since 2030-01-01`` printed "No documents." and no reason, where recall names the
     filters that exclude its matches: the filters that leave out every document on their own are named (else all of

@@ -2354,7 +2354,9 @@ def test_an_index_is_never_rebuilt_on_a_file_system_out_of_inodes(tmp_path):
 def test_a_vault_index_folder_linked_over_the_vault_is_refused(tmp_path):
     """QA round 123-B F2: ``_dream_context/.dreamdb`` linked to the project root (``..``), the vault (``.``) or a
     folder of notes got the index and a ``.gitignore`` of ``*`` there: git then ignored the whole project's new files.
-    Such a link is refused (exit 4, nothing written through it); a link to a folder elsewhere is still followed."""
+    Such a link is refused (exit 4, nothing written through it; a write's refusal is exit 6, as for any .dreamdb
+    it cannot keep its lock in: QA round 139-E F3, it was exit 4 for a link to the vault or a folder of its notes);
+    a link to a folder elsewhere is still followed."""
     project = tmp_path / "project"
     vault = project / "_dream_context"
     shutil.copytree(EXAMPLES, vault, ignore=shutil.ignore_patterns(".dreamdb"))
@@ -2363,12 +2365,14 @@ def test_a_vault_index_folder_linked_over_the_vault_is_refused(tmp_path):
                           ("knowledge", "a folder of the vault's notes")):
         link.symlink_to(target)
         before = sorted(p.relative_to(project) for p in project.rglob("*"))
-        for args in (["recall", "sleep debt"], ["sync"], ["remember", "a new note"]):
+        for args in (["recall", "sleep debt"], ["sync"], ["remember", "a new note"],
+                     ["update", "knowledge/uyku-borcu", "--tags", "x"], ["delete", "knowledge/uyku-borcu"]):
             p = subprocess.run([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], capture_output=True,
                                text=True, timeout=120, cwd=ROOT)
-            assert p.returncode in (4, 6) and "Traceback" not in p.stderr, (target, args, p.stderr)
-            if args[0] != "remember":  # (writes refuse a link leading outside the vault in their own words)
-                assert p.returncode == 4 and where in p.stderr and "Remove the link" in p.stderr, (target, p.stderr)
+            write = args[0] in ("remember", "update", "delete")
+            assert p.returncode == (6 if write else 4) and "Traceback" not in p.stderr, (target, args, p.stderr)
+            if not write or target != "..":  # (writes refuse a link leading outside the vault in their own words)
+                assert where in p.stderr and "Remove the link" in p.stderr, (target, p.stderr)
         assert sorted(p.relative_to(project) for p in project.rglob("*")) == before, target
         assert not (project / ".gitignore").exists() and not (vault / ".gitignore").exists()
         link.unlink()

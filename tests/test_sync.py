@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import time
+from datetime import datetime, timezone
 
 import pytest
 
@@ -2834,3 +2835,53 @@ def test_a_method_of_the_index_called_from_its_own_sync_progress_is_refused_and_
     indexed = index.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     assert report.documents == indexed >= report.added >= 5 and index.check() == []
     assert index.recall("sleep debt", top=1)
+
+
+def test_status_index_modified_is_the_last_write_not_the_status_call(tiny_vault):
+    """QA round 139-E F1: ``index_modified`` was the time of the ``status`` call itself: its own connection had just
+    made the (empty) -wal file, whose time counted as a write. A read leaves it at the index's last write."""
+    write_doc(tiny_vault, "knowledge/a.md", "alpha\n")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        path = index.index_path
+    written = time.time() - 3600
+    os.utime(path, (written, written))  # (the last write an hour ago)
+    with dreamdb.open(tiny_vault) as index:
+        st = index.status()
+        assert os.path.exists(f"{path}-wal")  # (the read's own, empty)
+    assert st["index_modified"] == datetime.fromtimestamp(written, timezone.utc).isoformat(timespec="seconds")
+
+
+def test_a_sync_that_changes_no_document_leaves_last_sync_as_it_was(tiny_vault):
+    """QA round 139-E F2: a sync that found a touched file unchanged, or a ``sync --check`` that found nothing to
+    change, moved ``last_sync`` (docs/json.md: a sync that finds nothing changed leaves it). The touched file's new
+    stat is still stored, so the next sync takes the fast path; a change moves ``last_sync``."""
+    path = write_doc(tiny_vault, "knowledge/a.md", "alpha\n")
+    write_doc(tiny_vault, "knowledge/b.md", "bravo\n")
+    index = dreamdb.open(tiny_vault)
+
+    def last_sync():
+        return index.status()["last_sync"]
+
+    index.sync()
+    assert last_sync() is not None
+    old = "2000-01-01T00:00:00+00:00"
+    with index.conn:
+        index.conn.execute("UPDATE meta SET value = ? WHERE key = 'last_sync'", (old,))
+    later = time.time() + 10
+    os.utime(path, (later, later))
+    r = index.sync()
+    assert (r.changed, r.unchanged) == (0, 2) and last_sync() == old
+    stored = index.conn.execute("SELECT mtime_ns FROM files WHERE path = 'knowledge/a.md'").fetchone()[0]
+    assert stored == os.stat(path).st_mtime_ns  # (the new stat recorded: the next sync need not read it)
+    r = index.sync(check=True)
+    assert (r.changed, r.unchanged) == (0, 2) and last_sync() == old
+    path.write_text("alpha changed\n")
+    r = index.sync()
+    assert r.changed == 1 and last_sync() not in (None, old)
+    index.close()
+    # a first sync of a vault with nothing in it still records one (it tells an index synced from one never synced)
+    empty = tiny_vault.parent.parent / "empty" / "_dream_context"
+    empty.mkdir(parents=True)
+    with dreamdb.open(empty) as other:
+        assert other.sync().documents == 0 and other.status()["last_sync"] is not None

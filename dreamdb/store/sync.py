@@ -778,14 +778,20 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
     _refresh_stats(conn)
     _save_dirs(conn, dirs, include_archives)
     conn.executemany("UPDATE files SET ctime_ns = NULL WHERE path = ?", [(p,) for p in sorted({*racy, *reread})])
-    if report.added or report.changed or report.removed or held is not None:
+    changed = bool(report.added or report.changed or report.removed or held is not None)
+    if changed:
         # in-memory caches (dreamdb.ranking.memory) reload when this changes; a sync that only stored files'
         # stats again (read again and found the same, as racily clean files are) changed no document
         conn.execute("INSERT INTO meta (key, value) VALUES ('generation', 1) "
                      "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)", (INDEX_FORMAT,))
     _record_format(conn)
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sync', ?)", (now,))
+    # last_sync: when a sync last changed the index's documents (when the generation moves): one that only stored a
+    # touched file's stat again, or a `sync --check` that found nothing to change, leaves it as it was (QA round
+    # 139-E F2: both moved it); set when missing, as it tells an index once synced from one never synced
+    conn.execute("INSERT INTO meta (key, value) VALUES ('last_sync', ?) "
+                 + ("ON CONFLICT(key) DO UPDATE SET value = excluded.value" if changed else "ON CONFLICT(key) DO NOTHING"),
+                 (now,))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('vault', ?)", (str(vault),))
     if progress:
         progress(len(candidates), len(candidates))

@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamdb.errors import LockTimeout, VaultNotFound, WriteRefused
+from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound, WriteRefused
 
 
 #: Seconds a write waits for another dreamdb process's vault lock.
@@ -656,6 +656,12 @@ def _index_dir(vault: Path) -> Path:
             config.prepare_index_dir(index_file, parents=False)
         else:
             config.prepare_index_folder(index_dir, parents=False)
+    except IndexUnavailable as exc:  # a link to the vault, a folder of its notes (QA round 139-E F3: exit 4, where a
+        # link outside the vault was exit 6): a refused write, as any .dreamdb the writes cannot keep their files in
+        raise WriteRefused(f"{exc.message} Vault writes keep their lock and the copies of replaced and deleted notes"
+                           " in that folder; nothing was changed.",
+                           hint=f"Remove the link {index_dir}: dreamdb makes its own .dreamdb folder (recall can use"
+                                " an index behind a link to a folder outside the vault's project; writes cannot).") from None
     except OSError as exc:
         if index_dir.is_dir():  # (QA round 65 L9: it exists, but cannot be written or entered)
             # (a full disk or a quota is no matter of access: QA round 93-A F7 was told to chmod)
