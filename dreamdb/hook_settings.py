@@ -31,6 +31,7 @@ import stat
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,14 +58,17 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         ours: the command dreamdb installed.
 
     Returns:
-        True for ``ours`` itself (whitespace-insensitive), and for any command of which a simple command (those
-        joined by ``&&``, ``||``, ``;``, ``|``, ``&``) runs dreamdb with arguments the CLI runs as the hook
-        (:func:`dreamdb.entry._is_hook`: ``dreamdb --vault=/x hook user-prompt-submit``, ``dreamdb hook
-        user-prompt-submit --json``), whatever runs it: a path to ``dreamdb``, ``<python> -m dreamdb``, a runner
-        (``uvx``, ``pipx run``, ``uv run``; ``dreamdb@0.1`` pinned), environment settings (``PYTHONPATH=… dreamdb
-        …``, ``env A=b dreamdb …``); redirections (``2>/dev/null``) are not its arguments. A hand-written ``cd
-        "$CLAUDE_PROJECT_DIR" && dreamdb hook user-prompt-submit`` is one too (QA round 139-D F5: an install added
-        a second hook beside it, and each prompt got the memories twice).
+        True for ``ours`` itself (blanks aside), and for any command of which a simple command (those joined by
+        ``&&``, ``||``, ``;``, a newline, ``|``, ``&``; read as the shell reads it, :func:`_shell_tokens`) has
+        dreamdb for its program, with arguments the CLI runs as the hook (:func:`dreamdb.entry._is_hook`:
+        ``dreamdb --vault=/x hook user-prompt-submit``, ``dreamdb hook user-prompt-submit --json``): a path to
+        ``dreamdb`` (``dreamdb.exe``, a Windows path), ``<python> -m dreamdb``, after environment settings
+        (``PYTHONPATH=… dreamdb …``) and wrappers (``env A=b``, ``nice``, ``timeout 10``, a runner: ``uvx``, ``pipx
+        run``, ``uv run``; ``dreamdb@0.1`` pinned, :func:`_programs`); redirections (``2>/dev/null``) are not its
+        arguments. A hand-written ``cd "$CLAUDE_PROJECT_DIR" && dreamdb hook user-prompt-submit`` is one too (QA
+        round 139-D F5: an install added a second hook beside it, and each prompt got the memories twice), and so is
+        a shell's ``-c`` script that is one (``bash -c '…'``, always among others). Another program's argument is
+        not (``echo dreamdb hook user-prompt-submit``).
     """
     return _hook_form(command, ours) is not None
 
@@ -82,72 +86,201 @@ def _hook_form(command: object, ours: str) -> str | None:
     ``None``."""
     if not isinstance(command, str):
         return None
-    if command.split() == ours.split():
+    if _BLANKS.split(command.strip(" \t")) == _BLANKS.split(ours.strip(" \t")):
         return "alone"
     try:
         commands = _simple_commands(command)
     except ValueError:
         return None
-    hooks = [n for n, (_op, words) in enumerate(commands) if _runs_the_hook(words)]
+    forms = [_runs_the_hook(words, ours) for _op, words in commands]
+    hooks = [n for n, form in enumerate(forms) if form]
     if not hooks:
         return None
     others = [(op, words) for n, (op, words) in enumerate(commands) if n != hooks[0]]
     # (nothing else runs: no command before it, and after it only a fallback that does nothing)
-    alone = hooks[0] == 0 and all(op in ("||", ";") and words in _NO_OPS for op, words in others)
+    alone = forms[hooks[0]] == "alone" and hooks[0] == 0 and all(
+        op in ("||", ";") and words in _NO_OPS for op, words in others)
     return "alone" if alone else "among others"
 
+
+_BLANKS = re.compile(r"[ \t]+")
+"""What separates words and nothing else: a newline ends a command (QA round 140-C F1)."""
 
 _NO_OPS = ([], ["true"], [":"], ["exit"], ["exit", "0"])
 """The commands after a hook that do nothing (``|| true``; ``[]``: after a closing ``;``)."""
 
+_OPERATOR_CHARS = "();<>|&`"
+"""The characters of the shell's operators (a run of them is one), a backquote's command substitution among them."""
 
-def _simple_commands(command: str) -> list[tuple[str, list[str]]]:
-    """``(operator before it, its words)`` of each simple command of a shell command, the command split as the
-    shell does (quotes kept together: ``A="b;c"`` is one word) at ``&&``, ``||``, ``;``, ``|``, ``&``, ``(`` and
-    ``)``, without its redirections (``2>/dev/null``, ``> log 2>&1``: an operator, its file, and a file descriptor's
-    number written before it).
+_RESERVED = frozenset(("{", "!", "if", "then", "else", "elif", "while", "until", "do"))
+"""The shell's reserved words that start a compound command: the command after them is a simple command of its own
+(``{ dreamdb hook user-prompt-submit; }`` runs it among other words)."""
+
+
+def _shell_tokens(command: str) -> list[tuple[str, bool]]:
+    """``(text, whether it is an operator)`` of each word and operator of a shell command, read as the shell reads
+    it: quotes and backslashes keep characters together and are removed (``A="b;c"`` is one word, ``A=b;c``), a run of
+    the characters ``( ) ; < > | &`` and the backquote is an operator, a newline or carriage return ends a command as
+    ``;`` does (QA round 140-C F1: read as a space, a line of the user's own was taken for an argument of the
+    hook), and a ``#`` starts a comment to the end of its line only at the start of a word (F2: ``log#1`` is a word).
 
     Raises:
         ValueError: an unclosed quote.
     """
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
+    tokens: list[tuple[str, bool]] = []
+    word: list[str] | None = None  # (None between words; [] an empty word, as "" is)
+    i = 0
+    while i < len(command):
+        c = command[i]
+        if c in " \t\n\r" or c in _OPERATOR_CHARS:
+            if word is not None:
+                tokens.append(("".join(word), False))
+                word = None
+            end = i + 1
+            if c in _OPERATOR_CHARS:
+                while end < len(command) and command[end] in _OPERATOR_CHARS:
+                    end += 1
+                tokens.append((command[i:end], True))
+            elif c in "\n\r":
+                tokens.append((";", True))
+        elif c == "#" and word is None:  # a comment, to the end of its line
+            end = min((j for j in (command.find("\n", i), command.find("\r", i)) if j >= 0), default=len(command))
+        elif c == "\\":  # the next character as it is; a backslash and newline are nothing
+            end = i + 2
+            if command[i + 1:end] != "\n":
+                word = (word or []) + [command[i + 1:end]]
+        elif c == "'":
+            end = command.find("'", i + 1) + 1
+            if not end:
+                raise ValueError("No closing quotation")
+            word = (word or []) + [command[i + 1:end - 1]]
+        elif c == '"':  # (a backslash there keeps only $ ` " \ and a newline)
+            end, part = i + 1, []
+            while end < len(command) and command[end] != '"':
+                if command[end] == "\\" and command[end + 1:end + 2] in ('$', '`', '"', "\\", "\n"):
+                    part.append(command[end + 1].replace("\n", ""))
+                    end += 2
+                else:
+                    part.append(command[end])
+                    end += 1
+            if end >= len(command):
+                raise ValueError("No closing quotation")
+            word, end = (word or []) + part, end + 1
+        else:
+            word = (word or []) + [c]
+            end = i + 1
+        i = end
+    if word is not None:
+        tokens.append(("".join(word), False))
+    return tokens
+
+
+def _simple_commands(command: str) -> list[tuple[str, list[str]]]:
+    """``(operator before it, its words)`` of each simple command of a shell command (:func:`_shell_tokens`), split
+    at ``&&``, ``||``, ``;``, a newline, ``|``, ``&``, ``(``, ``)``, a backquote and a reserved word that starts a
+    compound command (:data:`_RESERVED`, given as the operator), without its redirections (``2>/dev/null``, ``> log
+    2>&1``: an operator, its file, and a file descriptor's number written before it).
+
+    Raises:
+        ValueError: an unclosed quote.
+    """
     commands: list[tuple[str, list[str]]] = [("", [])]
     redirected = False
-    for word in lexer:
+    for text, operator in _shell_tokens(command):
         if redirected:  # the file of a redirection
             redirected = False
-        elif word and set(word) <= set("<>&") and set(word) & set("<>"):  # a redirection's operator
+        elif operator and set(text) <= set("<>&") and set(text) & set("<>"):  # a redirection's operator
             words = commands[-1][1]
             if words and words[-1].isdigit():
                 words.pop()  # (2>…: lexed as "2", ">")
             redirected = True
-        elif word and set(word) <= set(";&|()"):
-            commands.append((word, []))
+        elif operator or (text in _RESERVED and not commands[-1][1]):
+            commands.append((text, []))
         else:
-            commands[-1][1].append(word)
+            commands[-1][1].append(text)
     return commands
 
 
-def _runs_the_hook(words: list[str]) -> bool:
-    """Whether a simple command's ``words`` run dreamdb (:data:`_DREAMDB_PROGRAM`) with arguments the CLI runs as
-    the prompt hook (:func:`dreamdb.entry._is_hook`)."""
+def _runs_the_hook(words: list[str], ours: str) -> str | None:
+    """``"alone"`` when a simple command's program (:func:`_programs`) is dreamdb (:data:`_DREAMDB_PROGRAM`) with
+    arguments the CLI runs as the prompt hook (:func:`dreamdb.entry._is_hook`); ``"among others"`` when it is a shell
+    whose ``-c`` script runs it (``bash -c '…'``: QA round 140-C F3, a script is the user's, never replaced); else
+    ``None``. A word after the program is its argument (``echo on dreamdb hook …`` runs echo: F1)."""
     from dreamdb.entry import _is_hook
 
-    return any(_DREAMDB_PROGRAM.fullmatch(Path(word).name) and _is_hook(words[i + 1:])
-               for i, word in enumerate(words))
+    for program, args in _programs(words):
+        name = _program_name(program)
+        if _DREAMDB_PROGRAM.fullmatch(name) and _is_hook(args):
+            return "alone"
+        if _SHELL.fullmatch(name):
+            script = next((args[k + 1] for k, arg in enumerate(args[:-1]) if re.fullmatch(r"-[a-z]*c[a-z]*", arg)),
+                          None)
+            if script is not None and _hook_form(script, ours) is not None:
+                return "among others"
+    return None
 
 
-_DREAMDB_PROGRAM = re.compile(r"dreamdb(\.exe)?([@=<>~!].*)?")
-"""A command word that runs dreamdb, by its file name: ``dreamdb``, a path to it, a pinned ``dreamdb@0.1`` or
-``dreamdb==0.1`` (a runner's), ``dreamdb`` after ``<python> -m``."""
+def _programs(words: list[str]) -> Iterator[tuple[str, list[str]]]:
+    """``(program, its arguments)`` a simple command's ``words`` may run: its first word after environment settings
+    (``A=b``), then, where that is a wrapper (:data:`_WRAPPERS`: ``env -i A=b``, ``exec``, ``time``, ``nice -n 5``,
+    ``timeout 10``, ``nohup``, ``uvx``, ``pipx run``, ``uv run --with X``), the program it runs, each way its options
+    can be read (an option's value is not told from a flag's program); ``<python> -m dreamdb``: ``dreamdb``."""
+    while words and _ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    if not words:
+        return
+    yield words[0], words[1:]
+    name, rest = _program_name(words[0]), words[1:]
+    for runner in (["run"], ["tool", "run"]):  # (pipx run, uv run, uv tool run)
+        if name in ("pipx", "uv") and rest[:len(runner)] == runner:
+            name, rest = "uvx", rest[len(runner):]
+    if name in _WRAPPERS:
+        for j in _option_ends(rest, _WRAPPERS[name]):
+            yield from _programs(rest[j:])
+    elif _PYTHON.fullmatch(name):
+        for j in _option_ends(rest, 0):
+            if rest[j:j + 1] == ["-m"] and j + 1 < len(rest):
+                yield rest[j + 1], rest[j + 2:]
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_WRAPPERS = {"env": 0, "exec": 0, "time": 0, "nice": 0, "nohup": 0, "timeout": 1, "uvx": 0}
+"""The programs that run the program after them, with how many words that are not options come first (timeout's
+duration)."""
+_PYTHON = re.compile(r"(py|.*python).*", re.IGNORECASE)
+_SHELL = re.compile(r"(ba|da|k|mk|z|a)?sh(\.exe)?", re.IGNORECASE)
+
+
+def _option_ends(words: list[str], positional: int) -> Iterator[int]:
+    """Each ``j`` where ``words[:j]`` may be a wrapper's options (words starting with ``-``, each maybe followed by its
+    value) and ``positional`` other words."""
+    least = most = 0  # (the other words among them, each word after an option read as its value, or as none)
+    for j, word in enumerate(words + [""]):
+        if least <= positional <= most:
+            yield j
+        if not word.startswith("-") or word == "-":
+            most += 1
+            before = words[j - 1] if j else ""
+            least += not (before.startswith("-") and "=" not in before and before != "--")
+
+
+def _program_name(word: str) -> str:
+    """A program's file name: the last part of its path, ``/`` or ``\\`` (a Windows path, read anywhere: QA round
+    140-C F3)."""
+    return re.split(r"[\\/]", word)[-1]
+
+
+_DREAMDB_PROGRAM = re.compile(r"dreamdb(\.(?i:exe))?([@=<>~!].*)?")
+"""A command word that runs dreamdb, by its file name (:func:`_program_name`): ``dreamdb``, a path to it,
+``dreamdb.exe``, a pinned ``dreamdb@0.1`` or ``dreamdb==0.1`` (a runner's), ``dreamdb`` after ``<python> -m``."""
 
 
 def runs_dreamdb(command: str) -> bool:
     """Whether a hook command runs dreamdb anywhere in it (:data:`_DREAMDB_PROGRAM`), whatever its arguments: a
     mistyped hook (``dreamdb hook user_prompt_submit``) does, which :func:`is_dreamdb_hook` does not take for dreamdb's."""
     try:
-        return any(_DREAMDB_PROGRAM.fullmatch(Path(word).name) for word in shlex.split(command))
+        return any(_DREAMDB_PROGRAM.fullmatch(_program_name(word)) for word, operator in _shell_tokens(command)
+                   if not operator)
     except ValueError:
         return False
 

@@ -617,6 +617,28 @@ def test_hook_install_says_when_the_project_has_no_vault(tmp_path):
            " that is fixed (rename the folders on that path" in err, err
 
 
+def test_hook_installs_note_on_a_wrong_dreamdb_vault_names_no_vault_option(tmp_path, monkeypatch):
+    """QA round 140-C F7c: with DREAMDB_VAULT naming no folder, ``hook install``'s note said "(or pass --vault PATH)",
+    an option it refuses (and the hook takes none): it names DREAMDB_VAULT alone; other commands still name --vault."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (tmp_path / "not-a-vault").mkdir()
+    for named, said in ((tmp_path / "nonexistent", "set DREAMDB_VAULT to a _dream_context folder"),
+                        (tmp_path / "not-a-vault", "point DREAMDB_VAULT at the _dream_context folder")):
+        monkeypatch.setenv("DREAMDB_VAULT", str(named))
+        ran = CliRunner().invoke(cli, ["hook", "install", "--project", str(project), "--command", "true"])
+        assert ran.exit_code == 0, ran.output
+        assert f"{named} (from DREAMDB_VAULT)" in ran.stderr or f"{named} is not a vault" in ran.stderr, ran.stderr
+        assert said in ran.stderr and "--vault" not in ran.stderr, ran.stderr
+        (project / ".claude" / "settings.json").unlink()
+    ran = CliRunner().invoke(cli, ["recall", "x"])  # (the error, raised: quickcli says it)
+    assert "Point --vault (or DREAMDB_VAULT) at the _dream_context folder" in ran.exception.hint, ran.exception
+
+
 def test_hook_install_in_the_vault_folder_installs_in_its_project_or_refuses(project, tmp_path):
     """QA round 139-C F1: ``hook install --project _dream_context`` (or ``hook install`` in a folder of the vault)
     wrote ``_dream_context/.claude/settings.json``, which Claude Code started in the project never reads, and said the

@@ -1167,6 +1167,10 @@ def test_a_project_written_dot_slash_tilde_is_said_as_the_folder_it_is(tmp_path:
     ("dreamdb --vault=/x hook user-prompt-submit", True), ("dreamdb hook user-prompt-submit || exit 0", True),
     ('cd "$CLAUDE_PROJECT_DIR" && dreamdb hook user-prompt-submit', False),
     ("dreamdb hook user-prompt-submit; echo more", False),
+    # (QA round 140-C F1, F2, F3: a newline, a # in a word, a shell's -c script)
+    ('cd "$CLAUDE_PROJECT_DIR"\ndreamdb hook user-prompt-submit', False),
+    ("dreamdb hook user-prompt-submit 2>>/tmp/h.log#1; ./scripts/notify.sh", False),
+    ("bash -c 'dreamdb hook user-prompt-submit'", False),
 ])
 def test_a_hand_written_dreamdb_hook_gets_no_second_one_and_uninstall_says_what_it_leaves(tmp_path, command, alone):
     """QA round 139-D F5: a hand-written hook the CLI runs as dreamdb's (options before ``hook``, a ``|| exit 0``,
@@ -1176,6 +1180,7 @@ def test_a_hand_written_dreamdb_hook_gets_no_second_one_and_uninstall_says_what_
     from click.testing import CliRunner
 
     from dreamdb.cli import cli
+    from dreamdb.output import visible_id
 
     (tmp_path / "_dream_context").mkdir()
     path = _write(tmp_path, {"model": "opus", "hooks": {"UserPromptSubmit": [
@@ -1185,7 +1190,7 @@ def test_a_hand_written_dreamdb_hook_gets_no_second_one_and_uninstall_says_what_
     for extra in ([], [] if alone else ["--absolute"]):
         ran = CliRunner().invoke(cli, ["hook", "install", "--project", str(tmp_path), *extra])
         assert ran.exit_code == 0, ran.output
-        assert ran.stdout == f"Prompt hook already installed in {path}: {command} (left as it is)\n"
+        assert ran.stdout == f"Prompt hook already installed in {path}: {visible_id(command)} (left as it is)\n"
         assert path.read_bytes() == before
         assert ("runs dreamdb's hook among other commands" in ran.stderr) is not alone
     ran = CliRunner().invoke(cli, ["hook", "uninstall", "--project", str(tmp_path)])
@@ -1198,7 +1203,51 @@ def test_a_hand_written_dreamdb_hook_gets_no_second_one_and_uninstall_says_what_
         assert left == [command] and path.read_bytes() == before
         assert ran.stdout == "No prompt hook was removed.\n"
         assert f"note: {path} still runs dreamdb's hook, in a command that runs others too, left as it is:" \
-               f" {command}." in ran.stderr
+               f" {visible_id(command)}." in ran.stderr
         said = json.loads(CliRunner().invoke(cli, ["hook", "uninstall", "--project", str(tmp_path), "--json"]).stdout)
         assert said == {"removed": False, "settings": [], "deleted": [],
                         "left": [{"settings": str(path), "command": command}]}
+
+
+H = "hook user-prompt-submit"
+
+
+@pytest.mark.parametrize("command, form", [
+    # F1: a newline (CR LF too) ends a command, as ";" does; it was read as a space
+    (f'cd "$CLAUDE_PROJECT_DIR"\ndreamdb {H}', "among others"),
+    (f"dreamdb {H}\n./scripts/log-prompt.sh", "among others"),
+    (f"dreamdb {H}\r\n./scripts/log-prompt.sh", "among others"), (f"dreamdb {H} <<EOF\n{{}}\nEOF", "among others"),
+    (f"dreamdb {H}\n", "alone"), (f"dreamdb \\\n  {H}", "alone"), ("dreamdb hook\nuser-prompt-submit", None),
+    # F1: dreamdb is the program, after environment settings and wrappers only (any word was taken)
+    (f"cd X dreamdb {H}", None), (f"echo on dreamdb {H}", None), (f"timeout 5 echo dreamdb {H}", None),
+    (f"env -i A=b C=d dreamdb {H}", "alone"), (f"nice -n 5 dreamdb {H}", "alone"),
+    (f"timeout -k 5 10 dreamdb {H}", "alone"),
+    (f"A=b exec nohup time dreamdb {H}", "alone"), (f"uvx --from dreamdb==0.3 dreamdb {H}", "alone"),
+    (f"uv tool run dreamdb {H}", "alone"), (f"/usr/bin/python3.11 -P -m dreamdb {H}", "alone"),
+    # F2: "#" starts a comment at the start of a word only
+    (f"dreamdb {H} 2>>/tmp/h.log#1; ./scripts/notify.sh", "among others"),
+    (f"cd ~/C#app && dreamdb {H}", "among others"), (f"A=x#y dreamdb {H}", "alone"),
+    (f"dreamdb {H} # a note; rm x", "alone"), (f"dreamdb {H} #a\n./x.sh", "among others"), (f"# dreamdb {H}", None),
+    # F3: a shell's -c script, a backquoted command, dreamdb.EXE, a Windows path
+    (f"bash -c 'dreamdb {H}'", "among others"), (f'sh -lc "dreamdb {H} || true"', "among others"),
+    (f"echo `dreamdb {H}`", "among others"), (f"dreamdb.EXE {H}", "alone"),
+    (f'"C:\\Program Files\\dreamdb\\dreamdb.exe" {H}', "alone"), ("bash -c 'echo hi'", None),
+])
+def test_a_hook_command_is_read_as_the_shell_reads_it(tmp_path, command, form):
+    """QA round 140-C F1: a newline in a hook command was read as a space (``cd X`` then the hook, on two lines, was
+    removed by uninstall; the hook then a script of the user's was replaced by install), and dreamdb anywhere in a
+    simple command was its program (``echo on dreamdb hook …``); F2: a ``#`` inside a word started a comment
+    (``2>>log#1; ./notify.sh`` was removed whole); F3: ``bash -c '…'``, a backquoted command, ``dreamdb.EXE`` and a
+    Windows path were not recognised (a second hook was added beside them). A hook run alone is replaced and
+    removed; one among other commands is kept, and none added beside it; any other command is not dreamdb's."""
+    assert (is_dreamdb_hook(command), runs_hook_alone(command)) == (form is not None, form == "alone")
+    _write(tmp_path, {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}})
+
+    def commands() -> list[str]:
+        return [h["command"] for g in json.loads(settings_path(tmp_path).read_text()).get("hooks", {}).get(
+            "UserPromptSubmit", []) for h in g["hooks"]]
+
+    install_hook(tmp_path)  # (replace: as --absolute)
+    assert commands() == {"alone": [DEFAULT_COMMAND], "among others": [command], None: [command, DEFAULT_COMMAND]}[form]
+    uninstall_hooks(tmp_path)
+    assert commands() == ([] if form == "alone" else [command])

@@ -363,8 +363,9 @@ def _kept_command_problem(command: str) -> str | None:
 def _warn_without_vault(project) -> None:
     """On stderr: the hook stays silent in a project where no vault is found (it looks from the prompt's folder up)."""
     from dreamdb.errors import NoVaultFound, VaultNotFound
-    from dreamdb.vault.discover import VAULT_DIR_NAME, _walk_up, find_vault
+    from dreamdb.vault.discover import VAULT_DIR_NAME, VAULT_OPTION, _walk_up, find_vault
 
+    without_option = VAULT_OPTION.set(False)  # (the hook takes no --vault: QA round 140-C F7c, said to pass one)
     try:
         try:  # (as the hook finds it, the project's first: QA round 139-C, DREAMDB_VAULT's was said found above it)
             vault, where = _walk_up(Path(project)), f"found above {project}"
@@ -386,6 +387,8 @@ def _warn_without_vault(project) -> None:
         say(f"note: {exc.message.rstrip('.')}: the hook prints nothing until that is fixed{fix}.")
     except Exception:  # noqa: BLE001 - only a note: never fail an install that succeeded
         pass
+    finally:
+        VAULT_OPTION.reset(without_option)
 
 
 def _hook_command(default: str, absolute: bool = False) -> str:
@@ -460,5 +463,5 @@ def uninstall(project, as_json):
     else:
         click.echo("No prompt hook was removed.")
     for p, c in left:
-        say(f"note: {p} still runs dreamdb's hook, in a command that runs others too, left as it is: {c}. Remove it"
-            " by hand (removing the whole command would remove those commands too).")
+        say(f"note: {p} still runs dreamdb's hook, in a command that runs others too, left as it is:"
+            f" {output.visible_id(c)}. Remove it by hand (removing the whole command would remove those commands too).")

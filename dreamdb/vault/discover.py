@@ -11,6 +11,7 @@ import errno
 import os
 import re
 import stat as _stat
+from contextvars import ContextVar
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,6 +99,17 @@ def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, *, follow: b
     raise OSError(errno.EINVAL, "not a regular file any more (it was replaced while the vault was read)")
 
 
+VAULT_OPTION: ContextVar[bool] = ContextVar("VAULT_OPTION", default=True)
+"""Whether the command being run takes ``--vault``, which the hints of :class:`VaultNotFound` name: ``hook install``
+does not, nor does the hook it installs, which reads ``DREAMDB_VAULT`` alone; its notes name only that (QA round
+140-C F7c: "or pass --vault PATH", an option it refuses)."""
+
+
+def _vault_option(said: str, otherwise: str = "") -> str:
+    """``said``, naming ``--vault``, where the command takes it (:data:`VAULT_OPTION`), else ``otherwise``."""
+    return said if VAULT_OPTION.get() else otherwise
+
+
 def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None, project_first: bool = False,
                project_dir: Path | None = None) -> Path:
     """Resolve the vault root (the ``_dream_context`` folder).
@@ -154,8 +166,8 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
             source = "" if path is not None else " (from DREAMDB_VAULT)"  # (QA round 121-C F9: not named)
             raise VaultNotFound(f"The vault path {explicit}{source} cannot be resolved ({exc.strerror or exc}).",
                                 hint="Pass --vault with an absolute path, or cd into your project." if path is not None
-                                else "Set DREAMDB_VAULT to an absolute path (or pass --vault), or cd into your"
-                                     " project.") from None
+                                else f"Set DREAMDB_VAULT to an absolute path{_vault_option(' (or pass --vault)')},"
+                                     " or cd into your project.") from None
     try:
         return _walk_up(cwd)
     except OSError as exc:  # (a path too long for the system: QA round 120-A F9, exit 70; the hook, project_first,
@@ -164,7 +176,8 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
         if os.path.basename(where) == VAULT_DIR_NAME:
             where = os.path.dirname(where)
         raise VaultNotFound(f"Cannot look for a {VAULT_DIR_NAME}/ folder in {where} ({exc.strerror or exc}).",
-                            hint="cd into your project, pass --vault PATH, or set DREAMDB_VAULT.") from None
+                            hint=f"cd into your project{_vault_option(', pass --vault PATH,')} or set"
+                                 " DREAMDB_VAULT.") from None
 
 
 def vault_in_working_folder() -> Path | None:
@@ -186,7 +199,8 @@ def _walk_up(cwd: Path | None) -> Path:
         here = (cwd or Path.cwd()).resolve()
     except OSError:  # the working folder was deleted (or is unreadable)
         raise VaultNotFound("The current folder no longer exists (or cannot be read), so no vault can be found from it.",
-                            hint="cd into your project, pass --vault PATH, or set DREAMDB_VAULT.") from None
+                            hint=f"cd into your project{_vault_option(', pass --vault PATH,')} or set"
+                                 " DREAMDB_VAULT.") from None
     for d in (here, *here.parents):
         if d.name == VAULT_DIR_NAME:
             return _utf8_vault(d)
@@ -194,8 +208,9 @@ def _walk_up(cwd: Path | None) -> Path:
             found = (d / VAULT_DIR_NAME).is_dir()
         except PermissionError:  # (QA round 118-B F2: exit 70 from a folder under one this user cannot search)
             raise VaultNotFound(f"Cannot look for a {VAULT_DIR_NAME}/ folder in {d} (permission denied: it, or a folder"
-                                " on its way, cannot be searched).", hint="cd into your project, pass --vault PATH, or set"
-                                " DREAMDB_VAULT; or give yourself search permission on those folders (chmod u+x).") from None
+                                " on its way, cannot be searched).", hint=f"cd into your project"
+                                f"{_vault_option(', pass --vault PATH,')} or set DREAMDB_VAULT; or give yourself search"
+                                " permission on those folders (chmod u+x).") from None
         if found:
             return _utf8_vault(_not_above_itself(d / VAULT_DIR_NAME, (d / VAULT_DIR_NAME).resolve()))
     near = _near_misses(here)
@@ -305,7 +320,8 @@ def _explicit_vault(path, explicit) -> Path:
 
     p = expand_user(explicit)
     source = "" if path is not None else " (from DREAMDB_VAULT)"
-    fix = "Pass --vault PATH" if path is not None else "Set DREAMDB_VAULT (or pass --vault PATH)"
+    fix = "Pass --vault PATH" if path is not None else f"Set DREAMDB_VAULT{_vault_option(' (or pass --vault PATH)')}"
+    point = _vault_option("--vault (or DREAMDB_VAULT)", "DREAMDB_VAULT")
     if not p.exists():  # (a symlink loop was said not to exist: QA round 100-A F7)
         if not p.is_absolute() and _working_folder_gone():  # (QA round 122-A F7: "does not exist: v", of ./v)
             raise VaultNotFound(f"The vault path {explicit}{source} is relative, and the current folder no longer"
@@ -325,7 +341,7 @@ def _explicit_vault(path, explicit) -> Path:
     inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
     if not p.is_dir():
         raise VaultNotFound(f"Vault path is not a folder: {p}{source}",
-                            hint=f"It is inside the vault {inside}: point --vault (or DREAMDB_VAULT) there."
+                            hint=f"It is inside the vault {inside}: point {point} there."
                             if inside is not None else f"{fix} to a _dream_context folder.")
     if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
         if not (p / VAULT_DIR_NAME).is_dir():
@@ -336,8 +352,8 @@ def _explicit_vault(path, explicit) -> Path:
                      f" {p / VAULT_DIR_NAME} is a file, not a folder: move it aside to start a vault there")
             raise VaultNotFound(
                 f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
-                hint=f"It is inside the vault {inside}: point --vault (or DREAMDB_VAULT) there." if inside is not None else
-                f"Point --vault (or DREAMDB_VAULT) at the {VAULT_DIR_NAME} folder or the project that contains it;"
+                hint=f"It is inside the vault {inside}: point {point} there." if inside is not None else
+                f"Point {point} at the {VAULT_DIR_NAME} folder or the project that contains it;"
                 f"{start}.",
             )
         p = p / VAULT_DIR_NAME
@@ -362,7 +378,7 @@ def _not_above_itself(named: Path, vault: Path) -> Path:
         raise VaultNotFound(
             f"The vault {named} leads to {vault}, a folder that holds {named} itself: dreamdb would read (and keep "
             "its index in) every folder below it.",
-            hint=f"Point {named} at the vault's own folder, or pass --vault PATH to it.")
+            hint=f"Point {named} at the vault's own folder{_vault_option(', or pass --vault PATH to it')}.")
     return vault
 
 
