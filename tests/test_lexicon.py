@@ -1403,3 +1403,19 @@ def test_a_build_past_the_file_size_limit_names_the_limit(kenet_dir, tmp_path):
     assert p.returncode == 1 and "larger than this process's file size limit (ulimit -f)" in p.stderr, p.stderr
     assert "Hint: Raise the file size limit" in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert sorted(x.name for x in out.iterdir()) == []
+
+
+def test_a_vault_synonym_of_a_translated_query_word_is_used(tiny_vault, small_lexicon, monkeypatch):
+    """QA round 140-A F1: ``uyku, nap`` in synonyms.txt did nothing for the query ``uyku``, which the notes do not
+    hold and the lexicon replaces by ``sleep``: the groups expanded the replacement only, not the word as typed."""
+    write_doc(tiny_vault, "knowledge/sleep-guide.md", "---\ntitle: Sleep guide\n---\nHow sleep works.\n")
+    write_doc(tiny_vault, "knowledge/naps.md", "---\ntitle: Afternoon\n---\nA short nap after lunch.\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Garden\n---\nTomatoes and beans.\n")
+    write_doc(tiny_vault, "synonyms.txt", "uyku, nap\n")
+    monkeypatch.setenv("DREAMDB_LEXICON", str(small_lexicon.path))
+    with dreamdb.open(tiny_vault) as ix:
+        hits = ix.recall("uyku")  # (the nap note through the synonym alone: raw score 0)
+        assert [(h.doc_id, h.score > 0) for h in hits] == [("knowledge/sleep-guide", True), ("knowledge/naps", False)]
+    write_doc(tiny_vault, "synonyms.txt", "")
+    with dreamdb.open(tiny_vault) as ix:  # (the translation alone, as before)
+        assert [h.doc_id for h in ix.recall("uyku")] == ["knowledge/sleep-guide"]

@@ -176,3 +176,59 @@ def test_a_group_naming_an_identifier_alone_does_not_hold_its_parts():
     # an identifier that is only a part of the entry does not stand for it alone (QA round 129-A F1: TASK-7.5 was
     # its 7.5, which a note of "7.5 ms" holds)
     assert table.expand("zebra") == {"task", "7.5"} and table.expand("fifth") == {"v0", "0.5.0"}
+    # (nor do its words alone: QA round 140-A F2)
+    assert table.expand("task") == set() and table.expand("0.5.0") == set() and table.expand("ship") == set()
+
+
+def test_an_entry_of_several_words_stands_for_its_group_only_in_a_query_holding_all_of_them(tiny_vault):
+    """QA round 140-A F2: ``release checklist, shipping`` made ``checklist`` alone a synonym of ``releas`` and
+    ``ship``, and ``sqlite, sql lite`` made ``sql`` one of ``lite``: the entry's words were a bag of synonyms."""
+    from dreamdb.ranking.rank import plan_query
+
+    table = SynonymTable([["release checklist", "shipping"], ["sqlite", "sql lite"], ["hook", "prompt hook"]])
+    assert table.expand("checklist") == set() and table.expand("releas") == set()
+    assert table.expand("sql") == set() and table.expand("lite") == set() and table.expand("prompt") == set()
+    assert table.expand("ship") == {"releas", "checklist"} and table.expand("sqlite") == {"sql", "lite"}
+    assert table.expand("hook") == {"prompt"}
+    assert table.expand_query(["checklist"]) == [] and table.expand_query(["sql"]) == []
+    assert table.expand_query(["checklist", "for", "releas"]) == ["ship"]
+    assert table.expand_query(["sql", "lite"]) == ["sqlite"] and table.expand_query(["prompt", "hook"]) == []
+    assert plan_query("the checklist", table).synonyms == {}
+    assert plan_query("checklist for the next release", table).synonyms == {"ship": 0.5}
+    _vault(tiny_vault)
+    write_doc(tiny_vault, "knowledge/ship.md", "---\ntitle: Shipping\n---\nWhat we ship and when.\n")
+    write_doc(tiny_vault, "knowledge/list.md", "---\ntitle: Lists\n---\nThe checklist for a trip.\n")
+    write_doc(tiny_vault, "synonyms.txt", "release checklist, shipping\n")
+    with dreamdb.open(tiny_vault) as ix:
+        assert [h.doc_id for h in ix.recall("checklist")] == ["knowledge/list"]
+        assert [h.doc_id for h in ix.recall("release checklist")] == ["knowledge/list", "knowledge/ship"]
+
+
+def test_each_kind_of_line_not_used_is_said(tiny_vault):
+    """QA round 140-A F3: a line with ``rest#todo`` and a line of 65 words gave the second's note only (the later
+    kind replaced the earlier), and a line of one term (``zzz``, or ``sql lite`` written without its comma) was
+    passed over without a word."""
+    write_doc(tiny_vault, "synonyms.txt", "rest#todo, api\n" + ", ".join(f"w{i}" for i in range(65)) + "\nzzz\n"
+              "# a comment\nsleep, rest\n" + "".join(f"one{i}\n" for i in range(7)))
+    table = load_synonyms(tiny_vault)
+    assert table.problem == (
+        f"{tiny_vault / 'synonyms.txt'}: line 1: a # inside a term is read as part of it (a comment starts with # at a"
+        " line's start or after a space: `rest # note`); line 2 not used: over 64 words (a line is one group of words"
+        " meaning the same); lines 3, 6, 7, 8, 9 and 3 more not used: one term, no synonym (a line's terms are"
+        " separated by commas)")
+    assert table.expand("sleep") == {"rest"} and table.expand("api") == {"rest", "todo"}
+
+
+def test_a_file_that_is_not_text_is_not_told_to_be_a_small_text_file(tiny_vault):
+    """QA round 140-A F4: a synonyms.txt that is not UTF-8 was told to save it as UTF-8 and also to "make it a small
+    text file in the vault", which it is; that hint is for a file too large, not regular, or outside the vault."""
+    path = tiny_vault / "synonyms.txt"
+    path.write_bytes("été, summer\n".encode("latin-1"))  # (saved as Latin-1)
+    problem = load_synonyms(tiny_vault).problem
+    assert problem == f"{path} is not UTF-8 text (byte 0 cannot be read); save it as UTF-8; its synonyms are not used"
+    path.write_bytes(b"apple, pomme\n\x00")
+    assert load_synonyms(tiny_vault).problem.endswith("(it holds NUL bytes), not UTF-8 text; its synonyms are not used")
+    path.unlink()
+    path.mkdir()  # (not a regular file: the hint stays)
+    assert load_synonyms(tiny_vault).problem == (f"{path} is not a regular file; its synonyms are not used (make it a"
+                                                 " small text file in the vault)")

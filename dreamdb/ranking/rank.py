@@ -276,7 +276,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
 
     Args:
         text: the query.
-        synonym_table: :class:`dreamdb.ranking.synonyms.SynonymTable` or ``None``.
+        synonym_table: :class:`dreamdb.ranking.synonyms.SynonymTable` or ``None``: its groups expand the
+            query's terms, and its words as analysed before another analysis or a translation replaced them.
         vocabulary: the index's vocabulary (:class:`SqlVocabulary`, or the memory engine), or
             ``None``. With it, a query word whose term is in no document's text (title,
             description, tags, body) is looked up in its other analyses
@@ -369,12 +370,10 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         if qwords is None:
             qwords = query_words(text, turkish, words, written_words)
         _own_forms(qwords, terms, resolved, vocabulary, forms, turkish)
-    if synonym_table is not None:
-        for t in terms:
-            expansions = synonym_table.expand(t)
-            for s in sorted(expansions) if expansions else ():
-                if s not in terms:
-                    syn[s] = S.SYNONYM_WEIGHT
+    if synonym_table is not None:  # the query's words as typed too, where a translation or another analysis
+        # replaced them (`sürüm, checklist` gave sürüm → version no checklist: QA round 140-A F1)
+        for s in synonym_table.expand_query(list(dict.fromkeys(terms + distinct))):
+            syn.setdefault(s, S.SYNONYM_WEIGHT)
     return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms)
 
 

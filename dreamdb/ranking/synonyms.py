@@ -4,7 +4,9 @@ Synonyms only expand the query for BM25F at weight 0.5 (rankScore); the raw
 ``score`` never sees them (SPEC §2). The vault file is
 ``<vault>/synonyms.txt``: one group per line, terms separated by commas,
 ``#`` at a line's start or after a space starts a comment (``c#`` is a term).
-Every term of a group expands to every other one.
+A query term that is an entry of a group expands to the group's other terms; an entry of several words
+(``release checklist``, ``v0.5.0``) stands for its group only in a query holding all of its words
+(:meth:`SynonymTable.expand_query`), and a matched group's entry of several words adds each of its words.
 The built-in table stays small and generic; it is never tuned on evaluation
 queries.
 """
@@ -50,7 +52,7 @@ class SynonymTable:
 
     Args:
         groups: iterable of term groups (raw text; analyzed here).
-        problem: why the vault's file was not read (``None``: it was, or there is none); recall shows it.
+        problem: what recall says about the vault's file (not read, or lines of it not used; ``None``: none).
     """
 
     def __init__(self, groups, problem: str | None = None) -> None:
@@ -59,27 +61,51 @@ class SynonymTable:
         # term grew with the square of a group's size: 5,000 words took 2.6 GB, QA round 42)
         self._groups: list[tuple[str, ...]] = []
         self._of: dict[str, list[int]] = {}
+        # an entry of several words (its first term → its terms, its group): `release checklist, shipping` made
+        # checklist alone a synonym of releas and ship, and `sqlite, sql lite` sql one of lite (QA round 140-A F2)
+        self._phrases: dict[str, list[tuple[frozenset[str], int]]] = {}
         for group in groups:
-            terms = []
+            terms, alone, phrases = [], [], []
             for text in group:
                 whole = identifier_terms(fold_case(text)) + joined_terms(normalize(text))  # c++, 0.5.0, session_id
-                if fold_case(text).strip() not in whole:  # (QA round 79 F12) an identifier that is the whole entry is
-                    terms.extend(analyze(text))  # not its parts: `task-7, t7` grouped task too (128-A F3); one that is
-                terms.extend(whole)  # part of it (TASK-7.5's 7.5, v0.5.0's 0.5.0) is not the entry alone (129-A F1)
+                # (QA round 79 F12) an identifier that is the whole entry is not its parts: `task-7, t7` grouped
+                # task too (128-A F3); one that is part of it (TASK-7.5's 7.5, v0.5.0's 0.5.0) is not the entry
+                # alone (129-A F1)
+                one = fold_case(text).strip() in whole
+                entry = whole if one else list(dict.fromkeys(analyze(text) + whole))
+                terms.extend(entry)
+                (alone if one or len(entry) < 2 else phrases).append(entry)
             uniq = tuple(dict.fromkeys(terms))
             if len(uniq) < 2:
                 continue
-            for t in uniq:
+            for t in dict.fromkeys(t for entry in alone for t in entry):
                 self._of.setdefault(t, []).append(len(self._groups))
+            for words in phrases:
+                self._phrases.setdefault(words[0], []).append((frozenset(words), len(self._groups)))
             self._groups.append(uniq)
 
     def expand(self, term: str) -> set[str]:
-        """Synonym terms of ``term`` (empty set if none)."""
+        """Synonym terms of ``term`` (empty set if none): the other terms of the groups it is an entry of by
+        itself (an entry of several words is matched by :meth:`expand_query`)."""
         found: set[str] = set()
         for g in self._of.get(term, ()):
             found.update(self._groups[g])
         found.discard(term)
         return found
+
+    def expand_query(self, terms) -> list[str]:
+        """Synonym terms of a query's ``terms``, none of them: each term's :meth:`expand` (sorted), then the
+        terms of each group with an entry of several words all of which the query holds (``release checklist``
+        in ``checklist for the release``)."""
+        held = set(terms)
+        found: dict[str, None] = {}
+        for t in terms:
+            found.update(dict.fromkeys(sorted(self.expand(t))))
+        for t in terms:
+            for words, g in self._phrases.get(t, ()):
+                if words <= held:
+                    found.update(dict.fromkeys(sorted(self._groups[g])))
+        return [s for s in found if s not in held]
 
     def __len__(self) -> int:
         return len(self._of)
@@ -95,6 +121,11 @@ class SynonymsFileRefused(Exception):
     """``synonyms.txt`` is not read: the message says why."""
 
 
+class SynonymsNotText(SynonymsFileRefused):
+    """``synonyms.txt`` is a small file of the vault but not text it can read (not UTF-8, binary): the message says
+    how to save it (QA round 140-A F4: it was told to be a small text file in the vault, which it is)."""
+
+
 def _read_text(path: Path, vault_real: str | None) -> str:
     """The file's text (UTF-8, or UTF-16 with a byte-order mark), read only if it is a regular file of at most
     :data:`MAX_SYNONYMS_BYTES` whose real path lies inside the vault (a link to a note of the vault is
@@ -102,7 +133,8 @@ def _read_text(path: Path, vault_real: str | None) -> str:
 
     Raises:
         FileNotFoundError: no such file.
-        SynonymsFileRefused: not read, and why (also: not UTF-8 text).
+        SynonymsFileRefused: not read, and why.
+        SynonymsNotText: not UTF-8 text (nor UTF-16 or UTF-32 with its byte-order mark).
         OSError: it could not be read.
     """
     real = os.path.realpath(path)
@@ -131,14 +163,14 @@ def _read_text(path: Path, vault_real: str | None) -> str:
         try:
             return data.decode(codec)
         except UnicodeDecodeError:
-            raise SynonymsFileRefused(f"{path} starts with a {codec.upper()} byte-order mark but is not"
+            raise SynonymsNotText(f"{path} starts with a {codec.upper()} byte-order mark but is not"
                                       f" {codec.upper()} text; save it as UTF-8") from None
     if b"\0" in data:
-        raise SynonymsFileRefused(f"{path} looks binary (it holds NUL bytes), not UTF-8 text")
+        raise SynonymsNotText(f"{path} looks binary (it holds NUL bytes), not UTF-8 text")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise SynonymsFileRefused(f"{path} is not UTF-8 text (byte {exc.start:,} cannot be read); save it as UTF-8")
+        raise SynonymsNotText(f"{path} is not UTF-8 text (byte {exc.start:,} cannot be read); save it as UTF-8")
 
 
 _COMMENT = re.compile(r"(?:^|(?<=\s))#")
@@ -155,18 +187,19 @@ others (QA round 42: 3,000 words on a line, 1.5 s and 410 MB a recall)."""
 
 
 def read_groups(path: Path, vault: Path | None = None, skipped: list | None = None,
-                hashed: list | None = None) -> list[list[str]]:
+                hashed: list | None = None, single: list | None = None) -> list[list[str]]:
     """Parse a synonyms file: one group per line, terms separated by commas; ``#`` at the line's start or after
     a space or tab starts a comment (so ``c#`` and ``f#`` can be named: ``csharp, c#``).
 
     A missing or unreadable file has no groups. With ``vault``, the file must lie inside it (after links).
     A line of over :data:`MAX_GROUP_TERMS` words is not used; its line number goes to ``skipped``. A line with a
     term holding a ``#`` that names no identifier (``rest#TODO``: a comment once, before ``c#`` could be named)
-    is used as written, and its number goes to ``hashed``.
+    is used as written, and its number goes to ``hashed``. A line of one term (``sql lite``: no comma) is no
+    group; its number goes to ``single``.
 
     Raises:
         SynonymsFileRefused: the file is not a regular file, is larger than :data:`MAX_SYNONYMS_BYTES`, or
-            links outside ``vault``.
+            links outside ``vault``; :class:`SynonymsNotText`: it is not text.
     """
     try:
         text = _read_text(path, os.path.realpath(vault) if vault is not None else None)
@@ -184,6 +217,8 @@ def read_groups(path: Path, vault: Path | None = None, skipped: list | None = No
                     skipped.append(number)
             elif len(group) >= 2:
                 groups.append(group)
+            elif single is not None:
+                single.append(number)
             if hashed is not None and any("#" in t and not identifier_terms(fold_case(t)) for t in group):
                 hashed.append(number)
     return groups
@@ -216,18 +251,25 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
     elif path and key != (0, 0, 0):
         skipped: list[int] = []
         hashed: list[int] = []
+        single: list[int] = []
         try:
-            groups = read_groups(path, vault, skipped, hashed)
+            groups = read_groups(path, vault, skipped, hashed, single)
+        except SynonymsNotText as exc:
+            problem = f"{exc}; its synonyms are not used"
         except SynonymsFileRefused as exc:
             problem = f"{exc}; its synonyms are not used (make it a small text file in the vault)"
-        if hashed:  # (QA round 50: words after a # written without a space became synonyms without a word)
-            lines = ", ".join(map(str, hashed[:5])) + (f" and {len(hashed) - 5} more" if len(hashed) > 5 else "")
-            problem = (f"{path}: line{'s' if len(hashed) > 1 else ''} {lines}: a # inside a term is read as part of"
-                       " it (a comment starts with # at a line's start or after a space: `rest # note`)")
-        if skipped:
-            lines = ", ".join(map(str, skipped[:5])) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
-            problem = (f"{path}: line{'s' if len(skipped) > 1 else ''} {lines} not used: over {MAX_GROUP_TERMS} words"
-                       " (a line is one group of words meaning the same)")
+        said = []  # each kind of line said, not only the last (QA round 140-A F3)
+        for numbers, what in (
+                (hashed, ": a # inside a term is read as part of it (a comment starts with # at a line's start or"
+                         " after a space: `rest # note`)"),  # (QA round 50: words after a # written without a
+                # space became synonyms without a word)
+                (skipped, f" not used: over {MAX_GROUP_TERMS} words (a line is one group of words meaning the same)"),
+                (single, " not used: one term, no synonym (a line's terms are separated by commas)")):
+            if numbers:
+                lines = ", ".join(map(str, numbers[:5])) + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
+                said.append(f"line{'s' if len(numbers) > 1 else ''} {lines}{what}")
+        if said:
+            problem = f"{path}: " + "; ".join(said)
     table = SynonymTable([*BUILTIN_GROUPS, *groups], problem)
     _cache[ck] = (key, table)
     return table
