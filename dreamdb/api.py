@@ -274,17 +274,20 @@ def _iso_day(days: float) -> str:
 
 def _iso_bound(days: float, *, end: bool = False) -> str:
     """A ``since`` bound (``end``: an ``until`` bound) in days since 1970-01-01 UTC as a note shows it: the date
-    (:func:`_iso_day`) for a bound a date gives (a midnight; for ``until``, just below the next midnight), else the
-    instant to the second, ISO-8601 UTC (``2026-08-10T12:00:00Z``: QA round 139-E F4, ``--since -1d`` at noon was
-    shown as the date alone, as if the window kept that whole day)."""
+    (:func:`_iso_day`) for a bound a date gives (a midnight exactly; for ``until``, the float just below the next
+    midnight, the end of a period :mod:`dreamdb.timeparse` reads), else the instant, ISO-8601 UTC, to the millisecond
+    where it has some (``2026-08-10T12:00:00Z``, ``2026-08-01T00:00:00.400Z``: QA round 139-E F4, ``--since -1d`` at
+    noon was shown as the date alone, as if the window kept that whole day; 140-C F7a, ``--until
+    2026-08-01T00:00:00.4Z`` was rounded to the second, then shown as that date)."""
     try:
-        whole = round(days * 86400)
-        at = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=whole)
+        day = math.floor(days)
+        if days == (math.nextafter(day + 1.0, -math.inf) if end else day):
+            return _iso_day(days)
+        ms = round(days * 86_400_000)
+        at = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
     except (OverflowError, ValueError):  # (an infinite bound, a year past 9999 or before 1)
         return _iso_day(days)
-    if whole % 86400 == 0 and not (end and days == whole / 86400):  # (an instant at midnight ends no day)
-        return _iso_day(days)
-    return at.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return at.isoformat(timespec="milliseconds" if ms % 1000 else "seconds").replace("+00:00", "Z")
 
 
 @lru_cache(maxsize=4096)
@@ -2824,7 +2827,8 @@ class Index:
             "sqlite_version": db.sqlite3.sqlite_version, "vector_extension": db.CAN_LOAD_EXTENSIONS,
             "embeddings": self._embedding_status(), "bm25_accumulator": _accumulator(),
             "lexicon": self._lexicon_status(), "other_index": self._other_index(),
-            "index_modified": _written_iso(self.index_path),
+            # (QA round 140-C F6: the file's time, which a reader's checkpoint of a writer's WAL moves too)
+            "index_modified": meta.get(db.LAST_WRITE_KEY) or _written_iso(self.index_path),
         }
 
     def _other_index(self) -> dict | None:

@@ -236,6 +236,31 @@ def test_vectors_of_nan_an_older_version_stored_are_embedded_again_by_the_next_r
         assert store.refresh(conn, emb).embedded == 0 and len(emb.calls) == 1
 
 
+def test_an_index_older_than_the_nan_check_is_looked_through_once_not_on_every_no_change_refresh(tiny_vault):
+    """QA round 140-C F5: with every vector current, a refresh read all of the model's vectors for NaN on each call
+    (35 ms against 5 on the real vault) and never marked them looked through; the first refresh now marks them, and
+    the next ones do not read them again (a NaN vector stored after the mark stays: no refresh scanned for it)."""
+    make_vault(tiny_vault, n_docs=3)
+    emb = HashEmbedder()
+    key = store.FINITE_KEY + emb.model_id
+    with open_synced(tiny_vault) as index:
+        conn = index.conn
+        assert store.refresh(conn, emb).embedded == 6
+        with store.write_transaction(conn):  # an index whose vectors predate the check
+            conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+        emb.calls.clear()
+        report = store.refresh(conn, emb)
+        assert (report.embedded, report.pending, emb.calls) == (0, 0, [])
+        assert conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone() == ("1",)
+        victim = conn.execute("SELECT rowid FROM vec_embeddings ORDER BY rowid LIMIT 1").fetchone()[0]
+        with store.write_transaction(conn):
+            conn.execute("UPDATE vec_embeddings SET embedding = ? WHERE rowid = ?",
+                         (np.full(384, np.nan, np.float32).tobytes(), victim))
+        assert store.refresh(conn, emb).embedded == 0 and emb.calls == []
+        blob = conn.execute("SELECT embedding FROM vec_embeddings WHERE rowid = ?", (victim,)).fetchone()[0]
+        assert np.isnan(np.frombuffer(blob, np.float32)).all()
+
+
 def test_a_refresh_that_must_wait_for_another_says_so_first(tiny_vault):
     """QA round 9: a second `embed refresh` waited minutes for the first without a word."""
     import threading

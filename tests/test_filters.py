@@ -651,6 +651,22 @@ def test_the_filter_note_shows_a_bound_with_a_time_of_day_as_that_instant(vault)
     index.close()
 
 
+def test_the_filter_note_shows_a_bound_within_a_second_of_midnight_as_that_instant_not_the_date(vault):
+    """QA round 140-C F7a: ``--until 2026-08-01T00:00:00.4Z`` was rounded to the second, then shown as the date
+    "2026-08-01" (beside a best match dated that day), and ``--since 2099-01-01T23:59:59.6Z`` as "2099-01-01"."""
+    index = dreamdb.open(vault)
+    for since, until, window in (
+            (None, "2024-12-31T00:00:00.4Z", "until: dates … to 2024-12-31T00:00:00.400Z"),
+            (None, "2024-12-30T23:59:59.9996Z", "until: dates … to 2024-12-31T00:00:00Z"),  # (its millisecond)
+            ("2099-01-01T23:59:59.6Z", None, "since: dates 2099-01-01T23:59:59.600Z to …"),
+            ("2099-01-01T00:00:00.001Z", None, "since: dates 2099-01-01T00:00:00.001Z to …"),
+            ("2099-01-01", "2099-01-01", "since: dates 2099-01-01 to 2099-01-01")):  # (a date's: the day)
+        assert index.recall("quokka", since=since, until=until, now="2026-08-11T12:00:00Z") == []
+        (note,) = [n for n in index.take_notes() if "not within" in n]
+        assert f"not within the filters ({window})" in note, (since, until, note)
+    index.close()
+
+
 def test_an_empty_filtered_list_names_the_filters_that_leave_out_every_document(vault, tmp_path, capsys):
     """QA round 126-A F8: ``list --since 2030-01-01`` printed "No documents." and no reason, where recall names the
     filters that exclude its matches: the filters that leave out every document on their own are named (else all of

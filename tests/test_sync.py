@@ -2844,12 +2844,40 @@ def test_status_index_modified_is_the_last_write_not_the_status_call(tiny_vault)
     with dreamdb.open(tiny_vault) as index:
         index.sync()
         path = index.index_path
+        index.conn.execute("DELETE FROM meta WHERE key = ?", (db.LAST_WRITE_KEY,))  # (an older version's index)
     written = time.time() - 3600
     os.utime(path, (written, written))  # (the last write an hour ago)
     with dreamdb.open(tiny_vault) as index:
         st = index.status()
         assert os.path.exists(f"{path}-wal")  # (the read's own, empty)
     assert st["index_modified"] == datetime.fromtimestamp(written, timezone.utc).isoformat(timespec="seconds")
+
+
+def test_status_index_modified_is_the_last_write_not_a_later_reader_s_checkpoint(tiny_vault):
+    """QA round 140-C F6: a writer that exits without closing leaves its commits in the -wal file; the next reader's
+    close copies them into the index file, whose time then was ``index_modified``: the read's, not the write's."""
+    import subprocess
+    import sys
+
+    write_doc(tiny_vault, "knowledge/a.md", "alpha\n")
+    script = ("import os, time, dreamdb\n"
+              f"ix = dreamdb.open({str(tiny_vault)!r})\n"
+              "ix.sync()\n"
+              "print(time.time(), flush=True)\n"
+              "os._exit(0)\n")  # committed, left in the -wal file: no checkpoint at close
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", script], check=True, timeout=120, capture_output=True, text=True, env=env)
+    written = datetime.fromtimestamp(float(out.stdout), timezone.utc).isoformat(timespec="seconds")
+    path = tiny_vault / ".dreamdb" / "index.db"
+    assert os.path.getsize(f"{path}-wal") > 0
+    time.sleep(1.2)
+    with dreamdb.open(tiny_vault, auto_sync=False) as index:
+        assert [h.doc_id for h in index.recall("alpha")] == ["knowledge/a"]
+    read = datetime.fromtimestamp(os.stat(path).st_mtime, timezone.utc).isoformat(timespec="seconds")
+    assert read > written  # (the reader's checkpoint moved the file)
+    with dreamdb.open(tiny_vault) as index:
+        st = index.status()
+    assert st["index_modified"] <= written and st["index_modified"] >= st["last_sync"]
 
 
 def test_a_sync_that_changes_no_document_leaves_last_sync_as_it_was(tiny_vault):

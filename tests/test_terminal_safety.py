@@ -1000,3 +1000,32 @@ def test_an_id_copied_with_any_control_picture_gets_the_rename_hint(tmp_path):
     for slug in ("knowledge/esc␛[2Jx", "knowledge/a␇", "b␍", "knowledge/c␡", "knowledge/d␛[x", "knowledge/t␉x"):
         p = run_main("delete", "--vault", str(vault), slug)
         assert p.returncode == 7 and "rename the file without it" in p.stderr.decode(), (slug, p.stderr)
+
+
+def test_a_model_folder_s_name_and_a_forged_cached_id_reach_no_status_line_raw(tmp_path, model_dir, monkeypatch):
+    """QA round 140-C F7b: ``embed status``'s ``model:`` line wrote DREAMDB_MODEL_DIR's ESC and newline raw, and it and
+    ``model status``'s ``model id:`` line the id ``.dreamdb-model-id.json`` held, ESC and all. The folder is shown as
+    the other lines show a name (``␛``, ``␊``); an id there that dreamdb does not write is computed again."""
+    from dreamdb.embeddings import locate
+
+    folder = tmp_path / "m\x1b]0;PWN\x07\nError: forged"
+    folder.mkdir()
+    for name in ("model.onnx", "tokenizer.json", locate.PROVENANCE_FILE, locate.PIECES_SIDECAR):
+        if (model_dir / name).exists():
+            os.symlink(model_dir / name, folder / name)
+    files = locate.resolve_model_files(folder)
+    key = {"model": [files[0].name, *locate.stat_key(files[0])], "tokenizer": locate.stat_key(files[1])}
+    (folder / locate.HASH_SIDECAR).write_text(json.dumps({"key": key, "model_id": "e5s-\x1b]0;PWN\x07"}))
+    assert locate.cached_model_id(folder) is None
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(folder))
+    vault = tmp_path / "_dream_context"
+    write_doc(vault, "knowledge/a.md", "---\ntitle: A\n---\nalpha\n")
+    shown = "m␛]0;PWN␇␊Error: forged"
+    for args, said in ((("embed", "status", "--vault", str(vault)), "model:     installed at "),
+                       (("model", "status"), "installed:  ")):
+        p = run_main(*args)
+        lines = _one_line_each(p.stdout)
+        assert p.returncode == 0 and not [x for x in lines if x.startswith("Error")], (args, lines)
+        assert any(x.startswith(said) and shown in x for x in lines), (args, lines)
+        ids = re.findall(r"e5s-[^\s)]*", "\n".join(lines))
+        assert ids and all(re.fullmatch(r"e5s-[0-9a-f]{16}", i) for i in ids), (args, lines)

@@ -244,8 +244,9 @@ def status_cmd(vault, as_json):
     if not st["available"]:
         click.echo(f"vectors: {st['summary']}")
         return
-    click.echo(f"model:     {'installed' if ms['installed'] else 'not installed'} at {ms['path']}"
-               + (f" ({ms['model_id']})" if ms.get("model_id") else ""))
+    # (a DREAMDB_MODEL_DIR's ESC or newline shown, not obeyed or split: QA round 140-C F7b)
+    click.echo(output.visible_id(f"model:     {'installed' if ms['installed'] else 'not installed'} at {ms['path']}"
+                                 + (f" ({ms['model_id']})" if ms.get("model_id") else "")))
     uncounted = st.get("docs_uncounted", 0)
     click.echo(f"documents: {st['documents']} ({st['chunked_documents']} chunked, {st['docs_pending'] - uncounted} to chunk"
                + (f", {uncounted} to count again: chunked by an older dreamdb, their vectors are kept; run: dreamdb"

@@ -112,14 +112,14 @@ def status_cmd(check, as_json):
         click.echo(f"not installed: {st['reason']}")
         click.echo(f"hint: {st['hint']}")
         return
-    click.echo(f"installed:  {st['path']} (via {st['origin']})")
+    click.echo(f"installed:  {output.visible_id(st['path'])} (via {st['origin']})")  # (QA round 140-C F7b)
     if st.get("runtime_missing"):  # (QA round 93-C F4: only --json and `dreamdb status` said so)
         click.echo(f"runtime:    {' and '.join(st['runtime_missing'])} not installed: hybrid recall falls back to"
                    f" BM25 (install: {install_command('embed')})")
     click.echo(f"source:     {st['source']}" + (f", {st['built_at']}" if st["built_at"] else ""))
     click.echo(f"file:       {st['model_file']} · {st['model_file_bytes'] / 1e6:.0f} MB"
                f" (folder {st['size_bytes'] / 1e6:.0f} MB)")
-    click.echo(f"model id:   {st['model_id'] or '(computed on first load)'}")
+    click.echo(f"model id:   {output.visible_id(st['model_id']) or '(computed on first load)'}")
     click.echo("tokenizer:  " + _piece_table_line(st["piece_table"], Path(st["path"]) / PIECES_SIDECAR))
     if st.get("damaged"):
         click.echo(f"damaged:    {st['damaged']}")

@@ -203,15 +203,20 @@ def stat_key(p: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
+_MODEL_ID = re.compile(re.escape(MODEL_ID_PREFIX) + r"[0-9a-f]{16}")
+"""An id :func:`compute_model_id` gives."""
+
+
 def cached_model_id(model_dir: str | os.PathLike) -> str | None:
-    """Return the model id from the hash sidecar if it is still valid (cheap: two stats), else None."""
+    """Return the model id from the hash sidecar if it is still valid (cheap: two stats), else None: also when the id
+    there is not one :func:`compute_model_id` writes (QA round 140-C F7b: an id holding ESC was shown raw)."""
     files = resolve_model_files(model_dir)
     if files is None:
         return None
     try:
         side = json.loads((Path(model_dir) / HASH_SIDECAR).read_text(encoding="utf-8"))
         key = {"model": [str(files[0].name), *stat_key(files[0])], "tokenizer": stat_key(files[1])}
-        if side.get("key") == key and str(side.get("model_id", "")).startswith(MODEL_ID_PREFIX):
+        if side.get("key") == key and _MODEL_ID.fullmatch(str(side.get("model_id", ""))):
             return side["model_id"]
     except (OSError, ValueError, AttributeError):
         pass

@@ -418,8 +418,15 @@ class read_snapshot:
         return False
 
 
+LAST_WRITE_KEY = "last_write"
+"""``meta`` key: when a :func:`write_transaction` that changed a row last committed, ISO-8601 UTC to the second
+(``status``'s ``index_modified``). The files' modification times cannot tell it: a reader's close checkpoints a
+WAL a writer left into the index file, which moves its time (QA round 140-C F6)."""
+
+
 class write_transaction:
-    """Context manager: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error).
+    """Context manager: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error). A transaction that changed a row
+    also records its time in ``meta`` (:data:`LAST_WRITE_KEY`), when the database has that table.
 
     PLATFORM-NOTES: two writers that start with a plain ``BEGIN`` fail
     instantly despite busy_timeout; ``BEGIN IMMEDIATE`` takes the write lock
@@ -431,10 +438,12 @@ class write_transaction:
 
     def __init__(self, conn) -> None:
         self.conn = conn
+        self.changes = 0
 
     def __enter__(self):
         try:
             self.conn.execute("BEGIN IMMEDIATE")
+            self.changes = self.conn.total_changes
         except OperationalError as exc:
             if is_lock_error(exc):
                 raise LockTimeout(
@@ -448,6 +457,8 @@ class write_transaction:
     def __exit__(self, exc_type, exc, tb) -> bool:
         if exc_type is None:
             try:
+                if self.conn.total_changes != self.changes:
+                    self._record_write()
                 self.conn.execute("COMMIT")
             except DatabaseError as error:
                 # In a rollback journal (another program switched the index to one) COMMIT waits for the readers and
@@ -468,6 +479,18 @@ class write_transaction:
             except DatabaseError:
                 pass
         return False
+
+    def _record_write(self) -> None:
+        """Store this transaction's time under :data:`LAST_WRITE_KEY` (nothing where ``meta`` is not dreamdb's)."""
+        from datetime import datetime, timezone
+
+        try:
+            self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                              (LAST_WRITE_KEY, datetime.now(timezone.utc).isoformat(timespec="seconds")))
+        except OperationalError as exc:
+            if is_lock_error(exc):
+                raise
+            # (no meta table yet, or another shape: the time is not recorded)
 
 
 RECLAIM_MIN_SHARE = 0.5
