@@ -1029,3 +1029,16 @@ def test_a_model_folder_s_name_and_a_forged_cached_id_reach_no_status_line_raw(t
         assert any(x.startswith(said) and shown in x for x in lines), (args, lines)
         ids = re.findall(r"e5s-[^\s)]*", "\n".join(lines))
         assert ids and all(re.fullmatch(r"e5s-[0-9a-f]{16}", i) for i in ids), (args, lines)
+
+
+def test_model_status_of_a_model_folder_variable_naming_no_model_shows_its_name_safely(tmp_path, monkeypatch):
+    """``model status``'s ``not installed:`` line wrote a ``DREAMDB_MODEL_DIR`` folder's ESC and newline raw (its
+    ``installed:`` line had been made safe, QA round 140-C F7b): a folder named with an OSC title and a newline set
+    the window's title and printed a line of its own."""
+    folder = tmp_path / "m\x1b]0;PWN\x07\nError: forged"
+    folder.mkdir()
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(folder))
+    p = run_main("model", "status")
+    lines = _one_line_each(p.stdout)
+    assert any(x.startswith("not installed: ") and "m␛]0;PWN␇␊Error: forged" in x for x in lines), lines
+    assert not [x for x in lines if x.startswith("Error")], lines

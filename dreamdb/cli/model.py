@@ -109,8 +109,8 @@ def status_cmd(check, as_json):
     if not st["installed"]:
         if problem is not None:
             raise problem
-        click.echo(f"not installed: {st['reason']}")
-        click.echo(f"hint: {st['hint']}")
+        click.echo(f"not installed: {output.visible_id(st['reason'])}")  # (a folder's name in them, shown safely)
+        click.echo(f"hint: {output.visible_id(st['hint'])}")
         return
     click.echo(f"installed:  {output.visible_id(st['path'])} (via {st['origin']})")  # (QA round 140-C F7b)
     if st.get("runtime_missing"):  # (QA round 93-C F4: only --json and `dreamdb status` said so)
@@ -122,8 +122,8 @@ def status_cmd(check, as_json):
     click.echo(f"model id:   {output.visible_id(st['model_id']) or '(computed on first load)'}")
     click.echo("tokenizer:  " + _piece_table_line(st["piece_table"], Path(st["path"]) / PIECES_SIDECAR))
     if st.get("damaged"):
-        click.echo(f"damaged:    {st['damaged']}")
-        click.echo(f"hint:       {st['hint']}")
+        click.echo(f"damaged:    {output.visible_id(st['damaged'])}")
+        click.echo(f"hint:       {output.visible_id(st['hint'])}")
     if problem is not None:
         raise problem
     if check:
