@@ -227,8 +227,66 @@ def test_a_file_that_is_not_text_is_not_told_to_be_a_small_text_file(tiny_vault)
     problem = load_synonyms(tiny_vault).problem
     assert problem == f"{path} is not UTF-8 text (byte 0 cannot be read); save it as UTF-8; its synonyms are not used"
     path.write_bytes(b"apple, pomme\n\x00")
-    assert load_synonyms(tiny_vault).problem.endswith("(it holds NUL bytes), not UTF-8 text; its synonyms are not used")
+    assert load_synonyms(tiny_vault).problem == (f"{path} looks binary (it holds NUL bytes), not UTF-8 text; save it as"
+                                                 " UTF-8; its synonyms are not used")
     path.unlink()
     path.mkdir()  # (not a regular file: the hint stays)
     assert load_synonyms(tiny_vault).problem == (f"{path} is not a regular file; its synonyms are not used (make it a"
                                                  " small text file in the vault)")
+
+
+def test_an_entry_matches_its_words_whatever_their_case(tiny_vault):
+    """QA round 141-A F1: ``Dağıtım, checklist`` never applied (the entry's capitalised word was read as a name,
+    ``dağıtım``, the query's word as ``dağıt``), and ``sunucu ayarları, checklist`` missed ``Sunucu ayarları
+    nerede`` (a capitalised query word read as a name, ``sunucu``, the entry's word as ``sunuç``)."""
+    from dreamdb.ranking.rank import plan_query
+
+    for entry in ("Dağıtım", "dağıtım", "DAĞITIM"):
+        table = SynonymTable([[entry, "checklist"]])
+        for query in ("dağıtım", "Dağıtım", "DAĞITIM nerede"):
+            assert plan_query(query, table).synonyms == {"checklist": 0.5}, (entry, query)
+    table = SynonymTable([["sunucu ayarları", "checklist"]])
+    for query in ("sunucu ayarları nerede", "Sunucu ayarları nerede", "Sunucu Ayarları"):
+        assert plan_query(query, table).synonyms == {"checklist": 0.5}, query
+    assert plan_query("Sunucu nerede", table).synonyms == {}  # (one word of the entry: nothing, as before)
+    write_doc(tiny_vault, "knowledge/deploy.md", "---\ntitle: Dağıtım\n---\nDağıtım adımları burada yazılıdır.\n")
+    write_doc(tiny_vault, "knowledge/list.md", "---\ntitle: Lists\n---\nThe checklist before a trip.\n")
+    write_doc(tiny_vault, "synonyms.txt", "Dağıtım, checklist\n")
+    with dreamdb.open(tiny_vault) as ix:
+        for query in ("dağıtım", "Dağıtım"):
+            assert [h.doc_id for h in ix.recall(query)] == ["knowledge/deploy", "knowledge/list"], query
+
+
+def test_a_turkish_entry_covers_the_inflected_forms_of_its_word():
+    """QA round 141-A F2: ``sürüm, checklist`` applied to ``sürüm`` and ``sürümü`` (the term ``sür``) but not to
+    ``sürümler`` or ``sürümleri`` (the term ``sürüm``), while ranking counts a Turkish word's two forms as one."""
+    from dreamdb.ranking.rank import plan_query
+
+    table = SynonymTable([["sürüm", "checklist"], ["sürüm notları", "changelog"]])
+    for query in ("sürüm", "sürümler", "sürümleri", "Sürümler nerede"):
+        assert plan_query(query, table).synonyms == {"checklist": 0.5}, query
+    assert plan_query("sürümlerin notları", table).synonyms == {"checklist": 0.5, "changelog": 0.5}
+    assert table.expand("checklist") == {"sür"}  # (the word's term, not both its forms)
+    assert plan_query("checklist", table).synonyms == {"sür": 0.5}
+
+
+def test_every_line_not_used_is_said_with_its_reason(tiny_vault):
+    """QA round 141-A F3: lines of stopwords (``not, negation``, ``the, a``, ``up, online``) were dropped without a
+    word, and ``foo,`` and ``, ,`` were said to be one term whose terms a comma separates."""
+    write_doc(tiny_vault, "synonyms.txt", "not, negation\nthe, a\nfoo,\n, ,\nsql lite\nup, online\nsleep, rest\n")
+    table = load_synonyms(tiny_vault)
+    assert table.problem == (
+        f"{tiny_vault / 'synonyms.txt'}: line 5 not used: one term, no synonym (a line's terms are separated by"
+        " commas); line 3 not used: one term, no synonym; line 4 not used: no term; lines 1, 2, 6 not used: fewer"
+        " than two terms once the analyzer drops its stopwords and one-letter words (`not`, `the`, `up`)")
+    assert table.expand("sleep") == {"rest"} and table.expand("negat") == set()
+
+
+def test_line_numbers_are_an_editors(tiny_vault):
+    """QA round 141-A F5: a form feed or U+2028 inside a line counted as a line break (str.splitlines), so the
+    note named a line after the one an editor shows."""
+    write_doc(tiny_vault, "synonyms.txt", "apple, pomme\u2028\r\nsleep,\x0crest\nzzz\n")
+    table = load_synonyms(tiny_vault)
+    assert table.problem == (f"{tiny_vault / 'synonyms.txt'}: line 3 not used: one term, no synonym (a line's terms"
+                             " are separated by commas)")
+    assert table.expand("appl") == {"pomm"} and table.expand("sleep") == {"rest"}

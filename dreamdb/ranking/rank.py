@@ -277,7 +277,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
     Args:
         text: the query.
         synonym_table: :class:`dreamdb.ranking.synonyms.SynonymTable` or ``None``: its groups expand the
-            query's terms, and its words as analysed before another analysis or a translation replaced them.
+            query's terms, its words as analysed before another analysis or a translation replaced them, a
+            capitalised word of a Turkish query read as an ordinary word too (as the table reads its entries),
+            and the other forms counted with a term.
         vocabulary: the index's vocabulary (:class:`SqlVocabulary`, or the memory engine), or
             ``None``. With it, a query word whose term is in no document's text (title,
             description, tags, body) is looked up in its other analyses
@@ -371,8 +373,11 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
             qwords = query_words(text, turkish, words, written_words)
         _own_forms(qwords, terms, resolved, vocabulary, forms, turkish)
     if synonym_table is not None:  # the query's words as typed too, where a translation or another analysis
-        # replaced them (`sürüm, checklist` gave sürüm → version no checklist: QA round 140-A F1)
-        for s in synonym_table.expand_query(list(dict.fromkeys(terms + distinct))):
+        # replaced them (`sürüm, checklist` gave sürüm → version no checklist: QA round 140-A F1), a capitalised
+        # word of a Turkish query read as an ordinary word too, as the entries are read (`Dağıtım` was the name
+        # dağıtım, the entry `dağıtım` the term dağıt: QA round 141-A F1), and the forms counted with a term
+        seen = terms + distinct + ([stem(w, True) for _t, w, cap in qwords if cap] if turkish else [])
+        for s in synonym_table.expand_query(list(dict.fromkeys(seen + [f for fs in forms.values() for f in fs]))):
             syn.setdefault(s, S.SYNONYM_WEIGHT)
     return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms)
 

@@ -19,7 +19,8 @@ import re
 import stat
 from pathlib import Path
 
-from dreamdb.analyzer import analyze, fold_case, identifier_terms, joined_terms, normalize
+from dreamdb.analyzer import (dotless_capitals, drop_data, fold_case, identifier_terms, is_turkish_text, joined_terms,
+                              lower, normalize, query_words, tokens)
 from dreamdb.vault.encoding import wide_unicode_codec
 
 VAULT_SYNONYMS_FILE = "synonyms.txt"
@@ -47,6 +48,30 @@ BUILTIN_GROUPS: tuple[tuple[str, ...], ...] = (
 """Common software abbreviations and their expansions (generic, not vault-specific)."""
 
 
+def entry_terms(text: str) -> tuple[bool, list[tuple[str, ...]]]:
+    """An entry of a group as the query reads it: ``(one, items)``, ``one`` when the entry is one identifier
+    (``c++``, ``task-7``: its items are its identifier terms, not its parts), and ``items`` each word's terms
+    otherwise, then the identifiers it holds (``v0.5.0``'s ``0.5.0``), duplicates left out.
+
+    A word is read as a query reads a word typed in lowercase (:func:`dreamdb.analyzer.query_words`), whatever its
+    case: read as a document, a capitalised word of a Turkish entry was a name and not stemmed (``Dağıtım`` →
+    ``dağıtım``, while the query's ``dağıtım`` is ``dağıt``), and the entry matched no query (QA round 141-A F1);
+    :func:`dreamdb.ranking.rank.plan_query` gives the expansion a capitalised query word read that way too. A word of
+    a Turkish entry is also its term as written (``sürüm``: the term ``sür``, and ``sürüm``), the term Snowball
+    Turkish gives its inflected forms (``sürümler``, ``sürümleri``), as ranking counts a Turkish word's two forms as
+    one (:func:`dreamdb.ranking.rank.other_forms`; QA round 141-A F2)."""
+    whole = identifier_terms(fold_case(text)) + joined_terms(normalize(text))  # c++, 0.5.0, session_id
+    # (QA round 79 F12) an identifier that is the whole entry is not its parts: `task-7, t7` grouped task too
+    # (128-A F3); one that is part of it (TASK-7.5's 7.5, v0.5.0's 0.5.0) is not the entry alone (129-A F1)
+    if fold_case(text).strip() in whole:
+        return True, [(t,) for t in dict.fromkeys(whole)]
+    folded = lower(dotless_capitals(drop_data(normalize(text))))  # (as plan_query folds a query)
+    words = tokens(folded, data_dropped=True)
+    turkish = is_turkish_text(words)
+    items = [(t, w) if turkish and t != w else (t,) for t, w, _cap in query_words(folded, turkish, words, words)]
+    return False, list(dict.fromkeys(items + [(t,) for t in whole]))
+
+
 class SynonymTable:
     """Maps an analyzed term to the analyzed terms of its groups.
 
@@ -58,30 +83,29 @@ class SynonymTable:
     def __init__(self, groups, problem: str | None = None) -> None:
         self.problem = problem
         # term → the groups holding it: memory linear in the groups' sizes (a set of the other terms per
-        # term grew with the square of a group's size: 5,000 words took 2.6 GB, QA round 42)
-        self._groups: list[tuple[str, ...]] = []
+        # term grew with the square of a group's size: 5,000 words took 2.6 GB, QA round 42); a group is its
+        # words' terms (entry_terms' items: a word's term, then its other form), and adds each word's term
+        self._groups: list[tuple[tuple[str, ...], ...]] = []
         self._of: dict[str, list[int]] = {}
-        # an entry of several words (its first term → its terms, its group): `release checklist, shipping` made
-        # checklist alone a synonym of releas and ship, and `sqlite, sql lite` sql one of lite (QA round 140-A F2)
-        self._phrases: dict[str, list[tuple[frozenset[str], int]]] = {}
+        # an entry of several words (each term of its first word → its words' terms, its group): `release
+        # checklist, shipping` made checklist alone a synonym of releas and ship, and `sqlite, sql lite` sql one of
+        # lite (QA round 140-A F2)
+        self._phrases: dict[str, list[tuple[tuple[frozenset[str], ...], int]]] = {}
         for group in groups:
-            terms, alone, phrases = [], [], []
+            words, alone, phrases = [], [], []
             for text in group:
-                whole = identifier_terms(fold_case(text)) + joined_terms(normalize(text))  # c++, 0.5.0, session_id
-                # (QA round 79 F12) an identifier that is the whole entry is not its parts: `task-7, t7` grouped
-                # task too (128-A F3); one that is part of it (TASK-7.5's 7.5, v0.5.0's 0.5.0) is not the entry
-                # alone (129-A F1)
-                one = fold_case(text).strip() in whole
-                entry = whole if one else list(dict.fromkeys(analyze(text) + whole))
-                terms.extend(entry)
-                (alone if one or len(entry) < 2 else phrases).append(entry)
-            uniq = tuple(dict.fromkeys(terms))
-            if len(uniq) < 2:
+                one, items = entry_terms(text)
+                words.extend(items)
+                (alone if one or len(items) < 2 else phrases).append(items)
+            uniq = tuple(dict.fromkeys(words))
+            if len({item[0] for item in uniq}) < 2:
                 continue
-            for t in dict.fromkeys(t for entry in alone for t in entry):
+            for t in dict.fromkeys(t for items in alone for item in items for t in item):
                 self._of.setdefault(t, []).append(len(self._groups))
-            for words in phrases:
-                self._phrases.setdefault(words[0], []).append((frozenset(words), len(self._groups)))
+            for items in phrases:
+                parts = tuple(frozenset(item) for item in items)
+                for t in items[0]:
+                    self._phrases.setdefault(t, []).append((parts, len(self._groups)))
             self._groups.append(uniq)
 
     def expand(self, term: str) -> set[str]:
@@ -89,22 +113,23 @@ class SynonymTable:
         itself (an entry of several words is matched by :meth:`expand_query`)."""
         found: set[str] = set()
         for g in self._of.get(term, ()):
-            found.update(self._groups[g])
+            found.update(item[0] for item in self._groups[g] if term not in item)  # (not its own other form)
         found.discard(term)
         return found
 
     def expand_query(self, terms) -> list[str]:
         """Synonym terms of a query's ``terms``, none of them: each term's :meth:`expand` (sorted), then the
-        terms of each group with an entry of several words all of which the query holds (``release checklist``
-        in ``checklist for the release``)."""
+        terms of each group with an entry of several words all of which the query holds, a word by any of its
+        terms (``release checklist`` in ``checklist for the release``), but a word's term when the query holds
+        another of its terms."""
         held = set(terms)
         found: dict[str, None] = {}
         for t in terms:
             found.update(dict.fromkeys(sorted(self.expand(t))))
         for t in terms:
             for words, g in self._phrases.get(t, ()):
-                if words <= held:
-                    found.update(dict.fromkeys(sorted(self._groups[g])))
+                if all(not held.isdisjoint(word) for word in words):
+                    found.update(dict.fromkeys(sorted(item[0] for item in self._groups[g] if held.isdisjoint(item))))
         return [s for s in found if s not in held]
 
     def __len__(self) -> int:
@@ -166,7 +191,7 @@ def _read_text(path: Path, vault_real: str | None) -> str:
             raise SynonymsNotText(f"{path} starts with a {codec.upper()} byte-order mark but is not"
                                       f" {codec.upper()} text; save it as UTF-8") from None
     if b"\0" in data:
-        raise SynonymsNotText(f"{path} looks binary (it holds NUL bytes), not UTF-8 text")
+        raise SynonymsNotText(f"{path} looks binary (it holds NUL bytes), not UTF-8 text; save it as UTF-8")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -186,16 +211,27 @@ a line of many more is a list pasted by mistake, and each of its words would exp
 others (QA round 42: 3,000 words on a line, 1.5 s and 410 MB a recall)."""
 
 
+UNUSED_LINES = {
+    "no comma": "one term, no synonym (a line's terms are separated by commas)",
+    "one term": "one term, no synonym",
+    "no term": "no term",
+    "dropped": "fewer than two terms once the analyzer drops its stopwords and one-letter words (`not`, `the`, `up`)",
+}
+"""Why a line of ``synonyms.txt`` is not used (its kind in :func:`read_groups`'s ``unused``), as recall says it."""
+
+
 def read_groups(path: Path, vault: Path | None = None, skipped: list | None = None,
-                hashed: list | None = None, single: list | None = None) -> list[list[str]]:
+                hashed: list | None = None, unused: dict | None = None) -> list[list[str]]:
     """Parse a synonyms file: one group per line, terms separated by commas; ``#`` at the line's start or after
     a space or tab starts a comment (so ``c#`` and ``f#`` can be named: ``csharp, c#``).
 
     A missing or unreadable file has no groups. With ``vault``, the file must lie inside it (after links).
     A line of over :data:`MAX_GROUP_TERMS` words is not used; its line number goes to ``skipped``. A line with a
     term holding a ``#`` that names no identifier (``rest#TODO``: a comment once, before ``c#`` could be named)
-    is used as written, and its number goes to ``hashed``. A line of one term (``sql lite``: no comma) is no
-    group; its number goes to ``single``.
+    is used as written, and its number goes to ``hashed``. A line that is no group goes to ``unused`` under its kind
+    (:data:`UNUSED_LINES`): one term and no comma (``sql lite``), one term (``foo,``), no term (``, ,``), or fewer
+    than two terms as the analyzer reads them (``not, negation``: ``not`` is a stopword). Lines are counted as an
+    editor counts them, at each ``\n`` (a form feed or U+2028 inside a line does not end it: QA round 141-A F5).
 
     Raises:
         SynonymsFileRefused: the file is not a regular file, is larger than :data:`MAX_SYNONYMS_BYTES`, or
@@ -208,17 +244,18 @@ def read_groups(path: Path, vault: Path | None = None, skipped: list | None = No
     except (OSError, ValueError):
         return []
     groups = []
-    for number, line in enumerate(text.splitlines(), 1):
-        line = _COMMENT.split(line, 1)[0].strip()
+    for number, line in enumerate(text.split("\n"), 1):
+        line = _COMMENT.split(line.rstrip("\r"), 1)[0].strip()
         if line:
             group = [t.strip() for t in line.split(",") if t.strip()]
             if len(_WORD.findall(line)) > MAX_GROUP_TERMS:  # words, also within one term (w0-w1-…: QA 43, 44)
                 if skipped is not None:
                     skipped.append(number)
-            elif len(group) >= 2:
-                groups.append(group)
-            elif single is not None:
-                single.append(number)
+            elif len(group) >= 2 and len({item[0] for e in group for item in entry_terms(e)[1]}) >= 2:
+                groups.append(group)  # (as SynonymTable reads it: a line of stopwords was dropped unsaid, 141-A F3)
+            elif unused is not None:
+                kind = "dropped" if len(group) >= 2 else "one term" if group else "no term"
+                unused.setdefault("no comma" if kind == "one term" and "," not in line else kind, []).append(number)
             if hashed is not None and any("#" in t and not identifier_terms(fold_case(t)) for t in group):
                 hashed.append(number)
     return groups
@@ -251,9 +288,9 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
     elif path and key != (0, 0, 0):
         skipped: list[int] = []
         hashed: list[int] = []
-        single: list[int] = []
+        unused: dict[str, list[int]] = {}
         try:
-            groups = read_groups(path, vault, skipped, hashed, single)
+            groups = read_groups(path, vault, skipped, hashed, unused)
         except SynonymsNotText as exc:
             problem = f"{exc}; its synonyms are not used"
         except SynonymsFileRefused as exc:
@@ -264,7 +301,7 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
                          " after a space: `rest # note`)"),  # (QA round 50: words after a # written without a
                 # space became synonyms without a word)
                 (skipped, f" not used: over {MAX_GROUP_TERMS} words (a line is one group of words meaning the same)"),
-                (single, " not used: one term, no synonym (a line's terms are separated by commas)")):
+                *((unused.get(kind), f" not used: {why}") for kind, why in UNUSED_LINES.items())):
             if numbers:
                 lines = ", ".join(map(str, numbers[:5])) + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
                 said.append(f"line{'s' if len(numbers) > 1 else ''} {lines}{what}")
