@@ -440,6 +440,8 @@ def staging_dir(dest: Path, kind: str) -> Path:
     import tempfile
     import time
 
+    from dreamdb.writes.files import process_alive
+
     pattern = re.compile(rf"\.{re.escape(dest.name)}\.(install|build|old)-(?:(\d+)-)?")
     try:
         names = os.listdir(dest.parent)
@@ -454,7 +456,7 @@ def staging_dir(dest: Path, kind: str) -> Path:
         if m.group(1) == "old" and (pid is None or not dest.is_dir()):
             continue
         if pid is not None:
-            stale = pid != os.getpid() and not _process_alive(pid)
+            stale = pid != os.getpid() and not process_alive(pid)
         else:
             try:
                 stale = time.time() - path.stat().st_mtime > STALE_STAGING_S
@@ -463,17 +465,6 @@ def staging_dir(dest: Path, kind: str) -> Path:
         if stale:
             shutil.rmtree(path, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f".{dest.name}.{kind}-{os.getpid()}-", dir=dest.parent))
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether a process of this id runs (on this machine)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError, OverflowError):
-        return True  # (another user's, or unknown: kept)
-    return True
 
 
 @contextmanager

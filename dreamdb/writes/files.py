@@ -963,7 +963,7 @@ def sweep_stale_temps(folder: Path, prefix: str) -> None:
         return
     for name in names:
         m = _TEMP_SUFFIX.fullmatch(name[len(prefix):])
-        if m is None or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+        if m is None or int(m.group(1)) == os.getpid() or process_alive(int(m.group(1))):
             continue
         try:
             (Path(folder) / name).unlink()
@@ -971,8 +971,9 @@ def sweep_stale_temps(folder: Path, prefix: str) -> None:
             pass
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs on this machine (one writing its temporary file now)."""
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one writing its temporary file now, or staging a model);
+    one of another user's, or one it cannot ask about, counts as running (what it owns is left alone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
