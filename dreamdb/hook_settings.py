@@ -63,12 +63,13 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
         dreamdb for its program, with arguments the CLI runs as the hook (:func:`dreamdb.entry._is_hook`:
         ``dreamdb --vault=/x hook user-prompt-submit``, ``dreamdb hook user-prompt-submit --json``): a path to
         ``dreamdb`` (``dreamdb.exe``, a Windows path), ``<python> -m dreamdb``, after environment settings
-        (``PYTHONPATH=… dreamdb …``) and wrappers (``env A=b``, ``nice``, ``timeout 10``, a runner: ``uvx``, ``pipx
-        run``, ``uv run``; ``dreamdb@0.1`` pinned, :func:`_programs`); redirections (``2>/dev/null``) are not its
-        arguments. A hand-written ``cd "$CLAUDE_PROJECT_DIR" && dreamdb hook user-prompt-submit`` is one too (QA
-        round 139-D F5: an install added a second hook beside it, and each prompt got the memories twice), and so is
-        a shell's ``-c`` script that is one (``bash -c '…'``, always among others). Another program's argument is
-        not (``echo dreamdb hook user-prompt-submit``).
+        (``PYTHONPATH=… dreamdb …``) and wrappers (``env A=b``, ``nice``, ``timeout 10``, ``command``, a runner:
+        ``uvx``, ``pipx run``, ``uv run``; ``dreamdb@0.1`` pinned, :func:`_programs`); redirections (``2>/dev/null``;
+        only a redirection's own operators, :data:`_REDIRECTIONS`) are not its arguments. A hand-written ``cd
+        "$CLAUDE_PROJECT_DIR" && dreamdb hook user-prompt-submit`` is one too (QA round 139-D F5: an install added
+        a second hook beside it, and each prompt got the memories twice), and so is a shell's ``-c`` script that is
+        one (``bash -c '…'``, always among others). Another program's argument is not (``echo dreamdb hook
+        user-prompt-submit``).
     """
     return _hook_form(command, ours) is not None
 
@@ -92,14 +93,18 @@ def _hook_form(command: object, ours: str) -> str | None:
         commands = _simple_commands(command)
     except ValueError:
         return None
-    forms = [_runs_the_hook(words, ours) for _op, words in commands]
+    forms = [_runs_the_hook(words, ours) for _op, words, _redirected in commands]
     hooks = [n for n, form in enumerate(forms) if form]
     if not hooks:
         return None
-    others = [(op, words) for n, (op, words) in enumerate(commands) if n != hooks[0]]
-    # (nothing else runs: no command before it, and after it only a fallback that does nothing)
-    alone = forms[hooks[0]] == "alone" and hooks[0] == 0 and all(
-        op in ("||", ";") and words in _NO_OPS for op, words in others)
+    start = 0  # (blank lines and comments before it: QA round 141-B F5, they made it one among others)
+    while start + 1 < len(commands) and commands[start][1:] == ([], False) and commands[start + 1][0] == "\n":
+        start += 1
+    # (nothing else runs: no command before it, and after it only a fallback that does nothing; never with an ANSI-C
+    # quote, $'…', whose backslashes this reading does not know: QA round 141-B F4)
+    alone = forms[hooks[0]] == "alone" and hooks[0] == start and "$'" not in command and all(
+        op in ("||", ";", "\n") and words in _NO_OPS and not redirected
+        for op, words, redirected in commands[start + 1:])
     return "alone" if alone else "among others"
 
 
@@ -112,6 +117,11 @@ _NO_OPS = ([], ["true"], [":"], ["exit"], ["exit", "0"])
 _OPERATOR_CHARS = "();<>|&`"
 """The characters of the shell's operators (a run of them is one), a backquote's command substitution among them."""
 
+_REDIRECTIONS = frozenset(("<", ">", ">>", "<>", ">&", "<&", "&>", "&>>", ">|"))
+"""The operators that redirect a file (a file descriptor's number may come before them): any other run of operator
+characters separates commands (QA round 141-B F1: ``&&>/dev/null touch x`` was read as a redirection, and the
+command after it as its file), a here-document's ``<<`` among them (its text is lines of their own)."""
+
 _RESERVED = frozenset(("{", "!", "if", "then", "else", "elif", "while", "until", "do"))
 """The shell's reserved words that start a compound command: the command after them is a simple command of its own
 (``{ dreamdb hook user-prompt-submit; }`` runs it among other words)."""
@@ -121,8 +131,9 @@ def _shell_tokens(command: str) -> list[tuple[str, bool]]:
     """``(text, whether it is an operator)`` of each word and operator of a shell command, read as the shell reads
     it: quotes and backslashes keep characters together and are removed (``A="b;c"`` is one word, ``A=b;c``), a run of
     the characters ``( ) ; < > | &`` and the backquote is an operator, a newline or carriage return ends a command as
-    ``;`` does (QA round 140-C F1: read as a space, a line of the user's own was taken for an argument of the
-    hook), and a ``#`` starts a comment to the end of its line only at the start of a word (F2: ``log#1`` is a word).
+    ``;`` does, an operator ``"\\n"`` (QA round 140-C F1: read as a space, a line of the user's own was taken for an
+    argument of the hook), and a ``#`` starts a comment to the end of its line only at the start of a word (F2:
+    ``log#1`` is a word).
 
     Raises:
         ValueError: an unclosed quote.
@@ -142,18 +153,18 @@ def _shell_tokens(command: str) -> list[tuple[str, bool]]:
                     end += 1
                 tokens.append((command[i:end], True))
             elif c in "\n\r":
-                tokens.append((";", True))
+                tokens.append(("\n", True))
         elif c == "#" and word is None:  # a comment, to the end of its line
             end = min((j for j in (command.find("\n", i), command.find("\r", i)) if j >= 0), default=len(command))
         elif c == "\\":  # the next character as it is; a backslash and newline are nothing
             end = i + 2
             if command[i + 1:end] != "\n":
-                word = (word or []) + [command[i + 1:end]]
+                word = _grown(word, command[i + 1:end])
         elif c == "'":
             end = command.find("'", i + 1) + 1
             if not end:
                 raise ValueError("No closing quotation")
-            word = (word or []) + [command[i + 1:end - 1]]
+            word = _grown(word, command[i + 1:end - 1])
         elif c == '"':  # (a backslash there keeps only $ ` " \ and a newline)
             end, part = i + 1, []
             while end < len(command) and command[end] != '"':
@@ -165,9 +176,9 @@ def _shell_tokens(command: str) -> list[tuple[str, bool]]:
                     end += 1
             if end >= len(command):
                 raise ValueError("No closing quotation")
-            word, end = (word or []) + part, end + 1
+            word, end = _grown(word, "".join(part)), end + 1
         else:
-            word = (word or []) + [c]
+            word = _grown(word, c)
             end = i + 1
         i = end
     if word is not None:
@@ -175,27 +186,40 @@ def _shell_tokens(command: str) -> list[tuple[str, bool]]:
     return tokens
 
 
-def _simple_commands(command: str) -> list[tuple[str, list[str]]]:
-    """``(operator before it, its words)`` of each simple command of a shell command (:func:`_shell_tokens`), split
-    at ``&&``, ``||``, ``;``, a newline, ``|``, ``&``, ``(``, ``)``, a backquote and a reserved word that starts a
-    compound command (:data:`_RESERVED`, given as the operator), without its redirections (``2>/dev/null``, ``> log
-    2>&1``: an operator, its file, and a file descriptor's number written before it).
+def _grown(word: list[str] | None, part: str) -> list[str]:
+    """``word`` with ``part`` appended in place (a new word when ``None``): a word grows in linear time (QA round
+    141-B F3, a 100 kB word was copied at each character)."""
+    if word is None:
+        word = []
+    word.append(part)
+    return word
+
+
+def _simple_commands(command: str) -> list[tuple[str, list[str], bool]]:
+    """``(operator before it, its words, whether it has a redirection)`` of each simple command of a shell command
+    (:func:`_shell_tokens`), split at ``&&``, ``||``, ``;``, a newline (``"\\n"``), ``|``, ``&``, ``(``, ``)``, a
+    backquote, any other run of operator characters that is no redirection (:data:`_REDIRECTIONS`) and a reserved
+    word that starts a compound command (:data:`_RESERVED`, given as the operator), without its redirections
+    (``2>/dev/null``, ``> log 2>&1``: an operator, its file, and a file descriptor's number written before it).
 
     Raises:
         ValueError: an unclosed quote.
     """
-    commands: list[tuple[str, list[str]]] = [("", [])]
+    commands: list[tuple[str, list[str], bool]] = [("", [], False)]
     redirected = False
     for text, operator in _shell_tokens(command):
-        if redirected:  # the file of a redirection
+        if redirected and not operator:  # the file of a redirection
             redirected = False
-        elif operator and set(text) <= set("<>&") and set(text) & set("<>"):  # a redirection's operator
+            continue
+        redirected = False
+        if operator and text in _REDIRECTIONS:
             words = commands[-1][1]
             if words and words[-1].isdigit():
                 words.pop()  # (2>…: lexed as "2", ">")
+            commands[-1] = (commands[-1][0], words, True)
             redirected = True
         elif operator or (text in _RESERVED and not commands[-1][1]):
-            commands.append((text, []))
+            commands.append((text, [], False))
         else:
             commands[-1][1].append(text)
     return commands
@@ -203,65 +227,97 @@ def _simple_commands(command: str) -> list[tuple[str, list[str]]]:
 
 def _runs_the_hook(words: list[str], ours: str) -> str | None:
     """``"alone"`` when a simple command's program (:func:`_programs`) is dreamdb (:data:`_DREAMDB_PROGRAM`) with
-    arguments the CLI runs as the prompt hook (:func:`dreamdb.entry._is_hook`); ``"among others"`` when it is a shell
-    whose ``-c`` script runs it (``bash -c '…'``: QA round 140-C F3, a script is the user's, never replaced); else
-    ``None``. A word after the program is its argument (``echo on dreamdb hook …`` runs echo: F1)."""
+    arguments the CLI runs as the prompt hook (:func:`dreamdb.entry._is_hook`), ``"among others"`` after more than
+    :data:`MOST_WRAPPERS` wrappers; ``"among others"`` when it is a shell whose ``-c`` script runs it (``bash -c
+    '…'``: QA round 140-C F3, a script is the user's, never replaced); else ``None``. A word after the program is its
+    argument (``echo on dreamdb hook …`` runs echo: F1)."""
     from dreamdb.entry import _is_hook
 
-    for program, args in _programs(words):
+    for program, args, wrappers in _programs(words):
         name = _program_name(program)
         if _DREAMDB_PROGRAM.fullmatch(name) and _is_hook(args):
-            return "alone"
+            return "alone" if wrappers <= MOST_WRAPPERS else "among others"
         if _SHELL.fullmatch(name):
-            script = next((args[k + 1] for k, arg in enumerate(args[:-1]) if re.fullmatch(r"-[a-z]*c[a-z]*", arg)),
-                          None)
+            script = _shell_script(args)
             if script is not None and _hook_form(script, ours) is not None:
                 return "among others"
     return None
 
 
-def _programs(words: list[str]) -> Iterator[tuple[str, list[str]]]:
-    """``(program, its arguments)`` a simple command's ``words`` may run: its first word after environment settings
-    (``A=b``), then, where that is a wrapper (:data:`_WRAPPERS`: ``env -i A=b``, ``exec``, ``time``, ``nice -n 5``,
-    ``timeout 10``, ``nohup``, ``uvx``, ``pipx run``, ``uv run --with X``), the program it runs, each way its options
-    can be read (an option's value is not told from a flag's program); ``<python> -m dreamdb``: ``dreamdb``."""
-    while words and _ASSIGNMENT.match(words[0]):
-        words = words[1:]
-    if not words:
-        return
-    yield words[0], words[1:]
-    name, rest = _program_name(words[0]), words[1:]
-    for runner in (["run"], ["tool", "run"]):  # (pipx run, uv run, uv tool run)
-        if name in ("pipx", "uv") and rest[:len(runner)] == runner:
-            name, rest = "uvx", rest[len(runner):]
-    if name in _WRAPPERS:
-        for j in _option_ends(rest, _WRAPPERS[name]):
-            yield from _programs(rest[j:])
-    elif _PYTHON.fullmatch(name):
-        for j in _option_ends(rest, 0):
-            if rest[j:j + 1] == ["-m"] and j + 1 < len(rest):
-                yield rest[j + 1], rest[j + 2:]
+def _shell_script(args: list[str]) -> str | None:
+    """The ``-c`` script of a shell run with ``args`` (``-c`` among its options, the script its first word that is
+    no option: ``bash -c -- '…'``, ``bash -o pipefail -c '…'``), or ``None``."""
+    script, k = False, 0
+    while k < len(args):
+        arg = args[k]
+        if arg == "--":
+            k += 1
+            break
+        if arg[:1] not in ("-", "+") or arg in ("-", "+"):
+            break
+        script = script or bool(re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", arg))
+        k += 2 if arg in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file") else 1
+    return args[k] if script and k < len(args) else None
 
+
+def _programs(words: list[str]) -> Iterator[tuple[str, list[str], int]]:
+    """``(program, its arguments, wrappers before it)`` a simple command's ``words`` run: its first word after
+    environment settings (``A=b``), or where that is a wrapper (:data:`_WRAPPERS`: ``env -i A=b``, ``exec``,
+    ``command``, ``time``, ``nice -n 5``, ``timeout 10``, ``nohup``, ``uvx``, ``pipx run``, ``uv run --with X``), the
+    program it runs, its options read by the wrapper's table (an option not in it takes no value); ``<python> -m
+    dreamdb``: ``dreamdb`` too. One reading, in time linear in the words (QA round 141-B F2, F3: every reading of
+    each option, recursively, took minutes for 20 wrappers and overflowed the stack for 1000)."""
+    at = wrappers = 0
+    while True:
+        while at < len(words) and _ASSIGNMENT.match(words[at]):
+            at += 1
+        if at >= len(words):
+            return
+        name, rest = _program_name(words[at]), at + 1
+        for runner in (["run"], ["tool", "run"]):  # (pipx run, uv run, uv tool run)
+            if name in ("pipx", "uv") and words[rest:rest + len(runner)] == runner:
+                name, rest = "uvx", rest + len(runner)
+        if name not in _WRAPPERS:
+            break
+        positional, valued, stops = _WRAPPERS[name]
+        while rest < len(words) and words[rest].startswith("-") and words[rest] != "-":
+            option = words[rest]
+            if option in stops:  # (command -v dreamdb …: says where dreamdb is)
+                return
+            rest += 2 if option in valued else 1
+            if option == "--":
+                break
+        at, wrappers = rest + positional, wrappers + 1
+    yield words[at], words[at + 1:], wrappers
+    if _PYTHON.fullmatch(name):
+        while rest < len(words) and words[rest].startswith("-") and words[rest] not in ("-", "--", "-c"):
+            if words[rest] == "-m" and rest + 1 < len(words):
+                yield words[rest + 1], words[rest + 2:], wrappers
+                return
+            rest += 2 if words[rest] in ("-W", "-X") else 1
+
+
+MOST_WRAPPERS = 8
+"""The most wrappers before dreamdb's hook in a command that runs it alone: one after more is kept, as one among
+other commands (QA round 141-B F2)."""
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_WRAPPERS = {"env": 0, "exec": 0, "time": 0, "nice": 0, "nohup": 0, "timeout": 1, "uvx": 0}
-"""The programs that run the program after them, with how many words that are not options come first (timeout's
-duration)."""
+_RUNNER_VALUED = frozenset((
+    "--from", "--with", "-w", "--with-editable", "--with-requirements", "--python", "-p", "--index", "--default-index",
+    "--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--directory", "--project", "--package",
+    "--extra", "--group", "--env-file", "--spec", "--pip-args"))
+_WRAPPERS: dict[str, tuple[int, frozenset[str], frozenset[str]]] = {
+    "env": (0, frozenset(("-u", "--unset", "-C", "--chdir", "-S", "--split-string")), frozenset()),
+    "exec": (0, frozenset(("-a",)), frozenset()), "command": (0, frozenset(), frozenset(("-v", "-V"))),
+    "time": (0, frozenset(("-f", "--format", "-o", "--output")), frozenset()),
+    "nice": (0, frozenset(("-n", "--adjustment")), frozenset()), "nohup": (0, frozenset(), frozenset()),
+    "timeout": (1, frozenset(("-k", "--kill-after", "-s", "--signal")), frozenset()),
+    "uvx": (0, _RUNNER_VALUED, frozenset())}
+"""The programs that run the program after them, each with how many words that are not options come after its
+options (timeout's duration), its options that take the next word as their value (``nice -n 5``; ``--opt=value`` is
+one word), and those with which it runs none (``command -v``)."""
 _PYTHON = re.compile(r"(py|.*python).*", re.IGNORECASE)
 _SHELL = re.compile(r"(ba|da|k|mk|z|a)?sh(\.exe)?", re.IGNORECASE)
-
-
-def _option_ends(words: list[str], positional: int) -> Iterator[int]:
-    """Each ``j`` where ``words[:j]`` may be a wrapper's options (words starting with ``-``, each maybe followed by its
-    value) and ``positional`` other words."""
-    least = most = 0  # (the other words among them, each word after an option read as its value, or as none)
-    for j, word in enumerate(words + [""]):
-        if least <= positional <= most:
-            yield j
-        if not word.startswith("-") or word == "-":
-            most += 1
-            before = words[j - 1] if j else ""
-            least += not (before.startswith("-") and "=" not in before and before != "--")
 
 
 def _program_name(word: str) -> str:

@@ -1232,6 +1232,20 @@ H = "hook user-prompt-submit"
     (f"bash -c 'dreamdb {H}'", "among others"), (f'sh -lc "dreamdb {H} || true"', "among others"),
     (f"echo `dreamdb {H}`", "among others"), (f"dreamdb.EXE {H}", "alone"),
     (f'"C:\\Program Files\\dreamdb\\dreamdb.exe" {H}', "alone"), ("bash -c 'echo hi'", None),
+    # QA round 141-B F1: only a redirection's own operators redirect (&&> ran the hook, then touch)
+    (f"dreamdb {H} &&>/dev/null touch done.flag", "among others"), (f"dreamdb {H} &</dev/null touch x", "among others"),
+    (f"dreamdb {H} >| /tmp/hook.log", "alone"), (f"dreamdb {H} 2>&1 >/dev/null", "alone"),
+    # F2: a deep chain of wrappers is read (a RecursionError), after more than 8 kept as one among others
+    ("nice " * 8 + f"dreamdb {H}", "alone"), ("nice " * 1000 + f"dreamdb {H}", "among others"),
+    # F3: a wrapper's options by its table (nice -n N, timeout -s SIG D, env -u NAME, python -X opt)
+    (f"timeout --signal KILL 10 dreamdb {H}", "alone"), (f"env -u X dreamdb {H}", "alone"),
+    (f"python -X dev -m dreamdb {H}", "alone"), ("nice -n " * 3 + f"dreamdb {H}", None),
+    # F4: command, bash -c --, an ANSI-C quote (bash reads $'\'' as one quote: touch ran)
+    (f"command dreamdb {H}", "alone"), (f"command -v dreamdb {H}", None), (f"bash -c -- 'dreamdb {H}'", "among others"),
+    (f"dreamdb {H} $'\\'' ; touch flag2 ; echo \\'", "among others"),
+    # F5: a comment or blank line before it; a here-document or here-string, or a redirection on a line of its own
+    (f"# recall memories\ndreamdb {H}", "alone"), (f"\ndreamdb {H}", "alone"), (f"dreamdb {H} <<<x", "among others"),
+    (f">/tmp/x\ndreamdb {H}", "among others"), (f"dreamdb {H}\n>/tmp/x", "among others"),
 ])
 def test_a_hook_command_is_read_as_the_shell_reads_it(tmp_path, command, form):
     """QA round 140-C F1: a newline in a hook command was read as a space (``cd X`` then the hook, on two lines, was
@@ -1239,7 +1253,10 @@ def test_a_hook_command_is_read_as_the_shell_reads_it(tmp_path, command, form):
     simple command was its program (``echo on dreamdb hook …``); F2: a ``#`` inside a word started a comment
     (``2>>log#1; ./notify.sh`` was removed whole); F3: ``bash -c '…'``, a backquoted command, ``dreamdb.EXE`` and a
     Windows path were not recognised (a second hook was added beside them). A hook run alone is replaced and
-    removed; one among other commands is kept, and none added beside it; any other command is not dreamdb's."""
+    removed; one among other commands is kept, and none added beside it; any other command is not dreamdb's. QA round
+    141-B F1: ``&&>`` was read as a redirection, F2: a deep chain of wrappers overflowed the stack, F4: ``command``
+    and ``bash -c --`` were not recognised, an ANSI-C quote hid a ``; touch``, F5: a comment line before the hook
+    made it one among others."""
     assert (is_dreamdb_hook(command), runs_hook_alone(command)) == (form is not None, form == "alone")
     _write(tmp_path, {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}})
 
@@ -1251,3 +1268,34 @@ def test_a_hook_command_is_read_as_the_shell_reads_it(tmp_path, command, form):
     assert commands() == {"alone": [DEFAULT_COMMAND], "among others": [command], None: [command, DEFAULT_COMMAND]}[form]
     uninstall_hooks(tmp_path)
     assert commands() == ([] if form == "alone" else [command])
+
+
+def test_a_long_hook_command_is_read_in_linear_time(tmp_path):
+    """QA round 141-B F2, F3: a command of 1000 wrappers overflowed the stack, one of 20 ``env -i`` took 17 s and
+    of 22 ``nice -n`` a minute (each option's every reading, recursively), a 100 kB word 52 s (copied at each
+    character). Each is read, installed beside and uninstalled in a child (a regression fails at its timeout, never
+    hangs the suite)."""
+    import subprocess
+    import sys
+
+    script = """if True:
+        import json, sys
+        from pathlib import Path
+        from dreamdb.hook_settings import install_hook, is_dreamdb_hook, runs_hook_alone, uninstall_hooks
+        H = "dreamdb hook user-prompt-submit"
+        said = []
+        for n, command in enumerate(["nice " * 1000 + H, "env -i " * 20 + "true", "nice -n " * 22 + H,
+                                     "echo " + "a" * 100_000, "A=b " * 25_000 + H, "nice -n 1 " * 9_000 + H]):
+            project = Path(sys.argv[1]) / str(n)
+            (project / ".claude").mkdir(parents=True)
+            (project / ".claude" / "settings.json").write_text(json.dumps(
+                {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}}))
+            said.append([is_dreamdb_hook(command), runs_hook_alone(command), len(uninstall_hooks(project))])
+            install_hook(project)
+        print(json.dumps(said))
+    """
+    ran = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert json.loads(ran.stdout) == [[True, False, 0], [False, False, 0], [False, False, 0], [False, False, 0],
+                                      [True, True, 1], [True, False, 0]]
