@@ -278,12 +278,18 @@ def _iso_bound(days: float, *, end: bool = False) -> str:
     midnight, the end of a period :mod:`dreamdb.timeparse` reads), else the instant, ISO-8601 UTC, to the millisecond
     where it has some (``2026-08-10T12:00:00Z``, ``2026-08-01T00:00:00.400Z``: QA round 139-E F4, ``--since -1d`` at
     noon was shown as the date alone, as if the window kept that whole day; 140-C F7a, ``--until
-    2026-08-01T00:00:00.4Z`` was rounded to the second, then shown as that date)."""
+    2026-08-01T00:00:00.4Z`` was rounded to the second, then shown as that date). A bound between two milliseconds
+    is shown at the one inside the window (``since`` rounded up, ``until`` down), so the window shown holds no
+    instant the filter excludes (QA round 141-D F3: ``--until 2026-07-29T23:59:59.9996Z`` was shown as
+    ``2026-07-30T00:00:00Z``, and a note dated that midnight as the best match outside it)."""
     try:
         day = math.floor(days)
         if days == (math.nextafter(day + 1.0, -math.inf) if end else day):
             return _iso_day(days)
-        ms = round(days * 86_400_000)
+        exact = days * 86_400_000
+        ms = round(exact)
+        if abs(exact - ms) > 1e-3:  # (more than a microsecond off: not a float's error of a whole millisecond)
+            ms = math.floor(exact) if end else math.ceil(exact)
         at = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
     except (OverflowError, ValueError):  # (an infinite bound, a year past 9999 or before 1)
         return _iso_day(days)
@@ -2301,8 +2307,12 @@ class Index:
                                     on_restart=self._note_restart)
             except _IndexReplaced:
                 run = None
-            except db.DatabaseError:
+            except db.DatabaseError as exc:
                 if _file_identity(self.index_path) == opened:
+                    if _is_environment_error(exc):  # (a read-only index file, a full disk: QA round 141-D F1)
+                        raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({exc}); the"
+                                               " texts embedded before were kept",
+                                               hint=_environment_hint(exc, self.index_path)) from exc
                     raise
                 run = None  # (the deleted file's -wal, shared by name with the new one's: "disk I/O error")
             if run is not None:

@@ -261,6 +261,45 @@ def test_an_index_older_than_the_nan_check_is_looked_through_once_not_on_every_n
         assert np.isnan(np.frombuffer(blob, np.float32)).all()
 
 
+def test_a_no_change_refresh_of_a_read_only_index_older_than_the_nan_check_writes_nothing(tiny_vault):
+    """QA round 141-D F1: on an index SQLite could open only read-only, made before the NaN check (no key), a refresh
+    with nothing to do took its writing path and failed on every call (a raw OperationalError from register_model;
+    `embed refresh` exit 4), where it said "0 embedded". It looks read-only now, and the key waits for a writable
+    index; vectors of NaN there are a write it needs, refused as IndexUnavailable (from Index), not a raw error."""
+    from dreamdb.errors import IndexUnavailable
+
+    make_vault(tiny_vault, n_docs=3)
+    emb = HashEmbedder()
+    key = store.FINITE_KEY + emb.model_id
+    with open_synced(tiny_vault) as index:
+        conn = index.conn
+        assert store.refresh(conn, emb).embedded == 6
+        with store.write_transaction(conn):  # an index whose vectors predate the check
+            conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+        path = index.index_path
+        ro = db.connect(path, readonly=True, vec=True)
+        try:
+            emb.calls.clear()
+            for _ in range(2):
+                report = store.refresh(ro, emb)
+                assert (report.embedded, report.pending, report.chunks, emb.calls) == (0, 0, 6, [])
+            assert ro.execute("SELECT 1 FROM meta WHERE key = ?", (key,)).fetchone() is None
+            victim = conn.execute("SELECT rowid FROM vec_embeddings ORDER BY rowid LIMIT 1").fetchone()[0]
+            with store.write_transaction(conn):  # what an older version stored from a damaged model
+                conn.execute("UPDATE vec_embeddings SET embedding = ? WHERE rowid = ?",
+                             (np.full(384, np.nan, np.float32).tobytes(), victim))
+            index._conn, ro = ro, index._conn  # (the Index's connection is the read-only one now)
+            with pytest.raises(IndexUnavailable, match="cannot be written .*readonly database"):
+                index.refresh_embeddings(embedder=emb)
+            assert emb.calls == []
+        finally:
+            index._conn, ro = ro, index._conn
+            ro.close()
+        report = store.refresh(conn, emb)  # writable again: the NaN vector's text is embedded again, the key set
+        assert report.embedded == 1
+        assert conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone() == ("1",)
+
+
 def test_a_refresh_that_must_wait_for_another_says_so_first(tiny_vault):
     """QA round 9: a second `embed refresh` waited minutes for the first without a word."""
     import threading

@@ -868,6 +868,33 @@ def test_the_runtime_sends_no_telemetry_and_keeps_no_device_id(model_dir, tmp_pa
                           env=env).stdout.strip() == "0 0"
 
 
+def test_a_model_file_that_its_permissions_keep_from_being_read_gets_the_hint_to_make_it_readable(tmp_path):
+    """QA round 141-D F4: a model.onnx of mode 000 (no id cached) was said damaged with the hint "run: dreamdb model
+    build"; its permissions are what to fix: the hint names the file and says to make it readable."""
+    import shutil
+
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.onnx").write_bytes(b"graph")
+    (d / "tokenizer.json").write_bytes(b"{}")
+    (d / "model.onnx").chmod(0)
+    prefix = []
+    if os.geteuid() == 0:  # (root reads a file of mode 000 unless its capabilities are dropped)
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: a file of mode 000 cannot be made unreadable")
+        caps = "-dac_override,-dac_read_search"
+        prefix = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    code = ("import json, sys\nfrom dreamdb.embeddings import locate\n"
+            "print(json.dumps(locate.model_status(sys.argv[1], identify=True)))\n")
+    p = subprocess.run([*prefix, sys.executable, "-c", code, str(d)], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    st = json.loads(p.stdout)
+    assert st["damaged"].startswith(f"{d / 'model.onnx'} cannot be read: Permission denied"), st
+    assert st["hint"] == (f"Make {d / 'model.onnx'} readable by this user (its permissions or owner), then run the"
+                          " command again"), st
+    (d / "model.onnx").chmod(0o644)
+
+
 def test_a_model_whose_files_cannot_be_hashed_is_said_unusable_by_status(tmp_path, monkeypatch):
     """QA round 139-B F1: ``status`` identifies the installed model (hashing its files when no id is cached); a file
     it cannot read is said, and hybrid is not called ready."""

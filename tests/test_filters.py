@@ -657,10 +657,27 @@ def test_the_filter_note_shows_a_bound_within_a_second_of_midnight_as_that_insta
     index = dreamdb.open(vault)
     for since, until, window in (
             (None, "2024-12-31T00:00:00.4Z", "until: dates … to 2024-12-31T00:00:00.400Z"),
-            (None, "2024-12-30T23:59:59.9996Z", "until: dates … to 2024-12-31T00:00:00Z"),  # (its millisecond)
+            (None, "2024-12-30T23:59:59.9996Z", "until: dates … to 2024-12-30T23:59:59.999Z"),  # (141-D F3)
             ("2099-01-01T23:59:59.6Z", None, "since: dates 2099-01-01T23:59:59.600Z to …"),
             ("2099-01-01T00:00:00.001Z", None, "since: dates 2099-01-01T00:00:00.001Z to …"),
             ("2099-01-01", "2099-01-01", "since: dates 2099-01-01 to 2099-01-01")):  # (a date's: the day)
+        assert index.recall("quokka", since=since, until=until, now="2026-08-11T12:00:00Z") == []
+        (note,) = [n for n in index.take_notes() if "not within" in n]
+        assert f"not within the filters ({window})" in note, (since, until, note)
+    index.close()
+
+
+def test_the_filter_note_rounds_a_bound_between_two_milliseconds_into_the_window(vault):
+    """QA round 141-D F3: a sub-millisecond bound was rounded to the nearest millisecond, across midnight:
+    ``--until 2026-07-29T23:59:59.9996Z`` was shown as "to 2026-07-30T00:00:00Z" beside a best match dated
+    2026-07-30, which the filter left out; ``since`` is rounded up, ``until`` down, a whole millisecond kept."""
+    index = dreamdb.open(vault)
+    for since, until, window in (
+            (None, "2024-12-30T23:59:59.9996Z", "until: dates … to 2024-12-30T23:59:59.999Z"),
+            (None, "2024-12-30T12:00:00.0004Z", "until: dates … to 2024-12-30T12:00:00Z"),
+            ("2099-01-01T00:00:00.0004Z", None, "since: dates 2099-01-01T00:00:00.001Z to …"),
+            ("2098-12-31T23:59:59.9994Z", None, "since: dates 2099-01-01T00:00:00Z to …"),  # (its first instant)
+            ("2099-01-01T00:00:00.123Z", None, "since: dates 2099-01-01T00:00:00.123Z to …")):
         assert index.recall("quokka", since=since, until=until, now="2026-08-11T12:00:00Z") == []
         (note,) = [n for n in index.take_notes() if "not within" in n]
         assert f"not within the filters ({window})" in note, (since, until, note)

@@ -299,7 +299,8 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
             reason (str | None: why it is not installed),
             hint (str | None: how to install),
             damaged (str, only when a file's size differs from the one its install recorded:
-                :func:`size_mismatch`, or, with ``identify``, a file cannot be read).
+                :func:`size_mismatch`, or, with ``identify``, a file cannot be read; ``hint`` then says how to make
+                it readable when its permissions keep it from being read, else how to install the model again).
     """
     import importlib.util
 
@@ -345,15 +346,20 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
 
     st["piece_table"] = piece_table_state(_tok, d / PIECES_SIDECAR)
     damaged = size_mismatch(d, prov)
+    hint = None
     if not damaged and identify and st["model_id"] is None:
         try:
             st["model_id"] = compute_model_id(d)
         except OSError as exc:
-            damaged = (f"{exc.filename or model_file} cannot be read: {exc.strerror or exc} (hybrid recall would fall"
+            unreadable = exc.filename or model_file
+            damaged = (f"{unreadable} cannot be read: {exc.strerror or exc} (hybrid recall would fall"
                        " back to BM25)")
+            if isinstance(exc, PermissionError):  # (its permissions, not damage: QA round 141-D F4, the hint said
+                # to build the model again)
+                hint = f"Make {unreadable} readable by this user (its permissions or owner), then run the command again"
     if damaged:
         st["damaged"] = damaged
-        st["hint"] = install_hint()
+        st["hint"] = hint or install_hint()
     return st
 
 

@@ -32,7 +32,7 @@ from dreamdb.embeddings import language
 from dreamdb.embeddings.chunk import (CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, MAX_CHUNKS_PER_DOCUMENT, Chunking,
                                       chunk_with_coverage, has_text_to_embed)
 from dreamdb.errors import DriverError, LockTimeout, UsageError
-from dreamdb.store.connect import VEC_MAX_K, write_transaction
+from dreamdb.store.connect import VEC_MAX_K, OperationalError, write_transaction
 
 #: Embedding width (multilingual-e5-small, model card hidden_size).
 DIM = 384
@@ -338,13 +338,32 @@ def forced_remaining(conn, model_id: str) -> int:
 FINITE_KEY = "embed_finite_checked:"
 """``meta`` key (followed by a model id) set once :func:`refresh` has deleted that model's vectors of NaN or infinity
 (:func:`_nonfinite`): none is stored since, so they are looked for no more. A refresh that would find nothing else
-to do while it is missing still takes its writing path once, to look and set it (QA round 140-C F5: the read-only
-path looked on every call, 50 ms for 1,347 vectors, and never set it)."""
+to do while it is missing looks once, and sets it (QA round 140-C F5: the read-only path looked on every call, 50 ms
+for 1,347 vectors, and never set it): :func:`_finite_settled`."""
 
 
 def _finite_checked(conn, model_id: str) -> bool:
     """:data:`FINITE_KEY` is set for ``model_id``: its vectors were looked through for NaN already."""
     return conn.execute("SELECT 1 FROM meta WHERE key = ?", (FINITE_KEY + model_id,)).fetchone() is not None
+
+
+def _finite_settled(conn, model_id: str) -> bool:
+    """Whether a refresh with nothing else to do may stay on its read-only path as far as vectors of NaN are concerned:
+    :data:`FINITE_KEY` is set, or :func:`_nonfinite` finds none, and the key is set now. On an index that cannot be
+    written (a read-only file SQLite opened read-only) the key waits for a writable one, and this is True all the
+    same: nothing needs writing (QA round 141-D F1: the refresh failed there on every call, exit 4, where it said
+    "0 embedded"). False: vectors of NaN wait to be embedded again (the writing path)."""
+    if _finite_checked(conn, model_id):
+        return True
+    if _nonfinite(conn, model_id):
+        return False
+    try:
+        with write_transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (FINITE_KEY + model_id,))
+    except OperationalError as exc:
+        if "readonly database" not in str(exc):
+            raise
+    return True
 
 
 def _nonfinite(conn, model_id: str) -> list[int]:
@@ -527,7 +546,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     report = RefreshReport(model_id=model_id)
     if (not force and not (resume_forced and _forced_boundary(conn, model_id) is not None)
             and _up_to_date(conn, model_id) and languages_current(conn, model_id)
-            and not (resume_forced and not _finite_checked(conn, model_id))):  # the common case: read-only, no lock
+            and (not resume_forced or _finite_settled(conn, model_id))):  # the common case: read-only, no lock
         report.chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         report.documents_cut = documents_cut(conn)
         report.elapsed_ms = (time.perf_counter() - t0) * 1000

@@ -419,8 +419,9 @@ class read_snapshot:
 
 
 LAST_WRITE_KEY = "last_write"
-"""``meta`` key: when a :func:`write_transaction` that changed a row last committed, ISO-8601 UTC to the second
-(``status``'s ``index_modified``). The files' modification times cannot tell it: a reader's close checkpoints a
+"""``meta`` key: when a :func:`write_transaction` that wrote a row last committed, ISO-8601 UTC to the second
+(``status``'s ``index_modified``; a row written with its own values counts, as does a TEMP table's: the connection's
+``total_changes`` moved). The files' modification times cannot tell it: a reader's close checkpoints a
 WAL a writer left into the index file, which moves its time (QA round 140-C F6)."""
 
 
