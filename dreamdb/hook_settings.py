@@ -76,7 +76,8 @@ def is_dreamdb_hook(command: object, ours: str = DEFAULT_COMMAND) -> bool:
 
 def runs_hook_alone(command: object, ours: str = DEFAULT_COMMAND) -> bool:
     """Whether a hook command runs dreamdb's prompt hook (:func:`is_dreamdb_hook`) and nothing else: with its
-    redirections, and at most a fallback that does nothing (``|| true``, ``|| :``, ``|| exit 0``). Such a command
+    redirections, and at most a fallback that does nothing (``|| true``, ``|| :``, ``|| exit 0``), written as a plain
+    command (:data:`_PLAIN_COMMAND`: no ``$(…)``, backslash, ``&>``, braces or comment after it). Such a command
     is dreamdb's to replace and remove; one that runs other commands too (``cd X && dreamdb hook
     user-prompt-submit``, ``dreamdb hook user-prompt-submit | tee log``) is the user's work, left as it is."""
     return _hook_form(command, ours) == "alone"
@@ -97,6 +98,8 @@ def _hook_form(command: object, ours: str) -> str | None:
     hooks = [n for n, form in enumerate(forms) if form]
     if not hooks:
         return None
+    if not _plain_command(command):
+        return "among others"
     start = 0  # (blank lines and comments before it: QA round 141-B F5, they made it one among others)
     while start + 1 < len(commands) and commands[start][1:] == ([], False) and commands[start + 1][0] == "\n":
         start += 1
@@ -107,6 +110,40 @@ def _hook_form(command: object, ours: str) -> str | None:
         for op, words, redirected in commands[start + 1:])
     return "alone" if alone else "among others"
 
+
+def _plain_command(command: str) -> bool:
+    """Whether ``command`` is of the plain form a command that runs dreamdb's hook alone must have
+    (:data:`_PLAIN_COMMAND`), after blank lines and lines of a comment before it and blank lines after it: the
+    allowlist before any reading of its words (QA round 142-A F1–F9: command substitutions, ``\\2>x``, ``&>``, ``>&-``,
+    brace expansion, a carriage return in a word and more were read otherwise than the shell reads them, and a
+    command of the user's was taken for dreamdb's hook alone and replaced or removed)."""
+    lines = command.split("\n")
+    while lines and not lines[-1].strip(" \t"):
+        lines.pop()
+    while lines and (not lines[0].strip(" \t") or lines[0].startswith("#")):
+        lines.pop(0)
+    return len(lines) == 1 and _PLAIN_COMMAND.fullmatch(lines[0]) is not None
+
+
+def _plain_word(plain: str) -> str:
+    """The pattern of a word of :data:`_PLAIN_COMMAND` whose unquoted and double-quoted characters are those of the
+    character class ``plain``: pieces of them, ``'…'`` (no control character), ``"…"`` (of them, spaces, ``$NAME``,
+    ``${NAME}`` and a backslash before one of them, kept as it is: a Windows path), ``$NAME`` and ``${NAME}``."""
+    var = r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})"
+    return rf"""(?:[{plain}]|'[^'\x00-\x1f\x7f]*'|"(?:[{plain} ]|{var}|\\[{plain} ])*"|{var})+"""
+
+
+_PLAIN = r"A-Za-z0-9_./:@%+,=~\-"
+_FIRST_WORD, _WORD = _plain_word(_PLAIN.replace("=", "")), _plain_word(_PLAIN)
+_PLAIN_COMMAND = re.compile(
+    rf"[ \t]*(?:[A-Za-z_][A-Za-z0-9_]*=(?:{_WORD})?[ \t]+)*{_FIRST_WORD}(?:[ \t]+{_WORD})*"
+    rf"(?:[ \t]+(?:[0-9]?(?:>>|>\||>|<)[ \t]*{_WORD}|[0-9]?[<>]&[0-9](?![^ \t;|])))*"
+    r"(?:[ \t]*(?:\|\||;)[ \t]*(?:true|:|exit(?:[ \t]+0)?))?[ \t]*")
+"""The form of a command that may run dreamdb's hook alone, as a whole: environment settings (``A=b``, the name
+unquoted), words (no ``{``, ``}`` but ``${NAME}``, no ``$(``, backquote or backslash but in a quoted Windows path; the
+program's no ``=``: ``"A=1"`` is a program's name), redirections after them (``2>/dev/null``, ``> log 2>&1``, ``>|
+log``; not ``&>``, which dash reads as ``&`` then ``>``), and a fallback that does nothing (``|| true``, ``|| :``,
+``; exit 0``). Anything else may run another command, and is at most one among others."""
 
 _BLANKS = re.compile(r"[ \t]+")
 """What separates words and nothing else: a newline ends a command (QA round 140-C F1)."""
@@ -228,15 +265,17 @@ def _simple_commands(command: str) -> list[tuple[str, list[str], bool]]:
 def _runs_the_hook(words: list[str], ours: str) -> str | None:
     """``"alone"`` when a simple command's program (:func:`_programs`) is dreamdb (:data:`_DREAMDB_PROGRAM`) with
     arguments the CLI runs as the prompt hook (:func:`dreamdb.entry._is_hook`), ``"among others"`` after more than
-    :data:`MOST_WRAPPERS` wrappers; ``"among others"`` when it is a shell whose ``-c`` script runs it (``bash -c
+    :data:`MOST_WRAPPERS` wrappers or pinned (``dreamdb@0.1``) without a runner; ``"among others"`` when it is a shell whose ``-c`` script runs it (``bash -c
     '…'``: QA round 140-C F3, a script is the user's, never replaced); else ``None``. A word after the program is its
     argument (``echo on dreamdb hook …`` runs echo: F1)."""
     from dreamdb.entry import _is_hook
 
-    for program, args, wrappers in _programs(words):
+    for program, args, wrappers, by_runner in _programs(words):
         name = _program_name(program)
         if _DREAMDB_PROGRAM.fullmatch(name) and _is_hook(args):
-            return "alone" if wrappers <= MOST_WRAPPERS else "among others"
+            # (a pinned dreamdb@0.1 is a runner's: run bare, it is another program, QA round 142-A F8)
+            return "alone" if wrappers <= MOST_WRAPPERS and (by_runner or _BARE_DREAMDB.fullmatch(name)) \
+                else "among others"
         if _SHELL.fullmatch(name):
             script = _shell_script(args)
             if script is not None and _hook_form(script, ours) is not None:
@@ -260,14 +299,16 @@ def _shell_script(args: list[str]) -> str | None:
     return args[k] if script and k < len(args) else None
 
 
-def _programs(words: list[str]) -> Iterator[tuple[str, list[str], int]]:
-    """``(program, its arguments, wrappers before it)`` a simple command's ``words`` run: its first word after
+def _programs(words: list[str]) -> Iterator[tuple[str, list[str], int, bool]]:
+    """``(program, its arguments, wrappers before it, whether a runner runs it)`` a simple command's ``words`` run: its first word after
     environment settings (``A=b``), or where that is a wrapper (:data:`_WRAPPERS`: ``env -i A=b``, ``exec``,
     ``command``, ``time``, ``nice -n 5``, ``timeout 10``, ``nohup``, ``uvx``, ``pipx run``, ``uv run --with X``), the
-    program it runs, its options read by the wrapper's table (an option not in it takes no value); ``<python> -m
-    dreamdb``: ``dreamdb`` too. One reading, in time linear in the words (QA round 141-B F2, F3: every reading of
+    program it runs, its options read by the wrapper's table (an option not in it takes no value; ``env -S``, which
+    splits its value into the command, none); ``<python> -m dreamdb``: ``dreamdb`` too (not after ``-c`` or an option
+    bundle that holds it, ``-Ic``: QA round 142-A F7). One reading, in time linear in the words (QA round 141-B F2, F3: every reading of
     each option, recursively, took minutes for 20 wrappers and overflowed the stack for 1000)."""
     at = wrappers = 0
+    by_runner = False
     while True:
         while at < len(words) and _ASSIGNMENT.match(words[at]):
             at += 1
@@ -282,17 +323,19 @@ def _programs(words: list[str]) -> Iterator[tuple[str, list[str], int]]:
         positional, valued, stops = _WRAPPERS[name]
         while rest < len(words) and words[rest].startswith("-") and words[rest] != "-":
             option = words[rest]
-            if option in stops:  # (command -v dreamdb …: says where dreamdb is)
-                return
+            if option in stops or name == "env" and _SPLIT_STRING.match(option):
+                return  # (command -v dreamdb …: says where dreamdb is; env -S 'touch x' dreamdb: runs touch)
             rest += 2 if option in valued else 1
             if option == "--":
                 break
-        at, wrappers = rest + positional, wrappers + 1
-    yield words[at], words[at + 1:], wrappers
+        at, wrappers, by_runner = rest + positional, wrappers + 1, name == "uvx"
+    yield words[at], words[at + 1:], wrappers, by_runner
     if _PYTHON.fullmatch(name):
-        while rest < len(words) and words[rest].startswith("-") and words[rest] not in ("-", "--", "-c"):
+        while rest < len(words) and words[rest].startswith("-") and words[rest] not in ("-", "--"):
+            if _PYTHON_COMMAND.match(words[rest]):
+                return
             if words[rest] == "-m" and rest + 1 < len(words):
-                yield words[rest + 1], words[rest + 2:], wrappers
+                yield words[rest + 1], words[rest + 2:], wrappers, False
                 return
             rest += 2 if words[rest] in ("-W", "-X") else 1
 
@@ -316,7 +359,12 @@ _WRAPPERS: dict[str, tuple[int, frozenset[str], frozenset[str]]] = {
 """The programs that run the program after them, each with how many words that are not options come after its
 options (timeout's duration), its options that take the next word as their value (``nice -n 5``; ``--opt=value`` is
 one word), and those with which it runs none (``command -v``)."""
-_PYTHON = re.compile(r"(py|.*python).*", re.IGNORECASE)
+_SPLIT_STRING = re.compile(r"-[A-Za-z0-9]*S|--s")
+"""``env``'s options that split their value into the command it runs (``-S``, ``-iS…``, ``--split-string``)."""
+_PYTHON = re.compile(r"(python|pypy|py)[0-9.]*(\.exe)?", re.IGNORECASE)
+"""Python's program names (``python3.11``, ``py``, ``pypy3.exe``; not ``pytest``: QA round 142-A F7)."""
+_PYTHON_COMMAND = re.compile(r"-[A-VYZa-z]*c")
+"""Python's ``-c`` alone or in a bundle of options (``-Ic``; after ``-W`` or ``-X`` a ``c`` is their value)."""
 _SHELL = re.compile(r"(ba|da|k|mk|z|a)?sh(\.exe)?", re.IGNORECASE)
 
 
@@ -327,6 +375,7 @@ def _program_name(word: str) -> str:
 
 
 _DREAMDB_PROGRAM = re.compile(r"dreamdb(\.(?i:exe))?([@=<>~!].*)?")
+_BARE_DREAMDB = re.compile(r"dreamdb(\.(?i:exe))?")
 """A command word that runs dreamdb, by its file name (:func:`_program_name`): ``dreamdb``, a path to it,
 ``dreamdb.exe``, a pinned ``dreamdb@0.1`` or ``dreamdb==0.1`` (a runner's), ``dreamdb`` after ``<python> -m``."""
 

@@ -1217,7 +1217,7 @@ H = "hook user-prompt-submit"
     (f'cd "$CLAUDE_PROJECT_DIR"\ndreamdb {H}', "among others"),
     (f"dreamdb {H}\n./scripts/log-prompt.sh", "among others"),
     (f"dreamdb {H}\r\n./scripts/log-prompt.sh", "among others"), (f"dreamdb {H} <<EOF\n{{}}\nEOF", "among others"),
-    (f"dreamdb {H}\n", "alone"), (f"dreamdb \\\n  {H}", "alone"), ("dreamdb hook\nuser-prompt-submit", None),
+    (f"dreamdb {H}\n", "alone"), (f"dreamdb \\\n  {H}", "among others"), ("dreamdb hook\nuser-prompt-submit", None),
     # F1: dreamdb is the program, after environment settings and wrappers only (any word was taken)
     (f"cd X dreamdb {H}", None), (f"echo on dreamdb {H}", None), (f"timeout 5 echo dreamdb {H}", None),
     (f"env -i A=b C=d dreamdb {H}", "alone"), (f"nice -n 5 dreamdb {H}", "alone"),
@@ -1226,8 +1226,8 @@ H = "hook user-prompt-submit"
     (f"uv tool run dreamdb {H}", "alone"), (f"/usr/bin/python3.11 -P -m dreamdb {H}", "alone"),
     # F2: "#" starts a comment at the start of a word only
     (f"dreamdb {H} 2>>/tmp/h.log#1; ./scripts/notify.sh", "among others"),
-    (f"cd ~/C#app && dreamdb {H}", "among others"), (f"A=x#y dreamdb {H}", "alone"),
-    (f"dreamdb {H} # a note; rm x", "alone"), (f"dreamdb {H} #a\n./x.sh", "among others"), (f"# dreamdb {H}", None),
+    (f"cd ~/C#app && dreamdb {H}", "among others"), (f"A=x#y dreamdb {H}", "among others"),
+    (f"dreamdb {H} # a note; rm x", "among others"), (f"dreamdb {H} #a\n./x.sh", "among others"), (f"# dreamdb {H}", None),
     # F3: a shell's -c script, a backquoted command, dreamdb.EXE, a Windows path
     (f"bash -c 'dreamdb {H}'", "among others"), (f'sh -lc "dreamdb {H} || true"', "among others"),
     (f"echo `dreamdb {H}`", "among others"), (f"dreamdb.EXE {H}", "alone"),
@@ -1246,6 +1246,21 @@ H = "hook user-prompt-submit"
     # F5: a comment or blank line before it; a here-document or here-string, or a redirection on a line of its own
     (f"# recall memories\ndreamdb {H}", "alone"), (f"\ndreamdb {H}", "alone"), (f"dreamdb {H} <<<x", "among others"),
     (f">/tmp/x\ndreamdb {H}", "among others"), (f"dreamdb {H}\n>/tmp/x", "among others"),
+    # QA round 142-A F1-F9: only a plain command runs it alone (a command substitution, a digit word or a quoted or
+    # escaped one before a redirection, &>, >&-, a brace expansion, env -S, a carriage return, python -Ic, pytest -m,
+    # a pinned dreamdb without a runner, a quoted "A=1": each ran a command of the user's too)
+    (f'dreamdb {H} "$(touch x)"', "among others"), (f'dreamdb {H} "`touch x`"', "among others"),
+    (f'A="$(touch x)" dreamdb {H}', "among others"), (f'dreamdb {H} 2>"$(touch x)"', "among others"),
+    (f"timeout 5 >/dev/null touch dreamdb {H}", "among others"), (f'"2">/dev/null dreamdb {H}', "among others"),
+    (f"\\2>>x dreamdb {H}", "among others"), (f"2&>x dreamdb {H}", "among others"),
+    (f">&-touch dreamdb {H}", "among others"), (f"timeout {{5,touch}} dreamdb {H}", "among others"),
+    (f"env -S 'touch x' dreamdb {H}", None), (f"env --split-string='touch x' dreamdb {H}", None),
+    (f"dreamdb {H} &>/dev/null touch x", "among others"), (f"dreamdb {H}\r#;touch x", "among others"),
+    (f"python3 -Ic -m dreamdb {H}", None), (f"pytest -m dreamdb {H}", None),
+    (f"dreamdb@x {H}", "among others"), (f'"A=1" dreamdb {H}', "among others"),
+    # (the plain forms stay alone; a backslash, a # in a word or a comment after it is no plain form: among others)
+    (f'"$CLAUDE_PROJECT_DIR"/.venv/bin/dreamdb {H} 2>/dev/null || true', "alone"), (f"uvx dreamdb@0.3 {H}", "alone"),
+    (f'A="x y" B= ${{HOME}}/bin/dreamdb {H} > log 2>&1; exit 0', "alone"), (f"py -3.11 -m dreamdb {H}", "alone"),
 ])
 def test_a_hook_command_is_read_as_the_shell_reads_it(tmp_path, command, form):
     """QA round 140-C F1: a newline in a hook command was read as a space (``cd X`` then the hook, on two lines, was
@@ -1256,7 +1271,9 @@ def test_a_hook_command_is_read_as_the_shell_reads_it(tmp_path, command, form):
     removed; one among other commands is kept, and none added beside it; any other command is not dreamdb's. QA round
     141-B F1: ``&&>`` was read as a redirection, F2: a deep chain of wrappers overflowed the stack, F4: ``command``
     and ``bash -c --`` were not recognised, an ANSI-C quote hid a ``; touch``, F5: a comment line before the hook
-    made it one among others."""
+    made it one among others. QA round 142-A F1–F9: forms the shell reads otherwise than this reading (``"$(touch
+    x)"``, ``2&>x``, ``timeout {5,touch}``, ``env -S``…) ran a command of the user's beside the hook, replaced or
+    removed with it: only a plain command (:data:`dreamdb.hook_settings._PLAIN_COMMAND`) runs it alone."""
     assert (is_dreamdb_hook(command), runs_hook_alone(command)) == (form is not None, form == "alone")
     _write(tmp_path, {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}})
 
