@@ -236,26 +236,40 @@ def test_vectors_of_nan_an_older_version_stored_are_embedded_again_by_the_next_r
         assert store.refresh(conn, emb).embedded == 0 and len(emb.calls) == 1
 
 
+@contextlib.contextmanager
+def _embedded_before_the_nan_check(vault):
+    """An Index of a vault of 3 notes, embedded by a :class:`HashEmbedder`, made one whose vectors predate the NaN check
+    (its mark for the model removed): ``(index, embedder, the mark's key)``."""
+    make_vault(vault, n_docs=3)
+    emb = HashEmbedder()
+    key = store.FINITE_KEY + emb.model_id
+    with open_synced(vault) as index:
+        assert store.refresh(index.conn, emb).embedded == 6
+        with store.write_transaction(index.conn):
+            index.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+        yield index, emb, key
+
+
+def _store_a_nan_vector(conn) -> int:
+    """Overwrite the first stored vector with NaN (what an older version stored from a damaged model); its rowid."""
+    victim = conn.execute("SELECT rowid FROM vec_embeddings ORDER BY rowid LIMIT 1").fetchone()[0]
+    with store.write_transaction(conn):
+        conn.execute("UPDATE vec_embeddings SET embedding = ? WHERE rowid = ?",
+                     (np.full(384, np.nan, np.float32).tobytes(), victim))
+    return victim
+
+
 def test_an_index_older_than_the_nan_check_is_looked_through_once_not_on_every_no_change_refresh(tiny_vault):
     """QA round 140-C F5: with every vector current, a refresh read all of the model's vectors for NaN on each call
     (35 ms against 5 on the real vault) and never marked them looked through; the first refresh now marks them, and
     the next ones do not read them again (a NaN vector stored after the mark stays: no refresh scanned for it)."""
-    make_vault(tiny_vault, n_docs=3)
-    emb = HashEmbedder()
-    key = store.FINITE_KEY + emb.model_id
-    with open_synced(tiny_vault) as index:
+    with _embedded_before_the_nan_check(tiny_vault) as (index, emb, key):
         conn = index.conn
-        assert store.refresh(conn, emb).embedded == 6
-        with store.write_transaction(conn):  # an index whose vectors predate the check
-            conn.execute("DELETE FROM meta WHERE key = ?", (key,))
         emb.calls.clear()
         report = store.refresh(conn, emb)
         assert (report.embedded, report.pending, emb.calls) == (0, 0, [])
         assert conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone() == ("1",)
-        victim = conn.execute("SELECT rowid FROM vec_embeddings ORDER BY rowid LIMIT 1").fetchone()[0]
-        with store.write_transaction(conn):
-            conn.execute("UPDATE vec_embeddings SET embedding = ? WHERE rowid = ?",
-                         (np.full(384, np.nan, np.float32).tobytes(), victim))
+        victim = _store_a_nan_vector(conn)
         assert store.refresh(conn, emb).embedded == 0 and emb.calls == []
         blob = conn.execute("SELECT embedding FROM vec_embeddings WHERE rowid = ?", (victim,)).fetchone()[0]
         assert np.isnan(np.frombuffer(blob, np.float32)).all()
@@ -268,14 +282,8 @@ def test_a_no_change_refresh_of_a_read_only_index_older_than_the_nan_check_write
     index; vectors of NaN there are a write it needs, refused as IndexUnavailable (from Index), not a raw error."""
     from dreamdb.errors import IndexUnavailable
 
-    make_vault(tiny_vault, n_docs=3)
-    emb = HashEmbedder()
-    key = store.FINITE_KEY + emb.model_id
-    with open_synced(tiny_vault) as index:
+    with _embedded_before_the_nan_check(tiny_vault) as (index, emb, key):
         conn = index.conn
-        assert store.refresh(conn, emb).embedded == 6
-        with store.write_transaction(conn):  # an index whose vectors predate the check
-            conn.execute("DELETE FROM meta WHERE key = ?", (key,))
         path = index.index_path
         ro = db.connect(path, readonly=True, vec=True)
         try:
@@ -284,10 +292,7 @@ def test_a_no_change_refresh_of_a_read_only_index_older_than_the_nan_check_write
                 report = store.refresh(ro, emb)
                 assert (report.embedded, report.pending, report.chunks, emb.calls) == (0, 0, 6, [])
             assert ro.execute("SELECT 1 FROM meta WHERE key = ?", (key,)).fetchone() is None
-            victim = conn.execute("SELECT rowid FROM vec_embeddings ORDER BY rowid LIMIT 1").fetchone()[0]
-            with store.write_transaction(conn):  # what an older version stored from a damaged model
-                conn.execute("UPDATE vec_embeddings SET embedding = ? WHERE rowid = ?",
-                             (np.full(384, np.nan, np.float32).tobytes(), victim))
+            _store_a_nan_vector(conn)  # what an older version stored from a damaged model
             index._conn, ro = ro, index._conn  # (the Index's connection is the read-only one now)
             with pytest.raises(IndexUnavailable, match="cannot be written .*readonly database"):
                 index.refresh_embeddings(embedder=emb)
