@@ -931,11 +931,19 @@ def test_hook_install_and_uninstall_show_the_project_and_a_kept_command_on_their
     kept = "dreamdb hook user-prompt-submit 2>/tmp/a\x1b[2Jb\u202ec"
     hooks = [{"hooks": [{"type": "command", "command": kept}]}]
     settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": hooks}}))
-    for extra, said in (((), "(left as it is)"), (("--absolute",), " → ")):
+    for extra in ((), ("--absolute",)):  # (a control character is no plain text: the command is kept, QA round 142-A)
         p = run_main("hook", "install", "--project", str(settings.parent.parent), *extra)
         lines = _one_line_each(p.stdout)
-        assert p.returncode == 0 and len(lines) == 1 and said in lines[0], (extra, lines)
+        assert p.returncode == 0 and len(lines) == 1 and "(left as it is)" in lines[0], (extra, lines)
         assert "dreamdb hook user-prompt-submit 2>/tmp/a␛[2Jb<U+202E>c" in lines[0], (extra, lines)
+    settings = tmp_path / "kept\x1b[2J" / ".claude" / "settings.json"  # (a command updated: its line, old → new)
+    settings.parent.mkdir(parents=True)
+    hooks = [{"hooks": [{"type": "command", "command": "dreamdb hook user-prompt-submit 2>/dev/null"}]}]
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": hooks}}))
+    p = run_main("hook", "install", "--project", str(settings.parent.parent), "--absolute")
+    lines = _one_line_each(p.stdout)
+    assert p.returncode == 0 and len(lines) == 1 and lines[0].startswith("Prompt hook updated in "), lines
+    assert "kept␛[2J/.claude/settings.json: dreamdb hook user-prompt-submit 2>/dev/null → " in lines[0], lines
 
 
 @pytest.mark.skipif(not sqlite_connect.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
