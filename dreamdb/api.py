@@ -2838,7 +2838,8 @@ class Index:
             "embeddings": self._embedding_status(), "bm25_accumulator": _accumulator(),
             "lexicon": self._lexicon_status(), "other_index": self._other_index(),
             # (QA round 140-C F6: the file's time, which a reader's checkpoint of a writer's WAL moves too)
-            "index_modified": meta.get(db.LAST_WRITE_KEY) or _written_iso(self.index_path),
+            # (QA round 143-D F5: an older dreamdb's sync writes no last_write: the later of the two)
+            "index_modified": _last_written(meta) or _written_iso(self.index_path),
         }
 
     def _other_index(self) -> dict | None:
@@ -3032,6 +3033,16 @@ def _has_dreamdb_schema(conn) -> bool:
     # open-file limit left one, which the next was about to move aside as another application's database)
     return _DREAMDB_TABLES <= names or (names == {"schema_migrations"} and conn.execute(
         "SELECT NOT EXISTS (SELECT 1 FROM schema_migrations)").fetchone()[0] == 1)
+
+
+def _last_written(meta: dict) -> str | None:
+    """The index's last recorded write, ISO-8601 UTC to the second: ``meta``'s
+    :data:`dreamdb.store.connect.LAST_WRITE_KEY`, or ``last_sync`` when later (a dreamdb older than 0.3.13 syncs
+    without recording the first); ``None`` when no write was recorded (an index no version recording it has
+    written). Both are written as ``datetime.isoformat(timespec="seconds")`` in UTC, so their text orders as their
+    instants do."""
+    written = meta.get(db.LAST_WRITE_KEY)
+    return max(written, meta.get("last_sync") or written) if written else None
 
 
 def _written_iso(index_path: Path) -> str:

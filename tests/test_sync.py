@@ -2880,6 +2880,25 @@ def test_status_index_modified_is_the_last_write_not_a_later_reader_s_checkpoint
     assert st["index_modified"] <= written and st["index_modified"] >= st["last_sync"]
 
 
+def test_status_index_modified_is_never_before_the_last_sync(tiny_vault):
+    """QA round 143-D F5: a dreamdb older than 0.3.13 syncs without recording ``last_write``, so after one synced
+    the index last, ``index_modified`` (the newer version's recorded write) was earlier than ``last_sync``: the
+    later of the two is the index's last write."""
+    write_doc(tiny_vault, "knowledge/a.md", "alpha\n")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+    conn = db.connect(tiny_vault / ".dreamdb" / "index.db")
+    try:  # what an older version's sync leaves: its own last_sync, the newer version's last_write before it
+        conn.execute("UPDATE meta SET value = '2026-01-02T03:04:05+00:00' WHERE key = 'last_write'")
+        conn.execute("UPDATE meta SET value = '2026-02-03T04:05:06+00:00' WHERE key = 'last_sync'")
+        conn.commit()
+    finally:
+        conn.close()
+    with dreamdb.open(tiny_vault, auto_sync=False) as index:
+        st = index.status()
+    assert (st["last_sync"], st["index_modified"]) == ("2026-02-03T04:05:06+00:00", "2026-02-03T04:05:06+00:00")
+
+
 def test_a_sync_that_changes_no_document_leaves_last_sync_as_it_was(tiny_vault):
     """QA round 139-E F2: a sync that found a touched file unchanged, or a ``sync --check`` that found nothing to
     change, moved ``last_sync`` (docs/json.md: a sync that finds nothing changed leaves it). The touched file's new
