@@ -525,6 +525,17 @@ def dotless_capitals(written: str) -> str:
         lambda m: m.group().replace("I", "ı") if _TURKISH_ONLY_LETTER_RE.search(m.group()) else m.group(), written)
 
 
+def dotless_word(written: str, folded: str) -> str | None:
+    """The folded word ``folded`` with Turkish dotless ``ı`` where ``written`` (the same word as written) has a
+    capital ``I`` (``KIRMIZI``, ``kirmizi`` → ``kırmızı``; ``Işık``, ``işık`` → ``ışık``), or ``None`` when it has
+    none (or folding changed its length). Turkish writes the capital of ``ı`` as ``I``, lowercasing makes it ``i``:
+    documents index this reading's Turkish stem beside the others (:func:`analyze`'s ``stacked``), and
+    :func:`dreamdb.ranking.rank.plan_query` gives it to the synonym table."""
+    if "I" not in written or len(written) != len(folded):
+        return None
+    return "".join("ı" if c == "I" else x for c, x in zip(written, folded))
+
+
 KEPT_LETTERS = frozenset("çğıöşü")
 """Letters with a diacritic that :func:`lower` keeps: Turkish writes different words with them
 (``şık`` elegant, ``sık`` frequent)."""
@@ -1201,10 +1212,10 @@ def analyze(text: str, turkish: bool | None = None, *, words: list[str] | None =
                         alt = stem(w, True)
                         if alt != term:
                             stacked.append(alt)
-                        if "I" in o and len(o) == len(w):
+                        if (undotted := dotless_word(o, w)) is not None:
                             # Turkish capital I is the capital of dotless ı (KIRMIZI = kırmızı), but
                             # lowercasing gives i, right for names and English (IBM): index both.
-                            dotless = stem("".join("ı" if c == "I" else x for c, x in zip(o, w)), True)
+                            dotless = stem(undotted, True)
                             if dotless not in (term, alt):
                                 stacked.append(dotless)
                 else:

@@ -290,3 +290,71 @@ def test_line_numbers_are_an_editors(tiny_vault):
     assert table.problem == (f"{tiny_vault / 'synonyms.txt'}: line 3 not used: one term, no synonym (a line's terms"
                              " are separated by commas)")
     assert table.expand("appl") == {"pomm"} and table.expand("sleep") == {"rest"}
+
+
+def test_a_line_not_used_is_given_the_reason_the_analyzer_gives(tiny_vault):
+    """QA round 143-D F1: ``;;; , ---`` (no letter at all) and ``foo, foo, FOO`` or ``release, releases`` (one term,
+    no stopword) were said to lose their terms to stopwords, ``word # tail, other`` to have no comma (it has one, in
+    its comment), and a line of ESC and U+200B to be one term. The reason is what the analyzer made of each entry."""
+    path = tiny_vault / "synonyms.txt"
+    path.write_text("foo, foo, FOO\n;;; , ---\n*, launchd\nrelease, releases\nword # tail, other\n\x1b\u200b\n"
+                    "not, negation\nsql lite\nsleep, rest\n", encoding="utf-8")
+    table = load_synonyms(tiny_vault)
+    assert table.problem == (
+        f"{path}: line 8 not used: one term, no synonym (a line's terms are separated by commas); lines 3, 5 not"
+        " used: one term, no synonym; lines 2, 6 not used: no term; line 7 not used: fewer than two terms once the"
+        " analyzer drops its stopwords and one-letter words (`not`, `the`, `up`); lines 1, 4 not used: its entries"
+        " are one term as the analyzer reads them (`release, releases`: one stem; case, and Turkish ı for i, do not"
+        " count)")
+    assert table.expand("sleep") == {"rest"} and table.expand("releas") == set() and table.expand("launchd") == set()
+
+
+def test_an_entry_matches_a_query_typed_with_a_capital_i():
+    """QA round 143-D F2: ``SÜRÜM NOTLARI``, ``AYARLARI`` and ``SICAKLIK`` added no synonym of the entries ``sürüm
+    notları``, ``ayarları`` and ``sıcaklık`` (a capital ``I`` lowercases to ``i``, the entries hold ``ı``), while the
+    same words typed in lowercase did; and the other way round, an entry typed in capitals."""
+    from dreamdb.ranking.rank import plan_query
+
+    table = SynonymTable([["sürüm notları", "launchd"], ["ayarları", "cron"], ["sıcaklık", "heat"], ["ayar", "knob"],
+                          ["KAPALI", "shut"]])
+    for query, synonyms in (("SÜRÜM NOTLARI", {"launchd"}), ("sürüm notları", {"launchd"}),
+                            ("AYARLARI", {"cron", "knob"}), ("ayarları", {"cron", "knob"}),
+                            ("SUNUCU AYARLARI", {"cron", "knob"}), ("SICAKLIK", {"heat"}), ("sıcaklık", {"heat"}),
+                            ("SICAKLIKLAR", {"heat"}), ("kapalı", {"shut"}), ("KAPALI", {"shut"})):
+        assert set(plan_query(query, synonym_table=table).synonyms) == synonyms, query
+    assert table.expand("heat") == {"sıcaklık"} and table.expand("cron") == {"ayar"}  # (the terms as analysed)
+    assert plan_query("API", synonym_table=table).synonyms == {}
+
+
+def test_an_entry_the_stopwords_leave_one_word_is_left_out_and_said(tiny_vault):
+    """QA round 143-D F3: ``not working, launchd`` made ``working`` alone a synonym of ``launchd`` (the opposite of
+    what the line says), and ``up time, scheduler`` ``time`` one of ``scheduler``, without a word."""
+    from dreamdb.ranking.rank import plan_query
+
+    table = SynonymTable([["not working", "launchd"], ["up time", "scheduler"], ["not working", "broken", "failing"]])
+    assert table.expand_query(["work"]) == [] and table.expand_query(["time"]) == []
+    assert table.expand("broken") == {"fail"} and table.expand("fail") == {"broken"}
+    assert plan_query("release the checklist", SynonymTable([["release the checklist", "ship"]])).synonyms == {
+        "ship": 0.5}  # (an entry still of several words keeps its kept words, as before)
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nlaunchd scheduler\n")
+    write_doc(tiny_vault, "knowledge/b.md", "---\ntitle: B\n---\nworking hours\n")
+    write_doc(tiny_vault, "synonyms.txt", "not working, launchd\nup time, scheduler\nnot working, broken, failing\n")
+    result = _recall(tiny_vault, "working")
+    assert [h["doc_id"] for h in result["hits"]] == ["knowledge/b"]
+    assert any(f"{tiny_vault / 'synonyms.txt'}: lines 1, 2, 3: an entry of several words that the analyzer's stopwords"
+               " leave one word is left out (`not working` would stand for `working`); a line left with fewer than"
+               " two terms is not used" in n for n in result["notes"]), result["notes"]
+
+
+def test_a_file_with_carriage_returns_alone_has_its_lines(tiny_vault):
+    """QA round 143-D F4: a synonyms.txt saved with classic Mac OS line ends (a CR alone) was one line, its groups one
+    group (``zorkle`` found notes through ``launchd``); a line ends at CR LF, LF or a lone CR, as an editor shows."""
+    path = tiny_vault / "synonyms.txt"
+    path.write_bytes(b"zorkle, quuxle\rlaunchd, frobble\rzzz\r\r\nsleep, rest\r\nnap\n")
+    table = load_synonyms(tiny_vault)
+    assert table.expand("zorkl") == {"quuxl"} and table.expand("launchd") == {"frobbl"}
+    assert table.expand("sleep") == {"rest"}
+    assert table.problem == f"{path}: lines 3, 6 not used: one term, no synonym (a line's terms are separated by commas)"
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nlaunchd scheduler\n")
+    write_doc(tiny_vault, "knowledge/b.md", "---\ntitle: B\n---\nzorkle alone\n")
+    assert [h["doc_id"] for h in _recall(tiny_vault, "zorkle")["hits"]] == ["knowledge/b"]

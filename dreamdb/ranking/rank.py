@@ -25,7 +25,7 @@ from dreamdb.analyzer import (NOMINAL_SUFFIXES, NOT_TURKISH_LETTERS, PRIVATIVE_R
                                VERB_INFLECTIONS, acronym_terms, alternate_terms, analyze, compound_terms, diacritic_round,
                                diacritic_rounds, english_by_function_words, identifier_terms, is_turkish,
                                dotless_capitals, drop_data, harmony_breaks, is_turkish_text, lower, normalize, opening_capitals,
-                               joined_terms, query_words, stem, tokens)
+                               dotless_word, joined_terms, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.lazy_regex import LazyPattern
 from dreamdb.stemming import english_stem
@@ -279,7 +279,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         synonym_table: :class:`dreamdb.ranking.synonyms.SynonymTable` or ``None``: its groups expand the
             query's terms, its words as analysed before another analysis or a translation replaced them, a
             capitalised word of a Turkish query read as an ordinary word too (as the table reads its entries),
-            and the other forms counted with a term.
+            a word typed with a capital ``I`` read with Turkish ``ı`` too (:func:`dreamdb.analyzer.dotless_word`,
+            as documents index it: ``AYARLARI`` is ``ayarları``, the term ``ayar``), and the other forms counted
+            with a term.
         vocabulary: the index's vocabulary (:class:`SqlVocabulary`, or the memory engine), or
             ``None``. With it, a query word whose term is in no document's text (title,
             description, tags, body) is looked up in its other analyses
@@ -377,6 +379,9 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         # word of a Turkish query read as an ordinary word too, as the entries are read (`Dağıtım` was the name
         # dağıtım, the entry `dağıtım` the term dağıt: QA round 141-A F1), and the forms counted with a term
         seen = terms + distinct + ([stem(w, True) for _t, w, cap in qwords if cap] if turkish else [])
+        # and a word typed with a capital I read with ı, as a document's (`AYARLARI, SICAKLIK`: QA round 143-D F2)
+        seen += [stem(d, True) for w, o in zip(words, written_words)
+                 if len(w) > 1 and w not in STOPWORDS and (d := dotless_word(o, w)) is not None]
         for s in synonym_table.expand_query(list(dict.fromkeys(seen + [f for fs in forms.values() for f in fs]))):
             syn.setdefault(s, S.SYNONYM_WEIGHT)
     return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms)

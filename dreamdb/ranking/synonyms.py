@@ -7,6 +7,7 @@ Synonyms only expand the query for BM25F at weight 0.5 (rankScore); the raw
 A query term that is an entry of a group expands to the group's other terms; an entry of several words
 (``release checklist``, ``v0.5.0``) stands for its group only in a query holding all of its words
 (:meth:`SynonymTable.expand_query`), and a matched group's entry of several words adds each of its words.
+Entries and query terms are matched with Turkish ``ı`` read as ``i`` (:func:`match_key`).
 The built-in table stays small and generic; it is never tuned on evaluation
 queries.
 """
@@ -18,9 +19,10 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import NamedTuple
 
-from dreamdb.analyzer import (dotless_capitals, drop_data, fold_case, identifier_terms, is_turkish_text, joined_terms,
-                              lower, normalize, query_words, tokens)
+from dreamdb.analyzer import (STOPWORDS, dotless_capitals, dotless_word, drop_data, fold_case, identifier_terms,
+                              is_turkish_text, joined_terms, lower, normalize, query_words, stem, tokens)
 from dreamdb.vault.encoding import wide_unicode_codec
 
 VAULT_SYNONYMS_FILE = "synonyms.txt"
@@ -48,10 +50,39 @@ BUILTIN_GROUPS: tuple[tuple[str, ...], ...] = (
 """Common software abbreviations and their expansions (generic, not vault-specific)."""
 
 
-def entry_terms(text: str) -> tuple[bool, list[tuple[str, ...]]]:
-    """An entry of a group as the query reads it: ``(one, items)``, ``one`` when the entry is one identifier
+def match_key(term: str) -> str:
+    """What a synonym entry's term and a query's term are matched by: the term with Turkish dotless ``ı`` read as
+    ``i``. A capital ``I`` is the capital of both (Turkish ``I``/``ı``, ``İ``/``i``), and lowercasing makes it ``i``:
+    ``SICAKLIK`` is the term ``sicaklik``, the entry ``sıcaklık`` the term ``sıcaklık`` (QA round 143-D F2), as tags
+    and statuses are matched (:func:`dreamdb.vault.tags.tag_key`). The terms searched stay as analysed."""
+    return term.replace("ı", "i")
+
+
+class Entry(NamedTuple):
+    """An entry of a group as :func:`entry_terms` reads it."""
+
+    one: bool
+    """The entry is one identifier (``c++``, ``task-7``): its items are its identifier terms, not its parts."""
+    items: list[tuple[str, ...]]
+    """Each word's terms (its term, then its other forms), then the identifiers it holds, duplicates left out."""
+    words: list[str]
+    """Its words (letter and digit runs, case folded), those the analyzer drops too."""
+    stopwords: list[str]
+    """Those of its words that are stopwords (:data:`dreamdb.analyzer.STOPWORDS`: the analyzer drops them)."""
+
+    @property
+    def shortened(self) -> bool:
+        """An entry of several words that the stopwords leave one word (``not working``, ``up time``): read as
+        that word, it would stand for its group alone, the opposite of what it says (QA round 143-D F3), so it
+        is left out."""
+        return not self.one and len(self.items) == 1 and len(self.words) >= 2 and bool(self.stopwords)
+
+
+def entry_terms(text: str) -> Entry:
+    """An entry of a group as the query reads it (:class:`Entry`): ``one`` when the entry is one identifier
     (``c++``, ``task-7``: its items are its identifier terms, not its parts), and ``items`` each word's terms
-    otherwise, then the identifiers it holds (``v0.5.0``'s ``0.5.0``), duplicates left out.
+    otherwise, then the identifiers it holds (``v0.5.0``'s ``0.5.0``), duplicates left out; and its words, with
+    the stopwords among them.
 
     A word is read as a query reads a word typed in lowercase (:func:`dreamdb.analyzer.query_words`), whatever its
     case: read as a document, a capitalised word of a Turkish entry was a name and not stemmed (``Dağıtım`` →
@@ -59,21 +90,30 @@ def entry_terms(text: str) -> tuple[bool, list[tuple[str, ...]]]:
     :func:`dreamdb.ranking.rank.plan_query` gives the expansion a capitalised query word read that way too. A word of
     a Turkish entry is also its term as written (``sürüm``: the term ``sür``, and ``sürüm``), the term Snowball
     Turkish gives its inflected forms (``sürümler``, ``sürümleri``), as ranking counts a Turkish word's two forms as
-    one (:func:`dreamdb.ranking.rank.other_forms`; QA round 141-A F2)."""
+    one (:func:`dreamdb.ranking.rank.other_forms`; QA round 141-A F2). A word written with a capital ``I`` is also its
+    Turkish term read with ``ı`` (:func:`dreamdb.analyzer.dotless_word`: ``KAPALI`` is the term ``kapali``, and
+    ``kapal``, the query ``kapalı``'s), as documents index it (QA round 143-D F2)."""
     whole = identifier_terms(fold_case(text)) + joined_terms(normalize(text))  # c++, 0.5.0, session_id
+    written = drop_data(normalize(text))
+    folded = lower(dotless_capitals(written))  # (as plan_query folds a query)
+    words = tokens(folded, data_dropped=True)
+    stopwords = [w for w in words if w in STOPWORDS]
     # (QA round 79 F12) an identifier that is the whole entry is not its parts: `task-7, t7` grouped task too
     # (128-A F3); one that is part of it (TASK-7.5's 7.5, v0.5.0's 0.5.0) is not the entry alone (129-A F1)
     if fold_case(text).strip() in whole:
-        return True, [(t,) for t in dict.fromkeys(whole)]
-    folded = lower(dotless_capitals(drop_data(normalize(text))))  # (as plan_query folds a query)
-    words = tokens(folded, data_dropped=True)
+        return Entry(True, [(t,) for t in dict.fromkeys(whole)], words, stopwords)
     turkish = is_turkish_text(words)
-    items = [(t, w) if turkish and t != w else (t,) for t, w, _cap in query_words(folded, turkish, words, words)]
-    return False, list(dict.fromkeys(items + [(t,) for t in whole]))
+    # a word written with a capital I read with ı too, as documents and queries are (`KAPALI`: kapalı's term kapal)
+    dotless = {w: stem(d, True) for w, o in zip(words, tokens(written, data_dropped=True))
+               if (d := dotless_word(o, w)) is not None}
+    items = [tuple(dict.fromkeys(((t, w) if turkish and t != w else (t,)) + ((dotless[w],) if w in dotless else ())))
+             for t, w, _cap in query_words(folded, turkish, words, words)]
+    return Entry(False, list(dict.fromkeys(items + [(t,) for t in whole])), words, stopwords)
 
 
 class SynonymTable:
-    """Maps an analyzed term to the analyzed terms of its groups.
+    """Maps an analyzed term to the analyzed terms of its groups, matched by :func:`match_key`; an entry the
+    stopwords shorten to one word (:attr:`Entry.shortened`) is left out.
 
     Args:
         groups: iterable of term groups (raw text; analyzed here).
@@ -86,7 +126,8 @@ class SynonymTable:
         # term grew with the square of a group's size: 5,000 words took 2.6 GB, QA round 42); a group is its
         # words' terms (entry_terms' items: a word's term, then its other form), and adds each word's term
         self._groups: list[tuple[tuple[str, ...], ...]] = []
-        self._of: dict[str, list[int]] = {}
+        self._keys: list[tuple[frozenset[str], ...]] = []  # each group's items as match_key reads them
+        self._of: dict[str, list[int]] = {}  # (keys: match_key's)
         # an entry of several words (each term of its first word → its words' terms, its group): `release
         # checklist, shipping` made checklist alone a synonym of releas and ship, and `sqlite, sql lite` sql one of
         # lite (QA round 140-A F2)
@@ -94,43 +135,47 @@ class SynonymTable:
         for group in groups:
             words, alone, phrases = [], [], []
             for text in group:
-                one, items = entry_terms(text)
-                words.extend(items)
-                (alone if one or len(items) < 2 else phrases).append(items)
+                entry = entry_terms(text)
+                if entry.shortened:  # (`not working` is not `working`: QA round 143-D F3)
+                    continue
+                words.extend(entry.items)
+                (alone if entry.one or len(entry.items) < 2 else phrases).append(entry.items)
             uniq = tuple(dict.fromkeys(words))
-            if len({item[0] for item in uniq}) < 2:
+            if len({match_key(item[0]) for item in uniq}) < 2:
                 continue
-            for t in dict.fromkeys(t for items in alone for item in items for t in item):
-                self._of.setdefault(t, []).append(len(self._groups))
+            for k in dict.fromkeys(match_key(t) for items in alone for item in items for t in item):
+                self._of.setdefault(k, []).append(len(self._groups))
             for items in phrases:
-                parts = tuple(frozenset(item) for item in items)
-                for t in items[0]:
-                    self._phrases.setdefault(t, []).append((parts, len(self._groups)))
+                parts = tuple(frozenset(map(match_key, item)) for item in items)
+                for k in parts[0]:
+                    self._phrases.setdefault(k, []).append((parts, len(self._groups)))
             self._groups.append(uniq)
+            self._keys.append(tuple(frozenset(map(match_key, item)) for item in uniq))
 
     def expand(self, term: str) -> set[str]:
         """Synonym terms of ``term`` (empty set if none): the other terms of the groups it is an entry of by
-        itself (an entry of several words is matched by :meth:`expand_query`)."""
+        itself (an entry of several words is matched by :meth:`expand_query`), both read by :func:`match_key`."""
+        key = match_key(term)
         found: set[str] = set()
-        for g in self._of.get(term, ()):
-            found.update(item[0] for item in self._groups[g] if term not in item)  # (not its own other form)
-        found.discard(term)
-        return found
+        for g in self._of.get(key, ()):  # (not its own other form)
+            found.update(item[0] for item, keys in zip(self._groups[g], self._keys[g]) if key not in keys)
+        return {t for t in found if match_key(t) != key}
 
     def expand_query(self, terms) -> list[str]:
         """Synonym terms of a query's ``terms``, none of them: each term's :meth:`expand` (sorted), then the
         terms of each group with an entry of several words all of which the query holds, a word by any of its
         terms (``release checklist`` in ``checklist for the release``), but a word's term when the query holds
-        another of its terms."""
-        held = set(terms)
+        another of its terms; terms read by :func:`match_key`."""
+        held = set(map(match_key, terms))
         found: dict[str, None] = {}
         for t in terms:
             found.update(dict.fromkeys(sorted(self.expand(t))))
-        for t in terms:
-            for words, g in self._phrases.get(t, ()):
+        for k in dict.fromkeys(map(match_key, terms)):
+            for words, g in self._phrases.get(k, ()):
                 if all(not held.isdisjoint(word) for word in words):
-                    found.update(dict.fromkeys(sorted(item[0] for item in self._groups[g] if held.isdisjoint(item))))
-        return [s for s in found if s not in held]
+                    found.update(dict.fromkeys(sorted(item[0] for item, keys in zip(self._groups[g], self._keys[g])
+                                                      if held.isdisjoint(keys))))
+        return [s for s in found if match_key(s) not in held]
 
     def __len__(self) -> int:
         return len(self._of)
@@ -211,27 +256,64 @@ a line of many more is a list pasted by mistake, and each of its words would exp
 others (QA round 42: 3,000 words on a line, 1.5 s and 410 MB a recall)."""
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+"""Where a line of ``synonyms.txt`` ends, as an editor reads it: CR LF (Windows), LF, or a lone CR (classic Mac
+OS: QA round 143-D F4, its lines were one group). A form feed or U+2028 inside a line does not end it (QA round
+141-A F5)."""
+
 UNUSED_LINES = {
     "no comma": "one term, no synonym (a line's terms are separated by commas)",
     "one term": "one term, no synonym",
     "no term": "no term",
     "dropped": "fewer than two terms once the analyzer drops its stopwords and one-letter words (`not`, `the`, `up`)",
+    "same term": "its entries are one term as the analyzer reads them (`release, releases`: one stem; case, and"
+                 " Turkish ı for i, do not count)",
 }
-"""Why a line of ``synonyms.txt`` is not used (its kind in :func:`read_groups`'s ``unused``), as recall says it."""
+"""Why a line of ``synonyms.txt`` is not used (its kind in :func:`read_groups`'s ``unused``, from
+:func:`_unused_kind`), as recall says it."""
+
+SHORTENED_ENTRIES = ("an entry of several words that the analyzer's stopwords leave one word is left out (`not working`"
+                     " would stand for `working`); a line left with fewer than two terms is not used")
+"""What recall says of the lines in :func:`read_groups`'s ``shortened`` (:attr:`Entry.shortened`)."""
+
+
+def _unused_kind(line: str, entries: list[Entry]) -> str | None:
+    """Why a line of ``synonyms.txt`` whose entries read as ``entries`` (:func:`entry_terms`) is no group (a key of
+    :data:`UNUSED_LINES`), or ``None`` when it is one: two entries or more with terms, of two terms or more
+    (:func:`match_key`'s). ``line``: the line as written, its comment too (a comma there is a comma typed). The
+    kind is what the analyzer made of each entry: no entry with a letter or digit is ``no term`` (``, ,``,
+    ``;;; , ---``); an entry whose words the analyzer drops all is ``dropped`` (``not, negation``); entries that
+    all read as one term, ``same term`` (``foo, FOO``, ``release, releases``); else one entry has terms, ``one
+    term`` (``foo,``), or ``no comma`` when the line has none (``sql lite``). QA round 143-D F1: the kind was
+    told from the number of commas, and ``foo, foo`` sent the reader to look for stopwords."""
+    termed = [e for e in entries if e.items]
+    if len(termed) >= 2 and len({match_key(item[0]) for e in termed for item in e.items}) >= 2:
+        return None
+    if not any(e.words or e.items for e in entries):
+        return "no term"
+    if any(e.words and not e.items for e in entries):
+        return "dropped"
+    if len(termed) >= 2:
+        return "same term"
+    return "one term" if "," in line else "no comma"
 
 
 def read_groups(path: Path, vault: Path | None = None, skipped: list | None = None,
-                hashed: list | None = None, unused: dict | None = None) -> list[list[str]]:
+                hashed: list | None = None, unused: dict | None = None,
+                shortened: list | None = None) -> list[list[str]]:
     """Parse a synonyms file: one group per line, terms separated by commas; ``#`` at the line's start or after
     a space or tab starts a comment (so ``c#`` and ``f#`` can be named: ``csharp, c#``).
 
     A missing or unreadable file has no groups. With ``vault``, the file must lie inside it (after links).
     A line of over :data:`MAX_GROUP_TERMS` words is not used; its line number goes to ``skipped``. A line with a
     term holding a ``#`` that names no identifier (``rest#TODO``: a comment once, before ``c#`` could be named)
-    is used as written, and its number goes to ``hashed``. A line that is no group goes to ``unused`` under its kind
-    (:data:`UNUSED_LINES`): one term and no comma (``sql lite``), one term (``foo,``), no term (``, ,``), or fewer
-    than two terms as the analyzer reads them (``not, negation``: ``not`` is a stopword). Lines are counted as an
-    editor counts them, at each ``\n`` (a form feed or U+2028 inside a line does not end it: QA round 141-A F5).
+    is used as written, and its number goes to ``hashed``. An entry of a line of several entries that the stopwords
+    shorten to one word (``not working``: :attr:`Entry.shortened`) is left out of its group, and the line's number
+    goes to ``shortened``. A line that is otherwise no group goes to ``unused`` under its kind (:data:`UNUSED_LINES`,
+    :func:`_unused_kind`): one term and no comma (``sql lite``), one term (``foo,``), no term (``, ,``), fewer
+    than two terms as the analyzer reads them (``not, negation``: ``not`` is a stopword), or entries of one term
+    (``release, releases``). Lines are counted as an editor counts them (:data:`_LINE_END`: at each CR LF, LF or
+    lone CR).
 
     Raises:
         SynonymsFileRefused: the file is not a regular file, is larger than :data:`MAX_SYNONYMS_BYTES`, or
@@ -244,18 +326,26 @@ def read_groups(path: Path, vault: Path | None = None, skipped: list | None = No
     except (OSError, ValueError):
         return []
     groups = []
-    for number, line in enumerate(text.split("\n"), 1):
-        line = _COMMENT.split(line.rstrip("\r"), 1)[0].strip()
+    for number, written in enumerate(_LINE_END.split(text), 1):
+        line = _COMMENT.split(written, 1)[0].strip()
         if line:
             group = [t.strip() for t in line.split(",") if t.strip()]
             if len(_WORD.findall(line)) > MAX_GROUP_TERMS:  # words, also within one term (w0-w1-…: QA 43, 44)
                 if skipped is not None:
                     skipped.append(number)
-            elif len(group) >= 2 and len({item[0] for e in group for item in entry_terms(e)[1]}) >= 2:
-                groups.append(group)  # (as SynonymTable reads it: a line of stopwords was dropped unsaid, 141-A F3)
-            elif unused is not None:
-                kind = "dropped" if len(group) >= 2 else "one term" if group else "no term"
-                unused.setdefault("no comma" if kind == "one term" and "," not in line else kind, []).append(number)
+            else:  # (as SynonymTable reads it: a line of stopwords was dropped unsaid, 141-A F3)
+                entries = [entry_terms(t) for t in group]
+                cut = len(group) >= 2 and any(e.shortened for e in entries)
+                if cut:
+                    group = [t for t, e in zip(group, entries) if not e.shortened]
+                    entries = [e for e in entries if not e.shortened]
+                    if shortened is not None:
+                        shortened.append(number)
+                kind = _unused_kind(written, entries)
+                if kind is None:
+                    groups.append(group)
+                elif unused is not None and not cut:
+                    unused.setdefault(kind, []).append(number)
             if hashed is not None and any("#" in t and not identifier_terms(fold_case(t)) for t in group):
                 hashed.append(number)
     return groups
@@ -289,8 +379,9 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
         skipped: list[int] = []
         hashed: list[int] = []
         unused: dict[str, list[int]] = {}
+        shortened: list[int] = []
         try:
-            groups = read_groups(path, vault, skipped, hashed, unused)
+            groups = read_groups(path, vault, skipped, hashed, unused, shortened)
         except SynonymsNotText as exc:
             problem = f"{exc}; its synonyms are not used"
         except SynonymsFileRefused as exc:
@@ -301,6 +392,7 @@ def load_synonyms(vault: Path | None) -> SynonymTable:
                          " after a space: `rest # note`)"),  # (QA round 50: words after a # written without a
                 # space became synonyms without a word)
                 (skipped, f" not used: over {MAX_GROUP_TERMS} words (a line is one group of words meaning the same)"),
+                (shortened, f": {SHORTENED_ENTRIES}"),
                 *((unused.get(kind), f" not used: {why}") for kind, why in UNUSED_LINES.items())):
             if numbers:
                 lines = ", ".join(map(str, numbers[:5])) + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
