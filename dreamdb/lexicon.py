@@ -598,14 +598,24 @@ class Lexicon:
         also as Turkish typed without its letters), else of the first of ``stems`` (see
         :meth:`translations`); ``()`` if none has. At most one SQL statement.
         ``column="terms"``: their analysed terms (:meth:`translated_terms`)."""
-        pairs = self._pairs(direction, words, stems, ascii)
         loaded = self._loaded.get(column)
         if loaded is not None:  # in memory: each key a dict access, until the first that has translations
-            for table, key in pairs:
-                found = _split(loaded.get(table, _EMPTY).get(key, ""))
-                if found:
+            # (in :meth:`_pairs`' order, without building the pairs; a key without translations, absent or "", is
+            # passed over before splitting: a query's Turkish word tries some 30 keys, most of them absent)
+            rows = loaded.get(direction, _EMPTY)
+            plain = loaded.get(direction + ASCII, _EMPTY) if ascii else None
+            for key in words:
+                for table in (rows, plain) if ascii else (rows,):
+                    value = table.get(key)
+                    if value and (found := _split(value)):
+                        return found
+            rows = loaded.get(direction + STEMMED, _EMPTY)
+            for key in stems:
+                value = rows.get(key)
+                if value and (found := _split(value)):
                     return found
             return ()
+        pairs = self._pairs(direction, words, stems, ascii)
         self._fetch(list(dict.fromkeys(pairs)), column)
         return next((f for f in (self._cache[(*p, column)] for p in pairs) if f), ())
 

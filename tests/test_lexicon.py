@@ -180,6 +180,32 @@ def test_a_word_longer_than_any_lexicon_word_and_its_inflections_is_looked_up_by
     assert forms == tuple(word[:n] for n in range(TRANSLATION_MAX_LETTERS, TRANSLATION_MIN_LETTERS - 1, -1))
 
 
+def test_the_inflection_scans_find_what_fullmatching_each_rest_of_the_word_finds():
+    """:func:`verb_infinitives` and :func:`_turkish_lookup_forms` find the places where a word's rest is a verb's
+    inflection, or a privative, in one regex scan each (a third of a new Turkish query word's lookup forms; QA round
+    143-S): the same places, in the same order, as fullmatching each rest in turn, on 20,000 letter strings of up to
+    16 letters and words written to reach every alternative."""
+    import random
+
+    from dreamdb.analyzer import PRIVATIVE_RE
+    from dreamdb.ranking import rank
+
+    verb, privative = rank._VERB_ENDING_RE(), PRIVATIVE_RE()
+    rng = random.Random(143)
+    words = ["".join(rng.choice("abcdeğgiıklmnoöprsştuüyz") for _ in range(rng.randint(0, 16))) for _ in range(20_000)]
+    endings = ["dı", "tık", "dınız", "mışsınız", "ıyorum", "yorlar", "yacağız", "eceksiniz", "meliyiz", "malılar", "yen",
+               "an", "dığımız", "tiğiniz", "ıp", "yerek", "madık", "meyecekler", "sız", "suzluk", "sizleşti", "sızken",
+               "sizlerinden", "n", ""]
+    words += [root + e for root in ("yaz", "gid", "oku", "başarı", "şifre", "a", "kk") for e in endings]
+    for word in words:
+        places = [n for n in range(len(word) - 1, 1, -1) if verb.fullmatch(word[n:])]
+        assert [n for n in reversed([m.start() for m in rank._VERB_ENDING_AT_RE().finditer(word, 2)])] == places, word
+        first = next((n + 3 for n in range(2, len(word) - 2) if privative.fullmatch(word, n)), 0)
+        found = rank._PRIVATIVE_AT_RE().search(word, 2)
+        assert (found.start() + 3 if found else 0) == first, word
+    assert any(verb.fullmatch(w[n:]) for w in words for n in range(2, len(w)))  # (the scans found some)
+
+
 def test_a_turkish_verb_form_is_translated_as_the_verb(kenet_lexicon):
     """QA round 51: ``yazdık`` (we wrote) was *lettering*, ``okuduk`` (we read) *teach*, ``gitmeliyiz`` (we must go)
     *passage*; the infinitive, as KeNet lists a verb, comes first unless a noun with a longer root explains the word."""
@@ -246,6 +272,26 @@ def test_a_preloaded_lexicon_answers_as_its_statements_do(small_lexicon, kenet_d
         ix.warm()
         assert "terms" in ix._lexicon()._loaded
 
+
+
+def test_the_first_translations_of_a_list_of_keys_are_alike_by_sql_and_preloaded(small_lexicon):
+    """:meth:`Lexicon.first_translations` of several words and stems, as a Turkish query word's lookup forms ask, with
+    and without Turkish typed plainly: the first key with translations wins, a key without any (absent, or with no
+    term left once analysed) is passed over, by SQL statements and from either preloaded column alike (QA round
+    143-S: the preloaded lookup walks the keys without building their pairs)."""
+    keys = ["nosuchword", "uykusu", "uyku", "borcu", "borç", "borc", "kedi", "guvenlik", "güvenlik", "sleep", "duty"]
+    cases = [(d, words, stems, ascii) for d in (TR_EN, EN_TR) for ascii in (False, True)
+             for words, stems in ((keys, ()), (keys[::-1], ()), (keys[:2], ("uyku", "borç")), ((), ("uykus", "uyku")),
+                                  (["nosuchword"], ("nosuchstem",)), ((), ()), (["borc", "uyku"], ("kedi",)))]
+    by_sql = Lexicon(small_lexicon.path)
+    expected = {column: [by_sql.first_translations(d, w, s, column=column, ascii=a) for d, w, s, a in cases]
+                for column in ("terms", "targets")}
+    assert by_sql._loaded == {} and any(expected["terms"]) and () in expected["terms"]
+    for column in ("terms", "targets"):
+        fresh = Lexicon(small_lexicon.path)
+        fresh.preload(column)
+        fresh._conn.close()  # a statement now would fail (and read as "no translation")
+        assert [fresh.first_translations(d, w, s, column=column, ascii=a) for d, w, s, a in cases] == expected[column]
 
 
 def test_whether_a_word_has_translations_is_answered_alike_by_sql_and_by_either_preloaded_column(small_lexicon):
@@ -510,6 +556,21 @@ def test_association_is_dunnings_g2_of_documents_beyond_chance():
     assert association(0, 0, 4, 10) == association(3, 3, 0, 10) == 0.0
     # one shared document of a rare term weighs less than two of a common one (771 notes, 5 with an anchor)
     assert association(1, 12, 5, 771) < association(2, 60, 5, 771)
+    # each cell written out (QA round 143-S) gives the very floats of the sum over the four cells, in their order
+    import random
+
+    rng = random.Random(143)
+    for _ in range(20_000):
+        n_docs = rng.randint(1, 3000)
+        n_term, n_anchor = rng.randint(0, n_docs), rng.randint(0, n_docs)
+        both = rng.randint(max(0, n_term + n_anchor - n_docs), min(n_term, n_anchor))
+        if n_term <= 0 or n_anchor <= 0 or both * n_docs <= n_term * n_anchor:
+            assert association(both, n_term, n_anchor, n_docs) == 0.0
+            continue
+        cells = (both, n_term - both, n_anchor - both, n_docs - n_term - n_anchor + both)
+        rows, cols = (n_term, n_docs - n_term), (n_anchor, n_docs - n_anchor)
+        g2 = 2.0 * sum(o * math.log(o * n_docs / (rows[i // 2] * cols[i % 2])) for i, o in enumerate(cells) if o > 0)
+        assert association(both, n_term, n_anchor, n_docs) == g2
 
 
 def test_a_sense_the_notes_significantly_associate_keeps_the_lexicon_s_order(tiny_vault):

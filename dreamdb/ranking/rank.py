@@ -630,6 +630,10 @@ _VERB_ENDING_RE = LazyPattern(VERB_INFLECTIONS)
 """The inflections of a Turkish verb :func:`verb_infinitives` reads off a word's end
 (:data:`dreamdb.analyzer.VERB_INFLECTIONS`). Snowball's Turkish stemmer reads nouns only."""
 
+_VERB_ENDING_AT_RE = LazyPattern(rf"(?=(?:{VERB_INFLECTIONS})\Z)")
+"""Where :data:`_VERB_ENDING_RE` matches the rest of a word: one scan finds every such place (``finditer``), where
+a loop fullmatched each rest in turn (a third of a new Turkish query word's lookup forms, :func:`_turkish_lookup_forms`)."""
+
 _BACK_VOWELS = frozenset("aıou")
 
 _NOMINAL_SUFFIXES_RE = LazyPattern(NOMINAL_SUFFIXES)
@@ -658,10 +662,9 @@ def verb_infinitives(word: str) -> list[str]:
     out = []
     if len(word) > TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS:
         return out
-    for n in range(len(word) - 1, 1, -1):
+    # (each n from the end back to 2 where word[n:] is an inflection: _VERB_ENDING_RE, which matches no empty rest)
+    for n in reversed([m.start() for m in _VERB_ENDING_AT_RE().finditer(word, 2)]):
         root, rest = word[:n], word[n:]
-        if not _VERB_ENDING_RE().fullmatch(rest):
-            continue
         vowel = next((c for c in reversed(root) if c in _TURKISH_VOWELS), None)
         if vowel is None:
             continue
@@ -680,6 +683,9 @@ _TYPED_PLAIN = frozenset("cgiosu")
 
 _PRIVATIVE_RE = PRIVATIVE_RE  # (dreamdb.analyzer's: its stemmer keeps the suffix too)
 
+_PRIVATIVE_AT_RE = LazyPattern(rf"(?=(?:{PRIVATIVE_RE.pattern})\Z)")
+"""The first place where :data:`_PRIVATIVE_RE` matches the rest of a word, in one scan (``search``)."""
+
 
 @lru_cache(maxsize=4096)
 def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
@@ -695,7 +701,8 @@ def _turkish_lookup_forms(word: str) -> tuple[str, ...]:
     plain = word.isascii()
     inflected = len(word) <= TRANSLATION_MAX_LETTERS + INFLECTION_MAX_LETTERS  # (else beginnings only)
     # (not shorter than a privative -sIz and what it takes with it: başarısız is not başarı's, QA round 55)
-    privative = next((n + 3 for n in range(2, len(word) - 2) if _PRIVATIVE_RE().fullmatch(word, n)), 0) if inflected else 0
+    # (the first n ≥ 2 where word[n:] is one; the suffix has 3 letters, so n ≤ len(word) - 3)
+    privative = (m.start() + 3 if (m := _PRIVATIVE_AT_RE().search(word, 2)) else 0) if inflected else 0
     # (of at most TRANSLATION_MAX_LETTERS letters; from one under the minimum: a vowel restored lengthens it)
     for n in range(min(len(word), TRANSLATION_MAX_LETTERS), max(TRANSLATION_MIN_LETTERS - 2, privative - 1), -1):
         head = word[:n]
@@ -895,9 +902,21 @@ def association(both: int, n_term: int, n_anchor: int, n_docs: int) -> float:
     """
     if n_term <= 0 or n_anchor <= 0 or n_docs <= 0 or both * n_docs <= n_term * n_anchor:
         return 0.0
-    cells = (both, n_term - both, n_anchor - both, n_docs - n_term - n_anchor + both)
-    rows, cols = (n_term, n_docs - n_term), (n_anchor, n_docs - n_anchor)
-    return 2.0 * sum(o * math.log(o * n_docs / (rows[i // 2] * cols[i % 2])) for i, o in enumerate(cells) if o > 0)
+    # the cells (both, term alone, anchor alone, neither), each o · ln(o / expected) where o > 0, summed in that
+    # order: the very floats of a loop over them, written out (a query scores some 30 senses, and the loop's
+    # generator cost more than its arithmetic)
+    log = math.log
+    no_term, no_anchor = n_docs - n_term, n_docs - n_anchor
+    parts = []
+    if both > 0:
+        parts.append(both * log(both * n_docs / (n_term * n_anchor)))
+    if (o := n_term - both) > 0:
+        parts.append(o * log(o * n_docs / (n_term * no_anchor)))
+    if (o := n_anchor - both) > 0:
+        parts.append(o * log(o * n_docs / (no_term * n_anchor)))
+    if (o := n_docs - n_term - n_anchor + both) > 0:
+        parts.append(o * log(o * n_docs / (no_term * no_anchor)))
+    return 2.0 * sum(parts)
 
 
 def in_context(held: dict[str, tuple[str, ...]], anchors: set[str], vocabulary) -> dict[str, str | None]:
