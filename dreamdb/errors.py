@@ -26,6 +26,10 @@ class DreamdbError(Exception):
     """
 
     exit_code = 1
+    results: dict | None = None
+    """What the command measured before it failed, as its ``--json`` prints it on success (``dreamdb eval``'s run
+    summary), else ``None``: the CLI's JSON error document then carries it beside ``error`` as ``results``, so that
+    standard output holds one JSON document all the same (QA round 143-A F1: the summary, then the error object)."""
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)

@@ -36,21 +36,23 @@ def wants_json(args: list[str]) -> bool:
         a == "--format" and b == "json" for a, b in zip(args, args[1:]))
 
 
-def print_error(message: str, hint: str | None, exit_code: int) -> int:
-    """Print ``Error: …`` (and ``Hint: …``) to stderr, and the JSON error to stdout when :data:`JSON_ERRORS`;
-    return ``exit_code``."""
+def print_error(message: str, hint: str | None, exit_code: int, results: dict | None = None) -> int:
+    """Print ``Error: …`` (and ``Hint: …``) to stderr, and the JSON error to stdout when :data:`JSON_ERRORS` (with
+    ``results``: :func:`json_error`); return ``exit_code``."""
     from dreamdb.output import stderr_line  # messages quote file names and ids from the vault
 
     # (each one line: a newline in a quoted folder's name forged another Error: line, QA round 138 F2)
     sys.stderr.write(stderr_line(f"Error: {message}", one_line=True) + "\n")
     if hint:
         sys.stderr.write(stderr_line(f"Hint: {hint}", one_line=True) + "\n")
-    json_error(message, hint, exit_code)
+    json_error(message, hint, exit_code, results)
     return exit_code
 
 
-def json_error(message: str, hint: str | None, exit_code: int) -> None:
-    """When :data:`JSON_ERRORS`: ``{"error": {"message", "hint", "exit_code"}}`` on stdout (else nothing)."""
+def json_error(message: str, hint: str | None, exit_code: int, results: dict | None = None) -> None:
+    """When :data:`JSON_ERRORS`: ``{"error": {"message", "hint", "exit_code"}}`` on stdout, one line (else nothing);
+    with ``results`` (what the command measured before it failed: :attr:`DreamdbError.results`), also
+    ``"results": results`` beside ``error``, in the one document."""
     if JSON_ERRORS:
         import json
 
@@ -59,9 +61,10 @@ def json_error(message: str, hint: str | None, exit_code: int) -> None:
         # round 135-B F2)
 
         try:
-            sys.stdout.write(escape_for_json(json.dumps({"error": {"message": message, "hint": hint,
-                                                                    "exit_code": exit_code}}, ensure_ascii=ASCII_JSON))
-                             + "\n")
+            doc: dict = {"error": {"message": message, "hint": hint, "exit_code": exit_code}}
+            if results is not None:
+                doc["results"] = results
+            sys.stdout.write(escape_for_json(json.dumps(doc, ensure_ascii=ASCII_JSON, default=str)) + "\n")
             sys.stdout.flush()
         except OSError:  # stdout itself is what failed: stderr has the message
             _silence_stdout()
@@ -69,7 +72,7 @@ def json_error(message: str, hint: str | None, exit_code: int) -> None:
 
 def report_error(exc: DreamdbError) -> int:
     """Report a :class:`DreamdbError` (see :func:`print_error`); return its exit code."""
-    return print_error(exc.message, exc.hint, exc.exit_code)
+    return print_error(exc.message, exc.hint, exc.exit_code, exc.results)
 
 
 SAVED: str | None = None

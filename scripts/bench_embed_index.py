@@ -43,9 +43,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 def default_vault() -> Path:
     """The real vault under the evaluation data folder (``$DREAMDB_EVAL_DATA``, else ``../shared``: as
     ``dreamdb eval`` and ``scripts/bench_recall.py`` find it)."""
-    from dreamdb.evaluation.suite import default_data_dir
+    from settings import data_folder  # ($DREAMDB_EVAL_DATA naming no folder: exit 7, QA round 143-A F3)
 
-    return default_data_dir() / "vaults" / "dreamcontext" / "_dream_context"
+    return data_folder(None, "bench_embed_index", hint="Set DREAMDB_EVAL_DATA to the folder holding vaults/, or give"
+                       " a vault with --vault.") / "vaults" / "dreamcontext" / "_dream_context"
 
 
 def median_ms(fn, runs: int) -> float:

@@ -89,14 +89,15 @@ def _variants():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=("scifact",), default="scifact", help="collection (its test split)")
-    from dreamdb.evaluation.suite import default_data_dir
-
     ap.add_argument("--data", default=None, help="the shared data folder (eval-data/; default: $DREAMDB_EVAL_DATA, "
                                                  "else ../shared beside the repository, as python -m eval)")
     ap.add_argument("--cache", default=str(ROOT / "eval" / ".cache"), help="the evaluation suite's cache")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    data = Path(args.data) if args.data else default_data_dir()
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from settings import data_folder
+
+    data = data_folder(args.data, "fusion_ceiling")  # (one named that is not there: exit 7, QA round 143-A F3)
     # (QA round 103-A F2: missing data or a partial cache were tracebacks; data absent is a skip, as the other scripts')
     if not (data / "eval-data" / "scifact" / "corpus.jsonl").is_file():
         print(f"skipped: no SciFact at {data / 'eval-data' / 'scifact'} (pass --data or set DREAMDB_EVAL_DATA)")

@@ -569,6 +569,61 @@ def test_results_that_cannot_be_written_are_printed_and_exit_74(tmp_path):
     assert "Cannot write the results" in r.stderr and "(a link to nothing?)" in r.stderr, r.stderr
 
 
+def test_a_json_run_that_fails_after_measuring_prints_one_document(tmp_path):
+    """QA round 143-A F1: ``eval --json`` printed the run's summary, then the error object (two JSON documents, and a
+    reader's ``json.loads`` failed) when the run failed after measuring: no track scored (exit 1), results not
+    written (74). One document now: the error object, the summary beside it as ``results``."""
+    data = _gold_data(tmp_path)
+
+    def run(cache, *args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                               "--cache", str(cache), "--no-baseline", "--json", *args], capture_output=True, text=True,
+                              cwd=ROOT, timeout=300)
+
+    r = run(tmp_path / "c1", "--modes", "hybrid", "--max-embed", "0")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["error"]["exit_code"] == 1, (r.stdout, r.stderr)
+    assert doc["error"]["message"] == ("No track was scored: every mode asked for was unavailable (the reasons are in "
+                                       "the JSON document's results).")
+    assert "over --max-embed 0" in doc["results"]["sets"]["dreamcontext"]["tracks"]["gold-train"]["dreamdb"][
+        "hybrid"]["unavailable"]
+    cache = tmp_path / "c2"
+    cache.mkdir()
+    (cache / "last-run.json").symlink_to(tmp_path / "missing" / "last-run.json")
+    r = run(cache)
+    doc = json.loads(r.stdout)
+    assert r.returncode == 74 and doc["error"]["exit_code"] == 74 and "(a link to nothing?)" in doc["error"]["hint"]
+    assert doc["error"]["message"].startswith("Cannot write the results: ") and doc["error"]["message"].endswith(
+        "; the figures are in the JSON document's results.") and "\n" not in doc["error"]["message"], doc["error"]
+    assert doc["results"]["sets"]["dreamcontext"]["tracks"]["gold-train"]["dreamdb"]["bm25"]["metrics"]["r@1"] == 100.0
+    assert doc["results"]["targets"][0] == {"target": "dreamcontext gold BM25 recall@1 ≥ 80", "measured": "100.0",
+                                            "verdict": "met"}
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not Path("/proc/version").is_file(),
+                    reason="root writes past a mode of 444 (another user is refused before the run); Linux's /proc")
+def test_results_that_cannot_be_written_say_why_on_one_line_with_a_hint_that_works(tmp_path):
+    """QA round 143-A F4: the exit-74 message showed the refusal's own newline as ``␊`` mid-sentence, and told
+    ``/proc/version`` (the kernel's file) to chmod u+w; the chmod hint stays where the mode is the cause."""
+    data = _gold_data(tmp_path)
+    protected = tmp_path / "protected.md"
+    protected.write_text("kept\n")
+    protected.chmod(0o444)
+    for target, said, hint in (
+            ("/proc/version", "Error: Cannot write the results: /proc/version cannot be written: it is on the kernel's"
+             " proc file system, whose files the kernel makes (no file on a disk); it was not changed; the figures are"
+             " printed above.", "Hint: Write to a file on a disk instead."),
+            (protected, f"Error: Cannot write the results: {protected} is write-protected (mode 444); it was not "
+             "changed; the figures are printed above.", "Hint: Give it write permission (chmod u+w) if dreamdb should"
+             " edit it.")):
+        r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                            "--cache", str(tmp_path / "c"), "--no-baseline", "--results-file", str(target)],
+                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert r.returncode == 74 and "dreamdb bm25" in r.stdout, r.stderr
+        assert r.stderr.splitlines()[-2:] == [said, hint], r.stderr
+    assert protected.read_text() == "kept\n"
+
+
 def test_a_kept_index_of_a_copied_cache_serves_the_copy(tmp_path):
     """A cache copied elsewhere (its embeddings hours of work) failed every run while the old one was still there:
     "The index … mirrors another vault"; the evaluation's own kept index now serves the copy's vault."""
@@ -771,3 +826,22 @@ def test_the_data_folder_from_the_environment_may_start_with_a_tilde(tmp_path):
                         str(tmp_path / "cache")], capture_output=True, text=True, cwd=ROOT, timeout=300,
                        env={**env, "DREAMDB_EVAL_DATA": "~/none"})
     assert r.returncode == 7 and f"not found: {home / 'none'}" in r.stderr, r.stderr
+
+
+def test_names_of_the_data_in_the_markdown_report_keep_its_tables_whole(tmp_path):
+    """QA round 143-A F2: a gold category ``a|b`` added a column to the "by category" table, one with a newline split
+    its row: each cell of the data's text is one line with ``|`` escaped."""
+    data = gold_data_folder(tmp_path, {"alpha": "The alpha note on sleep debt."},
+                            [{"id": "q1", "query": "sleep debt", "expected": ["knowledge/alpha"], "category": "a|b",
+                              "lang": "e|n"},
+                             {"id": "q2", "query": "sleep debt", "expected": ["knowledge/alpha"], "category": "x\ny"}])
+    report = tmp_path / "r.md"
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
+                        "--cache", str(tmp_path / "cache"), "--modes", "bm25", "--no-baseline", "--results-file",
+                        str(report)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    text = report.read_text(encoding="utf-8")
+    assert "| a\\|b | 1 | 100.0 |" in text and "| x␊y | 1 | 100.0 |" in text and "| e\\|n | 1 | 100.0 |" in text, text
+    for table in re.findall(r"(?:^\|.*\n)+", text, flags=re.M):  # every row of a table has its header's cells
+        widths = {len(re.split(r"(?<!\\)\|", row)) for row in table.splitlines()}
+        assert len(widths) == 1, table

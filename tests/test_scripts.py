@@ -143,6 +143,23 @@ def test_bench_embed_index_skips_when_the_default_vault_is_absent(tmp_path):
         f"skipped: no vault at {tmp_path / 'vaults' / 'dreamcontext' / '_dream_context'}"), p.stdout + p.stderr
 
 
+def test_benchmarks_refuse_a_named_data_folder_that_is_not_there(tmp_path):
+    """QA round 143-A F3: `bench_recall.py --data /nonexistent` (and bench_ops.py) printed "skipped: no vault at …" and
+    exited 0, so a mistyped --data silently dropped the real-vault figures; `dreamdb eval --data` says it, exit 7. The
+    skip stays for the default ../shared (and for a named folder that holds no vault: the test above)."""
+    gone = tmp_path / "nowhere"
+    for args in ((SCRIPTS / "bench_recall.py", "--quick", "--docs", "10", "--data", gone),
+                 (SCRIPTS / "bench_ops.py", "--quick", "--data", gone),
+                 (SCRIPTS / "fusion_ceiling.py", "--data", gone)):
+        p = run(*args, timeout=120)
+        name = args[0].stem
+        assert p.returncode == 7 and p.stdout == "", (args, p.stdout, p.stderr)
+        assert p.stderr.startswith(f"{name}: Error: Evaluation data folder not found: {gone} (the path does not exist).")
+        assert "skipped" not in p.stderr and "Traceback" not in p.stderr
+    p = run(SCRIPTS / "bench_embed_index.py", "--quick", env={**os.environ, "DREAMDB_EVAL_DATA": str(gone)})
+    assert p.returncode == 7 and "Evaluation data folder not found" in p.stderr and "--vault" in p.stderr, p.stderr
+
+
 def test_bench_all_reports_a_failing_scripts_exit_code(tmp_path):
     """QA round 23: the failure line read "failed (exit 0)" ($? was basename's)."""
     import shutil
@@ -280,6 +297,7 @@ def test_two_bench_recall_runs_take_turns_and_a_failed_timing_process_is_said(tm
     cache.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(cache / ".eval.lock"))
     lock.acquire(timeout=60)  # (as a run holds it)
+    (tmp_path / "none").mkdir()  # (a data folder without the vault: one that does not exist is refused, 143-A F3)
     try:
         p = subprocess.Popen([sys.executable, str(SCRIPTS / "bench_recall.py"), "--quick", "--docs", "50", "--data",
                               str(tmp_path / "none")], cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,

@@ -161,3 +161,23 @@ def test_the_speed_verdict_pairs_the_queries_and_the_quality_verdict_says_chance
                                     "sign test p < 0.001)"), verdicts
     assert verdicts["x even"].endswith("speed NOT met: no difference beyond chance (dreamdb first on 30 of 60 "
                                        "queries, p 1.000)"), verdicts
+
+
+def test_figures_that_round_alike_but_differ_are_shown_apart():
+    """QA round 143-A F5: "0.841 vs 0.841 … quality NOT met" (the means 0.84055 and 0.84100): the figures of a target
+    get as many more decimals as tell them apart; equal figures, and figures apart already, keep their usual form."""
+    def run(ndcg):
+        return {"metrics": {"ndcg@10": ndcg}, "latency_ms": {"p50": 0.2}}
+
+    results = {"sets": {"x": {"tracks": {"t": {"dreamdb": {"bm25": run(0.84055)}, "bm25s": run(0.841)},
+                                         "u": {"dreamdb": {"bm25": run(0.8412)}, "bm25s": run(0.8412)},
+                                         "v": {"dreamdb": {"bm25": run(0.7)}, "bm25s": run(0.841)}}}}}
+    measured = {label.split(":")[0]: (m, v) for label, m, v in suite.targets_check(results)}
+    assert measured["x t"][0].startswith("0.8406 vs 0.8410;") and "quality NOT met" in measured["x t"][1]
+    assert measured["x u"][0].startswith("0.841 vs 0.841;") and measured["x u"][1].startswith("quality met")
+    assert measured["x v"][0].startswith("0.700 vs 0.841;")
+    assert suite._fmt_apart("r@1", 66.66, 66.7) == ("66.66", "66.70")
+    # a threshold target: 0.6699 against ≥ 0.67 is not "0.670 … NOT met"
+    track = {"dreamdb": {"bm25": {"metrics": {"ndcg@10": 0.6699}, "by_category": {}}}}
+    got = suite.targets_check({"modes": ["bm25"], "sets": {"scifact": {"tracks": {"test": track}}}})
+    assert ("SciFact BM25 nDCG@10 ≥ 0.67", "0.6699", "NOT met") in got, got

@@ -2092,6 +2092,26 @@ def test_write_protected_files_are_refused(tiny_vault: Path, mode: int):
     assert delete(tiny_vault, "note", force=True).read_text() == "---\ntitle: Note\n---\nbody\n"
 
 
+@pytest.mark.skipif(not Path("/proc/self/mounts").is_file() or not Path("/proc/version").is_file(), reason="Linux /proc")
+def test_a_file_of_the_kernels_file_system_is_not_told_to_chmod(tmp_path: Path):
+    """QA round 143-A F4: ``/proc/version`` (mode 444, the kernel's) was told "Give it write permission (chmod u+w)",
+    which cannot work; a file on a disk keeps that hint where its mode is the cause."""
+    from dreamdb.writes.files import atomic_write_bytes, kernel_file_system
+
+    assert kernel_file_system(Path("/proc/version")) == "proc" and kernel_file_system(tmp_path) is None
+    with pytest.raises(WriteRefused) as info:
+        atomic_write_bytes(Path("/proc/version"), b"x")
+    assert info.value.message == ("/proc/version cannot be written: it is on the kernel's proc file system, whose files "
+                                  "the kernel makes (no file on a disk); it was not changed.")
+    assert info.value.hint == "Write to a file on a disk instead."
+    protected = tmp_path / "p.md"
+    protected.write_text("kept")
+    protected.chmod(0o444)
+    with pytest.raises(WriteRefused, match="write-protected") as info:
+        atomic_write_bytes(protected, b"x")
+    assert "chmod u+w" in info.value.hint and protected.read_text() == "kept"
+
+
 def test_an_immutable_file_is_not_told_to_chmod(tiny_vault: Path):
     """QA round 40: a file with the immutable attribute (mode 644) was refused with "chmod u+w" as the fix."""
     import shutil

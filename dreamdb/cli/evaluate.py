@@ -113,33 +113,52 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
             log(f"wrote {target}")
     except (OSError, WriteRefused) as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
         unwritten = exc
+    shown = "in the JSON document's results" if as_json else "printed above"
+    failure = _failure(scored, short, target, unwritten, writing, shown)
     if as_json:  # (with the targets' verdicts the text prints: QA round 117-B F5, a CI job had to work them out)
         caveat = _quick_caveat(results)  # (QA round 135-B F5: the JSON gave a quick run's verdicts without it)
-        click.echo(output.to_json({**suite.strip_rows(results), "targets": [
+        summary = {**suite.strip_rows(results), "targets": [
             {"target": label, "measured": measured, "verdict": verdict,
              **({"note": caveat} if caveat and verdict != "–" else {})}
-            for label, measured, verdict in suite.targets_check(results)]}))
+            for label, measured, verdict in suite.targets_check(results)]}
+        if failure is not None:  # (one JSON document: the error's, the summary in it as results; QA round 143-A F1,
+            failure.results = summary  # the summary and then the error object were two)
+            raise failure
+        click.echo(output.to_json(summary))
     else:
         click.echo(_text_table(suite, results), nl=False)
+    if failure is not None:
+        raise failure
+
+
+def _failure(scored: bool, short: list[str], target: Path | None, unwritten: Exception | None,
+             writing: Path | None, shown: str):
+    """The error a run that measured ends with, else ``None``: its results could not be written (exit 74), the full
+    report was asked for and some of its track/mode pairs were not scored (1), or no track was scored (1). ``shown``:
+    where the figures are (``printed above``, or in the JSON document's ``results``)."""
+    from dreamdb.errors import DreamdbError, NothingMeasured, ResultsNotWritten
+    from dreamdb.writes.files import CHECK_HINT
+
     if unwritten is not None and scored:  # (nothing scored: that is the failure to say, QA round 100-A F6)
-        from dreamdb.errors import ResultsNotWritten
-
         where = getattr(unwritten, "filename", None) or writing
-        raise ResultsNotWritten(f"Cannot write the results: {unwritten} (the figures are printed above)",
-                                hint=f"Check {where or 'that path'}: the disk's free space, its permissions, or what it is "
-                                     "(a link to nothing?); then run again.") from unwritten
+        hint = (f"Check {where or 'that path'}: the disk's free space, its permissions, or what it is (a link to "
+                "nothing?); then run again.")
+        if isinstance(unwritten, WriteRefused):  # (its message and hint apart, each one line; its hint where it names
+            # the cause: QA round 143-A F4, "␊Give it write permission" mid-line, for /proc/version)
+            why, hint = unwritten.message, unwritten.hint if unwritten.hint and unwritten.hint != CHECK_HINT else hint
+        else:
+            why = str(unwritten)
+        return ResultsNotWritten(f"Cannot write the results: {why.removesuffix('.')}; the figures are {shown}.",
+                                 hint=hint)
     if target is not None and scored and short:
-        from dreamdb.errors import DreamdbError
-
-        raise DreamdbError(f"eval/RESULTS.md was not regenerated: {len(short)} track/mode pair(s) of the full report were"
-                           f" not scored ({', '.join(short[:3])}{' …' if len(short) > 3 else ''}; the reasons are printed "
-                           "above).", hint="Fix what the reasons name (dreamdb model build, for the dense modes), or give "
-                                           "--results-file PATH for the report of this run.")
+        return DreamdbError(f"eval/RESULTS.md was not regenerated: {len(short)} track/mode pair(s) of the full report were"
+                            f" not scored ({', '.join(short[:3])}{' …' if len(short) > 3 else ''}; the reasons are "
+                            f"{shown}).", hint="Fix what the reasons name (dreamdb model build, for the dense modes), or "
+                                               "give --results-file PATH for the report of this run.")
     if not scored:  # (QA round 86-C M4: exit 0 with every row unavailable)
-        from dreamdb.errors import NothingMeasured
-
-        raise NothingMeasured("No track was scored: every mode asked for was unavailable (the reasons are printed above).",
-                              hint="Fix what the reasons name, or ask for other modes (--modes bm25).")
+        return NothingMeasured(f"No track was scored: every mode asked for was unavailable (the reasons are {shown}).",
+                               hint="Fix what the reasons name, or ask for other modes (--modes bm25).")
+    return None
 
 
 def _check_writable(cache: Path, target: Path | None, data: Path | None = None) -> None:

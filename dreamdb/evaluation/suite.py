@@ -111,6 +111,23 @@ def set_paths(data: Path) -> dict[str, list[Path]]:
     }
 
 
+def require_data_folder(data: Path) -> None:
+    """Refuse a data folder that is not there (missing, a file, a link to nothing): what ``dreamdb eval`` and the
+    benchmark scripts given ``--data`` (or :data:`DATA_ENV`) say of it.
+
+    Raises:
+        NotFound: as above (exit 7, as every folder an option names: QA round 130-D F2, it was 2).
+    """
+    from dreamdb.vault.discover import path_problem
+
+    problem = path_problem(data, folder=True)
+    if problem is not None:
+        from dreamdb.errors import NotFound
+
+        raise NotFound(f"Evaluation data folder not found: {data} (the path {problem}).",
+                       hint=f"Pass --data DIR (the folder holding eval/, eval-data/ and vaults/) or set {DATA_ENV}.")
+
+
 def check_data(data: Path, sets: list[str], *, explicit: bool) -> tuple[list[str], list[str]]:
     """Split ``sets`` into those whose data is present and notes about the missing ones.
 
@@ -126,14 +143,7 @@ def check_data(data: Path, sets: list[str], *, explicit: bool) -> tuple[list[str
         NotFound: the data folder is absent (or not a folder).
         UsageError: an explicitly requested set's files are absent.
     """
-    from dreamdb.vault.discover import path_problem
-
-    problem = path_problem(data, folder=True)
-    if problem is not None:  # (not found, exit 7, as every folder an option names: QA round 130-D F2, it was 2)
-        from dreamdb.errors import NotFound
-
-        raise NotFound(f"Evaluation data folder not found: {data} (the path {problem}).",
-                       hint=f"Pass --data DIR (the folder holding eval/, eval-data/ and vaults/) or set {DATA_ENV}.")
+    require_data_folder(data)
     paths = set_paths(data)
     ok, notes = [], []
     for s in sets:
@@ -849,6 +859,32 @@ def _fmt_metric(m: str, v: float) -> str:
     return f"{v:.1f}" if m.startswith("r@") else f"{v:.3f}"
 
 
+def _fmt_apart(m: str, a: float, b: float) -> tuple[str, str]:
+    """``a`` and ``b`` as :func:`_fmt_metric` writes them, with as many more decimals (up to 6) as it takes to tell
+    them apart when they differ (QA round 143-A F5: "0.841 vs 0.841 … quality NOT met", the means 0.84055 and 0.84100)."""
+    digits = 1 if m.startswith("r@") else 3
+    while True:
+        sa, sb = f"{a:.{digits}f}", f"{b:.{digits}f}"
+        if sa != sb or abs(a - b) <= 1e-9 or digits >= 6:
+            return sa, sb
+        digits += 1
+
+
+def _cell(text) -> str:
+    """A markdown table cell of the evaluation data's text (a category or language name, a reason that quotes a file):
+    on one line, its line breaks and control characters shown (:func:`dreamdb.output.visible_id`: ``␊``), and ``|``
+    escaped (``\\|``), which would end the cell (QA round 143-A F2: a category ``a|b`` added a column, one with a
+    newline split its row)."""
+    from dreamdb.output import visible_id
+
+    return visible_id(str(text)).replace("|", "\\|")
+
+
+def _row(*cells) -> str:
+    """One markdown table row, each cell through :func:`_cell`."""
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
 def _fmt_p(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
@@ -909,7 +945,7 @@ def targets_check(results: dict) -> list[tuple[str, str, str]]:
                 out.append((label, "no such category", "–"))
                 continue
             v = m[metric]
-            out.append((label, _fmt_metric(metric, v), "met" if v >= thr - 1e-9 else "NOT met"))
+            out.append((label, _fmt_apart(metric, v, thr)[0], "met" if v >= thr - 1e-9 else "NOT met"))
     out += _category_floor(results)
     for s, sres in results["sets"].items():
         for tname, t in sres["tracks"].items():
@@ -917,7 +953,7 @@ def targets_check(results: dict) -> list[tuple[str, str, str]]:
             if not d or not b or "unavailable" in d or "unavailable" in b:
                 continue
             out.append((f"{s} {tname}: dreamdb BM25 ≥ bm25s (nDCG@10) and faster per query",
-                        f"{d['metrics']['ndcg@10']:.3f} vs {b['metrics']['ndcg@10']:.3f}; "
+                        " vs ".join(_fmt_apart("ndcg@10", d["metrics"]["ndcg@10"], b["metrics"]["ndcg@10"])) + "; "
                         f"{d['latency_ms']['p50']:.2f} vs {b['latency_ms']['p50']:.2f} ms",
                         _quality_verdict(d, b) + ", " + _speed_verdict(d, b)))
     return out
@@ -967,7 +1003,7 @@ def _category_floor(results: dict) -> list[tuple[str, str, str]]:
             h, b = t["dreamdb"].get("hybrid"), t["dreamdb"].get("bm25")
             if not h or not b or "unavailable" in h or "unavailable" in b or "by_category" not in h:
                 continue
-            below = [f"{c} {m} {h['by_category'][c][m]:.1f} < {b['by_category'][c][m]:.1f}"
+            below = [f"{c} {m} " + " < ".join(_fmt_apart(m, h["by_category"][c][m], b["by_category"][c][m]))
                      for c in sorted(h["by_category"]) for m in FLOOR_METRICS
                      if c in b["by_category"] and h["by_category"][c][m] < b["by_category"][c][m] - 1e-9]
             out.append((f"{s} {tname}: hybrid has no category below BM25 alone ({', '.join(FLOOR_METRICS)})",
@@ -1036,7 +1072,7 @@ def render_markdown(results: dict) -> str:
          f"- {'full-run' if not results['quick'] and set(results['sets']) >= set(SETS) else 'this run'} wall time:"
          f" {results['wall_s']:.0f} s", ""]
     for n in results.get("notes", []):
-        L.append(f"- note: {n}")
+        L.append(f"- note: {_cell(n)}")
     L += ["Recall@k is BEIR's (fraction of the relevant documents in the top k) on the IR collections and the "
           "known-item hit rate on the gold set, ×100; MRR@10 and nDCG@10 are fractions. Latency is per query, "
           "in process, index already synced (no lazy sync) and loaded (each track's first query, which loads the index or the model, is timed apart); dreamdb BM25 and bm25s are timed side by side, query by "
@@ -1055,7 +1091,7 @@ def render_markdown(results: dict) -> str:
     elif bl_settings:
         L += ["Baseline: " + "; ".join(f"{k} ({', '.join(v)})" for k, v in bl_settings.items()) + ".", ""]
     L += ["## Targets", "", "| target | measured | verdict |", "|---|---|---|"]
-    L += [f"| {a} | {b} | {c} |" for a, b, c in targets_check(results)]
+    L += [_row(a, b, c) for a, b, c in targets_check(results)]  # (a category's name: QA round 143-A F2)
     L.append("")
     comps = results.get("comparisons")
     if comps is None:
@@ -1081,7 +1117,7 @@ def render_markdown(results: dict) -> str:
         L += [f"## {s}", "", "### Quality and query latency", "", head, "|" + "---|" * 12]
         for r in (r for r in summary_rows(results) if r["set"] == s):
             if "unavailable" in r:
-                L.append(f"| {r['track']} | {r['system']} | {r['n']} | unavailable: {r['unavailable']} |" + " |" * 8)
+                L.append(_row(r["track"], r["system"], r["n"], f"unavailable: {r['unavailable']}") + " |" * 8)
             else:
                 L.append(f"| {r['track']} | {r['system']} | {r['n']} | " + " | ".join(
                     _fmt_metric(m, r[m]) for m in ("r@1", "r@3", "r@5", "r@10", "mrr", "ndcg@10"))
@@ -1090,7 +1126,7 @@ def render_markdown(results: dict) -> str:
               "| index | documents | dreamdb build s | dreamdb size | bm25s build s | bm25s size |", "|---|---|---|---|---|---|"]
         for key, i in sres["indexes"].items():
             if "error" in i:
-                L.append(f"| {key}: {i['desc']} | {i['error']} | | | | |")
+                L.append(_row(f"{key}: {i['desc']}", i["error"]) + " | | | |")
                 continue
             b = i.get("bm25s") or {}
             bcol = (f"{b['build_s']:.2f} | {_bytes(b['index_bytes'])}" if "build_s" in b
@@ -1106,7 +1142,7 @@ def render_markdown(results: dict) -> str:
                     for g, m in sorted(d[key].items(), key=lambda kv: (kv[0] != "all", kv[0])):
                         bm = b[key].get(g) if b else None
                         tail = f"{bm['r@1']:.1f} | {bm['r@5']:.1f} | {bm['mrr']:.3f}" if bm else "– | – | –"
-                        L.append(f"| {g} | {m['n']} | {m['r@1']:.1f} | {m['r@3']:.1f} | {m['r@5']:.1f} | {m['mrr']:.3f} | {tail} |")
+                        L.append(f"{_row(g)} {m['n']} | {m['r@1']:.1f} | {m['r@3']:.1f} | {m['r@5']:.1f} | {m['mrr']:.3f} | {tail} |")
             modes = [(m, r) for m, r in t["dreamdb"].items() if "by_category" in r]
             if len(modes) > 1:
                 L += ["", f"### {tname} by category, every mode (R@1 / R@5)", "",
@@ -1114,7 +1150,7 @@ def render_markdown(results: dict) -> str:
                 for g in sorted(modes[0][1]["by_category"], key=lambda c: (c != "all", c)):
                     cells = [f"{r['by_category'][g]['r@1']:.1f} / {r['by_category'][g]['r@5']:.1f}"
                              if g in r["by_category"] else "–" for _m, r in modes]
-                    L.append(f"| {g} | {modes[0][1]['by_category'][g]['n']} | " + " | ".join(cells) + " |")
+                    L.append(_row(g, modes[0][1]["by_category"][g]["n"], *cells))
         L.append("")
     return "\n".join(L) + "\n"
 

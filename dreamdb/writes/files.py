@@ -51,6 +51,9 @@ _OS_REASONS = {errno.ENOSPC: "the disk is full", getattr(errno, "EDQUOT", -1): "
                errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
                errno.EPERM: "permission denied", errno.EISDIR: "it is a folder, not a file",
                errno.ENOTDIR: "a part of its path is a file, not a folder", errno.EFBIG: "the file is too large"}
+CHECK_HINT = "Check the file and its folder, then retry."
+"""The hint of a write refused for a cause :func:`refuse_os_errors` cannot name (a caller may say more)."""
+
 _OS_HINTS = {errno.ENOSPC: "Free some disk space, then retry.",
              getattr(errno, "EDQUOT", -1): "Free some space within your disk quota, then retry.",
              errno.EFBIG: "The file size limit (ulimit -f) or the file system's limit was reached.",
@@ -91,12 +94,47 @@ def refuse_os_errors(path: Path, action: str = "write") -> Iterator[None]:
         if TEMP_MARK in os.path.basename(str(where)) and str(where).endswith(".tmp"):
             where = path  # the note, not the temporary copy written beside it (QA round 42)
         reason = _OS_REASONS.get(exc.errno or 0)
-        hint = _OS_HINTS.get(exc.errno or 0, "Check the file and its folder, then retry.")
+        hint = _OS_HINTS.get(exc.errno or 0, CHECK_HINT)
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EBUSY, errno.EROFS, errno.EXDEV):
             dest = getattr(exc, "filename2", None)
             reason, hint = _refusal_cause(Path(where), exc.errno, reason, hint, Path(dest) if dest else None)
         detail = f"{reason} ({exc.strerror})" if reason and exc.strerror else reason or exc.strerror or str(exc)
         raise WriteRefused(f"Cannot {action} {where}: {detail}; nothing was changed.", hint=hint) from exc
+
+
+KERNEL_FILE_SYSTEMS = frozenset(("proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "configfs",
+                                 "pstore", "efivarfs", "bpf", "fusectl", "binfmt_misc", "selinuxfs", "devpts", "mqueue"))
+"""Linux file systems whose files the kernel makes (``/proc``, ``/sys``, …): no file on a disk, and no change of mode
+lets a program replace one (QA round 143-A F4: ``/proc/version``, mode 444, was given ``chmod u+w``)."""
+
+
+def kernel_file_system(path: Path) -> str | None:
+    """The type of the kernel's file system (:data:`KERNEL_FILE_SYSTEMS`) ``path`` is on (``proc``), or ``None``: a
+    file system of disk files, or where the mounts cannot be read (``/proc/self/mounts``, Linux). The mount is the
+    longest mount point the real path lies under."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as handle:
+            mounts = [line.split() for line in handle]
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    best, kind = "", None
+    for fields in mounts:
+        if len(fields) < 3:
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[1])  # (\040 is a space)
+        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind if kind in KERNEL_FILE_SYSTEMS else None
+
+
+def _kernel_file_refusal(path: Path) -> tuple[str, str] | None:
+    """``(reason, hint)`` for a file on the kernel's file system (:func:`kernel_file_system`), else ``None``."""
+    kind = kernel_file_system(path)
+    if kind is None:
+        return None
+    return (f"it is on the kernel's {kind} file system, whose files the kernel makes (no file on a disk)",
+            "Write to a file on a disk instead.")
 
 
 def _read_only_mount(path: Path) -> bool:
@@ -115,6 +153,9 @@ def _refusal_cause(path: Path, err: int, reason: str | None, hint: str,
     EROFS, EXDEV), told apart where it can be: a read-only mount, a folder this user cannot write, an immutable or
     append-only file (QA round 41: "Fix the permissions" for a file whose permissions were fine)."""
     remount = _OS_HINTS[errno.EROFS]
+    kernel = _kernel_file_refusal(path)
+    if kernel is not None:  # (before a read-only mount: remounting /sys read-write would not help either)
+        return kernel
     if err == errno.EROFS or _read_only_mount(path):
         return "it is on a read-only mount", remount
     if err == errno.EXDEV:  # (delete moves a note into .dreamdb/trash, which must be on the same mount)
@@ -191,6 +232,9 @@ def _check_file_writable(path: Path) -> None:
     if _attributes(path) or _read_only_mount(path):  # (before the mode: chmod cannot help there, QA round 43)
         _refuse_unwritable(path, st)
     if not st.st_mode & 0o222:
+        kernel = _kernel_file_refusal(path)  # (nor there: QA round 143-A F4, /proc/version was told to chmod u+w)
+        if kernel is not None:
+            raise WriteRefused(f"{path} cannot be written: {kernel[0]}; it was not changed.", hint=kernel[1])
         raise WriteRefused(f"{path} is write-protected (mode {st.st_mode & 0o7777:o}); it was not changed.",
                            hint="Give it write permission (chmod u+w) if dreamdb should edit it.")
     if not os.access(path, os.W_OK):
