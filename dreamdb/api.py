@@ -655,7 +655,8 @@ class Index:
         self.read_as_is: str | None = None
         """The note of the last :meth:`sync_for_read` when it could not bring the index up to the vault (another
         process's write lock, an index that cannot be written), so that the read answered from the index as it is;
-        else ``None``. (``dreamdb sql --json`` gives it with the rows: QA round 132-A F1.)"""
+        else ``None``, and ``None`` again once a :meth:`sync` succeeds (the note is then dropped from :attr:`notes`
+        too). (``dreamdb sql --json`` gives it with the rows: QA round 132-A F1.)"""
         if vault is None and os.environ.get("DREAMDB_VAULT", "").strip():
             from dreamdb.vault.discover import vault_in_working_folder
 
@@ -1518,13 +1519,8 @@ class Index:
                                    " it can only be read as it is",
                                    hint=_environment_hint(self._read_only_because, self.index_path))
         started = perf_counter()
-        if check:
-            problems = self.check()
-            if problems:
-                ours = problems[0].startswith(("corpus_stats", "postings", "vec_embeddings"))  # (not SQLite's)
-                self._conn = self._rebuild(("index check: " if ours else "PRAGMA integrity_check: ")
-                                           + _first_problems(problems), found_in=self._opened_file)
-                reread = False  # (a new index reads every file anyway)
+        if check and self._rebuild_if_damaged():
+            reread = False  # (a new index reads every file anyway)
         def said(found: list[str]) -> None:  # (a rebuild's warnings, for the report below)
             self.warnings.extend(found)
 
@@ -1545,11 +1541,31 @@ class Index:
         # (the whole call: the check and a rebuild too; QA round 90-B F1: a --check of 0.36 s reported 0.58 ms)
         report.elapsed_ms = (perf_counter() - started) * 1000
         self._created_index = False
+        if self.read_as_is is not None:  # the index follows the vault now: an earlier read's note no longer holds
+            with suppress(ValueError):  # (QA round 143-E F4: sql's rows after a rebuild were said to be as it was)
+                self.notes.remove(self.read_as_is)
+            self.read_as_is = None
         if self.warnings:
             report.warnings = self.warnings + report.warnings
             report.rebuilt = True
             self.warnings = []
         return report
+
+    def _rebuild_if_damaged(self) -> bool:
+        """:meth:`check` the index; a damaged one is rebuilt from the vault (the problem in :attr:`warnings`).
+        Returns whether it was.
+
+        Raises:
+            LockTimeout: another process holds the write lock of the damaged index past ``lock_timeout_ms``.
+            IndexUnavailable: it cannot be replaced.
+        """
+        problems = self.check()
+        if not problems:
+            return False
+        ours = problems[0].startswith(("corpus_stats", "postings", "vec_embeddings"))  # (not SQLite's)
+        self._conn = self._rebuild(("index check: " if ours else "PRAGMA integrity_check: ")
+                                   + _first_problems(problems), found_in=self._opened_file)
+        return True
 
     def _own_callback(self, function):
         """``function`` (a caller's progress or wait callback, or ``None``), run with this Index marked as inside it:
@@ -1585,18 +1601,27 @@ class Index:
         return self.sync()
 
     @_serialized
-    def sync_for_read(self) -> None:
+    def sync_for_read(self, *, check: bool = False) -> None:
         """The sync before a read (recall, list, status, sql): waits at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's
         write lock, then answers from the index as it is, with a note (a long ``sync --force`` or
         embedding refresh elsewhere must not stall every recall). An index that another process is
         building for the first time holds nothing to answer from: the read waits for that build, up to
         ``lock_timeout_ms`` in all, then raises :class:`~dreamdb.errors.LockTimeout` (exit 5). An index that cannot be written (a
-        read-only or immutable file, a full disk) is read as it is, with a note saying why."""
+        read-only or immutable file, a full disk) is read as it is, with a note saying why.
+
+        Args:
+            check: first run :meth:`check`, as ``sync(check=True)`` does (``embed dedup``: its vectors must not be
+                read from a damaged index): a damaged index is rebuilt, and never read as it is: while another
+                process holds it, :class:`~dreamdb.errors.LockTimeout` is raised after ``lock_timeout_ms``.
+        """
         from dreamdb.errors import LockTimeout
 
+        flags(check=check)
         self._updating_elsewhere = False
         self._not_updated = False
         self.read_as_is = None
+        if check and not self._opened_read_only():  # (outside the try below: damage is no index to answer from)
+            self._rebuild_if_damaged()
         if self._opened_read_only():
             self._not_updated = True
             self._answered_as_is(f"the index could not be opened for writing ({self._read_only_because}); answered from "

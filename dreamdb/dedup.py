@@ -275,6 +275,40 @@ def coverage(conn, model_id: str, doc: int | None = None) -> dict:
     return {"compared": row[0], "not_compared": row[1], "outdated": row[2]}
 
 
+def index_as_it_can_be(index) -> None:
+    """Bring ``index`` (a :class:`dreamdb.api.Index`) as close to its vault as it can be now, without embedding and
+    without waiting on another process, for a dedup against the vectors there are (``embed dedup --if-present``, an
+    agent's gate before it writes a note: it must not fail because the index cannot be written now).
+
+    The index is checked and synced as a read is (:meth:`~dreamdb.api.Index.sync_for_read` with ``check``: another
+    process's write lock is waited for at most 1.5 s, and a read-only index is read as it is, with a note in
+    ``index.notes``), and the documents waiting to be chunked are chunked (no model needed: after a rebuild every
+    document waits, though its vectors are kept). Chunking that another process's write lock or a read-only index
+    keeps out leaves those documents as they are: :func:`coverage` counts them as not compared (QA round 143-E F1:
+    exit 4 or 5, where ``--if-present`` promises a verdict or SKIPPED).
+
+    Raises:
+        LockTimeout: the index is damaged, or being built for the first time, while another process holds it.
+        IndexUnavailable: the index cannot be read (or, damaged, replaced).
+    """
+    from dreamdb.api import _is_environment_error
+    from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
+    from dreamdb.errors import LockTimeout
+    from dreamdb.store.connect import OperationalError
+
+    index.sync_for_read(check=True)
+    if index.read_as_is is not None or not documents_to_chunk(index.conn):  # (the lock it met is not waited for twice)
+        return
+    try:
+        with index._short_lock_wait():
+            chunk_pending_documents(index.conn)
+    except LockTimeout:
+        pass  # (another process's write lock: what waits is counted as not compared)
+    except OperationalError as exc:
+        if not _is_environment_error(exc):  # (a read-only index or file system, a full disk: read as it is)
+            raise
+
+
 def _conn_and_log_dir(index_or_conn):
     if hasattr(index_or_conn, "conn") and hasattr(index_or_conn, "index_path"):
         return index_or_conn.conn, Path(index_or_conn.index_path).parent

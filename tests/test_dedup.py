@@ -369,13 +369,14 @@ def test_if_present_on_an_index_that_cannot_be_written_compares_or_skips(embedde
     from dreamdb.cli import main
     from dreamdb.embeddings import store
     from dreamdb.errors import IndexUnavailable
+    from dreamdb.store.connect import OperationalError
 
     vault = copy_vault(embedded_subset, tmp_path)
     monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
     assert main(["sync", "--force", "--vault", str(vault)]) == 0
 
-    def cannot_write(conn, **_kw):
-        raise IndexUnavailable("The index cannot be written: attempt to write a readonly database")
+    def cannot_write(conn, **_kw):  # (what SQLite raises there: QA round 143-E F1, an IndexUnavailable never came)
+        raise OperationalError("attempt to write a readonly database")
 
     monkeypatch.setattr(store, "chunk_pending_documents", cannot_write)
     capsys.readouterr()
@@ -401,3 +402,69 @@ def test_if_present_on_an_index_that_cannot_be_written_compares_or_skips(embedde
     assert main(["embed", "dedup", "--vault", str(vault), "--title", "Pinned evidence", "--if-present", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] in ("MERGE", "REVIEW", "CREATE") and out["neighbours"], out
+
+
+@pytest.mark.model
+def test_if_present_answers_or_skips_while_another_process_holds_the_index(embedded_subset, model_dir, tmp_path,
+                                                                           monkeypatch, capsys):
+    """QA round 143-E F1: with another process holding the write lock (a long ``sync --force`` or ``embed refresh``)
+    and a draft just written into the vault, ``--if-present`` waited 10 s and exited 5, where it promises a verdict
+    against the vectors there are, or SKIPPED; recall answers after 1.5 s with a note, and so does the gate now (the
+    plain gate too, when it has nothing to embed)."""
+    from dreamdb.cli import main
+    from dreamdb.store import connect as db
+
+    vault = copy_vault(embedded_subset, tmp_path)
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    draft = vault / "knowledge" / "patterns" / "git-pinned-evidence.md"
+    draft.write_text(draft.read_text(encoding="utf-8") + "\nA line the agent just added.\n", encoding="utf-8")
+    holder = db.connect(vault / ".dreamdb" / "index.db")  # (dreamdb's driver: the same SQLite library shares its locks)
+    holder.execute("BEGIN IMMEDIATE")  # another process's long sync or refresh
+    try:
+        for extra in (["--if-present"], []):
+            capsys.readouterr()
+            code = main(["embed", "dedup", "--vault", str(vault), "--title", "Pinned evidence", "--json", *extra])
+            out, err = capsys.readouterr()
+            assert code == 0, (extra, err)
+            result = json.loads(out)
+            assert result["verdict"] in ("MERGE", "REVIEW", "CREATE") and result["neighbours"], result
+            assert "another process holds the index" in err and "answered from the index as it is" in err, err
+        # no vectors to compare with (every document waits to be chunked again, as after another version's sync, and
+        # the lock keeps the chunking out): SKIPPED, with the reason
+        holder.execute("ROLLBACK")
+        assert main(["sync", "--force", "--vault", str(vault)]) == 0
+        holder.execute("BEGIN IMMEDIATE")
+        capsys.readouterr()
+        code = main(["embed", "dedup", "--vault", str(vault), "--title", "Pinned evidence", "--if-present", "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert json.loads(out)["verdict"] == "SKIPPED", out
+    finally:
+        holder.close()
+
+
+@pytest.mark.model
+def test_if_present_skips_on_an_immutable_index_whose_documents_wait_to_be_chunked(tiny_vault, model_dir, monkeypatch,
+                                                                                    capsys):
+    """QA round 143-E F1: an immutable index (``chattr +i``) whose documents were never chunked made ``--if-present``
+    exit 4 ("The index cannot be written"), where it promises SKIPPED when no vectors exist."""
+    import shutil
+
+    from dreamdb.cli import main
+
+    (tiny_vault / "knowledge").mkdir(parents=True, exist_ok=True)
+    (tiny_vault / "knowledge" / "cache.md").write_text("---\ntitle: Cache\n---\nThe cache layer evicts with LRU.\n")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    assert main(["sync", "--vault", str(tiny_vault)]) == 0
+    index = tiny_vault / ".dreamdb" / "index.db"
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(index)], capture_output=True).returncode:
+        pytest.skip("needs chattr +i (root on a file system with attributes)")
+    try:
+        capsys.readouterr()
+        code = main(["embed", "dedup", "--vault", str(tiny_vault), "--title", "Cache", "--if-present", "--json"])
+        out, err = capsys.readouterr()
+    finally:
+        subprocess.run(["chattr", "-i", str(index)], check=True)
+    assert code == 0, err
+    assert json.loads(out) == {"verdict": "SKIPPED", "reason": "the index has no vectors yet (run: dreamdb embed refresh)",
+                               "neighbours": []}

@@ -422,3 +422,33 @@ def test_no_sync_on_an_index_of_a_newer_format_says_newer(vault, capsys):
     # (the same schema: only the terms differ; QA round 132-E F5: "its tables may not be those docs/schema.md
     # describes")
     assert "its terms (postings) are another version's analysis" in err and "its tables" not in err
+
+
+def test_the_note_of_an_index_read_as_it_is_comes_only_with_an_answer(vault, capsys):
+    """QA round 143-E F4: under another process's write lock, ``sql`` said "answered from the index as it is" on
+    stderr before its query ran, and then failed (a damaged index it could not rebuild, exit 5): the note claimed an
+    answer never given. It is said with the rows; an error comes alone. A rebuild after it (the index synced then)
+    drops it: the rows are no longer the index as it was."""
+    import dreamdb
+    from dreamdb.store import connect as db
+
+    assert sql(capsys, vault, "SELECT 1")[0] == 0  # (built)
+    write_doc(vault, "knowledge/gamma.md", "---\nname: Gamma note\n---\ngamma body text\n")  # (a sync has work)
+    holder = db.connect(vault / ".dreamdb" / "index.db")
+    holder.execute("BEGIN IMMEDIATE")  # another process's long sync or refresh
+    try:
+        code, out, err = sql(capsys, vault, "--json", "SELECT nosuch FROM documents")
+        assert code == 2 and err.startswith("Error: SQL error: no such column: nosuch"), err  # (the error alone)
+        assert "answered from the index as it is" not in err and "note:" not in err, err
+        code, out, err = sql(capsys, vault, "--json", "SELECT COUNT(*) AS n FROM documents")
+        assert code == 0 and json.loads(out)["rows"] == [{"n": 2}], out
+        assert err.startswith("note: another process holds the index") and "answered from the index as it is" in err
+        with dreamdb.open(vault) as index:
+            index.sync_for_read()
+            assert index.read_as_is and "answered from the index as it is" in index.read_as_is
+            holder.execute("ROLLBACK")
+            index.rebuild("a test")  # (as sql does when its query finds the index damaged)
+            assert index.read_as_is is None
+            assert not any("answered from the index as it is" in n for n in index.take_notes())
+    finally:
+        holder.close()

@@ -3474,3 +3474,35 @@ def test_a_vault_in_a_decomposed_folder_is_reached_by_its_composed_path(tmp_path
     with pytest.raises(VaultNotFound, match="Vault path does not exist") as info:
         find_vault(unicodedata.normalize("NFC", str(vault)))
     assert "other Unicode form" in info.value.hint and str(vault) in info.value.hint
+
+
+def test_an_immutable_vault_or_index_folder_is_named_with_a_fix_that_works(tiny_vault: Path):
+    """QA round 143-E F3: an immutable ``.dreamdb`` (or vault) folder, already rwx and its user's, was "read-only (no
+    write permission)" with a ``chmod u+rwx`` hint, which the attribute refuses (the index file's case named it)."""
+    import subprocess
+
+    write_doc(tiny_vault, "knowledge/note.md", "---\ntitle: Note\n---\nbody\n")
+    index_dir = tiny_vault / ".dreamdb"
+    index_dir.mkdir(exist_ok=True)
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(index_dir)], capture_output=True).returncode:
+        pytest.skip("needs chattr +i (root on a file system with attributes)")
+    subprocess.run(["chattr", "-i", str(index_dir)], check=True)
+    for folder, what in ((index_dir, f"The index folder {index_dir} is read-only (it has the immutable attribute)"),
+                         (tiny_vault, f"The vault folder {tiny_vault} is read-only (it has the immutable attribute)")):
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+        try:
+            with pytest.raises(WriteRefused) as info:
+                remember(tiny_vault, "a decision")
+            assert what in info.value.message, info.value.message
+            assert "no write permission" not in info.value.message
+            assert f"chattr -i {folder}" in info.value.hint and "chmod" not in info.value.hint, info.value.hint
+        finally:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+    os.chmod(index_dir, 0o500)  # (a folder without its write bit keeps its chmod fix)
+    try:
+        with pytest.raises(WriteRefused) as info:
+            remember(tiny_vault, "a decision")
+        assert "(mode 500: no write permission)" in info.value.message and "chmod u+rwx" in info.value.hint
+    finally:
+        os.chmod(index_dir, 0o700)
+    remember(tiny_vault, "a decision")  # (nothing left in the way)

@@ -338,7 +338,8 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
               help="Never embed the vault. Do nothing (exit 0, verdict SKIPPED, the reason given) when no usable model "
                    "is installed (missing, corrupt, or its runtime missing) or no document of the index has vectors "
                    "of it; when only some lack them, compare against the vectors there are and count the others "
-                   "(documents_not_compared, documents_outdated).")
+                   "(documents_not_compared, documents_outdated). An index that cannot be written now (another "
+                   "process holds it, or it is read-only) is compared as it is, with a note.")
 @click.option("--threads", type=WholeNumber(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, review, if_present, threads, as_json):
@@ -359,7 +360,9 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     takes minutes: the real vault ≈ 5 min on 2 cores). --if-present never
     embeds the vault: it skips when the installed model has no vectors in
     the index, and otherwise compares against the vectors there are, saying
-    how many documents were left out or compared as last embedded.
+    how many documents were left out or compared as last embedded. While
+    another process holds the index (or it is read-only), the gate compares
+    against the index as it is, with a note, as recall does.
 
     A candidate is compared by its first 128 chunks (≈ 48k words, the cap
     per document); the tail of a longer one is not, and the result says so
@@ -443,18 +446,20 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         else:
             click.echo(f"SKIPPED: {reason}")
 
-    index = None
+    # An index that cannot be written now (another process holding it, read-only) is compared as it is, as a recall
+    # reads it; its note is said with the answer, never before an error (QA round 143-E F1, F4)
     if if_present:
         index, skipped = _skip_reason(vault)
         if skipped:
+            if index is not None:
+                print_notes(index)
             return skip(skipped)
-    if index is None:
+    else:
         index = open_index(vault)
-        report = index.sync(check=True, reread=False)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
-        if report.rebuilt:  # (said before the embedding it causes, on stderr with --json too: QA round 76 F9, 115-B F3)
-            for warning in report.warnings:  # (an upgrade's too, as every other command says it: QA round 87 L5)
-                if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning:
-                    say(f"note: {warning}")
+        index.sync_for_read(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
+        # (a rebuild or upgrade said before the embedding it causes, on stderr with --json too: QA round 76 F9, 87 L5,
+        # 115-B F3)
+        print_notes(index, skip_note=index.read_as_is)
     from dreamdb.embeddings.model import get_embedder
 
     try:
@@ -479,7 +484,9 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
         # model for --if-present, as a missing one is; without it, the error and exit 8 stay
         if not if_present:
             raise
+        print_notes(index)
         return skip(f"the embedding model cannot be used: {exc.message}")
+    print_notes(index)
     if as_json:
         click.echo(output.to_json(result.as_dict()))
         return
@@ -539,12 +546,13 @@ def _hard_linked_in_vault(index, file_: str) -> str | None:
 
 def _skip_reason(vault):
     """``(index or None, why --if-present should skip or None)``: no model, no vector tables, or no document
-    with vectors of the installed model.
+    with vectors of the installed model. The index is ``None`` when the reason was found before it was opened; else
+    its notes (DREAMDB_VAULT used, the index read as it is) are the caller's to say with the answer.
 
     The check is for the *installed* model (its id from its files' hash, cached; no load): an index
     embedded with another build of it, or another ``DREAMDB_MODEL_DIR``, has vectors, none of which a
     dedup can use, and --if-present re-embedded the whole vault (QA round 57 M2: minutes on the real vault).
-    The index is returned synced when there is no reason to skip.
+    The index is returned synced as far as it can be now (:func:`dreamdb.dedup.index_as_it_can_be`).
     """
     from dreamdb.embeddings.locate import compute_model_id, find_model_dir
 
@@ -565,46 +573,36 @@ def _skip_reason(vault):
     if not CAN_LOAD_EXTENSIONS:  # (QA round 78-A F6: exit 70 on "no such module: vec0")
         return None, f"the SQLite driver ({DRIVER_NAME}) cannot load sqlite-vec"
     index = open_index(vault)
-    print_notes(index)  # (DREAMDB_VAULT used instead of the current folder's vault: QA round 120-A F7)
     if not vectors_available(index.conn):
-        return None, "the index has no vector tables (sqlite-vec unavailable)"
-    from dreamdb.errors import IndexUnavailable
+        return index, "the index has no vector tables (sqlite-vec unavailable)"
+    from dreamdb.dedup import index_as_it_can_be
 
-    try:
-        index.sync(check=True, reread=False)  # the documents as they are: coverage() counts them
-    except IndexUnavailable:  # (an index that cannot be written: compared as it is, with a note, as a recall reads it;
-        index.sync_for_read()  # QA round 99-A F4: exit 4, where --if-present promises a verdict or SKIPPED)
-        print_notes(index)
+    # the documents as they are (coverage() counts them), chunked where they wait (QA round 97-C F2: after a rebuild,
+    # SKIPPED with every vector there); an index that cannot be written now, read-only or another process holding
+    # it, is compared as it is, with a note, as a recall reads it (QA round 99-A F4, 143-E F1: exit 4 or 5)
+    index_as_it_can_be(index)
     conn = index.conn
-    from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
-
-    if documents_to_chunk(conn):  # (no model needed: after a rebuild every document waits to be chunked again, and
-        # (its vectors, kept, are its chunks' again; QA round 97-C F2: SKIPPED, "no document of the index has vectors",
-        try:  # with every vector there)
-            chunk_pending_documents(conn)
-        except IndexUnavailable:  # (an index that cannot be written: compared as it is, else skipped; 98-A F10)
-            pass
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
-        return None, "the index has no vectors yet (run: dreamdb embed refresh)"
+        return index, "the index has no vectors yet (run: dreamdb embed refresh)"
     try:
         model_id = compute_model_id(model_dir)
     except OSError as exc:
-        return None, f"the embedding model cannot be read: {exc.strerror or exc} ({model_dir})"
+        return index, f"the embedding model cannot be read: {exc.strerror or exc} ({model_dir})"
     if coverage(conn, model_id)["compared"]:
         return index, None
     others = conn.execute("SELECT model_id, COUNT(*) FROM embeddings WHERE model_id != ? GROUP BY model_id"
                           " ORDER BY 2 DESC, 1", (model_id,)).fetchall()
     if not others or conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
-        return None, (f"no document of the index has vectors of the installed model {model_id} yet"
-                      " (run: dreamdb embed refresh)")
+        return index, (f"no document of the index has vectors of the installed model {model_id} yet"
+                       " (run: dreamdb embed refresh)")
     from dreamdb.embeddings.model import get_embedder
     from dreamdb.errors import ModelError, ModelNotInstalled
 
     try:  # (a model that cannot load is no other build: "run embed refresh" then failed with exit 8, QA round 132-A F4;
         get_embedder(model_dir)  # loaded here only on the way to SKIPPED, and kept for the process)
     except (ModelError, ModelNotInstalled) as exc:
-        return None, f"the embedding model cannot be used: {exc.message}"
+        return index, f"the embedding model cannot be used: {exc.message}"
     held = ", ".join(f"{n} of {m}" for m, n in others)
-    return None, (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
-                  " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere. Run:"
-                  " dreamdb embed refresh to embed the vault with this one (minutes on a large vault)")
+    return index, (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
+                   " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere. Run:"
+                   " dreamdb embed refresh to embed the vault with this one (minutes on a large vault)")

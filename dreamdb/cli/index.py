@@ -151,9 +151,9 @@ def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
 
 def _sync_for_read(index) -> None:
     """Sync before reading, waiting at most 1.5 s for another process's write lock (then the index
-    as it is, with a note on stderr), as recall does."""
+    as it is, with a note on stderr, said by the caller once it has answered: QA round 143-E F4), as recall does."""
     index.sync_for_read()
-    print_notes(index)
+    print_notes(index, skip_note=index.read_as_is)
 
 
 @click.command("status")
@@ -401,6 +401,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         say(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)")
         result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
     columns, rows, truncated = result.columns, result.rows, result.truncated
+    print_notes(index)  # (the index read as it is: said now that it answered, QA round 143-E F4)
     for note in result.notes:
         say(f"note: {note}")
     if result.cut_by == "max_bytes":  # (QA round 115-C F3: a result held in memory, at up to 9 times its size)

@@ -93,10 +93,16 @@ ONE_LINE_PREFIXES = ("warning: ", "note: ")
 """The stderr lines that are one message each (:func:`say`): a newline in them is a quoted name's."""
 
 
-def print_notes(index, extra=()) -> None:
+def print_notes(index, extra=(), *, skip_note: str | None = None) -> None:
     """``note:`` lines on stderr: ``extra`` (e.g. a sync report's warnings), then the index's notes
-    (lazy-sync warnings, a damaged index rebuilt, a lock waited for)."""
-    for note in [*extra, *index.take_notes()]:
+    (lazy-sync warnings, a damaged index rebuilt, a lock waited for). ``skip_note`` (the index's
+    ``read_as_is``: "answered from the index as it is") is kept among the index's notes, to be said with the
+    answer, not before it: a command that then fails gave no answer (QA round 143-E F4)."""
+    notes = index.take_notes()
+    for note in [*extra, *notes]:
+        if skip_note is not None and note == skip_note:
+            index.notes.append(note)
+            continue
         say(f"note: {note}")
 
 

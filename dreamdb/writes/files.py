@@ -658,11 +658,32 @@ def _check_writable(vault: Path) -> None:
     from dreamdb.config import is_writable
 
     if not is_writable(vault):
-        if _read_only_mount(vault):
-            raise WriteRefused(f"The vault folder {vault} is on a read-only file system, so dreamdb does not write to it.",
-                               hint="Remount it read-write (or work on a writable copy) to remember, update or delete.")
-        raise WriteRefused(f"The vault folder {vault} is read-only (no write permission), so dreamdb does not write to it.",
-                           hint="Give it write permission (chmod u+w) to remember, update or delete.")
+        why, hint = _folder_not_writable(vault, "u+w", "to remember, update or delete")
+        raise WriteRefused(f"The vault folder {vault} is read-only ({why}), so dreamdb does not write to it.", hint=hint)
+
+
+def _folder_not_writable(folder: Path, mode: str, purpose: str) -> tuple[str, str]:
+    """``(why, hint)`` for a folder dreamdb will not write in, as a file's refusal says it (:func:`_why_not_writable`):
+    a read-only file system, an immutable or append-only attribute, another owner, or no write bit, with the fix
+    that can work there (QA round 143-E F3: an immutable folder, already rwx, was told to ``chmod``, which its
+    attribute refuses). ``mode``: the chmod that gives what the writes need (``u+w``, ``u+rwx``); ``purpose``:
+    what the fix is for (``to remember, update or delete``)."""
+    try:
+        st = os.stat(folder)
+    except OSError as exc:
+        return exc.strerror or str(exc), "Check the folder, then retry."
+    if _read_only_mount(folder):
+        return "it is on a read-only file system", f"Remount it read-write (or work on a writable copy) {purpose}."
+    attributes = _attributes(folder)
+    if attributes:
+        return f"it has the {' and '.join(attributes)} attribute", _attribute_hint(attributes, folder, "write there")
+    why = _why_not_writable(folder, st)
+    if "another user" in why:
+        return why, f"Run dreamdb as the user who owns it, or have them give you write permission {purpose}."
+    if "no write permission" in why or not st.st_mode & 0o222:
+        return (f"mode {st.st_mode & 0o7777:o}: no write permission",
+                f"Give it write permission (chmod {mode} '{folder}') {purpose}.")
+    return why, _ATTRIBUTE_HINT
 
 
 def _index_dir(vault: Path) -> Path:
@@ -690,10 +711,10 @@ def _index_dir(vault: Path) -> Path:
     if index_dir.is_dir() and os.access(index_dir, os.R_OK | os.X_OK) and not config.is_writable(index_dir):
         # read-only in intent, as recall reads it (it moves the index to the user cache), even for root, who could
         # write there: QA round 83-B F8 found update and remember writing their lock and trash in it
-        raise WriteRefused(f"The index folder {index_dir} is read-only (no write permission), so dreamdb does not"
+        why, hint = _folder_not_writable(index_dir, "u+rwx", "to remember, update or delete")
+        raise WriteRefused(f"The index folder {index_dir} is read-only ({why}), so dreamdb does not"
                            " write in it; vault writes keep their lock and the copies of replaced and deleted notes"
-                           " there. Nothing was changed.", hint=f"Give it write permission (chmod u+rwx '{index_dir}')"
-                           " to remember, update or delete.")
+                           " there. Nothing was changed.", hint=hint)
     try:
         index_file = index_dir / config.INDEX_FILE_NAME
         if os.path.abspath(config.index_path_for(vault)) == os.path.abspath(index_file):
@@ -711,6 +732,8 @@ def _index_dir(vault: Path) -> Path:
             # (a full disk or a quota is no matter of access: QA round 93-A F7 was told to chmod)
             hint = ("Free space on that disk (or raise the quota), then retry." if exc.errno in (errno.ENOSPC, errno.EDQUOT)
                     else "Its file system is mounted read-only: remount it read-write." if exc.errno == errno.EROFS
+                    else _folder_not_writable(index_dir, "u+rwx", "to remember, update or delete")[1]
+                    if exc.errno == errno.EPERM or _attributes(index_dir)  # (chmod cannot lift an attribute: 143-E F3)
                     else f"Give yourself access to it (chmod u+rwx '{index_dir}'), or run dreamdb as the user who owns it.")
             raise WriteRefused(f"Cannot write in the index folder {index_dir}: {exc.strerror or exc}; nothing was"
                                " changed.", hint=hint) from exc
