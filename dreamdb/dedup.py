@@ -16,7 +16,9 @@ dreamdb adds one condition to SPEC §4's MERGE: every chunk of the candidate has
 (≥ ``merge``) among the top document's chunks. The max over chunk pairs lets one copied section
 stand for the whole candidate, so a note with thousands of new words around a copy of an
 existing one was MERGE at 0.996 (QA round 97-C F4); it is REVIEW, and the result counts the
-chunks matched (``chunks_matched``). ``identical`` says the candidate's chunk texts are exactly
+chunks matched (``chunks_matched``); when the chunks without a near-copy are the note's own text under another title
+(the title begins each chunk, and moves a short chunk's cosine), the reason says only the title differs (QA round
+143-C F2). ``identical`` says the candidate's chunk texts are exactly
 the top document's (its title included): the one case where nothing new would be merged.
 Changelog entries (``dreamdb remember``) have no vectors, so the gate never compares them
 (``types_not_compared``); it is meant for knowledge and feature notes (SPEC §4).
@@ -80,9 +82,10 @@ class DedupResult:
             last refresh: an edit drops a document's chunks until it is re-chunked): they could not be neighbours.
         documents_outdated: indexed documents compared by only some of their chunks (an interrupted
             refresh) or by chunks of an older chunker.
-        same_title: doc_ids of indexed documents (changelog entries aside) whose title or slug is the candidate's
-            title as a slug (``Sleep consolidation`` names ``feature/sleep-consolidation``): such a candidate gets
-            at least REVIEW, whatever the cosines (:func:`same_named`).
+        same_title: doc_ids of indexed documents (changelog entries aside) whose title or file's own name is the
+            candidate's title as a slug (``Sleep consolidation`` names ``feature/sleep-consolidation``, and
+            ``notes`` both ``knowledge/notes`` and ``knowledge/notes-2`` of two files named ``notes.md``): such a
+            candidate gets at least REVIEW, whatever the cosines (:func:`same_named`).
         chunks_matched: of the candidate's chunks, those with a near-copy (cosine ≥ ``merge``) among the top
             neighbour's chunks; a MERGE needs all of them (see the module docstring).
         identical: the candidate's chunk texts are exactly the top neighbour's (title included).
@@ -183,20 +186,27 @@ def decide(scores: list[float], *, merge: float = MERGE_THRESHOLD, margin: float
 
 
 def same_named(conn, title: str) -> list[str]:
-    """The doc_ids of indexed documents (changelog entries aside: their titles are generated) whose slug, or slug or
-    title made a slug (:func:`dreamdb.vault.parse.slugify`: case, spaces and punctuation folded), is ``title`` made a
-    slug, or the last part of ``title`` as a doc_id or path (``knowledge/x``, ``x.md``) made one; in doc_id order. QA round 74 F11: a candidate titled ``sleep-consolidation`` or ``Linked repos`` was
-    CREATE beside the very notes of that name, the title alone reaching cosines of 0.88–0.90 (under REVIEW's 0.91)."""
+    """The doc_ids of indexed documents (changelog entries aside: their titles are generated) whose file's own name
+    (the ``.md`` file's name without it, :func:`dreamdb.store.sync.natural_doc_id`: never the ``-2`` a same-named file's
+    id gets; a memory section has none of its own) or title, made a slug (:func:`dreamdb.vault.parse.slugify`: case,
+    spaces and punctuation folded), is ``title`` made a slug, or the last part of ``title`` as a doc_id or path
+    (``knowledge/x``, ``x.md``) made one; in doc_id order. QA round 74 F11: a candidate titled
+    ``sleep-consolidation`` or ``Linked repos`` was CREATE beside the very notes of that name, the title alone reaching
+    cosines of 0.88–0.90 (under REVIEW's 0.91). QA round 143-C F1: the id's slug was compared, so of two files named
+    ``notes.md`` the second (``knowledge/notes-2``) was left out, and ``--title notes-2`` named it."""
     if not title or not title.strip():
         return []
+    from dreamdb.store.sync import _NAMED_BY_SECTION, natural_doc_id
+
     name = title.strip().rsplit("/", 1)[-1]  # (a doc_id or a path: knowledge/recall-engine-v2, recall-engine-v2.md)
     name = name[:-3] if name.lower().endswith(".md") else name
     wanted = {w for w in (_slug(title), _slug(name)) if w != "section"}
     if not wanted:
         return []
-    return sorted(doc_id for doc_id, slug, doc_title in conn.execute(
-        "SELECT doc_id, slug, title FROM documents WHERE type != 'changelog'")
-        if slug in wanted or _slug(slug) in wanted or _slug(doc_title) in wanted)  # (QA 76 F4: 0.soul-2026-h2)
+    return sorted(doc_id for doc_id, doc_type, path, doc_title in conn.execute(
+        "SELECT doc_id, type, source_path, title FROM documents WHERE type != 'changelog'")
+        if _slug(doc_title) in wanted or (doc_type not in _NAMED_BY_SECTION  # (QA 76 F4: 0.soul-2026-h2)
+                                          and _slug(natural_doc_id(doc_type, path).split("/", 1)[1]) in wanted))
 
 
 def _slug(text: str) -> str:
@@ -405,15 +415,22 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     verdict, reason = decide([s for _d, _t, s in neighbours], merge=merge, margin=margin, review=review)
     matched, identical = 0, False
     if ranked and ranked[0][0] in names:
-        matched, identical = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks, merge)
+        matched, identical, retitled = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks, merge,
+                                                       (title or "").strip())
         if verdict == "MERGE" and matched < len(chunks):
             partly = coverage(conn, embedder.model_id, ranked[0][0])["outdated"]  # (QA round 125-B F3: "adds text")
             missed = len(chunks) - matched
+            one = missed == 1
+            if retitled:  # (QA round 143-C F2: a copy under a shorter title was said to add text)
+                why = (f"only the title differs (it begins each chunk), and {'that chunk' if one else 'those chunks'}"
+                       f" without it {'is' if one else 'are'} the note's: the candidate adds no text")
+            elif partly:
+                why = ("it was compared in part (edited since the last refresh: `dreamdb embed refresh` embeds the"
+                       " rest), or the candidate adds text")
+            else:
+                why = "the candidate adds text"
             verdict, reason = "REVIEW", (f"{reason}, but {missed} of the candidate's {len(chunks)} chunks"
-                                         f" {'has' if missed == 1 else 'have'} no near-copy (≥ {merge}) in it: "
-                                         + ("it was compared in part (edited since the last refresh: `dreamdb embed"
-                                            " refresh` embeds the rest), or the candidate adds text" if partly
-                                            else "the candidate adds text"))
+                                         f" {'has' if one else 'have'} no near-copy (≥ {merge}) in it: {why}")
         elif verdict == "MERGE" and identical:
             reason += "; its text is identical"
     named = [d for d in same_named(conn, title) if d not in excluded_ids.values()]
@@ -441,17 +458,36 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     return result
 
 
-def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float) -> tuple[int, bool]:
+def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float,
+                    title: str = "") -> tuple[int, bool, bool]:
     """(How many candidate chunks have a near-copy, cosine ≥ ``merge``, among the chunks of document ``doc``;
-    whether the candidate's chunk texts are exactly that document's), scored exactly over its vectors (read once)."""
+    whether the candidate's chunk texts are exactly that document's; whether the candidate's title, ``title``, is
+    not the document's and each chunk without a near-copy is, without the title prepended to it, the text of one of
+    the document's chunks: a copy of the note under another title, which adds no text, QA round 143-C F2), scored
+    exactly over its vectors (read once)."""
     import numpy as np
 
     from dreamdb.embeddings.store import _vectors_for_docs
 
     _ids, mat, _langs = _vectors_for_docs(conn, model_id, {doc})
-    matched = int(((np.asarray(vecs, dtype=np.float32) @ mat.T).max(axis=1) >= merge).sum()) if len(mat) else 0
-    held = {h for (h,) in conn.execute("SELECT content_hash FROM chunks WHERE doc = ?", (doc,))}
-    return matched, bool(held) and held == {c.content_hash for c in chunks}
+    near = ((np.asarray(vecs, dtype=np.float32) @ mat.T).max(axis=1) >= merge) if len(mat) else np.zeros(len(chunks),
+                                                                                                            bool)
+    held = dict(conn.execute("SELECT content_hash, text FROM chunks WHERE doc = ?", (doc,)).fetchall())
+    identical = bool(held) and set(held) == {c.content_hash for c in chunks}
+    own = conn.execute("SELECT title FROM documents WHERE id = ?", (doc,)).fetchone()[0] or ""
+    retitled = False
+    if not near.all() and held and title != own.strip():
+        texts = {_untitled(t or "", own.strip()) for t in held.values()}
+        retitled = all(_untitled(c.text, title) in texts for c, ok in zip(chunks, near) if not ok)
+    return int(near.sum()), identical, retitled
+
+
+def _untitled(text: str, title: str) -> str:
+    """A chunk's ``text`` without the ``title`` :func:`~dreamdb.embeddings.chunk.chunk_with_coverage` prepended to it
+    (``"<title>\\n\\n<content>"``, or the title alone)."""
+    if title and text.startswith(title + "\n\n"):
+        return text[len(title) + 2:]
+    return "" if text == title else text
 
 
 def _vault_root(conn) -> str | None:

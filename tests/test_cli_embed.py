@@ -218,6 +218,15 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", None)
     closed = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--stdin", "--json")
     assert closed == empty and closed[0] != 70 and "internal error" not in closed[2], closed  # (8 without a model)
+    # QA round 143-C F3: a failed pipe or an empty file gave a verdict of the title alone, without a word; refused as
+    # remember refuses it, before any model or index is needed, the title alone compared only without --file/--stdin
+    assert closed[0] == 2 and closed[1] == "" and closed[2].startswith(
+        "Error: Standard input (--stdin) holds no text; nothing was compared."), closed
+    assert "leave out --file and --stdin to compare the title and description alone" in closed[2]
+    for blank in (b"", b" \n\r\n\t\n"):
+        binary.write_bytes(blank)
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "T", "--file", str(binary))
+        assert code == 2 and out == "" and err.startswith(f"Error: The file {binary} (--file) holds no text;"), err
 
 
 @pytest.mark.model

@@ -335,6 +335,69 @@ def test_a_snake_case_title_names_the_note_of_that_slug(tmp_path):
         assert same_named(index.conn, "snake-note") == same_named(index.conn, "snake_note") == ["knowledge/snake_note"]
 
 
+def test_same_named_files_all_share_their_title_and_a_number_suffix_names_none(tmp_path):
+    """QA round 143-C F1: of two files named ``notes.md`` (ids ``knowledge/notes``, ``knowledge/notes-2``) only the first
+    had the title ``notes``, and ``notes-2`` named the second, whose file is ``notes.md``: the id's numbered slug was
+    compared, not the file's own name."""
+    from dreamdb.dedup import same_named
+
+    vault = tmp_path / "_dream_context"
+    for folder, title in (("fa", "Meeting notes"), ("fb", "Bread notes")):
+        (vault / "knowledge" / folder).mkdir(parents=True)
+        (vault / "knowledge" / folder / "notes.md").write_text(f"---\ntitle: {title}\n---\nbody\n")
+        (vault / "knowledge" / folder / "Grüße.md").write_text("---\ntitle: Greetings\n---\nbody\n")
+    with dreamdb.open(vault) as index:
+        index.sync()
+        ids = {r[0] for r in index.conn.execute("SELECT doc_id FROM documents")}
+        assert {"knowledge/notes", "knowledge/notes-2", "knowledge/Grüße", "knowledge/Grüße-2"} <= ids
+        for title in ("notes", "Notes", "notes.md", "knowledge/notes"):
+            assert same_named(index.conn, title) == ["knowledge/notes", "knowledge/notes-2"], title
+        assert same_named(index.conn, "Grüße") == ["knowledge/Grüße", "knowledge/Grüße-2"]
+        assert same_named(index.conn, "notes-2") == same_named(index.conn, "knowledge/notes-2") == []
+        assert same_named(index.conn, "Bread notes") == ["knowledge/notes-2"]  # (its title)
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_a_copy_under_another_title_is_not_said_to_add_text(tmp_path):
+    """QA round 143-C F2: an exact copy of a note given a shorter --title was REVIEW, "1 of the candidate's 21 chunks
+    has no near-copy … the candidate adds text": the title begins each chunk, and a short chunk's cosine fell under
+    0.97 with the title alone changed. The reason says so when the chunks without a near-copy are, without their
+    title, the note's; text of its own added (or changed) is still said to be added."""
+    import numpy as np
+
+    from tests.test_embed_store import QueryHashEmbedder, para
+    from tests.test_language import embedded
+
+    class TitleWeighsOnShortChunks(QueryHashEmbedder):
+        """A chunk of 20 words or more is embedded without its title; a shorter one with it (as a model's cosine
+        of a short chunk moves with its title)."""
+
+        def embed_passages(self, texts):
+            return np.stack([self.vec(t.split("\n\n", 1)[1] if len(t.split("\n\n", 1)[-1].split()) >= 20 else t)
+                             for t in texts])
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    body = f"# Part A\n\n{para('ax')}\n\n# Part B\n\n{para('bx')}\n"
+    (vault / "knowledge" / "recall.md").write_text(
+        f"---\ntitle: Recall engine and its many parts\ndescription: Short summary.\n---\n{body}")
+    index, emb = embedded(vault, TitleWeighsOnShortChunks())
+    with index:
+        copy = dedup(index, emb, title="Recall engine", description="Short summary.", content=body, log=False)
+        assert copy.verdict == "REVIEW" and copy.candidate_chunks == 3 and copy.chunks_matched == 2, copy.as_dict()
+        assert copy.reason.endswith("but 1 of the candidate's 3 chunks has no near-copy (≥ 0.97) in it: only the"
+                                    " title differs (it begins each chunk), and that chunk without it is the note's:"
+                                    " the candidate adds no text"), copy.reason
+        other = dedup(index, emb, title="Recall engine", description="Another summary.", content=body, log=False)
+        assert other.verdict == "REVIEW" and other.chunks_matched == 1, other.as_dict()  # (the description heads part A)
+        assert other.reason.endswith("2 of the candidate's 3 chunks have no near-copy (≥ 0.97) in it: the candidate"
+                                     " adds text"), other.reason
+        same = dedup(index, emb, title="Recall engine and its many parts", description="Short summary.",
+                     content=body, log=False)
+        assert same.verdict == "MERGE" and same.identical, same.as_dict()
+
+
 def test_processes_rotating_the_decision_log_at_once_keep_the_rotated_history(tmp_path):
     """QA round 98-A F7: of processes that found the log full at once, a second moved the fresh log over the one just
     rotated, and the history went. Only the process that still holds the full file rotates it."""

@@ -93,6 +93,17 @@ ONE_LINE_PREFIXES = ("warning: ", "note: ")
 """The stderr lines that are one message each (:func:`say`): a newline in them is a quoted name's."""
 
 
+def no_text(path: str, option: str, *, after: str, hint: str):
+    """The UsageError (exit 2) for text read from ``path`` (``-``: standard input) for ``option`` that holds none (or
+    blanks alone): ``remember``'s refusal, and ``embed dedup``'s, of a failed pipe or an empty file (QA round 143-C F3:
+    a verdict of the title alone, without a word). ``after``: what came of it (``nothing was changed``)."""
+    from dreamdb.errors import UsageError
+
+    # (a file's name as the user wrote it: "Notes.md" was said of notes.md, QA round 135-E F4)
+    what = "Standard input" if path == "-" else f"The file {path}"
+    return UsageError(f"{what} ({option}) holds no text; {after}.", hint=hint)
+
+
 def print_notes(index, extra=(), *, skip_note: str | None = None) -> None:
     """``note:`` lines on stderr: ``extra`` (e.g. a sync report's warnings), then the index's notes
     (lazy-sync warnings, a damaged index rebuilt, a lock waited for). ``skip_note`` (the index's

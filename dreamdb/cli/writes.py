@@ -6,7 +6,7 @@ import os
 
 import click
 
-from dreamdb.cli.options import ExistingPath, json_option, open_index, print_notes, say, vault_option
+from dreamdb.cli.options import ExistingPath, json_option, no_text, open_index, print_notes, say, vault_option
 from dreamdb.errors import UsageError
 
 
@@ -55,11 +55,9 @@ def _text_from(path: str | None, option: str) -> str | None:
                          "changed.", hint="Save it as UTF-8.") from None
     if not text.strip():  # (said as such: "the entry text must be a non-empty string" did not say where it came from)
         named = option if path != "-" or option.endswith(" -") else f"{option} -"
-        # (a file's name as the user wrote it: "Notes.md" was said of notes.md, QA round 135-E F4)
-        what = "Standard input" if path == "-" else f"The file {where}"
-        raise UsageError(f"{what} ({named}) holds no text; nothing was changed.",
-                         hint="Pipe the text in (echo TEXT | dreamdb …), or give a file that holds it."
-                         if path == "-" else "Give a file that holds the text.")
+        raise no_text(path, named, after="nothing was changed",
+                      hint="Pipe the text in (echo TEXT | dreamdb …), or give a file that holds it."
+                      if path == "-" else "Give a file that holds the text.")
     return text
 
 

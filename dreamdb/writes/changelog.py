@@ -424,8 +424,8 @@ def remember(
     _require_utf8(text=text, type=type, scope=scope, summary=summary, supersedes=supersedes,
                   references=references, authors=authors)
     vault = _check_vault(vault)
-    _check_text("The entry text", text,  # (QA round 97-C F9: no hint)
-                hint="Give the text as an argument, with --file FILE, or - to read it from standard input.")
+    text = _check_text("The entry text", text,  # (QA round 97-C F9: no hint; a lone CR stored as LF, 143-C F4)
+                       hint="Give the text as an argument, with --file FILE, or - to read it from standard input.")
     _check_text("type", type, allow_newlines=False)
     if scope is not None and scope != "":
         _check_text("scope", scope, allow_newlines=False)

@@ -38,10 +38,22 @@ paragraph separator, a bidirectional control, an invisible character of :data:`_
 hide bytes are found by :func:`dreamdb.output.first_hidden` (see :func:`_refused_char`)."""
 
 _PROSE_REFUSED_RE = re.compile(
-    f"{FLAG_TAG_SEQUENCE}|(?P<bad>(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}]|\\r(?!\\n))")
-"""The same for text that may span lines (an entry's text, a description), which may hold newlines, tabs and
-CRLF line ends: ESC would colour or move a terminal's cursor where the entry is shown, and a carriage return
-alone would write the rest of its line over the start."""
+    f"{FLAG_TAG_SEQUENCE}|(?P<bad>(?![\\n\\t\\r])[{_CONTROLS}{_BIDI_CONTROLS}{_INVISIBLE}])")
+"""The same for text that may span lines (an entry's text, a description), which may hold tabs and line ends (LF,
+CR LF, and CR alone, as a note's are read: :func:`dreamdb.vault.parse.plain_text`): ESC would colour or move a
+terminal's cursor where the entry is shown. A carriage return alone, which would write the rest of its line over the
+start, is a line end: a write stores it as one (:func:`lone_cr_as_lf`; QA round 143-C F4: text with classic Mac line
+ends was refused as holding a control character, though "newlines are fine")."""
+
+_LONE_CR_RE = re.compile(r"\r(?!\n)")
+
+
+def lone_cr_as_lf(text: str) -> str:
+    """``text`` with each carriage return that ends a line alone (classic Mac line ends; CR CR LF is two line ends)
+    as LF, as the indexer reads a note (:func:`dreamdb.vault.parse.plain_text`); CR LF is left as given. What a write
+    stores of text :func:`_check_text` let through with its lines: never a bare CR, which a terminal shows by writing
+    the rest of the line over its start."""
+    return _LONE_CR_RE.sub("\n", text) if "\r" in text else text
 
 
 def _refused_char(text: str, *, one_line: bool = True) -> int | None:
@@ -88,8 +100,9 @@ def _found(text: str, at: int) -> str:
 
 
 def _check_text(name: str, value: object, *, allow_newlines: bool = True, hint: str | None = None) -> str:
-    """``value`` when it is a non-empty string fit to store as ``name``, else UsageError (nothing is written;
-    ``hint``: how to give one, for an empty value)."""
+    """``value`` when it is a non-empty string fit to store as ``name`` (its lines' lone CRs as LF,
+    :func:`lone_cr_as_lf`, when ``allow_newlines``), else UsageError (nothing is written; ``hint``: how to give one,
+    for an empty value)."""
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"{name} must be a non-empty string.", hint=hint)
     if "\x00" in value:
@@ -109,7 +122,7 @@ def _check_text(name: str, value: object, *, allow_newlines: bool = True, hint: 
         raise UsageError(f"{name} must be text, without control characters such as ESC, bidirectional overrides"
                          " or invisible characters such as Unicode tags (newlines and tabs are fine;"
                          f" found {_found(value, at)}); nothing was changed.")
-    return value
+    return lone_cr_as_lf(value) if allow_newlines else value
 
 
 def _bad_char(text: str) -> bool:

@@ -15,7 +15,7 @@ from dreamdb.arguments import callback
 from dreamdb.errors import NotFound, UsageError, WriteRefused
 from dreamdb.output import has_visible
 from dreamdb.vault.fences import find_block
-from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8, not_utf8_refusal
+from dreamdb.writes.checks import _check_text, _clock, _flag, _require_utf8, lone_cr_as_lf, not_utf8_refusal
 from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attributes, _check_file_writable, _check_vault,
                                   _check_writable, CHANGED_RETRIES, COMMITTED, _committed, _confined, FileChanged,
                                   _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
@@ -244,7 +244,8 @@ def update(
         content: new body (everything after the frontmatter).
         append: text to add at the end of the body, after a blank line. ``content`` and ``append`` are checked
             as :func:`remember`'s text is: newlines and tabs, no other control character, bidirectional control
-            or invisible character such as a Unicode tag (the body already there is not checked).
+            or invisible character such as a Unicode tag (the body already there is not checked). Line ends (LF, CR
+            LF, CR alone) are written as the file's.
         pin: ``True`` sets ``pinned: true``; ``False`` sets ``pinned: false``
             (only if the key exists or the document was pinned).
         now: the clock for ``updated``/``updated_at`` (default: now, local time).
@@ -307,6 +308,8 @@ def update(
     for name, value in (("content", content), ("append", append)):
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{name} must be text without NUL characters.")
+    # a lone CR is a line end (classic Mac), as in a note: read as LF before the checks (QA round 143-C F4)
+    content, append = (v if v is None else lone_cr_as_lf(v) for v in (content, append))
     if append is not None and not has_visible(append):
         raise UsageError("Nothing to append.")
     if content is not None and not has_visible(content):  # an unset shell variable would erase the note (QA round 37)
