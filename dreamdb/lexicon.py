@@ -537,6 +537,13 @@ class Lexicon:
         self._sql_seconds = 0.0  # time spent in lookup statements (see PRELOAD_AFTER_SECONDS)
         self._loaded: dict[str, dict[str, dict[str, str]]] = {}  # column → table → key → tab-joined value
 
+    def close(self) -> None:
+        """Close its SQLite connection: lookups that would read the file then raise ``sqlite3.ProgrammingError``.
+        For a Lexicon opened for a moment (:func:`lexicon_status`): the connection sits in a reference cycle, which
+        only Python's cycle collector frees, so each one left open held a file descriptor until then (QA round
+        143-F F1: a server polling ``Index.status()`` ran out of them)."""
+        self._conn.close()
+
     @property
     def in_memory(self) -> bool:
         """Whether the column lookups read (``terms`` or ``targets``, see :meth:`translated_terms`) is
@@ -809,7 +816,10 @@ def lexicon_status() -> dict:
     except OSError as exc:
         status["reason"] = f"cannot read {path}: {exc.strerror or exc}"
         return status
-    status.update(describe(lex))
+    try:
+        status.update(describe(lex))
+    finally:
+        lex.close()
     return status
 
 

@@ -1480,3 +1480,28 @@ def test_a_vault_synonym_of_a_translated_query_word_is_used(tiny_vault, small_le
     write_doc(tiny_vault, "synonyms.txt", "")
     with dreamdb.open(tiny_vault) as ix:  # (the translation alone, as before)
         assert [h.doc_id for h in ix.recall("uyku")] == ["knowledge/sleep-guide"]
+
+
+def test_lexicon_status_leaves_no_file_open(small_lexicon, monkeypatch):
+    """QA round 143-F F1: each ``lexicon_status()`` (every ``Index.status()``) opened the lexicon and left its
+    connection to the cycle collector: a server polling status with the collector off held one more file descriptor
+    a call, and then failed with a bare OSError (Too many open files)."""
+    import gc
+
+    monkeypatch.setenv("DREAMDB_LEXICON", str(small_lexicon.path))
+    target = str(small_lexicon.path.resolve())
+
+    def open_on_lexicon() -> int:
+        fds = os.listdir("/proc/self/fd")
+        return sum(1 for fd in fds if os.path.realpath(f"/proc/self/fd/{fd}") == target)
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd (Linux) to count open files")
+    before = open_on_lexicon()
+    gc.disable()
+    try:
+        for _ in range(20):
+            assert lexicon_status()["installed"]
+        assert open_on_lexicon() == before
+    finally:
+        gc.enable()
