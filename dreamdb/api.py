@@ -644,6 +644,7 @@ class Index:
         # (what a hint tells the caller to change: the argument they gave, which DREAMDB_INDEX does not override;
         # QA round 100-C F3, the hints said DREAMDB_INDEX to a caller of index_path=)
         self._index_setting = "the index_path argument" if index_path else "DREAMDB_INDEX"
+        self._one_of_several = False  # searched with other vaults by a MultiIndex, which sets it (see _elsewhere)
         self.include_archives = config.include_archives_default() if include_archives is None else include_archives
         config.kernel_switch()  # refused here, as for the memory engine, though a SQL-engine index never reads it
         self.auto_sync = auto_sync
@@ -678,6 +679,21 @@ class Index:
         self._shm_path = ""
         _OPEN_INDEXES.add(self)
 
+    @property
+    def _elsewhere(self) -> str | None:
+        """The setting a hint may tell the caller to point at another index file (:attr:`_index_setting`), or ``None``
+        for an Index a :class:`~dreamdb.multi.MultiIndex` searches with other vaults, which refuses one index file for
+        them all (QA round 143-B F3: its hints offered DREAMDB_INDEX, which was then refused)."""
+        return None if self._one_of_several else self._index_setting
+
+    def _or_elsewhere(self, what: str = "a file path") -> str:
+        """``", or set <setting> to <what>"`` to end a hint (:attr:`_elsewhere`), or ``""`` where no setting works."""
+        return f", or set {self._elsewhere} to {what}" if self._elsewhere else ""
+
+    def _machine_hint(self, exc: BaseException | str, removed: bool = False) -> str:
+        """:func:`_environment_hint` for this index (its path, and the setting that puts it elsewhere, if any)."""
+        return _environment_hint(exc, self.index_path, removed=removed, setting=self._elsewhere)
+
     # -- connection -------------------------------------------------------------
     @property
     def conn(self):
@@ -709,7 +725,7 @@ class Index:
         kind = self._check_index_file()
         try:
             config.prepare_index_dir(self.index_path, chmod_existing=False, parents=self._index_parents(),
-                                     given=not self._chosen_path)
+                                     given=not self._chosen_path, elsewhere=self._elsewhere)
         except OSError as exc:
             if not os.path.isdir(self.vault):  # (its .dreamdb is never made with the vault: QA round 62 H1; nor in a
                 # file put in its place, "Not a directory", whose hint was to make the vault writable: QA round 132-D F1)
@@ -724,15 +740,16 @@ class Index:
                 f"Cannot create the index folder {blocker}: a file is in the way" if blocker
                 else f"Cannot create the index at {self.index_path}: {exc.strerror or exc}",
                 hint="Remove the link (dreamdb makes its own folder there), or make it lead to a folder." if dangling
-                else f"Move that file away, or set {self._index_setting} to a writable file path." if blocker
+                else f"Move that file away{self._or_elsewhere('a writable file path')}." if blocker
                 else f"Free space on the disk holding {self.index_path.parent} (or free files: `df -i` shows the free"
                      " inodes), then retry." if full
                 else "Raise the file size limit (ulimit -f), then retry." if too_large
                 else (f"Point DREAMDB_CACHE_DIR at a folder you can write{' (or unset it)' if self._in_cache_dir() else ''},"
-                      " set DREAMDB_INDEX to a file path you can write, or make the vault writable."
+                      + (" set DREAMDB_INDEX to a file path you can write, or" if self._elsewhere else " or")
+                      + " make the vault writable."
                       if self._in_cache_dir() or self._in_user_cache()  # (QA rounds 65 L9, 86-B F11)
-                      else f"Set {self._index_setting} to a file path in a folder you can write, or make the vault"
-                           " writable."),
+                      else f"Set {self._elsewhere} to a file path in a folder you can write, or make the vault"
+                           " writable." if self._elsewhere else "Make the vault writable."),
             ) from exc
         try:
             fresh = was_fresh or os.path.getsize(self.index_path) == 0
@@ -758,6 +775,8 @@ class Index:
             if self._may_be_shared():
                 self._check_index_vault(conn)
             self._created_index = fresh
+            if fresh:
+                self._note_index_in_cache()
             return conn
         except db.OperationalError as exc:
             if db.is_lock_error(exc):
@@ -792,7 +811,7 @@ class Index:
         if _is_environment_error(cause) and fresh:
             self._discard_new_index(conn)
             raise IndexUnavailable(f"Cannot create the index at {self.index_path}: {cause}",
-                                   hint=_environment_hint(cause, self.index_path, removed=True)) from cause
+                                   hint=self._machine_hint(cause, removed=True)) from cause
         if _is_environment_error(cause) or self._cannot_write_beside(cause):
             return self._open_read_only(cause, message)
         return None
@@ -837,7 +856,7 @@ class Index:
         if conn is not None:
             conn.close()
         raise IndexUnavailable(message or f"Cannot open the index at {self.index_path}: {exc}",
-                               hint=_environment_hint(exc, self.index_path)) from exc
+                               hint=self._machine_hint(exc)) from exc
 
     def carry_over(self) -> None:
         """Start a vault's new index from its index at the other place dreamdb keeps one, if any
@@ -875,7 +894,7 @@ class Index:
             return
         try:
             config.prepare_index_folder(self.index_path.parent, parents=self._index_parents(),
-                                        given=not self._chosen_path)
+                                        given=not self._chosen_path, elsewhere=self._elsewhere)
             if st is not None:  # an empty file, or the cache's older copy: dreamdb's own, in dreamdb's folders
                 config.remove_index_files(self.index_path)
             left_out = db.copy_index(other, self.index_path)
@@ -994,6 +1013,37 @@ class Index:
         """
         config.refuse_journal_files(self.index_path)
 
+    def _check_path_length(self) -> None:
+        """Refuse an index path too long for SQLite (:func:`dreamdb.store.connect.refuse_long_path`) before anything
+        is made there, with the fix for the setting that chose it. A vault's own index path never is: such a vault is
+        indexed in the user cache (:func:`dreamdb.config.index_path_for`); the cache's can be, or a given path.
+
+        Raises:
+            IndexUnavailable: naming the path, its length and SQLite's limit (exit code 4).
+        """
+        if config.sqlite_path_problem(self.index_path) is None:
+            return
+        limit = config.SQLITE_MAX_PATH_BYTES
+        if not self._chosen_path:
+            hint = (f"Set {self._index_setting} to a file path of at most {limit} bytes (a link to a longer one does"
+                    " not do: SQLite follows links).")
+        else:
+            hint = ("Point DREAMDB_CACHE_DIR at a folder with a shorter path"
+                    + (f", or set DREAMDB_INDEX to a file path of at most {limit} bytes" if self._elsewhere else "")
+                    + ".")
+        db.refuse_long_path(self.index_path, hint=hint)
+
+    def _note_index_in_cache(self) -> None:
+        """Say, when this vault's new index is made in the user cache because its own index path is too long for
+        SQLite (:func:`dreamdb.config.vault_index_too_long`), where it is and why (QA round 143-B F1)."""
+        if not self._chosen_path or os.path.abspath(self.index_path) != os.path.abspath(
+                config.cache_index_path(self.vault)):
+            return
+        problem = config.vault_index_too_long(self.vault)
+        if problem is not None:
+            self.notes.append(f"the vault's index cannot be kept in {self.vault / config.INDEX_DIR_NAME} ({problem});"
+                              f" it is kept at {self.index_path}")
+
     def _check_index_file(self) -> str:
         """Refuse an index path that is a folder or unreadable, and, outside dreamdb's own folders, any
         file that is not recognisably a dreamdb index (its application id, or an older index's tables,
@@ -1005,16 +1055,18 @@ class Index:
         Raises:
             IndexUnavailable: as above (exit code 4).
         """
+        self._check_path_length()
         kind = config.index_file_kind(self.index_path)
         self._check_journal_files()
         if kind == "directory":
             raise IndexUnavailable(f"The index path {self.index_path} is a folder, not a file.",
                                    hint=f"Set {self._index_setting} to a file path." if not config.is_default_index_path(
-                                       self.index_path, self.vault) else "Remove that folder (dreamdb's own), or set "
-                                       f"{self._index_setting} to a file path.")
+                                       self.index_path, self.vault)
+                                   else f"Remove that folder (dreamdb's own){self._or_elsewhere()}.")
         if kind == "special":
             raise IndexUnavailable(f"The index path {self.index_path} is not a regular file (a device, pipe or socket);"
-                                   " dreamdb will not touch it.", hint=f"Set {self._index_setting} to a file path.")
+                                   " dreamdb will not touch it.", hint=f"Set {self._elsewhere} to a file path."
+                                   if self._elsewhere else "Move it away: dreamdb then makes its own index file there.")
         if kind == "unreadable":
             if not os.path.isdir(self.vault):  # (a link looping in its place: not "cannot be read (permission denied)",
                 raise VaultNotFound.gone(self.vault)  # QA round 132-D F2)
@@ -1028,11 +1080,9 @@ class Index:
                 raise IndexUnavailable(f"The index path {self.index_path} is a symlink loop (a link that leads back to"
                                        " itself)." if loop == Path(self.index_path) else f"The index path "
                                        f"{self.index_path} goes through a symlink loop: {loop} is a link that leads"
-                                       " back to itself.", hint=f"Fix the link, or set {self._index_setting} to a file"
-                                       " path.")
+                                       " back to itself.", hint=f"Fix the link{self._or_elsewhere()}.")
             raise IndexUnavailable(f"Cannot read the index file {self.index_path}.",
-                                   hint=f"Fix its permissions, or set {self._index_setting} to a file path you can"
-                                        " write.")
+                                   hint=f"Fix its permissions{self._or_elsewhere('a file path you can write')}.")
         if kind == "missing":
             # A deleted index's -wal/-shm: SQLite would read the WAL's pages into the new file, or fail
             # on them ("disk I/O error") while a process that still has the deleted file open holds them.
@@ -1118,8 +1168,9 @@ class Index:
             raise IndexUnavailable(f"Cannot open the index at {self.index_path}: its file system has no room for new"
                                    f" files ({no_room.strerror}); the index was left as it is ({reason}).",
                                    hint="Free files or space there (`df -i` shows the free inodes: SQLite makes the"
-                                        " index's -wal and -shm files beside it), then run the command again; or set"
-                                        f" {self._index_setting} to a file on another disk.")
+                                        " index's -wal and -shm files beside it), then run the command again"
+                                        + (f"; or set {self._elsewhere} to a file on another disk." if self._elsewhere
+                                           else "."))
         self._drop_connection(quiet=True)
         self._memory = None  # its caches describe the old file
         self._check_index_file()
@@ -1177,14 +1228,14 @@ class Index:
                 # table cost every vector)
                 old, lost = open_for_carry(self.index_path) if self.index_path.is_file() else (None, "")
             config.remove_index_files(self.index_path)
-            config.prepare_index_dir(self.index_path, parents=self._index_parents(), given=not self._chosen_path)
+            config.prepare_index_dir(self.index_path, parents=self._index_parents(), given=not self._chosen_path,
+                                     elsewhere=self._elsewhere)
         except OSError as exc:
             if old is not None:
                 old.close()
+            fix = f"Delete it yourself{self._or_elsewhere('a file path you can write')}."
             raise IndexUnavailable(f"The index at {self.index_path} needs rebuilding ({reason}) but cannot be "
-                                   f"replaced: {exc.strerror or exc}",
-                                   hint=f"Delete it yourself, or set {self._index_setting} to a file path you can"
-                                        " write.") from exc
+                                   f"replaced: {exc.strerror or exc}", hint=fix) from exc
         kept = None
         try:
             conn = self._connect()
@@ -1363,7 +1414,7 @@ class Index:
                                       " this process.",
                                       hint="Wait for it to finish, then retry.") from exc
                 if _is_environment_error(exc):
-                    raise IndexUnavailable(f"Index error: {exc}", hint=_environment_hint(exc, self.index_path)) from exc
+                    raise IndexUnavailable(f"Index error: {exc}", hint=self._machine_hint(exc)) from exc
                 raise IndexUnavailable(f"Index error: {exc}", hint="Delete the index file to rebuild it: " + str(self.index_path)) from exc
             self._conn = self._rebuild(exc if damage is None else f"{exc}; PRAGMA quick_check: {damage}",
                                        found_in=self._opened_file)
@@ -1517,7 +1568,7 @@ class Index:
         if self._opened_read_only():
             raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
                                    " it can only be read as it is",
-                                   hint=_environment_hint(self._read_only_because, self.index_path))
+                                   hint=self._machine_hint(self._read_only_because))
         started = perf_counter()
         if check and self._rebuild_if_damaged():
             reread = False  # (a new index reads every file anyway)
@@ -1536,7 +1587,7 @@ class Index:
             if self._created_index and index_unwritable(exc):
                 self._discard_new_index(self._conn)  # its first sync, stopped by a full disk: nothing to keep
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc.__cause__}",
-                                       hint=_environment_hint(exc.__cause__, self.index_path, removed=True)) from exc.__cause__
+                                       hint=self._machine_hint(exc.__cause__, removed=True)) from exc.__cause__
             raise
         # (the whole call: the check and a rebuild too; QA round 90-B F1: a --check of 0.36 s reported 0.58 ms)
         report.elapsed_ms = (perf_counter() - started) * 1000
@@ -1627,7 +1678,7 @@ class Index:
             self._answered_as_is(f"the index could not be opened for writing ({self._read_only_because}); answered from "
                                  "the index as it is (vault edits since its last sync, and their embeddings, may be"
                                  f" missing{self._read_only_caveats()}). "
-                                 + _environment_hint(self._read_only_because, self.index_path))
+                                 + self._machine_hint(self._read_only_because))
             return
         building = False  # another process's first build, waited for
         try:
@@ -2337,7 +2388,7 @@ class Index:
                     if _is_environment_error(exc):  # (a read-only index file, a full disk: QA round 141-D F1)
                         raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({exc}); the"
                                                " texts embedded before were kept",
-                                               hint=_environment_hint(exc, self.index_path)) from exc
+                                               hint=self._machine_hint(exc)) from exc
                     raise
                 run = None  # (the deleted file's -wal, shared by name with the new one's: "disk I/O error")
             if run is not None:
@@ -2376,7 +2427,7 @@ class Index:
                 raise
             # a full disk, a read-only index: the vectors already stored serve this query (QA round 47 N2)
             self.notes.append(f"the index cannot be written ({exc}): dense results cover only the texts embedded"
-                              " before; " + _environment_hint(exc, self.index_path))
+                              " before; " + self._machine_hint(exc))
         except (MemoryError, ModelError) as exc:  # (the machine's limits: QA round 83-B F1, F2; rolled back)
             # BM25 answers: the notes waiting, the newest, would have no dense vote and fall far down the fused
             # ranking (QA round 84: BM25's top 3 out of the hybrid top 10)
@@ -3093,9 +3144,11 @@ FULL_DISK_BYTES = 1 << 20
 index's ``-shm`` file and a page or more for any write."""
 
 
-def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bool = False) -> str:
+def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bool = False,
+                      setting: str | None = "DREAMDB_INDEX") -> str:
     """How to fix an error of the machine (:func:`_is_environment_error`; the error or its text) under the index;
-    ``removed``: the index was a new one, removed (:meth:`Index._discard_new_index`), not left as it was."""
+    ``removed``: the index was a new one, removed (:meth:`Index._discard_new_index`), not left as it was; ``setting``:
+    what puts the index elsewhere (:attr:`Index._elsewhere`), ``None`` where nothing does."""
     outcome = ("the partly built index was removed (it is a cache of the vault, built again by the next command)"
                if removed else "the index was left as it was")
     if "disk is full" in str(exc):
@@ -3119,8 +3172,8 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
                 f" folder or a failing disk; fix that, then retry; {outcome}")
     try:  # a read-only file system: nothing there can be made writable or removed (QA round 50)
         if os.statvfs(index_path.parent).f_flag & getattr(os, "ST_RDONLY", 1):
-            return (f"The file system holding {index_path} is mounted read-only: remount it read-write, or set"
-                    " DREAMDB_INDEX to a file elsewhere, then retry")
+            return (f"The file system holding {index_path} is mounted read-only: remount it read-write"
+                    + (f", or set {setting} to a file elsewhere" if setting else "") + ", then retry")
     except (OSError, AttributeError):
         pass
     why = ""

@@ -3,7 +3,8 @@
 Environment variables:
     DREAMDB_VAULT: vault path used when ``--vault`` is not given.
     DREAMDB_INDEX: index file path (overrides the default location; one vault only).
-    DREAMDB_CACHE_DIR: folder for indexes of read-only vaults (default: the user cache dir).
+    DREAMDB_CACHE_DIR: folder for indexes of read-only vaults, and of vaults whose own index path is too long for
+        SQLite (default: the user cache dir).
     DREAMDB_RECALL_MODE: default recall mode (bm25, hybrid, dense, rrf).
     DREAMDB_INCLUDE_ARCHIVES: ``1`` indexes dot-folders (``knowledge/.archive/``) too.
 """
@@ -117,6 +118,32 @@ def absolute_path(name: str, value: str | os.PathLike) -> Path:
                          hint=f"cd to an existing folder, or set {name} to an absolute path.") from None
 
 
+SQLITE_MAX_PATH_BYTES = 504
+"""The longest database path SQLite opens on POSIX, in bytes: its unix file layer's ``MAX_PATHNAME`` (512) less the 8
+of ``-journal``, checked on the absolute path with its links resolved, whatever the open's mode (read-only and
+immutable too). Measured with SQLite 3.50.4 (sqlean) and the standard library's: a 504-byte path opens, 505 bytes is
+"unable to open database file", with no word of why (QA round 143-B F1)."""
+
+
+def sqlite_path_problem(path: Path | str) -> str | None:
+    """Why SQLite cannot open a database at ``path`` for the length of its path, as words to follow "Cannot open …
+    at <path>: " (``"its path is 612 bytes long, and SQLite opens no database path over 504 bytes"``), else ``None``
+    (short enough, or not POSIX, whose limits differ). The length counted is SQLite's: the absolute path with its
+    links resolved (:data:`SQLITE_MAX_PATH_BYTES`); a path of undecodable bytes counts as the bytes it is."""
+    if os.name != "posix":
+        return None
+    try:
+        real = os.fsencode(os.path.realpath(path))
+        given = os.fsencode(os.path.abspath(path))
+    except (OSError, ValueError):
+        return None
+    if len(real) <= SQLITE_MAX_PATH_BYTES:
+        return None
+    length = (f"{len(real):,} bytes long" if real == given
+              else f"{len(real):,} bytes long once its links are resolved ({os.fsdecode(real)!r})")
+    return f"its path is {length}, and SQLite opens no database path over {SQLITE_MAX_PATH_BYTES} bytes"
+
+
 def index_env() -> str | None:
     """``DREAMDB_INDEX`` when it names a file, else ``None`` (unset, or blank: QA round 60 L7 saw a file named " ")."""
     return os.environ.get("DREAMDB_INDEX", "").strip() or None
@@ -129,7 +156,8 @@ def index_path_for(vault: Path) -> Path:
     is writable (or does not exist yet and the vault is writable); else a per-vault
     file under :func:`cache_root` (keyed by the sha256 of the vault's absolute
     path): a read-only vault, or a read-only ``.dreamdb`` folder (SQLite needs to
-    write the -wal and -shm files beside the index), is indexed there.
+    write the -wal and -shm files beside the index), is indexed there, and so is a vault whose own index path is
+    too long for SQLite to open (:func:`vault_index_too_long`).
     """
     env = index_env()
     if env:  # (a relative path names a file of the current folder: said as the absolute path it is, QA round 59)
@@ -149,9 +177,17 @@ def index_path_for(vault: Path) -> Path:
         from dreamdb.errors import VaultNotFound
 
         raise VaultNotFound.unreadable(vault) from None
-    if is_writable(in_vault) if in_vault_is_dir else is_writable(vault):
+    if (is_writable(in_vault) if in_vault_is_dir else is_writable(vault)) and not vault_index_too_long(vault):
         return in_vault / INDEX_FILE_NAME
     return cache_index_path(vault)
+
+
+def vault_index_too_long(vault: Path) -> str | None:
+    """Why SQLite cannot open the index in ``vault``'s own ``.dreamdb`` folder (:func:`sqlite_path_problem`), which
+    is then kept in the user cache, as a read-only vault's is (QA round 143-B F1: a vault whose path was about 490
+    bytes or longer could not be indexed at all, and several such vaults could not be searched together); else
+    ``None``."""
+    return sqlite_path_problem(vault / INDEX_DIR_NAME / INDEX_FILE_NAME)
 
 
 def cache_index_path(vault: Path) -> Path:
@@ -174,13 +210,14 @@ def cache_index_path(vault: Path) -> Path:
 
 def other_default_index_path(vault: Path, index_path: Path) -> Path | None:
     """The other place :func:`index_path_for` may put ``vault``'s index: the cache file for the in-vault one
-    and back (a vault made writable, or read-only, moves its index); ``None`` for any other path."""
+    and back (a vault made writable, or read-only, moves its index); ``None`` for any other path, and for the cache
+    file of a vault whose own index path is too long for SQLite (:func:`vault_index_too_long`)."""
     in_vault = vault / INDEX_DIR_NAME / INDEX_FILE_NAME
     cached = cache_index_path(vault)
     here = Path(os.path.abspath(index_path))
     if here == Path(os.path.abspath(in_vault)):
         return cached
-    if here == Path(os.path.abspath(cached)):
+    if here == Path(os.path.abspath(cached)) and not vault_index_too_long(vault):  # (SQLite cannot read that one)
         return in_vault
     return None
 
@@ -200,13 +237,13 @@ def recorded_vault(recorded: str | None, vault: Path) -> str:
 
 
 def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True, parents: bool = True,
-                      given: bool = False) -> None:
+                      given: bool = False, elsewhere: str | None = "DREAMDB_INDEX") -> None:
     """Create the index folder (mode 0700) with its own ``.gitignore``, and the index file with mode 0600
     (an existing file is set to 0600 too unless ``chmod_existing`` is false).
 
     The index holds partially invertible vectors: SPEC §3 treats it as credential-class.
     """
-    prepare_index_folder(index_path.parent, parents=parents, given=given)
+    prepare_index_folder(index_path.parent, parents=parents, given=given, elsewhere=elsewhere)
     if not index_path.exists():
         fd = os.open(index_path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
@@ -214,7 +251,8 @@ def prepare_index_dir(index_path: Path, *, chmod_existing: bool = True, parents:
         restrict_mode(index_path)
 
 
-def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = False) -> None:
+def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = False,
+                         elsewhere: str | None = "DREAMDB_INDEX") -> None:
     """Create an index folder (mode 0700), and in a vault's ``.dreamdb``, or a folder it made, its own ``.gitignore``:
     written whole or
     not at all (a temporary file renamed), and written again when it is empty (QA round 50: a full disk left it
@@ -222,6 +260,9 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
 
     ``given``: the index's path is the user's (``DREAMDB_INDEX``, ``index_path``): a folder made for it gets a
     ``.gitignore`` too.
+
+    ``elsewhere``: the setting an error's hint may offer to put the index elsewhere (``None``: none works, as for
+    the vaults of a :class:`~dreamdb.multi.MultiIndex`; QA round 143-B F3).
 
     ``parents``: make the folders above it too. A vault's ``.dreamdb`` is made with ``parents=False``
     (:func:`is_vault_index_folder`), in the vault as it is, never with the vault itself: a vault moved or deleted
@@ -235,7 +276,7 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
         IndexUnavailable: a vault's ``.dreamdb`` is a link to the vault, to a folder of its notes or to a folder
             holding it (:func:`_refuse_link_over_vault`).
     """
-    _refuse_link_over_vault(folder)
+    _refuse_link_over_vault(folder, elsewhere)
     made = given and not os.path.lexists(folder)  # (``given``: the index's place is the user's, DREAMDB_INDEX or
     folder.mkdir(parents=parents, exist_ok=True, mode=0o700)  # Index(index_path=…); QA round 112-A F7)
     if folder.name != INDEX_DIR_NAME and not made:  # (a folder dreamdb made for DREAMDB_INDEX is its own too, and
@@ -256,7 +297,7 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
             tmp.unlink()
 
 
-def _refuse_link_over_vault(folder: Path) -> None:
+def _refuse_link_over_vault(folder: Path, elsewhere: str | None = "DREAMDB_INDEX") -> None:
     """Refuse a vault's ``.dreamdb`` that is a link to the vault itself, to a folder of its notes, or to a folder
     holding it (the project's root): the index, its lock files and a ``.gitignore`` of ``*`` would be written there,
     and git would then ignore every file of that folder (QA round 123-B F2: new code and notes left out of the
@@ -283,8 +324,10 @@ def _refuse_link_over_vault(folder: Path) -> None:
              else "a folder of the vault's notes")
     raise IndexUnavailable(f"The vault's index folder {folder} is a link to {target}, {where}: dreamdb would write its"
                            " index there, and a .gitignore of '*' that makes git ignore every file in that folder.",
-                           hint="Remove the link (dreamdb makes its own .dreamdb folder), make it lead to a folder"
-                                " outside the vault's project, or set DREAMDB_INDEX to a file path elsewhere.")
+                           hint="Remove the link (dreamdb makes its own .dreamdb folder)"
+                                + (", make it lead to a folder outside the vault's project, or set"
+                                   f" {elsewhere} to a file path elsewhere." if elsewhere
+                                   else ", or make it lead to a folder outside the vault's project."))
 
 
 def is_vault_index_folder(folder: Path, vault: Path) -> bool:

@@ -435,7 +435,9 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
             reason += "; its text is identical"
     named = [d for d in same_named(conn, title) if d not in excluded_ids.values()]
     if named:
-        shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+        from dreamdb.output import some_of
+
+        shown = some_of(named, 3)
         if verdict == "CREATE":
             verdict, reason = "REVIEW", f"{shown} {'has' if len(named) == 1 else 'have'} this title ({reason})"
         else:

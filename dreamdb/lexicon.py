@@ -308,6 +308,15 @@ def writable_target(path: Path) -> Path:
             raise WriteRefused(f"{path} exists and is not a dreamdb lexicon: it is never replaced",
                              hint=f"Give a new file's path (e.g. …/{FILE_NAME}), or, if it is a damaged "
                                   "lexicon, delete it first.")
+    from dreamdb.config import SQLITE_MAX_PATH_BYTES, sqlite_path_problem
+
+    tmp = _temp_path(target)
+    too_long = sqlite_path_problem(tmp)  # (SQLite builds it there: QA round 143-B F1)
+    if too_long is not None:
+        over = len(os.fsencode(os.path.realpath(tmp))) - SQLITE_MAX_PATH_BYTES
+        raise WriteRefused(f"Cannot write the lexicon to {path}: SQLite cannot open the file it is built in beside it"
+                           f" ({tmp.name}): {too_long}",
+                           hint=f"Choose a path at least {over} bytes shorter with --to FILE or {ENV_LEXICON}=FILE")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # (refused as the model's folder is, exit 6, naming the file on the way: QA round 114-B F9)
@@ -497,6 +506,13 @@ class Lexicon:
             raise LexiconError(f"Cannot read the lexicon {self.path}: permission denied",
                                hint=f"Give yourself read permission on it (chmod u+r '{self.path}'), or build your own:"
                                     " dreamdb lexicon build")
+        from dreamdb.config import SQLITE_MAX_PATH_BYTES, sqlite_path_problem
+
+        too_long = sqlite_path_problem(self.path)
+        if too_long is not None:  # (SQLite's own error called it "another SQLite file": QA round 143-B F1)
+            raise LexiconError(f"Cannot open the lexicon {self.path}: {too_long}",
+                               hint=f"move it to a path of at most {SQLITE_MAX_PATH_BYTES} bytes, then point"
+                                    f" {ENV_LEXICON} there; a link to it does not do, as SQLite follows links")
         self.stamp = (st.st_size, st.st_mtime_ns)
         conn = None
         try:

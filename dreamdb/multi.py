@@ -65,6 +65,8 @@ class MultiIndex:
                              " were given.", hint=("Unset DREAMDB_INDEX" if where == "DREAMDB_INDEX" else
                                                    "Leave index_path out") + " to search several vaults (each keeps"
                              " its own index), or give one vault.")
+        for index in self.indexes:  # (their hints offer no one index file for them all: QA round 143-B F3)
+            index._one_of_several = len(self.indexes) > 1
 
     def __repr__(self) -> str:
         return f"<dreamdb.MultiIndex vaults={[str(i.vault) for i in self.indexes]!r}>"

@@ -2483,3 +2483,74 @@ def test_without_auto_sync_a_gone_vault_is_gone_at_every_read(example_vault, how
     (example_vault.parent / "moved").rename(example_vault)
     assert all(os.path.exists(h.path) for h in index.recall("sleep"))
     index.close()
+
+
+def _long_folder(base: Path, total: int) -> Path:
+    """A folder under ``base`` (made) whose absolute path is ``total`` bytes long, in components of up to 200."""
+    need = total - len(os.fsencode(str(base)))
+    folder = base
+    while need > 0:
+        part = min(200, need - 1) if need - 1 > 0 else 1
+        folder = folder / ("d" * part)
+        need -= part + 1
+    folder.mkdir(parents=True, exist_ok=True)
+    assert len(os.fsencode(str(folder))) == total
+    return folder
+
+
+def test_a_vault_too_deep_for_sqlite_is_indexed_in_the_user_cache(tmp_path):
+    """QA round 143-B F1: SQLite opens no database path over 504 bytes (its 512 less "-journal"): a vault whose
+    own index path was longer could not be indexed ("unable to open database file", no hint, a 0-byte index.db left),
+    nor searched with another vault. Its index is now kept in the user cache, said once."""
+    assert config.SQLITE_MAX_PATH_BYTES == 504
+    project = _long_folder(tmp_path, 505 - len("/_dream_context/.dreamdb/index.db"))
+    vault = project / "_dream_context"
+    write_doc(vault, "knowledge/deep.md", "---\ntitle: Deep\n---\nabyssal words\n")
+    in_vault = vault / ".dreamdb" / "index.db"
+    assert len(os.fsencode(str(in_vault))) == 505
+    index = dreamdb.open(vault)
+    assert index.index_path == config.cache_index_path(vault)
+    assert index.sync().added == 1
+    notes = index.take_notes()
+    assert len(notes) == 1 and "505 bytes long" in notes[0] and str(index.index_path) in notes[0]
+    assert not in_vault.exists()
+    assert [h.doc_id for h in index.recall("abyssal")] == ["knowledge/deep"]
+    index.close()
+    again = dreamdb.open(vault)
+    assert [h.doc_id for h in again.recall("abyssal")] == ["knowledge/deep"] and again.take_notes() == []
+    again.close()
+    short = tmp_path / "short" / "_dream_context"
+    write_doc(short, "knowledge/near.md", "---\ntitle: Near\n---\nabyssal too\n")
+    from dreamdb.multi import MultiIndex
+
+    with MultiIndex([short, vault]) as both:
+        assert sorted(h.doc_id for h in both.recall("abyssal")) == ["knowledge/deep", "knowledge/near"]
+    # one byte shorter: the vault's own folder holds it
+    near = _long_folder(tmp_path / "n", 504 - len("/_dream_context/.dreamdb/index.db")) / "_dream_context"
+    write_doc(near, "knowledge/a.md", "a\n")
+    with dreamdb.open(near) as fits:
+        assert fits.index_path == near / ".dreamdb" / "index.db" and fits.sync().added == 1
+
+
+def test_an_index_path_given_too_long_for_sqlite_is_refused_naming_why(tmp_path, monkeypatch):
+    """QA round 143-B F1: DREAMDB_INDEX (or index_path) too long for SQLite: the length, SQLite's limit and the fix,
+    nothing left behind; the lexicon and the read-only connections say the same."""
+    vault = tmp_path / "v" / "_dream_context"
+    write_doc(vault, "knowledge/a.md", "a\n")
+    far = _long_folder(tmp_path / "x", 505 - len("/i.db")) / "i.db"
+    monkeypatch.setenv("DREAMDB_INDEX", str(far))
+    with pytest.raises(IndexUnavailable) as info:
+        dreamdb.open(vault).sync()
+    assert "its path is 505 bytes long, and SQLite opens no database path over 504 bytes" in info.value.message
+    assert info.value.hint.startswith("Set DREAMDB_INDEX to a file path of at most 504 bytes")
+    assert not far.exists()
+    monkeypatch.delenv("DREAMDB_INDEX")
+    with pytest.raises(IndexUnavailable) as info:
+        dreamdb.open(vault, index_path=far).sync()
+    assert "505 bytes" in info.value.message and info.value.hint.startswith("Set the index_path argument")
+    with pytest.raises(IndexUnavailable, match="505 bytes long"):
+        db.connect_readonly(far)
+    # a link does not shorten it: SQLite resolves links
+    (tmp_path / "l").symlink_to(far.parent)
+    with pytest.raises(IndexUnavailable, match="505 bytes long once its links are resolved"):
+        db.connect(tmp_path / "l" / "i.db")

@@ -1505,3 +1505,20 @@ def test_lexicon_status_leaves_no_file_open(small_lexicon, monkeypatch):
         assert open_on_lexicon() == before
     finally:
         gc.enable()
+
+
+def test_a_lexicon_at_a_path_too_long_for_sqlite_is_said_so(small_lexicon, tmp_path):
+    """QA round 143-B F1: a valid lexicon at a path over SQLite's 504 bytes was called "not a dreamdb lexicon… another
+    SQLite file"; a build to such a path failed the same way."""
+    folder = tmp_path / ("a" * 200) / ("b" * 200) / ("c" * 120)
+    folder.mkdir(parents=True)
+    far = folder / "lex.sqlite"
+    shutil.copy(small_lexicon.path, far)
+    with pytest.raises(LexiconError) as info:
+        Lexicon(far)
+    assert f"its path is {len(os.fsencode(str(far)))} bytes long, and SQLite opens no database path over 504" \
+        in info.value.message and "another SQLite file" not in info.value.message
+    assert info.value.hint.startswith("move it to a path of at most 504 bytes")
+    with pytest.raises(WriteRefused, match="SQLite cannot open the file it is built in beside it") as info:
+        build_lexicon(folder / "new.sqlite", tmp_path / "kenet")
+    assert "bytes shorter" in info.value.hint and not (folder / "new.sqlite").exists()

@@ -1596,3 +1596,23 @@ def test_an_empty_file_is_named_as_given(tmp_path):
         p = subprocess.run([sys.executable, "-m", "dreamdb", args[0], "--vault", str(v), *args[1:]], cwd=tmp_path,
                            capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert p.returncode == 2 and p.stderr.startswith(f"Error: The file notes.md ({option}) holds no text;"), p.stderr
+
+
+def test_index_hints_of_several_vaults_offer_no_dreamdb_index(two_vaults):
+    """QA round 143-B F3: a multi-vault recall's index errors said "or set DREAMDB_INDEX to a file path", which is
+    refused for several vaults; alone, the vault's hint still offers it."""
+    a, b = two_vaults
+    (b / ".dreamdb" / "index.db").mkdir(parents=True)
+    result = cli("recall", "--vault", str(a), "--vault", str(b), "narwhal", "--json")
+    assert result.returncode == 4, result.stderr
+    error = json.loads(result.stdout or result.stderr)["error"]
+    assert error["hint"] == "Remove that folder (dreamdb's own).", error
+    alone = cli("recall", "--vault", str(b), "narwhal", "--json")
+    assert json.loads(alone.stdout or alone.stderr)["error"]["hint"] == \
+        "Remove that folder (dreamdb's own), or set DREAMDB_INDEX to a file path."
+    shutil.rmtree(b / ".dreamdb")
+    (b / ".dreamdb").write_text("a file in the way\n")
+    result = cli("recall", "--vault", str(a), "--vault", str(b), "narwhal", "--json")
+    error = json.loads(result.stdout or result.stderr)["error"]
+    assert result.returncode == 4 and "DREAMDB_INDEX" not in error["hint"] and error["hint"].startswith(
+        "Move that file away"), error

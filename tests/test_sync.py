@@ -2678,6 +2678,26 @@ def test_a_folder_named_almost_dream_context_is_pointed_out(tmp_path, monkeypatc
     with pytest.raises(NoVaultFound) as info:
         find_vault(None)
     assert "named almost so" not in info.value.message
+
+
+def test_a_path_into_a_folder_named_almost_dream_context_says_to_rename_it(tmp_path, monkeypatch):
+    """QA round 143-B F5: ``--vault casep/_Dream_Context`` (the misnamed vault itself) was told to create a
+    ``_dream_context`` inside it, and walking up from inside it said nothing of it."""
+    from dreamdb.errors import NoVaultFound, VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    (tmp_path / "casep" / "_Dream_Context" / "knowledge" / "sub").mkdir(parents=True)
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    for given in ("casep", "casep/_Dream_Context", "casep/_Dream_Context/knowledge"):
+        with pytest.raises(VaultNotFound) as info:
+            find_vault(given)
+        assert info.value.hint.endswith("; casep/_Dream_Context is named almost so: rename it _dream_context."), given
+    monkeypatch.chdir(tmp_path / "casep" / "_Dream_Context" / "knowledge" / "sub")
+    with pytest.raises(NoVaultFound) as info:
+        find_vault(None)
+    assert info.value.message.endswith(
+        f"({tmp_path / 'casep' / '_Dream_Context'} is named almost so: rename it _dream_context).")
     for make in (lambda p: p.write_text("x"), lambda p: p.symlink_to(tmp_path / "nowhere")):
         make(tmp_path / "_dream_context")  # (one that is no folder: said, QA round 134 F5)
         with pytest.raises(NoVaultFound) as info:

@@ -3535,3 +3535,48 @@ def test_an_immutable_vault_or_index_folder_is_named_with_a_fix_that_works(tiny_
     finally:
         os.chmod(index_dir, 0o700)
     remember(tiny_vault, "a decision")  # (nothing left in the way)
+
+
+def test_a_name_shared_by_many_notes_lists_a_few_then_counts_the_rest(tiny_vault):
+    """QA round 143-B F4: "'note' names 2000 documents: …" listed them all (92 KB); a few are named, then "and N more"."""
+    for i in range(40):
+        write_doc(tiny_vault, f"knowledge/d{i:02}/note.md", "---\ntitle: S\n---\nw\n")
+    with pytest.raises(UsageError) as info:
+        find_document(tiny_vault, "note")
+    message = info.value.message
+    assert message.startswith("'note' names 40 documents: knowledge/d00/note.md, knowledge/d01/note.md,")
+    assert "knowledge/d04/note.md and 35 more. Pass the file's path" in message and "d05" not in message
+    assert len(message) < 400
+
+
+def test_a_note_near_the_systems_path_limit_is_updated_through_a_shorter_temporary_name(tmp_path):
+    """QA round 143-B F2: a note within 27 bytes of PATH_MAX could not be updated ("File name too long", hint "Check
+    the file and its folder"): its temporary file ``.<name>.dreamdb-XXXXXXXX.tmp`` was fitted to the name limit only.
+    It is fitted to the path limit too, down to ``.~.dreamdb-XXXXXXXX.tmp``; where not even that fits, the error
+    says why and by how much to shorten the folder."""
+    from dreamdb.writes.files import PATH_MAX, atomic_write_bytes
+
+    def folder_of(total: int) -> Path:
+        folder = tmp_path
+        while len(os.fsencode(str(folder))) + 201 < total:
+            folder = folder / ("a" * 200)
+        folder = folder / ("b" * (total - len(os.fsencode(str(folder))) - 1))
+        os.makedirs(folder, exist_ok=True)
+        assert len(os.fsencode(str(folder))) == total
+        return folder
+
+    for room, name in ((30, "a-longer-note-name.md"), (23, "zz.md")):  # bytes left for a name in the folder
+        folder = folder_of(PATH_MAX - 1 - 1 - room)
+        note = folder / name
+        if len(os.fsencode(str(note))) < PATH_MAX:
+            note.write_bytes(b"old\n")
+        atomic_write_bytes(note, b"new\n")
+        assert note.read_bytes() == b"new\n" and sorted(os.listdir(folder)) == [name]
+    folder = folder_of(PATH_MAX - 1 - 1 - 22)
+    note = folder / "zz.md"
+    note.write_bytes(b"old\n")
+    with pytest.raises(WriteRefused) as info:
+        atomic_write_bytes(note, b"new\n")
+    assert "whose path would pass the system's limit of 4,095 bytes for a path; nothing was changed" in info.value.message
+    assert "at least 1 bytes shorter" in info.value.hint
+    assert note.read_bytes() == b"old\n" and os.listdir(folder) == ["zz.md"]

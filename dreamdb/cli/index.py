@@ -47,6 +47,7 @@ def sync_cmd(vault, force, check, as_json):
         report = index.sync(force=force, progress=progress, check=check)
     finally:
         progress.close()
+    print_notes(index)  # (said on opening the index: one carried over, or kept in the user cache, QA round 143-B F1)
     reclaimed, problem = _reclaim(index)
     if problem:
         report.warnings.append(problem)

@@ -528,6 +528,8 @@ def check_replaceable(dest: str | os.PathLike) -> None:
     except OSError as exc:
         raise WriteRefused(f"Cannot read {path}: {exc.strerror or exc}.", hint=hint) from None
     if others:
-        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        from dreamdb.output import some_of
+
+        shown = some_of(others, 3)
         raise WriteRefused(f"{path} holds files that are not a dreamdb model ({shown}); installing there would"
                            " replace the whole folder, so nothing was changed.", hint=hint)

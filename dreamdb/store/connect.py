@@ -166,6 +166,7 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
     """
     from dreamdb.config import refuse_journal_files
 
+    refuse_long_path(path)
     refuse_journal_files(path)  # (a link or pipe beside it: SQLite writes through it, read-only too)
     conn = None
     try:
@@ -200,6 +201,24 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
     if vec:
         load_vec(conn)
     return conn
+
+
+def refuse_long_path(path: Path | str, what: str = "the index", hint: str | None = None) -> None:
+    """Refuse a database path too long for SQLite (:func:`dreamdb.config.sqlite_path_problem`) before it is opened:
+    SQLite says only "unable to open database file" of one, after the caller made an empty file there (QA round
+    143-B F1). Every :func:`connect` checks this first; callers that know which setting chose the path give the
+    ``hint`` that changes it.
+
+    Raises:
+        IndexUnavailable: naming the path, its length and SQLite's limit (exit code 4).
+    """
+    from dreamdb.config import SQLITE_MAX_PATH_BYTES, sqlite_path_problem
+
+    problem = sqlite_path_problem(path)
+    if problem is not None:
+        raise IndexUnavailable(f"Cannot open {what} at {path}: {problem}.",
+                               hint=hint or f"Use a path of at most {SQLITE_MAX_PATH_BYTES} bytes for it (a link to it"
+                                            " does not shorten it: SQLite follows links).")
 
 
 def _use_wal(conn, busy_timeout_ms: int) -> None:

@@ -213,7 +213,7 @@ def _walk_up(cwd: Path | None) -> Path:
                                 " permission on those folders (chmod u+x).") from None
         if found:
             return _utf8_vault(_not_above_itself(d / VAULT_DIR_NAME, (d / VAULT_DIR_NAME).resolve()))
-    near = _near_misses(here)
+    near = _near_misses(here) or _named_almost(here)  # (in one, its own name: QA round 143-B F5)
     # (one of that name that is no folder, a file or a link to nothing, said: QA round 134 F5, "none found")
     other = next((d / VAULT_DIR_NAME for d in (here, *here.parents) if os.path.lexists(d / VAULT_DIR_NAME)), None)
     problem = path_problem(other, folder=True) if other is not None else None
@@ -227,19 +227,28 @@ def _walk_up(cwd: Path | None) -> Path:
     raise exc
 
 
-def _near_misses(folder: Path) -> list[Path]:
-    """Folders in ``folder`` named almost ``_dream_context`` (``dream_context``, ``.dream-context``,
-    ``_Dream_Context``): a vault dreamdb does not read under that name (QA round 119-A F6: "not a vault", no word of
-    the folder beside it)."""
-    def key(name: str) -> str:
-        return "".join(c for c in name.casefold() if c.isalnum())
+def _almost_vault_name(name: str) -> bool:
+    """Whether a folder name is almost ``_dream_context`` but not it (``dream_context``, ``.dream-context``,
+    ``_Dream_Context``): its letters and digits, case folded, are ``dreamcontext``."""
+    return name != VAULT_DIR_NAME and "".join(c for c in name.casefold() if c.isalnum()) == "dreamcontext"
 
+
+def _near_misses(folder: Path) -> list[Path]:
+    """Folders in ``folder`` named almost ``_dream_context`` (:func:`_almost_vault_name`): a vault dreamdb does not
+    read under that name (QA round 119-A F6: "not a vault", no word of the folder beside it)."""
     try:
         with os.scandir(folder) as entries:
-            return sorted(Path(e.path) for e in entries if e.name != VAULT_DIR_NAME and key(e.name) == "dreamcontext"
-                          and e.is_dir())
+            return sorted(Path(e.path) for e in entries if _almost_vault_name(e.name) and e.is_dir())
     except OSError:
         return []
+
+
+def _named_almost(folder: Path) -> list[Path]:
+    """``[folder]``, or the nearest folder above it, when its own name is almost ``_dream_context``
+    (:func:`_almost_vault_name`): a path into a misnamed vault (QA round 143-B F5: ``--vault casep/_Dream_Context``
+    was told to create a ``_dream_context`` inside it); else ``[]``."""
+    folders = (folder, *folder.parents, *Path(os.path.abspath(folder)).parents)  # (as given first: as said)
+    return next(([d] for d in folders if _almost_vault_name(d.name)), [])
 
 
 def _utf8_vault(vault: Path) -> Path:
@@ -345,7 +354,7 @@ def _explicit_vault(path, explicit) -> Path:
                             if inside is not None else f"{fix} to a _dream_context folder.")
     if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
         if not (p / VAULT_DIR_NAME).is_dir():
-            near = _near_misses(p)
+            near = _named_almost(p) or _near_misses(p)
             start = (f" {near[0]} is named almost so: rename it {VAULT_DIR_NAME}" if near and not (
                 p / VAULT_DIR_NAME).exists() else f" to start a vault, create {p / VAULT_DIR_NAME}" if not (
                 p / VAULT_DIR_NAME).exists() else

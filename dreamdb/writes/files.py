@@ -47,10 +47,22 @@ INDEX_DIRNAME = ".dreamdb"
 #: Longest file name (UTF-8 bytes) most file systems accept (ext4, APFS, NTFS in UTF-16 units).
 NAME_MAX = 255
 
+#: Longest path (bytes, its final NUL included) the system accepts, Linux's ``PATH_MAX``.
+PATH_MAX = 4096
+
+
+def name_room(folder: Path | str) -> int:
+    """The most bytes a file name in ``folder`` may have: :data:`NAME_MAX`, or less where the folder's path (as given)
+    leaves less of :data:`PATH_MAX` (QA round 143-B F2: a note within 27 bytes of it could not be updated, its
+    temporary file's longer path "File name too long")."""
+    return min(NAME_MAX, PATH_MAX - 1 - len(os.fsencode(os.path.join(os.fspath(folder), ""))))
+
+
 _OS_REASONS = {errno.ENOSPC: "the disk is full", getattr(errno, "EDQUOT", -1): "the disk quota is exceeded",
                errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
                errno.EPERM: "permission denied", errno.EISDIR: "it is a folder, not a file",
-               errno.ENOTDIR: "a part of its path is a file, not a folder", errno.EFBIG: "the file is too large"}
+               errno.ENOTDIR: "a part of its path is a file, not a folder", errno.EFBIG: "the file is too large",
+               errno.ENAMETOOLONG: "its name or path is too long for the system"}
 CHECK_HINT = "Check the file and its folder, then retry."
 """The hint of a write refused for a cause :func:`refuse_os_errors` cannot name (a caller may say more)."""
 
@@ -60,7 +72,9 @@ _OS_HINTS = {errno.ENOSPC: "Free some disk space, then retry.",
              errno.EROFS: "Remount the file system read-write, or work on a writable copy.",
              errno.EACCES: "Fix the permissions, then retry.", errno.EPERM: "Fix the permissions, then retry.",
              errno.EISDIR: "A file is expected there: move the folder away, then retry.",
-             errno.ENOTDIR: "A folder is expected there: move the file that stands in its way, then retry."}
+             errno.ENOTDIR: "A folder is expected there: move the file that stands in its way, then retry.",
+             errno.ENAMETOOLONG: f"Use a shorter name or a shallower folder (a name may have {NAME_MAX} bytes, a path"
+                                 f" {PATH_MAX - 1:,}), then retry."}
 
 
 def file_size_limited() -> bool:
@@ -552,7 +566,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, e
             mode = 0o666 & ~umask
         # mkstemp adds 8 random characters and the suffix: the prefix leaves room for them. The
         # "dreamdb-" marker lets a later write tell its own leftovers from a user's files.
-        prefix = _fit_name(f".{path.name}.", NAME_MAX - 8 - len(".tmp") - len(TEMP_MARK)) + TEMP_MARK
+        prefix = _temp_prefix(path)
         fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -585,6 +599,34 @@ def atomic_write_bytes(path: Path, data: bytes, *, commit: bool | str = False, e
             raise
     _fsync_dir(folder)
     _remove_stale_temp_files(folder)
+
+
+_SHORT_TEMP_PREFIX = ".~."
+"""The temporary file's prefix (before :data:`TEMP_MARK`) where the folder's path leaves no room for one made of the
+file's name (:func:`_temp_prefix`); :func:`_remove_stale_temp_files` knows it as one of its own."""
+
+
+def _temp_prefix(path: Path) -> str:
+    """The prefix for :func:`tempfile.mkstemp` of the file that replaces ``path``: ``.<name>.`` + :data:`TEMP_MARK`,
+    the name shortened (:func:`_fit_name`) to leave room for mkstemp's 8 characters and ``.tmp`` within the folder's
+    :func:`name_room` (the file system's name limit, and the system's path limit), or :data:`_SHORT_TEMP_PREFIX`
+    where even a shortened name does not fit.
+
+    Raises:
+        WriteRefused: not even the shortest temporary name fits beside ``path`` (its folder's path is within 23 bytes
+            of the system's limit).
+    """
+    room = name_room(path.parent) - 8 - len(".tmp") - len(TEMP_MARK)
+    own = f".{path.name}."
+    if len(own.encode("utf-8")) <= room or room >= 16:  # (_fit_name keeps a start, ~ and 8 hex digits, the ".")
+        return _fit_name(own, room) + TEMP_MARK
+    if room >= len(_SHORT_TEMP_PREFIX):
+        return _SHORT_TEMP_PREFIX + TEMP_MARK
+    need = len(_SHORT_TEMP_PREFIX) - room
+    raise WriteRefused(f"Cannot write {path}: dreamdb writes it through a new file beside it, whose path would pass the"
+                       f" system's limit of {PATH_MAX - 1:,} bytes for a path; nothing was changed.",
+                       hint=f"Move the note (or rename a folder above it) so that its folder's path is at least {need}"
+                            " bytes shorter, then retry.")
 
 
 def _copy_extended_attributes(source: Path, target: str) -> None:
@@ -626,7 +668,7 @@ def _remove_stale_temp_files(folder: Path) -> None:
             name = entry.name
             # (``.`` + a name of at least one character + ``.`` + the mark, as _fit_name keeps them: QA round 87 L3
             # saw ``.dreamdb-abcdefgh.tmp`` and ``.mydreamdb-abcdefgh.tmp`` removed)
-            if (len(name) > 14 + len(TEMP_MARK) and name.startswith(".") and name.endswith(".tmp")
+            if (len(name) > 14 + len(TEMP_MARK) and name.startswith(".") and name.endswith(".tmp")  # (".~." too)
                     and name[:-12].endswith("." + TEMP_MARK) and name[1] != "." and _MKSTEMP_CHARS.issuperset(name[-12:-4])
                     and entry.is_file(follow_symlinks=False)):
                 with contextlib.suppress(OSError):

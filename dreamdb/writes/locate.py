@@ -16,7 +16,7 @@ from shlex import quote as shlex_quote
 from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
-from dreamdb.output import typable_id, untypable
+from dreamdb.output import some_of, typable_id, untypable
 from dreamdb.vault.discover import ACCENT_ENCODINGS, VAULT_DIR_NAME, in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
@@ -452,10 +452,10 @@ def _refuse_md_md(slug: str, plain: list[str], twin: str) -> None:
     106 F4) and recall's id of the file ``twin`` (``notes.md.md``), with the paths that name each alone: ``./`` makes
     a name a path, never an id (QA round 104-A F2: the hint named the same ambiguous names again)."""
     count = {2: "two", 3: "three"}.get(len(plain) + 1, str(len(plain) + 1))
-    raise UsageError(f"{slug!r} names {count} documents: the file{'s' if len(plain) > 1 else ''} {', '.join(plain)}, "
+    raise UsageError(f"{slug!r} names {count} documents: the file{'s' if len(plain) > 1 else ''} {some_of(plain)}, "
                      f"and the id recall shows for {twin} (a file whose name ends in .md.md).",
                      hint="Pass the file's path, starting with ./ (a path, never an id): "
-                          + " or ".join(f"./{p}" for p in [*plain, twin]) + ".")
+                          + some_of([f"./{p}" for p in [*plain, twin]], sep=" or ") + ".")
 
 
 def _named_files(vault: Path, doc_type: str | None, name: str) -> list[str]:
@@ -811,9 +811,9 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
         if plain and plain != literal:
             _refuse_md_md(slug, plain, literal[0])
         if len(literal) > 1:  # (two files named notes.md.md in two folders, no index to number them)
-            raise UsageError(f"{slug!r} names {len(literal)} documents: {', '.join(literal)}.",
+            raise UsageError(f"{slug!r} names {len(literal)} documents: {some_of(literal)}.",
                              hint="Pass the file's path, starting with ./ (a path, never an id): "
-                                  + " or ".join(f"./{p}" for p in literal) + ".")
+                                  + some_of([f"./{p}" for p in literal], sep=" or ") + ".")
         found = _document_at(vault, literal[0])
         if found is not None:
             return found
@@ -850,8 +850,8 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
         if others:
             count = {2: "two", 3: "three"}.get(len(others) + 1, str(len(others) + 1))
             raise UsageError(f"{slug!r} names {count} documents: the file {file_rel}, and the id recall "
-                             f"shows for {', '.join(others)} (another file of that name).",
-                             hint=f"Pass the file's path to say which one: {' or '.join([file_rel, *others])}.")
+                             f"shows for {some_of(others)} (another file of that name).",
+                             hint=f"Pass the file's path to say which one: {some_of([file_rel, *others], sep=' or ')}.")
         if gone:  # whoever was shown the id meant the file that is gone, not this one
             raise WriteRefused(f"{slug!r} is the id recall showed for {gone[0]}, which is no longer in the vault; "
                                f"the file of that name now is {file_rel}. Nothing was changed.",
@@ -919,8 +919,8 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
     def shown_id(t: str, rel_path: str) -> str | None:
         return ids.get(rel_path) or (f"{t}/{bare}" if n_of_type[t] == 1 else None)
 
-    listing = ", ".join(f"{rel_path} ({i})" if (i := shown_id(t, rel_path)) else rel_path
-                        for (t, _), rel_path in zip(matches, paths))
+    listing = some_of(f"{rel_path} ({i})" if (i := shown_id(t, rel_path)) else rel_path
+                      for (t, _), rel_path in zip(matches, paths))
     # An index id that is no file's name (knowledge/foo-2 with no foo-2.md) names one file; the plain name does not.
     file_ids = set(known)
     suffixed = [i for i in ids.values() if i.split("/", 1)[-1] != bare and i not in file_ids]
