@@ -274,7 +274,10 @@ def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
         return UsageError(f"{what} is refused: dreamdb sql only reads the index.",
                           hint=_PRAGMA_HINT if what.startswith("PRAGMA") else _WRITE_HINT)
     if "load_extension" in query.lower() and "not authorized" in msg:
-        return UsageError("Loading extensions is refused: dreamdb sql only reads the index (sqlite-vec is already loaded).")
+        # (QA round 143-G F2: "sqlite-vec is already loaded" was said where the driver cannot load it)
+        return UsageError("Loading extensions is refused: dreamdb sql only reads the index"
+                          + (" (sqlite-vec is already loaded)." if db.CAN_LOAD_EXTENSIONS else
+                             f"; sqlite-vec, its only extension, cannot be loaded by this SQLite driver ({db.DRIVER_NAME})."))
     if head == "PRAGMA" and ("locked" in msg or "readonly" in msg or "read-only" in msg):
         return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).", hint=_PRAGMA_HINT)
     if "readonly" in msg or "query_only" in msg or "read-only" in msg or "not authorized" in msg:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ import pytest
 from dreamdb.cli import main
 from dreamdb.errors import UsageError
 from dreamdb.sqlquery import DEFAULT_MAX_ROWS, json_rows, json_value, single_statement, unique_names
-from tests.conftest import write_doc
+from tests.conftest import ROOT, write_doc
 
 COUNT_TO = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}) SELECT x FROM c"
 
@@ -452,3 +453,42 @@ def test_the_note_of_an_index_read_as_it_is_comes_only_with_an_answer(vault, cap
             assert not any("answered from the index as it is" in n for n in index.take_notes())
     finally:
         holder.close()
+
+
+def test_the_sync_before_a_query_waits_for_a_lock_no_longer_than_the_timeout(vault, capsys):
+    """QA round 143-G F1: ``sql --timeout 1`` on an index another process held exclusively waited 10 s (the sync before
+    the query waited the index's own lock timeout), where ``--timeout`` says the lock is waited for as long."""
+    import time
+
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
+         f"c = db.connect({str(vault / '.dreamdb' / 'index.db')!r})\n"
+         "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
+         "c.execute(\"INSERT INTO meta (key, value) VALUES ('held', '1')\")\n"
+         "print('held', flush=True); time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        code, _out, err = sql(capsys, vault, "--timeout", "1", "SELECT COUNT(*) FROM documents")
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == 5 and "locked" in err, err
+    assert waited < 6, waited  # (1 s asked; the index's own lock timeout is 10 s)
+
+
+def test_a_refused_load_extension_says_no_sqlite_vec_where_the_driver_loads_none(vault):
+    """QA round 143-G F2: with a driver that cannot load extensions, refusing ``load_extension`` said "sqlite-vec is
+    already loaded"."""
+    env = {**os.environ, "DREAMDB_SQLITE_DRIVER": "sqlite3"}
+    probe = subprocess.run([sys.executable, "-c", "from dreamdb.store import connect as db; print(db.CAN_LOAD_EXTENSIONS)"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    if probe.stdout.strip() != "False":
+        pytest.skip(f"the standard library's sqlite3 here loads extensions ({probe.stdout.strip() or probe.stderr})")
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "sql", "--vault", str(vault), "SELECT load_extension('x')"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 2 and "Loading extensions is refused" in p.stderr, p.stderr
+    assert "already loaded" not in p.stderr and "cannot be loaded by this SQLite driver (sqlite3)" in p.stderr, p.stderr

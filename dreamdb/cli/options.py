@@ -68,11 +68,11 @@ def filter_options(function):
     return function
 
 
-def open_index(vault):
-    """Open one vault's index (the CLI's single path into the library)."""
+def open_index(vault, **kwargs):
+    """Open one vault's index (the CLI's single path into the library); ``kwargs``: :class:`dreamdb.api.Index`'s."""
     from dreamdb.api import open_index as _open
 
-    return _open(vault)
+    return _open(vault, **kwargs)
 
 
 def say(line: str, one_line: bool | None = None) -> None:
