@@ -25,12 +25,13 @@ from dreamdb.analyzer import (NOMINAL_SUFFIXES, NOT_TURKISH_LETTERS, PRIVATIVE_R
                                VERB_INFLECTIONS, acronym_terms, alternate_terms, analyze, compound_terms, diacritic_round,
                                diacritic_rounds, english_by_function_words, identifier_terms, is_turkish,
                                dotless_capitals, drop_data, harmony_breaks, is_turkish_text, lower, normalize, opening_capitals,
-                               dotless_word, joined_terms, query_words, stem, tokens)
+                               joined_terms, query_words, stem, tokens)
 from dreamdb.cognates import HEAD_LETTERS, has_loanword_ending, loanword_spellings
 from dreamdb.lazy_regex import LazyPattern
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
+from dreamdb.ranking.synonyms import dotless_term
 from dreamdb.records import factory, record
 from dreamdb.vault.tags import status_key, tag_key
 
@@ -279,7 +280,7 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         synonym_table: :class:`dreamdb.ranking.synonyms.SynonymTable` or ``None``: its groups expand the
             query's terms, its words as analysed before another analysis or a translation replaced them, a
             capitalised word of a Turkish query read as an ordinary word too (as the table reads its entries),
-            a word typed with a capital ``I`` read with Turkish ``ı`` too (:func:`dreamdb.analyzer.dotless_word`,
+            a word typed with a capital ``I`` read with Turkish ``ı`` too (:func:`dreamdb.ranking.synonyms.dotless_term`,
             as documents index it: ``AYARLARI`` is ``ayarları``, the term ``ayar``), and the other forms counted
             with a term.
         vocabulary: the index's vocabulary (:class:`SqlVocabulary`, or the memory engine), or
@@ -380,8 +381,8 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         # dağıtım, the entry `dağıtım` the term dağıt: QA round 141-A F1), and the forms counted with a term
         seen = terms + distinct + ([stem(w, True) for _t, w, cap in qwords if cap] if turkish else [])
         # and a word typed with a capital I read with ı, as a document's (`AYARLARI, SICAKLIK`: QA round 143-D F2)
-        seen += [stem(d, True) for w, o in zip(words, written_words)
-                 if len(w) > 1 and w not in STOPWORDS and (d := dotless_word(o, w)) is not None]
+        seen += [d for w, o in zip(words, written_words)
+                 if len(w) > 1 and w not in STOPWORDS and (d := dotless_term(o, w)) is not None]
         for s in synonym_table.expand_query(list(dict.fromkeys(seen + [f for fs in forms.values() for f in fs]))):
             syn.setdefault(s, S.SYNONYM_WEIGHT)
     return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms)

@@ -18,10 +18,12 @@ import errno
 import os
 import re
 import stat
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from dreamdb.analyzer import (STOPWORDS, dotless_capitals, dotless_word, drop_data, fold_case, identifier_terms,
+from dreamdb.analyzer import (NOT_TURKISH_LETTERS, STOPWORDS, dotless_capitals, dotless_word, drop_data, fold_case,
+                              harmony_breaks, identifier_terms,
                               is_turkish_text, joined_terms, lower, normalize, query_words, stem, tokens)
 from dreamdb.vault.encoding import wide_unicode_codec
 
@@ -58,6 +60,20 @@ def match_key(term: str) -> str:
     return term.replace("ı", "i")
 
 
+def dotless_term(written: str, folded: str) -> str | None:
+    """The Turkish term of a word written with a capital ``I`` read as dotless ``ı`` (``SICAKLIK`` → ``sıcaklık`` →
+    ``sıcaklık``'s stem; ``AYARLARI`` → ``ayar``), for matching synonym entries (:func:`entry_terms`,
+    :func:`dreamdb.ranking.rank.plan_query`); ``written``: the word as typed, ``folded``: lowercased. ``None`` when it
+    has no capital ``I``, or read so it is no Turkish word: a letter Turkish lacks (``WIFI``, ``EXISTENCE``), or
+    vowels out of Turkish vowel harmony (:func:`dreamdb.analyzer.harmony_breaks`: ``DRIVEN`` read ``drıven``,
+    ``GIVEN``, ``PIECE``), which an English word typed in capitals nearly always is (QA round 143-H F1: ``EVENT
+    DRIVEN`` expanded through the entry ``drive``, ``GIVEN`` through ``give``)."""
+    dotless = dotless_word(written, folded)
+    if dotless is None or not NOT_TURKISH_LETTERS.isdisjoint(dotless) or harmony_breaks(dotless):
+        return None
+    return stem(dotless, True)
+
+
 class Entry(NamedTuple):
     """An entry of a group as :func:`entry_terms` reads it."""
 
@@ -78,7 +94,8 @@ class Entry(NamedTuple):
         return not self.one and len(self.items) == 1 and len(self.words) >= 2 and bool(self.stopwords)
 
 
-def entry_terms(text: str) -> Entry:
+@lru_cache(maxsize=1 << 15)  # (read_groups and SynonymTable read each entry: once; QA round 143-H F5, a 5,000-line
+def entry_terms(text: str) -> Entry:  # file took 0.9 s to load, 0.35 s before the reasons; the Entry is shared: read it)
     """An entry of a group as the query reads it (:class:`Entry`): ``one`` when the entry is one identifier
     (``c++``, ``task-7``: its items are its identifier terms, not its parts), and ``items`` each word's terms
     otherwise, then the identifiers it holds (``v0.5.0``'s ``0.5.0``), duplicates left out; and its words, with
@@ -91,7 +108,7 @@ def entry_terms(text: str) -> Entry:
     a Turkish entry is also its term as written (``sürüm``: the term ``sür``, and ``sürüm``), the term Snowball
     Turkish gives its inflected forms (``sürümler``, ``sürümleri``), as ranking counts a Turkish word's two forms as
     one (:func:`dreamdb.ranking.rank.other_forms`; QA round 141-A F2). A word written with a capital ``I`` is also its
-    Turkish term read with ``ı`` (:func:`dreamdb.analyzer.dotless_word`: ``KAPALI`` is the term ``kapali``, and
+    Turkish term read with ``ı`` (:func:`dotless_term`: ``KAPALI`` is the term ``kapali``, and
     ``kapal``, the query ``kapalı``'s), as documents index it (QA round 143-D F2)."""
     whole = identifier_terms(fold_case(text)) + joined_terms(normalize(text))  # c++, 0.5.0, session_id
     written = drop_data(normalize(text))
@@ -104,8 +121,7 @@ def entry_terms(text: str) -> Entry:
         return Entry(True, [(t,) for t in dict.fromkeys(whole)], words, stopwords)
     turkish = is_turkish_text(words)
     # a word written with a capital I read with ı too, as documents and queries are (`KAPALI`: kapalı's term kapal)
-    dotless = {w: stem(d, True) for w, o in zip(words, tokens(written, data_dropped=True))
-               if (d := dotless_word(o, w)) is not None}
+    dotless = {w: d for w, o in zip(words, tokens(written, data_dropped=True)) if (d := dotless_term(o, w)) is not None}
     items = [tuple(dict.fromkeys(((t, w) if turkish and t != w else (t,)) + ((dotless[w],) if w in dotless else ())))
              for t, w, _cap in query_words(folded, turkish, words, words)]
     return Entry(False, list(dict.fromkeys(items + [(t,) for t in whole])), words, stopwords)
