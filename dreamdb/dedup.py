@@ -211,10 +211,12 @@ def same_named(conn, title: str) -> list[str]:
 
 def _slug(text: str) -> str:
     """:func:`dreamdb.vault.parse.slugify` with ``_`` read as ``-``: ``licensing_policy`` names
-    ``licensing-policy`` (QA round 97-C F7: CREATE, no same title)."""
+    ``licensing-policy`` (QA round 97-C F7: CREATE, no same title); and Turkish ``ı`` read as ``i``, as tags,
+    statuses and synonyms are matched: the capital of ``ı`` is ``I``, which lowercases to ``i`` (QA round 143-H F2:
+    ``DAĞITIM SÜRECİ`` did not name the note ``Dağıtım Süreci``)."""
     from dreamdb.vault.parse import slugify
 
-    return slugify(text.replace("_", " "))
+    return slugify(text.replace("_", " ")).replace("ı", "i")
 
 
 def check_thresholds(*, merge: float, margin: float, review: float) -> None:

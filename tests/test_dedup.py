@@ -178,6 +178,7 @@ def test_a_candidate_titled_as_an_existing_note_is_at_least_review(tiny_vault):
     write_doc(tiny_vault, "knowledge/features/sleep-consolidation.md", "---\ntitle: Sleep consolidation\n---\nbody\n")
     write_doc(tiny_vault, "knowledge/linked.md", "---\ntitle: Linked repos\n---\nrepos that link\n")
     write_doc(tiny_vault, "knowledge/0.soul_h2.md", "---\ntitle: Soul archive\n---\nwho we are\n")
+    write_doc(tiny_vault, "knowledge/dagitim.md", "---\ntitle: Dağıtım Süreci\n---\nsürüm adımları\n")
     write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"date": "2026-11-30", "type": "fix", "scope": "x",
                                                              "description": "Unrelated words"}]))
     index, _emb = embedded(tiny_vault, QueryHashEmbedder())
@@ -192,6 +193,9 @@ def test_a_candidate_titled_as_an_existing_note_is_at_least_review(tiny_vault):
         for title in ("0.soul_h2", "knowledge/0.soul_h2", "0.soul_h2.md", "Soul archive"):
             assert same_named(conn, title) == ["knowledge/0.soul_h2"], title
         assert same_named(conn, "knowledge/linked") == ["knowledge/linked"]
+        # a Turkish title in capitals: the capital of ı is I (QA round 143-H F2)
+        for title in ("DAĞITIM SÜRECİ", "Dağıtım süreci", "DAĞITIM süreci", "dagitim"):
+            assert same_named(conn, title) == ["knowledge/dagitim"], title
         title = conn.execute("SELECT title FROM documents WHERE type = 'changelog'").fetchone()[0]
         assert same_named(conn, title) == []
         emb = QueryHashEmbedder()
