@@ -229,6 +229,29 @@ def test_dedup_usage_errors(tiny_vault, capsys, monkeypatch):
         assert code == 2 and out == "" and err.startswith(f"Error: The file {binary} (--file) holds no text;"), err
 
 
+def test_dedup_refuses_a_draft_of_invisible_characters_as_remember_does(tiny_vault, tmp_path, monkeypatch, capsys):
+    """QA round 143-H F4: a --stdin or --file of a zero-width space alone gave a verdict of the title alone (exit 0,
+    REVIEW), where ``remember --file -`` refuses the same text: one test of visible text for both."""
+    small_vault(tiny_vault)
+    draft = tmp_path / "draft.md"
+    for data in ("\u200b".encode(), " \u200d\u2060\n".encode()):
+        said = "holds no visible character (only spaces and invisible characters such as U+200"
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "Notes", "--stdin",
+                             "--if-present")
+        assert code == 2 and out == "" and err.startswith(f"Error: Standard input (--stdin) {said}"), err
+        assert "nothing was compared" in err
+        draft.write_bytes(data)
+        code, out, err = run(capsys, "embed", "dedup", "--vault", str(tiny_vault), "--title", "Notes", "--file",
+                             str(draft), "--if-present")
+        assert code == 2 and out == "" and err.startswith(f"Error: The file {draft} (--file) {said}"), err
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code, out, err = run(capsys, "remember", "--vault", str(tiny_vault), "--file", "-")
+        assert code == 2 and out == "" and f"Standard input (--file -) {said}" in err, err
+    assert not list((tiny_vault / "knowledge").glob("*")) or sorted(p.name for p in (tiny_vault / "knowledge").iterdir()) \
+        == ["alpha.md", "beta.md"]
+
+
 @pytest.mark.model
 def test_corrupt_model_is_a_clear_error(tiny_vault, model_dir, tmp_path, monkeypatch, capsys):
     small_vault(tiny_vault)

@@ -427,6 +427,49 @@ def test_unwritable_report_or_cache_paths_are_refused_before_the_run(tmp_path):
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
 
 
+def test_a_report_path_to_the_commands_own_output_or_a_descriptor_is_refused_before_the_run(tmp_path):
+    """QA round 143-H F3: ``--json --results-file /dev/stdout > o.json`` exited 0 with o.json holding the markdown alone
+    (the report, renamed over o.json, took the place of the shell's file; the JSON went to the replaced one), and with
+    stdout a pipe the message named ``/proc/<pid>/fd/pipe:[…]``, which does not exist: such a path is refused before
+    the run, whatever leads to it (``/proc/self/fd/1``, a link, the same file as the output, ``/dev/fd/N``)."""
+    base = [sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent"), "--cache", str(tmp_path / "c"),
+            "--json"]  # (no data at all: had the run started, it would have stopped on that first, exit 7)
+    out = tmp_path / "o.json"
+    link = tmp_path / "link.md"
+    link.symlink_to("/dev/stdout")
+    said = "--results-file {} names this command's standard output: the report would replace the file that goes to"
+    hint = "Hint: Give --results-file the path of a file: the markdown report goes there"
+    for target in ("/dev/stdout", "/proc/self/fd/1", str(out), str(link)):
+        with open(out, "w") as stdout:  # (as the shell's > o.json)
+            r = subprocess.run([*base, "--results-file", target], stdout=stdout, stderr=subprocess.PIPE, text=True,
+                               timeout=120)
+        document = json.loads(out.read_text())  # one JSON document: the error's
+        assert r.returncode == 2 and document["error"]["message"].startswith(said.format(target)), (target, r.stderr)
+        assert r.stderr.startswith("Error: " + said.format(target)) and hint in r.stderr, r.stderr
+    r = subprocess.run([*base, "--results-file", "/dev/stdout"], capture_output=True, text=True, timeout=120)  # a pipe
+    assert r.returncode == 2 and said.format("/dev/stdout") in r.stderr and "pipe:[" not in r.stderr, r.stderr
+    r = subprocess.run([*base, "--results-file", "/dev/stderr"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and "names this command's standard output and error" in r.stdout, r.stdout
+    reader, writer = os.pipe()
+    try:
+        for number, which in ((writer, "is a pipe, socket, terminal or device, not a file"), (99, "is not open")):
+            r = subprocess.run([*base, "--results-file", f"/dev/fd/{number}"], capture_output=True, text=True,
+                               timeout=120, pass_fds=(writer,))
+            assert r.returncode == 2 and f"names file descriptor {number}, which {which}" in r.stderr, r.stderr
+            assert "pipe:[" not in r.stderr and hint in r.stderr, r.stderr
+    finally:
+        os.close(reader)
+        os.close(writer)
+    r = subprocess.run([*base, "--results-file", os.devnull], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "it is not a regular file (a pipe, device or socket)" in r.stderr, r.stderr
+    kept = tmp_path / "r.md"  # a file through a descriptor is a file: the run goes on (to the missing data)
+    with open(kept, "w") as handle:
+        r = subprocess.run([*base, "--results-file", f"/dev/fd/{handle.fileno()}"], capture_output=True, text=True,
+                           timeout=120, pass_fds=(handle.fileno(),))
+    assert r.returncode == 7 and "Evaluation data folder not found" in r.stderr, r.stderr
+
+
 def test_faster_than_bm25s_means_strictly_faster():
     """QA round 66 L2: a tie (0.56 vs 0.56 ms on SciFact) was counted as "speed met"."""
     def track(ms_dreamdb: float, ms_bm25s: float) -> dict:

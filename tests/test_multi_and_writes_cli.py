@@ -1616,3 +1616,18 @@ def test_index_hints_of_several_vaults_offer_no_dreamdb_index(two_vaults):
     error = json.loads(result.stdout or result.stderr)["error"]
     assert result.returncode == 4 and "DREAMDB_INDEX" not in error["hint"] and error["hint"].startswith(
         "Move that file away"), error
+
+
+def test_a_note_linked_to_standard_output_is_refused_without_a_made_up_path(tmp_path):
+    """QA round 143-H F3: a note that is a link to ``/dev/stdout`` was refused as resolving to
+    ``/proc/<pid>/fd/pipe:[…]``, a path that does not exist (``os.path.realpath`` of a pipe's descriptor)."""
+    v = tmp_path / "_dream_context"
+    (v / "knowledge").mkdir(parents=True)
+    (v / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nalpha body\n", encoding="utf-8")
+    (v / "knowledge" / "out.md").symlink_to("/dev/stdout")
+    p = subprocess.run([sys.executable, "-m", "dreamdb", "update", "--vault", str(v), "knowledge/out.md", "--append",
+                        "more"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert p.returncode != 0 and "pipe:[" not in p.stderr, p.stderr
+    assert p.stderr.startswith(f"Error: {v / 'knowledge' / 'out.md'} is a link to file descriptor 1 of the process that"
+                               f" opens it (here a pipe, socket, terminal or device), not a file in the vault {v}."), p.stderr
+    assert "remove the link" in p.stderr and (v / "knowledge" / "out.md").is_symlink()

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from dreamdb.cli.options import (ExistingPath, Interrupted, Number, SuggestingGroup, WholeNumber, json_option,
-                                 no_text, open_index, print_notes, say, sigterm_as_interrupt, vault_option)
+                                 open_index, print_notes, require_text, say, sigterm_as_interrupt, vault_option)
 
 _MAX_THREADS = 64  # dreamdb.embeddings.model.MAX_THREADS (a heavy import; a test keeps the two equal)
 _THREADS_HELP = "onnxruntime threads, 1-64 (default: $DREAMDB_EMBED_THREADS, else 2)."
@@ -330,7 +330,7 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
 @click.option("--file", "file_", type=ExistingPath(folder=False), metavar="FILE",
               help="Read the candidate's content from FILE (without --file or --stdin: the title and description alone).")
 @click.option("--stdin", "from_stdin", is_flag=True,
-              help="Read the candidate's content from standard input (an empty --file or --stdin is refused).")
+              help="Read the candidate's content from standard input (an empty --file or --stdin, or one of invisible characters alone, is refused).")
 @click.option("--top", type=WholeNumber(1, 50), default=5, show_default=True, help="Neighbours to report.")
 @click.option("--merge", type=Number(-1, 1), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
 @click.option("--margin", type=Number(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
@@ -433,10 +433,10 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     if content is None:
         raise UsageError(f"{source} is not UTF-8 text: the dedup gate compares notes.",
                          hint="Pass the markdown draft of the note (UTF-8).")
-    if (file_ or from_stdin) and not content.strip():  # (a failed pipe, an empty file: QA round 143-C F3)
-        raise no_text(file_ or "-", "--file" if file_ else "--stdin", after="nothing was compared",
-                      hint="Give the draft's text; leave out --file and --stdin to compare the title and description"
-                           " alone.")
+    if file_ or from_stdin:  # (a failed pipe, an empty file: QA round 143-C F3; invisible characters alone: 143-H F4)
+        require_text(content, file_ or "-", "--file" if file_ else "--stdin", after="nothing was compared",
+                     hint="Give the draft's text; leave out --file and --stdin to compare the title and description"
+                          " alone.")
     if "\x00" in content:  # (valid UTF-8, but no note holds a NUL: QA round 62 L8)
         raise UsageError(f"{source} holds a NUL byte, so it looks like a binary file, not a note: the dedup gate "
                          "compares notes.", hint="Pass the markdown draft of the note (UTF-8 text).")

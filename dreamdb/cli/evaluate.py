@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,7 +43,8 @@ def _progress(label: str, length: int):
                    " dreamdb's user cache folder.")
 @click.option("--write-results", is_flag=True, help="Regenerate eval/RESULTS.md from this run.")
 @click.option("--results-file", type=NonEmptyPath(dir_okay=False, path_type=Path),
-              help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results).")
+              help="Write the markdown report here instead of eval/RESULTS.md (implies --write-results): a file, not this"
+                   " command's standard output (/dev/stdout; the figures, or the JSON document, go there).")
 @click.option("--max-embed", type=WholeNumber(0), default=None, metavar="N",
               help="Skip the dense modes of an index that still needs more than N chunks embedded (default: embed all); "
                    "the reason printed names the command that embeds them.")
@@ -164,8 +166,8 @@ def _failure(scored: bool, short: list[str], target: Path | None, unwritten: Exc
 def _check_writable(cache: Path, target: Path | None, data: Path | None = None) -> None:
     """Refuse a cache folder that cannot be made or written or lies inside the data folder (which is never
     written), a report inside the data or the cache folder, a ``last-run.json`` or report that is a folder, and a
-    report whose folder does not exist or cannot be written: before a run of minutes, not after it (QA round 68 L6,
-    L11).
+    report whose folder does not exist or cannot be written, and one that is no file or is this command's own output
+    (:func:`_refuse_a_descriptor`): before a run of minutes, not after it (QA round 68 L6, L11; 143-H F3).
 
     Raises:
         UsageError: as above (exit code 2).
@@ -198,6 +200,7 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
     if not os.access(cache, os.W_OK | os.X_OK):
         raise UsageError(f"Cannot write in the cache folder {cache}", hint="Give --cache a folder you can write.")
     if target is not None:
+        _refuse_a_descriptor(target)
         folder = target.parent
         if not folder.is_dir():
             raise UsageError(f"Cannot write the report {target}: the folder {folder} does not exist",
@@ -205,6 +208,46 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
         if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
             raise UsageError(f"Cannot write the report {target}: permission denied",
                              hint="Give --results-file a path you can write.")
+
+
+def _refuse_a_descriptor(target: Path) -> None:
+    """Refuse a report path that is this command's own standard output or error (the same file: ``/dev/stdout``,
+    ``/proc/self/fd/1``, or the file the shell sends the output to), or that names an open descriptor which is no
+    file (a pipe, socket, terminal or device: ``/dev/fd/3``) or any other path to something other than a regular file
+    (``/dev/null``, a FIFO): the report replaces its file whole (a new file renamed over it), so the output went on
+    into the replaced file, and the JSON document was lost; and a pipe has no path to write through (QA round 143-H
+    F3: the message named ``/proc/<pid>/fd/pipe:[…]``, which does not exist). Before the run, not after it.
+
+    Raises:
+        UsageError: as above (exit code 2).
+    """
+    from dreamdb.writes.files import descriptor_named
+
+    hint = ("Give --results-file the path of a file: the markdown report goes there, and the figures (the JSON "
+            "document, with --json) to standard output, which a shell's > sends to a file of its own.")
+    try:
+        st = os.stat(target)  # (through the links: the file, pipe or terminal it names)
+    except OSError:
+        st = None
+    streams = []
+    for number, stream in ((1, "output"), (2, "error")):
+        try:
+            own = os.fstat(number)
+        except OSError:  # (closed)
+            continue
+        if st is not None and (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino):
+            streams.append(stream)
+    if streams:
+        raise UsageError(f"--results-file {target} names this command's standard {' and '.join(streams)}: the report"
+                         " would replace the file that goes to, and what the command prints there would be lost",
+                         hint=hint)
+    number = descriptor_named(target)
+    if number is not None and (st is None or not stat.S_ISREG(st.st_mode)):
+        raise UsageError(f"--results-file {target} names file descriptor {number}, which "
+                         f"{'is not open' if st is None else 'is a pipe, socket, terminal or device, not a file'}", hint=hint)
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"Cannot write the report {target}: it is not a regular file (a pipe, device or socket)",
+                         hint="Give --results-file the path of a file.")
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -93,15 +93,28 @@ ONE_LINE_PREFIXES = ("warning: ", "note: ")
 """The stderr lines that are one message each (:func:`say`): a newline in them is a quoted name's."""
 
 
-def no_text(path: str, option: str, *, after: str, hint: str):
-    """The UsageError (exit 2) for text read from ``path`` (``-``: standard input) for ``option`` that holds none (or
-    blanks alone): ``remember``'s refusal, and ``embed dedup``'s, of a failed pipe or an empty file (QA round 143-C F3:
-    a verdict of the title alone, without a word). ``after``: what came of it (``nothing was changed``)."""
-    from dreamdb.errors import UsageError
+def require_text(text: str, path: str, option: str, *, after: str, hint: str) -> None:
+    """Refuse (UsageError, exit 2) text read from ``path`` (``-``: standard input) for ``option`` that holds no
+    character that shows (:func:`dreamdb.output.has_visible`, the test the writes apply to a note's text): none, blanks
+    alone, or invisible characters alone (a zero-width space). ``remember``'s refusal, and ``embed dedup``'s, of a
+    failed pipe or an empty file (QA round 143-C F3: a verdict of the title alone, without a word; 143-H F4: a
+    zero-width space alone was compared, which remember refuses). ``after``: what came of it (``nothing was
+    changed``)."""
+    import unicodedata
 
+    from dreamdb.errors import UsageError
+    from dreamdb.output import has_visible
+
+    if has_visible(text):
+        return
     # (a file's name as the user wrote it: "Notes.md" was said of notes.md, QA round 135-E F4)
     what = "Standard input" if path == "-" else f"The file {path}"
-    return UsageError(f"{what} ({option}) holds no text; {after}.", hint=hint)
+    hidden = next((c for c in text if not c.isspace()), None)
+    if hidden is None:
+        raise UsageError(f"{what} ({option}) holds no text; {after}.", hint=hint)
+    name = unicodedata.name(hidden, "")
+    raise UsageError(f"{what} ({option}) holds no visible character (only spaces and invisible characters such as "
+                     f"U+{ord(hidden):04X}{' ' + name if name else ''}); {after}.", hint=hint)
 
 
 def print_notes(index, extra=(), *, skip_note: str | None = None) -> None:

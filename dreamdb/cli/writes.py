@@ -6,7 +6,7 @@ import os
 
 import click
 
-from dreamdb.cli.options import ExistingPath, json_option, no_text, open_index, print_notes, say, vault_option
+from dreamdb.cli.options import ExistingPath, json_option, open_index, print_notes, require_text, say, vault_option
 from dreamdb.errors import UsageError
 
 
@@ -53,11 +53,11 @@ def _text_from(path: str | None, option: str) -> str | None:
     except UnicodeDecodeError as exc:
         raise UsageError(f"{option} {where} is not UTF-8 text (byte {exc.start:,} cannot be read); nothing was "
                          "changed.", hint="Save it as UTF-8.") from None
-    if not text.strip():  # (said as such: "the entry text must be a non-empty string" did not say where it came from)
-        named = option if path != "-" or option.endswith(" -") else f"{option} -"
-        raise no_text(path, named, after="nothing was changed",
-                      hint="Pipe the text in (echo TEXT | dreamdb …), or give a file that holds it."
-                      if path == "-" else "Give a file that holds the text.")
+    # (said as such: "the entry text must be a non-empty string" did not say where it came from)
+    named = option if path != "-" or option.endswith(" -") else f"{option} -"
+    require_text(text, path, named, after="nothing was changed",
+                 hint="Pipe the text in (echo TEXT | dreamdb …), or give a file that holds it."
+                 if path == "-" else "Give a file that holds the text.")
     return text
 
 

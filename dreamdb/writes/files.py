@@ -1044,6 +1044,29 @@ def _resolves_inside(vault: Path, path: Path) -> bool:
     return True
 
 
+_DESCRIPTOR_LINK = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/fd/(\d+)|/dev/fd/(\d+)|/dev/std(in|out|err)")
+"""A path that names one of a process's open descriptors (Linux ``/proc/<pid>/fd/N``, ``/dev/fd/N``, ``/dev/stdout``)."""
+
+
+def descriptor_named(path: Path) -> int | None:
+    """The descriptor number ``path`` names through :data:`_DESCRIPTOR_LINK` (``/dev/stdout``: 1), following the links
+    to it (a link to ``/dev/stdout`` too), else ``None``. Such a path to a pipe, socket or terminal has no real path:
+    ``os.path.realpath`` makes one up (``/proc/<pid>/fd/pipe:[1471734]``), which no message should name (QA round
+    143-H F3)."""
+    here = os.path.abspath(path)
+    for _ in range(40):  # (the system's own limit of links followed)
+        here = os.path.join(os.path.realpath(os.path.dirname(here)), os.path.basename(here))  # (/dev/fd: /proc/<pid>/fd)
+        match = _DESCRIPTOR_LINK.fullmatch(here)
+        if match:
+            number = match.group(1) or match.group(2)
+            return int(number) if number else ("in", "out", "err").index(match.group(3))
+        try:
+            here = os.path.join(os.path.dirname(here), os.readlink(here))
+        except OSError:  # not a link (or gone): the path names a file, not a descriptor
+            return None
+    return None
+
+
 def _confined(vault: Path, path: Path) -> Path:
     """Return ``path`` resolved, or raise WriteRefused if it lies outside ``vault``."""
     root = vault.resolve()
@@ -1052,6 +1075,11 @@ def _confined(vault: Path, path: Path) -> Path:
     except (RuntimeError, OSError) as exc:  # a symlink loop, a name too long
         raise WriteRefused(f"{path} cannot be resolved ({exc}).", hint="Fix the path or link in the vault.") from exc
     if real != root and root not in real.parents:
+        number = descriptor_named(path)
+        if number is not None and not real.exists():  # (not the made-up /proc/<pid>/fd/pipe:[…]: QA round 143-H F3)
+            raise WriteRefused(f"{path} is a link to file descriptor {number} of the process that opens it (here a "
+                               f"pipe, socket, terminal or device), not a file in the vault {root}.",
+                               hint="dreamdb only edits files inside the vault; remove the link.")
         raise WriteRefused(f"{path} resolves to {real}, outside the vault {root}.",
                            hint="dreamdb only edits files inside the vault.")
     return real
