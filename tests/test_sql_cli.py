@@ -492,3 +492,20 @@ def test_a_refused_load_extension_says_no_sqlite_vec_where_the_driver_loads_none
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 2 and "Loading extensions is refused" in p.stderr, p.stderr
     assert "already loaded" not in p.stderr and "cannot be loaded by this SQLite driver (sqlite3)" in p.stderr, p.stderr
+
+
+def test_no_sync_on_an_index_of_a_newer_schema_gives_advice_that_works(vault, capsys):
+    """QA round 143-J F1: on an index of a newer schema, ``sql --no-sync`` advised "run without --no-sync (or dreamdb
+    sync) to index it again", which every sync refuses (exit 4: a newer schema is left as it is)."""
+    import sqlite3
+
+    from dreamdb.store.migrations import latest_version
+
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    with sqlite3.connect(vault / ".dreamdb" / "index.db") as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (?, 'future', '2027-01-01T00:00:00+00:00')",
+                     (latest_version() + 1,))
+    code, _out, err = sql(capsys, vault, "--no-sync", "SELECT 1")
+    assert code == 0 and f"schema version {latest_version() + 1}" in err, err
+    assert "run without --no-sync" not in err and "run the newer dreamdb, or delete the index" in err, err
+    assert sql(capsys, vault, "SELECT 1")[0] == 4  # (what the old advice led to)

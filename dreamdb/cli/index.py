@@ -488,21 +488,26 @@ def _note_older_index(index_path, query: str, timeout_s: float = 0) -> None:
                      " wait for a SQLite driver that loads sqlite-vec (dreamdb status names it)")
             say(f"note: {', '.join(named)}: not in this index yet: migration{'s' if len(vector) > 1 else ''} "
                 f"{', '.join(str(v) for v, _p in vector)}{waits}")
-    if len(waiting) == len(vector) and index_format in (None, INDEX_FORMAT):
+    # (a newer schema is left as it is by every sync: QA round 143-J F1, "run without --no-sync" then failed, exit 4)
+    newer_schema = str(schema).isdigit() and int(schema) > latest_version()
+    if len(waiting) == len(vector) and index_format in (None, INDEX_FORMAT) and not newer_schema:
         return
     from dreamdb.store.sync import _format_key
 
     ours, theirs = _format_key(INDEX_FORMAT), _format_key(str(index_format))
     age = "a newer" if (ours is not None and theirs is not None and len(ours) == len(theirs) and theirs > ours) or (
-        str(schema).isdigit() and int(schema) > latest_version()) else "an older"  # (QA round 117-A F8: "older")
+        newer_schema) else "an older"  # (QA round 117-A F8: "older")
     # (the same schema: the tables are docs/schema.md's, the terms of another analysis; QA round 132-E F5, "its tables
     # may not be those docs/schema.md describes" of an index whose format alone differed)
     differs = ("its terms (postings) are another version's analysis" if not waiting and str(schema).isdigit()
                and int(schema) == latest_version() else "its tables may not be those docs/schema.md describes")
     say(f"note: this index was written by {age} dreamdb (schema version {schema}, index format {index_format};"
-        f" this one: {latest_version()}, {INDEX_FORMAT}) and is not changed with --no-sync: {differs}; run"
-        " without --no-sync (or dreamdb sync) to "
-        + ("upgrade it" if age == "an older" else "index it again in this version's format"))
+        f" this one: {latest_version()}, {INDEX_FORMAT}) and is not changed with --no-sync: {differs}; "
+        + ("this dreamdb cannot change an index of a newer schema, by a sync either: run the newer dreamdb, or delete"
+           " the index to rebuild it with this one (it is a cache of the vault; stored embeddings are lost)"
+           if newer_schema else
+           "run without --no-sync (or dreamdb sync) to "
+           + ("upgrade it" if age == "an older" else "index it again in this version's format")))
 
 
 def _stdout_is_terminal() -> bool:
