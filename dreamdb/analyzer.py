@@ -484,9 +484,18 @@ def tokens(text: str, *, data_dropped: bool = False) -> list[str]:
         text = drop_data(text)
     if "'" in text or "\u2019" in text or "\u02bc" in text:
         text = _APOSTROPHE_SUFFIX_RE.sub(_drop_suffix, text)
+    return token_pattern(text).findall(text)
+
+
+def token_pattern(text: str) -> re.Pattern:
+    """The pattern of :func:`tokens`' words (one or more of their characters) for already normalised ``text``:
+    letters and digits (``[^\\W_]``), and where ``text`` holds a code point from U+0300 up, the combining marks
+    inside a word too (:data:`dreamdb.unicode_marks.MARK_CLASS`: the virama of क्षत्रिय, Thai vowel signs). What
+    reads a word of the text elsewhere (a snippet's word, :mod:`dreamdb.ranking.snippet`) takes it from here, so
+    it ends the word where the index did."""
     if text.isascii() or _FROM_FIRST_MARK_RE.search(text) is None:
-        return _TOKEN_RE.findall(text)
-    return _marked_token_re().findall(text)
+        return _TOKEN_RE
+    return _marked_token_re()
 
 
 def fold_case(text: str) -> str:

@@ -269,13 +269,14 @@ def _one_line(text: str, limit: int | None = None) -> str:
     runs → one space, cut at ``limit`` characters (the ``…`` included); a cut never splits the name of a hidden
     character (``<U+2066>`` is kept whole or left out: a half ``<U+20…`` names nothing, QA round 73), nor a flag's
     tag sequence (:data:`dreamdb.output.FLAG_TAG_SEQUENCE`, kept whole or left out: its first tag characters alone
-    are the invisible ones :func:`~dreamdb.output.safe_text` leaves out, QA round 139-C F2)."""
-    from dreamdb.output import safe_text
+    are the invisible ones :func:`~dreamdb.output.safe_text` leaves out, QA round 139-C F2), nor any other grapheme
+    cluster (:func:`dreamdb.output.cluster_boundary`: a flag 🇹🇷, a family emoji, a conjunct क्ष; QA round 143-I F2)."""
+    from dreamdb.output import cluster_boundary, safe_text
 
     text = " ".join(safe_text(text).split())
     if limit is None or len(text) <= limit:
         return text
-    cut = limit - 1
+    cut = cluster_boundary(text, limit - 1)
     for m in _kept_whole().finditer(text, max(0, cut - 40), cut + 40):
         if m.start() < cut < m.end():
             cut = m.start()

@@ -292,6 +292,77 @@ def show_controls(text: str) -> str:
     return _CONTROL.sub(_picture, text)
 
 
+_REGIONAL_INDICATORS = "".join(map(chr, range(0x1F1E6, 0x1F200)))
+"""The regional indicator letters U+1F1E6–U+1F1FF, two of which make a flag (🇹🇷 is T R)."""
+
+MAX_CLUSTER_CHARS = 64
+"""How far (characters) :func:`cluster_boundary` looks for the end of a grapheme cluster: a longer one (a letter
+under a hundred stacked marks) is cut where it was asked to be."""
+
+
+def _joined(text: str, i: int, flags: bool = True) -> bool:
+    """Whether ``text[i - 1]`` and ``text[i]`` are in one grapheme cluster, approximating the extended grapheme
+    clusters of Unicode Standard Annex #29: a combining mark (Mn, Mc, Me), a zero-width (non-)joiner, a variation
+    selector, an emoji skin-tone modifier, a tag character or a Hangul medial vowel or final consonant joins the
+    character before it (GB9, GB9a); a character after a zero-width joiner joins it (👨‍👩‍👧, GB11); a letter after a
+    virama joins it (the conjunct क्ष, GB9c); a regional indicator joins the one before it when that one is the
+    first of a pair (🇹🇷, GB12, GB13; not with ``flags`` false: finding which one is costs a look at the whole run of
+    indicators before ``i``)."""
+    import unicodedata  # (imported here, as in takes_selector)
+
+    a, b = text[i - 1], text[i]
+    ob = ord(b)
+    if ob < 0x300:
+        return False
+    if (b in "\u200c\u200d" or 0xFE00 <= ob <= 0xFE0F or 0x1F3FB <= ob <= 0x1F3FF or 0xE0020 <= ob <= 0xE007F
+            or 0xE0100 <= ob <= 0xE01EF or 0x1160 <= ob <= 0x11FF or 0xD7B0 <= ob <= 0xD7FF
+            or unicodedata.category(b)[0] == "M"):
+        return True
+    if a == "\u200d" or (unicodedata.combining(a) == 9 and unicodedata.category(b) == "Lo"):
+        return True
+    if flags and b in _REGIONAL_INDICATORS and a in _REGIONAL_INDICATORS:
+        head = text[:i]
+        return (len(head) - len(head.rstrip(_REGIONAL_INDICATORS))) % 2 == 1
+    return False
+
+
+def cluster_boundary(text: str, i: int, *, forward: bool = False, flags: bool = True) -> int:
+    """The nearest place to cut ``text`` at or before index ``i`` (at or after it with ``forward``) that splits no
+    grapheme cluster (:func:`_joined`): a cut of a long line keeps a flag 🇹🇷, a family 👨‍👩‍👧‍👦, 👍🏽, a
+    conjunct क्ष or a letter and its accents whole or leaves them out (QA round 143-I F2: half a flag showed as
+    a stray letter, the tail of a family as a lone 👦). ``i`` is clamped to ``[0, len(text)]``; a cluster longer
+    than :data:`MAX_CLUSTER_CHARS` is cut at ``i``. With ``flags`` false a flag's two regional indicators may be
+    parted (what Unicode normalisation never joins; a cut then costs no look at a run of flags before it)."""
+    i = max(0, min(i, len(text)))
+    step = 1 if forward else -1
+    j = i
+    for _ in range(MAX_CLUSTER_CHARS):
+        if j <= 0 or j >= len(text) or not _joined(text, j, flags):
+            return j
+        j += step
+    return i
+
+
+def display_width(text: str) -> int:
+    """How many terminal cells ``text`` takes: a wide or fullwidth East Asian character (東, ｶ is narrow) and an
+    emoji two, a combining mark or a zero-width character none, a ZWJ sequence or a flag as one emoji (``wcwidth``,
+    which ``tabulate`` pads :func:`table`'s cells with; imported only for text past ASCII: it takes ≈ 0.1 s). Text
+    holding a control character (shown as a picture, :func:`safe_text`) counts its characters."""
+    if text.isascii():
+        return len(text)
+    from wcwidth import wcswidth
+
+    width = wcswidth(text)
+    return width if width >= 0 else len(text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` and the spaces that make it ``width`` terminal cells wide (:func:`display_width`; a column of a
+    hand-made table stays in line after a CJK word, which ``f"{text:<{width}}"`` pads by characters, QA round
+    143-I F4); longer text is returned as it is."""
+    return text + " " * max(0, width - display_width(text))
+
+
 def count_noun(n: int, one: str, many: str | None = None) -> str:
     """``"1 chunk text"``, ``"3 chunk texts"``, ``"0 chunk texts"`` (``many``: an irregular plural)."""
     return f"{n} {one}" if n == 1 else f"{n} {many or one + 's'}"
@@ -458,7 +529,7 @@ def hits_text(hits, *, explain: bool = False) -> str:
                 # shows too (QA round 65 L7)
                 bm25f = "in class" if t.get("in_class") else f"{t['bm25f']:.4f}"
                 lines.append(
-                    f"     {t['term']:<18} {t['kind']:<7} df {t['df']:<5} idf {t['idf']:.3f}  tf title {tf['title']} desc {tf['description']}"
+                    f"     {pad(t['term'], 18)} {t['kind']:<7} df {t['df']:<5} idf {t['idf']:.3f}  tf title {tf['title']} desc {tf['description']}"
                     f" tags {tf['tags']} body {tf['body']} slug {tf['slug']}  bm25 {t['bm25']:.4f} bm25f {bm25f}"
                 )
         lines.append("")

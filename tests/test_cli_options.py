@@ -297,6 +297,27 @@ def test_table_columns_align_for_decomposed_and_wide_names():
     assert len(columns) == 1, lines
 
 
+def test_hand_made_columns_stay_in_line_after_wide_characters(tmp_path, capsys):
+    """QA round 143-I F4: columns padded with ``f"{text:<18}"`` count characters, not terminal cells: a CJK term in
+    ``recall --explain`` pushed its row's next column two cells right for each of its characters. They are padded by
+    display width (``output.pad``), as ``output.table`` pads its cells; so are ``status``'s counts and ``eval``'s
+    table."""
+    from wcwidth import wcswidth
+
+    from dreamdb import output
+    from dreamdb.cli import main
+
+    assert output.pad("東京", 6) == "東京  " and output.pad("ab", 6) == "ab    " and output.pad("東京メモ", 4) == "東京メモ"
+    assert output.display_width("e\u0301") == 1 and output.display_width("ｶﾀｶﾅ") == 4 and output.display_width("👍🏽") == 2
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "t.md").write_text("---\ntitle: T\n---\n\n東京メモ quokka colony\n", encoding="utf-8")
+    assert main(["recall", "--vault", str(vault), "--explain", "東京メモ quokka"]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if " query " in ln]
+    assert len(rows) == 2, rows
+    assert len({wcswidth(ln[:ln.index(" query ")]) for ln in rows}) == 1, rows
+
+
 def test_every_command_help_ends_with_the_exit_codes(capsys):
     from dreamdb.cli import main
 

@@ -499,6 +499,21 @@ def test_the_text_table_keeps_a_space_between_columns_of_any_width():
         assert "  dreamdb bm25" in ln and ln.split()[-8] == "1190", ln
 
 
+def test_the_text_table_columns_stay_in_line_after_wide_characters():
+    """QA round 143-I F4: a column was padded by characters, so a track named in CJK letters pushed the system column
+    one cell right for each; it is padded by terminal cells (``output.pad``)."""
+    from wcwidth import wcswidth
+
+    from dreamdb.cli.evaluate import _text_table
+    from dreamdb.evaluation import suite
+
+    metrics = {"r@1": 0.9, "r@3": 0.95, "r@5": 0.97, "r@10": 0.99, "mrr": 0.93, "ndcg@10": 0.947}
+    track = {"n": 7, "dreamdb": {"bm25": {"metrics": metrics, "latency_ms": {"mean": 0.2, "p50": 0.2, "p90": 0.3}}}}
+    results = {"sets": {"xquad": {"tracks": {"日本語の質問と答えの組": track, "plain": track}, "indexes": {}}}, "wall_s": 1.0}
+    rows = [ln for ln in _text_table(suite, results).splitlines() if ln.startswith("xquad")]
+    assert len(rows) == 2 and len({wcswidth(ln[:ln.index("dreamdb bm25")]) for ln in rows}) == 1, rows
+
+
 def _gold_data(tmp_path: Path) -> Path:
     """A data folder with the dreamcontext set only: two notes and two gold questions, the file with a byte order mark
     as some editors save it (read as the text it is: QA round 86-C L7)."""

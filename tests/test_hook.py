@@ -1324,6 +1324,19 @@ def test_a_cut_title_never_splits_the_name_of_a_hidden_character(tmp_path):
     assert _one_line("short \u2066 title", 90) == "short <U+2066> title"
 
 
+def test_a_cut_line_splits_no_grapheme_cluster():
+    """QA round 143-I F2: the block's line cut at its length by code points, half a flag (a lone regional indicator
+    letter), the tail of a family emoji or a virama without its letter were shown. The cut keeps a cluster whole or
+    leaves it out."""
+    from dreamdb.hook import _one_line
+
+    for whole in ("🇹🇷", "👨‍👩‍👧‍👦", "👍🏽", "क्ष", "e\u0301"):
+        for before in range(150, 160):
+            line = _one_line("a" * before + whole * 20, 160)
+            assert line.endswith("…") and len(line) <= 160
+            assert line[before:-1].replace(whole, "") == "", (ascii(whole), before, ascii(line[-8:]))
+
+
 ENGLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
 
 

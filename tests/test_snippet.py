@@ -268,3 +268,60 @@ def test_a_changelog_hit_s_snippet_is_never_another_entry_s_text(tiny_vault):
     index.sync()
     assert "second penguin text" in unchanged.snippet  # (an entry still as it was gives its own text)
     index.close()
+
+
+def test_a_word_with_combining_marks_is_read_whole_and_its_line_shown():
+    """QA round 143-I F1: the snippet read a body word up to its first combining mark (``\\w*``, ``isalnum``), so
+    क्षत्रिय (a virama), สวัสดี (Thai vowel signs) and தமிழ் never equalled the indexed term, and a note in Hindi, Thai
+    or Tamil showed its first lines instead of the one that matched. The snippet reads words as the analyzer does."""
+    for word, line in (("क्षत्रिय", "यह क्षत्रिय शब्द है"), ("สวัสดี", "คำว่า สวัสดี ที่นี่"), ("தமிழ்", "இது தமிழ் மொழி")):
+        body = f"line one\nline two\nline three\n{line}\nline five"
+        assert best_snippet(body, _terms(word)) == f"line three\n{line}\nline five", word
+        # past the clip's search of a long line too (the same regex): its window holds the word
+        long_line = "filler " * (CLIP_SEARCH_CHARS // 7 + 10) + line + " tail" * 100
+        middle = best_snippet("top\n" + long_line, _terms(word)).split("\n")[1]
+        assert word in middle and middle.startswith("…"), (word, middle[:80])
+    # the query word's letters after a vowel sign inside a word are the end of another word (कित्रिय), not a hit
+    assert best_snippet("a\nकित्रिय\nb\nत्रिय है\nc", _terms("त्रिय")) == "b\nत्रिय है\nc"
+    # a short word (never stemmed, matched whole) ending in a mark, and one that another word begins with
+    assert best_snippet("a\nb\nc\nयह शब्द है\nd", _terms("है")) == "c\nयह शब्द है\nd"
+    assert best_snippet("a\nb\nc\nคำว่า ที่ นี่\nd", _terms("ที่")) == "c\nคำว่า ที่ นี่\nd"
+    assert best_snippet("a\nकमी\nb\nकम है\nc", _terms("कम")) == "b\nकम है\nc"
+
+
+def _clusters_whole(text: str, whole: str) -> bool:
+    """Whether ``text`` (a cut of a repetition of ``whole``, ``…`` at its ends dropped) is whole repetitions."""
+    text = text.strip("…")
+    return text.replace(whole, "") == ""
+
+
+def test_a_long_lines_cut_splits_no_grapheme_cluster():
+    """QA round 143-I F2: the window of a long line was cut by code points, so it began with the tail of a ZWJ family
+    (a lone 👦) and ended on half a flag (a lone regional indicator), or cut a Devanagari conjunct in two."""
+    family, flag_thumb = "👨‍👩‍👧‍👦", "🇹🇷👍🏽"
+    middle = best_snippet("top\n" + family * 60 + " uniqemojiword " + flag_thumb * 60, _terms("uniqemojiword")).split("\n")[1]
+    head, tail = middle.split(" uniqemojiword ")
+    assert head.startswith("…") and tail.endswith("…")
+    assert _clusters_whole(head, family) and _clusters_whole(tail, flag_thumb), ascii(middle)
+    middle = best_snippet("top\n" + "क्षत्रिय " * 30 + "नमकबहुत " + "क्षत्रिय " * 40, _terms("नमकबहुत")).split("\n")[1]
+    assert middle.startswith("…") and middle.endswith("…")
+    assert not middle[1:].startswith(("\u094d", "\u093f", "र", "्", "ष")), middle[:8]  # no half conjunct, no lone mark
+    assert not middle[:-1].endswith(("\u094d", "क")), middle[-8:]  # not "क्" (a virama waiting for its letter)
+    # a letter and its accents (NFD) and a flag in the description fallback too
+    for whole in ("e\u0301\u0323", "🇹🇷", family):
+        cut = best_snippet("", [], fallback=whole * 200)
+        assert _clusters_whole(cut, whole) and len(cut) <= MAX_LINE_CHARS, ascii(cut[-8:])
+
+
+def test_a_character_nfkc_makes_longer_does_not_hide_a_match_past_the_clip_search():
+    """QA round 143-I F3: one "…" (or ™, ½, ﬁ, half-width ｶﾞ) in a line of more than CLIP_SEARCH_CHARS characters
+    made its folded text longer than the line, and the search past them gave up: the line was shown from its start,
+    the word asked for far beyond it. Offsets in the folded text are mapped back to the line's."""
+    for odd in ("…", "™", "½", "ﬁ", "ｶﾞ", "Ǆ"):
+        for where in (0, CLIP_SEARCH_CHARS + 5000):  # before the word, or in the piece of the line that holds it
+            line = "and more text here " * ((CLIP_SEARCH_CHARS + 2000) // 19) + " Zielwortxyz " + "end " * 50
+            line = line[:where] + odd + line[where:] if where else "Wait" + odd + " " + line
+            middle = best_snippet("top\n" + line, _terms("Zielwortxyz")).split("\n")[1]
+            assert "Zielwortxyz" in middle and middle.startswith("…"), (odd, where, middle[:60])
+            # opened 60 characters before the word, as in a line without the character
+            assert middle.index("Zielwortxyz") in range(58, 64), (odd, where, middle.index("Zielwortxyz"))

@@ -509,3 +509,12 @@ def test_no_sync_on_an_index_of_a_newer_schema_gives_advice_that_works(vault, ca
     assert code == 0 and f"schema version {latest_version() + 1}" in err, err
     assert "run without --no-sync" not in err and "run the newer dreamdb, or delete the index" in err, err
     assert sql(capsys, vault, "SELECT 1")[0] == 4  # (what the old advice led to)
+
+
+def test_a_long_text_cell_is_cut_between_grapheme_clusters():
+    """QA round 143-I F2: a cell cut at 77 characters could split a flag (a lone regional indicator letter shown)."""
+    from dreamdb.cli.index import _cell
+
+    assert _cell("a" * 76 + "🇹🇷" * 5) == "a" * 76 + "…"
+    assert _cell("a" * 75 + "🇹🇷" * 5) == "a" * 75 + "🇹🇷" + "…"
+    assert _cell("a" * 100) == "a" * 77 + "…"

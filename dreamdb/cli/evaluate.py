@@ -279,13 +279,17 @@ def _quick_caveat(results) -> str | None:
 
 
 def _text_table(suite, results) -> str:
+    from dreamdb import output
+
     rows = suite.summary_rows(results)
     # (each text column as wide as its longest value and two spaces: "para tr-ascii→tr" ran into the system, QA 78 F3)
-    ws, wt, wy = (max([w, *(len(str(r[k])) + 2 for r in rows)]) for k, w in (("set", 13), ("track", 14), ("system", 16)))
+    # (in terminal cells, output.pad: a set named in CJK letters, QA round 143-I F4)
+    ws, wt, wy = (max([w, *(output.display_width(str(r[k])) + 2 for r in rows)])
+                  for k, w in (("set", 13), ("track", 14), ("system", 16)))
     head = f"{'set':<{ws}}{'track':<{wt}}{'system':<{wy}}{'n':>6}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'nDCG':>7}{'p50ms':>8}{'p90ms':>8}"
     lines = [head, "-" * len(head)]
     for r in rows:
-        pre = f"{r['set']:<{ws}}{r['track']:<{wt}}{r['system']:<{wy}}{r['n']:>6}"
+        pre = f"{output.pad(str(r['set']), ws)}{output.pad(str(r['track']), wt)}{output.pad(str(r['system']), wy)}{r['n']:>6}"
         if "unavailable" in r:
             lines.append(pre + f"  unavailable: {r['unavailable']}")
         else:

@@ -189,7 +189,7 @@ def status_cmd(vault, as_json):
                    " used. To use that one (its embeddings) instead, delete this one; or delete that one.")
     click.echo(f"documents:      {st['documents']} from {st['files']} files, {st['terms']} distinct terms")
     for t, n in st["by_type"].items():
-        click.echo(f"  {t:<13} {n}")
+        click.echo(f"  {output.pad(t, 13)} {n}")
     if st["unindexed_markdown"]:
         more = ", …" if st["unindexed_markdown"] > len(st["unindexed_examples"]) else ""
         click.echo(f"not indexed:    {st['unindexed_markdown']} .md file{'s' if st['unindexed_markdown'] != 1 else ''}"
@@ -525,5 +525,7 @@ def _cell(v):
     if isinstance(v, bytes):
         return f"<{len(v)} bytes>"
     if isinstance(v, str) and len(v) > 80:
-        return v[:77] + "…"
+        from dreamdb.output import cluster_boundary
+
+        return v[:cluster_boundary(v, 77)] + "…"  # (no grapheme cluster split: QA round 143-I F2)
     return v

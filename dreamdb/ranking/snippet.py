@@ -9,7 +9,9 @@ from bisect import bisect_right
 from itertools import islice
 
 from dreamdb.analyzer import (analyze, compound_terms, drop_data, fold_case, has_case_change, identifier_terms,
-                              is_identifier_term, is_turkish_text, normalize, joined_terms, raw_tokens, stem)
+                              is_identifier_term, is_turkish_text, normalize, joined_terms, raw_tokens, stem,
+                              token_pattern)
+from dreamdb.output import cluster_boundary
 
 SNIPPET_COMPOUND_CHARS = 50_000
 """How much of a body (characters, from its start) the snippet searches for camelCase words whose parts are query
@@ -79,8 +81,24 @@ def _clip(line: str, terms: set[str], turkish: bool) -> str:
                 break
         else:
             pos = _first_word_past_search(line, terms, turkish)
-    clipped = line[pos:pos + MAX_LINE_CHARS]
-    return ("…" if pos else "") + clipped + ("…" if pos + MAX_LINE_CHARS < len(line) else "")
+    return _window(line, pos)
+
+
+def _head(text: str) -> str:
+    """``text`` stripped and cut to :data:`MAX_LINE_CHARS` characters, at a grapheme cluster boundary."""
+    text = text.strip()
+    return text[:cluster_boundary(text, MAX_LINE_CHARS)]
+
+
+def _window(line: str, pos: int) -> str:
+    """:data:`MAX_LINE_CHARS` characters of ``line`` from ``pos`` on, each end moved into the window to the nearest
+    place that splits no grapheme cluster (:func:`dreamdb.output.cluster_boundary`: QA round 143-I F2, a cut showed
+    half a flag, the tail of a family emoji, half a conjunct), ``…`` written where the line goes on."""
+    start = cluster_boundary(line, pos, forward=True) if pos else 0
+    end = cluster_boundary(line, pos + MAX_LINE_CHARS)
+    if end <= start:  # (one cluster longer than the window: cut where asked)
+        start, end = pos, pos + MAX_LINE_CHARS
+    return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
 
 
 def _first_word_past_search(line: str, terms: set[str], turkish: bool) -> int:
@@ -91,52 +109,116 @@ def _first_word_past_search(line: str, terms: set[str], turkish: bool) -> int:
     words = {t for t in terms if not is_identifier_term(t)}
     if len(line) <= CLIP_SEARCH_CHARS or not terms:
         return 0
-    folded = fold_case(line)
-    if len(folded) != len(line):  # (a rare character whose lowercase is longer: offsets would not be the line's)
-        return 0
+    folded = _FoldedLine(line)
     # an identifier of the query (c++, v0.5.0: is_identifier_term) by its text, as _clip finds one in the first part
-    named = [i for i in (folded.find(t, CLIP_SEARCH_CHARS) for t in terms if is_identifier_term(t)) if i >= 0]
+    named = [i for i in (folded.text.find(t, folded.search_from) for t in terms if is_identifier_term(t)) if i >= 0]
     if named:
-        return max(0, min(named) - 60)
-    folded = folded.replace("_", " ")
-    for i, w in islice(_candidates(_prefilter(words), folded, CLIP_SEARCH_CHARS), SNIPPET_CANDIDATES) if words else ():
+        return max(0, folded.line_offset(min(named)) - 60)
+    text = folded.text.replace("_", " ")
+    pre = _prefilter(words, text) if words else None
+    for i, w in islice(_candidates(pre, text, folded.search_from), SNIPPET_CANDIDATES) if pre else ():
         if _matched_term(w, terms, turkish):
-            return max(0, i - 60)
+            return max(0, folded.line_offset(i) - 60)
     return 0
 
 
-def _prefilter(terms: set[str]) -> re.Pattern:
-    """A regex matching, among others, every word of folded text (``_`` → space) that can analyze to
-    one of ``terms``; :func:`_candidates` keeps the matches that start a word.
+FOLD_PIECE_CHARS = 4096
+"""The length (characters, to the next space, else the next grapheme cluster boundary) of the pieces
+:class:`_FoldedLine` folds one by one."""
+
+
+class _FoldedLine:
+    """:func:`dreamdb.analyzer.fold_case` of a long line, folded piece by piece (:data:`FOLD_PIECE_CHARS`, cut at
+    grapheme cluster boundaries, which normalisation does not cross), so that an offset in the folded text maps
+    back to the line's although NFKC made some characters longer (QA round 143-I F3: one "…", "™", "½" or "ﬁ" in a
+    line of 40,000 characters made its snippet open on the line's start, the word asked for far past it): in a piece
+    that kept its length an offset is the same; in one that did not, it is found by folding the piece's prefixes
+    (a binary search). Linear in the line's length.
+
+    Attributes:
+        text: the folded line.
+        search_from: the offset in ``text`` of the line's :data:`CLIP_SEARCH_CHARS`-th character (or the grapheme
+            cluster boundary before it).
+    """
+
+    def __init__(self, line: str) -> None:
+        self._line = line
+        self._starts: list[int] = []  # each piece's offset in the line …
+        self._folded_starts: list[int] = []  # … and in the folded text
+        pieces: list[str] = []
+        at, folded_at = 0, 0
+        split = cluster_boundary(line, CLIP_SEARCH_CHARS)
+        self.search_from = 0
+        while at < len(line):
+            end = split if at < split else line.find(" ", at + FOLD_PIECE_CHARS, at + 2 * FOLD_PIECE_CHARS)
+            if end < 0:  # (no space to end the piece at: a grapheme cluster boundary)
+                end = cluster_boundary(line, at + FOLD_PIECE_CHARS, forward=True, flags=False)
+            if end <= at:
+                end = min(len(line), at + FOLD_PIECE_CHARS)
+            if at == split:
+                self.search_from = folded_at
+            piece = fold_case(line[at:end])
+            self._starts.append(at)
+            self._folded_starts.append(folded_at)
+            pieces.append(piece)
+            at, folded_at = end, folded_at + len(piece)
+        self._starts.append(len(line))
+        self._folded_starts.append(folded_at)
+        self.text = "".join(pieces)
+
+    def line_offset(self, i: int) -> int:
+        """The offset in the line of the character that folded into ``text[i]`` (or the first one after it)."""
+        k = bisect_right(self._folded_starts, i) - 1
+        if k >= len(self._starts) - 1:
+            return len(self._line)
+        start, end = self._starts[k], self._starts[k + 1]
+        want = i - self._folded_starts[k]
+        if self._folded_starts[k + 1] - self._folded_starts[k] == end - start:
+            return start + want
+        lo, hi = 0, end - start  # the shortest prefix of the piece that folds to more than `want` characters
+        piece = self._line[start:end]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if len(fold_case(piece[:mid + 1])) > want:
+                hi = mid
+            else:
+                lo = mid + 1
+        return start + lo
+
+
+def _prefilter(terms: set[str], folded: str) -> re.Pattern:
+    """A regex matching, among others, every word of ``folded`` (folded text, ``_`` → space) that can analyze to
+    one of ``terms``; :func:`_candidates` keeps the matches that start a word. A match runs to the end of its word
+    as the analyzer reads words (:func:`dreamdb.analyzer.token_pattern`: a Devanagari virama or a Thai vowel sign
+    is inside a word; QA round 143-I F1: ``\\w*`` ended क्षत्रिय at its first mark, and no line of a note in Hindi,
+    Thai or Tamil was ever shown for its words).
 
     Stemming only rewrites a word's ending (plural ``-ies`` → ``-y``, Turkish
     consonant softening ``ğ`` → ``k``), so a token starting with all but the
     stem's last letter (capped at 5) is a safe pre-filter; terms of ≤ 3
-    letters are never stemmed and must match a whole token. The pattern has no
+    characters are never stemmed and must match a whole token. The pattern has no
     leading ``\\b``: without it the regex engine scans for the alternatives'
     first letters, ≈ 4× faster on a 50 KB body.
     """
+    word = token_pattern(folded).pattern
     parts = []
     for t in sorted(terms):
-        if len(t) <= 3:
-            parts.append(re.escape(t) + r"\b")
+        if len(t) <= 3:  # (no word's character after it: ``\\b`` never matched after है, whose last is a mark)
+            parts.append(re.escape(t) + f"(?!{word})")
         else:
             parts.append(re.escape(t[: min(len(t) - 1, 5)]))
-    return re.compile(r"(?:" + "|".join(parts) + r")\w*")
+    return re.compile(r"(?:" + "|".join(parts) + r")(?:" + word + ")?")
 
 
 def _candidates(pre: re.Pattern, folded: str, start: int = 0):
-    """``(offset, word)`` of each match of ``pre`` from ``start`` on that starts a word (the leftmost match inside a
-    word runs to its end, so no word start is skipped)."""
+    """``(offset, word)`` of each match of ``pre`` from ``start`` on that starts a word (the character before it is
+    none of a word's, :func:`dreamdb.analyzer.token_pattern`; the leftmost match inside a word runs to its end, so no
+    word start is skipped)."""
+    word = token_pattern(folded)
     for m in pre.finditer(folded, start):
         i = m.start()
-        if i == 0 or not _is_word_char(folded[i - 1]):
+        if i == 0 or not word.match(folded, i - 1, i):
             yield i, m.group()
-
-
-def _is_word_char(c: str) -> bool:
-    """What ``\\w`` matches in a str pattern (Unicode letters, digits and numerics, ``_``)."""
-    return c.isalnum() or c == "_"
 
 
 
@@ -179,7 +261,7 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     """
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if not lines:
-        return fallback.strip()[:MAX_LINE_CHARS]
+        return _head(fallback)
     weight = dict(query_terms) if isinstance(query_terms, dict) else dict.fromkeys(query_terms, 1.0)
     terms = set(weight)
     if turkish is None:
@@ -187,14 +269,14 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
     if not terms:
         data = _data_lines(lines, 0, min(len(lines), DATA_WINDOW_LINES))
         first = [ln for i, ln in enumerate(lines[:DATA_WINDOW_LINES]) if i not in data][:2]
-        return "\n".join(_clip(ln, terms, bool(turkish)) for ln in first) if first else fallback.strip()[:MAX_LINE_CHARS]
+        return "\n".join(_clip(ln, terms, bool(turkish)) for ln in first) if first else _head(fallback)
     # identifiers (0.5.0, c++: analyzer.identifier_terms) are counted on their own; words through the regex
     identifiers = set(filter(is_identifier_term, terms))
     words = terms - identifiers
-    pre = _prefilter(words) if words else None
     # One regex pass over the whole folded text; hits are mapped to lines by offset.
     text = "\n".join(lines)
     folded = fold_case(text).replace("_", " ")
+    pre = _prefilter(words, folded) if words else None
     counts = [0] * len(lines)
     found: dict[int, set[str]] = {}  # line → the distinct terms it holds
 
@@ -268,4 +350,4 @@ def best_snippet(body: str, query_terms: list[str] | dict[str, float], *, fallba
                         shown.append((j, GAP))
                     shown.append((j, _clip(lines[j], terms, turkish)))
             return "\n".join(text for _j, text in shown)
-    return fallback.strip()[:MAX_LINE_CHARS]
+    return _head(fallback)
