@@ -125,11 +125,20 @@ immutable too). Measured with SQLite 3.50.4 (sqlean) and the standard library's:
 "unable to open database file", with no word of why (QA round 143-B F1)."""
 
 
-def sqlite_path_problem(path: Path | str) -> str | None:
+INDEX_COPY_EXTRA_BYTES = 18
+"""How much longer than an index's path the temporary copy :func:`dreamdb.store.connect.copy_index` writes beside it
+is (``.index.db.<pid>.copy.tmp``: the dots, a process id of up to 7 digits, ``.copy.tmp``): a vault's index is kept in
+its own folder only when that copy fits SQLite's limit too (QA round 143-K F1: one 470–486 bytes long moved back
+from the cache as a new, empty index, its embeddings lost)."""
+
+
+def sqlite_path_problem(path: Path | str, extra: int = 0) -> str | None:
     """Why SQLite cannot open a database at ``path`` for the length of its path, as words to follow "Cannot open …
     at <path>: " (``"its path is 612 bytes long, and SQLite opens no database path over 504 bytes"``), else ``None``
-    (short enough, or not POSIX, whose limits differ). The length counted is SQLite's: the absolute path with its
-    links resolved (:data:`SQLITE_MAX_PATH_BYTES`); a path of undecodable bytes counts as the bytes it is."""
+    (short enough, or not POSIX, whose limits differ). SQLite walks the absolute path as given, and then its links
+    resolved: both must be within :data:`SQLITE_MAX_PATH_BYTES` (QA round 143-K F2: a path passing 512 bytes before a
+    link to a short one failed all the same). ``extra``: bytes a file dreamdb opens beside it adds
+    (:data:`INDEX_COPY_EXTRA_BYTES`). A path of undecodable bytes counts as the bytes it is."""
     if os.name != "posix":
         return None
     try:
@@ -137,11 +146,14 @@ def sqlite_path_problem(path: Path | str) -> str | None:
         given = os.fsencode(os.path.abspath(path))
     except (OSError, ValueError):
         return None
-    if len(real) <= SQLITE_MAX_PATH_BYTES:
+    longest = max(given, real, key=len)
+    if len(longest) + extra <= SQLITE_MAX_PATH_BYTES:
         return None
-    length = (f"{len(real):,} bytes long" if real == given
-              else f"{len(real):,} bytes long once its links are resolved ({os.fsdecode(real)!r})")
-    return f"its path is {length}, and SQLite opens no database path over {SQLITE_MAX_PATH_BYTES} bytes"
+    length = (f"{len(longest):,} bytes long" if longest == given
+              else f"{len(longest):,} bytes long once its links are resolved ({os.fsdecode(real)!r})")
+    beside = (f" (dreamdb's temporary copy of an index beside it is {extra} bytes longer)" if extra
+              and len(longest) <= SQLITE_MAX_PATH_BYTES else "")
+    return f"its path is {length}, and SQLite opens no database path over {SQLITE_MAX_PATH_BYTES} bytes{beside}"
 
 
 def index_env() -> str | None:
@@ -185,9 +197,10 @@ def index_path_for(vault: Path) -> Path:
 def vault_index_too_long(vault: Path) -> str | None:
     """Why SQLite cannot open the index in ``vault``'s own ``.dreamdb`` folder (:func:`sqlite_path_problem`), which
     is then kept in the user cache, as a read-only vault's is (QA round 143-B F1: a vault whose path was about 490
-    bytes or longer could not be indexed at all, and several such vaults could not be searched together); else
+    bytes or longer could not be indexed at all, and several such vaults could not be searched together), with room
+    for the temporary copy of an index dreamdb writes beside it (:data:`INDEX_COPY_EXTRA_BYTES`); else
     ``None``."""
-    return sqlite_path_problem(vault / INDEX_DIR_NAME / INDEX_FILE_NAME)
+    return sqlite_path_problem(vault / INDEX_DIR_NAME / INDEX_FILE_NAME, INDEX_COPY_EXTRA_BYTES)
 
 
 def cache_index_path(vault: Path) -> Path:

@@ -2502,17 +2502,19 @@ def test_a_vault_too_deep_for_sqlite_is_indexed_in_the_user_cache(tmp_path):
     """QA round 143-B F1: SQLite opens no database path over 504 bytes (its 512 less "-journal"): a vault whose
     own index path was longer could not be indexed ("unable to open database file", no hint, a 0-byte index.db left),
     nor searched with another vault. Its index is now kept in the user cache, said once."""
-    assert config.SQLITE_MAX_PATH_BYTES == 504
-    project = _long_folder(tmp_path, 505 - len("/_dream_context/.dreamdb/index.db"))
+    assert config.SQLITE_MAX_PATH_BYTES == 504 and config.INDEX_COPY_EXTRA_BYTES == 18
+    longest = 504 - 18  # (the temporary copy of an index beside it must fit too: QA round 143-K F1)
+    project = _long_folder(tmp_path, longest + 1 - len("/_dream_context/.dreamdb/index.db"))
     vault = project / "_dream_context"
     write_doc(vault, "knowledge/deep.md", "---\ntitle: Deep\n---\nabyssal words\n")
     in_vault = vault / ".dreamdb" / "index.db"
-    assert len(os.fsencode(str(in_vault))) == 505
+    assert len(os.fsencode(str(in_vault))) == longest + 1
     index = dreamdb.open(vault)
     assert index.index_path == config.cache_index_path(vault)
     assert index.sync().added == 1
     notes = index.take_notes()
-    assert len(notes) == 1 and "505 bytes long" in notes[0] and str(index.index_path) in notes[0]
+    assert len(notes) == 1 and f"{longest + 1} bytes long" in notes[0] and str(index.index_path) in notes[0]
+    assert "temporary copy of an index beside it is 18 bytes longer" in notes[0]
     assert not in_vault.exists()
     assert [h.doc_id for h in index.recall("abyssal")] == ["knowledge/deep"]
     index.close()
@@ -2525,11 +2527,31 @@ def test_a_vault_too_deep_for_sqlite_is_indexed_in_the_user_cache(tmp_path):
 
     with MultiIndex([short, vault]) as both:
         assert sorted(h.doc_id for h in both.recall("abyssal")) == ["knowledge/deep", "knowledge/near"]
-    # one byte shorter: the vault's own folder holds it
-    near = _long_folder(tmp_path / "n", 504 - len("/_dream_context/.dreamdb/index.db")) / "_dream_context"
-    write_doc(near, "knowledge/a.md", "a\n")
+    # one byte shorter: the vault's own folder holds it, and a copy of an index can be made there (QA round 143-K
+    # F1: one of 470–486 bytes moved back from the cache as a new, empty index: the copy's name was too long)
+    near = _long_folder(tmp_path / "n", longest - len("/_dream_context/.dreamdb/index.db")) / "_dream_context"
+    write_doc(near, "knowledge/a.md", "alpha words\n")
     with dreamdb.open(near) as fits:
         assert fits.index_path == near / ".dreamdb" / "index.db" and fits.sync().added == 1
+    moved = near / ".dreamdb" / "moved.db"
+    moved.parent.joinpath("index.db").rename(moved)
+    assert db.copy_index(moved, near / ".dreamdb" / "index.db") == 0
+    with dreamdb.open(near, auto_sync=False) as copied:
+        assert [h.doc_id for h in copied.recall("alpha")] == ["knowledge/a"]
+
+
+def test_a_vault_path_long_before_a_link_is_indexed_in_the_user_cache(tmp_path):
+    """QA round 143-K F2: SQLite walks the path as given before its links: a 503-byte vault whose ``.dreamdb`` is a
+    link to a short folder failed ("unable to open database file", a 0-byte index.db left) though the path resolved
+    short; such a vault's index is kept in the user cache."""
+    vault = _long_folder(tmp_path, 503 - len("/_dream_context")) / "_dream_context"
+    write_doc(vault, "knowledge/deep.md", "---\ntitle: Deep\n---\nabyssal words\n")
+    (tmp_path / "dd").mkdir()
+    (vault / ".dreamdb").symlink_to(tmp_path / "dd")
+    with dreamdb.open(vault) as index:
+        assert index.index_path == config.cache_index_path(vault)
+        assert [h.doc_id for h in index.recall("abyssal")] == ["knowledge/deep"]
+    assert not (tmp_path / "dd" / "index.db").exists()
 
 
 def test_an_index_path_given_too_long_for_sqlite_is_refused_naming_why(tmp_path, monkeypatch):

@@ -374,6 +374,7 @@ def copy_index(source: Path, dest: Path) -> int | None:
     if modes == ["immutable=1"]:
         with contextlib.suppress(OSError):
             left_out = os.path.getsize(f"{source}-wal")
+    # (dreamdb.config.INDEX_COPY_EXTRA_BYTES: how much longer this name is, which a vault's index leaves room for)
     tmp = Path(dest).with_name(f".{Path(dest).name}.{os.getpid()}.copy.tmp")
     try:
         os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # an index is private (mode 0600)
