@@ -468,6 +468,13 @@ def test_a_report_path_to_the_commands_own_output_or_a_descriptor_is_refused_bef
         r = subprocess.run([*base, "--results-file", f"/dev/fd/{handle.fileno()}"], capture_output=True, text=True,
                            timeout=120, pass_fds=(handle.fileno(),))
     assert r.returncode == 7 and "Evaluation data folder not found" in r.stderr, r.stderr
+    gone = tmp_path / "gone.md"  # a file deleted since it was opened: no path leads to it (QA round 143-K F3: the
+    with open(gone, "w") as handle:  # report went to a new file named "gone.md (deleted)")
+        gone.unlink()
+        r = subprocess.run([*base, "--results-file", f"/dev/fd/{handle.fileno()}"], capture_output=True, text=True,
+                           timeout=120, pass_fds=(handle.fileno(),))
+    assert r.returncode == 2 and "a file deleted since it was opened" in r.stderr, r.stderr
+    assert not list(tmp_path.glob("gone.md*"))
 
 
 def test_faster_than_bm25s_means_strictly_faster():

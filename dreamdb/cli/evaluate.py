@@ -245,6 +245,9 @@ def _refuse_a_descriptor(target: Path) -> None:
     if number is not None and (st is None or not stat.S_ISREG(st.st_mode)):
         raise UsageError(f"--results-file {target} names file descriptor {number}, which "
                          f"{'is not open' if st is None else 'is a pipe, socket, terminal or device, not a file'}", hint=hint)
+    if number is not None and st.st_nlink == 0:  # (QA round 143-K F3: the report went to a new "x.md (deleted)")
+        raise UsageError(f"--results-file {target} names file descriptor {number}, a file deleted since it was opened:"
+                         " no path leads to it any more", hint=hint)
     if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
         raise UsageError(f"Cannot write the report {target}: it is not a regular file (a pipe, device or socket)",
                          hint="Give --results-file the path of a file.")
