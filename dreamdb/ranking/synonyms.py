@@ -22,8 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from dreamdb.analyzer import (NOT_TURKISH_LETTERS, STOPWORDS, dotless_capitals, dotless_word, drop_data, fold_case,
-                              harmony_breaks, identifier_terms,
+from dreamdb.analyzer import (NOT_TURKISH_LETTERS, STOPWORDS, dotless_capitals, drop_data, fold_case, identifier_terms,
                               is_turkish_text, joined_terms, lower, normalize, query_words, stem, tokens)
 from dreamdb.vault.encoding import wide_unicode_codec
 
@@ -60,18 +59,45 @@ def match_key(term: str) -> str:
     return term.replace("ı", "i")
 
 
-def dotless_term(written: str, folded: str) -> str | None:
-    """The Turkish term of a word written with a capital ``I`` read as dotless ``ı`` (``SICAKLIK`` → ``sıcaklık`` →
-    ``sıcaklık``'s stem; ``AYARLARI`` → ``ayar``), for matching synonym entries (:func:`entry_terms`,
-    :func:`dreamdb.ranking.rank.plan_query`); ``written``: the word as typed, ``folded``: lowercased. ``None`` when it
-    has no capital ``I``, or read so it is no Turkish word: a letter Turkish lacks (``WIFI``, ``EXISTENCE``), or
-    vowels out of Turkish vowel harmony (:func:`dreamdb.analyzer.harmony_breaks`: ``DRIVEN`` read ``drıven``,
-    ``GIVEN``, ``PIECE``), which an English word typed in capitals nearly always is (QA round 143-H F1: ``EVENT
-    DRIVEN`` expanded through the entry ``drive``, ``GIVEN`` through ``give``)."""
-    dotless = dotless_word(written, folded)
-    if dotless is None or not NOT_TURKISH_LETTERS.isdisjoint(dotless) or harmony_breaks(dotless):
+_BACK_VOWELS, _VOWELS = frozenset("aıou"), frozenset("aıoueiöü")
+
+
+def harmonic_reading(written: str, folded: str) -> str | None:
+    """``folded`` (the word ``written`` lowercased) with each capital ``I`` read as Turkish vowel harmony reads it:
+    ``ı`` after a back vowel (a ı o u), ``i`` after a front one; with no vowel before it, as the first other vowel
+    after it (``SICAKLIK`` → ``sıcaklık``, ``HESAPLARI`` → ``hesapları``, ``TELEVIZYONLARI`` → ``televizyonları``,
+    ``DRIVEN`` → ``driven``), ``ı`` where every vowel is an ``I`` (``KIZ`` → ``kız``). ``None`` when that reading is
+    ``folded`` itself (no capital ``I``, or each read ``i``), or folding changed the word's length. Source: Turkish
+    suffixes take the backness of the vowel before them (progressive palatal harmony, A. Göksel and C. Kerslake,
+    *Turkish: A Comprehensive Grammar*, Routledge 2005, §2.2), in loanwords too (``hesap-ları``); the capital of
+    ``ı`` is ``I``, which lowercasing makes ``i``."""
+    if "I" not in written or len(written) != len(folded):
         return None
-    return stem(dotless, True)
+    chars = list(folded)
+    for k, letter in enumerate(written):
+        if letter != "I":
+            continue
+        before = next((c for c in reversed(chars[:k]) if c in _VOWELS), None)
+        if before is None:
+            before = next((c for w, c in zip(written[k + 1:], folded[k + 1:]) if c in _VOWELS and w != "I"), None)
+        chars[k] = "ı" if before is None or before in _BACK_VOWELS else "i"
+    reading = "".join(chars)
+    return None if reading == folded else reading
+
+
+def dotless_term(written: str, folded: str) -> str | None:
+    """The Turkish term of a word written with a capital ``I`` read as Turkish reads it (:func:`harmonic_reading`:
+    ``SICAKLIK`` → ``sıcaklık``'s stem; ``AYARLARI`` → ``ayar``; ``HESABI`` → ``hesap``), for matching synonym
+    entries (:func:`entry_terms`, :func:`dreamdb.ranking.rank.plan_query`); ``written``: the word as typed,
+    ``folded``: lowercased. ``None`` when that reading is the word as folded, or holds a letter Turkish lacks
+    (``WIFI``, ``EXISTENCE``). An English word in capitals reads its ``I`` as ``i`` before a front vowel (``DRIVEN``,
+    ``GIVEN``, ``PIECE``: QA round 143-H F1, read ``drıven`` they expanded through the entries ``drive`` and
+    ``give``), and a Turkish loanword keeps its ``ı`` suffixes (``HESAPLARI``, ``TELEFONLARI``: QA round 143-L F1, a
+    test of the whole word's harmony took their group away)."""
+    reading = harmonic_reading(written, folded)
+    if reading is None or not NOT_TURKISH_LETTERS.isdisjoint(reading):
+        return None
+    return stem(reading, True)
 
 
 class Entry(NamedTuple):
