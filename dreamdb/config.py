@@ -151,9 +151,10 @@ def sqlite_path_problem(path: Path | str, extra: int = 0) -> str | None:
         return None
     length = (f"{len(longest):,} bytes long" if longest == given
               else f"{len(longest):,} bytes long once its links are resolved ({os.fsdecode(real)!r})")
-    beside = (f" (dreamdb's temporary copy of an index beside it is {extra} bytes longer)" if extra
-              and len(longest) <= SQLITE_MAX_PATH_BYTES else "")
-    return f"its path is {length}, and SQLite opens no database path over {SQLITE_MAX_PATH_BYTES} bytes{beside}"
+    if len(longest) <= SQLITE_MAX_PATH_BYTES:  # (the copy beside it is what passes: QA round 143-L F3)
+        return (f"its path is {length}, and the temporary copy dreamdb makes beside an index it moves there is {extra}"
+                f" bytes longer, over the {SQLITE_MAX_PATH_BYTES} bytes of a database path SQLite opens")
+    return f"its path is {length}, and SQLite opens no database path over {SQLITE_MAX_PATH_BYTES} bytes"
 
 
 def index_env() -> str | None:

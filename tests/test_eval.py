@@ -473,8 +473,16 @@ def test_a_report_path_to_the_commands_own_output_or_a_descriptor_is_refused_bef
         gone.unlink()
         r = subprocess.run([*base, "--results-file", f"/dev/fd/{handle.fileno()}"], capture_output=True, text=True,
                            timeout=120, pass_fds=(handle.fileno(),))
-    assert r.returncode == 2 and "a file deleted since it was opened" in r.stderr, r.stderr
+    assert r.returncode == 2 and "a file deleted or replaced since it was opened" in r.stderr, r.stderr
     assert not list(tmp_path.glob("gone.md*"))
+    (tmp_path / "x.md").write_text("")  # (QA round 143-L F2: deleted, but still linked as y.md)
+    os.link(tmp_path / "x.md", tmp_path / "y.md")
+    with open(tmp_path / "x.md", "w") as handle:
+        (tmp_path / "x.md").unlink()
+        r = subprocess.run([*base, "--results-file", f"/dev/fd/{handle.fileno()}"], capture_output=True, text=True,
+                           timeout=120, pass_fds=(handle.fileno(),))
+    assert r.returncode == 2 and "a file deleted or replaced since it was opened" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.glob("[xy].md*")) == ["y.md"]
 
 
 def test_faster_than_bm25s_means_strictly_faster():

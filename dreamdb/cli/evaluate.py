@@ -245,12 +245,23 @@ def _refuse_a_descriptor(target: Path) -> None:
     if number is not None and (st is None or not stat.S_ISREG(st.st_mode)):
         raise UsageError(f"--results-file {target} names file descriptor {number}, which "
                          f"{'is not open' if st is None else 'is a pipe, socket, terminal or device, not a file'}", hint=hint)
-    if number is not None and st.st_nlink == 0:  # (QA round 143-K F3: the report went to a new "x.md (deleted)")
-        raise UsageError(f"--results-file {target} names file descriptor {number}, a file deleted since it was opened:"
-                         " no path leads to it any more", hint=hint)
+    if number is not None and not _still_at_its_path(target, st):  # (QA round 143-K F3, 143-L F2: the report went
+        # to a new file named "x.md (deleted)", the descriptor's file left as it was)
+        raise UsageError(f"--results-file {target} names file descriptor {number}, a file deleted or replaced since it"
+                         " was opened: the path it was opened at leads to another file, or none", hint=hint)
     if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
         raise UsageError(f"Cannot write the report {target}: it is not a regular file (a pipe, device or socket)",
                          hint="Give --results-file the path of a file.")
+
+
+def _still_at_its_path(target: Path, st: os.stat_result) -> bool:
+    """Whether the file a descriptor path (``/dev/fd/3``) leads to, of status ``st``, is still the file at the path
+    it was opened at (the link's text, ``os.path.realpath``): the report is written there, by name, not through the
+    descriptor. A deleted file (``x.md (deleted)``, however many other links it keeps) or one replaced since is not."""
+    try:
+        return os.path.samestat(os.stat(os.path.realpath(target)), st)
+    except OSError:
+        return False
 
 
 def _write_atomically(path: Path, text: str) -> None:
