@@ -330,7 +330,8 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
 @click.option("--file", "file_", type=ExistingPath(folder=False), metavar="FILE",
               help="Read the candidate's content from FILE (without --file or --stdin: the title and description alone).")
 @click.option("--stdin", "from_stdin", is_flag=True,
-              help="Read the candidate's content from standard input (an empty --file or --stdin, or one of invisible characters alone, is refused).")
+              help="Read the candidate's content from standard input (an empty --file or --stdin, or one of"
+                   " invisible characters alone, is refused).")
 @click.option("--top", type=WholeNumber(1, 50), default=5, show_default=True, help="Neighbours to report.")
 @click.option("--merge", type=Number(-1, 1), default=0.97, show_default=True, help="MERGE when the top cosine is at least this …")
 @click.option("--margin", type=Number(0, 2), default=0.02, show_default=True, help="… and this far ahead of the second.")
