@@ -1603,6 +1603,37 @@ class Index:
             self.warnings = []
         return report
 
+    def sync_for_dedup(self) -> None:
+        """Bring the index as close to its vault as it can be now, without embedding and without waiting on another
+        process, for a dedup against the vectors there are (``embed dedup --if-present``, an agent's gate before it
+        writes a note: it must not fail because the index cannot be written now).
+
+        The index is checked and synced as a read is (:meth:`sync_for_read` with ``check``: another process's write
+        lock is waited for at most 1.5 s, and a read-only index is read as it is, with a note in :attr:`notes`), and
+        the documents waiting to be chunked are chunked (no model needed: after a rebuild every document waits,
+        though its vectors are kept). Chunking that another process's write lock or a read-only index keeps out
+        leaves those documents as they are: :func:`dreamdb.dedup.coverage` counts them as not compared (QA round
+        143-E F1: exit 4 or 5, where ``--if-present`` promises a verdict or SKIPPED).
+
+        Raises:
+            LockTimeout: the index is damaged, or being built for the first time, while another process holds it.
+            IndexUnavailable: the index cannot be read (or, damaged, replaced).
+        """
+        from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
+        from dreamdb.errors import LockTimeout
+
+        self.sync_for_read(check=True)
+        if self.read_as_is is not None or not documents_to_chunk(self.conn):  # (the lock it met: not waited twice)
+            return
+        try:
+            with self._short_lock_wait():
+                chunk_pending_documents(self.conn)
+        except LockTimeout:
+            pass  # (another process's write lock: what waits is counted as not compared)
+        except db.OperationalError as exc:
+            if not _is_environment_error(exc):  # (a read-only index or file system, a full disk: read as it is)
+                raise
+
     def _rebuild_if_damaged(self) -> bool:
         """:meth:`check` the index; a damaged one is rebuilt from the vault (the problem in :attr:`warnings`).
         Returns whether it was.

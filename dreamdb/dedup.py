@@ -196,7 +196,7 @@ def same_named(conn, title: str) -> list[str]:
     ``notes.md`` the second (``knowledge/notes-2``) was left out, and ``--title notes-2`` named it."""
     if not title or not title.strip():
         return []
-    from dreamdb.store.sync import _NAMED_BY_SECTION, natural_doc_id
+    from dreamdb.store.sync import NAMED_BY_SECTION, natural_doc_id
 
     name = title.strip().rsplit("/", 1)[-1]  # (a doc_id or a path: knowledge/recall-engine-v2, recall-engine-v2.md)
     name = name[:-3] if name.lower().endswith(".md") else name
@@ -205,7 +205,7 @@ def same_named(conn, title: str) -> list[str]:
         return []
     return sorted(doc_id for doc_id, doc_type, path, doc_title in conn.execute(
         "SELECT doc_id, type, source_path, title FROM documents WHERE type != 'changelog'")
-        if _slug(doc_title) in wanted or (doc_type not in _NAMED_BY_SECTION  # (QA 76 F4: 0.soul-2026-h2)
+        if _slug(doc_title) in wanted or (doc_type not in NAMED_BY_SECTION  # (QA 76 F4: 0.soul-2026-h2)
                                           and _slug(natural_doc_id(doc_type, path).split("/", 1)[1]) in wanted))
 
 
@@ -285,40 +285,6 @@ def coverage(conn, model_id: str, doc: int | None = None) -> dict:
                   WHERE d.type NOT IN ({','.join('?' * len(excluded))}){' AND d.id = ?' if doc is not None else ''})""",
         (CHUNKER_VERSION, model_id, model_id, *excluded, *(() if doc is None else (doc,)))).fetchone()
     return {"compared": row[0], "not_compared": row[1], "outdated": row[2]}
-
-
-def index_as_it_can_be(index) -> None:
-    """Bring ``index`` (a :class:`dreamdb.api.Index`) as close to its vault as it can be now, without embedding and
-    without waiting on another process, for a dedup against the vectors there are (``embed dedup --if-present``, an
-    agent's gate before it writes a note: it must not fail because the index cannot be written now).
-
-    The index is checked and synced as a read is (:meth:`~dreamdb.api.Index.sync_for_read` with ``check``: another
-    process's write lock is waited for at most 1.5 s, and a read-only index is read as it is, with a note in
-    ``index.notes``), and the documents waiting to be chunked are chunked (no model needed: after a rebuild every
-    document waits, though its vectors are kept). Chunking that another process's write lock or a read-only index
-    keeps out leaves those documents as they are: :func:`coverage` counts them as not compared (QA round 143-E F1:
-    exit 4 or 5, where ``--if-present`` promises a verdict or SKIPPED).
-
-    Raises:
-        LockTimeout: the index is damaged, or being built for the first time, while another process holds it.
-        IndexUnavailable: the index cannot be read (or, damaged, replaced).
-    """
-    from dreamdb.api import _is_environment_error
-    from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
-    from dreamdb.errors import LockTimeout
-    from dreamdb.store.connect import OperationalError
-
-    index.sync_for_read(check=True)
-    if index.read_as_is is not None or not documents_to_chunk(index.conn):  # (the lock it met is not waited for twice)
-        return
-    try:
-        with index._short_lock_wait():
-            chunk_pending_documents(index.conn)
-    except LockTimeout:
-        pass  # (another process's write lock: what waits is counted as not compared)
-    except OperationalError as exc:
-        if not _is_environment_error(exc):  # (a read-only index or file system, a full disk: read as it is)
-            raise
 
 
 def _conn_and_log_dir(index_or_conn):

@@ -558,7 +558,7 @@ def _skip_reason(vault):
     The check is for the *installed* model (its id from its files' hash, cached; no load): an index
     embedded with another build of it, or another ``DREAMDB_MODEL_DIR``, has vectors, none of which a
     dedup can use, and --if-present re-embedded the whole vault (QA round 57 M2: minutes on the real vault).
-    The index is returned synced as far as it can be now (:func:`dreamdb.dedup.index_as_it_can_be`).
+    The index is returned synced as far as it can be now (:meth:`dreamdb.api.Index.sync_for_dedup`).
     """
     from dreamdb.embeddings.locate import compute_model_id, find_model_dir
 
@@ -581,12 +581,10 @@ def _skip_reason(vault):
     index = open_index(vault)
     if not vectors_available(index.conn):
         return index, "the index has no vector tables (sqlite-vec unavailable)"
-    from dreamdb.dedup import index_as_it_can_be
-
     # the documents as they are (coverage() counts them), chunked where they wait (QA round 97-C F2: after a rebuild,
     # SKIPPED with every vector there); an index that cannot be written now, read-only or another process holding
     # it, is compared as it is, with a note, as a recall reads it (QA round 99-A F4, 143-E F1: exit 4 or 5)
-    index_as_it_can_be(index)
+    index.sync_for_dedup()
     conn = index.conn
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
         return index, "the index has no vectors yet (run: dreamdb embed refresh)"

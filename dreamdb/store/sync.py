@@ -491,9 +491,9 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
             held = None
             if rebuild:
                 # the ids files held, so a rebuild guards those that pass to another file as a sync does (QA 42)
-                marks = ", ".join("?" for _ in _NAMED_BY_SECTION)
+                marks = ", ".join("?" for _ in NAMED_BY_SECTION)
                 held = dict(conn.execute(f"SELECT doc_id, source_path FROM documents WHERE type NOT IN ({marks})",
-                                         _NAMED_BY_SECTION))
+                                         NAMED_BY_SECTION))
                 if known and not force:  # (an upgrade: json.md's `rebuilt` says warnings name it; QA round 86-B F2)
                     stored = stored_index_format(conn)
                     if stored is not None and stored != INDEX_FORMAT:
@@ -971,7 +971,7 @@ def _provisional_doc_id(conn, doc) -> str:
     if not taken(doc_id):
         return doc_id
     n = 2
-    if doc.type not in _NAMED_BY_SECTION:
+    if doc.type not in NAMED_BY_SECTION:
         n += conn.execute("SELECT COUNT(*) FROM documents WHERE doc_id > ? AND doc_id < ?",
                           (doc_id + "-", doc_id + ".")).fetchone()[0]  # ("." follows "-" in code-point order)
     while taken(f"{doc_id}-{n}"):
@@ -979,7 +979,7 @@ def _provisional_doc_id(conn, doc) -> str:
     return f"{doc_id}-{n}"
 
 
-_NAMED_BY_SECTION = ("memory", "changelog")
+NAMED_BY_SECTION = ("memory", "changelog")
 """Types whose slugs come from inside one file (headings, entries), unique there: never renumbered."""
 
 
@@ -1060,9 +1060,9 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
         still = _indexed_paths(conn, set(gone.values()))
         _guard_ids(conn, [(old, path) for old, path in gone.items() if path not in still])
         return 0
-    marks = ", ".join("?" for _ in _NAMED_BY_SECTION)
+    marks = ", ".join("?" for _ in NAMED_BY_SECTION)
     rows = conn.execute(f"SELECT id, type, source_path, doc_id FROM documents WHERE type NOT IN ({marks})",
-                        _NAMED_BY_SECTION).fetchall()
+                        NAMED_BY_SECTION).fetchall()
     groups: dict[str, list[tuple[str, int]]] = {}
     for rowid, doc_type, path, _ in rows:
         groups.setdefault(natural_doc_id(doc_type, path), []).append((path, rowid))
