@@ -2952,3 +2952,42 @@ def test_a_sync_that_changes_no_document_leaves_last_sync_as_it_was(tiny_vault):
     empty.mkdir(parents=True)
     with dreamdb.open(empty) as other:
         assert other.sync().documents == 0 and other.status()["last_sync"] is not None
+
+
+def test_no_change_sync_reads_the_stored_stats_once_per_index_state(tiny_vault):
+    """The no-change fast path read every stored file's and folder's stat from the index before each recall, a third
+    of its time: they are read once per index state, and again after this connection writes or another commits, so
+    an edit, a new note and another process's sync are each still seen."""
+    write_doc(tiny_vault, "knowledge/alpha.md", "alpha body\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    reads = []
+    index.conn.set_trace_callback(lambda sql: reads.append(sql) if "FROM files" in sql and "mtime_ns" in sql else None)
+
+    def recalled(query):
+        reads.clear()
+        return [h.doc_id for h in index.recall(query)], len(reads)
+
+    def settled(query):  # (a file changed within the file system's clock tick of a sync is read by the next too)
+        for _ in range(50):
+            hits, n_reads = recalled(query)
+            if not n_reads:
+                return hits
+            time.sleep(0.02)
+        return None
+
+    assert recalled("alpha")[0] == ["knowledge/alpha"]
+    assert recalled("alpha") == (["knowledge/alpha"], 0) and recalled("alpha") == (["knowledge/alpha"], 0)
+    time.sleep(0.01)
+    write_doc(tiny_vault, "knowledge/alpha.md", "gamma body now\n")  # an edit: the fast path sees the stat moved
+    hits, n_reads = recalled("gamma")
+    assert hits == ["knowledge/alpha"] and n_reads >= 1
+    assert settled("gamma") == ["knowledge/alpha"] and recalled("gamma") == (["knowledge/alpha"], 0)
+    other = dreamdb.open(tiny_vault)  # another connection's sync: read again, once
+    write_doc(tiny_vault, "knowledge/beta.md", "delta body\n")
+    assert other.sync().added == 1
+    hits, n_reads = recalled("delta")
+    assert hits == ["knowledge/beta"] and n_reads >= 1
+    assert settled("delta") == ["knowledge/beta"] and recalled("delta") == (["knowledge/beta"], 0)
+    other.close()
+    index.conn.set_trace_callback(None)
