@@ -371,6 +371,26 @@ def _blocking_output() -> None:
             pass
 
 
+def _buffered_output() -> None:
+    """Standard output written through a buffered writer when Python was started unbuffered (``PYTHONUNBUFFERED=1``
+    or ``python -u``, as containers and CI often set it). Its text stream then writes straight to the file and takes
+    a write the system does only in part (a disk that fills partway: ``write(1, …, 200000) = 8192``) as done, the rest
+    dropped without an error: a long ``list --json``, ``recall`` or ``sql`` to a file was cut at 8 KiB with exit 0
+    (QA round 144-D F1). A buffered writer writes the rest, and the write that fails raises its error (ENOSPC), which
+    :func:`dreamdb.quickcli.run_guarded` reports (exit 74). Each line is flushed as it is written, as unbuffered."""
+    import io
+
+    stream = sys.stdout
+    if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):  # buffered already, or no file
+        return
+    try:
+        raw = io.FileIO(stream.fileno(), "w", closefd=False)  # (its own: the first stream's closes its at exit)
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                                      newline="\n", line_buffering=True, write_through=True)
+    except (OSError, ValueError):  # closed, or not a file to write
+        pass
+
+
 def _before_command(args: list[str]) -> list[str]:
     """The arguments before the command (or before ``--``): the program's own options and ``--vault``'s value. A
     ``--json`` or ``--version`` after the command is the command's, or its text (``remember -- the --json flag``:
@@ -385,6 +405,7 @@ def _main(args: list[str]) -> int:
     from dreamdb import quickcli
 
     _blocking_output()
+    _buffered_output()
     _encodable_output()
     if sys.stdout is None:  # started with standard output closed: writing it is an error, said on stderr
         sys.stdout = quickcli.ClosedOutput()

@@ -377,6 +377,39 @@ def test_output_that_cannot_be_written_is_one_error_line_and_exit_74(tmp_path, a
     assert "internal error" not in p.stderr and len(p.stderr.splitlines()) == 2
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_FSIZE in a child process (POSIX)")
+@pytest.mark.parametrize("args", [["list", "--json"], ["list"], ["recall", "-n", "50", "sleep"],
+                                  ["sql", "--format", "csv", "SELECT * FROM documents"]])
+@pytest.mark.parametrize("unbuffered", ["1", None])
+def test_output_a_disk_takes_only_in_part_is_exit_74(tmp_path, args, unbuffered):
+    """QA round 144-D F1: with PYTHONUNBUFFERED=1, output to a file on a disk that filled partway was cut where the
+    disk filled (the system wrote 8 KiB of the 200 KB asked), with exit 0 and nothing said. Here the output's file
+    cannot grow past ``limit`` (RLIMIT_FSIZE, whose write past it is short, then EFBIG), and the command writes it
+    from just below the limit."""
+    import resource
+    import signal
+
+    vault = tmp_path / "_dream_context"
+    shutil.copytree(ROOT / "examples" / "_dream_context", vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    limit = 1 << 22  # (the index's files fit below it)
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # (a write past the limit fails with EFBIG instead)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as file:
+        file.seek(limit - 100)
+        p = subprocess.run([sys.executable, "-m", "dreamdb", *args[:1], "--vault", str(vault), *args[1:]],
+                           stdout=file, stderr=subprocess.PIPE, text=True, timeout=120, env=env, preexec_fn=limited)
+    assert p.returncode == 74, p.stderr
+    assert "Error: cannot write the output: File too large." in p.stderr.splitlines()
+    assert "Traceback" not in p.stderr and out.stat().st_size == limit
+
+
 @pytest.mark.parametrize("stderr", ["closed", "full"])
 def test_a_stderr_that_cannot_be_written_changes_neither_results_nor_exit_codes(tmp_path, stderr):
     """QA round 13: an error line to a closed stderr raised again, so --json lost its error and exit 3 became 1."""
