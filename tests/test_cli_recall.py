@@ -165,6 +165,20 @@ def test_sync_status_list(example_vault):
     assert [d["type"] for d in docs] == ["changelog", "changelog"]
 
 
+def test_list_cuts_a_long_title_between_grapheme_clusters_and_marks_the_cut(tiny_vault, capsys):
+    """QA round 144-D F2: list cut a title at 70 characters without "…", a flag to one lone regional indicator and a
+    family to a lone 👩; it cuts as sql's table does now."""
+    flag, family = "\U0001F1F9\U0001F1F7", "\U0001F469\u200d\U0001F469\u200d\U0001F466"
+    titles = {"flag": "a" * 69 + flag + " flag", "family": "b" * 68 + family + " family", "short": "c" * 70}
+    for name, title in titles.items():
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\ntitle: {title}\n---\nbody\n")
+    assert main(["list", "--vault", str(tiny_vault)]) == 0
+    cells = {line.split()[0]: line.split(maxsplit=4)[-1].rstrip() for line in capsys.readouterr().out.splitlines()
+             if line.startswith("knowledge/")}
+    assert cells == {"knowledge/flag": "a" * 69 + "…", "knowledge/family": "b" * 68 + "…",
+                     "knowledge/short": "c" * 70}  # (70 characters: whole, as before)
+
+
 @pytest.mark.parametrize("top", ["²", "①", "0", "51", "x"])
 def test_a_top_that_is_no_number_from_1_to_50_is_a_usage_error(example_vault, top):
     """QA round 48 M1: ``-n ²`` (a digit to ``str.isdigit``, not to ``int``) was a traceback on the fast path."""

@@ -289,7 +289,7 @@ def list_cmd(vault, types, exclude_types, tags, since, until, status, level, hid
         click.echo(output.to_json(docs))
         return
     rows = [{"doc_id": output.typable_id(d["doc_id"]), "type": d["type"], "date": (d["date"] or "")[:10], "status": d["status"] or "", "level": d["level"],
-             "title": (d["title"] or "")[:70]} for d in docs]
+             "title": output.clip(d["title"] or "", 70)} for d in docs]
     click.echo(output.table(rows) if rows else "No documents.")
 
 
@@ -524,8 +524,8 @@ def _cell(v):
     """A table cell: a BLOB as ``<N bytes>``, text cut at 80 characters (control characters are made visible by ``output.table``)."""
     if isinstance(v, bytes):
         return f"<{len(v)} bytes>"
-    if isinstance(v, str) and len(v) > 80:
-        from dreamdb.output import cluster_boundary
+    if isinstance(v, str):
+        from dreamdb.output import clip
 
-        return v[:cluster_boundary(v, 77)] + "…"  # (no grapheme cluster split: QA round 143-I F2)
+        return clip(v, 80, cut=77)  # (no grapheme cluster split: QA round 143-I F2)
     return v
