@@ -239,9 +239,10 @@ def hoist_options(args: list[str]) -> list[str]:
     index)", though ``embed refresh`` reads one).
     Another option before the command (QA round 135-A F6: ``dreamdb --vault V --bogus status`` said "dreamdb
     --version has no --vault option", ``dreamdb --json --bogus status`` "No such option '--json'") loses them too,
-    so that click names it; but ``-h`` or ``--help`` there is the program's help, and between a group and its
-    subcommand the group's (``dreamdb embed --vault V -h status``), as click shows for ``dreamdb embed -h status``:
-    the help of the last command named. A ``--`` just before the command's name or the subcommand's is dropped, as
+    so that click names it; but ``-h`` or ``--help`` there, after them or before them (``dreamdb -h --vault V
+    status``, ``dreamdb --help --json``: :func:`_help_among_leading_options`), is the program's help, and between a
+    group and its subcommand the group's (``dreamdb embed --vault V -h status``), as click shows for ``dreamdb embed
+    -h status``: the help of the last command named. A ``--`` just before the command's name or the subcommand's is dropped, as
     click reads ``dreamdb -- status`` as ``dreamdb status`` (``dreamdb --json embed -- status`` said "No such option
     '--json'"); one before an option is kept, the options before it dropped (``dreamdb --vault V embed -- -x``:
     click names ``-x``, as without them), and one at the end after moved options is dropped (as no command).
@@ -254,10 +255,12 @@ def hoist_options(args: list[str]) -> list[str]:
     Returns:
         a new list (or ``args`` itself when nothing moves).
     """
+    if _help_among_leading_options(args):
+        return ["--help"]
     moved, json_flags, i = _leading_options(args)
     args = _without_double_dash(args, i, bool(moved or json_flags))
     if (moved or json_flags) and i < len(args) and args[i].startswith("-") and args[i] != "--version":
-        return ["--help"] if args[i] in ("-h", "--help") else args[i:]  # (--json still makes the error JSON)
+        return args[i:]  # (--json still makes the error JSON)
     if i < len(args) and args[i] in _GROUPS:
         first = i + 1
         sub = first + _leading_options(args[first:])[2]
@@ -323,6 +326,24 @@ def _leading_options(args: list[str]) -> tuple[list[str], list[str], int]:
         else:
             break
     return moved, json_flags, i
+
+
+def _help_among_leading_options(args: list[str]) -> bool:
+    """Whether ``args`` start with the options :func:`hoist_options` moves (``--vault PATH``, ``--json``) and ``-h``
+    or ``--help`` among them, before or after them: the program's help. Only ``dreamdb --vault V -h status`` and
+    ``dreamdb --json --help`` showed it; ``dreamdb -h --vault V status`` said "No such option '--vault'", and
+    ``dreamdb --help --json`` "No such option '--json'" (QA round 144-D F3)."""
+    helps = moved = False
+    i = 0
+    while i < len(args):
+        step = _leading_options(args[i:])[2]
+        moved = moved or step > 0
+        i += step
+        if i >= len(args) or args[i] not in ("-h", "--help"):
+            break
+        helps = True
+        i += 1
+    return helps and moved
 
 
 def _only_leading_options(args: list[str]) -> bool:

@@ -729,12 +729,16 @@ def test_json_before_a_group_with_help_shows_its_help(args, capsys):
                                                                    "dreamdb embed"),
     (["--json", "model", "--json", "--help", "status"], "dreamdb model"),
     (["hook", "-h", "--vault", "v", "user-prompt-submit"], "dreamdb hook"),
+    (["-h", "--vault", "v", "status"], "dreamdb"), (["--help", "--json"], "dreamdb"),
+    (["--help", "--vault", "v"], "dreamdb"), (["-h", "--json", "--vault", "v", "embed", "refresh"], "dreamdb"),
+    (["--json", "-h", "--vault=v", "--help", "status"], "dreamdb"),
 ])
 def test_help_among_leading_options_is_the_help_of_the_command_named_so_far(args, usage, capsys):
     """QA round 135-A F6: `dreamdb --vault V -h` said "dreamdb --version has no --vault option", `dreamdb --json -h`
     "No such option '--json'", `dreamdb embed --vault V -h status` that embed takes --vault after its command. -h
     before the command is the program's help, between a group and its subcommand the group's (as click shows for
-    `dreamdb embed -h status`)."""
+    `dreamdb embed -h status`). QA round 144-D F3: written before --vault or --json too (`dreamdb -h --vault V
+    status` said "No such option '--vault'", `dreamdb --help --json` the same of --json as a JSON error, exit 2)."""
     from dreamdb.entry import main
 
     assert main(args) == 0
