@@ -221,6 +221,11 @@ _SUBCOMMANDS = {group: sorted(c.split()[1] for c in JSON_COMMANDS | NO_JSON_COMM
 """Each group's subcommands, by name."""
 
 
+PROGRAM_OPTIONS = ("--version", "-h", "--help")
+"""The program's own options, before any command: its version and its help (a test keeps them the click group's).
+``--version`` before the others shows the version; ``--version --json`` shows it as JSON without click."""
+
+
 def hoist_options(args: list[str]) -> list[str]:
     """``args`` with ``--vault PATH`` and ``--json`` written before the command moved to just after it.
 
@@ -434,8 +439,12 @@ def _main(args: list[str]) -> int:
     quickcli.JSON_ERRORS = quickcli.wants_json(args)
     lead = _before_command(args)
     if "--version" in lead and "--json" in lead:  # (QA round 74 F10: an agent probing the version got an error object)
-        if not [a for a in lead[:lead.index("--version")] if a != "--json"]:  # (first: the rest is not read, as
-            from dreamdb import __version__  # `dreamdb --version status` prints the version alone)
+        at = lead.index("--version")
+        # (first, and the program's own options alone after it: the command is not read, as `dreamdb --version status`
+        # prints the version alone, but another option is, as without --json: QA round 144-D F4, `dreamdb --version
+        # --json --vault V` printed the version, exit 0, where `dreamdb --version --vault V` is a usage error)
+        if not [a for a in lead[:at] if a != "--json"] and set(lead[at:]) <= {"--json", *PROGRAM_OPTIONS}:
+            from dreamdb import __version__
 
             # (through the CLI's error policy: a full disk or a closed pipe, QA round 76 F7)
             return quickcli.run_guarded(lambda: sys.stdout.write(f'{{"version": "{__version__}"}}\n'))

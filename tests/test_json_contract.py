@@ -324,17 +324,34 @@ def test_version(capsys):
     from dreamdb import __version__
     from dreamdb.entry import main as entry_main
 
-    for args in (["--version", "--json"], ["--json", "--version"], ["--version", "--json", "status"]):
-        capsys.readouterr()  # (the last as `dreamdb --version status`: the version alone)
+    for args in (["--version", "--json"], ["--json", "--version"], ["--version", "--json", "status"],
+                 ["--version", "--json", "-h"]):
+        capsys.readouterr()  # (the third as `dreamdb --version status`: the version alone)
         assert entry_main(args) == 0
         doc = json.loads(capsys.readouterr().out)
         check_keys(doc, "version")
         assert doc == {"version": __version__}
-    for args in (["--json", "--vault", ".", "--version"], ["--vault", ".", "--version", "--json"]):
-        capsys.readouterr()  # (QA round 127-A F1: the first said "No such option '--json'", not what was wrong)
-        assert entry_main(args) == 2
-        said = "dreamdb --version has no --vault option (it reads no vault's index): leave it out."
-        assert json.loads(capsys.readouterr().out)["error"]["message"] == said
+    said = "dreamdb --version has no --vault option (it reads no vault's index): leave it out."
+    # (QA round 127-A F1: the first said "No such option '--json'", not what was wrong; QA round 144-D F4: the last
+    # three printed the version, exit 0, where without --json they are a usage error)
+    for args, message in ((["--json", "--vault", ".", "--version"], said), (["--vault", ".", "--version", "--json"], said),
+                          (["--version", "--json", "--vault", "."], said), (["--version", "--json", "--vault=."], said),
+                          (["--version", "--json", "--bogus"], "No such option '--bogus'.")):
+        capsys.readouterr()
+        assert entry_main(args) == 2, args
+        assert json.loads(capsys.readouterr().out)["error"]["message"] == message
+        assert entry_main([a for a in args if a != "--json"]) == 2 and message in capsys.readouterr().err  # (as that)
+
+
+def test_the_program_options_are_the_click_groups():
+    """entry.PROGRAM_OPTIONS is a copy (``--version --json`` answers without importing click): it must match."""
+    import click
+
+    from dreamdb.cli import cli
+    from dreamdb.entry import PROGRAM_OPTIONS
+
+    ctx = click.Context(cli, **cli.context_settings)
+    assert sorted(PROGRAM_OPTIONS) == sorted(o for p in cli.get_params(ctx) for o in p.opts)
 
 
 
