@@ -2508,8 +2508,10 @@ class Index:
         with db.read_snapshot(self.conn):
             embedded = dense_query_text(self.conn, plan)
             if explain and embedded != plan.text:
-                shown = embedded if len(embedded) <= 200 else embedded[:199] + "…"
-                self.notes.append(f"the dense channel embedded the query with its Turkish letters restored: {shown}")
+                from dreamdb.output import clip
+
+                self.notes.append("the dense channel embedded the query with its Turkish letters restored: "
+                                  + clip(embedded, 200))
             return self._hits(hybrid_rank(self.conn, emb, plan, mode=mode, top=top, now_days=now_days, filters=filters,
                                           bm25_rank=self._rank, dense_text=embedded, explain=explain), plan, mode=mode,
                               explain=explain)

@@ -2991,3 +2991,13 @@ def test_no_change_sync_reads_the_stored_stats_once_per_index_state(tiny_vault):
     assert settled("delta") == ["knowledge/beta"] and recalled("delta") == (["knowledge/beta"], 0)
     other.close()
     index.conn.set_trace_callback(None)
+
+
+def test_a_tags_mapping_warning_cuts_its_text_between_grapheme_clusters():
+    """The warning on a mapping in a ``tags`` list cut its text at 59 characters, a flag to a lone regional indicator;
+    it is cut where no grapheme cluster is split (``output.clip``, as ``list`` cuts a title: QA round 144-D F2)."""
+    from dreamdb.vault.parse import mapping_tag_items
+
+    (said,) = mapping_tag_items([{"name": "x" * 52 + "\U0001F1F9\U0001F1F7 tail", "level": 1}])
+    written = said[1:said.index("} → ")]
+    assert written == "name: " + "x" * 52 + "…", said

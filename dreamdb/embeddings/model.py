@@ -507,7 +507,9 @@ def _encodable(text: str) -> str:
 
 def _short(exc: BaseException, limit: int = 300) -> str:
     msg = " ".join(str(exc).split())
-    return msg if len(msg) <= limit else msg[: limit - 1] + "…"
+    from dreamdb.output import clip
+
+    return clip(msg, limit)
 
 
 def _runtime_unavailable() -> ModelNotInstalled | ModelError:

@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from dreamdb.output import clip
 from dreamdb.timeparse import clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.encoding import wide_unicode_codec
@@ -172,7 +173,7 @@ def mapping_tag_items(value) -> list[str]:
                                           and clean_tag(_as_text(item))):
             continue
         written = ", ".join(f"{_as_text(k)}:" + (f" {_as_text(v)}" if _as_text(v) else "") for k, v in item.items())
-        written = written if len(written) <= 60 else written[:59] + "…"
+        written = clip(written, 60)
         tag = clean_tag(_as_text(item))
         out.append(f"{{{written}}} → {repr(tag) if tag else 'no tag'}")
     return out
