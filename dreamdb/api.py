@@ -861,10 +861,12 @@ class Index:
     def carry_over(self) -> None:
         """Start a vault's new index from its index at the other place dreamdb keeps one, if any
         (:func:`dreamdb.config.other_default_index_path`): a vault made writable moves its index from the user
-        cache into ``.dreamdb/``, and one made read-only the other way, and the embeddings there (minutes
-        of work) would otherwise be lost for an empty index (QA round 45 M2). The copy is then synced like
-        any index. The cache's copy is removed once copied (nothing else ever uses it); the vault's own is
-        left where it is (its folder is read-only). Anything that fails leaves a new index to be built.
+        cache into ``.dreamdb/``, and one made read-only the other way, as does a vault whose own index path is
+        too long to keep it there (:func:`dreamdb.config.vault_index_too_long`) while SQLite can still open it (QA
+        round 144-A F2), and the embeddings there (minutes of work) would otherwise be lost for an empty index (QA
+        round 45 M2). The copy is then synced like any index. The cache's copy is removed once copied (nothing else
+        ever uses it); the vault's own is left where it is (its folder is read-only, or another dreamdb may use it).
+        Anything that fails leaves a new index to be built.
         Done by the first use of :attr:`conn`; ``dreamdb sql --no-sync`` calls it before looking for the index.
         Nothing for an index path the caller chose (``index_path``, ``DREAMDB_INDEX``).
 
@@ -912,10 +914,14 @@ class Index:
                     os.remove(other.parent / name)
             with suppress(OSError):
                 other.parent.rmdir()
+        too_long = None if from_cache else config.vault_index_too_long(self.vault)
         self.notes.append(
             f"the vault's index was in the user cache ({other}) while the vault was read-only; it was moved to "
             f"{self.index_path}, its embeddings included" if from_cache else
-            f"the vault's index folder cannot be written now: its index ({other}) was copied to "
+            # (a vault renamed longer, or indexed before that limit: QA round 144-A F2)
+            f"the vault's index cannot be kept at {other} ({too_long}): it was copied to {self.index_path}"
+            f"{', replacing an older copy' if stale else ''}, its embeddings included, and is kept there" if too_long
+            else f"the vault's index folder cannot be written now: its index ({other}) was copied to "
             f"{self.index_path}{', replacing an older copy' if stale else ''}, its embeddings included"
             # (read without its -wal file, which needs writing beside it: the sync that follows brings the copy up to
             # date; sql --no-sync, which has none, said nothing of it: QA round 115-C F1)

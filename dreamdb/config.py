@@ -223,16 +223,19 @@ def cache_index_path(vault: Path) -> Path:
 
 
 def other_default_index_path(vault: Path, index_path: Path) -> Path | None:
-    """The other place :func:`index_path_for` may put ``vault``'s index: the cache file for the in-vault one
-    and back (a vault made writable, or read-only, moves its index); ``None`` for any other path, and for the cache
-    file of a vault whose own index path is too long for SQLite (:func:`vault_index_too_long`)."""
+    """The other place :func:`index_path_for` may put ``vault``'s index, or has put it: the cache file for the in-vault
+    one and back (a vault made writable, or read-only, moves its index, and a vault whose own index path is too long to
+    keep it there, :func:`vault_index_too_long`, takes its in-vault index into the cache while SQLite can still open
+    it: QA round 144-A F2, a vault renamed a few bytes longer, or one indexed before that limit, got a new, empty index
+    and its embeddings were left behind); ``None`` for any other path, and for the cache file of a vault whose own
+    index path SQLite cannot open (:func:`sqlite_path_problem`)."""
     in_vault = vault / INDEX_DIR_NAME / INDEX_FILE_NAME
     cached = cache_index_path(vault)
     here = Path(os.path.abspath(index_path))
     if here == Path(os.path.abspath(in_vault)):
         return cached
-    if here == Path(os.path.abspath(cached)) and not vault_index_too_long(vault):  # (SQLite cannot read that one)
-        return in_vault
+    if here == Path(os.path.abspath(cached)) and sqlite_path_problem(in_vault) is None:  # (read where it is: the copy
+        return in_vault  # is made beside the cache's file)
     return None
 
 

@@ -2556,6 +2556,38 @@ def test_a_vault_path_long_before_a_link_is_indexed_in_the_user_cache(tmp_path):
     assert not (tmp_path / "dd" / "index.db").exists()
 
 
+@pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_a_vault_index_now_too_long_to_keep_in_its_folder_is_carried_into_the_cache(tmp_path):
+    """QA round 144-A F2: a vault renamed a few bytes longer, its own index path now 490 bytes (within the 18 of the
+    copy beside it of SQLite's 504), got a new, empty index in the user cache: embeddings 0/0, no other index named,
+    the 1.8 MB index in its .dreamdb with its vectors ignored. SQLite can still open that one: it is carried over."""
+    from tests.test_embed_store import HashEmbedder
+
+    tail = "/_dream_context/.dreamdb/index.db"
+    vault = _long_folder(tmp_path / "p", 480 - len(tail)) / "_dream_context"
+    write_doc(vault, "knowledge/deep.md", "---\ntitle: Deep\n---\nabyssal words\n")
+    with dreamdb.open(vault) as index:
+        assert index.index_path == vault / ".dreamdb" / "index.db"
+        assert index.refresh_embeddings(embedder=HashEmbedder()).embedded == 1
+    (tmp_path / "p").rename(tmp_path / ("p" * 11))  # the first folder 10 bytes longer
+    vault = Path(str(vault).replace(str(tmp_path / "p"), str(tmp_path / ("p" * 11)), 1))
+    in_vault = vault / ".dreamdb" / "index.db"
+    assert len(os.fsencode(str(in_vault))) == 490 and config.vault_index_too_long(vault)
+    with dreamdb.open(vault) as index:
+        assert index.index_path == config.cache_index_path(vault)
+        assert index.embed_status("test-hash-1")["embedded"] == 1
+        assert [h.doc_id for h in index.recall("abyssal")] == ["knowledge/deep"]
+        assert index.take_notes() == [
+            f"the vault's index cannot be kept at {in_vault} (its path is 490 bytes long, and the temporary copy"
+            " dreamdb makes beside an index it moves there is 18 bytes longer, over the 504 bytes of a database path"
+            f" SQLite opens): it was copied to {index.index_path}, its embeddings included, and is kept there"]
+        assert index.status()["other_index"]["path"] == str(in_vault)  # (left where it is, named)
+    assert config.index_file_kind(in_vault) == "dreamdb"
+    # one that SQLite cannot open (over 504 bytes) is no other index
+    deep = _long_folder(tmp_path / "q", 505 - len(tail)) / "_dream_context"
+    assert config.other_default_index_path(deep, config.cache_index_path(deep)) is None
+
+
 def test_an_index_path_given_too_long_for_sqlite_is_refused_naming_why(tmp_path, monkeypatch):
     """QA round 143-B F1: DREAMDB_INDEX (or index_path) too long for SQLite: the length, SQLite's limit and the fix,
     nothing left behind; the lexicon and the read-only connections say the same."""

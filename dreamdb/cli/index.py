@@ -183,10 +183,11 @@ def status_cmd(vault, as_json):
     click.echo(f"vault:          {shown(st['vault'])}")
     click.echo(f"index:          {shown(st['index'])} ({st['index_bytes'] / 1e6:.1f} MB)")
     other = st.get("other_index")
-    if other:  # left at the other place when this one already existed (QA round 46 M3)
+    if other:  # left at the other place when this one already existed (QA round 46 M3), or copied from the vault's
+        # own folder, whose index path is too long now (QA round 144-A F2)
         click.echo(f"other index:    {shown(other['path'])} ({other['bytes'] / 1e6:.1f} MB, changed {other['modified']}; this"
-                   f" one {st['index_modified']}), from when the vault's writability was different; this one is"
-                   " used. To use that one (its embeddings) instead, delete this one; or delete that one.")
+                   f" one {st['index_modified']}), from when the vault's writability or path length was different;"
+                   " this one is used. To use that one (its embeddings) instead, delete this one; or delete that one.")
     click.echo(f"documents:      {st['documents']} from {st['files']} files, {st['terms']} distinct terms")
     for t, n in st["by_type"].items():
         click.echo(f"  {output.pad(t, 13)} {n}")
