@@ -72,6 +72,10 @@ TOP_MIN, TOP_MAX = 1, 50
 LAZY_SYNC_LOCK_WAIT_MS = 1500
 """How long the sync before a recall waits for another process's write lock (ms), as the prompt hook does."""
 
+_HELD_ELSEWHERE = ("another process holds the index (a dreamdb sync or refresh, a program reading it in a transaction,"
+                   " or another open Index of this process)")
+"""Who holds an index's write lock that a read met (said in its notes)."""
+
 LAZY_SYNC_WARNINGS_SHOWN = 5
 """How many of its warnings the sync before a read passes on as notes; past them one note counts the rest and
 names ``dreamdb sync --force``, which lists them all (QA round 64 L3: with a folder unreadable and 20 dangling links,
@@ -1609,7 +1613,7 @@ class Index:
             self.warnings = []
         return report
 
-    def sync_for_dedup(self) -> None:
+    def sync_for_dedup(self) -> str | None:
         """Bring the index as close to its vault as it can be now, without embedding and without waiting on another
         process, for a dedup against the vectors there are (``embed dedup --if-present``, an agent's gate before it
         writes a note: it must not fail because the index cannot be written now).
@@ -1619,7 +1623,13 @@ class Index:
         the documents waiting to be chunked are chunked (no model needed: after a rebuild every document waits,
         though its vectors are kept). Chunking that another process's write lock or a read-only index keeps out
         leaves those documents as they are: :func:`dreamdb.dedup.coverage` counts them as not compared (QA round
-        143-E F1: exit 4 or 5, where ``--if-present`` promises a verdict or SKIPPED).
+        143-E F1: exit 4 or 5, where ``--if-present`` promises a verdict or SKIPPED), and a note says so.
+
+        Returns:
+            Why the documents waiting to be chunked cannot be now, with what to do (another process's write lock, an
+            index that cannot be written), else ``None``: the vectors stored for their chunk texts are matched to them only once they
+            are chunked (QA round 144-A F3: after ``sync --force``, the gate said SKIPPED, "no document of the index
+            has vectors … yet (run: dreamdb embed refresh)", with every vector there and nothing on stderr).
 
         Raises:
             LockTimeout: the index is damaged, or being built for the first time, while another process holds it.
@@ -1629,16 +1639,29 @@ class Index:
         from dreamdb.errors import LockTimeout
 
         self.sync_for_read(check=True)
-        if self.read_as_is is not None or not documents_to_chunk(self.conn):  # (the lock it met: not waited twice)
-            return
-        try:
-            with self._short_lock_wait():
-                chunk_pending_documents(self.conn)
-        except LockTimeout:
-            pass  # (another process's write lock: what waits is counted as not compared)
-        except db.OperationalError as exc:
-            if not _is_environment_error(exc):  # (a read-only index or file system, a full disk: read as it is)
-                raise
+        if not documents_to_chunk(self.conn):
+            return None
+        why = None
+        if not self._updating_elsewhere:  # (the lock the sync met: not waited for twice)
+            try:
+                with self._short_lock_wait():
+                    chunk_pending_documents(self.conn)
+                return None
+            except LockTimeout:
+                pass
+            except db.OperationalError as exc:
+                if not _is_environment_error(exc):  # (a read-only index or file system, a full disk: read as it is)
+                    raise
+                hint = self._machine_hint(exc)
+                why = f"the index cannot be written ({exc}); {hint[:1].lower()}{hint[1:]}"
+        why = why or f"{_HELD_ELSEWHERE}; run this again once it is done"
+        from dreamdb.output import count_noun
+
+        waiting = documents_to_chunk(self.conn)  # (fewer when a batch was written before the lock)
+        self.notes.append(f"{count_noun(waiting, 'document')} of the index {'waits' if waiting == 1 else 'wait'} to be"
+                          f" chunked again (after a rebuild, or an edit) and {'is' if waiting == 1 else 'are'} compared"
+                          f" only once {'it is' if waiting == 1 else 'they are'}, which cannot be done now: {why}")
+        return why
 
     def _rebuild_if_damaged(self) -> bool:
         """:meth:`check` the index; a damaged one is rebuilt from the vault (the problem in :attr:`warnings`).
@@ -1739,9 +1762,8 @@ class Index:
                     f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
                     hint="Retry in a moment (a first build of a large vault takes a while).") from exc
             self._updating_elsewhere = True
-            self._answered_as_is("another process holds the index (a dreamdb sync or refresh, a program reading it in a "
-                                 "transaction, or another open Index of this process); answered from the index as it"
-                                 " is (vault edits since its last sync may be missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
+            self._answered_as_is(f"{_HELD_ELSEWHERE}; answered from the index as it is (vault edits since its last sync"
+                                 " may be missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
         except IndexUnavailable as exc:
             # A read-only index file (or folder, or file system) or a full disk: the index cannot follow the
             # vault, but it can still be read; the read that follows fails on its own if it cannot.

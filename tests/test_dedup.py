@@ -449,7 +449,8 @@ def test_if_present_on_an_index_that_cannot_be_written_compares_or_skips(embedde
     capsys.readouterr()
     assert main(["embed", "dedup", "--vault", str(vault), "--title", "Pinned evidence", "--if-present", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["verdict"] == "SKIPPED" and "no document of the index has vectors" in out["reason"], out
+    assert out["verdict"] == "SKIPPED" and "wait to be chunked again" in out["reason"], out  # (their vectors are
+    assert "the index cannot be written (attempt to write a readonly database)" in out["reason"], out  # there: 144-A F3)
     # the sync before it cannot write either (QA round 99-A F4: exit 4 on a read-only index): read as it is
     monkeypatch.undo()
     monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
@@ -535,3 +536,64 @@ def test_if_present_skips_on_an_immutable_index_whose_documents_wait_to_be_chunk
     assert code == 0, err
     assert json.loads(out) == {"verdict": "SKIPPED", "reason": "the index has no vectors yet (run: dreamdb embed refresh)",
                                "neighbours": []}
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_if_present_after_a_rebuild_names_the_lock_or_the_read_only_index_that_keeps_the_chunking_out(
+        tmp_path, monkeypatch, capsys):
+    """QA round 144-A F3: after ``sync --force`` every document waits to be chunked again (its vectors kept, keyed by
+    chunk text); with another process holding the write lock, or the index read-only, ``--if-present`` said SKIPPED
+    "no document of the index has vectors of the installed model … yet (run: dreamdb embed refresh)", nothing on
+    stderr, every vector there (and the refresh it advised cannot run on a read-only index). It names the lock or the
+    read-only index now, with a note; once the lock is gone the documents are chunked and compared."""
+    from dreamdb.cli import main
+    from dreamdb.dedup import coverage
+    from dreamdb.embeddings import store
+    from dreamdb.embeddings.locate import compute_model_id
+    from dreamdb.store import connect as db
+    from tests.test_embed_store import HashEmbedder, make_vault
+
+    fake = tmp_path / "model"  # (an installed model's files: only their hash is read on the way to this SKIPPED)
+    fake.mkdir()
+    (fake / "model.onnx").write_bytes(b"\0" * 2048)
+    (fake / "tokenizer.json").write_text("{}")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(fake))
+    model_id = compute_model_id(fake)
+    vault = make_vault(tmp_path / "project" / "_dream_context", n_docs=3)
+    with dreamdb.open(vault) as index:
+        assert index.refresh_embeddings(embedder=HashEmbedder(model_id)).embedded == 6
+    assert main(["sync", "--force", "--vault", str(vault)]) == 0
+    holder = db.connect(vault / ".dreamdb" / "index.db")  # (dreamdb's driver: the same SQLite library shares its locks)
+    holder.execute("BEGIN IMMEDIATE")  # another process's long sync or refresh
+    try:
+        capsys.readouterr()
+        code = main(["embed", "dedup", "--vault", str(vault), "--title", "Doc 1", "--if-present", "--json"])
+        out, err = capsys.readouterr()
+    finally:
+        holder.close()
+    assert code == 0, err
+    assert json.loads(out) == {"verdict": "SKIPPED", "neighbours": [], "reason": (
+        f"the index's documents wait to be chunked again before their vectors of the installed model {model_id} can be"
+        " compared, which cannot be done now: another process holds the index (a dreamdb sync or refresh, a program"
+        " reading it in a transaction, or another open Index of this process); run this again once it is done")}
+    assert err.startswith("note: 3 documents of the index wait to be chunked again (after a rebuild, or an edit) and"
+                          " are compared only once they are, which cannot be done now: another process holds the"
+                          " index"), err
+
+    def cannot_write(conn, **_kw):  # (what SQLite raises on an immutable or read-only index)
+        raise db.OperationalError("attempt to write a readonly database")
+
+    with monkeypatch.context() as m:
+        m.setattr(store, "chunk_pending_documents", cannot_write)
+        code = main(["embed", "dedup", "--vault", str(vault), "--title", "Doc 1", "--if-present", "--json"])
+        out, err = capsys.readouterr()
+    assert code == 0, err
+    reason = json.loads(out)["reason"]
+    assert reason.startswith("the index's documents wait to be chunked again before their vectors of the installed"
+                             f" model {model_id} can be compared, which cannot be done now: the index cannot be written"
+                             " (attempt to write a readonly database); make "), reason
+    assert "embed refresh" not in reason and "the index cannot be written" in err, err
+    with dreamdb.open(vault) as index:  # the lock gone, writable: chunked, every document compared, nothing embedded
+        assert index.sync_for_dedup() is None and index.take_notes() == []
+        assert coverage(index.conn, model_id) == {"compared": 3, "not_compared": 0, "outdated": 0}

@@ -341,7 +341,9 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
                    "is installed (missing, corrupt, or its runtime missing) or no document of the index has vectors "
                    "of it; when only some lack them, compare against the vectors there are and count the others "
                    "(documents_not_compared, documents_outdated). An index that cannot be written now (another "
-                   "process holds it, or it is read-only) is compared as it is, with a note.")
+                   "process holds it, or it is read-only) is compared as it is, with a note: its documents waiting "
+                   "to be chunked again (after a rebuild) are not compared, and when no other document is, SKIPPED "
+                   "says why.")
 @click.option("--threads", type=WholeNumber(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, review, if_present, threads, as_json):
@@ -364,7 +366,9 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     the index, and otherwise compares against the vectors there are, saying
     how many documents were left out or compared as last embedded. While
     another process holds the index (or it is read-only), the gate compares
-    against the index as it is, with a note, as recall does.
+    against the index as it is, with a note, as recall does; documents
+    waiting to be chunked again (after a rebuild) are then left out, and
+    SKIPPED names the lock or the read-only index when no other is compared.
 
     A candidate is compared by its first 128 chunks (≈ 48k words, the cap
     per document); the tail of a longer one is not, and the result says so
@@ -558,7 +562,8 @@ def _skip_reason(vault):
     The check is for the *installed* model (its id from its files' hash, cached; no load): an index
     embedded with another build of it, or another ``DREAMDB_MODEL_DIR``, has vectors, none of which a
     dedup can use, and --if-present re-embedded the whole vault (QA round 57 M2: minutes on the real vault).
-    The index is returned synced as far as it can be now (:meth:`dreamdb.api.Index.sync_for_dedup`).
+    The index is returned synced as far as it can be now (:meth:`dreamdb.api.Index.sync_for_dedup`); documents it
+    could not chunk now (another process's lock, a read-only index) are the reason when no other is compared.
     """
     from dreamdb.embeddings.locate import compute_model_id, find_model_dir
 
@@ -584,7 +589,7 @@ def _skip_reason(vault):
     # the documents as they are (coverage() counts them), chunked where they wait (QA round 97-C F2: after a rebuild,
     # SKIPPED with every vector there); an index that cannot be written now, read-only or another process holding
     # it, is compared as it is, with a note, as a recall reads it (QA round 99-A F4, 143-E F1: exit 4 or 5)
-    index.sync_for_dedup()
+    kept_out = index.sync_for_dedup()  # (why documents wait to be chunked now, said in a note too)
     conn = index.conn
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
         return index, "the index has no vectors yet (run: dreamdb embed refresh)"
@@ -594,6 +599,10 @@ def _skip_reason(vault):
         return index, f"the embedding model cannot be read: {exc.strerror or exc} ({model_dir})"
     if coverage(conn, model_id)["compared"]:
         return index, None
+    if kept_out and conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
+        # (not "no vectors yet, run embed refresh": they are there, and a refresh cannot run either; QA round 144-A F3)
+        return index, (f"the index's documents wait to be chunked again before their vectors of the installed model"
+                       f" {model_id} can be compared, which cannot be done now: {kept_out}")
     others = conn.execute("SELECT model_id, COUNT(*) FROM embeddings WHERE model_id != ? GROUP BY model_id"
                           " ORDER BY 2 DESC, 1", (model_id,)).fetchall()
     if not others or conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
