@@ -356,6 +356,51 @@ def test_an_english_word_typed_in_capitals_is_not_read_as_turkish_for_synonyms(t
             == ["knowledge/book"]
 
 
+def test_a_word_in_capitals_the_index_or_the_lexicon_knows_with_a_dotted_i_is_not_read_with_a_dotless_one(tiny_vault,
+                                                                                                          tmp_path):
+    """QA round 144-A F1: ``CABIN``, its ``I`` read ``ı`` after a back vowel (``cabın``, the Turkish term ``cap``), took
+    the synonyms of the entry ``cap``, ``LATIN ALPHABET`` those of ``lat``, and the entry ``CABIN`` made ``cap`` a
+    synonym of ``hut``. A word the index or the lexicon knows as written, with ``i``, and not as read with ``ı``, is
+    read as written, in a query and in an entry; a word neither knows keeps both readings (``HESAPLARI``)."""
+    from dreamdb.lexicon import Lexicon, build_lexicon
+    from dreamdb.ranking.rank import plan_query
+
+    kenet = tmp_path / "kenet"
+    kenet.mkdir()
+    link = ("<SYNSET><ID>TUR10-{0}</ID><SYNONYM><LITERAL>{1}<SENSE>1</SENSE></LITERAL></SYNONYM>"
+            "<ILR>ENG31-{0}-n<TYPE>SYNONYM</TYPE></ILR></SYNSET>")
+    english = "<SYNSET><ID>ENG31-{0}-n</ID><SYNONYM><LITERAL>{1}<SENSE>0</SENSE></LITERAL></SYNONYM></SYNSET>"
+    pairs = (("kabin", "cabin"), ("latin", "latin"), ("hesap", "account"))  # (latin: a Turkish word with i too)
+    (kenet / "turkish_wordnet.xml").write_text(
+        "<SYNSETS>" + "".join(link.format(n, tr) for n, (tr, _en) in enumerate(pairs)) + "</SYNSETS>", encoding="utf-8")
+    (kenet / "english_wordnet_version_31.xml").write_text(
+        "<SYNSETS>" + "".join(english.format(n, en) for n, (_tr, en) in enumerate(pairs)) + "</SYNSETS>",
+        encoding="utf-8")
+    build_lexicon(tmp_path / "lexicon.sqlite", kenet)
+    lexicon = Lexicon(tmp_path / "lexicon.sqlite")
+    table = SynonymTable([["cap", "limit"], ["lat", "latitude"], ["hesap", "ledgerbook"]])
+    for query in ("CABIN", "LATIN ALPHABET", "cabin"):
+        assert plan_query(query, synonym_table=table, lexicon=lexicon).synonyms == {}, query
+    assert plan_query("CABIN", synonym_table=table).synonyms == {"limit": 0.5}  # (nothing known: both readings)
+    assert plan_query("HESAPLARI", synonym_table=table, lexicon=lexicon).synonyms == {"ledgerbook": 0.5}
+    entries = SynonymTable([["CABIN", "hut"], ["LATIN", "roman"], ["HESAPLARI", "ledgerbook"]])
+    for query in ("cap", "lat", "latın"):
+        assert plan_query(query, synonym_table=entries, lexicon=lexicon).synonyms == {}, query
+    for query, synonym in (("cabin", "hut"), ("CABIN", "hut"), ("latin", "roman"), ("hesap", "ledgerbook"),
+                           ("hesabı", "ledgerbook")):
+        assert plan_query(query, synonym_table=entries, lexicon=lexicon).synonyms == {synonym: 0.5}, query
+    # the index: a note holding cabin (no lexicon here)
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Rate limit policy\n---\nWe set a hard limit of 100 requests"
+              " per minute.\n")
+    write_doc(tiny_vault, "knowledge/b.md", "---\ntitle: Huts\n---\nA hut in the woods.\n")
+    write_doc(tiny_vault, "knowledge/c.md", "---\ntitle: Cabins\n---\nThe cabin by the lake.\n")
+    write_doc(tiny_vault, "synonyms.txt", "cap, limit\nCABIN, hut\n")
+    for engine in ("memory", "sql"):
+        with dreamdb.open(tiny_vault, engine=engine) as index:
+            assert sorted(h.doc_id for h in index.recall("CABIN")) == ["knowledge/b", "knowledge/c"], engine
+            assert [h.doc_id for h in index.recall("cap")] == ["knowledge/a"], engine
+
+
 def test_an_entry_the_stopwords_leave_one_word_is_left_out_and_said(tiny_vault):
     """QA round 143-D F3: ``not working, launchd`` made ``working`` alone a synonym of ``launchd`` (the opposite of
     what the line says), and ``up time, scheduler`` ``time`` one of ``scheduler``, without a word."""

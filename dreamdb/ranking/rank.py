@@ -31,7 +31,7 @@ from dreamdb.lazy_regex import LazyPattern
 from dreamdb.stemming import english_stem
 from dreamdb.ranking import bm25 as F
 from dreamdb.ranking import signals as S
-from dreamdb.ranking.synonyms import dotless_term
+from dreamdb.ranking.synonyms import dotless_reading
 from dreamdb.records import factory, record
 from dreamdb.vault.tags import status_key, tag_key
 
@@ -280,9 +280,11 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         synonym_table: :class:`dreamdb.ranking.synonyms.SynonymTable` or ``None``: its groups expand the
             query's terms, its words as analysed before another analysis or a translation replaced them, a
             capitalised word of a Turkish query read as an ordinary word too (as the table reads its entries),
-            a word typed with a capital ``I`` read with Turkish ``ı`` too (:func:`dreamdb.ranking.synonyms.dotless_term`,
-            as documents index it: ``AYARLARI`` is ``ayarları``, the term ``ayar``), and the other forms counted
-            with a term.
+            a word typed with a capital ``I`` read with Turkish ``ı`` too
+            (:func:`dreamdb.ranking.synonyms.dotless_reading`, as documents index it: ``AYARLARI`` is
+            ``ayarları``, the term ``ayar``) unless the index or the ``lexicon`` knows it only as written
+            (:func:`dotted_words`: ``CABIN`` is not ``cabın``, the term ``cap``), as an entry's word is read, and
+            the other forms counted with a term.
         vocabulary: the index's vocabulary (:class:`SqlVocabulary`, or the memory engine), or
             ``None``. With it, a query word whose term is in no document's text (title,
             description, tags, body) is looked up in its other analyses
@@ -380,10 +382,17 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         # word of a Turkish query read as an ordinary word too, as the entries are read (`Dağıtım` was the name
         # dağıtım, the entry `dağıtım` the term dağıt: QA round 141-A F1), and the forms counted with a term
         seen = terms + distinct + ([stem(w, True) for _t, w, cap in qwords if cap] if turkish else [])
-        # and a word typed with a capital I read with ı, as a document's (`AYARLARI, SICAKLIK`: QA round 143-D F2)
-        seen += [d for w, o in zip(words, written_words)
-                 if len(w) > 1 and w not in STOPWORDS and (d := dotless_term(o, w)) is not None]
-        for s in synonym_table.expand_query(list(dict.fromkeys(seen + [f for fs in forms.values() for f in fs]))):
+        counted = [f for fs in forms.values() for f in fs]
+        # and a word typed with a capital I read with ı, as a document's (`AYARLARI, SICAKLIK`: QA round 143-D F2),
+        # where it is no word the index or the lexicon knows only as written, as an entry's word (`CABIN` is not
+        # cabın, the term cap, nor the entry `CABIN` the query `cap`: QA round 144-A F1)
+        readings = [(w, r) for w, o in zip(words, written_words)
+                    if len(w) > 1 and w not in STOPWORDS and (r := dotless_reading(o, w)) is not None]
+        read = [(w, stem(r, True)) for w, r in readings]
+        dotted = dotted_words(readings + synonym_table.readings(seen + [t for _w, t in read] + counted), vocabulary,
+                              lexicon)
+        seen += [t for w, t in read if w not in dotted]
+        for s in synonym_table.expand_query(list(dict.fromkeys(seen + counted)), dotted):
             syn.setdefault(s, S.SYNONYM_WEIGHT)
     return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms)
 
@@ -481,6 +490,33 @@ def english_word(word: str, lexicon) -> bool:
             lexicon.memo.clear()
         lexicon.memo[key] = found
     return found
+
+
+def dotted_words(readings, vocabulary, lexicon) -> set[str]:
+    """Of ``readings`` (``(word, reading)``: a word typed with a capital ``I``, folded, and that ``I`` read with
+    Turkish ``ı``, :func:`dreamdb.ranking.synonyms.dotless_reading`), the words to read as written, with ``i``
+    alone: those the index or the lexicon knows as written and not as read. The index knows a word as written where
+    a note holds its English term (its Turkish one is the reading's: ``cabin`` and ``cabın`` are both ``cap``), and
+    its reading where a Turkish note holds the reading's Turkish term; the lexicon knows a word as written where it
+    has it as an English word (:func:`english_word`: ``cabin``, ``login``) or as a Turkish one (``latin``, ``iki``),
+    and its reading where it has the reading or the reading's term as a Turkish word (``kapalı``; ``hesap`` for
+    ``hesapları``). QA round 144-A F1: ``CABIN`` read ``cabın``, the term ``cap``, took the synonyms of ``cap``,
+    ``LATIN`` those of ``lat``. A word neither knows as written keeps both readings (``HESAPLARI``, ``AYARLARI``;
+    ``ADMIN``, which the lexicon lacks, and every word without an index or a lexicon): its capital ``I`` is all there
+    is to tell them apart by, and it may be either letter."""
+    if not readings or (vocabulary is None and lexicon is None):
+        return set()
+    from dreamdb.lexicon import TR_EN
+
+    as_written = as_read = set()
+    if vocabulary is not None:
+        as_written = vocabulary.known({stem(w, False) for w, _r in readings})
+        as_read = vocabulary.known({stem(r, True) for _w, r in readings}, in_turkish=True)
+    return {w for w, r in readings
+            if (stem(w, False) in as_written or english_word(w, lexicon)
+                or (lexicon is not None and lexicon.has(TR_EN, w)))
+            and not (stem(r, True) in as_read or (lexicon is not None and (lexicon.has(TR_EN, r)
+                                                                           or lexicon.has(TR_EN, stem(r, True)))))}
 
 
 def turkish_typed_plainly(word: str, lexicon) -> bool:

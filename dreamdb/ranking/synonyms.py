@@ -85,19 +85,21 @@ def harmonic_reading(written: str, folded: str) -> str | None:
     return None if reading == folded else reading
 
 
-def dotless_term(written: str, folded: str) -> str | None:
-    """The Turkish term of a word written with a capital ``I`` read as Turkish reads it (:func:`harmonic_reading`:
-    ``SICAKLIK`` → ``sıcaklık``'s stem; ``AYARLARI`` → ``ayar``; ``HESABI`` → ``hesap``), for matching synonym
-    entries (:func:`entry_terms`, :func:`dreamdb.ranking.rank.plan_query`); ``written``: the word as typed,
-    ``folded``: lowercased. ``None`` when that reading is the word as folded, or holds a letter Turkish lacks
-    (``WIFI``, ``EXISTENCE``). An English word in capitals reads its ``I`` as ``i`` before a front vowel (``DRIVEN``,
-    ``GIVEN``, ``PIECE``: QA round 143-H F1, read ``drıven`` they expanded through the entries ``drive`` and
-    ``give``), and a Turkish loanword keeps its ``ı`` suffixes (``HESAPLARI``, ``TELEFONLARI``: QA round 143-L F1, a
-    test of the whole word's harmony took their group away)."""
+def dotless_reading(written: str, folded: str) -> str | None:
+    """A word written with a capital ``I`` read as Turkish reads it (:func:`harmonic_reading`: ``SICAKLIK`` →
+    ``sıcaklık``, ``AYARLARI`` → ``ayarları``, ``HESABI`` → ``hesabı``), whose Turkish term (``sıcaklık``, ``ayar``,
+    ``hesap``) matches synonym entries too (:func:`entry_terms`, :func:`dreamdb.ranking.rank.plan_query`);
+    ``written``: the word as typed, ``folded``: lowercased. ``None`` when that reading is the word as folded, or holds
+    a letter Turkish lacks (``WIFI``, ``EXISTENCE``). An English word in capitals reads its ``I`` as ``i`` before a
+    front vowel (``DRIVEN``, ``GIVEN``, ``PIECE``: QA round 143-H F1, read ``drıven`` they expanded through the
+    entries ``drive`` and ``give``), and a Turkish loanword keeps its ``ı`` suffixes (``HESAPLARI``, ``TELEFONLARI``:
+    QA round 143-L F1, a test of the whole word's harmony took their group away). Where the index or the lexicon
+    knows the word only as written, with ``i`` (``CABIN``, read ``cabın``, the term ``cap``), the reading is not
+    matched (:func:`dreamdb.ranking.rank.dotted_words`; QA round 144-A F1)."""
     reading = harmonic_reading(written, folded)
     if reading is None or not NOT_TURKISH_LETTERS.isdisjoint(reading):
         return None
-    return stem(reading, True)
+    return reading
 
 
 class Entry(NamedTuple):
@@ -111,6 +113,9 @@ class Entry(NamedTuple):
     """Its words (letter and digit runs, case folded), those the analyzer drops too."""
     stopwords: list[str]
     """Those of its words that are stopwords (:data:`dreamdb.analyzer.STOPWORDS`: the analyzer drops them)."""
+    readings: tuple[tuple[str, str, str], ...] = ()
+    """``(term, word, reading)`` for each term of its items that a word has only as its capital ``I`` read with ``ı``
+    (:func:`dotless_reading`: ``CABIN``'s ``cap``, of ``cabın``), with the word (folded) and that reading."""
 
     @property
     def shortened(self) -> bool:
@@ -134,8 +139,9 @@ def entry_terms(text: str) -> Entry:  # file took 0.9 s to load, 0.35 s before t
     a Turkish entry is also its term as written (``sürüm``: the term ``sür``, and ``sürüm``), the term Snowball
     Turkish gives its inflected forms (``sürümler``, ``sürümleri``), as ranking counts a Turkish word's two forms as
     one (:func:`dreamdb.ranking.rank.other_forms`; QA round 141-A F2). A word written with a capital ``I`` is also its
-    Turkish term read with ``ı`` (:func:`dotless_term`: ``KAPALI`` is the term ``kapali``, and
-    ``kapal``, the query ``kapalı``'s), as documents index it (QA round 143-D F2)."""
+    Turkish term read with ``ı`` (:func:`dotless_reading`: ``KAPALI`` is the term ``kapali``, and
+    ``kapal``, the query ``kapalı``'s), as documents index it (QA round 143-D F2); such a term is one of its
+    ``readings`` too, matched only where the word is not to be read as written (:meth:`SynonymTable.expand_query`)."""
     whole = identifier_terms(fold_case(text)) + joined_terms(normalize(text))  # c++, 0.5.0, session_id
     written = drop_data(normalize(text))
     folded = lower(dotless_capitals(written))  # (as plan_query folds a query)
@@ -146,11 +152,19 @@ def entry_terms(text: str) -> Entry:  # file took 0.9 s to load, 0.35 s before t
     if fold_case(text).strip() in whole:
         return Entry(True, [(t,) for t in dict.fromkeys(whole)], words, stopwords)
     turkish = is_turkish_text(words)
-    # a word written with a capital I read with ı too, as documents and queries are (`KAPALI`: kapalı's term kapal)
-    dotless = {w: d for w, o in zip(words, tokens(written, data_dropped=True)) if (d := dotless_term(o, w)) is not None}
-    items = [tuple(dict.fromkeys(((t, w) if turkish and t != w else (t,)) + ((dotless[w],) if w in dotless else ())))
-             for t, w, _cap in query_words(folded, turkish, words, words)]
-    return Entry(False, list(dict.fromkeys(items + [(t,) for t in whole])), words, stopwords)
+    # a word written with a capital I read with ı too, as documents and queries are (`KAPALI`: kapalı's term kapal);
+    # a term only that reading gives is one of the entry's readings (`CABIN`'s cap: QA round 144-A F1)
+    dotless = {w: r for w, o in zip(words, tokens(written, data_dropped=True))
+               if (r := dotless_reading(o, w)) is not None}
+    items, readings = [], []
+    for t, w, _cap in query_words(folded, turkish, words, words):
+        own = (t, w) if turkish and t != w else (t,)
+        if w in dotless and (d := stem(dotless[w], True)) not in own:
+            own += (d,)
+            readings.append((d, w, dotless[w]))
+        items.append(own)
+    return Entry(False, list(dict.fromkeys(items + [(t,) for t in whole])), words, stopwords,
+                 tuple(dict.fromkeys(readings)))
 
 
 class SynonymTable:
@@ -174,17 +188,26 @@ class SynonymTable:
         # checklist, shipping` made checklist alone a synonym of releas and ship, and `sqlite, sql lite` sql one of
         # lite (QA round 140-A F2)
         self._phrases: dict[str, list[tuple[tuple[frozenset[str], ...], int]]] = {}
+        # a key a group holds only as an entry's word typed with a capital I read with ı (Entry.readings) → (the
+        # group, that word, its reading): not matched where the word is read as written (expand_query's dotted)
+        self._read: dict[str, list[tuple[int, str, str]]] = {}
         for group in groups:
-            words, alone, phrases = [], [], []
+            words, alone, phrases, read, plain = [], [], [], {}, set()
             for text in group:
                 entry = entry_terms(text)
                 if entry.shortened:  # (`not working` is not `working`: QA round 143-D F3)
                     continue
                 words.extend(entry.items)
                 (alone if entry.one or len(entry.items) < 2 else phrases).append(entry.items)
+                only_read = {t for t, _w, _r in entry.readings}
+                plain.update(match_key(t) for item in entry.items for t in item if t not in only_read)
+                read.update((match_key(t), (w, r)) for t, w, r in entry.readings)
             uniq = tuple(dict.fromkeys(words))
             if len({match_key(item[0]) for item in uniq}) < 2:
                 continue
+            for k, (w, r) in read.items():
+                if k not in plain:
+                    self._read.setdefault(k, []).append((len(self._groups), w, r))
             for k in dict.fromkeys(match_key(t) for items in alone for item in items for t in item):
                 self._of.setdefault(k, []).append(len(self._groups))
             for items in phrases:
@@ -194,27 +217,42 @@ class SynonymTable:
             self._groups.append(uniq)
             self._keys.append(tuple(frozenset(map(match_key, item)) for item in uniq))
 
-    def expand(self, term: str) -> set[str]:
+    def expand(self, term: str, dotted=frozenset()) -> set[str]:
         """Synonym terms of ``term`` (empty set if none): the other terms of the groups it is an entry of by
-        itself (an entry of several words is matched by :meth:`expand_query`), both read by :func:`match_key`."""
+        itself (an entry of several words is matched by :meth:`expand_query`), both read by :func:`match_key`;
+        not through a word of ``dotted`` read with ``ı`` (:meth:`expand_query`)."""
         key = match_key(term)
+        off = {g for g, w, _r in self._read.get(key, ()) if w in dotted} if dotted else ()
         found: set[str] = set()
         for g in self._of.get(key, ()):  # (not its own other form)
-            found.update(item[0] for item, keys in zip(self._groups[g], self._keys[g]) if key not in keys)
+            if g not in off:
+                found.update(item[0] for item, keys in zip(self._groups[g], self._keys[g]) if key not in keys)
         return {t for t in found if match_key(t) != key}
 
-    def expand_query(self, terms) -> list[str]:
+    def readings(self, terms) -> list[tuple[str, str]]:
+        """``(word, reading)`` for each entry's word typed with a capital ``I`` that one of ``terms`` matches only as
+        that ``I`` read with ``ı`` (:attr:`Entry.readings`: the term ``cap`` matches ``CABIN`` only read ``cabın``),
+        for :meth:`expand_query`'s ``dotted``."""
+        return list(dict.fromkeys((w, r) for k in dict.fromkeys(map(match_key, terms))
+                                  for _g, w, r in self._read.get(k, ())))
+
+    def expand_query(self, terms, dotted=frozenset()) -> list[str]:
         """Synonym terms of a query's ``terms``, none of them: each term's :meth:`expand` (sorted), then the
         terms of each group with an entry of several words all of which the query holds, a word by any of its
         terms (``release checklist`` in ``checklist for the release``), but a word's term when the query holds
-        another of its terms; terms read by :func:`match_key`."""
+        another of its terms; terms read by :func:`match_key`. An entry's word typed with a capital ``I`` that is in
+        ``dotted`` (folded: words to read as written, with ``i``, :func:`dreamdb.ranking.rank.dotted_words`) is not
+        matched by the term of its reading with ``ı`` (:meth:`readings`; QA round 144-A F1: ``CABIN, hut`` made ``cap``
+        a synonym of ``hut``)."""
         held = set(map(match_key, terms))
+        off = {(g, k) for k in held for g, w, _r in self._read.get(k, ()) if w in dotted} if dotted else set()
         found: dict[str, None] = {}
         for t in terms:
-            found.update(dict.fromkeys(sorted(self.expand(t))))
+            found.update(dict.fromkeys(sorted(self.expand(t, dotted))))
         for k in dict.fromkeys(map(match_key, terms)):
             for words, g in self._phrases.get(k, ()):
-                if all(not held.isdisjoint(word) for word in words):
+                here = held.difference(h for f, h in off if f == g) if off else held
+                if all(not here.isdisjoint(word) for word in words):
                     found.update(dict.fromkeys(sorted(item[0] for item, keys in zip(self._groups[g], self._keys[g])
                                                       if held.isdisjoint(keys))))
         return [s for s in found if match_key(s) not in held]
