@@ -427,6 +427,39 @@ def test_unwritable_report_or_cache_paths_are_refused_before_the_run(tmp_path):
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
 
 
+def test_a_report_path_under_a_file_or_a_link_into_a_missing_folder_is_refused_before_the_run(tmp_path):
+    """QA round 144-A F4: ``--results-file et/del.md/x.md``, ``et/del.md`` a file, was said to be in a folder that
+    does not exist ("Create it first"); a link to a file in a missing folder, or under a file, passed the check on the
+    path as typed and failed after the whole run (exit 74, the second with a raw "[Errno 20] Not a directory"). The
+    folder the report is written in, where the links lead, is checked, and said to be missing or a file."""
+    (tmp_path / "del.md").write_text("x")
+    (tmp_path / "dangling.md").symlink_to(tmp_path / "missing" / "r.md")
+    (tmp_path / "underfile.md").symlink_to(tmp_path / "del.md" / "sub")
+    (tmp_path / "folder").symlink_to(tmp_path / "gone")
+    said = "Error: Cannot write the report {}{}: {}\n"
+    for target, lead, what, hint in (
+            (tmp_path / "del.md" / "x.md", None, f"{tmp_path / 'del.md'} is a file, not a folder", "Move that file"),
+            (tmp_path / "del.md" / "a" / "x.md", None, f"{tmp_path / 'del.md'} is a file, not a folder",
+             "Move that file"),
+            (tmp_path / "dangling.md", tmp_path / "missing" / "r.md",
+             f"the folder {tmp_path / 'missing'} does not exist", "Create it first"),
+            (tmp_path / "underfile.md", tmp_path / "del.md" / "sub", f"{tmp_path / 'del.md'} is a file, not a folder",
+             "Move that file"),
+            (tmp_path / "folder" / "r.md", tmp_path / "gone" / "r.md", f"the folder {tmp_path / 'gone'} does not exist",
+             "Create it first")):
+        # (no data at all: had the run started, it would have stopped on that first, exit 7)
+        r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent"), "--cache",
+                            str(tmp_path / "c"), "--results-file", str(target)], capture_output=True, text=True,
+                           timeout=120)
+        via = f" (its links lead to {lead})" if lead else ""
+        assert r.returncode == 2 and r.stderr.startswith(said.format(target, via, what)), (target, r.stderr)
+        assert f"Hint: {hint}" in r.stderr and "Errno" not in r.stderr, r.stderr
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent"), "--cache",
+                        str(tmp_path / "c"), "--results-file", "del.md/x.md"], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)  # (named as typed)
+    assert r.returncode == 2 and "report del.md/x.md: del.md is a file, not a folder" in r.stderr, r.stderr
+
+
 def test_a_report_path_to_the_commands_own_output_or_a_descriptor_is_refused_before_the_run(tmp_path):
     """QA round 143-H F3: ``--json --results-file /dev/stdout > o.json`` exited 0 with o.json holding the markdown alone
     (the report, renamed over o.json, took the place of the shell's file; the JSON went to the replaced one), and with

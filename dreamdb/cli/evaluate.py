@@ -166,8 +166,9 @@ def _failure(scored: bool, short: list[str], target: Path | None, unwritten: Exc
 def _check_writable(cache: Path, target: Path | None, data: Path | None = None) -> None:
     """Refuse a cache folder that cannot be made or written or lies inside the data folder (which is never
     written), a report inside the data or the cache folder, a ``last-run.json`` or report that is a folder, and a
-    report whose folder does not exist or cannot be written, and one that is no file or is this command's own output
-    (:func:`_refuse_a_descriptor`): before a run of minutes, not after it (QA round 68 L6, L11; 143-H F3).
+    report whose folder, where its links lead, does not exist, is a file, or cannot be written, and one that is no
+    file or is this command's own output (:func:`_refuse_a_descriptor`): before a run of minutes, not after it (QA
+    round 68 L6, L11; 143-H F3; 144-A F4).
 
     Raises:
         UsageError: as above (exit code 2).
@@ -201,9 +202,23 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
         raise UsageError(f"Cannot write in the cache folder {cache}", hint="Give --cache a folder you can write.")
     if target is not None:
         _refuse_a_descriptor(target)
-        folder = target.parent
+        # (the folder the report is written in: through links, as _write_atomically writes; QA round 144-A F4, a link
+        # into a missing folder failed after the run, and a file standing for the folder was said not to exist)
+        written = Path(os.path.realpath(target))
+        folder = written.parent
         if not folder.is_dir():
-            raise UsageError(f"Cannot write the report {target}: the folder {folder} does not exist",
+            from dreamdb.config import file_on_the_way
+
+            via = f" (its links lead to {written})" if str(written) != os.path.abspath(target) else ""
+            if not via:  # (named as typed)
+                folder = target.parent
+            blocking = file_on_the_way(folder)
+            if blocking is not None and not via:
+                blocking = next((p for p in (folder, *folder.parents) if os.path.abspath(p) == str(blocking)), blocking)
+            if blocking is not None:
+                raise UsageError(f"Cannot write the report {target}{via}: {blocking} is a file, not a folder",
+                                 hint="Move that file aside, or give --results-file a path in an existing folder.")
+            raise UsageError(f"Cannot write the report {target}{via}: the folder {folder} does not exist",
                              hint="Create it first, or give --results-file a path in an existing folder.")
         if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
             raise UsageError(f"Cannot write the report {target}: permission denied",
