@@ -432,7 +432,8 @@ def _check_writable_place(path: Path) -> None:
     """Refuse a settings file that cannot be written where it is, found by writing (and removing) an empty file in
     its folder, or the nearest folder above it that exists: permissions, a read-only mount and an immutable folder
     alike (QA round 114-C F3: the trial run came first, then the write was refused). An existing file of the
-    immutable or append-only attribute is refused too (it cannot be replaced).
+    immutable or append-only attribute is refused too (it cannot be replaced), and one that is write-protected
+    (:func:`dreamdb.writes.files._check_file_writable`, as the write checks it; nor is it deleted: QA round 144-B F1).
 
     Raises:
         WriteRefused: as the write would be; nothing was changed.
@@ -440,7 +441,7 @@ def _check_writable_place(path: Path) -> None:
     import tempfile
 
     from dreamdb.writes import refuse_os_errors
-    from dreamdb.writes.files import TEMP_MARK, _attribute_hint, _attributes
+    from dreamdb.writes.files import TEMP_MARK, _attribute_hint, _attributes, _check_file_writable
 
     target = path.resolve() if path.is_symlink() else path
     folder = target.parent
@@ -457,6 +458,7 @@ def _check_writable_place(path: Path) -> None:
     if attributes:
         raise WriteRefused(f"Cannot write {target}: it has the {' and '.join(attributes)} attribute; nothing was"
                            " changed.", hint=_attribute_hint(attributes, target, "change the file"))
+    _check_file_writable(target)
 
 
 def hook_commands(path: Path) -> list[str]:
@@ -1073,7 +1075,8 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     Raises:
         WriteRefused: a settings file is not valid JSON or has an unexpected
             shape (left untouched; nothing is changed in either file).
-        WriteRefused: a file cannot be written (disk full, no permission…).
+        WriteRefused: a file cannot be written (write-protected, no permission on its folder: both files checked,
+            nothing is changed in either; disk full…).
         NotFound: no folder at ``project_dir`` (a mistyped path must not read as "nothing to remove").
     """
     _require_project(project_dir)
@@ -1082,9 +1085,12 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     def edit() -> list[Path]:
         plans = [(path, *_without_our_hook(path, command)) for path in (settings_path(Path(project_dir)),
                                                                          settings_path(Path(project_dir), local=True))]
-        for path, data, old_raw in plans:  # both backups checked before either file is written (QA round 60 M3)
+        # (both backups and both files checked before either file is written: QA round 60 M3; QA round 144-B F1,
+        # settings.json was rewritten or deleted, then a settings.local.json of mode 444 refused, exit 6)
+        for path, data, old_raw in plans:
             if data is not None:
                 _check_backup(path)
+                _check_writable_place(path)
         last = max((i for i, (_p, data, _r) in enumerate(plans) if data is not None), default=-1)
         for i, (path, data, old_raw) in enumerate(plans):  # both files read and checked before either is written
             # (only the last change is recorded as the command's, done: an interruption between the two files is one

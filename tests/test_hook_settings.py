@@ -554,6 +554,36 @@ def test_uninstall_checks_both_backups_before_writing_either(tmp_path: Path):
     assert not any(p.name.endswith(".tmp") for p in shared.parent.iterdir())
 
 
+HAND_WRITTEN = '{"model":"x","hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"%s"}]}]}}' \
+    % DEFAULT_COMMAND
+
+
+@pytest.mark.parametrize("by_hand", [(False, True), (True, True), (False, False)], ids=["shared-made", "both-by-hand",
+                                                                                        "local-made"])
+def test_uninstall_checks_both_files_are_writable_before_changing_either(tmp_path: Path, by_hand):
+    """QA round 144-B F1: with a settings.local.json of mode 444, uninstall deleted the settings.json an install
+    made (or rewrote one written by hand to {"model": "x"}, keeping a .bak), then refused the local file: exit 6, "it
+    was not changed". Now neither file is touched; a write-protected file an install made is not deleted either."""
+    files = []
+    for local, hand in zip((False, True), by_hand):
+        path = settings_path(tmp_path, local)
+        if hand:
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(HAND_WRITTEN)
+        files.append(path if hand else install_hook(tmp_path, local=local))
+    shared, local = files
+    before = shared.read_bytes(), local.read_bytes()
+    os.chmod(local, 0o444)
+    try:
+        with pytest.raises(WriteRefused, match=r"settings\.local\.json is write-protected \(mode 444\)"):
+            uninstall_hooks(tmp_path)
+        assert (shared.read_bytes(), local.read_bytes()) == before
+        assert sorted(p.name for p in shared.parent.iterdir()) == ["settings.json", "settings.local.json"]
+    finally:
+        os.chmod(local, 0o644)
+    assert uninstall_hooks(tmp_path) == [shared, local]  # (writable again: both lose the hook)
+
+
 def test_a_backup_that_cannot_be_renamed_after_the_write_is_not_reported_as_nothing_changed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """QA round 60 M3: when the backup's final rename fails for another reason, its temporary file is removed and
