@@ -154,6 +154,14 @@ busy 2-core machine (20 s in QA's run), embedding their 21 texts, against ≈ 1.
 this budget a prompt took 2.7-4.2 s while texts waited. One-shot recalls use
 :data:`dreamdb.api.LAZY_REFRESH_SECONDS` (2 s)."""
 
+LOGGED_NOTES = ("used bm25", "BM25's results", "dense results are partial", "dense results cover only",
+                "dense scores are not", "rebuilt from the vault", "lexicon is not used")
+"""What marks a note of recall's that the hook writes to its log (the rest, a query cut or a filter's, are the command
+line's): a quiet fallback to BM25 (no model, a bad setting, no vector yet), dense results left partial (texts still
+waiting for embedding, README: "leaving the rest, with a note"; the vectors' languages not identified yet), a
+rebuild, a lexicon it could not use (QA round 78 F7). QA round 144-B F2: in hybrid mode "no dense results yet" and
+"dense results are partial" were dropped, and the log said only what was injected."""
+
 INLINE_SYNC_BYTES = 8_000_000
 """Most bytes of new or changed files the hook indexes itself, in an index already built, before it answers (≈ 2-5 s:
 a whole 4-8 MB CHANGELOG.json, whose unchanged entries keep their rows, takes far less); more are indexed by a
@@ -1070,10 +1078,10 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
                  f" ({', '.join(hits[i].doc_id for i in sorted(gone))[:200]})")
             hits = [h for i, h in enumerate(hits) if i not in gone]
         replaced = False
-        for note in index.take_notes():  # a quiet fallback (no model, a bad setting), a rebuild: written down
+        for note in index.take_notes():  # a quiet fallback, partial dense results, a rebuild: written down
             # (and a lexicon it could not use: QA round 78 F7, DREAMDB_LEXICON naming another file changed the hits
             # without a word in the log)
-            if "used bm25" in note or "rebuilt from the vault" in note or "lexicon is not used" in note:
+            if any(mark in note for mark in LOGGED_NOTES):
                 _log(f"{vault}: {note}")
             replaced = replaced or "was deleted or replaced since it was opened" in note
         if replaced and not hits:  # (the index deleted under this prompt, after its sync: the new file holds nothing

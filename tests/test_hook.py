@@ -244,6 +244,42 @@ def test_in_hybrid_mode_the_hook_embeds_edited_notes_for_its_own_short_time_budg
         assert len(emb.calls) == 4 and store.pending(index.conn, emb.model_id) == 0
 
 
+@pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
+def test_in_hybrid_mode_the_hook_logs_that_dense_results_are_missing_or_partial(tmp_path, monkeypatch):
+    """QA round 144-B F2: in hybrid mode the hook dropped recall's notes "no dense results yet" (a vault never
+    embedded: BM25's results) and "dense results are partial" (texts left for later prompts, "with a note" in the
+    README); the log said only what was injected. Both are logged, with the vault, as a fallback to BM25 is."""
+    import dreamdb
+    from dreamdb import hook as H
+    from dreamdb.api import LAZY_REFRESH_MAX, Index
+    from dreamdb.embeddings import store
+    from tests.test_embed_store import FakeClock, SlowHashEmbedder
+
+    vault = filled_vault(tmp_path, {"knowledge/capybara.md": "---\ntitle: Capybara budgets\n---\nThe capybara"
+                                    " budget is reviewed every month.\n"}, fillers=LAZY_REFRESH_MAX + 6)
+    clock = FakeClock()
+    monkeypatch.setattr(store, "_clock", clock)
+    emb = SlowHashEmbedder(clock, 0.3)
+    monkeypatch.setattr(Index, "embedder", lambda self: emb)
+    monkeypatch.setenv("DREAMDB_RECALL_MODE", "hybrid")
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    prompt = payload("how is the capybara budget reviewed", vault.parent)
+    assert H.run(prompt).startswith(H.HEADER) and not emb.calls  # (more texts wait than a query embeds: none)
+    assert f"{vault.resolve()}: no dense results yet: no chunk has a vector ({LAZY_REFRESH_MAX + 7} chunk texts wait" \
+           " for embedding), so these are BM25's results; run: dreamdb embed refresh" in log.read_text()
+    with dreamdb.open(vault) as index:
+        store.refresh(index.conn, emb)
+    for i in range(4):
+        note = vault / "knowledge" / f"filler{i}.md"
+        note.write_text(note.read_text() + "capybara\n")
+    log.unlink()
+    assert H.run(prompt).startswith(H.HEADER) and len(emb.calls) == LAZY_REFRESH_MAX + 7 + 2  # (0.5 s: two of four)
+    assert [line.split(" ", 1)[1] for line in log.read_text().splitlines()] == [
+        f"{vault.resolve()}: dense results are partial: 2 chunk texts still wait for embedding; run: dreamdb embed"
+        " refresh"]
+
+
 def test_weak_short_or_disabled_prints_nothing(project, tmp_path):
     log = {"DREAMDB_HOOK_LOG": str(tmp_path / "h.log")}
     assert hook(payload("sleep!", project), log).stdout == b""  # under 8 characters: skipped
