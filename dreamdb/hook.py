@@ -452,13 +452,11 @@ def run(payload_text: str) -> str:
             _why(f"prompt missing or shorter than {MIN_PROMPT_CHARS} characters; nothing printed")
             return ""
         if _is_acknowledgement(prompt):
-            from dreamdb.analyzer import raw_tokens
-
+            keys, words = _words(prompt)
             # (a prompt of common words alone was said to hold "only symbols, emoji or punctuation": QA round 100-B F5)
-            _why("prompt is only an acknowledgement (ok, thanks…); nothing printed" if _words(prompt) else
+            _why("prompt is only an acknowledgement (ok, thanks…); nothing printed" if words else
                  "prompt holds only common words (the, could, us…), no word to search for; nothing printed"
-                 if raw_tokens(prompt[:MAX_QUERY_CHARS]) else
-                 "prompt has no words to search for (only symbols, emoji or punctuation); nothing printed")
+                 if keys else "prompt has no words to search for (only symbols, emoji or punctuation); nothing printed")
             return ""
         cwd = payload.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
@@ -581,7 +579,7 @@ def file_extension_terms(prompt: str) -> frozenset[str]:
     def terms(word: str) -> tuple[str, ...]:
         return word, stem(word, False), stem(word, True)
 
-    text = prompt[:MAX_QUERY_CHARS]
+    text = query_text(prompt)
     found = {m.group(1).lower() for m in _FILE_EXTENSION().finditer(text)}
     if not found:
         return frozenset()
@@ -599,12 +597,17 @@ def _parse_int(digits: str) -> int | str:
         return digits
 
 
-def _words(prompt: str) -> list[str]:
-    """The prompt's words that are neither stopwords nor :data:`FUNCTION_WORDS` (lowercase)."""
+def _words(prompt: str) -> tuple[list[str], list[str]]:
+    """``(its words, those it says)`` of what the hook reads of ``prompt`` (:func:`query_text`; QA round 144-B F3: an
+    acknowledgement was looked for in its first 4,000 characters, and a question after them was not read), lowercase
+    and as :func:`_acknowledgement_key` reads them: the words it says are neither stopwords nor :data:`FUNCTION_WORDS`,
+    but for :data:`POLITENESS_WORDS` ("thanks a lot" is a phrase of thanks; QA round 144-B F5: "please, thanks" was
+    said to hold only common words)."""
     from dreamdb.analyzer import raw_tokens
 
-    stop = _acknowledgement_keys()[4]
-    return [w for w in raw_tokens(prompt[:MAX_QUERY_CHARS]) if _acknowledgement_key(w) not in stop]
+    stop, polite = _acknowledgement_keys()[4], _polite_keys()
+    keys = [_acknowledgement_key(w) for w in raw_tokens(query_text(prompt))]
+    return keys, [k for k in keys if k not in stop or k in polite]
 
 
 @lru_cache(maxsize=1)
@@ -649,19 +652,15 @@ def without_function_words(text: str) -> str:
 
 
 def _is_acknowledgement(prompt: str) -> bool:
-    """Whether the prompt is conversation (:data:`ACKNOWLEDGEMENTS`, :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords
-    only, not :data:`OUTCOME_WORDS` alone), or has no word at all; never a question (a question mark or one of
-    :data:`QUESTION_WORDS`)."""
-    from dreamdb.analyzer import raw_tokens
-
-    acknowledgements, phrases, outcomes, questions, stop = _acknowledgement_keys()
-    keys = [_acknowledgement_key(w) for w in raw_tokens(prompt[:MAX_QUERY_CHARS])]
-    if keys and ("?" in prompt[:MAX_QUERY_CHARS] or "¿" in prompt[:MAX_QUERY_CHARS] or not questions.isdisjoint(keys)):
-        return False
+    """Whether the prompt, as the hook reads it (:func:`query_text`), is conversation (:data:`ACKNOWLEDGEMENTS`,
+    :data:`ACKNOWLEDGEMENT_PHRASES` and stopwords only, not :data:`OUTCOME_WORDS` alone), or has no word at all; never
+    a question (a question mark or one of :data:`QUESTION_WORDS`)."""
+    acknowledgements, phrases, outcomes, questions = _acknowledgement_keys()[:4]
+    text = query_text(prompt)
     # (stopwords compared without Turkish letters too: "cok" is "çok"; QA round 79 F2)
-    # (and the politeness words among FUNCTION_WORDS kept: "thanks a lot" is a phrase of thanks)
-    polite = _polite_keys()
-    words = [k for k in keys if k not in stop or k in polite]
+    keys, words = _words(text)
+    if keys and ("?" in text or "¿" in text or not questions.isdisjoint(keys)):
+        return False
     if words and all(w in outcomes for w in words):
         return False
     # covered[i]: words[:i] is made of acknowledgements and phrases (every way of reading it, not the longest phrase

@@ -1282,6 +1282,41 @@ def test_a_long_prompt_is_recalled_by_its_head_and_its_tail(project, tmp_path, m
     assert H.query_text(question) == question
 
 
+def test_a_long_prompt_is_an_acknowledgement_only_as_the_hook_reads_it(project, tmp_path, monkeypatch):
+    """QA round 144-B F3: the acknowledgement check read the first 4,000 characters alone, so thanks before a long
+    paste hid a question after it (nothing printed, "prompt is only an acknowledgement"); a file name at the end of a
+    long prompt lost its last letter (``utils.py`` read as ``utils.p``). Each reads the prompt as recall does: its
+    first and last 2,000 characters."""
+    from dreamdb import hook as H
+
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    paste = ("🎉" * 50 + "\n") * 90
+    for question in ("how is sleep debt computed before consolidation?", "sleep debt computed before consolidation"):
+        prompt = f"great, thanks!\n{paste}\n{question}"
+        assert len(prompt) > H.MAX_QUERY_CHARS and not H._is_acknowledgement(prompt)
+        block = H.run(payload(prompt, project))
+        assert block.startswith(H.HEADER) and "feature/sleep-consolidation" in block.splitlines()[1], log.read_text()
+    # (a question mark in the part left out is not read: thanks at both ends are thanks)
+    assert H._is_acknowledgement(f"great, thanks!\n{paste}what?\n{paste}thanks a lot")
+    assert {"py"} <= H.file_extension_terms(H.query_text(f"{paste}rename foo in utils.py"))
+
+
+@pytest.mark.parametrize("prompt", ["please, thanks", "thanks!!!!!!", "thank you, please", "lütfen, teşekkürler"])
+def test_a_prompt_of_thanks_alone_is_said_to_be_an_acknowledgement(project, tmp_path, monkeypatch, prompt):
+    """QA round 144-B F5: a prompt of politeness words alone (part of FUNCTION_WORDS) was said to hold "only common
+    words (the, could, us…)", where "thanks a lot" was "only an acknowledgement": the message is chosen from the
+    words the check read, politeness words kept."""
+    from dreamdb import hook as H
+
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    monkeypatch.setenv("DREAMDB_HOOK_VERBOSE", "1")
+    assert H.run(payload(prompt, project)) == ""
+    assert "prompt is only an acknowledgement (ok, thanks…); nothing printed" in log.read_text(), log.read_text()
+
+
 def test_the_block_names_the_dreamdb_the_agent_can_run(project, tmp_path):
     """QA round 70 C-L9: ``hook install`` writes dreamdb's absolute path when it is only in a virtualenv, but the
     block told the agent to run ``dreamdb recall``, which its shell (no virtualenv) does not find."""
