@@ -37,8 +37,8 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 
-__all__ = ["DEFAULT_COMMAND", "dreamdb_hook_commands", "EVENT", "install_hook", "is_dreamdb_hook", "runs_hook_alone",
-           "settings_lock", "settings_path", "uninstall_hook", "uninstall_hooks"]
+__all__ = ["DEFAULT_COMMAND", "dreamdb_hook_commands", "EVENT", "ignore_in_git", "install_hook", "is_dreamdb_hook",
+           "runs_hook_alone", "settings_lock", "settings_path", "uninstall_hook", "uninstall_hooks"]
 
 DEFAULT_COMMAND = "dreamdb hook user-prompt-submit"
 EVENT = "UserPromptSubmit"
@@ -1035,6 +1035,69 @@ def _install_once(path: Path, command: str, replace: bool) -> Path:
     if changed:
         _write(path, data, old_raw)
     return path
+
+
+LOCAL_SETTINGS_COMMENT = "# dreamdb hook install --local: your own Claude Code settings, not committed"
+"""The line before the pattern :func:`ignore_in_git` adds to a clone's ``info/exclude``."""
+
+
+def ignore_in_git(path: Path) -> str | None:
+    """Make git ignore a ``settings.local.json`` an install made (one person's settings, which Claude Code has git
+    ignore when it makes one) in this clone: ``/<its path in the work tree>`` added to the repository's
+    ``info/exclude``, git's place for the files one clone ignores (no file git tracks or shows changes; written whole,
+    an existing one kept as it is, the line added after it). Nothing is done where ``path`` is in no git work tree,
+    git is not installed, or git ignores it already (a ``.gitignore``, the user's global one). QA round 144-B F4:
+    ``hook install --local`` in a fresh repository made a file that ``git add -A`` committed, its command an absolute
+    path of one machine.
+
+    Returns:
+        What to say on stderr: where it was made ignored, or, where git tracks it or ``info/exclude`` cannot be
+        written, that git does not ignore it and what to do; ``None`` when there is nothing to say.
+    """
+    import shutil
+    import subprocess
+
+    from dreamdb.writes import atomic_write_bytes
+    from dreamdb.writes.files import ABSENT, read_with_identity
+
+    if shutil.which("git") is None:
+        return None
+    folder = path.parent.parent  # (the project: git run there, and the file named from there)
+    name = f"{path.parent.name}/{path.name}"
+
+    def git(*args: str) -> subprocess.CompletedProcess | None:
+        try:
+            return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, timeout=10,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    where = git("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "info/exclude")
+    lines = os.fsdecode(where.stdout).split("\n") if where is not None and where.returncode == 0 else []
+    if len(lines) < 3 or lines[0] != "true":  # (not in a work tree, or git cannot read it: nothing to tell)
+        return None
+    tracked = git("ls-files", "--", name)
+    if tracked is not None and tracked.returncode == 0 and tracked.stdout.strip():
+        return (f"{path} is tracked by git (committed before): your own settings go to the repository with the next"
+                f" commit. To keep them yours: git -C {shlex.quote(str(folder))} rm --cached {name}, then ignore it.")
+    ignored = git("check-ignore", "-q", "--", name)
+    if ignored is None or ignored.returncode != 1:  # (0: ignored already; 128: git cannot tell, a link on the way)
+        return None
+    pattern = "/" + re.sub(r"([\\*?\[])", r"\\\1", lines[1] + name)
+    exclude = Path(os.path.normpath(folder / lines[2]))  # (relative to the project, or absolute)
+    try:
+        try:
+            old, seen = read_with_identity(exclude)
+        except FileNotFoundError:
+            old, seen = b"", ABSENT
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+        text = os.fsencode(f"{LOCAL_SETTINGS_COMMENT}\n{pattern}\n")  # (a name's bytes as they are)
+        atomic_write_bytes(exclude, old + (b"\n" if old and not old.endswith(b"\n") else b"") + text, expect=seen)
+    except (OSError, DreamdbError) as exc:
+        why = exc.message.rstrip(".") if isinstance(exc, DreamdbError) else exc.strerror or str(exc)
+        return (f"git does not ignore {path}, your own settings ({exclude} could not be written: {why}): add"
+                f" {pattern} to .gitignore, or leave it out of your commits.")
+    return f"git ignores {path} in this clone, as your own settings: {pattern} was added to {exclude}."
 
 
 def dreamdb_hook_commands(path: Path, command: str = DEFAULT_COMMAND) -> list[str]:

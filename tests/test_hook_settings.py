@@ -1109,6 +1109,54 @@ def test_a_kept_hook_of_a_gone_or_other_install_is_said_so(tmp_path: Path):
     assert "installed hook" not in ran.stderr and "another command than this machine's" in ran.stderr, ran.stderr
 
 
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
+def test_install_local_makes_git_ignore_the_file_it_makes_in_this_clone(tmp_path: Path):
+    """QA round 144-B F4: `hook install --local` in a git repository made .claude/settings.local.json ("your own
+    settings, not committed", its command an absolute path) that `git add -A` staged. The file an install makes is
+    ignored in this clone (info/exclude: no file git tracks changes), said on stderr; once, whatever the folder's name;
+    a file git ignores already, one in no repository and the shared settings.json are left as they are."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"  # (no global excludes file of the machine's: git reads HOME's and XDG_CONFIG_HOME's)
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "GIT_CONFIG_NOSYSTEM": "1"}
+    repo = tmp_path / "repo"
+    project = repo / "my app [1]"
+    project.mkdir(parents=True)
+
+    def run(*args: str, cwd: Path = repo) -> subprocess.CompletedProcess:
+        return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+    assert run("git", "init", "-q").returncode == 0
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("*.swp")  # (the user's own, no final newline: kept as it is)
+
+    def install(*options: str) -> subprocess.CompletedProcess:
+        ran = run(sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(project), *options)
+        assert ran.returncode == 0, ran.stderr
+        return ran
+
+    ran = install("--local")
+    local = settings_path(project, local=True)
+    assert f"note: git ignores {local} in this clone, as your own settings: /my app \\[1]/.claude/settings.local.json" \
+           f" was added to {exclude}." in ran.stderr, ran.stderr
+    assert exclude.read_text() == "*.swp\n# dreamdb hook install --local: your own Claude Code settings, not committed\n" \
+                                  "/my app \\[1]/.claude/settings.local.json\n"
+    assert run("git", "add", "-A").returncode == 0
+    assert run("git", "status", "--porcelain", "--untracked-files=all").stdout == ""
+    assert uninstall_hooks(project) == [local] and not local.exists()
+    assert "git ignores" not in install("--local").stderr  # (ignored already: not added twice)
+    assert exclude.read_text().count("settings.local.json") == 1
+    uninstall_hooks(project)
+    install()  # the shared settings.json stays the project's to commit
+    assert run("git", "status", "--porcelain", "--untracked-files=all").stdout == '?? "my app [1]/.claude/settings.json"\n'
+    alone = tmp_path / "alone"  # (in no repository: nothing to ignore, nothing said)
+    alone.mkdir()
+    ran = run(sys.executable, "-m", "dreamdb", "hook", "install", "--local", "--project", str(alone), cwd=alone)
+    assert ran.returncode == 0 and "note: git" not in ran.stderr and sorted(os.listdir(alone)) == [".claude"], ran.stderr
+
+
 def test_the_write_probe_names_the_folder_that_exists(tmp_path: Path):
     """QA round 116-A F6: a project folder that cannot be written, without .claude, was said as "the folder
     <project>/.claude is not writable" (chmod u+w of a folder that does not exist)."""

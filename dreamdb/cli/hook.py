@@ -70,7 +70,8 @@ def _shown_whole(project: Path) -> Path:
                    "the absolute path of this dreamdb when it is only in an activated virtualenv.")
 @click.option("--absolute", is_flag=True, help="Install this dreamdb's absolute path even when dreamdb is on PATH.")
 @click.option("--local", is_flag=True,
-              help="Write .claude/settings.local.json (your own settings, not committed) instead of settings.json.")
+              help="Write .claude/settings.local.json (your own settings, not committed: one it makes in a git clone"
+                   " is ignored there, in .git/info/exclude) instead of settings.json.")
 @json_option
 def install(project, command, absolute, local, as_json):
     """Add the prompt hook to PROJECT/.claude/settings.json (merges, keeps a .bak, idempotent).
@@ -147,6 +148,7 @@ def install(project, command, absolute, local, as_json):
                      " settings file may hold a teammate's. To replace it: --absolute, or --command CMD.")
             return
         before = target.read_bytes() if target.is_file() and target.stat().st_size <= MAX_SETTINGS_BYTES else None
+        made = not os.path.lexists(target)
         path = install_hook(project, command, local=local)
         changed = before is None or path.read_bytes() != before
 
@@ -159,6 +161,12 @@ def install(project, command, absolute, local, as_json):
             f" ({_AMONG_OTHERS}). Remove it from {path} by hand when done.")
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
+    if local and made:  # (one person's settings, "not committed": QA round 144-B F4, `git add -A` committed them)
+        from dreamdb.hook_settings import ignore_in_git
+
+        ignoring = ignore_in_git(path)
+        if ignoring:
+            say(f"note: {ignoring}")
     if given and _ignored_vault_option(command):
         say("note: the hook takes no --vault (its arguments are ignored, and logged): it reads the vault in or"
             " above the prompt's folder, or the project's ($CLAUDE_PROJECT_DIR), else DREAMDB_VAULT's. For a"
