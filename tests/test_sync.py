@@ -223,9 +223,9 @@ def test_symlinked_folders_are_not_followed_and_say_so(tiny_vault, tmp_path):
     index = dreamdb.open(tiny_vault)
     warnings = index.sync().warnings
     assert "knowledge/linked: skipped (a symlinked folder; dreamdb does not follow folder links)" in warnings
-    assert "core/objectives: skipped (a symlinked folder; dreamdb does not follow folder links)" in warnings
-    assert {"core/2.memory.md: skipped (symlink points outside the vault)",
-            "core/CHANGELOG.json: skipped (symlink points outside the vault)"} <= set(warnings)
+    # (the link named once, for the memory file, the changelog and the objectives alike: QA round 144-E F3)
+    assert [w for w in warnings if w.startswith("core")] == [
+        "core: skipped (a symlinked folder; dreamdb does not follow folder links)"]
     assert index.recall("okapi") == []
     assert not {d.split("/")[0] for d in _docs(index)} & {"memory", "changelog", "objective"}
 

@@ -3283,9 +3283,10 @@ def test_writes_do_not_reach_a_nested_vault_through_a_folder_link_nor_take_dots_
     alias.symlink_to(tiny_vault.parent)
     with dreamdb.open(tiny_vault) as index:
         for name in ("knowledge/link/knowledge/inner.md", str(tiny_vault / "knowledge" / "link" / "knowledge" / "inner.md")):
-            with pytest.raises(NotFound):
+            # (refused as behind a folder link, which a sync does not follow: QA round 144-E F1)
+            with pytest.raises(WriteRefused, match="reached through knowledge/link, a symlinked folder"):
                 index.update(name, append="HACKED")
-            with pytest.raises(NotFound):
+            with pytest.raises(WriteRefused, match="reached through knowledge/link, a symlinked folder"):
                 index.delete(name)
         assert (inner / "knowledge" / "inner.md").read_text(encoding="utf-8") == "---\nname: Inner\n---\nzebra\n"
         with pytest.raises(UsageError, match="is an absolute path with a '..' in it"):
@@ -3293,6 +3294,55 @@ def test_writes_do_not_reach_a_nested_vault_through_a_folder_link_nor_take_dots_
         through = alias / tiny_vault.name / "knowledge" / "good.md"
         assert index.update(str(through), append="via the alias")["doc_id"] == "knowledge/good"
         assert good.read_text(encoding="utf-8").endswith("via the alias\n")
+
+
+def test_writes_reach_only_the_notes_a_sync_indexes_never_a_file_behind_a_folder_link(tiny_vault):
+    """QA round 144-E F1, F3: a sync follows no folder link, but update and delete checked a path by its text alone:
+    ``knowledge/arch -> .archive`` edited an archived note, ``knowledge/ppl -> ../people`` deleted a file outside the
+    document folders, and a linked ``state`` or ``core`` was read for ids list never shows (``task/t1``,
+    ``objective/o``); a linked ``core`` was followed for the memory file alone, and ``remember`` wrote through it."""
+    import dreamdb
+
+    texts = {"knowledge/live.md": "---\ntitle: Live\n---\nlive\n",
+             "knowledge/sub/s.md": "---\ntitle: S\n---\nin a folder of knowledge\n",
+             "knowledge/.archive/old.md": "---\ntitle: Old\n---\narchived\n",
+             "people/ann.md": "---\ntitle: Ann\n---\nperson\n",
+             "tasks/t1.md": "---\ntitle: T1\n---\ntask\n",
+             "realcore/2.memory.md": "## Section\nmemory through linked core\n",
+             "realcore/objectives/o.md": "---\ntitle: Obj\n---\nobjective\n"}
+    for rel, text in texts.items():
+        write_doc(tiny_vault, rel, text)
+    (tiny_vault / "knowledge" / "arch").symlink_to(".archive")
+    (tiny_vault / "knowledge" / "ppl").symlink_to("../people")
+    (tiny_vault / "knowledge" / "sublink").symlink_to("sub")
+    (tiny_vault / "state").symlink_to("tasks")
+    (tiny_vault / "core").symlink_to("realcore")
+    with dreamdb.open(tiny_vault) as index:
+        warnings = index.sync().warnings
+        assert {d["doc_id"] for d in index.list_documents()} == {"knowledge/live", "knowledge/s"}
+        assert "core: skipped (a symlinked folder; dreamdb does not follow folder links)" in warnings
+        assert not [w for w in warnings if w.startswith("core/")]
+        for name in ("knowledge/arch/old.md", "knowledge/arch/old", "knowledge/ppl/ann.md", "knowledge/sublink/s.md",
+                     str(tiny_vault / "knowledge" / "ppl" / "ann.md")):
+            with pytest.raises(WriteRefused, match=r"is reached through knowledge/(arch|ppl|sublink), a symlinked"
+                                                   " folder, which a sync does not follow"):
+                index.update(name, append="VIA-LINK")
+            with pytest.raises(WriteRefused, match="a symlinked folder"):
+                index.delete(name, force=True)
+        with pytest.raises(WriteRefused) as info:
+            index.update("knowledge/sublink/s.md", append="VIA-LINK")
+        assert info.value.hint == "Name the note by its own path in the vault: knowledge/sub/s.md."
+        for name in ("task/t1", "t1", "state/t1.md", "objective/o", "core/objectives/o.md"):
+            with pytest.raises((NotFound, WriteRefused)):
+                index.update(name, append="VIA-ID")
+            with pytest.raises((NotFound, WriteRefused)):
+                index.delete(name, force=True)
+        with pytest.raises(WriteRefused, match="core is a symlinked folder, which a sync does not follow"):
+            index.remember("an entry through the linked core")
+        assert not (tiny_vault / "realcore" / "CHANGELOG.json").exists()
+        for rel, text in texts.items():
+            assert (tiny_vault / rel).read_text(encoding="utf-8") == text, rel
+        assert index.update("knowledge/sub/s.md", append="by its own path")["doc_id"] == "knowledge/s"
 
 
 def test_the_id_of_a_note_named_md_md_reaches_that_note_and_never_another(tiny_vault: Path):

@@ -693,7 +693,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 note(f"{rel}: skipped (the extension {ext} is not .md{' in lower case' if ext.lower() == '.md' else ''},"
                      f" the only one dreamdb reads; rename it to {fixed})")
             elif is_link and recursive and _walked(e.name, include_archives) and os.path.isdir(e.path):
-                note(f"{rel}: skipped (a symlinked folder; dreamdb does not follow folder links)")
+                note(f"{rel}: {FOLDER_LINK_SKIPPED}")
 
     if dirs is not None:
         for rel_dir in (".", "core", "lab", "knowledge"):
@@ -701,10 +701,6 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 dirs[rel_dir] = folder_times(os.stat(os.path.join(vault, rel_dir)))
             except OSError:
                 pass
-    def linked(rel: str) -> bool:
-        """Whether a symlink is on the way to ``rel`` (``core`` itself may be one, not only the file)."""
-        return os.path.realpath(os.path.join(vault, rel)) != os.path.join(vault_real, rel)
-
     blocked: set[str] = set()  # folders found but not searchable, warned of once (QA round 64 L4)
 
     def reachable(rel: str) -> bool:
@@ -729,9 +725,21 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 return False
         return True
 
+    said_links: set[str] = set()
+
+    def followed(rel: str) -> bool:
+        """Whether no folder on the way to ``rel`` (``rel`` included) is a symlink (:func:`folder_link`), else False,
+        with one warning naming the link: ``core`` for the memory file, the changelog and ``core/objectives`` alike
+        (QA round 144-E F3: a linked ``core`` was followed for the memory file, and ``core/objectives`` was named)."""
+        link = folder_link(vault, rel)
+        if link is not None and link not in said_links:
+            said_links.add(link)
+            note(f"{link}: {FOLDER_LINK_SKIPPED}")
+        return link is None
+
     for fixed in (MEMORY_FILE, CHANGELOG_FILE):
-        if reachable(fixed):
-            add(fixed, os.path.join(vault, fixed), linked(fixed))
+        if reachable(fixed) and followed(os.path.dirname(fixed)):
+            add(fixed, os.path.join(vault, fixed), os.path.islink(os.path.join(vault, fixed)))
     for other in misnamed_changelog(vault):  # (its name in another case: said, QA round 90-C F7)
         note(f"{other}: skipped (dreamdb reads {CHANGELOG_FILE}, named so in this case; rename it)")
     for root, recursive, _typ in _MD_ROOTS:
@@ -739,9 +747,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             continue  # walked as part of knowledge/
         base = os.path.join(vault, root)
         if reachable(root) and os.path.isdir(base):
-            if linked(root):
-                note(f"{root}: skipped (a symlinked folder; dreamdb does not follow folder links)")
-            else:
+            if followed(root):
                 scan(root, recursive)
         elif os.path.lexists(base) and not os.path.isdir(base) and not os.path.islink(base):
             note(f"{root}: skipped (a file, not a folder: dreamdb reads the notes in a folder of that name)")
@@ -865,7 +871,7 @@ def _walk_sources(vault: Path, include_archives: bool):
     root = str(vault)
     for top, recursive, _typ in _MD_ROOTS:
         base = os.path.join(root, top)
-        if top == "knowledge/features" or os.path.realpath(base) != os.path.join(os.path.realpath(root), top):
+        if top == "knowledge/features" or folder_link(root, top) is not None:
             continue  # walked as part of knowledge/; a folder link, which a sync does not follow either
         for dirpath, dirnames, filenames in walk(base):
             rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
@@ -920,6 +926,24 @@ def _walked(name: str, include_archives: bool) -> bool:
         return True
     lower = name.lower()
     return include_archives and lower not in NEVER_ARCHIVES and not lower.startswith(".trash-")
+
+
+FOLDER_LINK_SKIPPED = "skipped (a symlinked folder; dreamdb does not follow folder links)"
+"""What a sync says of a symlinked folder it does not follow, after its vault-relative path (:func:`walk_sources`)."""
+
+
+def folder_link(vault: str | os.PathLike, rel: str) -> str | None:
+    """The first folder on the way to the vault-relative POSIX path ``rel`` (``rel`` itself included) that is a
+    symbolic link, as a vault-relative path (``core`` for ``core/objectives``), or ``None`` when there is none: a sync
+    follows no folder link (:func:`walk_sources`), so nothing behind one is a document, whatever the path's text
+    reads (QA round 144-E F1: ``update knowledge/arch/old.md`` through ``knowledge/arch -> .archive`` edited an
+    archived note)."""
+    parts = [part for part in rel.split("/") if part not in ("", ".")]
+    for n in range(1, len(parts) + 1):
+        here = "/".join(parts[:n])
+        if os.path.islink(os.path.join(vault, here)):
+            return here
+    return None
 
 
 def in_archive(rel_path: str) -> bool:

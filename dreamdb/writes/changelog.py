@@ -408,8 +408,8 @@ def remember(
             datetime nor an ISO-8601 string.
         NotFound: ``supersedes`` names no existing entry.
         WriteRefused: CHANGELOG.json is invalid JSON, not UTF-8, or neither an
-            array nor ``{"entries": [...]}`` (the file is left untouched); the
-            vault is not writable; another program kept writing the file between
+            array nor ``{"entries": [...]}`` (the file is left untouched); ``core`` is a symlinked folder (which a
+            sync does not follow); the vault is not writable; another program kept writing the file between
             dreamdb's read and its rename (:class:`~dreamdb.writes.files.FileChanged`,
             after :data:`~dreamdb.writes.files.CHANGED_RETRIES` more tries).
         LockTimeout: another writer held the vault lock too long.
@@ -467,8 +467,15 @@ def remember(
     path = vault / CHANGELOG_RELPATH
     # Check first (nothing created yet): a refused write leaves no trace, not even .dreamdb/.
     _check_writable(vault)
-    from dreamdb.vault.discover import misnamed_changelog
+    from dreamdb.vault.discover import folder_link, misnamed_changelog
 
+    link = folder_link(vault, CHANGELOG_RELPATH.parent.as_posix())
+    if link is not None:  # (QA round 144-E F3: the entry was written through it, and a sync followed it for the memory
+        # file alone)
+        raise WriteRefused(f"{link} is a symlinked folder, which a sync does not follow: an entry written to"
+                           f" {CHANGELOG_RELPATH.as_posix()} through it would never be indexed. Nothing was changed.",
+                           hint=f"Make {link} a folder of the vault (move the folder it links to in its place), then"
+                                " retry.")
     misnamed = misnamed_changelog(vault)
     if misnamed and not os.path.lexists(path):  # (a second changelog beside it would hide it: QA round 94-A F2)
         raise WriteRefused(f"{misnamed[0]} is the vault's changelog named in another case; dreamdb reads and writes"

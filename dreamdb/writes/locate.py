@@ -17,7 +17,7 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 from dreamdb.output import some_of, typable_id, untypable
-from dreamdb.vault.discover import ACCENT_ENCODINGS, VAULT_DIR_NAME, in_archive, is_utf8, walk
+from dreamdb.vault.discover import ACCENT_ENCODINGS, VAULT_DIR_NAME, folder_link, in_archive, is_utf8, walk
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
 
@@ -40,7 +40,8 @@ _NON_FILE_TYPES = ("memory", "changelog", "bookmark", "capture")
 def _iter_markdown(vault: Path, doc_type: str) -> Iterator[Path]:
     for rel, recursive in MARKDOWN_TYPES[doc_type]:
         root = vault / rel
-        if not root.is_dir():
+        # (a folder a sync does not follow, state/ or core/ a link: QA round 144-E F1, update task/t1 edited its note)
+        if folder_link(vault, rel) is not None or not root.is_dir():
             continue
         if recursive:
             for folder, dirs, files in walk(root):
@@ -243,9 +244,12 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
     """``(type, path)`` of the markdown document at the vault-relative ``rel``, or ``None`` if no such file.
 
     ``rel`` is checked lexically (see :func:`_check_rel_path`) and must be in
-    a document folder; the path is not resolved (callers confine it). Unless
-    ``exact``, a name that differs from the file's only in Unicode normalisation
+    a document folder, reached through no folder link (:func:`_refuse_folder_link`); the path is not resolved
+    (callers confine it). Unless ``exact``, a name that differs from the file's only in Unicode normalisation
     (NFC/NFD) finds it too.
+
+    Raises:
+        WriteRefused: a folder on the way is a symbolic link.
     """
     from dreamdb.vault.discover import classify
 
@@ -261,10 +265,37 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
         path = None if exact else _nfc_match(vault, rel.split("/"))
         if path is None or not path.is_file():
             return None
-    if _in_nested_vault(vault, path):
-        return None
+    _refuse_folder_link(vault, path)
     _refuse_mergetool_copy(rel, path)
     return kind[1], path
+
+
+def _refuse_folder_link(vault: Path, path: Path) -> None:
+    """Refuse the file ``path`` of the vault when a folder on its way is a symbolic link (:func:`folder_link`): a
+    sync follows none, so what is behind one is no document, whatever the path's text reads: an archived note
+    (``knowledge/arch -> .archive``), a file outside the document folders (``knowledge/ppl -> ../people``), a vault of
+    its own inside this one (QA rounds 102-A F1, 144-E F1: update and delete reached them).
+
+    Raises:
+        WriteRefused: there is such a link.
+    """
+    rel = path.relative_to(vault).as_posix()
+    link = folder_link(vault, os.path.dirname(rel))
+    if link is None:
+        return
+    from dreamdb.vault.discover import classify
+
+    real, root = os.path.realpath(path), os.path.realpath(vault)
+    inside = real.startswith(root + os.sep)
+    own = real[len(root) + 1:].replace(os.sep, "/") if inside else ""
+    kind = classify(own)
+    raise WriteRefused(f"{rel} is reached through {link}, a symlinked folder"
+                       + ("" if inside else f" that leads outside the vault (to {real})")
+                       + ", which a sync does not follow, so this path names no document of the vault; nothing was"
+                         " changed.",
+                       hint=f"Name the note by its own path in the vault: {own}." if kind is not None
+                       and kind[0] == "markdown" and not in_archive(own) else
+                       "dreamdb edits only the notes a sync indexes; edit the file by hand if you mean to.")
 
 
 def _refuse_mergetool_copy(rel: str, path: Path) -> None:
@@ -281,15 +312,6 @@ def _refuse_mergetool_copy(rel: str, path: Path) -> None:
         note = rel[:len(rel) - len(path.name)] + path.name[:path.name.rindex("_", 0, path.name.rindex("_"))] + ".md"
         raise UsageError(f"{rel} is a copy git mergetool makes of {note} while a merge runs, not a note (a sync skips"
                          " it); nothing was changed.", hint=f"Edit {note} itself, or rename the copy if it is a note.")
-
-
-def _in_nested_vault(vault: Path, path: Path) -> bool:
-    """Whether the folder ``path`` is in lies, once its links are followed, in a vault of its own inside ``vault``
-    (a ``_dream_context`` folder below it), which a sync skips: a folder link led writes there (QA round 102-A F1)."""
-    real_vault, real_dir = os.path.realpath(vault), os.path.realpath(path.parent)
-    if not real_dir.startswith(real_vault + os.sep):
-        return False
-    return VAULT_DIR_NAME in Path(real_dir[len(real_vault) + 1:]).parts
 
 
 def _nfc_match(vault: Path, parts: list[str]) -> Path | None:
