@@ -230,6 +230,23 @@ def test_symlinked_folders_are_not_followed_and_say_so(tiny_vault, tmp_path):
     assert not {d.split("/")[0] for d in _docs(index)} & {"memory", "changelog", "objective"}
 
 
+def test_a_folder_link_named_as_a_note_is_skipped_saying_so(tiny_vault):
+    """QA round 144-E F2: a symlinked folder whose name ends in .md (``knowledge/ppl.md -> ../people``,
+    ``knowledge/sublink.md -> sub.md``, a folder) was dropped without a word, even by sync --force, where one of
+    another name is named."""
+    write_doc(tiny_vault, "knowledge/sub.md/in.md", "---\ntitle: In sub\n---\ninsub\n")
+    write_doc(tiny_vault, "people/ann.md", "---\ntitle: Ann\n---\nperson\n")
+    os.symlink("../people", tiny_vault / "knowledge" / "ppl")
+    os.symlink("../people", tiny_vault / "knowledge" / "ppl.md")
+    os.symlink("sub.md", tiny_vault / "knowledge" / "sublink.md")
+    index = dreamdb.open(tiny_vault)
+    for report in (index.sync(), index.sync(force=True)):
+        assert sorted(w for w in report.warnings if "symlinked folder" in w) == sorted(
+            f"knowledge/{name}: skipped (a symlinked folder; dreamdb does not follow folder links)"
+            for name in ("ppl", "ppl.md", "sublink.md"))
+    assert _docs(index) == {"knowledge/in"}
+
+
 def test_a_link_to_nothing_or_in_a_loop_is_skipped_saying_so(tiny_vault):
     """QA round 39: sync said "skipped (No such file or directory)" for a link to a missing note."""
     write_doc(tiny_vault, "knowledge/real.md", "---\ntitle: Real\n---\nokapi\n")

@@ -636,6 +636,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             note(f"{rel}: skipped (not a regular file: a pipe, device or socket)")
         elif rel in (MEMORY_FILE, CHANGELOG_FILE):  # (QA round 103-C F10: said nothing)
             note(f"{rel}: skipped (a folder, not a file)")
+        elif is_link:  # a folder link named as a note (knowledge/ppl.md -> ../people), said as any other (QA round
+            note(f"{rel}: {FOLDER_LINK_SKIPPED}")  # 144-E F2: dropped without a word, even by sync --force)
 
     def scan(top: str, recursive: bool) -> None:
         # (depth first, in the order of os.scandir, with a stack of its own: recursion failed past
