@@ -511,6 +511,50 @@ def test_notes_named_md_in_upper_case_are_warned_of_and_counted_by_status(tiny_v
     assert [h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["knowledge/UPPER"]
 
 
+def test_the_advice_to_rename_a_misnamed_note_or_changelog_never_names_a_file_already_there(tiny_vault, capsys):
+    """QA round 144-E F4: beside knowledge/design.md, the sync said to rename knowledge/design.MD and
+    knowledge/design.markdown to design.md, and beside core/CHANGELOG.json, core/changelog.json to it (status: "rename
+    to .md"): each, run as mv, replaced the indexed file. Where the name is taken, that is said, with merging the two
+    or another name; a name that is free is still given."""
+    design = "---\ntitle: Design\n---\nthe real design note\n"
+    write_doc(tiny_vault, "knowledge/design.md", design)
+    write_doc(tiny_vault, "knowledge/design.markdown", "---\ntitle: Design export\n---\nan export\n")
+    write_doc(tiny_vault, "knowledge/design.MD", "---\ntitle: DESIGN\n---\nupper-case copy\n")
+    write_doc(tiny_vault, "knowledge/free.MD", "---\ntitle: Free\n---\nno note of its .md name\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", "[]\n")
+    write_doc(tiny_vault, "core/changelog.json", "[]\n")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    err = capsys.readouterr().err
+    assert code == 0 and sorted(err.splitlines()) == [
+        "warning: core/changelog.json: skipped (dreamdb reads core/CHANGELOG.json, named so in this case;"
+        " core/CHANGELOG.json is there already, which a rename would replace: merge the two)",
+        "warning: knowledge/design.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " knowledge/design.md is there already, which a rename would replace: merge the two, or choose another name)",
+        "warning: knowledge/design.markdown: skipped (the extension .markdown is not .md, the only one dreamdb reads;"
+        " knowledge/design.md is there already, which a rename would replace: merge the two, or choose another name)",
+        "warning: knowledge/free.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " rename it to free.md)"]
+    code = main(["status", "--vault", str(tiny_vault)])
+    out = capsys.readouterr().out
+    assert code == 0 and ("not indexed:    3 notes with an extension other than .md (knowledge/design.MD,"
+                          " knowledge/design.markdown, knowledge/free.MD): rename to .md, but not onto a note already"
+                          " there (knowledge/design.md, beside knowledge/design.MD and knowledge/design.markdown): merge"
+                          " each into that note, or choose another name\n") in out
+    assert ("not indexed:    core/changelog.json: dreamdb reads core/CHANGELOG.json, named so in this case;"
+            " core/CHANGELOG.json is there already, which a rename would replace: merge the two\n") in out
+    assert (tiny_vault / "knowledge" / "design.md").read_text(encoding="utf-8") == design
+    # an index without documents names the fix too: the note's .md name a link to nothing, skipped, holds
+    empty = tiny_vault.parent / "other" / "_dream_context"
+    write_doc(empty, "knowledge/UP.MD", "---\ntitle: Up\n---\nhello world\n")
+    (empty / "knowledge" / "UP.md").symlink_to("gone.md")
+    taken = ("rename {}to .md, but not onto a note already there (knowledge/UP.md, beside knowledge/UP.MD): merge each"
+             " into that note, or choose another name")
+    code = main(["sync", "--vault", str(empty)])
+    assert code == 0 and taken.format("it ") in capsys.readouterr().err
+    code = main(["recall", "--vault", str(empty), "hello"])
+    assert code == 0 and taken.format("") in capsys.readouterr().err
+
+
 def test_an_empty_index_names_the_notes_whose_extension_is_in_upper_case(tiny_vault, capsys):
     """QA round 68 L6: recall on an index without documents blamed the .md files outside the folders dreamdb
     reads and said nothing of knowledge/B.MD (status lists both)."""

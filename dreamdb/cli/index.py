@@ -113,7 +113,7 @@ def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
             f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix {its} permissions, or contents: binary,"
             " or JSON that does not parse; dreamdb sync --force names the reason).")
         return
-    from dreamdb.vault.discover import cased_markdown
+    from dreamdb.vault.discover import cased_markdown, renames_advice
 
     # (user QA: a vault whose only note was knowledge/UP.MD synced to nothing, and only the first sync said why)
     cased, cased_examples = cased_markdown(index.vault, include_archives=index.include_archives, limit=3)
@@ -125,8 +125,9 @@ def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
     if cased:
         say(f"note: no documents indexed: {', '.join(map(safe_text, cased_examples))}"
             f"{', …' if cased > len(cased_examples) else ''} {'have' if cased != 1 else 'has'} an "
-            f"extension in another case than .md, the only one dreamdb reads: rename "
-            f"{'them' if cased != 1 else 'it'} to .md (README, \"Which files become documents\").")
+            f"extension in another case than .md, the only one dreamdb reads: "
+            f"{renames_advice(index.vault, cased_examples, 'rename them' if cased != 1 else 'rename it')}"
+            " (README, \"Which files become documents\").")
     if not (count or cased):
         from dreamdb.vault.discover import archived_markdown, undecodable_markdown
 
@@ -172,6 +173,7 @@ def status_cmd(vault, as_json):
       dreamdb status --vault ~/code/app/_dream_context --json
     """
     from dreamdb import output
+    from dreamdb.vault.discover import rename_advice, renames_advice
 
     index = open_index(vault)
     st = index.status()  # syncs as a read does (Index.sync_for_read)
@@ -200,10 +202,10 @@ def status_cmd(vault, as_json):
         more = ", …" if st["unindexed_cased_extension"] > len(st["unindexed_cased_examples"]) else ""
         click.echo(f"not indexed:    {st['unindexed_cased_extension']} note{'s' if st['unindexed_cased_extension'] != 1 else ''}"
                    f" with an extension other than .md ({', '.join(shown(p) for p in st['unindexed_cased_examples'])}"
-                   f"{more}): rename to .md")
+                   f"{more}): {shown(renames_advice(index.vault, st['unindexed_cased_examples']))}")
     for path in st["unindexed_changelog"]:  # (QA round 91 F7)
         click.echo(f"not indexed:    {shown(path)}: dreamdb reads core/CHANGELOG.json, named so in this"
-                   " case; rename it")
+                   f" case; {shown(rename_advice(index.vault, path))}")
     if st["unindexed_undecodable_names"]:  # (QA round 78-A F4)
         n = st["unindexed_undecodable_names"]
         more = ", …" if n > len(st["unindexed_undecodable_examples"]) else ""

@@ -693,7 +693,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             elif (fixed := misnamed_note(e.name)) and classify(f"{rel_dir}/{fixed}") is not None:
                 ext = e.name[len(fixed) - 3:]
                 note(f"{rel}: skipped (the extension {ext} is not .md{' in lower case' if ext.lower() == '.md' else ''},"
-                     f" the only one dreamdb reads; rename it to {fixed})")
+                     f" the only one dreamdb reads; {rename_advice(vault, rel)})")
             elif is_link and recursive and _walked(e.name, include_archives) and os.path.isdir(e.path):
                 note(f"{rel}: {FOLDER_LINK_SKIPPED}")
 
@@ -743,7 +743,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if reachable(fixed) and followed(os.path.dirname(fixed)):
             add(fixed, os.path.join(vault, fixed), os.path.islink(os.path.join(vault, fixed)))
     for other in misnamed_changelog(vault):  # (its name in another case: said, QA round 90-C F7)
-        note(f"{other}: skipped (dreamdb reads {CHANGELOG_FILE}, named so in this case; rename it)")
+        note(f"{other}: skipped (dreamdb reads {CHANGELOG_FILE}, named so in this case; {rename_advice(vault, other)})")
     for root, recursive, _typ in _MD_ROOTS:
         if root == "knowledge/features":
             continue  # walked as part of knowledge/
@@ -829,6 +829,52 @@ def misnamed_changelog(vault: Path | str) -> list[str]:
         if not same:
             found.append(rel)
     return found
+
+
+def _rename_taken(vault: Path | str, rel: str) -> str | None:
+    """The vault-relative path a file skipped for its name (a note's extension, :func:`misnamed_note`; a changelog
+    named in another case, :func:`misnamed_changelog`) would be read by, when a file has that path already: renamed
+    so, it would replace that file (QA round 144-E F4: the advice to rename ``knowledge/design.MD`` to ``design.md``,
+    run as ``mv``, replaced the indexed note); else ``None``, also where that path is ``rel`` itself (a file system
+    that ignores case)."""
+    folder, _, name = rel.rpartition("/")
+    fixed = misnamed_note(name)
+    target = CHANGELOG_FILE if fixed is None else f"{folder}/{fixed}" if folder else fixed
+    full = os.path.join(vault, target)
+    if not os.path.lexists(full):
+        return None
+    try:
+        if os.path.samefile(full, os.path.join(vault, rel)):
+            return None
+    except OSError:
+        pass
+    return target
+
+
+def rename_advice(vault: Path | str, rel: str) -> str:
+    """What to do with ``rel``, a file a sync skips for its name (:func:`_rename_taken`): "rename it to NAME.md" (a
+    changelog: "rename it"), or, where that name is taken, to merge the two (a note: or to choose another name)."""
+    taken = _rename_taken(vault, rel)
+    fixed = misnamed_note(rel.rpartition("/")[2])
+    if taken is None:
+        return f"rename it to {fixed}" if fixed else "rename it"
+    return (f"{taken} is there already, which a rename would replace: merge the two"
+            + (", or choose another name" if fixed else ""))
+
+
+def renames_advice(vault: Path | str, paths: list[str], rename: str = "rename") -> str:
+    """What to do with ``paths``, notes a sync skips for their extension (:func:`cased_markdown`'s): "rename to .md"
+    (``rename``: the words before "to", "rename them"), naming the notes already there that such a rename would
+    replace (:func:`_rename_taken`)."""
+    taken: dict[str, list[str]] = {}
+    for rel in paths:
+        if (target := _rename_taken(vault, rel)) is not None:
+            taken.setdefault(target, []).append(rel)
+    if not taken:
+        return f"{rename} to .md"
+    there = "; ".join(f"{target}, beside {' and '.join(rels)}" for target, rels in taken.items())
+    return (f"{rename} to .md, but not onto a note already there ({there}): merge each into that note, or choose"
+            " another name")
 
 
 def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
