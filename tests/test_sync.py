@@ -613,7 +613,7 @@ def test_non_scalar_status_is_ignored_with_a_warning_and_bad_queries_are_usage_e
     write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\nstatus:\n  a: 1\n---\nalpha text\n")
     index = dreamdb.open(tiny_vault)
     r = index.sync()
-    assert any("status is a dict" in w for w in r.warnings)
+    assert any("status is a mapping, not a word" in w for w in r.warnings)
     assert index.conn.execute("SELECT status FROM documents").fetchone()[0] is None
     for bad in (None, 123, b"alpha"):
         with pytest.raises(dreamdb.errors.UsageError, match="query must be a string"):
@@ -2091,8 +2091,28 @@ def test_a_pinned_value_that_is_no_flag_is_warned_of(tiny_vault):
     write_doc(tiny_vault, "knowledge/yes.md", "---\ntitle: Yes\npinned: 'Yes'\n---\nbody\n")
     report = dreamdb.open(tiny_vault).sync()
     pinned = [w for w in report.warnings if "frontmatter pinned" in w]
-    assert sorted(pinned) == ["knowledge/list.md: frontmatter pinned 'x' is not true or false; read as not pinned",
+    assert sorted(pinned) == ["knowledge/list.md: frontmatter pinned is a list, not true or false; read as not pinned",
                               "knowledge/maybe.md: frontmatter pinned 'maybe' is not true or false; read as not pinned"]
+
+
+def test_a_frontmatter_list_or_mapping_is_said_as_one_not_as_its_items(tiny_vault):
+    """QA round 144-F F1: ``confidence: [0.5]`` and ``pinned: [true]`` were quoted by their items joined, so the
+    warnings said "confidence '0.5' is not a number from 0 to 1" and "pinned 'true' is not true or false"; a list or
+    a mapping is said by its kind, as a date's is, and a status or title mapping is no Python dict."""
+    write_doc(tiny_vault, "knowledge/listed.md", "---\ntitle: Listed\nconfidence: [0.5]\npinned: [true]\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/mapped.md", "---\ntitle: Mapped\nconfidence: {a: 0.5}\npinned: {on: true}\n"
+                                                 "status: {state: draft}\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/named.md", "---\ntitle: {text: Named}\nexpires: {on: 2030-01-01}\n---\nbody\n")
+    report = dreamdb.open(tiny_vault).sync()
+    said = sorted(w for w in report.warnings if "frontmatter" in w)
+    assert said == [
+        "knowledge/listed.md: frontmatter confidence is a list, not a number from 0 to 1; ignored",
+        "knowledge/listed.md: frontmatter pinned is a list, not true or false; read as not pinned",
+        "knowledge/mapped.md: frontmatter confidence is a mapping, not a number from 0 to 1; ignored",
+        "knowledge/mapped.md: frontmatter pinned is a mapping, not true or false; read as not pinned",
+        "knowledge/mapped.md: frontmatter status is a mapping, not a word; ignored",
+        "knowledge/named.md: frontmatter expires is a mapping, not a date (YYYY-MM-DD…); ignored",
+        "knowledge/named.md: frontmatter title is a mapping, not text; its items joined"], said
 
 
 def test_a_folder_nested_deeper_than_pythons_recursion_limit_is_read(tmp_path, capsys):

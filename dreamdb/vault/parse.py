@@ -132,6 +132,15 @@ def _collection_kind(value) -> str | None:
     return None
 
 
+def _is_not(value, wanted: str) -> str:
+    """How a warning says a frontmatter value is not ``wanted`` (``a date``, ``true or false``): a list, a mapping, a
+    set or binary data by its kind (``is a list, not a date``), since its items joined as its text is read would quote
+    a value it is not (QA round 144-F F1: ``confidence: [0.5]`` was said as ``'0.5' is not a number``); anything else
+    quoted as written, cut at 40 characters (``'maybe' is not true or false``), not as Python's repr."""
+    kind = _collection_kind(value)
+    return f"is {kind}, not {wanted}" if kind else f"{_as_text(value)[:40]!r} is not {wanted}"
+
+
 def normalize_tags(value) -> list[str]:
     """Tags from a list or a comma string, facet prefixes (``topic:x`` → ``x``) stripped, order kept, no duplicates.
 
@@ -399,32 +408,30 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), None)
     raw_title = meta.get(title_key) if title_key else slug
     if isinstance(raw_title, (list, tuple, dict)):
-        warnings.append(f"{rel_path}: frontmatter {title_key} is a {type(raw_title).__name__}, not text; its items joined")
+        warnings.append(f"{rel_path}: frontmatter {title_key} is {_collection_kind(raw_title)}, not text; its items joined")
     title = _as_text(raw_title).strip() or slug
     for key in (*DATE_KEYS, "expires"):
         value = meta.get(key)
         if value not in (None, "") and date_value(value) is None:
-            kind = _collection_kind(value)  # (not Python's repr: QA rounds 114-B F10, 118-B F9)
-            shown = (f"is {kind}, not a date" if kind else f"{_as_text(value)[:40]!r} is not a date")
-            warnings.append(f"{rel_path}: frontmatter {key} {shown} (YYYY-MM-DD…); ignored")
+            # (not Python's repr: QA rounds 114-B F10, 118-B F9)
+            warnings.append(f"{rel_path}: frontmatter {key} {_is_not(value, 'a date')} (YYYY-MM-DD…); ignored")
         elif isinstance(value, str) and len(value.strip()) > 10 and parse_date_value(value) is None:
             warnings.append(f"{rel_path}: frontmatter {key} {value.strip()[:40]!r} is a date followed by no valid "
                             "time of day; its date alone is used")
     raw_confidence = meta.get("confidence")
     if raw_confidence not in (None, "") and _confidence(raw_confidence) is None:
-        warnings.append(f"{rel_path}: frontmatter confidence {_as_text(raw_confidence)[:40]!r} is not a number from"
-                        " 0 to 1; ignored")
+        warnings.append(f"{rel_path}: frontmatter confidence {_is_not(raw_confidence, 'a number from 0 to 1')}; ignored")
     description = _as_text(meta.get("description") or meta.get("summary")).strip()
     raw_pinned = meta.get("pinned")
     pinned = frontmatter_bool(raw_pinned)
     if raw_pinned not in (None, "") and not _is_flag(raw_pinned):  # (QA round 72-A: pinned: maybe passed silently)
-        warnings.append(f"{rel_path}: frontmatter pinned {_as_text(raw_pinned)[:40]!r} is not true or false;"
-                        " read as not pinned")
+        warnings.append(f"{rel_path}: frontmatter pinned {_is_not(raw_pinned, 'true or false')}; read as not pinned")
     raw_status = meta.get("status")
     status = (status_text(str(raw_status))
               if isinstance(raw_status, (str, int, float)) and str(raw_status).strip() else None)
     if raw_status not in (None, "") and status is None:
-        warnings.append(f"{rel_path}: frontmatter status is a {type(raw_status).__name__}, not a word; ignored")
+        kind = _collection_kind(raw_status) or f"a {type(raw_status).__name__}"  # (a mapping, not Python's dict)
+        warnings.append(f"{rel_path}: frontmatter status is {kind}, not a word; ignored")
     tags = normalize_tags(meta.get("tags"))
     if isinstance(meta.get("tags"), dict) and any(v not in (None, True, False) for v in meta["tags"].values()):
         warnings.append(f"{rel_path}: frontmatter tags is a mapping; its keys are read as the tags"
