@@ -866,6 +866,37 @@ def test_dense_search_skips_a_vector_with_no_direction(tiny_vault):
         assert ids["knowledge/doc1"] not in {d for d, _s in hits} and len(hits) == 3
 
 
+def test_a_chunk_has_one_dense_score_however_it_is_found(tiny_vault, monkeypatch):
+    """QA round 144-F F2: the KNN scored a chunk by sqlite-vec's cosine, a filter's exact path (and the centred
+    languages scored beforehand) by numpy's product, which differed in the last float32 digits and by the rows scored
+    beside it: a filter that removed nothing moved a note's dense score (up to 9·10⁻⁷, enough to swap two notes), and
+    a vector with no direction, which the KNN leaves out, scored 0. Every path scores a chunk as the KNN does."""
+    with _embedded(tiny_vault, 12) as (c, emb, ids):
+        q = HashEmbedder.vec("a query near none of them")
+        everything = store.dense_search(c, q, emb.model_id, 12)
+        assert len(everything) == 12
+        assert store.dense_search(c, q, emb.model_id, 12, allowed_docs=set(ids.values())) == everything
+        for doc, score in everything:
+            assert store.dense_search(c, q, emb.model_id, 1, allowed_docs={doc}) == [(doc, score)]
+        baseline = store.dense_search_numpy(c, q, emb.model_id, 12)  # (numpy's products: the last digits differ)
+        assert [s for _d, s in baseline] == pytest.approx([s for _d, s in everything], abs=1e-5)
+        rows = [r[0] for r in c.execute("SELECT id FROM embeddings WHERE model_id = ? ORDER BY id", (emb.model_id,))]
+        with db.write_transaction(c):
+            c.executemany("UPDATE embeddings SET lang = 'xx' WHERE id = ?", [(r,) for r in rows[::3]])
+        adjust = {"xx": (1.5, -0.2)}
+        centred = store.dense_search(c, q, emb.model_id, 12, lang_adjust=adjust)  # its chunks scored beforehand
+        assert centred != everything
+        with monkeypatch.context() as m:
+            m.setattr(store, "EXACT_MAX_CHUNKS", 0)  # by the KNN alone, its bound widened
+            assert store.dense_search(c, q, emb.model_id, 12, lang_adjust=adjust) == centred
+        assert store.dense_search(c, q, emb.model_id, 12, allowed_docs=set(ids.values()), lang_adjust=adjust) == centred
+        with db.write_transaction(c):
+            c.execute("UPDATE vec_embeddings SET embedding = ? WHERE rowid = ?", (np.zeros(384, np.float32).tobytes(), rows[0]))
+        plain = store.dense_search(c, q, emb.model_id, 12)
+        assert store.dense_search(c, q, emb.model_id, 12, allowed_docs=set(ids.values())) == plain
+        assert 0.0 not in {s for _d, s in plain}
+
+
 def test_pending_is_cheap(real_index):
     c = real_index.conn
     store.chunk_pending_documents(c)

@@ -763,6 +763,13 @@ def load_centroids(conn, model_id: str) -> language.LanguageCentroids | None:
 
 # --------------------------------------------------------------------- search
 
+_COSINE = "1.0 - vec_distance_cosine({}, ?)"
+"""SQL of a chunk's cosine with the query (``?``) for its vector ``{}``: sqlite-vec's, as its KNN scores it (``1.0 -
+distance``), so a chunk has one score for one query whether the KNN finds it or the allowed documents or the centred
+languages are scored exactly. numpy's product, in float32 too, differed from it in the last digits, and by the rows
+beside it (BLAS sums a row in an order the matrix's rows decide): a filter that removed nothing moved a note's dense
+score by up to 9·10⁻⁷, enough to swap two notes (QA round 144-F F2)."""
+
 
 def _docs_for_vectors(conn, rowids: Iterable[int]) -> list[tuple[int, int, str]]:
     """(vector rowid, documents.id, language) of every chunk using each vector."""
@@ -833,14 +840,15 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
                  best_lang: dict | None = None) -> list[tuple[int, float]]:
     """The ``k`` documents nearest to a query vector, by their best chunk.
 
-    A chunk's score is its cosine similarity, mapped to ``scale · cosine + shift`` for the
-    languages of ``lang_adjust`` (from :meth:`dreamdb.embeddings.language.LanguageCentroids.adjustments`;
-    other languages, the main one and undetermined texts keep the cosine), and a document's
-    score is its best chunk's. Uses the sqlite-vec KNN (``embedding MATCH ? AND k = ? AND
-    model_id = ?``; vectors of other models are never compared), over-fetching chunks (4×k,
-    growing ×4 up to sqlite-vec's k ≤ 4096) until ``k`` distinct allowed documents come back
-    whose scores no unseen chunk can beat (an unseen chunk's cosine is at most the last one
-    fetched, and every map is increasing), or every vector was seen. A centred score can
+    A chunk's score is its cosine similarity (sqlite-vec's, :data:`_COSINE`, however the chunk is
+    found), mapped to ``scale · cosine + shift`` for the languages of ``lang_adjust`` (from
+    :meth:`dreamdb.embeddings.language.LanguageCentroids.adjustments`; other languages, the main
+    one and undetermined texts keep the cosine), and a document's score is its best chunk's. Uses
+    the sqlite-vec KNN (``embedding MATCH ? AND k = ? AND model_id = ?``; vectors of other models
+    are never compared), over-fetching chunks (4×k, growing ×4 up to sqlite-vec's k ≤ 4096) until
+    ``k`` distinct allowed documents come back whose scores no unseen chunk can beat (an unseen
+    chunk's cosine is at most the last one fetched, and every map is increasing), or every vector
+    was seen. A centred score can
     exceed its cosine, so when the centred languages have at most :data:`EXACT_MAX_CHUNKS`
     chunks those are scored exactly beforehand (then the plain cosine bound holds for the
     rest); otherwise the bound takes the maps into account and the KNN fetches deeper. When
@@ -896,7 +904,7 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
         rows = conn.execute(
             "SELECT rowid, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ? AND model_id = ?",
             (q, kk, model_id)).fetchall()
-        cos = {r: 1.0 - d for r, d in rows if d is not None}  # (NULL: a vector with no direction, no similarity)
+        cos = {r: 1.0 - d for r, d in rows if d is not None}  # (as _COSINE; NULL: a vector with no direction)
         found = _docs_for_vectors(conn, cos)
         best = _best_by_doc([r[1] for r in found], [cos[r[0]] for r in found], [r[2] for r in found], adjust, allowed_docs)
         for doc, scored in exact.items():
@@ -917,19 +925,14 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
 
 def _exact_in_languages(conn, q: bytes, model_id: str, adjust: dict[str, tuple[float, float]],
                         allowed: set[int] | None) -> dict[int, tuple[float, str | None]]:
-    """:func:`_best_by_doc` over every chunk whose language is in ``adjust``."""
-    import numpy as np
-
+    """:func:`_best_by_doc` over every chunk whose language is in ``adjust`` (cosines as the KNN's: :data:`_COSINE`)."""
     marks = ",".join("?" * len(adjust))
     rows = conn.execute(
-        f"""SELECT c.doc, e.lang, v.embedding FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id
+        f"""SELECT c.doc, e.lang, {_COSINE.format('v.embedding')} FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id
             JOIN chunks c ON c.content_hash = e.content_hash
-            WHERE e.model_id = ? AND e.lang IN ({marks})""", (model_id, *adjust)).fetchall()
-    if not rows:
-        return {}
-    mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), DIM)
-    sims = (mat @ np.frombuffer(q, dtype=np.float32)).tolist()
-    return _best_by_doc([r[0] for r in rows], sims, [r[1] for r in rows], adjust, allowed)
+            WHERE e.model_id = ? AND e.lang IN ({marks})""", (q, model_id, *adjust)).fetchall()
+    rows = [r for r in rows if r[2] is not None]
+    return _best_by_doc([r[0] for r in rows], [r[2] for r in rows], [r[1] for r in rows], adjust, allowed)
 
 
 def _count_chunks(conn, docs: set[int]) -> int:
@@ -941,24 +944,31 @@ def _count_chunks(conn, docs: set[int]) -> int:
     return n
 
 
+def _chunk_rows(conn, model_id: str, docs: set[int] | None, value: str = "{}", args: tuple = ()) -> list[tuple]:
+    """(documents.id, ``value``, language) for every chunk of ``docs`` (None: all) with a vector: ``value`` is SQL
+    of its vector ``{}`` (the vector itself, or :data:`_COSINE` with the query in ``args``)."""
+    if docs is None:
+        return conn.execute(
+            f"""SELECT c.doc, {value.format('v.embedding')}, COALESCE(e.lang, '') FROM vec_embeddings v
+               JOIN embeddings e ON e.id = v.rowid JOIN chunks c ON c.content_hash = e.content_hash
+               WHERE v.model_id = ?""", (*args, model_id)).fetchall()
+    ids = list(docs)
+    rows = []
+    vector = value.format("(SELECT embedding FROM vec_embeddings WHERE rowid = e.id)")
+    for i in range(0, len(ids), 900):
+        part = ids[i : i + 900]
+        rows.extend(conn.execute(
+            f"""SELECT c.doc, {vector}, COALESCE(e.lang, '') FROM chunks c
+                JOIN embeddings e ON e.content_hash = c.content_hash AND e.model_id = ?
+                WHERE c.doc IN ({','.join('?' * len(part))})""", (*args, model_id, *part)).fetchall())
+    return rows
+
+
 def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(doc ids int64[m], vectors float32[m, 384], languages) for every chunk of ``docs`` (None: all) with a vector."""
     import numpy as np
 
-    if docs is None:
-        rows = conn.execute(
-            """SELECT c.doc, v.embedding, COALESCE(e.lang, '') FROM vec_embeddings v
-               JOIN embeddings e ON e.id = v.rowid JOIN chunks c ON c.content_hash = e.content_hash
-               WHERE v.model_id = ?""", (model_id,)).fetchall()
-    else:
-        ids = list(docs)
-        rows = []
-        for i in range(0, len(ids), 900):
-            part = ids[i : i + 900]
-            rows.extend(conn.execute(
-                f"""SELECT c.doc, (SELECT embedding FROM vec_embeddings WHERE rowid = e.id), COALESCE(e.lang, '') FROM chunks c
-                    JOIN embeddings e ON e.content_hash = c.content_hash AND e.model_id = ?
-                    WHERE c.doc IN ({','.join('?' * len(part))})""", (model_id, *part)).fetchall())
+    rows = _chunk_rows(conn, model_id, docs)
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32), []
     doc_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -968,26 +978,33 @@ def _vectors_for_docs(conn, model_id: str, docs: set[int] | None) -> tuple[np.nd
 
 def _exact_for_docs(conn, q: bytes, model_id: str, k: int, docs: set[int] | None,
                     adjust: dict[str, tuple[float, float]] | None = None, best_lang: dict | None = None) -> list[tuple[int, float]]:
-    import numpy as np
-
-    doc_ids, mat, langs = _vectors_for_docs(conn, model_id, docs)
-    if not len(doc_ids):
+    """The ``k`` best of ``docs`` (None: every document) by every chunk's cosine, as the KNN's (:data:`_COSINE`)."""
+    rows = [r for r in _chunk_rows(conn, model_id, docs, _COSINE, (q,)) if r[1] is not None]
+    if not rows:
         return []
-    sims = (mat @ np.frombuffer(q, dtype=np.float32)).tolist()
-    return _top(_best_by_doc(doc_ids.tolist(), sims, langs, adjust or {}), k, best_lang, conn)
+    return _top(_best_by_doc([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], adjust or {}), k,
+                best_lang, conn)
 
 
 def dense_search_numpy(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] | None = None,
                        lang_adjust: dict[str, tuple[float, float]] | None = None) -> list[tuple[int, float]]:
     """Exact brute force with numpy over every vector of ``model_id`` (the baseline of :func:`dense_search`).
 
-    Same arguments, result and errors as :func:`dense_search`; reads all
-    vectors from the index on every call (benchmarks compare the two).
+    Same arguments, result and errors as :func:`dense_search`; reads all vectors from the index on every call
+    (benchmarks compare the two). Its scores are numpy's products, not sqlite-vec's cosines: they can differ from
+    :func:`dense_search`'s in the last float32 digits (about 10⁻⁶).
     """
+    import numpy as np
+
     if not isinstance(k, int) or k < 1:
         raise UsageError(f"k must be a positive integer, got {k!r}")
     _require_tables(conn)
-    return _exact_for_docs(conn, _as_query(query_vec), model_id, k, allowed_docs, lang_adjust)
+    q = np.frombuffer(_as_query(query_vec), dtype=np.float32)
+    doc_ids, mat, langs = _vectors_for_docs(conn, model_id, allowed_docs)
+    if not len(doc_ids):
+        return []
+    sims = (mat @ q).tolist()
+    return _top(_best_by_doc(doc_ids.tolist(), sims, langs, lang_adjust or {}), k, None, conn)
 
 
 def doc_chunk_vectors(conn, doc_ids: Iterable[int], model_id: str) -> dict[int, np.ndarray]:
