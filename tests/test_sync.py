@@ -3038,3 +3038,13 @@ def test_a_tags_mapping_warning_cuts_its_text_between_grapheme_clusters():
     (said,) = mapping_tag_items([{"name": "x" * 52 + "\U0001F1F9\U0001F1F7 tail", "level": 1}])
     written = said[1:said.index("} → ")]
     assert written == "name: " + "x" * 52 + "…", said
+
+
+def test_a_frontmatter_value_quoted_in_a_warning_is_cut_between_grapheme_clusters(tiny_vault):
+    """A frontmatter value a warning quotes was cut at 40 characters without a mark, a flag to a lone regional
+    indicator: it is cut where no grapheme cluster is split, and the cut is marked (``output.clip``)."""
+    write_doc(tiny_vault, "knowledge/flag.md", "---\ntitle: Flag\npinned: " + "x" * 38 + "\U0001F1F9\U0001F1F7 yes\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    said = [w for w in index.sync().warnings if "frontmatter pinned" in w]
+    assert said == ["knowledge/flag.md: frontmatter pinned '" + "x" * 38 + "…' is not true or false; read as not pinned"], said
+    index.close()

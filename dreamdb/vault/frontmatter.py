@@ -17,6 +17,7 @@ import re
 
 import yaml
 
+from dreamdb.output import clip
 from dreamdb.vault.fences import find_block
 
 try:  # the C loader is ~10x faster where libyaml is available
@@ -146,7 +147,7 @@ def _load(text: str, loader):
             try:
                 yaml.load(m.group(), Loader=loader)
             except (ValueError, OverflowError, yaml.YAMLError, RecursionError, *_CONSTRUCTOR_ERRORS):
-                raise ValueError(f"{m.group().strip()[:80]!r} is no value of its explicit tag") from None
+                raise ValueError(f"{clip(m.group().strip(), 80)!r} is no value of its explicit tag") from None
         if isinstance(exc, ValueError):
             raise
         raise ValueError(f"a value its explicit tag cannot read ({type(exc).__name__})") from None

@@ -138,7 +138,7 @@ def _is_not(value, wanted: str) -> str:
     a value it is not (QA round 144-F F1: ``confidence: [0.5]`` was said as ``'0.5' is not a number``); anything else
     quoted as written, cut at 40 characters (``'maybe' is not true or false``), not as Python's repr."""
     kind = _collection_kind(value)
-    return f"is {kind}, not {wanted}" if kind else f"{_as_text(value)[:40]!r} is not {wanted}"
+    return f"is {kind}, not {wanted}" if kind else f"{clip(_as_text(value), 40)!r} is not {wanted}"
 
 
 def normalize_tags(value) -> list[str]:
@@ -416,7 +416,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
             # (not Python's repr: QA rounds 114-B F10, 118-B F9)
             warnings.append(f"{rel_path}: frontmatter {key} {_is_not(value, 'a date')} (YYYY-MM-DD…); ignored")
         elif isinstance(value, str) and len(value.strip()) > 10 and parse_date_value(value) is None:
-            warnings.append(f"{rel_path}: frontmatter {key} {value.strip()[:40]!r} is a date followed by no valid "
+            warnings.append(f"{rel_path}: frontmatter {key} {clip(value.strip(), 40)!r} is a date followed by no valid "
                             "time of day; its date alone is used")
     raw_confidence = meta.get("confidence")
     if raw_confidence not in (None, "") and _confidence(raw_confidence) is None:
@@ -786,7 +786,7 @@ def _without_lone_surrogates(data):
         if isinstance(value, str):
             if _LONE_SURROGATE_RE.search(value):
                 value = _LONE_SURROGATE_RE.sub("\ufffd", value)
-                mended.append(value[:80])
+                mended.append(clip(value, 80))
             return value
         if isinstance(value, list):
             return [fix(v) for v in value]
@@ -836,7 +836,7 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
             continue
         d = date_value(entry.get("date"))
         if d is None and entry.get("date") not in (None, ""):
-            bad_dates.append(str(entry.get("date"))[:40])
+            bad_dates.append(clip(str(entry.get("date")), 40))
         etype = _as_text(entry.get("type")).strip()
         scope = _as_text(entry.get("scope")).strip()
         summary = _as_text(entry.get("summary")).strip()
