@@ -477,6 +477,43 @@ def test_the_hint_for_a_model_folder_variable_naming_no_model_says_to_unset_it(t
     assert locate.install_hint() == build
 
 
+def test_the_fix_said_for_a_damaged_model_in_a_folder_of_other_files_is_one_that_can_work(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """QA round 144-C F3: an export placed by hand (tokenizer.json, onnx/model.onnx, .gitattributes) whose graph is
+    damaged: ``model status --check`` said "Build or install the model again. Run: dreamdb model build", and the
+    build (and install --from) refused the folder, which holds other files (exit 6). The hint says what can work
+    there: the files replaced by hand, or another folder; in the default folder, the other files moved out."""
+    import importlib.util
+
+    from dreamdb.embeddings import locate
+
+    snap = tmp_path / "snap"
+    (snap / "onnx").mkdir(parents=True)
+    (snap / "onnx" / "model.onnx").write_bytes(b"not a graph" * 1000)
+    (snap / "tokenizer.json").write_text("{}")
+    (snap / ".gitattributes").write_text("*.onnx filter=lfs diff=lfs merge=lfs -text\n")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(snap))
+    want = (f"{snap} holds files that are not a model's, so no model can be built or installed there: replace its"
+            " damaged model files with a working model's, or set DREAMDB_MODEL_DIR to a folder holding a working model,"
+            f" or unset it to use the model of the default folder ({locate.default_model_dir()})")
+    assert locate.reinstall_hint() == want
+    if all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "tokenizers")):
+        code, out, err = run(capsys, "model", "status", "--check", "--json")
+        assert code == 8 and json.loads(out)["error"]["hint"] == want, out
+    monkeypatch.delenv("DREAMDB_MODEL_DIR")
+    monkeypatch.setattr(locate, "user_data_root", lambda: tmp_path / "data" / "dreamdb")
+    default = locate.default_model_dir()
+    default.mkdir(parents=True)
+    (default / "model.onnx").write_bytes(b"not a graph" * 1000)
+    (default / "tokenizer.json").write_text("{}")
+    assert locate.reinstall_hint() == "Build or install the model again. " + locate.install_hint()  # (a model folder)
+    (default / "notes.txt").write_text("mine\n")
+    assert locate.reinstall_hint() == (
+        f"{default} holds files that are not a model's, so no model can be built or installed there: replace its"
+        " damaged model files with a working model's, or move the other files out of it, then: "
+        + locate.install_hint().removeprefix("Run: "))
+
+
 def _no_extensions_driver(shim):
     """A folder holding ``noext_sqlite``, a SQLite driver module that cannot load extensions on every machine (the
     stdlib sqlite3 of some Pythons can): the stdlib's, but for the method the check looks for. Put the folder on

@@ -257,7 +257,7 @@ def test_a_model_file_cut_short_since_its_install_is_said_damaged_by_every_statu
     st = locate.model_status(d)
     assert st["installed"] and st["damaged"] == (f"model.onnx is {recorded // 3:,} bytes where its install recorded"
                                                  f" {recorded:,}: cut short or replaced since (hybrid recall would"
-                                                 " fall back to BM25)") and st["hint"] == locate.install_hint()
+                                                 " fall back to BM25)") and st["hint"] == locate.reinstall_hint()
     assert "damaged" not in locate.model_status(model_dir)
     vault = tmp_path / "v" / "_dream_context"
     (vault / "knowledge").mkdir(parents=True)

@@ -570,11 +570,11 @@ def _skip_reason(vault):
     model_dir = find_model_dir()
     if model_dir is None:
         return None, "no embedding model installed"
-    from dreamdb.embeddings.locate import install_hint, read_provenance, size_mismatch
+    from dreamdb.embeddings.locate import read_provenance, reinstall_hint, size_mismatch
 
     damaged = size_mismatch(model_dir, read_provenance(model_dir) or {})
     if damaged:  # (QA round 83-B F5: its id, hashed from the damaged file, was said to be "another model's")
-        hint = install_hint()
+        hint = reinstall_hint()
         return None, f"the embedding model is damaged: {damaged}; {hint[:1].lower()}{hint[1:]}"
     from dreamdb.dedup import coverage
     from dreamdb.embeddings.store import vectors_available

@@ -78,6 +78,27 @@ def install_hint() -> str:
     return f"{unset}, or put a model there: {hint.removeprefix('Run: ')}"
 
 
+def reinstall_hint() -> str:
+    """The fix for a model folder that is damaged or holds another model: build or install it again, as ``dreamdb
+    model status`` says (QA round 102-B F6: "dreamdb model install", which needs --from DIR, beside status's
+    "dreamdb model build"). Where no model can be built or installed, in a folder that holds other files too (an
+    export placed there by hand, with its ``.gitattributes`` and ``onnx/`` folder), the fixes that can work: its files
+    replaced by hand, or another folder (QA round 144-C F3: "Run: dreamdb model build", which refused the folder)."""
+    from dreamdb.errors import WriteRefused
+
+    d, origin = model_dir_candidate()
+    try:
+        check_replaceable(d)
+    except WriteRefused:
+        held = (f"{d} holds files that are not a model's, so no model can be built or installed there: replace its"
+                " damaged model files with a working model's")
+        if origin == "env":
+            return (f"{held}, or set {ENV_MODEL_DIR} to a folder holding a working model, or unset it to use the model"
+                    f" of the default folder ({default_model_dir()})")
+        return f"{held}, or move the other files out of it, then: {_install_hint().removeprefix('Run: ')}"
+    return "Build or install the model again. " + install_hint()
+
+
 def _install_hint() -> str:
     """:func:`install_hint` for the model's folder wherever it is (``DREAMDB_MODEL_DIR`` not considered)."""
     import importlib.util
@@ -300,7 +321,8 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
             hint (str | None: how to install),
             damaged (str, only when a file's size differs from the one its install recorded:
                 :func:`size_mismatch`, or, with ``identify``, a file cannot be read; ``hint`` then says how to make
-                it readable when its permissions keep it from being read, else how to install the model again).
+                it readable when its permissions keep it from being read, else how to install the model again:
+                :func:`reinstall_hint`).
     """
     import importlib.util
 
@@ -359,7 +381,7 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
                 hint = f"Make {unreadable} readable by this user (its permissions or owner), then run the command again"
     if damaged:
         st["damaged"] = damaged
-        st["hint"] = hint or install_hint()
+        st["hint"] = hint or reinstall_hint()
     return st
 
 

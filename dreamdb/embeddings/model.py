@@ -36,6 +36,7 @@ from dreamdb.embeddings.locate import (
     model_dir_candidate,
     model_status,
     read_provenance,
+    reinstall_hint,
     resolve_model_files,
 )
 from dreamdb.embeddings.query_tokens import MAX_QUERY_CHARS, QueryTokenizer, write_piece_table
@@ -322,7 +323,7 @@ class Embedder:
             if bad:  # (QA round 139-B F2: stored, a NaN vector matched nothing and counted as embedded)
                 raise ModelError(f"{self.model_file} produced non-finite embeddings (NaN or infinity) for "
                                  f"{len(bad)} of {len(texts)} text{'s' if len(texts) != 1 else ''} (the first of"
-                                 f" {len(ids[bad[0]])} tokens); the file is damaged.", hint=_reinstall_hint())
+                                 f" {len(ids[bad[0]])} tokens); the file is damaged.", hint=reinstall_hint())
         return out
 
     def count_tokens(self, texts: Sequence[str], prefix: str = PASSAGE_PREFIX) -> list[int]:
@@ -471,26 +472,17 @@ class Embedder:
             raise ModelError(
                 f"{self.model_file.name} in {self.path} does not work with its tokenizer.json "
                 f"(is it multilingual-e5-small?): {exc.message}",
-                hint=_reinstall_hint(),
+                hint=reinstall_hint(),
             ) from None
         if not np.all(np.isfinite(v)):
             raise ModelError(f"{self.model_file} produced non-finite embeddings; the file is corrupt.",
-                             hint=_reinstall_hint())
+                             hint=reinstall_hint())
         if not np.all(np.abs(np.linalg.norm(v, axis=1) - 1.0) < 1e-3):
             # (mean pooling of an all-zero output: a vector with no direction, whose cosine distance sqlite-vec
             # gives as NULL; QA round 62 M2: such a model passed the checks, then every dense recall failed)
             raise ModelError(f"{self.model_file} produced zero embeddings (vectors with no direction); it is not a "
-                             "working embedding model.", hint=_reinstall_hint())
+                             "working embedding model.", hint=reinstall_hint())
 
-
-
-def _reinstall_hint() -> str:
-    """The fix for a model folder that is damaged or holds another model: build or install it again, as
-    ``dreamdb model status`` says (:func:`dreamdb.embeddings.locate.install_hint`; QA round 102-B F6: "dreamdb model
-    install", which needs --from DIR, beside status's "dreamdb model build")."""
-    from dreamdb.embeddings.locate import install_hint
-
-    return "Build or install the model again. " + install_hint()
 
 # ---------------------------------------------------------------------- loading
 
@@ -538,18 +530,18 @@ def _load_tokenizer(tok_file: Path):
             raise ModelError(f"Not enough memory to load {tok_file} ({_short(exc)}).",
                              hint="Free memory, or raise this process's memory limit (ulimit -v).") from None
         raise ModelError(f"{tok_file} is not a valid tokenizer file: {_short(exc)}",
-                         hint=_reinstall_hint()) from None
+                         hint=reinstall_hint()) from None
     n = tok.get_vocab_size(with_added_tokens=True)
     if n != VOCAB_SIZE:
         raise ModelError(
             f"{tok_file} has a vocabulary of {n} tokens, expected {VOCAB_SIZE} (XLM-R of multilingual-e5-small): "
             "it belongs to another model.",
-            hint=_reinstall_hint(),
+            hint=reinstall_hint(),
         )
     for piece, want in (("<s>", BOS_ID), ("<pad>", PAD_ID), ("</s>", EOS_ID), ("<unk>", UNK_ID)):
         if tok.token_to_id(piece) != want:
             raise ModelError(f"{tok_file}: special token {piece} has id {tok.token_to_id(piece)}, expected {want}; "
-                             "it belongs to another model.", hint=_reinstall_hint())
+                             "it belongs to another model.", hint=reinstall_hint())
     tok.no_truncation()
     tok.no_padding()
     return tok
@@ -592,7 +584,7 @@ def _load_session(model_file: Path, threads: int):
             raise ModelError(f"{model_file} cannot be loaded: this process may open no more files (onnxruntime:"
                              f" {_short(exc)}).", hint="Raise the open-file limit (ulimit -n 256).") from None
         raise ModelError(f"{model_file} cannot be loaded by onnxruntime (corrupt or not an ONNX model): {_short(exc)}",
-                         hint=_reinstall_hint()) from None
+                         hint=reinstall_hint()) from None
     inputs = [i.name for i in sess.get_inputs()]
     for need in ("input_ids", "attention_mask"):
         if need not in inputs:

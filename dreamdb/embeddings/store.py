@@ -428,10 +428,9 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
         if not np.isfinite(vecs).all():  # (never stored: such a vector matches nothing, QA round 139-B F2)
             from dreamdb.errors import ModelError
 
-            from dreamdb.embeddings.locate import install_hint
+            from dreamdb.embeddings.locate import reinstall_hint
 
-            raise ModelError("The model returned a vector of NaN or infinity; it is damaged.",
-                             hint="Build or install the model again. " + install_hint())
+            raise ModelError("The model returned a vector of NaN or infinity; it is damaged.", hint=reinstall_hint())
         now = _now()
         langs = language.identify(t for _h, t in batch)
         with write_transaction(conn):
