@@ -1285,10 +1285,11 @@ def test_a_runtime_or_tokenizer_that_cannot_load_for_lack_of_memory_is_not_calle
 
     class OutOfMemory:
         @staticmethod
-        def from_file(_path):
+        def from_buffer(_data):
             raise Exception("out of memory")
 
     monkeypatch.setattr(model, "Tokenizer", OutOfMemory)
+    (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
     with pytest.raises(ModelError, match="Not enough memory to load") as caught:
         model._load_tokenizer(tmp_path / "tokenizer.json")
     assert "model install" not in caught.value.hint

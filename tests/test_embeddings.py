@@ -895,6 +895,43 @@ def test_a_model_file_that_its_permissions_keep_from_being_read_gets_the_hint_to
     (d / "model.onnx").chmod(0o644)
 
 
+def test_a_model_file_unreadable_with_its_id_cached_is_said_unreadable_by_status_and_by_its_load(tmp_path):
+    """QA round 144-C F4: with the model's id cached beside its files (as after any load), a model.onnx or
+    tokenizer.json of mode 000 was not said damaged (status: hybrid ready; the id's cache is read with two stats),
+    and its load said the file was corrupt, or "not a valid tokenizer file", with the hint to build the model again.
+    Both say the file cannot be read, and that its permissions are what to fix, as without an id cached."""
+    import shutil
+
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.onnx").write_bytes(b"graph")
+    (d / "tokenizer.json").write_bytes(b"{}")
+    assert locate.compute_model_id(d) == locate.cached_model_id(d)  # (cached)
+    prefix = []
+    if os.geteuid() == 0:  # (root reads a file of mode 000 unless its capabilities are dropped)
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: a file of mode 000 cannot be made unreadable")
+        caps = "-dac_override,-dac_read_search"
+        prefix = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    code = ("import json, sys\nfrom dreamdb.embeddings import locate\nfrom dreamdb.embeddings.model import Embedder\n"
+            "out = {'status': locate.model_status(sys.argv[1]), 'identified': locate.model_status(sys.argv[1],"
+            " identify=True)}\ntry:\n    Embedder(sys.argv[1])\nexcept Exception as exc:\n"
+            "    out['load'] = [type(exc).__name__, exc.message, exc.hint]\nprint(json.dumps(out))\n")
+    for name in ("model.onnx", "tokenizer.json"):
+        (d / name).chmod(0)
+        p = subprocess.run([*prefix, sys.executable, "-c", code, str(d)], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+        (d / name).chmod(0o644)
+        got = json.loads(p.stdout)
+        readable = f"Make {d / name} readable by this user (its permissions or owner), then run the command again"
+        for st in (got["status"], got["identified"]):
+            assert st["model_id"] == locate.cached_model_id(d) and st["damaged"] == (
+                f"{d / name} cannot be read: Permission denied (hybrid recall would fall back to BM25)"), st
+            assert st["hint"] == readable, st
+        if HAVE_RUNTIME:
+            assert got["load"] == ["ModelError", f"{d / name} cannot be read: Permission denied", readable], got
+
+
 def test_a_model_whose_files_cannot_be_hashed_is_said_unusable_by_status(tmp_path, monkeypatch):
     """QA round 139-B F1: ``status`` identifies the installed model (hashing its files when no id is cached); a file
     it cannot read is said, and hybrid is not called ready."""

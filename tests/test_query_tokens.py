@@ -209,6 +209,45 @@ def test_the_embedder_embeds_a_query_without_the_full_tokenizer(model_copy):
     assert np.array_equal(fourth.embed_queries(queries), want) and fourth._full_tok is None
 
 
+def test_the_full_tokenizer_loaded_later_is_the_one_loaded_with_the_model(model_copy, piece_table, model_dir, embedder,
+                                                                          tmp_path):
+    """QA round 144-C F1: an Embedder tokenises from the piece table, and loads tokenizer.json only past TABLE_CHARS
+    characters, minutes into an ``embed refresh``. A model installed into its folder meanwhile (a new folder renamed
+    into place, as model install and build do) had its tokenizer loaded then, and the vectors of its tokens were
+    stored under the id of the model loaded, for good. The tokenizer is read from the file opened at the load; one
+    written in place since stops the embedding with an error instead."""
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+    from dreamdb.embeddings.model import TABLE_CHARS, Embedder
+    from dreamdb.errors import ModelError
+
+    shutil.copy2(piece_table, model_copy / PIECES_SIDECAR)  # (the table of the copied tokenizer.json)
+    emb = Embedder(model_copy)
+    assert emb._full_tok is None
+    spec = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = spec["model"]["vocab"]
+    sleep, debt = (next(i for i, (piece, _score) in enumerate(vocab) if piece == w) for w in ("▁sleep", "▁debt"))
+    vocab[sleep], vocab[debt] = vocab[debt], vocab[sleep]  # another model: two pieces at each other's ids
+    other = tmp_path / "other"
+    other.mkdir()
+    os.symlink(model_dir / "model.onnx", other / "model.onnx")
+    (other / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    model_copy.rename(tmp_path / "replaced")
+    other.rename(model_copy)
+    emb.embed_passages([f"chunk {i}: notes" + " " * 990 for i in range(TABLE_CHARS // 1000 + 1)])
+    assert emb._full_tok is not None  # (loaded now, past TABLE_CHARS)
+    text = ["how is sleep debt computed?"]
+    assert np.array_equal(emb.embed_passages(text), embedder.embed_passages(text))  # the model of its model_id
+    assert not np.array_equal(Embedder(model_copy).embed_passages(text), embedder.embed_passages(text))  # (not the new)
+
+    again = Embedder(model_copy)  # (the new model's piece table, written by its first load just above)
+    assert again._full_tok is None
+    st = (model_copy / "tokenizer.json").stat()
+    os.utime(model_copy / "tokenizer.json", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # written in place
+    with pytest.raises(ModelError, match="was replaced or changed while it was in use") as caught:
+        again.embed_passages([f"chunk {i}: notes" + " " * 990 for i in range(TABLE_CHARS // 1000 + 1)])
+    assert caught.value.hint == "Run the command again: it loads the model as it is now."
+
+
 def test_a_damaged_table_is_written_anew(model_copy, piece_table):
     """QA round 33: pages zeroed inside the table left it "current" while every query fell back, forever."""
     import sqlite3

@@ -99,6 +99,14 @@ def reinstall_hint() -> str:
     return "Build or install the model again. " + install_hint()
 
 
+def unreadable_hint(exc: OSError, file: str | os.PathLike) -> str | None:
+    """The fix for a model file that cannot be read (``exc``, from reading ``file``) when its permissions keep it from
+    being read: to make it readable, not to build the model again (QA round 141-D F4, 144-C F4); ``None`` otherwise."""
+    if isinstance(exc, PermissionError):
+        return f"Make {file} readable by this user (its permissions or owner), then run the command again"
+    return None
+
+
 def _install_hint() -> str:
     """:func:`install_hint` for the model's folder wherever it is (``DREAMDB_MODEL_DIR`` not considered)."""
     import importlib.util
@@ -320,9 +328,8 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
             reason (str | None: why it is not installed),
             hint (str | None: how to install),
             damaged (str, only when a file's size differs from the one its install recorded:
-                :func:`size_mismatch`, or, with ``identify``, a file cannot be read; ``hint`` then says how to make
-                it readable when its permissions keep it from being read, else how to install the model again:
-                :func:`reinstall_hint`).
+                :func:`size_mismatch`, or a file cannot be read; ``hint`` then says how to make it readable when its
+                permissions keep it from being read, else how to install the model again: :func:`reinstall_hint`).
     """
     import importlib.util
 
@@ -369,16 +376,17 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
     st["piece_table"] = piece_table_state(_tok, d / PIECES_SIDECAR)
     damaged = size_mismatch(d, prov)
     hint = None
-    if not damaged and identify and st["model_id"] is None:
+    if not damaged:
         try:
-            st["model_id"] = compute_model_id(d)
+            for p in (model_file, _tok):  # (opened, not only stat'ed: an id cached beside them says nothing of whether
+                open(p, "rb").close()  # they can be read now; QA round 144-C F4, hybrid was said ready)
+            if identify and st["model_id"] is None:
+                st["model_id"] = compute_model_id(d)
         except OSError as exc:
             unreadable = exc.filename or model_file
             damaged = (f"{unreadable} cannot be read: {exc.strerror or exc} (hybrid recall would fall"
                        " back to BM25)")
-            if isinstance(exc, PermissionError):  # (its permissions, not damage: QA round 141-D F4, the hint said
-                # to build the model again)
-                hint = f"Make {unreadable} readable by this user (its permissions or owner), then run the command again"
+            hint = unreadable_hint(exc, unreadable)  # (its permissions, not damage: QA round 141-D F4)
     if damaged:
         st["damaged"] = damaged
         st["hint"] = hint or reinstall_hint()

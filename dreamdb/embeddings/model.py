@@ -38,6 +38,7 @@ from dreamdb.embeddings.locate import (
     read_provenance,
     reinstall_hint,
     resolve_model_files,
+    unreadable_hint,
 )
 from dreamdb.embeddings.query_tokens import MAX_QUERY_CHARS, QueryTokenizer, write_piece_table
 
@@ -198,7 +199,9 @@ class Embedder:
             onnxruntime / tokenizers are not installed.
         ModelError: the graph is corrupt, the tokenizer belongs to another
             model (vocabulary not 250,002 or different special ids), the graph
-            and tokenizer disagree, or the output is not 384 wide.
+            and tokenizer disagree, the output is not 384 wide, a file cannot
+            be read, or the files were replaced while they were loaded (the
+            full tokenizer, loaded later, is read from the file opened here).
         UsageError: bad ``threads`` / ``DREAMDB_EMBED_THREADS`` / ``max_length``.
     """
 
@@ -238,17 +241,31 @@ class Embedder:
         _ALL_EMBEDDERS.add(self)
         self._tok_file = tok_file
         self._full_tok = None
+        # tokenizer.json as it is now, kept open until the full tokenizer is loaded from it (past TABLE_CHARS, maybe
+        # minutes later): the tokens are then those of the files loaded and hashed into model_id here, also when a
+        # model is installed or built into this folder meanwhile (QA round 144-C F1: an embed refresh stored the
+        # new tokenizer's vectors under the old model's id, and nothing embedded them again)
+        self._tok_source = _open_model_file(tok_file)
+        weakref.finalize(self, self._tok_source[0].close)
+        source, model_state = _open_model_file(self.model_file)  # (readable, and as it is now: see below)
+        source.close()
         #: :class:`dreamdb.embeddings.query_tokens.QueryTokenizer` while its piece table is valid: the
         #: full tokenizer (0.7-1.5 s to load) is then loaded only past TABLE_CHARS or for a text the table leaves
         self._query_tok = _query_tokenizer(self.path, tok_file)
         self._table_chars = 0  # characters tokenised from the piece table so far (see TABLE_CHARS)
         if self._query_tok is None:
-            self._full_tok = _load_tokenizer(tok_file)
+            _ = self._tok
             write_piece_table(tok_file, self.path / PIECES_SIDECAR)  # best effort: a read-only folder has none
         self._session, self._feeds, self._output = _load_session(self.model_file, self.threads)
         self.dim = DIM
         self._probe()
-        self.model_id = compute_model_id(self.path)
+        try:
+            self.model_id = compute_model_id(self.path)
+            changed = _path_state(self.model_file) != model_state or _path_state(tok_file) != self._tok_source[1]
+        except OSError:  # (a file gone or unreadable since it was opened above: replaced, most likely)
+            changed = True
+        if changed:  # the files read by path above (graph, piece table, hashes) may be of another model than these
+            raise _changed_while_loaded(self.path)
         self.load_ms = (time.perf_counter() - t0) * 1000.0
 
     # ------------------------------------------------------------------ public
@@ -297,7 +314,8 @@ class Embedder:
 
         Raises:
             ModelError: onnxruntime failed, or the model gave a vector of NaN or infinity (a damaged model: no
-                vector of it is returned).
+                vector of it is returned), or tokenizer.json, read once the piece table is not enough, was written
+                since the model was loaded.
             TypeError: ``texts`` is a str or holds non-str items.
         """
         if isinstance(texts, (str, bytes)):
@@ -346,11 +364,13 @@ class Embedder:
 
     @property
     def _tok(self):
-        """The full tokenizer (``tokenizers.Tokenizer``), loaded and validated on first use."""
+        """The full tokenizer (``tokenizers.Tokenizer``), loaded and validated on first use, from tokenizer.json as it
+        was when the model was loaded (its file opened then)."""
         if self._full_tok is None:
             with self._tok_lock:
                 if self._full_tok is None:
-                    self._full_tok = _load_tokenizer(self._tok_file)
+                    self._full_tok = _load_tokenizer(self._tok_file, self._tok_source)
+                    self._tok_source[0].close()
         return self._full_tok
 
     def __repr__(self) -> str:
@@ -521,16 +541,93 @@ def _runtime_unavailable() -> ModelNotInstalled | ModelError:
                       " else reinstall it: " + _install_command("embed"))
 
 
-def _load_tokenizer(tok_file: Path):
-    """Load and validate tokenizer.json; raise ModelError if it is not XLM-R's."""
+def _file_state(st: os.stat_result) -> tuple[int, int, int, int]:
+    """Which file a model file is, and its size and time: another one (an install or a build replaces the whole
+    folder) or the same one written since differ."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _path_state(path: Path) -> tuple[int, int, int, int] | None:
+    """:func:`_file_state` of the file at ``path`` now (``None``: there is none)."""
     try:
-        tok = Tokenizer.from_file(str(tok_file))
+        return _file_state(path.stat())
+    except OSError:
+        return None
+
+
+def _changed_while_loaded(path: Path) -> ModelError:
+    """The error for a model folder whose files are not those an :class:`Embedder` loaded any more."""
+    return ModelError(f"The model in {path} was replaced or changed while it was in use (a model install or build?):"
+                      " its vectors would not be those of the model they are stored for, so it was stopped.",
+                      hint="Run the command again: it loads the model as it is now.")
+
+
+def _open_model_file(file: Path) -> tuple:
+    """``file`` opened for reading (unbuffered), and its :func:`_file_state`.
+
+    Raises:
+        ModelError: it cannot be read: its permissions (the hint says to make it readable, not to build the model
+            again: QA round 144-C F4, onnxruntime's "system error number 13" was said to be a corrupt model), the
+            open-file limit, or it is gone.
+    """
+    import errno
+
+    try:
+        f = open(file, "rb", buffering=0)
+    except OSError as exc:
+        if exc.errno == errno.EMFILE:
+            raise ModelError(f"{file} cannot be loaded: this process may open no more files ({_short(exc)}).",
+                             hint="Raise the open-file limit (ulimit -n 256).") from None
+        raise ModelError(f"{file} cannot be read: {exc.strerror or exc}",
+                         hint=unreadable_hint(exc, file) or reinstall_hint()) from None
+    try:
+        return f, _file_state(os.fstat(f.fileno()))
+    except BaseException:
+        f.close()
+        raise
+
+
+def _read_opened(tok_file: Path, opened: tuple) -> bytes:
+    """The whole file ``opened`` (:func:`_open_model_file`) as it was opened: read with ``os.pread``, as a process
+    forked from this one shares the file's offset.
+
+    Raises:
+        ModelError: the file was written since it was opened, or cannot be read.
+    """
+    f, state = opened
+    try:
+        if _file_state(os.fstat(f.fileno())) != state:
+            raise _changed_while_loaded(tok_file.parent)
+        parts, done = [], 0
+        while done < state[2]:
+            part = os.pread(f.fileno(), state[2] - done, done)
+            if not part:
+                break
+            parts.append(part)
+            done += len(part)
+    except OSError as exc:
+        raise ModelError(f"{tok_file} cannot be read: {exc.strerror or exc}",
+                         hint=unreadable_hint(exc, tok_file) or reinstall_hint()) from None
+    return b"".join(parts)
+
+
+def _load_tokenizer(tok_file: Path, opened: tuple | None = None):
+    """Load and validate tokenizer.json; raise ModelError if it is not XLM-R's, or cannot be read. ``opened``: the
+    file as an :class:`Embedder` opened it at its load (:func:`_open_model_file`), read as it was then."""
+    source = opened or _open_model_file(tok_file)
+    try:
+        tok = Tokenizer.from_buffer(_read_opened(tok_file, source))
+    except ModelError:
+        raise
     except Exception as exc:  # tokenizers raises a plain Exception on bad JSON
         if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():  # (no damage: QA round 84)
             raise ModelError(f"Not enough memory to load {tok_file} ({_short(exc)}).",
                              hint="Free memory, or raise this process's memory limit (ulimit -v).") from None
         raise ModelError(f"{tok_file} is not a valid tokenizer file: {_short(exc)}",
                          hint=reinstall_hint()) from None
+    finally:
+        if opened is None:
+            source[0].close()
     n = tok.get_vocab_size(with_added_tokens=True)
     if n != VOCAB_SIZE:
         raise ModelError(
