@@ -1258,6 +1258,56 @@ def test_a_refresh_that_waited_for_another_says_how_long_it_waited(tiny_vault, w
 
 
 @pytest.mark.model
+def test_a_refresh_that_waited_says_the_other_refresh_embedded_its_texts_only_when_it_did(tiny_vault, with_model,
+                                                                                        embedder):
+    """QA round 144-C F5: a refresh that waited for another said "…, which embedded the texts" whatever the other
+    did: one refreshing another model embedded none of them, and this one embedded them all itself. It says so only
+    when vectors of its model were stored while it waited, and how many."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from filelock import FileLock
+
+    import dreamdb
+    from dreamdb.embeddings import store
+
+    small_vault(tiny_vault)
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        lock = FileLock(str(index.index_path.parent / store.LOCK_FILE_NAME))
+
+    def refresh_waiting_for(other_refresh) -> str:
+        with lock:  # (another process's refresh, holding the lock until other_refresh returns)
+            p = subprocess.Popen([sys.executable, "-m", "dreamdb", "embed", "refresh", "--vault", str(tiny_vault)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+            for line in p.stderr:
+                if line.startswith("Another dreamdb process is refreshing this index's embeddings"):
+                    break
+            other_refresh()
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        return out
+
+    def embeds_this_model():  # (what a refresh of this model in another process does under the lock)
+        with dreamdb.open(tiny_vault) as index:
+            store.chunk_pending_documents(index.conn)
+            store.register_model(index.conn, embedder)
+            store._embed_texts(index.conn, embedder, store._missing(index.conn, embedder.model_id), replace=False,
+                               batch_size=16, progress=None, report=store.RefreshReport())
+
+    out = refresh_waiting_for(lambda: time.sleep(1.0))  # (one of another model, say: nothing of this one stored)
+    assert out.startswith("2 embedded, ") and "s of it waiting for another process's refresh)" in out, out
+    assert "which embedded" not in out, out
+    write_doc(tiny_vault, "knowledge/alpha.md", "---\nname: Alpha\n---\nSleep debt is computed nightly.\n")
+    write_doc(tiny_vault, "knowledge/beta.md", "---\nname: Beta\n---\nDense vectors re-rank BM25's results.\n")
+    out = refresh_waiting_for(embeds_this_model)
+    assert out.startswith("0 embedded, ") and "s of it waiting for another process's refresh, which embedded 2 texts" \
+        " of this model)" in out, out
+
+
+@pytest.mark.model
 def test_a_model_without_room_on_its_disk_is_refused_naming_its_folder(model_dir, tmp_path):
     """QA round 123-B F5: ``model build --dest`` on a full disk said "cannot write the output … standard output is
     closed or its disk is full", exit 74: the model's own write failed, with no file name, and was taken for

@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import click
 
@@ -70,22 +71,29 @@ class _Bar:
 
 class _Waiting:
     """``on_wait`` of :func:`dreamdb.embeddings.store.refresh`/``compact``: says on stderr that another
-    process's refresh is being waited for, and remembers whether it still is (for Ctrl-C's message)."""
+    process's refresh is being waited for, and remembers whether it still is (for Ctrl-C's message). ``stored``: how
+    many vectors of the model being refreshed the index holds (:func:`dreamdb.embeddings.store.vectors_of`), counted
+    when the wait begins and ends: ``gained`` is how many the other process stored for it meanwhile."""
 
-    def __init__(self) -> None:
+    def __init__(self, stored: Callable[[], int] | None = None) -> None:
         self.now = False
         self.waited = False  # (the vault may have changed meanwhile: the caller syncs again, QA round 68 L2)
         self.seconds = 0.0  # (how long: the report's time is not all work, QA round 110-B F6)
+        self.gained = 0  # (the other refresh may have been another model's: QA round 144-C F5)
+        self._stored = stored
         self._since: float | None = None
+        self._before = 0
 
     def __call__(self, waiting: bool) -> None:
         import time
 
         if waiting and self._since is None:
             self._since = time.monotonic()
+            self._before = self._stored() if self._stored else 0
         elif not waiting and self._since is not None:
             self.seconds += time.monotonic() - self._since
             self._since = None
+            self.gained += max(0, (self._stored() if self._stored else 0) - self._before)
         self.now = waiting
         self.waited = self.waited or waiting
         if waiting:
@@ -173,7 +181,9 @@ def refresh_cmd(vault, force, threads, as_json):
     # minutes of embedding must not go into a damaged index that a later recall rebuilds
     print_notes(index, index.sync(check=True, reread=False).warnings)
     embedder = get_embedder(threads=threads)
-    waiting = _Waiting()
+    from dreamdb.embeddings.store import vectors_of
+
+    waiting = _Waiting(lambda: vectors_of(index.conn, embedder.model_id))
     report = _run_refresh(index, embedder, force=force, show_bar=not as_json, waiting=waiting)
     print_notes(index)  # (another process rebuilt the index meanwhile: the run went on in the new one)
     from dreamdb import quickcli
@@ -189,7 +199,8 @@ def refresh_cmd(vault, force, threads, as_json):
         # (QA round 94-B F10: "14 documents chunked · 11 chunks" read as 14 documents cut into 11 chunks)
         + (f" ({_unembedded(report.unembedded_docs)}: no vectors, by design)" if report.unembedded_docs else "") + " · "
         f"{output.count_noun(report.chunks, 'chunk')} · model {report.model_id} · {report.elapsed_ms / 1000:.1f} s"
-        + (f" ({waiting.seconds:.1f} s of it waiting for another process's refresh, which embedded the texts)"
+        + (f" ({waiting.seconds:.1f} s of it waiting for another process's refresh"
+           + (f", which embedded {output.count_noun(waiting.gained, 'text')} of this model)" if waiting.gained else ")")
            if waiting.seconds >= 0.1 else "")
     )
     if report.documents_cut:

@@ -645,6 +645,11 @@ def _signature(conn, model_id: str) -> str:
     return f"g{row[0] if row else 0}"
 
 
+def vectors_of(conn, model_id: str) -> int:
+    """How many vectors of ``model_id`` the index holds."""
+    return conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()[0]
+
+
 def unidentified(conn, model_id: str) -> int:
     """Vectors of ``model_id`` whose text's language is not identified yet (after an upgrade to schema 4)."""
     return conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ? AND lang IS NULL", (model_id,)).fetchone()[0]
@@ -884,7 +889,7 @@ def dense_search(conn, query_vec, model_id: str, k: int, allowed_docs: set[int] 
             n_allowed = _count_chunks(conn, allowed_docs)
             if n_allowed <= EXACT_MAX_CHUNKS:
                 return _exact_for_docs(conn, q, model_id, k, allowed_docs, adjust, best_lang)
-    n_vec = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()[0]
+    n_vec = vectors_of(conn, model_id)
     if n_vec == 0:
         return []
     exact: dict[int, tuple[float, str]] = {}  # documents' best (score, language) over all centred chunks
@@ -1165,7 +1170,7 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         embedded = conn.execute(
             "SELECT COUNT(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model_id = ?)",
             (model_id,)).fetchone()[0]
-        vectors = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model_id = ?", (model_id,)).fetchone()[0]
+        vectors = vectors_of(conn, model_id)
         pend = conn.execute(
             """SELECT COUNT(DISTINCT content_hash) FROM chunks c
                WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = c.content_hash AND e.model_id = ?)""",
