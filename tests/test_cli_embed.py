@@ -1308,6 +1308,30 @@ def test_a_refresh_that_waited_says_the_other_refresh_embedded_its_texts_only_wh
 
 
 @pytest.mark.model
+def test_model_status_check_shows_the_id_its_load_computed_where_none_can_be_cached(model_dir, embedder, tmp_path,
+                                                                                   monkeypatch, capsys):
+    """QA round 144-C F6: in a model folder where no id can be cached (read-only), ``model status --check`` said
+    "model id:   (computed on first load)" just before "check: loaded and ran", and its --json gave "model_id": null
+    beside the check's id. The id the check's load computed is the model's id in both."""
+    from dreamdb.embeddings import locate
+
+    d = tmp_path / "m"
+    d.mkdir()
+    for name in ("model.onnx", "tokenizer.json"):
+        os.symlink(model_dir / name, d / name)
+    link_piece_table(model_dir, d)
+    (d / locate.HASH_SIDECAR).mkdir()  # (the id's cache cannot be written there, as in a read-only folder)
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(d))
+    code, out, err = run(capsys, "model", "status")
+    assert code == 0 and "model id:   (computed on first load)" in out, out
+    code, out, err = run(capsys, "model", "status", "--check")
+    assert code == 0 and f"model id:   {embedder.model_id}\n" in out and "check:      loaded and ran" in out, out
+    code, out, err = run(capsys, "model", "status", "--check", "--json")
+    st = json.loads(out)
+    assert code == 0 and st["model_id"] == st["check"]["model_id"] == embedder.model_id, out
+
+
+@pytest.mark.model
 def test_a_model_without_room_on_its_disk_is_refused_naming_its_folder(model_dir, tmp_path):
     """QA round 123-B F5: ``model build --dest`` on a full disk said "cannot write the output … standard output is
     closed or its disk is full", exit 74: the model's own write failed, with no file name, and was taken for

@@ -93,6 +93,9 @@ def status_cmd(check, as_json):
         try:
             st["check"] = {"ok": True, **validate_model(Path(st["path"]))}
             st["piece_table"] = model_status()["piece_table"]  # the check's load may have written it
+            # (the id the load computed: a read-only folder caches none, and "computed on first load" was said after
+            # the load; QA round 144-C F6)
+            st["model_id"] = st["model_id"] or st["check"]["model_id"]
         except DreamdbError as exc:
             problem = exc
             st["check"] = {"ok": False, "error": exc.message}
