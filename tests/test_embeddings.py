@@ -24,7 +24,7 @@ import pytest
 
 from dreamdb.errors import ModelError, ModelNotInstalled
 from dreamdb.embeddings import locate
-from tests.conftest import ROOT, link_piece_table
+from tests.conftest import ROOT, link_piece_table, permissions_bite
 
 import importlib.util
 
@@ -897,19 +897,12 @@ def test_the_runtime_sends_no_telemetry_and_keeps_no_device_id(model_dir, tmp_pa
 def test_a_model_file_that_its_permissions_keep_from_being_read_gets_the_hint_to_make_it_readable(tmp_path):
     """QA round 141-D F4: a model.onnx of mode 000 (no id cached) was said damaged with the hint "run: dreamdb model
     build"; its permissions are what to fix: the hint names the file and says to make it readable."""
-    import shutil
-
     d = tmp_path / "m"
     d.mkdir()
     (d / "model.onnx").write_bytes(b"graph")
     (d / "tokenizer.json").write_bytes(b"{}")
     (d / "model.onnx").chmod(0)
-    prefix = []
-    if os.geteuid() == 0:  # (root reads a file of mode 000 unless its capabilities are dropped)
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without setpriv: a file of mode 000 cannot be made unreadable")
-        caps = "-dac_override,-dac_read_search"
-        prefix = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    prefix = permissions_bite()  # (root reads a file of mode 000 unless its capabilities are dropped)
     code = ("import json, sys\nfrom dreamdb.embeddings import locate\n"
             "print(json.dumps(locate.model_status(sys.argv[1], identify=True)))\n")
     p = subprocess.run([*prefix, sys.executable, "-c", code, str(d)], capture_output=True, text=True, timeout=120,
@@ -926,19 +919,12 @@ def test_a_model_file_unreadable_with_its_id_cached_is_said_unreadable_by_status
     tokenizer.json of mode 000 was not said damaged (status: hybrid ready; the id's cache is read with two stats),
     and its load said the file was corrupt, or "not a valid tokenizer file", with the hint to build the model again.
     Both say the file cannot be read, and that its permissions are what to fix, as without an id cached."""
-    import shutil
-
     d = tmp_path / "m"
     d.mkdir()
     (d / "model.onnx").write_bytes(b"graph")
     (d / "tokenizer.json").write_bytes(b"{}")
     assert locate.compute_model_id(d) == locate.cached_model_id(d)  # (cached)
-    prefix = []
-    if os.geteuid() == 0:  # (root reads a file of mode 000 unless its capabilities are dropped)
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without setpriv: a file of mode 000 cannot be made unreadable")
-        caps = "-dac_override,-dac_read_search"
-        prefix = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    prefix = permissions_bite()  # (root reads a file of mode 000 unless its capabilities are dropped)
     code = ("import json, sys\nfrom dreamdb.embeddings import locate\nfrom dreamdb.embeddings.model import Embedder\n"
             "out = {'status': locate.model_status(sys.argv[1]), 'identified': locate.model_status(sys.argv[1],"
             " identify=True)}\ntry:\n    Embedder(sys.argv[1])\nexcept Exception as exc:\n"

@@ -1163,9 +1163,9 @@ def test_the_write_probe_names_the_folder_that_exists(tmp_path: Path):
     import subprocess
     import sys
 
-    from tests.test_sync import _permissions_bite
+    from tests.conftest import permissions_bite
 
-    bite = _permissions_bite()
+    bite = permissions_bite()
     project = tmp_path / "proj"
     project.mkdir()
     project.chmod(0o555)
@@ -1186,9 +1186,9 @@ def test_a_claude_folder_that_cannot_be_searched_is_refused(tmp_path: Path, acti
     import subprocess
     import sys
 
-    from tests.test_sync import _permissions_bite
+    from tests.conftest import permissions_bite
 
-    bite = _permissions_bite()
+    bite = permissions_bite()
     claude = tmp_path / "proj" / ".claude"
     claude.mkdir(parents=True)
     (claude / "settings.json").write_text('{"hooks": {}}\n')

@@ -562,9 +562,9 @@ recall_without(os.path.dirname(vault), "parent:")
 def test_a_vault_made_unreadable_under_a_live_index_is_not_said_deleted(example_vault):
     """QA round 114-A F5: with the vault folder made unreadable, the index file could not be looked up, and the next
     call said "the index file … was deleted or replaced since it was opened; reopened": neither had happened."""
-    from tests.test_sync import _permissions_bite
+    from tests.conftest import permissions_bite
 
-    bite = _permissions_bite()
+    bite = permissions_bite()
     ran = subprocess.run([*bite, sys.executable, "-c", _UNREADABLE_VAULT, str(example_vault)], capture_output=True,
                          text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr

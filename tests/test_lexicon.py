@@ -1079,7 +1079,7 @@ def test_a_lexicon_path_that_cannot_be_checked_or_read_is_said_so_without_a_cras
     import subprocess
     import sys
 
-    from tests.test_sync import _permissions_bite
+    from tests.conftest import permissions_bite
 
     long = str(tmp_path / ("a" * 300))
     monkeypatch.setenv("DREAMDB_LEXICON", long)
@@ -1094,7 +1094,7 @@ def test_a_lexicon_path_that_cannot_be_checked_or_read_is_said_so_without_a_cras
     assert main(["status", "--vault", str(tiny_vault)]) == 0
     assert "cannot be checked (File name too long)" in capsys.readouterr().out
     # unreadable: as a user whose permissions apply (root reads anything)
-    prefix = _permissions_bite()
+    prefix = permissions_bite()
     unreadable = tmp_path / "mine.sqlite"
     shutil.copy(small_lexicon.path, unreadable)
     unreadable.chmod(0)

@@ -14,7 +14,7 @@ import pytest
 
 import dreamdb
 from dreamdb.store import connect as db
-from tests.conftest import ROOT, needs_real_vault, write_doc
+from tests.conftest import ROOT, needs_real_vault, permissions_bite, write_doc
 
 
 def _docs(index) -> set[str]:
@@ -458,7 +458,7 @@ def test_a_read_only_index_leaves_no_read_only_wal_or_shm(tiny_vault):
     assert [mode(f) for f in files] == [oct(0o400)] * 3
     index.close()
     write_doc(tiny_vault, "knowledge/b.md", "x\n")
-    bite = _permissions_bite()
+    bite = permissions_bite()
     p = subprocess.run([*bite, sys.executable, "-m", "dreamdb", "sync", "--vault", str(tiny_vault)],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 4 and "readonly database" in p.stderr and "writable" in p.stderr, p.stderr
@@ -1555,19 +1555,6 @@ def test_a_full_disk_that_stops_giving_back_space_is_a_warning_in_text_and_json(
     assert "warning: could not give back the index's free space" in result.output
 
 
-def _permissions_bite() -> list[str]:
-    """The argv prefix under which this process's file permissions apply to a child: none for a user, and for root
-    ``setpriv`` without the capabilities that override them (root reads a folder of mode 000 otherwise)."""
-    import shutil
-
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: a folder of mode 000 cannot be made unreadable")
-    caps = "-dac_override,-dac_read_search"
-    return ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
-
-
 def _recall_ids(vault, query: str, prefix: list[str] | None = None) -> tuple[list[str], str]:
     """``dreamdb recall --json`` run as a process (under ``prefix``): ``(hit ids, its notes and stderr)``."""
     import subprocess
@@ -1587,7 +1574,7 @@ def test_a_folder_unreadable_for_a_sync_is_indexed_again_once_readable(tiny_vaul
     write_doc(tiny_vault, "knowledge/a.md", "hello\n")
     write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"date": "2026-08-01", "type": "fix", "scope": "zebra",
                                                              "description": "zebra crossing fixed"}]))
-    bite = _permissions_bite()
+    bite = permissions_bite()
     assert _recall_ids(tiny_vault, "zebra")[0] == ["knowledge/z", "changelog/2026-08-01-zebra-1"]
     for folder in (tiny_vault / "knowledge" / "sub", tiny_vault / "core"):
         folder.chmod(0)
@@ -1782,7 +1769,7 @@ def test_a_vault_folder_that_cannot_be_read_is_said_with_exit_3(tiny_vault, mode
     import sys
 
     write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
-    bite = _permissions_bite()
+    bite = permissions_bite()
     tiny_vault.chmod(mode)
     try:
         for args in (["recall", "zebra"], ["status"], ["sync"], ["list"], ["sql", "SELECT 1"], ["remember", "x"]):
@@ -1812,7 +1799,7 @@ def test_a_write_with_an_index_folder_it_cannot_enter_says_so(tiny_vault):
 
     write_doc(tiny_vault, "knowledge/a.md", "zebra\n")
     dreamdb.open(tiny_vault).sync()
-    bite = _permissions_bite()
+    bite = permissions_bite()
     folder = tiny_vault / ".dreamdb"
     folder.chmod(0o000)
     try:
@@ -1885,7 +1872,7 @@ def test_a_note_that_becomes_unreadable_keeps_its_documents_and_every_read_says_
     import subprocess
     import sys
 
-    bite = _permissions_bite()
+    bite = permissions_bite()
     note = write_doc(tiny_vault, "knowledge/why-sqlite.md", "---\ntitle: Why SQLite\n---\nwe chose sqlite over postgres\n")
     other = write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Other\n---\nsqlite tuning notes\n")
     assert sorted(_recall_ids(tiny_vault, "sqlite postgres")[0]) == ["knowledge/other", "knowledge/why-sqlite"]
@@ -2555,7 +2542,7 @@ def test_the_walk_up_from_under_a_folder_that_cannot_be_searched_says_so(tmp_pat
             f"os.chdir({str(locked / 'sub')!r}); os.chmod({str(locked)!r}, 0o600)\n"
             "sys.exit(main(['--json', 'status']))\n")
     try:
-        p = subprocess.run([*_permissions_bite(), sys.executable, "-c", code], capture_output=True, text=True,
+        p = subprocess.run([*permissions_bite(), sys.executable, "-c", code], capture_output=True, text=True,
                            timeout=60, env={k: v for k, v in os.environ.items() if k != "DREAMDB_VAULT"})
     finally:
         os.chmod(locked, 0o755)
