@@ -1302,7 +1302,8 @@ def test_a_refresh_that_waited_says_the_other_refresh_embedded_its_texts_only_wh
     assert "which embedded" not in out, out
     write_doc(tiny_vault, "knowledge/alpha.md", "---\nname: Alpha\n---\nSleep debt is computed nightly.\n")
     write_doc(tiny_vault, "knowledge/beta.md", "---\nname: Beta\n---\nDense vectors re-rank BM25's results.\n")
-    out = refresh_waiting_for(embeds_this_model)
+    # (and holding the lock a while after: a wait under 0.1 s is not said at all, and 2 texts embed in less)
+    out = refresh_waiting_for(lambda: (embeds_this_model(), time.sleep(1.0)))
     assert out.startswith("0 embedded, ") and "s of it waiting for another process's refresh, which embedded 2 texts" \
         " of this model)" in out, out
 
