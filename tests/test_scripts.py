@@ -21,10 +21,17 @@ def run(*args, timeout=600, env=None):
                           env=env)
 
 
+def _shared_data() -> list:
+    """``--data`` naming the shared folder where there is one; else nothing, and the scripts skip their real-vault
+    figures, saying why (a ``--data`` folder that does not exist is refused, exit 7: QA round 143-A F3; these two
+    tests then failed on every machine without ../shared, the README's test command with them: QA round 144-H F1)."""
+    return ["--data", SHARED] if SHARED.is_dir() else []
+
+
 @pytest.mark.slow
 def test_bench_recall_smoke():
     p = run(SCRIPTS / "bench_recall.py", "--quick", "--runs", "1", "--cli-runs", "2", "--docs", "300", "--json",
-            "--data", SHARED)
+            *_shared_data())
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads(p.stdout)
     syn = res["synthetic"]
@@ -44,7 +51,7 @@ def test_bench_recall_smoke():
 
 @pytest.mark.slow
 def test_bench_ops_smoke():
-    p = run(SCRIPTS / "bench_ops.py", "--quick", "--json", "--data", SHARED)
+    p = run(SCRIPTS / "bench_ops.py", "--quick", "--json", *_shared_data())
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads(p.stdout)
     im = res["import_dataclasses"]  # needs no vault
