@@ -710,9 +710,25 @@ def run_stdin() -> int:
                     sys.stdout.flush()
             except (OSError, ValueError) as exc:  # the prompt goes on without its memories: say so in the log
                 _log(f"could not print the recall block ({exc}); nothing injected")
+                _drop_output()
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _drop_output() -> None:
+    """Drop what standard output holds unwritten after a write that failed (a full disk, a closed descriptor), and
+    point it at the null device: the buffered writer kept the block, and Python wrote it again at exit, which failed
+    again ("Exception ignored in: <_io.TextIOWrapper name=1>"), so the hook exited 120 with that on stderr, buffered
+    or not (``PYTHONUNBUFFERED=1``: :func:`dreamdb.entry._buffered_output`), where it always exits 0 (QA round 144-I
+    F1). Closing the stream leaves its descriptor open (standard output's streams never close it)."""
+    import sys
+
+    from dreamdb.quickcli import _silence_stdout
+
+    with suppress(OSError, ValueError, AttributeError):  # (its flush fails again as it closes: what it held is dropped)
+        sys.stdout.close()
+    _silence_stdout()
 
 
 def _recall_mode() -> str:

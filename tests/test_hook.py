@@ -480,6 +480,26 @@ def test_hook_install_writes_an_absolute_path_for_a_virtualenv_dreamdb(tmp_path)
     assert p.returncode == 2 and "not both" in p.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("unbuffered", ["1", None])
+def test_a_block_that_cannot_be_written_is_logged_and_the_hook_exits_0(project, tmp_path, unbuffered):
+    """QA round 144-I F1: with standard output on a full disk the hook logged "could not print the recall block",
+    then Python wrote the block the buffered writer still held again at exit, which failed again: exit 120, and
+    "Exception ignored in: <_io.TextIOWrapper name=1 …> OSError: [Errno 28]" on stderr, buffered or not."""
+    log = tmp_path / "h.log"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["DREAMDB_HOOK_LOG"] = str(log)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "user-prompt-submit"],
+                           input=payload("how is sleep debt computed", project).encode(), stdout=full,
+                           stderr=subprocess.PIPE, env=env, timeout=120)
+    assert (p.returncode, p.stderr) == (0, b"")
+    assert "could not print the recall block ([Errno 28] No space left on device); nothing injected" in log.read_text()
+    assert hook(payload("how is sleep debt computed", project)).stdout.decode().startswith(HEADER)  # (it has a block)
+
+
 def test_interrupted_hook_prints_nothing_and_exits_0(monkeypatch, tmp_path, project):
     import io
 
