@@ -555,6 +555,52 @@ def test_the_advice_to_rename_a_misnamed_note_or_changelog_never_names_a_file_al
     assert code == 0 and taken.format("") in capsys.readouterr().err
 
 
+def test_the_advice_never_renames_two_skipped_files_to_one_free_name(tiny_vault, capsys):
+    """QA round 144-I F2: with no knowledge/design.md, knowledge/design.MD and knowledge/design.markdown were each
+    told "rename it to design.md", and core/changelog.json and core/Changelog.json (no core/CHANGELOG.json) each
+    "rename it" (status: "rename to .md"): the second mv replaced the first. Where other skipped files would take the
+    name, they are named, with merging them (a note: or naming them apart); a name only one would take is given."""
+    write_doc(tiny_vault, "knowledge/design.markdown", "---\ntitle: Design export\n---\nan export\n")
+    write_doc(tiny_vault, "knowledge/design.MD", "---\ntitle: DESIGN\n---\nupper-case copy\n")
+    write_doc(tiny_vault, "knowledge/free.MD", "---\ntitle: Free\n---\nno other note of its .md name\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Other\n---\na note read as it is\n")
+    write_doc(tiny_vault, "core/changelog.json", "[]\n")
+    write_doc(tiny_vault, "core/Changelog.json", "[]\n")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    err = capsys.readouterr().err
+    assert code == 0 and sorted(err.splitlines()) == [
+        "warning: core/Changelog.json: skipped (dreamdb reads core/CHANGELOG.json, named so in this case;"
+        " core/changelog.json would take core/CHANGELOG.json too, one rename replacing the other: merge the two into"
+        " one core/CHANGELOG.json)",
+        "warning: core/changelog.json: skipped (dreamdb reads core/CHANGELOG.json, named so in this case;"
+        " core/Changelog.json would take core/CHANGELOG.json too, one rename replacing the other: merge the two into"
+        " one core/CHANGELOG.json)",
+        "warning: knowledge/design.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " knowledge/design.markdown would take design.md too, one rename replacing the other: merge the two into one"
+        " design.md, or name them apart)",
+        "warning: knowledge/design.markdown: skipped (the extension .markdown is not .md, the only one dreamdb reads;"
+        " knowledge/design.MD would take design.md too, one rename replacing the other: merge the two into one"
+        " design.md, or name them apart)",
+        "warning: knowledge/free.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " rename it to free.md)"]
+    code = main(["status", "--vault", str(tiny_vault)])
+    out = capsys.readouterr().out
+    assert code == 0 and ("not indexed:    3 notes with an extension other than .md (knowledge/design.MD,"
+                          " knowledge/design.markdown, knowledge/free.MD): rename to .md, but not two onto one name"
+                          " (knowledge/design.md, for knowledge/design.MD and knowledge/design.markdown): merge them"
+                          " into one note, or name them apart\n") in out
+    assert ("not indexed:    core/changelog.json: dreamdb reads core/CHANGELOG.json, named so in this case;"
+            " core/Changelog.json would take core/CHANGELOG.json too, one rename replacing the other: merge the two"
+            " into one core/CHANGELOG.json\n") in out
+    # one of the skipped notes only among the examples an index without documents names: the other is named still
+    empty = tiny_vault.parent / "other" / "_dream_context"
+    write_doc(empty, "knowledge/UP.MD", "---\ntitle: Up\n---\nhello world\n")
+    write_doc(empty, "knowledge/UP.mkd", "---\ntitle: Up again\n---\nhello there\n")
+    code = main(["recall", "--vault", str(empty), "hello"])
+    assert code == 0 and ("rename to .md, but not two onto one name (knowledge/UP.md, for knowledge/UP.MD and"
+                          " knowledge/UP.mkd): merge them into one note, or name them apart") in capsys.readouterr().err
+
+
 def test_an_empty_index_names_the_notes_whose_extension_is_in_upper_case(tiny_vault, capsys):
     """QA round 68 L6: recall on an index without documents blamed the .md files outside the folders dreamdb
     reads and said nothing of knowledge/B.MD (status lists both)."""

@@ -851,30 +851,66 @@ def _rename_taken(vault: Path | str, rel: str) -> str | None:
     return target
 
 
+def _rename_rivals(vault: Path | str, rel: str) -> list[str]:
+    """The other files a sync skips for their name that would take the name ``rel`` would be renamed to (its folder's
+    ``design.MD`` and ``design.markdown``, both ``design.md``; every changelog named in another case, all
+    :data:`CHANGELOG_FILE`): renamed one after the other, the second replaces the first (QA round 144-I F2: each was
+    advised the free name)."""
+    folder, _, name = rel.rpartition("/")
+    fixed = misnamed_note(name)
+    if fixed is None:
+        return [other for other in misnamed_changelog(vault) if other != rel]
+    try:
+        with os.scandir(os.path.join(vault, folder)) as entries:
+            names = sorted(e.name for e in entries if e.name != name and misnamed_note(e.name) == fixed
+                           and is_utf8(e.name) and not e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    return [f"{folder}/{n}" if folder else n for n in names]
+
+
 def rename_advice(vault: Path | str, rel: str) -> str:
     """What to do with ``rel``, a file a sync skips for its name (:func:`_rename_taken`): "rename it to NAME.md" (a
-    changelog: "rename it"), or, where that name is taken, to merge the two (a note: or to choose another name)."""
+    changelog: "rename it"), or, where that name is taken, to merge the two (a note: or to choose another name), or,
+    where other skipped files would take it too (:func:`_rename_rivals`), to merge them (a note: or name them
+    apart)."""
     taken = _rename_taken(vault, rel)
     fixed = misnamed_note(rel.rpartition("/")[2])
-    if taken is None:
-        return f"rename it to {fixed}" if fixed else "rename it"
-    return (f"{taken} is there already, which a rename would replace: merge the two"
-            + (", or choose another name" if fixed else ""))
+    if taken is not None:
+        return (f"{taken} is there already, which a rename would replace: merge the two"
+                + (", or choose another name" if fixed else ""))
+    rivals = _rename_rivals(vault, rel)
+    if rivals:
+        name = fixed or CHANGELOG_FILE
+        return (f"{' and '.join(rivals)} would take {name} too, one rename replacing the other: merge"
+                f" {'the two' if len(rivals) == 1 else 'them'} into one {name}{', or name them apart' if fixed else ''}")
+    return f"rename it to {fixed}" if fixed else "rename it"
 
 
 def renames_advice(vault: Path | str, paths: list[str], rename: str = "rename") -> str:
     """What to do with ``paths``, notes a sync skips for their extension (:func:`cased_markdown`'s): "rename to .md"
     (``rename``: the words before "to", "rename them"), naming the notes already there that such a rename would
-    replace (:func:`_rename_taken`)."""
+    replace (:func:`_rename_taken`), and the names two or more skipped notes would take (:func:`_rename_rivals`)."""
     taken: dict[str, list[str]] = {}
+    shared: dict[str, list[str]] = {}
     for rel in paths:
         if (target := _rename_taken(vault, rel)) is not None:
             taken.setdefault(target, []).append(rel)
-    if not taken:
+        elif (rivals := _rename_rivals(vault, rel)):
+            folder = rel.rpartition("/")[0]
+            fixed = misnamed_note(rel.rpartition("/")[2])
+            shared.setdefault(f"{folder}/{fixed}" if folder else fixed, sorted({rel, *rivals}))
+    if not (taken or shared):
         return f"{rename} to .md"
-    there = "; ".join(f"{target}, beside {' and '.join(rels)}" for target, rels in taken.items())
-    return (f"{rename} to .md, but not onto a note already there ({there}): merge each into that note, or choose"
-            " another name")
+    advice = f"{rename} to .md, but"
+    if taken:
+        there = "; ".join(f"{target}, beside {' and '.join(rels)}" for target, rels in taken.items())
+        advice += f" not onto a note already there ({there}): merge each into that note, or choose another name"
+    if shared:
+        both = "; ".join(f"{target}, for {' and '.join(rels)}" for target, rels in shared.items())
+        advice += (f"{';' if taken else ''} not two onto one name ({both}): merge them into one note, or name them"
+                   " apart")
+    return advice
 
 
 def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
