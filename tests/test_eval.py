@@ -460,6 +460,24 @@ def test_a_report_path_under_a_file_or_a_link_into_a_missing_folder_is_refused_b
     assert r.returncode == 2 and "report del.md/x.md: del.md is a file, not a folder" in r.stderr, r.stderr
 
 
+def test_a_report_path_through_a_loop_of_links_is_refused_before_the_run(tmp_path):
+    """QA round 144-I F3: ``--results-file loop``, ``loop`` a link to itself (or ``a`` and ``b`` linked to each other),
+    ran the whole evaluation, then failed "[Errno 40] Too many levels of symbolic links", exit 74: the check's
+    realpath of a looping path is that path, as for a file that is not there yet. It is refused before the run."""
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    for target, what in (("loop", "it is a symlink loop (a link that leads back to itself)"),
+                         ("a", "it is a symlink loop (a link that leads back to itself)"),
+                         ("loop/r.md", "it goes through a symlink loop: loop is a link that leads back to itself")):
+        # (no data at all: had the run started, it would have stopped on that first, exit 7)
+        r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent"), "--cache",
+                            str(tmp_path / "c"), "--results-file", target], capture_output=True, text=True,
+                           timeout=120, cwd=tmp_path)
+        assert r.returncode == 2 and r.stderr == (f"Error: Cannot write the report {target}: {what}\n"
+                                                  "Hint: Fix the link, or give --results-file another path.\n"), r.stderr
+
+
 def test_a_report_path_to_the_commands_own_output_or_a_descriptor_is_refused_before_the_run(tmp_path):
     """QA round 143-H F3: ``--json --results-file /dev/stdout > o.json`` exited 0 with o.json holding the markdown alone
     (the report, renamed over o.json, took the place of the shell's file; the JSON went to the replaced one), and with

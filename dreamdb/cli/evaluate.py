@@ -166,9 +166,10 @@ def _failure(scored: bool, short: list[str], target: Path | None, unwritten: Exc
 def _check_writable(cache: Path, target: Path | None, data: Path | None = None) -> None:
     """Refuse a cache folder that cannot be made or written or lies inside the data folder (which is never
     written), a report inside the data or the cache folder, a ``last-run.json`` or report that is a folder, and a
-    report whose folder, where its links lead, does not exist, is a file, or cannot be written, and one that is no
-    file or is this command's own output (:func:`_refuse_a_descriptor`): before a run of minutes, not after it (QA
-    round 68 L6, L11; 143-H F3; 144-A F4).
+    report whose folder, where its links lead, does not exist, is a file, or cannot be written, one whose path leads
+    through a loop of symbolic links, and one that is no file or is this command's own output
+    (:func:`_refuse_a_descriptor`): before a run of minutes, not after it (QA round 68 L6, L11; 143-H F3; 144-A F4;
+    144-I F3).
 
     Raises:
         UsageError: as above (exit code 2).
@@ -201,6 +202,12 @@ def _check_writable(cache: Path, target: Path | None, data: Path | None = None) 
     if not os.access(cache, os.W_OK | os.X_OK):
         raise UsageError(f"Cannot write in the cache folder {cache}", hint="Give --cache a folder you can write.")
     if target is not None:
+        from dreamdb.vault.discover import looping_link, path_problem
+
+        if looping_link(target) is not None:  # (its realpath is the loop's own path, as if a file: QA round 144-I F3,
+            # the run of minutes ended "[Errno 40] Too many levels of symbolic links", exit 74)
+            raise UsageError(f"Cannot write the report {target}: it {path_problem(target, folder=False)}",
+                             hint="Fix the link, or give --results-file another path.")
         _refuse_a_descriptor(target)
         # (the folder the report is written in: through links, as _write_atomically writes; QA round 144-A F4, a link
         # into a missing folder failed after the run, and a file standing for the folder was said not to exist)
