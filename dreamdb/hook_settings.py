@@ -1072,10 +1072,16 @@ def ignore_in_git(path: Path) -> str | None:
         except (OSError, subprocess.SubprocessError):
             return None
 
-    where = git("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "info/exclude")
-    lines = os.fsdecode(where.stdout).split("\n") if where is not None and where.returncode == 0 else []
-    if len(lines) < 3 or lines[0] != "true":  # (not in a work tree, or git cannot read it: nothing to tell)
+    # (asked apart, each answer its output less its last line end: a folder's name or the repository's path can hold
+    # a line break, QA round 144-I F4, "a\nb/" was read as the prefix "a" and the exclude file "b/")
+    where = git("rev-parse", "--is-inside-work-tree", "--git-path", "info/exclude")
+    answer = os.fsdecode(where.stdout) if where is not None and where.returncode == 0 else ""
+    inside, _, git_path = answer.removesuffix("\n").partition("\n")
+    shown = git("rev-parse", "--show-prefix") if inside == "true" and git_path else None
+    if shown is None or shown.returncode != 0:  # (not in a work tree, or git cannot read it: nothing to tell)
         return None
+    prefix = os.fsdecode(shown.stdout).removesuffix("\n")
+    exclude = Path(os.path.normpath(folder / git_path))  # (relative to the project, or absolute)
     tracked = git("ls-files", "--", name)
     if tracked is not None and tracked.returncode == 0 and tracked.stdout.strip():
         return (f"{path} is tracked by git (committed before): your own settings go to the repository with the next"
@@ -1083,8 +1089,10 @@ def ignore_in_git(path: Path) -> str | None:
     ignored = git("check-ignore", "-q", "--", name)
     if ignored is None or ignored.returncode != 1:  # (0: ignored already; 128: git cannot tell, a link on the way)
         return None
-    pattern = "/" + re.sub(r"([\\*?\[])", r"\\\1", lines[1] + name)
-    exclude = Path(os.path.normpath(folder / lines[2]))  # (relative to the project, or absolute)
+    if "\n" in prefix:  # (a pattern is one line of the file, with no escape for a line break)
+        return (f"git does not ignore {path}, your own settings: its path holds a line break, which no line of"
+                f" {exclude} can name: leave it out of your commits.")
+    pattern = "/" + re.sub(r"([\\*?\[])", r"\\\1", prefix + name)
     try:
         try:
             old, seen = read_with_identity(exclude)

@@ -1157,6 +1157,52 @@ def test_install_local_makes_git_ignore_the_file_it_makes_in_this_clone(tmp_path
     assert ran.returncode == 0 and "note: git" not in ran.stderr and sorted(os.listdir(alone)) == [".claude"], ran.stderr
 
 
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
+def test_git_is_asked_where_to_ignore_the_file_in_a_way_a_line_break_in_a_path_cannot_confuse(tmp_path: Path,
+                                                                                            monkeypatch):
+    """QA round 144-I F4: git's three answers (in a work tree, the folder's prefix, the exclude file) were read as the
+    lines of one output, so a project folder "a\\nb" gave the prefix "a" and the exclude file "b/": a stray file
+    a\\nb/b held the pattern /a.claude/settings.local.json, info/exclude was left as it was, and that was said to be
+    done. A path with a line break, which no line of a pattern file can name, is said not to be ignored; a
+    repository whose own path holds one (the exclude file of a worktree's, an absolute path) is written as any."""
+    import subprocess
+
+    from dreamdb.hook_settings import ignore_in_git
+
+    home = tmp_path / "home"  # (no global excludes file of the machine's)
+    home.mkdir()
+    for name, value in (("HOME", str(home)), ("XDG_CONFIG_HOME", str(home / ".config")), ("GIT_CONFIG_NOSYSTEM", "1")):
+        monkeypatch.setenv(name, value)
+
+    def git(*args: str, cwd: Path) -> None:
+        assert subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60).returncode == 0
+
+    def local_settings(project: Path) -> Path:
+        (project / ".claude").mkdir(parents=True)
+        (project / ".claude" / "settings.local.json").write_text("{}\n")
+        return project / ".claude" / "settings.local.json"
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
+    path = local_settings(repo / "a\nb")
+    assert ignore_in_git(path) == (f"git does not ignore {path}, your own settings: its path holds a line break, which"
+                                   f" no line of {exclude} can name: leave it out of your commits.")
+    assert exclude.read_bytes() == before and sorted(os.listdir(repo / "a\nb")) == [".claude"]
+    main = tmp_path / "main\nrepo"  # (a worktree's exclude file is its main repository's, named by an absolute path)
+    main.mkdir()
+    git("init", "-q", cwd=main)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first", cwd=main)
+    git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=main)
+    path = local_settings(tmp_path / "wt" / "sub")
+    exclude = main / ".git" / "info" / "exclude"
+    assert ignore_in_git(path) == (f"git ignores {path} in this clone, as your own settings:"
+                                   f" /sub/.claude/settings.local.json was added to {exclude}.")
+    assert exclude.read_text().endswith("\n/sub/.claude/settings.local.json\n")
+
+
 def test_the_write_probe_names_the_folder_that_exists(tmp_path: Path):
     """QA round 116-A F6: a project folder that cannot be written, without .claude, was said as "the folder
     <project>/.claude is not writable" (chmod u+w of a folder that does not exist)."""
