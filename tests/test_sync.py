@@ -185,7 +185,8 @@ def test_frontmatter_too_large_or_self_referencing_is_skipped_with_a_warning(tin
     assert time.perf_counter() - t0 < 30  # not a timing claim: the bomb took minutes before
     assert "knowledge/selfref.md: frontmatter is too large to read: nested more than 32 levels" in warnings
     assert "knowledge/bomb.md: frontmatter is too large to read: more than 10,000 values" in warnings
-    assert "knowledge/nested.md: frontmatter is" in warnings and "fine.md" not in warnings
+    assert "knowledge/nested.md: frontmatter is" in warnings and "fine.md: frontmatter is" not in warnings
+    assert "knowledge/fine.md: frontmatter description is a list, not text; its items joined" in warnings  # (read)
     hits = {h.doc_id: h for h in index.recall("aardwolf", top=10)}
     assert set(hits) == {"knowledge/selfref", "knowledge/nested", "knowledge/bomb", "knowledge/fine"}
     assert hits["knowledge/fine"].title == "Fine" and hits["knowledge/fine"].tags == [" ".join(["lol"] * 81)]  # 3 levels: read
@@ -2099,7 +2100,30 @@ def test_a_frontmatter_list_or_mapping_is_said_as_one_not_as_its_items(tiny_vaul
         "knowledge/mapped.md: frontmatter pinned is a mapping, not true or false; read as not pinned",
         "knowledge/mapped.md: frontmatter status is a mapping, not a word; ignored",
         "knowledge/named.md: frontmatter expires is a mapping, not a date (YYYY-MM-DD…); ignored",
-        "knowledge/named.md: frontmatter title is a mapping, not text; its items joined"], said
+        "knowledge/named.md: frontmatter title is a mapping, not text; its values joined"], said
+
+
+def test_a_frontmatter_description_or_title_that_is_no_text_is_said_with_what_is_read(tiny_vault):
+    """QA round 144-I F5: a description written as a list or a mapping was indexed without a word, a mapping's keys
+    dropped (``{why: caching, how: lru}`` stored as "caching lru"), a title mapping was said to have "its items
+    joined" though its values alone are, and a set (``!!set``) was read as Python's repr ("{'a', 'b'}"). Each is said
+    by its kind with what is read, as the other keys' values are."""
+    write_doc(tiny_vault, "knowledge/mapped.md", "---\ntitle: {text: Mapped}\ndescription: {why: caching, how: lru}\n"
+                                                 "---\nbody\n")
+    write_doc(tiny_vault, "knowledge/listed.md", "---\ntitle: Listed\nsummary: [one, two]\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/set.md", "---\ntitle: !!set {b, a}\ndescription: plain words\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    said = sorted(w for w in report.warnings if "frontmatter" in w)
+    assert said == [
+        "knowledge/listed.md: frontmatter summary is a list, not text; its items joined",
+        "knowledge/mapped.md: frontmatter description is a mapping, not text; its values joined",
+        "knowledge/mapped.md: frontmatter title is a mapping, not text; its values joined",
+        "knowledge/set.md: frontmatter title is a set, not text; its items joined"], said
+    rows = index.conn.execute("SELECT doc_id, title, description FROM documents ORDER BY doc_id").fetchall()
+    assert [tuple(r) for r in rows] == [("knowledge/listed", "Listed", "one two"),
+                                        ("knowledge/mapped", "Mapped", "caching lru"),
+                                        ("knowledge/set", "a b", "plain words")], rows
 
 
 def test_a_folder_nested_deeper_than_pythons_recursion_limit_is_read(tmp_path, capsys):

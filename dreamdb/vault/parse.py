@@ -93,6 +93,8 @@ def _as_text(value) -> str:
         return " ".join(_as_text(v) for v in value)
     if isinstance(value, dict):
         return " ".join(_as_text(v) for v in value.values())
+    if isinstance(value, (set, frozenset)):  # (!!set: its items in a stable order, not Python's repr; 144-I F5)
+        return " ".join(sorted(map(_as_text, value)))
     if isinstance(value, (bytes, bytearray)):  # YAML !!binary: its text when it is UTF-8, else none (not b'…')
         try:
             return value.decode("utf-8")
@@ -139,6 +141,18 @@ def _is_not(value, wanted: str) -> str:
     quoted as written, cut at 40 characters (``'maybe' is not true or false``), not as Python's repr."""
     kind = _collection_kind(value)
     return f"is {kind}, not {wanted}" if kind else f"{clip(_as_text(value), 40)!r} is not {wanted}"
+
+
+def _not_text(value) -> str | None:
+    """How a warning says a frontmatter text (a title, a description) that is a list, a mapping, a set or binary data
+    is read (:func:`_as_text`): ``is a mapping, not text; its values joined`` (its keys dropped), ``is a list, not
+    text; its items joined``, ``is binary data, not text; ignored``; ``None`` for a scalar. QA round 144-I F5: a
+    description so written was indexed without a word, and a title mapping was said to have "its items joined"."""
+    kind = _collection_kind(value)
+    if kind is None:
+        return None
+    read = {"a mapping": "its values joined", "binary data": "ignored"}.get(kind, "its items joined")
+    return f"is {kind}, not text; {read}"
 
 
 def normalize_tags(value) -> list[str]:
@@ -407,8 +421,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     body = without_data_payloads(body)
     title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), None)
     raw_title = meta.get(title_key) if title_key else slug
-    if isinstance(raw_title, (list, tuple, dict)):
-        warnings.append(f"{rel_path}: frontmatter {title_key} is {_collection_kind(raw_title)}, not text; its items joined")
+    if (not_text := _not_text(raw_title)) is not None:
+        warnings.append(f"{rel_path}: frontmatter {title_key} {not_text}")
     title = _as_text(raw_title).strip() or slug
     for key in (*DATE_KEYS, "expires"):
         value = meta.get(key)
@@ -421,7 +435,10 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     raw_confidence = meta.get("confidence")
     if raw_confidence not in (None, "") and _confidence(raw_confidence) is None:
         warnings.append(f"{rel_path}: frontmatter confidence {_is_not(raw_confidence, 'a number from 0 to 1')}; ignored")
-    description = _as_text(meta.get("description") or meta.get("summary")).strip()
+    description_key = "description" if meta.get("description") else "summary"
+    if (not_text := _not_text(meta.get(description_key))) is not None:
+        warnings.append(f"{rel_path}: frontmatter {description_key} {not_text}")
+    description = _as_text(meta.get(description_key)).strip()
     raw_pinned = meta.get("pinned")
     pinned = frontmatter_bool(raw_pinned)
     if raw_pinned not in (None, "") and not _is_flag(raw_pinned):  # (QA round 72-A: pinned: maybe passed silently)
