@@ -2728,6 +2728,25 @@ def test_a_folder_named_almost_dream_context_is_pointed_out(tmp_path, monkeypatc
     assert "named almost so" not in info.value.message
 
 
+def test_no_vault_found_says_how_to_start_one(tmp_path, monkeypatch):
+    """QA round 144-H F4: ``dreamdb status`` in an empty folder said where to run or what to pass, and only ``--vault
+    .`` said how to start a vault (create the folder); not said beside a folder named almost so, to rename."""
+    from dreamdb.errors import NoVaultFound
+    from dreamdb.vault.discover import find_vault
+
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NoVaultFound) as info:
+        find_vault(None)
+    assert info.value.hint == ("Run inside a project with a _dream_context/ vault, pass --vault PATH, or set"
+                               " DREAMDB_VAULT; to start a vault, create _dream_context/ in your project's folder"
+                               f" (here: {tmp_path.resolve() / '_dream_context'}).")
+    (tmp_path / "dream_context").mkdir()
+    with pytest.raises(NoVaultFound) as info:
+        find_vault(None)
+    assert "to start a vault" not in info.value.hint and "rename it _dream_context" in info.value.message
+
+
 def test_a_path_into_a_folder_named_almost_dream_context_says_to_rename_it(tmp_path, monkeypatch):
     """QA round 143-B F5: ``--vault casep/_Dream_Context`` (the misnamed vault itself) was told to create a
     ``_dream_context`` inside it, and walking up from inside it said nothing of it."""

@@ -219,9 +219,13 @@ def _walk_up(cwd: Path | None) -> Path:
     problem = path_problem(other, folder=True) if other is not None else None
     detail = (f"{other} {problem}" if problem else
               f"{near[0]} is named almost so: rename it {VAULT_DIR_NAME}" if near else None)
+    # (how to start one, as for a --vault folder without one: QA round 144-H F4; not beside a near miss or a
+    # _dream_context that is no folder, which the message names)
+    start = (f"; to start a vault, create {VAULT_DIR_NAME}/ in your project's folder (here: {here / VAULT_DIR_NAME})"
+             if detail is None else "")
     exc = NoVaultFound(
         f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it" + (f" ({detail})." if detail else "."),
-        hint="Run inside a project with a _dream_context/ vault, pass --vault PATH, or set DREAMDB_VAULT.",
+        hint=f"Run inside a project with a {VAULT_DIR_NAME}/ vault, pass --vault PATH, or set DREAMDB_VAULT{start}.",
     )
     exc.detail = detail
     raise exc
