@@ -1271,6 +1271,44 @@ def test_a_hook_command_with_vault_is_said_to_be_ignored(tmp_path: Path):
     assert said == {"--vault /x": True, "--vault=/x": True, "": False}
 
 
+def test_the_bare_command_typed_is_said_when_no_dreamdb_is_on_path_by_itself(tmp_path: Path, monkeypatch):
+    """QA round 144-H F3: ``--command 'dreamdb hook user-prompt-submit'``, the default typed, was installed without a
+    word (it is not run once, as other commands are) where no dreamdb is on PATH, or only through the activated
+    virtualenv, which Claude Code does not activate: its hook exited 127 on every prompt. It is said, as --help says
+    the bare form is for a dreamdb on PATH by itself; installed all the same."""
+    import shutil
+    import sys
+
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.hook_settings import dreamdb_hook_commands
+
+    (tmp_path / "_dream_context").mkdir()
+    venv, elsewhere = tmp_path / "venv", tmp_path / "global-bin"
+    for folder in (venv / "bin", elsewhere):
+        folder.mkdir(parents=True)
+        (folder / "dreamdb").write_text("#!/bin/sh\nexit 0\n")
+        (folder / "dreamdb").chmod(0o755)
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    real = shutil.which
+    said = {}
+    for name, found in (("none", None), ("venv", venv / "bin" / "dreamdb"), ("global", elsewhere / "dreamdb")):
+        monkeypatch.setattr(shutil, "which", lambda cmd, *a, **k: (str(found) if found else None)
+                            if cmd == "dreamdb" else real(cmd, *a, **k))
+        ran = CliRunner().invoke(cli, ["hook", "install", "--project", str(tmp_path), "--command", DEFAULT_COMMAND])
+        assert ran.exit_code == 0 and dreamdb_hook_commands(settings_path(tmp_path)) == [DEFAULT_COMMAND], ran.output
+        said[name] = [line for line in ran.output.splitlines() if "exit code 127" in line]
+        settings_path(tmp_path).unlink()
+    assert said["none"] and said["none"][0].startswith("note: no dreamdb is on this PATH, so Claude Code may not find"
+                                                       " the command's bare `dreamdb`"), said
+    assert said["venv"] and said["venv"][0].startswith(f"note: dreamdb is on this PATH only through the activated"
+                                                       f" virtualenv ({venv / 'bin'}), which Claude Code does not"
+                                                       " activate for its hooks"), said
+    assert "install again with --absolute, without --command" in said["venv"][0] and said["global"] == [], said
+
+
 def test_a_project_written_dot_slash_tilde_is_said_as_the_folder_it_is(tmp_path: Path, monkeypatch):
     """QA round 122-A: ``hook install --project ./~/p`` wrote the right file, the folder ``~`` here, and said it was
     ``~/p/.claude/settings.json``, which reads as the home folder's."""

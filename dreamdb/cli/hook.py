@@ -159,6 +159,14 @@ def install(project, command, absolute, local, as_json):
     elif given and not runs_hook_alone(command):
         say(f"note: this command runs other commands beside dreamdb's hook, so `dreamdb hook uninstall` leaves it"
             f" ({_AMONG_OTHERS}). Remove it from {path} by hand when done.")
+    elif given and command.split() == DEFAULT_COMMAND.split():  # (not run once, as other commands are: QA round
+        # 144-H F3, the bare command typed was installed without a word where Claude Code found no dreamdb, exit 127)
+        unfound = _bare_dreamdb_unfound()
+        if unfound is not None:
+            say(f"note: {unfound}, so Claude Code may not find the command's bare `dreamdb`: the hook would then fail"
+                " on every prompt (exit code 127), adding no memories. Installed"
+                " all the same; to write this dreamdb's absolute path instead, install again with --absolute, without"
+                f" --command (it writes `{_hook_command(DEFAULT_COMMAND, absolute=True)}`).")
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     if local and made:  # (one person's settings, "not committed": QA round 144-B F4, `git add -A` committed them)
@@ -399,6 +407,24 @@ def _warn_without_vault(project) -> None:
         VAULT_OPTION.reset(without_option)
 
 
+def _bare_dreamdb_unfound() -> str | None:
+    """Why a bare ``dreamdb`` would not be found where Claude Code runs the hook, or ``None`` when ``dreamdb`` is on
+    PATH by itself (a global or pipx install). A ``dreamdb`` found only in the active virtualenv's ``bin`` counts as not
+    on PATH: Claude Code does not run hooks inside that shell's activation."""
+    import shutil
+    import sys
+
+    found = shutil.which("dreamdb")
+    if found is None:
+        return "no dreamdb is on this PATH"
+    in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
+    venv_bin = os.path.realpath(os.path.join(sys.prefix, "Scripts" if os.name == "nt" else "bin"))
+    if in_venv and os.path.realpath(os.path.dirname(found)) == venv_bin:
+        return (f"dreamdb is on this PATH only through the activated virtualenv ({os.path.dirname(found)}), which Claude"
+                " Code does not activate for its hooks")
+    return None
+
+
 def _hook_command(default: str, absolute: bool = False) -> str:
     """The hook command to install.
 
@@ -412,12 +438,9 @@ def _hook_command(default: str, absolute: bool = False) -> str:
     import shutil
     import sys
 
-    found = shutil.which("dreamdb")
-    in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
-    venv_bin = os.path.realpath(os.path.join(sys.prefix, "Scripts" if os.name == "nt" else "bin"))
-    only_by_activation = found is not None and in_venv and os.path.realpath(os.path.dirname(found)) == venv_bin
-    if found and not absolute and not only_by_activation:
+    if not absolute and _bare_dreamdb_unfound() is None:
         return default
+    found = shutil.which("dreamdb")
     exe = os.path.abspath(sys.argv[0]) if sys.argv and os.path.basename(sys.argv[0]).startswith("dreamdb") else None
     if exe and os.access(exe, os.X_OK):
         return f"{shlex.quote(exe)} hook user-prompt-submit"
