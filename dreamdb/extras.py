@@ -9,6 +9,9 @@ PyPI belongs to an unrelated project, so it would install that project. :func:`i
   (``Requires-Dist: …; extra == "embed"``), else as :data:`EXTRAS` (a copy of ``pyproject.toml``'s lists,
   which a test keeps equal): ``pip install 'onnxruntime>=1.17' 'tokenizers>=0.15' …``.
 
+:func:`dreamdb_command` names the dreamdb running now for a hint's next step (``dreamdb``, or its path where a bare
+``dreamdb`` would not find it), as :func:`pip` names its pip.
+
 Only the standard library, imported when a hint is wanted: nothing here is on recall's path.
 """
 
@@ -87,6 +90,35 @@ def pip() -> str:
     if found and os.path.dirname(os.path.abspath(found)) == os.path.dirname(os.path.abspath(sys.executable)):
         return "pip"
     return f"{shlex.quote(sys.executable)} -m pip"
+
+
+def dreamdb_command() -> str:
+    """How to run the dreamdb running now, as a hint's next command names it: ``dreamdb`` when the ``dreamdb`` first on
+    ``PATH`` is this one, else this one's own path (``.venv/bin/dreamdb`` run without activating its environment, as
+    the README's quick start does, where a bare ``dreamdb`` is "command not found": QA rounds 78 F6, 144-H F6), or
+    ``<this python> -P -m dreamdb`` when it runs as ``python -m dreamdb`` (``-P``: a ``dreamdb.py`` in the folder it
+    is run in is not imported, QA round 60 H1), unless the ``dreamdb`` on ``PATH`` is the script of that environment."""
+    import os
+    import shutil
+    import sys
+
+    exe = sys.argv[0] if sys.argv else ""
+    if os.path.basename(exe) == "__main__.py" and os.path.basename(os.path.dirname(exe)) == "dreamdb":
+        # (run as "<python> -m dreamdb", as a hook command may be: that python, unless the dreamdb on PATH is the
+        # script of the same environment; QA round 120-A F3; -P as hook install writes it, QA round 121-C F8)
+        found = shutil.which("dreamdb")
+        if found is not None and os.path.realpath(os.path.dirname(found)) == os.path.realpath(
+                os.path.dirname(sys.executable)):
+            return "dreamdb"
+        return f"{shlex.quote(sys.executable)}{' -P' if sys.version_info >= (3, 11) else ''} -m dreamdb"
+    if os.path.basename(exe) != "dreamdb" or "/" not in exe:  # (tests; a bare name: found on PATH)
+        return "dreamdb"
+    exe = os.path.abspath(exe)  # (run by a relative path, .venv/bin/dreamdb, as hook install --command allows: its
+    # folder, not dreamdb, which is not on PATH there: QA round 78 F6)
+    found = shutil.which("dreamdb")
+    if found is not None and os.path.realpath(found) == os.path.realpath(exe):
+        return "dreamdb"
+    return shlex.quote(exe)
 
 
 def install_command(extra: str) -> str:

@@ -369,35 +369,13 @@ def _found_alone(cwd: str | None, vault: Path) -> bool:
 
 def _command() -> str:
     """How the agent can run dreamdb: ``dreamdb``, or the path this hook runs from when ``dreamdb`` on ``PATH`` is
-    not it (``hook install`` writes an absolute path when dreamdb is only in a virtualenv, which the agent's shell
-    does not activate: QA round 70 C-L9, the block's "More: dreamdb recall" failed there)."""
-    import shutil
-    import sys
+    not it (:func:`dreamdb.extras.dreamdb_command`; ``hook install`` writes an absolute path when dreamdb is only in
+    a virtualenv, which the agent's shell does not activate: QA round 70 C-L9, the block's "More: dreamdb recall"
+    failed there), ``dreamdb`` when that path cannot be shown on one line exactly."""
+    from dreamdb.extras import dreamdb_command
 
-    exe = sys.argv[0] if sys.argv else ""
-    if os.path.basename(exe) == "__main__.py" and os.path.basename(os.path.dirname(exe)) == "dreamdb":
-        # (run as "<python> -m dreamdb", as a hook command may be: that python, unless the dreamdb on PATH is the
-        # script of the same environment; QA round 120-A F3)
-        found = shutil.which("dreamdb")
-        if found is not None and os.path.realpath(os.path.dirname(found)) == os.path.realpath(
-                os.path.dirname(sys.executable)):
-            return "dreamdb"
-        import shlex
-
-        # (-P, as hook install writes it: the agent runs the command in the project, whose own dreamdb.py must not be
-        # imported; QA rounds 60 H1, 121-C F8)
-        command = f"{shlex.quote(sys.executable)}{' -P' if sys.version_info >= (3, 11) else ''} -m dreamdb"
-        return command if _one_line(command, 200) == command else "dreamdb"
-    if os.path.basename(exe) != "dreamdb" or "/" not in exe:  # (tests; a bare name: found on PATH)
-        return "dreamdb"
-    exe = os.path.abspath(exe)  # (run by a relative path, .venv/bin/dreamdb, as hook install --command allows: its
-    # folder, not dreamdb, which is not on PATH there: QA round 78 F6)
-    found = shutil.which("dreamdb")
-    if found is not None and os.path.realpath(found) == os.path.realpath(exe):
-        return "dreamdb"
-    import shlex
-
-    return _one_line(shlex.quote(exe), 200)
+    command = dreamdb_command()
+    return command if _one_line(command, 200) == command else "dreamdb"
 
 
 def _score_text(score: float) -> str:

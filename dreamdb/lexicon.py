@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 from dreamdb.errors import LexiconError, UsageError, WriteRefused
-from dreamdb.extras import install_command
+from dreamdb.extras import dreamdb_command, install_command
 from dreamdb.glossary import COMPUTING_TR_EN, GLOSSARY_VERSION
 
 ENV_LEXICON = "DREAMDB_LEXICON"
@@ -235,7 +235,7 @@ def build_lexicon(dest: str | os.PathLike | None = None, source: str | os.PathLi
     data = Path(source) if source is not None else source_dir()
     if data is None:
         raise LexiconError(f"KeNet's data is not installed (PyPI package {SOURCE_PACKAGE})",
-                           hint=f"Run: {install_command('lexicon')}  then: dreamdb lexicon build")
+                           hint=f"Run: {install_command('lexicon')}  then: {dreamdb_command()} lexicon build")
     if dest is None and lexicon_path() is None:
         raise UsageError(f"{ENV_LEXICON} switches the lexicon off, so there is no file to build",
                          hint=f"Give one with --to FILE (or {ENV_LEXICON}=FILE), or unset {ENV_LEXICON}.")
@@ -467,11 +467,12 @@ def _remedy(path: Path, *, damaged: bool = False) -> str:
     except OSError:
         rebuildable = False
     if rebuildable:
-        return "run: dreamdb lexicon build"
+        return f"run: {dreamdb_command()} lexicon build"
     if damaged:
-        return (f"if it was a lexicon, delete it and run: dreamdb lexicon build (with {ENV_LEXICON} still set);"
+        return (f"if it was a lexicon, delete it and run: {dreamdb_command()} lexicon build (with {ENV_LEXICON} still"
+                " set);"
                 f" else point {ENV_LEXICON} at a lexicon file")
-    return f"point {ENV_LEXICON} at a lexicon file, or at a new file's path and run: dreamdb lexicon build"
+    return f"point {ENV_LEXICON} at a lexicon file, or at a new file's path and run: {dreamdb_command()} lexicon build"
 
 
 @functools.lru_cache(maxsize=65536)
@@ -499,13 +500,13 @@ class Lexicon:
             st = self.path.stat()
         except OSError as exc:
             raise LexiconError(f"Cannot read the lexicon {self.path}: {exc.strerror or exc}",
-                               hint="Build it: dreamdb lexicon build") from exc
+                               hint=f"Build it: {dreamdb_command()} lexicon build") from exc
         if not stat.S_ISREG(st.st_mode):
             raise LexiconError(f"{self.path} is not a regular file", hint="Point DREAMDB_LEXICON at a lexicon file.")
         if not os.access(self.path, os.R_OK):  # (SQLite's own error called it "another SQLite file": QA round 68 M7)
             raise LexiconError(f"Cannot read the lexicon {self.path}: permission denied",
                                hint=f"Give yourself read permission on it (chmod u+r '{self.path}'), or build your own:"
-                                    " dreamdb lexicon build")
+                                    f" {dreamdb_command()} lexicon build")
         from dreamdb.config import SQLITE_MAX_PATH_BYTES, sqlite_path_problem
 
         too_long = sqlite_path_problem(self.path)
@@ -526,7 +527,7 @@ class Lexicon:
                                    f"{_what_database(conn, self.meta)}", hint=_remedy(self.path))
             if str(self.meta.get("format")) != str(LEXICON_FORMAT):
                 raise LexiconError(f"{self.path} has format {self.meta.get('format')}, this dreamdb reads "
-                                   f"{LEXICON_FORMAT}", hint="Rebuild it: dreamdb lexicon build")
+                                   f"{LEXICON_FORMAT}", hint=f"Rebuild it: {dreamdb_command()} lexicon build")
             conn.execute("SELECT direction, word, targets, terms FROM translations LIMIT 1").fetchall()
             _verify(conn, self.path, self.stamp)
         except (sqlite3.Error, LexiconError) as exc:
@@ -742,7 +743,7 @@ def _verify(conn, path: Path, stamp: tuple[int, int]) -> None:
         problems = [str(exc)]
     if problems != ["ok"]:
         raise LexiconError(f"{path} is damaged (SQLite's quick_check: {problems[0]})",
-                           hint="Rebuild it: dreamdb lexicon build")
+                           hint=f"Rebuild it: {dreamdb_command()} lexicon build")
     _mark_verified(path, stamp)
 
 
@@ -760,7 +761,8 @@ def load_lexicon() -> Lexicon | None:
         st = path.stat()
     except OSError as exc:
         if os.environ.get(ENV_LEXICON, "").strip():  # named by the user: a missing file is worth a word
-            why = ("which does not exist (build it there: dreamdb lexicon build; " if exc.errno == errno.ENOENT else
+            why = (f"which does not exist (build it there: {dreamdb_command()} lexicon build; "
+                   if exc.errno == errno.ENOENT else
                    f"which cannot be checked ({exc.strerror or exc}; ")  # (QA round 68 H1)
             _UNUSABLE[path] = ((0, 0), f"{ENV_LEXICON} names {path}, {why}point {ENV_LEXICON} at a lexicon file;"
                                        f" or set {ENV_LEXICON}=off)")
@@ -803,8 +805,8 @@ def lexicon_status() -> dict:
     path = lexicon_path()
     status: dict = {"installed": False, "path": os.path.abspath(path) if path else None,  # (QA round 68 L3: as set)
                     "source_installed": source_dir() is not None}
-    hint = ("dreamdb lexicon build" if status["source_installed"]
-            else f"{install_command('lexicon')}  then: dreamdb lexicon build")
+    hint = (f"{dreamdb_command()} lexicon build" if status["source_installed"]
+            else f"{install_command('lexicon')}  then: {dreamdb_command()} lexicon build")
     if path is None:
         status["reason"] = f"switched off by {ENV_LEXICON}"
         return status
@@ -822,7 +824,7 @@ def lexicon_status() -> dict:
     if mode is None or not stat.S_ISREG(mode):
         status["reason"] = (f"not built: no file at {path} (run: {hint})" if not os.path.lexists(path)
                             else f"{path} is not a regular file (point {ENV_LEXICON} at a lexicon file, or at a new"
-                                 f" file's path and run: dreamdb lexicon build)")  # (a build never replaces it)
+                                 f" file's path and run: {dreamdb_command()} lexicon build)")  # (a build never replaces it)
         return status
     try:
         lex = Lexicon(path)

