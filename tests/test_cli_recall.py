@@ -601,6 +601,40 @@ def test_the_advice_never_renames_two_skipped_files_to_one_free_name(tiny_vault,
                           " knowledge/UP.mkd): merge them into one note, or name them apart") in capsys.readouterr().err
 
 
+def test_no_folder_link_and_no_second_name_of_one_file_is_a_rival_of_a_rename(tiny_vault, capsys):
+    """QA round 144-J F8: a link to a folder named knowledge/design.mkd (which status does not count as a note) was a
+    rival of design.MD and design.markdown, and solo.markdown, a link to solo.MD, was told to be merged with it into
+    one solo.md. A folder link is said as one, and two names of one file are one."""
+    knowledge = tiny_vault / "knowledge"
+    write_doc(tiny_vault, "knowledge/design.MD", "---\ntitle: DESIGN\n---\nupper-case copy\n")
+    write_doc(tiny_vault, "knowledge/design.markdown", "---\ntitle: Design export\n---\nan export\n")
+    (knowledge / "target.dir").mkdir()
+    (knowledge / "design.mkd").symlink_to("target.dir")
+    write_doc(tiny_vault, "knowledge/solo.MD", "---\ntitle: Solo\n---\none file of two names\n")
+    (knowledge / "solo.markdown").symlink_to("solo.MD")
+    write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: Other\n---\na note read as it is\n")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    err = capsys.readouterr().err
+    assert code == 0 and sorted(err.splitlines()) == [
+        "warning: knowledge/design.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " knowledge/design.markdown would take design.md too, one rename replacing the other: merge the two into one"
+        " design.md, or name them apart)",
+        "warning: knowledge/design.markdown: skipped (the extension .markdown is not .md, the only one dreamdb reads;"
+        " knowledge/design.MD would take design.md too, one rename replacing the other: merge the two into one"
+        " design.md, or name them apart)",
+        "warning: knowledge/design.mkd: skipped (a symlinked folder; dreamdb does not follow folder links)",
+        "warning: knowledge/solo.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " rename it to solo.md)",
+        "warning: knowledge/solo.markdown: skipped (the extension .markdown is not .md, the only one dreamdb reads;"
+        " rename it to solo.md)"], err
+    code = main(["status", "--vault", str(tiny_vault)])
+    out = capsys.readouterr().out
+    assert code == 0 and ("not indexed:    4 notes with an extension other than .md (knowledge/design.MD,"
+                          " knowledge/design.markdown, knowledge/solo.MD, knowledge/solo.markdown): rename to .md, but"
+                          " not two onto one name (knowledge/design.md, for knowledge/design.MD and"
+                          " knowledge/design.markdown): merge them into one note, or name them apart\n") in out, out
+
+
 def test_an_empty_index_names_the_notes_whose_extension_is_in_upper_case(tiny_vault, capsys):
     """QA round 68 L6: recall on an index without documents blamed the .md files outside the folders dreamdb
     reads and said nothing of knowledge/B.MD (status lists both)."""

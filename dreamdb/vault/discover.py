@@ -694,7 +694,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                     enter(rel)
             elif e.name.endswith(".md"):
                 add(rel, e.path, is_link)
-            elif (fixed := misnamed_note(e.name)) and classify(f"{rel_dir}/{fixed}") is not None:
+            elif ((fixed := misnamed_note(e.name)) and classify(f"{rel_dir}/{fixed}") is not None
+                  and not (is_link and os.path.isdir(e.path))):  # (a folder link so named is one: QA round 144-J F8)
                 ext = e.name[len(fixed) - 3:]
                 note(f"{rel}: skipped (the extension {ext} is not .md{' in lower case' if ext.lower() == '.md' else ''},"
                      f" the only one dreamdb reads; {rename_advice(vault, rel)})")
@@ -845,13 +846,8 @@ def _rename_taken(vault: Path | str, rel: str) -> str | None:
     fixed = misnamed_note(name)
     target = CHANGELOG_FILE if fixed is None else f"{folder}/{fixed}" if folder else fixed
     full = os.path.join(vault, target)
-    if not os.path.lexists(full):
+    if not os.path.lexists(full) or _same_file(vault, target, rel):
         return None
-    try:
-        if os.path.samefile(full, os.path.join(vault, rel)):
-            return None
-    except OSError:
-        pass
     return target
 
 
@@ -859,18 +855,41 @@ def _rename_rivals(vault: Path | str, rel: str) -> list[str]:
     """The other files a sync skips for their name that would take the name ``rel`` would be renamed to (its folder's
     ``design.MD`` and ``design.markdown``, both ``design.md``; every changelog named in another case, all
     :data:`CHANGELOG_FILE`): renamed one after the other, the second replaces the first (QA round 144-I F2: each was
-    advised the free name)."""
+    advised the free name). A folder, or a link to one, is no rival, and two names of one file (a link to it) are one
+    (QA round 144-J F8: ``solo.markdown``, a link to ``solo.MD``, was to be merged with it)."""
     folder, _, name = rel.rpartition("/")
     fixed = misnamed_note(name)
     if fixed is None:
-        return [other for other in misnamed_changelog(vault) if other != rel]
+        others = [other for other in misnamed_changelog(vault) if other != rel]
+    else:
+        try:
+            with os.scandir(os.path.join(vault, folder)) as entries:
+                names = sorted(e.name for e in entries if e.name != name and misnamed_note(e.name) == fixed
+                               and is_utf8(e.name) and not _is_dir(e))
+        except OSError:
+            return []
+        others = [f"{folder}/{n}" if folder else n for n in names]
+    rivals: list[str] = []
+    for other in others:  # (as _rename_taken: a name of the same file is none)
+        if not any(_same_file(vault, other, seen) for seen in (rel, *rivals)):
+            rivals.append(other)
+    return rivals
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    """Whether a folder entry is a folder or a link to one (which a sync skips as a folder link, not as a note)."""
     try:
-        with os.scandir(os.path.join(vault, folder)) as entries:
-            names = sorted(e.name for e in entries if e.name != name and misnamed_note(e.name) == fixed
-                           and is_utf8(e.name) and not e.is_dir(follow_symlinks=False))
+        return entry.is_dir()
     except OSError:
-        return []
-    return [f"{folder}/{n}" if folder else n for n in names]
+        return False
+
+
+def _same_file(vault: Path | str, rel: str, other: str) -> bool:
+    """Whether two vault-relative paths name one file (one a link to the other, or hard links)."""
+    try:
+        return os.path.samefile(os.path.join(vault, rel), os.path.join(vault, other))
+    except OSError:
+        return False
 
 
 def rename_advice(vault: Path | str, rel: str) -> str:
