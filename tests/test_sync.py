@@ -2126,6 +2126,23 @@ def test_a_frontmatter_description_or_title_that_is_no_text_is_said_with_what_is
                                         ("knowledge/set", "a b", "plain words")], rows
 
 
+def test_an_empty_name_or_title_list_or_mapping_gives_way_to_the_next_key(tiny_vault):
+    """QA round 144-J F10: ``name: []`` (or ``{}``) hid the ``title:`` beside it: the title was the file's slug, with
+    "frontmatter name is a list, not text; its items joined". An empty value gives way to the next key (name, title,
+    claim), as ``description: []`` gives way to summary; a list with items is still read and said."""
+    write_doc(tiny_vault, "knowledge/listed.md", "---\nname: []\ntitle: Real Title Here\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/mapped.md", "---\nname: {}\ntitle: {}\nclaim: Claimed Title\n---\nbody\n")
+    write_doc(tiny_vault, "knowledge/full.md", "---\nname: [Named, Twice]\ntitle: Unread Title\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    assert sorted(w for w in report.warnings if "frontmatter" in w) == [
+        "knowledge/full.md: frontmatter name is a list, not text; its items joined"], report.warnings
+    rows = index.conn.execute("SELECT doc_id, title FROM documents WHERE doc_id IN ('knowledge/listed',"
+                              " 'knowledge/mapped', 'knowledge/full') ORDER BY doc_id").fetchall()
+    assert [tuple(r) for r in rows] == [("knowledge/full", "Named Twice"), ("knowledge/listed", "Real Title Here"),
+                                        ("knowledge/mapped", "Claimed Title")], rows
+
+
 def test_a_folder_nested_deeper_than_pythons_recursion_limit_is_read(tmp_path, capsys):
     """QA round 80-A F3: the folder walk recursed once per level (os.walk too, on Python 3.10 and 3.11), and past
     ~990 nested folders every command exited 70 with RecursionError. The walk keeps a stack of its own."""

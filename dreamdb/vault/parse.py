@@ -419,7 +419,9 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
             warnings.append(f"{rel_path}: an Excalidraw board with no text elements found (neither a Text Elements"
                             " section nor an uncompressed scene with text); indexed by its title alone")
     body = without_data_payloads(body)
-    title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")), None)
+    # (an empty list or mapping is no title either, as description: [] gives way to summary; QA round 144-J F10)
+    title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")
+                      and (meta.get(k) or _collection_kind(meta.get(k)) is None)), None)
     raw_title = meta.get(title_key) if title_key else slug
     if (not_text := _not_text(raw_title)) is not None:
         warnings.append(f"{rel_path}: frontmatter {title_key} {not_text}")
