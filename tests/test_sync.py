@@ -2126,6 +2126,29 @@ def test_a_frontmatter_description_or_title_that_is_no_text_is_said_with_what_is
                                         ("knowledge/set", "a b", "plain words")], rows
 
 
+def test_a_changelog_text_field_written_as_a_list_or_object_is_said_once_for_the_file(tiny_vault):
+    """QA round 144-J F2: an entry's summary or description written as an object or an array was indexed without a
+    word, an object's keys dropped ("2026-01-01 — caching lru"), as the frontmatter's were before 144-I F5. One line
+    for the file says how many entries hold one, naming the first entry (its place, its date) and what is read."""
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-01-01", "summary": {"why": "caching", "how": "lru"}},
+        {"date": "2026-01-02", "description": ["first", "second"]},
+        {"summary": "plain text", "scope": ["sync", "cli"]},
+        {"date": "2026-01-04", "type": "fix", "scope": "sync", "summary": "all text: not said"}]))
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    assert [w for w in report.warnings if "no text" in w] == [
+        "core/CHANGELOG.json: 3 entries have a summary, description, type or scope that is no text, e.g. entry 1"
+        " (2026-01-01): summary is a mapping, not text; its values joined"], report.warnings
+    titles = sorted(r[0] for r in index.conn.execute("SELECT title FROM documents WHERE type = 'changelog'"))
+    assert titles == ["2026-01-01 — caching lru", "2026-01-02 — first second", "2026-01-04 [fix] sync — all text:"
+                      " not said", "sync cli — plain text"], titles
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([{"summary": "fine"}, {"type": ["fix", "docs"]}]))
+    assert [w for w in index.sync().warnings if "no text" in w] == [
+        "core/CHANGELOG.json: 1 entry has a summary, description, type or scope that is no text, e.g. entry 2: type is"
+        " a list, not text; its items joined"]
+
+
 def test_an_empty_name_or_title_list_or_mapping_gives_way_to_the_next_key(tiny_vault):
     """QA round 144-J F10: ``name: []`` (or ``{}``) hid the ``title:`` beside it: the title was the file's slug, with
     "frontmatter name is a list, not text; its items joined". An empty value gives way to the next key (name, title,

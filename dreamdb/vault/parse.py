@@ -847,6 +847,7 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
     bad_dates: list[str] = []
     textless: list[str] = []  # what the entries without summary or description hold instead (unread keys)
     mapped = 0  # references or authors written as one JSON object
+    not_text: list[str] = []  # entries with a text field written as a list or object: its first, as said
     slugs = changelog_slugs(entries)
     supersedes_of = SupersedesResolver(entries, slugs)
     for i, (entry, slug) in enumerate(zip(entries, slugs)):
@@ -856,6 +857,11 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
         d = date_value(entry.get("date"))
         if d is None and entry.get("date") not in (None, ""):
             bad_dates.append(clip(str(entry.get("date")), 40))
+        said = next((f"{key} {kind}" for key in _CHANGELOG_TEXT_FIELDS
+                     if (kind := _not_text(entry.get(key))) is not None), None)
+        if said is not None:  # (QA round 144-J F2: {"why": …, "how": …} was indexed as its values without a word)
+            written = _as_text(entry.get("date")).strip()
+            not_text.append(f"entry {i + 1}{f' ({clip(written, 40)})' if written else ''}: {said}")
         etype = _as_text(entry.get("type")).strip()
         scope = _as_text(entry.get("scope")).strip()
         summary = _as_text(entry.get("summary")).strip()
@@ -893,6 +899,10 @@ def _changelog_documents(rel_path: str, data) -> tuple[list[Document], list[str]
     if mapped:  # (QA round 91 F7: {"name": "alice"} was dropped without a word)
         warnings.append(f"{rel_path}: {mapped} references or authors field{'s are' if mapped > 1 else ' is'} a JSON"
                         " object, not a list: each of its values was read as one item")
+    if not_text:  # one line for the file, as for dates
+        warnings.append(f"{rel_path}: {len(not_text)} entr{'ies have' if len(not_text) > 1 else 'y has'} a"
+                        f" {', '.join(_CHANGELOG_TEXT_FIELDS[:-1])} or {_CHANGELOG_TEXT_FIELDS[-1]} that is no text,"
+                        f" e.g. {not_text[0]}")
     if bad_dates:  # one line for the file, as for frontmatter dates (the entries stay, undated)
         warnings.append(f"{rel_path}: {len(bad_dates)} entr{'ies have' if len(bad_dates) > 1 else 'y has'} a date that is "
                         f"not a date (YYYY-MM-DD…), e.g. {bad_dates[0]!r}; indexed without a date")
@@ -917,6 +927,10 @@ _CHANGELOG_FIELDS = ("summary", "description", "type", "scope", "date", "referen
                      "breaking")
 """The fields of a CHANGELOG.json entry dreamdb knows (SPEC §1; ``breaking`` is written, not indexed); others are
 kept in the file, not indexed."""
+
+_CHANGELOG_TEXT_FIELDS = ("summary", "description", "type", "scope")
+"""The fields of a CHANGELOG.json entry read as text (:func:`_as_text`): one written as a list or object is said
+(:func:`_not_text`)."""
 
 
 def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
