@@ -478,6 +478,33 @@ def test_a_report_path_through_a_loop_of_links_is_refused_before_the_run(tmp_pat
                                                   "Hint: Fix the link, or give --results-file another path.\n"), r.stderr
 
 
+def test_a_report_path_down_a_long_chain_of_links_is_no_loop(tmp_path):
+    """QA round 144-J F1: ``--results-file l45``, a chain of 45 links ending at a file (more than Linux follows, so
+    ``stat`` fails with ELOOP), was refused as "a symlink loop", though the report is written through its realpath;
+    and ``r.md -> loop/x`` was said to be a loop itself. A chain that ends passes the check (the run then stops on the
+    missing data, exit 7); a link into a loop names the loop."""
+    from dreamdb.vault.discover import looping_link, path_problem, symlink_loop, too_many_links
+
+    (tmp_path / "real.md").touch()
+    previous = "real.md"
+    for i in range(1, 46):
+        (tmp_path / f"l{i}").symlink_to(previous)
+        previous = f"l{i}"
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "r.md").symlink_to("loop/x")
+    l45 = tmp_path / "l45"
+    assert not symlink_loop(l45) and too_many_links(l45) and looping_link(l45) is None
+    assert path_problem(l45, folder=False) == ("cannot be followed: it is a chain of more symbolic links than the"
+                                               " system follows (too many links to follow)")
+    assert looping_link(tmp_path / "r.md") == tmp_path / "loop"
+    for target, code, said in (("l45", 7, None), ("r.md", 2, "Error: Cannot write the report r.md: it goes through a"
+                                                            " symlink loop: loop is a link that leads back to itself")):
+        r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(tmp_path / "absent"), "--cache",
+                            str(tmp_path / "c"), "--results-file", target], capture_output=True, text=True,
+                           timeout=120, cwd=tmp_path)
+        assert r.returncode == code and (said in r.stderr if said else "loop" not in r.stderr), r.stderr
+
+
 def test_a_report_path_to_the_commands_own_output_or_a_descriptor_is_refused_before_the_run(tmp_path):
     """QA round 143-H F3: ``--json --results-file /dev/stdout > o.json`` exited 0 with o.json holding the markdown alone
     (the report, renamed over o.json, took the place of the shell's file; the JSON went to the replaced one), and with

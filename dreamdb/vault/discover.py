@@ -271,8 +271,20 @@ def _utf8_vault(vault: Path) -> Path:
 
 
 def symlink_loop(path: str | os.PathLike) -> bool:
-    """Whether ``path`` leads into a loop of symbolic links (``stat`` fails with ``ELOOP``): said as such, not as a path
-    that does not exist or cannot be read."""
+    """Whether ``path`` leads into a loop of symbolic links (a link that leads back to one already followed): said as
+    such, not as a path that does not exist or cannot be read. Not a long chain of links that ends, which ``stat``
+    fails all the same (``ELOOP``, past 40 links on Linux: :func:`too_many_links`; QA round 144-J F1)."""
+    return _elooped(path) and _loop_met(path) is not None
+
+
+def too_many_links(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a chain of more symbolic links than the system follows (``stat`` fails with ``ELOOP``), one
+    that ends and is no loop (:func:`symlink_loop`): what its links lead to is reached through its realpath."""
+    return _elooped(path) and _loop_met(path) is None
+
+
+def _elooped(path: str | os.PathLike) -> bool:
+    """Whether ``stat`` fails on ``path`` with ``ELOOP``: a loop of links, or more of them than the system follows."""
     try:
         os.stat(path)
     except OSError as exc:
@@ -282,22 +294,43 @@ def symlink_loop(path: str | os.PathLike) -> bool:
     return False
 
 
+def _loop_met(path: str | os.PathLike) -> str | None:
+    """The symbolic link at which following ``path``'s links comes back to one already followed, as ``realpath``
+    meets it, or ``None`` when it meets none."""
+    try:
+        os.path.realpath(path, strict=True)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return exc.filename
+    except ValueError:
+        pass
+    return None
+
+
 def looping_link(path: str | os.PathLike) -> Path | None:
     """The symbolic link that loops on the way to ``path`` (``path`` itself, or a folder before it: ``loop/sub``'s
-    ``loop``), or ``None`` when there is none (:func:`symlink_loop`)."""
+    ``loop``, or the link that one it leads to is: ``r.md -> loop/x``'s ``loop``), or ``None`` when there is none
+    (:func:`symlink_loop`)."""
     path = Path(path)
-    return next((p for p in (*reversed(path.parents), path) if symlink_loop(p)), None)
+    first = next((p for p in (*reversed(path.parents), path) if symlink_loop(p)), None)
+    if first is None:
+        return None
+    met = _loop_met(first)
+    return first if met is None or os.path.abspath(met) == os.path.abspath(first) else Path(met)
 
 
 def path_problem(path: str | os.PathLike, *, folder: bool) -> str | None:
     """What keeps ``path`` from being an existing folder (``folder``) or file (anything but a folder: the pipe of a
     shell's ``<(cmd)`` is one), in words that follow "the path": "does not exist", "is a link to nothing", "is a
-    symlink loop (…)", "goes through a symlink loop: …", "cannot be reached (…)", "is not a folder", "is a folder, not
-    a file"; ``None`` when it is one. The words of every option that names a file or folder to read
+    symlink loop (…)", "goes through a symlink loop: …", "cannot be followed: … (too many links to follow)", "cannot be
+    reached (…)", "is not a folder", "is a folder, not a file"; ``None`` when it is one. The words of every option that names a file or folder to read
     (:class:`dreamdb.cli.options.ExistingPath`, ``hook install --project``)."""
+    elooped = False
     try:
         mode = os.stat(path).st_mode
-    except (OSError, ValueError):  # (ValueError: a NUL, which no file name holds)
+    except OSError as exc:
+        mode, elooped = None, exc.errno == errno.ELOOP
+    except ValueError:  # (a NUL, which no file name holds)
         mode = None
     if mode is not None:
         if _stat.S_ISDIR(mode) == folder:
@@ -311,6 +344,9 @@ def path_problem(path: str | os.PathLike, *, folder: bool) -> str | None:
     if loop is not None:  # (QA round 102-A: a loop of links read as a mistyped path)
         return ("is a symlink loop (a link that leads back to itself)" if loop == Path(path) else
                 f"goes through a symlink loop: {loop} is a link that leads back to itself")
+    if elooped:  # (a chain of links that ends, but longer than the system follows: no loop, QA round 144-J F1)
+        return "cannot be followed: it is a chain of more symbolic links than the system follows (too many links to" \
+               " follow)"
     from dreamdb.config import is_unreachable
 
     if is_unreachable(path):
@@ -345,7 +381,8 @@ def _explicit_vault(path, explicit) -> Path:
         other = next((Path(form) for form in (unicodedata.normalize(f, str(p)) for f in ("NFD", "NFC"))
                       if form != str(p) and os.path.exists(form)), None)
         raise VaultNotFound(f"Vault path {p}{source} is a symlink loop (a link that leads back to itself)"
-                            if symlink_loop(p) else f"Vault path does not exist: {p}{source}",
+                            if symlink_loop(p) else f"Vault path {p}{source} {path_problem(p, folder=True)}"
+                            if too_many_links(p) else f"Vault path does not exist: {p}{source}",
                             hint=f"A folder of that name exists with its accented letters in the other Unicode form"
                                  f" (decomposed or composed, as macOS and Linux write them): {fix} to {other}, as it is"
                                  " on disk (copy it from ls), or rename it." if other is not None else
