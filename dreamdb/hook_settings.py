@@ -390,6 +390,18 @@ def runs_dreamdb(command: str) -> bool:
         return False
 
 
+def runs_bare_dreamdb(command: str) -> bool:
+    """Whether a hook command runs a bare ``dreamdb`` (:data:`_BARE_DREAMDB`, no path: the shell looks it up on PATH)
+    as the program of one of its simple commands (:func:`_programs`: after ``A=b`` settings and wrappers, ``env``,
+    ``exec``, ``nice``…; not a runner's, ``uvx dreamdb``, nor ``<python> -m dreamdb``), whatever its arguments."""
+    try:
+        commands = _simple_commands(command)
+    except ValueError:
+        return False
+    firsts = (next(_programs(words), None) for _op, words, _redirected in commands)
+    return any(first is not None and not first[3] and _BARE_DREAMDB.fullmatch(first[0]) for first in firsts)
+
+
 TRIAL_STDERR_BYTES = 1 << 20
 """How much of a trial run's stderr is kept (1 MiB): the rest is read and dropped."""
 

@@ -1309,6 +1309,44 @@ def test_the_bare_command_typed_is_said_when_no_dreamdb_is_on_path_by_itself(tmp
     assert "install again with --absolute, without --command" in said["venv"][0] and said["global"] == [], said
 
 
+def test_any_command_of_a_bare_dreamdb_is_said_when_none_is_on_path_by_itself(tmp_path: Path, monkeypatch):
+    """QA round 144-J F3: the note was said only for the default typed; ``--command 'DREAMDB_VAULT=/x dreamdb hook
+    user-prompt-submit'`` (the form the --vault note recommends), inside an activated virtualenv, passed its trial run
+    there and was installed without a word, and Claude Code's shell, no virtualenv, found no dreamdb (exit 127). Any
+    command whose program is a bare dreamdb, after settings and wrappers, is said; one of a path to it, or a runner's,
+    is not."""
+    import shutil
+    import sys
+
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from dreamdb.cli import hook as hook_cli
+    from dreamdb.hook_settings import dreamdb_hook_commands
+
+    (tmp_path / "_dream_context").mkdir()
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    found = tmp_path / "venv" / "bin" / "dreamdb"
+    found.write_text("#!/bin/sh\nexit 0\n")
+    found.chmod(0o755)
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda cmd, *a, **k: str(found) if cmd == "dreamdb" else real(cmd, *a, **k))
+    monkeypatch.setattr(hook_cli, "_try_command", lambda *a, **k: None)  # (it passes in the activated shell)
+    said = {}
+    for command in ("DREAMDB_VAULT=/x dreamdb hook user-prompt-submit", "env A=b exec dreamdb hook user-prompt-submit",
+                    f"{found} hook user-prompt-submit", "uvx dreamdb hook user-prompt-submit"):
+        ran = CliRunner().invoke(cli, ["hook", "install", "--project", str(tmp_path), "--command", command])
+        assert ran.exit_code == 0 and dreamdb_hook_commands(settings_path(tmp_path)) == [command], ran.output
+        said[command] = [line for line in ran.output.splitlines() if "exit code 127" in line]
+        settings_path(tmp_path).unlink()
+    bare = [c for c, lines in said.items() if lines]
+    assert bare == ["DREAMDB_VAULT=/x dreamdb hook user-prompt-submit", "env A=b exec dreamdb hook user-prompt-submit"]
+    assert said[bare[0]][0].startswith("note: dreamdb is on this PATH only through the activated virtualenv"), said
+    assert "install again with it in the command in place of `dreamdb`" in said[bare[0]][0], said
+
+
 def test_a_project_written_dot_slash_tilde_is_said_as_the_folder_it_is(tmp_path: Path, monkeypatch):
     """QA round 122-A: ``hook install --project ./~/p`` wrote the right file, the folder ``~`` here, and said it was
     ``~/p/.claude/settings.json``, which reads as the home folder's."""

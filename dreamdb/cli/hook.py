@@ -94,8 +94,8 @@ def install(project, command, absolute, local, as_json):
 
     project = _outside_vault(_shown_whole(project))
 
-    from dreamdb.hook_settings import (MAX_SETTINGS_BYTES, dreamdb_hook_commands, is_dreamdb_hook, runs_dreamdb,
-                                       runs_hook_alone, settings_path)
+    from dreamdb.hook_settings import (MAX_SETTINGS_BYTES, dreamdb_hook_commands, is_dreamdb_hook, runs_bare_dreamdb,
+                                       runs_dreamdb, runs_hook_alone, settings_path)
 
     if command and absolute:
         from dreamdb.errors import UsageError
@@ -159,14 +159,18 @@ def install(project, command, absolute, local, as_json):
     elif given and not runs_hook_alone(command):
         say(f"note: this command runs other commands beside dreamdb's hook, so `dreamdb hook uninstall` leaves it"
             f" ({_AMONG_OTHERS}). Remove it from {path} by hand when done.")
-    elif given and command.split() == DEFAULT_COMMAND.split():  # (not run once, as other commands are: QA round
-        # 144-H F3, the bare command typed was installed without a word where Claude Code found no dreamdb, exit 127)
-        unfound = _bare_dreamdb_unfound()
-        if unfound is not None:
-            say(f"note: {unfound}, so Claude Code may not find the command's bare `dreamdb`: the hook would then fail"
-                " on every prompt (exit code 127), adding no memories. Installed"
-                " all the same; to write this dreamdb's absolute path instead, install again with --absolute, without"
-                f" --command (it writes `{_hook_command(DEFAULT_COMMAND, absolute=True)}`).")
+    # (the default typed is not run once, as other commands are: QA round 144-H F3, it was installed without a word
+    # where Claude Code found no dreamdb, exit 127; and any other command of a bare dreamdb passes its trial run in the
+    # activated virtualenv, which Claude Code's shell is not: 144-J F3, 'DREAMDB_VAULT=/x dreamdb hook …')
+    unfound = _bare_dreamdb_unfound() if given and runs_bare_dreamdb(command) else None
+    if unfound is not None:
+        absolute_form = _hook_command(DEFAULT_COMMAND, absolute=True)
+        fix = (f"install again with --absolute, without --command (it writes `{absolute_form}`)"
+               if command.split() == DEFAULT_COMMAND.split() else
+               f"install again with it in the command in place of `dreamdb` (`{absolute_form}` runs the hook)")
+        say(f"note: {unfound}, so Claude Code may not find the command's bare `dreamdb`: the hook would then fail"
+            f" on every prompt (exit code 127), adding no memories. Installed all the same; to write this dreamdb's"
+            f" absolute path instead, {fix}.")
 
     quickcli.SAVED = f"the hook is in {path}"  # an unwritable report must not hide that it is done
     if local and made:  # (one person's settings, "not committed": QA round 144-B F4, `git add -A` committed them)
