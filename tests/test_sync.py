@@ -2787,6 +2787,24 @@ def test_no_vault_found_says_how_to_start_one(tmp_path, monkeypatch):
     assert "to start a vault" not in info.value.hint and "rename it _dream_context" in info.value.message
 
 
+def test_no_vault_found_in_the_home_folder_or_the_root_says_not_to_start_one_there(tmp_path, monkeypatch):
+    """QA round 144-J F9: ``cd $HOME && dreamdb status`` was told to create ``$HOME/_dream_context`` (and ``/`` to
+    create ``/_dream_context``), a vault every folder below it finds, whose memories the prompt hook shows in every
+    project. There the hint says to cd into the project's folder first."""
+    from dreamdb.errors import NoVaultFound
+    from dreamdb.vault.discover import find_vault
+
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for folder, named in ((tmp_path, f"the home folder {tmp_path.resolve()}"), ("/", "the root /")):
+        monkeypatch.chdir(folder)
+        with pytest.raises(NoVaultFound) as info:
+            find_vault(None)
+        assert info.value.hint.endswith("; to start a vault, create _dream_context/ in your project's folder (cd there"
+                                        f" first: one in {named} would be found from every folder below it)."), \
+            info.value.hint
+
+
 def test_a_path_into_a_folder_named_almost_dream_context_says_to_rename_it(tmp_path, monkeypatch):
     """QA round 143-B F5: ``--vault casep/_Dream_Context`` (the misnamed vault itself) was told to create a
     ``_dream_context`` inside it, and walking up from inside it said nothing of it."""

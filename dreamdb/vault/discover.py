@@ -221,7 +221,7 @@ def _walk_up(cwd: Path | None) -> Path:
               f"{near[0]} is named almost so: rename it {VAULT_DIR_NAME}" if near else None)
     # (how to start one, as for a --vault folder without one: QA round 144-H F4; not beside a near miss or a
     # _dream_context that is no folder, which the message names)
-    start = (f"; to start a vault, create {VAULT_DIR_NAME}/ in your project's folder (here: {here / VAULT_DIR_NAME})"
+    start = (f"; to start a vault, create {VAULT_DIR_NAME}/ in your project's folder ({_where_to_start(here)})"
              if detail is None else "")
     exc = NoVaultFound(
         f"No {VAULT_DIR_NAME}/ folder found in {here} or any folder above it" + (f" ({detail})." if detail else "."),
@@ -229,6 +229,20 @@ def _walk_up(cwd: Path | None) -> Path:
     )
     exc.detail = detail
     raise exc
+
+
+def _where_to_start(here: Path) -> str:
+    """Where the hint of no vault found says to create one: ``here: <here>/_dream_context``, but not in the home folder
+    or the file system's root, whose vault every folder below them would find (the prompt hook then shows its
+    memories in every project: QA round 144-J F9): there, to cd into the project's folder first."""
+    try:
+        home = here == Path.home().resolve()
+    except (OSError, RuntimeError):  # (no home folder known)
+        home = False
+    if home or here == here.parent:
+        return (f"cd there first: one in {'the home folder' if home else 'the root'} {here} would be found from every"
+                " folder below it")
+    return f"here: {here / VAULT_DIR_NAME}"
 
 
 def _almost_vault_name(name: str) -> bool:
