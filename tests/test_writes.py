@@ -1386,6 +1386,36 @@ def test_update_writes_timestamps_plainly_and_keeps_trailing_comments(vault: Pat
     assert "!!" not in text
 
 
+def test_update_writes_a_time_without_a_zone_as_utc_wall_time(vault: Path, monkeypatch):
+    """QA round 145-E F1: a naive ``updated`` got the local wall time (Los Angeles: 13:07 for 21:07Z), which the
+    index reads as UTC, so ``--since -1h`` missed a note updated just now; ``now`` with an offset wrote its own wall
+    time (12:00 for 10:00Z). A naive time is now UTC wall time; an aware one keeps ``now``'s offset; a date alone
+    is ``now``'s own calendar date."""
+    from dreamdb.timeparse import parse_date_value
+
+    path = vault / "knowledge" / "naive.md"
+    text = "---\ntitle: Naive\nupdated: 2026-01-01 10:00:00\nupdated_at: 2026-01-01T10:00:00+05:00\n---\nbody\n"
+    path.write_text(text)
+    update(vault, "naive", tags=["api"], now="2026-08-18T12:00:00+02:00")
+    assert path.read_text() == ("---\ntitle: Naive\nupdated: 2026-08-18 10:00:00\n"
+                                "updated_at: 2026-08-18T12:00:00+02:00\ntags:\n  - api\n---\nbody\n")
+    update(vault, "naive", tags=["naive-clock"], now=datetime(2026, 8, 19, 7, 30))  # (naive: UTC)
+    assert "updated: 2026-08-19 07:30:00\n" in path.read_text()
+    path.write_text(text)
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    try:
+        update(vault, "naive", description="edited just now")
+        now = datetime.now(timezone.utc)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    meta = yaml.safe_load(path.read_text().split("---\n")[1])
+    assert meta["updated"].tzinfo is None
+    for key in ("updated", "updated_at"):
+        assert abs((parse_date_value(meta[key]) - now).total_seconds()) < 60, (key, meta[key], now)
+
+
 def test_update_requires_something(vault: Path):
     with pytest.raises(UsageError):
         update(vault, "simplified-ux")

@@ -204,8 +204,8 @@ def _flag(name: str, value, *, optional: bool = False) -> None:
 
 
 def _clock(now) -> datetime:
-    """The write's clock: ``now`` as a datetime (an ISO-8601 string is parsed; a naive value stays local
-    time), the current local time for ``None``.
+    """The write's clock: ``now`` as a datetime (an ISO-8601 string is parsed; a naive value is kept naive and
+    read as UTC, as a recall's ``now`` is), the current local time (aware) for ``None``.
 
     Raises:
         UsageError: ``now`` is neither a datetime nor an ISO-8601 string.

@@ -442,8 +442,17 @@ def _rewritten_scalars(before: str, after: str, *, skip: set[str]) -> tuple[str,
 
 
 def _updated_value(old: Any, now: datetime) -> Any:
+    """The new value of an ``updated``/``updated_at`` key that was ``old``, for the clock ``now``, of ``old``'s type:
+    an aware datetime stays ``now`` with its offset; a naive one is ``now``'s UTC wall time, as the index reads a
+    time without a zone as UTC (QA round 145-E F1: the local wall time was written, so in Los Angeles a note updated
+    just now was dated 8 h ahead and ``--since -1h`` missed it); a date is ``now``'s calendar date in its own zone,
+    as :func:`~dreamdb.writes.changelog.remember` dates an entry and ``today`` reads it. A naive ``now`` is UTC."""
     if isinstance(old, datetime):
-        return now.replace(microsecond=0) if old.tzinfo else now.replace(microsecond=0, tzinfo=None)
+        if old.tzinfo:
+            return now.replace(microsecond=0)
+        from dreamdb.timeparse import as_utc
+
+        return as_utc(now).replace(microsecond=0, tzinfo=None)
     if isinstance(old, date):
         return now.date()
     if isinstance(old, str) and "T" in old:
