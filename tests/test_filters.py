@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import subprocess
@@ -41,6 +42,20 @@ def test_expired_documents_leave_recall(vault):
     # a date alone lasts its whole day, as --until reads one (QA round 48: expired at 00:00 that day)
     assert "knowledge/gone" in ids(index.recall("quokka", top=10, now="2026-01-01T23:59:59Z"))
     assert "knowledge/gone" not in ids(index.recall("quokka", top=10, now="2026-01-02T00:00:01Z"))
+
+
+def test_a_date_alone_expires_at_midnight_utc_ending_its_day(vault):
+    """QA round 145-E F2: ``expires: 2026-01-01`` was still kept at 2026-01-02T00:00:00Z (recall and ``list
+    --hide-expired``), gone only a microsecond later; docs/schema.md says it expires at 00:00 UTC of the next day.
+    An instant expires at itself too."""
+    write_doc(vault, "knowledge/noon.md", "---\ntitle: Noon\nexpires: 2026-01-01T12:00:00Z\n---\nquokka notes\n")
+    index = dreamdb.open(vault)
+    for doc, last, first_gone in (("knowledge/gone", "2026-01-01T23:59:59.999Z", "2026-01-02T00:00:00Z"),
+                                  ("knowledge/noon", "2026-01-01T11:59:59.999Z", "2026-01-01T12:00:00Z")):
+        assert doc in ids(index.recall("quokka", top=10, now=last))
+        assert doc in [d["doc_id"] for d in index.list_documents(include_expired=False, now=last)]
+        assert doc not in ids(index.recall("quokka", top=10, now=first_gone))
+        assert doc not in [d["doc_id"] for d in index.list_documents(include_expired=False, now=first_gone)]
 
 
 def test_only_expired_matches_get_a_note(vault):
@@ -146,14 +161,15 @@ def test_corpus_wide_filter_questions_use_an_index(vault):
 
     index = dreamdb.open(vault)
     index.sync()
-    sql = "EXPLAIN QUERY PLAN SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)"
+    sql = "EXPLAIN QUERY PLAN SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days <= ?)"
     plan = " ".join(str(r) for r in index.conn.execute(sql, (0.0,)))
     assert "documents_expires" in plan and "SCAN documents" not in plan
     sql = "EXPLAIN QUERY PLAN SELECT DISTINCT LOWER(status) FROM documents WHERE status IS NOT NULL"
     plan = " ".join(str(r) for r in index.conn.execute(sql))
     assert "COVERING INDEX documents_status" in plan and "SCAN documents" not in plan
     gone = index.conn.execute("SELECT expires_days FROM documents WHERE doc_id = 'knowledge/gone'").fetchone()[0]
-    assert any_expired(index.conn, gone + 1) and not any_expired(index.conn, gone)
+    assert any_expired(index.conn, gone + 1) and any_expired(index.conn, gone)  # (expired from that instant on)
+    assert not any_expired(index.conn, math.nextafter(gone, -math.inf))
 
 
 def test_dense_channel_filters_documents_only_when_some_are_dropped(vault):

@@ -180,6 +180,35 @@ def test_candidates_matched_only_by_slug_synonym_or_filtered_out_agree_with_sql_
     assert "task/burrow-task" not in {r.doc_id for r in engine.rank(plan, top=10, now_days=NOW, filters=cases[3])}
 
 
+def test_engines_agree_on_expiry_at_the_instant_it_passes(tiny_vault):
+    """QA round 145-E F2: a date alone (``expires: 2026-08-18``) expires at 00:00 UTC of the next day, an instant
+    at itself: the SQL filter, the numpy passes and the C kernel (either ranking) drop the document from that
+    instant on and keep it a step before."""
+    import math
+
+    from dreamdb.ranking.memory import KERNEL
+
+    write_docs(tiny_vault, {
+        "knowledge/day.md": "---\ntitle: Day\nexpires: 2026-08-18\n---\nwombat burrow day\n",
+        "knowledge/noon.md": "---\ntitle: Noon\nexpires: 2026-08-18T12:00:00Z\n---\nwombat burrow noon\n",
+        "knowledge/kept.md": "---\ntitle: Kept\n---\nwombat burrow kept\n",
+    })
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    plan = plan_query("wombat burrow", load_synonyms(index.vault))
+    engines = [MemoryEngine(index.conn, kernel=False)]
+    if KERNEL is not None:
+        engines.append(MemoryEngine(index.conn, kernel=True))
+        engines.append(MemoryEngine(index.conn, kernel=True))
+        engines[-1].rank_in_kernel = False
+    for doc, gone_at in (("knowledge/day", NOW + 1.0), ("knowledge/noon", NOW + 0.5)):
+        for now_days, kept in ((math.nextafter(gone_at, -math.inf), True), (gone_at, False)):
+            by_sql = rank(index.conn, plan, top=10, now_days=now_days)
+            assert (doc in {r.doc_id for r in by_sql}) is kept, (doc, now_days)
+            for engine in engines:
+                _same(engine.rank(plan, top=10, now_days=now_days), by_sql)
+
+
 def test_near_top_keeps_exactly_the_bounds_within_reach_of_the_top():
     """_near_top must return every position whose bound reaches 0.85 × the top-th largest positive bound
     (so no document that could make the top is pruned), and nothing else; checked against a plain sort."""

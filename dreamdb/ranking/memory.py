@@ -243,7 +243,12 @@ class MemoryEngine:
         self.identity_ok = np.array([bool(r[7]) for r in rows], dtype=bool)
         self._identity_f = self.identity_ok.astype(np.float64)
         self.levels = np.array([r[8] for r in rows], dtype=np.int64)
-        self.expires = np.array([np.inf if r[9] is None else r[9] for r in rows], dtype=np.float64)
+        # The last instant each document is kept (inf: never expires): the instant it expires (expires_days; a date
+        # alone: 00:00 UTC of the next day) less a step, so that `expires >= now_days` here and in the C kernel keeps
+        # what SQL's `expires_days > :now_days` keeps (Filters.sql; QA round 145-E F2: a date alone was kept at
+        # 00:00 of the next day)
+        expires = np.array([np.inf if r[9] is None else r[9] for r in rows], dtype=np.float64)
+        self.expires = np.where(np.isfinite(expires), np.nextafter(expires, -np.inf), expires)
         self._has_expiry = bool(np.isfinite(self.expires).any())
         self._turkish_doc = np.zeros(n, dtype=bool)
         turkish_ids = np.fromiter((r[0] for r in self.conn.execute("SELECT id FROM documents WHERE turkish")), dtype=np.int64)

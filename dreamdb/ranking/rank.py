@@ -1202,9 +1202,9 @@ def ascii_term(word: str) -> str | None:
 
 
 def any_expired(conn, now_days: float) -> bool:
-    """Whether some document's ``expires`` date is before ``now_days`` (days since epoch; an
-    indexed lookup since schema 8)."""
-    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days < ?)", (now_days,)).fetchone()[0])
+    """Whether some document has expired at ``now_days`` (days since epoch): its ``expires_days`` is at or before it,
+    as :meth:`Filters.sql` drops it (an indexed lookup since schema 8)."""
+    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM documents WHERE expires_days <= ?)", (now_days,)).fetchone()[0])
 
 
 def superseded_by(conn, doc_ids=None) -> dict[str, str]:
@@ -1349,7 +1349,10 @@ class Filters:
                 where.append(f"d.date_days {op} (CASE WHEN length(d.date) > 10 THEN :{name}_at ELSE :{name} END)")
                 params[f"{name}_at"] = at
         if not self.include_expired:
-            where.append("(d.expires_days IS NULL OR d.expires_days >= :now_days)")
+            # expires_days is the instant the document expires (a date alone: 00:00 UTC of the next day), so it is
+            # kept only before it (QA round 145-E F2: `expires: 2026-08-18` was kept at 2026-08-19T00:00Z);
+            # the memory engine's MemoryEngine.expires is that instant less a step, compared with >=: the same
+            where.append("(d.expires_days IS NULL OR d.expires_days > :now_days)")
             params["now_days"] = now_days
         return (" AND ".join(where) or "1"), params
 

@@ -43,7 +43,8 @@ class Document:
         level: importance 1–3 (SPEC §5; a filter, never a ranking signal).
         pinned: frontmatter ``pinned: true``.
         confidence: frontmatter ``confidence`` in [0, 1], or ``None``.
-        expires: ISO date/instant after which the document leaves recall (a date alone: after that day), or ``None``.
+        expires: ISO date/instant from which on the document leaves recall (a date alone: from 00:00 UTC of the
+            next day), or ``None``.
         supersedes: changelog id this entry replaces (``changelog/<slug>``), or ``None``.
         identity_boost: whether slug/title earn the exact-identity boost (not for changelog).
     """
