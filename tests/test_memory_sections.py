@@ -263,6 +263,21 @@ def test_a_file_opening_with_a_horizontal_rule_loses_no_section():
     assert warnings[1:] == [PREAMBLE_WARNING]  # "- one - two" is in no section: said
 
 
+def test_the_memory_files_frontmatter_dates_are_checked_as_a_notes():
+    """QA round 145-E F3: ``updated: 2026/08/18`` in the memory file was dropped without a word (a note's is warned
+    of), and its ``expires:`` ignored silently: the sections never expire, which a warning now says, once."""
+    docs, warnings = parse_memory(MEM, "---\nupdated: 2026/08/18\ndate: 2026-08-01T25:00\nexpires: 2026-09-01\n"
+                                       "---\n## A\na\n## B\nb\n")
+    assert [(d.doc_id, d.date, d.expires) for d in docs] == [("memory/a", "2026-08-01", None),
+                                                             ("memory/b", "2026-08-01", None)]
+    assert warnings == [
+        f"{MEM}: frontmatter updated '2026/08/18' is not a date (YYYY-MM-DD…); ignored",
+        f"{MEM}: frontmatter date '2026-08-01T25:00' is a date followed by no valid time of day; its date alone is used",
+        f"{MEM}: frontmatter expires is ignored: the sections of the memory file never expire; give what should expire"
+        " a note of its own (knowledge/…) with its expires date"]
+    assert parse_memory(MEM, "---\nupdated: 2026-08-18\n---\n## A\na\n")[1] == []
+
+
 def test_a_file_with_text_but_no_section_is_reported():
     for text in ("# Memory\n\nWe chose SQLite.\n", "We chose SQLite.", "```\n## fenced only\n```\n",
                  "---\nname: m\n---\n### Only an H3\n"):

@@ -255,6 +255,22 @@ def _other_iso_day(text: str) -> str | None:
         return None
 
 
+def _date_warnings(rel_path: str, meta: dict, keys) -> list[str]:
+    """One line per frontmatter date among ``keys`` that :func:`date_value` cannot read (it is ignored), or whose
+    time of day it cannot (its date alone is used), each starting with ``rel_path``; a note's and the memory file's
+    alike (QA round 145-E F3: the memory file's were dropped without a word)."""
+    warnings = []
+    for key in keys:
+        value = meta.get(key)
+        if value not in (None, "") and date_value(value) is None:
+            # (not Python's repr: QA rounds 114-B F10, 118-B F9)
+            warnings.append(f"{rel_path}: frontmatter {key} {_is_not(value, 'a date')} (YYYY-MM-DD…); ignored")
+        elif isinstance(value, str) and len(value.strip()) > 10 and parse_date_value(value) is None:
+            warnings.append(f"{rel_path}: frontmatter {key} {clip(value.strip(), 40)!r} is a date followed by no valid "
+                            "time of day; its date alone is used")
+    return warnings
+
+
 def _first_date(meta: dict) -> str | None:
     for key in DATE_KEYS:
         d = date_value(meta.get(key))
@@ -427,14 +443,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     if (not_text := _not_text(raw_title)) is not None:
         warnings.append(f"{rel_path}: frontmatter {title_key} {not_text}")
     title = _as_text(raw_title).strip() or slug
-    for key in (*DATE_KEYS, "expires"):
-        value = meta.get(key)
-        if value not in (None, "") and date_value(value) is None:
-            # (not Python's repr: QA rounds 114-B F10, 118-B F9)
-            warnings.append(f"{rel_path}: frontmatter {key} {_is_not(value, 'a date')} (YYYY-MM-DD…); ignored")
-        elif isinstance(value, str) and len(value.strip()) > 10 and parse_date_value(value) is None:
-            warnings.append(f"{rel_path}: frontmatter {key} {clip(value.strip(), 40)!r} is a date followed by no valid "
-                            "time of day; its date alone is used")
+    warnings.extend(_date_warnings(rel_path, meta, (*DATE_KEYS, "expires")))
     raw_confidence = meta.get("confidence")
     if raw_confidence not in (None, "") and _confidence(raw_confidence) is None:
         warnings.append(f"{rel_path}: frontmatter confidence {_is_not(raw_confidence, 'a number from 0 to 1')}; ignored")
@@ -578,6 +587,9 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
     indexed under the slug fallback ``section`` with an empty title, or not at all when it holds
     no text either (a divider).
 
+    The file's frontmatter date (the first of :data:`DATE_KEYS`) dates every section; one that is no date is
+    warned of as a note's is, and an ``expires`` key is warned of as ignored (the sections never expire).
+
     Text before the first heading (the preamble) is not indexed; a warning says so when it holds
     more than blank lines, one ``# Title`` line, HTML comments and horizontal rules, and another
     when the file has such text but no ``## `` heading at all.
@@ -594,6 +606,10 @@ def parse_memory(rel_path: str, text: str) -> tuple[list[Document], list[str]]:
         warnings.append(f"{rel_path}: {warn}" + ("" if meta else
                                                  f"; indexed {'every section of the file' if body is text else 'the sections only'}"))
     body = without_data_payloads(body)
+    warnings.extend(_date_warnings(rel_path, meta, DATE_KEYS))
+    if meta.get("expires") not in (None, ""):  # (QA round 145-E F3: ignored without a word)
+        warnings.append(f"{rel_path}: frontmatter expires is ignored: the sections of the memory file never expire;"
+                        " give what should expire a note of its own (knowledge/…) with its expires date")
     file_date = _first_date(meta)
     docs: list[Document] = []
     seen: dict[str, int] = {}
