@@ -1174,6 +1174,17 @@ def test_a_changelog_id_made_of_an_odd_date_is_a_slug(tiny_vault):
     assert [h.doc_id for h in index.recall("words")] == ["changelog/aug-1-2026-fix-1"]
 
 
+def test_a_changelog_id_keeps_the_day_as_written_while_its_date_is_utc(tiny_vault):
+    """QA round 145-E F4 (documented, docs/json.md, docs/vault.md, README): an entry written with an offset keeps
+    the day as written in its id, while its ``date`` is the UTC instant, a day later here; the id never changes
+    with the way a time is read."""
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-08-18T23:30:00-05:00", "type": "fix", "scope": "otter", "summary": "otter late evening"}]))
+    index = dreamdb.open(tiny_vault)
+    hits = index.recall("otter", now="2026-08-20T00:00:00Z")
+    assert [(h.doc_id, h.date) for h in hits] == [("changelog/2026-08-18-otter-1", "2026-08-19T04:30:00Z")]
+
+
 def test_values_python_cannot_hold_never_stop_a_sync(tiny_vault):
     """QA round 70 B-H1–H3: each made every command exit 70. An integer of 4,301 digits in frontmatter (Python
     refuses to read it), a time whose offset puts it past year 9999 in UTC (a way to write "never expires"), and
