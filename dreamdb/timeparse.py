@@ -88,15 +88,17 @@ _WEEK_DATE_RE = re.compile(r"(\d{4})-?[wW](\d{2})(?:-?(\d))?")
 
 
 def isoparse(text: str) -> datetime:
-    """``dateutil.parser.isoparse(text)``, refusing a week that the year has not: ``2025-W53-1`` (2025 has 52 ISO
-    weeks), which dateutil takes for the Monday after (2026-W01-1) as long as the week is 1–53 (QA round 118-B F5:
-    a frontmatter date and ``--since`` took it without a word).
+    """``dateutil.parser.isoparse(text)``, its letters in any case (``2026-w34-2``, ``…t12:00z``: dateutil refused a
+    lowercase ``w``, which frontmatter took, QA round 145-E F5), refusing a week that the year has not:
+    ``2025-W53-1`` (2025 has 52 ISO weeks), which dateutil takes for the Monday after (2026-W01-1) as long as the
+    week is 1–53 (QA round 118-B F5: a frontmatter date and ``--since`` took it without a word).
 
     Raises:
         ValueError, OverflowError: as dateutil's (``text`` is no ISO-8601 date or date-time).
     """
     from dateutil.parser import isoparse as _isoparse
 
+    text = text.upper()
     m = _WEEK_DATE_RE.match(text)
     if m is not None:
         date.fromisocalendar(int(m[1]), int(m[2]), int(m[3] or 1))  # (raises ValueError for a week the year lacks)
@@ -108,16 +110,22 @@ _CALENDAR_DATE = re.compile(r"\d{4}-\d\d-\d\d(?![\d-])")
 
 
 def parse_instant(text: str) -> datetime:
-    """An ISO-8601 day or instant typed as a clock (``--now``, a write's ``now``), read as :func:`isoparse` reads
-    ``--since`` and frontmatter dates: the forms of a day (``2026-08-18``, ``20260818``, ``2026-230``,
-    ``2026-W34-2``), a time with ``Z``/``z``, an offset or none (naive: the caller's reading), ``24:00``, a decimal
-    comma. ``datetime.fromisoformat`` took fewer, and fewer still on Python 3.10 (QA round 121-C F3: ``--now
-    2026-230`` refused where ``--since 2026-230`` was taken). A month or a year alone is no clock.
+    """An ISO-8601 day or instant: a clock (``--now``, a write's ``now``) and a frontmatter or changelog date
+    (:func:`parse_date_value`) alike, read as :func:`isoparse` reads ``--since``: the forms of a day
+    (``2026-08-18``, ``20260818``, ``2026-230``, ``2026-W34-2``), each with a time or not (``20260818T120000Z``,
+    ``2026-230T12:00Z``, ``2026-W34-2T12:00Z``), a time with ``Z``, an offset or none (naive: the caller's
+    reading), ``24:00``, a decimal comma, the letters in any case (``2026-w34-2``, ``…t12:00z``).
+    ``datetime.fromisoformat`` took fewer, and fewer still on Python 3.10 (QA round 121-C F3: ``--now 2026-230``
+    refused where ``--since 2026-230`` was taken; 145-E F5: frontmatter refused ``20260818T120000Z``, ``--now``
+    ``2026-w34-2``). A month, a week or a year alone is no day (``--since`` takes them as periods).
+
+    Returns:
+        A datetime: aware when ``text`` has a ``Z`` or an offset, else naive.
 
     Raises:
         ValueError: ``text`` is none of these (or names a week the year has not).
     """
-    text = text.strip()
+    text = text.strip().upper()
     if not _CALENDAR_DATE.match(text):  # (YYYY-MM-DD…: a day, read below in a microsecond)
         day = re.split(r"[T ]", text, maxsplit=1)[0]
         if len(re.sub(r"\D", "", day)) < 7:  # (YYYYDDD, YYYYWwwD, YYYYMMDD: a day; 2026-08, 2026-W34 or 2026 is not)
@@ -364,7 +372,8 @@ def parse_date_value(value: object) -> datetime | None:
     recognisable date gives ``None`` (the caller treats the date as unknown).
 
     Args:
-        value: a ``datetime``, ``date``, ISO-8601 string, or anything else.
+        value: a ``datetime``, ``date``, ISO-8601 string (a day or an instant in the forms :func:`parse_instant`
+            reads, as ``--now`` takes them; a month, week or year alone is none), or anything else.
 
     Returns:
         A timezone-aware UTC datetime (a date alone is midnight UTC; naive
@@ -381,14 +390,9 @@ def parse_date_value(value: object) -> datetime | None:
         text = value.strip()
         if not text or not text[:1].isdigit():
             return None
-        try:
-            return clamped_utc(isoparse(text))
+        try:  # (the forms --now takes, one parser for both: QA round 145-E F5)
+            return clamped_utc(parse_instant(text))
         except (ValueError, OverflowError):
-            pass
-        # Tolerate "2026-08-01 12:00:00" and similar near-ISO forms.
-        try:
-            return clamped_utc(datetime.fromisoformat(text))
-        except ValueError:
             return None
     return None
 

@@ -1185,6 +1185,29 @@ def test_a_changelog_id_keeps_the_day_as_written_while_its_date_is_utc(tiny_vaul
     assert [(h.doc_id, h.date) for h in hits] == [("changelog/2026-08-18-otter-1", "2026-08-19T04:30:00Z")]
 
 
+def test_frontmatter_and_changelog_dates_take_the_forms_now_takes(tiny_vault):
+    """QA round 145-E F5: ``date: 20260818T120000Z``, ``2026-230T12:00Z``, ``2026-W34-2T12:00Z`` were warned of as
+    no date and ignored, while --now and --since took them; a changelog date alike."""
+    for name, when in (("basic", "20260818T120000Z"), ("ordinal", "2026-230T12:00Z"), ("week", "2026-W34-2T12:00Z"),
+                       ("lower", "2026-w34-2t12:00z")):
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\nname: Okapi {name}\ndate: {when}\n---\nokapi\n")
+    write_doc(tiny_vault, "knowledge/badtime.md", "---\nname: Okapi bad\ndate: 2026230T25\n---\nokapi\n")
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-W34-2T12:00Z", "type": "fix", "scope": "okapi", "summary": "okapi entry"}]))
+    index = dreamdb.open(tiny_vault)
+    warnings = "\n".join(index.sync().warnings)
+    assert "okapi" not in warnings.lower().replace("badtime.md", "")
+    assert "badtime.md: frontmatter date '2026230T25' is a date followed by no valid time of day" in warnings
+    hits = index.recall("okapi", top=10, now="2026-08-20T00:00:00Z")
+    assert sorted((h.doc_id, h.date) for h in hits) == [
+        ("changelog/2026-w34-2t12-00z-okapi-1", "2026-08-18T12:00:00Z"),
+        ("knowledge/badtime", "2026-08-18"),
+        ("knowledge/basic", "2026-08-18T12:00:00Z"), ("knowledge/lower", "2026-08-18T12:00:00Z"),
+        ("knowledge/ordinal", "2026-08-18T12:00:00Z"), ("knowledge/week", "2026-08-18T12:00:00Z")]
+    assert {h.doc_id for h in index.recall("okapi", top=10, now="2026-08-20T00:00:00Z",
+                                           since="2026-08-18T11:00Z")} == {h.doc_id for h in hits} - {"knowledge/badtime"}
+
+
 def test_values_python_cannot_hold_never_stop_a_sync(tiny_vault):
     """QA round 70 B-H1–H3: each made every command exit 70. An integer of 4,301 digits in frontmatter (Python
     refuses to read it), a time whose offset puts it past year 9999 in UTC (a way to write "never expires"), and

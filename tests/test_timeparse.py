@@ -134,6 +134,34 @@ def test_parse_date_value(value, expected):
     assert parse_date_value(value) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("20260818T120000Z", datetime(2026, 8, 18, 12, tzinfo=UTC)),
+    ("2026-230T12:00Z", datetime(2026, 8, 18, 12, tzinfo=UTC)),
+    ("2026-W34-2T12:00Z", datetime(2026, 8, 18, 12, tzinfo=UTC)),
+    ("2026-w34-2t12:00z", datetime(2026, 8, 18, 12, tzinfo=UTC)),
+    ("2026-w34-2", datetime(2026, 8, 18, tzinfo=UTC)),
+    ("2026w342", datetime(2026, 8, 18, tzinfo=UTC)),
+    ("2026-08-18t12:00:00+02:00", datetime(2026, 8, 18, 10, tzinfo=UTC)),
+    ("2026-08", None), ("2026-W34", None), ("2026", None), ("2025-w53-1", None),
+])
+def test_a_clock_a_since_and_a_frontmatter_date_read_one_set_of_forms(text, expected):
+    """QA round 145-E F5: frontmatter refused ``20260818T120000Z``, ``2026-230T12:00Z`` and ``2026-W34-2T12:00Z``,
+    which --now and --since took, and --now refused the lowercase ``2026-w34-2`` frontmatter took. A day or an
+    instant is read alike everywhere; a month, a week or a year alone is no date (--since takes it as a period)."""
+    from dreamdb.api import _now
+    from dreamdb.vault.parse import date_value
+
+    assert parse_date_value(text) == expected
+    if expected is None:
+        with pytest.raises(UsageError):
+            _now(text)
+        assert date_value(text) is None
+        return
+    assert _now(text) == expected and parse_when(text, NOW) == expected
+    day_alone = "t" not in text.lower()
+    assert date_value(text) == (expected.date().isoformat() if day_alone else expected.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
 def test_age_days():
     assert age_days(datetime(2026, 8, 17, 12, tzinfo=UTC), NOW) == 1.0
     assert age_days(datetime(2026, 8, 18, 0, tzinfo=UTC), NOW) == 0.5

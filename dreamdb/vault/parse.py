@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from dreamdb.output import clip
-from dreamdb.timeparse import clamped_utc, parse_date_value
+from dreamdb.timeparse import DAY_FORMS, clamped_utc, parse_date_value
 from dreamdb.vault.literal_blocks import block_opening, closes_block
 from dreamdb.vault.encoding import wide_unicode_codec
 from dreamdb.vault.tags import clean_tag, no_tag_reason, status_text
@@ -210,8 +210,11 @@ def nameless_tags(value) -> list[str]:
 
 
 def date_value(value) -> str | None:
-    """Normalise a frontmatter date (``date``, ``datetime`` or string) to an ISO string, else ``None``: a date
-    alone as ``YYYY-MM-DD``, a date-time in UTC (``…Z``; one without an offset is read as UTC), quoted or not."""
+    """Normalise a frontmatter or changelog date (``date``, ``datetime`` or string) to an ISO string, else ``None``:
+    a date alone as ``YYYY-MM-DD``, a date-time in UTC (``…Z``; one without an offset is read as UTC), quoted or
+    not. A string is read in the ISO-8601 forms ``--now`` takes (:func:`dreamdb.timeparse.parse_instant`: a day as
+    ``2026-08-18``, ``20260818``, ``2026-230`` or ``2026-W34-2``, with a time or not, letters in any case); a valid
+    day followed by no valid time of day (``T25:00``) is that day alone."""
     if isinstance(value, (bytes, bytearray)):  # YAML !!binary: its text, as everywhere (QA round 118-B F9)
         value = _as_text(value)
     if value is None or value == "":
@@ -223,36 +226,21 @@ def date_value(value) -> str | None:
     if isinstance(value, (bool, float, list, tuple, dict, set)):
         return None
     text = str(value).strip()
-    if not re.match(r"^\d{4}-\d{2}-\d{2}", text):
-        # the other ISO-8601 forms of a day, as --since takes them: 20261201 (which YAML reads as a number),
-        # the ordinal 2026-335, the week date 2026-W49-1 (QA round 114-B F10)
-        return _other_iso_day(text)
-    try:
-        date.fromisoformat(text[:10])  # 2026-13-45 has the shape of a date but is none
-    except ValueError:
-        return None
-    if len(text) > 10:
-        when = parse_date_value(text)
-        if when is None:  # a valid date with a time that is none (T25:00)
-            return text[:10]
-        # in UTC, as an unquoted date-time YAML reads as a datetime (QA round 80-A F5: a quoted one kept its offset)
-        return when.isoformat().replace("+00:00", "Z")
-    return text
-
-
-def _other_iso_day(text: str) -> str | None:
-    """``YYYY-MM-DD`` of a day written in another ISO-8601 form (``20261201``, ``2026-335``, ``2026-W49-1``), else
-    ``None``: :data:`dreamdb.timeparse.DAY_FORMS`."""
-    from dreamdb.timeparse import DAY_FORMS
-
-    if not DAY_FORMS.match(text.lower()):
-        return None
-    from dreamdb.timeparse import isoparse
-
-    try:
-        return isoparse(text.upper()).date().isoformat()
-    except (ValueError, OverflowError):
-        return None
+    # the forms --now takes (timeparse.parse_instant, one parser for both: QA round 145-E F5): a day in any ISO-8601
+    # form, 20261201 (which YAML reads as a number), the ordinal 2026-335, the week date 2026-W49-1 (QA round
+    # 114-B F10), each with a time or not (20261201T120000Z), letters in any case
+    when = parse_date_value(text)
+    if when is None:  # a valid day with a time that is none (T25:00): the day alone
+        calendar = re.match(r"\d{4}-\d{2}-\d{2}", text)
+        day = text[:10] if calendar else re.split(r"[Tt ]", text, maxsplit=1)[0]
+        if day == text or not DAY_FORMS.match(day.lower()):
+            return None
+        day_start = parse_date_value(day)  # (2026-13-45 has the shape of a date but is none)
+        return None if day_start is None else day_start.date().isoformat()
+    if DAY_FORMS.match(text.lower()):
+        return when.date().isoformat()
+    # in UTC, as an unquoted date-time YAML reads as a datetime (QA round 80-A F5: a quoted one kept its offset)
+    return when.isoformat().replace("+00:00", "Z")
 
 
 def _date_warnings(rel_path: str, meta: dict, keys) -> list[str]:
@@ -265,7 +253,7 @@ def _date_warnings(rel_path: str, meta: dict, keys) -> list[str]:
         if value not in (None, "") and date_value(value) is None:
             # (not Python's repr: QA rounds 114-B F10, 118-B F9)
             warnings.append(f"{rel_path}: frontmatter {key} {_is_not(value, 'a date')} (YYYY-MM-DD…); ignored")
-        elif isinstance(value, str) and len(value.strip()) > 10 and parse_date_value(value) is None:
+        elif isinstance(value, str) and parse_date_value(value) is None:  # (a day with no valid time: 2026230T25)
             warnings.append(f"{rel_path}: frontmatter {key} {clip(value.strip(), 40)!r} is a date followed by no valid "
                             "time of day; its date alone is used")
     return warnings
