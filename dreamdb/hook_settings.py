@@ -1093,7 +1093,10 @@ def ignore_in_git(path: Path) -> str | None:
     if shown is None or shown.returncode != 0:  # (not in a work tree, or git cannot read it: nothing to tell)
         return None
     prefix = os.fsdecode(shown.stdout).removesuffix("\n")
-    exclude = Path(os.path.normpath(folder / git_path))  # (relative to the project, or absolute)
+    # (git's answer is relative to the folder it runs in as the system sees it, links followed, or absolute: joined
+    # to the link's own text, normpath took "../.." up the link's side, QA round 145-A F1, a stray exclude file made
+    # outside the repository. --path-format=absolute, git 2.31+, is printed back as it is by older gits)
+    exclude = Path(os.path.normpath(os.path.join(os.path.realpath(folder), git_path)))
     tracked = git("ls-files", "--", name)
     if tracked is not None and tracked.returncode == 0 and tracked.stdout.strip():
         return (f"{path} is tracked by git (committed before): your own settings go to the repository with the next"

@@ -1203,6 +1203,37 @@ def test_git_is_asked_where_to_ignore_the_file_in_a_way_a_line_break_in_a_path_c
     assert exclude.read_text().endswith("\n/sub/.claude/settings.local.json\n")
 
 
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
+def test_the_exclude_file_of_a_project_reached_through_a_link_is_the_repositorys(tmp_path: Path, monkeypatch):
+    """QA round 145-A F1: a --project link x/y/lk -> ../../repo/a/b, into a repository's subfolder: git's answer
+    ../../.git/info/exclude (relative to the folder it runs in, the link followed) was joined to the link's own path,
+    so a stray x/.git/info/exclude, outside the repository, got the pattern, said to be done, and git still listed the
+    file. The repository's own exclude file gets it, named from the repository's top level as git sees it."""
+    import subprocess
+
+    from dreamdb.hook_settings import ignore_in_git
+
+    home = tmp_path / "home"  # (no global excludes file of the machine's)
+    home.mkdir()
+    for name, value in (("HOME", str(home)), ("XDG_CONFIG_HOME", str(home / ".config")), ("GIT_CONFIG_NOSYSTEM", "1")):
+        monkeypatch.setenv(name, value)
+    repo = tmp_path / "repo"
+    (repo / "a" / "b" / ".claude").mkdir(parents=True)
+    assert subprocess.run(["git", "init", "-q"], cwd=repo, capture_output=True, timeout=60).returncode == 0
+    (tmp_path / "x" / "y").mkdir(parents=True)
+    (tmp_path / "x" / "y" / "lk").symlink_to("../../repo/a/b")
+    path = tmp_path / "x" / "y" / "lk" / ".claude" / "settings.local.json"
+    path.write_text("{}\n")
+    exclude = repo / ".git" / "info" / "exclude"
+    assert ignore_in_git(path) == (f"git ignores {path} in this clone, as your own settings:"
+                                   f" /a/b/.claude/settings.local.json was added to {exclude}.")
+    assert exclude.read_text().endswith("\n/a/b/.claude/settings.local.json\n")
+    assert sorted(os.listdir(tmp_path / "x")) == ["y"]  # (no stray .git beside the link)
+    ran = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout == "", ran.stdout
+
+
 def test_the_write_probe_names_the_folder_that_exists(tmp_path: Path):
     """QA round 116-A F6: a project folder that cannot be written, without .claude, was said as "the folder
     <project>/.claude is not writable" (chmod u+w of a folder that does not exist)."""
