@@ -1057,7 +1057,7 @@ def ignore_in_git(path: Path) -> str | None:
     """Make git ignore a ``settings.local.json`` an install made (one person's settings, which Claude Code has git
     ignore when it makes one) in this clone: ``/<its path in the work tree>`` added to the repository's
     ``info/exclude``, git's place for the files one clone ignores (no file git tracks or shows changes; written whole,
-    an existing one kept as it is, the line added after it). Nothing is done where ``path`` is in no git work tree,
+    an existing one kept as it is, the line added after it; a linked one written at its target, the link kept). Nothing is done where ``path`` is in no git work tree,
     git is not installed, or git ignores it already (a ``.gitignore``, the user's global one). QA round 144-B F4:
     ``hook install --local`` in a fresh repository made a file that ``git add -A`` committed, its command an absolute
     path of one machine.
@@ -1108,19 +1108,26 @@ def ignore_in_git(path: Path) -> str | None:
         return (f"git does not ignore {path}, your own settings: its path holds a line break, which no line of"
                 f" {exclude} can name: leave it out of your commits.")
     pattern = "/" + re.sub(r"([\\*?\[])", r"\\\1", prefix + name)
+    # (a linked exclude file, one shared by several clones, is written at its target and stays a link, as git reads
+    # it through the link: QA round 145-A F3, the link itself was handed to the write, which takes a link in a
+    # resolved path for another program's change: "changed while dreamdb was editing it", false)
+    target = Path(os.path.realpath(exclude))
+    where = f"{target}, the file {exclude} links to" if target != exclude else str(exclude)
     try:
         try:
-            old, seen = read_with_identity(exclude)
+            old, seen = read_with_identity(target)
         except FileNotFoundError:
             old, seen = b"", ABSENT
-            exclude.parent.mkdir(parents=True, exist_ok=True)
+            if target == exclude:  # (a link's missing folder is not made: said as the write's refusal)
+                exclude.parent.mkdir(parents=True, exist_ok=True)
         text = os.fsencode(f"{LOCAL_SETTINGS_COMMENT}\n{pattern}\n")  # (a name's bytes as they are)
-        atomic_write_bytes(exclude, old + (b"\n" if old and not old.endswith(b"\n") else b"") + text, expect=seen)
+        atomic_write_bytes(target, old + (b"\n" if old and not old.endswith(b"\n") else b"") + text, expect=seen)
     except (OSError, DreamdbError) as exc:
         why = exc.message.rstrip(".") if isinstance(exc, DreamdbError) else exc.strerror or str(exc)
-        return (f"git does not ignore {path}, your own settings ({exclude} could not be written: {why}): add"
+        unwritten = f"{exclude} links to {target}, which" if target != exclude else str(exclude)
+        return (f"git does not ignore {path}, your own settings ({unwritten} could not be written: {why}): add"
                 f" {pattern} to .gitignore, or leave it out of your commits.")
-    return f"git ignores {path} in this clone, as your own settings: {pattern} was added to {exclude}."
+    return f"git ignores {path} in this clone, as your own settings: {pattern} was added to {where}."
 
 
 def dreamdb_hook_commands(path: Path, command: str = DEFAULT_COMMAND) -> list[str]:

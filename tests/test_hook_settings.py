@@ -1234,6 +1234,47 @@ def test_the_exclude_file_of_a_project_reached_through_a_link_is_the_repositorys
     assert ran.returncode == 0 and ran.stdout == "", ran.stdout
 
 
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
+def test_a_linked_exclude_file_is_written_at_its_target(tmp_path: Path, monkeypatch):
+    """QA round 145-A F3: .git/info/exclude a link to ../../../shared-exclude (one file for several clones) was said
+    not written, "changed while dreamdb was editing it (another program put a link in its place)", false: the link
+    was handed to the write, which takes a link in a resolved path for another program's change. The target gets the
+    line, the link stays a link, and git then ignores the file; a link whose target's folder is missing is said so."""
+    import subprocess
+
+    from dreamdb.hook_settings import ignore_in_git
+
+    home = tmp_path / "home"  # (no global excludes file of the machine's)
+    home.mkdir()
+    for name, value in (("HOME", str(home)), ("XDG_CONFIG_HOME", str(home / ".config")), ("GIT_CONFIG_NOSYSTEM", "1")):
+        monkeypatch.setenv(name, value)
+    repo = tmp_path / "r"
+    (repo / ".claude").mkdir(parents=True)
+    assert subprocess.run(["git", "init", "-q"], cwd=repo, capture_output=True, timeout=60).returncode == 0
+    shared = tmp_path / "shared-exclude"
+    shared.write_text("*.log\n")
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.unlink()
+    exclude.symlink_to("../../../shared-exclude")
+    path = repo / ".claude" / "settings.local.json"
+    path.write_text("{}\n")
+    assert ignore_in_git(path) == (f"git ignores {path} in this clone, as your own settings:"
+                                   f" /.claude/settings.local.json was added to {shared}, the file {exclude} links to.")
+    assert os.readlink(exclude) == "../../../shared-exclude"
+    assert shared.read_text() == ("*.log\n# dreamdb hook install --local: your own Claude Code settings, not committed\n"
+                                  "/.claude/settings.local.json\n")
+    ran = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout == "", ran.stdout
+    exclude.unlink()  # a link to a file in a folder that is not there: not made, said
+    exclude.symlink_to("../../../nowhere/exclude")
+    said = ignore_in_git(path)
+    assert said is not None and said.startswith(
+        f"git does not ignore {path}, your own settings ({exclude} links to {tmp_path / 'nowhere' / 'exclude'}, which"
+        " could not be written: ") and "No such file or directory" in said, said
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_the_write_probe_names_the_folder_that_exists(tmp_path: Path):
     """QA round 116-A F6: a project folder that cannot be written, without .claude, was said as "the folder
     <project>/.claude is not writable" (chmod u+w of a folder that does not exist)."""
