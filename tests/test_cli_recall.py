@@ -635,6 +635,43 @@ def test_no_folder_link_and_no_second_name_of_one_file_is_a_rival_of_a_rename(ti
                           " knowledge/design.markdown): merge them into one note, or name them apart\n") in out, out
 
 
+def test_a_folder_at_the_name_a_rename_would_take_is_said_as_a_folder(tiny_vault, capsys):
+    """QA round 145-A F4: with a folder knowledge/design.md, knowledge/design.MD was told "knowledge/design.md is
+    there already, which a rename would replace: merge the two", and core/changelog.json the same beside a folder
+    core/CHANGELOG.json (status alike): a rename replaces no folder (mv moves the file into it) and a folder cannot be
+    merged with a note. A folder holding the name is said as one, with another name or moving the folder (a
+    changelog: moving the folder, its name the only one read); a note at the name is still one to merge with."""
+    write_doc(tiny_vault, "knowledge/design.md/inner.md", "---\ntitle: Inner\n---\na note in the folder\n")
+    write_doc(tiny_vault, "knowledge/design.MD", "---\ntitle: DESIGN\n---\nupper-case copy\n")
+    write_doc(tiny_vault, "knowledge/real.md", "---\ntitle: Real\n---\nthe real note\n")
+    write_doc(tiny_vault, "knowledge/real.MD", "---\ntitle: REAL\n---\nupper-case copy\n")
+    (tiny_vault / "core" / "CHANGELOG.json").mkdir(parents=True)
+    write_doc(tiny_vault, "core/changelog.json", "[]\n")
+    code = main(["sync", "--vault", str(tiny_vault)])
+    err = capsys.readouterr().err
+    assert code == 0 and sorted(err.splitlines()) == [
+        "warning: core/CHANGELOG.json: skipped (a folder, not a file)",
+        "warning: core/changelog.json: skipped (dreamdb reads core/CHANGELOG.json, named so in this case; a folder"
+        " holds the name core/CHANGELOG.json, into which a rename would move it: move that folder away, then rename"
+        " it)",
+        "warning: knowledge/design.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " a folder holds the name knowledge/design.md, into which a rename would move it: choose another name, or"
+        " move that folder)",
+        "warning: knowledge/real.MD: skipped (the extension .MD is not .md in lower case, the only one dreamdb reads;"
+        " knowledge/real.md is there already, which a rename would replace: merge the two, or choose another name)"
+    ], err
+    code = main(["status", "--vault", str(tiny_vault)])
+    out = capsys.readouterr().out
+    assert code == 0 and ("not indexed:    2 notes with an extension other than .md (knowledge/design.MD,"
+                          " knowledge/real.MD): rename to .md, but not onto a note already there (knowledge/real.md,"
+                          " beside knowledge/real.MD): merge each into that note, or choose another name; not onto the"
+                          " name of a folder (knowledge/design.md, beside knowledge/design.MD), into which a rename"
+                          " would move the note: choose another name, or move that folder\n") in out, out
+    assert ("not indexed:    core/changelog.json: dreamdb reads core/CHANGELOG.json, named so in this case; a folder"
+            " holds the name core/CHANGELOG.json, into which a rename would move it: move that folder away, then"
+            " rename it\n") in out, out
+
+
 def test_an_empty_index_names_the_notes_whose_extension_is_in_upper_case(tiny_vault, capsys):
     """QA round 68 L6: recall on an index without documents blamed the .md files outside the folders dreamdb
     reads and said nothing of knowledge/B.MD (status lists both)."""

@@ -935,6 +935,12 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
+def _holds_folder(vault: Path | str, rel: str) -> bool:
+    """Whether the vault-relative path ``rel`` is a folder or a link to one (a rename onto its name would move the
+    file into it, not replace it)."""
+    return os.path.isdir(os.path.join(vault, rel))
+
+
 def _same_file(vault: Path | str, rel: str, other: str) -> bool:
     """Whether two vault-relative paths name one file (one a link to the other, or hard links)."""
     try:
@@ -947,9 +953,12 @@ def rename_advice(vault: Path | str, rel: str) -> str:
     """What to do with ``rel``, a file a sync skips for its name (:func:`_rename_taken`): "rename it to NAME.md" (a
     changelog: "rename it"), or, where that name is taken, to merge the two (a note: or to choose another name), or,
     where other skipped files would take it too (:func:`_rename_rivals`), to merge them (a note: or name them
-    apart)."""
+    apart); where a folder holds that name, to choose another name or move the folder (a changelog: move it)."""
     taken = _rename_taken(vault, rel)
     fixed = misnamed_note(rel.rpartition("/")[2])
+    if taken is not None and _holds_folder(vault, taken):  # (mv would move the file into it: QA round 145-A F4)
+        return (f"a folder holds the name {taken}, into which a rename would move it: "
+                + ("choose another name, or move that folder" if fixed else "move that folder away, then rename it"))
     if taken is not None:
         return (f"{taken} is there already, which a rename would replace: merge the two"
                 + (", or choose another name" if fixed else ""))
@@ -964,26 +973,32 @@ def rename_advice(vault: Path | str, rel: str) -> str:
 def renames_advice(vault: Path | str, paths: list[str], rename: str = "rename") -> str:
     """What to do with ``paths``, notes a sync skips for their extension (:func:`cased_markdown`'s): "rename to .md"
     (``rename``: the words before "to", "rename them"), naming the notes already there that such a rename would
-    replace (:func:`_rename_taken`), and the names two or more skipped notes would take (:func:`_rename_rivals`)."""
+    replace (:func:`_rename_taken`) or the folders that hold such a name (a rename would move the note into one),
+    and the names two or more skipped notes would take (:func:`_rename_rivals`)."""
     taken: dict[str, list[str]] = {}
+    folders: dict[str, list[str]] = {}
     shared: dict[str, list[str]] = {}
     for rel in paths:
         if (target := _rename_taken(vault, rel)) is not None:
-            taken.setdefault(target, []).append(rel)
+            (folders if _holds_folder(vault, target) else taken).setdefault(target, []).append(rel)
         elif (rivals := _rename_rivals(vault, rel)):
             folder = rel.rpartition("/")[0]
             fixed = misnamed_note(rel.rpartition("/")[2])
             shared.setdefault(f"{folder}/{fixed}" if folder else fixed, sorted({rel, *rivals}))
-    if not (taken or shared):
+    if not (taken or folders or shared):
         return f"{rename} to .md"
     advice = f"{rename} to .md, but"
     if taken:
         there = "; ".join(f"{target}, beside {' and '.join(rels)}" for target, rels in taken.items())
         advice += f" not onto a note already there ({there}): merge each into that note, or choose another name"
+    if folders:
+        there = "; ".join(f"{target}, beside {' and '.join(rels)}" for target, rels in folders.items())
+        advice += (f"{';' if taken else ''} not onto the name of a folder ({there}), into which a rename would move"
+                   " the note: choose another name, or move that folder")
     if shared:
         both = "; ".join(f"{target}, for {' and '.join(rels)}" for target, rels in shared.items())
-        advice += (f"{';' if taken else ''} not two onto one name ({both}): merge them into one note, or name them"
-                   " apart")
+        advice += (f"{';' if taken or folders else ''} not two onto one name ({both}): merge them into one note, or"
+                   " name them apart")
     return advice
 
 
