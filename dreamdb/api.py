@@ -2313,14 +2313,19 @@ class Index:
         A model that was missing or would not load is tried again once its folder, its files or the variables
         naming them (``DREAMDB_MODEL_DIR``, ``DREAMDB_EMBED_THREADS``) change (a few ``stat`` calls a query while it
         is unusable): a long-lived process started before ``dreamdb model build`` stayed on BM25 until restarted
-        (QA round 75 F3). A SQLite driver without extensions, or a missing runtime package, is not retried."""
+        (QA round 75 F3). A SQLite driver without extensions, or a missing runtime package, is not retried. One whose
+        files were replaced or written while it was in use (:attr:`~dreamdb.embeddings.model.Embedder.replaced`), or
+        while it was loading, is loaded anew for the next query, its ``model_id`` computed again (QA round 145-A F2:
+        every later hybrid query of the Index fell back to BM25)."""
         if self._embedder is not None:
-            return self._embedder
+            if not getattr(self._embedder, "replaced", False):  # (an attribute read: the hot path as it was)
+                return self._embedder
+            self._embedder = None
         if self.model_problem is not None:
             if self._model_retry is None or self._model_retry == _model_state():
                 return None
             self.model_problem = self._model_retry = None  # (its place or settings changed: try again)
-        from dreamdb.errors import DriverError, ModelError, ModelNotInstalled
+        from dreamdb.errors import DriverError, ModelError, ModelNotInstalled, ModelReplaced
 
         try:
             if not db.CAN_LOAD_EXTENSIONS:
@@ -2346,7 +2351,8 @@ class Index:
             self._embedder = get_embedder(path)
         except (ModelNotInstalled, ModelError, DriverError, UsageError) as exc:  # UsageError: DREAMDB_EMBED_THREADS
             self.model_problem = f"{exc.message}" + (f" ({exc.hint})" if exc.hint else "")
-            self._model_retry = None if isinstance(exc, DriverError) else _model_state()
+            self._model_retry = (None if isinstance(exc, DriverError) else ("the next query",)
+                                 if isinstance(exc, ModelReplaced) else _model_state())  # (replaced while loading: loaded anew)
         except ImportError as exc:
             from dreamdb.extras import install_command
 

@@ -159,6 +159,13 @@ class ModelError(DreamdbError):
     exit_code = 8
 
 
+class ModelReplaced(ModelError):
+    """The embedding model's files were replaced or written while an Embedder was loading or using them (a model
+    install or build): that Embedder stops rather than give vectors of another model than its ``model_id``. A new
+    load reads the files as they are now (:func:`dreamdb.embeddings.model.get_embedder` and an Index's next query
+    do). Exit 8."""
+
+
 class ResultsNotWritten(DreamdbError):
     """A report or results file could not be written after the work was done (the results were printed). Exit 74, as
     for an unwritable standard output."""

@@ -388,6 +388,60 @@ def test_a_top_hit_found_through_a_translation_leaves_bm25_its_vote(tiny_vault, 
 
 
 @pytest.mark.model
+def test_an_index_loads_the_model_anew_after_its_tokenizer_was_written_in_place(tiny_vault, model_dir, monkeypatch,
+                                                                                tmp_path):
+    """QA round 145-A F2: tokenizer.json written in place while a long-lived Index used the model (the same bytes,
+    as a copy or a restore writes them) stopped the Embedder when it then read the file ("was replaced or changed
+    while it was in use"), and kept it: every later hybrid query of the Index fell back to BM25, and a new Index of
+    the same process got that Embedder from get_embedder's cache. The query that finds it out falls back with the
+    note; the next one loads the model as it is now (its model_id computed again), as get_embedder does."""
+    import os
+    import shutil
+
+    from dreamdb.embeddings import model
+    from dreamdb.embeddings.locate import PIECES_SIDECAR
+    from dreamdb.embeddings.query_tokens import write_piece_table
+
+    copy = tmp_path / "model"  # (the graph linked, tokenizer.json and its piece table copied: ours to write)
+    copy.mkdir()
+    os.symlink(model_dir / "model.onnx", copy / "model.onnx")
+    shutil.copy2(model_dir / "tokenizer.json", copy / "tokenizer.json")
+    if (model_dir / PIECES_SIDECAR).is_file():
+        shutil.copy2(model_dir / PIECES_SIDECAR, copy / PIECES_SIDECAR)
+    else:
+        assert write_piece_table(copy / "tokenizer.json", copy / PIECES_SIDECAR)
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(copy))
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    assert index.recall("tapir feeding", mode="hybrid")[0].mode == "hybrid", index.take_notes()
+    first = index._embedder
+    assert first._full_tok is None and not first.replaced  # (queries from the piece table so far)
+    tok = copy / "tokenizer.json"
+    st = tok.stat()
+    tok.write_bytes(tok.read_bytes())  # written in place, the same bytes
+    os.utime(tok, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    monkeypatch.setattr(model, "TABLE_CHARS", 0)  # (the next text goes to the full tokenizer, read now)
+    hits = index.recall("tapir feeding times", mode="hybrid")
+    notes = index.take_notes()
+    assert hits[0].mode == "bm25" and first.replaced
+    assert len(notes) == 1 and notes[0].startswith(
+        "hybrid recall unavailable, used bm25: the query could not be embedded: The model in") and notes[0].endswith(
+        "was replaced or changed while it was in use (a model install or build?): its vectors would not be those of"
+        " the model they are stored for, so it was stopped. (Run the command again; in Python, an Index loads the"
+        " model anew for its next query. Either reads the model as it is now.)"), notes
+    hits = index.recall("tapir feeding hours", mode="hybrid")
+    assert hits[0].mode == "hybrid" and hits[0].doc_id == "knowledge/a" and index.take_notes() == []
+    again = index._embedder
+    assert again is not first and not again.replaced and again.model_id == first.model_id  # (the same bytes)
+    assert model.get_embedder(copy) is again  # (the cache holds the new one)
+    fresh = dreamdb.open(tiny_vault, allow_model_build=False)  # a new Index of the process
+    assert fresh.recall("tapir feeding plan", mode="hybrid")[0].mode == "hybrid" and fresh.take_notes() == []
+    assert fresh._embedder is again
+    fresh.close()
+    index.close()
+
+
+@pytest.mark.model
 def test_a_long_lived_index_uses_a_model_installed_after_it_failed_to_find_one(tiny_vault, model_dir, monkeypatch,
                                                                               tmp_path):
     """QA round 75 F3: an Index that found no model remembered it for good: after `dreamdb model build`, every

@@ -245,7 +245,9 @@ def test_the_full_tokenizer_loaded_later_is_the_one_loaded_with_the_model(model_
     os.utime(model_copy / "tokenizer.json", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # written in place
     with pytest.raises(ModelError, match="was replaced or changed while it was in use") as caught:
         again.embed_passages([f"chunk {i}: notes" + " " * 990 for i in range(TABLE_CHARS // 1000 + 1)])
-    assert caught.value.hint == "Run the command again: it loads the model as it is now."
+    assert caught.value.hint == ("Run the command again; in Python, an Index loads the model anew for its next query."
+                                 " Either reads the model as it is now.")
+    assert again.replaced  # (get_embedder and an Index load the model anew: QA round 145-A F2)
 
 
 def test_a_damaged_table_is_written_anew(model_copy, piece_table):

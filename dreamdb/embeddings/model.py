@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dreamdb.errors import ModelError, ModelNotInstalled, UsageError
+from dreamdb.errors import ModelError, ModelNotInstalled, ModelReplaced, UsageError
 from dreamdb.embeddings.locate import (
     MODEL_NAME,
     PIECES_SIDECAR,
@@ -193,6 +193,9 @@ class Embedder:
         dim (int): embedding width, 384.
         threads (int): onnxruntime intra-op threads.
         load_ms (float): time the load took, in ms.
+        replaced (bool): its files were found replaced or written since it loaded them (its full tokenizer could
+            not be read as it was, :class:`~dreamdb.errors.ModelReplaced` raised): it cannot embed every text any
+            more; :func:`get_embedder` and :meth:`dreamdb.Index.embedder` load the model anew instead.
 
     Raises:
         ModelNotInstalled: the directory or its files are missing, or
@@ -241,6 +244,7 @@ class Embedder:
         _ALL_EMBEDDERS.add(self)
         self._tok_file = tok_file
         self._full_tok = None
+        self.replaced = False
         # tokenizer.json as it is now, kept open until the full tokenizer is loaded from it (past TABLE_CHARS, maybe
         # minutes later): the tokens are then those of the files loaded and hashed into model_id here, also when a
         # model is installed or built into this folder meanwhile (QA round 144-C F1: an embed refresh stored the
@@ -369,7 +373,12 @@ class Embedder:
         if self._full_tok is None:
             with self._tok_lock:
                 if self._full_tok is None:
-                    self._full_tok = _load_tokenizer(self._tok_file, self._tok_source)
+                    try:
+                        self._full_tok = _load_tokenizer(self._tok_file, self._tok_source)
+                    except ModelReplaced:  # (for good: the file as it was is gone. QA round 145-A F2, a long-lived
+                        # Index and get_embedder kept this Embedder, every later hybrid query falling back to BM25)
+                        self.replaced = True
+                        raise
                     self._tok_source[0].close()
         return self._full_tok
 
@@ -555,11 +564,12 @@ def _path_state(path: Path) -> tuple[int, int, int, int] | None:
         return None
 
 
-def _changed_while_loaded(path: Path) -> ModelError:
+def _changed_while_loaded(path: Path) -> ModelReplaced:
     """The error for a model folder whose files are not those an :class:`Embedder` loaded any more."""
-    return ModelError(f"The model in {path} was replaced or changed while it was in use (a model install or build?):"
-                      " its vectors would not be those of the model they are stored for, so it was stopped.",
-                      hint="Run the command again: it loads the model as it is now.")
+    return ModelReplaced(f"The model in {path} was replaced or changed while it was in use (a model install or"
+                         " build?): its vectors would not be those of the model they are stored for, so it was"
+                         " stopped.", hint="Run the command again; in Python, an Index loads the model anew for its"
+                         " next query. Either reads the model as it is now.")
 
 
 def _open_model_file(file: Path) -> tuple:
@@ -817,7 +827,8 @@ def get_embedder(path: str | os.PathLike | None = None, *, threads: int | None =
     """Return a process-wide cached :class:`Embedder` (loading takes 1-3 s and ~300 MB).
 
     The cache key is the model directory and thread count; an edited model
-    (different size/mtime → different id) is reloaded.
+    (different size/mtime → different id) is reloaded, and so is one whose files were written while it was in use
+    (:attr:`Embedder.replaced`, even with the same bytes).
 
     Raises:
         ModelNotInstalled, ModelError, UsageError: as :class:`Embedder`.
@@ -829,7 +840,7 @@ def get_embedder(path: str | os.PathLike | None = None, *, threads: int | None =
         if emb is not None:
             from dreamdb.embeddings.locate import cached_model_id
 
-            if cached_model_id(emb.path) == emb.model_id:
+            if not emb.replaced and cached_model_id(emb.path) == emb.model_id:
                 return emb
         emb = _EMBEDDERS[key] = Embedder(d, threads=key[1])
         return emb
