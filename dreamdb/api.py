@@ -637,6 +637,7 @@ class Index:
         self._memory = None
         self._filters_cache: dict = {}
         self._embedder = None
+        self._embedder_state: tuple | None = None  # (_model_state() once the embedder loaded: see embedder)
         self.model_problem: str | None = None
         self._model_retry: tuple | None = None  # (_model_state() when the model failed; None: never retried)
         # (made absolute once, ~ expanded, as the vault and DREAMDB_INDEX are: a relative one named another file
@@ -2316,11 +2317,15 @@ class Index:
         (QA round 75 F3). A SQLite driver without extensions, or a missing runtime package, is not retried. One whose
         files were replaced or written while it was in use (:attr:`~dreamdb.embeddings.model.Embedder.replaced`), or
         while it was loading, is loaded anew for the next query, its ``model_id`` computed again (QA round 145-A F2:
-        every later hybrid query of the Index fell back to BM25)."""
+        every later hybrid query of the Index fell back to BM25). One whose folder, files or variables changed since it
+        loaded (a ``dreamdb model install`` or ``build`` of another model there, ``DREAMDB_MODEL_DIR`` set elsewhere) is
+        looked up again (:func:`~dreamdb.embeddings.model.get_embedder`, which loads it anew if its id changed), a few
+        ``stat`` calls a hybrid query: QA round 145-B F3, a long-lived Index embedded queries and new notes with the
+        model it first loaded, searching that model's vectors, while its :meth:`embed_status` named the new one."""
         if self._embedder is not None:
-            if not getattr(self._embedder, "replaced", False):  # (an attribute read: the hot path as it was)
+            if not self._embedder.replaced and self._embedder_state == _model_state():
                 return self._embedder
-            self._embedder = None
+            self._embedder = self._embedder_state = None
         if self.model_problem is not None:
             if self._model_retry is None or self._model_retry == _model_state():
                 return None
@@ -2349,6 +2354,7 @@ class Index:
             from dreamdb.embeddings.model import get_embedder
 
             self._embedder = get_embedder(path)
+            self._embedder_state = _model_state()
         except (ModelNotInstalled, ModelError, DriverError, UsageError) as exc:  # UsageError: DREAMDB_EMBED_THREADS
             self.model_problem = f"{exc.message}" + (f" ({exc.hint})" if exc.hint else "")
             self._model_retry = (None if isinstance(exc, DriverError) else ("the next query",)

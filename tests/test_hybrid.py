@@ -401,6 +401,7 @@ def test_an_index_loads_the_model_anew_after_its_tokenizer_was_written_in_place(
     from dreamdb.embeddings import model
     from dreamdb.embeddings.locate import PIECES_SIDECAR
     from dreamdb.embeddings.query_tokens import write_piece_table
+    from dreamdb.errors import ModelReplaced
 
     copy = tmp_path / "model"  # (the graph linked, tokenizer.json and its piece table copied: ours to write)
     copy.mkdir()
@@ -421,14 +422,10 @@ def test_an_index_loads_the_model_anew_after_its_tokenizer_was_written_in_place(
     tok.write_bytes(tok.read_bytes())  # written in place, the same bytes
     os.utime(tok, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     monkeypatch.setattr(model, "TABLE_CHARS", 0)  # (the next text goes to the full tokenizer, read now)
-    hits = index.recall("tapir feeding times", mode="hybrid")
-    notes = index.take_notes()
-    assert hits[0].mode == "bm25" and first.replaced
-    assert len(notes) == 1 and notes[0].startswith(
-        "hybrid recall unavailable, used bm25: the query could not be embedded: The model in") and notes[0].endswith(
-        "was replaced or changed while it was in use (a model install or build?): its vectors would not be those of"
-        " the model they are stored for, so it was stopped. (Run the command again; in Python, an Index loads the"
-        " model anew for its next query. Either reads the model as it is now.)"), notes
+    with pytest.raises(ModelReplaced, match="was replaced or changed while it was in use"):
+        first.embed_queries(["tapir feeding times"])  # (as a query of the Index would: QA round 145-B F3 now looks
+        # the model up again before a query once its files changed, so the Embedder is asked here)
+    assert first.replaced
     hits = index.recall("tapir feeding hours", mode="hybrid")
     assert hits[0].mode == "hybrid" and hits[0].doc_id == "knowledge/a" and index.take_notes() == []
     again = index._embedder
@@ -438,6 +435,37 @@ def test_an_index_loads_the_model_anew_after_its_tokenizer_was_written_in_place(
     assert fresh.recall("tapir feeding plan", mode="hybrid")[0].mode == "hybrid" and fresh.take_notes() == []
     assert fresh._embedder is again
     fresh.close()
+    index.close()
+
+
+@pytest.mark.model
+def test_a_long_lived_index_embeds_with_a_model_installed_in_place_of_its_own(tiny_vault, model_dir, monkeypatch,
+                                                                             tmp_path):
+    """QA round 145-B F3: another model installed in the folder of the one a long-lived Index had loaded (its
+    tokenizer.json another file, so another model id) was never looked up again: the Index embedded queries and new
+    notes with the model it first loaded and searched that model's vectors, while its embed_status named the new one.
+    Its next query uses the new model, whose id its vectors are stored and searched under."""
+    import os
+    import shutil
+
+    copy = tmp_path / "model"
+    copy.mkdir()
+    os.symlink(model_dir / "model.onnx", copy / "model.onnx")
+    shutil.copy2(model_dir / "tokenizer.json", copy / "tokenizer.json")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(copy))
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: Tapir care\n---\ntapir feeding schedule\n")
+    index = dreamdb.open(tiny_vault, allow_model_build=False)
+    assert index.recall("tapir feeding", mode="hybrid")[0].mode == "hybrid", index.take_notes()
+    first = index._embedder.model_id
+    other = tmp_path / "tokenizer.json"  # another model's file, installed whole (its bytes differ: another id)
+    other.write_bytes((copy / "tokenizer.json").read_bytes() + b"\n")
+    os.replace(other, copy / "tokenizer.json")
+    hits = index.recall("tapir feeding times", mode="hybrid")
+    assert hits[0].mode == "hybrid" and index.take_notes() == []
+    now = index._embedder.model_id
+    assert now != first
+    stored = {r[0] for r in index.conn.execute("SELECT DISTINCT model_id FROM embeddings")}
+    assert now in stored, stored  # (the lazy refresh embedded the notes with the new model)
     index.close()
 
 
