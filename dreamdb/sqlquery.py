@@ -245,7 +245,7 @@ class _Watchdog:
 def _missing_own_table(conn, msg: str) -> str | None:
     """The table or view named by SQLite's "no such table" ``msg`` when a migration the index records as applied
     creates it: a table of dreamdb's own gone from the index (damage), not a name mistyped. ``None`` otherwise."""
-    from dreamdb.store.migrations import available, missing_object, names_added
+    from dreamdb.store.migrations import available, missing_object, names_created
 
     found = missing_object(msg)
     if found is None or found[0] != "table" or found[1] != "main":
@@ -259,7 +259,9 @@ def _missing_own_table(conn, msg: str) -> str | None:
             return None  # (there: the query's error is another)
     except db.DatabaseError:
         return None
-    return name if any(name in names_added(path) for v, _n, path in available() if v in applied) else None
+    # (tables and views only: a column a migration adds named as a table, FROM words, is a mistyped name; QA round 145-D
+    # F1 rebuilt every document for it)
+    return name if any(name in names_created(path) for v, _n, path in available() if v in applied) else None
 
 
 _WRITE_HINT = "The index is derived from the vault; edit the vault instead (dreamdb remember/update/delete)."

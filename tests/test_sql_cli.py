@@ -322,6 +322,21 @@ def test_a_table_of_the_index_gone_missing_is_damage_rebuilt_a_mistyped_one_an_e
     assert code == 4 and "its table schema_migrations is missing" in err, (code, err)
 
 
+@pytest.mark.parametrize("name", ["words", "embedded_words", "lang", "ctime_ns"])
+def test_a_column_a_migration_adds_named_as_a_table_is_an_sql_error_not_damage(vault, capsys, name):
+    """QA round 145-D F1: ``SELECT * FROM words`` (a column migration 010 adds, not a table) was taken for a table of
+    the index's own gone missing: the index was rebuilt from the vault (771 documents, their chunks redone), then the
+    query failed all the same, exit 4. Only the tables and views the migrations create are the index's own."""
+    index = vault / ".dreamdb" / "index.db"
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    marker = index.stat().st_ino
+    for extra in ([], ["--no-sync"]):
+        code, out, err = sql(capsys, vault, *extra, f"SELECT * FROM {name}")
+        assert code == 2 and err.startswith(f"Error: SQL error: no such table: {name}\n"), (extra, code, err)
+        assert "rebuilt" not in err and "damaged" not in err and out == "", err
+    assert index.stat().st_ino == marker  # (the same file: no rebuild replaced it)
+
+
 def test_a_query_that_is_not_utf8_is_named(vault, capsys):
     """QA round 97-B F7: bytes that are not UTF-8 in the query said "SQL error: 'utf-8' codec can't encode character
     '\\udcff' … surrogates not allowed", with no hint."""

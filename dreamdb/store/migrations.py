@@ -208,8 +208,9 @@ _CREATED = re.compile(r"CREATE\s+(?:VIRTUAL\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+E
 _created_cache: dict[str, frozenset[str]] = {}
 
 
-def _created(path: Path) -> frozenset[str]:
-    """The tables and views a migration file creates, lowercase (its comments left out); read once a process."""
+def names_created(path: Path) -> frozenset[str]:
+    """The tables and views the migration file at ``path`` creates, lowercase (its ``--`` comments left out; not the
+    columns it adds, which :func:`names_added` counts too); the file is read once a process."""
     key = str(path)
     if key not in _created_cache:
         sql = re.sub(r"--[^\n]*", "", path.read_text(encoding="utf-8"))
@@ -262,7 +263,7 @@ def missing_objects(conn) -> list[str]:
     have = applied_versions(conn)
     if not have:
         return []
-    expected = set().union(*(_created(path) for version, _name, path in available() if version in have))
+    expected = set().union(*(names_created(path) for version, _name, path in available() if version in have))
     rows = conn.execute("SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
     present = {r[0].lower() for r in rows}
     for name, _type, sql in rows:
