@@ -120,7 +120,13 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
                 if lost:  # (QA round 88 B4: "no such table: documents", exit 2, with a hint naming that very table)
                     raise IndexDamaged(f"The index at {index_path} is damaged: its table {lost} is missing ({exc}).",
                                        hint="dreamdb sync --check rebuilds it from the vault.") from None
-                raise _explain_error(str(exc), query, denied) from None
+                if db.is_lock_error(exc):  # (taken after the open's wait: a lock, not a statement the user wrote)
+                    from dreamdb.errors import LockTimeout
+
+                    raise LockTimeout(f"Another program held the index at {index_path} locked for more than "
+                                      f"{busy_ms / 1000:g} s ({exc}).",
+                                      hint="Retry once it is done (its lock ends with its connection).") from None
+                raise _explain_error(exc, query, denied) from None
             except (ValueError, Warning, db.sqlite3.Error) as exc:  # e.g. "You can only execute one statement at a time."
                 raise UsageError(f"SQL error: {exc}") from None
         if interrupted:  # (Ctrl-C after the last step: the result is not printed, as for one mid-query)
@@ -268,21 +274,35 @@ _WRITE_HINT = "The index is derived from the vault; edit the vault instead (drea
 _PRAGMA_HINT = 'Reading PRAGMAs work, e.g. dreamdb sql "PRAGMA table_info(documents)"'
 
 
-def _explain_error(msg: str, query: str, denied: list[str]) -> UsageError:
-    """The clearest message for an SQLite error of ``dreamdb sql``."""
+_READONLY_MESSAGE = "attempt to write a readonly database"
+"""SQLite's message for ``SQLITE_READONLY`` (a write on the ``query_only``, ``mode=ro`` connection)."""
+_AUTH_MESSAGE = "not authorized"
+"""SQLite's whole message for a statement the authorizer refused (``SQLITE_AUTH``) and for ``load_extension()``
+where extension loading is off (``SQLITE_ERROR``)."""
+
+
+def _explain_error(exc: BaseException, query: str, denied: list[str]) -> UsageError:
+    """The clearest message for the SQLite error ``exc`` of ``dreamdb sql``'s ``query``. A refusal is told by SQLite's
+    result code (:func:`dreamdb.store.connect.error_code`) or a message that is the fixed one whole, never by words in
+    it: "no such column: is_readonly" quotes the user's name (QA round 145-D F2, told "Write statements are
+    refused")."""
+    msg = str(exc)
+    code = db.error_code(exc)
     head = _skip_trivia(query)[:6].upper()  # the first keyword, after any leading comments
     if denied:
         what = "VACUUM" if head == "VACUUM" else denied[0]  # VACUUM attaches a temp file first
         return UsageError(f"{what} is refused: dreamdb sql only reads the index.",
                           hint=_PRAGMA_HINT if what.startswith("PRAGMA") else _WRITE_HINT)
-    if "load_extension" in query.lower() and "not authorized" in msg:
+    not_authorized = code == db.SQLITE_AUTH or msg == _AUTH_MESSAGE
+    if not_authorized and code != db.SQLITE_AUTH and "load_extension" in query.lower():
         # (QA round 143-G F2: "sqlite-vec is already loaded" was said where the driver cannot load it)
         return UsageError("Loading extensions is refused: dreamdb sql only reads the index"
                           + (" (sqlite-vec is already loaded)." if db.CAN_LOAD_EXTENSIONS else
                              f"; sqlite-vec, its only extension, cannot be loaded by this SQLite driver ({db.DRIVER_NAME})."))
-    if head == "PRAGMA" and ("locked" in msg or "readonly" in msg or "read-only" in msg):
-        return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).", hint=_PRAGMA_HINT)
-    if "readonly" in msg or "query_only" in msg or "read-only" in msg or "not authorized" in msg:
+    if not_authorized or code == db.SQLITE_READONLY or (code is None and msg.startswith(_READONLY_MESSAGE)):
+        if head == "PRAGMA":
+            return UsageError("This PRAGMA would change the index: refused (dreamdb sql only reads it).",
+                              hint=_PRAGMA_HINT)
         return UsageError("Write statements are refused: the index is opened read-only.", hint=_WRITE_HINT)
     from dreamdb.store.connect import CAN_LOAD_EXTENSIONS, DRIVER_NAME
 

@@ -198,6 +198,36 @@ def test_refusals_hold_with_comments(vault, tmp_path, query, message):
     assert json.loads(p.stdout) == [{"n": 2}]  # nothing was changed
 
 
+@pytest.mark.parametrize("query, error", [
+    ("SELECT is_readonly FROM documents", "no such column: is_readonly"),
+    ("SELECT * FROM readonly_docs", "no such table: readonly_docs"),
+    ("SELECT query_only FROM meta", "no such column: query_only"),
+    ('SELECT * FROM "read-only notes"', "no such table: read-only notes"),
+    ('SELECT * FROM "not authorized"', "no such table: not authorized"),
+    ("SELECT * FROM locked_docs", "no such table: locked_docs"),
+    ("PRAGMA foreign_key_check(unlocked)", "no such table: unlocked"),
+])
+def test_an_error_quoting_a_name_is_told_by_its_code_not_the_names_words(vault, capsys, query, error):
+    """QA round 145-D F2: a read whose error quoted a name holding "readonly", "read-only", "query_only" or "locked" was
+    told "Write statements are refused: the index is opened read-only." (or "This PRAGMA would change the index"), as
+    the words were looked for in SQLite's message; the error's result code tells a refusal now."""
+    from dreamdb.store import connect as db
+
+    code, out, err = sql(capsys, vault, query)
+    assert code == 2 and err.startswith(f"Error: SQL error: {error}\nHint: "), err
+    assert "refused" not in err and out == "", err
+    conn = db.connect(vault / ".dreamdb" / "index.db")
+    try:
+        with pytest.raises(db.DatabaseError) as raised:
+            conn.execute("SELECT * FROM locked_docs")
+        assert not db.is_lock_error(raised.value) and not db.is_damage(raised.value)
+    finally:
+        conn.close()
+    # refusals stay refusals, a PRAGMA's its own
+    assert sql(capsys, vault, "DELETE FROM documents")[2].startswith("Error: Write statements are refused")
+    assert sql(capsys, vault, "PRAGMA cache_size = 5")[2].startswith("Error: PRAGMA cache_size = 5 is refused")
+
+
 @pytest.mark.parametrize("query", ["PRAGMA table_info(documents)", "PRAGMA quick_check(5)", "PRAGMA page_count",
                                    "SELECT name FROM pragma_table_info('documents')", "PRAGMA index_list(postings)"])
 def test_reading_pragmas_still_work(vault, query):

@@ -122,12 +122,25 @@ def is_vec_damage(exc: BaseException) -> bool:
     return any(s in msg for s in VEC_DAMAGE_MESSAGES)
 
 
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_AUTH = 5, 6, 8, 23
+"""SQLite's primary result codes for a lock another connection holds, a write to a read-only database, and a
+statement the authorizer refused."""
+
+
+def error_code(exc: BaseException) -> int | None:
+    """SQLite's primary result code of ``exc`` (``SQLITE_READONLY`` for ``SQLITE_READONLY_DBMOVED`` …), or ``None``
+    when it carries none (a driver that does not expose ``sqlite_errorcode``, an error raised by hand). Tell errors
+    apart by it, not by words of their message: a "no such table/column" message quotes the user's names."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
 def is_damage(exc: BaseException) -> bool:
     """Whether an SQLite error says the database file itself is damaged (by its result code where the
     driver gives it: a message alone would also match "malformed JSON" from a user's query)."""
-    code = getattr(exc, "sqlite_errorcode", None)
+    code = error_code(exc)
     if code is not None:
-        return code & 0xFF in DAMAGE_CODES
+        return code in DAMAGE_CODES
     msg = str(exc).lower()
     return any(s in msg for s in DAMAGE_MESSAGES)
 
@@ -248,9 +261,13 @@ def _use_wal(conn, busy_timeout_ms: int) -> None:
 
 def is_lock_error(exc: BaseException) -> bool:
     """Whether an SQLite error is a lock another connection holds (SQLITE_BUSY, SQLITE_LOCKED: "database is
-    locked", "database table is locked"), not damage."""
+    locked", "database table is locked"), not damage: by its result code where the driver gives it (a message may
+    quote a name of the user's, ``no such table: locked_docs``)."""
     if not isinstance(exc, DatabaseError):
         return False
+    code = error_code(exc)
+    if code is not None:
+        return code in (SQLITE_BUSY, SQLITE_LOCKED)
     msg = str(exc).lower()
     return "locked" in msg or "busy" in msg
 
