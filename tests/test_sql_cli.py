@@ -563,3 +563,33 @@ def test_a_long_text_cell_is_cut_between_grapheme_clusters():
     assert _cell("a" * 76 + "🇹🇷" * 5) == "a" * 76 + "…"
     assert _cell("a" * 75 + "🇹🇷" * 5) == "a" * 75 + "🇹🇷" + "…"
     assert _cell("a" * 100) == "a" * 77 + "…"
+
+
+def test_the_note_of_a_waiting_vector_table_comes_only_when_the_query_meets_one(vault):
+    """QA round 145-D F4: with a driver that cannot load sqlite-vec, a query that worked got "note: models, words: not in
+    this index yet: migrations 2, 4, 5, 10 wait …" for the words of its string literals and columns ('%words%',
+    '%models%'), looked for in the query's text. SQLite's "no such table/column" names what is missing now."""
+    env = {**os.environ, "DREAMDB_SQLITE_DRIVER": "sqlite3"}
+    probe = subprocess.run([sys.executable, "-c", "from dreamdb.store import connect as db; print(db.CAN_LOAD_EXTENSIONS)"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    if probe.stdout.strip() != "False":
+        pytest.skip(f"the standard library's sqlite3 here loads extensions ({probe.stdout.strip() or probe.stderr})")
+    import shutil
+
+    shutil.rmtree(vault / ".dreamdb", ignore_errors=True)  # (an index that driver builds: the vector migrations wait)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dreamdb", "sql", "--vault", str(vault), *args],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    worked = "SELECT title, body LIKE '%words%' AS w FROM documents WHERE title NOT LIKE '%models%' /* chunks */ ORDER BY 1"
+    for args in ((), ("--no-sync",)):
+        p = run(*args, "--json", worked)
+        assert p.returncode == 0 and [r["title"] for r in json.loads(p.stdout)] == ["Alpha note", "Beta note"], p.stderr
+        assert "not in this index yet" not in p.stderr, p.stderr
+        p = run(*args, "SELECT COUNT(*) FROM models WHERE 'chunks' != ''")
+        assert p.returncode == 2 and ("note: models: not in this index yet: migrations 2, 4, 5, 10 wait for a SQLite "
+                                      "driver that loads sqlite-vec") in p.stderr and "chunks" not in p.stderr.split(
+                                          "Error:")[0], p.stderr
+        p = run(*args, "SELECT COUNT(*) FROM words")  # (a column migration 10 adds: no table of theirs)
+        assert p.returncode == 2 and "not in this index yet" not in p.stderr and "no such table: words" in p.stderr

@@ -399,15 +399,19 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         index.check_index_vault_readonly()
     # (after a sync too: a driver that cannot load sqlite-vec leaves the vector tables' migrations waiting, and
     # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
-    _note_older_index(index.index_path, query, timeout_s)
+    waiting = _note_older_index(index.index_path, timeout_s)
     try:
-        result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
-    except IndexDamaged as exc:
-        if no_sync:
-            raise
-        report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
-        say(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)")
-        result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
+        try:
+            result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
+        except IndexDamaged as exc:
+            if no_sync:
+                raise
+            report = index.rebuild(exc.message)  # the index is a cache: rebuild it from the vault, then ask again
+            say(f"note: the index was damaged; rebuilt from the vault ({report.documents} documents)")
+            result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
+    except UsageError as exc:
+        _note_waiting_migrations(waiting, exc.message)
+        raise
     columns, rows, truncated = result.columns, result.rows, result.truncated
     print_notes(index)  # (the index read as it is: said now that it answered, QA round 143-E F4)
     for note in result.notes:
@@ -456,16 +460,19 @@ def _has_own_tables(index_path) -> bool:
         conn.close()
 
 
-def _note_older_index(index_path, query: str, timeout_s: float = 0) -> None:
+def _note_older_index(index_path, timeout_s: float = 0) -> list:
     """``sql --no-sync`` on an index an older dreamdb wrote, not upgraded (a sync would): a note that its tables are
     not yet those docs/schema.md describes (QA round 86-B F4: "no such table: renumbered_ids", with no word why).
-    The migrations that need sqlite-vec are no sign of age (a driver that cannot load it leaves them waiting): a
-    query naming a table they add gets a note of its own (QA round 87 L1)."""
-    import re
+    The migrations that need sqlite-vec are no sign of age (a driver that cannot load it leaves them waiting): they are
+    returned, ``[(version, path)]``, for :func:`_note_waiting_migrations` to name when the query meets what they add.
 
+    Raises:
+        LockTimeout: another program held the index locked past the wait.
+        KeyboardInterrupt: Ctrl-C while it waited.
+    """
     from dreamdb.errors import DreamdbError, LockTimeout
     from dreamdb.sqlquery import run_readonly
-    from dreamdb.store.migrations import available, latest_version, names_added, requirements
+    from dreamdb.store.migrations import available, latest_version, requirements
     from dreamdb.store.sync import INDEX_FORMAT
 
     try:
@@ -474,27 +481,17 @@ def _note_older_index(index_path, query: str, timeout_s: float = 0) -> None:
     except LockTimeout:  # (said now, not waited for twice: QA round 115-C F1, 22 s)
         raise
     except DreamdbError:  # (the query itself then says what is wrong)
-        return
+        return []
     applied, schema, index_format = rows[0] if rows else (None, None, None)
     if not applied:
-        return
+        return []
     done = {int(v) for v in str(applied).split(",")}
     waiting = [(v, path) for v, _name, path in available() if v not in done]
     vector = [(v, path) for v, path in waiting if "vec0" in requirements(path)]
-    if vector:
-        tables = {t for _v, path in vector for t in names_added(path)}
-        named = sorted(t for t in tables if re.search(rf"\b{t}\b", query, re.I))
-        if named:
-            from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
-
-            waits = (", applied by a sync (run without --no-sync)" if CAN_LOAD_EXTENSIONS else  # (QA round 88 B6)
-                     " wait for a SQLite driver that loads sqlite-vec (dreamdb status names it)")
-            say(f"note: {', '.join(named)}: not in this index yet: migration{'s' if len(vector) > 1 else ''} "
-                f"{', '.join(str(v) for v, _p in vector)}{waits}")
     # (a newer schema is left as it is by every sync: QA round 143-J F1, "run without --no-sync" then failed, exit 4)
     newer_schema = str(schema).isdigit() and int(schema) > latest_version()
     if len(waiting) == len(vector) and index_format in (None, INDEX_FORMAT) and not newer_schema:
-        return
+        return vector
     from dreamdb.store.sync import _format_key
 
     ours, theirs = _format_key(INDEX_FORMAT), _format_key(str(index_format))
@@ -511,6 +508,28 @@ def _note_older_index(index_path, query: str, timeout_s: float = 0) -> None:
            if newer_schema else
            "run without --no-sync (or dreamdb sync) to "
            + ("upgrade it" if age == "an older" else "index it again in this version's format")))
+    return vector
+
+
+def _note_waiting_migrations(vector: list, message: str) -> None:
+    """When SQLite's ``message`` ("no such table: chunks", "no such column: words") names a table or view that one of
+    the waiting sqlite-vec migrations ``vector`` (``[(version, path)]``, from :func:`_note_older_index`) creates, or a
+    column one adds, a note of why (QA round 87 L1). Told by SQLite, not by the query's words: a string literal or a
+    column named alike (``body LIKE '%words%'``) got the note on a query that worked (QA round 145-D F4)."""
+    from dreamdb.store.migrations import missing_object, names_added, names_created
+
+    found = missing_object(message)
+    if not vector or found is None or (found[0] == "table" and found[1] != "main"):
+        return
+    kind, _schema, name = found
+    if not any(name in (names_created(path) if kind == "table" else names_added(path)) for _v, path in vector):
+        return
+    from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
+
+    waits = (", applied by a sync (run without --no-sync)" if CAN_LOAD_EXTENSIONS else  # (QA round 88 B6)
+             " wait for a SQLite driver that loads sqlite-vec (dreamdb status names it)")
+    say(f"note: {name}: not in this index yet: migration{'s' if len(vector) > 1 else ''} "
+        f"{', '.join(str(v) for v, _p in vector)}{waits}")
 
 
 def _stdout_is_terminal() -> bool:
