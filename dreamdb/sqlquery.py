@@ -388,14 +388,17 @@ def _authorize(denied: list[str], action, arg1, arg2, db_name, trigger):
 def single_statement(query: str) -> str:
     """The one statement of ``query``, without what may trail it (semicolons, whitespace, comments).
 
-    ``SELECT 1; -- note`` gives ``SELECT 1;``; ``SELECT 1 -- note`` is returned as it is.
+    ``SELECT 1; -- note`` gives ``SELECT 1;``; ``SELECT 1 -- note`` is returned as it is; empty statements before it
+    are left out as those after it are (``;SELECT 1`` gives ``SELECT 1``, as ``SELECT 1;;`` gives ``SELECT 1;``).
 
     Raises:
         UsageError: the query is empty (or only comments), or holds a second statement (``SELECT 1; SELECT 2``).
     """
     text = query.strip()
-    if not _skip_trivia(text):
+    first, after_empty = _leading_trivia(text)
+    if first == len(text):
         raise UsageError("The SQL query is empty.", hint='Example: dreamdb sql "SELECT type, COUNT(*) FROM documents GROUP BY type"')
+    text = text[after_empty:].lstrip(_SQL_SPACE)  # (QA round 145-D: ";SELECT 1" was refused as two statements)
     for i, ch in enumerate(text):
         # the first ';' that ends a complete statement (not one inside a string, comment or trigger body)
         if ch == ";" and db.sqlite3.complete_statement(text[: i + 1]):
@@ -410,10 +413,20 @@ _SQL_SPACE = " \t\n\f\r"  # SQLite's whitespace
 
 def _skip_trivia(text: str) -> str:
     """``text`` from its first token on: leading whitespace, ';' and comments skipped ("" when nothing is left)."""
-    i, n = 0, len(text)
+    return text[_leading_trivia(text)[0]:]
+
+
+def _leading_trivia(text: str) -> tuple[int, int]:
+    """``(first, after_empty)``: the index of ``text``'s first token (``len(text)`` when it has none) and the index
+    just past the last ';' before it (0 when none; a ';' in a comment does not count): leading whitespace, comments
+    and empty statements end at ``first``, the empty statements at ``after_empty``."""
+    i, n, after_empty = 0, len(text), 0
     while i < n:
-        if text[i] in _SQL_SPACE or text[i] == ";":
+        if text[i] in _SQL_SPACE:
             i += 1
+        elif text[i] == ";":
+            i += 1
+            after_empty = i
         elif text.startswith("--", i):
             j = text.find("\n", i)
             i = n if j < 0 else j + 1
@@ -421,8 +434,8 @@ def _skip_trivia(text: str) -> str:
             j = text.find("*/", i + 2)
             i = n if j < 0 else j + 2  # SQLite lets a /* comment run to the end of the text
         else:
-            return text[i:]
-    return ""
+            return i, after_empty
+    return n, after_empty
 
 
 # ---------------------------------------------------------------- JSON and CSV values

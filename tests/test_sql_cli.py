@@ -141,19 +141,24 @@ def test_helpers():
     ("SELECT 1 AS one; /* unterminated", "SELECT 1 AS one;"),
     ("SELECT 'a;b' AS s; -- the ; in the string is not an end", "SELECT 'a;b' AS s;"),
     ("-- leading\nSELECT 1 AS one;\n-- and trailing\n", "-- leading\nSELECT 1 AS one;"),
+    # empty statements before it are left out as those after it are (QA round 145-D: ";SELECT 1" was refused)
+    (";SELECT 1 AS one", "SELECT 1 AS one"),
+    (" ;; ; SELECT 1 AS one;;;", "SELECT 1 AS one;"),
+    ("/* a; */ ; -- b;\nSELECT 1 AS one", "-- b;\nSELECT 1 AS one"),
+    ("-- a;b\nSELECT 1 AS one", "-- a;b\nSELECT 1 AS one"),
 ])
 def test_single_statement_keeps_one_statement(query, expected):
     assert single_statement(query) == expected
 
 
 @pytest.mark.parametrize("query", ["SELECT 1; SELECT 2", "SELECT 1; -- c\nSELECT 2", "SELECT 1; /* x */ DELETE FROM documents",
-                                   "SELECT 1;;SELECT 2"])
+                                   "SELECT 1;;SELECT 2", ";SELECT 1; SELECT 2"])
 def test_single_statement_refuses_a_second_one(query):
     with pytest.raises(UsageError, match="exactly one SQL statement"):
         single_statement(query)
 
 
-@pytest.mark.parametrize("query", ["", "   ", "-- only a comment", "/* only */ ;"])
+@pytest.mark.parametrize("query", ["", "   ", "-- only a comment", "/* only */ ;", ";", " ; ;-- x"])
 def test_single_statement_refuses_nothing(query):
     with pytest.raises(UsageError, match="empty"):
         single_statement(query)
@@ -162,6 +167,9 @@ def test_single_statement_refuses_nothing(query):
 def test_trailing_comments_accepted_second_statement_refused(vault, capsys):
     for q in ("SELECT COUNT(*) AS n FROM documents; -- how many", "SELECT COUNT(*) AS n FROM documents -- how many",
               "SELECT COUNT(*) AS n FROM documents;\n/* done */\n"):
+        code, out, err = sql(capsys, vault, "--json", q)
+        assert code == 0 and json.loads(out) == [{"n": 2}], (q, err)
+    for q in (";SELECT COUNT(*) AS n FROM documents", "; ;SELECT COUNT(*) AS n FROM documents;;"):  # (QA round 145-D)
         code, out, err = sql(capsys, vault, "--json", q)
         assert code == 0 and json.loads(out) == [{"n": 2}], (q, err)
     code, out, err = sql(capsys, vault, "SELECT 1; SELECT 2")

@@ -314,7 +314,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
 
     The index is opened read-only: INSERT, UPDATE, DELETE, DDL, ATTACH, VACUUM,
     PRAGMAs that write and load_extension are refused. QUERY is one statement;
-    a trailing ';' and comments after it are fine. Tables and views are
+    ';' and comments before or after it are fine. Tables and views are
     documented in docs/schema.md of the source repository (a wheel does not
     hold it); SELECT name, type FROM sqlite_schema lists them.
 
