@@ -26,9 +26,41 @@ class QueryTimeout(DreamdbError):
 
 
 MAX_RESULT_BYTES = 128 * 2**20
-"""Bytes of cell data (text, BLOBs; 8 a number) ``dreamdb sql`` holds before it cuts a result, whatever the rows: a
-result is held in memory before it is printed, at up to 9 times its size as JSON (a BLOB's hex), so a query of three
-1 GB BLOBs asked for about 27 GB (QA round 115-C F3). The largest cell SQLite makes is 1 GB (``SQLITE_MAX_LENGTH``)."""
+"""Bytes of result data ``dreamdb sql`` holds before it cuts a result, whatever the rows, counted by :func:`result_size`:
+a cell's bytes (text in UTF-8, a BLOB's; 8 a number or NULL) and :data:`CELL_OVERHEAD` more, and :data:`ROW_OVERHEAD`
+a row. A result is held in memory before it is printed, at up to 9 times that size (a BLOB's hex in JSON; 2,000,000
+rows of one integer, 7 times, 1.26 GB as JSON or a table), so a query of three 1 GB BLOBs asked for about 27 GB (QA
+round 115-C F3). The largest cell SQLite makes is 1 GB (``SQLITE_MAX_LENGTH``)."""
+
+CELL_OVERHEAD = 24
+"""Bytes :func:`result_size` counts for a cell beyond its data: its Python object and its place in the row, the JSON
+key or table cell it becomes (≈ 240 bytes a cell as JSON, 180 in a table, measured; QA round 145-D F3, where
+2,000,000 rows of one integer, counted 8 bytes each, took 1.26 GB: 79 times their count)."""
+
+ROW_OVERHEAD = 48
+"""Bytes :func:`result_size` counts for a row beyond its cells (≈ 380 bytes a row as JSON or a table, measured)."""
+
+_ENCODE_PIECE = 2**20
+"""Characters of non-ASCII text encoded at once to count its UTF-8 bytes (a 1 GB cell is not copied whole)."""
+
+
+def result_size(row: tuple) -> int:
+    """What one result row counts toward :data:`MAX_RESULT_BYTES`, in bytes: per cell its data (a ``str`` in UTF-8, a
+    ``bytes``'s length, 8 anything else) plus :data:`CELL_OVERHEAD`, plus :data:`ROW_OVERHEAD` for the row. ASCII
+    text costs no encoding (``str.isascii`` is a flag); other text is encoded a piece at a time."""
+    size = ROW_OVERHEAD + CELL_OVERHEAD * len(row)
+    for v in row:
+        if isinstance(v, str):
+            if v.isascii():
+                size += len(v)
+            else:  # (QA round 145-D F3: len() counted 35,000,000 emoji as 35 MB; they are 140 MB in UTF-8)
+                size += sum(len(v[i:i + _ENCODE_PIECE].encode("utf-8", "surrogatepass"))
+                            for i in range(0, len(v), _ENCODE_PIECE))
+        elif isinstance(v, (bytes, bytearray, memoryview)):
+            size += len(v)
+        else:
+            size += 8
+    return size
 
 
 class SqlResult(NamedTuple):
@@ -137,8 +169,8 @@ def run_readonly(index_path: Path, query: str, *, max_rows: int = DEFAULT_MAX_RO
 
 
 def _fetch(cur, max_rows: int) -> tuple[list[tuple], str | None]:
-    """The rows of ``cur``: at most ``max_rows`` (0 = no limit) and :data:`MAX_RESULT_BYTES` of cell data, and what cut
-    them (``"max_rows"``, ``"max_bytes"``, ``None``).
+    """The rows of ``cur``: at most ``max_rows`` (0 = no limit) and :data:`MAX_RESULT_BYTES` (:func:`result_size`), and
+    what cut them (``"max_rows"``, ``"max_bytes"``, ``None``).
 
     Raises:
         UsageError: the first row alone holds more than :data:`MAX_RESULT_BYTES`.
@@ -148,7 +180,7 @@ def _fetch(cur, max_rows: int) -> tuple[list[tuple], str | None]:
     for row in cur:  # (one row at a time: no row past either limit is fetched; QA round 116-A F2, a batch of 1,000
         if max_rows and len(rows) >= max_rows:  # rows of 1 MB was fetched for --max-rows 1: 1.5 GB)
             return rows, "max_rows"
-        size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+        size += result_size(row)
         if size > MAX_RESULT_BYTES:
             if not rows:
                 raise UsageError(f"The first row of the result holds more than {MAX_RESULT_BYTES // 2**20} MiB; "

@@ -378,7 +378,7 @@ def test_sql_cuts_a_result_past_its_bytes_and_refuses_a_first_row_past_them(exam
     monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 1000)
     assert main(["sync", "--vault", str(example_vault)]) == 0
     capsys.readouterr()
-    rows = "WITH t(n) AS (VALUES (1), (2), (3), (4)) SELECT n, zeroblob(400) AS b FROM t"
+    rows = "WITH t(n) AS (VALUES (1), (2), (3), (4)) SELECT n, zeroblob(380) AS b FROM t"  # (484 bytes a row counted)
     assert main(["sql", "--vault", str(example_vault), "--no-sync", "--json", rows]) == 0
     out, err = capsys.readouterr()
     data = json.loads(out)
@@ -386,6 +386,35 @@ def test_sql_cuts_a_result_past_its_bytes_and_refuses_a_first_row_past_them(exam
     assert "note: showing the first 2 rows: the result holds more than 0 MiB of data" in err
     assert main(["sql", "--vault", str(example_vault), "--no-sync", "SELECT zeroblob(2000)"]) == 2
     assert "The first row of the result holds more than" in capsys.readouterr().err
+
+
+def test_sql_counts_text_in_utf8_bytes_and_each_cell_and_row_toward_its_cap(example_vault, capsys, monkeypatch):
+    """QA round 145-D F3: the 128 MiB cap counted characters, so 35,000,000 emoji (140,000,005 bytes of CSV) passed
+    whole; and a small cell counted its data alone, 8 bytes for an integer, while 2,000,000 one-integer rows took
+    1.26 GB as JSON (79 times their count, where the documentation says up to 9). Text counts its UTF-8 bytes now, and
+    each cell and row its overhead (measured after: the same query cut at 1,677,721 rows, 1.08 GB)."""
+    from dreamdb import sqlquery
+
+    c, r = sqlquery.CELL_OVERHEAD, sqlquery.ROW_OVERHEAD
+    assert sqlquery.result_size((1,)) == r + c + 8
+    assert sqlquery.result_size(("abc", None, b"\x00" * 5)) == r + 3 * c + 3 + 8 + 5
+    assert sqlquery.result_size(("😀" * 10, "é")) == r + 2 * c + 40 + 2  # (UTF-8 bytes, not characters)
+    monkeypatch.setattr(sqlquery, "_ENCODE_PIECE", 3)  # (encoded a piece at a time: the same count)
+    assert sqlquery.result_size(("a😀é" * 7,)) == r + c + 7 * 7
+    monkeypatch.setattr(sqlquery, "MAX_RESULT_BYTES", 1000)
+    assert main(["sync", "--vault", str(example_vault)]) == 0
+    capsys.readouterr()
+    # 100 emoji: 100 characters, 400 bytes; two rows of them fit 1000 bytes counted in characters, not in bytes
+    rows = "WITH t(n) AS (VALUES (1), (2), (3)) SELECT n, replace(hex(zeroblob(100)), '00', '😀') AS e FROM t"
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", "--json", rows]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert [row["n"] for row in data["rows"]] == [1] and data["max_bytes"] == 1000, (out, err)
+    # 20 rows of one integer: 160 bytes of data, 20 * (8 + 24 + 48) = 1600 counted
+    count = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20) SELECT x FROM c"
+    assert main(["sql", "--vault", str(example_vault), "--no-sync", "--json", count]) == 0
+    out, err = capsys.readouterr()
+    assert [row["x"] for row in json.loads(out)["rows"]] == list(range(1, 1000 // (r + c + 8) + 1)), (out, err)
 
 
 @pytest.mark.parametrize("timeout", [None, "1"])
