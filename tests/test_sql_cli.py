@@ -533,6 +533,39 @@ def test_the_sync_before_a_query_waits_for_a_lock_no_longer_than_the_timeout(vau
     assert waited < 6, waited  # (1 s asked; the index's own lock timeout is 10 s)
 
 
+def test_ctrl_c_while_waiting_for_a_locked_index_acts_at_once(vault, capsys):
+    """QA round 145-D F5: Ctrl-C while ``sql`` (with or without --no-sync) or ``recall`` waited for an index another
+    program held exclusively took effect only after the whole busy wait (rc 130 after 10.2 s): SQLite waits in C, where
+    Python's signal handler does not run. The wait is SQLite's in slices of 0.1 s now, Ctrl-C seen between them."""
+    import signal
+    import time
+
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
+         f"c = db.connect({str(vault / '.dreamdb' / 'index.db')!r})\n"
+         "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
+         "c.execute(\"INSERT INTO meta (key, value) VALUES ('held', '1')\")\n"
+         "print('held', flush=True); time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for args in (["sql", "--no-sync", "SELECT 1"], ["sql", "SELECT 1"], ["recall", "alpha"]):
+            started = time.monotonic()
+            p = subprocess.Popen([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            time.sleep(2)  # (started, and waiting for the lock: the index's own lock timeout is 10 s)
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=60)
+            waited = time.monotonic() - started
+            assert p.returncode == 130 and "Interrupted." in err and "Traceback" not in err, (args, p.returncode, err)
+            assert waited < 4, (args, waited)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_a_refused_load_extension_says_no_sqlite_vec_where_the_driver_loads_none(vault):
     """QA round 143-G F2: with a driver that cannot load extensions, refusing ``load_extension`` said "sqlite-vec is
     already loaded"."""

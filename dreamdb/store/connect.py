@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import importlib.util
 import os
+import time
 import weakref
 from pathlib import Path
 from types import ModuleType
@@ -247,7 +248,7 @@ def _use_wal(conn, busy_timeout_ms: int) -> None:
         DatabaseError: SQLite's error other than a lock (a lock on the mode read itself is waited for, then
             raised: the caller reports it).
     """
-    if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+    if str(execute_waiting(conn, "PRAGMA journal_mode", busy_timeout_ms).fetchone()[0]).lower() == "wal":
         return
     conn.execute("PRAGMA busy_timeout = 0")
     try:
@@ -255,6 +256,44 @@ def _use_wal(conn, busy_timeout_ms: int) -> None:
     except DatabaseError as exc:
         if not is_lock_error(exc):
             raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+
+
+_LOCK_SLICE_MS = 100
+"""Longest wait of SQLite's busy handler at once in :func:`execute_waiting` (ms): how soon Ctrl-C is seen."""
+
+
+def execute_waiting(conn, sql: str, busy_timeout_ms: int):
+    """``conn.execute(sql)``, waiting for another connection's lock up to ``busy_timeout_ms`` (ms) as the busy timeout
+    does, but in waits of :data:`_LOCK_SLICE_MS` with Python between them: SQLite waits in C, where Ctrl-C is seen only
+    once it returns (QA round 145-D F5: ``sql`` and ``recall`` on an index another program held exclusively ended on
+    Ctrl-C after the whole 10 s). For the first statement that reads a new connection's file, where a lock is met; the
+    busy timeout is ``busy_timeout_ms`` again after it.
+
+    Returns:
+        The cursor of ``sql``.
+
+    Raises:
+        DatabaseError: SQLite's error: the lock's (:func:`is_lock_error`) once ``busy_timeout_ms`` has passed.
+        KeyboardInterrupt: Ctrl-C while it waited (at most :data:`_LOCK_SLICE_MS` late).
+    """
+    if busy_timeout_ms <= _LOCK_SLICE_MS:
+        return conn.execute(sql)
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    conn.execute(f"PRAGMA busy_timeout = {_LOCK_SLICE_MS}")
+    try:
+        while True:
+            started = time.monotonic()
+            try:
+                return conn.execute(sql)
+            except DatabaseError as exc:
+                now = time.monotonic()
+                if not is_lock_error(exc) or now >= deadline:
+                    raise
+                if now - started < _LOCK_SLICE_MS / 2000:  # (a lock SQLite reports without waiting: no busy loop)
+                    time.sleep(min(_LOCK_SLICE_MS / 1000, deadline - now))
+                conn.execute(f"PRAGMA busy_timeout = {max(1, min(_LOCK_SLICE_MS, int((deadline - now) * 1000)))}")
     finally:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
 
@@ -287,7 +326,7 @@ def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: in
         conn = None
         try:
             conn = connect(path, readonly=True, immutable=immutable, vec=vec, busy_timeout_ms=busy_timeout_ms)
-            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # (where -shm is made, or not)
+            execute_waiting(conn, "SELECT COUNT(*) FROM sqlite_master", busy_timeout_ms).fetchone()  # (-shm made, or not)
             conn.immutable = immutable  # (the caller says when a -wal file's transactions are not seen)
             return conn
         except (DatabaseError, UnicodeDecodeError) as exc:
