@@ -445,6 +445,18 @@ def _added_reports(first, then):
     return first
 
 
+def _waiting_for_embedding(conn, pending: int) -> tuple[str, str]:
+    """What waits for embedding, in words, and its verb: ``("3 chunk texts and 1 document to chunk", "wait")`` for a
+    :func:`dreamdb.embeddings.store.pending` of 4 (``pending`` ≥ 1, counted in the same snapshot as ``conn`` reads)."""
+    from dreamdb.embeddings.store import documents_to_chunk
+    from dreamdb.output import count_noun
+
+    docs = documents_to_chunk(conn)  # (0 unless another writer kept the chunking out)
+    waiting = " and ".join(count_noun(n, one, many) for n, one, many in (
+        (pending - docs, "chunk text", None), (docs, "document to chunk", "documents to chunk")) if n > 0)
+    return waiting, "waits" if pending == 1 else "wait"
+
+
 _LOSS_WORDS = ("rebuilt from the vault", "not indexed", "indexed before it broke", "cannot read", "looks binary",
                "not valid JSON", "only the first", "metadata is left out", "Permission denied")
 """Words of the sync warnings that say a file's text is not (or no longer) in the index: :func:`_few_warnings` shows
@@ -2491,9 +2503,10 @@ class Index:
             self.notes.append(f"dense recall has no vectors for {', '.join(sorted(filters.types))} entries"
                               " (they are left to BM25); used bm25")
             return None
+        pending = 0
         try:
             if self._read_only_because is None:  # (else a note says why the index is read as it is)
-                self._lazy_refresh(emb)
+                pending = self._lazy_refresh(emb)
         except db.OperationalError as exc:
             if not _is_environment_error(exc):
                 raise
@@ -2508,7 +2521,7 @@ class Index:
                               f" embedded now ({why})")
             return None
         try:
-            return self._dense_hits(emb, plan, mode, top, now_days, filters, explain)
+            return self._dense_hits(emb, pending, plan, mode, top, now_days, filters, explain)
         except MemoryError:  # (the query's embedding or the vector search: BM25 answers, QA round 83-B F1)
             self.notes.append(f"{mode} recall unavailable, used bm25: not enough memory for the dense channel (free"
                               " memory, or raise this process's memory limit: ulimit -v)")
@@ -2518,34 +2531,29 @@ class Index:
                               + (f" ({exc.hint})" if exc.hint else ""))
             return None
 
-    def _dense_hits(self, emb, plan, mode, top, now_days, filters, explain: bool):
-        """:meth:`_hybrid`'s ranking once the vectors are refreshed, or ``None`` (with a note) without any."""
+    def _dense_hits(self, emb, pending: int, plan, mode, top, now_days, filters, explain: bool):
+        """:meth:`_hybrid`'s ranking once the vectors are refreshed (``pending``: what :meth:`_lazy_refresh` left
+        waiting), or ``None`` (with a note) when no chunk has a vector.
+
+        Whether any chunk has one is read in the snapshot the ranking reads: another process's ``sync --force``
+        between the refresh and the ranking (every document left to chunk again, the vectors kept) left the dense
+        ranking nothing to rank, and ``dense`` recall answered no hit at all, without a note (QA round 145-B F1)."""
+        from dreamdb.embeddings import store
         from dreamdb.hybrid import dense_query_text, hybrid_rank
 
-        if self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model_id = ?)",
-                             (emb.model_id,)).fetchone()[0]:
-            # No vector at all: the dense ranking would be empty, where the note says BM25 answers
-            # (QA round 68 M1: "No matches", and a vault left out of a several-vault answer); a fusion with
-            # nothing would be BM25's order under fused scores, labelled with the mode asked for (QA 83-A F5)
-            from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
-            from dreamdb.embeddings.store import documents_to_chunk
-
-            if not any(n.startswith("no dense results") for n in self.notes):
-                marks = ", ".join("?" * len(DENSE_EXCLUDED_TYPES))
-                if not documents_to_chunk(self.conn) and not self.conn.execute(
-                        f"SELECT EXISTS (SELECT 1 FROM documents WHERE type NOT IN ({marks}))",
-                        sorted(DENSE_EXCLUDED_TYPES)).fetchone()[0]:
-                    # (a vault of changelog entries only: a refresh gives them no vectors, by design; QA round 90-B F12:
-                    # the note said to run it, and still did after it ran)
-                    any_docs = self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents)").fetchone()[0]
-                    self.notes.append("no dense results: changelog entries get no vectors (they are left to BM25), and"
-                                      " the vault has no other documents, so these are BM25's results" if any_docs else
-                                      "no dense results: the index holds no documents")  # (QA round 104-B F7)
-                else:
-                    self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; run:"
-                                      " dreamdb embed refresh")
-            return None
         with db.read_snapshot(self.conn):
+            if not store.chunks_have_vectors(self.conn, emb.model_id):
+                # The dense ranking would be empty, where the note says BM25 answers (QA round 68 M1: "No matches",
+                # and a vault left out of a several-vault answer); a fusion with nothing would be BM25's order under
+                # fused scores, labelled with the mode asked for (QA 83-A F5)
+                self._note_no_vectors(emb)
+                return None
+            if pending:  # (counted again here: the note tells the state this ranking reads)
+                pending = store.pending(self.conn, emb.model_id)
+                if pending:
+                    waiting, wait = _waiting_for_embedding(self.conn, pending)
+                    self.notes.append(f"dense results are partial: {waiting} still {wait} for embedding; run:"
+                                      " dreamdb embed refresh")
             embedded = dense_query_text(self.conn, plan)
             if explain and embedded != plan.text:
                 from dreamdb.output import clip
@@ -2556,10 +2564,40 @@ class Index:
                                           bm25_rank=self._rank, dense_text=embedded, explain=explain), plan, mode=mode,
                               explain=explain)
 
-    def _lazy_refresh(self, emb) -> None:
+    def _note_no_vectors(self, emb) -> None:
+        """The note of a hybrid query no chunk has a vector for (once until the notes are taken): what waits for
+        embedding, or why nothing ever will (changelog entries only, no documents). Inside the ranking's snapshot."""
+        if any(n.startswith("no dense results") for n in self.notes):
+            return
+        from dreamdb.embeddings import store
+        from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
+
+        pending = store.pending(self.conn, emb.model_id)
+        if pending:
+            # (QA round 38: "partial" when there were no vectors at all; QA round 122-B F3: vectors kept for documents
+            # still to chunk again, after another version's sync, answer nothing yet)
+            waiting, wait = _waiting_for_embedding(self.conn, pending)
+            self.notes.append(f"no dense results yet: no chunk has a vector ({waiting} {wait} for embedding), so these"
+                              " are BM25's results; run: dreamdb embed refresh")
+            return
+        marks = ", ".join("?" * len(DENSE_EXCLUDED_TYPES))
+        if not self.conn.execute(f"SELECT EXISTS (SELECT 1 FROM documents WHERE type NOT IN ({marks}))",
+                                 sorted(DENSE_EXCLUDED_TYPES)).fetchone()[0]:
+            # (a vault of changelog entries only: a refresh gives them no vectors, by design; QA round 90-B F12:
+            # the note said to run it, and still did after it ran)
+            any_docs = self.conn.execute("SELECT EXISTS (SELECT 1 FROM documents)").fetchone()[0]
+            self.notes.append("no dense results: changelog entries get no vectors (they are left to BM25), and"
+                              " the vault has no other documents, so these are BM25's results" if any_docs else
+                              "no dense results: the index holds no documents")  # (QA round 104-B F7)
+        else:
+            self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; run:"
+                              " dreamdb embed refresh")
+
+    def _lazy_refresh(self, emb) -> int:
         """Before a hybrid query: chunk and embed what waits (up to :attr:`lazy_refresh_max` texts, for at most
-        :attr:`lazy_refresh_seconds` and one text more; what is left gets a note), and bring the vectors'
-        languages up to date (a few, else a note).
+        :attr:`lazy_refresh_seconds` and one text more), and bring the vectors' languages up to date (a few, else a
+        note). Returns what is left waiting (:func:`dreamdb.embeddings.store.pending`; :meth:`_dense_hits` notes it,
+        in the snapshot it ranks from).
 
         Raises:
             OperationalError: the index cannot be written (the caller reads it as it is).
@@ -2579,7 +2617,7 @@ class Index:
                 with self._short_lock_wait():
                     store.chunk_pending_documents(self.conn)
             except LockTimeout:
-                pass  # the note below says what is missing
+                pass  # (_dense_hits notes what is left waiting)
             pending = store.pending(self.conn, emb.model_id)
         if pending and pending <= self.lazy_refresh_max:
             from dreamdb.errors import LockTimeout
@@ -2590,23 +2628,8 @@ class Index:
                                   batch_size=LAZY_BATCH_SIZE, time_budget=self.lazy_refresh_seconds,
                                   lock_timeout=self.lazy_refresh_seconds)
             except LockTimeout:
-                pass  # the note below says what is missing
+                pass  # (_dense_hits notes what is left waiting)
             pending = store.pending(self.conn, emb.model_id)  # (> 0 when the time budget ran out)
-        if pending:
-            from dreamdb.output import count_noun
-
-            docs = store.documents_to_chunk(self.conn)  # (0 unless another writer kept the chunking out)
-            waiting = " and ".join(count_noun(n, one, many) for n, one, many in (
-                (pending - docs, "chunk text", None), (docs, "document to chunk", "documents to chunk")) if n > 0)
-            # (no chunk with a vector: vectors kept for documents still to chunk again, after another version's
-            # sync, answer nothing yet; QA round 122-B F3, "partial")
-            none_yet = self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM chunks c JOIN embeddings e ON e.content_hash"
-                                         " = c.content_hash AND e.model_id = ?)", (emb.model_id,)).fetchone()[0]
-            wait = "waits" if pending == 1 else "wait"
-            self.notes.append(  # (QA round 38: "partial" when there were no vectors at all)
-                f"no dense results yet: no chunk has a vector ({waiting} {wait} for embedding), so these are BM25's"
-                " results; run: dreamdb embed refresh" if none_yet else
-                f"dense results are partial: {waiting} still {wait} for embedding; run: dreamdb embed refresh")
         if not store.languages_current(self.conn, emb.model_id):
             # After an upgrade to schema 4 the vectors' languages are unknown (identifying them needs no
             # model, ~1-2 ms a text); after a deletion, or while many texts wait to be embedded, the
@@ -2621,6 +2644,7 @@ class Index:
             if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
                 self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
                                   " language-centred); run: dreamdb embed refresh")
+        return pending
 
     def _filters(self, types, exclude_types, tags, since, until, status, level, include_expired, now_dt, *,
                  machine_clock: bool = False) -> Filters:

@@ -546,6 +546,48 @@ def test_a_hybrid_query_over_a_vault_never_embedded_says_its_results_are_bm25s(t
                for n in notes), notes
 
 
+def test_dense_recall_after_another_processs_rebuild_answers_with_bm25s_hits_not_none(tiny_vault, monkeypatch):
+    """QA round 145-B F1: after another process's ``sync --force`` (every document left to chunk again, the vectors
+    kept), dense recall answered no hit at all: under that process's write lock with the note "these are BM25's
+    results", and, when the rebuild came between the lazy refresh and the ranking, without a note. Whether any chunk
+    has a vector is read in the ranking's snapshot; none: BM25 answers, with the note."""
+    index, emb = embedded_index(tiny_vault, 4, lock_timeout_ms=100)  # (its lazy work waits out a writer briefly)
+    query = "a0x1 a1x2 a2x3"
+    bm25 = [h.doc_id for h in index.recall(query, mode="bm25")]
+    assert sorted(bm25) == ["knowledge/doc0", "knowledge/doc1", "knowledge/doc2"]
+    dense = [(h.doc_id, h.mode) for h in index.recall(query, mode="dense")]
+    assert len(dense) == 4 and {m for _, m in dense} == {"dense"}
+    index.take_notes()
+    other = dreamdb.open(tiny_vault)  # (its own connection: another process)
+    other.sync(force=True)
+    waiting = "no dense results yet: no chunk has a vector (4 documents to chunk wait for embedding), so these are" \
+              " BM25's results; run: dreamdb embed refresh"
+    holder = db.connect(index.index_path)  # another writer holds the index: no chunking now
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        for mode in ("dense", "hybrid", "rrf"):
+            hits = index.recall(query, mode=mode)
+            assert [(h.doc_id, h.mode) for h in hits] == [(d, "bm25") for d in bm25], mode
+            assert index.take_notes() == [waiting], mode
+    finally:
+        holder.rollback()
+        holder.close()
+    # the race: the refresh found nothing waiting, then the rebuild committed before the ranking's snapshot
+    assert [(h.doc_id, h.mode) for h in index.recall(query, mode="dense")] == dense  # (chunked again)
+    assert index.take_notes() == []
+    refresh = index._lazy_refresh
+
+    def rebuilt_meanwhile(e):
+        left = refresh(e)
+        other.sync(force=True)
+        return left
+
+    monkeypatch.setattr(index, "_lazy_refresh", rebuilt_meanwhile)
+    hits = index.recall(query, mode="dense")
+    assert [(h.doc_id, h.mode) for h in hits] == [(d, "bm25") for d in bm25]
+    assert index.take_notes() == [waiting]
+
+
 def test_a_hybrid_query_over_changelog_entries_only_says_they_get_no_vectors(tiny_vault):
     """QA round 90-B F12: in a vault of changelog entries only, hybrid recall said "no dense results yet … run:
     dreamdb embed refresh", and still did after the refresh ran: changelog entries get no vectors, by design."""

@@ -636,6 +636,29 @@ def pending(conn, model_id: str) -> int:
     ).fetchone()[0]
 
 
+def chunks_have_vectors(conn, model_id: str) -> bool:
+    """Whether any chunk of the index has a vector of ``model_id``: whether :func:`dense_search` has anything to
+    rank. Vectors kept for chunk texts no chunk holds now (a rebuild, ``sync --force``, leaves every document to
+    chunk again and keeps the vectors) do not count.
+
+    Stops at the first chunk with a vector (a few µs while the vectors are current); run it inside the read
+    snapshot the ranking reads (:class:`dreamdb.store.connect.read_snapshot`), so the two agree.
+
+    Args:
+        conn: index connection.
+        model_id: the embedder's model id.
+
+    Returns:
+        bool.
+
+    Raises:
+        DriverError: the index has no vector tables.
+    """
+    _require_tables(conn)
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM chunks c JOIN embeddings e ON e.content_hash = c.content_hash"
+                        " AND e.model_id = ?)", (model_id,)).fetchone()[0] == 1
+
+
 # --------------------------------------------------------------------- languages
 
 
