@@ -291,6 +291,37 @@ def test_a_model_file_cut_short_since_its_install_is_said_damaged_by_every_statu
         p = run([sys.executable, "-m", "dreamdb", "model", "status", "--json"])
         assert p.returncode == 0 and "damaged" not in json.loads(p.stdout), (files, p.stderr)
 
+def test_a_model_file_replaced_since_its_install_is_refused_by_the_load_as_status_says(tmp_path, monkeypatch):
+    """QA round 145-B F2: a tokenizer.json one byte longer than its install recorded was "damaged … (hybrid recall
+    would fall back to BM25)" in ``model status`` and ``embed status``, while ``embed refresh`` loaded it and hybrid
+    recall ran with it. The load refuses the folder as status says, with status's repair, before reading a file."""
+    import dreamdb.embeddings.model as model
+
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.onnx").write_bytes(b"graph")
+    (d / "tokenizer.json").write_bytes(b"{}\n")
+    (d / locate.PROVENANCE_FILE).write_text(json.dumps(
+        {"source": "official", "files": {"model.onnx": {"size": 5}, "tokenizer.json": {"size": 2}}}), encoding="utf-8")
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(d))
+    monkeypatch.setattr(model, "_IMPORT_ERROR", None)  # (the runtime is not reached: no model needed)
+    said = "tokenizer.json is 3 bytes where its install recorded 2: cut short or replaced since"
+    st = locate.model_status(d, identify=True)
+    assert st["damaged"] == said + " (hybrid recall would fall back to BM25)" and st["hint"] == locate.reinstall_hint()
+    opened = []
+    monkeypatch.setattr(model, "_open_model_file", lambda f: opened.append(f))
+    with pytest.raises(ModelError) as ei:
+        model.Embedder(d)
+    assert ei.value.message == f"The embedding model in {d} is damaged: {said}." and opened == []
+    assert ei.value.hint == locate.reinstall_hint()
+    # the size its install recorded: no word of damage, and the load goes on to read the files
+    (d / "tokenizer.json").write_bytes(b"{}")
+    assert "damaged" not in locate.model_status(d)
+    with pytest.raises(TypeError):  # (the stub above returns no file)
+        model.Embedder(d)
+    assert opened == [d / "tokenizer.json"]
+
+
 def _zero_output_onnx(path: Path) -> None:
     """An ONNX graph with the model's inputs whose hidden states are all zeros: float32[batch, seq, 384]."""
     from onnx import TensorProto, helper, numpy_helper, save

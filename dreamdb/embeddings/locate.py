@@ -377,7 +377,9 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
     st["piece_table"] = piece_table_state(_tok, d / PIECES_SIDECAR)
     damaged = size_mismatch(d, prov)
     hint = None
-    if not damaged:
+    if damaged:  # (the load refuses the folder too: Embedder)
+        damaged += " (hybrid recall would fall back to BM25)"
+    else:
         try:
             for p in (model_file, _tok):  # (opened, not only stat'ed: an id cached beside them says nothing of whether
                 open(p, "rb").close()  # they can be read now; QA round 144-C F4, hybrid was said ready)
@@ -396,8 +398,14 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
 
 def size_mismatch(model_dir: Path, provenance: dict) -> str | None:
     """Which of a model folder's files is not the size its install recorded (``dreamdb-model.json``'s ``files``), as a
-    sentence, or ``None``: a file cut short or replaced by something else, which onnxruntime or the tokenizer would
-    refuse at the first hybrid query (QA round 83-B F3: ``status`` said hybrid was ready). Two stats, no hashing."""
+    sentence, or ``None``: a file cut short or replaced by something else since its install. Two stats, no hashing.
+
+    Every use refuses such a folder alike (QA round 83-B F3: ``status`` said hybrid was ready while onnxruntime refused
+    the file cut short; QA round 145-B F2: the load took a file replaced since, which status called damaged): the
+    load (:class:`dreamdb.embeddings.model.Embedder`: a hybrid query falls back to BM25, ``embed refresh`` fails),
+    ``status``, ``model status`` and ``embed status`` (:func:`model_status`: damaged) and ``embed dedup``. What a
+    folder holds is what its install validated and recorded (its name and source, said by status and stored with
+    the vectors), until it is installed again."""
     files = provenance.get("files")
     if not isinstance(files, dict):
         return None
@@ -415,8 +423,7 @@ def size_mismatch(model_dir: Path, provenance: dict) -> str | None:
         except (OSError, ValueError):
             continue  # (a missing file is said by model_status's own checks)
         if actual != size:
-            return (f"{name} is {actual:,} bytes where its install recorded {size:,}: cut short or replaced since"
-                    " (hybrid recall would fall back to BM25)")
+            return f"{name} is {actual:,} bytes where its install recorded {size:,}: cut short or replaced since"
     return None
 
 

