@@ -72,6 +72,10 @@ TOP_MIN, TOP_MAX = 1, 50
 LAZY_SYNC_LOCK_WAIT_MS = 1500
 """How long the sync before a recall waits for another process's write lock (ms), as the prompt hook does."""
 
+WAL_FOLD_BYTES = 1 << 20
+"""Size (bytes) of the ``-wal`` file from which a sync that wrote folds it into the index file itself
+(:meth:`Index._fold_wal`); a smaller one is left to SQLite's checkpoints (a recall after an edit pays no sync to disk)."""
+
 _HELD_ELSEWHERE = ("another process holds the index (a dreamdb sync or refresh, a program reading it in a transaction,"
                    " or another open Index of this process)")
 """Who holds an index's write lock that a read met (said in its notes)."""
@@ -1613,6 +1617,7 @@ class Index:
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc.__cause__}",
                                        hint=self._machine_hint(exc.__cause__, removed=True)) from exc.__cause__
             raise
+        self._fold_wal(report)
         # (the whole call: the check and a rebuild too; QA round 90-B F1: a --check of 0.36 s reported 0.58 ms)
         report.elapsed_ms = (perf_counter() - started) * 1000
         self._created_index = False
@@ -1625,6 +1630,44 @@ class Index:
             report.rebuilt = True
             self.warnings = []
         return report
+
+    def _fold_wal(self, report: SyncReport) -> None:
+        """After a sync that wrote: fold its ``-wal`` file into the index file and empty it (:func:`dreamdb.store.connect.
+        checkpoint`), for a new index, or a ``-wal`` file of :data:`WAL_FOLD_BYTES` or more. SQLite's own checkpoints
+        fail without a word on a disk the sync filled, and the ``-wal`` file, holding a first build whole, then held the
+        disk full, the index counted twice (QA round 145-C F1: a 20 MB disk left with 0 bytes free, its editor unable
+        to save a note).
+
+        Another connection's read that holds the checkpoint off is not waited for (a later checkpoint finishes it).
+        A new index whose ``-wal`` file cannot be folded (a full disk) is removed, as one whose build a full disk stops
+        (:meth:`_discard_new_index`); an index that was there keeps the sync in its ``-wal`` file, and a warning in
+        ``report.warnings`` says so.
+
+        Raises:
+            IndexUnavailable: the new index was removed (its hint says what to free).
+        """
+        if not (report.touched or self._created_index) or self._conn is None:
+            return
+        wal = f"{self.index_path}-wal"
+        try:
+            size = os.path.getsize(wal)
+        except OSError:
+            return
+        if size < WAL_FOLD_BYTES and not self._created_index:
+            return
+        try:
+            db.checkpoint(self._conn)
+        except db.OperationalError as exc:
+            if db.is_lock_error(exc) or not _is_environment_error(exc):
+                return  # (damage, if any: the next read meets it)
+            if self._created_index:
+                self._discard_new_index(self._conn)
+                raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc} (its -wal file, {size:,}"
+                                       " bytes, could not be copied into it)",
+                                       hint=self._machine_hint(exc, removed=True)) from exc
+            report.warnings.append(f"the sync is saved in the index's -wal file ({size:,} bytes), which could not be"
+                                   f" copied into {self.index_path} ({exc}) and keeps its disk space until a later"
+                                   f" command can copy it. {self._machine_hint(exc)}")
 
     def sync_for_dedup(self) -> str | None:
         """Bring the index as close to its vault as it can be now, without embedding and without waiting on another
@@ -2981,6 +3024,10 @@ class Index:
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
         meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
         size = config.index_size_bytes(self.index_path)
+        try:  # (QA round 145-C F1: an index counted twice, its -wal file holding it whole, was not said to be)
+            wal = os.path.getsize(f"{self.index_path}-wal")
+        except OSError:
+            wal = 0
         outside, examples = unindexed_markdown(self.vault, include_archives=self.include_archives)
         cased, cased_examples = cased_markdown(self.vault, include_archives=self.include_archives)
         undecodable, undecodable_examples = undecodable_markdown(self.vault, include_archives=self.include_archives)
@@ -2988,7 +3035,7 @@ class Index:
         unread = frontmatter_unread(c)
         replaced = text_replaced(c)
         return {
-            "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size,
+            "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size, "index_wal_bytes": wal,
             "documents": sum(by_type.values()), "by_type": by_type,
             "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
             # (QA round 69 H1: a note dreamdb could not read was only "1 from 2 files")

@@ -2610,3 +2610,71 @@ def test_an_index_path_given_too_long_for_sqlite_is_refused_naming_why(tmp_path,
     (tmp_path / "l").symlink_to(far.parent)
     with pytest.raises(IndexUnavailable, match="505 bytes long once its links are resolved"):
         db.connect(tmp_path / "l" / "i.db")
+
+
+def _wordy_vault(vault: Path, notes: int = 400, words: int = 300) -> None:
+    """``notes`` notes of ``words`` made-up words each, most of them in no other note (postings: a big index)."""
+    for n in range(notes):
+        body = " ".join(f"w{n}x{(n * 7919 + i * 104729) % 99991}" for i in range(words))
+        write_doc(vault, f"knowledge/note-{n}.md", f"---\ntitle: Note {n}\n---\n{body}\n")
+
+
+def test_a_first_sync_folds_its_wal_into_the_index(example_vault):
+    """QA round 145-C F1: a first build's -wal file (SQLite's journal, holding the build whole) was left as big as
+    the index after the sync, while the Index stayed open; it is copied into the index file and emptied."""
+    with dreamdb.open(example_vault) as index:
+        assert index.sync().added == 11
+        wal = Path(f"{index.index_path}-wal")
+        assert wal.exists() and wal.stat().st_size == 0  # (the connection is open: SQLite removes it only at close)
+        assert index.status()["index_wal_bytes"] == 0
+        assert index.status()["index_bytes"] == index.index_path.stat().st_size
+
+
+def test_a_wal_a_full_disk_keeps_is_said_and_the_sync_kept(example_vault, monkeypatch):
+    """QA round 145-C F1: where the -wal file of an index that was there cannot be copied into it (a full disk),
+    the sync is saved all the same (in the -wal file), and a warning says so."""
+    import dreamdb.api as api
+
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+    write_doc(example_vault, "knowledge/okapi.md", "---\ntitle: Okapi\n---\nokapi stripes\n")
+
+    def full(conn):
+        raise db.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(api, "WAL_FOLD_BYTES", 0)
+    monkeypatch.setattr(db, "checkpoint", full)
+    with dreamdb.open(example_vault) as index:
+        report = index.sync()
+        assert report.added == 1
+        assert any("the sync is saved in the index's -wal file" in w and "Free space on the disk" in w
+                   for w in report.warnings), report.warnings
+        assert _top(index, "okapi stripes")[0] == "knowledge/okapi"
+
+
+def test_a_first_build_whose_wal_a_full_disk_keeps_is_removed(tmp_path):
+    """QA round 145-C F1: on a 20 MB disk with 13.2 MB free, a first sync of a 7.9 MB index succeeded, but its
+    8.3 MB -wal file could not be copied into the index file (SQLite's checkpoint failed for lack of space, without
+    a word): the disk was left 100% full, the user's editor unable to save a note, and every later command failed.
+    The new index is removed (exit 4, the hint says to free space), as docs/vault.md promises."""
+    measured = tmp_path / "measured" / "_dream_context"
+    _wordy_vault(measured)
+    with dreamdb.open(measured) as index:
+        index.sync()
+        size = index.index_path.stat().st_size
+    with dreamdb.open(measured) as index:  # the -wal file of a first build: about the index's size
+        index.sync(force=True)
+    vault_bytes = sum(p.stat().st_size for p in measured.rglob("*.md"))
+    # room for the vault, the index and about half of its -wal file: the build fits, the copy into index.db does not
+    room = vault_bytes + 4096 * len(list(measured.rglob("*.md"))) + size + size // 2 + (512 << 10)
+    assert size > 2 << 20
+    with small_file_system(tmp_path / "small", f"size={room // 1024}k") as small:
+        vault = small / "project" / "_dream_context"
+        _wordy_vault(vault)
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], capture_output=True,
+                           text=True, timeout=120, cwd=ROOT)
+        assert p.returncode == 4 and "Traceback" not in p.stderr, p.stderr
+        assert "Cannot build the index" in p.stderr and "partly built index was removed" in p.stderr, p.stderr
+        assert "its -wal file" in p.stderr, p.stderr  # (the build fitted; the copy into index.db did not)
+        assert sorted(f.name for f in (vault / ".dreamdb").iterdir() if f.name.startswith("index")) == []
+        assert shutil.disk_usage(small).free > size  # the disk is not left full

@@ -183,7 +183,9 @@ def status_cmd(vault, as_json):
         return
     shown = output.visible_id  # a path with ESC or a newline shown as ␛ / ␊, not obeyed or split (QA round 68 L4)
     click.echo(f"vault:          {shown(st['vault'])}")
-    click.echo(f"index:          {shown(st['index'])} ({st['index_bytes'] / 1e6:.1f} MB)")
+    wal = st.get("index_wal_bytes", 0)
+    click.echo(f"index:          {shown(st['index'])} ({st['index_bytes'] / 1e6:.1f} MB"
+               + (f", {wal / 1e6:.1f} MB of it in its -wal file" if wal >= 50_000 else "") + ")")
     other = st.get("other_index")
     if other:  # left at the other place when this one already existed (QA round 46 M3), or copied from the vault's
         # own folder, whose index path is too long now (QA round 144-A F2)
