@@ -691,6 +691,7 @@ class Index:
         self._updating_elsewhere = False  # the last sync before a read found another process's write lock
         self._not_updated = False  # the last sync before a read could not write the index (read as it is)
         self._read_only_because: str | None = None  # why the connection was opened read-only (_open_read_only)
+        self._other_copy: tuple | None = None  # (connection, path): the vault's other index read instead (_read_other_copy)
         self._created_index = False  # the connection's index file was created by this process, not yet synced
         self._conn = None
         self._opened_file: tuple[int, int] | None = None  # (device, inode) of the index file the connection opened
@@ -753,6 +754,9 @@ class Index:
                 raise VaultNotFound.gone(self.vault) from exc
             blocker = exc.filename if isinstance(exc, FileExistsError) and exc.filename else None
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # (QA round 50: the hint blamed permissions)
+            other = self._read_other_copy(exc.strerror or exc) if full else None
+            if other is not None:  # (the vault's other, complete index: QA round 145-C F2)
+                return other
             too_large = exc.errno == errno.EFBIG  # (a file size limit: QA round 123-B F6 was told to make it writable)
             dangling = blocker is not None and os.path.islink(blocker) and not os.path.exists(blocker)
             raise IndexUnavailable(
@@ -831,6 +835,9 @@ class Index:
         """
         if _is_environment_error(cause) and fresh:
             self._discard_new_index(conn)
+            other = self._read_other_copy(cause)
+            if other is not None:
+                return other
             raise IndexUnavailable(f"Cannot create the index at {self.index_path}: {cause}",
                                    hint=self._machine_hint(cause, removed=True)) from cause
         if _is_environment_error(cause) or self._cannot_write_beside(cause):
@@ -849,10 +856,11 @@ class Index:
         with suppress(OSError):
             config.remove_index_files(self.index_path)
 
-    def _open_read_only(self, exc: BaseException, message: str | None = None):
+    def _open_read_only(self, exc: BaseException, message: str | None = None, path: Path | None = None):
         """The index opened read-only (:func:`dreamdb.store.connect.connect_readonly`) after ``exc`` kept it from opening
         for writing: a full disk or a read-only file system, on which SQLite cannot make the ``-shm`` file of
         a WAL database (QA round 48). The reads before which it would sync say so (:meth:`sync_for_read`).
+        ``path``: the index file to open (default: :attr:`index_path`; :meth:`_read_other_copy` gives another).
 
         Raises:
             IndexUnavailable: it cannot be read either, or its schema needs a migration (a write).
@@ -863,10 +871,10 @@ class Index:
         conn = None
         try:
             try:
-                conn = db.connect_readonly(self.index_path, busy_timeout_ms=self.lock_timeout_ms,
+                conn = db.connect_readonly(path or self.index_path, busy_timeout_ms=self.lock_timeout_ms,
                                            vec=db.CAN_LOAD_EXTENSIONS)
             except DriverError:
-                conn = db.connect_readonly(self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=False)
+                conn = db.connect_readonly(path or self.index_path, busy_timeout_ms=self.lock_timeout_ms, vec=False)
             self._check_tables(conn)
             if current_version(conn) == latest_version():
                 self._note_opened_files()
@@ -876,8 +884,38 @@ class Index:
             pass
         if conn is not None:
             conn.close()
-        raise IndexUnavailable(message or f"Cannot open the index at {self.index_path}: {exc}",
+        raise IndexUnavailable(message or f"Cannot open the index at {path or self.index_path}: {exc}",
                                hint=self._machine_hint(exc)) from exc
+
+    def _read_other_copy(self, cause: BaseException | str):
+        """The vault's complete index at the other place dreamdb keeps one (:func:`dreamdb.config.
+        other_default_index_path`), opened read-only (:meth:`_open_read_only`), when this one, new, could not be made
+        or built for the machine's state (``cause``: SQLite's error, a full disk) and was removed; else ``None``.
+
+        A read-only vault whose ``.dreamdb/index.db`` is complete, with the user cache on a full disk, or a vault made
+        writable again whose cache copy could not be moved into a full ``.dreamdb``: recall and status exited 4 while
+        a complete index sat at the other place (QA round 145-C F2). The reads answer from it as it is, with a note
+        (:meth:`sync_for_read`); :attr:`index_path` stays the place the next command tries to make the index at.
+        """
+        if not self._chosen_path:
+            return None
+        other = config.other_default_index_path(self.vault, self.index_path)
+        if other is None or config.index_file_kind(other) != "dreamdb":
+            return None
+        try:
+            conn = self._open_read_only(cause, path=other)
+        except IndexUnavailable:
+            return None
+        self._other_copy = (conn, other)
+        self.notes.append(f"the index cannot be made at {self.index_path} ({cause}): the vault's other index, {other},"
+                          " is read as it is instead")
+        return conn
+
+    @property
+    def _read_path(self) -> Path:
+        """The index file the connection reads: :attr:`index_path`, or the other copy :meth:`_read_other_copy` opened."""
+        copy = self._other_copy
+        return copy[1] if copy is not None and copy[0] is self._conn and self._conn is not None else self.index_path
 
     def carry_over(self) -> None:
         """Start a vault's new index from its index at the other place dreamdb keeps one, if any
@@ -1823,6 +1861,8 @@ class Index:
         except IndexUnavailable as exc:
             # A read-only index file (or folder, or file system) or a full disk: the index cannot follow the
             # vault, but it can still be read; the read that follows fails on its own if it cannot.
+            if self._conn is None and index_unwritable(exc):  # a new index, removed: the other copy, if complete
+                self._conn = self._read_other_copy(exc.__cause__)
             if not index_unwritable(exc) or self._conn is None:
                 raise
             self._not_updated = True
@@ -1874,7 +1914,7 @@ class Index:
         open cannot see, and the analysis of an index an older dreamdb built (until it is rebuilt)."""
         out = ""
         try:
-            wal = os.path.getsize(f"{self.index_path}-wal") if getattr(self._conn, "immutable", False) else 0
+            wal = os.path.getsize(f"{self._read_path}-wal") if getattr(self._conn, "immutable", False) else 0
         except OSError:
             wal = 0
         if wal:
@@ -3023,9 +3063,10 @@ class Index:
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
         meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
-        size = config.index_size_bytes(self.index_path)
+        read = self._read_path  # (the vault's other index, read when this one cannot be made: QA round 145-C F2)
+        size = config.index_size_bytes(read)
         try:  # (QA round 145-C F1: an index counted twice, its -wal file holding it whole, was not said to be)
-            wal = os.path.getsize(f"{self.index_path}-wal")
+            wal = os.path.getsize(f"{read}-wal")
         except OSError:
             wal = 0
         outside, examples = unindexed_markdown(self.vault, include_archives=self.include_archives)
@@ -3035,7 +3076,7 @@ class Index:
         unread = frontmatter_unread(c)
         replaced = text_replaced(c)
         return {
-            "vault": str(self.vault), "index": str(self.index_path), "index_bytes": size, "index_wal_bytes": wal,
+            "vault": str(self.vault), "index": str(read), "index_bytes": size, "index_wal_bytes": wal,
             "documents": sum(by_type.values()), "by_type": by_type,
             "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
             # (QA round 69 H1: a note dreamdb could not read was only "1 from 2 files")
@@ -3060,7 +3101,7 @@ class Index:
             "lexicon": self._lexicon_status(), "other_index": self._other_index(),
             # (QA round 140-C F6: the file's time, which a reader's checkpoint of a writer's WAL moves too)
             # (QA round 143-D F5: an older dreamdb's sync writes no last_write: the later of the two)
-            "index_modified": _last_written(meta) or _written_iso(self.index_path),
+            "index_modified": _last_written(meta) or _written_iso(read),
         }
 
     def _other_index(self) -> dict | None:
@@ -3069,7 +3110,7 @@ class Index:
         made read-only, then writable again: QA round 46 M3), else ``None``. ``modified``: its last write
         (:func:`dreamdb.config.index_last_written`), ISO-8601 UTC."""
         other = config.other_default_index_path(self.vault, self.index_path) if self._chosen_path else None
-        if other is None or config.index_file_kind(other) != "dreamdb":
+        if other is None or other == self._read_path or config.index_file_kind(other) != "dreamdb":
             return None
         return {"path": str(other), "bytes": config.index_size_bytes(other),
                 "modified": _written_iso(other)}

@@ -2678,3 +2678,73 @@ def test_a_first_build_whose_wal_a_full_disk_keeps_is_removed(tmp_path):
         assert "its -wal file" in p.stderr, p.stderr  # (the build fitted; the copy into index.db did not)
         assert sorted(f.name for f in (vault / ".dreamdb").iterdir() if f.name.startswith("index")) == []
         assert shutil.disk_usage(small).free > size  # the disk is not left full
+
+
+def _fill(folder: Path) -> None:
+    """Fill the file system holding ``folder`` (a small tmpfs) to its last block."""
+    with contextlib.suppress(OSError), open(folder / "filler", "wb") as f:
+        while True:
+            f.write(b"\0" * 4096)
+            f.flush()
+
+
+def test_a_read_only_vaults_index_is_read_when_the_cache_is_full(tmp_path, monkeypatch):
+    """QA round 145-C F2 (a): a read-only vault whose .dreamdb/index.db is complete, the user cache on a full disk:
+    its copy into the cache failed, a new index there too, and recall and status exited 4. The complete index is read
+    as it is, with a note."""
+    vault = tmp_path / "project" / "_dream_context"
+    shutil.copytree(EXAMPLES, vault, ignore=shutil.ignore_patterns(".dreamdb"))
+    with dreamdb.open(vault) as index:
+        index.sync()
+        expected = _top(index, "sleep debt")[0]
+    own = index.index_path
+    with small_file_system(tmp_path / "cache", "size=64k") as cache:
+        monkeypatch.setenv("DREAMDB_CACHE_DIR", str(cache))
+        _fill(cache)
+        for folder in (own.parent, vault):
+            folder.chmod(0o555)  # (no write bit: read-only to dreamdb, root too)
+        try:
+            with dreamdb.open(vault) as index:
+                assert index.index_path.parent.parent == cache
+                assert _top(index, "sleep debt")[0] == expected
+                notes = index.take_notes()
+                assert any(f"the vault's other index, {own}, is read as it is" in n for n in notes), notes
+                st = index.status()
+                assert st["index"] == str(own) and st["documents"] == 13 and st["other_index"] is None
+                with pytest.raises(IndexUnavailable):
+                    index.sync()
+        finally:
+            for folder in (vault, own.parent):
+                folder.chmod(0o755)
+        assert not list(cache.glob("*/index.db*"))  # (the new index, which could not be made, removed)
+
+
+def test_a_vaults_cache_index_is_read_when_its_own_folder_is_full(tmp_path, monkeypatch):
+    """QA round 145-C F2 (b): a vault synced while read-only (its index in the cache), made writable again on a full
+    disk: the move into .dreamdb failed, and recall exited 4 ("Cannot build the index") while the complete index sat
+    in the cache. That index is read as it is, with a note; once there is room, it is moved as ever."""
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "cache"))
+    with small_file_system(tmp_path / "small", "size=1m") as small:
+        vault = small / "project" / "_dream_context"
+        shutil.copytree(EXAMPLES, vault, ignore=shutil.ignore_patterns(".dreamdb"))
+        vault.chmod(0o555)
+        try:
+            with dreamdb.open(vault) as index:
+                index.sync()
+                expected = _top(index, "sleep debt")[0]
+                cached = index.index_path
+        finally:
+            vault.chmod(0o755)
+        assert cached.is_relative_to(tmp_path / "cache")
+        _fill(small)
+        with dreamdb.open(vault) as index:
+            assert index.index_path == vault / ".dreamdb" / "index.db"
+            assert _top(index, "sleep debt")[0] == expected
+            notes = index.take_notes()
+            assert any(f"the vault's other index, {cached}, is read as it is" in n for n in notes), notes
+            assert index.status()["index"] == str(cached)
+        assert cached.exists() and not (vault / ".dreamdb" / "index.db").exists()
+        (small / "filler").unlink()
+        with dreamdb.open(vault) as index:  # room again: moved into .dreamdb, as ever
+            assert _top(index, "sleep debt")[0] == expected and index.status()["index"] == str(index.index_path)
+        assert not cached.exists()
