@@ -1633,7 +1633,8 @@ class Index:
         progress = self._own_callback(progress)
         if self._opened_read_only():
             raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
-                                   " it can only be read as it is",
+                                   + (" it has never been synced, so there is nothing to read in it yet"
+                                      if self._first_build_elsewhere() else " it can only be read as it is"),
                                    hint=self._machine_hint(self._read_only_because))
         started = perf_counter()
         if check and self._rebuild_if_damaged():
@@ -3330,6 +3331,16 @@ FULL_DISK_BYTES = 1 << 20
 index's ``-shm`` file and a page or more for any write."""
 
 
+def _full_disk_free(st) -> int | None:
+    """The free bytes (for this user) of the file system an ``os.statvfs`` result ``st`` describes, when it is full:
+    under :data:`FULL_DISK_BYTES`; ``None`` when it has room, or reports no size at all (``f_blocks`` 0: a FUSE file
+    system such as fusefat's, whose 0 bytes free said nothing; QA round 145-C F5 called it full)."""
+    if st.f_blocks <= 0:
+        return None
+    free = st.f_bavail * st.f_frsize
+    return free if free < FULL_DISK_BYTES else None
+
+
 def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bool = False,
                       setting: str | None = "DREAMDB_INDEX") -> str:
     """How to fix an error of the machine (:func:`_is_environment_error`; the error or its text) under the index;
@@ -3341,21 +3352,23 @@ def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bo
         return (f"Free space on the disk holding {index_path} (and the temp folder, or SQLITE_TMPDIR), then retry;"
                 f" {outcome}")
     if "disk I/O error" in str(exc):
-        import shutil
-
         try:  # (QA round 48: on a full disk, SQLite cannot make the -shm file and says only "disk I/O error")
-            free = shutil.disk_usage(index_path.parent).free
-        except OSError:
-            free = None
-        if free is not None and free < FULL_DISK_BYTES:
+            st = os.statvfs(index_path.parent)
+        except (OSError, AttributeError):  # (AttributeError: no statvfs, Windows)
+            st = None
+        free = None if st is None else _full_disk_free(st)
+        if free is not None:
             return f"The disk holding {index_path} is full ({free:,} bytes free): free some space, then retry; {outcome}"
         from dreamdb.writes.files import file_size_limited
 
         if file_size_limited():  # (SQLite says only "disk I/O error" of a write past it: QA round 125-C F8)
             return (f"This process has a file size limit (ulimit -f), which writing {index_path} most likely passed:"
                     f" raise it (ulimit -f unlimited), then retry; {outcome}")
+        sizeless = st is not None and st.f_blocks <= 0  # (a FUSE file system: fusefat refuses SQLite's ftruncate)
         return (f"Reading or writing {index_path} failed: a file size limit (ulimit -f), a disk quota, a full temp"
-                f" folder or a failing disk; fix that, then retry; {outcome}")
+                f" folder{', a file system SQLite cannot write as it needs (this one reports no size: FUSE?)' if sizeless else ''}"
+                f" or a failing disk; fix that{' (or keep the index on another file system)' if sizeless else ''},"
+                f" then retry; {outcome}")
     try:  # a read-only file system: nothing there can be made writable or removed (QA round 50)
         if os.statvfs(index_path.parent).f_flag & getattr(os, "ST_RDONLY", 1):
             return (f"The file system holding {index_path} is mounted read-only: remount it read-write"

@@ -2748,3 +2748,34 @@ def test_a_vaults_cache_index_is_read_when_its_own_folder_is_full(tmp_path, monk
         with dreamdb.open(vault) as index:  # room again: moved into .dreamdb, as ever
             assert _top(index, "sleep debt")[0] == expected and index.status()["index"] == str(index.index_path)
         assert not cached.exists()
+
+
+def test_a_file_system_that_reports_no_size_is_not_called_full(tmp_path, monkeypatch, tiny_vault):
+    """QA round 145-C F5: on a FUSE vfat (statvfs: 0 blocks, 0 free), "disk I/O error" was said to be "The disk …
+    is full (0 bytes free)"; and a sync of an index never synced said it "can only be read as it is"."""
+    from types import SimpleNamespace
+
+    from dreamdb import api
+
+    sizeless = SimpleNamespace(f_blocks=0, f_bavail=0, f_frsize=4096, f_flag=0)
+    full = SimpleNamespace(f_blocks=5120, f_bavail=3, f_frsize=4096, f_flag=0)
+    roomy = SimpleNamespace(f_blocks=5120, f_bavail=4000, f_frsize=4096, f_flag=0)
+    assert api._full_disk_free(sizeless) is None and api._full_disk_free(roomy) is None
+    assert api._full_disk_free(full) == 12288
+    index_path = tmp_path / "index.db"
+    monkeypatch.setattr(api.os, "statvfs", lambda path: sizeless)
+    hint = api._environment_hint("disk I/O error", index_path)
+    assert "is full" not in hint and "reports no size" in hint, hint
+    monkeypatch.setattr(api.os, "statvfs", lambda path: full)
+    assert api._environment_hint("disk I/O error", index_path).startswith(
+        f"The disk holding {index_path} is full (12,288 bytes free)")
+    monkeypatch.undo()
+    index = dreamdb.open(tiny_vault, auto_sync=False)
+    index.conn  # made, migrated, never synced
+    monkeypatch.setattr(type(index), "_opened_read_only", lambda self: True)
+    index._read_only_because = "disk I/O error"
+    with pytest.raises(IndexUnavailable) as err:
+        index.sync()
+    assert "never been synced, so there is nothing to read in it yet" in err.value.message
+    assert "can only be read as it is" not in err.value.message
+    index.close()
