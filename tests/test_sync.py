@@ -3041,7 +3041,8 @@ def test_status_index_modified_is_the_last_write_not_a_later_reader_s_checkpoint
     write_doc(tiny_vault, "knowledge/a.md", "alpha\n")
     script = ("import os, time, dreamdb\n"
               f"ix = dreamdb.open({str(tiny_vault)!r})\n"
-              "ix.sync()\n"
+              "ix.sync()\n"  # (a first build's -wal file is copied into the index: QA round 145-C F1)
+              "ix.conn.execute(\"INSERT INTO meta (key, value) VALUES ('other', 'x')\")\n"  # (a commit, left in it)
               "print(time.time(), flush=True)\n"
               "os._exit(0)\n")  # committed, left in the -wal file: no checkpoint at close
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
