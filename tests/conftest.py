@@ -312,3 +312,57 @@ def permissions_bite() -> list[str]:
         pytest.skip("running as root without setpriv: a file or folder of mode 000 cannot be made unreadable")
     caps = "-dac_override,-dac_read_search"
     return ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+
+
+class _Listing:
+    """An ``os.scandir`` iterator without some entries (:func:`case_insensitive_name`)."""
+
+    def __init__(self, entries, hidden: set[str]):
+        with entries:
+            self._entries = iter([e for e in entries if os.path.abspath(e.path) not in hidden])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._entries)
+
+    def close(self):
+        pass
+
+
+@pytest.fixture()
+def case_insensitive_name(monkeypatch):
+    """``alias(path, typed)``: makes the name ``typed`` reach the file or folder ``path`` (beside it) as on a
+    case-insensitive file system (macOS, Windows, vfat), on any: ``typed`` is a symbolic link to ``path`` that the
+    folder does not list (``os.listdir``, ``os.scandir``) and that ``os.path.realpath`` (``Path.resolve``) keeps as
+    it is, as such a file system keeps a name typed in another case; returns the typed path."""
+    hidden: set[str] = set()
+    listdir, scandir, realpath = os.listdir, os.scandir, os.path.realpath
+
+    def alias(path: Path, typed: str) -> Path:
+        link = path.parent / typed
+        link.symlink_to(path.name, target_is_directory=path.is_dir())
+        hidden.add(os.path.abspath(link))
+        return link
+
+    def fake_listdir(folder="."):
+        return [n for n in listdir(folder) if os.path.abspath(os.path.join(folder, n)) not in hidden]
+
+    def fake_realpath(path, *args, **kwargs):
+        whole = os.path.abspath(path)
+        for link in hidden:
+            if whole == link or whole.startswith(link + os.sep):
+                return os.path.join(realpath(os.path.dirname(link)), os.path.basename(link)) + whole[len(link):]
+        return realpath(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "listdir", fake_listdir)
+    monkeypatch.setattr(os, "scandir", lambda folder=".": _Listing(scandir(folder), hidden))
+    monkeypatch.setattr(os.path, "realpath", fake_realpath)
+    return alias

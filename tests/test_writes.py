@@ -2393,6 +2393,58 @@ def test_update_never_writes_a_key_twice(vault: Path):
     assert fm.count("description") == 1
 
 
+def test_a_name_in_another_case_is_spelled_as_the_file_on_disk():
+    """QA round 145-C F3, the decision: a name is the entry's own as its folder lists it; one not listed that reaches
+    a file (a case-insensitive file system took it for it) is the name of the listed entry that is that file, and
+    one that reaches nothing, the one entry spelled so but for NFC/NFD (as before), else none."""
+    from dreamdb.vault.discover import spelled_alike
+
+    nfd = unicodedata.normalize("NFD", "Café.md")
+    listing = ["design.md", "Design.md.bak", "designs.md", "\udcff.md", nfd, "DESIGN.MD"]
+    assert spelled_alike("Design.md", listing, fold_case=True) == ["design.md", "DESIGN.MD"]
+    assert spelled_alike("Design.md", listing, fold_case=False) == []
+    assert spelled_alike("café.md", listing, fold_case=True) == [nfd]  # (case and accents' form both)
+    assert spelled_alike("Café.md", listing, fold_case=False) == [nfd]
+    assert spelled_alike("STRASSE.md", ["straße.md"], fold_case=True) == ["straße.md"]
+    assert spelled_alike("\udcff.md", listing, fold_case=True) == []  # (no UTF-8 name matches)
+
+
+def test_a_name_typed_in_another_case_reaches_the_file_by_its_own_name(tiny_vault, tmp_path, case_insensitive_name):
+    """QA round 145-C F3: on a case-insensitive file system (macOS, Windows, vfat), ``update knowledge/Design.md`` of
+    the file ``design.md`` answered the id ``knowledge/Design``, ``delete knowledge/DESIGN.md`` kept the copy as
+    ``…-DESIGN.md`` (restored, another id), and a write renamed the file ``DESIGN.md``: the name typed is the file's
+    own on disk, as one typed in the other Unicode form is."""
+    import dreamdb
+    from dreamdb.vault.discover import name_on_disk
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "design.md").write_text("a\n")
+    (folder / "Design.md").write_text("another file, on a case-sensitive file system\n")
+    os.link(folder / "design.md", folder / "DESIGN.md")  # (the same file: what a case-insensitive system makes of it)
+    assert name_on_disk(folder, "design.md") == "design.md" and name_on_disk(folder, "Design.md") == "Design.md"
+    assert name_on_disk(folder, "desIGN.md") is None  # (no such file here: nothing, not a name alike)
+    assert name_on_disk(folder, "DESIGN.md", ["design.md", "Design.md"]) == "design.md"  # (listed: the one it is)
+    assert name_on_disk(folder, "DESIGN.md", ["Design.md"]) == "DESIGN.md"  # (no name of it listed: as typed)
+
+    note = write_doc(tiny_vault, "knowledge/design.md", "---\ntitle: Design\ntags: [a]\n---\nbody\n")
+    case_insensitive_name(note, "Design.md")
+    case_insensitive_name(note, "DESIGN.md")
+    assert find_document(tiny_vault, "knowledge/Design.md") == ("knowledge", note)
+    assert find_document(tiny_vault, str(tiny_vault / "knowledge" / "DESIGN.md")) == ("knowledge", note)
+    index = dreamdb.open(tiny_vault)
+    try:
+        done = index.update("knowledge/DESIGN.md", append="more", tags="zz")
+        assert (done["doc_id"], done["path"]) == ("knowledge/design", str(note))
+        assert note.read_text(encoding="utf-8").endswith("body\n\nmore\n") and "zz" in note.read_text()
+        assert sorted(os.listdir(note.parent)) == ["design.md"]  # (written in place: no file renamed)
+        gone = index.delete("knowledge/Design.md")
+        assert (gone["doc_id"], gone["path"]) == ("knowledge/design", str(note))
+        assert Path(gone["moved_to"]).name.endswith("Z-design.md") and not note.exists()
+    finally:
+        index.close()
+
+
 def test_a_decomposed_name_with_a_composed_twin_reaches_exactly_the_file_named(tiny_vault):
     """QA round 14: delete given the NFD file's exact path removed its NFC twin; the two files were both
     indexed as knowledge/résumé (different bytes, no number)."""

@@ -7,6 +7,7 @@ file with its ``os.stat_result`` (the sync's stat pre-filter input).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -507,6 +508,60 @@ def is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def spelled_alike(typed: str, names, *, fold_case: bool) -> list[str]:
+    """The names of ``names`` (a folder's listing, any iterable of text) that are ``typed`` spelled otherwise, in their
+    order: equal to it once both are NFC-normalised (``café`` composed and ``cafe`` + U+0301), and, if ``fold_case``,
+    case-folded too (``Design.md`` and ``design.md``: Unicode caseless matching, as case-insensitive file systems
+    compare names). Nothing is read; names that are not valid UTF-8 (:func:`is_utf8`) never match."""
+    import unicodedata
+
+    def key(name: str) -> str:
+        if fold_case:
+            return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+        return unicodedata.normalize("NFC", name)
+
+    want = key(typed)
+    return [n for n in names if is_utf8(n) and key(n) == want]
+
+
+def name_on_disk(folder: Path, typed: str, names=None) -> str | None:
+    """The name under which ``folder`` lists the entry that the name ``typed`` reaches, or ``None`` when it reaches
+    none; ``names``: the folder's listing (default: ``os.listdir(folder)``).
+
+    * ``typed`` listed: ``typed`` (on a case-sensitive file system, the only way a name reaches an entry).
+    * ``typed`` reaches an entry but is not listed: a case- or normalisation-insensitive file system (macOS APFS,
+      Windows and WSL drives, vfat, ext4 casefold) took it for an entry spelled otherwise; that entry's own name, the
+      one of :func:`spelled_alike` (case folded) that is the same file (``os.path.samefile``), so that ids, output and
+      writes use the name on disk (QA round 145-C F3: ``update knowledge/Design.md`` of ``design.md`` wrote the id
+      ``knowledge/Design``, and a write renamed the file); ``typed`` itself when none is, or the folder cannot be
+      listed.
+    * ``typed`` reaches nothing: the one entry spelled as it is but for Unicode normalisation (NFC/NFD: a name typed
+      composed reaches a file saved decomposed, as macOS writes names, and back); ``None`` if none or two are (both
+      spellings side by side: neither is meant more than the other).
+    """
+    exact = folder / typed
+    there = os.path.lexists(exact)
+    if names is None:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return typed if there else None
+    if typed in names:
+        return typed
+    if there:
+        for name in spelled_alike(typed, names, fold_case=True):
+            try:
+                if os.path.samefile(folder / name, exact):
+                    return name
+            except OSError:  # (a link to nothing: the same entry if it is the same link)
+                with contextlib.suppress(OSError):
+                    if os.path.samestat(os.lstat(folder / name), os.lstat(exact)):
+                        return name
+        return typed
+    alike = spelled_alike(typed, names, fold_case=False)
+    return alike[0] if len(alike) == 1 else None
 
 
 def escapes_only(text: str) -> bool:

@@ -17,7 +17,8 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 from dreamdb.output import some_of, typable_id, untypable
-from dreamdb.vault.discover import ACCENT_ENCODINGS, VAULT_DIR_NAME, folder_link, in_archive, is_utf8, walk
+from dreamdb.vault.discover import (ACCENT_ENCODINGS, VAULT_DIR_NAME, folder_link, in_archive, is_utf8, name_on_disk,
+                                    walk)
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
 
@@ -245,8 +246,10 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
 
     ``rel`` is checked lexically (see :func:`_check_rel_path`) and must be in
     a document folder, reached through no folder link (:func:`_refuse_folder_link`); the path is not resolved
-    (callers confine it). Unless ``exact``, a name that differs from the file's only in Unicode normalisation
-    (NFC/NFD) finds it too.
+    (callers confine it). Its names are the file's and folders' own on disk (:func:`_spelled_on_disk`): a name the
+    file system takes in another case reaches its file by the file's name, and, unless ``exact``, a name that
+    differs from the file's only in Unicode normalisation (NFC/NFD) finds it too; with ``exact``, only the name as
+    the folders list it.
 
     Raises:
         WriteRefused: a folder on the way is a symbolic link.
@@ -260,11 +263,9 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
     kind = classify(rel)
     if kind is None or kind[0] != "markdown":
         return None
-    path = vault.joinpath(*rel.split("/"))
-    if not path.is_file():
-        path = None if exact else _nfc_match(vault, rel.split("/"))
-        if path is None or not path.is_file():
-            return None
+    path = _spelled_on_disk(vault, rel.split("/"), exact=exact)
+    if path is None or not path.is_file():
+        return None
     _refuse_folder_link(vault, path)
     _refuse_mergetool_copy(rel, path)
     return kind[1], path
@@ -314,29 +315,22 @@ def _refuse_mergetool_copy(rel: str, path: Path) -> None:
                          " it); nothing was changed.", hint=f"Edit {note} itself, or rename the copy if it is a note.")
 
 
-def _nfc_match(vault: Path, parts: list[str]) -> Path | None:
-    """The path under ``vault`` whose components equal ``parts`` once both are NFC-normalised, or ``None``.
+def _spelled_on_disk(vault: Path, parts: list[str], *, exact: bool = False) -> Path | None:
+    """The path under ``vault`` that the names ``parts`` reach, each as its folder lists it
+    (:func:`dreamdb.vault.discover.name_on_disk`), or ``None`` when a name reaches nothing.
 
-    A name typed composed (``café``, as ``find_document`` normalises it) reaches a file or folder
-    saved decomposed (``cafe`` + U+0301, as macOS and some tools write names), and back; a
-    component matching two entries (both spellings exist side by side) matches none.
+    A name the file system takes in another case or Unicode form (case-insensitive: macOS, Windows, vfat) is the
+    entry's own name; a name typed composed (``café``, as ``find_document`` normalises it) reaches a file or folder
+    saved decomposed (``cafe`` + U+0301, as macOS and some tools write names), and back, on any file system; a
+    component matching two entries (both spellings exist side by side) matches none. With ``exact``, a name not
+    listed as typed reaches nothing.
     """
-    import unicodedata
-
     here = vault
     for part in parts:
-        exact = here / part
-        if os.path.lexists(exact):
-            here = exact
-            continue
-        want = unicodedata.normalize("NFC", part)
-        try:
-            names = [n for n in os.listdir(here) if is_utf8(n) and unicodedata.normalize("NFC", n) == want]
-        except OSError:
+        name = name_on_disk(here, part)
+        if name is None or (exact and name != part):
             return None
-        if len(names) != 1:
-            return None
-        here = here / names[0]
+        here = here / name
     return here
 
 
