@@ -2865,6 +2865,33 @@ def test_a_path_into_a_folder_named_almost_dream_context_says_to_rename_it(tmp_p
         (tmp_path / "_dream_context").unlink()
 
 
+def test_a_vault_path_typed_in_another_case_is_the_vault_by_its_name_on_disk(tmp_path, monkeypatch,
+                                                                              case_insensitive_name):
+    """QA round 145-C F4: on a case-insensitive file system, ``DREAMDB_VAULT=…/ci/_DREAM_CONTEXT`` (the folder on disk
+    ``_dream_context``) was "not a vault … rename it _dream_context", a rename that cannot be: it is that vault, by the
+    name its folder lists; a folder named ``_Dream_Context`` on disk still is none."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    vault = tmp_path / "ci" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    typed = case_insensitive_name(vault, "_DREAM_CONTEXT")
+    case_insensitive_name(vault, "_Dream_Context")
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert find_vault(typed) == vault and find_vault("ci/_Dream_Context/knowledge/..") == vault
+    monkeypatch.setenv("DREAMDB_VAULT", str(typed))
+    assert find_vault(None) == vault
+    monkeypatch.delenv("DREAMDB_VAULT")
+    assert find_vault(None, cwd=typed / "knowledge") == vault  # (walked up from a folder inside it, so named)
+    other = tmp_path / "other" / "_Dream_Context"  # (named so on disk: no vault, said as before)
+    other.mkdir(parents=True)
+    case_insensitive_name(other, "_dream_context")
+    with pytest.raises(VaultNotFound) as info:
+        find_vault(other)
+    assert info.value.hint.endswith(f"; {other} is named almost so: rename it _dream_context.")
+
+
 def test_line_ends_and_byte_order_marks_of_every_kind_read_as_one(tiny_vault):
     """QA round 120-B F1, F2, F5: a note of CR CR LF lines (Windows line ends converted twice) or one starting with two
     byte-order marks lost its frontmatter silently, its YAML indexed as text, and the index kept every CR of a CR LF

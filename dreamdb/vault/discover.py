@@ -203,8 +203,9 @@ def _walk_up(cwd: Path | None) -> Path:
                             hint=f"cd into your project{_vault_option(', pass --vault PATH,')} or set"
                                  " DREAMDB_VAULT.") from None
     for d in (here, *here.parents):
-        if d.name == VAULT_DIR_NAME:
-            return _utf8_vault(d)
+        named = _vault_named(d)
+        if named is not None:
+            return _utf8_vault(named)
         try:
             found = (d / VAULT_DIR_NAME).is_dir()
         except PermissionError:  # (QA round 118-B F2: exit 70 from a folder under one this user cannot search)
@@ -408,7 +409,9 @@ def _explicit_vault(path, explicit) -> Path:
         raise VaultNotFound(f"Vault path is not a folder: {p}{source}",
                             hint=f"It is inside the vault {inside}: point {point} there."
                             if inside is not None else f"{fix} to a _dream_context folder.")
-    if p.name != VAULT_DIR_NAME and p.resolve().name != VAULT_DIR_NAME:  # a symlink to one is one
+    # (a symlink to one is one; so is one typed in another case where names are case-insensitive: QA round 145-C F4,
+    # _DREAM_CONTEXT was "not a vault … rename it _dream_context", as it was)
+    if _vault_named(p) is None and _vault_named(p.resolve()) is None:
         if not (p / VAULT_DIR_NAME).is_dir():
             near = _named_almost(p) or _near_misses(p)
             start = (f" {near[0]} is named almost so: rename it {VAULT_DIR_NAME}" if near and not (
@@ -422,7 +425,22 @@ def _explicit_vault(path, explicit) -> Path:
                 f"{start}.",
             )
         p = p / VAULT_DIR_NAME
-    return _not_above_itself(p, p.resolve())
+    real = p.resolve()
+    return _not_above_itself(p, _vault_named(real) or real)
+
+
+def _vault_named(folder: Path) -> Path | None:
+    """``folder`` named as on disk, when that name is ``_dream_context``: as it is when so named, or with its last name
+    as its parent lists it when typed in another case or Unicode form on a file system that takes it for that folder
+    (:func:`name_on_disk`: macOS, Windows, vfat; ``_DREAM_CONTEXT`` of ``_dream_context``); else ``None`` (a folder
+    named ``_Dream_Context`` on disk is no vault). The parent is listed only for a name that differs from
+    ``_dream_context`` by case or form alone."""
+    if folder.name == VAULT_DIR_NAME:
+        return folder
+    if not spelled_alike(folder.name, (VAULT_DIR_NAME,), fold_case=True):
+        return None
+    parent = Path(os.path.abspath(folder)).parent
+    return parent / VAULT_DIR_NAME if name_on_disk(parent, folder.name) == VAULT_DIR_NAME else None
 
 
 def _not_above_itself(named: Path, vault: Path) -> Path:
