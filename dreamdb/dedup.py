@@ -298,7 +298,7 @@ def _conn_and_log_dir(index_or_conn):
 
 def dedup(index_or_conn, embedder, *, title: str, description: str = "", content: str = "", top: int = 5,
           merge: float = MERGE_THRESHOLD, margin: float = MARGIN, review: float = REVIEW_THRESHOLD,
-          log: bool = True, exclude: list[str] | tuple[str, ...] = ()) -> DedupResult:
+          log: bool = True, exclude: list[str] | tuple[str, ...] = (), name: str | None = None) -> DedupResult:
     """Score a candidate document against the indexed corpus and advise MERGE / REVIEW / CREATE.
 
     The index's vectors should be current for ``embedder`` (call
@@ -310,11 +310,14 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     Args:
         index_or_conn: a :class:`dreamdb.api.Index` or an index connection with sqlite-vec loaded.
         embedder: an :class:`dreamdb.embeddings.model.Embedder` (``model_id``, ``embed_passages``).
-        title: candidate title (prepended to each chunk, as for indexed documents).
+        title: candidate title (prepended to each chunk, as for indexed documents); when blank, the title the
+            indexer reads from the content's frontmatter (``name``, ``title``, ``claim``) or from ``name``.
         description: candidate description; when empty, the ``description`` (or ``summary``) of the
-            content's frontmatter, if it has one.
-        content: candidate markdown: a body, or a whole note whose YAML frontmatter is then read as the
-            indexer reads it (its block is not compared as text: an indexed note's chunks hold none).
+            content's frontmatter, if it has one, as the indexer reads it (a list's items joined, a number or
+            date as written).
+        content: candidate markdown: a body, or a whole note, read as the indexer reads a note
+            (:func:`read_as_indexed`): its YAML frontmatter is not compared as text (an indexed note's chunks hold
+            none), an Excalidraw board by its text elements alone, a base64 ``data:`` URI without its payload.
         top: neighbours reported (1–50).
         merge: MERGE needs top1 ≥ this cosine (default 0.97, SPEC §4).
         margin: … and top1 − top2 ≥ this (default 0.02).
@@ -322,6 +325,8 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
         log: append the decision to ``dedup.log.jsonl`` in the index folder.
         exclude: doc_ids never to report as neighbours: the indexed note a draft saved in the vault already is
             (``embed dedup --file`` of a file of the vault: it matched itself at 1.0, QA round 97-C F3).
+        name: the candidate's file name or path (``--file``'s), when it has one: read as the indexer reads a file
+            of that name (``….excalidraw.md``: an Excalidraw board, whatever its frontmatter).
 
     Returns:
         DedupResult.
@@ -344,16 +349,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     from dreamdb.writes.checks import _require_utf8
 
     _require_utf8(title=title, description=description, content=content)  # (QA round 65: a title of bytes: exit 70)
-    from dreamdb.vault.fences import find_block
-
-    if find_block(content) is not None:  # (YAML is imported only for a note that has a frontmatter block)
-        from dreamdb.vault.frontmatter import split_frontmatter
-
-        meta, body, _warning = split_frontmatter(content)
-        if body is not content:  # a closed block (an unclosed one, or rules around text, stay text as when indexed)
-            content = body
-            given = meta.get("description") or meta.get("summary")
-            description = description or (given.strip() if isinstance(given, str) else "")
+    title, description, content = read_as_indexed(title, description, content, name)
     chunking = chunk_with_coverage(title, content, description)
     chunks = chunking.chunks
     if not chunks:
@@ -426,6 +422,25 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     if log and log_dir is not None:
         result.log_path = _append_log(log_dir, title, result)
     return result
+
+
+def read_as_indexed(title: str, description: str, content: str, name: str | None = None) -> tuple[str, str, str]:
+    """The candidate's ``(title, description, body)``, read from ``content`` by the indexer's own reading of a
+    markdown note (:func:`dreamdb.vault.parse.parse_markdown`, after :func:`~dreamdb.vault.parse.plain_text`), so
+    that a byte copy of an indexed note is chunked as that note was: its frontmatter block left out, its
+    description a list's items or a number as the indexer reads them, an Excalidraw board (``excalidraw-plugin`` in
+    its frontmatter, or ``name`` ending ``.excalidraw.md``) its text elements alone, a ``data:`` URI without its
+    base64 payload. QA round 145-F F1: the gate read the frontmatter itself, kept only a description of text, and
+    applied neither of the others, so an exact copy of such a note was REVIEW, not identical.
+
+    ``title`` and ``description`` are the caller's when given (not blank / not empty); else the note's, as indexed
+    (a blank title stays blank unless the frontmatter or ``name`` gives one: ``name`` without its ``.md``).
+    """
+    from dreamdb.vault.parse import parse_markdown, plain_text
+
+    file_name = os.path.basename(name) if name else ""
+    (doc,), _warnings = parse_markdown(file_name, "knowledge", plain_text(content))
+    return (title if title and title.strip() else doc.title), (description or doc.description), doc.body
 
 
 def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float,

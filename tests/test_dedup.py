@@ -597,3 +597,50 @@ def test_if_present_after_a_rebuild_names_the_lock_or_the_read_only_index_that_k
     with dreamdb.open(vault) as index:  # the lock gone, writable: chunked, every document compared, nothing embedded
         assert index.sync_for_dedup() is None and index.take_notes() == []
         assert coverage(index.conn, model_id) == {"compared": 3, "not_compared": 0, "outdated": 0}
+
+
+_BOARD = ("# Excalidraw Data\n\n## Text Elements\nIndex file lives beside the vault ^abc123\n\n"
+          "Vectors are stored in sqlite-vec ^def456\n\n## Drawing\n```json\n"
+          + json.dumps({"type": "excalidraw", "version": 2, "elements": [
+              {"id": "abc123", "type": "text", "x": 10, "y": 20, "text": "Index file lives beside the vault",
+               "strokeColor": "#1e1e1e", "seed": 12345, "version": 7}], "appState": {"gridSize": None}})
+          + "\n```\n%%\n")
+_BYTE_COPIES = {  # file name: (its text, the title the indexer reads)
+    "listdesc.md": ("---\ntitle: List description\ndescription: [alpha, beta]\n---\nA description of two words.\n",
+                    "List description"),
+    "numdesc.md": ("---\ntitle: Numeric description\ndescription: 2026\n---\nA description YAML reads as a number.\n",
+                   "Numeric description"),
+    "datedesc.md": ("---\ntitle: Dated description\nsummary: 2026-05-01\n---\nA summary YAML reads as a date.\n",
+                    "Dated description"),
+    "board.md": ("---\nexcalidraw-plugin: parsed\ntitle: Storage board\n---\n" + _BOARD, "Storage board"),
+    "sketch.excalidraw.md": ("---\ntags: [drawing]\n---\n" + _BOARD.replace("lives", "sits"), "sketch.excalidraw"),
+    "datauri.md": ("---\ntitle: Architecture diagram\n---\nThe sync feeds the tables.\n\n![pipeline](data:image/png;"
+                   "base64," + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk" * 20 + ")\n\nThe end.\n",
+                   "Architecture diagram"),
+}
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_a_byte_copy_of_a_note_is_read_as_the_indexer_reads_it(tmp_path):
+    """QA round 145-F F1: the gate read a candidate's frontmatter itself: a description that is a list, a number or a
+    date was dropped (the indexer joins its items, writes it as text), an Excalidraw board was compared by its Drawing
+    JSON (7 chunks against the indexed board's text elements, 1), a base64 data: URI by its payload; an exact copy of
+    each was REVIEW or not identical. The candidate is read by the indexer's parse_markdown: each is MERGE, identical."""
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    for file_name, (text, _title) in _BYTE_COPIES.items():
+        (vault / "knowledge" / file_name).write_text(text, encoding="utf-8")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    with index:
+        for file_name, (text, title) in _BYTE_COPIES.items():
+            r = dedup(index, emb, title=title, content=text, name=str(tmp_path / "drafts" / file_name), log=False)
+            assert r.verdict == "MERGE" and r.identical and r.candidate_chunks == 1, (file_name, r.as_dict())
+            assert r.neighbours[0][0] == "knowledge/" + file_name[:-3] and r.neighbours[0][2] > 0.999, file_name
+            assert dedup(index, emb, title="", content=text, name=file_name, log=False).identical, file_name
+        # a board found by its frontmatter key, as the indexer finds it, whatever the draft's name
+        board = dedup(index, emb, title="Storage board", content=_BYTE_COPIES["board.md"][0], log=False)
+        assert board.identical and board.candidate_words == 11, board.as_dict()
