@@ -44,6 +44,25 @@ def seconds(value, name: str) -> float | None:
     return float(value)
 
 
+def text(value, name: str, hint: str | None = None) -> str:
+    """``value`` when it is a ``str``, ``""`` for ``None``: an argument of text checked where it is given, not deep in
+    the code that reads it (QA round 145-F F7: ``dedup(title=5)`` raised AttributeError in the chunker, ``content=None``
+    in the frontmatter reader, ``content=b"…"`` TypeError).
+
+    Raises:
+        UsageError: anything else (bytes included: decode them first), with ``hint`` when given.
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "…"
+        raise UsageError(f"{name} must be a string (or None), got {type(value).__name__} {shown}",
+                         hint=hint or ("Decode it first: value.decode('utf-8')."
+                                       if isinstance(value, (bytes, bytearray, memoryview)) else None))
+    return value
+
+
 def flags(**values) -> None:
     """Raise UsageError unless every value is a bool: from Python, ``"no"`` is a true value, and a flag read
     as true by mistake (``force="no"`` re-embedding everything) is a silent surprise.

@@ -219,13 +219,19 @@ def _slug(text: str) -> str:
     return slugify(text.replace("_", " ")).replace("ı", "i")
 
 
-def check_thresholds(*, merge: float, margin: float, review: float) -> None:
+def check_thresholds(*, merge: float, margin: float, review: float) -> tuple[float, float, float]:
     """Raise UsageError (nothing is scored or logged) unless the thresholds can all be met: ``merge`` and
-    ``review`` cosines within [-1, 1], ``margin`` within [0, 2], ``merge`` not below ``review``.
+    ``review`` cosines within [-1, 1], ``margin`` within [0, 2], ``merge`` not below ``review``; return them as
+    Python floats ``(merge, margin, review)``.
 
     A threshold above 1 was taken as "never" (QA round 54 L9: ``--merge 2`` ran, and no MERGE could come of it);
     a near copy's float32 cosine may exceed 1.0 by a rounding step, so 1 itself is met by an exact copy. The
-    library checks, not only the CLI, so that a Python caller gets the same refusal.
+    library checks, not only the CLI, so that a Python caller gets the same refusal. Any real number is taken
+    (numpy's ``float32``, a ``Fraction``) and given back as a float, which the result and the decision log hold
+    (QA round 145-F F7: a ``float32`` passed, then failed the log's JSON after the embedding, the decision lost).
+
+    Returns:
+        ``(merge, margin, review)`` as floats.
 
     Raises:
         UsageError: a threshold is not a number, or out of its range, or ``merge`` < ``review``.
@@ -249,6 +255,7 @@ def check_thresholds(*, merge: float, margin: float, review: float) -> None:
         raise UsageError(f"--merge {merge:g} is below --review {review:g}: a MERGE needs a closer neighbour than a"
                          " REVIEW; no comparison was made.",
                          hint=f"Give --merge at least --review (defaults: {MERGE_THRESHOLD} and {REVIEW_THRESHOLD}).")
+    return float(merge), float(margin), float(review)
 
 
 def coverage(conn, model_id: str, doc: int | None = None) -> dict:
@@ -332,8 +339,9 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
         DedupResult.
 
     Raises:
-        UsageError: empty candidate, ``top`` out of range, thresholds out of range or out of order
-            (:func:`check_thresholds`), ``log`` not a bool, ``exclude`` a str.
+        UsageError: empty candidate, ``top`` out of range, thresholds not real numbers, out of range or out of
+            order (:func:`check_thresholds`), ``log`` not a bool, ``exclude`` a str, ``title``, ``description``,
+            ``content`` or ``name`` neither a str nor None (None is read as ``""``), or not UTF-8.
         DriverError: the index has no vector tables.
         ModelError: the model failed to run.
     """
@@ -341,11 +349,16 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     from dreamdb.embeddings.store import dense_search
 
     top = whole_number(top, "top", 1, 50)
-    check_thresholds(merge=merge, margin=margin, review=review)
+    merge, margin, review = check_thresholds(merge=merge, margin=margin, review=review)  # (floats: QA 145-F F7)
     flags(log=log)  # (QA round 107 F4: log="no" logged, and a str exclude was read letter by letter)
     if isinstance(exclude, (str, bytes)):
         raise UsageError(f"exclude must be a list of doc_ids, not one str: {exclude!r}",
                          hint=f"exclude=[{exclude!r}]")
+    from dreamdb.arguments import text
+
+    # (QA round 145-F F7: title=5, content=None or bytes raised AttributeError or TypeError deep in the reading)
+    title, description, content = text(title, "title"), text(description, "description"), text(content, "content")
+    name = text(name, "name") or None
     from dreamdb.writes.checks import _require_utf8
 
     _require_utf8(title=title, description=description, content=content)  # (QA round 65: a title of bytes: exit 70)
@@ -483,30 +496,31 @@ def _vault_root(conn) -> str | None:
 
 def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
     """Append one JSON line; return the log path (None when it cannot be written: the folder not writable, the log
-    a link or not a regular file — never followed, QA round 97-C F5 — or the disk full). The log is rotated past
-    :data:`LOG_MAX_BYTES`."""
-    path = folder / LOG_FILE_NAME
-    line = json.dumps({
-        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "title": title,
-        "verdict": result.verdict,
-        "reason": result.reason,
-        "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6)} for d, t, s in result.neighbours],
-        "thresholds": result.thresholds,
-        "model_id": result.model_id,
-        "candidate_chunks": result.candidate_chunks,
-        "chunks_matched": result.chunks_matched,
-        "identical": result.identical,
-        "candidate_truncated": result.candidate_truncated,
-        "same_title": result.same_title,
-        "excluded": result.excluded,
-        "documents_not_compared": result.documents_not_compared,
-        "documents_outdated": result.documents_outdated,
-    }, ensure_ascii=False)
+    a link or not a regular file — never followed, QA round 97-C F5 — or the disk full; or a value of the result not
+    JSON, which :func:`dedup`'s checks leave none of: the decision is returned whatever its log, QA round 145-F F7).
+    The log is rotated past :data:`LOG_MAX_BYTES`."""
     import stat
 
+    path = folder / LOG_FILE_NAME
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
+        line = json.dumps({
+            "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "title": title,
+            "verdict": result.verdict,
+            "reason": result.reason,
+            "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6)} for d, t, s in result.neighbours],
+            "thresholds": result.thresholds,
+            "model_id": result.model_id,
+            "candidate_chunks": result.candidate_chunks,
+            "chunks_matched": result.chunks_matched,
+            "identical": result.identical,
+            "candidate_truncated": result.candidate_truncated,
+            "same_title": result.same_title,
+            "excluded": result.excluded,
+            "documents_not_compared": result.documents_not_compared,
+            "documents_outdated": result.documents_outdated,
+        }, ensure_ascii=False)
         fd = os.open(path, flags, 0o600)
         st = os.fstat(fd)
         if stat.S_ISREG(st.st_mode) and st.st_size > LOG_MAX_BYTES and _rotated(path, fd, st):
@@ -517,7 +531,7 @@ def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
             if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:  # (a FIFO, a device: not a log; a file of several
                 return None  # names, another's too: QA round 113-A F3, a snapshot's hard link got the line)
             f.write((line + "\n").encode("utf-8"))  # (one write: O_APPEND keeps concurrent lines whole)
-    except OSError:
+    except (OSError, TypeError, ValueError):  # (TypeError, ValueError: a value json cannot write)
         return None
     return str(path)
 

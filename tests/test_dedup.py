@@ -644,3 +644,47 @@ def test_a_byte_copy_of_a_note_is_read_as_the_indexer_reads_it(tmp_path):
         # a board found by its frontmatter key, as the indexer finds it, whatever the draft's name
         board = dedup(index, emb, title="Storage board", content=_BYTE_COPIES["board.md"][0], log=False)
         assert board.identical and board.candidate_words == 11, board.as_dict()
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"title": 5}, "title must be a string (or None), got int 5"),
+    ({"content": b"abc"}, "content must be a string (or None), got bytes b'abc'"),
+    ({"description": ["a", "b"]}, "description must be a string (or None), got list ['a', 'b']"),
+    ({"name": 3.5}, "name must be a string (or None), got float 3.5"),
+])
+def test_a_candidate_that_is_not_text_is_refused_by_the_library(given, message):
+    """QA round 145-F F7: ``title=5`` raised AttributeError in the chunker, ``content=b"…"`` TypeError in the
+    frontmatter reader, where the docstring promises UsageError; nothing is read or embedded (none is given here)."""
+    with pytest.raises(UsageError, match=re.escape(message)):
+        dedup(None, None, **{"title": "x", "content": "y", **given})
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_thresholds_of_any_real_type_are_used_and_logged_as_floats(tmp_path):
+    """QA round 145-F F7: ``merge=np.float32(0.97)`` (or a Fraction) passed the check, then the decision log's
+    json.dumps raised TypeError after the embedding, the decision lost; and ``content=None`` raised AttributeError.
+    The thresholds are floats from the check on; None is no text, as for the description."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "sleep.md").write_text("---\ntitle: Sleep debt\n---\nSleep debt grows per tool call.\n")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    with index:
+        for merge in (np.float32(0.97), Fraction(97, 100), np.float64(0.97)):
+            r = dedup(index, emb, title="Sleep debt", content="Sleep debt grows per tool call.", merge=merge,
+                      margin=np.float32(0.5), review=Fraction(9, 10))
+            assert r.verdict == "MERGE" and r.identical and r.log_path is not None, (merge, r.as_dict())
+            assert all(type(v) is float for v in r.thresholds.values()), r.thresholds
+            assert r.thresholds == {"merge": float(merge), "margin": 0.5, "review": 0.9}
+            json.dumps(r.as_dict())
+            line = json.loads(open(r.log_path, encoding="utf-8").read().splitlines()[-1])
+            assert line["verdict"] == "MERGE" and line["thresholds"] == r.thresholds
+        none = dedup(index, emb, title="Sleep debt", description=None, content=None, log=False)
+        assert none.candidate_chunks == 1 and none.same_title == ["knowledge/sleep"]
