@@ -91,6 +91,8 @@ class DedupResult:
         identical: the candidate's chunk texts are exactly the top neighbour's (title included).
         excluded: doc_ids left out of the comparison (``exclude``: the indexed note the candidate was read from).
         paths: ``{doc_id: absolute path of its source file}`` of the neighbours (for the next step: an update).
+        archived: doc_ids of the neighbours whose file is in an archive folder (a ``.`` name, indexed with
+            ``DREAMDB_INCLUDE_ARCHIVES=1``), which dreamdb never edits: a MERGE with one says so (its reason).
         types_not_compared: document types never embedded, so never neighbours (``["changelog"]``).
     """
 
@@ -112,6 +114,7 @@ class DedupResult:
     excluded: list[str] = field(default_factory=list)
     paths: dict = field(default_factory=dict)
     types_not_compared: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
 
     @property
     def compared_share(self) -> float:
@@ -146,8 +149,8 @@ class DedupResult:
         return {
             "verdict": self.verdict,
             "reason": self.reason,
-            "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6), "path": self.paths.get(d)}
-                           for d, t, s in self.neighbours],
+            "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6), "path": self.paths.get(d),
+                            "archived": d in self.archived} for d, t, s in self.neighbours],
             "thresholds": self.thresholds,
             "model_id": self.model_id,
             "candidate_chunks": self.candidate_chunks,
@@ -419,6 +422,14 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
             verdict, reason = "REVIEW", f"{shown} {'has' if len(named) == 1 else 'have'} this title ({reason})"
         else:
             reason += f"; {shown} {'has' if len(named) == 1 else 'have'} this title"
+    from dreamdb.vault.discover import in_archive
+
+    sources = {doc_id: source for doc_id, _title, source in names.values()}
+    archived = sorted(d for d, _t, _s in neighbours[:top] if in_archive(sources[d]))
+    if verdict == "MERGE" and neighbours[0][0] in archived:  # (QA round 145-F F6: "update that note", which refuses)
+        reason += (f"; {neighbours[0][0]} is archived ({sources[neighbours[0][0]]}), and dreamdb does not edit"
+                   " archive folders: restore it (move the file out of the archive folder) to update it, or create a"
+                   " new note")
     from dreamdb.embeddings.chunk import DENSE_EXCLUDED_TYPES
 
     vault = _vault_root(conn)
@@ -428,6 +439,7 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
                          candidate_truncated=chunking.truncated, candidate_words=chunking.words,
                          compared_words=chunking.kept_words, chunks_matched=matched, identical=identical,
                          excluded=sorted(excluded_ids.values()), types_not_compared=sorted(DENSE_EXCLUDED_TYPES),
+                         archived=archived,
                          paths={names[d][0]: (str(Path(vault, names[d][2])) if vault else names[d][2])
                                 for d, _s in ranked[:top] if d in names})
     cov = coverage(conn, embedder.model_id)
@@ -509,7 +521,8 @@ def _append_log(folder: Path, title: str, result: DedupResult) -> str | None:
             "title": title,
             "verdict": result.verdict,
             "reason": result.reason,
-            "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6)} for d, t, s in result.neighbours],
+            "neighbours": [{"doc_id": d, "title": t, "score": round(s, 6), "archived": d in result.archived}
+                           for d, t, s in result.neighbours],
             "thresholds": result.thresholds,
             "model_id": result.model_id,
             "candidate_chunks": result.candidate_chunks,

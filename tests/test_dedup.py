@@ -688,3 +688,32 @@ def test_thresholds_of_any_real_type_are_used_and_logged_as_floats(tmp_path):
             assert line["verdict"] == "MERGE" and line["thresholds"] == r.thresholds
         none = dedup(index, emb, title="Sleep debt", description=None, content=None, log=False)
         assert none.candidate_chunks == 1 and none.same_title == ["knowledge/sleep"]
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_a_merge_with_an_archived_note_says_it_is_archived(tmp_path, monkeypatch):
+    """QA round 145-F F6: with DREAMDB_INCLUDE_ARCHIVES=1, MERGE named knowledge/old-deploy (from
+    knowledge/.archive/old-deploy.md) with the advice to update it, which `update` refuses (dreamdb edits no archive
+    folder). The reason says it is archived and what to do instead; each neighbour says whether it is (JSON, log)."""
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    monkeypatch.setenv("DREAMDB_INCLUDE_ARCHIVES", "1")
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge" / ".archive").mkdir(parents=True)
+    (vault / "knowledge" / ".archive" / "old-deploy.md").write_text("---\ntitle: Old deploy\n---\nDeploy by ftp.\n")
+    (vault / "knowledge" / "live.md").write_text("---\ntitle: Live deploy\n---\nDeploy by rsync.\n")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    with index:
+        old = dedup(index, emb, title="Old deploy", content="Deploy by ftp.")
+        assert old.verdict == "MERGE" and old.archived == ["knowledge/old-deploy"], old.as_dict()
+        assert old.reason.endswith("; knowledge/old-deploy is archived (knowledge/.archive/old-deploy.md), and dreamdb"
+                                   " does not edit archive folders: restore it (move the file out of the archive"
+                                   " folder) to update it, or create a new note"), old.reason
+        assert [(n["doc_id"], n["archived"]) for n in old.as_dict()["neighbours"]] == [
+            ("knowledge/old-deploy", True), ("knowledge/live", False)]
+        line = json.loads(open(old.log_path, encoding="utf-8").read().splitlines()[-1])
+        assert line["neighbours"][0]["archived"] is True and "is archived" in line["reason"]
+        live = dedup(index, emb, title="Live deploy", content="Deploy by rsync.", log=False)
+        assert live.verdict == "MERGE" and live.archived == ["knowledge/old-deploy"] and "archived" not in live.reason

@@ -281,7 +281,7 @@ def test_embed_dedup(capsys, embedded, tmp_path):
         check_keys(result, "embed dedup")
         assert result["verdict"] in ("MERGE", "REVIEW", "CREATE")
         for n in result["neighbours"]:
-            assert set(n) == {"doc_id", "title", "score", "path"}
+            assert set(n) == {"doc_id", "title", "score", "path", "archived"}
         assert set(result["thresholds"]) == {"merge", "margin", "review"}
 
 
