@@ -474,14 +474,15 @@ def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float,
     whether the candidate's chunk texts are exactly that document's; whether the candidate's title, ``title``, is
     not the document's and each chunk without a near-copy is, without the title prepended to it, the text of one of
     the document's chunks: a copy of the note under another title, which adds no text, QA round 143-C F2), scored
-    exactly over its vectors (read once)."""
+    exactly over its chunks with sqlite-vec's cosine, as the neighbours' scores are (:func:`dreamdb.embeddings.store.
+    dense_search`): numpy's float32 product gave 0.99999994 for a copy the neighbour scored 1.0, and ``--merge 1``
+    said an exact copy added text (QA round 145-F F2)."""
     import numpy as np
 
-    from dreamdb.embeddings.store import _vectors_for_docs
+    from dreamdb.embeddings.store import _as_query, _exact_for_docs
 
-    _ids, mat, _langs = _vectors_for_docs(conn, model_id, {doc})
-    near = ((np.asarray(vecs, dtype=np.float32) @ mat.T).max(axis=1) >= merge) if len(mat) else np.zeros(len(chunks),
-                                                                                                            bool)
+    near = np.array([bool(best) and best[0][1] >= merge  # (the best chunk's cosine; none: a vector with no direction)
+                     for best in (_exact_for_docs(conn, _as_query(v), model_id, 1, {doc}) for v in vecs)], dtype=bool)
     held = dict(conn.execute("SELECT content_hash, text FROM chunks WHERE doc = ?", (doc,)).fetchall())
     identical = bool(held) and set(held) == {c.content_hash for c in chunks}
     own = conn.execute("SELECT title FROM documents WHERE id = ?", (doc,)).fetchone()[0] or ""

@@ -717,3 +717,32 @@ def test_a_merge_with_an_archived_note_says_it_is_archived(tmp_path, monkeypatch
         assert line["neighbours"][0]["archived"] is True and "is archived" in line["reason"]
         live = dedup(index, emb, title="Live deploy", content="Deploy by rsync.", log=False)
         assert live.verdict == "MERGE" and live.archived == ["knowledge/old-deploy"] and "archived" not in live.reason
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_an_exact_copy_meets_merge_1_in_every_chunk_as_in_its_score(tmp_path):
+    """QA round 145-F F2: with ``--merge 1`` an exact copy was REVIEW, "1 of the candidate's 1 chunks has no near-copy
+    (≥ 1.0) in it: the candidate adds text", with identical true and chunks_matched 0: its neighbour scored 1.0
+    (sqlite-vec's cosine) and its chunk 0.99999994 (numpy's float32 product). This chunk's vector is one of those."""
+    import numpy as np
+
+    from dreamdb.embeddings.chunk import chunk_with_coverage
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    title, body = "Note 3", "The cache keeps 3 entries."
+    v = QueryHashEmbedder.vec(chunk_with_coverage(title, body, "").chunks[0].text)
+    assert float((v[None, :] @ v[None, :].T)[0, 0]) == np.float32(0.99999994)  # (the product that said "adds text")
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "note3.md").write_text(f"---\ntitle: {title}\n---\n{body}\n")
+    (vault / "knowledge" / "other.md").write_text("---\ntitle: Other\n---\nUnrelated words about gardens.\n")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    with index:
+        copy = dedup(index, emb, title=title, content=body, merge=1.0, review=0.91, log=False)
+        assert copy.neighbours[0][:2] == ("knowledge/note3", title) and copy.neighbours[0][2] >= 1.0
+        assert (copy.verdict, copy.identical, copy.chunks_matched, copy.candidate_chunks) == ("MERGE", True, 1, 1), \
+            copy.as_dict()
+        assert copy.reason.startswith("top 1.0000 ≥ 1.0 and ahead of the next by ") and \
+            copy.reason.endswith("; its text is identical; knowledge/note3 has this title"), copy.reason
