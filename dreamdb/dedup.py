@@ -84,7 +84,8 @@ class DedupResult:
             refresh) or by chunks of an older chunker.
         same_title: doc_ids of indexed documents (changelog entries aside) whose title or file's own name is the
             candidate's title as a slug (``Sleep consolidation`` names ``feature/sleep-consolidation``, and
-            ``notes`` both ``knowledge/notes`` and ``knowledge/notes-2`` of two files named ``notes.md``): such a
+            ``notes`` both ``knowledge/notes`` and ``knowledge/notes-2`` of two files named ``notes.md``; a title
+            written as a doc_id or path, ``knowledge/notes`` or ``notes.md``, names them by its file name): such a
             candidate gets at least REVIEW, whatever the cosines (:func:`same_named`).
         chunks_matched: of the candidate's chunks, those with a near-copy (cosine ≥ ``merge``) among the top
             neighbour's chunks; a MERGE needs all of them (see the module docstring).
@@ -192,24 +193,33 @@ def same_named(conn, title: str) -> list[str]:
     """The doc_ids of indexed documents (changelog entries aside: their titles are generated) whose file's own name
     (the ``.md`` file's name without it, :func:`dreamdb.store.sync.natural_doc_id`: never the ``-2`` a same-named file's
     id gets; a memory section has none of its own) or title, made a slug (:func:`dreamdb.vault.parse.slugify`: case,
-    spaces and punctuation folded), is ``title`` made a slug, or the last part of ``title`` as a doc_id or path
-    (``knowledge/x``, ``x.md``) made one; in doc_id order. QA round 74 F11: a candidate titled
-    ``sleep-consolidation`` or ``Linked repos`` was CREATE beside the very notes of that name, the title alone reaching
-    cosines of 0.88–0.90 (under REVIEW's 0.91). QA round 143-C F1: the id's slug was compared, so of two files named
-    ``notes.md`` the second (``knowledge/notes-2``) was left out, and ``--title notes-2`` named it."""
+    spaces and punctuation folded), is ``title`` made a slug, or, when ``title`` is written as a doc_id or a path,
+    the file name it ends with (without ``.md``) made one; in doc_id order. ``title`` is read so when it ends with
+    ``.md`` (``recall-engine-v2.md``, ``knowledge/x.md``) or its part before the first ``/`` is a document type
+    or a top folder of the vault's indexed files (``knowledge/x``, ``feature/x``, ``core/x``; any case): a title
+    with a ``/`` of its own (``Why we use a reverse proxy/server``, ``TCP/IP``) is a title, and QA round 145-F F3
+    found it named the note ``server``. QA round 74 F11: a candidate titled ``sleep-consolidation`` or ``Linked
+    repos`` was CREATE beside the very notes of that name, the title alone reaching cosines of 0.88–0.90 (under
+    REVIEW's 0.91). QA round 143-C F1: the id's slug was compared, so of two files named ``notes.md`` the second
+    (``knowledge/notes-2``) was left out, and ``--title notes-2`` named it."""
     if not title or not title.strip():
         return []
     from dreamdb.store.sync import NAMED_BY_SECTION, natural_doc_id
 
-    name = title.strip().rsplit("/", 1)[-1]  # (a doc_id or a path: knowledge/recall-engine-v2, recall-engine-v2.md)
-    name = name[:-3] if name.lower().endswith(".md") else name
+    rows = conn.execute("SELECT doc_id, type, source_path, title FROM documents WHERE type != 'changelog'").fetchall()
+    name = title.strip()
+    if name.lower().endswith(".md") or ("/" in name and name.split("/", 1)[0].lower() in (
+            {doc_type.lower() for _d, doc_type, _p, _t in rows}
+            | {path.split("/", 1)[0].lower() for _d, _t, path, _t2 in rows if "/" in path})):
+        name = name.rsplit("/", 1)[-1]  # (a doc_id or a path: knowledge/recall-engine-v2, recall-engine-v2.md)
+        name = name[:-3] if name.lower().endswith(".md") else name
     wanted = {w for w in (_slug(title), _slug(name)) if w != "section"}
     if not wanted:
         return []
-    return sorted(doc_id for doc_id, doc_type, path, doc_title in conn.execute(
-        "SELECT doc_id, type, source_path, title FROM documents WHERE type != 'changelog'")
-        if _slug(doc_title) in wanted or (doc_type not in NAMED_BY_SECTION  # (QA 76 F4: 0.soul-2026-h2)
-                                          and _slug(natural_doc_id(doc_type, path).split("/", 1)[1]) in wanted))
+    return sorted(doc_id for doc_id, doc_type, path, doc_title in rows
+                  if _slug(doc_title) in wanted or (doc_type not in NAMED_BY_SECTION  # (QA 76 F4: 0.soul-2026-h2)
+                                                    and _slug(natural_doc_id(doc_type, path).split("/", 1)[1])
+                                                    in wanted))
 
 
 def _slug(text: str) -> str:

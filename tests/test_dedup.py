@@ -746,3 +746,32 @@ def test_an_exact_copy_meets_merge_1_in_every_chunk_as_in_its_score(tmp_path):
             copy.as_dict()
         assert copy.reason.startswith("top 1.0000 ≥ 1.0 and ahead of the next by ") and \
             copy.reason.endswith("; its text is identical; knowledge/note3 has this title"), copy.reason
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_a_title_with_a_slash_is_read_as_a_doc_id_or_path_only_when_written_as_one(tmp_path):
+    """QA round 145-F F3: ``--title "Why we use a reverse proxy/server"`` was REVIEW, "knowledge/server has this title":
+    the part after its last ``/`` was read as a doc_id's or path's file name. A title is read so only when it ends
+    with ``.md`` or begins with a document type or a top folder of the vault, then ``/``."""
+    from dreamdb.dedup import same_named
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge" / "features").mkdir(parents=True)
+    (vault / "knowledge" / "server.md").write_text("---\ntitle: Server\n---\nnginx in front of two gunicorn workers.\n")
+    (vault / "knowledge" / "features" / "sleep.md").write_text("---\ntitle: Sleep fan-out\n---\nagents sleep.\n")
+    (vault / "knowledge" / "split.md").write_text("---\ntitle: Client/server split\n---\nthin clients.\n")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    with index:
+        conn = index.conn
+        for title in ("Why we use a reverse proxy/server", "TCP/server", "proxy / server", "reverse proxy/server"):
+            assert same_named(conn, title) == [], title
+        for title in ("knowledge/server", "Knowledge/Server", "server.md", "knowledge/ops/server.md", "SERVER.MD",
+                      "Server", "a draft/server.md"):
+            assert same_named(conn, title) == ["knowledge/server"], title
+        assert same_named(conn, "feature/sleep") == same_named(conn, "Sleep fan-out") == ["feature/sleep"]
+        assert same_named(conn, "Client/Server split") == ["knowledge/split"]  # (its title, slash and all)
+        proxy = dedup(index, emb, title="Why we use a reverse proxy/server", description="One VM", log=False)
+        assert proxy.verdict == "CREATE" and proxy.same_title == [], proxy.as_dict()
