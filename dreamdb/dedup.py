@@ -16,9 +16,9 @@ dreamdb adds one condition to SPEC §4's MERGE: every chunk of the candidate has
 (≥ ``merge``) among the top document's chunks. The max over chunk pairs lets one copied section
 stand for the whole candidate, so a note with thousands of new words around a copy of an
 existing one was MERGE at 0.996 (QA round 97-C F4); it is REVIEW, and the result counts the
-chunks matched (``chunks_matched``); when the chunks without a near-copy are the note's own text under another title
+chunks matched (``chunks_matched``); when the candidate's chunks are the note's own text under another title
 (the title begins each chunk, and moves a short chunk's cosine), the reason says only the title differs (QA round
-143-C F2). ``identical`` says the candidate's chunk texts are exactly
+143-C F2); a chunk with a near-copy whose text is not the note's is said to differ (QA round 145-F F4). ``identical`` says the candidate's chunk texts are exactly
 the top document's (its title included): the one case where nothing new would be merged.
 Changelog entries (``dreamdb remember``) have no vectors, so the gate never compares them
 (``types_not_compared``); it is meant for knowledge and feature notes (SPEC §4).
@@ -405,15 +405,22 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
     verdict, reason = decide([s for _d, _t, s in neighbours], merge=merge, margin=margin, review=review)
     matched, identical = 0, False
     if ranked and ranked[0][0] in names:
-        matched, identical, retitled = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks, merge,
-                                                       (title or "").strip())
+        matched, identical, retitled, edited = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks,
+                                                               merge, (title or "").strip())
         if verdict == "MERGE" and matched < len(chunks):
+            from dreamdb.output import count_noun
+
             partly = coverage(conn, embedder.model_id, ranked[0][0])["outdated"]  # (QA round 125-B F3: "adds text")
             missed = len(chunks) - matched
             one = missed == 1
-            if retitled:  # (QA round 143-C F2: a copy under a shorter title was said to add text)
+            if retitled and not edited:  # (QA round 143-C F2: a copy under a shorter title was said to add text)
                 why = (f"only the title differs (it begins each chunk), and {'that chunk' if one else 'those chunks'}"
                        f" without it {'is' if one else 'are'} the note's: the candidate adds no text")
+            elif retitled:  # (QA round 145-F F4: "adds no text" of a draft whose near-copies changed "always" to "not")
+                why = (f"{'that chunk' if one else 'those chunks'} without the title (it begins each chunk)"
+                       f" {'is' if one else 'are'} the note's, but the text of {count_noun(edited, 'other chunk')}"
+                       f" {'differs' if edited == 1 else 'differ'} from the note's, though near by cosine (which cannot"
+                       ' see a changed number or an inserted "not")')
             elif partly:
                 why = ("it was compared in part (edited since the last refresh: `dreamdb embed refresh` embeds the"
                        " rest), or the candidate adds text")
@@ -479,11 +486,14 @@ def read_as_indexed(title: str, description: str, content: str, name: str | None
 
 
 def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float,
-                    title: str = "") -> tuple[int, bool, bool]:
+                    title: str = "") -> tuple[int, bool, bool, int]:
     """(How many candidate chunks have a near-copy, cosine ≥ ``merge``, among the chunks of document ``doc``;
     whether the candidate's chunk texts are exactly that document's; whether the candidate's title, ``title``, is
     not the document's and each chunk without a near-copy is, without the title prepended to it, the text of one of
-    the document's chunks: a copy of the note under another title, which adds no text, QA round 143-C F2), scored
+    the document's chunks, QA round 143-C F2; and then how many of the chunks *with* a near-copy are not, without
+    the title, the text of one of its chunks: 0 for a copy of the note under another title, which adds no text,
+    and more for a draft that changed text in them, which a cosine ≥ ``merge`` cannot tell from a copy: QA round
+    145-F F4, "the candidate adds no text" of a draft that changed "must always run" to "must not run"), scored
     exactly over its chunks with sqlite-vec's cosine, as the neighbours' scores are (:func:`dreamdb.embeddings.store.
     dense_search`): numpy's float32 product gave 0.99999994 for a copy the neighbour scored 1.0, and ``--merge 1``
     said an exact copy added text (QA round 145-F F2)."""
@@ -496,11 +506,13 @@ def _chunks_matched(conn, model_id: str, doc: int, vecs, chunks, merge: float,
     held = dict(conn.execute("SELECT content_hash, text FROM chunks WHERE doc = ?", (doc,)).fetchall())
     identical = bool(held) and set(held) == {c.content_hash for c in chunks}
     own = conn.execute("SELECT title FROM documents WHERE id = ?", (doc,)).fetchone()[0] or ""
-    retitled = False
+    retitled, edited = False, 0
     if not near.all() and held and title != own.strip():
         texts = {_untitled(t or "", own.strip()) for t in held.values()}
         retitled = all(_untitled(c.text, title) in texts for c, ok in zip(chunks, near) if not ok)
-    return int(near.sum()), identical, retitled
+        if retitled:
+            edited = sum(_untitled(c.text, title) not in texts for c, ok in zip(chunks, near) if ok)
+    return int(near.sum()), identical, retitled, edited
 
 
 def _untitled(text: str, title: str) -> str:

@@ -775,3 +775,51 @@ def test_a_title_with_a_slash_is_read_as_a_doc_id_or_path_only_when_written_as_o
         assert same_named(conn, "Client/Server split") == ["knowledge/split"]  # (its title, slash and all)
         proxy = dedup(index, emb, title="Why we use a reverse proxy/server", description="One VM", log=False)
         assert proxy.verdict == "CREATE" and proxy.same_title == [], proxy.as_dict()
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_a_retitled_draft_with_changed_text_is_not_said_to_add_no_text(tmp_path):
+    """QA round 145-F F4: a draft under another title that changed "must always run in the background" to "must not
+    run" was REVIEW, "only the title differs (it begins each chunk), and that chunk without it is the note's: the
+    candidate adds no text": the chunk the title moved under --merge was the note's, and the changed chunks, near by
+    cosine (≥ --merge), were taken as unchanged. "Adds no text" needs every chunk's text (without the title) to be the
+    note's."""
+    import numpy as np
+
+    from tests.test_embed_store import QueryHashEmbedder, para
+    from tests.test_language import embedded
+
+    class BlindToNegation(QueryHashEmbedder):
+        """A chunk of 20 words or more is embedded without its title and without "always" or "not" (a cosine
+        cannot see an inserted "not"); a shorter one with its title."""
+
+        def embed_passages(self, texts):
+            def seen(t):
+                body = t.split("\n\n", 1)[-1]
+                if len(body.split()) < 20:
+                    return t
+                return " ".join(w for w in body.split() if w not in ("always", "not"))
+            return np.stack([self.vec(seen(t)) for t in texts])
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    body = (f"# Part A\n\n{para('ax')}\n\n# Part B\n\nThe embedding refresh must always run in the background."
+            f" {para('bx')}\n")
+    (vault / "knowledge" / "refresh.md").write_text(
+        f"---\ntitle: Embedding refresh in the background\ndescription: Short summary.\n---\n{body}")
+    index, emb = embedded(vault, BlindToNegation())
+    with index:
+        changed = dedup(index, emb, title="Background refresh", description="Short summary.",
+                        content=body.replace("must always run", "must not run"), log=False)
+        assert (changed.verdict, changed.candidate_chunks, changed.chunks_matched) == ("REVIEW", 3, 2), \
+            changed.as_dict()
+        assert "adds no text" not in changed.reason and "only the title differs" not in changed.reason, changed.reason
+        assert changed.reason.endswith(
+            "but 1 of the candidate's 3 chunks has no near-copy (≥ 0.97) in it: that chunk without the title (it begins"
+            " each chunk) is the note's, but the text of 1 other chunk differs from the note's, though near by cosine"
+            ' (which cannot see a changed number or an inserted "not")'), changed.reason
+        copy = dedup(index, emb, title="Background refresh", description="Short summary.", content=body, log=False)
+        assert (copy.verdict, copy.chunks_matched) == ("REVIEW", 2) and copy.reason.endswith(
+            "only the title differs (it begins each chunk), and that chunk without it is the note's: the candidate"
+            " adds no text"), copy.reason
