@@ -823,3 +823,65 @@ def test_a_retitled_draft_with_changed_text_is_not_said_to_add_no_text(tmp_path)
         assert (copy.verdict, copy.chunks_matched) == ("REVIEW", 2) and copy.reason.endswith(
             "only the title differs (it begins each chunk), and that chunk without it is the note's: the candidate"
             " adds no text"), copy.reason
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
+def test_the_plain_gate_compares_as_it_is_while_another_process_holds_the_index(tmp_path, monkeypatch, capsys):
+    """QA round 145-F F5: without --if-present, with a note edited and synced and another process holding the index,
+    the gate said "Embedding the vault first (1 documents or chunks waiting; …)…" and exited 5 after 10 s; after
+    ``sync --force`` a note said the documents are compared only once they are chunked, which cannot be done now, and
+    then "Embedding the vault first…" and exit 5. --help says the gate compares against the index as it is then, with
+    a note, as recall does, and SKIPPED names the lock when no document is compared: it does, exit 0."""
+    from dreamdb.cli import main
+    from dreamdb.embeddings import model
+    from dreamdb.store import connect as db
+    from tests.test_embed_store import HashEmbedder, make_vault
+
+    emb = HashEmbedder("test-hash-lock")
+    monkeypatch.setattr(model, "get_embedder", lambda *a, **kw: emb)  # (the model the CLI would load)
+    vault = make_vault(tmp_path / "project" / "_dream_context", n_docs=3)
+    with dreamdb.open(vault) as index:
+        assert index.refresh_embeddings(embedder=emb).embedded == 6
+    doc = vault / "knowledge" / "doc1.md"
+    doc.write_text(doc.read_text(encoding="utf-8") + "\nA line the agent just added.\n", encoding="utf-8")
+    assert main(["sync", "--vault", str(vault)]) == 0
+    gate = ["embed", "dedup", "--vault", str(vault), "--title", "Doc 0", "--file", str(tmp_path / "draft.md")]
+    (tmp_path / "draft.md").write_text((vault / "knowledge" / "doc0.md").read_text(encoding="utf-8"))
+    holder = db.connect(vault / ".dreamdb" / "index.db")  # (dreamdb's driver: the same SQLite library shares its locks)
+    holder.execute("BEGIN IMMEDIATE")  # another process's long sync or refresh
+    try:
+        capsys.readouterr()
+        code = main([*gate, "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        result = json.loads(out)
+        assert (result["verdict"], result["neighbours"][0]["doc_id"], result["identical"]) == \
+            ("MERGE", "knowledge/doc0", True), result
+        assert result["documents_not_compared"] == 1, result  # (doc1, as edited: its chunks wait)
+        assert "Embedding the vault first" not in err and "1 document of the index waits to be chunked again" in err \
+            and "another process holds the index" in err, err
+        code = main(gate)
+        out, err = capsys.readouterr()
+        assert code == 0 and out.startswith("MERGE: "), (out, err)
+        assert "Embedding the vault first" not in err and "note: 1 indexed document not compared" in err, err
+        # after a rebuild every document waits to be chunked again, which the lock keeps out: SKIPPED names it
+        holder.execute("ROLLBACK")
+        assert main(["sync", "--force", "--vault", str(vault)]) == 0
+        holder.execute("BEGIN IMMEDIATE")
+        capsys.readouterr()
+        code = main(gate)
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert out == ("SKIPPED: the index's documents wait to be chunked again before their vectors of the installed"
+                       " model test-hash-lock can be compared, which cannot be done now: another process holds the index"
+                       " (a dreamdb sync or refresh, a program reading it in a transaction, or another open Index of this"
+                       " process); run this again once it is done\n"), out
+        assert "Embedding the vault first" not in err and "3 documents of the index wait to be chunked again" in err, err
+    finally:
+        holder.close()
+    code = main([*gate, "--json"])  # the lock gone: chunked, the edit embedded, every document compared
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["verdict"] == "MERGE" and result["documents_not_compared"] == 0, result

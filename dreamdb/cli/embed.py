@@ -376,10 +376,11 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
     embeds the vault: it skips when the installed model has no vectors in
     the index, and otherwise compares against the vectors there are, saying
     how many documents were left out or compared as last embedded. While
-    another process holds the index (or it is read-only), the gate compares
-    against the index as it is, with a note, as recall does; documents
-    waiting to be chunked again (after a rebuild) are then left out, and
-    SKIPPED names the lock or the read-only index when no other is compared.
+    another process holds the index (or it is read-only), the gate embeds
+    nothing and compares against the index as it is, with a note, as recall
+    does; documents waiting to be chunked or embedded again (after an edit or
+    a rebuild) are then left out and counted, and SKIPPED names the lock or
+    the read-only index when no other is compared.
 
     A candidate is compared by its first 128 chunks (≈ 48k words, the cap
     per document); the tail of a longer one is not, and the result says so
@@ -477,10 +478,23 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             return skip(skipped)
     else:
         index = open_index(vault)
-        index.sync_for_read(check=True)  # minutes of embedding must not go into a damaged index that a later recall rebuilds
-        # (a rebuild or upgrade said before the embedding it causes, on stderr with --json too: QA round 76 F9, 87 L5,
-        # 115-B F3)
-        print_notes(index, skip_note=index.read_as_is)
+        # checked first (minutes of embedding must not go into a damaged index that a later recall rebuilds), synced
+        # as a read is, and the documents waiting to be chunked chunked, where the index can be written now (with its
+        # vector tables: else _require_tables refuses below, after the sync's notes, QA round 87 L5)
+        from dreamdb.embeddings.store import vectors_available
+        from dreamdb.store.connect import CAN_LOAD_EXTENSIONS
+
+        if CAN_LOAD_EXTENSIONS and vectors_available(index.conn):
+            kept_out = index.sync_for_dedup()
+        else:
+            index.sync_for_read(check=True)
+            kept_out = None
+        # An index that cannot be written now (another process's lock, read-only) is not embedded either: compared as
+        # it is, as with --if-present, its notes said with the answer (QA round 145-F F5: "Embedding the vault
+        # first…", then exit 5 after 10 s, of one edited note)
+        as_is = kept_out is not None or index.read_as_is is not None
+        if not as_is:  # (a rebuild or upgrade said before the embedding it causes, on stderr with --json too: QA round
+            print_notes(index)  # 76 F9, 87 L5, 115-B F3)
     from dreamdb.embeddings.model import get_embedder
 
     try:
@@ -489,7 +503,11 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             from dreamdb.embeddings.store import _require_tables
 
             _require_tables(index.conn)  # (before "Embedding the vault first…", which it then refused: QA round 87 L5)
-            waiting = pending(index.conn, embedder.model_id)
+            waiting = 0 if as_is else pending(index.conn, embedder.model_id)
+            skipped = _nothing_compared(index, kept_out, embedder.model_id) if as_is else None
+            if skipped:
+                print_notes(index)
+                return skip(skipped)
             if waiting:
                 if not as_json:
                     say(f"Embedding the vault first ({waiting} documents or chunks waiting; needed once, "
@@ -576,7 +594,7 @@ def _skip_reason(vault):
     The index is returned synced as far as it can be now (:meth:`dreamdb.api.Index.sync_for_dedup`); documents it
     could not chunk now (another process's lock, a read-only index) are the reason when no other is compared.
     """
-    from dreamdb.embeddings.locate import compute_model_id, find_model_dir
+    from dreamdb.embeddings.locate import find_model_dir
 
     model_dir = find_model_dir()
     if model_dir is None:
@@ -587,7 +605,6 @@ def _skip_reason(vault):
     if damaged:  # (QA round 83-B F5: its id, hashed from the damaged file, was said to be "another model's")
         hint = reinstall_hint()
         return None, f"the embedding model is damaged: {damaged}; {hint[:1].lower()}{hint[1:]}"
-    from dreamdb.dedup import coverage
     from dreamdb.embeddings.store import vectors_available
 
     from dreamdb.store.connect import CAN_LOAD_EXTENSIONS, DRIVER_NAME
@@ -601,32 +618,47 @@ def _skip_reason(vault):
     # SKIPPED with every vector there); an index that cannot be written now, read-only or another process holding
     # it, is compared as it is, with a note, as a recall reads it (QA round 99-A F4, 143-E F1: exit 4 or 5)
     kept_out = index.sync_for_dedup()  # (why documents wait to be chunked now, said in a note too)
+    return index, _nothing_compared(index, kept_out, model_dir=model_dir)
+
+
+def _nothing_compared(index, kept_out: str | None, model_id: str | None = None, model_dir=None) -> str | None:
+    """Why a dedup against the vectors ``index`` holds now would compare no document (SKIPPED's reason), else
+    ``None``: no vectors at all, none of the installed model (``model_id``, else computed from ``model_dir``'s files,
+    and the model then loaded to tell one that cannot be from another build), or its documents waiting to be chunked
+    again, which ``kept_out`` (:meth:`dreamdb.api.Index.sync_for_dedup`'s answer) says cannot be done now. Asked by
+    ``--if-present``, and by the plain gate on an index that cannot be written now (QA round 145-F F5)."""
+    from dreamdb.dedup import coverage
+
     conn = index.conn
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:
-        return index, "the index has no vectors yet (run: dreamdb embed refresh)"
-    try:
-        model_id = compute_model_id(model_dir)
-    except OSError as exc:
-        return index, f"the embedding model cannot be read: {exc.strerror or exc} ({model_dir})"
+        return "the index has no vectors yet (run: dreamdb embed refresh)"
+    if model_id is None:
+        from dreamdb.embeddings.locate import compute_model_id
+
+        try:
+            model_id = compute_model_id(model_dir)
+        except OSError as exc:
+            return f"the embedding model cannot be read: {exc.strerror or exc} ({model_dir})"
     if coverage(conn, model_id)["compared"]:
-        return index, None
+        return None
     if kept_out and conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
         # (not "no vectors yet, run embed refresh": they are there, and a refresh cannot run either; QA round 144-A F3)
-        return index, (f"the index's documents wait to be chunked again before their vectors of the installed model"
-                       f" {model_id} can be compared, which cannot be done now: {kept_out}")
+        return (f"the index's documents wait to be chunked again before their vectors of the installed model"
+                f" {model_id} can be compared, which cannot be done now: {kept_out}")
     others = conn.execute("SELECT model_id, COUNT(*) FROM embeddings WHERE model_id != ? GROUP BY model_id"
                           " ORDER BY 2 DESC, 1", (model_id,)).fetchall()
     if not others or conn.execute("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone():
-        return index, (f"no document of the index has vectors of the installed model {model_id} yet"
-                       " (run: dreamdb embed refresh)")
-    from dreamdb.embeddings.model import get_embedder
-    from dreamdb.errors import ModelError, ModelNotInstalled
+        return (f"no document of the index has vectors of the installed model {model_id} yet"
+                " (run: dreamdb embed refresh)")
+    if model_dir is not None:
+        from dreamdb.embeddings.model import get_embedder
+        from dreamdb.errors import ModelError, ModelNotInstalled
 
-    try:  # (a model that cannot load is no other build: "run embed refresh" then failed with exit 8, QA round 132-A F4;
-        get_embedder(model_dir)  # loaded here only on the way to SKIPPED, and kept for the process)
-    except (ModelError, ModelNotInstalled) as exc:
-        return index, f"the embedding model cannot be used: {exc.message}"
+        try:  # (a model that cannot load is no other build: "run embed refresh" then failed with exit 8, QA round
+            get_embedder(model_dir)  # 132-A F4; loaded here only on the way to SKIPPED, and kept for the process)
+        except (ModelError, ModelNotInstalled) as exc:
+            return f"the embedding model cannot be used: {exc.message}"
     held = ", ".join(f"{n} of {m}" for m, n in others)
-    return index, (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
-                   " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere. Run:"
-                   " dreamdb embed refresh to embed the vault with this one (minutes on a large vault)")
+    return (f"the index has no vectors of the installed model {model_id}, only of another ({held}): the model"
+            " was rebuilt or changed since the vault was embedded, or DREAMDB_MODEL_DIR points elsewhere. Run:"
+            " dreamdb embed refresh to embed the vault with this one (minutes on a large vault)")
