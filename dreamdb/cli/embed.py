@@ -517,7 +517,7 @@ def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, 
             say(f"Embedding the candidate ({len(content) // 1000:,} KB of text, chunked like a note)…")
         itself = _indexed_as(index, file_) if file_ else []
         result = dedup(index, embedder, title=title, description=description, content=content, top=top,
-                       merge=merge, margin=margin, review=review, exclude=itself)
+                       merge=merge, margin=margin, review=review, exclude=itself, name=file_)
     except (ModelError, ModelNotInstalled) as exc:
         # QA round 57 L1: a model that cannot load or run (corrupt, non-finite output, runtime missing) is no
         # model for --if-present, as a missing one is; without it, the error and exit 8 stay
