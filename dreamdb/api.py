@@ -912,8 +912,11 @@ class Index:
         return conn
 
     @property
-    def _read_path(self) -> Path:
-        """The index file the connection reads: :attr:`index_path`, or the other copy :meth:`_read_other_copy` opened."""
+    def read_path(self) -> Path:
+        """The index file this Index reads: :attr:`index_path`, or the vault's other, complete index
+        :meth:`_read_other_copy` opened read-only when this one could not be made (a full disk). What reads the index
+        by its path (``dreamdb sql``) reads this one (QA round 145-I F1: ``sql`` named the other index in its note,
+        then read an empty database at :attr:`index_path`)."""
         copy = self._other_copy
         return copy[1] if copy is not None and copy[0] is self._conn and self._conn is not None else self.index_path
 
@@ -1915,7 +1918,7 @@ class Index:
         open cannot see, and the analysis of an index an older dreamdb built (until it is rebuilt)."""
         out = ""
         try:
-            wal = os.path.getsize(f"{self._read_path}-wal") if getattr(self._conn, "immutable", False) else 0
+            wal = os.path.getsize(f"{self.read_path}-wal") if getattr(self._conn, "immutable", False) else 0
         except OSError:
             wal = 0
         if wal:
@@ -3064,7 +3067,7 @@ class Index:
         c = self.conn
         by_type = dict(c.execute("SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type").fetchall())
         meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
-        read = self._read_path  # (the vault's other index, read when this one cannot be made: QA round 145-C F2)
+        read = self.read_path  # (the vault's other index, read when this one cannot be made: QA round 145-C F2)
         size = config.index_size_bytes(read)
         try:  # (QA round 145-C F1: an index counted twice, its -wal file holding it whole, was not said to be)
             wal = os.path.getsize(f"{read}-wal")
@@ -3111,7 +3114,7 @@ class Index:
         made read-only, then writable again: QA round 46 M3), else ``None``. ``modified``: its last write
         (:func:`dreamdb.config.index_last_written`), ISO-8601 UTC."""
         other = config.other_default_index_path(self.vault, self.index_path) if self._chosen_path else None
-        if other is None or other == self._read_path or config.index_file_kind(other) != "dreamdb":
+        if other is None or other == self.read_path or config.index_file_kind(other) != "dreamdb":
             return None
         return {"path": str(other), "bytes": config.index_size_bytes(other),
                 "modified": _written_iso(other)}

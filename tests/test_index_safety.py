@@ -2743,6 +2743,17 @@ def test_a_vaults_cache_index_is_read_when_its_own_folder_is_full(tmp_path, monk
             notes = index.take_notes()
             assert any(f"the vault's other index, {cached}, is read as it is" in n for n in notes), notes
             assert index.status()["index"] == str(cached)
+            documents = index.status()["documents"]
+        from click.testing import CliRunner
+
+        from dreamdb.cli import cli
+
+        # (QA round 145-I F1: sql named the other index in its note, then read an empty database at the vault's path)
+        result = CliRunner().invoke(cli, ["sql", "--vault", str(vault), "--json", "SELECT count(*) AS n FROM documents"])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        assert (data["rows"] if isinstance(data, dict) else data) == [{"n": documents}] and documents > 0
+        assert f"the vault's other index, {cached}, is read as it is" in result.stderr
         assert cached.exists() and not (vault / ".dreamdb" / "index.db").exists()
         (small / "filler").unlink()
         with dreamdb.open(vault) as index:  # room again: moved into .dreamdb, as ever

@@ -1416,6 +1416,20 @@ def test_update_writes_a_time_without_a_zone_as_utc_wall_time(vault: Path, monke
         assert abs((parse_date_value(meta[key]) - now).total_seconds()) < 60, (key, meta[key], now)
 
 
+def test_update_keeps_a_quoted_date_time_in_any_form_a_date_time(vault: Path):
+    """QA round 145-I F2: a quoted ``updated`` with a lowercase ``t`` (an instant to the index since 145-E F5) or a
+    space for ``T`` was taken for a day alone, and an update wrote the calendar date there, the time lost; a quoted
+    day alone, in any ISO-8601 form of a day, stays a day."""
+    path = vault / "knowledge" / "quoted.md"
+    for old, new in (('"2026-01-01t10:00:00z"', '"2026-08-18T12:00:00+02:00"'),
+                     ('"2026-01-01 10:00:00"', '"2026-08-18T12:00:00+02:00"'),
+                     ('"20260101T100000Z"', '"2026-08-18T12:00:00+02:00"'),
+                     ('"2026-01-01"', '"2026-08-18"'), ('"2026-w01-4"', '"2026-08-18"'), ('"soon"', '"2026-08-18"')):
+        path.write_text(f"---\ntitle: Quoted\nupdated: {old}\n---\nbody\n")
+        update(vault, "quoted", tags=["api"], now="2026-08-18T12:00:00+02:00")
+        assert f"updated: {new}\n" in path.read_text(), (old, path.read_text())
+
+
 def test_update_requires_something(vault: Path):
     with pytest.raises(UsageError):
         update(vault, "simplified-ux")

@@ -403,10 +403,11 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         index.check_index_vault_readonly()
     # (after a sync too: a driver that cannot load sqlite-vec leaves the vector tables' migrations waiting, and
     # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
-    waiting = _note_older_index(index.index_path, timeout_s)
+    read = index.read_path  # (the vault's other index, where this one could not be made: QA round 145-I F1)
+    waiting = _note_older_index(read, timeout_s)
     try:
         try:
-            result = run_readonly(index.index_path, query, max_rows=max_rows, timeout_s=timeout_s)
+            result = run_readonly(read, query, max_rows=max_rows, timeout_s=timeout_s)
         except IndexDamaged as exc:
             if no_sync:
                 raise

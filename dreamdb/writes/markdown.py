@@ -455,9 +455,20 @@ def _updated_value(old: Any, now: datetime) -> Any:
         return as_utc(now).replace(microsecond=0, tzinfo=None)
     if isinstance(old, date):
         return now.date()
-    if isinstance(old, str) and "T" in old:
+    if isinstance(old, str) and _is_date_time(old):
         return now.replace(microsecond=0).isoformat()
     return now.date().isoformat()
+
+
+def _is_date_time(text: str) -> bool:
+    """Whether a frontmatter string is a date with a time of day, as the index reads it (any ISO-8601 form, the
+    letters in any case, a space for ``T``): QA round 145-I F2, ``"2026-08-18t10:00:00z"`` (read as an instant since
+    145-E F5) and ``"2026-08-18 10:00:00"`` were taken for a day alone by ``"T" in old``, and an update wrote the
+    calendar date there, the time lost (the next UTC day in a zone ahead of UTC)."""
+    from dreamdb.timeparse import DAY_FORMS, parse_date_value
+
+    text = text.strip()
+    return parse_date_value(text) is not None and not DAY_FORMS.match(text.lower())
 
 
 def _load_markdown(path: Path) -> _Markdown:
