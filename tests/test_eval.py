@@ -997,3 +997,23 @@ def test_names_of_the_data_in_the_markdown_report_keep_its_tables_whole(tmp_path
     for table in re.findall(r"(?:^\|.*\n)+", text, flags=re.M):  # every row of a table has its header's cells
         widths = {len(re.split(r"(?<!\\)\|", row)) for row in table.splitlines()}
         assert len(widths) == 1, table
+
+
+def test_the_report_records_the_program_options_typed_before_eval(tmp_path):
+    """QA round 145-G F1: ``dreamdb --json eval …`` (and ``dreamdb -- eval …``) was recorded as ``dreamdb eval``
+    alone, in the JSON's ``command`` and the report's ``- command:`` line: the command is kept as typed."""
+    data = gold_data_folder(tmp_path, {"alpha": "The alpha note on sleep debt."},
+                            [{"id": "q1", "query": "sleep debt", "expected": ["knowledge/alpha"]}])
+    report = tmp_path / "r.md"
+    tail = ["--data", str(data), "--set", "dreamcontext", "--cache", str(tmp_path / "cache"), "--modes", "bm25",
+            "--no-baseline", "--results-file", str(report)]
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "--json", "eval", *tail], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    typed = "dreamdb --json eval " + " ".join(tail)
+    assert json.loads(r.stdout)["command"] == typed
+    assert f"- command: `{typed}`" in report.read_text(encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "dreamdb", "--", "eval", *tail], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "- command: `dreamdb -- eval " + " ".join(tail) + "`" in report.read_text(encoding="utf-8")

@@ -300,12 +300,21 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def _command_line() -> str:
-    """The command as the user typed it (for the report), best effort."""
+    """The command as the user typed it (for the report), best effort: ``python -m eval …``, or ``dreamdb`` and every
+    argument from ``sys.argv`` when ``eval`` follows the program's own options (``--json``, ``--vault PATH``, a
+    ``--``), else ``dreamdb eval``."""
     argv = sys.argv
     if argv and Path(argv[0]).name == "__main__.py" and Path(argv[0]).parent.name == "eval":
         return " ".join(["python -m eval", *map(shlex.quote, argv[1:])])
-    if argv[1:2] == ["eval"]:
-        return " ".join(["dreamdb eval", *map(shlex.quote, argv[2:])])
+    from dreamdb.entry import _leading_options
+
+    # (the program's options before ``eval`` kept, in order, with a ``--`` before it: ``dreamdb --json eval …`` was
+    # recorded as ``dreamdb eval``, QA round 145-G F1)
+    i = 1 + _leading_options(argv[1:])[2]
+    if argv[i:i + 1] == ["--"]:
+        i += 1
+    if argv[i:i + 1] == ["eval"]:
+        return " ".join(["dreamdb", *map(shlex.quote, argv[1:])])
     return "dreamdb eval"
 
 
