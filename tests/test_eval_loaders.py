@@ -5,6 +5,7 @@ command that runs. Tiny collections on disk, real SQLite, no mocks."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -212,7 +213,26 @@ def test_a_pair_judged_twice_with_two_grades_is_refused_and_all_zero_queries_are
     path.write_text("qid\tdocid\trel\nq1\tS-1\t1\nq1\tS-1\t1\nq2\tS-2\t0\nq3\tS-1\t0\n", encoding="utf-8")
     assert beir.read_qrels(path) == {"q1": {"S-1": 1}, "q2": {"S-2": 0}, "q3": {"S-1": 0}}
     assert beir.unjudged_note(beir.read_qrels(path), {"q1", "q2"}, "qrels.tsv") == (
-        "warning: qrels.tsv: 1 query is judged with no relevant document (every grade 0): not scored (q2)")
+        "warning: qrels.tsv: 1 query is judged with no relevant document (no grade above 0): not scored (q2)")
+
+
+def test_a_fractional_grade_is_kept_as_a_graded_relevance(tmp_path):
+    """QA round 145-G F4: a grade of 0.5 was truncated to 0, so its query was warned of as "judged with no relevant
+    document (every grade 0)", and a file of 0.9 grades exited 2 with "no query has a relevant document (a grade above
+    0)": the fraction is kept, relevant when above 0, its nDCG gain the grade itself; whole grades stay ints."""
+    path = tmp_path / "qrels.tsv"
+    path.write_text("qid\tdocid\trel\nq1\tS-1\t0.5\nq1\tS-2\t2.0\nq2\tS-3\t0.9\nq3\tS-1\t-0.5\n", encoding="utf-8")
+    qrels = beir.read_qrels(path)
+    assert qrels == {"q1": {"S-1": 0.5, "S-2": 2}, "q2": {"S-3": 0.9}, "q3": {"S-1": -0.5}}
+    assert type(qrels["q1"]["S-2"]) is int
+    assert beir.unjudged_note(qrels, {"q1", "q2", "q3"}, "qrels.tsv") == (
+        "warning: qrels.tsv: 1 query is judged with no relevant document (no grade above 0): not scored (q3)")
+    scores = beir.score_beir(["S-1", "S-9", "S-2"], qrels["q1"])
+    assert scores["r@1"] == 0.5 and scores["rank"] == 1
+    assert scores["ndcg@10"] == pytest.approx((0.5 + 2 / math.log2(4)) / (2 + 0.5 / math.log2(3)))
+    data = _scifact_data(tmp_path, qrels="qid\tdocid\trel\nq1\tS-2\t0.9\nq2\tS-1\t0.9\n")
+    plan = suite.plan_set("scifact", data)
+    assert [len(t.queries) for t in plan.tracks] == [2] and plan.warnings == []
 
 
 @pytest.mark.parametrize("kw, said", [
@@ -268,7 +288,7 @@ def test_xquad_is_checked_too(tmp_path):
     (root / "qrels_en2en.tsv").write_text("qid\tdocid\trel\nq1\ten-p1\t1\nq3\ten-p1\t0\n", encoding="utf-8")
     p = suite.plan_set("xquad", root.parent.parent)
     assert [t.queries for t in p.tracks if t.name == "para en→en"] == [[("q1", "what")]]
-    assert f"warning: {root}/qrels_en2en.tsv: 1 query is judged with no relevant document (every grade 0): not scored" \
+    assert f"warning: {root}/qrels_en2en.tsv: 1 query is judged with no relevant document (no grade above 0): not scored" \
         " (q3)" in p.warnings, p.warnings
     (root / "queries.jsonl").write_text(_jsonl([{"id": "q1", "lang": "en", "text": "what"},
                                                  {"id": "q1", "lang": "tr", "text": "ne"}]), encoding="utf-8")

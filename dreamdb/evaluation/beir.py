@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -209,23 +210,27 @@ def _check_record(d, path: Path, n: int) -> None:
             raise UsageError(f"{path}:{n}: \"{key}\" must be text, got {type(d[key]).__name__}")
 
 
-def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+def read_qrels(path: Path) -> dict[str, dict[str, int | float]]:
     """Read a qrels file: BEIR's TSV (``qid<TAB>docid<TAB>rel``; a header line is skipped) or TREC's four
     columns (``qid iteration docid rel``, e.g. ``q1 0 d7 1``; QA round 68 M3: the iteration was read as the
     document and the document as the grade). Every line has the file's first line's column count.
+
+    A grade is a number: a whole one (``1``, ``2.0``) is read as an int, one with a fraction (``0.5``) is kept as
+    a float, a graded relevance like any other (relevant when above 0, its nDCG gain the grade itself). BEIR's
+    loader and ``pytrec_eval`` take whole grades only, so figures from such a file have no BEIR counterpart.
 
     Args:
         path: the file.
 
     Returns:
-        query id → {doc id: grade}.
+        query id → {doc id: grade (an int, or a float when it has a fraction)}.
 
     Raises:
         UsageError: unreadable file or a malformed line (with its number), among them a grade that is no
             finite number (``nan``, ``inf``, ``1e999``), and a query–document pair judged twice with two grades
             (QA round 100-A F1: the last one was kept, silently; the same grade twice is one judgement).
     """
-    out: dict[str, dict[str, int]] = {}
+    out: dict[str, dict[str, int | float]] = {}
     first_line: dict[tuple[str, str], int] = {}
     try:
         # (not splitlines, at U+2028: QA round 135-D F4; but a CR alone ends a line of TSV, old Mac files: 138 F3)
@@ -247,9 +252,14 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
                              f" line, found {len(parts)} column{'s' if len(parts) != 1 else ''}"
                              + (f" after lines of {columns}" if len(parts) != columns else ""))
         try:
-            qid, did, rel = parts[0], parts[-2], int(float(parts[-1]))
-        except (ValueError, OverflowError):  # OverflowError: a grade of inf or 1e999 (QA round 62 L2)
-            raise UsageError(f"{path}:{n}: expected 'qid docid rel' with a finite number as grade") from None
+            qid, did, rel = parts[0], parts[-2], float(parts[-1])
+        except ValueError:
+            rel = math.nan
+        if not math.isfinite(rel):  # (a grade of inf or 1e999 raised OverflowError: QA round 62 L2)
+            raise UsageError(f"{path}:{n}: expected 'qid docid rel' with a finite number as grade")
+        # a fraction is kept, a graded relevance (QA round 145-G F4: 0.5 was truncated to 0, and the query said to
+        # be judged with "every grade 0"); a whole number is an int, as BEIR reads it
+        rel = int(rel) if rel.is_integer() else rel
         grades = out.setdefault(qid, {})
         if did in grades and grades[did] != rel:
             raise UsageError(f"{path}:{n}: query {qid!r} and document {did!r} were judged {grades[did]} on line "
@@ -261,7 +271,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 
 def unjudged_note(qrels: dict[str, dict[str, int]], query_ids: set[str], qrels_file: str) -> str | None:
-    """A one-line warning about the queries ``qrels`` judges with no relevant document (every grade 0), which no
+    """A one-line warning about the queries ``qrels`` judges with no relevant document (no grade above 0), which no
     metric can score and the evaluation leaves out (``None`` when there is none; queries the file does not judge at
     all are left out as BEIR does, without a word: a collection's queries file often holds another split's)."""
     zero = [qid for qid, grades in qrels.items()
@@ -269,7 +279,7 @@ def unjudged_note(qrels: dict[str, dict[str, int]], query_ids: set[str], qrels_f
     if not zero:
         return None
     return (f"warning: {qrels_file}: {len(zero)} quer{'y is' if len(zero) == 1 else 'ies are'} judged with no relevant"
-            f" document (every grade 0): not scored ({', '.join(zero[:5])}{', …' if len(zero) > 5 else ''})")
+            f" document (no grade above 0): not scored ({', '.join(zero[:5])}{', …' if len(zero) > 5 else ''})")
 
 
 def load_collection(root: Path, *, corpus: str = "corpus.jsonl", queries: str = "queries.jsonl",
