@@ -216,6 +216,16 @@ def test_a_pair_judged_twice_with_two_grades_is_refused_and_all_zero_queries_are
         "warning: qrels.tsv: 1 query is judged with no relevant document (no grade above 0): not scored (q2)")
 
 
+def test_tabs_and_spaces_at_a_qrels_lines_end_are_no_column(tmp_path):
+    """QA round 145-G F6: "1<TAB>31715818<TAB>1<TAB>" (a trailing tab on every line, header too) was read as a TREC
+    line with an empty grade: "qrels.tsv:2: expected 'qid docid rel' with a finite number as grade"."""
+    path = tmp_path / "qrels.tsv"
+    path.write_text("query-id\tcorpus-id\tscore\t\n1\t31715818\t1\t\n3\t14717500\t2\t \t\n", encoding="utf-8")
+    assert beir.read_qrels(path) == {"1": {"31715818": 1}, "3": {"14717500": 2}}
+    path.write_text("q1 0 S-1 1\t\nq2 0 S-2 1 \n", encoding="utf-8")  # TREC's four columns stay four
+    assert beir.read_qrels(path) == {"q1": {"S-1": 1}, "q2": {"S-2": 1}}
+
+
 def test_a_fractional_grade_is_kept_as_a_graded_relevance(tmp_path):
     """QA round 145-G F4: a grade of 0.5 was truncated to 0, so its query was warned of as "judged with no relevant
     document (every grade 0)", and a file of 0.9 grades exited 2 with "no query has a relevant document (a grade above

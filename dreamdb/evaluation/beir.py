@@ -213,7 +213,8 @@ def _check_record(d, path: Path, n: int) -> None:
 def read_qrels(path: Path) -> dict[str, dict[str, int | float]]:
     """Read a qrels file: BEIR's TSV (``qid<TAB>docid<TAB>rel``; a header line is skipped) or TREC's four
     columns (``qid iteration docid rel``, e.g. ``q1 0 d7 1``; QA round 68 M3: the iteration was read as the
-    document and the document as the grade). Every line has the file's first line's column count.
+    document and the document as the grade). Every line has the file's first line's column count; tabs and
+    spaces at a line's end are no column.
 
     A grade is a number: a whole one (``1``, ``2.0``) is read as an int, one with a fraction (``0.5``) is kept as
     a float, a graded relevance like any other (relevant when above 0, its nDCG gain the grade itself). BEIR's
@@ -241,9 +242,12 @@ def read_qrels(path: Path) -> dict[str, dict[str, int | float]]:
         raise UsageError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     columns = None
     for n, line in enumerate(lines, 1):
-        parts = line.split("\t") if "\t" in line else line.split()
-        if not parts or not line.strip():
+        # (trailing tabs and spaces are no column: "1<TAB>31715818<TAB>1<TAB>" was read as a TREC line with an empty
+        # grade, and refused; QA round 145-G F6)
+        line = line.rstrip()
+        if not line:
             continue
+        parts = line.split("\t") if "\t" in line else line.split()
         if n == 1 and parts[0].lower() in ("qid", "query-id", "query_id"):
             continue
         columns = columns or len(parts)
