@@ -8,7 +8,8 @@ Each figure has a baseline beside it:
   ``embed_passages`` (the model itself), i.e. the store's overhead.
 * no-change refresh: ``refresh`` vs ``pending`` (the lazy check before each
   hybrid query) vs a no-change ``Index.sync``.
-* ``dreamdb recall --mode hybrid`` as a process (wall ms) vs the same in BM25 mode.
+* ``dreamdb recall --mode hybrid`` as a process (wall ms) vs the same in BM25 mode (compiled bytecode
+  cached, as from an installed wheel: ``bench_recall.cli_env``).
 * dense search p50: vec0 KNN (``dense_search``) vs numpy brute force reading the
   vectors from SQLite (``dense_search_numpy``) vs numpy on a matrix already in RAM.
 
@@ -259,15 +260,20 @@ def bench(args, work: Path) -> int:
     res["query_embed_p50_ms"] = statistics.median(median_ms(lambda t=t: emb.embed_queries([t]), max(1, runs // 4)) for t in texts)
     ix.close()
 
-    # `dreamdb recall` as a process (Python start-up, model load, one query), hybrid beside BM25, alternating
+    # `dreamdb recall` as a process (Python start-up, model load, one query), hybrid beside BM25, alternating; with
+    # compiled bytecode cached, as the other benchmarks time processes (QA round 145-G F3: os.environ as it was, so
+    # under PYTHONDONTWRITEBYTECODE=1 every start compiled dreamdb anew: 337 ms against 142)
     import subprocess
 
+    from bench_recall import cli_env
+
+    env = cli_env()
     walls: dict = {"hybrid": [], "bm25": []}
     for i in range(2 if args.quick else 5):
         for mode in (("hybrid", "bm25") if i % 2 == 0 else ("bm25", "hybrid")):
             t0 = time.perf_counter()
             p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", texts[i % len(texts)], "--vault", str(vault),
-                                "--mode", mode, "--json"], capture_output=True, text=True, env=os.environ.copy())
+                                "--mode", mode, "--json"], capture_output=True, text=True, env=env)
             walls[mode].append((time.perf_counter() - t0) * 1000)
             try:
                 out = json.loads(p.stdout or "{}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,14 +86,20 @@ def test_bench_embed_scripts_smoke(model_dir):
     # the example vault (5 notes, English and Turkish): every step runs as on the real vault, whose 40
     # smallest notes --quick would otherwise embed first (most of a minute on 2 cores)
     # (--model-dir is the model measured, whatever DREAMDB_MODEL_DIR says: QA round 40)
+    # its `dreamdb recall` processes run with compiled bytecode cached, as bench_recall's (QA round 145-G F3: they ran
+    # in os.environ as it was, so under PYTHONDONTWRITEBYTECODE=1 each start compiled dreamdb anew, 337 against 142 ms)
+    compiled = Path(ROOT, "eval", ".cache", "bench", "pycache", *ROOT.parts[1:], "dreamdb")
+    shutil.rmtree(compiled, ignore_errors=True)
     p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--runs", "1", "--queries", "2", "--json", "--model-dir", model_dir,
             "--vault", ROOT / "examples" / "_dream_context",
-            env={**os.environ, "DREAMDB_MODEL_DIR": str(Path(tempfile.gettempdir()) / "no-model-here")})
+            env={**os.environ, "DREAMDB_MODEL_DIR": str(Path(tempfile.gettempdir()) / "no-model-here"),
+                 "PYTHONDONTWRITEBYTECODE": "1"})
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads(p.stdout)
     assert res["documents"] == 5 and res["full_embed"]["embedded"] == res["vectors"] > 0 and res["queries"] == 2
     assert res["refresh_nochange_ms"] > 0 and res["hybrid_recall_p50_ms"] > 0
     assert not Path(res["vault"]).exists()  # no --workdir: its temporary copy is removed
+    assert (compiled / f"entry.{sys.implementation.cache_tag}.pyc").is_file()
 
 
 def test_bench_embed_index_without_a_model_says_so(tmp_path):
@@ -169,7 +176,6 @@ def test_benchmarks_refuse_a_named_data_folder_that_is_not_there(tmp_path):
 
 def test_bench_all_reports_a_failing_scripts_exit_code(tmp_path):
     """QA round 23: the failure line read "failed (exit 0)" ($? was basename's)."""
-    import shutil
 
     scripts = tmp_path / "scripts"
     scripts.mkdir()
