@@ -9,7 +9,7 @@ Each figure has a baseline beside it:
 * no-change refresh: ``refresh`` vs ``pending`` (the lazy check before each
   hybrid query) vs a no-change ``Index.sync``.
 * ``dreamdb recall --mode hybrid`` as a process (wall ms) vs the same in BM25 mode (compiled bytecode
-  cached, as from an installed wheel: ``bench_recall.cli_env``).
+  cached, as from an installed wheel, this tree's dreamdb: ``bench_recall.cli_env`` and ``dreamdb_command``).
 * dense search p50: vec0 KNN (``dense_search``) vs numpy brute force reading the
   vectors from SQLite (``dense_search_numpy``) vs numpy on a matrix already in RAM.
 
@@ -265,14 +265,15 @@ def bench(args, work: Path) -> int:
     # under PYTHONDONTWRITEBYTECODE=1 every start compiled dreamdb anew: 337 ms against 142)
     import subprocess
 
-    from bench_recall import cli_env
+    from bench_recall import cli_env, dreamdb_command, processes_note
 
     env = cli_env()
+    res["processes"] = processes_note()
     walls: dict = {"hybrid": [], "bm25": []}
     for i in range(2 if args.quick else 5):
         for mode in (("hybrid", "bm25") if i % 2 == 0 else ("bm25", "hybrid")):
             t0 = time.perf_counter()
-            p = subprocess.run([sys.executable, "-m", "dreamdb", "recall", texts[i % len(texts)], "--vault", str(vault),
+            p = subprocess.run([*dreamdb_command(), "recall", texts[i % len(texts)], "--vault", str(vault),
                                 "--mode", mode, "--json"], capture_output=True, text=True, env=env)
             walls[mode].append((time.perf_counter() - t0) * 1000)
             try:
@@ -300,7 +301,8 @@ def bench(args, work: Path) -> int:
     print(f"recall p50 in process      hybrid {res['hybrid_recall_p50_ms']:.1f} ms   (without language centring"
           f" {res['hybrid_uncentred_p50_ms']:.1f} ms; bm25 {res['bm25_recall_p50_ms']:.2f} ms;"
           f" query embedding alone {res['query_embed_p50_ms']:.1f} ms)")
-    print(f"dreamdb recall as a process hybrid {res['cli_hybrid_ms']:.0f} ms   (bm25 {res['cli_bm25_ms']:.0f} ms; wall, median)")
+    print(f"dreamdb recall as a process hybrid {res['cli_hybrid_ms']:.0f} ms   (bm25 {res['cli_bm25_ms']:.0f} ms; wall, median;"
+          f" {res['processes']})")
     return 0
 
 

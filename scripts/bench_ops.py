@@ -7,7 +7,7 @@ written), indexed first:
 * ``dreamdb sync --check``: wall time in process of the call the CLI makes (``Index.sync(check=True)``:
   ``Index.check()``, SQLite's ``integrity_check`` and the corpus statistics, then a no-change sync),
   beside ``PRAGMA quick_check`` on the same file (timed side by side, alternating order);
-* the prompt hook on a damaged index: one ``python -m dreamdb hook user-prompt-submit`` process fed
+* the prompt hook on a damaged index: one ``dreamdb hook user-prompt-submit`` process fed
   ``{"prompt": "how is sleep debt computed", "cwd": <vault parent>}`` after a leaf page of the ``files``
   table (the one every sync reads) was overwritten with junk, which the hook rebuilds from the vault
   (the hook log is read to check that it did), beside the same hook on the sound index (alternating);
@@ -27,7 +27,8 @@ Without the real vault:
   for it): ``python -c "import dataclasses"`` beside ``python -c pass`` (alternating, medians of
   ``--import-runs``).
 
-Processes run as an installed wheel would (compiled bytecode cached: ``bench_recall.cli_env``), with a
+Processes run as an installed wheel would (compiled bytecode cached: ``bench_recall.cli_env``), this tree's dreamdb
+(``PYTHONPATH`` led by it: ``bench_recall.dreamdb_command``, the console script beside the interpreter), with a
 hook log and cache folder of their own. A figure whose data or model is absent is skipped with a
 ``skipped: …`` line (exit 0). Usage::
 
@@ -54,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import dreamdb  # noqa: E402
-from bench_recall import cli_env, med  # noqa: E402
+from bench_recall import cli_env, dreamdb_command, med, processes_note  # noqa: E402
 from dreamdb.evaluation import suite  # noqa: E402
 
 PROMPT = "how is sleep debt computed"
@@ -97,7 +98,7 @@ def run_hook(vault: Path, env: dict) -> tuple[float, str]:
     """One prompt hook process: (wall time in ms, what it printed)."""
     payload = json.dumps({"prompt": PROMPT, "session_id": "bench-ops", "cwd": str(vault.parent)}).encode()
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "user-prompt-submit"], input=payload,
+    p = subprocess.run([*dreamdb_command(), "hook", "user-prompt-submit"], input=payload,
                        capture_output=True, env=env, cwd=vault.parent, check=False)
     return (time.perf_counter() - t0) * 1000, p.stdout.decode("utf-8", "replace")
 
@@ -255,7 +256,7 @@ def embed_refresh(vault: Path, work: Path) -> tuple[int, float]:
     """``dreamdb embed refresh`` of the copy (its progress on stderr): (exit code, seconds)."""
     print("embedding the vault copy (dreamdb embed refresh; minutes the first time) …", file=sys.stderr)
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "refresh", "--vault", str(vault)],
+    p = subprocess.run([*dreamdb_command(), "embed", "refresh", "--vault", str(vault)],
                        env=hook_env(work), stdout=sys.stderr, check=False)
     return p.returncode, time.perf_counter() - t0
 
@@ -384,6 +385,7 @@ def render(res: dict) -> str:
     m = res["machine"]
     L = [f"bench_ops  ({m['cores']} cores, load {res['load_average']:.2f} at start, Python {m['python']}, SQLite {m['sqlite']};"
          f" medians of {res['runs']} runs, {res['import_runs']} import runs)",
+         res["processes"],
          f"real vault: {res['vault']}" + (f" ({res['documents']} documents)" if "documents" in res else ""), ""]
     rows = [("what", "dreamdb", "beside it")]
     def row(section: dict, label: str, made) -> tuple[str, str, str]:
@@ -468,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
 
     data = data_folder(a.data, "bench_ops")  # (one named that is not there: exit 7, QA round 143-A F3)
     src = data / "vaults" / "dreamcontext" / "_dream_context"
-    res = {"machine": suite.machine_info(), "load_average": os.getloadavg()[0], "runs": a.runs, "sessions": a.sessions,
+    res = {"machine": suite.machine_info(), "load_average": os.getloadavg()[0], "processes": processes_note(),
+           "runs": a.runs, "sessions": a.sessions,
            "import_runs": a.import_runs, "vault": str(src)}
     if not src.is_dir():
         why = f"no vault at {src} (../shared exists only on dreamdb machines; set DREAMDB_EVAL_DATA or --data)"

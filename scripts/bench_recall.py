@@ -17,7 +17,8 @@ On the real dreamcontext vault (a writable copy in ``eval/.cache/bench/``):
   recall after loading every posting of the new state at once;
 * ``dreamdb recall`` and the prompt hook as processes (wall time incl. Python
   start-up, median of ≥ 10; compiled bytecode cached, as from an installed
-  wheel, see :func:`cli_env`), beside ``python -c pass`` (the start-up floor);
+  wheel, see :func:`cli_env`; the console script beside the interpreter running this tree's dreamdb,
+  :func:`dreamdb_command`), beside ``python -c pass`` (the start-up floor);
 * bm25s over the same documents: build time and index size.
 
 On a generated vault (``scripts/gen_vault.py``; 100k notes, or 2k with
@@ -213,13 +214,34 @@ def baseline_for(ix):
 
 
 def cli_env() -> dict:
-    """The environment CLI timings run in: this one, with compiled bytecode read and written as usual
-    (under ``CACHE/pycache``, so the source tree stays clean), as from an installed wheel, whose
-    modules pip compiles at install. ``PYTHONDONTWRITEBYTECODE=1`` in a source checkout would
-    otherwise have every start compile dreamdb's modules anew (~60–100 ms on this machine)."""
+    """The environment every timed process of the benchmarks runs in (``bench_recall``, ``bench_ops``,
+    ``bench_embed_index``): this one, with compiled bytecode read and written as usual (under ``CACHE/pycache``, so
+    the source tree stays clean), as from an installed wheel, whose modules pip compiles at install
+    (``PYTHONDONTWRITEBYTECODE=1`` in a source checkout would otherwise have every start compile dreamdb's modules
+    anew, ~60–100 ms on this machine); and ``PYTHONPATH`` led by :data:`ROOT`, so that the process runs the dreamdb of
+    the tree being benchmarked, not the one installed in the interpreter's environment (QA round 145-G F2: an
+    editable install of another checkout was timed).
+
+    Returns:
+        a new ``{name: value}`` environment.
+    """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)])
     return env
+
+
+def dreamdb_command() -> list[str]:
+    """The command a timed process starts dreamdb with, run in :func:`cli_env`: the ``dreamdb`` console script beside
+    this interpreter, what an installed wheel runs (its start-up is part of the README's "``dreamdb recall`` as a
+    process" figure), else ``python -m dreamdb``; either imports :data:`ROOT`'s dreamdb through ``PYTHONPATH``."""
+    exe = Path(sys.executable).with_name("dreamdb")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamdb"]
+
+
+def processes_note() -> str:
+    """One line for a benchmark's output: what its timed processes run (:func:`dreamdb_command` in :func:`cli_env`)."""
+    return f"processes: {' '.join(dreamdb_command())} with PYTHONPATH={ROOT} (this tree's dreamdb), bytecode cached"
 
 
 def wall(cmd: list[str], runs: int, env=None, stdin: bytes | None = None) -> float:
@@ -270,8 +292,7 @@ def time_cli(vault: Path, idx: Path, query: str, cli_runs: int, *, now: str | No
     """``dreamdb recall`` (and with ``hook``, the prompt hook) as processes on ``vault``'s index ``idx``,
     beside the start-up floors ``python -c pass`` and ``import dreamdb.cli``: medians (ms) of ``cli_runs``."""
     env = {**cli_env(), "DREAMDB_INDEX": str(idx)}
-    dreamdb_exe = Path(sys.executable).with_name("dreamdb")
-    cli = [str(dreamdb_exe)] if dreamdb_exe.exists() else [sys.executable, "-m", "dreamdb"]
+    cli = dreamdb_command()
     out = {"cli_recall_ms": wall(cli + ["recall", "--vault", str(vault), *(["--now", now] if now else []), query],
                                  cli_runs, env)}
     if hook:
@@ -351,7 +372,7 @@ def _warm_process(vault: Path, idx: Path, what: str) -> str:
     """The output of :data:`_WARM_SCRIPT` in a process of its own; its failure ends the benchmark with what the process
     said (QA round 135-D F7: a CalledProcessError traceback hid the child's error)."""
     p = subprocess.run([sys.executable, "-c", _WARM_SCRIPT, str(vault), str(idx), what], capture_output=True, text=True,
-                       env={**cli_env(), "PYTHONPATH": str(ROOT)})
+                       env=cli_env())
     if p.returncode != 0:
         lines = p.stderr.strip().splitlines() or ["(nothing on stderr)"]
         last = max((i for i, line in enumerate(lines) if re.match(r"[A-Za-z_][\w.]*: ", line)), default=len(lines) - 1)
@@ -392,7 +413,7 @@ def bench_no_match(vault: Path, idx: Path, runs: int) -> dict:
 def render(res: dict) -> str:
     """Plain-text report."""
     L = [f"bench_recall  ({res['machine']['cores']} cores, Python {res['machine']['python']}, SQLite {res['machine']['sqlite']}; "
-         f"medians of {res['runs']} runs)"]
+         f"medians of {res['runs']} runs)", res["processes"]]
     for name, r in (("real vault (dreamcontext)", res["real"]), (f"generated vault ({res['docs']} docs)", res["synthetic"])):
         L.append(f"\n== {name}")
         if "skipped" in r:
@@ -473,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _bench(a, data: Path, runs: int, docs: int) -> int:
     """:func:`main` once the arguments are read and the cache locked."""
-    res = {"machine": suite.machine_info(), "runs": runs, "docs": docs}
+    res = {"machine": suite.machine_info(), "runs": runs, "docs": docs, "processes": processes_note()}
     print("benchmarking the real vault …", file=sys.stderr)
     res["real"] = bench_real(data, runs, a.cli_runs or 10)
     print(f"benchmarking a generated {docs}-document vault …", file=sys.stderr)

@@ -330,3 +330,30 @@ def test_two_bench_recall_runs_take_turns_and_a_failed_timing_process_is_said(tm
 
     with pytest.raises(SystemExit, match=r"bench_recall: the warm timing process failed \(exit 1\): .*VaultNotFound"):
         bench_recall._warm_process(tmp_path / "no-vault", tmp_path / "index.db", "warm")
+
+
+def test_timed_processes_run_this_trees_dreamdb_with_its_bytecode_cached(tmp_path, monkeypatch):
+    """QA round 145-G F2: bench_recall timed the console script of the interpreter's environment (an editable install of
+    another checkout), bench_ops and bench_embed_index `python -m dreamdb` from whatever folder: the figures were of
+    another tree's code. Every timed process runs bench_recall.dreamdb_command() in cli_env(): PYTHONPATH led by this
+    tree, bytecode cached under eval/.cache/bench/pycache (F3), PYTHONDONTWRITEBYTECODE dropped."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    import bench_recall
+
+    other = tmp_path / "other"
+    (other / "dreamdb").mkdir(parents=True)
+    (other / "dreamdb" / "__init__.py").write_text("raise SystemExit('the other tree')\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(other))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = bench_recall.cli_env()
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(ROOT), str(other)]
+    assert env["PYTHONPYCACHEPREFIX"] == str(ROOT / "eval" / ".cache" / "bench" / "pycache")
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    p = subprocess.run([sys.executable, "-c", "import dreamdb; print(dreamdb.__file__)"], capture_output=True, text=True,
+                       env=env, cwd=tmp_path)
+    assert p.stdout.strip() == str(ROOT / "dreamdb" / "__init__.py"), p.stderr
+    p = subprocess.run([*bench_recall.dreamdb_command(), "--version"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path)
+    assert p.returncode == 0 and "the other tree" not in p.stderr, p.stderr
+    assert bench_recall.processes_note().startswith(f"processes: {' '.join(bench_recall.dreamdb_command())} with"
+                                                    f" PYTHONPATH={ROOT} (this tree's dreamdb)")
