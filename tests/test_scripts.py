@@ -174,6 +174,28 @@ def test_benchmarks_refuse_a_named_data_folder_that_is_not_there(tmp_path):
     assert p.returncode == 7 and "Evaluation data folder not found" in p.stderr and "--vault" in p.stderr, p.stderr
 
 
+def test_bench_all_refuses_a_python_that_is_not_there(tmp_path):
+    """QA round 145-G F5: PYTHON naming a missing interpreter fell back to python3 silently (`[ -x "$py" ] ||
+    py=python3`), and the benchmarks ran under another Python than the one named: exit 2 with what to do."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    shutil.copy(SCRIPTS / "bench_all.sh", scripts)
+    ran = tmp_path / "ran"
+    (scripts / "bench_mark.py").write_text(f"open({str(ran)!r}, 'a').write('x')\n")
+    for shell in ("sh", "bash"):
+        for python in (str(tmp_path / "no-python"), "no-such-python3", str(tmp_path)):
+            p = subprocess.run([shell, str(scripts / "bench_all.sh"), "--quick"], capture_output=True, text=True,
+                               env={"PYTHON": python, "PATH": "/usr/bin:/bin"}, timeout=60)
+            assert p.returncode == 2 and p.stdout == "", (shell, python, p.stdout)
+            assert p.stderr == (f"bench_all.sh: PYTHON={python} is no executable interpreter: name one (a path or a"
+                                " command on PATH), or unset PYTHON for .venv/bin/python (else python3)\n"), p.stderr
+        assert not ran.exists()
+        p = subprocess.run([shell, str(scripts / "bench_all.sh")], capture_output=True, text=True,
+                           env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}, timeout=60)
+        assert p.returncode == 0 and ran.read_text() == "x", p.stderr
+        ran.unlink()
+
+
 def test_bench_all_reports_a_failing_scripts_exit_code(tmp_path):
     """QA round 23: the failure line read "failed (exit 0)" ($? was basename's)."""
 
