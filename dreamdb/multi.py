@@ -7,9 +7,12 @@ Hybrid hits merge by their rank in their own vault instead (each vault's first, 
 second, …; ties by raw BM25, then as above): a vault picks its fusion by its own BM25 evidence
 (min-max relative fusion when BM25 is decisive, weighted RRF otherwise, :mod:`dreamdb.fusion`),
 and the two scales do not compare (0.99, 0.10 … against ≈ 0.016), so by rankScore one vault's
-second hit outranked another's first (QA round 26). Dense (cosine) and plain RRF scores are on
-one scale in every vault and merge by rankScore, unless a vault fell back to BM25 (no vectors yet):
-vaults whose modes differ merge by rank too.
+second hit outranked another's first (QA round 26). Dense hits merge by rank too: each vault centres
+the cosine of a chunk outside its main language by its own language means
+(:class:`dreamdb.embeddings.language.LanguageCentroids`), so one note's text scored 0.787 in one vault and
+0.875 in another, and by rankScore a vault's best answer fell below another's unrelated, centred notes
+(QA round 145-H F1). Plain RRF scores are on one scale in every vault and merge by rankScore, unless a
+vault fell back to BM25 (no vectors yet): vaults whose modes differ merge by rank too.
 """
 
 from __future__ import annotations
@@ -165,9 +168,13 @@ class MultiIndex:
     def take_notes(self) -> list[str]:
         """Notes of every vault, prefixed with the vault path (and of the vaults left out, first), each once, in the
         order first given, then cleared, as :meth:`Index.take_notes` gives them (QA round 132-D F3: a vault left out
-        was named once per recall since the last call)."""
+        was named once per recall since the last call). A vault's note that it skips a vault inside it is left out
+        when that vault is one of these (QA round 145-H F2: "search it with its own --vault", said of a vault given
+        so)."""
         left_out = take_each_once(self._notes)
-        return left_out + [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()]
+        searched = {_folder_identity(index.vault) for index in self.indexes}
+        return left_out + [f"{index.vault}: {n}" for index in self.indexes for n in index.take_notes()
+                           if not _searched_here(index.vault, n, searched)]
 
     def remember(self, *args, **kwargs):
         """Refused: writes need a single vault (raises :class:`~dreamdb.errors.UsageError`)."""
@@ -209,13 +216,14 @@ class MultiIndex:
 def merge_hits(lists: list[list[Hit]], top: int) -> list[Hit]:
     """The best ``top`` of several vaults' hits (each list best first, as one vault ranked it).
 
-    When some list holds ``hybrid`` hits, or the lists' modes differ (a vault that fell back to BM25 beside
-    one with dense cosines), every hit merges by its rank in its own list, then raw BM25 (a vault's fused
-    scores are on its fusion method's scale, cosines and rankScores on two others); otherwise by rankScore. Ties: newest first, then doc_id, then vault
-    (deterministic).
+    When some list holds ``hybrid`` or ``dense`` hits, or the lists' modes differ (a vault that fell back to BM25
+    beside one with RRF scores), every hit merges by its rank in its own list, then raw BM25 (a vault's fused
+    scores are on its fusion method's scale, its cosines centred by its own language means, rankScores on
+    another); otherwise by rankScore. Ties: newest first, then doc_id, then vault (deterministic).
     """
     modes = {h.mode for hits in lists for h in hits}
-    by_rank = "hybrid" in modes or len(modes) > 1  # (cosines beside a fallback's raw BM25: QA round 80-A F1)
+    # (cosines beside a fallback's raw BM25: QA round 80-A F1; cosines centred by each vault's means: 145-H F1)
+    by_rank = bool(modes & {"hybrid", "dense"}) or len(modes) > 1
     keyed = []
     for hits in lists:
         for rank, h in enumerate(hits):
@@ -233,6 +241,17 @@ def _folder_identity(folder) -> tuple:
     except OSError:
         return (str(folder),)
     return (st.st_dev, st.st_ino)
+
+
+def _searched_here(vault, note: str, searched: set) -> bool:
+    """Whether ``note``, one of ``vault``'s, says a sync skipped a vault inside it
+    (:data:`dreamdb.vault.discover.NESTED_VAULT_SKIPPED`) that is among the ``searched`` (:func:`_folder_identity`
+    of each)."""
+    from dreamdb.vault.discover import NESTED_VAULT_SKIPPED
+
+    if not note.endswith(NESTED_VAULT_SKIPPED):
+        return False
+    return _folder_identity(os.path.join(vault, note[:-len(NESTED_VAULT_SKIPPED)])) in searched
 
 
 def _date_key(date: str | None) -> float:

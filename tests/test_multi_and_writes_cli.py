@@ -246,10 +246,33 @@ def test_hybrid_hits_of_several_vaults_merge_by_their_rank_in_each_vault(two_vau
     assert {(h.vault, h.doc_id) for h in merged} == {(cosines[0].vault, cosines[0].doc_id),
                                                       (fallback[0].vault, fallback[0].doc_id)}
     assert [h.rank_score for h in merge_hits([cosines, [replace(h, vault=str(b)) for h in cosines]], top=6)] == [
-        0.88, 0.88, 0.80, 0.80, 0.79, 0.79]  # (one mode, one scale: by rankScore)
+        0.88, 0.88, 0.80, 0.80, 0.79, 0.79]
+    # QA round 145-H F1: each vault centres the cosines of chunks outside its main language by its own language
+    # means, so one vault's unrelated notes (0.95 …) outranked another's best answer (0.85): dense merges by rank
+    centred = [replace(h, mode="dense", rank_score=s) for h, s in zip(va, (0.95, 0.94, 0.93))]
+    plain = [replace(h, mode="dense", rank_score=s) for h, s in zip(vb, (0.85, 0.84))]
+    assert {(h.vault, h.doc_id) for h in merge_hits([centred, plain], top=2)} == {
+        (centred[0].vault, centred[0].doc_id), (plain[0].vault, plain[0].doc_id)}
     assert merge_hits([va, vb], top=5) == index.recall("narwhal", top=5)
     assert [h.rank_score for h in index.recall("narwhal", top=5)] == sorted(
         (h.rank_score for h in va + vb), reverse=True)
+
+
+def test_a_vault_inside_another_searched_with_it_is_not_said_to_need_its_own_vault(tmp_path):
+    """QA round 145-H F2: searching a vault and a vault inside it together, the outer vault's sync said the inner one
+    was skipped, "search it with its own --vault", as it was. Searched alone, the outer vault still says so."""
+    outer = tmp_path / "n" / "_dream_context"
+    inner = outer / "knowledge" / "inner" / "_dream_context"
+    write_doc(outer, "knowledge/outer.md", "---\ntitle: Outer zebra\n---\nzebra outer\n")
+    write_doc(inner, "knowledge/innernote.md", "---\ntitle: Inner zebra\n---\nzebra inner\n")
+    both = dreamdb.open([outer, inner])
+    assert sorted(h.doc_id for h in both.recall("zebra")) == ["knowledge/innernote", "knowledge/outer"]
+    assert not any("vault of its own" in n for n in both.take_notes()), "said of a vault searched too"
+    both.close()
+    alone = dreamdb.open(outer)
+    assert "knowledge/inner/_dream_context: skipped (a vault of its own inside this one; search it with its own" \
+        " --vault)" in alone.sync(force=True).warnings
+    alone.close()
 
 
 def test_several_vaults_list_their_documents_and_close_as_a_context_manager(two_vaults):

@@ -63,6 +63,11 @@ class SourceFile:
     ctime_ns: int
 
 
+NESTED_VAULT_SKIPPED = ": skipped (a vault of its own inside this one; search it with its own --vault)"
+"""The end of a sync's note on a vault inside the vault it reads (``<its path in the vault>`` before it): its notes
+are not this vault's. Searched together with it, it needs no note (:meth:`dreamdb.multi.MultiIndex.take_notes`)."""
+
+
 def read_source(path: str | os.PathLike) -> bytes:
     """The bytes of a vault file, read only if the file opened is a regular file.
 
@@ -813,7 +818,7 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             if is_dir:
                 if e.name == VAULT_DIR_NAME and recursive:  # (QA round 100-A F3: its notes read as this vault's,
                     # taking the ids of this vault's own notes of the same names, and found twice beside it)
-                    note(f"{rel}: skipped (a vault of its own inside this one; search it with its own --vault)")
+                    note(f"{rel}{NESTED_VAULT_SKIPPED}")
                 elif recursive and _walked(e.name, include_archives):
                     enter(rel)
             elif e.name.endswith(".md"):
