@@ -799,7 +799,10 @@ class Index:
                                        f"{'tables or views' if len(gone) > 1 else 'a table or view'} dreamdb made")
             if self._may_be_shared():
                 self._check_index_vault(conn)
-            self._created_index = fresh
+            # (an index made by another process and left empty counts as new too: the prompt hook opens the index,
+            # making it, before its background build; QA round 145-J F3, a full disk kept that build from filling it
+            # and the empty file, kept as an index "left as it was", had every later command rebuild it and exit 0)
+            self._created_index = fresh or _never_synced(conn)
             if fresh:
                 self._note_index_in_cache()
             return conn
@@ -1654,7 +1657,7 @@ class Index:
                                        self.conn, self.vault, include_archives=self.include_archives,
                                        progress=progress))[1])
         except IndexUnavailable as exc:
-            if self._created_index and index_unwritable(exc):
+            if self._created_index and index_unwritable(exc) and self._still_never_synced():
                 self._discard_new_index(self._conn)  # its first sync, stopped by a full disk: nothing to keep
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc.__cause__}",
                                        hint=self._machine_hint(exc.__cause__, removed=True)) from exc.__cause__
@@ -1688,21 +1691,24 @@ class Index:
         Raises:
             IndexUnavailable: the new index was removed (its hint says what to free).
         """
-        if not (report.touched or self._created_index) or self._conn is None:
+        # (a first build finds nothing unchanged or changed; one that does found the index built meanwhile by
+        # another process, whose build is not removed)
+        new = self._created_index and not (report.unchanged or report.changed)
+        if not (report.touched or new) or self._conn is None:
             return
         wal = f"{self.index_path}-wal"
         try:
             size = os.path.getsize(wal)
         except OSError:
             return
-        if size < WAL_FOLD_BYTES and not self._created_index:
+        if size < WAL_FOLD_BYTES and not new:
             return
         try:
             db.checkpoint(self._conn)
         except db.OperationalError as exc:
             if db.is_lock_error(exc) or not _is_environment_error(exc):
                 return  # (damage, if any: the next read meets it)
-            if self._created_index:
+            if new:
                 self._discard_new_index(self._conn)
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc} (its -wal file, {size:,}"
                                        " bytes, could not be copied into it)",
@@ -1947,12 +1953,20 @@ class Index:
             self._drop_connection()
         return self.conn is not None and self._read_only_because is not None
 
+    def _still_never_synced(self) -> bool:
+        """Whether the index, after a sync that failed (rolled back), still holds no sync (:func:`_never_synced`):
+        another process may have built the index this one found empty when it opened it, and that build is kept.
+        ``True`` when the index cannot be read (a new index that could not be filled, as before)."""
+        try:
+            return self._conn is None or _never_synced(self._conn)
+        except db.DatabaseError:
+            return True
+
     def _first_build_elsewhere(self) -> bool:
         """Whether the index holds no documents and has never been synced: another process, holding the
         write lock, is building it for the first time (SQLite: a reader sees the last commit)."""
         try:
-            return (self.conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None
-                    and self.conn.execute("SELECT 1 FROM meta WHERE key = 'last_sync'").fetchone() is None)
+            return _never_synced(self.conn)
         except db.DatabaseError:
             return False
 
@@ -3320,6 +3334,17 @@ def index_unwritable(exc: BaseException) -> bool:
     """Whether ``exc`` (an :class:`IndexUnavailable`) says the index could not be written because of the machine
     (a full disk, a read-only file or file system), not damage: the index can still be read as it is."""
     return exc.__cause__ is not None and _is_environment_error(exc.__cause__)
+
+
+def _never_synced(conn) -> bool:
+    """Whether the index holds no documents and was never synced (no ``last_sync`` in ``meta``): a new index, made
+    (and migrated) by this process or by another that left it empty, with nothing in it to keep. Two reads.
+
+    Raises:
+        sqlite3.DatabaseError: the index cannot be read.
+    """
+    return (conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None
+            and conn.execute("SELECT 1 FROM meta WHERE key = 'last_sync'").fetchone() is None)
 
 
 def _is_environment_error(exc: BaseException) -> bool:

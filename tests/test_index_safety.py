@@ -2680,6 +2680,32 @@ def test_a_first_build_whose_wal_a_full_disk_keeps_is_removed(tmp_path):
         assert shutil.disk_usage(small).free > size  # the disk is not left full
 
 
+def test_an_empty_index_another_process_made_is_removed_when_a_full_disk_stops_its_build(tmp_path):
+    """QA round 145-J F3: the prompt hook opens the index (making the file, its schema only) before it starts its
+    background build; a full disk stopped that build, which took the empty file for an index that was there: it was
+    "left as it was", and every later recall rebuilt it for seconds, filling the disk, then exited 0 "No matches.".
+    An index never synced counts as new: removed, exit 4, the hint says to free space."""
+    with small_file_system(tmp_path / "small", "size=2500k") as small:
+        vault = small / "project" / "_dream_context"
+        _wordy_vault(vault)
+        with dreamdb.open(vault, auto_sync=False) as index:
+            index.conn  # made and migrated, never synced (as the hook's _built_elsewhere leaves it)
+            made = index.index_path
+        assert made.exists() and made.stat().st_size > 0
+        for command in (["sync"], ["recall", "w1x2"]):
+            p = subprocess.run([sys.executable, "-m", "dreamdb", *command, "--vault", str(vault)],
+                               capture_output=True, text=True, timeout=120, cwd=ROOT)
+            assert p.returncode == 4 and "Traceback" not in p.stderr, (command, p.returncode, p.stdout, p.stderr)
+            assert "Cannot build the index" in p.stderr and "index was removed" in p.stderr, p.stderr
+            assert not [f.name for f in made.parent.iterdir() if f.name.startswith("index.db")], command
+    write_doc(tmp_path / "roomy" / "_dream_context", "knowledge/a.md", "---\ntitle: A\n---\nokapi\n")
+    with dreamdb.open(tmp_path / "roomy" / "_dream_context", auto_sync=False) as index:  # (an index once synced is no new index)
+        index.sync()
+    with dreamdb.open(tmp_path / "roomy" / "_dream_context", auto_sync=False) as index:
+        index.conn
+        assert index._created_index is False
+
+
 def _fill(folder: Path) -> None:
     """Fill the file system holding ``folder`` (a small tmpfs) to its last block."""
     with contextlib.suppress(OSError), open(folder / "filler", "wb") as f:
