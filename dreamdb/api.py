@@ -1638,10 +1638,15 @@ class Index:
         callback(progress, "progress")
         progress = self._own_callback(progress)
         if self._opened_read_only():
-            raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({self._read_only_because});"
-                                   + (" it has never been synced, so there is nothing to read in it yet"
-                                      if self._first_build_elsewhere() else " it can only be read as it is"),
-                                   hint=self._machine_hint(self._read_only_because))
+            read = self.read_path  # (the vault's other index, when this one could not be made: QA round 145-J F4,
+            # the message named a cache file that did not exist)
+            raise IndexUnavailable(
+                f"The index cannot be made at {self.index_path} ({self._read_only_because}): the vault's other index,"
+                f" {read}, can only be read as it is" if read != self.index_path else
+                f"The index at {read} cannot be written ({self._read_only_because});"
+                + (" it has never been synced, so there is nothing to read in it yet"
+                   if self._first_build_elsewhere() else " it can only be read as it is"),
+                hint=self._machine_hint(self._read_only_because))
         started = perf_counter()
         if check and self._rebuild_if_damaged():
             reread = False  # (a new index reads every file anyway)

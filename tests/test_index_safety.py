@@ -2737,8 +2737,12 @@ def test_a_read_only_vaults_index_is_read_when_the_cache_is_full(tmp_path, monke
                 assert any(f"the vault's other index, {own}, is read as it is" in n for n in notes), notes
                 st = index.status()
                 assert st["index"] == str(own) and st["documents"] == 13 and st["other_index"] is None
-                with pytest.raises(IndexUnavailable):
+                with pytest.raises(IndexUnavailable) as err:
                     index.sync()
+                # (QA round 145-J F4: "The index at <the cache's index.db> cannot be written …; it can only be read as
+                # it is", a file that did not exist, while the vault's own was read)
+                assert f"the vault's other index, {own}, can only be read as it is" in err.value.message, err.value
+                assert f"The index cannot be made at {index.index_path}" in err.value.message, err.value
         finally:
             for folder in (vault, own.parent):
                 folder.chmod(0o755)
