@@ -76,6 +76,11 @@ WAL_FOLD_BYTES = 1 << 20
 """Size (bytes) of the ``-wal`` file from which a sync that wrote folds it into the index file itself
 (:meth:`Index._fold_wal`); a smaller one is left to SQLite's checkpoints (a recall after an edit pays no sync to disk)."""
 
+WAL_NOT_FOLDED = "the sync is saved in the index's -wal file"
+"""How the warning of a sync whose ``-wal`` file a full disk kept from being folded into the index file begins
+(:meth:`Index._fold_wal`): the disk stays full until a later command folds it. The prompt hook logs warnings that
+begin so (QA round 145-J F5: nothing in its log said so)."""
+
 _HELD_ELSEWHERE = ("another process holds the index (a dreamdb sync or refresh, a program reading it in a transaction,"
                    " or another open Index of this process)")
 """Who holds an index's write lock that a read met (said in its notes)."""
@@ -712,9 +717,9 @@ class Index:
         """``", or set <setting> to <what>"`` to end a hint (:attr:`_elsewhere`), or ``""`` where no setting works."""
         return f", or set {self._elsewhere} to {what}" if self._elsewhere else ""
 
-    def _machine_hint(self, exc: BaseException | str, removed: bool = False) -> str:
+    def _machine_hint(self, exc: BaseException | str, removed: bool = False, outcome: str | None = None) -> str:
         """:func:`_environment_hint` for this index (its path, and the setting that puts it elsewhere, if any)."""
-        return _environment_hint(exc, self.index_path, removed=removed, setting=self._elsewhere)
+        return _environment_hint(exc, self.index_path, removed=removed, setting=self._elsewhere, outcome=outcome)
 
     # -- connection -------------------------------------------------------------
     @property
@@ -1718,9 +1723,12 @@ class Index:
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc} (its -wal file, {size:,}"
                                        " bytes, could not be copied into it)",
                                        hint=self._machine_hint(exc, removed=True)) from exc
-            report.warnings.append(f"the sync is saved in the index's -wal file ({size:,} bytes), which could not be"
-                                   f" copied into {self.index_path} ({exc}) and keeps its disk space until a later"
-                                   f" command can copy it. {self._machine_hint(exc)}")
+            # (the outcome said as it is: the hint's "the index was left as it was" read as the sync lost, QA round
+            # 145-J F5)
+            kept = "meanwhile the index holds the sync, in its -wal file"
+            report.warnings.append(f"{WAL_NOT_FOLDED} ({size:,} bytes), which could not be copied into"
+                                   f" {self.index_path} ({exc}) and keeps its disk space until a later command can"
+                                   f" copy it. {self._machine_hint(exc, outcome=kept)}")
 
     def sync_for_dedup(self) -> str | None:
         """Bring the index as close to its vault as it can be now, without embedding and without waiting on another
@@ -3375,12 +3383,13 @@ def _full_disk_free(st) -> int | None:
 
 
 def _environment_hint(exc: BaseException | str, index_path: Path, *, removed: bool = False,
-                      setting: str | None = "DREAMDB_INDEX") -> str:
+                      setting: str | None = "DREAMDB_INDEX", outcome: str | None = None) -> str:
     """How to fix an error of the machine (:func:`_is_environment_error`; the error or its text) under the index;
     ``removed``: the index was a new one, removed (:meth:`Index._discard_new_index`), not left as it was; ``setting``:
-    what puts the index elsewhere (:attr:`Index._elsewhere`), ``None`` where nothing does."""
-    outcome = ("the partly built index was removed (it is a cache of the vault, built again by the next command)"
-               if removed else "the index was left as it was")
+    what puts the index elsewhere (:attr:`Index._elsewhere`), ``None`` where nothing does; ``outcome``: what became of
+    the index, said after a full disk's fix instead of either (a sync kept in the ``-wal`` file)."""
+    outcome = outcome or ("the partly built index was removed (it is a cache of the vault, built again by the next"
+                          " command)" if removed else "the index was left as it was")
     if "disk is full" in str(exc):
         return (f"Free space on the disk holding {index_path} (and the temp folder, or SQLITE_TMPDIR), then retry;"
                 f" {outcome}")

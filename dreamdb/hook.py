@@ -991,7 +991,7 @@ def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
 
 
 def _recall_block(prompt: str, cwd: str | None) -> str:
-    from dreamdb.api import Index, index_unwritable
+    from dreamdb.api import WAL_NOT_FOLDED, Index, index_unwritable
     from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound
     from dreamdb.vault.discover import find_vault
 
@@ -1046,7 +1046,9 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
             for warning in ([] if _synced_elsewhere(index, vault) is not False else index.sync().warnings):
                 # (QA round 76 F8: the log had no word of it; 101-A F5: nor of a rebuild of another version's index,
                 # the older install's hook and a newer command line rebuilding it in turn)
-                if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning:
+                # (145-J F5: nor of a sync left in the -wal file, the disk full until a later command folds it)
+                if "rebuilt from the vault" in warning or "version of dreamdb (index format" in warning \
+                        or warning.startswith(WAL_NOT_FOLDED):
                     _log(f"{vault}: {warning}")  # (the vault named: one log for every project, QA round 132-E F3)
         except LockTimeout:
             _log(f"{vault}: index locked by another writer; recalled from the index as it is")

@@ -1597,6 +1597,33 @@ def test_a_damaged_index_rebuilt_by_a_prompt_is_written_to_the_hook_log(tmp_path
     assert "rebuilt from the vault" in log.read_text()
 
 
+def test_a_sync_a_full_disk_leaves_in_the_wal_file_is_written_to_the_hook_log(tmp_path, monkeypatch):
+    """QA round 145-J F5: a prompt whose sync left the disk full, its -wal file not copied into the index (SQLite's
+    checkpoint failed for lack of space), logged nothing; and the warning's hint ended "the index was left as it
+    was", of a sync that was saved."""
+    import dreamdb
+    import dreamdb.api as api
+    from dreamdb import hook as H
+
+    vault = filled_vault(tmp_path, {"knowledge/wombat.md": "---\ntitle: Wombat burrows\n---\nThe wombat burrow is deep.\n"})
+    with dreamdb.open(vault) as index:
+        index.sync()
+    write_doc(vault, "knowledge/okapi.md", "---\ntitle: Okapi stripes\n---\nThe okapi has striped legs.\n")
+
+    def full(conn):
+        raise db.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(api, "WAL_FOLD_BYTES", 0)
+    monkeypatch.setattr(db, "checkpoint", full)
+    log = tmp_path / "h.log"
+    monkeypatch.setenv("DREAMDB_HOOK_LOG", str(log))
+    assert "knowledge/okapi" in H.run(payload("what stripes does the okapi have", vault.parent))
+    logged = [line for line in log.read_text().splitlines() if api.WAL_NOT_FOLDED in line]
+    assert len(logged) == 1 and f"{vault}: {api.WAL_NOT_FOLDED} (" in logged[0], log.read_text()
+    assert "Free space on the disk holding" in logged[0] and "the index was left as it was" not in logged[0]
+    assert "meanwhile the index holds the sync, in its -wal file" in logged[0], logged[0]
+
+
 def test_the_block_shows_a_hit_from_its_best_line(tmp_path, monkeypatch):
     """QA round 78 F9: the block's line is the snippet (line before, best line, line after) cut at 160 characters, so
     a long line before the best one was all the agent saw: the note on pgbouncer was shown by its preamble on CI."""
