@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from dreamdb import config
 from dreamdb.arguments import callback, flags, seconds, whole_number
-from dreamdb.errors import OPEN_FILES_HINT, DreamdbError, IndexTooNew, IndexUnavailable, UsageError, VaultNotFound
+from dreamdb.errors import (OPEN_FILES_HINT, DreamdbError, IndexTooNew, IndexUnavailable, LockTimeout, UsageError,
+                            VaultNotFound)
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
@@ -519,6 +520,9 @@ def _serialized(method: _Method) -> _Method:
                 self._follow_index_file()
             try:
                 return method(self, *args, **kwargs)
+            except LockTimeout:  # (the next lazy write of the same read does not wait for that lock again)
+                self._lock_met = True
+                raise
             except ImportError:  # (a part of dreamdb loaded late, from another version pip installed meanwhile:
                 from dreamdb.reinstall import require_same_install  # QA round 122-B F1)
 
@@ -695,6 +699,9 @@ class Index:
                                   f" current folder, {here} (pass --vault, or unset DREAMDB_VAULT, to use that one)")
         self._updating_elsewhere = False  # the last sync before a read found another process's write lock
         self._not_updated = False  # the last sync before a read could not write the index (read as it is)
+        # another process's write lock was waited for, and met, since the last read began (a sync's LockTimeout, as
+        # the prompt hook's own sync()): the read's lazy writes try without waiting (_lazy_refresh)
+        self._lock_met = False
         self._read_only_because: str | None = None  # why the connection was opened read-only (_open_read_only)
         self._other_copy: tuple | None = None  # (connection, path): the vault's other index read instead (_read_other_copy)
         self._created_index = False  # the connection's index file was created by this process, not yet synced
@@ -1846,7 +1853,7 @@ class Index:
         from dreamdb.errors import LockTimeout
 
         flags(check=check)
-        self._updating_elsewhere = False
+        self._updating_elsewhere = self._lock_met = False
         self._not_updated = False
         self.read_as_is = None
         if check and not self._opened_read_only():  # (outside the try below: damage is no index to answer from)
@@ -2713,10 +2720,29 @@ class Index:
         note). Returns what is left waiting (:func:`dreamdb.embeddings.store.pending`; :meth:`_dense_hits` notes it,
         in the snapshot it ranks from).
 
+        Another process's write lock is waited for once in a read, at most :data:`LAZY_SYNC_LOCK_WAIT_MS`: not at all
+        when the read's sync met it already (a :class:`~dreamdb.errors.LockTimeout` since the read began: the sync
+        before a recall, the prompt hook's own ``sync()``), and after one step met it, the steps left only try without
+        waiting (QA round 145-J F2: a hybrid recall waited 1.5 s for the sync, then for the chunking, the embedding
+        and the languages: 6.6 s, where the README promises 1.5 s).
+
         Raises:
             OperationalError: the index cannot be written (the caller reads it as it is).
         """
         from dreamdb.embeddings import store
+
+        waited = self._lock_met
+        self._lock_met = False  # (spent by this read: the next one waits again)
+
+        def under_lock(write, **lock) -> None:
+            """``write(**lock)`` with the wait for another process's lock this read has left; a lock it meets is
+            left for another read (:meth:`_dense_hits` notes what is left waiting)."""
+            nonlocal waited
+            try:
+                with self._short_lock_wait(0 if waited else LAZY_SYNC_LOCK_WAIT_MS):
+                    write(**{key: 0 if waited else value for key, value in lock.items()})
+            except LockTimeout:
+                waited = True
 
         pending = store.pending(self.conn, emb.model_id)
         if pending and 0 < store.documents_to_chunk(self.conn) <= LAZY_CHUNK_MAX:
@@ -2725,36 +2751,21 @@ class Index:
             # after a rebuild (new analyzer, sync --force) every document waits, though its chunk texts
             # mostly still have vectors (keyed by content hash). Chunking needs no model and takes
             # ~0.1-0.3 ms a document; after it, pending counts the chunk texts that lack a vector.
-            from dreamdb.errors import LockTimeout
-
-            try:
-                with self._short_lock_wait():
-                    store.chunk_pending_documents(self.conn)
-            except LockTimeout:
-                pass  # (_dense_hits notes what is left waiting)
+            under_lock(lambda: store.chunk_pending_documents(self.conn))
             pending = store.pending(self.conn, emb.model_id)
         if pending and pending <= self.lazy_refresh_max:
-            from dreamdb.errors import LockTimeout
-
-            try:  # (another process's refresh, or its write lock, is waited for briefly too)
-                with self._short_lock_wait():
-                    store.refresh(self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX, resume_forced=False,
-                                  batch_size=LAZY_BATCH_SIZE, time_budget=self.lazy_refresh_seconds,
-                                  lock_timeout=self.lazy_refresh_seconds)
-            except LockTimeout:
-                pass  # (_dense_hits notes what is left waiting)
+            # (another process's refresh, or its write lock, is waited for briefly too)
+            under_lock(lambda lock_timeout: store.refresh(
+                self.conn, emb, max_unidentified=LAZY_LANGUAGE_MAX, resume_forced=False, batch_size=LAZY_BATCH_SIZE,
+                time_budget=self.lazy_refresh_seconds, lock_timeout=lock_timeout),
+                lock_timeout=self.lazy_refresh_seconds)
             pending = store.pending(self.conn, emb.model_id)  # (> 0 when the time budget ran out)
         if not store.languages_current(self.conn, emb.model_id):
             # After an upgrade to schema 4 the vectors' languages are unknown (identifying them needs no
             # model, ~1-2 ms a text); after a deletion, or while many texts wait to be embedded, the
-            # per-language sums are stale (~20 µs a vector to recompute).
-            from dreamdb.errors import LockTimeout
-
-            try:
-                with self._short_lock_wait():
-                    store.update_languages(self.conn, emb.model_id, max_unidentified=LAZY_LANGUAGE_MAX)
-            except LockTimeout:
-                pass  # the previous sums (or plain cosine) serve this query
+            # per-language sums are stale (~20 µs a vector to recompute). A lock: the previous sums (or plain
+            # cosine) serve this query.
+            under_lock(lambda: store.update_languages(self.conn, emb.model_id, max_unidentified=LAZY_LANGUAGE_MAX))
             if store.unidentified(self.conn, emb.model_id) > LAZY_LANGUAGE_MAX:
                 self.notes.append("the languages of the vectors are not identified yet (dense scores are not"
                                   " language-centred); run: dreamdb embed refresh")

@@ -648,6 +648,49 @@ def test_lazy_rechunk_does_not_wait_out_another_writer(tiny_vault):
     assert index.conn.execute("PRAGMA busy_timeout").fetchone()[0] == index.lock_timeout_ms
 
 
+def test_a_hybrid_read_waits_for_another_writers_lock_once_not_for_each_lazy_write(tiny_vault):
+    """QA round 145-J F2: with notes waiting to be chunked and an edit, under another process's write lock, a hybrid
+    recall waited 1.5 s for its sync and again for the chunking, the embedding and the languages (6.6 s), and the
+    prompt hook, whose own ``sync()`` met the lock, 1.5 s more for each (5-6.7 s): the README promises 1.5 s."""
+    index, emb = embedded_index(tiny_vault, 2)
+    for i in range(3):  # notes synced, not chunked: they wait
+        write_doc(tiny_vault, f"knowledge/probe{i}.md", f"---\nname: Probe {i}\n---\n{para(f'probe{i}x')}\n")
+    index.sync()
+    assert store.documents_to_chunk(index.conn) == 3
+    hook = dreamdb.open(tiny_vault, auto_sync=False, lock_timeout_ms=1500)  # (as the prompt hook opens it)
+    hook.embedder = lambda: emb
+    write_doc(tiny_vault, "knowledge/doc0.md", f"---\nname: Doc 0\n---\n{para('edited')}\n")  # an edit: the sync waits
+    holder = db.connect(index.index_path)
+    holder.execute("BEGIN IMMEDIATE")  # another process's long sync or refresh
+    try:
+        t0 = time.perf_counter()
+        hits = index.recall("probe1x3 a1x2", mode="hybrid")
+        recall_took = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with pytest.raises(dreamdb.errors.LockTimeout):
+            hook.sync()
+        sync_took = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        hook_hits = hook.recall("probe1x3 a1x2", mode="hybrid")
+        hook_took = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        index.recall("probe1x3 a1x2", mode="dense")
+        dense_took = time.perf_counter() - t0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert hits and hook_hits  # answered from the index as it is (BM25 carries the notes waiting)
+    assert 1.4 < recall_took < 2.3, recall_took  # the sync's 1.5 s, not 1.5 s a lazy write more
+    assert 1.4 < dense_took < 2.3, dense_took
+    assert 1.4 < sync_took < 2.0 and hook_took < 0.5, (sync_took, hook_took)  # the hook's sync waited: its recall not
+    assert store.documents_to_chunk(index.conn) == 3  # nothing written under the lock…
+    assert any("wait" in n for n in index.take_notes())
+    assert index.conn.execute("PRAGMA busy_timeout").fetchone()[0] == index.lock_timeout_ms
+    assert hook.conn.execute("PRAGMA busy_timeout").fetchone()[0] == 1500
+    hook.recall("probe1x3 a1x2", mode="hybrid")  # …and once the lock is gone, the next read does the lazy writes
+    assert store.documents_to_chunk(hook.conn) == 0 and store.pending(hook.conn, emb.model_id) == 0
+
+
 def test_force_reembeds_everything_for_this_model_only(tiny_vault):
     make_vault(tiny_vault, 2)
     a, b = HashEmbedder("model-a"), HashEmbedder("model-b")
