@@ -1375,7 +1375,7 @@ class Index:
         config.refuse_journal_files(self.index_path)  # (this raw connection too: QA round 113-A F2)
         try:
             probe = db.sqlite3.connect(str(self.index_path), timeout=self.lock_timeout_ms / 1000, isolation_level=None)
-            probe.execute("BEGIN IMMEDIATE")
+            db.execute_waiting(probe, "BEGIN IMMEDIATE", self.lock_timeout_ms)  # (Ctrl-C seen as it waits)
             probe.execute("ROLLBACK")
         except db.DatabaseError as exc:
             if db.is_lock_error(exc):
@@ -1994,7 +1994,7 @@ class Index:
     def _short_lock_wait(self, wait_ms: int = LAZY_SYNC_LOCK_WAIT_MS):
         """Within the block, wait at most ``wait_ms`` (default :data:`LAZY_SYNC_LOCK_WAIT_MS`) for another
         process's write lock (the lazy work before a read must not stall it); the index's own timeout is
-        restored after."""
+        restored after. The wait is :class:`~dreamdb.store.connect.write_transaction`'s, Ctrl-C seen within 0.1 s."""
         self.conn.execute(f"PRAGMA busy_timeout = {int(max(0, min(self.lock_timeout_ms, wait_ms)))}")
         try:
             yield

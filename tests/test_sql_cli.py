@@ -566,6 +566,61 @@ def test_ctrl_c_while_waiting_for_a_locked_index_acts_at_once(vault, capsys):
         holder.wait()
 
 
+def test_ctrl_c_while_sync_waits_for_another_writers_lock_acts_at_once(vault, capsys):
+    """QA round 145-J F1: Ctrl-C while ``sync`` waited for another process's write lock (``BEGIN IMMEDIATE`` held
+    elsewhere) took effect only after the whole 10 s (rc 130 9.1 s after SIGINT): SQLite's busy wait for ``BEGIN
+    IMMEDIATE`` ran in C. It goes through :func:`dreamdb.store.connect.execute_waiting` now (slices of 0.1 s), with
+    the same total wait and the same LockTimeout."""
+    import signal
+    import time
+
+    from dreamdb.errors import LockTimeout
+    from dreamdb.store import connect as db
+
+    assert sql(capsys, vault, "SELECT 1")[0] == 0
+    index_path = vault / ".dreamdb" / "index.db"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
+         f"c = db.connect({str(index_path)!r})\n"
+         "c.execute('BEGIN IMMEDIATE')\n"
+         "print('held', flush=True); time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        write_doc(vault, "knowledge/alpha.md", "---\nname: Alpha note\n---\nalpha body text, edited\n")  # to sync
+        started = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        time.sleep(2)  # (started, and waiting for the lock: the index's own lock timeout is 10 s)
+        p.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 130 and "Interrupted." in err and "Traceback" not in err, (p.returncode, err)
+        assert time.monotonic() - signalled < 1, time.monotonic() - started
+        # the same wait as before, in all: a writer gives up after its busy timeout, with the same LockTimeout
+        conn = db.connect(index_path, busy_timeout_ms=700)
+        try:
+            for _ in range(2):
+                started = time.monotonic()
+                with pytest.raises(LockTimeout, match="locked by another process"):
+                    with db.write_transaction(conn):
+                        pass
+                assert 0.65 < time.monotonic() - started < 1.0, time.monotonic() - started
+                assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 700 and not conn.in_transaction
+        finally:
+            conn.close()
+    finally:
+        holder.kill()
+        holder.wait()
+    conn = db.connect(index_path)
+    try:
+        with db.write_transaction(conn):  # (no lock held: at once, as before)
+            assert conn.in_transaction and conn.execute("PRAGMA busy_timeout").fetchone()[0] == db.BUSY_TIMEOUT_MS
+    finally:
+        conn.close()
+
+
 def test_a_refused_load_extension_says_no_sqlite_vec_where_the_driver_loads_none(vault):
     """QA round 143-G F2: with a driver that cannot load extensions, refusing ``load_extension`` said "sqlite-vec is
     already loaded"."""
