@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -508,27 +509,35 @@ def test_the_note_of_an_index_read_as_it_is_comes_only_with_an_answer(vault, cap
         holder.close()
 
 
+@contextlib.contextmanager
+def _held_by_another_process(index_path, *, exclusive: bool):
+    """The index held by another process until the block ends: ``exclusive``, in ``locking_mode=EXCLUSIVE`` with a
+    write made (no other connection reads it), else in ``BEGIN IMMEDIATE`` (its write lock, readers let in)."""
+    hold = ("c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
+            "c.execute(\"INSERT INTO meta (key, value) VALUES ('held', '1')\")\n") if exclusive else \
+        "c.execute('BEGIN IMMEDIATE')\n"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
+         f"c = db.connect({str(index_path)!r})\n" + hold + "print('held', flush=True); time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_the_sync_before_a_query_waits_for_a_lock_no_longer_than_the_timeout(vault, capsys):
     """QA round 143-G F1: ``sql --timeout 1`` on an index another process held exclusively waited 10 s (the sync before
     the query waited the index's own lock timeout), where ``--timeout`` says the lock is waited for as long."""
     import time
 
     assert sql(capsys, vault, "SELECT 1")[0] == 0
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
-         f"c = db.connect({str(vault / '.dreamdb' / 'index.db')!r})\n"
-         "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
-         "c.execute(\"INSERT INTO meta (key, value) VALUES ('held', '1')\")\n"
-         "print('held', flush=True); time.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with _held_by_another_process(vault / ".dreamdb" / "index.db", exclusive=True):
         started = time.monotonic()
         code, _out, err = sql(capsys, vault, "--timeout", "1", "SELECT COUNT(*) FROM documents")
         waited = time.monotonic() - started
-    finally:
-        holder.kill()
-        holder.wait()
     assert code == 5 and "locked" in err, err
     assert waited < 6, waited  # (1 s asked; the index's own lock timeout is 10 s)
 
@@ -541,15 +550,7 @@ def test_ctrl_c_while_waiting_for_a_locked_index_acts_at_once(vault, capsys):
     import time
 
     assert sql(capsys, vault, "SELECT 1")[0] == 0
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
-         f"c = db.connect({str(vault / '.dreamdb' / 'index.db')!r})\n"
-         "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
-         "c.execute(\"INSERT INTO meta (key, value) VALUES ('held', '1')\")\n"
-         "print('held', flush=True); time.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with _held_by_another_process(vault / ".dreamdb" / "index.db", exclusive=True):
         for args in (["sql", "--no-sync", "SELECT 1"], ["sql", "SELECT 1"], ["recall", "alpha"]):
             started = time.monotonic()
             p = subprocess.Popen([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], stdout=subprocess.PIPE,
@@ -561,9 +562,6 @@ def test_ctrl_c_while_waiting_for_a_locked_index_acts_at_once(vault, capsys):
             waited = time.monotonic() - started
             assert p.returncode == 130 and "Interrupted." in err and "Traceback" not in err, (args, p.returncode, err)
             assert waited < 4, (args, waited)
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_ctrl_c_while_sync_waits_for_another_writers_lock_acts_at_once(vault, capsys):
@@ -579,14 +577,7 @@ def test_ctrl_c_while_sync_waits_for_another_writers_lock_acts_at_once(vault, ca
 
     assert sql(capsys, vault, "SELECT 1")[0] == 0
     index_path = vault / ".dreamdb" / "index.db"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
-         f"c = db.connect({str(index_path)!r})\n"
-         "c.execute('BEGIN IMMEDIATE')\n"
-         "print('held', flush=True); time.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with _held_by_another_process(index_path, exclusive=False):
         write_doc(vault, "knowledge/alpha.md", "---\nname: Alpha note\n---\nalpha body text, edited\n")  # to sync
         started = time.monotonic()
         p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], stdout=subprocess.PIPE,
@@ -610,9 +601,6 @@ def test_ctrl_c_while_sync_waits_for_another_writers_lock_acts_at_once(vault, ca
                 assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 700 and not conn.in_transaction
         finally:
             conn.close()
-    finally:
-        holder.kill()
-        holder.wait()
     conn = db.connect(index_path)
     try:
         with db.write_transaction(conn):  # (no lock held: at once, as before)
