@@ -403,6 +403,10 @@ def dedup(index_or_conn, embedder, *, title: str, description: str = "", content
             f"SELECT id, doc_id, title, source_path FROM documents WHERE id IN ({','.join('?' * len(ids))})", ids)}
     neighbours = [(names[d][0], names[d][1], float(s)) for d, s in ranked if d in names]
     verdict, reason = decide([s for _d, _t, s in neighbours], merge=merge, margin=margin, review=review)
+    if not neighbours and excluded_ids:  # (QA round 145-K F2: "no indexed document has vectors", of a vault whose
+        # one note with vectors was the candidate itself, left out)
+        reason = (f"no other indexed document has vectors to compare with ({', '.join(sorted(excluded_ids.values()))},"
+                  " the candidate itself, left out)")
     matched, identical = 0, False
     if ranked and ranked[0][0] in names:
         matched, identical, retitled, edited = _chunks_matched(conn, embedder.model_id, ranked[0][0], vecs, chunks,

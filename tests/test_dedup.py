@@ -719,6 +719,26 @@ def test_a_merge_with_an_archived_note_says_it_is_archived(tmp_path, monkeypatch
         assert live.verdict == "MERGE" and live.archived == ["knowledge/old-deploy"] and "archived" not in live.reason
 
 
+def test_a_vault_whose_one_note_with_vectors_is_the_candidate_says_so(tmp_path):
+    """QA round 145-K F2: ``embed dedup --file`` of the one note of a vault (its other documents changelog entries,
+    or none) said "no indexed document has vectors", with that note embedded and nothing pending: the note was the
+    candidate, left out. The reason says so; a vault with no vectors at all keeps the old reason."""
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "why-sqlite.md").write_text("---\ntitle: Why SQLite\n---\nWe chose SQLite.\n")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    with index:
+        alone = dedup(index, emb, title="Why SQLite", content="We chose SQLite.", exclude=["knowledge/why-sqlite"],
+                      log=False)
+        assert alone.verdict == "CREATE" and alone.excluded == ["knowledge/why-sqlite"], alone.as_dict()
+        assert alone.reason == ("no other indexed document has vectors to compare with (knowledge/why-sqlite, the"
+                                " candidate itself, left out)"), alone.reason
+    assert decide([]) == ("CREATE", "no indexed document has vectors")
+
+
 @pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
                     reason="the SQLite driver cannot load sqlite-vec")
 def test_an_exact_copy_meets_merge_1_in_every_chunk_as_in_its_score(tmp_path):

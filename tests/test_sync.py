@@ -2821,6 +2821,32 @@ def test_no_vault_found_says_how_to_start_one(tmp_path, monkeypatch):
     assert "to start a vault" not in info.value.hint and "rename it _dream_context" in info.value.message
 
 
+def test_a_vault_path_to_a_link_to_nothing_says_so_not_to_create_it(tmp_path, monkeypatch):
+    """QA round 145-K F1: ``--vault proj`` whose ``_dream_context`` is a link to nothing was told "to start a vault,
+    create proj/_dream_context", which failed (File exists); ``--vault proj/_dream_context`` said it "does not exist".
+    Both say it is a link to nothing, as walking up does; a file there is still "a file, not a folder"."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    monkeypatch.delenv("DREAMDB_VAULT", raising=False)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "_dream_context").symlink_to(tmp_path / "nonexistent")
+    with pytest.raises(VaultNotFound) as info:
+        find_vault(proj)
+    assert info.value.hint.endswith(f"; {proj / '_dream_context'} is a link to nothing: fix it, or move it aside to"
+                                    " start a vault there."), info.value.hint
+    assert "to start a vault, create" not in info.value.hint
+    with pytest.raises(VaultNotFound) as info:
+        find_vault(proj / "_dream_context")
+    assert info.value.message == f"Vault path {proj / '_dream_context'} is a link to nothing"
+    (proj / "_dream_context").unlink()
+    (proj / "_dream_context").write_text("not a folder")
+    with pytest.raises(VaultNotFound) as info:
+        find_vault(proj)
+    assert info.value.hint.endswith("is a file, not a folder: move it aside to start a vault there."), info.value.hint
+
+
 def test_no_vault_found_in_the_home_folder_or_the_root_says_not_to_start_one_there(tmp_path, monkeypatch):
     """QA round 144-J F9: ``cd $HOME && dreamdb status`` was told to create ``$HOME/_dream_context`` (and ``/`` to
     create ``/_dream_context``), a vault every folder below it finds, whose memories the prompt hook shows in every

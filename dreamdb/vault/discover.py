@@ -401,9 +401,10 @@ def _explicit_vault(path, explicit) -> Path:
         # (its folders saved in the other Unicode form, as macOS writes names decomposed: QA round 121-C F6)
         other = next((Path(form) for form in (unicodedata.normalize(f, str(p)) for f in ("NFD", "NFC"))
                       if form != str(p) and os.path.exists(form)), None)
+        dangling = os.path.islink(p)  # (a link to nothing was "does not exist": QA round 145-K F1)
         raise VaultNotFound(f"Vault path {p}{source} is a symlink loop (a link that leads back to itself)"
                             if symlink_loop(p) else f"Vault path {p}{source} {path_problem(p, folder=True)}"
-                            if too_many_links(p) else f"Vault path does not exist: {p}{source}",
+                            if too_many_links(p) or dangling else f"Vault path does not exist: {p}{source}",
                             hint=f"A folder of that name exists with its accented letters in the other Unicode form"
                                  f" (decomposed or composed, as macOS and Linux write them): {fix} to {other}, as it is"
                                  " on disk (copy it from ls), or rename it." if other is not None else
@@ -417,12 +418,16 @@ def _explicit_vault(path, explicit) -> Path:
     # (a symlink to one is one; so is one typed in another case where names are case-insensitive: QA round 145-C F4,
     # _DREAM_CONTEXT was "not a vault … rename it _dream_context", as it was)
     if _vault_named(p) is None and _vault_named(p.resolve()) is None:
-        if not (p / VAULT_DIR_NAME).is_dir():
+        inner = p / VAULT_DIR_NAME
+        if not inner.is_dir():
             near = _named_almost(p) or _near_misses(p)
-            start = (f" {near[0]} is named almost so: rename it {VAULT_DIR_NAME}" if near and not (
-                p / VAULT_DIR_NAME).exists() else f" to start a vault, create {p / VAULT_DIR_NAME}" if not (
-                p / VAULT_DIR_NAME).exists() else
-                     f" {p / VAULT_DIR_NAME} is a file, not a folder: move it aside to start a vault there")
+            # (a link to nothing there was "create it", which failed: File exists, QA round 145-K F1)
+            problem = path_problem(inner, folder=True) if os.path.lexists(inner) else None
+            start = (f" {near[0]} is named almost so: rename it {VAULT_DIR_NAME}" if near and problem is None else
+                     f" to start a vault, create {inner}" if problem is None else
+                     f" {inner} is a file, not a folder: move it aside to start a vault there"
+                     if problem == "is not a folder" else f" {inner} {problem}: fix it, or move it aside to start a"
+                     " vault there")
             raise VaultNotFound(
                 f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
                 hint=f"It is inside the vault {inside}: point {point} there." if inside is not None else
