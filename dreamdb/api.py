@@ -811,10 +811,10 @@ class Index:
                                        f"{'tables or views' if len(gone) > 1 else 'a table or view'} dreamdb made")
             if self._may_be_shared():
                 self._check_index_vault(conn)
-            # (an index made by another process and left empty counts as new too: the prompt hook opens the index,
-            # making it, before its background build; QA round 145-J F3, a full disk kept that build from filling it
-            # and the empty file, kept as an index "left as it was", had every later command rebuild it and exit 0)
-            self._created_index = fresh or _never_synced(conn)
+            # (only an index this process made is removed when its build fails: one another process made and left
+            # empty may be that process's, waiting for the lock to build it, which would build into the removed file
+            # and report success, QA round 145-L F1; a read of it is refused instead, sync_for_read, 145-J F3)
+            self._created_index = fresh
             if fresh:
                 self._note_index_in_cache()
             return conn
@@ -1895,6 +1895,10 @@ class Index:
                 self._conn = self._read_other_copy(exc.__cause__)
             if not index_unwritable(exc) or self._conn is None:
                 raise
+            if self._first_build_elsewhere():  # (never synced: nothing to answer from, QA round 145-J F3: the prompt
+                # hook's empty index, its build stopped by a full disk, answered "No matches." with exit 0 ever after)
+                raise IndexUnavailable(f"Cannot build the index at {self.read_path}: {exc.__cause__} (it has never been"
+                                       " synced, so there is nothing to answer from yet)", hint=exc.hint) from exc
             self._not_updated = True
             self._answered_as_is(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
                                  f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
