@@ -437,6 +437,42 @@ def test_a_stem_english_notes_hold_too_is_no_form_of_a_turkish_query_word(tiny_v
         assert sorted(h.doc_id for h in ix.recall("İstanbul'da toplantı")) == ["knowledge/toplam", "knowledge/toplanti"]
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_stem_english_notes_hold_is_no_form_of_an_english_query_word_either(tiny_vault, engine):
+    """QA round 146-E F1: ``sleepy`` (the term ``sleepi``, which a Turkish note holds as the name Sleepy) counted the
+    Turkish stem ``sleep`` in its class, since that note also quotes "sleep": every English note on sleep came up
+    above the Turkish note writing Sleepy, with a raw score of 0. The guard against a stem more English notes hold
+    than Turkish ones holds for an English-read query's words too, read (``sleepi``) or quoted (``taken``, the
+    Turkish stem ``take``) in a Turkish note."""
+    write_doc(tiny_vault, "knowledge/sleepy-app.md", "---\ntitle: Sleepy app\n---\nThe Sleepy desktop app shows a "
+                                                     "sleepy face in the notch.\n")
+    write_doc(tiny_vault, "knowledge/night-routine.md", "---\ntitle: Night routine\n---\nWe sleep eight hours. Sleep "
+                                                        "quality matters; take a walk and sleep early.\n")
+    write_doc(tiny_vault, "knowledge/bedtime.md", "---\ntitle: Bedtime\n---\nGo to sleep before midnight; take "
+                                                  "the stairs.\n")
+    write_doc(tiny_vault, "knowledge/uyku-notu.md", "---\ntitle: Uyku notu\n---\nBu not tamamen Türkçe yazılmıştır. "
+                                                    "Uygulamanın adı Sleepy ve gece boyunca uyku (sleep) düzenini "
+                                                    "izliyor. Görev taken olarak işaretlenir. Kullanıcılar için çok "
+                                                    "önemlidir, çünkü günlük çalışma düzenini etkiliyor.\n")
+    write_doc(tiny_vault, "knowledge/seats.md", "---\ntitle: Seats\n---\nAll seats were taken by noon.\n")
+    with dreamdb.open(tiny_vault, lexicon=None, engine=engine) as ix:
+        ix.sync()
+        assert dict(ix.conn.execute("SELECT slug, turkish FROM documents"))["uyku-notu"] == 1
+        for query, term in (("sleepy", "sleepi"), ("taken", "taken")):
+            plan = plan_query(query, vocabulary=ix._vocabulary())
+            assert not plan.turkish and plan.terms == [term] and plan.forms == {}, (query, plan.forms)
+        hits = ix.recall("sleepy")
+        assert [h.doc_id for h in hits] == ["knowledge/sleepy-app", "knowledge/uyku-notu"]
+        assert all(h.score > 0 for h in hits)
+        # (the Turkish note quoting taken holds it only as take: lost with the English notes' take, as toplantı's top)
+        assert [h.doc_id for h in ix.recall("taken")] == ["knowledge/seats"]
+        # a Turkish word typed alone keeps its other form (the stem no English note holds)
+        write_doc(tiny_vault, "knowledge/bare.md", "---\ntitle: Plan\n---\nBu yılın strateji belgesi hazır.\n")
+        write_doc(tiny_vault, "knowledge/inflected.md", "---\ntitle: Yedekleme\n---\nBulut stratejisi değişti.\n")
+        ix.sync()
+        assert plan_query("strateji", vocabulary=ix._vocabulary()).forms == {"strateji": ("stratej",)}
+
+
 def test_a_capital_that_opens_a_sentence_or_a_title_may_be_no_name(index):
     """QA round 71: Turkish capitalises every sentence's first word, and a prompt begins with one; read as a
     name (its English analysis), ``Yedekler`` was the term ``yedekler`` instead of ``yedek``."""

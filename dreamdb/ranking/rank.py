@@ -136,7 +136,7 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     (:func:`quoted_in_turkish`; QA round 103-B F1: ``token``, ``release`` and ``salience`` in a Turkish note are
     the terms ``toke``, ``relea`` and ``sali``, and ``recall token`` missed that note), and only where every Turkish
     note holding it does (the same stem of a Turkish word is a false friend, ``file`` → ``fil``, elephant). At most
-    two vocabulary lookups for the query, and one search of Turkish notes' text per such English word.
+    three vocabulary lookups for the query, and one search of Turkish notes' text per such English word.
 
     Measured (3 Dec, BM25 nDCG@10, ``python -m eval --set dreamcontext --set xquad --modes bm25``,
     same tree with and without): XQuAD paragraphs tr→tr 0.944 → 0.953, sentences tr→tr 0.780 → 0.794,
@@ -153,12 +153,15 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
     holds, quoted or not: para en→tr 0.777 → 0.779, both languages (English questions) 0.868 → 0.870, sentences
     en→tr 0.5839 → 0.5838, but a Turkish note on an elephant (``fil``) came up for ``delete the license file``.
 
-    Of a Turkish query, a term's stem that more notes of another language hold than Turkish notes is left out: a
-    false friend there (``toplantı``, the term ``topla``, stemmed ``top``: the class counted every English "top"; QA
-    round 115-C; one English note quoting a Turkish word beside Turkish notes holding it does not: 117-A F2).
-    Measured (5 Dec, ``--set xquad --set dreamcontext --modes bm25`` and ``--set dreamcontext --modes
+    Of a query of either language, a term's stem that more notes of another language hold than Turkish notes is left
+    out: a false friend there (``toplantı``, the term ``topla``, stemmed ``top``: the class counted every English
+    "top"; QA round 115-C; one English note quoting a Turkish word beside Turkish notes holding it does not: 117-A
+    F2). Measured (5 Dec, ``--set xquad --set dreamcontext --modes bm25`` and ``--set dreamcontext --modes
     bm25,hybrid``, same tree with and without): every question's top 10 unchanged on every track (with any other
-    language's holder as a veto instead of most holders: two questions' top 10 reordered, nDCG@10 unchanged).
+    language's holder as a veto instead of most holders: two questions' top 10 reordered, nDCG@10 unchanged). An
+    English-read query's word too (QA round 146-E F1: ``sleepy``, the term ``sleepi`` a Turkish note holds as the
+    name Sleepy, stemmed ``sleep``, which that note quotes: the class counted every English note on sleep above the
+    notes writing Sleepy; ``taken``, quoted in a Turkish note as the term ``take``, counted every English "take").
 
     Known imprecision: a capitalised word of a Turkish note is indexed under two analyses, its name
     reading (as written) and its Turkish stem (:func:`dreamdb.analyzer.analyze`'s ``stacked``), so when
@@ -187,12 +190,13 @@ def _own_forms(qwords, terms: list[str], resolved: dict[str, str], vocabulary, f
         read = vocabulary.known(set(cands), in_turkish=True)
     pool = {c for cs in cands.values() for c in cs}
     held = vocabulary.known(pool, in_turkish=True) if pool else set()
-    if turkish and held:
+    if held:
         # a term's stem that more notes of another language hold than Turkish notes is their word, a false friend
         # (toplantı's topla → top, which one Turkish note holds of toplam and 105 English notes as "top": the class
         # counted every one; QA round 115-C); one an English note quotes beside Turkish notes stays (konsolidasyo,
-        # tasar: 117-A F2)
-        stems = {stem(r, True) for r in cands} & held - {written[r] for r in cands}
+        # tasar: 117-A F2). So too of an English-read query's word (sleepy, the term sleepi a Turkish note holds as
+        # the name Sleepy, whose Turkish stem sleep that note quotes, and every English note holds: QA round 146-E F1)
+        stems = held - {written[r] for r in cands}
         conn = getattr(vocabulary, "conn", None)
         if stems and conn is not None:
             foreign = vocabulary.known(stems, in_turkish=False)
