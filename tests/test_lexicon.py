@@ -20,6 +20,7 @@ from dreamdb.lexicon import (EN_TR, LEXICON_FORMAT, TERMS_VERSION, TR_EN, Lexico
                              lexicon_status, load_lexicon, read_kenet, unusable_lexicon)
 from dreamdb.output import hits_text
 from dreamdb.ranking.rank import class_members, other_forms, plan_query, translated_terms
+from dreamdb.ranking.synonyms import load_synonyms
 from tests.conftest import needs_real_vault, write_doc
 
 TURKISH_XML = """<SYNSETS>
@@ -1480,6 +1481,32 @@ def test_a_vault_synonym_of_a_translated_query_word_is_used(tiny_vault, small_le
     write_doc(tiny_vault, "synonyms.txt", "")
     with dreamdb.open(tiny_vault) as ix:  # (the translation alone, as before)
         assert [h.doc_id for h in ix.recall("uyku")] == ["knowledge/sleep-guide"]
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_translation_counted_in_a_class_is_not_also_a_synonym(tiny_vault, small_lexicon, engine):
+    """QA round 146-E F2: with ``sleep, consolidation`` in synonyms.txt, ``uyku konsolidasyonu nasıl`` counted
+    *sleep* twice in BM25F: at full weight in the class ``uyku|sleep`` and at half weight as the synonym of
+    consolidation (the English query ``sleep consolidation`` counts it once)."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_doc(tiny_vault, rel, text)
+    write_doc(tiny_vault, "knowledge/uyku-notu.md", "---\ntitle: Uyku notu\n---\nGece uyku düzeni ve uyku saatleri "
+                                                    "burada tutulur.\n")
+    write_doc(tiny_vault, "synonyms.txt", "sleep, consolidation\n")
+    with dreamdb.open(tiny_vault, lexicon=small_lexicon, engine=engine) as ix:
+        ix.sync()
+        query = "uyku konsolidasyonu nasıl"
+        plan = plan_query(query, vocabulary=ix._vocabulary(), lexicon=small_lexicon,
+                          synonym_table=load_synonyms(ix.vault))
+        assert plan.turkish and plan.translated == {"uyku": "sleep"} and "consolidation" in plan.terms, plan
+        assert class_members(plan) == {"uyku": ("uyku", "sleep")}
+        assert "sleep" not in plan.synonyms, plan.synonyms
+        # sleep-debt's explanation: the class once, no synonym row of sleep
+        hit = next(h for h in ix.recall(query, explain=True) if h.slug == "sleep-debt")
+        assert {t["term"]: t["kind"] for t in hit.terms} == {"consolidation": "query", "uyku|sleep": "class"}
+        # the English query counts sleep once too
+        assert plan_query("sleep consolidation", vocabulary=ix._vocabulary(), lexicon=small_lexicon,
+                          synonym_table=load_synonyms(ix.vault)).synonyms == {}
 
 
 def test_lexicon_status_leaves_no_file_open(small_lexicon, monkeypatch):

@@ -398,6 +398,12 @@ def plan_query(text: str, synonym_table=None, vocabulary=None, lexicon=None) -> 
         seen += [t for w, t in read if w not in dotted]
         for s in synonym_table.expand_query(list(dict.fromkeys(seen + counted)), dotted):
             syn.setdefault(s, S.SYNONYM_WEIGHT)
+    if syn and translated:
+        # a term counted in a class (a translation counted with the query's word) is counted there, at full weight,
+        # and not again as a synonym (QA round 146-E F2: with `sleep, consolidation`, `uyku konsolidasyonu` counted
+        # sleep in the class uyku|sleep and as consolidation's synonym)
+        in_class = {m for ms in _classes(translated, resolved, terms, forms).values() for m in ms}
+        syn = {s: w for s, w in syn.items() if s not in in_class}
     return QueryPlan(text, terms, syn, turkish, dropped, resolved, translated, by_lexicon, forms)
 
 
