@@ -2160,6 +2160,23 @@ def test_a_frontmatter_description_or_title_that_is_no_text_is_said_with_what_is
                                         ("knowledge/set", "a b", "plain words")], rows
 
 
+def test_a_frontmatter_description_yaml_reads_as_zero_or_false_is_indexed_as_written(tiny_vault):
+    """QA round 146-C F3: ``description: 0`` and ``description: No`` (false in YAML 1.1) gave way to ``summary`` (none
+    here: an empty description) though the README reads such keys as YAML reads them, as ``title: no`` is "false".
+    An empty or null description still gives way to summary."""
+    write_doc(tiny_vault, "knowledge/flag-b.md", "---\ntitle: Zero\ndescription: 0\n---\nfeature flag default\n")
+    write_doc(tiny_vault, "knowledge/flag-a.md", "---\ntitle: No\ndescription: No\n---\nfeature flag rollout\n")
+    write_doc(tiny_vault, "knowledge/flag-c.md", "---\ntitle: Nothing\ndescription:\nsummary: the summary\n---\nflag\n")
+    write_doc(tiny_vault, "knowledge/flag-d.md", "---\ntitle: Empty\ndescription: ''\nsummary: its summary\n---\nf\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    rows = index.conn.execute("SELECT doc_id, title, description FROM documents WHERE doc_id LIKE 'knowledge/flag-%'"
+                              " ORDER BY doc_id").fetchall()
+    assert [tuple(r) for r in rows] == [("knowledge/flag-a", "false", "false"), ("knowledge/flag-b", "Zero", "0"),
+                                        ("knowledge/flag-c", "Nothing", "the summary"),
+                                        ("knowledge/flag-d", "Empty", "its summary")], rows
+
+
 def test_a_changelog_text_field_written_as_a_list_or_object_is_said_once_for_the_file(tiny_vault):
     """QA round 144-J F2: an entry's summary or description written as an object or an array was indexed without a
     word, an object's keys dropped ("2026-01-01 — caching lru"), as the frontmatter's were before 144-I F5. One line

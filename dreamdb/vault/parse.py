@@ -144,6 +144,13 @@ def _is_not(value, wanted: str) -> str:
     return f"is {kind}, not {wanted}" if kind else f"{clip(_as_text(value), 40)!r} is not {wanted}"
 
 
+def _written(value) -> bool:
+    """Whether a frontmatter text (a title, a description) is written at all: a value YAML reads as ``0`` or ``false``
+    is (it is indexed as ``0``, ``false``); nothing, an empty text and an empty list or mapping are not, and give way
+    to the next key (``summary``, the file name)."""
+    return value not in (None, "") and bool(value or _collection_kind(value) is None)
+
+
 def _not_text(value) -> str | None:
     """How a warning says a frontmatter text (a title, a description) that is a list, a mapping, a set or binary data
     is read (:func:`_as_text`): ``is a mapping, not text; its values joined`` (its keys dropped), ``is a list, not
@@ -425,8 +432,7 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
                             " section nor an uncompressed scene with text); indexed by its title alone")
     body = without_data_payloads(body)
     # (an empty list or mapping is no title either, as description: [] gives way to summary; QA round 144-J F10)
-    title_key = next((k for k in ("name", "title", "claim") if meta.get(k) not in (None, "")
-                      and (meta.get(k) or _collection_kind(meta.get(k)) is None)), None)
+    title_key = next((k for k in ("name", "title", "claim") if _written(meta.get(k))), None)
     raw_title = meta.get(title_key) if title_key else slug
     if (not_text := _not_text(raw_title)) is not None:
         warnings.append(f"{rel_path}: frontmatter {title_key} {not_text}")
@@ -435,7 +441,8 @@ def parse_markdown(rel_path: str, doc_type: str, text: str) -> tuple[list[Docume
     raw_confidence = meta.get("confidence")
     if raw_confidence not in (None, "") and _confidence(raw_confidence) is None:
         warnings.append(f"{rel_path}: frontmatter confidence {_is_not(raw_confidence, 'a number from 0 to 1')}; ignored")
-    description_key = "description" if meta.get("description") else "summary"
+    # (a description YAML reads as 0 or false is one, as a title is: QA round 146-C F3, it gave way to summary)
+    description_key = "description" if _written(meta.get("description")) else "summary"
     if (not_text := _not_text(meta.get(description_key))) is not None:
         warnings.append(f"{rel_path}: frontmatter {description_key} {not_text}")
     description = _as_text(meta.get(description_key)).strip()
