@@ -965,6 +965,59 @@ def test_a_rebuild_guards_the_ids_it_moves_and_counts_removed_files(tiny_vault):
                                         ("knowledge/notes-3", "knowledge/c/notes.md")]
 
 
+def test_a_moved_notes_id_is_not_refused_but_one_passing_to_another_file_is(tiny_vault):
+    """QA round 146-C F2: a note moved to another folder of its type (its folder renamed) keeps its rows and id, but
+    update and delete by that id were refused for a day ("knowledge/release-checklist named knowledge/drafts/… until
+    …; it now names knowledge/process/…": the same note), and so was a name saved again in NFD, the two paths
+    printing alike. An id that passes to another file of its name as a note moves is still refused."""
+    from dreamdb.errors import WriteRefused
+    from dreamdb.writes import delete, update
+
+    v = tiny_vault
+    write_doc(v, "knowledge/drafts/release-checklist.md", "---\ntitle: Release checklist\n---\nsteps to ship\n")
+    write_doc(v, "knowledge/drafts/gone-soon.md", "---\ntitle: Gone soon\n---\nsteps to drop\n")
+    write_doc(v, "knowledge/caf\u00e9.md", "---\ntitle: Cafe\n---\nespresso\n")
+    write_doc(v, "knowledge/cr\u00e8me.md", "---\ntitle: Creme\n---\ncustard\n")
+    _same_named_notes(v, "ab")
+    with dreamdb.open(v) as ix:
+        ix.sync()
+    (v / "knowledge" / "drafts").rename(v / "knowledge" / "process")
+    (v / "knowledge" / "caf\u00e9.md").rename(v / "knowledge" / "cafe\u0301.md")  # the same bytes, saved as NFD
+    (v / "knowledge" / "cr\u00e8me.md").unlink()  # another file saved in NFD in its place
+    write_doc(v, "knowledge/cre\u0300me.md", "---\ntitle: Creme\n---\ncustard, edited\n")
+    (v / "knowledge" / "a").rename(v / "knowledge" / "c")  # a/notes.md now after b/notes.md: renumbered
+    with dreamdb.open(v) as ix:
+        ix.sync()
+        ids = dict(ix.conn.execute("SELECT doc_id, source_path FROM documents"))
+    assert ids["knowledge/release-checklist"] == "knowledge/process/release-checklist.md"
+    assert (ids["knowledge/notes"], ids["knowledge/notes-2"]) == ("knowledge/b/notes.md", "knowledge/c/notes.md")
+    update(v, "knowledge/release-checklist", append="- tag the commit")
+    assert "- tag the commit" in (v / "knowledge" / "process" / "release-checklist.md").read_text()
+    update(v, "knowledge/caf\u00e9", append="doppio")
+    assert "doppio" in (v / "knowledge" / "cafe\u0301.md").read_text()
+    delete(v, "knowledge/gone-soon")
+    assert not (v / "knowledge" / "process" / "gone-soon.md").exists()
+    # another file in its place, its name printing alike: refused, saying how the names differ
+    with pytest.raises(WriteRefused, match="differ only in how their accents are encoded: that one in NFC, this one"
+                                           " in NFD"):
+        update(v, "knowledge/cr\u00e8me", append="x")
+    # the moved a/notes.md lost its id to b/notes.md and took b's: each is guarded, naming where it is now
+    with pytest.raises(WriteRefused, match="knowledge/notes-2 named knowledge/b/notes.md until .* now names"
+                                           " knowledge/c/notes.md"):
+        update(v, "knowledge/notes-2", append="meant for b")
+    assert "meant" not in (v / "knowledge" / "c" / "notes.md").read_text()
+    assert _guarded(v) == [("knowledge/cr\u00e8me", "knowledge/cr\u00e8me.md"),
+                           ("knowledge/notes", "knowledge/c/notes.md"), ("knowledge/notes-2", "knowledge/b/notes.md")]
+    # a rebuild (sync --force) tells a note moved since the last sync too (unchanged since: the update is synced)
+    with dreamdb.open(v) as ix:
+        ix.sync()
+    (v / "knowledge" / "process").rename(v / "knowledge" / "shipping")
+    with dreamdb.open(v) as ix:
+        ix.sync(force=True)
+    update(v, "knowledge/release-checklist", append="- announce it")
+    assert "- announce it" in (v / "knowledge" / "shipping" / "release-checklist.md").read_text()
+
+
 def test_an_edited_file_that_was_renumbered_says_its_old_id(tiny_vault):
     """QA round 42: c/notes.md, edited while a/ was removed, was "indexed as knowledge/notes-2" without
     the id it had."""

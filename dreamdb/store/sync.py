@@ -521,7 +521,7 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
                 raise _Replan(not rebuild)
             state = _stored_state(conn)  # (read once: QA round 127-C F2, three times a sync)
             known = set(state)  # before a rebuild empties it: re-indexed files count as changed
-            held = None
+            held, before = None, None
             if rebuild:
                 # the ids files held, so a rebuild guards those that pass to another file as a sync does (QA 42)
                 marks = ", ".join("?" for _ in NAMED_BY_SECTION)
@@ -532,10 +532,10 @@ def _apply(conn, vault: Path, sources: list, dirs: dict, include_archives: bool,
                     if stored is not None and stored != INDEX_FORMAT:
                         warnings.append(_other_format_warning(stored, INDEX_FORMAT in formats_written(conn)))
                 _truncate_vault_tables(conn)
-                state = {}
+                state, before = {}, state
             report.rebuilt = rebuild and bool(known)  # a first sync builds; it rebuilds nothing
             _write_changes(conn, vault, sources, dirs, include_archives, known, state, report, warnings, progress,
-                           bulk=bulk, held=held, racy=racy)
+                           bulk=bulk, held=held, racy=racy, before=before)
             if rebuild:  # files gone since the last sync (the emptied index listed none as removed: QA 42)
                 report.removed += len(known - {src.rel_path for src in sources})
     finally:
@@ -627,11 +627,12 @@ def _truncate_vault_tables(conn) -> None:
 
 def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archives: bool, known: set, stored: dict,
                    report: SyncReport, warnings: list, progress, *, bulk: bool = True, held: dict | None = None,
-                   racy: set = frozenset()) -> None:
+                   racy: set = frozenset(), before: dict | None = None) -> None:
     """The body of a sync's write transaction: re-index candidates, drop removed files, refresh stats.
 
     ``stored``: :func:`_stored_state` of the index as this transaction found it (empty after a rebuild emptied it).
     ``held``: ``{doc_id: vault-relative path}`` of the markdown documents before a rebuild emptied the index.
+    ``before``: :func:`_stored_state` before a rebuild emptied the index (its notes moved since are told by it).
     ``racy``: paths whose stat the file system may give again to a later edit (:func:`file_system_clock`): their
     stored change time is left NULL, so the next sync reads them again."""
     import sys
@@ -678,6 +679,9 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
 
     gone_as = _moved_from_candidates(removed, stored)  # (type, name, sha256) → removed paths: a note moved unchanged
     moved_away: set[str] = set()
+    # a rebuild re-indexes every note, but one moved since the last sync holds the ids it held (QA round 146-C F2)
+    rebuilt_moves = (_moved_from_candidates(sorted(set(before) - {s.rel_path for s in sources}), before)
+                     if before else {})
     for i, src in enumerate(candidates):
         if progress:
             progress(i, len(candidates))
@@ -729,17 +733,24 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             continue
         sha = sha256(raw).hexdigest()
         old = stored.get(src.rel_path)
-        was = gone_as.get((src.type, src.rel_path.rsplit("/", 1)[-1], sha)) if old is None and gone_as else None
+        if rebuilt_moves and src.rel_path not in before and (
+                was := rebuilt_moves.get((src.type, moved_name(src.rel_path), sha))):
+            moved_from = was.pop(0)
+            held_before.update({doc_id: src.rel_path for doc_id, path in held_before.items() if path == moved_from})
+        was = gone_as.get((src.type, moved_name(src.rel_path), sha)) if old is None and gone_as else None
         if was and conn.execute("SELECT 1 FROM documents WHERE source_path = ?", (was[0],)).fetchone() is None:
             was = None  # (its rows gone, deleted by another program: the note is read, as one found unchanged is)
         if was:  # a note moved to another folder of its type, its bytes unchanged (QA round 127-C F1: a folder of 10,000
             # renamed was parsed and analysed again, 2.2 times a first sync): its documents now name the new path
             moved_from = was.pop(0)
-            note_held(moved_from)
             for found in kept_warnings().values():
                 if moved_from in found:
                     found[src.rel_path] = found.pop(moved_from)
             _move_file(conn, moved_from, src, sha, now)
+            # its ids held by the note at its new path: an id it keeps names no other file, so no write by it is
+            # refused (QA round 146-C F2: "named drafts/x.md until …; it now names process/x.md", the same note); one
+            # that passes to another file of its name is guarded as ever
+            note_held(src.rel_path)
             moved_away.add(moved_from)
             touched.add(natural_doc_id(src.type, src.rel_path))
             new_paths.add(src.rel_path)
@@ -926,8 +937,14 @@ def _moved_from_candidates(removed: list[str], stored: dict) -> dict[tuple[str, 
         kind = classify(path)
         old = stored.get(path)
         if kind is not None and kind[0] == "markdown" and old is not None and old[2] != UNREADABLE:
-            out.setdefault((kind[1], path.rsplit("/", 1)[-1], old[2]), []).append(path)
+            out.setdefault((kind[1], moved_name(path), old[2]), []).append(path)
     return out
+
+
+def moved_name(rel_path: str) -> str:
+    """The file name a note keeps when it is moved (:func:`_moved_from_candidates`), in NFC: a name saved again
+    decomposed (NFD, as macOS wrote names) is the same name, its id unchanged (QA round 146-C F2)."""
+    return unicodedata.normalize("NFC", rel_path.rsplit("/", 1)[-1])
 
 
 def _move_file(conn, old_path: str, src: SourceFile, sha: str, now: str) -> None:

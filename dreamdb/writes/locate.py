@@ -17,8 +17,8 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 from dreamdb.output import some_of, typable_id, untypable
-from dreamdb.vault.discover import (ACCENT_ENCODINGS, VAULT_DIR_NAME, folder_link, in_archive, is_utf8, name_on_disk,
-                                    walk)
+from dreamdb.vault.discover import (ACCENT_ENCODINGS, VAULT_DIR_NAME, accent_form, accent_twins, folder_link,
+                                    in_archive, is_utf8, name_on_disk, walk)
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
 
@@ -550,6 +550,9 @@ def _refuse_moved_id(vault: Path, doc_id: str, source: str) -> None:
         why = ("a file of the same name was added or removed and the same-named files were renumbered"
                if _index_rows(vault, "SELECT 1 FROM documents WHERE source_path = ?", [moved[0]])
                else "that file was removed or renamed")
+        if accent_twins(moved[0], source):  # (the two paths printed alike: QA round 146-C F2)
+            why += (f" (the two names differ only in how their accents are encoded: that one in"
+                    f" {accent_form(moved[0])}, this one in {accent_form(source)})")
         raise WriteRefused(f"{doc_id} named {moved[0]} until {when}, when {why}; it now names {source}. Nothing was"
                            " changed.", hint=f"Pass the file's path to say which one (e.g. {source}); recall --json"
                                              " gives each hit's path.")
