@@ -3392,6 +3392,57 @@ def test_writes_do_not_reach_a_nested_vault_through_a_folder_link_nor_take_dots_
         assert good.read_text(encoding="utf-8").endswith("via the alias\n")
 
 
+def test_a_linked_note_is_read_as_the_file_it_leads_to_by_sync_and_writes_alike(tiny_vault, monkeypatch):
+    """QA round 146-C F1: a sync skipped a note linked to ``core/CHANGELOG.json`` as "indexed as itself", but update
+    through it appended to the changelog (no JSON after) and --content replaced it; links to the memory file, an
+    archived note, a git mergetool copy, a file in ``.trash`` and a nested vault's note were indexed and edited. Each
+    gets the treatment of the file it leads to, by one rule (:func:`dreamdb.vault.discover.link_target_no_note`):
+    skipped by the sync, saying why, refused by update and delete (exit 6), nothing changed. A link to a file outside
+    the document folders is a note, as before."""
+    import dreamdb
+
+    monkeypatch.delenv("DREAMDB_INCLUDE_ARCHIVES", raising=False)
+    texts = {"core/CHANGELOG.json": '[{"date": "2026-01-01", "type": "fix", "description": "okapi"}]\n',
+             "core/2.memory.md": "## Section\nmemory okapi\n",
+             "knowledge/.archive/old.md": "---\ntitle: Old\n---\narchived okapi\n",
+             "knowledge/note.md": "---\ntitle: Note\n---\nnote okapi\n",
+             "knowledge/note_BASE_1234.md": "---\ntitle: Note\n---\nbase okapi\n",
+             ".trash/t.md": "---\ntitle: Trashed\n---\ntrashed okapi\n",
+             "sub/_dream_context/knowledge/nested.md": "---\ntitle: Nested\n---\nnested okapi\n",
+             "knowledge/.hidden.md": "---\ntitle: Hidden\n---\nhidden okapi\n",
+             "people/ann.md": "---\ntitle: Ann\n---\nperson okapi\n"}
+    for rel, text in texts.items():
+        write_doc(tiny_vault, rel, text)
+    links = {"cl": "../core/CHANGELOG.json", "mem": "../core/2.memory.md", "arch": ".archive/old.md",
+             "mt": "note_BASE_1234.md", "tr": "../.trash/t.md", "nest": "../sub/_dream_context/knowledge/nested.md",
+             "hid": ".hidden.md"}
+    for name, target in {**links, "ann": "../people/ann.md"}.items():
+        (tiny_vault / "knowledge" / f"{name}.md").symlink_to(target)
+    with dreamdb.open(tiny_vault) as index:
+        warnings = index.sync().warnings
+        assert {d["doc_id"] for d in index.list_documents() if d["type"] == "knowledge"} == {"knowledge/note",
+                                                                                             "knowledge/ann"}
+        assert ("knowledge/cl.md: skipped (a link to core/CHANGELOG.json, the changelog, whose entries dreamdb reads"
+                " and only appends to, not a note)") in warnings, warnings
+        for name, target in links.items():
+            assert any(w.startswith(f"knowledge/{name}.md: skipped (a link to ") for w in warnings), (name, warnings)
+            for typed in (name, f"knowledge/{name}", f"knowledge/{name}.md"):
+                with pytest.raises(WriteRefused, match=f"knowledge/{name}.md is a link to .*: a sync skips the link,"
+                                                       " so it names no document; nothing was changed"):
+                    index.update(typed, append="Follow-up: see knowledge/x")
+                with pytest.raises(WriteRefused, match="a sync skips the link"):
+                    index.update(typed, content="replaced")
+                with pytest.raises(WriteRefused, match="a sync skips the link"):
+                    index.delete(typed, force=True)
+        index.update("ann", append="linked from outside the document folders")  # (still a note, edited)
+    assert (tiny_vault / "people" / "ann.md").read_text(encoding="utf-8").endswith(
+        "linked from outside the document folders\n")
+    for rel, text in texts.items():
+        if rel != "people/ann.md":
+            assert (tiny_vault / rel).read_text(encoding="utf-8") == text, rel
+    assert all((tiny_vault / "knowledge" / f"{name}.md").is_symlink() for name in links)
+
+
 def test_writes_reach_only_the_notes_a_sync_indexes_never_a_file_behind_a_folder_link(tiny_vault):
     """QA round 144-E F1, F3: a sync follows no folder link, but update and delete checked a path by its text alone:
     ``knowledge/arch -> .archive`` edited an archived note, ``knowledge/ppl -> ../people`` deleted a file outside the

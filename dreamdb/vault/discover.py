@@ -489,6 +489,46 @@ def mergetool_copy(path: str) -> bool:
     return m is not None and os.path.lexists(path[:m.start()] + ".md")
 
 
+def link_target_no_note(vault_real: str, target_real: str, *, include_archives: bool = False) -> str | None:
+    """Why the file a symbolic link in the vault leads to is no note dreamdb reads or edits as one, else ``None``.
+
+    A link is read as the file it leads to, so it gets that file's treatment (QA round 146-C F1: a note linked to
+    ``core/CHANGELOG.json``, the memory file, an archived note, a ``git mergetool`` copy, a file in ``.trash`` or a
+    nested vault's note was indexed, and ``update`` through it rewrote that file). One rule for the sync, which skips
+    such a link with this reason (:func:`walk_sources`), and for ``update`` and ``delete``, which refuse it; writes pass
+    no ``include_archives``: an archived note is never edited. A file outside the document folders (``people/x.md``)
+    is a note when linked; the vault's own notes, indexed as themselves, are left to the caller.
+
+    Args:
+        vault_real: the vault's real path (``os.path.realpath``).
+        target_real: the real path the link leads to, inside the vault.
+
+    Returns:
+        The reason, after ``a link to <vault-relative path>,`` (``the changelog, whose entries dreamdb reads and only
+        appends to, not a note``).
+    """
+    rel = os.path.relpath(target_real, vault_real).replace(os.sep, "/")
+    folders, name = rel.split("/")[:-1], rel.rsplit("/", 1)[-1]
+    if rel == CHANGELOG_FILE:
+        return "the changelog, whose entries dreamdb reads and only appends to, not a note"
+    if rel == MEMORY_FILE:
+        return "the memory file, whose sections dreamdb reads and never edits, not a note"
+    if folders[:1] == [INDEX_DIR_NAME]:
+        return f"in dreamdb's own folder {INDEX_DIR_NAME}/, not a note"
+    if VAULT_DIR_NAME in folders:
+        return "a note of a vault of its own inside this one, searched with its own --vault"
+    never = next((f for f in folders if f.lower() in NEVER_ARCHIVES or f.lower().startswith(".trash-")), None)
+    if never is not None:
+        return f"in {never}, a trash, version or sync folder dreamdb never reads"
+    if in_archive(rel) and not include_archives:
+        return "an archived note, read only with DREAMDB_INCLUDE_ARCHIVES and never edited"
+    if name.startswith("."):
+        return "a hidden file, which dreamdb never reads"
+    if mergetool_copy(target_real):
+        return "a copy git mergetool makes of a note while a merge runs, not a note"
+    return None
+
+
 def classify(rel_path: str) -> tuple[str, str | None] | None:
     """Map a vault-relative POSIX path to ``(kind, type)``, or ``None`` if not indexed."""
     if rel_path == MEMORY_FILE:
@@ -765,6 +805,12 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if is_link and not os.path.realpath(entry_path).startswith(vault_real + os.sep):
             note(f"{rel}: skipped (symlink points outside the vault)")
             return
+        if is_link and _stat.S_ISREG(st.st_mode):
+            target = os.path.realpath(entry_path)
+            why = link_target_no_note(vault_real, target, include_archives=include_archives)
+            if why is not None:  # (the file it leads to is no note: nor is the link; QA round 146-C F1)
+                note(f"{rel}: skipped (a link to {os.path.relpath(target, vault_real).replace(os.sep, '/')}, {why})")
+                return
         if is_link and _stat.S_ISREG(st.st_mode):
             links[rel] = os.path.realpath(entry_path)
         if _stat.S_ISREG(st.st_mode):

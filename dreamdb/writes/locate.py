@@ -268,6 +268,7 @@ def _document_at(vault: Path, rel: str, *, exact: bool = False) -> tuple[str, Pa
         return None
     _refuse_folder_link(vault, path)
     _refuse_mergetool_copy(rel, path)
+    _refuse_link_to_no_note(vault, rel, path)
     return kind[1], path
 
 
@@ -297,6 +298,31 @@ def _refuse_folder_link(vault: Path, path: Path) -> None:
                        hint=f"Name the note by its own path in the vault: {own}." if kind is not None
                        and kind[0] == "markdown" and not in_archive(own) else
                        "dreamdb edits only the notes a sync indexes; edit the file by hand if you mean to.")
+
+
+def _refuse_link_to_no_note(vault: Path, rel: str, path: Path) -> None:
+    """Refuse a symlinked note whose file is no note (:func:`dreamdb.vault.discover.link_target_no_note`: the
+    changelog, the memory file, an archived note, a mergetool copy, a file in ``.trash``, a nested vault's note): a sync
+    skips the link for the same reason, and a write through it would edit that file (QA round 146-C F1: update
+    appended to ``core/CHANGELOG.json``, no JSON after). A link out of the vault is :func:`_confined`'s to refuse.
+
+    Raises:
+        WriteRefused: it is such a link.
+    """
+    from dreamdb.vault.discover import link_target_no_note
+
+    if not os.path.islink(path):
+        return
+    root, real = os.path.realpath(vault), os.path.realpath(path)
+    if not real.startswith(root + os.sep):
+        return
+    why = link_target_no_note(root, real)
+    if why is not None:
+        target = os.path.relpath(real, root).replace(os.sep, "/")
+        raise WriteRefused(f"{rel} is a link to {target}, {why}: a sync skips the link, so it names no document;"
+                           " nothing was changed.",
+                           hint="dreamdb edits only the notes a sync indexes; edit the file by hand if you mean to,"
+                                f" or remove the link (rm {shlex_quote(str(path))}).")
 
 
 def _refuse_mergetool_copy(rel: str, path: Path) -> None:
@@ -676,6 +702,7 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
         # dreamdb waited for the vault lock", QA round 138 F2)
         _refuse_control_chars(rel, rel)
         _refuse_mergetool_copy(rel, path)
+        _refuse_link_to_no_note(vault, rel, path)
         return doc_type, path
     except RuntimeError as exc:  # Path.resolve() on a symlink loop
         raise WriteRefused(f"{slug!r} leads into a symlink loop ({exc}).", hint="Fix the link in the vault.") from exc
