@@ -1416,6 +1416,22 @@ def test_update_writes_a_time_without_a_zone_as_utc_wall_time(vault: Path, monke
         assert abs((parse_date_value(meta[key]) - now).total_seconds()) < 60, (key, meta[key], now)
 
 
+def test_update_with_a_naive_now_keeps_a_time_with_an_offset_one(vault: Path):
+    """QA round 146-F F1: a naive ``now`` (UTC) wrote ``updated: 2026-09-01T23:30:00`` over ``…+02:00``, the
+    offset lost for good (the next update with an aware ``now`` wrote its UTC wall time): it is written as UTC
+    with its zone, quoted or not."""
+    path = vault / "knowledge" / "aware.md"
+    path.write_text("---\ntitle: Aware\nupdated: 2026-07-30T10:00:00+02:00\nupdated_at: '2026-07-30T10:00:00+02:00'\n"
+                    "---\nbody\n")
+    update(vault, "aware", tags=["x"], now=datetime(2026, 9, 1, 23, 30, 15, 500))
+    assert path.read_text() == ("---\ntitle: Aware\nupdated: 2026-09-01T23:30:15Z\n"
+                                "updated_at: '2026-09-01T23:30:15+00:00'\ntags:\n  - x\n---\nbody\n")
+    update(vault, "aware", tags=["y"], now="2026-09-02T10:00:00+02:00")
+    assert "updated: 2026-09-02T10:00:00+02:00\nupdated_at: '2026-09-02T10:00:00+02:00'\n" in path.read_text()
+    update(vault, "aware", tags=["z"], now="2026-09-03 10:00")  # (a naive ISO string: UTC too)
+    assert "updated: 2026-09-03T10:00:00Z\nupdated_at: '2026-09-03T10:00:00+00:00'\n" in path.read_text()
+
+
 def test_update_keeps_a_quoted_date_time_in_any_form_a_date_time(vault: Path):
     """QA round 145-I F2: a quoted ``updated`` with a lowercase ``t`` (an instant to the index since 145-E F5) or a
     space for ``T`` was taken for a day alone, and an update wrote the calendar date there, the time lost; a quoted

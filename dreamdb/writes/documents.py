@@ -250,7 +250,7 @@ def update(
             (only if the key exists or the document was pinned).
         now: the clock for ``updated``/``updated_at`` (default: now, local time; a naive value is UTC). A
             time without a zone is written as UTC wall time (the index reads it as UTC), a time with an offset
-            as ``now`` with its own, a date alone as ``now``'s calendar date.
+            as ``now`` with its own (a naive ``now`` as UTC, ``Z``), a date alone as ``now``'s calendar date.
         on_kept: called with the path of the kept previous version (when one was written), once the edit is made
             and while the vault's lock is still held: a write to the same vault from it raises
             :class:`~dreamdb.errors.UsageError` (:func:`~dreamdb.writes.files.vault_lock`), the edit made.

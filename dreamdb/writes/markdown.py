@@ -446,18 +446,27 @@ def _updated_value(old: Any, now: datetime) -> Any:
     an aware datetime stays ``now`` with its offset; a naive one is ``now``'s UTC wall time, as the index reads a
     time without a zone as UTC (QA round 145-E F1: the local wall time was written, so in Los Angeles a note updated
     just now was dated 8 h ahead and ``--since -1h`` missed it); a date is ``now``'s calendar date in its own zone,
-    as :func:`~dreamdb.writes.changelog.remember` dates an entry and ``today`` reads it. A naive ``now`` is UTC."""
+    as :func:`~dreamdb.writes.changelog.remember` dates an entry and ``today`` reads it. A naive ``now`` is UTC, and
+    written so where the value has an offset (QA round 146-F F1: a naive ``now`` wrote ``2026-09-01T23:30:00`` over
+    ``…+02:00``, the value's form lost for good)."""
+    from dreamdb.timeparse import as_utc
+
     if isinstance(old, datetime):
         if old.tzinfo:
-            return now.replace(microsecond=0)
-        from dreamdb.timeparse import as_utc
-
+            return _aware(now).replace(microsecond=0)
         return as_utc(now).replace(microsecond=0, tzinfo=None)
     if isinstance(old, date):
         return now.date()
     if isinstance(old, str) and _is_date_time(old):
-        return now.replace(microsecond=0).isoformat()
+        return _aware(now).replace(microsecond=0).isoformat()
     return now.date().isoformat()
+
+
+def _aware(now: datetime) -> datetime:
+    """``now`` as it is when it has an offset, else as UTC (:func:`dreamdb.timeparse.as_utc`: a naive time is UTC)."""
+    from dreamdb.timeparse import as_utc
+
+    return now if now.tzinfo is not None and now.utcoffset() is not None else as_utc(now)
 
 
 def _is_date_time(text: str) -> bool:
