@@ -3180,7 +3180,8 @@ class Index:
         vector, every chunk text pending.
 
         Raises:
-            UsageError: ``model_id`` is neither None nor a string (QA round 83-A F7: a bare TypeError).
+            UsageError: ``model_id`` is neither None nor a string (QA round 83-A F7: a bare TypeError);
+                ``most_vectors`` not a bool (QA round 146-F F2: ``"no"`` read as true).
             IndexUnavailable: the index cannot be read (not damage: a lock, the machine's state).
             VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened)."""
         from dreamdb.embeddings.store import embed_status
@@ -3188,9 +3189,11 @@ class Index:
         if model_id is not None and not isinstance(model_id, str):
             raise UsageError(f"model_id must be a string (a model's id, as embed status names it) or None, got "
                              f"{model_id!r}")
+        flags(most_vectors=most_vectors)
+
         def read() -> dict:
             with db.read_snapshot(self.conn):  # (every count of one commit: QA round 108-C F3)
-                return embed_status(self.conn, model_id, most_vectors=bool(most_vectors))
+                return embed_status(self.conn, model_id, most_vectors=most_vectors)
 
         return self._guarded(read)
 

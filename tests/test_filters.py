@@ -776,3 +776,14 @@ def test_a_vaults_filter_notes_are_dropped_per_thread(vault, tmp_path):
     for t in threads:
         t.join()
     assert not errors and both.take_notes() == []
+
+
+@pytest.mark.parametrize("value", ["no", "", 0, 1, None])
+def test_embed_status_s_most_vectors_must_be_a_bool(vault, value):
+    """QA round 146-F F2: ``embed_status(most_vectors="no")`` read ``"no"`` as true, where every other flag of
+    the API refuses a value that is not a bool."""
+    index = dreamdb.open(vault)
+    with pytest.raises(UsageError, match=f"most_vectors must be True or False, got {value!r}"):
+        index.embed_status(most_vectors=value)
+    assert index.embed_status(most_vectors=False)["model_id"] is None
+    index.close()
