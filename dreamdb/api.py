@@ -2037,7 +2037,8 @@ class Index:
         Args:
             query: free text (never parsed as a query language; OR semantics).
             top: 1–50.
-            mode: ``bm25`` (default), ``hybrid``, ``dense`` or ``rrf``; default ``DREAMDB_RECALL_MODE``.
+            mode: ``bm25`` (default), ``hybrid``, ``dense`` or ``rrf``; ``None``: ``DREAMDB_RECALL_MODE``'s, else
+                ``bm25`` (an empty or blank mode is refused).
             types, exclude_types: document types to keep / drop (list or comma string).
             tags: keep documents with any of these tags.
             since, until: ISO-8601 or relative (``-30d``, ``2 weeks``) bounds on the document date, both
@@ -2054,7 +2055,7 @@ class Index:
             list[Hit], best first.
 
         Raises:
-            UsageError: bad ``top``, ``mode``, type, level or date; ``explain`` or
+            UsageError: bad ``top``, ``mode`` (an empty one too), type, level or date; ``explain`` or
                 ``include_expired`` not a bool (``"no"`` would read as true). (A bad
                 ``DREAMDB_EMBED_THREADS`` makes the model unusable, not recall: a hybrid mode falls back
                 to BM25 and a note says why, so a prompt hook keeps its memories.)
@@ -2075,6 +2076,10 @@ class Index:
         top = whole_number(top, "top", TOP_MIN, TOP_MAX)
         if mode is not None and not isinstance(mode, str):
             raise UsageError(f"mode must be a string ({', '.join(MODES)}), got {mode!r}")
+        if mode is not None and not mode.strip():  # (QA round 146-F F3: "" used DREAMDB_RECALL_MODE, "  " was
+            # refused as an unknown mode ''; --mode "" is refused by the CLI)
+            raise UsageError(f"mode is empty ({mode!r})", hint=f"Use one of: {', '.join(MODES)}, or mode=None from "
+                             "Python for the default (DREAMDB_RECALL_MODE, else bm25).")
         # (spaces around the variable's value and its case ignored, blank as unset: as the prompt hook reads it,
         # QA round 65 L8)
         env_mode = None if mode else os.environ.get("DREAMDB_RECALL_MODE", "").strip() or None

@@ -787,3 +787,23 @@ def test_embed_status_s_most_vectors_must_be_a_bool(vault, value):
         index.embed_status(most_vectors=value)
     assert index.embed_status(most_vectors=False)["model_id"] is None
     index.close()
+
+
+@pytest.mark.parametrize("mode", ["", "  ", "\t"])
+def test_an_empty_recall_mode_is_refused(vault, monkeypatch, mode):
+    """QA round 146-F F3: ``recall(mode="")`` used ``DREAMDB_RECALL_MODE`` (or bm25) while ``mode="  "`` was refused
+    as "Unknown recall mode ''" and the CLI refuses ``--mode ""``: both are refused alike, as an empty ``types``
+    is, ``mode=None`` named as the default; of a MultiIndex too."""
+    monkeypatch.setenv("DREAMDB_RECALL_MODE", "bm25")
+    index = dreamdb.open(vault)
+    with pytest.raises(UsageError, match=r"^mode is empty") as caught:
+        index.recall("quokka", mode=mode, now=NOW)
+    assert "mode=None" in caught.value.hint and "bm25, hybrid, dense, rrf" in caught.value.hint
+    assert ids(index.recall("quokka", mode=None, now=NOW))
+    index.close()
+    other = vault.parent.parent / "other" / "_dream_context"
+    write_doc(other, "knowledge/q.md", "---\ntitle: Q\n---\nquokka\n")
+    multi = dreamdb.open([vault, other])
+    with pytest.raises(UsageError, match=r"^mode is empty"):
+        multi.recall("quokka", mode=mode, now=NOW)
+    multi.close()
