@@ -175,12 +175,26 @@ class Hit:
         return dict(self.__dict__)
 
     def as_dict(self) -> dict:
-        """JSON-ready mapping (floats rounded to 6 decimals)."""
+        """JSON-ready mapping (floats rounded to 6 decimals), of containers of its own, as
+        :func:`dataclasses.asdict` makes them: a change to its ``tags``, ``signals`` or ``terms`` leaves the hit's
+        alone (QA round 146-F F4: appending to ``as_dict()["tags"]`` appended to ``hit.tags``)."""
         d = {name: getattr(self, name) for name in fields(self)}  # (snippet among them: made on first read)
+        d["tags"] = _json_copy(self.tags)
+        if self.signals is not None or self.terms is not None:  # (explain only: nested dicts of JSON values)
+            d["signals"], d["terms"] = _json_copy(self.signals), _json_copy(self.terms)
         d["score"] = round(self.score, 6)
         d["rank_score"] = round(self.rank_score, 6)
         d["rankScore"] = d["rank_score"]  # the reference system's name
         return d
+
+
+def _json_copy(value):
+    """``value`` (JSON values: dicts, lists, scalars) with every dict and list a new one."""
+    if isinstance(value, dict):
+        return {k: _json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(v) for v in value]
+    return value
 
 
 def _lexicon_option(value):

@@ -108,3 +108,28 @@ def test_the_signature_names_an_unset_default_in_words():
 
     assert str(inspect.signature(Point)) == "(x, y=0, tags=<not given>, _cache=None)"
     assert str(inspect.signature(Hit)).endswith(", *, snippet=<not given>)")
+
+
+def test_a_hits_as_dict_holds_lists_and_dicts_of_its_own(tiny_vault):
+    """QA round 146-F F4: ``hit.as_dict()`` shared the hit's own ``tags``, ``signals`` and ``terms``:
+    ``d["tags"].append("MUT")`` changed ``hit.tags``, where :func:`dataclasses.asdict` copies them."""
+    import copy
+
+    import dreamdb
+    from tests.conftest import write_doc
+
+    write_doc(tiny_vault, "knowledge/sleep-debt.md", "---\ntitle: Sleep debt\ntags: [health]\n---\nHow sleep debt is computed.\n")
+    index = dreamdb.open(tiny_vault)
+    for explain in (False, True):
+        hit = index.recall("sleep debt", top=1, explain=explain)[0]
+        before = copy.deepcopy(hit)
+        d = hit.as_dict()
+        assert d["tags"] == ["health"] and (d["signals"] is not None) is explain and (d["terms"] is not None) is explain
+        d["tags"].append("MUT")
+        if explain:
+            d["signals"]["bm25"] = -1.0
+            d["terms"][0]["tf"]["body"] = 99
+            d["terms"].append({})
+        assert hit == before and hit.tags == ["health"]
+        assert hit.as_dict() == {**d, "tags": ["health"], "signals": before.signals, "terms": before.terms}
+    index.close()
