@@ -801,9 +801,13 @@ def _built_elsewhere(index, vault: Path) -> bool:
     from dreamdb.store.sync import INDEX_FORMAT, formats_written, stored_index_format, whole_index_due
     from dreamdb.vault.discover import walk_sources
 
-    conn = index.conn
-    if not whole_index_due(conn):
+    def due() -> bool:  # (guarded: a damaged index is rebuilt here, whatever the vault's size, as _synced_elsewhere's
+        # check does, not a failed hook; QA round 146-D F1: a damaged page of `meta` stopped every prompt)
+        return index._guarded(lambda: whole_index_due(index.conn))
+
+    if not due():
         return False
+    conn = index.conn
     try:  # another process's build is waited for up to LOCK_WAIT_MS, as the README says (QA round 69 E-M2: not at all)
         # (in slices, Ctrl-C seen within 0.1 s: QA round 145-J F1; the busy timeout LOCK_WAIT_MS after it, as before)
         db.execute_waiting(conn, "BEGIN IMMEDIATE", LOCK_WAIT_MS)
@@ -813,9 +817,9 @@ def _built_elsewhere(index, vault: Path) -> bool:
             return False  # (an index that cannot be written: the sync below says how it is read)
         _why(f"{vault}: the index is being built by another process; nothing printed until it is done")
         return True
-    if not whole_index_due(conn):  # built meanwhile by the process waited for: answer from it
+    if not due():  # built meanwhile by the process waited for: answer from it
         return False
-    found = stored_index_format(conn)
+    found = stored_index_format(conn)  # (the row just read: its page is sound)
     stored = (found, INDEX_FORMAT in formats_written(conn)) if found else None
     build_log = _build_log(index)
     if _left_to_background(vault, build_log, "index build", "nothing printed until it is done"):

@@ -1026,6 +1026,32 @@ def test_a_prompt_on_an_index_whose_files_table_is_damaged_rebuilds_it_and_answe
     assert "knowledge/kestrel" in p.stdout.decode() and "rebuilt from the vault" in log.read_text()
 
 
+@pytest.mark.parametrize("table", ["meta", "sqlite_autoindex_meta_1"])
+def test_a_prompt_on_an_index_whose_meta_table_is_damaged_rebuilds_it_and_answers(tmp_path, table):
+    """QA round 146-D F1: the hook's check whether the whole index is due read the damaged ``meta`` table (or its
+    index) outside the damage guard: every prompt printed nothing, logged "hook failed: DatabaseError … in
+    stored_index_format", and the index was never rebuilt (``dreamdb recall`` rebuilt it)."""
+    vault = filled_vault(tmp_path, {"knowledge/kestrel.md": "---\nname: Kestrel service\n---\nThe kestrel service"
+                                                            " moved to the north datacentre.\n"})
+    import dreamdb
+
+    with dreamdb.open(vault) as ix:
+        ix.sync()
+        ix.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        root = ix.conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        page = ix.conn.execute("PRAGMA page_size").fetchone()[0]
+    with open(vault / ".dreamdb" / "index.db", "r+b") as f:
+        f.seek((root - 1) * page)
+        f.write(b"\xde\xad" * (page // 2))
+    log = tmp_path / "h.log"
+    for _ in range(2):  # (the second prompt answers from the index the first rebuilt)
+        p = hook(payload("where did the kestrel service move", vault.parent), {"DREAMDB_HOOK_LOG": str(log)})
+        assert p.returncode == 0 and p.stdout.decode().splitlines()[:1] == [HEADER], (p.stdout, log.read_text())
+        assert "knowledge/kestrel" in p.stdout.decode()
+    text = log.read_text()
+    assert "rebuilt from the vault" in text and "hook failed" not in text, text
+
+
 def _large_vault(root, n=6000):
     vault = root / "_dream_context"
     (vault / "core").mkdir(parents=True)
