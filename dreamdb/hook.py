@@ -99,10 +99,10 @@ query), less those that are also words of a technical text: English ``may`` (the
 ``since``, ``within``, ``without``, ``inside``, ``near``, ``per``, ``via``, ``onto`` and ``behind`` (git's), the
 quantifiers; Turkish forms that are English words (``size``, ``bile``, ``eden``; QA round 101-A F2: "max file size"
 lost its ``size``; 102-A F2). The hook reads a prompt without them (:func:`without_function_words`; a word in capitals,
-``US``, is an acronym and stays): they say how something is asked, not what about, and a vault of technical notes
-holds them so rarely that one alone scored past the gate (QA round 100-B F1: "can you help us with this one"
-injected a note for ``us``, raw BM25 7.5; "could you do it for me" one for ``could``; "bize yardım eder misin" one
-for ``eder``). Recall itself keeps them (a query names its words)."""
+``US``, is an acronym and stays, unless the whole prompt is in capitals: QA round 146-D F2): they say how something is
+asked, not what about, and a vault of technical notes holds them so rarely that one alone scored past the gate (QA
+round 100-B F1: "can you help us with this one" injected a note for ``us``, raw BM25 7.5; "could you do it for me"
+one for ``could``; "bize yardım eder misin" one for ``eder``). Recall itself keeps them (a query names its words)."""
 
 QUESTION_WORDS = frozenset("""what why how when where who whom whose which not never n't cannot
     ne neden niye niçin nasıl kim kime kimin hangi nerede nereye nereden değil mı mi mu mü mısın misin musun müsün
@@ -623,10 +623,15 @@ def _function_word_pattern() -> re.Pattern:
 def without_function_words(text: str) -> str:
     """``text`` with each of :data:`FUNCTION_WORDS` (a word of the sentence, between spaces or sentence punctuation,
     in lower case or capitalised) replaced by a space: what the hook recalls for a prompt. A word in capitals
-    (``US``, an acronym), words joined to others (``us-east``, ``src/around/x.py``, ``others.py``, ``"whatever"``)
-    and every other character are kept."""
-    return _function_word_pattern().sub(lambda m: m.group(0) if len(m.group(0)) > 1 and m.group(0).isupper()
-                                        else " ", text)
+    (``US``, an acronym) in a prompt whose other words are not all in capitals, words joined to others
+    (``us-east``, ``src/around/x.py``, ``others.py``, ``"whatever"``) and every other character are kept. In a
+    prompt typed in capitals (its letters, function words left out, all capitals) a word in capitals is no sign of
+    an acronym, and goes as its lowercase form does (QA round 146-D F2: "PLEASE FIX IT" injected notes for
+    ``please``, "CAN YOU HELP US" for ``us``, where "please fix it" printed nothing)."""
+    pattern = _function_word_pattern()
+    shouted = pattern.sub(" ", text).isupper()  # (str.isupper: some cased letter, and none in lower case)
+    return pattern.sub(lambda m: m.group(0) if not shouted and len(m.group(0)) > 1 and m.group(0).isupper()
+                       else " ", text)
 
 
 def _is_acknowledgement(prompt: str) -> bool:

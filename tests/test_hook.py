@@ -1888,6 +1888,34 @@ def test_closed_class_words_are_no_evidence_for_the_gate(tmp_path):
     assert without_function_words("Please, run /login").split() == [",", "run", "/login"]
 
 
+def test_a_prompt_typed_in_capitals_is_read_without_its_function_words_too(tmp_path):
+    """QA round 146-D F2: a word in capitals was kept as an acronym (``US``), so a prompt typed in capitals kept every
+    function word: "PLEASE FIX IT" injected a note for ``please`` and "COULD YOU DO IT FOR US" one for ``could`` and
+    ``us``, where the same prompts in lower case printed nothing. A word in capitals is an acronym only in a prompt
+    whose other words are not all in capitals."""
+    from dreamdb.hook import without_function_words
+
+    vault = filled_vault(tmp_path, {
+        "knowledge/offsite.md": "---\ntitle: Offsite plan\n---\nThe team said it could host us in Izmir; whether it "
+                                "would, eder bilmem.\n",
+        "knowledge/login.md": "---\ntitle: Login banner\n---\nPlease run /login. Lütfen giriş yapın.\n"}, fillers=40)
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    for prompt in ("PLEASE FIX IT", "LÜTFEN DÜZELT", "COULD YOU CHECK IT FOR US", "Could You Check It For Us"):
+        p = hook(payload(prompt, vault.parent), env)
+        assert p.returncode == 0 and p.stdout == b"", (prompt, p.stdout, log.read_text())
+    p = hook(payload("please run the login again", vault.parent), env)  # (the notes' own words still find them)
+    out = p.stdout.decode().splitlines()
+    assert out[:1] == [HEADER] and "knowledge/login" in out[1], (out, log.read_text())
+    assert without_function_words("PLEASE FIX IT").split() == ["FIX", "IT"]
+    assert without_function_words("CAN YOU HELP US").split() == ["CAN", "YOU", "HELP"]
+    assert without_function_words("LÜTFEN DÜZELT").split() == ["DÜZELT"]
+    # an acronym beside words in lower case, or beside no cased word at all, is kept
+    assert without_function_words("can you deploy it to US regions").split() == ["can", "you", "deploy", "it", "to",
+                                                                                 "US", "regions"]
+    assert without_function_words("US 区域") == "US 区域"
+
+
 def test_a_cwd_that_is_no_usable_path_is_said_so_not_logged_as_a_failure(tmp_path):
     """QA round 100-B F4: a payload's cwd that is a symlink loop, or a name too long for the system, was logged as
     "hook failed: RuntimeError … DREAMDB_DEBUG=1 prints the traceback", the words of a bug."""
