@@ -24,7 +24,9 @@ def main(argv: list[str] | None = None) -> int:
         one_blas_thread()
     hoisted = hoist_options(args) if argv is None else args
     writes = argv is None and changes_files(hoisted)
-    if writes or (argv is None and uses_index(hoisted)):
+    hook = argv is None and _is_hook(args)  # (QA round 146-D F3: SIGTERM or SIGHUP killed the hook, 143 or 129,
+    # nothing logged, where it always exits 0 and a Ctrl-C is logged: the hook takes them as it takes Ctrl-C)
+    if writes or hook or (argv is None and uses_index(hoisted)):
         import signal  # SIGTERM as Ctrl-C from the start to the exit (QA round 81-A F3: after the command's own
         # handling ended, a SIGTERM while the report was printed killed a saved change with 143; QA round 130-D F3:
         # `sync --json` killed by SIGTERM exited 143 with nothing on stdout)
@@ -33,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _interrupt)
         if writes:
             signal.signal(signal.SIGINT, _interrupt)
-            if hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's trial run went on
-                signal.signal(signal.SIGHUP, _interrupt)  # with no time limit, in a session of its own)
+        if (writes or hook) and hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's
+            signal.signal(signal.SIGHUP, _interrupt)  # trial run went on with no time limit, in a session of its own)
         _quiet_swallowed_interrupts()
     try:
         try:
@@ -147,8 +149,10 @@ def uses_index(args: list[str]) -> bool:
     The executable then handles SIGTERM as Ctrl-C (:func:`_interrupt`): ``Interrupted.``, exit 130 (the JSON error
     with ``--json``), the sync under way rolled back, where SIGTERM's default ended the process with 143 and nothing
     said (QA round 130-D F3). Not ``sql``: Python runs a handler between bytecodes, so it would wait for the query,
-    where the default ends it at once (:func:`dreamdb.cli.options.sigterm_as_interrupt`); nor the prompt hook, which
-    must end as fast as it can."""
+    where the default ends it at once (:func:`dreamdb.cli.options.sigterm_as_interrupt`). The prompt hook
+    (:func:`_is_hook`) takes SIGTERM and SIGHUP as it takes Ctrl-C: exit 0, ``hook interrupted`` in its log (QA
+    round 146-D F3: killed with 143 or 129, nothing logged); its waits for a lock are in slices of 0.1 s
+    (:func:`dreamdb.store.connect.execute_waiting`), so it ends as soon as a Ctrl-C would."""
     return args[:1] in (["sync"], ["recall"], ["status"], ["list"]) or args[:2] in (
         ["embed", "refresh"], ["embed", "status"], ["embed", "compact"], ["embed", "dedup"])
 

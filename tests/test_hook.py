@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -2136,3 +2137,38 @@ def test_the_more_command_is_one_the_agent_can_run_as_written(tmp_path):
         flag = " -P" if sys.version_info >= (3, 11) else ""  # (the project's own dreamdb.py never: QA round 121-C F8)
         assert more.startswith(f"More: {sys.executable}{flag} -m dreamdb recall "), more
         assert (f"--vault {vault}" in more) == shown and ("--vault" in more) == shown, more
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_while_the_hook_waits_is_taken_as_ctrl_c(project, tmp_path, signame):
+    """QA round 146-D F3: SIGTERM or SIGHUP (a caller's timeout, a closed terminal) killed the hook with exit 143 or
+    129 and nothing in its log, where SIGINT ended it with exit 0 and "hook interrupted"; the hook always exits 0."""
+    import signal
+
+    from tests.test_sql_cli import _held_by_another_process
+
+    if not os.path.isdir(f"/proc/{os.getpid()}/fd"):
+        pytest.skip("needs /proc/<pid>/fd to see when the hook has opened the index (Linux)")
+    import dreamdb
+
+    with dreamdb.open(project / "_dream_context") as ix:
+        ix.sync()
+        index_file = ix.index_path
+    log = tmp_path / "h.log"
+    with _held_by_another_process(index_file, exclusive=True):
+        p = subprocess.Popen([sys.executable, "-m", "dreamdb", "hook", "user-prompt-submit"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env={**os.environ, "DREAMDB_HOOK_LOG": str(log)})
+        p.stdin.write(payload("how is sleep debt computed", project).encode())
+        p.stdin.close()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and p.poll() is None:  # until it has opened the index: waiting for its lock
+            with contextlib.suppress(OSError):
+                if any(os.readlink(f"/proc/{p.pid}/fd/{fd}") == str(index_file) for fd in os.listdir(f"/proc/{p.pid}/fd")):
+                    break
+            time.sleep(0.02)
+        p.send_signal(getattr(signal, signame))
+        p.wait(timeout=60)
+    out, err = p.stdout.read(), p.stderr.read()
+    assert p.returncode == 0 and out == b"" and err == b"", (p.returncode, out, err)
+    assert log.read_text().splitlines()[-1].endswith(" hook interrupted; nothing printed"), log.read_text()
