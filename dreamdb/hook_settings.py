@@ -753,7 +753,13 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True) -
     if old_raw is not None:
         _check_backup(path)
     with refuse_os_errors(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True)
+        except FileExistsError:
+            pass
+        else:
+            if path.parent.name == ".claude":  # (uninstall removes it again only if this made it)
+                _record_made_folder(path.parent)
         try:  # a settings.json linked to a dotfile stays a link: its target gets the new content
             target = path.resolve() if path.is_symlink() else path
         except RuntimeError as exc:  # a symlink loop (Python < 3.13)
@@ -829,9 +835,59 @@ def _remove(path: Path, old_raw: bytes | None, commit: bool = True) -> None:
                     _committed(path, "deleted")
         except FileNotFoundError:
             pass
-    if path.parent.name == ".claude":  # (left empty, as install found no folder: QA round 104-B F9)
+    record = _made_folder_record(path.parent) if path.parent.name == ".claude" else None
+    if record is not None:  # (left empty, as install found no folder: QA round 104-B F9; never a folder the user
+        # had, empty or not: QA round 146-D F5, a .claude made before the install was removed)
         with contextlib.suppress(OSError):  # (not empty: other settings, agents, commands of the user's)
             path.parent.rmdir()
+            record.unlink()
+
+
+MADE_FOLDERS = "claude-folders-made"
+"""Folder in the user cache (:func:`dreamdb.config.cache_root`) where ``hook install`` records each project's
+``.claude`` folder it made, one file a folder (:func:`_record_made_folder`)."""
+
+
+def _made_folder_path(folder: Path) -> Path:
+    """The file recording that ``hook install`` made ``folder``: in :data:`MADE_FOLDERS`, named by a hash of
+    ``folder``'s real path.
+
+    Raises:
+        UsageError: a relative ``DREAMDB_CACHE_DIR`` from a current folder that is gone (:func:`~dreamdb.config.cache_root`).
+    """
+    import hashlib
+
+    from dreamdb.config import cache_root
+
+    real = os.path.realpath(folder)
+    return cache_root() / MADE_FOLDERS / hashlib.sha256(os.fsencode(real)).hexdigest()[:32]
+
+
+def _record_made_folder(folder: Path) -> None:
+    """Record that ``hook install`` made ``folder`` (a project's ``.claude``): its device and inode numbers and its
+    real path, in the user cache (:func:`_made_folder_path`), where another process's ``hook uninstall`` finds it
+    (:func:`_made_folder_record`), the project left as it was: uninstall removes that folder left empty, and no other
+    (QA round 146-D F5: it removed any ``.claude`` left empty, one the user had made before the install too). Nothing
+    is written in the project. Not recorded (a cache that cannot be written), the folder is kept."""
+    with contextlib.suppress(OSError, DreamdbError):
+        st = os.lstat(folder)
+        record = _made_folder_path(folder)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        # (the path as bytes: a folder's name that is not UTF-8 is recorded as well)
+        record.write_bytes(f"{st.st_dev} {st.st_ino} ".encode() + os.fsencode(os.path.realpath(folder)))
+
+
+def _made_folder_record(folder: Path) -> Path | None:
+    """The record :func:`_record_made_folder` made of ``folder``, if it names this very folder (the same device and
+    inode numbers and real path: not one the user made again after it was removed); else ``None``."""
+    try:
+        record = _made_folder_path(folder)
+        dev, ino, real = record.read_bytes().split(b" ", 2)
+        st = os.lstat(folder)
+        return record if (int(dev), int(ino), real) == (st.st_dev, st.st_ino, os.fsencode(os.path.realpath(folder))) \
+            else None
+    except (OSError, ValueError, DreamdbError):
+        return None
 
 
 @contextlib.contextmanager
@@ -1154,7 +1210,8 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook, as an install made it
     (:func:`_made_by_install`), is removed instead, so install then uninstall leaves the project as it was (a
     symlinked file, one the user had before, of which an install kept a ``.bak``, or one written or edited by hand,
-    is kept, as ``{}``).
+    is kept, as ``{}``), and so is the ``.claude`` folder that leaves empty if an install made it (recorded:
+    :func:`_record_made_folder`; one the user had is kept).
 
     Args:
         project_dir: the project root.

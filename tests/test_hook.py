@@ -731,7 +731,8 @@ def test_hook_install_in_the_vault_folder_installs_in_its_project_or_refuses(pro
         {"type": "command", "command": "dreamdb hook user-prompt-submit"}]}]}}, indent=2) + "\n")
     p = run("uninstall", "--project", str(vault))
     assert p.returncode == 0 and p.stdout.startswith(f"Prompt hook removed from {vault / '.claude' / 'settings.json'}")
-    assert not (vault / ".claude").exists()
+    # (the folder is kept, empty: no install recorded making it, QA round 146-D F5)
+    assert not (vault / ".claude" / "settings.json").exists() and list((vault / ".claude").iterdir()) == []
 
 
 def test_hook_installs_note_names_the_vault_the_hook_reads(project, tmp_path):

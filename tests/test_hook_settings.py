@@ -153,6 +153,35 @@ def install_hook_error(folder: Path) -> Exception:
     raise AssertionError(f"installed in {folder}")
 
 
+def test_uninstall_keeps_a_claude_folder_the_user_had_before_the_install(tmp_path: Path):
+    """QA round 146-D F5: uninstall removed any ``.claude`` folder its removal of settings.json left empty, one the
+    user had made before the install too, where install then uninstall leaves the project as it was. Install records
+    in the user cache the folder it made (another process's uninstall reads it); uninstall removes that one only."""
+    import subprocess
+    import sys
+
+    def cli(*args: str) -> None:
+        ran = subprocess.run([sys.executable, "-m", "dreamdb", "hook", *args, "--project", str(project)],
+                             capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0, ran.stderr
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)  # the user's own, empty
+    cli("install")
+    cli("uninstall")
+    assert (project / ".claude").is_dir() and list((project / ".claude").iterdir()) == []
+    (project / ".claude").rmdir()
+    cli("install")  # (it makes the folder: the uninstall of another process removes it)
+    cli("install", "--local")
+    cli("uninstall")
+    assert not (project / ".claude").exists()
+    install_hook(project)  # (it makes the folder, and the user makes another in its place: that one is kept)
+    (project / ".claude").rename(tmp_path / "moved")
+    (project / ".claude").mkdir()
+    (tmp_path / "moved" / "settings.json").rename(project / ".claude" / "settings.json")
+    assert uninstall_hook(project) is True and (project / ".claude").is_dir()
+
+
 def test_uninstall_removes_only_ours(tmp_path: Path):
     path = _write(tmp_path, EXISTING)
     install_hook(tmp_path)
@@ -244,7 +273,8 @@ def test_uninstall_keeps_a_settings_file_written_by_hand(tmp_path: Path, text: s
     path.unlink()
     path.with_name("settings.local.json.bak").unlink()
     install_hook(tmp_path, command="DREAMDB_HOOK_VERBOSE=1 dreamdb hook user-prompt-submit", local=True)
-    assert uninstall_hooks(tmp_path) == [path] and not path.parent.exists()  # (one an install made still goes)
+    assert uninstall_hooks(tmp_path) == [path] and not path.exists()  # (one an install made still goes)
+    assert path.parent.is_dir()  # (the folder, made before the install, is kept: QA round 146-D F5)
 
 
 def test_uninstall_changes_neither_file_when_one_is_not_json(tmp_path: Path):
