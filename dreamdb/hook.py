@@ -393,7 +393,9 @@ def run(payload_text: str) -> str:
     t0 = time.perf_counter()
     try:
         switch = os.environ.get("DREAMDB_MEMORY_HOOK", "1").strip().lower()
-        if _hook_off(switch):
+        if _hook_off(switch):  # (said when verbose, as every other outcome is: QA round 146-D F4)
+            _why(f"DREAMDB_MEMORY_HOOK={_one_line(os.environ['DREAMDB_MEMORY_HOOK'], 40)!r} turns the hook off;"
+                 " nothing printed")
             return ""
         if switch.replace("ı", "i") not in _HOOK_ON_DOTTED:  # kept on, and said (QA round 74 F10)
             _log(f"DREAMDB_MEMORY_HOOK={_one_line(switch, 40)!r} is neither on nor off ({', '.join(HOOK_OFF)} turn "

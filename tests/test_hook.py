@@ -1577,6 +1577,21 @@ def test_an_unknown_memory_hook_setting_keeps_the_hook_on_and_says_so(tmp_path, 
         assert H.run(payload("how does the sprocket supply work", vault.parent)) == "" and not log.exists()
 
 
+def test_a_hook_turned_off_says_so_when_verbose(project, tmp_path):
+    """QA round 146-D F4: with DREAMDB_HOOK_VERBOSE=1, a hook turned off by DREAMDB_MEMORY_HOOK logged no outcome,
+    where the README says each prompt's outcome goes to the hook log; not verbose, it logs nothing still."""
+    log = tmp_path / "h.log"
+    for off in ("off", " Kapalı "):
+        p = hook(payload("how is sleep debt computed", project),
+                 {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_MEMORY_HOOK": off, "DREAMDB_HOOK_VERBOSE": "1"})
+        assert p.returncode == 0 and p.stdout == b""
+        assert log.read_text().splitlines()[-1].endswith(
+            f" DREAMDB_MEMORY_HOOK={off.strip()!r} turns the hook off; nothing printed"), log.read_text()
+    log.unlink()
+    p = hook(payload("how is sleep debt computed", project), {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_MEMORY_HOOK": "0"})
+    assert p.returncode == 0 and p.stdout == b"" and not log.exists()
+
+
 def test_a_superseded_entry_follows_the_entry_that_replaced_it_in_the_block(tmp_path, monkeypatch):
     """QA round 74 F12: the replaced decision, a shorter entry, was the block's first hit, above the decision in force
     (marked "superseded by", but read first). When both are shown, the replaced one comes right after its successor;
