@@ -1011,12 +1011,15 @@ def _recall_block(prompt: str, cwd: str | None) -> str:
         vault = find_vault(None, cwd=Path(cwd) if cwd else None, project_first=True,
                            project_dir=Path(project) if project and os.path.isabs(project) else None)
     except (RuntimeError, OSError) as exc:
-        if cwd is None or isinstance(exc, FileNotFoundError):
+        from_project = getattr(exc, "project_dir", None)  # (CLAUDE_PROJECT_DIR's walk: named, not cwd, QA 146-D F6)
+        if cwd is None and from_project is None or isinstance(exc, FileNotFoundError):
             raise
         # (a symlink loop, a name too long: logged as "hook failed … DREAMDB_DEBUG", a bug's words, QA round 100-B F4)
         reason = "a symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP \
             else exc.strerror or str(exc)
-        _log(f"hook: cwd {_one_line(repr(cwd), 200)} is not a usable path ({reason}); nothing printed")
+        what = f"cwd {_one_line(repr(cwd), 200)}" if from_project is None else \
+            f"CLAUDE_PROJECT_DIR {_one_line(repr(str(from_project)), 200)}"
+        _log(f"hook: {what} is not a usable path ({reason}); nothing printed")
         return ""
     except VaultNotFound as exc:
         if exc.from_walk:  # a vault the walk found and refused (a _dream_context link to a folder above it, an

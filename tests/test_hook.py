@@ -1947,6 +1947,22 @@ def test_a_cwd_that_is_no_usable_path_is_said_so_not_logged_as_a_failure(tmp_pat
         assert "hook failed" not in said and "DREAMDB_DEBUG" not in said
 
 
+def test_a_claude_project_dir_that_is_no_usable_path_is_named_not_the_cwd(tmp_path):
+    """QA round 146-D F6: a CLAUDE_PROJECT_DIR too long for the system was logged as "hook: cwd '/tmp' is not a usable
+    path (File name too long)", blaming a payload's cwd that was fine; with no cwd in the payload, as "hook failed:
+    OSError … DREAMDB_DEBUG", a bug's words."""
+    long = "/" + "a" * 5000
+    log = tmp_path / "h.log"
+    for text in (payload("how is sleep debt computed", tmp_path), json.dumps({"prompt": "how is sleep debt computed"})):
+        log.write_text("")
+        p = hook(text, {"DREAMDB_HOOK_LOG": str(log), "CLAUDE_PROJECT_DIR": long}, cwd=tmp_path)
+        said = log.read_text()
+        assert p.returncode == 0 and p.stdout == b"", said
+        assert said.split(" ", 1)[1].startswith("hook: CLAUDE_PROJECT_DIR '/aaaa") and said.rstrip().endswith(
+            "… is not a usable path (File name too long); nothing printed"), said
+        assert "cwd" not in said and "hook failed" not in said, said
+
+
 def test_an_index_deleted_during_a_prompt_is_said_so_not_no_hit(project, tmp_path, monkeypatch):
     """QA round 100-B F3: with the index deleted between the hook's sync and its recall, the recall reopened the
     path, found a new empty index and the log said "no hit". It says what happened."""

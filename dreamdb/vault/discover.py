@@ -128,7 +128,8 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
     then serves only where no vault is found: one exported for the command line must not show
     one project's memories in every other (QA round 70 C-M3). ``project_dir`` (with ``project_first``: Claude
     Code's ``$CLAUDE_PROJECT_DIR``) is walked up from too, after ``cwd`` and before ``$DREAMDB_VAULT``: the
-    session's working folder may have moved out of the project (QA round 108-B F4).
+    session's working folder may have moved out of the project (QA round 108-B F4); an ``OSError`` or
+    ``RuntimeError`` (a symlink loop) of that walk has ``project_dir`` set to it.
 
     Raises:
         VaultNotFound: nothing found; the hint says how to point dreamdb at a vault. With ``project_first``, one
@@ -143,13 +144,17 @@ def find_vault(path: str | os.PathLike | None = None, *, cwd: Path | None = None
         except VaultNotFound as exc:
             exc.from_walk = True
             raise
-        if project_dir is not None and project_dir.is_dir():
+        if project_dir is not None:
             try:
-                return _walk_up(project_dir)
+                if project_dir.is_dir():
+                    return _walk_up(project_dir)
             except NoVaultFound as exc:
                 first.detail = first.detail or exc.detail
             except VaultNotFound as exc:
                 exc.from_walk = True
+                raise
+            except (OSError, RuntimeError) as exc:  # (a name too long, a symlink loop: the hook names the path that
+                exc.project_dir = project_dir  # is, not cwd; QA round 146-D F6)
                 raise
         if not os.environ.get("DREAMDB_VAULT"):
             raise first
