@@ -2517,7 +2517,12 @@ class Index:
                                  if isinstance(exc, ModelReplaced) else _model_state())  # (replaced while loading: loaded anew)
         except ImportError as exc:
             from dreamdb.extras import install_command
+            from dreamdb.reinstall import require_same_install
 
+            # (a part of dreamdb loaded here, embeddings.model, failing to import from another version pip installed
+            # under this process is no missing runtime: Reinstalled, never remembered. QA round 146-B F1: every later
+            # hybrid recall was BM25, told to pip install the runtime, and refresh_embeddings raised ModelNotInstalled)
+            require_same_install()
             if "failed to map segment" in str(exc):  # (a memory limit, ulimit -v: not a missing runtime, QA round
                 # 123-B F4 was told to install it)
                 why = str(exc).rpartition("Original error was:")[2].strip()  # (numpy's is a page of advice)
@@ -3225,6 +3230,12 @@ class Index:
             model = model_status(identify=True)  # (the id hashed when not cached: QA round 139-B F1)
             st = embed_status(self.conn, model.get("model_id"), most_vectors=False)
         except Exception as exc:  # noqa: BLE001 - status must always answer
+            from dreamdb.reinstall import Reinstalled, require_same_install
+
+            if isinstance(exc, Reinstalled):  # (another version installed under this process: said, as embedder
+                raise  # says it, never a status of "unavailable"; QA round 146-B F1)
+            if isinstance(exc, ImportError):
+                require_same_install()
             if isinstance(exc, (db.DatabaseError, UnicodeDecodeError)) and self._damage_behind(exc) is not None:
                 raise  # (a damaged index: status's _guarded rebuilds it, as the rest of status would; QA round 76 F1)
             return {"summary": f"unavailable ({type(exc).__name__}: {exc}); hybrid recall falls back to BM25"}

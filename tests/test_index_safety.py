@@ -2427,6 +2427,64 @@ def test_the_embedding_code_loaded_after_another_version_was_installed_is_refuse
     assert "said: dreamdb " in p.stdout and "which runs dreamdb 0.0.1" in p.stdout and "loaded" in p.stdout, p.stdout
 
 
+def test_a_late_embedding_import_failing_after_another_version_was_installed_is_said_not_a_missing_runtime(
+        example_vault, monkeypatch, tmp_path):
+    """QA round 146-B F1: a process running 0.3.15, after one recall, had 0.3.16 installed under it; its first hybrid
+    recall loaded 0.3.16's embeddings/model.py, which failed to import a name of this version's errors module: every
+    hybrid recall then answered by BM25 with "embedding runtime not installed (dreamdb.errors); … pip install …", for
+    good, and refresh_embeddings raised ModelNotInstalled. Reinstalled is raised (restart the process), and nothing is
+    remembered: the same failure with the same version on disk is still a missing runtime. ``status`` says so too."""
+    from dreamdb.embeddings import locate
+    from dreamdb.reinstall import Reinstalled
+
+    running = dreamdb.__version__
+    index = dreamdb.open(example_vault)
+    assert index.recall("sleep debt")
+    monkeypatch.setattr(locate, "find_model_dir", lambda: tmp_path)  # (a model installed: no model is needed to
+    monkeypatch.setattr(db, "CAN_LOAD_EXTENSIONS", True)  # get to the import)
+    for module in ("dreamdb.embeddings.model", "dreamdb.embeddings.store"):  # (their import fails: ImportError)
+        monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setattr(dreamdb, "__version__", "0.0.1")  # (what the files on disk say once another was installed)
+    for call in (lambda: index.recall("sleep debt", mode="hybrid"), index.embedder, index.refresh_embeddings,
+                 index.status):  # (status said "unavailable (ModuleNotFoundError: …)")
+        with pytest.raises(Reinstalled, match=f"dreamdb {running} was installed under this process, which runs"
+                                              " dreamdb 0.0.1") as said:
+            call()
+        assert said.value.exit_code == 1 and said.value.hint.startswith("Restart the process")
+        assert index.model_problem is None
+    monkeypatch.setattr(dreamdb, "__version__", running)
+    hits = index.recall("sleep debt", mode="hybrid")
+    assert hits and {h.mode for h in hits} == {"bm25"}
+    assert "embedding runtime not installed" in index.model_problem
+    index.close()
+
+
+@pytest.mark.parametrize("module", ["dreamdb.embeddings.model", "dreamdb.embeddings.store"])
+def test_the_embedding_code_loaded_after_its_package_and_another_versions_install_is_refused(module):
+    """QA round 146-B F1: the embeddings package checks the version on disk when it is loaded, but a first BM25 recall
+    loads it (the lexicon's lookup of dreamdb's data folder): the model's and the vectors' code, loaded by a later
+    hybrid recall, came from another version installed meanwhile. They check the version on disk themselves."""
+    script = textwrap.dedent(f"""
+        import importlib, sys
+        import dreamdb
+        import dreamdb.embeddings.locate  # (as a first recall loads it)
+        from dreamdb.reinstall import Reinstalled
+        assert {module!r} not in sys.modules
+        dreamdb.__version__ = "0.0.1"  # (what the files on disk say once pip installed another version)
+        try:
+            importlib.import_module({module!r})
+        except Reinstalled as exc:
+            print("said:", exc.message)
+        dreamdb.__version__ = {dreamdb.__version__!r}
+        importlib.import_module({module!r})
+        print("loaded")
+    """)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0, p.stderr
+    assert "said: dreamdb " in p.stdout and "which runs dreamdb 0.0.1" in p.stdout and "loaded" in p.stdout, p.stdout
+
+
 def test_a_vault_folder_replaced_by_a_file_is_gone_at_every_call(example_vault):
     """QA round 132-D F1: a vault folder replaced by a file under a live Index was said gone once; the calls after it
     (its connection closed by the first) said "Cannot create the index at …/index.db: Not a directory", with a hint

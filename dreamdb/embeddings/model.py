@@ -14,6 +14,11 @@ mean pooling of ``last_hidden_state`` over the attention mask, L2 normalisation.
 
 from __future__ import annotations
 
+from dreamdb.reinstall import require_same_install
+
+require_same_install()  # (loaded when first needed, after its package, which the lexicon's lookup of dreamdb's data
+# folder loads at a first BM25 recall: not from another version installed since; QA round 146-B F1)
+
 import atexit
 import operator
 import os

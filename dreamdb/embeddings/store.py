@@ -18,6 +18,11 @@ without it); the model is passed in by the caller.
 
 from __future__ import annotations
 
+from dreamdb.reinstall import require_same_install
+
+require_same_install()  # (loaded when first needed, after its package, which a first BM25 recall loads: not from
+# another version installed since, whose chunker it imports; QA round 146-B F1)
+
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
