@@ -1900,8 +1900,10 @@ class Index:
                     f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",
                     hint="Retry in a moment (a first build of a large vault takes a while).") from exc
             self._updating_elsewhere = True
+            # (one process's two dreamdb.open() lock each other too: QA round 75 F10; an index of another version's
+            # format is said, as a read-only open says it: QA round 146-B F2)
             self._answered_as_is(f"{_HELD_ELSEWHERE}; answered from the index as it is (vault edits since its last sync"
-                                 " may be missing)")  # (one process's two dreamdb.open() lock each other too: QA round 75 F10)
+                                 f" may be missing{self._read_only_caveats()})")
         except IndexUnavailable as exc:
             # A read-only index file (or folder, or file system) or a full disk: the index cannot follow the
             # vault, but it can still be read; the read that follows fails on its own if it cannot.
@@ -1915,7 +1917,8 @@ class Index:
                                        " synced, so there is nothing to answer from yet)", hint=exc.hint) from exc
             self._not_updated = True
             self._answered_as_is(f"the index could not be updated ({exc.__cause__}); answered from the index as it is "
-                                 f"(vault edits since its last sync may be missing). {exc.hint or ''}".rstrip())
+                                 f"(vault edits since its last sync may be missing{self._read_only_caveats()})."
+                                 f" {exc.hint or ''}".rstrip())
 
     def _answered_as_is(self, note: str) -> None:
         """Add ``note`` (the read answers from the index as it is: its sync could not run) to :attr:`notes`, and keep
@@ -1958,8 +1961,12 @@ class Index:
         self._vault_checked = self._conn
 
     def _read_only_caveats(self) -> str:
-        """What else a read-only open leaves out (QA round 50): the transactions of a ``-wal`` file an immutable
-        open cannot see, and the analysis of an index an older dreamdb built (until it is rebuilt)."""
+        """What else a read answered from the index as it is leaves out: the transactions of a ``-wal`` file an
+        immutable (read-only) open cannot see (QA round 50), and the analysis of an index another dreamdb built,
+        until it is rebuilt (QA round 50; a sync that could not run, another process's lock or a full disk: QA round
+        146-B F2)."""
+        if self._conn is None:
+            return ""
         out = ""
         try:
             wal = os.path.getsize(f"{self.read_path}-wal") if getattr(self._conn, "immutable", False) else 0

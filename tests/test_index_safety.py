@@ -196,6 +196,35 @@ def test_recall_answers_from_the_index_while_another_process_holds_the_lock(exam
     assert [h.doc_id for h in index.recall("okapi")] == ["knowledge/okapi"]  # next recall syncs
 
 
+def test_a_recall_answering_from_an_index_of_another_format_another_process_holds_says_so(example_vault):
+    """QA round 146-B F2: an index an older dreamdb synced, held by another process, was answered from with the note
+    that vault edits may be missing, nothing of its format: its terms are another version's analysis (dates in ISO
+    basic, ordinal and week forms the older one did not read: 1 hit, 4 once the lock was released). The note says
+    it, in the words of a read-only open's note."""
+    from dreamdb.store.sync import INDEX_FORMAT
+
+    index = dreamdb.open(example_vault)
+    index.sync()
+    with index.conn:
+        index.conn.execute("UPDATE meta SET value = '21.1.11' WHERE key = 'analyzer_version'")
+    writer = db.connect(index.index_path)
+    writer.execute("BEGIN IMMEDIATE")  # (another process's sync, or its program reading in a transaction)
+    try:
+        assert index.recall("sleep debt")
+        notes = index.take_notes()
+    finally:
+        writer.rollback()
+        writer.close()
+    said = [n for n in notes if "another process holds the index" in n]
+    assert said == [index.read_as_is] and said[0].endswith(
+        f"answered from the index as it is (vault edits since its last sync may be missing; and it was built by"
+        f" another dreamdb (index format 21.1.11, this one writes {INDEX_FORMAT}), so results may differ from a"
+        " rebuilt index's)"), said
+    assert index.recall("sleep debt") and not [n for n in index.take_notes() if "as it is" in n]  # (synced now)
+    assert index.read_as_is is None
+    index.close()
+
+
 def test_a_recall_during_another_process_first_sync_does_not_call_the_vault_empty(example_vault):
     """QA round 19: a recall while the first sync ran elsewhere said "the vault has no notes in the folders
     dreamdb reads" (it had 148 files; the index was just not built yet). It waits for that build up to the
