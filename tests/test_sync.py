@@ -1185,6 +1185,29 @@ def test_a_changelog_id_keeps_the_day_as_written_while_its_date_is_utc(tiny_vaul
     assert [(h.doc_id, h.date) for h in hits] == [("changelog/2026-08-18-otter-1", "2026-08-19T04:30:00Z")]
 
 
+def test_a_changelog_id_has_the_day_as_written_in_every_form_of_a_date(tiny_vault):
+    """QA round 146-A F3: only a date written ``YYYY-MM-DD…`` had its time dropped from the id; ``20260818T120000Z``,
+    ``2026-230T12:00Z`` and ``2026-W34-2T12:00Z`` kept it (``changelog/20260818t120000z-s-1``), each entry a series
+    of its own. Every form is its day as written (before its offset is applied), ``YYYY-MM-DD``, numbered with the
+    other entries of that day and scope from the oldest end; a value that is no date stays as it was."""
+    write_doc(tiny_vault, "core/CHANGELOG.json", json.dumps([
+        {"date": "2026-08-18", "type": "fix", "scope": "s", "summary": "okapi day"},
+        {"date": "2026-08-18T12:00:00Z", "type": "fix", "scope": "s", "summary": "okapi extended"},
+        {"date": "20260818T120000Z", "type": "fix", "scope": "s", "summary": "okapi basic"},
+        {"date": "2026-230T12:00Z", "type": "fix", "scope": "s", "summary": "okapi ordinal"},
+        {"date": "2026-W34-2T12:00Z", "type": "fix", "scope": "s", "summary": "okapi week"},
+        {"date": "20260818T230000-05:00", "type": "fix", "scope": "s", "summary": "okapi offset"},
+        {"date": "20260818", "type": "fix", "scope": "s", "summary": "okapi compact day"},
+        {"date": "20261345T1200", "type": "fix", "scope": "s", "summary": "okapi no date"}]))
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    ids = {d["doc_id"] for d in index.list_documents() if d["type"] == "changelog"}
+    assert ids == {f"changelog/2026-08-18-s-{n}" for n in range(1, 8)} | {"changelog/20261345t1200-s-1"}
+    by_text = {h.doc_id: h for h in index.recall("okapi offset", top=1, now="2026-08-20T00:00:00Z")}
+    assert list(by_text) == ["changelog/2026-08-18-s-6"]
+    assert by_text["changelog/2026-08-18-s-6"].date == "2026-08-19T04:00:00Z"  # (its date in UTC, the id as written)
+
+
 def test_frontmatter_and_changelog_dates_take_the_forms_now_takes(tiny_vault):
     """QA round 145-E F5: ``date: 20260818T120000Z``, ``2026-230T12:00Z``, ``2026-W34-2T12:00Z`` were warned of as
     no date and ignored, while --now and --since took them; a changelog date alike."""
@@ -1200,7 +1223,7 @@ def test_frontmatter_and_changelog_dates_take_the_forms_now_takes(tiny_vault):
     assert "badtime.md: frontmatter date '2026230T25' is a date followed by no valid time of day" in warnings
     hits = index.recall("okapi", top=10, now="2026-08-20T00:00:00Z")
     assert sorted((h.doc_id, h.date) for h in hits) == [
-        ("changelog/2026-w34-2t12-00z-okapi-1", "2026-08-18T12:00:00Z"),
+        ("changelog/2026-08-18-okapi-1", "2026-08-18T12:00:00Z"),
         ("knowledge/badtime", "2026-08-18"),
         ("knowledge/basic", "2026-08-18T12:00:00Z"), ("knowledge/lower", "2026-08-18T12:00:00Z"),
         ("knowledge/ordinal", "2026-08-18T12:00:00Z"), ("knowledge/week", "2026-08-18T12:00:00Z")]

@@ -658,13 +658,21 @@ _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _slug_date(value) -> str:
-    """The date part of a changelog entry's slug: ``YYYY-MM-DD`` of a date written that way (a time after it
-    is dropped), else the value slugified (``2026/08/01`` → ``2026-08-01``, ``Aug 1, 2026`` → ``aug-1-2026``;
-    at most 32 characters), ``undated`` when there is none. Before, the first 10 characters were kept as
-    written: ids such as ``changelog/2026/08/01-fix-1`` (a path) or ``changelog/Aug 1, 202-fix-1``."""
+    """The date part of a changelog entry's slug: the day as written, as ``YYYY-MM-DD``, of a date written that way
+    (a time after it is dropped) or in any other form :func:`date_value` reads (``20260818T120000Z``,
+    ``2026-230T12:00Z``, ``2026-W34-2T12:00Z`` are ``2026-08-18``, before any offset is applied: QA round 146-A F3,
+    each kept its time and started a series of its own), else the value slugified (``2026/08/01`` → ``2026-08-01``,
+    ``Aug 1, 2026`` → ``aug-1-2026``; at most 32 characters), ``undated`` when there is none. Before, the first 10
+    characters were kept as written: ids such as ``changelog/2026/08/01-fix-1`` (a path) or
+    ``changelog/Aug 1, 202-fix-1``."""
     text = str(value).strip() if value else ""
     if _ISO_DAY.match(text):
         return text[:10]
+    day = re.split(r"[Tt ]", text, maxsplit=1)[0]
+    if DAY_FORMS.match(day.lower()) and date_value(text) is not None:
+        day_start = parse_date_value(day)
+        if day_start is not None:
+            return day_start.date().isoformat()
     return slugify(text)[:32].strip("-_") if re.search(r"\w", text) else "undated"
 
 
