@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 from dreamdb import config
 from dreamdb.arguments import callback, flags, seconds, whole_number
-from dreamdb.errors import (OPEN_FILES_HINT, DreamdbError, IndexTooNew, IndexUnavailable, LockTimeout, UsageError,
-                            VaultNotFound)
+from dreamdb.errors import (OPEN_FILES_HINT, DreamdbError, IndexReplaced, IndexTooNew, IndexUnavailable, LockTimeout,
+                            UsageError, VaultNotFound)
 from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
@@ -456,6 +456,23 @@ REFRESH_FOLLOWS = 2
 (:meth:`Index.refresh_embeddings`)."""
 
 
+LEFT_TO_OTHER = ("the new index was left as it is: another process holds it, and is writing it (a later command"
+                 " finds it built, or builds it)")
+"""The outcome a hint gives of a new index that a failing build did not remove (:meth:`Index._discard_new_index`)."""
+
+
+def _lock_to_remove(conn) -> bool:
+    """Take the write lock of ``conn``'s index, not waiting for it, before its files are removed: ``False`` when
+    another connection holds it; ``True`` when this one has it, or cannot tell (an error other than the lock's).
+    Closing ``conn`` releases it."""
+    try:
+        conn.execute("PRAGMA busy_timeout = 0")
+        conn.execute("BEGIN IMMEDIATE")
+    except db.DatabaseError as exc:
+        return not db.is_lock_error(exc)
+    return True
+
+
 class _IndexReplaced(Exception):
     """Raised from a refresh's progress callback: the index file is no longer the one it writes to."""
 
@@ -533,7 +550,14 @@ def _serialized(method: _Method) -> _Method:
             if self._conn is not None:
                 self._follow_index_file()
             try:
-                return method(self, *args, **kwargs)
+                try:
+                    return method(self, *args, **kwargs)
+                except IndexReplaced:  # (removed or replaced while this process waited for its lock: nothing was
+                    # written to it; once more, in the file there now, QA round 146-A F1)
+                    self.notes.append(f"the index file {self.index_path} was removed or replaced by another process"
+                                      " while this one waited for its lock; reopened")
+                    self._drop_connection(quiet=True)
+                    return method(self, *args, **kwargs)
             except LockTimeout:  # (the next lazy write of the same read does not wait for that lock again)
                 self._lock_met = True
                 raise
@@ -845,7 +869,10 @@ class Index:
                 return self._open(again=True, was_fresh=fresh)
             opened = self._open_unwritable(exc, fresh, conn)
             return opened if opened is not None else self._rebuild(exc, found_in=seen)
-        except IndexTooNew:
+        except (IndexTooNew, IndexReplaced):
+            if conn is not None:
+                with suppress(db.DatabaseError):
+                    conn.close()
             raise
         except IndexUnavailable as exc:
             opened = self._open_unwritable(exc.__cause__, fresh, conn, exc.message) if exc.__cause__ else None
@@ -863,27 +890,40 @@ class Index:
             IndexUnavailable: the new index was removed, or the index cannot be read either.
         """
         if _is_environment_error(cause) and fresh:
-            self._discard_new_index(conn)
+            removed = self._discard_new_index(conn)
             other = self._read_other_copy(cause)
             if other is not None:
                 return other
             raise IndexUnavailable(f"Cannot create the index at {self.index_path}: {cause}",
-                                   hint=self._machine_hint(cause, removed=True)) from cause
+                                   hint=self._machine_hint(cause, removed=removed,
+                                                           outcome=None if removed else LEFT_TO_OTHER)) from cause
         if _is_environment_error(cause) or self._cannot_write_beside(cause):
             return self._open_read_only(cause, message)
         return None
 
-    def _discard_new_index(self, conn=None) -> None:
+    def _discard_new_index(self, conn=None) -> bool:
         """Remove the index files this process created and could not fill (a full disk): a cache with nothing
-        in it, whose ``-wal`` file would hold the disk full (QA round 48: 520 KB left on a full disk)."""
-        with suppress(db.DatabaseError):
-            if conn is not None:
-                conn.close()
-        if self._conn is conn:
-            self._conn = None
-        self._memory = None
-        with suppress(OSError):
-            config.remove_index_files(self.index_path)
+        in it, whose ``-wal`` file would hold the disk full (QA round 48: 520 KB left on a full disk). Whether they
+        were removed.
+
+        They are removed holding the index's write lock (``conn``'s, not waited for), and left when another process
+        holds it: that process opened the file meanwhile and is writing it, its build its own. A process that opened
+        the file and waits for the lock finds it removed once it has the lock, and opens the file there then
+        (:class:`~dreamdb.store.connect.write_transaction`; QA round 146-A F1: it built into the removed file, and
+        reported success with no index left)."""
+        held = conn is None or _lock_to_remove(conn)
+        try:
+            if held:
+                with suppress(OSError):
+                    config.remove_index_files(self.index_path)
+        finally:
+            with suppress(db.DatabaseError):  # (and the lock with it)
+                if conn is not None:
+                    conn.close()
+            if self._conn is conn:
+                self._conn = None
+            self._memory = None
+        return held
 
     def _open_read_only(self, exc: BaseException, message: str | None = None, path: Path | None = None):
         """The index opened read-only (:func:`dreamdb.store.connect.connect_readonly`) after ``exc`` kept it from opening
@@ -1689,9 +1729,12 @@ class Index:
                                        progress=progress))[1])
         except IndexUnavailable as exc:
             if self._created_index and index_unwritable(exc) and self._still_never_synced():
-                self._discard_new_index(self._conn)  # its first sync, stopped by a full disk: nothing to keep
+                # its first sync, stopped by a full disk: nothing to keep
+                removed = self._discard_new_index(self._conn)
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc.__cause__}",
-                                       hint=self._machine_hint(exc.__cause__, removed=True)) from exc.__cause__
+                                       hint=self._machine_hint(exc.__cause__, removed=removed,
+                                                               outcome=None if removed else LEFT_TO_OTHER)
+                                       ) from exc.__cause__
             raise
         self._fold_wal(report)
         # (the whole call: the check and a rebuild too; QA round 90-B F1: a --check of 0.36 s reported 0.58 ms)
@@ -1740,10 +1783,11 @@ class Index:
             if db.is_lock_error(exc) or not _is_environment_error(exc):
                 return  # (damage, if any: the next read meets it)
             if new:
-                self._discard_new_index(self._conn)
+                removed = self._discard_new_index(self._conn)
                 raise IndexUnavailable(f"Cannot build the index at {self.index_path}: {exc} (its -wal file, {size:,}"
                                        " bytes, could not be copied into it)",
-                                       hint=self._machine_hint(exc, removed=True)) from exc
+                                       hint=self._machine_hint(exc, removed=removed,
+                                                               outcome=None if removed else LEFT_TO_OTHER)) from exc
             # (the outcome said as it is: the hint's "the index was left as it was" read as the sync lost, QA round
             # 145-J F5)
             kept = "meanwhile the index holds the sync, in its -wal file"
@@ -2621,7 +2665,7 @@ class Index:
             try:
                 run = store.refresh(conn, emb, force=force, progress=checked, on_wait=on_wait,
                                     on_restart=self._note_restart)
-            except _IndexReplaced:
+            except (_IndexReplaced, IndexReplaced):  # (the latter: found when a write transaction got the lock)
                 run = None
             except db.DatabaseError as exc:
                 if _file_identity(self.index_path) == opened:

@@ -117,6 +117,13 @@ class IndexDamaged(IndexUnavailable):
     reads through its own read-only connection; ``dreamdb sync --check`` rebuilds). Exit 4."""
 
 
+class IndexReplaced(IndexUnavailable):
+    """The index file a connection opened was removed or replaced (by another process) before a write transaction
+    of it began: nothing was written, and :class:`dreamdb.api.Index` opens the file there now and goes on in it
+    (QA round 146-A F1: a sync built into a file another process had removed, and reported success). Exit 4 where
+    it is not gone on with."""
+
+
 class IndexTooNew(IndexUnavailable):
     """The index was written by a newer dreamdb (a higher schema version): never rebuilt behind the
     back of the version that made it. Exit 4."""

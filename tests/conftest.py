@@ -287,6 +287,25 @@ def activated_python(monkeypatch):
 
 
 @contextlib.contextmanager
+def held_by_another_process(index_path, *, exclusive: bool):
+    """The index held by another process until the block ends: ``exclusive``, in ``locking_mode=EXCLUSIVE`` with a
+    write made (no other connection reads it), else in ``BEGIN IMMEDIATE`` (its write lock, readers let in)."""
+    hold = ("c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
+            "c.execute(\"INSERT INTO meta (key, value) VALUES ('held', '1')\")\n") if exclusive else \
+        "c.execute('BEGIN IMMEDIATE')\n"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
+         f"c = db.connect({str(index_path)!r})\n" + hold + "print('held', flush=True); time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@contextlib.contextmanager
 def small_file_system(folder: Path, options: str):
     """A tmpfs mounted on ``folder`` with mount ``options`` (``size=8m,nr_inodes=64``), unmounted afterwards; the
     test is skipped where this process may not mount one (not root, or a container without CAP_SYS_ADMIN)."""

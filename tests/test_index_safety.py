@@ -21,7 +21,7 @@ import dreamdb
 from dreamdb import config
 from dreamdb.errors import IndexUnavailable, UsageError
 from dreamdb.store import connect as db
-from tests.conftest import ROOT, needs_real_vault, small_file_system, write_doc
+from tests.conftest import ROOT, held_by_another_process, needs_real_vault, small_file_system, write_doc
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "_dream_context"
 
@@ -2797,6 +2797,42 @@ def test_an_empty_index_another_process_made_is_refused_not_removed_when_a_full_
     with dreamdb.open(tmp_path / "roomy" / "_dream_context", auto_sync=False) as index:
         index.conn
         assert index._created_index is False
+
+
+def test_an_index_removed_while_a_process_waits_for_its_lock_is_built_again_not_written_removed(example_vault):
+    """QA round 146-A F1: a sync stopped by a full disk removed the new index it had made while another process, which
+    had opened the file, waited for its lock; that process then built into the removed file, reported success (exit
+    0, "13 added") and no index was left. A write transaction that gets the lock checks that the path still names the
+    file its connection opened; a file removed or replaced meanwhile is opened again, and the build goes there."""
+    index_path = dreamdb.open(example_vault, auto_sync=False).index_path
+    for command in (["sync"], ["recall", "sleep debt", "--now", "2026-08-18T00:00:00Z"]):
+        with dreamdb.open(example_vault, auto_sync=False) as made:
+            made.conn  # made and migrated, never synced (as a process building it first makes it)
+        with held_by_another_process(index_path, exclusive=False):  # (that process's build, under way)
+            p = subprocess.Popen([sys.executable, "-m", "dreamdb", *command, "--vault", str(example_vault)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            time.sleep(3)  # (this one has opened the index, and waits for the lock: 10 s at most)
+            config.remove_index_files(index_path)  # (the build, failing, removes what it made; then ends)
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and "Traceback" not in err, (command, p.returncode, out, err)
+        assert index_path.exists(), (command, out, err)  # (not built into the removed file)
+        with dreamdb.open(example_vault, auto_sync=False) as index:
+            assert index.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 13, command  # (the vault's all)
+        config.remove_index_files(index_path)
+
+
+def test_a_new_index_whose_build_fails_is_left_to_another_process_holding_its_lock(example_vault):
+    """QA round 146-A F1: the new index a failing build made is removed holding its write lock, and left where another
+    process holds that lock (it opened the file meanwhile, and is building it); the hint says which."""
+    index = dreamdb.open(example_vault, auto_sync=False)
+    index.conn
+    assert index._created_index
+    with held_by_another_process(index.index_path, exclusive=False):
+        assert index._discard_new_index(index._conn) is False
+        assert index.index_path.exists() and index._conn is None
+    index.conn  # (opened again: the file is there, not this process's now)
+    assert index._discard_new_index(index._conn) is True
+    assert not [f for f in index.index_path.parent.iterdir() if f.name.startswith("index.db")]
 
 
 def _fill(folder: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -15,7 +14,7 @@ import pytest
 from dreamdb.cli import main
 from dreamdb.errors import UsageError
 from dreamdb.sqlquery import DEFAULT_MAX_ROWS, json_rows, json_value, single_statement, unique_names
-from tests.conftest import ROOT, write_doc
+from tests.conftest import held_by_another_process, write_doc
 
 COUNT_TO = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}) SELECT x FROM c"
 
@@ -509,32 +508,13 @@ def test_the_note_of_an_index_read_as_it_is_comes_only_with_an_answer(vault, cap
         holder.close()
 
 
-@contextlib.contextmanager
-def _held_by_another_process(index_path, *, exclusive: bool):
-    """The index held by another process until the block ends: ``exclusive``, in ``locking_mode=EXCLUSIVE`` with a
-    write made (no other connection reads it), else in ``BEGIN IMMEDIATE`` (its write lock, readers let in)."""
-    hold = ("c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE')\n"
-            "c.execute(\"INSERT INTO meta (key, value) VALUES ('held', '1')\")\n") if exclusive else \
-        "c.execute('BEGIN IMMEDIATE')\n"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom dreamdb.store import connect as db\n"
-         f"c = db.connect({str(index_path)!r})\n" + hold + "print('held', flush=True); time.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        yield
-    finally:
-        holder.kill()
-        holder.wait()
-
-
 def test_the_sync_before_a_query_waits_for_a_lock_no_longer_than_the_timeout(vault, capsys):
     """QA round 143-G F1: ``sql --timeout 1`` on an index another process held exclusively waited 10 s (the sync before
     the query waited the index's own lock timeout), where ``--timeout`` says the lock is waited for as long."""
     import time
 
     assert sql(capsys, vault, "SELECT 1")[0] == 0
-    with _held_by_another_process(vault / ".dreamdb" / "index.db", exclusive=True):
+    with held_by_another_process(vault / ".dreamdb" / "index.db", exclusive=True):
         started = time.monotonic()
         code, _out, err = sql(capsys, vault, "--timeout", "1", "SELECT COUNT(*) FROM documents")
         waited = time.monotonic() - started
@@ -550,7 +530,7 @@ def test_ctrl_c_while_waiting_for_a_locked_index_acts_at_once(vault, capsys):
     import time
 
     assert sql(capsys, vault, "SELECT 1")[0] == 0
-    with _held_by_another_process(vault / ".dreamdb" / "index.db", exclusive=True):
+    with held_by_another_process(vault / ".dreamdb" / "index.db", exclusive=True):
         for args in (["sql", "--no-sync", "SELECT 1"], ["sql", "SELECT 1"], ["recall", "alpha"]):
             started = time.monotonic()
             p = subprocess.Popen([sys.executable, "-m", "dreamdb", *args, "--vault", str(vault)], stdout=subprocess.PIPE,
@@ -577,7 +557,7 @@ def test_ctrl_c_while_sync_waits_for_another_writers_lock_acts_at_once(vault, ca
 
     assert sql(capsys, vault, "SELECT 1")[0] == 0
     index_path = vault / ".dreamdb" / "index.db"
-    with _held_by_another_process(index_path, exclusive=False):
+    with held_by_another_process(index_path, exclusive=False):
         write_doc(vault, "knowledge/alpha.md", "---\nname: Alpha note\n---\nalpha body text, edited\n")  # to sync
         started = time.monotonic()
         p = subprocess.Popen([sys.executable, "-m", "dreamdb", "sync", "--vault", str(vault)], stdout=subprocess.PIPE,

@@ -23,7 +23,7 @@ import weakref
 from pathlib import Path
 from types import ModuleType
 
-from dreamdb.errors import DriverError, IndexUnavailable, LockTimeout
+from dreamdb.errors import DriverError, IndexReplaced, IndexUnavailable, LockTimeout
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a connection waits for another writer (ms) before "database is locked"."""
@@ -373,6 +373,10 @@ class _Connection(sqlite3.Connection):
     """A SQLite connection that leaves the registry of open index files when closed (and, being a
     Python subclass, can be referenced weakly: one dropped without ``close()`` leaves it too)."""
 
+    #: ``(path, (st_dev, st_ino))`` of the file :func:`connect` opened (``None`` for the identity of a file gone
+    #: before it could be read): :class:`write_transaction` checks the path still names it
+    opened_file: tuple[str, tuple[int, int] | None] | None = None
+
     def close(self) -> None:
         try:
             super().close()
@@ -473,8 +477,23 @@ def _remember_open(conn, path) -> None:
     try:
         st = os.stat(path)
     except OSError:
+        conn.opened_file = (os.fspath(path), None)
         return
+    conn.opened_file = (os.fspath(path), (st.st_dev, st.st_ino))
     _OPEN_FILES.setdefault((st.st_dev, st.st_ino), weakref.WeakSet()).add(conn)
+
+
+def _still_opened_file(conn) -> bool:
+    """Whether the path ``conn`` opened (:attr:`_Connection.opened_file`) still names the file it has open (true for a
+    connection that does not record it): one stat, about a microsecond."""
+    opened = getattr(conn, "opened_file", None)
+    if opened is None:
+        return True
+    try:
+        st = os.stat(opened[0])
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == opened[1]
 
 
 def connected_in_process(st: os.stat_result) -> bool:
@@ -529,8 +548,14 @@ class write_transaction:
     first and waits up to :data:`BUSY_TIMEOUT_MS` (the connection's busy timeout), through :func:`execute_waiting`:
     Ctrl-C is seen within :data:`_LOCK_SLICE_MS` (~3 µs more a transaction where no lock is met).
 
+    Once it holds the lock, the path the connection opened must still name the file it has open: another process
+    may have removed it (a new index whose build a full disk stopped, :meth:`dreamdb.api.Index._discard_new_index`)
+    while this one waited, and whatever was written to the removed file would be lost with it, reported done (QA
+    round 146-A F1).
+
     Raises:
         LockTimeout: another process kept the write lock past the timeout.
+        IndexReplaced: the file was removed or replaced meanwhile (rolled back: nothing was written).
         KeyboardInterrupt: Ctrl-C while it waited for that lock.
     """
 
@@ -550,6 +575,12 @@ class write_transaction:
                     hint="Wait for the other sync or refresh to finish, then retry.",
                 ) from exc
             raise
+        if not _still_opened_file(self.conn):
+            with contextlib.suppress(DatabaseError):
+                self.conn.execute("ROLLBACK")
+            raise IndexReplaced(f"The index file {self.conn.opened_file[0]} was removed or replaced by another process"
+                                " before this one could write it; nothing was written.",
+                                hint="Retry (the index is built again where it is missing).")
         return self.conn
 
     def __exit__(self, exc_type, exc, tb) -> bool:
