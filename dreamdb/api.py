@@ -1795,7 +1795,7 @@ class Index:
                                    f" {self.index_path} ({exc}) and keeps its disk space until a later command can"
                                    f" copy it. {self._machine_hint(exc, outcome=kept)}")
 
-    def sync_for_dedup(self) -> str | None:
+    def sync_for_dedup(self, *, wait_for_first_build: bool = True) -> str | None:
         """Bring the index as close to its vault as it can be now, without embedding and without waiting on another
         process, for a dedup against the vectors there are (``embed dedup --if-present``, an agent's gate before it
         writes a note: it must not fail because the index cannot be written now).
@@ -1806,6 +1806,9 @@ class Index:
         though its vectors are kept). Chunking that another process's write lock or a read-only index keeps out
         leaves those documents as they are: :func:`dreamdb.dedup.coverage` counts them as not compared (QA round
         143-E F1: exit 4 or 5, where ``--if-present`` promises a verdict or SKIPPED), and a note says so.
+
+        ``wait_for_first_build``: as :meth:`sync_for_read`'s (``--if-present`` does not wait: an index being built has
+        no vectors to compare with).
 
         Returns:
             Why the documents waiting to be chunked cannot be now, with what to do (another process's write lock, an
@@ -1820,7 +1823,7 @@ class Index:
         from dreamdb.embeddings.store import chunk_pending_documents, documents_to_chunk
         from dreamdb.errors import LockTimeout
 
-        self.sync_for_read(check=True)
+        self.sync_for_read(check=True, wait_for_first_build=wait_for_first_build)
         if not documents_to_chunk(self.conn):
             return None
         why = None
@@ -1895,7 +1898,7 @@ class Index:
         return self.sync()
 
     @_serialized
-    def sync_for_read(self, *, check: bool = False) -> None:
+    def sync_for_read(self, *, check: bool = False, wait_for_first_build: bool = True) -> None:
         """The sync before a read (recall, list, status, sql): waits at most :data:`LAZY_SYNC_LOCK_WAIT_MS` for another process's
         write lock, then answers from the index as it is, with a note (a long ``sync --force`` or
         embedding refresh elsewhere must not stall every recall). An index that another process is
@@ -1907,8 +1910,16 @@ class Index:
             check: first run :meth:`check`, as ``sync(check=True)`` does (``embed dedup``: its vectors must not be
                 read from a damaged index): a damaged index is rebuilt, and never read as it is: while another
                 process holds it, :class:`~dreamdb.errors.LockTimeout` is raised after ``lock_timeout_ms``.
+            wait_for_first_build: wait for another process's first build as above; else
+                :class:`~dreamdb.errors.FirstBuildElsewhere` is raised as soon as the index is found being built (after
+                :data:`LAZY_SYNC_LOCK_WAIT_MS`: ``embed dedup --if-present``, an agent's gate before it writes a note,
+                has nothing to compare with until then, QA round 146-A F2).
+
+        Raises:
+            FirstBuildElsewhere: another process is building the index for the first time (a
+                :class:`~dreamdb.errors.LockTimeout`, exit 5), and has not finished within ``lock_timeout_ms``.
         """
-        from dreamdb.errors import LockTimeout
+        from dreamdb.errors import FirstBuildElsewhere, LockTimeout
 
         flags(check=check)
         self._updating_elsewhere = self._lock_met = False
@@ -1931,14 +1942,21 @@ class Index:
             except LockTimeout:
                 if not self._first_build_elsewhere():
                     raise
+                if not wait_for_first_build:
+                    raise FirstBuildElsewhere(
+                        "Another dreamdb process (or another open Index of this process) is building this vault's index"
+                        " for the first time: there is nothing to answer from yet.",
+                        hint="Retry in a moment (a first build of a large vault takes a while).") from None
                 # Nothing to answer from until that build is done: wait for it, up to the lock timeout
                 # (an answer of no notes would be wrong, not stale; a prompt hook has its own budget)
                 building = True
                 with self._short_lock_wait(self.lock_timeout_ms - LAZY_SYNC_LOCK_WAIT_MS):
                     self.notes.extend(_few_warnings(self.sync(progress=self.sync_progress).warnings))
         except LockTimeout as exc:
+            if isinstance(exc, FirstBuildElsewhere):
+                raise
             if building:  # still building: no answer rather than an empty one (QA round 50)
-                raise LockTimeout(
+                raise FirstBuildElsewhere(
                     f"Another dreamdb process (or another open Index of this process) is building this vault's index"
                     f" for the first time, and has not "
                     f"finished within {self.lock_timeout_ms / 1000:g} s: there is nothing to answer from yet.",

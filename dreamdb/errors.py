@@ -141,6 +141,11 @@ class LockTimeout(DreamdbError):
     exit_code = 5
 
 
+class FirstBuildElsewhere(LockTimeout):
+    """Another process is building the index for the first time (it holds the write lock, and the index holds nothing
+    yet): there is nothing to answer from. Exit 5."""
+
+
 class WriteRefused(DreamdbError):
     """A vault write was refused to protect the user's data (invalid JSON, slug outside the vault…). Exit 6."""
 

@@ -905,3 +905,60 @@ def test_the_plain_gate_compares_as_it_is_while_another_process_holds_the_index(
     assert code == 0, err
     result = json.loads(out)
     assert result["verdict"] == "MERGE" and result["documents_not_compared"] == 0, result
+
+
+@pytest.mark.model
+def test_if_present_skips_at_once_on_an_index_another_process_builds_for_the_first_time(tiny_vault, model_dir,
+                                                                                       monkeypatch, capsys):
+    """QA round 146-A F2: ``--if-present`` on an index another process was building for the first time waited the
+    whole lock timeout (10 s), then exited 5 ("…has not finished within 10 s: there is nothing to answer from yet"),
+    where it promises a verdict or SKIPPED, never exit 4 or 5 because the index cannot be written now. An index being
+    built has no vectors: SKIPPED (exit 0) says why, after the short wait a read gives a lock, not the 10 s."""
+    import time
+
+    from dreamdb.cli import main
+    from tests.conftest import held_by_another_process, write_doc
+
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(model_dir))
+    write_doc(tiny_vault, "knowledge/sleep.md", "---\ntitle: Sleep debt\n---\nSleep debt adds up night by night.\n")
+    with dreamdb.open(tiny_vault, auto_sync=False) as index:
+        index.conn  # made, never synced: the other process's first build, under way
+        index_path = index.index_path
+    with held_by_another_process(index_path, exclusive=False):
+        capsys.readouterr()
+        started = time.monotonic()
+        code = main(["embed", "dedup", "--vault", str(tiny_vault), "--title", "x", "--description", "sleep debt",
+                     "--if-present", "--json"])
+        waited = time.monotonic() - started
+        out, err = capsys.readouterr()
+    assert code == 0, (out, err)
+    result = json.loads(out)
+    assert result["verdict"] == "SKIPPED" and "building the index for the first time" in result["reason"], result
+    assert waited < 6, waited  # (the short wait of a read, 1.5 s; the lock timeout is 10 s)
+
+
+@pytest.mark.model
+def test_if_present_skips_on_an_index_a_full_disk_keeps_from_being_built(tiny_vault, model_dir):
+    """QA round 146-A F2: ``--if-present`` where the index could not be built (a file size limit standing for a full
+    disk), with no index at all or with an empty one never synced (the prompt hook's), exited 4 ("Cannot build the
+    index … nothing to answer from yet"): SKIPPED (exit 0), the reason said, and the index as it was."""
+    import resource
+
+    for n in range(60):  # (more than the limit below holds)
+        body = " ".join(f"w{n}x{(n * 7919 + i * 104729) % 99991}" for i in range(300))
+        (tiny_vault / "knowledge").mkdir(exist_ok=True)
+        (tiny_vault / "knowledge" / f"note-{n}.md").write_text(f"---\ntitle: Note {n}\n---\n{body}\n", encoding="utf-8")
+    index_path = dreamdb.open(tiny_vault, auto_sync=False).index_path
+    env = {**os.environ, "DREAMDB_MODEL_DIR": str(model_dir), "PYTHONPATH": str(ROOT)}
+    for made in (False, True):
+        if made:
+            with dreamdb.open(tiny_vault, auto_sync=False) as index:
+                index.conn  # made, never synced (as the prompt hook leaves it before its background build)
+        limit = 32 * 1024 + (index_path.stat().st_size if made else 0)
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "embed", "dedup", "--vault", str(tiny_vault), "--title",
+                            "x", "--if-present", "--json"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120,
+                           preexec_fn=lambda limit=limit: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (made, p.returncode, p.stdout, p.stderr)
+        result = json.loads(p.stdout)
+        assert result["verdict"] == "SKIPPED" and "the index cannot be built now" in result["reason"], (made, result)
+        assert index_path.exists() is made, made  # (a new index removed; another's left as it was)

@@ -354,7 +354,8 @@ file is far below this); the cap keeps ``--file /dev/zero`` from filling memory.
                    "(documents_not_compared, documents_outdated). An index that cannot be written now (another "
                    "process holds it, or it is read-only) is compared as it is, with a note: its documents waiting "
                    "to be chunked again (after a rebuild) are not compared, and when no other document is, SKIPPED "
-                   "says why.")
+                   "says why; an index another process is building for the first time, or one that cannot be built "
+                   "now (a full disk), has no vectors: SKIPPED, the reason given.")
 @click.option("--threads", type=WholeNumber(min=1, max=_MAX_THREADS), metavar="N", help=_THREADS_HELP)
 @json_option
 def dedup_cmd(vault, title, description, file_, from_stdin, top, merge, margin, review, if_present, threads, as_json):
@@ -611,13 +612,25 @@ def _skip_reason(vault):
 
     if not CAN_LOAD_EXTENSIONS:  # (QA round 78-A F6: exit 70 on "no such module: vec0")
         return None, f"the SQLite driver ({DRIVER_NAME}) cannot load sqlite-vec"
+    from dreamdb.api import index_unwritable
+    from dreamdb.errors import FirstBuildElsewhere, IndexUnavailable
+
     index = open_index(vault)
-    if not vectors_available(index.conn):
-        return index, "the index has no vector tables (sqlite-vec unavailable)"
-    # the documents as they are (coverage() counts them), chunked where they wait (QA round 97-C F2: after a rebuild,
-    # SKIPPED with every vector there); an index that cannot be written now, read-only or another process holding
-    # it, is compared as it is, with a note, as a recall reads it (QA round 99-A F4, 143-E F1: exit 4 or 5)
-    kept_out = index.sync_for_dedup()  # (why documents wait to be chunked now, said in a note too)
+    try:
+        if not vectors_available(index.conn):
+            return index, "the index has no vector tables (sqlite-vec unavailable)"
+        # the documents as they are (coverage() counts them), chunked where they wait (QA round 97-C F2: after a
+        # rebuild, SKIPPED with every vector there); an index that cannot be written now, read-only or another process
+        # holding it, is compared as it is, with a note, as a recall reads it (QA round 99-A F4, 143-E F1: exit 4 or 5)
+        kept_out = index.sync_for_dedup(wait_for_first_build=False)  # (why documents wait to be chunked now, in a note)
+    except FirstBuildElsewhere:  # (not waited for: an index being built has no vectors yet, QA round 146-A F2)
+        return index, ("another dreamdb process is building the index for the first time, so no document has vectors"
+                       " yet; run this again once it is done (then: dreamdb embed refresh)")
+    except IndexUnavailable as exc:  # (a new or never synced index that a full disk or a read-only folder keeps from
+        if not index_unwritable(exc):  # being built: nothing to compare with, QA round 146-A F2; exit 4 before)
+            raise
+        hint = f" {exc.hint}" if exc.hint else ""
+        return index, f"the index cannot be built now, so no document has vectors: {exc.message.rstrip('.')}.{hint}"
     return index, _nothing_compared(index, kept_out, model_dir=model_dir)
 
 
