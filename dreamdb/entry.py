@@ -365,7 +365,13 @@ def _encodable_output() -> None:
     """Standard output and error in an encoding that cannot write all of Unicode (a Latin-1 or ASCII locale):
     what they cannot encode is written as ``\u2014`` escapes, and JSON escapes every character past ASCII
     (:data:`dreamdb.output.ASCII_JSON`), instead of every printing command failing with UnicodeEncodeError (QA round
-    93-A F3, exit 70). The prompt hook writes UTF-8 whatever the locale (:func:`dreamdb.hook.run_stdin`)."""
+    93-A F3, exit 70). The prompt hook writes UTF-8 whatever the locale (:func:`dreamdb.hook.run_stdin`).
+
+    A UTF-8 standard output writes a lone surrogate as stderr does, ``\\udcff`` (backslashreplace), not as an error
+    (a strict UTF-8 locale other than C.UTF-8) nor as the raw byte (C.UTF-8's surrogateescape, no UTF-8): a path
+    given on the command line or in the environment that is not UTF-8 (its byte 0xFF read as U+DCFF) in the text of
+    ``hook install`` or ``model status`` (QA round 146-H F1: exit 70 after ``hook install`` had saved its change).
+    JSON escapes them itself (:func:`dreamdb.output.escape_for_json`), the same ``\\udcff``."""
     import codecs
 
     for name in ("stdout", "stderr"):
@@ -375,6 +381,11 @@ def _encodable_output() -> None:
             unicode = encoding is None or codecs.lookup(encoding).name.startswith("utf")
         except LookupError:
             unicode = False
+        if unicode and name == "stdout" and getattr(stream, "errors", None) in ("strict", "surrogateescape"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (AttributeError, ValueError, OSError):
+                pass
         if not unicode:
             try:
                 stream.reconfigure(errors="backslashreplace")

@@ -184,11 +184,18 @@ def _patterns(extra: str = ""):
     return quick, run
 
 
-_FIRST_LOOK = re.compile(f"[{_SCAN}{BIDI_CONTROLS}{C1_CONTROLS}]")
-"""The first class of the quick looks (:func:`_patterns`, with and without the bidirectional marks and the C1
-controls): text with none of its characters hides nothing, and the quick looks, whose classes of ideographs and
-emoji take 11 ms to compile, are then never compiled (most text: Turkish letters, dashes and accents are not in
-it)."""
+LONE_SURROGATES = "\ud800-\udfff"
+"""The UTF-16 surrogates U+D800–U+DFFF (a regex class's range), which no UTF-8 text holds: in a Python string, a
+path given on the command line or in the environment whose bytes are not UTF-8 (``surrogateescape`` reads the byte
+0xFF as U+DCFF, which ``os.fsencode`` turns back into it). :func:`to_json` writes them as JSON's ``\\udcff``
+escapes (QA round 146-H F1: a strict UTF-8 stdout raised on them, exit 1 or 70 after a saved change, and a C.UTF-8
+one wrote the raw byte, no UTF-8 and no JSON)."""
+
+_FIRST_LOOK = re.compile(f"[{_SCAN}{BIDI_CONTROLS}{C1_CONTROLS}{LONE_SURROGATES}]")
+"""The first class of the quick looks (:func:`_patterns`, with and without the bidirectional marks, the C1
+controls and the lone surrogates): text with none of its characters hides nothing, and the quick looks, whose
+classes of ideographs and emoji take 11 ms to compile, are then never compiled (most text: Turkish letters, dashes
+and accents are not in it)."""
 
 
 @functools.cache
@@ -214,8 +221,9 @@ def _json_patterns():
     """The same, DEL and the C1 controls (:data:`C1_CONTROLS`) taken too: what :func:`to_json` writes as ``\\u``
     escapes (QA round 135-B F2: ``json.dumps`` escapes the C0 controls, ESC as ``\\u001b``, but wrote U+009B raw,
     which a terminal showing the JSON obeys as CSI). In the one pass :func:`escape_smuggling` makes; not in CSV,
-    which keeps a control character the query returned as it is (:func:`dreamdb.sqlquery.csv_text`)."""
-    return _patterns(BIDI_CONTROLS + C1_CONTROLS)
+    which keeps a control character the query returned as it is (:func:`dreamdb.sqlquery.csv_text`). And the lone
+    surrogates (:data:`LONE_SURROGATES`, QA round 146-H F1), which UTF-8 cannot write."""
+    return _patterns(BIDI_CONTROLS + C1_CONTROLS + LONE_SURROGATES)
 
 
 def _hidden_spans(text: str, patterns=_smuggling_patterns):
@@ -282,7 +290,9 @@ def escape_smuggling(text: str) -> str:
 def escape_for_json(text: str) -> str:
     """:func:`escape_smuggling`, and DEL and the C1 controls U+0080–U+009F written as ``\\u`` escapes too
     (``\\u009b``): what :func:`to_json` does to the JSON ``json.dumps`` writes, which escapes the C0 controls itself
-    (QA round 135-B F2). The escapes decode to the same string."""
+    (QA round 135-B F2); and the lone surrogates of a path that is not UTF-8 (:data:`LONE_SURROGATES`: ``\\udcff``
+    for the byte 0xFF, QA round 146-H F1), so that the document is UTF-8 whatever stdout's error handler. The escapes
+    decode to the same string."""
     return _unsmuggled(text, _json_escaped, _json_patterns)
 
 

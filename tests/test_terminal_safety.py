@@ -1050,3 +1050,50 @@ def test_model_status_of_a_model_folder_variable_naming_no_model_shows_its_name_
     lines = _one_line_each(p.stdout)
     assert any(x.startswith("not installed: ") and "m␛]0;PWN␇␊Error: forged" in x for x in lines), lines
     assert not [x for x in lines if x.startswith("Error")], lines
+
+
+def test_a_path_that_is_not_utf8_is_escaped_in_json_and_text(tmp_path):
+    """QA round 146-H F1: a path given on the command line or in the environment whose bytes are not UTF-8 (0xFF,
+    read by Python as U+DCFF) was printed as it is: under a UTF-8 locale whose stdout is strict (en_US.UTF-8) the
+    --json error raised UnicodeEncodeError (a traceback, exit 1 instead of 3 or 7), ``model status`` exited 70, and
+    ``hook install`` exited 70 after it had written the settings file; under C.UTF-8 the raw byte made the JSON no
+    UTF-8. JSON now writes it as the escape ``\\udcff`` (which decodes to the same string), text as stderr does."""
+    from dreamdb.output import escape_for_json, to_json
+
+    name = "/nonexistent/nx\udcff"
+    for text in (to_json({"path": name}), escape_for_json(json.dumps({"path": name}, ensure_ascii=False))):
+        assert "\\udcff" in text and json.loads(text.encode("utf-8").decode("utf-8"))["path"] == name
+    assert escape_for_json(json.dumps({"path": "\U000e0041\udcff é"}, ensure_ascii=False)) \
+        == '{"path": "\\udb40\\udc41\\udcff é"}'  # (one run with a tag character: escaped, each its own way)
+    project = tmp_path / "p\udcff"
+    project.mkdir()
+    for errors in ("utf-8", "utf-8:surrogateescape"):  # (en_US.UTF-8's strict stdout; C.UTF-8's)
+        env = {**os.environ, "PYTHONIOENCODING": errors, "HOME": str(tmp_path / "home"),
+               "DREAMDB_MODEL_DIR": os.fsencode(str(tmp_path / "md\udcff")),
+               "DREAMDB_CACHE_DIR": str(tmp_path / "cache")}
+
+        def run(*args):
+            return subprocess.run([sys.executable, "-m", "dreamdb", *args], capture_output=True, env=env, timeout=120,
+                                  cwd=tmp_path)
+
+        for args, code in ((("status", "--json", "--vault", name), 3), (("recall", "--json", "--vault", name, "x"), 3),
+                           (("remember", "--json", "--file", name, "--vault", str(tmp_path)), 7),
+                           (("hook", "install", "--json", "--project", name), 7)):
+            p = run(*args)
+            assert p.returncode == code and b"Traceback" not in p.stderr, (args, p.stdout, p.stderr)
+            assert name in json.loads(p.stdout.decode("utf-8"))["error"]["message"], p.stdout
+        p = run("model", "status", "--json")
+        assert p.returncode == 0 and json.loads(p.stdout.decode("utf-8"))["path"] == str(tmp_path / "md\udcff"), p
+        p = run("model", "status")
+        assert p.returncode == 0 and f"no model directory at {tmp_path}/md\\udcff" in p.stdout.decode("utf-8"), p
+        for args in (("hook", "install", "--project", str(project)), ("hook", "install", "--project", str(project),
+                                                                      "--json")):
+            p = run(*args)
+            assert p.returncode == 0 and b"internal error" not in p.stderr, (p.stdout, p.stderr)
+            assert (project / ".claude" / "settings.json").is_file()
+            out = p.stdout.decode("utf-8")
+            if "--json" in args:
+                assert json.loads(out)["settings"] == str(project / ".claude" / "settings.json")
+            else:
+                assert f"{tmp_path}/p\\udcff/.claude/settings.json" in out, out
+        (project / ".claude" / "settings.json").unlink()
