@@ -22,7 +22,7 @@ from dreamdb import writes
 from dreamdb.errors import LockTimeout, NotFound, UsageError, VaultNotFound, WriteRefused
 from dreamdb.writes import changelog_ids, delete, find_document, remember, update
 from tests.conftest import REAL_VAULT_SRC as REAL_VAULT
-from tests.conftest import needs_real_vault, write_doc
+from tests.conftest import needs_real_vault, write_doc, write_docs
 
 NOW = datetime(2026, 8, 18, 9, 30, tzinfo=timezone.utc)
 
@@ -1735,10 +1735,62 @@ def test_recall_id_with_suffix_names_its_file(twins: Path):
     assert kept.read_text() == (FOO_DEC if suffixed.startswith("knowledge/decisions") else FOO_TOP)
 
 
-def test_recall_id_without_an_index_is_not_found_and_creates_nothing(twins: Path):
+def test_recall_id_without_an_index_is_the_files_and_one_of_none_creates_nothing(twins: Path):
+    """Without an index, a numbered id names the file the first sync will give it (path order: QA round 146-H F2;
+    before the numbering was a function of the files alone, none was guessed); one no file will have is not found,
+    and that refusal creates nothing."""
     with pytest.raises(NotFound):
-        update(twins, "knowledge/foo-2", description="x")
+        update(twins, "knowledge/foo-3", description="x")
     assert not (twins / ".dreamdb").exists()
+    assert find_document(twins, "knowledge/foo-2") == ("knowledge", twins / "knowledge" / "foo.md")
+    update(twins, "knowledge/foo-2", description="x")
+    assert "description: x" in (twins / "knowledge" / "foo.md").read_text()
+    assert _recall_ids(twins)["knowledge/foo.md"] == "knowledge/foo-2"
+
+
+def test_a_numbered_id_of_files_added_since_the_last_sync_is_the_one_the_sync_gives(twins: Path, tmp_path: Path):
+    """QA round 146-H F2: ``update knowledge/foo-2`` of two files named foo.md added since the last sync said "No
+    document" (the index alone numbered ids), and its hint, knowledge/foo, named two documents; after any sync it
+    worked. README: an id depends only on the files, never on the order they were synced in. The id is now the one
+    the next sync gives (the sync's own numbering, dreamdb.store.sync.same_name_ids), and the report says it."""
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    for rel in ("knowledge/foo.md", "knowledge/decisions/foo.md"):
+        (twins / rel).rename(aside / rel.replace("/", "_"))
+    _recall_ids(twins)  # an index that knows neither
+    for rel in ("knowledge/foo.md", "knowledge/decisions/foo.md"):
+        (aside / rel.replace("/", "_")).rename(twins / rel)
+    write_doc(twins, "knowledge/zz/foo-2.md", "---\ntitle: own name foo-2\n---\nits own\n")  # (skipped: foo-3)
+    write_doc(twins, "knowledge/zz/foo.md", "---\ntitle: third foo\n---\nthird\n")
+    assert find_document(twins, "knowledge/foo-2") == ("knowledge", twins / "knowledge" / "zz" / "foo-2.md")
+    assert find_document(twins, "knowledge/foo-3") == ("knowledge", twins / "knowledge" / "foo.md")
+    assert find_document(twins, "foo-4") == ("knowledge", twins / "knowledge" / "zz" / "foo.md")  # (a bare id too)
+    assert writes.doc_id_for(twins, "knowledge/foo-3") == "knowledge/foo-3"  # (update's and delete's report)
+    update(twins, "knowledge/foo-3", status="done")
+    assert "status: done" in (twins / "knowledge" / "foo.md").read_text()
+    assert "status" not in (twins / "knowledge" / "decisions" / "foo.md").read_text()
+    with pytest.raises(NotFound):
+        find_document(twins, "knowledge/foo-5")
+    with pytest.raises(NotFound):
+        find_document(twins, "thesis/foo-3")  # (of knowledge's files)
+    ids = _recall_ids(twins)  # the sync agrees
+    assert [ids[p] for p in ("knowledge/decisions/foo.md", "knowledge/foo.md", "knowledge/zz/foo-2.md",
+                             "knowledge/zz/foo.md")] == ["knowledge/foo", "knowledge/foo-3", "knowledge/foo-2",
+                                                         "knowledge/foo-4"]
+    # a file the index knows keeps the id it gave (b/foo.md added: the next sync makes zz/foo.md foo-5, but recall
+    # printed foo-4 for it)
+    write_doc(twins, "knowledge/b/foo.md", "b")
+    assert find_document(twins, "knowledge/foo-4") == ("knowledge", twins / "knowledge" / "zz" / "foo.md")
+    with pytest.raises(NotFound):
+        find_document(twins, "knowledge/foo-5")
+    # a file of that name the sync may not index (binary): the numbers cannot be told, so none is taken
+    write_doc(twins, "knowledge/a/bar.md", "x")
+    (twins / "knowledge" / "a" / "bar.md").write_bytes(b"\x00binary")
+    write_docs(twins, {"knowledge/b/bar.md": "b", "knowledge/c/bar.md": "c"})
+    with pytest.raises(NotFound):
+        find_document(twins, "knowledge/bar-2")
+    (twins / "knowledge" / "a" / "bar.md").unlink()
+    assert find_document(twins, "knowledge/bar-2") == ("knowledge", twins / "knowledge" / "c" / "bar.md")
 
 
 def test_recall_id_never_leads_outside_the_vault(twins: Path, tmp_path: Path):

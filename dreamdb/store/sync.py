@@ -1113,22 +1113,7 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
     marks = ", ".join("?" for _ in NAMED_BY_SECTION)
     rows = conn.execute(f"SELECT id, type, source_path, doc_id FROM documents WHERE type NOT IN ({marks})",
                         NAMED_BY_SECTION).fetchall()
-    groups: dict[str, list[tuple[str, int]]] = {}
-    for rowid, doc_type, path, _ in rows:
-        groups.setdefault(natural_doc_id(doc_type, path), []).append((path, rowid))
-    taken = set(groups)  # a file's own name is never another file's number
-    wanted: dict[int, str] = {}
-    first: dict[str, str] = {}
-    for own, members in groups.items():
-        members.sort(key=_numbering_order)
-        first[own] = members[0][0]
-        wanted[members[0][1]] = own
-        n = 2
-        for _, rowid in members[1:]:
-            while f"{own}-{n}" in taken:
-                n += 1
-            wanted[rowid] = f"{own}-{n}"
-            taken.add(wanted[rowid])
+    wanted, first = same_name_ids((rowid, doc_type, path) for rowid, doc_type, path, _ in rows)
     moved = [(rowid, path, doc_id, wanted[rowid]) for rowid, _, path, doc_id in rows if wanted[rowid] != doc_id]
     # ids that named another file until now (not those a file indexed by this sync held meanwhile)
     shown = [(old, path) for _, path, old, _new in moved if path not in new_paths]
@@ -1168,6 +1153,39 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
                 was = f", was {held[path]}" if path in held else ""
                 warn(f"{path}: indexed as {wanted[rowid]}{was} ({own} is the file {_first_because(first[own], path)})")
     return len(moved)
+
+
+def same_name_ids(docs) -> tuple[dict, dict[str, str]]:
+    """The ids of markdown documents, same-named files numbered (the rule of :func:`number_same_names`): the file
+    first in :func:`_numbering_order` (live before archived, then path order) keeps its own id
+    (:func:`natural_doc_id`), the others get ``-2``, ``-3``… skipping any id that is some file's own name.
+
+    Args:
+        docs: ``(key, type, vault-relative path)`` of each markdown document (one per file; ``key`` any hashable:
+            the row id, the path). The numbers of the files named ``x`` depend only on the files whose own id is
+            ``x`` or ``x-<digits>``, so those alone give them (:func:`dreamdb.writes.locate.find_document` numbers
+            the files an index that is behind has not seen, QA round 146-H F2).
+
+    Returns:
+        ``({key: id}, {own id: path of the file that keeps it})``.
+    """
+    groups: dict[str, list[tuple[str, object]]] = {}
+    for key, doc_type, path in docs:
+        groups.setdefault(natural_doc_id(doc_type, path), []).append((path, key))
+    taken = set(groups)  # a file's own name is never another file's number
+    wanted: dict = {}
+    first: dict[str, str] = {}
+    for own, members in groups.items():
+        members.sort(key=_numbering_order)
+        first[own] = members[0][0]
+        wanted[members[0][1]] = own
+        n = 2
+        for _, key in members[1:]:
+            while f"{own}-{n}" in taken:
+                n += 1
+            wanted[key] = f"{own}-{n}"
+            taken.add(wanted[key])
+    return wanted, first
 
 
 def _indexed_paths(conn, paths: set[str]) -> set[str]:

@@ -536,6 +536,65 @@ def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path
     return found
 
 
+def _files_ids(vault: Path, own: str) -> dict[str, str] | None:
+    """``{vault-relative path: id}`` of the markdown files whose own id (:func:`dreamdb.store.sync.natural_doc_id`) is
+    ``own`` (``knowledge/notes``) or a number of it (``knowledge/notes-2``), numbered as a sync of the vault's files
+    would number them (:func:`dreamdb.store.sync.same_name_ids`, of the files :func:`dreamdb.vault.discover.walk_sources`
+    lists, archives as ``DREAMDB_INCLUDE_ARCHIVES`` says), whatever the index holds; ``None`` when that cannot be
+    told: one of those files cannot be read or is binary (a sync indexes no document of it, or keeps the one it had).
+    For a file the index has not seen (QA round 146-H F2: ``update knowledge/foo-2`` said "No document" until a sync
+    had run)."""
+    from dreamdb import config
+    from dreamdb.store.sync import natural_doc_id, same_name_ids
+    from dreamdb.vault.discover import walk_sources
+    from dreamdb.vault.parse import decode
+
+    doc_type = own.split("/", 1)[0]
+    named = re.compile(re.escape(own) + "(?:-[0-9]+)?")
+    try:
+        sources = walk_sources(vault, include_archives=config.include_archives_default())
+    except OSError:
+        return None
+    members = [src.rel_path for src in sources if src.kind == "markdown" and src.type == doc_type
+               and named.fullmatch(natural_doc_id(doc_type, src.rel_path))]
+    for rel in members:
+        try:
+            raw = vault.joinpath(*rel.split("/")).read_bytes()
+        except OSError:
+            return None
+        if decode(raw, rel)[0] is None:
+            return None
+    return same_name_ids((rel, doc_type, rel) for rel in members)[0]
+
+
+def _numbered_by_files(vault: Path, doc_type: str | None, bare: str, slug: str) -> tuple[str, Path] | None:
+    """The file the numbered id ``type/bare`` (``notes-2``; of any markdown type for a bare name) names as a sync
+    numbers the vault's files (:func:`_files_ids`), for an id the index does not hold: an index that is behind (files
+    added since the last sync), or none. README: an id depends only on the files, never on the order they were synced
+    in (QA round 146-H F2). ``None`` when it names no file, a file the index knows (by the id it gave it), or it
+    cannot be told; never for an id the index holds (of a file gone since, or a row that names no note).
+
+    Raises:
+        UsageError: the bare name is such an id of two types, or of an archived file."""
+    m = re.fullmatch(r"(.+)-([0-9]+)", bare)
+    if m is None:
+        return None
+    found = []
+    for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
+        if _index_rows(vault, "SELECT 1 FROM documents WHERE doc_id = ?", [f"{t}/{bare}"]):
+            continue  # (the index's id, of a file that is not there or no note: not another file's)
+        ids = _files_ids(vault, f"{t}/{m.group(1)}") or {}
+        found += [rel for rel, i in ids.items() if i == f"{t}/{bare}"]
+    if len(found) > 1:  # (knowledge/n-2 and feature/n-2, named without a type: as the index's ids of two types)
+        raise UsageError(f"{slug!r} is the id of {len(found)} documents: {', '.join(found)}.",
+                         hint="Pass the type too (knowledge/…, feature/…) or the file's path: " + " or ".join(found) + ".")
+    if not found or _index_rows(vault, "SELECT 1 FROM documents WHERE source_path = ?", [found[0]]):
+        return None  # (a file the index knows has the id recall printed for it, the index's)
+    if in_archive(found[0]):
+        _refuse_archived(slug, found[0])
+    return _document_at(vault, found[0])
+
+
 def _renumbered(vault: Path, doc_id: str) -> tuple[str, str] | None:
     """``(vault-relative path, when as "YYYY-MM-DD HH:MM UTC")`` of the file ``doc_id`` named until a sync
     renumbered the files of its name within :data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`, else ``None``
@@ -652,14 +711,22 @@ def _refuse_bare_name(vault: Path, bare: str) -> None:
 
 def doc_id_of(vault: Path, doc_type: str, path: Path) -> str:
     """The id recall prints for the document file ``path`` (as :func:`find_document` returns it): the index's
-    (a second file of a name has ``-2``), else ``type/name`` (a file the index has not seen; no usable index).
-    Never raises: it names a file for a report (``update --json``, ``delete --json``: QA round 59 L10)."""
+    (a second file of a name has ``-2``), else, for a file the index has not seen (or no usable index), the id a sync
+    of the files will give it (:func:`_files_ids`: ``knowledge/foo-2`` for a second ``foo.md``, QA round 146-H F2),
+    else ``type/name``. Never raises: it names a file for a report (``update --json``, ``delete --json``: QA round
+    59 L10)."""
+    own = f"{doc_type}/{path.name[:-3] if path.name.endswith('.md') else path.name}"
     try:
         rel = path.relative_to(vault).as_posix()
         rows = _index_rows(vault, "SELECT doc_id FROM documents WHERE source_path = ?", [rel])
-    except (ValueError, DreamdbError):
+        if not rows:
+            from dreamdb.store.sync import natural_doc_id
+
+            own = natural_doc_id(doc_type, rel)
+            rows = [((_files_ids(vault, own) or {}).get(rel, own),)]
+    except (ValueError, DreamdbError, OSError):
         rows = None
-    return rows[0][0] if rows else f"{doc_type}/{path.name[:-3] if path.name.endswith('.md') else path.name}"
+    return rows[0][0] if rows else own
 
 
 def doc_id_for(vault: Path, slug: str) -> str | None:
@@ -923,6 +990,10 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
         # renumbered): say so, not "no such" with a guess (QA round 44: a bare name was pointed to another note)
         for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
             _refuse_renumbered_away(vault, f"{t}/{bare}")
+        # a numbered id of files the index has not seen (added since the last sync): as the sync will number them
+        found = _numbered_by_files(vault, doc_type, bare, slug)
+        if found is not None:
+            return found
         # names as the caller wrote theirs (type/name, or the bare name), of files dreamdb can write: UTF-8, no
         # control characters, not a link out of the vault (sync skips those too; QA round 37), each once
         pool = list(dict.fromkeys(
