@@ -285,6 +285,10 @@ def test_model_install_from_dir(model_dir, tmp_path, capsys):
     # which then said no model is installed)
     code, out, err = run(capsys, "model", "install", "--from", str(model_dir), "--dest", str(dest))
     assert code == 0 and f"Next: export DREAMDB_MODEL_DIR={dest}  (dreamdb looks" in out, out
+    # … and names the vault: a bare "embed refresh" printed in a folder of no vault (the dreamdb checkout, where the
+    # README works) failed with exit 3 (QA round 146-J F2)
+    assert out.rstrip().endswith("embed refresh --vault PATH  (PATH: your project or its _dream_context; inside the"
+                                 " project, --vault may be left out)"), out
     # QA round 11: a folder holding anything else was replaced as a whole (its files deleted).
     mine = tmp_path / "mine"
     (mine / "sub").mkdir(parents=True)

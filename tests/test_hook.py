@@ -2177,7 +2177,7 @@ def test_sigterm_or_sighup_while_the_hook_waits_is_taken_as_ctrl_c(project, tmp_
     129 and nothing in its log, where SIGINT ended it with exit 0 and "hook interrupted"; the hook always exits 0."""
     import signal
 
-    from tests.test_sql_cli import _held_by_another_process
+    from tests.conftest import held_by_another_process as _held_by_another_process
 
     if not os.path.isdir(f"/proc/{os.getpid()}/fd"):
         pytest.skip("needs /proc/<pid>/fd to see when the hook has opened the index (Linux)")

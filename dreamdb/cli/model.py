@@ -32,6 +32,11 @@ def model() -> None:
     """
 
 
+NEXT_VAULT = "--vault PATH  (PATH: your project or its _dream_context; inside the project, --vault may be left out)"
+"""How the next step after a model install names the vault: the command runs anywhere (QA round 146-J F2: a bare
+``embed refresh`` printed after ``model build`` in the dreamdb checkout, as the README works, found no vault, exit 3)."""
+
+
 def _report(path, as_json: bool, verb: str, *, dest, built: bool | None = None) -> None:
     """Print the model's status after ``verb`` (text), or as JSON with ``"built"``: whether this command built the
     folder (``False``: kept as it was) when ``built`` is given. ``dest`` is the command's ``--dest``: the status's
@@ -58,9 +63,9 @@ def _report(path, as_json: bool, verb: str, *, dest, built: bool | None = None) 
         import shlex
 
         click.echo(f"Next: export DREAMDB_MODEL_DIR={shlex.quote(str(path))}  (dreamdb looks for the model there only"
-                   f" when told), then: {dreamdb} embed refresh")
+                   f" when told), then: {dreamdb} embed refresh {NEXT_VAULT}")
     else:
-        click.echo(f"Next: {dreamdb} embed refresh")
+        click.echo(f"Next: {dreamdb} embed refresh {NEXT_VAULT}")
 
 
 @model.command("status", short_help="Is the model installed, where, which one.")
