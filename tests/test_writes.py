@@ -3511,6 +3511,33 @@ def test_a_linked_note_is_read_as_the_file_it_leads_to_by_sync_and_writes_alike(
     assert all((tiny_vault / "knowledge" / f"{name}.md").is_symlink() for name in links)
 
 
+def test_the_vaults_own_changelog_and_memory_file_linked_into_a_dot_folder_are_read_as_themselves(tiny_vault,
+                                                                                                   monkeypatch):
+    """QA round 146-I F1: the rule that reads a linked note as the file it leads to (146-C F1) was applied to
+    ``core/CHANGELOG.json`` and ``core/2.memory.md`` themselves: linked to ``core/.shared/…`` (a dotfile-style shared
+    folder) they were skipped as archived notes, and ``remember`` reported success for an entry no recall found. The
+    vault's own core files are read as themselves, wherever in the vault they lead."""
+    import dreamdb
+
+    monkeypatch.delenv("DREAMDB_INCLUDE_ARCHIVES", raising=False)
+    write_doc(tiny_vault, "core/.shared/CHANGELOG.json",
+              '[{"date": "2026-01-01", "type": "fix", "description": "okapi fixed"}]\n')
+    write_doc(tiny_vault, "core/.shared/.memory.md", "## Section\nmemory wombat\n")
+    for name, target in (("CHANGELOG.json", ".shared/CHANGELOG.json"), ("2.memory.md", ".shared/.memory.md")):
+        (tiny_vault / "core" / name).unlink(missing_ok=True)
+        (tiny_vault / "core" / name).symlink_to(target)
+    with dreamdb.open(tiny_vault) as index:
+        warnings = index.sync().warnings
+        assert not any(w.startswith(("core/CHANGELOG.json", "core/2.memory.md")) for w in warnings), warnings
+        assert [h.doc_id for h in index.recall("okapi")] == ["changelog/2026-01-01-fix-1"]
+        assert [h.type for h in index.recall("wombat")] == ["memory"]
+        remember(tiny_vault, "Switched the walrus cache to LRU")
+        index.sync()
+        assert [h.type for h in index.recall("walrus")] == ["changelog"]
+    assert "walrus" in (tiny_vault / "core" / ".shared" / "CHANGELOG.json").read_text(encoding="utf-8")
+    assert (tiny_vault / "core" / "CHANGELOG.json").is_symlink()
+
+
 def test_writes_reach_only_the_notes_a_sync_indexes_never_a_file_behind_a_folder_link(tiny_vault):
     """QA round 144-E F1, F3: a sync follows no folder link, but update and delete checked a path by its text alone:
     ``knowledge/arch -> .archive`` edited an archived note, ``knowledge/ppl -> ../people`` deleted a file outside the

@@ -810,7 +810,9 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if is_link and not os.path.realpath(entry_path).startswith(vault_real + os.sep):
             note(f"{rel}: skipped (symlink points outside the vault)")
             return
-        if is_link and _stat.S_ISREG(st.st_mode):
+        if is_link and _stat.S_ISREG(st.st_mode) and rel not in (MEMORY_FILE, CHANGELOG_FILE):
+            # (the vault's own memory file and changelog, linked to a file elsewhere in the vault, are read as
+            # themselves: the rule is a note's; QA round 146-I F1, core/CHANGELOG.json -> .shared/… dropped)
             target = os.path.realpath(entry_path)
             why = link_target_no_note(vault_real, target, include_archives=include_archives)
             if why is not None:  # (the file it leads to is no note: nor is the link; QA round 146-C F1)
