@@ -677,6 +677,7 @@ def run_stdin() -> int:
     """Read the payload from stdin, print the block (if any); always return 0 (the exit code)."""
     import sys
 
+    out = None
     try:
         try:
             data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
@@ -696,8 +697,11 @@ def run_stdin() -> int:
             except (OSError, ValueError) as exc:  # the prompt goes on without its memories: say so in the log
                 _log(f"could not print the recall block ({exc}); nothing injected")
                 _drop_output()
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt:  # (Ctrl-C, SIGTERM, SIGHUP: entry.main) outside run: logged as run logs it (QA round
+        # 146-I F4: one while the hook waited for its payload on stdin exited 0 with nothing in the log)
+        with suppress(KeyboardInterrupt):
+            _log("hook interrupted while it read the prompt; nothing printed" if out is None
+                 else "hook interrupted while it printed the recall block")
     return 0
 
 
