@@ -462,7 +462,7 @@ def _check_writable_place(path: Path) -> None:
     # (named: the file, or the folder to be made in the folder that exists; QA round 116-A F6, the message named a
     # .claude folder that was not there as the one not writable)
     first = target if folder == target.parent else folder / target.relative_to(folder).parts[0]
-    with refuse_os_errors(first):
+    with refuse_os_errors(first), _keeping_made_folder(folder):  # (the probe changes the folder's time)
         fd, probe = tempfile.mkstemp(prefix=f".{target.name}{TEMP_MARK}probe-", suffix=".tmp", dir=folder)
         os.close(fd)
         os.unlink(probe)
@@ -752,14 +752,14 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True) -
 
     if old_raw is not None:
         _check_backup(path)
+    claude = path.parent.name == ".claude"
     with refuse_os_errors(path):
         try:
             path.parent.mkdir(parents=True)
-        except FileExistsError:
-            pass
+        except FileExistsError:  # (ours still if its record matches it as this write finds it: _made_folder_record)
+            ours = claude and _made_folder_record(path.parent) is not None
         else:
-            if path.parent.name == ".claude":  # (uninstall removes it again only if this made it)
-                _record_made_folder(path.parent)
+            ours = claude  # (uninstall removes it again only if this made it)
         try:  # a settings.json linked to a dotfile stays a link: its target gets the new content
             target = path.resolve() if path.is_symlink() else path
         except RuntimeError as exc:  # a symlink loop (Python < 3.13)
@@ -793,6 +793,8 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True) -
             raise DreamdbError(f"{path} was written, but its previous version could not be kept in {backup} "
                                f"({exc.strerror or exc}).", hint=f"Check {backup} (move it away if it is in the "
                                "way); the settings themselves are written.") from exc
+    if claude:  # (its change time as this write left it: QA round 146-I F3)
+        _record_made_folder(path.parent) if ours else _forget_made_folder(path.parent)
 
 
 def _made_by_install(path: Path, old_raw: bytes | None) -> bool:
@@ -815,7 +817,8 @@ def _made_by_install(path: Path, old_raw: bytes | None) -> bool:
 
 def _remove(path: Path, old_raw: bytes | None, commit: bool = True) -> None:
     """Delete a settings file that held dreamdb's hook alone, unless another program changed it since it was read;
-    ``commit``: record the deletion as the command's change, done (:data:`dreamdb.writes.COMMITTED`).
+    ``commit``: record the deletion as the command's change, done (:data:`dreamdb.writes.COMMITTED`). Its folder is
+    the caller's to remove (:func:`_remove_made_folder`).
 
     Raises:
         FileChanged: the file is no longer ``old_raw`` (the caller reads it again).
@@ -835,11 +838,16 @@ def _remove(path: Path, old_raw: bytes | None, commit: bool = True) -> None:
                     _committed(path, "deleted")
         except FileNotFoundError:
             pass
-    record = _made_folder_record(path.parent) if path.parent.name == ".claude" else None
-    if record is not None:  # (left empty, as install found no folder: QA round 104-B F9; never a folder the user
-        # had, empty or not: QA round 146-D F5, a .claude made before the install was removed)
+
+
+def _remove_made_folder(record: Path | None, folder: Path) -> None:
+    """After uninstall removed a settings file: remove ``folder`` (``.claude``) if it is empty and ``record`` is the
+    record of it that :func:`_made_folder_record` found before anything was removed (left empty, as install found no
+    folder: QA round 104-B F9; never a folder the user had, empty or not: QA round 146-D F5, a .claude made before the
+    install was removed; 146-I F3, one made again with the inode number of the removed one)."""
+    if record is not None:
         with contextlib.suppress(OSError):  # (not empty: other settings, agents, commands of the user's)
-            path.parent.rmdir()
+            folder.rmdir()
             record.unlink()
 
 
@@ -864,28 +872,53 @@ def _made_folder_path(folder: Path) -> Path:
 
 
 def _record_made_folder(folder: Path) -> None:
-    """Record that ``hook install`` made ``folder`` (a project's ``.claude``): its device and inode numbers and its
-    real path, in the user cache (:func:`_made_folder_path`), where another process's ``hook uninstall`` finds it
-    (:func:`_made_folder_record`), the project left as it was: uninstall removes that folder left empty, and no other
-    (QA round 146-D F5: it removed any ``.claude`` left empty, one the user had made before the install too). Nothing
-    is written in the project. Not recorded (a cache that cannot be written), the folder is kept."""
+    """Record that ``hook install`` made ``folder`` (a project's ``.claude``): its device and inode numbers, its
+    change time as the install's write left it and its real path, in the user cache (:func:`_made_folder_path`),
+    where another process's ``hook uninstall`` finds it (:func:`_made_folder_record`), the project left as it was:
+    uninstall removes that folder left empty, and no other (QA round 146-D F5: it removed any ``.claude`` left empty,
+    one the user had made before the install too). A later install or uninstall that finds the record matching the
+    folder records its change time again after its own write; one that does not match is dropped
+    (:func:`_forget_made_folder`). Nothing is written in the project. Not recorded (a cache that cannot be written),
+    the folder is kept."""
     with contextlib.suppress(OSError, DreamdbError):
         st = os.lstat(folder)
         record = _made_folder_path(folder)
         record.parent.mkdir(parents=True, exist_ok=True)
         # (the path as bytes: a folder's name that is not UTF-8 is recorded as well)
-        record.write_bytes(f"{st.st_dev} {st.st_ino} ".encode() + os.fsencode(os.path.realpath(folder)))
+        record.write_bytes(f"{st.st_dev} {st.st_ino} {st.st_ctime_ns} ".encode() + os.fsencode(os.path.realpath(folder)))
+
+
+@contextlib.contextmanager
+def _keeping_made_folder(folder: Path):
+    """Within the block dreamdb adds or removes a file of ``folder`` (a probe of whether it can be written): if the
+    record of ``folder`` (:func:`_record_made_folder`) matched it before, it is made again after, with the folder's
+    new change time."""
+    ours = folder.name == ".claude" and _made_folder_record(folder) is not None
+    try:
+        yield
+    finally:
+        if ours:
+            _record_made_folder(folder)
+
+
+def _forget_made_folder(folder: Path) -> None:
+    """Drop the record of ``folder`` (:func:`_record_made_folder`) that no longer matches it: the folder is kept."""
+    with contextlib.suppress(OSError, DreamdbError):
+        _made_folder_path(folder).unlink()
 
 
 def _made_folder_record(folder: Path) -> Path | None:
-    """The record :func:`_record_made_folder` made of ``folder``, if it names this very folder (the same device and
-    inode numbers and real path: not one the user made again after it was removed); else ``None``."""
+    """The record :func:`_record_made_folder` made of ``folder``, if it names this very folder as dreamdb's last
+    write in it left it (the same device and inode numbers, change time and real path: not one the user made again
+    after it was removed, which the file system may give the same inode number, QA round 146-I F3; nor one changed
+    since by another program); else ``None``. A record of an earlier version (no change time) matches no folder: the
+    folder is kept, the failure always an empty folder left, never a user's folder removed."""
     try:
         record = _made_folder_path(folder)
-        dev, ino, real = record.read_bytes().split(b" ", 2)
+        dev, ino, ctime, real = record.read_bytes().split(b" ", 3)
         st = os.lstat(folder)
-        return record if (int(dev), int(ino), real) == (st.st_dev, st.st_ino, os.fsencode(os.path.realpath(folder))) \
-            else None
+        return record if ((int(dev), int(ino), int(ctime), real)
+                          == (st.st_dev, st.st_ino, st.st_ctime_ns, os.fsencode(os.path.realpath(folder)))) else None
     except (OSError, ValueError, DreamdbError):
         return None
 
@@ -1235,6 +1268,9 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     def edit() -> list[Path]:
         plans = [(path, *_without_our_hook(path, command)) for path in (settings_path(Path(project_dir)),
                                                                          settings_path(Path(project_dir), local=True))]
+        folder = plans[0][0].parent
+        # (whether install made .claude, told before anything is written or removed in it, which changes its time)
+        record = _made_folder_record(folder) if folder.name == ".claude" else None
         # (both backups and both files checked before either file is written: QA round 60 M3; QA round 144-B F1,
         # settings.json was rewritten or deleted, then a settings.local.json of mode 444 refused, exit 6)
         for path, data, old_raw in plans:
@@ -1242,6 +1278,7 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
                 _check_backup(path)
                 _check_writable_place(path)
         last = max((i for i, (_p, data, _r) in enumerate(plans) if data is not None), default=-1)
+        removed = False
         for i, (path, data, old_raw) in enumerate(plans):  # both files read and checked before either is written
             # (only the last change is recorded as the command's, done: an interruption between the two files is one
             # before it, 130, and uninstall run again removes the rest; QA round 111-A F4, "do not repeat it" said
@@ -1252,9 +1289,12 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
                 # kept as "{}": QA round 101-A F8)
                 _remove(path, old_raw, commit=i == last)
                 done.append(path)
+                removed = True
             elif data is not None:
                 _write(path, data, old_raw, commit=i == last)
                 done.append(path)
+        if removed:
+            _remove_made_folder(record, folder)
         return done
 
     with settings_lock(Path(project_dir)):

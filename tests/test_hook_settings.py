@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -180,6 +181,39 @@ def test_uninstall_keeps_a_claude_folder_the_user_had_before_the_install(tmp_pat
     (project / ".claude").mkdir()
     (tmp_path / "moved" / "settings.json").rename(project / ".claude" / "settings.json")
     assert uninstall_hook(project) is True and (project / ".claude").is_dir()
+
+
+def test_uninstall_keeps_a_claude_folder_the_user_made_again_with_the_inode_number_of_ours(tmp_path: Path):
+    """QA round 146-I F3: the record of the ``.claude`` folder install made named it by device, inode number and real
+    path, and a file system gives a folder made again after ``rm -rf`` the same inode number (ext4): install then
+    recorded nothing, and uninstall removed the user's own folder. The record holds the folder's change time as
+    dreamdb's last write in it left it, so a folder made since matches it no more, and install drops it; install
+    --local, and a probe of whether the folder can be written, keep the record of a folder install made."""
+    from dreamdb import hook_settings
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    install_hook(project)
+    record = hook_settings._made_folder_path(project / ".claude")
+    ino = os.lstat(project / ".claude").st_ino
+    shutil.rmtree(project / ".claude")
+    (project / ".claude").mkdir()  # the user's own folder
+    time.sleep(0.02)  # (another moment than the install's write, as a user's mkdir is)
+    new_ino = os.lstat(project / ".claude").st_ino
+    if new_ino != ino:  # (the file system gave another inode number: the record made as if it had given the same)
+        record.write_bytes(record.read_bytes().replace(f" {ino} ".encode(), f" {new_ino} ".encode(), 1))
+    install_hook(project)
+    assert uninstall_hook(project) is True
+    assert (project / ".claude").is_dir() and list((project / ".claude").iterdir()) == []
+    # a folder install made is removed, after a second install (--local) and a probe of the folder alike
+    (project / ".claude").rmdir()
+    install_hook(project)
+    time.sleep(0.02)
+    hook_settings._check_writable_place(settings_path(project))
+    install_hook(project, local=True)
+    assert sorted(p.name for p in (project / ".claude").iterdir()) == ["settings.json", "settings.local.json"]
+    assert uninstall_hook(project) is True
+    assert not (project / ".claude").exists() and not record.exists()
 
 
 def test_uninstall_removes_only_ours(tmp_path: Path):
