@@ -12,7 +12,7 @@ import shutil
 import threading
 import time
 import unicodedata
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -1425,11 +1425,11 @@ def test_update_with_a_naive_now_keeps_a_time_with_an_offset_one(vault: Path):
                     "---\nbody\n")
     update(vault, "aware", tags=["x"], now=datetime(2026, 9, 1, 23, 30, 15, 500))
     assert path.read_text() == ("---\ntitle: Aware\nupdated: 2026-09-01T23:30:15Z\n"
-                                "updated_at: '2026-09-01T23:30:15+00:00'\ntags:\n  - x\n---\nbody\n")
+                                "updated_at: '2026-09-01T23:30:15Z'\ntags:\n  - x\n---\nbody\n")  # (146-I F5: Z)
     update(vault, "aware", tags=["y"], now="2026-09-02T10:00:00+02:00")
     assert "updated: 2026-09-02T10:00:00+02:00\nupdated_at: '2026-09-02T10:00:00+02:00'\n" in path.read_text()
     update(vault, "aware", tags=["z"], now="2026-09-03 10:00")  # (a naive ISO string: UTC too)
-    assert "updated: 2026-09-03T10:00:00Z\nupdated_at: '2026-09-03T10:00:00+00:00'\n" in path.read_text()
+    assert "updated: 2026-09-03T10:00:00Z\nupdated_at: '2026-09-03T10:00:00Z'\n" in path.read_text()
 
 
 def test_update_keeps_a_quoted_date_time_in_any_form_a_date_time(vault: Path):
@@ -1438,12 +1438,33 @@ def test_update_keeps_a_quoted_date_time_in_any_form_a_date_time(vault: Path):
     day alone, in any ISO-8601 form of a day, stays a day."""
     path = vault / "knowledge" / "quoted.md"
     for old, new in (('"2026-01-01t10:00:00z"', '"2026-08-18T12:00:00+02:00"'),
-                     ('"2026-01-01 10:00:00"', '"2026-08-18T12:00:00+02:00"'),
+                     ('"2026-01-01 10:00:00"', '"2026-08-18T10:00:00"'),  # (no zone: UTC wall time, 146-I F5)
                      ('"20260101T100000Z"', '"2026-08-18T12:00:00+02:00"'),
                      ('"2026-01-01"', '"2026-08-18"'), ('"2026-w01-4"', '"2026-08-18"'), ('"soon"', '"2026-08-18"')):
         path.write_text(f"---\ntitle: Quoted\nupdated: {old}\n---\nbody\n")
         update(vault, "quoted", tags=["api"], now="2026-08-18T12:00:00+02:00")
         assert f"updated: {new}\n" in path.read_text(), (old, path.read_text())
+
+
+def test_update_writes_a_quoted_time_as_the_unquoted_one_of_its_form(vault: Path):
+    """QA round 146-I F5: a quoted ``updated`` without a zone (``"2026-08-18T10:00:00"``) got ``now`` with its
+    offset (``…-08:00`` in Los Angeles), where the unquoted one gets the UTC wall time without a zone, and a quoted
+    one with an offset got a naive ``now`` as ``…+00:00``, where the README says ``Z``. A quoted value is written
+    in the form the unquoted one is, quoted as it was."""
+    path = vault / "knowledge" / "quoted-forms.md"
+    naive, aware = datetime(2026, 9, 1, 23, 30, 15), datetime(2026, 9, 1, 16, 30, 15, tzinfo=timezone(-timedelta(hours=7)))
+    cases = [("'2026-08-18T10:00:00'", naive, "'2026-09-01T23:30:15'"),
+             ("'2026-08-18T10:00:00'", aware, "'2026-09-01T23:30:15'"),
+             ('"2026-08-18 10:00:00"', aware, '"2026-09-01T23:30:15"'),
+             ("2026-08-18T10:00:00", aware, "2026-09-01T23:30:15"),  # (unquoted: as before)
+             ('"2026-08-18T10:00:00+02:00"', naive, '"2026-09-01T23:30:15Z"'),
+             ('"2026-08-18T10:00:00Z"', naive, '"2026-09-01T23:30:15Z"'),
+             ('"2026-08-18T10:00:00+02:00"', aware, '"2026-09-01T16:30:15-07:00"'),
+             ("2026-08-18T10:00:00+02:00", naive, "2026-09-01T23:30:15Z")]
+    for old, now, new in cases:
+        path.write_text(f"---\ntitle: Quoted forms\nupdated: {old}\n---\nbody\n")
+        update(vault, "quoted-forms", description="edited", now=now)
+        assert f"updated: {new}\n" in path.read_text(), (old, now, path.read_text())
 
 
 def test_update_requires_something(vault: Path):

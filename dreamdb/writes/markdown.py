@@ -448,8 +448,10 @@ def _updated_value(old: Any, now: datetime) -> Any:
     just now was dated 8 h ahead and ``--since -1h`` missed it); a date is ``now``'s calendar date in its own zone,
     as :func:`~dreamdb.writes.changelog.remember` dates an entry and ``today`` reads it. A naive ``now`` is UTC, and
     written so where the value has an offset (QA round 146-F F1: a naive ``now`` wrote ``2026-09-01T23:30:00`` over
-    ``…+02:00``, the value's form lost for good)."""
-    from dreamdb.timeparse import as_utc
+    ``…+02:00``, the value's form lost for good). A quoted value (a string) is read alike: without a zone it gets the
+    UTC wall time without one, with an offset ``now`` with its offset, a naive ``now`` written ``…Z`` (QA round 146-I
+    F5: ``"2026-08-18T10:00:00"`` got the local time with its offset, ``…-08:00``, and a naive ``now`` ``…+00:00``)."""
+    from dreamdb.timeparse import as_utc, parse_instant
 
     if isinstance(old, datetime):
         if old.tzinfo:
@@ -458,7 +460,12 @@ def _updated_value(old: Any, now: datetime) -> Any:
     if isinstance(old, date):
         return now.date()
     if isinstance(old, str) and _is_date_time(old):
-        return _aware(now).replace(microsecond=0).isoformat()
+        utc_wall = as_utc(now).replace(microsecond=0, tzinfo=None).isoformat()
+        if parse_instant(old).tzinfo is None:  # (no zone: read as UTC, as the unquoted form)
+            return utc_wall
+        if now.tzinfo is None or now.utcoffset() is None:  # (a naive now is UTC)
+            return utc_wall + "Z"
+        return now.replace(microsecond=0).isoformat()
     return now.date().isoformat()
 
 
