@@ -1671,6 +1671,34 @@ def test_a_linked_note_whose_note_comes_back_is_indexed_again(tiny_vault):
     index.close()
 
 
+def test_a_linked_notes_folder_hidden_behind_a_link_is_seen_by_the_next_sync(tiny_vault, monkeypatch):
+    """QA round 146-I F6: a note linked to ``people/sub/q.md``, whose folder was then moved to ``people/.sub`` with a
+    link ``people/sub -> .sub`` in its place, stayed indexed ("0 added, 0 changed"), recall returning it while update
+    called it a link to an archived note, until a check or rebuild: the no-change check recorded no time of the
+    folders behind a link. It records those that hold the file a link leads to."""
+    from dreamdb.store import sync as S
+
+    monkeypatch.delenv("DREAMDB_INCLUDE_ARCHIVES", raising=False)
+    write_doc(tiny_vault, "knowledge/a.md", "hello\n")
+    write_doc(tiny_vault, "people/sub/q.md", "---\ntitle: Q\n---\nq person numbat\n")
+    (tiny_vault / "knowledge" / "l-q.md").symlink_to("../people/sub/q.md")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        time.sleep(0.05)  # (past the file system clock's tick: no folder's time is racy, the no-change check passes)
+        index.sync()
+        assert S._fast_unchanged(index.conn, tiny_vault, False) == 2
+        assert [h.doc_id for h in index.recall("numbat")] == ["knowledge/l-q"]
+        (tiny_vault / "people" / "sub").rename(tiny_vault / "people" / ".sub")
+        (tiny_vault / "people" / "sub").symlink_to(".sub")
+        report = index.sync()
+        assert report.removed == 1 and any(w.startswith("knowledge/l-q.md: skipped (a link to people/.sub/q.md, an"
+                                                        " archived note") for w in report.warnings), report.warnings
+        assert index.recall("numbat") == []
+        (tiny_vault / "people" / "sub").unlink()
+        (tiny_vault / "people" / ".sub").rename(tiny_vault / "people" / "sub")
+        assert [h.doc_id for h in index.recall("numbat")] == ["knowledge/l-q"]
+
+
 def test_the_file_system_clock_is_read_beside_the_index_and_orders_with_file_times(tiny_vault):
     from dreamdb.store.sync import CLOCK_FILE_NAME, file_system_clock
 

@@ -754,7 +754,9 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
     it becomes readable again, so the sync's no-change check (which compares these times) never passes while
     one is there, and the next walk finds what came back (QA round 63 H1). For a link to a note that does not
     exist, the nearest folder of the vault above where that note would be is recorded too (``people/``, which
-    dreamdb does not walk): the note's coming back changes that folder's time (QA round 63 H2).
+    dreamdb does not walk): the note's coming back changes that folder's time (QA round 63 H2); for one to a file
+    that exists, the folders of the vault that hold that file (``people/sub``, ``people``: one hidden behind a link
+    changes their times, QA round 146-I F6).
 
     Returns:
         list[SourceFile], sorted by path.
@@ -787,6 +789,24 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         except OSError:
             unscanned(rel_dir)
 
+    def watch_target(target_real: str) -> None:
+        """Record the times of the folders of the vault that hold the file a link leads to, up to the vault: one
+        renamed, made a link or hidden (``people/sub`` moved to ``people/.sub``) changes one of them, so the
+        no-change check walks the vault again and reads the link anew (QA round 146-I F6: it stayed indexed, and
+        recall returned it, until a check or rebuild)."""
+        if dirs is None:
+            return
+        folder = os.path.dirname(target_real)
+        while folder.startswith(vault_real + os.sep):
+            rel_dir = os.path.relpath(folder, vault_real).replace(os.sep, "/")
+            if rel_dir in dirs:
+                break  # (it and the folders above it are recorded)
+            try:
+                dirs[rel_dir] = folder_times(os.stat(folder))
+            except OSError:
+                unscanned(rel_dir)
+            folder = os.path.dirname(folder)
+
     def add(rel: str, entry_path: str, is_link: bool) -> None:
         cls = classify(rel)
         if cls is None:
@@ -810,6 +830,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if is_link and not os.path.realpath(entry_path).startswith(vault_real + os.sep):
             note(f"{rel}: skipped (symlink points outside the vault)")
             return
+        if is_link:
+            watch_target(os.path.realpath(entry_path))
         if is_link and _stat.S_ISREG(st.st_mode) and rel not in (MEMORY_FILE, CHANGELOG_FILE):
             # (the vault's own memory file and changelog, linked to a file elsewhere in the vault, are read as
             # themselves: the rule is a note's; QA round 146-I F1, core/CHANGELOG.json -> .shared/… dropped)
