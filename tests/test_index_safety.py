@@ -2430,17 +2430,24 @@ def test_a_new_index_under_a_file_size_limit_of_zero_names_the_limit(example_vau
     assert p.returncode == 4 and "ulimit -f" in p.stderr and "writable" not in p.stderr, p.stderr
 
 
-@pytest.mark.parametrize("module", ["dreamdb.embeddings.chunk", "dreamdb.embeddings.store", "dreamdb.hybrid",
-                                    "dreamdb.dedup"])  # (fusion: loaded by hybrid alone, after its check)
-def test_the_embedding_code_loaded_after_another_version_was_installed_is_refused(module):
+@pytest.mark.parametrize("module, first", [
+    ("dreamdb.embeddings.chunk", None), ("dreamdb.embeddings.store", None), ("dreamdb.hybrid", None),
+    ("dreamdb.dedup", None),  # (fusion: loaded by hybrid alone, after its check)
+    ("dreamdb.embeddings.model", "dreamdb.embeddings.locate"), ("dreamdb.embeddings.store", "dreamdb.embeddings.locate"),
+])
+def test_the_embedding_code_loaded_after_another_version_was_installed_is_refused(module, first):
     """QA round 132-E F1: a process running 0.3.11 loaded 0.3.12's chunker for its first hybrid query, after pip
     installed 0.3.12 under it, and recorded chunker 7 in an index of 0.3.11's format. The modules loaded when first
-    needed check the version on disk first."""
+    needed check the version on disk first. ``first``: a module loaded before the version changes, so the embeddings
+    package is loaded already (QA round 146-B F1: a first BM25 recall loads it, through the lexicon's lookup of
+    dreamdb's data folder, and the model's and the vectors' code, loaded by a later hybrid recall, came from another
+    version installed meanwhile: they check the version on disk themselves)."""
     script = textwrap.dedent(f"""
         import importlib, sys
         import dreamdb
         from dreamdb.reinstall import Reinstalled
-        assert {module!r} not in sys.modules and "dreamdb.embeddings" not in sys.modules
+        {f"import {first}" if first else ""}
+        assert {module!r} not in sys.modules and ({first!r} or "dreamdb.embeddings") {"in" if first else "not in"} sys.modules
         dreamdb.__version__ = "0.0.1"  # (what the files on disk say once pip installed another version)
         try:
             importlib.import_module({module!r})
@@ -2486,32 +2493,6 @@ def test_a_late_embedding_import_failing_after_another_version_was_installed_is_
     assert hits and {h.mode for h in hits} == {"bm25"}
     assert "embedding runtime not installed" in index.model_problem
     index.close()
-
-
-@pytest.mark.parametrize("module", ["dreamdb.embeddings.model", "dreamdb.embeddings.store"])
-def test_the_embedding_code_loaded_after_its_package_and_another_versions_install_is_refused(module):
-    """QA round 146-B F1: the embeddings package checks the version on disk when it is loaded, but a first BM25 recall
-    loads it (the lexicon's lookup of dreamdb's data folder): the model's and the vectors' code, loaded by a later
-    hybrid recall, came from another version installed meanwhile. They check the version on disk themselves."""
-    script = textwrap.dedent(f"""
-        import importlib, sys
-        import dreamdb
-        import dreamdb.embeddings.locate  # (as a first recall loads it)
-        from dreamdb.reinstall import Reinstalled
-        assert {module!r} not in sys.modules
-        dreamdb.__version__ = "0.0.1"  # (what the files on disk say once pip installed another version)
-        try:
-            importlib.import_module({module!r})
-        except Reinstalled as exc:
-            print("said:", exc.message)
-        dreamdb.__version__ = {dreamdb.__version__!r}
-        importlib.import_module({module!r})
-        print("loaded")
-    """)
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert p.returncode == 0, p.stderr
-    assert "said: dreamdb " in p.stdout and "which runs dreamdb 0.0.1" in p.stdout and "loaded" in p.stdout, p.stdout
 
 
 def test_a_vault_folder_replaced_by_a_file_is_gone_at_every_call(example_vault):
