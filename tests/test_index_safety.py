@@ -2558,7 +2558,9 @@ def _long_folder(base: Path, total: int) -> Path:
     need = total - len(os.fsencode(str(base)))
     folder = base
     while need > 0:
-        part = min(200, need - 1) if need - 1 > 0 else 1
+        part = min(200, need - 1)
+        if need - (part + 1) == 1:  # (a 1 byte left is no component: "/d" is 2; the base's length decides)
+            part -= 1
         folder = folder / ("d" * part)
         need -= part + 1
     folder.mkdir(parents=True, exist_ok=True)
