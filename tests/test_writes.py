@@ -1756,24 +1756,29 @@ def test_recall_id_with_suffix_names_its_file(twins: Path):
     assert kept.read_text() == (FOO_DEC if suffixed.startswith("knowledge/decisions") else FOO_TOP)
 
 
-def test_recall_id_without_an_index_is_the_files_and_one_of_none_creates_nothing(twins: Path):
-    """Without an index, a numbered id names the file the first sync will give it (path order: QA round 146-H F2;
-    before the numbering was a function of the files alone, none was guessed); one no file will have is not found,
-    and that refusal creates nothing."""
+def test_recall_id_without_an_index_is_refused_naming_its_file_and_creates_nothing(twins: Path):
+    """Without an index, a numbered id is refused, naming the file the first sync will give it (path order: QA round
+    146-H F2 said "No document" and a guess naming two; 146-K F1: taken as that file, a delete run twice deleted two
+    notes); one no file will have is not found; neither refusal creates anything."""
     with pytest.raises(NotFound):
         update(twins, "knowledge/foo-3", description="x")
-    assert not (twins / ".dreamdb").exists()
-    assert find_document(twins, "knowledge/foo-2") == ("knowledge", twins / "knowledge" / "foo.md")
-    update(twins, "knowledge/foo-2", description="x")
+    with pytest.raises(WriteRefused, match="will give it to knowledge/foo.md"):
+        update(twins, "knowledge/foo-2", description="x")
+    assert not (twins / ".dreamdb").exists() and "description" not in (twins / "knowledge" / "foo.md").read_text()
+    update(twins, "knowledge/foo.md", description="x")  # (its path, as the hint says)
     assert "description: x" in (twins / "knowledge" / "foo.md").read_text()
     assert _recall_ids(twins)["knowledge/foo.md"] == "knowledge/foo-2"
 
 
-def test_a_numbered_id_of_files_added_since_the_last_sync_is_the_one_the_sync_gives(twins: Path, tmp_path: Path):
+def test_a_numbered_id_of_files_added_since_the_last_sync_is_refused_naming_the_file_the_sync_gives_it(
+        twins: Path, tmp_path: Path):
     """QA round 146-H F2: ``update knowledge/foo-2`` of two files named foo.md added since the last sync said "No
-    document" (the index alone numbered ids), and its hint, knowledge/foo, named two documents; after any sync it
-    worked. README: an id depends only on the files, never on the order they were synced in. The id is now the one
-    the next sync gives (the sync's own numbering, dreamdb.store.sync.same_name_ids), and the report says it."""
+    document" (the index alone numbered ids), and its hint, knowledge/foo, named two documents. QA round 146-K F1:
+    taken as the file the next sync numbers so (dreamdb.store.sync.same_name_ids), ``delete knowledge/foo-2`` run twice
+    deleted two notes, the second the one the first delete's sync gave the id to. It is refused, naming that file."""
+    import subprocess
+    import sys
+
     aside = tmp_path / "aside"
     aside.mkdir()
     for rel in ("knowledge/foo.md", "knowledge/decisions/foo.md"):
@@ -1784,17 +1789,17 @@ def test_a_numbered_id_of_files_added_since_the_last_sync_is_the_one_the_sync_gi
     write_doc(twins, "knowledge/zz/foo-2.md", "---\ntitle: own name foo-2\n---\nits own\n")  # (skipped: foo-3)
     write_doc(twins, "knowledge/zz/foo.md", "---\ntitle: third foo\n---\nthird\n")
     assert find_document(twins, "knowledge/foo-2") == ("knowledge", twins / "knowledge" / "zz" / "foo-2.md")
-    assert find_document(twins, "knowledge/foo-3") == ("knowledge", twins / "knowledge" / "foo.md")
-    assert find_document(twins, "foo-4") == ("knowledge", twins / "knowledge" / "zz" / "foo.md")  # (a bare id too)
-    assert writes.doc_id_for(twins, "knowledge/foo-3") == "knowledge/foo-3"  # (update's and delete's report)
-    update(twins, "knowledge/foo-3", status="done")
-    assert "status: done" in (twins / "knowledge" / "foo.md").read_text()
-    assert "status" not in (twins / "knowledge" / "decisions" / "foo.md").read_text()
+    for slug, rel in (("knowledge/foo-3", "knowledge/foo.md"), ("foo-4", "knowledge/zz/foo.md")):  # (a bare id too)
+        with pytest.raises(WriteRefused) as exc:
+            find_document(twins, slug)
+        assert f"{slug} is no id of the index yet" in exc.value.message and f"will give it to {rel}." in \
+            exc.value.message and f"({rel})" in exc.value.hint, (exc.value.message, exc.value.hint)
+    assert writes.doc_id_for(twins, "knowledge/foo.md") == "knowledge/foo-3"  # (update's and delete's report, by path)
     with pytest.raises(NotFound):
         find_document(twins, "knowledge/foo-5")
     with pytest.raises(NotFound):
         find_document(twins, "thesis/foo-3")  # (of knowledge's files)
-    ids = _recall_ids(twins)  # the sync agrees
+    ids = _recall_ids(twins)  # the sync gives the ids the refusals named
     assert [ids[p] for p in ("knowledge/decisions/foo.md", "knowledge/foo.md", "knowledge/zz/foo-2.md",
                              "knowledge/zz/foo.md")] == ["knowledge/foo", "knowledge/foo-3", "knowledge/foo-2",
                                                          "knowledge/foo-4"]
@@ -1804,14 +1809,21 @@ def test_a_numbered_id_of_files_added_since_the_last_sync_is_the_one_the_sync_gi
     assert find_document(twins, "knowledge/foo-4") == ("knowledge", twins / "knowledge" / "zz" / "foo.md")
     with pytest.raises(NotFound):
         find_document(twins, "knowledge/foo-5")
-    # a file of that name the sync may not index (binary): the numbers cannot be told, so none is taken
+    # a file of that name the sync may not index (binary): the numbers cannot be told, so none is named
     write_doc(twins, "knowledge/a/bar.md", "x")
     (twins / "knowledge" / "a" / "bar.md").write_bytes(b"\x00binary")
     write_docs(twins, {"knowledge/b/bar.md": "b", "knowledge/c/bar.md": "c"})
     with pytest.raises(NotFound):
         find_document(twins, "knowledge/bar-2")
     (twins / "knowledge" / "a" / "bar.md").unlink()
-    assert find_document(twins, "knowledge/bar-2") == ("knowledge", twins / "knowledge" / "c" / "bar.md")
+    with pytest.raises(WriteRefused, match="will give it to knowledge/c/bar.md"):
+        find_document(twins, "knowledge/bar-2")
+    # the CLI: a delete by such an id, run twice, deletes nothing (146-K F1: b/bar.md, then c/bar.md)
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "--vault", str(twins), "delete", "knowledge/bar-2"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 6 and "will give it to knowledge/c/bar.md" in p.stderr, p.stderr
+    assert (twins / "knowledge" / "b" / "bar.md").exists() and (twins / "knowledge" / "c" / "bar.md").exists()
 
 
 def test_recall_id_never_leads_outside_the_vault(twins: Path, tmp_path: Path):

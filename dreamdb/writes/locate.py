@@ -595,6 +595,23 @@ def _numbered_by_files(vault: Path, doc_type: str | None, bare: str, slug: str) 
     return _document_at(vault, found[0])
 
 
+def _refuse_id_of_unseen_files(vault: Path, slug: str, path: Path) -> None:
+    """Refuse the numbered id ``slug`` of files the index has not seen, naming ``path``, the file the next sync gives
+    it (:func:`_numbered_by_files`): an id the index does not hold is no document's yet, and an edit by it, repeated
+    once a write removed that file, would take the file numbered after it (QA round 146-K F1: ``delete
+    knowledge/foo-2`` twice deleted ``b/foo.md``, then ``c/foo.md``); its path is one file whatever is removed. Said
+    rather than "No document" with a guess that names several (QA round 146-H F2).
+
+    Raises:
+        WriteRefused: always.
+    """
+    rel = path.relative_to(vault).as_posix()
+    raise WriteRefused(f"{slug} is no id of the index yet: the files it names were added since the last sync, which"
+                       f" will give it to {rel}. Nothing was changed.",
+                       hint=f"Pass the file's path to edit that file ({shlex_quote(rel)}), or run dreamdb sync first"
+                            " and use the id recall then prints.")
+
+
 def _renumbered(vault: Path, doc_id: str) -> tuple[str, str] | None:
     """``(vault-relative path, when as "YYYY-MM-DD HH:MM UTC")`` of the file ``doc_id`` named until a sync
     renumbered the files of its name within :data:`dreamdb.store.sync.RENUMBERED_GUARD_DAYS`, else ``None``
@@ -990,10 +1007,12 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
         # renumbered): say so, not "no such" with a guess (QA round 44: a bare name was pointed to another note)
         for t in (doc_type,) if doc_type else MARKDOWN_TYPES:
             _refuse_renumbered_away(vault, f"{t}/{bare}")
-        # a numbered id of files the index has not seen (added since the last sync): as the sync will number them
+        # a numbered id of files the index has not seen (added since the last sync): the file the sync will give it
+        # is named, not written (QA round 146-K F1: taken as that file, a delete by the id run twice deleted two
+        # notes, the second the one the first delete's sync gave the id to, with no record of it to refuse by)
         found = _numbered_by_files(vault, doc_type, bare, slug)
         if found is not None:
-            return found
+            _refuse_id_of_unseen_files(vault, slug, found[1])
         # names as the caller wrote theirs (type/name, or the bare name), of files dreamdb can write: UTF-8, no
         # control characters, not a link out of the vault (sync skips those too; QA round 37), each once
         pool = list(dict.fromkeys(
