@@ -1699,6 +1699,76 @@ def test_a_linked_notes_folder_hidden_behind_a_link_is_seen_by_the_next_sync(tin
         assert [h.doc_id for h in index.recall("numbat")] == ["knowledge/l-q"]
 
 
+def test_a_link_on_the_way_to_a_linked_note_retargeted_is_seen_by_the_next_sync(tiny_vault, tmp_path, monkeypatch):
+    """QA round 147-A F2: ``knowledge/chain.md -> ../misc/hop.md -> ../docs/q.md``, with ``misc/hop.md`` then made to
+    lead to a hard link of ``q.md`` in ``.trash`` (the same file, its stat unchanged), stayed indexed ("0 added, 0
+    changed, 1 unchanged"), recall returning it while update called it a link into ``.trash``, until a check: the
+    no-change check recorded the folders of the file a link leads to, not those of the links on the way (``misc/``,
+    the only one whose time changed). It records each of them: a file link's, a folder link's (``people/a/b -> ../c``),
+    and those of a chain that led out of the vault or to no file (retargeted to a note)."""
+    from dreamdb.store import sync as S
+
+    monkeypatch.delenv("DREAMDB_INCLUDE_ARCHIVES", raising=False)
+    write_doc(tiny_vault, "knowledge/a.md", "hello\n")
+    q = write_doc(tiny_vault, "docs/q.md", "---\ntitle: Q\n---\nq body numbat\n")
+    (tiny_vault / ".trash").mkdir()
+    os.link(q, tiny_vault / ".trash" / "q.md")
+    (tiny_vault / "misc").mkdir()
+    (tiny_vault / "misc" / "hop.md").symlink_to("../docs/q.md")
+    (tiny_vault / "knowledge" / "chain.md").symlink_to("../misc/hop.md")
+    p = write_doc(tiny_vault, "people/c/p.md", "---\ntitle: P\n---\np body wombat\n")
+    os.makedirs(tiny_vault / ".trash" / "c")
+    os.link(p, tiny_vault / ".trash" / "c" / "p.md")
+    (tiny_vault / "people" / "a").mkdir()
+    (tiny_vault / "people" / "a" / "b").symlink_to("../c")
+    (tiny_vault / "knowledge" / "folder-hop.md").symlink_to("../people/a/b/p.md")
+    outside = write_doc(tmp_path, "elsewhere/o.md", "---\ntitle: O\n---\no body quokka\n")
+    write_doc(tiny_vault, "docs/o.md", outside.read_text())
+    (tiny_vault / "misc" / "out.md").symlink_to(outside)
+    (tiny_vault / "knowledge" / "out.md").symlink_to("../misc/out.md")
+    write_doc(tiny_vault, "docs/l.md", "---\ntitle: L\n---\nl body wallaby\n")
+    (tiny_vault / "misc" / "late.md").symlink_to("../docs/none.md")  # (to a note that does not exist)
+    (tiny_vault / "knowledge" / "late.md").symlink_to("../misc/late.md")
+
+    def settled(index, files: int) -> None:
+        time.sleep(0.05)  # (past the file system clock's tick: no folder's time is racy, the no-change check passes)
+        index.sync()
+        assert S._fast_unchanged(index.conn, tiny_vault, False) == files
+
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+        settled(index, 3)
+        assert [h.doc_id for h in index.recall("numbat")] == ["knowledge/chain"]
+        assert [h.doc_id for h in index.recall("wombat")] == ["knowledge/folder-hop"]
+        assert index.recall("quokka") == []
+        (tiny_vault / "misc" / "hop.md").unlink()
+        (tiny_vault / "misc" / "hop.md").symlink_to("../.trash/q.md")
+        assert S._fast_unchanged(index.conn, tiny_vault, False) is None
+        report = index.sync()
+        assert (report.removed, report.unchanged) == (1, 2), report
+        assert "knowledge/chain.md: skipped (a link to .trash/q.md, in .trash, a trash, version or sync folder" \
+               " dreamdb never reads)" in report.warnings, report.warnings
+        assert index.recall("numbat") == []
+        settled(index, 2)
+        (tiny_vault / "people" / "a" / "b").unlink()
+        (tiny_vault / "people" / "a" / "b").symlink_to("../../.trash/c")
+        report = index.sync()
+        assert (report.removed, report.unchanged) == (1, 1), report
+        assert index.recall("wombat") == []
+        settled(index, 1)
+        (tiny_vault / "misc" / "out.md").unlink()
+        (tiny_vault / "misc" / "out.md").symlink_to("../docs/o.md")
+        report = index.sync()
+        assert (report.added, report.unchanged) == (1, 1), report
+        assert [h.doc_id for h in index.recall("quokka")] == ["knowledge/out"]
+        settled(index, 2)
+        (tiny_vault / "misc" / "late.md").unlink()
+        (tiny_vault / "misc" / "late.md").symlink_to("../docs/l.md")
+        report = index.sync()
+        assert (report.added, report.unchanged) == (1, 2), report
+        assert [h.doc_id for h in index.recall("wallaby")] == ["knowledge/late"]
+
+
 def test_the_file_system_clock_is_read_beside_the_index_and_orders_with_file_times(tiny_vault):
     from dreamdb.store.sync import CLOCK_FILE_NAME, file_system_clock
 

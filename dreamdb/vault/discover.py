@@ -494,6 +494,48 @@ def mergetool_copy(path: str) -> bool:
     return m is not None and os.path.lexists(path[:m.start()] + ".md")
 
 
+LINKS_FOLLOWED_MAX = 64
+"""Symbolic links :func:`link_folders` follows on one path at most: past the 40 Linux follows, so a chain the system
+gives up on (or a loop, which never ends) has its links' folders recorded all the same."""
+
+
+def link_folders(path: str) -> list[str]:
+    """The real paths of the folders holding each symbolic link met on the way to ``path``, in the order met, each once:
+    the link itself, each link it leads to (``knowledge/chain.md -> ../misc/hop.md -> ../docs/q.md``: ``knowledge`` and
+    ``misc``) and each folder link on the way (``a/b -> c``: ``a``). Retargeting one of them changes the time of the
+    folder that holds it, and only that one's; the file the path leads to can stay the same file (a hard link of it in
+    ``.trash``: QA round 147-A F2). Followed as the system does, component by component, past a missing file (up to
+    where it would be) and no further than :data:`LINKS_FOLLOWED_MAX` links (a loop)."""
+    held: list[str] = []
+    here = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    rest = [os.path.basename(path)]
+    followed = 0
+    while rest:
+        name = rest.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            here = os.path.dirname(here)
+            continue
+        step = os.path.join(here, name)
+        if not os.path.islink(step):
+            here = step
+            continue
+        followed += 1
+        if followed > LINKS_FOLLOWED_MAX:
+            break
+        try:
+            to = os.readlink(step)
+        except OSError:
+            break
+        if here not in held:
+            held.append(here)
+        if to.startswith(os.sep):
+            here = os.sep
+        rest[:0] = to.split(os.sep)
+    return held
+
+
 def link_target_no_note(vault_real: str, target_real: str, *, include_archives: bool = False) -> str | None:
     """Why the file a symbolic link in the vault leads to is no note dreamdb reads or edits as one, else ``None``.
 
@@ -789,14 +831,8 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         except OSError:
             unscanned(rel_dir)
 
-    def watch_target(target_real: str) -> None:
-        """Record the times of the folders of the vault that hold the file a link leads to, up to the vault: one
-        renamed, made a link or hidden (``people/sub`` moved to ``people/.sub``) changes one of them, so the
-        no-change check walks the vault again and reads the link anew (QA round 146-I F6: it stayed indexed, and
-        recall returned it, until a check or rebuild)."""
-        if dirs is None:
-            return
-        folder = os.path.dirname(target_real)
+    def watch_folders(folder: str) -> None:
+        """Record the times of ``folder`` (a real path) and of the folders above it, up to the vault."""
         while folder.startswith(vault_real + os.sep):
             rel_dir = os.path.relpath(folder, vault_real).replace(os.sep, "/")
             if rel_dir in dirs:
@@ -806,6 +842,21 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
             except OSError:
                 unscanned(rel_dir)
             folder = os.path.dirname(folder)
+
+    def watch_target(link_path: str, target_real: str | None = None) -> None:
+        """Record the times of the folders of the vault that hold the file a link leads to, up to the vault: one
+        renamed, made a link or hidden (``people/sub`` moved to ``people/.sub``) changes one of them, so the
+        no-change check walks the vault again and reads the link anew (QA round 146-I F6: it stayed indexed, and
+        recall returned it, until a check or rebuild). And those that hold each link on the way (:func:`link_folders`:
+        ``misc/`` of ``knowledge/chain.md -> ../misc/hop.md -> ../docs/q.md``): one retargeted changes only its own
+        folder's time (QA round 147-A F2: ``misc/hop.md`` led to a hard link of ``q.md`` in ``.trash`` instead, the
+        same file, and the note stayed indexed until a check)."""
+        if dirs is None:
+            return
+        for folder in link_folders(link_path):
+            watch_folders(folder)
+        if target_real is not None:
+            watch_folders(os.path.dirname(target_real))
 
     def add(rel: str, entry_path: str, is_link: bool) -> None:
         cls = classify(rel)
@@ -823,15 +874,17 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
                 note(f"{rel}: skipped (a link to {os.readlink(entry_path)}, which {what})")
                 if exc.errno == errno.ENOENT:
                     watch_missing(entry_path)
+                watch_target(entry_path)  # (a link on the way retargeted, or a loop mended: its folder's time)
             else:
                 note(f"{rel}: skipped ({exc.strerror or exc})")
                 unscanned(os.path.dirname(rel))  # (a folder made searchable again keeps its time)
             return
         if is_link and not os.path.realpath(entry_path).startswith(vault_real + os.sep):
             note(f"{rel}: skipped (symlink points outside the vault)")
+            watch_target(entry_path)  # (a link on the way retargeted into the vault: its folder's time)
             return
         if is_link:
-            watch_target(os.path.realpath(entry_path))
+            watch_target(entry_path, os.path.realpath(entry_path))
         if is_link and _stat.S_ISREG(st.st_mode) and rel not in (MEMORY_FILE, CHANGELOG_FILE):
             # (the vault's own memory file and changelog, linked to a file elsewhere in the vault, are read as
             # themselves: the rule is a note's; QA round 146-I F1, core/CHANGELOG.json -> .shared/… dropped)
