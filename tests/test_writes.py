@@ -1853,6 +1853,48 @@ def test_recall_id_to_a_file_deleted_since_is_not_found(twins: Path):
         delete(twins, "knowledge/foo-2")
 
 
+def test_deleting_a_numbered_id_twice_names_its_own_copy_never_another_notes(tiny_vault: Path):
+    """QA round 147-A F4: ``delete knowledge/n-2`` (``b/n.md``) run twice said "No document" the second time, with a
+    guess naming another note: its copy was looked for by the id's name, ``n-2``, which no file has. It is looked for by
+    the name of the file the index gives the id (gone since the last sync), and told by the bytes the index read from
+    it: never the copy of another note of that name deleted after it (``a/n.md``); none for a file removed by hand or
+    edited after the sync, whose copy cannot be told apart (the trash folder is named)."""
+    import dreamdb
+
+    for f in "abc":
+        write_doc(tiny_vault, f"knowledge/{f}/n.md", f"---\ntitle: {f}\n---\nbody {f}\n")
+    write_doc(tiny_vault, "knowledge/u.md", "---\ntitle: u\n---\nbody u\n")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+    kept_b = delete(tiny_vault, "knowledge/n-2")
+    kept_a = delete(tiny_vault, "knowledge/a/n.md")  # (a note of that name deleted after it: the newest copy named n.md)
+    assert kept_b.read_text() == "---\ntitle: b\n---\nbody b\n" and kept_a.name > kept_b.name
+    for typed in ("knowledge/n-2", "n-2"):
+        with pytest.raises(NotFound) as info:
+            delete(tiny_vault, typed)
+        assert info.value.exit_code == 7
+        assert info.value.message == (f"No document {typed!r} in the vault: it was deleted; its copy is"
+                                      f" {kept_b.relative_to(tiny_vault).as_posix()} (of knowledge/b/n.md).")
+        assert info.value.hint == "Move the copy back to knowledge/b/n.md to restore it, if that was a mistake."
+    with pytest.raises(NotFound) as info:  # (update says the same)
+        update(tiny_vault, "knowledge/n-2", append="x")
+    assert f"its copy is {kept_b.relative_to(tiny_vault).as_posix()} (of knowledge/b/n.md)" in info.value.message
+    (tiny_vault / "knowledge" / "c" / "n.md").unlink()  # removed by hand: no copy of its own, a's and b's not named
+    with pytest.raises(NotFound) as info:
+        delete(tiny_vault, "knowledge/n-3")
+    assert info.value.message == ("No document 'knowledge/n-3' in the vault: it named knowledge/c/n.md, which is no"
+                                  " longer there (deleted, moved or renamed since the last sync).")
+    assert info.value.hint == ("If dreamdb deleted it after an edit, its copy is in .dreamdb/trash/knowledge/, named"
+                               " <UTC time>-n.md (2 copies of that name are there, not told apart from another"
+                               " note's); else run dreamdb recall to find it.")
+    update(tiny_vault, "knowledge/u", append="edited after the sync")  # (its bytes are not the index's any more)
+    delete(tiny_vault, "knowledge/u")
+    with pytest.raises(NotFound) as info:
+        delete(tiny_vault, "knowledge/u")
+    assert "it named knowledge/u.md, which is no longer there" in info.value.message
+    assert "named <UTC time>-u.md (1 copy of that name is there" in info.value.hint
+
+
 # ---------------------------------------------------------------- tags
 
 

@@ -416,11 +416,11 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
                           " file's path (e.g. knowledge/notes.md) to say which one.")
 
 
-def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
-    """The newest copy :func:`delete` kept of a note named ``bare`` (of ``doc_type``, or any markdown type),
-    ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``, else ``None``; never :func:`update`'s copy of a previous
-    version (``…-<bare>.before-update.md``: QA round 63 M1, an older text an agent restoring it would have taken for
-    the note)."""
+def _trash_copies(vault: Path, doc_type: str | None, bare: str) -> list[Path]:
+    """The copies :func:`delete` kept of notes named ``bare`` (of ``doc_type``, or any markdown type),
+    ``<vault>/.dreamdb/trash/<type>/<UTC time>-<bare>.md``; never :func:`update`'s copy of a previous version
+    (``…-<bare>.before-update.md``: QA round 63 M1, an older text an agent restoring it would have taken for the
+    note)."""
     # <stamp>-<bare>.md or <stamp>-<n>-<bare>.md exactly (QA round 64 M2: "-note.md" matched "...-my-note.md")
     exact = re.compile(rf"\d{{8}}T\d{{12}}Z(?:-\d+)?-{re.escape(bare)}\.md")
     found = []
@@ -430,7 +430,58 @@ def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
             found += [p for p in folder.iterdir() if exact.fullmatch(p.name)]
         except OSError:
             continue
+    return found
+
+
+def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
+    """The newest copy :func:`delete` kept of a note named ``bare`` (:func:`_trash_copies`), else ``None``: by its
+    name alone, maybe another note's of that name (:func:`_deleted_copy` tells a file's own)."""
+    found = _trash_copies(vault, doc_type, bare)
     return max(found, key=lambda p: p.name) if found else None
+
+
+def _deleted_copy(vault: Path, doc_type: str, source: str) -> tuple[Path | None, int]:
+    """The copy :func:`delete` kept of ``source``, a file the index holds (of ``doc_type``) that is gone from the vault
+    since the last sync: one named for that file (``<UTC time>-<its name>``, :func:`_trash_copies`), made after the
+    index last saw it, whose bytes are the ones the index read from it (its ``sha256``), the newest such (one with its
+    modification time first, which the move keeps); with the number of copies of that name made since, told apart or
+    not. ``(None, n)`` when none is: never another note's copy of that name (QA round 147-A F4: ``knowledge/n-2``'s,
+    ``b/n.md``, was looked for by the id's name ``n-2``, none found; by the file's name alone it would have been
+    ``a/n.md``'s, deleted too), at the cost of a note edited after the sync (by ``update``), whose copy is not
+    named."""
+    rows = _index_rows(vault, "SELECT sha256, mtime_ns, synced_at, (SELECT value FROM meta WHERE key = 'last_sync')"
+                              " FROM files WHERE path = ?", [source])
+    if not rows:
+        return None, 0
+    sha, mtime_ns, *seen = rows[0]
+    since = ""
+    for when in seen:  # (the file was there when it was read, and at the last sync that wrote: its row stayed)
+        try:
+            since = max(since, datetime.fromisoformat(when).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S"))
+        except (TypeError, ValueError):
+            continue
+    from hashlib import sha256
+
+    from dreamdb.vault.discover import read_source
+
+    copies = [p for p in _trash_copies(vault, doc_type, source.rsplit("/", 1)[-1][:-3]) if p.name[:len(since)] >= since]
+    own = []
+    for p in copies:
+        try:
+            if sha256(read_source(p)).hexdigest() == sha:
+                own.append(p)
+        except OSError:  # (a link kept of a linked note, whose file is gone since)
+            continue
+    if not own:
+        return None, len(copies)
+
+    def same_time(p: Path) -> bool:
+        try:
+            return p.stat().st_mtime_ns == mtime_ns
+        except OSError:
+            return False
+
+    return max(own, key=lambda p: (same_time(p), p.name)), len(copies)
 
 
 def _other_vault(conn, vault: Path) -> str | None:
@@ -1035,7 +1086,26 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
                            hint="list and recall show a control character in a name as a symbol (a tab as ␉, a newline"
                                 " as ␊, ESC as ␛); dreamdb does not edit files with such names: rename the file"
                                 " without it (e.g. with mv), then retry.")
-        kept = _in_trash(vault, doc_type, bare)
+        indexed = _index_sources(vault, doc_type, bare)
+        if len(indexed) == 1 and not os.path.lexists(vault.joinpath(*indexed[0][1].split("/"))):
+            # the index's file of the id, gone since the last sync: its own copy, found by that file's name and the
+            # bytes the index read (QA round 147-A F4: knowledge/n-2's copy was looked for as "n-2", no file's name,
+            # and "No document" came with a guess naming another note)
+            t, source = indexed[0]
+            kept, named_so = _deleted_copy(vault, t, source)
+            if kept is not None:
+                raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
+                               f" {kept.relative_to(vault).as_posix()} (of {source}).",
+                               hint=f"Move the copy back to {source} to restore it, if that was a mistake.")
+            copies = "1 copy of that name is" if named_so == 1 else f"{named_so} copies of that name are"
+            raise NotFound(f"No document {slug!r} in the vault: it named {source}, which is no longer there (deleted,"
+                           " moved or renamed since the last sync).",
+                           hint=(f"If dreamdb deleted it after an edit, its copy is in"
+                                 f" {(_trash_root(vault) / t).relative_to(vault).as_posix()}/, named <UTC time>-"
+                                 f"{source.rsplit('/', 1)[-1]} ({copies} there, not told apart from another note's);"
+                                 " else run dreamdb recall to find it." if named_so else
+                                 "Run dreamdb recall to find it, if it was moved."))
+        kept = _in_trash(vault, doc_type, bare)  # (of an id the index does not hold: a note it never saw)
         if kept is not None:  # deleted by dreamdb (QA round 44: deleting twice said only "No document")
             raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
                            f" {kept.relative_to(vault).as_posix()}.",
