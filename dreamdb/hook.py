@@ -99,9 +99,9 @@ query), less those that are also words of a technical text: English ``may`` (the
 ``since``, ``within``, ``without``, ``inside``, ``near``, ``per``, ``via``, ``onto`` and ``behind`` (git's), the
 quantifiers; Turkish forms that are English words (``size``, ``bile``, ``eden``; QA round 101-A F2: "max file size"
 lost its ``size``; 102-A F2). The hook reads a prompt without them (:func:`without_function_words`; a word in capitals,
-``US``, is an acronym and stays, unless the whole prompt is in capitals: QA round 146-D F2): they say how something is
-asked, not what about, and a vault of technical notes holds them so rarely that one alone scored past the gate (QA
-round 100-B F1: "can you help us with this one" injected a note for ``us``, raw BM25 7.5; "could you do it for me"
+``US``, is an acronym and stays, unless the prompt is typed in capitals: QA rounds 146-D F2, 147-A F1): they say
+how something is asked, not what about, and a vault of technical notes holds them so rarely that one alone scored
+past the gate (QA round 100-B F1: "can you help us with this one" injected a note for ``us``, raw BM25 7.5; "could you do it for me"
 one for ``could``; "bize yardım eder misin" one for ``eder``). Recall itself keeps them (a query names its words)."""
 
 QUESTION_WORDS = frozenset("""what why how when where who whom whose which not never n't cannot
@@ -622,16 +622,29 @@ def _function_word_pattern() -> re.Pattern:
     return re.compile(rf"(?<![^\s,;!?(\[])(?:{alternatives})(?=$|[\s,;!?)\]]|[.:](?:\s|$))", re.IGNORECASE)
 
 
+def _typed_in_capitals(text: str) -> bool:
+    """Whether ``text`` (a prompt less its function words) is typed in capitals: most of its words of prose, a word of
+    two letters or more made of letters only and of a script with capitals, are all in capitals. A path, a file or
+    code name, a URL (``main.go``, ``app.py``, ``https://…``) is no word of prose, and a word or two in lower case
+    (a command, ``npm``) leave a prompt typed in capitals so (QA round 147-A F1: "CAN YOU HELP US WITH npm" was not
+    all capitals, and kept ``US``); a prompt whose words are half or more in lower case is a sentence naming acronyms
+    ("how do we use the AWS API for US")."""
+    words = [w for w in (w.strip("\"'`.,:;!?()[]{}<>«»“”‘’") for w in text.split())
+             if len(w) > 1 and w.isalpha() and w.lower() != w.upper()]
+    return 2 * sum(w.isupper() for w in words) > len(words)
+
+
 def without_function_words(text: str) -> str:
     """``text`` with each of :data:`FUNCTION_WORDS` (a word of the sentence, between spaces or sentence punctuation,
     in lower case or capitalised) replaced by a space: what the hook recalls for a prompt. A word in capitals
-    (``US``, an acronym) in a prompt whose other words are not all in capitals, words joined to others
-    (``us-east``, ``src/around/x.py``, ``others.py``, ``"whatever"``) and every other character are kept. In a
-    prompt typed in capitals (its letters, function words left out, all capitals) a word in capitals is no sign of
-    an acronym, and goes as its lowercase form does (QA round 146-D F2: "PLEASE FIX IT" injected notes for
-    ``please``, "CAN YOU HELP US" for ``us``, where "please fix it" printed nothing)."""
+    (``US``, an acronym) in a prompt not typed in capitals, words joined to others (``us-east``, ``src/around/x.py``,
+    ``others.py``, ``"whatever"``) and every other character are kept. In a prompt typed in capitals
+    (:func:`_typed_in_capitals`, its function words left out) a word in capitals is no sign of an acronym, and goes
+    as its lowercase form does (QA round 146-D F2: "PLEASE FIX IT" injected notes for ``please``, "CAN YOU HELP US"
+    for ``us``, where "please fix it" printed nothing; 147-A F1: so did "CAN YOU HELP US WITH npm", whose ``npm``
+    is in lower case)."""
     pattern = _function_word_pattern()
-    shouted = pattern.sub(" ", text).isupper()  # (str.isupper: some cased letter, and none in lower case)
+    shouted = _typed_in_capitals(pattern.sub(" ", text))
     return pattern.sub(lambda m: m.group(0) if not shouted and len(m.group(0)) > 1 and m.group(0).isupper()
                        else " ", text)
 

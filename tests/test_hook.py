@@ -1934,6 +1934,32 @@ def test_a_prompt_typed_in_capitals_is_read_without_its_function_words_too(tmp_p
     assert without_function_words("US 区域") == "US 区域"
 
 
+def test_a_prompt_in_capitals_naming_a_command_or_file_in_lower_case_is_still_read_as_in_capitals(tmp_path):
+    """QA round 147-A F1: a prompt was taken as typed in capitals only when every letter of it was a capital, so one
+    word in lower case, a command (``npm``), a file name (``main.go``), a URL, kept each function word in capitals as
+    an acronym: "CAN YOU HELP US WITH npm" injected a note for ``us``, where "can you help us with npm" printed
+    nothing. Most of its words of prose in capitals make a prompt typed in capitals; a sentence naming acronyms
+    keeps them."""
+    from dreamdb.hook import without_function_words
+
+    vault = filled_vault(tmp_path, {"knowledge/offsite.md": "---\ntitle: Offsite plan\n---\nThey host us in Izmir.\n"},
+                         fillers=40)
+    log = tmp_path / "h.log"
+    env = {"DREAMDB_HOOK_LOG": str(log), "DREAMDB_HOOK_VERBOSE": "1"}
+    for prompt in ("CAN YOU HELP US WITH npm", "can you help us with npm", "PLEASE CHECK IT FOR US (see main.go)",
+                   "COULD YOU OPEN https://example.com/docs FOR US"):
+        p = hook(payload(prompt, vault.parent), env)
+        assert p.returncode == 0 and p.stdout == b"", (prompt, p.stdout, log.read_text())
+    assert without_function_words("CAN YOU HELP US WITH npm").split() == ["CAN", "YOU", "HELP", "WITH", "npm"]
+    assert without_function_words("PLEASE CHECK IT FOR US (see main.go)").split() == ["CHECK", "IT", "FOR",
+                                                                                       "(see", "main.go)"]
+    assert without_function_words("FIX app.py FOR US").split() == ["FIX", "app.py", "FOR"]
+    # a sentence naming acronyms keeps them, however many it names
+    for kept in ("how do we use the AWS API for US", "is IT blocked for US users", "HELP US with npm",
+                 "AWS IAM roles for US"):
+        assert without_function_words(kept) == kept, kept
+
+
 def test_a_cwd_that_is_no_usable_path_is_said_so_not_logged_as_a_failure(tmp_path):
     """QA round 100-B F4: a payload's cwd that is a symlink loop, or a name too long for the system, was logged as
     "hook failed: RuntimeError … DREAMDB_DEBUG=1 prints the traceback", the words of a bug."""
