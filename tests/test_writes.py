@@ -1437,10 +1437,11 @@ def test_update_keeps_a_quoted_date_time_in_any_form_a_date_time(vault: Path):
     space for ``T`` was taken for a day alone, and an update wrote the calendar date there, the time lost; a quoted
     day alone, in any ISO-8601 form of a day, stays a day."""
     path = vault / "knowledge" / "quoted.md"
-    for old, new in (('"2026-01-01t10:00:00z"', '"2026-08-18T12:00:00+02:00"'),
-                     ('"2026-01-01 10:00:00"', '"2026-08-18T10:00:00"'),  # (no zone: UTC wall time, 146-I F5)
-                     ('"20260101T100000Z"', '"2026-08-18T12:00:00+02:00"'),
-                     ('"2026-01-01"', '"2026-08-18"'), ('"2026-w01-4"', '"2026-08-18"'), ('"soon"', '"2026-08-18"')):
+    # (each in its own form since 147-A F5)
+    for old, new in (('"2026-01-01t10:00:00z"', '"2026-08-18t12:00:00+02:00"'),
+                     ('"2026-01-01 10:00:00"', '"2026-08-18 10:00:00"'),  # (no zone: UTC wall time, 146-I F5)
+                     ('"20260101T100000Z"', '"20260818T120000+0200"'),
+                     ('"2026-01-01"', '"2026-08-18"'), ('"2026-w01-4"', '"2026-w34-2"'), ('"soon"', '"2026-08-18"')):
         path.write_text(f"---\ntitle: Quoted\nupdated: {old}\n---\nbody\n")
         update(vault, "quoted", tags=["api"], now="2026-08-18T12:00:00+02:00")
         assert f"updated: {new}\n" in path.read_text(), (old, path.read_text())
@@ -1455,7 +1456,7 @@ def test_update_writes_a_quoted_time_as_the_unquoted_one_of_its_form(vault: Path
     naive, aware = datetime(2026, 9, 1, 23, 30, 15), datetime(2026, 9, 1, 16, 30, 15, tzinfo=timezone(-timedelta(hours=7)))
     cases = [("'2026-08-18T10:00:00'", naive, "'2026-09-01T23:30:15'"),
              ("'2026-08-18T10:00:00'", aware, "'2026-09-01T23:30:15'"),
-             ('"2026-08-18 10:00:00"', aware, '"2026-09-01T23:30:15"'),
+             ('"2026-08-18 10:00:00"', aware, '"2026-09-01 23:30:15"'),  # (its space kept: 147-A F5)
              ("2026-08-18T10:00:00", aware, "2026-09-01T23:30:15"),  # (unquoted: as before)
              ('"2026-08-18T10:00:00+02:00"', naive, '"2026-09-01T23:30:15Z"'),
              ('"2026-08-18T10:00:00Z"', naive, '"2026-09-01T23:30:15Z"'),
@@ -1465,6 +1466,47 @@ def test_update_writes_a_quoted_time_as_the_unquoted_one_of_its_form(vault: Path
         path.write_text(f"---\ntitle: Quoted forms\nupdated: {old}\n---\nbody\n")
         update(vault, "quoted-forms", description="edited", now=now)
         assert f"updated: {new}\n" in path.read_text(), (old, now, path.read_text())
+
+
+def test_update_keeps_the_form_of_an_updated_value_and_writes_no_quotes_it_had_not(vault: Path):
+    """QA round 147-A F5: an ``updated`` in a form YAML reads as text (basic ``20260818T100000Z``, minutes alone,
+    an ordinal or week date, a lowercase ``t`` or ``z``, an offset ``-0700``) was rewritten in the extended form in
+    new single quotes (``'2026-12-07T02:02:34+00:00'``), its ``Z`` made ``+00:00``, and a quoted
+    ``"2026-08-18 10:00"`` became ``"…T…:SS"``. The value is written in its own form, quoted only if it was, and
+    the index reads it as the time of the update."""
+    import yaml
+
+    from dreamdb.timeparse import parse_date_value
+
+    path = vault / "knowledge" / "forms.md"
+    utc = datetime(2026, 12, 7, 2, 2, 34, 500, tzinfo=timezone.utc)  # (the local clock of a machine in UTC)
+    la = datetime(2026, 12, 6, 18, 2, 34, tzinfo=timezone(-timedelta(hours=8)))  # (the same instant, Los Angeles)
+    cases = [("20260818T100000Z", utc, "20261207T020234Z"),
+             ("2026-08-18T10:00Z", utc, "2026-12-07T02:02Z"),
+             ("2026-08-18T10:00Z", la, "2026-12-06T18:02-08:00"),
+             ("2026-W34-2", utc, "2026-W50-1"),
+             ("2026-W34-2", la, "2026-W49-7"),  # (the local day, as a date alone is)
+             ("2026-230T10:00Z", utc, "2026-341T02:02Z"),
+             ("2026-08-18t10:00:00z", utc, "2026-12-07t02:02:34z"),
+             ("2026-08-18T10:00:00-0700", la, "2026-12-06T18:02:34-0800"),
+             ("2026-08-18T10:00:00-0700", utc, "2026-12-07T02:02:34+0000"),
+             ("2026-08-18 10:00", la, "2026-12-07 02:02"),  # (no zone: the UTC wall time)
+             ('"2026-08-18 10:00"', la, '"2026-12-07 02:02"'),
+             ("'2026-08-18T10:00:00Z'", utc, "'2026-12-07T02:02:34Z'"),
+             ("2026-08-18t10:00:00Z", utc, "2026-12-07t02:02:34Z"),  # (a YAML timestamp: its t kept)
+             ("2026-08-18 10:00:00 +02:00", la, "2026-12-06 18:02:34 -08:00"),
+             ("2026-08-18T10:00Z  # edited by hand", utc, "2026-12-07T02:02Z  # edited by hand")]
+    for old, now, new in cases:
+        path.write_text(f"---\ntitle: Forms\nupdated: {old}\n---\nbody\n")
+        update(vault, "forms", tags=["q"], now=now)
+        text = path.read_text()
+        assert f"\nupdated: {new}\n" in text, (old, now, text)
+        written = yaml.safe_load(text.split("---")[1])["updated"]
+        instant = parse_date_value(written)
+        if len(new.strip("'\"")) <= 10:  # (a day alone: the local date)
+            assert instant.date() == now.date(), (old, now, written)
+        else:  # (to the minute or the second, as the form writes it)
+            assert abs(instant - utc).total_seconds() < 60, (old, now, written)
 
 
 def test_update_requires_something(vault: Path):

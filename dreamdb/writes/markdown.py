@@ -205,12 +205,65 @@ def _scalar(value: Any) -> str:
     return dumped[1:-1]
 
 
+_DATE_TIME_FORM = re.compile(r"""
+    \s* \d{4} (?P<dash>-?) (?: (?P<week>[wW]) \d\d (?P=dash) \d | \d\d (?P=dash) \d\d | (?P<ordinal>\d{3}) )  # day
+    (?: (?P<sep>[Tt]|[ \t]+) \d\d? (?: (?P<colon>:?) \d\d (?: (?P=colon) (?P<seconds>\d\d) (?:[.,]\d+)? )? )?  # time
+        (?P<zone> [ \t]* (?: (?P<z>[Zz]) | [-+] \d\d (?: (?P<offset_colon>:?) (?P<offset_minutes>\d\d) )? ) )?  # zone
+    )?""", re.VERBOSE)
+"""The form of an ISO-8601 day or date and time as frontmatter writes it (the forms the index reads,
+:func:`dreamdb.timeparse.parse_instant`): the day as a calendar date, an ordinal date or a week date, with dashes or
+without; the time's separator (``T``, ``t`` or spaces), its colons or none, its seconds or none; its zone (``Z``,
+``z``, an offset with a colon, without one, or hours alone). :func:`_in_form` writes a new value in it."""
+
+
+def _in_form(value: date, form: re.Match) -> str:
+    """``value`` (a date, or a datetime naive or with its offset) written in the ``form`` of an old value
+    (:data:`_DATE_TIME_FORM`): ``2026-W34-2``, ``2026-230T10:00Z``, ``20260818T100000Z``, ``2026-08-18 10:00``,
+    ``2026-08-18T10:00:00-0700``. A time is written to the minute at least, to the second where the form has seconds
+    (without a fraction). A time in UTC is written with the form's ``Z``, or ``Z`` where the form has an offset with a
+    colon or of hours alone (``+02:00``, ``+02``: a YAML timestamp either way), ``+0000`` where it has one without a
+    colon (``-0700``: text to YAML either way); another offset in the form's (``Z``'s: ``+02:00``, or ``+0200`` beside
+    a time without colons)."""
+    dash = form["dash"]
+    if form["week"]:
+        year, week, weekday = value.isocalendar()
+        text = f"{year:04d}{dash}{form['week']}{week:02d}{dash}{weekday}"
+    elif form["ordinal"]:
+        text = f"{value.year:04d}{dash}{value.timetuple().tm_yday:03d}"
+    else:
+        text = f"{value.year:04d}{dash}{value.month:02d}{dash}{value.day:02d}"
+    if form["sep"] is None or not isinstance(value, datetime):
+        return text
+    colon = form["colon"] if form["colon"] is not None else dash and ":"  # (an hour alone, T10Z: as the day)
+    text += f"{form['sep']}{value.hour:02d}{colon}{value.minute:02d}"
+    if form["seconds"]:
+        text += f"{colon}{value.second:02d}"
+    offset = value.utcoffset()
+    if offset is None or form["zone"] is None:
+        return text
+    space = form["zone"][:len(form["zone"]) - len(form["zone"].lstrip(" \t"))]
+    if not offset and (form["z"] or form["offset_colon"] != ""):
+        return text + space + (form["z"] or "Z")
+    minutes = int(offset.total_seconds()) // 60
+    hours, minutes = divmod(abs(minutes), 60)
+    sign = "-" if offset.total_seconds() < 0 else "+"
+    if form["offset_minutes"] is None and not form["z"] and not minutes:  # (+02)
+        return f"{text}{space}{sign}{hours:02d}"
+    sep = form["offset_colon"] if form["offset_minutes"] is not None else colon  # (Z, +02: as the time, +02:00, +0200)
+    return f"{text}{space}{sign}{hours:02d}{sep}{minutes:02d}"
+
+
 def _timestamp(value: date, old_text: str) -> str:
     """A date or datetime as the plain YAML timestamp PyYAML reads back to the same value
-    (``2026-08-18``, ``2026-08-18 10:00:00``, ``2026-08-18T10:00:00Z``), with a ``T`` between date
-    and time when the old value had one (a flow dump would write ``!!timestamp '…'``)."""
+    (``2026-08-18``, ``2026-08-18 10:00:00``, ``2026-08-18T10:00:00Z``), in the form of the old value when that was a
+    timestamp (:func:`_in_form`: ``t`` or ``T`` or a space between date and time, ``Z`` or an offset, an offset's
+    form; QA round 147-A F5), else with a ``T`` between date and time when the old value had one (a flow dump would
+    write ``!!timestamp '…'``)."""
     if not isinstance(value, datetime):
         return value.isoformat()
+    form = _DATE_TIME_FORM.match(old_text)
+    if form and form["seconds"] and (form["zone"] is None) == (value.utcoffset() is None):
+        return _in_form(value, form)
     sep = "T" if re.match(r"\d{4}-\d\d-\d\dT", old_text) or value.tzinfo else " "
     text = value.isoformat(sep=sep)
     return text[:-6] + "Z" if text.endswith("+00:00") else text
@@ -285,12 +338,27 @@ def _render_value(key: str, value: Any, old: list[str], newline: str) -> list[st
                 and "  " not in value):
             lines = _wrap(value, 80 - len(cont_indent))
             return [f"{key}: >-{newline}"] + [f"{cont_indent}{ln}{newline}" for ln in lines]
+    if isinstance(value, str) and old and after_colon and after_colon[:1] not in ('"', "'") \
+            and _DATE_TIME_FORM.fullmatch(value) and _plain_reads_as(key, value, newline):
+        # (a date and time that YAML reads as text, 2026-08-18T10:00Z, was plain: it stays plain, where _scalar's flow
+        # dump quotes a text holding a colon, QA round 147-A F5)
+        return [f"{key}: {value}{newline}"]
     if isinstance(value, str) and old and after_colon[:1] in ('"', "'") and "\n" not in value:
         if after_colon[:1] == '"':
             return [f"{key}: {json.dumps(value, ensure_ascii=False)}{newline}"]
         if not any(ord(c) < 32 for c in value):
             return [f"{key}: '" + value.replace("'", "''") + f"'{newline}"]
     return [f"{key}: {_scalar(value)}{newline}"]
+
+
+def _plain_reads_as(key: str, value: str, newline: str) -> bool:
+    """Whether ``key: value``, ``value`` written plain (unquoted), reads back as ``value``, a string."""
+    import yaml
+
+    try:
+        return (_load(f"{key}: {value}{newline}") or {}).get(key) == value
+    except (yaml.YAMLError, ValueError, OverflowError, AttributeError):
+        return False
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -442,15 +510,16 @@ def _rewritten_scalars(before: str, after: str, *, skip: set[str]) -> tuple[str,
 
 
 def _updated_value(old: Any, now: datetime) -> Any:
-    """The new value of an ``updated``/``updated_at`` key that was ``old``, for the clock ``now``, of ``old``'s type:
-    an aware datetime stays ``now`` with its offset; a naive one is ``now``'s UTC wall time, as the index reads a
-    time without a zone as UTC (QA round 145-E F1: the local wall time was written, so in Los Angeles a note updated
-    just now was dated 8 h ahead and ``--since -1h`` missed it); a date is ``now``'s calendar date in its own zone,
-    as :func:`~dreamdb.writes.changelog.remember` dates an entry and ``today`` reads it. A naive ``now`` is UTC, and
-    written so where the value has an offset (QA round 146-F F1: a naive ``now`` wrote ``2026-09-01T23:30:00`` over
-    ``…+02:00``, the value's form lost for good). A quoted value (a string) is read alike: without a zone it gets the
-    UTC wall time without one, with an offset ``now`` with its offset, a naive ``now`` written ``…Z`` (QA round 146-I
-    F5: ``"2026-08-18T10:00:00"`` got the local time with its offset, ``…-08:00``, and a naive ``now`` ``…+00:00``)."""
+    """The new value of an ``updated``/``updated_at`` key that was ``old``, for the clock ``now``, of ``old``'s type
+    and in its form: a time with a zone (``Z`` or an offset) is ``now`` with its offset (UTC written in the value's
+    ``Z``); a naive one is ``now``'s UTC wall time, as the index reads a time without a zone as UTC (QA round 145-E
+    F1: the local wall time was written, so in Los Angeles a note updated just now was dated 8 h ahead and ``--since
+    -1h`` missed it); a date is ``now``'s calendar date in its own zone, as :func:`~dreamdb.writes.changelog.remember`
+    dates an entry and ``today`` reads it. A naive ``now`` is UTC, and written so where the value has an offset (QA
+    round 146-F F1: a naive ``now`` wrote ``2026-09-01T23:30:00`` over ``…+02:00``, the value's form lost for good).
+    A string (a quoted value, or a form YAML reads as no timestamp: ``20260818T100000Z``, ``2026-08-18T10:00Z``,
+    ``2026-W34-2``) is read alike (QA round 146-I F5) and written in its own form (:func:`_in_form`; QA round 147-A
+    F5: every such form was written ``2026-12-07T02:02:34+00:00``, quoted where it was not, its ``Z`` lost)."""
     from dreamdb.timeparse import as_utc, parse_instant
 
     if isinstance(old, datetime):
@@ -459,13 +528,18 @@ def _updated_value(old: Any, now: datetime) -> Any:
         return as_utc(now).replace(microsecond=0, tzinfo=None)
     if isinstance(old, date):
         return now.date()
+    form = _DATE_TIME_FORM.fullmatch(old) if isinstance(old, str) else None
     if isinstance(old, str) and _is_date_time(old):
-        utc_wall = as_utc(now).replace(microsecond=0, tzinfo=None).isoformat()
         if parse_instant(old).tzinfo is None:  # (no zone: read as UTC, as the unquoted form)
-            return utc_wall
-        if now.tzinfo is None or now.utcoffset() is None:  # (a naive now is UTC)
-            return utc_wall + "Z"
-        return now.replace(microsecond=0).isoformat()
+            new = as_utc(now).replace(microsecond=0, tzinfo=None)
+        else:  # (a naive now is UTC)
+            new = _aware(now).replace(microsecond=0)
+        if form and form["sep"] is not None:
+            return _in_form(new, form)
+        text = new.isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    if form:  # (a day in its form: 2026-W34-2, 2026-230, 20260818)
+        return _in_form(now.date(), form)
     return now.date().isoformat()
 
 
