@@ -196,21 +196,23 @@ def same_named(conn, title: str) -> list[str]:
     spaces and punctuation folded), is ``title`` made a slug, or, when ``title`` is written as a doc_id or a path,
     the file name it ends with (without ``.md``) made one; in doc_id order. ``title`` is read so when it ends with
     ``.md`` (``recall-engine-v2.md``, ``knowledge/x.md``) or its part before the first ``/`` is a document type
-    or a top folder of the vault's indexed files (``knowledge/x``, ``feature/x``, ``core/x``; any case): a title
-    with a ``/`` of its own (``Why we use a reverse proxy/server``, ``TCP/IP``) is a title, and QA round 145-F F3
-    found it named the note ``server``. QA round 74 F11: a candidate titled ``sleep-consolidation`` or ``Linked
+    (any of :data:`~dreamdb.vault.discover.DOCUMENT_TYPES`, held by the vault or not: QA round 147-B F2 found
+    ``bookmark/x`` read as a title in a vault without bookmarks, where ``insight/x`` named the note ``x``) or a top
+    folder of the vault's indexed files (``knowledge/x``, ``feature/x``, ``core/x``; any case): a title with a ``/``
+    of its own (``Why we use a reverse proxy/server``, ``TCP/IP``) is a title, and QA round 145-F F3 found it named
+    the note ``server``. QA round 74 F11: a candidate titled ``sleep-consolidation`` or ``Linked
     repos`` was CREATE beside the very notes of that name, the title alone reaching cosines of 0.88–0.90 (under
     REVIEW's 0.91). QA round 143-C F1: the id's slug was compared, so of two files named ``notes.md`` the second
     (``knowledge/notes-2``) was left out, and ``--title notes-2`` named it."""
     if not title or not title.strip():
         return []
     from dreamdb.store.sync import NAMED_BY_SECTION, natural_doc_id
+    from dreamdb.vault.discover import DOCUMENT_TYPES
 
     rows = conn.execute("SELECT doc_id, type, source_path, title FROM documents WHERE type != 'changelog'").fetchall()
     name = title.strip()
     if name.lower().endswith(".md") or ("/" in name and name.split("/", 1)[0].lower() in (
-            {doc_type.lower() for _d, doc_type, _p, _t in rows}
-            | {path.split("/", 1)[0].lower() for _d, _t, path, _t2 in rows if "/" in path})):
+            set(DOCUMENT_TYPES) | {path.split("/", 1)[0].lower() for _d, _t, path, _t2 in rows if "/" in path})):
         name = name.rsplit("/", 1)[-1]  # (a doc_id or a path: knowledge/recall-engine-v2, recall-engine-v2.md)
         name = name[:-3] if name.lower().endswith(".md") else name
     wanted = {w for w in (_slug(title), _slug(name)) if w != "section"}

@@ -799,6 +799,33 @@ def test_a_title_with_a_slash_is_read_as_a_doc_id_or_path_only_when_written_as_o
 
 @pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
                     reason="the SQLite driver cannot load sqlite-vec")
+def test_a_title_beginning_with_any_document_type_is_read_as_a_doc_id(tmp_path):
+    """QA round 147-B F2: ``--title bookmark/release-checklist`` was CREATE, no same title, beside
+    ``knowledge/release-checklist``, where ``insight/release-checklist`` was REVIEW naming it: the document types a
+    title may begin with were those the vault held. Any document type is read so (docs/json.md, same_title)."""
+    from dreamdb.dedup import same_named
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge" / "a").mkdir(parents=True)
+    (vault / "knowledge" / "release-checklist.md").write_text("---\ntitle: Release checklist\n---\nTag, build.\n")
+    (vault / "knowledge" / "notes.md").write_text("---\ntitle: Meeting notes\n---\nMonday.\n")
+    (vault / "knowledge" / "a" / "notes.md").write_text("---\ntitle: Bread notes\n---\nFlour.\n")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    with index:
+        conn = index.conn
+        assert {r[0] for r in conn.execute("SELECT DISTINCT type FROM documents")} == {"knowledge"}
+        for doc_type in ("insight", "bookmark", "feature", "task", "thesis", "Objective", "memory"):
+            assert same_named(conn, f"{doc_type}/release-checklist") == ["knowledge/release-checklist"], doc_type
+            assert same_named(conn, f"{doc_type}/notes") == ["knowledge/notes", "knowledge/notes-2"], doc_type
+        assert same_named(conn, "bookmarks/notes") == same_named(conn, "draft/notes") == []  # (no type: a title)
+        named = dedup(index, emb, title="bookmark/release-checklist", description="Other words", log=False)
+        assert named.verdict == "REVIEW" and named.same_title == ["knowledge/release-checklist"], named.as_dict()
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
 def test_a_retitled_draft_with_changed_text_is_not_said_to_add_no_text(tmp_path):
     """QA round 145-F F4: a draft under another title that changed "must always run in the background" to "must not
     run" was REVIEW, "only the title differs (it begins each chunk), and that chunk without it is the note's: the
