@@ -231,6 +231,33 @@ def test_symlinked_folders_are_not_followed_and_say_so(tiny_vault, tmp_path):
     assert not {d.split("/")[0] for d in _docs(index)} & {"memory", "changelog", "objective"}
 
 
+def test_a_linked_folder_dreamdb_reads_is_named_with_nothing_behind_it(tiny_vault, tmp_path):
+    """QA round 147-B F4: ``core`` (or ``lab``) linked to an empty folder was not named by the sync, where a link to
+    the same folder inside ``knowledge/`` was: ``core`` was named only once its folder held CHANGELOG.json or
+    ``objectives/``. A link to a file or to nothing is no folder, and is not named."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    write_doc(tiny_vault, "knowledge/n.md", "---\ntitle: N\n---\notter\n")
+    for name in ("core", "lab", "knowledge/emptylink"):
+        os.symlink(empty, tiny_vault / name)
+    os.symlink(tmp_path / "nowhere", tiny_vault / "theses")
+    (tmp_path / "afile").write_text("x")
+    os.symlink(tmp_path / "afile", tiny_vault / "state")
+    with dreamdb.open(tiny_vault) as index:
+        warnings = index.sync().warnings
+        assert sorted(w for w in warnings if "symlinked" in w) == [
+            f"{rel}: skipped (a symlinked folder; dreamdb does not follow folder links)"
+            for rel in ("core", "knowledge/emptylink", "lab")], warnings
+        assert not [w for w in warnings if w.startswith(("theses", "state"))], warnings
+        assert _docs(index) == {"knowledge/n"}
+        (empty / "CHANGELOG.json").write_text('[{"date": "2026-01-01", "type": "note", "description": "otter"}]')
+        (empty / "objectives").mkdir()
+        warnings = index.sync(force=True).warnings
+        assert [w for w in warnings if w.startswith("core")] == [
+            "core: skipped (a symlinked folder; dreamdb does not follow folder links)"], warnings
+        assert _docs(index) == {"knowledge/n"}
+
+
 def test_a_folder_link_named_as_a_note_is_skipped_saying_so(tiny_vault):
     """QA round 144-E F2: a symlinked folder whose name ends in .md (``knowledge/ppl.md -> ../people``,
     ``knowledge/sublink.md -> sub.md``, a folder) was dropped without a word, even by sync --force, where one of

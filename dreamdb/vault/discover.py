@@ -996,18 +996,21 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
 
     said_links: set[str] = set()
 
-    def followed(rel: str) -> bool:
-        """Whether no folder on the way to ``rel`` (``rel`` included) is a symlink (:func:`folder_link`), else False,
-        with one warning naming the link: ``core`` for the memory file, the changelog and ``core/objectives`` alike
-        (QA round 144-E F3: a linked ``core`` was followed for the memory file, and ``core/objectives`` was named)."""
+    def linked(rel: str) -> bool:
+        """Whether a folder on the way to ``rel`` (``rel`` included) is a symlink (:func:`folder_link`), so not
+        followed; one that leads to a folder is named by one warning, ``core`` for the memory file, the changelog and
+        ``core/objectives`` alike (QA round 144-E F3: a linked ``core`` was followed for the memory file, and
+        ``core/objectives`` was named), whether or not anything dreamdb reads is behind it (QA round 147-B F4: a
+        linked ``core`` was named only once its folder held ``CHANGELOG.json`` or ``objectives/``, where a link
+        inside a walked folder always is). A link to a file or to nothing is no folder: not named."""
         link = folder_link(vault, rel)
-        if link is not None and link not in said_links:
+        if link is not None and link not in said_links and os.path.isdir(os.path.join(vault, link)):
             said_links.add(link)
             note(f"{link}: {FOLDER_LINK_SKIPPED}")
-        return link is None
+        return link is not None
 
     for fixed in (MEMORY_FILE, CHANGELOG_FILE):
-        if reachable(fixed) and followed(os.path.dirname(fixed)):
+        if not linked(os.path.dirname(fixed)) and reachable(fixed):
             add(fixed, os.path.join(vault, fixed), os.path.islink(os.path.join(vault, fixed)))
     for other in misnamed_changelog(vault):  # (its name in another case: said, QA round 90-C F7)
         note(f"{other}: skipped (dreamdb reads {CHANGELOG_FILE}, named so in this case; {rename_advice(vault, other)})")
@@ -1015,9 +1018,10 @@ def walk_sources(vault: Path, *, include_archives: bool = False, warn=None, dirs
         if root == "knowledge/features":
             continue  # walked as part of knowledge/
         base = os.path.join(vault, root)
+        if linked(root):
+            continue
         if reachable(root) and os.path.isdir(base):
-            if followed(root):
-                scan(root, recursive)
+            scan(root, recursive)
         elif os.path.lexists(base) and not os.path.isdir(base) and not os.path.islink(base):
             note(f"{root}: skipped (a file, not a folder: dreamdb reads the notes in a folder of that name)")
     if links:  # a link to a note the vault indexes as itself is that note: indexed once (QA round 37)
