@@ -1060,6 +1060,27 @@ def test_vault_given_to_a_command_that_reads_no_vault_says_so(capsys):
         assert f"Error: dreamdb {name} has no --vault option (it reads no vault's index): leave it out." in err, err
 
 
+def test_vault_given_to_eval_says_it_has_none_and_suggests_no_other_option(capsys):
+    """QA round 147-B F7: `dreamdb --vault X eval -h` said click's "No such option '--vault'. Did you mean '--data'?",
+    where every other command without --vault says so in its own words: the tailored message was given only when
+    click found no option close to --vault. Every command without it, before or after its name."""
+    from dreamdb.entry import main
+
+    said = "Error: dreamdb eval has no --vault option (it scores its own sets, found under --data): leave it out."
+    for args in (["--vault", "x", "eval", "-h"], ["--vault", "x", "eval", "--set", "scifact", "--quick"],
+                 ["eval", "--vault", "x"], ["eval", "--vault=x"], ["--vault=x", "--json", "eval"]):
+        assert main(args) == 2, args
+        out, err = capsys.readouterr()
+        assert said in err and "Did you mean" not in err and "No such option" not in err, (args, err)
+        if "--json" in args:
+            assert json.loads(out)["error"]["message"] == said.removeprefix("Error: ")
+    for name in ("model status", "model build", "model install", "model download", "lexicon status", "lexicon build",
+                 "hook install", "hook uninstall"):
+        assert main(["--vault", "x", *name.split(), "-h"]) == 2, name
+        err = capsys.readouterr().err
+        assert f"Error: dreamdb {name} has no --vault option (it reads no vault's index): leave it out." in err, err
+
+
 def test_a_non_blocking_output_pipe_gets_the_whole_output(tmp_path):
     """QA round 114-B F1: given a pipe with O_NONBLOCK set (as Node-based harnesses hand theirs over), CPython's
     buffered writer dropped what the full pipe did not take: the output was cut at 64 KiB (broken JSON), exit 0."""

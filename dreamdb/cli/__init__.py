@@ -167,17 +167,21 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 raise
         except click.ClickException as exc:
-            if isinstance(exc, click.NoSuchOption) and exc.option_name == "--vault" and not exc.possibilities \
+            if isinstance(exc, click.NoSuchOption) and exc.option_name == "--vault" \
                     and exc.ctx is not None and (exc.ctx.parent is not None or "--version" in (sys.argv[1:] if argv is None else argv)):
                 # (dreamdb --vault X model status: QA round 104-B F11). At the top level the command path is the
                 # program's name alone: that is dreamdb --version --vault X, or click's own message (dreamdb --
-                # --vault X status said "dreamdb --version has no --vault option": QA round 135-A F6)
+                # --vault X status said "dreamdb --version has no --vault option": QA round 135-A F6). Whatever click
+                # finds close to it (QA round 147-B F7: eval's --data, so that "No such option '--vault'. Did you mean
+                # '--data'?" was said)
                 name = exc.ctx.command_path.partition(" ")[2] or "--version"
+                why = "it scores its own sets, found under --data" if name == "eval" else "it reads no vault's index"
                 subs = getattr(exc.ctx.command, "commands", {})
                 takes = sorted(n for n, c in subs.items() if any("--vault" in p.opts for p in c.params))
                 exc.message = (f"dreamdb {name} takes --vault after its command ({', '.join(takes)}): dreamdb {name}"
                                f" {'status' if 'status' in takes else takes[0]} --vault PATH." if takes else  # (not "reads no vault's index": QA 133 F1)
-                               f"dreamdb {name} has no --vault option (it reads no vault's index): leave it out.")
+                               f"dreamdb {name} has no --vault option ({why}): leave it out.")
+                exc.possibilities = None  # (no "Did you mean '--data'?" after "leave it out")
             shown = _Shown()
             exc.show(file=shown)  # (its usage line and Error: line, as every stderr line: say; QA round 135-B F1)
             # (the Error: line one line: an argument quoted with a newline forged a second one, QA round 139-D F3)
