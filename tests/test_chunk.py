@@ -194,6 +194,27 @@ def test_no_spaces_megabyte_line_is_cut_by_characters():
     assert all(len(content(c)) <= MAX_CHUNK_CHARS for c in cs)
 
 
+def test_a_text_cut_by_characters_counts_fewer_words_kept_than_it_holds():
+    """QA round 147-C F1: a word longer than MAX_CHUNK_CHARS (unspaced Japanese, a run of one letter) counted as one
+    word of the text and as one word per piece in its chunks, so a text the cap cut held "3 words" of which "129"
+    were kept, and was reported as not cut. Such a word now counts as its pieces, one per MAX_CHUNK_CHARS begun."""
+    from dreamdb.embeddings.chunk import chunk_with_coverage, count_words
+
+    assert count_words("a " + "x" * MAX_CHUNK_CHARS) == 2
+    assert count_words("a " + "x" * (MAX_CHUNK_CHARS + 1)) == 3
+    assert count_words("a " + "x" * (3 * MAX_CHUNK_CHARS) + " b") == 5
+    n = MAX_CHUNK_CHARS * (MAX_CHUNKS_PER_DOCUMENT + 2) + 7  # just past the cap: 131 pieces
+    cjk = "# 大きい\n\n" + ("睡眠負債は蓄積する" * (n // 9 + 1))[:n]
+    # (a heading's chunk, then 127 pieces of the 131: 129 of 133 words; without it 128 pieces of 131)
+    for body, words, kept in ((cjk, 133, 129), ("# Big word\n\n" + "x" * n, 134, 130), ("x" * n, 131, 128)):
+        got = chunk_with_coverage("T", body)
+        assert got.truncated and len(got.chunks) == MAX_CHUNKS_PER_DOCUMENT
+        assert (got.words, got.kept_words) == (words, kept)
+        assert kept == sum(len(content(c).split()) for c in got.chunks)
+    short = chunk_with_coverage("T", "x" * (MAX_CHUNK_CHARS * 3))  # within the cap: all of it kept
+    assert not short.truncated and short.words == short.kept_words == 3
+
+
 def test_merge_constant_is_respected():
     # every chunk but possibly the last has at least MERGE_BELOW_WORDS words of content
     body = "\n\n".join(f"# H{i}\n\n{words(40, f's{i}x')}" for i in range(20))

@@ -166,6 +166,29 @@ def test_the_chunking_of_a_candidate_says_when_the_cap_cut_it():
 
 @pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
                     reason="the SQLite driver cannot load sqlite-vec")
+def test_a_candidate_of_unspaced_text_past_the_cap_is_compared_in_part_of_its_words(tmp_path):
+    """QA round 147-C F1: a draft of one long run of unspaced text, cut by the cap on characters, said "only its first
+    128 of 1 words (12800%) were compared" (compared_share 128.0): its one word counted as one, its pieces in the
+    chunks as 128. Such a word now counts once per MAX_CHUNK_CHARS characters begun."""
+    from dreamdb.embeddings.chunk import MAX_CHUNK_CHARS
+    from tests.test_embed_store import QueryHashEmbedder
+    from tests.test_language import embedded
+
+    vault = tmp_path / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "other.md").write_text("---\ntitle: Other\n---\nUnrelated words about gardens.\n")
+    index, emb = embedded(vault, QueryHashEmbedder())
+    with index:
+        r = dedup(index, emb, title="draft", content="x" * (MAX_CHUNK_CHARS * 130 + 7), log=False)
+        d = r.as_dict()
+        assert (d["candidate_truncated"], d["candidate_words"], d["compared_words"]) == (True, 131, 128), d
+        assert d["compared_share"] == round(128 / 131, 4) < 1
+        assert r.notes()[0].startswith("the candidate was cut at 128 chunks (the cap per document): only its first"
+                                       " 128 of 131 words (98%) were compared"), r.notes()
+
+
+@pytest.mark.skipif(not __import__("dreamdb.store.connect", fromlist=["x"]).CAN_LOAD_EXTENSIONS,
+                    reason="the SQLite driver cannot load sqlite-vec")
 def test_a_candidate_titled_as_an_existing_note_is_at_least_review(tiny_vault):
     """QA round 74 F11: a candidate titled "sleep-consolidation" (or "Linked repos") got CREATE beside the very note of
     that name, the title alone reaching a cosine under REVIEW's 0.91. A document whose slug, or title made a slug,

@@ -1249,6 +1249,38 @@ def test_a_document_past_the_chunk_cap_is_named_with_how_much_of_it_has_vectors(
         assert store.embed_status(index.conn, emb.model_id)["documents_cut"] == []
 
 
+def test_a_document_of_unspaced_text_past_the_chunk_cap_is_named_as_cut(tiny_vault):
+    """QA round 147-C F1: a document the cap cut on characters (Japanese without spaces, one long run of a letter) was
+    counted as "3 words" of which "129" had vectors, so neither ``embed refresh`` nor ``embed status`` named it. Such a
+    word now counts once per MAX_CHUNK_CHARS characters begun, as its chunks cut it; an index's rows counted the old way
+    (more words embedded than the text holds) are counted again by the next refresh, their vectors kept."""
+    from dreamdb.embeddings.chunk import MAX_CHUNK_CHARS
+
+    n = MAX_CHUNK_CHARS * 130 + 7  # just past the cap: 131 pieces of MAX_CHUNK_CHARS
+    write_doc(tiny_vault, "knowledge/bigcjk.md", "# 大きい\n\n" + ("睡眠負債は蓄積する" * (n // 9 + 1))[:n] + "\n")
+    write_doc(tiny_vault, "knowledge/bigword.md", "# Big word\n\n" + "x" * n + "\n")
+    make_vault(tiny_vault, 1)
+    emb = HashEmbedder()
+    cut = [{"doc_id": "knowledge/bigword", "words": 134, "embedded_words": 130},
+           {"doc_id": "knowledge/bigcjk", "words": 133, "embedded_words": 129}]
+    with open_synced(tiny_vault) as index:
+        assert store.refresh(index.conn, emb).documents_cut == cut
+        st = store.embed_status(index.conn, emb.model_id)
+        assert st["documents_cut"] == cut
+        assert ("2 documents longer than the cap of 128 chunks: only their first chunks have vectors, the rest is found"
+                " by BM25 alone (split them into several notes to embed all): knowledge/bigword (130 of 134 words),"
+                " knowledge/bigcjk (129 of 133 words)") in st["summary"], st["summary"]
+        # the rows an older dreamdb wrote (one word each, its pieces counted in the chunks): counted again
+        with db.write_transaction(index.conn):
+            index.conn.execute("UPDATE chunked_documents SET words = 3 WHERE embedded_words = 129")
+            index.conn.execute("UPDATE chunked_documents SET words = 4 WHERE embedded_words = 130")
+        assert store.documents_to_chunk(index.conn) == 2
+        calls = len(emb.calls)
+        again = store.refresh(index.conn, emb)
+        assert again.chunked_docs == 2 and again.embedded == 0 and len(emb.calls) == calls
+        assert again.documents_cut == cut and store.documents_to_chunk(index.conn) == 0
+
+
 def test_the_machines_limits_during_a_hybrid_query_leave_the_stored_vectors_or_bm25_to_answer(tiny_vault, monkeypatch):
     """QA round 83-B F1, F2: under a memory limit, the language identification of a changed note's new chunks raised
     MemoryError, and hybrid recall, ``embed refresh`` and the prompt hook failed (exit 70; the hook printed nothing);

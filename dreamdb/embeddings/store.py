@@ -206,10 +206,14 @@ def register_model(conn, embedder) -> None:
 # --------------------------------------------------------------------- chunking
 
 
-STALE_CHUNKING_SQL = "(s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ? OR s.words IS NULL)"
+STALE_CHUNKING_SQL = ("(s.doc IS NULL OR s.content_hash != d.content_hash OR s.chunker != ? OR s.words IS NULL"
+                      " OR s.embedded_words > s.words)")
 """Whether document ``d`` waits to be (re)chunked, given its ``chunked_documents`` row ``s`` (LEFT JOINed; one
 parameter: :data:`~dreamdb.embeddings.chunk.CHUNKER_VERSION`): no row, chunks of older content or an older
-chunker, or a row from before migration 010 recorded how much of the text the chunks hold."""
+chunker, or a row from before migration 010 recorded how much of the text the chunks hold, or one that counted a
+word longer than :data:`~dreamdb.embeddings.chunk.MAX_CHUNK_CHARS` as one word and its pieces in the chunks as
+several (more words embedded than the text holds: a document the cap cut was not reported so, QA round 147-C F1),
+counted again (:func:`~dreamdb.embeddings.chunk.count_words`; its chunks are the same, their vectors kept)."""
 
 _TO_CHUNK_SQL = f"""FROM documents d LEFT JOIN chunked_documents s ON s.doc = d.id
      WHERE {STALE_CHUNKING_SQL}"""
@@ -1253,7 +1257,9 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
 def documents_cut(conn) -> list[dict]:
     """The documents whose current text goes past :data:`~dreamdb.embeddings.chunk.MAX_CHUNKS_PER_DOCUMENT`
     chunks, longest first: ``[{"doc_id", "words", "embedded_words"}]`` (words of the text chunked, and of those
-    the words its chunks hold: the dense channel cannot find the rest). An indexed query on a small table."""
+    the words its chunks hold: the dense channel cannot find the rest; a word longer than
+    :data:`~dreamdb.embeddings.chunk.MAX_CHUNK_CHARS` counted once per so many characters begun,
+    :func:`~dreamdb.embeddings.chunk.count_words`). An indexed query on a small table."""
     return [dict(zip(("doc_id", "words", "embedded_words"), r)) for r in conn.execute(
         """SELECT d.doc_id, s.words, s.embedded_words FROM chunked_documents s JOIN documents d ON d.id = s.doc
            WHERE s.embedded_words < s.words AND s.content_hash = d.content_hash ORDER BY s.words DESC, d.doc_id""")]
