@@ -257,7 +257,7 @@ def test_a_model_file_cut_short_since_its_install_is_said_damaged_by_every_statu
     st = locate.model_status(d)
     assert st["installed"] and st["damaged"] == (f"model.onnx is {recorded // 3:,} bytes where its install recorded"
                                                  f" {recorded:,}: cut short or replaced since (hybrid recall would"
-                                                 " fall back to BM25)") and st["hint"] == locate.reinstall_hint()
+                                                 " fall back to BM25)") and st["hint"] == locate.replaced_hint(d)
     assert "damaged" not in locate.model_status(model_dir)
     vault = tmp_path / "v" / "_dream_context"
     (vault / "knowledge").mkdir(parents=True)
@@ -307,16 +307,77 @@ def test_a_model_file_replaced_since_its_install_is_refused_by_the_load_as_statu
     monkeypatch.setattr(model, "_IMPORT_ERROR", None)  # (the runtime is not reached: no model needed)
     said = "tokenizer.json is 3 bytes where its install recorded 2: cut short or replaced since"
     st = locate.model_status(d, identify=True)
-    assert st["damaged"] == said + " (hybrid recall would fall back to BM25)" and st["hint"] == locate.reinstall_hint()
+    assert st["damaged"] == said + " (hybrid recall would fall back to BM25)" and st["hint"] == locate.replaced_hint(d)
     opened = []
     monkeypatch.setattr(model, "_open_model_file", lambda f: opened.append(f))
     with pytest.raises(ModelError) as ei:
         model.Embedder(d)
     assert ei.value.message == f"The embedding model in {d} is damaged: {said}." and opened == []
-    assert ei.value.hint == locate.reinstall_hint()
+    assert ei.value.hint == locate.replaced_hint(d)
     # the size its install recorded: no word of damage, and the load goes on to read the files
     (d / "tokenizer.json").write_bytes(b"{}")
     assert "damaged" not in locate.model_status(d)
+    with pytest.raises(TypeError):  # (the stub above returns no file)
+        model.Embedder(d)
+    assert opened == [d / "tokenizer.json"]
+
+
+def test_a_model_file_overwritten_since_its_install_its_size_unchanged_is_said_damaged_and_refused(tmp_path,
+                                                                                                  monkeypatch):
+    """QA round 147-C F2: a model.onnx whose weights were overwritten in place (its size unchanged) was "loaded and ran"
+    for ``model status --check`` (exit 0), and ``embed refresh`` re-embedded the vault with it: only the sizes its
+    install recorded were compared. The sha256 it recorded is compared too, with the hash the model id is computed
+    from (cached with it): status says damaged, the load and the dedup gate refuse the folder, and the hint says how to
+    go on with a file replaced on purpose."""
+    import hashlib
+
+    from click.testing import CliRunner
+
+    import dreamdb.embeddings.model as model
+    from dreamdb.cli import cli
+
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.onnx").write_bytes(b"grapH")  # (its install recorded b"graph")
+    (d / "tokenizer.json").write_bytes(b"{}")
+    files = {"model.onnx": {"size": 5, "sha256": hashlib.sha256(b"graph").hexdigest()},
+             "tokenizer.json": {"size": 2, "sha256": hashlib.sha256(b"{}").hexdigest()}}
+    (d / locate.PROVENANCE_FILE).write_text(json.dumps({"source": "official", "files": files}), encoding="utf-8")
+    monkeypatch.setenv(locate.ENV_MODEL_DIR, str(d))
+    monkeypatch.setattr(model, "_IMPORT_ERROR", None)  # (the runtime is not reached: no model needed)
+    said = ("model.onnx does not hold the bytes its install recorded (sha256 f2315e0ce55c… where it recorded"
+            " eef93e1d1448…): overwritten or replaced since")
+    assert hashlib.sha256(b"grapH").hexdigest().startswith("f2315e0ce55c")
+    assert "damaged" not in locate.model_status(d)  # (not hashed, none cached: status stays cheap)
+    st = locate.model_status(d, identify=True)  # (as status and embed status ask)
+    assert st["damaged"] == said + " (hybrid recall would fall back to BM25)", st
+    assert st["hint"] == locate.replaced_hint(d) and st["hint"].startswith(locate.reinstall_hint())
+    assert st["hint"].endswith(" If the file was replaced on purpose, install the model from a folder holding the new"
+                               " files (" + __import__("dreamdb.extras", fromlist=["x"]).dreamdb_command()
+                               + f" model install --from DIR), which records them, or delete {d}/dreamdb-model.json"
+                               " (the record of the files it no longer holds).")
+    assert locate.model_status(d)["damaged"] == st["damaged"]  # (now from the hashes cached with the id)
+    opened = []
+    monkeypatch.setattr(model, "_open_model_file", lambda f: opened.append(f))
+    with pytest.raises(ModelError) as ei:
+        model.Embedder(d)
+    assert ei.value.message == f"The embedding model in {d} is damaged: {said}." and opened == []
+    assert ei.value.hint == locate.replaced_hint(d)
+    (d / locate.HASH_SIDECAR).unlink()  # (the load hashes the files itself)
+    with pytest.raises(ModelError, match="does not hold the bytes its install recorded"):
+        model.Embedder(d)
+    result = CliRunner().invoke(cli, ["model", "status", "--check"])
+    assert f"damaged:    {said}" in result.output, result.output  # (the error itself, exit 8, raised to the entry point)
+    assert isinstance(result.exception, ModelError) and result.exception.exit_code == 8, result.exception
+    assert "check:" not in result.output and "loaded and ran" not in result.output
+    vault = tmp_path / "v" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "note.md").write_text("---\nname: Sleep debt\n---\nHow sleep debt is computed.\n")
+    result = CliRunner().invoke(cli, ["embed", "dedup", "--vault", str(vault), "--title", "sleep", "--if-present"])
+    assert result.exit_code == 0 and result.output.startswith(f"SKIPPED: the embedding model is damaged: {said}")
+    # the bytes its install recorded: no word of damage, and the load goes on to read the files
+    (d / "model.onnx").write_bytes(b"graph")
+    assert "damaged" not in locate.model_status(d, identify=True)
     with pytest.raises(TypeError):  # (the stub above returns no file)
         model.Embedder(d)
     assert opened == [d / "tokenizer.json"]
@@ -1035,13 +1096,13 @@ def test_a_model_whose_files_cannot_be_hashed_is_said_unusable_by_status(tmp_pat
     (d / "model.onnx").write_bytes(b"graph")
     (d / "tokenizer.json").write_bytes(b"{}")
 
-    def unreadable(model_dir):
+    def unreadable(model_dir, **_how):
         raise PermissionError(13, "Permission denied", str(d / "model.onnx"))
 
     assert locate.model_status(d)["model_id"] is None and "damaged" not in locate.model_status(d)  # (no hashing)
     assert locate.model_status(d, identify=True)["model_id"].startswith("e5s-")
     (d / locate.HASH_SIDECAR).unlink()
-    monkeypatch.setattr(locate, "compute_model_id", unreadable)
+    monkeypatch.setattr(locate, "model_hashes", unreadable)  # (what hashes them, for the id: QA round 147-C F2)
     st = locate.model_status(d, identify=True)
     assert st["model_id"] is None and st["damaged"] == (f"{d / 'model.onnx'} cannot be read: Permission denied (hybrid"
                                                         " recall would fall back to BM25)")

