@@ -30,7 +30,8 @@ from dreamdb.ranking import signals as S
 from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expired, plan_query, rank
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
-from dreamdb.store.migrations import current_version, migrate, migrations_dir, missing_objects, pending
+from dreamdb.store.migrations import (current_version, latest_version, migrate, migrations_dir, missing_objects,
+                                      pending)
 from dreamdb.store.salvage import carry_vectors, open_for_carry
 from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, frontmatter_unread,
                                 stored_index_format, sync, text_replaced, unreadable_paths)
@@ -549,6 +550,8 @@ def _serialized(method: _Method) -> _Method:
                                       " and act on it then).")
             if self._conn is not None:
                 self._follow_index_file()
+            if self._conn is not None:
+                self._follow_schema()
             try:
                 try:
                     return method(self, *args, **kwargs)
@@ -694,6 +697,7 @@ class Index:
         self._lexicon_noted = None  # the unusable lexicon file already named in a note (see _lexicon)
         self._deferring = threading.local()  # .notes: where this thread's filter notes go instead (_explain_filters)
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
+        self._schema_checked = None  # (connection, data_version) whose schema version was checked (_follow_schema)
         self._vault_checked = None  # the connection whose recorded vault was checked (_sync_for_other_vault)
         self._lock = RLock()
         self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
@@ -935,7 +939,6 @@ class Index:
             IndexUnavailable: it cannot be read either, or its schema needs a migration (a write).
         """
         from dreamdb.errors import DriverError
-        from dreamdb.store.migrations import current_version, latest_version
 
         conn = None
         try:
@@ -1480,6 +1483,25 @@ class Index:
             return  # (a folder on its way made unreadable: the read's sync says so; QA round 114-A F5, "deleted")
         self.notes.append(f"the index file {self.index_path} was deleted or replaced since it was opened; reopened")
         self._drop_connection(quiet=True)
+
+    def _follow_schema(self) -> None:
+        """Close the connection when another process raised the index's schema version above this dreamdb's (a newer
+        dreamdb's migration) since the last check: the next use opens the file again and refuses it, as a new
+        :func:`dreamdb.open` does (:class:`~dreamdb.errors.IndexTooNew`), before anything is written. QA round 147-E
+        F1: a long-lived Index went on syncing into an index a newer dreamdb had migrated meanwhile, and answered
+        from it without a word. Read only when ``PRAGMA data_version`` moved (another connection committed): about
+        2 µs a call otherwise."""
+        conn = self._conn
+        try:
+            state = (conn, conn.execute("PRAGMA data_version").fetchone()[0])
+            if self._schema_checked == state:
+                return
+            newer = current_version(conn) > latest_version()
+        except db.DatabaseError:  # (damage, or a file gone: the call meets it, guarded)
+            return
+        self._schema_checked = state
+        if newer:
+            self._drop_connection(quiet=True)
 
     def _note_own_writes(self) -> None:
         """Note the index file's size and modification time after this connection wrote (a checkpoint of its own

@@ -1041,6 +1041,33 @@ def test_index_of_a_newer_dreamdb_is_refused_not_rebuilt(example_vault):
     assert err.value.message.startswith(f"The index {path} has schema version 99, newer than"), err.value.message
 
 
+def test_an_open_index_migrated_by_a_newer_dreamdb_is_refused_and_not_written(example_vault):
+    """QA round 147-E F1: a long-lived Index went on syncing into an index another process had raised to a newer
+    schema version (a newer dreamdb's migration), and answered from it without a word, where a new
+    ``dreamdb.open`` raised IndexTooNew. The next call refuses it as a new open does, and writes nothing: with
+    ``auto_sync`` (recall), and without it (sync())."""
+    from dreamdb.errors import IndexTooNew
+    from dreamdb.store.migrations import latest_version
+
+    newer = latest_version() + 1
+    lazy = dreamdb.open(example_vault)
+    still = dreamdb.open(example_vault, auto_sync=False)
+    assert _top(lazy, "sleep debt") and _top(still, "sleep debt")
+    other = db.sqlite3.connect(lazy.index_path)  # (another connection's commit, as another process's; dreamdb's SQLite)
+    other.execute("INSERT INTO schema_migrations VALUES (?, '999_future.sql', '2027-01-01')", (newer,))
+    other.commit()
+    write_doc(example_vault, "knowledge/after-upgrade.md", "---\ntitle: After upgrade\n---\nupgradetoken\n")
+    with pytest.raises(IndexTooNew, match=f"schema version {newer}, newer than this dreamdb"):
+        lazy.recall("upgradetoken")
+    with pytest.raises(IndexTooNew, match=f"schema version {newer}, newer than this dreamdb"):
+        still.sync()
+    with pytest.raises(IndexTooNew):  # (and again, as a new open does: never answered from it)
+        lazy.recall("upgradetoken")
+    assert other.execute("SELECT COUNT(*) FROM documents WHERE doc_id = 'knowledge/after-upgrade'").fetchone() == (0,)
+    assert other.execute("SELECT MAX(version) FROM schema_migrations").fetchone() == (newer,)
+    other.close()
+
+
 def test_read_only_index_folder_is_not_called_damaged(example_vault, tmp_path, monkeypatch):
     """QA rounds 7 and 8: a read-only .dreamdb folder (bind-mounted read-only) was reported as needing a
     rebuild; then read-only commands failed. Now the index goes to the user cache, as for a read-only
