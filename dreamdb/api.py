@@ -699,6 +699,8 @@ class Index:
         self._format_noted = None  # (connection, data_version) whose index format was checked (_note_other_format)
         self._schema_checked = None  # (connection, data_version) whose schema version was checked (_follow_schema)
         self._vault_checked = None  # the connection whose recorded vault was checked (_sync_for_other_vault)
+        self._writes_made = 0  # writes to the vault through this Index (remember, update, delete)…
+        self._writes_synced = 0  # …and how many of them the last sync() began after (_note_unsynced_writes)
         self._lock = RLock()
         self._in_callback = False  # a caller's progress/wait callback runs (see _own_callback)
         self._memory = None
@@ -1723,6 +1725,7 @@ class Index:
         """
         reread = check if reread is None else reread
         flags(force=force, check=check, reread=reread)
+        writes_made = self._writes_made  # (a write during the sync may come after it read the vault)
         callback(progress, "progress")
         progress = self._own_callback(progress)
         if self._opened_read_only():
@@ -1762,6 +1765,7 @@ class Index:
         # (the whole call: the check and a rebuild too; QA round 90-B F1: a --check of 0.36 s reported 0.58 ms)
         report.elapsed_ms = (perf_counter() - started) * 1000
         self._created_index = False
+        self._writes_synced = writes_made
         if self.read_as_is is not None:  # the index follows the vault now: an earlier read's note no longer holds
             with suppress(ValueError):  # (QA round 143-E F4: sql's rows after a rebuild were said to be as it was)
                 self.notes.remove(self.read_as_is)
@@ -2218,6 +2222,7 @@ class Index:
         plan, hits = self._guarded(plan_and_rank)
         if not self.auto_sync:
             self._note_other_format()
+            self._note_unsynced_writes()
         if not plan.terms:
             # Every mode alike: the dense channel would return its nearest chunks to "the of and",
             # which is noise presented as an answer.
@@ -2274,6 +2279,18 @@ class Index:
                               + ("leaves out" if self.include_archives is False else "includes")
                               + ", and it does not sync (auto_sync=False): call sync() to index the vault with this"
                               " Index's include_archives")
+
+    def _note_unsynced_writes(self) -> None:
+        """Without ``auto_sync``: a note when this Index wrote to the vault (:meth:`remember`, :meth:`update`,
+        :meth:`delete`) since its last :meth:`sync` began, which the index does not hold until the next one (QA round
+        147-E F2: a note deleted through the Index was still recalled, its path gone, and one remembered was not
+        found, without a word)."""
+        unsynced = self._writes_made - self._writes_synced
+        if unsynced:
+            them = "them" if unsynced > 1 else "it"
+            self.notes.append(f"this Index made {unsynced} write{'s' if unsynced > 1 else ''} to the vault (remember,"
+                              " update, delete) since its last sync, and it does not sync (auto_sync=False): answered"
+                              f" from the index as it was before {them}; call sync() to see {them}")
 
     def _vault_has_archives(self) -> bool:
         """Whether the vault holds ``.md`` files in archive folders (names starting with ``.``): without one, an index
@@ -3089,7 +3106,9 @@ class Index:
                  authors: Iterable[str] = (), breaking: bool = False, now: datetime | str | None = None,
                  lock_timeout: float | None = None) -> dict[str, Any]:
         """Add a CHANGELOG entry; see :func:`dreamdb.writes.remember` for the arguments and errors (``lock_timeout``,
-        seconds, defaults to this index's ``lock_timeout_ms``).
+        seconds, defaults to this index's ``lock_timeout_ms``). The next read syncs the index with the vault when
+        ``auto_sync``, and finds the entry; without it the index does not hold the entry until :meth:`sync` (recall
+        and :meth:`list_documents` answer from the index as it was, with a note saying so).
 
         Returns:
             The entry as written to ``CHANGELOG.json`` (its ``id`` without a type), plus ``doc_id``: the id recall
@@ -3102,6 +3121,7 @@ class Index:
         entry = writes.remember(self.vault, text, type=type, scope=scope, summary=summary, references=references,
                                 supersedes=supersedes, authors=authors, breaking=breaking, now=now,
                                 lock_timeout=self._write_wait(lock_timeout))
+        self._writes_made += 1
         return {**entry, "doc_id": f"changelog/{entry['id']}"}
 
     def update(self, slug: str, *, description: str | None = None, tags: Sequence[str] | str | None = None,
@@ -3109,7 +3129,9 @@ class Index:
                now: datetime | str | None = None, on_kept: Callable[[Path], None] | None = None,
                lock_timeout: float | None = None) -> dict[str, Any]:
         """Edit a document's frontmatter/body; see :func:`dreamdb.writes.update` for the arguments and errors
-        (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``).
+        (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``). The next read syncs the index with
+        the vault when ``auto_sync``; without it the index holds the document as it was until :meth:`sync` (recall
+        and :meth:`list_documents` answer from the index as it was, with a note saying so).
 
         Returns:
             As ``dreamdb update --json`` prints it: ``path`` (the edited file, str; ``updated`` too, its older
@@ -3132,6 +3154,8 @@ class Index:
             raise UsageError(f"on_kept must be callable, got {on_kept!r}")
         path = writes.update(self.vault, slug, description=description, tags=tags, status=status, content=content,
                              append=append, pin=pin, now=now, on_kept=keep, lock_timeout=self._write_wait(lock_timeout))
+        if kept:
+            self._writes_made += 1
         if kept and (content is not None or append is not None):
             self._note_past_indexed_text(Path(path), "the appended text" if append is not None else "the text past them")
         return {"updated": str(path), "path": str(path), "doc_id": writes.doc_id_for(self.vault, slug),
@@ -3162,7 +3186,9 @@ class Index:
 
     def delete(self, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> dict[str, Any]:
         """Delete a document (moved to the vault's .dreamdb/trash folder); see :func:`dreamdb.writes.delete` for the
-        errors (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``).
+        errors (``lock_timeout``, seconds, defaults to this index's ``lock_timeout_ms``). The next read syncs the
+        index with the vault when ``auto_sync``; without it the index holds the document until :meth:`sync` (recall
+        still finds it, its path gone, and a note says so).
 
         Returns:
             As ``dreamdb delete --json`` prints it: ``deleted`` (``slug`` as given), ``doc_id`` (the id recall gave
@@ -3176,6 +3202,7 @@ class Index:
         doc_type, path = writes.find_document(self.vault, slug)  # (the file the name stands for, for the report)
         doc_id = doc_id_of(self.vault, doc_type, path)
         kept = writes.delete(self.vault, slug, force=force, lock_timeout=self._write_wait(lock_timeout))
+        self._writes_made += 1
         return {"deleted": slug, "doc_id": doc_id, "path": str(path), "moved_to": str(kept)}
 
     def _write_wait(self, lock_timeout: float | None) -> float:
@@ -3386,6 +3413,7 @@ class Index:
             f" WHERE {where} ORDER BY d.doc_id", params).fetchall())
         if not self.auto_sync:  # (an index of another format or archive setting, said as recall says it: 126-A F4)
             self._note_other_format()
+            self._note_unsynced_writes()
         if not rows and where != "1":
             self._guarded(lambda: self._explain_filters(lambda: self._note_unknown_values(filters)
                                                         or self._note_filtered_documents(_days(now_dt), filters)))

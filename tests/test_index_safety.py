@@ -2580,6 +2580,33 @@ def test_without_auto_sync_a_gone_vault_is_gone_at_every_read(example_vault, how
     index.close()
 
 
+def test_without_auto_sync_the_index_own_writes_are_said_to_be_unsynced(example_vault):
+    """QA round 147-E F2: with auto_sync=False an Index's own delete was still recalled (its path gone) and its own
+    remember not found, without a word. The index still answers as it was until sync() (the documented behaviour),
+    and recall and list_documents say so, counting the writes; an update that changed nothing is no write; sync()
+    ends the note."""
+    index = dreamdb.open(example_vault, auto_sync=False)
+    index.sync()
+    assert index.update("uyku-borcu", tags=["uyku", "bellek"])["unchanged"] is True  # (its tags as they are)
+    assert index.recall("uyku borcu") and index.take_notes() == []
+    gone = index.delete("uyku-borcu")
+    hits = index.recall("uyku borcu")
+    assert hits[0].doc_id == gone["doc_id"] and not os.path.exists(hits[0].path)  # (as it was)
+    assert index.take_notes() == ["this Index made 1 write to the vault (remember, update, delete) since its last sync,"
+                                  " and it does not sync (auto_sync=False): answered from the index as it was before"
+                                  " it; call sync() to see it"]
+    entry = index.remember("ownwritezzz entry")
+    assert index.recall("ownwritezzz") == []
+    assert any(n.startswith("this Index made 2 writes to the vault") for n in index.take_notes())
+    assert gone["doc_id"] in {d["doc_id"] for d in index.list_documents()}
+    assert any(n.startswith("this Index made 2 writes to the vault") for n in index.take_notes())
+    index.sync()
+    assert [h.doc_id for h in index.recall("ownwritezzz")] == [entry["doc_id"]]
+    assert gone["doc_id"] not in {h.doc_id for h in index.recall("uyku borcu")}
+    assert index.take_notes() == []
+    index.close()
+
+
 def _long_folder(base: Path, total: int) -> Path:
     """A folder under ``base`` (made) whose absolute path is ``total`` bytes long, in components of up to 200."""
     need = total - len(os.fsencode(str(base)))
