@@ -1155,14 +1155,23 @@ class Index:
         """
         config.refuse_journal_files(self.index_path)
 
-    def _check_path_length(self) -> None:
-        """Refuse an index path too long for SQLite (:func:`dreamdb.store.connect.refuse_long_path`) before anything
-        is made there, with the fix for the setting that chose it. A vault's own index path never is: such a vault is
-        indexed in the user cache (:func:`dreamdb.config.index_path_for`); the cache's can be, or a given path.
+    def check_path_length(self) -> None:
+        """Refuse an index path holding a file or folder name longer than the file system allows
+        (:func:`dreamdb.config.long_name_problem`), or too long for SQLite (:func:`dreamdb.store.connect.
+        refuse_long_path`), before anything is made there, with the fix for the setting that chose it. A vault's own
+        index path never is: such a vault is indexed in the user cache (:func:`dreamdb.config.index_path_for`); the
+        cache's can be, or a given path. Every open checks it; a read that does not open the index (``dreamdb sql
+        --no-sync``) calls it first.
 
         Raises:
-            IndexUnavailable: naming the path, its length and SQLite's limit (exit code 4).
+            IndexUnavailable: naming the path, and the name's length and the file system's limit, or the path's
+                length and SQLite's (exit code 4).
         """
+        long_name = config.long_name_problem(self.index_path)
+        if long_name is not None:  # (it was "Cannot read the index file …; fix its permissions": QA round 147-E F3)
+            raise IndexUnavailable(f"Cannot open the index at {self.index_path}: {long_name}.", hint=(
+                f"Set {self._index_setting} to a path whose file and folder names are at most {config.NAME_MAX_BYTES}"
+                " bytes each." if not self._chosen_path else "Point DREAMDB_CACHE_DIR at a folder with shorter names."))
         if config.sqlite_path_problem(self.index_path) is None:
             return
         limit = config.SQLITE_MAX_PATH_BYTES
@@ -1198,7 +1207,7 @@ class Index:
         Raises:
             IndexUnavailable: as above (exit code 4).
         """
-        self._check_path_length()
+        self.check_path_length()
         kind = config.index_file_kind(self.index_path)
         self._check_journal_files()
         if kind == "directory":

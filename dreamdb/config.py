@@ -132,6 +132,26 @@ its own folder only when that copy fits SQLite's limit too (QA round 143-K F1: o
 from the cache as a new, empty index, its embeddings lost)."""
 
 
+NAME_MAX_BYTES = 255
+"""The longest file or folder name, in bytes, that the file systems of Linux and macOS allow (``NAME_MAX``): a path
+holding a longer one fails every open and ``mkdir`` with ENAMETOOLONG ("File name too long")."""
+
+
+def long_name_problem(path: Path | str) -> str | None:
+    """Why nothing can be opened or made at ``path`` for a file or folder name in it longer than
+    :data:`NAME_MAX_BYTES`, as words to follow "Cannot open … at <path>: " (``"the name 'aaaaaaaaaaaaaaaaaaaa…aaaaaaaaa.db'
+    in its path is 303 bytes long, over the 255 bytes a file or folder name can have"``), else ``None``. QA round
+    147-E F3: such an index path was said to be a file that cannot be read, its permissions to fix. A name of
+    undecodable bytes counts as the bytes it is."""
+    for name in Path(os.path.abspath(path)).parts:
+        size = len(os.fsencode(name))
+        if size > NAME_MAX_BYTES:
+            shown = name if len(name) <= 40 else f"{name[:20]}…{name[-12:]}"
+            return (f"the name {shown!r} in its path is {size:,} bytes long, over the {NAME_MAX_BYTES} bytes a file or"
+                    " folder name can have")
+    return None
+
+
 def sqlite_path_problem(path: Path | str, extra: int = 0) -> str | None:
     """Why SQLite cannot open a database at ``path`` for the length of its path, as words to follow "Cannot open …
     at <path>: " (``"its path is 612 bytes long, and SQLite opens no database path over 504 bytes"``), else ``None``

@@ -2736,6 +2736,33 @@ def test_an_index_path_given_too_long_for_sqlite_is_refused_naming_why(tmp_path,
         db.connect(tmp_path / "l" / "i.db")
 
 
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_an_index_path_with_a_name_too_long_is_refused_naming_why(tmp_path, monkeypatch, capsys, where):
+    """QA round 147-E F3: an index_path (or DREAMDB_INDEX) whose file or folder name is longer than the 255 bytes the
+    file system allows (ENAMETOOLONG) was said to be a file that cannot be read, its permissions to fix (exit 4); the
+    name's length and the limit are named, by recall, the CLI and `sql --no-sync` (an internal error there)."""
+    from dreamdb.cli import main
+
+    vault = tmp_path / "v" / "_dream_context"
+    write_doc(vault, "knowledge/a.md", "a\n")
+    far = tmp_path / ("a" * 300 + ".db") if where == "file" else tmp_path / ("a" * 300) / "i.db"
+    long = 303 if where == "file" else 300
+    expected = f"in its path is {long} bytes long, over the 255 bytes a file or folder name can have"
+    with pytest.raises(IndexUnavailable) as info:
+        dreamdb.open(vault, index_path=far).recall("a")
+    assert info.value.message.startswith(f"Cannot open the index at {far}: the name 'aaaaaaaaaaaaaaaaaaaa…")
+    assert expected in info.value.message and "permissions" not in info.value.hint
+    assert info.value.hint == "Set the index_path argument to a path whose file and folder names are at most 255 bytes each."
+    monkeypatch.setenv("DREAMDB_INDEX", str(far))
+    for args in (["recall", "--vault", str(vault), "a"], ["sql", "--no-sync", "--vault", str(vault), "SELECT 1"]):
+        assert main(args) == 4
+        err = capsys.readouterr().err
+        assert expected in err and "Set DREAMDB_INDEX to a path whose file and folder names are at most 255" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v"]  # (nothing made)
+    assert config.long_name_problem(tmp_path / ("é" * 127) / "i.db") is None  # (254 bytes: within the limit)
+    assert "is 256 bytes long" in config.long_name_problem(tmp_path / ("é" * 128) / "i.db")
+
+
 def _wordy_vault(vault: Path, notes: int = 400, words: int = 300) -> None:
     """``notes`` notes of ``words`` made-up words each, most of them in no other note (postings: a big index)."""
     for n in range(notes):
