@@ -1132,7 +1132,9 @@ def _python_turkish_stemmer():
 
 @lru_cache(maxsize=200_000)
 def stem(word: str, turkish: bool) -> str:
-    """Stem one lowercase word (cached).
+    """Stem one lowercase word (cached: up to 200,000 words, about 140 bytes each of Python objects by
+    ``tracemalloc``, so some 28 MB, and nearer 45 MB of a process's resident memory once a long-lived process has
+    met that many distinct words, its queries' among them; QA round 147-E F4).
 
     Identifiers with digits are unchanged. Every other word goes through the
     English inflectional stemmer, so a name or loanword is stemmed the same in

@@ -85,3 +85,16 @@ def test_the_python_api_example_runs_as_written(tmp_path):
     assert any(line.startswith("False ") and ".before-update.md" in line for line in lines), lines
     assert not (copy / "_dream_context" / "knowledge" / "uyku-borcu.md").exists()
     assert not (ROOT / "examples" / "_dream_context" / ".dreamdb" / "trash").exists()
+
+
+def test_the_python_api_section_states_the_word_caches_bounds():
+    """QA round 147-E F4: a long-lived process grew by about 90 MB with queries of unseen words before leveling off,
+    and nothing said so (a comment called the query-word outcomes "a few MB"). The README's Python API section states
+    the bounds the code has."""
+    from dreamdb import analyzer
+    from dreamdb.ranking.rank import RESOLVED_WORDS_MAX
+
+    api = " ".join(_section("## Python API").split())
+    assert (f"up to {analyzer.stem.cache_info().maxsize:,} stemmed words (process-wide) and {RESOLVED_WORDS_MAX:,}"
+            " query-word outcomes for each open index") in api
+    assert "about 90–110 MB more resident memory" in api
