@@ -2572,6 +2572,8 @@ class Index:
             from dreamdb.ranking.memory import MemoryEngine
 
             self._memory = MemoryEngine(self.conn)
+        # (no automatic preload of an index another process is rewriting: the read's sync met its lock)
+        self._memory.hold_preload = self._updating_elsewhere
         return self._memory
 
     def _rank(self, plan, *, top: int, now_days: float, filters: Filters, probe: bool = True) -> list:

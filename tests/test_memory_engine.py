@@ -11,7 +11,7 @@ from dreamdb.ranking.memory import MemoryEngine
 from dreamdb.ranking.rank import Filters, class_members, plan_query, rank
 from dreamdb.records import replace
 from dreamdb.ranking.synonyms import load_synonyms
-from tests.conftest import needs_real_vault, write_doc, write_docs
+from tests.conftest import held_by_another_process, needs_real_vault, write_doc, write_docs
 
 NOW = 20683.0  # 2026-08-18 in days since epoch
 
@@ -280,3 +280,26 @@ def test_an_index_state_is_loaded_whole_only_once_it_has_served_queries(tiny_vau
     # with the starts of its English terms a Turkish query's loanwords are checked against (no query pays for it)
     assert index._memory._loanword_heads is not None and "otte" in index._memory._loanword_heads
     assert [h.as_dict() for h in index.recall("otter", top=10)] == [h.as_dict() for h in sql.recall("otter", top=10)]
+
+
+def test_no_preload_of_an_index_another_process_is_writing(tiny_vault):
+    """QA round 147-E F5: while another process ran `sync --force`, a long-lived Index's recall waited for its lock
+    (at most 1.5 s, as documented), answered from the index as it is, and then, the index looking unchanged, loaded
+    every posting of a state the running sync was about to replace (2.8–3.3 s in all). While the read's sync meets
+    another process's lock no automatic preload runs; it does once the index can be synced again."""
+    from dreamdb.ranking.memory import PRELOAD_AFTER_QUERIES
+
+    write_docs(tiny_vault, {f"knowledge/n{i}.md": f"---\ntitle: Note {i}\n---\notter dam survey {i}\n" for i in range(5)})
+    index = dreamdb.open(tiny_vault, lock_timeout_ms=200)  # (the lazy sync's wait for the lock: 0.2 s)
+    index.recall("otter")
+    with held_by_another_process(index.index_path, exclusive=False):  # (its write lock, as a sync's)
+        for i in range(PRELOAD_AFTER_QUERIES + 2):
+            write_doc(tiny_vault, "knowledge/changing.md", f"otter {i}\n")  # (the read's sync has a file to index)
+            assert len(index.recall("otter dam survey", top=10)) == 5  # (from the index as it is)
+            assert index.read_as_is is not None
+        assert index._memory._preload_due and not index._memory.self_contained  # (the preload did not run)
+    index.recall("otter")  # synced: a new state
+    for _ in range(PRELOAD_AFTER_QUERIES):
+        index.recall("survey")
+    assert index.read_as_is is None and index._memory.self_contained
+    index.close()

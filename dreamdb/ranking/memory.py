@@ -146,6 +146,11 @@ class MemoryEngine:
         self._served = 0  # rankings served since the index state was loaded
         self.frontmatter_unread: tuple | None = None  # (probe, {path: why}): dreamdb.api's, read once per state
         self._preload_due = False  # every posting is to be loaded at once (small enough, not yet done)
+        #: while true, the preload a state is due after :data:`PRELOAD_AFTER_QUERIES` queries waits (not
+        #: :meth:`preload`): :class:`dreamdb.api.Index` sets it while another process's write lock kept the read's
+        #: sync from running, so that the state it would load is about to be replaced (QA round 147-E F5: a recall
+        #: under `sync --force` elsewhere took 2.8–3.3 s, the lock's 1.5 s wait and then the preload)
+        self.hold_preload = False
 
     # -- loading ------------------------------------------------------------------
     def _current_generation(self):
@@ -169,7 +174,7 @@ class MemoryEngine:
             # commit elsewhere, then the first read of postings would mix two states.
             self.conn.execute("SELECT 1 FROM meta LIMIT 1").fetchall()
         if self._generation is not None and self._probe == self._read_probe():
-            if self._preload_due and self._served >= PRELOAD_AFTER_QUERIES:
+            if self._preload_due and self._served >= PRELOAD_AFTER_QUERIES and not self.hold_preload:
                 self._preload_unchanged()
             return
         with read_snapshot(self.conn):
