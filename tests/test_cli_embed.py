@@ -1386,6 +1386,30 @@ def test_a_model_without_room_on_its_disk_is_refused_naming_its_folder(model_dir
     assert sorted(x.name for x in dest.parent.iterdir() if not x.name.endswith(".lock")) == []
 
 
+def test_status_before_the_first_refresh_says_no_vectors_yet(tiny_vault, tmp_path, capsys, monkeypatch):
+    """QA round 147-D F1: ``status`` of a vault never embedded said "0/0 chunks embedded with …, 2 documents to chunk,
+    0 chunk texts to embed (0 vectors stored are reused …)", as if there were nothing to embed. A fake install: no
+    model is loaded."""
+    from dreamdb.embeddings import locate
+
+    small_vault(tiny_vault)
+    fake = tmp_path / "e5"
+    fake.mkdir()
+    (fake / "model.onnx").write_bytes(b"\0" * 2048)
+    (fake / "tokenizer.json").write_text("{}")
+    monkeypatch.setenv("DREAMDB_MODEL_DIR", str(fake))
+    model_id = locate.compute_model_id(fake)
+    code, out, err = run(capsys, "status", "--vault", str(tiny_vault))
+    line = next(x for x in out.splitlines() if x.startswith("embeddings:"))
+    assert code == 0 and line.split(None, 1)[1] == (
+        f"no vectors yet with e5 {model_id}: 2 documents to chunk and embed: hybrid recall falls back to BM25 until"
+        " they are made (run: dreamdb embed refresh)"), (out, err)
+    code, out, err = run(capsys, "status", "--json", "--vault", str(tiny_vault))
+    emb = json.loads(out)["embeddings"]
+    assert (emb["docs_pending"], emb["pending"], emb["hybrid_ready"]) == (2, 0, False)
+    assert emb["summary"].startswith("no vectors yet with e5 ")
+
+
 def test_model_name_is_the_installed_models_before_any_vector_of_it(tiny_vault, tmp_path, capsys, monkeypatch):
     """QA round 146-H F3: in a vault with no vectors yet, ``embed status --json`` and ``status --json`` said the
     installed model's ``model_id`` with ``model_name`` null (the name was taken from the index's record of models

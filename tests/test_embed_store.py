@@ -462,6 +462,30 @@ def test_prune_waits_while_documents_wait_to_be_chunked(tiny_vault):
                 index.embed_status(bad)
 
 
+def test_status_of_a_vault_never_chunked_says_no_vectors_yet(tiny_vault):
+    """QA round 147-D F1: before the first ``embed refresh`` the summary read "0/0 chunks embedded with …, 3 documents
+    to chunk, 0 chunk texts to embed (0 vectors stored are reused for unchanged texts; …)", as if done and empty. It
+    now says there are no vectors yet and how many documents wait to be chunked and embedded; with chunks and no
+    vector, no "0 vectors stored are reused"."""
+    make_vault(tiny_vault, 3)
+    emb = HashEmbedder()
+    with open_synced(tiny_vault) as index:
+        st = store.embed_status(index.conn, emb.model_id, most_vectors=False, name="hash")
+        assert (st["docs_pending"], st["chunks"], st["pending"], st["vectors"]) == (3, 0, 0, 0)
+        assert st["summary"] == ("no vectors yet with hash test-hash-1: 3 documents to chunk and embed: hybrid recall"
+                                 " falls back to BM25 until they are made (run: dreamdb embed refresh)")
+        assert store.chunk_pending_documents(index.conn)[0] == 3  # chunked, not embedded
+        write_doc(tiny_vault, "knowledge/doc3.md", f"---\nname: Doc 3\n---\n{para('c3x')}\n")
+        index.sync()
+        summary = store.embed_status(index.conn, emb.model_id, most_vectors=False, name="hash")["summary"]
+        assert summary.startswith("0/6 chunks embedded with hash test-hash-1, 1 documents to chunk, 6 chunk texts to"
+                                  " embed (run: dreamdb embed refresh); none of this model's vectors yet"), summary
+        assert "vectors stored" not in summary
+        store.refresh(index.conn, emb)
+        assert store.embed_status(index.conn, emb.model_id)["summary"].endswith("7/7 chunks embedded with hash"
+                                                                                " test-hash-1, up to date")
+
+
 class QueryHashEmbedder(HashEmbedder):
     """HashEmbedder that also embeds queries (for recall through the Index)."""
 

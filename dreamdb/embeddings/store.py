@@ -1222,11 +1222,20 @@ def embed_status(conn, model_id: str | None = None, *, most_vectors: bool = True
         summary = f"no usable model: hybrid recall falls back to BM25 ({chunks} chunks; {stored_vectors(models)})"
     elif model_id is None:
         summary = f"no vectors yet ({chunks} chunks); run: dreamdb embed refresh"
+    elif not vectors and not chunks and docs_pending > uncounted:  # (never chunked, as a new index: QA round 147-D
+        # F1, it read "0/0 chunks embedded …, 0 chunk texts to embed (0 vectors stored are reused …)", as if done)
+        from dreamdb.output import count_noun
+
+        others = [m for m in models if m["vectors"]]
+        summary = (f"no vectors yet with {name or 'model'} {model_id}: {count_noun(docs_pending - uncounted, 'document')}"
+                   " to chunk and embed" + (f" ({stored_vectors(others)}: another model's)" if others else "")
+                   + ": hybrid recall falls back to BM25 until they are made (run: dreamdb embed refresh)")
     else:
         summary = f"{embedded}/{chunks} chunks embedded with {name or 'model'} {model_id}"
         if docs_pending > uncounted:  # e.g. after sync --force: documents wait to be re-chunked, their vectors are kept
-            summary += (f", {docs_pending - uncounted} documents to chunk, {pend} chunk texts to embed ({vectors} vectors"
-                        " stored are reused for unchanged texts; run: dreamdb embed refresh)")
+            summary += (f", {docs_pending - uncounted} documents to chunk, {pend} chunk texts to embed ("
+                        + (f"{vectors} vectors stored are reused for unchanged texts; " if vectors else "")
+                        + "run: dreamdb embed refresh)")
         elif uncounted:  # (rows from before migration 010: QA round 61 L4)
             summary += (f", {pend} pending; {uncounted} documents chunked by an older dreamdb to count again (vectors"
                         " kept; run: dreamdb embed refresh)")
