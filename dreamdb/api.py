@@ -499,6 +499,18 @@ def _waiting_for_embedding(conn, pending: int) -> tuple[str, str]:
     return waiting, "waits" if pending == 1 else "wait"
 
 
+def _refresh_hint(conn) -> str:
+    """The end of a note on texts waiting for embedding: ``run: dreamdb embed refresh``, or, while another process's
+    refresh holds its lock (:func:`dreamdb.embeddings.store.refresh_running`), that it is under way (QA round 147-D
+    F2: the note told the user to start a second one, which would only wait for it)."""
+    from dreamdb.embeddings.store import refresh_running
+
+    if refresh_running(conn):
+        return ("another dreamdb process is refreshing the embeddings now (dreamdb embed status shows its progress;"
+                " the texts it embeds serve the next queries)")
+    return "run: dreamdb embed refresh"
+
+
 _LOSS_WORDS = ("rebuilt from the vault", "not indexed", "indexed before it broke", "cannot read", "looks binary",
                "not valid JSON", "only the first", "metadata is left out", "Permission denied")
 """Words of the sync warnings that say a file's text is not (or no longer) in the index: :func:`_few_warnings` shows
@@ -2820,8 +2832,8 @@ class Index:
                 pending = store.pending(self.conn, emb.model_id)
                 if pending:
                     waiting, wait = _waiting_for_embedding(self.conn, pending)
-                    self.notes.append(f"dense results are partial: {waiting} still {wait} for embedding; run:"
-                                      " dreamdb embed refresh")
+                    self.notes.append(f"dense results are partial: {waiting} still {wait} for embedding; "
+                                      + _refresh_hint(self.conn))
             embedded = dense_query_text(self.conn, plan)
             if explain and embedded != plan.text:
                 from dreamdb.output import clip
@@ -2846,7 +2858,7 @@ class Index:
             # still to chunk again, after another version's sync, answer nothing yet)
             waiting, wait = _waiting_for_embedding(self.conn, pending)
             self.notes.append(f"no dense results yet: no chunk has a vector ({waiting} {wait} for embedding), so these"
-                              " are BM25's results; run: dreamdb embed refresh")
+                              " are BM25's results; " + _refresh_hint(self.conn))
             return
         marks = ", ".join("?" * len(DENSE_EXCLUDED_TYPES))
         if not self.conn.execute(f"SELECT EXISTS (SELECT 1 FROM documents WHERE type NOT IN ({marks}))",
@@ -2858,8 +2870,8 @@ class Index:
                               " the vault has no other documents, so these are BM25's results" if any_docs else
                               "no dense results: the index holds no documents")  # (QA round 104-B F7)
         else:
-            self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; run:"
-                              " dreamdb embed refresh")
+            self.notes.append("no dense results yet: no text has a vector, so these are BM25's results; "
+                              + _refresh_hint(self.conn))
 
     def _lazy_refresh(self, emb) -> int:
         """Before a hybrid query: chunk and embed what waits (up to :attr:`lazy_refresh_max` texts, for at most

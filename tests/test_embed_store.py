@@ -654,6 +654,39 @@ def test_a_hybrid_query_never_embeds_more_than_the_lazy_limit_for_one_large_chan
     assert len(emb.calls) == 1 and not [n for n in index.take_notes() if "waiting" in n]  # within the limit: embedded
 
 
+def test_notes_on_texts_waiting_say_a_refresh_is_under_way_while_another_process_runs_one(tiny_vault):
+    """QA round 147-D F2: while ``embed refresh`` ran in another process, a hybrid recall said "dense results are
+    partial: … still wait for embedding; run: dreamdb embed refresh", telling the user to start a second one (which
+    would only wait for it). While another process holds the refresh lock the notes say a refresh is under way."""
+    index, emb = embedded_index(tiny_vault, 2, lazy_refresh_max=3)
+    big = "\n\n".join(f"# Section {i}\n\n{para(f'big{i}x')}" for i in range(8))  # 8 chunks: more than the limit
+    write_doc(tiny_vault, "knowledge/big.md", f"---\nname: Big\n---\n{big}\n")
+    under_way = ("another dreamdb process is refreshing the embeddings now (dreamdb embed status shows its progress;"
+                 " the texts it embeds serve the next queries)")
+    emb.calls.clear()
+    lock = str(index.index_path.parent / store.LOCK_FILE_NAME)
+    holder = subprocess.Popen(  # (another process's refresh: it holds the lock until its stdin closes)
+        [sys.executable, "-c", "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire();"
+         " print('held', flush=True); sys.stdin.read()", lock], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        assert store.refresh_running(index.conn)
+        assert index.recall("a0x1 big3x5", mode="hybrid") and emb.calls == []
+        assert f"dense results are partial: 8 chunk texts still wait for embedding; {under_way}" in index.take_notes()
+        # with no vector at all yet (the first refresh under way), the same
+        index.conn.execute("DELETE FROM embeddings")
+        index.recall("a0x1", mode="hybrid")
+        assert ("no dense results yet: no chunk has a vector (12 chunk texts wait for embedding), so these are BM25's"
+                f" results; {under_way}") in index.take_notes()
+    finally:
+        holder.communicate("")
+    assert not store.refresh_running(index.conn)  # (the probe let go of the lock: it is free again)
+    index.recall("a0x1 big3x5", mode="hybrid")
+    assert ("no dense results yet: no chunk has a vector (12 chunk texts wait for embedding), so these are BM25's"
+            " results; run: dreamdb embed refresh") in index.take_notes()
+    index.close()
+
+
 def test_lazy_rechunk_does_not_wait_out_another_writer(tiny_vault):
     """QA repro: a hybrid query after a rebuild waited 10 s for another writer's lock, then failed with exit 5."""
     index, _emb = rebuilt_index_with_vectors(tiny_vault)
@@ -837,8 +870,10 @@ def test_a_hybrid_query_does_not_wait_for_another_processs_refresh_past_its_budg
     with FileLock(str(index.index_path.parent / store.LOCK_FILE_NAME)):  # (another process's `embed refresh`)
         hits = index.recall("e5x3", mode="hybrid")
     assert hits[0].doc_id == "knowledge/doc5" and emb.calls == []
-    assert "dense results are partial: 1 chunk text still waits for embedding; run: dreamdb embed refresh" \
-        in index.take_notes()
+    # (not "run: dreamdb embed refresh" while one runs: QA round 147-D F2)
+    assert ("dense results are partial: 1 chunk text still waits for embedding; another dreamdb process is refreshing"
+            " the embeddings now (dreamdb embed status shows its progress; the texts it embeds serve the next queries)"
+            in index.take_notes())
     index.close()
 
 

@@ -193,6 +193,27 @@ class _RefreshLock:
             self._lock.release()
 
 
+def refresh_running(conn) -> bool:
+    """Whether a refresh (or a :func:`compact`) holds the refresh lock of ``conn``'s index now, in another process
+    (or another Index of this one): the lock is tried without waiting, and let go at once when it is free. False for
+    an index in memory, or one whose folder the lock file cannot be made in. For a note's hint (QA round 147-D F2:
+    a hybrid recall told to run ``dreamdb embed refresh`` while one ran)."""
+    path = index_file(conn)
+    if path is None:
+        return False
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path.parent / LOCK_FILE_NAME), timeout=0)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    except OSError:
+        return False
+    lock.release()
+    return False
+
+
 def register_model(conn, embedder) -> None:
     """Record the embedder in ``models`` (once per model id)."""
     with write_transaction(conn):
