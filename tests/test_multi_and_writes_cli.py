@@ -1111,12 +1111,13 @@ def test_deleting_twice_says_where_the_copy_is(tiny_vault):
     assert cli("sync", "--vault", str(v)).returncode == 0
     assert cli("delete", "--vault", str(v), "knowledge/foo").returncode == 0
     p = cli("delete", "--vault", str(v), "foo")
-    assert p.returncode == 7 and "it was deleted; its copy is .dreamdb/trash/knowledge/" in p.stderr, p.stderr
-    assert "-foo.md" in p.stderr and "Move the copy back" in p.stderr
+    assert p.returncode == 7 and f"it was deleted; its copy is {v / '.dreamdb' / 'trash' / 'knowledge'}/" in p.stderr, \
+        p.stderr
+    assert "-foo.md" in p.stderr and f"Move the copy back to {v / 'knowledge' / 'foo.md'} to restore it" in p.stderr
     assert cli("sync", "--vault", str(v)).returncode == 0  # then the guard answers, and says it too
     p = cli("delete", "--vault", str(v), "knowledge/foo")
-    assert p.returncode == 7 and "dreamdb's newest copy of a deleted note named foo.md is .dreamdb/trash/knowledge/" \
-        in p.stderr, p.stderr
+    assert p.returncode == 7 and ("dreamdb's newest copy of a deleted note named foo.md is"
+                                  f" {v / '.dreamdb' / 'trash' / 'knowledge'}/") in p.stderr, p.stderr
 
 
 def test_a_removed_notes_error_never_names_an_updates_copy_as_the_note(tiny_vault):
@@ -1148,7 +1149,12 @@ def test_a_removed_notes_error_names_only_a_copy_of_its_own_name(tiny_vault):
     assert cli("sync", "--vault", str(v)).returncode == 0
     p = cli("update", "--vault", str(v), "knowledge/note-2", "--append", "y")
     assert p.returncode == 7 and "my-note" not in p.stderr, p.stderr
-    assert re.search(r"a deleted note named note\.md is \.dreamdb/trash/knowledge/\d{8}T\d{12}Z-note\.md\)", p.stderr), p.stderr
+    trash = re.escape(str(v / ".dreamdb" / "trash" / "knowledge"))
+    assert re.search(rf"a deleted note named note\.md is {trash}/\d{{8}}T\d{{12}}Z-note\.md\)", p.stderr), p.stderr
+    # (where it goes back, and the note of that name now: QA round 147-D F3)
+    assert (f"Hint: Move the copy back to {v / 'knowledge' / 'b' / 'note.md'} to restore it, if that was a mistake."
+            " A note of that file name is now knowledge/note (knowledge/a/note.md): pass its id if you meant it.") \
+        in p.stderr
 
 
 def test_writes_check_ids_in_the_index_left_in_a_read_only_dreamdb(tiny_vault):

@@ -730,9 +730,10 @@ def test_a_note_deleted_while_a_write_waited_for_the_lock_says_where_its_copy_is
     kept = max((tiny_vault / ".dreamdb" / "trash" / "knowledge").glob("2*-x.md"))
     assert kept != old and info.value.exit_code == 7
     assert info.value.message == ("No document 'knowledge/x' in the vault: it (knowledge/x.md) was deleted while"
-                                  " dreamdb waited for the vault lock; its copy is"
-                                  f" {kept.relative_to(tiny_vault).as_posix()}.")
-    assert info.value.hint == "Move the copy back to restore it, if that was a mistake."
+                                  f" dreamdb waited for the vault lock; its copy is {kept}.")
+    # (where to: QA round 147-D F3)
+    assert info.value.hint == (f"Move the copy back to {tiny_vault / 'knowledge' / 'x.md'} to restore it, if that"
+                               " was a mistake.")
     kept.unlink()  # (the older copy alone left)
     write_doc(tiny_vault, "knowledge/x.md", "---\ntitle: X\n---\nbody\n")
     race["other"] = "move"
@@ -1915,12 +1916,13 @@ def test_deleting_a_numbered_id_twice_names_its_own_copy_never_another_notes(tin
         with pytest.raises(NotFound) as info:
             delete(tiny_vault, typed)
         assert info.value.exit_code == 7
-        assert info.value.message == (f"No document {typed!r} in the vault: it was deleted; its copy is"
-                                      f" {kept_b.relative_to(tiny_vault).as_posix()} (of knowledge/b/n.md).")
-        assert info.value.hint == "Move the copy back to knowledge/b/n.md to restore it, if that was a mistake."
+        assert info.value.message == (f"No document {typed!r} in the vault: it was deleted; its copy is {kept_b} (of"
+                                      " knowledge/b/n.md).")
+        assert info.value.hint == (f"Move the copy back to {tiny_vault / 'knowledge' / 'b' / 'n.md'} to restore it, if"
+                                   " that was a mistake.")
     with pytest.raises(NotFound) as info:  # (update says the same)
         update(tiny_vault, "knowledge/n-2", append="x")
-    assert f"its copy is {kept_b.relative_to(tiny_vault).as_posix()} (of knowledge/b/n.md)" in info.value.message
+    assert f"its copy is {kept_b} (of knowledge/b/n.md)" in info.value.message
     (tiny_vault / "knowledge" / "c" / "n.md").unlink()  # removed by hand: no copy of its own, a's and b's not named
     with pytest.raises(NotFound) as info:
         delete(tiny_vault, "knowledge/n-3")
@@ -1935,6 +1937,36 @@ def test_deleting_a_numbered_id_twice_names_its_own_copy_never_another_notes(tin
         delete(tiny_vault, "knowledge/u")
     assert "it named knowledge/u.md, which is no longer there" in info.value.message
     assert "named <UTC time>-u.md (1 copy of that name is there" in info.value.hint
+
+
+def test_a_second_delete_says_where_to_move_the_copy_back(tiny_vault: Path):
+    """QA round 147-D F3: a second delete of a note said "its copy is .dreamdb/trash/…-<name>.md" (relative to the
+    vault, where delete had named it in full) with the hint "Move the copy back to restore it": moved back as it is,
+    ``<UTC time>-<name>.md``, it was a note of another id. The hint names where it goes back (the type's folder, the
+    note's name), in full as the copy is; so does the message of an id a sync saw go."""
+    import dreamdb
+
+    write_doc(tiny_vault, "state/t1.md", "---\ntitle: T1\nstatus: todo\n---\nbody\n")
+    kept = delete(tiny_vault, "t1")  # (an index that never saw it: the copy is found by the note's name)
+    assert kept.parent == tiny_vault / ".dreamdb" / "trash" / "task"
+    for typed in ("t1", "task/t1"):
+        with pytest.raises(NotFound) as info:
+            delete(tiny_vault, typed)
+        assert info.value.message == f"No document {typed!r} in the vault: it was deleted; its copy is {kept}."
+        assert info.value.hint == (f"Move the copy back to {tiny_vault / 'state' / 't1.md'} to restore it, if that was"
+                                   " a mistake.")
+    os.replace(kept, tiny_vault / "state" / "t1.md")  # as the hint says: the note is back, with its id
+    assert find_document(tiny_vault, "task/t1") == ("task", tiny_vault / "state" / "t1.md")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()
+    kept = delete(tiny_vault, "task/t1")
+    with dreamdb.open(tiny_vault) as index:
+        index.sync()  # (the index saw it go: its id's file is named, and its copy)
+    with pytest.raises(NotFound) as info:
+        delete(tiny_vault, "task/t1")
+    assert f"(dreamdb's newest copy of a deleted note named t1.md is {kept})" in info.value.message
+    assert info.value.hint == (f"Move the copy back to {tiny_vault / 'state' / 't1.md'} to restore it, if that was a"
+                               " mistake.")
 
 
 # ---------------------------------------------------------------- tags

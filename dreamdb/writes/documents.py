@@ -21,7 +21,8 @@ from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attribut
                                   _fsync_dir, Identity, INDEX_DIRNAME, read_with_identity, refuse_os_errors,
                                   _lock_wait, _trash_path, _trash_root, _trash_stamp, _uninterrupted, update_backup_name,
                                   vault_lock)
-from dreamdb.writes.locate import _document_at, _in_trash, _inside_vault, _parse_slug, _slug_text, find_document
+from dreamdb.writes.locate import (_document_at, _in_full, _in_trash, _inside_vault, _parse_slug, _restore_hint,
+                                   _slug_text, find_document)
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
                                      _same_value, _updated_value)
 
@@ -169,8 +170,7 @@ def _relocate(vault: Path, slug: str, rel: str, doc_type: str, since: str) -> tu
         kept = _in_trash(vault, doc_type, Path(rel).stem)
         if kept is not None and kept.name[:len(since)] >= since:  # (a copy of this wait's, not an older note's)
             raise NotFound(f"No document {slug!r} in the vault: it ({rel}) was deleted while dreamdb waited for the"
-                           f" vault lock; its copy is {kept.relative_to(vault).as_posix()}.",
-                           hint="Move the copy back to restore it, if that was a mistake.")
+                           f" vault lock; its copy is {_in_full(kept)}.", hint=_restore_hint(vault, rel))
         raise NotFound(f"{slug!r} ({rel}) was moved or removed while dreamdb waited for the vault lock.",
                        hint="Run dreamdb recall to find it again.")
     return found

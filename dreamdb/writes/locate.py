@@ -440,6 +440,19 @@ def _in_trash(vault: Path, doc_type: str | None, bare: str) -> Path | None:
     return max(found, key=lambda p: p.name) if found else None
 
 
+def _in_full(path: Path) -> str:
+    """A copy in the trash as the messages name it: in full, as ``delete`` said it kept it (QA round 147-D F3: the
+    second delete named it relative to the vault, not to the folder the command ran in)."""
+    return os.path.abspath(path)
+
+
+def _restore_hint(vault: Path, target: str) -> str:
+    """The hint for a note :func:`~dreamdb.writes.documents.delete` moved to the trash: where to move its copy back,
+    ``target`` (its path in the vault), in full. QA round 147-D F3: "Move the copy back to restore it" named no place,
+    and the copy moved back as it is (``<UTC time>-<name>.md``) was a note of another id."""
+    return f"Move the copy back to {_in_full(vault.joinpath(*target.split('/')))} to restore it, if that was a mistake."
+
+
 def _deleted_copy(vault: Path, doc_type: str, source: str) -> tuple[Path | None, int]:
     """The copy :func:`delete` kept of ``source``, a file the index holds (of ``doc_type``) that is gone from the vault
     since the last sync: one named for that file (``<UTC time>-<its name>``, :func:`_trash_copies`), made after the
@@ -734,14 +747,21 @@ def _refuse_renumbered_away(vault: Path, doc_id: str) -> None:
     kept = None if now_id else _in_trash(vault, doc_id.split("/", 1)[0], Path(source).stem)
     now = (f", when the files of that name were renumbered; that file's id is now {now_id[0][0]}" if now_id
            else ", when that file was removed or renamed" + (f" (dreamdb's newest copy of a deleted note named"
-                                                              f" {Path(source).name} is {kept.relative_to(vault).as_posix()})"
+                                                              f" {Path(source).name} is {_in_full(kept)})"
                                                               if kept else ""))
     if not now_id:  # removed: no document, as before the sync saw it go (exit 7, not 6: QA round 69 E-M1)
+        hint = _renamed_hint(vault, source)
+        if kept is not None:  # (where to move the copy back: QA round 147-D F3)
+            hint = _restore_hint(vault, source) + ("" if hint == _RECALL_HINT else f" {hint}")
         raise NotFound(f"No document {doc_id!r} in the vault: it named {source} until {when}{now}. Nothing was"
-                       " changed.", hint=_renamed_hint(vault, source))
+                       " changed.", hint=hint)
     raise WriteRefused(f"{doc_id} named {source} until {when}{now}. Nothing was changed.",
                        hint=f"Pass the file's path to say which one (e.g. {source}); recall --json gives each hit's"
                             " path.")
+
+
+_RECALL_HINT = "Run dreamdb recall to find the document you mean."
+""":func:`_renamed_hint` when no note has that file's name now."""
 
 
 def _renamed_hint(vault: Path, source: str) -> str:
@@ -754,7 +774,7 @@ def _renamed_hint(vault: Path, source: str) -> str:
     found = [(d, p) for d, p in rows if p.rsplit("/", 1)[-1].lower() == name.lower() and p != source
              and os.path.lexists(vault / p)][:3]
     if not found:
-        return "Run dreamdb recall to find the document you mean."
+        return _RECALL_HINT
     return "A note of that file name is now " + ", ".join(f"{d} ({p})" for d, p in found) + ": pass its id if you" \
         " meant it."
 
@@ -1094,9 +1114,8 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
             t, source = indexed[0]
             kept, named_so = _deleted_copy(vault, t, source)
             if kept is not None:
-                raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
-                               f" {kept.relative_to(vault).as_posix()} (of {source}).",
-                               hint=f"Move the copy back to {source} to restore it, if that was a mistake.")
+                raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is {_in_full(kept)} (of"
+                               f" {source}).", hint=_restore_hint(vault, source))
             copies = "1 copy of that name is" if named_so == 1 else f"{named_so} copies of that name are"
             raise NotFound(f"No document {slug!r} in the vault: it named {source}, which is no longer there (deleted,"
                            " moved or renamed since the last sync).",
@@ -1107,9 +1126,10 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
                                  "Run dreamdb recall to find it, if it was moved."))
         kept = _in_trash(vault, doc_type, bare)  # (of an id the index does not hold: a note it never saw)
         if kept is not None:  # deleted by dreamdb (QA round 44: deleting twice said only "No document")
-            raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is"
-                           f" {kept.relative_to(vault).as_posix()}.",
-                           hint="Move the copy back to restore it, if that was a mistake.")
+            # (its id's place: the type's folder, the copy's name without its time; QA round 147-D F3, the hint named
+            # none, and the copy moved back as it is was a note of another id)
+            raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is {_in_full(kept)}.",
+                           hint=_restore_hint(vault, f"{MARKDOWN_TYPES[kept.parent.name][0][0]}/{bare}.md"))
         raise NotFound(f"No document {slug!r} in the vault.",
                        hint=("Did you mean: " + ", ".join(map(typable_id, close))) if close else
                        "Run dreamdb list to see every id (dreamdb recall WORDS to search).")
