@@ -482,6 +482,49 @@ def test_hook_install_writes_an_absolute_path_for_a_virtualenv_dreamdb(tmp_path)
     assert p.returncode == 2 and "not both" in p.stderr
 
 
+def test_hook_install_says_a_machines_path_in_the_shared_settings_and_names_local(tmp_path):
+    """QA round 147-D F4: in an activated virtualenv, ``hook install`` wrote ``<clone>/.venv/bin/dreamdb hook
+    user-prompt-submit`` into ``.claude/settings.json``, the project's shared (committed) settings, without a word that
+    this path is this machine's, or that ``--local`` keeps it out of the shared file. It says so now, for a command
+    that runs its program by absolute path; not for the bare command, nor with ``--local``."""
+    proj = tmp_path / "p"
+    proj.mkdir()
+    global_bin = tmp_path / "global-bin"  # (a dreamdb on PATH: the bare command is the default)
+    global_bin.mkdir()
+    (global_bin / "dreamdb").write_text("#!/bin/sh\nexit 0\n")
+    (global_bin / "dreamdb").chmod(0o755)
+    env = {**os.environ, "PATH": os.pathsep.join([str(global_bin), "/usr/bin", "/bin"])}
+
+    def install(*args: str, cwd=proj) -> subprocess.CompletedProcess:
+        shutil.rmtree(proj / ".claude", ignore_errors=True)
+        p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", *args], capture_output=True, text=True,
+                           env=env, cwd=cwd, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return p
+
+    venv_bin = tmp_path / "venv" / "bin"  # (a virtualenv's dreamdb, not on PATH)
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "dreamdb").write_text("#!/bin/sh\nexit 0\n")
+    (venv_bin / "dreamdb").chmod(0o755)
+    program = str(venv_bin / "dreamdb")
+    p = install("--command", f"{program} hook user-prompt-submit")  # (as a virtualenv's dreamdb is written)
+    settings = proj / ".claude" / "settings.json"
+    assert p.stdout == f"Prompt hook installed in {settings}: {program} hook user-prompt-submit\n"
+    assert (f"note: the hook runs {program}, a path of this machine, and settings.json is the project's shared settings"
+            " (committed with it): where a teammate has no such file, Claude Code's hook fails on every prompt. To keep"
+            " it to this machine, use --local (.claude/settings.local.json, not committed): dreamdb hook uninstall,"
+            " then dreamdb hook install --local.") in p.stderr, p.stderr
+    p = install("--project", str(proj), "--absolute", cwd=tmp_path)  # (this dreamdb's path; the project named)
+    command = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert command["command"].startswith("/") and "a path of this machine" in p.stderr, p.stderr
+    assert f"dreamdb hook uninstall --project {proj}, then dreamdb hook install --project {proj} --local." in p.stderr
+    p = install("--command", f"DREAMDB_VAULT=/x {program} hook user-prompt-submit")  # (after a setting too)
+    assert f"note: the hook runs {program}, a path of this machine" in p.stderr, p.stderr
+    for args in ((), ("--local", "--absolute"), ("--command", f"{program} hook user-prompt-submit", "--local")):
+        p = install(*args)  # the bare command; one's own settings file
+        assert "a path of this machine" not in p.stderr and "--local (" not in p.stderr, (args, p.stderr)
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 @pytest.mark.parametrize("unbuffered", ["1", None])
 def test_a_block_that_cannot_be_written_is_logged_and_the_hook_exits_0(project, tmp_path, unbuffered):
@@ -752,7 +795,8 @@ def test_hook_installs_note_names_the_vault_the_hook_reads(project, tmp_path):
         p = subprocess.run([sys.executable, "-m", "dreamdb", "hook", "install", "--project", str(folder)],
                            capture_output=True, text=True, env=env, timeout=60)
         assert p.returncode == 0, p.stderr
-        return p.stderr
+        # (not the note on a path of this machine, where the tests' dreamdb is written by its path: QA round 147-D F4)
+        return "".join(line for line in p.stderr.splitlines(keepends=True) if not line.startswith("note: the hook runs "))
 
     assert install(project) == "" and install(linked) == ""
     assert install(bare) == (f"note: the hook reads the vault {other}, named by DREAMDB_VAULT, as none is in or above"

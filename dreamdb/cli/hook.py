@@ -186,12 +186,25 @@ def install(project, command, absolute, local, as_json):
             " dreamdb hook user-prompt-submit'.")
     _warn_without_vault(project)
     _warn_user_level_hook(path)
+    home = False
     with contextlib.suppress(OSError, RuntimeError):
-        if not local and Path(project).resolve() == Path.home().resolve():  # (QA round 110-B F4: said only that
-            # there was no vault; ~/.claude/settings.local.json is no user setting: 112-A F5)
+        home = Path(project).resolve() == Path.home().resolve()
+        if not local and home:  # (QA round 110-B F4: said only that there was no vault;
+            # ~/.claude/settings.local.json is no user setting: 112-A F5)
             say(f"note: {path} holds your user settings: Claude Code runs this hook in every project (it prints"
                 " nothing where no vault is found). For one project, install it there: dreamdb hook install"
                 " --project PATH.")
+    program = None if local or home else _machine_path(command)
+    if program is not None:  # (QA round 147-D F4: a virtualenv's dreamdb went into the shared file without a word)
+        import shlex
+
+        there = f" --project {shlex.quote(str(project))}"  # (named unless it is the current folder)
+        with contextlib.suppress(OSError):
+            there = "" if Path(project).resolve() == Path.cwd().resolve() else there
+        say(f"note: the hook runs {program}, a path of this machine, and {path.name} is the project's shared settings"
+            " (committed with it): where a teammate has no such file, Claude Code's hook fails on every prompt. To"
+            f" keep it to this machine, use --local (.claude/settings.local.json, not committed): dreamdb hook"
+            f" uninstall{there}, then dreamdb hook install{there} --local.")
     replaced = [c for c in in_target if c != command] if changed else []
     shown = output.visible_id  # (on its line: a folder named with ESC ]0; and a newline, QA round 139-D F1)
     if as_json:
@@ -304,6 +317,20 @@ def _ignored_vault_option(command: str) -> bool:
     except ValueError:
         return False
     return "user-prompt-submit" in argv and any(a == "--vault" or a.startswith("--vault=") for a in argv)
+
+
+def _machine_path(command: str) -> str | None:
+    """The program ``command`` runs when it names it by absolute path (after any ``NAME=value`` settings): a path of
+    this machine, such as a virtualenv's ``dreamdb``, that another machine may not have; else ``None``."""
+    import re
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    program = next((w for w in words if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w, re.S)), "")
+    return program if os.path.isabs(program) else None
 
 
 def _warn_user_level_hook(path: Path) -> None:
