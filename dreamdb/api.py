@@ -31,10 +31,10 @@ from dreamdb.ranking.rank import HIT_COLUMNS, Filters, SqlVocabulary, any_expire
 from dreamdb.records import fields, record, replace
 from dreamdb.store import connect as db
 from dreamdb.store.migrations import (current_version, latest_version, migrate, migrations_dir, missing_objects,
-                                      pending)
+                                      pending, unexpected_objects)
 from dreamdb.store.salvage import carry_vectors, open_for_carry
-from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, forget_stats, frontmatter_unread,
-                                stored_index_format, sync, text_replaced, unreadable_paths)
+from dreamdb.store.sync import (CLOCK_FILE_NAME, INDEX_FORMAT, SyncReport, escapes_vault, forget_stats,
+                                frontmatter_unread, stored_index_format, sync, text_replaced, unreadable_paths)
 from dreamdb.timeparse import as_utc, parse_instant
 from dreamdb.vault.discover import DOCUMENT_TYPES, escapes_only, find_vault, is_utf8
 
@@ -336,6 +336,9 @@ def _prepare_hit_row(row: tuple, doc_type: str, prefix: str) -> tuple:
     """A ``HIT_COLUMNS`` row as what :class:`Hit` needs: ``(slug, title, description, absolute path, level,
     tags tuple, turkish bool, date, status, status factor, type factor, confidence factor, entry hash)``."""
     slug, title, description, source_path, level, tags, turkish, date, status, is_capture, confidence, entry = row
+    if escapes_vault(source_path):  # (damage, rebuilt by the caller's _guarded: QA round 147-F F1)
+        raise db.DatabaseError(f"database disk image is malformed (a document's source_path {source_path!r} lies"
+                               " outside the vault)")
     return (slug, title, description, prefix + source_path, level,
             () if not tags or tags == "[]" else _tags_tuple(tags), bool(turkish), date, status,
             S.status_factor(status), S.type_factor(doc_type, bool(is_capture)), S.confidence_factor(confidence), entry)
@@ -865,6 +868,11 @@ class Index:
                 conn = None
                 raise db.DatabaseError(f"{', '.join(gone[:3])}{' …' if len(gone) > 3 else ''} missing: "
                                        f"{'tables or views' if len(gone) > 1 else 'a table or view'} dreamdb made")
+            foreign_objects = unexpected_objects(conn)
+            if foreign_objects:  # (not dreamdb's as written: rebuilt, QA round 147-F F1, a trigger rewrote titles)
+                conn.close()
+                conn = None
+                raise db.DatabaseError(_not_made_by_dreamdb(foreign_objects))
             if self._may_be_shared():
                 self._check_index_vault(conn)
             # (only an index this process made is removed when its build fails: one another process made and left
@@ -1412,7 +1420,8 @@ class Index:
             if old is not None:
                 with suppress(db.DatabaseError):
                     old.close()
-        self.warnings.append(f"index at {self.index_path} was unreadable ({reason}); rebuilt from the vault"
+        unreadable = "was not dreamdb's as written" if str(reason).startswith("schema objects") else "was unreadable"
+        self.warnings.append(f"index at {self.index_path} {unreadable} ({reason}); rebuilt from the vault"
                              + (f" (its {kept} stored embedding{'s' if kept != 1 else ''} kept)" if kept else
                                 f" ({lost}; `dreamdb embed refresh` embeds them again)" if lost else "")
                              if moved is None
@@ -1715,7 +1724,9 @@ class Index:
             rows = [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({QUICK_CHECK_ROWS})")]
             if rows == ["ok"]:
                 with db.read_snapshot(self.conn):  # (the statistics and the documents of one commit)
-                    return _stats_problems(self.conn) or _vector_problems(self.conn)
+                    foreign = unexpected_objects(self.conn)  # (QA round 147-F F1)
+                    return ([_not_made_by_dreamdb(foreign)] if foreign else
+                            _stats_problems(self.conn) or _vector_problems(self.conn))
         except UnicodeDecodeError as exc:
             return [str(db.undecodable_damage(exc))]
         except db.DatabaseError as exc:
@@ -1906,7 +1917,7 @@ class Index:
         problems = self.check()
         if not problems:
             return False
-        ours = problems[0].startswith(("corpus_stats", "postings", "vec_embeddings"))  # (not SQLite's)
+        ours = problems[0].startswith(("corpus_stats", "postings", "vec_embeddings", "schema objects"))  # (not SQLite's)
         self._conn = self._rebuild(("index check: " if ours else "PRAGMA integrity_check: ")
                                    + _first_problems(problems), found_in=self._opened_file)
         return True
@@ -3814,6 +3825,14 @@ def _translation_word(lexicon, word: str, term: str) -> str:
             if term in analysed_translations([found], not from_turkish):  # (a Turkish word: its term, and as written)
                 return found
     return term
+
+
+def _not_made_by_dreamdb(objects: list[str], shown: int = 5) -> str:
+    """The problem of an index holding schema objects no migration of dreamdb's makes
+    (:func:`dreamdb.store.migrations.unexpected_objects`), naming the first ``shown``."""
+    more = len(objects) - shown
+    return (f"schema objects dreamdb does not make: {', '.join(objects[:shown])}"
+            + (f" and {more} more" if more > 0 else "") + " (added or changed by another program)")
 
 
 def _first_problems(problems: list[str], shown: int = 3) -> str:

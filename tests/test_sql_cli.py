@@ -276,13 +276,13 @@ def test_malformed_json_in_a_query_is_an_sql_error_not_index_damage(vault, query
     index_file = vault / ".dreamdb" / "index.db"
     run_main("sql", "--vault", str(vault), "SELECT 1")
     conn = db.connect(index_file)
-    conn.execute("CREATE TABLE IF NOT EXISTS qa_marker (x)")  # a rebuild would drop it
+    conn.execute("INSERT INTO meta (key, value) VALUES ('qa_marker', 'x')")  # a rebuild would drop it
     conn.close()
     for extra in ([], ["--no-sync"]):
         p = run_main("sql", "--vault", str(vault), *extra, query)
         assert p.returncode == 2 and "malformed JSON" in p.stderr and "damaged" not in p.stderr, p.stderr
     check = db.connect(index_file)
-    assert check.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'qa_marker'").fetchone()[0] == 1
+    assert check.execute("SELECT COUNT(*) FROM meta WHERE key = 'qa_marker'").fetchone()[0] == 1
     check.close()
 
 

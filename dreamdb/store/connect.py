@@ -201,6 +201,9 @@ def connect(path: Path | str, *, readonly: bool = False, vec: bool = False, busy
             # SQLite refuses to change it inside a transaction once temp storage is in use.
             conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA foreign_keys = ON")
+        # The schema's triggers and views run only SQLite's harmless functions (QA round 147-F F1: an index is a file
+        # that may come from anywhere; sqlite-vec's vec0 tables and dreamdb's own triggers and views work so)
+        conn.execute("PRAGMA trusted_schema = OFF")
         conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE_BYTES}")
     except (DatabaseError, UnicodeDecodeError) as exc:
         if is_lock_error(exc):  # (a lock is no damage: QA round 78-A F7, the index was rebuilt under its holder)

@@ -272,6 +272,143 @@ def missing_objects(conn) -> list[str]:
     return sorted(expected - present)
 
 
+SCHEMA_OBJECTS = frozenset({
+    # (type, name, tbl_name, digest of its SQL for a trigger or view, else ""): what the migrations make, in an empty
+    # database with sqlite-vec loaded (schema_objects_made; tests/test_migrations.py checks the two are equal)
+    ("index", "chunks_hash", "chunks", ""),
+    ("index", "document_tags_doc", "document_tags", ""),
+    ("index", "documents_expires", "documents", ""),
+    ("index", "documents_source", "documents", ""),
+    ("index", "documents_status", "documents", ""),
+    ("index", "documents_supersedes", "documents", ""),
+    ("index", "documents_turkish", "documents", ""),
+    ("index", "documents_type", "documents", ""),
+    ("index", "embeddings_lang_todo", "embeddings", ""),
+    ("index", "embeddings_model", "embeddings", ""),
+    ("index", "embeddings_model_lang", "embeddings", ""),
+    ("index", "postings_doc", "postings", ""),
+    ("index", "renumbered_ids_doc", "renumbered_ids", ""),
+    ("index", "sqlite_autoindex_chunks_1", "chunks", ""),
+    ("index", "sqlite_autoindex_dirs_1", "dirs", ""),
+    ("index", "sqlite_autoindex_documents_1", "documents", ""),
+    ("index", "sqlite_autoindex_embedding_generations_1", "embedding_generations", ""),
+    ("index", "sqlite_autoindex_embeddings_1", "embeddings", ""),
+    ("index", "sqlite_autoindex_files_1", "files", ""),
+    ("index", "sqlite_autoindex_language_centroids_1", "language_centroids", ""),
+    ("index", "sqlite_autoindex_meta_1", "meta", ""),
+    ("index", "sqlite_autoindex_models_1", "models", ""),
+    ("index", "sqlite_autoindex_vec_embeddings_info_1", "vec_embeddings_info", ""),
+    ("index", "sqlite_autoindex_vec_embeddings_vector_chunks00_1", "vec_embeddings_vector_chunks00", ""),
+    ("table", "chunked_documents", "chunked_documents", ""),
+    ("table", "chunks", "chunks", ""),
+    ("table", "corpus_stats", "corpus_stats", ""),
+    ("table", "dirs", "dirs", ""),
+    ("table", "document_tags", "document_tags", ""),
+    ("table", "documents", "documents", ""),
+    ("table", "embedding_generations", "embedding_generations", ""),
+    ("table", "embeddings", "embeddings", ""),
+    ("table", "files", "files", ""),
+    ("table", "language_centroids", "language_centroids", ""),
+    ("table", "meta", "meta", ""),
+    ("table", "models", "models", ""),
+    ("table", "postings", "postings", ""),
+    ("table", "renumbered_ids", "renumbered_ids", ""),
+    ("table", "schema_migrations", "schema_migrations", ""),
+    ("table", "sqlite_sequence", "sqlite_sequence", ""),
+    ("table", "vec_embeddings", "vec_embeddings", ""),
+    ("table", "vec_embeddings_chunks", "vec_embeddings_chunks", ""),
+    ("table", "vec_embeddings_info", "vec_embeddings_info", ""),
+    ("table", "vec_embeddings_rowids", "vec_embeddings_rowids", ""),
+    ("table", "vec_embeddings_vector_chunks00", "vec_embeddings_vector_chunks00", ""),
+    ("trigger", "chunks_generation_delete", "chunks", "acafb59734ac91e9"),
+    ("trigger", "chunks_generation_insert", "chunks", "f8c92c85eb248cef"),
+    ("trigger", "embeddings_generation_delete", "embeddings", "c7fb0069e7459855"),
+    ("trigger", "embeddings_generation_insert", "embeddings", "07406fc7564a6ab7"),
+    ("trigger", "embeddings_generation_lang", "embeddings", "53fd4e062ca855ed"),
+    ("view", "chunk_vectors", "chunk_vectors", "6ef0704ad044cf5c"),
+    ("view", "document_lengths", "document_lengths", "9209bc0ca5a7282f"),
+    ("view", "embedding_coverage", "embedding_coverage", "66e00e37b7d2214a"),
+    ("view", "terms", "terms", "33afd91ca4c7ca5b"),
+})
+"""Every object of ``sqlite_master`` that dreamdb's migrations make (:func:`schema_objects_made`), as
+:func:`_object_key` gives it: what :func:`unexpected_objects` compares an index's objects with, in one read."""
+
+SQLITE_STATS = frozenset({"sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4"})
+"""The tables SQLite's ``ANALYZE`` makes (in a SQLite shell): statistics for its query planner, never code."""
+
+
+def _object_key(kind: str, name: str, table: str, sql: str | None) -> tuple[str, str, str, str]:
+    """``sqlite_master``'s row of an object as :data:`SCHEMA_OBJECTS` holds it: a trigger or view (code that runs on
+    its own, or whose rows a query reads) with a digest of its SQL, so one of dreamdb's names with other text is not
+    dreamdb's; a table or index by its kind, name and table (a column a migration adds changes a table's text)."""
+    if kind in ("trigger", "view"):
+        import hashlib
+
+        return kind, name, table, hashlib.sha256((sql or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return kind, name, table, ""
+
+
+_made_cache: list[frozenset] = []
+
+
+def schema_objects_made() -> frozenset[tuple[str, str, str, str]]:
+    """The objects (:func:`_object_key`) that applying every migration to an empty in-memory database makes, once
+    a process (≈ 13 ms): sqlite-vec's tables behind a vec0 table as the installed sqlite-vec names them. Where
+    sqlite-vec cannot load, the migrations needing it are left out, and any table named after one of their vec0
+    tables (``vec_embeddings_…``, sqlite-vec's own) counts as made."""
+    if not _made_cache:
+        from dreamdb.store import connect as db
+
+        probe = db.sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            shadows: set[str] = set()
+            if db.CAN_LOAD_EXTENSIONS:
+                try:
+                    db.load_vec(probe)
+                except Exception:  # (DriverError: the vec0 migrations are skipped below, their tables allowed)
+                    pass
+            if not has_vec(probe):
+                for _version, _name, path in available():
+                    if "vec0" in requirements(path):
+                        shadows.update(m.group(1) + "_" for m in re.finditer(
+                            r"CREATE\s+VIRTUAL\s+TABLE\s+\"?(\w+)\"?\s+USING\s+vec0", path.read_text("utf-8"), re.I))
+            migrate(probe)
+            made = {_object_key(*row) for row in probe.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")}
+        finally:
+            probe.close()
+        _made_cache.append(frozenset(made))
+        _made_cache.append(frozenset(shadows))
+    return _made_cache[0]
+
+
+def unexpected_objects(conn) -> list[str]:
+    """The objects of the index's schema (``sqlite_master``: tables, indexes, triggers, views, virtual tables and
+    their shadow tables) that no migration of dreamdb's makes, as ``"trigger zz_poison"``, sorted: a trigger, view,
+    table or index another program added, or one of dreamdb's triggers or views whose SQL another program changed.
+    The index is then not dreamdb's own as written, and is rebuilt as a damaged one is (QA round 147-F F1: a trigger
+    in an index committed to a repository rewrote every title a sync wrote into text the vault does not hold, and
+    kept doing so through ``sync --force``).
+
+    One read of ``sqlite_master`` compared with :data:`SCHEMA_OBJECTS` (≈ 0.06 ms); only where that finds an
+    object it lacks (another sqlite-vec's names for its tables, or one really not dreamdb's) are the migrations
+    applied in memory to tell (:func:`schema_objects_made`). An index of an older schema version holds fewer of them,
+    none other; SQLite's ``ANALYZE`` statistics (:data:`SQLITE_STATS`) are allowed."""
+    # (a table's or index's row read as its key already: its SQL is not compared, nor read; a trigger's or view's
+    # with its SQL, hashed only here, ≈ 9 of them)
+    odd = [key for key in (_object_key(*row) for row in set(conn.execute(
+        "SELECT type, name, tbl_name, CASE WHEN type IN ('trigger', 'view') THEN sql ELSE '' END FROM sqlite_master"
+    ).fetchall()) - SCHEMA_OBJECTS) if key not in SCHEMA_OBJECTS]
+    if not odd:
+        return []
+    odd = [key for key in odd if not (key[0] == "table" and key[1] in SQLITE_STATS)]
+    if odd:
+        made = schema_objects_made()
+        shadows = tuple(_made_cache[1])
+        odd = [key for key in odd if key not in made and not (key[0] == "table" and shadows
+                                                                and key[1].startswith(shadows))]
+    return sorted(f"{kind} {name}" for kind, name, _table, _digest in odd)
+
+
 def names_added(path: Path) -> set[str]:
     """The tables and views a migration file creates and the columns it adds, lowercase (its ``--`` comments left
     out): what a query or a statement meets as "no such table/column" while that migration waits."""

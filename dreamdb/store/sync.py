@@ -1033,6 +1033,17 @@ NAMED_BY_SECTION = ("memory", "changelog")
 """Types whose slugs come from inside one file (headings, entries), unique there: never renumbered."""
 
 
+def escapes_vault(source_path: str) -> bool:
+    """Whether a ``documents.source_path`` read from an index names a file outside the vault: an absolute path, or
+    one with a ``..`` part. No sync writes one (it stores vault-relative POSIX paths); an index that holds one was
+    written by another program, and is damaged (QA round 147-F F1: recall printed ``<vault>/../../outside.md`` as a
+    hit's path, and a hint named a file outside the vault)."""
+    if source_path[:1] == "/" or (os.sep == "\\" and os.path.isabs(source_path)):  # (a drive or share there)
+        return True
+    # (a backslash is a separator on Windows only: a file may be named ``..\\x.md`` elsewhere)
+    return ".." in source_path and ".." in source_path.replace(os.sep, "/").split("/")
+
+
 def natural_doc_id(doc_type: str, rel_path: str) -> str:
     """The id a markdown file's document has when no other file shares its name:
     ``type/<file name without .md>`` (``knowledge/decisions/foo.md`` → ``knowledge/foo``), in NFC."""

@@ -367,6 +367,17 @@ under a program holding the index in ``BEGIN EXCLUSIVE``)."""
 _LOCKED: dict[str, float] = {}
 
 
+def _inside_vault_rows(cursor) -> list[tuple]:
+    """The rows of ``cursor`` whose ``source_path`` column, if it has one, names a file inside the vault: a row naming
+    one outside (:func:`dreamdb.store.sync.escapes_vault`, which no sync writes) is left out, so no hint or id
+    lookup names a file outside the vault (QA round 147-F F1)."""
+    from dreamdb.store.sync import escapes_vault
+
+    paths = [i for i, column in enumerate(cursor.description or ()) if column[0] == "source_path"]
+    return [tuple(row) for row in cursor
+            if not any(isinstance(row[i], str) and escapes_vault(row[i]) for i in paths)]
+
+
 def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | None:
     """Run a query on the vault's existing index, opened read-only; ``None`` when there is no usable index.
 
@@ -390,7 +401,7 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
                 if conn is None:
                     return None
                 try:
-                    return [tuple(row) for row in conn.execute(sql, tuple(params))]
+                    return _inside_vault_rows(conn.execute(sql, tuple(params)))
                 finally:
                     conn.close()
         if kind not in ("dreamdb", "sqlite"):  # (a journal file that is a link or a pipe: refused by db.connect and
@@ -403,7 +414,7 @@ def _index_rows(vault: Path, sql: str, params: Sequence[Any]) -> list[tuple] | N
             # vault, is: recall takes it over; QA round 44)
             other = _other_vault(conn, vault) if config.index_env() else None
             if other is None:
-                return [tuple(row) for row in conn.execute(sql, tuple(params))]
+                return _inside_vault_rows(conn.execute(sql, tuple(params)))
         finally:
             conn.close()
     except (DreamdbError, db.DatabaseError, OSError) as exc:  # no usable index: the files alone decide
