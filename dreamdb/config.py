@@ -100,6 +100,64 @@ def cache_root() -> Path:
     return Path(user_cache_dir(APP_NAME))
 
 
+def make_private_folders(folder: Path) -> None:
+    """Make ``folder`` and the folders above it that are missing, each mode 0700 whatever the umask (dreamdb's
+    cache folders: QA round 147-F F2, under ``umask 000`` ``<cache>/dreamdb/`` and ``lexicon-checks/`` were made
+    0777, and another user could then put a folder of theirs where dreamdb keeps a read-only vault's index).
+
+    Raises:
+        OSError: a folder cannot be made (a file in the way, a read-only disk).
+    """
+    missing = []
+    at = Path(folder)
+    while not os.path.lexists(at) and at.parent != at:
+        missing.append(at)
+        at = at.parent
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, 0o700)
+        except FileExistsError:  # (made meanwhile, by another process)
+            continue
+        os.chmod(made, 0o700)  # (the umask may have taken bits away: 0700 exactly)
+
+
+def _refuse_unsafe_cache_folder(folder: Path, elsewhere: str | None) -> None:
+    """Refuse the per-vault folder ``<cache>/<key>`` of a read-only vault's index (:func:`cache_index_path`) where
+    another user could put files in it: it is a link (its name is predictable: another user's link there took the
+    index wherever it led), or another user's, or its cache folder is another user's and open to others (QA round
+    147-F F2). A folder of this user's that others may write (an older dreamdb's, under ``umask 000``) is made 0700.
+
+    Raises:
+        IndexUnavailable: naming the folder and why (exit 4).
+    """
+    if not hasattr(os, "getuid"):  # (Windows: no owners to compare; the user's profile holds the cache)
+        return
+    from dreamdb.errors import IndexUnavailable
+
+    uid = os.getuid()
+    hint = ("Remove it (dreamdb makes its own folder there, mode 0700)"
+            + (f", or set DREAMDB_CACHE_DIR to a folder of yours{f' (or {elsewhere} to a file path)' if elsewhere else ''}."
+               if elsewhere else "."))
+    try:
+        root, st = os.stat(folder.parent), os.lstat(folder)
+    except OSError:
+        return  # (gone meanwhile: the open that follows says so)
+    why = None
+    if root.st_uid != uid and root.st_mode & 0o022 and not root.st_mode & stat.S_ISVTX:
+        why, folder = f"belongs to another user (uid {root.st_uid}) and others may write in it", folder.parent
+    elif stat.S_ISLNK(st.st_mode):
+        why = f"is a link (to {os.readlink(folder)}), not a folder dreamdb made"
+    elif st.st_uid != uid:
+        why = f"belongs to another user (uid {st.st_uid})"
+    if why is not None:
+        raise IndexUnavailable(f"The cache folder {folder}, where dreamdb keeps this vault's index, {why}: it is not"
+                               " used.", hint=hint)
+    for path, held in ((folder, st), (folder.parent, root)):
+        if held.st_uid == uid and held.st_mode & 0o077 and (path == folder or not env_path("DREAMDB_CACHE_DIR")):
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o700)
+
+
 def absolute_path(name: str, value: str | os.PathLike) -> Path:
     """The path the variable or argument ``name`` holds (``value``), ``~`` expanded (:func:`expand_user`), made
     absolute from the current folder once: a relative ``index_path=`` or ``lexicon=`` named another file after an
@@ -242,6 +300,11 @@ def cache_index_path(vault: Path) -> Path:
     return cache_root() / key / INDEX_FILE_NAME
 
 
+def _is_cache_key(name: str) -> bool:
+    """Whether a folder's name is one :func:`cache_index_path` gives (16 lowercase hex digits)."""
+    return len(name) == 16 and all(c in "0123456789abcdef" for c in name)
+
+
 def other_default_index_path(vault: Path, index_path: Path) -> Path | None:
     """The other place :func:`index_path_for` may put ``vault``'s index, or has put it: the cache file for the in-vault
     one and back (a vault made writable, or read-only, moves its index, and a vault whose own index path is too long to
@@ -315,6 +378,9 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
     """
     _refuse_link_over_vault(folder, elsewhere)
     made = given and not os.path.lexists(folder)  # (``given``: the index's place is the user's, DREAMDB_INDEX or
+    if not given and parents and _is_cache_key(folder.name) and folder.parent == Path(os.path.abspath(cache_root())):
+        make_private_folders(folder)  # (a read-only vault's, under the user cache: QA round 147-F F2)
+        _refuse_unsafe_cache_folder(folder, elsewhere)
     folder.mkdir(parents=parents, exist_ok=True, mode=0o700)  # Index(index_path=…); QA round 112-A F7)
     if folder.name != INDEX_DIR_NAME and not made:  # (a folder dreamdb made for DREAMDB_INDEX is its own too, and
         return  # git would show the index in it: QA round 109-B F6, a path inside the repository; not the user

@@ -223,7 +223,9 @@ def _log(message: str) -> None:
         from dreamdb.config import env_path
 
         if env_path("DREAMDB_HOOK_LOG") is None:  # (the default folder is made; one the user named is not)
-            p.parent.mkdir(parents=True, exist_ok=True)
+            from dreamdb.config import make_private_folders
+
+            make_private_folders(p.parent)  # (0700 whatever the umask: QA round 147-F F2)
         if os.path.islink(p) and not os.path.exists(p):  # a link to nothing: never creates its target (QA 42)
             return
         flags = os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)

@@ -3099,3 +3099,47 @@ def test_a_row_naming_a_file_outside_the_vault_is_damage_and_never_shown(example
                                        "knowledge/a..b.md", "knowledge/..x.md", "knowledge/..\\x.md")] == \
         [True, True, True, True, False, False, os.sep == "\\"]
 
+
+def test_the_cache_folders_are_private_and_a_planted_one_is_refused(example_vault, tmp_path, monkeypatch):
+    """QA round 147-F F2: under ``umask 000`` the cache folders were made 0777 (and the lexicon check's file 0666), and
+    a link put at a read-only vault's predictable cache folder took its index wherever it led: every folder dreamdb
+    makes there is 0700, and a per-vault folder that is a link, or another user's, is refused (exit 4)."""
+    from dreamdb.lexicon import _mark_verified
+
+    root = tmp_path / "shared" / "dreamdb-cache"
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(root))
+    old = os.umask(0)
+    try:
+        _set_writable(example_vault, False)
+        index = dreamdb.open(example_vault)
+        assert _top(index, "sleep debt") and index.index_path == config.cache_index_path(example_vault)
+        index.close()
+        _mark_verified(tmp_path / "lexicon.db", (1, 2))
+    finally:
+        os.umask(old)
+    folder = config.cache_index_path(example_vault).parent
+    marker = next((root / "lexicon-checks").iterdir())
+    assert [oct(stat.S_IMODE(os.stat(p).st_mode)) for p in (tmp_path / "shared", root, folder, root / "lexicon-checks",
+                                                            marker)] == ["0o700"] * 4 + ["0o600"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(folder)
+    folder.symlink_to(elsewhere)
+    try:
+        with pytest.raises(IndexUnavailable, match=r"The cache folder .* is a link \(to .*elsewhere\)"):
+            dreamdb.open(example_vault).recall("sleep debt")
+        assert list(elsewhere.iterdir()) == []
+        folder.unlink()
+        folder.mkdir(mode=0o777)
+        os.chmod(folder, 0o777)  # (an older dreamdb's, under umask 000: this user's, made private)
+        index = dreamdb.open(example_vault)
+        assert _top(index, "sleep debt") and stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        index.close()
+        if os.getuid() == 0:  # (only root can give a folder to another user)
+            shutil.rmtree(folder)
+            folder.mkdir()
+            os.chown(folder, 4242, 4242)
+            with pytest.raises(IndexUnavailable, match=r"belongs to another user \(uid 4242\)"):
+                dreamdb.open(example_vault).recall("sleep debt")
+    finally:
+        _set_writable(example_vault, True)
