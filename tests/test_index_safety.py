@@ -3143,3 +3143,24 @@ def test_the_cache_folders_are_private_and_a_planted_one_is_refused(example_vaul
                 dreamdb.open(example_vault).recall("sleep debt")
     finally:
         _set_writable(example_vault, True)
+
+
+def test_an_empty_file_given_as_the_index_is_taken_as_a_new_index(example_vault, tmp_path, monkeypatch):
+    """QA round 147-F F3: README says DREAMDB_INDEX never overwrites another file; an empty one holds nothing to lose
+    and is taken as a new index, mode 0600 (as dreamdb's own left empty by a crash before its first write), as README
+    now says; a file holding anything else is still refused."""
+    empty = tmp_path / "empty2.txt"
+    empty.write_bytes(b"")
+    os.chmod(empty, 0o644)
+    monkeypatch.setenv("DREAMDB_INDEX", str(empty))
+    with dreamdb.open(example_vault) as index:
+        assert _top(index, "sleep debt")[0] == "feature/sleep-consolidation"
+    assert config.index_file_kind(empty) == "dreamdb" and stat.S_IMODE(os.stat(empty).st_mode) == 0o600
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "an empty file holds nothing to lose and is taken as a new index" in " ".join(readme.split())
+    text = tmp_path / "notes.txt"
+    text.write_text("mine\n", encoding="utf-8")
+    monkeypatch.setenv("DREAMDB_INDEX", str(text))
+    with pytest.raises(IndexUnavailable):
+        dreamdb.open(example_vault).recall("sleep debt")
+    assert text.read_text(encoding="utf-8") == "mine\n"
