@@ -255,19 +255,43 @@ def wall(cmd: list[str], runs: int, env=None, stdin: bytes | None = None) -> flo
     return med(ts)
 
 
-def bench_real(data: Path, runs: int, cli_runs: int) -> dict:
-    """The real-vault figures (see module doc)."""
-    src = data / "vaults" / "dreamcontext" / "_dream_context"
+def real_vault(data: Path) -> Path:
+    """Where the real vault of ``data`` is (it may be absent: its figures are then skipped)."""
+    return data / "vaults" / "dreamcontext" / "_dream_context"
+
+
+def real_queries(data: Path) -> list[str]:
+    """The queries timed on the real vault: the text of the gold set's questions (timing only, never their judgements),
+    else :data:`FALLBACK_QUERIES` where ``data`` holds no gold set (or no real vault). The gold file is read by the
+    evaluation's own loader (:func:`dreamdb.evaluation.gold.load_gold`), before anything is timed.
+
+    Raises:
+        SystemExit: a gold file the evaluation refuses (a line that is no gold query, not UTF-8, empty…): its error,
+            with the file and line, said on stderr as ``dreamdb eval`` says it, exit 2 (QA round 147-G F2: KeyError,
+            JSONDecodeError, UnicodeDecodeError tracebacks, the last after the sync timings had run).
+    """
+    from dreamdb.errors import DreamdbError
+    from dreamdb.evaluation import gold
+
+    gold_file = data / "eval" / "dreamcontext-gold-train.jsonl"
+    if not real_vault(data).is_dir() or not (gold_file.exists() or gold_file.is_symlink()):
+        return FALLBACK_QUERIES
+    try:
+        return [q.query for q in gold.load_gold(gold_file)]
+    except DreamdbError as exc:
+        print(f"bench_recall: Error: {exc.message}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+
+
+def bench_real(data: Path, runs: int, cli_runs: int, queries: list[str] | None = None) -> dict:
+    """The real-vault figures (see module doc), timed with ``queries`` (default :func:`real_queries`)."""
+    src = real_vault(data)
     if not src.is_dir():
         return {"skipped": f"no vault at {src}"}
+    if queries is None:
+        queries = real_queries(data)
     vb = beir.copy_vault(src, CACHE / "dreamcontext", slug_map=False)
     idx = CACHE / "dreamcontext" / "index.db"
-    gold_file = data / "eval" / "dreamcontext-gold-train.jsonl"
-    if gold_file.exists():  # timing only: the queries' text, never their judgements
-        queries = [json.loads(line)["query"] for line in beir.jsonl_lines(gold_file.read_text(encoding="utf-8-sig"))
-                   if line.strip()]  # (lines end at "\n" only, as the gold loader reads them: QA round 135-D F4)
-    else:
-        queries = FALLBACK_QUERIES
     out = time_sync(vb.vault, idx, runs)
     out.pop("ix").close()
     out.update(time_remembered_entry(vb.vault, idx, runs))
@@ -483,20 +507,21 @@ def main(argv: list[str] | None = None) -> int:
     from settings import data_folder, scrub
 
     data = data_folder(a.data, "bench_recall")  # (one named that is not there: exit 7, QA round 143-A F3)
+    queries = real_queries(data)  # (a bad gold file refused before anything is timed: QA round 147-G F2)
 
     scrub("bench_recall")  # (a hybrid recall mode or a hook switched off timed under these labels: QA round 122-C F5)
     CACHE.mkdir(parents=True, exist_ok=True)
     # (one run at a time on the vaults and indexes under CACHE, the eval suite's set lock: two at once, bench_all.sh
     # beside this script, failed each other with tracebacks, QA round 135-D F7; the second waits, saying so)
     with suite._set_lock(CACHE, lambda msg: print(f"bench_recall: {msg}", file=sys.stderr)):
-        return _bench(a, data, runs, docs)
+        return _bench(a, data, runs, docs, queries)
 
 
-def _bench(a, data: Path, runs: int, docs: int) -> int:
+def _bench(a, data: Path, runs: int, docs: int, queries: list[str]) -> int:
     """:func:`main` once the arguments are read and the cache locked."""
     res = {"machine": suite.machine_info(), "runs": runs, "docs": docs, "processes": processes_note()}
     print("benchmarking the real vault …", file=sys.stderr)
-    res["real"] = bench_real(data, runs, a.cli_runs or 10)
+    res["real"] = bench_real(data, runs, a.cli_runs or 10, queries)
     print(f"benchmarking a generated {docs}-document vault …", file=sys.stderr)
     import gen_vault
 

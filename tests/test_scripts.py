@@ -143,6 +143,36 @@ def test_bench_recall_refuses_runs_or_docs_below_one():
         assert p.returncode == 2 and "must be at least 1" in p.stderr and "Traceback" not in p.stderr, args
 
 
+def test_bench_recall_refuses_a_bad_gold_file_before_timing_anything(tmp_path):
+    """QA round 147-G F2: a gold line without "query" was a KeyError traceback, a line that is not JSON a
+    JSONDecodeError, a non-UTF-8 byte a UnicodeDecodeError, an empty file an IndexError after the real-vault sync
+    timings had run. The eval's own gold loader reads it now, before anything is timed: its file:line error, exit 2."""
+    vault = tmp_path / "vaults" / "dreamcontext" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "a.md").write_text("---\ntitle: A\n---\nsleep consolidation\n", encoding="utf-8")
+    gold = tmp_path / "eval" / "dreamcontext-gold-train.jsonl"
+    gold.parent.mkdir()
+    good = '{"id": "a", "query": "sleep", "expected": ["knowledge/a"]}\n'
+    for content, said in ((good + '{"id": "b", "text": "x"}\n', f"{gold}:2: not a gold query ('query' must be a"),
+                          (b"not json\n", f"{gold}:1: not a gold query ("),
+                          (good.encode() + b'{"id": "c", "query": "caf\xe9", "expected": ["knowledge/a"]}\n',
+                           f"Gold set {gold} is not UTF-8 text"),
+                          (b"", f"Gold set {gold} holds no query")):
+        gold.write_bytes(content if isinstance(content, bytes) else content.encode())
+        p = run(SCRIPTS / "bench_recall.py", "--quick", "--docs", "10", "--data", tmp_path, timeout=120)
+        assert p.returncode == 2 and p.stdout == "", (content, p.stdout, p.stderr)
+        assert p.stderr.startswith(f"bench_recall: Error: {said}"), (content, p.stderr)
+        assert "Traceback" not in p.stderr and "benchmarking" not in p.stderr, p.stderr
+    # a good file's questions are the queries timed
+    sys.path.insert(0, str(SCRIPTS))
+    import bench_recall
+
+    gold.write_text(good + '{"id": "b", "query": "hook timing", "alt": ["knowledge/a"]}\n', encoding="utf-8")
+    assert bench_recall.real_queries(tmp_path) == ["sleep", "hook timing"]
+    gold.unlink()
+    assert bench_recall.real_queries(tmp_path) == bench_recall.FALLBACK_QUERIES
+
+
 def test_bench_embed_index_names_a_missing_vault(tmp_path):
     """QA round 23: without ../shared the quick run failed naming its own temporary copy."""
     p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--vault", tmp_path / "nowhere")
