@@ -86,6 +86,21 @@ def _variants():
     return out
 
 
+def _manifest(folder: Path) -> tuple[dict, str | None]:
+    """``(slug_to_id, None)`` of the evaluation's ``manifest.json`` in ``folder``, or ``({}, why)`` when it cannot be
+    read or is none the evaluation wrote (not JSON, not an object with a ``slug_to_id`` object)."""
+    path = folder / beir.MANIFEST
+    try:
+        man = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return {}, f"{path} cannot be read: {exc.strerror or exc}"
+    except ValueError:  # (not JSON, or not UTF-8)
+        return {}, f"{path} is not JSON"
+    if not isinstance(man, dict) or not isinstance(man.get("slug_to_id"), dict):
+        return {}, f"{path} holds no slug_to_id map"
+    return man["slug_to_id"], None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=("scifact",), default="scifact", help="collection (its test split)")
@@ -114,10 +129,26 @@ def main(argv=None) -> int:
     except DreamdbError as exc:
         print(f"fusion_ceiling: {exc.message}", file=sys.stderr)
         return 1
-    slug_to_id = json.loads((folder / "manifest.json").read_text())["slug_to_id"]
-    ix = dreamdb.open(folder / "_dream_context", index_path=folder / "index.db", auto_sync=False)
-    rows = dict(ix.conn.execute("SELECT id, doc_id FROM documents"))
-    recorded = _record(ix, coll.judged_queries(), None)
+    rebuild = f"rerun python -m eval --set scifact --modes hybrid --cache {args.cache}"
+    slug_to_id, why = _manifest(folder)
+    if why is None and not (folder / beir.VAULT_DIR).is_dir():
+        why = f"no vault {folder / beir.VAULT_DIR} beside it"
+    if why is not None:  # (QA round 147-G F3: a partial or foreign cache was a JSONDecodeError, KeyError or
+        # VaultNotFound traceback)
+        print(f"fusion_ceiling: the evaluation index at {folder} is damaged ({why}): {rebuild}", file=sys.stderr)
+        return 1
+    try:
+        ix = dreamdb.open(folder / beir.VAULT_DIR, index_path=folder / "index.db", auto_sync=False)
+        rows = dict(ix.conn.execute("SELECT id, doc_id FROM documents"))
+        if not rows or not slug_to_id:  # (an empty index file: every query scored 0, exit 0)
+            print(f"fusion_ceiling: the evaluation index at {folder} is damaged (it holds no document): {rebuild}",
+                  file=sys.stderr)
+            return 1
+        recorded = _record(ix, coll.judged_queries(), None)
+    except DreamdbError as exc:
+        print(f"fusion_ceiling: the evaluation index at {folder} cannot be read ({exc.message}): {rebuild}",
+              file=sys.stderr)
+        return 1
     results = {}
     branch = {"relative": 0, "rrf": 0}
     for qid, r in recorded:

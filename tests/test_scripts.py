@@ -252,6 +252,33 @@ def test_fusion_ceiling_names_the_missing_index_and_what_builds_it(tmp_path):
         "python -m eval --set scifact --modes hybrid" in p.stderr
 
 
+def test_fusion_ceiling_says_a_partial_or_foreign_cache_is_damaged(tmp_path):
+    """QA round 147-G F3: a cache with an index file but a manifest that is not JSON was a JSONDecodeError traceback,
+    one without slug_to_id a KeyError, one without the vault beside it a VaultNotFound traceback; an empty index scored
+    every query 0, exit 0. Each now says the index is damaged and what rebuilds it, exit 1."""
+    scifact = tmp_path / "data" / "eval-data" / "scifact"
+    scifact.mkdir(parents=True)
+    (scifact / "corpus.jsonl").write_text('{"id": "1", "title": "Sleep", "text": "sleep consolidation"}\n')
+    (scifact / "queries.jsonl").write_text('{"id": "q1", "text": "sleep"}\n')
+    (scifact / "qrels.tsv").write_text("q1\t1\t1\n")
+    cache = tmp_path / "c5"
+    folder = cache / "scifact" / "corpus"
+    folder.mkdir(parents=True)
+    (folder / "index.db").write_bytes(b"")
+    rebuild = f"rerun python -m eval --set scifact --modes hybrid --cache {cache}"
+    for manifest, why in (("garbage", f"{folder / 'manifest.json'} is not JSON"),
+                          ('{"x": 1}', f"{folder / 'manifest.json'} holds no slug_to_id map"),
+                          ('{"slug_to_id": {}}', f"no vault {folder / '_dream_context'} beside it"),
+                          ('{"slug_to_id": {"1": "1"}}', "mkdir:it holds no document")):
+        if why.startswith("mkdir:"):
+            (folder / "_dream_context").mkdir()
+            why = why[len("mkdir:"):]
+        (folder / "manifest.json").write_text(manifest)
+        p = run(SCRIPTS / "fusion_ceiling.py", "--data", tmp_path / "data", "--cache", cache, timeout=120)
+        assert p.returncode == 1 and p.stdout == "", (manifest, p.stdout, p.stderr)
+        assert p.stderr == f"fusion_ceiling: the evaluation index at {folder} is damaged ({why}): {rebuild}\n", p.stderr
+
+
 def test_a_workdir_copy_is_reused_only_for_its_own_source_and_mode(tmp_path, capsys):
     """QA round 103-A F1: ``bench_embed_index.py --workdir DIR`` reused DIR's copy whatever it was a copy of, and
     printed the --quick subset's figures (40 documents) as the whole real vault's, then as the examples vault's; and
