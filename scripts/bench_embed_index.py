@@ -59,6 +59,13 @@ def median_ms(fn, runs: int) -> float:
     return statistics.median(out)
 
 
+def quick_notes(src: Path) -> list[Path]:
+    """The notes a ``--quick`` run copies: the 40 smallest ``.md`` files under ``src/knowledge`` (none in a hidden
+    folder; ~1 min to embed)."""
+    return sorted((p for p in (src / "knowledge").rglob("*.md") if "/." not in str(p.relative_to(src))),
+                  key=lambda p: (p.stat().st_size, str(p)))[:40]
+
+
 def copy_vault(src: Path, work: Path, quick: bool) -> Path:
     """``src`` (its 40 smallest knowledge notes with ``quick``) copied to ``work/_dream_context``, writable; a copy
     of the same source and mode is reused (:func:`workdir.vault_copy`)."""
@@ -66,9 +73,7 @@ def copy_vault(src: Path, work: Path, quick: bool) -> Path:
 
     def make(dest: Path) -> None:
         if quick:
-            files = sorted((p for p in (src / "knowledge").rglob("*.md") if "/." not in str(p.relative_to(src))),
-                           key=lambda p: (p.stat().st_size, str(p)))[:40]  # the 40 smallest: ~1 min
-            for p in files:
+            for p in quick_notes(src):
                 t = dest / p.relative_to(src)
                 t.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(p, t)
@@ -111,6 +116,9 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    for name in ("runs", "queries", "threads"):  # (before the skip below: QA round 147-G F8, --runs 0 exited 0)
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            ap.error(f"--{name} must be at least 1 (got {getattr(args, name)})")
     given = args.vault is not None
     args.vault = args.vault if given else default_vault()
     if not (args.vault / "knowledge").is_dir() if args.quick else not args.vault.is_dir():
@@ -120,9 +128,8 @@ def main() -> int:
             return 0
         ap.error(f"no vault at {args.vault} (a _dream_context folder{' with knowledge/' if args.quick else ''}):"
                  " give one with --vault")
-    for name in ("runs", "queries", "threads"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            ap.error(f"--{name} must be at least 1 (got {getattr(args, name)})")
+    if args.quick and not quick_notes(args.vault):  # (QA round 147-G F8: "Vault path does not exist" of the copy)
+        ap.error(f"no note to benchmark in {args.vault / 'knowledge'} (--quick embeds its 40 smallest .md files)")
     from settings import scrub
 
     scrub("bench_embed_index")  # (QA round 122-C F5: DREAMDB_RECALL_MODE made its "bm25" figure a hybrid one)
@@ -161,12 +168,22 @@ def bench(args, work: Path) -> int:
     res["connect_ms"] = median_ms(lambda: db.connect(probe).close(), max(runs, 20))
     res["connect_vec_ms"] = median_ms(lambda: db.connect(probe, vec=True).close(), max(runs, 20))
 
-    emb = Embedder(args.model_dir, threads=args.threads)
-    res["model_id"], res["model_load_ms"] = emb.model_id, round(emb.load_ms, 1)
     index = dreamdb.open(vault)
     sync = index.sync()
     res["documents"] = sync.documents
     c = index.conn
+    rows = c.execute("SELECT id, title, description FROM documents WHERE description != '' ORDER BY id").fetchall()
+    if not rows:  # (notes without descriptions: their titles and first words; QA round 122-C F6, a traceback)
+        rows = c.execute("SELECT id, title, substr(body, 1, 200) FROM documents WHERE type != 'changelog'"
+                         " AND trim(body) != '' ORDER BY id").fetchall()
+    if not rows:  # (said before the model is loaded, naming the vault given, not its copy: QA round 147-G F8)
+        from dreamdb.errors import UsageError
+
+        index.close()
+        raise UsageError(f"the vault {args.vault} has no note with text to make a query of")
+
+    emb = Embedder(args.model_dir, threads=args.threads)
+    res["model_id"], res["model_load_ms"] = emb.model_id, round(emb.load_ms, 1)
 
     saved = work / "full_embed.json"
     if store.pending(c, emb.model_id) or not saved.exists():
@@ -186,14 +203,6 @@ def bench(args, work: Path) -> int:
     res["pending_ms"] = median_ms(lambda: store.pending(c, emb.model_id), runs)
     res["sync_nochange_ms"] = median_ms(lambda: index.sync(), runs)
 
-    rows = c.execute("SELECT id, title, description FROM documents WHERE description != '' ORDER BY id").fetchall()
-    if not rows:  # (notes without descriptions: their titles and first words; QA round 122-C F6, a traceback)
-        rows = c.execute("SELECT id, title, substr(body, 1, 200) FROM documents WHERE type != 'changelog'"
-                         " AND trim(body) != '' ORDER BY id").fetchall()
-    if not rows:
-        from dreamdb.errors import UsageError
-
-        raise UsageError(f"the vault {vault} has no note with text to make a query of")
     rng = np.random.default_rng(0)
     picks = [rows[i] for i in rng.choice(len(rows), size=min(n_queries, len(rows)), replace=False)]
     qv = emb.embed_queries([f"{t}: {d}" for _i, t, d in picks])

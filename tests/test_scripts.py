@@ -179,6 +179,25 @@ def test_bench_embed_index_names_a_missing_vault(tmp_path):
     assert p.returncode == 2 and f"no vault at {tmp_path / 'nowhere'}" in p.stderr and "bench-embed-" not in p.stderr
 
 
+def test_bench_embed_index_names_a_vault_without_notes_and_checks_its_options_first(tmp_path):
+    """QA round 147-G F8: --quick on a vault whose knowledge/ holds no note said "Vault path does not exist:
+    /tmp/bench-embed-…/_dream_context" (its own empty copy), the full run named the copy too, after loading the model;
+    and --runs 0 in a clone without ../shared was "skipped", exit 0, the options checked only after that."""
+    vault = tmp_path / "ev" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--vault", vault)
+    assert p.returncode == 2 and p.stderr.endswith(
+        f"error: no note to benchmark in {vault / 'knowledge'} (--quick embeds its 40 smallest .md files)\n"), p.stderr
+    # the full run says it before loading a model (none is named here), naming the vault given
+    p = run(SCRIPTS / "bench_embed_index.py", "--vault", vault, "--model-dir", tmp_path / "no-model")
+    assert p.returncode == 2 and p.stderr.endswith(f"\nbench_embed_index: the vault {vault} has no note with text to"
+                                                   " make a query of\n"), p.stderr
+    assert "bench-embed-" not in p.stderr and "Traceback" not in p.stderr
+    p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--runs", "0",
+            env={**os.environ, "DREAMDB_EVAL_DATA": str(tmp_path)})
+    assert p.returncode == 2 and "--runs must be at least 1 (got 0)" in p.stderr and "skipped" not in p.stdout
+
+
 def test_bench_embed_index_skips_when_the_default_vault_is_absent(tmp_path):
     """QA round 68 M6: `scripts/bench_all.sh --quick` on a clone without ../shared exited 1: this script refused
     (exit 2) where bench_recall.py skips its real-vault part, and it ignored DREAMDB_EVAL_DATA."""
