@@ -720,6 +720,38 @@ def test_results_that_cannot_be_written_are_printed_and_exit_74(tmp_path):
     assert "Cannot write the results" in r.stderr and "(a link to nothing?)" in r.stderr, r.stderr
 
 
+def test_a_report_that_cannot_be_written_says_last_run_json_was(tmp_path, monkeypatch, capsys):
+    """QA round 147-G F5: the report's folder removed while the run ran ended "Cannot write …/gone/r.md: No such file
+    or directory; nothing was changed", exit 74, though last-run.json had been replaced by this run; it now says so."""
+    import shutil
+
+    from dreamdb.cli import main
+
+    data = _gold_data(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "last-run.json").write_text('{"the": "previous run"}', encoding="utf-8")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    run_suite = suite.run_suite
+
+    def run_then_remove_the_folder(*args, **kwargs):
+        results = run_suite(*args, **kwargs)
+        shutil.rmtree(gone)
+        return results
+
+    monkeypatch.setattr(suite, "run_suite", run_then_remove_the_folder)
+    code = main(["eval", "--data", str(data), "--set", "dreamcontext", "--cache", str(cache), "--no-baseline",
+                 "--results-file", str(gone / "r.md")])
+    err = capsys.readouterr().err
+    last = json.loads((cache / "last-run.json").read_text(encoding="utf-8"))
+    assert code == 74 and last["sets"]["dreamcontext"]["tracks"]["gold-train"]["dreamdb"]["bm25"]["metrics"]["r@1"] \
+        == 100.0, err
+    assert "nothing was changed" not in err and f": No such file or directory; {cache / 'last-run.json'} was written" \
+        " (this run's per-query results); the figures are printed above." in err, err
+    assert f"Cannot write the results: Cannot write {gone / 'r.md'}" in err, err
+
+
 def test_a_json_run_that_fails_after_measuring_prints_one_document(tmp_path):
     """QA round 143-A F1: ``eval --json`` printed the run's summary, then the error object (two JSON documents, and a
     reader's ``json.loads`` failed) when the run failed after measuring: no track scored (exit 1), results not
@@ -761,13 +793,15 @@ def test_results_that_cannot_be_written_say_why_on_one_line_with_a_hint_that_wor
     protected = tmp_path / "protected.md"
     protected.write_text("kept\n")
     protected.chmod(0o444)
+    last = tmp_path / "c" / "last-run.json"  # (written: only the report failed, QA round 147-G F5)
     for target, said, hint in (
             ("/proc/version", "Error: Cannot write the results: /proc/version cannot be written: it is on the kernel's"
-             " proc file system, whose files the kernel makes (no file on a disk); it was not changed; the figures are"
-             " printed above.", "Hint: Write to a file on a disk instead."),
+             " proc file system, whose files the kernel makes (no file on a disk); it was not changed; "
+             f"{last} was written (this run's per-query results); the figures are printed above.",
+             "Hint: Write to a file on a disk instead."),
             (protected, f"Error: Cannot write the results: {protected} is write-protected (mode 444); it was not "
-             "changed; the figures are printed above.", "Hint: Give it write permission (chmod u+w) if dreamdb should"
-             " edit it.")):
+             f"changed; {last} was written (this run's per-query results); the figures are printed above.",
+             "Hint: Give it write permission (chmod u+w) if dreamdb should edit it.")):
         r = subprocess.run([sys.executable, "-m", "dreamdb", "eval", "--data", str(data), "--set", "dreamcontext",
                             "--cache", str(tmp_path / "c"), "--no-baseline", "--results-file", str(target)],
                            capture_output=True, text=True, cwd=ROOT, timeout=300)

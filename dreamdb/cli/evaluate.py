@@ -116,7 +116,8 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
     except (OSError, WriteRefused) as exc:  # (the run's figures are printed all the same: QA round 86-C M6)
         unwritten = exc
     shown = "in the JSON document's results" if as_json else "printed above"
-    failure = _failure(scored, short, target, unwritten, writing, shown)
+    written = cache / "last-run.json" if unwritten is not None and writing == target else None
+    failure = _failure(scored, short, target, unwritten, writing, shown, written)
     if as_json:  # (with the targets' verdicts the text prints: QA round 117-B F5, a CI job had to work them out)
         caveat = _quick_caveat(results)  # (QA round 135-B F5: the JSON gave a quick run's verdicts without it)
         summary = {**suite.strip_rows(results), "targets": [
@@ -134,10 +135,12 @@ def evaluate(sets, modes, baseline, quick, data_dir, cache_dir, write_results, r
 
 
 def _failure(scored: bool, short: list[str], target: Path | None, unwritten: Exception | None,
-             writing: Path | None, shown: str):
+             writing: Path | None, shown: str, written: Path | None = None):
     """The error a run that measured ends with, else ``None``: its results could not be written (exit 74), the full
     report was asked for and some of its track/mode pairs were not scored (1), or no track was scored (1). ``shown``:
-    where the figures are (``printed above``, or in the JSON document's ``results``)."""
+    where the figures are (``printed above``, or in the JSON document's ``results``); ``written``: the file of this
+    run's results that was written before the one that failed (``last-run.json`` when the report failed), said
+    instead of the refusal's "nothing was changed" (QA round 147-G F5: it was said with ``last-run.json`` replaced)."""
     from dreamdb.errors import DreamdbError, NothingMeasured, ResultsNotWritten
     from dreamdb.writes.files import CHECK_HINT
 
@@ -150,8 +153,10 @@ def _failure(scored: bool, short: list[str], target: Path | None, unwritten: Exc
             why, hint = unwritten.message, unwritten.hint if unwritten.hint and unwritten.hint != CHECK_HINT else hint
         else:
             why = str(unwritten)
-        return ResultsNotWritten(f"Cannot write the results: {why.removesuffix('.')}; the figures are {shown}.",
-                                 hint=hint)
+        why = why.removesuffix(".")
+        if written is not None:
+            why = why.removesuffix("; nothing was changed") + f"; {written} was written (this run's per-query results)"
+        return ResultsNotWritten(f"Cannot write the results: {why}; the figures are {shown}.", hint=hint)
     if target is not None and scored and short:
         return DreamdbError(f"eval/RESULTS.md was not regenerated: {len(short)} track/mode pair(s) of the full report were"
                             f" not scored ({', '.join(short[:3])}{' …' if len(short) > 3 else ''}; the reasons are "
