@@ -349,7 +349,7 @@ def test_each_mode_is_run_once_and_embeds_its_own_queries(tmp_path, monkeypatch)
     monkeypatch.setattr(suite, "clear_query_cache", lambda: cleared.append(True))
     assert main(["eval", "--data", str(data), "--set", "scifact", "--no-baseline", "--modes", "bm25, BM25,bm25",
                  "--cache", str(tmp_path / "cache"), "--json"]) == 0
-    assert len(cleared) == 1  # one track, one mode
+    assert len(cleared) == 2  # one track, one mode: before its warm-up and after it (QA round 147-G F4)
 
 
 def test_python_m_eval_prints_a_json_error_as_dreamdb_eval_does(tmp_path):
