@@ -306,6 +306,58 @@ def test_xquad_is_checked_too(tmp_path):
         suite.plan_set("xquad", root.parent.parent)
 
 
+def test_xquad_refuses_a_record_of_another_language_value(tmp_path):
+    """QA round 147-G F1: a corpus document of "lang": "EN" was left out of the English paragraphs (its en→en question
+    scored 0, no word) and put among the mixed track's Turkish paragraphs; a query of "EN" was dropped. Any lang but
+    "en" or "tr" is refused, naming the file, line and record."""
+    root = tmp_path / "data" / "eval-data" / "xquad_tr_en"
+    root.mkdir(parents=True)
+    corpus = [{"id": f"{lang}-p1", "lang": lang, "article": "a", "text": "paragraph"} for lang in ("en", "tr")]
+    for f in ("corpus.jsonl", "corpus_sent.jsonl"):
+        (root / f).write_text(_jsonl(corpus), encoding="utf-8")
+    queries = [{"id": "q1", "lang": "en", "text": "what"}, {"id": "q2", "lang": "tr", "text": "ne"}]
+    (root / "queries.jsonl").write_text(_jsonl(queries), encoding="utf-8")
+    for f in ("qrels.tsv", *(f"qrels_{g}{d}.tsv" for g in ("", "sent_") for d in ("tr2tr", "en2en", "tr2en", "en2tr"))):
+        (root / f).write_text("qid\tdocid\trel\nq1\ten-p1\t1\nq2\ttr-p1\t1\n", encoding="utf-8")
+    assert [t.name for t in suite.plan_set("xquad", root.parent.parent).tracks][:2] == ["para tr→tr", "para en→en"]
+    (root / "corpus.jsonl").write_text(_jsonl([{**corpus[0], "lang": "EN"}, corpus[1]]), encoding="utf-8")
+    with pytest.raises(UsageError) as info:
+        suite.plan_set("xquad", root.parent.parent)
+    assert info.value.message == f"{root}/corpus.jsonl:1: corpus record 'en-p1' has \"lang\" 'EN'; it must be 'en' or 'tr'"
+    (root / "corpus.jsonl").write_text(_jsonl(corpus), encoding="utf-8")
+    (root / "queries.jsonl").write_text(_jsonl([queries[0], {**queries[1], "lang": None}]), encoding="utf-8")
+    with pytest.raises(UsageError, match=re.escape(f"{root}/queries.jsonl:2: queries record 'q2' has \"lang\" None")):
+        suite.plan_set("xquad", root.parent.parent)
+
+
+def test_eips_judged_documents_that_reach_no_indexed_note_are_warned_of(tmp_path):
+    """QA round 147-G F1: an EIPs corpus record without its note's "path" (the note indexed, but mapped to no id) and
+    one whose path names no file of the vault were scored as misses, nDCG 0.500 with nothing said. The run warns of
+    them per track (count, first ids, the queries that cannot be found) and lists them in unindexed_judged."""
+    root = tmp_path / "data" / "eval-data" / "eips_ercs"
+    for rel, text in (("EIPS/eip-1.md", "alpha gas opcode shift"), ("EIPS/eip-2.md", "beta token standard transfer"),
+                      ("ERCS/eip-4.md", "gamma wallet signature")):
+        (root / "vault" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "vault" / rel).write_text(f"---\ntitle: {rel}\n---\n{text}\n", encoding="utf-8")
+    (root / "corpus.jsonl").write_text(_jsonl([
+        {"id": "eip-1", "title": "Alpha", "text": "alpha gas opcode shift", "path": "EIPS/eip-1.md"},
+        {"id": "eip-2", "title": "Beta", "text": "beta token standard transfer", "path": "EIPS/eip-2.md"},
+        {"id": "eip-3", "title": "Delta", "text": "delta missing note", "path": "EIPS/eip-3.md"},
+        {"id": "eip-4", "title": "Gamma", "text": "gamma wallet signature"}]), encoding="utf-8")
+    (root / "queries.jsonl").write_text(_jsonl([{"id": f"desc:{i}", "text": t} for i, t in (
+        (1, "alpha opcode"), (2, "beta transfer"), (3, "delta note"), (4, "gamma wallet"))]), encoding="utf-8")
+    (root / "qrels.tsv").write_text("".join(f"desc:{i}\teip-{i}\t1\n" for i in range(1, 5)), encoding="utf-8")
+    (root / "queries_title.jsonl").write_text(_jsonl([{"id": "title:1", "text": "Alpha"}]), encoding="utf-8")
+    (root / "qrels_title.tsv").write_text("title:1\teip-1\t1\n", encoding="utf-8")
+    said = []
+    out = suite.run_set(suite.plan_set("eips", root.parent.parent), tmp_path / "cache", modes=["bm25"],
+                        baseline=False, log=said.append)
+    assert "eips description: warning: 2 judged document(s) are in no document of the index vault (eip-3, eip-4), so" \
+        " they cannot be found; no relevant document of 2 queries is there (desc:3, desc:4)" in said, said
+    assert out["indexes"]["vault"]["unindexed_judged"] == {"description": ["eip-3", "eip-4"]}
+    assert "unindexed_judged" not in out["indexes"]["body"] and not any("title: warning" in s for s in said)
+
+
 # -- L3: the --max-embed hint ---------------------------------------------------------------------------------------
 def test_embed_refresh_command_quotes_the_paths(tmp_path):
     index = tmp_path / "it's a cache" / "scifact" / "corpus" / "index.db"

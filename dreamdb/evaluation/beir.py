@@ -166,7 +166,7 @@ def read_jsonl_lines(path: Path, *, records: bool = False) -> list[tuple[int, di
     return out
 
 
-def read_records(path: Path, *, kind: str) -> list[dict]:
+def read_records(path: Path, *, kind: str, langs: tuple[str, ...] | None = None) -> list[dict]:
     """Read a corpus (``kind="corpus"``) or queries (``kind="queries"``) file and check it as a whole.
 
     Every line is a record (see :func:`read_jsonl`); besides, no two records share an id (``3`` and ``"3"``
@@ -176,13 +176,16 @@ def read_records(path: Path, *, kind: str) -> list[dict]:
     Args:
         path: the file.
         kind: ``"corpus"`` or ``"queries"``.
+        langs: where given, the values a record's ``lang`` may take (XQuAD's ``en`` and ``tr``: a record of
+            ``"EN"`` was left out of both one-language indexes and put among the other language's paragraphs,
+            without a word, QA round 147-G F1).
 
     Returns:
         One dict per record, in file order.
 
     Raises:
-        UsageError: as :func:`read_jsonl`, a duplicate id or an empty query (with the line number), or no
-            record at all.
+        UsageError: as :func:`read_jsonl`, a duplicate id, an empty query or a ``lang`` not in ``langs`` (with
+            the line number), or no record at all.
     """
     seen: dict[str, int] = {}
     out = []
@@ -194,6 +197,9 @@ def read_records(path: Path, *, kind: str) -> list[dict]:
         seen[rid] = n
         if kind == "queries" and (not isinstance(d.get("text"), str) or not has_visible(d["text"])):
             raise UsageError(f"{path}:{n}: a query needs a non-empty \"text\", got {d.get('text')!r}"[:300])
+        if langs is not None and d.get("lang") not in langs:
+            raise UsageError((f"{path}:{n}: {kind} record {rid!r} has \"lang\" {d.get('lang')!r}; it must be "
+                              + " or ".join(repr(lang) for lang in langs))[:300])
         out.append(d)
     if not out:
         raise UsageError(f"{path} holds no {'documents' if kind == 'corpus' else 'queries'}")

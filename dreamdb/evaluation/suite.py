@@ -266,10 +266,10 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
         p.tracks.append(Track("test", "corpus", _limit(c.judged_queries(), quick), c.qrels, desc="BEIR test split"))
     elif name == "xquad":
         root = ed / "xquad_tr_en"
-        queries = beir.read_records(root / "queries.jsonl", kind="queries")
+        queries = beir.read_records(root / "queries.jsonl", kind="queries", langs=XQUAD_LANGS)
         query_ids = {str(q["id"]) for q in queries}
         for gran, corpus_file, prefix in (("para", "corpus.jsonl", "qrels_"), ("sent", "corpus_sent.jsonl", "qrels_sent_")):
-            corpus = beir.read_records(root / corpus_file, kind="corpus")
+            corpus = beir.read_records(root / corpus_file, kind="corpus", langs=XQUAD_LANGS)
             doc_ids = {str(d["id"]) for d in corpus}
 
             def read_qrels(file: str, corpus_file=corpus_file, doc_ids=doc_ids) -> dict:
@@ -324,6 +324,9 @@ def plan_set(name: str, data: Path, *, quick: bool = False) -> SetPlan:
     p.indexes = [i for i in p.indexes if any(t.index == i.key for t in p.tracks)]
     return p
 
+
+XQUAD_LANGS = ("en", "tr")
+"""The values of ``lang`` XQuAD's corpus and queries records take (any other is refused, naming the record)."""
 
 _ASCII_FOLD = str.maketrans("çğıöşüÇĞİÖŞÜ", "cgiosuCGIOSU")
 
@@ -608,6 +611,7 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
         by_doc = {doc_id: spec.path_ids.get(path)
                   for doc_id, path in ix.conn.execute("SELECT doc_id, source_path FROM documents")}
         mapper = by_doc.get
+    _warn_unindexed_judged(plan, spec, ix, mapper, info, log)
     bl = None
     if baseline:
         reason = BL.available()
@@ -667,6 +671,35 @@ def _run_index(plan: SetPlan, spec: IndexSpec, cache: Path, out: dict, *, modes,
             res["bm25s"] = {"unavailable": info["bm25s"]["unavailable"]}
         out["tracks"][track.name] = res
     ix.close()
+
+
+def _warn_unindexed_judged(plan: SetPlan, spec: IndexSpec, ix, mapper, info: dict, log: Callable[[str], None]) -> None:
+    """Warn of the documents the qrels of ``spec``'s tracks judge relevant that no document of its index stands for
+    (``mapper`` of every indexed document: an EIP record without its note's ``path``, a ``path`` naming no file of
+    the vault), with the count and the first few, and the queries none of whose relevant documents is there (which
+    cannot be found); listed in ``info["unindexed_judged"]`` per track. They were scored as misses without a word (QA
+    round 147-G F1). Documents not in the corpus at all are left to the loader's own warning (``unknown_qrels``)."""
+    not_in_corpus = {d for pairs in plan.unknown_qrels.values() for _q, d in pairs}
+    indexed = None
+    for track in (t for t in plan.tracks if t.index == spec.key and t.qrels is not None):
+        if indexed is None:
+            indexed = {mapper(d) for (d,) in ix.conn.execute("SELECT doc_id FROM documents")} - {None}
+        absent, lost = set(), []
+        for qid, _text in track.queries:
+            relevant = {d for d, g in track.qrels.get(qid, {}).items() if g > 0 and d not in not_in_corpus}
+            gone = relevant - indexed
+            absent |= gone
+            if relevant and gone == relevant:
+                lost.append(qid)
+        if not absent:
+            continue
+        ids = sorted(absent)
+        shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+        log(f"{plan.name} {track.name}: warning: {len(ids)} judged document(s) are in no document of the index"
+            f" {spec.key} ({shown}), so they cannot be found" + (
+                f"; no relevant document of {len(lost)} quer{'y' if len(lost) == 1 else 'ies'} is there"
+                f" ({', '.join(lost[:5])}{', …' if len(lost) > 5 else ''})" if lost else ""))
+        info.setdefault("unindexed_judged", {})[track.name] = ids
 
 
 def run_set(plan: SetPlan, cache: Path, *, modes: list[str], baseline: bool = True, progress=None,
