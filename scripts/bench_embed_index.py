@@ -137,9 +137,12 @@ def main() -> int:
 
     try:
         if args.workdir is not None:
+            from bench_recall import set_workdir
             from workdir import prepare
 
-            return bench(args, prepare(args.workdir, args.vault))
+            work = prepare(args.workdir, args.vault)
+            set_workdir(work)  # (the timed processes' bytecode kept there, not in the source tree: QA round 147-G F7)
+            return bench(args, work)
         with tempfile.TemporaryDirectory(prefix="bench-embed-") as tmp:  # removed afterwards, whatever happens
             return bench(args, Path(tmp))
     except DreamdbError as exc:  # no model, no vault, …: say so, as the CLI does

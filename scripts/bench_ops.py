@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import dreamdb  # noqa: E402
-from bench_recall import cli_env, dreamdb_command, med, processes_note  # noqa: E402
+from bench_recall import cli_env, dreamdb_command, med, processes_note, set_workdir  # noqa: E402
 from dreamdb.evaluation import suite  # noqa: E402
 
 PROMPT = "how is sleep debt computed"
@@ -470,6 +470,10 @@ def main(argv: list[str] | None = None) -> int:
 
     data = data_folder(a.data, "bench_ops")  # (one named that is not there: exit 7, QA round 143-A F3)
     src = data / "vaults" / "dreamcontext" / "_dream_context"
+    if a.workdir:
+        from workdir import prepare
+
+        set_workdir(prepare(a.workdir, src))  # (its timed processes' bytecode there too: QA round 147-G F7)
     res = {"machine": suite.machine_info(), "load_average": os.getloadavg()[0], "processes": processes_note(),
            "runs": a.runs, "sessions": a.sessions,
            "import_runs": a.import_runs, "vault": str(src)}
@@ -478,10 +482,6 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("sync_check", "damaged_hook", "sessions_bm25", "sessions_hybrid"):
             res[key] = {"skipped": why}
     else:
-        if a.workdir:
-            from workdir import prepare
-
-            prepare(a.workdir, src)
         work = a.workdir.resolve() if a.workdir else Path(tempfile.mkdtemp(prefix="bench-ops-"))
         res["workdir"] = str(work)
         try:

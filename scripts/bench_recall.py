@@ -28,9 +28,10 @@ queries that match nothing, beside the same on a copy of the index without
 migration 008's indexes.
 
 Every figure is the median over ``--runs`` runs (a 100k first sync runs
-once: it takes minutes). Usage::
+once: it takes minutes). The vault copies, generated vaults, their indexes and the timed processes' compiled
+bytecode are kept in ``eval/.cache/bench/`` for the next run, or in ``--workdir DIR``. Usage::
 
-    .venv/bin/python scripts/bench_recall.py [--quick] [--runs 5] [--docs 100000] [--data DIR] [--json]
+    .venv/bin/python scripts/bench_recall.py [--quick] [--runs 5] [--docs 100000] [--data DIR] [--workdir DIR] [--json]
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from dreamdb.evaluation import beir, suite  # noqa: E402
 from dreamdb.evaluation import metrics as M  # noqa: E402
 
 CACHE = ROOT / "eval" / ".cache" / "bench"
+"""Where the benchmarks keep their vaults, indexes and the timed processes' bytecode (:func:`set_workdir` moves it)."""
 FALLBACK_QUERIES = [
     "sleep consolidation", "BM25 ranking", "hybrid recall embeddings", "dashboard security", "release notes",
     "how does the hook work", "changelog entry supersedes", "turkish stemming", "index rebuild", "vault sync",
@@ -213,10 +215,18 @@ def baseline_for(ix):
     return BL.Bm25sBaseline([d for d, _ in docs], [t for _, t in docs])
 
 
+def set_workdir(work: Path) -> None:
+    """Keep what :data:`CACHE` holds in ``work`` instead (a benchmark's ``--workdir``, checked by
+    :func:`workdir.prepare`): its vaults and indexes, and the timed processes' compiled bytecode (:func:`cli_env`), so
+    that a run given a working folder writes nothing into the source tree (QA round 147-G F7)."""
+    global CACHE
+    CACHE = Path(work).resolve()
+
+
 def cli_env() -> dict:
     """The environment every timed process of the benchmarks runs in (``bench_recall``, ``bench_ops``,
-    ``bench_embed_index``): this one, with compiled bytecode read and written as usual (under ``CACHE/pycache``, so
-    the source tree stays clean), as from an installed wheel, whose modules pip compiles at install
+    ``bench_embed_index``): this one, with compiled bytecode read and written as usual (under ``CACHE/pycache``,
+    in the ``--workdir`` given: :func:`set_workdir`; so the source tree's folders stay clean), as from an installed wheel, whose modules pip compiles at install
     (``PYTHONDONTWRITEBYTECODE=1`` in a source checkout would otherwise have every start compile dreamdb's modules
     anew, ~60–100 ms on this machine); and ``PYTHONPATH`` led by :data:`ROOT`, so that the process runs the dreamdb of
     the tree being benchmarked, not the one installed in the interpreter's environment (QA round 145-G F2: an
@@ -498,6 +508,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli-runs", type=int, help="runs of each process timing (default 10; 3 above 20,000 docs)")
     ap.add_argument("--data", type=Path, default=None, help="evaluation data folder (default as dreamdb eval)")
     ap.add_argument("--json", action="store_true", help="print JSON")
+    ap.add_argument("--workdir", type=Path, default=None,
+                    help="keep the vaults, indexes and compiled bytecode here, reused by later runs (default "
+                         "eval/.cache/bench in the source tree)")
     a = ap.parse_args(argv)
     for name in ("runs", "docs", "cli_runs"):
         if getattr(a, name) is not None and getattr(a, name) < 1:
@@ -508,6 +521,10 @@ def main(argv: list[str] | None = None) -> int:
 
     data = data_folder(a.data, "bench_recall")  # (one named that is not there: exit 7, QA round 143-A F3)
     queries = real_queries(data)  # (a bad gold file refused before anything is timed: QA round 147-G F2)
+    if a.workdir is not None:  # (QA round 147-G F7: no way to keep the source tree clean)
+        from workdir import prepare
+
+        set_workdir(prepare(a.workdir, real_vault(data)))
 
     scrub("bench_recall")  # (a hybrid recall mode or a hook switched off timed under these labels: QA round 122-C F5)
     CACHE.mkdir(parents=True, exist_ok=True)

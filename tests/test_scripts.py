@@ -173,6 +173,30 @@ def test_bench_recall_refuses_a_bad_gold_file_before_timing_anything(tmp_path):
     assert bench_recall.real_queries(tmp_path) == bench_recall.FALLBACK_QUERIES
 
 
+def test_bench_recall_keeps_its_vaults_and_bytecode_in_the_workdir(tmp_path, monkeypatch):
+    """QA round 147-G F7: bench_recall.py had no --workdir (its vaults and indexes always went to eval/.cache/bench in
+    the source tree), and the timed processes of every benchmark wrote their bytecode to <repo>/eval/.cache/bench/pycache
+    whatever --workdir said. With --workdir both are kept there."""
+    work = tmp_path / "work"
+    p = run(SCRIPTS / "bench_recall.py", "--quick", "--runs", "1", "--cli-runs", "1", "--docs", "20", "--data", tmp_path,
+            "--workdir", work, "--json", timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(p.stdout)
+    assert res["synthetic"]["docs"] == 20 and res["real"]["skipped"].startswith("no vault at")
+    assert (work / "gen-20" / "index.db").is_file() and (work / "pycache").is_dir()
+    assert list((work / "pycache").rglob("dreamdb/cli/*.pyc")), "the timed processes' bytecode is in the workdir"
+    sys.path.insert(0, str(SCRIPTS))
+    import bench_recall
+
+    monkeypatch.setattr(bench_recall, "CACHE", bench_recall.CACHE)  # (put back after the test)
+    bench_recall.set_workdir(work)
+    assert bench_recall.cli_env()["PYTHONPYCACHEPREFIX"] == str(work.resolve() / "pycache")
+    for script in ("bench_ops.py", "bench_embed_index.py"):  # (their --workdir moves it too)
+        assert "set_workdir(" in (SCRIPTS / script).read_text(encoding="utf-8"), script
+    p = run(SCRIPTS / "bench_recall.py", "--quick", "--docs", "10", "--workdir", tmp_path / "x" / "_dream_context")
+    assert p.returncode == 2 and "is in the vault" in p.stderr and not (tmp_path / "x").exists(), p.stderr
+
+
 def test_bench_embed_index_names_a_missing_vault(tmp_path):
     """QA round 23: without ../shared the quick run failed naming its own temporary copy."""
     p = run(SCRIPTS / "bench_embed_index.py", "--quick", "--vault", tmp_path / "nowhere")
