@@ -1045,6 +1045,49 @@ def test_the_data_folder_from_the_environment_may_start_with_a_tilde(tmp_path):
     assert r.returncode == 7 and f"not found: {home / 'none'}" in r.stderr, r.stderr
 
 
+def test_the_report_breaks_down_every_mode_run_with_or_without_bm25_and_the_baseline(tmp_path):
+    """QA round 147-G F6: --modes hybrid wrote no per-category or per-language table though last-run.json had them;
+    with bm25,hybrid,dense the per-language table was bm25 beside bm25s only; with --no-baseline the tables were headed
+    "(dreamdb bm25 vs bm25s)" and filled with "–". The tables now cover the modes run (and bm25s where it ran); a full
+    run keeps its bm25-vs-bm25s tables as they were."""
+    import copy
+
+    from dreamdb.cli import main
+
+    data = gold_data_folder(tmp_path, {"alpha": "The alpha note on sleep debt.", "beta": "The beta note on prompt hooks."},
+                            [{"id": "q1", "query": "sleep debt", "expected": ["knowledge/alpha"], "category": "exact",
+                              "lang": "en"},
+                             {"id": "q2", "query": "prompt hooks", "expected": ["knowledge/gamma"], "category": "topic",
+                              "lang": "tr"}])
+    assert main(["eval", "--data", str(data), "--set", "dreamcontext", "--cache", str(tmp_path / "c"), "--modes",
+                 "bm25", "--json"]) == 0
+    run = json.loads((tmp_path / "c" / "last-run.json").read_text(encoding="utf-8"))
+
+    def report(modes, baseline):  # (the bm25 figures as every mode's: the tables' layout is what is checked)
+        r = copy.deepcopy(run)
+        track = r["sets"]["dreamcontext"]["tracks"]["gold-train"]
+        track["dreamdb"] = {m: copy.deepcopy(track["dreamdb"]["bm25"]) for m in modes}
+        if not baseline:
+            track.pop("bm25s")
+        return suite.render_markdown({**r, "modes": modes, "baseline": baseline})
+
+    text = report(["hybrid"], True)
+    assert "### gold-train by category, dreamdb hybrid and bm25s (R@1 / R@5)\n\n| category | n | hybrid | bm25s |\n" \
+        "|---|---|---|---|\n| all | 2 | 50.0 / 50.0 | 50.0 / 50.0 |\n| exact | 1 | 100.0 / 100.0 | 100.0 / 100.0 |\n" \
+        "| topic | 1 | 0.0 / 0.0 | 0.0 / 0.0 |\n" in text, text
+    assert "### gold-train by language, dreamdb hybrid and bm25s (R@1 / R@5)" in text and "vs bm25s" not in text
+    text = report(["bm25", "hybrid", "dense"], True)  # the full run's tables, and every mode by language beside them
+    for heading in ("by category (dreamdb bm25 vs bm25s)", "by language (dreamdb bm25 vs bm25s)",
+                    "by category, every mode (R@1 / R@5)", "by language, every mode (R@1 / R@5)"):
+        assert f"### gold-train {heading}\n" in text, heading
+    assert "| language | n | bm25 | hybrid | dense |\n|---|---|---|---|---|\n| all | 2 | 50.0 / 50.0 | 50.0 / 50.0 |" \
+        " 50.0 / 50.0 |\n| en | 1 | 100.0 / 100.0 | 100.0 / 100.0 | 100.0 / 100.0 |\n" in text, text
+    text = report(["bm25"], False)
+    assert "vs bm25s" not in text and "– | – | –" not in text, text
+    assert "### gold-train by language, dreamdb bm25 (R@1 / R@5)\n\n| language | n | bm25 |\n|---|---|---|\n" \
+        "| all | 2 | 50.0 / 50.0 |\n| en | 1 | 100.0 / 100.0 |\n| tr | 1 | 0.0 / 0.0 |\n" in text, text
+
+
 def test_names_of_the_data_in_the_markdown_report_keep_its_tables_whole(tmp_path):
     """QA round 143-A F2: a gold category ``a|b`` added a column to the "by category" table, one with a newline split
     its row: each cell of the data's text is one line with ``|`` escaped."""
@@ -1058,7 +1101,8 @@ def test_names_of_the_data_in_the_markdown_report_keep_its_tables_whole(tmp_path
                         str(report)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr
     text = report.read_text(encoding="utf-8")
-    assert "| a\\|b | 1 | 100.0 |" in text and "| x␊y | 1 | 100.0 |" in text and "| e\\|n | 1 | 100.0 |" in text, text
+    assert "| a\\|b | 1 | 100.0 / 100.0 |" in text and "| x␊y | 1 | 100.0 / 100.0 |" in text \
+        and "| e\\|n | 1 | 100.0 / 100.0 |" in text, text  # (--no-baseline: dreamdb bm25's tables, QA round 147-G F6)
     for table in re.findall(r"(?:^\|.*\n)+", text, flags=re.M):  # every row of a table has its header's cells
         widths = {len(re.split(r"(?<!\\)\|", row)) for row in table.splitlines()}
         assert len(widths) == 1, table

@@ -1169,8 +1169,9 @@ def render_markdown(results: dict) -> str:
             L.append(f"| {key}: {i['desc']} | {i['documents']} | {i['build_s']:.2f} | {_bytes(i['index_bytes'])} | {bcol} |")
         for tname, t in sres["tracks"].items():
             d = t["dreamdb"].get("bm25")
-            if d and "by_category" in d:
-                b = t.get("bm25s") if t.get("bm25s") and "by_category" in t.get("bm25s", {}) else None
+            b = t.get("bm25s") if t.get("bm25s") and "by_category" in t.get("bm25s", {}) else None
+            paired = bool(d and "by_category" in d and b)
+            if paired:  # (dreamdb BM25 beside bm25s: the full run's tables)
                 for key, title in (("by_category", "category"), ("by_lang", "language")):
                     L += ["", f"### {tname} by {title} (dreamdb bm25 vs bm25s)", "",
                           f"| {title} | n | R@1 | R@3 | R@5 | MRR | bm25s R@1 | bm25s R@5 | bm25s MRR |", "|---|---|---|---|---|---|---|---|---|"]
@@ -1178,14 +1179,20 @@ def render_markdown(results: dict) -> str:
                         bm = b[key].get(g) if b else None
                         tail = f"{bm['r@1']:.1f} | {bm['r@5']:.1f} | {bm['mrr']:.3f}" if bm else "– | – | –"
                         L.append(f"{_row(g)} {m['n']} | {m['r@1']:.1f} | {m['r@3']:.1f} | {m['r@5']:.1f} | {m['mrr']:.3f} | {tail} |")
+            # every mode run (and bm25s, unless the tables above have it) side by side: a run without BM25 or without
+            # the baseline had no breakdown, or one headed "dreamdb bm25 vs bm25s" and filled with "–" (QA round 147-G F6)
             modes = [(m, r) for m, r in t["dreamdb"].items() if "by_category" in r]
-            if len(modes) > 1:
-                L += ["", f"### {tname} by category, every mode (R@1 / R@5)", "",
-                      "| category | n | " + " | ".join(m for m, _ in modes) + " |", "|---|---|" + "---|" * len(modes)]
-                for g in sorted(modes[0][1]["by_category"], key=lambda c: (c != "all", c)):
-                    cells = [f"{r['by_category'][g]['r@1']:.1f} / {r['by_category'][g]['r@5']:.1f}"
-                             if g in r["by_category"] else "–" for _m, r in modes]
-                    L.append(_row(g, modes[0][1]["by_category"][g]["n"], *cells))
+            cols = modes + ([("bm25s", b)] if b and not paired else [])
+            if len(modes) > 1 or (cols and not paired):
+                what = " and ".join(filter(None, ("every mode" if len(modes) > 1 else f"dreamdb {modes[0][0]}" if modes
+                                                  else "", "bm25s" if len(cols) > len(modes) else "")))
+                for key, title in (("by_category", "category"), ("by_lang", "language")):
+                    L += ["", f"### {tname} by {title}, {what} (R@1 / R@5)", "",
+                          f"| {title} | n | " + " | ".join(m for m, _ in cols) + " |", "|---|---|" + "---|" * len(cols)]
+                    for g in sorted(cols[0][1][key], key=lambda c: (c != "all", c)):
+                        cells = [f"{r[key][g]['r@1']:.1f} / {r[key][g]['r@5']:.1f}" if g in r[key] else "–"
+                                 for _m, r in cols]
+                        L.append(_row(g, cols[0][1][key][g]["n"], *cells))
         L.append("")
     return "\n".join(L) + "\n"
 
