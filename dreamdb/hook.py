@@ -630,9 +630,16 @@ def _typed_in_capitals(text: str) -> bool:
     code name, a URL (``main.go``, ``app.py``, ``https://…``) is no word of prose, and a word or two in lower case
     (a command, ``npm``) leave a prompt typed in capitals so (QA round 147-A F1: "CAN YOU HELP US WITH npm" was not
     all capitals, and kept ``US``); a prompt whose words are half or more in lower case is a sentence naming acronyms
-    ("how do we use the AWS API for US")."""
+    ("how do we use the AWS API for US"), and so is one holding a stopword in lower case, whatever the share: a word
+    of the sentence a prompt typed in capitals would have in capitals too (QA round 147-H F1: "DNS TTL for US CDN",
+    three acronyms of four words, dropped its ``US``), where a command or name in lower case (``npm``) is no
+    stopword."""
+    from dreamdb.analyzer import STOPWORDS
+
     words = [w for w in (w.strip("\"'`.,:;!?()[]{}<>«»“”‘’") for w in text.split())
              if len(w) > 1 and w.isalpha() and w.lower() != w.upper()]
+    if any(w.islower() and w in STOPWORDS for w in words):
+        return False
     return 2 * sum(w.isupper() for w in words) > len(words)
 
 
