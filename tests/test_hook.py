@@ -486,7 +486,8 @@ def test_hook_install_says_a_machines_path_in_the_shared_settings_and_names_loca
     """QA round 147-D F4: in an activated virtualenv, ``hook install`` wrote ``<clone>/.venv/bin/dreamdb hook
     user-prompt-submit`` into ``.claude/settings.json``, the project's shared (committed) settings, without a word that
     this path is this machine's, or that ``--local`` keeps it out of the shared file. It says so now, for a command
-    that runs its program by absolute path; not for the bare command, nor with ``--local``."""
+    that runs its program by absolute path (after env or a cd too: QA round 147-I F2); not for the bare command, nor
+    ``/usr/bin/env dreamdb``, nor with ``--local``."""
     proj = tmp_path / "p"
     proj.mkdir()
     global_bin = tmp_path / "global-bin"  # (a dreamdb on PATH: the bare command is the default)
@@ -520,6 +521,13 @@ def test_hook_install_says_a_machines_path_in_the_shared_settings_and_names_loca
     assert f"dreamdb hook uninstall --project {proj}, then dreamdb hook install --project {proj} --local." in p.stderr
     p = install("--command", f"DREAMDB_VAULT=/x {program} hook user-prompt-submit")  # (after a setting too)
     assert f"note: the hook runs {program}, a path of this machine" in p.stderr, p.stderr
+    # QA round 147-I F2: run by env, or after a cd, the program is still this machine's; /usr/bin/env dreamdb runs
+    # each machine's dreamdb of its PATH, no path of this machine
+    for command in (f"env X=1 {program} hook user-prompt-submit", f"cd {proj} && {program} hook user-prompt-submit"):
+        p = install("--command", command)
+        assert f"note: the hook runs {program}, a path of this machine" in p.stderr, (command, p.stderr)
+    p = install("--command", "/usr/bin/env dreamdb hook user-prompt-submit")
+    assert "a path of this machine" not in p.stderr, p.stderr
     for args in ((), ("--local", "--absolute"), ("--command", f"{program} hook user-prompt-submit", "--local")):
         p = install(*args)  # the bare command; one's own settings file
         assert "a path of this machine" not in p.stderr and "--local (" not in p.stderr, (args, p.stderr)

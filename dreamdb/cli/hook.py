@@ -320,17 +320,34 @@ def _ignored_vault_option(command: str) -> bool:
 
 
 def _machine_path(command: str) -> str | None:
-    """The program ``command`` runs when it names it by absolute path (after any ``NAME=value`` settings): a path of
-    this machine, such as a virtualenv's ``dreamdb``, that another machine may not have; else ``None``."""
+    """The first program ``command`` runs that it names by an absolute path outside the system's own ``/bin`` and
+    ``/usr/bin``: a path of this machine, such as a virtualenv's ``dreamdb``, that another machine may not have; else
+    ``None``. Each command of a list (``cd DIR && /x/.venv/bin/dreamdb …``) counts, after its ``NAME=value``
+    settings and an ``env`` that runs it (``env X=1 /x/bin/dreamdb``); ``/usr/bin/env dreamdb`` runs the ``dreamdb``
+    of each machine's PATH (QA round 147-I F2: it was said to be this machine's, and the other two forms were not)."""
     import re
     import shlex
 
     try:
-        words = shlex.split(command)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
         return None
-    program = next((w for w in words if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w, re.S)), "")
-    return program if os.path.isabs(program) else None
+    setting = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.S)
+    starts = True  # (the next word may name a command's program)
+    for word in words:
+        if word and set(word) <= set("&|;()"):  # (a list's or pipeline's operator: a command starts after it)
+            starts = True
+            continue
+        if not starts or setting.fullmatch(word):
+            continue
+        if os.path.basename(word) == "env" or (word.startswith("-") and word != "-"):
+            continue  # (env and its options: the program comes after them)
+        starts = False
+        if os.path.isabs(word) and os.path.dirname(os.path.normpath(word)) not in ("/bin", "/usr/bin"):
+            return word
+    return None
 
 
 def _warn_user_level_hook(path: Path) -> None:
