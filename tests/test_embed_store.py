@@ -687,6 +687,42 @@ def test_notes_on_texts_waiting_say_a_refresh_is_under_way_while_another_process
     index.close()
 
 
+def test_a_refresh_starting_while_a_probe_holds_the_lock_neither_waits_nor_fails(tiny_vault, monkeypatch):
+    """QA round 147-I F1: :func:`store.refresh_running` (a recall's probe) takes the refresh lock for a moment to tell
+    whether a refresh holds it; a refresh starting in that moment said "Another dreamdb process is refreshing…,
+    waiting" (its ``on_wait``), or with no time to wait raised ``LockTimeout``, though none ran. A refresh that finds
+    the lock taken gives it :data:`store.PROBE_GRACE_SECONDS` first. Here a holder lets go after 0.1 s, within a
+    grace made 5 s, so that a loaded machine cannot make the test fail."""
+    import threading
+
+    from filelock import FileLock
+
+    index, _emb = embedded_index(tiny_vault, 2)
+    monkeypatch.setattr(store, "PROBE_GRACE_SECONDS", 5.0, raising=False)
+    held, go = threading.Event(), threading.Event()
+
+    def probe():
+        lock = FileLock(str(index.index_path.parent / store.LOCK_FILE_NAME), thread_local=False)
+        lock.acquire()
+        held.set()
+        go.wait(10)
+        time.sleep(0.1)
+        lock.release()
+
+    for timeout in (0, None):
+        waits = []
+        t = threading.Thread(target=probe)
+        t.start()
+        assert held.wait(10)
+        go.set()
+        with store._RefreshLock(index.conn, timeout, waits.append):  # (no LockTimeout for 0)
+            assert waits == []  # (no word of another refresh)
+        t.join(10)
+        held.clear()
+        go.clear()
+    index.close()
+
+
 def test_lazy_rechunk_does_not_wait_out_another_writer(tiny_vault):
     """QA repro: a hybrid query after a rebuild waited 10 s for another writer's lock, then failed with exit 5."""
     index, _emb = rebuilt_index_with_vectors(tiny_vault)

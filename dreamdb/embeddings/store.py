@@ -144,6 +144,13 @@ def _as_query(vec) -> bytes:
     return q.tobytes()
 
 
+PROBE_GRACE_SECONDS = 0.05
+"""How long a refresh that finds the refresh lock taken waits before it says another refresh holds it (or, with no
+time to wait, refuses): :func:`refresh_running`, a recall's probe, takes the lock for a few microseconds to tell
+(QA round 147-I F1: a refresh starting in that moment printed "Another dreamdb process is refreshing…, waiting", or
+with a zero timeout failed, though none ran)."""
+
+
 class _RefreshLock:
     """Cross-process lock (``filelock``) in the index folder; no-op for in-memory databases."""
 
@@ -165,6 +172,12 @@ class _RefreshLock:
                 try:
                     self._lock.acquire(timeout=0)
                 except Timeout:
+                    try:  # (a probe, refresh_running, holds it for microseconds: not another refresh; QA round 147-I F1)
+                        self._lock.acquire(timeout=PROBE_GRACE_SECONDS if self._timeout <= 0
+                                           else min(self._timeout, PROBE_GRACE_SECONDS))
+                        return self
+                    except Timeout:
+                        pass
                     if self._on_wait is None or self._timeout == 0:
                         self._lock.acquire()  # raises Timeout at once for a zero timeout
                     else:
