@@ -308,18 +308,27 @@ def test_a_model_file_replaced_since_its_install_is_refused_by_the_load_as_statu
     said = "tokenizer.json is 3 bytes where its install recorded 2: cut short or replaced since"
     st = locate.model_status(d, identify=True)
     assert st["damaged"] == said + " (hybrid recall would fall back to BM25)" and st["hint"] == locate.replaced_hint(d)
-    opened = []
-    monkeypatch.setattr(model, "_open_model_file", lambda f: opened.append(f))
-    with pytest.raises(ModelError) as ei:
-        model.Embedder(d)
-    assert ei.value.message == f"The embedding model in {d} is damaged: {said}." and opened == []
-    assert ei.value.hint == locate.replaced_hint(d)
+    opened = _load_refused_as_damaged(monkeypatch, d, said)
     # the size its install recorded: no word of damage, and the load goes on to read the files
     (d / "tokenizer.json").write_bytes(b"{}")
     assert "damaged" not in locate.model_status(d)
     with pytest.raises(TypeError):  # (the stub above returns no file)
         model.Embedder(d)
     assert opened == [d / "tokenizer.json"]
+
+
+def _load_refused_as_damaged(monkeypatch, d, said: str) -> list:
+    """Assert loading the model folder ``d`` raises ModelError "… is damaged: <said>." with the hint for a file
+    replaced since its install, before any model file is opened; the list the stubbed opener appends to."""
+    import dreamdb.embeddings.model as model
+
+    opened = []
+    monkeypatch.setattr(model, "_open_model_file", lambda f: opened.append(f))
+    with pytest.raises(ModelError) as ei:
+        model.Embedder(d)
+    assert ei.value.message == f"The embedding model in {d} is damaged: {said}." and opened == []
+    assert ei.value.hint == locate.replaced_hint(d)
+    return opened
 
 
 def test_a_model_file_overwritten_since_its_install_its_size_unchanged_is_said_damaged_and_refused(tmp_path,
@@ -357,12 +366,7 @@ def test_a_model_file_overwritten_since_its_install_its_size_unchanged_is_said_d
                                + f" model install --from DIR), which records them, or delete {d}/dreamdb-model.json"
                                " (the record of the files it no longer holds).")
     assert locate.model_status(d)["damaged"] == st["damaged"]  # (now from the hashes cached with the id)
-    opened = []
-    monkeypatch.setattr(model, "_open_model_file", lambda f: opened.append(f))
-    with pytest.raises(ModelError) as ei:
-        model.Embedder(d)
-    assert ei.value.message == f"The embedding model in {d} is damaged: {said}." and opened == []
-    assert ei.value.hint == locate.replaced_hint(d)
+    opened = _load_refused_as_damaged(monkeypatch, d, said)
     (d / locate.HASH_SIDECAR).unlink()  # (the load hashes the files itself)
     with pytest.raises(ModelError, match="does not hold the bytes its install recorded"):
         model.Embedder(d)

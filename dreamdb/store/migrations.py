@@ -14,6 +14,7 @@ BM25-only and gains the vector tables once a capable driver opens it.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -348,37 +349,38 @@ def _object_key(kind: str, name: str, table: str, sql: str | None) -> tuple[str,
     return kind, name, table, ""
 
 
-_made_cache: list[frozenset] = []
-
-
-def schema_objects_made() -> frozenset[tuple[str, str, str, str]]:
+@functools.lru_cache(maxsize=1)
+def _migrations_made() -> tuple[frozenset[tuple[str, str, str, str]], tuple[str, ...]]:
     """The objects (:func:`_object_key`) that applying every migration to an empty in-memory database makes, once
     a process (≈ 13 ms): sqlite-vec's tables behind a vec0 table as the installed sqlite-vec names them. Where
     sqlite-vec cannot load, the migrations needing it are left out, and any table named after one of their vec0
-    tables (``vec_embeddings_…``, sqlite-vec's own) counts as made."""
-    if not _made_cache:
-        from dreamdb.store import connect as db
+    tables (``vec_embeddings_…``, sqlite-vec's own) counts as made: ``(objects, those tables' name prefixes)``."""
+    from dreamdb.store import connect as db
 
-        probe = db.sqlite3.connect(":memory:", isolation_level=None)
-        try:
-            shadows: set[str] = set()
-            if db.CAN_LOAD_EXTENSIONS:
-                try:
-                    db.load_vec(probe)
-                except Exception:  # (DriverError: the vec0 migrations are skipped below, their tables allowed)
-                    pass
-            if not has_vec(probe):
-                for _version, _name, path in available():
-                    if "vec0" in requirements(path):
-                        shadows.update(m.group(1) + "_" for m in re.finditer(
-                            r"CREATE\s+VIRTUAL\s+TABLE\s+\"?(\w+)\"?\s+USING\s+vec0", path.read_text("utf-8"), re.I))
-            migrate(probe)
-            made = {_object_key(*row) for row in probe.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")}
-        finally:
-            probe.close()
-        _made_cache.append(frozenset(made))
-        _made_cache.append(frozenset(shadows))
-    return _made_cache[0]
+    probe = db.sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        shadows: set[str] = set()
+        if db.CAN_LOAD_EXTENSIONS:
+            try:
+                db.load_vec(probe)
+            except Exception:  # (DriverError: the vec0 migrations are skipped below, their tables allowed)
+                pass
+        if not has_vec(probe):
+            for _version, _name, path in available():
+                if "vec0" in requirements(path):
+                    shadows.update(m.group(1) + "_" for m in re.finditer(
+                        r"CREATE\s+VIRTUAL\s+TABLE\s+\"?(\w+)\"?\s+USING\s+vec0", path.read_text("utf-8"), re.I))
+        migrate(probe)
+        made = {_object_key(*row) for row in probe.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")}
+    finally:
+        probe.close()
+    return frozenset(made), tuple(sorted(shadows))
+
+
+def schema_objects_made() -> frozenset[tuple[str, str, str, str]]:
+    """The objects (:func:`_object_key`) that applying every migration to an empty in-memory database makes
+    (:func:`_migrations_made`, once a process)."""
+    return _migrations_made()[0]
 
 
 def unexpected_objects(conn) -> list[str]:
@@ -402,8 +404,7 @@ def unexpected_objects(conn) -> list[str]:
         return []
     odd = [key for key in odd if not (key[0] == "table" and key[1] in SQLITE_STATS)]
     if odd:
-        made = schema_objects_made()
-        shadows = tuple(_made_cache[1])
+        made, shadows = _migrations_made()
         odd = [key for key in odd if key not in made and not (key[0] == "table" and shadows
                                                                 and key[1].startswith(shadows))]
     return sorted(f"{kind} {name}" for kind, name, _table, _digest in odd)
