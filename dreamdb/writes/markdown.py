@@ -519,8 +519,10 @@ def _updated_value(old: Any, now: datetime) -> Any:
     round 146-F F1: a naive ``now`` wrote ``2026-09-01T23:30:00`` over ``…+02:00``, the value's form lost for good).
     A string (a quoted value, or a form YAML reads as no timestamp: ``20260818T100000Z``, ``2026-08-18T10:00Z``,
     ``2026-W34-2``) is read alike (QA round 146-I F5) and written in its own form (:func:`_in_form`; QA round 147-A
-    F5: every such form was written ``2026-12-07T02:02:34+00:00``, quoted where it was not, its ``Z`` lost)."""
-    from dreamdb.timeparse import as_utc, parse_instant
+    F5: every such form was written ``2026-12-07T02:02:34+00:00``, quoted where it was not, its ``Z`` lost). A day YAML
+    reads as a number (``20260818``, the ordinal ``2026230``; the index reads its digits) is today's in its form, a
+    number (QA round 148-B F2)."""
+    from dreamdb.timeparse import as_utc, parse_date_value, parse_instant
 
     if isinstance(old, datetime):
         if old.tzinfo:
@@ -528,6 +530,13 @@ def _updated_value(old: Any, now: datetime) -> Any:
         return as_utc(now).replace(microsecond=0, tzinfo=None)
     if isinstance(old, date):
         return now.date()
+    if isinstance(old, int) and not isinstance(old, bool):
+        # a day YAML reads as a number (20260818, the ordinal 2026230), as the index reads it: today in its form, a
+        # number still (QA round 148-B F2: an int fell through to today's ISO date, written quoted, '2026-12-07')
+        form = _DATE_TIME_FORM.fullmatch(str(old))
+        if form and form["sep"] is None and parse_date_value(str(old)) is not None:
+            return int(_in_form(now.date(), form))
+        return now.date().isoformat()
     form = _DATE_TIME_FORM.fullmatch(old) if isinstance(old, str) else None
     if isinstance(old, str) and _is_date_time(old):
         if parse_instant(old).tzinfo is None:  # (no zone: read as UTC, as the unquoted form)
