@@ -1530,6 +1530,36 @@ def test_update_writes_a_day_yaml_reads_as_a_number_as_a_number_in_its_form(vaul
         assert date_value(yaml.safe_load(text.split("---")[1])[key]) == "2026-12-07", (key, old, text)
 
 
+def test_update_writes_an_unquoted_updated_unquoted_when_its_new_value_reads_as_a_yaml_timestamp(vault: Path):
+    """QA round 148-B F3: ``updated: 2026-08-18t10:00:00z`` (text to YAML for its lower-case ``z``), updated in
+    St John's, became ``updated: '2026-12-07t01:07:19-03:30'``, and ``2026-08-18T10:00:00,5Z`` (its comma) became
+    ``'2026-12-07T01:07:19Z'``: written plain, the new value reads as a YAML timestamp, so it was quoted to stay text,
+    where the README keeps an unquoted value unquoted. The form and the quoting are kept, the value is then a
+    timestamp, which PyYAML and the index date alike; a quoted value stays quoted, and text."""
+    from dreamdb.timeparse import parse_date_value
+    from dreamdb.vault.parse import date_value
+
+    path = vault / "knowledge" / "plain.md"
+    st_johns = datetime(2026, 12, 7, 1, 7, 19, tzinfo=timezone(-timedelta(hours=3, minutes=30)))
+    utc = datetime(2026, 12, 7, 4, 37, 19, tzinfo=timezone.utc)  # (the same instant)
+    cases = [("2026-08-18t10:00:00z", st_johns, "2026-12-07t01:07:19-03:30", datetime),
+             ("2026-08-18t10:00:00z", utc, "2026-12-07t04:37:19z", str),  # (text to YAML still: as before)
+             ("2026-08-18T10:00:00,5Z", utc, "2026-12-07T04:37:19Z", datetime),
+             ("2026-08-18T10:00:00,5Z", st_johns, "2026-12-07T01:07:19-03:30", datetime),
+             ("2026-08-18 10:00:00,5", st_johns, "2026-12-07 04:37:19", datetime),  # (no zone: UTC wall time)
+             ("2026-08-18t10:00:00z  # by hand", st_johns, "2026-12-07t01:07:19-03:30  # by hand", datetime),
+             ("'2026-08-18t10:00:00z'", st_johns, "'2026-12-07t01:07:19-03:30'", str),  # (quoted: stays so)
+             ('"2026-08-18T10:00:00,5Z"', utc, '"2026-12-07T04:37:19Z"', str)]
+    for old, now, new, kind in cases:
+        path.write_text(f"---\ntitle: Plain\nupdated: {old}\n---\nbody\n")
+        update(vault, "plain", description=f"edited {old}", now=now)
+        text = path.read_text()
+        assert f"\nupdated: {new}\n" in text, (old, now, text)
+        written = yaml.safe_load(text.split("---")[1])["updated"]
+        assert type(written) is kind, (old, now, written)
+        assert parse_date_value(written) == utc and date_value(written) == "2026-12-07T04:37:19Z", (old, now, written)
+
+
 def test_update_requires_something(vault: Path):
     with pytest.raises(UsageError):
         update(vault, "simplified-ux")

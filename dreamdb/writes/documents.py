@@ -24,7 +24,7 @@ from dreamdb.writes.files import (atomic_write_bytes, _attribute_hint, _attribut
 from dreamdb.writes.locate import (_document_at, _in_full, _in_trash, _inside_vault, _parse_slug, _restore_hint,
                                    _slug_text, find_document)
 from dreamdb.writes.markdown import (_apply_frontmatter, _clean_tags, _load_markdown, _Markdown, REMOVE_KEY,
-                                     _same_value, _updated_value)
+                                     _same_value, _updated_value, _written_plain)
 
 
 _PLUGIN_KEY_RE = re.compile(r"""["']?excalidraw-plugin["']?\s*:""")
@@ -102,7 +102,7 @@ def _plan_update(vault: Path, path: Path, changes: dict[str, Any], content: str 
                    and not (v is REMOVE_KEY and k not in current)}  # (a key to remove that is not there: no change)
         for key in ("updated", "updated_at"):
             if changes and key in current:
-                changes[key] = _updated_value(current[key], clock)
+                changes[key] = _updated_value(current[key], clock, plain=_written_plain(doc, key))
     elif changes:  # no frontmatter: no tags already, nothing to clear (QA round 47 N4), no key to remove (59 L8)
         changes = {k: v for k, v in changes.items() if not (v is REMOVE_KEY or (k == "tags" and v == []))}
     if changes:

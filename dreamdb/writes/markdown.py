@@ -509,7 +509,7 @@ def _rewritten_scalars(before: str, after: str, *, skip: set[str]) -> tuple[str,
     return None
 
 
-def _updated_value(old: Any, now: datetime) -> Any:
+def _updated_value(old: Any, now: datetime, *, plain: bool = False) -> Any:
     """The new value of an ``updated``/``updated_at`` key that was ``old``, for the clock ``now``, of ``old``'s type
     and in its form: a time with a zone (``Z`` or an offset) is ``now`` with its offset (UTC written in the value's
     ``Z``); a naive one is ``now``'s UTC wall time, as the index reads a time without a zone as UTC (QA round 145-E
@@ -521,7 +521,12 @@ def _updated_value(old: Any, now: datetime) -> Any:
     ``2026-W34-2``) is read alike (QA round 146-I F5) and written in its own form (:func:`_in_form`; QA round 147-A
     F5: every such form was written ``2026-12-07T02:02:34+00:00``, quoted where it was not, its ``Z`` lost). A day YAML
     reads as a number (``20260818``, the ordinal ``2026230``; the index reads its digits) is today's in its form, a
-    number (QA round 148-B F2)."""
+    number (QA round 148-B F2).
+
+    ``plain``: ``old`` is written plain (unquoted, :func:`_written_plain`), and the new value is too: a string that YAML
+    would read as a timestamp written plain is that timestamp (:func:`_read_plain`; QA round 148-B F3:
+    ``2026-08-18t10:00:00z``, text to YAML for its ``z``, became ``'2026-12-07t01:07:19-03:30'``, quoted to stay
+    text, where the README keeps an unquoted value unquoted), so ``old``'s form and quoting are kept, not its type."""
     from dreamdb.timeparse import as_utc, parse_date_value, parse_instant
 
     if isinstance(old, datetime):
@@ -544,12 +549,43 @@ def _updated_value(old: Any, now: datetime) -> Any:
         else:  # (a naive now is UTC)
             new = _aware(now).replace(microsecond=0)
         if form and form["sep"] is not None:
-            return _in_form(new, form)
-        text = new.isoformat()
-        return text[:-6] + "Z" if text.endswith("+00:00") else text
+            text = _in_form(new, form)
+        else:
+            text = new.isoformat()
+            text = text[:-6] + "Z" if text.endswith("+00:00") else text
+        return _read_plain(text) if plain else text
     if form:  # (a day in its form: 2026-W34-2, 2026-230, 20260818)
-        return _in_form(now.date(), form)
+        text = _in_form(now.date(), form)
+        return _read_plain(text) if plain else text
     return now.date().isoformat()
+
+
+def _read_plain(text: str) -> Any:
+    """A new ``updated`` value ``text`` (a date, or a date and time) as YAML reads it written plain (unquoted): the
+    timestamp it reads as (``2026-12-07t01:07:19-03:30``, ``2026-12-07T01:07:19Z``: a ``datetime``) when the index
+    dates that as it dates ``text``, else ``text`` itself (text to YAML, ``2026-12-07t01:07:19z``; or, read as
+    something else, written quoted)."""
+    import yaml
+
+    from dreamdb.vault.parse import date_value
+
+    try:
+        value = (_load(f"updated: {text}\n") or {}).get("updated")
+    except (yaml.YAMLError, ValueError, OverflowError, AttributeError):
+        return text
+    if isinstance(value, date) and date_value(value) is not None and date_value(value) == date_value(text):
+        return value
+    return text
+
+
+def _written_plain(doc: _Markdown, key: str) -> bool:
+    """Whether the top-level ``key`` of ``doc``'s frontmatter has a date written plain on its own line
+    (``updated: 2026-08-18t10:00:00z``: unquoted, untagged, starting with a digit), not quoted (``'…'``, ``"…"``),
+    tagged or on the next lines."""
+    start, _end = doc.key_spans().get(key, (None, None))
+    if start is None:
+        return False
+    return doc.fm_lines[start].split(":", 1)[1].strip()[:1].isdigit()
 
 
 def _aware(now: datetime) -> datetime:
