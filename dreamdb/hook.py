@@ -633,12 +633,13 @@ def _typed_in_capitals(text: str) -> bool:
     ("how do we use the AWS API for US"), and so is one holding a stopword in lower case, whatever the share: a word
     of the sentence a prompt typed in capitals would have in capitals too (QA round 147-H F1: "DNS TTL for US CDN",
     three acronyms of four words, dropped its ``US``), where a command or name in lower case (``npm``) is no
-    stopword."""
-    from dreamdb.analyzer import STOPWORDS
-
+    stopword. A stopword is one in any spelling the hook reads it in (:func:`_acknowledgement_key`: Turkish typed
+    without its letters too, ``icin``, ``nasil``; QA round 148-B F4: "US CDN icin DNS TTL ayari" dropped its ``US``,
+    which "US CDN için DNS TTL ayarı" keeps)."""
+    stopwords = _acknowledgement_keys()[4]
     words = [w for w in (w.strip("\"'`.,:;!?()[]{}<>«»“”‘’") for w in text.split())
              if len(w) > 1 and w.isalpha() and w.lower() != w.upper()]
-    if any(w.islower() and w in STOPWORDS for w in words):
+    if any(w.islower() and _acknowledgement_key(w) in stopwords for w in words):
         return False
     return 2 * sum(w.isupper() for w in words) > len(words)
 

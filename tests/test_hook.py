@@ -2013,6 +2013,22 @@ def test_a_prompt_in_capitals_naming_a_command_or_file_in_lower_case_is_still_re
         assert without_function_words(kept) == kept, kept
 
 
+def test_a_turkish_stopword_typed_without_turkish_letters_marks_a_sentence_naming_acronyms():
+    """QA round 148-B F4: a Turkish stopword in lower case marked a sentence naming acronyms only as spelled with its
+    Turkish letters: "US CDN için DNS TTL ayarı" kept its ``US``, "US CDN icin DNS TTL ayari" and "DNS TTL nasil US
+    CDN", typed without them (as the hook reads Turkish elsewhere), were taken as typed in capitals and dropped it.
+    A stopword in lower case is one in any spelling the hook reads it in."""
+    from dreamdb.hook import _typed_in_capitals, without_function_words
+
+    for kept in ("US CDN için DNS TTL ayarı", "US CDN icin DNS TTL ayari", "DNS TTL nasil US CDN",
+                 "DNS TTL nasıl US CDN", "US CDN icın DNS", "AWS IAM cok US EU"):
+        assert not _typed_in_capitals(kept) and without_function_words(kept) == kept, kept
+    # typed in capitals, the stopword too (ICIN, İÇİN): its function words go, as before
+    for shouted, words in (("CAN YOU HELP US ICIN", ["CAN", "YOU", "HELP", "ICIN"]),
+                           ("US CDN İÇİN DNS", ["CDN", "İÇİN", "DNS"])):
+        assert _typed_in_capitals(shouted) and without_function_words(shouted).split() == words, shouted
+
+
 def test_a_cwd_that_is_no_usable_path_is_said_so_not_logged_as_a_failure(tmp_path):
     """QA round 100-B F4: a payload's cwd that is a symlink loop, or a name too long for the system, was logged as
     "hook failed: RuntimeError … DREAMDB_DEBUG=1 prints the traceback", the words of a bug."""
