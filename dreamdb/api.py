@@ -994,7 +994,13 @@ class Index:
         if not self._chosen_path:
             return None
         other = config.other_default_index_path(self.vault, self.index_path)
-        if other is None or config.index_file_kind(other) != "dreamdb":
+        if other is None:
+            return None
+        try:
+            config.refuse_unsafe_cache_index(other, self._elsewhere)  # (QA round 148-B F1)
+        except IndexUnavailable:
+            return None
+        if config.index_file_kind(other) != "dreamdb":
             return None
         try:
             conn = self._open_read_only(cause, path=other)
@@ -1048,7 +1054,13 @@ class Index:
             if not (empty or stale):
                 return
         other = config.other_default_index_path(self.vault, self.index_path)
-        if other is None or config.index_file_kind(other) != "dreamdb":
+        if other is None:
+            return
+        try:  # (a copy in a cache folder another user could put files in is not read: QA round 148-B F1)
+            config.refuse_unsafe_cache_index(other, self._elsewhere)
+        except IndexUnavailable:
+            return
+        if config.index_file_kind(other) != "dreamdb":
             return
         try:
             config.prepare_index_folder(self.index_path.parent, parents=self._index_parents(),
@@ -1204,6 +1216,18 @@ class Index:
                     + ".")
         db.refuse_long_path(self.index_path, hint=hint)
 
+    def check_index_folder(self) -> None:
+        """Refuse the vault's folder in the user cache, where dreamdb keeps the index it chose to keep there, when
+        another user could have put files in it, or did (:func:`dreamdb.config.refuse_unsafe_cache_index`: a link named
+        ``index.db`` there took the index into another user's file, QA round 148-B F1), before any file of it is
+        opened. Every open checks it; a read that does not open the index (``dreamdb sql --no-sync``) calls it first.
+
+        Raises:
+            IndexUnavailable: naming the folder, or the file in it, and why (exit code 4).
+        """
+        if self._chosen_path:
+            config.refuse_unsafe_cache_index(self.index_path, self._elsewhere)
+
     def _note_index_in_cache(self) -> None:
         """Say, when this vault's new index is made in the user cache because its own index path is too long for
         SQLite (:func:`dreamdb.config.vault_index_too_long`), where it is and why (QA round 143-B F1)."""
@@ -1228,6 +1252,7 @@ class Index:
             IndexUnavailable: as above (exit code 4).
         """
         self.check_path_length()
+        self.check_index_folder()
         kind = config.index_file_kind(self.index_path)
         self._check_journal_files()
         if kind == "directory":

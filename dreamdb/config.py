@@ -125,10 +125,13 @@ def _refuse_unsafe_cache_folder(folder: Path, elsewhere: str | None) -> None:
     """Refuse the per-vault folder ``<cache>/<key>`` of a read-only vault's index (:func:`cache_index_path`) where
     another user could put files in it: it is a link (its name is predictable: another user's link there took the
     index wherever it led), or another user's, or its cache folder is another user's and open to others (QA round
-    147-F F2). A folder of this user's that others may write (an older dreamdb's, under ``umask 000``) is made 0700.
+    147-F F2). A folder of this user's that others may write (an older dreamdb's, under ``umask 000``) is made 0700,
+    and then what it holds is looked at (:func:`_unsafe_cache_entry`): a link or another user's file there, put
+    while others could write in it, is refused as the folder is (QA round 148-B F1: a link named ``index.db`` took
+    the index into another user's file).
 
     Raises:
-        IndexUnavailable: naming the folder and why (exit 4).
+        IndexUnavailable: naming the folder, or the file in it, and why (exit 4).
     """
     if not hasattr(os, "getuid"):  # (Windows: no owners to compare; the user's profile holds the cache)
         return
@@ -156,6 +159,47 @@ def _refuse_unsafe_cache_folder(folder: Path, elsewhere: str | None) -> None:
         if held.st_uid == uid and held.st_mode & 0o077 and (path == folder or not env_path("DREAMDB_CACHE_DIR")):
             with contextlib.suppress(OSError):
                 os.chmod(path, 0o700)
+    # (looked at once the folder is 0700: no other user can put a file there after this look)
+    unsafe = _unsafe_cache_entry(folder, uid)
+    if unsafe is not None:
+        name, why = unsafe
+        raise IndexUnavailable(f"The cache folder {folder}, where dreamdb keeps this vault's index, holds {name}, which"
+                               f" {why}: the folder is not used.",
+                               hint=f"Remove {folder / name} (dreamdb makes its own files there)"
+                                    + (f", or set DREAMDB_CACHE_DIR to a folder of yours"
+                                       f"{f' (or {elsewhere} to a file path)' if elsewhere else ''}." if elsewhere
+                                       else "."))
+
+
+def _unsafe_cache_entry(folder: Path, uid: int) -> tuple[str, str] | None:
+    """``(name, why)`` of the first entry (in name order) of a vault's cache folder that is a symbolic link or
+    another user's, else ``None``. Every file dreamdb opens there (``index.db`` and its ``-wal``, ``-shm`` and
+    ``-journal``, ``sync.clock``, the ``embed.lock`` and ``index.db.rebuild.lock`` lock files, the hook's
+    ``index.db.build.log``, the duplicate log) is its own, made by this user: one put there by another user while
+    the folder was open to others (an older dreamdb's, under ``umask 000``) would take what dreamdb writes into a
+    file of theirs, or through a link anywhere (QA round 148-B F1: a link ``index.db`` to another user's file of mode
+    0666 got the index, rc 0). Every entry is looked at, not those names alone: dreamdb makes no other (a file of
+    several names is not refused: :func:`dreamdb.store.connect.copy_index` links its copy into place)."""
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(entry.name for entry in entries)
+    except OSError:
+        return None  # (gone meanwhile, or unreadable: the open that follows says so)
+    for name in names:
+        path = folder / name
+        try:
+            st = os.lstat(path)
+        except OSError:  # (removed meanwhile)
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.readlink(path)
+            except OSError:
+                target = "?"
+            return name, f"is a link (to {target}), not a file dreamdb made"
+        if st.st_uid != uid:
+            return name, f"belongs to another user (uid {st.st_uid})"
+    return None
 
 
 def absolute_path(name: str, value: str | os.PathLike) -> Path:
@@ -305,6 +349,25 @@ def _is_cache_key(name: str) -> bool:
     return len(name) == 16 and all(c in "0123456789abcdef" for c in name)
 
 
+def is_cache_index_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a vault's folder in the user cache, ``<cache>/<key>`` (:func:`cache_index_path`)."""
+    return _is_cache_key(folder.name) and Path(os.path.abspath(folder)).parent == Path(os.path.abspath(cache_root()))
+
+
+def refuse_unsafe_cache_index(index_path: Path, elsewhere: str | None) -> None:
+    """Before an index of the user cache (:func:`cache_index_path`) is read or written: refuse its folder, if there is
+    one, as :func:`prepare_index_folder` does when it makes it (:func:`_refuse_unsafe_cache_folder`: a link, another
+    user's, or holding a link or another user's file), so that no file of it is opened first, by a read that makes
+    nothing either (``dreamdb sql --no-sync``; QA round 148-B F1). Nothing for another index path.
+
+    Raises:
+        IndexUnavailable: naming the folder, or the file in it, and why (exit 4).
+    """
+    folder = Path(index_path).parent
+    if os.path.lexists(folder) and is_cache_index_folder(folder):
+        _refuse_unsafe_cache_folder(folder, elsewhere)
+
+
 def other_default_index_path(vault: Path, index_path: Path) -> Path | None:
     """The other place :func:`index_path_for` may put ``vault``'s index, or has put it: the cache file for the in-vault
     one and back (a vault made writable, or read-only, moves its index, and a vault whose own index path is too long to
@@ -378,7 +441,7 @@ def prepare_index_folder(folder: Path, *, parents: bool = True, given: bool = Fa
     """
     _refuse_link_over_vault(folder, elsewhere)
     made = given and not os.path.lexists(folder)  # (``given``: the index's place is the user's, DREAMDB_INDEX or
-    if not given and parents and _is_cache_key(folder.name) and folder.parent == Path(os.path.abspath(cache_root())):
+    if not given and parents and is_cache_index_folder(folder):
         make_private_folders(folder)  # (a read-only vault's, under the user cache: QA round 147-F F2)
         _refuse_unsafe_cache_folder(folder, elsewhere)
     folder.mkdir(parents=parents, exist_ok=True, mode=0o700)  # Index(index_path=…); QA round 112-A F7)

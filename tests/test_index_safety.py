@@ -3164,3 +3164,50 @@ def test_an_empty_file_given_as_the_index_is_taken_as_a_new_index(example_vault,
     with pytest.raises(IndexUnavailable):
         dreamdb.open(example_vault).recall("sleep debt")
     assert text.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_a_link_or_another_users_file_in_a_vaults_cache_folder_is_refused(example_vault, tmp_path, capsys):
+    """QA round 148-B F1: a link named ``index.db`` put in a vault's cache folder while others could write in it (an
+    older dreamdb's, under ``umask 000``) was followed, and the index written into another user's file, rc 0; the
+    folder was made 0700 but what it held was never looked at. Every file there (the index, its -wal, the lock files,
+    sync.clock, …) that is a link, or another user's, is refused as a linked folder is (exit 4), before any is
+    opened, and nothing is written where it leads: by an open, a sync, and ``sql --no-sync``."""
+    from dreamdb.entry import main
+
+    _set_writable(example_vault, False)
+    try:
+        index = dreamdb.open(example_vault)
+        folder = index.index_path.parent
+        assert folder.parent == config.cache_root()
+        assert _top(index, "sleep debt")
+        index.close()
+        shutil.rmtree(folder)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        for name in ("index.db", "index.db-wal", "sync.clock", "embed.lock", "index.db.rebuild.lock"):
+            folder.mkdir(mode=0o777)
+            os.chmod(folder, 0o777)  # (as an older dreamdb left it under umask 000: made 0700, then looked at)
+            target = elsewhere / f"{name}.victim"
+            target.write_bytes(b"" if name == "index.db" else b"a file of the user's\n")
+            before = target.read_bytes()
+            (folder / name).symlink_to(target)
+            with pytest.raises(IndexUnavailable, match=rf"The cache folder .* holds {name}, which is a link \(to "
+                                                       rf".*{name}\.victim\), not a file dreamdb made"):
+                dreamdb.open(example_vault).sync()
+            assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+            assert target.read_bytes() == before and sorted(p.name for p in elsewhere.iterdir()) == sorted(
+                p.name for p in elsewhere.iterdir() if p.name.endswith(".victim"))  # (no -wal, -shm, clock there)
+            capsys.readouterr()
+            assert main(["sql", "--no-sync", "SELECT 1", "--vault", str(example_vault)]) == 4
+            assert f"holds {name}, which is a link" in capsys.readouterr().err
+            assert target.read_bytes() == before
+            shutil.rmtree(folder)
+        index = dreamdb.open(example_vault)  # (the folder dreamdb makes anew is used)
+        assert _top(index, "sleep debt")
+        index.close()
+        if os.getuid() == 0:  # (only root can give a file to another user)
+            os.chown(folder / "index.db", 4242, 4242)
+            with pytest.raises(IndexUnavailable, match=r"holds index.db, which belongs to another user \(uid 4242\)"):
+                dreamdb.open(example_vault).recall("sleep debt")
+    finally:
+        _set_writable(example_vault, True)

@@ -383,6 +383,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
         index.carry_over()  # (an index the other place holds, the cache for a vault made writable, is taken over)
         print_notes(index)
         index.check_path_length()  # (a name too long: an internal error from is_file, QA round 147-E F3)
+        index.check_index_folder()  # (a link or another user's file in its cache folder: QA round 148-B F1)
         if not index.index_path.is_file():
             raise IndexUnavailable(f"No index yet at {index.index_path}.",
                                    hint="Run without --no-sync (or dreamdb sync) first.")
