@@ -840,9 +840,7 @@ class Index:
                 else f"Free space on the disk holding {self.index_path.parent} (or free files: `df -i` shows the free"
                      " inodes), then retry." if full
                 else "Raise the file size limit (ulimit -f), then retry." if too_large
-                else (f"Point DREAMDB_CACHE_DIR at a folder you can write{' (or unset it)' if self._in_cache_dir() else ''},"
-                      + (" set DREAMDB_INDEX to a file path you can write, or" if self._elsewhere else " or")
-                      + " make the vault writable."
+                else (self._cache_folder_hint()
                       if self._in_cache_dir() or self._in_user_cache()  # (QA rounds 65 L9, 86-B F11)
                       else f"Set {self._elsewhere} to a file path in a folder you can write, or make the vault"
                            " writable." if self._elsewhere else "Make the vault writable."),
@@ -905,6 +903,23 @@ class Index:
             return opened if opened is not None else self._rebuild(exc, found_in=seen)
         except db.DatabaseError as exc:
             return self._rebuild(exc, found_in=seen)
+
+    def _cache_folder_hint(self) -> str:
+        """The hint when the index cannot be made in the user cache: another cache folder, ``DREAMDB_INDEX``, and for a
+        read-only vault, making it writable; for a vault whose index is there because its own index path is too long
+        for SQLite (:func:`dreamdb.config.vault_index_too_long`), which writing cannot change, that reason, the cache
+        folder to fix (a link to nothing on its way named) and a shorter vault path instead (QA round 148-B F6: a
+        writable vault was told to "make the vault writable")."""
+        other_cache = f"point DREAMDB_CACHE_DIR at a folder you can write{' (or unset it)' if self._in_cache_dir() else ''},"
+        index = " set DREAMDB_INDEX to a file path you can write," if self._elsewhere else ""
+        too_long = config.vault_index_too_long(self.vault)
+        if too_long is None:
+            return f"{other_cache[0].upper()}{other_cache[1:]}{index} or make the vault writable."
+        link = config.dangling_link_on_the_way(self.index_path.parent)
+        fix = (f"make {link} lead to a folder (it is a link to {os.readlink(link)}, which does not exist)" if link
+               else f"make {self.index_path.parent.parent} a folder you can write")
+        return (f"The vault's index is kept in the user cache because its index path in the vault is too long for"
+                f" SQLite ({too_long}): {fix}, {other_cache}{index} or move the vault to a shorter path.")
 
     def _open_unwritable(self, cause: BaseException, fresh: bool, conn, message: str | None = None):
         """The open after ``cause`` (SQLite's error) kept the index from opening for writing, or ``None`` when

@@ -54,6 +54,17 @@ def file_on_the_way(path: Path) -> Path | None:
     return None
 
 
+def dangling_link_on_the_way(path: Path) -> Path | None:
+    """The first of ``path``'s folders (from the root down, ``path`` included) that is a symbolic link to nothing,
+    which makes creating ``path`` fail with "No such file or directory": named in hints instead of the path under it
+    (QA round 148-B F6: ``XDG_CACHE_HOME`` a link to a folder that does not exist); ``None`` when there is none."""
+    path = Path(os.path.abspath(path))
+    for folder in (*reversed(path.parents), path):
+        if os.path.islink(folder) and not os.path.exists(folder):
+            return folder
+    return None
+
+
 def is_unreachable(path: Path | str) -> bool:
     """Whether ``path`` cannot be looked up for want of permission (a folder on its way cannot be searched), which
     says nothing of whether the file is there; used to say "cannot be reached" instead of "gone" or "deleted"

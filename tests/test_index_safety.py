@@ -3211,3 +3211,38 @@ def test_a_link_or_another_users_file_in_a_vaults_cache_folder_is_refused(exampl
                 dreamdb.open(example_vault).recall("sleep debt")
     finally:
         _set_writable(example_vault, True)
+
+
+def test_a_cache_that_cannot_hold_a_too_deep_vaults_index_is_said_so_with_its_fix(tmp_path, monkeypatch, capsys):
+    """QA round 148-B F6: a vault whose index is in the user cache because its own index path is too long for SQLite,
+    with a cache folder that cannot be made (a link to nothing on its way), was told to "make the vault writable": it
+    was. The hint says why the index is in the cache, the link to fix, DREAMDB_INDEX and a shorter vault path; a
+    read-only vault is still told to make it writable."""
+    from dreamdb.entry import main
+
+    vault = _long_folder(tmp_path / "p", 505 - len("/_dream_context/.dreamdb/index.db")) / "_dream_context"
+    write_doc(vault, "knowledge/deep.md", "---\ntitle: Deep\n---\nabyssal words\n")
+    (tmp_path / "dl").symlink_to(tmp_path / "nowhere")
+    monkeypatch.setenv("DREAMDB_CACHE_DIR", str(tmp_path / "dl" / "cache"))
+    with pytest.raises(IndexUnavailable) as caught:
+        dreamdb.open(vault).recall("abyssal")
+    assert caught.value.message.startswith(f"Cannot create the index at {config.cache_index_path(vault)}: No such file")
+    assert caught.value.hint == (
+        "The vault's index is kept in the user cache because its index path in the vault is too long for SQLite (its"
+        " path is 505 bytes long, and SQLite opens no database path over 504 bytes): make"
+        f" {tmp_path / 'dl'} lead to a folder (it is a link to {tmp_path / 'nowhere'}, which does not exist), point"
+        " DREAMDB_CACHE_DIR at a folder you can write (or unset it), set DREAMDB_INDEX to a file path you can write,"
+        " or move the vault to a shorter path."), caught.value.hint
+    assert main(["status", "--vault", str(vault)]) == 4
+    err = capsys.readouterr().err
+    assert "move the vault to a shorter path" in err and "make the vault writable" not in err
+    short = tmp_path / "short" / "_dream_context"
+    write_doc(short, "knowledge/near.md", "---\ntitle: Near\n---\nabyssal too\n")
+    _set_writable(short, False)
+    try:
+        with pytest.raises(IndexUnavailable) as caught:
+            dreamdb.open(short).recall("abyssal")
+        assert caught.value.hint == ("Point DREAMDB_CACHE_DIR at a folder you can write (or unset it), set"
+                                     " DREAMDB_INDEX to a file path you can write, or make the vault writable.")
+    finally:
+        _set_writable(short, True)
