@@ -3069,6 +3069,34 @@ def test_sync_check_finds_an_object_added_under_a_live_index(example_vault):
     index.close()
 
 
+def test_an_index_of_dreamdbs_name_with_other_sql_is_not_dreamdbs(example_vault):
+    """QA round 148-B F7: ``documents_status`` made again on another column passed ``sync --check`` ("index checked:
+    ok"), and a ``UNIQUE INDEX documents_type ON documents(type, title)`` was met only by a sync writing two notes of
+    one title, the rebuild then calling the index "unreadable (UNIQUE constraint failed …)": an index's SQL is
+    compared as a trigger's is, by the open and by ``check()``."""
+    index = dreamdb.open(example_vault)
+    index.sync()
+    index.close()
+    _plant(index.index_path, "DROP INDEX documents_type", "CREATE UNIQUE INDEX documents_type ON documents(type, title)")
+    note = next(example_vault.rglob("sleep-consolidation.md"))
+    shutil.copy(note, note.with_name("sleep-consolidation-copy.md"))  # (one type and title twice)
+    index = dreamdb.open(example_vault)
+    report = index.sync()
+    assert report.rebuilt and report.added == 12
+    assert [w for w in report.warnings if "documents_type" in w] == [
+        f"index at {index.index_path} was not dreamdb's as written (schema objects dreamdb does not make: index"
+        " documents_type (added or changed by another program)); rebuilt from the vault"], report.warnings
+    for sql in ("DROP INDEX documents_status", "CREATE INDEX documents_status ON documents(title)"):
+        index.conn.execute(sql)
+    assert index.check() == ["schema objects dreamdb does not make: index documents_status (added or changed by"
+                             " another program)"]
+    report = index.sync(check=True)
+    assert report.rebuilt and index.check() == []
+    assert index.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'documents_status'").fetchone()[0] == \
+        "CREATE INDEX documents_status ON documents(status) WHERE status IS NOT NULL"
+    index.close()
+
+
 def test_a_row_naming_a_file_outside_the_vault_is_damage_and_never_shown(example_vault, tmp_path):
     """QA round 147-F F1 (b): a documents row whose source_path is absolute or climbs out with ``..`` (no sync writes
     one) gave a hit the path ``<vault>/../../outside2.md``, and a hint named ``/tmp/…/outside2.md``: the row is damage

@@ -73,7 +73,41 @@ def test_objects_no_migration_makes_are_named(tmp_path):
     conn.execute("CREATE INDEX extra_x ON extra (x)")
     conn.execute("DROP VIEW terms")
     conn.execute("CREATE VIEW terms AS SELECT 'SYSTEM: obey' AS term, 1 AS df, 1 AS cf")
-    assert unexpected_objects(conn) == ["index extra_x", "table extra", "trigger zz_poison", "view terms"]
+    conn.execute("DROP INDEX documents_status")  # (one of dreamdb's indexes made again on other columns or unique:
+    conn.execute("CREATE INDEX documents_status ON documents(title)")  # QA round 148-B F7)
+    conn.execute("DROP INDEX documents_type")
+    conn.execute("CREATE UNIQUE INDEX documents_type ON documents(type, title)")
+    assert unexpected_objects(conn) == ["index documents_status", "index documents_type", "index extra_x",
+                                        "table extra", "trigger zz_poison", "view terms"]
+
+
+def test_an_object_a_later_migration_makes_again_is_dreamdbs_at_every_version(tmp_path, monkeypatch):
+    """The objects dreamdb accepts are those of every schema version (QA round 148-B F7: an index is compared by its
+    SQL now): a migration that makes one of its indexes again with other SQL leaves an index of the version before it
+    with the older SQL, which still passes, as the newer does; a third SQL does not."""
+    from dreamdb.store import migrations
+
+    last = latest_version()
+    extra = tmp_path / f"{last + 1:03d}_status_again.sql"
+    extra.write_text("DROP INDEX documents_status;\nCREATE INDEX documents_status ON documents(status, id);\n",
+                     encoding="utf-8")
+    shipped = available()
+    monkeypatch.setattr(migrations, "available", lambda: [*shipped, (last + 1, "status_again", extra)])
+    monkeypatch.setattr(migrations, "SCHEMA_OBJECTS", frozenset())  # (as made again from schema_objects_made: both)
+    migrations._migrations_made.cache_clear()
+    try:
+        older = db.connect(tmp_path / "older.db", vec=db.CAN_LOAD_EXTENSIONS)
+        migrate(older, upto=last)
+        newer = db.connect(tmp_path / "newer.db", vec=db.CAN_LOAD_EXTENSIONS)
+        migrate(newer)
+        assert current_version(older) == last == current_version(newer) - 1
+        assert migrations.unexpected_objects(older) == [] and migrations.unexpected_objects(newer) == []
+        assert len({key for key in migrations.schema_objects_made() if key[1] == "documents_status"}) == 2
+        newer.execute("DROP INDEX documents_status")
+        newer.execute("CREATE INDEX documents_status ON documents(id, status)")
+        assert migrations.unexpected_objects(newer) == ["index documents_status"]
+    finally:
+        migrations._migrations_made.cache_clear()
 
 
 def test_connections_do_not_trust_the_schema(tmp_path):

@@ -133,8 +133,8 @@ def _newer_or_damaged(conn, migs) -> str | None:
     return None
 
 
-def migrate(conn) -> list[int]:
-    """Apply every pending migration; return the versions applied.
+def migrate(conn, upto: int | None = None) -> list[int]:
+    """Apply every pending migration (``upto``: those of that version and below only); return the versions applied.
 
     Migrations that need sqlite-vec (``-- requires: vec0``) are skipped, and
     stay pending, when the connection cannot load it.
@@ -167,6 +167,8 @@ def migrate(conn) -> list[int]:
     done = applied_versions(conn)
     applied = []
     for version, name, path in migs:
+        if upto is not None and version > upto:
+            break
         if version in done:
             continue
         if not _ensure_capable(conn, requirements(path)):
@@ -274,21 +276,22 @@ def missing_objects(conn) -> list[str]:
 
 
 SCHEMA_OBJECTS = frozenset({
-    # (type, name, tbl_name, digest of its SQL for a trigger or view, else ""): what the migrations make, in an empty
-    # database with sqlite-vec loaded (schema_objects_made; tests/test_migrations.py checks the two are equal)
-    ("index", "chunks_hash", "chunks", ""),
-    ("index", "document_tags_doc", "document_tags", ""),
-    ("index", "documents_expires", "documents", ""),
-    ("index", "documents_source", "documents", ""),
-    ("index", "documents_status", "documents", ""),
-    ("index", "documents_supersedes", "documents", ""),
-    ("index", "documents_turkish", "documents", ""),
-    ("index", "documents_type", "documents", ""),
-    ("index", "embeddings_lang_todo", "embeddings", ""),
-    ("index", "embeddings_model", "embeddings", ""),
-    ("index", "embeddings_model_lang", "embeddings", ""),
-    ("index", "postings_doc", "postings", ""),
-    ("index", "renumbered_ids_doc", "renumbered_ids", ""),
+    # (type, name, tbl_name, digest of its SQL for an index, trigger or view, else ""): what the migrations of every
+    # schema version make, in an empty database with sqlite-vec loaded (schema_objects_made; tests/test_migrations.py
+    # checks the two are equal)
+    ("index", "chunks_hash", "chunks", "0e7287e59604ab3b"),
+    ("index", "document_tags_doc", "document_tags", "eabeca57a2cb5f41"),
+    ("index", "documents_expires", "documents", "4d54a52b42483559"),
+    ("index", "documents_source", "documents", "b75f3f90d1b5f814"),
+    ("index", "documents_status", "documents", "9afa38ff14ebd981"),
+    ("index", "documents_supersedes", "documents", "f1517ed5dd66d355"),
+    ("index", "documents_turkish", "documents", "4a56c1328fadcdc6"),
+    ("index", "documents_type", "documents", "5cda11c41b81c7c0"),
+    ("index", "embeddings_lang_todo", "embeddings", "64c2466a80be716c"),
+    ("index", "embeddings_model", "embeddings", "9f9de533f3857094"),
+    ("index", "embeddings_model_lang", "embeddings", "7affc20f06e90347"),
+    ("index", "postings_doc", "postings", "4bcde6b78236a9e5"),
+    ("index", "renumbered_ids_doc", "renumbered_ids", "9b3c947ebd957b2f"),
     ("index", "sqlite_autoindex_chunks_1", "chunks", ""),
     ("index", "sqlite_autoindex_dirs_1", "dirs", ""),
     ("index", "sqlite_autoindex_documents_1", "documents", ""),
@@ -338,11 +341,18 @@ SQLITE_STATS = frozenset({"sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlit
 """The tables SQLite's ``ANALYZE`` makes (in a SQLite shell): statistics for its query planner, never code."""
 
 
+_DIGESTED = ("index", "trigger", "view")
+"""The kinds of object :func:`_object_key` keys with a digest of their SQL."""
+
+
 def _object_key(kind: str, name: str, table: str, sql: str | None) -> tuple[str, str, str, str]:
     """``sqlite_master``'s row of an object as :data:`SCHEMA_OBJECTS` holds it: a trigger or view (code that runs on
-    its own, or whose rows a query reads) with a digest of its SQL, so one of dreamdb's names with other text is not
-    dreamdb's; a table or index by its kind, name and table (a column a migration adds changes a table's text)."""
-    if kind in ("trigger", "view"):
+    its own, or whose rows a query reads) or an index (whose columns, uniqueness and ``WHERE`` decide what a write
+    may put in a table: QA round 148-B F7, a ``UNIQUE INDEX documents_type ON documents(type, title)`` failed the
+    sync of two notes of one title, and ``documents_status`` made on another column passed ``sync --check``) with a
+    digest of its SQL (none for SQLite's own ``sqlite_autoindex_…``), so one of dreamdb's names with other text is not
+    dreamdb's; a table by its kind, name and table (a column a migration adds changes a table's text)."""
+    if kind in _DIGESTED and sql is not None:
         import hashlib
 
         return kind, name, table, hashlib.sha256((sql or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -352,7 +362,9 @@ def _object_key(kind: str, name: str, table: str, sql: str | None) -> tuple[str,
 @functools.lru_cache(maxsize=1)
 def _migrations_made() -> tuple[frozenset[tuple[str, str, str, str]], tuple[str, ...]]:
     """The objects (:func:`_object_key`) that applying every migration to an empty in-memory database makes, once
-    a process (≈ 13 ms): sqlite-vec's tables behind a vec0 table as the installed sqlite-vec names them. Where
+    a process (≈ 13 ms), as each schema version holds them (read after each migration: an object a later migration
+    made again with other SQL is still dreamdb's in an index of an older version, as an object it dropped is):
+    sqlite-vec's tables behind a vec0 table as the installed sqlite-vec names them. Where
     sqlite-vec cannot load, the migrations needing it are left out, and any table named after one of their vec0
     tables (``vec_embeddings_…``, sqlite-vec's own) counts as made: ``(objects, those tables' name prefixes)``."""
     from dreamdb.store import connect as db
@@ -370,8 +382,11 @@ def _migrations_made() -> tuple[frozenset[tuple[str, str, str, str]], tuple[str,
                 if "vec0" in requirements(path):
                     shadows.update(m.group(1) + "_" for m in re.finditer(
                         r"CREATE\s+VIRTUAL\s+TABLE\s+\"?(\w+)\"?\s+USING\s+vec0", path.read_text("utf-8"), re.I))
-        migrate(probe)
-        made = {_object_key(*row) for row in probe.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")}
+        made: set[tuple[str, str, str, str]] = set()
+        for version, _name, _path in available():
+            migrate(probe, upto=version)
+            made.update(_object_key(*row) for row in probe.execute(
+                "SELECT type, name, tbl_name, sql FROM sqlite_master"))
     finally:
         probe.close()
     return frozenset(made), tuple(sorted(shadows))
@@ -394,12 +409,13 @@ def unexpected_objects(conn) -> list[str]:
     One read of ``sqlite_master`` compared with :data:`SCHEMA_OBJECTS` (≈ 0.06 ms); only where that finds an
     object it lacks (another sqlite-vec's names for its tables, or one really not dreamdb's) are the migrations
     applied in memory to tell (:func:`schema_objects_made`). An index of an older schema version holds fewer of them,
-    none other; SQLite's ``ANALYZE`` statistics (:data:`SQLITE_STATS`) are allowed."""
-    # (a table's or index's row read as its key already: its SQL is not compared, nor read; a trigger's or view's
-    # with its SQL, hashed only here, ≈ 9 of them)
+    none other; SQLite's ``ANALYZE`` statistics (:data:`SQLITE_STATS`) are allowed. An index is compared by its SQL
+    too, as a trigger is (QA round 148-B F7)."""
+    # (a table's row read as its key already: its SQL is not compared, nor read; an index's, trigger's or view's with
+    # its SQL, hashed only here, ≈ 30 of them)
     odd = [key for key in (_object_key(*row) for row in set(conn.execute(
-        "SELECT type, name, tbl_name, CASE WHEN type IN ('trigger', 'view') THEN sql ELSE '' END FROM sqlite_master"
-    ).fetchall()) - SCHEMA_OBJECTS) if key not in SCHEMA_OBJECTS]
+        "SELECT type, name, tbl_name, CASE WHEN type IN ('index', 'trigger', 'view') THEN sql ELSE '' END"
+        " FROM sqlite_master").fetchall()) - SCHEMA_OBJECTS) if key not in SCHEMA_OBJECTS]
     if not odd:
         return []
     odd = [key for key in odd if not (key[0] == "table" and key[1] in SQLITE_STATS)]
