@@ -197,6 +197,68 @@ def test_a_note_named_with_a_number_is_found_by_its_name(tiny_vault):
     assert next(t for t in hits[0].terms if t["term"] == "task-7")["tf"]["slug"] == 1
 
 
+FILE_NAMES = ("parserRewrite", "release-v0.5.0", "build-c++", "notes-c#", "TASK-7", "session_id", "JWTs", "XMLParser")
+
+
+def _slug_terms(index, doc_id: str, field: str = "tf_slug") -> set[str]:
+    return {t for (t,) in index.conn.execute(
+        f"SELECT term FROM postings p JOIN documents d ON d.id = p.doc WHERE d.doc_id = ? AND p.{field} > 0", (doc_id,))}
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_file_name_has_the_terms_its_text_has_as_a_title(tiny_vault, engine):
+    """QA round 148-A F1: a note's file name (slug) had only its analysed words as terms, not the identifiers the
+    title gets for the same text: ``parserRewrite.md`` was ``parserrewrit`` alone (not ``parser``, ``rewrit``),
+    ``release-v0.5.0.md`` had no ``0.5.0``, ``build-c++.md`` no ``c++``; a query naming the file exactly ranked a note
+    named otherwise first (``parserRewrite`` → ``parser-rewrite``) or tied it (``build c++`` → ``build-c``)."""
+    for i, name in enumerate(FILE_NAMES):
+        write_doc(tiny_vault, f"knowledge/{name}.md", "---\nname: Design notes\n---\nWhy we split it.\n")
+        write_doc(tiny_vault, f"knowledge/titled-{i}.md", f"---\nname: {name}\n---\nWhy we split it.\n")
+    index = dreamdb.open(tiny_vault, engine=engine)
+    index.sync()
+    for i, name in enumerate(FILE_NAMES):  # the file name's terms are the title's (hyphens and underscores as spaces)
+        titled = _slug_terms(index, f"knowledge/titled-{i}", "tf_title")
+        assert _slug_terms(index, f"knowledge/{name}") == titled, name
+    assert _slug_terms(index, "knowledge/parserRewrite") == {"parserrewrit", "parser", "rewrit"}
+    assert _slug_terms(index, "knowledge/release-v0.5.0") == {"releas", "v0", "0.5.0"}
+    assert _slug_terms(index, "knowledge/build-c++") == {"build", "c++"}
+    assert _slug_terms(index, "knowledge/notes-c#") == {"note", "c#"}
+    assert _slug_terms(index, "knowledge/JWTs") == {"jwts", "jwt"}
+    assert _slug_terms(index, "knowledge/XMLParser") == {"xmlparser", "xml", "parser"}
+    assert _slug_terms(index, "knowledge/session_id") == {"session", "id", "session_id"}
+    assert _slug_terms(index, "knowledge/TASK-7") == {"task", "task-7"}  # (QA round 128-A F2, as before)
+    # the slug stays out of the BM25 fields: no length, no document frequency
+    assert index.conn.execute("SELECT len_title, len_description, len_tags, len_body FROM documents"
+                              " WHERE doc_id = 'knowledge/parserRewrite'").fetchone() == (2, 0, 0, 1)
+    assert index.conn.execute("SELECT df FROM terms WHERE term = '0.5.0'").fetchone() == (1,)  # (titled-1 alone)
+
+
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_a_note_is_found_first_by_its_file_name_as_written(tiny_vault, engine):
+    """QA round 148-A F1, the differential test's vault: twins that differ in their file names only (the older
+    ``release-v0.5.0`` by its date too); the one named what the query writes covers it whole and comes first."""
+    notes = {"parserRewrite": ("Design", "Why we split the parser.", "2026-11-01"),
+             "parser-rewrite": ("Design", "Why we split the parser.", "2026-11-01"),
+             "release-v0.5.0": ("Release", "Shipped the exporter.", "2026-10-01"),
+             "release-v0.6.0": ("Release", "Shipped the exporter.", "2026-11-01"),
+             "build-c++": ("Build", "Compiler flags.", "2026-11-01"),
+             "build-c": ("Build", "Compiler flags.", "2026-11-01")}
+    for name, (title, body, date) in notes.items():
+        write_doc(tiny_vault, f"knowledge/{name}.md", f"---\nname: {title} notes\ndate: {date}\n---\n{body}\n")
+    index = dreamdb.open(tiny_vault, engine=engine)
+    for query, first, second in (("parserRewrite", "parserRewrite", "parser-rewrite"),
+                                 ("release v0.5.0", "release-v0.5.0", "release-v0.6.0"),
+                                 ("build c++", "build-c++", "build-c")):
+        hits = index.recall(query, top=2, explain=True, now="2026-12-01T00:00:00Z")
+        assert [h.doc_id for h in hits] == [f"knowledge/{first}", f"knowledge/{second}"], query
+        assert hits[0].signals["coverage"] == 1.0 and hits[0].rank_score > hits[1].rank_score, query
+        assert hits[0].signals["identity_boost"] == pytest.approx(1.5 * hits[0].signals["bm25"], rel=1e-6), query
+    # and its camelCase file name's words find it as they find parser-rewrite (both cover the query whole)
+    hits = index.recall("parser rewrite", top=2, explain=True, now="2026-12-01T00:00:00Z")
+    assert {h.doc_id for h in hits} == {"knowledge/parserRewrite", "knowledge/parser-rewrite"}
+    assert [h.signals["coverage"] for h in hits] == [1.0, 1.0] and hits[0].rank_score == hits[1].rank_score
+
+
 def test_c_plus_plus_is_searchable(tiny_vault):
     write_doc(tiny_vault, "knowledge/cpp.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in C++ (not C#).\n")
     write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in Rust.\n")

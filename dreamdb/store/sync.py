@@ -1233,26 +1233,30 @@ def document_terms(doc) -> tuple[dict[str, list[int]], list[int], bool]:
         (:func:`dreamdb.analyzer.compound_terms`: ``setup`` and ``version`` of ``setupVersion``) and the acronyms
         that case-blind stemming gets wrong (:func:`dreamdb.analyzer.acronym_terms`: ``jwt`` of ``JWTs``) and
         snake_case identifiers and names numbered with a hyphen whole (:func:`dreamdb.analyzer.joined_terms`: ``session_id``,
-        ``task-7``), in every language.
+        ``task-7``), in every language. The slug (``tf_slug``, hyphens and underscores read as spaces) is analysed as the
+        title is, the identifiers of the file name as written too (``parserRewrite.md``: ``parserrewrit``, ``parser``,
+        ``rewrit``; ``release-v0.5.0.md``: ``0.5.0``; ``build-c++.md``: ``c++``; ``TASK-7.md``: ``task-7``), in the
+        language decided for the four BM25 fields.
     """
-    texts = (doc.title, doc.description, " ".join(doc.tags), doc.body)
+    slug = doc.slug.replace("-", " ").replace("_", " ")
+    texts = (doc.title, doc.description, " ".join(doc.tags), doc.body, slug)
     written = [drop_data(normalize(text)) for text in texts]  # (encoded data is found in the text as written)
     folded = [lower(text) for text in written]
     words = [tokens(text, data_dropped=True) for text in folded]  # raw_tokens(text), from the one fold
-    turkish = is_turkish_text([w for field in words for w in field])
+    turkish = is_turkish_text([w for field in words[:4] for w in field])
     postings: dict[str, list[int]] = {}
     lengths = []
-    slug = doc.slug.replace("-", " ").replace("_", " ")
-    fields = [(t, w) for t, w in zip(texts, words)] + [(slug, None)]
-    for f, (text, w) in enumerate(fields):
+    # the slug's identifiers as the title's (QA round 148-A F1: a camelCase, dotted or c++ file name had only its
+    # analysed words, parserRewrite.md not found by parser rewrite); those written with its hyphens and underscores
+    # from the slug as written (a note named TASK-7.md: QA round 128-A F2, TASK-1 … TASK-9 tied on their slugs)
+    joined = [*written[:4], normalize(doc.slug)]
+    for f, (text, w) in enumerate(zip(texts, words)):
         stacked: list[str] | None = [] if turkish else None
         terms = analyze(text, turkish=turkish, words=w, stacked=stacked)
         if f < 4:
             lengths.append(len(terms))
-            stacked = ((stacked or []) + identifier_terms(folded[f]) + compound_terms(written[f]) + acronym_terms(written[f])
-                       + joined_terms(written[f]))
-        else:  # (a note named TASK-7.md: QA round 128-A F2, TASK-1 … TASK-9 tied on their slugs)
-            stacked = (stacked or []) + joined_terms(normalize(doc.slug))
+        stacked = ((stacked or []) + identifier_terms(folded[f]) + compound_terms(written[f]) + acronym_terms(written[f])
+                   + joined_terms(joined[f]))
         for t, n in Counter(terms + stacked if stacked else terms).items():
             row = postings.get(t)
             if row is None:
