@@ -259,6 +259,25 @@ def test_a_note_is_found_first_by_its_file_name_as_written(tiny_vault, engine):
     assert [h.signals["coverage"] for h in hits] == [1.0, 1.0] and hits[0].rank_score == hits[1].rank_score
 
 
+@pytest.mark.parametrize("engine", ["memory", "sql"])
+def test_explain_gives_a_slug_only_term_the_idf_of_its_df(tiny_vault, engine):
+    """QA round 148-A F2: ``--explain`` said ``idf 0.000`` for a query term of df 0 that the hit holds in its slug
+    alone (``v0`` of ``release-v0.5.0.md``); docs/json.md defines ``idf`` as the term's IDF, ln(1 + (N − df + 0.5)/
+    (df + 0.5)): with N = 2 and df 0, ln 6. Its BM25 shares stay 0 (no BM25 field holds it)."""
+    write_doc(tiny_vault, "knowledge/release-v0.5.0.md", "---\nname: Release notes\n---\nShipped the exporter.\n")
+    write_doc(tiny_vault, "knowledge/other.md", "---\nname: Build notes\n---\nCompiler flags.\n")
+    index = dreamdb.open(tiny_vault, engine=engine)
+    hit = index.recall("release v0.5.0", top=1, explain=True)[0]
+    lines = {t["term"]: t for t in hit.terms}
+    for term in ("v0", "0.5.0"):  # (0.5.0 of the slug: QA round 148-A F1)
+        assert lines[term]["df"] == 0 and lines[term]["tf"]["slug"] == 1, lines[term]
+        assert lines[term]["idf"] == pytest.approx(math.log(6.0), abs=1e-6) == pytest.approx(1.791759, abs=1e-6)
+        assert lines[term]["bm25"] == 0.0 and lines[term]["bm25f"] == 0.0
+    # release: df 1 of 2, ln(1 + 1.5/1.5) = ln 2, as before; the query lines still sum to the raw score
+    assert lines["releas"]["df"] == 1 and lines["releas"]["idf"] == pytest.approx(math.log(2.0), abs=1e-6)
+    assert sum(t["bm25"] for t in hit.terms if t["kind"] == "query") == pytest.approx(hit.score, abs=1e-5)
+
+
 def test_c_plus_plus_is_searchable(tiny_vault):
     write_doc(tiny_vault, "knowledge/cpp.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in C++ (not C#).\n")
     write_doc(tiny_vault, "knowledge/other.md", "---\ntitle: rewrite\n---\nWe rewrote the parser in Rust.\n")

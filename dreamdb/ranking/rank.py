@@ -1663,8 +1663,10 @@ def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
 
     Returns:
         ``[{term, kind ('query'|'synonym'|'class'), df, idf, tf: {field: n}, bm25, bm25f, in_class}]`` for matched
-        terms; ``in_class`` is true on a query term counted in its class (its ``bm25f`` of 0 is there: QA round 65
-        L7, ``--json`` said 0.0 where the text says ``bm25f in class``), false on every other line.
+        terms (``idf``: :func:`dreamdb.ranking.bm25.idf` of ``df``, of a df of 0 too: a term the document holds in
+        its slug alone, whose ``bm25`` and ``bm25f`` are 0); ``in_class`` is true on a query term counted in its
+        class (its ``bm25f`` of 0 is there: QA round 65 L7, ``--json`` said 0.0 where the text says ``bm25f in
+        class``), false on every other line.
     """
     stats = corpus_stats(conn)
     classes = class_members(plan)
@@ -1683,7 +1685,9 @@ def explain_terms(conn, rowid: int, plan: QueryPlan) -> list[dict]:
     )}
 
     def line(term, kind, tfs, slug, df_v, weight, raw_counts, f_counts):
-        idf_v = F.idf(stats["n_docs"], df_v) if df_v else 0.0
+        # the formula's IDF for a df of 0 too (a term the hit holds in its slug alone said 0.000: QA round 148-A F2);
+        # its bm25 and bm25f stay 0, its term frequency being 0 in every BM25 field
+        idf_v = F.idf(stats["n_docs"], df_v)
         tf = sum(tfs.values())
         raw = F.bm25_term(tf, sum(lengths.values()), stats["avg_len"], idf_v) if raw_counts else 0.0
         f = weight * F.bm25f_term(F.bm25f_pseudo_tf(tfs, lengths, avgs), idf_v) if f_counts else 0.0
