@@ -572,7 +572,7 @@ def latin_fold_table() -> dict[int, str]:
     return table
 
 
-IDENTIFIERS_VERSION = "17"  # 17: and its small letters too (MIN_COMMON_SMALL_LETTER_SHARE); 16: such a name split into its camelCase parts up to MAX_NAME_CHARS; 15: a long identifier of short words is no encoded data (MIN_COMMON_LETTER_SHARE; drop_data's rule, but a lexicon's translations hold no run of 60 characters); 14: no numbered term in a dotted run; 13: joined_terms of the slug; 12: numbered_terms; 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
+IDENTIFIERS_VERSION = "18"  # 18: the slug analysed as the title (its camelCase parts, dotted numbers, c++); 17: and its small letters too (MIN_COMMON_SMALL_LETTER_SHARE); 16: such a name split into its camelCase parts up to MAX_NAME_CHARS; 15: a long identifier of short words is no encoded data (MIN_COMMON_LETTER_SHARE; drop_data's rule, but a lexicon's translations hold no run of 60 characters); 14: no numbered term in a dotted run; 13: joined_terms of the slug; 12: numbered_terms; 11: snake_case_terms; 2: C++17 is c++; 3: C++2b and C#10 too; 4: compound_terms (camelCase); 5, 6: XMLParser, utf8Decode, userIDs, log4j; 7: OAuth, ÇalışanListesi; 8: long paths with a digit split; 9, 10: acronym_terms, PostgreSQL joined
 """Version of :func:`identifier_terms`', :func:`compound_terms`' and :func:`joined_terms`' rules: part of the index format
 (:data:`dreamdb.store.sync.INDEX_FORMAT`), so a change rebuilds the index; not of a lexicon's terms, which
 hold no identifier."""
