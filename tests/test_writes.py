@@ -3821,6 +3821,84 @@ def test_two_names_that_differ_only_in_unicode_form_are_said_to(tiny_vault: Path
         find_document(tiny_vault, "café")
 
 
+def _indexed_twins(vault: Path, names: tuple[str, str]) -> dict[str, Path]:
+    """Two notes whose names differ only in Unicode normalisation, synced: ``{name: path}``; skips where the file
+    system stores one form of a name."""
+    import dreamdb
+
+    paths = {name: write_doc(vault, f"knowledge/{name}.md", f"---\ntitle: {name!a}\n---\n{name!a} body\n")
+             for name in names}
+    if len(list((vault / "knowledge").iterdir())) < 2:
+        pytest.skip("this file system stores one form of a name (it normalises Unicode)")
+    index = dreamdb.open(vault)
+    index.sync()
+    index.close()
+    return paths
+
+
+@pytest.mark.parametrize("names", [(unicodedata.normalize("NFC", "Grüße"), unicodedata.normalize("NFD", "Grüße")),
+                                   ("Kelvin", "\u212aelvin")], ids=["nfc-nfd", "kelvin-sign"])
+def test_a_write_by_the_name_of_a_gone_twin_never_reaches_the_other_note(tiny_vault: Path, names):
+    """QA round 148-C F1: of two notes whose names differ only in Unicode normalisation (Grüße.md in NFC and NFD, a
+    Kelvin sign for K), a second delete by either's path or id, an update by the path of one deleted, or the id of one
+    removed since the sync, reached the other through the NFC/NFD matching: both notes deleted, or one's body
+    overwritten. Each is refused as for a/notes.md and b/notes.md, and the other note is left as it was."""
+    from dreamdb.writes.locate import doc_id_of
+
+    ids = {}
+    for typed_as in ("path", "id"):
+        for vault_name in names:
+            shutil.rmtree(tiny_vault)
+            tiny_vault.mkdir()
+            paths = _indexed_twins(tiny_vault, names)
+            ids = {name: doc_id_of(tiny_vault, "knowledge", path) for name, path in paths.items()}
+            if typed_as == "id" and not ids[vault_name].endswith("-2"):
+                continue  # (knowledge/Grüße names both files while both are there: refused, as of a/ and b/notes.md)
+            slug = f"knowledge/{vault_name}.md" if typed_as == "path" else ids[vault_name]
+            other = paths[next(n for n in names if n != vault_name)]
+            before = other.read_bytes()
+            kept = delete(tiny_vault, slug)
+            assert not paths[vault_name].exists() and kept.read_bytes().endswith(f"{vault_name!a} body\n".encode())
+            with pytest.raises(NotFound, match="it was deleted; its copy is") as info:
+                delete(tiny_vault, slug)
+            assert info.value.exit_code == 7, (typed_as, vault_name)
+            with pytest.raises(NotFound, match="it was deleted; its copy is"):
+                update(tiny_vault, slug, content="OVERWRITTEN")
+            assert other.read_bytes() == before, (typed_as, vault_name)
+    assert sorted(ids.values()) == ["knowledge/" + unicodedata.normalize("NFC", names[0]),
+                                    "knowledge/" + unicodedata.normalize("NFC", names[0]) + "-2"]
+    # one removed since the sync (not by dreamdb): its id names no other note
+    for vault_name in names:
+        shutil.rmtree(tiny_vault)
+        tiny_vault.mkdir()
+        paths = _indexed_twins(tiny_vault, names)
+        own_id = doc_id_of(tiny_vault, "knowledge", paths[vault_name])
+        other = paths[next(n for n in names if n != vault_name)]
+        before = other.read_bytes()
+        paths[vault_name].unlink()
+        with pytest.raises((NotFound, WriteRefused), match="no longer"):
+            delete(tiny_vault, own_id)
+        with pytest.raises(NotFound, match="no longer there"):
+            update(tiny_vault, f"knowledge/{vault_name}.md", append="x")
+        assert other.read_bytes() == before, vault_name
+
+
+def test_a_note_whose_name_is_saved_again_in_another_form_keeps_its_names(tiny_vault: Path):
+    """QA round 148-C F1's rule has one note, renamed from NFC to NFD since the sync, still reached by its id and by
+    its path as typed before (docs/vault.md: it keeps its id)."""
+    import dreamdb
+
+    nfc, nfd = (unicodedata.normalize(form, "Grüße") for form in ("NFC", "NFD"))
+    path = write_doc(tiny_vault, f"knowledge/{nfc}.md", "---\ntitle: g\n---\nbody\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    index.close()
+    path.rename(path.with_name(f"{nfd}.md"))
+    assert find_document(tiny_vault, f"knowledge/{nfc}")[1].name == f"{nfd}.md"
+    update(tiny_vault, f"knowledge/{nfc}.md", append="again")
+    assert path.with_name(f"{nfd}.md").read_text(encoding="utf-8").rstrip().endswith("again")
+
+
 def test_a_note_sync_calls_binary_is_not_edited(tiny_vault: Path):
     """QA round 104-B F4: ``update --append`` wrote into a file with NUL bytes that sync skips as binary; it is
     refused (exit 6) as a UTF-16 note is, and left as it was."""

@@ -165,7 +165,7 @@ def _relocate(vault: Path, slug: str, rel: str, doc_type: str, since: str) -> tu
             the trash as :func:`find_document` says it (QA round 135-E F3: "moved or removed", of a note in the trash),
             else moved or removed.
     """
-    found = _document_at(vault, rel)
+    found = _document_at(vault, rel, exact=True)  # (its own name on disk: never a twin of it, QA round 148-C F1)
     if found is None:
         kept = _in_trash(vault, doc_type, Path(rel).stem)
         if kept is not None and kept.name[:len(since)] >= since:  # (a copy of this wait's, not an older note's)

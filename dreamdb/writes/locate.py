@@ -605,10 +605,54 @@ def _from_index(vault: Path, doc_type: str | None, bare: str) -> tuple[str, Path
     if len({source for _, source in rows}) != 1:
         return None
     found = _document_at(vault, rows[0][1])
-    if found is None or found[0] != rows[0][0]:
-        return None
+    if found is None or found[0] != rows[0][0] or _twin_of_gone(vault, rows[0][1], found[1]):
+        return None  # (the twin of a gone file is no file of its id: QA round 148-C F1)
     _refuse_moved_id(vault, f"{rows[0][0]}/{bare}", rows[0][1])
     return found
+
+
+def _indexed_sources(vault: Path, paths: Sequence[str]) -> set[str]:
+    """The vault-relative ``paths`` (compared exactly, as the files are named on disk) that some document of the vault's
+    existing index comes from; none without one."""
+    if not paths:
+        return set()
+    marks = ", ".join("?" for _ in paths)
+    return {row[0] for row in _index_rows(
+        vault, f"SELECT DISTINCT source_path FROM documents WHERE source_path IN ({marks})", list(paths)) or []}
+
+
+def _twin_of_gone(vault: Path, meant: str, found: Path) -> bool:
+    """Whether ``found``, the file a name reached whose own file, the vault-relative ``meant`` (the path typed, or the
+    index's file of an id), is not there, is another note: a name spelled as ``meant`` but for Unicode normalisation
+    (:func:`dreamdb.vault.discover.accent_twins`: ``Grüße`` in NFC and NFD, a Kelvin sign for ``K``), which
+    :func:`_document_at` lets reach a file, and the index holds both files as documents of their own, two notes side
+    by side until ``meant`` went (QA round 148-C F1: a second delete of one deleted the other, an update overwrote
+    it). A ``meant`` the index does not hold, or a ``found`` it does not (added since), is one note saved again in
+    another form, which keeps its names."""
+    rel = found.relative_to(vault).as_posix()
+    return accent_twins(meant, rel) and _indexed_sources(vault, [meant, rel]) == {meant, rel}
+
+
+def _refuse_gone_twin(vault: Path, slug: str, meant: str, found: tuple[str, Path]) -> None:
+    """Raise the :class:`NotFound` for ``slug``, a name of the file ``meant`` (vault-relative), which is gone, whose
+    twin ``found`` (``(type, path)``, :func:`_twin_of_gone`) is another note: deleted by dreamdb, with its copy, as a
+    second delete of a note says it; else gone since the last sync. Nothing is changed.
+
+    Raises:
+        NotFound: always.
+    """
+    doc_type, path = found
+    rel = path.relative_to(vault).as_posix()
+    other = (f"the file {rel}, whose name differs from it only in how its accents are encoded (that one in"
+             f" {accent_form(meant)}, this one in {accent_form(rel)}), is another note, {doc_id_of(vault, doc_type, path)}")
+    kept, _ = _deleted_copy(vault, doc_type, meant)
+    if kept is not None:
+        raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is {_in_full(kept)} (of {meant});"
+                       f" {other}. Nothing was changed.", hint=_restore_hint(vault, meant))
+    raise NotFound(f"No document {slug!r} in the vault: it named {meant}, which is no longer there (deleted, moved or"
+                   f" renamed since the last sync); {other}. Nothing was changed.",
+                   hint=f"Pass {doc_id_of(vault, doc_type, path)}, its id, to edit that note; run dreamdb recall to"
+                        " find the one you meant.")
 
 
 def _files_ids(vault: Path, own: str) -> dict[str, str] | None:
@@ -857,12 +901,16 @@ def find_document(vault: Path, slug: str) -> tuple[str, Path]:
         _require_utf8(slug=slug)  # (QA round 65 L1: `dreamdb delete $'\\xff'` looked it up in the index: exit 70)
         slug = _inside_vault(_check_vault(vault), slug)
         composed = unicodedata.normalize("NFC", slug)
+        typed_rel = None
         if composed != slug:  # typed decomposed: the file of exactly that name first (it may have a composed twin)
-            _, _, rel = _parse_slug(slug)
-            exact = _document_at(_check_vault(vault), rel, exact=True) if rel is not None else None
+            _, _, typed_rel = _parse_slug(slug)
+            exact = _document_at(_check_vault(vault), typed_rel, exact=True) if typed_rel is not None else None
             if exact is not None:
                 return exact
         doc_type, path = _find_document(vault, composed, escaped=escaped)
+        if typed_rel is not None and _twin_of_gone(vault, typed_rel, path):  # (that file gone, its composed twin
+            # another note: QA round 148-C F1, a second delete by the path deleted it)
+            _refuse_gone_twin(vault, slug, typed_rel, (doc_type, path))
         rel = os.path.relpath(path, vault).replace(os.sep, "/")
         # (a folder's name may hold one too, the id not: the write then said the note "was moved or removed while
         # dreamdb waited for the vault lock", QA round 138 F2)
@@ -1004,6 +1052,8 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
     literal = _literal_name_files(vault, doc_type, slug.strip("\r\n")) if bare is not None else []
     if rel is not None:
         found = _document_at(vault, rel)
+        if found is not None and _twin_of_gone(vault, rel, found[1]):  # (the path's own file is gone: QA round 148-C F1)
+            _refuse_gone_twin(vault, slug, rel, found)
         if found is not None:
             others = [p for p in literal if p != found[1].relative_to(vault).as_posix()]
             if others:
@@ -1048,8 +1098,14 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
     if len(matches) == 1:
         # recall's id of that name may belong to another file (a numbered one, maybe of another type)
         file_rel = matches[0][1].relative_to(vault).as_posix()
-        others = sorted({source for _, source in _index_sources(vault, doc_type, bare)
-                         if unicodedata.normalize("NFC", source) != unicodedata.normalize("NFC", file_rel)})
+        sources = {source for _, source in _index_sources(vault, doc_type, bare)}
+        # an index file whose name is this file's in another Unicode form (NFD, NFC) is this file saved again so,
+        # unless the index holds this file too: then it is another note, its twin, maybe gone since (QA round 148-C
+        # F1: the NFD note's id, its file removed, named the NFC note, deleted in its place)
+        own_indexed = any(accent_twins(source, file_rel) for source in sources) and bool(
+            _indexed_sources(vault, [file_rel]))
+        others = sorted(source for source in sources if source != file_rel
+                        and (own_indexed or not accent_twins(source, file_rel)))
         # (a file the index still lists but that is gone: removed since the last sync, QA round 38)
         gone = [p for p in others if not os.path.lexists(vault.joinpath(*p.split("/")))]
         others = [p for p in others if p not in gone]
@@ -1065,8 +1121,10 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
                              f"shows for {some_of(others)} (another file of that name).",
                              hint=f"Pass the file's path to say which one: {some_of([file_rel, *others], sep=' or ')}.")
         if gone:  # whoever was shown the id meant the file that is gone, not this one
+            alike = (f" (the two names differ only in how their accents are encoded: that one in {accent_form(gone[0])},"
+                     f" this one in {accent_form(file_rel)})" if accent_twins(gone[0], file_rel) else "")
             raise WriteRefused(f"{slug!r} is the id recall showed for {gone[0]}, which is no longer in the vault; "
-                               f"the file of that name now is {file_rel}. Nothing was changed.",
+                               f"the file of that name now is {file_rel}{alike}. Nothing was changed.",
                                hint=f"Pass the file's path to edit or delete it: {file_rel}.")
         # the id may have named another file of that name until a sync removed that one (QA round 37)
         _refuse_moved_id(vault, f"{matches[0][0]}/{bare}", file_rel)
