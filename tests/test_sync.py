@@ -918,6 +918,35 @@ def test_the_warning_for_two_names_that_differ_only_in_unicode_form_says_so(tiny
     index.close()
 
 
+def test_same_named_files_are_numbered_alike_whichever_unicode_form_their_folders_names_are_saved_in(tiny_vault):
+    """QA round 148-C F2: same-named notes were numbered in the raw code-point order of their paths, so
+    ``knowledge/Äpfel/notes.md`` came before ``knowledge/B/notes.md`` with its folder's name composed (NFC, as Linux
+    writes it) and after it decomposed (NFD, as macOS writes it): the same visible tree gave swapped ids."""
+    import unicodedata
+
+    from dreamdb.store.sync import same_name_ids
+
+    nfc, nfd = (unicodedata.normalize(form, "Äpfel") for form in ("NFC", "NFD"))
+    for folder in (nfc, nfd):
+        assert same_name_ids([(1, "knowledge", f"knowledge/{folder}/notes.md"), (2, "knowledge", "knowledge/B/notes.md")])[0] \
+            == {1: "knowledge/notes-2", 2: "knowledge/notes"}, folder  # (Ä, U+00C4, after B)
+    write_doc(tiny_vault, f"knowledge/{nfc}/notes.md", "---\ntitle: apfel\n---\na\n")
+    write_doc(tiny_vault, "knowledge/B/notes.md", "---\ntitle: b\n---\nb\n")
+    index = dreamdb.open(tiny_vault)
+    index.sync()
+    assert _ids_by_path(index) == {f"knowledge/{nfc}/notes.md": "knowledge/notes-2", "knowledge/B/notes.md": "knowledge/notes"}
+    (tiny_vault / "knowledge" / nfc).rename(tiny_vault / "knowledge" / nfd)
+    if not (tiny_vault / "knowledge" / nfd / "notes.md").is_file() or nfd not in os.listdir(tiny_vault / "knowledge"):
+        index.close()
+        pytest.skip("this file system stores one form of a name (it normalises Unicode)")
+    index.sync()
+    expected = {f"knowledge/{nfd}/notes.md": "knowledge/notes-2", "knowledge/B/notes.md": "knowledge/notes"}
+    assert _ids_by_path(index) == expected
+    index.sync(force=True)
+    assert _ids_by_path(index) == expected
+    index.close()
+
+
 def test_hidden_markdown_files_are_not_documents(tiny_vault):
     """QA round 13: knowledge/.md became the id "knowledge/" that update and delete refused as no slug."""
     write_doc(tiny_vault, "knowledge/.md", "nameless\n")

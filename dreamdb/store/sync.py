@@ -1057,10 +1057,14 @@ def _suffix_space_used(conn, doc_id: str) -> bool:
                         (doc_id + "-", doc_id + ".")).fetchone() is not None  # "." follows "-" in code-point order
 
 
-def _numbering_order(member: tuple[str, int]) -> tuple[bool, str]:
+def _numbering_order(member: tuple[str, int]) -> tuple[bool, str, str]:
     """Sort key of a same-named file: live files before archived ones (in a ``.`` folder, indexed with
-    ``DREAMDB_INCLUDE_ARCHIVES``), then path order; so switching archives on leaves live ids as they were."""
-    return (in_archive(member[0]), member[0])
+    ``DREAMDB_INCLUDE_ARCHIVES``), then path order, of the paths in NFC (the raw path breaks a tie, of two names that
+    differ only so); so switching archives on leaves live ids as they were, and a folder's or file's name saved again
+    in NFD (macOS) or NFC (Linux) leaves every id as it was (QA round 148-C F2: ``knowledge/Äpfel/notes.md`` decomposed
+    sorted after ``knowledge/B/notes.md``, composed before it, and the two swapped ``knowledge/notes`` and
+    ``knowledge/notes-2``)."""
+    return (in_archive(member[0]), unicodedata.normalize("NFC", member[0]), member[0])
 
 
 RENUMBERED_GUARD_DAYS = 1.0
@@ -1086,7 +1090,7 @@ def number_same_names(conn, touched: set[str], new_paths: set[str], warn=None,
 
     Files in different folders of one type can share a name (``knowledge/foo.md`` and
     ``knowledge/decisions/foo.md``), so their ids would collide. The file first in path
-    order (code-point order of the vault-relative path) keeps ``type/name``; the others
+    order (code-point order of the vault-relative path in NFC, :func:`_numbering_order`) keeps ``type/name``; the others
     get ``type/name-2``, ``-3``… skipping any id that is some file's own name (a file
     ``foo-2.md`` keeps ``foo-2``). Files in archive folders (``.`` names) come after live
     ones, so indexing archives never renumbers a live file. The ids are so a function of the vault's files alone:
