@@ -918,6 +918,23 @@ def test_the_warning_for_two_names_that_differ_only_in_unicode_form_says_so(tiny
     index.close()
 
 
+def test_the_warning_for_two_names_that_differ_in_a_character_unicode_takes_for_another_says_so(tiny_vault):
+    """QA round 148-C F4: Kelvin.md beside a name written with U+212A KELVIN SIGN was warned of as "this file's name is
+    mixed NFC and NFD, that one's NFC: names that differ only in how their accents are encoded": no accent differs."""
+    for name in ("Kelvin", "\u212aelvin"):
+        write_doc(tiny_vault, f"knowledge/{name}.md", "---\ntitle: t\n---\nb\n")
+    if len(list((tiny_vault / "knowledge").glob("*.md"))) < 2:
+        pytest.skip("this file system stores one form of a name (it normalises Unicode)")
+    index = dreamdb.open(tiny_vault)
+    (warning,) = [w for w in index.sync().warnings if "indexed as" in w]
+    assert warning == ("knowledge/\u212aelvin.md: indexed as knowledge/Kelvin-2 (knowledge/Kelvin is the file"
+                       " knowledge/Kelvin.md, first in path order; this file's name is written with U+212A KELVIN SIGN,"
+                       " that one's written with U+004B LATIN CAPITAL LETTER K: names that differ only in a character"
+                       " Unicode takes for another, which prints alike: U+212A KELVIN SIGN, which Unicode NFC makes"
+                       " U+004B LATIN CAPITAL LETTER K)")
+    index.close()
+
+
 def test_same_named_files_are_numbered_alike_whichever_unicode_form_their_folders_names_are_saved_in(tiny_vault):
     """QA round 148-C F2: same-named notes were numbered in the raw code-point order of their paths, so
     ``knowledge/Äpfel/notes.md`` came before ``knowledge/B/notes.md`` with its folder's name composed (NFC, as Linux

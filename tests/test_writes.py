@@ -3883,6 +3883,29 @@ def test_a_write_by_the_name_of_a_gone_twin_never_reaches_the_other_note(tiny_va
         assert other.read_bytes() == before, vault_name
 
 
+def test_names_that_differ_in_a_character_unicode_takes_for_another_are_not_said_to_differ_in_accents(tiny_vault):
+    """QA round 148-C F4: Kelvin.md and a name written with U+212A KELVIN SIGN were said to be "names that differ only
+    in how their accents are encoded" (the refusal of the id both have, and of an id a gone twin held); the character
+    is named instead, and NFC and NFD twins are said as before."""
+    paths = _indexed_twins(tiny_vault, ("Kelvin", "\u212aelvin"))
+    with pytest.raises(UsageError) as info:
+        find_document(tiny_vault, "knowledge/Kelvin")
+    assert ("(names that differ only in a character Unicode takes for another, which prints alike: U+212A KELVIN SIGN,"
+            " which Unicode NFC makes U+004B LATIN CAPITAL LETTER K)") in info.value.message
+    assert "accent" not in info.value.message
+    paths["Kelvin"].unlink()  # (gone since the sync: its id, knowledge/Kelvin, is the other file's name too)
+    with pytest.raises(WriteRefused) as info:
+        update(tiny_vault, "knowledge/Kelvin", append="x")
+    assert ("(the two names differ only in a character Unicode takes for another, which prints alike: that one written"
+            " with U+004B LATIN CAPITAL LETTER K, this one written with U+212A KELVIN SIGN)") in info.value.message
+    from dreamdb.vault.discover import twin_clause, twins_reason
+
+    nfc, nfd = (unicodedata.normalize(form, "Grüße") for form in ("NFC", "NFD"))
+    assert twin_clause(nfd, nfc) == ("the two names differ only in how their accents are encoded: that one in NFD,"
+                                     " this one in NFC")
+    assert twins_reason(nfc, nfd).startswith("names that differ only in how their accents are encoded, as one")
+
+
 def test_a_note_whose_name_is_saved_again_in_another_form_keeps_its_names(tiny_vault: Path):
     """QA round 148-C F1's rule has one note, renamed from NFC to NFD since the sync, still reached by its id and by
     its path as typed before (docs/vault.md: it keeps its id)."""

@@ -33,7 +33,7 @@ from dreamdb.records import factory, record
 from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
-from dreamdb.vault.discover import (ACCENT_ENCODINGS, UNSCANNED, SourceFile, accent_form, accent_twins, classify, in_archive,
+from dreamdb.vault.discover import (UNSCANNED, SourceFile, accent_twins, classify, in_archive, twin_difference,
                                    read_source, stamp, walk_sources)
 from dreamdb.vault.tags import tag_key
 
@@ -1079,8 +1079,9 @@ def _first_because(first: str, path: str) -> str:
         because = f"{first}, a live file (archived files come after live ones)"
     else:
         because = f"{first}, first in path order"
-    if accent_twins(path, first):  # (the two names looked like one file listed twice: QA round 130-C F5)
-        because += f"; this file's name is {accent_form(path)}, that one's {accent_form(first)}: {ACCENT_ENCODINGS}"
+    if accent_twins(path, first):  # (the two names looked like one file listed twice: QA round 130-C F5; a Kelvin sign
+        # for K is no accent, QA round 148-C F4)
+        because += f"; {twin_difference(path, first)}"
     return because
 
 

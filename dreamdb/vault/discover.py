@@ -710,6 +710,104 @@ def accent_form(name: str) -> str:
     return "NFD" if unicodedata.is_normalized("NFD", name) else "mixed NFC and NFD"
 
 
+def _stand_in(char: str) -> bool:
+    """Whether Unicode takes ``char`` for another character, which NFC and NFD write in its place: a canonical
+    singleton (U+212A KELVIN SIGN for ``K``, U+2126 OHM SIGN for ``Ω``, U+212B ANGSTROM SIGN for ``Å``, a CJK
+    compatibility ideograph), no letter with an accent."""
+    import unicodedata
+
+    decomposition = unicodedata.decomposition(char)
+    return bool(decomposition) and not decomposition.startswith("<") and " " not in decomposition
+
+
+def _char_named(text: str) -> str:
+    """Characters as a message names them, by code point and name (``U+212A KELVIN SIGN``): they print alike."""
+    import unicodedata
+
+    return " ".join(f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() for c in text)
+
+
+def _twin_parts(name: str, other: str) -> tuple[list[str], list[str], bool]:
+    """How two :func:`accent_twins` differ: the characters of ``name``, then of ``other``, that Unicode takes for
+    another (:func:`_stand_in`), and whether, those made the others, the two still differ in how their accents are
+    encoded (NFC, NFD)."""
+    import unicodedata
+
+    def plain(text: str) -> str:
+        return "".join(unicodedata.normalize("NFC", c) if _stand_in(c) else c for c in text)
+
+    def stand_ins(text: str) -> list[str]:
+        return list(dict.fromkeys(c for c in text if _stand_in(c)))
+
+    return stand_ins(name), stand_ins(other), plain(name) != plain(other)
+
+
+def _twin_form(name: str, other: str) -> str:
+    """How ``name`` is written beside its twin ``other`` (:func:`accent_twins`), after "is": ``NFD`` (its accents as a
+    letter and a combining mark), ``written with U+212A KELVIN SIGN`` (a character Unicode takes for another), or the
+    character the other one's stands for (``written with U+004B LATIN CAPITAL LETTER K``), and its form too when the
+    accents differ as well."""
+    import unicodedata
+
+    mine, theirs, accents = _twin_parts(name, other)
+    if not mine and not theirs:
+        return accent_form(name)
+    chars = mine or list(dict.fromkeys(unicodedata.normalize("NFC", c) for c in theirs))
+    return f"written with {', '.join(map(_char_named, chars))}" + (f", in {accent_form(name)}" if accents else "")
+
+
+def twins_kind(*names: str) -> str:
+    """What two or more :func:`accent_twins` differ in, after "the two names": ``differ only in how their accents are
+    encoded``, or, when one holds a character Unicode takes for another (U+212A KELVIN SIGN for ``K``: no accent, QA
+    round 148-C F4), ``differ only in a character Unicode takes for another, which prints alike`` (and in their
+    accents' encoding too, when they do)."""
+    parts = [_twin_parts(name, other) for name in names for other in names if accent_twins(name, other)]
+    stand_ins = any(mine or theirs for mine, theirs, _ in parts)
+    accents = any(accents for *_, accents in parts)
+    if not stand_ins:
+        return "differ only in how their accents are encoded"
+    return ("differ only in a character Unicode takes for another, which prints alike"
+            + (", and in how their accents are encoded" if accents else ""))
+
+
+def twins_reason(*names: str) -> str:
+    """Why two or more names that print alike (:func:`accent_twins`) are two names, as ``update`` and ``sync`` say it:
+    :data:`ACCENT_ENCODINGS`, or, for names holding a character Unicode takes for another, that and which characters
+    (``U+212A KELVIN SIGN, which Unicode NFC makes U+004B LATIN CAPITAL LETTER K``: QA round 148-C F4, the Kelvin
+    sign was said to be an accent encoded otherwise)."""
+    import unicodedata
+
+    chars = list(dict.fromkeys(c for name in names for c in name if _stand_in(c)
+                               and any(accent_twins(name, other) for other in names)))
+    if not chars:
+        return ACCENT_ENCODINGS
+    said = "; ".join(f"{_char_named(c)}, which Unicode NFC makes {_char_named(unicodedata.normalize('NFC', c))}"
+                     for c in chars)
+    return f"names that {twins_kind(*names)}: {said}" + (
+        " (accents: as one character or as a letter and a combining mark, Unicode NFC and NFD)"
+        if "accents" in twins_kind(*names) else "")
+
+
+def twin_difference(name: str, other: str) -> str:
+    """Which of two :func:`accent_twins` is which and why they are two, for a sync's warning about the file ``name``
+    beside ``other``: ``this file's name is NFD, that one's NFC: <twins_reason>``, or ``this file's name is written
+    with U+212A KELVIN SIGN, that one's written with U+004B LATIN CAPITAL LETTER K: <twins_reason>``."""
+    return f"this file's name is {_twin_form(name, other)}, that one's {_twin_form(other, name)}: " \
+           f"{twins_reason(name, other)}"
+
+
+def twin_clause(that: str, this: str) -> str:
+    """:func:`twin_difference` for a write's refusal naming the file ``that`` then ``this``: ``the two names differ
+    only in how their accents are encoded: that one in NFD, this one in NFC``, or ``the two names differ only in a
+    character Unicode takes for another, which prints alike: that one written with U+212A KELVIN SIGN, this one
+    written with U+004B LATIN CAPITAL LETTER K``."""
+    def form(name: str, other: str) -> str:
+        said = _twin_form(name, other)
+        return said if said.startswith("written") else f"in {said}"
+
+    return f"the two names {twins_kind(that, this)}: that one {form(that, this)}, this one {form(this, that)}"
+
+
 def python_reads_names_as() -> str | None:
     """The encoding this Python decodes file names and command-line arguments with, when it is not UTF-8 (the C or
     POSIX locale with ``PYTHONUTF8=0``: ``ascii``), else ``None``. Under it every non-ASCII name arrives as

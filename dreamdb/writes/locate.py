@@ -17,7 +17,7 @@ from typing import Any
 
 from dreamdb.errors import DreamdbError, NotFound, UsageError, WriteRefused
 from dreamdb.output import some_of, typable_id, untypable
-from dreamdb.vault.discover import (ACCENT_ENCODINGS, VAULT_DIR_NAME, accent_form, accent_twins, folder_link,
+from dreamdb.vault.discover import (VAULT_DIR_NAME, accent_twins, folder_link, twin_clause, twins_reason,
                                     in_archive, is_utf8, name_on_disk, walk)
 from dreamdb.writes.checks import _bad_char, _require_utf8
 from dreamdb.writes.files import _check_vault, _resolves_inside, _trash_root
@@ -643,8 +643,8 @@ def _refuse_gone_twin(vault: Path, slug: str, meant: str, found: tuple[str, Path
     """
     doc_type, path = found
     rel = path.relative_to(vault).as_posix()
-    other = (f"the file {rel}, whose name differs from it only in how its accents are encoded (that one in"
-             f" {accent_form(meant)}, this one in {accent_form(rel)}), is another note, {doc_id_of(vault, doc_type, path)}")
+    other = (f"the file {rel}, whose name prints as its ({twin_clause(meant, rel)}), is another note,"
+             f" {doc_id_of(vault, doc_type, path)}")
     kept, _ = _deleted_copy(vault, doc_type, meant)
     if kept is not None:
         raise NotFound(f"No document {slug!r} in the vault: it was deleted; its copy is {_in_full(kept)} (of {meant});"
@@ -772,8 +772,7 @@ def _refuse_moved_id(vault: Path, doc_id: str, source: str) -> None:
                if _index_rows(vault, "SELECT 1 FROM documents WHERE source_path = ?", [moved[0]])
                else "that file was removed or renamed")
         if accent_twins(moved[0], source):  # (the two paths printed alike: QA round 146-C F2)
-            why += (f" (the two names differ only in how their accents are encoded: that one in"
-                    f" {accent_form(moved[0])}, this one in {accent_form(source)})")
+            why += f" ({twin_clause(moved[0], source)})"  # (a Kelvin sign for K is no accent: QA round 148-C F4)
         raise WriteRefused(f"{doc_id} named {moved[0]} until {when}, when {why}; it now names {source}. Nothing was"
                            " changed.", hint=f"Pass the file's path to say which one (e.g. {source}); recall --json"
                                              " gives each hit's path.")
@@ -1121,8 +1120,7 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
                              f"shows for {some_of(others)} (another file of that name).",
                              hint=f"Pass the file's path to say which one: {some_of([file_rel, *others], sep=' or ')}.")
         if gone:  # whoever was shown the id meant the file that is gone, not this one
-            alike = (f" (the two names differ only in how their accents are encoded: that one in {accent_form(gone[0])},"
-                     f" this one in {accent_form(file_rel)})" if accent_twins(gone[0], file_rel) else "")
+            alike = f" ({twin_clause(gone[0], file_rel)})" if accent_twins(gone[0], file_rel) else ""
             raise WriteRefused(f"{slug!r} is the id recall showed for {gone[0]}, which is no longer in the vault; "
                                f"the file of that name now is {file_rel}{alike}. Nothing was changed.",
                                hint=f"Pass the file's path to edit or delete it: {file_rel}.")
@@ -1222,7 +1220,7 @@ def _find_document_as_typed(vault: Path, slug: str) -> tuple[str, Path]:
     # (two names that look the same: QA round 103-C F8, café.md written with é and with e + U+0301)
     twins = len({unicodedata.normalize("NFC", p) for p in paths}) < len(set(paths))
     raise UsageError(f"{slug!r} names {len(matches)} documents: {listing}"
-                     + (f" ({ACCENT_ENCODINGS})" if twins else "") + ". "
+                     + (f" ({twins_reason(*paths)})" if twins else "") + ". "
                      f"Pass the file's path to say which one (e.g. {paths[-1]}).",
                      hint="A path relative to the vault always names one file"
                      + (f" (an id with a number suffix, such as {suffixed[0]}, does too)." if suffixed else "."))
