@@ -1183,6 +1183,15 @@ def test_writer_and_indexer_agree_on_the_frontmatter_block(text):
         with pytest.raises(WriteRefused, match="lines ending in CR CR LF"):
             _Markdown(text)
         return
+    if re.search("\r(?!\n)", text):  # (QA round 148-C F3: the indexer reads a lone CR as a line end, plain_text, so
+        # its block closes there; the writer, reading lines at LF, found it "not closed": it refuses the mixed file)
+        from dreamdb.vault.parse import parse_file
+
+        docs, warnings, _ = parse_file("knowledge/x.md", "markdown", "knowledge", text.encode())
+        assert docs[0].title == "Old Mac line end" and not warnings
+        with pytest.raises(WriteRefused, match="mixes classic Mac \\(CR\\) and Unix \\(LF\\) line ends in its frontmatter"):
+            _Markdown(text)
+        return
     meta, body, warning = split_frontmatter(text.lstrip("\ufeff"))  # the indexer decodes with utf-8-sig
     doc = _Markdown(text)
     assert doc.unclosed == (warning is not None and "not closed" in warning)
@@ -1318,6 +1327,33 @@ def test_update_keeps_a_classic_mac_file_s_cr_line_ends_and_its_one_frontmatter(
     with pytest.raises(WriteRefused, match="mixes classic Mac \\(CR\\) and Unix \\(LF\\) line ends"):
         update(vault, "mixed", tags=["x"])
     assert mixed.read_bytes() == b"---\rtitle: Mixed note\r---\rbody\rline two\nline three\n"
+
+
+def test_update_refuses_a_lone_cr_in_the_frontmatter_of_an_lf_or_crlf_file_as_mixed_line_ends(vault: Path):
+    """QA round 148-C F3: an LF file with a lone CR before its closing fence (``tags: [z]\\r---``) was read by sync as
+    closed (every lone CR a line end), by update as "not closed", whose hint (add a line ---) put a stray --- in the
+    note; the mixed line ends are said wherever the lone CR lies in the frontmatter, nothing changed. A lone CR in
+    the body is read alike by both, and the note is edited."""
+    from dreamdb.vault.parse import parse_file
+
+    cases = {"m2": b"---\ntitle: lf then cr\ntags: [z]\r---\nbody\n",
+             "m4": b"---\ntitle: cr inside\rtags: [z]\n---\nbody\n",
+             "m5": b"---\r\ntitle: crlf then cr\r\ntags: [z]\r---\r\nbody\r\n",
+             "m6": b"---\ntitle: cr ends the fence\ntags: [z]\n---\rbody\n"}
+    for slug, raw in cases.items():
+        (vault / "knowledge" / f"{slug}.md").write_bytes(raw)
+        (doc,), _warnings, _ = parse_file(f"knowledge/{slug}.md", "markdown", "knowledge", raw)
+        assert doc.tags == ["z"], slug  # (sync reads each frontmatter as closed)
+        other = "Windows \\(CR LF\\)" if b"\r\n" in raw else "Unix \\(LF\\)"
+        with pytest.raises(WriteRefused, match=f"mixes classic Mac \\(CR\\) and {other} line ends in its frontmatter"):
+            update(vault, slug, append="x")
+        with pytest.raises(WriteRefused, match="mixes classic Mac"):
+            update(vault, slug, tags=["y"])
+        assert (vault / "knowledge" / f"{slug}.md").read_bytes() == raw, slug
+    body_cr = vault / "knowledge" / "body-cr.md"
+    body_cr.write_bytes(b"---\ntitle: body cr\ntags: [z]\n---\nprogress 10%\rprogress 100%\n")
+    update(vault, "body-cr", tags=["w"], append="x")
+    assert body_cr.read_bytes() == b"---\ntitle: body cr\ntags: [w]\n---\nprogress 10%\rprogress 100%\n\nx\n"
 
 
 def test_update_content_takes_the_files_line_endings(vault: Path):

@@ -62,3 +62,20 @@ def cr_line_ends(text: str) -> bool:
     newline = text.find("\n")
     cr = text.find("\r", 0, newline if newline >= 0 else len(text))
     return cr >= 0 and cr != newline - 1 and "\r\n" not in text
+
+
+def lone_cr_in_frontmatter(text: str) -> bool:
+    """Whether a carriage return alone (not before an LF) lies in the frontmatter block of ``text`` (a whole file,
+    decoded, BOM removed, not :func:`cr_line_ends`) as the indexer reads it, every lone CR a line end
+    (:func:`dreamdb.vault.parse.plain_text`): from its opening fence to its closing one, or to the end of the text
+    when none closes it. The writer, which splits lines at LF only, would read other lines there, and another place
+    where the block closes, or none (QA round 148-C F3: ``tags: [z]\\r---`` in an LF file was closed for sync and
+    "not closed" for ``update``). A lone CR in the body is read alike by both."""
+    cr = text.find("\r")
+    while cr >= 0 and text.startswith("\n", cr + 1):
+        cr = text.find("\r", cr + 1)
+    if cr < 0:
+        return False
+    block = find_block(text.replace("\r\n", "\n").replace("\r", "\n"))  # (the indexer's reading)
+    at = cr - text.count("\r\n", 0, cr)  # (where the CR is in that reading)
+    return block is not None and (block.close_end is None or at < block.close_end)

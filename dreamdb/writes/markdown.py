@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamdb.errors import UsageError, WriteRefused
-from dreamdb.vault.fences import cr_line_ends, find_block
+from dreamdb.vault.fences import cr_line_ends, find_block, lone_cr_in_frontmatter
 from dreamdb.vault.tags import clean_tag, no_tag_reason, tag_key
 from dreamdb.writes.checks import _found, _refused_char, _require_utf8, not_utf8_refusal, refuse_doubled_marks
 
@@ -60,6 +60,12 @@ class _Markdown:
                                    hint="Save it with one kind of line end (your editor's line-ending setting), then"
                                         " retry.")
             text = text.replace("\r", "\n")
+        elif lone_cr_in_frontmatter(text):  # (QA round 148-C F3: a lone CR past the first line, before the closing
+            # fence, closed the frontmatter for sync but not for the writer: "not closed", whose hint added a stray ---)
+            other = "Windows (CR LF)" if "\r\n" in text else "Unix (LF)"
+            raise WriteRefused(f"The file mixes classic Mac (CR) and {other} line ends in its frontmatter; it was not"
+                               " changed.", hint="Save it with one kind of line end (your editor's line-ending"
+                                                 " setting), then retry.")
         self.newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
         self.has_fm = False
         self.open_line = ""
