@@ -3240,22 +3240,26 @@ class Index:
         (:data:`dreamdb.vault.parse.MAX_NOTE_CHARS`), so ``what`` will not be found (QA round 127-B F2: an append
         to a 41 MB note said "Updated", and no recall found it). Read only when its size in bytes is over that, and
         as the sync reads it (:func:`dreamdb.vault.parse.parse_file`: a CR LF is one character, a frontmatter block
-        longer than the limit is left out; QA round 128-A F4, said of text the index held)."""
+        longer than the limit is left out; QA round 128-A F4, said of text the index held), its first bytes only when
+        it is longer than they hold (:func:`dreamdb.vault.parse.note_read_limit`; QA round 148-C F5), its size then in
+        bytes."""
         import re
 
-        from dreamdb.vault.parse import MAX_NOTE_CHARS, parse_file
+        from dreamdb.vault.discover import read_head
+        from dreamdb.vault.parse import MAX_NOTE_CHARS, note_read_limit, parse_file
 
         try:
             if path.stat().st_size <= MAX_NOTE_CHARS:  # (no more characters than bytes)
                 return
-            warnings = parse_file(path.name, "markdown", None, path.read_bytes())[1]
+            raw, _sha, size = read_head(path, note_read_limit)
+            warnings = parse_file(path.name, "markdown", None, raw, size=size)[1]
         except OSError:
             return
-        cut = next((m for m in map(re.compile(r": ([\d,]+) characters of text; only the first ").search, warnings) if m),
-                   None)
+        cut = next((m for m in map(re.compile(r": ([\d,]+ (characters|bytes)) of text; only the first ").search,
+                                   warnings) if m), None)
         if cut is not None:
-            self.notes.append(f"{path.name} now holds {cut.group(1)} characters of text; only the first "
-                              f"{MAX_NOTE_CHARS:,} are indexed, so {what} will not be found (split it into notes of their"
+            self.notes.append(f"{path.name} now holds {cut.group(1)} of text; only the first {MAX_NOTE_CHARS:,}"
+                              f"{' characters' if cut.group(2) == 'bytes' else ''} are indexed, so {what} will not be found (split it into notes of their"
                               " own)")
 
     def delete(self, slug: str, *, force: bool = False, lock_timeout: float | None = None) -> dict[str, Any]:

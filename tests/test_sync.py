@@ -2139,14 +2139,14 @@ def test_a_note_removed_while_the_sync_runs_is_said_so_and_gone_at_the_next(tiny
     index = dreamdb.open(tiny_vault)
     assert sorted(h.doc_id for h in index.recall("zebra")) == ["knowledge/gone", "knowledge/stays"]
     gone.write_text("---\ntitle: Gone\n---\nzebra body, edited\n")
-    real = S.read_source
+    real = S.read_head
 
-    def removed_meanwhile(path):
+    def removed_meanwhile(path, limit):
         if path.name == "gone.md" and path.exists():
             path.unlink()
-        return real(path)
+        return real(path, limit)
 
-    monkeypatch.setattr(S, "read_source", removed_meanwhile)
+    monkeypatch.setattr(S, "read_head", removed_meanwhile)
     warned = index.sync().warnings
     assert "knowledge/gone.md: removed while the sync ran; not read (the next sync reads it again if it is back)" \
         in warned, warned
@@ -2167,23 +2167,23 @@ def test_a_note_whose_folder_is_moved_away_and_back_during_a_sync_is_read_by_the
     assert [h.doc_id for h in index.recall("quokka")] == ["knowledge/moved"]
     moved.write_text("---\ntitle: Moved\n---\nquokka body, now with a wombat\n")
     new = write_doc(tiny_vault, "knowledge/new.md", "---\ntitle: New\n---\nwombat too\n")
-    real = S.read_source
+    real = S.read_head
 
-    def away_and_back(path):
+    def away_and_back(path, limit):
         if path.name in ("moved.md", "new.md"):
             away = path.with_name(path.name + ".away")
             path.rename(away)
             try:
-                return real(path)
+                return real(path, limit)
             finally:
                 away.rename(path)
-        return real(path)
+        return real(path, limit)
 
-    monkeypatch.setattr(S, "read_source", away_and_back)
+    monkeypatch.setattr(S, "read_head", away_and_back)
     warned = index.sync().warnings
     assert sum("removed while the sync ran" in w for w in warned) == 2, warned
     assert [h.doc_id for h in index.recall("quokka", )] == ["knowledge/moved"]  # (kept as indexed before)
-    monkeypatch.setattr(S, "read_source", real)
+    monkeypatch.setattr(S, "read_head", real)
     report = index.sync()
     assert (report.added, report.changed) == (1, 1), report
     assert sorted(h.doc_id for h in index.recall("wombat")) == ["knowledge/moved", "knowledge/new"]
@@ -2202,12 +2202,12 @@ def test_a_note_missed_when_its_path_was_gone_for_a_moment_is_read_by_the_next_s
     index = dreamdb.open(tiny_vault)
     assert [h.doc_id for h in index.recall("numbat")] == ["knowledge/old"]
     write_doc(tiny_vault, "knowledge/sub/fresh.md", "---\ntitle: Fresh\n---\nnumbat and quoll\n")
-    real = S.read_source
+    real = S.read_head
     sub = tiny_vault / "knowledge" / "sub"
 
-    def gone_for_a_moment(path):
+    def gone_for_a_moment(path, limit):
         if path.name != "fresh.md":
-            return real(path)
+            return real(path, limit)
         moved = tiny_vault if how.startswith("vault") else sub
         away = moved.with_name(moved.name + ".away")
         moved.rename(away)
@@ -2216,16 +2216,16 @@ def test_a_note_missed_when_its_path_was_gone_for_a_moment_is_read_by_the_next_s
         elif how == "folder replaced by a loop":
             sub.symlink_to(sub)
         try:
-            return real(path)
+            return real(path, limit)
         finally:
             if sub.is_symlink() or sub.is_file():
                 sub.unlink()
             away.rename(moved)
 
-    monkeypatch.setattr(S, "read_source", gone_for_a_moment)
+    monkeypatch.setattr(S, "read_head", gone_for_a_moment)
     warned = index.sync().warnings
     assert any("knowledge/sub/fresh.md: removed while the sync ran" in w for w in warned), warned
-    monkeypatch.setattr(S, "read_source", real)
+    monkeypatch.setattr(S, "read_head", real)
     report = index.sync()
     assert report.added == 1, report
     assert sorted(h.doc_id for h in index.recall("numbat")) == ["knowledge/fresh", "knowledge/old"]
@@ -2243,14 +2243,14 @@ def test_a_new_note_unreadable_for_a_moment_is_read_by_the_next_sync(tiny_vault,
     index.sync()
     write_doc(tiny_vault, "knowledge/perm-note.md", "---\ntitle: Perm\n---\nplatypus permission body\n")
     time.sleep(0.05)  # (a few ticks of the file system's clock: not a racily clean file, re-read anyway)
-    real = S.read_source
+    real = S.read_head
 
-    def denied(path):
+    def denied(path, limit):
         if path.name == "perm-note.md":
             raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
+        return real(path, limit)
 
-    monkeypatch.setattr(S, "read_source", denied)
+    monkeypatch.setattr(S, "read_head", denied)
     first = index.sync()
     assert first.added == 1 and any("perm-note.md: cannot read (Permission denied)" in w for w in first.warnings)
     assert index.conn.execute("SELECT sha256 FROM files WHERE path = 'knowledge/perm-note.md'").fetchone() == (
@@ -2260,7 +2260,7 @@ def test_a_new_note_unreadable_for_a_moment_is_read_by_the_next_sync(tiny_vault,
     again = index.sync()
     assert again.changed == 0 and any("perm-note.md: cannot read" in w for w in again.warnings), again
     assert index.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone() == generation
-    monkeypatch.setattr(S, "read_source", real)  # (readable again: its folder searchable again, say)
+    monkeypatch.setattr(S, "read_head", real)  # (readable again: its folder searchable again, say)
     report = index.sync()
     assert report.changed == 1 and not report.warnings, report
     assert [h.doc_id for h in index.recall("platypus")] == ["knowledge/perm-note"]
@@ -2281,21 +2281,21 @@ def test_a_note_read_from_another_copy_of_the_vault_for_a_moment_is_read_again(t
     (copy / "knowledge" / "swap.md").write_text("---\ntitle: Swap\n---\nokapi impostor text\n")
     note.write_text("---\ntitle: Swap\n---\nokapi real edit\n")
     time.sleep(0.05)  # (not racily clean: that alone would make the next sync read it again)
-    real, away = S.read_source, tiny_vault.with_name("away")
+    real, away = S.read_head, tiny_vault.with_name("away")
 
-    def swapped(path):
+    def swapped(path, limit):
         if path.name == "swap.md" and not away.exists():
             tiny_vault.rename(away)
             copy.rename(tiny_vault)
-        return real(path)
+        return real(path, limit)
 
-    monkeypatch.setattr(S, "read_source", swapped)
+    monkeypatch.setattr(S, "read_head", swapped)
     index.sync()
     tiny_vault.rename(copy)  # the real vault back
     away.rename(tiny_vault)
     body = lambda: index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/swap'").fetchone()[0]  # noqa: E731
     assert "impostor" in body()
-    monkeypatch.setattr(S, "read_source", real)
+    monkeypatch.setattr(S, "read_head", real)
     index.sync()
     assert "real edit" in body() and "impostor" not in body()
 
@@ -2764,6 +2764,70 @@ def test_a_note_too_long_is_indexed_up_to_its_limit_and_a_late_nul_is_a_space(ti
     warnings = [w for w in index.sync().warnings if w.startswith("knowledge/rules.md")]
     assert len(warnings) == 1 and "only the first 4,194,304 are indexed" in warnings[0], warnings
     assert [h.doc_id for h in index.recall("prosezebra")] == ["knowledge/rules"]
+    index.close()
+
+
+def test_a_note_past_its_read_limit_is_read_by_its_first_bytes_and_hashed_whole(tiny_vault, monkeypatch):
+    """QA round 148-C F5: a note of 300 MB, of which 4 Mi characters are indexed, was read whole (644 MB to sync,
+    332 MB to check; a note of some GB would run the machine out of memory). Only the bytes that can hold more than
+    MAX_NOTE_CHARS characters are kept (parse.note_read_limit), the sha256 is of all of them, read a block at a time
+    (a change past them is a change), and a character cut by the limit is no invalid UTF-8 or UTF-16. A note under
+    the limit is parsed as ever. (The cap made small here; a file's blocks made small too.)"""
+    from hashlib import sha256
+
+    from dreamdb.vault import discover, parse
+
+    monkeypatch.setattr(parse, "MAX_NOTE_CHARS", 2_000)
+    monkeypatch.setattr(discover, "READ_BLOCK_BYTES", 4096, raising=False)
+    seen: dict[str, int] = {}
+    parse_file = parse.parse_file
+
+    def spy(rel_path, kind, doc_type, raw, **kw):
+        seen[rel_path] = len(raw)
+        return parse_file(rel_path, kind, doc_type, raw, **kw)
+
+    monkeypatch.setattr(parse, "parse_file", spy)
+    big = "---\ntitle: Big log\n---\nearlyquokka markerxxx\n" + "überlänge wörter ein langer log\r\n" * 3_000
+    note = write_doc(tiny_vault, "knowledge/big.md", big)
+    raw = note.read_bytes()
+    assert len(raw) == 108_045 and raw[8_007:8_009] == "ä".encode()  # (the limit falls inside a character)
+    wide = write_doc(tiny_vault, "knowledge/wide.md", "")
+    wide.write_bytes(("---\ntitle: Wide\n---\nppp" + "widewombat 😀 ü\n" * 2_000).encode("utf-16"))
+    assert wide.read_bytes()[8_006:8_010] == "😀".encode("utf-16-le")  # (the limit falls between its two halves)
+    small = "---\ntitle: Small\n---\n" + "größe ok\r\n" * 180 + "smallokapi\r\n"
+    write_doc(tiny_vault, "knowledge/small.md", small)
+    index = dreamdb.open(tiny_vault)
+    report = index.sync()
+    assert seen == {"knowledge/big.md": 8_008, "knowledge/wide.md": 8_008, "knowledge/small.md": len(small.encode())}
+    mine = sorted(w for w in report.warnings if w.startswith(("knowledge/big.md", "knowledge/wide.md")))
+    assert mine == ["knowledge/big.md: 108,045 bytes of text; only the first 2,000 characters are indexed (split it"
+                    " into notes of their own to find the rest)",
+                    f"knowledge/wide.md: {wide.stat().st_size:,} bytes of text; only the first 2,000 characters are"
+                    " indexed (split it into notes of their own to find the rest)"], report.warnings
+    assert not [w for w in report.warnings if "small.md" in w]
+    assert parse.note_read_limit(b"---\n") == 8_008 and parse.note_read_limit("\ufeff-".encode("utf-32")) == 16_012
+    head, digest, size = discover.read_head(note, parse.note_read_limit)
+    assert (head, digest, size) == (raw[:8_008], sha256(raw).hexdigest(), len(raw))
+    assert [h.doc_id for h in index.recall("earlyquokka")] == ["knowledge/big"]
+    assert [h.doc_id for h in index.recall("widewombat")] == ["knowledge/wide"]
+    body = index.conn.execute("SELECT title, body FROM documents WHERE doc_id = 'knowledge/big'").fetchone()
+    assert body[0] == "Big log" and 1_900 < len(body[1]) <= 2_000 and body[1].endswith("log")
+    assert index.conn.execute("SELECT body FROM documents WHERE doc_id = 'knowledge/small'").fetchone()[0] \
+        == parse_file("knowledge/small.md", "markdown", "knowledge", small.encode())[0][0].body
+    # the hash is of the whole file: a byte changed past the bytes read is a change, found by sync --check
+    note.write_bytes(raw[:-3] + b"X\r\n")
+    index.conn.execute("UPDATE files SET ctime_ns = NULL")
+    report = index.sync()
+    assert report.changed == 1 and index.conn.execute("SELECT sha256 FROM files WHERE path = 'knowledge/big.md'"
+                                                       ).fetchone()[0] == sha256(note.read_bytes()).hexdigest()
+    # a frontmatter block not closed in the bytes read: left out, with its text, where it may close is not read
+    write_doc(tiny_vault, "knowledge/fat.md", "---\ntitle: Fat\nnotes: |\n" + "  yamlfiller line\n" * 1_000
+              + "---\nbodyokapi\n")
+    warnings = [w for w in index.sync().warnings if w.startswith("knowledge/fat.md")]
+    assert warnings == ["knowledge/fat.md: frontmatter block not closed in the first 8,008 bytes of 18,038, more than"
+                        " the 2,000 characters a note is indexed up to; its metadata and text are left out"], warnings
+    assert index.recall("yamlfiller") == [] and index.conn.execute(
+        "SELECT title FROM documents WHERE doc_id = 'knowledge/fat'").fetchone()[0] == "fat"
     index.close()
 
 

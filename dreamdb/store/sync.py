@@ -34,7 +34,7 @@ from dreamdb.vault import PARSER_VERSION
 from dreamdb.store.connect import OperationalError, write_transaction
 from dreamdb.ranking.rank import corpus_stats
 from dreamdb.vault.discover import (UNSCANNED, SourceFile, accent_twins, classify, in_archive, twin_difference,
-                                   read_source, stamp, walk_sources)
+                                   read_head, read_source, stamp, walk_sources)
 from dreamdb.vault.tags import tag_key
 
 INDEX_FORMAT = f"{ANALYZER_VERSION}.{PARSER_VERSION}.{IDENTIFIERS_VERSION}"
@@ -343,7 +343,7 @@ def forget_stats(conn) -> None:
         conn.execute("UPDATE files SET ctime_ns = NULL")
 
 
-def _documents_lost(conn, src, raw: bytes, held: set[str]) -> bool:
+def _documents_lost(conn, src, raw: bytes, size: int, held: set[str]) -> bool:
     """Whether a file whose content is as indexed holds documents of which the index has none: rows another program
     deleted (with its foreign keys on, their postings and chunks went too, so nothing else disagrees; QA round 97-B
     F1: ``sync --check`` said ok, and the note was never found). Asked only of files whose stat is not trusted
@@ -356,7 +356,7 @@ def _documents_lost(conn, src, raw: bytes, held: set[str]) -> bool:
         return False
     from dreamdb.vault.parse import parse_file
 
-    return bool(parse_file(src.rel_path, src.kind, src.type, raw)[0])
+    return bool(parse_file(src.rel_path, src.kind, src.type, raw, size=size)[0])
 
 
 COARSE_TICK_NS = 2_000_000_000
@@ -642,7 +642,8 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         from dreamdb.reinstall import require_same_install
 
         require_same_install()
-    from dreamdb.vault.parse import frontmatter_unread as unread_because, parse_file, text_replaced as replaced_because
+    from dreamdb.vault.parse import (frontmatter_unread as unread_because, note_read_limit, parse_file,
+                                     text_replaced as replaced_because)
 
     # the warnings kept for status (meta key → which of a file's warnings, without its path), and what the index
     # holds of them: {meta key: {path: warning}}, read at the first change (a rebuild reads every file)
@@ -686,7 +687,13 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
         if progress:
             progress(i, len(candidates))
         try:
-            raw = read_source(vault / src.rel_path)  # (a regular file, or OSError: QA round 59 M1)
+            # (a regular file, or OSError: QA round 59 M1); of a note, only the bytes it is indexed up to are kept,
+            # all of them hashed (QA round 148-C F5: one of 300 MB took 644 MB to sync, 332 MB to check)
+            if src.kind == "markdown":
+                raw, sha, size = read_head(vault / src.rel_path, note_read_limit)
+            else:
+                raw = read_source(vault / src.rel_path)
+                sha, size = sha256(raw).hexdigest(), len(raw)
             st = os.stat(vault / src.rel_path)
             if (stamp(st.st_mtime_ns), st.st_size, stamp(st.st_ctime_ns)) != (src.mtime_ns, src.size, src.ctime_ns):
                 # Not the file the walk saw (edited meanwhile, or another in its place for a moment: the vault swapped
@@ -731,7 +738,6 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             report.changed += src.rel_path in known
             report.added += src.rel_path not in known
             continue
-        sha = sha256(raw).hexdigest()
         old = stored.get(src.rel_path)
         if rebuilt_moves and src.rel_path not in before and (
                 was := rebuilt_moves.get((src.type, moved_name(src.rel_path), sha))):
@@ -757,7 +763,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
             report.added += 1
             report.removed += 1
             continue
-        if old is not None and old[2] == sha and old[3] is None and _documents_lost(conn, src, raw, with_documents):
+        if old is not None and old[2] == sha and old[3] is None and _documents_lost(conn, src, raw, size, with_documents):
             warnings.append(f"{src.rel_path}: the index held none of its documents (rows deleted by another "
                             "program?); indexed again")
         elif old is not None and old[2] == sha:
@@ -765,7 +771,7 @@ def _write_changes(conn, vault: Path, sources: list, dirs: dict, include_archive
                          (src.mtime_ns, src.size, src.ctime_ns, src.rel_path))
             report.unchanged += 1
             continue
-        docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw)
+        docs, file_warnings, readable = parse_file(src.rel_path, src.kind, src.type, raw, size=size)
         warnings.extend(file_warnings)
         if not readable and not docs and old is not None and old[2] == UNREADABLE:
             # Nothing readable in it, as before (a binary note, a CHANGELOG.json that is no JSON): its stat stored

@@ -13,7 +13,7 @@ import os
 import re
 import stat as _stat
 from contextvars import ContextVar
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dreamdb.errors import NoVaultFound, VaultNotFound
@@ -82,6 +82,38 @@ def read_source(path: str | os.PathLike) -> bytes:
     """
     with os.fdopen(open_regular(path), "rb") as f:
         return f.read()
+
+
+READ_BLOCK_BYTES = 1 << 20
+"""The block :func:`read_head` reads a file in (1 MiB)."""
+
+
+def read_head(path: str | os.PathLike, limit: Callable[[bytes], int]) -> tuple[bytes, str, int]:
+    """The first bytes of a vault file, as many as ``limit`` says of its first block (up to :data:`READ_BLOCK_BYTES`,
+    all of a smaller file), with the sha256 (hex) of all its bytes and their number: read as :func:`read_source`
+    reads, a block at a time, so the memory taken is that of the bytes kept, whatever the file's size (QA round
+    148-C F5: a note of 300 MB, of which 4 Mi characters are indexed, took 644 MB to sync, 332 MB to check).
+
+    Returns:
+        ``(head, sha256_hex, size)``; ``head`` is the whole file when ``size <= limit(first block)``.
+
+    Raises:
+        OSError: as :func:`read_source`.
+    """
+    from hashlib import sha256
+
+    digest = sha256()
+    kept: list[bytes] = []
+    want = size = 0
+    with os.fdopen(open_regular(path), "rb") as f:
+        while block := f.read(READ_BLOCK_BYTES):
+            if not size:
+                want = limit(block)
+            digest.update(block)
+            if size < want:
+                kept.append(block[:want - size])
+            size += len(block)
+    return b"".join(kept), digest.hexdigest(), size
 
 
 def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, *, follow: bool = True, mode: int = 0o600) -> int:

@@ -7,6 +7,7 @@ one warning says what was wrong.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import unicodedata
@@ -953,32 +954,41 @@ _CHANGELOG_TEXT_FIELDS = ("summary", "description", "type", "scope")
 (:func:`_not_text`)."""
 
 
-def decode(raw: bytes, rel_path: str) -> tuple[str | None, str | None]:
+def _decoded(raw: bytes, codec: str, errors: str, whole: bool) -> str:
+    """``raw`` decoded with ``codec``; when not ``whole`` (the first bytes of a file), a character its last bytes
+    begin is left out, not taken for bytes that are not of the codec."""
+    if whole:
+        return raw.decode(codec, errors)
+    return codecs.getincrementaldecoder(codec)(errors).decode(raw, final=False)
+
+
+def decode(raw: bytes, rel_path: str, *, whole: bool = True) -> tuple[str | None, str | None]:
     """Decode file bytes as UTF-8 (BOM stripped; invalid bytes replaced, with a warning), or as UTF-16 or UTF-32
     where their byte-order mark says so (:mod:`dreamdb.vault.encoding`; QA round 80-A F6: such a note was
-    skipped as binary).
+    skipped as binary). ``whole=False``: ``raw`` is the first bytes of a file (:func:`note_read_limit`), perhaps
+    ending inside a character, which is left out.
 
     Returns ``(text, warning)``; ``text`` is ``None`` for a binary file (NUL bytes in the first 8 KB, as git tells).
     """
     codec = wide_unicode_codec(raw)
     if codec:
         try:
-            return raw.decode(codec), None
+            return _decoded(raw, codec, "strict", whole), None
         except UnicodeDecodeError:
             if codec == "utf-32" and raw.startswith(b"\xff\xfe"):  # UTF-16's mark then U+0000 reads as UTF-32's
                 try:  # (QA round 81-A F7)
-                    return raw.decode("utf-16"), None
+                    return _decoded(raw, "utf-16", "strict", whole), None
                 except UnicodeDecodeError:
                     pass
-            return (raw.decode(codec, errors="replace"),
+            return (_decoded(raw, codec, "replace", whole),
                     f"{rel_path}: starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text"
                     + _REPLACED_TAIL)
     if b"\x00" in raw[:8192]:
         return None, f"{rel_path}: looks binary (NUL bytes); skipped"
     try:
-        return raw.decode("utf-8-sig"), None
+        return _decoded(raw, "utf-8-sig", "strict", whole), None
     except UnicodeDecodeError:
-        return raw.decode("utf-8-sig", errors="replace"), f"{rel_path}: invalid UTF-8{_REPLACED_TAIL}"
+        return _decoded(raw, "utf-8-sig", "replace", whole), f"{rel_path}: invalid UTF-8{_REPLACED_TAIL}"
 
 
 _REPLACED_TAIL = "; undecodable bytes replaced"
@@ -1001,6 +1011,15 @@ warning): indexing takes about 20 times a note's size in memory, so one note of 
 memory limit, kept every other note of the vault from being indexed; a recall meeting it took 3.2 s (QA round 103-C
 F3). A changelog and ``core/2.memory.md`` are read whole: their entries and sections are documents of their own (QA
 round 104-A F5: a memory file's sections past the cut were lost), each section capped alike."""
+
+
+def note_read_limit(head: bytes) -> int:
+    """How many bytes of a markdown file whose first bytes are ``head`` (4 at least, or all of a shorter file) the
+    sync reads (:func:`dreamdb.vault.discover.read_head`): enough for more than :data:`MAX_NOTE_CHARS` characters as
+    :func:`plain_text` reads them, at 4 bytes a character at most in UTF-8 and UTF-16 (a CR LF is one), 8 in UTF-32,
+    and a byte-order mark. A note of no more characters is read whole, and parsed as ever; of a longer one, only its
+    first bytes are kept in memory (QA round 148-C F5: a note of 300 MB was read whole, and took 644 MB to sync)."""
+    return (8 if wide_unicode_codec(head) == "utf-32" else 4) * (MAX_NOTE_CHARS + 1) + 4
 
 
 _YAML_KEY_LINE = re.compile(r"(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*[ \t]*(?:\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s#'\"{}\[\]:-]"
@@ -1030,26 +1049,34 @@ def plain_text(text: str) -> str:
     return _LINE_END.sub("\n", text) if "\r" in text else text
 
 
-def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tuple[list[Document], list[str], bool]:
+def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes, *,
+               size: int | None = None) -> tuple[list[Document], list[str], bool]:
     """Dispatch one source file's bytes to the right parser.
 
     A note's text past :data:`MAX_NOTE_CHARS` (cut at the line end before it) is left out, with a
     warning, and a NUL character is read as a space: with a warning past the first 8 KB of a UTF-8 file (one
     there is taken as binary, :func:`decode`), silently in a UTF-16 or UTF-32 note.
 
+    ``size``: the file's size in bytes when ``raw`` is only its first bytes (a note longer than
+    :func:`note_read_limit` says, read by :func:`dreamdb.vault.discover.read_head`); the warning then gives the
+    note's size in bytes, its characters uncounted, and a frontmatter block not closed in those bytes is left out.
+
     Returns:
         ``(documents, warnings, readable)``; ``readable`` is False when nothing
         could be read at all (a binary file, a CHANGELOG.json that is not valid
         JSON or of an unknown shape). Never raises on bad content.
     """
-    text, warn = decode(raw, rel_path)
+    head_only = size is not None and size > len(raw)  # (QA round 148-C F5: read whole, then cut)
+    text, warn = decode(raw, rel_path, whole=not head_only)
     if text is None:
         return [], [warn], False
     text = plain_text(text)
     readable = True
     notes = [warn] if warn else []
-    block = find_block(text) if kind == "markdown" and len(text) > MAX_NOTE_CHARS else None
+    block = find_block(text) if kind == "markdown" and (head_only or len(text) > MAX_NOTE_CHARS) else None
     closed_past_cut = block is not None and block.close_end is not None and block.close_end > MAX_NOTE_CHARS
+    unclosed_in_head = (head_only and block is not None and block.close_end is None and len(text) > MAX_NOTE_CHARS
+                        and _YAML_KEY_LINE.match(text, block.open_end) is not None)
     if closed_past_cut and _YAML_KEY_LINE.match(text, block.open_end):
         # (QA round 104-A F6: cut inside its frontmatter, the note was said to have a frontmatter block "not closed by
         # a '---' line" and was indexed as text, YAML and all, its body left out. A long note of prose between two
@@ -1059,7 +1086,15 @@ def parse_file(rel_path: str, kind: str, doc_type: str | None, raw: bytes) -> tu
         notes.append(f"{rel_path}: frontmatter block of {block.close_end:,} characters, more than the {MAX_NOTE_CHARS:,}"
                      " a note is indexed up to; its metadata is left out and the text after it indexed")
         text = "---\n---\n" + text[block.close_end:]  # (an empty block: the body is never read as frontmatter)
-    if kind == "markdown" and len(text) > MAX_NOTE_CHARS:
+    elif unclosed_in_head:  # (where it closes, if it does, is in bytes not read: QA round 148-C F5)
+        notes.append(f"{rel_path}: frontmatter block not closed in the first {len(raw):,} bytes of {size:,}, more than"
+                     f" the {MAX_NOTE_CHARS:,} characters a note is indexed up to; its metadata and text are left out")
+        text = "---\n---\n"
+    if kind == "markdown" and head_only and not unclosed_in_head:  # (its size: the characters are not all read)
+        notes.append(f"{rel_path}: {size:,} bytes of text; only the first {MAX_NOTE_CHARS:,} characters are indexed "
+                     "(split it into notes of their own to find the rest)")
+        text = text[:_cut_at(text, MAX_NOTE_CHARS)]
+    elif kind == "markdown" and len(text) > MAX_NOTE_CHARS:
         notes.append(f"{rel_path}: {len(text):,} characters of text; only the first {MAX_NOTE_CHARS:,} are indexed "
                      "(split it into notes of their own to find the rest)")
         text = text[:_cut_at(text, MAX_NOTE_CHARS)]
