@@ -529,6 +529,30 @@ def test_a_folder_inside_a_vault_is_pointed_back_at_the_vault(tmp_path):
     assert "is a file, not a folder" in info.value.hint and "create" not in info.value.hint
 
 
+
+def test_a_link_into_a_vault_is_pointed_at_the_vault_it_leads_into(tmp_path, monkeypatch):
+    """QA round 148-C F6: --vault (or DREAMDB_VAULT) given as a symlink to a vault's knowledge/ folder was told "to start
+    a vault, create <link>/_dream_context", a vault inside the vault's knowledge/, where the folder itself is pointed
+    back at its vault: the folders a link leads into are looked at too. A link to a note as well."""
+    from dreamdb.errors import VaultNotFound
+    from dreamdb.vault.discover import find_vault
+
+    vault = tmp_path / "f6" / "proj" / "_dream_context"
+    (vault / "knowledge").mkdir(parents=True)
+    (vault / "knowledge" / "a.md").write_text("x\n")
+    (tmp_path / "f6" / "klink").symlink_to(vault / "knowledge")
+    (tmp_path / "f6" / "alink").symlink_to(vault / "knowledge" / "a.md")
+    monkeypatch.chdir(tmp_path)
+    for given, said in (("f6/klink", "is not a vault"), ("f6/alink", "not a folder")):
+        with pytest.raises(VaultNotFound, match=said) as info:
+            find_vault(given)
+        assert info.value.hint == f"It leads into the vault {vault}: point --vault (or DREAMDB_VAULT) there.", given
+    monkeypatch.setenv("DREAMDB_VAULT", "f6/klink")
+    with pytest.raises(VaultNotFound, match="is not a vault") as info:
+        find_vault()
+    assert f"It leads into the vault {vault}: point" in info.value.hint and "create" not in info.value.hint
+
+
 def test_a_blank_dreamdb_vault_is_named_as_the_blank_path(monkeypatch):
     """QA round 68 L7: DREAMDB_VAULT of spaces said "The vault path is empty." without naming the variable."""
     from dreamdb.errors import VaultNotFound

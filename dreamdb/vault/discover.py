@@ -446,12 +446,15 @@ def _explicit_vault(path, explicit) -> Path:
                                  f" (decomposed or composed, as macOS and Linux write them): {fix} to {other}, as it is"
                                  " on disk (copy it from ls), or rename it." if other is not None else
                             f"{fix} to a _dream_context folder (or a folder containing one).")
-    # (QA round 68 L5: a note's path got no word of the vault it is in, as a subfolder's does)
+    # (QA round 68 L5: a note's path got no word of the vault it is in, as a subfolder's does; 148-C F6: nor a link
+    # to one, told to start a vault inside the vault's knowledge/: the folders it leads into are looked at too)
     inside = next((a for a in p.absolute().parents if a.name == VAULT_DIR_NAME), None)
+    linked = inside is None and next((a for a in p.resolve().parents if a.name == VAULT_DIR_NAME), None)
+    in_vault = (f"It is inside the vault {inside}: point {point} there." if inside is not None else
+                f"It leads into the vault {linked}: point {point} there." if linked else None)
     if not p.is_dir():
         raise VaultNotFound(f"Vault path is not a folder: {p}{source}",
-                            hint=f"It is inside the vault {inside}: point {point} there."
-                            if inside is not None else f"{fix} to a _dream_context folder.")
+                            hint=in_vault or f"{fix} to a _dream_context folder.")
     # (a symlink to one is one; so is one typed in another case where names are case-insensitive: QA round 145-C F4,
     # _DREAM_CONTEXT was "not a vault … rename it _dream_context", as it was)
     if _vault_named(p) is None and _vault_named(p.resolve()) is None:
@@ -467,8 +470,7 @@ def _explicit_vault(path, explicit) -> Path:
                      " vault there")
             raise VaultNotFound(
                 f"{p} is not a vault: it is not named {VAULT_DIR_NAME} and has no {VAULT_DIR_NAME}/ folder.",
-                hint=f"It is inside the vault {inside}: point {point} there." if inside is not None else
-                f"Point {point} at the {VAULT_DIR_NAME} folder or the project that contains it;"
+                hint=in_vault or f"Point {point} at the {VAULT_DIR_NAME} folder or the project that contains it;"
                 f"{start}.",
             )
         p = p / VAULT_DIR_NAME
