@@ -1596,6 +1596,21 @@ def test_update_writes_an_unquoted_updated_unquoted_when_its_new_value_reads_as_
         assert parse_date_value(written) == utc and date_value(written) == "2026-12-07T04:37:19Z", (old, now, written)
 
 
+def test_an_unquoted_updated_of_no_form_kept_becomes_todays_date_unquoted(vault: Path):
+    """QA round 148-G F1: ``updated: 2026-08-18Z`` and ``updated: 2026-08-18 UTC`` (days the index reads, in no form
+    :func:`_updated_value` keeps) and an epoch ``1755475200`` became ``updated: '2026-12-07'``, quoted, against the
+    README's "an unquoted one unquoted": today's date is written plain, a YAML date; a quoted one stays quoted."""
+    path = vault / "knowledge" / "plain.md"
+    for old, new in [("2026-08-18Z", "2026-12-07"), ("2026-08-18 UTC", "2026-12-07"), ("1755475200", "2026-12-07"),
+                     ("'2026-08-18Z'", "'2026-12-07'")]:
+        path.write_text(f"---\ntitle: Plain\nupdated: {old}\n---\nbody\n")
+        update(vault, "plain", description=f"edited {old}", now=datetime(2026, 12, 7, 4, 37, 19, tzinfo=timezone.utc))
+        text = path.read_text()
+        assert f"\nupdated: {new}\n" in text, (old, text)
+        written = yaml.safe_load(text.split("---")[1])["updated"]
+        assert written == (date(2026, 12, 7) if not old.startswith("'") else "2026-12-07"), (old, written)
+
+
 def test_update_requires_something(vault: Path):
     with pytest.raises(UsageError):
         update(vault, "simplified-ux")

@@ -547,7 +547,7 @@ def _updated_value(old: Any, now: datetime, *, plain: bool = False) -> Any:
         form = _DATE_TIME_FORM.fullmatch(str(old))
         if form and form["sep"] is None and parse_date_value(str(old)) is not None:
             return int(_in_form(now.date(), form))
-        return now.date().isoformat()
+        return _today(now, plain)
     form = _DATE_TIME_FORM.fullmatch(old) if isinstance(old, str) else None
     if isinstance(old, str) and _is_date_time(old):
         if parse_instant(old).tzinfo is None:  # (no zone: read as UTC, as the unquoted form)
@@ -563,7 +563,15 @@ def _updated_value(old: Any, now: datetime, *, plain: bool = False) -> Any:
     if form:  # (a day in its form: 2026-W34-2, 2026-230, 20260818)
         text = _in_form(now.date(), form)
         return _read_plain(text) if plain else text
-    return now.date().isoformat()
+    return _today(now, plain)
+
+
+def _today(now: datetime, plain: bool) -> Any:
+    """Today's date for an ``updated`` value of no form :func:`_updated_value` keeps (``2026-08-18Z``, ``2026-08-18
+    UTC``, an epoch ``1755475200``): ISO text, or, for a value written plain, the YAML date it reads as written plain,
+    so it is unquoted as the value was (QA round 148-G F1: each became ``'2026-12-07'``, quoted)."""
+    text = now.date().isoformat()
+    return _read_plain(text) if plain else text
 
 
 def _read_plain(text: str) -> Any:
