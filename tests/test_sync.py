@@ -375,6 +375,13 @@ def test_frontmatter_of_the_wrong_shape_is_said(tiny_vault):
     assert "clock.md: frontmatter date '12:30' is not a date" in text
     assert "clock.md: frontmatter confidence '1:2' is not a number" in text
     assert "fine.md" not in text
+    # QA round 148-H F1: an empty date (updated_at: "", expires: '') was "a date followed by no valid time of day;
+    # its date alone is used", where none is given
+    write_doc(tiny_vault, "knowledge/empty-dates.md",
+              "---\nname: Gerenuk\nupdated_at: \"\"\nupdated: 2026-08-01\nexpires: ''\n---\ngerenuk\n")
+    text = "\n".join(index.sync().warnings)
+    assert "empty-dates.md" not in text, text
+    assert [h.date for h in index.recall("gerenuk")] == ["2026-08-01"]
     (ibex,) = index.recall("ibex")
     assert ibex.date == "2026-08-01"  # the date alone, not a time of 25:00
     (oryx,) = index.recall("oryx")

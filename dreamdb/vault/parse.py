@@ -258,7 +258,9 @@ def _date_warnings(rel_path: str, meta: dict, keys) -> list[str]:
     warnings = []
     for key in keys:
         value = meta.get(key)
-        if value not in (None, "") and date_value(value) is None:
+        if value in (None, ""):  # (none given: QA round 148-H F1, "" was "a date followed by no valid time of day")
+            continue
+        if date_value(value) is None:
             # (not Python's repr: QA rounds 114-B F10, 118-B F9)
             warnings.append(f"{rel_path}: frontmatter {key} {_is_not(value, 'a date')} (YYYY-MM-DD…); ignored")
         elif isinstance(value, str) and parse_date_value(value) is None:  # (a day with no valid time: 2026230T25)
