@@ -790,7 +790,14 @@ class Index:
     # -- connection -------------------------------------------------------------
     @property
     def conn(self):
-        """The open connection (opened, migrated, rebuilt if corrupt, on first use)."""
+        """The open connection (opened, migrated, rebuilt if corrupt, on first use).
+
+        Raises:
+            FirstBuildElsewhere: another connection holds the write lock of an index it is making (no tables, or
+                never synced) past ``lock_timeout_ms`` (:meth:`_locked_while_opening`).
+            LockTimeout: another connection holds the write lock past ``lock_timeout_ms`` while this one must
+                migrate the index.
+        """
         if self._conn is None:
             self._conn = self._open()
         return self._conn
@@ -880,9 +887,14 @@ class Index:
             if fresh:
                 self._note_index_in_cache()
             return conn
-        except db.OperationalError as exc:
-            if db.is_lock_error(exc):
+        except LockTimeout as exc:  # (a migration's write transaction, waited for: QA round 148-E F1)
+            error = self._locked_while_opening(conn, exc)
+            if error is exc:
                 raise
+            raise error from exc
+        except db.OperationalError as exc:
+            if db.is_lock_error(exc):  # (the migration's first write, of an index another process is making)
+                raise self._locked_while_opening(conn, exc) from exc
             if not again and "disk I/O error" in str(exc):
                 # (once more: another program removing the index files during the open fails it so, and the open
                 # then finds them gone or new; a failing disk fails again. QA round 130-A F3: `rm -f index.db*`
@@ -903,6 +915,45 @@ class Index:
             return opened if opened is not None else self._rebuild(exc, found_in=seen)
         except db.DatabaseError as exc:
             return self._rebuild(exc, found_in=seen)
+
+    def _locked_while_opening(self, conn, exc: BaseException) -> LockTimeout:
+        """The error of an open that waited ``lock_timeout_ms`` for another connection's lock (``exc``: SQLite's lock
+        error, or the :class:`~dreamdb.errors.LockTimeout` of a migration's write transaction,
+        :func:`dreamdb.store.migrations.migrate`), ``conn`` closed: that connection is making the index or upgrading
+        it. A :class:`~dreamdb.errors.FirstBuildElsewhere` when the index holds no dreamdb tables yet or was never
+        synced (nothing to answer from, as :meth:`sync_for_read` says of a first build elsewhere), else ``exc`` when
+        it is a LockTimeout already, else a new LockTimeout; exit 5 either way. A lock met by the first write of the
+        migration (``CREATE TABLE IF NOT EXISTS schema_migrations``, outside a transaction of dreamdb's) came out of
+        every call that opens the connection (``recall``, ``status``, ``list_documents``, ``sync``, ``warm``,
+        ``check``, …) as SQLite's own ``OperationalError: database is locked``, no
+        :class:`~dreamdb.errors.DreamdbError`, and the CLI exited 70 saying the index may be damaged (QA round 148-E
+        F1)."""
+        from dreamdb.errors import FirstBuildElsewhere
+
+        first = False
+        if conn is not None:
+            try:  # (reads: in WAL mode another connection's write lock does not hold them up)
+                tables = {r[0] for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('documents', 'meta')")}
+                first = len(tables) < 2 or _never_synced(conn)
+            except db.DatabaseError:  # (unknown: said as a lock only)
+                first = False
+            with suppress(db.DatabaseError):
+                conn.close()
+        waited = f"{self.lock_timeout_ms / 1000:g} s"
+        if not first and isinstance(exc, LockTimeout):
+            return exc
+        if first:
+            return FirstBuildElsewhere(
+                f"Another process (a dreamdb sync, or another open Index of this process) is making the index at"
+                f" {self.index_path} for the first time, and has held its write lock for more than {waited}: there is"
+                " nothing to answer from yet.",
+                hint="Retry in a moment (a first build of a large vault takes a while).")
+        return LockTimeout(
+            f"Another process (a dreamdb sync or embedding refresh, a program holding the index in a transaction, or"
+            f" another open Index of this process) held the index at {self.index_path} locked for more than {waited}"
+            f" while this one opened it, to bring its tables up to this dreamdb's ({exc}).",
+            hint="Wait for it to finish, then retry.")
 
     def _cache_folder_hint(self) -> str:
         """The hint when the index cannot be made in the user cache: another cache folder, ``DREAMDB_INDEX``, and for a
@@ -1759,6 +1810,11 @@ class Index:
         they describe (QA round 48: ``n_docs`` 0 over 21 documents made recall say the vault had no notes), the
         postings against the documents' lengths (:func:`_postings_problems`), and every stored vector read once
         through sqlite-vec (:func:`_vector_problems`): the index keeps no checksums of its own.
+
+        Raises:
+            LockTimeout: the index had to be opened (made, or migrated) while another connection held its write lock
+                past ``lock_timeout_ms``; :class:`~dreamdb.errors.FirstBuildElsewhere` when that connection is making
+                it for the first time (QA round 148-E F1).
         """
         try:
             rows = [r[0] for r in self.conn.execute(f"PRAGMA integrity_check({QUICK_CHECK_ROWS})")]

@@ -250,6 +250,64 @@ def test_a_recall_during_another_process_first_sync_does_not_call_the_vault_empt
     assert index.recall("sleep debt") and not any("building" in n for n in index.take_notes())
 
 
+@pytest.mark.parametrize("made", ["nothing", "schema_migrations"])
+def test_every_call_on_an_index_another_connection_is_making_raises_first_build_elsewhere(example_vault, monkeypatch,
+                                                                                        capsys, made):
+    """QA round 148-E F1: while another connection (another process's first sync, or another open Index) held the
+    write lock of an index file whose tables were not made yet, the migration of every call's open waited for it and
+    SQLite's own ``OperationalError: database is locked`` came out of recall, status, list_documents, sync, warm and
+    check (no DreamdbError: a framework catching it crashed), and the CLI exited 70 saying the index may be damaged.
+    Each raises FirstBuildElsewhere (a LockTimeout: nothing to answer from yet), and the CLI exits 5; so it does when
+    the other connection has made ``schema_migrations`` and holds the lock for the first migration (which the open's
+    own migration waited for, a plain LockTimeout). An index synced before, whose open must migrate it, gives a
+    LockTimeout that is no first build."""
+    from dreamdb import api
+    from dreamdb.cli import main
+    from dreamdb.errors import FirstBuildElsewhere, LockTimeout
+
+    path = example_vault / ".dreamdb" / "index.db"
+    path.parent.mkdir()
+    maker = db.sqlite3.connect(str(path), isolation_level=None)  # (the SQLite dreamdb uses: never two in a process)
+    maker.execute("PRAGMA journal_mode=WAL")
+    if made == "schema_migrations":  # (dreamdb's first statement on a new index, then a migration's transaction)
+        maker.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                      " applied_at TEXT NOT NULL)")
+    maker.execute("BEGIN IMMEDIATE")  # its first sync's migration, elsewhere
+    calls = {"recall": lambda ix: ix.recall("sleep debt"), "status": lambda ix: ix.status(),
+             "list_documents": lambda ix: ix.list_documents(), "sync": lambda ix: ix.sync(),
+             "sync_for_read": lambda ix: ix.sync_for_read(), "warm": lambda ix: ix.warm(), "check": lambda ix: ix.check(),
+             "embed_status": lambda ix: ix.embed_status()}
+    api_open = api.open_index  # (the CLI's, waiting 0.2 s rather than its 10 s)
+    monkeypatch.setattr(api, "open_index", lambda *a, **k: api_open(*a, **{**k, "lock_timeout_ms": 200}))
+    try:
+        index = dreamdb.open(example_vault, lock_timeout_ms=200)
+        for name, call in calls.items():
+            with pytest.raises(FirstBuildElsewhere) as err:
+                call(index)
+            assert f"is making the index at {path} for the first time" in err.value.message, (name, err.value.message)
+            assert err.value.exit_code == 5 and isinstance(err.value.__cause__, (db.OperationalError, LockTimeout))
+        assert main(["recall", "--vault", str(example_vault), "sleep"]) == 5
+        assert "for the first time, and has held its write lock for more than 0.2 s" in capsys.readouterr().err
+    finally:
+        maker.rollback()
+        maker.close()
+    assert index.recall("sleep debt", now="2026-08-18T00:00:00Z")[0].doc_id == "feature/sleep-consolidation"
+    # an index synced before, whose open must migrate it (a migration of an older dreamdb's left to apply) while
+    # another process holds it: a LockTimeout, not a first build
+    with index.conn:
+        index.conn.execute("DELETE FROM schema_migrations WHERE version = 3")
+    index.close()
+    holder = db.sqlite3.connect(str(path), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(LockTimeout) as err:
+            dreamdb.open(example_vault, lock_timeout_ms=200).recall("sleep debt")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert not isinstance(err.value, FirstBuildElsewhere) and err.value.exit_code == 5, err.value.message
+
+
 def test_a_recall_waits_for_another_process_first_sync(example_vault):
     """Two prompt hooks or recalls at once on a vault without an index: the one that does not build it waits
     for the build (beyond the 1.5 s a recall waits for a sync over an index it can answer from) instead of
