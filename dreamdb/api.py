@@ -1847,7 +1847,8 @@ class Index:
         Raises:
             LockTimeout: another process held the write lock too long.
             UsageError: ``force`` or ``check`` not a bool (``"no"`` would read as true), ``progress`` not callable;
-                from a method of this Index that ``progress`` calls (the sync holds the write transaction).
+                from a method of this Index that uses its connection (one run one call at a time) that ``progress``
+                calls (the sync holds the write transaction; see :meth:`_own_callback`).
             IndexUnavailable: the index can only be opened read-only (a full disk, a read-only file system).
             VaultNotFound: the vault folder is gone (moved or deleted since the Index was opened).
         """
@@ -2021,7 +2022,15 @@ class Index:
     def _own_callback(self, function):
         """``function`` (a caller's progress or wait callback, or ``None``), run with this Index marked as inside it:
         a method of the same Index called from it raises :class:`~dreamdb.errors.UsageError` (its sync holds the write
-        transaction: a recall there said "cannot start a transaction within a transaction" and to delete the index)."""
+        transaction: a recall there said "cannot start a transaction within a transaction" and to delete the index).
+
+        Refused: the methods that use this Index's connection, one call at a time (:func:`_serialized`: ``recall``,
+        ``list_documents``, ``status``, ``embed_status``, ``sync``, ``sync_for_read``, ``refresh_embeddings``,
+        ``rebuild``, ``warm``, ``check``, ``close``). ``remember``, ``update``, ``delete`` and ``take_notes`` are not:
+        the writes take the vault's own lock and write its files, never the index (they read it, if at all, through a
+        read-only connection of their own), as from another thread while the sync runs, which may or may not hold
+        their change (:meth:`_note_unsynced_writes` counts them as not synced). The README names both (QA round 148-E
+        F2: it said every method of the Index was refused)."""
         if function is None:
             return None
 
@@ -2800,7 +2809,8 @@ class Index:
         Raises:
             ModelNotInstalled: no usable model (the reason says why).
             UsageError: ``force`` not a bool (``"no"`` would read as true), ``progress`` or ``on_wait`` not
-                callable, ``embedder`` no embedder; from a method of this Index that either calls (the refresh holds the write transaction).
+                callable, ``embedder`` no embedder; from a method of this Index that uses its connection that either
+                calls (the refresh holds the write transaction; see :meth:`_own_callback`).
             VaultNotFound: the vault folder is gone (moved or deleted since it was opened).
             IndexUnavailable, LockTimeout: the index cannot be written, or another process holds it too long.
         """

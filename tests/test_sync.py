@@ -3350,6 +3350,50 @@ def test_a_method_of_the_index_called_from_its_own_sync_progress_is_refused_and_
     assert report.documents == indexed >= report.added >= 5 and index.check() == []
     assert index.recall("sleep debt", top=1)
 
+def test_a_progress_callback_may_make_vault_writes_and_the_readme_names_what_it_may_not_call(tmp_path):
+    """QA round 148-E F2: the README said a method of the same Index called from a sync's progress callback raises
+    UsageError, but ``remember``, ``update``, ``delete`` and ``take_notes`` worked (by design: they take the vault's own
+    lock and write its files, never the index, as from another thread). The README names the methods refused, every
+    one run one call at a time on the Index's connection, and the writes that work; the writes land."""
+    import re
+
+    from dreamdb.api import Index
+    from dreamdb.errors import UsageError
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    serialized = {name for name, value in vars(Index).items()
+                  if not name.startswith("_") and hasattr(value, "__wrapped__")}
+    said = re.search(r"a method of the same `Index` that uses its connection to the index \(([^)]*)\) called from"
+                     r" one raises `UsageError`", readme)
+    assert said, "the README names the methods a progress callback may not call"
+    assert set(re.findall(r"`(\w+)`", said.group(1))) == serialized >= {"recall", "status", "list_documents", "sync"}
+    assert "The vault writes `remember`, `update` and `delete`, and `take_notes()`, work from one" in readme
+
+    vault = shutil.copytree(ROOT / "examples", tmp_path / "ex", ignore=shutil.ignore_patterns(".dreamdb"))
+    index = dreamdb.open(vault)
+    index.sync()
+    done_in_callback = {}
+
+    def progress(done, total):
+        if done != 1:
+            return
+        for name in sorted(serialized):
+            with pytest.raises(UsageError, match=rf"Index\.{name} was called from inside a progress or wait callback"):
+                getattr(index, name)()
+        done_in_callback["remember"] = index.remember("zanzibar ferry timetable")["doc_id"]
+        done_in_callback["update"] = index.update("release-checklist", tags=["ferry"])["unchanged"]
+        done_in_callback["delete"] = index.delete("uyku-borcu")["doc_id"]
+        done_in_callback["notes"] = index.take_notes()
+
+    index.sync(force=True, progress=progress)
+    remembered = done_in_callback["remember"]
+    assert done_in_callback["update"] is False and done_in_callback["delete"] == "knowledge/uyku-borcu"
+    assert [h.doc_id for h in index.recall("zanzibar ferry", top=1)] == [remembered]
+    assert [d["doc_id"] for d in index.list_documents(tags=["ferry"])] == ["knowledge/release-checklist"]
+    assert "knowledge/uyku-borcu" not in [d["doc_id"] for d in index.list_documents()]
+    assert index.check() == []
+    index.close()
+
 
 def test_status_index_modified_is_the_last_write_not_the_status_call(tiny_vault):
     """QA round 139-E F1: ``index_modified`` was the time of the ``status`` call itself: its own connection had just
