@@ -2859,17 +2859,17 @@ class Index:
                 if _file_identity(self.index_path) != opened:
                     raise _IndexReplaced()
 
+            partial = store.RefreshReport()  # (what this run committed, when it raises)
             try:
                 run = store.refresh(conn, emb, force=force, progress=checked, on_wait=on_wait,
-                                    on_restart=self._note_restart)
+                                    on_restart=self._note_restart, report=partial)
             except (_IndexReplaced, IndexReplaced):  # (the latter: found when a write transaction got the lock)
                 run = None
             except db.DatabaseError as exc:
                 if _file_identity(self.index_path) == opened:
                     if _is_environment_error(exc):  # (a read-only index file, a full disk: QA round 141-D F1)
-                        raise IndexUnavailable(f"The index at {self.index_path} cannot be written ({exc}); the"
-                                               " texts embedded before were kept",
-                                               hint=self._machine_hint(exc)) from exc
+                        kept = partial.embedded + (report.embedded if report is not None else 0)
+                        raise self._refresh_unwritable(exc, kept) from exc
                     raise
                 run = None  # (the deleted file's -wal, shared by name with the new one's: "disk I/O error")
             if run is not None:
@@ -2883,6 +2883,36 @@ class Index:
             self.sync()
         return report if report is not None else store.refresh(self.conn, emb, force=force, progress=progress,
                                                                 on_wait=on_wait)
+
+    def _refresh_unwritable(self, exc, kept: int) -> IndexUnavailable:
+        """The error of a refresh whose write the machine refused (``exc``: a full disk, a read-only index), once its
+        ``-wal`` file is emptied of the refused write's rolled-back pages (:func:`dreamdb.embeddings.store.fold_wal`:
+        the pages committed before are in the index file already). ``kept``: the texts it embedded before, whose
+        vectors are stored.
+
+        QA round 148-D F1: after a refresh a full disk stopped, the ``-wal`` file (376 KB) kept the disk at 0 bytes
+        free (a failed sync gives the space back), and the error said "the texts embedded before were kept" and
+        "the index was left as it was" where none had been embedded."""
+        from dreamdb.embeddings.store import fold_wal
+        from dreamdb.output import count_noun
+
+        fold_wal(self.conn)
+        if kept:
+            were = "was" if kept == 1 else "were"
+            what = f"the {count_noun(kept, 'text')} it embedded before {were} kept"
+            outcome = f"the {count_noun(kept, 'text')} embedded before it stopped {were} kept, and the retry embeds the rest"
+        else:
+            what = "no text was embedded"
+            outcome = "no text was embedded (the retry embeds them all)"
+        try:
+            wal = os.path.getsize(f"{self.index_path}-wal")
+        except OSError:
+            wal = 0
+        if wal:  # (another process's read held the checkpoint off, or the pages committed before could not fit)
+            outcome += (f"; the index's -wal file ({wal:,} bytes) keeps its disk space until a later command can copy"
+                        " it into the index")
+        return IndexUnavailable(f"The index at {self.index_path} cannot be written ({exc}); {what}",
+                                hint=self._machine_hint(exc, outcome=outcome))
 
     def _hybrid(self, plan, mode, top, now_days, filters, explain: bool):
         """Hybrid/dense/RRF hits, or ``None`` (with a note) when the dense channel is unavailable.
@@ -2907,6 +2937,9 @@ class Index:
         except db.OperationalError as exc:
             if not _is_environment_error(exc):
                 raise
+            from dreamdb.embeddings.store import fold_wal
+
+            fold_wal(self.conn)  # (the refused write's pages: the disk is given back, QA round 148-D F1)
             # a full disk, a read-only index: the vectors already stored serve this query (QA round 47 N2)
             self.notes.append(f"the index cannot be written ({exc}): dense results cover only the texts embedded"
                               " before; " + self._machine_hint(exc))

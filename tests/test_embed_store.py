@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ import dreamdb
 from dreamdb.embeddings import store
 from dreamdb.errors import UsageError
 from dreamdb.store import connect as db
-from tests.conftest import ROOT, copy_vault, write_doc
+from tests.conftest import ROOT, copy_vault, small_file_system, write_doc
 
 pytestmark = pytest.mark.skipif(not db.CAN_LOAD_EXTENSIONS, reason="the SQLite driver cannot load sqlite-vec")
 
@@ -1633,3 +1634,51 @@ def test_the_dense_cut_through_documents_of_one_score_is_the_same_in_every_index
             top = store.dense_search(index.conn, emb.vec(text), emb.model_id, 25)
             kept.append([ids[d] for d, _s in top])
     assert kept[0] == kept[1] == ["knowledge/dated"] + [f"knowledge/s{i:02d}" for i in range(1, 25)]
+
+
+class DiskFillingEmbedder(HashEmbedder):
+    """A :class:`HashEmbedder` that, at its ``fill_at``-th call, fills the disk holding ``filler`` (another program's
+    download, say) before it answers: the batch it embeds then cannot be stored."""
+
+    def __init__(self, filler, fill_at: int) -> None:
+        super().__init__()
+        self.filler, self.fill_at, self.batches = filler, fill_at, 0
+
+    def embed_passages(self, texts):
+        self.batches += 1
+        if self.batches == self.fill_at:
+            with open(self.filler, "wb", buffering=0) as f, contextlib.suppress(OSError):
+                while True:
+                    f.write(b"\0" * 4096)
+        return super().embed_passages(texts)
+
+
+@pytest.mark.parametrize("fill_at, kept", [(1, 0), (2, store.DEFAULT_BATCH_SIZE)])
+def test_a_refresh_a_full_disk_stops_gives_the_disk_back_and_says_what_it_kept(tmp_path, fill_at, kept):
+    """QA round 148-D F1: an `embed refresh` a full disk stopped left its -wal file (376 KB) behind, the pages of
+    its refused write after those of the chunks it had committed, which SQLite could not copy into the index file
+    on the full disk: the disk stayed at 0 bytes free (a failed sync gives the space back), and the error said "the
+    texts embedded before were kept", its hint "the index was left as it was", where none had been embedded. The
+    refresh folds the -wal file into the index after each write, and empties it after a refused one; the error
+    says how many texts were kept, if any."""
+    from dreamdb.errors import IndexUnavailable
+
+    with small_file_system(tmp_path / "small", "size=4m") as small:
+        vault = make_vault(small / "project" / "_dream_context", n_docs=12)  # (24 texts: two batches of 16 and 8)
+        emb = DiskFillingEmbedder(small / "filler", fill_at)
+        with open_synced(vault) as index:
+            with pytest.raises(IndexUnavailable) as info:
+                index.refresh_embeddings(embedder=emb)
+            wal = Path(f"{index.index_path}-wal")
+            assert not wal.exists() or wal.stat().st_size == 0, wal.stat().st_size  # (its disk space given back)
+            assert index.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == kept
+            said = f"{info.value.message}\n{info.value.hint}"
+            assert "left as it was" not in said, said
+            if kept:
+                assert f"the {kept} texts it embedded before were kept" in info.value.message, said
+                assert f"the {kept} texts embedded before it stopped were kept" in info.value.hint, said
+            else:
+                assert "no text was embedded" in info.value.message and "before were kept" not in said, said
+            (small / "filler").unlink()
+            report = index.refresh_embeddings(embedder=HashEmbedder())  # (room again: the rest is embedded)
+            assert (report.embedded, report.pending) == (24 - kept, 0)

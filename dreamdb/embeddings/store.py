@@ -37,7 +37,7 @@ from dreamdb.embeddings import language
 from dreamdb.embeddings.chunk import (CHUNKER_VERSION, DENSE_EXCLUDED_TYPES, MAX_CHUNKS_PER_DOCUMENT, Chunking,
                                       chunk_with_coverage, has_text_to_embed)
 from dreamdb.errors import DriverError, LockTimeout, UsageError
-from dreamdb.store.connect import VEC_MAX_K, OperationalError, write_transaction
+from dreamdb.store.connect import VEC_MAX_K, OperationalError, checkpoint, write_transaction
 
 #: Embedding width (multilingual-e5-small, model card hidden_size).
 DIM = 384
@@ -281,7 +281,7 @@ def _chunking(title: str, description: str, body: str, doc_type: str) -> Chunkin
     return chunk_with_coverage(title, body, description)
 
 
-def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, int, set[str]]:
+def chunk_pending_documents(conn, *, force: bool = False, fold: bool = False) -> tuple[int, int, set[str]]:
     """(Re)chunk documents with no or outdated chunks; return (documents chunked, of those documents of types never
     embedded, hashes of new chunks).
 
@@ -289,7 +289,8 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, int, set
     ``BEGIN IMMEDIATE`` transaction, re-checking that each document still has
     the content hash it was chunked from (a concurrent sync may replace it).
     Documents of :data:`~dreamdb.embeddings.chunk.DENSE_EXCLUDED_TYPES` are
-    recorded with zero chunks.
+    recorded with zero chunks. With ``fold``, the ``-wal`` file is folded into the index file after each group
+    (:func:`fold_wal`, as :func:`refresh` does).
     """
     todo = _docs_to_chunk(conn, force)
     n = unembedded = 0
@@ -315,7 +316,27 @@ def chunk_pending_documents(conn, *, force: bool = False) -> tuple[int, int, set
                 new_hashes.update(c.content_hash for c in chunks)
                 n += 1
                 unembedded += chunking is _NOT_CHUNKED
+        if fold:
+            fold_wal(conn)
     return n, unembedded, new_hashes
+
+
+def fold_wal(conn) -> bool:
+    """Copy what is committed in the index's ``-wal`` file into the index file and empty the ``-wal`` file
+    (:func:`dreamdb.store.connect.checkpoint`: another connection's read is not waited for); return whether it is
+    empty now. A checkpoint that fails (a full disk) leaves the ``-wal`` file as it was, nothing lost: ``False``.
+
+    :func:`refresh` folds after each of its write transactions, so that one a full disk stops leaves in the ``-wal``
+    file only its own rolled-back pages, which a checkpoint then empties without needing room in the index file.
+    Before, the pages committed ahead of it (the chunks, the batches embedded before) had to be copied into the index
+    file first, which the full disk refused: the ``-wal`` file (376 KB) kept the disk at 0 bytes free after the
+    failed ``embed refresh`` (QA round 148-D F1). A fold costs ≈ 0.7 ms (two fsyncs), against ≥ 20 ms for embedding
+    a text.
+    """
+    try:
+        return checkpoint(conn)
+    except OperationalError:
+        return False
 
 
 def prune(conn) -> int:
@@ -476,6 +497,7 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
             raise ModelError("The model returned a vector of NaN or infinity; it is damaged.", hint=reinstall_hint())
         now = _now()
         langs = language.identify(t for _h, t in batch)
+        stored = 0
         with write_transaction(conn):
             if replace:
                 hashes = [h for h, _t in batch]
@@ -493,7 +515,9 @@ def _embed_texts(conn, embedder, todo: list[tuple[str, str]], *, replace: bool, 
                 if cur.rowcount == 1:
                     conn.execute("INSERT INTO vec_embeddings (rowid, model_id, embedding) VALUES (?, ?, ?)",
                                  (cur.lastrowid, model_id, v.tobytes()))
-                    report.embedded += 1
+                    stored += 1
+        report.embedded += stored  # (once committed: a batch rolled back is not counted, QA round 148-D F1)
+        fold_wal(conn)  # (QA round 148-D F1)
         done += len(batch)
         if progress:
             progress(done, total)
@@ -523,7 +547,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             batch_size: int = DEFAULT_BATCH_SIZE, lock_timeout: float | None = None,
             max_unidentified: int | None = None, on_wait: Callable[[bool], None] | None = None,
             resume_forced: bool = True, time_budget: float | None = None,
-            on_restart: Callable[[int], None] | None = None) -> RefreshReport:
+            on_restart: Callable[[int], None] | None = None, report: RefreshReport | None = None) -> RefreshReport:
     """Bring chunks and vectors in line with the documents table.
 
     Steps: (1) chunk documents that have no chunks or whose content hash or
@@ -532,7 +556,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     batches of similar lengths run shortest and longest in turn (shortest first
     with a ``time_budget``), ``batch_size`` texts per batch, each batch committed in its
     own short ``BEGIN IMMEDIATE`` transaction (a killed run keeps finished
-    batches; the next run embeds exactly the remainder). A text is never
+    batches; the next run embeds exactly the remainder), after which the
+    ``-wal`` file is folded into the index file (:func:`fold_wal`: a write a
+    full disk stops leaves no ``-wal`` file holding the disk full). A text is never
     embedded twice: vectors are keyed by (sha256 of the chunk text, model id),
     refreshes are serialised by a file lock next to the index, and the insert
     re-checks under the write lock.
@@ -569,6 +595,8 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
             texts an earlier forced run that stopped had left (:func:`forced_remaining`), when there are some: this
             run starts over, where one without ``force`` would have finished that one. Not called while another
             process's forced run holds the lock: its texts left are its own (QA round 128-A F6).
+        report: a :class:`RefreshReport` to fill in (the one returned): when the run raises, it holds what was
+            committed before (``embedded``: the texts whose vectors were stored; QA round 148-D F1).
 
     Returns:
         RefreshReport.
@@ -585,7 +613,9 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
     t0 = time.perf_counter()
     deadline = None if time_budget is None else _clock() + time_budget
     model_id = embedder.model_id
-    report = RefreshReport(model_id=model_id)
+    if report is None:
+        report = RefreshReport()
+    report.model_id = model_id
     if (not force and not (resume_forced and _forced_boundary(conn, model_id) is not None)
             and _up_to_date(conn, model_id) and languages_current(conn, model_id)
             and (not resume_forced or _finite_settled(conn, model_id))):  # the common case: read-only, no lock
@@ -594,6 +624,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         report.elapsed_ms = (time.perf_counter() - t0) * 1000
         return report
     with _RefreshLock(conn, lock_timeout, on_wait):
+        fold_wal(conn)  # (what was committed before, a sync's: a write the disk fills leaves only its own pages)
         register_model(conn, embedder)
         if force:  # the vectors there are now predate this run: each is replaced, and a later run resumes
             left = forced_remaining(conn, model_id) if on_restart is not None else 0
@@ -608,6 +639,7 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (FINITE_KEY + model_id,))
         marker = _forced_boundary(conn, model_id)  # (new vectors go above it even when not resuming)
         boundary = marker if force or resume_forced else None
+        fold_wal(conn)
         # A sync --force in another process while this runs deletes every chunk (documents are re-inserted):
         # the texts are chunked again (their vectors are kept) and what is new is embedded, up to twice.
         # (each attempt chunks the documents again: the counts are the largest attempt's, not their sum, which told of
@@ -615,10 +647,11 @@ def refresh(conn, embedder, *, force: bool = False, progress: ProgressFn | None 
         rechunked: set[str] = set()  # texts of the documents chunked again (not by a forced run, which reuses none)
         for attempt in range(3):
             redo = force and attempt == 0
-            chunked, unembedded, new_hashes = chunk_pending_documents(conn, force=redo)
+            chunked, unembedded, new_hashes = chunk_pending_documents(conn, force=redo, fold=True)
             report.chunked_docs = max(report.chunked_docs, chunked)
             report.unembedded_docs = max(report.unembedded_docs, unembedded)
             report.pruned += prune(conn)
+            fold_wal(conn)
             todo = _missing(conn, model_id)
             if not redo:
                 rechunked |= new_hashes
