@@ -696,10 +696,19 @@ def note_ignored_arguments(args) -> None:
         _log(f"arguments ignored (the hook takes none; the payload comes on stdin): {' '.join(args)[:200]}")
 
 
+_WITHOUT_MEMORY_MAP = False
+"""Whether this process reads the index without a memory map (:func:`run_stdin`: the hook's own process)."""
+
+
 def run_stdin() -> int:
-    """Read the payload from stdin, print the block (if any); always return 0 (the exit code)."""
+    """Read the payload from stdin, print the block (if any); always return 0 (the exit code).
+
+    The index is read without a memory map (:func:`dreamdb.store.connect.read_without_memory_map`): the index file
+    truncated in place while the hook read it killed it with SIGBUS, exit 135 (QA round 148-D F2)."""
     import sys
 
+    global _WITHOUT_MEMORY_MAP
+    _WITHOUT_MEMORY_MAP = True  # (set when the index is opened: a call that opens none imports no SQLite driver)
     out = None
     try:
         try:
@@ -1031,7 +1040,11 @@ def _start_build(vault: Path, index_path: Path, build_log: Path) -> int | None:
 def _recall_block(prompt: str, cwd: str | None) -> str:
     from dreamdb.api import WAL_NOT_FOLDED, Index, index_unwritable
     from dreamdb.errors import IndexUnavailable, LockTimeout, VaultNotFound
+    from dreamdb.store.connect import read_without_memory_map
     from dreamdb.vault.discover import find_vault
+
+    if _WITHOUT_MEMORY_MAP:  # (QA round 148-D F2: SIGBUS, exit 135, of an index truncated in place under the read)
+        read_without_memory_map()
 
     try:
         project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()  # (QA round 108-B F4: a cwd out of the project)
