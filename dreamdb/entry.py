@@ -17,29 +17,17 @@ def main(argv: list[str] | None = None) -> int:
 
     Ctrl-C while the modules are still loading (the first ~0.1 s, before any command's own
     handling) exits 130 with ``Interrupted.``, and the prompt hook 0 with nothing printed, as
-    later: never a traceback (QA round 37)."""
+    later: never a traceback (QA round 37). That holds from this function's first step on: the signals are taken
+    first (:func:`_take_signals`), inside the ``try`` that handles Ctrl-C (QA round 148-D F3: a Ctrl-C while the
+    signal module loaded, before the ``try``, ended the process by SIGINT with a traceback through this function);
+    before it runs, Python's own start-up and the loading of this module are Python's to handle (README)."""
     global _DECIDED
     args = sys.argv[1:] if argv is None else argv
-    if argv is None:
-        one_blas_thread()
-    hoisted = hoist_options(args) if argv is None else args
-    writes = argv is None and changes_files(hoisted)
-    hook = argv is None and _is_hook(args)  # (QA round 146-D F3: SIGTERM or SIGHUP killed the hook, 143 or 129,
-    # nothing logged, where it always exits 0 and a Ctrl-C is logged: the hook takes them as it takes Ctrl-C)
-    if writes or hook or (argv is None and uses_index(hoisted)):
-        import signal  # SIGTERM as Ctrl-C from the start to the exit (QA round 81-A F3: after the command's own
-        # handling ended, a SIGTERM while the report was printed killed a saved change with 143; QA round 130-D F3:
-        # `sync --json` killed by SIGTERM exited 143 with nothing on stdout)
-
-        _DECIDED = False
-        signal.signal(signal.SIGTERM, _interrupt)
-        if writes:
-            signal.signal(signal.SIGINT, _interrupt)
-        if (writes or hook) and hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's
-            signal.signal(signal.SIGHUP, _interrupt)  # trial run went on with no time limit, in a session of its own)
-        _quiet_swallowed_interrupts()
     try:
         try:
+            if argv is None:
+                _take_signals(args)
+                one_blas_thread()
             code = _main(args)
         except Exception as exc:  # (QA round 108-C F2: raised inside ``__set_name__`` while click imported, the
             # interruption came out as a RuntimeError: a traceback and exit 1)
@@ -65,13 +53,41 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the executable: its outcome is decided, and a Ctrl-C while Python shuts down must not
         try:  # turn a saved and reported change into exit 130 (QA round 38)
             import signal
+
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            if hasattr(signal, "SIGHUP"):
+                signal.signal(signal.SIGHUP, signal.SIG_IGN)
         except (ImportError, OSError):  # (at the open-file limit its module cannot be read: QA round 85 F3)
             return code
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if hasattr(signal, "SIGHUP"):
-            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        except KeyboardInterrupt:  # (a Ctrl-C before SIGINT is ignored, as the signal module loads for a command that
+            return code  # had not loaded it: the outcome stands, no traceback; QA round 148-D F3)
     return code
+
+
+def _take_signals(args: list[str]) -> None:
+    """The executable's handlers of SIGTERM (and SIGINT, SIGHUP) for the command ``args`` runs: a write command
+    (:func:`changes_files`), the prompt hook (:func:`_is_hook`) and a command that uses the index
+    (:func:`uses_index`) take them as Ctrl-C (:func:`_interrupt`) from here to the exit; other commands keep
+    Python's (Ctrl-C raises ``KeyboardInterrupt``, SIGTERM ends the process, 143). Called first by :func:`main`,
+    inside its ``try``: a Ctrl-C while this runs (the ``signal`` module takes ≈ 2 ms to load) is handled there."""
+    global _DECIDED
+    hoisted = hoist_options(args)
+    writes = changes_files(hoisted)
+    hook = _is_hook(args)  # (QA round 146-D F3: SIGTERM or SIGHUP killed the hook, 143 or 129,
+    # nothing logged, where it always exits 0 and a Ctrl-C is logged: the hook takes them as it takes Ctrl-C)
+    if writes or hook or uses_index(hoisted):
+        import signal  # SIGTERM as Ctrl-C from the start to the exit (QA round 81-A F3: after the command's own
+        # handling ended, a SIGTERM while the report was printed killed a saved change with 143; QA round 130-D F3:
+        # `sync --json` killed by SIGTERM exited 143 with nothing on stdout)
+
+        _DECIDED = False
+        signal.signal(signal.SIGTERM, _interrupt)
+        if writes:
+            signal.signal(signal.SIGINT, _interrupt)
+        if (writes or hook) and hasattr(signal, "SIGHUP"):  # (its terminal closed: QA round 111-A F5, hook install's
+            signal.signal(signal.SIGHUP, _interrupt)  # trial run went on with no time limit, in a session of its own)
+        _quiet_swallowed_interrupts()
 
 
 BLAS_THREAD_SETTINGS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")

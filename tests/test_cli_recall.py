@@ -287,6 +287,48 @@ def test_ctrl_c_while_the_modules_load_is_no_traceback(monkeypatch, capsys):
     assert capsys.readouterr() == ("", "")
 
 
+CTRL_C_AT_THE_START = r'''
+import sys
+
+
+class CtrlC:  # Ctrl-C as the signal module loads (it is not loaded yet: entry.main loads it), or as the first step runs
+    def find_spec(self, name, path=None, target=None):
+        if name == "signal":
+            raise KeyboardInterrupt
+        return None
+
+
+import dreamdb.entry as entry
+
+if sys.argv[1] == "signal":
+    sys.meta_path.insert(0, CtrlC())
+else:
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    setattr(entry, sys.argv[1], interrupted)
+sys.argv = ["dreamdb", *sys.argv[2:]]
+sys.exit(entry.main())
+'''
+
+
+@pytest.mark.parametrize("where", ["signal", "one_blas_thread", "hoist_options"])
+@pytest.mark.parametrize("args, code, out, err", [
+    (["hook", "user-prompt-submit"], 0, "", ""),
+    (["recall", "--json", "sleep"], 130, '{"error": {"message": "Interrupted.", "hint": null, "exit_code": 130}}\n',
+     "Interrupted.\n"),
+    (["remember", "x"], 130, "", "Interrupted.\n"),
+])
+def test_ctrl_c_as_the_entry_point_begins_is_no_traceback(tmp_path, where, args, code, out, err):
+    """QA round 148-D F3: Ctrl-C very early in a run (the prompt hook's, 60 runs) ended the process by SIGINT (-2,
+    130) with a KeyboardInterrupt traceback through dreamdb/entry.py: entry.main set OPENBLAS_NUM_THREADS, read the
+    command and loaded the signal module (≈ 2 ms) before its ``try`` and its handlers. They are its first step now,
+    inside the ``try``: the hook exits 0 with nothing printed, another command 130 with ``Interrupted.``."""
+    p = subprocess.run([sys.executable, "-c", CTRL_C_AT_THE_START, where, *args], capture_output=True, text=True,
+                       cwd=tmp_path, stdin=subprocess.DEVNULL, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (code, out, err), p.stderr[-1500:]
+
+
 def test_recall_errors_and_interrupts_never_show_a_traceback(example_vault, monkeypatch, capsys):
     from dreamdb import quickcli
 
