@@ -1550,14 +1550,14 @@ def test_update_writes_a_day_yaml_reads_as_a_number_as_a_number_in_its_form(vaul
     """QA round 148-B F2: ``updated: 20260818`` (and ``updated_at:``, the ordinal ``2026230``), a number to YAML that
     the index reads as 2026-08-18, was rewritten ``updated: '2026-12-07'``, another form and quoted, where the README
     keeps the form and an unquoted value unquoted. It is today in its own form, still a number; a number that is no
-    date is today's date, as before."""
+    date is today's date, written plain (a YAML date)."""
     from dreamdb.vault.parse import date_value
 
     path = vault / "knowledge" / "numbered.md"
     st_johns = datetime(2026, 12, 7, 1, 7, 19, tzinfo=timezone(-timedelta(hours=3, minutes=30)))
     cases = [("updated", "20260818", "20261207"), ("updated_at", "20260818", "20261207"),
              ("updated", "2026230", "2026341"), ("updated", "20260818  # by hand", "20261207  # by hand"),
-             ("updated", "20261345", "'2026-12-07'")]  # (no date: today's, as any value that is none)
+             ("updated", "20261345", "2026-12-07")]  # (no date: today's, unquoted as it was: QA round 148-G F1)
     for key, old, new in cases:
         path.write_text(f"---\ntitle: Numbered\n{key}: {old}\n---\nbody\n")
         update(vault, "numbered", description="edited", now=st_johns)
