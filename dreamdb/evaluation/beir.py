@@ -476,6 +476,18 @@ def _forget(dest: Path) -> None:
     (dest / MANIFEST).unlink(missing_ok=True)
 
 
+def _clear_for_rewrite(dest: Path) -> Path:
+    """Make way for the vault of ``dest`` to be written anew: its manifest removed first (:func:`_forget`), then the
+    ``_dream_context`` folder an earlier run left, made writable before it is removed (a copy of read-only data).
+    Returns that folder's path (no longer existing)."""
+    vault = dest / VAULT_DIR
+    _forget(dest)
+    if vault.exists():
+        make_writable(vault)
+        shutil.rmtree(vault)
+    return vault
+
+
 def _write_manifest(dest: Path, key: str, slug_to_id: dict[str, str], source: str) -> None:
     tmp = dest / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps({"key": key, "source": source, "slug_to_id": slug_to_id, "files": _files(dest / VAULT_DIR)},
@@ -504,10 +516,7 @@ def corpus_to_vault(docs: list[tuple[str, str, str]], dest: Path, *, source: str
     if man:
         return VaultBuild(dest / VAULT_DIR, man["slug_to_id"], False, 0.0)
     t0 = time.perf_counter()
-    vault = dest / VAULT_DIR
-    _forget(dest)
-    if vault.exists():
-        shutil.rmtree(vault)
+    vault = _clear_for_rewrite(dest)
     kdir = vault / "knowledge"
     kdir.mkdir(parents=True)
     width = max(6, len(str(len(docs))))
@@ -572,11 +581,7 @@ def copy_vault(src: Path, dest: Path, *, into: str = "", slug_map: bool = True) 
     if man:
         return VaultBuild(dest / VAULT_DIR, man["slug_to_id"], False, 0.0)
     t0 = time.perf_counter()
-    vault = dest / VAULT_DIR
-    _forget(dest)
-    if vault.exists():
-        make_writable(vault)
-        shutil.rmtree(vault)
+    vault = _clear_for_rewrite(dest)
     target = vault / into if into else vault
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(src, target, ignore=shutil.ignore_patterns(".dreamdb"))
