@@ -657,3 +657,24 @@ def test_the_note_of_a_waiting_vector_table_comes_only_when_the_query_meets_one(
                                           "Error:")[0], p.stderr
         p = run(*args, "SELECT COUNT(*) FROM words")  # (a column migration 10 adds: no table of theirs)
         assert p.returncode == 2 and "not in this index yet" not in p.stderr and "no such table: words" in p.stderr
+
+
+def test_the_schema_pages_changelog_example_lists_entries_newest_first_within_a_second(tmp_path):
+    """QA round 149-D F2: docs/schema.md's changelog example sorted by ``date``, text in which
+    ``2026-08-18T10:00:00.500000Z`` sorts below ``2026-08-18T10:00:00Z``, so of two entries half a second apart the
+    earlier came first in "newest first"; it sorts by ``date_days``, the instant as a number."""
+    import dreamdb
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "schema.md").read_text(encoding="utf-8")
+    examples = page.split("## Example queries", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
+    example = next(s.strip() for s in examples.split(";") if "type = 'changelog'" in s)
+    vault = tmp_path / "_dream_context"
+    (vault / "core").mkdir(parents=True)
+    (vault / "core" / "CHANGELOG.json").write_text(json.dumps([
+        {"date": "2026-08-18T10:00:00.5Z", "type": "fix", "scope": "late", "summary": "later by half a second"},
+        {"date": "2026-08-18T10:00:00Z", "type": "fix", "scope": "early", "summary": "earlier"}]), encoding="utf-8")
+    with dreamdb.open(vault) as index:
+        index.sync()
+        entries = [row[0] for row in index.conn.execute(example)]
+    assert entries == ["changelog/2026-08-18-late-1", "changelog/2026-08-18-early-1"]
