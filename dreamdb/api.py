@@ -1182,6 +1182,51 @@ class Index:
         finally:
             conn.close()
 
+    def check_synced_readonly(self) -> None:
+        """For reads that do not sync first (``dreamdb sql --no-sync``): refuse, as a read that syncs does, an index
+        that has never been synced (:func:`_never_synced`): there is nothing to answer from (QA round 149-D F1: a count
+        of 0 documents, exit 0, from an index whose first build another process was running, or had left unfinished).
+        Only an index never synced is opened for writing, and nothing is written to it: its write lock is tried, not
+        waited for, and let go (:func:`_lock_to_remove`), to tell another process's first build from an index no
+        process is building.
+
+        Raises:
+            FirstBuildElsewhere: another process holds the write lock of the index never synced: its first build
+                (exit 5, as a read that syncs says after waiting for it).
+            IndexUnavailable: the index has never been synced, and no process is building it (exit 4).
+        """
+        if not self.index_path.is_file():
+            return
+        try:
+            conn = db.connect(self.index_path, readonly=True, busy_timeout_ms=500)
+        except DreamdbError:
+            return  # the read itself says what is wrong with the file
+        try:
+            never = _never_synced(conn)
+        except db.DatabaseError:
+            return  # (damage, or tables missing: the read says so)
+        finally:
+            conn.close()
+        if not never:
+            return
+        try:
+            conn = db.connect(self.index_path, busy_timeout_ms=0)
+        except LockTimeout:  # (held, past even reading its journal mode)
+            raise _building_elsewhere() from None
+        except DreamdbError:  # (cannot tell: said as never synced)
+            conn = None
+        building = False
+        if conn is not None:
+            try:
+                building = not _lock_to_remove(conn)
+            finally:
+                with suppress(db.DatabaseError):
+                    conn.close()  # (and the lock with it, had it been free)
+        if building:
+            raise _building_elsewhere()
+        raise IndexUnavailable(f"The index at {self.index_path} has never been synced: there is nothing to answer"
+                               " from yet.", hint="Run without --no-sync (or dreamdb sync) first.")
+
     def _may_be_shared(self) -> bool:
         """Whether another vault may use this index file too: one given (``DREAMDB_INDEX``, ``index_path``), or the
         default one reached through a link (``.dreamdb`` or ``index.db`` a symlink: two projects linking theirs to
@@ -2106,10 +2151,7 @@ class Index:
                 if not self._first_build_elsewhere():
                     raise
                 if not wait_for_first_build:
-                    raise FirstBuildElsewhere(
-                        "Another dreamdb process (or another open Index of this process) is building this vault's index"
-                        " for the first time: there is nothing to answer from yet.",
-                        hint="Retry in a moment (a first build of a large vault takes a while).") from None
+                    raise _building_elsewhere() from None
                 # Nothing to answer from until that build is done: wait for it, up to the lock timeout
                 # (an answer of no notes would be wrong, not stale; a prompt hook has its own budget)
                 building = True
@@ -3705,6 +3747,17 @@ def _never_synced(conn) -> bool:
     """
     return (conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None
             and conn.execute("SELECT 1 FROM meta WHERE key = 'last_sync'").fetchone() is None)
+
+
+def _building_elsewhere():
+    """The :class:`~dreamdb.errors.FirstBuildElsewhere` (exit 5) of a read that finds another process building the
+    index for the first time, and does not wait for it (:meth:`Index.sync_for_read` with ``wait_for_first_build=False``,
+    :meth:`Index.check_synced_readonly`)."""
+    from dreamdb.errors import FirstBuildElsewhere
+
+    return FirstBuildElsewhere("Another dreamdb process (or another open Index of this process) is building this vault's"
+                               " index for the first time: there is nothing to answer from yet.",
+                               hint="Retry in a moment (a first build of a large vault takes a while).")
 
 
 def _is_environment_error(exc: BaseException) -> bool:

@@ -1063,6 +1063,33 @@ def test_sql_no_sync_on_a_damaged_or_missing_index_is_exit_4(example_vault, caps
     assert "damaged" in err and "sync --check" in err
 
 
+def test_sql_no_sync_refuses_an_index_never_synced(example_vault, capsys):
+    """QA round 149-D F1: ``sql --no-sync`` on an index never synced (another process's first build under way, or
+    killed before it committed) printed a count of 0 documents, exit 0, without a word, where a read that syncs finds
+    nothing to answer from. It is refused: exit 5 while another process holds the index's write lock (its first build),
+    as a read that syncs says after waiting for it; exit 4 when no process is building it. Once synced, it answers."""
+    from dreamdb.entry import main
+
+    with dreamdb.open(example_vault, auto_sync=False) as index:  # the schema, no documents, no sync: a first build
+        assert index.conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 0  # (unfinished)
+    path = example_vault / ".dreamdb" / "index.db"
+    argv = ["sql", "--no-sync", "--json", "SELECT count(*) AS n FROM documents", "--vault", str(example_vault)]
+    with held_by_another_process(path, exclusive=False):  # its first build, elsewhere
+        assert main(argv) == 5
+        out, err = capsys.readouterr()
+        assert '"n"' not in out and ("Error: Another dreamdb process (or another open Index of this process) is"
+                                     " building this vault's index for the first time: there is nothing to answer"
+                                     " from yet.") in err, err
+    assert main(argv) == 4  # (the build stopped, never synced)
+    out, err = capsys.readouterr()
+    assert '"n"' not in out and (f"Error: The index at {path} has never been synced: there is nothing to answer from"
+                                 " yet.\nHint: Run without --no-sync (or dreamdb sync) first.") in err, err
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) == [{"n": 13}]
+
+
 def test_embed_refresh_and_compact_check_the_index_first(example_vault):
     """QA round 7: embed refresh ran on a damaged index (the next recall rebuilt it and dropped the vectors)."""
     from click.testing import CliRunner

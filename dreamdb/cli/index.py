@@ -403,6 +403,7 @@ def sql_cmd(query, vault, fmt, as_json, max_rows, timeout_s, no_sync):
                         index.index_path, index.vault) else  # (a path the user chose is never moved aside or replaced)
                 "Point DREAMDB_INDEX at a new file path, or at the index you meant.")
         index.check_index_vault_readonly()
+        index.check_synced_readonly()  # (QA round 149-D F1: an index never synced answered a count of 0, exit 0)
     # (after a sync too: a driver that cannot load sqlite-vec leaves the vector tables' migrations waiting, and
     # "no such table: chunks" came with a hint that listed chunks; QA round 97-B F8)
     read = index.read_path  # (the vault's other index, where this one could not be made: QA round 145-I F1)
