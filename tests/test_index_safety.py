@@ -1063,6 +1063,27 @@ def test_sql_no_sync_on_a_damaged_or_missing_index_is_exit_4(example_vault, caps
     assert "damaged" in err and "sync --check" in err
 
 
+def test_sql_no_sync_on_an_index_cut_short_says_it_is_damaged_and_how_to_rebuild(example_vault, capsys):
+    """QA round 149-D F3: ``sql --no-sync`` on an index file cut short said "Cannot open the index at …: database disk
+    image is malformed", exit 4, with no hint, where damage met mid-query names the fix. The read-only open
+    (:func:`~dreamdb.store.connect.connect_readonly`) raises an IndexDamaged (an IndexUnavailable, as before, for its
+    other callers) with that hint."""
+    from dreamdb.entry import main
+    from dreamdb.errors import IndexDamaged
+
+    with dreamdb.open(example_vault) as index:
+        index.sync()
+        path = index.index_path
+    assert path.stat().st_size > 200_000 and not os.path.exists(f"{path}-wal")  # (the whole index in the file)
+    os.truncate(path, 200_000)
+    assert main(["sql", "--no-sync", "SELECT count(*) FROM documents", "--vault", str(example_vault)]) == 4
+    assert (f"Error: The index at {path} is damaged (database disk image is malformed).\nHint: dreamdb sync --check"
+            " rebuilds it from the vault.") in capsys.readouterr().err
+    with pytest.raises(IndexDamaged) as err:
+        db.connect_readonly(path)
+    assert isinstance(err.value, IndexUnavailable) and err.value.hint == "dreamdb sync --check rebuilds it from the vault."
+
+
 def test_sql_no_sync_refuses_an_index_never_synced(example_vault, capsys):
     """QA round 149-D F1: ``sql --no-sync`` on an index never synced (another process's first build under way, or
     killed before it committed) printed a count of 0 documents, exit 0, without a word, where a read that syncs finds

@@ -23,7 +23,7 @@ import weakref
 from pathlib import Path
 from types import ModuleType
 
-from dreamdb.errors import DriverError, IndexReplaced, IndexUnavailable, LockTimeout
+from dreamdb.errors import DriverError, IndexDamaged, IndexReplaced, IndexUnavailable, LockTimeout
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a connection waits for another writer (ms) before "database is locked"."""
@@ -357,7 +357,9 @@ def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: in
     connection's ``immutable`` attribute says which.
 
     Raises:
-        IndexUnavailable: neither can read it (the first attempt's error).
+        IndexUnavailable: neither can read it (the first attempt's error); an :class:`~dreamdb.errors.IndexDamaged`,
+            with the hint a query that meets damage gives, when SQLite says the file is damaged (QA round 149-D F3:
+            ``sql --no-sync`` on an index cut short said "Cannot open the index", with no word of the fix).
         LockTimeout: another connection held it locked past ``busy_timeout_ms`` (ms).
         DriverError: ``vec=True`` and sqlite-vec cannot be loaded.
     """
@@ -387,6 +389,10 @@ def connect_readonly(path: Path | str, *, vec: bool = False, busy_timeout_ms: in
             first = first or exc
         if conn is not None:
             conn.close()
+    cause = first.__cause__
+    if isinstance(cause, DatabaseError) and is_damage(cause):
+        raise IndexDamaged(f"The index at {path} is damaged ({cause}).",
+                           hint="dreamdb sync --check rebuilds it from the vault.") from cause
     raise first
 
 
