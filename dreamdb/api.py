@@ -2553,7 +2553,7 @@ class Index:
                                   f"{'hold' if len(read) > 1 else 'holds'} no indexable text (a memory file needs "
                                   "'## ' sections; see the sync warnings)")
                 return
-            from dreamdb.vault.discover import cased_markdown, renames_advice, undecodable_markdown
+            from dreamdb.vault.discover import cased_markdown, other_extension, renames_advice, undecodable_markdown
 
             # (an index without documents: the walk is of a vault without notes, cheap; QA round 68 L6)
             misnamed, named = undecodable_markdown(self.vault, include_archives=self.include_archives, limit=3)
@@ -2568,7 +2568,7 @@ class Index:
                               + (f" ({count} .md file{'s are' if count != 1 else ' is'} elsewhere; `dreamdb status` "
                                  "lists them)" if count else "")
                               + (f"; {', '.join(examples)}{' …' if cased > len(examples) else ''}"
-                                 f" {'have an extension' if cased != 1 else 'has an extension'} other than .md:"
+                                 f" {other_extension(cased)}:"
                                  f" {renames_advice(self.vault, examples)}" if cased else "")
                               + "; see the README, \"Which files become documents\"")
             return

@@ -908,12 +908,34 @@ def test_every_sync_of_a_vault_whose_only_note_is_named_md_in_upper_case_says_wh
     for _ in range(2):
         p = run_main("sync", "--vault", str(vault))
         assert p.returncode == 0 and "0 documents" in p.stdout, p.stderr
-        assert ("note: no documents indexed: knowledge/UP.MD has an extension in another case than .md, the only one"
+        assert ("note: no documents indexed: knowledge/UP.MD has an extension other than .md, the only one"
                 " dreamdb reads: rename it to .md") in p.stderr
         assert "no notes yet" not in p.stderr
     (vault / "knowledge" / "UP.MD").rename(vault / "knowledge" / "UP.md")
     p = run_main("sync", "--vault", str(vault))
     assert p.returncode == 0 and "1 document " in p.stdout and "note:" not in p.stderr
+
+
+def test_the_empty_index_note_of_a_markdown_or_mdown_note_says_its_extension_is_another_not_in_another_case(tmp_path):
+    """QA round 149-A F1: with knowledge/a.markdown the only note, `list` and `sync` said it "has an extension in
+    another case than .md", which is true of .MD only; recall and status say "an extension other than .md"."""
+    for name in ("a.markdown", "b.mdown"):
+        vault = tmp_path / name / "_dream_context"
+        write_doc(vault, f"knowledge/{name}", "# a\n")
+        for command in ("list", "sync"):
+            p = run_main(command, "--vault", str(vault))
+            assert p.returncode == 0, p.stderr
+            assert (f"note: no documents indexed: knowledge/{name} has an extension other than .md, the only one"
+                    " dreamdb reads: rename it to .md") in p.stderr
+            assert "another case" not in p.stderr
+        p = run_main("recall", "--vault", str(vault), "anything")
+        assert f"knowledge/{name} has an extension other than .md: rename to .md" in p.stderr
+    vault = tmp_path / "two" / "_dream_context"
+    write_doc(vault, "knowledge/a.markdown", "# a\n")
+    write_doc(vault, "knowledge/B.MD", "# b\n")
+    p = run_main("list", "--vault", str(vault))
+    assert ("note: no documents indexed: knowledge/B.MD, knowledge/a.markdown have an extension other than .md, the"
+            " only one dreamdb reads: rename them to .md") in p.stderr
 
 
 def test_status_counts_one_unindexed_file_in_the_singular(tmp_path, capsys):

@@ -113,7 +113,7 @@ def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
             f"{', …' if len(unreadable) > 3 else ''} cannot be read (fix {its} permissions, or contents: binary,"
             " or JSON that does not parse; dreamdb sync --force names the reason).")
         return
-    from dreamdb.vault.discover import cased_markdown, renames_advice
+    from dreamdb.vault.discover import cased_markdown, other_extension, renames_advice
 
     # (user QA: a vault whose only note was knowledge/UP.MD synced to nothing, and only the first sync said why)
     cased, cased_examples = cased_markdown(index.vault, include_archives=index.include_archives, limit=3)
@@ -124,8 +124,7 @@ def note_unindexed(index, skipped: list[str] | tuple[str, ...] = ()) -> None:
             "(README, \"Which files become documents\").")
     if cased:
         say(f"note: no documents indexed: {', '.join(map(safe_text, cased_examples))}"
-            f"{', …' if cased > len(cased_examples) else ''} {'have' if cased != 1 else 'has'} an "
-            f"extension in another case than .md, the only one dreamdb reads: "
+            f"{', …' if cased > len(cased_examples) else ''} {other_extension(cased)}, the only one dreamdb reads: "
             f"{renames_advice(index.vault, cased_examples, 'rename them' if cased != 1 else 'rename it')}"
             " (README, \"Which files become documents\").")
     if not (count or cased):

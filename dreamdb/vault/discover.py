@@ -1349,6 +1349,13 @@ def renames_advice(vault: Path | str, paths: list[str], rename: str = "rename") 
     return advice
 
 
+def other_extension(count: int) -> str:
+    """How a note of :func:`cased_markdown`'s (``count`` of them) is said: "has an extension other than .md", true of
+    ``.MD`` and ``.markdown`` alike (the one wording of ``sync``'s, ``list``'s and ``recall``'s notes: QA round 149-A
+    F1, "in another case than .md" of a ``.markdown``)."""
+    return f"{'have' if count != 1 else 'has'} an extension other than .md"
+
+
 def cased_markdown(vault: Path, *, include_archives: bool = False, limit: int = 5) -> tuple[int, list[str]]:
     """Files in the folders dreamdb reads that would be notes but for their extension: ``.md`` in another case
     or another markdown extension (:func:`misnamed_note`; a sync warns of each). ``status`` counts and lists them with the fix, renaming them to
