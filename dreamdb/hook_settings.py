@@ -9,7 +9,8 @@ The hook lives in ``<project>/.claude/settings.json`` (shared with the team) or,
 
 Both functions merge with what is there: other keys, other events and other
 hooks are kept as they are (their values and key order). Before an existing
-file changes, its previous bytes are saved to ``settings.json.bak``, with the
+file changes, its previous bytes are saved to ``settings.json.bak`` (but by an
+install over a file only an install wrote, which keeps the ``.bak`` there), with the
 file's own permission bits (a private ``settings.local.json`` may hold tokens in
 ``env``); the new file is written atomically (temp file + fsync + rename) with
 the file's own indentation (2 spaces for a new file) and line endings (CRLF kept), its numbers as written.
@@ -737,8 +738,9 @@ def _check_backup(path: Path) -> None:
                            hint=f"Move {backup} away, then retry.")
 
 
-def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True) -> None:
-    """Keep the old bytes in ``<name>.bak``, write ``data``; a symlinked file is written through the link.
+def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True, keep_backup: bool = False) -> None:
+    """Keep the old bytes in ``<name>.bak`` (unless ``keep_backup``: the ``.bak`` there is kept, :func:`_keeps_backup`),
+    write ``data``; a symlinked file is written through the link.
 
     The backup replaces the previous ``.bak`` only once the new settings are written: a refused write
     (a write-protected file) leaves both files as they were.
@@ -766,7 +768,7 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True) -
             raise WriteRefused(f"{path} is a symlink loop; nothing was changed.") from exc
         backup = _backup_path(path)
         text = _dumps(data, old_raw)
-        pending = _write_backup(path, backup, old_raw) if old_raw is not None else None
+        pending = _write_backup(path, backup, old_raw) if old_raw is not None and not keep_backup else None
         try:
             # (another program's write since the file was read is not overwritten: Claude Code adds its permission
             # rules by the same read, change, replace; QA round 79-B F2, 37 of 303 rules lost. The caller reads again)
@@ -797,22 +799,70 @@ def _write(path: Path, data: dict, old_raw: bytes | None, commit: bool = True) -
         _record_made_folder(path.parent) if ours else _forget_made_folder(path.parent)
 
 
-def _made_by_install(path: Path, old_raw: bytes | None) -> bool:
-    """Whether a settings file that holds dreamdb's hook alone was made by an install: there is no ``.bak`` of it (an
-    install keeps one only of a file that was there), and ``old_raw``, its bytes, are what an install writes in a new
-    file, to the byte (:func:`_install_once`: one group of one hook, :func:`_dumps`'s layout). With a ``.bak``,
-    whatever it holds, the file is kept: a second install that replaced the hook's command overwrote the ``.bak`` of
-    the user's own ``{}`` (QA round 102-A F3), so a ``.bak`` cannot tell; nor can its absence alone: a file written by
-    hand, or committed by a teammate, with a hook of its own (another timeout, variables before the command) was
-    deleted, ``.claude`` with it (QA round 132-C F1)."""
-    if old_raw is None or os.path.lexists(_backup_path(path)):
+def _install_output(raw: bytes | None, command: str = DEFAULT_COMMAND) -> bool:
+    """Whether ``raw`` is what an install writes in a new settings file, to the byte (:func:`_install_once`: one group
+    of one hook, running dreamdb's hook alone, :func:`runs_hook_alone`; :func:`_dumps`'s layout), whatever its
+    command; ``command``: the one dreamdb installs or removes."""
+    if raw is None:
         return False
     try:
-        command = json.loads(old_raw)["hooks"][EVENT][0]["hooks"][0]["command"]
+        hook_command = json.loads(raw)["hooks"][EVENT][0]["hooks"][0]["command"]
     except (ValueError, LookupError, TypeError):  # (ValueError: not JSON or not UTF-8)
         return False
-    made = {"hooks": {EVENT: [{"hooks": [{"type": "command", "command": command}]}]}}
-    return isinstance(command, str) and old_raw == _dumps(made, None).encode("utf-8")
+    made = {"hooks": {EVENT: [{"hooks": [{"type": "command", "command": hook_command}]}]}}
+    return (isinstance(hook_command, str) and runs_hook_alone(hook_command, command)
+            and raw == _dumps(made, None).encode("utf-8"))
+
+
+def _backup_of_install(path: Path, command: str = DEFAULT_COMMAND) -> bytes | None:
+    """The bytes of ``<name>.bak`` of the settings file ``path`` when it is a file (not a link) holding only what an
+    install writes in a new file (:func:`_install_output`): the previous version of a file an install made, which a
+    second install that replaced the command kept; else ``None`` (no ``.bak``, or one that holds anything else)."""
+    backup = _backup_path(path)
+    try:
+        if not stat.S_ISREG(os.lstat(backup).st_mode):
+            return None
+        raw = backup.read_bytes()
+    except OSError:
+        return None
+    return raw if _install_output(raw, command) else None
+
+
+def _keeps_backup(path: Path, old_raw: bytes | None, command: str) -> bool:
+    """Whether an install that rewrites ``path`` keeps the ``.bak`` there instead of saving ``old_raw`` in it:
+    ``old_raw`` is only what an install writes (:func:`_install_output`; the second install, replacing the command,
+    reproducible by installing that command again) and a ``.bak`` is there, which then keeps the version before
+    dreamdb's hook, a user's ``{}`` say. So a ``.bak`` that holds only an install's output is of a file an install
+    made, and uninstall deletes both (:func:`_made_by_install`; QA round 149-A F2: two installs then an uninstall left
+    ``{}`` and a ``.bak``), while the user's ``{}`` kept in a ``.bak`` still keeps the file, as ``{}`` (QA round 102-A
+    F3: the second install overwrote that ``.bak`` with the first install's file)."""
+    return _install_output(old_raw, command) and os.path.lexists(_backup_path(path))
+
+
+def _made_by_install(path: Path, old_raw: bytes | None, command: str = DEFAULT_COMMAND) -> bool:
+    """Whether a settings file that holds dreamdb's hook alone was made by an install: ``old_raw``, its bytes, are
+    what an install writes in a new file, to the byte (:func:`_install_output`), and there is no ``.bak`` of it (an
+    install keeps one only of a file that was there) or its ``.bak`` holds only such an install's output too
+    (:func:`_backup_of_install`: a second install that replaced the command saved the first one's file there, and
+    keeps a ``.bak`` it finds, :func:`_keeps_backup`). With a ``.bak`` that holds anything else (the user's own ``{}``,
+    QA round 102-A F3), the file is kept; nor can the absence of a ``.bak`` alone tell: a file written by
+    hand, or committed by a teammate, with a hook of its own (another timeout, variables before the command) was
+    deleted, ``.claude`` with it (QA round 132-C F1)."""
+    if not _install_output(old_raw, command):
+        return False
+    return not os.path.lexists(_backup_path(path)) or _backup_of_install(path, command) is not None
+
+
+def _remove_backup_of_install(path: Path, command: str = DEFAULT_COMMAND) -> None:
+    """After uninstall deleted ``path``, a file an install made: delete its ``.bak`` too if it holds only an install's
+    output (:func:`_backup_of_install`; one that holds anything else is kept). One that cannot be deleted is left,
+    as it was before QA round 149-A F2: the settings are removed already."""
+    raw = _backup_of_install(path, command)
+    if raw is not None:
+        backup = _backup_path(path)
+        with contextlib.suppress(OSError):
+            if backup.read_bytes() == raw:  # (not one another program wrote since)
+                backup.unlink()
 
 
 def _remove(path: Path, old_raw: bytes | None, commit: bool = True) -> None:
@@ -1133,8 +1183,8 @@ def _install_once(path: Path, command: str, replace: bool) -> Path:
     if not found_exact and not found_among_others:
         groups.append({"hooks": [{"type": "command", "command": command}]})
         changed = True
-    if changed:
-        _write(path, data, old_raw)
+    if changed:  # (a .bak kept over a file only an install wrote: QA round 149-A F2)
+        _write(path, data, old_raw, keep_backup=_keeps_backup(path, old_raw, command))
     return path
 
 
@@ -1241,7 +1291,8 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
     with no hooks is removed, and so are ``UserPromptSubmit`` and ``hooks``
     if removing ours emptied them; everything else stays. The previous file
     is saved to ``<name>.bak``; a file that held nothing but dreamdb's hook, as an install made it
-    (:func:`_made_by_install`), is removed instead, so install then uninstall leaves the project as it was (a
+    (:func:`_made_by_install`), is removed instead, with its ``.bak`` if that holds only an earlier install's file,
+    so install then uninstall leaves the project as it was (a
     symlinked file, one the user had before, of which an install kept a ``.bak``, or one written or edited by hand,
     is kept, as ``{}``), and so is the ``.claude`` folder that leaves empty if an install made it (recorded:
     :func:`_record_made_folder`; one the user had is kept).
@@ -1283,11 +1334,12 @@ def uninstall_hooks(project_dir: Path, command: str = DEFAULT_COMMAND) -> list[P
             # (only the last change is recorded as the command's, done: an interruption between the two files is one
             # before it, 130, and uninstall run again removes the rest; QA round 111-A F4, "do not repeat it" said
             # with the hook still in settings.local.json)
-            if data == {} and not path.is_symlink() and _made_by_install(path, old_raw):
-                # (it held our hook alone, and no earlier version of it was kept: an install made it, QA round 99-B
-                # F6, a "{}" file and a .bak were left; one the user had, of whose first edit a .bak was kept, is
-                # kept as "{}": QA round 101-A F8)
+            if data == {} and not path.is_symlink() and _made_by_install(path, old_raw, command):
+                # (it held our hook alone, and no earlier version of it was kept, or one an install wrote: an install
+                # made it, QA round 99-B F6, a "{}" file and a .bak were left; 149-A F2, after two installs; one the
+                # user had, of whose first edit a .bak was kept, is kept as "{}": QA round 101-A F8)
                 _remove(path, old_raw, commit=i == last)
+                _remove_backup_of_install(path, command)
                 done.append(path)
                 removed = True
             elif data is not None:

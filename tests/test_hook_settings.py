@@ -289,6 +289,45 @@ def test_install_then_uninstall_leaves_no_settings_file_it_created(tmp_path: Pat
     assert uninstall_hook(tmp_path) is True and path.read_text().strip() == "{}"
 
 
+def test_uninstall_after_two_installs_in_a_project_without_settings_leaves_none(tmp_path: Path):
+    """QA round 149-A F2: in a project without .claude, an install, a second one replacing the command (which kept
+    the first one's file in the .bak) and an uninstall left settings.json as "{}" and settings.json.bak, which held
+    nothing of the user's. A .bak that holds only an install's file is an install's: both go, and .claude; one that
+    holds anything else is kept, and the file, as "{}"."""
+    path = settings_path(tmp_path)
+    backup = path.with_name("settings.json.bak")
+    install_hook(tmp_path, command="uvx dreamdb hook user-prompt-submit")
+    install_hook(tmp_path, command="/opt/x/bin/dreamdb hook user-prompt-submit")
+    assert json.loads(backup.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == (
+        "uvx dreamdb hook user-prompt-submit")
+    assert uninstall_hooks(tmp_path) == [path]
+    assert not path.exists() and not backup.exists() and not (tmp_path / ".claude").exists()
+    # three installs: the .bak the second made is kept by the third (a file only an install wrote is not saved)
+    for command in ("uvx dreamdb hook user-prompt-submit", "/opt/x/bin/dreamdb hook user-prompt-submit",
+                    DEFAULT_COMMAND):
+        install_hook(tmp_path, command=command)
+    assert "uvx dreamdb" in backup.read_text()
+    assert uninstall_hooks(tmp_path) == [path] and not (tmp_path / ".claude").exists()
+    # a .bak the user wrote beside an install's file (a hook with a timeout: not as an install writes it) is kept,
+    # and the file too, as "{}"
+    install_hook(tmp_path)
+    by_hand = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "timeout": 20,
+                                                                     "command": DEFAULT_COMMAND}]}]}}, indent=2) + "\n"
+    backup.write_text(by_hand)
+    install_hook(tmp_path, command="/opt/x/bin/dreamdb hook user-prompt-submit")
+    assert backup.read_text() == by_hand  # (kept: the file it would replace it with only an install wrote)
+    assert uninstall_hooks(tmp_path) == [path] and path.read_text().strip() == "{}"
+    assert "/opt/x/bin/dreamdb" in backup.read_text()
+    # the user's "{}" before two installs is kept, whichever uninstall (QA round 102-A F3)
+    path.unlink()
+    backup.unlink()
+    path.write_text("{}\n")
+    install_hook(tmp_path, command="uvx dreamdb hook user-prompt-submit")
+    install_hook(tmp_path, command="/opt/x/bin/dreamdb hook user-prompt-submit")
+    assert backup.read_text() == "{}\n"
+    assert uninstall_hooks(tmp_path) == [path] and path.read_text() == "{}\n"
+
+
 @pytest.mark.parametrize("text", [
     '{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"dreamdb hook user-prompt-submit"}]}]}}',
     json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "timeout": 20,
@@ -406,8 +445,9 @@ def test_install_recognises_a_hook_run_with_environment_settings(tmp_path: Path,
     install_hook(tmp_path)
     groups = json.loads(settings_path(tmp_path).read_text())["hooks"]["UserPromptSubmit"]
     assert [h["command"] for g in groups for h in g["hooks"]] == ["dreamdb hook user-prompt-submit"]
-    # (a second install that replaced the command kept a .bak: the file is kept, as "{}", QA round 102-A F3)
-    assert uninstall_hook(tmp_path) and not settings_path(tmp_path).read_text().count("dreamdb")
+    # (a second install that replaced the command kept a .bak, of the first one's file: both are an install's, and
+    # go, QA round 149-A F2; they were kept, the file as "{}", QA round 102-A F3)
+    assert uninstall_hook(tmp_path) and not settings_path(tmp_path).parent.exists()
 
 
 @pytest.mark.parametrize("command", ["a\nb", "", "dreamdb hook user-prompt-submit\r"])

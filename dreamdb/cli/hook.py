@@ -509,8 +509,8 @@ def _hook_command(default: str, absolute: bool = False) -> str:
 def uninstall(project, as_json):
     """Remove dreamdb's prompt hook from PROJECT/.claude/settings.json and settings.local.json
     (other hooks untouched; the previous file kept as <name>.bak). A settings file that held
-    nothing but the hook, as an install wrote it, is deleted (one written or edited by hand is
-    kept, as {}).
+    nothing but the hook, as an install wrote it, is deleted, with a .bak that holds only an
+    install's file too (one written or edited by hand is kept, as {}).
 
     \b
     Examples:
