@@ -139,6 +139,36 @@ def test_remember_supersedes_by_id_and_by_date_scope(vault: Path):
     assert fifth["already_superseded_by"] == [f"changelog/{second['id']}"]
 
 
+def test_remember_supersedes_date_scope_by_the_day_its_id_shows(tmp_path: Path):
+    """QA round 149-A F3: ``--supersedes "2026-08-18|runner"``, the form the hint names, of an entry dated
+    ``20260818T120000Z`` (id ``2026-08-18-runner-1``) was "No CHANGELOG entry": the date had to be written as in the
+    file. The id's day names it too; the date as written still does, and comes first; two entries of that day are
+    refused, naming both."""
+    vault = tmp_path / "_dream_context"
+    path = vault / "core" / "CHANGELOG.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps([{"date": "20260818T120000Z", "type": "fix", "scope": "runner",
+                                 "description": "basic form"}]))
+    assert remember(vault, "Replaces it.", supersedes="2026-08-18|runner", now=NOW)["supersedes"] == (
+        "2026-08-18-runner-1")
+    assert remember(vault, "Again.", supersedes="20260818T120000Z|runner", now=NOW)["supersedes"] == (
+        "2026-08-18-runner-1")
+    path.write_text(json.dumps([{"date": "2026-08-18T23:00:00Z", "type": "fix", "scope": "runner", "description": "a"},
+                                {"date": "2026-08-18", "type": "fix", "scope": "runner", "description": "b"}]))
+    ids = changelog_ids(json.loads(path.read_text()))
+    # (the date as written names the one written so; then the day names both: refused)
+    assert remember(vault, "Replaces b.", supersedes="2026-08-18|runner", now=NOW)["supersedes"] == ids[1]
+    path.write_text(json.dumps([{"date": "2026-08-18T23:00:00Z", "type": "fix", "scope": "runner", "description": "a"},
+                                {"date": "20260818T010000Z", "type": "fix", "scope": "runner", "description": "b"}]))
+    before = path.read_bytes()
+    ids = changelog_ids(json.loads(before))
+    with pytest.raises(UsageError, match=r"matches 2 CHANGELOG entries: " + re.escape(", ".join(ids))):
+        remember(vault, "Ambiguous.", supersedes="2026-08-18|runner", now=NOW)
+    assert path.read_bytes() == before
+    with pytest.raises(NotFound):  # (another day, or another scope, names none)
+        remember(vault, "None.", supersedes="2026-08-19|runner", now=NOW)
+
+
 def test_remember_unknown_supersedes_is_not_found_and_file_untouched(vault: Path):
     path = vault / "core" / "CHANGELOG.json"
     before = path.read_bytes()

@@ -103,7 +103,9 @@ def _done(as_json: bool, payload: dict, text: str, *, saved: bool = True) -> Non
 @click.option("--summary", help="One-line headline (≤ 200 characters recommended).")
 @click.option("--references", "-r", multiple=True, metavar="KIND:VALUE",
               help="Evidence token, repeatable: commit:<sha>, file:<path>, knowledge:<slug>, url:<href>…")
-@click.option("--supersedes", metavar="ID", help="Id of the entry this one replaces (as recall shows it).")
+@click.option("--supersedes", metavar="ID",
+              help="Id of the entry this one replaces (as recall shows it), or <date>|<scope>: its date as written"
+                   " or as its id's day.")
 @click.option("--author", "authors", multiple=True, help="Author handle (repeatable).")
 @click.option("--breaking", is_flag=True, help="Mark the entry as a breaking change.")
 @vault_option()

@@ -274,6 +274,7 @@ class _EntryIds:
         self.ids = changelog_ids(entries) if ids is None else ids
         self.known = frozenset(self.ids)
         self._legacy: dict[tuple[str, str], list[str]] | None = None
+        self._by_day: dict[tuple[str, str], list[str]] | None = None
 
     def legacy(self, when: str, label: str) -> list[str]:
         """The ids of the entries dated ``when`` whose scope (or, without one, type) is ``label``, in file order."""
@@ -284,6 +285,19 @@ class _EntryIds:
                     self._legacy.setdefault((str(e.get("date")), str(e.get("scope") or e.get("type"))), []).append(
                         self.ids[i])
         return self._legacy.get((when, label), [])
+
+    def by_day(self, day: str, label: str) -> list[str]:
+        """The ids of the entries whose id's day (:func:`dreamdb.vault.parse._slug_date`: ``2026-08-18`` of a date
+        written ``20260818T120000Z``) is ``day`` and whose scope (or, without one, type) is ``label``, in file order."""
+        if self._by_day is None:
+            from dreamdb.vault.parse import _slug_date
+
+            self._by_day = {}
+            for i, e in enumerate(self.entries):
+                if isinstance(e, dict):
+                    self._by_day.setdefault((_slug_date(e.get("date")), str(e.get("scope") or e.get("type"))),
+                                            []).append(self.ids[i])
+        return self._by_day.get((day, label), [])
 
 
 def _bare_id(ref: str) -> str:
@@ -314,7 +328,7 @@ def _resolve_supersedes(ref: str, entries: Sequence[Any], ids: _EntryIds | None 
                          hint="Use an entry id (changelog/<date>-<scope>-<n>, as recall shows it) or <date>|<scope>,"
                               " or name none to supersede nothing.")
     ids = _EntryIds(entries) if ids is None else ids
-    hits = _entries_named(ident, ids)
+    hits = _entries_named(ident, ids, by_day=True)
     if len(hits) == 1:
         return hits[0]
     if hits:
@@ -334,14 +348,19 @@ def _names_entry(ref: str, ids: _EntryIds) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _entries_named(ident: str, ids: _EntryIds) -> list[str]:
+def _entries_named(ident: str, ids: _EntryIds, by_day: bool = False) -> list[str]:
     """The ids of the entries ``ident`` (an id without its prefix, or ``<date>|<scope>``) names: itself when it is
-    an entry's id, else those of that date and scope (or type), in file order; ``[]`` for none."""
+    an entry's id, else those of that date as written and scope (or type), in file order; ``[]`` for none.
+    ``by_day``: when no date is written so, those whose id's day it is (:meth:`_EntryIds.by_day`: ``2026-08-18|runner``
+    of an entry dated ``20260818T120000Z``, as its id and ``list`` show it; QA round 149-A F3, it was "no
+    entry"). Only ``remember --supersedes`` reads it so: an existing entry's ``supersedes`` is read as the index reads
+    it (:class:`dreamdb.vault.parse.SupersedesResolver`, the date as written)."""
     if ident in ids.known:
         return [ident]
     if "|" not in ident:
         return []
-    return ids.legacy(*(part.strip() for part in ident.partition("|")[::2]))
+    when, label = (part.strip() for part in ident.partition("|")[::2])
+    return ids.legacy(when, label) or (ids.by_day(when, label) if by_day else [])
 
 
 MAX_ID_PART_CHARS = 64
