@@ -1453,6 +1453,42 @@ def test_update_writes_timestamps_plainly_and_keeps_trailing_comments(vault: Pat
     assert "!!" not in text
 
 
+def test_the_options_that_set_updated_are_those_the_readme_and_help_name(tmp_path: Path):
+    """QA round 149-A F4: the README listed the edits that set ``updated:`` as ``--description``, ``--tags``,
+    ``--pin``/``--unpin``, but ``--status`` sets it too; ``update --help`` said "to today" where a value with a time
+    becomes now, in its own form. Each frontmatter option sets it, a body edit alone does not, and both texts say so."""
+    from click.testing import CliRunner
+
+    from dreamdb.cli import cli
+    from tests.conftest import ROOT
+
+    vault = tmp_path / "_dream_context"
+    path = vault / "state" / "t.md"
+    edits = {"--description": {"description": "New."}, "--tags": {"tags": ["b"]}, "--status": {"status": "completed"},
+             "--pin": {"pin": True}, "--unpin": {"pin": False}, "--content": {"content": "New body.\n"},
+             "--append": {"append": "More."}}
+    sets = []
+    for option, kwargs in edits.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pinned = "" if option == "--pin" else "pinned: true\n"  # (a value the note has already changes nothing)
+        path.write_text(f"---\ntitle: T\nstatus: open\ntags: [a]\n{pinned}updated: 2026-01-01\n"
+                        "updated_at: 2026-12-01T10:00:00Z\n---\nbody\n")
+        update(vault, "state/t", **kwargs, now=datetime(2026, 12, 7, 7, 12, 53, tzinfo=timezone.utc))
+        front = path.read_text().split("---")[1]
+        if "updated: 2026-12-07\n" in front:
+            assert "updated_at: 2026-12-07T07:12:53Z\n" in front, option  # (a time: now, in its own form)
+            sets.append(option)
+        else:
+            assert "updated: 2026-01-01\n" in front and "updated_at: 2026-12-01T10:00:00Z" in front, option
+    assert sets == ["--description", "--tags", "--status", "--pin", "--unpin"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"- A frontmatter edit \(([^;)]*)", readme).group(1)
+    assert re.findall(r"--[a-z]+", listed) == sets
+    text = " ".join(CliRunner().invoke(cli, ["update", "--help"]).output.split())
+    assert "A frontmatter edit (--description, --tags, --status, --pin/--unpin) also sets" in text
+    assert "to now, in the value's own form" in text and "to today" not in text
+
+
 def test_update_writes_a_time_without_a_zone_as_utc_wall_time(vault: Path, monkeypatch):
     """QA round 145-E F1: a naive ``updated`` got the local wall time (Los Angeles: 13:07 for 21:07Z), which the
     index reads as UTC, so ``--since -1h`` missed a note updated just now; ``now`` with an offset wrote its own wall

@@ -173,9 +173,11 @@ def update(slug, description, tags, status, content, append, content_file, appen
     keeps its bytes. The previous version of the file is kept in the vault's
     trash, <vault>/.dreamdb/trash/<type>/<UTC time>-<name>.before-update.md
     (delete moves files to the same folder, as <UTC time>-<name>.md): move it
-    back, under its own name, to undo. A frontmatter edit also
-    sets an updated: (or updated_at:) key the file already has to today; values
-    the note already has change nothing. New text may hold newlines and tabs,
+    back, under its own name, to undo. A frontmatter edit (--description,
+    --tags, --status, --pin/--unpin) also sets an updated: (or updated_at:) key
+    the file already has to now, in the value's own form (a date alone is
+    today's date, a date and time the time now); values the note already has
+    change nothing. New text may hold newlines and tabs,
     not ESC or other control characters, bidirectional overrides or invisible
     characters (as remember).
 

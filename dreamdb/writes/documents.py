@@ -217,7 +217,7 @@ def update(
 ) -> Path:
     """Edit a markdown document's frontmatter and/or body, keeping its previous version.
 
-    Only what is asked changes: ``description``, ``tags`` and ``pinned`` are
+    Only what is asked changes: ``description``, ``tags``, ``status`` and ``pinned`` are
     set in the frontmatter by rewriting just their lines (the other keys keep
     their bytes and order); ``content`` replaces the body after the
     frontmatter; ``append`` adds a paragraph at the end of the body. If the
